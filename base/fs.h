@@ -1,0 +1,56 @@
+// File-system helpers with the guarantees the cache and database rely on.
+//
+// writeFileAtomic: readers see the old content or the new, never a torn file (temp file in the
+// same directory, fsync, rename). FileLock: an advisory cross-process lock (flock) that also
+// excludes threads of one process (each FileLock opens its own descriptor). Every failure is a
+// Status naming the path and the errno text (ENOSPC, EROFS and EACCES come back as kIoError).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace ktune {
+
+Expected<std::string> readFile(const std::string& path);
+// Writes `data` to `path` atomically; `mode` applies to the new file.
+Status writeFileAtomic(const std::string& path, const std::string& data, unsigned mode = 0600);
+bool pathExists(const std::string& path);
+// mkdir -p with `mode` for every directory created.
+Status makeDirs(const std::string& path, unsigned mode = 0700);
+// Refuses a directory that is not owned by the current user or is writable by group/others
+// (a shared or hijacked cache could feed us code objects). Returns kInvalidArgument with advice.
+Status checkPrivateDir(const std::string& path);
+// Entries (names only) of a directory; empty on ENOENT.
+Expected<std::vector<std::string>> listDir(const std::string& path);
+Status removeFile(const std::string& path);
+Status removeTree(const std::string& path);
+// Sum of regular-file sizes below `path`.
+uint64_t treeSize(const std::string& path);
+std::string joinPath(const std::string& a, const std::string& b);
+// True if `name` is a plain file name (no '/', not "." or "..", no NUL) — used before any path
+// from a database or the command line is joined onto the cache directory.
+bool isSafeFileName(const std::string& name);
+
+class FileLock {
+ public:
+  FileLock() = default;
+  ~FileLock();
+  FileLock(FileLock&& o) noexcept;
+  FileLock& operator=(FileLock&& o) noexcept;
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+  // Blocks up to timeout_ms (negative: forever) for an exclusive lock on `path` (created 0600).
+  static Expected<FileLock> acquire(const std::string& path, int timeout_ms = -1,
+                                    bool shared = false);
+  void release();
+  bool held() const { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+};
+
+}  // namespace ktune

@@ -1,0 +1,73 @@
+#include "base/options.h"
+
+#include <cstdlib>
+#include <string>
+
+#include <unistd.h>
+
+namespace ktune {
+namespace {
+const char* env(const char* name) {
+  const char* v = std::getenv(name);
+  return (v && *v) ? v : nullptr;
+}
+Status parseBool(const char* name, const char* v, bool* out) {
+  std::string s = v;
+  if (s == "1" || s == "on" || s == "true" || s == "yes") { *out = true; return Status::Ok(); }
+  if (s == "0" || s == "off" || s == "false" || s == "no") { *out = false; return Status::Ok(); }
+  return Status::InvalidArgument(std::string(name) + "='" + s + "' is not a boolean (use 0 or 1)");
+}
+Status parseInt(const char* name, const char* v, int* out) {
+  char* end = nullptr;
+  long x = std::strtol(v, &end, 10);
+  if (end == v || *end != '\0' || x < 0 || x > 1'000'000)
+    return Status::InvalidArgument(std::string(name) + "='" + v + "' is not a non-negative integer");
+  *out = int(x);
+  return Status::Ok();
+}
+Status parseDouble(const char* name, const char* v, double* out) {
+  char* end = nullptr;
+  double x = std::strtod(v, &end);
+  if (end == v || *end != '\0' || !(x > 0) || x > 1e6)
+    return Status::InvalidArgument(std::string(name) + "='" + v + "' is not a positive number");
+  *out = x;
+  return Status::Ok();
+}
+}  // namespace
+
+std::string Options::defaultCacheDir() {
+  if (const char* d = env("KTUNE_CACHE_DIR")) return d;
+  if (const char* x = env("XDG_CACHE_HOME")) return std::string(x) + "/ktune";
+  if (const char* h = env("HOME")) return std::string(h) + "/.cache/ktune";
+  return "/tmp/ktune-cache-" + std::to_string(::getuid());
+}
+
+Expected<Options> Options::fromEnv() {
+  Options o;
+  o.cache_dir = defaultCacheDir();
+  if (const char* v = env("KTUNE_TUNING")) KTUNE_RETURN_IF_ERROR(parseBool("KTUNE_TUNING", v, &o.tuning));
+  if (const char* v = env("KTUNE_RECORD_UNTUNED")) o.record_untuned_path = v;
+  if (const char* v = env("KTUNE_DB")) o.database_path = v;
+  if (const char* v = env("KTUNE_VERBOSE")) KTUNE_RETURN_IF_ERROR(parseInt("KTUNE_VERBOSE", v, &o.verbose));
+  if (const char* v = env("KTUNE_ISOLATE")) KTUNE_RETURN_IF_ERROR(parseBool("KTUNE_ISOLATE", v, &o.isolate));
+  if (const char* v = env("KTUNE_COMPILE_THREADS"))
+    KTUNE_RETURN_IF_ERROR(parseInt("KTUNE_COMPILE_THREADS", v, &o.compile_threads));
+  if (const char* v = env("KTUNE_WARMUP_MS")) KTUNE_RETURN_IF_ERROR(parseDouble("KTUNE_WARMUP_MS", v, &o.warmup_ms));
+  if (const char* v = env("KTUNE_REP_MS")) KTUNE_RETURN_IF_ERROR(parseDouble("KTUNE_REP_MS", v, &o.rep_ms));
+  if (const char* v = env("KTUNE_STATIC_PRUNE"))
+    KTUNE_RETURN_IF_ERROR(parseBool("KTUNE_STATIC_PRUNE", v, &o.static_prune));
+  if (const char* v = env("KTUNE_VENDOR_ALGOS"))
+    KTUNE_RETURN_IF_ERROR(parseInt("KTUNE_VENDOR_ALGOS", v, &o.vendor_algos));
+  if (const char* v = env("KTUNE_BACKEND")) {
+    std::string b = v;
+    if (b != "auto" && b != "cuda" && b != "hip" && b != "sim")
+      return Status::InvalidArgument("KTUNE_BACKEND='" + b + "' must be auto, cuda, hip or sim");
+    o.backend = b;
+  }
+  if (const char* v = env("KTUNE_CLANG")) o.clang = v;
+  if (const char* v = env("KTUNE_RETRY_FAILED"))
+    KTUNE_RETURN_IF_ERROR(parseBool("KTUNE_RETRY_FAILED", v, &o.retry_failed));
+  return o;
+}
+
+}  // namespace ktune

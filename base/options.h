@@ -1,0 +1,51 @@
+// Every environment variable ktune reads is read here, into one Options struct. Library code
+// takes Options (or a part of it) as a parameter and never calls getenv itself. Defaults are
+// documented per field; fromEnv() overlays KTUNE_* variables on the defaults.
+#pragma once
+
+#include <string>
+
+#include "base/status.h"
+
+namespace ktune {
+
+struct Options {
+  // Root of the code-object store and tuning databases.
+  // KTUNE_CACHE_DIR, else $XDG_CACHE_HOME/ktune, else $HOME/.cache/ktune.
+  std::string cache_dir;
+  // KTUNE_TUNING=0 turns tuning off: a key with no database entry runs the default config and is
+  // recorded as untuned. Default on.
+  bool tuning = true;
+  // KTUNE_RECORD_UNTUNED=<file>: append keys that ran untuned (JSON lines) for offline tuning.
+  std::string record_untuned_path;
+  // KTUNE_DB=<file>: use this tuning database file instead of one per family under cache_dir.
+  std::string database_path;
+  // KTUNE_VERBOSE=0|1|2: 1 prints a tree of what was tried per key, 2 adds compile logs.
+  int verbose = 0;
+  // KTUNE_ISOLATE=0|1: benchmark candidates in a supervised worker process. Default on for
+  // tuning through the CLI; the library default is off (see autotune options).
+  bool isolate = false;
+  // KTUNE_COMPILE_THREADS=N: parallel JIT compiles. 0 = all hardware threads.
+  int compile_threads = 0;
+  // KTUNE_WARMUP_MS / KTUNE_REP_MS: do_bench budgets per candidate.
+  double warmup_ms = 10.0;
+  double rep_ms = 40.0;
+  // KTUNE_STATIC_PRUNE=0 turns off pruning by resource reports (spills, occupancy).
+  bool static_prune = true;
+  // KTUNE_VENDOR_ALGOS=N: vendor-library algorithms (cuBLASLt/hipBLASLt) tried per GEMM key.
+  int vendor_algos = 8;
+  // KTUNE_BACKEND=auto|cuda|hip|sim.
+  std::string backend = "auto";
+  // KTUNE_CLANG: clang for the LLVM AMDGPU path (default: clang-19 on PATH, then clang).
+  std::string clang;
+  // KTUNE_RETRY_FAILED=1: retry candidates recorded as failed instead of skipping them.
+  bool retry_failed = false;
+
+  // Defaults overlaid with the environment. Fails with kInvalidArgument naming the variable
+  // when a value does not parse (e.g. KTUNE_REP_MS=abc).
+  static Expected<Options> fromEnv();
+  // Default cache directory from the environment (no KTUNE_CACHE_DIR handling errors).
+  static std::string defaultCacheDir();
+};
+
+}  // namespace ktune

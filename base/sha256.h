@@ -1,0 +1,30 @@
+// SHA-256 (FIPS 180-4). Used for content-addressed cache keys and integrity checks.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace ktune {
+
+class Sha256 {
+ public:
+  Sha256();
+  Sha256& update(const void* data, size_t len);
+  Sha256& update(std::string_view s) { return update(s.data(), s.size()); }
+  // Length-prefixed field, so ("ab","c") and ("a","bc") hash differently.
+  Sha256& field(std::string_view s);
+  // 64 lowercase hex characters. The object must not be updated afterwards.
+  std::string hexDigest();
+
+ private:
+  void block(const uint8_t* p);
+  uint32_t h_[8];
+  uint8_t buf_[64];
+  size_t buf_len_ = 0;
+  uint64_t total_ = 0;
+};
+
+std::string sha256Hex(std::string_view data);
+
+}  // namespace ktune

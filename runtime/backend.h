@@ -1,0 +1,152 @@
+// ktune runtime — one interface over the CUDA driver API, the HIP module API and a simulated
+// backend for CPU tests.
+//
+// A Backend owns one process-wide connection to a vendor driver opened with dlopen (no link-time
+// dependency). Handles (streams, events, modules, functions) are opaque and owned by the caller,
+// who destroys them through the same backend. With no driver or no device every call returns a
+// clear kUnavailable Status ("no CUDA driver (libcuda.so.1) found"), never a crash.
+// Thread safety: all methods may be called from several threads; each thread calls setDevice()
+// before use (the CUDA backend binds the device's primary context to the calling thread).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <type_traits>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace ktune {
+
+enum class Vendor { kNvidia, kAmd, kSimulated };
+const char* vendorName(Vendor v);
+
+// Read from the device; never hard-coded.
+struct DeviceInfo {
+  Vendor vendor = Vendor::kSimulated;
+  int ordinal = 0;
+  std::string name;           // "NVIDIA H100 80GB HBM3", "AMD Instinct MI300X"
+  std::string arch;           // "sm_90a", "sm_80", "gfx90a", "gfx942"
+  int cc_major = 0, cc_minor = 0;  // NVIDIA compute capability (0 on AMD)
+  int multiprocessors = 0;    // SMs / CUs
+  int warp_size = 0;          // 32 / 64
+  int64_t shared_per_block = 0;        // default per-block limit (48 KiB on NVIDIA)
+  int64_t shared_per_block_optin = 0;  // after raising the dynamic limit
+  int64_t shared_per_sm = 0;
+  int regs_per_block = 0;
+  int regs_per_sm = 0;
+  int max_threads_per_block = 0;
+  int max_threads_per_sm = 0;
+  int max_blocks_per_sm = 0;
+  int64_t l2_bytes = 0;
+  int64_t global_mem_bytes = 0;
+  int clock_khz = 0;
+  int mem_clock_khz = 0;
+  int mem_bus_width_bits = 0;
+  std::string driver_version;  // "13.0" / HIP runtime version
+  std::string pci_bus_id;
+};
+
+using DevicePtr = uint64_t;  // device address; 0 is null
+
+struct Dim3 {
+  unsigned x = 1, y = 1, z = 1;
+};
+
+// Opaque handles; 0 / nullptr means none. Owned by the caller.
+struct StreamHandle { void* p = nullptr; };   // p == nullptr: the default stream
+struct EventHandle { void* p = nullptr; };
+struct ModuleHandle { void* p = nullptr; };
+struct FunctionHandle { void* p = nullptr; };
+
+struct FunctionAttributes {
+  int num_regs = 0;                // registers (NVIDIA) / VGPRs (AMD, when the runtime reports)
+  int64_t static_shared_bytes = 0;
+  int64_t local_bytes = 0;         // local/scratch per thread
+  int max_threads_per_block = 0;
+  int64_t max_dynamic_shared_bytes = 0;
+  int ptx_version = 0, binary_version = 0;
+};
+
+// Packs kernel arguments: each add() copies the value into owned storage with its alignment;
+// data() is the void** array cuLaunchKernel / hipModuleLaunchKernel expect. Reuse one KernelArgs
+// across launches on a hot path (clear() keeps capacity).
+class KernelArgs {
+ public:
+  template <typename T>
+  KernelArgs& add(const T& v) {
+    static_assert(std::is_trivially_copyable_v<T>, "kernel arguments must be trivially copyable");
+    addBytes(&v, sizeof(T), alignof(T));
+    return *this;
+  }
+  void addBytes(const void* p, size_t size, size_t align);
+  void clear() { storage_used_ = 0; offsets_.clear(); ptrs_.clear(); }
+  void** data();
+  size_t count() const { return offsets_.size(); }
+
+ private:
+  alignas(16) unsigned char storage_[512];
+  std::vector<unsigned char> heap_;  // used when storage_ overflows
+  size_t storage_used_ = 0;
+  std::vector<size_t> offsets_;
+  std::vector<void*> ptrs_;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual Vendor vendor() const = 0;
+  virtual std::string name() const = 0;  // "cuda", "hip", "sim"
+  // Driver / runtime version string.
+  virtual std::string version() const = 0;
+
+  virtual Expected<std::vector<DeviceInfo>> devices() = 0;
+  // Binds `ordinal` to the calling thread (and creates/retains its context).
+  virtual Status setDevice(int ordinal) = 0;
+
+  // Memory. alloc(0) is an error; free(0) is a no-op.
+  virtual Expected<DevicePtr> alloc(size_t bytes) = 0;
+  virtual Status free(DevicePtr p) = 0;
+  virtual Status copyToDevice(DevicePtr dst, const void* src, size_t bytes) = 0;
+  virtual Status copyToHost(void* dst, DevicePtr src, size_t bytes) = 0;
+  virtual Status copyDeviceToDevice(DevicePtr dst, DevicePtr src, size_t bytes,
+                                    StreamHandle s = {}) = 0;
+  virtual Status memset8(DevicePtr dst, uint8_t value, size_t bytes, StreamHandle s = {}) = 0;
+  virtual Status memset32(DevicePtr dst, uint32_t value, size_t count, StreamHandle s = {}) = 0;
+
+  // Streams and events. Timing events measure device time between two records.
+  virtual Expected<StreamHandle> createStream() = 0;
+  virtual Status destroyStream(StreamHandle s) = 0;
+  virtual Status synchronize(StreamHandle s = {}) = 0;
+  virtual Expected<EventHandle> createEvent() = 0;
+  virtual Status destroyEvent(EventHandle e) = 0;
+  virtual Status recordEvent(EventHandle e, StreamHandle s = {}) = 0;
+  virtual Status synchronizeEvent(EventHandle e) = 0;
+  virtual Expected<float> elapsedMs(EventHandle start, EventHandle end) = 0;
+
+  // Modules from a code object (cubin / hsaco bytes) and their functions.
+  virtual Expected<ModuleHandle> loadModule(const std::string& image) = 0;
+  virtual Status unloadModule(ModuleHandle m) = 0;
+  virtual Expected<FunctionHandle> getFunction(ModuleHandle m, const std::string& name) = 0;
+  virtual Expected<FunctionAttributes> attributes(FunctionHandle f) = 0;
+  // Raises the dynamic shared-memory limit for `f` (needed above 48 KiB on NVIDIA).
+  virtual Status setMaxDynamicShared(FunctionHandle f, int64_t bytes) = 0;
+  // Launch with packed arguments (KernelArgs::data()).
+  virtual Status launch(FunctionHandle f, Dim3 grid, Dim3 block, size_t dynamic_shared,
+                        void** args, StreamHandle s = {}) = 0;
+  // Resident blocks per SM/CU for this function, block size and dynamic shared memory.
+  virtual Expected<int> occupancyBlocksPerSm(FunctionHandle f, int block_threads,
+                                             size_t dynamic_shared) = 0;
+  // Last asynchronous error, if any (a faulted kernel poisons the context on CUDA).
+  virtual Status checkError() = 0;
+};
+
+// Factories. Each returns kUnavailable with the reason when the driver or device is missing.
+Expected<std::unique_ptr<Backend>> openCudaBackend();
+Expected<std::unique_ptr<Backend>> openHipBackend();
+// Picks by name ("cuda", "hip", "sim", "auto" = first available GPU backend).
+Expected<std::unique_ptr<Backend>> openBackend(const std::string& which);
+
+}  // namespace ktune
