@@ -87,8 +87,7 @@ class KernelArgs {
   size_t count() const { return offsets_.size(); }
 
  private:
-  alignas(16) unsigned char storage_[512];
-  std::vector<unsigned char> heap_;  // used when storage_ overflows
+  std::vector<unsigned char> storage_;  // argument bytes; the driver copies each one by size
   size_t storage_used_ = 0;
   std::vector<size_t> offsets_;
   std::vector<void*> ptrs_;
