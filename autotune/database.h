@@ -1,0 +1,168 @@
+// ktune tuning database — the winners of past tuning runs, one JSON file per kernel family.
+//
+// File format (schema 1; indented, keys in a stable sorted order, meant to be hand-editable):
+//
+// {
+//   "devices": [
+//     {
+//       "entries": {
+//         "<problem key>": {
+//           "candidates": [ {"code_object_key": "...", "config": "BLOCK_M=128,...", "date": "...",
+//                            "max_error": 0.0, "reason": "", "source": "jit", "stats": {...},
+//                            "status": "ok" | "compile_error" | ...}, ... ],
+//           "code_objects": ["<sha256 key>", ...],
+//           "date": "2025-01-01T00:00:00Z",
+//           "pinned": false,
+//           "source": "jit",
+//           "stats": {"max_ms", "mean_ms", "median_ms", "min_ms", "p20_ms", "p80_ms", "runs",
+//                     "std_ms"},
+//           "winner": "BLOCK_M=128,BLOCK_N=64,num_warps=4"
+//         }
+//       },
+//       "partial": { "<problem key>": [ candidates ... ] },   // in-progress tuning + blacklist
+//       "validator": {"arch", "backend", "compiler", "compiler_version", "device_name",
+//                     "driver_version", "ktune_version"}
+//     }
+//   ],
+//   "family": "rmsnorm",
+//   "schema": 1
+// }
+//
+// A user may edit "winner" and set "pinned": true; record() never overwrites a pinned entry.
+// Entries are only used by the process whose Validator matches exactly (same device, driver,
+// compiler, ktune version); other devices' blocks are carried along untouched.
+//
+// Concurrency: every mutation takes the cross-process lock <path>.lock, re-reads the file,
+// merges, and writes it atomically (temp + fsync + rename), so concurrent tuners in several
+// processes never lose each other's entries and readers never see a torn file. Methods of one
+// TuningDatabase object are thread-safe (an internal mutex guards the in-memory copy).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+
+namespace ktune {
+
+// do_bench statistics of one candidate, in milliseconds.
+struct TimingStats {
+  double median_ms = 0, p20_ms = 0, p80_ms = 0, min_ms = 0, max_ms = 0, mean_ms = 0, std_ms = 0;
+  int runs = 0;
+};
+
+// One measured or failed candidate of a tuning run.
+struct CandidateResult {
+  std::string config;          // Config::toString(), or a vendor algorithm id ("cublaslt:algo=...")
+  std::string source = "jit";  // "jit", "cublaslt", "hipblaslt", "default"
+  Code status = Code::kOk;     // failure code when it failed (compile error, wrong result, ...)
+  std::string reason;          // human-readable failure reason / prune reason
+  TimingStats stats;
+  std::string code_object_key;
+  double max_error = 0;
+  std::string date;  // ISO 8601 UTC, when measured / when it failed
+};
+
+// Identifies where entries are valid. Entries recorded under one validator are never used under
+// another (a different GPU, driver or compiler may pick a different winner).
+struct Validator {
+  std::string ktune_version, backend, driver_version, compiler, compiler_version, device_name,
+      arch;
+  // Stable one-line form "backend/arch/device_name/driver/compiler-version/ktune" for logs/CLI.
+  std::string id() const;
+  bool operator==(const Validator&) const;
+};
+
+// The tuned result of one problem key.
+struct DbEntry {
+  std::string key;
+  std::string winner;
+  std::string winner_source = "jit";
+  TimingStats winner_stats;
+  std::vector<CandidateResult> candidates;
+  std::vector<std::string> code_object_keys;
+  std::string date;  // ISO 8601 UTC; record() fills it with now when empty
+  bool pinned = false;
+};
+
+// Current time as ISO 8601 UTC ("2025-01-31T12:00:00Z").
+std::string isoUtcNow();
+
+class TuningDatabase {
+ public:
+  // path: the JSON file (one per kernel family, e.g. <cache>/db/rmsnorm.json, or a user's file).
+  // Missing file: empty. Corrupt/truncated/hand-broken file: opens EMPTY with a warning in
+  // warnings() (never crashes, never throws); the broken file is kept aside as
+  // <path>.corrupt-<UTC time> before the first write replaces it, so nothing a user could recover
+  // is lost. Fails only when the file exists but cannot be read (kIoError) or path is empty.
+  static Expected<std::shared_ptr<TuningDatabase>> open(const std::string& path, Validator v,
+                                                        std::string family = "");
+
+  // The entry for `key` under this validator, if any. Reads the in-memory copy (see reload()).
+  std::optional<DbEntry> lookup(const std::string& key) const;
+
+  // Under the cross-process lock (<path>.lock): reload from disk, merge, atomic write. Entries of
+  // other validators (other devices/drivers) are preserved untouched. A pinned entry on disk is
+  // never overwritten by record() (returns OK, keeps the pin). Recording a key also drops its
+  // "partial" candidates (tuning finished). kIoError when the file cannot be written.
+  Status record(const DbEntry& e);
+
+  // Removes `key` (entry and partial results) under this validator; OK if absent.
+  Status remove(const std::string& key);
+
+  // Blacklist (reliability): failed candidates persisted with reason and date, so a later run
+  // skips them; and resumable tuning: partial results of a key that is still being tuned. A
+  // candidate with the same (source, config) as an existing one replaces it. Locked like record().
+  Status recordCandidate(const std::string& key, const CandidateResult& r);
+
+  // Partial results recorded by recordCandidate() for `key` (this validator), in record order.
+  std::vector<CandidateResult> candidatesFor(const std::string& key) const;
+
+  // This validator's entries, sorted by key.
+  std::vector<DbEntry> entries() const;
+
+  // Every validator in the file, with its entry counts.
+  std::vector<std::pair<Validator, int>> validators() const;
+
+  // Problems found while loading (corrupt file, skipped malformed entries, ...). Not thread-safe
+  // against a concurrent reload(): read it from the thread that opens/reloads.
+  const std::vector<std::string>& warnings() const;
+
+  const std::string& path() const;
+
+  // Re-reads the file (under a shared lock). A corrupt file behaves as in open().
+  Status reload();
+
+  // Export/import: JSON text of the whole file (all validators) / merge another file's entries
+  // (all validators; entries pinned on this side are kept; partial results are merged).
+  // importJson: kInvalidArgument (with the parse error) on bad text, nothing changed.
+  Expected<std::string> exportJson() const;
+  Status importJson(const std::string& text);
+
+  ~TuningDatabase();
+  TuningDatabase(const TuningDatabase&) = delete;
+  TuningDatabase& operator=(const TuningDatabase&) = delete;
+
+ private:
+  struct Impl;
+  TuningDatabase(std::string path, Validator v, std::string family);
+  std::unique_ptr<Impl> impl_;
+  std::string path_;
+  Validator validator_;
+  std::string family_;
+  mutable std::mutex mu_;
+  std::vector<std::string> warnings_;
+};
+
+// Appends one JSON line {family, key, args..., date} to an untuned-keys file (locked append, so
+// lines from concurrent processes never interleave). args_json: a JSON object whose members are
+// merged in (kInvalidArgument if it is not an object; "" means none). Creates the file 0600.
+Status appendUntunedKey(const std::string& path, const std::string& family,
+                        const std::string& key, const std::string& args_json);
+
+}  // namespace ktune
