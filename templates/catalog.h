@@ -1,0 +1,32 @@
+// The kernel templates ktune ships, by name, for the CLI (`ktune compile <template>`) and for
+// embedders who want a source without the tuned ops. Each entry names its embedded source file, its
+// extern "C" entry point and default -D defines that make it compile on its own (the tuned ops and
+// config spaces live with each kernel family: templates/rowwise.h, templates/gemm.h).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+
+namespace ktune::templates {
+
+struct TemplateInfo {
+  std::string name;         // "rmsnorm"
+  std::string source_file;  // "rmsnorm.cuh"
+  std::string entry;        // "ktune_rmsnorm"
+  std::string description;
+  // Defaults per vendor ("nvidia" / "amd"); -D flags given by the user override them.
+  std::vector<std::pair<std::string, std::string>> nvidia_defaults;
+  std::vector<std::pair<std::string, std::string>> amd_defaults;
+};
+
+const std::vector<TemplateInfo>& catalog();
+// kNotFound listing the known names when `name` is not a template.
+Expected<TemplateInfo> findTemplate(const std::string& name);
+// Embedded source text of a template (prelude included by the compilers).
+std::string_view sourceOf(const TemplateInfo& t);
+
+}  // namespace ktune::templates
