@@ -1,0 +1,82 @@
+// ktune do_bench — device-event timing of a callable, usable on its own.
+//
+// Method (Triton's do_bench, with TunableOp's early rejection): run once (errors surface here),
+// time a few calls to estimate the cost, derive warm-up and measured run counts from the budgets,
+// warm up, then for each measured run: optional per-run hook, L2 flush (memset of a buffer of
+// 2x the device's L2 unless told otherwise), event record, fn, event record. Statistics are over
+// the per-run device times: median, p20, p80 (linear interpolation), min, max, mean, std.
+// Early rejection: with best_ms > 0, a candidate whose running median exceeds k x best_ms stops
+// early with isSlowerThanBest(status) == true; k comes from abort_factor or, when 0, from the
+// measured spread (1.15 for tight timings up to 1.5 for noisy ones).
+// Thread safety: a Benchmarker is used by one thread at a time; different Benchmarkers are
+// independent. Host clocks are never used for the figures.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "autotune/database.h"
+#include "runtime/backend.h"
+
+namespace ktune {
+
+struct BenchOptions {
+  double warmup_ms = 10.0;  // warm-up budget (device time)
+  double rep_ms = 40.0;     // measurement budget (device time)
+  int estimate_runs = 5;    // timed calls used to estimate one call's cost
+  int min_runs = 10;
+  int max_runs = 10000;
+  bool flush_l2 = true;
+  int64_t l2_flush_bytes = 0;  // 0 = 2 x DeviceInfo.l2_bytes (no flush if that is unknown)
+  // >0: the caller rotates this many input copies in its per-run hook; no L2 flush then.
+  int rotate_buffers = 0;
+  // Capture fn in a graph and replay (for tiny kernels). Not implemented yet: ignored, and
+  // TimingStats are then per plain launch.
+  bool use_graph = false;
+  // Early rejection: best median so far (0 = none) and the factor k (0 = from the spread).
+  double best_ms = 0;
+  double abort_factor = 0;
+  int check_every = 10;  // runs between early-rejection checks
+};
+
+// True for the Status measure() returns when a candidate was stopped as slower than the best.
+bool isSlowerThanBest(const Status& s);
+// Statistics of a sample (ms). Empty -> all zero.
+TimingStats computeStats(std::vector<double> samples_ms);
+
+class Benchmarker {
+ public:
+  // `device` gives the L2 size for the flush buffer; the buffer is allocated on first use and
+  // reused until destruction.
+  Benchmarker(Backend& backend, DeviceInfo device);
+  ~Benchmarker();
+  Benchmarker(const Benchmarker&) = delete;
+  Benchmarker& operator=(const Benchmarker&) = delete;
+
+  // Times fn on `stream`. before_run(i), if given, runs before the flush of run i (untimed; e.g.
+  // reset an accumulator or pick rotated inputs). Returns the statistics, or the first failing
+  // Status of fn/before_run/the backend, or a slower-than-best Status (see above; `partial`, if
+  // given, receives the statistics measured up to the rejection).
+  Expected<TimingStats> measure(StreamHandle stream, const std::function<Status()>& fn,
+                                const BenchOptions& opts = {},
+                                const std::function<Status(int)>& before_run = nullptr,
+                                TimingStats* partial = nullptr);
+
+ private:
+  Status ensureFlushBuffer(const BenchOptions& opts);
+  Status ensureEvents(size_t pairs);
+
+  Backend& backend_;
+  DeviceInfo device_;
+  DevicePtr flush_buf_ = 0;
+  size_t flush_bytes_ = 0;
+  std::vector<EventHandle> events_;  // start/end pairs
+};
+
+// One-shot form of Benchmarker::measure (allocates and frees the flush buffer).
+Expected<TimingStats> measure(Backend& backend, StreamHandle stream,
+                              const std::function<Status()>& fn, const BenchOptions& opts = {});
+
+}  // namespace ktune

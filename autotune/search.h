@@ -1,0 +1,67 @@
+// ktune search — which candidates to try, how to pick the winner, and the report of a tuning run.
+//
+// The tuner enumerates a family's configs (constraints + shared pre-check), lets a
+// SearchStrategy choose which of them to try (exhaustive by default), compiles, dedups, prunes,
+// verifies and benchmarks them (early rejection against the best so far), and picks the fastest
+// candidate that passed. Every candidate that did not win for a reason (compile error, out of
+// resources, launch error, fault, wrong result, timeout, pruned, slower than best, duplicate
+// binary) is a CandidateResult with a status code and a reason — data, never an abort.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "autotune/database.h"
+#include "base/config.h"
+
+namespace ktune {
+
+// Strategy interface. select() returns indices into `configs` (the accepted configs, in
+// enumeration order) in the order they should be tried. Implementations must be thread-safe
+// (the tuner may call select() from several threads).
+class SearchStrategy {
+ public:
+  virtual ~SearchStrategy() = default;
+  virtual std::string name() const = 0;
+  virtual std::vector<size_t> select(const std::vector<Config>& configs) const = 0;
+};
+
+// Every config, in enumeration order.
+std::shared_ptr<SearchStrategy> exhaustiveSearch();
+// At most `max_candidates` configs drawn uniformly without replacement (seeded: deterministic).
+std::shared_ptr<SearchStrategy> randomSearch(size_t max_candidates, uint64_t seed = 0);
+
+// Index of the fastest candidate with status kOk and stats.runs > 0 (ties: the earlier one);
+// -1 if none.
+int chooseWinner(const std::vector<CandidateResult>& candidates);
+
+// Progress of one tuning run, for the CLI. phase: "enumerate", "compile", "bench", "done".
+struct TuneProgress {
+  std::string family, key, phase;
+  int index = 0, total = 0;  // candidate index (1-based) within the phase
+  std::string config;
+};
+
+struct TuneReport {
+  std::string family, key;
+  std::string winner;             // config string or vendor id; "" if nothing passed
+  std::string winner_source;      // "jit", "default", or a vendor source ("cublaslt")
+  TimingStats winner_stats;
+  std::vector<CandidateResult> candidates;  // every candidate, rejected-before-compile included
+  int enumerated = 0;     // configs before constraints
+  int compiled = 0;       // compile() calls actually made (store misses)
+  int store_hits = 0;
+  int duplicates = 0;     // candidates whose binary equalled an earlier one
+  int pruned = 0;
+  int skipped_known_failed = 0;  // failed earlier (database blacklist) and not retried
+  double compile_wall_ms = 0, bench_wall_ms = 0, total_wall_ms = 0;  // host wall time
+  bool from_database = false;
+
+  // TunableOp-like tree: family/key, then one line per candidate with its median or its reason,
+  // the winner marked with '*'.
+  std::string tree() const;
+};
+
+}  // namespace ktune

@@ -1,0 +1,163 @@
+// ktune simulated backend — a deterministic, CPU-only Backend for testing the engine.
+//
+// It never pretends to be a GPU: DeviceInfo.vendor is always Vendor::kSimulated, whatever limits
+// the test describes (an H100-like or MI300X-like DeviceInfo is supplied by the caller; nothing is
+// hard-coded here). Device memory is host memory behind fake device addresses; copies are
+// bounds-checked (kInvalidArgument on overrun). Modules come from SimCompiler code objects
+// (format "sim"); a function is a kernel registered by name with registerKernel(). A launch runs
+// the kernel's optional host implementation and advances the stream's simulated clock by the
+// kernel's cost (plus optional seeded noise); events record that clock, so elapsedMs() measures
+// simulated device time exactly and reproducibly.
+// Thread safety: every method may be called from several threads (one internal mutex).
+#pragma once
+
+#include <atomic>
+#include <cstring>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "runtime/backend.h"
+
+namespace ktune {
+
+class SimBackend;
+
+// What a simulated kernel sees at launch.
+struct SimLaunch {
+  Dim3 grid, block;
+  size_t dynamic_shared = 0;
+  void** args = nullptr;  // KernelArgs::data(): args[i] points at the i-th argument's bytes
+  SimBackend* backend = nullptr;
+  std::string entry;
+  // -D defines that were compiled into the code object (sorted by name).
+  const std::vector<std::pair<std::string, std::string>>* defines = nullptr;
+
+  // Integer value of define `name`, or `fallback` when absent or not an integer.
+  int64_t define(const std::string& name, int64_t fallback = 0) const;
+  // Value of the i-th argument as T (the caller knows the kernel's signature).
+  template <typename T>
+  T arg(size_t i) const {
+    T v;
+    std::memcpy(&v, args[i], sizeof(T));
+    return v;
+  }
+};
+
+struct SimKernel {
+  // Optional host implementation (reads/writes memory via backend->hostPtr). Its Status is the
+  // launch's result: return DeviceFault/Timeout to inject faults. Called without the backend
+  // mutex held, so it may call backend methods.
+  std::function<Status(const SimLaunch&)> run;
+  // Simulated device milliseconds of one launch; unset = SimOptions::default_cost_ms.
+  std::function<double(const SimLaunch&)> cost;
+  // Optional: decides whether a module holding this kernel loads (inject "config fails to load").
+  std::function<Status(const std::vector<std::pair<std::string, std::string>>& defines)> on_load;
+};
+
+struct SimOptions {
+  // The device to report. vendor is forced to kSimulated. Limits that are 0 are not checked.
+  DeviceInfo device;
+  // Relative noise (stddev as a fraction of the cost) added to every launch; 0 = exact.
+  double noise = 0;
+  uint64_t seed = 1;
+  double default_cost_ms = 0.01;
+  // Simulated bandwidth of memset/copy on a stream (bytes per ms); 0 = they take no time.
+  double memory_bytes_per_ms = 0;
+};
+
+class SimBackend : public Backend {
+ public:
+  explicit SimBackend(SimOptions opts = {});
+  ~SimBackend() override;
+
+  // Registers (or replaces) the kernel that modules look up under `name`. Thread-safe.
+  void registerKernel(const std::string& name, SimKernel k);
+  // Host address behind a device pointer (interior pointers allowed); nullptr if not allocated.
+  void* hostPtr(DevicePtr p);
+  // Bytes from `p` to the end of its allocation; 0 if not allocated.
+  size_t bytesAvailable(DevicePtr p);
+  // Launches of `entry` so far (successful or not).
+  int64_t launchCount(const std::string& entry) const;
+  int64_t totalLaunches() const;
+  // Simulated clock of a stream, ms.
+  double streamClockMs(StreamHandle s = {});
+  const SimOptions& options() const { return opts_; }
+
+  Vendor vendor() const override { return Vendor::kSimulated; }
+  std::string name() const override { return "sim"; }
+  std::string version() const override { return "sim-1"; }
+  Expected<std::vector<DeviceInfo>> devices() override;
+  Status setDevice(int ordinal) override;
+
+  Expected<DevicePtr> alloc(size_t bytes) override;
+  Status free(DevicePtr p) override;
+  Status copyToDevice(DevicePtr dst, const void* src, size_t bytes) override;
+  Status copyToHost(void* dst, DevicePtr src, size_t bytes) override;
+  Status copyDeviceToDevice(DevicePtr dst, DevicePtr src, size_t bytes,
+                            StreamHandle s = {}) override;
+  Status memset8(DevicePtr dst, uint8_t value, size_t bytes, StreamHandle s = {}) override;
+  Status memset32(DevicePtr dst, uint32_t value, size_t count, StreamHandle s = {}) override;
+
+  Expected<StreamHandle> createStream() override;
+  Status destroyStream(StreamHandle s) override;
+  Status synchronize(StreamHandle s = {}) override;
+  Expected<EventHandle> createEvent() override;
+  Status destroyEvent(EventHandle e) override;
+  Status recordEvent(EventHandle e, StreamHandle s = {}) override;
+  Status synchronizeEvent(EventHandle e) override;
+  Expected<float> elapsedMs(EventHandle start, EventHandle end) override;
+
+  Expected<ModuleHandle> loadModule(const std::string& image) override;
+  Status unloadModule(ModuleHandle m) override;
+  Expected<FunctionHandle> getFunction(ModuleHandle m, const std::string& name) override;
+  Expected<FunctionAttributes> attributes(FunctionHandle f) override;
+  Status setMaxDynamicShared(FunctionHandle f, int64_t bytes) override;
+  Status launch(FunctionHandle f, Dim3 grid, Dim3 block, size_t dynamic_shared, void** args,
+                StreamHandle s = {}) override;
+  Expected<int> occupancyBlocksPerSm(FunctionHandle f, int block_threads,
+                                     size_t dynamic_shared) override;
+  Status checkError() override;
+
+ private:
+  struct Stream;
+  struct Event;
+  struct Module;
+  struct Function;
+  Stream* stream(StreamHandle s);
+  Status rangeCheck(DevicePtr p, size_t bytes, const char* what, unsigned char** host);
+  void advance(Stream* st, double ms);
+
+  SimOptions opts_;
+  mutable std::mutex mu_;
+  std::map<DevicePtr, std::vector<unsigned char>> mem_;  // base address -> bytes
+  DevicePtr next_addr_;
+  std::map<std::string, std::shared_ptr<SimKernel>> kernels_;
+  std::map<std::string, int64_t> launch_counts_;
+  int64_t total_launches_ = 0;
+  std::unique_ptr<Stream> default_stream_;
+  std::mt19937_64 rng_;
+  Status sticky_;
+};
+
+// Parsed form of a "sim" code object (written by compiler/sim/sim_compiler.cc).
+struct SimImage {
+  std::string entry, arch;
+  std::vector<std::pair<std::string, std::string>> defines;
+  int registers = 0;
+  int64_t shared_bytes = 0, local_bytes = 0;
+  int max_threads = 0;
+};
+// kInvalidArgument when `binary` is not a sim code object (e.g. a cubin).
+Expected<SimImage> parseSimImage(const std::string& binary);
+
+// Convenience factory (used by openBackend("sim") when the runtime engineer wires it).
+std::unique_ptr<SimBackend> makeSimBackend(SimOptions opts = {});
+
+}  // namespace ktune
