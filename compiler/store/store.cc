@@ -1,9 +1,129 @@
 #include "compiler/store/store.h"
 
+#include <algorithm>
+#include <cctype>
+#include <ctime>
+#include <exception>
+#include <nlohmann/json.hpp>
+
+#include "base/fs.h"
 #include "base/sha256.h"
 #include "base/version.h"
 
 namespace ktune {
+namespace {
+
+using nlohmann::json;
+
+// Bumped when the metadata layout changes; an entry of another format reads as corrupt (and is
+// recompiled by getOrCompile), never misinterpreted.
+constexpr int kMetadataFormat = 1;
+
+std::string isoNow() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+bool isHex(const std::string& s) {
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+// Dump names become part of file names, so only short [a-z0-9_] names are accepted.
+bool isSafeDumpName(const std::string& s) {
+  if (s.empty() || s.size() > 32) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+  });
+}
+
+Status badKey(const std::string& key) {
+  std::string shown = key.size() > 80 ? key.substr(0, 80) + "..." : key;
+  return Status::InvalidArgument("invalid code-object key '" + shown +
+                                 "': expected 64 lowercase hex characters (a sha256)");
+}
+
+// Text written to metadata: invalid UTF-8 (a compiler log in a strange locale) is replaced, never
+// thrown about.
+std::string dumpJson(const json& j) { return j.dump(2, ' ', false, json::error_handler_t::replace); }
+
+json resourcesToJson(const ResourceUsage& r) {
+  return json{{"registers", r.registers},
+              {"spill_store_bytes", r.spill_store_bytes},
+              {"spill_load_bytes", r.spill_load_bytes},
+              {"stack_bytes", r.stack_bytes},
+              {"vgpr", r.vgpr},
+              {"agpr", r.agpr},
+              {"sgpr", r.sgpr},
+              {"vgpr_spill", r.vgpr_spill},
+              {"sgpr_spill", r.sgpr_spill},
+              {"scratch_bytes", r.scratch_bytes},
+              {"shared_bytes", r.shared_bytes},
+              {"wave_size", r.wave_size},
+              {"max_threads_per_block", r.max_threads_per_block}};
+}
+
+template <typename T>
+void readField(const json& j, const char* name, T& out) {
+  auto it = j.find(name);
+  if (it != j.end() && !it->is_null()) out = it->get<T>();
+}
+
+ResourceUsage resourcesFromJson(const json& j) {
+  ResourceUsage r;
+  readField(j, "registers", r.registers);
+  readField(j, "spill_store_bytes", r.spill_store_bytes);
+  readField(j, "spill_load_bytes", r.spill_load_bytes);
+  readField(j, "stack_bytes", r.stack_bytes);
+  readField(j, "vgpr", r.vgpr);
+  readField(j, "agpr", r.agpr);
+  readField(j, "sgpr", r.sgpr);
+  readField(j, "vgpr_spill", r.vgpr_spill);
+  readField(j, "sgpr_spill", r.sgpr_spill);
+  readField(j, "scratch_bytes", r.scratch_bytes);
+  readField(j, "shared_bytes", r.shared_bytes);
+  readField(j, "wave_size", r.wave_size);
+  readField(j, "max_threads_per_block", r.max_threads_per_block);
+  return r;
+}
+
+// Parses and sanity-checks metadata text; kCorrupt with the reason on any problem.
+Expected<json> parseMetadata(const std::string& key, const std::string& text) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    return Status::Corrupt("metadata of " + key + " is not valid JSON (" +
+                           std::to_string(text.size()) + " bytes; truncated or hand-broken)");
+  }
+  if (!j.is_object()) return Status::Corrupt("metadata of " + key + " is not a JSON object");
+  try {
+    if (j.value("format_version", 0) != kMetadataFormat) {
+      return Status::Corrupt("metadata of " + key + " has format_version " +
+                             j.value("format_version", json(nullptr)).dump() + ", expected " +
+                             std::to_string(kMetadataFormat));
+    }
+    if (j.value("key", std::string()) != key) {
+      return Status::Corrupt("metadata of " + key + " names another key ('" +
+                             j.value("key", std::string()) + "')");
+    }
+    std::string sha = j.at("binary_sha256").get<std::string>();
+    if (sha.size() != 64 || !isHex(sha)) {
+      return Status::Corrupt("metadata of " + key + " has a malformed binary_sha256");
+    }
+    if (j.at("binary_bytes").get<int64_t>() < 0) {
+      return Status::Corrupt("metadata of " + key + " has a negative binary_bytes");
+    }
+  } catch (const std::exception& e) {
+    return Status::Corrupt("metadata of " + key + " is missing a field or has a wrong type: " +
+                           e.what());
+  }
+  return j;
+}
+
+}  // namespace
 
 std::string codeObjectKey(const CompileRequest& req, const std::string& compiler_name,
                           const std::string& compiler_version) {
@@ -18,46 +138,321 @@ std::string codeObjectKey(const CompileRequest& req, const std::string& compiler
   return h.hexDigest();
 }
 
-bool isValidCodeObjectKey(const std::string& key) {
-  if (key.size() != 64) return false;
-  for (char c : key) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  }
-  return true;
-}
+bool isValidCodeObjectKey(const std::string& key) { return key.size() == 64 && isHex(key); }
 
 CodeObjectStore::CodeObjectStore(std::string dir) : dir_(std::move(dir)) {}
-Expected<std::shared_ptr<CodeObjectStore>> CodeObjectStore::open(const std::string&) {
-  return Status::Internal("not implemented");
+
+Expected<std::shared_ptr<CodeObjectStore>> CodeObjectStore::open(const std::string& dir) {
+  if (dir.empty()) {
+    return Status::InvalidArgument("code-object store: empty directory path (set KTUNE_CACHE_DIR)");
+  }
+  if (!pathExists(dir)) {
+    Status s = makeDirs(dir, 0700);
+    if (!s.ok()) return s.withContext("cannot create code-object store directory");
+  }
+  KTUNE_RETURN_IF_ERROR(checkPrivateDir(dir));
+  return std::shared_ptr<CodeObjectStore>(new CodeObjectStore(dir));
 }
+
 const std::string& CodeObjectStore::dir() const { return dir_; }
-Expected<CodeObject> CodeObjectStore::get(const std::string&) const {
-  return Status::Internal("not implemented");
+
+std::string CodeObjectStore::objectsDir() const { return joinPath(dir_, "objects"); }
+
+std::string CodeObjectStore::entryPath(const std::string& key, const std::string& suffix) const {
+  // Callers validate `key` first; it is then 64 hex chars and safe to join.
+  return joinPath(joinPath(objectsDir(), key.substr(0, 2)), key + suffix);
 }
-Status CodeObjectStore::put(const std::string&, const CodeObject&) {
-  return Status::Internal("not implemented");
+
+Expected<CodeObject> CodeObjectStore::get(const std::string& key) const {
+  if (!isValidCodeObjectKey(key)) return badKey(key);
+  // A put() of the same key by another process may replace metadata and binary between our two
+  // reads (only if its compiler is not bit-reproducible); re-read once when the metadata changed.
+  Status last;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    auto meta_text = readFile(entryPath(key, ".json"));
+    if (!meta_text.ok()) {
+      if (meta_text.status().code() == Code::kNotFound) {
+        return Status::NotFound("no code object " + key + " in store '" + dir_ + "'");
+      }
+      return meta_text.status();
+    }
+    KTUNE_ASSIGN_OR_RETURN(json meta, parseMetadata(key, *meta_text));
+    auto bin = readFile(entryPath(key, ".bin"));
+    auto recheck = [&]() {
+      auto again = readFile(entryPath(key, ".json"));
+      return again.ok() && *again != *meta_text;
+    };
+    if (!bin.ok()) {
+      if (bin.status().code() != Code::kNotFound) return bin.status();
+      if (recheck()) continue;
+      return Status::Corrupt("entry " + key + ": metadata present but binary missing");
+    }
+    int64_t want_bytes = meta.at("binary_bytes").get<int64_t>();
+    std::string want_sha = meta.at("binary_sha256").get<std::string>();
+    if (int64_t(bin->size()) != want_bytes) {
+      if (recheck()) continue;
+      return Status::Corrupt("entry " + key + ": binary is " + std::to_string(bin->size()) +
+                             " bytes, metadata says " + std::to_string(want_bytes) +
+                             " (size mismatch, truncated)");
+    }
+    if (sha256Hex(*bin) != want_sha) {
+      if (recheck()) continue;
+      return Status::Corrupt("entry " + key + ": sha256 mismatch");
+    }
+    CodeObject obj;
+    obj.binary = std::move(*bin);
+    try {
+      readField(meta, "format", obj.format);
+      readField(meta, "arch", obj.arch);
+      readField(meta, "entry", obj.entry);
+      readField(meta, "lowered_entry", obj.lowered_entry);
+      readField(meta, "compiler", obj.compiler);
+      readField(meta, "compiler_version", obj.compiler_version);
+      readField(meta, "options", obj.options);
+      readField(meta, "log", obj.log);
+      readField(meta, "compile_ms", obj.compile_ms);
+      if (meta.contains("resources")) obj.resources = resourcesFromJson(meta.at("resources"));
+      if (meta.contains("dumps")) {
+        for (const auto& [name, d] : meta.at("dumps").items()) {
+          if (!isSafeDumpName(name)) {
+            return Status::Corrupt("entry " + key + ": metadata lists a bad dump name");
+          }
+          auto text = readFile(entryPath(key, "." + name + ".txt"));
+          if (!text.ok()) {
+            return Status::Corrupt("entry " + key + ": dump '" + name +
+                                   "' unreadable: " + text.status().message());
+          }
+          if (sha256Hex(*text) != d.at("sha256").get<std::string>()) {
+            return Status::Corrupt("entry " + key + ": dump '" + name + "' sha256 mismatch");
+          }
+          obj.dumps[name] = std::move(*text);
+        }
+      }
+    } catch (const std::exception& e) {
+      return Status::Corrupt("entry " + key + ": metadata field has a wrong type: " + e.what());
+    }
+    return obj;
+  }
+  return Status::Corrupt("entry " + key + " kept changing while being read (concurrent writers)");
 }
+
+Status CodeObjectStore::put(const std::string& key, const CodeObject& obj) {
+  if (!isValidCodeObjectKey(key)) return badKey(key);
+  for (const auto& [name, text] : obj.dumps) {
+    if (!isSafeDumpName(name)) {
+      return Status::InvalidArgument("code object " + key + " has a dump named '" + name +
+                                     "'; dump names must be [a-z0-9_]{1,32}");
+    }
+  }
+  const std::string shard = joinPath(objectsDir(), key.substr(0, 2));
+  const std::string ctx = "cannot store code object " + key + " in '" + dir_ + "'";
+  Status s = makeDirs(shard, 0700);
+  if (!s.ok()) return s.withContext(ctx);
+
+  // One writer per shard at a time. Readers never lock: they rely on the write order below.
+  auto lock = FileLock::acquire(joinPath(shard, "lock"));
+  if (!lock.ok()) return lock.status().withContext(ctx);
+
+  const std::string sha = sha256Hex(obj.binary);
+  // Same content already committed (another thread or process got here first): nothing to do.
+  // This keeps concurrent writers of one key from uncommitting each other's good entry.
+  if (auto meta_text = readFile(entryPath(key, ".json")); meta_text.ok()) {
+    auto meta = parseMetadata(key, *meta_text);
+    if (meta.ok() && meta->value("binary_sha256", std::string()) == sha) {
+      auto existing = get(key);
+      if (existing.ok()) return Status::Ok();
+    }
+    // Different or broken entry: uncommit it first so no reader pairs old metadata with new bytes.
+    s = removeFile(entryPath(key, ".json"));
+    if (!s.ok()) return s.withContext(ctx);
+  }
+
+  json dumps = json::object();
+  for (const auto& [name, text] : obj.dumps) {
+    s = writeFileAtomic(entryPath(key, "." + name + ".txt"), text, 0600);
+    if (!s.ok()) return s.withContext(ctx);
+    dumps[name] = json{{"file", key + "." + name + ".txt"},
+                       {"sha256", sha256Hex(text)},
+                       {"bytes", text.size()}};
+  }
+  s = writeFileAtomic(entryPath(key, ".bin"), obj.binary, 0600);
+  if (!s.ok()) return s.withContext(ctx);
+
+  json meta{{"format_version", kMetadataFormat},
+            {"key", key},
+            {"binary_sha256", sha},
+            {"binary_bytes", obj.binary.size()},
+            {"format", obj.format},
+            {"arch", obj.arch},
+            {"entry", obj.entry},
+            {"lowered_entry", obj.lowered_entry},
+            {"compiler", obj.compiler},
+            {"compiler_version", obj.compiler_version},
+            {"options", obj.options},
+            {"resources", resourcesToJson(obj.resources)},
+            {"compile_ms", obj.compile_ms},
+            {"log", obj.log},
+            {"created", isoNow()},
+            {"ktune_version", KTUNE_VERSION},
+            {"dumps", dumps}};
+  s = writeFileAtomic(entryPath(key, ".json"), dumpJson(meta) + "\n", 0600);
+  if (!s.ok()) return s.withContext(ctx);
+  return Status::Ok();
+}
+
 Expected<CodeObject> CodeObjectStore::getOrCompile(Compiler& compiler, const CompileRequest& req,
                                                    bool* hit, std::string* note) {
   if (hit) *hit = false;
-  return compiler.compile(req);
+  if (note) note->clear();
+  const std::string key = codeObjectKey(req, compiler.name(), compiler.version());
+  std::string why;
+  auto cached = get(key);
+  if (cached.ok()) {
+    if (hit) *hit = true;
+    return cached;
+  }
+  if (cached.status().code() != Code::kNotFound) {
+    std::string reason = cached.status().message();
+    const std::string prefix = "entry " + key + ": ";
+    if (reason.compare(0, prefix.size(), prefix) == 0) reason.erase(0, prefix.size());
+    why = "entry " + key +
+          (cached.status().code() == Code::kCorrupt ? " corrupt (" : " unreadable (") + reason +
+          "), recompiled";
+  }
+  auto obj = compiler.compile(req);
+  if (!obj.ok()) return obj;
+  Status s = put(key, *obj);
+  if (!s.ok()) {
+    if (!why.empty()) why += "; ";
+    why += "not cached: " + s.message();
+  }
+  if (note) *note = why;
+  return obj;
 }
+
 Expected<std::vector<StoreEntryInfo>> CodeObjectStore::list() const {
-  return Status::Internal("not implemented");
+  std::vector<StoreEntryInfo> out;
+  KTUNE_ASSIGN_OR_RETURN(auto shards, listDir(objectsDir()));
+  for (const auto& shard : shards) {
+    if (shard.size() != 2 || !isHex(shard)) continue;
+    KTUNE_ASSIGN_OR_RETURN(auto names, listDir(joinPath(objectsDir(), shard)));
+    for (const auto& n : names) {
+      if (n.size() != 64 + 5 || n.compare(64, 5, ".json") != 0) continue;
+      std::string key = n.substr(0, 64);
+      if (!isValidCodeObjectKey(key) || key.compare(0, 2, shard) != 0) continue;
+      StoreEntryInfo info;
+      info.key = key;
+      auto text = readFile(entryPath(key, ".json"));
+      if (text.ok()) {
+        auto meta = parseMetadata(key, *text);
+        if (meta.ok()) {
+          try {
+            readField(*meta, "entry", info.entry);
+            readField(*meta, "arch", info.arch);
+            readField(*meta, "compiler", info.compiler);
+            readField(*meta, "compiler_version", info.compiler_version);
+            readField(*meta, "created", info.created);
+            readField(*meta, "binary_bytes", info.binary_bytes);
+            readField(*meta, "compile_ms", info.compile_ms);
+          } catch (const std::exception&) {
+            // Listed with what could be read; verify() reports the problem.
+          }
+        }
+      }
+      out.push_back(std::move(info));
+    }
+  }
+  std::sort(out.begin(), out.end(),
+            [](const StoreEntryInfo& a, const StoreEntryInfo& b) { return a.key < b.key; });
+  return out;
 }
-Expected<std::string> CodeObjectStore::metadataJson(const std::string&) const {
-  return Status::Internal("not implemented");
+
+Expected<std::string> CodeObjectStore::metadataJson(const std::string& key) const {
+  if (!isValidCodeObjectKey(key)) return badKey(key);
+  auto text = readFile(entryPath(key, ".json"));
+  if (!text.ok() && text.status().code() == Code::kNotFound) {
+    return Status::NotFound("no code object " + key + " in store '" + dir_ + "'");
+  }
+  return text;
 }
-Expected<std::string> CodeObjectStore::resolve(const std::string&) const {
-  return Status::Internal("not implemented");
+
+Expected<std::string> CodeObjectStore::resolve(const std::string& key_prefix) const {
+  std::string p = key_prefix;
+  std::transform(p.begin(), p.end(), p.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (p.empty() || p.size() > 64 || !isHex(p)) {
+    return Status::InvalidArgument("'" + key_prefix +
+                                   "' is not a code-object key prefix (1-64 hex characters)");
+  }
+  std::vector<std::string> matches;
+  KTUNE_ASSIGN_OR_RETURN(auto shards, listDir(objectsDir()));
+  for (const auto& shard : shards) {
+    if (shard.size() != 2 || !isHex(shard)) continue;
+    if (shard.compare(0, std::min<size_t>(2, p.size()), p, 0, std::min<size_t>(2, p.size())) != 0)
+      continue;
+    KTUNE_ASSIGN_OR_RETURN(auto names, listDir(joinPath(objectsDir(), shard)));
+    for (const auto& n : names) {
+      if (n.size() != 69 || n.compare(64, 5, ".json") != 0) continue;
+      std::string key = n.substr(0, 64);
+      if (isValidCodeObjectKey(key) && key.compare(0, p.size(), p) == 0) matches.push_back(key);
+    }
+  }
+  if (matches.empty()) {
+    return Status::NotFound("no code object with key prefix '" + key_prefix + "' in store '" +
+                            dir_ + "'");
+  }
+  if (matches.size() > 1) {
+    std::sort(matches.begin(), matches.end());
+    std::string msg = "key prefix '" + key_prefix + "' is ambiguous (" +
+                      std::to_string(matches.size()) + " entries: ";
+    for (size_t i = 0; i < matches.size() && i < 4; ++i) {
+      msg += (i ? ", " : "") + matches[i].substr(0, 16) + "...";
+    }
+    return Status::InvalidArgument(msg + "); give more characters");
+  }
+  return matches[0];
 }
-Status CodeObjectStore::remove(const std::string&) { return Status::Internal("not implemented"); }
-Status CodeObjectStore::clear() { return Status::Internal("not implemented"); }
-VerifyReport CodeObjectStore::verify() const { return {}; }
-uint64_t CodeObjectStore::sizeBytes() const { return 0; }
-std::string CodeObjectStore::objectsDir() const { return dir_ + "/objects"; }
-std::string CodeObjectStore::entryPath(const std::string& key, const std::string& suffix) const {
-  return objectsDir() + "/" + key.substr(0, 2) + "/" + key + suffix;
+
+Status CodeObjectStore::remove(const std::string& key) {
+  if (!isValidCodeObjectKey(key)) return badKey(key);
+  const std::string shard = joinPath(objectsDir(), key.substr(0, 2));
+  if (!pathExists(shard)) return Status::Ok();
+  auto lock = FileLock::acquire(joinPath(shard, "lock"));
+  if (!lock.ok()) return lock.status().withContext("cannot remove code object " + key);
+  // Metadata first: the entry is uncommitted before its other files disappear.
+  KTUNE_RETURN_IF_ERROR(removeFile(entryPath(key, ".json")));
+  KTUNE_ASSIGN_OR_RETURN(auto names, listDir(shard));
+  for (const auto& n : names) {
+    if (n.size() > 64 && n.compare(0, 64, key) == 0 && n[64] == '.') {
+      KTUNE_RETURN_IF_ERROR(removeFile(joinPath(shard, n)));
+    }
+  }
+  return Status::Ok();
 }
+
+Status CodeObjectStore::clear() {
+  Status s = removeTree(objectsDir());
+  if (!s.ok()) return s.withContext("cannot clear code-object store '" + dir_ + "'");
+  return Status::Ok();
+}
+
+VerifyReport CodeObjectStore::verify() const {
+  VerifyReport report;
+  auto entries = list();
+  if (!entries.ok()) {
+    report.corrupt.emplace_back("", entries.status().message());
+    return report;
+  }
+  for (const auto& e : *entries) {
+    ++report.checked;
+    auto obj = get(e.key);
+    // NotFound here means it was removed concurrently, which is not corruption.
+    if (!obj.ok() && obj.status().code() != Code::kNotFound) {
+      report.corrupt.emplace_back(e.key, obj.status().message());
+    }
+  }
+  return report;
+}
+
+uint64_t CodeObjectStore::sizeBytes() const { return treeSize(objectsDir()); }
 
 }  // namespace ktune

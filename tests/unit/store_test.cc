@@ -1,0 +1,502 @@
+// Code-object store: round trip, corruption detection and repair, key validation, concurrent
+// writers from several processes and threads, directory-permission checks. No GPU, no real
+// compiler: a fake Compiler returns deterministic code objects.
+#include "compiler/store/store.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <thread>
+
+#include "base/fs.h"
+#include "base/sha256.h"
+
+namespace ktune {
+namespace {
+
+namespace fs = std::filesystem;
+
+class FakeCompiler : public Compiler {
+ public:
+  std::string name() const override { return "fake"; }
+  std::string version() const override { return "1.0"; }
+  bool supportsArch(const std::string&) const override { return true; }
+  Expected<CodeObject> compile(const CompileRequest& req) override {
+    ++compiles;
+    if (req.source.find("#error") != std::string::npos) {
+      return Status::CompileError("fake: #error in " + req.source_name);
+    }
+    CodeObject o;
+    // Deterministic, a few KiB, content depends on the request (so torn writes would show).
+    std::string seed = sha256Hex(req.source + "|" + req.entry + "|" + req.arch);
+    for (int i = 0; i < 64; ++i) o.binary += seed + std::to_string(i);
+    o.binary.push_back('\0');
+    o.binary.push_back('\xff');
+    o.format = "sim";
+    o.arch = req.arch;
+    o.entry = req.entry;
+    o.lowered_entry = "_Z" + req.entry;
+    o.compiler = name();
+    o.compiler_version = version();
+    o.options = req.options;
+    o.resources.registers = 40;
+    o.resources.vgpr = 128;
+    o.resources.agpr = 64;
+    o.resources.sgpr = 30;
+    o.resources.shared_bytes = 49152;
+    o.resources.spill_store_bytes = 8;
+    o.resources.wave_size = 64;
+    o.log = "ptxas info: fake";
+    o.compile_ms = 12.5;
+    if (req.dumps & kDumpIsa) o.dumps["isa"] = "v_mfma_f32_32x32x8_bf16 v[0:15]\n" + req.entry;
+    if (req.dumps & kDumpSource) o.dumps["source"] = req.source;
+    return o;
+  }
+  std::atomic<int> compiles{0};
+};
+
+CompileRequest request(const std::string& entry, unsigned dumps = kDumpNone) {
+  CompileRequest r;
+  r.source = "extern \"C\" __global__ void " + entry + "() {}";
+  r.source_name = entry + ".cu";
+  r.entry = entry;
+  r.defines = {{"BLOCK", "128"}};
+  r.arch = "gfx90a";
+  r.options = {"-O3"};
+  r.dumps = dumps;
+  return r;
+}
+
+class StoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    root_ = fs::temp_directory_path() /
+            ("ktune_store_test_" + std::to_string(::getpid()) + "_" + info->name());
+    fs::remove_all(root_);
+    dir_ = (root_ / "cache").string();
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::permissions(root_ / "cache", fs::perms::owner_all, ec);
+    fs::remove_all(root_, ec);
+  }
+  std::shared_ptr<CodeObjectStore> openStore() {
+    auto s = CodeObjectStore::open(dir_);
+    EXPECT_TRUE(s.ok()) << s.status().toString();
+    return s.ok() ? *s : nullptr;
+  }
+  std::string binPath(const std::string& key) {
+    return dir_ + "/objects/" + key.substr(0, 2) + "/" + key + ".bin";
+  }
+  std::string jsonPath(const std::string& key) {
+    return dir_ + "/objects/" + key.substr(0, 2) + "/" + key + ".json";
+  }
+  fs::path root_;
+  std::string dir_;
+};
+
+TEST(CodeObjectKey, CoversEveryFieldButSourceName) {
+  CompileRequest base = request("k", kDumpIsa);
+  const std::string k0 = codeObjectKey(base, "nvrtc", "13.0");
+  EXPECT_EQ(k0.size(), 64u);
+  EXPECT_TRUE(isValidCodeObjectKey(k0));
+  EXPECT_EQ(k0, codeObjectKey(base, "nvrtc", "13.0"));
+  auto differs = [&](CompileRequest r, const std::string& cn = "nvrtc",
+                     const std::string& cv = "13.0") { return codeObjectKey(r, cn, cv) != k0; };
+  CompileRequest r = base;
+  r.source += " ";
+  EXPECT_TRUE(differs(r));
+  r = base;
+  r.entry = "k2";
+  EXPECT_TRUE(differs(r));
+  r = base;
+  r.defines.push_back({"X", "1"});
+  EXPECT_TRUE(differs(r));
+  r = base;
+  r.defines = {{"BLOCK", "12"}, {"8", ""}};  // no ambiguity from concatenation
+  EXPECT_TRUE(differs(r));
+  r = base;
+  r.options.push_back("-g");
+  EXPECT_TRUE(differs(r));
+  r = base;
+  r.dumps = kDumpNone;
+  EXPECT_TRUE(differs(r));
+  r = base;
+  r.arch = "gfx942";
+  EXPECT_TRUE(differs(r));
+  EXPECT_TRUE(differs(base, "hiprtc"));
+  EXPECT_TRUE(differs(base, "nvrtc", "13.1"));
+  r = base;
+  r.source_name = "other.cu";  // diagnostics only
+  EXPECT_FALSE(differs(r));
+}
+
+TEST_F(StoreTest, OpenCreatesPrivateDirAndRoundTripsEverything) {
+  auto store = openStore();
+  ASSERT_TRUE(store);
+  struct stat st;
+  ASSERT_EQ(::stat(dir_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  EXPECT_EQ(store->dir(), dir_);
+  EXPECT_EQ(store->sizeBytes(), 0u);
+
+  FakeCompiler fc;
+  CompileRequest req = request("rmsnorm", kDumpIsa | kDumpSource);
+  const std::string key = codeObjectKey(req, fc.name(), fc.version());
+  EXPECT_EQ(store->get(key).status().code(), Code::kNotFound);
+
+  auto obj = fc.compile(req);
+  ASSERT_TRUE(obj.ok());
+  ASSERT_TRUE(store->put(key, *obj).ok());
+  auto back = store->get(key);
+  ASSERT_TRUE(back.ok()) << back.status().toString();
+  EXPECT_EQ(back->binary, obj->binary);
+  EXPECT_EQ(back->format, "sim");
+  EXPECT_EQ(back->arch, "gfx90a");
+  EXPECT_EQ(back->entry, "rmsnorm");
+  EXPECT_EQ(back->lowered_entry, "_Zrmsnorm");
+  EXPECT_EQ(back->compiler, "fake");
+  EXPECT_EQ(back->compiler_version, "1.0");
+  EXPECT_EQ(back->options, std::vector<std::string>{"-O3"});
+  EXPECT_EQ(back->log, "ptxas info: fake");
+  EXPECT_DOUBLE_EQ(back->compile_ms, 12.5);
+  EXPECT_EQ(back->resources.registers, 40);
+  EXPECT_EQ(back->resources.vgpr, 128);
+  EXPECT_EQ(back->resources.agpr, 64);
+  EXPECT_EQ(back->resources.sgpr, 30);
+  EXPECT_EQ(back->resources.shared_bytes, 49152);
+  EXPECT_EQ(back->resources.spill_store_bytes, 8);
+  EXPECT_TRUE(back->resources.spills());
+  EXPECT_EQ(back->resources.wave_size, 64);
+  ASSERT_EQ(back->dumps.size(), 2u);
+  EXPECT_EQ(back->dumps.at("isa"), obj->dumps.at("isa"));
+  EXPECT_EQ(back->dumps.at("source"), req.source);
+  EXPECT_TRUE(fs::exists(dir_ + "/objects/" + key.substr(0, 2) + "/" + key + ".isa.txt"));
+
+  auto meta = store->metadataJson(key);
+  ASSERT_TRUE(meta.ok());
+  EXPECT_NE(meta->find(sha256Hex(obj->binary)), std::string::npos);
+  EXPECT_NE(meta->find("\"created\""), std::string::npos);
+
+  auto listed = store->list();
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].key, key);
+  EXPECT_EQ((*listed)[0].entry, "rmsnorm");
+  EXPECT_EQ((*listed)[0].compiler, "fake");
+  EXPECT_EQ((*listed)[0].binary_bytes, int64_t(obj->binary.size()));
+  EXPECT_FALSE((*listed)[0].created.empty());
+  EXPECT_GT(store->sizeBytes(), obj->binary.size());
+
+  // resolve: unique prefix, case-insensitive; ambiguity and absence are clear errors.
+  auto r = store->resolve(key.substr(0, 6));
+  ASSERT_TRUE(r.ok()) << r.status().toString();
+  EXPECT_EQ(*r, key);
+  std::string upper = key.substr(0, 8);
+  for (auto& c : upper) c = char(std::toupper(c));
+  EXPECT_EQ(store->resolve(upper).value(), key);
+  EXPECT_EQ(store->resolve(key.substr(0, 1)).value(), key);
+  EXPECT_EQ(store->resolve(key[0] == 'f' ? "0" : "f").status().code(), Code::kNotFound);
+  EXPECT_EQ(store->resolve("xyz").status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(store->resolve("").status().code(), Code::kInvalidArgument);
+  // Plant a second key with the same first char to make a short prefix ambiguous.
+  std::string key2 = key;
+  key2[63] = key2[63] == '0' ? '1' : '0';
+  ASSERT_TRUE(store->put(key2, *obj).ok());
+  EXPECT_EQ(store->resolve(key.substr(0, 2)).status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(store->resolve(key).value(), key);
+
+  // remove / clear
+  ASSERT_TRUE(store->remove(key2).ok());
+  EXPECT_EQ(store->get(key2).status().code(), Code::kNotFound);
+  EXPECT_FALSE(fs::exists(binPath(key2)));
+  EXPECT_TRUE(store->remove(key2).ok());  // idempotent
+  EXPECT_TRUE(store->get(key).ok());
+  ASSERT_TRUE(store->clear().ok());
+  EXPECT_EQ(store->get(key).status().code(), Code::kNotFound);
+  EXPECT_EQ(store->list()->size(), 0u);
+  EXPECT_EQ(store->sizeBytes(), 0u);
+  ASSERT_TRUE(store->put(key, *obj).ok());  // usable after clear
+  EXPECT_TRUE(store->get(key).ok());
+}
+
+TEST_F(StoreTest, GetOrCompileHitsAfterFirstCompileAndPassesCompileErrorsThrough) {
+  auto store = openStore();
+  ASSERT_TRUE(store);
+  FakeCompiler fc;
+  bool hit = true;
+  std::string note = "x";
+  auto a = store->getOrCompile(fc, request("silu"), &hit, &note);
+  ASSERT_TRUE(a.ok());
+  EXPECT_FALSE(hit);
+  EXPECT_EQ(note, "");
+  auto b = store->getOrCompile(fc, request("silu"), &hit, &note);
+  ASSERT_TRUE(b.ok());
+  EXPECT_TRUE(hit);
+  EXPECT_EQ(b->binary, a->binary);
+  EXPECT_EQ(fc.compiles.load(), 1);
+
+  CompileRequest bad = request("broken");
+  bad.source = "#error nope";
+  auto c = store->getOrCompile(fc, bad, &hit, &note);
+  EXPECT_EQ(c.status().code(), Code::kCompileError);
+  EXPECT_EQ(store->list()->size(), 1u);  // nothing stored for the failure
+}
+
+TEST_F(StoreTest, FlippedByteIsCorruptAndRecompiledInPlace) {
+  auto store = openStore();
+  ASSERT_TRUE(store);
+  FakeCompiler fc;
+  CompileRequest req = request("gemm");
+  const std::string key = codeObjectKey(req, fc.name(), fc.version());
+  ASSERT_TRUE(store->getOrCompile(fc, req).ok());
+
+  std::string bin = readFile(binPath(key)).value();
+  bin[bin.size() / 2] ^= 0x01;
+  ASSERT_TRUE(writeFileAtomic(binPath(key), bin).ok());
+  auto g = store->get(key);
+  EXPECT_EQ(g.status().code(), Code::kCorrupt);
+  EXPECT_NE(g.status().message().find("sha256 mismatch"), std::string::npos);
+
+  bool hit = true;
+  std::string note;
+  auto o = store->getOrCompile(fc, req, &hit, &note);
+  ASSERT_TRUE(o.ok());
+  EXPECT_FALSE(hit);
+  EXPECT_EQ(note, "entry " + key + " corrupt (sha256 mismatch), recompiled");
+  EXPECT_EQ(fc.compiles.load(), 2);
+  EXPECT_TRUE(store->get(key).ok());  // replaced
+  store->getOrCompile(fc, req, &hit, &note).value();
+  EXPECT_TRUE(hit);
+  EXPECT_TRUE(note.empty());
+}
+
+TEST_F(StoreTest, TruncatedBinaryOrMetadataAndGarbageJsonAreCorrupt) {
+  auto store = openStore();
+  ASSERT_TRUE(store);
+  FakeCompiler fc;
+  CompileRequest req = request("trunc", kDumpIsa);
+  const std::string key = codeObjectKey(req, fc.name(), fc.version());
+  ASSERT_TRUE(store->getOrCompile(fc, req).ok());
+
+  // Truncated binary.
+  fs::resize_file(binPath(key), 100);
+  auto g = store->get(key);
+  EXPECT_EQ(g.status().code(), Code::kCorrupt);
+  EXPECT_NE(g.status().message().find("truncated"), std::string::npos) << g.status().message();
+  bool hit = true;
+  std::string note;
+  ASSERT_TRUE(store->getOrCompile(fc, req, &hit, &note).ok());
+  EXPECT_FALSE(hit);
+  EXPECT_NE(note.find("corrupt"), std::string::npos);
+  EXPECT_TRUE(store->get(key).ok());
+
+  // Truncated metadata.
+  std::string meta = readFile(jsonPath(key)).value();
+  ASSERT_TRUE(writeFileAtomic(jsonPath(key), meta.substr(0, meta.size() / 2)).ok());
+  EXPECT_EQ(store->get(key).status().code(), Code::kCorrupt);
+  ASSERT_TRUE(store->getOrCompile(fc, req, &hit, &note).ok());
+  EXPECT_FALSE(hit);
+  EXPECT_TRUE(store->get(key).ok());
+
+  // Garbage, valid-JSON-but-wrong, and empty metadata.
+  for (const std::string& junk :
+       {std::string("\x01\x02garbage{{{"), std::string("[1,2,3]"), std::string(""),
+        std::string("{\"format_version\":1,\"key\":\"" + key + "\",\"binary_sha256\":42}")}) {
+    ASSERT_TRUE(writeFileAtomic(jsonPath(key), junk).ok());
+    auto c = store->get(key);
+    EXPECT_EQ(c.status().code(), Code::kCorrupt) << junk;
+    EXPECT_FALSE(c.status().message().empty());
+  }
+  // Missing binary under committed metadata; then a tampered dump.
+  ASSERT_TRUE(store->getOrCompile(fc, req).ok());
+  ASSERT_TRUE(removeFile(binPath(key)).ok());
+  EXPECT_EQ(store->get(key).status().code(), Code::kCorrupt);
+  ASSERT_TRUE(store->getOrCompile(fc, req).ok());
+  ASSERT_TRUE(writeFileAtomic(dir_ + "/objects/" + key.substr(0, 2) + "/" + key + ".isa.txt",
+                              "tampered").ok());
+  EXPECT_EQ(store->get(key).status().code(), Code::kCorrupt);
+}
+
+TEST_F(StoreTest, BadKeysAreRejectedBeforeTouchingPaths) {
+  auto store = openStore();
+  ASSERT_TRUE(store);
+  CodeObject obj;
+  obj.binary = "x";
+  const std::string good(64, 'a');
+  for (const std::string& bad :
+       {std::string(""), std::string("../../etc/passwd"), std::string(63, 'a'),
+        std::string(65, 'a'), std::string(64, 'A'), std::string(62, 'a') + "/x",
+        std::string(63, 'a') + std::string(1, '\0'), std::string(64, 'g')}) {
+    EXPECT_EQ(store->get(bad).status().code(), Code::kInvalidArgument);
+    EXPECT_EQ(store->put(bad, obj).code(), Code::kInvalidArgument);
+    EXPECT_EQ(store->remove(bad).code(), Code::kInvalidArgument);
+    EXPECT_EQ(store->metadataJson(bad).status().code(), Code::kInvalidArgument);
+  }
+  EXPECT_FALSE(fs::exists(dir_ + "/objects"));
+  // A dump name that would escape the entry's file names.
+  obj.dumps["../x"] = "t";
+  EXPECT_EQ(store->put(good, obj).code(), Code::kInvalidArgument);
+}
+
+TEST_F(StoreTest, VerifyFindsPlantedCorruption) {
+  auto store = openStore();
+  ASSERT_TRUE(store);
+  FakeCompiler fc;
+  std::vector<std::string> keys;
+  for (int i = 0; i < 6; ++i) {
+    CompileRequest req = request("k" + std::to_string(i));
+    keys.push_back(codeObjectKey(req, fc.name(), fc.version()));
+    ASSERT_TRUE(store->getOrCompile(fc, req).ok());
+  }
+  VerifyReport clean = store->verify();
+  EXPECT_EQ(clean.checked, 6);
+  EXPECT_TRUE(clean.corrupt.empty());
+
+  std::string bin = readFile(binPath(keys[3])).value();
+  bin[0] ^= 0x40;
+  ASSERT_TRUE(writeFileAtomic(binPath(keys[3]), bin).ok());
+  ASSERT_TRUE(writeFileAtomic(jsonPath(keys[5]), "{not json").ok());
+  VerifyReport bad = store->verify();
+  EXPECT_EQ(bad.checked, 6);
+  ASSERT_EQ(bad.corrupt.size(), 2u);
+  std::map<std::string, std::string> by_key(bad.corrupt.begin(), bad.corrupt.end());
+  ASSERT_TRUE(by_key.count(keys[3]));
+  EXPECT_NE(by_key[keys[3]].find("sha256 mismatch"), std::string::npos);
+  ASSERT_TRUE(by_key.count(keys[5]));
+  EXPECT_NE(by_key[keys[5]].find("not valid JSON"), std::string::npos);
+}
+
+TEST_F(StoreTest, UnsafeDirectoryIsRefusedWithAdvice) {
+  ASSERT_TRUE(makeDirs(dir_, 0700).ok());
+  ASSERT_EQ(::chmod(dir_.c_str(), 0777), 0);
+  auto s = CodeObjectStore::open(dir_);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(s.status().message().find("chmod 700"), std::string::npos) << s.status().message();
+  ASSERT_EQ(::chmod(dir_.c_str(), 0700), 0);
+  EXPECT_TRUE(CodeObjectStore::open(dir_).ok());
+  EXPECT_EQ(CodeObjectStore::open("").status().code(), Code::kInvalidArgument);
+}
+
+TEST_F(StoreTest, UnwritableStoreStillReadsAndGetOrCompileStillReturnsTheObject) {
+  FakeCompiler fc;
+  CompileRequest cached_req = request("cached");
+  {
+    auto store = openStore();
+    ASSERT_TRUE(store);
+    ASSERT_TRUE(store->getOrCompile(fc, cached_req).ok());
+  }
+  // Way 1 (works as root too): the shard directory a new entry needs is a plain file, so put()
+  // cannot create it — the same failure path as EROFS/ENOSPC.
+  {
+    auto store = openStore();
+    CompileRequest req = request("blocked");
+    const std::string key = codeObjectKey(req, fc.name(), fc.version());
+    const std::string shard = dir_ + "/objects/" + key.substr(0, 2);
+    if (!fs::exists(shard)) {
+      ASSERT_TRUE(writeFileAtomic(shard, "not a dir").ok());
+      bool hit = true;
+      std::string note;
+      auto o = store->getOrCompile(fc, req, &hit, &note);
+      ASSERT_TRUE(o.ok()) << o.status().toString();
+      EXPECT_FALSE(hit);
+      EXPECT_NE(note.find("not cached"), std::string::npos) << note;
+      EXPECT_NE(note.find(key), std::string::npos) << note;
+      EXPECT_EQ(store->put(key, *o).code(), Code::kIoError);
+      ASSERT_TRUE(removeFile(shard).ok());
+    }
+  }
+  // Way 2: a real read-only directory. Root ignores permission bits, so only as non-root.
+  if (::geteuid() == 0) {
+    GTEST_LOG_(INFO) << "read-only directory sub-case skipped: running as root, which bypasses "
+                        "file permissions (covered above by a blocked shard path)";
+    return;
+  }
+  fs::permissions(dir_ + "/objects", fs::perms::owner_read | fs::perms::owner_exec);
+  ASSERT_EQ(::chmod(dir_.c_str(), 0500), 0);
+  auto ro = CodeObjectStore::open(dir_);
+  ASSERT_TRUE(ro.ok()) << ro.status().toString();
+  bool hit = false;
+  EXPECT_TRUE((*ro)->getOrCompile(fc, cached_req, &hit).ok());
+  EXPECT_TRUE(hit);
+  std::string note;
+  auto o = (*ro)->getOrCompile(fc, request("new_one"), &hit, &note);
+  ASSERT_TRUE(o.ok());
+  EXPECT_FALSE(hit);
+  EXPECT_NE(note.find("not cached"), std::string::npos) << note;
+  EXPECT_EQ((*ro)->put(codeObjectKey(request("new_one"), "fake", "1.0"), *o).code(),
+            Code::kIoError);
+  fs::permissions(dir_ + "/objects", fs::perms::owner_all);
+}
+
+// 4 processes x 4 threads, each doing getOrCompile/get on a mix of shared and private keys while
+// others write them. Any corrupt read, failed call or wrong binary makes a child exit non-zero.
+TEST_F(StoreTest, ConcurrentWritersFromProcessesAndThreadsNeverTear) {
+  ASSERT_TRUE(openStore());
+  constexpr int kProcs = 4, kThreads = 4, kShared = 12, kPrivate = 6, kRounds = 3;
+  std::vector<pid_t> kids;
+  for (int p = 0; p < kProcs; ++p) {
+    pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      int failures = 0;
+      {
+        auto store = CodeObjectStore::open(dir_);
+        if (!store.ok()) ::_exit(10);
+        FakeCompiler fc;
+        std::atomic<int> bad{0};
+        std::vector<std::thread> threads;
+        for (int t = 0; t < kThreads; ++t) {
+          threads.emplace_back([&, t] {
+            FakeCompiler local;
+            for (int round = 0; round < kRounds; ++round) {
+              for (int i = 0; i < kShared + kPrivate; ++i) {
+                int id = i < kShared ? (i + t) % kShared : i;
+                std::string entry = i < kShared ? "shared" + std::to_string(id)
+                                                : "p" + std::to_string(p) + "_t" +
+                                                      std::to_string(t) + "_" + std::to_string(i);
+                CompileRequest req = request(entry, id % 3 == 0 ? kDumpIsa : kDumpNone);
+                std::string note;
+                auto o = (*store)->getOrCompile(local, req, nullptr, &note);
+                CodeObject want = fc.compile(req).value();
+                if (!o.ok() || o->binary != want.binary || !note.empty()) ++bad;
+                // Same-key overwrite while others read: put() must not uncommit a good entry.
+                if (round == 1 && !(*store)->put(codeObjectKey(req, "fake", "1.0"), want).ok())
+                  ++bad;
+                auto g = (*store)->get(codeObjectKey(req, "fake", "1.0"));
+                if (!g.ok() || g->binary != want.binary) ++bad;
+              }
+            }
+          });
+        }
+        for (auto& th : threads) th.join();
+        failures = bad.load();
+      }
+      ::_exit(failures == 0 ? 0 : 1);
+    }
+    kids.push_back(pid);
+  }
+  for (pid_t pid : kids) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
+  }
+  auto store = openStore();
+  VerifyReport v = store->verify();
+  EXPECT_EQ(v.checked, kShared + kProcs * kThreads * kPrivate);
+  for (const auto& [k, why] : v.corrupt) ADD_FAILURE() << k << ": " << why;
+  // No stray temp files from completed writes.
+  for (const auto& e : fs::recursive_directory_iterator(dir_ + "/objects")) {
+    EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << e.path();
+  }
+}
+
+}  // namespace
+}  // namespace ktune
