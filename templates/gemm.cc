@@ -1,0 +1,447 @@
+#include "templates/gemm.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace ktune::gemm {
+
+namespace {
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t I(const Config& c, const char* name) { return c.getInt(name, 0); }
+
+bool transA(Layout l) { return l == Layout::kTN || l == Layout::kTT; }
+bool transB(Layout l) { return l == Layout::kNT || l == Layout::kTT; }
+
+// Length of the K slice each split gets, rounded up to a multiple of `granule` (the kernels use
+// the same formula), and whether the last slice is empty.
+bool splitLeavesEmptySlice(int64_t k, int64_t split, int64_t granule) {
+  if (split <= 1) return false;
+  const int64_t per = ceilDiv(ceilDiv(k, split), granule) * granule;
+  return (split - 1) * per >= k;
+}
+
+ConfigSpace buildMmaSpace() {
+  ConfigSpace s;
+  s.addInts("BLOCK_M", {64, 128, 256}, "cuda")
+      .addInts("BLOCK_N", {64, 128, 256}, "cuda")
+      .addInts("BLOCK_K", {32, 64}, "cuda")
+      .addInts("WARPS_M", {1, 2, 4}, "cuda")
+      .addInts("WARPS_N", {1, 2, 4}, "cuda")
+      .addInts("NUM_STAGES", {2, 3, 4, 5}, "cuda")
+      .addInts("GROUP_M", {8}, "cuda")
+      .addInts("SPLIT_K", {1, 2, 4}, "cuda")
+      .addInts("MIN_BLOCKS", {0, 2}, "cuda");
+  s.constrain("WARPS_M * WARPS_N in {4, 8}", [](const Config& c) {
+    const int64_t w = I(c, "WARPS_M") * I(c, "WARPS_N");
+    return w == 4 || w == 8;
+  });
+  s.constrain("BLOCK_M % (16 * WARPS_M) == 0 && BLOCK_N % (16 * WARPS_N) == 0",
+              [](const Config& c) {
+                return I(c, "BLOCK_M") % (16 * I(c, "WARPS_M")) == 0 &&
+                       I(c, "BLOCK_N") % (16 * I(c, "WARPS_N")) == 0;
+              });
+  // Warp tile WM x WN holds WM*WN/32 fp32 accumulators per thread: at most 128 (no spills), at
+  // least 32 (below that ldmatrix traffic per mma is too high to be worth timing).
+  s.constrain("1024 <= warp tile (BLOCK_M/WARPS_M)*(BLOCK_N/WARPS_N) <= 4096", [](const Config& c) {
+    const int64_t wm = I(c, "BLOCK_M") / std::max<int64_t>(1, I(c, "WARPS_M"));
+    const int64_t wn = I(c, "BLOCK_N") / std::max<int64_t>(1, I(c, "WARPS_N"));
+    return wm * wn >= 1024 && wm * wn <= 4096;
+  });
+  s.constrain("tile 16-byte chunks divide among threads", [](const Config& c) {
+    const int64_t threads = 32 * I(c, "WARPS_M") * I(c, "WARPS_N");
+    return (I(c, "BLOCK_M") * I(c, "BLOCK_K") / 8) % threads == 0 &&
+           (I(c, "BLOCK_K") * I(c, "BLOCK_N") / 8) % threads == 0;
+  });
+  s.constrain("MIN_BLOCKS == 2 needs <= 64 accumulators per thread", [](const Config& c) {
+    if (I(c, "MIN_BLOCKS") != 2) return true;
+    const int64_t wm = I(c, "BLOCK_M") / std::max<int64_t>(1, I(c, "WARPS_M"));
+    const int64_t wn = I(c, "BLOCK_N") / std::max<int64_t>(1, I(c, "WARPS_N"));
+    return wm * wn <= 2048;
+  });
+  s.sharedBytes([](const Config& c) { return sharedBytes(KernelKind::kMma, c); });
+  return s;
+}
+
+// Registers the skinny kernel keeps in flight: two buffers of (2*NT + MT)*U 16-byte loads plus
+// the accumulators. Above ~160 the compiler spills (checked with ptxas for sm_90a).
+int64_t skinnyRegs(const Config& c) {
+  const int64_t nt = I(c, "SK_NT"), mt = I(c, "SK_MT"), u = I(c, "SK_U");
+  return 8 * (2 * nt * u + mt * u) + 4 * nt * mt;
+}
+
+ConfigSpace buildSkinnySpace() {
+  ConfigSpace s;
+  s.addInts("SK_NT", {1, 2, 4}, "cuda")
+      .addInts("SK_MT", {1, 2, 4, 8}, "cuda")
+      .addInts("SK_U", {1, 2, 4}, "cuda")
+      .addInts("NUM_WARPS", {4, 8}, "cuda")
+      .addInts("SPLIT_K", {1, 2, 4}, "cuda");
+  s.constrain("register estimate 8*(2*SK_NT*SK_U + SK_MT*SK_U) + 4*SK_NT*SK_MT <= 160",
+              [](const Config& c) { return skinnyRegs(c) <= 160; });
+  s.sharedBytes([](const Config& c) { return sharedBytes(KernelKind::kSkinny, c); });
+  return s;
+}
+
+ConfigSpace buildMfmaSpace() {
+  ConfigSpace s;
+  s.addInts("BLOCK_M", {64, 128}, "hip")
+      .addInts("BLOCK_N", {64, 128}, "hip")
+      .addInts("BLOCK_K", {32, 64}, "hip")
+      .addInts("MATRIX_INSTR", {16, 32}, "hip")
+      .addInts("NUM_WAVES", {4}, "hip")
+      .addInts("WAVES_PER_EU", {0, 2}, "hip")
+      .addInts("NUM_STAGES", {1, 2}, "hip")
+      .addInts("GROUP_M", {8}, "hip");
+  // Waves are arranged 2 x (NUM_WAVES/2); each wave's tile must be a whole number of MFMA tiles.
+  s.constrain("wave tile is a multiple of MATRIX_INSTR", [](const Config& c) {
+    const int64_t mi = I(c, "MATRIX_INSTR");
+    const int64_t wm = I(c, "BLOCK_M") / 2, wn = I(c, "BLOCK_N") / std::max<int64_t>(1, I(c, "NUM_WAVES") / 2);
+    return wm % mi == 0 && wn % mi == 0;
+  });
+  s.constrain("tile 16-byte chunks divide among threads", [](const Config& c) {
+    const int64_t threads = 64 * I(c, "NUM_WAVES");
+    return (I(c, "BLOCK_M") * I(c, "BLOCK_K") / 8) % threads == 0 &&
+           (I(c, "BLOCK_K") * I(c, "BLOCK_N") / 8) % threads == 0;
+  });
+  s.sharedBytes([](const Config& c) { return sharedBytes(KernelKind::kMfma, c); });
+  return s;
+}
+
+void addCommonDefines(std::vector<std::pair<std::string, std::string>>& d, const GemmShape& s) {
+  d.emplace_back("LAYOUT", std::to_string(static_cast<int>(s.layout)));
+  d.emplace_back("DTYPE_AB", std::to_string(static_cast<int>(s.ab)));
+  d.emplace_back("DTYPE_C", std::to_string(static_cast<int>(s.c)));
+  d.emplace_back("HAS_BIAS", s.has_bias ? "1" : "0");
+  d.emplace_back("ACT", std::to_string(static_cast<int>(s.act)));
+}
+
+double activate(double v, Activation a) {
+  switch (a) {
+    case Activation::kSilu: return v / (1.0 + std::exp(-v));
+    case Activation::kGelu: return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+    default: return v;
+  }
+}
+
+}  // namespace
+
+const char* layoutName(Layout l) {
+  switch (l) {
+    case Layout::kNN: return "NN";
+    case Layout::kNT: return "NT";
+    case Layout::kTN: return "TN";
+    case Layout::kTT: return "TT";
+  }
+  return "?";
+}
+const char* elemTypeName(ElemType t) {
+  switch (t) {
+    case ElemType::kF16: return "f16";
+    case ElemType::kBF16: return "bf16";
+    case ElemType::kF32: return "f32";
+  }
+  return "?";
+}
+const char* activationName(Activation a) {
+  switch (a) {
+    case Activation::kNone: return "none";
+    case Activation::kSilu: return "silu";
+    case Activation::kGelu: return "gelu";
+  }
+  return "?";
+}
+const char* kernelKindName(KernelKind k) {
+  switch (k) {
+    case KernelKind::kMma: return "mma";
+    case KernelKind::kSkinny: return "skinny";
+    case KernelKind::kMfma: return "mfma";
+  }
+  return "?";
+}
+
+Expected<Layout> parseLayout(const std::string& s) {
+  for (Layout l : {Layout::kNN, Layout::kNT, Layout::kTN, Layout::kTT})
+    if (s == layoutName(l)) return l;
+  return Status::InvalidArgument("unknown GEMM layout '" + s + "' (expected NN, NT, TN or TT)");
+}
+Expected<ElemType> parseElemType(const std::string& s) {
+  for (ElemType t : {ElemType::kF16, ElemType::kBF16, ElemType::kF32})
+    if (s == elemTypeName(t)) return t;
+  return Status::InvalidArgument("unknown GEMM element type '" + s + "' (expected f16, bf16, f32)");
+}
+Expected<Activation> parseActivation(const std::string& s) {
+  for (Activation a : {Activation::kNone, Activation::kSilu, Activation::kGelu})
+    if (s == activationName(a)) return a;
+  return Status::InvalidArgument("unknown activation '" + s + "' (expected none, silu, gelu)");
+}
+int64_t elemBytes(ElemType t) { return t == ElemType::kF32 ? 4 : 2; }
+
+GemmShape denseShape(Layout layout, ElemType ab, ElemType c, int64_t m, int64_t n, int64_t k) {
+  GemmShape s;
+  s.layout = layout;
+  s.ab = ab;
+  s.c = c;
+  s.m = m;
+  s.n = n;
+  s.k = k;
+  s.lda = storedColsA(s);
+  s.ldb = storedColsB(s);
+  s.ldc = n;
+  return s;
+}
+
+int64_t storedRowsA(const GemmShape& s) { return transA(s.layout) ? s.k : s.m; }
+int64_t storedColsA(const GemmShape& s) { return transA(s.layout) ? s.m : s.k; }
+int64_t storedRowsB(const GemmShape& s) { return transB(s.layout) ? s.n : s.k; }
+int64_t storedColsB(const GemmShape& s) { return transB(s.layout) ? s.k : s.n; }
+
+Status validate(const GemmShape& s) {
+  constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
+  if (s.m <= 0 || s.n <= 0 || s.k <= 0)
+    return Status::InvalidArgument("GEMM dims must be positive, got M=" + std::to_string(s.m) +
+                                   " N=" + std::to_string(s.n) + " K=" + std::to_string(s.k));
+  if (s.m > kMax || s.n > kMax || s.k > kMax)
+    return Status::InvalidArgument("GEMM dims must fit in int32 (M, N, K <= 2^31-1)");
+  if (s.ab == ElemType::kF32)
+    return Status::InvalidArgument("GEMM inputs must be f16 or bf16 (f32 inputs are not supported; "
+                                   "convert A and B first)");
+  if (s.lda < storedColsA(s))
+    return Status::InvalidArgument("lda=" + std::to_string(s.lda) + " is shorter than a row of A (" +
+                                   std::to_string(storedColsA(s)) + " for layout " +
+                                   layoutName(s.layout) + ")");
+  if (s.ldb < storedColsB(s))
+    return Status::InvalidArgument("ldb=" + std::to_string(s.ldb) + " is shorter than a row of B (" +
+                                   std::to_string(storedColsB(s)) + " for layout " +
+                                   layoutName(s.layout) + ")");
+  if (s.ldc < s.n)
+    return Status::InvalidArgument("ldc=" + std::to_string(s.ldc) + " is shorter than N=" +
+                                   std::to_string(s.n));
+  if (!std::isfinite(s.alpha) || !std::isfinite(s.beta))
+    return Status::InvalidArgument("alpha and beta must be finite");
+  return Status::Ok();
+}
+
+bool fastPathOk(const GemmShape& s) { return s.aligned16 && s.lda % 8 == 0 && s.ldb % 8 == 0; }
+
+std::string shapeKey(const GemmShape& s) {
+  std::string k = std::string(layoutName(s.layout)) + ":" + elemTypeName(s.ab) + ">" +
+                  elemTypeName(s.c) + ":m=" + std::to_string(s.m) + ",n=" + std::to_string(s.n) +
+                  ",k=" + std::to_string(s.k) + ":lda=" + std::to_string(s.lda) +
+                  ",ldb=" + std::to_string(s.ldb) + ",ldc=" + std::to_string(s.ldc) +
+                  ":bias=" + (s.has_bias ? "1" : "0") + ":act=" + activationName(s.act) +
+                  ":beta=" + (s.beta != 0.0f ? "1" : "0") + ":a16=" + (s.aligned16 ? "1" : "0");
+  return k;
+}
+
+const char* sourceFile(KernelKind k) {
+  switch (k) {
+    case KernelKind::kMma: return "gemm_mma.cuh";
+    case KernelKind::kSkinny: return "gemm_skinny.cuh";
+    case KernelKind::kMfma: return "gemm_mfma.cuh";
+  }
+  return "";
+}
+const char* entryName(KernelKind k) {
+  switch (k) {
+    case KernelKind::kMma: return "ktune_gemm_mma";
+    case KernelKind::kSkinny: return "ktune_gemm_skinny";
+    case KernelKind::kMfma: return "ktune_gemm_mfma";
+  }
+  return "";
+}
+
+std::vector<KernelKind> kernelsForBackend(const std::string& backend) {
+  if (backend == "cuda") return {KernelKind::kMma, KernelKind::kSkinny};
+  if (backend == "hip") return {KernelKind::kMfma};
+  return {};
+}
+
+const ConfigSpace& configSpace(KernelKind k) {
+  static const ConfigSpace kMma = buildMmaSpace();
+  static const ConfigSpace kSkinny = buildSkinnySpace();
+  static const ConfigSpace kMfma = buildMfmaSpace();
+  switch (k) {
+    case KernelKind::kSkinny: return kSkinny;
+    case KernelKind::kMfma: return kMfma;
+    default: return kMma;
+  }
+}
+
+int64_t sharedBytes(KernelKind k, const Config& c) {
+  switch (k) {
+    case KernelKind::kMma:
+    case KernelKind::kMfma:
+      return I(c, "NUM_STAGES") * (I(c, "BLOCK_M") * I(c, "BLOCK_K") + I(c, "BLOCK_K") * I(c, "BLOCK_N")) * 2;
+    case KernelKind::kSkinny:
+      return I(c, "NUM_WARPS") * 16 * I(c, "SK_NT") * (8 * I(c, "SK_MT") + 1) * 4;
+  }
+  return 0;
+}
+
+Status applicable(KernelKind k, const Config& c, const GemmShape& s) {
+  KTUNE_RETURN_IF_ERROR(validate(s));
+  switch (k) {
+    case KernelKind::kMma:
+      if (splitLeavesEmptySlice(s.k, I(c, "SPLIT_K"), I(c, "BLOCK_K")))
+        return Status::Unsupported("SPLIT_K=" + std::to_string(I(c, "SPLIT_K")) +
+                                   " leaves an empty K slice for K=" + std::to_string(s.k) +
+                                   " with BLOCK_K=" + std::to_string(I(c, "BLOCK_K")));
+      return Status::Ok();
+    case KernelKind::kSkinny:
+      if (s.layout != Layout::kNT)
+        return Status::Unsupported("skinny GEMM handles layout NT only (B stored [N][K]), got " +
+                                   std::string(layoutName(s.layout)));
+      if (!fastPathOk(s) || s.k % 8 != 0)
+        return Status::Unsupported(
+            "skinny GEMM needs 16-byte aligned A/B, lda % 8 == 0, ldb % 8 == 0 and K % 8 == 0");
+      if (splitLeavesEmptySlice(s.k, I(c, "SPLIT_K"), 32 * I(c, "SK_U")))
+        return Status::Unsupported("SPLIT_K=" + std::to_string(I(c, "SPLIT_K")) +
+                                   " leaves an empty K slice for K=" + std::to_string(s.k));
+      return Status::Ok();
+    case KernelKind::kMfma:
+      if (!fastPathOk(s))
+        return Status::Unsupported(
+            "MFMA GEMM needs 16-byte aligned A/B with lda % 8 == 0 and ldb % 8 == 0");
+      if (s.layout != Layout::kNN && s.layout != Layout::kNT)
+        return Status::Unsupported("MFMA GEMM handles layouts NN and NT");
+      return Status::Ok();
+  }
+  return Status::Internal("unknown kernel kind");
+}
+
+std::vector<std::pair<std::string, std::string>> defines(KernelKind k, const Config& c,
+                                                         const GemmShape& s) {
+  std::vector<std::pair<std::string, std::string>> d;
+  for (const auto& [name, value] : c.params()) d.emplace_back(name, paramValueToString(value));
+  addCommonDefines(d, s);
+  if (k == KernelKind::kMma) d.emplace_back("ALIGNED", fastPathOk(s) ? "1" : "0");
+  return d;
+}
+
+Expected<LaunchPlan> launchPlan(KernelKind k, const Config& c, const GemmShape& s,
+                                const DeviceInfo& dev) {
+  KTUNE_RETURN_IF_ERROR(configSpace(k).validate(c));
+  KTUNE_RETURN_IF_ERROR(applicable(k, c, s));
+  LaunchPlan p;
+  p.shared_bytes = sharedBytes(k, c);
+  const int64_t limit = k == KernelKind::kMfma
+                            ? dev.shared_per_block
+                            : std::max(dev.shared_per_block_optin, dev.shared_per_block);
+  if (limit > 0 && p.shared_bytes > limit)
+    return Status::OutOfResources("config " + c.toString() + " needs " +
+                                  std::to_string(p.shared_bytes) + " B shared memory > " +
+                                  std::to_string(limit) + " B on " + dev.name);
+  int64_t split = I(c, "SPLIT_K");
+  switch (k) {
+    case KernelKind::kMma: {
+      const int64_t gm = ceilDiv(s.m, I(c, "BLOCK_M")), gn = ceilDiv(s.n, I(c, "BLOCK_N"));
+      if (gm * gn > std::numeric_limits<int32_t>::max())
+        return Status::Unsupported("too many tiles for a 1-D grid");
+      p.grid = Dim3{static_cast<unsigned>(gm * gn), 1u, static_cast<unsigned>(split)};
+      p.block = Dim3{static_cast<unsigned>(32 * I(c, "WARPS_M") * I(c, "WARPS_N")), 1u, 1u};
+      if (split > 1) p.counters = gm * gn;
+      break;
+    }
+    case KernelKind::kSkinny: {
+      const int64_t gx = ceilDiv(s.n, 16 * I(c, "SK_NT")), gy = ceilDiv(s.m, 8 * I(c, "SK_MT"));
+      if (gy > 65535) return Status::Unsupported("M too large for the skinny kernel's grid.y");
+      p.grid = Dim3{static_cast<unsigned>(gx), static_cast<unsigned>(gy),
+                    static_cast<unsigned>(split)};
+      p.block = Dim3{static_cast<unsigned>(32 * I(c, "NUM_WARPS")), 1u, 1u};
+      if (split > 1) p.counters = gx * gy;
+      break;
+    }
+    case KernelKind::kMfma: {
+      const int64_t gm = ceilDiv(s.m, I(c, "BLOCK_M")), gn = ceilDiv(s.n, I(c, "BLOCK_N"));
+      p.grid = Dim3{static_cast<unsigned>(gm * gn), 1u, 1u};
+      p.block = Dim3{static_cast<unsigned>(64 * I(c, "NUM_WAVES")), 1u, 1u};
+      split = 1;
+      break;
+    }
+  }
+  if (split > 1) p.workspace_bytes = s.m * s.n * 4;
+  return p;
+}
+
+std::vector<Config> curatedConfigs(KernelKind k, const GemmShape& s) {
+  std::vector<Config> out;
+  auto add = [&](Config c) {
+    if (!configSpace(k).validate(c).ok()) return;
+    if (!applicable(k, c, s).ok()) return;
+    out.push_back(std::move(c));
+  };
+  auto mma = [](int64_t bm, int64_t bn, int64_t bk, int64_t wm, int64_t wn, int64_t st,
+                int64_t split) {
+    return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn},     {"BLOCK_K", bk}, {"WARPS_M", wm},
+                  {"WARPS_N", wn}, {"NUM_STAGES", st}, {"GROUP_M", int64_t{8}},
+                  {"SPLIT_K", split}, {"MIN_BLOCKS", int64_t{0}}};
+  };
+  switch (k) {
+    case KernelKind::kMma: {
+      add(mma(128, 256, 32, 2, 4, 4, 1));
+      add(mma(256, 128, 32, 4, 2, 4, 1));
+      add(mma(128, 128, 32, 2, 2, 4, 1));
+      add(mma(128, 128, 64, 2, 2, 3, 1));
+      add(mma(128, 256, 64, 2, 4, 3, 1));
+      add(mma(128, 64, 32, 2, 2, 4, 1));
+      add(mma(64, 128, 64, 2, 2, 4, 1));
+      if (s.m * s.n <= 1024 * 1024) {  // few tiles: split the reduction
+        add(mma(128, 128, 32, 2, 2, 4, 2));
+        add(mma(64, 128, 64, 2, 2, 4, 4));
+      }
+      break;
+    }
+    case KernelKind::kSkinny: {
+      const int64_t mt = std::clamp<int64_t>(ceilDiv(s.m, 8), 1, 8);
+      auto sk = [](int64_t nt, int64_t m, int64_t u, int64_t w, int64_t split) {
+        return Config{{"SK_NT", nt}, {"SK_MT", m}, {"SK_U", u}, {"NUM_WARPS", w},
+                      {"SPLIT_K", split}};
+      };
+      for (int64_t m : {mt, std::min<int64_t>(8, mt * 2)}) {
+        add(sk(1, m, 2, 8, 1));
+        add(sk(1, m, 4, 8, 1));
+        add(sk(2, m, 2, 8, 1));
+        add(sk(1, m, 2, 4, 2));
+        add(sk(1, m, 1, 8, 1));
+        add(sk(2, m, 1, 8, 1));
+      }
+      break;
+    }
+    case KernelKind::kMfma: {
+      for (int64_t mi : {int64_t{32}, int64_t{16}})
+        add(Config{{"BLOCK_M", int64_t{128}}, {"BLOCK_N", int64_t{128}}, {"BLOCK_K", int64_t{32}},
+                   {"MATRIX_INSTR", mi}, {"NUM_WAVES", int64_t{4}}, {"WAVES_PER_EU", int64_t{0}},
+                   {"NUM_STAGES", int64_t{2}}, {"GROUP_M", int64_t{8}}});
+      break;
+    }
+  }
+  // Deduplicate (the M-tile variants can coincide).
+  std::vector<Config> uniq;
+  for (auto& c : out)
+    if (std::find(uniq.begin(), uniq.end(), c) == uniq.end()) uniq.push_back(c);
+  return uniq;
+}
+
+std::vector<double> reference(const GemmShape& s, const float* a, const float* b,
+                              const float* c_in, const float* bias) {
+  std::vector<double> out(static_cast<size_t>(s.m * s.n));
+  const bool ta = transA(s.layout), tb = transB(s.layout);
+  std::vector<double> brow(static_cast<size_t>(s.k));
+  for (int64_t j = 0; j < s.n; ++j) {
+    for (int64_t kk = 0; kk < s.k; ++kk) brow[kk] = tb ? b[j * s.ldb + kk] : b[kk * s.ldb + j];
+    for (int64_t i = 0; i < s.m; ++i) {
+      double acc = 0;
+      for (int64_t kk = 0; kk < s.k; ++kk)
+        acc += static_cast<double>(ta ? a[kk * s.lda + i] : a[i * s.lda + kk]) * brow[kk];
+      double v = s.alpha * acc;
+      if (s.beta != 0.0f && c_in) v += s.beta * static_cast<double>(c_in[i * s.ldc + j]);
+      if (s.has_bias && bias) v += bias[j];
+      out[i * s.n + j] = activate(v, s.act);
+    }
+  }
+  return out;
+}
+
+}  // namespace ktune::gemm

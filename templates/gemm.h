@@ -1,0 +1,123 @@
+// ktune GEMM family: config spaces, -D defines, launch rules and a float64 host reference for the
+// kernel templates gemm_mma.cuh (NVIDIA mma.sync), gemm_skinny.cuh (NVIDIA, small M, weight
+// streaming) and gemm_mfma.cuh (AMD MFMA).
+//
+//   C = act(alpha * op(A) * op(B) + beta * C + bias)
+//
+// Storage is row-major; Layout says which operands are stored transposed (see Layout). Problem
+// facts that change the generated code (dtypes, layout, epilogue, alignment) become defines here,
+// so one Config (the tunable knobs only) is meaningful across problems. Everything in this header
+// is pure host code, thread-safe, and needs no GPU.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/config.h"
+#include "base/status.h"
+#include "runtime/backend.h"
+
+namespace ktune::gemm {
+
+// NN: A [M][K], B [K][N].  NT: A [M][K], B [N][K] (nn.Linear weights).
+// TN: A [K][M], B [K][N].  TT: A [K][M], B [N][K].  C is always [M][N].
+enum class Layout { kNN = 0, kNT = 1, kTN = 2, kTT = 3 };
+// Inputs A/B are kF16 or kBF16; C (and bias) kF16, kBF16 or kF32.
+enum class ElemType { kF16 = 0, kBF16 = 1, kF32 = 2 };
+// kGelu is the exact (erf) form on NVIDIA, the tanh form on AMD (no libm there).
+enum class Activation { kNone = 0, kSilu = 1, kGelu = 2 };
+enum class KernelKind { kMma, kSkinny, kMfma };
+
+const char* layoutName(Layout l);          // "NN", "NT", "TN", "TT"
+const char* elemTypeName(ElemType t);      // "f16", "bf16", "f32"
+const char* activationName(Activation a);  // "none", "silu", "gelu"
+const char* kernelKindName(KernelKind k);  // "mma", "skinny", "mfma"
+Expected<Layout> parseLayout(const std::string& s);
+Expected<ElemType> parseElemType(const std::string& s);
+Expected<Activation> parseActivation(const std::string& s);
+int64_t elemBytes(ElemType t);
+
+// Everything about a GEMM except the device pointers.
+struct GemmShape {
+  Layout layout = Layout::kNN;
+  ElemType ab = ElemType::kBF16;  // A and B
+  ElemType c = ElemType::kBF16;   // C and bias
+  int64_t m = 0, n = 0, k = 0;
+  int64_t lda = 0, ldb = 0, ldc = 0;  // elements between rows of the stored matrices
+  float alpha = 1.0f, beta = 0.0f;    // beta != 0 reads C
+  bool has_bias = false;
+  Activation act = Activation::kNone;
+  // True when the A and B base addresses are 16-byte aligned (the caller derives it from the
+  // pointers). Together with lda % 8 == 0 and ldb % 8 == 0 it enables the 16-byte load path.
+  bool aligned16 = true;
+};
+
+// A shape with dense leading dimensions for `layout`.
+GemmShape denseShape(Layout layout, ElemType ab, ElemType c, int64_t m, int64_t n, int64_t k);
+// Rows/columns of the stored A and B for this layout: A is a_rows x a_cols, etc.
+int64_t storedRowsA(const GemmShape& s);
+int64_t storedColsA(const GemmShape& s);
+int64_t storedRowsB(const GemmShape& s);
+int64_t storedColsB(const GemmShape& s);
+// kInvalidArgument naming the problem: non-positive or too large (> 2^31-1) dims, leading
+// dimensions shorter than a stored row, f32 inputs, or non-finite alpha/beta.
+Status validate(const GemmShape& s);
+// True when the 16-byte (cp.async / vector load) path is legal for this shape.
+bool fastPathOk(const GemmShape& s);
+// Stable text of the problem for tuning keys: "NT:bf16>bf16:m=16,n=4096,k=4096:lda=..,ldb=..,
+// ldc=..:bias=0:act=none:beta=0:a16=1". (alpha only matters through the code, so it is left out;
+// beta is reduced to zero / non-zero.)
+std::string shapeKey(const GemmShape& s);
+
+// Embedded source file and extern "C" entry of a kernel kind.
+const char* sourceFile(KernelKind k);
+const char* entryName(KernelKind k);
+// Which kernels exist for a vendor ("cuda" -> mma, skinny; "hip" -> mfma).
+std::vector<KernelKind> kernelsForBackend(const std::string& backend);
+
+// The tunable knobs of a kernel with their constraints and shared-memory function.
+// mma:    BLOCK_M/N/K, WARPS_M, WARPS_N, NUM_STAGES, GROUP_M, SPLIT_K, MIN_BLOCKS.
+// skinny: SK_NT, SK_MT, SK_U, NUM_WARPS, SPLIT_K.
+// mfma:   BLOCK_M/N/K, MATRIX_INSTR (16|32), NUM_WAVES, WAVES_PER_EU, NUM_STAGES (1|2), GROUP_M.
+// The returned space is built once and shared (immutable, thread-safe).
+const ConfigSpace& configSpace(KernelKind k);
+// Shared memory (or LDS) per block that a config needs, in bytes.
+int64_t sharedBytes(KernelKind k, const Config& c);
+
+// Problem-level check: kUnsupported with the reason when this kernel/config cannot compute this
+// problem (e.g. skinny needs layout NT and 16-byte alignment; SPLIT_K leaves empty K slices;
+// MFMA path needs 16-byte alignment). Never lets a config give a wrong answer.
+Status applicable(KernelKind k, const Config& c, const GemmShape& s);
+
+// -D defines for compiling `c` for problem `s` (config knobs + dtype/layout/epilogue/alignment).
+std::vector<std::pair<std::string, std::string>> defines(KernelKind k, const Config& c,
+                                                         const GemmShape& s);
+
+// One launch. Split-K configs need a zero-initialised fp32 workspace of workspace_bytes and
+// `counters` zero-initialised uint32 counters; the kernel leaves both zero again, so the caller
+// zeroes them once per allocation (not per launch) and must not share them across streams.
+struct LaunchPlan {
+  Dim3 grid, block;
+  int64_t shared_bytes = 0;   // dynamic shared memory
+  int64_t workspace_bytes = 0;
+  int64_t counters = 0;
+};
+// kOutOfResources when the config's shared memory exceeds dev.shared_per_block_optin (or LDS on
+// AMD: shared_per_block); kUnsupported from applicable(); kInvalidArgument from validate().
+Expected<LaunchPlan> launchPlan(KernelKind k, const Config& c, const GemmShape& s,
+                                const DeviceInfo& dev);
+
+// A small hand-picked list of good configs for this problem (used as the default config when
+// tuning is off, and as the "small tuned set" of the benchmarks). Every entry passes
+// configSpace(k).validate(); entries that are not applicable() to `s` are left out.
+std::vector<Config> curatedConfigs(KernelKind k, const GemmShape& s);
+
+// float64 reference. a, b, c_in are the stored matrices (with the shape's leading dims) already
+// converted to float; c_in may be null when beta == 0, bias null when !has_bias. Returns M*N
+// values, row-major dense. kGelu uses the erf form.
+std::vector<double> reference(const GemmShape& s, const float* a, const float* b,
+                              const float* c_in, const float* bias);
+
+}  // namespace ktune::gemm

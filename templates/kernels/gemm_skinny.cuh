@@ -1,0 +1,265 @@
+// ktune skinny GEMM for NVIDIA sm_80+: small M (decode shapes), weight streaming.
+//
+//   C[M][N] = act(alpha * A[M][K] * B[N][K]^T + beta * C + bias)    (LAYOUT NT only)
+//
+// The weights B are the large operand: each block owns SK_NT*16 rows of B (a slice of N) and
+// streams them once with 16-byte loads; the block's warps split K in interleaved steps of
+// 32*SK_U elements and keep two steps of loads in flight (register double buffering). The
+// product runs on tensor cores with the operands swapped (C^T = B * A^T): B rows are the mma
+// "A" operand (16 rows), the few rows of A are the mma "B" operand (8 columns per tile, SK_MT
+// tiles), so M <= 8 wastes nothing. Because a sum over k does not depend on the order of k, each
+// thread feeds the mma with the 8 consecutive k it loaded in one 16-byte access (the same
+// permutation of k is applied to both operands), so no shared memory or shuffles are needed
+// before the mma. Warps' partial tiles are summed through shared memory.
+//
+// Config: SK_NT (16-row B tiles per block: 1, 2, 4), SK_MT (8-row A tiles per block: 1..8; grid.y
+// covers larger M), SK_U (16-byte loads per row per thread per step: 1, 2, 4), NUM_WARPS,
+// SPLIT_K (grid.z; same self-cleaning workspace + counter scheme as gemm_mma.cuh), DTYPE_AB,
+// DTYPE_C, HAS_BIAS, ACT, MIN_BLOCKS. Host requirements (checked by the launch rule): K % 8 == 0,
+// lda % 8 == 0, ldb % 8 == 0, A and B 16-byte aligned.
+// Dynamic shared memory: NUM_WARPS * SK_NT*16 * (SK_MT*8 + 1) * 4 bytes.
+#include "prelude.cuh"
+
+#ifndef SK_NT
+#define SK_NT 1
+#endif
+#ifndef SK_MT
+#define SK_MT 1
+#endif
+#ifndef SK_U
+#define SK_U 2
+#endif
+#ifndef NUM_WARPS
+#define NUM_WARPS 8
+#endif
+#ifndef SPLIT_K
+#define SPLIT_K 1
+#endif
+#ifndef DTYPE_AB
+#define DTYPE_AB 1
+#endif
+#ifndef DTYPE_C
+#define DTYPE_C 1
+#endif
+#ifndef HAS_BIAS
+#define HAS_BIAS 0
+#endif
+#ifndef ACT
+#define ACT 0
+#endif
+#ifndef MIN_BLOCKS
+#define MIN_BLOCKS 0
+#endif
+
+namespace ks {
+
+constexpr int kNT = SK_NT, kMT = SK_MT, kU = SK_U, kWarps = NUM_WARPS;
+constexpr int kThreads = 32 * kWarps;
+constexpr int kBN = kNT * 16, kBM = kMT * 8;
+constexpr int kStep = 32 * kU;       // k per warp step: 4 lanes x kU chunks x 8
+constexpr int kRedStride = kBM + 1;  // padded row of the reduction buffer
+
+#if DTYPE_C == 2
+typedef float out_t;
+KTUNE_DEVICE float out_to_float(out_t v) { return v; }
+KTUNE_DEVICE out_t out_from_float(float v) { return v; }
+#elif DTYPE_C == 1
+typedef ktune::bf16_t out_t;
+KTUNE_DEVICE float out_to_float(out_t v) { return ktune::to_float(v); }
+KTUNE_DEVICE out_t out_from_float(float v) { return ktune::from_float<ktune::bf16_t>(v); }
+#else
+typedef ktune::half_t out_t;
+KTUNE_DEVICE float out_to_float(out_t v) { return ktune::to_float(v); }
+KTUNE_DEVICE out_t out_from_float(float v) { return ktune::from_float<ktune::half_t>(v); }
+#endif
+
+KTUNE_DEVICE float activate(float v) {
+#if ACT == 1
+  return v / (1.0f + __expf(-v));
+#elif ACT == 2
+  return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
+#else
+  return v;
+#endif
+}
+
+KTUNE_DEVICE void mma16816(float (&d)[4], unsigned a0, unsigned a1, unsigned a2, unsigned a3,
+                           unsigned b0, unsigned b1) {
+#if DTYPE_AB == 1
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+#else
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+#endif
+}
+
+// Streaming 16-byte load that does not pollute L1 (weights are read once).
+KTUNE_DEVICE uint4 ld_stream(const unsigned short* p) {
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+
+struct Frag {
+  uint4 w[kNT][kU][2];  // B rows g and g+8 of each 16-row tile
+  uint4 x[kMT][kU];     // A row g of each 8-row tile
+};
+
+}  // namespace ks
+
+KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(ks::kThreads, MIN_BLOCKS)
+    ktune_gemm_skinny(const unsigned short* __restrict__ A, const unsigned short* __restrict__ B,
+                      void* Cv, const void* biasv, float* workspace, unsigned* counters, int M,
+                      int N, int K, long lda, long ldb, long ldc, float alpha, float beta) {
+  using namespace ks;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  float* red = reinterpret_cast<float*>(smem_raw);  // [kWarps][kBN][kRedStride]
+  out_t* C = reinterpret_cast<out_t*>(Cv);
+  const out_t* bias = reinterpret_cast<const out_t*>(biasv);
+
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int g = lane >> 2, q = lane & 3;
+  const int n0 = blockIdx.x * kBN, m0 = blockIdx.y * kBM;
+
+  const int k_per = ((K + SPLIT_K - 1) / SPLIT_K + kStep - 1) / kStep * kStep;
+  const int k_begin = min(K, (int)blockIdx.z * k_per);
+  const int k_end = min(K, k_begin + k_per);
+  const int nsteps = (k_end - k_begin + kStep - 1) / kStep;
+
+  // Row pointers (clamped to row 0 when out of range; those lanes load zeros).
+  const unsigned short* wrow[kNT][2];
+  bool wok[kNT][2];
+#pragma unroll
+  for (int t = 0; t < kNT; ++t)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int n = n0 + t * 16 + g + h * 8;
+      wok[t][h] = n < N;
+      wrow[t][h] = B + (long)(wok[t][h] ? n : 0) * ldb;
+    }
+  const unsigned short* xrow[kMT];
+  bool xok[kMT];
+#pragma unroll
+  for (int mt = 0; mt < kMT; ++mt) {
+    const int m = m0 + mt * 8 + g;
+    xok[mt] = m < M;
+    xrow[mt] = A + (long)(xok[mt] ? m : 0) * lda;
+  }
+
+  auto load = [&](Frag& f, int step) {
+    const int kb = k_begin + step * kStep;
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      const int k = kb + (u * 4 + q) * 8;
+      const bool kin = step < nsteps && k < k_end;
+#pragma unroll
+      for (int t = 0; t < kNT; ++t)
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+          f.w[t][u][h] = (kin && wok[t][h]) ? ld_stream(wrow[t][h] + k) : make_uint4(0, 0, 0, 0);
+#pragma unroll
+      for (int mt = 0; mt < kMT; ++mt)
+        f.x[mt][u] = (kin && xok[mt]) ? __ldg(reinterpret_cast<const uint4*>(xrow[mt] + k))
+                                      : make_uint4(0, 0, 0, 0);
+    }
+  };
+
+  float acc[kNT][kMT][4];
+#pragma unroll
+  for (int t = 0; t < kNT; ++t)
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[t][mt][e] = 0.0f;
+
+  auto compute = [&](const Frag& f) {
+#pragma unroll
+    for (int u = 0; u < kU; ++u)
+#pragma unroll
+      for (int t = 0; t < kNT; ++t)
+#pragma unroll
+        for (int mt = 0; mt < kMT; ++mt) {
+          // k half 0 uses words 0-1 of each 16-byte chunk, half 1 words 2-3.
+          mma16816(acc[t][mt], f.w[t][u][0].x, f.w[t][u][1].x, f.w[t][u][0].y, f.w[t][u][1].y,
+                   f.x[mt][u].x, f.x[mt][u].y);
+          mma16816(acc[t][mt], f.w[t][u][0].z, f.w[t][u][1].z, f.w[t][u][0].w, f.w[t][u][1].w,
+                   f.x[mt][u].z, f.x[mt][u].w);
+        }
+  };
+
+  // Warp w takes steps w, w + kWarps, ...; two steps in flight per warp.
+  Frag f0, f1;
+  int s = warp;
+  load(f0, s);
+#pragma unroll 1
+  for (; s < nsteps; s += 2 * kWarps) {
+    load(f1, s + kWarps);
+    compute(f0);
+    load(f0, s + 2 * kWarps);
+    if (s + kWarps < nsteps) compute(f1);
+  }
+
+  // Cross-warp reduction: acc element (t, mt, e) is C^T[n = t*16 + g + (e/2)*8][m = mt*8 + 2q + e%2].
+#pragma unroll
+  for (int t = 0; t < kNT; ++t)
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int n = t * 16 + g + (e >> 1) * 8, m = mt * 8 + q * 2 + (e & 1);
+        red[(warp * kBN + n) * kRedStride + m] = acc[t][mt][e];
+      }
+  __syncthreads();
+
+#if SPLIT_K > 1
+  __shared__ unsigned is_last;
+  for (int i = tid; i < kBN * kBM; i += kThreads) {
+    const int n = i % kBN, m = i / kBN;
+    const int gn = n0 + n, gm = m0 + m;
+    if (gn >= N || gm >= M) continue;
+    float v = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) v += red[(w * kBN + n) * kRedStride + m];
+    atomicAdd(workspace + (long)gm * N + gn, v);
+  }
+  __threadfence();
+  __syncthreads();
+  const int tile = blockIdx.y * gridDim.x + blockIdx.x;
+  if (tid == 0) is_last = (atomicAdd(counters + tile, 1u) == (unsigned)gridDim.z - 1) ? 1u : 0u;
+  __syncthreads();
+  if (!is_last) return;
+  __threadfence();
+  if (tid == 0) counters[tile] = 0u;
+#endif
+
+  for (int i = tid; i < kBN * kBM; i += kThreads) {
+    const int n = i % kBN, m = i / kBN;
+    const int gn = n0 + n, gm = m0 + m;
+    if (gn >= N || gm >= M) continue;
+#if SPLIT_K > 1
+    float* wp = workspace + (long)gm * N + gn;
+    float v = __ldcg(wp);
+    __stcg(wp, 0.0f);
+#else
+    float v = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) v += red[(w * kBN + n) * kRedStride + m];
+#endif
+    v *= alpha;
+    out_t* dst = C + (long)gm * ldc + gn;
+    if (beta != 0.0f) v += beta * out_to_float(*dst);
+#if HAS_BIAS
+    v += out_to_float(bias[gn]);
+#endif
+    *dst = out_from_float(activate(v));
+  }
+}
