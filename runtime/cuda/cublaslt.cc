@@ -1,0 +1,275 @@
+#include "runtime/cuda/cublaslt.h"
+
+#include <cstdio>
+#include <cstring>
+
+namespace ktune::cublaslt {
+
+namespace {
+
+// The few cuBLASLt / CUDA library declarations used (values from cublasLt.h, cublas_api.h and
+// library_types.h of CUDA 12/13; these enum values are part of the stable ABI).
+using LtStatus = int;
+using LtHandle = void*;
+using LtDesc = void*;
+using LtLayout = void*;
+using LtPref = void*;
+struct LtAlgoRaw {
+  uint64_t data[8];
+};
+struct LtHeuristicResult {
+  LtAlgoRaw algo;
+  size_t workspaceSize;
+  LtStatus state;
+  float wavesCount;
+  int reserved[4];
+};
+constexpr int kCudaR16F = 2, kCudaR16BF = 14, kCudaR32F = 0;
+constexpr int kComputeF32 = 68;  // CUBLAS_COMPUTE_32F
+constexpr int kDescTransA = 3, kDescTransB = 4, kDescEpilogue = 7, kDescBiasPointer = 8;
+constexpr uint32_t kEpilogueDefault = 1, kEpilogueBias = 4;
+constexpr int kPrefMaxWorkspace = 1;
+constexpr int kOpN = 0, kOpT = 1;
+
+int cudaType(LtType t) {
+  switch (t) {
+    case LtType::kF16: return kCudaR16F;
+    case LtType::kBF16: return kCudaR16BF;
+    default: return kCudaR32F;
+  }
+}
+
+// RAII for the per-call descriptors.
+struct Descs {
+  LtDesc op = nullptr;
+  LtLayout a = nullptr, b = nullptr, c = nullptr;
+};
+
+}  // namespace
+
+struct CublasLt::Api {
+  LtStatus (*create)(LtHandle*) = nullptr;
+  LtStatus (*destroy)(LtHandle) = nullptr;
+  size_t (*getVersion)() = nullptr;
+  LtStatus (*descCreate)(LtDesc*, int, int) = nullptr;
+  LtStatus (*descDestroy)(LtDesc) = nullptr;
+  LtStatus (*descSet)(LtDesc, int, const void*, size_t) = nullptr;
+  LtStatus (*layoutCreate)(LtLayout*, int, uint64_t, uint64_t, int64_t) = nullptr;
+  LtStatus (*layoutDestroy)(LtLayout) = nullptr;
+  LtStatus (*prefCreate)(LtPref*) = nullptr;
+  LtStatus (*prefDestroy)(LtPref) = nullptr;
+  LtStatus (*prefSet)(LtPref, int, const void*, size_t) = nullptr;
+  LtStatus (*heuristic)(LtHandle, LtDesc, LtLayout, LtLayout, LtLayout, LtLayout, LtPref, int,
+                        LtHeuristicResult*, int*) = nullptr;
+  LtStatus (*matmul)(LtHandle, LtDesc, const void*, const void*, LtLayout, const void*, LtLayout,
+                     const void*, const void*, LtLayout, void*, LtLayout, const LtAlgoRaw*, void*,
+                     size_t, void*) = nullptr;
+
+  void release(Descs& d) const {
+    if (d.op) descDestroy(d.op);
+    if (d.a) layoutDestroy(d.a);
+    if (d.b) layoutDestroy(d.b);
+    if (d.c) layoutDestroy(d.c);
+    d = Descs{};
+  }
+};
+
+namespace {
+
+Status ltError(const char* what, LtStatus st) {
+  return Status::LaunchError(std::string("cuBLASLt ") + what + " failed with cublasStatus " +
+                             std::to_string(st));
+}
+
+Status checkProblem(const LtProblem& p) {
+  if (p.m <= 0 || p.n <= 0 || p.k <= 0)
+    return Status::InvalidArgument("cuBLASLt GEMM dims must be positive");
+  const int64_t a_cols = p.trans_a ? p.m : p.k, b_cols = p.trans_b ? p.k : p.n;
+  if (p.lda < a_cols || p.ldb < b_cols || p.ldc < p.n)
+    return Status::InvalidArgument("cuBLASLt GEMM leading dimension shorter than a row");
+  if (p.ab == LtType::kF32) return Status::InvalidArgument("cuBLASLt candidates take f16/bf16 inputs");
+  return Status::Ok();
+}
+
+// Column-major view: D^T (N x M) = op(B^T) (N x K) * op(A^T) (K x M). Lt's "A" is our B.
+Status makeDescs(const CublasLt::Api& api, const LtProblem& p, Descs& d) {
+  LtStatus st = api.descCreate(&d.op, kComputeF32, kCudaR32F);
+  if (st) return ltError("MatmulDescCreate", st);
+  const int32_t op_lt_a = p.trans_b ? kOpT : kOpN;  // B [N][K] row-major = K x N col-major
+  const int32_t op_lt_b = p.trans_a ? kOpT : kOpN;  // A [K][M] row-major = M x K col-major
+  if ((st = api.descSet(d.op, kDescTransA, &op_lt_a, sizeof(op_lt_a))))
+    return ltError("set TRANSA", st);
+  if ((st = api.descSet(d.op, kDescTransB, &op_lt_b, sizeof(op_lt_b))))
+    return ltError("set TRANSB", st);
+  const uint32_t epi = p.bias ? kEpilogueBias : kEpilogueDefault;
+  if ((st = api.descSet(d.op, kDescEpilogue, &epi, sizeof(epi)))) return ltError("set EPILOGUE", st);
+  // Stored shapes in column-major terms (rows, cols, ld).
+  const uint64_t lta_rows = p.trans_b ? p.k : p.n, lta_cols = p.trans_b ? p.n : p.k;
+  const uint64_t ltb_rows = p.trans_a ? p.m : p.k, ltb_cols = p.trans_a ? p.k : p.m;
+  if ((st = api.layoutCreate(&d.a, cudaType(p.ab), lta_rows, lta_cols, p.ldb)))
+    return ltError("MatrixLayoutCreate(B)", st);
+  if ((st = api.layoutCreate(&d.b, cudaType(p.ab), ltb_rows, ltb_cols, p.lda)))
+    return ltError("MatrixLayoutCreate(A)", st);
+  if ((st = api.layoutCreate(&d.c, cudaType(p.c), p.n, p.m, p.ldc)))
+    return ltError("MatrixLayoutCreate(C)", st);
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string LtAlgo::id() const {
+  std::string s = "cublaslt:idx=" + std::to_string(index) + ":algo=";
+  char buf[17];
+  for (uint64_t w : bytes) {
+    std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(w));
+    s += buf;
+  }
+  return s;
+}
+
+Expected<LtAlgo> LtAlgo::parse(const std::string& id) {
+  const std::string prefix = "cublaslt:idx=";
+  if (id.rfind(prefix, 0) != 0)
+    return Status::InvalidArgument("not a cuBLASLt algorithm id (expected 'cublaslt:idx=N:algo=HEX'): " + id);
+  const size_t colon = id.find(":algo=", prefix.size());
+  if (colon == std::string::npos)
+    return Status::InvalidArgument("cuBLASLt algorithm id lacks ':algo=': " + id);
+  LtAlgo a;
+  try {
+    a.index = std::stoi(id.substr(prefix.size(), colon - prefix.size()));
+  } catch (...) {
+    return Status::InvalidArgument("cuBLASLt algorithm id has a bad index: " + id);
+  }
+  const std::string hex = id.substr(colon + 6);
+  if (hex.size() != 128)
+    return Status::InvalidArgument("cuBLASLt algorithm id needs 128 hex digits, got " +
+                                   std::to_string(hex.size()));
+  for (int i = 0; i < 8; ++i) {
+    uint64_t w = 0;
+    for (int j = 0; j < 16; ++j) {
+      const char ch = hex[i * 16 + j];
+      int v;
+      if (ch >= '0' && ch <= '9') v = ch - '0';
+      else if (ch >= 'a' && ch <= 'f') v = ch - 'a' + 10;
+      else if (ch >= 'A' && ch <= 'F') v = ch - 'A' + 10;
+      else return Status::InvalidArgument(std::string("cuBLASLt algorithm id has a non-hex digit '") + ch + "'");
+      w = (w << 4) | static_cast<uint64_t>(v);
+    }
+    a.bytes[i] = w;
+  }
+  return a;
+}
+
+CublasLt::~CublasLt() {
+  if (handle_ && api_ && api_->destroy) api_->destroy(handle_);
+}
+
+Expected<std::unique_ptr<CublasLt>> CublasLt::open(const std::vector<std::string>& extra_paths) {
+  std::vector<std::string> names = {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"};
+  names.insert(names.end(), extra_paths.begin(), extra_paths.end());
+  KTUNE_ASSIGN_OR_RETURN(DynLib lib, DynLib::open(names, "cuBLASLt (libcublasLt)"));
+  std::unique_ptr<CublasLt> lt(new CublasLt());
+  lt->api_ = std::make_unique<Api>();
+  Api& a = *lt->api_;
+  KTUNE_RETURN_IF_ERROR(lib.bind(a.create, "cublasLtCreate"));
+  KTUNE_RETURN_IF_ERROR(lib.bind(a.destroy, "cublasLtDestroy"));
+  KTUNE_RETURN_IF_ERROR(lib.bind(a.getVersion, "cublasLtGetVersion"));
+  KTUNE_RETURN_IF_ERROR(lib.bind(a.descCreate, "cublasLtMatmulDescCreate"));
+  KTUNE_RETURN_IF_ERROR(lib.bind(a.descDestroy, "cublasLtMatmulDescDestroy"));
+  KTUNE_RETURN_IF_ERROR(lib.bind(a.descSet, "cublasLtMatmulDescSetAttribute"));
+  KTUNE_RETURN_IF_ERROR(lib.bind(a.layoutCreate, "cublasLtMatrixLayoutCreate"));
+  KTUNE_RETURN_IF_ERROR(lib.bind(a.layoutDestroy, "cublasLtMatrixLayoutDestroy"));
+  KTUNE_RETURN_IF_ERROR(lib.bind(a.prefCreate, "cublasLtMatmulPreferenceCreate"));
+  KTUNE_RETURN_IF_ERROR(lib.bind(a.prefDestroy, "cublasLtMatmulPreferenceDestroy"));
+  KTUNE_RETURN_IF_ERROR(lib.bind(a.prefSet, "cublasLtMatmulPreferenceSetAttribute"));
+  KTUNE_RETURN_IF_ERROR(lib.bind(a.heuristic, "cublasLtMatmulAlgoGetHeuristic"));
+  KTUNE_RETURN_IF_ERROR(lib.bind(a.matmul, "cublasLtMatmul"));
+  lt->version_ = a.getVersion();
+  const LtStatus st = a.create(&lt->handle_);
+  if (st != 0 || !lt->handle_)
+    return Status::Unavailable("cublasLtCreate failed with cublasStatus " + std::to_string(st) +
+                               " (is a CUDA device present and its context current?)");
+  lt->lib_ = std::move(lib);
+  return lt;
+}
+
+std::string CublasLt::version() const {
+  return "cublasLt " + std::to_string(version_) + " (" + lib_.path() + ")";
+}
+
+Expected<std::vector<LtAlgo>> CublasLt::heuristics(const LtProblem& p, int max_algos,
+                                                   int64_t max_workspace) const {
+  KTUNE_RETURN_IF_ERROR(checkProblem(p));
+  if (max_algos <= 0) return Status::InvalidArgument("max_algos must be positive");
+  Descs d;
+  Status s = makeDescs(*api_, p, d);
+  if (!s.ok()) {
+    api_->release(d);
+    return s;
+  }
+  LtPref pref = nullptr;
+  LtStatus st = api_->prefCreate(&pref);
+  if (st) {
+    api_->release(d);
+    return ltError("MatmulPreferenceCreate", st);
+  }
+  const uint64_t ws = static_cast<uint64_t>(std::max<int64_t>(0, max_workspace));
+  api_->prefSet(pref, kPrefMaxWorkspace, &ws, sizeof(ws));
+  std::vector<LtHeuristicResult> res(static_cast<size_t>(max_algos));
+  int found = 0;
+  st = api_->heuristic(handle_, d.op, d.a, d.b, d.c, d.c, pref, max_algos, res.data(), &found);
+  api_->prefDestroy(pref);
+  api_->release(d);
+  if (st) return ltError("MatmulAlgoGetHeuristic", st);
+  std::vector<LtAlgo> out;
+  for (int i = 0; i < found; ++i) {
+    if (res[i].state != 0) continue;
+    LtAlgo a;
+    a.index = i;
+    std::memcpy(a.bytes.data(), res[i].algo.data, sizeof(a.bytes));
+    a.workspace_bytes = static_cast<int64_t>(res[i].workspaceSize);
+    a.waves = res[i].wavesCount;
+    out.push_back(a);
+  }
+  if (out.empty()) return Status::Unsupported("cuBLASLt proposes no algorithm for this GEMM");
+  return out;
+}
+
+Status CublasLt::run(const LtProblem& p, const LtAlgo* algo, DevicePtr a, DevicePtr b, DevicePtr c,
+                     DevicePtr bias, DevicePtr workspace, int64_t workspace_bytes,
+                     StreamHandle stream) const {
+  KTUNE_RETURN_IF_ERROR(checkProblem(p));
+  if (!a || !b || !c) return Status::InvalidArgument("cuBLASLt GEMM needs non-null A, B and C");
+  if (p.bias && !bias) return Status::InvalidArgument("cuBLASLt GEMM with bias needs a bias pointer");
+  LtAlgo chosen;
+  if (!algo) {
+    KTUNE_ASSIGN_OR_RETURN(auto list, heuristics(p, 1, workspace_bytes));
+    chosen = list.front();
+    algo = &chosen;
+  }
+  if (algo->workspace_bytes > workspace_bytes)
+    return Status::InvalidArgument("cuBLASLt algorithm needs " + std::to_string(algo->workspace_bytes) +
+                                   " B of workspace, got " + std::to_string(workspace_bytes));
+  Descs d;
+  Status s = makeDescs(*api_, p, d);
+  if (s.ok() && p.bias) {
+    const void* bp = reinterpret_cast<const void*>(bias);
+    LtStatus st = api_->descSet(d.op, kDescBiasPointer, &bp, sizeof(bp));
+    if (st) s = ltError("set BIAS_POINTER", st);
+  }
+  if (!s.ok()) {
+    api_->release(d);
+    return s;
+  }
+  LtAlgoRaw raw;
+  std::memcpy(raw.data, algo->bytes.data(), sizeof(raw.data));
+  const LtStatus st = api_->matmul(
+      handle_, d.op, &p.alpha, reinterpret_cast<const void*>(b), d.a, reinterpret_cast<const void*>(a),
+      d.b, &p.beta, reinterpret_cast<const void*>(c), d.c, reinterpret_cast<void*>(c), d.c, &raw,
+      reinterpret_cast<void*>(workspace), static_cast<size_t>(workspace_bytes), stream.p);
+  api_->release(d);
+  if (st) return ltError("Matmul", st);
+  return Status::Ok();
+}
+
+}  // namespace ktune::cublaslt

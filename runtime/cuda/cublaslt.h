@@ -1,0 +1,89 @@
+// cuBLASLt as a vendor candidate for ktune's GEMM: heuristic algorithms, running one algorithm,
+// and a stable id per algorithm so a tuning database can record and re-create it.
+//
+// libcublasLt is opened with dlopen (libcublasLt.so.13, .so.12, .so, then any extra paths the
+// caller gives); the few types and prototypes used are declared here (stable C ABI), so no CUDA
+// header is needed at build time. Problems are row-major, as everywhere in ktune: the wrapper maps
+// row-major C = op(A) op(B) to cuBLASLt's column-major C^T = op(B)^T op(A)^T.
+//
+// Thread safety: a CublasLt object may be used from several threads at once (the cuBLASLt handle
+// is thread-safe, descriptors are per call). Every call needs the CUDA context that owns the
+// buffers current on the calling thread (Backend::setDevice does that).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/dylib.h"
+#include "base/status.h"
+#include "runtime/backend.h"
+
+namespace ktune::cublaslt {
+
+enum class LtType { kF16, kBF16, kF32 };
+
+// Row-major GEMM: C[M][N] = alpha * op(A) * op(B) + beta * C (+ bias[N]).
+// trans_a: A stored [K][M] (else [M][K]); trans_b: B stored [N][K] (else [K][N]).
+struct LtProblem {
+  bool trans_a = false, trans_b = false;
+  LtType ab = LtType::kBF16;  // A and B
+  LtType c = LtType::kBF16;   // C, D and bias
+  int64_t m = 0, n = 0, k = 0;
+  int64_t lda = 0, ldb = 0, ldc = 0;
+  float alpha = 1.0f, beta = 0.0f;
+  bool bias = false;  // bias has N elements of type `c`
+};
+
+// One algorithm from the heuristic. The 64 algo bytes re-create it with the same library version.
+struct LtAlgo {
+  int index = 0;  // rank in the heuristic's list (0 = the library's first choice)
+  std::array<uint64_t, 8> bytes{};
+  int64_t workspace_bytes = 0;
+  float waves = 0;
+  // "cublaslt:idx=3:algo=<128 hex digits>".
+  std::string id() const;
+  // Inverse of id(); kInvalidArgument naming the defect otherwise.
+  static Expected<LtAlgo> parse(const std::string& id);
+};
+
+class CublasLt {
+ public:
+  ~CublasLt();
+  CublasLt(const CublasLt&) = delete;
+  CublasLt& operator=(const CublasLt&) = delete;
+
+  // Opens the library and creates a handle. kUnavailable (listing every name tried) when the
+  // library is missing; kUnavailable with the cuBLAS status when the handle cannot be created
+  // (e.g. no GPU / no current context).
+  static Expected<std::unique_ptr<CublasLt>> open(const std::vector<std::string>& extra_paths = {});
+
+  // "cublasLt 130000 (<path>)".
+  std::string version() const;
+
+  // Up to max_algos algorithms the heuristic proposes for `p` with at most max_workspace bytes of
+  // workspace, best first. kUnsupported when cuBLASLt proposes none; kInvalidArgument for a bad
+  // problem (non-positive dims, short leading dims).
+  Expected<std::vector<LtAlgo>> heuristics(const LtProblem& p, int max_algos,
+                                           int64_t max_workspace) const;
+
+  // Runs `algo` (or, with nullptr, the heuristic's first choice) on `stream` (a CUstream). The
+  // workspace must hold algo->workspace_bytes. Asynchronous: errors of the kernel itself show up at
+  // the next synchronisation. kLaunchError with the cuBLAS status on failure.
+  Status run(const LtProblem& p, const LtAlgo* algo, DevicePtr a, DevicePtr b, DevicePtr c,
+             DevicePtr bias, DevicePtr workspace, int64_t workspace_bytes,
+             StreamHandle stream = {}) const;
+
+  struct Api;  // the dlopen'ed entry points (defined in cublaslt.cc)
+
+ private:
+  CublasLt() = default;
+  DynLib lib_;
+  std::unique_ptr<Api> api_;
+  void* handle_ = nullptr;
+  size_t version_ = 0;
+};
+
+}  // namespace ktune::cublaslt
