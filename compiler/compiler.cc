@@ -1,5 +1,16 @@
 #include "compiler/compiler.h"
 
+#include <stdlib.h>
+
+#include <cxxabi.h>
+
+#include <cctype>
+#include <cstdlib>
+
+#include "base/fs.h"
+#include "compiler/compiler_util.h"
+#include "templates/embedded.h"
+
 namespace ktune {
 
 Expected<unsigned> parseDumpName(const std::string& name) {
@@ -24,6 +35,173 @@ const char* dumpName(Dump d) {
     case kDumpMlir: return "mlir";
     default: return "none";
   }
+}
+
+}  // namespace ktune
+
+// ---- helpers shared by the compilers (compiler_util.h) and the arch dispatch -----------------
+
+
+namespace ktune::compiler_detail {
+
+std::string_view preludeSource() { return templates::embeddedSource("prelude.cuh"); }
+
+std::vector<std::string> defineFlags(const CompileRequest& req) {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : req.defines) out.push_back(v.empty() ? "-D" + k : "-D" + k + "=" + v);
+  return out;
+}
+
+std::string instantiatedSource(const CompileRequest& req) {
+  std::string s = "// ktune: " + (req.source_name.empty() ? "kernel" : req.source_name) +
+                  " for " + req.arch + ", entry " + req.entry + "\n";
+  for (const auto& [k, v] : req.defines) s += "#define " + k + " " + v + "\n";
+  s += req.source;
+  return s;
+}
+
+std::string joinOptions(const std::vector<std::string>& opts) {
+  std::string s;
+  for (const auto& o : opts) {
+    if (!s.empty()) s += ' ';
+    s += o;
+  }
+  return s;
+}
+
+Status compileError(const std::string& compiler, const CompileRequest& req, const std::string& log,
+                    const std::vector<std::string>& opts) {
+  return Status::CompileError(compiler + " failed to compile " +
+                              (req.source_name.empty() ? std::string("kernel") : req.source_name) +
+                              " (entry " + req.entry + ", arch " + req.arch + ")\noptions: " +
+                              joinOptions(opts) + "\nlog:\n" + log);
+}
+
+static bool isIdent(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  for (char c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  return true;
+}
+
+Status checkRequest(const CompileRequest& req) {
+  if (req.arch.empty()) return Status::InvalidArgument("compile request has no arch (e.g. sm_90a, gfx942)");
+  for (char c : req.arch)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != ':' && c != '+' && c != '-')
+      return Status::InvalidArgument("malformed arch '" + req.arch + "'");
+  if (req.entry.empty()) return Status::InvalidArgument("compile request has no entry (kernel name)");
+  for (const auto& [k, v] : req.defines) {
+    if (!isIdent(k)) return Status::InvalidArgument("define name '" + k + "' is not an identifier");
+    if (v.find('\n') != std::string::npos)
+      return Status::InvalidArgument("define " + k + " has a newline in its value");
+  }
+  return Status::Ok();
+}
+
+bool isNameExpression(const std::string& entry) { return !isIdent(entry); }
+
+static std::string noSpaces(const std::string& s) {
+  std::string o;
+  for (char c : s)
+    if (c != ' ') o += c;
+  return o;
+}
+
+// Demangled "ns::f<T, 8>(T const*, float*)" -> "ns::f<T,8>" (return type and parameters dropped).
+static std::string demangledName(const std::string& sym) {
+  int st = 0;
+  char* d = abi::__cxa_demangle(sym.c_str(), nullptr, nullptr, &st);
+  if (st != 0 || !d) return sym;
+  std::string s = d;
+  std::free(d);
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '<') ++depth;
+    if (c == '>') --depth;
+    if (c == ' ' && depth == 0) start = i + 1;  // skip "void " return type of templates
+    if (c == '(' && depth == 0) return noSpaces(s.substr(start, i - start));
+  }
+  return noSpaces(s.substr(start));
+}
+
+static std::string baseName(const std::string& s) { return s.substr(0, s.find('<')); }
+
+Expected<std::string> resolveEntry(const std::string& entry, const std::vector<std::string>& symbols) {
+  for (const auto& s : symbols)
+    if (s == entry) return s;
+  const std::string want = noSpaces(entry);
+  std::vector<std::string> same_base;
+  std::string listing;
+  for (const auto& s : symbols) {
+    const std::string d = demangledName(s);
+    if (d == want) return s;
+    if (baseName(d) == baseName(want)) same_base.push_back(s);
+    listing += "\n  " + s + " (" + d + ")";
+  }
+  if (same_base.size() == 1) return same_base[0];
+  return Status::NotFound("kernel '" + entry + "' not found in the code object" +
+                          (same_base.size() > 1 ? " (several instances match its name)" : "") +
+                          "; kernels:" + (listing.empty() ? std::string(" none") : listing));
+}
+
+double msSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+Expected<TempDir> TempDir::create(const std::string& prefix) {
+  const char* tmp = "/tmp";
+  std::string tmpl = std::string(tmp) + "/" + prefix + "XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  if (!mkdtemp(buf.data()))  // mkdtemp creates the directory with mode 0700
+    return Status::IoError("cannot create a temporary directory under " + std::string(tmp));
+  TempDir d;
+  d.path_ = buf.data();
+  return d;
+}
+
+TempDir::~TempDir() {
+  if (!path_.empty()) (void)removeTree(path_);
+}
+
+}  // namespace ktune::compiler_detail
+
+namespace ktune {
+
+#ifndef KTUNE_HAVE_NVRTC
+Expected<std::unique_ptr<Compiler>> openNvrtcCompiler() {
+  return Status::Unavailable("ktune was built without the NVRTC compiler (KTUNE_WITH_CUDA=OFF)");
+}
+#endif
+#ifndef KTUNE_HAVE_HIPRTC
+Expected<std::unique_ptr<Compiler>> openHiprtcCompiler() {
+  return Status::Unavailable("ktune was built without the hiprtc compiler (KTUNE_WITH_HIP=OFF)");
+}
+#endif
+
+Expected<std::unique_ptr<Compiler>> compilerForArch(const std::string& arch) {
+  if (arch.rfind("sm_", 0) == 0) {
+    KTUNE_ASSIGN_OR_RETURN(auto c, openNvrtcCompiler());
+    if (!c->supportsArch(arch))
+      return Status::Unsupported("NVRTC " + c->version() + " does not support arch '" + arch +
+                                 "' (supported: sm_XX as listed by nvrtcGetSupportedArchs)");
+    return c;
+  }
+  if (arch.rfind("gfx", 0) == 0) {
+    std::string why;
+    auto h = openHiprtcCompiler();
+    if (h.ok() && (*h)->supportsArch(arch)) return std::move(h).value();
+    why = h.ok() ? "hiprtc " + (*h)->version() + " does not know " + arch
+                 : h.status().message();
+    auto l = openLlvmAmdgpuCompiler();
+    if (l.ok() && (*l)->supportsArch(arch)) return std::move(l).value();
+    return Status::Unsupported("no compiler for '" + arch + "': " + why + "; LLVM path: " +
+                               (l.ok() ? "clang does not support " + arch : l.status().message()));
+  }
+  return Status::Unsupported("unknown arch '" + arch +
+                             "': expected sm_XX[a] (NVIDIA) or gfxNNN (AMD), e.g. sm_90a, gfx942");
 }
 
 }  // namespace ktune

@@ -1,0 +1,32 @@
+// NVRTC compiler: CUDA source -> cubin (PTX and SASS on request), with the ptxas resource report.
+// libnvrtc is opened with dlopen; no CUDA header or library is needed to build ktune.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/compiler.h"
+
+namespace ktune {
+
+struct NvrtcConfig {
+  // Directory holding cuda_fp16.h / cuda_bf16.h (passed as -I). Empty: the build-time default
+  // (KTUNE_DEFAULT_CUDA_INCLUDE, the toolkit CMake found).
+  std::string cuda_include;
+  // Libraries tried in order. Empty: libnvrtc.so.13, .so.12, .so, then the same names under the
+  // toolkit's lib64/ and lib/ next to cuda_include.
+  std::vector<std::string> library_candidates;
+};
+
+// Opens NVRTC. kUnavailable listing every library tried when none loads. The returned compiler is
+// thread-safe (each compile uses its own nvrtcProgram).
+Expected<std::unique_ptr<Compiler>> openNvrtcCompiler(const NvrtcConfig& config);
+
+// Parses ptxas -v output (as NVRTC 12/13 print it with --ptxas-options=-v) for one function:
+// "Used N registers", "N bytes smem", "N bytes stack frame, N bytes spill stores, N bytes spill
+// loads". `function` is the mangled (lowered) name; empty takes the first function. Returns false
+// when the function does not appear.
+bool parsePtxasReport(const std::string& log, const std::string& function, ResourceUsage* out);
+
+}  // namespace ktune
