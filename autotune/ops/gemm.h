@@ -1,0 +1,127 @@
+// ktune GEMM: a runner for the JIT GEMM templates (templates/gemm.h) and the tunable GEMM op.
+//
+//   C = act(alpha * op(A) * op(B) + beta * C + bias)      (row-major, see gemm::Layout)
+//
+// GemmRunner compiles, caches and launches one (kernel, config) for a problem — what tests,
+// benchmarks and the op use. GemmOp is the TunableOp: its candidates are the JIT configs of the
+// device's GEMM kernels (mma.sync / skinny on NVIDIA, MFMA on AMD), the cuBLASLt algorithms the
+// heuristic proposes (NVIDIA, when libcublasLt loads), and a default; its key is (layout, dtypes,
+// M, N, K, leading dims, epilogue, alignment).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "autotune/autotuner.h"
+#include "base/config.h"
+#include "compiler/compiler.h"
+#include "runtime/backend.h"
+#include "runtime/cuda/cublaslt.h"
+#include "templates/gemm.h"
+
+namespace ktune {
+
+// Device buffers of one GEMM call (bias may be 0 when the shape has no bias).
+struct GemmBuffers {
+  DevicePtr a = 0, b = 0, c = 0, bias = 0;
+};
+
+// Shape facts derived from the buffers: sets shape.aligned16 from the A/B addresses.
+gemm::GemmShape withAlignment(gemm::GemmShape shape, const GemmBuffers& buf);
+
+// The cuBLASLt view of a GEMM shape; kUnsupported when cuBLASLt cannot express it (activation
+// epilogues: cuBLASLt has no SiLU, and its GELU is the tanh form).
+Expected<cublaslt::LtProblem> toLtProblem(const gemm::GemmShape& s);
+
+// Compiles and launches GEMM template instances on one device. Kernels are cached by (kind,
+// defines); the split-K workspace and counters are owned here, zeroed once on allocation (the
+// kernels leave them zero), and must not be used by two streams at once.
+// Thread safety: all methods may be called from several threads (one mutex); launches that use
+// split-K from several threads at once must use separate runners.
+class GemmRunner {
+ public:
+  // `backend` and `compiler` must outlive the runner; setDevice() must already be done.
+  GemmRunner(Backend& backend, Compiler& compiler, DeviceInfo device);
+  ~GemmRunner();
+  GemmRunner(const GemmRunner&) = delete;
+  GemmRunner& operator=(const GemmRunner&) = delete;
+
+  // The code object for (kind, config, shape), compiled on first use. Errors: kCompileError with
+  // the log, kUnsupported from gemm::applicable.
+  Expected<const CodeObject*> compile(gemm::KernelKind kind, const Config& config,
+                                      const gemm::GemmShape& shape);
+  // Launches asynchronously on `stream`. kInvalidArgument for null buffers or a shape that does
+  // not validate; kOutOfResources / kUnsupported from the launch rule; kLaunchError from the driver.
+  Status launch(gemm::KernelKind kind, const Config& config, const gemm::GemmShape& shape,
+                const GemmBuffers& buf, StreamHandle stream = {});
+  const DeviceInfo& device() const { return device_; }
+
+ private:
+  struct Loaded {
+    CodeObject code;
+    ModuleHandle module;
+    FunctionHandle function;
+  };
+  Expected<Loaded*> load(gemm::KernelKind kind, const Config& config, const gemm::GemmShape& shape);
+  Status ensureWorkspace(int64_t bytes, int64_t counters, StreamHandle stream);
+
+  Backend& backend_;
+  Compiler& compiler_;
+  DeviceInfo device_;
+  std::mutex mu_;
+  std::map<std::string, std::unique_ptr<Loaded>> kernels_;
+  DevicePtr workspace_ = 0, counters_ = 0;
+  int64_t workspace_bytes_ = 0, counter_count_ = 0;
+  KernelArgs args_;
+};
+
+// One GEMM call for the tunable op.
+struct GemmCall {
+  gemm::GemmShape shape;  // aligned16 is recomputed from the buffers
+  GemmBuffers buf;
+};
+
+// The tunable GEMM op. Candidates per key: the applicable curated JIT configs of every kernel of
+// the device (all configs of the space with `full_space`), up to Options::vendor_algos cuBLASLt
+// algorithms, and a default (the first curated config). Verification compares each candidate's
+// output with cuBLASLt's (or, when cuBLASLt is unavailable or cannot express the epilogue, with
+// the default JIT config's) on the caller's data — so tuning runs on real inputs and C is
+// restored between runs when beta != 0.
+class GemmOp {
+ public:
+  struct OpOptions {
+    bool full_space = false;
+    // Extra library paths for libcublasLt (e.g. a pip wheel's lib dir).
+    std::vector<std::string> cublaslt_paths;
+  };
+  // Registers the family "gemm" on `tuner`. Fails when the tuner's device has no GEMM kernel.
+  static Expected<std::unique_ptr<GemmOp>> create(std::shared_ptr<Tuner> tuner,
+                                                  OpOptions options);
+  static Expected<std::unique_ptr<GemmOp>> create(std::shared_ptr<Tuner> tuner) {
+    return create(std::move(tuner), OpOptions{});
+  }
+  ~GemmOp();
+
+  // Validates and runs (tuning on first call per key). kInvalidArgument naming the defect for bad
+  // shapes or null buffers.
+  Status operator()(const GemmCall& call, StreamHandle stream = {});
+  Expected<TuneReport> tune(const GemmCall& call, StreamHandle stream = {});
+  Expected<Selection> lookup(const GemmCall& call);
+  bool hasCublasLt() const;
+
+  struct State;
+
+ private:
+  explicit GemmOp(std::unique_ptr<State> st);
+  std::unique_ptr<State> st_;
+};
+
+// Convenience: ktune::gemm(op, shape, buffers) = op({shape, buffers}, stream).
+inline Status gemmCall(GemmOp& op, const gemm::GemmShape& shape, const GemmBuffers& buf,
+                       StreamHandle stream = {}) {
+  return op(GemmCall{shape, buf}, stream);
+}
+
+}  // namespace ktune
