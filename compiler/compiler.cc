@@ -107,11 +107,29 @@ static std::string noSpaces(const std::string& s) {
   return o;
 }
 
+// "_Z5scaleIDF16_..." / "_ZN2ns5scaleI..." -> "scale" / "ns::scale": the qualified name alone,
+// for symbols the host demangler cannot read (GCC 12 knows no DF16_, i.e. _Float16).
+static std::string mangledBaseName(const std::string& sym) {
+  if (sym.rfind("_Z", 0) != 0) return sym;
+  size_t i = 2;
+  if (i < sym.size() && sym[i] == 'N') ++i;
+  std::string out;
+  while (i < sym.size() && std::isdigit(static_cast<unsigned char>(sym[i]))) {
+    size_t len = 0;
+    while (i < sym.size() && std::isdigit(static_cast<unsigned char>(sym[i])))
+      len = len * 10 + static_cast<size_t>(sym[i++] - '0');
+    if (len == 0 || i + len > sym.size()) break;
+    out += (out.empty() ? "" : "::") + sym.substr(i, len);
+    i += len;
+  }
+  return out.empty() ? sym : out;
+}
+
 // Demangled "ns::f<T, 8>(T const*, float*)" -> "ns::f<T,8>" (return type and parameters dropped).
 static std::string demangledName(const std::string& sym) {
   int st = 0;
   char* d = abi::__cxa_demangle(sym.c_str(), nullptr, nullptr, &st);
-  if (st != 0 || !d) return sym;
+  if (st != 0 || !d) return mangledBaseName(sym);
   std::string s = d;
   std::free(d);
   int depth = 0;
