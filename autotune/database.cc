@@ -1,50 +1,612 @@
 #include "autotune/database.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <exception>
+#include <nlohmann/json.hpp>
+
+#include "base/fs.h"
+
 namespace ktune {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kSchema = 1;
+// A stuck tuner must not hang every other process forever; flock is released when a holder dies,
+// so this only triggers on a live process that holds the lock for a very long time.
+constexpr int kLockTimeoutMs = 120000;
+
+std::string utcStamp(const char* fmt) {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[40];
+  std::strftime(buf, sizeof(buf), fmt, &tm);
+  return buf;
+}
+
+std::string dumpText(const json& j, int indent) {
+  return j.dump(indent, ' ', false, json::error_handler_t::replace);
+}
+
+std::string parentDir(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+Code codeFromName(const std::string& s) {
+  for (int c = int(Code::kOk); c <= int(Code::kInternal); ++c) {
+    if (s == codeName(Code(c))) return Code(c);
+  }
+  return Code::kInternal;
+}
+
+template <typename T>
+void readField(const json& j, const char* name, T& out) {
+  auto it = j.find(name);
+  if (it != j.end() && !it->is_null()) out = it->get<T>();
+}
+
+json statsToJson(const TimingStats& s) {
+  return json{{"median_ms", s.median_ms}, {"p20_ms", s.p20_ms}, {"p80_ms", s.p80_ms},
+              {"min_ms", s.min_ms},       {"max_ms", s.max_ms}, {"mean_ms", s.mean_ms},
+              {"std_ms", s.std_ms},       {"runs", s.runs}};
+}
+
+TimingStats statsFromJson(const json& j) {
+  TimingStats s;
+  if (!j.is_object()) return s;
+  readField(j, "median_ms", s.median_ms);
+  readField(j, "p20_ms", s.p20_ms);
+  readField(j, "p80_ms", s.p80_ms);
+  readField(j, "min_ms", s.min_ms);
+  readField(j, "max_ms", s.max_ms);
+  readField(j, "mean_ms", s.mean_ms);
+  readField(j, "std_ms", s.std_ms);
+  readField(j, "runs", s.runs);
+  return s;
+}
+
+json candidateToJson(const CandidateResult& c) {
+  return json{{"config", c.config},
+              {"source", c.source},
+              {"status", codeName(c.status)},
+              {"reason", c.reason},
+              {"stats", statsToJson(c.stats)},
+              {"code_object_key", c.code_object_key},
+              {"max_error", c.max_error},
+              {"date", c.date}};
+}
+
+// Throws nlohmann exceptions on wrong types; callers catch and report.
+CandidateResult candidateFromJson(const json& j) {
+  CandidateResult c;
+  readField(j, "config", c.config);
+  readField(j, "source", c.source);
+  std::string status = "ok";
+  readField(j, "status", status);
+  c.status = codeFromName(status);
+  readField(j, "reason", c.reason);
+  if (j.contains("stats")) c.stats = statsFromJson(j.at("stats"));
+  readField(j, "code_object_key", c.code_object_key);
+  readField(j, "max_error", c.max_error);
+  readField(j, "date", c.date);
+  return c;
+}
+
+json entryToJson(const DbEntry& e) {
+  json cands = json::array();
+  for (const auto& c : e.candidates) cands.push_back(candidateToJson(c));
+  return json{{"winner", e.winner},
+              {"source", e.winner_source},
+              {"stats", statsToJson(e.winner_stats)},
+              {"candidates", cands},
+              {"code_objects", e.code_object_keys},
+              {"date", e.date},
+              {"pinned", e.pinned}};
+}
+
+DbEntry entryFromJson(const std::string& key, const json& j) {
+  if (!j.is_object()) throw std::runtime_error("entry is not a JSON object");
+  DbEntry e;
+  e.key = key;
+  e.winner = j.at("winner").get<std::string>();
+  readField(j, "source", e.winner_source);
+  if (j.contains("stats")) e.winner_stats = statsFromJson(j.at("stats"));
+  if (j.contains("candidates")) {
+    for (const auto& c : j.at("candidates")) e.candidates.push_back(candidateFromJson(c));
+  }
+  readField(j, "code_objects", e.code_object_keys);
+  readField(j, "date", e.date);
+  readField(j, "pinned", e.pinned);
+  return e;
+}
+
+json validatorToJson(const Validator& v) {
+  return json{{"ktune_version", v.ktune_version}, {"backend", v.backend},
+              {"driver_version", v.driver_version}, {"compiler", v.compiler},
+              {"compiler_version", v.compiler_version}, {"device_name", v.device_name},
+              {"arch", v.arch}};
+}
+
+Validator validatorFromJson(const json& j) {
+  Validator v;
+  readField(j, "ktune_version", v.ktune_version);
+  readField(j, "backend", v.backend);
+  readField(j, "driver_version", v.driver_version);
+  readField(j, "compiler", v.compiler);
+  readField(j, "compiler_version", v.compiler_version);
+  readField(j, "device_name", v.device_name);
+  readField(j, "arch", v.arch);
+  return v;
+}
+
+json emptyDoc(const std::string& family) {
+  return json{{"schema", kSchema}, {"family", family}, {"devices", json::array()}};
+}
+
+// Structural check of a whole document. Fatal problems (not an object, wrong container types)
+// return kCorrupt; a malformed single entry or device block only adds a warning — it stays in the
+// file untouched and is simply not used.
+Status checkDoc(const json& doc, std::vector<std::string>* warnings) {
+  if (!doc.is_object()) return Status::Corrupt("top level is not a JSON object");
+  if (doc.contains("schema") && !doc.at("schema").is_number_integer()) {
+    return Status::Corrupt("\"schema\" is not an integer");
+  }
+  if (doc.contains("devices") && !doc.at("devices").is_array()) {
+    return Status::Corrupt("\"devices\" is not an array");
+  }
+  if (!doc.contains("devices")) return Status::Ok();
+  int index = 0;
+  for (const auto& dev : doc.at("devices")) {
+    const std::string where = "devices[" + std::to_string(index++) + "]";
+    if (!dev.is_object() || !dev.contains("validator") || !dev.at("validator").is_object()) {
+      if (warnings) warnings->push_back(where + " has no \"validator\" object; ignored");
+      continue;
+    }
+    try {
+      validatorFromJson(dev.at("validator"));
+    } catch (const std::exception& e) {
+      if (warnings) warnings->push_back(where + ".validator is malformed (" + e.what() + "); ignored");
+      continue;
+    }
+    for (const char* section : {"entries", "partial"}) {
+      if (dev.contains(section) && !dev.at(section).is_object()) {
+        return Status::Corrupt(where + "." + section + " is not an object");
+      }
+    }
+    if (dev.contains("entries")) {
+      for (const auto& [key, ej] : dev.at("entries").items()) {
+        try {
+          entryFromJson(key, ej);
+        } catch (const std::exception& e) {
+          if (warnings) {
+            warnings->push_back(where + ": entry '" + key + "' is malformed (" + e.what() +
+                                "); ignored");
+          }
+        }
+      }
+    }
+    if (dev.contains("partial")) {
+      for (const auto& [key, pj] : dev.at("partial").items()) {
+        bool ok = pj.is_array();
+        try {
+          if (ok) {
+            for (const auto& c : pj) candidateFromJson(c);
+          }
+        } catch (const std::exception&) {
+          ok = false;
+        }
+        if (!ok && warnings) {
+          warnings->push_back(where + ": partial results of '" + key + "' are malformed; ignored");
+        }
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+// The device block for `v` in `doc`, or nullptr.
+json* findDevice(json& doc, const Validator& v) {
+  if (!doc.contains("devices") || !doc["devices"].is_array()) return nullptr;
+  for (auto& dev : doc["devices"]) {
+    if (!dev.is_object() || !dev.contains("validator") || !dev["validator"].is_object()) continue;
+    try {
+      if (validatorFromJson(dev["validator"]) == v) return &dev;
+    } catch (const std::exception&) {
+    }
+  }
+  return nullptr;
+}
+
+json& deviceFor(json& doc, const Validator& v) {
+  if (json* d = findDevice(doc, v)) return *d;
+  if (!doc.contains("devices") || !doc["devices"].is_array()) doc["devices"] = json::array();
+  doc["devices"].push_back(json{{"validator", validatorToJson(v)},
+                                {"entries", json::object()},
+                                {"partial", json::object()}});
+  return doc["devices"].back();
+}
+
+// Entry `key` of a device block is pinned (on disk / in memory).
+bool isPinned(const json& dev, const std::string& key) {
+  auto es = dev.find("entries");
+  if (es == dev.end() || !es->is_object()) return false;
+  auto e = es->find(key);
+  if (e == es->end() || !e->is_object()) return false;
+  auto p = e->find("pinned");
+  return p != e->end() && p->is_boolean() && p->get<bool>();
+}
+
+// Adds or replaces (same source + config) a candidate in a partial-results array.
+void upsertCandidate(json& arr, const json& cand) {
+  if (!arr.is_array()) arr = json::array();
+  for (auto& c : arr) {
+    if (c.is_object() && c.value("config", json()) == cand.value("config", json()) &&
+        c.value("source", json()) == cand.value("source", json())) {
+      c = cand;
+      return;
+    }
+  }
+  arr.push_back(cand);
+}
+
+struct Loaded {
+  json doc;
+  Status problem;  // kCorrupt: file unusable (doc is empty); kUnsupported: newer schema
+  bool existed = false;
+  std::vector<std::string> warnings;
+};
+
+Expected<Loaded> loadFile(const std::string& path, const std::string& family) {
+  Loaded l;
+  l.doc = emptyDoc(family);
+  auto text = readFile(path);
+  if (!text.ok()) {
+    if (text.status().code() == Code::kNotFound) return l;
+    return text.status().withContext("cannot read tuning database");
+  }
+  l.existed = true;
+  json doc = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  Status s = doc.is_discarded() ? Status::Corrupt("not valid JSON (" + std::to_string(text->size()) +
+                                                  " bytes; truncated or hand-broken?)")
+                                : checkDoc(doc, &l.warnings);
+  if (!s.ok()) {
+    l.problem = s;
+    l.warnings.clear();
+    return l;
+  }
+  int schema = doc.value("schema", kSchema);
+  if (schema > kSchema) {
+    l.problem = Status::Unsupported("written by a newer ktune (schema " + std::to_string(schema) +
+                                    ", this one reads " + std::to_string(kSchema) + ")");
+    return l;
+  }
+  doc["schema"] = kSchema;
+  if (!doc.contains("devices")) doc["devices"] = json::array();
+  if (!doc.contains("family") || !doc["family"].is_string()) doc["family"] = family;
+  if (!family.empty() && doc["family"] != family) {
+    l.warnings.push_back("file is for family '" + doc["family"].get<std::string>() +
+                         "', opened as '" + family + "'");
+  }
+  l.doc = std::move(doc);
+  return l;
+}
+
+}  // namespace
 
 std::string Validator::id() const {
   return backend + "/" + arch + "/" + device_name + "/" + driver_version + "/" + compiler + "-" +
-         compiler_version + "/" + ktune_version;
+         compiler_version + "/ktune-" + ktune_version;
 }
+
 bool Validator::operator==(const Validator& o) const {
   return ktune_version == o.ktune_version && backend == o.backend &&
          driver_version == o.driver_version && compiler == o.compiler &&
          compiler_version == o.compiler_version && device_name == o.device_name && arch == o.arch;
 }
-std::string isoUtcNow() { return ""; }
 
-struct TuningDatabase::Impl {};
+std::string isoUtcNow() { return utcStamp("%Y-%m-%dT%H:%M:%SZ"); }
+
+struct TuningDatabase::Impl {
+  json doc;
+  bool read_only_schema = false;
+};
+
 TuningDatabase::TuningDatabase(std::string path, Validator v, std::string family)
     : impl_(std::make_unique<Impl>()),
       path_(std::move(path)),
       validator_(std::move(v)),
       family_(std::move(family)) {}
+
 TuningDatabase::~TuningDatabase() = default;
-Expected<std::shared_ptr<TuningDatabase>> TuningDatabase::open(const std::string&, Validator,
-                                                               std::string) {
-  return Status::Internal("not implemented");
+
+Expected<std::shared_ptr<TuningDatabase>> TuningDatabase::open(const std::string& path,
+                                                               Validator v, std::string family) {
+  if (path.empty()) return Status::InvalidArgument("tuning database: empty file path");
+  std::shared_ptr<TuningDatabase> db(new TuningDatabase(path, std::move(v), std::move(family)));
+  KTUNE_RETURN_IF_ERROR(db->reload());
+  return db;
 }
-std::optional<DbEntry> TuningDatabase::lookup(const std::string&) const { return std::nullopt; }
-Status TuningDatabase::record(const DbEntry&) { return Status::Internal("not implemented"); }
-Status TuningDatabase::remove(const std::string&) { return Status::Internal("not implemented"); }
-Status TuningDatabase::recordCandidate(const std::string&, const CandidateResult&) {
-  return Status::Internal("not implemented");
+
+Status TuningDatabase::reload() {
+  // Readers need no lock: writers replace the file by rename, so a read sees one whole version.
+  KTUNE_ASSIGN_OR_RETURN(Loaded l, loadFile(path_, family_));
+  std::lock_guard<std::mutex> g(mu_);
+  warnings_ = std::move(l.warnings);
+  impl_->read_only_schema = l.problem.code() == Code::kUnsupported;
+  if (!l.problem.ok()) {
+    warnings_.insert(warnings_.begin(),
+                     "tuning database '" + path_ + "' " + l.problem.message() +
+                         (impl_->read_only_schema
+                              ? "; using no entries from it and never modifying it"
+                              : "; starting empty. The broken file will be kept as '" + path_ +
+                                    ".corrupt-<time>' when this database is next written"));
+  }
+  if (family_.empty() && l.doc.contains("family") && l.doc["family"].is_string()) {
+    family_ = l.doc["family"].get<std::string>();
+  }
+  impl_->doc = std::move(l.doc);
+  return Status::Ok();
 }
-std::vector<CandidateResult> TuningDatabase::candidatesFor(const std::string&) const { return {}; }
-std::vector<DbEntry> TuningDatabase::entries() const { return {}; }
-std::vector<std::pair<Validator, int>> TuningDatabase::validators() const { return {}; }
+
+// Runs `fn` on the freshly re-read on-disk document under the cross-process lock, then writes
+// the result atomically and adopts it as the in-memory copy.
+template <typename Fn>
+static Status mutateLocked(const std::string& path, const std::string& family, json& mem,
+                           std::vector<std::string>& warnings, Fn&& fn) {
+  const std::string ctx = "cannot update tuning database '" + path + "'";
+  Status s = makeDirs(parentDir(path), 0700);
+  if (!s.ok()) return s.withContext(ctx);
+  auto lock = FileLock::acquire(path + ".lock", kLockTimeoutMs);
+  if (!lock.ok()) return lock.status().withContext(ctx);
+  auto loaded = loadFile(path, family);
+  if (!loaded.ok()) return loaded.status().withContext(ctx);
+  if (loaded->problem.code() == Code::kUnsupported) {
+    return Status::Unsupported(ctx + ": " + loaded->problem.message() +
+                               "; upgrade ktune or use another file");
+  }
+  if (!loaded->problem.ok()) {
+    // Keep what a user could still recover; never overwrite a broken file in place.
+    std::string aside = path + ".corrupt-" + utcStamp("%Y%m%dT%H%M%SZ");
+    for (int n = 1; pathExists(aside); ++n) {
+      aside = path + ".corrupt-" + utcStamp("%Y%m%dT%H%M%SZ") + "-" + std::to_string(n);
+    }
+    if (::rename(path.c_str(), aside.c_str()) != 0) {
+      return Status::IoError(ctx + ": cannot move the broken file aside to '" + aside +
+                             "': " + std::strerror(errno));
+    }
+    warnings.push_back("broken tuning database moved to '" + aside + "' (" +
+                       loaded->problem.message() + ")");
+  }
+  json doc = std::move(loaded->doc);
+  bool changed = true;
+  try {
+    changed = fn(doc);
+  } catch (const std::exception& e) {
+    return Status::Internal(ctx + ": " + e.what());
+  }
+  if (changed || !loaded->problem.ok() || !loaded->existed) {
+    s = writeFileAtomic(path, dumpText(doc, 2) + "\n", 0600);
+    if (!s.ok()) return s.withContext(ctx);
+  }
+  mem = std::move(doc);
+  return Status::Ok();
+}
+
+std::optional<DbEntry> TuningDatabase::lookup(const std::string& key) const {
+  std::lock_guard<std::mutex> g(mu_);
+  const json* dev = findDevice(impl_->doc, validator_);
+  if (!dev || !dev->contains("entries")) return std::nullopt;
+  const json& es = dev->at("entries");
+  auto it = es.find(key);
+  if (it == es.end()) return std::nullopt;
+  try {
+    return entryFromJson(key, *it);
+  } catch (const std::exception&) {
+    return std::nullopt;  // reported in warnings() at load time
+  }
+}
+
+Status TuningDatabase::record(const DbEntry& e) {
+  if (e.key.empty()) return Status::InvalidArgument("tuning database: record() with an empty key");
+  DbEntry entry = e;
+  if (entry.date.empty()) entry.date = isoUtcNow();
+  json ej = entryToJson(entry);
+  std::lock_guard<std::mutex> g(mu_);
+  return mutateLocked(path_, family_, impl_->doc, warnings_, [&](json& doc) {
+    json& dev = deviceFor(doc, validator_);
+    if (isPinned(dev, entry.key)) return false;  // a user's pin wins over any tuning run
+    dev["entries"][entry.key] = ej;
+    if (dev.contains("partial") && dev["partial"].is_object()) dev["partial"].erase(entry.key);
+    return true;
+  });
+}
+
+Status TuningDatabase::remove(const std::string& key) {
+  std::lock_guard<std::mutex> g(mu_);
+  return mutateLocked(path_, family_, impl_->doc, warnings_, [&](json& doc) {
+    json* dev = findDevice(doc, validator_);
+    if (!dev) return false;
+    size_t n = 0;
+    for (const char* section : {"entries", "partial"}) {
+      if (dev->contains(section) && (*dev)[section].is_object()) n += (*dev)[section].erase(key);
+    }
+    return n > 0;
+  });
+}
+
+Status TuningDatabase::recordCandidate(const std::string& key, const CandidateResult& r) {
+  if (key.empty()) {
+    return Status::InvalidArgument("tuning database: recordCandidate() with an empty key");
+  }
+  CandidateResult c = r;
+  if (c.date.empty()) c.date = isoUtcNow();
+  json cj = candidateToJson(c);
+  std::lock_guard<std::mutex> g(mu_);
+  return mutateLocked(path_, family_, impl_->doc, warnings_, [&](json& doc) {
+    json& dev = deviceFor(doc, validator_);
+    if (!dev.contains("partial") || !dev["partial"].is_object()) dev["partial"] = json::object();
+    upsertCandidate(dev["partial"][key], cj);
+    return true;
+  });
+}
+
+std::vector<CandidateResult> TuningDatabase::candidatesFor(const std::string& key) const {
+  std::lock_guard<std::mutex> g(mu_);
+  std::vector<CandidateResult> out;
+  const json* dev = findDevice(impl_->doc, validator_);
+  if (!dev || !dev->contains("partial") || !dev->at("partial").is_object()) return out;
+  auto it = dev->at("partial").find(key);
+  if (it == dev->at("partial").end() || !it->is_array()) return out;
+  for (const auto& c : *it) {
+    try {
+      out.push_back(candidateFromJson(c));
+    } catch (const std::exception&) {
+      // Malformed hand edit: skipped (reported at load).
+    }
+  }
+  return out;
+}
+
+std::vector<DbEntry> TuningDatabase::entries() const {
+  std::lock_guard<std::mutex> g(mu_);
+  std::vector<DbEntry> out;
+  const json* dev = findDevice(impl_->doc, validator_);
+  if (!dev || !dev->contains("entries") || !dev->at("entries").is_object()) return out;
+  for (const auto& [key, ej] : dev->at("entries").items()) {
+    try {
+      out.push_back(entryFromJson(key, ej));
+    } catch (const std::exception&) {
+    }
+  }
+  return out;  // json objects iterate in sorted key order
+}
+
+std::vector<std::pair<Validator, int>> TuningDatabase::validators() const {
+  std::lock_guard<std::mutex> g(mu_);
+  std::vector<std::pair<Validator, int>> out;
+  if (!impl_->doc.contains("devices")) return out;
+  for (const auto& dev : impl_->doc.at("devices")) {
+    if (!dev.is_object() || !dev.contains("validator") || !dev.at("validator").is_object()) continue;
+    try {
+      int n = dev.contains("entries") && dev.at("entries").is_object()
+                  ? int(dev.at("entries").size())
+                  : 0;
+      out.emplace_back(validatorFromJson(dev.at("validator")), n);
+    } catch (const std::exception&) {
+    }
+  }
+  return out;
+}
+
 const std::vector<std::string>& TuningDatabase::warnings() const { return warnings_; }
+
 const std::string& TuningDatabase::path() const { return path_; }
-Status TuningDatabase::reload() { return Status::Internal("not implemented"); }
+
 Expected<std::string> TuningDatabase::exportJson() const {
-  return Status::Internal("not implemented");
+  std::lock_guard<std::mutex> g(mu_);
+  return dumpText(impl_->doc, 2) + "\n";
 }
-Status TuningDatabase::importJson(const std::string&) {
-  return Status::Internal("not implemented");
+
+Status TuningDatabase::importJson(const std::string& text) {
+  json in = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (in.is_discarded()) {
+    return Status::InvalidArgument("import: not valid JSON; expected a ktune tuning database");
+  }
+  std::vector<std::string> import_warnings;
+  Status s = checkDoc(in, &import_warnings);
+  if (!s.ok()) return Status::InvalidArgument("import: not a ktune tuning database: " + s.message());
+  if (in.value("schema", kSchema) > kSchema) {
+    return Status::Unsupported("import: file has schema " +
+                               std::to_string(in.value("schema", kSchema)) +
+                               ", newer than this ktune reads (" + std::to_string(kSchema) + ")");
+  }
+  std::lock_guard<std::mutex> g(mu_);
+  for (auto& w : import_warnings) warnings_.push_back("import: " + w);
+  return mutateLocked(path_, family_, impl_->doc, warnings_, [&](json& doc) {
+    bool changed = false;
+    if (!in.contains("devices")) return false;
+    for (const auto& src : in.at("devices")) {
+      if (!src.is_object() || !src.contains("validator") || !src.at("validator").is_object()) {
+        continue;
+      }
+      Validator v = validatorFromJson(src.at("validator"));
+      json& dst = deviceFor(doc, v);
+      if (!dst.contains("entries") || !dst["entries"].is_object()) dst["entries"] = json::object();
+      if (src.contains("entries")) {
+        for (const auto& [key, ej] : src.at("entries").items()) {
+          try {
+            entryFromJson(key, ej);  // only well-formed entries come in
+          } catch (const std::exception&) {
+            continue;
+          }
+          if (isPinned(dst, key)) continue;
+          dst["entries"][key] = ej;
+          changed = true;
+        }
+      }
+      if (src.contains("partial")) {
+        if (!dst.contains("partial") || !dst["partial"].is_object()) dst["partial"] = json::object();
+        for (const auto& [key, arr] : src.at("partial").items()) {
+          if (!arr.is_array()) continue;
+          for (const auto& c : arr) {
+            if (!c.is_object()) continue;
+            upsertCandidate(dst["partial"][key], c);
+            changed = true;
+          }
+        }
+      }
+    }
+    return changed;
+  });
 }
-Status appendUntunedKey(const std::string&, const std::string&, const std::string&,
-                        const std::string&) {
-  return Status::Internal("not implemented");
+
+Status appendUntunedKey(const std::string& path, const std::string& family,
+                        const std::string& key, const std::string& args_json) {
+  json line = json::object();
+  if (!args_json.empty()) {
+    json args = json::parse(args_json, nullptr, /*allow_exceptions=*/false);
+    if (args.is_discarded() || !args.is_object()) {
+      return Status::InvalidArgument("appendUntunedKey: args_json must be a JSON object, got '" +
+                                     args_json.substr(0, 80) + "'");
+    }
+    line = std::move(args);
+  }
+  line["family"] = family;
+  line["key"] = key;
+  line["date"] = isoUtcNow();
+  const std::string text = dumpText(line, -1) + "\n";
+  const std::string ctx = "cannot append to untuned-keys file '" + path + "'";
+
+  Status s = makeDirs(parentDir(path), 0700);
+  if (!s.ok()) return s.withContext(ctx);
+  auto lock = FileLock::acquire(path + ".lock", kLockTimeoutMs);
+  if (!lock.ok()) return lock.status().withContext(ctx);
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (fd < 0) return Status::IoError(ctx + ": " + std::strerror(errno));
+  size_t off = 0;
+  while (off < text.size()) {
+    ssize_t n = ::write(fd, text.data() + off, text.size() - off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int e = errno;
+      ::close(fd);
+      return Status::IoError(ctx + ": " + std::strerror(e));
+    }
+    off += size_t(n);
+  }
+  if (::close(fd) != 0) return Status::IoError(ctx + ": " + std::strerror(errno));
+  return Status::Ok();
 }
 
 }  // namespace ktune

@@ -135,7 +135,8 @@ class TuningDatabase {
 
   const std::string& path() const;
 
-  // Re-reads the file (under a shared lock). A corrupt file behaves as in open().
+  // Re-reads the file (no lock needed: writers replace it by rename). A corrupt file behaves as in
+  // open(); warnings() is reset.
   Status reload();
 
   // Export/import: JSON text of the whole file (all validators) / merge another file's entries
