@@ -217,30 +217,72 @@ KTUNE_DEVICE void two_pass(bool active, const Row& p, long long cols, float eps,
   }
 }
 
+// Registers hold raw data as 32-bit words: a 16-bit element kept in its own register would
+// double the register footprint (NVIDIA has no 16-bit registers), which caps occupancy or
+// spills. Element e of a vector is half (e % kPerWord) of word (e / kPerWord).
+constexpr int kBytes = kVec * (int)sizeof(T);
+constexpr bool kPacked = kBytes >= 4;
+constexpr int kPerWord = 4 / (int)sizeof(T);  // 1 (fp32) or 2 (fp16/bf16)
+constexpr int kWords = kPacked ? kBytes / 4 : 1;
+typedef ktune::Vec<unsigned, kWords> Words;
+
+// Bit casts through pointers to locals (NVRTC has no __builtin_memcpy/__builtin_bit_cast);
+// compilers turn these into register moves.
+KTUNE_DEVICE float unpk(unsigned w, int half) {
+  if (sizeof(T) == 4) {
+    return *reinterpret_cast<const float*>(&w);
+  } else {
+    const unsigned short b = (unsigned short)(half ? (w >> 16) : (w & 0xffffu));
+    return ld(*reinterpret_cast<const T*>(&b));
+  }
+}
+KTUNE_DEVICE unsigned pk(float lo, float hi) {
+  if (sizeof(T) == 4) {
+    return *reinterpret_cast<const unsigned*>(&lo);
+  } else {
+    const T a = st(lo), b = st(hi);
+    return (unsigned)*reinterpret_cast<const unsigned short*>(&a) |
+           ((unsigned)*reinterpret_cast<const unsigned short*>(&b) << 16);
+  }
+}
+KTUNE_DEVICE float wsumsq(const Words& a) {
+  float s = 0.f;
+#pragma unroll
+  for (int j = 0; j < kWords; ++j) {
+#pragma unroll
+    for (int h = 0; h < kPerWord; ++h) {
+      const float f = unpk(a.v[j], h);
+      s += f * f;
+    }
+  }
+  return s;
+}
+
 // The row stays in registers: every input element is read once and y written once.
 // Addresses are one base per pointer plus compile-time offsets (k * THREADS * VEC), so the
 // unrolled loops cost no per-iteration 64-bit address registers.
 KTUNE_DEVICE void cached(bool active, const Row& p, long long cols, float eps, float* red,
                          int tx) {
-  typedef ktune::Vec<T, kVec> V;
   constexpr int kStep = kThreads * kVec;
+  constexpr int kN = kIter > 0 ? kIter : 1;
   const int nv = (int)(cols / kVec);  // cached only when nv <= NITER * THREADS
   const long long c0 = (long long)tx * kVec;
-  V xs[kIter > 0 ? kIter : 1];
-  V ws[kIter > 0 ? kIter : 1];
+  Words xs[kN];
+  Words ws[kN];
   float ss = 0.f;
   if (active) {
     // All loads first (x, r, w are independent), then the residual stores: a store to r_out
     // must not sit between loads the compiler could otherwise batch.
-    V rs[kIter > 0 ? kIter : 1];
+    Words rs[kN];
     const T* xb = p.x + c0;
     const T* rb = kResidual ? p.r + c0 : nullptr;
+    const T* wb = p.w + c0;
 #pragma unroll
     for (int k = 0; k < kIter; ++k) {
       if (tx + k * kThreads < nv) {
-        xs[k] = *reinterpret_cast<const V*>(xb + k * kStep);
-        if (kResidual) rs[k] = *reinterpret_cast<const V*>(rb + k * kStep);
-        ws[k] = load_w<kVec>(p, c0 + k * kStep);
+        xs[k] = *reinterpret_cast<const Words*>(xb + k * kStep);
+        if (kResidual) rs[k] = *reinterpret_cast<const Words*>(rb + k * kStep);
+        if (kWeight) ws[k] = *reinterpret_cast<const Words*>(wb + k * kStep);
       }
     }
     T* rob = kResidual ? p.ro + c0 : nullptr;
@@ -249,21 +291,37 @@ KTUNE_DEVICE void cached(bool active, const Row& p, long long cols, float eps, f
       if (tx + k * kThreads < nv) {
         if (kResidual) {
 #pragma unroll
-          for (int e = 0; e < kVec; ++e) xs[k].v[e] = st(ld(xs[k].v[e]) + ld(rs[k].v[e]));
-          *reinterpret_cast<V*>(rob + k * kStep) = xs[k];
+          for (int j = 0; j < kWords; ++j) {
+            const float lo = unpk(xs[k].v[j], 0) + unpk(rs[k].v[j], 0);
+            const float hi = kPerWord == 2 ? unpk(xs[k].v[j], 1) + unpk(rs[k].v[j], 1) : 0.f;
+            xs[k].v[j] = pk(lo, hi);
+          }
+          *reinterpret_cast<Words*>(rob + k * kStep) = xs[k];
         }
-        ss += sumsq<kVec>(xs[k]);
+        ss += wsumsq(xs[k]);
       }
     }
     if (kVec > 1) ss += tail_pass1(p, (long long)nv * kVec, cols, tx);
   }
   const float inv = ktune::rsqrt(row_sum(ss, red, tx) / (float)cols + eps);
   if (active) {
-    Row q = p;
-    q.y = p.y + c0;
+    T* yb = p.y + c0;
 #pragma unroll
     for (int k = 0; k < kIter; ++k) {
-      if (tx + k * kThreads < nv) store_out<kVec>(q, k * kStep, xs[k], ws[k], inv);
+      if (tx + k * kThreads < nv) {
+        Words o;
+#pragma unroll
+        for (int j = 0; j < kWords; ++j) {
+          float lo = unpk(xs[k].v[j], 0) * inv;
+          float hi = kPerWord == 2 ? unpk(xs[k].v[j], 1) * inv : 0.f;
+          if (kWeight) {
+            lo *= unpk(ws[k].v[j], 0);
+            if (kPerWord == 2) hi *= unpk(ws[k].v[j], 1);
+          }
+          o.v[j] = pk(lo, hi);
+        }
+        *reinterpret_cast<Words*>(yb + k * kStep) = o;
+      }
     }
     if (kVec > 1) tail_pass2(p, (long long)nv * kVec, cols, tx, inv);
   }
@@ -310,7 +368,7 @@ KTUNE_KERNEL KTUNE_LAUNCH_BOUNDS(THREADS * ROWS_PER_BLOCK, KTUNE_RW_OCC) void kt
     // its rows take different paths.
     if (!aligned) {
       two_pass<1>(active, p, cols, eps, slot, tx);
-    } else if (kIter > 0 && cols / kVec <= (long long)kIter * kThreads) {
+    } else if (kPacked && kIter > 0 && cols / kVec <= (long long)kIter * kThreads) {
       cached(active, p, cols, eps, slot, tx);
     } else {
       two_pass<kVec>(active, p, cols, eps, slot, tx);
