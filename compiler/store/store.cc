@@ -4,6 +4,7 @@
 #include <cctype>
 #include <ctime>
 #include <exception>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "base/fs.h"
@@ -163,75 +164,79 @@ std::string CodeObjectStore::entryPath(const std::string& key, const std::string
   return joinPath(joinPath(objectsDir(), key.substr(0, 2)), key + suffix);
 }
 
+namespace {
+// One read of an entry whose metadata text has already been read. kCorrupt on any mismatch.
+Expected<CodeObject> readEntry(const std::string& key, const std::string& meta_text,
+                               const std::function<std::string(const std::string&)>& path) {
+  KTUNE_ASSIGN_OR_RETURN(json meta, parseMetadata(key, meta_text));
+  auto bin = readFile(path(".bin"));
+  if (!bin.ok()) {
+    if (bin.status().code() != Code::kNotFound) return bin.status();
+    return Status::Corrupt("entry " + key + ": metadata present but binary missing");
+  }
+  int64_t want_bytes = meta.at("binary_bytes").get<int64_t>();
+  if (int64_t(bin->size()) != want_bytes) {
+    return Status::Corrupt("entry " + key + ": binary is " + std::to_string(bin->size()) +
+                           " bytes, metadata says " + std::to_string(want_bytes) +
+                           " (size mismatch, truncated)");
+  }
+  if (sha256Hex(*bin) != meta.at("binary_sha256").get<std::string>()) {
+    return Status::Corrupt("entry " + key + ": sha256 mismatch");
+  }
+  CodeObject obj;
+  obj.binary = std::move(*bin);
+  try {
+    readField(meta, "format", obj.format);
+    readField(meta, "arch", obj.arch);
+    readField(meta, "entry", obj.entry);
+    readField(meta, "lowered_entry", obj.lowered_entry);
+    readField(meta, "compiler", obj.compiler);
+    readField(meta, "compiler_version", obj.compiler_version);
+    readField(meta, "options", obj.options);
+    readField(meta, "log", obj.log);
+    readField(meta, "compile_ms", obj.compile_ms);
+    if (meta.contains("resources")) obj.resources = resourcesFromJson(meta.at("resources"));
+    if (meta.contains("dumps")) {
+      for (const auto& [name, d] : meta.at("dumps").items()) {
+        if (!isSafeDumpName(name)) {
+          return Status::Corrupt("entry " + key + ": metadata lists a bad dump name");
+        }
+        auto text = readFile(path("." + name + ".txt"));
+        if (!text.ok()) {
+          return Status::Corrupt("entry " + key + ": dump '" + name +
+                                 "' unreadable: " + text.status().message());
+        }
+        if (sha256Hex(*text) != d.at("sha256").get<std::string>()) {
+          return Status::Corrupt("entry " + key + ": dump '" + name + "' sha256 mismatch");
+        }
+        obj.dumps[name] = std::move(*text);
+      }
+    }
+  } catch (const std::exception& e) {
+    return Status::Corrupt("entry " + key + ": metadata field has a wrong type: " + e.what());
+  }
+  return obj;
+}
+}  // namespace
+
 Expected<CodeObject> CodeObjectStore::get(const std::string& key) const {
   if (!isValidCodeObjectKey(key)) return badKey(key);
-  // A put() of the same key by another process may replace metadata and binary between our two
-  // reads (only if its compiler is not bit-reproducible); re-read once when the metadata changed.
-  Status last;
-  for (int attempt = 0; attempt < 3; ++attempt) {
-    auto meta_text = readFile(entryPath(key, ".json"));
+  auto path = [&](const std::string& suffix) { return entryPath(key, suffix); };
+  // put() of the same key with different bytes (a compiler that is not bit-reproducible) may
+  // replace the files between our reads. Such a put uncommits (removes) the metadata first, so
+  // a mismatch is only reported as corruption if the metadata is still the one we started from.
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    auto meta_text = readFile(path(".json"));
     if (!meta_text.ok()) {
       if (meta_text.status().code() == Code::kNotFound) {
         return Status::NotFound("no code object " + key + " in store '" + dir_ + "'");
       }
       return meta_text.status();
     }
-    KTUNE_ASSIGN_OR_RETURN(json meta, parseMetadata(key, *meta_text));
-    auto bin = readFile(entryPath(key, ".bin"));
-    auto recheck = [&]() {
-      auto again = readFile(entryPath(key, ".json"));
-      return again.ok() && *again != *meta_text;
-    };
-    if (!bin.ok()) {
-      if (bin.status().code() != Code::kNotFound) return bin.status();
-      if (recheck()) continue;
-      return Status::Corrupt("entry " + key + ": metadata present but binary missing");
-    }
-    int64_t want_bytes = meta.at("binary_bytes").get<int64_t>();
-    std::string want_sha = meta.at("binary_sha256").get<std::string>();
-    if (int64_t(bin->size()) != want_bytes) {
-      if (recheck()) continue;
-      return Status::Corrupt("entry " + key + ": binary is " + std::to_string(bin->size()) +
-                             " bytes, metadata says " + std::to_string(want_bytes) +
-                             " (size mismatch, truncated)");
-    }
-    if (sha256Hex(*bin) != want_sha) {
-      if (recheck()) continue;
-      return Status::Corrupt("entry " + key + ": sha256 mismatch");
-    }
-    CodeObject obj;
-    obj.binary = std::move(*bin);
-    try {
-      readField(meta, "format", obj.format);
-      readField(meta, "arch", obj.arch);
-      readField(meta, "entry", obj.entry);
-      readField(meta, "lowered_entry", obj.lowered_entry);
-      readField(meta, "compiler", obj.compiler);
-      readField(meta, "compiler_version", obj.compiler_version);
-      readField(meta, "options", obj.options);
-      readField(meta, "log", obj.log);
-      readField(meta, "compile_ms", obj.compile_ms);
-      if (meta.contains("resources")) obj.resources = resourcesFromJson(meta.at("resources"));
-      if (meta.contains("dumps")) {
-        for (const auto& [name, d] : meta.at("dumps").items()) {
-          if (!isSafeDumpName(name)) {
-            return Status::Corrupt("entry " + key + ": metadata lists a bad dump name");
-          }
-          auto text = readFile(entryPath(key, "." + name + ".txt"));
-          if (!text.ok()) {
-            return Status::Corrupt("entry " + key + ": dump '" + name +
-                                   "' unreadable: " + text.status().message());
-          }
-          if (sha256Hex(*text) != d.at("sha256").get<std::string>()) {
-            return Status::Corrupt("entry " + key + ": dump '" + name + "' sha256 mismatch");
-          }
-          obj.dumps[name] = std::move(*text);
-        }
-      }
-    } catch (const std::exception& e) {
-      return Status::Corrupt("entry " + key + ": metadata field has a wrong type: " + e.what());
-    }
-    return obj;
+    auto obj = readEntry(key, *meta_text, path);
+    if (obj.ok() || obj.status().code() != Code::kCorrupt) return obj;
+    auto again = readFile(path(".json"));
+    if (again.ok() && *again == *meta_text) return obj;  // stable: really corrupt
   }
   return Status::Corrupt("entry " + key + " kept changing while being read (concurrent writers)");
 }
