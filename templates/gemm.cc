@@ -65,7 +65,7 @@ ConfigSpace buildMmaSpace() {
 }
 
 // Registers the skinny kernel keeps in flight: two buffers of (2*NT + MT)*U 16-byte loads plus
-// the accumulators. Above ~160 the compiler spills (checked with ptxas for sm_90a).
+// the accumulators. Every config at 160 spilled with ptxas for sm_90a; all at <= 144 are clean.
 int64_t skinnyRegs(const Config& c) {
   const int64_t nt = I(c, "SK_NT"), mt = I(c, "SK_MT"), u = I(c, "SK_U");
   return 8 * (2 * nt * u + mt * u) + 4 * nt * mt;
@@ -78,8 +78,8 @@ ConfigSpace buildSkinnySpace() {
       .addInts("SK_U", {1, 2, 4}, "cuda")
       .addInts("NUM_WARPS", {4, 8}, "cuda")
       .addInts("SPLIT_K", {1, 2, 4}, "cuda");
-  s.constrain("register estimate 8*(2*SK_NT*SK_U + SK_MT*SK_U) + 4*SK_NT*SK_MT <= 160",
-              [](const Config& c) { return skinnyRegs(c) <= 160; });
+  s.constrain("register estimate 8*(2*SK_NT*SK_U + SK_MT*SK_U) + 4*SK_NT*SK_MT <= 144",
+              [](const Config& c) { return skinnyRegs(c) <= 144; });
   s.sharedBytes([](const Config& c) { return sharedBytes(KernelKind::kSkinny, c); });
   return s;
 }

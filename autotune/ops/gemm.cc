@@ -56,7 +56,9 @@ GemmRunner::~GemmRunner() {
   if (counters_) (void)backend_.free(counters_);
 }
 
-Expected<GemmRunner::Loaded*> GemmRunner::load(gemm::KernelKind kind, const Config& config,
+// Called with mu_ held; releases it while compiling so several threads compile in parallel.
+Expected<GemmRunner::Loaded*> GemmRunner::load(std::unique_lock<std::mutex>& lock,
+                                               gemm::KernelKind kind, const Config& config,
                                                const gemm::GemmShape& shape) {
   KTUNE_RETURN_IF_ERROR(gemm::applicable(kind, config, shape));
   auto defs = gemm::defines(kind, config, shape);
@@ -73,9 +75,14 @@ Expected<GemmRunner::Loaded*> GemmRunner::load(gemm::KernelKind kind, const Conf
   req.entry = gemm::entryName(kind);
   req.defines = std::move(defs);
   req.arch = device_.arch;
-  KTUNE_ASSIGN_OR_RETURN(CodeObject code, compiler_.compile(req));
+  lock.unlock();
+  auto compiled = compiler_.compile(req);
+  lock.lock();
+  if (!compiled.ok()) return compiled.status();
+  it = kernels_.find(key);  // another thread may have finished the same kernel meanwhile
+  if (it != kernels_.end()) return it->second.get();
   auto l = std::make_unique<Loaded>();
-  l->code = std::move(code);
+  l->code = std::move(compiled).value();
   KTUNE_ASSIGN_OR_RETURN(l->module, backend_.loadModule(l->code.binary));
   const std::string& sym = l->code.lowered_entry.empty() ? l->code.entry : l->code.lowered_entry;
   auto fn = backend_.getFunction(l->module, sym);
@@ -85,7 +92,7 @@ Expected<GemmRunner::Loaded*> GemmRunner::load(gemm::KernelKind kind, const Conf
   }
   l->function = *fn;
   const int64_t shared = gemm::sharedBytes(kind, config);
-  if (shared > 48 * 1024 || device_.vendor == Vendor::kNvidia) {
+  if (shared > 48 * 1024) {
     Status s = backend_.setMaxDynamicShared(l->function, shared);
     if (!s.ok()) {
       (void)backend_.unloadModule(l->module);
@@ -99,8 +106,8 @@ Expected<GemmRunner::Loaded*> GemmRunner::load(gemm::KernelKind kind, const Conf
 
 Expected<const CodeObject*> GemmRunner::compile(gemm::KernelKind kind, const Config& config,
                                                 const gemm::GemmShape& shape) {
-  std::lock_guard<std::mutex> lock(mu_);
-  KTUNE_ASSIGN_OR_RETURN(Loaded * l, load(kind, config, shape));
+  std::unique_lock<std::mutex> lock(mu_);
+  KTUNE_ASSIGN_OR_RETURN(Loaded * l, load(lock, kind, config, shape));
   return &l->code;
 }
 
@@ -132,8 +139,8 @@ Status GemmRunner::launch(gemm::KernelKind kind, const Config& config, const gem
     return Status::InvalidArgument("GEMM with has_bias needs a bias buffer");
   const gemm::GemmShape s = withAlignment(shape, buf);
   KTUNE_ASSIGN_OR_RETURN(gemm::LaunchPlan plan, gemm::launchPlan(kind, config, s, device_));
-  std::lock_guard<std::mutex> lock(mu_);
-  KTUNE_ASSIGN_OR_RETURN(Loaded * l, load(kind, config, s));
+  std::unique_lock<std::mutex> lock(mu_);
+  KTUNE_ASSIGN_OR_RETURN(Loaded * l, load(lock, kind, config, s));
   if (plan.workspace_bytes > 0 || plan.counters > 0)
     KTUNE_RETURN_IF_ERROR(ensureWorkspace(plan.workspace_bytes, plan.counters, stream));
   args_.clear();

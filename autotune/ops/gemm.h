@@ -48,8 +48,9 @@ class GemmRunner {
   GemmRunner(const GemmRunner&) = delete;
   GemmRunner& operator=(const GemmRunner&) = delete;
 
-  // The code object for (kind, config, shape), compiled on first use. Errors: kCompileError with
-  // the log, kUnsupported from gemm::applicable.
+  // The code object for (kind, config, shape), compiled and loaded on first use (several threads
+  // may compile different kernels at once). Errors: kCompileError with the log, kUnsupported
+  // from gemm::applicable, load errors from the backend.
   Expected<const CodeObject*> compile(gemm::KernelKind kind, const Config& config,
                                       const gemm::GemmShape& shape);
   // Launches asynchronously on `stream`. kInvalidArgument for null buffers or a shape that does
@@ -64,7 +65,8 @@ class GemmRunner {
     ModuleHandle module;
     FunctionHandle function;
   };
-  Expected<Loaded*> load(gemm::KernelKind kind, const Config& config, const gemm::GemmShape& shape);
+  Expected<Loaded*> load(std::unique_lock<std::mutex>& lock, gemm::KernelKind kind,
+                         const Config& config, const gemm::GemmShape& shape);
   Status ensureWorkspace(int64_t bytes, int64_t counters, StreamHandle stream);
 
   Backend& backend_;

@@ -125,6 +125,7 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(ks::kThreads, MIN_BLOCKS)
   float* red = reinterpret_cast<float*>(smem_raw);  // [kWarps][kBN][kRedStride]
   out_t* C = reinterpret_cast<out_t*>(Cv);
   const out_t* bias = reinterpret_cast<const out_t*>(biasv);
+  (void)bias;  // read only when HAS_BIAS
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int g = lane >> 2, q = lane & 3;

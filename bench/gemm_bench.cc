@@ -1,0 +1,224 @@
+// GEMM benchmark: ktune's best JIT config among a small curated set vs cuBLASLt's default
+// (heuristic #0), same run, same buffers. GPU time from device events, L2 flushed (a memset of
+// 2x the L2 size) before every timed run, random bf16 inputs, median of the timed runs.
+//
+//   gemm_bench [--benchmark_filter=...]        (Google Benchmark flags)
+//
+// For each shape a short pre-pass times every curated config (and the skinny kernel for small M)
+// and picks the fastest; then Google Benchmark reports "<shape>/ktune" and "<shape>/cublaslt" with
+// TFLOP/s counters, and a summary table with the ratio ktune/cuBLASLt is printed at the end.
+// Skips everything (exit 0, message on stderr) when no CUDA device, NVRTC or cuBLASLt is present.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "autotune/dtype.h"
+#include "autotune/ops/gemm.h"
+#include "compiler/compiler.h"
+#include "runtime/backend.h"
+#include "runtime/cuda/cublaslt.h"
+#include "templates/gemm.h"
+
+namespace ktune {
+namespace {
+
+struct Ctx {
+  std::unique_ptr<Backend> be;
+  std::unique_ptr<Compiler> cc;
+  DeviceInfo dev;
+  std::unique_ptr<GemmRunner> runner;
+  std::unique_ptr<cublaslt::CublasLt> lt;
+  DevicePtr flush = 0, ws = 0;
+  size_t flush_bytes = 0;
+  int64_t ws_bytes = 64 << 20;
+  EventHandle e0, e1;
+};
+Ctx* g = nullptr;
+
+struct ShapeSpec {
+  int64_t m, n, k;
+  gemm::Layout layout;
+};
+
+struct Row {
+  std::string name, best_config;
+  double flops = 0, ktune_us = 0, lt_us = 0;
+};
+std::vector<Row> g_rows;
+
+// Median device time (us) of fn over `runs` runs, each after an L2 flush.
+template <class F>
+double timeUs(F&& fn, int runs) {
+  std::vector<float> t;
+  for (int i = 0; i < 3; ++i) (void)fn();  // warm-up
+  for (int i = 0; i < runs; ++i) {
+    (void)g->be->memset8(g->flush, static_cast<uint8_t>(i), g->flush_bytes);
+    (void)g->be->recordEvent(g->e0);
+    Status s = fn();
+    (void)g->be->recordEvent(g->e1);
+    (void)g->be->synchronizeEvent(g->e1);
+    if (!s.ok()) return -1;
+    auto ms = g->be->elapsedMs(g->e0, g->e1);
+    if (!ms.ok()) return -1;
+    t.push_back(*ms);
+  }
+  std::sort(t.begin(), t.end());
+  return 1000.0 * t[t.size() / 2];
+}
+
+struct Bufs {
+  DevicePtr a = 0, b = 0, c = 0;
+};
+
+Status fillRandom(DevicePtr p, int64_t count, uint32_t seed) {
+  std::vector<uint16_t> h(static_cast<size_t>(count));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (auto& x : h) x = floatToBf16(u(rng));
+  return g->be->copyToDevice(p, h.data(), h.size() * 2);
+}
+
+void runShape(const ShapeSpec& sp) {
+  using gemm::KernelKind;
+  gemm::GemmShape s =
+      gemm::denseShape(sp.layout, gemm::ElemType::kBF16, gemm::ElemType::kBF16, sp.m, sp.n, sp.k);
+  const std::string name = std::string(gemm::layoutName(sp.layout)) + "_" + std::to_string(sp.m) +
+                           "x" + std::to_string(sp.n) + "x" + std::to_string(sp.k);
+  Bufs b;
+  auto a = g->be->alloc(static_cast<size_t>(sp.m * sp.k * 2));
+  auto bb = g->be->alloc(static_cast<size_t>(sp.n * sp.k * 2));
+  auto c = g->be->alloc(static_cast<size_t>(sp.m * sp.n * 2));
+  if (!a.ok() || !bb.ok() || !c.ok()) {
+    std::fprintf(stderr, "%s: allocation failed\n", name.c_str());
+    return;
+  }
+  b = {*a, *bb, *c};
+  (void)fillRandom(b.a, sp.m * sp.k, 1);
+  (void)fillRandom(b.b, sp.n * sp.k, 2);
+  const GemmBuffers buf{b.a, b.b, b.c, 0};
+
+  // Pre-pass: every curated config of every applicable kernel; keep the fastest.
+  struct Cand { KernelKind k; Config c; double us; };
+  std::vector<Cand> cands;
+  for (KernelKind k : {KernelKind::kMma, KernelKind::kSkinny}) {
+    if (k == KernelKind::kSkinny && sp.m > 128) continue;
+    for (const Config& cfg : gemm::curatedConfigs(k, s)) {
+      const double us = timeUs([&] { return g->runner->launch(k, cfg, s, buf); }, 10);
+      if (us > 0) cands.push_back({k, cfg, us});
+      else std::fprintf(stderr, "%s: %s %s failed\n", name.c_str(), gemm::kernelKindName(k),
+                        cfg.toString().c_str());
+    }
+  }
+  if (cands.empty()) return;
+  const Cand best = *std::min_element(cands.begin(), cands.end(),
+                                      [](const Cand& x, const Cand& y) { return x.us < y.us; });
+  auto lp = toLtProblem(s);
+  cublaslt::LtAlgo lt_algo;
+  bool have_lt = false;
+  if (lp.ok()) {
+    auto algos = g->lt->heuristics(*lp, 1, g->ws_bytes);
+    if (algos.ok()) {
+      lt_algo = algos->front();
+      have_lt = true;
+    }
+  }
+  Row row;
+  row.name = name;
+  row.best_config = std::string(gemm::kernelKindName(best.k)) + ":" + best.c.toString();
+  row.flops = 2.0 * sp.m * sp.n * sp.k;
+  g_rows.push_back(row);
+  const size_t idx = g_rows.size() - 1;
+
+  benchmark::RegisterBenchmark((name + "/ktune").c_str(), [=](benchmark::State& st) {
+    const double us = timeUs([&] { return g->runner->launch(best.k, best.c, s, buf); }, 30);
+    for (auto _ : st) st.SetIterationTime(us * 1e-6);
+    st.counters["TFLOP/s"] = row.flops / (us * 1e-6) / 1e12;
+    st.counters["us"] = us;
+    st.SetLabel(row.best_config);
+    g_rows[idx].ktune_us = us;
+  })->UseManualTime()->Iterations(1);
+  if (have_lt) {
+    benchmark::RegisterBenchmark((name + "/cublaslt").c_str(), [=](benchmark::State& st) {
+      const double us = timeUs([&] {
+        return g->lt->run(*lp, &lt_algo, b.a, b.b, b.c, 0, g->ws, g->ws_bytes);
+      }, 30);
+      for (auto _ : st) st.SetIterationTime(us * 1e-6);
+      st.counters["TFLOP/s"] = row.flops / (us * 1e-6) / 1e12;
+      st.counters["us"] = us;
+      g_rows[idx].lt_us = us;
+    })->UseManualTime()->Iterations(1);
+  }
+}
+
+bool setup() {
+  g = new Ctx();
+  auto be = openCudaBackend();
+  if (!be.ok()) {
+    std::fprintf(stderr, "gemm_bench: skipped, no GPU: %s\n", be.status().toString().c_str());
+    return false;
+  }
+  g->be = std::move(be).value();
+  auto devs = g->be->devices();
+  if (!devs.ok() || devs->empty() || !g->be->setDevice(0).ok()) {
+    std::fprintf(stderr, "gemm_bench: skipped, no CUDA device\n");
+    return false;
+  }
+  g->dev = (*devs)[0];
+  auto cc = compilerForArch(g->dev.arch);
+  if (!cc.ok()) {
+    std::fprintf(stderr, "gemm_bench: skipped: %s\n", cc.status().toString().c_str());
+    return false;
+  }
+  g->cc = std::move(cc).value();
+  auto lt = cublaslt::CublasLt::open();
+  if (!lt.ok()) {
+    std::fprintf(stderr, "gemm_bench: skipped: %s\n", lt.status().toString().c_str());
+    return false;
+  }
+  g->lt = std::move(lt).value();
+  g->runner = std::make_unique<GemmRunner>(*g->be, *g->cc, g->dev);
+  g->flush_bytes = static_cast<size_t>(std::max<int64_t>(2 * g->dev.l2_bytes, 64 << 20));
+  auto f = g->be->alloc(g->flush_bytes);
+  auto w = g->be->alloc(static_cast<size_t>(g->ws_bytes));
+  auto e0 = g->be->createEvent();
+  auto e1 = g->be->createEvent();
+  if (!f.ok() || !w.ok() || !e0.ok() || !e1.ok()) return false;
+  g->flush = *f;
+  g->ws = *w;
+  g->e0 = *e0;
+  g->e1 = *e1;
+  std::fprintf(stderr, "gemm_bench: %s (%s), %s\n", g->dev.name.c_str(), g->dev.arch.c_str(),
+               g->lt->version().c_str());
+  return true;
+}
+
+}  // namespace
+}  // namespace ktune
+
+int main(int argc, char** argv) {
+  using ktune::gemm::Layout;
+  benchmark::Initialize(&argc, argv);
+  if (!ktune::setup()) return 0;
+  const ktune::ShapeSpec shapes[] = {
+      {8192, 8192, 8192, Layout::kNT},  {4096, 4096, 4096, Layout::kNT},
+      {4096, 4096, 4096, Layout::kNN},  {1024, 14336, 4096, Layout::kNT},
+      {4096, 4096, 14336, Layout::kNT}, {4096, 6144, 4096, Layout::kNT},
+      {1, 4096, 4096, Layout::kNT},     {16, 4096, 4096, Layout::kNT},
+      {128, 4096, 4096, Layout::kNT},   {16, 14336, 4096, Layout::kNT},
+  };
+  for (const auto& s : shapes) ktune::runShape(s);
+  benchmark::RunSpecifiedBenchmarks();
+  std::printf("\n%-22s %10s %10s %10s %10s %8s  %s\n", "shape", "ktune_us", "ktune_TF", "cublas_us",
+              "cublas_TF", "speedup", "best ktune config");
+  for (const auto& r : ktune::g_rows)
+    std::printf("%-22s %10.2f %10.1f %10.2f %10.1f %8.3f  %s\n", r.name.c_str(), r.ktune_us,
+                r.flops / (r.ktune_us * 1e-6) / 1e12, r.lt_us,
+                r.lt_us > 0 ? r.flops / (r.lt_us * 1e-6) / 1e12 : 0.0,
+                r.lt_us > 0 && r.ktune_us > 0 ? r.lt_us / r.ktune_us : 0.0, r.best_config.c_str());
+  benchmark::Shutdown();
+  return 0;
+}

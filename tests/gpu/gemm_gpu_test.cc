@@ -1,0 +1,477 @@
+// GPU correctness of the GEMM templates and the cuBLASLt wrapper (NVIDIA). Random inputs, outputs
+// poisoned with NaN, float64 host reference for small problems and cuBLASLt for large ones.
+// Skips (visibly) when no CUDA device, NVRTC or cuBLASLt is present.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <thread>
+
+#include "autotune/dtype.h"
+#include "autotune/ops/gemm.h"
+#include "compiler/compiler.h"
+#include "runtime/backend.h"
+#include "runtime/cuda/cublaslt.h"
+#include "templates/gemm.h"
+
+namespace ktune {
+namespace {
+
+using gemm::Activation;
+using gemm::ElemType;
+using gemm::GemmShape;
+using gemm::KernelKind;
+using gemm::Layout;
+
+struct Env {
+  std::unique_ptr<Backend> backend;
+  std::unique_ptr<Compiler> compiler;
+  DeviceInfo dev;
+  std::unique_ptr<GemmRunner> runner;
+  std::unique_ptr<cublaslt::CublasLt> lt;
+  std::string skip;  // non-empty: why the tests skip
+  std::string lt_skip;
+};
+
+Env& env() {
+  static Env* e = [] {
+    auto* e = new Env();
+    auto b = openCudaBackend();
+    if (!b.ok()) {
+      e->skip = "no GPU: " + b.status().toString();
+      return e;
+    }
+    e->backend = std::move(b).value();
+    auto devs = e->backend->devices();
+    if (!devs.ok() || devs->empty()) {
+      e->skip = "no GPU: no CUDA device";
+      return e;
+    }
+    if (Status s = e->backend->setDevice(0); !s.ok()) {
+      e->skip = "no GPU: " + s.toString();
+      return e;
+    }
+    e->dev = (*devs)[0];
+    if (e->dev.cc_major < 8) {
+      e->skip = "no GPU: mma.sync GEMM needs sm_80+, device is " + e->dev.arch;
+      return e;
+    }
+    auto c = compilerForArch(e->dev.arch);
+    if (!c.ok()) {
+      e->skip = "no compiler for " + e->dev.arch + ": " + c.status().toString();
+      return e;
+    }
+    e->compiler = std::move(c).value();
+    e->runner = std::make_unique<GemmRunner>(*e->backend, *e->compiler, e->dev);
+    auto lt = cublaslt::CublasLt::open();
+    if (lt.ok()) e->lt = std::move(lt).value();
+    else e->lt_skip = lt.status().toString();
+    return e;
+  }();
+  return *e;
+}
+
+#define REQUIRE_GPU()                                        \
+  do {                                                       \
+    if (!env().skip.empty()) GTEST_SKIP() << env().skip;     \
+  } while (0)
+
+DType toDType(ElemType t) {
+  return t == ElemType::kF16 ? DType::kF16 : t == ElemType::kBF16 ? DType::kBF16 : DType::kF32;
+}
+
+// A device buffer freed on scope exit.
+struct DevBuf {
+  DevicePtr p = 0;
+  size_t bytes = 0;
+  DevBuf() = default;
+  explicit DevBuf(size_t n) : bytes(std::max<size_t>(n, 16)) {
+    auto r = env().backend->alloc(bytes);
+    EXPECT_TRUE(r.ok()) << r.status().toString();
+    if (r.ok()) p = *r;
+  }
+  ~DevBuf() {
+    if (p) (void)env().backend->free(p);
+  }
+  DevBuf(const DevBuf&) = delete;
+  DevBuf& operator=(const DevBuf&) = delete;
+};
+
+// Host matrix: storage bytes (of type t) plus the exactly representable float values.
+struct HostMat {
+  ElemType t;
+  std::vector<unsigned char> bytes;
+  std::vector<float> vals;
+};
+
+HostMat randomMat(ElemType t, int64_t count, std::mt19937& rng, float lo = -1.f, float hi = 1.f) {
+  HostMat m{t, std::vector<unsigned char>(static_cast<size_t>(count) * gemm::elemBytes(t)),
+            std::vector<float>(static_cast<size_t>(count))};
+  std::uniform_real_distribution<float> u(lo, hi);
+  for (int64_t i = 0; i < count; ++i) {
+    storeFromDouble(m.bytes.data(), toDType(t), i, u(rng));
+    m.vals[i] = static_cast<float>(loadAsDouble(m.bytes.data(), toDType(t), i));
+  }
+  return m;
+}
+
+struct CompareResult {
+  bool ok = true;
+  int64_t bad = 0, nans = 0;
+  double max_abs = 0, rel_norm = 0;
+  std::string first;
+};
+
+double epsOf(ElemType t) {
+  return t == ElemType::kBF16 ? 1.0 / 256 : t == ElemType::kF16 ? 1.0 / 2048 : 1e-6;
+}
+
+// Elementwise |out - ref| <= 2*eps*|ref| + atol, atol = (2*eps + 4e-6*sqrt(K)) * rms(ref) + 1e-6;
+// and ||out - ref|| / ||ref|| <= 2*eps + 1e-5.
+CompareResult compare(const std::vector<double>& out, const std::vector<double>& ref, ElemType t,
+                      int64_t k) {
+  CompareResult r;
+  double ss_ref = 0, ss_err = 0;
+  for (double v : ref) ss_ref += v * v;
+  const double rms = std::sqrt(ss_ref / std::max<size_t>(1, ref.size()));
+  const double eps = epsOf(t);
+  const double atol = (2 * eps + 4e-6 * std::sqrt(static_cast<double>(k))) * rms + 1e-6;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    const double d = std::fabs(out[i] - ref[i]);
+    if (!std::isfinite(out[i])) {
+      ++r.nans;
+    } else {
+      ss_err += d * d;
+      r.max_abs = std::max(r.max_abs, d);
+    }
+    if (!(d <= 2 * eps * std::fabs(ref[i]) + atol)) {
+      if (r.bad == 0)
+        r.first = "index " + std::to_string(i) + ": out " + std::to_string(out[i]) + " ref " +
+                  std::to_string(ref[i]);
+      ++r.bad;
+    }
+  }
+  r.rel_norm = std::sqrt(ss_err / std::max(ss_ref, 1e-30));
+  r.ok = r.bad == 0 && r.nans == 0 && r.rel_norm <= 2 * eps + 1e-5;
+  return r;
+}
+
+std::string describe(KernelKind k, const Config& c, const GemmShape& s) {
+  return std::string(gemm::kernelKindName(k)) + " " + c.toString() + " | " + gemm::shapeKey(s);
+}
+
+// Inputs and buffers of one problem, on host and device.
+struct Problem {
+  GemmShape s;
+  HostMat a, b, c, bias;
+  DevBuf da, db, dc, dbias;
+  Problem(const GemmShape& shape, uint32_t seed)
+      : s(shape),
+        da(static_cast<size_t>(gemm::storedRowsA(shape) * shape.lda * gemm::elemBytes(shape.ab))),
+        db(static_cast<size_t>(gemm::storedRowsB(shape) * shape.ldb * gemm::elemBytes(shape.ab))),
+        dc(static_cast<size_t>(shape.m * shape.ldc * gemm::elemBytes(shape.c))),
+        dbias(static_cast<size_t>(shape.n * gemm::elemBytes(shape.c))) {
+    std::mt19937 rng(seed);
+    a = randomMat(s.ab, gemm::storedRowsA(s) * s.lda, rng);
+    b = randomMat(s.ab, gemm::storedRowsB(s) * s.ldb, rng);
+    c = randomMat(s.c, s.m * s.ldc, rng);
+    bias = randomMat(s.c, s.n, rng);
+    Backend& be = *env().backend;
+    EXPECT_TRUE(be.copyToDevice(da.p, a.bytes.data(), a.bytes.size()).ok());
+    EXPECT_TRUE(be.copyToDevice(db.p, b.bytes.data(), b.bytes.size()).ok());
+    EXPECT_TRUE(be.copyToDevice(dbias.p, bias.bytes.data(), bias.bytes.size()).ok());
+  }
+  GemmBuffers buffers() const { return {da.p, db.p, dc.p, s.has_bias ? dbias.p : 0}; }
+  // C <- input values (beta != 0) or NaN (beta == 0, so unwritten elements fail).
+  void resetC() {
+    Backend& be = *env().backend;
+    if (s.beta != 0.0f) {
+      EXPECT_TRUE(be.copyToDevice(dc.p, c.bytes.data(), c.bytes.size()).ok());
+    } else {
+      std::vector<unsigned char> nan(c.bytes.size());
+      for (int64_t i = 0; i < s.m * s.ldc; ++i) storeFromDouble(nan.data(), toDType(s.c), i, NAN);
+      EXPECT_TRUE(be.copyToDevice(dc.p, nan.data(), nan.size()).ok());
+    }
+  }
+  std::vector<double> download() {
+    std::vector<unsigned char> h(c.bytes.size());
+    EXPECT_TRUE(env().backend->synchronize().ok());
+    EXPECT_TRUE(env().backend->copyToHost(h.data(), dc.p, h.size()).ok());
+    std::vector<double> out(static_cast<size_t>(s.m * s.n));
+    for (int64_t i = 0; i < s.m; ++i)
+      for (int64_t j = 0; j < s.n; ++j)
+        out[i * s.n + j] = loadAsDouble(h.data(), toDType(s.c), i * s.ldc + j);
+    return out;
+  }
+  std::vector<double> hostReference() const {
+    return gemm::reference(s, a.vals.data(), b.vals.data(), c.vals.data(), bias.vals.data());
+  }
+  // cuBLASLt's result (needs act == none); empty when cuBLASLt is unavailable.
+  std::vector<double> cublasReference() {
+    if (!env().lt) return {};
+    auto lp = toLtProblem(s);
+    EXPECT_TRUE(lp.ok()) << lp.status().toString();
+    if (!lp.ok()) return {};
+    DevBuf ws(64 << 20);
+    resetC();
+    Status st = env().lt->run(*lp, nullptr, da.p, db.p, dc.p, s.has_bias ? dbias.p : 0, ws.p,
+                              static_cast<int64_t>(ws.bytes));
+    EXPECT_TRUE(st.ok()) << st.toString();
+    return download();
+  }
+};
+
+// Runs (kind, config) `repeats` times on `p` and compares each result with `ref`.
+void expectMatches(KernelKind kind, const Config& cfg, Problem& p, const std::vector<double>& ref,
+                   int repeats = 1) {
+  for (int r = 0; r < repeats; ++r) {
+    p.resetC();
+    Status st = env().runner->launch(kind, cfg, p.s, p.buffers());
+    ASSERT_TRUE(st.ok()) << describe(kind, cfg, p.s) << ": " << st.toString();
+    ASSERT_TRUE(env().backend->synchronize().ok());
+    ASSERT_TRUE(env().backend->checkError().ok());
+    auto out = p.download();
+    auto cr = compare(out, ref, p.s.c, p.s.k);
+    EXPECT_TRUE(cr.ok) << describe(kind, cfg, p.s) << " run " << r << ": " << cr.bad
+                       << " bad, " << cr.nans << " NaN, max abs " << cr.max_abs << ", rel norm "
+                       << cr.rel_norm << "; first " << cr.first;
+  }
+}
+
+Config mmaConfig(int64_t bm, int64_t bn, int64_t bk, int64_t wm, int64_t wn, int64_t st,
+                 int64_t split = 1) {
+  return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn},     {"BLOCK_K", bk},
+                {"WARPS_M", wm}, {"WARPS_N", wn},     {"NUM_STAGES", st},
+                {"GROUP_M", int64_t{8}}, {"SPLIT_K", split}, {"MIN_BLOCKS", int64_t{0}}};
+}
+
+GemmShape shapeOf(Layout l, ElemType ab, ElemType c, int64_t m, int64_t n, int64_t k) {
+  return gemm::denseShape(l, ab, c, m, n, k);
+}
+
+// Compiles all (kind, config, shape) instances on several threads first (NVRTC is slow per
+// kernel; the GPU machine has many cores).
+void precompile(const std::vector<std::tuple<KernelKind, Config, GemmShape>>& jobs) {
+  const unsigned n = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> th;
+  for (unsigned i = 0; i < n; ++i)
+    th.emplace_back([&] {
+      for (size_t j; (j = next++) < jobs.size();) {
+        const auto& [k, c, s] = jobs[j];
+        auto r = env().runner->compile(k, c, s);
+        EXPECT_TRUE(r.ok()) << describe(k, c, s) << ": " << r.status().toString();
+      }
+    });
+  for (auto& t : th) t.join();
+}
+
+const Layout kLayouts[] = {Layout::kNN, Layout::kNT, Layout::kTN, Layout::kTT};
+
+TEST(GemmGpu, MmaEveryLayoutDtypeEpilogue) {
+  REQUIRE_GPU();
+  const std::pair<ElemType, ElemType> dtypes[] = {
+      {ElemType::kBF16, ElemType::kBF16}, {ElemType::kF16, ElemType::kF16},
+      {ElemType::kBF16, ElemType::kF32}, {ElemType::kF16, ElemType::kF32}};
+  struct Epi { bool bias; Activation act; float alpha, beta; };
+  const Epi epis[] = {{false, Activation::kNone, 1.f, 0.f},
+                      {true, Activation::kSilu, 1.f, 0.f},
+                      {true, Activation::kGelu, 0.75f, 0.5f}};
+  // Aligned (ALIGNED=1 path, partial tiles) and odd (element-wise path) sizes.
+  const int64_t dims[][3] = {{100, 72, 136}, {7, 33, 7}, {1, 1, 1}, {33, 130, 1000}};
+  const Config cfgs[] = {mmaConfig(128, 128, 32, 2, 2, 4), mmaConfig(64, 128, 64, 2, 2, 3)};
+  std::vector<std::tuple<KernelKind, Config, GemmShape>> jobs;
+  std::vector<GemmShape> shapes;
+  for (Layout l : kLayouts)
+    for (auto [ab, c] : dtypes)
+      for (const Epi& e : epis)
+        for (const auto& d : dims) {
+          GemmShape s = shapeOf(l, ab, c, d[0], d[1], d[2]);
+          s.has_bias = e.bias;
+          s.act = e.act;
+          s.alpha = e.alpha;
+          s.beta = e.beta;
+          shapes.push_back(s);
+          for (const Config& cfg : cfgs) jobs.emplace_back(KernelKind::kMma, cfg, s);
+        }
+  precompile(jobs);
+  uint32_t seed = 1;
+  for (const GemmShape& s : shapes) {
+    Problem p(s, seed++);
+    const auto ref = p.hostReference();
+    for (const Config& cfg : cfgs) expectMatches(KernelKind::kMma, cfg, p, ref);
+  }
+}
+
+TEST(GemmGpu, MmaOddSizes) {
+  REQUIRE_GPU();
+  const int64_t dims[][3] = {{1, 4097, 33},   {4097, 1, 7},    {33, 1000, 1000}, {1000, 7, 4097},
+                             {7, 1000, 4097}, {4097, 33, 1},   {1000, 1000, 33}, {33, 33, 4097},
+                             {1, 1, 4097},    {4097, 1000, 7}};
+  const Config cfg = mmaConfig(128, 128, 32, 2, 2, 4);
+  std::vector<GemmShape> shapes;
+  std::vector<std::tuple<KernelKind, Config, GemmShape>> jobs;
+  for (const auto& d : dims)
+    for (Layout l : {Layout::kNT, Layout::kNN}) {
+      shapes.push_back(shapeOf(l, ElemType::kBF16, ElemType::kBF16, d[0], d[1], d[2]));
+      jobs.emplace_back(KernelKind::kMma, cfg, shapes.back());
+    }
+  precompile(jobs);
+  uint32_t seed = 100;
+  for (const GemmShape& s : shapes) {
+    Problem p(s, seed++);
+    expectMatches(KernelKind::kMma, cfg, p, p.hostReference());
+  }
+}
+
+TEST(GemmGpu, MmaSplitKIsCorrectAndSelfCleaning) {
+  REQUIRE_GPU();
+  const int64_t dims[][3] = {{33, 200, 1000}, {128, 256, 4097}, {7, 100, 8192}};
+  std::vector<std::tuple<KernelKind, Config, GemmShape>> jobs;
+  std::vector<GemmShape> shapes;
+  for (const auto& d : dims) {
+    GemmShape s = shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, d[0], d[1], d[2]);
+    s.has_bias = true;
+    s.beta = 0.5f;
+    s.act = Activation::kSilu;
+    shapes.push_back(s);
+    for (int64_t split : {2, 4}) jobs.emplace_back(KernelKind::kMma, mmaConfig(64, 128, 64, 2, 2, 4, split), s);
+  }
+  precompile(jobs);
+  uint32_t seed = 200;
+  for (const GemmShape& s : shapes) {
+    Problem p(s, seed++);
+    const auto ref = p.hostReference();
+    for (int64_t split : {2, 4})
+      expectMatches(KernelKind::kMma, mmaConfig(64, 128, 64, 2, 2, 4, split), p, ref, 3);
+  }
+}
+
+TEST(GemmGpu, MmaCuratedConfigsVsReference) {
+  REQUIRE_GPU();
+  GemmShape s = shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 300, 520, 264);
+  std::vector<std::tuple<KernelKind, Config, GemmShape>> jobs;
+  auto cfgs = gemm::curatedConfigs(KernelKind::kMma, s);
+  GemmShape big = shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 4096, 4096, 4096);
+  auto big_cfgs = gemm::curatedConfigs(KernelKind::kMma, big);
+  for (auto& c : cfgs) jobs.emplace_back(KernelKind::kMma, c, s);
+  for (auto& c : big_cfgs) jobs.emplace_back(KernelKind::kMma, c, big);
+  precompile(jobs);
+  {
+    Problem p(s, 300);
+    const auto ref = p.hostReference();
+    for (const Config& c : cfgs) expectMatches(KernelKind::kMma, c, p, ref, 2);
+  }
+  if (!env().lt) GTEST_SKIP() << "cuBLASLt unavailable for the large check: " << env().lt_skip;
+  Problem p(big, 301);
+  const auto ref = p.cublasReference();
+  for (const Config& c : big_cfgs) expectMatches(KernelKind::kMma, c, p, ref);
+}
+
+TEST(GemmGpu, MmaLargeEveryLayoutVsCublasLt) {
+  REQUIRE_GPU();
+  if (!env().lt) GTEST_SKIP() << "cuBLASLt unavailable: " << env().lt_skip;
+  const Config cfg = mmaConfig(128, 256, 32, 2, 4, 4);
+  std::vector<std::tuple<KernelKind, Config, GemmShape>> jobs;
+  std::vector<GemmShape> shapes;
+  for (Layout l : kLayouts) {
+    GemmShape s = shapeOf(l, ElemType::kBF16, ElemType::kBF16, 2048, 1536, 4096);
+    s.has_bias = (l == Layout::kNT);
+    shapes.push_back(s);
+    jobs.emplace_back(KernelKind::kMma, cfg, s);
+  }
+  precompile(jobs);
+  uint32_t seed = 400;
+  for (const GemmShape& s : shapes) {
+    Problem p(s, seed++);
+    const auto ref = p.cublasReference();
+    ASSERT_FALSE(ref.empty());
+    expectMatches(KernelKind::kMma, cfg, p, ref);
+  }
+}
+
+TEST(GemmGpu, SkinnyVsReference) {
+  REQUIRE_GPU();
+  struct Case { int64_t m, n, k; ElemType c; bool bias; Activation act; float beta; };
+  const Case cases[] = {
+      {1, 4096, 4096, ElemType::kBF16, false, Activation::kNone, 0.f},
+      {7, 1000, 1000, ElemType::kBF16, true, Activation::kSilu, 0.f},
+      {16, 4096, 4096, ElemType::kBF16, false, Activation::kNone, 0.f},
+      {33, 1000, 4096, ElemType::kF32, true, Activation::kGelu, 0.5f},
+      {64, 520, 1000, ElemType::kF16, false, Activation::kNone, 0.f},
+      {128, 4096, 4096, ElemType::kBF16, false, Activation::kNone, 0.f},
+      {16, 14336, 4096, ElemType::kBF16, false, Activation::kNone, 0.f},
+  };
+  std::vector<std::tuple<KernelKind, Config, GemmShape>> jobs;
+  std::vector<GemmShape> shapes;
+  for (const Case& cs : cases) {
+    GemmShape s = shapeOf(Layout::kNT, ElemType::kBF16, cs.c, cs.m, cs.n, cs.k);
+    s.has_bias = cs.bias;
+    s.act = cs.act;
+    s.beta = cs.beta;
+    shapes.push_back(s);
+    for (auto& c : gemm::curatedConfigs(KernelKind::kSkinny, s)) jobs.emplace_back(KernelKind::kSkinny, c, s);
+  }
+  precompile(jobs);
+  uint32_t seed = 500;
+  for (const GemmShape& s : shapes) {
+    Problem p(s, seed++);
+    const bool host = s.m * s.n * s.k <= (int64_t{200} << 20) || !env().lt || s.act != Activation::kNone;
+    const auto ref = host ? p.hostReference() : p.cublasReference();
+    for (const Config& c : gemm::curatedConfigs(KernelKind::kSkinny, s))
+      expectMatches(KernelKind::kSkinny, c, p, ref, 2);
+  }
+}
+
+TEST(GemmGpu, UnalignedPointerFallsBackToSafePath) {
+  REQUIRE_GPU();
+  // A offset by one element: not 16-byte aligned, so the element-wise path must be used.
+  GemmShape s = shapeOf(Layout::kNN, ElemType::kBF16, ElemType::kBF16, 64, 64, 64);
+  Problem p(s, 600);
+  GemmBuffers buf = p.buffers();
+  buf.a += 2;
+  GemmShape shifted = s;
+  shifted.m = 63;  // keep every row of the shifted A inside the allocation
+  const auto aligned = withAlignment(shifted, buf);
+  EXPECT_FALSE(aligned.aligned16);
+  std::vector<float> a_shift(p.a.vals.begin() + 1, p.a.vals.end());
+  a_shift.resize(p.a.vals.size());
+  const auto ref = gemm::reference(shifted, a_shift.data(), p.b.vals.data(), nullptr, nullptr);
+  p.s = shifted;
+  p.resetC();
+  const Config cfg = mmaConfig(128, 128, 32, 2, 2, 4);
+  ASSERT_TRUE(env().runner->launch(KernelKind::kMma, cfg, shifted, buf).ok());
+  auto cr = compare(p.download(), ref, s.c, s.k);
+  EXPECT_TRUE(cr.ok) << cr.bad << " bad; first " << cr.first;
+}
+
+TEST(GemmGpu, CublasLtAlgosRoundTripThroughIds) {
+  REQUIRE_GPU();
+  if (!env().lt) GTEST_SKIP() << "cuBLASLt unavailable: " << env().lt_skip;
+  GemmShape s = shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 384, 512, 640);
+  s.has_bias = true;
+  Problem p(s, 700);
+  const auto ref = p.hostReference();
+  auto lp = toLtProblem(s);
+  ASSERT_TRUE(lp.ok());
+  auto algos = env().lt->heuristics(*lp, 4, 32 << 20);
+  ASSERT_TRUE(algos.ok()) << algos.status().toString();
+  ASSERT_FALSE(algos->empty());
+  DevBuf ws(32 << 20);
+  for (const auto& a : *algos) {
+    auto back = cublaslt::LtAlgo::parse(a.id());
+    ASSERT_TRUE(back.ok()) << back.status().toString();
+    EXPECT_EQ(back->bytes, a.bytes);
+    back->workspace_bytes = a.workspace_bytes;
+    p.resetC();
+    ASSERT_TRUE(env().lt->run(*lp, &*back, p.da.p, p.db.p, p.dc.p, p.dbias.p, ws.p,
+                              static_cast<int64_t>(ws.bytes)).ok());
+    auto cr = compare(p.download(), ref, s.c, s.k);
+    EXPECT_TRUE(cr.ok) << a.id() << ": " << cr.bad << " bad; first " << cr.first;
+  }
+}
+
+}  // namespace
+}  // namespace ktune

@@ -1,0 +1,283 @@
+// CI (no GPU): GEMM config spaces, constraints, launch rules, the float64 reference, the cuBLASLt
+// algo ids, and that representative NVIDIA configs compile with NVRTC for sm_90a to PTX holding
+// mma.sync (every config of the skinny space; a spread of the mma space, which is too large to
+// compile whole on CI's 2 cores).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <set>
+#include <thread>
+
+#include "compiler/compiler.h"
+#include "runtime/cuda/cublaslt.h"
+#include "templates/embedded.h"
+#include "templates/gemm.h"
+
+namespace ktune::gemm {
+namespace {
+
+DeviceInfo h100Like() {
+  DeviceInfo d;
+  d.vendor = Vendor::kNvidia;
+  d.name = "test sm_90a device";
+  d.arch = "sm_90a";
+  d.shared_per_block = 48 * 1024;
+  d.shared_per_block_optin = 227 * 1024;
+  return d;
+}
+
+Config mma(int64_t bm, int64_t bn, int64_t bk, int64_t wm, int64_t wn, int64_t st, int64_t split = 1) {
+  return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn},     {"BLOCK_K", bk},
+                {"WARPS_M", wm}, {"WARPS_N", wn},     {"NUM_STAGES", st},
+                {"GROUP_M", int64_t{8}}, {"SPLIT_K", split}, {"MIN_BLOCKS", int64_t{0}}};
+}
+
+TEST(GemmSpace, MmaConstraintsRejectImpossibleConfigs) {
+  const ConfigSpace& sp = configSpace(KernelKind::kMma);
+  auto e = sp.enumerate("cuda", 227 * 1024);
+  EXPECT_GT(e.accepted.size(), 100u);
+  EXPECT_GT(e.rejected.size(), 0u);
+  for (const Config& c : e.accepted) {
+    const int64_t w = c.getInt("WARPS_M") * c.getInt("WARPS_N");
+    EXPECT_TRUE(w == 4 || w == 8) << c.toString();
+    EXPECT_EQ(c.getInt("BLOCK_M") % (16 * c.getInt("WARPS_M")), 0) << c.toString();
+    EXPECT_EQ(c.getInt("BLOCK_N") % (16 * c.getInt("WARPS_N")), 0) << c.toString();
+    EXPECT_LE(sharedBytes(KernelKind::kMma, c), 227 * 1024) << c.toString();
+  }
+  // Shared memory: 5 stages of 256x256x64 tiles = 320 KiB is rejected by the resource check.
+  bool saw_shared_reject = false;
+  for (const auto& r : e.rejected)
+    if (r.reason.find("shared") != std::string::npos) saw_shared_reject = true;
+  EXPECT_TRUE(saw_shared_reject);
+  EXPECT_EQ(sharedBytes(KernelKind::kMma, mma(128, 256, 32, 2, 4, 4)), 4 * (128 * 32 + 32 * 256) * 2);
+  // 1 x 1 warps is rejected, as is a warp tile that does not divide the block.
+  EXPECT_FALSE(sp.validate(mma(128, 128, 32, 1, 1, 3)).ok());
+  EXPECT_FALSE(sp.validate(mma(64, 64, 32, 4, 2, 3)).ok());
+  EXPECT_TRUE(sp.validate(mma(128, 128, 32, 2, 2, 3)).ok());
+}
+
+TEST(GemmSpace, SkinnyAndMfmaSpaces) {
+  auto sk = configSpace(KernelKind::kSkinny).enumerate("cuda", 227 * 1024);
+  EXPECT_GT(sk.accepted.size(), 20u);
+  for (const Config& c : sk.accepted) {
+    const int64_t regs = 8 * (2 * c.getInt("SK_NT") * c.getInt("SK_U") +
+                              c.getInt("SK_MT") * c.getInt("SK_U")) +
+                         4 * c.getInt("SK_NT") * c.getInt("SK_MT");
+    EXPECT_LE(regs, 144) << c.toString();
+  }
+  auto mf = configSpace(KernelKind::kMfma).enumerate("hip", 64 * 1024);
+  EXPECT_GT(mf.accepted.size(), 10u);
+  for (const Config& c : mf.accepted) {
+    EXPECT_TRUE(c.getInt("MATRIX_INSTR") == 16 || c.getInt("MATRIX_INSTR") == 32);
+    EXPECT_LE(sharedBytes(KernelKind::kMfma, c), 64 * 1024);
+  }
+  EXPECT_EQ(kernelsForBackend("cuda").size(), 2u);
+  EXPECT_EQ(kernelsForBackend("hip").size(), 1u);
+}
+
+TEST(GemmShapeTest, ValidateAndAlignment) {
+  GemmShape s = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 16, 4096, 4096);
+  EXPECT_TRUE(validate(s).ok());
+  EXPECT_EQ(s.lda, 4096);
+  EXPECT_EQ(s.ldb, 4096);
+  EXPECT_TRUE(fastPathOk(s));
+  GemmShape t = denseShape(Layout::kTN, ElemType::kF16, ElemType::kF32, 7, 9, 11);
+  EXPECT_EQ(t.lda, 7);  // A stored [K][M]
+  EXPECT_EQ(t.ldb, 9);
+  EXPECT_FALSE(fastPathOk(t));
+  GemmShape bad = s;
+  bad.lda = 100;
+  Status st = validate(bad);
+  EXPECT_EQ(st.code(), Code::kInvalidArgument);
+  EXPECT_NE(st.message().find("lda"), std::string::npos) << st.message();
+  bad = s;
+  bad.k = 0;
+  EXPECT_FALSE(validate(bad).ok());
+  bad = s;
+  bad.ab = ElemType::kF32;
+  EXPECT_FALSE(validate(bad).ok());
+  EXPECT_NE(shapeKey(s), shapeKey(t));
+  EXPECT_EQ(*parseLayout("TT"), Layout::kTT);
+  EXPECT_FALSE(parseLayout("XY").ok());
+  EXPECT_EQ(*parseElemType("bf16"), ElemType::kBF16);
+  EXPECT_EQ(*parseActivation("gelu"), Activation::kGelu);
+}
+
+TEST(GemmLaunch, GridsSplitKAndApplicability) {
+  const DeviceInfo dev = h100Like();
+  GemmShape s = denseShape(Layout::kNN, ElemType::kBF16, ElemType::kBF16, 1000, 1000, 4097);
+  auto p = launchPlan(KernelKind::kMma, mma(128, 256, 32, 2, 4, 4, 2), s, dev);
+  ASSERT_TRUE(p.ok()) << p.status().toString();
+  EXPECT_EQ(p->grid.x, 8u * 4u);
+  EXPECT_EQ(p->grid.z, 2u);
+  EXPECT_EQ(p->block.x, 256u);
+  EXPECT_EQ(p->workspace_bytes, 1000 * 1000 * 4);
+  EXPECT_EQ(p->counters, 32);
+  // SPLIT_K=4 over K=64 with BLOCK_K=32 leaves empty slices.
+  GemmShape small = denseShape(Layout::kNN, ElemType::kBF16, ElemType::kBF16, 64, 64, 64);
+  auto q = launchPlan(KernelKind::kMma, mma(128, 128, 32, 2, 2, 3, 4), small, dev);
+  EXPECT_EQ(q.status().code(), Code::kUnsupported);
+  // Shared memory over the device limit -> out of resources.
+  DeviceInfo tiny = dev;
+  tiny.shared_per_block_optin = 64 * 1024;
+  auto r = launchPlan(KernelKind::kMma, mma(128, 256, 32, 2, 4, 4), s, tiny);
+  EXPECT_EQ(r.status().code(), Code::kOutOfResources);
+  // Skinny: NT and aligned only.
+  Config skc{{"SK_NT", int64_t{1}}, {"SK_MT", int64_t{2}}, {"SK_U", int64_t{2}},
+             {"NUM_WARPS", int64_t{8}}, {"SPLIT_K", int64_t{1}}};
+  GemmShape d = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 16, 4096, 4096);
+  auto ps = launchPlan(KernelKind::kSkinny, skc, d, dev);
+  ASSERT_TRUE(ps.ok()) << ps.status().toString();
+  EXPECT_EQ(ps->grid.x, 4096u / 16u);
+  EXPECT_EQ(ps->grid.y, 1u);
+  EXPECT_EQ(ps->shared_bytes, 8 * 16 * (16 + 1) * 4);
+  GemmShape nn = d;
+  nn.layout = Layout::kNN;
+  nn.ldb = 4096;
+  EXPECT_EQ(applicable(KernelKind::kSkinny, skc, nn).code(), Code::kUnsupported);
+  GemmShape odd = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 16, 4096, 4100);
+  EXPECT_EQ(applicable(KernelKind::kSkinny, skc, odd).code(), Code::kUnsupported);
+  GemmShape unal = d;
+  unal.aligned16 = false;
+  EXPECT_EQ(applicable(KernelKind::kSkinny, skc, unal).code(), Code::kUnsupported);
+  // The mma kernel always applies; unaligned shapes compile the element-wise path.
+  auto defs = defines(KernelKind::kMma, mma(128, 128, 32, 2, 2, 3), unal);
+  bool aligned_flag = true;
+  for (auto& [k, v] : defs)
+    if (k == "ALIGNED") aligned_flag = v == "1";
+  EXPECT_FALSE(aligned_flag);
+}
+
+TEST(GemmLaunch, CuratedConfigsAreValidAndApplicable) {
+  for (auto [m, n, k] : {std::tuple{8192, 8192, 8192}, {1024, 14336, 4096}, {1, 4096, 4096},
+                         {16, 14336, 4096}, {128, 4096, 4096}, {33, 1000, 1000}}) {
+    GemmShape s = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, m, n, k);
+    for (KernelKind kind : {KernelKind::kMma, KernelKind::kSkinny}) {
+      auto cs = curatedConfigs(kind, s);
+      EXPECT_FALSE(cs.empty()) << kernelKindName(kind) << " " << shapeKey(s);
+      for (const Config& c : cs) {
+        EXPECT_TRUE(configSpace(kind).validate(c).ok()) << c.toString();
+        EXPECT_TRUE(launchPlan(kind, c, s, h100Like()).ok()) << c.toString();
+      }
+    }
+  }
+}
+
+TEST(GemmReference, SmallHandComputedCases) {
+  // NN 2x2x2: [[1,2],[3,4]] * [[5,6],[7,8]] = [[19,22],[43,50]]
+  GemmShape s = denseShape(Layout::kNN, ElemType::kBF16, ElemType::kF32, 2, 2, 2);
+  const float a[] = {1, 2, 3, 4}, b[] = {5, 6, 7, 8};
+  auto r = reference(s, a, b, nullptr, nullptr);
+  EXPECT_EQ(r, (std::vector<double>{19, 22, 43, 50}));
+  // TT with the same logical operands stored transposed.
+  GemmShape t = denseShape(Layout::kTT, ElemType::kBF16, ElemType::kF32, 2, 2, 2);
+  const float at[] = {1, 3, 2, 4}, bt[] = {5, 7, 6, 8};
+  EXPECT_EQ(reference(t, at, bt, nullptr, nullptr), r);
+  // alpha, beta, bias, SiLU.
+  s.alpha = 0.5f;
+  s.beta = 2.0f;
+  s.has_bias = true;
+  s.act = Activation::kSilu;
+  const float c[] = {1, 1, 1, 1}, bias[] = {-10, 0};
+  auto r2 = reference(s, a, b, c, bias);
+  const double v0 = 0.5 * 19 + 2 - 10;
+  EXPECT_NEAR(r2[0], v0 / (1 + std::exp(-v0)), 1e-12);
+  const double v3 = 0.5 * 50 + 2;
+  EXPECT_NEAR(r2[3], v3 / (1 + std::exp(-v3)), 1e-12);
+}
+
+TEST(CublasLtIds, RoundTripAndErrors) {
+  cublaslt::LtAlgo a;
+  a.index = 3;
+  for (int i = 0; i < 8; ++i) a.bytes[i] = 0x0123456789abcdefULL * (i + 1);
+  const std::string id = a.id();
+  EXPECT_EQ(id.rfind("cublaslt:idx=3:algo=", 0), 0u) << id;
+  auto b = cublaslt::LtAlgo::parse(id);
+  ASSERT_TRUE(b.ok()) << b.status().toString();
+  EXPECT_EQ(b->index, 3);
+  EXPECT_EQ(b->bytes, a.bytes);
+  EXPECT_FALSE(cublaslt::LtAlgo::parse("hipblaslt:idx=1").ok());
+  EXPECT_FALSE(cublaslt::LtAlgo::parse("cublaslt:idx=1:algo=12").ok());
+  EXPECT_FALSE(cublaslt::LtAlgo::parse(id.substr(0, id.size() - 1) + "g").ok());
+}
+
+// Compiles with NVRTC for sm_90a (no GPU needed) and checks the PTX for mma.sync.
+class GemmNvrtc : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto c = compilerForArch("sm_90a");
+    if (!c.ok()) GTEST_SKIP() << "NVRTC unavailable: " << c.status().toString();
+    cc_ = std::move(c).value();
+  }
+  Status compileOne(KernelKind kind, const Config& cfg, const GemmShape& s, std::string* ptx) {
+    CompileRequest req;
+    req.source = std::string(templates::embeddedSource(sourceFile(kind)));
+    req.source_name = sourceFile(kind);
+    req.entry = entryName(kind);
+    req.defines = defines(kind, cfg, s);
+    req.arch = "sm_90a";
+    req.dumps = ptx ? kDumpPtx : kDumpNone;
+    auto r = cc_->compile(req);
+    if (!r.ok()) return r.status();
+    if (r->resources.spills())
+      return Status::OutOfResources("spills: " + cfg.toString() + " " + r->log);
+    if (ptx) *ptx = r->dumps["ptx"];
+    return Status::Ok();
+  }
+  // Compiles every job on 2 threads; returns the failures.
+  std::vector<std::string> compileAll(
+      const std::vector<std::tuple<KernelKind, Config, GemmShape>>& jobs) {
+    std::vector<std::string> failures(jobs.size());
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+      for (size_t j; (j = next++) < jobs.size();) {
+        const auto& [k, c, s] = jobs[j];
+        std::string ptx;
+        Status st = compileOne(k, c, s, &ptx);
+        if (!st.ok()) failures[j] = c.toString() + ": " + st.toString().substr(0, 2000);
+        else if (ptx.find("mma.sync.aligned.m16n8k16") == std::string::npos)
+          failures[j] = c.toString() + ": PTX lacks mma.sync.aligned.m16n8k16";
+      }
+    };
+    std::thread t1(work), t2(work);
+    t1.join();
+    t2.join();
+    std::vector<std::string> out;
+    for (auto& f : failures)
+      if (!f.empty()) out.push_back(f);
+    return out;
+  }
+  std::unique_ptr<Compiler> cc_;
+};
+
+TEST_F(GemmNvrtc, EverySkinnyConfigCompilesWithMmaSync) {
+  GemmShape s = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 16, 4096, 4096);
+  std::vector<std::tuple<KernelKind, Config, GemmShape>> jobs;
+  for (const Config& c : configSpace(KernelKind::kSkinny).enumerate("cuda", 227 * 1024).accepted)
+    jobs.emplace_back(KernelKind::kSkinny, c, s);
+  for (const auto& f : compileAll(jobs)) ADD_FAILURE() << f;
+}
+
+TEST_F(GemmNvrtc, RepresentativeMmaConfigsCompileWithMmaSync) {
+  // A deterministic spread of the accepted space (every 23rd config: all tile shapes, warp
+  // layouts, stages, split-K values appear), every layout/dtype once, plus the curated set.
+  auto acc = configSpace(KernelKind::kMma).enumerate("cuda", 227 * 1024).accepted;
+  std::vector<std::tuple<KernelKind, Config, GemmShape>> jobs;
+  const Layout layouts[] = {Layout::kNN, Layout::kNT, Layout::kTN, Layout::kTT};
+  size_t i = 0;
+  for (size_t j = 0; j < acc.size(); j += 23, ++i) {
+    GemmShape s = denseShape(layouts[i % 4], i % 3 == 1 ? ElemType::kF16 : ElemType::kBF16,
+                             i % 5 == 2 ? ElemType::kF32 : ElemType::kBF16, 512, 512, 512);
+    s.has_bias = i % 2 == 1;
+    s.act = static_cast<Activation>(i % 3);
+    s.aligned16 = i % 7 != 3;
+    jobs.emplace_back(KernelKind::kMma, acc[j], s);
+  }
+  GemmShape big = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 4096, 4096, 4096);
+  for (const Config& c : curatedConfigs(KernelKind::kMma, big)) jobs.emplace_back(KernelKind::kMma, c, big);
+  for (const auto& f : compileAll(jobs)) ADD_FAILURE() << f;
+}
+
+}  // namespace
+}  // namespace ktune::gemm
