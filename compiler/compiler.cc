@@ -27,20 +27,26 @@ Expected<unsigned> parseDumpName(const std::string& name) {
 
 const char* dumpName(Dump d) {
   switch (d) {
-    case kDumpSource: return "source";
-    case kDumpPtx: return "ptx";
-    case kDumpSass: return "sass";
-    case kDumpLlvm: return "llvm";
-    case kDumpIsa: return "isa";
-    case kDumpMlir: return "mlir";
-    default: return "none";
+    case kDumpSource:
+      return "source";
+    case kDumpPtx:
+      return "ptx";
+    case kDumpSass:
+      return "sass";
+    case kDumpLlvm:
+      return "llvm";
+    case kDumpIsa:
+      return "isa";
+    case kDumpMlir:
+      return "mlir";
+    default:
+      return "none";
   }
 }
 
 }  // namespace ktune
 
 // ---- helpers shared by the compilers (compiler_util.h) and the arch dispatch -----------------
-
 
 namespace ktune::compiler_detail {
 
@@ -53,8 +59,8 @@ std::vector<std::string> defineFlags(const CompileRequest& req) {
 }
 
 std::string instantiatedSource(const CompileRequest& req) {
-  std::string s = "// ktune: " + (req.source_name.empty() ? "kernel" : req.source_name) +
-                  " for " + req.arch + ", entry " + req.entry + "\n";
+  std::string s = "// ktune: " + (req.source_name.empty() ? "kernel" : req.source_name) + " for " +
+                  req.arch + ", entry " + req.entry + "\n";
   for (const auto& [k, v] : req.defines) s += "#define " + k + " " + v + "\n";
   s += req.source;
   return s;
@@ -73,8 +79,8 @@ Status compileError(const std::string& compiler, const CompileRequest& req, cons
                     const std::vector<std::string>& opts) {
   return Status::CompileError(compiler + " failed to compile " +
                               (req.source_name.empty() ? std::string("kernel") : req.source_name) +
-                              " (entry " + req.entry + ", arch " + req.arch + ")\noptions: " +
-                              joinOptions(opts) + "\nlog:\n" + log);
+                              " (entry " + req.entry + ", arch " + req.arch +
+                              ")\noptions: " + joinOptions(opts) + "\nlog:\n" + log);
 }
 
 static bool isIdent(const std::string& s) {
@@ -85,11 +91,14 @@ static bool isIdent(const std::string& s) {
 }
 
 Status checkRequest(const CompileRequest& req) {
-  if (req.arch.empty()) return Status::InvalidArgument("compile request has no arch (e.g. sm_90a, gfx942)");
+  if (req.arch.empty())
+    return Status::InvalidArgument("compile request has no arch (e.g. sm_90a, gfx942)");
   for (char c : req.arch)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != ':' && c != '+' && c != '-')
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != ':' && c != '+' &&
+        c != '-')
       return Status::InvalidArgument("malformed arch '" + req.arch + "'");
-  if (req.entry.empty()) return Status::InvalidArgument("compile request has no entry (kernel name)");
+  if (req.entry.empty())
+    return Status::InvalidArgument("compile request has no entry (kernel name)");
   for (const auto& [k, v] : req.defines) {
     if (!isIdent(k)) return Status::InvalidArgument("define name '" + k + "' is not an identifier");
     if (v.find('\n') != std::string::npos)
@@ -146,7 +155,8 @@ static std::string demangledName(const std::string& sym) {
 
 static std::string baseName(const std::string& s) { return s.substr(0, s.find('<')); }
 
-Expected<std::string> resolveEntry(const std::string& entry, const std::vector<std::string>& symbols) {
+Expected<std::string> resolveEntry(const std::string& entry,
+                                   const std::vector<std::string>& symbols) {
   for (const auto& s : symbols)
     if (s == entry) return s;
   const std::string want = noSpaces(entry);
@@ -211,8 +221,7 @@ Expected<std::unique_ptr<Compiler>> compilerForArch(const std::string& arch) {
     std::string why;
     auto h = openHiprtcCompiler();
     if (h.ok() && (*h)->supportsArch(arch)) return std::move(h).value();
-    why = h.ok() ? "hiprtc " + (*h)->version() + " does not know " + arch
-                 : h.status().message();
+    why = h.ok() ? "hiprtc " + (*h)->version() + " does not know " + arch : h.status().message();
     auto l = openLlvmAmdgpuCompiler();
     if (l.ok() && (*l)->supportsArch(arch)) return std::move(l).value();
     return Status::Unsupported("no compiler for '" + arch + "': " + why + "; LLVM path: " +

@@ -32,7 +32,8 @@ bool isNameExpression(const std::string& entry);
 // only kernel with the same template name. Used where the compiler cannot lower a name
 // expression itself (clang; hiprtc 5.x, which does not see through typedefs such as
 // ktune::half_t). kNotFound listing the kernels when nothing matches or several do.
-Expected<std::string> resolveEntry(const std::string& entry, const std::vector<std::string>& symbols);
+Expected<std::string> resolveEntry(const std::string& entry,
+                                   const std::vector<std::string>& symbols);
 double msSince(std::chrono::steady_clock::time_point t0);
 
 // A private (0700) temporary directory removed with everything in it on destruction.

@@ -17,7 +17,8 @@ std::string trim(std::string s) {
   size_t i = 0;
   while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
   s = s.substr(i);
-  if (s.size() >= 2 && ((s.front() == '\'' && s.back() == '\'') || (s.front() == '"' && s.back() == '"')))
+  if (s.size() >= 2 &&
+      ((s.front() == '\'' && s.back() == '\'') || (s.front() == '"' && s.back() == '"')))
     s = s.substr(1, s.size() - 2);
   return s;
 }

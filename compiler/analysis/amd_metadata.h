@@ -11,8 +11,8 @@
 namespace ktune {
 
 struct AmdKernelMeta {
-  std::string name;    // .name: the (mangled) kernel symbol
-  std::string symbol;  // .symbol: "<name>.kd"
+  std::string name;                           // .name: the (mangled) kernel symbol
+  std::string symbol;                         // .symbol: "<name>.kd"
   std::map<std::string, std::string> fields;  // scalar fields, keys with their leading '.'
 };
 

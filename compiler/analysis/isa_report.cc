@@ -25,7 +25,8 @@ bool startsWith(const std::string& s, const char* p) { return s.rfind(p, 0) == 0
 
 // Width in bits of an AMDGCN memory mnemonic suffix: dword=32, dwordx4=128, b128=128, ubyte=8...
 int amdWidth(const std::string& m) {
-  static const std::regex dx(R"(dwordx(\d))"), bn(R"(_b(\d+)$)"), d16(R"(short|d16)"), byte(R"(byte)");
+  static const std::regex dx(R"(dwordx(\d))"), bn(R"(_b(\d+)$)"), d16(R"(short|d16)"),
+      byte(R"(byte)");
   std::smatch s;
   int w = 0;
   if (std::regex_search(m, s, dx))
@@ -80,14 +81,15 @@ IsaReport analyzeIsa(const std::string& text, IsaKind kind) {
   IsaReport r;
   r.kind = kind;
   std::vector<Line> lines;
-  std::map<std::string, size_t> label_at;  // label -> index in `lines`
+  std::map<std::string, size_t> label_at;        // label -> index in `lines`
   std::vector<std::pair<size_t, size_t>> loops;  // [label index, branch index]
   std::vector<std::pair<size_t, std::string>> branches;
   std::istringstream in(text);
   std::string raw;
   while (std::getline(in, raw)) {
     std::string l = trim(raw);
-    if (l.find("Spill") != std::string::npos || l.find("Reload") != std::string::npos) ++r.spill_comments;
+    if (l.find("Spill") != std::string::npos || l.find("Reload") != std::string::npos)
+      ++r.spill_comments;
     if (kind == IsaKind::kSass) {  // "/*0090*/  @P0 LDG.E.128 R4, desc[UR4][R2.64] ;"
       if (startsWith(l, "/*")) {
         auto e = l.find("*/");
@@ -109,7 +111,7 @@ IsaReport analyzeIsa(const std::string& text, IsaKind kind) {
       continue;
     }
     if (l[0] == '.' || l[0] == '{' || l[0] == '}' || l[0] == '#') continue;  // directives
-    if (l[0] == '@') {  // predicate
+    if (l[0] == '@') {                                                       // predicate
       auto sp = l.find(' ');
       if (sp == std::string::npos) continue;
       l = trim(l.substr(sp + 1));
@@ -150,12 +152,18 @@ IsaReport analyzeIsa(const std::string& text, IsaKind kind) {
         if (sp != std::string::npos) target = trim(l.substr(sp));
       }
     } else if (kind == IsaKind::kPtx) {
-      if (startsWith(m, "ld.global")) ++r.global_loads[ptxWidth(m)];
-      else if (startsWith(m, "st.global")) ++r.global_stores[ptxWidth(m)];
-      else if (startsWith(m, "ld.shared")) ++r.lds_loads[ptxWidth(m)];
-      else if (startsWith(m, "st.shared")) ++r.lds_stores[ptxWidth(m)];
-      else if (startsWith(m, "cp.async.cg") || startsWith(m, "cp.async.ca")) ++r.global_loads[128];
-      else if (startsWith(m, "ld.local") || startsWith(m, "st.local")) ++r.scratch_ops;
+      if (startsWith(m, "ld.global"))
+        ++r.global_loads[ptxWidth(m)];
+      else if (startsWith(m, "st.global"))
+        ++r.global_stores[ptxWidth(m)];
+      else if (startsWith(m, "ld.shared"))
+        ++r.lds_loads[ptxWidth(m)];
+      else if (startsWith(m, "st.shared"))
+        ++r.lds_stores[ptxWidth(m)];
+      else if (startsWith(m, "cp.async.cg") || startsWith(m, "cp.async.ca"))
+        ++r.global_loads[128];
+      else if (startsWith(m, "ld.local") || startsWith(m, "st.local"))
+        ++r.scratch_ops;
       else if (startsWith(m, "mma.sync") || startsWith(m, "wgmma.mma_async")) {
         static const std::regex shape(R"(^(.*?\.m\d+n\d+k\d+))");
         std::smatch s;
@@ -169,13 +177,20 @@ IsaReport analyzeIsa(const std::string& text, IsaKind kind) {
         if (!target.empty() && target.back() == ';') target.pop_back();
       }
     } else {  // SASS
-      if (startsWith(m, "LDG")) ++r.global_loads[sassWidth(m)];
-      else if (startsWith(m, "STG")) ++r.global_stores[sassWidth(m)];
-      else if (startsWith(m, "LDGSTS")) ++r.global_loads[sassWidth(m)];
-      else if (startsWith(m, "LDSM")) ++r.lds_loads[128];
-      else if (startsWith(m, "LDS")) ++r.lds_loads[sassWidth(m)];
-      else if (startsWith(m, "STS")) ++r.lds_stores[sassWidth(m)];
-      else if (startsWith(m, "LDL") || startsWith(m, "STL")) ++r.scratch_ops;
+      if (startsWith(m, "LDG"))
+        ++r.global_loads[sassWidth(m)];
+      else if (startsWith(m, "STG"))
+        ++r.global_stores[sassWidth(m)];
+      else if (startsWith(m, "LDGSTS"))
+        ++r.global_loads[sassWidth(m)];
+      else if (startsWith(m, "LDSM"))
+        ++r.lds_loads[128];
+      else if (startsWith(m, "LDS"))
+        ++r.lds_loads[sassWidth(m)];
+      else if (startsWith(m, "STS"))
+        ++r.lds_stores[sassWidth(m)];
+      else if (startsWith(m, "LDL") || startsWith(m, "STL"))
+        ++r.scratch_ops;
       else if (startsWith(m, "HMMA") || startsWith(m, "HGMMA") || startsWith(m, "IMMA")) {
         auto second = m.find('.', m.find('.') + 1);
         ++r.matrix[startsWith(m, "HGMMA") ? std::string("HGMMA") : m.substr(0, second)];
@@ -198,17 +213,19 @@ IsaReport analyzeIsa(const std::string& text, IsaKind kind) {
   for (const auto& a : loops) {
     bool inner = true;
     for (const auto& b : loops)
-      if (&a != &b && b.first >= a.first && b.second <= a.second && (b.first != a.first || b.second != a.second))
+      if (&a != &b && b.first >= a.first && b.second <= a.second &&
+          (b.first != a.first || b.second != a.second))
         inner = false;
     if (!inner) continue;
     ++r.innermost_loops;
     for (size_t i = a.first; i <= a.second && i < lines.size(); ++i) {
       const std::string& m = lines[i].mnemonic;
-      const bool wait = kind == IsaKind::kAmdgcn ? startsWith(m, "s_waitcnt")
-                        : kind == IsaKind::kPtx  ? (startsWith(m, "cp.async.wait") ||
-                                                   startsWith(m, "cp.async.bulk.wait") ||
-                                                   startsWith(m, "wgmma.wait_group"))
-                                                 : (startsWith(m, "DEPBAR") || startsWith(m, "WARPGROUP.DEPBAR"));
+      const bool wait =
+          kind == IsaKind::kAmdgcn ? startsWith(m, "s_waitcnt")
+          : kind == IsaKind::kPtx
+              ? (startsWith(m, "cp.async.wait") || startsWith(m, "cp.async.bulk.wait") ||
+                 startsWith(m, "wgmma.wait_group"))
+              : (startsWith(m, "DEPBAR") || startsWith(m, "WARPGROUP.DEPBAR"));
       if (wait && counted.insert(i).second) ++r.waitcnt_in_loop;
     }
   }
@@ -241,7 +258,8 @@ std::string IsaReport::toJson() const {
 std::string IsaReport::text() const {
   auto widths = [](const std::map<int, int>& m) {
     std::string s;
-    for (const auto& [w, n] : m) s += (s.empty() ? "" : ", ") + std::to_string(n) + "x" + std::to_string(w) + "b";
+    for (const auto& [w, n] : m)
+      s += (s.empty() ? "" : ", ") + std::to_string(n) + "x" + std::to_string(w) + "b";
     return s.empty() ? std::string("none") : s;
   };
   std::ostringstream o;

@@ -18,18 +18,18 @@ struct IsaReport {
   // matrix instruction kind (mnemonic up to the shape) -> count, e.g. "v_mfma_f32_32x32x8_bf16",
   // "mma.sync.aligned.m16n8k16", "HMMA.16816", "wgmma.mma_async.sync.aligned.m64n128k16", "HGMMA"
   std::map<std::string, int> matrix;
-  int waitcnt_total = 0;     // s_waitcnt* (AMD); cp.async.wait*/DEPBAR (NVIDIA)
-  int waitcnt_in_loop = 0;   // of those, inside innermost loops
-  int loops = 0;             // backward branches
+  int waitcnt_total = 0;    // s_waitcnt* (AMD); cp.async.wait*/DEPBAR (NVIDIA)
+  int waitcnt_in_loop = 0;  // of those, inside innermost loops
+  int loops = 0;            // backward branches
   int innermost_loops = 0;
-  int scratch_ops = 0;       // scratch_*/buffer accesses to scratch, ld/st.local, LDL/STL
-  int spill_comments = 0;    // LLVM "Spill"/"Reload" annotations
+  int scratch_ops = 0;     // scratch_*/buffer accesses to scratch, ld/st.local, LDL/STL
+  int spill_comments = 0;  // LLVM "Spill"/"Reload" annotations
   int instructions = 0;
 
-  int globalLoads(int bits) const;  // count at exactly `bits` width (0 when none)
+  int globalLoads(int bits) const;                   // count at exactly `bits` width (0 when none)
   int matrixCount(const std::string& prefix) const;  // summed over kinds starting with prefix
-  std::string toJson() const;  // one JSON object
-  std::string text() const;    // a few human-readable lines
+  std::string toJson() const;                        // one JSON object
+  std::string text() const;                          // a few human-readable lines
 };
 
 // `text` is the assembly; `kind` says which dialect.

@@ -40,8 +40,9 @@ Expected<AmdArchLimits> amdArchLimits(const std::string& arch) {
 Expected<AmdOccupancy> amdOccupancy(const AmdArchLimits& l, int vgpr, int agpr, int64_t lds_bytes,
                                     int waves_per_workgroup) {
   if (waves_per_workgroup < 1 || vgpr < 0 || agpr < 0 || lds_bytes < 0)
-    return Status::InvalidArgument("occupancy needs waves_per_workgroup >= 1 and non-negative "
-                                   "VGPR/AGPR/LDS counts");
+    return Status::InvalidArgument(
+        "occupancy needs waves_per_workgroup >= 1 and non-negative "
+        "VGPR/AGPR/LDS counts");
   AmdOccupancy o;
   int regs = vgpr;
   if (l.unified_agpr && agpr > 0) regs = static_cast<int>(roundUp(vgpr, 4)) + agpr;
@@ -58,8 +59,8 @@ Expected<AmdOccupancy> amdOccupancy(const AmdArchLimits& l, int vgpr, int agpr, 
   const int by_vgpr = o.occ_vgpr * l.simds_per_cu / waves_per_workgroup;
   if (by_vgpr == 0)
     return Status::OutOfResources("a workgroup of " + std::to_string(waves_per_workgroup) +
-                                  " waves does not fit in one CU at " +
-                                  std::to_string(o.occ_vgpr) + " waves per EU");
+                                  " waves does not fit in one CU at " + std::to_string(o.occ_vgpr) +
+                                  " waves per EU");
   o.workgroups_per_cu = std::min(by_vgpr, o.occ_lds);
   o.waves_per_eu = static_cast<double>(o.workgroups_per_cu) * waves_per_workgroup / l.simds_per_cu;
   if (o.occ_lds < by_vgpr)
@@ -99,8 +100,9 @@ Expected<NvArchLimits> nvArchLimits(const std::string& arch) {
 
 Expected<NvOccupancy> nvOccupancy(const NvArchLimits& l, int regs, int threads, int64_t smem) {
   if (threads < 1 || regs < 0 || smem < 0)
-    return Status::InvalidArgument("occupancy needs threads_per_block >= 1 and non-negative "
-                                   "register/shared-memory counts");
+    return Status::InvalidArgument(
+        "occupancy needs threads_per_block >= 1 and non-negative "
+        "register/shared-memory counts");
   if (threads > 1024 || threads > l.max_threads_per_sm)
     return Status::OutOfResources(std::to_string(threads) + " threads per block exceed the limit");
   if (regs > l.max_regs_per_thread)
@@ -126,8 +128,8 @@ Expected<NvOccupancy> nvOccupancy(const NvArchLimits& l, int regs, int threads, 
   if (o.blocks_per_sm == 0)
     return Status::OutOfResources("one block of " + std::to_string(threads) + " threads with " +
                                   std::to_string(regs) + " registers does not fit on an SM");
-  o.limiter = o.blocks_per_sm == o.by_regs    ? "registers"
-              : o.blocks_per_sm == o.by_smem  ? "shared"
+  o.limiter = o.blocks_per_sm == o.by_regs      ? "registers"
+              : o.blocks_per_sm == o.by_smem    ? "shared"
               : o.blocks_per_sm == o.by_threads ? "threads"
                                                 : "blocks";
   o.occupancy = static_cast<double>(o.blocks_per_sm * warps) / l.max_warps_per_sm;

@@ -4,8 +4,8 @@
 //   occ_vgpr = waves per EU (SIMD) that the VGPR file allows, from the allocation-rounded count;
 //   occ_lds  = floor(lds_per_cu / LDS bytes per workgroup) workgroups per CU;
 //   occ      = min(floor(occ_vgpr * simds / nW), occ_lds) * nW / simds  waves per EU,
-// for nW waves per workgroup. NVIDIA follows the CUDA occupancy calculator: blocks per SM limited by
-// registers (per warp, rounded to the allocation unit, per SM sub-partition), shared memory
+// for nW waves per workgroup. NVIDIA follows the CUDA occupancy calculator: blocks per SM limited
+// by registers (per warp, rounded to the allocation unit, per SM sub-partition), shared memory
 // (rounded to the allocation granularity, plus the per-block reservation), threads and blocks.
 // Hardware numbers come from the per-arch tables below (documented per entry) or from the caller.
 #pragma once
@@ -32,12 +32,12 @@ struct AmdArchLimits {
 Expected<AmdArchLimits> amdArchLimits(const std::string& arch);
 
 struct AmdOccupancy {
-  int vgpr_allocated = 0;    // per lane, after unified-file placement and granule rounding
-  int occ_vgpr = 0;          // waves per EU allowed by VGPRs
-  int occ_lds = 0;           // workgroups per CU allowed by LDS (large when LDS = 0)
+  int vgpr_allocated = 0;  // per lane, after unified-file placement and granule rounding
+  int occ_vgpr = 0;        // waves per EU allowed by VGPRs
+  int occ_lds = 0;         // workgroups per CU allowed by LDS (large when LDS = 0)
   int workgroups_per_cu = 0;
-  double waves_per_eu = 0;   // the guide's occ
-  std::string limiter;       // "vgpr", "lds" or "waves"
+  double waves_per_eu = 0;  // the guide's occ
+  std::string limiter;      // "vgpr", "lds" or "waves"
 };
 
 // kInvalidArgument for waves_per_workgroup < 1 or negative counts; kOutOfResources when one
@@ -54,8 +54,8 @@ struct NvArchLimits {
   int reg_sub_partitions = 4;  // register file split per SM sub-partition (scheduler)
   int reg_alloc_unit = 256;    // registers per warp are allocated in these units
   int max_regs_per_thread = 255;
-  int64_t smem_per_sm = 0;          // configurable maximum (bytes)
-  int64_t max_smem_per_block = 0;   // opt-in maximum (bytes)
+  int64_t smem_per_sm = 0;                 // configurable maximum (bytes)
+  int64_t max_smem_per_block = 0;          // opt-in maximum (bytes)
   int64_t smem_reserved_per_block = 1024;  // sm_80+: 1 KiB reserved by the system per block
   int64_t smem_granule = 128;
 };

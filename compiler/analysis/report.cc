@@ -11,14 +11,16 @@ KernelReport analyzeCodeObject(const CodeObject& co, int threads, int64_t dynami
   r.compiler = co.compiler;
   r.entry = co.lowered_entry.empty() ? co.entry : co.lowered_entry;
   r.resources = co.resources;
-  if (threads <= 0) threads = co.resources.max_threads_per_block > 0 ? co.resources.max_threads_per_block : 256;
+  if (threads <= 0)
+    threads = co.resources.max_threads_per_block > 0 ? co.resources.max_threads_per_block : 256;
   r.threads_per_block = threads;
   const int64_t lds = co.resources.shared_bytes + dynamic_shared;
   if (co.arch.rfind("gfx", 0) == 0) {
     auto l = amdArchLimits(co.arch);
     if (l.ok()) {
       const int wave = co.resources.wave_size > 0 ? co.resources.wave_size : l->wave_size;
-      auto o = amdOccupancy(*l, co.resources.vgpr, co.resources.agpr, lds, (threads + wave - 1) / wave);
+      auto o =
+          amdOccupancy(*l, co.resources.vgpr, co.resources.agpr, lds, (threads + wave - 1) / wave);
       if (o.ok()) {
         r.amd = *o;
         r.has_occupancy = true;
@@ -44,7 +46,8 @@ KernelReport analyzeCodeObject(const CodeObject& co, int threads, int64_t dynami
   }
   auto use = [&](const char* name, IsaKind kind) {
     auto it = co.dumps.find(name);
-    if (r.has_isa || it == co.dumps.end() || it->second.size() < 200) return;  // a "not installed" line
+    if (r.has_isa || it == co.dumps.end() || it->second.size() < 200)
+      return;  // a "not installed" line
     r.isa = analyzeIsa(it->second, kind);
     r.has_isa = r.isa.instructions > 0;
     if (r.has_isa) r.isa_source = name;
@@ -60,19 +63,22 @@ std::string KernelReport::text() const {
   const auto& u = resources;
   o << entry << " [" << arch << ", " << compiler << "]\n";
   if (arch.rfind("gfx", 0) == 0) {
-    o << "VGPR " << u.vgpr << ", AGPR " << u.agpr << ", SGPR " << u.sgpr << ", LDS " << u.shared_bytes
-      << " B, scratch " << u.scratch_bytes << " B, spills vgpr " << u.vgpr_spill << " sgpr "
-      << u.sgpr_spill << "\n";
+    o << "VGPR " << u.vgpr << ", AGPR " << u.agpr << ", SGPR " << u.sgpr << ", LDS "
+      << u.shared_bytes << " B, scratch " << u.scratch_bytes << " B, spills vgpr " << u.vgpr_spill
+      << " sgpr " << u.sgpr_spill << "\n";
     if (has_occupancy)
       o << "occupancy (" << threads_per_block << " threads): " << amd.vgpr_allocated
         << " VGPRs allocated, occ_vgpr " << amd.occ_vgpr << " waves/EU, " << amd.workgroups_per_cu
-        << " workgroups/CU, " << amd.waves_per_eu << " waves/EU, limited by " << amd.limiter << "\n";
+        << " workgroups/CU, " << amd.waves_per_eu << " waves/EU, limited by " << amd.limiter
+        << "\n";
   } else {
-    o << "registers " << u.registers << ", shared " << u.shared_bytes << " B, stack " << u.stack_bytes
-      << " B, spill stores " << u.spill_store_bytes << " B, loads " << u.spill_load_bytes << " B\n";
+    o << "registers " << u.registers << ", shared " << u.shared_bytes << " B, stack "
+      << u.stack_bytes << " B, spill stores " << u.spill_store_bytes << " B, loads "
+      << u.spill_load_bytes << " B\n";
     if (has_occupancy)
       o << "occupancy (" << threads_per_block << " threads): " << nv.blocks_per_sm << " blocks/SM, "
-        << static_cast<int>(nv.occupancy * 100 + 0.5) << "% warps, limited by " << nv.limiter << "\n";
+        << static_cast<int>(nv.occupancy * 100 + 0.5) << "% warps, limited by " << nv.limiter
+        << "\n";
   }
   if (!has_occupancy) o << "occupancy: unknown (" << occupancy_note << ")\n";
   if (has_isa)
@@ -88,22 +94,34 @@ std::string KernelReport::toJson() const {
   j["compiler"] = compiler;
   j["entry"] = entry;
   const auto& u = resources;
-  j["resources"] = {{"registers", u.registers},     {"spill_store_bytes", u.spill_store_bytes},
-                    {"spill_load_bytes", u.spill_load_bytes}, {"stack_bytes", u.stack_bytes},
-                    {"vgpr", u.vgpr},               {"agpr", u.agpr},
-                    {"sgpr", u.sgpr},               {"vgpr_spill", u.vgpr_spill},
-                    {"sgpr_spill", u.sgpr_spill},   {"scratch_bytes", u.scratch_bytes},
-                    {"shared_bytes", u.shared_bytes}, {"wave_size", u.wave_size},
+  j["resources"] = {{"registers", u.registers},
+                    {"spill_store_bytes", u.spill_store_bytes},
+                    {"spill_load_bytes", u.spill_load_bytes},
+                    {"stack_bytes", u.stack_bytes},
+                    {"vgpr", u.vgpr},
+                    {"agpr", u.agpr},
+                    {"sgpr", u.sgpr},
+                    {"vgpr_spill", u.vgpr_spill},
+                    {"sgpr_spill", u.sgpr_spill},
+                    {"scratch_bytes", u.scratch_bytes},
+                    {"shared_bytes", u.shared_bytes},
+                    {"wave_size", u.wave_size},
                     {"max_threads_per_block", u.max_threads_per_block}};
   j["threads_per_block"] = threads_per_block;
   if (has_occupancy && arch.rfind("gfx", 0) == 0)
-    j["occupancy"] = {{"vgpr_allocated", amd.vgpr_allocated}, {"occ_vgpr", amd.occ_vgpr},
-                      {"occ_lds", amd.occ_lds},              {"workgroups_per_cu", amd.workgroups_per_cu},
-                      {"waves_per_eu", amd.waves_per_eu},     {"limiter", amd.limiter}};
+    j["occupancy"] = {{"vgpr_allocated", amd.vgpr_allocated},
+                      {"occ_vgpr", amd.occ_vgpr},
+                      {"occ_lds", amd.occ_lds},
+                      {"workgroups_per_cu", amd.workgroups_per_cu},
+                      {"waves_per_eu", amd.waves_per_eu},
+                      {"limiter", amd.limiter}};
   else if (has_occupancy)
-    j["occupancy"] = {{"blocks_per_sm", nv.blocks_per_sm}, {"occupancy", nv.occupancy},
-                      {"by_regs", nv.by_regs},             {"by_smem", nv.by_smem},
-                      {"by_threads", nv.by_threads},       {"limiter", nv.limiter}};
+    j["occupancy"] = {{"blocks_per_sm", nv.blocks_per_sm},
+                      {"occupancy", nv.occupancy},
+                      {"by_regs", nv.by_regs},
+                      {"by_smem", nv.by_smem},
+                      {"by_threads", nv.by_threads},
+                      {"limiter", nv.limiter}};
   else
     j["occupancy_note"] = occupancy_note;
   if (has_isa) {

@@ -10,10 +10,18 @@ namespace {
 
 // The stable comgr C ABI (amd_comgr.h, v2), declared here so no ROCm header is needed to build.
 using cg_status = int;
-struct cg_data { uint64_t handle; };
-struct cg_data_set { uint64_t handle; };
-struct cg_action_info { uint64_t handle; };
-struct cg_meta { uint64_t handle; };
+struct cg_data {
+  uint64_t handle;
+};
+struct cg_data_set {
+  uint64_t handle;
+};
+struct cg_action_info {
+  uint64_t handle;
+};
+struct cg_meta {
+  uint64_t handle;
+};
 constexpr cg_status kOk = 0;
 constexpr int kDataKindExecutable = 0x8;
 constexpr int kDataKindSource = 0x1;
@@ -56,7 +64,8 @@ struct Comgr::Api {
   cg_status (*metadata_lookup)(cg_meta, const char*, cg_meta*) = nullptr;
   cg_status (*get_metadata_list_size)(cg_meta, size_t*) = nullptr;
   cg_status (*index_list_metadata)(cg_meta, size_t, cg_meta*) = nullptr;
-  cg_status (*iterate_map_metadata)(cg_meta, cg_status (*)(cg_meta, cg_meta, void*), void*) = nullptr;
+  cg_status (*iterate_map_metadata)(cg_meta, cg_status (*)(cg_meta, cg_meta, void*),
+                                    void*) = nullptr;
 
   Status check(cg_status s, const char* what) const {
     if (s == kOk) return Status::Ok();
@@ -89,9 +98,9 @@ struct Comgr::Api {
 
 Expected<std::shared_ptr<Comgr>> Comgr::open() {
   auto api = std::make_unique<Api>();
-  KTUNE_ASSIGN_OR_RETURN(
-      api->lib, DynLib::open({"libamd_comgr.so.2", "libamd_comgr.so.3", "libamd_comgr.so"},
-                             "AMD code-object manager (comgr)"));
+  KTUNE_ASSIGN_OR_RETURN(api->lib,
+                         DynLib::open({"libamd_comgr.so.2", "libamd_comgr.so.3", "libamd_comgr.so"},
+                                      "AMD code-object manager (comgr)"));
   const DynLib& l = api->lib;
   KTUNE_RETURN_IF_ERROR(l.bind(api->status_string, "amd_comgr_status_string"));
   KTUNE_RETURN_IF_ERROR(l.bind(api->get_version, "amd_comgr_get_version"));
@@ -109,7 +118,8 @@ Expected<std::shared_ptr<Comgr>> Comgr::open() {
   KTUNE_RETURN_IF_ERROR(l.bind(api->action_data_get_data, "amd_comgr_action_data_get_data"));
   KTUNE_RETURN_IF_ERROR(l.bind(api->create_action_info, "amd_comgr_create_action_info"));
   KTUNE_RETURN_IF_ERROR(l.bind(api->destroy_action_info, "amd_comgr_destroy_action_info"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->action_info_set_isa_name, "amd_comgr_action_info_set_isa_name"));
+  KTUNE_RETURN_IF_ERROR(
+      l.bind(api->action_info_set_isa_name, "amd_comgr_action_info_set_isa_name"));
   KTUNE_RETURN_IF_ERROR(l.bind(api->do_action, "amd_comgr_do_action"));
   KTUNE_RETURN_IF_ERROR(l.bind(api->get_data_metadata, "amd_comgr_get_data_metadata"));
   KTUNE_RETURN_IF_ERROR(l.bind(api->destroy_metadata, "amd_comgr_destroy_metadata"));
@@ -154,9 +164,11 @@ Expected<std::string> Comgr::isaName(const std::string& hsaco) const {
   Api::Data data{api_.get()};
   KTUNE_RETURN_IF_ERROR(api_->makeExecutable(hsaco, &data));
   size_t n = 0;
-  KTUNE_RETURN_IF_ERROR(api_->check(api_->get_data_isa_name(data.d, &n, nullptr), "get_data_isa_name"));
+  KTUNE_RETURN_IF_ERROR(
+      api_->check(api_->get_data_isa_name(data.d, &n, nullptr), "get_data_isa_name"));
   std::string s(n, '\0');
-  KTUNE_RETURN_IF_ERROR(api_->check(api_->get_data_isa_name(data.d, &n, s.data()), "get_data_isa_name"));
+  KTUNE_RETURN_IF_ERROR(
+      api_->check(api_->get_data_isa_name(data.d, &n, s.data()), "get_data_isa_name"));
   while (!s.empty() && s.back() == '\0') s.pop_back();
   return s;
 }
@@ -175,8 +187,7 @@ Expected<std::string> Comgr::disassemble(const std::string& hsaco) const {
   if (st.ok()) st = a.check(a.create_action_info(&info), "create_action_info");
   if (st.ok()) st = a.check(a.action_info_set_isa_name(info, isa.c_str()), "set_isa_name");
   if (st.ok())
-    st = a.check(a.do_action(kActionDisassembleExecutableToSource, info, in, out),
-                 "disassemble");
+    st = a.check(a.do_action(kActionDisassembleExecutableToSource, info, in, out), "disassemble");
   std::string text;
   if (st.ok()) {
     Api::Data src{&a};
@@ -203,7 +214,8 @@ Expected<std::vector<AmdKernelMeta>> Comgr::kernels(const std::string& hsaco) co
   cg_meta root{0}, list{0};
   KTUNE_RETURN_IF_ERROR(a.check(a.get_data_metadata(data.d, &root), "get_data_metadata"));
   std::vector<AmdKernelMeta> out;
-  Status st = a.check(a.metadata_lookup(root, "amdhsa.kernels", &list), "metadata_lookup(amdhsa.kernels)");
+  Status st =
+      a.check(a.metadata_lookup(root, "amdhsa.kernels", &list), "metadata_lookup(amdhsa.kernels)");
   size_t n = 0;
   if (st.ok()) st = a.check(a.get_metadata_list_size(list, &n), "get_metadata_list_size");
   struct Ctx {

@@ -38,9 +38,9 @@ struct HiprtcApi {
 };
 
 // Targets of ROCm 5.x when comgr cannot list them (the list comgr 2.4 / ROCm 5.2 reports).
-const char* const kRocm5Archs[] = {"gfx700", "gfx701", "gfx702", "gfx801", "gfx802", "gfx803",
-                                   "gfx900", "gfx902", "gfx904", "gfx906", "gfx908", "gfx909",
-                                   "gfx90a", "gfx90c", "gfx1010", "gfx1011", "gfx1012", "gfx1030",
+const char* const kRocm5Archs[] = {"gfx700",  "gfx701",  "gfx702",  "gfx801",  "gfx802",  "gfx803",
+                                   "gfx900",  "gfx902",  "gfx904",  "gfx906",  "gfx908",  "gfx909",
+                                   "gfx90a",  "gfx90c",  "gfx1010", "gfx1011", "gfx1012", "gfx1030",
                                    "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035"};
 
 std::mutex& hiprtcMutex() {
@@ -89,7 +89,9 @@ class HiprtcCompiler final : public Compiler {
     std::string lowered, code;
     KTUNE_RETURN_IF_ERROR(build(req, opts, &code, &lowered, &co.log));
     KTUNE_ASSIGN_OR_RETURN(co.binary, unbundleCodeObject(code, req.arch));
-    if (co.binary.compare(0, 4, "\x7f" "ELF") != 0)
+    if (co.binary.compare(0, 4,
+                          "\x7f"
+                          "ELF") != 0)
       return Status::Internal("hiprtc returned no ELF code object for " + req.arch);
     KTUNE_ASSIGN_OR_RETURN(auto kernels, comgr_->kernels(co.binary));
     if (lowered.empty()) {  // hiprtc could not lower the expression (e.g. typedefs on ROCm 5)
@@ -144,7 +146,8 @@ class HiprtcCompiler final : public Compiler {
     const char* names[] = {"prelude.cuh"};
     const std::string src_name = req.source_name.empty() ? "kernel.hip" : req.source_name;
     hiprtcProgram p = nullptr;
-    hiprtcResult r = api_->CreateProgram(&p, req.source.c_str(), src_name.c_str(), 1, headers, names);
+    hiprtcResult r =
+        api_->CreateProgram(&p, req.source.c_str(), src_name.c_str(), 1, headers, names);
     if (r != kHiprtcSuccess)
       return Status::Internal(std::string("hiprtcCreateProgram: ") + api_->GetErrorString(r));
     struct Guard {
@@ -209,25 +212,29 @@ Expected<std::string> unbundleCodeObject(const std::string& blob, const std::str
   std::string ids;
   for (uint64_t i = 0; i < count; ++i) {
     if (!need(24)) return Status::Corrupt("offload bundle truncated in entry " + std::to_string(i));
-    const uint64_t eoff = readU64(blob, off), esize = readU64(blob, off + 8), idlen = readU64(blob, off + 16);
+    const uint64_t eoff = readU64(blob, off), esize = readU64(blob, off + 8),
+                   idlen = readU64(blob, off + 16);
     off += 24;
     if (!need(idlen)) return Status::Corrupt("offload bundle entry id truncated");
     const std::string id = blob.substr(off, idlen);
     off += idlen;
     ids += " " + id;
-    if (id.find("amdgcn") != std::string::npos && id.find(arch.substr(0, arch.find(':'))) != std::string::npos) {
+    if (id.find("amdgcn") != std::string::npos &&
+        id.find(arch.substr(0, arch.find(':'))) != std::string::npos) {
       if (eoff > blob.size() || esize > blob.size() - eoff)
         return Status::Corrupt("offload bundle entry '" + id + "' lies outside the bundle");
       return blob.substr(eoff, esize);
     }
   }
-  return Status::Corrupt("offload bundle has no code object for " + arch + " (entries:" + ids + ")");
+  return Status::Corrupt("offload bundle has no code object for " + arch + " (entries:" + ids +
+                         ")");
 }
 
 Expected<std::unique_ptr<Compiler>> openHiprtcCompiler(const HiprtcConfig& config) {
   std::vector<std::string> names = config.library_candidates;
   if (names.empty())
-    names = {"libhiprtc.so.6", "libhiprtc.so", "libamdhip64.so.6", "libamdhip64.so.5", "libamdhip64.so"};
+    names = {"libhiprtc.so.6", "libhiprtc.so", "libamdhip64.so.6", "libamdhip64.so.5",
+             "libamdhip64.so"};
   auto api = std::make_unique<HiprtcApi>();
   std::string tried;
   for (const auto& n : names) {
@@ -261,6 +268,8 @@ Expected<std::unique_ptr<Compiler>> openHiprtcCompiler(const HiprtcConfig& confi
       new HiprtcCompiler(std::move(api), std::move(comgr), clang_detail::findClang(config.clang)));
 }
 
-Expected<std::unique_ptr<Compiler>> openHiprtcCompiler() { return openHiprtcCompiler(HiprtcConfig{}); }
+Expected<std::unique_ptr<Compiler>> openHiprtcCompiler() {
+  return openHiprtcCompiler(HiprtcConfig{});
+}
 
 }  // namespace ktune

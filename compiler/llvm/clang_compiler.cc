@@ -20,8 +20,16 @@ using namespace compiler_detail;
 namespace clang_detail {
 
 std::vector<std::string> deviceFlags(const std::string& arch, const std::string& include_dir) {
-  return {"-x", "hip", "--offload-arch=" + arch, "--cuda-device-only", "-nogpulib", "-nogpuinc",
-          "--no-gpu-bundle-output", "-O3", "-std=c++17", "-I" + include_dir};
+  return {"-x",
+          "hip",
+          "--offload-arch=" + arch,
+          "--cuda-device-only",
+          "-nogpulib",
+          "-nogpuinc",
+          "--no-gpu-bundle-output",
+          "-O3",
+          "-std=c++17",
+          "-I" + include_dir};
 }
 
 std::string findClang(const std::string& requested) {
@@ -31,8 +39,8 @@ std::string findClang(const std::string& requested) {
     return findProgram(p);
   };
   if (!requested.empty()) return resolve(requested);
-  for (const std::string& c : {std::string(KTUNE_DEFAULT_CLANG), std::string("clang-19"),
-                               std::string("clang")}) {
+  for (const std::string& c :
+       {std::string(KTUNE_DEFAULT_CLANG), std::string("clang-19"), std::string("clang")}) {
     std::string p = resolve(c);
     if (!p.empty()) return p;
   }
@@ -85,16 +93,18 @@ static Expected<ProcessResult> runClang(const std::string& clang, const CompileR
   return r;
 }
 
-Expected<std::string> emitLlvm(const std::string& clang, const CompileRequest& req, int timeout_ms) {
+Expected<std::string> emitLlvm(const std::string& clang, const CompileRequest& req,
+                               int timeout_ms) {
   KTUNE_ASSIGN_OR_RETURN(auto dir, TempDir::create("ktune-clang-"));
   KTUNE_RETURN_IF_ERROR(writeSources(dir, req));
-  KTUNE_ASSIGN_OR_RETURN(auto r, runClang(clang, req, dir,
-                                          {"-emit-llvm", "-S", "-o", dir.file("kernel.ll")},
-                                          timeout_ms, nullptr));
+  KTUNE_ASSIGN_OR_RETURN(
+      auto r, runClang(clang, req, dir, {"-emit-llvm", "-S", "-o", dir.file("kernel.ll")},
+                       timeout_ms, nullptr));
   return readFile(dir.file("kernel.ll"));
 }
 
-std::string mlirView(const std::string& mlir_translate, const std::string& llvm_ir, int timeout_ms) {
+std::string mlirView(const std::string& mlir_translate, const std::string& llvm_ir,
+                     int timeout_ms) {
   if (mlir_translate.empty())
     return "mlir-translate not installed (install mlir-19-tools for the MLIR view)";
   auto r = runProcess({mlir_translate, "--import-llvm", "-"}, llvm_ir, timeout_ms);
@@ -131,10 +141,10 @@ class ClangCompiler final : public Compiler {
     const auto t0 = std::chrono::steady_clock::now();
     KTUNE_RETURN_IF_ERROR(checkRequest(req));
     if (!supportsArch(req.arch))
-      return Status::Unsupported("clang " + version_ + " (" + clang_ +
-                                 ") has no AMDGPU target '" + req.arch +
-                                 "' (it knows gfx600..gfx1201, see clang --target=amdgcn-amd-amdhsa "
-                                 "-nogpulib -print-supported-cpus)");
+      return Status::Unsupported(
+          "clang " + version_ + " (" + clang_ + ") has no AMDGPU target '" + req.arch +
+          "' (it knows gfx600..gfx1201, see clang --target=amdgcn-amd-amdhsa "
+          "-nogpulib -print-supported-cpus)");
     KTUNE_ASSIGN_OR_RETURN(auto dir, TempDir::create("ktune-clang-"));
     KTUNE_RETURN_IF_ERROR(writeSources(dir, req));
     CodeObject co;
@@ -148,21 +158,24 @@ class ClangCompiler final : public Compiler {
                                             config_.timeout_ms, nullptr));
     KTUNE_ASSIGN_OR_RETURN(std::string isa, readFile(dir.file("kernel.s")));
     // 2) the loadable code object (clang links it with lld: an ET_DYN hsaco).
-    KTUNE_ASSIGN_OR_RETURN(auto c, runClang(clang_, req, dir, {"-c", "-o", dir.file("kernel.hsaco")},
-                                            config_.timeout_ms, &co.options));
+    KTUNE_ASSIGN_OR_RETURN(auto c,
+                           runClang(clang_, req, dir, {"-c", "-o", dir.file("kernel.hsaco")},
+                                    config_.timeout_ms, &co.options));
     co.options.erase(co.options.begin());  // argv[0]
     co.log = s.err + c.err;
     KTUNE_ASSIGN_OR_RETURN(co.binary, readFile(dir.file("kernel.hsaco")));
-    if (co.binary.compare(0, 4, "\x7f" "ELF") != 0)
+    if (co.binary.compare(0, 4,
+                          "\x7f"
+                          "ELF") != 0)
       return Status::Internal("clang produced no ELF code object for " + req.arch);
     const auto kernels = parseAmdgpuMetadataYaml(isa);
     std::vector<std::string> names;
     for (const auto& k : kernels) names.push_back(k.name);
     auto entry = resolveEntry(req.entry, names);
-    if (!entry.ok())
-      return compileError("clang", req, entry.status().message(), co.options);
+    if (!entry.ok()) return compileError("clang", req, entry.status().message(), co.options);
     co.lowered_entry = *entry;
-    if (const AmdKernelMeta* k = findAmdKernel(kernels, co.lowered_entry)) co.resources = amdResources(*k);
+    if (const AmdKernelMeta* k = findAmdKernel(kernels, co.lowered_entry))
+      co.resources = amdResources(*k);
     if (req.dumps & kDumpSource) co.dumps["source"] = instantiatedSource(req);
     if (req.dumps & kDumpIsa) co.dumps["isa"] = isa;
     if (req.dumps & (kDumpLlvm | kDumpMlir)) {
@@ -191,11 +204,11 @@ class ClangCompiler final : public Compiler {
 Expected<std::unique_ptr<Compiler>> openLlvmAmdgpuCompiler(const ClangConfig& config) {
   const std::string clang = findClang(config.clang);
   if (clang.empty())
-    return Status::Unavailable(
-        "clang not found (tried " +
-        (config.clang.empty() ? std::string(KTUNE_DEFAULT_CLANG) + ", clang-19, clang on PATH"
-                              : config.clang) +
-        "); install clang-19 or set KTUNE_CLANG");
+    return Status::Unavailable("clang not found (tried " +
+                               (config.clang.empty()
+                                    ? std::string(KTUNE_DEFAULT_CLANG) + ", clang-19, clang on PATH"
+                                    : config.clang) +
+                               "); install clang-19 or set KTUNE_CLANG");
   auto v = runProcess({clang, "--version"}, "", 30000);
   if (!v.ok() || v->exit_code != 0)
     return Status::Unavailable("cannot run " + clang + " --version" +
@@ -207,8 +220,8 @@ Expected<std::unique_ptr<Compiler>> openLlvmAmdgpuCompiler(const ClangConfig& co
     version = version.substr(at + 8);
     version = version.substr(0, version.find(' '));
   }
-  auto cpus = runProcess({clang, "--target=amdgcn-amd-amdhsa", "-nogpulib", "-print-supported-cpus"},
-                         "", 30000);
+  auto cpus = runProcess(
+      {clang, "--target=amdgcn-amd-amdhsa", "-nogpulib", "-print-supported-cpus"}, "", 30000);
   std::vector<std::string> list;
   if (cpus.ok()) {
     std::istringstream in(cpus->out + "\n" + cpus->err);
@@ -217,8 +230,9 @@ Expected<std::unique_ptr<Compiler>> openLlvmAmdgpuCompiler(const ClangConfig& co
       if (w.rfind("gfx", 0) == 0 && w.find("generic") == std::string::npos) list.push_back(w);
   }
   if (list.empty())
-    return Status::Unavailable(clang + " (version " + version +
-                               ") has no AMDGPU backend: -print-supported-cpus lists no gfx target");
+    return Status::Unavailable(
+        clang + " (version " + version +
+        ") has no AMDGPU backend: -print-supported-cpus lists no gfx target");
   return std::unique_ptr<Compiler>(new ClangCompiler(clang, version, std::move(list), config));
 }
 

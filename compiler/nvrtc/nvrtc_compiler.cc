@@ -179,7 +179,8 @@ class NvrtcCompiler final : public Compiler {
     const char* names[] = {"prelude.cuh"};
     nvrtcProgram raw = nullptr;
     const std::string src_name = req.source_name.empty() ? "kernel.cu" : req.source_name;
-    nvrtcResult r = api_->CreateProgram(&raw, req.source.c_str(), src_name.c_str(), 1, headers, names);
+    nvrtcResult r =
+        api_->CreateProgram(&raw, req.source.c_str(), src_name.c_str(), 1, headers, names);
     if (r != kNvrtcSuccess)
       return Status::Internal(std::string("nvrtcCreateProgram: ") + api_->GetErrorString(r));
     auto prog = std::make_unique<Program>(*api_, raw);

@@ -124,7 +124,8 @@ TEST(KernelReport, MergesResourcesOccupancyAndIsa) {
   co.resources.shared_bytes = 16384;
   co.resources.wave_size = 64;
   co.resources.max_threads_per_block = 256;
-  co.dumps["isa"] = std::string(200, ' ') + "\n\tglobal_load_dwordx4 v[0:3], v4, s[0:1]\n"
+  co.dumps["isa"] = std::string(200, ' ') +
+                    "\n\tglobal_load_dwordx4 v[0:3], v4, s[0:1]\n"
                     "\tv_mfma_f32_16x16x16_bf16 v[0:3], v[4:5], v[6:7], v[0:3]\n";
   KernelReport r = analyzeCodeObject(co);
   ASSERT_TRUE(r.has_occupancy) << r.occupancy_note;

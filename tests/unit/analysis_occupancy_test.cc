@@ -26,7 +26,7 @@ TEST(AmdOccupancy, LdsLimitsAndFormula) {
   ASSERT_TRUE(o.ok());
   EXPECT_EQ(o->occ_vgpr, 8);
   EXPECT_EQ(o->occ_lds, 2);
-  EXPECT_EQ(o->workgroups_per_cu, 2);  // min(floor(8*4/8)=4, 2)
+  EXPECT_EQ(o->workgroups_per_cu, 2);      // min(floor(8*4/8)=4, 2)
   EXPECT_DOUBLE_EQ(o->waves_per_eu, 4.0);  // 2 * 8 / 4
   EXPECT_EQ(o->limiter, "lds");
   // AGPRs share the file: 128 VGPR (4-aligned) + 128 AGPR = 256 -> 2 waves per EU.

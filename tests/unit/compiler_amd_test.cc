@@ -73,7 +73,9 @@ TEST_F(HiprtcTest, MfmaKernelForGfx90aShowsTheRequestedInstruction) {
     SCOPED_TRACE(mfma);
     auto co = compiler_->compile(mfmaRequest("gfx90a", mfma));
     ASSERT_TRUE(co.ok()) << co.status().toString();
-    EXPECT_EQ(co->binary.substr(0, 4), "\x7f" "ELF");
+    EXPECT_EQ(co->binary.substr(0, 4),
+              "\x7f"
+              "ELF");
     EXPECT_EQ(co->format, "hsaco");
     EXPECT_EQ(co->lowered_entry, "mfma_step");
     const std::string& isa = co->dumps["isa"];
@@ -136,7 +138,9 @@ TEST_F(ClangTest, Gfx942CodeObjectIsaAndMetadata) {
     auto co = compiler_->compile(mfmaRequest("gfx942", mfma));
     ASSERT_TRUE(co.ok()) << co.status().toString();
     EXPECT_EQ(co->compiler, "clang");
-    EXPECT_EQ(co->binary.substr(0, 4), "\x7f" "ELF");
+    EXPECT_EQ(co->binary.substr(0, 4),
+              "\x7f"
+              "ELF");
     const std::string& isa = co->dumps["isa"];
     EXPECT_GT(count(isa, mfma == 16 ? "v_mfma_f32_16x16x16_bf16" : "v_mfma_f32_32x32x8_bf16"), 0);
     EXPECT_GT(count(isa, "global_load_dwordx4"), 0);
@@ -239,9 +243,12 @@ amdhsa.target:   amdgcn-amd-amdhsa--gfx942
 }
 
 TEST(Unbundle, PassesElfThroughAndRejectsBadBundles) {
-  auto elf = unbundleCodeObject(std::string("\x7f" "ELF rest"), "gfx90a");
+  auto elf = unbundleCodeObject(std::string("\x7f"
+                                            "ELF rest"),
+                                "gfx90a");
   ASSERT_TRUE(elf.ok());
-  EXPECT_EQ(*elf, std::string("\x7f" "ELF rest"));
+  EXPECT_EQ(*elf, std::string("\x7f"
+                              "ELF rest"));
   auto bad = unbundleCodeObject("__CLANG_OFFLOAD_BUNDLE__\x01", "gfx90a");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), Code::kCorrupt);

@@ -68,7 +68,9 @@ TEST_F(NvrtcTest, TemplatedKernelWithPreludeForHopperAndAmpere) {
     auto co = compiler_->compile(req);
     ASSERT_TRUE(co.ok()) << co.status().toString();
     ASSERT_GE(co->binary.size(), 4u);
-    EXPECT_EQ(co->binary.substr(0, 4), "\x7f" "ELF");
+    EXPECT_EQ(co->binary.substr(0, 4),
+              "\x7f"
+              "ELF");
     EXPECT_EQ(co->format, "cubin");
     EXPECT_EQ(co->lowered_entry.rfind("_Z5scaleI13__nv_bfloat16Li8EEvPKT_PS1_fi", 0), 0u)
         << co->lowered_entry;
@@ -97,7 +99,8 @@ TEST_F(NvrtcTest, ExternCEntryAndCpAsync) {
 
 TEST_F(NvrtcTest, SyntaxErrorCarriesLogAndOptions) {
   CompileRequest req = request("sm_90a", "broken");
-  req.source = "#include \"prelude.cuh\"\nKTUNE_KERNEL void broken(float* p) { p[0] = undefined_thing; }\n";
+  req.source =
+      "#include \"prelude.cuh\"\nKTUNE_KERNEL void broken(float* p) { p[0] = undefined_thing; }\n";
   req.source_name = "broken.cu";
   auto co = compiler_->compile(req);
   ASSERT_FALSE(co.ok());
