@@ -1,0 +1,407 @@
+// The CUDA backend against a fake libcuda.so.1 (CI has no GPU, so this is where the backend's own
+// logic is exercised: entry-point resolution through cuGetProcAddress_v2 with the right ABI
+// version, device-info reading, primary-context binding with the thread_local fast path, launch
+// checks before the driver, and how driver errors become Status codes and messages).
+//
+// The fake is C source compiled at test time with the system C compiler into
+// <tmp>/libcuda.so.1 (soname libcuda.so.1) and dlopen'ed by absolute path first; the backend's
+// dlopen("libcuda.so.1") then finds that already-loaded object by soname. One fake per process:
+// the backend's driver connection is a process-wide singleton, as in production.
+#include <gtest/gtest.h>
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/fs.h"
+#include "base/subprocess.h"
+#include "runtime/backend.h"
+
+namespace ktune {
+namespace {
+
+constexpr const char* kFakeDriver = R"C(
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+typedef int CUresult;
+typedef unsigned long long CUdeviceptr;
+
+int fake_requested_version = -1;   /* cudaVersion passed to cuGetProcAddress_v2 */
+int fake_ctx_set_calls = 0;
+int fake_launches = 0;
+int fake_sticky = 0;               /* sticky error after a faulting launch */
+unsigned fake_last_grid[3], fake_last_block[3], fake_last_shared;
+int fake_dyn_shared_attr = 48 * 1024;
+
+static const char* err_name(CUresult r) {
+  switch (r) {
+    case 1: return "CUDA_ERROR_INVALID_VALUE";
+    case 218: return "CUDA_ERROR_INVALID_PTX";
+    case 500: return "CUDA_ERROR_NOT_FOUND";
+    case 700: return "CUDA_ERROR_ILLEGAL_ADDRESS";
+    default: return 0;
+  }
+}
+CUresult cuGetErrorName(CUresult r, const char** s) { *s = err_name(r); return *s ? 0 : 1; }
+CUresult cuGetErrorString(CUresult r, const char** s) {
+  *s = r == 700 ? "an illegal memory access was encountered" : err_name(r);
+  return *s ? 0 : 1;
+}
+CUresult cuDriverGetVersion(int* v) { *v = 12040; return 0; }
+CUresult cuInit(unsigned f) { (void)f; return 0; }
+CUresult cuDeviceGetCount(int* n) { *n = 1; return 0; }
+CUresult cuDeviceGet(int* d, int i) { *d = i; return i == 0 ? 0 : 101; }
+CUresult cuDeviceGetName(char* s, int len, int d) { (void)d; strncpy(s, "Fake H100", len); return 0; }
+CUresult cuDeviceGetAttribute(int* v, int a, int d) {
+  (void)d;
+  switch (a) {
+    case 1: *v = 1024; return 0;
+    case 2: case 3: *v = 1024; return 0;
+    case 4: *v = 64; return 0;
+    case 5: *v = 2147483647; return 0;
+    case 6: case 7: *v = 65535; return 0;
+    case 8: *v = 49152; return 0;
+    case 10: *v = 32; return 0;
+    case 12: *v = 65536; return 0;
+    case 13: *v = 1980000; return 0;
+    case 16: *v = 132; return 0;
+    case 36: *v = 2619000; return 0;
+    case 37: *v = 5120; return 0;
+    case 38: *v = 52428800; return 0;
+    case 39: *v = 2048; return 0;
+    case 75: *v = 9; return 0;
+    case 76: *v = 0; return 0;
+    case 81: *v = 233472; return 0;
+    case 82: *v = 65536; return 0;
+    case 97: *v = 232448; return 0;
+    case 106: *v = 32; return 0;
+    default: return 1;
+  }
+}
+CUresult cuDeviceTotalMem_v2(size_t* b, int d) { (void)d; *b = (size_t)80 << 30; return 0; }
+CUresult cuDeviceGetPCIBusId(char* s, int len, int d) { (void)d; strncpy(s, "0000:19:00.0", len); return 0; }
+CUresult cuDevicePrimaryCtxRetain(void** c, int d) { (void)d; *c = (void*)0x1234; return 0; }
+CUresult cuCtxSetCurrent(void* c) { (void)c; ++fake_ctx_set_calls; return 0; }
+CUresult cuMemAlloc_v2(CUdeviceptr* p, size_t n) {
+  if (n > ((size_t)1 << 40)) return 2;
+  *p = (CUdeviceptr)(uintptr_t)malloc(n); return 0;
+}
+CUresult cuMemFree_v2(CUdeviceptr p) { free((void*)(uintptr_t)p); return 0; }
+CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void* s, size_t n) { memcpy((void*)(uintptr_t)d, s, n); return fake_sticky; }
+CUresult cuMemcpyDtoH_v2(void* d, CUdeviceptr s, size_t n) { memcpy(d, (void*)(uintptr_t)s, n); return fake_sticky; }
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s, size_t n, void* st) { (void)st; memcpy((void*)(uintptr_t)d, (void*)(uintptr_t)s, n); return fake_sticky; }
+CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, void* st) { (void)st; memset((void*)(uintptr_t)d, v, n); return fake_sticky; }
+CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, void* st) {
+  (void)st; unsigned* p = (unsigned*)(uintptr_t)d; for (size_t i = 0; i < n; ++i) p[i] = v; return fake_sticky;
+}
+CUresult cuStreamCreate(void** s, unsigned f) { (void)f; *s = malloc(1); return 0; }
+CUresult cuStreamDestroy_v2(void* s) { free(s); return 0; }
+CUresult cuStreamSynchronize(void* s) { (void)s; return fake_sticky; }
+CUresult cuStreamQuery(void* s) { (void)s; return fake_sticky; }
+CUresult cuEventCreate(void** e, unsigned f) { (void)f; *e = calloc(1, sizeof(float)); return 0; }
+CUresult cuEventDestroy_v2(void* e) { free(e); return 0; }
+CUresult cuEventRecord(void* e, void* s) { (void)s; *(float*)e = (float)fake_launches; return fake_sticky; }
+CUresult cuEventSynchronize(void* e) { (void)e; return fake_sticky; }
+/* The 12.x-era entry point; _v2 is deliberately absent from this 12.4 fake. */
+CUresult cuEventElapsedTime(float* ms, void* a, void* b) { *ms = 0.5f * (*(float*)b - *(float*)a); return 0; }
+CUresult cuModuleLoadDataEx(void** m, const void* img, unsigned n, int* opts, void** vals) {
+  if (strstr((const char*)img, "BROKEN")) {
+    for (unsigned i = 0; i < n; ++i)
+      if (opts[i] == 5) strcpy((char*)vals[i], "ptxas fatal   : line 4; syntax error");
+    return 218;
+  }
+  *m = malloc(1); return 0;
+}
+CUresult cuModuleUnload(void* m) { free(m); return 0; }
+CUresult cuModuleGetFunction(void** f, void* m, const char* name) {
+  (void)m; if (strcmp(name, "missing") == 0) return 500; *f = (void*)0x5678; return 0;
+}
+CUresult cuFuncGetAttribute(int* v, int a, void* f) {
+  (void)f;
+  switch (a) {
+    case 0: *v = 1024; return 0; case 1: *v = 1024; return 0; case 3: *v = 0; return 0;
+    case 4: *v = 40; return 0; case 5: *v = 70; return 0; case 6: *v = 90; return 0;
+    case 8: *v = fake_dyn_shared_attr; return 0; default: return 1;
+  }
+}
+CUresult cuFuncSetAttribute(void* f, int a, int v) { (void)f; if (a == 8) fake_dyn_shared_attr = v; return 0; }
+CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                        unsigned bz, unsigned shm, void* st, void** args, void** extra) {
+  (void)f; (void)st; (void)args; (void)extra;
+  if (fake_sticky) return fake_sticky;
+  ++fake_launches;
+  fake_last_grid[0] = gx; fake_last_grid[1] = gy; fake_last_grid[2] = gz;
+  fake_last_block[0] = bx; fake_last_block[1] = by; fake_last_block[2] = bz;
+  fake_last_shared = shm;
+  if (shm > (unsigned)fake_dyn_shared_attr) return 1;
+  if (gx == 13) fake_sticky = 700;  /* "the kernel faults": reported asynchronously */
+  return 0;
+}
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int* n, void* f, int b, size_t s) {
+  (void)f; (void)s; *n = 2048 / b; return 0;
+}
+
+struct Entry { const char* name; void* fn; };
+#define E(x) { #x, (void*)x }
+static const struct Entry kEntries[] = {
+  E(cuGetErrorName), E(cuGetErrorString), E(cuInit), E(cuDeviceGetCount), E(cuDeviceGet),
+  E(cuDeviceGetName), E(cuDeviceGetAttribute), {"cuDeviceTotalMem", (void*)cuDeviceTotalMem_v2},
+  E(cuDeviceGetPCIBusId), E(cuDevicePrimaryCtxRetain), E(cuCtxSetCurrent),
+  {"cuMemAlloc", (void*)cuMemAlloc_v2}, {"cuMemFree", (void*)cuMemFree_v2},
+  {"cuMemcpyHtoD", (void*)cuMemcpyHtoD_v2}, {"cuMemcpyDtoH", (void*)cuMemcpyDtoH_v2},
+  {"cuMemcpyDtoDAsync", (void*)cuMemcpyDtoDAsync_v2}, E(cuMemsetD8Async), E(cuMemsetD32Async),
+  E(cuStreamCreate), {"cuStreamDestroy", (void*)cuStreamDestroy_v2}, E(cuStreamSynchronize),
+  E(cuStreamQuery), E(cuEventCreate), {"cuEventDestroy", (void*)cuEventDestroy_v2},
+  E(cuEventRecord), E(cuEventSynchronize), E(cuEventElapsedTime), E(cuModuleLoadDataEx),
+  E(cuModuleUnload), E(cuModuleGetFunction), E(cuFuncGetAttribute), E(cuFuncSetAttribute),
+  E(cuLaunchKernel), E(cuOccupancyMaxActiveBlocksPerMultiprocessor),
+};
+CUresult cuGetProcAddress_v2(const char* sym, void** fn, int version, unsigned long long flags,
+                             int* status) {
+  fake_requested_version = version;
+  if (flags != 1) return 1;  /* the backend must ask for legacy-stream entry points */
+  for (size_t i = 0; i < sizeof(kEntries) / sizeof(kEntries[0]); ++i) {
+    if (strcmp(kEntries[i].name, sym) == 0) { *fn = kEntries[i].fn; if (status) *status = 0; return 0; }
+  }
+  *fn = 0; if (status) *status = 1; return 500;
+}
+)C";
+
+class FakeCudaTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    std::string cc = findProgram("cc");
+    if (cc.empty()) cc = findProgram("gcc");
+    if (cc.empty()) cc = findProgram("clang");
+    if (cc.empty()) {
+      skip_reason_ = "no C compiler (cc/gcc/clang) to build the fake libcuda";
+      return;
+    }
+    char tmpl[] = "/tmp/ktune-fakecuda-XXXXXX";
+    if (::mkdtemp(tmpl) == nullptr) {
+      skip_reason_ = "mkdtemp failed";
+      return;
+    }
+    dir_ = tmpl;
+    Status w = writeFileAtomic(dir_ + "/fake_cuda.c", kFakeDriver);
+    ASSERT_TRUE(w.ok()) << w.toString();
+    auto r = runProcess({cc, "-shared", "-fPIC", "-O1", "-Wl,-soname,libcuda.so.1", "-o",
+                         dir_ + "/libcuda.so.1", dir_ + "/fake_cuda.c"},
+                        "", 60000);
+    ASSERT_TRUE(r.ok()) << r.status().toString();
+    ASSERT_EQ(r->exit_code, 0) << r->err;
+    lib_ = ::dlopen((dir_ + "/libcuda.so.1").c_str(), RTLD_NOW | RTLD_GLOBAL);
+    ASSERT_NE(lib_, nullptr) << ::dlerror();
+  }
+
+  void SetUp() override {
+    if (!skip_reason_.empty()) GTEST_SKIP() << skip_reason_;
+    ASSERT_NE(lib_, nullptr);
+    auto b = openCudaBackend();
+    ASSERT_TRUE(b.ok()) << b.status().toString();
+    backend_ = std::move(b).value();
+  }
+
+  template <typename T>
+  static T& fake(const char* name) {
+    return *static_cast<T*>(::dlsym(lib_, name));
+  }
+
+  void TearDown() override {
+    for (ModuleHandle m : modules_) EXPECT_TRUE(backend_->unloadModule(m).ok());
+  }
+
+  static void TearDownTestSuite() {
+    // The fake stays mapped (the backend keeps it for the process); only its files go.
+    if (!dir_.empty()) {
+      ::unlink((dir_ + "/libcuda.so.1").c_str());
+      ::unlink((dir_ + "/fake_cuda.c").c_str());
+      ::rmdir(dir_.c_str());
+    }
+  }
+
+  FunctionHandle kernel(const char* name = "k") {
+    auto m = backend_->loadModule(".version 8.0\n.target sm_90a\n");
+    EXPECT_TRUE(m.ok()) << m.status().toString();
+    modules_.push_back(*m);
+    auto f = backend_->getFunction(*m, name);
+    EXPECT_TRUE(f.ok()) << f.status().toString();
+    return *f;
+  }
+
+  static inline std::string dir_, skip_reason_;
+  static inline void* lib_ = nullptr;
+  std::unique_ptr<Backend> backend_;
+  std::vector<ModuleHandle> modules_;
+};
+
+TEST_F(FakeCudaTest, ResolvesThroughGetProcAddressWithTheDriversVersion) {
+  // The fake driver is 12.4: the backend must ask for min(12040, 13000), and cuEventElapsedTime
+  // (renamed _v2 in 13.0) must resolve to the 12.x entry point.
+  EXPECT_EQ(fake<int>("fake_requested_version"), 12040);
+  EXPECT_EQ(backend_->version(), "12.4");
+  EXPECT_EQ(backend_->name(), "cuda");
+}
+
+TEST_F(FakeCudaTest, DeviceInfoReadFromAttributes) {
+  auto devs = backend_->devices();
+  ASSERT_TRUE(devs.ok()) << devs.status().toString();
+  ASSERT_EQ(devs->size(), 1u);
+  const DeviceInfo& d = (*devs)[0];
+  EXPECT_EQ(d.vendor, Vendor::kNvidia);
+  EXPECT_EQ(d.name, "Fake H100");
+  EXPECT_EQ(d.arch, "sm_90a");
+  EXPECT_EQ(d.multiprocessors, 132);
+  EXPECT_EQ(d.warp_size, 32);
+  EXPECT_EQ(d.shared_per_block, 49152);
+  EXPECT_EQ(d.shared_per_block_optin, 232448);
+  EXPECT_EQ(d.shared_per_sm, 233472);
+  EXPECT_EQ(d.regs_per_sm, 65536);
+  EXPECT_EQ(d.max_threads_per_sm, 2048);
+  EXPECT_EQ(d.max_blocks_per_sm, 32);
+  EXPECT_EQ(d.l2_bytes, 52428800);
+  EXPECT_EQ(d.global_mem_bytes, int64_t{80} << 30);
+  EXPECT_EQ(d.clock_khz, 1980000);
+  EXPECT_EQ(d.mem_bus_width_bits, 5120);
+  EXPECT_EQ(d.pci_bus_id, "0000:19:00.0");
+  EXPECT_EQ(d.driver_version, "12.4");
+  EXPECT_EQ(backend_->setDevice(1).code(), Code::kInvalidArgument);
+  EXPECT_EQ(backend_->setDevice(-1).code(), Code::kInvalidArgument);
+}
+
+TEST_F(FakeCudaTest, MemoryAndEvents) {
+  auto p = backend_->alloc(64);
+  ASSERT_TRUE(p.ok()) << p.status().toString();
+  std::vector<uint32_t> in(16), out(16, 0);
+  for (int i = 0; i < 16; ++i) in[i] = 0x01010101u * i;
+  ASSERT_TRUE(backend_->copyToDevice(*p, in.data(), 64).ok());
+  ASSERT_TRUE(backend_->copyToHost(out.data(), *p, 64).ok());
+  EXPECT_EQ(in, out);
+  ASSERT_TRUE(backend_->memset32(*p, 7, 16).ok());
+  ASSERT_TRUE(backend_->copyToHost(out.data(), *p, 64).ok());
+  EXPECT_EQ(out, std::vector<uint32_t>(16, 7));
+  EXPECT_EQ(backend_->alloc(0).status().code(), Code::kInvalidArgument);
+  auto huge = backend_->alloc(size_t{1} << 41);
+  EXPECT_EQ(huge.status().code(), Code::kOutOfResources) << huge.status().toString();
+  EXPECT_NE(huge.status().message().find("cuMemAlloc"), std::string::npos);
+  EXPECT_EQ(backend_->copyToHost(nullptr, *p, 4).code(), Code::kInvalidArgument);
+  EXPECT_TRUE(backend_->free(*p).ok());
+
+  auto e0 = backend_->createEvent();
+  auto e1 = backend_->createEvent();
+  ASSERT_TRUE(e0.ok() && e1.ok());
+  ASSERT_TRUE(backend_->recordEvent(*e0).ok());
+  FunctionHandle f = kernel();
+  KernelArgs args;
+  args.add(int{1});
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(backend_->launch(f, {1, 1, 1}, {32, 1, 1}, 0, args.data()).ok());
+  }
+  ASSERT_TRUE(backend_->recordEvent(*e1).ok());
+  auto ms = backend_->elapsedMs(*e0, *e1);
+  ASSERT_TRUE(ms.ok()) << ms.status().toString();
+  EXPECT_FLOAT_EQ(*ms, 2.0f);  // the fake's clock: half a "ms" per launch
+  EXPECT_EQ(backend_->elapsedMs(*e0, EventHandle{}).status().code(), Code::kInvalidArgument);
+  EXPECT_TRUE(backend_->destroyEvent(*e0).ok());
+  EXPECT_TRUE(backend_->destroyEvent(*e1).ok());
+}
+
+TEST_F(FakeCudaTest, LaunchBindsTheContextOncePerThread) {
+  FunctionHandle f = kernel();
+  KernelArgs args;
+  args.add(DevicePtr{0}).add(1.5f);
+  int before = fake<int>("fake_ctx_set_calls");
+  for (int i = 0; i < 1000; ++i) {
+    ASSERT_TRUE(backend_->launch(f, {3, 2, 1}, {128, 2, 1}, 1024, args.data()).ok());
+  }
+  EXPECT_EQ(fake<int>("fake_ctx_set_calls"), before) << "context re-bound on the hot path";
+  EXPECT_EQ(fake<unsigned[3]>("fake_last_grid")[1], 2u);
+  EXPECT_EQ(fake<unsigned[3]>("fake_last_block")[0], 128u);
+  EXPECT_EQ(fake<unsigned>("fake_last_shared"), 1024u);
+  std::thread t([&] {
+    for (int i = 0; i < 100; ++i) {
+      EXPECT_TRUE(backend_->launch(f, {1, 1, 1}, {32, 1, 1}, 0, args.data()).ok());
+    }
+  });
+  t.join();
+  EXPECT_EQ(fake<int>("fake_ctx_set_calls"), before + 1) << "a new thread binds exactly once";
+}
+
+TEST_F(FakeCudaTest, LaunchChecksAndDriverErrors) {
+  FunctionHandle f = kernel();
+  KernelArgs args;
+  int launches = fake<int>("fake_launches");
+  EXPECT_EQ(backend_->launch(f, {0, 1, 1}, {32, 1, 1}, 0, args.data()).code(),
+            Code::kInvalidArgument);
+  EXPECT_EQ(backend_->launch(f, {1, 65536, 1}, {32, 1, 1}, 0, args.data()).code(),
+            Code::kInvalidArgument);
+  EXPECT_EQ(backend_->launch(f, {1, 1, 1}, {32, 1, 65}, 0, args.data()).code(),
+            Code::kInvalidArgument);
+  EXPECT_EQ(backend_->launch(f, {1, 1, 1}, {1024, 2, 1}, 0, args.data()).code(),
+            Code::kInvalidArgument);
+  EXPECT_EQ(backend_->launch(f, {1, 1, 1}, {32, 1, 1}, 232449, args.data()).code(),
+            Code::kOutOfResources);
+  EXPECT_EQ(fake<int>("fake_launches"), launches) << "bad configs must not reach the driver";
+
+  // Within the device's opt-in limit but above the function's: the driver refuses.
+  Status refused = backend_->launch(f, {1, 1, 1}, {32, 1, 1}, 100000, args.data());
+  EXPECT_EQ(refused.code(), Code::kLaunchError) << refused.toString();
+  EXPECT_NE(refused.message().find("cuLaunchKernel: CUDA_ERROR_INVALID_VALUE"), std::string::npos)
+      << refused.message();
+  EXPECT_EQ(backend_->setMaxDynamicShared(f, 232449).code(), Code::kOutOfResources);
+  ASSERT_TRUE(backend_->setMaxDynamicShared(f, 100000).ok());
+  EXPECT_TRUE(backend_->launch(f, {1, 1, 1}, {32, 1, 1}, 100000, args.data()).ok());
+  auto a = backend_->attributes(f);
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->num_regs, 40);
+  EXPECT_EQ(a->max_dynamic_shared_bytes, 100000);
+  EXPECT_EQ(a->binary_version, 90);
+  auto occ = backend_->occupancyBlocksPerSm(f, 256, 0);
+  ASSERT_TRUE(occ.ok());
+  EXPECT_EQ(*occ, 8);
+  fake<int>("fake_dyn_shared_attr") = 48 * 1024;
+}
+
+TEST_F(FakeCudaTest, ModuleErrors) {
+  auto bad = backend_->loadModule(".version 8.0\nBROKEN\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), Code::kCompileError);
+  EXPECT_NE(bad.status().message().find("cuModuleLoadData: CUDA_ERROR_INVALID_PTX"),
+            std::string::npos)
+      << bad.status().message();
+  EXPECT_NE(bad.status().message().find("syntax error"), std::string::npos)
+      << "the JIT error log must be in the message: " << bad.status().message();
+  auto m = backend_->loadModule("x");
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(backend_->getFunction(*m, "missing").status().code(), Code::kNotFound);
+  EXPECT_EQ(backend_->getFunction(ModuleHandle{}, "k").status().code(), Code::kInvalidArgument);
+  EXPECT_TRUE(backend_->unloadModule(*m).ok());
+  EXPECT_TRUE(backend_->unloadModule(ModuleHandle{}).ok());
+  EXPECT_EQ(backend_->attributes(FunctionHandle{}).status().code(), Code::kInvalidArgument);
+}
+
+// Last (gtest runs tests in declaration order within a file): the fault is sticky in the fake.
+TEST_F(FakeCudaTest, ZZStickyFaultBecomesDeviceFault) {
+  FunctionHandle f = kernel();
+  KernelArgs args;
+  EXPECT_TRUE(backend_->checkError().ok());
+  ASSERT_TRUE(backend_->launch(f, {13, 1, 1}, {32, 1, 1}, 0, args.data()).ok());
+  Status s = backend_->synchronize();
+  EXPECT_EQ(s.code(), Code::kDeviceFault) << s.toString();
+  EXPECT_NE(s.message().find("cuStreamSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory"),
+            std::string::npos)
+      << s.message();
+  EXPECT_EQ(backend_->checkError().code(), Code::kDeviceFault);
+  EXPECT_EQ(backend_->launch(f, {1, 1, 1}, {32, 1, 1}, 0, args.data()).code(),
+            Code::kDeviceFault);
+  fake<int>("fake_sticky") = 0;
+}
+
+}  // namespace
+}  // namespace ktune
