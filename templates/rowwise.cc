@@ -214,6 +214,11 @@ Status validate(const RmsNormProblem& p) {
   return Status::Ok();
 }
 
+RmsNormStrides kernelStrides(const RmsNormProblem& p) {
+  return {orCols(p.x_stride, p.cols), orCols(p.y_stride, p.cols), orCols(p.r_stride, p.cols),
+          orCols(p.ro_stride, p.cols)};
+}
+
 int64_t rmsNormBytes(const RmsNormProblem& p) {
   const int64_t e = static_cast<int64_t>(sizeOf(p.dtype));
   int64_t b = 2 * p.rows * p.cols * e;
@@ -317,6 +322,10 @@ Status validate(const SiluMulProblem& p) {
   if (p.x_stride < 0 || p.out_stride < 0)
     return Status::InvalidArgument("silu_mul: negative stride");
   return Status::Ok();
+}
+
+SiluMulStrides kernelStrides(const SiluMulProblem& p) {
+  return {p.x_stride > 0 ? p.x_stride : 2 * p.d, p.out_stride > 0 ? p.out_stride : p.d};
 }
 
 int64_t siluMulBytes(const SiluMulProblem& p) {

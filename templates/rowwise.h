@@ -90,6 +90,11 @@ std::vector<std::pair<std::string, std::string>> rmsNormDefines(const Config& c,
 LaunchShape rmsNormLaunch(const Config& c, const RmsNormProblem& p, const DeviceInfo& dev);
 // Checks sizes, strides and flags (not pointers). kInvalidArgument says what is wrong.
 Status validate(const RmsNormProblem& p);
+// Strides as the kernel takes them (0 resolved to cols): {x, y, r, r_out}.
+struct RmsNormStrides {
+  int64_t x, y, r, ro;
+};
+RmsNormStrides kernelStrides(const RmsNormProblem& p);
 // Minimum bytes of device traffic: x, y (+ r, r_out) once each, w once.
 int64_t rmsNormBytes(const RmsNormProblem& p);
 
@@ -125,6 +130,11 @@ std::vector<std::pair<std::string, std::string>> siluMulDefines(const Config& c,
 // grid.y = min(ceil(rows / ROWS_PER_BLOCK), 65535) (the kernel loops over further rows).
 LaunchShape siluMulLaunch(const Config& c, const SiluMulProblem& p, const DeviceInfo& dev);
 Status validate(const SiluMulProblem& p);
+// Strides as the kernel takes them (0 resolved to 2d / d): {x, out}.
+struct SiluMulStrides {
+  int64_t x, out;
+};
+SiluMulStrides kernelStrides(const SiluMulProblem& p);
 int64_t siluMulBytes(const SiluMulProblem& p);  // read 2d, write d per row
 // float64 reference: out = silu(x) * up, with the problem's strides.
 void siluMulReference(const SiluMulProblem& p, const double* x, double* out);

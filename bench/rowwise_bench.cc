@@ -1,0 +1,352 @@
+// Row-wise kernels at the bandwidth limit: RMSNorm and SiLU·Mul (bf16) on the target shapes,
+// each as the best config of its whole space (a tuning sweep done here with runtime + compiler
+// directly) and as the untuned default config, against a device copy of the same byte count
+// measured in the same run (ktune_copy, best of its space, and cuMemcpyDtoD; the higher wins).
+//
+// Shapes: RMSNorm x [R, C] -> y [R, C] with weight [C]: 4096x4096, 16384x8192, 32768x4096, plus
+// the fused residual add at 4096x4096. SiLU·Mul follows vLLM: x [R, 2d] -> out [R, d] with
+// d = 14336 (Llama-3-8B MLP), R = 4096 and 16384.
+// Bytes counted: the minimum traffic (each input read once, each output written once), see
+// rmsNormBytes / siluMulBytes. Timing: device events around one launch, the L2 flushed before
+// every timed run (memset of 2x the L2), warm-up first, median of the runs.
+// Output: Google Benchmark counters per shape, then a summary table (last lines of the output).
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "compiler/compiler.h"
+#include "runtime/backend.h"
+#include "templates/rowwise.h"
+
+using namespace ktune;
+using namespace ktune::rowwise;
+
+namespace {
+
+using Defines = std::vector<std::pair<std::string, std::string>>;
+
+struct Ctx {
+  std::unique_ptr<Backend> b;
+  std::unique_ptr<Compiler> c;
+  DeviceInfo dev;
+  DevicePtr flush = 0;
+  size_t flush_bytes = 0;
+  EventHandle e0, e1;
+  std::map<std::string, FunctionHandle> fns;
+  std::string error;
+};
+
+Ctx& ctx() {
+  static Ctx* c = [] {
+    auto* x = new Ctx;
+    auto b = openBackend("auto");
+    if (!b.ok()) { x->error = b.status().toString(); return x; }
+    auto devs = (*b)->devices();
+    if (!devs.ok() || devs->empty()) { x->error = "no GPU device"; return x; }
+    (void)(*b)->setDevice(0);
+    x->dev = (*devs)[0];
+    auto comp = compilerForArch(x->dev.arch);
+    if (!comp.ok()) { x->error = comp.status().toString(); return x; }
+    x->b = std::move(*b);
+    x->c = std::move(*comp);
+    x->flush_bytes = size_t(std::max<int64_t>(2 * x->dev.l2_bytes, 64 << 20));
+    auto f = x->b->alloc(x->flush_bytes);
+    if (f.ok()) x->flush = *f;
+    x->e0 = *x->b->createEvent();
+    x->e1 = *x->b->createEvent();
+    return x;
+  }();
+  return *c;
+}
+
+std::string keyOf(const std::string& entry, const Defines& d) {
+  std::string k = entry;
+  for (const auto& [a, v] : d) k += "," + a + "=" + v;
+  return k;
+}
+
+// Compiles (in parallel) and loads every (source, entry, defines) not loaded yet.
+void compileAll(const std::string& src, const std::string& entry, const std::vector<Defines>& ds) {
+  auto& X = ctx();
+  std::vector<const Defines*> todo;
+  for (const auto& d : ds)
+    if (!X.fns.count(keyOf(entry, d))) todo.push_back(&d);
+  std::vector<Expected<CodeObject>> out(todo.size(), Status::Internal("not compiled"));
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i; (i = next++) < todo.size();) {
+      CompileRequest r;
+      r.source = src;
+      r.source_name = entry;
+      r.entry = entry;
+      r.defines = *todo[i];
+      r.arch = X.dev.arch;
+      out[i] = X.c->compile(r);
+    }
+  };
+  std::vector<std::thread> ts;
+  const unsigned n = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
+  for (unsigned t = 0; t < n; ++t) ts.emplace_back(worker);
+  for (auto& t : ts) t.join();
+  for (size_t i = 0; i < todo.size(); ++i) {
+    if (!out[i].ok()) {
+      std::fprintf(stderr, "compile failed: %s\n", out[i].status().toString().c_str());
+      continue;
+    }
+    if (out[i]->resources.spills()) continue;  // as the tuner's static pruning would
+    auto m = X.b->loadModule(out[i]->binary);
+    if (!m.ok()) continue;
+    auto f = X.b->getFunction(*m, out[i]->lowered_entry.empty() ? entry : out[i]->lowered_entry);
+    if (f.ok()) X.fns[keyOf(entry, *todo[i])] = *f;
+  }
+}
+
+// Median device time (ms) of `launch`, L2 flushed before each run.
+double medianMs(const std::function<Status()>& launch, int reps) {
+  auto& X = ctx();
+  for (int i = 0; i < 3; ++i)
+    if (!launch().ok()) return -1;
+  if (!X.b->synchronize().ok()) return -1;
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i) {
+    if (X.flush) (void)X.b->memset8(X.flush, uint8_t(i), X.flush_bytes);
+    (void)X.b->recordEvent(X.e0);
+    if (!launch().ok()) return -1;
+    (void)X.b->recordEvent(X.e1);
+    if (!X.b->synchronizeEvent(X.e1).ok()) return -1;
+    auto ms = X.b->elapsedMs(X.e0, X.e1);
+    if (!ms.ok()) return -1;
+    t.push_back(*ms);
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+// Fills a device buffer with random values of dtype (a 16 MiB random block, tiled).
+void fillRandom(DevicePtr p, size_t bytes, RowDType t, uint64_t seed, double lo, double hi) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(lo, hi);
+  const size_t block_elems = std::min(bytes, size_t(16) << 20) / sizeOf(t);
+  std::vector<double> v(block_elems);
+  for (auto& x : v) x = u(rng);
+  const auto packed = pack(t, v);
+  for (size_t off = 0; off < bytes; off += packed.size())
+    (void)ctx().b->copyToDevice(p + off, packed.data(), std::min(packed.size(), bytes - off));
+}
+
+struct Buf {
+  DevicePtr p = 0;
+  explicit Buf(size_t n) {
+    auto r = ctx().b->alloc(n);
+    if (r.ok()) p = *r;
+  }
+  ~Buf() {
+    if (p) (void)ctx().b->free(p);
+  }
+};
+
+struct Row {
+  std::string name;
+  double bytes = 0;
+  double best_ms = 0, default_ms = 0, copy_kernel_ms = 0, memcpy_ms = 0;
+  std::string best_config;
+  int configs = 0;
+  double gbs(double ms) const { return ms > 0 ? bytes / ms / 1e6 : 0; }
+  double copyGbs() const { return std::max(gbs(copy_kernel_ms), gbs(memcpy_ms)); }
+};
+std::vector<Row>& rows() {
+  static std::vector<Row> r;
+  return r;
+}
+
+// Copy of bytes/2 (bytes counted read + write): best ktune_copy config and cuMemcpyDtoD.
+void measureCopy(Row& row) {
+  auto& X = ctx();
+  const size_t n = size_t(row.bytes / 2) / 16 * 16;
+  Buf src(n), dst(n);
+  fillRandom(src.p, n, RowDType::kF32, 7, -1, 1);
+  const auto lim = limitsFor(X.dev);
+  const auto cs = copySpace(lim).enumerate(lim.backend).accepted;
+  std::vector<Defines> ds;
+  for (const auto& c : cs) ds.push_back(copyDefines(c));
+  compileAll(std::string(copySource()), kCopyEntry, ds);
+  double best = 0;
+  for (const auto& c : cs) {
+    auto it = X.fns.find(keyOf(kCopyEntry, copyDefines(c)));
+    if (it == X.fns.end()) continue;
+    const auto l = copyLaunch(c, int64_t(n), X.dev);
+    KernelArgs a;
+    a.add(dst.p).add(src.p).add((long long)n);
+    const double ms = medianMs([&] { return X.b->launch(it->second, l.grid, l.block, 0, a.data()); }, 20);
+    if (ms > 0 && (best == 0 || ms < best)) best = ms;
+  }
+  row.copy_kernel_ms = best;
+  row.memcpy_ms = medianMs([&] { return X.b->copyDeviceToDevice(dst.p, src.p, n); }, 20);
+}
+
+// Sweeps configs: every config timed with a few runs, the best 4 re-timed with more.
+template <class LaunchFn>
+void sweep(Row& row, const std::vector<Config>& cs, const Config& def, LaunchFn&& launch_of) {
+  std::vector<std::pair<double, size_t>> t;
+  for (size_t i = 0; i < cs.size(); ++i) {
+    auto fn = launch_of(cs[i]);
+    if (!fn) continue;
+    const double ms = medianMs(fn, 8);
+    if (ms > 0) t.push_back({ms, i});
+  }
+  std::sort(t.begin(), t.end());
+  row.configs = int(t.size());
+  row.best_ms = 0;
+  for (size_t k = 0; k < std::min<size_t>(4, t.size()); ++k) {
+    const double ms = medianMs(launch_of(cs[t[k].second]), 50);
+    if (ms > 0 && (row.best_ms == 0 || ms < row.best_ms)) {
+      row.best_ms = ms;
+      row.best_config = cs[t[k].second].toString();
+    }
+  }
+  if (auto fn = launch_of(def)) row.default_ms = medianMs(fn, 50);
+}
+
+void BM_RmsNorm(benchmark::State& state, int64_t R, int64_t C, bool residual) {
+  auto& X = ctx();
+  if (!X.error.empty()) {
+    state.SkipWithError(("no GPU: " + X.error).c_str());
+    return;
+  }
+  RmsNormProblem p;
+  p.dtype = RowDType::kBF16;
+  p.rows = R;
+  p.cols = C;
+  p.has_residual = residual;
+  const size_t n = size_t(R * C) * 2;
+  Buf x(n), y(n), w(size_t(C) * 2), r(residual ? n : 16), ro(residual ? n : 16);
+  fillRandom(x.p, n, p.dtype, 1, -2, 2);
+  fillRandom(w.p, size_t(C) * 2, p.dtype, 2, 0.5, 1.5);
+  if (residual) fillRandom(r.p, n, p.dtype, 3, -2, 2);
+  const auto lim = limitsFor(X.dev);
+  auto cs = rmsNormSpace(p.dtype, lim).enumerate(lim.backend).accepted;
+  const Config def = rmsNormDefaultConfig(p.dtype, lim);
+  std::vector<Defines> ds;
+  for (const auto& c : cs) ds.push_back(rmsNormDefines(c, p));
+  ds.push_back(rmsNormDefines(def, p));
+  compileAll(std::string(rmsNormSource()), kRmsNormEntry, ds);
+  Row row;
+  row.name = std::string("rmsnorm") + (residual ? "+res" : "") + " bf16 " + std::to_string(R) +
+             "x" + std::to_string(C);
+  row.bytes = double(rmsNormBytes(p));
+  KernelArgs a;
+  const long long rr = R, cc = C;
+  const auto st = kernelStrides(p);
+  a.add(y.p).add(x.p).add(w.p).add(r.p).add(ro.p).add(rr).add(cc).add((long long)st.x)
+      .add((long long)st.y).add((long long)st.r).add((long long)st.ro).add(1e-6f);
+  auto launch_of = [&](const Config& c) -> std::function<Status()> {
+    auto it = X.fns.find(keyOf(kRmsNormEntry, rmsNormDefines(c, p)));
+    if (it == X.fns.end()) return nullptr;
+    const auto l = rmsNormLaunch(c, p, X.dev);
+    const FunctionHandle f = it->second;
+    return [&, f, l] { return X.b->launch(f, l.grid, l.block, l.shared, a.data()); };
+  };
+  for (auto _ : state) {
+    sweep(row, cs, def, launch_of);
+    measureCopy(row);
+    state.SetIterationTime(row.best_ms / 1e3);
+  }
+  state.counters["GB/s"] = row.gbs(row.best_ms);
+  state.counters["copy_GB/s"] = row.copyGbs();
+  state.counters["ratio_vs_copy"] = row.copyGbs() > 0 ? row.gbs(row.best_ms) / row.copyGbs() : 0;
+  state.counters["default_ratio"] = row.copyGbs() > 0 ? row.gbs(row.default_ms) / row.copyGbs() : 0;
+  state.SetLabel(row.best_config);
+  rows().push_back(row);
+}
+
+void BM_SiluMul(benchmark::State& state, int64_t R, int64_t d) {
+  auto& X = ctx();
+  if (!X.error.empty()) {
+    state.SkipWithError(("no GPU: " + X.error).c_str());
+    return;
+  }
+  SiluMulProblem p;
+  p.dtype = RowDType::kBF16;
+  p.rows = R;
+  p.d = d;
+  const size_t nx = size_t(R * 2 * d) * 2, no = size_t(R * d) * 2;
+  Buf x(nx), o(no);
+  fillRandom(x.p, nx, p.dtype, 4, -4, 4);
+  const auto lim = limitsFor(X.dev);
+  auto cs = siluMulSpace(p.dtype, lim).enumerate(lim.backend).accepted;
+  const Config def = siluMulDefaultConfig(p.dtype, lim);
+  std::vector<Defines> ds;
+  for (const auto& c : cs) ds.push_back(siluMulDefines(c, p));
+  compileAll(std::string(siluMulSource()), kSiluMulEntry, ds);
+  Row row;
+  row.name = "silu_mul bf16 " + std::to_string(R) + "x" + std::to_string(d);
+  row.bytes = double(siluMulBytes(p));
+  KernelArgs a;
+  const long long rr = R, dd = d;
+  const auto st = kernelStrides(p);
+  a.add(o.p).add(x.p).add(rr).add(dd).add((long long)st.x).add((long long)st.out);
+  auto launch_of = [&](const Config& c) -> std::function<Status()> {
+    auto it = X.fns.find(keyOf(kSiluMulEntry, siluMulDefines(c, p)));
+    if (it == X.fns.end()) return nullptr;
+    const auto l = siluMulLaunch(c, p, X.dev);
+    const FunctionHandle f = it->second;
+    return [&, f, l] { return X.b->launch(f, l.grid, l.block, l.shared, a.data()); };
+  };
+  for (auto _ : state) {
+    sweep(row, cs, def, launch_of);
+    measureCopy(row);
+    state.SetIterationTime(row.best_ms / 1e3);
+  }
+  state.counters["GB/s"] = row.gbs(row.best_ms);
+  state.counters["copy_GB/s"] = row.copyGbs();
+  state.counters["ratio_vs_copy"] = row.copyGbs() > 0 ? row.gbs(row.best_ms) / row.copyGbs() : 0;
+  state.counters["default_ratio"] = row.copyGbs() > 0 ? row.gbs(row.default_ms) / row.copyGbs() : 0;
+  state.SetLabel(row.best_config);
+  rows().push_back(row);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int64_t kD = 14336;
+  struct R { int64_t r, c; bool res; };
+  for (R s : {R{4096, 4096, false}, R{16384, 8192, false}, R{32768, 4096, false}, R{4096, 4096, true}}) {
+    const std::string n = std::string("RmsNorm") + (s.res ? "Residual" : "") + "/bf16/" +
+                          std::to_string(s.r) + "x" + std::to_string(s.c);
+    benchmark::RegisterBenchmark(n.c_str(), BM_RmsNorm, s.r, s.c, s.res)
+        ->Iterations(1)->UseManualTime()->Unit(benchmark::kMicrosecond);
+  }
+  for (int64_t r : {int64_t(4096), int64_t(16384)}) {
+    const std::string n = "SiluMul/bf16/" + std::to_string(r) + "x2x" + std::to_string(kD);
+    benchmark::RegisterBenchmark(n.c_str(), BM_SiluMul, r, kD)
+        ->Iterations(1)->UseManualTime()->Unit(benchmark::kMicrosecond);
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  if (!rows().empty()) {
+    std::printf("\nrowwise bench on %s (%s), L2 flushed, median of 50 runs, same-run copy peer\n",
+                ctx().dev.name.c_str(), ctx().dev.arch.c_str());
+    std::printf("%-30s %9s %8s %9s %8s %9s %9s %7s %7s  %s\n", "kernel", "MB", "best_us",
+                "best_GB/s", "dflt_us", "kcopy_GB/s", "memcpyGB/s", "ratio", "dflt_r", "best config");
+    for (const auto& r : rows()) {
+      const double c = r.copyGbs();
+      std::printf("%-30s %9.1f %8.1f %9.0f %8.1f %9.0f %9.0f %7.3f %7.3f  %s (%d cfgs)\n",
+                  r.name.c_str(), r.bytes / 1e6, r.best_ms * 1e3, r.gbs(r.best_ms),
+                  r.default_ms * 1e3, r.gbs(r.copy_kernel_ms), r.gbs(r.memcpy_ms),
+                  c > 0 ? r.gbs(r.best_ms) / c : 0, c > 0 ? r.gbs(r.default_ms) / c : 0,
+                  r.best_config.c_str(), r.configs);
+    }
+  }
+  return 0;
+}
