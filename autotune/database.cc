@@ -465,14 +465,33 @@ std::vector<CandidateResult> TuningDatabase::candidatesFor(const std::string& ke
   std::lock_guard<std::mutex> g(mu_);
   std::vector<CandidateResult> out;
   const json* dev = findDevice(impl_->doc, validator_);
-  if (!dev || !dev->contains("partial") || !dev->at("partial").is_object()) return out;
-  auto it = dev->at("partial").find(key);
-  if (it == dev->at("partial").end() || !it->is_array()) return out;
-  for (const auto& c : *it) {
+  if (!dev) return out;
+  auto pit = dev->find("partial");
+  if (pit != dev->end() && pit->is_object()) {
+    auto it = pit->find(key);
+    if (it != pit->end() && it->is_array()) {
+      for (const auto& c : *it) {
+        try {
+          out.push_back(candidateFromJson(c));
+        } catch (const std::exception&) {
+          // Malformed hand edit: skipped (reported at load).
+        }
+      }
+    }
+  }
+  // The blacklist must outlive the tuning run: failures listed in a finished entry count too,
+  // so a forced re-tune still skips them.
+  auto eit = dev->find("entries");
+  if (eit != dev->end() && eit->is_object() && eit->contains(key)) {
     try {
-      out.push_back(candidateFromJson(c));
+      for (auto& c : entryFromJson(key, eit->at(key)).candidates) {
+        if (c.status == Code::kOk) continue;
+        bool seen = std::any_of(out.begin(), out.end(), [&](const CandidateResult& o) {
+          return o.source == c.source && o.config == c.config;
+        });
+        if (!seen) out.push_back(std::move(c));
+      }
     } catch (const std::exception&) {
-      // Malformed hand edit: skipped (reported at load).
     }
   }
   return out;

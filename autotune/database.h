@@ -120,7 +120,9 @@ class TuningDatabase {
   // candidate with the same (source, config) as an existing one replaces it. Locked like record().
   Status recordCandidate(const std::string& key, const CandidateResult& r);
 
-  // Partial results recorded by recordCandidate() for `key` (this validator), in record order.
+  // Partial results recorded by recordCandidate() for `key` (this validator), in record order,
+  // followed by the failed candidates (status != kOk) listed in a finished entry for `key` that
+  // are not already among them — so the blacklist survives record() and a forced re-tune.
   std::vector<CandidateResult> candidatesFor(const std::string& key) const;
 
   // This validator's entries, sorted by key.

@@ -9,7 +9,8 @@
 //
 // Metadata JSON: {"format_version":1,"key","binary_sha256","binary_bytes","format","arch","entry",
 // "lowered_entry","compiler","compiler_version","options":[...],"resources":{...},"compile_ms",
-// "created","log","dumps":{"<name>":"<file name>"}}.
+// "created","ktune_version","log","dumps":{"<name>":{"file","sha256","bytes"}}}. Dumps are
+// hash-checked like the binary. Writers of a shard serialise on <dir>/objects/<key[0:2]>/lock.
 //
 // Writes go dumps → bin → json, each via writeFileAtomic (temp file + fsync + rename), so a
 // concurrent reader or a crash mid-put sees either no entry or a complete one; two writers of the

@@ -362,10 +362,22 @@ TEST_F(DatabaseTest, CandidatesAndBlacklistRoundTrip) {
   ASSERT_EQ(cs.size(), 3u);
   EXPECT_EQ(cs[1].status, Code::kOk);
 
-  // Finishing the key clears its partial results; the entry keeps the failures it lists.
+  // Finishing the key clears its partial results; the failures the entry lists stay
+  // blacklisted (a forced re-tune still skips them), successes are not repeated.
   ASSERT_TRUE(db->record(entry("gemm_k", "BLOCK=128")).ok());
-  EXPECT_TRUE(open()->candidatesFor("gemm_k").empty());
+  cs = open()->candidatesFor("gemm_k");
+  ASSERT_EQ(cs.size(), 1u);
+  EXPECT_EQ(cs[0].config, "BLOCK=1024");
+  EXPECT_EQ(cs[0].status, Code::kOutOfResources);
   EXPECT_EQ(open()->lookup("gemm_k")->candidates[1].status, Code::kOutOfResources);
+  // A partial result for the same candidate takes precedence over the entry's copy.
+  CandidateResult retried;
+  retried.config = "BLOCK=1024";
+  retried.status = Code::kTimeout;
+  ASSERT_TRUE(db->recordCandidate("gemm_k", retried).ok());
+  cs = db->candidatesFor("gemm_k");
+  ASSERT_EQ(cs.size(), 1u);
+  EXPECT_EQ(cs[0].status, Code::kTimeout);
   EXPECT_EQ(db->recordCandidate("", fail).code(), Code::kInvalidArgument);
 }
 
