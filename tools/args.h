@@ -5,6 +5,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -12,7 +13,9 @@
 namespace ktune::cli {
 
 struct FlagSpec {
-  std::string name;        // "--arch"
+  FlagSpec(std::string n, bool value = false, bool repeat = false, std::string short_alias = "")
+      : name(std::move(n)), takes_value(value), repeatable(repeat), alias(std::move(short_alias)) {}
+  std::string name;         // "--arch"
   bool takes_value = false;
   bool repeatable = false;  // -D KEY=VAL, --dump isa --dump ptx
   std::string alias;        // "-D"

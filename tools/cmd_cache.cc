@@ -1,0 +1,141 @@
+// `ktune cache`: inspect, dump, verify and prune the code-object cache.
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "base/fs.h"
+#include "base/options.h"
+#include "compiler/store/store.h"
+#include "tools/args.h"
+#include "tools/commands.h"
+#include "tools/report.h"
+
+namespace ktune::cli {
+namespace {
+const char* kUsage =
+    "ktune cache ls | show KEY | dump KEY --what isa|ptx|sass|llvm|mlir|source|meta|report | "
+    "diff KEY1 KEY2 | rm KEY | clear | verify | path   [--json]";
+}  // namespace
+
+void printResources(const CodeObject& obj);
+
+int cmdCache(const std::vector<std::string>& argv) {
+  auto args = parseArgs(argv, {{"--json"}, {"--what", true}, {"--yes"}});
+  if (!args.ok()) return usage(args.status().message(), kUsage);
+  if (args->positional.empty()) return usage("missing cache subcommand", kUsage);
+  auto opts = Options::fromEnv();
+  if (!opts.ok()) return fail(opts.status());
+  const std::string sub = args->positional[0];
+  const bool json = args->has("--json");
+  std::string dir = joinPath(opts->cache_dir, "objects");
+  if (sub == "path") {
+    std::printf("%s\n", dir.c_str());
+    return kExitOk;
+  }
+  auto store = CodeObjectStore::open(dir);
+  if (!store.ok()) return fail(store.status(), "set KTUNE_CACHE_DIR to a private directory");
+  auto& s = **store;
+  auto needKeys = [&](size_t n) -> bool { return args->positional.size() == n + 1; };
+  auto resolve = [&](const std::string& prefix) { return s.resolve(prefix); };
+
+  if (sub == "ls") {
+    auto l = s.list();
+    if (!l.ok()) return fail(l.status());
+    if (json) {
+      nlohmann::json j = nlohmann::json::array();
+      for (const auto& e : *l)
+        j.push_back({{"key", e.key}, {"entry", e.entry}, {"arch", e.arch}, {"compiler", e.compiler},
+                     {"compiler_version", e.compiler_version}, {"binary_bytes", e.binary_bytes},
+                     {"compile_ms", e.compile_ms}, {"created", e.created}});
+      std::printf("%s\n", j.dump(2).c_str());
+      return kExitOk;
+    }
+    std::printf("%-16s  %-8s  %-10s  %9s  %9s  %-20s  %s\n", "KEY", "ARCH", "COMPILER", "BYTES",
+                "COMPILE", "CREATED", "ENTRY");
+    for (const auto& e : *l)
+      std::printf("%-16s  %-8s  %-10s  %9lld  %7.0fms  %-20s  %s\n", e.key.substr(0, 16).c_str(),
+                  e.arch.c_str(), e.compiler.c_str(), (long long)e.binary_bytes, e.compile_ms,
+                  e.created.c_str(), e.entry.c_str());
+    std::printf("%zu entries, %.1f KiB in %s\n", l->size(), s.sizeBytes() / 1024.0, dir.c_str());
+    return kExitOk;
+  }
+  if (sub == "show" || sub == "dump") {
+    if (!needKeys(1)) return usage(sub + " needs one KEY (a unique prefix is enough)", kUsage);
+    auto key = resolve(args->positional[1]);
+    if (!key.ok()) return fail(key.status());
+    std::string what = sub == "show" ? "meta" : args->get("--what");
+    if (what.empty()) return usage("dump needs --what", kUsage);
+    if (what == "meta") {
+      auto m = s.metadataJson(*key);
+      if (!m.ok()) return fail(m.status());
+      std::printf("%s\n", m->c_str());
+      return kExitOk;
+    }
+    auto obj = s.get(*key);
+    if (!obj.ok()) return fail(obj.status(), "run `ktune cache verify`; a corrupt entry is "
+                                             "recompiled on next use");
+    if (what == "report") {
+      auto r = json ? reportJson(*obj) : reportText(*obj);
+      if (!r.ok()) return fail(r.status());
+      std::printf("%s\n", r->c_str());
+      return kExitOk;
+    }
+    auto it = obj->dumps.find(what);
+    if (it == obj->dumps.end()) {
+      std::string have;
+      for (const auto& [n, t] : obj->dumps) have += (have.empty() ? "" : ", ") + n;
+      return fail(Status::NotFound("entry " + key->substr(0, 16) + " has no '" + what +
+                                   "' dump (stored: " + (have.empty() ? "none" : have) + ")"),
+                  "recompile with `ktune compile ... --dump " + what + "`");
+    }
+    std::printf("%s\n", it->second.c_str());
+    return kExitOk;
+  }
+  if (sub == "diff") {
+    if (!needKeys(2)) return usage("diff needs two KEYs", kUsage);
+    auto k1 = resolve(args->positional[1]);
+    if (!k1.ok()) return fail(k1.status());
+    auto k2 = resolve(args->positional[2]);
+    if (!k2.ok()) return fail(k2.status());
+    auto a = s.get(*k1);
+    if (!a.ok()) return fail(a.status());
+    auto b = s.get(*k2);
+    if (!b.ok()) return fail(b.status());
+    auto r = reportDiff(*a, *b);
+    if (!r.ok()) return fail(r.status());
+    std::printf("%s", r->c_str());
+    return kExitOk;
+  }
+  if (sub == "rm") {
+    if (!needKeys(1)) return usage("rm needs one KEY", kUsage);
+    auto key = resolve(args->positional[1]);
+    if (!key.ok()) return fail(key.status());
+    Status st = s.remove(*key);
+    if (!st.ok()) return fail(st);
+    std::printf("removed %s\n", key->c_str());
+    return kExitOk;
+  }
+  if (sub == "clear") {
+    Status st = s.clear();
+    if (!st.ok()) return fail(st);
+    std::printf("cleared %s\n", dir.c_str());
+    return kExitOk;
+  }
+  if (sub == "verify") {
+    VerifyReport r = s.verify();
+    if (json) {
+      nlohmann::json j = {{"checked", r.checked}, {"corrupt", nlohmann::json::array()}};
+      for (const auto& [k, why] : r.corrupt) j["corrupt"].push_back({{"key", k}, {"reason", why}});
+      std::printf("%s\n", j.dump(2).c_str());
+    } else {
+      for (const auto& [k, why] : r.corrupt) std::printf("CORRUPT %s: %s\n", k.c_str(), why.c_str());
+      std::printf("%d entries checked, %zu corrupt\n", r.checked, r.corrupt.size());
+      if (!r.corrupt.empty())
+        std::printf("corrupt entries are never loaded; they are recompiled on next use, or remove "
+                    "them with `ktune cache rm KEY`\n");
+    }
+    return r.corrupt.empty() ? kExitOk : kExitCorrupt;
+  }
+  return usage("unknown cache subcommand '" + sub + "'", kUsage);
+}
+
+}  // namespace ktune::cli

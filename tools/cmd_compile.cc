@@ -1,0 +1,169 @@
+// `ktune compile` / `ktune explain`: JIT-compile one config of a template (or a user's source file)
+// for an arch, through the code-object cache, and show resources, dumps and the analysis report.
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "base/fs.h"
+#include "base/options.h"
+#include "compiler/compiler.h"
+#include "compiler/store/store.h"
+#include "templates/catalog.h"
+#include "tools/args.h"
+#include "tools/commands.h"
+#include "tools/report.h"
+
+namespace ktune::cli {
+namespace {
+
+const char* kUsage =
+    "ktune compile <template|file.cu> --arch ARCH [-D KEY=VAL ...] [--entry NAME] "
+    "[--dump isa|ptx|sass|llvm|mlir|source ...] [--resources] [--report] [--no-cache] [--json]";
+
+bool looksLikePath(const std::string& s) {
+  auto ends = [&](const std::string& suffix) {
+    return s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return s.find('/') != std::string::npos || ends(".cu") || ends(".cuh") || ends(".hip");
+}
+
+nlohmann::json resourcesJson(const ResourceUsage& r) {
+  return {{"registers", r.registers},       {"spill_store_bytes", r.spill_store_bytes},
+          {"spill_load_bytes", r.spill_load_bytes}, {"stack_bytes", r.stack_bytes},
+          {"vgpr", r.vgpr},                 {"agpr", r.agpr},
+          {"sgpr", r.sgpr},                 {"vgpr_spill", r.vgpr_spill},
+          {"sgpr_spill", r.sgpr_spill},     {"scratch_bytes", r.scratch_bytes},
+          {"shared_bytes", r.shared_bytes}, {"wave_size", r.wave_size}};
+}
+
+}  // namespace
+
+void printResources(const CodeObject& obj) {
+  const auto& r = obj.resources;
+  if (obj.arch.rfind("gfx", 0) == 0) {
+    std::printf("resources: VGPR %d  AGPR %d  SGPR %d  LDS %lld B  scratch %lld B  wave%d%s\n", r.vgpr,
+                r.agpr, r.sgpr, (long long)r.shared_bytes, (long long)r.scratch_bytes, r.wave_size,
+                r.spills() ? "  SPILLS" : "");
+  } else {
+    std::printf("resources: registers %d  shared %lld B  stack %lld B  spill stores %lld B  "
+                "spill loads %lld B\n",
+                r.registers, (long long)r.shared_bytes, (long long)r.stack_bytes,
+                (long long)r.spill_store_bytes, (long long)r.spill_load_bytes);
+  }
+}
+
+int cmdCompile(const std::vector<std::string>& argv, bool explain) {
+  auto args = parseArgs(argv, {{"--arch", true},
+                               {"--define", true, true, "-D"},
+                               {"--entry", true},
+                               {"--dump", true, true},
+                               {"--option", true, true},
+                               {"--resources"},
+                               {"--report"},
+                               {"--no-cache"},
+                               {"--json"}});
+  if (!args.ok()) return usage(args.status().message(), kUsage);
+  if (args->positional.size() != 1)
+    return usage("expected exactly one template name or source file", kUsage);
+  std::string arch = args->get("--arch");
+  if (arch.empty()) return usage("--arch is required (e.g. sm_90a, sm_80, gfx90a, gfx942)", kUsage);
+  auto opts = Options::fromEnv();
+  if (!opts.ok()) return fail(opts.status());
+
+  CompileRequest req;
+  req.arch = arch;
+  const std::string& what = args->positional[0];
+  bool amd = arch.rfind("gfx", 0) == 0;
+  if (looksLikePath(what)) {
+    auto src = readFile(what);
+    if (!src.ok()) return fail(src.status());
+    req.source = *src;
+    req.source_name = what;
+    req.entry = args->get("--entry");
+    if (req.entry.empty())
+      return usage("a source file needs --entry NAME (its extern \"C\" kernel or a template "
+                   "name expression)", kUsage);
+  } else {
+    auto t = templates::findTemplate(what);
+    if (!t.ok()) return fail(t.status());
+    req.source = std::string(templates::sourceOf(*t));
+    req.source_name = t->source_file;
+    req.entry = args->get("--entry", t->entry);
+    req.defines = amd ? t->amd_defaults : t->nvidia_defaults;
+  }
+  for (const auto& d : args->all("--define")) {
+    size_t eq = d.find('=');
+    std::string k = d.substr(0, eq), v = eq == std::string::npos ? "1" : d.substr(eq + 1);
+    if (k.empty()) return usage("bad define '" + d + "' (expected KEY=VAL)", kUsage);
+    bool replaced = false;
+    for (auto& [dk, dv] : req.defines) {
+      if (dk == k) { dv = v; replaced = true; }
+    }
+    if (!replaced) req.defines.emplace_back(k, v);
+  }
+  for (const auto& o : args->all("--option")) req.options.push_back(o);
+  for (const auto& d : args->all("--dump")) {
+    auto bit = parseDumpName(d);
+    if (!bit.ok()) return usage(bit.status().message(), kUsage);
+    req.dumps |= *bit;
+  }
+  bool report = explain || args->has("--report");
+  if (report) req.dumps |= amd ? kDumpIsa : (kDumpPtx | kDumpSass);
+
+  auto compiler = compilerForArch(arch);
+  if (!compiler.ok()) return fail(compiler.status());
+  CodeObject obj;
+  bool hit = false;
+  std::string note, key;
+  if (args->has("--no-cache")) {
+    auto r = (*compiler)->compile(req);
+    if (!r.ok()) return fail(r.status());
+    obj = std::move(*r);
+  } else {
+    auto store = CodeObjectStore::open(joinPath(opts->cache_dir, "objects"));
+    if (!store.ok()) return fail(store.status(), "set KTUNE_CACHE_DIR or pass --no-cache");
+    key = codeObjectKey(req, (*compiler)->name(), (*compiler)->version());
+    auto r = (*store)->getOrCompile(**compiler, req, &hit, &note);
+    if (!r.ok()) return fail(r.status());
+    obj = std::move(*r);
+  }
+  if (!note.empty()) std::fprintf(stderr, "ktune: note: %s\n", note.c_str());
+
+  if (args->has("--json")) {
+    nlohmann::json j = {{"template", what},
+                        {"arch", obj.arch},
+                        {"compiler", obj.compiler},
+                        {"compiler_version", obj.compiler_version},
+                        {"entry", obj.entry},
+                        {"lowered_entry", obj.lowered_entry},
+                        {"key", key},
+                        {"cache_hit", hit},
+                        {"compile_ms", obj.compile_ms},
+                        {"binary_bytes", obj.binary.size()},
+                        {"options", obj.options},
+                        {"resources", resourcesJson(obj.resources)}};
+    for (const auto& [name, text] : obj.dumps) j["dumps"][name] = text;
+    if (report) {
+      auto rep = reportJson(obj);
+      if (rep.ok()) j["report"] = nlohmann::json::parse(*rep);
+    }
+    std::printf("%s\n", j.dump(2).c_str());
+    return kExitOk;
+  }
+  std::printf("%s for %s with %s %s: %zu bytes, %s%s\n", what.c_str(), obj.arch.c_str(),
+              obj.compiler.c_str(), obj.compiler_version.c_str(), obj.binary.size(),
+              hit ? "cache hit" : (std::to_string(int(obj.compile_ms)) + " ms").c_str(),
+              key.empty() ? "" : ("  key " + key.substr(0, 16)).c_str());
+  if (args->has("--resources") || !report) printResources(obj);
+  for (const auto& [name, text] : obj.dumps) {
+    if (report && !args->has("--dump")) continue;
+    std::printf("\n===== %s =====\n%s\n", name.c_str(), text.c_str());
+  }
+  if (report) {
+    auto rep = reportText(obj);
+    if (!rep.ok()) return fail(rep.status());
+    std::printf("%s", rep->c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace ktune::cli

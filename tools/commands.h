@@ -1,0 +1,25 @@
+// Subcommands of the `ktune` CLI. Each takes the words after its name and returns an exit code.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace ktune::cli {
+
+enum ExitCode { kExitOk = 0, kExitFailed = 1, kExitUsage = 2, kExitUnavailable = 3, kExitCorrupt = 4 };
+
+int dispatch(const std::vector<std::string>& args);
+int cmdInfo(const std::vector<std::string>& args);
+int cmdCompile(const std::vector<std::string>& args, bool explain);
+int cmdCache(const std::vector<std::string>& args);
+int cmdTune(const std::vector<std::string>& args);
+int cmdDb(const std::vector<std::string>& args);
+
+// Prints "ktune: <message>" (plus a hint line when given) to stderr and returns the exit code that
+// fits the status (usage errors -> 2, unavailable -> 3, corrupt -> 4, else 1).
+int fail(const Status& s, const std::string& hint = "");
+int usage(const std::string& message, const std::string& usage_line);
+
+}  // namespace ktune::cli

@@ -1,0 +1,61 @@
+#include <cstdio>
+
+#include "base/version.h"
+#include "tools/commands.h"
+
+namespace ktune::cli {
+
+static const char* kHelp =
+    "ktune — JIT kernel autotuner\n"
+    "\n"
+    "usage: ktune <command> [options]\n"
+    "\n"
+    "  info                         backends, devices, compilers, cache; what is missing and why\n"
+    "  compile <template|file.cu>   JIT-compile one config: --arch A [-D K=V ...] [--entry NAME]\n"
+    "                               [--dump isa|ptx|sass|llvm|mlir|source ...] [--resources] [--report]\n"
+    "  explain <template|file.cu>   resource, occupancy and ISA report of one config (as compile --report)\n"
+    "  tune rmsnorm|silu_mul|gemm   tune on the GPU (without one: compile and analyse the space)\n"
+    "  cache ls|show|dump|rm|clear|verify|diff|path   inspect the code-object cache\n"
+    "  db ls|show|rm|export|import  inspect the tuning database\n"
+    "  version                      print the version\n"
+    "\n"
+    "Every command takes --json for machine-readable output. Environment: KTUNE_CACHE_DIR,\n"
+    "KTUNE_TUNING, KTUNE_DB, KTUNE_VERBOSE, ... (see README).\n";
+
+int dispatch(const std::vector<std::string>& args) {
+  if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
+    std::fputs(kHelp, args.empty() ? stderr : stdout);
+    return args.empty() ? kExitUsage : kExitOk;
+  }
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  const std::string& cmd = args[0];
+  if (cmd == "version" || cmd == "--version") {
+    std::printf("ktune %s (schema %d)\n", KTUNE_VERSION, KTUNE_SCHEMA_VERSION);
+    return kExitOk;
+  }
+  if (cmd == "info") return cmdInfo(rest);
+  if (cmd == "compile") return cmdCompile(rest, false);
+  if (cmd == "explain") return cmdCompile(rest, true);
+  if (cmd == "cache") return cmdCache(rest);
+  if (cmd == "tune") return cmdTune(rest);
+  if (cmd == "db") return cmdDb(rest);
+  return usage("unknown command '" + cmd + "'", "ktune help");
+}
+
+int fail(const Status& s, const std::string& hint) {
+  std::fprintf(stderr, "ktune: %s\n", s.toString().c_str());
+  if (!hint.empty()) std::fprintf(stderr, "hint: %s\n", hint.c_str());
+  switch (s.code()) {
+    case Code::kInvalidArgument: return kExitUsage;
+    case Code::kUnavailable: return kExitUnavailable;
+    case Code::kCorrupt: return kExitCorrupt;
+    default: return kExitFailed;
+  }
+}
+
+int usage(const std::string& message, const std::string& usage_line) {
+  std::fprintf(stderr, "ktune: %s\nusage: %s\n", message.c_str(), usage_line.c_str());
+  return kExitUsage;
+}
+
+}  // namespace ktune::cli
