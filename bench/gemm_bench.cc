@@ -11,9 +11,11 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "autotune/dtype.h"
@@ -196,6 +198,32 @@ bool setup() {
   return true;
 }
 
+// Compiles every candidate of every shape up front on all cores (NVRTC takes seconds per GEMM
+// instance); later launches hit the runner's cache.
+void precompile(const std::vector<ShapeSpec>& shapes) {
+  std::vector<std::pair<gemm::KernelKind, std::pair<Config, gemm::GemmShape>>> jobs;
+  for (const auto& sp : shapes) {
+    auto s = gemm::denseShape(sp.layout, gemm::ElemType::kBF16, gemm::ElemType::kBF16, sp.m, sp.n, sp.k);
+    for (auto k : {gemm::KernelKind::kMma, gemm::KernelKind::kSkinny}) {
+      if (k == gemm::KernelKind::kSkinny && sp.m > 128) continue;
+      for (auto& c : gemm::curatedConfigs(k, s)) jobs.push_back({k, {c, s}});
+    }
+  }
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> th;
+  const unsigned n = std::max(1u, std::thread::hardware_concurrency());
+  for (unsigned i = 0; i < n; ++i)
+    th.emplace_back([&] {
+      for (size_t j; (j = next++) < jobs.size();) {
+        auto r = g->runner->compile(jobs[j].first, jobs[j].second.first, jobs[j].second.second);
+        if (!r.ok())
+          std::fprintf(stderr, "compile failed: %s %s: %s\n", gemm::kernelKindName(jobs[j].first),
+                       jobs[j].second.first.toString().c_str(), r.status().toString().c_str());
+      }
+    });
+  for (auto& t : th) t.join();
+}
+
 }  // namespace
 }  // namespace ktune
 
@@ -203,13 +231,14 @@ int main(int argc, char** argv) {
   using ktune::gemm::Layout;
   benchmark::Initialize(&argc, argv);
   if (!ktune::setup()) return 0;
-  const ktune::ShapeSpec shapes[] = {
+  const std::vector<ktune::ShapeSpec> shapes = {
       {8192, 8192, 8192, Layout::kNT},  {4096, 4096, 4096, Layout::kNT},
       {4096, 4096, 4096, Layout::kNN},  {1024, 14336, 4096, Layout::kNT},
       {4096, 4096, 14336, Layout::kNT}, {4096, 6144, 4096, Layout::kNT},
       {1, 4096, 4096, Layout::kNT},     {16, 4096, 4096, Layout::kNT},
       {128, 4096, 4096, Layout::kNT},   {16, 14336, 4096, Layout::kNT},
   };
+  ktune::precompile(shapes);
   for (const auto& s : shapes) ktune::runShape(s);
   benchmark::RunSpecifiedBenchmarks();
   std::printf("\n%-22s %10s %10s %10s %10s %8s  %s\n", "shape", "ktune_us", "ktune_TF", "cublas_us",

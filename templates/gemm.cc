@@ -42,23 +42,26 @@ ConfigSpace buildMmaSpace() {
                 return I(c, "BLOCK_M") % (16 * I(c, "WARPS_M")) == 0 &&
                        I(c, "BLOCK_N") % (16 * I(c, "WARPS_N")) == 0;
               });
-  // Warp tile WM x WN holds WM*WN/32 fp32 accumulators per thread: at most 128 (no spills), at
-  // least 32 (below that ldmatrix traffic per mma is too high to be worth timing).
-  s.constrain("1024 <= warp tile (BLOCK_M/WARPS_M)*(BLOCK_N/WARPS_N) <= 4096", [](const Config& c) {
+  // Warp tile WM x WN holds WM*WN/32 fp32 accumulators per thread. With WM or WN outside
+  // [32, 64] ptxas for sm_90a spills (e.g. 256x16, 16x256, 128x32 warp tiles), and below 32 the
+  // ldmatrix traffic per mma is too high to be worth timing.
+  s.constrain("32 <= BLOCK_M/WARPS_M <= 64 && 32 <= BLOCK_N/WARPS_N <= 64", [](const Config& c) {
     const int64_t wm = I(c, "BLOCK_M") / std::max<int64_t>(1, I(c, "WARPS_M"));
     const int64_t wn = I(c, "BLOCK_N") / std::max<int64_t>(1, I(c, "WARPS_N"));
-    return wm * wn >= 1024 && wm * wn <= 4096;
+    return wm >= 32 && wm <= 64 && wn >= 32 && wn <= 64;
   });
   s.constrain("tile 16-byte chunks divide among threads", [](const Config& c) {
     const int64_t threads = 32 * I(c, "WARPS_M") * I(c, "WARPS_N");
     return (I(c, "BLOCK_M") * I(c, "BLOCK_K") / 8) % threads == 0 &&
            (I(c, "BLOCK_K") * I(c, "BLOCK_N") / 8) % threads == 0;
   });
-  s.constrain("MIN_BLOCKS == 2 needs <= 64 accumulators per thread", [](const Config& c) {
+  // Two resident blocks of 8 warps cap registers at 128 per thread, which spills; with 4 warps
+  // the cap is 255, so only the register-light warp tiles are worth the hint.
+  s.constrain("MIN_BLOCKS == 2 needs 4 warps and <= 64 accumulators per thread", [](const Config& c) {
     if (I(c, "MIN_BLOCKS") != 2) return true;
     const int64_t wm = I(c, "BLOCK_M") / std::max<int64_t>(1, I(c, "WARPS_M"));
     const int64_t wn = I(c, "BLOCK_N") / std::max<int64_t>(1, I(c, "WARPS_N"));
-    return wm * wn <= 2048;
+    return I(c, "WARPS_M") * I(c, "WARPS_N") == 4 && wm * wn <= 2048;
   });
   s.sharedBytes([](const Config& c) { return sharedBytes(KernelKind::kMma, c); });
   return s;

@@ -121,7 +121,11 @@ KTUNE_DEVICE void load_tile(unsigned short* s, const unsigned short* __restrict_
                             int r0, int c0, int rlim, int clim, int tid) {
   constexpr int kChunksPerRow = kCols / 8;
   constexpr int kIters = kRows * kChunksPerRow / kThreads;
+#if ALIGNED
 #pragma unroll
+#else
+#pragma unroll 1  // the element-wise path holds 8 values per chunk; unrolling it spills
+#endif
   for (int i = 0; i < kIters; ++i) {
     const int chunk = tid + i * kThreads;
     const int r = chunk / kChunksPerRow, ch = chunk % kChunksPerRow;
