@@ -18,14 +18,17 @@ struct TemplateInfo {
   std::string source_file;  // "rmsnorm.cuh"
   std::string entry;        // "ktune_rmsnorm"
   std::string description;
-  // Defaults per vendor ("nvidia" / "amd"); -D flags given by the user override them.
-  std::vector<std::pair<std::string, std::string>> nvidia_defaults;
-  std::vector<std::pair<std::string, std::string>> amd_defaults;
+  std::string example_problem;  // what defaultDefines() compiles for, in words
 };
 
 const std::vector<TemplateInfo>& catalog();
 // kNotFound listing the known names when `name` is not a template.
 Expected<TemplateInfo> findTemplate(const std::string& name);
+// -D defines that make the template compile on its own for `arch`: the family's default config
+// for a representative problem (example_problem); -D flags given by the user override them.
+// kUnsupported when the template has no kernel for that vendor (e.g. gemm_mfma on sm_*).
+Expected<std::vector<std::pair<std::string, std::string>>> defaultDefines(const TemplateInfo& t,
+                                                                         const std::string& arch);
 // Embedded source text of a template (prelude included by the compilers).
 std::string_view sourceOf(const TemplateInfo& t);
 

@@ -72,7 +72,7 @@ int cmdCompile(const std::vector<std::string>& argv, bool explain) {
   CompileRequest req;
   req.arch = arch;
   const std::string& what = args->positional[0];
-  bool amd = arch.rfind("gfx", 0) == 0;
+  const bool amd = arch.rfind("gfx", 0) == 0;
   if (looksLikePath(what)) {
     auto src = readFile(what);
     if (!src.ok()) return fail(src.status());
@@ -88,7 +88,9 @@ int cmdCompile(const std::vector<std::string>& argv, bool explain) {
     req.source = std::string(templates::sourceOf(*t));
     req.source_name = t->source_file;
     req.entry = args->get("--entry", t->entry);
-    req.defines = amd ? t->amd_defaults : t->nvidia_defaults;
+    auto defs = templates::defaultDefines(*t, arch);
+    if (!defs.ok()) return fail(defs.status());
+    req.defines = std::move(*defs);
   }
   for (const auto& d : args->all("--define")) {
     size_t eq = d.find('=');
