@@ -26,7 +26,7 @@ int cmdCache(const std::vector<std::string>& argv) {
   if (!opts.ok()) return fail(opts.status());
   const std::string sub = args->positional[0];
   const bool json = args->has("--json");
-  std::string dir = joinPath(opts->cache_dir, "objects");
+  std::string dir = opts->cache_dir;
   if (sub == "path") {
     std::printf("%s\n", dir.c_str());
     return kExitOk;

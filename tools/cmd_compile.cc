@@ -121,7 +121,7 @@ int cmdCompile(const std::vector<std::string>& argv, bool explain) {
     if (!r.ok()) return fail(r.status());
     obj = std::move(*r);
   } else {
-    auto store = CodeObjectStore::open(joinPath(opts->cache_dir, "objects"));
+    auto store = CodeObjectStore::open(opts->cache_dir);
     if (!store.ok()) return fail(store.status(), "set KTUNE_CACHE_DIR or pass --no-cache");
     key = codeObjectKey(req, (*compiler)->name(), (*compiler)->version());
     auto r = (*store)->getOrCompile(**compiler, req, &hit, &note);

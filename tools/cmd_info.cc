@@ -98,7 +98,7 @@ int cmdInfo(const std::vector<std::string>& argv) {
     Status safe = checkPrivateDir(opts->cache_dir);
     cache["safe"] = safe.ok();
     if (!safe.ok()) cache["problem"] = safe.message();
-    auto store = CodeObjectStore::open(joinPath(opts->cache_dir, "objects"));
+    auto store = CodeObjectStore::open(opts->cache_dir);
     if (store.ok()) {
       auto l = (*store)->list();
       if (l.ok()) cache["code_objects"] = l->size();
