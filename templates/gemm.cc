@@ -275,8 +275,9 @@ const ConfigSpace& configSpace(KernelKind k) {
 int64_t sharedBytes(KernelKind k, const Config& c) {
   switch (k) {
     case KernelKind::kMma:
-    case KernelKind::kMfma:
       return I(c, "NUM_STAGES") * (I(c, "BLOCK_M") * I(c, "BLOCK_K") + I(c, "BLOCK_K") * I(c, "BLOCK_N")) * 2;
+    case KernelKind::kMfma:  // static LDS, rows padded by 8 elements (see gemm_mfma.cuh)
+      return I(c, "NUM_STAGES") * (I(c, "BLOCK_M") + I(c, "BLOCK_N")) * (I(c, "BLOCK_K") + 8) * 2;
     case KernelKind::kSkinny:
       return I(c, "NUM_WARPS") * 16 * I(c, "SK_NT") * (8 * I(c, "SK_MT") + 1) * 4;
   }
@@ -360,6 +361,7 @@ Expected<LaunchPlan> launchPlan(KernelKind k, const Config& c, const GemmShape& 
       const int64_t gm = ceilDiv(s.m, I(c, "BLOCK_M")), gn = ceilDiv(s.n, I(c, "BLOCK_N"));
       p.grid = Dim3{static_cast<unsigned>(gm * gn), 1u, 1u};
       p.block = Dim3{static_cast<unsigned>(64 * I(c, "NUM_WAVES")), 1u, 1u};
+      p.shared_bytes = 0;  // the MFMA kernel's LDS is static
       split = 1;
       break;
     }

@@ -100,7 +100,7 @@ std::vector<std::pair<std::string, std::string>> defines(KernelKind k, const Con
 // zeroes them once per allocation (not per launch) and must not share them across streams.
 struct LaunchPlan {
   Dim3 grid, block;
-  int64_t shared_bytes = 0;   // dynamic shared memory
+  int64_t shared_bytes = 0;   // dynamic shared memory (0 for MFMA: its LDS is static)
   int64_t workspace_bytes = 0;
   int64_t counters = 0;
 };
