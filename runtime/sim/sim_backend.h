@@ -143,6 +143,7 @@ class SimBackend : public Backend {
   int64_t total_launches_ = 0;
   std::unique_ptr<Stream> default_stream_;
   std::mt19937_64 rng_;
+  std::vector<std::unique_ptr<Function>> functions_;  // freed with the backend
   Status sticky_;
 };
 

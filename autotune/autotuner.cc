@@ -1,0 +1,904 @@
+#include "autotune/autotuner.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <shared_mutex>
+#include <sstream>
+#include <thread>
+#include <unordered_map>
+
+#include "base/fs.h"
+#include "base/sha256.h"
+#include "base/version.h"
+#include "compiler/store/store.h"
+
+namespace ktune {
+
+// ---------------------------------------------------------------- keys and bucketing
+
+KeyBuilder& KeyBuilder::add(const char* name, int64_t value) {
+  if (n_ >= kMaxFields) {
+    overflow_ = true;
+    return *this;
+  }
+  f_[n_++] = Field{name, value, -1};
+  return *this;
+}
+
+KeyBuilder& KeyBuilder::add(const char* name, std::string_view value) {
+  if (n_ >= kMaxFields || chars_ + static_cast<int>(value.size()) > kMaxChars) {
+    overflow_ = true;
+    return *this;
+  }
+  std::memcpy(buf_ + chars_, value.data(), value.size());
+  f_[n_++] = Field{name, chars_, static_cast<int16_t>(value.size())};
+  chars_ += static_cast<int>(value.size());
+  return *this;
+}
+
+std::string KeyBuilder::toString() const {
+  std::string s;
+  for (int i = 0; i < n_; ++i) {
+    if (i) s += ',';
+    s += f_[i].name;
+    s += '=';
+    if (f_[i].str_len < 0) {
+      s += std::to_string(f_[i].value);
+    } else {
+      s.append(buf_ + f_[i].value, static_cast<size_t>(f_[i].str_len));
+    }
+  }
+  return s;
+}
+
+size_t KeyBuilder::hash() const {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a over the values
+  auto mix = [&](uint64_t v) {
+    h ^= v;
+    h *= 1099511628211ull;
+  };
+  for (int i = 0; i < n_; ++i) mix(static_cast<uint64_t>(f_[i].value) ^ (uint64_t(f_[i].str_len) << 48));
+  for (int i = 0; i < chars_; ++i) mix(static_cast<unsigned char>(buf_[i]));
+  return static_cast<size_t>(h);
+}
+
+bool KeyBuilder::operator==(const KeyBuilder& o) const {
+  if (n_ != o.n_ || chars_ != o.chars_ || overflow_ != o.overflow_) return false;
+  for (int i = 0; i < n_; ++i) {
+    if (f_[i].value != o.f_[i].value || f_[i].str_len != o.f_[i].str_len) return false;
+    if (f_[i].name != o.f_[i].name && std::strcmp(f_[i].name, o.f_[i].name) != 0) return false;
+  }
+  return std::memcmp(buf_, o.buf_, static_cast<size_t>(chars_)) == 0;
+}
+
+int64_t nextPow2(int64_t v) {
+  int64_t p = 1;
+  while (p < v && p < (int64_t(1) << 62)) p <<= 1;
+  return p;
+}
+int64_t roundUpTo(int64_t v, int64_t m) { return m <= 0 ? v : (v + m - 1) / m * m; }
+int64_t ceilDiv(int64_t a, int64_t b) { return b <= 0 ? 0 : (a + b - 1) / b; }
+int64_t bucketPow2Capped(int64_t v, int64_t cap) {
+  return v <= cap ? nextPow2(v) : roundUpTo(v, cap);
+}
+
+// ---------------------------------------------------------------- state
+
+namespace detail {
+struct Selected {
+  Config config;
+  std::string config_str;
+  std::string source = "jit";  // "jit" or a vendor source
+  bool vendor = false;
+  FunctionHandle fn;
+  std::string origin;
+  TimingStats stats;
+};
+
+struct FamilyState {
+  ErasedFamily f;
+  std::shared_ptr<TuningDatabase> db;
+  mutable std::shared_mutex mu;  // guards map (readers: the hot path)
+  std::unordered_map<KeyBuilder, Selected*, KeyBuilderHash> map;
+  std::vector<std::unique_ptr<Selected>> owned;  // never freed before the tuner: no dangling hits
+  std::mutex slow_mu;  // one miss (database load / tuning) at a time per family
+};
+}  // namespace detail
+
+using detail::FamilyState;
+using detail::Selected;
+
+struct Tuner::Impl {
+  std::shared_ptr<Backend> backend;
+  TunerOptions opts;
+  DeviceInfo device;
+  std::shared_ptr<Compiler> compiler;
+  std::shared_ptr<CodeObjectStore> store;
+  Validator validator;
+  std::string space_backend;  // "cuda" / "hip" / "" for ConfigSpace::enumerate
+
+  std::mutex families_mu;
+  std::vector<std::unique_ptr<FamilyState>> families;
+
+  std::mutex modules_mu;
+  std::unordered_map<std::string, FunctionHandle> functions;  // code-object key -> function
+  std::vector<ModuleHandle> modules;
+
+  std::mutex bench_mu;  // one benchmark at a time on the device: timings must not overlap
+  std::unique_ptr<Benchmarker> bench;
+
+  std::ostream& log() { return opts.log ? *opts.log : std::cerr; }
+
+  Expected<FunctionHandle> loadFunction(const std::string& co_key, const CodeObject& co);
+  Expected<CodeObject> compileConfig(FamilyState& fs, const Config& c, const void* p,
+                                     std::string* co_key, bool* hit, std::string* note);
+  Expected<Selected*> resolve(FamilyState& fs, const void* p, const KeyBuilder& kb,
+                              StreamHandle s, bool* tuned);
+  Expected<std::unique_ptr<Selected>> selectConfig(FamilyState& fs, const void* p,
+                                                   const std::string& config_str,
+                                                   const std::string& source,
+                                                   const std::string& origin);
+  Expected<TuneReport> tuneKey(FamilyState& fs, const void* p, const std::string& key,
+                               StreamHandle s);
+  Status launchSelected(FamilyState& fs, const Selected& sel, const void* p, StreamHandle s);
+  Selected* publish(FamilyState& fs, const KeyBuilder& kb, std::unique_ptr<Selected> sel);
+  void progress(const TuneProgress& pr) {
+    if (opts.progress) opts.progress(pr);
+  }
+};
+
+Tuner::Tuner(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Tuner::~Tuner() {
+  if (!impl_) return;
+  for (ModuleHandle m : impl_->modules) (void)impl_->backend->unloadModule(m);
+}
+
+Expected<std::unique_ptr<Tuner>> Tuner::create(std::shared_ptr<Backend> backend,
+                                               TunerOptions opts) {
+  if (!backend) return Status::InvalidArgument("Tuner::create: null backend");
+  auto impl = std::make_unique<Impl>();
+  KTUNE_ASSIGN_OR_RETURN(auto devs, backend->devices());
+  if (opts.device < 0 || opts.device >= static_cast<int>(devs.size())) {
+    return Status::NotFound("Tuner::create: device " + std::to_string(opts.device) +
+                            " not found (" + std::to_string(devs.size()) + " devices on backend " +
+                            backend->name() + ")");
+  }
+  KTUNE_RETURN_IF_ERROR(backend->setDevice(opts.device));
+  impl->device = devs[opts.device];
+  if (!opts.compiler) {
+    auto c = compilerForArch(impl->device.arch);
+    if (!c.ok()) return c.status().withContext("Tuner::create: no compiler for " + impl->device.arch);
+    opts.compiler = std::shared_ptr<Compiler>(std::move(c).value());
+  }
+  if (!opts.compiler->supportsArch(impl->device.arch)) {
+    return Status::Unsupported("Tuner::create: compiler " + opts.compiler->name() +
+                               " cannot target " + impl->device.arch);
+  }
+  if (opts.options.cache_dir.empty()) opts.options.cache_dir = Options::defaultCacheDir();
+  KTUNE_ASSIGN_OR_RETURN(impl->store, CodeObjectStore::open(opts.options.cache_dir));
+  if (!opts.search) opts.search = exhaustiveSearch();
+  opts.bench.warmup_ms = opts.options.warmup_ms;
+  opts.bench.rep_ms = opts.options.rep_ms;
+  impl->compiler = opts.compiler;
+  impl->backend = std::move(backend);
+  const std::string& arch = impl->device.arch;
+  impl->space_backend = arch.rfind("sm_", 0) == 0 ? "cuda" : arch.rfind("gfx", 0) == 0 ? "hip" : "";
+  impl->validator = Validator{KTUNE_VERSION,
+                              impl->backend->name(),
+                              impl->device.driver_version.empty() ? impl->backend->version()
+                                                                  : impl->device.driver_version,
+                              impl->compiler->name(),
+                              impl->compiler->version(),
+                              impl->device.name,
+                              arch};
+  impl->bench = std::make_unique<Benchmarker>(*impl->backend, impl->device);
+  impl->opts = std::move(opts);
+  return std::unique_ptr<Tuner>(new Tuner(std::move(impl)));
+}
+
+const DeviceInfo& Tuner::device() const { return impl_->device; }
+Backend& Tuner::backend() { return *impl_->backend; }
+Compiler& Tuner::compiler() { return *impl_->compiler; }
+CodeObjectStore& Tuner::store() { return *impl_->store; }
+const TunerOptions& Tuner::options() const { return impl_->opts; }
+const std::string& Tuner::familyName(detail::FamilyState* f) { return f->f.name; }
+
+TuningDatabase* Tuner::database(const std::string& family) {
+  std::lock_guard<std::mutex> l(impl_->families_mu);
+  for (auto& f : impl_->families) {
+    if (f->f.name == family) return f->db.get();
+  }
+  return nullptr;
+}
+
+Expected<detail::FamilyState*> Tuner::addErased(detail::ErasedFamily f) {
+  auto bad = [&](const std::string& what) {
+    return Status::InvalidArgument("family '" + f.name + "': " + what);
+  };
+  if (f.name.empty() || !isSafeFileName(f.name) ||
+      f.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") !=
+          std::string::npos) {
+    return Status::InvalidArgument("family name '" + f.name +
+                                   "' must be non-empty and use only [A-Za-z0-9_.-]");
+  }
+  if (!f.key) return bad("no key function");
+  bool jit = !f.source.empty();
+  if (!jit && !f.vendor_candidates) return bad("no source and no vendor candidates");
+  if (jit) {
+    if (!f.launch) return bad("no launch function");
+    if (!f.args) return bad("no args function");
+    if (f.entry.empty() && !f.entry_fn) return bad("no entry name");
+  }
+  if (f.vendor_candidates && !f.vendor_launch) return bad("vendor candidates without vendor_launch");
+  if (f.source_name.empty()) f.source_name = f.name + ".cu";
+  std::lock_guard<std::mutex> l(impl_->families_mu);
+  for (auto& g : impl_->families) {
+    if (g->f.name == f.name) return bad("already registered on this tuner");
+  }
+  std::string path = impl_->opts.options.database_path.empty()
+                         ? joinPath(joinPath(impl_->opts.options.cache_dir, "db"), f.name + ".json")
+                         : impl_->opts.options.database_path;
+  KTUNE_ASSIGN_OR_RETURN(auto db, TuningDatabase::open(path, impl_->validator, f.name));
+  for (const auto& w : db->warnings()) impl_->log() << "ktune: " << w << "\n";
+  auto st = std::make_unique<FamilyState>();
+  st->f = std::move(f);
+  st->db = std::move(db);
+  impl_->families.push_back(std::move(st));
+  return impl_->families.back().get();
+}
+
+// ---------------------------------------------------------------- loading
+
+Expected<FunctionHandle> Tuner::Impl::loadFunction(const std::string& co_key, const CodeObject& co) {
+  std::lock_guard<std::mutex> l(modules_mu);
+  auto it = functions.find(co_key);
+  if (it != functions.end()) return it->second;
+  KTUNE_ASSIGN_OR_RETURN(ModuleHandle m, backend->loadModule(co.binary));
+  modules.push_back(m);
+  KTUNE_ASSIGN_OR_RETURN(FunctionHandle fn,
+                         backend->getFunction(m, co.lowered_entry.empty() ? co.entry
+                                                                          : co.lowered_entry));
+  // Allow dynamic shared memory up to the opt-in limit once, so no launch has to raise it.
+  if (device.shared_per_block_optin > device.shared_per_block) {
+    int64_t room = device.shared_per_block_optin - co.resources.shared_bytes;
+    if (room > 0) KTUNE_RETURN_IF_ERROR(backend->setMaxDynamicShared(fn, room));
+  }
+  functions.emplace(co_key, fn);
+  return fn;
+}
+
+static Defines definesFor(const detail::ErasedFamily& f, const Config& c, const void* p) {
+  if (f.defines) return f.defines(c, p);
+  Defines d;
+  for (const auto& [k, v] : c.params()) d.emplace_back(k, paramValueToString(v));
+  return d;
+}
+
+Expected<CodeObject> Tuner::Impl::compileConfig(FamilyState& fs, const Config& c, const void* p,
+                                                std::string* co_key, bool* hit,
+                                                std::string* note) {
+  CompileRequest req;
+  req.source = fs.f.source;
+  req.source_name = fs.f.source_name;
+  req.entry = fs.f.entry_fn ? fs.f.entry_fn(c, p) : fs.f.entry;
+  req.defines = definesFor(fs.f, c, p);
+  req.arch = device.arch;
+  req.options = fs.f.compile_options;
+  *co_key = codeObjectKey(req, compiler->name(), compiler->version());
+  return store->getOrCompile(*compiler, req, hit, note);
+}
+
+Expected<std::unique_ptr<Selected>> Tuner::Impl::selectConfig(FamilyState& fs, const void* p,
+                                                              const std::string& config_str,
+                                                              const std::string& source,
+                                                              const std::string& origin) {
+  auto sel = std::make_unique<Selected>();
+  sel->config_str = config_str;
+  sel->source = source;
+  sel->origin = origin;
+  if (source != "jit" && source != "default") {
+    if (!fs.f.vendor_launch) {
+      return Status::Unsupported("family " + fs.f.name + " has no vendor_launch for " + source);
+    }
+    sel->vendor = true;
+    return sel;
+  }
+  sel->source = "jit";
+  KTUNE_ASSIGN_OR_RETURN(sel->config, Config::parse(config_str));
+  std::string key, note;
+  bool hit = false;
+  KTUNE_ASSIGN_OR_RETURN(CodeObject co, compileConfig(fs, sel->config, p, &key, &hit, &note));
+  if (!note.empty() && opts.options.verbose) log() << "ktune: " << note << "\n";
+  KTUNE_ASSIGN_OR_RETURN(sel->fn, loadFunction(key, co));
+  return sel;
+}
+
+Selected* Tuner::Impl::publish(FamilyState& fs, const KeyBuilder& kb, std::unique_ptr<Selected> s) {
+  Selected* raw = s.get();
+  std::unique_lock<std::shared_mutex> l(fs.mu);
+  fs.owned.push_back(std::move(s));
+  fs.map[kb] = raw;
+  return raw;
+}
+
+Status Tuner::Impl::launchSelected(FamilyState& fs, const Selected& sel, const void* p,
+                                   StreamHandle s) {
+  if (sel.vendor) return fs.f.vendor_launch(sel.config_str, p, s);
+  LaunchDims d = fs.f.launch(sel.config, p, device);
+  if (fs.f.before_launch) KTUNE_RETURN_IF_ERROR(fs.f.before_launch(sel.config, p, s));
+  thread_local KernelArgs args;  // reused: no allocation once warm
+  args.clear();
+  fs.f.args(p, args);
+  return backend->launch(sel.fn, d.grid, d.block, d.shared, args.data(), s);
+}
+
+// ---------------------------------------------------------------- the call
+
+Status Tuner::call(detail::FamilyState* fs, const void* p, StreamHandle s) {
+  KeyBuilder kb;
+  fs->f.key(p, kb);
+  Selected* sel = nullptr;
+  {
+    std::shared_lock<std::shared_mutex> l(fs->mu);
+    auto it = fs->map.find(kb);
+    if (it != fs->map.end()) sel = it->second;
+  }
+  if (!sel) {
+    bool tuned = false;
+    KTUNE_ASSIGN_OR_RETURN(sel, impl_->resolve(*fs, p, kb, s, &tuned));
+    // Tuning runs changed the outputs (and maybe in-place inputs): let the family reset them.
+    if (tuned && fs->f.pre_run) KTUNE_RETURN_IF_ERROR(fs->f.pre_run(p, s));
+  }
+  return impl_->launchSelected(*fs, *sel, p, s);
+}
+
+std::string Tuner::keyString(detail::FamilyState* fs, const void* p) {
+  KeyBuilder kb;
+  fs->f.key(p, kb);
+  return kb.toString();
+}
+
+Expected<Selected*> Tuner::Impl::resolve(FamilyState& fs, const void* p, const KeyBuilder& kb,
+                                         StreamHandle s, bool* tuned) {
+  if (kb.overflowed()) {
+    return Status::InvalidArgument("family " + fs.f.name + ": key has more than " +
+                                   std::to_string(KeyBuilder::kMaxFields) + " fields or " +
+                                   std::to_string(KeyBuilder::kMaxChars) + " string bytes");
+  }
+  std::lock_guard<std::mutex> slow(fs.slow_mu);
+  {
+    std::shared_lock<std::shared_mutex> l(fs.mu);  // another caller may have resolved it
+    auto it = fs.map.find(kb);
+    if (it != fs.map.end()) return it->second;
+  }
+  const std::string key = kb.toString();
+  // 1. Database.
+  if (auto e = fs.db->lookup(key); e && !e->winner.empty()) {
+    auto sel = selectConfig(fs, p, e->winner, e->winner_source, e->pinned ? "pinned" : "database");
+    if (sel.ok()) {
+      (*sel)->stats = e->winner_stats;
+      return publish(fs, kb, std::move(sel).value());
+    }
+    log() << "ktune: " << fs.f.name << " [" << key << "]: database winner '" << e->winner
+          << "' unusable (" << sel.status().toString() << "); "
+          << (opts.options.tuning ? "retuning" : "using the default config") << "\n";
+  }
+  // 2. Tuning off: default config, key recorded for offline tuning.
+  if (!opts.options.tuning) {
+    if (fs.f.source.empty()) {
+      return Status::Unsupported("family " + fs.f.name + ": tuning is off and there is no JIT "
+                                 "default config; tune key " + key + " offline");
+    }
+    KTUNE_ASSIGN_OR_RETURN(auto sel, selectConfig(fs, p, fs.f.default_config.toString(), "jit",
+                                                  "default"));
+    std::string path = opts.options.record_untuned_path.empty()
+                           ? joinPath(opts.options.cache_dir, "untuned.jsonl")
+                           : opts.options.record_untuned_path;
+    std::string args = fs.f.args_json ? fs.f.args_json(p) : "{}";
+    Status st = appendUntunedKey(path, fs.f.name, key, args);
+    if (!st.ok()) log() << "ktune: could not record untuned key: " << st.toString() << "\n";
+    return publish(fs, kb, std::move(sel));
+  }
+  // 3. Tune.
+  std::unique_lock<std::mutex> bl(bench_mu);
+  KTUNE_ASSIGN_OR_RETURN(TuneReport rep, tuneKey(fs, p, key, s));
+  bl.unlock();
+  *tuned = true;
+  if (rep.winner.empty()) {
+    std::string why;
+    for (const auto& c : rep.candidates) {
+      if (why.size() > 1500) break;
+      why += "\n  " + c.config + ": " + codeName(c.status) + ": " + c.reason;
+    }
+    return Status(Code::kUnsupported, "family " + fs.f.name + " [" + key +
+                                          "]: no candidate passed" + why);
+  }
+  KTUNE_ASSIGN_OR_RETURN(auto sel, selectConfig(fs, p, rep.winner, rep.winner_source, "memory"));
+  sel->stats = rep.winner_stats;
+  return publish(fs, kb, std::move(sel));
+}
+
+Expected<TuneReport> Tuner::tune(detail::FamilyState* fs, const void* p, StreamHandle s) {
+  KeyBuilder kb;
+  fs->f.key(p, kb);
+  if (kb.overflowed()) return Status::InvalidArgument("family " + fs->f.name + ": key too long");
+  std::lock_guard<std::mutex> slow(fs->slow_mu);
+  TuneReport rep;
+  {
+    std::lock_guard<std::mutex> bl(impl_->bench_mu);
+    KTUNE_ASSIGN_OR_RETURN(rep, impl_->tuneKey(*fs, p, kb.toString(), s));
+  }
+  if (!rep.winner.empty()) {
+    auto sel = impl_->selectConfig(*fs, p, rep.winner, rep.winner_source, "memory");
+    if (sel.ok()) {
+      (*sel)->stats = rep.winner_stats;
+      impl_->publish(*fs, kb, std::move(sel).value());
+    }
+  }
+  return rep;
+}
+
+Expected<Selection> Tuner::lookup(detail::FamilyState* fs, const void* p) {
+  KeyBuilder kb;
+  fs->f.key(p, kb);
+  Selection out;
+  out.key = kb.toString();
+  {
+    std::shared_lock<std::shared_mutex> l(fs->mu);
+    auto it = fs->map.find(kb);
+    if (it != fs->map.end()) {
+      out.config = it->second->config_str;
+      out.source = it->second->source;
+      out.origin = it->second->origin == "default" ? "default" : "memory";
+      out.stats = it->second->stats;
+      return out;
+    }
+  }
+  if (auto e = fs->db->lookup(out.key); e && !e->winner.empty()) {
+    out.config = e->winner;
+    out.source = e->winner_source;
+    out.origin = e->pinned ? "pinned" : "database";
+    out.stats = e->winner_stats;
+    return out;
+  }
+  out.config = fs->f.default_config.toString();
+  out.source = "jit";
+  out.origin = "default";
+  return out;
+}
+
+// ---------------------------------------------------------------- tuning
+
+namespace {
+struct Cand {
+  Config config;
+  CandidateResult r;
+  bool live = true;  // still in the running
+  CodeObject co;
+  LaunchDims dims;
+  int dup_of = -1;
+  bool hit = false;
+  std::string vendor_source;  // non-empty: vendor candidate (r.config is its id)
+};
+
+void fail(Cand& c, const Status& s) {
+  c.live = false;
+  c.r.status = s.ok() ? Code::kInternal : s.code();
+  c.r.reason = s.message();
+  c.r.date = isoUtcNow();
+}
+
+// Failures that depend on the config itself, not on this run's context: worth remembering so a
+// later tuning run skips them (unless retry_failed).
+bool persistentFailure(const CandidateResult& r) {
+  if (r.status == Code::kOk) return false;
+  if (r.reason.rfind("pruned", 0) == 0 || r.reason.rfind("slower than best", 0) == 0) return false;
+  return r.status == Code::kCompileError || r.status == Code::kOutOfResources ||
+         r.status == Code::kLaunchError || r.status == Code::kDeviceFault ||
+         r.status == Code::kWrongResult || r.status == Code::kTimeout;
+}
+
+std::string fmt3(double v) {
+  char b[32];
+  std::snprintf(b, sizeof(b), "%.3g", v);
+  return b;
+}
+}  // namespace
+
+Expected<TuneReport> Tuner::Impl::tuneKey(FamilyState& fs, const void* p, const std::string& key,
+                                          StreamHandle s) {
+  using Clock = std::chrono::steady_clock;
+  auto ms_since = [](Clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  };
+  const auto t_start = Clock::now();
+  const detail::ErasedFamily& f = fs.f;
+  TuneReport rep;
+  rep.family = f.name;
+  rep.key = key;
+  progress({f.name, key, "enumerate", 0, 0, ""});
+
+  // 1. Enumerate: constraints and the shared-memory pre-check against the device limit.
+  int64_t shared_limit = std::max(device.shared_per_block_optin, device.shared_per_block);
+  std::vector<Config> accepted;
+  std::vector<Cand> cands;
+  if (!f.source.empty()) {
+    if (!f.configs.empty()) {
+      rep.enumerated = static_cast<int>(f.configs.size());
+      for (const Config& c : f.configs) {
+        int64_t need = f.space.sharedBytesOf(c);
+        if (shared_limit > 0 && need > shared_limit) {
+          Cand x;
+          x.config = c;
+          x.r.config = c.toString();
+          fail(x, Status::OutOfResources("needs " + std::to_string(need) +
+                                         " B shared/LDS > device limit " +
+                                         std::to_string(shared_limit) + " B"));
+          cands.push_back(std::move(x));
+        } else {
+          accepted.push_back(c);
+        }
+      }
+    } else {
+      Enumeration en = f.space.enumerate(space_backend, shared_limit);
+      rep.enumerated = static_cast<int>(en.accepted.size() + en.rejected.size());
+      accepted = std::move(en.accepted);
+      for (auto& rj : en.rejected) {
+        if (rj.reason.rfind("constraint", 0) == 0) continue;  // not a candidate at all
+        Cand x;
+        x.config = rj.config;
+        x.r.config = rj.config.toString();
+        fail(x, Status::OutOfResources(rj.reason));
+        cands.push_back(std::move(x));
+      }
+    }
+  }
+  // 2. Known failures from earlier runs (database blacklist).
+  std::map<std::string, CandidateResult> known;
+  if (!opts.options.retry_failed) {
+    for (auto& r : fs.db->candidatesFor(key)) {
+      if (persistentFailure(r)) known[r.source + "|" + r.config] = r;
+    }
+  }
+  // 3. Strategy.
+  for (size_t i : opts.search->select(accepted)) {
+    Cand x;
+    x.config = accepted[i];
+    x.r.config = x.config.toString();
+    auto k = known.find("jit|" + x.r.config);
+    if (k != known.end()) {
+      x.r = k->second;
+      x.r.reason = "skipped, failed before (" + k->second.date + "): " + k->second.reason;
+      x.live = false;
+      ++rep.skipped_known_failed;
+    }
+    cands.push_back(std::move(x));
+  }
+  if (f.vendor_candidates) {
+    for (auto& v : f.vendor_candidates(p)) {
+      Cand x;
+      x.r.config = v.id;
+      x.r.source = v.source;
+      x.vendor_source = v.source;
+      auto k = known.find(v.source + "|" + v.id);
+      if (k != known.end()) {
+        x.r = k->second;
+        x.r.reason = "skipped, failed before (" + k->second.date + "): " + k->second.reason;
+        x.live = false;
+        ++rep.skipped_known_failed;
+      }
+      cands.push_back(std::move(x));
+    }
+  }
+  const int total = static_cast<int>(cands.size());
+
+  // 4. Launch dims and the thread-count check (before compiling).
+  for (auto& c : cands) {
+    if (!c.live || !c.vendor_source.empty()) continue;
+    c.dims = f.launch(c.config, p, device);
+    int64_t threads = int64_t(c.dims.block.x) * c.dims.block.y * c.dims.block.z;
+    if (device.max_threads_per_block > 0 && threads > device.max_threads_per_block) {
+      fail(c, Status::OutOfResources(std::to_string(threads) + " threads per block > device limit " +
+                                     std::to_string(device.max_threads_per_block)));
+    }
+  }
+
+  // 5. Compile all live JIT candidates in parallel (store hits cost no compile).
+  const auto t_compile = Clock::now();
+  {
+    std::vector<size_t> todo;
+    for (size_t i = 0; i < cands.size(); ++i) {
+      if (cands[i].live && cands[i].vendor_source.empty()) todo.push_back(i);
+    }
+    int threads = opts.options.compile_threads > 0
+                      ? opts.options.compile_threads
+                      : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    threads = std::max(1, std::min<int>(threads, static_cast<int>(todo.size())));
+    std::atomic<size_t> next{0};
+    std::atomic<int> done{0};
+    std::mutex pmu;
+    auto worker = [&] {
+      for (size_t j; (j = next++) < todo.size();) {
+        Cand& c = cands[todo[j]];
+        std::string note;
+        auto co = compileConfig(fs, c.config, p, &c.r.code_object_key, &c.hit, &note);
+        if (co.ok()) {
+          c.co = std::move(co).value();
+        } else {
+          fail(c, co.status());
+        }
+        std::lock_guard<std::mutex> l(pmu);
+        if (!note.empty() && opts.options.verbose) log() << "ktune: " << note << "\n";
+        progress({f.name, key, "compile", ++done, static_cast<int>(todo.size()), c.r.config});
+      }
+    };
+    std::vector<std::thread> pool;
+    for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+    worker();
+    for (auto& t : pool) t.join();
+    for (size_t i : todo) {
+      const Cand& c = cands[i];
+      if (c.hit) {
+        ++rep.store_hits;
+      } else {
+        ++rep.compiled;
+      }
+    }
+  }
+  rep.compile_wall_ms = ms_since(t_compile);
+
+  // 6. Resource checks from the compiler's report, then dedup identical binaries.
+  std::map<std::string, size_t> seen;
+  for (size_t i = 0; i < cands.size(); ++i) {
+    Cand& c = cands[i];
+    if (!c.live || !c.vendor_source.empty()) continue;
+    int64_t shared = c.co.resources.shared_bytes + static_cast<int64_t>(c.dims.shared);
+    if (shared_limit > 0 && shared > shared_limit) {
+      fail(c, Status::OutOfResources("uses " + std::to_string(shared) +
+                                     " B shared/LDS (static + dynamic) > device limit " +
+                                     std::to_string(shared_limit) + " B"));
+      continue;
+    }
+    int64_t threads = int64_t(c.dims.block.x) * c.dims.block.y * c.dims.block.z;
+    if (c.co.resources.max_threads_per_block > 0 && threads > c.co.resources.max_threads_per_block) {
+      fail(c, Status::OutOfResources("block of " + std::to_string(threads) +
+                                     " threads > the kernel's launch bound " +
+                                     std::to_string(c.co.resources.max_threads_per_block)));
+      continue;
+    }
+    std::string sig = sha256Hex(c.co.binary) + "|" + c.co.lowered_entry + "|" +
+                      std::to_string(c.dims.grid.x) + "," + std::to_string(c.dims.grid.y) + "," +
+                      std::to_string(c.dims.grid.z) + "|" + std::to_string(c.dims.block.x) + "," +
+                      std::to_string(c.dims.block.y) + "," + std::to_string(c.dims.block.z) + "|" +
+                      std::to_string(c.dims.shared);
+    auto [it, fresh] = seen.emplace(sig, i);
+    if (!fresh) {
+      c.dup_of = static_cast<int>(it->second);
+      ++rep.duplicates;
+    }
+  }
+
+  // 7. Static pruning (family callback; spills), never pruning every candidate.
+  {
+    std::vector<std::pair<size_t, std::string>> prune;
+    size_t live_jit = 0;
+    for (size_t i = 0; i < cands.size(); ++i) {
+      Cand& c = cands[i];
+      if (!c.live || !c.vendor_source.empty()) continue;
+      ++live_jit;
+      std::optional<std::string> why;
+      if (f.prune) why = f.prune(c.config, c.co, device);
+      if (!why && opts.options.static_prune && opts.prune_spills && c.co.resources.spills()) {
+        why = "spills (" + std::to_string(c.co.resources.spill_store_bytes) + " B stores, " +
+              std::to_string(c.co.resources.vgpr_spill) + " VGPRs)";
+      }
+      if (why) prune.emplace_back(i, *why);
+    }
+    bool has_vendor = false;
+    for (auto& c : cands) has_vendor |= c.live && !c.vendor_source.empty();
+    if (prune.size() < live_jit || has_vendor) {
+      for (auto& [i, why] : prune) {
+        fail(cands[i], Status::OutOfResources("pruned: " + why));
+        ++rep.pruned;
+      }
+    }
+  }
+
+  // 8. Load, verify, benchmark (early rejection against the best so far).
+  const auto t_bench = Clock::now();
+  double best = 0;
+  int bi = 0;
+  for (size_t i = 0; i < cands.size(); ++i) {
+    Cand& c = cands[i];
+    if (!c.live || c.dup_of >= 0) continue;
+    progress({f.name, key, "bench", ++bi, total, c.r.config});
+    std::function<Status()> run;
+    FunctionHandle fn;
+    if (c.vendor_source.empty()) {
+      auto h = loadFunction(c.r.code_object_key, c.co);
+      if (!h.ok()) {
+        Status st = h.status();
+        fail(c, st.code() == Code::kOutOfResources ? st : Status::LaunchError(st.toString()));
+        continue;
+      }
+      fn = *h;
+      run = [&, fn] {
+        if (f.before_launch) KTUNE_RETURN_IF_ERROR(f.before_launch(c.config, p, s));
+        KernelArgs args;
+        f.args(p, args);
+        return backend->launch(fn, c.dims.grid, c.dims.block, c.dims.shared, args.data(), s);
+      };
+    } else {
+      run = [&] { return f.vendor_launch(c.r.config, p, s); };
+    }
+    // Verify first: it is also the smoke test (faults, launch errors) before any timing.
+    if (f.verify) {
+      Status st = f.pre_run ? f.pre_run(p, s) : Status::Ok();
+      if (st.ok()) st = run();
+      if (st.ok()) st = backend->synchronize(s);
+      if (st.ok()) st = backend->checkError();
+      if (!st.ok()) {
+        (void)backend->checkError();  // clear the sticky error for the next candidate
+        fail(c, st);
+        continue;
+      }
+      auto v = f.verify(p, s);
+      if (!v.ok()) {
+        fail(c, v.status());
+        continue;
+      }
+      c.r.max_error = v->max_abs_error;
+      if (!v->ok) {
+        fail(c, v->toStatus());
+        continue;
+      }
+    }
+    BenchOptions bo = opts.bench;
+    bo.best_ms = best;
+    std::function<Status(int)> before;
+    if (f.pre_run) before = [&](int) { return f.pre_run(p, s); };
+    TimingStats partial;
+    auto stats = bench->measure(s, run, bo, before, &partial);
+    if (!stats.ok()) {
+      (void)backend->checkError();
+      c.r.stats = partial;
+      fail(c, stats.status());
+      continue;
+    }
+    c.r.stats = *stats;
+    c.r.status = Code::kOk;
+    c.r.date = isoUtcNow();
+    if (best <= 0 || stats->median_ms < best) best = stats->median_ms;
+  }
+  rep.bench_wall_ms = ms_since(t_bench);
+  for (auto& c : cands) {
+    if (c.dup_of < 0 || !c.live) continue;
+    const Cand& o = cands[c.dup_of];
+    c.r.status = o.r.status;
+    c.r.stats = o.r.stats;
+    c.r.max_error = o.r.max_error;
+    c.r.date = o.r.date;
+    c.r.reason = "identical binary to " + o.r.config + " (benchmarked once)" +
+                 (o.r.status == Code::kOk ? "" : ": " + o.r.reason);
+    c.live = o.live;
+  }
+
+  // 9. Choose, record.
+  for (auto& c : cands) rep.candidates.push_back(c.r);
+  int w = chooseWinner(rep.candidates);
+  if (w >= 0 && cands[w].dup_of >= 0) w = cands[w].dup_of;
+  DbEntry e;
+  e.key = key;
+  if (w >= 0) {
+    rep.winner = rep.candidates[w].config;
+    rep.winner_source = rep.candidates[w].source;
+    rep.winner_stats = rep.candidates[w].stats;
+    e.winner = rep.winner;
+    e.winner_source = rep.winner_source;
+    e.winner_stats = rep.winner_stats;
+    if (!rep.candidates[w].code_object_key.empty())
+      e.code_object_keys.push_back(rep.candidates[w].code_object_key);
+  }
+  e.candidates = rep.candidates;
+  e.date = isoUtcNow();
+  for (const auto& c : rep.candidates) {
+    if (persistentFailure(c) && c.reason.rfind("skipped", 0) != 0) {
+      Status st = fs.db->recordCandidate(key, c);
+      if (!st.ok()) log() << "ktune: could not record a failed candidate: " << st.toString() << "\n";
+    }
+  }
+  if (w >= 0) {
+    Status st = fs.db->record(e);
+    if (!st.ok()) log() << "ktune: could not write the tuning database: " << st.toString() << "\n";
+  }
+  rep.total_wall_ms = ms_since(t_start);
+  progress({f.name, key, "done", total, total, rep.winner});
+  if (opts.options.verbose) {
+    log() << rep.tree();
+    log() << "  compile " << fmt3(rep.compile_wall_ms) << " ms, bench " << fmt3(rep.bench_wall_ms)
+          << " ms, total " << fmt3(rep.total_wall_ms) << " ms (host wall)\n";
+  }
+  return rep;
+}
+
+// ---------------------------------------------------------------- offline tuning
+
+Expected<OfflineTuneReport> Tuner::tuneFromFile(const std::string& path, StreamHandle s) {
+  KTUNE_ASSIGN_OR_RETURN(std::string text, readFile(path));
+  OfflineTuneReport out;
+  std::istringstream in(text);
+  std::string line;
+  std::set<std::string> done;
+  while (std::getline(in, line)) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    ++out.lines;
+    auto skip = [&](const std::string& why) {
+      ++out.skipped;
+      out.messages.push_back("line " + std::to_string(out.lines) + ": " + why);
+    };
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("family") ||
+        !j["family"].is_string()) {
+      skip("not a JSON object with a \"family\"");
+      continue;
+    }
+    std::string fam = j["family"].get<std::string>();
+    std::string key = j.value("key", std::string());
+    if (!done.insert(fam + "|" + key).second) {
+      ++out.already_tuned;
+      continue;
+    }
+    FamilyState* fs = nullptr;
+    {
+      std::lock_guard<std::mutex> l(impl_->families_mu);
+      for (auto& f : impl_->families) {
+        if (f->f.name == fam) fs = f.get();
+      }
+    }
+    if (!fs) {
+      skip("family '" + fam + "' is not registered on this tuner");
+      continue;
+    }
+    if (!fs->f.make_problem) {
+      skip("family '" + fam + "' has no make_problem, so recorded keys cannot be re-created");
+      continue;
+    }
+    std::string args = "{}";
+    if (j.contains("args")) {
+      args = j["args"].is_string() ? j["args"].get<std::string>() : j["args"].dump();
+    }
+    auto prob = fs->f.make_problem(args);
+    if (!prob.ok()) {
+      skip("make_problem failed: " + prob.status().toString());
+      continue;
+    }
+    std::string k2 = keyString(fs, prob->get());
+    if (!key.empty() && k2 != key) {
+      out.messages.push_back("line " + std::to_string(out.lines) + ": recorded key '" + key +
+                             "' re-created as '" + k2 + "'");
+    }
+    if (auto e = fs->db->lookup(k2); e && !e->winner.empty()) {
+      ++out.already_tuned;
+      continue;
+    }
+    auto rep = tune(fs, prob->get(), s);
+    if (!rep.ok()) {
+      skip("tuning " + k2 + " failed: " + rep.status().toString());
+    } else if (rep->winner.empty()) {
+      skip("tuning " + k2 + ": no candidate passed");
+    } else {
+      ++out.tuned;
+    }
+  }
+  return out;
+}
+
+}  // namespace ktune

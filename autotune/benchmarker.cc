@@ -1,0 +1,175 @@
+#include "autotune/benchmarker.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace ktune {
+
+namespace {
+constexpr const char* kSlowerPrefix = "slower than best";
+
+double quantile(const std::vector<double>& sorted, double q) {
+  if (sorted.empty()) return 0;
+  double pos = q * static_cast<double>(sorted.size() - 1);
+  size_t lo = static_cast<size_t>(std::floor(pos));
+  size_t hi = std::min(lo + 1, sorted.size() - 1);
+  double frac = pos - static_cast<double>(lo);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * frac;
+}
+
+std::string fmtMs(double v) {
+  char b[32];
+  std::snprintf(b, sizeof(b), "%.4g ms", v);
+  return b;
+}
+}  // namespace
+
+bool isSlowerThanBest(const Status& s) {
+  return s.code() == Code::kTimeout && s.message().rfind(kSlowerPrefix, 0) == 0;
+}
+
+TimingStats computeStats(std::vector<double> v) {
+  TimingStats t;
+  if (v.empty()) return t;
+  std::sort(v.begin(), v.end());
+  t.runs = static_cast<int>(v.size());
+  t.min_ms = v.front();
+  t.max_ms = v.back();
+  t.median_ms = quantile(v, 0.5);
+  t.p20_ms = quantile(v, 0.2);
+  t.p80_ms = quantile(v, 0.8);
+  double sum = 0;
+  for (double x : v) sum += x;
+  t.mean_ms = sum / static_cast<double>(v.size());
+  double ss = 0;
+  for (double x : v) ss += (x - t.mean_ms) * (x - t.mean_ms);
+  t.std_ms = v.size() > 1 ? std::sqrt(ss / static_cast<double>(v.size() - 1)) : 0;
+  return t;
+}
+
+Benchmarker::Benchmarker(Backend& backend, DeviceInfo device)
+    : backend_(backend), device_(std::move(device)) {}
+
+Benchmarker::~Benchmarker() {
+  if (flush_buf_) (void)backend_.free(flush_buf_);
+  for (EventHandle e : events_) (void)backend_.destroyEvent(e);
+}
+
+Status Benchmarker::ensureFlushBuffer(const BenchOptions& opts) {
+  int64_t want = opts.l2_flush_bytes > 0 ? opts.l2_flush_bytes : 2 * device_.l2_bytes;
+  if (want <= 0) return Status::Ok();  // L2 size unknown: nothing to flush
+  if (flush_buf_ && flush_bytes_ >= static_cast<size_t>(want)) return Status::Ok();
+  if (flush_buf_) {
+    (void)backend_.free(flush_buf_);
+    flush_buf_ = 0;
+  }
+  KTUNE_ASSIGN_OR_RETURN(flush_buf_, backend_.alloc(static_cast<size_t>(want)));
+  flush_bytes_ = static_cast<size_t>(want);
+  return Status::Ok();
+}
+
+Status Benchmarker::ensureEvents(size_t pairs) {
+  while (events_.size() < 2 * pairs) {
+    KTUNE_ASSIGN_OR_RETURN(EventHandle e, backend_.createEvent());
+    events_.push_back(e);
+  }
+  return Status::Ok();
+}
+
+Expected<TimingStats> Benchmarker::measure(StreamHandle stream, const std::function<Status()>& fn,
+                                           const BenchOptions& opts,
+                                           const std::function<Status(int)>& before_run,
+                                           TimingStats* partial) {
+  if (!fn) return Status::InvalidArgument("measure: no function to time");
+  const bool flush = opts.flush_l2 && opts.rotate_buffers <= 0;
+  if (flush) KTUNE_RETURN_IF_ERROR(ensureFlushBuffer(opts).withContext("L2 flush buffer"));
+
+  std::vector<double> samples;
+  int run_index = 0;
+  // Times `n` runs, each with its own event pair, and appends the device times.
+  auto timed = [&](int n) -> Status {
+    KTUNE_RETURN_IF_ERROR(ensureEvents(static_cast<size_t>(n)));
+    for (int i = 0; i < n; ++i, ++run_index) {
+      if (before_run) KTUNE_RETURN_IF_ERROR(before_run(run_index));
+      if (flush && flush_buf_) KTUNE_RETURN_IF_ERROR(backend_.memset8(flush_buf_, 0, flush_bytes_, stream));
+      KTUNE_RETURN_IF_ERROR(backend_.recordEvent(events_[2 * i], stream));
+      KTUNE_RETURN_IF_ERROR(fn());
+      KTUNE_RETURN_IF_ERROR(backend_.recordEvent(events_[2 * i + 1], stream));
+    }
+    KTUNE_RETURN_IF_ERROR(backend_.synchronizeEvent(events_[2 * (n - 1) + 1]));
+    KTUNE_RETURN_IF_ERROR(backend_.checkError());
+    for (int i = 0; i < n; ++i) {
+      KTUNE_ASSIGN_OR_RETURN(float ms, backend_.elapsedMs(events_[2 * i], events_[2 * i + 1]));
+      samples.push_back(ms);
+    }
+    return Status::Ok();
+  };
+  // Early rejection against the best median so far.
+  auto tooSlow = [&]() -> Status {
+    if (opts.best_ms <= 0 || samples.size() < 3) return Status::Ok();
+    TimingStats s = computeStats(samples);
+    double k = opts.abort_factor;
+    if (k <= 0) {
+      double spread = s.median_ms > 0 ? (s.p80_ms - s.p20_ms) / s.median_ms : 0;
+      k = std::clamp(1.15 + 2.0 * spread, 1.15, 1.5);
+    }
+    if (s.median_ms > k * opts.best_ms) {
+      if (partial) *partial = s;
+      char kb[16];
+      std::snprintf(kb, sizeof(kb), "%.2f", k);
+      return Status::Timeout(std::string(kSlowerPrefix) + ": median " + fmtMs(s.median_ms) +
+                             " > " + kb + " x best " + fmtMs(opts.best_ms) + " after " +
+                             std::to_string(s.runs) + " runs");
+    }
+    return Status::Ok();
+  };
+
+  // First call: surfaces launch errors before anything is timed.
+  if (before_run) KTUNE_RETURN_IF_ERROR(before_run(-1));
+  KTUNE_RETURN_IF_ERROR(fn());
+  KTUNE_RETURN_IF_ERROR(backend_.synchronize(stream));
+  KTUNE_RETURN_IF_ERROR(backend_.checkError());
+
+  const int est_runs = std::max(1, opts.estimate_runs);
+  KTUNE_RETURN_IF_ERROR(timed(est_runs));
+  KTUNE_RETURN_IF_ERROR(tooSlow());
+  double est = 0;
+  for (double x : samples) est += x;
+  est /= static_cast<double>(samples.size());
+  est = std::max(est, 1e-6);
+
+  int n_warm = std::max(1, static_cast<int>(opts.warmup_ms / est));
+  n_warm = std::min(n_warm, std::max(opts.max_runs, 1));
+  int n_rep = static_cast<int>(opts.rep_ms / est);
+  n_rep = std::clamp(n_rep, std::max(opts.min_runs, 1), std::max(opts.max_runs, 1));
+
+  for (int i = 0; i < n_warm; ++i) {
+    if (before_run) KTUNE_RETURN_IF_ERROR(before_run(-1));
+    KTUNE_RETURN_IF_ERROR(fn());
+  }
+  KTUNE_RETURN_IF_ERROR(backend_.synchronize(stream));
+  KTUNE_RETURN_IF_ERROR(backend_.checkError());
+
+  samples.clear();  // the estimate ran cold; keep only warmed-up runs
+  const int batch = std::max(opts.check_every, 1);
+  for (int done = 0; done < n_rep;) {
+    int n = std::min(batch, n_rep - done);
+    KTUNE_RETURN_IF_ERROR(timed(n));
+    done += n;
+    KTUNE_RETURN_IF_ERROR(tooSlow());
+  }
+  TimingStats s = computeStats(samples);
+  if (partial) *partial = s;
+  return s;
+}
+
+Expected<TimingStats> measure(Backend& backend, StreamHandle stream,
+                              const std::function<Status()>& fn, const BenchOptions& opts) {
+  KTUNE_ASSIGN_OR_RETURN(auto devs, backend.devices());
+  DeviceInfo d = devs.empty() ? DeviceInfo{} : devs.front();
+  Benchmarker b(backend, d);
+  return b.measure(stream, fn, opts);
+}
+
+}  // namespace ktune

@@ -1,0 +1,101 @@
+#include "autotune/search.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+#include <random>
+
+namespace ktune {
+
+namespace {
+class Exhaustive : public SearchStrategy {
+ public:
+  std::string name() const override { return "exhaustive"; }
+  std::vector<size_t> select(const std::vector<Config>& configs) const override {
+    std::vector<size_t> idx(configs.size());
+    std::iota(idx.begin(), idx.end(), 0);
+    return idx;
+  }
+};
+
+class Random : public SearchStrategy {
+ public:
+  Random(size_t n, uint64_t seed) : n_(n), seed_(seed) {}
+  std::string name() const override { return "random(" + std::to_string(n_) + ")"; }
+  std::vector<size_t> select(const std::vector<Config>& configs) const override {
+    std::vector<size_t> idx(configs.size());
+    std::iota(idx.begin(), idx.end(), 0);
+    std::mt19937_64 rng(seed_);
+    // Partial Fisher-Yates with our own index draw: std::shuffle's output is not specified.
+    size_t n = std::min(n_, idx.size());
+    for (size_t i = 0; i < n; ++i) {
+      size_t j = i + static_cast<size_t>(rng() % (idx.size() - i));
+      std::swap(idx[i], idx[j]);
+    }
+    idx.resize(n);
+    std::sort(idx.begin(), idx.end());
+    return idx;
+  }
+
+ private:
+  size_t n_;
+  uint64_t seed_;
+};
+
+std::string fmtMs(double v) {
+  char b[32];
+  std::snprintf(b, sizeof(b), "%.4f ms", v);
+  return b;
+}
+}  // namespace
+
+std::shared_ptr<SearchStrategy> exhaustiveSearch() { return std::make_shared<Exhaustive>(); }
+std::shared_ptr<SearchStrategy> randomSearch(size_t max_candidates, uint64_t seed) {
+  return std::make_shared<Random>(max_candidates, seed);
+}
+
+int chooseWinner(const std::vector<CandidateResult>& c) {
+  int best = -1;
+  for (size_t i = 0; i < c.size(); ++i) {
+    if (c[i].status != Code::kOk || c[i].stats.runs <= 0) continue;
+    if (best < 0 || c[i].stats.median_ms < c[best].stats.median_ms) best = static_cast<int>(i);
+  }
+  return best;
+}
+
+std::string TuneReport::tree() const {
+  std::string s = family + " [" + key + "]";
+  if (from_database) s += " (from database)";
+  s += ": " + std::to_string(candidates.size()) + " candidates";
+  if (compiled || store_hits) {
+    s += ", " + std::to_string(compiled) + " compiled, " + std::to_string(store_hits) +
+         " store hits";
+  }
+  if (duplicates) s += ", " + std::to_string(duplicates) + " duplicate binaries";
+  if (pruned) s += ", " + std::to_string(pruned) + " pruned";
+  if (skipped_known_failed) s += ", " + std::to_string(skipped_known_failed) + " known-failed";
+  s += "\n";
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const CandidateResult& c = candidates[i];
+    bool win = !winner.empty() && c.config == winner && c.source == winner_source &&
+               c.status == Code::kOk;
+    s += (i + 1 == candidates.size()) ? "  └─ " : "  ├─ ";
+    s += win ? "* " : "  ";
+    s += c.source == "jit" ? c.config : c.source + ":" + c.config;
+    if (c.status == Code::kOk && c.stats.runs > 0) {
+      s += "  " + fmtMs(c.stats.median_ms) + " (p20 " + fmtMs(c.stats.p20_ms) + ", p80 " +
+           fmtMs(c.stats.p80_ms) + ", " + std::to_string(c.stats.runs) + " runs)";
+    } else {
+      s += std::string("  ") + codeName(c.status) + ": " + c.reason;
+    }
+    s += "\n";
+  }
+  if (winner.empty()) {
+    s += "  no candidate passed\n";
+  } else {
+    s += "  winner: " + winner + " " + fmtMs(winner_stats.median_ms) + "\n";
+  }
+  return s;
+}
+
+}  // namespace ktune

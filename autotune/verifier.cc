@@ -1,0 +1,156 @@
+#include "autotune/verifier.h"
+
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+namespace ktune {
+
+namespace {
+// Unit roundoff (half an ulp at 1.0) of the format values are rounded to.
+double unitRoundoff(DType t) {
+  switch (t) {
+    case DType::kF16: case DType::kTF32: return std::ldexp(1.0, -11);
+    case DType::kBF16: return std::ldexp(1.0, -8);
+    case DType::kF64: return std::ldexp(1.0, -53);
+    case DType::kF32: return std::ldexp(1.0, -24);
+    default: return 0.5;  // integers: only rounding of the conversion
+  }
+}
+
+std::string fmt(double v) {
+  char b[32];
+  std::snprintf(b, sizeof(b), "%.3g", v);
+  return b;
+}
+
+template <class Ref>
+VerifyResult compareImpl(const void* out, DType t, const Ref* ref, int64_t n, Tolerance tol) {
+  VerifyResult r;
+  r.tol = tol;
+  r.checked = n;
+  for (int64_t i = 0; i < n; ++i) {
+    double o = loadAsDouble(out, t, i);
+    double e = static_cast<double>(ref[i]);
+    bool bad = false;
+    if (std::isnan(e)) {
+      bad = !std::isnan(o);
+    } else if (!std::isfinite(o) && std::isfinite(e)) {
+      bad = true;
+      ++r.nans;
+    } else if (std::isinf(e)) {
+      bad = o != e;
+    } else {
+      double abs_err = std::fabs(o - e);
+      double rel_err = abs_err / std::max(std::fabs(e), 1e-30);
+      if (abs_err > r.max_abs_error) r.max_abs_error = abs_err;
+      if (std::fabs(e) > tol.atol && rel_err > r.max_rel_error) r.max_rel_error = rel_err;
+      bad = abs_err > tol.atol + tol.rtol * std::fabs(e);
+    }
+    if (bad) {
+      if (r.first_bad < 0) {
+        r.first_bad = i;
+        r.first_bad_out = o;
+        r.first_bad_ref = e;
+      }
+      ++r.mismatches;
+    }
+  }
+  r.ok = r.mismatches == 0;
+  return r;
+}
+}  // namespace
+
+Tolerance toleranceFor(DType out, int64_t reduction_len) {
+  double compute = out == DType::kTF32 ? unitRoundoff(DType::kTF32) : unitRoundoff(DType::kF32);
+  if (out == DType::kF64) compute = unitRoundoff(DType::kF64);
+  double k = std::sqrt(static_cast<double>(std::max<int64_t>(reduction_len, 1)));
+  double rtol = 2 * unitRoundoff(out) + 2 * compute * k;
+  return {rtol, rtol};
+}
+
+std::string VerifyResult::summary() const {
+  std::string s;
+  if (ok) {
+    s = "ok: " + std::to_string(checked) + " checked";
+  } else {
+    s = std::to_string(mismatches) + " of " + std::to_string(checked) + " mismatch";
+    if (nans) s += " (" + std::to_string(nans) + " NaN/Inf)";
+    s += "; first at [" + std::to_string(first_bad) + "]: got " + fmt(first_bad_out) +
+         ", expected " + fmt(first_bad_ref);
+  }
+  s += "; max abs " + fmt(max_abs_error) + ", max rel " + fmt(max_rel_error) + " (atol " +
+       fmt(tol.atol) + ", rtol " + fmt(tol.rtol) + ")";
+  return s;
+}
+
+Status VerifyResult::toStatus() const {
+  return ok ? Status::Ok() : Status::WrongResult("wrong result: " + summary());
+}
+
+VerifyResult compareHost(const void* out, DType t, const double* ref, int64_t n, Tolerance tol) {
+  return compareImpl(out, t, ref, n, tol);
+}
+VerifyResult compareHost(const void* out, DType t, const float* ref, int64_t n, Tolerance tol) {
+  return compareImpl(out, t, ref, n, tol);
+}
+
+Expected<VerifyResult> compareDevice(Backend& b, DevicePtr out, DType t,
+                                     const std::vector<double>& ref, Tolerance tol) {
+  std::vector<unsigned char> host(ref.size() * sizeOf(t));
+  if (!host.empty()) {
+    KTUNE_RETURN_IF_ERROR(b.copyToHost(host.data(), out, host.size())
+                              .withContext("verifier: reading the output"));
+  }
+  return compareHost(host.data(), t, ref.data(), static_cast<int64_t>(ref.size()), tol);
+}
+
+Expected<VerifyResult> compareDeviceToTrusted(Backend& b, DevicePtr out, DevicePtr trusted,
+                                              DType t, int64_t n, Tolerance tol) {
+  if (n < 0) return Status::InvalidArgument("verifier: negative element count");
+  size_t bytes = static_cast<size_t>(n) * sizeOf(t);
+  std::vector<unsigned char> a(bytes), r(bytes);
+  if (bytes) {
+    KTUNE_RETURN_IF_ERROR(b.copyToHost(a.data(), out, bytes).withContext("verifier: output"));
+    KTUNE_RETURN_IF_ERROR(
+        b.copyToHost(r.data(), trusted, bytes).withContext("verifier: trusted output"));
+  }
+  std::vector<double> ref(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) ref[i] = loadAsDouble(r.data(), t, i);
+  return compareHost(a.data(), t, ref.data(), n, tol);
+}
+
+Status poisonNaN(Backend& b, DevicePtr p, DType t, int64_t count, StreamHandle s) {
+  if (count < 0) return Status::InvalidArgument("poisonNaN: negative element count");
+  if (count == 0) return Status::Ok();
+  switch (t) {
+    case DType::kF32: case DType::kTF32:
+      return b.memset32(p, 0x7fc00000u, static_cast<size_t>(count), s);
+    case DType::kF64: return b.memset32(p, 0x7ff80000u, static_cast<size_t>(count) * 2, s)
+                          .withContext("poisonNaN f64");  // 0x7ff800007ff80000 is a NaN
+    case DType::kF16: case DType::kBF16: {
+      uint32_t pat = t == DType::kF16 ? 0x7e007e00u : 0x7fc07fc0u;
+      size_t pairs = static_cast<size_t>(count) / 2;
+      if (pairs) KTUNE_RETURN_IF_ERROR(b.memset32(p, pat, pairs, s));
+      if (count % 2) {
+        uint16_t last = static_cast<uint16_t>(pat & 0xffffu);
+        KTUNE_RETURN_IF_ERROR(b.synchronize(s));
+        return b.copyToDevice(p + pairs * 4, &last, 2);
+      }
+      return Status::Ok();
+    }
+    default:
+      return Status::Unsupported(std::string("poisonNaN: ") + dtypeName(t) +
+                                 " has no NaN; poison integer outputs with a sentinel instead");
+  }
+}
+
+Status poisonNaNHost(void* p, DType t, int64_t count) {
+  if (!isFloating(t)) {
+    return Status::Unsupported(std::string("poisonNaNHost: ") + dtypeName(t) + " has no NaN");
+  }
+  for (int64_t i = 0; i < count; ++i) storeFromDouble(p, t, i, std::nan(""));
+  return Status::Ok();
+}
+
+}  // namespace ktune

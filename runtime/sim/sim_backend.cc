@@ -1,0 +1,437 @@
+#include "runtime/sim/sim_backend.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+#include <sstream>
+
+namespace ktune {
+
+struct SimBackend::Stream {
+  double clock_ms = 0;
+};
+struct SimBackend::Event {
+  double t_ms = 0;
+  bool recorded = false;
+};
+struct SimBackend::Module {
+  SimImage image;
+};
+struct SimBackend::Function {
+  Module* module = nullptr;
+  std::shared_ptr<SimKernel> kernel;
+  int64_t max_dynamic_shared = -1;  // -1: device default per-block limit
+};
+
+namespace {
+bool toInt(const std::string& s, int64_t* out) {
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+constexpr DevicePtr kBase = 0x7e5100000000ull;  // recognisable fake addresses
+}  // namespace
+
+int64_t SimLaunch::define(const std::string& name, int64_t fallback) const {
+  if (!defines) return fallback;
+  for (const auto& [k, v] : *defines) {
+    int64_t x;
+    if (k == name) return toInt(v, &x) ? x : fallback;
+  }
+  return fallback;
+}
+
+Expected<SimImage> parseSimImage(const std::string& binary) {
+  static const std::string kMagic = "ktune-sim-code-object 1\n";
+  if (binary.compare(0, kMagic.size(), kMagic) != 0) {
+    return Status::InvalidArgument(
+        "sim backend: not a sim code object (compile with SimCompiler for the sim backend)");
+  }
+  SimImage img;
+  std::istringstream in(binary.substr(kMagic.size()));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    int64_t v = 0;
+    auto valueOf = [&](const char* prefix) -> const char* {
+      size_t n = std::strlen(prefix);
+      return line.compare(0, n, prefix) == 0 ? line.c_str() + n : nullptr;
+    };
+    if (const char* s = valueOf("entry=")) {
+      img.entry = s;
+    } else if (const char* s = valueOf("arch=")) {
+      img.arch = s;
+    } else if (const char* s = valueOf("define ")) {
+      std::string kv = s;
+      size_t eq = kv.find('=');
+      if (eq == std::string::npos) return Status::Corrupt("sim code object: bad define '" + kv + "'");
+      img.defines.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+    } else if (const char* s = valueOf("registers=")) {
+      if (!toInt(s, &v)) return Status::Corrupt("sim code object: bad line '" + line + "'");
+      img.registers = static_cast<int>(v);
+    } else if (const char* s = valueOf("shared=")) {
+      if (!toInt(s, &v)) return Status::Corrupt("sim code object: bad line '" + line + "'");
+      img.shared_bytes = v;
+    } else if (const char* s = valueOf("local=")) {
+      if (!toInt(s, &v)) return Status::Corrupt("sim code object: bad line '" + line + "'");
+      img.local_bytes = v;
+    } else if (const char* s = valueOf("max_threads=")) {
+      if (!toInt(s, &v)) return Status::Corrupt("sim code object: bad line '" + line + "'");
+      img.max_threads = static_cast<int>(v);
+    } else {
+      return Status::Corrupt("sim code object: unknown line '" + line + "'");
+    }
+  }
+  if (img.entry.empty()) return Status::Corrupt("sim code object: no entry");
+  std::sort(img.defines.begin(), img.defines.end());
+  return img;
+}
+
+SimBackend::SimBackend(SimOptions opts)
+    : opts_(std::move(opts)), next_addr_(kBase), default_stream_(new Stream), rng_(opts_.seed) {
+  opts_.device.vendor = Vendor::kSimulated;
+  if (opts_.device.name.empty()) opts_.device.name = "ktune simulated device";
+  if (opts_.device.arch.empty()) opts_.device.arch = "sim";
+  if (opts_.device.driver_version.empty()) opts_.device.driver_version = "sim-1";
+}
+
+SimBackend::~SimBackend() = default;
+
+std::unique_ptr<SimBackend> makeSimBackend(SimOptions opts) {
+  return std::make_unique<SimBackend>(std::move(opts));
+}
+
+void SimBackend::registerKernel(const std::string& name, SimKernel k) {
+  std::lock_guard<std::mutex> l(mu_);
+  kernels_[name] = std::make_shared<SimKernel>(std::move(k));
+}
+
+Status SimBackend::rangeCheck(DevicePtr p, size_t bytes, const char* what, unsigned char** host) {
+  auto it = mem_.upper_bound(p);
+  if (it == mem_.begin()) {
+    return Status::InvalidArgument(std::string(what) + ": address 0x" + [&] {
+      std::ostringstream o;
+      o << std::hex << p;
+      return o.str();
+    }() + " is not in any allocation");
+  }
+  --it;
+  size_t off = p - it->first;
+  if (off > it->second.size() || bytes > it->second.size() - off) {
+    return Status::InvalidArgument(std::string(what) + ": " + std::to_string(bytes) +
+                                   " bytes at offset " + std::to_string(off) +
+                                   " overrun an allocation of " +
+                                   std::to_string(it->second.size()) + " bytes");
+  }
+  *host = it->second.data() + off;
+  return Status::Ok();
+}
+
+void* SimBackend::hostPtr(DevicePtr p) {
+  std::lock_guard<std::mutex> l(mu_);
+  unsigned char* h = nullptr;
+  return rangeCheck(p, 0, "hostPtr", &h).ok() ? h : nullptr;
+}
+
+size_t SimBackend::bytesAvailable(DevicePtr p) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = mem_.upper_bound(p);
+  if (it == mem_.begin()) return 0;
+  --it;
+  size_t off = p - it->first;
+  return off <= it->second.size() ? it->second.size() - off : 0;
+}
+
+int64_t SimBackend::launchCount(const std::string& entry) const {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = launch_counts_.find(entry);
+  return it == launch_counts_.end() ? 0 : it->second;
+}
+
+int64_t SimBackend::totalLaunches() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return total_launches_;
+}
+
+double SimBackend::streamClockMs(StreamHandle s) {
+  std::lock_guard<std::mutex> l(mu_);
+  return stream(s)->clock_ms;
+}
+
+SimBackend::Stream* SimBackend::stream(StreamHandle s) {
+  return s.p ? static_cast<Stream*>(s.p) : default_stream_.get();
+}
+
+void SimBackend::advance(Stream* st, double ms) {
+  if (opts_.noise > 0 && ms > 0) {
+    std::normal_distribution<double> n(0.0, opts_.noise);
+    ms *= std::max(0.05, 1.0 + n(rng_));
+  }
+  st->clock_ms += ms;
+}
+
+Expected<std::vector<DeviceInfo>> SimBackend::devices() {
+  return std::vector<DeviceInfo>{opts_.device};
+}
+
+Status SimBackend::setDevice(int ordinal) {
+  if (ordinal != 0) {
+    return Status::NotFound("sim backend has one device (ordinal 0), asked for " +
+                            std::to_string(ordinal));
+  }
+  return Status::Ok();
+}
+
+Expected<DevicePtr> SimBackend::alloc(size_t bytes) {
+  if (bytes == 0) return Status::InvalidArgument("alloc(0): size must be positive");
+  std::lock_guard<std::mutex> l(mu_);
+  if (opts_.device.global_mem_bytes > 0) {
+    int64_t used = 0;
+    for (auto& [a, v] : mem_) used += static_cast<int64_t>(v.size());
+    if (used + static_cast<int64_t>(bytes) > opts_.device.global_mem_bytes) {
+      return Status::OutOfResources("sim alloc of " + std::to_string(bytes) +
+                                    " bytes exceeds the simulated device memory");
+    }
+  }
+  DevicePtr p = next_addr_;
+  next_addr_ += (bytes + 255) / 256 * 256 + 256;  // a gap so overruns never hit a neighbour
+  mem_[p].assign(bytes, 0xcd);  // not zero: uninitialised memory is garbage on a GPU too
+  return p;
+}
+
+Status SimBackend::free(DevicePtr p) {
+  if (p == 0) return Status::Ok();
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = mem_.find(p);
+  if (it == mem_.end()) {
+    return Status::InvalidArgument("free: address is not the start of an allocation");
+  }
+  mem_.erase(it);
+  return Status::Ok();
+}
+
+Status SimBackend::copyToDevice(DevicePtr dst, const void* src, size_t bytes) {
+  std::lock_guard<std::mutex> l(mu_);
+  unsigned char* h = nullptr;
+  KTUNE_RETURN_IF_ERROR(rangeCheck(dst, bytes, "copyToDevice", &h));
+  if (bytes) std::memcpy(h, src, bytes);
+  return Status::Ok();
+}
+
+Status SimBackend::copyToHost(void* dst, DevicePtr src, size_t bytes) {
+  std::lock_guard<std::mutex> l(mu_);
+  unsigned char* h = nullptr;
+  KTUNE_RETURN_IF_ERROR(rangeCheck(src, bytes, "copyToHost", &h));
+  if (bytes) std::memcpy(dst, h, bytes);
+  return Status::Ok();
+}
+
+Status SimBackend::copyDeviceToDevice(DevicePtr dst, DevicePtr src, size_t bytes,
+                                      StreamHandle s) {
+  std::lock_guard<std::mutex> l(mu_);
+  unsigned char *d = nullptr, *h = nullptr;
+  KTUNE_RETURN_IF_ERROR(rangeCheck(dst, bytes, "copyDeviceToDevice (dst)", &d));
+  KTUNE_RETURN_IF_ERROR(rangeCheck(src, bytes, "copyDeviceToDevice (src)", &h));
+  if (bytes) std::memmove(d, h, bytes);
+  if (opts_.memory_bytes_per_ms > 0) advance(stream(s), 2.0 * bytes / opts_.memory_bytes_per_ms);
+  return Status::Ok();
+}
+
+Status SimBackend::memset8(DevicePtr dst, uint8_t value, size_t bytes, StreamHandle s) {
+  std::lock_guard<std::mutex> l(mu_);
+  unsigned char* d = nullptr;
+  KTUNE_RETURN_IF_ERROR(rangeCheck(dst, bytes, "memset8", &d));
+  if (bytes) std::memset(d, value, bytes);
+  if (opts_.memory_bytes_per_ms > 0) advance(stream(s), bytes / opts_.memory_bytes_per_ms);
+  return Status::Ok();
+}
+
+Status SimBackend::memset32(DevicePtr dst, uint32_t value, size_t count, StreamHandle s) {
+  std::lock_guard<std::mutex> l(mu_);
+  unsigned char* d = nullptr;
+  if (dst % 4) return Status::InvalidArgument("memset32: destination is not 4-byte aligned");
+  KTUNE_RETURN_IF_ERROR(rangeCheck(dst, count * 4, "memset32", &d));
+  for (size_t i = 0; i < count; ++i) std::memcpy(d + 4 * i, &value, 4);
+  if (opts_.memory_bytes_per_ms > 0) advance(stream(s), 4.0 * count / opts_.memory_bytes_per_ms);
+  return Status::Ok();
+}
+
+Expected<StreamHandle> SimBackend::createStream() { return StreamHandle{new Stream}; }
+
+Status SimBackend::destroyStream(StreamHandle s) {
+  delete static_cast<Stream*>(s.p);
+  return Status::Ok();
+}
+
+Status SimBackend::synchronize(StreamHandle) { return Status::Ok(); }
+
+Expected<EventHandle> SimBackend::createEvent() { return EventHandle{new Event}; }
+
+Status SimBackend::destroyEvent(EventHandle e) {
+  delete static_cast<Event*>(e.p);
+  return Status::Ok();
+}
+
+Status SimBackend::recordEvent(EventHandle e, StreamHandle s) {
+  if (!e.p) return Status::InvalidArgument("recordEvent: null event");
+  std::lock_guard<std::mutex> l(mu_);
+  auto* ev = static_cast<Event*>(e.p);
+  ev->t_ms = stream(s)->clock_ms;
+  ev->recorded = true;
+  return Status::Ok();
+}
+
+Status SimBackend::synchronizeEvent(EventHandle e) {
+  if (!e.p) return Status::InvalidArgument("synchronizeEvent: null event");
+  return Status::Ok();
+}
+
+Expected<float> SimBackend::elapsedMs(EventHandle start, EventHandle end) {
+  if (!start.p || !end.p) return Status::InvalidArgument("elapsedMs: null event");
+  std::lock_guard<std::mutex> l(mu_);
+  auto* a = static_cast<Event*>(start.p);
+  auto* b = static_cast<Event*>(end.p);
+  if (!a->recorded || !b->recorded) {
+    return Status::InvalidArgument("elapsedMs: an event was never recorded");
+  }
+  return static_cast<float>(b->t_ms - a->t_ms);
+}
+
+Expected<ModuleHandle> SimBackend::loadModule(const std::string& image) {
+  KTUNE_ASSIGN_OR_RETURN(SimImage img, parseSimImage(image));
+  std::shared_ptr<SimKernel> k;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = kernels_.find(img.entry);
+    if (it != kernels_.end()) k = it->second;
+  }
+  if (k && k->on_load) {
+    KTUNE_RETURN_IF_ERROR(k->on_load(img.defines).withContext("sim loadModule(" + img.entry + ")"));
+  }
+  auto* m = new Module{std::move(img)};
+  return ModuleHandle{m};
+}
+
+Status SimBackend::unloadModule(ModuleHandle m) {
+  delete static_cast<Module*>(m.p);
+  return Status::Ok();
+}
+
+Expected<FunctionHandle> SimBackend::getFunction(ModuleHandle m, const std::string& name) {
+  if (!m.p) return Status::InvalidArgument("getFunction: null module");
+  auto* mod = static_cast<Module*>(m.p);
+  if (mod->image.entry != name) {
+    return Status::NotFound("sim module has no function '" + name + "' (it holds '" +
+                            mod->image.entry + "')");
+  }
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = kernels_.find(name);
+  if (it == kernels_.end()) {
+    return Status::NotFound("no simulated kernel registered as '" + name +
+                            "' (SimBackend::registerKernel)");
+  }
+  functions_.push_back(std::make_unique<Function>(Function{mod, it->second, -1}));
+  return FunctionHandle{functions_.back().get()};
+}
+
+Expected<FunctionAttributes> SimBackend::attributes(FunctionHandle fh) {
+  if (!fh.p) return Status::InvalidArgument("attributes: null function");
+  auto* f = static_cast<Function*>(fh.p);
+  FunctionAttributes a;
+  a.num_regs = f->module->image.registers;
+  a.static_shared_bytes = f->module->image.shared_bytes;
+  a.local_bytes = f->module->image.local_bytes;
+  a.max_threads_per_block = f->module->image.max_threads > 0 ? f->module->image.max_threads
+                                                             : opts_.device.max_threads_per_block;
+  a.max_dynamic_shared_bytes =
+      f->max_dynamic_shared >= 0 ? f->max_dynamic_shared
+                                 : std::max<int64_t>(0, opts_.device.shared_per_block -
+                                                            a.static_shared_bytes);
+  return a;
+}
+
+Status SimBackend::setMaxDynamicShared(FunctionHandle fh, int64_t bytes) {
+  if (!fh.p) return Status::InvalidArgument("setMaxDynamicShared: null function");
+  auto* f = static_cast<Function*>(fh.p);
+  int64_t limit = opts_.device.shared_per_block_optin;
+  if (limit > 0 && bytes + f->module->image.shared_bytes > limit) {
+    return Status::OutOfResources("setMaxDynamicShared: " + std::to_string(bytes) +
+                                  " dynamic + " + std::to_string(f->module->image.shared_bytes) +
+                                  " static bytes exceed the opt-in limit " + std::to_string(limit));
+  }
+  f->max_dynamic_shared = bytes;
+  return Status::Ok();
+}
+
+Status SimBackend::launch(FunctionHandle fh, Dim3 grid, Dim3 block, size_t dynamic_shared,
+                          void** args, StreamHandle s) {
+  if (!fh.p) return Status::InvalidArgument("launch: null function");
+  auto* f = static_cast<Function*>(fh.p);
+  const DeviceInfo& d = opts_.device;
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0 || block.x == 0 || block.y == 0 || block.z == 0) {
+    return Status::InvalidArgument("launch: grid and block dimensions must be positive");
+  }
+  int64_t threads = int64_t(block.x) * block.y * block.z;
+  int max_threads = f->module->image.max_threads > 0 ? f->module->image.max_threads
+                                                     : d.max_threads_per_block;
+  if (max_threads > 0 && threads > max_threads) {
+    return Status::LaunchError("launch: " + std::to_string(threads) +
+                               " threads per block exceed the limit " +
+                               std::to_string(max_threads));
+  }
+  int64_t dyn_limit = f->max_dynamic_shared >= 0
+                          ? f->max_dynamic_shared
+                          : (d.shared_per_block > 0 ? d.shared_per_block -
+                                                          f->module->image.shared_bytes
+                                                    : -1);
+  if (dyn_limit >= 0 && static_cast<int64_t>(dynamic_shared) > dyn_limit) {
+    return Status::OutOfResources("launch: " + std::to_string(dynamic_shared) +
+                                  " bytes of dynamic shared memory exceed the limit " +
+                                  std::to_string(dyn_limit) + " (setMaxDynamicShared first?)");
+  }
+  SimLaunch L;
+  L.grid = grid;
+  L.block = block;
+  L.dynamic_shared = dynamic_shared;
+  L.args = args;
+  L.backend = this;
+  L.entry = f->module->image.entry;
+  L.defines = &f->module->image.defines;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    ++launch_counts_[L.entry];
+    ++total_launches_;
+  }
+  Status st = f->kernel->run ? f->kernel->run(L) : Status::Ok();
+  double cost = f->kernel->cost ? f->kernel->cost(L) : opts_.default_cost_ms;
+  std::lock_guard<std::mutex> l(mu_);
+  if (!st.ok() && (st.code() == Code::kDeviceFault || st.code() == Code::kTimeout)) {
+    sticky_ = st;  // asynchronous failure: reported by checkError() as on a GPU
+  }
+  if (st.code() == Code::kTimeout) cost = std::max(cost, 1e3);
+  advance(stream(s), cost);
+  return st;
+}
+
+Expected<int> SimBackend::occupancyBlocksPerSm(FunctionHandle fh, int block_threads,
+                                               size_t dynamic_shared) {
+  if (!fh.p) return Status::InvalidArgument("occupancyBlocksPerSm: null function");
+  if (block_threads <= 0) return Status::InvalidArgument("occupancy: block_threads must be > 0");
+  auto* f = static_cast<Function*>(fh.p);
+  const DeviceInfo& d = opts_.device;
+  int64_t blocks = d.max_blocks_per_sm > 0 ? d.max_blocks_per_sm : 1 << 20;
+  if (d.max_threads_per_sm > 0) blocks = std::min<int64_t>(blocks, d.max_threads_per_sm / block_threads);
+  int64_t shared = f->module->image.shared_bytes + static_cast<int64_t>(dynamic_shared);
+  if (d.shared_per_sm > 0 && shared > 0) blocks = std::min(blocks, d.shared_per_sm / shared);
+  int64_t regs = int64_t(f->module->image.registers) * block_threads;
+  if (d.regs_per_sm > 0 && regs > 0) blocks = std::min(blocks, d.regs_per_sm / regs);
+  return static_cast<int>(std::max<int64_t>(blocks, 0));
+}
+
+Status SimBackend::checkError() {
+  std::lock_guard<std::mutex> l(mu_);
+  Status s = sticky_;
+  sticky_ = Status();
+  return s;
+}
+
+}  // namespace ktune
