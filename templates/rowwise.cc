@@ -148,9 +148,8 @@ Config rmsNormDefaultConfig(RowDType dtype, const RowwiseLimits& limits) {
 
 static int64_t orCols(int64_t stride, int64_t cols) { return stride > 0 ? stride : cols; }
 
-Defines rmsNormDefines(const Config& c, const RmsNormProblem& p) {
+static std::vector<int64_t> rmsOffsets(const RmsNormProblem& p) {
   const int64_t esize = static_cast<int64_t>(sizeOf(p.dtype));
-  const int64_t threads = c.getInt("THREADS", 256);
   std::vector<int64_t> offs = {p.x_misalign, p.y_misalign};
   if (p.rows > 1) {
     offs.push_back(orCols(p.x_stride, p.cols) * esize);
@@ -165,7 +164,17 @@ Defines rmsNormDefines(const Config& c, const RmsNormProblem& p) {
       offs.push_back(orCols(p.ro_stride, p.cols) * esize);
     }
   }
-  const int64_t vec = lowerVec(c.getInt("VEC", 16 / esize), esize, offs);
+  return offs;
+}
+
+int64_t alignmentBytes(const RmsNormProblem& p) {
+  return lowerVec(16, 1, rmsOffsets(p));
+}
+
+Defines rmsNormDefines(const Config& c, const RmsNormProblem& p) {
+  const int64_t esize = static_cast<int64_t>(sizeOf(p.dtype));
+  const int64_t threads = c.getInt("THREADS", 256);
+  const int64_t vec = lowerVec(c.getInt("VEC", 16 / esize), esize, rmsOffsets(p));
   const int64_t nv = p.cols / vec;
   int64_t niter = std::max<int64_t>(1, ceilDiv(nv, threads));
   if (niter > kRmsNormMaxRegisterVectors) niter = 0;
@@ -277,14 +286,21 @@ Config siluMulDefaultConfig(RowDType dtype, const RowwiseLimits& limits) {
                 {"ROWS_PER_BLOCK", int64_t(1)}};
 }
 
-Defines siluMulDefines(const Config& c, const SiluMulProblem& p) {
+static std::vector<int64_t> siluOffsets(const SiluMulProblem& p) {
   const int64_t esize = static_cast<int64_t>(sizeOf(p.dtype));
   std::vector<int64_t> offs = {p.x_misalign, p.out_misalign, p.d * esize};
   if (p.rows > 1) {
     offs.push_back((p.x_stride > 0 ? p.x_stride : 2 * p.d) * esize);
     offs.push_back((p.out_stride > 0 ? p.out_stride : p.d) * esize);
   }
-  const int64_t vec = lowerVec(c.getInt("VEC", 16 / esize), esize, offs);
+  return offs;
+}
+
+int64_t alignmentBytes(const SiluMulProblem& p) { return lowerVec(16, 1, siluOffsets(p)); }
+
+Defines siluMulDefines(const Config& c, const SiluMulProblem& p) {
+  const int64_t esize = static_cast<int64_t>(sizeOf(p.dtype));
+  const int64_t vec = lowerVec(c.getInt("VEC", 16 / esize), esize, siluOffsets(p));
   return {{"DTYPE", str(static_cast<int>(p.dtype))},
           {"VEC", str(vec)},
           {"THREADS", str(c.getInt("THREADS", 256))},

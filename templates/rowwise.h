@@ -95,6 +95,10 @@ struct RmsNormStrides {
   int64_t x, y, r, ro;
 };
 RmsNormStrides kernelStrides(const RmsNormProblem& p);
+// Largest power of two <= 16 dividing every byte offset the vector path depends on (row-0
+// misalignments and, with more than one row, the row strides): the access width the problem
+// allows. Problems with equal alignment, cols and flags compile to the same kernels.
+int64_t alignmentBytes(const RmsNormProblem& p);
 // Minimum bytes of device traffic: x, y (+ r, r_out) once each, w once.
 int64_t rmsNormBytes(const RmsNormProblem& p);
 
@@ -135,6 +139,8 @@ struct SiluMulStrides {
   int64_t x, out;
 };
 SiluMulStrides kernelStrides(const SiluMulProblem& p);
+// As for RMSNorm; includes the gate->up offset d * sizeof(dtype).
+int64_t alignmentBytes(const SiluMulProblem& p);
 int64_t siluMulBytes(const SiluMulProblem& p);  // read 2d, write d per row
 // float64 reference: out = silu(x) * up, with the problem's strides.
 void siluMulReference(const SiluMulProblem& p, const double* x, double* out);

@@ -1,0 +1,516 @@
+#include "autotune/ops/rowwise.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "autotune/verifier.h"
+
+namespace ktune {
+
+namespace rw = rowwise;
+
+namespace {
+
+Expected<rw::RowDType> rowType(DType t, const char* op) {
+  switch (t) {
+    case DType::kF32: return rw::RowDType::kF32;
+    case DType::kF16: return rw::RowDType::kF16;
+    case DType::kBF16: return rw::RowDType::kBF16;
+    default:
+      return Status::Unsupported(std::string(op) + ": dtype " + dtypeName(t) +
+                                 " is not supported (use f32, f16 or bf16)");
+  }
+}
+
+int dtypeIndex(rw::RowDType t) { return static_cast<int>(t); }
+
+Status checkPtr(DevicePtr p, size_t esize, const char* op, const char* what) {
+  if (p == 0) return Status::InvalidArgument(std::string(op) + ": " + what + " is null");
+  if (p % esize != 0)
+    return Status::InvalidArgument(std::string(op) + ": " + what + " is not aligned to its " +
+                                   std::to_string(esize) + "-byte element size");
+  return Status::Ok();
+}
+
+// Bytes a [rows, cols] view with row stride `stride` (elements) spans.
+size_t spanBytes(int64_t rows, int64_t cols, int64_t stride, size_t esize) {
+  return static_cast<size_t>((rows - 1) * stride + cols) * esize;
+}
+
+bool overlaps(DevicePtr a, size_t an, DevicePtr b, size_t bn) { return a < b + bn && b < a + an; }
+
+// Up to 64 row indices spread over [0, rows), first and last included.
+std::vector<int64_t> sampleRows(int64_t rows) {
+  const int64_t n = std::min<int64_t>(rows, 64);
+  std::vector<int64_t> out;
+  for (int64_t i = 0; i < n; ++i) out.push_back(n == 1 ? 0 : i * (rows - 1) / (n - 1));
+  return out;
+}
+
+// Tuning-session state of one family: the inputs as they were before the first tuning run
+// (sampled rows on the host for verification, device backups of inputs an in-place call
+// overwrites). A new session starts when the problem's buffers change or after a pause.
+struct Session {
+  std::string id;
+  std::chrono::steady_clock::time_point last;
+  std::vector<int64_t> rows;
+  std::vector<std::vector<unsigned char>> in_rows;   // per sampled row: inputs (x | r or x)
+  std::vector<unsigned char> weight;
+  struct Backup {
+    DevicePtr dst = 0, copy = 0;
+    size_t bytes = 0;
+  };
+  std::vector<Backup> backups;
+};
+
+constexpr auto kSessionGap = std::chrono::seconds(5);
+
+struct FamilyCtx {
+  Tuner* tuner = nullptr;
+  std::mutex mu;
+  std::unique_ptr<Session> session;
+
+  ~FamilyCtx() { dropSession(); }
+  void dropSession() {
+    if (session && tuner) {
+      for (auto& b : session->backups) (void)tuner->backend().free(b.copy);
+    }
+    session.reset();
+  }
+};
+
+Status readRow(Backend& b, DevicePtr base, int64_t row, int64_t stride, int64_t n, size_t es,
+               std::vector<unsigned char>& out) {
+  const size_t off = out.size();
+  out.resize(off + size_t(n) * es);
+  return b.copyToHost(out.data() + off, base + DevicePtr(row * stride) * es, size_t(n) * es);
+}
+
+// Starts a session (snapshot) or, within one, restores in-place inputs from the backups.
+// `inputs`: (base, stride, cols) per input whose sampled rows are kept; `aliased`: input regions
+// an output overwrites.
+Status beginOrRestore(FamilyCtx& ctx, const std::string& id, int64_t rows, size_t es,
+                      const std::vector<std::tuple<DevicePtr, int64_t, int64_t>>& inputs,
+                      DevicePtr weight, int64_t wcols,
+                      const std::vector<std::pair<DevicePtr, size_t>>& aliased,
+                      StreamHandle stream) {
+  Backend& b = ctx.tuner->backend();
+  const auto now = std::chrono::steady_clock::now();
+  if (ctx.session && ctx.session->id == id && now - ctx.session->last < kSessionGap) {
+    for (const auto& bk : ctx.session->backups)
+      KTUNE_RETURN_IF_ERROR(b.copyDeviceToDevice(bk.dst, bk.copy, bk.bytes, stream));
+    ctx.session->last = now;
+    return Status::Ok();
+  }
+  ctx.dropSession();
+  KTUNE_RETURN_IF_ERROR(b.synchronize(stream));
+  auto s = std::make_unique<Session>();
+  s->id = id;
+  s->last = now;
+  s->rows = sampleRows(rows);
+  for (int64_t r : s->rows) {
+    std::vector<unsigned char> buf;
+    for (const auto& [base, stride, cols] : inputs)
+      KTUNE_RETURN_IF_ERROR(readRow(b, base, r, stride, cols, es, buf));
+    s->in_rows.push_back(std::move(buf));
+  }
+  if (weight) KTUNE_RETURN_IF_ERROR(readRow(b, weight, 0, 0, wcols, es, s->weight));
+  for (const auto& [dst, bytes] : aliased) {
+    auto copy = b.alloc(bytes);
+    if (!copy.ok()) {
+      for (auto& bk : s->backups) (void)b.free(bk.copy);
+      return copy.status().withContext("backing up an in-place input for tuning");
+    }
+    s->backups.push_back({dst, *copy, bytes});
+    KTUNE_RETURN_IF_ERROR(b.copyDeviceToDevice(*copy, dst, bytes, stream));
+  }
+  ctx.session = std::move(s);
+  return Status::Ok();
+}
+
+void merge(VerifyResult& into, const VerifyResult& r) {
+  if (!r.ok && into.ok) {
+    into.first_bad = into.checked + r.first_bad;
+    into.first_bad_out = r.first_bad_out;
+    into.first_bad_ref = r.first_bad_ref;
+  }
+  into.ok = into.ok && r.ok;
+  into.checked += r.checked;
+  into.mismatches += r.mismatches;
+  into.nans += r.nans;
+  into.max_abs_error = std::max(into.max_abs_error, r.max_abs_error);
+  into.max_rel_error = std::max(into.max_rel_error, r.max_rel_error);
+  into.tol = r.tol;
+}
+
+VerifyResult compareRow(const std::vector<unsigned char>& got, DType t, const std::vector<double>& ref,
+                        Tolerance tol) {
+  double scale = 1.0;
+  for (double v : ref) scale = std::max(scale, std::fabs(v));
+  tol.atol *= scale;  // outputs of O(max |ref|): compare absolutely near zero
+  return compareHost(got.data(), t, ref.data(), int64_t(ref.size()), tol);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Family registration (one per dtype and op, per Tuner)
+// ---------------------------------------------------------------------------------------------
+struct OpsOfTuner {
+  Family<RmsNormArgs> rms[3];
+  Family<SiluMulArgs> silu[3];
+  std::shared_ptr<FamilyCtx> rms_ctx[3], silu_ctx[3];
+};
+
+std::mutex& registryMu() {
+  static std::mutex m;
+  return m;
+}
+std::map<Tuner*, std::unique_ptr<OpsOfTuner>>& registry() {
+  static auto* r = new std::map<Tuner*, std::unique_ptr<OpsOfTuner>>();
+  return *r;
+}
+
+std::string rmsId(const RmsNormArgs& a) {
+  std::string s;
+  for (int64_t v : {int64_t(a.dtype), a.rows, a.cols, int64_t(a.x), int64_t(a.y), int64_t(a.weight),
+                    int64_t(a.residual), int64_t(a.residual_out), a.x_stride, a.y_stride,
+                    a.residual_stride, a.residual_out_stride})
+    s += std::to_string(v) + ",";
+  return s;
+}
+
+KernelFamily<RmsNormArgs> rmsFamilyDesc(Tuner& t, rw::RowDType dt, std::shared_ptr<FamilyCtx> ctx) {
+  const auto lim = rw::limitsFor(t.device());
+  KernelFamily<RmsNormArgs> f;
+  f.name = std::string("rmsnorm_") + rw::name(dt);
+  f.source = std::string(rw::rmsNormSource());
+  f.source_name = rw::kRmsNormSource;
+  f.entry = rw::kRmsNormEntry;
+  f.space = rw::rmsNormSpace(dt, lim);
+  f.default_config = rw::rmsNormDefaultConfig(dt, lim);
+  f.defines = [](const Config& c, const RmsNormArgs& a) {
+    return rw::rmsNormDefines(c, toProblem(a));
+  };
+  f.key = [](const RmsNormArgs& a, KeyBuilder& k) {
+    const auto p = toProblem(a);
+    k.add("cols", a.cols)
+        .add("rows", bucketPow2Capped(a.rows, 4096))
+        .add("w", int64_t(p.has_weight))
+        .add("res", int64_t(p.has_residual))
+        .add("align", rw::alignmentBytes(p));
+  };
+  f.launch = [](const Config& c, const RmsNormArgs& a, const DeviceInfo& d) {
+    const auto l = rw::rmsNormLaunch(c, toProblem(a), d);
+    return LaunchDims{l.grid, l.block, l.shared};
+  };
+  f.args = [](const RmsNormArgs& a, KernelArgs& k) {
+    const auto st = rw::kernelStrides(toProblem(a));
+    k.add(a.y).add(a.x).add(a.weight).add(a.residual).add(a.residual_out);
+    k.add((long long)a.rows).add((long long)a.cols).add((long long)st.x).add((long long)st.y);
+    k.add((long long)st.r).add((long long)st.ro).add(a.eps);
+  };
+  f.pre_run = [ctx](const RmsNormArgs& a, StreamHandle s) -> Status {
+    std::lock_guard<std::mutex> lk(ctx->mu);
+    Backend& b = ctx->tuner->backend();
+    const auto p = toProblem(a);
+    const auto st = rw::kernelStrides(p);
+    const size_t es = rw::sizeOf(p.dtype);
+    const size_t xn = spanBytes(a.rows, a.cols, st.x, es), yn = spanBytes(a.rows, a.cols, st.y, es);
+    std::vector<std::tuple<DevicePtr, int64_t, int64_t>> inputs = {{a.x, st.x, a.cols}};
+    // Input regions (x, residual) and output regions (y, residual_out); an input an output
+    // overlaps is backed up and restored before every run.
+    std::vector<std::pair<DevicePtr, size_t>> ins = {{a.x, xn}}, outs = {{a.y, yn}};
+    size_t ron = 0;
+    if (p.has_residual) {
+      inputs.push_back({a.residual, st.r, a.cols});
+      ins.push_back({a.residual, spanBytes(a.rows, a.cols, st.r, es)});
+      ron = spanBytes(a.rows, a.cols, st.ro, es);
+      outs.push_back({a.residual_out, ron});
+    }
+    std::vector<std::pair<DevicePtr, size_t>> aliased;
+    for (const auto& in : ins) {
+      for (const auto& o : outs) {
+        if (overlaps(in.first, in.second, o.first, o.second)) {
+          aliased.push_back(in);
+          break;
+        }
+      }
+    }
+    auto hitsInput = [&](DevicePtr o, size_t on) {
+      for (const auto& in : ins)
+        if (overlaps(in.first, in.second, o, on)) return true;
+      return false;
+    };
+    const bool y_aliases = hitsInput(a.y, yn);
+    const bool ro_aliases = p.has_residual && hitsInput(a.residual_out, ron);
+    KTUNE_RETURN_IF_ERROR(beginOrRestore(*ctx, rmsId(a), a.rows, es, inputs, a.weight, a.cols,
+                                         aliased, s));
+    // Poison outputs that are not inputs, so unwritten elements fail verification.
+    if (!y_aliases) KTUNE_RETURN_IF_ERROR(b.memset8(a.y, 0xff, yn, s));
+    if (p.has_residual && !ro_aliases) KTUNE_RETURN_IF_ERROR(b.memset8(a.residual_out, 0xff, ron, s));
+    return Status::Ok();
+  };
+  f.verify = [ctx](const RmsNormArgs& a, StreamHandle s) -> Expected<VerifyResult> {
+    std::lock_guard<std::mutex> lk(ctx->mu);
+    Backend& b = ctx->tuner->backend();
+    KTUNE_RETURN_IF_ERROR(b.synchronize(s));
+    if (!ctx->session || ctx->session->id != rmsId(a))
+      return Status::Internal("rmsnorm verify: no input snapshot (pre_run did not run)");
+    const auto p = toProblem(a);
+    const auto st = rw::kernelStrides(p);
+    const size_t es = rw::sizeOf(p.dtype);
+    rw::RmsNormProblem one = p;
+    one.rows = 1;
+    one.x_stride = one.y_stride = one.r_stride = one.ro_stride = 0;
+    const Tolerance tol = toleranceFor(a.dtype, a.cols);
+    const auto w = p.has_weight ? rw::unpack(p.dtype, ctx->session->weight.data(), size_t(a.cols))
+                                : std::vector<double>();
+    VerifyResult total;
+    std::vector<double> y(size_t(a.cols)), ro(size_t(a.cols));
+    std::vector<unsigned char> got;
+    for (size_t i = 0; i < ctx->session->rows.size(); ++i) {
+      const int64_t row = ctx->session->rows[i];
+      const auto in = rw::unpack(p.dtype, ctx->session->in_rows[i].data(),
+                                 ctx->session->in_rows[i].size() / es);
+      const double* r = p.has_residual ? in.data() + a.cols : nullptr;
+      rw::rmsNormReference(one, in.data(), p.has_weight ? w.data() : nullptr, r, y.data(), ro.data());
+      got.clear();
+      KTUNE_RETURN_IF_ERROR(readRow(b, a.y, row, st.y, a.cols, es, got));
+      merge(total, compareRow(got, a.dtype, y, tol));
+      if (p.has_residual) {
+        got.clear();
+        KTUNE_RETURN_IF_ERROR(readRow(b, a.residual_out, row, st.ro, a.cols, es, got));
+        merge(total, compareRow(got, a.dtype, ro, toleranceFor(a.dtype, 1)));
+      }
+    }
+    return total;
+  };
+  return f;
+}
+
+std::string siluId(const SiluMulArgs& a) {
+  std::string s;
+  for (int64_t v : {int64_t(a.dtype), a.rows, a.d, int64_t(a.x), int64_t(a.out), a.x_stride,
+                    a.out_stride})
+    s += std::to_string(v) + ",";
+  return s;
+}
+
+KernelFamily<SiluMulArgs> siluFamilyDesc(Tuner& t, rw::RowDType dt, std::shared_ptr<FamilyCtx> ctx) {
+  const auto lim = rw::limitsFor(t.device());
+  KernelFamily<SiluMulArgs> f;
+  f.name = std::string("silu_mul_") + rw::name(dt);
+  f.source = std::string(rw::siluMulSource());
+  f.source_name = rw::kSiluMulSource;
+  f.entry = rw::kSiluMulEntry;
+  f.space = rw::siluMulSpace(dt, lim);
+  f.default_config = rw::siluMulDefaultConfig(dt, lim);
+  f.defines = [](const Config& c, const SiluMulArgs& a) {
+    return rw::siluMulDefines(c, toProblem(a));
+  };
+  f.key = [](const SiluMulArgs& a, KeyBuilder& k) {
+    k.add("d", a.d)
+        .add("rows", bucketPow2Capped(a.rows, 4096))
+        .add("align", rw::alignmentBytes(toProblem(a)));
+  };
+  f.launch = [](const Config& c, const SiluMulArgs& a, const DeviceInfo& d) {
+    const auto l = rw::siluMulLaunch(c, toProblem(a), d);
+    return LaunchDims{l.grid, l.block, l.shared};
+  };
+  f.args = [](const SiluMulArgs& a, KernelArgs& k) {
+    const auto st = rw::kernelStrides(toProblem(a));
+    k.add(a.out).add(a.x).add((long long)a.rows).add((long long)a.d).add((long long)st.x)
+        .add((long long)st.out);
+  };
+  f.pre_run = [ctx](const SiluMulArgs& a, StreamHandle s) -> Status {
+    std::lock_guard<std::mutex> lk(ctx->mu);
+    const auto p = toProblem(a);
+    const auto st = rw::kernelStrides(p);
+    const size_t es = rw::sizeOf(p.dtype);
+    const size_t xn = spanBytes(a.rows, 2 * a.d, st.x, es), on = spanBytes(a.rows, a.d, st.out, es);
+    const bool aliased = overlaps(a.out, on, a.x, xn);
+    std::vector<std::pair<DevicePtr, size_t>> al;
+    if (aliased) al.push_back({a.x, xn});
+    KTUNE_RETURN_IF_ERROR(beginOrRestore(*ctx, siluId(a), a.rows, es, {{a.x, st.x, 2 * a.d}}, 0, 0,
+                                         al, s));
+    if (!aliased) KTUNE_RETURN_IF_ERROR(ctx->tuner->backend().memset8(a.out, 0xff, on, s));
+    return Status::Ok();
+  };
+  f.verify = [ctx](const SiluMulArgs& a, StreamHandle s) -> Expected<VerifyResult> {
+    std::lock_guard<std::mutex> lk(ctx->mu);
+    Backend& b = ctx->tuner->backend();
+    KTUNE_RETURN_IF_ERROR(b.synchronize(s));
+    if (!ctx->session || ctx->session->id != siluId(a))
+      return Status::Internal("silu_mul verify: no input snapshot (pre_run did not run)");
+    const auto p = toProblem(a);
+    const auto st = rw::kernelStrides(p);
+    const size_t es = rw::sizeOf(p.dtype);
+    rw::SiluMulProblem one = p;
+    one.rows = 1;
+    one.x_stride = one.out_stride = 0;
+    VerifyResult total;
+    std::vector<double> ref(size_t(a.d));
+    std::vector<unsigned char> got;
+    for (size_t i = 0; i < ctx->session->rows.size(); ++i) {
+      const auto in = rw::unpack(p.dtype, ctx->session->in_rows[i].data(), size_t(2 * a.d));
+      rw::siluMulReference(one, in.data(), ref.data());
+      got.clear();
+      KTUNE_RETURN_IF_ERROR(readRow(b, a.out, ctx->session->rows[i], st.out, a.d, es, got));
+      merge(total, compareRow(got, a.dtype, ref, toleranceFor(a.dtype, 1)));
+    }
+    return total;
+  };
+  return f;
+}
+
+// The families for `t` (registered on first use).
+Expected<OpsOfTuner*> opsFor(Tuner& t, rw::RowDType dt, bool want_rms) {
+  std::lock_guard<std::mutex> lk(registryMu());
+  auto& slot = registry()[&t];
+  const int i = dtypeIndex(dt);
+  const std::string name =
+      std::string(want_rms ? "rmsnorm_" : "silu_mul_") + rw::name(dt);
+  // A Tuner that does not know the family is new (possibly at a recycled address): start over.
+  if (slot && t.database(name) == nullptr &&
+      (want_rms ? slot->rms[i].valid() : slot->silu[i].valid())) {
+    slot.reset();
+  }
+  if (!slot) slot = std::make_unique<OpsOfTuner>();
+  if (want_rms && !slot->rms[i].valid()) {
+    auto ctx = std::make_shared<FamilyCtx>();
+    ctx->tuner = &t;
+    KTUNE_ASSIGN_OR_RETURN(slot->rms[i], t.add(rmsFamilyDesc(t, dt, ctx)));
+    slot->rms_ctx[i] = ctx;
+  }
+  if (!want_rms && !slot->silu[i].valid()) {
+    auto ctx = std::make_shared<FamilyCtx>();
+    ctx->tuner = &t;
+    KTUNE_ASSIGN_OR_RETURN(slot->silu[i], t.add(siluFamilyDesc(t, dt, ctx)));
+    slot->silu_ctx[i] = ctx;
+  }
+  return slot.get();
+}
+
+Expected<Family<RmsNormArgs>> rmsFamily(Tuner& t, const RmsNormArgs& a) {
+  KTUNE_RETURN_IF_ERROR(validate(a));
+  KTUNE_ASSIGN_OR_RETURN(auto dt, rowType(a.dtype, "rmsnorm"));
+  KTUNE_ASSIGN_OR_RETURN(auto* ops, opsFor(t, dt, true));
+  return ops->rms[dtypeIndex(dt)];
+}
+
+Expected<Family<SiluMulArgs>> siluFamily(Tuner& t, const SiluMulArgs& a) {
+  KTUNE_RETURN_IF_ERROR(validate(a));
+  KTUNE_ASSIGN_OR_RETURN(auto dt, rowType(a.dtype, "silu_mul"));
+  KTUNE_ASSIGN_OR_RETURN(auto* ops, opsFor(t, dt, false));
+  return ops->silu[dtypeIndex(dt)];
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Validation and conversion
+// ---------------------------------------------------------------------------------------------
+Status validate(const RmsNormArgs& a) {
+  KTUNE_ASSIGN_OR_RETURN(auto dt, rowType(a.dtype, "rmsnorm"));
+  const size_t es = rw::sizeOf(dt);
+  KTUNE_RETURN_IF_ERROR(checkPtr(a.x, es, "rmsnorm", "x"));
+  KTUNE_RETURN_IF_ERROR(checkPtr(a.y, es, "rmsnorm", "y"));
+  if (a.weight) {
+    if (a.weight_dtype != a.dtype)
+      return Status::InvalidArgument(std::string("rmsnorm: weight dtype ") +
+                                     dtypeName(a.weight_dtype) + " differs from x dtype " +
+                                     dtypeName(a.dtype) + " (convert the weight once, up front)");
+    KTUNE_RETURN_IF_ERROR(checkPtr(a.weight, es, "rmsnorm", "weight"));
+  }
+  if ((a.residual == 0) != (a.residual_out == 0))
+    return Status::InvalidArgument(
+        "rmsnorm: residual and residual_out must both be set (fused add; residual_out may equal "
+        "residual) or both be 0");
+  if (a.residual) {
+    KTUNE_RETURN_IF_ERROR(checkPtr(a.residual, es, "rmsnorm", "residual"));
+    KTUNE_RETURN_IF_ERROR(checkPtr(a.residual_out, es, "rmsnorm", "residual_out"));
+  }
+  return rw::validate(toProblem(a));
+}
+
+Status validate(const SiluMulArgs& a) {
+  KTUNE_ASSIGN_OR_RETURN(auto dt, rowType(a.dtype, "silu_mul"));
+  const size_t es = rw::sizeOf(dt);
+  KTUNE_RETURN_IF_ERROR(checkPtr(a.x, es, "silu_mul", "x"));
+  KTUNE_RETURN_IF_ERROR(checkPtr(a.out, es, "silu_mul", "out"));
+  return rw::validate(toProblem(a));
+}
+
+rw::RmsNormProblem toProblem(const RmsNormArgs& a) {
+  rw::RmsNormProblem p;
+  auto dt = rowType(a.dtype, "rmsnorm");
+  p.dtype = dt.ok() ? *dt : rw::RowDType::kBF16;
+  p.rows = a.rows;
+  p.cols = a.cols;
+  p.x_stride = a.x_stride;
+  p.y_stride = a.y_stride;
+  p.r_stride = a.residual_stride;
+  p.ro_stride = a.residual_out_stride;
+  p.has_weight = a.weight != 0;
+  p.has_residual = a.residual != 0;
+  p.eps = a.eps;
+  p.x_misalign = int(a.x % 16);
+  p.y_misalign = int(a.y % 16);
+  p.w_misalign = int(a.weight % 16);
+  p.r_misalign = int(a.residual % 16);
+  p.ro_misalign = int(a.residual_out % 16);
+  return p;
+}
+
+rw::SiluMulProblem toProblem(const SiluMulArgs& a) {
+  rw::SiluMulProblem p;
+  auto dt = rowType(a.dtype, "silu_mul");
+  p.dtype = dt.ok() ? *dt : rw::RowDType::kBF16;
+  p.rows = a.rows;
+  p.d = a.d;
+  p.x_stride = a.x_stride;
+  p.out_stride = a.out_stride;
+  p.x_misalign = int(a.x % 16);
+  p.out_misalign = int(a.out % 16);
+  return p;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Public entry points
+// ---------------------------------------------------------------------------------------------
+Status rmsnorm(Tuner& tuner, const RmsNormArgs& a, StreamHandle stream) {
+  KTUNE_ASSIGN_OR_RETURN(auto f, rmsFamily(tuner, a));
+  return f(a, stream);
+}
+
+Status siluMul(Tuner& tuner, const SiluMulArgs& a, StreamHandle stream) {
+  KTUNE_ASSIGN_OR_RETURN(auto f, siluFamily(tuner, a));
+  return f(a, stream);
+}
+
+Expected<TuneReport> tuneRmsnorm(Tuner& tuner, const RmsNormArgs& a, StreamHandle stream) {
+  KTUNE_ASSIGN_OR_RETURN(auto f, rmsFamily(tuner, a));
+  return f.tune(a, stream);
+}
+
+Expected<TuneReport> tuneSiluMul(Tuner& tuner, const SiluMulArgs& a, StreamHandle stream) {
+  KTUNE_ASSIGN_OR_RETURN(auto f, siluFamily(tuner, a));
+  return f.tune(a, stream);
+}
+
+Expected<Selection> lookupRmsnorm(Tuner& tuner, const RmsNormArgs& a) {
+  KTUNE_ASSIGN_OR_RETURN(auto f, rmsFamily(tuner, a));
+  return f.lookup(a);
+}
+
+Expected<Selection> lookupSiluMul(Tuner& tuner, const SiluMulArgs& a) {
+  KTUNE_ASSIGN_OR_RETURN(auto f, siluFamily(tuner, a));
+  return f.lookup(a);
+}
+
+}  // namespace ktune

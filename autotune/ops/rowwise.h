@@ -1,0 +1,76 @@
+// ktune tuned row-wise ops: RMSNorm (optionally with vLLM's fused residual add) and SiLU·Mul, as
+// kernel families on a Tuner (templates/rowwise.h kernels).
+//
+//   ktune::RmsNormArgs a;
+//   a.dtype = DType::kBF16; a.rows = 4096; a.cols = 4096; a.x = x; a.y = y; a.weight = w;
+//   KTUNE_RETURN_IF_ERROR(ktune::rmsnorm(*tuner, a, stream));   // tunes on the first call per key
+//
+// Families are registered on a Tuner on first use, one per dtype: "rmsnorm_bf16", "rmsnorm_f16",
+// "rmsnorm_f32", "silu_mul_bf16", ... Key: exact cols (or d), rows bucketed (powers of two up to
+// 4096, then multiples of 4096), weight/residual flags and the common byte alignment of the
+// pointers and row strides (it decides the vector width). While tuning, every candidate is
+// verified against the float64 reference on up to 64 sampled rows; outputs are poisoned with NaN
+// before each tuning run, and in-place inputs (residual_out == residual, y == x) are restored from
+// a device backup, so an in-place call is applied exactly once.
+// Inputs are validated on every call (null or misaligned pointers, sizes <= 0, strides shorter
+// than a row, unsupported or mismatched dtypes) and rejected with kInvalidArgument /
+// kUnsupported before anything is launched.
+// Thread safety: the functions may be called from any thread; calls on one Tuner share its
+// families. A Tuner must outlive its calls; a new Tuner (even at the same address) gets its own
+// families.
+#pragma once
+
+#include <cstdint>
+
+#include "autotune/autotuner.h"
+#include "autotune/dtype.h"
+#include "runtime/backend.h"
+#include "templates/rowwise.h"
+
+namespace ktune {
+
+struct RmsNormArgs {
+  DType dtype = DType::kBF16;  // kF32, kF16 or kBF16
+  int64_t rows = 0, cols = 0;
+  DevicePtr y = 0;  // output [rows, cols]; may equal x
+  DevicePtr x = 0;  // input [rows, cols]
+  DevicePtr weight = 0;  // [cols], or 0 for no weight
+  DType weight_dtype = DType::kBF16;  // must equal dtype when weight is set
+  // Fused residual add (vLLM fused_add_rms_norm): s = x + residual is written to residual_out
+  // (may equal residual) and normalised. Both 0 for a plain RMSNorm.
+  DevicePtr residual = 0, residual_out = 0;
+  // Row strides in elements; 0 = contiguous (cols).
+  int64_t x_stride = 0, y_stride = 0, residual_stride = 0, residual_out_stride = 0;
+  float eps = 1e-6f;
+};
+
+struct SiluMulArgs {
+  DType dtype = DType::kBF16;
+  int64_t rows = 0, d = 0;
+  DevicePtr out = 0;  // [rows, d]
+  DevicePtr x = 0;    // [rows, 2d]: gate = x[:, :d], up = x[:, d:]
+  int64_t x_stride = 0, out_stride = 0;  // elements; 0 = contiguous (2d / d)
+};
+
+// OK, or kInvalidArgument / kUnsupported naming the bad field and what to do.
+Status validate(const RmsNormArgs& a);
+Status validate(const SiluMulArgs& a);
+// The template-level problem (dtype, sizes, strides, byte misalignments) of validated args.
+rowwise::RmsNormProblem toProblem(const RmsNormArgs& a);
+rowwise::SiluMulProblem toProblem(const SiluMulArgs& a);
+
+// Runs the op on `stream`: validate, then the tuned config for the key (tuning on first use
+// when the Tuner's options allow it, else the default config). Errors: validation, or the
+// Tuner's Status when no candidate can run.
+Status rmsnorm(Tuner& tuner, const RmsNormArgs& a, StreamHandle stream = {});
+Status siluMul(Tuner& tuner, const SiluMulArgs& a, StreamHandle stream = {});
+
+// Forces a tuning run for the args' key (on the caller's buffers; outputs are overwritten) and
+// returns the report with every candidate.
+Expected<TuneReport> tuneRmsnorm(Tuner& tuner, const RmsNormArgs& a, StreamHandle stream = {});
+Expected<TuneReport> tuneSiluMul(Tuner& tuner, const SiluMulArgs& a, StreamHandle stream = {});
+// Which config would run, without compiling, tuning or launching.
+Expected<Selection> lookupRmsnorm(Tuner& tuner, const RmsNormArgs& a);
+Expected<Selection> lookupSiluMul(Tuner& tuner, const SiluMulArgs& a);
+
+}  // namespace ktune
