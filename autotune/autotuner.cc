@@ -871,10 +871,12 @@ Expected<OfflineTuneReport> Tuner::tuneFromFile(const std::string& path, StreamH
       skip("family '" + fam + "' has no make_problem, so recorded keys cannot be re-created");
       continue;
     }
-    std::string args = "{}";
-    if (j.contains("args")) {
-      args = j["args"].is_string() ? j["args"].get<std::string>() : j["args"].dump();
-    }
+    // appendUntunedKey writes the problem's args_json fields beside family/key/date.
+    nlohmann::json a = j;
+    a.erase("family");
+    a.erase("key");
+    a.erase("date");
+    std::string args = a.dump();
     auto prob = fs->f.make_problem(args);
     if (!prob.ok()) {
       skip("make_problem failed: " + prob.status().toString());

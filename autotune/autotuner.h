@@ -139,7 +139,8 @@ struct KernelFamily {
   // Optional vendor candidates and how to launch one by id.
   std::function<std::vector<VendorCandidate>(const P&)> vendor_candidates;
   std::function<Status(const std::string& id, const P&, StreamHandle)> vendor_launch;
-  // Optional: JSON object text describing the problem (recorded for untuned keys), and its
+  // Optional: JSON object text describing the problem (recorded for untuned keys; its fields are
+  // written beside "family", "key" and "date", so do not use those names), and its
   // inverse for offline tuning (tuneFromFile): build a problem, with its own buffers, from it.
   std::function<std::string(const P&)> args_json;
   std::function<Expected<std::shared_ptr<P>>(const std::string& args_json)> make_problem;

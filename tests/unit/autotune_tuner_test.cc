@@ -1,0 +1,463 @@
+// The autotuning engine end to end on the simulated backend and compiler (CI, no GPU).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "autotune/autotuner.h"
+#include "base/fs.h"
+#include "compiler/sim/sim_compiler.h"
+#include "compiler/store/store.h"
+#include "runtime/sim/sim_backend.h"
+
+namespace ktune {
+namespace {
+
+DeviceInfo h100Like() {
+  DeviceInfo d;
+  d.name = "sim H100-like";
+  d.arch = "sm_90a";
+  d.multiprocessors = 132;
+  d.warp_size = 32;
+  d.shared_per_block = 48 * 1024;
+  d.shared_per_block_optin = 227 * 1024;
+  d.shared_per_sm = 228 * 1024;
+  d.max_threads_per_block = 1024;
+  d.l2_bytes = 1 << 16;
+  return d;
+}
+
+// y = 2 * x over n floats. Config: BLOCK (threads), VEC. The simulated cost favours
+// BLOCK=256,VEC=2; hooks inject the failures each test needs.
+struct Scale {
+  int64_t n = 0;
+  DevicePtr x = 0, y = 0;
+};
+
+struct Env {
+  std::string dir;
+  std::shared_ptr<SimBackend> backend;
+  std::shared_ptr<SimCompiler> compiler;
+  std::map<std::string, double> cost;  // config string -> ms (default 0.05)
+  std::set<std::string> wrong, fault, compile_error, spill, dup_vec;
+  double compile_delay_ms = 0;
+  std::mutex mu;
+  std::string last_launched;  // defines of the last launch, as a config string
+
+  Env() {
+    char tmpl[] = "/tmp/ktune-engine-XXXXXX";
+    dir = mkdtemp(tmpl);
+    SimOptions o;
+    o.device = h100Like();
+    backend = std::make_shared<SimBackend>(o);
+    compiler = std::make_shared<SimCompiler>([this](const CompileRequest& r) {
+      SimCompileDecision d;
+      std::string cfg = cfgOf(r.defines);
+      if (compile_error.count(cfg)) d.status = Status::CompileError("sim: error: bad tile\n" + cfg);
+      if (spill.count(cfg)) d.resources.spill_store_bytes = 64;
+      if (dup_vec.count(cfg)) d.ignore_defines = {"VEC"};
+      d.delay_ms = compile_delay_ms;
+      d.resources.registers = 32;
+      return d;
+    });
+    backend->registerKernel(
+        "ktune_scale",
+        SimKernel{[this](const SimLaunch& L) {
+                    std::string cfg = cfgOf(*L.defines);
+                    {
+                      std::lock_guard<std::mutex> l(mu);
+                      last_launched = cfg;
+                    }
+                    if (fault.count(cfg)) return Status::DeviceFault("illegal address (injected)");
+                    auto n = L.arg<int64_t>(0);
+                    auto* x = static_cast<float*>(L.backend->hostPtr(L.arg<DevicePtr>(1)));
+                    auto* y = static_cast<float*>(L.backend->hostPtr(L.arg<DevicePtr>(2)));
+                    float k = wrong.count(cfg) ? 3.f : 2.f;
+                    for (int64_t i = 0; i < n; ++i) y[i] = k * x[i];
+                    return Status::Ok();
+                  },
+                  [this](const SimLaunch& L) {
+                    auto it = cost.find(cfgOf(*L.defines));
+                    return it == cost.end() ? 0.05 : it->second;
+                  },
+                  nullptr});
+  }
+  ~Env() { (void)removeTree(dir); }
+
+  static std::string cfgOf(const std::vector<std::pair<std::string, std::string>>& d) {
+    Config c;
+    for (auto& [k, v] : d) c.set(k, std::stoll(v));
+    return c.toString();
+  }
+
+  TunerOptions options(bool tuning = true) {
+    TunerOptions t;
+    t.options.cache_dir = dir;
+    t.options.tuning = tuning;
+    t.options.warmup_ms = 0.2;
+    t.options.rep_ms = 1.0;
+    t.options.compile_threads = 4;
+    t.compiler = compiler;
+    t.log = &log;
+    return t;
+  }
+  std::ostringstream log;
+
+  Scale problem(int64_t n) {
+    Scale p;
+    p.n = n;
+    p.x = *backend->alloc(n * 4);
+    p.y = *backend->alloc(n * 4);
+    std::vector<float> xs(n);
+    for (int64_t i = 0; i < n; ++i) xs[i] = float(i % 17) - 8.f;
+    EXPECT_TRUE(backend->copyToDevice(p.x, xs.data(), n * 4).ok());
+    return p;
+  }
+
+  KernelFamily<Scale> family() {
+    KernelFamily<Scale> f;
+    f.name = "scale";
+    f.source = "KTUNE_KERNEL void ktune_scale(long n, const float* x, float* y) {}";
+    f.entry = "ktune_scale";
+    f.space.addInts("BLOCK", {64, 128, 256, 512, 1024, 2048}).addInts("VEC", {1, 2, 4});
+    f.space.constrain("BLOCK * VEC <= 2048", [](const Config& c) {
+      return c.getInt("BLOCK") * c.getInt("VEC") <= 2048;
+    });
+    // 2048 threads would not fit; shared use of BLOCK=1024,VEC=2 exceeds the opt-in limit.
+    f.space.sharedBytes([](const Config& c) { return c.getInt("BLOCK") * c.getInt("VEC") * 128; });
+    f.key = [](const Scale& p, KeyBuilder& k) { k.add("n", nextPow2(p.n)).add("dtype", "f32"); };
+    f.launch = [](const Config& c, const Scale& p, const DeviceInfo&) {
+      LaunchDims d;
+      d.grid.x = unsigned(ceilDiv(p.n, c.getInt("BLOCK") * c.getInt("VEC")));
+      d.block.x = unsigned(c.getInt("BLOCK"));
+      return d;
+    };
+    f.args = [](const Scale& p, KernelArgs& a) { a.add(p.n).add(p.x).add(p.y); };
+    f.pre_run = [this](const Scale& p, StreamHandle s) {
+      return poisonNaN(*backend, p.y, DType::kF32, p.n, s);
+    };
+    f.verify = [this](const Scale& p, StreamHandle) -> Expected<VerifyResult> {
+      std::vector<float> xs(p.n);
+      KTUNE_RETURN_IF_ERROR(backend->copyToHost(xs.data(), p.x, p.n * 4));
+      std::vector<double> ref(xs.begin(), xs.end());
+      for (auto& r : ref) r *= 2;
+      return compareDevice(*backend, p.y, DType::kF32, ref, toleranceFor(DType::kF32));
+    };
+    f.default_config = Config{{"BLOCK", 128}, {"VEC", 1}};
+    f.args_json = [](const Scale& p) { return "{\"n\":" + std::to_string(p.n) + "}"; };
+    f.make_problem = [this](const std::string& j) -> Expected<std::shared_ptr<Scale>> {
+      auto pos = j.find("\"n\":");
+      if (pos == std::string::npos) return Status::InvalidArgument("no n in " + j);
+      return std::make_shared<Scale>(problem(std::stoll(j.substr(pos + 4))));
+    };
+    return f;
+  }
+};
+
+const CandidateResult* find(const TuneReport& r, const std::string& cfg) {
+  for (auto& c : r.candidates) {
+    if (c.config == cfg) return &c;
+  }
+  return nullptr;
+}
+
+TEST(Tuner, PicksFastestAndRecordsEveryFailureWithAReason) {
+  Env env;
+  env.cost["BLOCK=256,VEC=2"] = 0.01;
+  env.cost["BLOCK=64,VEC=1"] = 0.011;
+  env.compile_error.insert("BLOCK=128,VEC=2");
+  env.fault.insert("BLOCK=512,VEC=1");
+  env.wrong.insert("BLOCK=128,VEC=1");
+  env.cost["BLOCK=256,VEC=4"] = 0.03;  // 3x slower than the best: rejected early
+  auto t = Tuner::create(env.backend, env.options());
+  ASSERT_TRUE(t.ok()) << t.status().toString();
+  auto fam = (*t)->add(env.family());
+  ASSERT_TRUE(fam.ok()) << fam.status().toString();
+  Scale p = env.problem(1000);
+  auto rep = fam->tune(p);
+  ASSERT_TRUE(rep.ok()) << rep.status().toString();
+  EXPECT_EQ(rep->winner, "BLOCK=256,VEC=2") << rep->tree();
+  EXPECT_EQ(find(*rep, "BLOCK=128,VEC=2")->status, Code::kCompileError);
+  EXPECT_NE(find(*rep, "BLOCK=128,VEC=2")->reason.find("bad tile"), std::string::npos);
+  EXPECT_EQ(find(*rep, "BLOCK=512,VEC=1")->status, Code::kDeviceFault);
+  EXPECT_EQ(find(*rep, "BLOCK=128,VEC=1")->status, Code::kWrongResult);
+  const CandidateResult* slow = find(*rep, "BLOCK=256,VEC=4");
+  ASSERT_NE(slow, nullptr);
+  EXPECT_EQ(slow->reason.rfind("slower than best", 0), 0u) << slow->reason;
+  EXPECT_LT(slow->stats.runs, 10);
+  // Shared pre-check: 1024*2*128 B = 256 KiB > 227 KiB opt-in, never compiled.
+  const CandidateResult* big = find(*rep, "BLOCK=1024,VEC=2");
+  ASSERT_NE(big, nullptr);
+  EXPECT_EQ(big->status, Code::kOutOfResources);
+  EXPECT_EQ(big->code_object_key, "");
+  // 2048 threads > 1024: out of resources before compiling. Constraint-violating configs
+  // (BLOCK*VEC > 2048) are not candidates at all.
+  EXPECT_EQ(find(*rep, "BLOCK=2048,VEC=1")->status, Code::kOutOfResources);
+  EXPECT_EQ(find(*rep, "BLOCK=2048,VEC=2"), nullptr);
+  EXPECT_EQ(rep->enumerated, 18);
+  // The call after tuning runs the winner and produces the right result.
+  ASSERT_TRUE((*fam)(p).ok());
+  EXPECT_EQ(env.last_launched, "BLOCK=256,VEC=2");
+  std::vector<float> y(1000);
+  ASSERT_TRUE(env.backend->copyToHost(y.data(), p.y, 4000).ok());
+  EXPECT_EQ(y[3], 2.f * (3 - 8));
+  // The database holds the winner and every candidate; failures are blacklisted.
+  auto e = (*t)->database("scale")->lookup(fam->key(p));
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->winner, "BLOCK=256,VEC=2");
+  EXPECT_EQ(e->candidates.size(), rep->candidates.size());
+  EXPECT_NE(rep->tree().find("* BLOCK=256,VEC=2"), std::string::npos) << rep->tree();
+
+  // A later tuning run skips the known failures (no recompile of the compile error).
+  env.compiler->resetCounters();
+  auto rep2 = fam->tune(p);
+  ASSERT_TRUE(rep2.ok());
+  EXPECT_GE(rep2->skipped_known_failed, 3);
+  EXPECT_EQ(env.compiler->compileCount(), 0);  // everything else is a store hit
+  EXPECT_NE(find(*rep2, "BLOCK=128,VEC=2")->reason.find("failed before"), std::string::npos);
+  // ... unless retry_failed.
+  auto o = env.options();
+  o.options.retry_failed = true;
+  auto t3 = Tuner::create(env.backend, o);
+  auto fam3 = (*t3)->add(env.family());
+  env.compiler->resetCounters();
+  auto rep3 = fam3->tune(p);
+  ASSERT_TRUE(rep3.ok());
+  EXPECT_EQ(rep3->skipped_known_failed, 0);
+  EXPECT_EQ(env.compiler->compileCount(), 1);  // only the compile error is retried
+}
+
+TEST(Tuner, IdenticalBinariesBenchmarkedOnceAndSpillsPruned) {
+  Env env;
+  env.dup_vec = {"BLOCK=64,VEC=1", "BLOCK=64,VEC=2", "BLOCK=64,VEC=4"};
+  env.spill.insert("BLOCK=128,VEC=4");
+  auto t = Tuner::create(env.backend, env.options());
+  auto f = env.family();
+  // Same launch dims for every VEC, so VEC-less binaries are true duplicates.
+  f.launch = [](const Config& c, const Scale& p, const DeviceInfo&) {
+    return LaunchDims{{unsigned(ceilDiv(p.n, c.getInt("BLOCK")))}, {unsigned(c.getInt("BLOCK"))}};
+  };
+  std::atomic<int> verified{0};
+  auto inner = f.verify;
+  f.verify = [&](const Scale& p, StreamHandle s) {
+    ++verified;
+    return inner(p, s);
+  };
+  auto fam = (*t)->add(std::move(f));
+  ASSERT_TRUE(fam.ok());
+  auto rep = fam->tune(env.problem(256));
+  ASSERT_TRUE(rep.ok());
+  EXPECT_EQ(rep->duplicates, 2) << rep->tree();
+  EXPECT_NE(find(*rep, "BLOCK=64,VEC=2")->reason.find("identical binary to BLOCK=64,VEC=1"),
+            std::string::npos);
+  EXPECT_EQ(find(*rep, "BLOCK=64,VEC=2")->stats.median_ms,
+            find(*rep, "BLOCK=64,VEC=1")->stats.median_ms);
+  EXPECT_EQ(rep->pruned, 1);
+  EXPECT_EQ(find(*rep, "BLOCK=128,VEC=4")->reason.rfind("pruned: spills", 0), 0u);
+  int live = 0;
+  for (auto& c : rep->candidates) live += c.code_object_key.empty() ? 0 : 1;
+  EXPECT_EQ(verified.load(), live - 2 - 1);  // duplicates and the pruned one never ran
+}
+
+TEST(Tuner, ParallelCompileUsesSeveralThreads) {
+  Env env;
+  env.compile_delay_ms = 30;
+  auto t = Tuner::create(env.backend, env.options());
+  auto fam = (*t)->add(env.family());
+  auto rep = fam->tune(env.problem(64));
+  ASSERT_TRUE(rep.ok());
+  EXPECT_GE(env.compiler->maxConcurrent(), 2);
+  EXPECT_GT(rep->compiled, 8);
+  // 14 compiles of 30 ms on 4 threads: well under the 420 ms a serial loop needs.
+  EXPECT_LT(rep->compile_wall_ms, 14 * 30.0);
+}
+
+TEST(Tuner, DatabaseHitInAFreshTunerRecompilesNothing) {
+  Env env;
+  env.cost["BLOCK=512,VEC=2"] = 0.005;
+  Scale p = env.problem(5000);
+  {
+    auto t = Tuner::create(env.backend, env.options());
+    auto fam = (*t)->add(env.family());
+    ASSERT_TRUE((*fam)(p).ok());
+  }
+  env.compiler->resetCounters();
+  int64_t launches = env.backend->totalLaunches();
+  auto t2 = Tuner::create(env.backend, env.options());  // "new process", same cache dir
+  auto fam2 = (*t2)->add(env.family());
+  auto sel = fam2->lookup(p);
+  ASSERT_TRUE(sel.ok());
+  EXPECT_EQ(sel->origin, "database");
+  EXPECT_EQ(sel->config, "BLOCK=512,VEC=2");
+  ASSERT_TRUE((*fam2)(p).ok());
+  EXPECT_EQ(env.compiler->compileCount(), 0);
+  EXPECT_EQ(env.backend->totalLaunches(), launches + 1);  // no tuning runs
+  EXPECT_EQ(env.last_launched, "BLOCK=512,VEC=2");
+  EXPECT_EQ(fam2->lookup(p)->origin, "memory");
+}
+
+TEST(Tuner, TuningOffRunsDefaultAndRecordsUntunedKeysThenTuneFromFile) {
+  Env env;
+  env.cost["BLOCK=64,VEC=4"] = 0.001;
+  auto off = env.options(false);
+  auto t = Tuner::create(env.backend, off);
+  auto fam = (*t)->add(env.family());
+  Scale a = env.problem(100), b = env.problem(3000), c = env.problem(3500);
+  ASSERT_TRUE((*fam)(a).ok());
+  EXPECT_EQ(env.last_launched, "BLOCK=128,VEC=1");
+  ASSERT_TRUE((*fam)(b).ok());
+  ASSERT_TRUE((*fam)(c).ok());  // same bucket as b: recorded once
+  ASSERT_TRUE((*fam)(a).ok());
+  EXPECT_EQ(fam->lookup(a)->origin, "default");
+  std::string path = joinPath(env.dir, "untuned.jsonl");
+  auto text = readFile(path);
+  ASSERT_TRUE(text.ok()) << text.status().toString();
+  EXPECT_EQ(std::count(text->begin(), text->end(), '\n'), 2) << *text;
+  EXPECT_NE(text->find("n=128,dtype=f32"), std::string::npos) << *text;
+  EXPECT_EQ((*t)->database("scale")->entries().size(), 0u);
+
+  auto t2 = Tuner::create(env.backend, off);  // offline tuning ignores options.tuning
+  auto fam2 = (*t2)->add(env.family());
+  auto rep = (*t2)->tuneFromFile(path);
+  ASSERT_TRUE(rep.ok()) << rep.status().toString();
+  EXPECT_EQ(rep->lines, 2);
+  EXPECT_EQ(rep->tuned, 2) << (rep->messages.empty() ? "" : rep->messages[0]);
+  EXPECT_EQ((*t2)->database("scale")->entries().size(), 2u);
+  auto again = (*t2)->tuneFromFile(path);
+  EXPECT_EQ(again->already_tuned, 2);
+  auto t3 = Tuner::create(env.backend, off);
+  auto fam3 = (*t3)->add(env.family());
+  ASSERT_TRUE((*fam3)(a).ok());
+  EXPECT_EQ(env.last_launched, "BLOCK=64,VEC=4");
+  EXPECT_EQ(fam3->lookup(a)->origin, "memory");
+}
+
+TEST(Tuner, PinnedConfigIsUsed) {
+  Env env;
+  Scale p = env.problem(777);
+  auto t = Tuner::create(env.backend, env.options());
+  auto fam = (*t)->add(env.family());
+  DbEntry e;
+  e.key = fam->key(p);
+  e.winner = "BLOCK=1024,VEC=1";
+  e.pinned = true;
+  ASSERT_TRUE((*t)->database("scale")->record(e).ok());
+  EXPECT_EQ(fam->lookup(p)->origin, "pinned");
+  env.compiler->resetCounters();
+  ASSERT_TRUE((*fam)(p).ok());
+  EXPECT_EQ(env.last_launched, "BLOCK=1024,VEC=1");
+  EXPECT_EQ(env.compiler->compileCount(), 1);  // only the pinned config, no tuning
+}
+
+TEST(Tuner, BucketingMapsNearbyShapesToOneKey) {
+  Env env;
+  auto t = Tuner::create(env.backend, env.options());
+  auto fam = (*t)->add(env.family());
+  Scale a = env.problem(1000), b = env.problem(1023), c = env.problem(1025);
+  EXPECT_EQ(fam->key(a), "n=1024,dtype=f32");
+  EXPECT_EQ(fam->key(a), fam->key(b));
+  EXPECT_NE(fam->key(a), fam->key(c));
+  ASSERT_TRUE((*fam)(a).ok());
+  int compiles = env.compiler->compileCount();
+  int64_t launches = env.backend->totalLaunches();
+  ASSERT_TRUE((*fam)(b).ok());
+  EXPECT_EQ(env.compiler->compileCount(), compiles);
+  EXPECT_EQ(env.backend->totalLaunches(), launches + 1);
+  EXPECT_EQ(bucketPow2Capped(3000, 1024), 3072);
+  EXPECT_EQ(bucketPow2Capped(300, 1024), 512);
+}
+
+TEST(Tuner, ConcurrentFirstCallsTuneOnce) {
+  Env env;
+  auto o = env.options();
+  std::atomic<int> tunings{0};
+  o.progress = [&](const TuneProgress& pr) {
+    if (pr.phase == "enumerate") ++tunings;
+  };
+  auto t = Tuner::create(env.backend, o);
+  auto fam = (*t)->add(env.family());
+  Scale p = env.problem(4096);
+  std::vector<std::thread> ts;
+  std::atomic<int> ok{0};
+  for (int i = 0; i < 8; ++i) {
+    ts.emplace_back([&] {
+      // Each thread has its own output, same key.
+      if ((*fam)(p).ok()) ++ok;
+    });
+  }
+  for (auto& th : ts) th.join();
+  EXPECT_EQ(ok.load(), 8);
+  EXPECT_EQ(tunings.load(), 1);
+}
+
+TEST(Tuner, VerboseTreeAndClearErrors) {
+  Env env;
+  auto o = env.options();
+  o.options.verbose = 1;
+  auto t = Tuner::create(env.backend, o);
+  auto fam = (*t)->add(env.family());
+  ASSERT_TRUE((*fam)(env.problem(10)).ok());
+  EXPECT_NE(env.log.str().find("scale [n=16,dtype=f32]"), std::string::npos) << env.log.str();
+  EXPECT_NE(env.log.str().find("winner:"), std::string::npos);
+
+  auto bad = env.family();
+  bad.key = nullptr;
+  EXPECT_EQ((*t)->add(std::move(bad)).status().code(), Code::kInvalidArgument);
+  EXPECT_EQ((*t)->add(env.family()).status().code(), Code::kInvalidArgument);  // duplicate name
+  auto slash = env.family();
+  slash.name = "../x";
+  EXPECT_EQ((*t)->add(std::move(slash)).status().code(), Code::kInvalidArgument);
+
+  // Every candidate wrong: the call fails with the reasons, nothing is recorded as winner.
+  auto allwrong = env.family();
+  allwrong.name = "allwrong";
+  allwrong.verify = [](const Scale&, StreamHandle) -> Expected<VerifyResult> {
+    VerifyResult r;
+    r.ok = false;
+    r.mismatches = 1;
+    return r;
+  };
+  auto fw = (*t)->add(std::move(allwrong));
+  Status st = (*fw)(env.problem(10));
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("no candidate passed"), std::string::npos);
+  EXPECT_NE(st.message().find("wrong_result"), std::string::npos) << st.message();
+  Family<Scale> empty;
+  EXPECT_EQ(empty(env.problem(1)).code(), Code::kInvalidArgument);
+}
+
+TEST(Tuner, VendorCandidatesCompeteWithJit) {
+  Env env;
+  auto f = env.family();
+  f.configs = {Config{{"BLOCK", 256}, {"VEC", 1}}};
+  int vendor_runs = 0;
+  f.vendor_candidates = [](const Scale&) {
+    return std::vector<VendorCandidate>{{"fake:algo=1", "fakeblas"}};
+  };
+  f.vendor_launch = [&](const std::string& id, const Scale& p, StreamHandle s) -> Status {
+    ++vendor_runs;
+    // A "library" call: correct result, cheaper than the JIT kernel in simulated time.
+    std::vector<float> x(p.n);
+    KTUNE_RETURN_IF_ERROR(env.backend->copyToHost(x.data(), p.x, p.n * 4));
+    for (auto& v : x) v *= 2;
+    KTUNE_RETURN_IF_ERROR(env.backend->copyToDevice(p.y, x.data(), p.n * 4));
+    return env.backend->memset8(p.y, 0, 0, s);
+  };
+  auto t = Tuner::create(env.backend, env.options());
+  auto fam = (*t)->add(std::move(f));
+  auto rep = fam->tune(env.problem(64));
+  ASSERT_TRUE(rep.ok());
+  EXPECT_EQ(rep->winner_source, "fakeblas") << rep->tree();  // takes 0 simulated time
+  EXPECT_EQ(rep->winner, "fake:algo=1");
+  int before = vendor_runs;
+  ASSERT_TRUE((*fam)(env.problem(64)).ok());
+  EXPECT_EQ(vendor_runs, before + 1);
+}
+
+}  // namespace
+}  // namespace ktune
