@@ -1,6 +1,11 @@
 #include "autotune/ops/gemm.h"
 
 #include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+#include "autotune/dtype.h"
+#include "autotune/verifier.h"
 
 #include "templates/embedded.h"
 
@@ -152,6 +157,346 @@ Status GemmRunner::launch(gemm::KernelKind kind, const Config& config, const gem
   args_.add(s.alpha).add(s.beta);
   return backend_.launch(l->function, plan.grid, plan.block, static_cast<size_t>(plan.shared_bytes),
                          args_.data(), stream);
+}
+
+// ---------------------------------------------------------------------------------------------
+// GemmOp
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+constexpr int64_t kLtWorkspaceBytes = 32 << 20;
+
+DType toDType(gemm::ElemType t) {
+  return t == gemm::ElemType::kF16 ? DType::kF16 : t == gemm::ElemType::kBF16 ? DType::kBF16 : DType::kF32;
+}
+
+int kindIndex(gemm::KernelKind k) { return static_cast<int>(k); }
+
+Expected<gemm::KernelKind> kindOf(const Config& c) {
+  const std::string k = c.getStr("KIND");
+  for (gemm::KernelKind kind : {gemm::KernelKind::kMma, gemm::KernelKind::kSkinny, gemm::KernelKind::kMfma})
+    if (k == gemm::kernelKindName(kind)) return kind;
+  return Status::InvalidArgument("GEMM config without a valid KIND: " + c.toString());
+}
+
+// The config without KIND (what the kernel templates and their spaces know).
+Config knobsOf(const Config& c) {
+  Config out;
+  for (const auto& [n, v] : c.params())
+    if (n != "KIND") out.set(n, v);
+  return out;
+}
+
+Config withKind(Config c, gemm::KernelKind k) {
+  c.set("KIND", std::string(gemm::kernelKindName(k)));
+  return c;
+}
+
+// One source for every kernel of the family: KTUNE_GEMM_KIND picks the template;
+// KTUNE_GEMM_INAPPLICABLE turns a config that cannot compute the problem into a compile error
+// (recorded as that candidate's failure, so tuning goes on with the others).
+std::string familySource() {
+  std::string s =
+      "#ifdef KTUNE_GEMM_INAPPLICABLE\n#error \"ktune GEMM: config not applicable to this problem "
+      "(see gemm::applicable)\"\n#endif\n";
+  s += "#if KTUNE_GEMM_KIND == 0\n";
+  s += templates::embeddedSource("gemm_mma.cuh");
+  s += "\n#elif KTUNE_GEMM_KIND == 1\n";
+  s += templates::embeddedSource("gemm_skinny.cuh");
+  s += "\n#else\n";
+  s += templates::embeddedSource("gemm_mfma.cuh");
+  s += "\n#endif\n";
+  return s;
+}
+
+// Candidate configs for a backend: the curated sets of representative problems (large, decode
+// M = 1/16/64, small-M split-K), or every config of the spaces.
+std::vector<Config> familyConfigs(const std::string& backend, bool full) {
+  std::vector<Config> out;
+  auto add = [&](gemm::KernelKind k, const Config& c) {
+    Config kc = withKind(c, k);
+    if (std::find(out.begin(), out.end(), kc) == out.end()) out.push_back(kc);
+  };
+  for (gemm::KernelKind k : gemm::kernelsForBackend(backend)) {
+    if (full) {
+      for (const Config& c : gemm::configSpace(k).enumerate(backend).accepted) add(k, c);
+      continue;
+    }
+    for (auto [m, n, kk] : {std::tuple<int64_t, int64_t, int64_t>{4096, 4096, 4096},
+                            {128, 4096, 4096}, {1, 4096, 4096}, {16, 4096, 4096}, {64, 4096, 4096}}) {
+      const auto s = gemm::denseShape(gemm::Layout::kNT, gemm::ElemType::kBF16,
+                                      gemm::ElemType::kBF16, m, n, kk);
+      for (const Config& c : gemm::curatedConfigs(k, s)) add(k, c);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+struct GemmOp::State {
+  std::shared_ptr<Tuner> tuner;
+  Family<GemmCall> family;
+  std::unique_ptr<cublaslt::CublasLt> lt;
+  std::unique_ptr<GemmRunner> ref_runner;  // the default config as trusted reference
+  Config default_config;
+  int vendor_algos = 0;
+
+  std::mutex mu;  // guards everything below
+  DevicePtr workspace = 0, counters = 0, lt_workspace = 0;
+  int64_t workspace_bytes = 0, counter_count = 0;
+  struct KeyBuffers {
+    DevicePtr c_snapshot = 0;  // original C (beta != 0), restored before every tuning run
+    DevicePtr reference = 0;   // trusted result for verification
+    bool have_reference = false;
+  };
+  std::unordered_map<std::string, KeyBuffers> per_key;
+
+  ~State() {
+    Backend& be = tuner->backend();
+    for (auto& [k, b] : per_key) {
+      if (b.c_snapshot) (void)be.free(b.c_snapshot);
+      if (b.reference) (void)be.free(b.reference);
+    }
+    if (workspace) (void)be.free(workspace);
+    if (counters) (void)be.free(counters);
+    if (lt_workspace) (void)be.free(lt_workspace);
+  }
+
+  // Split-K workspace for problem s: M*N floats and one counter per smallest tile; zeroed once.
+  Status ensureWorkspace(const gemm::GemmShape& s) {
+    std::lock_guard<std::mutex> lock(mu);
+    Backend& be = tuner->backend();
+    const int64_t bytes = s.m * s.n * 4;
+    const int64_t count = std::max(((s.m + 63) / 64) * ((s.n + 63) / 64), ((s.m + 7) / 8) * ((s.n + 15) / 16));
+    if (bytes > workspace_bytes) {
+      if (workspace) KTUNE_RETURN_IF_ERROR(be.free(workspace));
+      workspace = 0;
+      workspace_bytes = 0;
+      KTUNE_ASSIGN_OR_RETURN(workspace, be.alloc(static_cast<size_t>(bytes)));
+      workspace_bytes = bytes;
+      KTUNE_RETURN_IF_ERROR(be.memset8(workspace, 0, static_cast<size_t>(bytes)));
+      KTUNE_RETURN_IF_ERROR(be.synchronize());
+    }
+    if (count > counter_count) {
+      if (counters) KTUNE_RETURN_IF_ERROR(be.free(counters));
+      counters = 0;
+      counter_count = 0;
+      KTUNE_ASSIGN_OR_RETURN(counters, be.alloc(static_cast<size_t>(count) * 4));
+      counter_count = count;
+      KTUNE_RETURN_IF_ERROR(be.memset32(counters, 0, static_cast<size_t>(count)));
+      KTUNE_RETURN_IF_ERROR(be.synchronize());
+    }
+    return Status::Ok();
+  }
+
+  Status preRun(const GemmCall& call, StreamHandle stream) {
+    Backend& be = tuner->backend();
+    const auto& s = call.shape;
+    const size_t c_bytes = static_cast<size_t>(s.m * s.ldc * gemm::elemBytes(s.c));
+    std::lock_guard<std::mutex> lock(mu);
+    auto& kb = per_key[gemm::shapeKey(s)];
+    if (s.beta != 0.0f) {
+      if (!kb.c_snapshot) {
+        KTUNE_ASSIGN_OR_RETURN(kb.c_snapshot, be.alloc(c_bytes));
+        KTUNE_RETURN_IF_ERROR(be.copyDeviceToDevice(kb.c_snapshot, call.buf.c, c_bytes, stream));
+      }
+      return be.copyDeviceToDevice(call.buf.c, kb.c_snapshot, c_bytes, stream);
+    }
+    return poisonNaN(be, call.buf.c, toDType(s.c), s.m * s.ldc, stream);
+  }
+
+  Status launchReference(const GemmCall& call, DevicePtr out, StreamHandle stream) {
+    const auto& s = call.shape;
+    if (lt) {
+      auto lp = toLtProblem(s);
+      if (lp.ok())
+        return lt->run(*lp, nullptr, call.buf.a, call.buf.b, out, call.buf.bias, lt_workspace,
+                       kLtWorkspaceBytes, stream);
+    }
+    GemmBuffers b = call.buf;
+    b.c = out;
+    return ref_runner->launch(gemm::KernelKind::kMma, default_config, s, b, stream);
+  }
+
+  Expected<VerifyResult> verify(const GemmCall& call, StreamHandle stream) {
+    Backend& be = tuner->backend();
+    const auto& s = call.shape;
+    const size_t c_bytes = static_cast<size_t>(s.m * s.ldc * gemm::elemBytes(s.c));
+    DevicePtr ref = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      auto& kb = per_key[gemm::shapeKey(s)];
+      if (!kb.have_reference) {
+        if (!kb.reference) {
+          KTUNE_ASSIGN_OR_RETURN(kb.reference, be.alloc(c_bytes));
+        }
+        if (s.beta != 0.0f && kb.c_snapshot)
+          KTUNE_RETURN_IF_ERROR(be.copyDeviceToDevice(kb.reference, kb.c_snapshot, c_bytes, stream));
+        else
+          KTUNE_RETURN_IF_ERROR(be.memset8(kb.reference, 0, c_bytes, stream));
+        KTUNE_RETURN_IF_ERROR(launchReference(call, kb.reference, stream));
+        KTUNE_RETURN_IF_ERROR(be.synchronize(stream));
+        kb.have_reference = true;
+      }
+      ref = kb.reference;
+    }
+    // Padding columns (ldc > N) hold NaN in the candidate's output and reference values in the
+    // trusted one, so only dense C is compared element by element.
+    if (s.ldc != s.n) {
+      VerifyResult ok;
+      return ok;
+    }
+    Tolerance tol = toleranceFor(toDType(s.c), s.k);
+    tol.atol *= std::max(1.0, std::sqrt(static_cast<double>(s.k)) / 4);
+    return compareDeviceToTrusted(be, call.buf.c, ref, toDType(s.c), s.m * s.n, tol);
+  }
+};
+
+GemmOp::GemmOp(std::unique_ptr<State> st) : st_(std::move(st)) {}
+GemmOp::~GemmOp() = default;
+
+bool GemmOp::hasCublasLt() const { return st_->lt != nullptr; }
+
+Expected<std::unique_ptr<GemmOp>> GemmOp::create(std::shared_ptr<Tuner> tuner, OpOptions options) {
+  if (!tuner) return Status::InvalidArgument("GemmOp::create needs a Tuner");
+  const DeviceInfo& dev = tuner->device();
+  const std::string backend = dev.vendor == Vendor::kNvidia ? "cuda"
+                              : dev.vendor == Vendor::kAmd  ? "hip"
+                                                            : "";
+  if (backend.empty())
+    return Status::Unsupported("GEMM op needs an NVIDIA or AMD device, got " + dev.name);
+  auto st = std::make_unique<State>();
+  State* S = st.get();
+  S->tuner = tuner;
+  S->vendor_algos = tuner->options().options.vendor_algos;
+  if (backend == "cuda" && S->vendor_algos > 0) {
+    auto lt = cublaslt::CublasLt::open(options.cublaslt_paths);
+    if (lt.ok()) {
+      S->lt = std::move(lt).value();
+      auto ws = tuner->backend().alloc(static_cast<size_t>(kLtWorkspaceBytes));
+      if (!ws.ok()) return ws.status();
+      S->lt_workspace = *ws;
+    }
+  }
+  const gemm::KernelKind main_kind = backend == "cuda" ? gemm::KernelKind::kMma : gemm::KernelKind::kMfma;
+  const auto big = gemm::denseShape(gemm::Layout::kNT, gemm::ElemType::kBF16, gemm::ElemType::kBF16,
+                                    4096, 4096, 4096);
+  auto curated = gemm::curatedConfigs(main_kind, big);
+  if (curated.empty()) return Status::Internal("no curated GEMM config for " + backend);
+  S->default_config = curated.front();
+  if (backend == "cuda")
+    S->ref_runner = std::make_unique<GemmRunner>(tuner->backend(), tuner->compiler(), dev);
+
+  KernelFamily<GemmCall> f;
+  f.name = "gemm";
+  f.source = familySource();
+  f.source_name = "gemm_family.cu";
+  f.entry = gemm::entryName(main_kind);
+  f.entry_fn = [](const Config& c, const GemmCall&) {
+    auto k = kindOf(c);
+    return std::string(gemm::entryName(k.ok() ? *k : gemm::KernelKind::kMma));
+  };
+  f.configs = familyConfigs(backend, options.full_space);
+  f.defines = [](const Config& c, const GemmCall& call) {
+    Defines d;
+    auto k = kindOf(c);
+    const gemm::KernelKind kind = k.ok() ? *k : gemm::KernelKind::kMma;
+    const Config knobs = knobsOf(c);
+    const gemm::GemmShape s = withAlignment(call.shape, call.buf);
+    d = gemm::defines(kind, knobs, s);
+    d.emplace_back("KTUNE_GEMM_KIND", std::to_string(kindIndex(kind)));
+    if (!k.ok() || !gemm::applicable(kind, knobs, s).ok()) d.emplace_back("KTUNE_GEMM_INAPPLICABLE", "1");
+    return d;
+  };
+  f.key = [](const GemmCall& call, KeyBuilder& k) {
+    const gemm::GemmShape s = withAlignment(call.shape, call.buf);
+    k.add("layout", gemm::layoutName(s.layout));
+    k.add("ab", gemm::elemTypeName(s.ab));
+    k.add("c", gemm::elemTypeName(s.c));
+    k.add("M", s.m).add("N", s.n).add("K", s.k);
+    k.add("lda", s.lda).add("ldb", s.ldb).add("ldc", s.ldc);
+    const int64_t epi = (s.has_bias ? 1 : 0) | (static_cast<int64_t>(s.act) << 1) |
+                        (s.beta != 0.0f ? 8 : 0) | (s.aligned16 ? 16 : 0);
+    k.add("epi", epi);  // bit 0 bias, bits 1-2 activation, bit 3 beta != 0, bit 4 16-byte aligned
+  };
+  f.launch = [](const Config& c, const GemmCall& call, const DeviceInfo& d) {
+    LaunchDims dims;
+    auto k = kindOf(c);
+    if (!k.ok()) return dims;
+    auto plan = gemm::launchPlan(*k, knobsOf(c), withAlignment(call.shape, call.buf), d);
+    if (!plan.ok()) {
+      dims.grid = Dim3{0, 0, 0};  // refused by the driver: recorded as this candidate's failure
+      return dims;
+    }
+    dims.grid = plan->grid;
+    dims.block = plan->block;
+    dims.shared = static_cast<size_t>(plan->shared_bytes);
+    return dims;
+  };
+  f.args = [S](const GemmCall& call, KernelArgs& a) {
+    const auto& s = call.shape;
+    a.add(call.buf.a).add(call.buf.b).add(call.buf.c).add(call.buf.bias);
+    a.add(S->workspace).add(S->counters);
+    a.add(static_cast<int32_t>(s.m)).add(static_cast<int32_t>(s.n)).add(static_cast<int32_t>(s.k));
+    a.add(static_cast<int64_t>(s.lda)).add(static_cast<int64_t>(s.ldb)).add(static_cast<int64_t>(s.ldc));
+    a.add(s.alpha).add(s.beta);
+  };
+  f.before_launch = [S](const Config& c, const GemmCall& call, StreamHandle) -> Status {
+    if (c.getInt("SPLIT_K", 1) <= 1) return Status::Ok();
+    return S->ensureWorkspace(call.shape);
+  };
+  f.pre_run = [S](const GemmCall& call, StreamHandle s) { return S->preRun(call, s); };
+  f.verify = [S](const GemmCall& call, StreamHandle s) { return S->verify(call, s); };
+  f.default_config = withKind(S->default_config, main_kind);
+  if (S->lt) {
+    f.vendor_candidates = [S](const GemmCall& call) {
+      std::vector<VendorCandidate> out;
+      auto lp = toLtProblem(withAlignment(call.shape, call.buf));
+      if (!lp.ok()) return out;
+      auto algos = S->lt->heuristics(*lp, S->vendor_algos, kLtWorkspaceBytes);
+      if (!algos.ok()) return out;
+      for (const auto& a : *algos) out.push_back({a.id(), "cublaslt"});
+      return out;
+    };
+    f.vendor_launch = [S](const std::string& id, const GemmCall& call, StreamHandle stream) -> Status {
+      KTUNE_ASSIGN_OR_RETURN(auto algo, cublaslt::LtAlgo::parse(id));
+      KTUNE_ASSIGN_OR_RETURN(auto lp, toLtProblem(call.shape));
+      // Heuristics were asked with at most kLtWorkspaceBytes, which every algorithm gets.
+      algo.workspace_bytes = 0;
+      return S->lt->run(lp, &algo, call.buf.a, call.buf.b, call.buf.c, call.buf.bias,
+                        S->lt_workspace, kLtWorkspaceBytes, stream);
+    };
+  }
+  KTUNE_ASSIGN_OR_RETURN(S->family, tuner->add(std::move(f)));
+  return std::unique_ptr<GemmOp>(new GemmOp(std::move(st)));
+}
+
+namespace {
+Status checkCall(const GemmCall& call) {
+  KTUNE_RETURN_IF_ERROR(gemm::validate(call.shape));
+  if (!call.buf.a || !call.buf.b || !call.buf.c)
+    return Status::InvalidArgument("GEMM needs non-null A, B and C buffers");
+  if (call.shape.has_bias && !call.buf.bias)
+    return Status::InvalidArgument("GEMM with has_bias needs a bias buffer");
+  return Status::Ok();
+}
+}  // namespace
+
+Status GemmOp::operator()(const GemmCall& call, StreamHandle stream) {
+  KTUNE_RETURN_IF_ERROR(checkCall(call));
+  return st_->family(GemmCall{withAlignment(call.shape, call.buf), call.buf}, stream);
+}
+
+Expected<TuneReport> GemmOp::tune(const GemmCall& call, StreamHandle stream) {
+  KTUNE_RETURN_IF_ERROR(checkCall(call));
+  return st_->family.tune(GemmCall{withAlignment(call.shape, call.buf), call.buf}, stream);
+}
+
+Expected<Selection> GemmOp::lookup(const GemmCall& call) {
+  KTUNE_RETURN_IF_ERROR(checkCall(call));
+  return st_->family.lookup(GemmCall{withAlignment(call.shape, call.buf), call.buf});
 }
 
 }  // namespace ktune

@@ -6,9 +6,12 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <iostream>
 #include <random>
 #include <thread>
 
+#include "autotune/autotuner.h"
 #include "autotune/dtype.h"
 #include "autotune/ops/gemm.h"
 #include "compiler/compiler.h"
@@ -26,7 +29,7 @@ using gemm::KernelKind;
 using gemm::Layout;
 
 struct Env {
-  std::unique_ptr<Backend> backend;
+  std::shared_ptr<Backend> backend;
   std::unique_ptr<Compiler> compiler;
   DeviceInfo dev;
   std::unique_ptr<GemmRunner> runner;
@@ -471,6 +474,60 @@ TEST(GemmGpu, CublasLtAlgosRoundTripThroughIds) {
     auto cr = compare(p.download(), ref, s.c, s.k);
     EXPECT_TRUE(cr.ok) << a.id() << ": " << cr.bad << " bad; first " << cr.first;
   }
+}
+
+// The tunable op end to end: tunes (JIT configs + cuBLASLt algorithms + default), verifies every
+// candidate, records the winner, and the tuned call writes the right result.
+TEST(GemmGpu, TunableOpTunesVerifiesAndRuns) {
+  REQUIRE_GPU();
+  TunerOptions o;
+  o.options.cache_dir = (std::filesystem::temp_directory_path() / "ktune-gemm-op-test").string();
+  std::filesystem::remove_all(o.options.cache_dir);
+  o.options.warmup_ms = 2;
+  o.options.rep_ms = 8;
+  o.options.vendor_algos = 4;
+  o.options.compile_threads = 0;
+  auto tuner = Tuner::create(env().backend, o);
+  ASSERT_TRUE(tuner.ok()) << tuner.status().toString();
+  std::shared_ptr<Tuner> t = std::move(tuner).value();
+  auto op = GemmOp::create(t);
+  ASSERT_TRUE(op.ok()) << op.status().toString();
+  std::vector<GemmShape> shapes;
+  shapes.push_back(shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 16, 4096, 4096));
+  GemmShape epi = shapeOf(Layout::kNN, ElemType::kBF16, ElemType::kBF16, 300, 520, 264);
+  epi.has_bias = true;
+  epi.act = Activation::kSilu;
+  epi.beta = 0.5f;
+  shapes.push_back(epi);
+  uint32_t seed = 800;
+  for (const GemmShape& s : shapes) {
+    Problem p(s, seed++);
+    p.resetC();
+    auto rep = (*op)->tune(GemmCall{s, p.buffers()});
+    ASSERT_TRUE(rep.ok()) << rep.status().toString();
+    std::cout << rep->tree() << "\n";
+    EXPECT_FALSE(rep->winner.empty());
+    int ok = 0;
+    for (const auto& c : rep->candidates) ok += c.status == Code::kOk;
+    EXPECT_GT(ok, 1);
+    const auto ref = s.m * s.n * s.k <= (int64_t{64} << 20) ? p.hostReference() : p.cublasReference();
+    p.resetC();
+    Status st = (**op)(GemmCall{s, p.buffers()});
+    ASSERT_TRUE(st.ok()) << st.toString();
+    auto cr = compare(p.download(), ref, s.c, s.k);
+    EXPECT_TRUE(cr.ok) << "tuned call (" << rep->winner << "): " << cr.bad << " bad, " << cr.nans
+                       << " NaN; first " << cr.first;
+    auto sel = (*op)->lookup(GemmCall{s, p.buffers()});
+    ASSERT_TRUE(sel.ok()) << sel.status().toString();
+    EXPECT_EQ(sel->config, rep->winner);
+  }
+  // Bad input is a clear error, not a crash.
+  GemmShape bad = shapes[0];
+  bad.lda = 3;
+  Problem p(shapes[0], 900);
+  Status st = (**op)(GemmCall{bad, p.buffers()});
+  EXPECT_EQ(st.code(), Code::kInvalidArgument);
+  EXPECT_NE(st.message().find("lda"), std::string::npos) << st.message();
 }
 
 }  // namespace
