@@ -439,3 +439,4 @@ TEST(RowwiseGpu, CopyEveryConfigOddSizes) {
 
 }  // namespace
 }  // namespace ktune::rowwise
+
