@@ -47,20 +47,22 @@ struct ShapeSpec {
 };
 
 struct Row {
-  std::string name, best_config;
+  std::string name, best_config, rot_best_config;
   double flops = 0, ktune_us = 0, lt_us = 0;
+  double rot_ktune_us = 0, rot_lt_us = 0;  // rotating input copies, no memset flush
 };
 std::vector<Row> g_rows;
 
-// Median device time (us) of fn over `runs` runs, each after an L2 flush.
+// Median device time (us) of fn(i) over `runs` runs. flush: an L2 flush (memset of 2x L2) before
+// every run; otherwise the caller rotates input copies (fn(i) picks copy i % copies).
 template <class F>
-double timeUs(F&& fn, int runs) {
+double timeUs(F&& fn, int runs, bool flush = true) {
   std::vector<float> t;
-  for (int i = 0; i < 3; ++i) (void)fn();  // warm-up
+  for (int i = 0; i < 3; ++i) (void)fn(i);  // warm-up
   for (int i = 0; i < runs; ++i) {
-    (void)g->be->memset8(g->flush, static_cast<uint8_t>(i), g->flush_bytes);
+    if (flush) (void)g->be->memset8(g->flush, static_cast<uint8_t>(i), g->flush_bytes);
     (void)g->be->recordEvent(g->e0);
-    Status s = fn();
+    Status s = fn(i + 3);
     (void)g->be->recordEvent(g->e1);
     (void)g->be->synchronizeEvent(g->e1);
     if (!s.ok()) return -1;
@@ -90,34 +92,52 @@ void runShape(const ShapeSpec& sp) {
       gemm::denseShape(sp.layout, gemm::ElemType::kBF16, gemm::ElemType::kBF16, sp.m, sp.n, sp.k);
   const std::string name = std::string(gemm::layoutName(sp.layout)) + "_" + std::to_string(sp.m) +
                            "x" + std::to_string(sp.n) + "x" + std::to_string(sp.k);
-  Bufs b;
-  auto a = g->be->alloc(static_cast<size_t>(sp.m * sp.k * 2));
-  auto bb = g->be->alloc(static_cast<size_t>(sp.n * sp.k * 2));
+  // Small-M (weight-streaming) shapes are also timed with rotating copies of A and B (enough that
+  // the copies not in use exceed 2x L2) instead of a memset flush, which leaves L2 full of dirty
+  // lines whose write-back competes with the kernel's reads.
+  const bool rotate = sp.m <= 128;
+  const int64_t ab_bytes = (sp.m + sp.n) * sp.k * 2;
+  const int copies = rotate ? static_cast<int>(std::min<int64_t>(
+                                  16, (2 * g->dev.l2_bytes + ab_bytes - 1) / ab_bytes + 1))
+                            : 1;
+  std::vector<GemmBuffers> sets;
   auto c = g->be->alloc(static_cast<size_t>(sp.m * sp.n * 2));
-  if (!a.ok() || !bb.ok() || !c.ok()) {
-    std::fprintf(stderr, "%s: allocation failed\n", name.c_str());
-    return;
+  if (!c.ok()) return;
+  for (int i = 0; i < copies; ++i) {
+    auto a = g->be->alloc(static_cast<size_t>(sp.m * sp.k * 2));
+    auto bb = g->be->alloc(static_cast<size_t>(sp.n * sp.k * 2));
+    if (!a.ok() || !bb.ok()) {
+      std::fprintf(stderr, "%s: allocation failed\n", name.c_str());
+      return;
+    }
+    (void)fillRandom(*a, sp.m * sp.k, 1 + 2 * i);
+    (void)fillRandom(*bb, sp.n * sp.k, 2 + 2 * i);
+    sets.push_back(GemmBuffers{*a, *bb, *c, 0});
   }
-  b = {*a, *bb, *c};
-  (void)fillRandom(b.a, sp.m * sp.k, 1);
-  (void)fillRandom(b.b, sp.n * sp.k, 2);
-  const GemmBuffers buf{b.a, b.b, b.c, 0};
+  const GemmBuffers buf = sets[0];
 
   // Pre-pass: every curated config of every applicable kernel; keep the fastest.
   struct Cand { KernelKind k; Config c; double us; };
-  std::vector<Cand> cands;
-  for (KernelKind k : {KernelKind::kMma, KernelKind::kSkinny}) {
-    if (k == KernelKind::kSkinny && sp.m > 128) continue;
-    for (const Config& cfg : gemm::curatedConfigs(k, s)) {
-      const double us = timeUs([&] { return g->runner->launch(k, cfg, s, buf); }, 10);
-      if (us > 0) cands.push_back({k, cfg, us});
-      else std::fprintf(stderr, "%s: %s %s failed\n", name.c_str(), gemm::kernelKindName(k),
-                        cfg.toString().c_str());
+  auto pick = [&](bool flush) {
+    std::vector<Cand> cands;
+    for (KernelKind k : {KernelKind::kMma, KernelKind::kSkinny}) {
+      if (k == KernelKind::kSkinny && sp.m > 128) continue;
+      for (const Config& cfg : gemm::curatedConfigs(k, s)) {
+        const double us = timeUs([&](int i) {
+          return g->runner->launch(k, cfg, s, flush ? buf : sets[i % copies]);
+        }, 10, flush);
+        if (us > 0) cands.push_back({k, cfg, us});
+        else std::fprintf(stderr, "%s: %s %s failed\n", name.c_str(), gemm::kernelKindName(k),
+                          cfg.toString().c_str());
+      }
     }
-  }
-  if (cands.empty()) return;
-  const Cand best = *std::min_element(cands.begin(), cands.end(),
-                                      [](const Cand& x, const Cand& y) { return x.us < y.us; });
+    if (cands.empty()) return Cand{KernelKind::kMma, Config(), -1};
+    return *std::min_element(cands.begin(), cands.end(),
+                             [](const Cand& x, const Cand& y) { return x.us < y.us; });
+  };
+  const Cand best = pick(true);
+  if (best.us < 0) return;
+  const Cand rbest = rotate ? pick(false) : best;
   auto lp = toLtProblem(s);
   cublaslt::LtAlgo lt_algo;
   bool have_lt = false;
@@ -131,27 +151,35 @@ void runShape(const ShapeSpec& sp) {
   Row row;
   row.name = name;
   row.best_config = std::string(gemm::kernelKindName(best.k)) + ":" + best.c.toString();
+  row.rot_best_config = std::string(gemm::kernelKindName(rbest.k)) + ":" + rbest.c.toString();
   row.flops = 2.0 * sp.m * sp.n * sp.k;
   g_rows.push_back(row);
   const size_t idx = g_rows.size() - 1;
 
-  benchmark::RegisterBenchmark((name + "/ktune").c_str(), [=](benchmark::State& st) {
-    const double us = timeUs([&] { return g->runner->launch(best.k, best.c, s, buf); }, 30);
-    for (auto _ : st) st.SetIterationTime(us * 1e-6);
-    st.counters["TFLOP/s"] = row.flops / (us * 1e-6) / 1e12;
-    st.counters["us"] = us;
-    st.SetLabel(row.best_config);
-    g_rows[idx].ktune_us = us;
-  })->UseManualTime()->Iterations(1);
-  if (have_lt) {
-    benchmark::RegisterBenchmark((name + "/cublaslt").c_str(), [=](benchmark::State& st) {
-      const double us = timeUs([&] {
-        return g->lt->run(*lp, &lt_algo, b.a, b.b, b.c, 0, g->ws, g->ws_bytes);
-      }, 30);
+  for (bool flush : {true, false}) {
+    if (!flush && !rotate) continue;
+    const std::string mode = flush ? "" : "_rot";
+    const Cand bc = flush ? best : rbest;
+    benchmark::RegisterBenchmark((name + "/ktune" + mode).c_str(), [=](benchmark::State& st) {
+      const double us = timeUs([&](int i) {
+        return g->runner->launch(bc.k, bc.c, s, flush ? buf : sets[i % copies]);
+      }, 30, flush);
       for (auto _ : st) st.SetIterationTime(us * 1e-6);
       st.counters["TFLOP/s"] = row.flops / (us * 1e-6) / 1e12;
       st.counters["us"] = us;
-      g_rows[idx].lt_us = us;
+      st.SetLabel(flush ? row.best_config : row.rot_best_config);
+      (flush ? g_rows[idx].ktune_us : g_rows[idx].rot_ktune_us) = us;
+    })->UseManualTime()->Iterations(1);
+    if (!have_lt) continue;
+    benchmark::RegisterBenchmark((name + "/cublaslt" + mode).c_str(), [=](benchmark::State& st) {
+      const double us = timeUs([&](int i) {
+        const GemmBuffers& u = flush ? buf : sets[i % copies];
+        return g->lt->run(*lp, &lt_algo, u.a, u.b, u.c, 0, g->ws, g->ws_bytes);
+      }, 30, flush);
+      for (auto _ : st) st.SetIterationTime(us * 1e-6);
+      st.counters["TFLOP/s"] = row.flops / (us * 1e-6) / 1e12;
+      st.counters["us"] = us;
+      (flush ? g_rows[idx].lt_us : g_rows[idx].rot_lt_us) = us;
     })->UseManualTime()->Iterations(1);
   }
 }
@@ -248,6 +276,12 @@ int main(int argc, char** argv) {
                 r.flops / (r.ktune_us * 1e-6) / 1e12, r.lt_us,
                 r.lt_us > 0 ? r.flops / (r.lt_us * 1e-6) / 1e12 : 0.0,
                 r.lt_us > 0 && r.ktune_us > 0 ? r.lt_us / r.ktune_us : 0.0, r.best_config.c_str());
+  std::printf("\nrotating inputs, no memset flush (small M):\n%-22s %10s %10s %8s  %s\n", "shape",
+              "ktune_us", "cublas_us", "speedup", "best ktune config");
+  for (const auto& r : ktune::g_rows)
+    if (r.rot_ktune_us > 0)
+      std::printf("%-22s %10.2f %10.2f %8.3f  %s\n", r.name.c_str(), r.rot_ktune_us, r.rot_lt_us,
+                  r.rot_lt_us > 0 ? r.rot_lt_us / r.rot_ktune_us : 0.0, r.rot_best_config.c_str());
   benchmark::Shutdown();
   return 0;
 }

@@ -395,6 +395,9 @@ std::vector<Config> curatedConfigs(KernelKind k, const GemmShape& s) {
       if (s.m * s.n <= 1024 * 1024) {  // few tiles: split the reduction
         add(mma(128, 128, 32, 2, 2, 4, 2));
         add(mma(64, 128, 64, 2, 2, 4, 4));
+        add(mma(128, 64, 64, 2, 2, 4, 2));
+        add(mma(128, 64, 64, 2, 2, 4, 4));
+        add(mma(64, 64, 64, 2, 2, 4, 4));
       }
       break;
     }
@@ -411,6 +414,8 @@ std::vector<Config> curatedConfigs(KernelKind k, const GemmShape& s) {
         add(sk(1, m, 2, 4, 2));
         add(sk(1, m, 1, 8, 1));
         add(sk(2, m, 1, 8, 1));
+        add(sk(1, m, 4, 4, 2));
+        add(sk(1, m, 2, 8, 2));
       }
       break;
     }
