@@ -40,6 +40,7 @@ struct Ctx {
   EventHandle e0, e1;
 };
 Ctx* g = nullptr;
+bool g_wgmma = false;  // --wgmma: also try the Hopper wgmma kernel
 
 struct ShapeSpec {
   int64_t m, n, k;
@@ -120,8 +121,9 @@ void runShape(const ShapeSpec& sp) {
   struct Cand { KernelKind k; Config c; double us; };
   auto pick = [&](bool flush) {
     std::vector<Cand> cands;
-    for (KernelKind k : {KernelKind::kMma, KernelKind::kSkinny}) {
+    for (KernelKind k : {KernelKind::kMma, KernelKind::kSkinny, KernelKind::kWgmma}) {
       if (k == KernelKind::kSkinny && sp.m > 128) continue;
+      if (k == KernelKind::kWgmma && !g_wgmma) continue;
       for (const Config& cfg : gemm::curatedConfigs(k, s)) {
         const double us = timeUs([&](int i) {
           return g->runner->launch(k, cfg, s, flush ? buf : sets[i % copies]);
@@ -232,8 +234,9 @@ void precompile(const std::vector<ShapeSpec>& shapes) {
   std::vector<std::pair<gemm::KernelKind, std::pair<Config, gemm::GemmShape>>> jobs;
   for (const auto& sp : shapes) {
     auto s = gemm::denseShape(sp.layout, gemm::ElemType::kBF16, gemm::ElemType::kBF16, sp.m, sp.n, sp.k);
-    for (auto k : {gemm::KernelKind::kMma, gemm::KernelKind::kSkinny}) {
+    for (auto k : {gemm::KernelKind::kMma, gemm::KernelKind::kSkinny, gemm::KernelKind::kWgmma}) {
       if (k == gemm::KernelKind::kSkinny && sp.m > 128) continue;
+      if (k == gemm::KernelKind::kWgmma && !g_wgmma) continue;
       for (auto& c : gemm::curatedConfigs(k, s)) jobs.push_back({k, {c, s}});
     }
   }
@@ -257,6 +260,12 @@ void precompile(const std::vector<ShapeSpec>& shapes) {
 
 int main(int argc, char** argv) {
   using ktune::gemm::Layout;
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--wgmma") ktune::g_wgmma = true;
+    else argv[kept++] = argv[i];
+  }
+  argc = kept;
   benchmark::Initialize(&argc, argv);
   if (!ktune::setup()) return 0;
   const std::vector<ktune::ShapeSpec> shapes = {

@@ -112,6 +112,16 @@ ConfigSpace buildMfmaSpace() {
   return s;
 }
 
+ConfigSpace buildWgmmaSpace() {
+  ConfigSpace s;
+  s.addInts("BLOCK_N", {128, 256}, "cuda")
+      .addInts("WARPGROUPS", {1, 2}, "cuda")
+      .addInts("NUM_STAGES", {3, 4, 5}, "cuda")
+      .addInts("GROUP_M", {8}, "cuda");
+  s.sharedBytes([](const Config& c) { return sharedBytes(KernelKind::kWgmma, c); });
+  return s;
+}
+
 void addCommonDefines(std::vector<std::pair<std::string, std::string>>& d, const GemmShape& s) {
   d.emplace_back("LAYOUT", std::to_string(static_cast<int>(s.layout)));
   d.emplace_back("DTYPE_AB", std::to_string(static_cast<int>(s.ab)));
@@ -160,6 +170,7 @@ const char* kernelKindName(KernelKind k) {
     case KernelKind::kMma: return "mma";
     case KernelKind::kSkinny: return "skinny";
     case KernelKind::kMfma: return "mfma";
+    case KernelKind::kWgmma: return "wgmma";
   }
   return "?";
 }
@@ -243,6 +254,7 @@ const char* sourceFile(KernelKind k) {
     case KernelKind::kMma: return "gemm_mma.cuh";
     case KernelKind::kSkinny: return "gemm_skinny.cuh";
     case KernelKind::kMfma: return "gemm_mfma.cuh";
+    case KernelKind::kWgmma: return "gemm_wgmma.cuh";
   }
   return "";
 }
@@ -251,6 +263,7 @@ const char* entryName(KernelKind k) {
     case KernelKind::kMma: return "ktune_gemm_mma";
     case KernelKind::kSkinny: return "ktune_gemm_skinny";
     case KernelKind::kMfma: return "ktune_gemm_mfma";
+    case KernelKind::kWgmma: return "ktune_gemm_wgmma";
   }
   return "";
 }
@@ -261,13 +274,22 @@ std::vector<KernelKind> kernelsForBackend(const std::string& backend) {
   return {};
 }
 
+std::vector<KernelKind> kernelsForArch(const std::string& arch) {
+  if (arch.rfind("gfx", 0) == 0) return kernelsForBackend("hip");
+  auto k = kernelsForBackend("cuda");
+  if (arch == "sm_90a") k.push_back(KernelKind::kWgmma);
+  return k;
+}
+
 const ConfigSpace& configSpace(KernelKind k) {
   static const ConfigSpace kMma = buildMmaSpace();
   static const ConfigSpace kSkinny = buildSkinnySpace();
   static const ConfigSpace kMfma = buildMfmaSpace();
+  static const ConfigSpace kWgmma = buildWgmmaSpace();
   switch (k) {
     case KernelKind::kSkinny: return kSkinny;
     case KernelKind::kMfma: return kMfma;
+    case KernelKind::kWgmma: return kWgmma;
     default: return kMma;
   }
 }
@@ -280,6 +302,8 @@ int64_t sharedBytes(KernelKind k, const Config& c) {
       return I(c, "NUM_STAGES") * (I(c, "BLOCK_M") + I(c, "BLOCK_N")) * (I(c, "BLOCK_K") + 8) * 2;
     case KernelKind::kSkinny:
       return I(c, "NUM_WARPS") * 16 * I(c, "SK_NT") * (8 * I(c, "SK_MT") + 1) * 4;
+    case KernelKind::kWgmma:  // + 1024 to align the tiles to the 128-byte swizzle's 1 KiB groups
+      return I(c, "NUM_STAGES") * (64 * I(c, "WARPGROUPS") + I(c, "BLOCK_N")) * 64 * 2 + 1024;
   }
   return 0;
 }
@@ -310,6 +334,13 @@ Status applicable(KernelKind k, const Config& c, const GemmShape& s) {
             "MFMA GEMM needs 16-byte aligned A/B with lda % 8 == 0 and ldb % 8 == 0");
       if (s.layout != Layout::kNN && s.layout != Layout::kNT)
         return Status::Unsupported("MFMA GEMM handles layouts NN and NT");
+      return Status::Ok();
+    case KernelKind::kWgmma:
+      if (s.layout != Layout::kNT)
+        return Status::Unsupported("wgmma GEMM handles layout NT only (A [M][K], B [N][K])");
+      if (!fastPathOk(s))
+        return Status::Unsupported(
+            "wgmma GEMM needs 16-byte aligned A/B with lda % 8 == 0 and ldb % 8 == 0");
       return Status::Ok();
   }
   return Status::Internal("unknown kernel kind");
@@ -365,6 +396,15 @@ Expected<LaunchPlan> launchPlan(KernelKind k, const Config& c, const GemmShape& 
       split = 1;
       break;
     }
+    case KernelKind::kWgmma: {
+      if (dev.arch != "sm_90a")
+        return Status::Unsupported("wgmma GEMM needs arch sm_90a, device is " + dev.arch);
+      const int64_t gm = ceilDiv(s.m, 64 * I(c, "WARPGROUPS")), gn = ceilDiv(s.n, I(c, "BLOCK_N"));
+      p.grid = Dim3{static_cast<unsigned>(gm * gn), 1u, 1u};
+      p.block = Dim3{static_cast<unsigned>(128 * I(c, "WARPGROUPS")), 1u, 1u};
+      split = 1;
+      break;
+    }
   }
   if (split > 1) p.workspace_bytes = s.m * s.n * 4;
   return p;
@@ -417,6 +457,19 @@ std::vector<Config> curatedConfigs(KernelKind k, const GemmShape& s) {
         add(sk(1, m, 4, 4, 2));
         add(sk(1, m, 2, 8, 2));
       }
+      break;
+    }
+    case KernelKind::kWgmma: {
+      auto wg = [](int64_t bn, int64_t wgs, int64_t st) {
+        return Config{{"BLOCK_N", bn}, {"WARPGROUPS", wgs}, {"NUM_STAGES", st},
+                      {"GROUP_M", int64_t{8}}};
+      };
+      add(wg(256, 2, 4));
+      add(wg(256, 2, 3));
+      add(wg(128, 2, 4));
+      add(wg(128, 2, 5));
+      add(wg(256, 1, 4));
+      add(wg(128, 1, 5));
       break;
     }
     case KernelKind::kMfma: {

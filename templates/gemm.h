@@ -28,12 +28,13 @@ enum class Layout { kNN = 0, kNT = 1, kTN = 2, kTT = 3 };
 enum class ElemType { kF16 = 0, kBF16 = 1, kF32 = 2 };
 // kGelu is the exact (erf) form on NVIDIA, the tanh form on AMD (no libm there).
 enum class Activation { kNone = 0, kSilu = 1, kGelu = 2 };
-enum class KernelKind { kMma, kSkinny, kMfma };
+// kWgmma: Hopper (sm_90a) warpgroup MMA, layout NT only.
+enum class KernelKind { kMma, kSkinny, kMfma, kWgmma };
 
 const char* layoutName(Layout l);          // "NN", "NT", "TN", "TT"
 const char* elemTypeName(ElemType t);      // "f16", "bf16", "f32"
 const char* activationName(Activation a);  // "none", "silu", "gelu"
-const char* kernelKindName(KernelKind k);  // "mma", "skinny", "mfma"
+const char* kernelKindName(KernelKind k);  // "mma", "skinny", "mfma", "wgmma"
 Expected<Layout> parseLayout(const std::string& s);
 Expected<ElemType> parseElemType(const std::string& s);
 Expected<Activation> parseActivation(const std::string& s);
@@ -74,13 +75,16 @@ std::string shapeKey(const GemmShape& s);
 // Embedded source file and extern "C" entry of a kernel kind.
 const char* sourceFile(KernelKind k);
 const char* entryName(KernelKind k);
-// Which kernels exist for a vendor ("cuda" -> mma, skinny; "hip" -> mfma).
+// Which kernels exist for a vendor ("cuda" -> mma, skinny; "hip" -> mfma). kWgmma is listed
+// separately (it needs arch sm_90a): kernelsForArch adds it there.
 std::vector<KernelKind> kernelsForBackend(const std::string& backend);
+std::vector<KernelKind> kernelsForArch(const std::string& arch);
 
 // The tunable knobs of a kernel with their constraints and shared-memory function.
 // mma:    BLOCK_M/N/K, WARPS_M, WARPS_N, NUM_STAGES, GROUP_M, SPLIT_K, MIN_BLOCKS.
 // skinny: SK_NT, SK_MT, SK_U, NUM_WARPS, SPLIT_K.
 // mfma:   BLOCK_M/N/K, MATRIX_INSTR (16|32), NUM_WAVES, WAVES_PER_EU, NUM_STAGES (1|2), GROUP_M.
+// wgmma:  BLOCK_N (128|256), WARPGROUPS (1|2), NUM_STAGES, GROUP_M.
 // The returned space is built once and shared (immutable, thread-safe).
 const ConfigSpace& configSpace(KernelKind k);
 // Shared memory (or LDS) per block that a config needs, in bytes.

@@ -175,7 +175,8 @@ int kindIndex(gemm::KernelKind k) { return static_cast<int>(k); }
 
 Expected<gemm::KernelKind> kindOf(const Config& c) {
   const std::string k = c.getStr("KIND");
-  for (gemm::KernelKind kind : {gemm::KernelKind::kMma, gemm::KernelKind::kSkinny, gemm::KernelKind::kMfma})
+  for (gemm::KernelKind kind : {gemm::KernelKind::kMma, gemm::KernelKind::kSkinny,
+                                gemm::KernelKind::kMfma, gemm::KernelKind::kWgmma})
     if (k == gemm::kernelKindName(kind)) return kind;
   return Status::InvalidArgument("GEMM config without a valid KIND: " + c.toString());
 }
@@ -204,21 +205,24 @@ std::string familySource() {
   s += templates::embeddedSource("gemm_mma.cuh");
   s += "\n#elif KTUNE_GEMM_KIND == 1\n";
   s += templates::embeddedSource("gemm_skinny.cuh");
-  s += "\n#else\n";
+  s += "\n#elif KTUNE_GEMM_KIND == 2\n";
   s += templates::embeddedSource("gemm_mfma.cuh");
+  s += "\n#else\n";
+  s += templates::embeddedSource("gemm_wgmma.cuh");
   s += "\n#endif\n";
   return s;
 }
 
 // Candidate configs for a backend: the curated sets of representative problems (large, decode
 // M = 1/16/64, small-M split-K), or every config of the spaces.
-std::vector<Config> familyConfigs(const std::string& backend, bool full) {
+std::vector<Config> familyConfigs(const std::vector<gemm::KernelKind>& kinds,
+                                  const std::string& backend, bool full) {
   std::vector<Config> out;
   auto add = [&](gemm::KernelKind k, const Config& c) {
     Config kc = withKind(c, k);
     if (std::find(out.begin(), out.end(), kc) == out.end()) out.push_back(kc);
   };
-  for (gemm::KernelKind k : gemm::kernelsForBackend(backend)) {
+  for (gemm::KernelKind k : kinds) {
     if (full) {
       for (const Config& c : gemm::configSpace(k).enumerate(backend).accepted) add(k, c);
       continue;
@@ -398,7 +402,9 @@ Expected<std::unique_ptr<GemmOp>> GemmOp::create(std::shared_ptr<Tuner> tuner, O
     auto k = kindOf(c);
     return std::string(gemm::entryName(k.ok() ? *k : gemm::KernelKind::kMma));
   };
-  f.configs = familyConfigs(backend, options.full_space);
+  std::vector<gemm::KernelKind> kinds = gemm::kernelsForBackend(backend);
+  if (options.wgmma && dev.arch == "sm_90a") kinds.push_back(gemm::KernelKind::kWgmma);
+  f.configs = familyConfigs(kinds, backend, options.full_space);
   f.defines = [](const Config& c, const GemmCall& call) {
     Defines d;
     auto k = kindOf(c);

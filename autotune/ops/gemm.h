@@ -95,6 +95,8 @@ class GemmOp {
  public:
   struct OpOptions {
     bool full_space = false;
+    // Also try the Hopper wgmma kernel on sm_90a devices.
+    bool wgmma = false;
     // Extra library paths for libcublasLt (e.g. a pip wheel's lib dir).
     std::vector<std::string> cublaslt_paths;
   };

@@ -476,6 +476,44 @@ TEST(GemmGpu, CublasLtAlgosRoundTripThroughIds) {
   }
 }
 
+// Hopper wgmma kernel (sm_90a only): curated configs vs the float64 reference (edges, epilogues,
+// dtypes) and vs cuBLASLt on a large problem.
+TEST(GemmGpu, WgmmaVsReference) {
+  REQUIRE_GPU();
+  if (env().dev.arch != "sm_90a") GTEST_SKIP() << "wgmma needs sm_90a, device is " << env().dev.arch;
+  struct Case { int64_t m, n, k; ElemType ab, c; bool bias; Activation act; float beta; };
+  const Case cases[] = {
+      {300, 520, 264, ElemType::kBF16, ElemType::kBF16, false, Activation::kNone, 0.f},
+      {130, 200, 72, ElemType::kBF16, ElemType::kBF16, true, Activation::kSilu, 0.5f},
+      {257, 384, 1000, ElemType::kF16, ElemType::kF32, true, Activation::kGelu, 0.f},
+      {64, 128, 64, ElemType::kBF16, ElemType::kBF16, false, Activation::kNone, 0.f},
+  };
+  std::vector<std::tuple<KernelKind, Config, GemmShape>> jobs;
+  std::vector<GemmShape> shapes;
+  for (const Case& cs : cases) {
+    GemmShape s = shapeOf(Layout::kNT, cs.ab, cs.c, cs.m, cs.n, cs.k);
+    s.has_bias = cs.bias;
+    s.act = cs.act;
+    s.beta = cs.beta;
+    shapes.push_back(s);
+    for (auto& c : gemm::curatedConfigs(KernelKind::kWgmma, s)) jobs.emplace_back(KernelKind::kWgmma, c, s);
+  }
+  GemmShape big = shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 4096, 4096, 4096);
+  for (auto& c : gemm::curatedConfigs(KernelKind::kWgmma, big)) jobs.emplace_back(KernelKind::kWgmma, c, big);
+  precompile(jobs);
+  uint32_t seed = 1000;
+  for (const GemmShape& s : shapes) {
+    Problem p(s, seed++);
+    const auto ref = p.hostReference();
+    for (const Config& c : gemm::curatedConfigs(KernelKind::kWgmma, s))
+      expectMatches(KernelKind::kWgmma, c, p, ref, 2);
+  }
+  if (!env().lt) GTEST_SKIP() << "cuBLASLt unavailable for the large check: " << env().lt_skip;
+  Problem p(big, 1100);
+  const auto ref = p.cublasReference();
+  for (const Config& c : gemm::curatedConfigs(KernelKind::kWgmma, big)) expectMatches(KernelKind::kWgmma, c, p, ref);
+}
+
 // The tunable op end to end: tunes (JIT configs + cuBLASLt algorithms + default), verifies every
 // candidate, records the winner, and the tuned call writes the right result.
 TEST(GemmGpu, TunableOpTunesVerifiesAndRuns) {

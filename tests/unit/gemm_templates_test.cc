@@ -279,6 +279,55 @@ TEST_F(GemmNvrtc, RepresentativeMmaConfigsCompileWithMmaSync) {
   for (const auto& f : compileAll(jobs)) ADD_FAILURE() << f;
 }
 
+TEST_F(GemmNvrtc, WgmmaCuratedConfigsCompileForSm90a) {
+  std::vector<std::tuple<KernelKind, Config, GemmShape>> jobs;
+  GemmShape s = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 4096, 4096, 4096);
+  for (const Config& c : curatedConfigs(KernelKind::kWgmma, s)) jobs.emplace_back(KernelKind::kWgmma, c, s);
+  GemmShape f = denseShape(Layout::kNT, ElemType::kF16, ElemType::kF32, 100, 100, 100);
+  f.aligned16 = true;
+  f.lda = f.ldb = 104;
+  f.has_bias = true;
+  f.act = Activation::kGelu;
+  jobs.emplace_back(KernelKind::kWgmma, curatedConfigs(KernelKind::kWgmma, f).front(), f);
+  ASSERT_GE(jobs.size(), 4u);
+  std::vector<std::string> failures(jobs.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t j; (j = next++) < jobs.size();) {
+      const auto& [k, c, sh] = jobs[j];
+      CompileRequest req;
+      req.source = std::string(templates::embeddedSource(sourceFile(k)));
+      req.source_name = sourceFile(k);
+      req.entry = entryName(k);
+      req.defines = defines(k, c, sh);
+      req.arch = "sm_90a";
+      req.dumps = kDumpPtx;
+      auto r = cc_->compile(req);
+      if (!r.ok()) failures[j] = c.toString() + ": " + r.status().toString().substr(0, 2000);
+      else if (r->dumps["ptx"].find("wgmma.mma_async.sync.aligned.m64n") == std::string::npos)
+        failures[j] = c.toString() + ": PTX lacks wgmma.mma_async";
+      else if (r->resources.spills())
+        failures[j] = c.toString() + ": spills";
+    }
+  };
+  std::thread t1(work), t2(work);
+  t1.join();
+  t2.join();
+  for (const auto& fl : failures)
+    if (!fl.empty()) ADD_FAILURE() << fl;
+  // Launch rule: sm_90a only, NT only.
+  DeviceInfo h = h100Like();
+  auto p = launchPlan(KernelKind::kWgmma, curatedConfigs(KernelKind::kWgmma, s).front(), s, h);
+  ASSERT_TRUE(p.ok()) << p.status().toString();
+  EXPECT_EQ(p->block.x, 256u);
+  EXPECT_EQ(p->grid.x, (4096u / 128u) * (4096u / 256u));
+  h.arch = "sm_80";
+  EXPECT_EQ(launchPlan(KernelKind::kWgmma, curatedConfigs(KernelKind::kWgmma, s).front(), s, h).status().code(),
+            Code::kUnsupported);
+  EXPECT_EQ(kernelsForArch("sm_90a").size(), 3u);
+  EXPECT_EQ(kernelsForArch("sm_80").size(), 2u);
+}
+
 // AMD: every config of the MFMA space compiles for gfx90a (hiprtc), and the ISA shows the MFMA
 // instruction the config asked for and 128-bit global loads; VGPR/AGPR/LDS are reported.
 TEST(GemmMfma, EveryConfigCompilesForGfx90aWithRequestedMfma) {

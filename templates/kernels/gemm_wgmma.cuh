@@ -1,0 +1,239 @@
+// ktune GEMM for NVIDIA Hopper (sm_90a): warpgroup MMA (wgmma.mma_async) from shared memory.
+//
+//   C = act(alpha * A * B^T + beta * C + bias)      LAYOUT NT only: A [M][K], B [N][K] (K-major)
+//
+// Each warpgroup (4 warps, 128 threads) owns 64 rows of the block tile and the full BLOCK_N
+// columns (wgmma m64nBLOCK_Nk16, fp32 accumulators in registers). Tiles are BLOCK_K = 64 elements
+// wide, i.e. 128-byte rows, loaded with a cp.async multistage pipeline (zero-filled at the edges)
+// straight into the layout the tensor cores read with 128-byte swizzle: 16-byte chunk c of row r
+// sits at chunk c ^ (r % 8) inside each 1024-byte group of 8 rows, so one shared-memory matrix
+// descriptor (SBO = 1024 B) covers a 64-row operand, and the k16 steps advance its start address
+// by 32 bytes. cp.async writes through the generic proxy while wgmma reads through the async
+// proxy, hence fence.proxy.async before the barrier that publishes each stage.
+//
+// Config: BLOCK_N (128 | 256), WARPGROUPS (1 | 2; BLOCK_M = 64 * WARPGROUPS), NUM_STAGES (2..6),
+// GROUP_M; problem defines DTYPE_AB (0 f16, 1 bf16), DTYPE_C (0 f16, 1 bf16, 2 f32), HAS_BIAS,
+// ACT (0 none, 1 SiLU, 2 GELU erf). Host requirements (launch rule): layout NT, 16-byte aligned A
+// and B, lda % 8 == 0, ldb % 8 == 0. Dynamic shared memory:
+// NUM_STAGES * (BLOCK_M + BLOCK_N) * 64 * 2 + 1024 bytes (the 1024 aligns the tiles).
+#include "prelude.cuh"
+
+#ifndef BLOCK_N
+#define BLOCK_N 128
+#endif
+#ifndef WARPGROUPS
+#define WARPGROUPS 2
+#endif
+#ifndef NUM_STAGES
+#define NUM_STAGES 4
+#endif
+#ifndef GROUP_M
+#define GROUP_M 8
+#endif
+#ifndef DTYPE_AB
+#define DTYPE_AB 1
+#endif
+#ifndef DTYPE_C
+#define DTYPE_C 1
+#endif
+#ifndef HAS_BIAS
+#define HAS_BIAS 0
+#endif
+#ifndef ACT
+#define ACT 0
+#endif
+
+#if DTYPE_AB == 1
+#define KW_T "bf16"
+#else
+#define KW_T "f16"
+#endif
+
+namespace kw {
+
+constexpr int kBM = 64 * WARPGROUPS, kBN = BLOCK_N, kBK = 64;
+constexpr int kThreads = 128 * WARPGROUPS;
+constexpr int kStages = NUM_STAGES;
+constexpr int kATile = kBM * kBK, kBTile = kBN * kBK;  // elements per stage
+constexpr int kAcc = kBN / 2;                         // fp32 accumulators per thread
+
+static_assert(kBN == 128 || kBN == 256, "BLOCK_N must be 128 or 256");
+static_assert(WARPGROUPS == 1 || WARPGROUPS == 2, "WARPGROUPS must be 1 or 2");
+static_assert(kStages >= 2, "NUM_STAGES must be >= 2");
+
+KTUNE_DEVICE unsigned smem_addr(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+KTUNE_DEVICE void cp_async16_zfill(unsigned dst, const void* src, int bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes)
+               : "memory");
+}
+
+// (rows x 64) K-major tile, element (r, c) at g[(r0 + r) * ld + c0 + c], zero outside
+// r0 + r < rlim, c0 + c < clim; written with the 128-byte swizzle.
+template <int kRows>
+KTUNE_DEVICE void load_tile(unsigned short* s, const unsigned short* __restrict__ g, long ld,
+                            int r0, int c0, int rlim, int clim, int tid) {
+  constexpr int kIters = kRows * 8 / kThreads;
+  static_assert(kIters * kThreads == kRows * 8, "tile chunks must divide among threads");
+#pragma unroll
+  for (int i = 0; i < kIters; ++i) {
+    const int chunk = tid + i * kThreads;
+    const int r = chunk >> 3, ch = chunk & 7;
+    const int gr = r0 + r, gc = c0 + ch * 8;
+    int bytes = 0;
+    if (gr < rlim && gc < clim) bytes = min(16, (clim - gc) * 2);
+    const unsigned short* src = bytes > 0 ? g + (long)gr * ld + gc : g;
+    cp_async16_zfill(smem_addr(s + r * kBK + ((ch ^ (r & 7)) * 8)), src, bytes);
+  }
+}
+
+// Shared-memory matrix descriptor: K-major, 128-byte swizzle, 8-row groups 1024 bytes apart.
+KTUNE_DEVICE unsigned long long make_desc(const void* p) {
+  const unsigned addr = smem_addr(p);
+  unsigned long long d = static_cast<unsigned long long>((addr & 0x3FFFF) >> 4);
+  d |= static_cast<unsigned long long>(16 >> 4) << 16;    // leading byte offset (unused here)
+  d |= static_cast<unsigned long long>(1024 >> 4) << 32;  // stride byte offset
+  d |= 1ull << 62;                                        // 128-byte swizzle
+  return d;
+}
+
+KTUNE_DEVICE void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+KTUNE_DEVICE void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+KTUNE_DEVICE void wgmma_wait0() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
+KTUNE_DEVICE void fence_proxy_async() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+KTUNE_DEVICE void wgmma_n128(float (&d)[64], unsigned long long da, unsigned long long db, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32." KW_T "." KW_T " "
+      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "l"(da), "l"(db), "r"(scale_d));
+}
+
+KTUNE_DEVICE void wgmma_n256(float (&d)[128], unsigned long long da, unsigned long long db, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32." KW_T "." KW_T " "
+      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127}, %128, %129, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+      : "l"(da), "l"(db), "r"(scale_d));
+}
+
+#if DTYPE_C == 2
+typedef float out_t;
+#elif DTYPE_C == 1
+typedef ktune::bf16_t out_t;
+#else
+typedef ktune::half_t out_t;
+#endif
+KTUNE_DEVICE float out_to_float(out_t v) { return ktune::to_float(v); }
+KTUNE_DEVICE out_t out_from_float(float v) { return ktune::from_float<out_t>(v); }
+
+KTUNE_DEVICE float activate(float v) {
+#if ACT == 1
+  return v / (1.0f + __expf(-v));
+#elif ACT == 2
+  return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
+#else
+  return v;
+#endif
+}
+
+}  // namespace kw
+
+KTUNE_KERNEL void __launch_bounds__(kw::kThreads, 1)
+    ktune_gemm_wgmma(const unsigned short* __restrict__ A, const unsigned short* __restrict__ B,
+                     void* Cv, const void* biasv, float* workspace, unsigned* counters, int M,
+                     int N, int K, long lda, long ldb, long ldc, float alpha, float beta) {
+  using namespace kw;
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  unsigned char* base = smem_raw + ((1024u - (smem_addr(smem_raw) & 1023u)) & 1023u);
+  unsigned short* sA = reinterpret_cast<unsigned short*>(base);
+  unsigned short* sB = sA + kStages * kATile;
+  out_t* C = reinterpret_cast<out_t*>(Cv);
+#if HAS_BIAS
+  const out_t* bias = reinterpret_cast<const out_t*>(biasv);
+#endif
+  (void)biasv;
+  (void)workspace;
+  (void)counters;
+
+  const int tid = threadIdx.x, lane = tid & 31, wg = tid >> 7, warp = (tid >> 5) & 3;
+  const int grid_m = (M + kBM - 1) / kBM, grid_n = (N + kBN - 1) / kBN;
+  const int pid = blockIdx.x;
+  const int in_group = GROUP_M * grid_n;
+  const int first_m = (pid / in_group) * GROUP_M;
+  const int group_rows = min(grid_m - first_m, GROUP_M);
+  const int pid_m = first_m + (pid % in_group) % group_rows;
+  const int pid_n = (pid % in_group) / group_rows;
+  const int m0 = pid_m * kBM, n0 = pid_n * kBN;
+  const int ktiles = (K + kBK - 1) / kBK;
+
+  auto load_stage = [&](int kt, int slot) {
+    const int k0 = kt * kBK;
+    load_tile<kBM>(sA + slot * kATile, A, lda, m0, k0, M, K, tid);
+    load_tile<kBN>(sB + slot * kBTile, B, ldb, n0, k0, N, K, tid);
+  };
+
+  float acc[kAcc];
+#pragma unroll
+  for (int i = 0; i < kAcc; ++i) acc[i] = 0.0f;
+
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < ktiles) load_stage(s, s);
+    ktune::cp_async_commit();
+  }
+
+#pragma unroll 1
+  for (int kt = 0; kt < ktiles; ++kt) {
+    ktune::cp_async_wait<kStages - 2>();
+    fence_proxy_async();  // this thread's cp.async writes -> visible to the async proxy
+    __syncthreads();
+    {
+      // The slot refilled here was read by wgmmas that every warpgroup finished (wait 0)
+      // before the barrier above.
+      const int nk = kt + kStages - 1;
+      if (nk < ktiles) load_stage(nk, nk % kStages);
+      ktune::cp_async_commit();
+    }
+    const unsigned short* a = sA + (kt % kStages) * kATile + wg * 64 * kBK;
+    const unsigned short* b = sB + (kt % kStages) * kBTile;
+    const unsigned long long da = make_desc(a), db = make_desc(b);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < kBK / 16; ++kk) {
+#if BLOCK_N == 256
+      wgmma_n256(acc, da + 2 * kk, db + 2 * kk, 1);
+#else
+      wgmma_n128(acc, da + 2 * kk, db + 2 * kk, 1);
+#endif
+    }
+    wgmma_commit();
+    wgmma_wait0();
+  }
+  ktune::cp_async_wait<0>();
+
+  // Accumulator j*4 + e: row wg*64 + warp*16 + lane/4 + (e/2)*8, column j*8 + 2*(lane%4) + e%2.
+  const int g = lane >> 2, q = lane & 3;
+  const int row0 = m0 + wg * 64 + warp * 16 + g;
+#pragma unroll
+  for (int j = 0; j < kBN / 8; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int r = row0 + (e >> 1) * 8, c = n0 + j * 8 + q * 2 + (e & 1);
+      if (r >= M || c >= N) continue;
+      float v = alpha * acc[j * 4 + e];
+      out_t* dst = C + (long)r * ldc + c;
+      if (beta != 0.0f) v += beta * out_to_float(*dst);
+#if HAS_BIAS
+      v += out_to_float(bias[c]);
+#endif
+      *dst = out_from_float(activate(v));
+    }
+}
