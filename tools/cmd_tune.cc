@@ -513,7 +513,9 @@ int cmdTune(const std::vector<std::string>& argv) {
   }
 
   // gemm
-  auto gop = GemmOp::create(tuner, GemmOp::OpOptions{args->has("--full-space"), {}});
+  GemmOp::OpOptions gopts;
+  gopts.full_space = args->has("--full-space");
+  auto gop = GemmOp::create(tuner, gopts);
   if (!gop.ok()) return fail(gop.status());
   int rc = kExitOk;
   for (const auto& gc : gemm_cases) {
