@@ -95,8 +95,9 @@ class GemmOp {
  public:
   struct OpOptions {
     bool full_space = false;
-    // Also try the Hopper wgmma kernel on sm_90a devices.
-    bool wgmma = false;
+    // Also try the Hopper wgmma kernel on sm_90a devices (verified on an H100; every candidate
+    // is verified again during tuning).
+    bool wgmma = true;
     // Extra library paths for libcublasLt (e.g. a pip wheel's lib dir).
     std::vector<std::string> cublaslt_paths;
   };

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cmath>
 #include <set>
 #include <thread>
@@ -210,6 +211,10 @@ class GemmNvrtc : public ::testing::Test {
     if (!c.ok()) GTEST_SKIP() << "NVRTC unavailable: " << c.status().toString();
     cc_ = std::move(c).value();
   }
+  // Spills fail the compile unless allow_spills_: for the mma kernel they depend on the layout
+  // (e.g. 256x64 tiles with A stored [K][M] spill ~90 bytes), which the config space cannot
+  // see; the tuner prunes spilling binaries from the compiler report at run time.
+  bool allow_spills_ = false;
   Status compileOne(KernelKind kind, const Config& cfg, const GemmShape& s, std::string* ptx) {
     CompileRequest req;
     req.source = std::string(templates::embeddedSource(sourceFile(kind)));
@@ -220,8 +225,11 @@ class GemmNvrtc : public ::testing::Test {
     req.dumps = ptx ? kDumpPtx : kDumpNone;
     auto r = cc_->compile(req);
     if (!r.ok()) return r.status();
-    if (r->resources.spills())
+    if (r->resources.spills() && !allow_spills_)
       return Status::OutOfResources("spills: " + cfg.toString() + " " + r->log);
+    if (r->resources.spills())
+      std::printf("note: %s with %s spills %lld bytes\n", cfg.toString().c_str(),
+                  shapeKey(s).c_str(), static_cast<long long>(r->resources.spill_store_bytes));
     if (ptx) *ptx = r->dumps["ptx"];
     return Status::Ok();
   }
@@ -262,6 +270,7 @@ TEST_F(GemmNvrtc, EverySkinnyConfigCompilesWithMmaSync) {
 TEST_F(GemmNvrtc, RepresentativeMmaConfigsCompileWithMmaSync) {
   // A deterministic spread of the accepted space (every 41st config: tile shapes, warp
   // layouts, stages, split-K values appear), every layout/dtype once, plus the curated set.
+  allow_spills_ = true;
   auto acc = configSpace(KernelKind::kMma).enumerate("cuda", 227 * 1024).accepted;
   std::vector<std::tuple<KernelKind, Config, GemmShape>> jobs;
   const Layout layouts[] = {Layout::kNN, Layout::kNT, Layout::kTN, Layout::kTT};
