@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdint>
 
 namespace ktune {
 
@@ -150,7 +151,10 @@ static bool applies(const ParamSpec& p, std::string_view backend) {
 size_t ConfigSpace::rawSize(std::string_view backend) const {
   size_t n = 1;
   for (const auto& p : params_) {
-    if (applies(p, backend)) n *= p.values.size();
+    if (!applies(p, backend)) continue;
+    if (p.values.empty()) return 0;
+    // Saturate: a product that wrapped would report a huge space as tiny (2^64 points read as 0).
+    if (__builtin_mul_overflow(n, p.values.size(), &n)) n = SIZE_MAX;
   }
   return n;
 }

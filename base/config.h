@@ -93,7 +93,7 @@ class ConfigSpace {
   Enumeration enumerate(std::string_view backend = "", int64_t shared_limit_bytes = 0) const;
   // Bytes the resource function reports (0 if none set).
   int64_t sharedBytesOf(const Config& c) const { return shared_fn_ ? shared_fn_(c) : 0; }
-  // Number of points before constraints.
+  // Number of points before constraints; SIZE_MAX when the product does not fit in size_t.
   size_t rawSize(std::string_view backend = "") const;
   // Checks that `c` names only known parameters with listed values and meets the constraints.
   Status validate(const Config& c, std::string_view backend = "") const;
