@@ -5,11 +5,16 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <exception>
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <type_traits>
 
 #include "base/fs.h"
 
@@ -50,10 +55,35 @@ Code codeFromName(const std::string& s) {
   return Code::kInternal;
 }
 
+// nlohmann's get<int>() on a float such as 1e300 is a float-to-int cast out of range (undefined
+// behaviour), and on a too-large integer it silently wraps; a hand-edited or corrupt file must
+// instead read as malformed. Throws std::out_of_range / nlohmann type_error (callers catch).
+template <typename T>
+T checkedNumber(const json& v, const char* name) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    constexpr T lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
+    bool ok = true;
+    if (v.is_number_unsigned()) {
+      ok = v.get<uint64_t>() <= uint64_t(hi);
+    } else if (v.is_number_integer()) {
+      const int64_t i = v.get<int64_t>();
+      ok = i >= int64_t(lo) && (hi > INT64_MAX / 2 || i <= int64_t(hi));
+    } else if (v.is_number_float()) {
+      const double d = v.get<double>();
+      ok = std::isfinite(d) && d >= double(lo) && d < double(hi) + 1.0;
+    }
+    if (!ok) {
+      throw std::out_of_range(std::string("field '") + name + "' value " + v.dump() +
+                              " is out of range");
+    }
+  }
+  return v.get<T>();
+}
+
 template <typename T>
 void readField(const json& j, const char* name, T& out) {
   auto it = j.find(name);
-  if (it != j.end() && !it->is_null()) out = it->get<T>();
+  if (it != j.end() && !it->is_null()) out = checkedNumber<T>(*it, name);
 }
 
 json statsToJson(const TimingStats& s) {
@@ -285,7 +315,7 @@ Expected<Loaded> loadFile(const std::string& path, const std::string& family) {
     l.warnings.clear();
     return l;
   }
-  int schema = doc.value("schema", kSchema);
+  int64_t schema = doc.value("schema", int64_t{kSchema});
   if (schema > kSchema) {
     l.problem = Status::Unsupported("written by a newer ktune (schema " + std::to_string(schema) +
                                     ", this one reads " + std::to_string(kSchema) + ")");
@@ -545,9 +575,9 @@ Status TuningDatabase::importJson(const std::string& text) {
   std::vector<std::string> import_warnings;
   Status s = checkDoc(in, &import_warnings);
   if (!s.ok()) return Status::InvalidArgument("import: not a ktune tuning database: " + s.message());
-  if (in.value("schema", kSchema) > kSchema) {
+  if (in.value("schema", int64_t{kSchema}) > kSchema) {
     return Status::Unsupported("import: file has schema " +
-                               std::to_string(in.value("schema", kSchema)) +
+                               std::to_string(in.value("schema", int64_t{kSchema})) +
                                ", newer than this ktune reads (" + std::to_string(kSchema) + ")");
   }
   std::lock_guard<std::mutex> g(mu_);

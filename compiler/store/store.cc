@@ -2,10 +2,15 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdint>
 #include <ctime>
 #include <exception>
 #include <functional>
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <type_traits>
 
 #include "base/fs.h"
 #include "base/sha256.h"
@@ -68,10 +73,35 @@ json resourcesToJson(const ResourceUsage& r) {
               {"max_threads_per_block", r.max_threads_per_block}};
 }
 
+// nlohmann's get<int>() on a float such as 1e300 is a float-to-int cast out of range (undefined
+// behaviour), and on a too-large integer it silently wraps; a hand-edited or corrupt file must
+// instead read as malformed. Throws std::out_of_range / nlohmann type_error (callers catch).
+template <typename T>
+T checkedNumber(const json& v, const char* name) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    constexpr T lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
+    bool ok = true;
+    if (v.is_number_unsigned()) {
+      ok = v.get<uint64_t>() <= uint64_t(hi);
+    } else if (v.is_number_integer()) {
+      const int64_t i = v.get<int64_t>();
+      ok = i >= int64_t(lo) && (hi > INT64_MAX / 2 || i <= int64_t(hi));
+    } else if (v.is_number_float()) {
+      const double d = v.get<double>();
+      ok = std::isfinite(d) && d >= double(lo) && d < double(hi) + 1.0;
+    }
+    if (!ok) {
+      throw std::out_of_range(std::string("field '") + name + "' value " + v.dump() +
+                              " is out of range");
+    }
+  }
+  return v.get<T>();
+}
+
 template <typename T>
 void readField(const json& j, const char* name, T& out) {
   auto it = j.find(name);
-  if (it != j.end() && !it->is_null()) out = it->get<T>();
+  if (it != j.end() && !it->is_null()) out = checkedNumber<T>(*it, name);
 }
 
 ResourceUsage resourcesFromJson(const json& j) {
@@ -101,7 +131,8 @@ Expected<json> parseMetadata(const std::string& key, const std::string& text) {
   }
   if (!j.is_object()) return Status::Corrupt("metadata of " + key + " is not a JSON object");
   try {
-    if (j.value("format_version", 0) != kMetadataFormat) {
+    auto fv = j.find("format_version");
+    if (fv == j.end() || !fv->is_number_integer() || fv->get<int64_t>() != kMetadataFormat) {
       return Status::Corrupt("metadata of " + key + " has format_version " +
                              j.value("format_version", json(nullptr)).dump() + ", expected " +
                              std::to_string(kMetadataFormat));
@@ -114,7 +145,7 @@ Expected<json> parseMetadata(const std::string& key, const std::string& text) {
     if (sha.size() != 64 || !isHex(sha)) {
       return Status::Corrupt("metadata of " + key + " has a malformed binary_sha256");
     }
-    if (j.at("binary_bytes").get<int64_t>() < 0) {
+    if (checkedNumber<int64_t>(j.at("binary_bytes"), "binary_bytes") < 0) {
       return Status::Corrupt("metadata of " + key + " has a negative binary_bytes");
     }
   } catch (const std::exception& e) {
@@ -174,7 +205,7 @@ Expected<CodeObject> readEntry(const std::string& key, const std::string& meta_t
     if (bin.status().code() != Code::kNotFound) return bin.status();
     return Status::Corrupt("entry " + key + ": metadata present but binary missing");
   }
-  int64_t want_bytes = meta.at("binary_bytes").get<int64_t>();
+  int64_t want_bytes = checkedNumber<int64_t>(meta.at("binary_bytes"), "binary_bytes");
   if (int64_t(bin->size()) != want_bytes) {
     return Status::Corrupt("entry " + key + ": binary is " + std::to_string(bin->size()) +
                            " bytes, metadata says " + std::to_string(want_bytes) +
