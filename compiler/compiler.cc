@@ -99,6 +99,10 @@ Status checkRequest(const CompileRequest& req) {
       return Status::InvalidArgument("malformed arch '" + req.arch + "'");
   if (req.entry.empty())
     return Status::InvalidArgument("compile request has no entry (kernel name)");
+  // hiprtc only says HIPRTC_ERROR_INVALID_INPUT for this; NVRTC "compiles" it to an empty module.
+  if (req.source.find_first_not_of(" \t\r\n") == std::string::npos)
+    return Status::InvalidArgument("compile request for entry '" + req.entry + "' has an empty " +
+                                   "source" + (req.source_name.empty() ? "" : " (" + req.source_name + ")"));
   for (const auto& [k, v] : req.defines) {
     if (!isIdent(k)) return Status::InvalidArgument("define name '" + k + "' is not an identifier");
     if (v.find('\n') != std::string::npos)

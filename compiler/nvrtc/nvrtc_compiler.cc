@@ -126,6 +126,11 @@ class NvrtcCompiler final : public Compiler {
     co.binary.resize(n);
     if (api_->GetCUBIN(prog->get(), co.binary.data()) != kNvrtcSuccess)
       return Status::Internal("nvrtcGetCUBIN failed");
+    // An extern "C" entry is taken on trust by build(); without this check a misspelt entry (or
+    // an empty source) "compiles" and only fails at module load on the GPU, far from the cause.
+    // Every kernel of a cubin has its own ".text.<symbol>" section.
+    if (co.binary.find(".text." + co.lowered_entry + std::string(1, '\0')) == std::string::npos)
+      return entryNotFound(req, co.log);
     if (req.dumps & kDumpPtx) ptx = getPtx(prog->get());
     prog.reset();
     if ((req.dumps & kDumpPtx) && ptx.empty()) {
@@ -203,6 +208,19 @@ class NvrtcCompiler final : public Compiler {
       *lowered = req.entry;
     }
     return prog;
+  }
+
+  // kNotFound naming the kernels ptxas did compile (from the -v log).
+  static Status entryNotFound(const CompileRequest& req, const std::string& log) {
+    static const std::regex entry_re(R"(Compiling entry function '([^']+)')");
+    std::string kernels;
+    for (std::sregex_iterator it(log.begin(), log.end(), entry_re), end; it != end; ++it)
+      kernels += (kernels.empty() ? "" : ", ") + (*it)[1].str();
+    return Status::NotFound("kernel '" + req.entry + "' not found in " +
+                            (req.source_name.empty() ? std::string("the source") : req.source_name) +
+                            " compiled for " + req.arch + " (kernels: " +
+                            (kernels.empty() ? std::string("none") : kernels) +
+                            "); check --entry and that the kernel is extern \"C\" __global__");
   }
 
   std::string sass(const std::string& cubin) const {
