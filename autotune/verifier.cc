@@ -1,5 +1,6 @@
 #include "autotune/verifier.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <vector>
@@ -118,6 +119,40 @@ Expected<VerifyResult> compareDeviceToTrusted(Backend& b, DevicePtr out, DeviceP
   std::vector<double> ref(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) ref[i] = loadAsDouble(r.data(), t, i);
   return compareHost(a.data(), t, ref.data(), n, tol);
+}
+
+std::vector<int64_t> sampleRows(int64_t rows, int64_t max_rows) {
+  std::vector<int64_t> out;
+  if (rows <= 0) return out;
+  if (rows <= max_rows) {
+    for (int64_t r = 0; r < rows; ++r) out.push_back(r);
+    return out;
+  }
+  for (int64_t r = 0; r < 8; ++r) out.push_back(r);
+  // An odd step visits every residue modulo any power of two (tile sizes) as it goes.
+  const int64_t step = ((rows - 16 + max_rows - 17) / (max_rows - 16)) | 1;
+  for (int64_t r = 8 + step / 2; r < rows - 8; r += step) out.push_back(r);
+  for (int64_t r = rows - 8; r < rows; ++r) out.push_back(r);
+  return out;
+}
+
+Expected<VerifyResult> compareDeviceRowsToTrusted(Backend& b, DevicePtr out, DevicePtr trusted,
+                                                  DType t, int64_t cols, int64_t ld,
+                                                  const std::vector<int64_t>& rows, Tolerance tol) {
+  if (cols < 0 || ld < cols) return Status::InvalidArgument("verifier: bad cols/ld");
+  const size_t row_bytes = static_cast<size_t>(cols) * sizeOf(t);
+  const size_t n = rows.size() * static_cast<size_t>(cols);
+  std::vector<unsigned char> a(rows.size() * row_bytes), r(rows.size() * row_bytes);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const DevicePtr off = static_cast<DevicePtr>(rows[i]) * static_cast<DevicePtr>(ld) * sizeOf(t);
+    KTUNE_RETURN_IF_ERROR(b.copyToHost(a.data() + i * row_bytes, out + off, row_bytes)
+                              .withContext("verifier: output row " + std::to_string(rows[i])));
+    KTUNE_RETURN_IF_ERROR(b.copyToHost(r.data() + i * row_bytes, trusted + off, row_bytes)
+                              .withContext("verifier: trusted row " + std::to_string(rows[i])));
+  }
+  std::vector<double> ref(n);
+  for (size_t i = 0; i < n; ++i) ref[i] = loadAsDouble(r.data(), t, static_cast<int64_t>(i));
+  return compareHost(a.data(), t, ref.data(), static_cast<int64_t>(n), tol);
 }
 
 Status poisonNaN(Backend& b, DevicePtr p, DType t, int64_t count, StreamHandle s) {

@@ -52,6 +52,16 @@ Expected<VerifyResult> compareDevice(Backend& b, DevicePtr out, DType t,
 // Device buffer vs the output of a trusted kernel (both device buffers of type t).
 Expected<VerifyResult> compareDeviceToTrusted(Backend& b, DevicePtr out, DevicePtr trusted,
                                               DType t, int64_t n, Tolerance tol);
+// Rows of a [rows x cols] matrix with row stride `ld` (elements) that a sampled comparison checks:
+// all rows when rows <= max_rows; else the first and last 8 rows plus rows spread with a prime
+// step (so they land on every offset inside power-of-two tiles). Deterministic.
+std::vector<int64_t> sampleRows(int64_t rows, int64_t max_rows = 256);
+// Like compareDeviceToTrusted, on the listed rows only (each row: cols elements from row*ld).
+// For large outputs the sampled check costs a few milliseconds instead of a full device->host
+// copy and comparison per candidate.
+Expected<VerifyResult> compareDeviceRowsToTrusted(Backend& b, DevicePtr out, DevicePtr trusted,
+                                                  DType t, int64_t cols, int64_t ld,
+                                                  const std::vector<int64_t>& rows, Tolerance tol);
 
 // Fills `count` elements of type t (kF32, kF16, kBF16, kF64) at `p` with a quiet NaN on `stream`.
 // kUnsupported for integer types.

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <thread>
+#include <unistd.h>
 
 #include "autotune/autotuner.h"
 #include "autotune/dtype.h"
@@ -440,7 +441,8 @@ int cmdTune(const std::vector<std::string>& argv) {
 
   TunerOptions topts;
   topts.options = *opts;
-  if (!json && !args->has("--quiet")) {
+  // Live progress only on a terminal; logs and pipes get the final table alone.
+  if (!json && !args->has("--quiet") && ::isatty(2)) {
     topts.progress = [](const TuneProgress& p) {
       std::fprintf(stderr, "\r  %-8s %3d/%-3d %-60.60s", p.phase.c_str(), p.index, p.total,
                    p.config.c_str());
