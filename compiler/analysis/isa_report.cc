@@ -1,5 +1,8 @@
 #include "compiler/analysis/isa_report.h"
 
+#include <algorithm>
+#include <cctype>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
@@ -12,6 +15,7 @@ namespace {
 struct Line {
   std::string mnemonic;  // lower/upper case as written
   std::string text;      // the whole (trimmed) line
+  int64_t addr = -1;     // byte offset from a disassembler comment ("// 0000000019A0: ..."), else -1
 };
 
 std::string trim(const std::string& s) {
@@ -96,6 +100,17 @@ IsaReport analyzeIsa(const std::string& text, IsaKind kind) {
         if (e != std::string::npos) l = trim(l.substr(e + 2));
       }
     }
+    // comgr's disassembly of an executable has no labels: branches carry a signed word offset
+    // and each line's address sits in its comment, so remember the address.
+    int64_t addr = -1;
+    if (kind == IsaKind::kAmdgcn) {
+      auto c = l.find("// ");
+      if (c != std::string::npos) {
+        size_t b = c + 3, e = b;
+        while (e < l.size() && std::isxdigit(static_cast<unsigned char>(l[e]))) ++e;
+        if (e - b >= 8 && e < l.size() && l[e] == ':') addr = std::stoll(l.substr(b, e - b), nullptr, 16);
+      }
+    }
     // Drop comments.
     for (const char* c : {"//", ";;"}) {
       auto p = l.find(c);
@@ -118,8 +133,11 @@ IsaReport analyzeIsa(const std::string& text, IsaKind kind) {
     }
     std::string m = l.substr(0, l.find_first_of(" \t"));
     if (!m.empty() && m.back() == ';') m.pop_back();
-    lines.push_back({m, l});
+    lines.push_back({m, l, addr});
   }
+  std::map<int64_t, size_t> line_at_addr;
+  for (size_t i = 0; i < lines.size(); ++i)
+    if (lines[i].addr >= 0) line_at_addr[lines[i].addr] = i;
   for (size_t i = 0; i < lines.size(); ++i) {
     const std::string& m = lines[i].mnemonic;
     const std::string& l = lines[i].text;
@@ -150,6 +168,14 @@ IsaReport analyzeIsa(const std::string& text, IsaKind kind) {
       if (startsWith(m, "s_branch") || startsWith(m, "s_cbranch")) {
         auto sp = l.find_first_of(" \t");
         if (sp != std::string::npos) target = trim(l.substr(sp));
+        // Numeric operand (comgr): target = next instruction + simm16 * 4.
+        if (!target.empty() && lines[i].addr >= 0 &&
+            std::all_of(target.begin(), target.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); })) {
+          const int64_t simm = static_cast<int16_t>(static_cast<uint16_t>(std::stoll(target)));
+          auto it = line_at_addr.find(lines[i].addr + 4 + simm * 4);
+          if (it != line_at_addr.end() && it->second <= i) loops.emplace_back(it->second, i);
+          target.clear();
+        }
       }
     } else if (kind == IsaKind::kPtx) {
       if (startsWith(m, "ld.global"))

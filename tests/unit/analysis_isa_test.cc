@@ -188,3 +188,24 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(256, 0) k(const ktune::bf16_t* a, float* c
 
 }  // namespace
 }  // namespace ktune
+
+namespace ktune {
+namespace {
+// comgr's disassembly of an executable has no labels: a backward branch is a negative word offset
+// and addresses are in comments. The loop and the waits inside it must still be found.
+TEST(IsaReportComgr, NumericBackwardBranchIsALoop) {
+  const char* text =
+      "\ts_load_dwordx2 s[0:1], s[4:5], 0x0                          // 000000001000: C0060002 00000000\n"
+      "\tglobal_load_dwordx4 v[0:3], v4, s[0:1]                      // 000000001008: DC5C8000 00000004\n"
+      "\ts_waitcnt vmcnt(0)                                          // 000000001010: BF8C0F70\n"
+      "\tv_mfma_f32_32x32x8bf16_1k a[0:15], v[0:1], v[2:3], a[0:15] // 000000001014: D3E98000 04020500\n"
+      "\ts_cbranch_scc1 65530                                        // 00000000101C: BF85FFFA <k+0x8>\n"
+      "\ts_endpgm                                                    // 000000001020: BF810000\n";
+  IsaReport r = analyzeIsa(text, IsaKind::kAmdgcn);
+  EXPECT_EQ(r.loops, 1);
+  EXPECT_EQ(r.innermost_loops, 1);
+  EXPECT_EQ(r.waitcnt_in_loop, 1);
+  EXPECT_EQ(r.matrixCount("v_mfma_f32_32x32x8"), 1);
+}
+}  // namespace
+}  // namespace ktune
