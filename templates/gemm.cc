@@ -67,11 +67,12 @@ ConfigSpace buildMmaSpace() {
   return s;
 }
 
-// Registers the skinny kernel keeps in flight: two buffers of (2*NT + MT)*U 16-byte loads plus
-// the accumulators. Every config at 160 spilled with ptxas for sm_90a; all at <= 144 are clean.
+// Registers the skinny kernel keeps live: SK_DEPTH fragments of 2*NT*U 16-byte weight loads, one
+// step of MT*U 16-byte A loads, and the accumulators. Configs above 144 use > 200 registers
+// (ptxas, sm_90a): too few warps per SM to stream at full bandwidth.
 int64_t skinnyRegs(const Config& c) {
-  const int64_t nt = I(c, "SK_NT"), mt = I(c, "SK_MT"), u = I(c, "SK_U");
-  return 8 * (2 * nt * u + mt * u) + 4 * nt * mt;
+  const int64_t nt = I(c, "SK_NT"), mt = I(c, "SK_MT"), u = I(c, "SK_U"), d = I(c, "SK_DEPTH");
+  return 4 * d * 2 * nt * u + 4 * mt * u + 4 * nt * mt;
 }
 
 ConfigSpace buildSkinnySpace() {
@@ -80,8 +81,10 @@ ConfigSpace buildSkinnySpace() {
       .addInts("SK_MT", {1, 2, 4, 8}, "cuda")
       .addInts("SK_U", {1, 2, 4}, "cuda")
       .addInts("NUM_WARPS", {4, 8}, "cuda")
-      .addInts("SPLIT_K", {1, 2, 4}, "cuda");
-  s.constrain("register estimate 8*(2*SK_NT*SK_U + SK_MT*SK_U) + 4*SK_NT*SK_MT <= 144",
+      .addInts("SPLIT_K", {1, 2, 4, 8}, "cuda")
+      .addInts("SK_DEPTH", {2, 3, 4}, "cuda")
+      .addInts("SK_PF", {0, 1, 2}, "cuda");
+  s.constrain("register estimate 8*SK_DEPTH*SK_NT*SK_U + 4*SK_MT*SK_U + 4*SK_NT*SK_MT <= 144",
               [](const Config& c) { return skinnyRegs(c) <= 144; });
   s.sharedBytes([](const Config& c) { return sharedBytes(KernelKind::kSkinny, c); });
   return s;
@@ -116,8 +119,13 @@ ConfigSpace buildWgmmaSpace() {
   ConfigSpace s;
   s.addInts("BLOCK_N", {128, 256}, "cuda")
       .addInts("WARPGROUPS", {1, 2}, "cuda")
-      .addInts("NUM_STAGES", {3, 4, 5}, "cuda")
-      .addInts("GROUP_M", {8}, "cuda");
+      .addInts("NUM_STAGES", {3, 4, 5, 6}, "cuda")
+      .addInts("GROUP_M", {8}, "cuda")
+      .addInts("SPLIT_K", {1, 2, 4, 8}, "cuda");
+  // 128 accumulators per thread plus the split-K reduction's addressing spill (ptxas, sm_90a).
+  s.constrain("SPLIT_K == 1 || BLOCK_N == 128", [](const Config& c) {
+    return I(c, "SPLIT_K") == 1 || I(c, "BLOCK_N") == 128;
+  });
   s.sharedBytes([](const Config& c) { return sharedBytes(KernelKind::kWgmma, c); });
   return s;
 }
@@ -234,6 +242,23 @@ Status validate(const GemmShape& s) {
                                    std::to_string(s.n));
   if (!std::isfinite(s.alpha) || !std::isfinite(s.beta))
     return Status::InvalidArgument("alpha and beta must be finite");
+  // Byte spans of A, B, C must fit comfortably in int64: derived sizes (snapshots of C, bounds
+  // checks) would otherwise overflow, which is undefined behaviour. No real tensor is > 2^60 B.
+  struct View {
+    const char* name;
+    int64_t rows, ld, cols, esize;
+  };
+  for (const View& v : {View{"A", storedRowsA(s), s.lda, storedColsA(s), elemBytes(s.ab)},
+                        View{"B", storedRowsB(s), s.ldb, storedColsB(s), elemBytes(s.ab)},
+                        View{"C", s.m, s.ldc, s.n, elemBytes(s.c)}}) {
+    int64_t t = 0;
+    if (__builtin_mul_overflow(v.rows - 1, v.ld, &t) || __builtin_add_overflow(t, v.cols, &t) ||
+        __builtin_mul_overflow(t, v.esize, &t) || t > (int64_t(1) << 60))
+      return Status::InvalidArgument(std::string(v.name) + " spans more than 2^60 bytes (" +
+                                     std::to_string(v.rows) + " rows, leading dimension " +
+                                     std::to_string(v.ld) + "): overflow; check the leading "
+                                     "dimensions");
+  }
   return Status::Ok();
 }
 
@@ -341,6 +366,10 @@ Status applicable(KernelKind k, const Config& c, const GemmShape& s) {
       if (!fastPathOk(s))
         return Status::Unsupported(
             "wgmma GEMM needs 16-byte aligned A/B with lda % 8 == 0 and ldb % 8 == 0");
+      if (splitLeavesEmptySlice(s.k, I(c, "SPLIT_K"), 64))
+        return Status::Unsupported("SPLIT_K=" + std::to_string(I(c, "SPLIT_K")) +
+                                   " leaves an empty K slice for K=" + std::to_string(s.k) +
+                                   " (64-wide k-tiles)");
       return Status::Ok();
   }
   return Status::Internal("unknown kernel kind");
@@ -400,9 +429,9 @@ Expected<LaunchPlan> launchPlan(KernelKind k, const Config& c, const GemmShape& 
       if (dev.arch != "sm_90a")
         return Status::Unsupported("wgmma GEMM needs arch sm_90a, device is " + dev.arch);
       const int64_t gm = ceilDiv(s.m, 64 * I(c, "WARPGROUPS")), gn = ceilDiv(s.n, I(c, "BLOCK_N"));
-      p.grid = Dim3{static_cast<unsigned>(gm * gn), 1u, 1u};
+      p.grid = Dim3{static_cast<unsigned>(gm * gn), 1u, static_cast<unsigned>(split)};
       p.block = Dim3{static_cast<unsigned>(128 * I(c, "WARPGROUPS")), 1u, 1u};
-      split = 1;
+      if (split > 1) p.counters = gm * gn;
       break;
     }
   }
@@ -442,34 +471,42 @@ std::vector<Config> curatedConfigs(KernelKind k, const GemmShape& s) {
       break;
     }
     case KernelKind::kSkinny: {
+      // One A tile covers ceil(M/8) rows (up to 64; grid.y covers more). Deep register rings
+      // (SK_DEPTH) and split-K keep enough weight bytes in flight per SM.
       const int64_t mt = std::clamp<int64_t>(ceilDiv(s.m, 8), 1, 8);
-      auto sk = [](int64_t nt, int64_t m, int64_t u, int64_t w, int64_t split) {
-        return Config{{"SK_NT", nt}, {"SK_MT", m}, {"SK_U", u}, {"NUM_WARPS", w},
-                      {"SPLIT_K", split}};
+      auto sk = [mt](int64_t nt, int64_t u, int64_t w, int64_t split, int64_t depth, int64_t pf) {
+        return Config{{"SK_NT", nt},    {"SK_MT", mt},       {"SK_U", u},   {"NUM_WARPS", w},
+                      {"SPLIT_K", split}, {"SK_DEPTH", depth}, {"SK_PF", pf}};
       };
-      for (int64_t m : {mt, std::min<int64_t>(8, mt * 2)}) {
-        add(sk(1, m, 2, 8, 1));
-        add(sk(1, m, 4, 8, 1));
-        add(sk(2, m, 2, 8, 1));
-        add(sk(1, m, 2, 4, 2));
-        add(sk(1, m, 1, 8, 1));
-        add(sk(2, m, 1, 8, 1));
-        add(sk(1, m, 4, 4, 2));
-        add(sk(1, m, 2, 8, 2));
-      }
+      add(sk(1, 2, 8, 2, 4, 1));
+      add(sk(1, 2, 8, 1, 4, 1));
+      add(sk(1, 2, 4, 2, 4, 1));
+      add(sk(1, 4, 8, 1, 2, 1));
+      add(sk(1, 1, 8, 2, 4, 1));
+      add(sk(2, 1, 8, 2, 4, 1));
+      add(sk(1, 2, 8, 4, 4, 1));
+      add(sk(1, 2, 8, 2, 4, 0));
+      add(sk(1, 2, 8, 1, 2, 0));  // the previous default (depth 2, no hints)
+      add(sk(1, 1, 8, 1, 2, 0));  // fits the register budget for any M tile
       break;
     }
     case KernelKind::kWgmma: {
-      auto wg = [](int64_t bn, int64_t wgs, int64_t st) {
-        return Config{{"BLOCK_N", bn}, {"WARPGROUPS", wgs}, {"NUM_STAGES", st},
-                      {"GROUP_M", int64_t{8}}};
+      auto wg = [](int64_t bn, int64_t wgs, int64_t st, int64_t split) {
+        return Config{{"BLOCK_N", bn},          {"WARPGROUPS", wgs}, {"NUM_STAGES", st},
+                      {"GROUP_M", int64_t{8}}, {"SPLIT_K", split}};
       };
-      add(wg(256, 2, 4));
-      add(wg(256, 2, 3));
-      add(wg(128, 2, 4));
-      add(wg(128, 2, 5));
-      add(wg(256, 1, 4));
-      add(wg(128, 1, 5));
+      add(wg(256, 2, 4, 1));
+      add(wg(128, 2, 6, 1));
+      add(wg(256, 2, 3, 1));
+      add(wg(128, 2, 5, 1));
+      add(wg(128, 1, 6, 1));
+      if (s.m * s.n <= 1024 * 1024) {  // few output tiles: split the reduction over more blocks
+        add(wg(128, 2, 6, 4));
+        add(wg(128, 2, 6, 2));
+        add(wg(128, 2, 6, 8));
+        add(wg(128, 1, 4, 2));
+        add(wg(128, 1, 4, 4));
+      }
       break;
     }
     case KernelKind::kMfma: {

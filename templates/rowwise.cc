@@ -64,6 +64,15 @@ using Defines = std::vector<std::pair<std::string, std::string>>;
 
 std::string str(int64_t v) { return std::to_string(v); }
 
+// True when a [rows x cols] view with row stride `stride` (elements of `esize` bytes) spans more
+// than 2^60 bytes: no such tensor can exist, and byte counts derived from it (traffic, snapshots,
+// overlap checks) would overflow int64, which is undefined behaviour.
+bool spanTooLarge(int64_t rows, int64_t stride, int64_t cols, int64_t esize) {
+  int64_t t = 0;
+  return __builtin_mul_overflow(rows - 1, stride, &t) || __builtin_add_overflow(t, cols, &t) ||
+         __builtin_mul_overflow(t, esize, &t) || t > (int64_t(1) << 60);
+}
+
 std::vector<int64_t> warpMultiples(const RowwiseLimits& l, int64_t lo, int64_t hi) {
   std::vector<int64_t> out;
   for (int64_t t = l.warp_size; t <= std::min<int64_t>(hi, l.max_threads_per_block); t *= 2) {
@@ -221,6 +230,15 @@ Status validate(const RmsNormProblem& p) {
   }
   if (!(p.eps >= 0.f) || !std::isfinite(p.eps))
     return Status::InvalidArgument("rmsnorm: eps must be finite and >= 0");
+  const int64_t e = static_cast<int64_t>(sizeOf(p.dtype));
+  for (int64_t s : {p.x_stride, p.y_stride, p.has_residual ? p.r_stride : 0,
+                    p.has_residual ? p.ro_stride : 0}) {
+    if (spanTooLarge(p.rows, orCols(s, p.cols), p.cols, e))
+      return Status::InvalidArgument("rmsnorm: rows=" + str(p.rows) + " x row stride " +
+                                     str(orCols(s, p.cols)) +
+                                     " overflows a 64-bit byte count (> 2^60 bytes); check the "
+                                     "sizes and strides");
+  }
   return Status::Ok();
 }
 
@@ -331,6 +349,8 @@ Status validate(const SiluMulProblem& p) {
   if (p.rows <= 0 || p.d <= 0)
     return Status::InvalidArgument("silu_mul: rows and d must be > 0 (got rows=" + str(p.rows) +
                                    ", d=" + str(p.d) + ")");
+  if (p.d > (int64_t(1) << 31) - 1)  // before any 2*d below can overflow
+    return Status::InvalidArgument("silu_mul: d=" + str(p.d) + " exceeds 2^31-1");
   if (p.x_stride != 0 && p.x_stride < 2 * p.d)
     return Status::InvalidArgument("silu_mul: x_stride=" + str(p.x_stride) + " < 2*d=" +
                                    str(2 * p.d) + " (x rows hold [gate | up]; use 0 for contiguous)");
@@ -339,6 +359,11 @@ Status validate(const SiluMulProblem& p) {
                                    str(p.d));
   if (p.x_stride < 0 || p.out_stride < 0)
     return Status::InvalidArgument("silu_mul: negative stride");
+  const int64_t e = static_cast<int64_t>(sizeOf(p.dtype));
+  if (spanTooLarge(p.rows, p.x_stride > 0 ? p.x_stride : 2 * p.d, 2 * p.d, e) ||
+      spanTooLarge(p.rows, p.out_stride > 0 ? p.out_stride : p.d, p.d, e))
+    return Status::InvalidArgument("silu_mul: rows=" + str(p.rows) + " x row stride overflows a "
+                                   "64-bit byte count (> 2^60 bytes); check the sizes and strides");
   return Status::Ok();
 }
 
