@@ -2,7 +2,7 @@
 // (heuristic #0), same run, same buffers. GPU time from device events, L2 flushed (a memset of
 // 2x the L2 size) before every timed run, random bf16 inputs, median of the timed runs.
 //
-//   gemm_bench [--benchmark_filter=...]        (Google Benchmark flags)
+//   gemm_bench [--wgmma] [--sweep] [--benchmark_filter=...]        (+ Google Benchmark flags)
 //
 // For each shape a short pre-pass times every curated config (and the skinny kernel for small M)
 // and picks the fastest; then Google Benchmark reports "<shape>/ktune" and "<shape>/cublaslt" with
@@ -41,6 +41,27 @@ struct Ctx {
 };
 Ctx* g = nullptr;
 bool g_wgmma = false;  // --wgmma: also try the Hopper wgmma kernel
+bool g_sweep = false;  // --sweep: also time a spread of each kernel's space (printed per config)
+
+// The configs timed in the pre-pass: the curated set, plus with --sweep a spread of the space
+// (skinny: every accepted config with the problem's A tile; wgmma: every accepted config that
+// applies). Every candidate's time goes to stderr ("cand ..." lines) so a run documents them all.
+std::vector<Config> candidates(gemm::KernelKind k, const gemm::GemmShape& s) {
+  auto out = gemm::curatedConfigs(k, s);
+  if (!g_sweep || k == gemm::KernelKind::kMma) return out;
+  const int64_t mt = std::clamp<int64_t>((s.m + 7) / 8, 1, 8);
+  for (const Config& c : gemm::configSpace(k).enumerate("cuda", g->dev.shared_per_block_optin).accepted) {
+    if (!gemm::applicable(k, c, s).ok()) continue;
+    if (k == gemm::KernelKind::kSkinny &&
+        (s.m > 16 || c.getInt("SK_MT") != mt || c.getInt("SK_NT") > 2 ||
+         (c.getInt("NUM_WARPS") != 8 && c.getInt("SK_PF") != 1) ||
+         (c.getInt("SK_PF") == 2 && c.getInt("SK_DEPTH") != 4)))
+      continue;
+    if (k == gemm::KernelKind::kWgmma && c.getInt("SPLIT_K") > 1 && s.m * s.n > 1024 * 1024) continue;
+    if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+  }
+  return out;
+}
 
 struct ShapeSpec {
   int64_t m, n, k;
@@ -124,10 +145,12 @@ void runShape(const ShapeSpec& sp) {
     for (KernelKind k : {KernelKind::kMma, KernelKind::kSkinny, KernelKind::kWgmma}) {
       if (k == KernelKind::kSkinny && sp.m > 128) continue;
       if (k == KernelKind::kWgmma && !g_wgmma) continue;
-      for (const Config& cfg : gemm::curatedConfigs(k, s)) {
+      for (const Config& cfg : candidates(k, s)) {
         const double us = timeUs([&](int i) {
           return g->runner->launch(k, cfg, s, flush ? buf : sets[i % copies]);
         }, 10, flush);
+        std::fprintf(stderr, "cand %s %s %s %s %.2f\n", name.c_str(), flush ? "flush" : "rot",
+                     gemm::kernelKindName(k), cfg.toString().c_str(), us);
         if (us > 0) cands.push_back({k, cfg, us});
         else std::fprintf(stderr, "%s: %s %s failed\n", name.c_str(), gemm::kernelKindName(k),
                           cfg.toString().c_str());
@@ -237,7 +260,7 @@ void precompile(const std::vector<ShapeSpec>& shapes) {
     for (auto k : {gemm::KernelKind::kMma, gemm::KernelKind::kSkinny, gemm::KernelKind::kWgmma}) {
       if (k == gemm::KernelKind::kSkinny && sp.m > 128) continue;
       if (k == gemm::KernelKind::kWgmma && !g_wgmma) continue;
-      for (auto& c : gemm::curatedConfigs(k, s)) jobs.push_back({k, {c, s}});
+      for (auto& c : candidates(k, s)) jobs.push_back({k, {c, s}});
     }
   }
   std::atomic<size_t> next{0};
@@ -263,6 +286,7 @@ int main(int argc, char** argv) {
   int kept = 1;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--wgmma") ktune::g_wgmma = true;
+    else if (std::string(argv[i]) == "--sweep") ktune::g_sweep = true;
     else argv[kept++] = argv[i];
   }
   argc = kept;

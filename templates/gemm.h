@@ -82,9 +82,9 @@ std::vector<KernelKind> kernelsForArch(const std::string& arch);
 
 // The tunable knobs of a kernel with their constraints and shared-memory function.
 // mma:    BLOCK_M/N/K, WARPS_M, WARPS_N, NUM_STAGES, GROUP_M, SPLIT_K, MIN_BLOCKS.
-// skinny: SK_NT, SK_MT, SK_U, NUM_WARPS, SPLIT_K.
+// skinny: SK_NT, SK_MT, SK_U, NUM_WARPS, SPLIT_K, SK_DEPTH, SK_PF.
 // mfma:   BLOCK_M/N/K, MATRIX_INSTR (16|32), NUM_WAVES, WAVES_PER_EU, NUM_STAGES (1|2), GROUP_M.
-// wgmma:  BLOCK_N (128|256), WARPGROUPS (1|2), NUM_STAGES, GROUP_M.
+// wgmma:  BLOCK_N (128|256), WARPGROUPS (1|2), NUM_STAGES (3..6), GROUP_M, SPLIT_K.
 // The returned space is built once and shared (immutable, thread-safe).
 const ConfigSpace& configSpace(KernelKind k);
 // Shared memory (or LDS) per block that a config needs, in bytes.

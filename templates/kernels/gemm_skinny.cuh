@@ -4,7 +4,9 @@
 //
 // The weights B are the large operand: each block owns SK_NT*16 rows of B (a slice of N) and
 // streams them once with 16-byte loads; the block's warps split K in interleaved steps of
-// 32*SK_U elements and keep two steps of loads in flight (register double buffering). The
+// 32*SK_U elements and keep SK_DEPTH steps of loads in flight (a ring of SK_DEPTH register
+// fragments, indexed only with compile-time constants, so it stays in registers): the kernel is
+// bound by bytes in flight per SM, not by arithmetic. The
 // product runs on tensor cores with the operands swapped (C^T = B * A^T): B rows are the mma
 // "A" operand (16 rows), the few rows of A are the mma "B" operand (8 columns per tile, SK_MT
 // tiles), so M <= 8 wastes nothing. Because a sum over k does not depend on the order of k, each
@@ -14,7 +16,9 @@
 //
 // Config: SK_NT (16-row B tiles per block: 1, 2, 4), SK_MT (8-row A tiles per block: 1..8; grid.y
 // covers larger M), SK_U (16-byte loads per row per thread per step: 1, 2, 4), NUM_WARPS,
-// SPLIT_K (grid.z; same self-cleaning workspace + counter scheme as gemm_mma.cuh), DTYPE_AB,
+// SK_DEPTH (steps in flight per warp: 2..4), SK_PF (weight-load cache hints: 0 none, 1 L2 256-byte
+// prefetch, 2 prefetch + L2 evict-first policy), SPLIT_K (grid.z; same self-cleaning workspace +
+// counter scheme as gemm_mma.cuh), DTYPE_AB,
 // DTYPE_C, HAS_BIAS, ACT, MIN_BLOCKS. Host requirements (checked by the launch rule): K % 8 == 0,
 // lda % 8 == 0, ldb % 8 == 0, A and B 16-byte aligned.
 // Dynamic shared memory: NUM_WARPS * SK_NT*16 * (SK_MT*8 + 1) * 4 bytes.
@@ -35,6 +39,12 @@
 #ifndef SPLIT_K
 #define SPLIT_K 1
 #endif
+#ifndef SK_DEPTH
+#define SK_DEPTH 2
+#endif
+#ifndef SK_PF
+#define SK_PF 0
+#endif
 #ifndef DTYPE_AB
 #define DTYPE_AB 1
 #endif
@@ -53,7 +63,8 @@
 
 namespace ks {
 
-constexpr int kNT = SK_NT, kMT = SK_MT, kU = SK_U, kWarps = NUM_WARPS;
+constexpr int kNT = SK_NT, kMT = SK_MT, kU = SK_U, kWarps = NUM_WARPS, kD = SK_DEPTH;
+static_assert(kD >= 1 && kD <= 8, "SK_DEPTH must be 1..8");
 constexpr int kThreads = 32 * kWarps;
 constexpr int kBN = kNT * 16, kBM = kMT * 8;
 constexpr int kStep = 32 * kU;       // k per warp step: 4 lanes x kU chunks x 8
@@ -100,18 +111,39 @@ KTUNE_DEVICE void mma16816(float (&d)[4], unsigned a0, unsigned a1, unsigned a2,
 #endif
 }
 
-// Streaming 16-byte load that does not pollute L1 (weights are read once).
-KTUNE_DEVICE uint4 ld_stream(const unsigned short* p) {
+// Streaming 16-byte load of weights (read once): no L1 allocation; SK_PF adds an L2 prefetch of the
+// whole 256-byte block (the other lanes/warps that read the rest of it then hit L2) and, with 2,
+// an evict-first L2 policy. Loads zeros when !pred (predicated in PTX: no branch per load).
+KTUNE_DEVICE uint4 ld_stream(const unsigned short* p, bool pred, unsigned long long policy) {
   uint4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
+  (void)policy;
+#if SK_PF == 2
+#define KS_LD "ld.global.nc.L1::no_allocate.L2::cache_hint.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4], %6;\n"
+#elif SK_PF == 1
+#define KS_LD "ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];\n"
+#else
+#define KS_LD "ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];\n"
+#endif
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %5, 0;\n"
+      "mov.b32 %0, 0;\nmov.b32 %1, 0;\nmov.b32 %2, 0;\nmov.b32 %3, 0;\n"
+      "@p " KS_LD "}\n"
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+      : "l"(p), "r"((int)pred), "l"(policy));
+#undef KS_LD
   return v;
+}
+
+KTUNE_DEVICE unsigned long long l2_policy() {
+  unsigned long long pol = 0;
+#if SK_PF == 2
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(pol));
+#endif
+  return pol;
 }
 
 struct Frag {
   uint4 w[kNT][kU][2];  // B rows g and g+8 of each 16-row tile
-  uint4 x[kMT][kU];     // A row g of each 8-row tile
 };
 
 }  // namespace ks
@@ -156,6 +188,10 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(ks::kThreads, MIN_BLOCKS)
     xrow[mt] = A + (long)(xok[mt] ? m : 0) * lda;
   }
 
+  const unsigned long long pol = l2_policy();
+  // Only the weights go through the register ring; the few rows of A (read by every block, so
+  // L1/L2 hits) are loaded when a step is consumed, which keeps registers for more weight bytes
+  // in flight and more warps per SM.
   auto load = [&](Frag& f, int step) {
     const int kb = k_begin + step * kStep;
 #pragma unroll
@@ -166,11 +202,7 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(ks::kThreads, MIN_BLOCKS)
       for (int t = 0; t < kNT; ++t)
 #pragma unroll
         for (int h = 0; h < 2; ++h)
-          f.w[t][u][h] = (kin && wok[t][h]) ? ld_stream(wrow[t][h] + k) : make_uint4(0, 0, 0, 0);
-#pragma unroll
-      for (int mt = 0; mt < kMT; ++mt)
-        f.x[mt][u] = (kin && xok[mt]) ? __ldg(reinterpret_cast<const uint4*>(xrow[mt] + k))
-                                      : make_uint4(0, 0, 0, 0);
+          f.w[t][u][h] = ld_stream(wrow[t][h] + k, kin && wok[t][h], pol);
     }
   };
 
@@ -182,7 +214,18 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(ks::kThreads, MIN_BLOCKS)
 #pragma unroll
       for (int e = 0; e < 4; ++e) acc[t][mt][e] = 0.0f;
 
-  auto compute = [&](const Frag& f) {
+  auto compute = [&](const Frag& f, int step) {
+    const int kb = k_begin + step * kStep;
+    uint4 x[kMT][kU];  // A row g of each 8-row tile
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      const int k = kb + (u * 4 + q) * 8;
+      const bool kin = k < k_end;
+#pragma unroll
+      for (int mt = 0; mt < kMT; ++mt)
+        x[mt][u] = (kin && xok[mt]) ? __ldg(reinterpret_cast<const uint4*>(xrow[mt] + k))
+                                    : make_uint4(0, 0, 0, 0);
+    }
 #pragma unroll
     for (int u = 0; u < kU; ++u)
 #pragma unroll
@@ -191,22 +234,25 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(ks::kThreads, MIN_BLOCKS)
         for (int mt = 0; mt < kMT; ++mt) {
           // k half 0 uses words 0-1 of each 16-byte chunk, half 1 words 2-3.
           mma16816(acc[t][mt], f.w[t][u][0].x, f.w[t][u][1].x, f.w[t][u][0].y, f.w[t][u][1].y,
-                   f.x[mt][u].x, f.x[mt][u].y);
+                   x[mt][u].x, x[mt][u].y);
           mma16816(acc[t][mt], f.w[t][u][0].z, f.w[t][u][1].z, f.w[t][u][0].w, f.w[t][u][1].w,
-                   f.x[mt][u].z, f.x[mt][u].w);
+                   x[mt][u].z, x[mt][u].w);
         }
   };
 
-  // Warp w takes steps w, w + kWarps, ...; two steps in flight per warp.
-  Frag f0, f1;
-  int s = warp;
-  load(f0, s);
+  // Warp w takes steps w, w + kWarps, ...; kD steps in flight per warp (ring of fragments: the
+  // slot just consumed is refilled with the step kD rounds ahead before the next slot is used).
+  Frag f[kD];
+#pragma unroll
+  for (int d = 0; d < kD; ++d) load(f[d], warp + d * kWarps);
 #pragma unroll 1
-  for (; s < nsteps; s += 2 * kWarps) {
-    load(f1, s + kWarps);
-    compute(f0);
-    load(f0, s + 2 * kWarps);
-    if (s + kWarps < nsteps) compute(f1);
+  for (int s = warp; s < nsteps; s += kD * kWarps) {
+#pragma unroll
+    for (int d = 0; d < kD; ++d) {
+      const int sd = s + d * kWarps;
+      if (sd < nsteps) compute(f[d], sd);
+      load(f[d], sd + kD * kWarps);
+    }
   }
 
   // Cross-warp reduction: acc element (t, mt, e) is C^T[n = t*16 + g + (e/2)*8][m = mt*8 + 2q + e%2].

@@ -4,15 +4,17 @@
 //
 // Each warpgroup (4 warps, 128 threads) owns 64 rows of the block tile and the full BLOCK_N
 // columns (wgmma m64nBLOCK_Nk16, fp32 accumulators in registers). Tiles are BLOCK_K = 64 elements
-// wide, i.e. 128-byte rows, loaded with a cp.async multistage pipeline (zero-filled at the edges)
+// wide, i.e. 128-byte rows, loaded with a cp.async multistage pipeline (zero-filled at the edges;
+// NUM_STAGES - 2 tiles in flight while the wgmma groups of the two previous tiles may still run)
 // straight into the layout the tensor cores read with 128-byte swizzle: 16-byte chunk c of row r
 // sits at chunk c ^ (r % 8) inside each 1024-byte group of 8 rows, so one shared-memory matrix
 // descriptor (SBO = 1024 B) covers a 64-row operand, and the k16 steps advance its start address
 // by 32 bytes. cp.async writes through the generic proxy while wgmma reads through the async
 // proxy, hence fence.proxy.async before the barrier that publishes each stage.
 //
-// Config: BLOCK_N (128 | 256), WARPGROUPS (1 | 2; BLOCK_M = 64 * WARPGROUPS), NUM_STAGES (2..6),
-// GROUP_M; problem defines DTYPE_AB (0 f16, 1 bf16), DTYPE_C (0 f16, 1 bf16, 2 f32), HAS_BIAS,
+// Config: BLOCK_N (128 | 256), WARPGROUPS (1 | 2; BLOCK_M = 64 * WARPGROUPS), NUM_STAGES (3..6),
+// GROUP_M, SPLIT_K (grid.z; fp32 workspace [M][N] + one counter per tile, both zeroed by the caller
+// once and left zero by the kernel, as in gemm_mma.cuh); problem defines DTYPE_AB (0 f16, 1 bf16), DTYPE_C (0 f16, 1 bf16, 2 f32), HAS_BIAS,
 // ACT (0 none, 1 SiLU, 2 GELU erf). Host requirements (launch rule): layout NT, 16-byte aligned A
 // and B, lda % 8 == 0, ldb % 8 == 0. Dynamic shared memory:
 // NUM_STAGES * (BLOCK_M + BLOCK_N) * 64 * 2 + 1024 bytes (the 1024 aligns the tiles).
@@ -29,6 +31,9 @@
 #endif
 #ifndef GROUP_M
 #define GROUP_M 8
+#endif
+#ifndef SPLIT_K
+#define SPLIT_K 1
 #endif
 #ifndef DTYPE_AB
 #define DTYPE_AB 1
@@ -59,7 +64,7 @@ constexpr int kAcc = kBN / 2;                         // fp32 accumulators per t
 
 static_assert(kBN == 128 || kBN == 256, "BLOCK_N must be 128 or 256");
 static_assert(WARPGROUPS == 1 || WARPGROUPS == 2, "WARPGROUPS must be 1 or 2");
-static_assert(kStages >= 2, "NUM_STAGES must be >= 2");
+static_assert(kStages >= 3, "NUM_STAGES must be >= 3 (one slot is still read by the wgmma in flight)");
 
 KTUNE_DEVICE unsigned smem_addr(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
@@ -101,7 +106,10 @@ KTUNE_DEVICE unsigned long long make_desc(const void* p) {
 
 KTUNE_DEVICE void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 KTUNE_DEVICE void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-KTUNE_DEVICE void wgmma_wait0() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
+template <int N>
+KTUNE_DEVICE void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
 KTUNE_DEVICE void fence_proxy_async() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
@@ -160,7 +168,7 @@ KTUNE_KERNEL void __launch_bounds__(kw::kThreads, 1)
   const out_t* bias = reinterpret_cast<const out_t*>(biasv);
 #endif
   (void)biasv;
-  (void)workspace;
+  (void)workspace;  // used when SPLIT_K > 1
   (void)counters;
 
   const int tid = threadIdx.x, lane = tid & 31, wg = tid >> 7, warp = (tid >> 5) & 3;
@@ -174,8 +182,14 @@ KTUNE_KERNEL void __launch_bounds__(kw::kThreads, 1)
   const int m0 = pid_m * kBM, n0 = pid_n * kBN;
   const int ktiles = (K + kBK - 1) / kBK;
 
+  // This block's slice of the k-tiles (SPLIT_K > 1: grid.z slices, reduced through the fp32
+  // workspace; the launch rule rejects splits that leave a slice empty).
+  const int kt_per = (ktiles + SPLIT_K - 1) / SPLIT_K;
+  const int kt_begin = min(ktiles, (int)blockIdx.z * kt_per);
+  const int nkt = min(ktiles, kt_begin + kt_per) - kt_begin;
+
   auto load_stage = [&](int kt, int slot) {
-    const int k0 = kt * kBK;
+    const int k0 = (kt_begin + kt) * kBK;
     load_tile<kBM>(sA + slot * kATile, A, lda, m0, k0, M, K, tid);
     load_tile<kBN>(sB + slot * kBTile, B, ldb, n0, k0, N, K, tid);
   };
@@ -184,22 +198,25 @@ KTUNE_KERNEL void __launch_bounds__(kw::kThreads, 1)
 #pragma unroll
   for (int i = 0; i < kAcc; ++i) acc[i] = 0.0f;
 
+  // Pipeline: kStages - 2 tiles are loading while the tensor cores work on tile kt and the
+  // wgmma group of tile kt - 1 may still be reading its slot (wgmma.wait_group 1 keeps one group
+  // in flight, so issue never waits for the MMAs). The slot refilled in iteration kt held tile
+  // kt - 2, whose wgmmas every warpgroup retired (wait_group 1 in iteration kt - 1) before the
+  // barrier of iteration kt.
 #pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) {
-    if (s < ktiles) load_stage(s, s);
+  for (int s = 0; s < kStages - 2; ++s) {
+    if (s < nkt) load_stage(s, s);
     ktune::cp_async_commit();
   }
 
 #pragma unroll 1
-  for (int kt = 0; kt < ktiles; ++kt) {
-    ktune::cp_async_wait<kStages - 2>();
+  for (int kt = 0; kt < nkt; ++kt) {
+    ktune::cp_async_wait<kStages - 3>();
     fence_proxy_async();  // this thread's cp.async writes -> visible to the async proxy
     __syncthreads();
     {
-      // The slot refilled here was read by wgmmas that every warpgroup finished (wait 0)
-      // before the barrier above.
-      const int nk = kt + kStages - 1;
-      if (nk < ktiles) load_stage(nk, nk % kStages);
+      const int nk = kt + kStages - 2;
+      if (nk < nkt) load_stage(nk, nk % kStages);
       ktune::cp_async_commit();
     }
     const unsigned short* a = sA + (kt % kStages) * kATile + wg * 64 * kBK;
@@ -215,13 +232,57 @@ KTUNE_KERNEL void __launch_bounds__(kw::kThreads, 1)
 #endif
     }
     wgmma_commit();
-    wgmma_wait0();
+    wgmma_wait<1>();
   }
+  wgmma_wait<0>();
   ktune::cp_async_wait<0>();
 
   // Accumulator j*4 + e: row wg*64 + warp*16 + lane/4 + (e/2)*8, column j*8 + 2*(lane%4) + e%2.
   const int g = lane >> 2, q = lane & 3;
   const int row0 = m0 + wg * 64 + warp * 16 + g;
+#if SPLIT_K > 1
+  // Split-K: add the partial tile into the zeroed fp32 workspace [M][N] (vector reductions when
+  // the column pair is 8-byte aligned); the block that arrives last on the tile's counter reads
+  // the sums back, zeroes the workspace and the counter (self-cleaning) and runs the epilogue.
+  {
+    const bool pair_ok = (N & 1) == 0;
+#pragma unroll
+    for (int j = 0; j < kBN / 8; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = row0 + h * 8, c = n0 + j * 8 + q * 2;
+        if (r >= M || c >= N) continue;
+        float* wp = workspace + (long)r * N + c;
+        const float v0 = acc[j * 4 + h * 2], v1 = acc[j * 4 + h * 2 + 1];
+        if (pair_ok) {
+          asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(wp), "f"(v0), "f"(v1)
+                       : "memory");
+        } else {
+          atomicAdd(wp, v0);
+          if (c + 1 < N) atomicAdd(wp + 1, v1);
+        }
+      }
+  }
+  // The flag reuses the tile memory: every thread is past its last cp.async and wgmma here.
+  volatile unsigned* is_last = reinterpret_cast<volatile unsigned*>(base);
+  __threadfence();
+  __syncthreads();
+  if (tid == 0) *is_last = (atomicAdd(counters + pid, 1u) == (unsigned)gridDim.z - 1) ? 1u : 0u;
+  __syncthreads();
+  if (!*is_last) return;
+  __threadfence();
+  if (tid == 0) counters[pid] = 0u;
+#pragma unroll
+  for (int j = 0; j < kBN / 8; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int r = row0 + (e >> 1) * 8, c = n0 + j * 8 + q * 2 + (e & 1);
+      if (r >= M || c >= N) continue;
+      float* wp = workspace + (long)r * N + c;
+      acc[j * 4 + e] = __ldcg(wp);
+      __stcg(wp, 0.0f);
+    }
+#endif
 #pragma unroll
   for (int j = 0; j < kBN / 8; ++j)
 #pragma unroll

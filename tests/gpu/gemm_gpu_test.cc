@@ -487,6 +487,8 @@ TEST(GemmGpu, WgmmaVsReference) {
       {130, 200, 72, ElemType::kBF16, ElemType::kBF16, true, Activation::kSilu, 0.5f},
       {257, 384, 1000, ElemType::kF16, ElemType::kF32, true, Activation::kGelu, 0.f},
       {64, 128, 64, ElemType::kBF16, ElemType::kBF16, false, Activation::kNone, 0.f},
+      // Odd N: the split-K configs' scalar-atomic path (no 8-byte column pairs), with beta.
+      {70, 203, 520, ElemType::kBF16, ElemType::kF32, true, Activation::kNone, 0.5f},
   };
   std::vector<std::tuple<KernelKind, Config, GemmShape>> jobs;
   std::vector<GemmShape> shapes;
@@ -500,6 +502,9 @@ TEST(GemmGpu, WgmmaVsReference) {
   }
   GemmShape big = shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 4096, 4096, 4096);
   for (auto& c : gemm::curatedConfigs(KernelKind::kWgmma, big)) jobs.emplace_back(KernelKind::kWgmma, c, big);
+  // Decode-sized M with the split-K configs (grid.z slices reduced through the workspace).
+  GemmShape decode = shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 128, 4096, 4096);
+  for (auto& c : gemm::curatedConfigs(KernelKind::kWgmma, decode)) jobs.emplace_back(KernelKind::kWgmma, c, decode);
   precompile(jobs);
   uint32_t seed = 1000;
   for (const GemmShape& s : shapes) {
@@ -512,6 +517,10 @@ TEST(GemmGpu, WgmmaVsReference) {
   Problem p(big, 1100);
   const auto ref = p.cublasReference();
   for (const Config& c : gemm::curatedConfigs(KernelKind::kWgmma, big)) expectMatches(KernelKind::kWgmma, c, p, ref);
+  Problem pd(decode, 1101);
+  const auto dref = pd.cublasReference();
+  for (const Config& c : gemm::curatedConfigs(KernelKind::kWgmma, decode))
+    expectMatches(KernelKind::kWgmma, c, pd, dref, 2);
 }
 
 // The tunable op end to end: tunes (JIT configs + cuBLASLt algorithms + default), verifies every

@@ -62,11 +62,18 @@ TEST(GemmSpace, SkinnyAndMfmaSpaces) {
   auto sk = configSpace(KernelKind::kSkinny).enumerate("cuda", 227 * 1024);
   EXPECT_GT(sk.accepted.size(), 20u);
   for (const Config& c : sk.accepted) {
-    const int64_t regs = 8 * (2 * c.getInt("SK_NT") * c.getInt("SK_U") +
-                              c.getInt("SK_MT") * c.getInt("SK_U")) +
+    const int64_t regs = 8 * c.getInt("SK_DEPTH") * c.getInt("SK_NT") * c.getInt("SK_U") +
+                         4 * c.getInt("SK_MT") * c.getInt("SK_U") +
                          4 * c.getInt("SK_NT") * c.getInt("SK_MT");
     EXPECT_LE(regs, 144) << c.toString();
   }
+  // Deep rings of wide loads over many tiles are rejected (register budget).
+  EXPECT_FALSE(configSpace(KernelKind::kSkinny)
+                   .validate(Config{{"SK_NT", int64_t{2}}, {"SK_MT", int64_t{2}},
+                                    {"SK_U", int64_t{4}}, {"NUM_WARPS", int64_t{8}},
+                                    {"SPLIT_K", int64_t{1}}, {"SK_DEPTH", int64_t{4}},
+                                    {"SK_PF", int64_t{0}}})
+                   .ok());
   auto mf = configSpace(KernelKind::kMfma).enumerate("hip", 64 * 1024);
   EXPECT_GT(mf.accepted.size(), 10u);
   for (const Config& c : mf.accepted) {
@@ -125,8 +132,9 @@ TEST(GemmLaunch, GridsSplitKAndApplicability) {
   auto r = launchPlan(KernelKind::kMma, mma(128, 256, 32, 2, 4, 4), s, tiny);
   EXPECT_EQ(r.status().code(), Code::kOutOfResources);
   // Skinny: NT and aligned only.
-  Config skc{{"SK_NT", int64_t{1}}, {"SK_MT", int64_t{2}}, {"SK_U", int64_t{2}},
-             {"NUM_WARPS", int64_t{8}}, {"SPLIT_K", int64_t{1}}};
+  Config skc{{"SK_NT", int64_t{1}},    {"SK_MT", int64_t{2}},    {"SK_U", int64_t{2}},
+             {"NUM_WARPS", int64_t{8}}, {"SPLIT_K", int64_t{1}}, {"SK_DEPTH", int64_t{4}},
+             {"SK_PF", int64_t{1}}};
   GemmShape d = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 16, 4096, 4096);
   auto ps = launchPlan(KernelKind::kSkinny, skc, d, dev);
   ASSERT_TRUE(ps.ok()) << ps.status().toString();
@@ -259,11 +267,17 @@ class GemmNvrtc : public ::testing::Test {
   std::unique_ptr<Compiler> cc_;
 };
 
-TEST_F(GemmNvrtc, EverySkinnyConfigCompilesWithMmaSync) {
-  GemmShape s = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 16, 4096, 4096);
+TEST_F(GemmNvrtc, SkinnyConfigsCompileWithMmaSync) {
+  // The space is too large to compile whole in CI: every curated config of the decode shapes, and
+  // a deterministic spread of the accepted space (every 23rd: tiles, depths, hints, splits appear).
   std::vector<std::tuple<KernelKind, Config, GemmShape>> jobs;
-  for (const Config& c : configSpace(KernelKind::kSkinny).enumerate("cuda", 227 * 1024).accepted)
-    jobs.emplace_back(KernelKind::kSkinny, c, s);
+  for (int64_t m : {1, 16, 128}) {
+    GemmShape s = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, m, 4096, 4096);
+    for (const Config& c : curatedConfigs(KernelKind::kSkinny, s)) jobs.emplace_back(KernelKind::kSkinny, c, s);
+  }
+  GemmShape s = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 16, 4096, 4096);
+  const auto acc = configSpace(KernelKind::kSkinny).enumerate("cuda", 227 * 1024).accepted;
+  for (size_t j = 0; j < acc.size(); j += 23) jobs.emplace_back(KernelKind::kSkinny, acc[j], s);
   for (const auto& f : compileAll(jobs)) ADD_FAILURE() << f;
 }
 
@@ -292,6 +306,9 @@ TEST_F(GemmNvrtc, WgmmaCuratedConfigsCompileForSm90a) {
   std::vector<std::tuple<KernelKind, Config, GemmShape>> jobs;
   GemmShape s = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 4096, 4096, 4096);
   for (const Config& c : curatedConfigs(KernelKind::kWgmma, s)) jobs.emplace_back(KernelKind::kWgmma, c, s);
+  GemmShape decode = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 128, 4096, 4096);
+  for (const Config& c : curatedConfigs(KernelKind::kWgmma, decode))
+    if (c.getInt("SPLIT_K") > 1) jobs.emplace_back(KernelKind::kWgmma, c, decode);
   GemmShape f = denseShape(Layout::kNT, ElemType::kF16, ElemType::kF32, 100, 100, 100);
   f.aligned16 = true;
   f.lda = f.ldb = 104;
@@ -333,6 +350,19 @@ TEST_F(GemmNvrtc, WgmmaCuratedConfigsCompileForSm90a) {
   h.arch = "sm_80";
   EXPECT_EQ(launchPlan(KernelKind::kWgmma, curatedConfigs(KernelKind::kWgmma, s).front(), s, h).status().code(),
             Code::kUnsupported);
+  // Split-K: grid.z slices, one counter per output tile, an M*N fp32 workspace; empty slices are
+  // rejected.
+  GemmShape d = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 128, 4096, 4096);
+  Config sk{{"BLOCK_N", int64_t{128}}, {"WARPGROUPS", int64_t{2}}, {"NUM_STAGES", int64_t{6}},
+            {"GROUP_M", int64_t{8}},   {"SPLIT_K", int64_t{4}}};
+  auto ps = launchPlan(KernelKind::kWgmma, sk, d, h100Like());
+  ASSERT_TRUE(ps.ok()) << ps.status().toString();
+  EXPECT_EQ(ps->grid.x, 32u);
+  EXPECT_EQ(ps->grid.z, 4u);
+  EXPECT_EQ(ps->counters, 32);
+  EXPECT_EQ(ps->workspace_bytes, 128 * 4096 * 4);
+  GemmShape shortk = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 128, 4096, 192);
+  EXPECT_EQ(applicable(KernelKind::kWgmma, sk, shortk).code(), Code::kUnsupported);
   EXPECT_EQ(kernelsForArch("sm_90a").size(), 3u);
   EXPECT_EQ(kernelsForArch("sm_80").size(), 2u);
 }
