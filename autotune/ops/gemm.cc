@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "autotune/dtype.h"
+#include "autotune/static_prune.h"
 #include "autotune/verifier.h"
 
 #include "templates/embedded.h"
@@ -211,6 +212,34 @@ std::string familySource() {
   s += templates::embeddedSource("gemm_wgmma.cuh");
   s += "\n#endif\n";
   return s;
+}
+
+// Static pruning (autotune/static_prune.h): spills, occupancy for the config's block size (launch
+// rule on a nominal shape: block and shared memory depend on the config only), and the matrix
+// instruction of the config's KIND. The tuner asks for no dumps, so the matrix rule needs a
+// disassembly: done on AMD (comgr in-process, ~30 ms; llvm-objdump for gfx942, ~0.1 s), not on
+// NVIDIA, where an nvdisasm process per candidate would cost ~0.1 s each against the cold-tuning
+// budget and mma/wgmma come from inline PTX (they cannot silently become FMAs).
+PruneFn makeGemmPruner(const Options& env, bool disassemble) {
+  StaticPruneOptions o = staticPruneOptionsFrom(env);
+  o.disassemble = disassemble;
+  o.require_matrix_fn = [](const Config& c) { return matrixPrefixForGemmKind(c.getStr("KIND")); };
+  return makeStaticPruner(o, [](const Config& c, const DeviceInfo& d) {
+    PruneLaunch l;
+    auto k = kindOf(c);
+    if (!k.ok()) return l;
+    for (int64_t m : {4096, 16, 1}) {
+      auto plan = gemm::launchPlan(
+          *k, knobsOf(c),
+          gemm::denseShape(gemm::Layout::kNT, gemm::ElemType::kBF16, gemm::ElemType::kBF16, m, 4096, 4096),
+          d);
+      if (!plan.ok()) continue;
+      l.threads_per_block = int(plan->block.x * plan->block.y * plan->block.z);
+      l.dynamic_shared = plan->shared_bytes;
+      break;
+    }
+    return l;
+  });
 }
 
 // Candidate configs for a backend: the curated sets of representative problems (large, decode
@@ -458,6 +487,7 @@ Expected<std::unique_ptr<GemmOp>> GemmOp::create(std::shared_ptr<Tuner> tuner, O
     if (c.getInt("SPLIT_K", 1) <= 1) return Status::Ok();
     return S->ensureWorkspace(call.shape);
   };
+  f.prune = makeGemmPruner(tuner->options().options, dev.vendor == Vendor::kAmd);
   f.pre_run = [S](const GemmCall& call, StreamHandle s) { return S->preRun(call, s); };
   f.verify = [S](const GemmCall& call, StreamHandle s) { return S->verify(call, s); };
   f.default_config = withKind(S->default_config, main_kind);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "autotune/static_prune.h"
 #include "autotune/verifier.h"
 
 namespace ktune {
@@ -204,6 +205,16 @@ KernelFamily<RmsNormArgs> rmsFamilyDesc(Tuner& t, rw::RowDType dt, std::shared_p
         .add("res", int64_t(p.has_residual))
         .add("align", rw::alignmentBytes(p));
   };
+  // Static pruning (spills, occupancy); the block size depends on the config only.
+  f.prune = makeStaticPruner(staticPruneOptionsFrom(t.options().options),
+                             [](const Config& c, const DeviceInfo& d) {
+                               rw::RmsNormProblem p;
+                               p.rows = 1;
+                               p.cols = 4096;
+                               const auto l = rw::rmsNormLaunch(c, p, d);
+                               return PruneLaunch{int(l.block.x * l.block.y * l.block.z),
+                                                  int64_t(l.shared)};
+                             });
   f.launch = [](const Config& c, const RmsNormArgs& a, const DeviceInfo& d) {
     const auto l = rw::rmsNormLaunch(c, toProblem(a), d);
     return LaunchDims{l.grid, l.block, l.shared};
@@ -318,6 +329,14 @@ KernelFamily<SiluMulArgs> siluFamilyDesc(Tuner& t, rw::RowDType dt, std::shared_
         .add("rows", bucketPow2Capped(a.rows, 4096))
         .add("align", rw::alignmentBytes(toProblem(a)));
   };
+  f.prune = makeStaticPruner(staticPruneOptionsFrom(t.options().options),
+                             [](const Config& c, const DeviceInfo& d) {
+                               rw::SiluMulProblem p;
+                               p.rows = 1;
+                               p.d = 4096;
+                               const auto l = rw::siluMulLaunch(c, p, d);
+                               return PruneLaunch{int(l.block.x), int64_t(l.shared)};
+                             });
   f.launch = [](const Config& c, const SiluMulArgs& a, const DeviceInfo& d) {
     const auto l = rw::siluMulLaunch(c, toProblem(a), d);
     return LaunchDims{l.grid, l.block, l.shared};
