@@ -14,6 +14,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "autotune/isolation.h"
 #include "base/fs.h"
 #include "base/sha256.h"
 #include "base/version.h"
@@ -115,6 +116,44 @@ struct FamilyState {
 using detail::FamilyState;
 using detail::Selected;
 
+namespace {
+struct Cand {
+  Config config;
+  CandidateResult r;
+  bool live = true;  // still in the running
+  CodeObject co;
+  LaunchDims dims;
+  int dup_of = -1;
+  bool hit = false;
+  std::string vendor_source;  // non-empty: vendor candidate (r.config is its id)
+  bool resumed = false;   // measured by an earlier, interrupted run (partial result reused)
+  bool recorded = false;  // already written to the database as a partial result
+};
+
+void fail(Cand& c, const Status& s) {
+  c.live = false;
+  c.r.status = s.ok() ? Code::kInternal : s.code();
+  c.r.reason = s.message();
+  c.r.date = isoUtcNow();
+}
+
+// Failures that depend on the config itself, not on this run's context: worth remembering so a
+// later tuning run skips them (unless retry_failed).
+bool persistentFailure(const CandidateResult& r) {
+  if (r.status == Code::kOk) return false;
+  if (r.reason.rfind("pruned", 0) == 0 || r.reason.rfind("slower than best", 0) == 0) return false;
+  return r.status == Code::kCompileError || r.status == Code::kOutOfResources ||
+         r.status == Code::kLaunchError || r.status == Code::kDeviceFault ||
+         r.status == Code::kWrongResult || r.status == Code::kTimeout;
+}
+
+std::string fmt3(double v) {
+  char b[32];
+  std::snprintf(b, sizeof(b), "%.3g", v);
+  return b;
+}
+}  // namespace
+
 struct Tuner::Impl {
   std::shared_ptr<Backend> backend;
   TunerOptions opts;
@@ -134,7 +173,23 @@ struct Tuner::Impl {
   std::mutex bench_mu;  // one benchmark at a time on the device: timings must not overlap
   std::unique_ptr<Benchmarker> bench;
 
+  // Isolation: the worker (started on first use, reused across tuning runs; guarded by bench_mu).
+  std::unique_ptr<WorkerSupervisor> worker;
+  IsolationStats iso_fallback;  // counters kept when no supervisor exists
+  std::set<std::string> iso_warned;  // fallback warnings already printed
+
   std::ostream& log() { return opts.log ? *opts.log : std::cerr; }
+
+  // Verify + measure one live candidate in this process (early rejection against best); fills
+  // c.r (status, reason, stats, date). Faults and launch errors are results.
+  void benchOne(const detail::ErasedFamily& f, const void* p, Cand& c, const BenchOptions& bo_in,
+                double best, StreamHandle s);
+  // Benchmarks the batch through the worker; false (with *why) when the worker cannot be used,
+  // so the caller benchmarks the candidates left (those with done[i] == false) in-process.
+  bool benchIsolated(FamilyState& fs, const void* p, const std::string& key,
+                     std::vector<Cand>& cands, const std::vector<size_t>& todo, double* best,
+                     std::vector<bool>* done, std::string* why);
+  void recordPartial(FamilyState& fs, const std::string& key, const CandidateResult& r);
 
   Expected<FunctionHandle> loadFunction(const std::string& co_key, const CodeObject& co);
   Expected<CodeObject> compileConfig(FamilyState& fs, const Config& c, const void* p,
@@ -477,41 +532,6 @@ Expected<Selection> Tuner::lookup(detail::FamilyState* fs, const void* p) {
 
 // ---------------------------------------------------------------- tuning
 
-namespace {
-struct Cand {
-  Config config;
-  CandidateResult r;
-  bool live = true;  // still in the running
-  CodeObject co;
-  LaunchDims dims;
-  int dup_of = -1;
-  bool hit = false;
-  std::string vendor_source;  // non-empty: vendor candidate (r.config is its id)
-};
-
-void fail(Cand& c, const Status& s) {
-  c.live = false;
-  c.r.status = s.ok() ? Code::kInternal : s.code();
-  c.r.reason = s.message();
-  c.r.date = isoUtcNow();
-}
-
-// Failures that depend on the config itself, not on this run's context: worth remembering so a
-// later tuning run skips them (unless retry_failed).
-bool persistentFailure(const CandidateResult& r) {
-  if (r.status == Code::kOk) return false;
-  if (r.reason.rfind("pruned", 0) == 0 || r.reason.rfind("slower than best", 0) == 0) return false;
-  return r.status == Code::kCompileError || r.status == Code::kOutOfResources ||
-         r.status == Code::kLaunchError || r.status == Code::kDeviceFault ||
-         r.status == Code::kWrongResult || r.status == Code::kTimeout;
-}
-
-std::string fmt3(double v) {
-  char b[32];
-  std::snprintf(b, sizeof(b), "%.3g", v);
-  return b;
-}
-}  // namespace
 
 Expected<TuneReport> Tuner::Impl::tuneKey(FamilyState& fs, const void* p, const std::string& key,
                                           StreamHandle s) {
@@ -561,25 +581,37 @@ Expected<TuneReport> Tuner::Impl::tuneKey(FamilyState& fs, const void* p, const 
       }
     }
   }
-  // 2. Known failures from earlier runs (database blacklist).
-  std::map<std::string, CandidateResult> known;
-  if (!opts.options.retry_failed) {
-    for (auto& r : fs.db->candidatesFor(key)) {
-      if (persistentFailure(r)) known[r.source + "|" + r.config] = r;
+  // 2. Earlier runs: known failures (database blacklist) and the candidates an interrupted run
+  //    already measured (resumable tuning: they are reused, not measured again).
+  std::map<std::string, CandidateResult> known, measured;
+  for (auto& r : fs.db->candidatesFor(key)) {
+    if (persistentFailure(r)) {
+      if (!opts.options.retry_failed) known[r.source + "|" + r.config] = r;
+    } else if ((r.status == Code::kOk && r.stats.runs > 0) ||
+               (r.status == Code::kTimeout && r.reason.rfind("slower than best", 0) == 0)) {
+      measured[r.source + "|" + r.config] = r;
     }
   }
+  auto applyEarlier = [&](Cand& x, const std::string& id) {
+    if (auto k = known.find(id); k != known.end()) {
+      x.r = k->second;
+      x.r.reason = "skipped, failed before (" + k->second.date + "): " + k->second.reason;
+      x.live = false;
+      ++rep.skipped_known_failed;
+    } else if (auto m = measured.find(id); m != measured.end()) {
+      x.r = m->second;
+      x.live = false;
+      x.resumed = true;
+      x.recorded = true;
+      ++rep.resumed;
+    }
+  };
   // 3. Strategy.
   for (size_t i : opts.search->select(accepted)) {
     Cand x;
     x.config = accepted[i];
     x.r.config = x.config.toString();
-    auto k = known.find("jit|" + x.r.config);
-    if (k != known.end()) {
-      x.r = k->second;
-      x.r.reason = "skipped, failed before (" + k->second.date + "): " + k->second.reason;
-      x.live = false;
-      ++rep.skipped_known_failed;
-    }
+    applyEarlier(x, "jit|" + x.r.config);
     cands.push_back(std::move(x));
   }
   if (f.vendor_candidates) {
@@ -588,13 +620,7 @@ Expected<TuneReport> Tuner::Impl::tuneKey(FamilyState& fs, const void* p, const 
       x.r.config = v.id;
       x.r.source = v.source;
       x.vendor_source = v.source;
-      auto k = known.find(v.source + "|" + v.id);
-      if (k != known.end()) {
-        x.r = k->second;
-        x.r.reason = "skipped, failed before (" + k->second.date + "): " + k->second.reason;
-        x.live = false;
-        ++rep.skipped_known_failed;
-      }
+      applyEarlier(x, v.source + "|" + v.id);
       cands.push_back(std::move(x));
     }
   }
@@ -712,71 +738,43 @@ Expected<TuneReport> Tuner::Impl::tuneKey(FamilyState& fs, const void* p, const 
     }
   }
 
-  // 8. Load, verify, benchmark (early rejection against the best so far).
+  // 8. Load, verify, benchmark (early rejection against the best so far) — in the worker process
+  // when isolation is on, else here. Every finished candidate is recorded as a partial result at
+  // once, so a killed tuner resumes from it.
   const auto t_bench = Clock::now();
   double best = 0;
-  int bi = 0;
+  for (const auto& c : cands) {
+    if (c.resumed && c.r.status == Code::kOk && c.r.stats.runs > 0 &&
+        (best <= 0 || c.r.stats.median_ms < best))
+      best = c.r.stats.median_ms;
+  }
+  std::vector<size_t> todo;
   for (size_t i = 0; i < cands.size(); ++i) {
+    if (cands[i].live && cands[i].dup_of < 0) todo.push_back(i);
+  }
+  std::vector<bool> done(cands.size(), false);
+  if (opts.options.isolate && !todo.empty()) {
+    std::string why;
+    if (!benchIsolated(fs, p, key, cands, todo, &best, &done, &why)) {
+      ++iso_fallback.fallbacks;
+      // Once per family and reason: a family without make_problem would say it every key.
+      if (iso_warned.insert(f.name + "|" + why).second || opts.options.verbose) {
+        log() << "ktune: " << f.name << " [" << key
+              << "]: isolated benchmarking unavailable, benchmarking in-process: " << why << "\n";
+      }
+    }
+  }
+  int bi = 0;
+  for (size_t i : todo) {
     Cand& c = cands[i];
-    if (!c.live || c.dup_of >= 0) continue;
-    progress({f.name, key, "bench", ++bi, total, c.r.config});
-    std::function<Status()> run;
-    FunctionHandle fn;
-    if (c.vendor_source.empty()) {
-      auto h = loadFunction(c.r.code_object_key, c.co);
-      if (!h.ok()) {
-        Status st = h.status();
-        fail(c, st.code() == Code::kOutOfResources ? st : Status::LaunchError(st.toString()));
-        continue;
-      }
-      fn = *h;
-      run = [&, fn] {
-        if (f.before_launch) KTUNE_RETURN_IF_ERROR(f.before_launch(c.config, p, s));
-        KernelArgs args;
-        f.args(p, args);
-        return backend->launch(fn, c.dims.grid, c.dims.block, c.dims.shared, args.data(), s);
-      };
-    } else {
-      run = [&] { return f.vendor_launch(c.r.config, p, s); };
-    }
-    // Verify first: it is also the smoke test (faults, launch errors) before any timing.
-    if (f.verify) {
-      Status st = f.pre_run ? f.pre_run(p, s) : Status::Ok();
-      if (st.ok()) st = run();
-      if (st.ok()) st = backend->synchronize(s);
-      if (st.ok()) st = backend->checkError();
-      if (!st.ok()) {
-        (void)backend->checkError();  // clear the sticky error for the next candidate
-        fail(c, st);
-        continue;
-      }
-      auto v = f.verify(p, s);
-      if (!v.ok()) {
-        fail(c, v.status());
-        continue;
-      }
-      c.r.max_error = v->max_abs_error;
-      if (!v->ok) {
-        fail(c, v->toStatus());
-        continue;
-      }
-    }
-    BenchOptions bo = opts.bench;
-    bo.best_ms = best;
-    std::function<Status(int)> before;
-    if (f.pre_run) before = [&](int) { return f.pre_run(p, s); };
-    TimingStats partial;
-    auto stats = bench->measure(s, run, bo, before, &partial);
-    if (!stats.ok()) {
-      (void)backend->checkError();
-      c.r.stats = partial;
-      fail(c, stats.status());
-      continue;
-    }
-    c.r.stats = *stats;
-    c.r.status = Code::kOk;
-    c.r.date = isoUtcNow();
-    if (best <= 0 || stats->median_ms < best) best = stats->median_ms;
+    ++bi;
+    if (done[i]) continue;
+    progress({f.name, key, "bench", bi, total, c.r.config});
+    benchOne(f, p, c, opts.bench, best, s);
+    if (c.r.status == Code::kOk && (best <= 0 || c.r.stats.median_ms < best))
+      best = c.r.stats.median_ms;
+    recordPartial(fs, key, c.r);
+    c.recorded = true;
   }
   rep.bench_wall_ms = ms_since(t_bench);
   for (auto& c : cands) {
@@ -792,7 +790,11 @@ Expected<TuneReport> Tuner::Impl::tuneKey(FamilyState& fs, const void* p, const 
   }
 
   // 9. Choose, record.
-  for (auto& c : cands) rep.candidates.push_back(c.r);
+  std::set<std::string> recorded;
+  for (auto& c : cands) {
+    rep.candidates.push_back(c.r);
+    if (c.recorded) recorded.insert(c.r.source + "|" + c.r.config);
+  }
   int w = chooseWinner(rep.candidates);
   if (w >= 0 && cands[w].dup_of >= 0) w = cands[w].dup_of;
   DbEntry e;
@@ -810,7 +812,7 @@ Expected<TuneReport> Tuner::Impl::tuneKey(FamilyState& fs, const void* p, const 
   e.candidates = rep.candidates;
   e.date = isoUtcNow();
   for (const auto& c : rep.candidates) {
-    if (persistentFailure(c) && c.reason.rfind("skipped", 0) != 0) {
+    if (persistentFailure(c) && c.reason.rfind("skipped", 0) != 0 && !recorded.count(c.source + "|" + c.config)) {
       Status st = fs.db->recordCandidate(key, c);
       if (!st.ok()) log() << "ktune: could not record a failed candidate: " << st.toString() << "\n";
     }
@@ -827,6 +829,223 @@ Expected<TuneReport> Tuner::Impl::tuneKey(FamilyState& fs, const void* p, const 
           << " ms, total " << fmt3(rep.total_wall_ms) << " ms (host wall)\n";
   }
   return rep;
+}
+
+// ---------------------------------------------------------------- benchmarking one candidate
+
+void Tuner::Impl::benchOne(const detail::ErasedFamily& f, const void* p, Cand& c,
+                           const BenchOptions& bo_in, double best, StreamHandle s) {
+  std::function<Status()> run;
+  if (c.vendor_source.empty()) {
+    auto h = loadFunction(c.r.code_object_key, c.co);
+    if (!h.ok()) {
+      Status st = h.status();
+      fail(c, st.code() == Code::kOutOfResources ? st : Status::LaunchError(st.toString()));
+      return;
+    }
+    FunctionHandle fn = *h;
+    run = [&, fn] {
+      if (f.before_launch) KTUNE_RETURN_IF_ERROR(f.before_launch(c.config, p, s));
+      KernelArgs args;
+      f.args(p, args);
+      return backend->launch(fn, c.dims.grid, c.dims.block, c.dims.shared, args.data(), s);
+    };
+  } else {
+    run = [&] { return f.vendor_launch(c.r.config, p, s); };
+  }
+  // Verify first: it is also the smoke test (faults, launch errors) before any timing.
+  if (f.verify) {
+    Status st = f.pre_run ? f.pre_run(p, s) : Status::Ok();
+    if (st.ok()) st = run();
+    if (st.ok()) st = backend->synchronize(s);
+    if (st.ok()) st = backend->checkError();
+    if (!st.ok()) {
+      (void)backend->checkError();  // clear the sticky error for the next candidate
+      fail(c, st);
+      return;
+    }
+    auto v = f.verify(p, s);
+    if (!v.ok()) {
+      fail(c, v.status());
+      return;
+    }
+    c.r.max_error = v->max_abs_error;
+    if (!v->ok) {
+      fail(c, v->toStatus());
+      return;
+    }
+  }
+  BenchOptions bo = bo_in;
+  bo.best_ms = best;
+  std::function<Status(int)> before;
+  if (f.pre_run) before = [&](int) { return f.pre_run(p, s); };
+  TimingStats partial;
+  auto stats = bench->measure(s, run, bo, before, &partial);
+  if (!stats.ok()) {
+    (void)backend->checkError();
+    c.r.stats = partial;
+    fail(c, stats.status());
+    return;
+  }
+  c.r.stats = *stats;
+  c.r.status = Code::kOk;
+  c.r.date = isoUtcNow();
+}
+
+void Tuner::Impl::recordPartial(FamilyState& fs, const std::string& key,
+                                const CandidateResult& r) {
+  Status st = fs.db->recordCandidate(key, r);
+  if (!st.ok()) log() << "ktune: could not record a partial result: " << st.toString() << "\n";
+}
+
+bool Tuner::Impl::benchIsolated(FamilyState& fs, const void* p, const std::string& key,
+                                std::vector<Cand>& cands, const std::vector<size_t>& todo,
+                                double* best, std::vector<bool>* done, std::string* why) {
+  const detail::ErasedFamily& f = fs.f;
+  if (!f.args_json || !f.make_problem) {
+    *why = "family " + f.name + " has no args_json/make_problem, so a worker cannot rebuild its "
+           "problem (add both to benchmark it isolated)";
+    return false;
+  }
+  if (!worker) {
+    std::string explicit_path = opts.isolation.worker_path.empty() ? opts.options.worker_path
+                                                                   : opts.isolation.worker_path;
+    auto exe = findWorkerExecutable(explicit_path);
+    if (!exe.ok()) {
+      *why = exe.status().toString();
+      return false;
+    }
+    WorkerLaunch wl;
+    wl.executable = *exe;
+    wl.cache_dir = opts.options.cache_dir;
+    wl.backend = backend->name();
+    wl.device = opts.device;
+    wl.plugins = opts.options.worker_plugins;
+    for (const auto& pl : opts.isolation.plugins) wl.plugins.push_back(pl);
+    worker = std::make_unique<WorkerSupervisor>(std::move(wl), opts.isolation);
+  }
+  WorkerBatch b;
+  b.family = f.name;
+  b.key = key;
+  b.args_json = f.args_json(p);
+  b.bench = opts.bench;
+  b.best_ms = *best;
+  for (size_t i : todo) {
+    const Cand& c = cands[i];
+    WorkerCandidate wc;
+    wc.config = c.r.config;
+    wc.source = c.vendor_source.empty() ? "jit" : c.vendor_source;
+    wc.code_object_key = c.r.code_object_key;
+    b.candidates.push_back(std::move(wc));
+  }
+  const int total = static_cast<int>(cands.size());
+  int bi = 0;
+  auto startProgress = [&](size_t j) {
+    if (j < todo.size()) progress({f.name, key, "bench", ++bi, total, cands[todo[j]].r.config});
+  };
+  startProgress(0);
+  Status st = worker->run(b, [&](size_t j, const CandidateResult& r) {
+    Cand& c = cands[todo[j]];
+    const std::string co_key = c.r.code_object_key;
+    c.r = r;
+    c.r.code_object_key = co_key;
+    if (c.r.status != Code::kOk) c.live = false;
+    if (c.r.status == Code::kOk && (*best <= 0 || r.stats.median_ms < *best))
+      *best = r.stats.median_ms;
+    (*done)[todo[j]] = true;
+    recordPartial(fs, key, c.r);
+    c.recorded = true;
+    startProgress(j + 1);
+  });
+  if (st.ok()) return true;
+  *why = st.toString();
+  if (!opts.isolation.fallback_in_process) {
+    for (size_t i : todo) {
+      if ((*done)[i]) continue;
+      fail(cands[i], Status::Unavailable("isolated benchmarking failed: " + st.toString()));
+      (*done)[i] = true;
+    }
+    return true;
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------- isolation (worker side)
+
+IsolationStats Tuner::isolationStats() const {
+  std::lock_guard<std::mutex> l(impl_->bench_mu);
+  IsolationStats s = impl_->worker ? impl_->worker->stats() : IsolationStats{};
+  s.fallbacks = impl_->iso_fallback.fallbacks;
+  return s;
+}
+
+Expected<std::shared_ptr<void>> Tuner::makeProblem(const std::string& family,
+                                                   const std::string& args_json) {
+  FamilyState* fs = nullptr;
+  {
+    std::lock_guard<std::mutex> l(impl_->families_mu);
+    for (auto& f : impl_->families) {
+      if (f->f.name == family) fs = f.get();
+    }
+  }
+  if (!fs) return Status::NotFound("family '" + family + "' is not registered in this process");
+  if (!fs->f.make_problem) {
+    return Status::Unsupported("family '" + family + "' has no make_problem");
+  }
+  return fs->f.make_problem(args_json);
+}
+
+CandidateResult Tuner::benchmarkCandidate(const std::string& family, const void* p,
+                                          const WorkerCandidate& wc, const BenchOptions& bench,
+                                          double best_ms, StreamHandle s) {
+  Cand c;
+  c.r.config = wc.config;
+  c.r.source = wc.source.empty() ? "jit" : wc.source;
+  c.r.code_object_key = wc.code_object_key;
+  FamilyState* fs = nullptr;
+  {
+    std::lock_guard<std::mutex> l(impl_->families_mu);
+    for (auto& f : impl_->families) {
+      if (f->f.name == family) fs = f.get();
+    }
+  }
+  if (!fs) {
+    fail(c, Status::NotFound("family '" + family + "' is not registered in the worker"));
+    return c.r;
+  }
+  const detail::ErasedFamily& f = fs->f;
+  if (c.r.source != "jit") {
+    if (!f.vendor_launch) {
+      fail(c, Status::Unsupported("family '" + family + "' has no vendor_launch"));
+      return c.r;
+    }
+    c.vendor_source = c.r.source;
+  } else {
+    auto cfg = Config::parse(wc.config);
+    if (!cfg.ok()) {
+      fail(c, cfg.status());
+      return c.r;
+    }
+    c.config = *cfg;
+    c.dims = f.launch(c.config, p, impl_->device);
+    // The parent compiled it into the shared store; recompile only if the entry vanished.
+    auto co = wc.code_object_key.empty() ? Expected<CodeObject>(Status::NotFound("no key"))
+                                         : impl_->store->get(wc.code_object_key);
+    if (!co.ok()) {
+      std::string k, note;
+      bool hit = false;
+      co = impl_->compileConfig(*fs, c.config, p, &k, &hit, &note);
+      if (co.ok()) c.r.code_object_key = k;
+    }
+    if (!co.ok()) {
+      fail(c, co.status());
+      return c.r;
+    }
+    c.co = std::move(co).value();
+  }
+  std::lock_guard<std::mutex> bl(impl_->bench_mu);
+  impl_->benchOne(f, p, c, bench, best_ms, s);
+  return c.r;
 }
 
 // ---------------------------------------------------------------- offline tuning

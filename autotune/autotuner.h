@@ -39,6 +39,7 @@
 
 #include "autotune/benchmarker.h"
 #include "autotune/database.h"
+#include "autotune/isolation.h"
 #include "autotune/search.h"
 #include "autotune/verifier.h"
 #include "base/config.h"
@@ -157,8 +158,11 @@ struct Selection {
 
 struct TunerOptions {
   // cache_dir, tuning, verbose, compile_threads, warmup_ms/rep_ms (override bench's budgets),
-  // static_prune, retry_failed, record_untuned_path, database_path are honoured.
+  // static_prune, retry_failed, record_untuned_path, database_path, isolate, worker_path and
+  // worker_plugins are honoured.
   Options options;
+  // Isolated benchmarking (used when options.isolate): worker, plugins, watchdog. See isolation.h.
+  IsolationOptions isolation;
   // Null = compilerForArch(device arch).
   std::shared_ptr<Compiler> compiler;
   int device = 0;
@@ -329,6 +333,21 @@ class Tuner {
   // The database of a registered family; nullptr if unknown.
   TuningDatabase* database(const std::string& family);
   const TunerOptions& options() const;
+
+  // Isolation (autotune/isolation.h): what the worker supervisor has seen so far (all zero when
+  // isolation was never used). Thread-safe; waits for a tuning run in progress.
+  IsolationStats isolationStats() const;
+  // Worker side of isolation: builds a problem of a registered family from its args_json
+  // (make_problem). kNotFound for an unknown family, kUnsupported without make_problem.
+  Expected<std::shared_ptr<void>> makeProblem(const std::string& family,
+                                              const std::string& args_json);
+  // Worker side of isolation: verifies and benchmarks one candidate for `p` (from makeProblem) in
+  // THIS process, loading its code object from the store (recompiling if the entry is gone).
+  // Every failure (unknown family, bad config, fault, wrong result, slower than best_ms) is the
+  // returned result's status and reason. Serialised with tuning runs of this Tuner.
+  CandidateResult benchmarkCandidate(const std::string& family, const void* p,
+                                     const WorkerCandidate& c, const BenchOptions& bench,
+                                     double best_ms, StreamHandle s = {});
 
   // Type-erased entry points behind Family<P> (p points at the problem).
   Status call(detail::FamilyState* f, const void* p, StreamHandle s);

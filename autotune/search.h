@@ -56,6 +56,7 @@ struct TuneReport {
   int duplicates = 0;     // candidates whose binary equalled an earlier one
   int pruned = 0;
   int skipped_known_failed = 0;  // failed earlier (database blacklist) and not retried
+  int resumed = 0;  // measured by an earlier, interrupted run of this key and reused (not re-run)
   double compile_wall_ms = 0, bench_wall_ms = 0, total_wall_ms = 0;  // host wall time
   bool from_database = false;
 

@@ -49,7 +49,21 @@ Expected<Options> Options::fromEnv() {
   if (const char* v = env("KTUNE_RECORD_UNTUNED")) o.record_untuned_path = v;
   if (const char* v = env("KTUNE_DB")) o.database_path = v;
   if (const char* v = env("KTUNE_VERBOSE")) KTUNE_RETURN_IF_ERROR(parseInt("KTUNE_VERBOSE", v, &o.verbose));
-  if (const char* v = env("KTUNE_ISOLATE")) KTUNE_RETURN_IF_ERROR(parseBool("KTUNE_ISOLATE", v, &o.isolate));
+  if (const char* v = env("KTUNE_ISOLATE")) {
+    KTUNE_RETURN_IF_ERROR(parseBool("KTUNE_ISOLATE", v, &o.isolate));
+    o.isolate_explicit = true;
+  }
+  if (const char* v = env("KTUNE_WORKER")) o.worker_path = v;
+  if (const char* v = env("KTUNE_WORKER_PLUGINS")) {
+    std::string all = v;
+    size_t pos = 0;
+    while (pos <= all.size()) {
+      size_t c = all.find(':', pos);
+      if (c == std::string::npos) c = all.size();
+      if (c > pos) o.worker_plugins.push_back(all.substr(pos, c - pos));
+      pos = c + 1;
+    }
+  }
   if (const char* v = env("KTUNE_COMPILE_THREADS"))
     KTUNE_RETURN_IF_ERROR(parseInt("KTUNE_COMPILE_THREADS", v, &o.compile_threads));
   if (const char* v = env("KTUNE_WARMUP_MS")) KTUNE_RETURN_IF_ERROR(parseDouble("KTUNE_WARMUP_MS", v, &o.warmup_ms));

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 
@@ -25,6 +26,14 @@ struct Options {
   // KTUNE_ISOLATE=0|1: benchmark candidates in a supervised worker process. Default on for
   // tuning through the CLI; the library default is off (see autotune options).
   bool isolate = false;
+  // True when KTUNE_ISOLATE was set (the CLI then follows it instead of its own default).
+  bool isolate_explicit = false;
+  // KTUNE_WORKER=<path>: the isolation worker executable (default: ktune-worker next to the
+  // running program, then on PATH).
+  std::string worker_path;
+  // KTUNE_WORKER_PLUGINS=<a.so>:<b.so>: shared libraries the worker loads to register user
+  // families (each exports ktune_register_families; see autotune/isolation.h).
+  std::vector<std::string> worker_plugins;
   // KTUNE_COMPILE_THREADS=N: parallel JIT compiles. 0 = all hardware threads.
   int compile_threads = 0;
   // KTUNE_WARMUP_MS / KTUNE_REP_MS: do_bench budgets per candidate.

@@ -1,0 +1,569 @@
+#include "autotune/isolation.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "autotune/autotuner.h"
+#include "base/fs.h"
+#include "base/subprocess.h"
+
+namespace ktune {
+namespace {
+
+using Json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+Code codeFromName(const std::string& s) {
+  for (int c = 0; c <= static_cast<int>(Code::kInternal); ++c) {
+    if (s == codeName(Code(c))) return Code(c);
+  }
+  return Code::kInternal;
+}
+
+Json statsToJson(const TimingStats& t) {
+  return Json{{"median_ms", t.median_ms}, {"p20_ms", t.p20_ms}, {"p80_ms", t.p80_ms},
+              {"min_ms", t.min_ms},       {"max_ms", t.max_ms}, {"mean_ms", t.mean_ms},
+              {"std_ms", t.std_ms},       {"runs", t.runs}};
+}
+
+TimingStats statsFromJson(const Json& j) {
+  TimingStats t;
+  if (!j.is_object()) return t;
+  auto num = [&](const char* k) { return j.contains(k) && j[k].is_number() ? j[k].get<double>() : 0.0; };
+  t.median_ms = num("median_ms");
+  t.p20_ms = num("p20_ms");
+  t.p80_ms = num("p80_ms");
+  t.min_ms = num("min_ms");
+  t.max_ms = num("max_ms");
+  t.mean_ms = num("mean_ms");
+  t.std_ms = num("std_ms");
+  double runs = num("runs");
+  t.runs = runs >= 0 && runs < 1e9 ? static_cast<int>(runs) : 0;
+  return t;
+}
+
+Json benchToJson(const BenchOptions& b) {
+  return Json{{"warmup_ms", b.warmup_ms},         {"rep_ms", b.rep_ms},
+              {"estimate_runs", b.estimate_runs}, {"min_runs", b.min_runs},
+              {"max_runs", b.max_runs},           {"flush_l2", b.flush_l2},
+              {"l2_flush_bytes", b.l2_flush_bytes}, {"rotate_buffers", b.rotate_buffers},
+              {"use_graph", b.use_graph},         {"abort_factor", b.abort_factor},
+              {"check_every", b.check_every}};
+}
+
+BenchOptions benchFromJson(const Json& j) {
+  BenchOptions b;
+  if (!j.is_object()) return b;
+  b.warmup_ms = j.value("warmup_ms", b.warmup_ms);
+  b.rep_ms = j.value("rep_ms", b.rep_ms);
+  b.estimate_runs = j.value("estimate_runs", b.estimate_runs);
+  b.min_runs = j.value("min_runs", b.min_runs);
+  b.max_runs = j.value("max_runs", b.max_runs);
+  b.flush_l2 = j.value("flush_l2", b.flush_l2);
+  b.l2_flush_bytes = j.value("l2_flush_bytes", b.l2_flush_bytes);
+  b.rotate_buffers = j.value("rotate_buffers", b.rotate_buffers);
+  b.use_graph = j.value("use_graph", b.use_graph);
+  b.abort_factor = j.value("abort_factor", b.abort_factor);
+  b.check_every = j.value("check_every", b.check_every);
+  return b;
+}
+
+Json resultToJson(const CandidateResult& r) {
+  return Json{{"config", r.config},
+              {"source", r.source},
+              {"status", codeName(r.status)},
+              {"reason", r.reason},
+              {"stats", statsToJson(r.stats)},
+              {"code_object_key", r.code_object_key},
+              {"max_error", r.max_error},
+              {"date", r.date}};
+}
+
+CandidateResult resultFromJson(const Json& j) {
+  CandidateResult r;
+  r.config = j.value("config", std::string());
+  r.source = j.value("source", std::string("jit"));
+  r.status = codeFromName(j.value("status", std::string("internal")));
+  r.reason = j.value("reason", std::string());
+  if (j.contains("stats")) r.stats = statsFromJson(j["stats"]);
+  r.code_object_key = j.value("code_object_key", std::string());
+  r.max_error = j.contains("max_error") && j["max_error"].is_number() ? j["max_error"].get<double>() : 0;
+  r.date = j.value("date", std::string());
+  return r;
+}
+
+std::string signalName(int sig) {
+  switch (sig) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGBUS: return "SIGBUS";
+    case SIGABRT: return "SIGABRT";
+    case SIGFPE: return "SIGFPE";
+    case SIGILL: return "SIGILL";
+    case SIGKILL: return "SIGKILL";
+    case SIGTERM: return "SIGTERM";
+    case SIGTRAP: return "SIGTRAP";
+    case SIGPIPE: return "SIGPIPE";
+    default: return "signal " + std::to_string(sig);
+  }
+}
+
+// Writes all of `s` to a socket/pipe without raising SIGPIPE.
+bool writeAll(int fd, const std::string& s) {
+  size_t off = 0;
+  while (off < s.size()) {
+    ssize_t w = ::send(fd, s.data() + off, s.size() - off, MSG_NOSIGNAL);
+    if (w < 0 && errno == ENOTSOCK) w = ::write(fd, s.data() + off, s.size() - off);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    off += static_cast<size_t>(w);
+  }
+  return true;
+}
+
+std::string lastLine(const std::string& s) {
+  size_t end = s.find_last_not_of("\r\n \t");
+  if (end == std::string::npos) return "";
+  size_t b = s.rfind('\n', end);
+  return s.substr(b == std::string::npos ? 0 : b + 1, end + 1 - (b == std::string::npos ? 0 : b + 1));
+}
+
+// Vendor error names the worker may have printed last (CUDA_ERROR_ILLEGAL_ADDRESS, hipError...).
+bool mentionsDeviceError(const std::string& s) {
+  return s.find("CUDA_ERROR_") != std::string::npos || s.find("hipError") != std::string::npos ||
+         s.find("illegal address") != std::string::npos ||
+         s.find("misaligned") != std::string::npos;
+}
+
+}  // namespace
+
+std::string candidateResultToJson(const CandidateResult& r) { return resultToJson(r).dump(); }
+
+Expected<CandidateResult> candidateResultFromJson(const std::string& text) {
+  Json j = Json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    return Status::InvalidArgument("candidate result is not a JSON object: " + text.substr(0, 200));
+  return resultFromJson(j);
+}
+
+Expected<std::string> findWorkerExecutable(const std::string& explicit_path) {
+  if (!explicit_path.empty()) {
+    if (::access(explicit_path.c_str(), X_OK) == 0) return explicit_path;
+    return Status::NotFound("isolation worker '" + explicit_path +
+                            "' is not an executable file (check KTUNE_WORKER / "
+                            "IsolationOptions::worker_path)");
+  }
+  std::string tried;
+  char self[4096];
+  ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (n > 0) {
+    self[n] = '\0';
+    std::string dir = self;
+    dir = dir.substr(0, dir.rfind('/'));
+    for (const std::string& cand : {dir + "/ktune-worker", dir + "/../tools/ktune-worker"}) {
+      if (::access(cand.c_str(), X_OK) == 0) return cand;
+      tried += cand + ", ";
+    }
+  }
+  std::string onpath = findProgram("ktune-worker");
+  if (!onpath.empty()) return onpath;
+  return Status::NotFound("isolation worker 'ktune-worker' not found (looked at " + tried +
+                          "and PATH); build it, or set KTUNE_WORKER=<path>, or turn isolation "
+                          "off with KTUNE_ISOLATE=0");
+}
+
+// ---------------------------------------------------------------- supervisor
+
+struct WorkerSupervisor::Proc {
+  pid_t pid = -1;
+  int sock = -1;  // the worker's stdin+stdout
+  int err = -1;   // the worker's stderr
+  std::string inbuf;
+  bool eof = false;
+};
+
+WorkerSupervisor::WorkerSupervisor(WorkerLaunch launch, IsolationOptions opts)
+    : launch_(std::move(launch)), opts_(std::move(opts)) {}
+
+WorkerSupervisor::~WorkerSupervisor() {
+  if (!proc_) return;
+  // Polite first: EOF on stdin makes the worker return from serveWorker and exit.
+  ::close(proc_->sock);
+  proc_->sock = -1;
+  for (int i = 0; i < 100; ++i) {
+    int st;
+    if (::waitpid(proc_->pid, &st, WNOHANG) == proc_->pid) {
+      proc_->pid = -1;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  killWorker();
+}
+
+std::string WorkerSupervisor::stderrTail() const { return stderr_tail_; }
+
+void WorkerSupervisor::killWorker() {
+  if (!proc_) return;
+  if (proc_->pid > 0) {
+    ::kill(-proc_->pid, SIGKILL);
+    ::kill(proc_->pid, SIGKILL);
+    int st;
+    while (::waitpid(proc_->pid, &st, 0) < 0 && errno == EINTR) {
+    }
+  }
+  if (proc_->sock >= 0) ::close(proc_->sock);
+  if (proc_->err >= 0) ::close(proc_->err);
+  proc_.reset();
+}
+
+namespace {
+enum class ReadResult { kLine, kTimeout, kEof };
+}  // namespace
+
+// Reads one line from the worker, collecting its stderr meanwhile, until `deadline`.
+static ReadResult readLine(int sock, int err, std::string& inbuf, bool& eof, std::string& tail,
+                           Clock::time_point deadline, std::string* line) {
+  for (;;) {
+    size_t nl = inbuf.find('\n');
+    if (nl != std::string::npos) {
+      *line = inbuf.substr(0, nl);
+      inbuf.erase(0, nl + 1);
+      return ReadResult::kLine;
+    }
+    if (eof) return ReadResult::kEof;
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) return ReadResult::kTimeout;
+    pollfd fds[2] = {{sock, POLLIN, 0}, {err, POLLIN, 0}};
+    int nf = err >= 0 ? 2 : 1;
+    int pr = ::poll(fds, nfds_t(nf), int(std::min<long long>(left, 100)));
+    if (pr < 0 && errno != EINTR) return ReadResult::kEof;
+    char buf[65536];
+    if (nf == 2 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+      ssize_t k = ::read(err, buf, sizeof(buf));
+      if (k > 0) {
+        tail.append(buf, size_t(k));
+        if (tail.size() > 8192) tail.erase(0, tail.size() - 4096);
+      }
+    }
+    if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+      ssize_t k = ::read(sock, buf, sizeof(buf));
+      if (k > 0) {
+        inbuf.append(buf, size_t(k));
+      } else if (k == 0 || (errno != EINTR && errno != EAGAIN)) {
+        eof = true;
+      }
+    }
+  }
+}
+
+Status WorkerSupervisor::ensureStarted() {
+  if (proc_) {
+    int st;
+    if (proc_->pid > 0 && ::waitpid(proc_->pid, &st, WNOHANG) == 0 && !proc_->eof) return Status::Ok();
+    if (proc_->pid > 0 && ::waitpid(proc_->pid, &st, WNOHANG) != 0) proc_->pid = -1;
+    killWorker();  // died while idle: start a fresh one
+  }
+  int sv[2], ep[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+    return Status::IoError(std::string("isolation: socketpair: ") + std::strerror(errno));
+  if (::pipe2(ep, O_CLOEXEC) != 0) {
+    ::close(sv[0]);
+    ::close(sv[1]);
+    return Status::IoError(std::string("isolation: pipe: ") + std::strerror(errno));
+  }
+  std::vector<std::string> argv = {launch_.executable, "--cache-dir", launch_.cache_dir,
+                                   "--backend", launch_.backend, "--device",
+                                   std::to_string(launch_.device)};
+  for (const auto& p : launch_.plugins) {
+    argv.push_back("--plugin");
+    argv.push_back(p);
+  }
+  std::vector<char*> args;
+  for (auto& a : argv) args.push_back(a.data());
+  args.push_back(nullptr);
+  pid_t parent = ::getpid();
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(sv[0]);
+    ::close(sv[1]);
+    ::close(ep[0]);
+    ::close(ep[1]);
+    return Status::IoError(std::string("isolation: fork: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    // A SIGKILLed tuner must not leave its worker running (resumable tuning relies on it).
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(1);
+    ::dup2(sv[1], 0);
+    ::dup2(sv[1], 1);
+    ::dup2(ep[1], 2);
+    ::syscall(SYS_close_range, 3u, ~0u, 0u);
+    ::execv(argv[0].c_str(), args.data());
+    const char msg[] = "ktune-worker: exec failed\n";
+    (void)!::write(2, msg, sizeof(msg) - 1);
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);  // also here: no window where a kill(-pid) misses the group
+  ::close(sv[1]);
+  ::close(ep[1]);
+  proc_ = std::make_unique<Proc>();
+  proc_->pid = pid;
+  proc_->sock = sv[0];
+  proc_->err = ep[0];
+  stderr_tail_.clear();
+  ++stats_.starts;
+  stats_.pids.push_back(pid);
+  // Wait for the hello line (plugins loaded, device opened).
+  auto deadline = Clock::now() + std::chrono::milliseconds(int64_t(opts_.startup_timeout_ms));
+  std::string line;
+  for (;;) {
+    ReadResult rr = readLine(proc_->sock, proc_->err, proc_->inbuf, proc_->eof, stderr_tail_,
+                             deadline, &line);
+    if (rr == ReadResult::kLine) {
+      Json j = Json::parse(line, nullptr, false);
+      if (!j.is_discarded() && j.is_object() && j.value("event", "") == "hello") return Status::Ok();
+      continue;  // not ours (a plugin printing to stdout): ignore
+    }
+    std::string why = rr == ReadResult::kTimeout ? "did not start within " +
+                                                       std::to_string(int64_t(opts_.startup_timeout_ms)) +
+                                                       " ms"
+                                                 : "exited during start-up";
+    // Drain what it said on stderr before it went away.
+    readLine(-1, proc_->err, proc_->inbuf, proc_->eof, stderr_tail_,
+             Clock::now() + std::chrono::milliseconds(50), &line);
+    killWorker();
+    return Status::Unavailable("isolation worker " + launch_.executable + " " + why +
+                               (stderr_tail_.empty() ? "" : ": " + lastLine(stderr_tail_)));
+  }
+}
+
+Status WorkerSupervisor::run(const WorkerBatch& batch,
+                             const std::function<void(size_t, const CandidateResult&)>& on_result) {
+  const size_t n = batch.candidates.size();
+  size_t next = 0;
+  double best = batch.best_ms;
+  int write_failures = 0;
+  const double budget = batch.bench.warmup_ms + batch.bench.rep_ms;
+  auto candidateTimeoutMs = [&] {
+    double floor_ms = opts_.timeout_floor_ms + 2 * budget;
+    double dyn = opts_.timeout_factor * best *
+                 double(batch.bench.estimate_runs + batch.bench.check_every + 2);
+    return std::max(floor_ms, dyn);
+  };
+  while (next < n) {
+    KTUNE_RETURN_IF_ERROR(ensureStarted());
+    Json req{{"op", "bench"},   {"family", batch.family}, {"key", batch.key},
+             {"args", batch.args_json}, {"best_ms", best}, {"bench", benchToJson(batch.bench)}};
+    Json cs = Json::array();
+    for (size_t i = next; i < n; ++i) {
+      const auto& c = batch.candidates[i];
+      cs.push_back(Json{{"config", c.config}, {"source", c.source},
+                        {"code_object_key", c.code_object_key}});
+    }
+    req["candidates"] = std::move(cs);
+    if (!writeAll(proc_->sock, req.dump() + "\n")) {
+      killWorker();
+      if (++write_failures > 2) return Status::Unavailable("isolation worker does not accept requests");
+      continue;
+    }
+    const size_t offset = next;
+    bool problem_ready = false;
+    auto deadline = Clock::now() + std::chrono::milliseconds(int64_t(opts_.startup_timeout_ms));
+    bool restart = false;
+    while (!restart) {
+      std::string line;
+      ReadResult rr = readLine(proc_->sock, proc_->err, proc_->inbuf, proc_->eof, stderr_tail_,
+                               deadline, &line);
+      if (rr == ReadResult::kTimeout) {
+        killWorker();
+        if (!problem_ready) {
+          return Status::Timeout("isolation worker: building the problem of " + batch.family +
+                                 " took more than " +
+                                 std::to_string(int64_t(opts_.startup_timeout_ms)) + " ms");
+        }
+        CandidateResult r;
+        r.config = batch.candidates[next].config;
+        r.source = batch.candidates[next].source;
+        r.status = Code::kTimeout;
+        r.reason = "hung: no result within " + std::to_string(int64_t(candidateTimeoutMs())) +
+                   " ms (watchdog killed the worker)";
+        r.date = isoUtcNow();
+        ++stats_.timeouts;
+        ++stats_.candidates_sent;
+        on_result(next++, r);
+        restart = true;
+        break;
+      }
+      if (rr == ReadResult::kEof) {
+        // The worker is gone: reap it for the reason (signal or exit code).
+        int st = 0;
+        pid_t pid = proc_->pid;
+        std::string drain;
+        readLine(-1, proc_->err, proc_->inbuf, proc_->eof, stderr_tail_,
+                 Clock::now() + std::chrono::milliseconds(20), &drain);
+        bool reaped = false;
+        for (int i = 0; i < 200 && !reaped; ++i) {
+          pid_t w = ::waitpid(pid, &st, WNOHANG);
+          if (w == pid) reaped = true;
+          else std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        if (reaped) proc_->pid = -1;
+        std::string how = !reaped ? "closed its output"
+                          : WIFSIGNALED(st) ? "was killed by " + signalName(WTERMSIG(st))
+                          : "exited with status " + std::to_string(WEXITSTATUS(st));
+        std::string said = lastLine(stderr_tail_);
+        killWorker();
+        if (!problem_ready) {
+          return Status::Unavailable("isolation worker " + how + " before benchmarking " +
+                                     batch.family + (said.empty() ? "" : ": " + said));
+        }
+        CandidateResult r;
+        r.config = batch.candidates[next].config;
+        r.source = batch.candidates[next].source;
+        r.status = Code::kDeviceFault;
+        r.reason = "worker " + how + " while running this candidate" +
+                   (said.empty() ? "" : " (last worker output: " + said + ")");
+        if (!WIFSIGNALED(st) && !mentionsDeviceError(said) && reaped && WEXITSTATUS(st) == 0) {
+          r.status = Code::kInternal;  // a clean exit mid-candidate is a worker bug, not the kernel
+        }
+        r.date = isoUtcNow();
+        ++stats_.crashes;
+        ++stats_.candidates_sent;
+        on_result(next++, r);
+        restart = true;
+        break;
+      }
+      Json j = Json::parse(line, nullptr, false);
+      if (j.is_discarded() || !j.is_object() || !j.contains("event")) continue;  // stray output
+      std::string ev = j.value("event", "");
+      if (ev == "problem") {
+        problem_ready = true;
+        deadline = Clock::now() + std::chrono::milliseconds(int64_t(candidateTimeoutMs()));
+      } else if (ev == "result") {
+        size_t idx = offset + j.value("index", size_t(0));
+        if (idx != next || !j.contains("result")) {
+          killWorker();
+          return Status::Internal("isolation worker protocol: result for candidate " +
+                                  std::to_string(idx) + ", expected " + std::to_string(next));
+        }
+        CandidateResult r = resultFromJson(j["result"]);
+        if (r.status == Code::kOk && r.stats.runs > 0 && (best <= 0 || r.stats.median_ms < best))
+          best = r.stats.median_ms;
+        ++stats_.candidates_sent;
+        on_result(next++, r);
+        deadline = Clock::now() + std::chrono::milliseconds(int64_t(candidateTimeoutMs()));
+      } else if (ev == "exit") {
+        // The worker leaves after a device fault (its context is lost); nothing is in flight.
+        int st;
+        if (proc_->pid > 0 && ::waitpid(proc_->pid, &st, 0) == proc_->pid) proc_->pid = -1;
+        killWorker();
+        restart = true;
+      } else if (ev == "done") {
+        if (next != n) {
+          killWorker();
+          return Status::Internal("isolation worker protocol: done after " + std::to_string(next) +
+                                  " of " + std::to_string(n) + " candidates");
+        }
+        return Status::Ok();
+      } else if (ev == "error") {
+        Code c = codeFromName(j.value("code", std::string("internal")));
+        return Status(c == Code::kOk ? Code::kInternal : c,
+                      "isolation worker: " + j.value("message", std::string()));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------- worker side
+
+Status serveWorker(Tuner& tuner, int in_fd, int out_fd) {
+  auto send = [&](const Json& j) -> Status {
+    if (!writeAll(out_fd, j.dump() + "\n"))
+      return Status::IoError(std::string("worker: cannot write results: ") + std::strerror(errno));
+    return Status::Ok();
+  };
+  KTUNE_RETURN_IF_ERROR(send(Json{{"event", "hello"}, {"pid", int64_t(::getpid())}}));
+  std::string inbuf;
+  std::string cached_family, cached_args;
+  std::shared_ptr<void> problem;
+  char buf[65536];
+  for (;;) {
+    size_t nl;
+    while ((nl = inbuf.find('\n')) == std::string::npos) {
+      ssize_t k = ::read(in_fd, buf, sizeof(buf));
+      if (k == 0) return Status::Ok();
+      if (k < 0) {
+        if (errno == EINTR) continue;
+        return Status::Ok();
+      }
+      inbuf.append(buf, size_t(k));
+    }
+    std::string line = inbuf.substr(0, nl);
+    inbuf.erase(0, nl + 1);
+    Json req = Json::parse(line, nullptr, false);
+    if (req.is_discarded() || !req.is_object() || req.value("op", "") != "bench" ||
+        !req.contains("candidates") || !req["candidates"].is_array()) {
+      KTUNE_RETURN_IF_ERROR(send(Json{{"event", "error"},
+                                      {"code", codeName(Code::kInvalidArgument)},
+                                      {"message", "not a bench request: " + line.substr(0, 200)}}));
+      continue;
+    }
+    std::string family = req.value("family", "");
+    std::string args = req.value("args", "");
+    if (!problem || family != cached_family || args != cached_args) {
+      problem.reset();  // free the previous problem's buffers first
+      auto p = tuner.makeProblem(family, args);
+      if (!p.ok()) {
+        KTUNE_RETURN_IF_ERROR(send(Json{{"event", "error"},
+                                        {"code", codeName(p.status().code())},
+                                        {"message", p.status().toString()}}));
+        continue;
+      }
+      problem = std::move(p).value();
+      cached_family = family;
+      cached_args = args;
+    }
+    KTUNE_RETURN_IF_ERROR(send(Json{{"event", "problem"}}));
+    BenchOptions bench = benchFromJson(req.value("bench", Json::object()));
+    double best = req.value("best_ms", 0.0);
+    const Json& cs = req["candidates"];
+    for (size_t i = 0; i < cs.size(); ++i) {
+      WorkerCandidate wc;
+      if (cs[i].is_object()) {
+        wc.config = cs[i].value("config", "");
+        wc.source = cs[i].value("source", "jit");
+        wc.code_object_key = cs[i].value("code_object_key", "");
+      }
+      CandidateResult r = tuner.benchmarkCandidate(family, problem.get(), wc, bench, best);
+      if (r.status == Code::kOk && r.stats.runs > 0 && (best <= 0 || r.stats.median_ms < best))
+        best = r.stats.median_ms;
+      KTUNE_RETURN_IF_ERROR(send(Json{{"event", "result"}, {"index", i}, {"result", resultToJson(r)}}));
+      if (r.status == Code::kDeviceFault) {
+        // A faulted CUDA/HIP context stays broken: leave, the supervisor starts a fresh worker.
+        KTUNE_RETURN_IF_ERROR(send(Json{{"event", "exit"}, {"reason", "device fault"}}));
+        return Status::DeviceFault("worker: candidate " + wc.config + " faulted: " + r.reason);
+      }
+    }
+    KTUNE_RETURN_IF_ERROR(send(Json{{"event", "done"}}));
+  }
+}
+
+}  // namespace ktune

@@ -1,0 +1,151 @@
+// ktune isolated benchmarking — candidates are verified and timed in a supervised worker process
+// (`ktune-worker`), so a candidate that faults (illegal address, trap, a crash) or hangs kills only
+// the worker, never the tuner.
+//
+// Who does what: the tuner (parent) enumerates and compiles as usual (the code objects land in the
+// shared store), then sends the worker one JSON line per tuning run: the family name, the
+// problem's args_json (the worker rebuilds the problem with its own buffers via make_problem),
+// the bench options and the candidates (config string or vendor id + code-object key). The worker
+// answers with one JSON line per candidate, written BEFORE it starts the next one, so the parent
+// always knows which candidate is in flight. When the worker dies (signal, exit, EOF) or goes
+// silent past the candidate's deadline (the watchdog SIGKILLs its process group), the in-flight
+// candidate becomes a failed result with the reason (kDeviceFault "worker died: SIGSEGV ...",
+// kTimeout "hung: ..."), the worker is restarted and the remaining candidates continue. After a
+// device fault the worker exits by itself (a faulted CUDA/HIP context is unusable), so the next
+// candidate gets a fresh context. The worker is reused across candidates and tuning runs.
+//
+// Protocol (JSON lines over the worker's stdin/stdout, a socketpair):
+//   worker -> {"event":"hello","pid":N,"families":[...]}                      once, at start
+//   parent -> {"op":"bench","family","args","key","best_ms","bench":{...},
+//              "candidates":[{"config","source","code_object_key"}]}
+//   worker -> {"event":"problem"}                              the problem was built
+//          -> {"event":"result","index":i,"result":{CandidateResult}}   one per candidate
+//          -> {"event":"done"}                   or {"event":"error","message":...} (whole batch)
+// A worker plugin is a shared library exporting
+//   extern "C" ktune::Status ktune_register_families(ktune::Tuner&);        (required)
+//   extern "C" ktune::Status ktune_worker_backend(std::shared_ptr<ktune::Backend>*,
+//                                                 std::shared_ptr<ktune::Compiler>*);  (optional)
+// The second lets a plugin supply the backend/compiler (e.g. a simulated one in tests); without
+// it the worker opens Options::backend ("auto" = the GPU backend) and the arch's compiler.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "autotune/benchmarker.h"
+#include "autotune/database.h"
+#include "base/status.h"
+
+namespace ktune {
+
+class Tuner;
+
+// Settings of isolated benchmarking (TunerOptions::isolation). Whether it is used at all is
+// Options::isolate (KTUNE_ISOLATE; the CLI turns it on, the library default is off).
+struct IsolationOptions {
+  // The worker executable. "" = Options::worker_path (KTUNE_WORKER), then `ktune-worker` next to
+  // /proc/self/exe, then on PATH.
+  std::string worker_path;
+  // Plugins the worker loads (user families), added to Options::worker_plugins
+  // (KTUNE_WORKER_PLUGINS).
+  std::vector<std::string> plugins;
+  // Watchdog: a candidate that sends no result within
+  //   max(timeout_floor_ms + 2 x (warmup_ms + rep_ms),
+  //       timeout_factor x best median so far x (estimate_runs + check_every + 2))
+  // is declared hung (kTimeout) and the worker's process group is SIGKILLed. The first bound
+  // covers a candidate's whole do_bench budget plus verification; the second a legitimately slow
+  // kernel (early rejection stops a slower one after check_every runs).
+  double timeout_floor_ms = 2000;
+  double timeout_factor = 10;
+  // Worker start (exec, plugin load, device context) and problem construction deadline.
+  double startup_timeout_ms = 60000;
+  // When the worker cannot be used at all (not found, fails to start, family unknown to it),
+  // benchmark in-process with a warning (true) or fail every candidate with the reason (false).
+  bool fallback_in_process = true;
+};
+
+// What the tuner has seen of its worker (tests, CLI summaries).
+struct IsolationStats {
+  int starts = 0;            // worker processes started
+  std::vector<int> pids;     // their pids, in start order
+  int crashes = 0;           // worker deaths with a candidate in flight
+  int timeouts = 0;          // candidates killed by the watchdog
+  int candidates_sent = 0;   // candidates benchmarked through the worker
+  int fallbacks = 0;         // tuning runs benchmarked in-process although isolation was on
+};
+
+// One candidate for the worker.
+struct WorkerCandidate {
+  std::string config;  // Config::toString() or vendor id
+  std::string source = "jit";
+  std::string code_object_key;  // store key of the compiled binary (JIT candidates)
+};
+
+// One tuning run's benchmarking for the worker.
+struct WorkerBatch {
+  std::string family, key, args_json;
+  BenchOptions bench;
+  double best_ms = 0;  // best median measured before this batch (early rejection, watchdog)
+  std::vector<WorkerCandidate> candidates;
+};
+
+// How to start a worker.
+struct WorkerLaunch {
+  std::string executable;  // resolved path
+  std::string cache_dir;
+  std::string backend = "auto";
+  int device = 0;
+  std::vector<std::string> plugins;
+};
+
+// Resolves the worker executable: `explicit_path` if non-empty (must be executable), else
+// `ktune-worker` next to /proc/self/exe, else on PATH. kNotFound naming every place looked at.
+Expected<std::string> findWorkerExecutable(const std::string& explicit_path);
+
+// The parent side: starts, feeds, watches and restarts one worker process.
+// Thread safety: one thread at a time (the tuner calls it under its benchmark lock).
+class WorkerSupervisor {
+ public:
+  WorkerSupervisor(WorkerLaunch launch, IsolationOptions opts);
+  // Closes the worker's stdin (it exits on EOF), waits briefly, then SIGKILLs its group.
+  ~WorkerSupervisor();
+  WorkerSupervisor(const WorkerSupervisor&) = delete;
+  WorkerSupervisor& operator=(const WorkerSupervisor&) = delete;
+
+  // Benchmarks the batch in the worker, calling on_result(index, result) for every candidate as
+  // soon as its result is known (from this thread; crashed and hung ones included, with status
+  // kDeviceFault / kTimeout and the reason), restarting the worker as needed. Returns OK when
+  // every candidate got a result; otherwise the error that made the worker unusable (cannot start,
+  // unknown family, make_problem failed, broken protocol) — candidates without a result then were
+  // not benchmarked, and the caller may benchmark them another way.
+  Status run(const WorkerBatch& batch,
+             const std::function<void(size_t, const CandidateResult&)>& on_result);
+
+  const IsolationStats& stats() const { return stats_; }
+  // Last lines the worker wrote to stderr (diagnostics).
+  std::string stderrTail() const;
+
+ private:
+  struct Proc;
+  Status ensureStarted();
+  void killWorker();
+  std::unique_ptr<Proc> proc_;
+  WorkerLaunch launch_;
+  IsolationOptions opts_;
+  IsolationStats stats_;
+  std::string stderr_tail_;
+};
+
+// The worker side: serves bench requests read from in_fd, writing JSON lines to out_fd, with the
+// families registered on `tuner`. Returns OK on EOF of in_fd; kDeviceFault after a candidate
+// faulted (the result was sent; the caller should exit so the next candidate gets a fresh device
+// context); another error when out_fd cannot be written. Single-threaded.
+Status serveWorker(Tuner& tuner, int in_fd, int out_fd);
+
+// JSON form of a CandidateResult (the worker protocol and tests).
+std::string candidateResultToJson(const CandidateResult& r);
+Expected<CandidateResult> candidateResultFromJson(const std::string& text);
+
+}  // namespace ktune

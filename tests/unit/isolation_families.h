@@ -1,0 +1,142 @@
+// Simulated kernel families for the isolation tests, registered identically in the test process
+// and (through tests/unit/isolation_sim_plugin.cc) in the isolation worker.
+// The kernel's behaviour is chosen by the MODE define, so both processes agree on it:
+//   0 good, 1 returns kDeviceFault, 2 raise(SIGSEGV), 3 hangs forever, 4 abort(),
+//   5 good but sleeps 2 ms of wall time per launch (to kill a tuner mid-run).
+#pragma once
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <vector>
+
+#include "autotune/autotuner.h"
+#include "compiler/sim/sim_compiler.h"
+#include "runtime/sim/sim_backend.h"
+
+namespace ktune::isotest {
+
+inline DeviceInfo isoDevice() {
+  DeviceInfo d;
+  d.name = "sim isolation device";
+  d.arch = "sm_90a";
+  d.multiprocessors = 132;
+  d.warp_size = 32;
+  d.shared_per_block = 48 * 1024;
+  d.shared_per_block_optin = 227 * 1024;
+  d.max_threads_per_block = 1024;
+  d.l2_bytes = 1 << 16;
+  return d;
+}
+
+struct IsoProblem {
+  int64_t n = 0;
+  DevicePtr x = 0, y = 0;
+};
+
+inline void registerIsoKernels(SimBackend& b) {
+  b.registerKernel(
+      "iso_scale",
+      SimKernel{[](const SimLaunch& L) -> Status {
+                  switch (L.define("MODE")) {
+                    case 1: return Status::DeviceFault("illegal address (injected by MODE=1)");
+                    case 2: ::raise(SIGSEGV); break;
+                    case 3:
+                      for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+                    case 4: std::abort();
+                    case 5: std::this_thread::sleep_for(std::chrono::milliseconds(2)); break;
+                    default: break;
+                  }
+                  auto n = L.arg<int64_t>(0);
+                  auto* x = static_cast<float*>(L.backend->hostPtr(L.arg<DevicePtr>(1)));
+                  auto* y = static_cast<float*>(L.backend->hostPtr(L.arg<DevicePtr>(2)));
+                  for (int64_t i = 0; i < n; ++i) y[i] = 2.f * x[i];
+                  return Status::Ok();
+                },
+                [](const SimLaunch& L) {
+                  // Fastest at BLOCK=256.
+                  double b = double(L.define("BLOCK", 256));
+                  return 0.02 + 0.01 * std::fabs(std::log2(b / 256.0));
+                },
+                nullptr});
+}
+
+inline std::shared_ptr<IsoProblem> makeIsoProblem(Backend* b, int64_t n) {
+  auto* p = new IsoProblem;
+  p->n = n;
+  p->x = *b->alloc(size_t(n) * 4);
+  p->y = *b->alloc(size_t(n) * 4);
+  std::vector<float> xs(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) xs[size_t(i)] = float(i % 13) - 6.f;
+  (void)b->copyToDevice(p->x, xs.data(), size_t(n) * 4);
+  return std::shared_ptr<IsoProblem>(p, [b](IsoProblem* q) {
+    (void)b->free(q->x);
+    (void)b->free(q->y);
+    delete q;
+  });
+}
+
+inline KernelFamily<IsoProblem> isoFamily(Backend* b, const std::string& name,
+                                          std::vector<Config> configs, bool offline = true) {
+  KernelFamily<IsoProblem> f;
+  f.name = name;
+  f.source = "// simulated: iso_scale(n, x, y)";
+  f.entry = "iso_scale";
+  f.configs = std::move(configs);
+  f.key = [](const IsoProblem& p, KeyBuilder& k) { k.add("n", nextPow2(p.n)); };
+  f.launch = [](const Config& c, const IsoProblem& p, const DeviceInfo&) {
+    unsigned block = unsigned(c.getInt("BLOCK"));
+    return LaunchDims{{unsigned(ceilDiv(p.n, block))}, {block}};
+  };
+  f.args = [](const IsoProblem& p, KernelArgs& a) { a.add(p.n).add(p.x).add(p.y); };
+  f.verify = [b](const IsoProblem& p, StreamHandle) -> Expected<VerifyResult> {
+    std::vector<float> x(size_t(p.n)), y(size_t(p.n));
+    KTUNE_RETURN_IF_ERROR(b->copyToHost(x.data(), p.x, x.size() * 4));
+    KTUNE_RETURN_IF_ERROR(b->copyToHost(y.data(), p.y, y.size() * 4));
+    VerifyResult v;
+    v.ok = true;
+    for (size_t i = 0; i < x.size(); ++i) v.ok = v.ok && y[i] == 2.f * x[i];
+    return v;
+  };
+  f.default_config = f.configs.front();
+  if (offline) {
+    f.args_json = [](const IsoProblem& p) { return "{\"n\":" + std::to_string(p.n) + "}"; };
+    f.make_problem = [b](const std::string& j) -> Expected<std::shared_ptr<IsoProblem>> {
+      auto js = nlohmann::json::parse(j, nullptr, false);
+      if (js.is_discarded() || !js.contains("n") || !js["n"].is_number_integer())
+        return Status::InvalidArgument("iso problem: bad args " + j);
+      return makeIsoProblem(b, js["n"].get<int64_t>());
+    };
+  }
+  return f;
+}
+
+inline Config cfg(int64_t block, int64_t mode) { return Config{{"BLOCK", block}, {"MODE", mode}}; }
+
+// The configs of each test family (winner: BLOCK=256).
+inline std::vector<std::pair<std::string, std::vector<Config>>> isoFamilies() {
+  return {
+      {"iso_faults", {cfg(64, 0), cfg(128, 1), cfg(256, 0), cfg(512, 2), cfg(32, 4), cfg(1024, 0)}},
+      {"iso_hang", {cfg(64, 0), cfg(128, 3), cfg(256, 0)}},
+      {"iso_good", {cfg(64, 0), cfg(128, 0), cfg(256, 0), cfg(512, 0)}},
+      {"iso_slow",
+       {cfg(32, 5), cfg(64, 5), cfg(128, 5), cfg(256, 5), cfg(512, 5), cfg(1024, 5), cfg(16, 5),
+        cfg(8, 5)}},
+  };
+}
+
+// The families every worker registers.
+inline Status registerIsoFamilies(Tuner& t, Backend* b) {
+  for (auto& [name, configs] : isoFamilies()) {
+    auto r = t.add(isoFamily(b, name, configs));
+    if (!r.ok()) return r.status();
+  }
+  return Status::Ok();
+}
+
+}  // namespace ktune::isotest

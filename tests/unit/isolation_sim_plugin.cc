@@ -1,0 +1,23 @@
+// Isolation worker plugin for the CPU tests: a simulated backend + compiler, and the test families
+// (tests/unit/isolation_families.h). Loaded by ktune-worker --plugin <this .so>.
+#include "tests/unit/isolation_families.h"
+
+namespace {
+std::shared_ptr<ktune::SimBackend> g_backend;
+}
+
+extern "C" ktune::Status ktune_worker_backend(std::shared_ptr<ktune::Backend>* backend,
+                                              std::shared_ptr<ktune::Compiler>* compiler) {
+  ktune::SimOptions o;
+  o.device = ktune::isotest::isoDevice();
+  g_backend = std::make_shared<ktune::SimBackend>(o);
+  ktune::isotest::registerIsoKernels(*g_backend);
+  *backend = g_backend;
+  *compiler = std::make_shared<ktune::SimCompiler>();
+  return ktune::Status::Ok();
+}
+
+extern "C" ktune::Status ktune_register_families(ktune::Tuner& tuner) {
+  if (!g_backend) return ktune::Status::Internal("ktune_worker_backend was not called first");
+  return ktune::isotest::registerIsoFamilies(tuner, g_backend.get());
+}

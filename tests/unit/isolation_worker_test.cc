@@ -1,0 +1,300 @@
+// Isolated benchmarking on the simulated backend (CI): a supervised ktune-worker process runs the
+// candidates; faults, crashes and hangs kill only the worker; failures are blacklisted; the worker
+// is reused; a SIGKILLed tuner resumes from its partial results.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <map>
+#include <sstream>
+
+#include "autotune/autotuner.h"
+#include "autotune/isolation.h"
+#include "base/fs.h"
+#include "tests/unit/isolation_families.h"
+
+namespace ktune {
+namespace {
+
+using isotest::IsoProblem;
+
+struct IsoEnv {
+  std::string dir;
+  std::shared_ptr<SimBackend> backend;
+  std::ostringstream log;
+
+  IsoEnv() {
+    char tmpl[] = "/tmp/ktune-isolation-XXXXXX";
+    dir = ::mkdtemp(tmpl);
+    SimOptions o;
+    o.device = isotest::isoDevice();
+    backend = std::make_shared<SimBackend>(o);
+    isotest::registerIsoKernels(*backend);
+  }
+  ~IsoEnv() { (void)removeTree(dir); }
+
+  TunerOptions options(bool isolate = true) {
+    TunerOptions t;
+    t.options.cache_dir = dir;
+    t.options.warmup_ms = 0.2;
+    t.options.rep_ms = 1.0;
+    t.options.compile_threads = 2;
+    t.options.isolate = isolate;
+    t.isolation.worker_path = KTUNE_WORKER_PATH;
+    t.isolation.plugins = {KTUNE_ISOLATION_SIM_PLUGIN};
+    t.isolation.fallback_in_process = false;  // a broken worker must fail the tests visibly
+    t.compiler = std::make_shared<SimCompiler>();
+    t.log = &log;
+    return t;
+  }
+
+};
+
+const CandidateResult* find(const TuneReport& r, const std::string& config) {
+  for (const auto& c : r.candidates) {
+    if (c.config == config) return &c;
+  }
+  return nullptr;
+}
+
+// Registers the test families on a fresh tuner and returns the handle of `name`.
+struct Tuned {
+  std::unique_ptr<Tuner> tuner;
+  Family<IsoProblem> fam;
+};
+Tuned make(IsoEnv& env, const std::string& name, TunerOptions o) {
+  Tuned t;
+  auto tu = Tuner::create(env.backend, std::move(o));
+  EXPECT_TRUE(tu.ok()) << tu.status().toString();
+  t.tuner = std::move(tu).value();
+  auto all = isotest::isoFamilies();
+  for (auto& [n, cs] : all) {
+    if (n != name) continue;
+    auto f = t.tuner->add(isotest::isoFamily(env.backend.get(), n, cs));
+    EXPECT_TRUE(f.ok()) << f.status().toString();
+    t.fam = *f;
+  }
+  return t;
+}
+
+TEST(IsolationProtocol, CandidateResultRoundTrip) {
+  CandidateResult r;
+  r.config = "BLOCK=64,MODE=1";
+  r.source = "jit";
+  r.status = Code::kDeviceFault;
+  r.reason = "worker was killed by SIGSEGV";
+  r.stats.median_ms = 0.5;
+  r.stats.runs = 12;
+  r.code_object_key = "abc";
+  r.date = "2025-01-01T00:00:00Z";
+  auto back = candidateResultFromJson(candidateResultToJson(r));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->config, r.config);
+  EXPECT_EQ(back->status, Code::kDeviceFault);
+  EXPECT_EQ(back->reason, r.reason);
+  EXPECT_EQ(back->stats.runs, 12);
+  EXPECT_DOUBLE_EQ(back->stats.median_ms, 0.5);
+  EXPECT_FALSE(candidateResultFromJson("not json").ok());
+}
+
+TEST(IsolationProtocol, MissingWorkerIsAClearError) {
+  auto w = findWorkerExecutable("/nonexistent/ktune-worker");
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(w.status().message().find("KTUNE_WORKER"), std::string::npos);
+}
+
+TEST(Isolation, FaultsAndCrashesAreRecordedAndTuningContinues) {
+  IsoEnv env;
+  auto t = make(env, "iso_faults", env.options());
+  auto p = isotest::makeIsoProblem(env.backend.get(), 1000);
+  auto rep = t.fam.tune(*p);
+  ASSERT_TRUE(rep.ok()) << rep.status().toString() << "\n" << env.log.str();
+  EXPECT_EQ(rep->winner, "BLOCK=256,MODE=0");
+  const CandidateResult* injected = find(*rep, "BLOCK=128,MODE=1");
+  const CandidateResult* segv = find(*rep, "BLOCK=512,MODE=2");
+  const CandidateResult* abrt = find(*rep, "BLOCK=32,MODE=4");
+  ASSERT_TRUE(injected && segv && abrt);
+  EXPECT_EQ(injected->status, Code::kDeviceFault);
+  EXPECT_NE(injected->reason.find("injected"), std::string::npos) << injected->reason;
+  EXPECT_EQ(segv->status, Code::kDeviceFault);
+  EXPECT_NE(segv->reason.find("SIGSEGV"), std::string::npos) << segv->reason;
+  EXPECT_EQ(abrt->status, Code::kDeviceFault);
+  EXPECT_NE(abrt->reason.find("SIGABRT"), std::string::npos) << abrt->reason;
+  // Good candidates after each crash were measured by a restarted worker.
+  const CandidateResult* after = find(*rep, "BLOCK=1024,MODE=0");
+  EXPECT_TRUE(after->status == Code::kOk || after->reason.rfind("slower than best", 0) == 0)
+      << after->reason;
+  IsolationStats st = t.tuner->isolationStats();
+  EXPECT_EQ(st.crashes, 2);                 // SIGSEGV and SIGABRT
+  EXPECT_EQ(st.starts, 4);                  // first + after the fault exit + 2 crashes
+  EXPECT_EQ(st.candidates_sent, 6);
+  // Blacklisted in the database, with reason and date.
+  int failed = 0;
+  for (const auto& c : t.tuner->database("iso_faults")->candidatesFor(rep->key)) {
+    if (c.status == Code::kDeviceFault) {
+      ++failed;
+      EXPECT_FALSE(c.date.empty());
+      EXPECT_FALSE(c.reason.empty());
+    }
+  }
+  EXPECT_EQ(failed, 3);
+  // The host process is healthy: the normal call runs the winner here.
+  EXPECT_TRUE(t.fam(*p).ok());
+
+  // A later tuning run skips the blacklisted candidates: no crash, one worker.
+  auto t2 = make(env, "iso_faults", env.options());
+  auto rep2 = t2.fam.tune(*p);
+  ASSERT_TRUE(rep2.ok()) << rep2.status().toString();
+  EXPECT_EQ(rep2->skipped_known_failed, 3);
+  EXPECT_EQ(rep2->winner, "BLOCK=256,MODE=0");
+  EXPECT_EQ(t2.tuner->isolationStats().crashes, 0);
+  EXPECT_EQ(t2.tuner->isolationStats().starts, 1);
+  // ... unless asked to retry.
+  auto o3 = env.options();
+  o3.options.retry_failed = true;
+  auto t3 = make(env, "iso_faults", o3);
+  auto rep3 = t3.fam.tune(*p);
+  ASSERT_TRUE(rep3.ok());
+  EXPECT_EQ(rep3->skipped_known_failed, 0);
+  EXPECT_EQ(t3.tuner->isolationStats().crashes, 2);
+}
+
+TEST(Isolation, HangIsKilledByTheWatchdog) {
+  IsoEnv env;
+  auto o = env.options();
+  o.isolation.timeout_floor_ms = 300;
+  auto t = make(env, "iso_hang", o);
+  auto p = isotest::makeIsoProblem(env.backend.get(), 1000);
+  auto t0 = std::chrono::steady_clock::now();
+  auto rep = t.fam.tune(*p);
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_TRUE(rep.ok()) << rep.status().toString() << "\n" << env.log.str();
+  EXPECT_EQ(rep->winner, "BLOCK=256,MODE=0");
+  const CandidateResult* hung = find(*rep, "BLOCK=128,MODE=3");
+  ASSERT_TRUE(hung);
+  EXPECT_EQ(hung->status, Code::kTimeout);
+  EXPECT_NE(hung->reason.find("hung"), std::string::npos) << hung->reason;
+  EXPECT_LT(secs, 10.0);
+  EXPECT_EQ(t.tuner->isolationStats().timeouts, 1);
+  EXPECT_EQ(t.tuner->isolationStats().starts, 2);
+  // Blacklisted: the next run does not wait for it again.
+  auto t2 = make(env, "iso_hang", o);
+  auto rep2 = t2.fam.tune(*p);
+  ASSERT_TRUE(rep2.ok());
+  EXPECT_EQ(rep2->skipped_known_failed, 1);
+  EXPECT_EQ(t2.tuner->isolationStats().timeouts, 0);
+}
+
+TEST(Isolation, WorkerIsReusedAcrossCandidatesAndKeys) {
+  IsoEnv env;
+  auto t = make(env, "iso_good", env.options());
+  auto p1 = isotest::makeIsoProblem(env.backend.get(), 1000);
+  auto p2 = isotest::makeIsoProblem(env.backend.get(), 5000);
+  ASSERT_TRUE(t.fam(*p1).ok()) << env.log.str();
+  ASSERT_TRUE(t.fam(*p2).ok()) << env.log.str();
+  IsolationStats st = t.tuner->isolationStats();
+  EXPECT_EQ(st.starts, 1);
+  ASSERT_EQ(st.pids.size(), 1u);
+  EXPECT_NE(st.pids[0], ::getpid());
+  EXPECT_EQ(st.candidates_sent, 8);
+  EXPECT_EQ(st.fallbacks, 0);
+  auto sel = t.fam.lookup(*p2);
+  ASSERT_TRUE(sel.ok());
+  EXPECT_EQ(sel->config, "BLOCK=256,MODE=0");
+  // The parent never ran a timed candidate: only the two real calls launched here.
+  EXPECT_EQ(env.backend->launchCount("iso_scale"), 2);
+}
+
+TEST(Isolation, FamilyWithoutMakeProblemFallsBackInProcess) {
+  IsoEnv env;
+  auto o = env.options();
+  o.isolation.fallback_in_process = true;
+  auto tu = Tuner::create(env.backend, o);
+  ASSERT_TRUE(tu.ok());
+  auto f = (*tu)->add(isotest::isoFamily(env.backend.get(), "iso_plain",
+                                         {isotest::cfg(64, 0), isotest::cfg(256, 0)},
+                                         /*offline=*/false));
+  ASSERT_TRUE(f.ok());
+  auto p = isotest::makeIsoProblem(env.backend.get(), 1000);
+  auto rep = f->tune(*p);
+  ASSERT_TRUE(rep.ok());
+  EXPECT_EQ(rep->winner, "BLOCK=256,MODE=0");
+  EXPECT_EQ((*tu)->isolationStats().fallbacks, 1);
+  EXPECT_EQ((*tu)->isolationStats().starts, 0);
+  EXPECT_NE(env.log.str().find("make_problem"), std::string::npos) << env.log.str();
+}
+
+// Tunes iso_slow in a child process, SIGKILLs it after `done_before_kill` candidates finished,
+// and checks that a rerun reuses them.
+void killAndResume(bool isolate) {
+  IsoEnv env;
+  const int kDone = 3;
+  int pfd[2];
+  ASSERT_EQ(::pipe(pfd), 0);
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::close(pfd[0]);
+    auto o = env.options(isolate);
+    o.progress = [&](const TuneProgress& pr) {
+      if (pr.phase != "bench") return;
+      std::string line = std::to_string(pr.index) + "\n";
+      (void)!::write(pfd[1], line.data(), line.size());
+    };
+    auto t = make(env, "iso_slow", o);
+    auto p = isotest::makeIsoProblem(env.backend.get(), 1000);
+    (void)t.fam.tune(*p);
+    ::_exit(0);
+  }
+  ::close(pfd[1]);
+  // Progress "bench i" is sent when candidate i starts, after candidate i-1 was recorded.
+  std::string buf;
+  char c;
+  int started = 0;
+  while (started <= kDone && ::read(pfd[0], &c, 1) == 1) {
+    if (c == '\n') {
+      started = std::atoi(buf.c_str());
+      buf.clear();
+    } else {
+      buf += c;
+    }
+  }
+  ::kill(pid, SIGKILL);
+  int st = 0;
+  ::waitpid(pid, &st, 0);
+  ::close(pfd[0]);
+  ASSERT_TRUE(WIFSIGNALED(st)) << "the tuner finished before it could be killed";
+
+  auto t = make(env, "iso_slow", env.options(isolate));
+  auto p = isotest::makeIsoProblem(env.backend.get(), 1000);
+  auto rep = t.fam.tune(*p);
+  ASSERT_TRUE(rep.ok()) << rep.status().toString();
+  EXPECT_GE(rep->resumed, kDone);
+  EXPECT_LT(rep->resumed, 8);
+  EXPECT_EQ(rep->winner, "BLOCK=256,MODE=5");
+  for (const auto& c2 : rep->candidates) {
+    EXPECT_TRUE(c2.status == Code::kOk || c2.reason.rfind("slower than best", 0) == 0)
+        << c2.config << ": " << c2.reason;
+  }
+  if (isolate) {
+    EXPECT_EQ(t.tuner->isolationStats().candidates_sent, 8 - rep->resumed);
+  } else {
+    // The parent's simulated backend ran only the candidates not measured before (each at least
+    // once), none of the resumed ones.
+    EXPECT_GT(env.backend->launchCount("iso_scale"), 0);
+  }
+  // Finished: partial results are gone, the entry is recorded.
+  auto e = t.tuner->database("iso_slow")->lookup(rep->key);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->winner, "BLOCK=256,MODE=5");
+}
+
+TEST(Isolation, SigkilledIsolatedTunerResumes) { killAndResume(true); }
+TEST(Isolation, SigkilledInProcessTunerResumes) { killAndResume(false); }
+
+}  // namespace
+}  // namespace ktune
