@@ -478,15 +478,17 @@ std::vector<Config> curatedConfigs(KernelKind k, const GemmShape& s) {
         return Config{{"SK_NT", nt},    {"SK_MT", mt},       {"SK_U", u},   {"NUM_WARPS", w},
                       {"SPLIT_K", split}, {"SK_DEPTH", depth}, {"SK_PF", pf}};
       };
-      add(sk(1, 2, 8, 2, 4, 1));
-      add(sk(1, 2, 8, 1, 4, 1));
-      add(sk(1, 2, 4, 2, 4, 1));
-      add(sk(1, 4, 8, 1, 2, 1));
-      add(sk(1, 1, 8, 2, 4, 1));
-      add(sk(2, 1, 8, 2, 4, 1));
-      add(sk(1, 2, 8, 4, 4, 1));
-      add(sk(1, 2, 8, 2, 4, 0));
-      add(sk(1, 2, 8, 1, 2, 0));  // the previous default (depth 2, no hints)
+      // Ordered by the H100 sweep of 2026-11-22 (bench/NOTES.md): at these sizes deeper rings and
+      // split-K did not pay; the first entry is the default when tuning is off.
+      if (mt == 1) add(sk(1, 2, 8, 1, 2, 1));
+      if (s.n >= 8192) add(sk(2, 1, 4, 1, 2, 1));
+      add(sk(2, 2, 8, 1, 3, 1));
+      add(sk(2, 1, 4, 1, 2, 1));
+      add(sk(1, 2, 8, 1, 2, 1));
+      add(sk(1, 2, 8, 1, 4, 2));
+      add(sk(2, 1, 8, 1, 2, 1));
+      add(sk(1, 4, 4, 1, 3, 1));
+      add(sk(1, 2, 8, 2, 2, 1));
       add(sk(1, 1, 8, 1, 2, 0));  // fits the register budget for any M tile
       break;
     }
@@ -495,17 +497,18 @@ std::vector<Config> curatedConfigs(KernelKind k, const GemmShape& s) {
         return Config{{"BLOCK_N", bn},          {"WARPGROUPS", wgs}, {"NUM_STAGES", st},
                       {"GROUP_M", int64_t{8}}, {"SPLIT_K", split}};
       };
+      // Ordered by the H100 sweep of 2026-11-22 (bench/NOTES.md).
+      if (s.m <= 256) {  // decode-sized M: one warpgroup, deep pipeline
+        add(wg(128, 1, 6, 1));
+        add(wg(128, 1, 5, 1));
+      }
       add(wg(256, 2, 4, 1));
-      add(wg(128, 2, 6, 1));
-      add(wg(256, 2, 3, 1));
+      add(wg(128, 2, 3, 1));
       add(wg(128, 2, 5, 1));
-      add(wg(128, 1, 6, 1));
+      add(wg(256, 2, 3, 1));
       if (s.m * s.n <= 1024 * 1024) {  // few output tiles: split the reduction over more blocks
+        add(wg(128, 1, 6, 2));
         add(wg(128, 2, 6, 4));
-        add(wg(128, 2, 6, 2));
-        add(wg(128, 2, 6, 8));
-        add(wg(128, 1, 4, 2));
-        add(wg(128, 1, 4, 4));
       }
       break;
     }
