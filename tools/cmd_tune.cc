@@ -34,7 +34,8 @@ const char* kUsage =
     "                       [--epilogue none|bias|bias_silu|bias_gelu|silu|gelu] [--full-space]\n"
     "       ktune tune gemm --suite llm\n"
     "       ktune tune --from-file untuned.jsonl\n"
-    "  common: [--json] [--arch A (no-GPU analysis; default sm_90a)] [--no-gpu] [--quiet]";
+    "  common: [--json] [--arch A (no-GPU analysis; default sm_90a)] [--no-gpu] [--quiet]\n"
+    "          [--no-isolate (benchmark in this process, not in a ktune-worker; KTUNE_ISOLATE=0)]";
 
 struct GemmCase {
   std::string name;
@@ -324,7 +325,7 @@ int cmdTune(const std::vector<std::string>& argv) {
                                {"--layout", true}, {"--epilogue", true}, {"--suite", true},
                                {"--from-file", true}, {"--arch", true}, {"--residual"},
                                {"--no-weight"}, {"--full-space"}, {"--no-gpu"}, {"--json"},
-                               {"--quiet"}});
+                               {"--quiet"}, {"--no-isolate"}});
   if (!args.ok()) return usage(args.status().message(), kUsage);
   auto opts = Options::fromEnv();
   if (!opts.ok()) return fail(opts.status());
@@ -441,6 +442,9 @@ int cmdTune(const std::vector<std::string>& argv) {
 
   TunerOptions topts;
   topts.options = *opts;
+  // Tuning through the CLI benchmarks in a supervised worker unless told otherwise.
+  if (!opts->isolate_explicit) topts.options.isolate = true;
+  if (args->has("--no-isolate")) topts.options.isolate = false;
   // Live progress only on a terminal; logs and pipes get the final table alone.
   if (!json && !args->has("--quiet") && ::isatty(2)) {
     topts.progress = [](const TuneProgress& p) {
