@@ -15,6 +15,7 @@
 #include "autotune/autotuner.h"
 #include "autotune/isolation.h"
 #include "base/fs.h"
+#include "tests/gpu/isolation_gpu_families.h"
 #include "tests/unit/isolation_families.h"
 
 namespace ktune {
@@ -291,6 +292,24 @@ void killAndResume(bool isolate) {
   auto e = t.tuner->database("iso_slow")->lookup(rep->key);
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->winner, "BLOCK=256,MODE=5");
+}
+
+// The GPU test's user kernels (fault at 0x10, endless loop) compile, so on a GPU they fail only
+// at run time, as intended.
+TEST(IsolationProtocol, GpuTestKernelsCompileWithNvrtc) {
+  auto c = compilerForArch("sm_90a");
+  if (!c.ok()) GTEST_SKIP() << "no NVRTC: " << c.status().toString();
+  for (int mode : {0, 1, 2}) {
+    CompileRequest req;
+    req.source = isogpu::kSource;
+    req.source_name = "iso_user.cu";
+    req.entry = "iso_user";
+    req.defines = {{"BLOCK", "256"}, {"MODE", std::to_string(mode)}};
+    req.arch = "sm_90a";
+    auto co = (*c)->compile(req);
+    if (!co.ok() && co.status().code() == Code::kUnavailable) GTEST_SKIP() << co.status().toString();
+    EXPECT_TRUE(co.ok()) << "MODE=" << mode << ": " << co.status().toString();
+  }
 }
 
 TEST(Isolation, SigkilledIsolatedTunerResumes) { killAndResume(true); }
