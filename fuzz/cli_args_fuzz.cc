@@ -1,7 +1,7 @@
 // Fuzzes the CLI argument parser (tools/args.h) with the flag specs of `ktune compile` and
 // `ktune cache`, then runs ktune::cli::dispatch on the same argv for the subcommands that touch
-// neither a GPU nor a compiler (version, help, cache ..., db ..., and compile/explain/info argument
-// errors), against a throwaway KTUNE_CACHE_DIR holding two entries.
+// neither a GPU nor a compiler (version, help, cache ..., db ... except import/export -o, and
+// compile/explain/info argument errors), against a throwaway KTUNE_CACHE_DIR holding two entries.
 //
 // Input: argv words separated by NUL bytes. Properties: parseArgs never crashes; on success every
 // value belongs to a flag of the spec and a non-repeatable flag has one value; dispatch returns a
@@ -98,6 +98,13 @@ bool safeToDispatch(const std::vector<std::string>& args) {
   const std::string& cmd = args[0];
   std::vector<std::string> rest(args.begin() + 1, args.end());
   if (cmd == "tune") return false;
+  if (cmd == "db") {
+    // `db import FILE` reads any file (a FIFO or /dev/zero would hang the fuzzer) and
+    // `db export -o FILE` writes where the user says: both are the user's explicit paths.
+    for (const auto& a : rest) {
+      if (a == "import" || a.rfind("-o", 0) == 0 || a.rfind("--o", 0) == 0) return false;
+    }
+  }
   if (cmd == "info") return !ktune::cli::parseArgs(rest, {{"--json"}}).ok();
   if (cmd == "compile" || cmd == "explain") {
     auto p = ktune::cli::parseArgs(rest, compileSpec());

@@ -190,8 +190,10 @@ int cmdDb(const std::vector<std::string>& argv) {
     if (pos.size() != 2) return usage("import needs FILE", kUsage);
     auto j = loadJson(pos[1]);
     if (!j.ok()) return fail(j.status());
-    std::string family = j->value("family", "");
-    if (family.empty()) return fail(Status::InvalidArgument("'" + pos[1] + "' has no \"family\" field"));
+    std::string family;  // value() would throw on a non-string "family" (a hand-edited file)
+    if (auto f = j->find("family"); f != j->end() && f->is_string()) family = f->get<std::string>();
+    if (family.empty())
+      return fail(Status::InvalidArgument("'" + pos[1] + "' has no \"family\" string field"));
     auto path = familyPath(*opts, family);
     if (!path.ok()) return fail(path.status());
     Status mk = makeDirs(dbDir(*opts), 0700);

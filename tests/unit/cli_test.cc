@@ -372,5 +372,32 @@ TEST_F(Cli, CacheLifecycleVerifyCorruptionDumpRmClear) {
   EXPECT_HAS(path.out, cache_);
 }
 
+
+TEST_F(Cli, DbCommandsSurviveHostileFiles) {
+  CliRun r = ktune({"db", "ls"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {"family_number.json", R"({"family": 5, "schema": 1, "devices": []})"},
+      {"family_missing.json", R"({"schema": 1, "devices": []})"},
+      {"family_escape.json", R"({"family": "../../etc/x", "schema": 1, "devices": []})"},
+  };
+  for (const auto& [name, text] : files) {
+    std::ofstream(root_ + "/" + name) << text;
+    r = ktune({"db", "import", root_ + "/" + name});
+    EXPECT_EQ(r.code, 2) << name << ": " << r.err;
+    EXPECT_HAS(r.err, "family");
+  }
+  std::ofstream(root_ + "/broken.json") << "{\"family\": \"rmsnorm\", \"devices\": [";
+  r = ktune({"db", "import", root_ + "/broken.json"});
+  EXPECT_EQ(r.code, 4) << r.err;
+  EXPECT_HAS(r.err, "not valid JSON");
+  r = ktune({"db", "show", "../../etc"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_HAS(r.err, "bad family name");
+  EXPECT_FALSE(pathExists(cache_ + "/db/../../etc.json"));
+  r = ktune({"db", "frob"});
+  EXPECT_EQ(r.code, 2);
+}
+
 }  // namespace
 }  // namespace ktune
