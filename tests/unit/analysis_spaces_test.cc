@@ -1,0 +1,248 @@
+// CI (no GPU): the AMD config spaces compile and are analysed. Every config of the MFMA GEMM space
+// for gfx942 through the LLVM path (gfx90a/hiprtc is covered by gemm_templates_test), and the
+// row-wise spaces (RMSNorm with weight and fused residual, SiLU·Mul; bf16) for gfx90a (hiprtc)
+// and gfx942 (clang). For each: the report exists, occupancy follows the MI300X guide's formula
+// (recomputed here independently) and is > 0, the GEMM ISA shows the MFMA size MATRIX_INSTR asked
+// for (and not the other), LDS equals the template's own count, and 16-byte configs load with
+// global_load_dwordx4. Compiles run on 2-4 threads; the row-wise spaces are covered by a
+// stratified sample (every kRowStride-th config, the two archs at complementary offsets, so the
+// union is every config) to stay within CI's time; the test prints how many were covered.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "compiler/analysis/report.h"
+#include "compiler/compiler.h"
+#include "templates/embedded.h"
+#include "templates/gemm.h"
+#include "templates/rowwise.h"
+
+namespace ktune {
+namespace {
+
+// Row-wise sampling stride: 1 = every config on both archs (~3.2 min on 2 cores). 2 with offsets
+// 0 (gfx90a) and 1 (gfx942) compiles every row-wise config for one of the two archs, in about
+// 2.5 min for the whole test.
+constexpr size_t kRowStride = 2;
+
+struct Job {
+  std::string what;  // "gfx942 gemm_mfma <config>"
+  CompileRequest req;
+  int threads = 0;
+  int64_t expect_lds = -1;     // -1: not checked
+  int mfma_size = 0;           // 16 / 32 for GEMM, 0 for row kernels (no MFMA expected)
+  int vector_bytes = 0;        // bytes per thread per global access the config asks for
+};
+
+// The MI300X guide's occupancy (seeds), for gfx90a/gfx942: a 512-entry unified VGPR+AGPR file
+// per lane (AGPRs placed after the 4-aligned VGPRs), 8-register granule, 8 waves per EU, 4 EUs
+// and 64 KiB LDS per CU.
+double guideWavesPerEu(int vgpr, int agpr, int64_t lds, int waves_per_wg) {
+  auto up = [](int v, int m) { return (v + m - 1) / m * m; };
+  const int regs = agpr > 0 ? up(vgpr, 4) + agpr : vgpr;
+  const int alloc = up(std::max(regs, 1), 8);
+  const int occ_vgpr = std::min(8, 512 / alloc);
+  const int occ_lds = lds > 0 ? static_cast<int>(65536 / lds) : 1 << 30;
+  const int wg = std::min(occ_vgpr * 4 / waves_per_wg, occ_lds);
+  return static_cast<double>(wg) * waves_per_wg / 4;
+}
+
+std::string check(const Job& j, const CodeObject& co) {
+  const KernelReport r = analyzeCodeObject(co, j.threads, 0);
+  std::string why;
+  if (!r.has_occupancy) return " no occupancy: " + r.occupancy_note;
+  if (!r.has_isa) return " no ISA analysed";
+  const auto& u = co.resources;
+  if (u.vgpr <= 0) why += " VGPRs not reported;";
+  const int waves = (j.threads + 63) / 64;
+  const double want = guideWavesPerEu(u.vgpr, u.agpr, u.shared_bytes, waves);
+  if (r.amd.waves_per_eu != want)
+    why += " occupancy " + std::to_string(r.amd.waves_per_eu) + " != guide " +
+           std::to_string(want) + ";";
+  if (r.amd.waves_per_eu <= 0) why += " occupancy 0;";
+  if (j.expect_lds >= 0 && u.shared_bytes != j.expect_lds)
+    why += " LDS " + std::to_string(u.shared_bytes) + " != " + std::to_string(j.expect_lds) + ";";
+  if (j.mfma_size != 0) {
+    const std::string want_mfma = j.mfma_size == 32 ? "v_mfma_f32_32x32x8" : "v_mfma_f32_16x16x16";
+    const std::string other = j.mfma_size == 32 ? "v_mfma_f32_16x16x16" : "v_mfma_f32_32x32x8";
+    if (r.isa.matrixCount(want_mfma) == 0) why += " no " + want_mfma + ";";
+    if (r.isa.matrixCount(other) != 0) why += " unexpected " + other + ";";
+  } else if (r.isa.matrixCount("v_mfma") != 0) {
+    why += " unexpected MFMA in a row kernel;";
+  }
+  if (j.vector_bytes >= 4 && r.isa.globalLoads(j.vector_bytes * 8) == 0)
+    why += " no " + std::to_string(j.vector_bytes * 8) + "-bit global load;";
+  if (j.vector_bytes == 16 && co.dumps.at("isa").find("global_load_dwordx4") == std::string::npos)
+    why += " no global_load_dwordx4;";
+  return why;
+}
+
+// Compiles and checks every job on 2-4 threads; returns the failures.
+std::vector<std::string> runAll(const std::vector<Job>& jobs) {
+  std::vector<std::string> failures(jobs.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    std::map<std::string, std::unique_ptr<Compiler>> compilers;  // per thread, per arch
+    for (size_t i; (i = next++) < jobs.size();) {
+      const Job& j = jobs[i];
+      auto& cc = compilers[j.req.arch];
+      if (!cc) {
+        auto c = compilerForArch(j.req.arch);
+        if (!c.ok()) {
+          failures[i] = j.what + ": " + c.status().toString();
+          continue;
+        }
+        cc = std::move(c).value();
+      }
+      auto co = cc->compile(j.req);
+      if (!co.ok()) {
+        failures[i] = j.what + ": " + co.status().toString().substr(0, 2000);
+        continue;
+      }
+      const std::string why = check(j, *co);
+      if (!why.empty()) failures[i] = j.what + ":" + why;
+    }
+  };
+  const unsigned n = std::clamp(std::thread::hardware_concurrency(), 2u, 4u);
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < n; ++t) pool.emplace_back(work);
+  for (auto& t : pool) t.join();
+  std::vector<std::string> out;
+  for (auto& f : failures)
+    if (!f.empty()) out.push_back(f);
+  return out;
+}
+
+bool haveCompiler(const std::string& arch, std::string* why) {
+  auto c = compilerForArch(arch);
+  if (!c.ok()) *why = "no AMD compiler for " + arch + ": " + c.status().toString();
+  return c.ok();
+}
+
+TEST(AnalysisSpaces, EveryGemmMfmaConfigForGfx942) {
+  std::string why;
+  if (!haveCompiler("gfx942", &why)) GTEST_SKIP() << why;
+  using namespace gemm;
+  const auto configs = configSpace(KernelKind::kMfma).enumerate("hip", 64 * 1024).accepted;
+  ASSERT_FALSE(configs.empty());
+  DeviceInfo mi300;
+  mi300.vendor = Vendor::kAmd;
+  mi300.arch = "gfx942";
+  mi300.shared_per_block = 64 * 1024;
+  std::vector<Job> jobs;
+  for (size_t i = 0; i < configs.size(); ++i) {
+    const Config& c = configs[i];
+    // bf16 NT mostly; every 4th f16 NN with an epilogue (both MFMA flavours, transposing store).
+    GemmShape s = denseShape(i % 4 == 1 ? Layout::kNN : Layout::kNT,
+                             i % 4 == 1 ? ElemType::kF16 : ElemType::kBF16,
+                             i % 3 == 2 ? ElemType::kF32 : ElemType::kBF16, 1024, 1024, 1024);
+    s.has_bias = i % 2 == 1;
+    s.act = static_cast<Activation>(i % 3);
+    auto plan = launchPlan(KernelKind::kMfma, c, s, mi300);
+    ASSERT_TRUE(plan.ok()) << c.toString() << ": " << plan.status().toString();
+    Job j;
+    j.what = "gfx942 gemm_mfma " + c.toString();
+    j.req.source = std::string(templates::embeddedSource(sourceFile(KernelKind::kMfma)));
+    j.req.source_name = sourceFile(KernelKind::kMfma);
+    j.req.entry = entryName(KernelKind::kMfma);
+    j.req.defines = defines(KernelKind::kMfma, c, s);
+    j.req.arch = "gfx942";
+    j.req.dumps = kDumpIsa;
+    j.threads = static_cast<int>(plan->block.x * plan->block.y * plan->block.z);
+    j.expect_lds = sharedBytes(KernelKind::kMfma, c);
+    j.mfma_size = static_cast<int>(c.getInt("MATRIX_INSTR"));
+    j.vector_bytes = 16;  // the MFMA kernel's A/B tiles are loaded 16 bytes per lane
+    jobs.push_back(std::move(j));
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  for (const auto& f : runAll(jobs)) ADD_FAILURE() << f;
+  std::printf("gfx942 gemm_mfma: %zu of %zu configs compiled and analysed in %.0f s\n", jobs.size(),
+              configs.size(),
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+}
+
+// Row-wise jobs for one arch: every kRowStride-th config of each space, starting at `offset`.
+std::vector<Job> rowJobs(const std::string& arch, size_t offset, size_t* total) {
+  using namespace rowwise;
+  std::vector<Job> jobs;
+  auto lim = limitsForArch(arch);
+  if (!lim.ok()) return jobs;
+  DeviceInfo dev;
+  dev.vendor = Vendor::kAmd;
+  dev.arch = arch;
+  const auto rms = rmsNormSpace(RowDType::kBF16, *lim).enumerate(lim->backend).accepted;
+  const auto silu = siluMulSpace(RowDType::kBF16, *lim).enumerate(lim->backend).accepted;
+  *total = rms.size() + silu.size();
+  for (size_t i = offset % kRowStride; i < rms.size(); i += kRowStride) {
+    const Config& c = rms[i];
+    RmsNormProblem p;
+    p.rows = 4096;
+    p.cols = 4096;
+    p.has_weight = true;
+    p.has_residual = i % 2 == 1;  // both the plain and the fused-residual kernels
+    const auto l = rmsNormLaunch(c, p, dev);
+    Job j;
+    j.what = arch + " rmsnorm " + c.toString() + (p.has_residual ? " residual" : "");
+    j.req.source = std::string(rmsNormSource());
+    j.req.source_name = kRmsNormSource;
+    j.req.entry = kRmsNormEntry;
+    j.req.defines = rmsNormDefines(c, p);
+    j.req.arch = arch;
+    j.req.dumps = kDumpIsa;
+    j.threads = static_cast<int>(l.block.x * l.block.y * l.block.z);
+    j.vector_bytes = static_cast<int>(c.getInt("VEC") * sizeOf(p.dtype));
+    jobs.push_back(std::move(j));
+  }
+  for (size_t i = (offset + 1) % kRowStride; i < silu.size(); i += kRowStride) {
+    const Config& c = silu[i];
+    SiluMulProblem p;
+    p.rows = 4096;
+    p.d = 14336;
+    const auto l = siluMulLaunch(c, p, dev);
+    Job j;
+    j.what = arch + " silu_mul " + c.toString();
+    j.req.source = std::string(siluMulSource());
+    j.req.source_name = kSiluMulSource;
+    j.req.entry = kSiluMulEntry;
+    j.req.defines = siluMulDefines(c, p);
+    j.req.arch = arch;
+    j.req.dumps = kDumpIsa;
+    j.threads = static_cast<int>(l.block.x * l.block.y * l.block.z);
+    j.vector_bytes = static_cast<int>(c.getInt("VEC") * sizeOf(p.dtype));
+    jobs.push_back(std::move(j));
+  }
+  return jobs;
+}
+
+void runRows(const std::string& arch, size_t offset) {
+  std::string why;
+  if (!haveCompiler(arch, &why)) GTEST_SKIP() << why;
+  size_t total = 0;
+  const auto jobs = rowJobs(arch, offset, &total);
+  ASSERT_FALSE(jobs.empty());
+  int wide = 0;
+  for (const auto& j : jobs) wide += j.vector_bytes == 16;
+  EXPECT_GT(wide, 0) << "no 16-byte config sampled";
+  const auto t0 = std::chrono::steady_clock::now();
+  for (const auto& f : runAll(jobs)) ADD_FAILURE() << f;
+  std::printf("%s rmsnorm+silu_mul bf16: %zu of %zu configs (1 in %zu, offset %zu; %d with "
+              "16-byte accesses) compiled and analysed in %.0f s\n",
+              arch.c_str(), jobs.size(), total, kRowStride, offset, wide,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+}
+
+TEST(AnalysisSpaces, RowwiseConfigsForGfx90a) { runRows("gfx90a", 0); }
+TEST(AnalysisSpaces, RowwiseConfigsForGfx942) { runRows("gfx942", 1); }
+
+}  // namespace
+}  // namespace ktune
