@@ -959,7 +959,11 @@ bool Tuner::Impl::benchIsolated(FamilyState& fs, const void* p, const std::strin
   });
   if (st.ok()) return true;
   *why = st.toString();
-  if (!opts.isolation.fallback_in_process) {
+  // Fall back in-process only when the worker never got going: once candidates ran there, the
+  // ones left may include the kind that crashed it, and must not run in the tuner's process.
+  bool any_done = false;
+  for (size_t i : todo) any_done = any_done || (*done)[i];
+  if (!opts.isolation.fallback_in_process || any_done) {
     for (size_t i : todo) {
       if ((*done)[i]) continue;
       fail(cands[i], Status::Unavailable("isolated benchmarking failed: " + st.toString()));

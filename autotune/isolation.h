@@ -63,6 +63,8 @@ struct IsolationOptions {
   double startup_timeout_ms = 60000;
   // When the worker cannot be used at all (not found, fails to start, family unknown to it),
   // benchmark in-process with a warning (true) or fail every candidate with the reason (false).
+  // A worker that stops working after it returned results is never replaced by in-process runs
+  // (the remaining candidates fail with kUnavailable): they may be what broke it.
   bool fallback_in_process = true;
 };
 
