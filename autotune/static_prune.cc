@@ -79,11 +79,12 @@ std::optional<std::string> occupancyReason(const StaticPruneOptions& o, const Co
     auto lim = amdArchLimits(arch);
     if (!lim.ok()) return std::nullopt;  // unknown arch: no basis to prune
     if (dev.shared_per_sm > 0 && dev.arch == arch) lim->lds_per_cu = dev.shared_per_sm;
-    const int wave = u.wave_size > 0 ? u.wave_size : (dev.warp_size > 0 ? dev.warp_size : lim->wave_size);
+    const int wave =
+        u.wave_size > 0 ? u.wave_size : (dev.warp_size > 0 ? dev.warp_size : lim->wave_size);
     const int waves = (threads + wave - 1) / wave;
-    const std::string what = "VGPR " + std::to_string(u.vgpr) + " + AGPR " + std::to_string(u.agpr) +
-                             ", LDS " + std::to_string(shared) + " B, " + std::to_string(waves) +
-                             " waves/workgroup";
+    const std::string what = "VGPR " + std::to_string(u.vgpr) + " + AGPR " +
+                             std::to_string(u.agpr) + ", LDS " + std::to_string(shared) + " B, " +
+                             std::to_string(waves) + " waves/workgroup";
     auto occ = amdOccupancy(*lim, u.vgpr, u.agpr, shared, waves);
     if (!occ.ok()) {
       if (occ.status().code() == Code::kOutOfResources)
@@ -119,8 +120,9 @@ std::optional<std::string> occupancyReason(const StaticPruneOptions& o, const Co
            std::to_string(o.min_blocks_per_sm) + " (" + what + ", limited by " + occ->limiter + ")";
   if (o.min_warp_fraction > 0 && occ->occupancy + 1e-9 < o.min_warp_fraction)
     return "occupancy " + std::to_string(static_cast<int>(std::lround(occ->occupancy * 100))) +
-           "% warps/SM < " + std::to_string(static_cast<int>(std::lround(o.min_warp_fraction * 100))) +
-           "% (" + std::to_string(occ->blocks_per_sm) + " blocks/SM; " + what + ", limited by " +
+           "% warps/SM < " +
+           std::to_string(static_cast<int>(std::lround(o.min_warp_fraction * 100))) + "% (" +
+           std::to_string(occ->blocks_per_sm) + " blocks/SM; " + what + ", limited by " +
            occ->limiter + ")";
   return std::nullopt;
 }
@@ -188,10 +190,12 @@ std::optional<IsaReport> isaReportOf(const CodeObject& co, bool disassemble, std
   }
   if (co.format == "cubin") {
     if (std::string t = findTool({"nvdisasm"}); !t.empty())
-      if (auto r = accept(runDisassembler({t, "-c"}, co.binary, ".cubin"), IsaKind::kSass, "nvdisasm"))
+      if (auto r =
+              accept(runDisassembler({t, "-c"}, co.binary, ".cubin"), IsaKind::kSass, "nvdisasm"))
         return r;
     if (std::string t = findTool({"cuobjdump"}); !t.empty())
-      return accept(runDisassembler({t, "-sass"}, co.binary, ".cubin"), IsaKind::kSass, "cuobjdump");
+      return accept(runDisassembler({t, "-sass"}, co.binary, ".cubin"), IsaKind::kSass,
+                    "cuobjdump");
   }
   return std::nullopt;
 }
@@ -219,7 +223,8 @@ PruneFn makeStaticPruner(StaticPruneOptions opts, PruneLaunchFn launch) {
     if (!opts.enabled) return std::nullopt;
     PruneLaunch l;
     if (launch) l = launch(c, dev);
-    const std::string prefix = opts.require_matrix_fn ? opts.require_matrix_fn(c) : opts.require_matrix;
+    const std::string prefix =
+        opts.require_matrix_fn ? opts.require_matrix_fn(c) : opts.require_matrix;
     return staticPruneReason(opts, co, dev, l, prefix);
   };
 }

@@ -39,9 +39,9 @@ struct Job {
   std::string what;  // "gfx942 gemm_mfma <config>"
   CompileRequest req;
   int threads = 0;
-  int64_t expect_lds = -1;     // -1: not checked
-  int mfma_size = 0;           // 16 / 32 for GEMM, 0 for row kernels (no MFMA expected)
-  int vector_bytes = 0;        // bytes per thread per global access the config asks for
+  int64_t expect_lds = -1;  // -1: not checked
+  int mfma_size = 0;        // 16 / 32 for GEMM, 0 for row kernels (no MFMA expected)
+  int vector_bytes = 0;     // bytes per thread per global access the config asks for
 };
 
 // The MI300X guide's occupancy (seeds), for gfx90a/gfx942: a 512-entry unified VGPR+AGPR file
@@ -235,10 +235,11 @@ void runRows(const std::string& arch, size_t offset) {
   EXPECT_GT(wide, 0) << "no 16-byte config sampled";
   const auto t0 = std::chrono::steady_clock::now();
   for (const auto& f : runAll(jobs)) ADD_FAILURE() << f;
-  std::printf("%s rmsnorm+silu_mul bf16: %zu of %zu configs (1 in %zu, offset %zu; %d with "
-              "16-byte accesses) compiled and analysed in %.0f s\n",
-              arch.c_str(), jobs.size(), total, kRowStride, offset, wide,
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  std::printf(
+      "%s rmsnorm+silu_mul bf16: %zu of %zu configs (1 in %zu, offset %zu; %d with "
+      "16-byte accesses) compiled and analysed in %.0f s\n",
+      arch.c_str(), jobs.size(), total, kRowStride, offset, wide,
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 }
 
 TEST(AnalysisSpaces, RowwiseConfigsForGfx90a) { runRows("gfx90a", 0); }

@@ -40,7 +40,8 @@ CodeObject amdCode(int vgpr, int agpr, int64_t lds, const std::string& arch = "g
 // An AMDGCN listing long enough to count as a dump, with or without an MFMA.
 std::string amdIsa(bool mfma) {
   std::string s;
-  for (int i = 0; i < 12; ++i) s += "\tglobal_load_dwordx4 v[0:3], v4, s[0:1]\n\tv_add_f32 v1, v2, v3\n";
+  for (int i = 0; i < 12; ++i)
+    s += "\tglobal_load_dwordx4 v[0:3], v4, s[0:1]\n\tv_add_f32 v1, v2, v3\n";
   if (mfma) s += "\tv_mfma_f32_32x32x8_bf16 a[0:15], v[8:9], v[10:11], a[0:15]\n";
   return s + "\ts_endpgm\n";
 }
@@ -314,9 +315,9 @@ extern "C" __global__ void spilly(const float* __restrict__ x, float* __restrict
   ASSERT_TRUE(capped->resources.spills()) << capped->log;
   auto why = staticPruneReason({}, *capped, kNoDevice, {256, 0}, "");
   ASSERT_TRUE(why.has_value());
-  EXPECT_EQ(why->rfind("spills " + std::to_string(capped->resources.spill_store_bytes) + " B stores",
-                       0),
-            0u)
+  EXPECT_EQ(
+      why->rfind("spills " + std::to_string(capped->resources.spill_store_bytes) + " B stores", 0),
+      0u)
       << *why;
   StaticPruneOptions off;
   off.enabled = false;
