@@ -1,8 +1,12 @@
 #include "compiler/nvrtc/nvrtc_compiler.h"
 
+#include "base/sha256.h"
+
 #include <algorithm>
 #include <chrono>
 #include <regex>
+#include <unordered_map>
+#include <mutex>
 #include <sstream>
 
 #include "base/dylib.h"
@@ -16,6 +20,30 @@
 
 namespace ktune {
 namespace {
+
+// Resource reports by cubin hash (see the NVRTC reuse note in compile()).
+std::mutex& resourceMemoMutex() {
+  static std::mutex mu;
+  return mu;
+}
+std::unordered_map<std::string, ResourceUsage>& resourceMemo() {
+  static auto* memo = new std::unordered_map<std::string, ResourceUsage>();
+  return *memo;
+}
+void rememberResources(const std::string& cubin, const ResourceUsage& r) {
+  std::string key = sha256Hex(cubin);
+  std::lock_guard<std::mutex> l(resourceMemoMutex());
+  resourceMemo()[key] = r;
+}
+bool rememberedResources(const std::string& cubin, ResourceUsage* r) {
+  std::string key = sha256Hex(cubin);
+  std::lock_guard<std::mutex> l(resourceMemoMutex());
+  auto it = resourceMemo().find(key);
+  if (it == resourceMemo().end()) return false;
+  *r = it->second;
+  return true;
+}
+
 
 using namespace compiler_detail;
 
@@ -142,8 +170,16 @@ class NvrtcCompiler final : public Compiler {
       auto p2 = build(req, virt, &unused_entry, &unused_log);
       if (p2.ok()) ptx = getPtx((*p2)->get());
     }
-    if (!parsePtxasReport(co.log, co.lowered_entry, &co.resources))
-      parsePtxasReport(co.log, "", &co.resources);
+    if (!parsePtxasReport(co.log, co.lowered_entry, &co.resources) &&
+        !parsePtxasReport(co.log, "", &co.resources)) {
+      // NVRTC 13 reuses the result of an identical earlier compile in this process and then
+      // prints no ptxas report (seen on the H100 machine: the same GEMM config compiled for two
+      // shapes reported 0 registers the second time). Identical programs give identical
+      // cubins, so take the report remembered for this cubin.
+      rememberedResources(co.binary, &co.resources);
+    } else {
+      rememberResources(co.binary, co.resources);
+    }
     co.resources.wave_size = 32;
     if (req.dumps & kDumpSource) co.dumps["source"] = instantiatedSource(req);
     if (req.dumps & kDumpPtx) co.dumps["ptx"] = ptx.empty() ? "PTX not available from NVRTC" : ptx;

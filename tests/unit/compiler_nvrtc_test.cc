@@ -97,6 +97,18 @@ TEST_F(NvrtcTest, ExternCEntryAndCpAsync) {
   EXPECT_NE(co->dumps["ptx"].find(".maxntid 128"), std::string::npos);
 }
 
+// Regression (H100 machine, 2026-11-22): an identical program compiled a second time in one
+// process came back with no ptxas report, so its resources read 0 registers.
+TEST_F(NvrtcTest, IdenticalCompileTwiceKeepsItsResourceReport) {
+  auto req = request("sm_90a", "copy_async");
+  auto a = compiler_->compile(req);
+  auto b = compiler_->compile(req);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_GT(a->resources.registers, 0);
+  EXPECT_EQ(b->resources.registers, a->resources.registers) << b->log;
+  EXPECT_EQ(b->resources.shared_bytes, a->resources.shared_bytes);
+}
+
 TEST_F(NvrtcTest, SyntaxErrorCarriesLogAndOptions) {
   CompileRequest req = request("sm_90a", "broken");
   req.source =
