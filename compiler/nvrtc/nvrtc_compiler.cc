@@ -35,6 +35,65 @@ void rememberResources(const std::string& cubin, const ResourceUsage& r) {
   std::lock_guard<std::mutex> l(resourceMemoMutex());
   resourceMemo()[key] = r;
 }
+}  // namespace
+
+// Last resort when no ptxas report exists (NVRTC reused a program compiled by another process
+// or earlier): read the cubin. The kernel's .text section's sh_info is its symbol index; the
+// global .nv.info section holds EIATTR_REGCOUNT (0x2f) and EIATTR_FRAME_SIZE (0x11) records
+// {u8 format, u8 attribute, u16 size, u32 symbol, u32 value}; static shared memory is the size of
+// .nv.shared.<entry> (an upper bound, see below). Spill counts are not recoverable this way.
+bool cubinResources(const std::string& elf, const std::string& entry, ResourceUsage* r) {
+  auto rd = [&](uint64_t off, size_t n) -> uint64_t {
+    uint64_t v = 0;
+    if (off + n > elf.size()) return 0;
+    for (size_t i = 0; i < n; ++i) v |= uint64_t(static_cast<unsigned char>(elf[off + i])) << (8 * i);
+    return v;
+  };
+  if (elf.size() < 64 || elf.compare(0, 4, "\x7f" "ELF") != 0 || elf[4] != 2) return false;
+  const uint64_t shoff = rd(0x28, 8), shentsize = rd(0x3a, 2), shnum = rd(0x3c, 2),
+                 shstrndx = rd(0x3e, 2);
+  if (shentsize < 64 || shstrndx >= shnum || shoff + shnum * shentsize > elf.size()) return false;
+  const uint64_t strtab = rd(shoff + shstrndx * shentsize + 0x18, 8);
+  int64_t sym = -1;
+  uint64_t info_off = 0, info_size = 0;
+  int64_t shared = 0;
+  for (uint64_t i = 0; i < shnum; ++i) {
+    const uint64_t h = shoff + i * shentsize;
+    const uint64_t name_off = strtab + rd(h, 4);
+    if (name_off >= elf.size()) continue;
+    const std::string name(elf.c_str() + name_off);
+    if (name == ".text." + entry) sym = static_cast<int64_t>(rd(h + 0x2c, 4));
+    else if (name == ".nv.shared." + entry) shared = static_cast<int64_t>(rd(h + 0x20, 8));
+    else if (name == ".nv.info") { info_off = rd(h + 0x18, 8); info_size = rd(h + 0x20, 8); }
+  }
+  if (sym < 0 || info_size == 0 || info_off + info_size > elf.size()) return false;
+  bool found = false;
+  for (uint64_t p = info_off; p + 4 <= info_off + info_size;) {
+    const unsigned fmt = static_cast<unsigned char>(elf[p]);
+    const unsigned attr = static_cast<unsigned char>(elf[p + 1]);
+    if (fmt != 0x04) {  // no payload beyond the 4-byte header
+      p += 4;
+      continue;
+    }
+    const uint64_t size = rd(p + 2, 2);
+    if (size == 8 && static_cast<int64_t>(rd(p + 4, 4)) == sym) {
+      if (attr == 0x2f) {
+        r->registers = static_cast<int>(rd(p + 8, 4));
+        found = true;
+      } else if (attr == 0x11) {
+        r->stack_bytes = static_cast<int64_t>(rd(p + 8, 4));
+      }
+    }
+    p += 4 + size;
+  }
+  // .nv.shared.<entry> can include memory the toolchain reserves (3072 B in the section for a
+  // kernel ptxas reports as "2048 bytes smem" on sm_90a), so it is an upper bound only.
+  if (found && r->shared_bytes == 0) r->shared_bytes = shared;
+  return found;
+}
+
+namespace {
+
 bool rememberedResources(const std::string& cubin, ResourceUsage* r) {
   std::string key = sha256Hex(cubin);
   std::lock_guard<std::mutex> l(resourceMemoMutex());
@@ -176,7 +235,8 @@ class NvrtcCompiler final : public Compiler {
       // prints no ptxas report (seen on the H100 machine: the same GEMM config compiled for two
       // shapes reported 0 registers the second time). Identical programs give identical
       // cubins, so take the report remembered for this cubin.
-      rememberedResources(co.binary, &co.resources);
+      if (!rememberedResources(co.binary, &co.resources))
+        cubinResources(co.binary, co.lowered_entry, &co.resources);
     } else {
       rememberResources(co.binary, co.resources);
     }

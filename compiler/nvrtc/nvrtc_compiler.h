@@ -28,5 +28,10 @@ Expected<std::unique_ptr<Compiler>> openNvrtcCompiler(const NvrtcConfig& config)
 // loads". `function` is the mangled (lowered) name; empty takes the first function. Returns false
 // when the function does not appear.
 bool parsePtxasReport(const std::string& log, const std::string& function, ResourceUsage* out);
+// Registers and stack frame (EIATTR_REGCOUNT / EIATTR_FRAME_SIZE of the kernel's symbol in
+// .nv.info) read from a cubin, and shared bytes (.nv.shared.<entry>, an upper bound: it may
+// include reserved memory) when *out has none; false when `cubin` is not a 64-bit ELF or has no
+// such kernel. Used when NVRTC printed no ptxas report.
+bool cubinResources(const std::string& cubin, const std::string& entry, ResourceUsage* out);
 
 }  // namespace ktune

@@ -109,6 +109,20 @@ TEST_F(NvrtcTest, IdenticalCompileTwiceKeepsItsResourceReport) {
   EXPECT_EQ(b->resources.shared_bytes, a->resources.shared_bytes);
 }
 
+// The cubin itself carries the register count and static shared size: the fallback when NVRTC
+// prints no ptxas report must agree with the report.
+TEST_F(NvrtcTest, CubinResourcesMatchPtxasReport) {
+  auto co = compiler_->compile(request("sm_90a", "copy_async"));
+  ASSERT_TRUE(co.ok()) << co.status().toString();
+  ResourceUsage r;
+  ASSERT_TRUE(cubinResources(co->binary, co->lowered_entry, &r));
+  EXPECT_EQ(r.registers, co->resources.registers);
+  EXPECT_GE(r.shared_bytes, co->resources.shared_bytes);  // upper bound (reserved memory)
+  EXPECT_EQ(r.stack_bytes, co->resources.stack_bytes);
+  EXPECT_FALSE(cubinResources("not an elf", "copy_async", &r));
+  EXPECT_FALSE(cubinResources(co->binary, "no_such_kernel", &r));
+}
+
 TEST_F(NvrtcTest, SyntaxErrorCarriesLogAndOptions) {
   CompileRequest req = request("sm_90a", "broken");
   req.source =
