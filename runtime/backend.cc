@@ -21,7 +21,7 @@ void KernelArgs::addBytes(const void* p, size_t size, size_t align) {
   if (align == 0) align = 1;  // addBytes(p, n, 0) from a caller means "no alignment"
   size_t off = (storage_used_ + align - 1) / align * align;
   if (storage_.size() < off + size) storage_.resize(std::max<size_t>(off + size, 256) * 2);
-  std::memcpy(storage_.data() + off, p, size);
+  if (size > 0) std::memcpy(storage_.data() + off, p, size);  // memcpy(dst, nullptr, 0) is UB
   offsets_.push_back(off);
   storage_used_ = off + size;
   ptrs_.clear();

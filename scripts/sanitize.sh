@@ -2,8 +2,13 @@
 # Builds the unit tests with AddressSanitizer + UBSan (-DKTUNE_SANITIZE=ON) and runs the CPU test
 # suite (ctest label `unit`) under them. Any ASan report, leak or UB aborts the test that hit it.
 #
-#   bash scripts/sanitize.sh                 # every unit test
-#   bash scripts/sanitize.sh 'hostile|cli'   # only tests matching a ctest -R regex
+#   bash scripts/sanitize.sh                 # the CI set (below)
+#   bash scripts/sanitize.sh all             # every unit test (the GEMM/compile sweeps take long)
+#   bash scripts/sanitize.sh 'hostile|cli'   # only tests matching a regex
+#
+# The CI set is the parsers, store, database, CLI, hostile-input, base and runtime tests: fast
+# under ASan on 2 cores. The JIT-compile sweeps (gemm_templates_test, rowwise_compile_test, ...)
+# spend their time inside NVRTC/hiprtc/clang and take minutes even without sanitizers.
 #
 # Environment: ASAN_BUILD_DIR (default build-asan), SANITIZE_JOBS (default nproc).
 # Suppressions: scripts/lsan.supp lists leaks inside dlopen'd vendor libraries (hiprtc/comgr,
@@ -12,10 +17,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${ASAN_BUILD_DIR:-build-asan}
 JOBS=${SANITIZE_JOBS:-$(nproc)}
-FILTER=${1:-}
+CI_SET='^(base|store|database|hostile_input|cli|runtime|runtime_fake_cuda|analysis_isa|analysis_occupancy|rowwise_templates)_test$'
+FILTER=${1:-$CI_SET}
+[ "$FILTER" = all ] && FILTER=""
 
+# GCC 12 with -fsanitize=address reports false -Wmaybe-uninitialized inside libstdc++'s
+# <regex>/<functional> (a known GCC issue); every other warning stays an error.
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKTUNE_SANITIZE=ON \
-  -DKTUNE_BUILD_BENCH=OFF -DKTUNE_BUILD_EXAMPLES=OFF >"$BUILD.configure.log" 2>&1 ||
+  -DCMAKE_CXX_FLAGS="-Wno-maybe-uninitialized" -DKTUNE_BUILD_BENCH=OFF -DKTUNE_BUILD_EXAMPLES=OFF >"$BUILD.configure.log" 2>&1 ||
   { cat "$BUILD.configure.log" >&2; exit 1; }
 # Only the unit-test executables (and the CLI they drive), not the GPU tests.
 mapfile -t UNIT < <(ls tests/unit/*_test.cc | xargs -n1 basename | sed 's/\.cc$//')
