@@ -1,11 +1,20 @@
 #!/usr/bin/env bash
-# The test command: installs dependencies, builds everything, runs every test. Tests labelled `gpu`
-# skip themselves (shown as "Not Run / Skipped") when no GPU is present.
+# The test command: installs dependencies, builds everything, runs every test (tests labelled `gpu`
+# skip themselves, shown as skipped, when no GPU is present), then the CPU suite's core under
+# AddressSanitizer + UBSan and a bounded libFuzzer run of the parsers (config strings, tuning
+# database, CLI arguments, store metadata).
+#   KTUNE_TEST_QUICK=1   skip the sanitizer and fuzz stages (a faster local loop)
+#   FUZZ_SECONDS=N       fuzzing time per target (default 20)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 BUILD=${KTUNE_BUILD_DIR:-build}
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build "$BUILD" -j"$(nproc)"
-cd "$BUILD"
-ctest --output-on-failure -j"$(nproc)" --timeout 900
+(cd "$BUILD" && ctest --output-on-failure -j"$(nproc)" --timeout 900)
+if [ "${KTUNE_TEST_QUICK:-0}" != "1" ]; then
+  echo "== AddressSanitizer + UBSan"
+  bash scripts/sanitize.sh
+  echo "== libFuzzer (${FUZZ_SECONDS:-20} s per target)"
+  FUZZ_SECONDS=${FUZZ_SECONDS:-20} bash scripts/fuzz.sh
+fi
