@@ -466,6 +466,8 @@ int cmdTune(const std::vector<std::string>& argv) {
     // Built-in families must exist before the file's lines can be matched to them.
     auto gop = GemmOp::create(tuner);
     (void)gop;
+    Status reg = registerRowwiseOps(*tuner);
+    if (!reg.ok()) return fail(reg);
     auto r = tuner->tuneFromFile(args->get("--from-file"));
     if (!r.ok()) return fail(r.status());
     std::printf("%d lines: %d tuned, %d already tuned, %d skipped\n", r->lines, r->tuned,

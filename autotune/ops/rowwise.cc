@@ -6,6 +6,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -185,6 +187,49 @@ std::string rmsId(const RmsNormArgs& a) {
   return s;
 }
 
+// Offline tuning (KTUNE_TUNING=0 records keys; `ktune tune --from-file` / Tuner::tuneFromFile
+// and the isolation worker rebuild a problem): the args as JSON, and a problem with its own
+// random-filled buffers made from that JSON. The buffers are freed with the returned problem.
+struct OwnedBuffers {
+  Backend* backend = nullptr;
+  std::vector<DevicePtr> ptrs;
+  ~OwnedBuffers() {
+    for (DevicePtr p : ptrs) (void)backend->free(p);
+  }
+  Expected<DevicePtr> random(DType t, int64_t count, uint64_t seed) {
+    std::vector<unsigned char> host(size_t(count) * sizeOf(t));
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> dist(-1.0, 1.0);
+    for (int64_t i = 0; i < count; ++i) storeFromDouble(host.data(), t, i, dist(rng));
+    KTUNE_ASSIGN_OR_RETURN(DevicePtr p, backend->alloc(host.size()));
+    ptrs.push_back(p);
+    KTUNE_RETURN_IF_ERROR(backend->copyToDevice(p, host.data(), host.size()));
+    return p;
+  }
+};
+
+template <class A>
+std::shared_ptr<A> ownedProblem(const A& a, std::unique_ptr<OwnedBuffers> bufs) {
+  auto* raw = new A(a);
+  auto* b = bufs.release();
+  return std::shared_ptr<A>(raw, [b](A* p) {
+    delete p;
+    delete b;
+  });
+}
+
+Expected<nlohmann::json> parseArgsJson(const std::string& text, const char* op) {
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    return Status::InvalidArgument(std::string(op) + ": args JSON is not an object");
+  return j;
+}
+
+int64_t jsonInt(const nlohmann::json& j, const char* k, int64_t fallback = 0) {
+  auto it = j.find(k);
+  return it != j.end() && it->is_number_integer() ? it->get<int64_t>() : fallback;
+}
+
 KernelFamily<RmsNormArgs> rmsFamilyDesc(Tuner& t, rw::RowDType dt, std::shared_ptr<FamilyCtx> ctx) {
   const auto lim = rw::limitsFor(t.device());
   KernelFamily<RmsNormArgs> f;
@@ -204,6 +249,39 @@ KernelFamily<RmsNormArgs> rmsFamilyDesc(Tuner& t, rw::RowDType dt, std::shared_p
         .add("w", int64_t(p.has_weight))
         .add("res", int64_t(p.has_residual))
         .add("align", rw::alignmentBytes(p));
+  };
+  f.args_json = [](const RmsNormArgs& a) {
+    return nlohmann::json{{"dtype", dtypeName(a.dtype)}, {"rows", a.rows}, {"cols", a.cols},
+                          {"weight", a.weight != 0}, {"residual", a.residual != 0},
+                          {"eps", a.eps}, {"x_stride", a.x_stride}, {"y_stride", a.y_stride}}
+        .dump();
+  };
+  f.make_problem = [ctx](const std::string& text) -> Expected<std::shared_ptr<RmsNormArgs>> {
+    KTUNE_ASSIGN_OR_RETURN(auto j, parseArgsJson(text, "rmsnorm"));
+    RmsNormArgs a;
+    KTUNE_ASSIGN_OR_RETURN(a.dtype, parseDType(j.value("dtype", std::string("bf16"))));
+    a.rows = jsonInt(j, "rows");
+    a.cols = jsonInt(j, "cols");
+    a.x_stride = jsonInt(j, "x_stride");
+    a.y_stride = jsonInt(j, "y_stride");
+    a.eps = j.value("eps", 1e-6f);
+    if (a.rows <= 0 || a.cols <= 0 || a.rows > (int64_t(1) << 31) || a.cols > (int64_t(1) << 31))
+      return Status::InvalidArgument("rmsnorm: args JSON needs positive rows and cols");
+    auto bufs = std::make_unique<OwnedBuffers>();
+    bufs->backend = &ctx->tuner->backend();
+    const int64_t xs = a.x_stride ? a.x_stride : a.cols, ys = a.y_stride ? a.y_stride : a.cols;
+    KTUNE_ASSIGN_OR_RETURN(a.x, bufs->random(a.dtype, a.rows * xs, 1));
+    KTUNE_ASSIGN_OR_RETURN(a.y, bufs->random(a.dtype, a.rows * ys, 2));
+    if (j.value("weight", true)) {
+      KTUNE_ASSIGN_OR_RETURN(a.weight, bufs->random(a.dtype, a.cols, 3));
+      a.weight_dtype = a.dtype;
+    }
+    if (j.value("residual", false)) {
+      KTUNE_ASSIGN_OR_RETURN(a.residual, bufs->random(a.dtype, a.rows * a.cols, 4));
+      KTUNE_ASSIGN_OR_RETURN(a.residual_out, bufs->random(a.dtype, a.rows * a.cols, 5));
+    }
+    KTUNE_RETURN_IF_ERROR(validate(a));
+    return ownedProblem(a, std::move(bufs));
   };
   // Static pruning (spills, occupancy); the block size depends on the config only.
   f.prune = makeStaticPruner(staticPruneOptionsFrom(t.options().options),
@@ -328,6 +406,29 @@ KernelFamily<SiluMulArgs> siluFamilyDesc(Tuner& t, rw::RowDType dt, std::shared_
     k.add("d", a.d)
         .add("rows", bucketPow2Capped(a.rows, 4096))
         .add("align", rw::alignmentBytes(toProblem(a)));
+  };
+  f.args_json = [](const SiluMulArgs& a) {
+    return nlohmann::json{{"dtype", dtypeName(a.dtype)}, {"rows", a.rows}, {"d", a.d},
+                          {"x_stride", a.x_stride}, {"out_stride", a.out_stride}}
+        .dump();
+  };
+  f.make_problem = [ctx](const std::string& text) -> Expected<std::shared_ptr<SiluMulArgs>> {
+    KTUNE_ASSIGN_OR_RETURN(auto j, parseArgsJson(text, "silu_mul"));
+    SiluMulArgs a;
+    KTUNE_ASSIGN_OR_RETURN(a.dtype, parseDType(j.value("dtype", std::string("bf16"))));
+    a.rows = jsonInt(j, "rows");
+    a.d = jsonInt(j, "d");
+    a.x_stride = jsonInt(j, "x_stride");
+    a.out_stride = jsonInt(j, "out_stride");
+    if (a.rows <= 0 || a.d <= 0 || a.rows > (int64_t(1) << 31) || a.d > (int64_t(1) << 30))
+      return Status::InvalidArgument("silu_mul: args JSON needs positive rows and d");
+    auto bufs = std::make_unique<OwnedBuffers>();
+    bufs->backend = &ctx->tuner->backend();
+    const int64_t xs = a.x_stride ? a.x_stride : 2 * a.d, os = a.out_stride ? a.out_stride : a.d;
+    KTUNE_ASSIGN_OR_RETURN(a.x, bufs->random(a.dtype, a.rows * xs, 1));
+    KTUNE_ASSIGN_OR_RETURN(a.out, bufs->random(a.dtype, a.rows * os, 2));
+    KTUNE_RETURN_IF_ERROR(validate(a));
+    return ownedProblem(a, std::move(bufs));
   };
   f.prune = makeStaticPruner(staticPruneOptionsFrom(t.options().options),
                              [](const Config& c, const DeviceInfo& d) {
@@ -530,6 +631,14 @@ Expected<Selection> lookupRmsnorm(Tuner& tuner, const RmsNormArgs& a) {
 Expected<Selection> lookupSiluMul(Tuner& tuner, const SiluMulArgs& a) {
   KTUNE_ASSIGN_OR_RETURN(auto f, siluFamily(tuner, a));
   return f.lookup(a);
+}
+
+Status registerRowwiseOps(Tuner& tuner) {
+  for (auto dt : {rw::RowDType::kF32, rw::RowDType::kF16, rw::RowDType::kBF16}) {
+    KTUNE_RETURN_IF_ERROR(opsFor(tuner, dt, true).status());
+    KTUNE_RETURN_IF_ERROR(opsFor(tuner, dt, false).status());
+  }
+  return Status::Ok();
 }
 
 }  // namespace ktune

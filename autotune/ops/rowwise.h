@@ -69,6 +69,9 @@ Status siluMul(Tuner& tuner, const SiluMulArgs& a, StreamHandle stream = {});
 // returns the report with every candidate.
 Expected<TuneReport> tuneRmsnorm(Tuner& tuner, const RmsNormArgs& a, StreamHandle stream = {});
 Expected<TuneReport> tuneSiluMul(Tuner& tuner, const SiluMulArgs& a, StreamHandle stream = {});
+// Registers every row-wise family (rmsnorm_* and silu_mul_* for f32/f16/bf16) on `tuner` now,
+// instead of on first use — needed before Tuner::tuneFromFile can match recorded keys to them.
+Status registerRowwiseOps(Tuner& tuner);
 // Which config would run, without compiling, tuning or launching.
 Expected<Selection> lookupRmsnorm(Tuner& tuner, const RmsNormArgs& a);
 Expected<Selection> lookupSiluMul(Tuner& tuner, const SiluMulArgs& a);

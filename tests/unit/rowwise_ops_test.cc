@@ -279,5 +279,37 @@ TEST_F(RowwiseOpsSim, SiluMulTunesAndMatchesReference) {
   EXPECT_EQ(sim_->totalLaunches(), before);
 }
 
+
+// Tuning off records the key (with its args JSON); offline tuning rebuilds the problem with its own
+// buffers from that line and tunes it; the op then runs the tuned config.
+TEST_F(RowwiseOpsSim, OfflineTuningFromRecordedKeys) {
+  const auto t = rw::RowDType::kBF16;
+  const int64_t R = 5, D = 48;
+  SiluMulArgs a;
+  a.dtype = DType::kBF16;
+  a.rows = R;
+  a.d = D;
+  a.x = upload(t, random(size_t(R * 2 * D), 7, t));
+  a.out = upload(t, std::vector<double>(size_t(R * D), 0));
+  const std::string untuned = (dir_ / "untuned.jsonl").string();
+  TunerOptions off = tuner_->options();
+  off.options.tuning = false;
+  off.options.record_untuned_path = untuned;
+  auto t_off = Tuner::create(sim_, off);
+  ASSERT_TRUE(t_off.ok()) << t_off.status().toString();
+  ASSERT_TRUE(siluMul(**t_off, a).ok());
+  auto sel_off = lookupSiluMul(**t_off, a);
+  ASSERT_TRUE(sel_off.ok());
+  EXPECT_EQ(sel_off->origin, "default");
+  ASSERT_TRUE(registerRowwiseOps(*tuner_).ok());
+  auto rep = tuner_->tuneFromFile(untuned);
+  ASSERT_TRUE(rep.ok()) << rep.status().toString();
+  EXPECT_EQ(rep->tuned, 1) << (rep->messages.empty() ? "" : rep->messages.front());
+  auto sel = lookupSiluMul(*tuner_, a);
+  ASSERT_TRUE(sel.ok());
+  EXPECT_NE(sel->origin, "default");
+  EXPECT_NE(sel->config.find("THREADS=512"), std::string::npos) << sel->config;
+}
+
 }  // namespace
 }  // namespace ktune
