@@ -12,6 +12,7 @@
 
 #include "autotune/autotuner.h"
 #include "autotune/isolation.h"
+#include "autotune/ops/rowwise.h"
 #include "base/dylib.h"
 #include "base/options.h"
 #include "runtime/backend.h"
@@ -91,6 +92,12 @@ int main(int argc, char** argv) {
     if (!st.ok()) return fail("plugin " + plugins[i] + ": " + st.toString());
     st = rf(**tuner);
     if (!st.ok()) return fail("plugin " + plugins[i] + ": ktune_register_families: " + st.toString());
+  }
+  // The built-in row-wise ops can be rebuilt from their args JSON, so the worker serves them too
+  // (on a backend they cannot use, e.g. the simulated one, they are simply not registered).
+  if (backend->vendor() != ktune::Vendor::kSimulated) {
+    ktune::Status rs = ktune::registerRowwiseOps(**tuner);
+    if (!rs.ok()) std::fprintf(stderr, "ktune-worker: row-wise ops not served: %s\n", rs.toString().c_str());
   }
   ktune::Status st = ktune::serveWorker(**tuner, 0, 1);
   if (st.code() == ktune::Code::kDeviceFault) {
