@@ -4,9 +4,9 @@
 // and gfx942 (clang). For each: the report exists, occupancy follows the MI300X guide's formula
 // (recomputed here independently) and is > 0, the GEMM ISA shows the MFMA size MATRIX_INSTR asked
 // for (and not the other), LDS equals the template's own count, and 16-byte configs load with
-// global_load_dwordx4. Compiles run on 2-4 threads; the row-wise spaces are covered by a
-// stratified sample (every kRowStride-th config, the two archs at complementary offsets, so the
-// union is every config) to stay within CI's time; the test prints how many were covered.
+// global_load_dwordx4. Compiles run on 2-4 threads; every row-wise config is compiled for both
+// archs (kRowStride = 1; a larger stride samples every kRowStride-th config at complementary
+// offsets per arch when CI time is short); the test prints how many were covered.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -33,7 +33,7 @@ namespace {
 // Row-wise sampling stride: 1 = every config on both archs (~3.2 min on 2 cores). 2 with offsets
 // 0 (gfx90a) and 1 (gfx942) compiles every row-wise config for one of the two archs, in about
 // 2.5 min for the whole test.
-constexpr size_t kRowStride = 2;
+constexpr size_t kRowStride = 1;  // every config on both archs (the issue asks for all of them)
 
 struct Job {
   std::string what;  // "gfx942 gemm_mfma <config>"
