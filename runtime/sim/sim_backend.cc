@@ -307,13 +307,23 @@ Expected<ModuleHandle> SimBackend::loadModule(const std::string& image) {
   if (k && k->on_load) {
     KTUNE_RETURN_IF_ERROR(k->on_load(img.defines).withContext("sim loadModule(" + img.entry + ")"));
   }
-  auto* m = new Module{std::move(img)};
+  auto owned = std::make_unique<Module>(Module{std::move(img)});
+  Module* m = owned.get();
+  std::lock_guard<std::mutex> l(mu_);
+  modules_.push_back(std::move(owned));
   return ModuleHandle{m};
 }
 
 Status SimBackend::unloadModule(ModuleHandle m) {
-  delete static_cast<Module*>(m.p);
-  return Status::Ok();
+  if (!m.p) return Status::Ok();
+  std::lock_guard<std::mutex> l(mu_);
+  for (auto it = modules_.begin(); it != modules_.end(); ++it) {
+    if (it->get() == m.p) {
+      modules_.erase(it);
+      return Status::Ok();
+    }
+  }
+  return Status::InvalidArgument("unloadModule: not a module of this simulated backend");
 }
 
 Expected<FunctionHandle> SimBackend::getFunction(ModuleHandle m, const std::string& name) {

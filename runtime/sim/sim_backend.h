@@ -144,6 +144,8 @@ class SimBackend : public Backend {
   std::unique_ptr<Stream> default_stream_;
   std::mt19937_64 rng_;
   std::vector<std::unique_ptr<Function>> functions_;  // freed with the backend
+  // Loaded modules; like a driver context, the backend frees what was not unloaded.
+  std::vector<std::unique_ptr<Module>> modules_;
   Status sticky_;
 };
 
