@@ -25,11 +25,17 @@ const ktune::ConfigSpace& space() {
     s.addInts("BLOCK_M", {16, 32, 64, 128})
         .addInts("num_warps", {1, 2, 4, 8})
         .addStrings("mfma", {"16x16", "32x32"}, "hip")
+        // Written overflow-free: fuzzed configs carry any int64 (a constraint like
+        // 16 * num_warps was itself signed-overflow UB here).
         .constrain("BLOCK_M >= 16 * num_warps",
                    [](const ktune::Config& c) {
-                     return c.getInt("BLOCK_M") >= 16 * c.getInt("num_warps");
+                     const int64_t bm = c.getInt("BLOCK_M"), nw = c.getInt("num_warps");
+                     return nw <= 0 || (bm >= 0 && bm / 16 >= nw);
                    })
-        .sharedBytes([](const ktune::Config& c) { return c.getInt("BLOCK_M") * 1024; });
+        .sharedBytes([](const ktune::Config& c) {
+          const int64_t bm = c.getInt("BLOCK_M");
+          return bm > INT64_MAX / 1024 || bm < INT64_MIN / 1024 ? INT64_MAX : bm * 1024;
+        });
     return s;
   }();
   return kSpace;

@@ -5,7 +5,8 @@
 #   FUZZ_SECONDS=60 bash scripts/fuzz.sh            # all targets, 60 s each (default 30)
 #   bash scripts/fuzz.sh config_parse_fuzz          # one target
 #
-# Environment: FUZZ_SECONDS (per target), FUZZ_BUILD_DIR (default build-fuzz), FUZZ_JOBS (build
+# Environment: FUZZ_SECONDS (per target), FUZZ_SEED (libFuzzer seed, default 1: CI runs are repeatable;
+# use 0 for a random one), FUZZ_BUILD_DIR (default build-fuzz), FUZZ_JOBS (build
 # parallelism, default nproc), CLANGXX/CLANGC (default clang++-19/clang-19), TMPDIR (scratch
 # files of the targets; default /dev/shm when writable).
 # Exit status: non-zero if the build fails or any target finds a crash, leak, UB or a violated
@@ -45,7 +46,7 @@ for t in "${TARGETS[@]}"; do
   log="$BUILD/$t.log"
   echo "== $t: ${SECONDS_PER_TARGET}s"
   set +e
-  "$BUILD/$t" "$corpus" fuzz/corpus/"$t" -max_total_time="$SECONDS_PER_TARGET" -max_len=4096 \
+  "$BUILD/$t" "$corpus" fuzz/corpus/"$t" -max_total_time="$SECONDS_PER_TARGET" -max_len=4096 -seed="${FUZZ_SEED:-1}" \
     -timeout=25 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$artifacts/" >"$log" 2>&1
   rc=$?
   set -e
