@@ -16,6 +16,7 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "base/json_fields.h"
 #include "base/fs.h"
 
 namespace ktune {
@@ -55,36 +56,8 @@ Code codeFromName(const std::string& s) {
   return Code::kInternal;
 }
 
-// nlohmann's get<int>() on a float such as 1e300 is a float-to-int cast out of range (undefined
-// behaviour), and on a too-large integer it silently wraps; a hand-edited or corrupt file must
-// instead read as malformed. Throws std::out_of_range / nlohmann type_error (callers catch).
-template <typename T>
-T checkedNumber(const json& v, const char* name) {
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    constexpr T lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
-    bool ok = true;
-    if (v.is_number_unsigned()) {
-      ok = v.get<uint64_t>() <= uint64_t(hi);
-    } else if (v.is_number_integer()) {
-      const int64_t i = v.get<int64_t>();
-      ok = i >= int64_t(lo) && (hi > INT64_MAX / 2 || i <= int64_t(hi));
-    } else if (v.is_number_float()) {
-      const double d = v.get<double>();
-      ok = std::isfinite(d) && d >= double(lo) && d < double(hi) + 1.0;
-    }
-    if (!ok) {
-      throw std::out_of_range(std::string("field '") + name + "' value " + v.dump() +
-                              " is out of range");
-    }
-  }
-  return v.get<T>();
-}
-
-template <typename T>
-void readField(const json& j, const char* name, T& out) {
-  auto it = j.find(name);
-  if (it != j.end() && !it->is_null()) out = checkedNumber<T>(*it, name);
-}
+using jsonfields::checkedNumber;
+using jsonfields::readField;
 
 json statsToJson(const TimingStats& s) {
   return json{{"median_ms", s.median_ms}, {"p20_ms", s.p20_ms}, {"p80_ms", s.p80_ms},
