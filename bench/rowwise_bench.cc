@@ -216,6 +216,23 @@ void sweep(Row& row, const std::vector<Config>& cs, const Config& def, LaunchFn&
   if (auto fn = launch_of(def)) row.default_ms = medianMs(fn, 50);
 }
 
+// The benchmark loop shared by both kernels: sweep the space, time the copy peer, report.
+template <class LaunchOf>
+void sweepAndReport(benchmark::State& state, Row& row, const std::vector<Config>& cs,
+                    const Config& def, LaunchOf& launch_of) {
+  for (auto _ : state) {
+    sweep(row, cs, def, launch_of);
+    measureCopy(row);
+    state.SetIterationTime(row.best_ms / 1e3);
+  }
+  state.counters["GB/s"] = row.gbs(row.best_ms);
+  state.counters["copy_GB/s"] = row.copyGbs();
+  state.counters["ratio_vs_copy"] = row.copyGbs() > 0 ? row.gbs(row.best_ms) / row.copyGbs() : 0;
+  state.counters["default_ratio"] = row.copyGbs() > 0 ? row.gbs(row.default_ms) / row.copyGbs() : 0;
+  state.SetLabel(row.best_config);
+  rows().push_back(row);
+}
+
 void BM_RmsNorm(benchmark::State& state, int64_t R, int64_t C, bool residual) {
   auto& X = ctx();
   if (!X.error.empty()) {
@@ -255,17 +272,7 @@ void BM_RmsNorm(benchmark::State& state, int64_t R, int64_t C, bool residual) {
     const FunctionHandle f = it->second;
     return [&, f, l] { return X.b->launch(f, l.grid, l.block, l.shared, a.data()); };
   };
-  for (auto _ : state) {
-    sweep(row, cs, def, launch_of);
-    measureCopy(row);
-    state.SetIterationTime(row.best_ms / 1e3);
-  }
-  state.counters["GB/s"] = row.gbs(row.best_ms);
-  state.counters["copy_GB/s"] = row.copyGbs();
-  state.counters["ratio_vs_copy"] = row.copyGbs() > 0 ? row.gbs(row.best_ms) / row.copyGbs() : 0;
-  state.counters["default_ratio"] = row.copyGbs() > 0 ? row.gbs(row.default_ms) / row.copyGbs() : 0;
-  state.SetLabel(row.best_config);
-  rows().push_back(row);
+  sweepAndReport(state, row, cs, def, launch_of);
 }
 
 void BM_SiluMul(benchmark::State& state, int64_t R, int64_t d) {
@@ -301,17 +308,7 @@ void BM_SiluMul(benchmark::State& state, int64_t R, int64_t d) {
     const FunctionHandle f = it->second;
     return [&, f, l] { return X.b->launch(f, l.grid, l.block, l.shared, a.data()); };
   };
-  for (auto _ : state) {
-    sweep(row, cs, def, launch_of);
-    measureCopy(row);
-    state.SetIterationTime(row.best_ms / 1e3);
-  }
-  state.counters["GB/s"] = row.gbs(row.best_ms);
-  state.counters["copy_GB/s"] = row.copyGbs();
-  state.counters["ratio_vs_copy"] = row.copyGbs() > 0 ? row.gbs(row.best_ms) / row.copyGbs() : 0;
-  state.counters["default_ratio"] = row.copyGbs() > 0 ? row.gbs(row.default_ms) / row.copyGbs() : 0;
-  state.SetLabel(row.best_config);
-  rows().push_back(row);
+  sweepAndReport(state, row, cs, def, launch_of);
 }
 
 }  // namespace
