@@ -40,7 +40,18 @@ struct Ctx {
   EventHandle e0, e1;
 };
 Ctx* g = nullptr;
-bool g_wgmma = false;  // --wgmma: also try the Hopper wgmma kernel
+bool g_wgmma = false;  // --wgmma: also try the Hopper kernels (wgmma, tma)
+// --kinds=mma,tma,...: only these kernel kinds (default: mma, skinny, and with --wgmma wgmma, tma)
+std::vector<gemm::KernelKind> g_kinds;
+std::string g_shape_filter;  // --shapes=large (M >= 1024) | small
+
+bool kindEnabled(gemm::KernelKind k) {
+  if (!g_kinds.empty()) return std::find(g_kinds.begin(), g_kinds.end(), k) != g_kinds.end();
+  if (k == gemm::KernelKind::kWgmma || k == gemm::KernelKind::kTma) return g_wgmma;
+  return k == gemm::KernelKind::kMma || k == gemm::KernelKind::kSkinny;
+}
+constexpr gemm::KernelKind kNvidiaKinds[] = {gemm::KernelKind::kMma, gemm::KernelKind::kSkinny,
+                                             gemm::KernelKind::kWgmma, gemm::KernelKind::kTma};
 bool g_sweep = false;  // --sweep: also time a spread of each kernel's space (printed per config)
 
 // The configs timed in the pre-pass: the curated set, plus with --sweep a spread of the space
@@ -149,9 +160,9 @@ void runShape(const ShapeSpec& sp) {
   struct Cand { KernelKind k; Config c; double us; };
   auto pick = [&](bool flush) {
     std::vector<Cand> cands;
-    for (KernelKind k : {KernelKind::kMma, KernelKind::kSkinny, KernelKind::kWgmma}) {
+    for (KernelKind k : kNvidiaKinds) {
       if (k == KernelKind::kSkinny && sp.m > 128) continue;
-      if (k == KernelKind::kWgmma && !g_wgmma) continue;
+      if (!kindEnabled(k)) continue;
       for (const Config& cfg : candidates(k, s)) {
         const double us = timeUs([&](int i) {
           return g->runner->launch(k, cfg, s, flush ? buf : sets[i % copies]);
@@ -264,9 +275,9 @@ void precompile(const std::vector<ShapeSpec>& shapes) {
   std::vector<std::pair<gemm::KernelKind, std::pair<Config, gemm::GemmShape>>> jobs;
   for (const auto& sp : shapes) {
     auto s = gemm::denseShape(sp.layout, gemm::ElemType::kBF16, gemm::ElemType::kBF16, sp.m, sp.n, sp.k);
-    for (auto k : {gemm::KernelKind::kMma, gemm::KernelKind::kSkinny, gemm::KernelKind::kWgmma}) {
+    for (auto k : kNvidiaKinds) {
       if (k == gemm::KernelKind::kSkinny && sp.m > 128) continue;
-      if (k == gemm::KernelKind::kWgmma && !g_wgmma) continue;
+      if (!kindEnabled(k)) continue;
       for (auto& c : candidates(k, s)) jobs.push_back({k, {c, s}});
     }
   }
@@ -294,6 +305,14 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--wgmma") ktune::g_wgmma = true;
     else if (std::string(argv[i]) == "--sweep") ktune::g_sweep = true;
+    else if (std::string(argv[i]).rfind("--kinds=", 0) == 0) {
+      std::string list = std::string(argv[i]).substr(8) + ",";
+      for (size_t p = 0, q; (q = list.find(',', p)) != std::string::npos; p = q + 1)
+        for (auto k : ktune::kNvidiaKinds)
+          if (list.substr(p, q - p) == ktune::gemm::kernelKindName(k)) ktune::g_kinds.push_back(k);
+    } else if (std::string(argv[i]).rfind("--shapes=", 0) == 0) {
+      ktune::g_shape_filter = std::string(argv[i]).substr(9);
+    }
     else argv[kept++] = argv[i];
   }
   argc = kept;
@@ -306,8 +325,14 @@ int main(int argc, char** argv) {
       {1, 4096, 4096, Layout::kNT},     {16, 4096, 4096, Layout::kNT},
       {128, 4096, 4096, Layout::kNT},   {16, 14336, 4096, Layout::kNT},
   };
-  ktune::precompile(shapes);
-  for (const auto& s : shapes) ktune::runShape(s);
+  std::vector<ktune::ShapeSpec> chosen;
+  for (const auto& s : shapes)
+    if (ktune::g_shape_filter.empty() ||
+        (ktune::g_shape_filter == "large" && s.m >= 1024) ||
+        (ktune::g_shape_filter == "small" && s.m < 1024))
+      chosen.push_back(s);
+  ktune::precompile(chosen);
+  for (const auto& s : chosen) ktune::runShape(s);
   benchmark::RunSpecifiedBenchmarks();
   std::printf("\n%-22s %10s %10s %10s %10s %8s  %s\n", "shape", "ktune_us", "ktune_TF", "cublas_us",
               "cublas_TF", "speedup", "best ktune config");

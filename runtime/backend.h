@@ -93,6 +93,29 @@ class KernelArgs {
   std::vector<void*> ptrs_;
 };
 
+// The 128 opaque bytes of a CUtensorMap (alignment as the driver requires for a kernel parameter).
+struct alignas(64) TensorMap {
+  uint64_t opaque[16] = {};
+};
+static_assert(sizeof(TensorMap) == 128, "CUtensorMap is 128 bytes");
+
+// A 2-D matrix of `rows` x `cols` elements of `elem_bytes` each, rows `row_stride_bytes` apart,
+// loaded in boxes of box_rows x box_cols elements into shared memory with a `swizzle_bytes`-byte
+// swizzle (0, 32, 64 or 128). Elements outside the matrix read as zero.
+struct TensorMap2DDesc {
+  DevicePtr base = 0;
+  int elem_bytes = 2;
+  uint64_t rows = 0, cols = 0, row_stride_bytes = 0;
+  uint32_t box_rows = 64, box_cols = 64;
+  int swizzle_bytes = 128;
+};
+
+// kInvalidArgument naming the defect unless `d` meets the TMA rules: base 16-byte aligned and
+// non-null, elem_bytes 1/2/4, 1 <= rows, cols <= 2^32, row stride a multiple of 16 bytes, at least
+// one row long and < 2^40, boxes 1..256 per side with box_cols * elem_bytes a multiple of 16 and,
+// when swizzled, at most the swizzle span. Pure; thread-safe.
+Status checkTensorMap2D(const TensorMap2DDesc& d);
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -140,6 +163,14 @@ class Backend {
                                              size_t dynamic_shared) = 0;
   // Last asynchronous error, if any (a faulted kernel poisons the context on CUDA).
   virtual Status checkError() = 0;
+
+  // A tensor-memory-accelerator descriptor (CUtensorMap on NVIDIA sm_90+) for a 2-D row-major
+  // matrix, passed by value to kernels that load tiles with cp.async.bulk.tensor. Pure host
+  // work (no device call); thread-safe. Default: kUnsupported (no TMA on this backend).
+  virtual Expected<TensorMap> encodeTensorMap2D(const TensorMap2DDesc& desc) {
+    (void)desc;
+    return Status::Unsupported(name() + " backend has no tensor memory accelerator (TMA)");
+  }
 };
 
 // Factories. Each returns kUnavailable with the reason when the driver or device is missing.

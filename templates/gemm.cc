@@ -130,6 +130,22 @@ ConfigSpace buildWgmmaSpace() {
   return s;
 }
 
+ConfigSpace buildTmaSpace() {
+  ConfigSpace s;
+  s.addInts("BLOCK_N", {128, 256}, "cuda")
+      .addInts("CONSUMERS", {1, 2}, "cuda")
+      .addInts("WG_M", {1, 2}, "cuda")
+      .addInts("NUM_STAGES", {2, 3, 4, 5, 6, 7, 8}, "cuda")
+      .addInts("GROUP_M", {8, 16}, "cuda");
+  // Each consumer thread holds WG_M * BLOCK_N / 2 fp32 accumulators; 128 is the most that leaves
+  // room for addressing under setmaxnreg's 232-register budget.
+  s.constrain("WG_M * BLOCK_N <= 256", [](const Config& c) {
+    return I(c, "WG_M") * I(c, "BLOCK_N") <= 256;
+  });
+  s.sharedBytes([](const Config& c) { return sharedBytes(KernelKind::kTma, c); });
+  return s;
+}
+
 void addCommonDefines(std::vector<std::pair<std::string, std::string>>& d, const GemmShape& s) {
   d.emplace_back("LAYOUT", std::to_string(static_cast<int>(s.layout)));
   d.emplace_back("DTYPE_AB", std::to_string(static_cast<int>(s.ab)));
@@ -179,6 +195,7 @@ const char* kernelKindName(KernelKind k) {
     case KernelKind::kSkinny: return "skinny";
     case KernelKind::kMfma: return "mfma";
     case KernelKind::kWgmma: return "wgmma";
+    case KernelKind::kTma: return "tma";
   }
   return "?";
 }
@@ -280,6 +297,7 @@ const char* sourceFile(KernelKind k) {
     case KernelKind::kSkinny: return "gemm_skinny.cuh";
     case KernelKind::kMfma: return "gemm_mfma.cuh";
     case KernelKind::kWgmma: return "gemm_wgmma.cuh";
+    case KernelKind::kTma: return "gemm_tma.cuh";
   }
   return "";
 }
@@ -289,6 +307,7 @@ const char* entryName(KernelKind k) {
     case KernelKind::kSkinny: return "ktune_gemm_skinny";
     case KernelKind::kMfma: return "ktune_gemm_mfma";
     case KernelKind::kWgmma: return "ktune_gemm_wgmma";
+    case KernelKind::kTma: return "ktune_gemm_tma";
   }
   return "";
 }
@@ -302,7 +321,10 @@ std::vector<KernelKind> kernelsForBackend(const std::string& backend) {
 std::vector<KernelKind> kernelsForArch(const std::string& arch) {
   if (arch.rfind("gfx", 0) == 0) return kernelsForBackend("hip");
   auto k = kernelsForBackend("cuda");
-  if (arch == "sm_90a") k.push_back(KernelKind::kWgmma);
+  if (arch == "sm_90a") {
+    k.push_back(KernelKind::kWgmma);
+    k.push_back(KernelKind::kTma);
+  }
   return k;
 }
 
@@ -311,7 +333,9 @@ const ConfigSpace& configSpace(KernelKind k) {
   static const ConfigSpace kSkinny = buildSkinnySpace();
   static const ConfigSpace kMfma = buildMfmaSpace();
   static const ConfigSpace kWgmma = buildWgmmaSpace();
+  static const ConfigSpace kTma = buildTmaSpace();
   switch (k) {
+    case KernelKind::kTma: return kTma;
     case KernelKind::kSkinny: return kSkinny;
     case KernelKind::kMfma: return kMfma;
     case KernelKind::kWgmma: return kWgmma;
@@ -329,6 +353,9 @@ int64_t sharedBytes(KernelKind k, const Config& c) {
       return I(c, "NUM_WARPS") * 16 * I(c, "SK_NT") * (8 * I(c, "SK_MT") + 1) * 4;
     case KernelKind::kWgmma:  // + 1024 to align the tiles to the 128-byte swizzle's 1 KiB groups
       return I(c, "NUM_STAGES") * (64 * I(c, "WARPGROUPS") + I(c, "BLOCK_N")) * 64 * 2 + 1024;
+    case KernelKind::kTma:  // tiles + 1 KiB alignment + the full/empty mbarriers
+      return I(c, "NUM_STAGES") * (64 * I(c, "WG_M") * I(c, "CONSUMERS") + I(c, "BLOCK_N")) * 64 * 2 +
+             1024 + 256;
   }
   return 0;
 }
@@ -370,6 +397,13 @@ Status applicable(KernelKind k, const Config& c, const GemmShape& s) {
         return Status::Unsupported("SPLIT_K=" + std::to_string(I(c, "SPLIT_K")) +
                                    " leaves an empty K slice for K=" + std::to_string(s.k) +
                                    " (64-wide k-tiles)");
+      return Status::Ok();
+    case KernelKind::kTma:
+      if (s.layout != Layout::kNT)
+        return Status::Unsupported("TMA GEMM handles layout NT only (A [M][K], B [N][K])");
+      if (!fastPathOk(s))
+        return Status::Unsupported(
+            "TMA GEMM needs 16-byte aligned A/B with lda % 8 == 0 and ldb % 8 == 0");
       return Status::Ok();
   }
   return Status::Internal("unknown kernel kind");
@@ -432,6 +466,20 @@ Expected<LaunchPlan> launchPlan(KernelKind k, const Config& c, const GemmShape& 
       p.grid = Dim3{static_cast<unsigned>(gm * gn), 1u, static_cast<unsigned>(split)};
       p.block = Dim3{static_cast<unsigned>(128 * I(c, "WARPGROUPS")), 1u, 1u};
       if (split > 1) p.counters = gm * gn;
+      break;
+    }
+    case KernelKind::kTma: {
+      if (dev.arch != "sm_90a")
+        return Status::Unsupported("TMA GEMM needs arch sm_90a, device is " + dev.arch);
+      const int64_t bm = 64 * I(c, "WG_M") * I(c, "CONSUMERS");
+      const int64_t tiles = ceilDiv(s.m, bm) * ceilDiv(s.n, I(c, "BLOCK_N"));
+      if (tiles > std::numeric_limits<int32_t>::max())
+        return Status::Unsupported("too many tiles for the TMA GEMM's tile counter");
+      // Persistent: one block per SM (the kernel's shared memory allows no second one).
+      const int64_t sms = dev.multiprocessors > 0 ? dev.multiprocessors : 1;
+      p.grid = Dim3{static_cast<unsigned>(std::min(tiles, sms)), 1u, 1u};
+      p.block = Dim3{static_cast<unsigned>(128 * (I(c, "CONSUMERS") + 1)), 1u, 1u};
+      split = 1;
       break;
     }
   }
@@ -512,6 +560,26 @@ std::vector<Config> curatedConfigs(KernelKind k, const GemmShape& s) {
       }
       break;
     }
+    case KernelKind::kTma: {
+      auto tma = [](int64_t bn, int64_t cons, int64_t wgm, int64_t st, int64_t gm) {
+        return Config{{"BLOCK_N", bn},  {"CONSUMERS", cons}, {"WG_M", wgm},
+                      {"NUM_STAGES", st}, {"GROUP_M", gm}};
+      };
+      // 128x256 tiles with two consumer warpgroups is the classic Hopper shape; smaller tiles for
+      // problems with few output tiles (decode-sized M).
+      if (s.m <= 256) {
+        add(tma(128, 1, 1, 6, 8));
+        add(tma(128, 2, 1, 6, 8));
+        add(tma(256, 1, 1, 4, 8));
+      }
+      add(tma(256, 2, 1, 4, 8));
+      add(tma(256, 2, 1, 4, 16));
+      add(tma(128, 2, 2, 4, 8));
+      add(tma(128, 2, 1, 6, 8));
+      add(tma(256, 2, 1, 3, 8));
+      add(tma(128, 1, 2, 5, 8));
+      break;
+    }
     case KernelKind::kMfma: {
       for (int64_t mi : {int64_t{32}, int64_t{16}})
         add(Config{{"BLOCK_M", int64_t{128}}, {"BLOCK_N", int64_t{128}}, {"BLOCK_K", int64_t{32}},
@@ -525,6 +593,24 @@ std::vector<Config> curatedConfigs(KernelKind k, const GemmShape& s) {
   for (auto& c : out)
     if (std::find(uniq.begin(), uniq.end(), c) == uniq.end()) uniq.push_back(c);
   return uniq;
+}
+
+TmaDescriptors tmaDescriptors(const GemmShape& s, DevicePtr a, DevicePtr b) {
+  TmaDescriptors d;
+  const int eb = static_cast<int>(elemBytes(s.ab));
+  auto fill = [&](TensorMap2DDesc& t, DevicePtr p, int64_t rows, int64_t ld) {
+    t.base = p;
+    t.elem_bytes = eb;
+    t.rows = static_cast<uint64_t>(rows);
+    t.cols = static_cast<uint64_t>(s.k);
+    t.row_stride_bytes = static_cast<uint64_t>(ld) * static_cast<uint64_t>(eb);
+    t.box_rows = 64;
+    t.box_cols = 64;
+    t.swizzle_bytes = 128;
+  };
+  fill(d.a, a, s.m, s.lda);
+  fill(d.b, b, s.n, s.ldb);
+  return d;
 }
 
 std::vector<double> reference(const GemmShape& s, const float* a, const float* b,

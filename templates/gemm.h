@@ -28,13 +28,15 @@ enum class Layout { kNN = 0, kNT = 1, kTN = 2, kTT = 3 };
 enum class ElemType { kF16 = 0, kBF16 = 1, kF32 = 2 };
 // kGelu is the exact (erf) form on NVIDIA, the tanh form on AMD (no libm there).
 enum class Activation { kNone = 0, kSilu = 1, kGelu = 2 };
-// kWgmma: Hopper (sm_90a) warpgroup MMA, layout NT only.
-enum class KernelKind { kMma, kSkinny, kMfma, kWgmma };
+// kWgmma: Hopper (sm_90a) warpgroup MMA fed by cp.async, layout NT only (split-K capable).
+// kTma: Hopper warpgroup MMA fed by TMA, warp-specialised, persistent grid; layout NT only. Its
+// launches take two tensor maps after the common arguments (see tmaDescriptors).
+enum class KernelKind { kMma, kSkinny, kMfma, kWgmma, kTma };
 
 const char* layoutName(Layout l);          // "NN", "NT", "TN", "TT"
 const char* elemTypeName(ElemType t);      // "f16", "bf16", "f32"
 const char* activationName(Activation a);  // "none", "silu", "gelu"
-const char* kernelKindName(KernelKind k);  // "mma", "skinny", "mfma", "wgmma"
+const char* kernelKindName(KernelKind k);  // "mma", "skinny", "mfma", "wgmma", "tma"
 Expected<Layout> parseLayout(const std::string& s);
 Expected<ElemType> parseElemType(const std::string& s);
 Expected<Activation> parseActivation(const std::string& s);
@@ -85,6 +87,7 @@ std::vector<KernelKind> kernelsForArch(const std::string& arch);
 // skinny: SK_NT, SK_MT, SK_U, NUM_WARPS, SPLIT_K, SK_DEPTH, SK_PF.
 // mfma:   BLOCK_M/N/K, MATRIX_INSTR (16|32), NUM_WAVES, WAVES_PER_EU, NUM_STAGES (1|2), GROUP_M.
 // wgmma:  BLOCK_N (128|256), WARPGROUPS (1|2), NUM_STAGES (3..6), GROUP_M, SPLIT_K.
+// tma:    BLOCK_N (128|256), CONSUMERS (1|2), WG_M (1|2), NUM_STAGES (2..8), GROUP_M.
 // The returned space is built once and shared (immutable, thread-safe).
 const ConfigSpace& configSpace(KernelKind k);
 // Shared memory (or LDS) per block that a config needs, in bytes.
@@ -112,6 +115,14 @@ struct LaunchPlan {
 // AMD: shared_per_block); kUnsupported from applicable(); kInvalidArgument from validate().
 Expected<LaunchPlan> launchPlan(KernelKind k, const Config& c, const GemmShape& s,
                                 const DeviceInfo& dev);
+
+// The two TMA tensor maps a kTma launch needs (A: rows M, cols K; B: rows N, cols K; 64 x 64
+// boxes, 128-byte swizzle), for Backend::encodeTensorMap2D. Only meaningful for layout NT with the
+// 16-byte path (applicable() checks that first).
+struct TmaDescriptors {
+  TensorMap2DDesc a, b;
+};
+TmaDescriptors tmaDescriptors(const GemmShape& s, DevicePtr a, DevicePtr b);
 
 // A small hand-picked list of good configs for this problem (used as the default config when
 // tuning is off, and as the "small tuned set" of the benchmarks). Every entry passes

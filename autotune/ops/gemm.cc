@@ -156,6 +156,12 @@ Status GemmRunner::launch(gemm::KernelKind kind, const Config& config, const gem
   args_.add(static_cast<int32_t>(s.m)).add(static_cast<int32_t>(s.n)).add(static_cast<int32_t>(s.k));
   args_.add(static_cast<int64_t>(s.lda)).add(static_cast<int64_t>(s.ldb)).add(static_cast<int64_t>(s.ldc));
   args_.add(s.alpha).add(s.beta);
+  if (kind == gemm::KernelKind::kTma) {
+    const gemm::TmaDescriptors d = gemm::tmaDescriptors(s, buf.a, buf.b);
+    KTUNE_ASSIGN_OR_RETURN(TensorMap ma, backend_.encodeTensorMap2D(d.a));
+    KTUNE_ASSIGN_OR_RETURN(TensorMap mb, backend_.encodeTensorMap2D(d.b));
+    args_.add(ma).add(mb);
+  }
   return backend_.launch(l->function, plan.grid, plan.block, static_cast<size_t>(plan.shared_bytes),
                          args_.data(), stream);
 }
@@ -177,7 +183,8 @@ int kindIndex(gemm::KernelKind k) { return static_cast<int>(k); }
 Expected<gemm::KernelKind> kindOf(const Config& c) {
   const std::string k = c.getStr("KIND");
   for (gemm::KernelKind kind : {gemm::KernelKind::kMma, gemm::KernelKind::kSkinny,
-                                gemm::KernelKind::kMfma, gemm::KernelKind::kWgmma})
+                                gemm::KernelKind::kMfma, gemm::KernelKind::kWgmma,
+                                gemm::KernelKind::kTma})
     if (k == gemm::kernelKindName(kind)) return kind;
   return Status::InvalidArgument("GEMM config without a valid KIND: " + c.toString());
 }
@@ -208,8 +215,10 @@ std::string familySource() {
   s += templates::embeddedSource("gemm_skinny.cuh");
   s += "\n#elif KTUNE_GEMM_KIND == 2\n";
   s += templates::embeddedSource("gemm_mfma.cuh");
-  s += "\n#else\n";
+  s += "\n#elif KTUNE_GEMM_KIND == 3\n";
   s += templates::embeddedSource("gemm_wgmma.cuh");
+  s += "\n#else\n";
+  s += templates::embeddedSource("gemm_tma.cuh");
   s += "\n#endif\n";
   return s;
 }
@@ -285,6 +294,36 @@ struct GemmOp::State {
     bool have_reference = false;
   };
   std::unordered_map<std::string, KeyBuffers> per_key;
+
+  // TMA tensor maps of the last call's A and B (kTma kernels take them as arguments). Encoding is
+  // host work (~1 µs); repeated calls on the same buffers and shape reuse the maps.
+  bool tma = false;
+  std::mutex tma_mu;
+  struct TmaMaps {
+    gemm::TmaDescriptors desc;
+    TensorMap a, b;
+    bool valid = false;
+  } tma_maps;
+
+  // Appends the A and B tensor maps for `call` (zeroed maps when they cannot be encoded: then no
+  // kTma config is applicable to the call and none is launched).
+  void addTensorMaps(const GemmCall& call, KernelArgs& args) {
+    const gemm::TmaDescriptors d = gemm::tmaDescriptors(call.shape, call.buf.a, call.buf.b);
+    std::lock_guard<std::mutex> lock(tma_mu);
+    auto same = [](const TensorMap2DDesc& x, const TensorMap2DDesc& y) {
+      return x.base == y.base && x.rows == y.rows && x.cols == y.cols &&
+             x.row_stride_bytes == y.row_stride_bytes && x.elem_bytes == y.elem_bytes;
+    };
+    if (!tma_maps.valid || !same(tma_maps.desc.a, d.a) || !same(tma_maps.desc.b, d.b)) {
+      auto a = tuner->backend().encodeTensorMap2D(d.a);
+      auto b = tuner->backend().encodeTensorMap2D(d.b);
+      tma_maps.desc = d;
+      tma_maps.a = a.ok() ? *a : TensorMap{};
+      tma_maps.b = b.ok() ? *b : TensorMap{};
+      tma_maps.valid = a.ok() && b.ok();
+    }
+    args.add(tma_maps.a).add(tma_maps.b);
+  }
 
   ~State() {
     Backend& be = tuner->backend();
@@ -438,6 +477,10 @@ Expected<std::unique_ptr<GemmOp>> GemmOp::create(std::shared_ptr<Tuner> tuner, O
   };
   std::vector<gemm::KernelKind> kinds = gemm::kernelsForBackend(backend);
   if (options.wgmma && dev.arch == "sm_90a") kinds.push_back(gemm::KernelKind::kWgmma);
+  if (options.tma && dev.arch == "sm_90a") {
+    kinds.push_back(gemm::KernelKind::kTma);
+    S->tma = true;
+  }
   f.configs = familyConfigs(kinds, backend, options.full_space);
   f.defines = [](const Config& c, const GemmCall& call) {
     Defines d;
@@ -482,6 +525,7 @@ Expected<std::unique_ptr<GemmOp>> GemmOp::create(std::shared_ptr<Tuner> tuner, O
     a.add(static_cast<int32_t>(s.m)).add(static_cast<int32_t>(s.n)).add(static_cast<int32_t>(s.k));
     a.add(static_cast<int64_t>(s.lda)).add(static_cast<int64_t>(s.ldb)).add(static_cast<int64_t>(s.ldc));
     a.add(s.alpha).add(s.beta);
+    if (S->tma) S->addTensorMaps(call, a);
   };
   f.before_launch = [S](const Config& c, const GemmCall& call, StreamHandle) -> Status {
     if (c.getInt("SPLIT_K", 1) <= 1) return Status::Ok();

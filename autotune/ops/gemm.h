@@ -98,6 +98,8 @@ class GemmOp {
     // Also try the Hopper wgmma kernel on sm_90a devices (verified on an H100; every candidate
     // is verified again during tuning).
     bool wgmma = true;
+    // Also try the TMA + warp-specialised persistent wgmma kernel (sm_90a).
+    bool tma = true;
     // Extra library paths for libcublasLt (e.g. a pip wheel's lib dir).
     std::vector<std::string> cublaslt_paths;
   };

@@ -113,6 +113,10 @@ struct CudaApi {
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                              unsigned, unsigned, CUstream, void**, void**);
   CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int*, CUfunction, int, size_t);
+  // Optional (CUDA 12.0+ drivers): null when absent; encodeTensorMap2D then says so.
+  CUresult (*cuTensorMapEncodeTiled)(void*, int, unsigned, void*, const unsigned long long*,
+                                     const unsigned long long*, const unsigned*, const unsigned*,
+                                     int, int, int, int);
 };
 
 struct DeviceSlot {
@@ -262,6 +266,10 @@ Expected<std::unique_ptr<Driver>> loadDriver() {
   KTUNE_RESOLVE(cuLaunchKernel, "cuLaunchKernel");
   KTUNE_RESOLVE(cuOccupancyMaxActiveBlocksPerMultiprocessor,
                 "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+  if (!resolve(L, gp2, gp1, want, "cuTensorMapEncodeTiled", {"cuTensorMapEncodeTiled"},
+               a.cuTensorMapEncodeTiled)
+           .ok())
+    a.cuTensorMapEncodeTiled = nullptr;
 #undef KTUNE_RESOLVE
 
   CUresult r = a.cuInit(0);
@@ -606,6 +614,27 @@ class CudaBackend final : public Backend {
     CUresult r = api_.cuStreamQuery(nullptr);
     if (r == CUDA_SUCCESS || r == CUDA_ERROR_NOT_READY) return Status::Ok();
     return cuError(api_, r, "checkError (cuStreamQuery)", Code::kLaunchError);
+  }
+
+  Expected<TensorMap> encodeTensorMap2D(const TensorMap2DDesc& d) override {
+    if (api_.cuTensorMapEncodeTiled == nullptr)
+      return Status::Unsupported("this CUDA driver has no cuTensorMapEncodeTiled (needs 12.0+)");
+    KTUNE_RETURN_IF_ERROR(checkTensorMap2D(d));
+    // CUtensorMapDataType UINT8/UINT16/UINT32 (a copy engine: the bits are moved, not converted),
+    // CUtensorMapSwizzle NONE/32B/64B/128B = 0..3, L2 promotion 256B = 3, OOB fill zeros = 0.
+    const int dtype = d.elem_bytes == 1 ? 0 : d.elem_bytes == 2 ? 1 : 2;
+    const int swizzle = d.swizzle_bytes == 0 ? 0 : d.swizzle_bytes == 32 ? 1 : d.swizzle_bytes == 64 ? 2 : 3;
+    const unsigned long long dims[2] = {d.cols, d.rows};
+    const unsigned long long strides[1] = {d.row_stride_bytes};
+    const unsigned box[2] = {d.box_cols, d.box_rows};
+    const unsigned elem_strides[2] = {1, 1};
+    TensorMap m;
+    CUresult r = api_.cuTensorMapEncodeTiled(&m, dtype, 2, reinterpret_cast<void*>(d.base), dims,
+                                             strides, box, elem_strides, /*interleave*/ 0, swizzle,
+                                             /*l2 promotion 256B*/ 3, /*oob fill zeros*/ 0);
+    if (r != CUDA_SUCCESS)
+      return cuError(api_, r, "cuTensorMapEncodeTiled", Code::kInvalidArgument);
+    return m;
   }
 
  private:

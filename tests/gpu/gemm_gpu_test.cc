@@ -478,9 +478,8 @@ TEST(GemmGpu, CublasLtAlgosRoundTripThroughIds) {
 
 // Hopper wgmma kernel (sm_90a only): curated configs vs the float64 reference (edges, epilogues,
 // dtypes) and vs cuBLASLt on a large problem.
-TEST(GemmGpu, WgmmaVsReference) {
-  REQUIRE_GPU();
-  if (env().dev.arch != "sm_90a") GTEST_SKIP() << "wgmma needs sm_90a, device is " << env().dev.arch;
+void hopperKindVsReference(KernelKind kind) {
+  if (env().dev.arch != "sm_90a") GTEST_SKIP() << gemm::kernelKindName(kind) << " needs sm_90a, device is " << env().dev.arch;
   struct Case { int64_t m, n, k; ElemType ab, c; bool bias; Activation act; float beta; };
   const Case cases[] = {
       {300, 520, 264, ElemType::kBF16, ElemType::kBF16, false, Activation::kNone, 0.f},
@@ -489,6 +488,9 @@ TEST(GemmGpu, WgmmaVsReference) {
       {64, 128, 64, ElemType::kBF16, ElemType::kBF16, false, Activation::kNone, 0.f},
       // Odd N: the split-K configs' scalar-atomic path (no 8-byte column pairs), with beta.
       {70, 203, 520, ElemType::kBF16, ElemType::kF32, true, Activation::kNone, 0.5f},
+      // Odd sizes: a single row, a 7-wide output, 33 rows, 4097 columns.
+      {1, 4097, 264, ElemType::kBF16, ElemType::kBF16, false, Activation::kNone, 0.f},
+      {33, 7, 1000, ElemType::kF16, ElemType::kF16, true, Activation::kSilu, 0.f},
   };
   std::vector<std::tuple<KernelKind, Config, GemmShape>> jobs;
   std::vector<GemmShape> shapes;
@@ -498,29 +500,42 @@ TEST(GemmGpu, WgmmaVsReference) {
     s.act = cs.act;
     s.beta = cs.beta;
     shapes.push_back(s);
-    for (auto& c : gemm::curatedConfigs(KernelKind::kWgmma, s)) jobs.emplace_back(KernelKind::kWgmma, c, s);
+    for (auto& c : gemm::curatedConfigs(kind, s)) jobs.emplace_back(kind, c, s);
   }
   GemmShape big = shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 4096, 4096, 4096);
-  for (auto& c : gemm::curatedConfigs(KernelKind::kWgmma, big)) jobs.emplace_back(KernelKind::kWgmma, c, big);
+  for (auto& c : gemm::curatedConfigs(kind, big)) jobs.emplace_back(kind, c, big);
   // Decode-sized M with the split-K configs (grid.z slices reduced through the workspace).
   GemmShape decode = shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 128, 4096, 4096);
-  for (auto& c : gemm::curatedConfigs(KernelKind::kWgmma, decode)) jobs.emplace_back(KernelKind::kWgmma, c, decode);
+  for (auto& c : gemm::curatedConfigs(kind, decode)) jobs.emplace_back(kind, c, decode);
   precompile(jobs);
   uint32_t seed = 1000;
   for (const GemmShape& s : shapes) {
     Problem p(s, seed++);
     const auto ref = p.hostReference();
-    for (const Config& c : gemm::curatedConfigs(KernelKind::kWgmma, s))
-      expectMatches(KernelKind::kWgmma, c, p, ref, 2);
+    for (const Config& c : gemm::curatedConfigs(kind, s))
+      expectMatches(kind, c, p, ref, 2);
   }
   if (!env().lt) GTEST_SKIP() << "cuBLASLt unavailable for the large check: " << env().lt_skip;
   Problem p(big, 1100);
   const auto ref = p.cublasReference();
-  for (const Config& c : gemm::curatedConfigs(KernelKind::kWgmma, big)) expectMatches(KernelKind::kWgmma, c, p, ref);
+  for (const Config& c : gemm::curatedConfigs(kind, big)) expectMatches(kind, c, p, ref);
   Problem pd(decode, 1101);
   const auto dref = pd.cublasReference();
-  for (const Config& c : gemm::curatedConfigs(KernelKind::kWgmma, decode))
-    expectMatches(KernelKind::kWgmma, c, pd, dref, 2);
+  for (const Config& c : gemm::curatedConfigs(kind, decode))
+    expectMatches(kind, c, pd, dref, 2);
+}
+
+TEST(GemmGpu, WgmmaVsReference) {
+  REQUIRE_GPU();
+  hopperKindVsReference(KernelKind::kWgmma);
+}
+
+// The TMA + warp-specialised persistent kernel: same cases (edges are zero-filled by the copy
+// engine: M, N, K of 130/200/72, 257/384/1000, 70/203/520), beta, bias, activations, and the big
+// and decode problems against cuBLASLt.
+TEST(GemmGpu, TmaVsReference) {
+  REQUIRE_GPU();
+  hopperKindVsReference(KernelKind::kTma);
 }
 
 // The tunable op end to end: tunes (JIT configs + cuBLASLt algorithms + default), verifies every

@@ -25,6 +25,7 @@ DeviceInfo h100Like() {
   d.arch = "sm_90a";
   d.shared_per_block = 48 * 1024;
   d.shared_per_block_optin = 227 * 1024;
+  d.multiprocessors = 132;
   return d;
 }
 
@@ -363,8 +364,109 @@ TEST_F(GemmNvrtc, WgmmaCuratedConfigsCompileForSm90a) {
   EXPECT_EQ(ps->workspace_bytes, 128 * 4096 * 4);
   GemmShape shortk = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 128, 4096, 192);
   EXPECT_EQ(applicable(KernelKind::kWgmma, sk, shortk).code(), Code::kUnsupported);
-  EXPECT_EQ(kernelsForArch("sm_90a").size(), 3u);
+  EXPECT_EQ(kernelsForArch("sm_90a").size(), 4u);
   EXPECT_EQ(kernelsForArch("sm_80").size(), 2u);
+}
+
+// Every config of the TMA space compiles for sm_90a (bf16 -> bf16 at 4096^3; the curated ones also
+// f16 -> f32 with bias + GELU at an odd shape): the PTX has the bulk tensor copy on mbarriers,
+// wgmma, and (two consumers) setmaxnreg; nothing spills.
+TEST_F(GemmNvrtc, TmaSpaceCompilesForSm90a) {
+  std::vector<std::tuple<KernelKind, Config, GemmShape>> jobs;
+  GemmShape s = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 4096, 4096, 4096);
+  const auto space = configSpace(KernelKind::kTma).enumerate("cuda").accepted;
+  const bool quick = std::getenv("KTUNE_TEST_QUICK") != nullptr;
+  for (size_t i = 0; i < space.size(); ++i)
+    if (!quick || i % 4 == 0) jobs.emplace_back(KernelKind::kTma, space[i], s);
+  GemmShape f = denseShape(Layout::kNT, ElemType::kF16, ElemType::kF32, 1000, 33, 4097);
+  f.lda = f.ldb = 4104;
+  f.has_bias = true;
+  f.act = Activation::kGelu;
+  f.beta = 0.5f;
+  for (const Config& c : curatedConfigs(KernelKind::kTma, f)) jobs.emplace_back(KernelKind::kTma, c, f);
+  ASSERT_GE(jobs.size(), 10u);
+  std::vector<std::string> failures(jobs.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t j; (j = next++) < jobs.size();) {
+      const auto& [k, c, sh] = jobs[j];
+      CompileRequest req;
+      req.source = std::string(templates::embeddedSource(sourceFile(k)));
+      req.source_name = sourceFile(k);
+      req.entry = entryName(k);
+      req.defines = defines(k, c, sh);
+      req.arch = "sm_90a";
+      req.dumps = kDumpPtx;
+      auto r = cc_->compile(req);
+      if (!r.ok()) {
+        failures[j] = c.toString() + ": " + r.status().toString().substr(0, 2000);
+        continue;
+      }
+      const std::string& ptx = r->dumps["ptx"];
+      if (ptx.find("cp.async.bulk.tensor.2d") == std::string::npos)
+        failures[j] = c.toString() + ": PTX lacks cp.async.bulk.tensor";
+      else if (ptx.find("wgmma.mma_async.sync.aligned.m64n") == std::string::npos)
+        failures[j] = c.toString() + ": PTX lacks wgmma.mma_async";
+      else if (c.getInt("CONSUMERS") == 2 && ptx.find("setmaxnreg.inc") == std::string::npos)
+        failures[j] = c.toString() + ": PTX lacks setmaxnreg";
+      else if (r->resources.spills())
+        failures[j] = c.toString() + ": spills";
+    }
+  };
+  std::thread t1(work), t2(work);
+  t1.join();
+  t2.join();
+  for (const auto& fl : failures)
+    if (!fl.empty()) ADD_FAILURE() << fl;
+
+  // Launch rule: persistent grid of min(tiles, SMs), (CONSUMERS + 1) warpgroups, NT + 16-byte path.
+  DeviceInfo h = h100Like();
+  Config big{{"BLOCK_N", int64_t{256}}, {"CONSUMERS", int64_t{2}}, {"WG_M", int64_t{1}},
+             {"NUM_STAGES", int64_t{4}}, {"GROUP_M", int64_t{8}}};
+  auto p = launchPlan(KernelKind::kTma, big, s, h);
+  ASSERT_TRUE(p.ok()) << p.status().toString();
+  EXPECT_EQ(p->block.x, 384u);
+  EXPECT_EQ(p->grid.x, static_cast<unsigned>(std::min(h.multiprocessors, 32 * 16)));
+  EXPECT_EQ(p->shared_bytes, 4 * (128 + 256) * 128 + 1024 + 256);
+  GemmShape tiny = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 1, 256, 64);
+  auto pt = launchPlan(KernelKind::kTma, big, tiny, h);
+  ASSERT_TRUE(pt.ok());
+  EXPECT_EQ(pt->grid.x, 1u);
+  Config too_deep = big;
+  too_deep.set("NUM_STAGES", int64_t{5});  // 5 x 48 KiB > 227 KiB
+  EXPECT_EQ(launchPlan(KernelKind::kTma, too_deep, s, h).status().code(), Code::kOutOfResources);
+  Config regs = big;
+  regs.set("WG_M", int64_t{2});  // 256 accumulators per thread
+  EXPECT_FALSE(configSpace(KernelKind::kTma).validate(regs).ok());
+  GemmShape nn = denseShape(Layout::kNN, ElemType::kBF16, ElemType::kBF16, 256, 256, 256);
+  EXPECT_EQ(applicable(KernelKind::kTma, big, nn).code(), Code::kUnsupported);
+  GemmShape odd = s;
+  odd.lda = 4100;  // rows not 16-byte multiples: no tensor map
+  EXPECT_EQ(applicable(KernelKind::kTma, big, odd).code(), Code::kUnsupported);
+  h.arch = "sm_80";
+  EXPECT_EQ(launchPlan(KernelKind::kTma, big, s, h).status().code(), Code::kUnsupported);
+
+  // Tensor-map descriptors: A is M x K with lda, B is N x K with ldb, 64 x 64 boxes, 128-byte
+  // swizzle; they pass the TMA rules, and bad ones are named.
+  auto d = tmaDescriptors(f, 0x10000, 0x20000);
+  EXPECT_EQ(d.a.rows, 1000u);
+  EXPECT_EQ(d.a.cols, 4097u);
+  EXPECT_EQ(d.a.row_stride_bytes, 4104u * 2);
+  EXPECT_EQ(d.b.rows, 33u);
+  EXPECT_TRUE(checkTensorMap2D(d.a).ok()) << checkTensorMap2D(d.a).toString();
+  EXPECT_TRUE(checkTensorMap2D(d.b).ok());
+  TensorMap2DDesc bad = d.a;
+  bad.base = 0x10008;
+  EXPECT_NE(checkTensorMap2D(bad).message().find("16-byte aligned"), std::string::npos);
+  bad = d.a;
+  bad.row_stride_bytes = 4100 * 2;
+  EXPECT_NE(checkTensorMap2D(bad).message().find("multiple of 16"), std::string::npos);
+  bad = d.a;
+  bad.box_cols = 128;  // 256-byte box rows exceed the 128-byte swizzle
+  EXPECT_NE(checkTensorMap2D(bad).message().find("swizzle"), std::string::npos);
+  bad = d.a;
+  bad.base = 0;
+  EXPECT_EQ(checkTensorMap2D(bad).code(), Code::kInvalidArgument);
 }
 
 // AMD: every config of the MFMA space compiles for gfx90a (hiprtc), and the ISA shows the MFMA

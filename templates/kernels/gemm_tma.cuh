@@ -1,0 +1,291 @@
+// ktune GEMM for NVIDIA Hopper (sm_90a): TMA loads, warp-specialised warpgroups, persistent grid.
+//
+//   C = act(alpha * A * B^T + beta * C + bias)      LAYOUT NT only: A [M][K], B [N][K] (K-major)
+//
+// Block = 1 producer warpgroup + CONSUMERS consumer warpgroups (128 threads each).
+// - Producer: one thread walks the block's tiles and, per 64-wide k-tile, waits until the stage's
+//   slot is free (mbarrier `empty`), announces the bytes on `full` and issues cp.async.bulk.tensor
+//   copies of 64 x 64 boxes (the tensor maps tmA/tmB are built by the host per matrix, with the
+//   128-byte swizzle, so the shared-memory image is exactly what the wgmma descriptors read). Boxes
+//   outside the matrix are zero-filled by the copy engine, so edges need no predication.
+//   setmaxnreg gives its registers to the consumers.
+// - Consumers: each owns WG_M x 64 rows of the BLOCK_M x BLOCK_N tile (wgmma m64nBLOCK_Nk16, fp32
+//   accumulators in registers), waits on `full`, issues the four k16 steps, keeps one wgmma group
+//   in flight (wait_group 1) and then releases the previous stage (one arrive per warp on `empty`).
+//   The epilogue (alpha, beta, bias, activation) stores straight from registers while the producer
+//   already loads the next tile's stages.
+// - Persistent: gridDim.x <= number of SMs; block b takes tiles b, b + gridDim.x, ... in GROUP_M
+//   order (GROUP_M tile rows share their B columns in L2).
+// Pipeline phases: iteration `it` (counted over all the block's k-tiles) uses slot it % STAGES;
+// `full` completes once per fill (parity (it / STAGES) & 1), `empty` once per release; the
+// producer's first wait on each `empty` passes at once (parity 1 of a fresh barrier).
+//
+// Config: BLOCK_N (128 | 256), CONSUMERS (1 | 2), WG_M (1 | 2; BLOCK_M = 64 * WG_M * CONSUMERS;
+// WG_M * BLOCK_N <= 256 keeps the accumulators at <= 128 registers), NUM_STAGES (2..8), GROUP_M.
+// Problem defines: DTYPE_AB (0 f16, 1 bf16), DTYPE_C (0 f16, 1 bf16, 2 f32), HAS_BIAS, ACT (0 none,
+// 1 SiLU, 2 GELU erf). Host requirements (launch rule): layout NT, 16-byte aligned A and B,
+// lda % 8 == 0, ldb % 8 == 0; tmA = box 64 x 64 over A (cols K, rows M), tmB over B (cols K, rows N).
+// Dynamic shared memory: NUM_STAGES * (BLOCK_M + BLOCK_N) * 128 + 1024 (alignment) + 256 (barriers).
+// The parameter list starts like every ktune GEMM kernel's (workspace/counters unused), so one
+// argument packing serves all kinds; the tensor maps come last.
+
+#ifndef BLOCK_N
+#define BLOCK_N 256
+#endif
+#ifndef CONSUMERS
+#define CONSUMERS 2
+#endif
+#ifndef WG_M
+#define WG_M 1
+#endif
+#ifndef NUM_STAGES
+#define NUM_STAGES 4
+#endif
+#ifndef GROUP_M
+#define GROUP_M 8
+#endif
+#ifndef DTYPE_AB
+#define DTYPE_AB 1
+#endif
+#ifndef DTYPE_C
+#define DTYPE_C 1
+#endif
+#ifndef HAS_BIAS
+#define HAS_BIAS 0
+#endif
+#ifndef ACT
+#define ACT 0
+#endif
+
+#if DTYPE_AB == 1
+#define KTUNE_WGMMA_T "bf16"
+#else
+#define KTUNE_WGMMA_T "f16"
+#endif
+#include "prelude.cuh"
+
+namespace kt {
+
+constexpr int kBN = BLOCK_N, kBK = 64, kCons = CONSUMERS, kWgM = WG_M;
+constexpr int kBM = 64 * kWgM * kCons;
+constexpr int kThreads = 128 * (kCons + 1);
+constexpr int kStages = NUM_STAGES;
+constexpr int kATile = kBM * kBK, kBTile = kBN * kBK;  // elements per stage
+constexpr unsigned kStageBytes = (kATile + kBTile) * 2;
+constexpr int kAcc = kBN / 2;  // fp32 accumulators per thread per 64-row slab
+
+static_assert(kBN == 128 || kBN == 256, "BLOCK_N must be 128 or 256");
+static_assert(kCons == 1 || kCons == 2, "CONSUMERS must be 1 or 2");
+static_assert(kWgM == 1 || kWgM == 2, "WG_M must be 1 or 2");
+static_assert(kWgM * kBN <= 256, "WG_M * BLOCK_N <= 256 (accumulator registers)");
+static_assert(kStages >= 2 && kStages <= 8, "NUM_STAGES must be in [2, 8]");
+
+// The 128 bytes of a CUtensorMap, passed by value (__grid_constant__).
+struct __align__(64) TensorMap {
+  unsigned long long v[16];
+};
+
+using ktune::smem_addr;
+
+KTUNE_DEVICE void mbar_init(unsigned bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+KTUNE_DEVICE void mbar_expect_tx(unsigned bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+KTUNE_DEVICE void mbar_arrive(unsigned bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+KTUNE_DEVICE void mbar_wait(unsigned bar, unsigned parity) {
+  unsigned done = 0;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+// One 64 x 64 box of a 2-D tensor map at (col c0, row r0) into shared memory, completing on `bar`.
+KTUNE_DEVICE void tma_load_2d(unsigned dst, const TensorMap* map, int c0, int r0, unsigned bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(r0), "r"(bar)
+      : "memory");
+}
+
+#if DTYPE_C == 2
+typedef float out_t;
+#elif DTYPE_C == 1
+typedef ktune::bf16_t out_t;
+#else
+typedef ktune::half_t out_t;
+#endif
+
+KTUNE_DEVICE float activate(float v) {
+#if ACT == 1
+  return v / (1.0f + __expf(-v));
+#elif ACT == 2
+  return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
+#else
+  return v;
+#endif
+}
+
+KTUNE_DEVICE void tile_coords(int tile, int grid_m, int grid_n, int& m0, int& n0) {
+  const int in_group = GROUP_M * grid_n;
+  const int first_m = (tile / in_group) * GROUP_M;
+  const int group_rows = min(grid_m - first_m, GROUP_M);
+  m0 = (first_m + (tile % in_group) % group_rows) * kBM;
+  n0 = ((tile % in_group) / group_rows) * kBN;
+}
+
+KTUNE_DEVICE void mma_step(float (&acc)[kAcc], unsigned long long da, unsigned long long db) {
+#if BLOCK_N == 256
+  ktune::wgmma_n256(acc, da, db, 1);
+#else
+  ktune::wgmma_n128(acc, da, db, 1);
+#endif
+}
+
+// Stores one 64-row slab of accumulators: element j*4 + e is row r0 + (e/2)*8, column
+// n0 + j*8 + 2q + (e%2); column pairs go out as one 4- or 8-byte store when C allows it.
+KTUNE_DEVICE void store_slab(const float (&acc)[kAcc], out_t* C, const out_t* bias, int r0, int n0,
+                             int q, int M, int N, long ldc, float alpha, float beta, bool pair_ok) {
+#pragma unroll
+  for (int j = 0; j < kBN / 8; ++j)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = r0 + h * 8, c = n0 + j * 8 + q * 2;
+      if (r >= M || c >= N) continue;
+      out_t* dst = C + (long)r * ldc + c;
+      float v0 = alpha * acc[j * 4 + h * 2], v1 = alpha * acc[j * 4 + h * 2 + 1];
+      const bool two = c + 1 < N;
+      if (beta != 0.0f) {
+        v0 += beta * ktune::to_float(dst[0]);
+        if (two) v1 += beta * ktune::to_float(dst[1]);
+      }
+#if HAS_BIAS
+      v0 += ktune::to_float(bias[c]);
+      if (two) v1 += ktune::to_float(bias[c + 1]);
+#else
+      (void)bias;
+#endif
+      const out_t o0 = ktune::from_float<out_t>(activate(v0));
+      const out_t o1 = ktune::from_float<out_t>(activate(v1));
+      if (two && pair_ok) {
+        struct __align__(2 * sizeof(out_t)) Pair { out_t a, b; };
+        *reinterpret_cast<Pair*>(dst) = Pair{o0, o1};
+      } else {
+        dst[0] = o0;
+        if (two) dst[1] = o1;
+      }
+    }
+}
+
+}  // namespace kt
+
+KTUNE_KERNEL void __launch_bounds__(kt::kThreads, 1)
+    ktune_gemm_tma(const unsigned short* __restrict__ A, const unsigned short* __restrict__ B,
+                   void* Cv, const void* biasv, float* workspace, unsigned* counters, int M, int N,
+                   int K, long lda, long ldb, long ldc, float alpha, float beta,
+                   const __grid_constant__ kt::TensorMap tmA,
+                   const __grid_constant__ kt::TensorMap tmB) {
+  using namespace kt;
+  (void)A, (void)B, (void)workspace, (void)counters, (void)lda, (void)ldb;
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  unsigned char* base = smem_raw + ((1024u - (smem_addr(smem_raw) & 1023u)) & 1023u);
+  const unsigned sA = smem_addr(base);
+  const unsigned sB = sA + kStages * kATile * 2;
+  const unsigned full = sB + kStages * kBTile * 2;  // kStages barriers of 8 bytes
+  const unsigned empty = full + kStages * 8;
+
+  const int tid = threadIdx.x, wg = tid >> 7;
+  const int grid_m = (M + kBM - 1) / kBM, grid_n = (N + kBN - 1) / kBN;
+  const int ntiles = grid_m * grid_n;
+  const int ktiles = (K + kBK - 1) / kBK;
+
+  if (tid == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      mbar_init(full + 8 * s, 1);
+      mbar_init(empty + 8 * s, kCons * 4);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+
+  if (wg == 0) {
+    // ---- producer warpgroup ----
+#if CONSUMERS == 2
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+#endif
+    if (tid == 0) {
+      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&tmA)) : "memory");
+      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&tmB)) : "memory");
+      unsigned it = 0;
+      for (int tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
+        int m0, n0;
+        tile_coords(tile, grid_m, grid_n, m0, n0);
+        for (int kt = 0; kt < ktiles; ++kt, ++it) {
+          const unsigned s = it % kStages, round = it / kStages;
+          mbar_wait(empty + 8 * s, (round & 1u) ^ 1u);
+          mbar_expect_tx(full + 8 * s, kStageBytes);
+#pragma unroll
+          for (int b = 0; b < kBM / 64; ++b)
+            tma_load_2d(sA + (s * kATile + b * 64 * kBK) * 2, &tmA, kt * kBK, m0 + b * 64, full + 8 * s);
+#pragma unroll
+          for (int b = 0; b < kBN / 64; ++b)
+            tma_load_2d(sB + (s * kBTile + b * 64 * kBK) * 2, &tmB, kt * kBK, n0 + b * 64, full + 8 * s);
+        }
+      }
+    }
+    return;
+  }
+
+  // ---- consumer warpgroups ----
+#if CONSUMERS == 2
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+#endif
+  const int cw = wg - 1, lane = tid & 31, warp = (tid >> 5) & 3;
+  const int g = lane >> 2, q = lane & 3;
+  out_t* C = reinterpret_cast<out_t*>(Cv);
+  const out_t* bias = reinterpret_cast<const out_t*>(biasv);
+  const bool pair_ok = (ldc & 1) == 0 &&
+                       (reinterpret_cast<unsigned long long>(Cv) & (2 * sizeof(out_t) - 1)) == 0;
+  float acc[kWgM][kAcc];
+  unsigned it = 0;
+  for (int tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
+    int m0, n0;
+    tile_coords(tile, grid_m, grid_n, m0, n0);
+#pragma unroll
+    for (int w = 0; w < kWgM; ++w)
+#pragma unroll
+      for (int i = 0; i < kAcc; ++i) acc[w][i] = 0.0f;
+    for (int kt = 0; kt < ktiles; ++kt, ++it) {
+      const unsigned s = it % kStages;
+      mbar_wait(full + 8 * s, (it / kStages) & 1u);
+      const unsigned a_stage = sA + s * kATile * 2, b_stage = sB + s * kBTile * 2;
+      const unsigned long long db = ktune::make_desc_addr(b_stage);
+      ktune::wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < kBK / 16; ++kk)
+#pragma unroll
+        for (int w = 0; w < kWgM; ++w)
+          mma_step(acc[w], ktune::make_desc_addr(a_stage + (cw * kWgM + w) * 64 * kBK * 2) + 2 * kk,
+                   db + 2 * kk);
+      ktune::wgmma_commit();
+      ktune::wgmma_wait<1>();
+      // The wgmma group of the previous k-tile has finished reading its slot: hand it back.
+      if (kt > 0 && lane == 0) mbar_arrive(empty + 8 * ((it - 1) % kStages));
+    }
+    ktune::wgmma_wait<0>();
+    if (ktiles > 0 && lane == 0) mbar_arrive(empty + 8 * ((it - 1) % kStages));
+#pragma unroll
+    for (int w = 0; w < kWgM; ++w)
+      store_slab(acc[w], C, bias, m0 + (cw * kWgM + w) * 64 + warp * 16 + g, n0, q, M, N, ldc,
+                 alpha, beta, pair_ok);
+  }
+}
