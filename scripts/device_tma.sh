@@ -2,6 +2,8 @@
 # GPU machine: build the GEMM tests/bench, check the TMA kernel against the references, then time
 # the Hopper kernels against cuBLASLt. Logs under $OUT; a short table last.
 #   KINDS (default tma,wgmma)  SHAPES (default all: large|small|all)  FILTER (gtest filter)
+#   TUNE=1: also time `ktune tune gemm` 4096^3 cold and warm, with the default candidates and with
+#   TUNE_ARGS (default "--kinds tma --full-space").
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv > "$OUT/gpu.txt" 2>&1
@@ -16,4 +18,18 @@ grep -E "compile failed|failed" "$OUT/gemm_bench.err" | head -5
 sort -t' ' -k6 -g "$OUT/gemm_bench.err" | grep "^cand" | awk '{print $2, $4, $5, $6}' | sort -k1,1 -k4,4g | awk '$1!=p{n=0} {p=$1; n++} n<=3' > "$OUT/top3.txt"
 cat "$OUT/top3.txt" | head -40
 sed -n '/^shape/,$p' "$OUT/gemm_bench.txt"
+if [ "${TUNE:-0}" = 1 ]; then
+  bash scripts/device_build.sh ktune ktune-worker >> "$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
+  now() { date +%s.%N; }
+  el() { awk -v a="$1" -v b="$(now)" 'BEGIN{printf "%.2f", b-a}'; }
+  i=0
+  for extra in "" "${TUNE_ARGS:---kinds tma --full-space}"; do
+    i=$((i+1)); export KTUNE_CACHE_DIR=/tmp/kc$i
+    for pass in cold warm; do
+      S=$(now); timeout 150 /tmp/kb/tools/ktune tune gemm --m 4096 --n 4096 --k 4096 --layout NT $extra > "$OUT/tune$i.txt" 2>&1
+      echo "tune [$extra] $pass rc=$? wall=$(el $S)s"
+      grep -iE "candidates|compile|total|winner" "$OUT/tune$i.txt" | head -4 | cut -c1-160
+    done
+  done
+fi
 cat "$OUT/gpu.txt"

@@ -40,6 +40,8 @@ const char* kernelKindName(KernelKind k);  // "mma", "skinny", "mfma", "wgmma", 
 Expected<Layout> parseLayout(const std::string& s);
 Expected<ElemType> parseElemType(const std::string& s);
 Expected<Activation> parseActivation(const std::string& s);
+// "mma", "skinny", "mfma", "wgmma", "tma" -> the kind; kInvalidArgument listing them otherwise.
+Expected<KernelKind> parseKernelKind(const std::string& s);
 int64_t elemBytes(ElemType t);
 
 // Everything about a GEMM except the device pointers.

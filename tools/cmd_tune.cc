@@ -32,6 +32,7 @@ const char* kUsage =
     "ktune tune rmsnorm|silu_mul --rows R --cols C [--dtype bf16|f16|f32] [--residual] [--no-weight]\n"
     "       ktune tune gemm --m M --n N --k K [--dtype bf16|f16] [--out-dtype ...] [--layout NN|NT|TN|TT]\n"
     "                       [--epilogue none|bias|bias_silu|bias_gelu|silu|gelu] [--full-space]\n"
+    "                       [--kinds mma,skinny,wgmma,tma,mfma (only these kernels)]\n"
     "       ktune tune gemm --suite llm\n"
     "       ktune tune --from-file untuned.jsonl\n"
     "  common: [--json] [--arch A (no-GPU analysis; default sm_90a)] [--no-gpu] [--quiet]\n"
@@ -293,12 +294,31 @@ int analyseSpace(const std::string& what, const std::string& arch,
   return kExitOk;
 }
 
-std::vector<std::pair<std::string, CompileRequest>> gemmRequests(const std::string& arch,
-                                                                 const gemm::GemmShape& s,
-                                                                 bool full_space) {
+// "--kinds a,b" -> kinds (empty when absent); kInvalidArgument naming an unknown kind.
+Expected<std::vector<gemm::KernelKind>> parseKinds(const std::string& list) {
+  std::vector<gemm::KernelKind> out;
+  std::string item;
+  for (size_t i = 0; i <= list.size(); ++i) {
+    if (i == list.size() || list[i] == ',') {
+      if (!item.empty()) {
+        KTUNE_ASSIGN_OR_RETURN(gemm::KernelKind k, gemm::parseKernelKind(item));
+        out.push_back(k);
+      }
+      item.clear();
+    } else {
+      item += list[i];
+    }
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, CompileRequest>> gemmRequests(
+    const std::string& arch, const gemm::GemmShape& s, bool full_space,
+    const std::vector<gemm::KernelKind>& only) {
   std::vector<std::pair<std::string, CompileRequest>> reqs;
   bool amd = arch.rfind("gfx", 0) == 0;
-  for (auto kind : gemm::kernelsForBackend(amd ? "hip" : "cuda")) {
+  for (auto kind : gemm::kernelsForArch(arch)) {
+    if (!only.empty() && std::find(only.begin(), only.end(), kind) == only.end()) continue;
     std::vector<Config> configs;
     if (full_space) configs = gemm::configSpace(kind).enumerate(amd ? "hip" : "cuda").accepted;
     else configs = gemm::curatedConfigs(kind, s);
@@ -325,8 +345,10 @@ int cmdTune(const std::vector<std::string>& argv) {
                                {"--layout", true}, {"--epilogue", true}, {"--suite", true},
                                {"--from-file", true}, {"--arch", true}, {"--residual"},
                                {"--no-weight"}, {"--full-space"}, {"--no-gpu"}, {"--json"},
-                               {"--quiet"}, {"--no-isolate"}});
+                               {"--quiet"}, {"--no-isolate"}, {"--kinds", true}});
   if (!args.ok()) return usage(args.status().message(), kUsage);
+  auto kinds = parseKinds(args->get("--kinds", ""));
+  if (!kinds.ok()) return usage(kinds.status().message(), kUsage);
   auto opts = Options::fromEnv();
   if (!opts.ok()) return fail(opts.status());
   const bool json = args->has("--json");
@@ -405,7 +427,7 @@ int cmdTune(const std::vector<std::string>& argv) {
     auto rdt = rowwise::parseDType(dtypeName(dtype));
     if (op == "gemm") {
       for (const auto& gc : gemm_cases) {
-        auto r = gemmRequests(arch, gc.shape, args->has("--full-space"));
+        auto r = gemmRequests(arch, gc.shape, args->has("--full-space"), *kinds);
         for (auto& x : r) reqs.push_back(std::move(x));
         if (gemm_cases.size() > 1) break;  // the suite's shapes share configs; analyse once
       }
@@ -523,6 +545,7 @@ int cmdTune(const std::vector<std::string>& argv) {
   // gemm
   GemmOp::OpOptions gopts;
   gopts.full_space = args->has("--full-space");
+  gopts.kinds = *kinds;
   auto gop = GemmOp::create(tuner, gopts);
   if (!gop.ok()) return fail(gop.status());
   int rc = kExitOk;

@@ -20,8 +20,18 @@
 // `full` completes once per fill (parity (it / STAGES) & 1), `empty` once per release; the
 // producer's first wait on each `empty` passes at once (parity 1 of a fresh barrier).
 //
+// Clusters (CLUSTER_M = 2): two blocks on neighbouring SMs take vertically adjacent tiles (same B
+// columns); each loads its own A rows and half of the B tile, multicast into both blocks' shared
+// memory, so L2 -> SM traffic per stage drops from (BM + BN) to (BM + BN / 2) rows. Each block's
+// `full` expects the whole stage; a slot is refilled only when the consumers of BOTH blocks have
+// released it (consumer warps arrive on the `empty` barrier of both blocks, count doubled). The
+// pair walks the same tiles in lockstep, so phases agree; a pair whose second tile lies below M
+// loads zeros and stores nothing. Both blocks meet at a cluster barrier after the barriers are
+// initialised and again before exit (no block leaves while its partner may still write to it).
+//
 // Config: BLOCK_N (128 | 256), CONSUMERS (1 | 2), WG_M (1 | 2; BLOCK_M = 64 * WG_M * CONSUMERS;
-// WG_M * BLOCK_N <= 256 keeps the accumulators at <= 128 registers), NUM_STAGES (2..8), GROUP_M.
+// WG_M * BLOCK_N <= 256 keeps the accumulators at <= 128 registers), NUM_STAGES (2..8), GROUP_M,
+// CLUSTER_M (1 | 2).
 // Problem defines: DTYPE_AB (0 f16, 1 bf16), DTYPE_C (0 f16, 1 bf16, 2 f32), HAS_BIAS, ACT (0 none,
 // 1 SiLU, 2 GELU erf). Host requirements (launch rule): layout NT, 16-byte aligned A and B,
 // lda % 8 == 0, ldb % 8 == 0; tmA = box 64 x 64 over A (cols K, rows M), tmB over B (cols K, rows N).
@@ -43,6 +53,9 @@
 #endif
 #ifndef GROUP_M
 #define GROUP_M 8
+#endif
+#ifndef CLUSTER_M
+#define CLUSTER_M 1
 #endif
 #ifndef DTYPE_AB
 #define DTYPE_AB 1
@@ -79,6 +92,8 @@ static_assert(kCons == 1 || kCons == 2, "CONSUMERS must be 1 or 2");
 static_assert(kWgM == 1 || kWgM == 2, "WG_M must be 1 or 2");
 static_assert(kWgM * kBN <= 256, "WG_M * BLOCK_N <= 256 (accumulator registers)");
 static_assert(kStages >= 2 && kStages <= 8, "NUM_STAGES must be in [2, 8]");
+static_assert(CLUSTER_M == 1 || CLUSTER_M == 2, "CLUSTER_M must be 1 or 2");
+constexpr int kCluster = CLUSTER_M;
 
 // The 128 bytes of a CUtensorMap, passed by value (__grid_constant__).
 struct __align__(64) TensorMap {
@@ -108,6 +123,48 @@ KTUNE_DEVICE void mbar_wait(unsigned bar, unsigned parity) {
         : "memory");
   } while (!done);
 }
+#if CLUSTER_M > 1
+KTUNE_DEVICE unsigned cluster_rank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+// The shared::cluster address of `addr` (a shared::cta address of this block) in block `rank`.
+KTUNE_DEVICE unsigned map_to_rank(unsigned addr, unsigned rank) {
+  unsigned r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(addr), "r"(rank));
+  return r;
+}
+KTUNE_DEVICE void mbar_arrive_cluster(unsigned cluster_addr) {
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_addr)
+               : "memory");
+}
+// mbar_wait whose acquire covers the partner block's releases (cluster scope).
+KTUNE_DEVICE void mbar_wait_cluster(unsigned bar, unsigned parity) {
+  unsigned done = 0;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+KTUNE_DEVICE void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+}
+// tma_load_2d into the same offset of every block in `mask`, completing on each one's `bar`.
+KTUNE_DEVICE void tma_load_2d_multicast(unsigned dst, const void* map, int c0, int r0, unsigned bar,
+                                        unsigned short mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(r0), "r"(bar), "h"(mask)
+      : "memory");
+}
+#endif
+
 // One 64 x 64 box of a 2-D tensor map at (col c0, row r0) into shared memory, completing on `bar`.
 KTUNE_DEVICE void tma_load_2d(unsigned dst, const TensorMap* map, int c0, int r0, unsigned bar) {
   asm volatile(
@@ -135,11 +192,13 @@ KTUNE_DEVICE float activate(float v) {
 #endif
 }
 
-KTUNE_DEVICE void tile_coords(int tile, int grid_m, int grid_n, int& m0, int& n0) {
+// Tile `tile` of a grid_m x grid_n grid of (kCluster * kBM) x kBN cluster tiles, in GROUP_M order;
+// this block's rows start `rank` block tiles further down.
+KTUNE_DEVICE void tile_coords(int tile, int grid_m, int grid_n, int rank, int& m0, int& n0) {
   const int in_group = GROUP_M * grid_n;
   const int first_m = (tile / in_group) * GROUP_M;
   const int group_rows = min(grid_m - first_m, GROUP_M);
-  m0 = (first_m + (tile % in_group) % group_rows) * kBM;
+  m0 = ((first_m + (tile % in_group) % group_rows) * kCluster + rank) * kBM;
   n0 = ((tile % in_group) / group_rows) * kBN;
 }
 
@@ -188,7 +247,12 @@ KTUNE_DEVICE void store_slab(const float (&acc)[kAcc], out_t* C, const out_t* bi
 
 }  // namespace kt
 
-KTUNE_KERNEL void __launch_bounds__(kt::kThreads, 1)
+#if CLUSTER_M > 1
+#define KTUNE_TMA_CLUSTER __cluster_dims__(CLUSTER_M, 1, 1)
+#else
+#define KTUNE_TMA_CLUSTER
+#endif
+KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
     ktune_gemm_tma(const unsigned short* __restrict__ A, const unsigned short* __restrict__ B,
                    void* Cv, const void* biasv, float* workspace, unsigned* counters, int M, int N,
                    int K, long lda, long ldb, long ldc, float alpha, float beta,
@@ -204,18 +268,29 @@ KTUNE_KERNEL void __launch_bounds__(kt::kThreads, 1)
   const unsigned empty = full + kStages * 8;
 
   const int tid = threadIdx.x, wg = tid >> 7;
-  const int grid_m = (M + kBM - 1) / kBM, grid_n = (N + kBN - 1) / kBN;
+  const int grid_m = (M + kCluster * kBM - 1) / (kCluster * kBM), grid_n = (N + kBN - 1) / kBN;
   const int ntiles = grid_m * grid_n;
   const int ktiles = (K + kBK - 1) / kBK;
+#if CLUSTER_M > 1
+  const int rank = static_cast<int>(cluster_rank());
+  const int first_tile = blockIdx.x / kCluster, tile_step = gridDim.x / kCluster;
+#else
+  const int rank = 0;
+  const int first_tile = blockIdx.x, tile_step = gridDim.x;
+#endif
 
   if (tid == 0) {
     for (int s = 0; s < kStages; ++s) {
       mbar_init(full + 8 * s, 1);
-      mbar_init(empty + 8 * s, kCons * 4);
+      mbar_init(empty + 8 * s, kCluster * kCons * 4);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
+#if CLUSTER_M > 1
+  cluster_sync();  // the partner's barriers are initialised before anyone signals them
+#else
   __syncthreads();
+#endif
 
   if (wg == 0) {
     // ---- producer warpgroup ----
@@ -226,22 +301,37 @@ KTUNE_KERNEL void __launch_bounds__(kt::kThreads, 1)
       asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&tmA)) : "memory");
       asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&tmB)) : "memory");
       unsigned it = 0;
-      for (int tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
+      for (int tile = first_tile; tile < ntiles; tile += tile_step) {
         int m0, n0;
-        tile_coords(tile, grid_m, grid_n, m0, n0);
+        tile_coords(tile, grid_m, grid_n, rank, m0, n0);
         for (int kt = 0; kt < ktiles; ++kt, ++it) {
           const unsigned s = it % kStages, round = it / kStages;
+#if CLUSTER_M > 1
+          mbar_wait_cluster(empty + 8 * s, (round & 1u) ^ 1u);
+#else
           mbar_wait(empty + 8 * s, (round & 1u) ^ 1u);
+#endif
           mbar_expect_tx(full + 8 * s, kStageBytes);
 #pragma unroll
           for (int b = 0; b < kBM / 64; ++b)
             tma_load_2d(sA + (s * kATile + b * 64 * kBK) * 2, &tmA, kt * kBK, m0 + b * 64, full + 8 * s);
+#if CLUSTER_M > 1
+          // This block's half of the B tile, into both blocks.
+#pragma unroll
+          for (int b = rank * (kBN / 128); b < (rank + 1) * (kBN / 128); ++b)
+            tma_load_2d_multicast(sB + (s * kBTile + b * 64 * kBK) * 2, &tmB, kt * kBK, n0 + b * 64,
+                                  full + 8 * s, (unsigned short)0x3);
+#else
 #pragma unroll
           for (int b = 0; b < kBN / 64; ++b)
             tma_load_2d(sB + (s * kBTile + b * 64 * kBK) * 2, &tmB, kt * kBK, n0 + b * 64, full + 8 * s);
+#endif
         }
       }
     }
+#if CLUSTER_M > 1
+    cluster_sync();
+#endif
     return;
   }
 
@@ -256,17 +346,31 @@ KTUNE_KERNEL void __launch_bounds__(kt::kThreads, 1)
   const bool pair_ok = (ldc & 1) == 0 &&
                        (reinterpret_cast<unsigned long long>(Cv) & (2 * sizeof(out_t) - 1)) == 0;
   float acc[kWgM][kAcc];
+#if CLUSTER_M > 1
+  // A released slot is signalled to both blocks (the partner multicasts into it too).
+  const unsigned empty_partner = map_to_rank(empty, static_cast<unsigned>(rank ^ 1));
+  auto release = [&](unsigned s) {
+    mbar_arrive(empty + 8 * s);
+    mbar_arrive_cluster(empty_partner + 8 * s);
+  };
+#else
+  auto release = [&](unsigned s) { mbar_arrive(empty + 8 * s); };
+#endif
   unsigned it = 0;
-  for (int tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
+  for (int tile = first_tile; tile < ntiles; tile += tile_step) {
     int m0, n0;
-    tile_coords(tile, grid_m, grid_n, m0, n0);
+    tile_coords(tile, grid_m, grid_n, rank, m0, n0);
 #pragma unroll
     for (int w = 0; w < kWgM; ++w)
 #pragma unroll
       for (int i = 0; i < kAcc; ++i) acc[w][i] = 0.0f;
     for (int kt = 0; kt < ktiles; ++kt, ++it) {
       const unsigned s = it % kStages;
+#if CLUSTER_M > 1
+      mbar_wait_cluster(full + 8 * s, (it / kStages) & 1u);  // half the bytes come from the partner
+#else
       mbar_wait(full + 8 * s, (it / kStages) & 1u);
+#endif
       const unsigned a_stage = sA + s * kATile * 2, b_stage = sB + s * kBTile * 2;
       const unsigned long long db = ktune::make_desc_addr(b_stage);
       ktune::wgmma_fence();
@@ -279,13 +383,16 @@ KTUNE_KERNEL void __launch_bounds__(kt::kThreads, 1)
       ktune::wgmma_commit();
       ktune::wgmma_wait<1>();
       // The wgmma group of the previous k-tile has finished reading its slot: hand it back.
-      if (kt > 0 && lane == 0) mbar_arrive(empty + 8 * ((it - 1) % kStages));
+      if (kt > 0 && lane == 0) release((it - 1) % kStages);
     }
     ktune::wgmma_wait<0>();
-    if (ktiles > 0 && lane == 0) mbar_arrive(empty + 8 * ((it - 1) % kStages));
+    if (ktiles > 0 && lane == 0) release((it - 1) % kStages);
 #pragma unroll
     for (int w = 0; w < kWgM; ++w)
       store_slab(acc[w], C, bias, m0 + (cw * kWgM + w) * 64 + warp * 16 + g, n0, q, M, N, ldc,
                  alpha, beta, pair_ok);
   }
+#if CLUSTER_M > 1
+  cluster_sync();
+#endif
 }
