@@ -254,7 +254,7 @@ PruneFn makeGemmPruner(const Options& env, bool disassemble) {
 // Candidate configs for a backend: the curated sets of representative problems (large, decode
 // M = 1/16/64, small-M split-K), or every config of the spaces.
 std::vector<Config> familyConfigs(const std::vector<gemm::KernelKind>& kinds,
-                                  const std::string& backend, bool full) {
+                                  const std::string& backend, bool full, int64_t shared_limit) {
   std::vector<Config> out;
   auto add = [&](gemm::KernelKind k, const Config& c) {
     Config kc = withKind(c, k);
@@ -262,7 +262,8 @@ std::vector<Config> familyConfigs(const std::vector<gemm::KernelKind>& kinds,
   };
   for (gemm::KernelKind k : kinds) {
     if (full) {
-      for (const Config& c : gemm::configSpace(k).enumerate(backend).accepted) add(k, c);
+      // Configs whose shared memory exceeds the device's limit are left out before compiling.
+      for (const Config& c : gemm::configSpace(k).enumerate(backend, shared_limit).accepted) add(k, c);
       continue;
     }
     for (auto [m, n, kk] : {std::tuple<int64_t, int64_t, int64_t>{4096, 4096, 4096},
@@ -481,7 +482,19 @@ Expected<std::unique_ptr<GemmOp>> GemmOp::create(std::shared_ptr<Tuner> tuner, O
     kinds.push_back(gemm::KernelKind::kTma);
     S->tma = true;
   }
-  f.configs = familyConfigs(kinds, backend, options.full_space);
+  if (!options.kinds.empty()) {
+    std::vector<gemm::KernelKind> keep;
+    for (auto k : kinds)
+      if (std::find(options.kinds.begin(), options.kinds.end(), k) != options.kinds.end())
+        keep.push_back(k);
+    if (keep.empty())
+      return Status::Unsupported("none of the requested GEMM kernel kinds runs on " + dev.name +
+                                 " (" + dev.arch + ")");
+    S->tma = std::find(keep.begin(), keep.end(), gemm::KernelKind::kTma) != keep.end();
+    kinds = std::move(keep);
+  }
+  f.configs = familyConfigs(kinds, backend, options.full_space,
+                            std::max(dev.shared_per_block_optin, dev.shared_per_block));
   f.defines = [](const Config& c, const GemmCall& call) {
     Defines d;
     auto k = kindOf(c);

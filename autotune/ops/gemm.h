@@ -100,6 +100,9 @@ class GemmOp {
     bool wgmma = true;
     // Also try the TMA + warp-specialised persistent wgmma kernel (sm_90a).
     bool tma = true;
+    // Only these kernel kinds (empty: every kind the device runs). create() fails when none of
+    // them runs on the device.
+    std::vector<gemm::KernelKind> kinds;
     // Extra library paths for libcublasLt (e.g. a pip wheel's lib dir).
     std::vector<std::string> cublaslt_paths;
   };
