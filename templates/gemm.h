@@ -89,7 +89,8 @@ std::vector<KernelKind> kernelsForArch(const std::string& arch);
 // skinny: SK_NT, SK_MT, SK_U, NUM_WARPS, SPLIT_K, SK_DEPTH, SK_PF.
 // mfma:   BLOCK_M/N/K, MATRIX_INSTR (16|32), NUM_WAVES, WAVES_PER_EU, NUM_STAGES (1|2), GROUP_M.
 // wgmma:  BLOCK_N (128|256), WARPGROUPS (1|2), NUM_STAGES (3..6), GROUP_M, SPLIT_K.
-// tma:    BLOCK_N (128|256), CONSUMERS (1|2), WG_M (1|2), NUM_STAGES (2..8), GROUP_M.
+// tma:    BLOCK_N (128|256), CONSUMERS (1|2), WG_M (1|2), NUM_STAGES (2..8), GROUP_M, CLUSTER_M
+//         (1|2), EPI_TMA (0|1: C through shared memory and TMA stores).
 // The returned space is built once and shared (immutable, thread-safe).
 const ConfigSpace& configSpace(KernelKind k);
 // Shared memory (or LDS) per block that a config needs, in bytes.
@@ -118,13 +119,15 @@ struct LaunchPlan {
 Expected<LaunchPlan> launchPlan(KernelKind k, const Config& c, const GemmShape& s,
                                 const DeviceInfo& dev);
 
-// The two TMA tensor maps a kTma launch needs (A: rows M, cols K; B: rows N, cols K; 64 x 64
-// boxes, 128-byte swizzle), for Backend::encodeTensorMap2D. Only meaningful for layout NT with the
-// 16-byte path (applicable() checks that first).
+// The TMA tensor maps a kTma launch needs (A: rows M, cols K; B: rows N, cols K; C: rows M, cols
+// N; 64 x 64 boxes, 128-byte swizzle), for Backend::encodeTensorMap2D. A and B are only meaningful
+// for layout NT with the 16-byte path (applicable() checks that first); C only for 16-bit C with a
+// 16-byte aligned base and ldc (checkTensorMap2D refuses the others: the kernel then stores C
+// directly, see gemm_tma.cuh's c_tma_ok).
 struct TmaDescriptors {
-  TensorMap2DDesc a, b;
+  TensorMap2DDesc a, b, c;
 };
-TmaDescriptors tmaDescriptors(const GemmShape& s, DevicePtr a, DevicePtr b);
+TmaDescriptors tmaDescriptors(const GemmShape& s, DevicePtr a, DevicePtr b, DevicePtr c);
 
 // A small hand-picked list of good configs for this problem (used as the default config when
 // tuning is off, and as the "small tuned set" of the benchmarks). Every entry passes

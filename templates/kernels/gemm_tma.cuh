@@ -20,6 +20,13 @@
 // `full` completes once per fill (parity (it / STAGES) & 1), `empty` once per release; the
 // producer's first wait on each `empty` passes at once (parity 1 of a fresh barrier).
 //
+// Epilogue (EPI_TMA = 1, 16-bit C): each consumer warpgroup converts its accumulators into a
+// 16 KiB shared buffer (two 64 x 64 boxes, 128-byte swizzle, so the quad's 4-byte writes hit 32
+// distinct banks) and one thread issues TMA stores of the boxes (bulk async group), 128 columns
+// at a time; the next use of the buffer waits only for the copy engine to have READ it. The
+// consumers go on to the next tile's MMAs while C is written. When the host could not build a
+// tensor map for C (c_tma_ok == 0: fp32 C, unaligned C or ldc) the direct path is used.
+//
 // Clusters (CLUSTER_M = 2): two blocks on neighbouring SMs take vertically adjacent tiles (same B
 // columns); each loads its own A rows and half of the B tile, multicast into both blocks' shared
 // memory, so L2 -> SM traffic per stage drops from (BM + BN) to (BM + BN / 2) rows. Each block's
@@ -35,7 +42,8 @@
 // Problem defines: DTYPE_AB (0 f16, 1 bf16), DTYPE_C (0 f16, 1 bf16, 2 f32), HAS_BIAS, ACT (0 none,
 // 1 SiLU, 2 GELU erf). Host requirements (launch rule): layout NT, 16-byte aligned A and B,
 // lda % 8 == 0, ldb % 8 == 0; tmA = box 64 x 64 over A (cols K, rows M), tmB over B (cols K, rows N).
-// Dynamic shared memory: NUM_STAGES * (BLOCK_M + BLOCK_N) * 128 + 1024 (alignment) + 256 (barriers).
+// Dynamic shared memory: NUM_STAGES * (BLOCK_M + BLOCK_N) * 128 + EPI_TMA * CONSUMERS * 16384 +
+// 1024 (alignment) + 256 (barriers).
 // The parameter list starts like every ktune GEMM kernel's (workspace/counters unused), so one
 // argument packing serves all kinds; the tensor maps come last.
 
@@ -56,6 +64,9 @@
 #endif
 #ifndef CLUSTER_M
 #define CLUSTER_M 1
+#endif
+#ifndef EPI_TMA
+#define EPI_TMA 0
 #endif
 #ifndef DTYPE_AB
 #define DTYPE_AB 1
@@ -93,6 +104,12 @@ static_assert(kWgM == 1 || kWgM == 2, "WG_M must be 1 or 2");
 static_assert(kWgM * kBN <= 256, "WG_M * BLOCK_N <= 256 (accumulator registers)");
 static_assert(kStages >= 2 && kStages <= 8, "NUM_STAGES must be in [2, 8]");
 static_assert(CLUSTER_M == 1 || CLUSTER_M == 2, "CLUSTER_M must be 1 or 2");
+#if EPI_TMA && DTYPE_C != 2
+#define KT_EPI_TMA 1
+#else
+#define KT_EPI_TMA 0
+#endif
+constexpr int kEpiBytes = KT_EPI_TMA ? 16384 : 0;  // per consumer warpgroup
 constexpr int kCluster = CLUSTER_M;
 
 // The 128 bytes of a CUtensorMap, passed by value (__grid_constant__).
@@ -210,6 +227,69 @@ KTUNE_DEVICE void mma_step(float (&acc)[kAcc], unsigned long long da, unsigned l
 #endif
 }
 
+KTUNE_DEVICE void bar_named(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+KTUNE_DEVICE void tma_store_2d(const TensorMap* map, unsigned src, int c0, int r0) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(
+                   reinterpret_cast<unsigned long long>(map)),
+               "r"(c0), "r"(r0), "r"(src)
+               : "memory");
+}
+KTUNE_DEVICE void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+KTUNE_DEVICE void bulk_wait_read0() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
+KTUNE_DEVICE void bulk_wait0() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+
+#if KT_EPI_TMA
+// One 64-row slab through the warpgroup's shared buffer `buf` and TMA stores (see the header).
+// Row of accumulator j*4 + e: slab row warp*16 + g + (e/2)*8, column n0 + j*8 + 2q + (e%2).
+KTUNE_DEVICE void store_slab_tma(const float (&acc)[kAcc], const TensorMap* tmC, unsigned buf,
+                                 const out_t* C, const out_t* bias, int slab_m0, int n0, int warp,
+                                 int g, int q, int wg_tid, int bar_id, int M, int N, long ldc,
+                                 float alpha, float beta) {
+#pragma unroll
+  for (int half = 0; half < kBN / 128; ++half) {
+    if (wg_tid == 0) bulk_wait_read0();  // the previous stores have read the buffer
+    bar_named(bar_id, 128);
+#pragma unroll
+    for (int jj = 0; jj < 16; ++jj) {
+      const int j = half * 16 + jj;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = warp * 16 + g + h * 8;
+        const int r = slab_m0 + row, c = n0 + j * 8 + q * 2;
+        float v0 = alpha * acc[j * 4 + h * 2], v1 = alpha * acc[j * 4 + h * 2 + 1];
+        if (beta != 0.0f && r < M) {
+          if (c < N) v0 += beta * ktune::to_float(C[(long)r * ldc + c]);
+          if (c + 1 < N) v1 += beta * ktune::to_float(C[(long)r * ldc + c + 1]);
+        }
+#if HAS_BIAS
+        if (c < N) v0 += ktune::to_float(bias[c]);
+        if (c + 1 < N) v1 += ktune::to_float(bias[c + 1]);
+#else
+        (void)bias;
+#endif
+        const out_t o0 = ktune::from_float<out_t>(activate(v0));
+        const out_t o1 = ktune::from_float<out_t>(activate(v1));
+        const unsigned short b0 = *reinterpret_cast<const unsigned short*>(&o0);
+        const unsigned short b1 = *reinterpret_cast<const unsigned short*>(&o1);
+        const int box = jj >> 3, chunk = jj & 7;
+        const unsigned addr = buf + box * 8192 + row * 128 + ((chunk ^ (row & 7)) << 4) + q * 4;
+        asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"((unsigned)b0 | ((unsigned)b1 << 16))
+                     : "memory");
+      }
+    }
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    bar_named(bar_id, 128);
+    if (wg_tid == 0) {
+      tma_store_2d(tmC, buf, n0 + half * 128, slab_m0);
+      tma_store_2d(tmC, buf + 8192, n0 + half * 128 + 64, slab_m0);
+      bulk_commit();
+    }
+  }
+}
+#endif
+
 // Stores one 64-row slab of accumulators: element j*4 + e is row r0 + (e/2)*8, column
 // n0 + j*8 + 2q + (e%2); column pairs go out as one 4- or 8-byte store when C allows it.
 KTUNE_DEVICE void store_slab(const float (&acc)[kAcc], out_t* C, const out_t* bias, int r0, int n0,
@@ -257,14 +337,16 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
                    void* Cv, const void* biasv, float* workspace, unsigned* counters, int M, int N,
                    int K, long lda, long ldb, long ldc, float alpha, float beta,
                    const __grid_constant__ kt::TensorMap tmA,
-                   const __grid_constant__ kt::TensorMap tmB) {
+                   const __grid_constant__ kt::TensorMap tmB,
+                   const __grid_constant__ kt::TensorMap tmC, int c_tma_ok) {
   using namespace kt;
   (void)A, (void)B, (void)workspace, (void)counters, (void)lda, (void)ldb;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   unsigned char* base = smem_raw + ((1024u - (smem_addr(smem_raw) & 1023u)) & 1023u);
   const unsigned sA = smem_addr(base);
   const unsigned sB = sA + kStages * kATile * 2;
-  const unsigned full = sB + kStages * kBTile * 2;  // kStages barriers of 8 bytes
+  const unsigned epi = sB + kStages * kBTile * 2;   // kCons buffers of kEpiBytes
+  const unsigned full = epi + kCons * kEpiBytes;    // kStages barriers of 8 bytes
   const unsigned empty = full + kStages * 8;
 
   const int tid = threadIdx.x, wg = tid >> 7;
@@ -388,10 +470,23 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
     ktune::wgmma_wait<0>();
     if (ktiles > 0 && lane == 0) release((it - 1) % kStages);
 #pragma unroll
-    for (int w = 0; w < kWgM; ++w)
+    for (int w = 0; w < kWgM; ++w) {
+#if KT_EPI_TMA
+      if (c_tma_ok) {
+        store_slab_tma(acc[w], &tmC, epi + cw * kEpiBytes, C, bias, m0 + (cw * kWgM + w) * 64, n0,
+                       warp, g, q, tid & 127, 1 + cw, M, N, ldc, alpha, beta);
+        continue;
+      }
+#endif
       store_slab(acc[w], C, bias, m0 + (cw * kWgM + w) * 64 + warp * 16 + g, n0, q, M, N, ldc,
                  alpha, beta, pair_ok);
+    }
   }
+#if KT_EPI_TMA
+  if ((tid & 127) == 0) bulk_wait0();  // C is written and the buffer read before the block exits
+#else
+  (void)tmC, (void)c_tma_ok;
+#endif
 #if CLUSTER_M > 1
   cluster_sync();
 #endif

@@ -376,9 +376,11 @@ TEST_F(GemmNvrtc, TmaSpaceCompilesForSm90a) {
   GemmShape s = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 4096, 4096, 4096);
   const auto space = configSpace(KernelKind::kTma).enumerate("cuda").accepted;
   const bool quick = std::getenv("KTUNE_TEST_QUICK") != nullptr;
-  // GROUP_M only changes the tile-order arithmetic: one value covers the code paths.
+  // GROUP_M only changes the tile-order arithmetic: one value covers the code paths; the TMA-store
+  // epilogue with one pipeline depth per tile shape.
   for (size_t i = 0; i < space.size(); ++i)
-    if (space[i].getInt("GROUP_M") == 8 && (!quick || i % 4 == 0))
+    if (space[i].getInt("GROUP_M") == 8 && (!quick || i % 4 == 0) &&
+        (space[i].getInt("EPI_TMA") == 0 || space[i].getInt("NUM_STAGES") == 3))
       jobs.emplace_back(KernelKind::kTma, space[i], s);
   GemmShape f = denseShape(Layout::kNT, ElemType::kF16, ElemType::kF32, 1000, 33, 4097);
   f.lda = f.ldb = 4104;
@@ -413,6 +415,9 @@ TEST_F(GemmNvrtc, TmaSpaceCompilesForSm90a) {
         failures[j] = c.toString() + ": PTX lacks setmaxnreg";
       else if (c.getInt("CLUSTER_M") == 2 && ptx.find(".multicast::cluster") == std::string::npos)
         failures[j] = c.toString() + ": PTX lacks the multicast copy";
+      else if (c.getInt("EPI_TMA") == 1 && sh.c != ElemType::kF32 &&
+               ptx.find("cp.async.bulk.tensor.2d.global.shared") == std::string::npos)
+        failures[j] = c.toString() + ": PTX lacks the TMA store";
       else if (r->resources.spills())
         failures[j] = c.toString() + ": spills";
     }
@@ -426,7 +431,8 @@ TEST_F(GemmNvrtc, TmaSpaceCompilesForSm90a) {
   // Launch rule: persistent grid of min(tiles, SMs), (CONSUMERS + 1) warpgroups, NT + 16-byte path.
   DeviceInfo h = h100Like();
   Config big{{"BLOCK_N", int64_t{256}}, {"CONSUMERS", int64_t{2}}, {"WG_M", int64_t{1}},
-             {"NUM_STAGES", int64_t{4}}, {"GROUP_M", int64_t{8}}, {"CLUSTER_M", int64_t{1}}};
+             {"NUM_STAGES", int64_t{4}}, {"GROUP_M", int64_t{8}}, {"CLUSTER_M", int64_t{1}},
+             {"EPI_TMA", int64_t{0}}};
   auto p = launchPlan(KernelKind::kTma, big, s, h);
   ASSERT_TRUE(p.ok()) << p.status().toString();
   EXPECT_EQ(p->block.x, 384u);
@@ -459,7 +465,11 @@ TEST_F(GemmNvrtc, TmaSpaceCompilesForSm90a) {
 
   // Tensor-map descriptors: A is M x K with lda, B is N x K with ldb, 64 x 64 boxes, 128-byte
   // swizzle; they pass the TMA rules, and bad ones are named.
-  auto d = tmaDescriptors(f, 0x10000, 0x20000);
+  auto d = tmaDescriptors(f, 0x10000, 0x20000, 0x30000);
+  EXPECT_EQ(d.c.rows, 1000u);
+  EXPECT_EQ(d.c.cols, 33u);
+  EXPECT_EQ(d.c.elem_bytes, 4);  // f32 C: 256-byte box rows exceed the swizzle -> direct stores
+  EXPECT_FALSE(checkTensorMap2D(d.c).ok());
   EXPECT_EQ(d.a.rows, 1000u);
   EXPECT_EQ(d.a.cols, 4097u);
   EXPECT_EQ(d.a.row_stride_bytes, 4104u * 2);
