@@ -157,10 +157,12 @@ Status GemmRunner::launch(gemm::KernelKind kind, const Config& config, const gem
   args_.add(static_cast<int64_t>(s.lda)).add(static_cast<int64_t>(s.ldb)).add(static_cast<int64_t>(s.ldc));
   args_.add(s.alpha).add(s.beta);
   if (kind == gemm::KernelKind::kTma) {
-    const gemm::TmaDescriptors d = gemm::tmaDescriptors(s, buf.a, buf.b);
+    const gemm::TmaDescriptors d = gemm::tmaDescriptors(s, buf.a, buf.b, buf.c);
     KTUNE_ASSIGN_OR_RETURN(TensorMap ma, backend_.encodeTensorMap2D(d.a));
     KTUNE_ASSIGN_OR_RETURN(TensorMap mb, backend_.encodeTensorMap2D(d.b));
-    args_.add(ma).add(mb);
+    auto mc = backend_.encodeTensorMap2D(d.c);
+    const bool c_ok = mc.ok() && s.c != gemm::ElemType::kF32;
+    args_.add(ma).add(mb).add(c_ok ? *mc : TensorMap{}).add(static_cast<int32_t>(c_ok));
   }
   return backend_.launch(l->function, plan.grid, plan.block, static_cast<size_t>(plan.shared_bytes),
                          args_.data(), stream);
@@ -302,28 +304,34 @@ struct GemmOp::State {
   std::mutex tma_mu;
   struct TmaMaps {
     gemm::TmaDescriptors desc;
-    TensorMap a, b;
+    TensorMap a, b, c;
+    bool c_ok = false;  // C can be written by TMA stores (else the kernel stores directly)
     bool valid = false;
   } tma_maps;
 
   // Appends the A and B tensor maps for `call` (zeroed maps when they cannot be encoded: then no
   // kTma config is applicable to the call and none is launched).
   void addTensorMaps(const GemmCall& call, KernelArgs& args) {
-    const gemm::TmaDescriptors d = gemm::tmaDescriptors(call.shape, call.buf.a, call.buf.b);
+    const gemm::TmaDescriptors d =
+        gemm::tmaDescriptors(call.shape, call.buf.a, call.buf.b, call.buf.c);
     std::lock_guard<std::mutex> lock(tma_mu);
     auto same = [](const TensorMap2DDesc& x, const TensorMap2DDesc& y) {
       return x.base == y.base && x.rows == y.rows && x.cols == y.cols &&
              x.row_stride_bytes == y.row_stride_bytes && x.elem_bytes == y.elem_bytes;
     };
-    if (!tma_maps.valid || !same(tma_maps.desc.a, d.a) || !same(tma_maps.desc.b, d.b)) {
+    if (!tma_maps.valid || !same(tma_maps.desc.a, d.a) || !same(tma_maps.desc.b, d.b) ||
+        !same(tma_maps.desc.c, d.c)) {
       auto a = tuner->backend().encodeTensorMap2D(d.a);
       auto b = tuner->backend().encodeTensorMap2D(d.b);
+      auto c = tuner->backend().encodeTensorMap2D(d.c);
       tma_maps.desc = d;
       tma_maps.a = a.ok() ? *a : TensorMap{};
       tma_maps.b = b.ok() ? *b : TensorMap{};
-      tma_maps.valid = a.ok() && b.ok();
+      tma_maps.c = c.ok() ? *c : TensorMap{};
+      tma_maps.c_ok = c.ok() && call.shape.c != gemm::ElemType::kF32;
+      tma_maps.valid = true;
     }
-    args.add(tma_maps.a).add(tma_maps.b);
+    args.add(tma_maps.a).add(tma_maps.b).add(tma_maps.c).add(static_cast<int32_t>(tma_maps.c_ok));
   }
 
   ~State() {
