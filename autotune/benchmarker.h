@@ -23,8 +23,8 @@
 namespace ktune {
 
 struct BenchOptions {
-  double warmup_ms = 10.0;  // warm-up budget (device time)
-  double rep_ms = 40.0;     // measurement budget (device time)
+  double warmup_ms = 5.0;  // warm-up budget (device time)
+  double rep_ms = 20.0;    // measurement budget (device time)
   int estimate_runs = 5;    // timed calls used to estimate one call's cost
   int min_runs = 10;
   int max_runs = 10000;

@@ -22,14 +22,18 @@ if [ "${TUNE:-0}" = 1 ]; then
   bash scripts/device_build.sh ktune ktune-worker >> "$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
   now() { date +%s.%N; }
   el() { awk -v a="$1" -v b="$(now)" 'BEGIN{printf "%.2f", b-a}'; }
+  # Default candidates (curated JIT configs of every kernel + cuBLASLt), default measurement budget
+  # (warm-up 10 ms, 40 ms per candidate) and a short one (5 / 20 ms).
   i=0
-  for extra in "" "${TUNE_ARGS:---kinds tma --full-space}"; do
-    i=$((i+1)); export KTUNE_CACHE_DIR=/tmp/kc$i
+  for budget in "10 40" "5 20"; do
+    i=$((i+1)); export KTUNE_CACHE_DIR=/tmp/kc$i KTUNE_WARMUP_MS=${budget% *} KTUNE_REP_MS=${budget#* }
     for pass in cold warm; do
-      S=$(now); timeout 150 /tmp/kb/tools/ktune tune gemm --m 4096 --n 4096 --k 4096 --layout NT $extra > "$OUT/tune$i.txt" 2>&1
-      echo "tune [$extra] $pass rc=$? wall=$(el $S)s"
-      grep -iE "candidates|compile|total|winner" "$OUT/tune$i.txt" | head -4 | cut -c1-160
+      S=$(now); timeout 150 /tmp/kb/tools/ktune tune gemm --m 4096 --n 4096 --k 4096 --layout NT ${TUNE_ARGS:-} > "$OUT/tune$i.txt" 2>&1
+      echo "tune budget=$budget $pass rc=$? wall=$(el $S)s candidates=$(grep -cE ' (ok|timeout|failed|compile_error|pruned)' "$OUT/tune$i.txt")"
+      grep -iE "compiled|winner" "$OUT/tune$i.txt" | head -3 | cut -c1-160
+      grep -E "^ +BLOCK|^ +\* " "$OUT/tune$i.txt" | head -3 | cut -c1-120
     done
   done
+  unset KTUNE_WARMUP_MS KTUNE_REP_MS
 fi
 cat "$OUT/gpu.txt"

@@ -132,7 +132,7 @@ ConfigSpace buildWgmmaSpace() {
 
 ConfigSpace buildTmaSpace() {
   ConfigSpace s;
-  s.addInts("BLOCK_N", {128, 256}, "cuda")
+  s.addInts("BLOCK_N", {128, 192, 256}, "cuda")
       .addInts("CONSUMERS", {1, 2}, "cuda")
       .addInts("WG_M", {1, 2}, "cuda")
       .addInts("NUM_STAGES", {2, 3, 4, 5, 6, 7, 8}, "cuda")
@@ -143,6 +143,9 @@ ConfigSpace buildTmaSpace() {
   // room for addressing under setmaxnreg's 232-register budget.
   s.constrain("WG_M * BLOCK_N <= 256", [](const Config& c) {
     return I(c, "WG_M") * I(c, "BLOCK_N") <= 256;
+  });
+  s.constrain("CLUSTER_M == 1 || BLOCK_N % 128 == 0", [](const Config& c) {
+    return I(c, "CLUSTER_M") == 1 || I(c, "BLOCK_N") % 128 == 0;
   });
   s.sharedBytes([](const Config& c) { return sharedBytes(KernelKind::kTma, c); });
   return s;
@@ -594,6 +597,25 @@ std::vector<Config> curatedConfigs(KernelKind k, const GemmShape& s) {
       add(tma(128, 2, 2, 4, 8, 1, 1));
       add(tma(128, 2, 1, 4, 8, 1, 1));
       add(tma(256, 2, 1, 3, 16, 1, 1));
+      // Neighbours of the winners (pipeline depth, tile order, one consumer), so the default
+      // candidate set covers the tile shapes that win elsewhere (wave counts differ per shape).
+      add(tma(256, 2, 1, 3, 8, 1, 1));
+      add(tma(128, 2, 2, 4, 16, 1, 1));
+      add(tma(128, 2, 2, 3, 8, 1, 1));
+      add(tma(128, 2, 1, 5, 8, 1, 1));
+      add(tma(128, 2, 1, 6, 16, 1, 1));
+      add(tma(128, 2, 1, 5, 16, 1, 1));
+      add(tma(256, 1, 1, 4, 8, 1, 1));
+      add(tma(256, 1, 1, 4, 16, 1, 1));
+      add(tma(128, 1, 2, 5, 8, 1, 1));
+      add(tma(128, 1, 2, 6, 16, 1, 1));
+      add(tma(256, 2, 1, 4, 8, 2, 1));
+      add(tma(128, 2, 2, 4, 8, 2, 1));
+      // 128x192 tiles: fewer idle SMs in the last wave when 128x256 tiles leave one (e.g.
+      // 1024x14336: 448 tiles = 3.4 waves on 132 SMs; 600 tiles of 128x192 = 4.5).
+      add(tma(192, 2, 1, 4, 8, 1, 1));
+      add(tma(192, 2, 1, 5, 8, 1, 0));  // 5 stages leave no room for the C buffer
+      add(tma(192, 2, 1, 4, 16, 1, 1));
       // Two-block clusters with B multicast: correct, but 1.4x slower than the same tile alone on
       // the H100 (2026-11-22, bench/NOTES.md); one stays in the curated set so tuning re-measures.
       add(tma(256, 2, 1, 4, 8, 2, 0));

@@ -36,7 +36,7 @@
 // loads zeros and stores nothing. Both blocks meet at a cluster barrier after the barriers are
 // initialised and again before exit (no block leaves while its partner may still write to it).
 //
-// Config: BLOCK_N (128 | 256), CONSUMERS (1 | 2), WG_M (1 | 2; BLOCK_M = 64 * WG_M * CONSUMERS;
+// Config: BLOCK_N (128 | 192 | 256), CONSUMERS (1 | 2), WG_M (1 | 2; BLOCK_M = 64 * WG_M * CONSUMERS;
 // WG_M * BLOCK_N <= 256 keeps the accumulators at <= 128 registers), NUM_STAGES (2..8), GROUP_M,
 // CLUSTER_M (1 | 2).
 // Problem defines: DTYPE_AB (0 f16, 1 bf16), DTYPE_C (0 f16, 1 bf16, 2 f32), HAS_BIAS, ACT (0 none,
@@ -98,12 +98,13 @@ constexpr int kATile = kBM * kBK, kBTile = kBN * kBK;  // elements per stage
 constexpr unsigned kStageBytes = (kATile + kBTile) * 2;
 constexpr int kAcc = kBN / 2;  // fp32 accumulators per thread per 64-row slab
 
-static_assert(kBN == 128 || kBN == 256, "BLOCK_N must be 128 or 256");
+static_assert(kBN == 128 || kBN == 192 || kBN == 256, "BLOCK_N must be 128, 192 or 256");
 static_assert(kCons == 1 || kCons == 2, "CONSUMERS must be 1 or 2");
 static_assert(kWgM == 1 || kWgM == 2, "WG_M must be 1 or 2");
 static_assert(kWgM * kBN <= 256, "WG_M * BLOCK_N <= 256 (accumulator registers)");
 static_assert(kStages >= 2 && kStages <= 8, "NUM_STAGES must be in [2, 8]");
 static_assert(CLUSTER_M == 1 || CLUSTER_M == 2, "CLUSTER_M must be 1 or 2");
+static_assert(CLUSTER_M == 1 || kBN % 128 == 0, "clusters split the B tile in two 64-row-box halves");
 #if EPI_TMA && DTYPE_C != 2
 #define KT_EPI_TMA 1
 #else
@@ -222,6 +223,8 @@ KTUNE_DEVICE void tile_coords(int tile, int grid_m, int grid_n, int rank, int& m
 KTUNE_DEVICE void mma_step(float (&acc)[kAcc], unsigned long long da, unsigned long long db) {
 #if BLOCK_N == 256
   ktune::wgmma_n256(acc, da, db, 1);
+#elif BLOCK_N == 192
+  ktune::wgmma_n192(acc, da, db, 1);
 #else
   ktune::wgmma_n128(acc, da, db, 1);
 #endif
@@ -247,12 +250,17 @@ KTUNE_DEVICE void store_slab_tma(const float (&acc)[kAcc], const TensorMap* tmC,
                                  const out_t* C, const out_t* bias, int slab_m0, int n0, int warp,
                                  int g, int q, int wg_tid, int bar_id, int M, int N, long ldc,
                                  float alpha, float beta) {
+  // Groups of up to two 64-column boxes (the buffer's size): BLOCK_N 192 is one group of two and
+  // one of one.
+  constexpr int kBoxes = kBN / 64;
 #pragma unroll
-  for (int half = 0; half < kBN / 128; ++half) {
+  for (int half = 0; half < (kBoxes + 1) / 2; ++half) {
+    const int boxes = min(2, kBoxes - 2 * half);
     if (wg_tid == 0) bulk_wait_read0();  // the previous stores have read the buffer
     bar_named(bar_id, 128);
 #pragma unroll
     for (int jj = 0; jj < 16; ++jj) {
+      if (jj >= 8 * boxes) break;
       const int j = half * 16 + jj;
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
@@ -283,7 +291,7 @@ KTUNE_DEVICE void store_slab_tma(const float (&acc)[kAcc], const TensorMap* tmC,
     bar_named(bar_id, 128);
     if (wg_tid == 0) {
       tma_store_2d(tmC, buf, n0 + half * 128, slab_m0);
-      tma_store_2d(tmC, buf + 8192, n0 + half * 128 + 64, slab_m0);
+      if (boxes == 2) tma_store_2d(tmC, buf + 8192, n0 + half * 128 + 64, slab_m0);
       bulk_commit();
     }
   }
