@@ -23,6 +23,13 @@ const std::vector<TemplateInfo>& catalog() {
        "weight-streaming GEMM for M <= 64 (decode shapes), NVIDIA", "bf16 NT M=16, N=K=4096"},
       {"gemm_mfma", gemm::sourceFile(gemm::KernelKind::kMfma), gemm::entryName(gemm::KernelKind::kMfma),
        "AMD MFMA GEMM (16x16 or 32x32 instructions, waves_per_eu, LDS stages)", "bf16 NN 4096^3"},
+      {"gemm_wgmma", gemm::sourceFile(gemm::KernelKind::kWgmma),
+       gemm::entryName(gemm::KernelKind::kWgmma),
+       "Hopper wgmma GEMM fed by a cp.async pipeline, split-K capable (sm_90a)", "bf16 NT 4096^3"},
+      {"gemm_tma", gemm::sourceFile(gemm::KernelKind::kTma), gemm::entryName(gemm::KernelKind::kTma),
+       "Hopper GEMM: TMA loads on mbarriers, producer/consumer warpgroups, persistent grid, "
+       "TMA-store epilogue (sm_90a)",
+       "bf16 NT 4096^3"},
   };
   return kCatalog;
 }
@@ -69,6 +76,12 @@ Expected<std::vector<std::pair<std::string, std::string>>> defaultDefines(const 
     kind = gemm::KernelKind::kSkinny;
     s = gemm::denseShape(gemm::Layout::kNT, gemm::ElemType::kBF16, gemm::ElemType::kBF16, 16, 4096,
                          4096);
+  } else if (t.name == "gemm_wgmma" || t.name == "gemm_tma") {
+    if (arch != "sm_90a")
+      return Status::Unsupported("template '" + t.name + "' needs arch sm_90a (wgmma), got " + arch);
+    kind = t.name == "gemm_tma" ? gemm::KernelKind::kTma : gemm::KernelKind::kWgmma;
+    s = gemm::denseShape(gemm::Layout::kNT, gemm::ElemType::kBF16, gemm::ElemType::kBF16, 4096,
+                         4096, 4096);
   } else if (t.name == "gemm_mfma") {
     kind = gemm::KernelKind::kMfma;
     s = gemm::denseShape(gemm::Layout::kNN, gemm::ElemType::kBF16, gemm::ElemType::kBF16, 4096,
@@ -78,7 +91,8 @@ Expected<std::vector<std::pair<std::string, std::string>>> defaultDefines(const 
   }
   if ((kind == gemm::KernelKind::kMfma) != amd)
     return Status::Unsupported("template '" + t.name + "' has no kernel for " + arch + " (use " +
-                               (amd ? "gemm_mfma" : "gemm_mma or gemm_skinny") + ")");
+                               (amd ? "gemm_mfma" : "gemm_mma, gemm_skinny, gemm_wgmma or gemm_tma") +
+                               ")");
   auto configs = gemm::curatedConfigs(kind, s);
   if (configs.empty()) return Status::Internal("no curated config for " + t.name);
   return gemm::defines(kind, configs.front(), s);
