@@ -878,7 +878,8 @@ void Tuner::Impl::benchOne(const detail::ErasedFamily& f, const void* p, Cand& c
   BenchOptions bo = bo_in;
   bo.best_ms = best;
   std::function<Status(int)> before;
-  if (f.pre_run) before = [&](int) { return f.pre_run(p, s); };
+  if (f.pre_timed_run) before = [&](int) { return f.pre_timed_run(p, s); };
+  else if (f.pre_run) before = [&](int) { return f.pre_run(p, s); };
   TimingStats partial;
   auto stats = bench->measure(s, run, bo, before, &partial);
   if (!stats.ok()) {

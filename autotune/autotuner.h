@@ -129,6 +129,10 @@ struct KernelFamily {
   // Optional, runs before every tuning run (verification and each timed run, untimed) and before
   // the real launch that follows tuning: reset outputs / restore in-place inputs / re-poison.
   std::function<Status(const P&, StreamHandle)> pre_run;
+  // Optional, replaces pre_run before each TIMED run (untimed) when set: what timing alone needs
+  // (e.g. restore an in-place input) without what only verification needs (re-poisoning outputs
+  // that every run overwrites costs device time on every sample).
+  std::function<Status(const P&, StreamHandle)> pre_timed_run;
   // Optional verification after one run of a candidate (the stream is synchronised first).
   // Return a VerifyResult (ok=false -> candidate rejected as kWrongResult), or an error Status.
   std::function<Expected<VerifyResult>(const P&, StreamHandle)> verify;
@@ -189,6 +193,7 @@ struct ErasedFamily {
   std::function<void(const void*, KernelArgs&)> args;
   std::function<Status(const Config&, const void*, StreamHandle)> before_launch;
   std::function<Status(const void*, StreamHandle)> pre_run;
+  std::function<Status(const void*, StreamHandle)> pre_timed_run;
   std::function<Expected<VerifyResult>(const void*, StreamHandle)> verify;
   Config default_config;
   std::function<std::optional<std::string>(const Config&, const CodeObject&, const DeviceInfo&)>
@@ -236,6 +241,10 @@ ErasedFamily erase(KernelFamily<P>&& f) {
     };
   if (f.pre_run)
     e.pre_run = [g = std::move(f.pre_run)](const void* p, StreamHandle s) {
+      return g(*static_cast<const P*>(p), s);
+    };
+  if (f.pre_timed_run)
+    e.pre_timed_run = [g = std::move(f.pre_timed_run)](const void* p, StreamHandle s) {
       return g(*static_cast<const P*>(p), s);
     };
   if (f.verify)

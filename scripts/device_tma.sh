@@ -6,7 +6,7 @@
 #   TUNE_ARGS (default "--kinds tma --full-space").
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv > "$OUT/gpu.txt" 2>&1
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv > /tmp/gpu.txt 2>&1
 bash scripts/device_build.sh gemm_gpu_test gemm_bench > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
 echo "build ok"
 timeout 240 /tmp/kb/tests/gemm_gpu_test --gtest_filter="${FILTER:-*Tma*}" > "$OUT/gpu_test.log" 2>&1
@@ -15,25 +15,26 @@ sargs=(); [ "${SHAPES:-all}" != all ] && sargs=(--shapes="$SHAPES")
 timeout ${BENCH_TIMEOUT:-300} /tmp/kb/bench/gemm_bench --kinds="${KINDS:-tma,wgmma}" "${sargs[@]}" ${BENCH_ARGS:-} > "$OUT/gemm_bench.txt" 2> "$OUT/gemm_bench.err"
 echo "bench rc=$?"
 grep -E "compile failed|failed" "$OUT/gemm_bench.err" | head -5
-sort -t' ' -k6 -g "$OUT/gemm_bench.err" | grep "^cand" | awk '{print $2, $4, $5, $6}' | sort -k1,1 -k4,4g | awk '$1!=p{n=0} {p=$1; n++} n<=3' > "$OUT/top3.txt"
-cat "$OUT/top3.txt" | head -40
+sort -t' ' -k6 -g "$OUT/gemm_bench.err" | grep "^cand" | awk '{print $2, $4, $5, $6}' | sort -k1,1 -k4,4g | awk '$1!=p{n=0} {p=$1; n++} n<=3' > /tmp/top3.txt
+cat /tmp/top3.txt | head -40
 sed -n '/^shape/,$p' "$OUT/gemm_bench.txt"
 if [ "${TUNE:-0}" = 1 ]; then
   bash scripts/device_build.sh ktune ktune-worker >> "$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
   now() { date +%s.%N; }
   el() { awk -v a="$1" -v b="$(now)" 'BEGIN{printf "%.2f", b-a}'; }
-  # Default candidates (curated JIT configs of every kernel + cuBLASLt), default measurement budget
-  # (warm-up 10 ms, 40 ms per candidate) and a short one (5 / 20 ms).
+  # 4096^3 with the default candidates (curated JIT configs of every kernel + cuBLASLt). cold: empty
+  # code cache and database; warm: code objects cached, fresh database (so every candidate is
+  # measured again, nothing resumed).
+  export KTUNE_CACHE_DIR=/tmp/kc
   i=0
-  for budget in "10 40" "5 20"; do
-    i=$((i+1)); export KTUNE_CACHE_DIR=/tmp/kc$i KTUNE_WARMUP_MS=${budget% *} KTUNE_REP_MS=${budget#* }
-    for pass in cold warm; do
-      S=$(now); timeout 150 /tmp/kb/tools/ktune tune gemm --m 4096 --n 4096 --k 4096 --layout NT ${TUNE_ARGS:-} > "$OUT/tune$i.txt" 2>&1
-      echo "tune budget=$budget $pass rc=$? wall=$(el $S)s candidates=$(grep -cE ' (ok|timeout|failed|compile_error|pruned)' "$OUT/tune$i.txt")"
-      grep -iE "compiled|winner" "$OUT/tune$i.txt" | head -3 | cut -c1-160
-      grep -E "^ +BLOCK|^ +\* " "$OUT/tune$i.txt" | head -3 | cut -c1-120
-    done
+  for run in "cold" "warm" "warm --no-isolate" "warm KTUNE_REP_MS=10"; do
+    i=$((i+1)); export KTUNE_DB=/tmp/kdb$i/db
+    extra=""; envs=""
+    case "$run" in *no-isolate*) extra=--no-isolate;; *REP_MS*) envs="KTUNE_REP_MS=10 KTUNE_WARMUP_MS=2";; esac
+    S=$(now); env $envs timeout 150 /tmp/kb/tools/ktune tune gemm --m 4096 --n 4096 --k 4096 --layout NT $extra ${TUNE_ARGS:-} > "$OUT/tune$i.txt" 2>&1
+    echo "tune [$run] rc=$? wall=$(el $S)s"
+    grep -iE "compiled|winner" "$OUT/tune$i.txt" | head -2 | cut -c1-150
   done
-  unset KTUNE_WARMUP_MS KTUNE_REP_MS
+  unset KTUNE_DB
 fi
-cat "$OUT/gpu.txt"
+cat /tmp/gpu.txt
