@@ -554,6 +554,12 @@ Expected<std::unique_ptr<GemmOp>> GemmOp::create(std::shared_ptr<Tuner> tuner, O
   };
   f.prune = makeGemmPruner(tuner->options().options, dev.vendor == Vendor::kAmd);
   f.pre_run = [S](const GemmCall& call, StreamHandle s) { return S->preRun(call, s); };
+  // Timed runs overwrite C completely when beta == 0: no re-poisoning (an M*N memset per sample);
+  // with beta != 0 C is restored as before verification.
+  f.pre_timed_run = [S](const GemmCall& call, StreamHandle s) -> Status {
+    if (call.shape.beta == 0.0f) return Status::Ok();
+    return S->preRun(call, s);
+  };
   f.verify = [S](const GemmCall& call, StreamHandle s) { return S->verify(call, s); };
   f.default_config = withKind(S->default_config, main_kind);
   if (S->lt) {
