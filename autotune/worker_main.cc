@@ -12,7 +12,7 @@
 
 #include "autotune/autotuner.h"
 #include "autotune/isolation.h"
-#include "autotune/ops/rowwise.h"
+#include "autotune/ops/builtin.h"
 #include "base/dylib.h"
 #include "base/options.h"
 #include "runtime/backend.h"
@@ -84,22 +84,26 @@ int main(int argc, char** argv) {
     if (!b.ok()) return fail(b.status().toString());
     backend = std::shared_ptr<ktune::Backend>(std::move(b).value());
   }
-  auto tuner = ktune::Tuner::create(backend, topts);
-  if (!tuner.ok()) return fail(tuner.status().toString());
+  auto created = ktune::Tuner::create(backend, topts);
+  if (!created.ok()) return fail(created.status().toString());
+  // Shared: the GEMM op keeps a reference to its tuner.
+  std::shared_ptr<ktune::Tuner> tuner(std::move(created).value());
   for (size_t i = 0; i < libs.size(); ++i) {
     RegisterFn rf = nullptr;
     ktune::Status st = libs[i].bind(rf, "ktune_register_families");
     if (!st.ok()) return fail("plugin " + plugins[i] + ": " + st.toString());
-    st = rf(**tuner);
+    st = rf(*tuner);
     if (!st.ok()) return fail("plugin " + plugins[i] + ": ktune_register_families: " + st.toString());
   }
-  // The built-in row-wise ops can be rebuilt from their args JSON, so the worker serves them too
-  // (on a backend they cannot use, e.g. the simulated one, they are simply not registered).
+  // The built-in ops (row-wise and GEMM) can be rebuilt from their args JSON, so the worker serves
+  // them too (on a device they cannot use, e.g. a simulated one, they are not registered). `ops`
+  // is declared after `tuner`, so the GEMM op goes first.
+  auto ops = ktune::registerBuiltinOps(tuner);
+  if (!ops.ok()) return fail(ops.status().toString());
   if (backend->vendor() != ktune::Vendor::kSimulated) {
-    ktune::Status rs = ktune::registerRowwiseOps(**tuner);
-    if (!rs.ok()) std::fprintf(stderr, "ktune-worker: row-wise ops not served: %s\n", rs.toString().c_str());
+    for (const auto& n : ops->notes) std::fprintf(stderr, "ktune-worker: %s\n", n.c_str());
   }
-  ktune::Status st = ktune::serveWorker(**tuner, 0, 1);
+  ktune::Status st = ktune::serveWorker(*tuner, 0, 1);
   if (st.code() == ktune::Code::kDeviceFault) {
     std::fprintf(stderr, "ktune-worker: %s\n", st.toString().c_str());
     std::fflush(stderr);

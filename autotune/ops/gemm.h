@@ -128,6 +128,31 @@ class GemmOp {
   std::unique_ptr<State> st_;
 };
 
+// Offline tuning and isolation rebuild a GEMM problem from JSON (the family's args_json /
+// make_problem): the untuned-keys file and the isolation worker see the shape, never pointers.
+//
+// The JSON object of a call's shape: "layout", "ab", "c", "m", "n", "k", "lda", "ldb", "ldc",
+// "alpha", "beta", "bias", "act", "aligned16" (the 16-byte alignment of the call's A and B,
+// which picks the kernels' load path and is part of the key). Pure; thread-safe.
+std::string gemmCallToJson(const GemmCall& call);
+// Inverse of gemmCallToJson: the recorded shape, with aligned16 as recorded. Required fields:
+// layout, ab, c, m, n, k; lda/ldb/ldc default to dense, alpha to 1, beta to 0, bias to false,
+// act to "none", aligned16 to true. kInvalidArgument naming the field and what it must be for
+// text that is not a JSON object, a missing field, a wrong type, an out-of-range number, or a
+// shape gemm::validate rejects. Never throws. Pure; thread-safe.
+Expected<gemm::GemmShape> gemmShapeFromJson(const std::string& text);
+// A call for `shape` with its own device buffers on `backend` (A, B, C of rows x leading
+// dimension elements, and bias when shape.has_bias), filled with deterministic random values in
+// [-1, 1] from `seed` (the same shape and seed give the same data in every process). When
+// shape.aligned16 is false, A starts 2 bytes into its allocation so the call takes the same
+// (unaligned) code path as the recorded one. The buffers are freed when the last copy of the
+// returned pointer goes; `backend` must outlive it. Errors: validation (kInvalidArgument),
+// kOutOfResources when the buffers exceed device.global_mem_bytes (when known), allocation and
+// copy errors of the backend (everything allocated so far is freed). Thread safety: as the
+// backend's alloc/copy.
+Expected<std::shared_ptr<GemmCall>> makeGemmProblem(Backend& backend, const DeviceInfo& device,
+                                                    const gemm::GemmShape& shape, uint64_t seed = 1);
+
 // Convenience: ktune::gemm(op, shape, buffers) = op({shape, buffers}, stream).
 inline Status gemmCall(GemmOp& op, const gemm::GemmShape& shape, const GemmBuffers& buf,
                        StreamHandle stream = {}) {
