@@ -752,6 +752,10 @@ Expected<TuneReport> Tuner::Impl::tuneKey(FamilyState& fs, const void* p, const 
   for (size_t i = 0; i < cands.size(); ++i) {
     if (cands[i].live && cands[i].dup_of < 0) todo.push_back(i);
   }
+  // Vendor-library candidates first: they are usually close to the best, so early rejection has
+  // a strong bar from the start and slow JIT configs stop after a few runs.
+  std::stable_partition(todo.begin(), todo.end(),
+                        [&](size_t i) { return !cands[i].vendor_source.empty(); });
   std::vector<bool> done(cands.size(), false);
   if (opts.options.isolate && !todo.empty()) {
     std::string why;

@@ -366,7 +366,7 @@ Status TuningDatabase::reload() {
 // the result atomically and adopts it as the in-memory copy.
 template <typename Fn>
 static Status mutateLocked(const std::string& path, const std::string& family, json& mem,
-                           std::vector<std::string>& warnings, Fn&& fn) {
+                           std::vector<std::string>& warnings, Fn&& fn, bool durable = true) {
   const std::string ctx = "cannot update tuning database '" + path + "'";
   Status s = makeDirs(parentDir(path), 0700);
   if (!s.ok()) return s.withContext(ctx);
@@ -399,7 +399,7 @@ static Status mutateLocked(const std::string& path, const std::string& family, j
     return Status::Internal(ctx + ": " + e.what());
   }
   if (changed || !loaded->problem.ok() || !loaded->existed) {
-    s = writeFileAtomic(path, dumpText(doc, 2) + "\n", 0600);
+    s = writeFileAtomic(path, dumpText(doc, 2) + "\n", 0600, durable);
     if (!s.ok()) return s.withContext(ctx);
   }
   mem = std::move(doc);
@@ -456,12 +456,18 @@ Status TuningDatabase::recordCandidate(const std::string& key, const CandidateRe
   if (c.date.empty()) c.date = isoUtcNow();
   json cj = candidateToJson(c);
   std::lock_guard<std::mutex> g(mu_);
-  return mutateLocked(path_, family_, impl_->doc, warnings_, [&](json& doc) {
-    json& dev = deviceFor(doc, validator_);
-    if (!dev.contains("partial") || !dev["partial"].is_object()) dev["partial"] = json::object();
-    upsertCandidate(dev["partial"][key], cj);
-    return true;
-  });
+  // Partial results are written after every candidate: atomic (never torn, survive a killed
+  // tuner) but not fsync'd — a sync per candidate cost more than the measurement itself, and a
+  // power loss only loses measurements that tuning repeats. The final entry is durable.
+  return mutateLocked(
+      path_, family_, impl_->doc, warnings_,
+      [&](json& doc) {
+        json& dev = deviceFor(doc, validator_);
+        if (!dev.contains("partial") || !dev["partial"].is_object()) dev["partial"] = json::object();
+        upsertCandidate(dev["partial"][key], cj);
+        return true;
+      },
+      /*durable=*/false);
 }
 
 std::vector<CandidateResult> TuningDatabase::candidatesFor(const std::string& key) const {

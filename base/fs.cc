@@ -50,7 +50,8 @@ Expected<std::string> readFile(const std::string& path) {
   return out;
 }
 
-Status writeFileAtomic(const std::string& path, const std::string& data, unsigned mode) {
+Status writeFileAtomic(const std::string& path, const std::string& data, unsigned mode,
+                       bool durable) {
   std::string tmp = path + tempSuffix();
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
   if (fd < 0) return errnoStatus("cannot create", tmp, errno);
@@ -66,7 +67,7 @@ Status writeFileAtomic(const std::string& path, const std::string& data, unsigne
     }
     off += size_t(n);
   }
-  if (::fsync(fd) != 0) {
+  if (durable && ::fsync(fd) != 0) {
     int e = errno;
     ::close(fd);
     ::unlink(tmp.c_str());

@@ -15,8 +15,11 @@
 namespace ktune {
 
 Expected<std::string> readFile(const std::string& path);
-// Writes `data` to `path` atomically; `mode` applies to the new file.
-Status writeFileAtomic(const std::string& path, const std::string& data, unsigned mode = 0600);
+// Writes `data` to `path` atomically; `mode` applies to the new file. durable: fsync the data
+// before the rename (survives power loss). Without it the file is still never torn and survives a
+// killed process (the page cache holds it); use that for frequent, re-creatable writes.
+Status writeFileAtomic(const std::string& path, const std::string& data, unsigned mode = 0600,
+                       bool durable = true);
 bool pathExists(const std::string& path);
 // mkdir -p with `mode` for every directory created.
 Status makeDirs(const std::string& path, unsigned mode = 0700);
