@@ -17,9 +17,9 @@ namespace ktune {
 // What registerBuiltinOps registered. The GEMM op's family state lives in `gemm`: destroy this
 // before the tuner goes (it holds a reference to it) and keep it while the tuner serves "gemm".
 struct BuiltinOps {
-  bool rowwise = false;           // rmsnorm_* and silu_mul_* (f32/f16/bf16) are registered
-  std::unique_ptr<GemmOp> gemm;   // null when the device has no GEMM kernel
-  std::vector<std::string> notes; // why an op is not served, one line each
+  bool rowwise = false;            // rmsnorm_* and silu_mul_* (f32/f16/bf16) are registered
+  std::unique_ptr<GemmOp> gemm;    // null when the device has no GEMM kernel
+  std::vector<std::string> notes;  // why an op is not served, one line each
 };
 
 // Registers every built-in op family on `tuner` whose kernels run on its device: the row-wise

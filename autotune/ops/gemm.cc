@@ -623,7 +623,6 @@ Expected<Selection> GemmOp::lookup(const GemmCall& call) {
   return st_->family.lookup(GemmCall{withAlignment(call.shape, call.buf), call.buf});
 }
 
-
 // ---------------------------------------------------------------------------------------------
 // GEMM problems from JSON (offline tuning, isolation worker)
 // ---------------------------------------------------------------------------------------------
@@ -640,7 +639,8 @@ Status badField(const char* name, const std::string& what) {
 Expected<const Json*> findField(const Json& j, const char* name, bool required) {
   auto it = j.find(name);
   if (it == j.end() || it->is_null()) {
-    if (required) return badField(name, "is missing (the line was not written by ktune, or was cut)");
+    if (required)
+      return badField(name, "is missing (the line was not written by ktune, or was cut)");
     return static_cast<const Json*>(nullptr);
   }
   return &*it;
@@ -692,10 +692,11 @@ Expected<T> enumField(const Json& j, const char* name, bool required, T fallback
                       Expected<T> (*parse)(const std::string&), const char* accepted) {
   KTUNE_ASSIGN_OR_RETURN(const Json* v, findField(j, name, required));
   if (!v) return fallback;
-  if (!v->is_string()) return badField(name, std::string("must be a string (") + accepted +
-                                                 "), got " + v->dump());
+  if (!v->is_string())
+    return badField(name, std::string("must be a string (") + accepted + "), got " + v->dump());
   auto r = parse(v->get<std::string>());
-  if (!r.ok()) return badField(name, std::string("must be one of ") + accepted + ", got " + v->dump());
+  if (!r.ok())
+    return badField(name, std::string("must be one of ") + accepted + ", got " + v->dump());
   return r;
 }
 
@@ -791,9 +792,9 @@ Expected<gemm::GemmShape> gemmShapeFromJson(const std::string& text) {
   KTUNE_ASSIGN_OR_RETURN(s.alpha, floatField(j, "alpha", 1.0f));
   KTUNE_ASSIGN_OR_RETURN(s.beta, floatField(j, "beta", 0.0f));
   KTUNE_ASSIGN_OR_RETURN(s.has_bias, boolField(j, "bias", false));
-  KTUNE_ASSIGN_OR_RETURN(s.act, enumField<gemm::Activation>(j, "act", false, gemm::Activation::kNone,
-                                                            gemm::parseActivation,
-                                                            "none, silu, gelu"));
+  KTUNE_ASSIGN_OR_RETURN(s.act,
+                         enumField<gemm::Activation>(j, "act", false, gemm::Activation::kNone,
+                                                     gemm::parseActivation, "none, silu, gelu"));
   KTUNE_ASSIGN_OR_RETURN(s.aligned16, boolField(j, "aligned16", true));
   Status v = gemm::validate(s);
   if (!v.ok()) return Status::InvalidArgument("GEMM args JSON: " + v.message());
@@ -807,9 +808,9 @@ Expected<std::shared_ptr<GemmCall>> makeGemmProblem(Backend& backend, const Devi
   // Whole rows x leading dimension (C is snapshotted and poisoned that way by the op); A gets 16
   // spare bytes for the misaligned start. validate() bounds the spans by 2^60 bytes, but a huge
   // leading dimension on the last row is not in the span, so the products are checked here.
-  const int64_t a_elems_rows = gemm::storedRowsA(shape), b_rows = gemm::storedRowsB(shape);
+  const int64_t a_rows = gemm::storedRowsA(shape), b_rows = gemm::storedRowsB(shape);
   int64_t a_bytes = 0, b_bytes = 0, c_bytes = 0, total = 0;
-  if (__builtin_mul_overflow(a_elems_rows, shape.lda, &a_bytes) ||
+  if (__builtin_mul_overflow(a_rows, shape.lda, &a_bytes) ||
       __builtin_mul_overflow(a_bytes, int64_t(sizeOf(ab)), &a_bytes) ||
       __builtin_add_overflow(a_bytes, int64_t(16), &a_bytes) ||
       __builtin_mul_overflow(b_rows, shape.ldb, &b_bytes) ||
@@ -818,8 +819,8 @@ Expected<std::shared_ptr<GemmCall>> makeGemmProblem(Backend& backend, const Devi
       __builtin_mul_overflow(c_bytes, int64_t(sizeOf(cd)), &c_bytes) ||
       __builtin_add_overflow(a_bytes, b_bytes, &total) ||
       __builtin_add_overflow(total, c_bytes, &total) || total > (int64_t(1) << 60))
-    return Status::InvalidArgument("GEMM problem: A, B and C need more than 2^60 bytes; check the "
-                                   "leading dimensions");
+    return Status::InvalidArgument(
+        "GEMM problem: A, B and C need more than 2^60 bytes; check the leading dimensions");
   const int64_t bias_bytes = shape.has_bias ? shape.n * int64_t(sizeOf(cd)) : 0;
   total += bias_bytes;
   if (device.global_mem_bytes > 0 && total > device.global_mem_bytes)
@@ -844,7 +845,7 @@ Expected<std::shared_ptr<GemmCall>> makeGemmProblem(Backend& backend, const Devi
   if (shape.has_bias) {
     KTUNE_ASSIGN_OR_RETURN(call->buf.bias, alloc(bias_bytes));
   }
-  KTUNE_RETURN_IF_ERROR(fillRandom(backend, call->buf.a, ab, a_elems_rows * shape.lda, seed));
+  KTUNE_RETURN_IF_ERROR(fillRandom(backend, call->buf.a, ab, a_rows * shape.lda, seed));
   KTUNE_RETURN_IF_ERROR(fillRandom(backend, call->buf.b, ab, b_rows * shape.ldb, seed + 1));
   KTUNE_RETURN_IF_ERROR(fillRandom(backend, call->buf.c, cd, shape.m * shape.ldc, seed + 2));
   if (shape.has_bias) {

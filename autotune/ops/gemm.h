@@ -151,7 +151,8 @@ Expected<gemm::GemmShape> gemmShapeFromJson(const std::string& text);
 // copy errors of the backend (everything allocated so far is freed). Thread safety: as the
 // backend's alloc/copy.
 Expected<std::shared_ptr<GemmCall>> makeGemmProblem(Backend& backend, const DeviceInfo& device,
-                                                    const gemm::GemmShape& shape, uint64_t seed = 1);
+                                                    const gemm::GemmShape& shape,
+                                                    uint64_t seed = 1);
 
 // Convenience: ktune::gemm(op, shape, buffers) = op({shape, buffers}, stream).
 inline Status gemmCall(GemmOp& op, const gemm::GemmShape& shape, const GemmBuffers& buf,

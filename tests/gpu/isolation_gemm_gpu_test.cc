@@ -68,8 +68,8 @@ std::string checkNt(Backend& b, const GemmCall& call) {
     for (int64_t j = 0; j < s.n; ++j) {
       double ref = 0, mag = 0;
       for (int64_t k = 0; k < s.k; ++k) {
-        const double x = loadAsDouble(a.data(), ab, i * s.lda + k) *
-                         loadAsDouble(bb.data(), ab, j * s.ldb + k);
+        const double x =
+            loadAsDouble(a.data(), ab, i * s.lda + k) * loadAsDouble(bb.data(), ab, j * s.ldb + k);
         ref += x;
         mag += std::fabs(x);
       }
@@ -96,8 +96,8 @@ TEST(IsolationGemmGpu, CandidatesRunInTheWorkerAndTheWinnerIsCorrect) {
   auto op = GemmOp::create(tuner);
   ASSERT_TRUE(op.ok()) << op.status().toString();
 
-  const auto shape =
-      gemm::denseShape(gemm::Layout::kNT, gemm::ElemType::kBF16, gemm::ElemType::kBF16, 256, 256, 256);
+  const auto shape = gemm::denseShape(gemm::Layout::kNT, gemm::ElemType::kBF16,
+                                      gemm::ElemType::kBF16, 256, 256, 256);
   // The caller's own data (another seed than the worker's rebuilt problem uses).
   auto mine = makeGemmProblem(*env.backend, tuner->device(), shape, 1234);
   ASSERT_TRUE(mine.ok()) << mine.status().toString();
@@ -144,8 +144,8 @@ TEST(IsolationGemmGpu, RecordedUntunedKeysAreTunedOfflineThroughTheWorker) {
   GpuEnv env;
   if (!env.backend) GTEST_SKIP() << "no GPU: " << env.why;
   const std::string untuned = env.dir + "/untuned.jsonl";
-  auto shape =
-      gemm::denseShape(gemm::Layout::kNT, gemm::ElemType::kBF16, gemm::ElemType::kBF16, 16, 512, 256);
+  auto shape = gemm::denseShape(gemm::Layout::kNT, gemm::ElemType::kBF16, gemm::ElemType::kBF16, 16,
+                                512, 256);
   std::string key;
   {
     // Tuning off: the default config runs and the key is recorded with its shape.
@@ -161,8 +161,14 @@ TEST(IsolationGemmGpu, RecordedUntunedKeysAreTunedOfflineThroughTheWorker) {
     ASSERT_TRUE(call.ok());
     // A misaligned A: the offline run must rebuild the same (unaligned) key.
     GemmCall odd = **call;
-    auto spare = makeGemmProblem(*env.backend, tuner->device(),
-                                 [&] { auto s = shape; s.aligned16 = false; return s; }(), 5);
+    auto spare = makeGemmProblem(
+        *env.backend, tuner->device(),
+        [&] {
+          auto s = shape;
+          s.aligned16 = false;
+          return s;
+        }(),
+        5);
     ASSERT_TRUE(spare.ok());
     odd.buf.a = (*spare)->buf.a;
     ASSERT_TRUE((**op)(**call).ok());

@@ -115,12 +115,14 @@ TEST(GemmProblemJson, RoundTripKeepsEveryField) {
 
 TEST(GemmProblemJson, RecordsTheAlignmentOfTheBuffersNotThePointers) {
   auto s = gemm::denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 16, 64, 64);
-  const std::string unaligned = gemmCallToJson(GemmCall{s, GemmBuffers{0x7f001002, 0x7f002000, 0x7f003000, 0}});
+  const std::string unaligned =
+      gemmCallToJson(GemmCall{s, GemmBuffers{0x7f001002, 0x7f002000, 0x7f003000, 0}});
   EXPECT_EQ(unaligned.find(std::to_string(0x7f001002)), std::string::npos) << unaligned;
   auto u = gemmShapeFromJson(unaligned);
   ASSERT_TRUE(u.ok());
   EXPECT_FALSE(u->aligned16);
-  auto a = gemmShapeFromJson(gemmCallToJson(GemmCall{s, GemmBuffers{0x7f001000, 0x7f002000, 0x7f003000, 0}}));
+  auto a = gemmShapeFromJson(
+      gemmCallToJson(GemmCall{s, GemmBuffers{0x7f001000, 0x7f002000, 0x7f003000, 0}}));
   ASSERT_TRUE(a.ok());
   EXPECT_TRUE(a->aligned16);
 }
@@ -181,7 +183,8 @@ TEST(GemmProblemJson, HostileOrCorruptJsonGivesClearErrors) {
     ASSERT_FALSE(r.ok()) << "accepted: " << c.text;
     EXPECT_EQ(r.status().code(), Code::kInvalidArgument) << c.text;
     EXPECT_NE(r.status().message().find(c.mention), std::string::npos)
-        << "input: " << c.text << "\nmessage: " << r.status().message() << "\nexpected: " << c.mention;
+        << "input: " << c.text << "\nmessage: " << r.status().message()
+        << "\nexpected: " << c.mention;
   }
 }
 
@@ -318,7 +321,8 @@ TEST(GemmProblemFamily, MakeProblemRebuildsACallWithTheSameKey) {
     ASSERT_TRUE(got.ok()) << got.status().toString();
     EXPECT_EQ(got->key, want->key);
   }
-  auto bad = tuner->makeProblem("gemm", R"({"layout":"NT","ab":"bf16","c":"bf16","m":-1,"n":2,"k":2})");
+  auto bad =
+      tuner->makeProblem("gemm", R"({"layout":"NT","ab":"bf16","c":"bf16","m":-1,"n":2,"k":2})");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), Code::kInvalidArgument);
   EXPECT_NE(bad.status().message().find("'m'"), std::string::npos);
@@ -335,8 +339,10 @@ TEST(GemmProblemFamily, WorkerRegistrationServesGemmOnAGemmDevice) {
   EXPECT_TRUE(ops->rowwise);
   EXPECT_NE(tuner->database("rmsnorm_bf16"), nullptr);
   // What the worker does with a batch's args: rebuild the problem.
-  auto p = tuner->makeProblem("gemm", gemmCallToJson(GemmCall{
-      gemm::denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 64, 64, 64), {}}));
+  auto p = tuner->makeProblem(
+      "gemm",
+      gemmCallToJson(GemmCall{
+          gemm::denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 64, 64, 64), {}}));
   EXPECT_TRUE(p.ok()) << p.status().toString();
 }
 
