@@ -182,8 +182,9 @@ struct Tuner::Impl {
 
   // Verify + measure one live candidate in this process (early rejection against best); fills
   // c.r (status, reason, stats, date). Faults and launch errors are results.
+  // `rep`, when given, accumulates the load / verify / measure wall times.
   void benchOne(const detail::ErasedFamily& f, const void* p, Cand& c, const BenchOptions& bo_in,
-                double best, StreamHandle s);
+                double best, StreamHandle s, TuneReport* rep = nullptr);
   // Benchmarks the batch through the worker; false (with *why) when the worker cannot be used,
   // so the caller benchmarks the candidates left (those with done[i] == false) in-process.
   bool benchIsolated(FamilyState& fs, const void* p, const std::string& key,
@@ -774,10 +775,12 @@ Expected<TuneReport> Tuner::Impl::tuneKey(FamilyState& fs, const void* p, const 
     ++bi;
     if (done[i]) continue;
     progress({f.name, key, "bench", bi, total, c.r.config});
-    benchOne(f, p, c, opts.bench, best, s);
+    benchOne(f, p, c, opts.bench, best, s, &rep);
     if (c.r.status == Code::kOk && (best <= 0 || c.r.stats.median_ms < best))
       best = c.r.stats.median_ms;
+    const auto t_rec = Clock::now();
     recordPartial(fs, key, c.r);
+    rep.record_ms += ms_since(t_rec);
     c.recorded = true;
   }
   rep.bench_wall_ms = ms_since(t_bench);
@@ -838,10 +841,19 @@ Expected<TuneReport> Tuner::Impl::tuneKey(FamilyState& fs, const void* p, const 
 // ---------------------------------------------------------------- benchmarking one candidate
 
 void Tuner::Impl::benchOne(const detail::ErasedFamily& f, const void* p, Cand& c,
-                           const BenchOptions& bo_in, double best, StreamHandle s) {
+                           const BenchOptions& bo_in, double best, StreamHandle s,
+                           TuneReport* rep) {
   std::function<Status()> run;
+  using PhaseClock = std::chrono::steady_clock;
+  auto t_phase = PhaseClock::now();
+  auto lap = [&](double TuneReport::*field) {
+    const auto now = PhaseClock::now();
+    if (rep) rep->*field += std::chrono::duration<double, std::milli>(now - t_phase).count();
+    t_phase = now;
+  };
   if (c.vendor_source.empty()) {
     auto h = loadFunction(c.r.code_object_key, c.co);
+    lap(&TuneReport::load_ms);
     if (!h.ok()) {
       Status st = h.status();
       fail(c, st.code() == Code::kOutOfResources ? st : Status::LaunchError(st.toString()));
@@ -879,6 +891,7 @@ void Tuner::Impl::benchOne(const detail::ErasedFamily& f, const void* p, Cand& c
       return;
     }
   }
+  lap(&TuneReport::verify_ms);
   BenchOptions bo = bo_in;
   bo.best_ms = best;
   std::function<Status(int)> before;
@@ -886,6 +899,7 @@ void Tuner::Impl::benchOne(const detail::ErasedFamily& f, const void* p, Cand& c
   else if (f.pre_run) before = [&](int) { return f.pre_run(p, s); };
   TimingStats partial;
   auto stats = bench->measure(s, run, bo, before, &partial);
+  lap(&TuneReport::measure_ms);
   if (!stats.ok()) {
     (void)backend->checkError();
     c.r.stats = partial;

@@ -9,10 +9,10 @@ OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv > /tmp/gpu.txt 2>&1
 bash scripts/device_build.sh gemm_gpu_test gemm_bench > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
 echo "build ok"
-timeout 240 /tmp/kb/tests/gemm_gpu_test --gtest_filter="${FILTER:-*Tma*}" > "$OUT/gpu_test.log" 2>&1
+[ "${FILTER:-}" = none ] || timeout 240 /tmp/kb/tests/gemm_gpu_test --gtest_filter="${FILTER:-*Tma*}" > "$OUT/gpu_test.log" 2>&1
 echo "gpu test rc=$?"; grep -E "^\[  (PASSED|FAILED|  OK|SKIPPED) |Failure|mismatch|error" "$OUT/gpu_test.log" | head -20
 sargs=(); [ "${SHAPES:-all}" != all ] && sargs=(--shapes="$SHAPES")
-timeout ${BENCH_TIMEOUT:-300} /tmp/kb/bench/gemm_bench --kinds="${KINDS:-tma,wgmma}" "${sargs[@]}" ${BENCH_ARGS:-} > "$OUT/gemm_bench.txt" 2> "$OUT/gemm_bench.err"
+[ "${KINDS:-}" = none ] || timeout ${BENCH_TIMEOUT:-300} /tmp/kb/bench/gemm_bench --kinds="${KINDS:-tma,wgmma}" "${sargs[@]}" ${BENCH_ARGS:-} > "$OUT/gemm_bench.txt" 2> "$OUT/gemm_bench.err"
 echo "bench rc=$?"
 grep -E "compile failed|failed" "$OUT/gemm_bench.err" | head -5
 sort -t' ' -k6 -g "$OUT/gemm_bench.err" | grep "^cand" | awk '{print $2, $4, $5, $6}' | sort -k1,1 -k4,4g | awk '$1!=p{n=0} {p=$1; n++} n<=3' > /tmp/top3.txt

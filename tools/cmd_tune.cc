@@ -151,6 +151,8 @@ void printReport(const TuneReport& r, const Metric& m, bool json, double vendor_
                         {"compiled", r.compiled}, {"store_hits", r.store_hits},
                         {"duplicates", r.duplicates}, {"pruned", r.pruned},
                         {"compile_wall_ms", r.compile_wall_ms}, {"bench_wall_ms", r.bench_wall_ms},
+                        {"bench_load_ms", r.load_ms}, {"bench_verify_ms", r.verify_ms},
+                        {"bench_measure_ms", r.measure_ms}, {"bench_record_ms", r.record_ms},
                         {"total_wall_ms", r.total_wall_ms}, {"unit", m.unit}};
     if (m.peer > 0) j["peer"] = {{"name", m.peer_name}, {"value", m.peer}};
     j["candidates"] = nlohmann::json::array();
@@ -205,6 +207,9 @@ void printReport(const TuneReport& r, const Metric& m, bool json, double vendor_
               "bench %.2f s, total %.2f s%s\n",
               r.compiled, r.store_hits, r.duplicates, r.pruned, r.compile_wall_ms / 1e3,
               r.bench_wall_ms / 1e3, r.total_wall_ms / 1e3, r.from_database ? " (from database)" : "");
+  if (r.load_ms + r.verify_ms + r.measure_ms + r.record_ms > 0)
+    std::printf("  bench in this process: load %.2f s, verify %.2f s, measure %.2f s, record %.2f s\n",
+                r.load_ms / 1e3, r.verify_ms / 1e3, r.measure_ms / 1e3, r.record_ms / 1e3);
 }
 
 // ---- no GPU: compile and analyse the space --------------------------------------------------
