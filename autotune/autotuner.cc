@@ -1137,7 +1137,13 @@ Expected<OfflineTuneReport> Tuner::tuneFromFile(const std::string& path, StreamH
     if (!rep.ok()) {
       skip("tuning " + k2 + " failed: " + rep.status().toString());
     } else if (rep->winner.empty()) {
-      skip("tuning " + k2 + ": no candidate passed");
+      // Name a few distinct reasons: "no candidate passed" alone cannot be acted on.
+      std::set<std::string> reasons;
+      for (const auto& c : rep->candidates)
+        if (c.status != Code::kOk && reasons.size() < 3) reasons.insert(c.reason.substr(0, 160));
+      std::string why;
+      for (const auto& r : reasons) why += (why.empty() ? " (" : "; ") + r;
+      skip("tuning " + k2 + ": no candidate passed" + (why.empty() ? "" : why + ")"));
     } else {
       ++out.tuned;
     }
