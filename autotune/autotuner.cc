@@ -191,6 +191,9 @@ struct Tuner::Impl {
                      std::vector<Cand>& cands, const std::vector<size_t>& todo, double* best,
                      std::vector<bool>* done, std::string* why);
   void recordPartial(FamilyState& fs, const std::string& key, const CandidateResult& r);
+  // Creates the worker supervisor (not the process) once; false with *why when no worker
+  // executable is found.
+  bool makeWorker(std::string* why);
 
   Expected<FunctionHandle> loadFunction(const std::string& co_key, const CodeObject& co);
   Expected<CodeObject> compileConfig(FamilyState& fs, const Config& c, const void* p,
@@ -638,7 +641,12 @@ Expected<TuneReport> Tuner::Impl::tuneKey(FamilyState& fs, const void* p, const 
     }
   }
 
-  // 5. Compile all live JIT candidates in parallel (store hits cost no compile).
+  // 5. Compile all live JIT candidates in parallel (store hits cost no compile). The isolation
+  //    worker starts meanwhile (its process and driver start-up overlap the compiles).
+  if (opts.options.isolate && f.args_json && f.make_problem) {
+    std::string ignored;
+    if (makeWorker(&ignored)) (void)worker->prestart();  // run() reports start failures
+  }
   const auto t_compile = Clock::now();
   {
     std::vector<size_t> todo;
@@ -911,6 +919,26 @@ void Tuner::Impl::benchOne(const detail::ErasedFamily& f, const void* p, Cand& c
   c.r.date = isoUtcNow();
 }
 
+bool Tuner::Impl::makeWorker(std::string* why) {
+  if (worker) return true;
+  std::string explicit_path = opts.isolation.worker_path.empty() ? opts.options.worker_path
+                                                                 : opts.isolation.worker_path;
+  auto exe = findWorkerExecutable(explicit_path);
+  if (!exe.ok()) {
+    *why = exe.status().toString();
+    return false;
+  }
+  WorkerLaunch wl;
+  wl.executable = *exe;
+  wl.cache_dir = opts.options.cache_dir;
+  wl.backend = backend->name();
+  wl.device = opts.device;
+  wl.plugins = opts.options.worker_plugins;
+  for (const auto& pl : opts.isolation.plugins) wl.plugins.push_back(pl);
+  worker = std::make_unique<WorkerSupervisor>(std::move(wl), opts.isolation);
+  return true;
+}
+
 void Tuner::Impl::recordPartial(FamilyState& fs, const std::string& key,
                                 const CandidateResult& r) {
   Status st = fs.db->recordCandidate(key, r);
@@ -926,23 +954,7 @@ bool Tuner::Impl::benchIsolated(FamilyState& fs, const void* p, const std::strin
            "problem (add both to benchmark it isolated)";
     return false;
   }
-  if (!worker) {
-    std::string explicit_path = opts.isolation.worker_path.empty() ? opts.options.worker_path
-                                                                   : opts.isolation.worker_path;
-    auto exe = findWorkerExecutable(explicit_path);
-    if (!exe.ok()) {
-      *why = exe.status().toString();
-      return false;
-    }
-    WorkerLaunch wl;
-    wl.executable = *exe;
-    wl.cache_dir = opts.options.cache_dir;
-    wl.backend = backend->name();
-    wl.device = opts.device;
-    wl.plugins = opts.options.worker_plugins;
-    for (const auto& pl : opts.isolation.plugins) wl.plugins.push_back(pl);
-    worker = std::make_unique<WorkerSupervisor>(std::move(wl), opts.isolation);
-  }
+  if (!makeWorker(why)) return false;
   WorkerBatch b;
   b.family = f.name;
   b.key = key;

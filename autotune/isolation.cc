@@ -195,6 +195,7 @@ struct WorkerSupervisor::Proc {
   int err = -1;   // the worker's stderr
   std::string inbuf;
   bool eof = false;
+  bool ready = false;  // the hello line was read
 };
 
 WorkerSupervisor::WorkerSupervisor(WorkerLaunch launch, IsolationOptions opts)
@@ -272,13 +273,24 @@ static ReadResult readLine(int sock, int err, std::string& inbuf, bool& eof, std
   }
 }
 
+Status WorkerSupervisor::prestart() {
+  if (proc_) return Status::Ok();
+  return spawn();
+}
+
 Status WorkerSupervisor::ensureStarted() {
   if (proc_) {
     int st;
-    if (proc_->pid > 0 && ::waitpid(proc_->pid, &st, WNOHANG) == 0 && !proc_->eof) return Status::Ok();
+    if (proc_->pid > 0 && ::waitpid(proc_->pid, &st, WNOHANG) == 0 && !proc_->eof)
+      return proc_->ready ? Status::Ok() : awaitHello();
     if (proc_->pid > 0 && ::waitpid(proc_->pid, &st, WNOHANG) != 0) proc_->pid = -1;
-    killWorker();  // died while idle: start a fresh one
+    killWorker();  // died while idle (or during a pre-start): start a fresh one
   }
+  KTUNE_RETURN_IF_ERROR(spawn());
+  return awaitHello();
+}
+
+Status WorkerSupervisor::spawn() {
   int sv[2], ep[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
     return Status::IoError(std::string("isolation: socketpair: ") + std::strerror(errno));
@@ -330,6 +342,10 @@ Status WorkerSupervisor::ensureStarted() {
   stderr_tail_.clear();
   ++stats_.starts;
   stats_.pids.push_back(pid);
+  return Status::Ok();
+}
+
+Status WorkerSupervisor::awaitHello() {
   // Wait for the hello line (plugins loaded, device opened).
   auto deadline = Clock::now() + std::chrono::milliseconds(int64_t(opts_.startup_timeout_ms));
   std::string line;
@@ -338,7 +354,10 @@ Status WorkerSupervisor::ensureStarted() {
                              deadline, &line);
     if (rr == ReadResult::kLine) {
       Json j = Json::parse(line, nullptr, false);
-      if (!j.is_discarded() && j.is_object() && j.value("event", "") == "hello") return Status::Ok();
+      if (!j.is_discarded() && j.is_object() && j.value("event", "") == "hello") {
+        proc_->ready = true;
+        return Status::Ok();
+      }
       continue;  // not ours (a plugin printing to stdout): ignore
     }
     std::string why = rr == ReadResult::kTimeout ? "did not start within " +

@@ -125,6 +125,10 @@ class WorkerSupervisor {
   Status run(const WorkerBatch& batch,
              const std::function<void(size_t, const CandidateResult&)>& on_result);
 
+  // Starts the worker process without waiting for it to be ready, so its start-up (process,
+  // driver context, plugins) overlaps the caller's work (e.g. compiling candidates); run() then
+  // waits for it. Errors are reported again by run(). Not thread-safe with run().
+  Status prestart();
   const IsolationStats& stats() const { return stats_; }
   // Last lines the worker wrote to stderr (diagnostics).
   std::string stderrTail() const;
@@ -132,6 +136,8 @@ class WorkerSupervisor {
  private:
   struct Proc;
   Status ensureStarted();
+  Status spawn();       // fork + exec; proc_ set, not yet ready
+  Status awaitHello();  // waits for the worker's hello line
   void killWorker();
   std::unique_ptr<Proc> proc_;
   WorkerLaunch launch_;
