@@ -7,8 +7,15 @@
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv > /tmp/gpu.txt 2>&1
-bash scripts/device_build.sh gemm_gpu_test gemm_bench > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
+bash scripts/device_build.sh gemm_gpu_test gemm_bench ${EXTRA_TESTS:-} > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
 echo "build ok"
+# EXTRA_TESTS: more test executables (tests/<name>) to build and run, output in extra_tests.log.
+for t in ${EXTRA_TESTS:-}; do
+  bash scripts/device_build.sh ktune ktune-worker >> "$OUT/build.log" 2>&1
+  echo "== $t" >> "$OUT/extra_tests.log"
+  timeout 240 /tmp/kb/tests/$t >> "$OUT/extra_tests.log" 2>&1; echo "$t rc=$?"
+  grep -E "^\[  (PASSED|FAILED|SKIPPED)|FAILED  \]|Failure" "$OUT/extra_tests.log" | tail -4
+done
 [ "${FILTER:-}" = none ] || timeout 240 /tmp/kb/tests/gemm_gpu_test --gtest_filter="${FILTER:-*Tma*}" > "$OUT/gpu_test.log" 2>&1
 echo "gpu test rc=$?"; grep -E "^\[  (PASSED|FAILED|  OK|SKIPPED) |Failure|mismatch|error" "$OUT/gpu_test.log" | head -20
 sargs=(); [ "${SHAPES:-all}" != all ] && sargs=(--shapes="$SHAPES")
@@ -27,13 +34,13 @@ if [ "${TUNE:-0}" = 1 ]; then
   # measured again, nothing resumed).
   export KTUNE_CACHE_DIR=/tmp/kc
   i=0
-  for run in "cold" "warm" "warm --no-isolate" "warm KTUNE_REP_MS=10"; do
+  for run in ${TUNE_RUNS:-cold warm warm-noiso warm-rep10}; do
     i=$((i+1)); export KTUNE_DB=/tmp/kdb$i/db
     extra=""; envs=""
-    case "$run" in *no-isolate*) extra=--no-isolate;; *REP_MS*) envs="KTUNE_REP_MS=10 KTUNE_WARMUP_MS=2";; esac
+    case "$run" in *noiso*) extra=--no-isolate;; *rep10*) envs="KTUNE_REP_MS=10 KTUNE_WARMUP_MS=2";; esac
     S=$(now); env $envs timeout 150 /tmp/kb/tools/ktune tune gemm --m 4096 --n 4096 --k 4096 --layout NT $extra ${TUNE_ARGS:-} > "$OUT/tune$i.txt" 2>&1
     echo "tune [$run] rc=$? wall=$(el $S)s"
-    grep -iE "compiled|winner" "$OUT/tune$i.txt" | head -2 | cut -c1-150
+    grep -iE "compiled|winner|bench in this" "$OUT/tune$i.txt" | head -3 | cut -c1-150
   done
   unset KTUNE_DB
 fi
