@@ -1,6 +1,7 @@
 #include "autotune/database.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -622,14 +623,28 @@ Status appendUntunedKey(const std::string& path, const std::string& family,
   if (!lock.ok()) return lock.status().withContext(ctx);
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (fd < 0) return Status::IoError(ctx + ": " + std::strerror(errno));
+  // A write can stop part-way (disk full): cut the file back to where this line began, so a
+  // reader never sees a torn last line. Every appender holds the lock, so the size is stable.
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    int e = errno;
+    ::close(fd);
+    return Status::IoError(ctx + ": " + std::strerror(e));
+  }
+  const off_t start = st.st_size;
+  auto failed = [&](int e) {
+    (void)!::ftruncate(fd, start);
+    ::close(fd);
+    std::string msg = ctx + ": " + std::strerror(e);
+    if (e == ENOSPC) msg += " (disk full; the file is unchanged)";
+    return Status::IoError(msg);
+  };
   size_t off = 0;
   while (off < text.size()) {
     ssize_t n = ::write(fd, text.data() + off, text.size() - off);
     if (n < 0) {
       if (errno == EINTR) continue;
-      int e = errno;
-      ::close(fd);
-      return Status::IoError(ctx + ": " + std::strerror(e));
+      return failed(errno);
     }
     off += size_t(n);
   }

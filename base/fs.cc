@@ -18,7 +18,11 @@ namespace {
 Status errnoStatus(const std::string& what, const std::string& path, int err) {
   std::string msg = what + " '" + path + "': " + std::strerror(err);
   if (err == ENOENT) return Status::NotFound(msg);
-  if (err == ENOSPC) return Status::IoError(msg + " (disk full)");
+  // strerror already says "No space left on device"; add what to do about it.
+  if (err == ENOSPC || err == EDQUOT) {
+    return Status::IoError(msg + " (disk full or quota exceeded: free space there, or point "
+                                 "KTUNE_CACHE_DIR / the output path at another file system)");
+  }
   if (err == EROFS) return Status::IoError(msg + " (read-only file system)");
   return Status::IoError(msg);
 }
