@@ -66,7 +66,8 @@ struct Shim {
   long (*failures)() = nullptr;
   static Shim get() {
     Shim s;
-    s.set_budget = reinterpret_cast<void (*)(long long)>(dlsym(RTLD_DEFAULT, "ktune_enospc_set_budget"));
+    s.set_budget =
+        reinterpret_cast<void (*)(long long)>(dlsym(RTLD_DEFAULT, "ktune_enospc_set_budget"));
     s.failures = reinterpret_cast<long (*)()>(dlsym(RTLD_DEFAULT, "ktune_enospc_failures"));
     return s;
   }
@@ -76,7 +77,8 @@ class EnospcChild : public ::testing::Test {
  protected:
   void SetUp() override {
     shim_ = Shim::get();
-    ASSERT_NE(shim_.set_budget, nullptr) << "run by enospc_test's parent cases only (shim not loaded)";
+    ASSERT_NE(shim_.set_budget, nullptr)
+        << "run by enospc_test's parent cases only (shim not loaded)";
     const char* dir = std::getenv("KTUNE_TEST_ENOSPC_DIR");
     ASSERT_NE(dir, nullptr);
     dir_ = dir;
@@ -148,7 +150,8 @@ TEST_F(EnospcChild, DISABLED_CodeStore) {
   }
   EXPECT_GE(shim_.failures(), failed);
   VerifyReport report = (*store)->verify();
-  EXPECT_TRUE(report.corrupt.empty()) << report.corrupt[0].first << ": " << report.corrupt[0].second;
+  EXPECT_TRUE(report.corrupt.empty())
+      << report.corrupt[0].first << ": " << report.corrupt[0].second;
 
   // Space is back: the same put succeeds and reads back intact.
   ASSERT_TRUE((*store)->put(key_b, b).ok());
@@ -358,7 +361,8 @@ class Enospc : public ::testing::Test {
                              "--gtest_filter=EnospcChild.DISABLED_" + name});
     auto r = runProcess(argv, "", 300000);
     ASSERT_TRUE(r.ok()) << r.status().toString();
-    EXPECT_FALSE(r->signaled) << "child killed by signal " << r->term_signal << "\n" << r->out << r->err;
+    EXPECT_FALSE(r->signaled) << "child killed by signal " << r->term_signal << "\n"
+                              << r->out << r->err;
     EXPECT_EQ(r->exit_code, 0) << r->out << r->err;
     EXPECT_HAS(r->out, "[  PASSED  ] 1 test");
   }
@@ -400,7 +404,9 @@ class Enospc : public ::testing::Test {
 
 TEST_F(Enospc, CodeStore) { runChild("CodeStore"); }
 TEST_F(Enospc, GetOrCompileStillReturnsTheObject) { runChild("GetOrCompileStillReturnsTheObject"); }
-TEST_F(Enospc, LateFailureAtFsync) { runChild("LateFailureAtFsync", "KTUNE_TEST_ENOSPC_MODE=fsync"); }
+TEST_F(Enospc, LateFailureAtFsync) {
+  runChild("LateFailureAtFsync", "KTUNE_TEST_ENOSPC_MODE=fsync");
+}
 TEST_F(Enospc, TuningDatabase) { runChild("TuningDatabase"); }
 TEST_F(Enospc, UntunedKeysAppend) { runChild("UntunedKeysAppend"); }
 TEST_F(Enospc, OnlyItsDirectoryIsFull) { runChild("OnlyItsDirectoryIsFull"); }
