@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <functional>
 #include <cstdio>
 #include <cmath>
 #include <set>
@@ -242,9 +243,17 @@ class GemmNvrtc : public ::testing::Test {
     if (ptx) *ptx = r->dumps["ptx"];
     return Status::Ok();
   }
-  // Compiles every job on 2 threads; returns the failures.
+  // Compiles every job on 2 threads; returns the failures. `check` inspects the PTX of a job that
+  // compiled (an empty string = fine); the default wants mma.sync m16n8k16.
+  using PtxCheck = std::function<std::string(const Config&, const GemmShape&, const std::string&)>;
   std::vector<std::string> compileAll(
-      const std::vector<std::tuple<KernelKind, Config, GemmShape>>& jobs) {
+      const std::vector<std::tuple<KernelKind, Config, GemmShape>>& jobs, PtxCheck check = {}) {
+    if (!check)
+      check = [](const Config&, const GemmShape&, const std::string& ptx) {
+        return ptx.find("mma.sync.aligned.m16n8k16") == std::string::npos
+                   ? std::string("PTX lacks mma.sync.aligned.m16n8k16")
+                   : std::string();
+      };
     std::vector<std::string> failures(jobs.size());
     std::atomic<size_t> next{0};
     auto work = [&] {
@@ -252,9 +261,11 @@ class GemmNvrtc : public ::testing::Test {
         const auto& [k, c, s] = jobs[j];
         std::string ptx;
         Status st = compileOne(k, c, s, &ptx);
-        if (!st.ok()) failures[j] = c.toString() + ": " + st.toString().substr(0, 2000);
-        else if (ptx.find("mma.sync.aligned.m16n8k16") == std::string::npos)
-          failures[j] = c.toString() + ": PTX lacks mma.sync.aligned.m16n8k16";
+        if (!st.ok()) {
+          failures[j] = c.toString() + ": " + st.toString().substr(0, 2000);
+        } else if (std::string why = check(c, s, ptx); !why.empty()) {
+          failures[j] = c.toString() + ": " + why;
+        }
       }
     };
     std::thread t1(work), t2(work);
@@ -317,31 +328,12 @@ TEST_F(GemmNvrtc, WgmmaCuratedConfigsCompileForSm90a) {
   f.act = Activation::kGelu;
   jobs.emplace_back(KernelKind::kWgmma, curatedConfigs(KernelKind::kWgmma, f).front(), f);
   ASSERT_GE(jobs.size(), 4u);
-  std::vector<std::string> failures(jobs.size());
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t j; (j = next++) < jobs.size();) {
-      const auto& [k, c, sh] = jobs[j];
-      CompileRequest req;
-      req.source = std::string(templates::embeddedSource(sourceFile(k)));
-      req.source_name = sourceFile(k);
-      req.entry = entryName(k);
-      req.defines = defines(k, c, sh);
-      req.arch = "sm_90a";
-      req.dumps = kDumpPtx;
-      auto r = cc_->compile(req);
-      if (!r.ok()) failures[j] = c.toString() + ": " + r.status().toString().substr(0, 2000);
-      else if (r->dumps["ptx"].find("wgmma.mma_async.sync.aligned.m64n") == std::string::npos)
-        failures[j] = c.toString() + ": PTX lacks wgmma.mma_async";
-      else if (r->resources.spills())
-        failures[j] = c.toString() + ": spills";
-    }
-  };
-  std::thread t1(work), t2(work);
-  t1.join();
-  t2.join();
-  for (const auto& fl : failures)
-    if (!fl.empty()) ADD_FAILURE() << fl;
+  for (const auto& fl : compileAll(jobs, [](const Config&, const GemmShape&, const std::string& ptx) {
+         return ptx.find("wgmma.mma_async.sync.aligned.m64n") == std::string::npos
+                    ? std::string("PTX lacks wgmma.mma_async")
+                    : std::string();
+       }))
+    ADD_FAILURE() << fl;
   // Launch rule: sm_90a only, NT only.
   DeviceInfo h = h100Like();
   auto p = launchPlan(KernelKind::kWgmma, curatedConfigs(KernelKind::kWgmma, s).front(), s, h);
@@ -389,44 +381,21 @@ TEST_F(GemmNvrtc, TmaSpaceCompilesForSm90a) {
   f.beta = 0.5f;
   for (const Config& c : curatedConfigs(KernelKind::kTma, f)) jobs.emplace_back(KernelKind::kTma, c, f);
   ASSERT_GE(jobs.size(), 10u);
-  std::vector<std::string> failures(jobs.size());
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t j; (j = next++) < jobs.size();) {
-      const auto& [k, c, sh] = jobs[j];
-      CompileRequest req;
-      req.source = std::string(templates::embeddedSource(sourceFile(k)));
-      req.source_name = sourceFile(k);
-      req.entry = entryName(k);
-      req.defines = defines(k, c, sh);
-      req.arch = "sm_90a";
-      req.dumps = kDumpPtx;
-      auto r = cc_->compile(req);
-      if (!r.ok()) {
-        failures[j] = c.toString() + ": " + r.status().toString().substr(0, 2000);
-        continue;
-      }
-      const std::string& ptx = r->dumps["ptx"];
-      if (ptx.find("cp.async.bulk.tensor.2d") == std::string::npos)
-        failures[j] = c.toString() + ": PTX lacks cp.async.bulk.tensor";
-      else if (ptx.find("wgmma.mma_async.sync.aligned.m64n") == std::string::npos)
-        failures[j] = c.toString() + ": PTX lacks wgmma.mma_async";
-      else if (c.getInt("CONSUMERS") == 2 && ptx.find("setmaxnreg.inc") == std::string::npos)
-        failures[j] = c.toString() + ": PTX lacks setmaxnreg";
-      else if (c.getInt("CLUSTER_M") == 2 && ptx.find(".multicast::cluster") == std::string::npos)
-        failures[j] = c.toString() + ": PTX lacks the multicast copy";
-      else if (c.getInt("EPI_TMA") == 1 && sh.c != ElemType::kF32 &&
-               ptx.find("cp.async.bulk.tensor.2d.global.shared") == std::string::npos)
-        failures[j] = c.toString() + ": PTX lacks the TMA store";
-      else if (r->resources.spills())
-        failures[j] = c.toString() + ": spills";
-    }
+  auto tma_ptx = [](const Config& c, const GemmShape& sh, const std::string& ptx) -> std::string {
+    if (ptx.find("cp.async.bulk.tensor.2d") == std::string::npos)
+      return "PTX lacks cp.async.bulk.tensor";
+    if (ptx.find("wgmma.mma_async.sync.aligned.m64n") == std::string::npos)
+      return "PTX lacks wgmma.mma_async";
+    if (c.getInt("CONSUMERS") == 2 && ptx.find("setmaxnreg.inc") == std::string::npos)
+      return "PTX lacks setmaxnreg";
+    if (c.getInt("CLUSTER_M") == 2 && ptx.find(".multicast::cluster") == std::string::npos)
+      return "PTX lacks the multicast copy";
+    if (c.getInt("EPI_TMA") == 1 && sh.c != ElemType::kF32 &&
+        ptx.find("cp.async.bulk.tensor.2d.global.shared") == std::string::npos)
+      return "PTX lacks the TMA store";
+    return "";
   };
-  std::thread t1(work), t2(work);
-  t1.join();
-  t2.join();
-  for (const auto& fl : failures)
-    if (!fl.empty()) ADD_FAILURE() << fl;
+  for (const auto& fl : compileAll(jobs, tma_ptx)) ADD_FAILURE() << fl;
 
   // Launch rule: persistent grid of min(tiles, SMs), (CONSUMERS + 1) warpgroups, NT + 16-byte path.
   DeviceInfo h = h100Like();
