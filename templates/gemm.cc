@@ -138,7 +138,8 @@ ConfigSpace buildTmaSpace() {
       .addInts("NUM_STAGES", {2, 3, 4, 5, 6, 7, 8}, "cuda")
       .addInts("GROUP_M", {8, 16}, "cuda")
       .addInts("CLUSTER_M", {1, 2}, "cuda")
-      .addInts("EPI_TMA", {0, 1}, "cuda");
+      .addInts("EPI_TMA", {0, 1}, "cuda")
+      .addInts("SPLIT_K", {1, 2, 4}, "cuda");
   // Each consumer thread holds WG_M * BLOCK_N / 2 fp32 accumulators; 128 is the most that leaves
   // room for addressing under setmaxnreg's 232-register budget.
   s.constrain("WG_M * BLOCK_N <= 256", [](const Config& c) {
@@ -146,6 +147,12 @@ ConfigSpace buildTmaSpace() {
   });
   s.constrain("CLUSTER_M == 1 || BLOCK_N % 128 == 0", [](const Config& c) {
     return I(c, "CLUSTER_M") == 1 || I(c, "BLOCK_N") % 128 == 0;
+  });
+  // The split tail (SPLIT_K > 1) is offered with the TMA-store epilogue and without clusters only:
+  // that is the combination that wins large shapes, and it keeps the space (compiled whole in CI)
+  // about 1.5x rather than 3x the size.
+  s.constrain("SPLIT_K == 1 || (EPI_TMA == 1 && CLUSTER_M == 1)", [](const Config& c) {
+    return I(c, "SPLIT_K") == 1 || (I(c, "EPI_TMA") == 1 && I(c, "CLUSTER_M") == 1);
   });
   s.sharedBytes([](const Config& c) { return sharedBytes(KernelKind::kTma, c); });
   return s;
@@ -492,9 +499,17 @@ Expected<LaunchPlan> launchPlan(KernelKind k, const Config& c, const GemmShape& 
         return Status::Unsupported("too many tiles for the TMA GEMM's tile counter");
       // Persistent: one block per SM (the kernel's shared memory allows no second one).
       const int64_t clusters = std::max<int64_t>(1, (dev.multiprocessors > 0 ? dev.multiprocessors : 1) / cluster);
-      p.grid = Dim3{static_cast<unsigned>(std::min(tiles, clusters) * cluster), 1u, 1u};
+      int64_t blocks = std::min(tiles, clusters) * cluster;
       p.block = Dim3{static_cast<unsigned>(128 * (I(c, "CONSUMERS") + 1)), 1u, 1u};
-      split = 1;
+      if (split > 1) {
+        // The last round's tiles are split along K (see gemm_tma.cuh); with fewer tiles than SMs
+        // that round is the only one, so launch up to SPLIT_K blocks per tile.
+        blocks = std::min(tiles * split, clusters);
+        p.workspace_bytes = blocks * bm * I(c, "BLOCK_N") * 4;
+        p.counters = blocks * I(c, "CONSUMERS");
+      }
+      p.grid = Dim3{static_cast<unsigned>(blocks), 1u, 1u};
+      split = 1;  // the workspace above, not the M x N one of the split-K kernels
       break;
     }
   }
@@ -577,11 +592,12 @@ std::vector<Config> curatedConfigs(KernelKind k, const GemmShape& s) {
     }
     case KernelKind::kTma: {
       auto tma = [](int64_t bn, int64_t cons, int64_t wgm, int64_t st, int64_t gm, int64_t cl,
-                    int64_t epi) {
+                    int64_t epi, int64_t split = 1) {
         return Config{{"BLOCK_N", bn},     {"CONSUMERS", cons}, {"WG_M", wgm},
                       {"NUM_STAGES", st}, {"GROUP_M", gm},     {"CLUSTER_M", cl},
-                      {"EPI_TMA", epi}};
+                      {"EPI_TMA", epi},   {"SPLIT_K", split}};
       };
+
       // 128x256 tiles with two consumer warpgroups is the classic Hopper shape (H100 run of
       // 2026-11-22: 749 TFLOP/s at 8192^3); smaller tiles for decode-sized M.
       // C through shared memory and TMA stores (EPI_TMA=1) won on every large shape (+4-11%).
@@ -590,7 +606,17 @@ std::vector<Config> curatedConfigs(KernelKind k, const GemmShape& s) {
         add(tma(128, 1, 1, 8, 8, 1, 0));
         add(tma(128, 1, 1, 6, 16, 1, 1));
         add(tma(128, 2, 1, 6, 8, 1, 1));
+        // Few tiles: split K so every SM streams part of the weights.
+        add(tma(128, 1, 1, 8, 8, 1, 1, 2));
+        add(tma(128, 1, 1, 8, 8, 1, 1, 4));
+        add(tma(128, 2, 1, 6, 8, 1, 1, 2));
       }
+      // Split tail: the kernel splits the last round's tiles along K only when that round leaves
+      // at least half the SMs idle (1024x14336: 448 tiles of 128x256 = 3 rounds + 52 tiles on 132
+      // SMs), and otherwise runs exactly like SPLIT_K=1.
+      add(tma(256, 2, 1, 4, 16, 1, 1, 2));
+      add(tma(256, 2, 1, 4, 8, 1, 1, 2));
+      add(tma(128, 2, 1, 5, 8, 1, 1, 2));
       add(tma(256, 2, 1, 4, 16, 1, 1));
       add(tma(256, 2, 1, 4, 8, 1, 1));
       add(tma(256, 2, 1, 4, 16, 1, 0));

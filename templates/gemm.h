@@ -90,7 +90,8 @@ std::vector<KernelKind> kernelsForArch(const std::string& arch);
 // mfma:   BLOCK_M/N/K, MATRIX_INSTR (16|32), NUM_WAVES, WAVES_PER_EU, NUM_STAGES (1|2), GROUP_M.
 // wgmma:  BLOCK_N (128|256), WARPGROUPS (1|2), NUM_STAGES (3..6), GROUP_M, SPLIT_K.
 // tma:    BLOCK_N (128|192|256), CONSUMERS (1|2), WG_M (1|2), NUM_STAGES (2..8), GROUP_M, CLUSTER_M
-//         (1|2), EPI_TMA (0|1: C through shared memory and TMA stores).
+//         (1|2), EPI_TMA (0|1: C through shared memory and TMA stores), SPLIT_K (1|2|4: split the
+//         last, partly idle round of the persistent grid along K; with EPI_TMA=1, CLUSTER_M=1).
 // The returned space is built once and shared (immutable, thread-safe).
 const ConfigSpace& configSpace(KernelKind k);
 // Shared memory (or LDS) per block that a config needs, in bytes.

@@ -349,12 +349,14 @@ struct GemmOp::State {
     if (lt_workspace) (void)be.free(lt_workspace);
   }
 
-  // Split-K workspace for problem s: M*N floats and one counter per smallest tile; zeroed once.
-  Status ensureWorkspace(const gemm::GemmShape& s) {
+  // Split-K workspace for problem s: M*N floats and one counter per smallest tile, or more when a
+  // kernel asks for it (the TMA kernel's split tail: min_bytes / min_counters); zeroed once.
+  Status ensureWorkspace(const gemm::GemmShape& s, int64_t min_bytes = 0, int64_t min_counters = 0) {
     std::lock_guard<std::mutex> lock(mu);
     Backend& be = tuner->backend();
-    const int64_t bytes = s.m * s.n * 4;
-    const int64_t count = std::max(((s.m + 63) / 64) * ((s.n + 63) / 64), ((s.m + 7) / 8) * ((s.n + 15) / 16));
+    const int64_t bytes = std::max(s.m * s.n * 4, min_bytes);
+    const int64_t count = std::max({((s.m + 63) / 64) * ((s.n + 63) / 64),
+                                    ((s.m + 7) / 8) * ((s.n + 15) / 16), min_counters});
     if (bytes > workspace_bytes) {
       if (workspace) KTUNE_RETURN_IF_ERROR(be.free(workspace));
       workspace = 0;
@@ -560,6 +562,14 @@ Expected<std::unique_ptr<GemmOp>> GemmOp::create(std::shared_ptr<Tuner> tuner, O
   };
   f.before_launch = [S](const Config& c, const GemmCall& call, StreamHandle) -> Status {
     if (c.getInt("SPLIT_K", 1) <= 1) return Status::Ok();
+    if (c.getStr("KIND") == gemm::kernelKindName(gemm::KernelKind::kTma)) {
+      // TMA kernel's split tail: one BLOCK_M x BLOCK_N fp32 slot and CONSUMERS
+      // counters per block of the persistent grid (at most one block per SM; gemm.cc launchPlan).
+      const int64_t sms = std::max(1, S->tuner->device().multiprocessors);
+      const int64_t cons = c.getInt("CONSUMERS", 1);
+      const int64_t bm = 64 * c.getInt("WG_M", 1) * cons, bn = c.getInt("BLOCK_N", 256);
+      return S->ensureWorkspace(call.shape, sms * bm * bn * 4, sms * cons);
+    }
     return S->ensureWorkspace(call.shape);
   };
   f.prune = makeGemmPruner(tuner->options().options, dev.vendor == Vendor::kAmd);

@@ -36,16 +36,29 @@
 // loads zeros and stores nothing. Both blocks meet at a cluster barrier after the barriers are
 // initialised and again before exit (no block leaves while its partner may still write to it).
 //
+// Split tail (SPLIT_K = 2 | 4, no clusters): when the tiles do not fill the last round of the
+// persistent grid (e.g. 448 tiles on 132 SMs: 3 full rounds + 52 tiles, so 80 SMs idle for a whole
+// tile's time), the T tiles of that round are split along K into S = min(SPLIT_K, grid / T)
+// units that run side by side (52 x 2 units: the last round takes half as long). A unit with split
+// index s > 0 writes its fp32 accumulators to the workspace in register order (thread-contiguous
+// float4, so the writes are coalesced and need no layout change), then increments its tile's counter
+// (release); the s = 0 unit finishes its own K range, waits for S - 1 arrivals (acquire), adds the
+// partials, zeroes the slots and the counter (the launch contract: workspace and counters are left
+// zero) and runs the epilogue. All units of the round are resident at once (grid <= SMs, one block per
+// SM), so the wait cannot deadlock. The same mechanism splits a single partial round (few tiles,
+// e.g. M = 128): the host then launches up to SPLIT_K x tiles blocks (at most one per SM).
+//
 // Config: BLOCK_N (128 | 192 | 256), CONSUMERS (1 | 2), WG_M (1 | 2; BLOCK_M = 64 * WG_M * CONSUMERS;
 // WG_M * BLOCK_N <= 256 keeps the accumulators at <= 128 registers), NUM_STAGES (2..8), GROUP_M,
-// CLUSTER_M (1 | 2).
+// CLUSTER_M (1 | 2), SPLIT_K (1 | 2 | 4).
 // Problem defines: DTYPE_AB (0 f16, 1 bf16), DTYPE_C (0 f16, 1 bf16, 2 f32), HAS_BIAS, ACT (0 none,
 // 1 SiLU, 2 GELU erf). Host requirements (launch rule): layout NT, 16-byte aligned A and B,
 // lda % 8 == 0, ldb % 8 == 0; tmA = box 64 x 64 over A (cols K, rows M), tmB over B (cols K, rows N).
 // Dynamic shared memory: NUM_STAGES * (BLOCK_M + BLOCK_N) * 128 + EPI_TMA * CONSUMERS * 16384 +
 // 1024 (alignment) + 256 (barriers).
-// The parameter list starts like every ktune GEMM kernel's (workspace/counters unused), so one
-// argument packing serves all kinds; the tensor maps come last.
+// Workspace (SPLIT_K > 1): gridDim.x * BLOCK_M * BLOCK_N floats and gridDim.x * CONSUMERS counters,
+// both zero at launch and left zero. The parameter list starts like every ktune GEMM kernel's, so
+// one argument packing serves all kinds; the tensor maps come last.
 
 #ifndef BLOCK_N
 #define BLOCK_N 256
@@ -67,6 +80,9 @@
 #endif
 #ifndef EPI_TMA
 #define EPI_TMA 0
+#endif
+#ifndef SPLIT_K
+#define SPLIT_K 1
 #endif
 #ifndef DTYPE_AB
 #define DTYPE_AB 1
@@ -105,6 +121,8 @@ static_assert(kWgM * kBN <= 256, "WG_M * BLOCK_N <= 256 (accumulator registers)"
 static_assert(kStages >= 2 && kStages <= 8, "NUM_STAGES must be in [2, 8]");
 static_assert(CLUSTER_M == 1 || CLUSTER_M == 2, "CLUSTER_M must be 1 or 2");
 static_assert(CLUSTER_M == 1 || kBN % 128 == 0, "clusters split the B tile in two 64-row-box halves");
+static_assert(SPLIT_K == 1 || SPLIT_K == 2 || SPLIT_K == 4, "SPLIT_K must be 1, 2 or 4");
+static_assert(SPLIT_K == 1 || CLUSTER_M == 1, "the split tail is not combined with clusters");
 #if EPI_TMA && DTYPE_C != 2
 #define KT_EPI_TMA 1
 #else
@@ -218,6 +236,31 @@ KTUNE_DEVICE void tile_coords(int tile, int grid_m, int grid_n, int rank, int& m
   const int group_rows = min(grid_m - first_m, GROUP_M);
   m0 = ((first_m + (tile % in_group) % group_rows) * kCluster + rank) * kBM;
   n0 = ((tile % in_group) / group_rows) * kBN;
+}
+
+// The block's work: units u = first, first + step, ... < units. Units below `full` are whole tiles
+// (tile u, all k-tiles); the rest are the last round's tiles split in `S` K ranges.
+struct Unit {
+  int tile, kb, ke;  // output tile, k-tile range [kb, ke)
+  int split, tail;   // split index (0 = the one that reduces and stores) and tail-tile index; -1: whole
+};
+KTUNE_DEVICE Unit unit_of(int u, int full, int S, int ktiles) {
+  Unit r;
+  if (u < full || S == 1) {
+    r.tile = u, r.kb = 0, r.ke = ktiles, r.split = 0, r.tail = -1;
+  } else {
+    const int v = u - full;
+    r.tail = v / S, r.split = v % S;
+    r.tile = full + r.tail;
+    r.kb = r.split * ktiles / S, r.ke = (r.split + 1) * ktiles / S;
+  }
+  return r;
+}
+
+KTUNE_DEVICE unsigned ld_acquire(const unsigned* p) {
+  unsigned v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+  return v;
 }
 
 KTUNE_DEVICE void mma_step(float (&acc)[kAcc], unsigned long long da, unsigned long long db) {
@@ -348,7 +391,10 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
                    const __grid_constant__ kt::TensorMap tmB,
                    const __grid_constant__ kt::TensorMap tmC, int c_tma_ok) {
   using namespace kt;
-  (void)A, (void)B, (void)workspace, (void)counters, (void)lda, (void)ldb;
+  (void)A, (void)B, (void)lda, (void)ldb;
+#if SPLIT_K == 1
+  (void)workspace, (void)counters;
+#endif
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   unsigned char* base = smem_raw + ((1024u - (smem_addr(smem_raw) & 1023u)) & 1023u);
   const unsigned sA = smem_addr(base);
@@ -368,6 +414,13 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
   const int rank = 0;
   const int first_tile = blockIdx.x, tile_step = gridDim.x;
 #endif
+  // Whole rounds, then the last round's tiles split along K (see the header).
+  const int whole = (ntiles / tile_step) * tile_step, tail = ntiles - whole;
+  int S = 1;
+#if SPLIT_K > 1
+  if (tail > 0) S = max(1, min(min(SPLIT_K, tile_step / tail), ktiles));
+#endif
+  const int units = whole + tail * S;
 
   if (tid == 0) {
     for (int s = 0; s < kStages; ++s) {
@@ -391,10 +444,11 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
       asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&tmA)) : "memory");
       asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&tmB)) : "memory");
       unsigned it = 0;
-      for (int tile = first_tile; tile < ntiles; tile += tile_step) {
+      for (int u = first_tile; u < units; u += tile_step) {
+        const Unit un = unit_of(u, whole, S, ktiles);
         int m0, n0;
-        tile_coords(tile, grid_m, grid_n, rank, m0, n0);
-        for (int kt = 0; kt < ktiles; ++kt, ++it) {
+        tile_coords(un.tile, grid_m, grid_n, rank, m0, n0);
+        for (int kt = un.kb; kt < un.ke; ++kt, ++it) {
           const unsigned s = it % kStages, round = it / kStages;
 #if CLUSTER_M > 1
           mbar_wait_cluster(empty + 8 * s, (round & 1u) ^ 1u);
@@ -447,14 +501,15 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
   auto release = [&](unsigned s) { mbar_arrive(empty + 8 * s); };
 #endif
   unsigned it = 0;
-  for (int tile = first_tile; tile < ntiles; tile += tile_step) {
+  for (int u = first_tile; u < units; u += tile_step) {
+    const Unit un = unit_of(u, whole, S, ktiles);
     int m0, n0;
-    tile_coords(tile, grid_m, grid_n, rank, m0, n0);
+    tile_coords(un.tile, grid_m, grid_n, rank, m0, n0);
 #pragma unroll
     for (int w = 0; w < kWgM; ++w)
 #pragma unroll
       for (int i = 0; i < kAcc; ++i) acc[w][i] = 0.0f;
-    for (int kt = 0; kt < ktiles; ++kt, ++it) {
+    for (int kt = un.kb; kt < un.ke; ++kt, ++it) {
       const unsigned s = it % kStages;
 #if CLUSTER_M > 1
       mbar_wait_cluster(full + 8 * s, (it / kStages) & 1u);  // half the bytes come from the partner
@@ -473,10 +528,53 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
       ktune::wgmma_commit();
       ktune::wgmma_wait<1>();
       // The wgmma group of the previous k-tile has finished reading its slot: hand it back.
-      if (kt > 0 && lane == 0) release((it - 1) % kStages);
+      if (kt > un.kb && lane == 0) release((it - 1) % kStages);
     }
     ktune::wgmma_wait<0>();
-    if (ktiles > 0 && lane == 0) release((it - 1) % kStages);
+    if (un.ke > un.kb && lane == 0) release((it - 1) % kStages);
+#if SPLIT_K > 1
+    if (un.tail >= 0) {
+      // Split tile: this warpgroup's share of the partial sums, one slot per (tile, split, consumer).
+      constexpr int kSlot = kWgM * kAcc * 128;  // floats
+      const int wt = tid & 127;
+      unsigned* ctr = counters + un.tail * kCons + cw;
+      if (un.split > 0) {
+        float4* dst = reinterpret_cast<float4*>(
+            workspace + (long)((un.tail * (S - 1) + un.split - 1) * kCons + cw) * kSlot);
+#pragma unroll
+        for (int w = 0; w < kWgM; ++w)
+#pragma unroll
+          for (int i = 0; i < kAcc; i += 4)
+            __stcg(dst + ((w * kAcc + i) / 4) * 128 + wt,
+                   make_float4(acc[w][i], acc[w][i + 1], acc[w][i + 2], acc[w][i + 3]));
+        bar_named(1 + cw, 128);  // every thread's partials are written ...
+        if (wt == 0) {
+          __threadfence();  // ... and visible device-wide before the count (release)
+          atomicAdd(ctr, 1u);
+        }
+        continue;  // the split-0 unit stores the tile
+      }
+      if (wt == 0) {
+        while (ld_acquire(ctr) < static_cast<unsigned>(S - 1)) {
+        }
+        *ctr = 0;  // nobody else touches it in this launch
+      }
+      bar_named(1 + cw, 128);
+      for (int sp = 1; sp < S; ++sp) {
+        float4* src = reinterpret_cast<float4*>(
+            workspace + (long)((un.tail * (S - 1) + sp - 1) * kCons + cw) * kSlot);
+#pragma unroll
+        for (int w = 0; w < kWgM; ++w)
+#pragma unroll
+          for (int i = 0; i < kAcc; i += 4) {
+            float4* p = src + ((w * kAcc + i) / 4) * 128 + wt;
+            const float4 v = __ldcg(p);
+            acc[w][i] += v.x, acc[w][i + 1] += v.y, acc[w][i + 2] += v.z, acc[w][i + 3] += v.w;
+            __stcg(p, make_float4(0.f, 0.f, 0.f, 0.f));
+          }
+      }
+    }
+#endif
 #pragma unroll
     for (int w = 0; w < kWgM; ++w) {
 #if KT_EPI_TMA

@@ -538,6 +538,54 @@ TEST(GemmGpu, TmaVsReference) {
   hopperKindVsReference(KernelKind::kTma);
 }
 
+// The TMA kernel's split tail (SPLIT_K 2 | 4): the last round of the persistent grid split along K
+// (several rounds + a short one; a single partial round; uneven K splits; beta, bias, SiLU), three
+// launches in a row (the counters must come back to zero), then the mma split-K kernel on the same
+// runner (the shared workspace must be left zero).
+TEST(GemmGpu, TmaSplitTailIsCorrectAndSelfCleaning) {
+  REQUIRE_GPU();
+  if (env().dev.arch != "sm_90a") GTEST_SKIP() << "tma needs sm_90a, device is " << env().dev.arch;
+  auto tma = [](int64_t bn, int64_t cons, int64_t wgm, int64_t split) {
+    return Config{{"BLOCK_N", bn},          {"CONSUMERS", cons},     {"WG_M", wgm},
+                  {"NUM_STAGES", int64_t{4}}, {"GROUP_M", int64_t{8}}, {"CLUSTER_M", int64_t{1}},
+                  {"EPI_TMA", int64_t{1}},   {"SPLIT_K", split}};
+  };
+  const std::vector<Config> cfgs = {tma(256, 2, 1, 2), tma(256, 2, 1, 4), tma(128, 2, 1, 4),
+                                    tma(128, 1, 2, 2)};
+  struct Case { int64_t m, n, k; bool bias; Activation act; float beta; };
+  const Case cases[] = {
+      {1152, 4096, 200, true, Activation::kSilu, 0.5f},  // 144 tiles of 128x256: 132 + 12
+      {640, 2560, 1000, false, Activation::kNone, 0.f},  // 50 tiles: one partial round
+      {1000, 3000, 520, true, Activation::kNone, 0.f},   // ragged edges, 9 k-tiles split 4 ways
+  };
+  std::vector<std::tuple<KernelKind, Config, GemmShape>> jobs;
+  std::vector<GemmShape> shapes;
+  for (const Case& cs : cases) {
+    GemmShape s = shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, cs.m, cs.n, cs.k);
+    s.has_bias = cs.bias;
+    s.act = cs.act;
+    s.beta = cs.beta;
+    shapes.push_back(s);
+    for (const Config& c : cfgs) jobs.emplace_back(KernelKind::kTma, c, s);
+  }
+  GemmShape big = shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 1024, 14336, 4096);
+  for (const Config& c : cfgs) jobs.emplace_back(KernelKind::kTma, c, big);
+  const Config mma = mmaConfig(64, 128, 64, 2, 2, 4, 4);
+  jobs.emplace_back(KernelKind::kMma, mma, shapes[0]);
+  precompile(jobs);
+  uint32_t seed = 3000;
+  for (const GemmShape& s : shapes) {
+    Problem p(s, seed++);
+    const auto ref = p.hostReference();
+    for (const Config& c : cfgs) expectMatches(KernelKind::kTma, c, p, ref, 3);
+    if (&s == &shapes[0]) expectMatches(KernelKind::kMma, mma, p, ref, 2);
+  }
+  if (!env().lt) GTEST_SKIP() << "cuBLASLt unavailable for the large check: " << env().lt_skip;
+  Problem p(big, 3100);  // 448 tiles of 128x256 on 132 SMs: 3 rounds + 52 tiles split in two
+  const auto ref = p.cublasReference();
+  for (const Config& c : cfgs) expectMatches(KernelKind::kTma, c, p, ref, 2);
+}
+
 // The tunable op end to end: tunes (JIT configs + cuBLASLt algorithms + default), verifies every
 // candidate, records the winner, and the tuned call writes the right result.
 TEST(GemmGpu, TunableOpTunesVerifiesAndRuns) {

@@ -393,6 +393,9 @@ TEST_F(GemmNvrtc, TmaSpaceCompilesForSm90a) {
     if (c.getInt("EPI_TMA") == 1 && sh.c != ElemType::kF32 &&
         ptx.find("cp.async.bulk.tensor.2d.global.shared") == std::string::npos)
       return "PTX lacks the TMA store";
+    if (c.getInt("SPLIT_K") > 1 && (ptx.find("ld.acquire.gpu") == std::string::npos ||
+                                    ptx.find("atom.global.add") == std::string::npos))
+      return "PTX lacks the split tail's acquire load / counter increment";
     return "";
   };
   for (const auto& fl : compileAll(jobs, tma_ptx)) ADD_FAILURE() << fl;
@@ -401,7 +404,7 @@ TEST_F(GemmNvrtc, TmaSpaceCompilesForSm90a) {
   DeviceInfo h = h100Like();
   Config big{{"BLOCK_N", int64_t{256}}, {"CONSUMERS", int64_t{2}}, {"WG_M", int64_t{1}},
              {"NUM_STAGES", int64_t{4}}, {"GROUP_M", int64_t{8}}, {"CLUSTER_M", int64_t{1}},
-             {"EPI_TMA", int64_t{0}}};
+             {"EPI_TMA", int64_t{0}}, {"SPLIT_K", int64_t{1}}};
   auto p = launchPlan(KernelKind::kTma, big, s, h);
   ASSERT_TRUE(p.ok()) << p.status().toString();
   EXPECT_EQ(p->block.x, 384u);
@@ -418,6 +421,27 @@ TEST_F(GemmNvrtc, TmaSpaceCompilesForSm90a) {
   ASSERT_TRUE(pp.ok());
   EXPECT_EQ(pp->grid.x, 132u);
   EXPECT_EQ(launchPlan(KernelKind::kTma, pair, tiny, h)->grid.x, 2u);
+  // Split tail: still one block per SM at most, up to SPLIT_K blocks per tile when the tiles are
+  // fewer than the SMs; one BLOCK_M x BLOCK_N fp32 slot and CONSUMERS counters per block.
+  Config split = big;
+  split.set("EPI_TMA", int64_t{1});
+  split.set("SPLIT_K", int64_t{2});
+  ASSERT_TRUE(configSpace(KernelKind::kTma).validate(split).ok());
+  GemmShape wide = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 1024, 14336, 4096);
+  auto ps = launchPlan(KernelKind::kTma, split, wide, h);
+  ASSERT_TRUE(ps.ok()) << ps.status().toString();
+  EXPECT_EQ(ps->grid.x, 132u);
+  EXPECT_EQ(ps->workspace_bytes, int64_t{132} * 128 * 256 * 4);
+  EXPECT_EQ(ps->counters, 132 * 2);
+  EXPECT_EQ(launchPlan(KernelKind::kTma, split, tiny, h)->grid.x, 2u);
+  GemmShape few = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 640, 2560, 1000);
+  EXPECT_EQ(launchPlan(KernelKind::kTma, split, few, h)->grid.x, 100u);  // 50 tiles x 2
+  // Not with clusters, nor with the direct-store epilogue (keeps the space small).
+  Config split_pair = split;
+  split_pair.set("CLUSTER_M", int64_t{2});
+  EXPECT_FALSE(configSpace(KernelKind::kTma).validate(split_pair).ok());
+  split.set("EPI_TMA", int64_t{0});
+  EXPECT_FALSE(configSpace(KernelKind::kTma).validate(split).ok());
   Config too_deep = big;
   too_deep.set("NUM_STAGES", int64_t{5});  // 5 x 48 KiB > 227 KiB
   EXPECT_EQ(launchPlan(KernelKind::kTma, too_deep, s, h).status().code(), Code::kOutOfResources);
