@@ -43,7 +43,7 @@ Ctx* g = nullptr;
 bool g_wgmma = false;  // --wgmma: also try the Hopper kernels (wgmma, tma)
 // --kinds=mma,tma,...: only these kernel kinds (default: mma, skinny, and with --wgmma wgmma, tma)
 std::vector<gemm::KernelKind> g_kinds;
-std::string g_shape_filter;  // --shapes=large (M >= 1024) | small
+std::string g_shape_filter;  // --shapes=large (M >= 1024) | small | MxNxK,...
 
 bool kindEnabled(gemm::KernelKind k) {
   if (!g_kinds.empty()) return std::find(g_kinds.begin(), g_kinds.end(), k) != g_kinds.end();
@@ -326,11 +326,16 @@ int main(int argc, char** argv) {
       {128, 4096, 4096, Layout::kNT},   {16, 14336, 4096, Layout::kNT},
   };
   std::vector<ktune::ShapeSpec> chosen;
-  for (const auto& s : shapes)
+  // --shapes=large | small | MxNxK[,MxNxK...] (NT shapes of the list above).
+  const std::string list = "," + ktune::g_shape_filter + ",";
+  for (const auto& s : shapes) {
+    const std::string id = std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
     if (ktune::g_shape_filter.empty() ||
         (ktune::g_shape_filter == "large" && s.m >= 1024) ||
-        (ktune::g_shape_filter == "small" && s.m < 1024))
+        (ktune::g_shape_filter == "small" && s.m < 1024) ||
+        (s.layout == Layout::kNT && list.find("," + id + ",") != std::string::npos))
       chosen.push_back(s);
+  }
   ktune::precompile(chosen);
   for (const auto& s : chosen) ktune::runShape(s);
   benchmark::RunSpecifiedBenchmarks();
