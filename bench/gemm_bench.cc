@@ -326,14 +326,15 @@ int main(int argc, char** argv) {
       {128, 4096, 4096, Layout::kNT},   {16, 14336, 4096, Layout::kNT},
   };
   std::vector<ktune::ShapeSpec> chosen;
-  // --shapes=large | small | MxNxK[,MxNxK...] (NT shapes of the list above).
+  // --shapes=large | small | MxNxK[:LAYOUT][,...] (shapes of the list above; NT without a layout).
   const std::string list = "," + ktune::g_shape_filter + ",";
   for (const auto& s : shapes) {
     const std::string id = std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
     if (ktune::g_shape_filter.empty() ||
         (ktune::g_shape_filter == "large" && s.m >= 1024) ||
         (ktune::g_shape_filter == "small" && s.m < 1024) ||
-        (s.layout == Layout::kNT && list.find("," + id + ",") != std::string::npos))
+        (s.layout == Layout::kNT && list.find("," + id + ",") != std::string::npos) ||
+        list.find("," + id + ":" + ktune::gemm::layoutName(s.layout) + ",") != std::string::npos)
       chosen.push_back(s);
   }
   ktune::precompile(chosen);

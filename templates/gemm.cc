@@ -419,8 +419,8 @@ Status applicable(KernelKind k, const Config& c, const GemmShape& s) {
                                    " (64-wide k-tiles)");
       return Status::Ok();
     case KernelKind::kTma:
-      if (s.layout != Layout::kNT)
-        return Status::Unsupported("TMA GEMM handles layout NT only (A [M][K], B [N][K])");
+      if (s.ab == ElemType::kF32)
+        return Status::Unsupported("TMA GEMM takes 16-bit A and B (f16, bf16)");
       if (!fastPathOk(s))
         return Status::Unsupported(
             "TMA GEMM needs 16-byte aligned A/B with lda % 8 == 0 and ldb % 8 == 0");
@@ -610,6 +610,7 @@ std::vector<Config> curatedConfigs(KernelKind k, const GemmShape& s) {
         add(tma(128, 1, 1, 8, 8, 1, 1, 2));
         add(tma(128, 1, 1, 8, 8, 1, 1, 4));
         add(tma(128, 2, 1, 6, 8, 1, 1, 2));
+        add(tma(128, 2, 1, 6, 8, 1, 1, 4));  // M = 128: 32 tiles x 4 = 128 blocks, B read once
       }
       // Split tail: the kernel splits the last round's tiles along K only when that round leaves
       // at least half the SMs idle (1024x14336: 448 tiles of 128x256 = 3 rounds + 52 tiles on 132
@@ -665,18 +666,19 @@ std::vector<Config> curatedConfigs(KernelKind k, const GemmShape& s) {
 TmaDescriptors tmaDescriptors(const GemmShape& s, DevicePtr a, DevicePtr b, DevicePtr c) {
   TmaDescriptors d;
   const int eb = static_cast<int>(elemBytes(s.ab));
-  auto fill = [&](TensorMap2DDesc& t, DevicePtr p, int64_t rows, int64_t ld) {
+  // A and B as stored: [M][K] or [K][M], [N][K] or [K][N] (the kernel picks the coordinates).
+  auto fill = [&](TensorMap2DDesc& t, DevicePtr p, int64_t rows, int64_t cols, int64_t ld) {
     t.base = p;
     t.elem_bytes = eb;
     t.rows = static_cast<uint64_t>(rows);
-    t.cols = static_cast<uint64_t>(s.k);
+    t.cols = static_cast<uint64_t>(cols);
     t.row_stride_bytes = static_cast<uint64_t>(ld) * static_cast<uint64_t>(eb);
     t.box_rows = 64;
     t.box_cols = 64;
     t.swizzle_bytes = 128;
   };
-  fill(d.a, a, s.m, s.lda);
-  fill(d.b, b, s.n, s.ldb);
+  fill(d.a, a, storedRowsA(s), storedColsA(s), s.lda);
+  fill(d.b, b, storedRowsB(s), storedColsB(s), s.ldb);
   // C: rows M, cols N, ldc, boxes of 64 x 64 16-bit elements (fp32 C keeps the direct stores).
   d.c.base = c;
   d.c.elem_bytes = static_cast<int>(elemBytes(s.c));

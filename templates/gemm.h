@@ -29,8 +29,9 @@ enum class ElemType { kF16 = 0, kBF16 = 1, kF32 = 2 };
 // kGelu is the exact (erf) form on NVIDIA, the tanh form on AMD (no libm there).
 enum class Activation { kNone = 0, kSilu = 1, kGelu = 2 };
 // kWgmma: Hopper (sm_90a) warpgroup MMA fed by cp.async, layout NT only (split-K capable).
-// kTma: Hopper warpgroup MMA fed by TMA, warp-specialised, persistent grid; layout NT only. Its
-// launches take two tensor maps after the common arguments (see tmaDescriptors).
+// kTma: Hopper warpgroup MMA fed by TMA, warp-specialised, persistent grid; every layout (MN-major
+// operands through wgmma's transpose flag). Its launches take tensor maps after the common
+// arguments (see tmaDescriptors).
 enum class KernelKind { kMma, kSkinny, kMfma, kWgmma, kTma };
 
 const char* layoutName(Layout l);          // "NN", "NT", "TN", "TT"
@@ -120,9 +121,10 @@ struct LaunchPlan {
 Expected<LaunchPlan> launchPlan(KernelKind k, const Config& c, const GemmShape& s,
                                 const DeviceInfo& dev);
 
-// The TMA tensor maps a kTma launch needs (A: rows M, cols K; B: rows N, cols K; C: rows M, cols
-// N; 64 x 64 boxes, 128-byte swizzle), for Backend::encodeTensorMap2D. A and B are only meaningful
-// for layout NT with the 16-byte path (applicable() checks that first); C only for 16-bit C with a
+// The TMA tensor maps a kTma launch needs (A and B as stored — rows x cols = M x K or K x M, N x K
+// or K x N by layout; C: rows M, cols N; 64 x 64 boxes, 128-byte swizzle), for
+// Backend::encodeTensorMap2D. A and B are only meaningful with the 16-byte path (applicable()
+// checks that first); C only for 16-bit C with a
 // 16-byte aligned base and ldc (checkTensorMap2D refuses the others: the kernel then stores C
 // directly, see gemm_tma.cuh's c_tma_ok).
 struct TmaDescriptors {

@@ -1,6 +1,12 @@
 // ktune GEMM for NVIDIA Hopper (sm_90a): TMA loads, warp-specialised warpgroups, persistent grid.
 //
-//   C = act(alpha * A * B^T + beta * C + bias)      LAYOUT NT only: A [M][K], B [N][K] (K-major)
+//   C = act(alpha * op(A) * op(B) + beta * C + bias)      every LAYOUT (NN, NT, TN, TT)
+//
+// Operands stored [M][K] / [N][K] (A of NN/NT, B of NT/TT) are K-major; stored [K][M] / [K][N] (A of
+// TN/TT, B of NN/TN) are MN-major. Both arrive by TMA as 64 x 64 boxes with the 128-byte swizzle
+// (the box's inner dimension is whatever the matrix stores contiguously), and the wgmma reads an
+// MN-major operand through a descriptor with the instruction's transpose flag (16-bit types): no
+// data is transposed anywhere.
 //
 // Block = 1 producer warpgroup + CONSUMERS consumer warpgroups (128 threads each).
 // - Producer: one thread walks the block's tiles and, per 64-wide k-tile, waits until the stage's
@@ -52,8 +58,9 @@
 // WG_M * BLOCK_N <= 256 keeps the accumulators at <= 128 registers), NUM_STAGES (2..8), GROUP_M,
 // CLUSTER_M (1 | 2), SPLIT_K (1 | 2 | 4).
 // Problem defines: DTYPE_AB (0 f16, 1 bf16), DTYPE_C (0 f16, 1 bf16, 2 f32), HAS_BIAS, ACT (0 none,
-// 1 SiLU, 2 GELU erf). Host requirements (launch rule): layout NT, 16-byte aligned A and B,
-// lda % 8 == 0, ldb % 8 == 0; tmA = box 64 x 64 over A (cols K, rows M), tmB over B (cols K, rows N).
+// 1 SiLU, 2 GELU erf), LAYOUT (0 NN, 1 NT, 2 TN, 3 TT). Host requirements (launch rule): 16-byte
+// aligned A and B, lda % 8 == 0, ldb % 8 == 0; tmA / tmB = boxes of 64 x 64 over A and B as stored
+// (cols = the contiguous dimension).
 // Dynamic shared memory: NUM_STAGES * (BLOCK_M + BLOCK_N) * 128 + EPI_TMA * CONSUMERS * 16384 +
 // 1024 (alignment) + 256 (barriers).
 // Workspace (SPLIT_K > 1): gridDim.x * BLOCK_M * BLOCK_N floats and gridDim.x * CONSUMERS counters,
@@ -97,10 +104,23 @@
 #define ACT 0
 #endif
 
+#ifndef LAYOUT
+#define LAYOUT 1
+#endif
+// MN-major operands: A stored [K][M] (TN, TT), B stored [K][N] (NN, TN).
+#define KT_A_MN (LAYOUT == 2 || LAYOUT == 3)
+#define KT_B_MN (LAYOUT == 0 || LAYOUT == 2)
+
 #if DTYPE_AB == 1
 #define KTUNE_WGMMA_T "bf16"
 #else
 #define KTUNE_WGMMA_T "f16"
+#endif
+#if KT_A_MN
+#define KTUNE_WGMMA_TA "1"
+#endif
+#if KT_B_MN
+#define KTUNE_WGMMA_TB "1"
 #endif
 #include "prelude.cuh"
 
@@ -261,6 +281,24 @@ KTUNE_DEVICE unsigned ld_acquire(const unsigned* p) {
   unsigned v;
   asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
   return v;
+}
+
+// TMA coordinates (contiguous dimension first) of box `row0` (the tile's M or N offset) of k-tile
+// `k0` for a K-major or an MN-major operand.
+template <bool kMnMajor>
+KTUNE_DEVICE void box_coords(int k0, int row0, int& c0, int& r0) {
+  if (kMnMajor) {
+    c0 = row0, r0 = k0;
+  } else {
+    c0 = k0, r0 = row0;
+  }
+}
+// wgmma descriptor of k16 step `kk` of a stage's operand starting at `addr`: K-major steps 32 bytes
+// inside the swizzled rows; MN-major steps two 8-row atoms (2048 bytes), 64-wide chunks 8192 apart.
+template <bool kMnMajor>
+KTUNE_DEVICE unsigned long long operand_desc(unsigned addr, int kk) {
+  if (kMnMajor) return ktune::make_desc_mn(addr + kk * 2048u, 8192u, 1024u);
+  return ktune::make_desc_addr(addr) + 2ull * kk;
 }
 
 KTUNE_DEVICE void mma_step(float (&acc)[kAcc], unsigned long long da, unsigned long long db) {
@@ -456,19 +494,26 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
           mbar_wait(empty + 8 * s, (round & 1u) ^ 1u);
 #endif
           mbar_expect_tx(full + 8 * s, kStageBytes);
+          int c0, r0;
 #pragma unroll
-          for (int b = 0; b < kBM / 64; ++b)
-            tma_load_2d(sA + (s * kATile + b * 64 * kBK) * 2, &tmA, kt * kBK, m0 + b * 64, full + 8 * s);
+          for (int b = 0; b < kBM / 64; ++b) {
+            box_coords<KT_A_MN>(kt * kBK, m0 + b * 64, c0, r0);
+            tma_load_2d(sA + (s * kATile + b * 64 * kBK) * 2, &tmA, c0, r0, full + 8 * s);
+          }
 #if CLUSTER_M > 1
           // This block's half of the B tile, into both blocks.
 #pragma unroll
-          for (int b = rank * (kBN / 128); b < (rank + 1) * (kBN / 128); ++b)
-            tma_load_2d_multicast(sB + (s * kBTile + b * 64 * kBK) * 2, &tmB, kt * kBK, n0 + b * 64,
-                                  full + 8 * s, (unsigned short)0x3);
+          for (int b = rank * (kBN / 128); b < (rank + 1) * (kBN / 128); ++b) {
+            box_coords<KT_B_MN>(kt * kBK, n0 + b * 64, c0, r0);
+            tma_load_2d_multicast(sB + (s * kBTile + b * 64 * kBK) * 2, &tmB, c0, r0, full + 8 * s,
+                                  (unsigned short)0x3);
+          }
 #else
 #pragma unroll
-          for (int b = 0; b < kBN / 64; ++b)
-            tma_load_2d(sB + (s * kBTile + b * 64 * kBK) * 2, &tmB, kt * kBK, n0 + b * 64, full + 8 * s);
+          for (int b = 0; b < kBN / 64; ++b) {
+            box_coords<KT_B_MN>(kt * kBK, n0 + b * 64, c0, r0);
+            tma_load_2d(sB + (s * kBTile + b * 64 * kBK) * 2, &tmB, c0, r0, full + 8 * s);
+          }
 #endif
         }
       }
@@ -517,14 +562,13 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
       mbar_wait(full + 8 * s, (it / kStages) & 1u);
 #endif
       const unsigned a_stage = sA + s * kATile * 2, b_stage = sB + s * kBTile * 2;
-      const unsigned long long db = ktune::make_desc_addr(b_stage);
       ktune::wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < kBK / 16; ++kk)
 #pragma unroll
         for (int w = 0; w < kWgM; ++w)
-          mma_step(acc[w], ktune::make_desc_addr(a_stage + (cw * kWgM + w) * 64 * kBK * 2) + 2 * kk,
-                   db + 2 * kk);
+          mma_step(acc[w], operand_desc<KT_A_MN>(a_stage + (cw * kWgM + w) * 64 * kBK * 2, kk),
+                   operand_desc<KT_B_MN>(b_stage, kk));
       ktune::wgmma_commit();
       ktune::wgmma_wait<1>();
       // The wgmma group of the previous k-tile has finished reading its slot: hand it back.

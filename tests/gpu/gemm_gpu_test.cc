@@ -538,6 +538,59 @@ TEST(GemmGpu, TmaVsReference) {
   hopperKindVsReference(KernelKind::kTma);
 }
 
+// The TMA kernel in every layout: MN-major A (TN, TT) and B (NN, TN) come in as TMA boxes of the
+// stored matrix and are read by wgmma with its transpose flags. Odd sizes and epilogues against the
+// float64 reference, tile shapes / consumers / clusters / split tail, then 2048^3 against cuBLASLt.
+TEST(GemmGpu, TmaEveryLayoutVsReference) {
+  REQUIRE_GPU();
+  if (env().dev.arch != "sm_90a") GTEST_SKIP() << "tma needs sm_90a, device is " << env().dev.arch;
+  auto tma = [](int64_t bn, int64_t cons, int64_t wgm, int64_t st, int64_t cl, int64_t epi,
+                int64_t split) {
+    return Config{{"BLOCK_N", bn},          {"CONSUMERS", cons}, {"WG_M", wgm},
+                  {"NUM_STAGES", st},      {"GROUP_M", int64_t{8}}, {"CLUSTER_M", cl},
+                  {"EPI_TMA", epi},        {"SPLIT_K", split}};
+  };
+  const std::vector<Config> cfgs = {tma(256, 2, 1, 4, 1, 1, 1), tma(128, 1, 1, 8, 1, 0, 1),
+                                    tma(192, 2, 1, 4, 1, 1, 1), tma(128, 2, 2, 4, 1, 1, 1),
+                                    tma(256, 2, 1, 4, 2, 0, 1), tma(256, 2, 1, 4, 1, 1, 2)};
+  struct Case { int64_t m, n, k; ElemType ab, c; bool bias; Activation act; float beta; };
+  const Case cases[] = {
+      {300, 520, 264, ElemType::kBF16, ElemType::kBF16, false, Activation::kNone, 0.f},
+      {130, 200, 1000, ElemType::kF16, ElemType::kF32, true, Activation::kGelu, 0.5f},
+      {33, 4097, 72, ElemType::kBF16, ElemType::kBF16, true, Activation::kSilu, 0.f},
+  };
+  std::vector<std::tuple<KernelKind, Config, GemmShape>> jobs;
+  std::vector<GemmShape> shapes, bigs;
+  for (Layout l : kLayouts) {
+    for (const Case& cs : cases) {
+      GemmShape s = shapeOf(l, cs.ab, cs.c, cs.m, cs.n, cs.k);
+      // Leading dimensions padded to 8 elements (TMA needs 16-byte row pitches); M, N, K stay odd.
+      s.lda = (gemm::storedColsA(s) + 7) / 8 * 8;
+      s.ldb = (gemm::storedColsB(s) + 7) / 8 * 8;
+      s.has_bias = cs.bias;
+      s.act = cs.act;
+      s.beta = cs.beta;
+      shapes.push_back(s);
+      for (const Config& c : cfgs) jobs.emplace_back(KernelKind::kTma, c, s);
+    }
+    bigs.push_back(shapeOf(l, ElemType::kBF16, ElemType::kBF16, 2048, 2048, 2048));
+    jobs.emplace_back(KernelKind::kTma, cfgs[0], bigs.back());
+  }
+  precompile(jobs);
+  uint32_t seed = 4000;
+  for (const GemmShape& s : shapes) {
+    Problem p(s, seed++);
+    const auto ref = p.hostReference();
+    for (const Config& c : cfgs) expectMatches(KernelKind::kTma, c, p, ref);
+  }
+  if (!env().lt) GTEST_SKIP() << "cuBLASLt unavailable for the large check: " << env().lt_skip;
+  for (const GemmShape& s : bigs) {
+    Problem p(s, seed++);
+    const auto ref = p.cublasReference();
+    expectMatches(KernelKind::kTma, cfgs[0], p, ref);
+  }
+}
+
 // The TMA kernel's split tail (SPLIT_K 2 | 4): the last round of the persistent grid split along K
 // (several rounds + a short one; a single partial round; uneven K splits; beta, bias, SiLU), three
 // launches in a row (the counters must come back to zero), then the mma split-K kernel on the same

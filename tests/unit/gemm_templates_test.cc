@@ -334,7 +334,7 @@ TEST_F(GemmNvrtc, WgmmaCuratedConfigsCompileForSm90a) {
                     : std::string();
        }))
     ADD_FAILURE() << fl;
-  // Launch rule: sm_90a only, NT only.
+  // Launch rule (wgmma kernel): sm_90a only, NT only.
   DeviceInfo h = h100Like();
   auto p = launchPlan(KernelKind::kWgmma, curatedConfigs(KernelKind::kWgmma, s).front(), s, h);
   ASSERT_TRUE(p.ok()) << p.status().toString();
@@ -380,6 +380,14 @@ TEST_F(GemmNvrtc, TmaSpaceCompilesForSm90a) {
   f.act = Activation::kGelu;
   f.beta = 0.5f;
   for (const Config& c : curatedConfigs(KernelKind::kTma, f)) jobs.emplace_back(KernelKind::kTma, c, f);
+  // The other layouts (MN-major A and/or B): the first curated configs, one with a cluster.
+  for (Layout l : {Layout::kNN, Layout::kTN, Layout::kTT}) {
+    GemmShape g = denseShape(l, ElemType::kBF16, ElemType::kBF16, 1000, 520, 264);
+    ASSERT_TRUE(applicable(KernelKind::kTma, curatedConfigs(KernelKind::kTma, g).front(), g).ok());
+    const auto cur = curatedConfigs(KernelKind::kTma, g);
+    for (size_t i = 0; i < cur.size(); i += quick ? 8 : 4) jobs.emplace_back(KernelKind::kTma, cur[i], g);
+    jobs.emplace_back(KernelKind::kTma, cur.back(), g);
+  }
   ASSERT_GE(jobs.size(), 10u);
   auto tma_ptx = [](const Config& c, const GemmShape& sh, const std::string& ptx) -> std::string {
     if (ptx.find("cp.async.bulk.tensor.2d") == std::string::npos)
@@ -393,6 +401,11 @@ TEST_F(GemmNvrtc, TmaSpaceCompilesForSm90a) {
     if (c.getInt("EPI_TMA") == 1 && sh.c != ElemType::kF32 &&
         ptx.find("cp.async.bulk.tensor.2d.global.shared") == std::string::npos)
       return "PTX lacks the TMA store";
+    // wgmma's transpose flags: A MN-major for TN/TT, B MN-major for NN/TN.
+    const bool ta = sh.layout == Layout::kTN || sh.layout == Layout::kTT;
+    const bool tb = sh.layout == Layout::kNN || sh.layout == Layout::kTN;
+    const std::string flags = std::string("p, 1, 1, ") + (ta ? "1" : "0") + ", " + (tb ? "1" : "0") + ";";
+    if (ptx.find(flags) == std::string::npos) return "PTX lacks wgmma with transpose flags '" + flags + "'";
     if (c.getInt("SPLIT_K") > 1 && (ptx.find("ld.acquire.gpu") == std::string::npos ||
                                     ptx.find("atom.global.add") == std::string::npos))
       return "PTX lacks the split tail's acquire load / counter increment";
@@ -449,7 +462,9 @@ TEST_F(GemmNvrtc, TmaSpaceCompilesForSm90a) {
   regs.set("WG_M", int64_t{2});  // 256 accumulators per thread
   EXPECT_FALSE(configSpace(KernelKind::kTma).validate(regs).ok());
   GemmShape nn = denseShape(Layout::kNN, ElemType::kBF16, ElemType::kBF16, 256, 256, 256);
-  EXPECT_EQ(applicable(KernelKind::kTma, big, nn).code(), Code::kUnsupported);
+  EXPECT_TRUE(applicable(KernelKind::kTma, big, nn).ok());  // every layout (MN-major operands)
+  GemmShape f32in = denseShape(Layout::kNT, ElemType::kF32, ElemType::kF32, 256, 256, 256);
+  EXPECT_FALSE(applicable(KernelKind::kTma, big, f32in).ok());
   GemmShape odd = s;
   odd.lda = 4100;  // rows not 16-byte multiples: no tensor map
   EXPECT_EQ(applicable(KernelKind::kTma, big, odd).code(), Code::kUnsupported);
@@ -469,6 +484,14 @@ TEST_F(GemmNvrtc, TmaSpaceCompilesForSm90a) {
   EXPECT_EQ(d.b.rows, 33u);
   EXPECT_TRUE(checkTensorMap2D(d.a).ok()) << checkTensorMap2D(d.a).toString();
   EXPECT_TRUE(checkTensorMap2D(d.b).ok());
+  // Transposed storage: TN's A is K x M, NN's / TN's B is K x N.
+  GemmShape tn = denseShape(Layout::kTN, ElemType::kBF16, ElemType::kBF16, 300, 520, 264);
+  auto dt = tmaDescriptors(tn, 0x10000, 0x20000, 0x30000);
+  EXPECT_EQ(dt.a.rows, 264u);
+  EXPECT_EQ(dt.a.cols, 300u);
+  EXPECT_EQ(dt.b.rows, 264u);
+  EXPECT_EQ(dt.b.cols, 520u);
+  EXPECT_EQ(dt.b.row_stride_bytes, static_cast<uint64_t>(tn.ldb) * 2);
   TensorMap2DDesc bad = d.a;
   bad.base = 0x10008;
   EXPECT_NE(checkTensorMap2D(bad).message().find("16-byte aligned"), std::string::npos);
