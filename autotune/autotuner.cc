@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <deque>
 #include <iostream>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <shared_mutex>
 #include <sstream>
@@ -189,7 +192,7 @@ struct Tuner::Impl {
   // so the caller benchmarks the candidates left (those with done[i] == false) in-process.
   bool benchIsolated(FamilyState& fs, const void* p, const std::string& key,
                      std::vector<Cand>& cands, const std::vector<size_t>& todo, double* best,
-                     std::vector<bool>* done, std::string* why);
+                     std::vector<bool>* done, std::string* why, int* bench_index);
   void recordPartial(FamilyState& fs, const std::string& key, const CandidateResult& r);
   // Creates the worker supervisor (not the process) once; false with *why when no worker
   // executable is found.
@@ -208,8 +211,12 @@ struct Tuner::Impl {
                                StreamHandle s);
   Status launchSelected(FamilyState& fs, const Selected& sel, const void* p, StreamHandle s);
   Selected* publish(FamilyState& fs, const KeyBuilder& kb, std::unique_ptr<Selected> sel);
+  // Serialised: compile threads and the benchmarking thread report concurrently.
+  std::mutex progress_mu;
   void progress(const TuneProgress& pr) {
-    if (opts.progress) opts.progress(pr);
+    if (!opts.progress) return;
+    std::lock_guard<std::mutex> l(progress_mu);
+    opts.progress(pr);
   }
 };
 
@@ -641,73 +648,97 @@ Expected<TuneReport> Tuner::Impl::tuneKey(FamilyState& fs, const void* p, const 
     }
   }
 
-  // 5. Compile all live JIT candidates in parallel (store hits cost no compile). The isolation
-  //    worker starts meanwhile (its process and driver start-up overlap the compiles).
+  // 5. Compile the live JIT candidates on a pool of threads (store hits cost no compile). With
+  //    options.pipeline, candidates are benchmarked batch by batch as they come out of the
+  //    compilers (vendor-library candidates first, while the first compiles run), so a cold run
+  //    takes about max(compile, bench) rather than the sum; without it, everything is compiled
+  //    first. The isolation worker starts before the compiles (its start-up overlaps them).
   if (opts.options.isolate && f.args_json && f.make_problem) {
     std::string ignored;
     if (makeWorker(&ignored)) (void)worker->prestart();  // run() reports start failures
   }
+  const bool pipeline = opts.options.pipeline;
   const auto t_compile = Clock::now();
-  {
-    std::vector<size_t> todo;
-    for (size_t i = 0; i < cands.size(); ++i) {
-      if (cands[i].live && cands[i].vendor_source.empty()) todo.push_back(i);
-    }
-    int threads = opts.options.compile_threads > 0
-                      ? opts.options.compile_threads
-                      : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    threads = std::max(1, std::min<int>(threads, static_cast<int>(todo.size())));
-    std::atomic<size_t> next{0};
-    std::atomic<int> done{0};
-    std::mutex pmu;
-    auto worker = [&] {
-      for (size_t j; (j = next++) < todo.size();) {
-        Cand& c = cands[todo[j]];
-        std::string note;
-        auto co = compileConfig(fs, c.config, p, &c.r.code_object_key, &c.hit, &note);
-        if (co.ok()) {
-          c.co = std::move(co).value();
-        } else {
-          fail(c, co.status());
-        }
-        std::lock_guard<std::mutex> l(pmu);
-        if (!note.empty() && opts.options.verbose) log() << "ktune: " << note << "\n";
-        progress({f.name, key, "compile", ++done, static_cast<int>(todo.size()), c.r.config});
-      }
-    };
-    std::vector<std::thread> pool;
-    for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
-    worker();
-    for (auto& t : pool) t.join();
-    for (size_t i : todo) {
-      const Cand& c = cands[i];
-      if (c.hit) {
-        ++rep.store_hits;
-      } else {
-        ++rep.compiled;
-      }
-    }
-  }
-  rep.compile_wall_ms = ms_since(t_compile);
-
-  // 6. Resource checks from the compiler's report, then dedup identical binaries.
-  std::map<std::string, size_t> seen;
+  std::vector<size_t> to_compile;
   for (size_t i = 0; i < cands.size(); ++i) {
+    if (cands[i].live && cands[i].vendor_source.empty()) to_compile.push_back(i);
+  }
+  const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // While benchmarking runs beside the compiles, leave it a core on bigger machines: a launch
+  // thread that waits for a time slice between its start event and the kernel inflates timings.
+  int threads = opts.options.compile_threads > 0 ? opts.options.compile_threads
+                                                 : (pipeline && hw > 4 ? hw - 1 : hw);
+  threads = std::max(1, std::min<int>(threads, static_cast<int>(to_compile.size())));
+  std::mutex qmu;  // guards ready, compiled_count, compile_done_ms
+  std::condition_variable qcv;
+  std::deque<size_t> ready;
+  size_t compiled_count = 0;
+  double compile_done_ms = 0;
+  std::atomic<size_t> next{0};
+  auto compileLoop = [&] {
+    for (size_t j; (j = next++) < to_compile.size();) {
+      Cand& c = cands[to_compile[j]];
+      std::string note;
+      auto co = compileConfig(fs, c.config, p, &c.r.code_object_key, &c.hit, &note);
+      if (co.ok()) {
+        c.co = std::move(co).value();
+      } else {
+        fail(c, co.status());
+      }
+      {
+        std::lock_guard<std::mutex> l(qmu);
+        if (!note.empty() && opts.options.verbose) log() << "ktune: " << note << "\n";
+        ready.push_back(to_compile[j]);
+        if (++compiled_count == to_compile.size()) compile_done_ms = ms_since(t_compile);
+      }
+      qcv.notify_one();
+      progress({f.name, key, "compile", static_cast<int>(j + 1), static_cast<int>(to_compile.size()),
+                c.r.config});
+    }
+  };
+  std::vector<std::thread> pool;
+  // The pool writes into `cands`: it is joined before this function returns, on every path.
+  struct Joiner {
+    std::vector<std::thread>& threads;
+    ~Joiner() {
+      for (auto& t : threads)
+        if (t.joinable()) t.join();
+    }
+  } joiner{pool};
+  for (int t = pipeline ? 0 : 1; t < threads; ++t) pool.emplace_back(compileLoop);
+  if (!pipeline) compileLoop();  // the caller compiles too; the pool is joined below
+
+  // 6-8. Per compiled candidate: resource checks from the compiler's report, dedup of identical
+  // binaries, static pruning (never pruning every candidate); then load, verify, benchmark (early
+  // rejection against the best so far) — in the worker process when isolation is on, else here.
+  // Every finished candidate is recorded as a partial result at once, so a killed tuner resumes.
+  double best = 0;
+  for (const auto& c : cands) {
+    if (c.resumed && c.r.status == Code::kOk && c.r.stats.runs > 0 &&
+        (best <= 0 || c.r.stats.median_ms < best))
+      best = c.r.stats.median_ms;
+  }
+  bool has_vendor = false;
+  for (auto& c : cands) has_vendor |= c.live && !c.vendor_source.empty();
+  std::map<std::string, size_t> seen;
+  std::vector<std::pair<size_t, std::string>> set_aside;  // would be pruned (no vendor candidate)
+  size_t survivors = 0;  // live JIT candidates not pruned
+  auto admit = [&](size_t i, std::vector<size_t>& batch) {
     Cand& c = cands[i];
-    if (!c.live || !c.vendor_source.empty()) continue;
+    if (!c.live) return;  // compile failure (recorded by fail())
     int64_t shared = c.co.resources.shared_bytes + static_cast<int64_t>(c.dims.shared);
     if (shared_limit > 0 && shared > shared_limit) {
       fail(c, Status::OutOfResources("uses " + std::to_string(shared) +
                                      " B shared/LDS (static + dynamic) > device limit " +
                                      std::to_string(shared_limit) + " B"));
-      continue;
+      return;
     }
-    int64_t threads = int64_t(c.dims.block.x) * c.dims.block.y * c.dims.block.z;
-    if (c.co.resources.max_threads_per_block > 0 && threads > c.co.resources.max_threads_per_block) {
-      fail(c, Status::OutOfResources("block of " + std::to_string(threads) +
+    int64_t threads_pb = int64_t(c.dims.block.x) * c.dims.block.y * c.dims.block.z;
+    if (c.co.resources.max_threads_per_block > 0 && threads_pb > c.co.resources.max_threads_per_block) {
+      fail(c, Status::OutOfResources("block of " + std::to_string(threads_pb) +
                                      " threads > the kernel's launch bound " +
                                      std::to_string(c.co.resources.max_threads_per_block)));
-      continue;
+      return;
     }
     std::string sig = sha256Hex(c.co.binary) + "|" + c.co.lowered_entry + "|" +
                       std::to_string(c.dims.grid.x) + "," + std::to_string(c.dims.grid.y) + "," +
@@ -719,79 +750,136 @@ Expected<TuneReport> Tuner::Impl::tuneKey(FamilyState& fs, const void* p, const 
       c.dup_of = static_cast<int>(it->second);
       ++rep.duplicates;
     }
-  }
-
-  // 7. Static pruning (family callback; spills), never pruning every candidate.
-  {
-    std::vector<std::pair<size_t, std::string>> prune;
-    size_t live_jit = 0;
-    for (size_t i = 0; i < cands.size(); ++i) {
-      Cand& c = cands[i];
-      if (!c.live || !c.vendor_source.empty()) continue;
-      ++live_jit;
-      std::optional<std::string> why;
-      if (f.prune) why = f.prune(c.config, c.co, device);
-      if (!why && opts.options.static_prune && opts.prune_spills && c.co.resources.spills()) {
-        why = "spills (" + std::to_string(c.co.resources.spill_store_bytes) + " B stores, " +
-              std::to_string(c.co.resources.vgpr_spill) + " VGPRs)";
-      }
-      if (why) prune.emplace_back(i, *why);
+    std::optional<std::string> why;
+    if (f.prune) why = f.prune(c.config, c.co, device);
+    if (!why && opts.options.static_prune && opts.prune_spills && c.co.resources.spills()) {
+      why = "spills (" + std::to_string(c.co.resources.spill_store_bytes) + " B stores, " +
+            std::to_string(c.co.resources.vgpr_spill) + " VGPRs)";
     }
-    bool has_vendor = false;
-    for (auto& c : cands) has_vendor |= c.live && !c.vendor_source.empty();
-    if (prune.size() < live_jit || has_vendor) {
-      for (auto& [i, why] : prune) {
+    if (why) {
+      if (has_vendor) {
+        fail(c, Status::OutOfResources("pruned: " + *why));
+        ++rep.pruned;
+      } else {
+        set_aside.emplace_back(i, *why);  // decided once every candidate is known
+      }
+      return;
+    }
+    ++survivors;
+    if (c.dup_of < 0) batch.push_back(i);
+  };
+
+  double bench_ms = 0, overlap_ms = 0;
+  std::vector<bool> done(cands.size(), false);
+  bool iso_off = !opts.options.isolate;  // isolation unavailable: the rest runs in-process
+  bool iso_used = false;                 // some batch of this key went through the worker
+  int bench_index = 0;
+  auto benchBatch = [&](std::vector<size_t> batch) {
+    if (batch.empty()) return;
+    bool compiling;
+    {
+      std::lock_guard<std::mutex> l(qmu);
+      compiling = compiled_count < to_compile.size();
+    }
+    const auto t0 = Clock::now();
+    // Vendor-library candidates first: they are usually close to the best, so early rejection
+    // has a strong bar from the start and slow JIT configs stop after a few runs.
+    std::stable_partition(batch.begin(), batch.end(),
+                          [&](size_t i) { return !cands[i].vendor_source.empty(); });
+    if (!iso_off) {
+      std::string why;
+      if (benchIsolated(fs, p, key, cands, batch, &best, &done, &why, &bench_index)) {
+        iso_used = true;
+      } else if (iso_used) {
+        // Candidates of this key already ran in the worker: the ones left may include the kind
+        // that broke it, so they must not run in the tuner's process.
+        for (size_t i : batch) {
+          if (done[i]) continue;
+          fail(cands[i], Status::Unavailable("isolated benchmarking failed: " + why));
+          done[i] = true;
+        }
+      } else {
+        iso_off = true;
+        ++iso_fallback.fallbacks;
+        // Once per family and reason: a family without make_problem would say it every key.
+        if (iso_warned.insert(f.name + "|" + why).second || opts.options.verbose) {
+          log() << "ktune: " << f.name << " [" << key
+                << "]: isolated benchmarking unavailable, benchmarking in-process: " << why << "\n";
+        }
+      }
+    }
+    for (size_t i : batch) {
+      Cand& c = cands[i];
+      if (done[i]) continue;
+      progress({f.name, key, "bench", ++bench_index, total, c.r.config});
+      benchOne(f, p, c, opts.bench, best, s, &rep);
+      if (c.r.status == Code::kOk && (best <= 0 || c.r.stats.median_ms < best))
+        best = c.r.stats.median_ms;
+      const auto t_rec = Clock::now();
+      recordPartial(fs, key, c.r);
+      rep.record_ms += ms_since(t_rec);
+      c.recorded = true;
+      done[i] = true;
+    }
+    const double ms = ms_since(t0);
+    bench_ms += ms;
+    if (compiling) overlap_ms += ms;
+  };
+
+  std::vector<size_t> first;  // the vendor candidates (and, without the pipeline, everything)
+  for (size_t i = 0; i < cands.size(); ++i) {
+    if (cands[i].live && !cands[i].vendor_source.empty()) first.push_back(i);
+  }
+  if (pipeline) {
+    benchBatch(std::move(first));
+    first.clear();
+  }
+  for (size_t taken = 0; taken < to_compile.size();) {
+    std::vector<size_t> got;
+    {
+      std::unique_lock<std::mutex> l(qmu);
+      qcv.wait(l, [&] { return !ready.empty(); });
+      got.assign(ready.begin(), ready.end());
+      ready.clear();
+    }
+    taken += got.size();
+    if (!pipeline) std::sort(got.begin(), got.end());  // candidate order, as compiled serially
+    std::vector<size_t> batch;
+    for (size_t i : got) admit(i, batch);
+    if (pipeline) {
+      benchBatch(std::move(batch));
+    } else {
+      first.insert(first.end(), batch.begin(), batch.end());
+    }
+  }
+  for (auto& t : pool)
+    if (t.joinable()) t.join();
+  rep.compile_wall_ms = to_compile.empty() ? ms_since(t_compile) : compile_done_ms;
+  for (size_t i : to_compile) {
+    if (cands[i].hit) {
+      ++rep.store_hits;
+    } else {
+      ++rep.compiled;
+    }
+  }
+  if (!pipeline) benchBatch(std::move(first));
+  // Pruning must not remove every candidate: with no vendor candidate and no other JIT candidate
+  // left, the would-be-pruned ones are benchmarked after all.
+  if (!set_aside.empty()) {
+    if (survivors == 0) {
+      std::vector<size_t> batch;
+      for (auto& [i, why] : set_aside)
+        if (cands[i].dup_of < 0) batch.push_back(i);  // duplicates copy their original's result
+      benchBatch(std::move(batch));
+    } else {
+      for (auto& [i, why] : set_aside) {
         fail(cands[i], Status::OutOfResources("pruned: " + why));
         ++rep.pruned;
       }
     }
   }
-
-  // 8. Load, verify, benchmark (early rejection against the best so far) — in the worker process
-  // when isolation is on, else here. Every finished candidate is recorded as a partial result at
-  // once, so a killed tuner resumes from it.
-  const auto t_bench = Clock::now();
-  double best = 0;
-  for (const auto& c : cands) {
-    if (c.resumed && c.r.status == Code::kOk && c.r.stats.runs > 0 &&
-        (best <= 0 || c.r.stats.median_ms < best))
-      best = c.r.stats.median_ms;
-  }
-  std::vector<size_t> todo;
-  for (size_t i = 0; i < cands.size(); ++i) {
-    if (cands[i].live && cands[i].dup_of < 0) todo.push_back(i);
-  }
-  // Vendor-library candidates first: they are usually close to the best, so early rejection has
-  // a strong bar from the start and slow JIT configs stop after a few runs.
-  std::stable_partition(todo.begin(), todo.end(),
-                        [&](size_t i) { return !cands[i].vendor_source.empty(); });
-  std::vector<bool> done(cands.size(), false);
-  if (opts.options.isolate && !todo.empty()) {
-    std::string why;
-    if (!benchIsolated(fs, p, key, cands, todo, &best, &done, &why)) {
-      ++iso_fallback.fallbacks;
-      // Once per family and reason: a family without make_problem would say it every key.
-      if (iso_warned.insert(f.name + "|" + why).second || opts.options.verbose) {
-        log() << "ktune: " << f.name << " [" << key
-              << "]: isolated benchmarking unavailable, benchmarking in-process: " << why << "\n";
-      }
-    }
-  }
-  int bi = 0;
-  for (size_t i : todo) {
-    Cand& c = cands[i];
-    ++bi;
-    if (done[i]) continue;
-    progress({f.name, key, "bench", bi, total, c.r.config});
-    benchOne(f, p, c, opts.bench, best, s, &rep);
-    if (c.r.status == Code::kOk && (best <= 0 || c.r.stats.median_ms < best))
-      best = c.r.stats.median_ms;
-    const auto t_rec = Clock::now();
-    recordPartial(fs, key, c.r);
-    rep.record_ms += ms_since(t_rec);
-    c.recorded = true;
-  }
-  rep.bench_wall_ms = ms_since(t_bench);
+  rep.bench_wall_ms = bench_ms;
+  rep.bench_overlap_ms = overlap_ms;
   for (auto& c : cands) {
     if (c.dup_of < 0 || !c.live) continue;
     const Cand& o = cands[c.dup_of];
@@ -841,7 +929,7 @@ Expected<TuneReport> Tuner::Impl::tuneKey(FamilyState& fs, const void* p, const 
   if (opts.options.verbose) {
     log() << rep.tree();
     log() << "  compile " << fmt3(rep.compile_wall_ms) << " ms, bench " << fmt3(rep.bench_wall_ms)
-          << " ms, total " << fmt3(rep.total_wall_ms) << " ms (host wall)\n";
+          << " ms (" << fmt3(rep.bench_overlap_ms) << " ms of it while compiling), total " << fmt3(rep.total_wall_ms) << " ms (host wall)\n";
   }
   return rep;
 }
@@ -947,7 +1035,8 @@ void Tuner::Impl::recordPartial(FamilyState& fs, const std::string& key,
 
 bool Tuner::Impl::benchIsolated(FamilyState& fs, const void* p, const std::string& key,
                                 std::vector<Cand>& cands, const std::vector<size_t>& todo,
-                                double* best, std::vector<bool>* done, std::string* why) {
+                                double* best, std::vector<bool>* done, std::string* why,
+                                int* bench_index) {
   const detail::ErasedFamily& f = fs.f;
   if (!f.args_json || !f.make_problem) {
     *why = "family " + f.name + " has no args_json/make_problem, so a worker cannot rebuild its "
@@ -970,9 +1059,9 @@ bool Tuner::Impl::benchIsolated(FamilyState& fs, const void* p, const std::strin
     b.candidates.push_back(std::move(wc));
   }
   const int total = static_cast<int>(cands.size());
-  int bi = 0;
   auto startProgress = [&](size_t j) {
-    if (j < todo.size()) progress({f.name, key, "bench", ++bi, total, cands[todo[j]].r.config});
+    if (j < todo.size())
+      progress({f.name, key, "bench", ++*bench_index, total, cands[todo[j]].r.config});
   };
   startProgress(0);
   Status st = worker->run(b, [&](size_t j, const CandidateResult& r) {

@@ -58,6 +58,8 @@ struct TuneReport {
   int skipped_known_failed = 0;  // failed earlier (database blacklist) and not retried
   int resumed = 0;  // measured by an earlier, interrupted run of this key and reused (not re-run)
   double compile_wall_ms = 0, bench_wall_ms = 0, total_wall_ms = 0;  // host wall time
+  // Part of bench_wall_ms spent while candidates were still compiling (options.pipeline).
+  double bench_overlap_ms = 0;
   // Where the in-process bench phase went (host wall ms): module loads, verification runs (incl.
   // the output comparison), timing, partial-result writes. Zero for candidates benchmarked in
   // the isolation worker (their time is in bench_wall_ms only).

@@ -34,8 +34,13 @@ struct Options {
   // KTUNE_WORKER_PLUGINS=<a.so>:<b.so>: shared libraries the worker loads to register user
   // families (each exports ktune_register_families; see autotune/isolation.h).
   std::vector<std::string> worker_plugins;
-  // KTUNE_COMPILE_THREADS=N: parallel JIT compiles. 0 = all hardware threads.
+  // KTUNE_COMPILE_THREADS=N: parallel JIT compiles. 0 = all hardware threads (one fewer while
+  // candidates are benchmarked during the compiles, see pipeline).
   int compile_threads = 0;
+  // KTUNE_PIPELINE=0: compile every candidate before benchmarking any. Default on: candidates are
+  // benchmarked as soon as they are compiled (vendor-library candidates first, while the first
+  // compiles run), so cold tuning takes about max(compile, bench) instead of their sum.
+  bool pipeline = true;
   // KTUNE_WARMUP_MS / KTUNE_REP_MS: do_bench budgets per candidate (device time). 5 / 20 ms: on
   // the H100 the 4096^3 GEMM tuning picked the same top three (within 1%) as with 10 / 40 and the
   // warm run took 2.0 s instead of 3.0 s (bench/NOTES.md); at least min_runs runs are always taken.

@@ -181,7 +181,10 @@ TEST(Isolation, HangIsKilledByTheWatchdog) {
   EXPECT_NE(hung->reason.find("hung"), std::string::npos) << hung->reason;
   EXPECT_LT(secs, 10.0);
   EXPECT_EQ(t.tuner->isolationStats().timeouts, 1);
-  EXPECT_EQ(t.tuner->isolationStats().starts, 2);
+  // The killed worker is restarted when candidates remain after the hung one; with the compile /
+  // bench pipeline the hung one may arrive last, and then nothing needs a second worker.
+  EXPECT_GE(t.tuner->isolationStats().starts, 1);
+  EXPECT_LE(t.tuner->isolationStats().starts, 2);
   // Blacklisted: the next run does not wait for it again.
   auto t2 = make(env, "iso_hang", o);
   auto rep2 = t2.fam.tune(*p);
