@@ -786,14 +786,34 @@ Expected<TuneReport> Tuner::Impl::tuneKey(FamilyState& fs, const void* p, const 
     // has a strong bar from the start and slow JIT configs stop after a few runs.
     std::stable_partition(batch.begin(), batch.end(),
                           [&](size_t i) { return !cands[i].vendor_source.empty(); });
-    if (!iso_off) {
+    auto inProcess = [&](size_t i) {
+      Cand& c = cands[i];
+      progress({f.name, key, "bench", ++bench_index, total, c.r.config});
+      benchOne(f, p, c, opts.bench, best, s, &rep);
+      if (c.r.status == Code::kOk && (best <= 0 || c.r.stats.median_ms < best))
+        best = c.r.stats.median_ms;
+      const auto t_rec = Clock::now();
+      recordPartial(fs, key, c.r);
+      rep.record_ms += ms_since(t_rec);
+      c.recorded = true;
+      done[i] = true;
+    };
+    std::vector<size_t> iso_batch;
+    for (size_t i : batch) {
+      if (!iso_off && opts.isolation.vendor_in_process && !cands[i].vendor_source.empty()) {
+        inProcess(i);  // trusted library code, here while the worker starts (IsolationOptions)
+      } else {
+        iso_batch.push_back(i);
+      }
+    }
+    if (!iso_off && !iso_batch.empty()) {
       std::string why;
-      if (benchIsolated(fs, p, key, cands, batch, &best, &done, &why, &bench_index)) {
+      if (benchIsolated(fs, p, key, cands, iso_batch, &best, &done, &why, &bench_index)) {
         iso_used = true;
       } else if (iso_used) {
         // Candidates of this key already ran in the worker: the ones left may include the kind
         // that broke it, so they must not run in the tuner's process.
-        for (size_t i : batch) {
+        for (size_t i : iso_batch) {
           if (done[i]) continue;
           fail(cands[i], Status::Unavailable("isolated benchmarking failed: " + why));
           done[i] = true;
@@ -808,19 +828,8 @@ Expected<TuneReport> Tuner::Impl::tuneKey(FamilyState& fs, const void* p, const 
         }
       }
     }
-    for (size_t i : batch) {
-      Cand& c = cands[i];
-      if (done[i]) continue;
-      progress({f.name, key, "bench", ++bench_index, total, c.r.config});
-      benchOne(f, p, c, opts.bench, best, s, &rep);
-      if (c.r.status == Code::kOk && (best <= 0 || c.r.stats.median_ms < best))
-        best = c.r.stats.median_ms;
-      const auto t_rec = Clock::now();
-      recordPartial(fs, key, c.r);
-      rep.record_ms += ms_since(t_rec);
-      c.recorded = true;
-      done[i] = true;
-    }
+    for (size_t i : batch)
+      if (!done[i]) inProcess(i);
     const double ms = ms_since(t0);
     bench_ms += ms;
     if (compiling) overlap_ms += ms;

@@ -66,6 +66,12 @@ struct IsolationOptions {
   // A worker that stops working after it returned results is never replaced by in-process runs
   // (the remaining candidates fail with kUnavailable): they may be what broke it.
   bool fallback_in_process = true;
+  // Vendor-library candidates (cuBLASLt / hipBLASLt algorithms from the library's own heuristic)
+  // are benchmarked in the tuner's process while the worker starts, instead of in the worker:
+  // they are the vendor's tested code, not generated kernels, and running them here hides the
+  // worker's start-up (process, device context, library handle: ~0.5 s on the H100) behind
+  // useful work. false: every candidate goes through the worker.
+  bool vendor_in_process = true;
 };
 
 // What the tuner has seen of its worker (tests, CLI summaries).

@@ -213,6 +213,53 @@ TEST(Isolation, WorkerIsReusedAcrossCandidatesAndKeys) {
   EXPECT_EQ(env.backend->launchCount("iso_scale"), 2);
 }
 
+// Vendor-library candidates run in the tuner's process while the worker starts
+// (IsolationOptions::vendor_in_process, default); the JIT candidates still go through the worker.
+// With the option off the vendor candidate is sent to the worker too, whose copy of the family
+// (the plugin's) has no vendor_launch: it fails there with that reason, and nothing ran here.
+TEST(Isolation, VendorCandidatesRunInTheTunerProcessWhileTheWorkerStarts) {
+  for (bool in_process : {true, false}) {
+    IsoEnv env;
+    auto o = env.options();
+    o.isolation.vendor_in_process = in_process;
+    auto tu = Tuner::create(env.backend, o);
+    ASSERT_TRUE(tu.ok());
+    auto f = isotest::isoFamily(env.backend.get(), "iso_good", isotest::isoFamilies()[2].second);
+    int vendor_runs = 0;
+    Backend* be = env.backend.get();
+    f.vendor_candidates = [](const IsoProblem&) {
+      return std::vector<VendorCandidate>{{"fake:algo=0", "fakeblas"}};
+    };
+    f.vendor_launch = [&vendor_runs, be](const std::string&, const IsoProblem& p, StreamHandle s) -> Status {
+      ++vendor_runs;
+      std::vector<float> x(size_t(p.n));
+      KTUNE_RETURN_IF_ERROR(be->copyToHost(x.data(), p.x, x.size() * 4));
+      for (auto& v : x) v *= 2;
+      KTUNE_RETURN_IF_ERROR(be->copyToDevice(p.y, x.data(), x.size() * 4));
+      return be->memset8(p.y, 0, 0, s);
+    };
+    auto fam = (*tu)->add(std::move(f));
+    ASSERT_TRUE(fam.ok());
+    auto p = isotest::makeIsoProblem(env.backend.get(), 1000);
+    auto rep = fam->tune(*p);
+    ASSERT_TRUE(rep.ok()) << rep.status().toString();
+    const CandidateResult* v = find(*rep, "fake:algo=0");
+    ASSERT_TRUE(v);
+    const IsolationStats st = (*tu)->isolationStats();
+    if (in_process) {
+      EXPECT_EQ(v->status, Code::kOk) << v->reason;
+      EXPECT_GT(vendor_runs, 0);
+      EXPECT_EQ(st.candidates_sent, 4);  // the four JIT configs
+    } else {
+      EXPECT_NE(v->status, Code::kOk);
+      EXPECT_NE(v->reason.find("vendor_launch"), std::string::npos) << v->reason;
+      EXPECT_EQ(vendor_runs, 0);
+      EXPECT_EQ(st.candidates_sent, 5);
+    }
+    EXPECT_EQ(st.starts, 1);
+  }
+}
+
 TEST(Isolation, FamilyWithoutMakeProblemFallsBackInProcess) {
   IsoEnv env;
   auto o = env.options();
