@@ -1105,6 +1105,13 @@ bool Tuner::Impl::benchIsolated(FamilyState& fs, const void* p, const std::strin
 
 // ---------------------------------------------------------------- isolation (worker side)
 
+void Tuner::prestartWorker() {
+  if (!impl_->opts.options.isolate) return;
+  std::lock_guard<std::mutex> l(impl_->bench_mu);
+  std::string ignored;
+  if (impl_->makeWorker(&ignored)) (void)impl_->worker->prestart();
+}
+
 IsolationStats Tuner::isolationStats() const {
   std::lock_guard<std::mutex> l(impl_->bench_mu);
   IsolationStats s = impl_->worker ? impl_->worker->stats() : IsolationStats{};

@@ -346,6 +346,12 @@ class Tuner {
   // Isolation (autotune/isolation.h): what the worker supervisor has seen so far (all zero when
   // isolation was never used). Thread-safe; waits for a tuning run in progress.
   IsolationStats isolationStats() const;
+  // Starts the isolation worker process now, without waiting for it, so its start-up (process,
+  // device context, vendor library: ~0.5 s on the H100) overlaps the caller's own set-up before
+  // the first tuning run (the CLI calls it before building its problem). No-op when isolation is
+  // off or a worker already runs; a worker that cannot start is reported by the tuning run that
+  // needs it, exactly as without this call. Thread-safe.
+  void prestartWorker();
   // Worker side of isolation: builds a problem of a registered family from its args_json
   // (make_problem). kNotFound for an unknown family, kUnsupported without make_problem.
   Expected<std::shared_ptr<void>> makeProblem(const std::string& family,

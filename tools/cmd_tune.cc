@@ -485,6 +485,7 @@ int cmdTune(const std::vector<std::string>& argv) {
   auto tuner_or = Tuner::create(backend, topts);
   if (!tuner_or.ok()) return fail(tuner_or.status());
   std::shared_ptr<Tuner> tuner(std::move(*tuner_or));
+  tuner->prestartWorker();  // its start-up overlaps the problem set-up below
   const DeviceInfo& dev = tuner->device();
   if (!json) std::fprintf(stderr, "device: %s (%s), cache %s\n", dev.name.c_str(), dev.arch.c_str(),
                           opts->cache_dir.c_str());

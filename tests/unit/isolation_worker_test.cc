@@ -260,6 +260,23 @@ TEST(Isolation, VendorCandidatesRunInTheTunerProcessWhileTheWorkerStarts) {
   }
 }
 
+// prestartWorker() starts the worker ahead of the first tuning run, which then uses it (one
+// start in all); with isolation off it starts nothing.
+TEST(Isolation, PrestartedWorkerIsTheOneThatTunes) {
+  IsoEnv env;
+  auto t = make(env, "iso_good", env.options());
+  t.tuner->prestartWorker();
+  t.tuner->prestartWorker();  // idempotent
+  auto p = isotest::makeIsoProblem(env.backend.get(), 1000);
+  ASSERT_TRUE(t.fam.tune(*p).ok()) << env.log.str();
+  EXPECT_EQ(t.tuner->isolationStats().starts, 1);
+  EXPECT_EQ(t.tuner->isolationStats().candidates_sent, 4);
+  auto off = make(env, "iso_good", env.options(false));
+  off.tuner->prestartWorker();
+  ASSERT_TRUE(off.fam.tune(*p).ok());
+  EXPECT_EQ(off.tuner->isolationStats().starts, 0);
+}
+
 TEST(Isolation, FamilyWithoutMakeProblemFallsBackInProcess) {
   IsoEnv env;
   auto o = env.options();
