@@ -38,6 +38,8 @@ if [ "${TUNE:-0}" = 1 ]; then
     i=$((i+1)); export KTUNE_DB=/tmp/kdb$i/db
     extra=""; envs=""
     case "$run" in *noiso*) extra=--no-isolate;; *rep10*) envs="KTUNE_REP_MS=10 KTUNE_WARMUP_MS=2";; esac
+    case "$run" in *nopipe*) envs="$envs KTUNE_PIPELINE=0";; esac
+    case "$run" in cold*) rm -rf "$KTUNE_CACHE_DIR";; esac  # every cold run starts from an empty cache
     S=$(now); env $envs timeout 150 /tmp/kb/tools/ktune tune gemm --m 4096 --n 4096 --k 4096 --layout NT $extra ${TUNE_ARGS:-} > "$OUT/tune$i.txt" 2>&1
     echo "tune [$run] rc=$? wall=$(el $S)s"
     grep -iE "compiled|winner|bench in this" "$OUT/tune$i.txt" | head -3 | cut -c1-150
