@@ -35,7 +35,7 @@ if [ "${TUNE:-0}" = 1 ]; then
   export KTUNE_CACHE_DIR=/tmp/kc
   i=0
   for run in ${TUNE_RUNS:-cold warm warm-noiso warm-rep10}; do
-    i=$((i+1)); export KTUNE_DB=/tmp/kdb$i/db
+    i=$((i+1)); rm -rf /tmp/kdb$i; export KTUNE_DB=/tmp/kdb$i/db  # fresh database every run
     extra=""; envs=""
     case "$run" in *noiso*) extra=--no-isolate;; *rep10*) envs="KTUNE_REP_MS=10 KTUNE_WARMUP_MS=2";; esac
     case "$run" in *nopipe*) envs="$envs KTUNE_PIPELINE=0";; esac
