@@ -655,7 +655,8 @@ Expected<TuneReport> Tuner::Impl::tuneKey(FamilyState& fs, const void* p, const 
   //    first. The isolation worker starts before the compiles (its start-up overlaps them).
   if (opts.options.isolate && f.args_json && f.make_problem) {
     std::string ignored;
-    if (makeWorker(&ignored)) (void)worker->prestart();  // run() reports start failures
+    // The worker builds this key's problem while we compile (run() reports start failures).
+    if (makeWorker(&ignored)) (void)worker->prepare(f.name, f.args_json(p));
   }
   const bool pipeline = opts.options.pipeline;
   const auto t_compile = Clock::now();

@@ -278,6 +278,14 @@ Status WorkerSupervisor::prestart() {
   return spawn();
 }
 
+Status WorkerSupervisor::prepare(const std::string& family, const std::string& args_json) {
+  if (!proc_) KTUNE_RETURN_IF_ERROR(spawn());
+  Json req{{"op", "prepare"}, {"family", family}, {"args", args_json}};
+  if (!writeAll(proc_->sock, req.dump() + "\n"))
+    return Status::Unavailable("isolation worker does not accept requests");
+  return Status::Ok();
+}
+
 Status WorkerSupervisor::ensureStarted() {
   if (proc_) {
     int st;
@@ -538,6 +546,21 @@ Status serveWorker(Tuner& tuner, int in_fd, int out_fd) {
     std::string line = inbuf.substr(0, nl);
     inbuf.erase(0, nl + 1);
     Json req = Json::parse(line, nullptr, false);
+    if (req.is_object() && req.value("op", "") == "prepare") {
+      // Build (and cache) the problem ahead of the first bench request; no reply. A failure is
+      // reported by the bench request, which tries again.
+      std::string family = req.value("family", ""), args = req.value("args", "");
+      if (!problem || family != cached_family || args != cached_args) {
+        problem.reset();
+        auto p = tuner.makeProblem(family, args);
+        if (p.ok()) {
+          problem = std::move(p).value();
+          cached_family = family;
+          cached_args = args;
+        }
+      }
+      continue;
+    }
     if (req.is_discarded() || !req.is_object() || req.value("op", "") != "bench" ||
         !req.contains("candidates") || !req["candidates"].is_array()) {
       KTUNE_RETURN_IF_ERROR(send(Json{{"event", "error"},

@@ -135,6 +135,11 @@ class WorkerSupervisor {
   // driver context, plugins) overlaps the caller's work (e.g. compiling candidates); run() then
   // waits for it. Errors are reported again by run(). Not thread-safe with run().
   Status prestart();
+  // Asks the worker (started now if needed, without waiting for it) to build the problem of
+  // `family` from `args_json` ahead of the first run() for it, so that construction (e.g. a GEMM's
+  // random matrices and reference) overlaps the caller's compiles. No reply is read; a failure
+  // shows up in run(), which builds the problem again. Not thread-safe with run().
+  Status prepare(const std::string& family, const std::string& args_json);
   const IsolationStats& stats() const { return stats_; }
   // Last lines the worker wrote to stderr (diagnostics).
   std::string stderrTail() const;

@@ -3,6 +3,8 @@
 // is reused; a SIGKILLed tuner resumes from its partial results.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -106,6 +108,52 @@ TEST(IsolationProtocol, MissingWorkerIsAClearError) {
   auto w = findWorkerExecutable("/nonexistent/ktune-worker");
   ASSERT_FALSE(w.ok());
   EXPECT_NE(w.status().message().find("KTUNE_WORKER"), std::string::npos);
+}
+
+// A "prepare" request builds the problem ahead of the first bench request and answers nothing;
+// the bench request then reuses it (one construction in all).
+TEST(IsolationProtocol, PrepareBuildsTheProblemOnceAndAnswersNothing) {
+  IsoEnv env;
+  auto tu = Tuner::create(env.backend, env.options(false));
+  ASSERT_TRUE(tu.ok());
+  std::atomic<int> builds{0};
+  auto f = isotest::isoFamily(env.backend.get(), "iso_good", isotest::isoFamilies()[2].second);
+  auto inner = f.make_problem;
+  f.make_problem = [&builds, inner](const std::string& j) {
+    ++builds;
+    return inner(j);
+  };
+  ASSERT_TRUE((*tu)->add(std::move(f)).ok());
+  int in[2], out[2];
+  ASSERT_EQ(::pipe(in), 0);
+  ASSERT_EQ(::pipe(out), 0);
+  const std::string args = "{\"n\":1000}";
+  nlohmann::json prep{{"op", "prepare"}, {"family", "iso_good"}, {"args", args}};
+  nlohmann::json bench{{"op", "bench"}, {"family", "iso_good"}, {"key", "k"}, {"args", args},
+                       {"best_ms", 0.0},
+                       {"candidates", nlohmann::json::array({nlohmann::json{
+                                          {"config", "BLOCK=256,MODE=0"}, {"source", "jit"}}})}};
+  const std::string reqs = prep.dump() + "\n" + bench.dump() + "\n";
+  ASSERT_EQ(::write(in[1], reqs.data(), reqs.size()), static_cast<ssize_t>(reqs.size()));
+  ::close(in[1]);
+  Status served;
+  std::thread th([&] {
+    served = serveWorker(**tu, in[0], out[1]);
+    ::close(out[1]);
+  });
+  std::string all;
+  char buf[4096];
+  for (ssize_t k; (k = ::read(out[0], buf, sizeof(buf))) > 0;) all.append(buf, size_t(k));
+  th.join();
+  ::close(in[0]);
+  ::close(out[0]);
+  EXPECT_TRUE(served.ok()) << served.toString();
+  std::vector<std::string> events;
+  std::istringstream ls(all);
+  for (std::string line; std::getline(ls, line);)
+    events.push_back(nlohmann::json::parse(line).value("event", "?"));
+  EXPECT_EQ(events, (std::vector<std::string>{"hello", "problem", "result", "done"})) << all;
+  EXPECT_EQ(builds.load(), 1);
 }
 
 TEST(Isolation, FaultsAndCrashesAreRecordedAndTuningContinues) {
