@@ -83,6 +83,8 @@ struct Row {
   std::string name, best_config, rot_best_config;
   double flops = 0, ktune_us = 0, lt_us = 0;
   double rot_ktune_us = 0, rot_lt_us = 0;  // rotating input copies, no memset flush
+  double read_us = 0, rot_read_us = 0;      // the weight-read bound (small M), see readBoundUs
+  double b_bytes = 0;
 };
 std::vector<Row> g_rows;
 
@@ -125,6 +127,85 @@ Status fillRandom(DevicePtr p, int64_t count, uint32_t seed) {
   std::uniform_real_distribution<float> u(-1.f, 1.f);
   for (auto& x : h) x = floatToBf16(u(rng));
   return g->be->copyToDevice(p, h.data(), h.size() * 2);
+}
+
+// The weight-streaming bound of a decode GEMM: the fastest pure read of the weight matrix B
+// (16-byte loads, grid-stride, a per-thread sum stored once so nothing is optimised away), over a
+// few grid/block/unroll choices, timed exactly like the GEMMs (same flush or same rotation). A
+// GEMM that must read B cannot beat it.
+const char* kReadSrc = R"(
+extern "C" __global__ void __launch_bounds__(THREADS) ktune_read_bound(const uint4* __restrict__ p,
+                                                                     long long n, unsigned* out) {
+  unsigned acc = 0;
+  const long long stride = (long long)gridDim.x * THREADS * UNROLL;
+  for (long long base = (long long)blockIdx.x * THREADS * UNROLL + threadIdx.x; base < n;
+       base += stride) {
+    uint4 v[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      const long long i = base + (long long)u * THREADS;
+      v[u] = i < n ? __ldcs(p + i) : make_uint4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+  }
+  if (acc == 0x9e3779b9u) out[blockIdx.x * THREADS + threadIdx.x] = acc;
+}
+)";
+
+struct ReadKernel {
+  FunctionHandle fn{};
+  int threads = 0, unroll = 0;
+};
+std::vector<ReadKernel> g_read_kernels;
+DevicePtr g_read_out = 0;
+
+void buildReadKernels() {
+  for (int threads : {256, 512, 1024})
+    for (int unroll : {2, 4, 8}) {
+      CompileRequest r;
+      r.source = kReadSrc;
+      r.source_name = "read_bound.cu";
+      r.entry = "ktune_read_bound";
+      r.arch = g->dev.arch;
+      r.defines = {{"THREADS", std::to_string(threads)}, {"UNROLL", std::to_string(unroll)}};
+      auto co = g->cc->compile(r);
+      if (!co.ok()) {
+        std::fprintf(stderr, "read bound: %s\n", co.status().toString().c_str());
+        continue;
+      }
+      auto m = g->be->loadModule(co->binary);
+      if (!m.ok()) continue;
+      auto f = g->be->getFunction(*m, co->lowered_entry.empty() ? r.entry : co->lowered_entry);
+      if (f.ok()) g_read_kernels.push_back({*f, threads, unroll});
+    }
+  auto out = g->be->alloc(static_cast<size_t>(4) * 1024 * 1024 * 4);
+  if (out.ok()) g_read_out = *out;
+}
+
+// Best pure-read time (us) of `bytes` at each of `ptrs` (rotation when flush is false).
+double readBoundUs(const std::vector<DevicePtr>& ptrs, int64_t bytes, bool flush, std::string* how) {
+  double best = -1;
+  const long long n = bytes / 16;
+  for (const ReadKernel& k : g_read_kernels)
+    for (int per_sm : {1, 2, 4, 8}) {
+      const unsigned grid = static_cast<unsigned>(
+          std::min<long long>(per_sm * std::max(1, g->dev.multiprocessors) * (1024 / k.threads),
+                              (n + k.threads - 1) / k.threads));
+      if (grid * static_cast<long long>(k.threads) > 4 * 1024 * 1024) continue;
+      const double us = timeUs([&](int i) {
+        KernelArgs a;
+        a.add(ptrs[static_cast<size_t>(i) % ptrs.size()]).add(static_cast<long long>(n)).add(g_read_out);
+        return g->be->launch(k.fn, Dim3{grid, 1, 1}, Dim3{static_cast<unsigned>(k.threads), 1, 1}, 0,
+                             a.data());
+      }, 10, flush);
+      if (us > 0 && (best < 0 || us < best)) {
+        best = us;
+        *how = "read " + std::to_string(k.threads) + "x" + std::to_string(k.unroll) + ", grid " +
+               std::to_string(grid);
+      }
+    }
+  return best;
 }
 
 void runShape(const ShapeSpec& sp) {
@@ -181,6 +262,16 @@ void runShape(const ShapeSpec& sp) {
   const Cand best = pick(true);
   if (best.us < 0) return;
   const Cand rbest = rotate ? pick(false) : best;
+  double read_us = 0, rot_read_us = 0;
+  if (rotate && !g_read_kernels.empty()) {
+    std::vector<DevicePtr> bs;
+    for (const auto& u : sets) bs.push_back(u.b);
+    std::string how, rhow;
+    read_us = readBoundUs({buf.b}, sp.n * sp.k * 2, true, &how);
+    rot_read_us = readBoundUs(bs, sp.n * sp.k * 2, false, &rhow);
+    std::fprintf(stderr, "read-bound %s flush %.2f us (%s), rot %.2f us (%s)\n", name.c_str(),
+                 read_us, how.c_str(), rot_read_us, rhow.c_str());
+  }
   auto lp = toLtProblem(s);
   cublaslt::LtAlgo lt_algo;
   bool have_lt = false;
@@ -196,6 +287,9 @@ void runShape(const ShapeSpec& sp) {
   row.best_config = std::string(gemm::kernelKindName(best.k)) + ":" + best.c.toString();
   row.rot_best_config = std::string(gemm::kernelKindName(rbest.k)) + ":" + rbest.c.toString();
   row.flops = 2.0 * sp.m * sp.n * sp.k;
+  row.read_us = read_us;
+  row.b_bytes = 2.0 * sp.n * sp.k;
+  row.rot_read_us = rot_read_us;
   g_rows.push_back(row);
   const size_t idx = g_rows.size() - 1;
 
@@ -338,6 +432,7 @@ int main(int argc, char** argv) {
       chosen.push_back(s);
   }
   ktune::precompile(chosen);
+  ktune::buildReadKernels();
   for (const auto& s : chosen) ktune::runShape(s);
   benchmark::RunSpecifiedBenchmarks();
   std::printf("\n%-22s %10s %10s %10s %10s %8s  %s\n", "shape", "ktune_us", "ktune_TF", "cublas_us",
@@ -353,6 +448,14 @@ int main(int argc, char** argv) {
     if (r.rot_ktune_us > 0)
       std::printf("%-22s %10.2f %10.2f %8.3f  %s\n", r.name.c_str(), r.rot_ktune_us, r.rot_lt_us,
                   r.rot_lt_us > 0 ? r.rot_lt_us / r.rot_ktune_us : 0.0, r.rot_best_config.c_str());
+  std::printf("\nweight-read bound (pure 16-byte reads of B, same timing; a GEMM reading B cannot beat"
+              " it):\n%-22s %10s %10s %10s %12s %12s\n", "shape", "flush_us", "rot_us", "B_GB/s_rot",
+              "1.5x_cublas", "1.5x_cublas_rot");
+  for (const auto& r : ktune::g_rows)
+    if (r.read_us > 0)
+      std::printf("%-22s %10.2f %10.2f %10.1f %12.2f %12.2f\n", r.name.c_str(), r.read_us,
+                  r.rot_read_us, r.rot_read_us > 0 ? r.b_bytes / r.rot_read_us * 1e-3 : 0.0,
+                  r.lt_us / 1.5, r.rot_lt_us / 1.5);
   benchmark::Shutdown();
   return 0;
 }
