@@ -719,8 +719,10 @@ Expected<TuneReport> Tuner::Impl::tuneKey(FamilyState& fs, const void* p, const 
         (best <= 0 || c.r.stats.median_ms < best))
       best = c.r.stats.median_ms;
   }
+  // Compile threads may be writing JIT candidates' `live` now: test vendor_source first (it is
+  // never written after enumeration).
   bool has_vendor = false;
-  for (auto& c : cands) has_vendor |= c.live && !c.vendor_source.empty();
+  for (auto& c : cands) has_vendor |= !c.vendor_source.empty() && c.live;
   std::map<std::string, size_t> seen;
   std::vector<std::pair<size_t, std::string>> set_aside;  // would be pruned (no vendor candidate)
   size_t survivors = 0;  // live JIT candidates not pruned
@@ -838,7 +840,7 @@ Expected<TuneReport> Tuner::Impl::tuneKey(FamilyState& fs, const void* p, const 
 
   std::vector<size_t> first;  // the vendor candidates (and, without the pipeline, everything)
   for (size_t i = 0; i < cands.size(); ++i) {
-    if (cands[i].live && !cands[i].vendor_source.empty()) first.push_back(i);
+    if (!cands[i].vendor_source.empty() && cands[i].live) first.push_back(i);
   }
   if (pipeline) {
     benchBatch(std::move(first));
