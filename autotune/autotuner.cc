@@ -686,6 +686,8 @@ Expected<TuneReport> Tuner::Impl::tuneKey(FamilyState& fs, const void* p, const 
       } else {
         fail(c, co.status());
       }
+      // Once queued, the candidate belongs to the benchmarking thread: copy what progress needs.
+      const std::string config = c.r.config;
       {
         std::lock_guard<std::mutex> l(qmu);
         if (!note.empty() && opts.options.verbose) log() << "ktune: " << note << "\n";
@@ -694,7 +696,7 @@ Expected<TuneReport> Tuner::Impl::tuneKey(FamilyState& fs, const void* p, const 
       }
       qcv.notify_one();
       progress({f.name, key, "compile", static_cast<int>(j + 1), static_cast<int>(to_compile.size()),
-                c.r.config});
+                config});
     }
   };
   std::vector<std::thread> pool;
