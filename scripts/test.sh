@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The test command: installs dependencies, builds everything, runs every test (tests labelled `gpu`
 # skip themselves, shown as skipped, when no GPU is present), then the CPU suite's core under
-# AddressSanitizer + UBSan and a bounded libFuzzer run of the parsers (config strings, tuning
-# database, CLI arguments, store metadata).
+# AddressSanitizer + UBSan, the engine's threaded tests under ThreadSanitizer, and a bounded
+# libFuzzer run of the parsers (config strings, tuning database, CLI arguments, store metadata).
 #   KTUNE_TEST_QUICK=1   skip the sanitizer and fuzz stages (a faster local loop)
 #   FUZZ_SECONDS=N       fuzzing time per target (default 20)
 set -euo pipefail
@@ -15,6 +15,8 @@ cmake --build "$BUILD" -j"$(nproc)"
 if [ "${KTUNE_TEST_QUICK:-0}" != "1" ]; then
   echo "== AddressSanitizer + UBSan"
   bash scripts/sanitize.sh
+  echo "== ThreadSanitizer (tuner, compile/bench pipeline, isolation)"
+  bash scripts/tsan.sh
   echo "== libFuzzer (${FUZZ_SECONDS:-20} s per target)"
   FUZZ_SECONDS=${FUZZ_SECONDS:-20} bash scripts/fuzz.sh
 fi

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Builds the engine's concurrency-heavy CPU tests with ThreadSanitizer and runs them: the tuner
+# (parallel compiles, concurrent first calls), the compile/bench pipeline (compile threads hand
+# candidates to the benchmarking thread) and isolation (worker supervisor, prepare requests).
+# Any race report fails the stage (halt_on_error=1). The isolation tests' worker raises SIGSEGV /
+# SIGABRT on purpose, so TSan must not handle those signals (handle_segv=0, handle_abort=0).
+#   Environment: TSAN_BUILD_DIR (default build-tsan), SANITIZE_JOBS (default nproc).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${TSAN_BUILD_DIR:-build-tsan}
+JOBS=${SANITIZE_JOBS:-$(nproc)}
+TESTS=(autotune_tuner_test autotune_pipeline_test isolation_worker_test)
+cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKTUNE_BUILD_BENCH=OFF -DKTUNE_BUILD_EXAMPLES=OFF \
+  -DCMAKE_CXX_FLAGS="-fsanitize=thread -g" -DCMAKE_C_FLAGS="-fsanitize=thread -g" \
+  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=thread" \
+  >"$BUILD.configure.log" 2>&1 || { cat "$BUILD.configure.log" >&2; exit 1; }
+cmake --build "$BUILD" -j"$JOBS" --target ktune-worker "${TESTS[@]}"
+export TSAN_OPTIONS="halt_on_error=1:handle_segv=0:handle_abort=0:second_deadlock_stack=1:suppressions=$PWD/scripts/tsan.supp"
+fail=0
+for t in "${TESTS[@]}"; do
+  echo "-- $t"
+  if ! "$BUILD/tests/$t" --gtest_brief=1; then
+    echo "tsan.sh: $t failed under ThreadSanitizer" >&2
+    fail=1
+  fi
+done
+exit $fail
