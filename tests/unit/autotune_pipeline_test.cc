@@ -50,7 +50,8 @@ struct Env {
   std::set<std::string> wrong, fault, compile_error, spill, dup_vec;
   double compile_delay_ms = 0;
   std::mutex mu;
-  std::string last_launched;  // defines of the last launch, as a config string
+  std::string last_launched;            // defines of the last launch, as a config string
+  std::map<std::string, int> launches;  // config string -> launches of the simulated kernel
 
   Env() {
     char tmpl[] = "/tmp/ktune-engine-XXXXXX";
@@ -75,6 +76,7 @@ struct Env {
                     {
                       std::lock_guard<std::mutex> l(mu);
                       last_launched = cfg;
+                      ++launches[cfg];
                     }
                     if (fault.count(cfg)) return Status::DeviceFault("illegal address (injected)");
                     auto n = L.arg<int64_t>(0);
@@ -344,8 +346,69 @@ TEST(Pipeline, VendorCandidateIsBenchmarkedBeforeAnyJitCandidate) {
   EXPECT_EQ(rec.events.front(), "bench:fake:algo=1");
 }
 
-// Resuming a killed tuner from its partial results, with and without isolation, is tested in
-// isolation_worker_test.cc (KilledTunerResumes...), which runs with the pipeline on (the default).
+// Resumability: every candidate a pipelined run finished is a partial result in the database at
+// once. The database file is copied while the run is in the middle of benchmarking (and still
+// compiling), as a killed tuner would have left it; a second tuner on that copy reuses those
+// results and measures only the rest. (A real SIGKILL, with and without isolation, is tested in
+// isolation_worker_test.cc, which runs with the pipeline on, the default.)
+TEST(Pipeline, PartialResultsOfAPipelinedRunAreReused) {
+  Env env;
+  env.compile_delay_ms = 20;
+  const std::string db1 = env.dir + "/run1.json", snap = env.dir + "/snapshot.json";
+  const int kSnapAt = 5;  // at the 5th "bench" event, the first 4 candidates are recorded
+  std::vector<std::string> benched;
+  bool snapped = false, compiling_at_snap = false;
+  std::atomic<int> compiles{0}, compile_total{0};
+  auto o = pipelineOptions(env, true, nullptr);
+  o.options.database_path = db1;
+  o.progress = [&](const TuneProgress& pr) {
+    if (pr.phase == "compile") {
+      ++compiles;
+      compile_total = pr.total;
+    }
+    if (pr.phase != "bench") return;
+    benched.push_back(pr.config);
+    if (static_cast<int>(benched.size()) == kSnapAt) {
+      auto text = readFile(db1);
+      ASSERT_TRUE(text.ok()) << text.status().toString();
+      ASSERT_TRUE(writeFileAtomic(snap, *text).ok());
+      snapped = true;
+      compiling_at_snap = compiles.load() < compile_total.load();
+    }
+  };
+  auto t1 = Tuner::create(env.backend, o);
+  ASSERT_TRUE(t1.ok());
+  auto fam1 = (*t1)->add(env.family());
+  ASSERT_TRUE(fam1.ok());
+  auto rep1 = fam1->tune(env.problem(4096));
+  ASSERT_TRUE(rep1.ok()) << rep1.status().toString();
+  ASSERT_TRUE(snapped) << rep1->tree();
+  EXPECT_TRUE(compiling_at_snap) << "the snapshot was taken after every compile finished";
+
+  std::set<std::string> before(benched.begin(), benched.begin() + (kSnapAt - 1));
+  {
+    std::lock_guard<std::mutex> l(env.mu);
+    env.launches.clear();
+  }
+  auto o2 = pipelineOptions(env, true, nullptr);
+  o2.options.database_path = snap;
+  auto t2 = Tuner::create(env.backend, o2);
+  ASSERT_TRUE(t2.ok());
+  auto fam2 = (*t2)->add(env.family());
+  ASSERT_TRUE(fam2.ok());
+  auto rep2 = fam2->tune(env.problem(4096));
+  ASSERT_TRUE(rep2.ok()) << rep2.status().toString();
+  EXPECT_EQ(rep2->resumed, kSnapAt - 1) << rep2->tree();
+  EXPECT_EQ(rep2->winner, rep1->winner);
+  std::lock_guard<std::mutex> l(env.mu);
+  for (const auto& cfg : before) EXPECT_EQ(env.launches.count(cfg), 0u) << cfg << " measured again";
+  int measured_again = 0;
+  for (const auto& c : rep1->candidates) {
+    if (c.status == Code::kOk && !before.count(c.config) && env.launches.count(c.config))
+      ++measured_again;
+  }
+  EXPECT_GT(measured_again, 0) << "the candidates not recorded were not measured";
+}
 
 }  // namespace
 }  // namespace ktune

@@ -1,0 +1,173 @@
+// The compile/benchmark pipeline of the tuner (options.pipeline) with isolated benchmarking, on
+// the simulated backend (CI): JIT candidates go to the worker batch by batch while others still
+// compile, one worker serves every batch of the key, and a fallback to in-process benchmarking
+// is decided once per key, not per batch. (Named isolation_*_test.cc so that tests/CMakeLists.txt
+// gives it the worker and the test plugin.)
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "autotune/autotuner.h"
+#include "autotune/isolation.h"
+#include "base/fs.h"
+#include "tests/unit/isolation_families.h"
+
+namespace ktune {
+namespace {
+
+using isotest::IsoProblem;
+
+// Progress events in arrival order ("compile:<config>" / "bench:<config>").
+struct Recorder {
+  std::mutex mu;
+  std::vector<std::string> events;
+  std::function<void(const TuneProgress&)> fn() {
+    return [this](const TuneProgress& p) {
+      if (p.phase != "compile" && p.phase != "bench") return;
+      std::lock_guard<std::mutex> l(mu);
+      events.push_back(p.phase + ":" + p.config);
+    };
+  }
+  int first(const std::string& prefix) const {
+    for (size_t i = 0; i < events.size(); ++i)
+      if (events[i].rfind(prefix, 0) == 0) return static_cast<int>(i);
+    return -1;
+  }
+  int last(const std::string& prefix) const {
+    int r = -1;
+    for (size_t i = 0; i < events.size(); ++i)
+      if (events[i].rfind(prefix, 0) == 0) r = static_cast<int>(i);
+    return r;
+  }
+  int count(const std::string& prefix) const {
+    int n = 0;
+    for (const auto& e : events) n += e.rfind(prefix, 0) == 0;
+    return n;
+  }
+};
+
+struct Env {
+  std::string dir;
+  std::shared_ptr<SimBackend> backend;
+  std::ostringstream log;
+
+  Env() {
+    char tmpl[] = "/tmp/ktune-isopipe-XXXXXX";
+    dir = ::mkdtemp(tmpl);
+    SimOptions o;
+    o.device = isotest::isoDevice();
+    backend = std::make_shared<SimBackend>(o);
+    isotest::registerIsoKernels(*backend);
+  }
+  ~Env() { (void)removeTree(dir); }
+
+  // 2 compile threads, each compile takes `compile_ms`: candidates come out in several batches.
+  TunerOptions options(bool pipeline, double compile_ms, Recorder* rec) {
+    TunerOptions t;
+    t.options.cache_dir = dir;
+    t.options.warmup_ms = 0.2;
+    t.options.rep_ms = 1.0;
+    t.options.compile_threads = 2;
+    t.options.isolate = true;
+    t.options.pipeline = pipeline;
+    t.isolation.worker_path = KTUNE_WORKER_PATH;
+    t.isolation.plugins = {KTUNE_ISOLATION_SIM_PLUGIN};
+    t.isolation.fallback_in_process = false;  // a broken worker must fail the tests visibly
+    t.compiler = std::make_shared<SimCompiler>([compile_ms](const CompileRequest&) {
+      SimCompileDecision d;
+      d.delay_ms = compile_ms;
+      return d;
+    });
+    t.log = &log;
+    if (rec) t.progress = rec->fn();
+    return t;
+  }
+};
+
+// iso_slow: 8 good configs (2 ms per launch), winner BLOCK=256. Compiles of 40 ms on 2 threads
+// come out in about 4 batches; the first is benchmarked in the worker before the last compile.
+TEST(IsolationPipeline, BatchesGoThroughOneWorkerWhileCompiling) {
+  for (bool pipeline : {true, false}) {
+    SCOPED_TRACE(pipeline ? "pipeline on" : "pipeline off");
+    Env env;
+    Recorder rec;
+    auto tu = Tuner::create(env.backend, env.options(pipeline, 40, &rec));
+    ASSERT_TRUE(tu.ok()) << tu.status().toString();
+    std::vector<Config> configs;
+    for (auto& [n, cs] : isotest::isoFamilies())
+      if (n == "iso_slow") configs = cs;
+    auto fam = (*tu)->add(isotest::isoFamily(env.backend.get(), "iso_slow", configs));
+    ASSERT_TRUE(fam.ok()) << fam.status().toString();
+    auto p = isotest::makeIsoProblem(env.backend.get(), 1000);
+    auto rep = fam->tune(*p);
+    ASSERT_TRUE(rep.ok()) << rep.status().toString() << "\n" << env.log.str();
+    EXPECT_EQ(rep->winner, "BLOCK=256,MODE=5") << rep->tree();
+    for (const auto& c : rep->candidates) {
+      EXPECT_TRUE(c.status == Code::kOk || c.reason.rfind("slower than best", 0) == 0)
+          << c.config << ": " << c.reason;
+    }
+    const IsolationStats st = (*tu)->isolationStats();
+    EXPECT_EQ(st.starts, 1);  // one worker for every batch
+    EXPECT_EQ(st.candidates_sent, 8);
+    EXPECT_EQ(st.fallbacks, 0);
+    // Nothing was timed in the tuner's process.
+    EXPECT_EQ(env.backend->launchCount("iso_scale"), 0);
+    std::lock_guard<std::mutex> l(rec.mu);
+    EXPECT_EQ(rec.count("bench:"), 8);
+    ASSERT_GE(rec.first("bench:"), 0);
+    if (pipeline) {
+      EXPECT_LT(rec.first("bench:"), rec.last("compile:"))
+          << "the worker got nothing before every compile finished";
+      EXPECT_GT(rep->bench_overlap_ms, 0.0);
+    } else {
+      EXPECT_GT(rec.first("bench:"), rec.last("compile:"));
+      EXPECT_EQ(rep->bench_overlap_ms, 0.0);
+    }
+    // Every candidate was recorded as it finished: the finished entry holds all of them.
+    auto e = (*tu)->database("iso_slow")->lookup(rep->key);
+    ASSERT_TRUE(e.has_value());
+    EXPECT_EQ(e->winner, "BLOCK=256,MODE=5");
+  }
+}
+
+// A family the worker cannot rebuild (no make_problem): with fallback_in_process, the first batch
+// falls back and the later batches of the key go in-process directly (one fallback, one warning,
+// no worker started).
+TEST(IsolationPipeline, FallbackIsDecidedOncePerKey) {
+  Env env;
+  Recorder rec;
+  auto o = env.options(true, 30, &rec);
+  o.isolation.fallback_in_process = true;
+  auto tu = Tuner::create(env.backend, o);
+  ASSERT_TRUE(tu.ok());
+  std::vector<Config> configs;
+  for (int64_t b : {32, 64, 128, 256, 512, 1024}) configs.push_back(isotest::cfg(b, 0));
+  auto fam = (*tu)->add(isotest::isoFamily(env.backend.get(), "iso_plain", configs,
+                                           /*offline=*/false));
+  ASSERT_TRUE(fam.ok());
+  auto p = isotest::makeIsoProblem(env.backend.get(), 1000);
+  auto rep = fam->tune(*p);
+  ASSERT_TRUE(rep.ok()) << rep.status().toString();
+  EXPECT_EQ(rep->winner, "BLOCK=256,MODE=0");
+  for (const auto& c : rep->candidates) {
+    EXPECT_TRUE(c.status == Code::kOk || c.reason.rfind("slower than best", 0) == 0)
+        << c.config << ": " << c.reason;
+  }
+  EXPECT_EQ((*tu)->isolationStats().fallbacks, 1);
+  EXPECT_EQ((*tu)->isolationStats().starts, 0);
+  EXPECT_GT(env.backend->launchCount("iso_scale"), 0);
+  const std::string log = env.log.str();
+  const std::string warn = "isolated benchmarking unavailable";
+  ASSERT_NE(log.find(warn), std::string::npos) << log;
+  EXPECT_EQ(log.find(warn, log.find(warn) + 1), std::string::npos) << "warned twice:\n" << log;
+  std::lock_guard<std::mutex> l(rec.mu);
+  EXPECT_LT(rec.first("bench:"), rec.last("compile:")) << "the batches were not pipelined";
+  EXPECT_EQ(rec.count("bench:"), 6);
+}
+
+}  // namespace
+}  // namespace ktune
