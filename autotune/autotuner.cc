@@ -693,10 +693,12 @@ Expected<TuneReport> Tuner::Impl::tuneKey(FamilyState& fs, const void* p, const 
         if (!note.empty() && opts.options.verbose) log() << "ktune: " << note << "\n";
         ready.push_back(to_compile[j]);
         if (++compiled_count == to_compile.size()) compile_done_ms = ms_since(t_compile);
+        // The index counts finished compiles (monotonic, as the CLI shows "n/total"), so the
+        // event is sent under the queue lock (lock order: qmu, then progress_mu; never reverse).
+        progress({f.name, key, "compile", static_cast<int>(compiled_count),
+                  static_cast<int>(to_compile.size()), config});
       }
       qcv.notify_one();
-      progress({f.name, key, "compile", static_cast<int>(j + 1), static_cast<int>(to_compile.size()),
-                config});
     }
   };
   std::vector<std::thread> pool;
@@ -709,7 +711,12 @@ Expected<TuneReport> Tuner::Impl::tuneKey(FamilyState& fs, const void* p, const 
     }
   } joiner{pool};
   for (int t = pipeline ? 0 : 1; t < threads; ++t) pool.emplace_back(compileLoop);
-  if (!pipeline) compileLoop();  // the caller compiles too; the pool is joined below
+  if (!pipeline) {
+    // The caller compiles too, and every compile ends before any check: the loop below then takes
+    // all candidates at once, in candidate order (dedup keeps the first of identical binaries).
+    compileLoop();
+    for (auto& t : pool) t.join();
+  }
 
   // 6-8. Per compiled candidate: resource checks from the compiler's report, dedup of identical
   // binaries, static pruning (never pruning every candidate); then load, verify, benchmark (early
