@@ -252,12 +252,17 @@ TEST(Pipeline, SameOutcomeAsCompilingEverythingFirst) {
     Env env;
     env.compile_delay_ms = 5;
     env.compile_error = {"BLOCK=64,VEC=1"};
-    env.dup_vec = {"BLOCK=512,VEC=1", "BLOCK=512,VEC=2"};  // one binary, different grids
+    env.dup_vec = {"BLOCK=512,VEC=1", "BLOCK=512,VEC=2"};  // one binary (see f.launch)
     env.spill = {"BLOCK=1024,VEC=1"};
     env.wrong = {"BLOCK=128,VEC=4"};
     env.fault = {"BLOCK=64,VEC=4"};
     env.cost["BLOCK=256,VEC=2"] = 0.01;
     auto f = env.family();
+    // Launch dims independent of VEC, so the two VEC-less binaries are true duplicates (the
+    // simulated kernel covers all n whatever the grid).
+    f.launch = [](const Config& c, const Scale& p, const DeviceInfo&) {
+      return LaunchDims{{unsigned(ceilDiv(p.n, c.getInt("BLOCK")))}, {unsigned(c.getInt("BLOCK"))}};
+    };
     addVendor(f, env);
     auto t = Tuner::create(env.backend, pipelineOptions(env, pl == 1, nullptr));
     ASSERT_TRUE(t.ok());
@@ -282,6 +287,14 @@ TEST(Pipeline, SameOutcomeAsCompilingEverythingFirst) {
     EXPECT_EQ(find(*rep, "BLOCK=1024,VEC=1")->reason.rfind("pruned: spills", 0), 0u) << rep->tree();
     EXPECT_NE(find(*rep, "BLOCK=128,VEC=4")->status, Code::kOk);
     EXPECT_NE(find(*rep, "BLOCK=64,VEC=4")->status, Code::kOk);
+    EXPECT_EQ(rep->duplicates, 1) << rep->tree();
+    if (pl == 0) {
+      // Without the pipeline, checks run in candidate order once every compile ended: the first
+      // of two identical binaries is the one benchmarked, as before the pipeline existed.
+      EXPECT_EQ(
+          find(*rep, "BLOCK=512,VEC=2")->reason.rfind("identical binary to BLOCK=512,VEC=1", 0), 0u)
+          << rep->tree();
+    }
   }
   EXPECT_EQ(winner[0], winner[1]);
   EXPECT_EQ(dups[0], dups[1]);
