@@ -13,6 +13,7 @@
 
 #include "autotune/autotuner.h"
 #include "base/fs.h"
+#include "base/options.h"
 #include "compiler/sim/sim_compiler.h"
 #include "compiler/store/store.h"
 #include "runtime/sim/sim_backend.h"
@@ -214,6 +215,23 @@ void addVendor(KernelFamily<Scale>& f, Env& env) {
     KTUNE_RETURN_IF_ERROR(env.backend->copyToDevice(p.y, x.data(), p.n * 4));
     return env.backend->memset8(p.y, 0, 0, s);
   };
+}
+
+TEST(Pipeline, OptionFromEnvironment) {
+  ::unsetenv("KTUNE_PIPELINE");
+  auto d = Options::fromEnv();
+  ASSERT_TRUE(d.ok()) << d.status().toString();
+  EXPECT_TRUE(d->pipeline);  // on by default
+  ::setenv("KTUNE_PIPELINE", "0", 1);
+  auto off = Options::fromEnv();
+  ASSERT_TRUE(off.ok()) << off.status().toString();
+  EXPECT_FALSE(off->pipeline);
+  ::setenv("KTUNE_PIPELINE", "maybe", 1);
+  auto bad = Options::fromEnv();
+  EXPECT_EQ(bad.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("KTUNE_PIPELINE"), std::string::npos)
+      << bad.status().toString();
+  ::unsetenv("KTUNE_PIPELINE");
 }
 
 TEST(Pipeline, BenchmarksStartBeforeTheLastCompileAndNotWithoutIt) {
