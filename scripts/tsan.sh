@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${TSAN_BUILD_DIR:-build-tsan}
 JOBS=${SANITIZE_JOBS:-$(nproc)}
-TESTS=(autotune_tuner_test autotune_pipeline_test isolation_worker_test)
+TESTS=(autotune_tuner_test autotune_pipeline_test isolation_worker_test isolation_pipeline_test)
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKTUNE_BUILD_BENCH=OFF -DKTUNE_BUILD_EXAMPLES=OFF \
   -DCMAKE_CXX_FLAGS="-fsanitize=thread -g" -DCMAKE_C_FLAGS="-fsanitize=thread -g" \
   -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=thread" \

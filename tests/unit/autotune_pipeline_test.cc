@@ -17,159 +17,16 @@
 #include "compiler/sim/sim_compiler.h"
 #include "compiler/store/store.h"
 #include "runtime/sim/sim_backend.h"
+#include "tests/unit/tuner_sim_env.h"
 
 namespace ktune {
 namespace {
 
-// The simulated environment of autotune_tuner_test.cc (y = 2 * x, configs BLOCK x VEC).
-DeviceInfo h100Like() {
-  DeviceInfo d;
-  d.name = "sim H100-like";
-  d.arch = "sm_90a";
-  d.multiprocessors = 132;
-  d.warp_size = 32;
-  d.shared_per_block = 48 * 1024;
-  d.shared_per_block_optin = 227 * 1024;
-  d.shared_per_sm = 228 * 1024;
-  d.max_threads_per_block = 1024;
-  d.l2_bytes = 1 << 16;
-  return d;
-}
-
-// y = 2 * x over n floats. Config: BLOCK (threads), VEC. The simulated cost favours
-// BLOCK=256,VEC=2; hooks inject the failures each test needs.
-struct Scale {
-  int64_t n = 0;
-  DevicePtr x = 0, y = 0;
-};
-
-struct Env {
-  std::string dir;
-  std::shared_ptr<SimBackend> backend;
-  std::shared_ptr<SimCompiler> compiler;
-  std::map<std::string, double> cost;  // config string -> ms (default 0.05)
-  std::set<std::string> wrong, fault, compile_error, spill, dup_vec;
-  double compile_delay_ms = 0;
-  std::mutex mu;
-  std::string last_launched;            // defines of the last launch, as a config string
-  std::map<std::string, int> launches;  // config string -> launches of the simulated kernel
-
-  Env() {
-    char tmpl[] = "/tmp/ktune-engine-XXXXXX";
-    dir = mkdtemp(tmpl);
-    SimOptions o;
-    o.device = h100Like();
-    backend = std::make_shared<SimBackend>(o);
-    compiler = std::make_shared<SimCompiler>([this](const CompileRequest& r) {
-      SimCompileDecision d;
-      std::string cfg = cfgOf(r.defines);
-      if (compile_error.count(cfg)) d.status = Status::CompileError("sim: error: bad tile\n" + cfg);
-      if (spill.count(cfg)) d.resources.spill_store_bytes = 64;
-      if (dup_vec.count(cfg)) d.ignore_defines = {"VEC"};
-      d.delay_ms = compile_delay_ms;
-      d.resources.registers = 32;
-      return d;
-    });
-    backend->registerKernel(
-        "ktune_scale",
-        SimKernel{[this](const SimLaunch& L) {
-                    std::string cfg = cfgOf(*L.defines);
-                    {
-                      std::lock_guard<std::mutex> l(mu);
-                      last_launched = cfg;
-                      ++launches[cfg];
-                    }
-                    if (fault.count(cfg)) return Status::DeviceFault("illegal address (injected)");
-                    auto n = L.arg<int64_t>(0);
-                    auto* x = static_cast<float*>(L.backend->hostPtr(L.arg<DevicePtr>(1)));
-                    auto* y = static_cast<float*>(L.backend->hostPtr(L.arg<DevicePtr>(2)));
-                    float k = wrong.count(cfg) ? 3.f : 2.f;
-                    for (int64_t i = 0; i < n; ++i) y[i] = k * x[i];
-                    return Status::Ok();
-                  },
-                  [this](const SimLaunch& L) {
-                    auto it = cost.find(cfgOf(*L.defines));
-                    return it == cost.end() ? 0.05 : it->second;
-                  },
-                  nullptr});
-  }
-  ~Env() { (void)removeTree(dir); }
-
-  static std::string cfgOf(const std::vector<std::pair<std::string, std::string>>& d) {
-    Config c;
-    for (auto& [k, v] : d) c.set(k, std::stoll(v));
-    return c.toString();
-  }
-
-  TunerOptions options(bool tuning = true) {
-    TunerOptions t;
-    t.options.cache_dir = dir;
-    t.options.tuning = tuning;
-    t.options.warmup_ms = 0.2;
-    t.options.rep_ms = 1.0;
-    t.options.compile_threads = 4;
-    t.compiler = compiler;
-    t.log = &log;
-    return t;
-  }
-  std::ostringstream log;
-
-  Scale problem(int64_t n) {
-    Scale p;
-    p.n = n;
-    p.x = *backend->alloc(n * 4);
-    p.y = *backend->alloc(n * 4);
-    std::vector<float> xs(n);
-    for (int64_t i = 0; i < n; ++i) xs[i] = float(i % 17) - 8.f;
-    EXPECT_TRUE(backend->copyToDevice(p.x, xs.data(), n * 4).ok());
-    return p;
-  }
-
-  KernelFamily<Scale> family() {
-    KernelFamily<Scale> f;
-    f.name = "scale";
-    f.source = "KTUNE_KERNEL void ktune_scale(long n, const float* x, float* y) {}";
-    f.entry = "ktune_scale";
-    f.space.addInts("BLOCK", {64, 128, 256, 512, 1024, 2048}).addInts("VEC", {1, 2, 4});
-    f.space.constrain("BLOCK * VEC <= 2048",
-                      [](const Config& c) { return c.getInt("BLOCK") * c.getInt("VEC") <= 2048; });
-    // 2048 threads would not fit; shared use of BLOCK=1024,VEC=2 exceeds the opt-in limit.
-    f.space.sharedBytes([](const Config& c) { return c.getInt("BLOCK") * c.getInt("VEC") * 128; });
-    f.key = [](const Scale& p, KeyBuilder& k) { k.add("n", nextPow2(p.n)).add("dtype", "f32"); };
-    f.launch = [](const Config& c, const Scale& p, const DeviceInfo&) {
-      LaunchDims d;
-      d.grid.x = unsigned(ceilDiv(p.n, c.getInt("BLOCK") * c.getInt("VEC")));
-      d.block.x = unsigned(c.getInt("BLOCK"));
-      return d;
-    };
-    f.args = [](const Scale& p, KernelArgs& a) { a.add(p.n).add(p.x).add(p.y); };
-    f.pre_run = [this](const Scale& p, StreamHandle s) {
-      return poisonNaN(*backend, p.y, DType::kF32, p.n, s);
-    };
-    f.verify = [this](const Scale& p, StreamHandle) -> Expected<VerifyResult> {
-      std::vector<float> xs(p.n);
-      KTUNE_RETURN_IF_ERROR(backend->copyToHost(xs.data(), p.x, p.n * 4));
-      std::vector<double> ref(xs.begin(), xs.end());
-      for (auto& r : ref) r *= 2;
-      return compareDevice(*backend, p.y, DType::kF32, ref, toleranceFor(DType::kF32));
-    };
-    f.default_config = Config{{"BLOCK", 128}, {"VEC", 1}};
-    f.args_json = [](const Scale& p) { return "{\"n\":" + std::to_string(p.n) + "}"; };
-    f.make_problem = [this](const std::string& j) -> Expected<std::shared_ptr<Scale>> {
-      auto pos = j.find("\"n\":");
-      if (pos == std::string::npos) return Status::InvalidArgument("no n in " + j);
-      return std::make_shared<Scale>(problem(std::stoll(j.substr(pos + 4))));
-    };
-    return f;
-  }
-};
-
-const CandidateResult* find(const TuneReport& r, const std::string& cfg) {
-  for (auto& c : r.candidates) {
-    if (c.config == cfg) return &c;
-  }
-  return nullptr;
-}
+// The simulated environment shared with autotune_tuner_test.cc (tests/unit/tuner_sim_env.h).
+using tunertest::Env;
+using tunertest::find;
+using tunertest::h100Like;
+using tunertest::Scale;
 
 // Progress events in arrival order ("compile:<config>" / "bench:<config>").
 struct Recorder {
