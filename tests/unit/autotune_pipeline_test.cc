@@ -17,6 +17,7 @@
 #include "compiler/sim/sim_compiler.h"
 #include "compiler/store/store.h"
 #include "runtime/sim/sim_backend.h"
+#include "tests/unit/progress_recorder.h"
 #include "tests/unit/tuner_sim_env.h"
 
 namespace ktune {
@@ -28,29 +29,7 @@ using tunertest::find;
 using tunertest::h100Like;
 using tunertest::Scale;
 
-// Progress events in arrival order ("compile:<config>" / "bench:<config>").
-struct Recorder {
-  std::mutex mu;
-  std::vector<std::string> events;
-  std::function<void(const TuneProgress&)> fn() {
-    return [this](const TuneProgress& p) {
-      if (p.phase != "compile" && p.phase != "bench") return;
-      std::lock_guard<std::mutex> l(mu);
-      events.push_back(p.phase + ":" + p.config);
-    };
-  }
-  int firstBench() const {
-    for (size_t i = 0; i < events.size(); ++i)
-      if (events[i].rfind("bench:", 0) == 0) return static_cast<int>(i);
-    return -1;
-  }
-  int lastCompile() const {
-    int last = -1;
-    for (size_t i = 0; i < events.size(); ++i)
-      if (events[i].rfind("compile:", 0) == 0) last = static_cast<int>(i);
-    return last;
-  }
-};
+using Recorder = tunertest::ProgressRecorder;
 
 TunerOptions pipelineOptions(Env& env, bool pipeline, Recorder* rec) {
   env.cost["BLOCK=256,VEC=2"] = 0.01;  // the fastest config
@@ -102,15 +81,15 @@ TEST(Pipeline, BenchmarksStartBeforeTheLastCompileAndNotWithoutIt) {
     auto rep = fam->tune(env.problem(4096));
     ASSERT_TRUE(rep.ok()) << rep.status().toString();
     EXPECT_EQ(rep->winner, "BLOCK=256,VEC=2") << rep->tree();
-    ASSERT_GE(rec.firstBench(), 0);
-    ASSERT_GE(rec.lastCompile(), 0);
+    ASSERT_GE(rec.first("bench:"), 0);
+    ASSERT_GE(rec.last("compile:"), 0);
     if (pipeline) {
       // 14 compiles of 30 ms on 2 threads (~210 ms): the first results are timed meanwhile.
-      EXPECT_LT(rec.firstBench(), rec.lastCompile())
+      EXPECT_LT(rec.first("bench:"), rec.last("compile:"))
           << "pipeline on: bench waited for every compile";
       EXPECT_GT(rep->bench_overlap_ms, 0.0);
     } else {
-      EXPECT_GT(rec.firstBench(), rec.lastCompile())
+      EXPECT_GT(rec.first("bench:"), rec.last("compile:"))
           << "pipeline off: bench began before compiles ended";
       EXPECT_EQ(rep->bench_overlap_ms, 0.0);
     }
@@ -227,7 +206,7 @@ TEST(Pipeline, VendorCandidateIsBenchmarkedBeforeAnyJitCandidate) {
   auto fam = (*t)->add(std::move(f));
   auto rep = fam->tune(env.problem(4096));
   ASSERT_TRUE(rep.ok());
-  const int fb = rec.firstBench();
+  const int fb = rec.first("bench:");
   ASSERT_GE(fb, 0);
   EXPECT_EQ(rec.events[fb], "bench:fake:algo=1");
   // ... and before the first compile finished (it needs none).

@@ -15,40 +15,14 @@
 #include "autotune/isolation.h"
 #include "base/fs.h"
 #include "tests/unit/isolation_families.h"
+#include "tests/unit/progress_recorder.h"
 
 namespace ktune {
 namespace {
 
 using isotest::IsoProblem;
 
-// Progress events in arrival order ("compile:<config>" / "bench:<config>").
-struct Recorder {
-  std::mutex mu;
-  std::vector<std::string> events;
-  std::function<void(const TuneProgress&)> fn() {
-    return [this](const TuneProgress& p) {
-      if (p.phase != "compile" && p.phase != "bench") return;
-      std::lock_guard<std::mutex> l(mu);
-      events.push_back(p.phase + ":" + p.config);
-    };
-  }
-  int first(const std::string& prefix) const {
-    for (size_t i = 0; i < events.size(); ++i)
-      if (events[i].rfind(prefix, 0) == 0) return static_cast<int>(i);
-    return -1;
-  }
-  int last(const std::string& prefix) const {
-    int r = -1;
-    for (size_t i = 0; i < events.size(); ++i)
-      if (events[i].rfind(prefix, 0) == 0) r = static_cast<int>(i);
-    return r;
-  }
-  int count(const std::string& prefix) const {
-    int n = 0;
-    for (const auto& e : events) n += e.rfind(prefix, 0) == 0;
-    return n;
-  }
-};
+using Recorder = tunertest::ProgressRecorder;
 
 struct Env {
   std::string dir;
