@@ -251,6 +251,15 @@ bool isPinned(const json& dev, const std::string& key) {
   return p != e->end() && p->is_boolean() && p->get<bool>();
 }
 
+// Entry `key` of a device block parses as a DbEntry with a winner (what lookup() returns).
+bool readableEntry(const json& dev, const std::string& key) {
+  try {
+    return !entryFromJson(key, dev.at("entries").at(key)).winner.empty();
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 // Adds or replaces (same source + config) a candidate in a partial-results array.
 void upsertCandidate(json& arr, const json& cand) {
   if (!arr.is_array()) arr = json::array();
@@ -429,7 +438,10 @@ Status TuningDatabase::record(const DbEntry& e) {
   std::lock_guard<std::mutex> g(mu_);
   return mutateLocked(path_, family_, impl_->doc, warnings_, [&](json& doc) {
     json& dev = deviceFor(doc, validator_);
-    if (isPinned(dev, entry.key)) return false;  // a user's pin wins over any tuning run
+    // A user's pin wins over any tuning run — if it can be used: a pinned entry that lookup()
+    // cannot read (no winner, wrong types; warned about at load) is replaced, or the key would
+    // stay untuned for good.
+    if (isPinned(dev, entry.key) && readableEntry(dev, entry.key)) return false;
     dev["entries"][entry.key] = ej;
     if (dev.contains("partial") && dev["partial"].is_object()) dev["partial"].erase(entry.key);
     return true;

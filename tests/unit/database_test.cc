@@ -214,6 +214,27 @@ TEST_F(DatabaseTest, HandPinnedEntrySurvivesRecord) {
   EXPECT_FALSE(open()->lookup("k").has_value());
 }
 
+// A pinned entry that cannot be read (the winner field misspelt, as libFuzzer found) is not a
+// usable pin: record() replaces it instead of keeping the key untuned for good.
+TEST_F(DatabaseTest, UnreadablePinnedEntryIsReplacedByRecord) {
+  auto db = open();
+  ASSERT_TRUE(db->record(entry("k", "BLOCK=128")).ok());
+  json doc = json::parse(readFile(path_).value());
+  auto& e = doc["devices"][0]["entries"]["k"];
+  e["winneu"] = e["winner"];
+  e.erase("winner");
+  e["pinned"] = true;
+  ASSERT_TRUE(writeFileAtomic(path_, doc.dump(2)).ok());
+  auto db2 = open();
+  EXPECT_FALSE(db2->lookup("k").has_value());
+  EXPECT_FALSE(db2->warnings().empty());  // the malformed entry is reported at load
+  ASSERT_TRUE(db2->record(entry("k", "BLOCK=64")).ok());
+  ASSERT_TRUE(db2->lookup("k").has_value());
+  EXPECT_EQ(db2->lookup("k")->winner, "BLOCK=64");
+  EXPECT_FALSE(db2->lookup("k")->pinned);
+  EXPECT_EQ(open()->lookup("k")->winner, "BLOCK=64");
+}
+
 TEST_F(DatabaseTest, CorruptFileOpensEmptyWithWarningAndIsKeptAside) {
   auto db = open();
   ASSERT_TRUE(db->record(entry("k", "BLOCK=128")).ok());
