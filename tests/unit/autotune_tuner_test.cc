@@ -111,8 +111,13 @@ TEST(Tuner, IdenticalBinariesBenchmarkedOnceAndSpillsPruned) {
   auto rep = fam->tune(env.problem(256));
   ASSERT_TRUE(rep.ok());
   EXPECT_EQ(rep->duplicates, 2) << rep->tree();
-  EXPECT_NE(find(*rep, "BLOCK=64,VEC=2")->reason.find("identical binary to BLOCK=64,VEC=1"),
-            std::string::npos);
+  // Which of the pair is benchmarked depends on which compile finishes first (the compile /
+  // bench pipeline); the other one names it.
+  const std::string r1 = find(*rep, "BLOCK=64,VEC=1")->reason,
+                    r2 = find(*rep, "BLOCK=64,VEC=2")->reason;
+  EXPECT_TRUE(r2.find("identical binary to BLOCK=64,VEC=1") != std::string::npos ||
+              r1.find("identical binary to BLOCK=64,VEC=2") != std::string::npos)
+      << r1 << " / " << r2;
   EXPECT_EQ(find(*rep, "BLOCK=64,VEC=2")->stats.median_ms,
             find(*rep, "BLOCK=64,VEC=1")->stats.median_ms);
   EXPECT_EQ(rep->pruned, 1);
