@@ -505,8 +505,9 @@ Expected<LaunchPlan> launchPlan(KernelKind k, const Config& c, const GemmShape& 
         // The last round's tiles are split along K (see gemm_tma.cuh); with fewer tiles than SMs
         // that round is the only one, so launch up to SPLIT_K blocks per tile.
         blocks = std::min(tiles * split, clusters);
-        p.workspace_bytes = blocks * bm * I(c, "BLOCK_N") * 4;
-        p.counters = blocks * I(c, "CONSUMERS");
+        const TmaSplitScratch scratch = tmaSplitScratch(c, blocks);
+        p.workspace_bytes = scratch.workspace_bytes;
+        p.counters = scratch.counters;
       }
       p.grid = Dim3{static_cast<unsigned>(blocks), 1u, 1u};
       split = 1;  // the workspace above, not the M x N one of the split-K kernels
@@ -661,6 +662,12 @@ std::vector<Config> curatedConfigs(KernelKind k, const GemmShape& s) {
   for (auto& c : out)
     if (std::find(uniq.begin(), uniq.end(), c) == uniq.end()) uniq.push_back(c);
   return uniq;
+}
+
+TmaSplitScratch tmaSplitScratch(const Config& c, int64_t blocks) {
+  const int64_t cons = c.getInt("CONSUMERS", 1);
+  const int64_t bm = 64 * c.getInt("WG_M", 1) * cons;
+  return {blocks * bm * c.getInt("BLOCK_N", 256) * 4, blocks * cons};
 }
 
 TmaDescriptors tmaDescriptors(const GemmShape& s, DevicePtr a, DevicePtr b, DevicePtr c) {

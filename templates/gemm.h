@@ -121,6 +121,13 @@ struct LaunchPlan {
 Expected<LaunchPlan> launchPlan(KernelKind k, const Config& c, const GemmShape& s,
                                 const DeviceInfo& dev);
 
+// Scratch of a kTma config with SPLIT_K > 1 on a persistent grid of `blocks` blocks: one
+// BLOCK_M x BLOCK_N fp32 slot and CONSUMERS counters per block (see gemm_tma.cuh).
+struct TmaSplitScratch {
+  int64_t workspace_bytes = 0, counters = 0;
+};
+TmaSplitScratch tmaSplitScratch(const Config& c, int64_t blocks);
+
 // The TMA tensor maps a kTma launch needs (A and B as stored — rows x cols = M x K or K x M, N x K
 // or K x N by layout; C: rows M, cols N; 64 x 64 boxes, 128-byte swizzle), for
 // Backend::encodeTensorMap2D. A and B are only meaningful with the 16-byte path (applicable()

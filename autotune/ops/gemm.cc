@@ -565,10 +565,9 @@ Expected<std::unique_ptr<GemmOp>> GemmOp::create(std::shared_ptr<Tuner> tuner, O
     if (c.getStr("KIND") == gemm::kernelKindName(gemm::KernelKind::kTma)) {
       // TMA kernel's split tail: one BLOCK_M x BLOCK_N fp32 slot and CONSUMERS
       // counters per block of the persistent grid (at most one block per SM; gemm.cc launchPlan).
-      const int64_t sms = std::max(1, S->tuner->device().multiprocessors);
-      const int64_t cons = c.getInt("CONSUMERS", 1);
-      const int64_t bm = 64 * c.getInt("WG_M", 1) * cons, bn = c.getInt("BLOCK_N", 256);
-      return S->ensureWorkspace(call.shape, sms * bm * bn * 4, sms * cons);
+      const auto scratch =
+          gemm::tmaSplitScratch(c, std::max(1, S->tuner->device().multiprocessors));
+      return S->ensureWorkspace(call.shape, scratch.workspace_bytes, scratch.counters);
     }
     return S->ensureWorkspace(call.shape);
   };
