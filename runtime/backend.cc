@@ -1,6 +1,7 @@
 #include "runtime/backend.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -65,8 +66,12 @@ void** KernelArgs::data() {
   return ptrs_.data();
 }
 
+// Formatted with snprintf: gcc 12's -O3 flags a false -Wrestrict in the inlined
+// `"(" + std::to_string(...)` chain, and Release builds use -Werror.
 static std::string dimString(Dim3 d) {
-  return "(" + std::to_string(d.x) + ", " + std::to_string(d.y) + ", " + std::to_string(d.z) + ")";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "(%u, %u, %u)", d.x, d.y, d.z);
+  return buf;
 }
 
 Status launchConfigError(Dim3 grid, Dim3 block, size_t dynamic_shared, const LaunchLimits& lim) {
