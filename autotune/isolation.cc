@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "autotune/candidate_json.h"
 #include "base/fs.h"
 #include "base/subprocess.h"
 
@@ -25,35 +26,6 @@ namespace {
 
 using Json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
-
-Code codeFromName(const std::string& s) {
-  for (int c = 0; c <= static_cast<int>(Code::kInternal); ++c) {
-    if (s == codeName(Code(c))) return Code(c);
-  }
-  return Code::kInternal;
-}
-
-Json statsToJson(const TimingStats& t) {
-  return Json{{"median_ms", t.median_ms}, {"p20_ms", t.p20_ms}, {"p80_ms", t.p80_ms},
-              {"min_ms", t.min_ms},       {"max_ms", t.max_ms}, {"mean_ms", t.mean_ms},
-              {"std_ms", t.std_ms},       {"runs", t.runs}};
-}
-
-TimingStats statsFromJson(const Json& j) {
-  TimingStats t;
-  if (!j.is_object()) return t;
-  auto num = [&](const char* k) { return j.contains(k) && j[k].is_number() ? j[k].get<double>() : 0.0; };
-  t.median_ms = num("median_ms");
-  t.p20_ms = num("p20_ms");
-  t.p80_ms = num("p80_ms");
-  t.min_ms = num("min_ms");
-  t.max_ms = num("max_ms");
-  t.mean_ms = num("mean_ms");
-  t.std_ms = num("std_ms");
-  double runs = num("runs");
-  t.runs = runs >= 0 && runs < 1e9 ? static_cast<int>(runs) : 0;
-  return t;
-}
 
 Json benchToJson(const BenchOptions& b) {
   return Json{{"warmup_ms", b.warmup_ms},         {"rep_ms", b.rep_ms},
@@ -81,28 +53,16 @@ BenchOptions benchFromJson(const Json& j) {
   return b;
 }
 
-Json resultToJson(const CandidateResult& r) {
-  return Json{{"config", r.config},
-              {"source", r.source},
-              {"status", codeName(r.status)},
-              {"reason", r.reason},
-              {"stats", statsToJson(r.stats)},
-              {"code_object_key", r.code_object_key},
-              {"max_error", r.max_error},
-              {"date", r.date}};
-}
-
+// A result line from the worker; a malformed one is an internal failure of that candidate.
 CandidateResult resultFromJson(const Json& j) {
-  CandidateResult r;
-  r.config = j.value("config", std::string());
-  r.source = j.value("source", std::string("jit"));
-  r.status = codeFromName(j.value("status", std::string("internal")));
-  r.reason = j.value("reason", std::string());
-  if (j.contains("stats")) r.stats = statsFromJson(j["stats"]);
-  r.code_object_key = j.value("code_object_key", std::string());
-  r.max_error = j.contains("max_error") && j["max_error"].is_number() ? j["max_error"].get<double>() : 0;
-  r.date = j.value("date", std::string());
-  return r;
+  try {
+    return candidatejson::candidateFromJson(j, Code::kInternal);
+  } catch (const std::exception& e) {
+    CandidateResult r;
+    r.status = Code::kInternal;
+    r.reason = std::string("malformed result from the isolation worker: ") + e.what();
+    return r;
+  }
 }
 
 std::string signalName(int sig) {
@@ -151,7 +111,9 @@ bool mentionsDeviceError(const std::string& s) {
 
 }  // namespace
 
-std::string candidateResultToJson(const CandidateResult& r) { return resultToJson(r).dump(); }
+std::string candidateResultToJson(const CandidateResult& r) {
+  return candidatejson::candidateToJson(r).dump();
+}
 
 Expected<CandidateResult> candidateResultFromJson(const std::string& text) {
   Json j = Json::parse(text, nullptr, false);
@@ -509,7 +471,7 @@ Status WorkerSupervisor::run(const WorkerBatch& batch,
         }
         return Status::Ok();
       } else if (ev == "error") {
-        Code c = codeFromName(j.value("code", std::string("internal")));
+        Code c = candidatejson::codeFromName(j.value("code", std::string("internal")));
         return Status(c == Code::kOk ? Code::kInternal : c,
                       "isolation worker: " + j.value("message", std::string()));
       }
@@ -596,7 +558,7 @@ Status serveWorker(CandidateBench& tuner, int in_fd, int out_fd) {
       CandidateResult r = tuner.benchmarkCandidate(family, problem.get(), wc, bench, best);
       if (r.status == Code::kOk && r.stats.runs > 0 && (best <= 0 || r.stats.median_ms < best))
         best = r.stats.median_ms;
-      KTUNE_RETURN_IF_ERROR(send(Json{{"event", "result"}, {"index", i}, {"result", resultToJson(r)}}));
+      KTUNE_RETURN_IF_ERROR(send(Json{{"event", "result"}, {"index", i}, {"result", candidatejson::candidateToJson(r)}}));
       if (r.status == Code::kDeviceFault) {
         // A faulted CUDA/HIP context stays broken: leave, the supervisor starts a fresh worker.
         KTUNE_RETURN_IF_ERROR(send(Json{{"event", "exit"}, {"reason", "device fault"}}));

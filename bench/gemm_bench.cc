@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "autotune/compile_pool.h"
 #include "autotune/dtype.h"
 #include "autotune/ops/gemm.h"
 #include "compiler/compiler.h"
@@ -375,19 +376,12 @@ void precompile(const std::vector<ShapeSpec>& shapes) {
       for (auto& c : candidates(k, s)) jobs.push_back({k, {c, s}});
     }
   }
-  std::atomic<size_t> next{0};
-  std::vector<std::thread> th;
-  const unsigned n = std::max(1u, std::thread::hardware_concurrency());
-  for (unsigned i = 0; i < n; ++i)
-    th.emplace_back([&] {
-      for (size_t j; (j = next++) < jobs.size();) {
-        auto r = g->runner->compile(jobs[j].first, jobs[j].second.first, jobs[j].second.second);
-        if (!r.ok())
-          std::fprintf(stderr, "compile failed: %s %s: %s\n", gemm::kernelKindName(jobs[j].first),
-                       jobs[j].second.first.toString().c_str(), r.status().toString().c_str());
-      }
-    });
-  for (auto& t : th) t.join();
+  CompilePool::parallelFor(jobs.size(), CompilePool::threadsFor(jobs.size(), 0, false), [&](size_t j) {
+    auto r = g->runner->compile(jobs[j].first, jobs[j].second.first, jobs[j].second.second);
+    if (!r.ok())
+      std::fprintf(stderr, "compile failed: %s %s: %s\n", gemm::kernelKindName(jobs[j].first),
+                   jobs[j].second.first.toString().c_str(), r.status().toString().c_str());
+  });
 }
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "autotune/compile_pool.h"
 #include "compiler/compiler.h"
 #include "runtime/backend.h"
 #include "templates/rowwise.h"
@@ -81,22 +82,16 @@ void compileAll(const std::string& src, const std::string& entry, const std::vec
   for (const auto& d : ds)
     if (!X.fns.count(keyOf(entry, d))) todo.push_back(&d);
   std::vector<Expected<CodeObject>> out(todo.size(), Status::Internal("not compiled"));
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i; (i = next++) < todo.size();) {
-      CompileRequest r;
-      r.source = src;
-      r.source_name = entry;
-      r.entry = entry;
-      r.defines = *todo[i];
-      r.arch = X.dev.arch;
-      out[i] = X.c->compile(r);
-    }
-  };
-  std::vector<std::thread> ts;
-  const unsigned n = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
-  for (unsigned t = 0; t < n; ++t) ts.emplace_back(worker);
-  for (auto& t : ts) t.join();
+  CompilePool::parallelFor(todo.size(), CompilePool::threadsFor(todo.size(), 16, false),
+                           [&](size_t i) {
+                             CompileRequest r;
+                             r.source = src;
+                             r.source_name = entry;
+                             r.entry = entry;
+                             r.defines = *todo[i];
+                             r.arch = X.dev.arch;
+                             out[i] = X.c->compile(r);
+                           });
   for (size_t i = 0; i < todo.size(); ++i) {
     if (!out[i].ok()) {
       std::fprintf(stderr, "compile failed: %s\n", out[i].status().toString().c_str());
