@@ -285,7 +285,8 @@ std::vector<Config> familyConfigs(const std::vector<gemm::KernelKind>& kinds,
 }  // namespace
 
 struct GemmOp::State {
-  std::shared_ptr<Tuner> tuner;
+  Tuner* tuner = nullptr;
+  std::shared_ptr<Tuner> keep_tuner;  // set by create(shared_ptr): the op keeps its tuner alive
   Family<GemmCall> family;
   std::unique_ptr<cublaslt::CublasLt> lt;
   std::unique_ptr<GemmRunner> ref_runner;  // the default config as trusted reference
@@ -457,100 +458,71 @@ GemmOp::~GemmOp() = default;
 
 bool GemmOp::hasCublasLt() const { return st_->lt != nullptr; }
 
-Expected<std::unique_ptr<GemmOp>> GemmOp::create(std::shared_ptr<Tuner> tuner, OpOptions options) {
-  if (!tuner) return Status::InvalidArgument("GemmOp::create needs a Tuner");
-  const DeviceInfo& dev = tuner->device();
-  const std::string backend = dev.vendor == Vendor::kNvidia ? "cuda"
-                              : dev.vendor == Vendor::kAmd  ? "hip"
-                                                            : "";
-  if (backend.empty())
-    return Status::Unsupported("GEMM op needs an NVIDIA or AMD device, got " + dev.name);
-  auto st = std::make_unique<State>();
-  State* S = st.get();
-  S->tuner = tuner;
-  S->vendor_algos = tuner->options().options.vendor_algos;
-  if (backend == "cuda" && S->vendor_algos > 0) {
-    auto lt = cublaslt::CublasLt::open(options.cublaslt_paths);
-    if (lt.ok()) {
-      S->lt = std::move(lt).value();
-      auto ws = tuner->backend().alloc(static_cast<size_t>(kLtWorkspaceBytes));
-      if (!ws.ok()) return ws.status();
-      S->lt_workspace = *ws;
-    }
-  }
-  const gemm::KernelKind main_kind = backend == "cuda" ? gemm::KernelKind::kMma : gemm::KernelKind::kMfma;
-  const auto big = gemm::denseShape(gemm::Layout::kNT, gemm::ElemType::kBF16, gemm::ElemType::kBF16,
-                                    4096, 4096, 4096);
-  auto curated = gemm::curatedConfigs(main_kind, big);
-  if (curated.empty()) return Status::Internal("no curated GEMM config for " + backend);
-  S->default_config = curated.front();
-  if (backend == "cuda")
-    S->ref_runner = std::make_unique<GemmRunner>(tuner->backend(), tuner->compiler(), dev);
+namespace {
 
-  KernelFamily<GemmCall> f;
-  f.name = "gemm";
-  f.source = familySource();
-  f.source_name = "gemm_family.cu";
-  f.entry = gemm::entryName(main_kind);
-  f.entry_fn = [](const Config& c, const GemmCall&) {
-    auto k = kindOf(c);
-    return std::string(gemm::entryName(k.ok() ? *k : gemm::KernelKind::kMma));
-  };
+// The kernel kinds the family tunes on `dev` (wgmma and TMA on sm_90a), narrowed to
+// options.kinds; sets S->tma when the TMA kernel is among them.
+Expected<std::vector<gemm::KernelKind>> familyKinds(GemmOp::State* S, const DeviceInfo& dev,
+                                                   const std::string& backend,
+                                                   const GemmOp::OpOptions& options) {
   std::vector<gemm::KernelKind> kinds = gemm::kernelsForBackend(backend);
   if (options.wgmma && dev.arch == "sm_90a") kinds.push_back(gemm::KernelKind::kWgmma);
   if (options.tma && dev.arch == "sm_90a") {
     kinds.push_back(gemm::KernelKind::kTma);
     S->tma = true;
   }
-  if (!options.kinds.empty()) {
-    std::vector<gemm::KernelKind> keep;
-    for (auto k : kinds)
-      if (std::find(options.kinds.begin(), options.kinds.end(), k) != options.kinds.end())
-        keep.push_back(k);
-    if (keep.empty())
-      return Status::Unsupported("none of the requested GEMM kernel kinds runs on " + dev.name +
-                                 " (" + dev.arch + ")");
-    S->tma = std::find(keep.begin(), keep.end(), gemm::KernelKind::kTma) != keep.end();
-    kinds = std::move(keep);
-  }
-  f.configs = familyConfigs(kinds, backend, options.full_space,
-                            std::max(dev.shared_per_block_optin, dev.shared_per_block));
-  f.defines = [](const Config& c, const GemmCall& call) {
-    Defines d;
-    auto k = kindOf(c);
-    const gemm::KernelKind kind = k.ok() ? *k : gemm::KernelKind::kMma;
-    const Config knobs = knobsOf(c);
-    const gemm::GemmShape s = withAlignment(call.shape, call.buf);
-    d = gemm::defines(kind, knobs, s);
-    d.emplace_back("KTUNE_GEMM_KIND", std::to_string(kindIndex(kind)));
-    if (!k.ok() || !gemm::applicable(kind, knobs, s).ok()) d.emplace_back("KTUNE_GEMM_INAPPLICABLE", "1");
-    return d;
-  };
-  f.key = [](const GemmCall& call, KeyBuilder& k) {
-    const gemm::GemmShape s = withAlignment(call.shape, call.buf);
-    k.add("layout", gemm::layoutName(s.layout));
-    k.add("ab", gemm::elemTypeName(s.ab));
-    k.add("c", gemm::elemTypeName(s.c));
-    k.add("M", s.m).add("N", s.n).add("K", s.k);
-    k.add("lda", s.lda).add("ldb", s.ldb).add("ldc", s.ldc);
-    const int64_t epi = (s.has_bias ? 1 : 0) | (static_cast<int64_t>(s.act) << 1) |
-                        (s.beta != 0.0f ? 8 : 0) | (s.aligned16 ? 16 : 0);
-    k.add("epi", epi);  // bit 0 bias, bits 1-2 activation, bit 3 beta != 0, bit 4 16-byte aligned
-  };
-  f.launch = [](const Config& c, const GemmCall& call, const DeviceInfo& d) {
-    LaunchDims dims;
-    auto k = kindOf(c);
-    if (!k.ok()) return dims;
-    auto plan = gemm::launchPlan(*k, knobsOf(c), withAlignment(call.shape, call.buf), d);
-    if (!plan.ok()) {
-      dims.grid = Dim3{0, 0, 0};  // refused by the driver: recorded as this candidate's failure
-      return dims;
-    }
-    dims.grid = plan->grid;
-    dims.block = plan->block;
-    dims.shared = static_cast<size_t>(plan->shared_bytes);
+  if (options.kinds.empty()) return kinds;
+  std::vector<gemm::KernelKind> keep;
+  for (auto k : kinds)
+    if (std::find(options.kinds.begin(), options.kinds.end(), k) != options.kinds.end())
+      keep.push_back(k);
+  if (keep.empty())
+    return Status::Unsupported("none of the requested GEMM kernel kinds runs on " + dev.name +
+                               " (" + dev.arch + ")");
+  S->tma = std::find(keep.begin(), keep.end(), gemm::KernelKind::kTma) != keep.end();
+  return keep;
+}
+
+Defines gemmDefines(const Config& c, const GemmCall& call) {
+  auto k = kindOf(c);
+  const gemm::KernelKind kind = k.ok() ? *k : gemm::KernelKind::kMma;
+  const Config knobs = knobsOf(c);
+  const gemm::GemmShape s = withAlignment(call.shape, call.buf);
+  Defines d = gemm::defines(kind, knobs, s);
+  d.emplace_back("KTUNE_GEMM_KIND", std::to_string(kindIndex(kind)));
+  if (!k.ok() || !gemm::applicable(kind, knobs, s).ok()) d.emplace_back("KTUNE_GEMM_INAPPLICABLE", "1");
+  return d;
+}
+
+void gemmKey(const GemmCall& call, KeyBuilder& k) {
+  const gemm::GemmShape s = withAlignment(call.shape, call.buf);
+  k.add("layout", gemm::layoutName(s.layout));
+  k.add("ab", gemm::elemTypeName(s.ab));
+  k.add("c", gemm::elemTypeName(s.c));
+  k.add("M", s.m).add("N", s.n).add("K", s.k);
+  k.add("lda", s.lda).add("ldb", s.ldb).add("ldc", s.ldc);
+  const int64_t epi = (s.has_bias ? 1 : 0) | (static_cast<int64_t>(s.act) << 1) |
+                      (s.beta != 0.0f ? 8 : 0) | (s.aligned16 ? 16 : 0);
+  k.add("epi", epi);  // bit 0 bias, bits 1-2 activation, bit 3 beta != 0, bit 4 16-byte aligned
+}
+
+LaunchDims gemmLaunch(const Config& c, const GemmCall& call, const DeviceInfo& d) {
+  LaunchDims dims;
+  auto k = kindOf(c);
+  if (!k.ok()) return dims;
+  auto plan = gemm::launchPlan(*k, knobsOf(c), withAlignment(call.shape, call.buf), d);
+  if (!plan.ok()) {
+    dims.grid = Dim3{0, 0, 0};  // refused by the driver: recorded as this candidate's failure
     return dims;
-  };
+  }
+  dims.grid = plan->grid;
+  dims.block = plan->block;
+  dims.shared = static_cast<size_t>(plan->shared_bytes);
+  return dims;
+}
+
+// The run-time hooks of the family: arguments, split-K workspace, C restore, verification.
+void addRunHooks(KernelFamily<GemmCall>& f, GemmOp::State* S) {
   f.args = [S](const GemmCall& call, KernelArgs& a) {
     const auto& s = call.shape;
     a.add(call.buf.a).add(call.buf.b).add(call.buf.c).add(call.buf.bias);
@@ -571,7 +543,6 @@ Expected<std::unique_ptr<GemmOp>> GemmOp::create(std::shared_ptr<Tuner> tuner, O
     }
     return S->ensureWorkspace(call.shape);
   };
-  f.prune = makeGemmPruner(tuner->options().options, dev.vendor == Vendor::kAmd);
   f.pre_run = [S](const GemmCall& call, StreamHandle s) { return S->preRun(call, s); };
   // Timed runs overwrite C completely when beta == 0: no re-poisoning (an M*N memset per sample);
   // with beta != 0 C is restored as before verification.
@@ -580,26 +551,90 @@ Expected<std::unique_ptr<GemmOp>> GemmOp::create(std::shared_ptr<Tuner> tuner, O
     return S->preRun(call, s);
   };
   f.verify = [S](const GemmCall& call, StreamHandle s) { return S->verify(call, s); };
+}
+
+// cuBLASLt algorithms as candidates (when the library was opened).
+void addVendorCandidates(KernelFamily<GemmCall>& f, GemmOp::State* S) {
+  if (!S->lt) return;
+  f.vendor_candidates = [S](const GemmCall& call) {
+    std::vector<VendorCandidate> out;
+    auto lp = toLtProblem(withAlignment(call.shape, call.buf));
+    if (!lp.ok()) return out;
+    auto algos = S->lt->heuristics(*lp, S->vendor_algos, kLtWorkspaceBytes);
+    if (!algos.ok()) return out;
+    for (const auto& a : *algos) out.push_back({a.id(), "cublaslt"});
+    return out;
+  };
+  f.vendor_launch = [S](const std::string& id, const GemmCall& call, StreamHandle stream) -> Status {
+    KTUNE_ASSIGN_OR_RETURN(auto algo, cublaslt::LtAlgo::parse(id));
+    KTUNE_ASSIGN_OR_RETURN(auto lp, toLtProblem(call.shape));
+    // Heuristics were asked with at most kLtWorkspaceBytes, which every algorithm gets.
+    algo.workspace_bytes = 0;
+    return S->lt->run(lp, &algo, call.buf.a, call.buf.b, call.buf.c, call.buf.bias,
+                      S->lt_workspace, kLtWorkspaceBytes, stream);
+  };
+}
+
+// cuBLASLt (when vendor algorithms are wanted on CUDA) and its workspace.
+Status openCublasLt(GemmOp::State* S, const GemmOp::OpOptions& options) {
+  auto lt = cublaslt::CublasLt::open(options.cublaslt_paths);
+  if (!lt.ok()) return Status::Ok();  // JIT candidates only
+  S->lt = std::move(lt).value();
+  auto ws = S->tuner->backend().alloc(static_cast<size_t>(kLtWorkspaceBytes));
+  if (!ws.ok()) return ws.status();
+  S->lt_workspace = *ws;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<GemmOp>> GemmOp::create(std::shared_ptr<Tuner> tuner, OpOptions options) {
+  if (!tuner) return Status::InvalidArgument("GemmOp::create needs a Tuner");
+  KTUNE_ASSIGN_OR_RETURN(auto op, create(*tuner, std::move(options)));
+  op->st_->keep_tuner = std::move(tuner);
+  return op;
+}
+
+Expected<std::unique_ptr<GemmOp>> GemmOp::create(Tuner& tuner, OpOptions options) {
+  const DeviceInfo& dev = tuner.device();
+  const std::string backend = dev.vendor == Vendor::kNvidia ? "cuda"
+                              : dev.vendor == Vendor::kAmd  ? "hip"
+                                                            : "";
+  if (backend.empty())
+    return Status::Unsupported("GEMM op needs an NVIDIA or AMD device, got " + dev.name);
+  auto st = std::make_unique<State>();
+  State* S = st.get();
+  S->tuner = &tuner;
+  S->vendor_algos = tuner.options().options.vendor_algos;
+  if (backend == "cuda" && S->vendor_algos > 0) KTUNE_RETURN_IF_ERROR(openCublasLt(S, options));
+  const gemm::KernelKind main_kind = backend == "cuda" ? gemm::KernelKind::kMma : gemm::KernelKind::kMfma;
+  const auto big = gemm::denseShape(gemm::Layout::kNT, gemm::ElemType::kBF16, gemm::ElemType::kBF16,
+                                    4096, 4096, 4096);
+  auto curated = gemm::curatedConfigs(main_kind, big);
+  if (curated.empty()) return Status::Internal("no curated GEMM config for " + backend);
+  S->default_config = curated.front();
+  if (backend == "cuda")
+    S->ref_runner = std::make_unique<GemmRunner>(tuner.backend(), tuner.compiler(), dev);
+
+  KernelFamily<GemmCall> f;
+  f.name = "gemm";
+  f.source = familySource();
+  f.source_name = "gemm_family.cu";
+  f.entry = gemm::entryName(main_kind);
+  f.entry_fn = [](const Config& c, const GemmCall&) {
+    auto k = kindOf(c);
+    return std::string(gemm::entryName(k.ok() ? *k : gemm::KernelKind::kMma));
+  };
+  KTUNE_ASSIGN_OR_RETURN(auto kinds, familyKinds(S, dev, backend, options));
+  f.configs = familyConfigs(kinds, backend, options.full_space,
+                            std::max(dev.shared_per_block_optin, dev.shared_per_block));
+  f.defines = gemmDefines;
+  f.key = gemmKey;
+  f.launch = gemmLaunch;
+  addRunHooks(f, S);
+  f.prune = makeGemmPruner(tuner.options().options, dev.vendor == Vendor::kAmd);
   f.default_config = withKind(S->default_config, main_kind);
-  if (S->lt) {
-    f.vendor_candidates = [S](const GemmCall& call) {
-      std::vector<VendorCandidate> out;
-      auto lp = toLtProblem(withAlignment(call.shape, call.buf));
-      if (!lp.ok()) return out;
-      auto algos = S->lt->heuristics(*lp, S->vendor_algos, kLtWorkspaceBytes);
-      if (!algos.ok()) return out;
-      for (const auto& a : *algos) out.push_back({a.id(), "cublaslt"});
-      return out;
-    };
-    f.vendor_launch = [S](const std::string& id, const GemmCall& call, StreamHandle stream) -> Status {
-      KTUNE_ASSIGN_OR_RETURN(auto algo, cublaslt::LtAlgo::parse(id));
-      KTUNE_ASSIGN_OR_RETURN(auto lp, toLtProblem(call.shape));
-      // Heuristics were asked with at most kLtWorkspaceBytes, which every algorithm gets.
-      algo.workspace_bytes = 0;
-      return S->lt->run(lp, &algo, call.buf.a, call.buf.b, call.buf.c, call.buf.bias,
-                        S->lt_workspace, kLtWorkspaceBytes, stream);
-    };
-  }
+  addVendorCandidates(f, S);
   // Offline tuning (ktune tune --from-file) and the isolation worker rebuild a call from its
   // shape; the data is deterministic (seed 1), so every rebuild of one shape in a process sees the
   // same A, B and C — State::per_key's cached C snapshot and reference stay valid across them.
@@ -608,7 +643,7 @@ Expected<std::unique_ptr<GemmOp>> GemmOp::create(std::shared_ptr<Tuner> tuner, O
     KTUNE_ASSIGN_OR_RETURN(gemm::GemmShape shape, gemmShapeFromJson(text));
     return makeGemmProblem(S->tuner->backend(), S->tuner->device(), shape, 1);
   };
-  KTUNE_ASSIGN_OR_RETURN(S->family, tuner->add(std::move(f)));
+  KTUNE_ASSIGN_OR_RETURN(S->family, tuner.add(std::move(f)));
   return std::unique_ptr<GemmOp>(new GemmOp(std::move(st)));
 }
 

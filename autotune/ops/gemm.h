@@ -106,9 +106,13 @@ class GemmOp {
     // Extra library paths for libcublasLt (e.g. a pip wheel's lib dir).
     std::vector<std::string> cublaslt_paths;
   };
-  // Registers the family "gemm" on `tuner`. Fails when the tuner's device has no GEMM kernel.
-  static Expected<std::unique_ptr<GemmOp>> create(std::shared_ptr<Tuner> tuner,
-                                                  OpOptions options);
+  // Registers the family "gemm" on `tuner`, which must outlive the op (as with Family<P>; this
+  // takes what Tuner::create returns: GemmOp::create(**tuner)). Fails when the tuner's device
+  // has no GEMM kernel.
+  static Expected<std::unique_ptr<GemmOp>> create(Tuner& tuner, OpOptions options);
+  static Expected<std::unique_ptr<GemmOp>> create(Tuner& tuner) { return create(tuner, OpOptions{}); }
+  // The same, and the op keeps a shared tuner alive.
+  static Expected<std::unique_ptr<GemmOp>> create(std::shared_ptr<Tuner> tuner, OpOptions options);
   static Expected<std::unique_ptr<GemmOp>> create(std::shared_ptr<Tuner> tuner) {
     return create(std::move(tuner), OpOptions{});
   }
