@@ -575,41 +575,9 @@ Status appendUntunedKey(const std::string& path, const std::string& family,
   line["key"] = key;
   line["date"] = isoUtcNow();
   const std::string text = dumpText(line, -1) + "\n";
-  const std::string ctx = "cannot append to untuned-keys file '" + path + "'";
-
   Status s = makeDirs(parentDir(path), 0700);
-  if (!s.ok()) return s.withContext(ctx);
-  auto lock = FileLock::acquire(path + ".lock", kLockTimeoutMs);
-  if (!lock.ok()) return lock.status().withContext(ctx);
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-  if (fd < 0) return Status::IoError(ctx + ": " + std::strerror(errno));
-  // A write can stop part-way (disk full): cut the file back to where this line began, so a
-  // reader never sees a torn last line. Every appender holds the lock, so the size is stable.
-  struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    int e = errno;
-    ::close(fd);
-    return Status::IoError(ctx + ": " + std::strerror(e));
-  }
-  const off_t start = st.st_size;
-  auto failed = [&](int e) {
-    (void)!::ftruncate(fd, start);
-    ::close(fd);
-    std::string msg = ctx + ": " + std::strerror(e);
-    if (e == ENOSPC) msg += " (disk full; the file is unchanged)";
-    return Status::IoError(msg);
-  };
-  size_t off = 0;
-  while (off < text.size()) {
-    ssize_t n = ::write(fd, text.data() + off, text.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return failed(errno);
-    }
-    off += size_t(n);
-  }
-  if (::close(fd) != 0) return Status::IoError(ctx + ": " + std::strerror(errno));
-  return Status::Ok();
+  if (!s.ok()) return s.withContext("cannot append to untuned-keys file '" + path + "'");
+  return appendLocked(path, text, "untuned-keys file", kLockTimeoutMs);
 }
 
 }  // namespace ktune

@@ -342,6 +342,52 @@ Status WorkerSupervisor::awaitHello() {
   }
 }
 
+namespace {
+
+// The bench request for the candidates of `batch` from `first` on.
+Json benchRequest(const WorkerBatch& batch, size_t first, double best) {
+  Json req{{"op", "bench"},   {"family", batch.family}, {"key", batch.key},
+           {"args", batch.args_json}, {"best_ms", best}, {"bench", benchToJson(batch.bench)}};
+  Json cs = Json::array();
+  for (size_t i = first; i < batch.candidates.size(); ++i) {
+    const auto& c = batch.candidates[i];
+    cs.push_back(Json{{"config", c.config}, {"source", c.source},
+                      {"code_object_key", c.code_object_key}});
+  }
+  req["candidates"] = std::move(cs);
+  return req;
+}
+
+CandidateResult failedResult(const WorkerCandidate& c, Code code, std::string reason) {
+  CandidateResult r;
+  r.config = c.config;
+  r.source = c.source;
+  r.status = code;
+  r.reason = std::move(reason);
+  r.date = isoUtcNow();
+  return r;
+}
+
+}  // namespace
+
+std::string WorkerSupervisor::reapGone(int* st, bool* reaped) {
+  // The worker is gone: reap it for the reason (signal or exit code).
+  pid_t pid = proc_->pid;
+  std::string drain;
+  readLine(-1, proc_->err, proc_->inbuf, proc_->eof, stderr_tail_,
+           Clock::now() + std::chrono::milliseconds(20), &drain);
+  *reaped = false;
+  for (int i = 0; i < 200 && !*reaped; ++i) {
+    pid_t w = ::waitpid(pid, st, WNOHANG);
+    if (w == pid) *reaped = true;
+    else std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (*reaped) proc_->pid = -1;
+  return !*reaped ? "closed its output"
+         : WIFSIGNALED(*st) ? "was killed by " + signalName(WTERMSIG(*st))
+                            : "exited with status " + std::to_string(WEXITSTATUS(*st));
+}
+
 Status WorkerSupervisor::run(const WorkerBatch& batch,
                              const std::function<void(size_t, const CandidateResult&)>& on_result) {
   const size_t n = batch.candidates.size();
@@ -357,16 +403,7 @@ Status WorkerSupervisor::run(const WorkerBatch& batch,
   };
   while (next < n) {
     KTUNE_RETURN_IF_ERROR(ensureStarted());
-    Json req{{"op", "bench"},   {"family", batch.family}, {"key", batch.key},
-             {"args", batch.args_json}, {"best_ms", best}, {"bench", benchToJson(batch.bench)}};
-    Json cs = Json::array();
-    for (size_t i = next; i < n; ++i) {
-      const auto& c = batch.candidates[i];
-      cs.push_back(Json{{"config", c.config}, {"source", c.source},
-                        {"code_object_key", c.code_object_key}});
-    }
-    req["candidates"] = std::move(cs);
-    if (!writeAll(proc_->sock, req.dump() + "\n")) {
+    if (!writeAll(proc_->sock, benchRequest(batch, next, best).dump() + "\n")) {
       killWorker();
       if (++write_failures > 2) return Status::Unavailable("isolation worker does not accept requests");
       continue;
@@ -386,13 +423,10 @@ Status WorkerSupervisor::run(const WorkerBatch& batch,
                                  " took more than " +
                                  std::to_string(int64_t(opts_.startup_timeout_ms)) + " ms");
         }
-        CandidateResult r;
-        r.config = batch.candidates[next].config;
-        r.source = batch.candidates[next].source;
-        r.status = Code::kTimeout;
-        r.reason = "hung: no result within " + std::to_string(int64_t(candidateTimeoutMs())) +
-                   " ms (watchdog killed the worker)";
-        r.date = isoUtcNow();
+        CandidateResult r = failedResult(
+            batch.candidates[next], Code::kTimeout,
+            "hung: no result within " + std::to_string(int64_t(candidateTimeoutMs())) +
+                " ms (watchdog killed the worker)");
         ++stats_.timeouts;
         ++stats_.candidates_sent;
         on_result(next++, r);
@@ -400,38 +434,22 @@ Status WorkerSupervisor::run(const WorkerBatch& batch,
         break;
       }
       if (rr == ReadResult::kEof) {
-        // The worker is gone: reap it for the reason (signal or exit code).
         int st = 0;
-        pid_t pid = proc_->pid;
-        std::string drain;
-        readLine(-1, proc_->err, proc_->inbuf, proc_->eof, stderr_tail_,
-                 Clock::now() + std::chrono::milliseconds(20), &drain);
         bool reaped = false;
-        for (int i = 0; i < 200 && !reaped; ++i) {
-          pid_t w = ::waitpid(pid, &st, WNOHANG);
-          if (w == pid) reaped = true;
-          else std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        }
-        if (reaped) proc_->pid = -1;
-        std::string how = !reaped ? "closed its output"
-                          : WIFSIGNALED(st) ? "was killed by " + signalName(WTERMSIG(st))
-                          : "exited with status " + std::to_string(WEXITSTATUS(st));
+        const std::string how = reapGone(&st, &reaped);
         std::string said = lastLine(stderr_tail_);
         killWorker();
         if (!problem_ready) {
           return Status::Unavailable("isolation worker " + how + " before benchmarking " +
                                      batch.family + (said.empty() ? "" : ": " + said));
         }
-        CandidateResult r;
-        r.config = batch.candidates[next].config;
-        r.source = batch.candidates[next].source;
-        r.status = Code::kDeviceFault;
-        r.reason = "worker " + how + " while running this candidate" +
-                   (said.empty() ? "" : " (last worker output: " + said + ")");
+        CandidateResult r = failedResult(
+            batch.candidates[next], Code::kDeviceFault,
+            "worker " + how + " while running this candidate" +
+                (said.empty() ? "" : " (last worker output: " + said + ")"));
         if (!WIFSIGNALED(st) && !mentionsDeviceError(said) && reaped && WEXITSTATUS(st) == 0) {
           r.status = Code::kInternal;  // a clean exit mid-candidate is a worker bug, not the kernel
         }
-        r.date = isoUtcNow();
         ++stats_.crashes;
         ++stats_.candidates_sent;
         on_result(next++, r);

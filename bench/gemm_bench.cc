@@ -19,11 +19,12 @@
 #include <vector>
 
 #include "autotune/compile_pool.h"
-#include "autotune/dtype.h"
+#include "autotune/ops/buffers.h"
+#include "base/dtype.h"
 #include "autotune/ops/gemm.h"
 #include "compiler/compiler.h"
 #include "runtime/backend.h"
-#include "runtime/cuda/cublaslt.h"
+#include "autotune/vendor/cublaslt.h"
 #include "templates/gemm.h"
 
 namespace ktune {
@@ -123,11 +124,7 @@ struct Bufs {
 };
 
 Status fillRandom(DevicePtr p, int64_t count, uint32_t seed) {
-  std::vector<uint16_t> h(static_cast<size_t>(count));
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  for (auto& x : h) x = floatToBf16(u(rng));
-  return g->be->copyToDevice(p, h.data(), h.size() * 2);
+  return ktune::fillRandom(*g->be, p, DType::kBF16, count, seed);
 }
 
 // The weight-streaming bound of a decode GEMM: the fastest pure read of the weight matrix B

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "autotune/compile_pool.h"
+#include "autotune/ops/buffers.h"
 #include "compiler/compiler.h"
 #include "runtime/backend.h"
 #include "templates/rowwise.h"
@@ -126,16 +127,10 @@ double medianMs(const std::function<Status()>& launch, int reps) {
   return t[t.size() / 2];
 }
 
-// Fills a device buffer with random values of dtype (a 16 MiB random block, tiled).
+// Fills a device buffer with random values of dtype in [lo, hi) (the ops' toolkit fill).
 void fillRandom(DevicePtr p, size_t bytes, RowDType t, uint64_t seed, double lo, double hi) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(lo, hi);
-  const size_t block_elems = std::min(bytes, size_t(16) << 20) / sizeOf(t);
-  std::vector<double> v(block_elems);
-  for (auto& x : v) x = u(rng);
-  const auto packed = pack(t, v);
-  for (size_t off = 0; off < bytes; off += packed.size())
-    (void)ctx().b->copyToDevice(p + off, packed.data(), std::min(packed.size(), bytes - off));
+  const DType d = t == RowDType::kF32 ? DType::kF32 : t == RowDType::kF16 ? DType::kF16 : DType::kBF16;
+  (void)ktune::fillRandom(*ctx().b, p, d, static_cast<int64_t>(bytes / sizeOf(t)), seed, lo, hi);
 }
 
 struct Buf {

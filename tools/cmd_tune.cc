@@ -13,7 +13,8 @@
 
 #include "autotune/autotuner.h"
 #include "autotune/compile_pool.h"
-#include "autotune/dtype.h"
+#include "autotune/ops/buffers.h"
+#include "base/dtype.h"
 #include "autotune/ops/gemm.h"
 #include "autotune/ops/rowwise.h"
 #include "base/options.h"
@@ -74,12 +75,8 @@ Status parseEpilogue(const std::string& e, gemm::GemmShape* s) {
 
 // Random device buffer of `count` elements of `t`, values in [-1, 1).
 Expected<DevicePtr> randomBuffer(Backend& b, DType t, int64_t count, uint64_t seed) {
-  std::vector<unsigned char> host(size_t(count) * sizeOf(t));
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  for (int64_t i = 0; i < count; ++i) storeFromDouble(host.data(), t, i, dist(rng));
-  KTUNE_ASSIGN_OR_RETURN(DevicePtr p, b.alloc(host.size()));
-  Status s = b.copyToDevice(p, host.data(), host.size());
+  KTUNE_ASSIGN_OR_RETURN(DevicePtr p, b.alloc(size_t(count) * sizeOf(t)));
+  Status s = fillRandom(b, p, t, count, seed);
   if (!s.ok()) {
     (void)b.free(p);
     return s;

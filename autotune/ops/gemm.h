@@ -16,9 +16,10 @@
 
 #include "autotune/autotuner.h"
 #include "base/config.h"
+#include "base/dtype.h"
 #include "compiler/compiler.h"
 #include "runtime/backend.h"
-#include "runtime/cuda/cublaslt.h"
+#include "autotune/vendor/cublaslt.h"
 #include "templates/gemm.h"
 
 namespace ktune {
@@ -30,6 +31,8 @@ struct GemmBuffers {
 
 // Shape facts derived from the buffers: sets shape.aligned16 from the A/B addresses.
 gemm::GemmShape withAlignment(gemm::GemmShape shape, const GemmBuffers& buf);
+// The storage DType of a GEMM element type.
+DType dtypeOf(gemm::ElemType t);
 
 // The cuBLASLt view of a GEMM shape; kUnsupported when cuBLASLt cannot express it (activation
 // epilogues: cuBLASLt has no SiLU, and its GELU is the tanh form).
