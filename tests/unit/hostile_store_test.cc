@@ -3,6 +3,9 @@
 // (compiler/store, base/fs).
 // Every case must give a clear Status (what was wrong, what to do), never a crash, a torn file or
 // a lost entry. Runs without a GPU.
+// First: it sets the diagnostics every hostile test needs before any other include.
+#include "tests/unit/hostile_fixture.h"
+
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -13,7 +16,6 @@
 #include "base/fs.h"
 #include "compiler/compiler.h"
 #include "compiler/store/store.h"
-#include "tests/unit/hostile_fixture.h"
 
 namespace ktune {
 namespace {
