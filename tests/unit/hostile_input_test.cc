@@ -33,6 +33,7 @@
 #include "runtime/launch_check.h"
 #include "templates/gemm.h"
 #include "templates/rowwise.h"
+#include "tests/support/tools.h"
 
 namespace ktune {
 namespace {
@@ -403,8 +404,9 @@ TEST_F(Hostile, ReadOnlyCacheDirReadsButRefusesWritesClearly) {
   const std::string db_before = *readFile(path("db/x.json"));
   if (!makeReadOnly(path("store/objects")) || !makeReadOnly(path("store/objects/aa")) ||
       !makeReadOnly(path("db"))) {
-    GTEST_SKIP() << "cannot make a directory read-only here (no CAP_LINUX_IMMUTABLE as root, or a "
-                    "file system without chattr); the read-only cache case is untested";
+    KTUNE_SKIP_WITHOUT_TOOL("cannot make a directory read-only here (no CAP_LINUX_IMMUTABLE as "
+                            "root, or a file system without chattr); the read-only cache case is "
+                            "untested");
   }
   auto got = (*store)->get(a);
   ASSERT_TRUE(got.ok()) << got.status().toString();
@@ -597,7 +599,7 @@ Installed installedCompilers() {
 
 TEST(HostileCompile, BrokenEmptyAndEntrylessSourcesAreClearErrors) {
   Installed all = installedCompilers();
-  if (all.compilers.empty()) GTEST_SKIP() << "no compiler: " << all.why_none;
+  if (all.compilers.empty()) KTUNE_SKIP_WITHOUT_TOOL("no compiler: " << all.why_none);
   for (auto& [arch, compiler] : all.compilers) {
     SCOPED_TRACE(compiler->name() + " " + arch);
     CompileRequest req;
