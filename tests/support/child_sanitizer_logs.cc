@@ -54,7 +54,8 @@ void appendOption(const char* var, const std::string& opt) {
 
 void installChildSanitizerLogs() {
   if (!KTUNE_TEST_SANITIZED) return;
-  std::string tmpl = (std::filesystem::temp_directory_path() / "ktune-child-sanitizer-XXXXXX").string();
+  std::string tmpl =
+      (std::filesystem::temp_directory_path() / "ktune-child-sanitizer-XXXXXX").string();
   if (!::mkdtemp(tmpl.data())) return;
   logDir() = tmpl;
   // Each sanitizer appends ".<pid>" to log_path.

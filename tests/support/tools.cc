@@ -23,7 +23,8 @@ bool quick() { return settings().test_quick; }
                         : ::testing::TestPartResult::kSkip;
 }
 const char* toolMissingHeader() {
-  return requireTools() ? "KTUNE_REQUIRE_TOOLS=1, and a tool this test needs is missing" : "Skipped";
+  return requireTools() ? "KTUNE_REQUIRE_TOOLS=1, and a tool this test needs is missing"
+                        : "Skipped";
 }
 
 }  // namespace ktune::testsupport

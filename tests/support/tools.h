@@ -30,7 +30,7 @@ const char* toolMissingHeader();
 // as skipped, or as failed under KTUNE_REQUIRE_TOOLS=1. Streams like GTEST_SKIP:
 //   if (!c.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << c.status().message());
 // One statement with no if/else inside (gtest's own GTEST_SKIP form), so it nests without braces.
-#define KTUNE_SKIP_WITHOUT_TOOL(why)                                                    \
+#define KTUNE_SKIP_WITHOUT_TOOL(why)                                                      \
   return GTEST_MESSAGE_AT_(__FILE__, __LINE__, ::ktune::testsupport::toolMissingHeader(), \
                            ::ktune::testsupport::toolMissingResult())                     \
          << why

@@ -133,11 +133,26 @@ TEST(Pipeline, SameOutcomeAsCompilingEverythingFirst) {
       return LaunchDims{{unsigned(ceilDiv(p.n, c.getInt("BLOCK")))}, {unsigned(c.getInt("BLOCK"))}};
     };
     addVendor(f, env);
-    auto t = Tuner::create(env.backend, pipelineOptions(env, pl == 1, nullptr));
+    // Of the two identical binaries, the first to finish compiling is the one benchmarked. Without
+    // the pipeline that is candidate order (BLOCK=512,VEC=1); with it, arrival order, which the
+    // scheduler would decide: BLOCK=512,VEC=2's compile waits until VEC=1's has finished, so both
+    // runs compare the same original (VEC=1 is handed out first, so this cannot deadlock).
+    testsupport::Gate first_dup_compiled;
+    std::atomic<bool> gate_ok{true};
+    env.on_compile = [&](const std::string& cfg) {
+      if (cfg == "BLOCK=512,VEC=2" && !first_dup_compiled.wait(std::chrono::seconds(60)))
+        gate_ok = false;
+    };
+    auto o = pipelineOptions(env, pl == 1, nullptr);
+    o.progress = [&](const TuneProgress& pr) {
+      if (pr.phase == "compile" && pr.config == "BLOCK=512,VEC=1") first_dup_compiled.open();
+    };
+    auto t = Tuner::create(env.backend, o);
     ASSERT_TRUE(t.ok());
     auto fam = (*t)->add(std::move(f));
     auto rep = fam->tune(env.problem(4096));
     ASSERT_TRUE(rep.ok()) << rep.status().toString();
+    EXPECT_TRUE(gate_ok.load());
     winner[pl] = rep->winner_source + "|" + rep->winner;
     dups[pl] = rep->duplicates;
     pruned[pl] = rep->pruned;
@@ -157,13 +172,10 @@ TEST(Pipeline, SameOutcomeAsCompilingEverythingFirst) {
     EXPECT_NE(find(*rep, "BLOCK=128,VEC=4")->status, Code::kOk);
     EXPECT_NE(find(*rep, "BLOCK=64,VEC=4")->status, Code::kOk);
     EXPECT_EQ(rep->duplicates, 1) << rep->tree();
-    if (pl == 0) {
-      // Without the pipeline, checks run in candidate order once every compile ended: the first
-      // of two identical binaries is the one benchmarked, as before the pipeline existed.
-      EXPECT_EQ(
-          find(*rep, "BLOCK=512,VEC=2")->reason.rfind("identical binary to BLOCK=512,VEC=1", 0), 0u)
-          << rep->tree();
-    }
+    // Both ways the first of the two identical binaries is the one benchmarked.
+    EXPECT_EQ(
+        find(*rep, "BLOCK=512,VEC=2")->reason.rfind("identical binary to BLOCK=512,VEC=1", 0), 0u)
+        << rep->tree();
   }
   EXPECT_EQ(winner[0], winner[1]);
   EXPECT_EQ(dups[0], dups[1]);
@@ -254,7 +266,8 @@ TEST(Pipeline, PartialResultsOfAPipelinedRunAreReused) {
   std::atomic<int> compile_starts{0};
   std::atomic<bool> gate_ok{true};
   env.on_compile = [&](const std::string&) {
-    if (compile_starts++ >= kHeld && !snapshot_taken.wait(std::chrono::seconds(60))) gate_ok = false;
+    if (compile_starts++ >= kHeld && !snapshot_taken.wait(std::chrono::seconds(60)))
+      gate_ok = false;
   };
   std::vector<std::string> benched;
   bool snapped = false, compiling_at_snap = false;

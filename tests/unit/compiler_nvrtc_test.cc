@@ -113,13 +113,13 @@ TEST_F(NvrtcTest, SassDumpRunsNvdisasmOnTheCubin) {
   auto dir = compiler_detail::TempDir::create("ktune-fake-nvdisasm-");
   ASSERT_TRUE(dir.ok());
   const std::string tool = dir->file("nvdisasm");
-  ASSERT_TRUE(writeFileAtomic(tool,
-                              "#!/bin/sh\n"
-                              "[ \"$1\" = -c ] || { echo \"bad flag $1\" >&2; exit 2; }\n"
-                              "case \"$2\" in *.cubin) ;; *) echo \"bad file $2\" >&2; exit 2;; esac\n"
-                              "head -c 4 \"$2\" | grep -q ELF || { echo 'not an ELF' >&2; exit 2; }\n"
-                              "echo \"fake-sass $(wc -c < \"$2\") bytes\"\n")
-                  .ok());
+  const std::string script =
+      "#!/bin/sh\n"
+      "[ \"$1\" = -c ] || { echo \"bad flag $1\" >&2; exit 2; }\n"
+      "case \"$2\" in *.cubin) ;; *) echo \"bad file $2\" >&2; exit 2;; esac\n"
+      "head -c 4 \"$2\" | grep -q ELF || { echo 'not an ELF' >&2; exit 2; }\n"
+      "echo \"fake-sass $(wc -c < \"$2\") bytes\"\n";
+  ASSERT_TRUE(writeFileAtomic(tool, script).ok());
   ASSERT_EQ(::chmod(tool.c_str(), 0755), 0);
   const char* old = std::getenv("PATH");
   const std::string saved = old ? old : "";

@@ -1,7 +1,8 @@
 // examples/user_kernel.cc, run as a user would with no GPU: KTUNE_BACKEND=sim sends it to ktune's
 // simulated backend, where it registers its own kernel family, tunes on the first call, checks
 // every element against its host reference and prints the winner. A second run in the same cache
-// is a database hit: same winner, no tuning run. Built only when the examples are (tests/CMakeLists.txt).
+// is a database hit: same winner, no tuning run. Built only when the examples are
+// (tests/CMakeLists.txt).
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -48,7 +49,8 @@ TEST(ExampleUserKernel, TunesAndComputesOnTheSimulatedBackend) {
   std::smatch m;
   ASSERT_TRUE(std::regex_search(
       first.out, m,
-      std::regex(R"(key (\S+) -> (BLOCK=\d+,VEC=\d+,WAVES=\d+) \((\w+)\), median [0-9.]+ ms; 0 of 5003 elements wrong)")))
+      std::regex(
+          R"(key (\S+) -> (BLOCK=\d+,VEC=\d+,WAVES=\d+) \((\w+)\), median [0-9.]+ ms; 0 of 5003 elements wrong)")))
       << first.out << first.err;
   EXPECT_EQ(m[3].str(), "memory") << first.out;
   // KTUNE_VERBOSE=1: the tuning run's summary line; every config compiled or a duplicate.
@@ -66,7 +68,8 @@ TEST(ExampleUserKernel, TunesAndComputesOnTheSimulatedBackend) {
   EXPECT_EQ(m[1].str(), config);
   EXPECT_EQ(m[2].str(), "memory") << second.out;  // loaded from the database on the first call
   EXPECT_EQ((second.out + second.err).find("candidates"), std::string::npos)
-      << "the second process tuned again:\n" << second.out << second.err;
+      << "the second process tuned again:\n"
+      << second.out << second.err;
 
   ExampleRun bad = runExample(cache, "-1");
   EXPECT_EQ(bad.code, 2);

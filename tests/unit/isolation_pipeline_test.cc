@@ -47,8 +47,8 @@ struct Env {
   }
   ~Env() { (void)removeTree(dir); }
 
-  // 2 compile threads, each compile takes `compile_ms` (and, with the pipeline and a recorder, waits
-// for the first benchmark after the first two): candidates come out in several batches.
+  // 2 compile threads, each compile takes `compile_ms` (and, with the pipeline and a recorder,
+  // waits for the first benchmark after the first two): candidates come out in several batches.
   TunerOptions options(bool pipeline, double compile_ms, Recorder* rec) {
     TunerOptions t;
     t.options.cache_dir = dir;

@@ -50,19 +50,26 @@ class ScopedEnv {
 };
 
 struct Case {
-  std::string value;                           // a valid, non-default value
+  std::string value;                            // a valid, non-default value
   std::function<bool(const Options&)> applied;  // the field shows it
-  std::string bad;                             // "" = any string is accepted
+  std::string bad;                              // "" = any string is accepted
 };
 
 const std::map<std::string, Case>& cases() {
   static const std::map<std::string, Case> k = {
-      {"KTUNE_CACHE_DIR", {"/tmp/ktune-env-cache", [](const Options& o) { return o.cache_dir == "/tmp/ktune-env-cache"; }, ""}},
+      {"KTUNE_CACHE_DIR",
+       {"/tmp/ktune-env-cache",
+        [](const Options& o) { return o.cache_dir == "/tmp/ktune-env-cache"; }, ""}},
       {"KTUNE_TUNING", {"0", [](const Options& o) { return !o.tuning; }, "maybe"}},
-      {"KTUNE_RECORD_UNTUNED", {"/tmp/untuned.jsonl", [](const Options& o) { return o.record_untuned_path == "/tmp/untuned.jsonl"; }, ""}},
-      {"KTUNE_DB", {"/tmp/tuned.json", [](const Options& o) { return o.database_path == "/tmp/tuned.json"; }, ""}},
+      {"KTUNE_RECORD_UNTUNED",
+       {"/tmp/untuned.jsonl",
+        [](const Options& o) { return o.record_untuned_path == "/tmp/untuned.jsonl"; }, ""}},
+      {"KTUNE_DB",
+       {"/tmp/tuned.json", [](const Options& o) { return o.database_path == "/tmp/tuned.json"; },
+        ""}},
       {"KTUNE_VERBOSE", {"2", [](const Options& o) { return o.verbose == 2; }, "loud"}},
-      {"KTUNE_COMPILE_THREADS", {"3", [](const Options& o) { return o.compile_threads == 3; }, "-1"}},
+      {"KTUNE_COMPILE_THREADS",
+       {"3", [](const Options& o) { return o.compile_threads == 3; }, "-1"}},
       {"KTUNE_PIPELINE", {"0", [](const Options& o) { return !o.pipeline; }, "sometimes"}},
       {"KTUNE_WARMUP_MS", {"7.5", [](const Options& o) { return o.warmup_ms == 7.5; }, "abc"}},
       {"KTUNE_REP_MS", {"33", [](const Options& o) { return o.rep_ms == 33.0; }, "0"}},
@@ -71,9 +78,17 @@ const std::map<std::string, Case>& cases() {
       {"KTUNE_BACKEND", {"sim", [](const Options& o) { return o.backend == "sim"; }, "opencl"}},
       {"KTUNE_CLANG", {"/opt/clang", [](const Options& o) { return o.clang == "/opt/clang"; }, ""}},
       {"KTUNE_RETRY_FAILED", {"1", [](const Options& o) { return o.retry_failed; }, "yes please"}},
-      {"KTUNE_ISOLATE", {"1", [](const Options& o) { return o.isolate && o.isolate_explicit; }, "on-ish"}},
-      {"KTUNE_WORKER", {"/opt/ktune-worker", [](const Options& o) { return o.worker_path == "/opt/ktune-worker"; }, ""}},
-      {"KTUNE_WORKER_PLUGINS", {"/a/one.so:/b/two.so", [](const Options& o) { return o.worker_plugins == std::vector<std::string>{"/a/one.so", "/b/two.so"}; }, ""}},
+      {"KTUNE_ISOLATE",
+       {"1", [](const Options& o) { return o.isolate && o.isolate_explicit; }, "on-ish"}},
+      {"KTUNE_WORKER",
+       {"/opt/ktune-worker", [](const Options& o) { return o.worker_path == "/opt/ktune-worker"; },
+        ""}},
+      {"KTUNE_WORKER_PLUGINS",
+       {"/a/one.so:/b/two.so",
+        [](const Options& o) {
+          return o.worker_plugins == std::vector<std::string>{"/a/one.so", "/b/two.so"};
+        },
+        ""}},
       {"KTUNE_REQUIRE_TOOLS", {"1", [](const Options& o) { return o.require_tools; }, "perhaps"}},
       {"KTUNE_TEST_QUICK", {"1", [](const Options& o) { return o.test_quick; }, "fast"}},
   };
