@@ -419,6 +419,10 @@ void killAndResume(bool isolate) {
       if (pr.phase != "bench") return;
       std::string line = std::to_string(pr.index) + "\n";
       (void)!::write(pfd[1], line.data(), line.size());
+      // Past the kill point the tuner stops here until SIGKILL arrives, so it is always killed
+      // mid-run (a loaded machine could otherwise let it finish before the parent reacts).
+      if (pr.index > kDone)
+        for (;;) ::pause();
     };
     auto t = make(env, "iso_slow", o);
     auto p = isotest::makeIsoProblem(env.backend.get(), 1000);
