@@ -109,12 +109,16 @@ TEST(Isolation, WorkerAndPluginsFromTheEnvironment) {
   ASSERT_TRUE(from_env.ok()) << from_env.status().toString();
   ASSERT_EQ(from_env->worker_plugins.size(), 2u);
   from_env->worker_plugins.erase(from_env->worker_plugins.begin());  // parsed, not loadable
-  auto o = env.options();
-  o.options.worker_path = from_env->worker_path;
-  o.options.worker_plugins = from_env->worker_plugins;
-  o.isolation.worker_path.clear();
-  o.isolation.plugins.clear();
-  auto t = make(env, "iso_good", o);
+  // The test's own worker settings (IsolationOptions) are cleared: only the environment's apply.
+  auto envOnly = [&](IsoEnv& e, std::vector<std::string> worker_plugins) {
+    auto o = e.options();
+    o.options.worker_path = from_env->worker_path;
+    o.options.worker_plugins = std::move(worker_plugins);
+    o.isolation.worker_path.clear();
+    o.isolation.plugins.clear();
+    return o;
+  };
+  auto t = make(env, "iso_good", envOnly(env, from_env->worker_plugins));
   auto p = isotest::makeIsoProblem(env.backend.get(), 1000);
   auto rep = t.fam.tune(*p);
   ASSERT_TRUE(rep.ok()) << rep.status().toString() << "\n" << env.log.str();
@@ -127,11 +131,7 @@ TEST(Isolation, WorkerAndPluginsFromTheEnvironment) {
 
   // Without the plugin the worker cannot start on the sim backend: no result comes from it.
   IsoEnv env2;
-  auto o2 = env2.options();
-  o2.options.worker_path = from_env->worker_path;
-  o2.isolation.worker_path.clear();
-  o2.isolation.plugins.clear();
-  auto t2 = make(env2, "iso_good", o2);
+  auto t2 = make(env2, "iso_good", envOnly(env2, {}));
   auto p2 = isotest::makeIsoProblem(env2.backend.get(), 1000);
   auto rep2 = t2.fam.tune(*p2);
   EXPECT_EQ(t2.tuner->isolationStats().candidates_sent, 0);
