@@ -56,54 +56,18 @@ std::string tooltip(const CandidateView& c, double best) {
 
 std::string f1(double v) { return num(v, 1); }
 
-}  // namespace
-
-std::string barChart(const KeyView& k) {
-  const auto rows = measuredSorted(k);
-  if (rows.empty()) return "<p class=\"note\">No candidate of this key was measured.</p>\n";
-  const double best = rows.front()->result.stats.median_ms;
-  double hi = 0;
-  for (const auto* c : rows)
-    hi = std::max({hi, c->result.stats.median_ms, std::isfinite(c->result.stats.p80_ms)
-                                                      ? c->result.stats.p80_ms
-                                                      : 0.0});
-  hi = std::min(hi, best * kScaleCap) * 1.02;
-  const double x0 = 372, width = 470, row = 15, top = 22;
-  auto xOf = [&](double ms) { return x0 + width * std::clamp(ms / hi, 0.0, 1.0); };
-  const double h = top + row * double(rows.size()) + 6;
-  std::string o = "<svg class=\"bars\" viewBox=\"0 0 960 " + f1(h) + "\" width=\"960\" height=\"" +
-                  f1(h) + "\" role=\"img\" aria-label=\"candidates by median time\">\n";
-  for (int t = 0; t <= 4; ++t) {
-    const double ms = hi * t / 4, x = xOf(ms);
-    o += "<line class=\"grid\" x1=\"" + f1(x) + "\" y1=\"16\" x2=\"" + f1(x) + "\" y2=\"" +
-         f1(h - 4) + "\"/><text class=\"tick\" x=\"" + f1(x) + "\" y=\"12\">" + micros(ms) +
-         "</text>\n";
-  }
-  double y = top;
-  for (const auto* c : rows) {
-    const auto& s = c->result.stats;
-    const double mid = y + 5.5;
-    o += "<g><title>" + tooltip(*c, best) + "</title><text class=\"lbl\" x=\"" + f1(x0 - 8) +
-         "\" y=\"" + f1(y + 9.5) + "\">" + escClip(label(c->result), kLabelChars) + "</text>";
-    o += "<rect class=\"" + std::string(barClass(*c)) + "\" x=\"" + f1(x0) + "\" y=\"" + f1(y) +
-         "\" width=\"" + f1(std::max(1.0, xOf(s.median_ms) - x0)) + "\" height=\"11\"/>";
-    if (s.p80_ms > s.p20_ms && s.p20_ms > 0 && std::isfinite(s.p80_ms)) {
-      const double a = xOf(s.p20_ms), b = xOf(s.p80_ms);
-      o += "<path class=\"wh\" d=\"M" + f1(a) + " " + f1(mid) + "H" + f1(b) + "M" + f1(a) + " " +
-           f1(y + 2) + "V" + f1(y + 9) + "M" + f1(b) + " " + f1(y + 2) + "V" + f1(y + 9) + "\"/>";
-    }
-    std::string value = micros(s.median_ms) + "  " + num(s.median_ms / best, 2) + "x";
-    if (s.median_ms > hi) value = "\xE2\x80\xBA " + value;  // › : cut at the edge
-    if (c->is_winner) value += "  winner";
-    if (c->is_vendor_default) value += "  vendor default";
-    o += "<text class=\"val\" x=\"" + f1(x0 + width + 6) + "\" y=\"" + f1(y + 9.5) + "\">" +
-         value + "</text></g>\n";
-    y += row;
-  }
-  return o + "</svg>\n";
+// Round tick positions (steps of 1, 2 or 5 times a power of ten) within [lo, hi].
+std::vector<double> niceTicks(double lo, double hi) {
+  const double raw = (hi - lo) / 4;
+  if (!(raw > 0) || !std::isfinite(raw)) return {lo};
+  const double p = std::pow(10.0, std::floor(std::log10(raw))), m = raw / p;
+  const double step = (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
+  std::vector<double> t;
+  for (double v = std::ceil(lo / step) * step; v <= hi * (1 + 1e-9) && t.size() < 12; v += step)
+    t.push_back(v);
+  return t;
 }
 
-namespace {
 
 // The JIT candidates' configs, parsed (vendor ids and unparsable strings are skipped).
 std::vector<std::pair<Config, const CandidateView*>> parsedConfigs(const KeyView& k) {
@@ -118,7 +82,90 @@ std::vector<std::pair<Config, const CandidateView*>> parsedConfigs(const KeyView
 
 std::string valueText(const ParamValue& v) { return paramValueToString(v); }
 
+
+// The JIT configs' parameters that every one of them shares (left out of the bar labels).
+std::vector<std::pair<std::string, ParamValue>> sharedKnobs(const KeyView& k) {
+  const auto cfgs = parsedConfigs(k);
+  if (cfgs.size() < 2) return {};
+  std::vector<std::pair<std::string, ParamValue>> shared = cfgs[0].first.params();
+  for (const auto& [cfg, c] : cfgs) {
+    const auto& ps = cfg.params();
+    std::erase_if(shared,
+                  [&](const auto& p) { return std::find(ps.begin(), ps.end(), p) == ps.end(); });
+  }
+  return shared;
+}
+
+// A candidate's label: its config without the shared knobs, or source + id for a vendor one.
+std::string shortLabel(const CandidateResult& r,
+                       const std::vector<std::pair<std::string, ParamValue>>& shared) {
+  if (shared.empty() || (r.source != "jit" && r.source != "default")) return label(r);
+  auto cfg = Config::parse(r.config);
+  if (!cfg.ok()) return label(r);
+  std::string out;
+  for (const auto& p : cfg->params()) {
+    if (std::find(shared.begin(), shared.end(), p) != shared.end()) continue;
+    out += (out.empty() ? "" : ",") + p.first + "=" + paramValueToString(p.second);
+  }
+  return out.empty() ? label(r) : out;
+}
+
 }  // namespace
+
+std::string barChart(const KeyView& k) {
+  const auto rows = measuredSorted(k);
+  if (rows.empty()) return "<p class=\"note\">No candidate of this key was measured.</p>\n";
+  const auto shared = sharedKnobs(k);
+  const double best = rows.front()->result.stats.median_ms;
+  double hi = 0;
+  for (const auto* c : rows) {
+    const double p80 = c->result.stats.p80_ms;
+    hi = std::max({hi, c->result.stats.median_ms, std::isfinite(p80) ? p80 : 0.0});
+  }
+  hi = std::min(hi, best * kScaleCap) * 1.02;
+  const double x0 = 350, width = 440, row = 15, top = 22;
+  auto xOf = [&](double ms) { return x0 + width * std::clamp(ms / hi, 0.0, 1.0); };
+  const double h = top + row * double(rows.size()) + 6;
+  std::string o;
+  if (!shared.empty()) {
+    std::string common;
+    for (const auto& [name, v] : shared)
+      common += (common.empty() ? "" : ",") + name + "=" + paramValueToString(v);
+    o += "<p class=\"legend\">Every JIT config here has <code>" + escClip(common, kTitleChars) +
+         "</code> (left out of the labels).</p>\n";
+  }
+  o += "<svg class=\"bars\" viewBox=\"0 0 964 " + f1(h) + "\" width=\"964\" height=\"" + f1(h) +
+       "\" role=\"img\" aria-label=\"candidates by median time\">\n";
+  for (double ms : niceTicks(0, hi)) {
+    const double x = xOf(ms);
+    o += "<line class=\"grid\" x1=\"" + f1(x) + "\" y1=\"16\" x2=\"" + f1(x) + "\" y2=\"" +
+         f1(h - 4) + "\"/><text class=\"tick\" x=\"" + f1(x) + "\" y=\"12\">" + micros(ms) +
+         "</text>\n";
+  }
+  double y = top;
+  for (const auto* c : rows) {
+    const auto& s = c->result.stats;
+    o += "<g><title>" + tooltip(*c, best) + "</title><text class=\"lbl\" x=\"" + f1(x0 - 8) +
+         "\" y=\"" + f1(y + 9.5) + "\">" + escClip(shortLabel(c->result, shared), kLabelChars) +
+         "</text><rect class=\"" + barClass(*c) + "\" x=\"" + f1(x0) + "\" y=\"" + f1(y) +
+         "\" width=\"" + f1(std::max(1.0, xOf(s.median_ms) - x0)) + "\" height=\"11\"/>";
+    if (s.p80_ms > s.p20_ms && s.p20_ms > 0 && std::isfinite(s.p80_ms)) {
+      const double a = xOf(s.p20_ms), b = xOf(s.p80_ms);
+      o += "<path class=\"wh\" d=\"M" + f1(a) + " " + f1(y + 5.5) + "H" + f1(b) + "M" + f1(a) +
+           " " + f1(y + 2) + "V" + f1(y + 9) + "M" + f1(b) + " " + f1(y + 2) + "V" + f1(y + 9) +
+           "\"/>";
+    }
+    std::string value = micros(s.median_ms) + " " + num(s.median_ms / best, 2) + "x";
+    if (s.median_ms > hi) value = "\xE2\x80\xBA " + value;  // › : cut at the edge
+    if (c->is_winner) value += " winner";
+    if (c->is_vendor_default) value += " default";
+    o += "<text class=\"val\" x=\"" + f1(x0 + width + 8) + "\" y=\"" + f1(y + 9.5) + "\">" +
+         value + "</text></g>\n";
+    y += row;
+  }
+  return o + "</svg>\n";
+}
+
 
 std::pair<std::string, std::string> pickKnobs(const KeyView& k, const std::string& want_x,
                                               const std::string& want_y) {
@@ -237,15 +284,15 @@ std::string scatter(const KeyView& k, bool occupancy) {
   const char* what = occupancy ? "occupancy (% of max)" : "registers per thread";
   std::string o = "<svg class=\"scatter\" viewBox=\"0 0 440 250\" width=\"440\" height=\"250\" "
                   "role=\"img\" aria-label=\"median against " + std::string(what) + "\">\n";
-  for (int t = 0; t <= 4; ++t) {
-    const double xv = xlo + (xhi - xlo) * t / 4, yv = yhi * t / 4;
+  for (double xv : niceTicks(xlo, xhi))
     o += "<line class=\"grid\" x1=\"" + f1(px(xv)) + "\" y1=\"" + f1(T) + "\" x2=\"" + f1(px(xv)) +
          "\" y2=\"" + f1(T + H) + "\"/><text class=\"tick\" x=\"" + f1(px(xv)) + "\" y=\"" +
          f1(T + H + 14) + "\">" + num(xv, 0) + "</text>";
-    o += "<line class=\"grid\" x1=\"" + f1(L) + "\" y1=\"" + f1(py(yv)) + "\" x2=\"" + f1(L + W) +
-         "\" y2=\"" + f1(py(yv)) + "\"/><text class=\"ytick\" x=\"" + f1(L - 4) + "\" y=\"" +
-         f1(py(yv) + 4) + "\">" + micros(yv) + "</text>\n";
-  }
+  for (double yv : niceTicks(0, yhi))
+    o += "\n<line class=\"grid\" x1=\"" + f1(L) + "\" y1=\"" + f1(py(yv)) + "\" x2=\"" +
+         f1(L + W) + "\" y2=\"" + f1(py(yv)) + "\"/><text class=\"ytick\" x=\"" + f1(L - 4) +
+         "\" y=\"" + f1(py(yv) + 4) + "\">" + micros(yv) + "</text>";
+  o += "\n";
   o += "<text class=\"axis\" x=\"" + f1(L + W / 2) + "\" y=\"246\" text-anchor=\"middle\">" +
        std::string(what) + "</text>\n";
   for (const auto* c : pts) {

@@ -93,6 +93,7 @@ std::string micros(double ms) {
   if (!std::isfinite(ms)) return "\xE2\x80\x93";
   const double us = ms * 1e3;
   const double a = std::fabs(us);
+  if (a < 5e-4) return "0 \xC2\xB5s";
   const int decimals = a >= 100 ? 0 : a >= 10 ? 1 : a >= 1 ? 2 : 3;
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%.*f \xC2\xB5s", decimals, us);

@@ -19,6 +19,7 @@ body{font:14px/1.45 system-ui,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;color:#
 main{max-width:1000px;margin:0 auto}
 h1{font-size:22px;margin:0 0 2px}
 h2{font-size:18px;margin:30px 0 8px;overflow-wrap:anywhere}
+.card h2:first-child{margin-top:0}
 h3{font-size:15px;margin:0 0 6px;overflow-wrap:anywhere}
 h4{font-size:12px;margin:18px 0 6px;color:#57606a;text-transform:uppercase;letter-spacing:.05em}
 a{color:#0969da;text-decoration:none}
