@@ -13,7 +13,7 @@ namespace {
 
 // Bars and points beyond this multiple of the fastest median are drawn at the edge, marked.
 constexpr double kScaleCap = 4.0;
-constexpr size_t kLabelChars = 52;   // config text beside a bar
+constexpr size_t kLabelChars = 60;   // config text beside a bar (10px monospace)
 constexpr size_t kTitleChars = 600;  // tooltip text
 constexpr size_t kAxisValues = 24;   // heatmap values per axis
 
@@ -123,7 +123,7 @@ std::string barChart(const KeyView& k) {
     hi = std::max({hi, c->result.stats.median_ms, std::isfinite(p80) ? p80 : 0.0});
   }
   hi = std::min(hi, best * kScaleCap) * 1.02;
-  const double x0 = 350, width = 440, row = 15, top = 22;
+  const double x0 = 384, width = 410, row = 15, top = 22;
   auto xOf = [&](double ms) { return x0 + width * std::clamp(ms / hi, 0.0, 1.0); };
   const double h = top + row * double(rows.size()) + 6;
   std::string o;

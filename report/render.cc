@@ -36,6 +36,7 @@ pre{background:#f6f8fa;padding:8px 10px;border-radius:6px;white-space:pre-wrap;o
 svg{display:block;max-width:100%;height:auto;margin:4px 0}
 svg text{font:11px ui-monospace,"DejaVu Sans Mono",monospace;fill:#24292f}
 .lbl,.hy,.ytick{text-anchor:end}
+.lbl{font-size:10px}
 .val{fill:#57606a}
 .tick,.hx,.hv{text-anchor:middle}
 .tick,.ytick{fill:#8c959f;font-size:10px}
