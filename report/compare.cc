@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 
 #include "report/html.h"
@@ -76,18 +75,26 @@ Comparison compareDatabases(const DatabaseView& a, const DatabaseView& b) {
   return c;
 }
 
+namespace {
+
+// `s` padded with spaces to `width` code points (UTF-8 continuation bytes do not count).
+std::string pad(const std::string& s, size_t width, bool left) {
+  size_t n = 0;
+  for (char ch : s) n += (static_cast<unsigned char>(ch) & 0xC0) != 0x80;
+  const std::string fill(n < width ? width - n : 0, ' ');
+  return left ? fill + s : s + fill;
+}
+
+}  // namespace
+
 std::string compareText(const Comparison& c) {
-  std::string o = "A: " + c.a->path + "\nB: " + c.b->path + "\n";
-  char line[256];
-  std::snprintf(line, sizeof(line), "%-60s %12s %12s %8s\n", "key", "A", "B", "B/A");
-  o += line;
+  std::string o = "A: " + c.a->path + "\nB: " + c.b->path + "\n" + pad("key", 60, false) +
+                  pad("A", 12, true) + pad("B", 12, true) + pad("B/A", 8, true) + "\n";
   for (const auto& r : c.rows) {
-    const std::string ma = r.in_a ? micros(r.median_a) : "missing";
-    const std::string mb = r.in_b ? micros(r.median_b) : "missing";
     const double q = r.ratio();
-    std::snprintf(line, sizeof(line), "%-60s %12s %12s %8s\n", clip(r.key, 59).c_str(),
-                  ma.c_str(), mb.c_str(), q > 0 ? num(q, 3).c_str() : "-");
-    o += line;
+    o += pad(clip(r.key, 59), 60, false) + pad(r.in_a ? micros(r.median_a) : "missing", 12, true) +
+         pad(r.in_b ? micros(r.median_b) : "missing", 12, true) +
+         pad(q > 0 ? num(q, 3) : "-", 8, true) + "\n";
   }
   for (const auto& n : c.notes) o += "note: " + n + "\n";
   return o;
@@ -95,10 +102,10 @@ std::string compareText(const Comparison& c) {
 
 namespace {
 
-// A small bar centred on ratio 1 (log scale, ±2x at the edges): right and red when B is slower.
+// A small bar centred on ratio 1 (log scale, 1.5x at the edges): right and red when B is slower.
 std::string ratioBar(double q) {
   if (!(q > 0)) return "";
-  const double v = std::clamp(std::log2(q), -1.0, 1.0) * 60;
+  const double v = std::clamp(std::log(q) / std::log(1.5), -1.0, 1.0) * 60;
   const double x = v >= 0 ? 60 : 60 + v;
   return "<svg class=\"ratio\" viewBox=\"0 0 120 12\" width=\"120\" height=\"12\">"
          "<rect x=\"" + num(x, 1) + "\" y=\"1\" width=\"" + num(std::max(std::fabs(v), 1.0), 1) +
@@ -117,7 +124,7 @@ std::string renderCompare(const Comparison& c, const RenderOptions& opts) {
                   escClip(c.a->family, 120) + ")<br>B: <code>" + escClip(c.b->path, 200) +
                   "</code> (" + escClip(c.b->family, 120) + ")</p></header>\n";
   o += "<section class=\"card\" id=\"compare\"><h2>Winner median per key, B over A</h2>\n"
-       "<p class=\"legend\">ratio &gt; 1: B is slower (red); the bar is log-scaled, cut at 2x.</p>\n"
+       "<p class=\"legend\">ratio &gt; 1: B is slower (red); the bar is log-scaled, cut at 1.5x.</p>\n"
        "<table class=\"compare\"><colgroup><col style=\"width:30%\"><col style=\"width:17%\">"
        "<col style=\"width:9%\"><col style=\"width:17%\"><col style=\"width:9%\">"
        "<col style=\"width:7%\"><col style=\"width:11%\"></colgroup>\n<tr><th>key</th>"
@@ -127,7 +134,10 @@ std::string renderCompare(const Comparison& c, const RenderOptions& opts) {
     const double q = r.ratio();
     o += "<tr><td>" + escClip(r.key, 240) + "</td><td><code>" + escClip(r.winner_a, 160) +
          "</code></td><td class=\"n\">" + (r.in_a ? micros(r.median_a) : "missing") +
-         "</td><td><code>" + escClip(r.winner_b, 160) + "</code></td><td class=\"n\">" +
+         "</td><td>" +
+         (r.in_a && r.in_b && r.winner_a == r.winner_b ? std::string("<i>same as A</i>")
+                                                       : "<code>" + escClip(r.winner_b, 160) + "</code>") +
+         "</td><td class=\"n\">" +
          (r.in_b ? micros(r.median_b) : "missing") + "</td><td class=\"n\">" +
          (q > 0 ? num(q, 3) : "\xE2\x80\x93") + "</td><td>" + ratioBar(q) + "</td></tr>\n";
   }
