@@ -123,7 +123,7 @@ std::string barChart(const KeyView& k) {
     hi = std::max({hi, c->result.stats.median_ms, std::isfinite(p80) ? p80 : 0.0});
   }
   hi = std::min(hi, best * kScaleCap) * 1.02;
-  const double x0 = 384, width = 410, row = 15, top = 22;
+  const double x0 = 392, width = 404, row = 15, top = 22;
   auto xOf = [&](double ms) { return x0 + width * std::clamp(ms / hi, 0.0, 1.0); };
   const double h = top + row * double(rows.size()) + 6;
   std::string o;

@@ -57,19 +57,14 @@ Comparison compareDatabases(const DatabaseView& a, const DatabaseView& b) {
   c.b = &b;
   auto ka = latestByKey(a, &c.notes), kb = latestByKey(b, &c.notes);
   std::map<std::string, CompareRow> rows;
-  for (const auto& [key, k] : ka) {
-    CompareRow& r = rows[key];
-    r.key = key;
-    r.in_a = true;
-    r.winner_a = k->entry.winner;
-    r.median_a = winnerMedian(*k);
-  }
-  for (const auto& [key, k] : kb) {
-    CompareRow& r = rows[key];
-    r.key = key;
-    r.in_b = true;
-    r.winner_b = k->entry.winner;
-    r.median_b = winnerMedian(*k);
+  for (const bool side_a : {true, false}) {
+    for (const auto& [key, k] : side_a ? ka : kb) {
+      CompareRow& r = rows[key];
+      r.key = key;
+      (side_a ? r.in_a : r.in_b) = true;
+      (side_a ? r.winner_a : r.winner_b) = k->entry.winner;
+      (side_a ? r.median_a : r.median_b) = winnerMedian(*k);
+    }
   }
   for (auto& [key, r] : rows) c.rows.push_back(std::move(r));
   return c;

@@ -32,15 +32,8 @@ struct TempDir {
 };
 
 inline Validator h100Validator() {
-  Validator v;
-  v.ktune_version = "0.1.0";
-  v.backend = "cuda";
-  v.driver_version = "13.0";
-  v.compiler = "nvrtc";
-  v.compiler_version = "13.0";
-  v.device_name = "NVIDIA H100 80GB HBM3";
-  v.arch = "sm_90a";
-  return v;
+  // ktune, backend, driver, compiler, compiler version, device, arch
+  return Validator{"0.1.0", "cuda", "13.0", "nvrtc", "13.0", "NVIDIA H100 80GB HBM3", "sm_90a"};
 }
 
 // Deterministic pseudo-random in [0, 1).
