@@ -127,11 +127,11 @@ std::string renderCompare(const Comparison& c, const RenderOptions& opts) {
        "<th class=\"n\">B/A</th><th></th></tr>\n";
   for (const auto& r : c.rows) {
     const double q = r.ratio();
-    o += "<tr><td>" + escClip(r.key, 240) + "</td><td><code>" + escClip(r.winner_a, 160) +
+    o += "<tr><td>" + escWrap(r.key, 240) + "</td><td><code>" + escWrap(r.winner_a, 160) +
          "</code></td><td class=\"n\">" + (r.in_a ? micros(r.median_a) : "missing") +
          "</td><td>" +
          (r.in_a && r.in_b && r.winner_a == r.winner_b ? std::string("<i>same as A</i>")
-                                                       : "<code>" + escClip(r.winner_b, 160) + "</code>") +
+                                                       : "<code>" + escWrap(r.winner_b, 160) + "</code>") +
          "</td><td class=\"n\">" +
          (r.in_b ? micros(r.median_b) : "missing") + "</td><td class=\"n\">" +
          (q > 0 ? num(q, 3) : "\xE2\x80\x93") + "</td><td>" + ratioBar(q) + "</td></tr>\n";

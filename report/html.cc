@@ -82,6 +82,15 @@ std::string clip(std::string_view s, size_t max_chars) {
   return std::string(s.substr(0, i)) + "\xE2\x80\xA6";  // …
 }
 
+std::string escWrap(std::string_view s, size_t max_chars) {
+  std::string o;
+  for (char c : escClip(s, max_chars)) {
+    o += c;
+    if (c == ',') o += "<wbr>";
+  }
+  return o;
+}
+
 std::string num(double v, int decimals) {
   if (!std::isfinite(v)) return "\xE2\x80\x93";  // –
   char buf[64];

@@ -23,6 +23,10 @@ inline std::string escClip(std::string_view s, size_t max_chars) {
   return esc(clip(s, max_chars));
 }
 
+// escClip(s, max_chars) with a line-break opportunity (<wbr>) after every comma, so keys and
+// configs wrap between their fields rather than inside a name.
+std::string escWrap(std::string_view s, size_t max_chars);
+
 // printf("%.*f") of a finite value; "–" for NaN/inf (hand-edited files may hold anything).
 std::string num(double v, int decimals);
 

@@ -82,7 +82,8 @@ std::string summary(const std::vector<DatabaseView>& dbs) {
       "<col style=\"width:9%\"><col style=\"width:9%\"><col style=\"width:9%\"></colgroup>\n"
       "<tr><th>key</th><th>device</th><th>winner</th><th class=\"n\">median</th>"
       "<th class=\"n\">vendor default</th><th class=\"n\">speed-up</th></tr>\n";
-  size_t rows = 0;
+  size_t rows = 0, with_default = 0;
+  double log_sum = 0;
   for (size_t d = 0; d < dbs.size(); ++d) {
     if (dbs.size() > 1)
       o += "<tr><th colspan=\"6\">" + escClip(dbs[d].family, kFieldChars) + "</th></tr>\n";
@@ -90,15 +91,23 @@ std::string summary(const std::vector<DatabaseView>& dbs) {
       const auto& dev = dbs[d].devices[v];
       for (size_t i = 0; i < dev.keys.size(); ++i, ++rows) {
         const KeyView& k = dev.keys[i];
+        if (k.speedup() > 0) {
+          log_sum += std::log(k.speedup());
+          ++with_default;
+        }
         o += "<tr>" + td("<a href=\"#key-" + keyId(d, v, i) + "\">" +
-                         escClip(k.entry.key, kKeyChars) + "</a>") +
+                         escWrap(k.entry.key, kKeyChars) + "</a>") +
              td(escClip(dev.validator.device_name, kFieldChars)) +
-             td("<code>" + escClip(k.entry.winner, kConfigChars) + "</code>") +
+             td("<code>" + escWrap(k.entry.winner, kConfigChars) + "</code>") +
              td(medianOf(k, k.winner_index), "n") + td(medianOf(k, k.default_index), "n") +
              td(speedupText(k), "n") + "</tr>\n";
       }
     }
   }
+  if (with_default > 0)
+    o += "<tr><th colspan=\"5\">geometric mean over the " + std::to_string(with_default) +
+         " keys with a vendor default</th><th class=\"n\">" +
+         num(std::exp(log_sum / double(with_default)), 2) + "x</th></tr>\n";
   o += "</table>\n";
   if (rows == 0) o += "<p class=\"note\">No tuned key in the selection.</p>\n";
   return o + "</section>\n";
@@ -131,7 +140,7 @@ std::string failures(const KeyView& k, const std::string& id) {
   for (const auto& c : k.candidates) {
     if (c.result.status == Code::kOk) continue;
     ++n;
-    rows += "<tr>" + td("<code>" + escClip(c.result.config, kConfigChars) + "</code>") +
+    rows += "<tr>" + td("<code>" + escWrap(c.result.config, kConfigChars) + "</code>") +
             td(codeName(c.result.status)) + td(escClip(c.result.reason, kReasonChars)) + "</tr>\n";
   }
   std::string o = "<h4>Failures (" + std::to_string(n) + ")</h4>\n";

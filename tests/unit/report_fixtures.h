@@ -160,7 +160,7 @@ inline const std::set<std::string>& allowedTags() {
   static const std::set<std::string> t = {
       "html", "head", "meta", "title", "style", "body", "main", "header", "h1", "h2", "h3", "h4",
       "p", "section", "div", "table", "colgroup", "col", "tr", "th", "td", "code", "pre", "ul",
-      "li", "a", "b", "i", "br", "span", "svg", "g", "text", "rect", "path", "line", "circle"};
+      "li", "a", "b", "i", "br", "wbr", "span", "svg", "g", "text", "rect", "path", "line", "circle"};
   return t;
 }
 inline const std::set<std::string>& allowedAttributes() {
@@ -182,7 +182,7 @@ struct HtmlCheck {
 // self-closing ones excepted), double-quoted attributes without '<', only allowed tags and
 // attributes, unique ids, character references well formed, raw text only inside <style>.
 inline HtmlCheck checkHtml(const std::string& html) {
-  static const std::set<std::string> kVoid = {"meta", "col", "br"};
+  static const std::set<std::string> kVoid = {"meta", "col", "br", "wbr"};
   static const std::set<std::string> kSvg = {"rect", "path", "line", "circle", "text", "g", "title"};
   HtmlCheck r;
   std::vector<std::string> stack;
