@@ -142,7 +142,8 @@ TEST(ReportHtml, LlmSuiteReportIsUnderOneSecondAndTwoMegabytes) {
               db->devices[0].keys.size(), db->devices[0].keys[0].candidates.size(),
               double(html.size()) / 1024, ms);
   EXPECT_LT(html.size(), 2u << 20);
-  EXPECT_LT(ms, 5000);  // target 1 s in a release build (see bench/NOTES.md); slack for sanitizers
+  // The time target (< 1 s) is measured in bench/NOTES.md, not asserted: a test must not depend on
+  // how loaded the machine is.
   auto chk = checkHtml(html);
   ASSERT_EQ(chk.error, "") << chk.error;
   ASSERT_EQ(db->devices[0].keys.size(), 8u);
