@@ -1,4 +1,6 @@
 // `ktune cache`: inspect, dump, verify and prune the code-object cache.
+#include <unistd.h>
+
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -13,7 +15,26 @@ namespace ktune::cli {
 namespace {
 const char* kUsage =
     "ktune cache ls | show KEY | dump KEY --what isa|ptx|sass|llvm|mlir|source|meta|report | "
-    "diff KEY1 KEY2 | rm KEY | clear | verify | path   [--json]";
+    "diff KEY1 KEY2 | rm KEY | clear [--yes] | verify | path   [--json]\n"
+    "  KEY: a code-object key or a unique prefix of one (see `ktune cache ls`)\n"
+    "  ls       every stored code object: key, arch, compiler, size, compile time, entry\n"
+    "  show     one entry's metadata (JSON)\n"
+    "  dump     one stored dump, or the resource/occupancy/ISA report\n"
+    "  diff     the reports of two entries side by side ('*' marks lines that differ)\n"
+    "  rm       remove one entry;  clear: remove every entry (asks on a terminal unless --yes)\n"
+    "  verify   check every entry's sha256; exit 4 if one is corrupt\n"
+    "  path     the cache directory (KTUNE_CACHE_DIR)";
+
+void printJson(const nlohmann::json& j) { std::printf("%s\n", j.dump(2).c_str()); }
+
+// On a terminal, `cache clear` asks first; scripts (stdin not a terminal) and --yes do not.
+bool confirmClear(const std::string& dir, size_t entries) {
+  if (!::isatty(0)) return true;
+  std::fprintf(stderr, "remove all %zu entries from %s? [y/N] ", entries, dir.c_str());
+  char line[16] = "";
+  if (!std::fgets(line, sizeof(line), stdin)) return false;
+  return line[0] == 'y' || line[0] == 'Y';
+}
 }  // namespace
 
 void printResources(const CodeObject& obj);
@@ -21,6 +42,7 @@ void printResources(const CodeObject& obj);
 int cmdCache(const std::vector<std::string>& argv) {
   auto args = parseArgs(argv, {{"--json"}, {"--what", true}, {"--yes"}});
   if (!args.ok()) return usage(args.status().message(), kUsage);
+  if (args->help) return help(kUsage);
   if (args->positional.empty()) return usage("missing cache subcommand", kUsage);
   auto opts = Options::fromEnv();
   if (!opts.ok()) return fail(opts.status());
@@ -28,11 +50,12 @@ int cmdCache(const std::vector<std::string>& argv) {
   const bool json = args->has("--json");
   std::string dir = opts->cache_dir;
   if (sub == "path") {
-    std::printf("%s\n", dir.c_str());
+    if (json) printJson({{"dir", dir}});
+    else std::printf("%s\n", dir.c_str());
     return kExitOk;
   }
   auto store = CodeObjectStore::open(dir);
-  if (!store.ok()) return fail(store.status(), "set KTUNE_CACHE_DIR to a private directory");
+  if (!store.ok()) return failEnv(store.status(), "set KTUNE_CACHE_DIR to a private directory");
   auto& s = **store;
   auto needKeys = [&](size_t n) -> bool { return args->positional.size() == n + 1; };
   auto resolve = [&](const std::string& prefix) { return s.resolve(prefix); };
@@ -100,6 +123,14 @@ int cmdCache(const std::vector<std::string>& argv) {
     if (!a.ok()) return fail(a.status());
     auto b = s.get(*k2);
     if (!b.ok()) return fail(b.status());
+    if (json) {
+      auto ra = reportJson(*a);
+      auto rb = reportJson(*b);
+      if (!ra.ok() || !rb.ok()) return fail(!ra.ok() ? ra.status() : rb.status());
+      printJson({{"a", {{"key", *k1}, {"report", nlohmann::json::parse(*ra, nullptr, false)}}},
+                 {"b", {{"key", *k2}, {"report", nlohmann::json::parse(*rb, nullptr, false)}}}});
+      return kExitOk;
+    }
     auto r = reportDiff(*a, *b);
     if (!r.ok()) return fail(r.status());
     std::printf("%s", r->c_str());
@@ -111,13 +142,22 @@ int cmdCache(const std::vector<std::string>& argv) {
     if (!key.ok()) return fail(key.status());
     Status st = s.remove(*key);
     if (!st.ok()) return fail(st);
-    std::printf("removed %s\n", key->c_str());
+    if (json) printJson({{"removed", *key}});
+    else std::printf("removed %s\n", key->c_str());
     return kExitOk;
   }
   if (sub == "clear") {
+    if (args->positional.size() != 1) return usage("clear takes no KEY (see `cache rm`)", kUsage);
+    auto l = s.list();
+    size_t n = l.ok() ? l->size() : 0;
+    if (!args->has("--yes") && !confirmClear(dir, n)) {
+      std::fprintf(stderr, "ktune: nothing removed\n");
+      return kExitFailed;
+    }
     Status st = s.clear();
     if (!st.ok()) return fail(st);
-    std::printf("cleared %s\n", dir.c_str());
+    if (json) printJson({{"cleared", dir}, {"entries", n}});
+    else std::printf("cleared %s (%zu entries)\n", dir.c_str(), n);
     return kExitOk;
   }
   if (sub == "verify") {

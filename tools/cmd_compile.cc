@@ -17,7 +17,16 @@ namespace {
 
 const char* kUsage =
     "ktune compile <template|file.cu> --arch ARCH [-D KEY=VAL ...] [--entry NAME] "
-    "[--dump isa|ptx|sass|llvm|mlir|source ...] [--resources] [--report] [--no-cache] [--json]";
+    "[--dump isa|ptx|sass|llvm|mlir|source ...] [--resources] [--report] [--no-cache] [--json]\n"
+    "       ktune explain <template|file.cu> --arch ARCH [-D KEY=VAL ...]\n"
+    "  templates: rmsnorm silu_mul copy gemm_mma gemm_skinny gemm_wgmma gemm_tma gemm_mfma\n"
+    "  --arch      sm_80, sm_90a, ... (NVRTC); gfx90a (hiprtc), gfx942 (clang-19, or KTUNE_CLANG)\n"
+    "  --dump      keep a dump in the cache entry and print it (repeatable)\n"
+    "  --resources registers, shared/LDS, spills;  --report: resources + occupancy + ISA checks\n"
+    "  --no-cache  compile without reading or writing the code-object cache";
+
+// Kernel sources are small; the cap keeps a wrong path (a huge file) from filling memory.
+constexpr uint64_t kMaxSourceBytes = 16ull << 20;
 
 bool looksLikePath(const std::string& s) {
   auto ends = [&](const std::string& suffix) {
@@ -62,6 +71,7 @@ int cmdCompile(const std::vector<std::string>& argv, bool explain) {
                                {"--no-cache"},
                                {"--json"}});
   if (!args.ok()) return usage(args.status().message(), kUsage);
+  if (args->help) return help(kUsage);
   if (args->positional.size() != 1)
     return usage("expected exactly one template name or source file", kUsage);
   std::string arch = args->get("--arch");
@@ -74,7 +84,7 @@ int cmdCompile(const std::vector<std::string>& argv, bool explain) {
   const std::string& what = args->positional[0];
   const bool amd = arch.rfind("gfx", 0) == 0;
   if (looksLikePath(what)) {
-    auto src = readFile(what);
+    auto src = readFile(what, kMaxSourceBytes);
     if (!src.ok()) return fail(src.status());
     req.source = *src;
     req.source_name = what;
@@ -111,7 +121,7 @@ int cmdCompile(const std::vector<std::string>& argv, bool explain) {
   bool report = explain || args->has("--report");
   if (report) req.dumps |= amd ? kDumpIsa : (kDumpPtx | kDumpSass);
 
-  auto compiler = compilerForArch(arch);
+  auto compiler = compilerForArch(arch, opts->clang);
   if (!compiler.ok()) return fail(compiler.status());
   CodeObject obj;
   bool hit = false;
@@ -122,7 +132,7 @@ int cmdCompile(const std::vector<std::string>& argv, bool explain) {
     obj = std::move(*r);
   } else {
     auto store = CodeObjectStore::open(opts->cache_dir);
-    if (!store.ok()) return fail(store.status(), "set KTUNE_CACHE_DIR or pass --no-cache");
+    if (!store.ok()) return failEnv(store.status(), "set KTUNE_CACHE_DIR or pass --no-cache");
     key = codeObjectKey(req, (*compiler)->name(), (*compiler)->version());
     auto r = (*store)->getOrCompile(**compiler, req, &hit, &note);
     if (!r.ok()) return fail(r.status());

@@ -460,16 +460,19 @@ bool GemmOp::hasCublasLt() const { return st_->lt != nullptr; }
 Expected<std::unique_ptr<GemmOp>> GemmOp::create(std::shared_ptr<Tuner> tuner, OpOptions options) {
   if (!tuner) return Status::InvalidArgument("GemmOp::create needs a Tuner");
   const DeviceInfo& dev = tuner->device();
-  const std::string backend = dev.vendor == Vendor::kNvidia ? "cuda"
-                              : dev.vendor == Vendor::kAmd  ? "hip"
-                                                            : "";
+  // A simulated device (KTUNE_BACKEND=sim) gets the kernels of the vendor its arch names.
+  const bool sim = dev.vendor == Vendor::kSimulated;
+  const std::string backend =
+      dev.vendor == Vendor::kNvidia || (sim && dev.arch.rfind("sm_", 0) == 0)  ? "cuda"
+      : dev.vendor == Vendor::kAmd || (sim && dev.arch.rfind("gfx", 0) == 0) ? "hip"
+                                                                              : "";
   if (backend.empty())
     return Status::Unsupported("GEMM op needs an NVIDIA or AMD device, got " + dev.name);
   auto st = std::make_unique<State>();
   State* S = st.get();
   S->tuner = tuner;
   S->vendor_algos = tuner->options().options.vendor_algos;
-  if (backend == "cuda" && S->vendor_algos > 0) {
+  if (backend == "cuda" && !sim && S->vendor_algos > 0) {
     auto lt = cublaslt::CublasLt::open(options.cublaslt_paths);
     if (lt.ok()) {
       S->lt = std::move(lt).value();

@@ -48,6 +48,14 @@ bool isSafeDumpName(const std::string& s) {
   });
 }
 
+// The dumps of `wanted` (Dump bits) that `obj` does not hold.
+unsigned missingDumps(const CodeObject& obj, unsigned wanted) {
+  unsigned missing = 0;
+  for (unsigned bit = 1; bit <= kDumpAll; bit <<= 1)
+    if ((wanted & bit) && !obj.dumps.count(dumpName(static_cast<Dump>(bit)))) missing |= bit;
+  return missing;
+}
+
 Status badKey(const std::string& key) {
   std::string shown = key.size() > 80 ? key.substr(0, 80) + "..." : key;
   return Status::InvalidArgument("invalid code-object key '" + shown +
@@ -139,7 +147,9 @@ std::string codeObjectKey(const CompileRequest& req, const std::string& compiler
   for (const auto& [k, v] : req.defines) h.field(k).field(v);
   h.field(std::to_string(req.options.size()));
   for (const auto& o : req.options) h.field(o);
-  h.field(std::to_string(req.dumps)).field(req.arch).field(compiler_name).field(compiler_version);
+  // The requested dumps are not part of the key: they do not change the binary, and one entry
+  // gains the dumps later requests ask for (getOrCompile) instead of being stored once per set.
+  h.field(req.arch).field(compiler_name).field(compiler_version);
   return h.hexDigest();
 }
 
@@ -316,9 +326,16 @@ Expected<CodeObject> CodeObjectStore::getOrCompile(Compiler& compiler, const Com
   const std::string key = codeObjectKey(req, compiler.name(), compiler.version());
   std::string why;
   auto cached = get(key);
+  CompileRequest with_dumps = req;
   if (cached.ok()) {
-    if (hit) *hit = true;
-    return cached;
+    const unsigned missing = missingDumps(*cached, req.dumps);
+    if (missing == 0) {
+      if (hit) *hit = true;
+      return cached;
+    }
+    // The same binary with more dumps: compile once more with every dump the entry has plus the
+    // new ones, and replace the entry (same key, same code).
+    with_dumps.dumps = req.dumps | (kDumpAll & ~missingDumps(*cached, kDumpAll));
   }
   if (cached.status().code() != Code::kNotFound) {
     std::string reason = cached.status().message();
@@ -328,7 +345,7 @@ Expected<CodeObject> CodeObjectStore::getOrCompile(Compiler& compiler, const Com
           (cached.status().code() == Code::kCorrupt ? " corrupt (" : " unreadable (") + reason +
           "), recompiled";
   }
-  auto obj = compiler.compile(req);
+  auto obj = compiler.compile(with_dumps);
   if (!obj.ok()) return obj;
   Status s = put(key, *obj);
   if (!s.ok()) {
