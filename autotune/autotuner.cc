@@ -379,6 +379,12 @@ Expected<std::unique_ptr<Selected>> Tuner::Impl::selectConfig(FamilyState& fs, c
   }
   sel->source = "jit";
   KTUNE_ASSIGN_OR_RETURN(sel->config, Config::parse(config_str));
+  // A recorded or pinned winner must be one of this family's own configs (a database shared with
+  // another family, a hand edit): anything else is refused, and the caller retunes.
+  if (origin != "default" && !fs.f.space.params().empty()) {
+    Status in_space = fs.f.space.validate(sel->config);
+    if (!in_space.ok()) return in_space.withContext("not in family " + fs.f.name + "'s config space");
+  }
   std::string key, note;
   bool hit = false;
   KTUNE_ASSIGN_OR_RETURN(CodeObject co, compileConfig(fs, sel->config, p, &key, &hit, &note));

@@ -18,7 +18,7 @@ namespace ktune {
 namespace {
 Status errnoStatus(const std::string& what, const std::string& path, int err) {
   std::string msg = what + " '" + path + "': " + std::strerror(err);
-  if (err == ENOENT) return Status::NotFound(msg);
+  if (err == ENOENT || err == ENOTDIR) return Status::NotFound(msg);  // ENOTDIR: a parent is a file
   // strerror already says "No space left on device"; add what to do about it.
   if (err == ENOSPC || err == EDQUOT) {
     return Status::IoError(msg + " (disk full or quota exceeded: free space there, or point "
@@ -156,7 +156,7 @@ Status checkPrivateDir(const std::string& path) {
 Status checkPrivateFile(const std::string& path) {
   struct stat st;
   if (::lstat(path.c_str(), &st) != 0) {
-    if (errno == ENOENT) return Status::Ok();
+    if (errno == ENOENT || errno == ENOTDIR) return Status::Ok();  // nothing there yet
     return errnoStatus("cannot stat", path, errno);
   }
   if (!S_ISREG(st.st_mode))
@@ -206,7 +206,7 @@ Status removeFile(const std::string& path) {
 Status removeTree(const std::string& path) {
   struct stat st;
   if (::lstat(path.c_str(), &st) != 0) {
-    if (errno == ENOENT) return Status::Ok();
+    if (errno == ENOENT || errno == ENOTDIR) return Status::Ok();  // nothing there yet
     return errnoStatus("cannot stat", path, errno);
   }
   if (S_ISDIR(st.st_mode)) {
