@@ -16,7 +16,14 @@
 namespace ktune::cli {
 namespace {
 
-using Requests = std::vector<std::pair<std::string, CompileRequest>>;
+// One config to compile: its string, the request, and the shared memory its launch adds (the
+// GEMM kernels take their tiles as dynamic shared memory, which the binary does not show).
+struct Job {
+  std::string config;
+  CompileRequest req;
+  int64_t dynamic_shared = 0;
+};
+using Requests = std::vector<Job>;
 
 Requests gemmRequests(const std::string& arch, const gemm::GemmShape& s, bool full_space,
                       const std::vector<gemm::KernelKind>& only) {
@@ -36,7 +43,7 @@ Requests gemmRequests(const std::string& arch, const gemm::GemmShape& s, bool fu
       r.defines = gemm::defines(kind, c, s);
       r.arch = arch;
       r.dumps = amd ? kDumpIsa : kDumpPtx;
-      reqs.emplace_back(c.toString(), std::move(r));
+      reqs.push_back({c.toString(), std::move(r), gemm::sharedBytes(kind, c)});
     }
   }
   return reqs;
@@ -70,7 +77,7 @@ Requests rowwiseRequests(const TuneRequest& t, const std::string& arch,
       r.entry = rowwise::kSiluMulEntry;
       r.defines = rowwise::siluMulDefines(c, p);
     }
-    reqs.emplace_back(c.toString(), std::move(r));
+    reqs.push_back({c.toString(), std::move(r), 0});
   }
   return reqs;
 }
@@ -88,11 +95,11 @@ void compileAll(Compiler& comp, CodeObjectStore& store, const Requests& reqs,
     pool.emplace_back([&] {
       for (size_t i = next++; i < reqs.size(); i = next++) {
         Analysed& a = (*out)[i];
-        a.kernel = reqs[i].second.entry;
-        a.config = reqs[i].first;
+        a.kernel = reqs[i].req.entry;
+        a.config = reqs[i].config;
         std::string note;
-        auto r = store.getOrCompile(comp, reqs[i].second, &a.cache_hit, &note);
-        if (r.ok()) a.report = analyzeCodeObject(*r);
+        auto r = store.getOrCompile(comp, reqs[i].req, &a.cache_hit, &note);
+        if (r.ok()) a.report = analyzeCodeObject(*r, 0, reqs[i].dynamic_shared);
         else a.status = r.status();
         int d = ++done;
         std::lock_guard<std::mutex> l(print_mu);

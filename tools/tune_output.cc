@@ -127,7 +127,8 @@ void printAnalysis(const AnalysisSummary& s, const std::vector<Analysed>& out, b
     const bool spills = r.resources.spills();
     std::printf("  %-16s %5d %6lld %6s %8s %6d  %-8s %s\n", a.kernel.c_str(),
                 amd ? r.resources.vgpr : r.resources.registers,
-                amd ? (long long)r.resources.agpr : (long long)(r.resources.shared_bytes / 1024),
+                amd ? (long long)r.resources.agpr
+                    : (long long)((r.resources.shared_bytes + r.dynamic_shared) / 1024),
                 spills ? "yes" : "no", occ, matrix, spills ? "pruned" : "ok", a.config.c_str());
   }
   std::printf("timing needs a GPU: %s\n", s.why_no_gpu.c_str());

@@ -187,16 +187,33 @@ TEST_F(Cli, NoGpuAnalysisUsesTheStoreAndCacheDiff) {
   EXPECT_HAS(r.out, ".entry ktune_silu_mul");
 }
 
-// The README's main job without a GPU: exit 0 and the analysis table for the suite.
+// The README's main job without a GPU: exit 0 and the analysis table for the suite (the mma
+// kernels: their shared memory is dynamic, so the launch rule's bytes must show, and their PTX's
+// ldmatrix / cp.async must count as shared-memory traffic).
 TEST_F(Cli, MainJobWithoutAGpu) {
   if (!noRealGpu()) GTEST_SKIP() << "a GPU is present: the main job tunes (tests/gpu)";
   if (!haveCompiler("nvrtc")) GTEST_SKIP() << "no NVRTC (CUDA toolkit) for the sm_90a analysis";
-  CliRun r = ktune({"tune", "gemm", "--suite", "llm", "--kinds", "skinny"}, "", kNoGpu);
+  CliRun r = ktune({"tune", "gemm", "--suite", "llm", "--kinds", "mma"}, "", kNoGpu);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_HAS(r.out, "gemm on sm_90a (nvrtc");
   EXPECT_HAS(r.out, "the suite's 8 shapes share these configs");
-  EXPECT_HAS(r.out, "ktune_gemm_skinny");
+  EXPECT_HAS(r.out, "SMEM_K");
   EXPECT_HAS(r.out, "timing needs a GPU: no GPU backend available");
+  EXPECT_EQ(r.out.find("ktune_gemm_mma     232      0 "), std::string::npos)
+      << "shared memory reported as 0 KiB:\n" << r.out;
+  r = ktune({"tune", "gemm", "--suite", "llm", "--kinds", "mma", "--json"}, "", kNoGpu);
+  ASSERT_EQ(r.code, 0) << r.err;
+  json j = json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.out;
+  EXPECT_EQ(j["compiled"], 0) << "the second run is all store hits";
+  ASSERT_FALSE(j["configs"].empty());
+  for (const auto& c : j["configs"]) {
+    ASSERT_EQ(c["status"], "ok") << c.dump();
+    const json& rep = c["report"];
+    EXPECT_GT(rep["dynamic_shared_bytes"].get<int64_t>(), 0) << c["config"];
+    EXPECT_FALSE(rep["isa"]["lds_loads"].empty()) << "ldmatrix not counted: " << c["config"];
+    EXPECT_FALSE(rep["isa"]["lds_stores"].empty()) << "cp.async not counted: " << c["config"];
+  }
 }
 
 }  // namespace
