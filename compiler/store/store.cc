@@ -273,14 +273,20 @@ Status CodeObjectStore::put(const std::string& key, const CodeObject& obj) {
   if (!lock.ok()) return lock.status().withContext(ctx);
 
   const std::string sha = sha256Hex(obj.binary);
-  // Same content already committed (another thread or process got here first): nothing to do.
+  // Same content already committed with these dumps (another thread or process got here first):
+  // nothing to do.
   // This keeps concurrent writers of one key from uncommitting each other's good entry.
   if (auto meta_text = readFile(entryPath(key, ".json")); meta_text.ok()) {
     auto meta = parseMetadata(key, *meta_text);
     if (meta.ok() && meta->value("binary_sha256", std::string()) == sha) {
       auto existing = get(key);
-      if (existing.ok()) return Status::Ok();
+      const bool has_dumps =
+          existing.ok() && std::all_of(obj.dumps.begin(), obj.dumps.end(), [&](const auto& d) {
+            return existing->dumps.count(d.first) > 0;
+          });
+      if (has_dumps) return Status::Ok();
     }
+    // Same binary with more dumps (getOrCompile adding one): rewritten below, dumps first.
     // Different or broken entry: uncommit it first so no reader pairs old metadata with new bytes.
     s = removeFile(entryPath(key, ".json"));
     if (!s.ok()) return s.withContext(ctx);

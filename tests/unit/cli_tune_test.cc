@@ -134,6 +134,14 @@ TEST_F(Cli, EveryCommandHasHelpAndJson) {
   EXPECT_EQ(r.code, 2);
 }
 
+// KTUNE_CLANG reaches the LLVM AMDGPU path (gfx942: hiprtc of ROCm 5.2 cannot target it).
+TEST_F(Cli, KtuneClangIsHonoured) {
+  CliRun r = ktune({"compile", "rmsnorm", "--arch", "gfx942", "--no-cache"}, "",
+                   {"KTUNE_CLANG=" + root_ + "/no-such-clang"});
+  EXPECT_NE(r.code, 0) << r.out;
+  EXPECT_HAS(r.err, root_ + "/no-such-clang");
+}
+
 // Progress is for terminals: a pipe gets none (no "\r"), --json gets JSON lines, --quiet nothing.
 TEST_F(Cli, ProgressOnlyWhereItBelongs) {
   CliRun r = ktune({"tune", "rmsnorm", "--rows", "2", "--cols", "128"}, "", kSim);
