@@ -52,46 +52,6 @@ void writeBuf(SimBackend* b, DevicePtr p, rw::RowDType t, const std::vector<doub
   std::memcpy(b->hostPtr(p), bytes.data(), bytes.size());
 }
 
-Status hostRmsNorm(const SimLaunch& l) {
-  rw::RmsNormProblem p;
-  p.dtype = static_cast<rw::RowDType>(l.define("DTYPE"));
-  p.has_weight = l.define("HAS_WEIGHT") != 0;
-  p.has_residual = l.define("HAS_RESIDUAL") != 0;
-  const auto y = l.arg<DevicePtr>(0), x = l.arg<DevicePtr>(1), w = l.arg<DevicePtr>(2),
-             r = l.arg<DevicePtr>(3), ro = l.arg<DevicePtr>(4);
-  p.rows = l.arg<long long>(5);
-  p.cols = l.arg<long long>(6);
-  p.x_stride = l.arg<long long>(7);
-  p.y_stride = l.arg<long long>(8);
-  p.r_stride = l.arg<long long>(9);
-  p.ro_stride = l.arg<long long>(10);
-  p.eps = l.arg<float>(11);
-  const size_t n = size_t((p.rows - 1) * p.x_stride + p.cols);
-  auto xs = readBuf(l.backend, x, p.dtype, n);
-  std::vector<double> ws, rs, ys(n), ros(n);
-  if (p.has_weight) ws = readBuf(l.backend, w, p.dtype, size_t(p.cols));
-  if (p.has_residual) rs = readBuf(l.backend, r, p.dtype, n);
-  rw::rmsNormReference(p, xs.data(), ws.data(), rs.data(), ys.data(), ros.data());
-  writeBuf(l.backend, y, p.dtype, ys);
-  if (p.has_residual) writeBuf(l.backend, ro, p.dtype, ros);
-  return Status::Ok();
-}
-
-Status hostSiluMul(const SimLaunch& l) {
-  rw::SiluMulProblem p;
-  p.dtype = static_cast<rw::RowDType>(l.define("DTYPE"));
-  const auto out = l.arg<DevicePtr>(0), x = l.arg<DevicePtr>(1);
-  p.rows = l.arg<long long>(2);
-  p.d = l.arg<long long>(3);
-  p.x_stride = l.arg<long long>(4);
-  p.out_stride = l.arg<long long>(5);
-  auto xs = readBuf(l.backend, x, p.dtype, size_t(p.rows * p.x_stride));
-  std::vector<double> o(size_t(p.rows * p.out_stride));
-  rw::siluMulReference(p, xs.data(), o.data());
-  writeBuf(l.backend, out, p.dtype, o);
-  return Status::Ok();
-}
-
 // Row-wise kernels move bytes: time = bytes / bandwidth / efficiency, where 16-byte accesses and
 // a block of 128-256 threads are the most efficient (the shape real hardware shows).
 double rowwiseCost(const SimLaunch& l, double bytes_per_elem_moved, int64_t elems) {
@@ -176,20 +136,60 @@ double gemmCost(const SimLaunch& l) {
 
 }  // namespace
 
+Status simRmsNorm(const SimLaunch& l) {
+  rw::RmsNormProblem p;
+  p.dtype = static_cast<rw::RowDType>(l.define("DTYPE"));
+  p.has_weight = l.define("HAS_WEIGHT") != 0;
+  p.has_residual = l.define("HAS_RESIDUAL") != 0;
+  const auto y = l.arg<DevicePtr>(0), x = l.arg<DevicePtr>(1), w = l.arg<DevicePtr>(2),
+             r = l.arg<DevicePtr>(3), ro = l.arg<DevicePtr>(4);
+  p.rows = l.arg<long long>(5);
+  p.cols = l.arg<long long>(6);
+  p.x_stride = l.arg<long long>(7);
+  p.y_stride = l.arg<long long>(8);
+  p.r_stride = l.arg<long long>(9);
+  p.ro_stride = l.arg<long long>(10);
+  p.eps = l.arg<float>(11);
+  const size_t n = size_t((p.rows - 1) * p.x_stride + p.cols);
+  auto xs = readBuf(l.backend, x, p.dtype, n);
+  std::vector<double> ws, rs, ys(n), ros(n);
+  if (p.has_weight) ws = readBuf(l.backend, w, p.dtype, size_t(p.cols));
+  if (p.has_residual) rs = readBuf(l.backend, r, p.dtype, n);
+  rw::rmsNormReference(p, xs.data(), ws.data(), rs.data(), ys.data(), ros.data());
+  writeBuf(l.backend, y, p.dtype, ys);
+  if (p.has_residual) writeBuf(l.backend, ro, p.dtype, ros);
+  return Status::Ok();
+}
+
+Status simSiluMul(const SimLaunch& l) {
+  rw::SiluMulProblem p;
+  p.dtype = static_cast<rw::RowDType>(l.define("DTYPE"));
+  const auto out = l.arg<DevicePtr>(0), x = l.arg<DevicePtr>(1);
+  p.rows = l.arg<long long>(2);
+  p.d = l.arg<long long>(3);
+  p.x_stride = l.arg<long long>(4);
+  p.out_stride = l.arg<long long>(5);
+  auto xs = readBuf(l.backend, x, p.dtype, size_t(p.rows * p.x_stride));
+  std::vector<double> o(size_t(p.rows * p.out_stride));
+  rw::siluMulReference(p, xs.data(), o.data());
+  writeBuf(l.backend, out, p.dtype, o);
+  return Status::Ok();
+}
+
 SimGpu openSimGpu() {
   SimOptions so;
   so.device = simDevice();
   so.memory_bytes_per_ms = kBytesPerMs;  // device copies, for the "% of copy bandwidth" column
   auto sim = std::make_shared<SimBackend>(so);
   SimKernel rk;
-  rk.run = hostRmsNorm;
+  rk.run = simRmsNorm;
   rk.cost = [](const SimLaunch& l) {
     const int64_t elems = l.arg<long long>(5) * l.arg<long long>(6);
     return rowwiseCost(l, 2.0 + (l.define("HAS_RESIDUAL") ? 2.0 : 0.0), elems);
   };
   sim->registerKernel(rw::kRmsNormEntry, rk);
   SimKernel sk;
-  sk.run = hostSiluMul;
+  sk.run = simSiluMul;
   sk.cost = [](const SimLaunch& l) { return rowwiseCost(l, 3.0, l.arg<long long>(2) * l.arg<long long>(3)); };
   sim->registerKernel(rw::kSiluMulEntry, sk);
   SimKernel gk;

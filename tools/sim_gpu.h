@@ -22,3 +22,14 @@ struct SimGpu {
 SimGpu openSimGpu();
 
 }  // namespace ktune::cli
+
+namespace ktune {
+struct SimLaunch;
+namespace cli {
+// The host implementations of ktune_rmsnorm and ktune_silu_mul on the simulated backend (the
+// templates' float64 references, driven by the compiled-in defines); tests reuse them.
+Status simRmsNorm(const SimLaunch& l);
+Status simSiluMul(const SimLaunch& l);
+}  // namespace cli
+
+}  // namespace ktune::cli
