@@ -381,8 +381,17 @@ Expected<std::unique_ptr<Selected>> Tuner::Impl::selectConfig(FamilyState& fs, c
   KTUNE_ASSIGN_OR_RETURN(sel->config, Config::parse(config_str));
   // A recorded or pinned winner must be one of this family's own configs (a database shared with
   // another family, a hand edit): anything else is refused, and the caller retunes.
+  // A user's pin may use values outside the lists (ConfigSpace::validate), not foreign parameters.
   if (origin != "default" && !fs.f.space.params().empty()) {
     Status in_space = fs.f.space.validate(sel->config);
+    for (const auto& [name, value] : sel->config.params()) {
+      if (!in_space.ok() || origin == "pinned") break;
+      for (const auto& spec : fs.f.space.params())
+        if (spec.name == name &&
+            std::find(spec.values.begin(), spec.values.end(), value) == spec.values.end())
+          in_space = Status::InvalidArgument(name + "=" + paramValueToString(value) +
+                                             " is not one of its listed values");
+    }
     if (!in_space.ok()) return in_space.withContext("not in family " + fs.f.name + "'s config space");
   }
   std::string key, note;

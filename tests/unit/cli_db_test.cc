@@ -11,6 +11,7 @@
 #include "autotune/database.h"
 #include "base/fs.h"
 #include "tests/unit/cli_fixture.h"
+#include "tests/unit/tuner_sim_env.h"
 
 namespace ktune {
 namespace {
@@ -257,6 +258,40 @@ TEST_F(CliDb, UnwritableDatabaseIsReportedOncePerKey) {
   }
   EXPECT_FALSE((*db)->recordCandidate("k2", c).ok()) << "another key is reported";
   EXPECT_FALSE((*db)->record(entry("k1", "BLOCK=1")).ok()) << "the final entry always reports";
+}
+
+// A database winner that is not in the family's own space (a file shared with another family, a
+// hand edit) is never run: it is refused with a message and the key is tuned again.
+TEST(DbWinnerSpace, AWinnerOutsideTheSpaceIsRetuned) {
+  tunertest::Env env;
+  auto tuner = Tuner::create(env.backend, env.options());
+  ASSERT_TRUE(tuner.ok()) << tuner.status().toString();
+  auto fam = (*tuner)->add(env.family());
+  ASSERT_TRUE(fam.ok()) << fam.status().toString();
+  tunertest::Scale p = env.problem(4096);
+  auto sel = fam->lookup(p);
+  ASSERT_TRUE(sel.ok());
+  DbEntry bogus;
+  bogus.key = sel->key;
+  bogus.winner = "BLOCK=96,VEC=3";  // parses, compiles on the simulated compiler, not in the space
+  ASSERT_TRUE((*tuner)->database("scale")->record(bogus).ok());
+  ASSERT_TRUE((*fam)(p).ok());
+  EXPECT_NE(env.log.str().find("not in family scale's config space"), std::string::npos)
+      << env.log.str();
+  EXPECT_NE(env.last_launched, "BLOCK=96,VEC=3") << "the foreign winner ran";
+  auto after = (*tuner)->database("scale")->lookup(sel->key);
+  ASSERT_TRUE(after.has_value());
+  EXPECT_NE(after->winner, "BLOCK=96,VEC=3");
+  // A pin naming a parameter the family does not have is refused as well.
+  tunertest::Scale q = env.problem(1 << 20);
+  auto sel2 = fam->lookup(q);
+  ASSERT_TRUE(sel2.ok());
+  bogus.key = sel2->key;
+  bogus.winner = "BLOCK=128,VEC=1,TILE=4";
+  bogus.pinned = true;
+  ASSERT_TRUE((*tuner)->database("scale")->record(bogus).ok());
+  ASSERT_TRUE((*fam)(q).ok());
+  EXPECT_NE(env.log.str().find("unknown parameter 'TILE'"), std::string::npos) << env.log.str();
 }
 
 }  // namespace
