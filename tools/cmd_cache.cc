@@ -35,6 +35,47 @@ bool confirmClear(const std::string& dir, size_t entries) {
   if (!std::fgets(line, sizeof(line), stdin)) return false;
   return line[0] == 'y' || line[0] == 'Y';
 }
+// `cache diff`: the two entries' reports side by side, or both as JSON.
+int cacheDiff(CodeObjectStore& s, const std::string& key1, const std::string& key2, bool json) {
+  auto k1 = s.resolve(key1);
+  if (!k1.ok()) return fail(k1.status());
+  auto k2 = s.resolve(key2);
+  if (!k2.ok()) return fail(k2.status());
+  auto a = s.get(*k1);
+  if (!a.ok()) return fail(a.status());
+  auto b = s.get(*k2);
+  if (!b.ok()) return fail(b.status());
+  if (json) {
+    auto ra = reportJson(*a);
+    auto rb = reportJson(*b);
+    if (!ra.ok() || !rb.ok()) return fail(!ra.ok() ? ra.status() : rb.status());
+    printJson({{"a", {{"key", *k1}, {"report", nlohmann::json::parse(*ra, nullptr, false)}}},
+               {"b", {{"key", *k2}, {"report", nlohmann::json::parse(*rb, nullptr, false)}}}});
+    return kExitOk;
+  }
+  auto r = reportDiff(*a, *b);
+  if (!r.ok()) return fail(r.status());
+  std::printf("%s", r->c_str());
+  return kExitOk;
+}
+
+// `cache verify`: every entry's sha256; exit 4 when one is corrupt.
+int cacheVerify(CodeObjectStore& s, bool json) {
+  VerifyReport r = s.verify();
+  if (json) {
+    nlohmann::json j = {{"checked", r.checked}, {"corrupt", nlohmann::json::array()}};
+    for (const auto& [k, why] : r.corrupt) j["corrupt"].push_back({{"key", k}, {"reason", why}});
+    std::printf("%s\n", j.dump(2).c_str());
+  } else {
+    for (const auto& [k, why] : r.corrupt) std::printf("CORRUPT %s: %s\n", k.c_str(), why.c_str());
+    std::printf("%d entries checked, %zu corrupt\n", r.checked, r.corrupt.size());
+    if (!r.corrupt.empty())
+      std::printf("corrupt entries are never loaded; they are recompiled on next use, or remove "
+                  "them with `ktune cache rm KEY`\n");
+  }
+  return r.corrupt.empty() ? kExitOk : kExitCorrupt;
+}
+
 }  // namespace
 
 void printResources(const CodeObject& obj);
@@ -115,26 +156,7 @@ int cmdCache(const std::vector<std::string>& argv) {
   }
   if (sub == "diff") {
     if (!needKeys(2)) return usage("diff needs two KEYs", kUsage);
-    auto k1 = resolve(args->positional[1]);
-    if (!k1.ok()) return fail(k1.status());
-    auto k2 = resolve(args->positional[2]);
-    if (!k2.ok()) return fail(k2.status());
-    auto a = s.get(*k1);
-    if (!a.ok()) return fail(a.status());
-    auto b = s.get(*k2);
-    if (!b.ok()) return fail(b.status());
-    if (json) {
-      auto ra = reportJson(*a);
-      auto rb = reportJson(*b);
-      if (!ra.ok() || !rb.ok()) return fail(!ra.ok() ? ra.status() : rb.status());
-      printJson({{"a", {{"key", *k1}, {"report", nlohmann::json::parse(*ra, nullptr, false)}}},
-                 {"b", {{"key", *k2}, {"report", nlohmann::json::parse(*rb, nullptr, false)}}}});
-      return kExitOk;
-    }
-    auto r = reportDiff(*a, *b);
-    if (!r.ok()) return fail(r.status());
-    std::printf("%s", r->c_str());
-    return kExitOk;
+    return cacheDiff(s, args->positional[1], args->positional[2], json);
   }
   if (sub == "rm") {
     if (!needKeys(1)) return usage("rm needs one KEY", kUsage);
@@ -160,21 +182,7 @@ int cmdCache(const std::vector<std::string>& argv) {
     else std::printf("cleared %s (%zu entries)\n", dir.c_str(), n);
     return kExitOk;
   }
-  if (sub == "verify") {
-    VerifyReport r = s.verify();
-    if (json) {
-      nlohmann::json j = {{"checked", r.checked}, {"corrupt", nlohmann::json::array()}};
-      for (const auto& [k, why] : r.corrupt) j["corrupt"].push_back({{"key", k}, {"reason", why}});
-      std::printf("%s\n", j.dump(2).c_str());
-    } else {
-      for (const auto& [k, why] : r.corrupt) std::printf("CORRUPT %s: %s\n", k.c_str(), why.c_str());
-      std::printf("%d entries checked, %zu corrupt\n", r.checked, r.corrupt.size());
-      if (!r.corrupt.empty())
-        std::printf("corrupt entries are never loaded; they are recompiled on next use, or remove "
-                    "them with `ktune cache rm KEY`\n");
-    }
-    return r.corrupt.empty() ? kExitOk : kExitCorrupt;
-  }
+  if (sub == "verify") return cacheVerify(s, json);
   return usage("unknown cache subcommand '" + sub + "'", kUsage);
 }
 
