@@ -1,6 +1,7 @@
 // `ktune compile` / `ktune explain`: JIT-compile one config of a template (or a user's source file)
 // for an arch, through the code-object cache, and show resources, dumps and the analysis report.
 #include <cstdio>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "base/fs.h"
@@ -8,6 +9,7 @@
 #include "compiler/compiler.h"
 #include "compiler/store/store.h"
 #include "templates/catalog.h"
+#include "templates/gemm.h"
 #include "tools/args.h"
 #include "tools/commands.h"
 #include "tools/report.h"
@@ -33,6 +35,23 @@ bool looksLikePath(const std::string& s) {
     return s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
   };
   return s.find('/') != std::string::npos || ends(".cu") || ends(".cuh") || ends(".hip");
+}
+
+// The dynamic shared memory a GEMM template's launch rule gives this config (its tiles live there,
+// so the binary alone reports 0 B); 0 for the other templates and for user sources.
+int64_t gemmDynamicShared(const std::string& what,
+                          const std::vector<std::pair<std::string, std::string>>& defines) {
+  if (what.rfind("gemm_", 0) != 0) return 0;
+  auto kind = gemm::parseKernelKind(what.substr(5));
+  if (!kind.ok()) return 0;
+  Config c;
+  for (const auto& spec : gemm::configSpace(*kind).params())
+    for (const auto& [k, v] : defines) {
+      char* end = nullptr;
+      long long x = std::strtoll(v.c_str(), &end, 10);
+      if (k == spec.name && !v.empty() && *end == '\0') c.set(k, int64_t(x));
+    }
+  return gemm::sharedBytes(*kind, c);
 }
 
 nlohmann::json resourcesJson(const ResourceUsage& r) {
@@ -155,7 +174,7 @@ int cmdCompile(const std::vector<std::string>& argv, bool explain) {
                         {"resources", resourcesJson(obj.resources)}};
     for (const auto& [name, text] : obj.dumps) j["dumps"][name] = text;
     if (report) {
-      auto rep = reportJson(obj);
+      auto rep = reportJson(obj, 0, gemmDynamicShared(what, req.defines));
       if (rep.ok()) j["report"] = nlohmann::json::parse(*rep);
     }
     std::printf("%s\n", j.dump(2).c_str());
@@ -171,7 +190,7 @@ int cmdCompile(const std::vector<std::string>& argv, bool explain) {
     std::printf("\n===== %s =====\n%s\n", name.c_str(), text.c_str());
   }
   if (report) {
-    auto rep = reportText(obj);
+    auto rep = reportText(obj, 0, gemmDynamicShared(what, req.defines));
     if (!rep.ok()) return fail(rep.status());
     std::printf("%s", rep->c_str());
   }

@@ -134,6 +134,17 @@ TEST_F(Cli, EveryCommandHasHelpAndJson) {
   EXPECT_EQ(r.code, 2);
 }
 
+// gemm_mma keeps its tiles in dynamic shared memory and reads them with ldmatrix after cp.async:
+// the report used to say "shared 0 B" and "LDS/shared loads: none".
+TEST_F(Cli, ExplainGemmMmaShowsItsSharedMemory) {
+  if (!haveCompiler("nvrtc")) GTEST_SKIP() << "no NVRTC (CUDA toolkit)";
+  CliRun r = ktune({"explain", "gemm_mma", "--arch", "sm_90a"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_HAS(r.out, " B dynamic");
+  EXPECT_EQ(r.out.find("LDS/shared loads: none"), std::string::npos) << r.out;
+  EXPECT_HAS(r.out, "LDS/shared loads: ");
+}
+
 // KTUNE_CLANG reaches the LLVM AMDGPU path (gfx942: hiprtc of ROCm 5.2 cannot target it).
 TEST_F(Cli, KtuneClangIsHonoured) {
   CliRun r = ktune({"compile", "rmsnorm", "--arch", "gfx942", "--no-cache"}, "",
