@@ -48,7 +48,7 @@ Expected<std::unique_ptr<Tuner>> Tuner::create(std::shared_ptr<Backend> backend,
   KTUNE_RETURN_IF_ERROR(backend->setDevice(opts.device));
   impl->device = devs[opts.device];
   if (!opts.compiler) {
-    auto c = compilerForArch(impl->device.arch);
+    auto c = compilerForArch(impl->device.arch, opts.options.clang);
     if (!c.ok()) return c.status().withContext("Tuner::create: no compiler for " + impl->device.arch);
     opts.compiler = std::shared_ptr<Compiler>(std::move(c).value());
   }

@@ -26,7 +26,13 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kSchema = 1;
+// Schema 1: one family per file, {"schema": 1, "family": F, "devices": [...]}. Schema 2: several
+// families in one file (a KTUNE_DB shared by all; rmsnorm_bf16 and rmsnorm_f16 build the same key
+// strings, so entries must be namespaced by family), {"schema": 2, "families": {F: {"devices":
+// [...]}}}. Both are read; a file is written as schema 1 while it holds one family, so files of one
+// family stay readable by older ktune versions.
+constexpr int kSchemaSingle = 1;
+constexpr int kSchema = 2;
 // A stuck tuner must not hang every other process forever; flock is released when a holder dies,
 // so this only triggers on a live process that holds the lock for a very long time.
 constexpr int kLockTimeoutMs = 120000;
@@ -103,7 +109,7 @@ Validator validatorFromJson(const json& j) {
 }
 
 json emptyDoc(const std::string& family) {
-  return json{{"schema", kSchema}, {"family", family}, {"devices", json::array()}};
+  return json{{"schema", kSchemaSingle}, {"family", family}, {"devices", json::array()}};
 }
 
 // Structural check of a whole document. Fatal problems (not an object, wrong container types)
@@ -222,15 +228,72 @@ void upsertCandidate(json& arr, const json& cand) {
 }
 
 struct Loaded {
-  json doc;
+  json doc;     // this family's part, as a schema-1 document
+  json file;    // every family: {"families": {name: {"devices": [...]}}}
+  std::string family;  // the family opened (the file's, when the caller named none)
   Status problem;  // kCorrupt: file unusable (doc is empty); kUnsupported: newer schema
   bool existed = false;
   std::vector<std::string> warnings;
 };
 
+// Brings a parsed document of either schema into the normalized multi-family form. A schema-1
+// document belongs to its "family" (or, when it names none, to `family`: files of older versions).
+Status normalize(const json& doc, const std::string& family, json* file,
+                 std::vector<std::string>* warnings) {
+  if (!doc.is_object()) return Status::Corrupt("top level is not a JSON object");
+  if (doc.contains("schema") && !doc.at("schema").is_number_integer()) {
+    return Status::Corrupt("\"schema\" is not an integer");
+  }
+  *file = json{{"families", json::object()}};
+  if (!doc.contains("families")) {
+    KTUNE_RETURN_IF_ERROR(checkDoc(doc, warnings));
+    auto f = doc.find("family");
+    std::string name = f != doc.end() && f->is_string() ? f->get<std::string>() : family;
+    (*file)["families"][name] = json{{"devices", doc.value("devices", json::array())}};
+    return Status::Ok();
+  }
+  if (!doc.at("families").is_object()) return Status::Corrupt("\"families\" is not an object");
+  for (const auto& [name, sec] : doc.at("families").items()) {
+    std::vector<std::string> w;
+    Status s = checkDoc(sec, &w);
+    if (!s.ok()) return Status::Corrupt("family '" + name + "': " + s.message());
+    if (warnings)
+      for (auto& x : w) warnings->push_back("family '" + name + "': " + x);
+    (*file)["families"][name] = json{{"devices", sec.value("devices", json::array())}};
+  }
+  return Status::Ok();
+}
+
+// `family`'s part of a normalized file as a schema-1 document (what lookups and export work on).
+json familyDoc(const json& file, const std::string& family) {
+  json doc = emptyDoc(family);
+  auto it = file.at("families").find(family);
+  if (it != file.at("families").end()) doc["devices"] = it->at("devices");
+  return doc;
+}
+
+// The text written for a normalized file: schema 1 while one family holds entries, else schema 2.
+std::string serialize(const json& file) {
+  json fams = json::object();
+  for (const auto& [name, sec] : file.at("families").items())
+    if (!sec.at("devices").empty()) fams[name] = sec;
+  if (fams.size() <= 1) {
+    std::string name = fams.empty() ? std::string() : fams.begin().key();
+    json doc = emptyDoc(name);
+    if (!fams.empty()) doc["devices"] = fams.begin()->at("devices");
+    return dumpText(doc, 2) + "\n";
+  }
+  return dumpText(json{{"schema", kSchema}, {"families", fams}}, 2) + "\n";
+}
+
 Expected<Loaded> loadFile(const std::string& path, const std::string& family) {
   Loaded l;
+  l.family = family;
   l.doc = emptyDoc(family);
+  l.file = json{{"families", json::object()}};
+  // Entries pick the code that runs: a file others could edit or swap is refused, like a shared
+  // cache directory.
+  KTUNE_RETURN_IF_ERROR(checkPrivateFile(path));
   auto text = readFile(path);
   if (!text.ok()) {
     if (text.status().code() == Code::kNotFound) return l;
@@ -238,28 +301,30 @@ Expected<Loaded> loadFile(const std::string& path, const std::string& family) {
   }
   l.existed = true;
   json doc = json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  Status s = doc.is_discarded() ? Status::Corrupt("not valid JSON (" + std::to_string(text->size()) +
-                                                  " bytes; truncated or hand-broken?)")
-                                : checkDoc(doc, &l.warnings);
-  if (!s.ok()) {
-    l.problem = s;
-    l.warnings.clear();
+  if (doc.is_discarded()) {
+    l.problem = Status::Corrupt("not valid JSON (" + std::to_string(text->size()) +
+                                " bytes; truncated or hand-broken?)");
     return l;
   }
-  int64_t schema = doc.value("schema", int64_t{kSchema});
+  int64_t schema = doc.is_object() && doc.contains("schema") && doc["schema"].is_number_integer()
+                       ? doc["schema"].get<int64_t>()
+                       : int64_t{kSchemaSingle};
   if (schema > kSchema) {
     l.problem = Status::Unsupported("written by a newer ktune (schema " + std::to_string(schema) +
                                     ", this one reads " + std::to_string(kSchema) + ")");
     return l;
   }
-  doc["schema"] = kSchema;
-  if (!doc.contains("devices")) doc["devices"] = json::array();
-  if (!doc.contains("family") || !doc["family"].is_string()) doc["family"] = family;
-  if (!family.empty() && doc["family"] != family) {
-    l.warnings.push_back("file is for family '" + doc["family"].get<std::string>() +
-                         "', opened as '" + family + "'");
+  json file;
+  Status s = normalize(doc, family, &file, &l.warnings);
+  if (!s.ok()) {
+    l.problem = s;
+    l.warnings.clear();
+    return l;
   }
-  l.doc = std::move(doc);
+  // Opened without a family name (the CLI's probe): the file's only family.
+  if (l.family.empty() && file["families"].size() == 1) l.family = file["families"].begin().key();
+  l.file = std::move(file);
+  l.doc = familyDoc(l.file, l.family);
   return l;
 }
 
@@ -313,9 +378,7 @@ Status TuningDatabase::reload() {
                               : "; starting empty. The broken file will be kept as '" + path_ +
                                     ".corrupt-<time>' when this database is next written"));
   }
-  if (family_.empty() && l.doc.contains("family") && l.doc["family"].is_string()) {
-    family_ = l.doc["family"].get<std::string>();
-  }
+  family_ = l.family;
   impl_->doc = std::move(l.doc);
   return Status::Ok();
 }
@@ -356,8 +419,10 @@ static Status mutateLocked(const std::string& path, const std::string& family, j
   } catch (const std::exception& e) {
     return Status::Internal(ctx + ": " + e.what());
   }
+  // Only this family's part changes; every other family's is written back as it was read.
+  loaded->file["families"][family] = json{{"devices", doc["devices"]}};
   if (changed || !loaded->problem.ok() || !loaded->existed) {
-    s = writeFileAtomic(path, dumpText(doc, 2) + "\n", 0600, durable);
+    s = writeFileAtomic(path, serialize(loaded->file), 0600, durable);
     if (!s.ok()) return s.withContext(ctx);
   }
   mem = std::move(doc);
@@ -420,7 +485,7 @@ Status TuningDatabase::recordCandidate(const std::string& key, const CandidateRe
   // Partial results are written after every candidate: atomic (never torn, survive a killed
   // tuner) but not fsync'd — a sync per candidate cost more than the measurement itself, and a
   // power loss only loses measurements that tuning repeats. The final entry is durable.
-  return mutateLocked(
+  Status st = mutateLocked(
       path_, family_, impl_->doc, warnings_,
       [&](json& doc) {
         json& dev = deviceFor(doc, validator_);
@@ -429,6 +494,14 @@ Status TuningDatabase::recordCandidate(const std::string& key, const CandidateRe
         return true;
       },
       /*durable=*/false);
+  auto seen = std::find(write_failed_keys_.begin(), write_failed_keys_.end(), key);
+  if (st.ok()) {
+    if (seen != write_failed_keys_.end()) write_failed_keys_.erase(seen);
+    return st;
+  }
+  if (seen != write_failed_keys_.end()) return Status::Ok();  // already reported for this key
+  write_failed_keys_.push_back(key);
+  return st;
 }
 
 std::vector<CandidateResult> TuningDatabase::candidatesFor(const std::string& key) const {
@@ -512,14 +585,21 @@ Status TuningDatabase::importJson(const std::string& text) {
   if (in.is_discarded()) {
     return Status::InvalidArgument("import: not valid JSON; expected a ktune tuning database");
   }
-  std::vector<std::string> import_warnings;
-  Status s = checkDoc(in, &import_warnings);
-  if (!s.ok()) return Status::InvalidArgument("import: not a ktune tuning database: " + s.message());
-  if (in.value("schema", int64_t{kSchema}) > kSchema) {
-    return Status::Unsupported("import: file has schema " +
-                               std::to_string(in.value("schema", int64_t{kSchema})) +
+  if (in.is_object() && in.contains("schema") && in["schema"].is_number_integer() &&
+      in["schema"].get<int64_t>() > kSchema) {
+    return Status::Unsupported("import: file has schema " + in["schema"].dump() +
                                ", newer than this ktune reads (" + std::to_string(kSchema) + ")");
   }
+  std::vector<std::string> import_warnings;
+  json file;
+  Status s = normalize(in, family_, &file, &import_warnings);
+  if (!s.ok()) return Status::InvalidArgument("import: not a ktune tuning database: " + s.message());
+  // This family's part; a one-family file of an older version counts as this family's whatever
+  // it names (the caller picked this database for it).
+  const json& fams = file["families"];
+  if (fams.contains(family_)) in = fams[family_];
+  else if (!in.contains("families") && fams.size() == 1) in = fams.begin().value();
+  else return Status::NotFound("import: the file has no entries of family '" + family_ + "'");
   std::lock_guard<std::mutex> g(mu_);
   for (auto& w : import_warnings) warnings_.push_back("import: " + w);
   return mutateLocked(path_, family_, impl_->doc, warnings_, [&](json& doc) {
@@ -558,6 +638,24 @@ Status TuningDatabase::importJson(const std::string& text) {
     }
     return changed;
   });
+}
+
+Expected<DbFileSummary> inspectDatabase(const std::string& text) {
+  json in = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (in.is_discarded()) {
+    return Status::Corrupt("not valid JSON (" + std::to_string(text.size()) +
+                           " bytes; truncated or hand-broken?)");
+  }
+  if (in.is_object() && in.contains("schema") && in["schema"].is_number_integer() &&
+      in["schema"].get<int64_t>() > kSchema) {
+    return Status::Unsupported("written by a newer ktune (schema " + in["schema"].dump() +
+                               ", this one reads " + std::to_string(kSchema) + ")");
+  }
+  DbFileSummary out;
+  json file;
+  KTUNE_RETURN_IF_ERROR(normalize(in, "", &file, &out.warnings));
+  for (const auto& [name, sec] : file["families"].items()) out.families.push_back(name);
+  return out;
 }
 
 Status appendUntunedKey(const std::string& path, const std::string& family,

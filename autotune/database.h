@@ -28,6 +28,11 @@
 //   "schema": 1
 // }
 //
+// Several families in one file (KTUNE_DB names one file for every family) are kept apart: the file
+// then has schema 2, {"schema": 2, "families": {"<family>": {"devices": [...]}, ...}}, each family
+// seeing only its own part. A file is written as schema 1 while it holds a single family; files of
+// either schema are read (a schema-1 file naming no family belongs to whichever family opens it).
+//
 // A user may edit "winner" and set "pinned": true; record() never overwrites a pinned entry.
 // Entries are only used by the process whose Validator matches exactly (same device, driver,
 // compiler, ktune version); other devices' blocks are carried along untouched.
@@ -118,6 +123,9 @@ class TuningDatabase {
   // Blacklist (reliability): failed candidates persisted with reason and date, so a later run
   // skips them; and resumable tuning: partial results of a key that is still being tuned. A
   // candidate with the same (source, config) as an existing one replaces it. Locked like record().
+  // A write failure is returned once per key: later failures for the same key (one per candidate
+  // of a tuning run, against a read-only or full disk) return OK, since the caller has already
+  // told the user; the next successful write for the key re-arms it. record() always reports.
   Status recordCandidate(const std::string& key, const CandidateResult& r);
 
   // Partial results recorded by recordCandidate() for `key` (this validator), in record order,
@@ -160,7 +168,17 @@ class TuningDatabase {
   std::string family_;
   mutable std::mutex mu_;
   std::vector<std::string> warnings_;
+  std::vector<std::string> write_failed_keys_;  // recordCandidate() failures already returned
 };
+
+// What a tuning-database text holds, for tools that check or route files before opening them.
+struct DbFileSummary {
+  std::vector<std::string> families;  // sorted; "" for an old file that names none
+  std::vector<std::string> warnings;  // malformed entries or device blocks (skipped when loaded)
+};
+// kCorrupt (with the reason) when the text is not a tuning database; kUnsupported when a newer
+// ktune wrote it. Never throws.
+Expected<DbFileSummary> inspectDatabase(const std::string& text);
 
 // Appends one JSON line {family, key, args..., date} to an untuned-keys file (locked append, so
 // lines from concurrent processes never interleave). args_json: a JSON object whose members are

@@ -1,5 +1,6 @@
 #include "autotune/engine.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "autotune/tuning_run.h"
@@ -56,6 +57,27 @@ Expected<CodeObject> TunerEngine::compileConfig(FamilyState& fs, const Config& c
   return store->getOrCompile(*compiler, req, hit, note);
 }
 
+// A recorded or pinned winner must be one of this family's own configs (a database shared with
+// another family, a hand edit): anything else is refused, and the caller retunes. A user's pin may
+// use values outside the lists (ConfigSpace::validate), never parameters the space does not have.
+static Status checkOwnConfig(const detail::ErasedFamily& f, const Config& c,
+                             const std::string& origin) {
+  if (f.space.params().empty()) return Status::Ok();
+  Status in_space = f.space.validate(c);
+  if (in_space.ok() && origin != "pinned") {
+    for (const auto& [name, value] : c.params()) {
+      for (const auto& spec : f.space.params()) {
+        if (spec.name == name &&
+            std::find(spec.values.begin(), spec.values.end(), value) == spec.values.end()) {
+          in_space = Status::InvalidArgument(name + "=" + paramValueToString(value) +
+                                             " is not one of its listed values");
+        }
+      }
+    }
+  }
+  return in_space.ok() ? in_space : in_space.withContext("not in family " + f.name + "'s config space");
+}
+
 Expected<std::unique_ptr<Selected>> TunerEngine::selectConfig(FamilyState& fs, const void* p,
                                                               const std::string& config_str,
                                                               const std::string& source,
@@ -74,6 +96,7 @@ Expected<std::unique_ptr<Selected>> TunerEngine::selectConfig(FamilyState& fs, c
   }
   sel->source = "jit";
   KTUNE_ASSIGN_OR_RETURN(sel->config, Config::parse(config_str));
+  if (origin != "default") KTUNE_RETURN_IF_ERROR(checkOwnConfig(fs.f, sel->config, origin));
   if (bin && !bin->co.binary.empty()) {
     // The tuning run's own binary: loaded already when it was benchmarked here, never read back
     // from the store.

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <thread>
@@ -17,7 +18,7 @@ namespace ktune {
 namespace {
 Status errnoStatus(const std::string& what, const std::string& path, int err) {
   std::string msg = what + " '" + path + "': " + std::strerror(err);
-  if (err == ENOENT) return Status::NotFound(msg);
+  if (err == ENOENT || err == ENOTDIR) return Status::NotFound(msg);  // ENOTDIR: a parent is a file
   // strerror already says "No space left on device"; add what to do about it.
   if (err == ENOSPC || err == EDQUOT) {
     return Status::IoError(msg + " (disk full or quota exceeded: free space there, or point "
@@ -34,10 +35,26 @@ std::string tempSuffix() {
 }
 }  // namespace
 
-Expected<std::string> readFile(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+Expected<std::string> readFile(const std::string& path, uint64_t max_bytes) {
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return errnoStatus("cannot open", path, errno);
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    int e = errno;
+    ::close(fd);
+    return errnoStatus("cannot stat", path, e);
+  }
+  auto refuse = [&](const std::string& why) {
+    ::close(fd);
+    return Status::InvalidArgument("'" + path + "' " + why);
+  };
+  if (S_ISDIR(st.st_mode)) return refuse("is a directory, not a file");
+  if (!S_ISREG(st.st_mode)) return refuse("is not a regular file (a FIFO, socket or device)");
+  const std::string too_big = "is larger than " + std::to_string(max_bytes) + " bytes";
+  if (uint64_t(st.st_size) > max_bytes) return refuse(too_big);
   std::string out;
+  out.reserve(size_t(st.st_size));
   char buf[1 << 16];
   while (true) {
     ssize_t n = ::read(fd, buf, sizeof(buf));
@@ -48,6 +65,7 @@ Expected<std::string> readFile(const std::string& path) {
       return errnoStatus("cannot read", path, e);
     }
     if (n == 0) break;
+    if (out.size() + size_t(n) > max_bytes) return refuse(too_big);
     out.append(buf, size_t(n));
   }
   ::close(fd);
@@ -135,6 +153,36 @@ Status checkPrivateDir(const std::string& path) {
   return Status::Ok();
 }
 
+Status checkPrivateFile(const std::string& path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return Status::Ok();  // nothing there yet
+    return errnoStatus("cannot stat", path, errno);
+  }
+  if (!S_ISREG(st.st_mode))
+    return Status::InvalidArgument("'" + path + "' is not a regular file (a link, FIFO or device)");
+  char mode[8];
+  std::snprintf(mode, sizeof(mode), "%o", unsigned(st.st_mode & 0777));
+  if (st.st_uid != ::geteuid() || (st.st_mode & 022)) {
+    return Status::InvalidArgument(
+        "'" + path + "' is owned by uid " + std::to_string(st.st_uid) + " with mode " + mode +
+        " (only its owner, uid " + std::to_string(::geteuid()) +
+        ", may write it); refusing to use it. Fix with: chown $(id -u) '" + path +
+        "' && chmod 600 '" + path + "'");
+  }
+  const size_t slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  struct stat ds;
+  if (::stat(dir.c_str(), &ds) != 0) return errnoStatus("cannot stat", dir, errno);
+  if ((ds.st_mode & 022) && !(ds.st_mode & S_ISVTX)) {
+    std::snprintf(mode, sizeof(mode), "%o", unsigned(ds.st_mode & 0777));
+    return Status::InvalidArgument("directory '" + dir + "' of '" + path + "' has mode " + mode +
+                                   " (writable by group or others): they could replace the file; refusing "
+                                   "it. Keep the file in a directory of your own (chmod 700)");
+  }
+  return Status::Ok();
+}
+
 Expected<std::vector<std::string>> listDir(const std::string& path) {
   std::vector<std::string> out;
   DIR* d = ::opendir(path.c_str());
@@ -158,7 +206,7 @@ Status removeFile(const std::string& path) {
 Status removeTree(const std::string& path) {
   struct stat st;
   if (::lstat(path.c_str(), &st) != 0) {
-    if (errno == ENOENT) return Status::Ok();
+    if (errno == ENOENT || errno == ENOTDIR) return Status::Ok();  // nothing there yet
     return errnoStatus("cannot stat", path, errno);
   }
   if (S_ISDIR(st.st_mode)) {

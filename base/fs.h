@@ -14,7 +14,14 @@
 
 namespace ktune {
 
-Expected<std::string> readFile(const std::string& path);
+// The largest file readFile() reads unless told otherwise. Nothing ktune itself writes comes near
+// it; it keeps a hostile path (a huge file) from growing memory without bound.
+constexpr uint64_t kReadFileMaxBytes = uint64_t(1) << 30;
+// Reads a whole regular file. A FIFO, socket, device (/dev/zero) or directory is refused with
+// kInvalidArgument without blocking (opened O_NONBLOCK, checked with fstat before any read), and
+// so is a file larger than max_bytes (checked on the size and again while reading, so a file that
+// grows meanwhile cannot exceed it). kNotFound when it does not exist, kIoError otherwise.
+Expected<std::string> readFile(const std::string& path, uint64_t max_bytes = kReadFileMaxBytes);
 // Writes `data` to `path` atomically; `mode` applies to the new file. durable: fsync the data
 // before the rename (survives power loss). Without it the file is still never torn and survives a
 // killed process (the page cache holds it); use that for frequent, re-creatable writes.
@@ -26,6 +33,10 @@ Status makeDirs(const std::string& path, unsigned mode = 0700);
 // Refuses a directory that is not owned by the current user or is writable by group/others
 // (a shared or hijacked cache could feed us code objects). Returns kInvalidArgument with advice.
 Status checkPrivateDir(const std::string& path);
+// The same for a file others could swap or edit (a tuning database): a regular file owned by the
+// current user and not writable by group/others, in a directory others cannot write to (unless
+// it is sticky, like /tmp). OK when the file does not exist yet. kInvalidArgument with advice.
+Status checkPrivateFile(const std::string& path);
 // Entries (names only) of a directory; empty on ENOENT.
 Expected<std::vector<std::string>> listDir(const std::string& path);
 Status removeFile(const std::string& path);

@@ -217,7 +217,8 @@ Expected<std::unique_ptr<Compiler>> openHiprtcCompiler() {
 }
 #endif
 
-Expected<std::unique_ptr<Compiler>> compilerForArch(const std::string& arch) {
+Expected<std::unique_ptr<Compiler>> compilerForArch(const std::string& arch,
+                                                    const std::string& clang) {
   const Arch a(arch);
   if (a.isNvidia()) {
     KTUNE_ASSIGN_OR_RETURN(auto c, openNvrtcCompiler());
@@ -231,7 +232,7 @@ Expected<std::unique_ptr<Compiler>> compilerForArch(const std::string& arch) {
     auto h = openHiprtcCompiler();
     if (h.ok() && (*h)->supportsArch(arch)) return std::move(h).value();
     why = h.ok() ? "hiprtc " + (*h)->version() + " does not know " + arch : h.status().message();
-    auto l = openLlvmAmdgpuCompiler();
+    auto l = openLlvmAmdgpuCompiler(clang);
     if (l.ok() && (*l)->supportsArch(arch)) return std::move(l).value();
     return Status::Unsupported("no compiler for '" + arch + "': " + why + "; LLVM path: " +
                                (l.ok() ? "clang does not support " + arch : l.status().message()));

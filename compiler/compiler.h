@@ -98,6 +98,8 @@ Expected<std::unique_ptr<Compiler>> openNvrtcCompiler();
 Expected<std::unique_ptr<Compiler>> openHiprtcCompiler();
 Expected<std::unique_ptr<Compiler>> openLlvmAmdgpuCompiler(const std::string& clang = "");
 // Picks the compiler for an arch: sm_* -> NVRTC; gfx* -> hiprtc when it knows the arch, else LLVM.
-Expected<std::unique_ptr<Compiler>> compilerForArch(const std::string& arch);
+// clang: the clang binary for the LLVM path (Options::clang, KTUNE_CLANG); "" = the default search.
+Expected<std::unique_ptr<Compiler>> compilerForArch(const std::string& arch,
+                                                    const std::string& clang = "");
 
 }  // namespace ktune

@@ -1,7 +1,8 @@
 // Fuzzes the CLI argument parser (tools/args.h) with the flag specs of `ktune compile` and
 // `ktune cache`, then runs ktune::cli::dispatch on the same argv for the subcommands that touch
-// neither a GPU nor a compiler (version, help, cache ..., db ... except import/export -o, and
-// compile/explain/info argument errors), against a throwaway KTUNE_CACHE_DIR holding two entries.
+// neither a GPU nor a compiler (version, help, cache ..., db ... except export -o, and
+// compile/explain/info argument errors), against a throwaway KTUNE_CACHE_DIR holding two entries,
+// a generated tuning database and a copy corrupted from the input.
 //
 // Input: argv words separated by NUL bytes. Properties: parseArgs never crashes; on success every
 // value belongs to a flag of the spec and a non-repeatable flag has one value; dispatch returns a
@@ -19,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "autotune/database.h"
 #include "base/fs.h"
 #include "compiler/store/store.h"
 #include "fuzz_util.h"
@@ -150,6 +152,36 @@ std::map<std::string, std::uintmax_t> outsideCache() {
   return out;
 }
 
+// Tuning databases for the `db` commands: a generated one (two families in one file would need
+// KTUNE_DB; here two device blocks) and a copy of it corrupted at input-derived offsets, so `db
+// ls/show/verify/rm/export` meet both well-formed and broken files and must never abort.
+void populateDatabases(const uint8_t* data, size_t size) {
+  const std::string dir = ktune::joinPath(cacheDir(), "db");
+  const std::string good = ktune::joinPath(dir, "rmsnorm_bf16.json");
+  if (!ktune::pathExists(good)) {
+    for (const char* dev : {"H100", "MI300X"}) {
+      ktune::Validator v{"0.1.0", "cuda", "580", "nvrtc", "13.0", dev, "sm_90a"};
+      auto db = ktune::TuningDatabase::open(good, v, "rmsnorm_bf16");
+      ktune::DbEntry e;
+      e.key = "rows=64,cols=4096";
+      e.winner = "BLOCK=256";
+      e.candidates.resize(2);
+      e.candidates[1].status = ktune::Code::kCompileError;
+      if (!db.ok() || !(*db)->record(e).ok()) ktune::fuzz::die(kTarget, "cannot populate the db");
+    }
+  }
+  auto text = ktune::readFile(good);
+  if (!text.ok() || text->empty()) ktune::fuzz::die(kTarget, "generated db unreadable");
+  std::string bad = *text;
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < size; ++i) {
+    h = (h ^ data[i]) * 1099511628211ull;
+    if (i % 7 == 0) bad[h % bad.size()] = char(data[i]);
+  }
+  if (!ktune::writeFileAtomic(ktune::joinPath(dir, "corrupt.json"), bad, 0600).ok())
+    ktune::fuzz::die(kTarget, "cannot write the corrupted db");
+}
+
 bool isKnownTemplateOrPath(const std::string& what) {
   return what.find('/') != std::string::npos || what.find('.') != std::string::npos ||
          ktune::templates::findTemplate(what).ok();
@@ -162,10 +194,10 @@ bool safeToDispatch(const std::vector<std::string>& args) {
   std::vector<std::string> rest(args.begin() + 1, args.end());
   if (cmd == "tune") return false;
   if (cmd == "db") {
-    // `db import FILE` reads any file (a FIFO or /dev/zero would hang the fuzzer) and
-    // `db export -o FILE` writes where the user says: both are the user's explicit paths.
+    // `db export -o FILE` writes where the user says (`db import` reads regular files only,
+    // so a FIFO or /dev/zero no longer hangs it).
     for (const auto& a : rest) {
-      if (a == "import" || a.rfind("-o", 0) == 0 || a.rfind("--o", 0) == 0) return false;
+      if (a.rfind("-o", 0) == 0 || a.rfind("--o", 0) == 0) return false;
     }
   }
   if (cmd == "info") return !ktune::cli::parseArgs(rest, {{"--json"}}).ok();
@@ -204,6 +236,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   if (!safeToDispatch(argv)) return 0;
   populate();
+  populateDatabases(data, size);
   const auto before = outsideCache();
   int rc = quietDispatch(argv);
   if (rc < 0 || rc > 4) ktune::fuzz::die(kTarget, "exit code " + std::to_string(rc) + " not in 0-4");

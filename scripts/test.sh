@@ -9,7 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 BUILD=${KTUNE_BUILD_DIR:-build}
-cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# Release, as scripts/run.sh builds it: CI builds the README's main job once and tests that build.
+cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DKTUNE_BUILD_TESTS=ON -DKTUNE_BUILD_BENCH=ON
 cmake --build "$BUILD" -j"$(nproc)"
 rm -rf "$BUILD/tests/results"  # gtest XML reports of this run only (tests/check_skips.sh)
 (cd "$BUILD" && ctest --output-on-failure -j"$(nproc)" --timeout 900)

@@ -37,6 +37,10 @@ Expected<ParsedArgs> parseArgs(const std::vector<std::string>& argv,
       flags_done = true;
       continue;
     }
+    if (a == "--help" || a == "-h") {
+      out.help = true;
+      continue;
+    }
     std::string name = a, value;
     bool inline_value = false;
     if (a.rfind("--", 0) == 0) {

@@ -24,6 +24,7 @@ struct FlagSpec {
 struct ParsedArgs {
   std::vector<std::string> positional;
   std::map<std::string, std::vector<std::string>> values;  // flag -> values (empty string for booleans)
+  bool help = false;  // --help or -h anywhere before "--": every subcommand prints its usage
   bool has(const std::string& flag) const { return values.count(flag) > 0; }
   // Last value of a flag, or `fallback`.
   std::string get(const std::string& flag, const std::string& fallback = "") const;
@@ -31,7 +32,7 @@ struct ParsedArgs {
 };
 
 // Parses argv (without the program and subcommand words). Accepts "--flag value", "--flag=value",
-// "-DKEY=VAL" and "-D KEY=VAL". "--" ends flags.
+// "-DKEY=VAL" and "-D KEY=VAL". "--" ends flags. "--help" / "-h" are accepted by every spec.
 Expected<ParsedArgs> parseArgs(const std::vector<std::string>& argv, const std::vector<FlagSpec>& spec);
 // Integer flag value with range check: "--rows must be a positive integer, got 'x'".
 Expected<long long> parseIntFlag(const std::string& flag, const std::string& value, long long min,

@@ -1,4 +1,6 @@
 // `ktune cache`: inspect, dump, verify and prune the code-object cache.
+#include <unistd.h>
+
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -13,7 +15,67 @@ namespace ktune::cli {
 namespace {
 const char* kUsage =
     "ktune cache ls | show KEY | dump KEY --what isa|ptx|sass|llvm|mlir|source|meta|report | "
-    "diff KEY1 KEY2 | rm KEY | clear | verify | path   [--json]";
+    "diff KEY1 KEY2 | rm KEY | clear [--yes] | verify | path   [--json]\n"
+    "  KEY: a code-object key or a unique prefix of one (see `ktune cache ls`)\n"
+    "  ls       every stored code object: key, arch, compiler, size, compile time, entry\n"
+    "  show     one entry's metadata (JSON)\n"
+    "  dump     one stored dump, or the resource/occupancy/ISA report\n"
+    "  diff     the reports of two entries side by side ('*' marks lines that differ)\n"
+    "  rm       remove one entry;  clear: remove every entry (asks on a terminal unless --yes)\n"
+    "  verify   check every entry's sha256; exit 4 if one is corrupt\n"
+    "  path     the cache directory (KTUNE_CACHE_DIR)";
+
+void printJson(const nlohmann::json& j) { std::printf("%s\n", j.dump(2).c_str()); }
+
+// On a terminal, `cache clear` asks first; scripts (stdin not a terminal) and --yes do not.
+bool confirmClear(const std::string& dir, size_t entries) {
+  if (!::isatty(0)) return true;
+  std::fprintf(stderr, "remove all %zu entries from %s? [y/N] ", entries, dir.c_str());
+  char line[16] = "";
+  if (!std::fgets(line, sizeof(line), stdin)) return false;
+  return line[0] == 'y' || line[0] == 'Y';
+}
+// `cache diff`: the two entries' reports side by side, or both as JSON.
+int cacheDiff(CodeObjectStore& s, const std::string& key1, const std::string& key2, bool json) {
+  auto k1 = s.resolve(key1);
+  if (!k1.ok()) return fail(k1.status());
+  auto k2 = s.resolve(key2);
+  if (!k2.ok()) return fail(k2.status());
+  auto a = s.get(*k1);
+  if (!a.ok()) return fail(a.status());
+  auto b = s.get(*k2);
+  if (!b.ok()) return fail(b.status());
+  if (json) {
+    auto ra = reportJson(*a);
+    auto rb = reportJson(*b);
+    if (!ra.ok() || !rb.ok()) return fail(!ra.ok() ? ra.status() : rb.status());
+    printJson({{"a", {{"key", *k1}, {"report", nlohmann::json::parse(*ra, nullptr, false)}}},
+               {"b", {{"key", *k2}, {"report", nlohmann::json::parse(*rb, nullptr, false)}}}});
+    return kExitOk;
+  }
+  auto r = reportDiff(*a, *b);
+  if (!r.ok()) return fail(r.status());
+  std::printf("%s", r->c_str());
+  return kExitOk;
+}
+
+// `cache verify`: every entry's sha256; exit 4 when one is corrupt.
+int cacheVerify(CodeObjectStore& s, bool json) {
+  VerifyReport r = s.verify();
+  if (json) {
+    nlohmann::json j = {{"checked", r.checked}, {"corrupt", nlohmann::json::array()}};
+    for (const auto& [k, why] : r.corrupt) j["corrupt"].push_back({{"key", k}, {"reason", why}});
+    std::printf("%s\n", j.dump(2).c_str());
+  } else {
+    for (const auto& [k, why] : r.corrupt) std::printf("CORRUPT %s: %s\n", k.c_str(), why.c_str());
+    std::printf("%d entries checked, %zu corrupt\n", r.checked, r.corrupt.size());
+    if (!r.corrupt.empty())
+      std::printf("corrupt entries are never loaded; they are recompiled on next use, or remove "
+                  "them with `ktune cache rm KEY`\n");
+  }
+  return r.corrupt.empty() ? kExitOk : kExitCorrupt;
+}
+
 }  // namespace
 
 void printResources(const CodeObject& obj);
@@ -21,6 +83,7 @@ void printResources(const CodeObject& obj);
 int cmdCache(const std::vector<std::string>& argv) {
   auto args = parseArgs(argv, {{"--json"}, {"--what", true}, {"--yes"}});
   if (!args.ok()) return usage(args.status().message(), kUsage);
+  if (args->help) return help(kUsage);
   if (args->positional.empty()) return usage("missing cache subcommand", kUsage);
   auto opts = Options::fromEnv();
   if (!opts.ok()) return fail(opts.status());
@@ -28,11 +91,12 @@ int cmdCache(const std::vector<std::string>& argv) {
   const bool json = args->has("--json");
   std::string dir = opts->cache_dir;
   if (sub == "path") {
-    std::printf("%s\n", dir.c_str());
+    if (json) printJson({{"dir", dir}});
+    else std::printf("%s\n", dir.c_str());
     return kExitOk;
   }
   auto store = CodeObjectStore::open(dir);
-  if (!store.ok()) return fail(store.status(), "set KTUNE_CACHE_DIR to a private directory");
+  if (!store.ok()) return failEnv(store.status(), "set KTUNE_CACHE_DIR to a private directory");
   auto& s = **store;
   auto needKeys = [&](size_t n) -> bool { return args->positional.size() == n + 1; };
   auto resolve = [&](const std::string& prefix) { return s.resolve(prefix); };
@@ -92,18 +156,7 @@ int cmdCache(const std::vector<std::string>& argv) {
   }
   if (sub == "diff") {
     if (!needKeys(2)) return usage("diff needs two KEYs", kUsage);
-    auto k1 = resolve(args->positional[1]);
-    if (!k1.ok()) return fail(k1.status());
-    auto k2 = resolve(args->positional[2]);
-    if (!k2.ok()) return fail(k2.status());
-    auto a = s.get(*k1);
-    if (!a.ok()) return fail(a.status());
-    auto b = s.get(*k2);
-    if (!b.ok()) return fail(b.status());
-    auto r = reportDiff(*a, *b);
-    if (!r.ok()) return fail(r.status());
-    std::printf("%s", r->c_str());
-    return kExitOk;
+    return cacheDiff(s, args->positional[1], args->positional[2], json);
   }
   if (sub == "rm") {
     if (!needKeys(1)) return usage("rm needs one KEY", kUsage);
@@ -111,30 +164,25 @@ int cmdCache(const std::vector<std::string>& argv) {
     if (!key.ok()) return fail(key.status());
     Status st = s.remove(*key);
     if (!st.ok()) return fail(st);
-    std::printf("removed %s\n", key->c_str());
+    if (json) printJson({{"removed", *key}});
+    else std::printf("removed %s\n", key->c_str());
     return kExitOk;
   }
   if (sub == "clear") {
+    if (args->positional.size() != 1) return usage("clear takes no KEY (see `cache rm`)", kUsage);
+    auto l = s.list();
+    size_t n = l.ok() ? l->size() : 0;
+    if (!args->has("--yes") && !confirmClear(dir, n)) {
+      std::fprintf(stderr, "ktune: nothing removed\n");
+      return kExitFailed;
+    }
     Status st = s.clear();
     if (!st.ok()) return fail(st);
-    std::printf("cleared %s\n", dir.c_str());
+    if (json) printJson({{"cleared", dir}, {"entries", n}});
+    else std::printf("cleared %s (%zu entries)\n", dir.c_str(), n);
     return kExitOk;
   }
-  if (sub == "verify") {
-    VerifyReport r = s.verify();
-    if (json) {
-      nlohmann::json j = {{"checked", r.checked}, {"corrupt", nlohmann::json::array()}};
-      for (const auto& [k, why] : r.corrupt) j["corrupt"].push_back({{"key", k}, {"reason", why}});
-      std::printf("%s\n", j.dump(2).c_str());
-    } else {
-      for (const auto& [k, why] : r.corrupt) std::printf("CORRUPT %s: %s\n", k.c_str(), why.c_str());
-      std::printf("%d entries checked, %zu corrupt\n", r.checked, r.corrupt.size());
-      if (!r.corrupt.empty())
-        std::printf("corrupt entries are never loaded; they are recompiled on next use, or remove "
-                    "them with `ktune cache rm KEY`\n");
-    }
-    return r.corrupt.empty() ? kExitOk : kExitCorrupt;
-  }
+  if (sub == "verify") return cacheVerify(s, json);
   return usage("unknown cache subcommand '" + sub + "'", kUsage);
 }
 

@@ -1,6 +1,7 @@
 // `ktune compile` / `ktune explain`: JIT-compile one config of a template (or a user's source file)
 // for an arch, through the code-object cache, and show resources, dumps and the analysis report.
 #include <cstdio>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "base/fs.h"
@@ -8,6 +9,7 @@
 #include "compiler/compiler.h"
 #include "compiler/store/store.h"
 #include "templates/catalog.h"
+#include "templates/gemm.h"
 #include "tools/args.h"
 #include "tools/commands.h"
 #include "tools/report.h"
@@ -17,13 +19,39 @@ namespace {
 
 const char* kUsage =
     "ktune compile <template|file.cu> --arch ARCH [-D KEY=VAL ...] [--entry NAME] "
-    "[--dump isa|ptx|sass|llvm|mlir|source ...] [--resources] [--report] [--no-cache] [--json]";
+    "[--dump isa|ptx|sass|llvm|mlir|source ...] [--resources] [--report] [--no-cache] [--json]\n"
+    "       ktune explain <template|file.cu> --arch ARCH [-D KEY=VAL ...]\n"
+    "  templates: rmsnorm silu_mul copy gemm_mma gemm_skinny gemm_wgmma gemm_tma gemm_mfma\n"
+    "  --arch      sm_80, sm_90a, ... (NVRTC); gfx90a (hiprtc), gfx942 (clang-19, or KTUNE_CLANG)\n"
+    "  --dump      keep a dump in the cache entry and print it (repeatable)\n"
+    "  --resources registers, shared/LDS, spills;  --report: resources + occupancy + ISA checks\n"
+    "  --no-cache  compile without reading or writing the code-object cache";
+
+// Kernel sources are small; the cap keeps a wrong path (a huge file) from filling memory.
+constexpr uint64_t kMaxSourceBytes = 16ull << 20;
 
 bool looksLikePath(const std::string& s) {
   auto ends = [&](const std::string& suffix) {
     return s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
   };
   return s.find('/') != std::string::npos || ends(".cu") || ends(".cuh") || ends(".hip");
+}
+
+// The dynamic shared memory a GEMM template's launch rule gives this config (its tiles live there,
+// so the binary alone reports 0 B); 0 for the other templates and for user sources.
+int64_t gemmDynamicShared(const std::string& what,
+                          const std::vector<std::pair<std::string, std::string>>& defines) {
+  if (what.rfind("gemm_", 0) != 0) return 0;
+  auto kind = gemm::parseKernelKind(what.substr(5));
+  if (!kind.ok()) return 0;
+  Config c;
+  for (const auto& spec : gemm::configSpace(*kind).params())
+    for (const auto& [k, v] : defines) {
+      char* end = nullptr;
+      long long x = std::strtoll(v.c_str(), &end, 10);
+      if (k == spec.name && !v.empty() && *end == '\0') c.set(k, int64_t(x));
+    }
+  return gemm::sharedBytes(*kind, c);
 }
 
 nlohmann::json resourcesJson(const ResourceUsage& r) {
@@ -62,6 +90,7 @@ int cmdCompile(const std::vector<std::string>& argv, bool explain) {
                                {"--no-cache"},
                                {"--json"}});
   if (!args.ok()) return usage(args.status().message(), kUsage);
+  if (args->help) return help(kUsage);
   if (args->positional.size() != 1)
     return usage("expected exactly one template name or source file", kUsage);
   std::string arch = args->get("--arch");
@@ -74,7 +103,7 @@ int cmdCompile(const std::vector<std::string>& argv, bool explain) {
   const std::string& what = args->positional[0];
   const bool amd = arch.rfind("gfx", 0) == 0;
   if (looksLikePath(what)) {
-    auto src = readFile(what);
+    auto src = readFile(what, kMaxSourceBytes);
     if (!src.ok()) return fail(src.status());
     req.source = *src;
     req.source_name = what;
@@ -111,7 +140,7 @@ int cmdCompile(const std::vector<std::string>& argv, bool explain) {
   bool report = explain || args->has("--report");
   if (report) req.dumps |= amd ? kDumpIsa : (kDumpPtx | kDumpSass);
 
-  auto compiler = compilerForArch(arch);
+  auto compiler = compilerForArch(arch, opts->clang);
   if (!compiler.ok()) return fail(compiler.status());
   CodeObject obj;
   bool hit = false;
@@ -122,7 +151,7 @@ int cmdCompile(const std::vector<std::string>& argv, bool explain) {
     obj = std::move(*r);
   } else {
     auto store = CodeObjectStore::open(opts->cache_dir);
-    if (!store.ok()) return fail(store.status(), "set KTUNE_CACHE_DIR or pass --no-cache");
+    if (!store.ok()) return failEnv(store.status(), "set KTUNE_CACHE_DIR or pass --no-cache");
     key = codeObjectKey(req, (*compiler)->name(), (*compiler)->version());
     auto r = (*store)->getOrCompile(**compiler, req, &hit, &note);
     if (!r.ok()) return fail(r.status());
@@ -145,7 +174,7 @@ int cmdCompile(const std::vector<std::string>& argv, bool explain) {
                         {"resources", resourcesJson(obj.resources)}};
     for (const auto& [name, text] : obj.dumps) j["dumps"][name] = text;
     if (report) {
-      auto rep = reportJson(obj);
+      auto rep = reportJson(obj, 0, gemmDynamicShared(what, req.defines));
       if (rep.ok()) j["report"] = nlohmann::json::parse(*rep);
     }
     std::printf("%s\n", j.dump(2).c_str());
@@ -161,7 +190,7 @@ int cmdCompile(const std::vector<std::string>& argv, bool explain) {
     std::printf("\n===== %s =====\n%s\n", name.c_str(), text.c_str());
   }
   if (report) {
-    auto rep = reportText(obj);
+    auto rep = reportText(obj, 0, gemmDynamicShared(what, req.defines));
     if (!rep.ok()) return fail(rep.status());
     std::printf("%s", rep->c_str());
   }

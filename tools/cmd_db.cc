@@ -1,5 +1,7 @@
-// `ktune db`: list, show, remove, export and import tuning-database entries. Databases are the
-// JSON files under <cache>/db/ (one per kernel family) or the file named by KTUNE_DB.
+// `ktune db`: list, show, verify, remove, export and import tuning-database entries. Databases are
+// the JSON files under <cache>/db/ (one per kernel family) or the one file named by KTUNE_DB (every
+// family in it, each in its own part). Everything is read through TuningDatabase, which never
+// throws and skips what it cannot parse; `db verify` says what it skipped.
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -13,7 +15,17 @@
 namespace ktune::cli {
 namespace {
 const char* kUsage =
-    "ktune db ls | show FAMILY [KEY] | rm FAMILY KEY | export FAMILY [--csv] [-o FILE] | import FILE  [--json]";
+    "ktune db ls | show FAMILY [KEY] | verify | rm FAMILY KEY | export FAMILY [--csv] [-o FILE] | import FILE"
+    "  [--json]\n"
+    "  ls       every database file, its families and device blocks with their entry counts\n"
+    "  show     a family's entries (winner, time, date); with KEY also every candidate\n"
+    "  verify   parse every database; exit 4 if one is corrupt or has malformed entries\n"
+    "  rm       remove KEY from every device block of FAMILY\n"
+    "  export   FAMILY's part as JSON, or --csv one row per candidate (stdout, or -o FILE)\n"
+    "  import   merge a database file (entries pinned here are kept)\n"
+    "  databases: <cache>/db/<family>.json, or the file KTUNE_DB names";
+
+constexpr uint64_t kMaxDbBytes = 256ull << 20;
 
 bool validFamily(const std::string& f) {
   if (!isSafeFileName(f)) return false;
@@ -25,19 +37,262 @@ bool validFamily(const std::string& f) {
 std::string dbDir(const Options& o) { return joinPath(o.cache_dir, "db"); }
 
 Expected<std::string> familyPath(const Options& o, const std::string& family) {
-  if (!o.database_path.empty()) return o.database_path;
   if (!validFamily(family))
     return Status::InvalidArgument("bad family name '" + family + "' (letters, digits, _ - . only)");
+  if (!o.database_path.empty()) return o.database_path;
   return joinPath(dbDir(o), family + ".json");
 }
 
-Expected<nlohmann::json> loadJson(const std::string& path) {
-  KTUNE_ASSIGN_OR_RETURN(std::string text, readFile(path));
-  auto j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object())
-    return Status::Corrupt("'" + path + "' is not valid JSON; ktune keeps it aside as " + path +
-                           ".corrupt-<time> on its next write");
+// The database files: KTUNE_DB, or every <cache>/db/*.json.
+Expected<std::vector<std::string>> dbFiles(const Options& o) {
+  if (!o.database_path.empty()) {
+    if (!pathExists(o.database_path)) return std::vector<std::string>{};
+    return std::vector<std::string>{o.database_path};
+  }
+  KTUNE_ASSIGN_OR_RETURN(auto names, listDir(dbDir(o)));
+  std::vector<std::string> files;
+  for (const auto& n : names)
+    if (n.size() > 5 && n.compare(n.size() - 5, 5, ".json") == 0) files.push_back(joinPath(dbDir(o), n));
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// What a database file holds; kCorrupt / kUnsupported / an I/O or permission error otherwise.
+Expected<DbFileSummary> inspectFile(const std::string& path) {
+  KTUNE_RETURN_IF_ERROR(checkPrivateFile(path));
+  KTUNE_ASSIGN_OR_RETURN(std::string text, readFile(path, kMaxDbBytes));
+  auto s = inspectDatabase(text);
+  if (!s.ok()) return s.status().withContext("'" + path + "'");
+  return s;
+}
+
+Expected<std::shared_ptr<TuningDatabase>> openFamily(const std::string& path,
+                                                     const std::string& family,
+                                                     const Validator& v = {}) {
+  auto db = TuningDatabase::open(path, v, family);
+  if (!db.ok()) return db.status();
+  return db;
+}
+
+nlohmann::json statsJson(const TimingStats& s) {
+  return {{"median_ms", s.median_ms}, {"p20_ms", s.p20_ms}, {"p80_ms", s.p80_ms}, {"runs", s.runs}};
+}
+
+nlohmann::json entryJson(const DbEntry& e, const Validator& v, bool candidates) {
+  nlohmann::json j = {{"key", e.key}, {"winner", e.winner}, {"source", e.winner_source},
+                      {"stats", statsJson(e.winner_stats)}, {"date", e.date}, {"pinned", e.pinned},
+                      {"device", v.device_name}, {"arch", v.arch}};
+  if (!candidates) return j;
+  j["candidates"] = nlohmann::json::array();
+  for (const auto& c : e.candidates)
+    j["candidates"].push_back({{"config", c.config}, {"source", c.source},
+                               {"status", codeName(c.status)}, {"reason", c.reason},
+                               {"stats", statsJson(c.stats)}});
   return j;
+}
+
+void printEntry(const DbEntry& e, const Validator& v, bool candidates) {
+  std::printf("%s  [%s %s]\n  winner %s%s  %.2f us%s  (%s)\n", e.key.c_str(), v.device_name.c_str(),
+              v.arch.c_str(), e.winner_source == "jit" ? "" : (e.winner_source + " ").c_str(),
+              e.winner.c_str(), e.winner_stats.median_ms * 1e3, e.pinned ? "  PINNED" : "",
+              e.date.c_str());
+  if (!candidates) return;
+  for (const auto& c : e.candidates) {
+    std::string cfg = (c.source == "jit" ? "" : c.source + " ") + c.config;
+    char t[32] = "-";
+    if (c.status == Code::kOk) std::snprintf(t, sizeof(t), "%.2fus", c.stats.median_ms * 1e3);
+    std::string why = c.status == Code::kOk ? "" : std::string(codeName(c.status)) + ": " + c.reason;
+    std::printf("    %-10s %-60.60s %.80s\n", t, cfg.c_str(), why.c_str());
+  }
+}
+
+int dbLs(const Options& o, bool json) {
+  auto files = dbFiles(o);
+  if (!files.ok()) return failEnv(files.status());
+  nlohmann::json out = nlohmann::json::array();
+  bool bad = false;
+  for (const auto& f : *files) {
+    nlohmann::json row = {{"file", f}, {"families", nlohmann::json::array()}};
+    auto sum = inspectFile(f);
+    if (!sum.ok()) {
+      row["error"] = sum.status().message();
+      bad = true;
+      out.push_back(row);
+      continue;
+    }
+    for (const auto& fam : sum->families) {
+      nlohmann::json fj = {{"family", fam}, {"devices", nlohmann::json::array()}};
+      auto db = openFamily(f, fam);
+      if (db.ok()) {
+        for (const auto& [v, n] : (*db)->validators())
+          fj["devices"].push_back({{"device_name", v.device_name}, {"arch", v.arch},
+                                   {"backend", v.backend}, {"driver_version", v.driver_version},
+                                   {"compiler", v.compiler + " " + v.compiler_version},
+                                   {"entries", n}});
+      }
+      row["families"].push_back(fj);
+    }
+    out.push_back(row);
+  }
+  if (json) {
+    std::printf("%s\n", out.dump(2).c_str());
+  } else {
+    if (out.empty()) std::printf("no tuning databases in %s\n", dbDir(o).c_str());
+    for (const auto& r : out) {
+      const std::string file = r["file"];
+      if (r.contains("error")) {
+        std::printf("%s: CORRUPT: %s\n", file.c_str(), r["error"].get<std::string>().c_str());
+        continue;
+      }
+      for (const auto& fj : r["families"]) {
+        std::printf("%s  (%s)\n", fj["family"].get<std::string>().c_str(), file.c_str());
+        for (const auto& d : fj["devices"])
+          std::printf("  %-28s %-8s driver %-8s %-22s %d entries\n",
+                      d["device_name"].get<std::string>().c_str(), d["arch"].get<std::string>().c_str(),
+                      d["driver_version"].get<std::string>().c_str(),
+                      d["compiler"].get<std::string>().c_str(), d["entries"].get<int>());
+      }
+    }
+  }
+  if (bad) std::fprintf(stderr, "ktune: some databases could not be read; see `ktune db verify`\n");
+  return bad ? kExitCorrupt : kExitOk;
+}
+
+int dbVerify(const Options& o, bool json) {
+  auto files = dbFiles(o);
+  if (!files.ok()) return failEnv(files.status());
+  nlohmann::json out = nlohmann::json::array();
+  int problems = 0;
+  for (const auto& f : *files) {
+    nlohmann::json row = {{"file", f}, {"problems", nlohmann::json::array()}};
+    auto sum = inspectFile(f);
+    if (!sum.ok()) {
+      row["problems"].push_back(sum.status().toString());
+    } else {
+      row["families"] = sum->families;
+      for (const auto& w : sum->warnings) row["problems"].push_back(w);
+    }
+    problems += int(row["problems"].size());
+    out.push_back(row);
+  }
+  if (json) {
+    std::printf("%s\n", out.dump(2).c_str());
+  } else {
+    for (const auto& r : out)
+      for (const auto& p : r["problems"])
+        std::printf("CORRUPT %s: %s\n", r["file"].get<std::string>().c_str(),
+                    p.get<std::string>().c_str());
+    std::printf("%zu database%s checked, %d problem%s\n", out.size(), out.size() == 1 ? "" : "s",
+                problems, problems == 1 ? "" : "s");
+  }
+  return problems ? kExitCorrupt : kExitOk;
+}
+
+int dbShow(const Options& o, const std::vector<std::string>& pos, bool json) {
+  if (pos.size() < 2 || pos.size() > 3) return usage("show needs FAMILY [KEY]", kUsage);
+  auto path = familyPath(o, pos[1]);
+  if (!path.ok()) return fail(path.status());
+  if (!pathExists(*path)) return fail(Status::NotFound("no tuning database for '" + pos[1] + "' (" + *path + ")"));
+  auto probe = openFamily(*path, pos[1]);
+  if (!probe.ok()) return failEnv(probe.status());
+  for (const auto& w : (*probe)->warnings()) std::fprintf(stderr, "ktune: warning: %s\n", w.c_str());
+  const bool one = pos.size() == 3;
+  nlohmann::json out = nlohmann::json::array();
+  int shown = 0;
+  for (const auto& [v, n] : (*probe)->validators()) {
+    auto db = openFamily(*path, pos[1], v);
+    if (!db.ok()) return failEnv(db.status());
+    for (const auto& e : (*db)->entries()) {
+      if (one && e.key != pos[2]) continue;
+      ++shown;
+      if (json) out.push_back(entryJson(e, v, one));
+      else printEntry(e, v, one);
+    }
+  }
+  if (shown == 0 && one) return fail(Status::NotFound("no entry '" + pos[2] + "' in " + *path));
+  if (json) std::printf("%s\n", out.dump(2).c_str());
+  else std::printf("%d entr%s\n", shown, shown == 1 ? "y" : "ies");
+  return kExitOk;
+}
+
+int dbRm(const Options& o, const std::vector<std::string>& pos, bool json) {
+  if (pos.size() != 3) return usage("rm needs FAMILY KEY", kUsage);
+  auto path = familyPath(o, pos[1]);
+  if (!path.ok()) return fail(path.status());
+  // Remove the key under every device block of the family, each through the locked writer.
+  auto probe = openFamily(*path, pos[1]);
+  if (!probe.ok()) return failEnv(probe.status());
+  int removed = 0;
+  for (const auto& [v, n] : (*probe)->validators()) {
+    auto db = openFamily(*path, pos[1], v);
+    if (!db.ok()) return failEnv(db.status());
+    if (!(*db)->lookup(pos[2])) continue;
+    Status st = (*db)->remove(pos[2]);
+    if (!st.ok()) return fail(st);
+    ++removed;
+  }
+  if (removed == 0) return fail(Status::NotFound("no entry '" + pos[2] + "' in " + *path));
+  if (json)
+    std::printf("%s\n", nlohmann::json({{"removed", pos[2]}, {"family", pos[1]},
+                                        {"device_blocks", removed}, {"file", *path}})
+                            .dump(2)
+                            .c_str());
+  else
+    std::printf("removed %s from %d device block(s) of %s\n", pos[2].c_str(), removed, path->c_str());
+  return kExitOk;
+}
+
+int dbExport(const Options& o, const std::vector<std::string>& pos, const std::string& output,
+             bool csv) {
+  if (pos.size() != 2) return usage("export needs FAMILY", kUsage);
+  auto path = familyPath(o, pos[1]);
+  if (!path.ok()) return fail(path.status());
+  auto db = openFamily(*path, pos[1]);
+  if (!db.ok()) return failEnv(db.status());
+  for (const auto& w : (*db)->warnings()) std::fprintf(stderr, "ktune: warning: %s\n", w.c_str());
+  Expected<std::string> text = std::string();
+  if (csv) {  // one row per candidate, for spreadsheets (report/csv.h)
+    auto view = report::loadDatabase(*path, {o.cache_dir, {}});
+    text = view.ok() ? Expected<std::string>(report::exportCsv(*view)) : view.status();
+  } else {
+    text = (*db)->exportJson();
+  }
+  if (!text.ok()) return fail(text.status());
+  if (output.empty()) {
+    std::printf("%s", text->c_str());
+    return kExitOk;
+  }
+  Status st = writeFileAtomic(output, *text, 0600);
+  if (!st.ok()) return fail(st);
+  std::fprintf(stderr, "exported %s to %s\n", pos[1].c_str(), output.c_str());
+  return kExitOk;
+}
+
+int dbImport(const Options& o, const std::vector<std::string>& pos, bool json) {
+  if (pos.size() != 2) return usage("import needs FILE", kUsage);
+  auto text = readFile(pos[1], kMaxDbBytes);
+  if (!text.ok()) return fail(text.status());
+  auto sum = inspectDatabase(*text);
+  if (!sum.ok()) return fail(sum.status().withContext("'" + pos[1] + "'"));
+  nlohmann::json done = nlohmann::json::array();
+  for (const auto& family : sum->families) {
+    if (family.empty())
+      return fail(Status::InvalidArgument("'" + pos[1] + "' has no \"family\" string field"));
+    auto path = familyPath(o, family);
+    if (!path.ok()) return fail(path.status());
+    if (o.database_path.empty()) {
+      Status mk = makeDirs(dbDir(o), 0700);
+      if (!mk.ok()) return fail(mk);
+    }
+    auto db = openFamily(*path, family);
+    if (!db.ok()) return failEnv(db.status());
+    Status st = (*db)->importJson(*text);
+    if (!st.ok()) return fail(st);
+    done.push_back({{"family", family}, {"file", *path}});
+    if (!json) std::printf("imported %s (%s) into %s\n", pos[1].c_str(), family.c_str(), path->c_str());
+  }
+  if (json) std::printf("%s\n", nlohmann::json({{"imported", pos[1]}, {"into", done}}).dump(2).c_str());
+  return kExitOk;
 }
 
 }  // namespace
@@ -45,175 +300,19 @@ Expected<nlohmann::json> loadJson(const std::string& path) {
 int cmdDb(const std::vector<std::string>& argv) {
   auto args = parseArgs(argv, {{"--json"}, {"--csv"}, {"--output", true, false, "-o"}});
   if (!args.ok()) return usage(args.status().message(), kUsage);
+  if (args->help) return help(kUsage);
   if (args->positional.empty()) return usage("missing db subcommand", kUsage);
   auto opts = Options::fromEnv();
   if (!opts.ok()) return fail(opts.status());
   const std::string sub = args->positional[0];
   const auto& pos = args->positional;
   const bool json = args->has("--json");
-
-  if (sub == "ls") {
-    std::vector<std::string> files;
-    if (!opts->database_path.empty()) {
-      files.push_back(opts->database_path);
-    } else {
-      auto names = listDir(dbDir(*opts));
-      if (!names.ok()) return fail(names.status());
-      for (const auto& n : *names)
-        if (n.size() > 5 && n.compare(n.size() - 5, 5, ".json") == 0) files.push_back(joinPath(dbDir(*opts), n));
-    }
-    nlohmann::json out = nlohmann::json::array();
-    for (const auto& f : files) {
-      auto j = loadJson(f);
-      nlohmann::json row = {{"file", f}};
-      if (!j.ok()) {
-        row["error"] = j.status().message();
-      } else {
-        row["family"] = j->value("family", "");
-        row["devices"] = nlohmann::json::array();
-        for (const auto& d : j->value("devices", nlohmann::json::array())) {
-          const auto& v = d.value("validator", nlohmann::json::object());
-          row["devices"].push_back({{"device_name", v.value("device_name", "")},
-                                    {"arch", v.value("arch", "")},
-                                    {"driver_version", v.value("driver_version", "")},
-                                    {"compiler", v.value("compiler", "") + " " + v.value("compiler_version", "")},
-                                    {"entries", d.value("entries", nlohmann::json::object()).size()}});
-        }
-      }
-      out.push_back(row);
-    }
-    if (json) {
-      std::printf("%s\n", out.dump(2).c_str());
-      return kExitOk;
-    }
-    if (out.empty()) std::printf("no tuning databases in %s\n", dbDir(*opts).c_str());
-    for (const auto& r : out) {
-      if (r.contains("error")) {
-        std::printf("%s: %s\n", r["file"].get<std::string>().c_str(), r["error"].get<std::string>().c_str());
-        continue;
-      }
-      std::printf("%s  (%s)\n", r["family"].get<std::string>().c_str(), r["file"].get<std::string>().c_str());
-      for (const auto& d : r["devices"])
-        std::printf("  %-28s %-8s driver %-8s %-22s %zu entries\n",
-                    d["device_name"].get<std::string>().c_str(), d["arch"].get<std::string>().c_str(),
-                    d["driver_version"].get<std::string>().c_str(),
-                    d["compiler"].get<std::string>().c_str(), d["entries"].get<size_t>());
-    }
-    return kExitOk;
-  }
-
-  if (sub == "show") {
-    if (pos.size() < 2 || pos.size() > 3) return usage("show needs FAMILY [KEY]", kUsage);
-    auto path = familyPath(*opts, pos[1]);
-    if (!path.ok()) return fail(path.status());
-    auto j = loadJson(*path);
-    if (!j.ok()) return fail(j.status());
-    if (json && pos.size() == 2) {
-      std::printf("%s\n", j->dump(2).c_str());
-      return kExitOk;
-    }
-    int shown = 0;
-    for (const auto& d : j->value("devices", nlohmann::json::array())) {
-      const auto& v = d.value("validator", nlohmann::json::object());
-      for (auto it = d.value("entries", nlohmann::json::object()).begin();
-           it != d.value("entries", nlohmann::json::object()).end(); ++it) {
-        if (pos.size() == 3 && it.key() != pos[2]) continue;
-        ++shown;
-        const auto& e = it.value();
-        if (json) {
-          std::printf("%s\n", e.dump(2).c_str());
-          continue;
-        }
-        double med = e.value("stats", nlohmann::json::object()).value("median_ms", 0.0);
-        std::printf("%s  [%s %s]\n  winner %s%s  %.2f us%s  (%s)\n", it.key().c_str(),
-                    v.value("device_name", "").c_str(), v.value("arch", "").c_str(),
-                    e.value("source", "jit") == "jit" ? "" : (e.value("source", "") + " ").c_str(),
-                    e.value("winner", "").c_str(), med * 1e3, e.value("pinned", false) ? "  PINNED" : "",
-                    e.value("date", "").c_str());
-        if (pos.size() == 3) {
-          for (const auto& c : e.value("candidates", nlohmann::json::array())) {
-            double cm = c.value("stats", nlohmann::json::object()).value("median_ms", 0.0);
-            std::string st = c.value("status", "ok");
-            std::printf("    %-8s %-60.60s %s\n", st == "ok" ? (std::to_string(cm * 1e3).substr(0, 7) + "us").c_str() : "-",
-                        (c.value("source", "jit") == "jit" ? "" : c.value("source", "") + " ").append(c.value("config", "")).c_str(),
-                        st == "ok" ? "" : (st + ": " + c.value("reason", "")).substr(0, 80).c_str());
-          }
-        }
-      }
-    }
-    if (shown == 0 && pos.size() == 3)
-      return fail(Status::NotFound("no entry '" + pos[2] + "' in " + *path));
-    if (!json) std::printf("%d entr%s\n", shown, shown == 1 ? "y" : "ies");
-    return kExitOk;
-  }
-
-  if (sub == "rm") {
-    if (pos.size() != 3) return usage("rm needs FAMILY KEY", kUsage);
-    auto path = familyPath(*opts, pos[1]);
-    if (!path.ok()) return fail(path.status());
-    // Remove the key under every device block of the file, each through the locked writer.
-    auto probe = TuningDatabase::open(*path, Validator{}, pos[1]);
-    if (!probe.ok()) return fail(probe.status());
-    int removed = 0;
-    for (const auto& [v, n] : (*probe)->validators()) {
-      auto db = TuningDatabase::open(*path, v, pos[1]);
-      if (!db.ok()) return fail(db.status());
-      if (!(*db)->lookup(pos[2])) continue;
-      Status st = (*db)->remove(pos[2]);
-      if (!st.ok()) return fail(st);
-      ++removed;
-    }
-    if (removed == 0) return fail(Status::NotFound("no entry '" + pos[2] + "' in " + *path));
-    std::printf("removed %s from %d device block(s) of %s\n", pos[2].c_str(), removed, path->c_str());
-    return kExitOk;
-  }
-
-  if (sub == "export") {
-    if (pos.size() != 2) return usage("export needs FAMILY", kUsage);
-    auto path = familyPath(*opts, pos[1]);
-    if (!path.ok()) return fail(path.status());
-    auto db = TuningDatabase::open(*path, Validator{}, pos[1]);
-    if (!db.ok()) return fail(db.status());
-    for (const auto& w : (*db)->warnings()) std::fprintf(stderr, "ktune: warning: %s\n", w.c_str());
-    Expected<std::string> text = std::string();
-    if (args->has("--csv")) {  // one row per candidate, for spreadsheets (report/csv.h)
-      auto view = report::loadDatabase(*path, {opts->cache_dir, {}});
-      text = view.ok() ? Expected<std::string>(report::exportCsv(*view)) : view.status();
-    } else {
-      text = (*db)->exportJson();
-    }
-    if (!text.ok()) return fail(text.status());
-    if (args->has("--output")) {
-      Status st = writeFileAtomic(args->get("--output"), *text, 0644);
-      if (!st.ok()) return fail(st);
-      std::fprintf(stderr, "exported %s to %s\n", pos[1].c_str(), args->get("--output").c_str());
-    } else {
-      std::printf("%s\n", text->c_str());
-    }
-    return kExitOk;
-  }
-
-  if (sub == "import") {
-    if (pos.size() != 2) return usage("import needs FILE", kUsage);
-    auto j = loadJson(pos[1]);
-    if (!j.ok()) return fail(j.status());
-    std::string family;  // value() would throw on a non-string "family" (a hand-edited file)
-    if (auto f = j->find("family"); f != j->end() && f->is_string()) family = f->get<std::string>();
-    if (family.empty())
-      return fail(Status::InvalidArgument("'" + pos[1] + "' has no \"family\" string field"));
-    auto path = familyPath(*opts, family);
-    if (!path.ok()) return fail(path.status());
-    Status mk = makeDirs(dbDir(*opts), 0700);
-    if (!mk.ok()) return fail(mk);
-    auto db = TuningDatabase::open(*path, Validator{}, family);
-    if (!db.ok()) return fail(db.status());
-    auto text = readFile(pos[1]);
-    if (!text.ok()) return fail(text.status());
-    Status st = (*db)->importJson(*text);
-    if (!st.ok()) return fail(st);
-    std::printf("imported %s into %s\n", pos[1].c_str(), path->c_str());
-    return kExitOk;
-  }
+  if (sub == "ls") return dbLs(*opts, json);
+  if (sub == "verify") return dbVerify(*opts, json);
+  if (sub == "show") return dbShow(*opts, pos, json);
+  if (sub == "rm") return dbRm(*opts, pos, json);
+  if (sub == "export") return dbExport(*opts, pos, args->get("--output"), args->has("--csv"));
+  if (sub == "import") return dbImport(*opts, pos, json);
   return usage("unknown db subcommand '" + sub + "'", kUsage);
 }
 

@@ -74,6 +74,9 @@ nlohmann::json compilerJson(const char* name, Expected<std::unique_ptr<Compiler>
 int cmdInfo(const std::vector<std::string>& argv) {
   auto args = parseArgs(argv, {{"--json"}});
   if (!args.ok()) return usage(args.status().message(), "ktune info [--json]");
+  if (args->help)
+    return help("ktune info [--json]\n  backends and devices, compilers and their versions, the cache; "
+                "under \"Missing\", what is absent and why");
   auto opts = Options::fromEnv();
   if (!opts.ok()) return fail(opts.status());
 

@@ -22,5 +22,12 @@ int cmdReport(const std::vector<std::string>& args);
 // fits the status (usage errors -> 2, unavailable -> 3, corrupt -> 4, else 1).
 int fail(const Status& s, const std::string& hint = "");
 int usage(const std::string& message, const std::string& usage_line);
+// `--help`: the subcommand's usage on stdout, exit 0.
+int help(const std::string& usage_text);
+// As fail(), for a problem with the environment (an unsafe or unreadable directory or file): it
+// is never a usage error, so kInvalidArgument gives 1, not 2.
+int failEnv(const Status& s, const std::string& hint = "");
+// Whether progress lines belong on stderr: a terminal, not --quiet, not --json.
+bool progressWanted(bool quiet, bool json);
 
 }  // namespace ktune::cli

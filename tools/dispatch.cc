@@ -1,4 +1,8 @@
+#include <unistd.h>
+
 #include <cstdio>
+#include <exception>
+#include <nlohmann/json.hpp>
 
 #include "base/version.h"
 #include "tools/commands.h"
@@ -16,14 +20,16 @@ static const char* kHelp =
     "  explain <template|file.cu>   resource, occupancy and ISA report of one config (as compile --report)\n"
     "  tune rmsnorm|silu_mul|gemm   tune on the GPU (without one: compile and analyse the space)\n"
     "  cache ls|show|dump|rm|clear|verify|diff|path   inspect the code-object cache\n"
-    "  db ls|show|rm|export|import  inspect the tuning database\n"
+    "  db ls|show|verify|rm|export|import   inspect the tuning database\n"
     "  report FAMILY|--all|--compare  a tuning run as one HTML page; compare two databases\n"
     "  version                      print the version\n"
     "\n"
-    "Every command takes --json for machine-readable output. Environment: KTUNE_CACHE_DIR,\n"
+    "`ktune <command> --help` shows a command's options. Every command takes --json for\n"
+    "machine-readable output. Environment: KTUNE_CACHE_DIR,\n"
     "KTUNE_TUNING, KTUNE_DB, KTUNE_VERBOSE, ... (see README).\n";
 
-int dispatch(const std::vector<std::string>& args) {
+namespace {
+int dispatchUnchecked(const std::vector<std::string>& args) {
   if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
     std::fputs(kHelp, args.empty() ? stderr : stdout);
     return args.empty() ? kExitUsage : kExitOk;
@@ -31,7 +37,18 @@ int dispatch(const std::vector<std::string>& args) {
   std::vector<std::string> rest(args.begin() + 1, args.end());
   const std::string& cmd = args[0];
   if (cmd == "version" || cmd == "--version") {
-    std::printf("ktune %s (schema %d)\n", KTUNE_VERSION, KTUNE_SCHEMA_VERSION);
+    bool json = false;
+    for (const auto& a : rest) {
+      if (a == "--json") json = true;
+      else if (a == "--help" || a == "-h") return help("ktune version [--json]");
+      else return usage("unknown option '" + a + "'", "ktune version [--json]");
+    }
+    if (json)
+      std::printf("%s\n", nlohmann::json({{"version", KTUNE_VERSION}, {"schema", KTUNE_SCHEMA_VERSION}})
+                              .dump()
+                              .c_str());
+    else
+      std::printf("ktune %s (schema %d)\n", KTUNE_VERSION, KTUNE_SCHEMA_VERSION);
     return kExitOk;
   }
   if (cmd == "info") return cmdInfo(rest);
@@ -43,6 +60,33 @@ int dispatch(const std::vector<std::string>& args) {
   if (cmd == "report") return cmdReport(rest);
   return usage("unknown command '" + cmd + "'", "ktune help");
 }
+}  // namespace
+
+int dispatch(const std::vector<std::string>& args) {
+  // The commands read files they did not write; whatever slips past their checks ends here as a
+  // clear error, never as an abort.
+  try {
+    return dispatchUnchecked(args);
+  } catch (const nlohmann::json::exception& e) {
+    std::fprintf(stderr, "ktune: corrupt data: %s\n", e.what());
+    return kExitCorrupt;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ktune: internal error: %s\n", e.what());
+    return kExitFailed;
+  }
+}
+
+int help(const std::string& usage_text) {
+  std::printf("usage: %s\n", usage_text.c_str());
+  return kExitOk;
+}
+
+int failEnv(const Status& s, const std::string& hint) {
+  int code = fail(s, hint);
+  return code == kExitUsage ? kExitFailed : code;
+}
+
+bool progressWanted(bool quiet, bool json) { return !quiet && !json && ::isatty(2); }
 
 int fail(const Status& s, const std::string& hint) {
   std::fprintf(stderr, "ktune: %s\n", s.toString().c_str());

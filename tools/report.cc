@@ -9,12 +9,14 @@
 
 namespace ktune::cli {
 
-Expected<std::string> reportText(const CodeObject& obj, int threads_per_block) {
-  return analyzeCodeObject(obj, threads_per_block).text();
+Expected<std::string> reportText(const CodeObject& obj, int threads_per_block,
+                                 int64_t dynamic_shared) {
+  return analyzeCodeObject(obj, threads_per_block, dynamic_shared).text();
 }
 
-Expected<std::string> reportJson(const CodeObject& obj, int threads_per_block) {
-  return analyzeCodeObject(obj, threads_per_block).toJson();
+Expected<std::string> reportJson(const CodeObject& obj, int threads_per_block,
+                                 int64_t dynamic_shared) {
+  return analyzeCodeObject(obj, threads_per_block, dynamic_shared).toJson();
 }
 
 namespace {

@@ -438,16 +438,19 @@ Expected<std::unique_ptr<GemmOp>> GemmOp::create(std::shared_ptr<Tuner> tuner, O
 
 Expected<std::unique_ptr<GemmOp>> GemmOp::create(Tuner& tuner, OpOptions options) {
   const DeviceInfo& dev = tuner.device();
-  const std::string backend = dev.vendor == Vendor::kNvidia ? "cuda"
-                              : dev.vendor == Vendor::kAmd  ? "hip"
-                                                            : "";
+  // A simulated device (KTUNE_BACKEND=sim) gets the kernels of the vendor its arch names.
+  const bool sim = dev.vendor == Vendor::kSimulated;
+  const Arch arch(dev.arch);
+  const std::string backend = dev.vendor == Vendor::kNvidia || (sim && arch.isNvidia()) ? "cuda"
+                              : dev.vendor == Vendor::kAmd || (sim && arch.isAmd())     ? "hip"
+                                                                                        : "";
   if (backend.empty())
     return Status::Unsupported("GEMM op needs an NVIDIA or AMD device, got " + dev.name);
   auto st = std::make_unique<State>();
   State* S = st.get();
   S->tuner = &tuner;
   S->vendor_algos = tuner.options().options.vendor_algos;
-  if (backend == "cuda" && S->vendor_algos > 0) KTUNE_RETURN_IF_ERROR(openCublasLt(S, options));
+  if (backend == "cuda" && !sim && S->vendor_algos > 0) KTUNE_RETURN_IF_ERROR(openCublasLt(S, options));
   const gemm::KernelKind main_kind = backend == "cuda" ? gemm::KernelKind::kMma : gemm::KernelKind::kMfma;
   const auto big = gemm::denseShape(gemm::Layout::kNT, gemm::ElemType::kBF16, gemm::ElemType::kBF16,
                                     4096, 4096, 4096);

@@ -186,8 +186,16 @@ IsaReport analyzeIsa(const std::string& text, IsaKind kind) {
         ++r.lds_loads[ptxWidth(m)];
       else if (startsWith(m, "st.shared"))
         ++r.lds_stores[ptxWidth(m)];
-      else if (startsWith(m, "cp.async.cg") || startsWith(m, "cp.async.ca"))
+      else if (startsWith(m, "ldmatrix"))  // a warp's 8x8 b16 tiles: 16 bytes per lane
+        ++r.lds_loads[128];
+      else if (startsWith(m, "cp.async.cg") || startsWith(m, "cp.async.ca")) {
+        // global -> shared without registers: a 16-byte global load and a shared store
         ++r.global_loads[128];
+        ++r.lds_stores[128];
+      } else if (startsWith(m, "cp.async.bulk.tensor") || startsWith(m, "cp.async.bulk.shared"))
+        ++r.lds_stores[128];  // TMA tile loads into shared memory
+      else if (startsWith(m, "stmatrix"))
+        ++r.lds_stores[128];
       else if (startsWith(m, "ld.local") || startsWith(m, "st.local"))
         ++r.scratch_ops;
       else if (startsWith(m, "mma.sync") || startsWith(m, "wgmma.mma_async")) {

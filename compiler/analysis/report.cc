@@ -14,6 +14,7 @@ KernelReport analyzeCodeObject(const CodeObject& co, int threads, int64_t dynami
   if (threads <= 0)
     threads = co.resources.max_threads_per_block > 0 ? co.resources.max_threads_per_block : 256;
   r.threads_per_block = threads;
+  r.dynamic_shared = dynamic_shared;
   const int64_t lds = co.resources.shared_bytes + dynamic_shared;
   if (co.arch.rfind("gfx", 0) == 0) {
     auto l = amdArchLimits(co.arch);
@@ -72,7 +73,9 @@ std::string KernelReport::text() const {
         << " workgroups/CU, " << amd.waves_per_eu << " waves/EU, limited by " << amd.limiter
         << "\n";
   } else {
-    o << "registers " << u.registers << ", shared " << u.shared_bytes << " B, stack "
+    o << "registers " << u.registers << ", shared " << u.shared_bytes << " B";
+    if (dynamic_shared > 0) o << " + " << dynamic_shared << " B dynamic";
+    o << ", stack "
       << u.stack_bytes << " B, spill stores " << u.spill_store_bytes << " B, loads "
       << u.spill_load_bytes << " B\n";
     if (has_occupancy)
@@ -108,6 +111,7 @@ std::string KernelReport::toJson() const {
                     {"wave_size", u.wave_size},
                     {"max_threads_per_block", u.max_threads_per_block}};
   j["threads_per_block"] = threads_per_block;
+  j["dynamic_shared_bytes"] = dynamic_shared;
   if (has_occupancy && arch.rfind("gfx", 0) == 0)
     j["occupancy"] = {{"vgpr_allocated", amd.vgpr_allocated},
                       {"occ_vgpr", amd.occ_vgpr},

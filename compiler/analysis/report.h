@@ -15,6 +15,7 @@ struct KernelReport {
   std::string arch, compiler, entry;
   ResourceUsage resources;
   int threads_per_block = 0;
+  int64_t dynamic_shared = 0;  // shared/LDS bytes the launch adds (resources hold the static part)
   bool has_occupancy = false;
   std::string occupancy_note;  // why there is none (unknown arch, does not fit, ...)
   AmdOccupancy amd;            // when arch is gfx*

@@ -48,6 +48,14 @@ bool isSafeDumpName(const std::string& s) {
   });
 }
 
+// The dumps of `wanted` (Dump bits) that `obj` does not hold.
+unsigned missingDumps(const CodeObject& obj, unsigned wanted) {
+  unsigned missing = 0;
+  for (unsigned bit = 1; bit <= kDumpAll; bit <<= 1)
+    if ((wanted & bit) && !obj.dumps.count(dumpName(static_cast<Dump>(bit)))) missing |= bit;
+  return missing;
+}
+
 Status badKey(const std::string& key) {
   std::string shown = key.size() > 80 ? key.substr(0, 80) + "..." : key;
   return Status::InvalidArgument("invalid code-object key '" + shown +
@@ -139,7 +147,9 @@ std::string codeObjectKey(const CompileRequest& req, const std::string& compiler
   for (const auto& [k, v] : req.defines) h.field(k).field(v);
   h.field(std::to_string(req.options.size()));
   for (const auto& o : req.options) h.field(o);
-  h.field(std::to_string(req.dumps)).field(req.arch).field(compiler_name).field(compiler_version);
+  // The requested dumps are not part of the key: they do not change the binary, and one entry
+  // gains the dumps later requests ask for (getOrCompile) instead of being stored once per set.
+  h.field(req.arch).field(compiler_name).field(compiler_version);
   return h.hexDigest();
 }
 
@@ -263,14 +273,20 @@ Status CodeObjectStore::put(const std::string& key, const CodeObject& obj) {
   if (!lock.ok()) return lock.status().withContext(ctx);
 
   const std::string sha = sha256Hex(obj.binary);
-  // Same content already committed (another thread or process got here first): nothing to do.
+  // Same content already committed with these dumps (another thread or process got here first):
+  // nothing to do.
   // This keeps concurrent writers of one key from uncommitting each other's good entry.
   if (auto meta_text = readFile(entryPath(key, ".json")); meta_text.ok()) {
     auto meta = parseMetadata(key, *meta_text);
     if (meta.ok() && meta->value("binary_sha256", std::string()) == sha) {
       auto existing = get(key);
-      if (existing.ok()) return Status::Ok();
+      const bool has_dumps =
+          existing.ok() && std::all_of(obj.dumps.begin(), obj.dumps.end(), [&](const auto& d) {
+            return existing->dumps.count(d.first) > 0;
+          });
+      if (has_dumps) return Status::Ok();
     }
+    // Same binary with more dumps (getOrCompile adding one): rewritten below, dumps first.
     // Different or broken entry: uncommit it first so no reader pairs old metadata with new bytes.
     s = removeFile(entryPath(key, ".json"));
     if (!s.ok()) return s.withContext(ctx);
@@ -316,9 +332,16 @@ Expected<CodeObject> CodeObjectStore::getOrCompile(Compiler& compiler, const Com
   const std::string key = codeObjectKey(req, compiler.name(), compiler.version());
   std::string why;
   auto cached = get(key);
+  CompileRequest with_dumps = req;
   if (cached.ok()) {
-    if (hit) *hit = true;
-    return cached;
+    const unsigned missing = missingDumps(*cached, req.dumps);
+    if (missing == 0) {
+      if (hit) *hit = true;
+      return cached;
+    }
+    // The same binary with more dumps: compile once more with every dump the entry has plus the
+    // new ones, and replace the entry (same key, same code).
+    with_dumps.dumps = req.dumps | (kDumpAll & ~missingDumps(*cached, kDumpAll));
   }
   if (cached.status().code() != Code::kNotFound) {
     std::string reason = cached.status().message();
@@ -328,7 +351,7 @@ Expected<CodeObject> CodeObjectStore::getOrCompile(Compiler& compiler, const Com
           (cached.status().code() == Code::kCorrupt ? " corrupt (" : " unreadable (") + reason +
           "), recompiled";
   }
-  auto obj = compiler.compile(req);
+  auto obj = compiler.compile(with_dumps);
   if (!obj.ok()) return obj;
   Status s = put(key, *obj);
   if (!s.ok()) {

@@ -32,8 +32,9 @@
 namespace ktune {
 
 // Content key of a compile: sha256 hex (64 lowercase chars) over source, entry, defines (in
-// order), options, dumps, arch, compiler name + version and KTUNE_SCHEMA_VERSION, each field
-// length-prefixed. Pure function; thread-safe. source_name is NOT part of the key (diagnostics only).
+// order), options, arch, compiler name + version and KTUNE_SCHEMA_VERSION, each field
+// length-prefixed. The requested dumps are not part of it (see getOrCompile). Pure function;
+// thread-safe. source_name is NOT part of the key (diagnostics only).
 std::string codeObjectKey(const CompileRequest& req, const std::string& compiler_name,
                           const std::string& compiler_version);
 
@@ -74,7 +75,8 @@ class CodeObjectStore {
   // Hit -> stored object (*hit=true). Miss or corrupt -> compile, put, return (*hit=false); a
   // corrupt entry is reported in *note ("entry <key> corrupt (sha256 mismatch), recompiled") and
   // replaced. A failed put (disk full, read-only) still returns the compiled object, with the
-  // reason in *note. A compile error is returned as is (nothing stored).
+  // reason in *note. A compile error is returned as is (nothing stored). An entry that lacks a
+  // requested dump is compiled again with its dumps plus the new ones and replaced (not a hit).
   Expected<CodeObject> getOrCompile(Compiler& compiler, const CompileRequest& req,
                                     bool* hit = nullptr, std::string* note = nullptr);
 

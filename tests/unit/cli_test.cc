@@ -16,74 +16,13 @@
 #include "base/fs.h"
 #include "base/subprocess.h"
 #include "tests/support/tools.h"
+#include "tests/unit/cli_fixture.h"
 
 namespace ktune {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-#define EXPECT_HAS(hay, needle)                               \
-  EXPECT_NE(std::string(hay).find(needle), std::string::npos) \
-      << "'" << std::string(hay) << "' does not contain '" << (needle) << "'"
-
-struct CliRun {
-  int code = -1;
-  std::string out, err;
-};
-
-class Cli : public ::testing::Test {
- protected:
-  void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "ktune-cli-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    root_ = tmpl;
-    cache_ = root_ + "/cache";
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(root_, ec);
-  }
-
-  // `ktune args...` with KTUNE_CACHE_DIR=cache (runProcess has no env parameter: use env(1)).
-  CliRun ktune(const std::vector<std::string>& args, const std::string& cache = "") const {
-    std::vector<std::string> argv = {"env", "KTUNE_CACHE_DIR=" + (cache.empty() ? cache_ : cache),
-                                     KTUNE_CLI_PATH};
-    argv.insert(argv.end(), args.begin(), args.end());
-    auto r = runProcess(argv, "", 300000);
-    CliRun out;
-    if (!r.ok()) {
-      ADD_FAILURE() << "cannot run ktune: " << r.status().toString();
-      return out;
-    }
-    EXPECT_FALSE(r->signaled) << "ktune killed by signal " << r->term_signal << "\n" << r->err;
-    out.code = r->signaled ? -1 : r->exit_code;
-    out.out = r->out;
-    out.err = r->err;
-    return out;
-  }
-
-  // Compilers `ktune info --json` reports as available, by name.
-  static const json& info() {
-    static const json j = [] {
-      auto r = runProcess({KTUNE_CLI_PATH, "info", "--json"}, "", 60000);
-      if (!r.ok() || r->exit_code != 0) return json();
-      return json::parse(r->out, nullptr, false);
-    }();
-    return j;
-  }
-  static bool haveCompiler(const std::string& name) {
-    // `info --json` is under test too: when it fails or prints no JSON object, every test that
-    // asks for a compiler fails here rather than skipping for "no compiler".
-    EXPECT_TRUE(info().is_object()) << "ktune info --json failed or printed no JSON object";
-    if (!info().is_object()) return false;
-    for (const auto& c : info()["compilers"])
-      if (c["name"] == name && c["available"] == true) return true;
-    return false;
-  }
-
-  std::string root_, cache_;
-};
 
 TEST_F(Cli, VersionAndHelp) {
   CliRun r = ktune({"version"});
@@ -268,11 +207,14 @@ TEST_F(Cli, UnsafeCacheDirIsRefused) {
   ASSERT_TRUE(makeDirs(shared).ok());
   ASSERT_EQ(::chmod(shared.c_str(), 0777), 0);
   CliRun r = ktune({"cache", "ls"}, shared);
-  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_EQ(r.code, 1) << "an unsafe directory is not a usage error\n" << r.out << r.err;
   EXPECT_HAS(r.err, "mode 777");
   EXPECT_HAS(r.err, "chmod 700");
   r = ktune({"compile", "rmsnorm", "--arch", "gfx90a"}, shared);
-  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  r = ktune({"cache", "verify"}, shared);
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_HAS(r.err, "chmod 700");
   EXPECT_HAS(r.err, "chmod 700");
   r = ktune({"info"}, shared);  // info still works, and says what is wrong
   EXPECT_EQ(r.code, 0);

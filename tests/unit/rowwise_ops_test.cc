@@ -14,6 +14,7 @@
 #include "compiler/sim/sim_compiler.h"
 #include "runtime/sim/sim_backend.h"
 #include "templates/rowwise.h"
+#include "tools/sim_gpu.h"
 
 namespace ktune {
 namespace {
@@ -97,45 +98,15 @@ void writeBuf(SimBackend* b, DevicePtr p, rw::RowDType t, const std::vector<doub
 }
 
 Status hostRmsNorm(const SimLaunch& l) {
-  rw::RmsNormProblem p;
-  p.dtype = dtOf(l);
-  p.has_weight = l.define("HAS_WEIGHT") != 0;
-  p.has_residual = l.define("HAS_RESIDUAL") != 0;
-  const auto y = l.arg<DevicePtr>(0), x = l.arg<DevicePtr>(1), w = l.arg<DevicePtr>(2),
-             r = l.arg<DevicePtr>(3), ro = l.arg<DevicePtr>(4);
-  p.rows = l.arg<long long>(5);
-  p.cols = l.arg<long long>(6);
-  p.x_stride = l.arg<long long>(7);
-  p.y_stride = l.arg<long long>(8);
-  p.r_stride = l.arg<long long>(9);
-  p.ro_stride = l.arg<long long>(10);
-  p.eps = l.arg<float>(11);
-  const size_t n = size_t((p.rows - 1) * p.x_stride + p.cols);
-  auto xs = readBuf(l.backend, x, p.dtype, n);
-  std::vector<double> ws, rs, ys(n), ros(n);
-  if (p.has_weight) ws = readBuf(l.backend, w, p.dtype, size_t(p.cols));
-  if (p.has_residual) rs = readBuf(l.backend, r, p.dtype, n);
-  rw::rmsNormReference(p, xs.data(), ws.data(), rs.data(), ys.data(), ros.data());
-  if (l.define("THREADS") == 1024) ys[0] += 1.0;  // the "wrong result" config
-  writeBuf(l.backend, y, p.dtype, ys);
-  if (p.has_residual) writeBuf(l.backend, ro, p.dtype, ros);
+  KTUNE_RETURN_IF_ERROR(cli::simRmsNorm(l));
+  if (l.define("THREADS") == 1024) {  // the "wrong result" config
+    auto y0 = readBuf(l.backend, l.arg<DevicePtr>(0), dtOf(l), 1);
+    writeBuf(l.backend, l.arg<DevicePtr>(0), dtOf(l), {y0[0] + 1.0});
+  }
   return Status::Ok();
 }
 
-Status hostSiluMul(const SimLaunch& l) {
-  rw::SiluMulProblem p;
-  p.dtype = dtOf(l);
-  const auto out = l.arg<DevicePtr>(0), x = l.arg<DevicePtr>(1);
-  p.rows = l.arg<long long>(2);
-  p.d = l.arg<long long>(3);
-  p.x_stride = l.arg<long long>(4);
-  p.out_stride = l.arg<long long>(5);
-  auto xs = readBuf(l.backend, x, p.dtype, size_t(p.rows * p.x_stride));
-  std::vector<double> o(size_t(p.rows * p.out_stride));
-  rw::siluMulReference(p, xs.data(), o.data());
-  writeBuf(l.backend, out, p.dtype, o);
-  return Status::Ok();
-}
+Status hostSiluMul(const SimLaunch& l) { return cli::simSiluMul(l); }
 
 class RowwiseOpsSim : public ::testing::Test {
  protected:

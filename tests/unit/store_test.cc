@@ -126,7 +126,7 @@ TEST(CodeObjectKey, CoversEveryFieldButSourceName) {
   EXPECT_TRUE(differs(r));
   r = base;
   r.dumps = kDumpNone;
-  EXPECT_TRUE(differs(r));
+  EXPECT_FALSE(differs(r)) << "dumps do not change the binary: one entry, dumps added to it";
   r = base;
   r.arch = "gfx942";
   EXPECT_TRUE(differs(r));
@@ -544,6 +544,39 @@ TEST_F(StoreTest, ReplacingAnEntryWithDifferentBytesNeverReadsAsCorrupt) {
   VerifyReport v = openStore()->verify();
   EXPECT_EQ(v.checked, 3);
   EXPECT_TRUE(v.corrupt.empty());
+}
+
+}  // namespace
+}  // namespace ktune
+
+namespace ktune {
+namespace {
+
+// Dumps are not part of the key: a request for a dump the entry lacks compiles once more and adds
+// it to the same entry (one entry, not one per set of dumps); every later request is a hit.
+TEST_F(StoreTest, RequestedDumpsAreAddedToTheOneEntry) {
+  auto store = openStore();
+  ASSERT_TRUE(store);
+  FakeCompiler cc;
+  bool hit = true;
+  ASSERT_TRUE(store->getOrCompile(cc, request("k"), &hit).ok());
+  EXPECT_FALSE(hit);
+  auto with_isa = store->getOrCompile(cc, request("k", kDumpIsa), &hit);
+  ASSERT_TRUE(with_isa.ok());
+  EXPECT_FALSE(hit) << "the entry had no isa dump";
+  EXPECT_TRUE(with_isa->dumps.count("isa"));
+  EXPECT_EQ(cc.compiles.load(), 2);
+  auto both = store->getOrCompile(cc, request("k", kDumpSource), &hit);
+  ASSERT_TRUE(both.ok());
+  EXPECT_TRUE(both->dumps.count("isa") && both->dumps.count("source")) << "earlier dumps kept";
+  for (unsigned d : {0u, unsigned(kDumpIsa), unsigned(kDumpSource), unsigned(kDumpIsa | kDumpSource)}) {
+    ASSERT_TRUE(store->getOrCompile(cc, request("k", d), &hit).ok());
+    EXPECT_TRUE(hit) << "dumps " << d;
+  }
+  EXPECT_EQ(cc.compiles.load(), 3);
+  auto l = store->list();
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(l->size(), 1u);
 }
 
 }  // namespace

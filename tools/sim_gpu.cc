@@ -1,0 +1,211 @@
+#include "tools/sim_gpu.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "base/dtype.h"
+#include "compiler/sim/sim_compiler.h"
+#include "runtime/sim/sim_backend.h"
+#include "templates/gemm.h"
+#include "templates/rowwise.h"
+
+namespace ktune::cli {
+namespace {
+
+namespace rw = rowwise;
+
+// The simulated device's throughput (an H100-like part): what the cost model divides by.
+constexpr double kBytesPerMs = 3.0e9;    // 3 TB/s
+constexpr double kFlopsPerMs = 7.5e11;   // 750 TFLOP/s
+constexpr double kLaunchMs = 0.003;
+constexpr int kSms = 132;
+// GEMMs larger than this are not computed on the host (the suite's shapes would take hours):
+// every candidate and the reference then write zeros, so verification still compares like
+// with like and the timing model is unchanged.
+constexpr double kHostGemmMaxFlops = 2.0 * 512 * 512 * 512;
+
+DeviceInfo simDevice() {
+  DeviceInfo d;
+  d.name = "simulated H100-like (KTUNE_BACKEND=sim)";
+  d.arch = "sm_90a";
+  d.multiprocessors = kSms;
+  d.warp_size = 32;
+  d.max_threads_per_block = 1024;
+  d.max_threads_per_sm = 2048;
+  d.shared_per_block = 48 << 10;
+  d.shared_per_block_optin = 227 << 10;
+  d.shared_per_sm = 228 << 10;
+  d.regs_per_block = 65536;
+  d.regs_per_sm = 65536;
+  d.l2_bytes = 1 << 20;  // small: the L2 flush buffer is host memory here
+  return d;
+}
+
+std::vector<double> readBuf(SimBackend* b, DevicePtr p, rw::RowDType t, size_t n) {
+  return rw::unpack(t, b->hostPtr(p), n);
+}
+void writeBuf(SimBackend* b, DevicePtr p, rw::RowDType t, const std::vector<double>& v) {
+  auto bytes = rw::pack(t, v);
+  std::memcpy(b->hostPtr(p), bytes.data(), bytes.size());
+}
+
+// Row-wise kernels move bytes: time = bytes / bandwidth / efficiency, where 16-byte accesses and
+// a block of 128-256 threads are the most efficient (the shape real hardware shows).
+double rowwiseCost(const SimLaunch& l, double bytes_per_elem_moved, int64_t elems) {
+  const double elem = l.define("DTYPE") == int(rw::RowDType::kF32) ? 4.0 : 2.0;
+  const double vec_bytes = double(l.define("VEC", 1)) * elem;
+  const double vec_eff = std::sqrt(std::min(1.0, vec_bytes / 16.0));
+  const double threads = double(std::max<int64_t>(l.define("THREADS", 256), 1));
+  const double thr_eff = 1.0 - 0.06 * std::fabs(std::log2(threads / 192.0));
+  const double eff = std::max(0.05, vec_eff * thr_eff);
+  return kLaunchMs + double(elems) * bytes_per_elem_moved * elem / kBytesPerMs / eff;
+}
+
+gemm::GemmShape shapeOf(const SimLaunch& l) {
+  gemm::GemmShape s;
+  s.layout = static_cast<gemm::Layout>(l.define("LAYOUT"));
+  s.ab = static_cast<gemm::ElemType>(l.define("DTYPE_AB", 1));
+  s.c = static_cast<gemm::ElemType>(l.define("DTYPE_C", 1));
+  s.has_bias = l.define("HAS_BIAS") != 0;
+  s.act = static_cast<gemm::Activation>(l.define("ACT"));
+  s.m = l.arg<int32_t>(6);
+  s.n = l.arg<int32_t>(7);
+  s.k = l.arg<int32_t>(8);
+  s.lda = l.arg<int64_t>(9);
+  s.ldb = l.arg<int64_t>(10);
+  s.ldc = l.arg<int64_t>(11);
+  s.alpha = l.arg<float>(12);
+  s.beta = l.arg<float>(13);
+  return s;
+}
+
+DType dtypeOf(gemm::ElemType t) {
+  return t == gemm::ElemType::kF16 ? DType::kF16 : t == gemm::ElemType::kF32 ? DType::kF32 : DType::kBF16;
+}
+
+std::vector<float> readFloats(SimBackend* b, DevicePtr p, DType t, int64_t n) {
+  std::vector<float> out(size_t(std::max<int64_t>(n, 0)));
+  const void* host = b->hostPtr(p);
+  for (int64_t i = 0; host && i < n; ++i) out[size_t(i)] = float(loadAsDouble(host, t, i));
+  return out;
+}
+
+Status hostGemm(const SimLaunch& l) {
+  const gemm::GemmShape s = shapeOf(l);
+  void* c = l.backend->hostPtr(l.arg<DevicePtr>(2));
+  if (!c) return Status::DeviceFault("sim gemm: C is not a device allocation");
+  const DType ct = dtypeOf(s.c);
+  std::vector<double> out(size_t(s.m * s.n), 0.0);
+  if (2.0 * double(s.m) * double(s.n) * double(s.k) <= kHostGemmMaxFlops) {
+    const DType ab = dtypeOf(s.ab);
+    auto a = readFloats(l.backend, l.arg<DevicePtr>(0), ab, gemm::storedRowsA(s) * s.lda);
+    auto b = readFloats(l.backend, l.arg<DevicePtr>(1), ab, gemm::storedRowsB(s) * s.ldb);
+    std::vector<float> cin, bias;
+    if (s.beta != 0.0f) cin = readFloats(l.backend, l.arg<DevicePtr>(2), ct, s.m * s.ldc);
+    if (s.has_bias) bias = readFloats(l.backend, l.arg<DevicePtr>(3), ct, s.n);
+    out = gemm::reference(s, a.data(), b.data(), cin.empty() ? nullptr : cin.data(),
+                          bias.empty() ? nullptr : bias.data());
+  }
+  for (int64_t i = 0; i < s.m; ++i)
+    for (int64_t j = 0; j < s.n; ++j) storeFromDouble(c, ct, i * s.ldc + j, out[size_t(i * s.n + j)]);
+  return Status::Ok();
+}
+
+// GEMM time: FLOPs over peak, divided by the share of SMs the tile grid keeps busy (wave
+// quantisation) and by a tile efficiency that grows with the tile's arithmetic intensity.
+double gemmCost(const SimLaunch& l) {
+  const gemm::GemmShape s = shapeOf(l);
+  const double bm = double(std::max<int64_t>(l.define("BLOCK_M", 64), 1));
+  const double bn = double(std::max<int64_t>(l.define("BLOCK_N", 64), 1));
+  const double split = double(std::max<int64_t>(l.define("SPLIT_K", 1), 1));
+  const double tiles = std::ceil(double(s.m) / bm) * std::ceil(double(s.n) / bn) * split;
+  const double waves = std::ceil(tiles / kSms);
+  const double busy = tiles / (waves * kSms);
+  const double tile_eff = (bm * bn) / (bm * bn + 24.0 * (bm + bn));
+  const double kind_eff = l.entry.find("tma") != std::string::npos     ? 1.0
+                          : l.entry.find("wgmma") != std::string::npos ? 0.9
+                                                                       : 0.7;
+  const double flops = 2.0 * double(s.m) * double(s.n) * double(s.k);
+  const double bytes = 2.0 * double(s.m * s.k + s.n * s.k + s.m * s.n);
+  const double compute = flops / kFlopsPerMs / (busy * tile_eff * kind_eff);
+  return kLaunchMs + std::max(compute, bytes / kBytesPerMs) + 0.002 * (split - 1);
+}
+
+}  // namespace
+
+Status simRmsNorm(const SimLaunch& l) {
+  rw::RmsNormProblem p;
+  p.dtype = static_cast<rw::RowDType>(l.define("DTYPE"));
+  p.has_weight = l.define("HAS_WEIGHT") != 0;
+  p.has_residual = l.define("HAS_RESIDUAL") != 0;
+  const auto y = l.arg<DevicePtr>(0), x = l.arg<DevicePtr>(1), w = l.arg<DevicePtr>(2),
+             r = l.arg<DevicePtr>(3), ro = l.arg<DevicePtr>(4);
+  p.rows = l.arg<long long>(5);
+  p.cols = l.arg<long long>(6);
+  p.x_stride = l.arg<long long>(7);
+  p.y_stride = l.arg<long long>(8);
+  p.r_stride = l.arg<long long>(9);
+  p.ro_stride = l.arg<long long>(10);
+  p.eps = l.arg<float>(11);
+  const size_t n = size_t((p.rows - 1) * p.x_stride + p.cols);
+  auto xs = readBuf(l.backend, x, p.dtype, n);
+  std::vector<double> ws, rs, ys(n), ros(n);
+  if (p.has_weight) ws = readBuf(l.backend, w, p.dtype, size_t(p.cols));
+  if (p.has_residual) rs = readBuf(l.backend, r, p.dtype, n);
+  rw::rmsNormReference(p, xs.data(), ws.data(), rs.data(), ys.data(), ros.data());
+  writeBuf(l.backend, y, p.dtype, ys);
+  if (p.has_residual) writeBuf(l.backend, ro, p.dtype, ros);
+  return Status::Ok();
+}
+
+Status simSiluMul(const SimLaunch& l) {
+  rw::SiluMulProblem p;
+  p.dtype = static_cast<rw::RowDType>(l.define("DTYPE"));
+  const auto out = l.arg<DevicePtr>(0), x = l.arg<DevicePtr>(1);
+  p.rows = l.arg<long long>(2);
+  p.d = l.arg<long long>(3);
+  p.x_stride = l.arg<long long>(4);
+  p.out_stride = l.arg<long long>(5);
+  auto xs = readBuf(l.backend, x, p.dtype, size_t(p.rows * p.x_stride));
+  std::vector<double> o(size_t(p.rows * p.out_stride));
+  rw::siluMulReference(p, xs.data(), o.data());
+  writeBuf(l.backend, out, p.dtype, o);
+  return Status::Ok();
+}
+
+SimGpu openSimGpu() {
+  SimOptions so;
+  so.device = simDevice();
+  so.memory_bytes_per_ms = kBytesPerMs;  // device copies, for the "% of copy bandwidth" column
+  auto sim = std::make_shared<SimBackend>(so);
+  SimKernel rk;
+  rk.run = simRmsNorm;
+  rk.cost = [](const SimLaunch& l) {
+    const int64_t elems = l.arg<long long>(5) * l.arg<long long>(6);
+    return rowwiseCost(l, 2.0 + (l.define("HAS_RESIDUAL") ? 2.0 : 0.0), elems);
+  };
+  sim->registerKernel(rw::kRmsNormEntry, rk);
+  SimKernel sk;
+  sk.run = simSiluMul;
+  sk.cost = [](const SimLaunch& l) { return rowwiseCost(l, 3.0, l.arg<long long>(2) * l.arg<long long>(3)); };
+  sim->registerKernel(rw::kSiluMulEntry, sk);
+  SimKernel gk;
+  gk.run = hostGemm;
+  gk.cost = gemmCost;
+  for (auto k : {gemm::KernelKind::kMma, gemm::KernelKind::kSkinny, gemm::KernelKind::kWgmma,
+                 gemm::KernelKind::kTma, gemm::KernelKind::kMfma})
+    sim->registerKernel(gemm::entryName(k), gk);
+  SimGpu out;
+  out.backend = sim;
+  out.compiler = std::make_shared<SimCompiler>([](const CompileRequest&) {
+    SimCompileDecision d;
+    d.resources.registers = 64;
+    return d;
+  });
+  return out;
+}
+
+}  // namespace ktune::cli

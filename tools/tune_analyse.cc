@@ -1,0 +1,140 @@
+// `ktune tune` without a GPU: compile the configs the tuner would try for an arch and analyse
+// them (registers, shared memory, spills, occupancy, matrix instructions). Compiles go through
+// the code-object store, so a second run is all cache hits.
+#include <algorithm>
+
+#include "autotune/compile_pool.h"
+#include "compiler/store/store.h"
+#include "templates/embedded.h"
+#include "templates/rowwise.h"
+#include "tools/commands.h"
+#include "tools/tune_output.h"
+#include "tools/tune_request.h"
+
+namespace ktune::cli {
+namespace {
+
+// One config to compile: its string, the request, and the shared memory its launch adds (the
+// GEMM kernels take their tiles as dynamic shared memory, which the binary does not show).
+struct Job {
+  std::string config;
+  CompileRequest req;
+  int64_t dynamic_shared = 0;
+};
+using Requests = std::vector<Job>;
+
+Requests gemmRequests(const std::string& arch, const gemm::GemmShape& s, bool full_space,
+                      const std::vector<gemm::KernelKind>& only) {
+  Requests reqs;
+  bool amd = arch.rfind("gfx", 0) == 0;
+  for (auto kind : gemm::kernelsForArch(arch)) {
+    if (!only.empty() && std::find(only.begin(), only.end(), kind) == only.end()) continue;
+    std::vector<Config> configs;
+    if (full_space) configs = gemm::configSpace(kind).enumerate(amd ? "hip" : "cuda").accepted;
+    else configs = gemm::curatedConfigs(kind, s);
+    for (const auto& c : configs) {
+      if (!gemm::applicable(kind, c, s).ok()) continue;
+      CompileRequest r;
+      r.source = std::string(templates::embeddedSource(gemm::sourceFile(kind)));
+      r.source_name = gemm::sourceFile(kind);
+      r.entry = gemm::entryName(kind);
+      r.defines = gemm::defines(kind, c, s);
+      r.arch = arch;
+      r.dumps = amd ? kDumpIsa : kDumpPtx;
+      reqs.push_back({c.toString(), std::move(r), gemm::sharedBytes(kind, c)});
+    }
+  }
+  return reqs;
+}
+
+Requests rowwiseRequests(const TuneRequest& t, const std::string& arch,
+                         const rowwise::RowwiseLimits& limits) {
+  Requests reqs;
+  auto rdt = rowwise::parseDType(dtypeName(t.dtype));
+  if (!rdt.ok()) return reqs;
+  const bool rms = t.op == "rmsnorm";
+  auto space = rms ? rowwise::rmsNormSpace(*rdt, limits) : rowwise::siluMulSpace(*rdt, limits);
+  for (const auto& c : space.enumerate(limits.backend).accepted) {
+    CompileRequest r;
+    r.arch = arch;
+    r.dumps = limits.backend == "hip" ? kDumpIsa : kDumpPtx;
+    if (rms) {
+      rowwise::RmsNormProblem p;
+      p.dtype = *rdt; p.rows = t.rows; p.cols = t.cols;
+      p.has_weight = !t.args.has("--no-weight");
+      p.has_residual = t.args.has("--residual");
+      r.source = std::string(rowwise::rmsNormSource());
+      r.source_name = rowwise::kRmsNormSource;
+      r.entry = rowwise::kRmsNormEntry;
+      r.defines = rowwise::rmsNormDefines(c, p);
+    } else {
+      rowwise::SiluMulProblem p;
+      p.dtype = *rdt; p.rows = t.rows; p.d = t.cols;
+      r.source = std::string(rowwise::siluMulSource());
+      r.source_name = rowwise::kSiluMulSource;
+      r.entry = rowwise::kSiluMulEntry;
+      r.defines = rowwise::siluMulDefines(c, p);
+    }
+    reqs.push_back({c.toString(), std::move(r), 0});
+  }
+  return reqs;
+}
+
+// Compiles every request on all cores through the store; fills out[i] for reqs[i].
+void compileAll(Compiler& comp, CodeObjectStore& store, const Requests& reqs,
+                std::vector<Analysed>* out, Progress* progress) {
+  out->assign(reqs.size(), Analysed{});
+  CompilePool pool(
+      reqs.size(), CompilePool::threadsFor(reqs.size(), 0, false),
+      [&](size_t i) {
+        Analysed& a = (*out)[i];
+        a.kernel = reqs[i].req.entry;
+        a.config = reqs[i].config;
+        std::string note;
+        auto r = store.getOrCompile(comp, reqs[i].req, &a.cache_hit, &note);
+        if (r.ok()) a.report = analyzeCodeObject(*r, 0, reqs[i].dynamic_shared);
+        else a.status = r.status();
+      },
+      [&](size_t i, size_t done) {
+        progress->update("compiling", int(done), int(reqs.size()), (*out)[i].config);
+      });
+  pool.runAll();
+  progress->finish();
+}
+
+}  // namespace
+
+int analyseWithoutGpu(const TuneRequest& t, const Options& opts, const std::string& why_no_gpu) {
+  const std::string arch = t.args.get("--arch", "sm_90a");
+  auto limits = rowwise::limitsForArch(arch);
+  if (!limits.ok()) return fail(limits.status());
+  if (int rc = checkKindsForArch(t, arch); rc >= 0) return rc;
+  Requests reqs;
+  AnalysisSummary sum;
+  if (t.op == "gemm") {
+    reqs = gemmRequests(arch, t.gemm_cases.front().shape, t.args.has("--full-space"), t.kinds);
+    if (t.gemm_cases.size() > 1)
+      sum.sampled_note = "the suite's " + std::to_string(t.gemm_cases.size()) +
+                         " shapes share these configs: analysed once, for '" +
+                         t.gemm_cases.front().name + "'";
+  } else {
+    reqs = rowwiseRequests(t, arch, *limits);
+  }
+  auto compiler = compilerForArch(arch, opts.clang);
+  if (!compiler.ok()) return fail(compiler.status());
+  auto store = CodeObjectStore::open(opts.cache_dir);
+  if (!store.ok()) return failEnv(store.status(), "set KTUNE_CACHE_DIR to a private directory");
+  std::vector<Analysed> out;
+  Progress progress(t.quiet, t.json);
+  compileAll(**compiler, **store, reqs, &out, &progress);
+  sum.op = t.op;
+  sum.arch = arch;
+  sum.compiler = (*compiler)->name();
+  sum.compiler_version = (*compiler)->version();
+  sum.why_no_gpu = why_no_gpu;
+  for (const auto& a : out) (a.cache_hit ? sum.cache_hits : sum.compiled) += a.status.ok() ? 1 : 0;
+  printAnalysis(sum, out, t.json);
+  return kExitOk;
+}
+
+}  // namespace ktune::cli

@@ -1,0 +1,44 @@
+// `ktune tune`'s parsed request, shared by the tuning path (cmd_tune.cc) and the no-GPU analysis
+// (tune_analyse.cc). Everything is checked here, before any GPU, compiler or file is touched.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/dtype.h"
+#include "base/options.h"
+#include "templates/gemm.h"
+#include "tools/args.h"
+
+namespace ktune::cli {
+
+extern const char* const kTuneUsage;
+
+struct GemmCase {
+  std::string name;
+  gemm::GemmShape shape;
+};
+
+struct TuneRequest {
+  ParsedArgs args;
+  bool json = false, quiet = false;
+  std::string op;         // rmsnorm, silu_mul, gemm; "" with --from-file
+  std::string from_file;  // validated: a regular file of JSON lines with family and key
+  DType dtype = DType::kBF16;
+  long long rows = 0, cols = 0;
+  std::vector<GemmCase> gemm_cases;
+  std::vector<gemm::KernelKind> kinds;  // --kinds; empty = every kind of the arch
+};
+
+// Parses and validates argv into *t. Returns -1 to go on, else the exit code to return (usage
+// errors print the usage; --help prints it and returns 0).
+int parseTuneRequest(const std::vector<std::string>& argv, TuneRequest* t);
+
+// Usage error when --kinds names no kernel that exists for `arch` (it would tune nothing).
+int checkKindsForArch(const TuneRequest& t, const std::string& arch);
+
+// The no-GPU path: compile (through the code-object store) and analyse the request's configs for
+// --arch (default sm_90a), and say why timing needs a GPU.
+int analyseWithoutGpu(const TuneRequest& t, const Options& opts, const std::string& why_no_gpu);
+
+}  // namespace ktune::cli
