@@ -13,6 +13,7 @@
 # property; the reproducer is kept under $FUZZ_BUILD_DIR/artifacts/<target>/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}  # ccache hits across clones (CMakeLists.txt)
 SECONDS_PER_TARGET=${FUZZ_SECONDS:-30}
 BUILD=${FUZZ_BUILD_DIR:-build-fuzz}
 JOBS=${FUZZ_JOBS:-$(nproc)}

@@ -26,6 +26,7 @@
 # worker, the CLI) fail the test that started them (tests/support/child_sanitizer_logs.h).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}  # ccache hits across clones (CMakeLists.txt)
 BUILD=${ASAN_BUILD_DIR:-build-asan}
 JOBS=${SANITIZE_JOBS:-$(nproc)}
 FILTER=${1:-all}

@@ -7,6 +7,7 @@
 #   FUZZ_SECONDS=N       fuzzing time per target (default 20)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}  # ccache hits across clones (CMakeLists.txt)
 bash scripts/setup.sh
 BUILD=${KTUNE_BUILD_DIR:-build}
 # Release, as scripts/run.sh builds it: CI builds the README's main job once and tests that build.

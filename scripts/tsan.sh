@@ -7,6 +7,7 @@
 #   Environment: TSAN_BUILD_DIR (default build-tsan), SANITIZE_JOBS (default nproc).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}  # ccache hits across clones (CMakeLists.txt)
 BUILD=${TSAN_BUILD_DIR:-build-tsan}
 JOBS=${SANITIZE_JOBS:-$(nproc)}
 TESTS=(autotune_tuner_test autotune_pipeline_test isolation_worker_test isolation_pipeline_test)
