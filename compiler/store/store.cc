@@ -140,6 +140,8 @@ std::string codeObjectKey(const CompileRequest& req, const std::string& compiler
   h.field(std::to_string(req.options.size()));
   for (const auto& o : req.options) h.field(o);
   h.field(std::to_string(req.dumps)).field(req.arch).field(compiler_name).field(compiler_version);
+  // C++ keys stay as they were (no field), so existing stores keep their hits.
+  if (req.language != Language::kCpp) h.field("language").field(languageName(req.language));
   return h.hexDigest();
 }
 
