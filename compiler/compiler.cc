@@ -79,7 +79,8 @@ Status compileError(const std::string& compiler, const CompileRequest& req, cons
                     const std::vector<std::string>& opts) {
   return Status::CompileError(compiler + " failed to compile " +
                               (req.source_name.empty() ? std::string("kernel") : req.source_name) +
-                              " (entry " + req.entry + ", arch " + req.arch +
+                              " (entry " + (req.entry.empty() ? "unnamed" : req.entry) +
+                              ", arch " + req.arch +
                               ")\noptions: " + joinOptions(opts) + "\nlog:\n" + log);
 }
 

@@ -16,14 +16,16 @@ namespace ktune::cli {
 namespace {
 
 const char* kUsage =
-    "ktune compile <template|file.cu> --arch ARCH [-D KEY=VAL ...] [--entry NAME] "
+    "ktune compile <template|file.cu|.ptx|.ll|.s|.mlir|.cubin|.hsaco> --arch ARCH [-D KEY=VAL ...] "
+    "[--entry NAME] [--lang cpp|ptx|llvm|amdgcn|mlir|cubin|hsaco] "
     "[--dump isa|ptx|sass|llvm|mlir|source ...] [--resources] [--report] [--no-cache] [--json]";
 
 bool looksLikePath(const std::string& s) {
   auto ends = [&](const std::string& suffix) {
     return s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
   };
-  return s.find('/') != std::string::npos || ends(".cu") || ends(".cuh") || ends(".hip");
+  return s.find('/') != std::string::npos || ends(".cu") || ends(".cuh") || ends(".hip") ||
+         languageFromPath(s).ok();
 }
 
 nlohmann::json resourcesJson(const ResourceUsage& r) {
@@ -33,6 +35,15 @@ nlohmann::json resourcesJson(const ResourceUsage& r) {
           {"sgpr", r.sgpr},                 {"vgpr_spill", r.vgpr_spill},
           {"sgpr_spill", r.sgpr_spill},     {"scratch_bytes", r.scratch_bytes},
           {"shared_bytes", r.shared_bytes}, {"wave_size", r.wave_size}};
+}
+
+// An MLIR view that was asked for and could not be made fails the command (the dump says why).
+int mlirViewExit(const CompileRequest& req, const CodeObject& obj) {
+  auto it = obj.dumps.find("mlir");
+  if (!(req.dumps & kDumpMlir) || it == obj.dumps.end() ||
+      it->second.rfind(kMlirViewUnavailable, 0) != 0)
+    return kExitOk;
+  return fail(Status::Unavailable(it->second.substr(0, it->second.find('\n'))));
 }
 
 }  // namespace
@@ -55,6 +66,7 @@ int cmdCompile(const std::vector<std::string>& argv, bool explain) {
   auto args = parseArgs(argv, {{"--arch", true},
                                {"--define", true, true, "-D"},
                                {"--entry", true},
+                               {"--lang", true},
                                {"--dump", true, true},
                                {"--option", true, true},
                                {"--resources"},
@@ -73,7 +85,14 @@ int cmdCompile(const std::vector<std::string>& argv, bool explain) {
   req.arch = arch;
   const std::string& what = args->positional[0];
   const bool amd = arch.rfind("gfx", 0) == 0;
-  if (looksLikePath(what)) {
+  const std::string lang = args->get("--lang");
+  if (looksLikePath(what) && (lang.empty() ? languageFromPath(what).ok() &&
+                                                 *languageFromPath(what) != Language::kCpp
+                                           : lang != "cpp")) {
+    auto r = requestFromFile(what, arch, args->get("--entry"), lang);  // the IR front door
+    if (!r.ok()) return fail(r.status());
+    req = std::move(*r);
+  } else if (looksLikePath(what)) {
     auto src = readFile(what);
     if (!src.ok()) return fail(src.status());
     req.source = *src;
@@ -111,7 +130,7 @@ int cmdCompile(const std::vector<std::string>& argv, bool explain) {
   bool report = explain || args->has("--report");
   if (report) req.dumps |= amd ? kDumpIsa : (kDumpPtx | kDumpSass);
 
-  auto compiler = compilerForArch(arch);
+  auto compiler = compilerFor(req);
   if (!compiler.ok()) return fail(compiler.status());
   CodeObject obj;
   bool hit = false;
@@ -132,6 +151,7 @@ int cmdCompile(const std::vector<std::string>& argv, bool explain) {
 
   if (args->has("--json")) {
     nlohmann::json j = {{"template", what},
+                        {"language", languageName(req.language)},
                         {"arch", obj.arch},
                         {"compiler", obj.compiler},
                         {"compiler_version", obj.compiler_version},
@@ -149,7 +169,7 @@ int cmdCompile(const std::vector<std::string>& argv, bool explain) {
       if (rep.ok()) j["report"] = nlohmann::json::parse(*rep);
     }
     std::printf("%s\n", j.dump(2).c_str());
-    return kExitOk;
+    return mlirViewExit(req, obj);
   }
   std::printf("%s for %s with %s %s: %zu bytes, %s%s\n", what.c_str(), obj.arch.c_str(),
               obj.compiler.c_str(), obj.compiler_version.c_str(), obj.binary.size(),
@@ -165,7 +185,7 @@ int cmdCompile(const std::vector<std::string>& argv, bool explain) {
     if (!rep.ok()) return fail(rep.status());
     std::printf("%s", rep->c_str());
   }
-  return kExitOk;
+  return mlirViewExit(req, obj);
 }
 
 }  // namespace ktune::cli

@@ -56,8 +56,9 @@ Expected<std::string> llvmToAmdgcn(const CompileRequest& req, const std::string&
     return compiler_detail::compileError(
         "llc", req,
         "the module calls functions it does not define (" + names +
-            "): ktune links no ROCm device library; for MLIR, give gpu.func a known_block_size "
-            "(gpu.block_dim then folds to a constant) and avoid math ops that lower to ocml",
+            "): ktune links no ROCm device library (ockl, ocml); in MLIR, gpu.block_dim and "
+            "gpu.grid_dim lower to ockl calls on ROCDL (use the config's block size as a "
+            "constant), and some math ops lower to ocml",
         {});
   }
   const Toolchain& tc = toolchain();

@@ -60,8 +60,14 @@ Expected<std::string> extractGpuModule(const std::string& printed, const std::st
     i = j;
   }
   if (found.empty()) return printed;
-  if (chosen.empty())
-    return Status::NotFound("no gpu.module defines kernel '" + entry + "'");
+  if (chosen.empty()) {
+    static const std::regex kernel_re(R"(llvm\.func @([A-Za-z0-9_$.]+)\([^\n]*gpu\.kernel)");
+    std::string kernels;
+    for (std::sregex_iterator it(printed.begin(), printed.end(), kernel_re), end; it != end; ++it)
+      kernels += (kernels.empty() ? "" : ", ") + (*it)[1].str();
+    return Status::NotFound("no gpu.module defines kernel '" + entry + "' (kernels: " +
+                            (kernels.empty() ? std::string("none") : kernels) + ")");
+  }
   if (entry.empty() && found.size() > 1)
     return Status::InvalidArgument("the module has " + std::to_string(found.size()) +
                                    " gpu.modules: name the kernel to compile (entry)");
