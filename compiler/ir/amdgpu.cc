@@ -1,6 +1,7 @@
 // The IR front door's AMD steps: LLVM IR -> AMDGCN assembly (llc), assembly -> code object
 // (llvm-mc, ld.lld -shared), and the checks of a prebuilt hsaco. The assembly is kept: it is the
 // ISA view, and its .amdgpu_metadata block gives the resources without another tool.
+#include <cstdlib>
 #include <regex>
 
 #include "base/fs.h"
@@ -46,21 +47,71 @@ std::vector<std::string> externalFunctions(const std::string& ir) {
   }
   return out;
 }
-}  // namespace
 
-Expected<std::string> llvmToAmdgcn(const CompileRequest& req, const std::string& ir) {
+// "gfx942" -> 9402, "gfx90a" -> 9010, "gfx1100" -> 11000: __oclc_ISA_version's encoding.
+int isaVersion(const std::string& arch) {
+  const std::string g = arch.substr(3, arch.find(':') - 3);
+  if (g.size() < 3) return 0;
+  const int major = std::atoi(g.substr(0, g.size() - 2).c_str());
+  const int minor = std::stoi(g.substr(g.size() - 2, 1), nullptr, 16);
+  const int step = std::stoi(g.substr(g.size() - 1), nullptr, 16);
+  return major * 1000 + minor * 100 + step;
+}
+
+// The device libraries' configuration constants (what clang takes from oclc_*.bc), for IEEE
+// math without fast-math shortcuts, wave64 and code object v5.
+std::string oclcControls(const std::string& arch) {
+  std::string s;
+  auto def = [&](const char* name, const char* type, int value) {
+    s += std::string("@") + name + " = linkonce_odr hidden local_unnamed_addr addrspace(4) constant " +
+         type + " " + std::to_string(value) + "\n";
+  };
+  def("__oclc_finite_only_opt", "i8", 0);
+  def("__oclc_unsafe_math_opt", "i8", 0);
+  def("__oclc_daz_opt", "i8", 0);
+  def("__oclc_correctly_rounded_sqrt32", "i8", 1);
+  def("__oclc_wavefrontsize64", "i8", isaVersion(arch) < 10000 ? 1 : 0);
+  def("__oclc_ISA_version", "i32", isaVersion(arch));
+  def("__oclc_ABI_version", "i32", 500);
+  return s;
+}
+
+// Links the ocml/ockl functions the module calls; fails naming any other undefined function.
+Expected<std::string> linkDeviceLibs(const CompileRequest& req, const std::string& ir) {
   const auto ext = externalFunctions(ir);
-  if (!ext.empty()) {
-    std::string names;
-    for (const auto& n : ext) names += (names.empty() ? "" : ", ") + n;
+  if (ext.empty()) return ir;
+  const Toolchain& tc = toolchain();
+  std::string others;
+  for (const auto& n : ext)
+    if (n.rfind("__ocml_", 0) != 0 && n.rfind("__ockl_", 0) != 0)
+      others += (others.empty() ? "" : ", ") + n;
+  if (!others.empty() || tc.amd_bitcode.empty())
     return compiler_detail::compileError(
         "llc", req,
-        "the module calls functions it does not define (" + names +
-            "): ktune links no ROCm device library (ockl, ocml); in MLIR, gpu.block_dim and "
-            "gpu.grid_dim lower to ockl calls on ROCDL (use the config's block size as a "
-            "constant), and some math ops lower to ocml",
+        "the module calls functions it does not define (" +
+            (others.empty() ? ext[0] + (tc.amd_bitcode.empty()
+                                            ? " from the ROCm device libraries: install "
+                                              "rocm-device-libs"
+                                            : "")
+                            : others) +
+            ")",
         {});
-  }
+  KTUNE_ASSIGN_OR_RETURN(std::string link, need(tc.llvm_link, "llvm-link-19", "llvm-19"));
+  KTUNE_ASSIGN_OR_RETURN(auto dir, TempDir::create("ktune-ir-"));
+  KTUNE_RETURN_IF_ERROR(writeFileAtomic(dir.file("in.ll"), ir));
+  KTUNE_RETURN_IF_ERROR(writeFileAtomic(dir.file("oclc.ll"), oclcControls(req.arch)));
+  KTUNE_ASSIGN_OR_RETURN(
+      std::string linked,
+      runTool({link, "-S", "--internalize", "--only-needed", dir.file("in.ll"),
+               tc.amd_bitcode + "/ocml.bc", tc.amd_bitcode + "/ockl.bc", dir.file("oclc.ll"), "-o",
+               "-"},
+              "", req));
+  return optimize(req, linked);  // inline the library calls, as clang does
+}
+}  // namespace
+
+Expected<std::string> llvmToAmdgcn(const CompileRequest& req, const std::string& ir_in) {
+  KTUNE_ASSIGN_OR_RETURN(std::string ir, linkDeviceLibs(req, ir_in));
   const Toolchain& tc = toolchain();
   KTUNE_ASSIGN_OR_RETURN(std::string llc, need(tc.llc, "llc-19", "llvm-19"));
   std::vector<std::string> argv = {llc, "-O3", kTripleFlag};

@@ -105,8 +105,8 @@ class IrCompiler final : public Compiler {
     if (req.language == Language::kLlvmIr) return req.source;
     KTUNE_ASSIGN_OR_RETURN(MlirLowering low, lowerMlir(req));
     if (req.dumps & kDumpMlir) co->dumps["mlir"] = std::move(low.stages);
-    *chain += "mlir-opt+mlir-translate+";
-    return std::move(low.llvm_ir);
+    *chain += "mlir-opt+mlir-translate+opt+";
+    return optimize(req, low.llvm_ir);
   }
 
   static Status compileNvidia(const CompileRequest& req, CodeObject* co, std::string* chain) {

@@ -16,13 +16,15 @@ class NvJitLink;  // libnvJitLink, opened at run time (nvidia.cc)
 
 // The tools the IR languages need. A path is "" when the tool was not found.
 struct Toolchain {
-  std::string llc, llvm_mc, lld, llvm_link, readelf, objdump;  // llvm-19, lld-19
+  std::string llc, opt, llvm_mc, lld, llvm_link, readelf, objdump;  // llvm-19, lld-19
   std::string mlir_opt, mlir_translate;                         // mlir-19-tools
   std::string ptxas, libdevice;                                 // CUDA toolkit
+  std::string amd_bitcode;  // dir with ocml.bc / ockl.bc (rocm-device-libs), "" when absent
   std::shared_ptr<NvJitLink> jitlink;                           // null when not found
   std::string llvm_version, ptxas_version, jitlink_version;
   std::string jitlink_missing;  // why libnvJitLink did not load
-  // "llvm 19.1.7; nvjitlink 13.0; ptxas 13.0.88": part of every store key of the IR compiler.
+  // "pipeline 1; llvm 19.1.7; nvjitlink 13.0; ptxas 13.0.88": part of every store key of the IR
+  // compiler.
   std::string versions() const;
 };
 
@@ -34,6 +36,10 @@ Expected<std::string> need(const std::string& path, const std::string& tool,
 // Runs a tool; kCompileError with its stderr and the command when it fails; kTimeout.
 Expected<std::string> runTool(const std::vector<std::string>& argv, const std::string& input,
                               const CompileRequest& req);
+
+// opt -O3 (inlining, the mid-level pipeline clang runs on C++): for modules from MLIR, which
+// mlir-translate leaves unoptimized, and after device libraries are linked in.
+Expected<std::string> optimize(const CompileRequest& req, const std::string& ir);
 
 bool isNvidiaArch(const std::string& arch);
 bool isAmdArch(const std::string& arch);
@@ -53,7 +59,9 @@ std::vector<std::string> cubinKernels(const std::string& cubin);
 std::string sassOf(const std::string& cubin);
 
 // ---- AMD (amdgpu.cc) -------------------------------------------------------------------------
-// LLVM IR -> AMDGCN assembly with llc (the ISA view and its metadata block).
+// LLVM IR -> AMDGCN assembly with llc (the ISA view and its metadata block); ocml/ockl linked
+// first (rocm-device-libs) when the module calls them, as MLIR's ROCDL lowering of math ops and
+// gpu.block_dim does.
 Expected<std::string> llvmToAmdgcn(const CompileRequest& req, const std::string& ir);
 // Assembly -> hsaco with llvm-mc and ld.lld -shared; resources from the metadata block.
 Status amdgcnToHsaco(const CompileRequest& req, const std::string& isa, CodeObject* co);

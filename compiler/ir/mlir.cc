@@ -22,7 +22,8 @@ std::string defaultPipeline(const std::string& arch) {
       isNvidiaArch(arch)
           ? "convert-gpu-to-nvvm{index-bitwidth=64}"
           : "convert-gpu-to-rocdl{chipset=" + arch.substr(0, arch.find(':')) + " index-bitwidth=64}";
-  return "builtin.module(gpu.module(lower-affine,convert-vector-to-scf,convert-scf-to-cf," +
+  return "builtin.module(gpu.module(lower-affine,convert-vector-to-scf,convert-scf-to-cf,"
+         "convert-vector-to-llvm," +
          to_target + ",canonicalize,cse,reconcile-unrealized-casts))";
 }
 

@@ -86,9 +86,11 @@ Expected<std::string> llvmToPtx(const CompileRequest& req, const std::string& ir
     KTUNE_ASSIGN_OR_RETURN(std::string link, need(tc.llvm_link, "llvm-link-19", "llvm-19"));
     KTUNE_ASSIGN_OR_RETURN(auto dir, TempDir::create("ktune-ir-"));
     KTUNE_RETURN_IF_ERROR(writeFileAtomic(dir.file("in.ll"), ir));
-    KTUNE_ASSIGN_OR_RETURN(module, runTool({link, "-S", "--internalize", "--only-needed",
-                                            dir.file("in.ll"), tc.libdevice, "-o", "-"},
-                                           "", req));
+    KTUNE_ASSIGN_OR_RETURN(std::string linked,
+                           runTool({link, "-S", "--internalize", "--only-needed",
+                                    dir.file("in.ll"), tc.libdevice, "-o", "-"},
+                                   "", req));
+    KTUNE_ASSIGN_OR_RETURN(module, optimize(req, linked));  // inline them, as nvcc does
   }
   std::vector<std::string> argv = {llc, "-O3", "-march=nvptx64", "-mcpu=" + req.arch};
   for (const auto& o : req.options) argv.push_back(o);

@@ -111,8 +111,13 @@ namespace ktune::ir_detail {
 bool isNvidiaArch(const std::string& arch) { return arch.rfind("sm_", 0) == 0; }
 bool isAmdArch(const std::string& arch) { return arch.rfind("gfx", 0) == 0; }
 
+// Bumped whenever the steps or flags of the IR pipelines change, so store entries made by an
+// older pipeline are not taken for this one's.
+constexpr int kIrPipelineVersion = 1;
+
 std::string Toolchain::versions() const {
-  std::string s = "llvm " + (llvm_version.empty() ? std::string("none") : llvm_version);
+  std::string s = "pipeline " + std::to_string(kIrPipelineVersion) + "; llvm " +
+                  (llvm_version.empty() ? std::string("none") : llvm_version);
   s += "; nvjitlink " + (jitlink_version.empty() ? std::string("none") : jitlink_version);
   s += "; ptxas " + (ptxas_version.empty() ? std::string("none") : ptxas_version);
   return s;
@@ -159,6 +164,7 @@ const Toolchain& toolchain() {
   static const Toolchain* tc = [] {
     auto* t = new Toolchain();
     t->llc = findTool("llc-19", "llc");
+    t->opt = findTool("opt-19", "opt");
     t->llvm_mc = findTool("llvm-mc-19", "llvm-mc");
     t->lld = findTool("ld.lld-19", "ld.lld");
     t->llvm_link = findTool("llvm-link-19", "llvm-link");
@@ -174,6 +180,9 @@ const Toolchain& toolchain() {
       const std::string bc = r + "/nvvm/libdevice/libdevice.10.bc";
       if (t->libdevice.empty() && pathExists(bc)) t->libdevice = bc;
     }
+    for (const char* d : {"/usr/lib/x86_64-linux-gnu/amdgcn/bitcode", "/usr/lib/amdgcn/bitcode",
+                          "/opt/rocm/amdgcn/bitcode"})
+      if (t->amd_bitcode.empty() && pathExists(std::string(d) + "/ocml.bc")) t->amd_bitcode = d;
     t->llvm_version = toolVersion(t->llc);
     t->ptxas_version = toolVersion(t->ptxas);
     t->jitlink = openNvJitLink(root, &t->jitlink_version, &t->jitlink_missing);
@@ -202,6 +211,11 @@ Expected<std::string> runTool(const std::vector<std::string>& argv, const std::s
         tool, req, r.err.empty() ? r.out : r.err,
         std::vector<std::string>(argv.begin() + 1, argv.end()));
   return std::move(r.out);
+}
+
+Expected<std::string> optimize(const CompileRequest& req, const std::string& ir) {
+  KTUNE_ASSIGN_OR_RETURN(std::string opt, need(toolchain().opt, "opt-19", "llvm-19"));
+  return runTool({opt, "-O3", "-S", "-o", "-", "-"}, ir, req);
 }
 
 }  // namespace ktune::ir_detail
