@@ -2,7 +2,7 @@
 // default config compiled from C++ (NVRTC for sm_90a, clang-19 for gfx942), and the LLVM IR that
 // clang emits for the same source (and, on sm_90a, NVRTC's own PTX) compiled by the IR compiler.
 // This is the cost an embedding compiler pays per config when it hands ktune a module instead of
-// C++. No GPU needed. Every iteration compiles a text that differs by a comment, so no compiler
+// C++; and the MLIR-written RMSNorm / SiLU·Mul (templates/mlir/) from MLIR. No GPU needed. Every iteration compiles a text that differs by a comment, so no compiler
 // reuses an earlier result (NVRTC does, in-process, for identical programs).
 //
 //   build/bench/ir_compile_bench --benchmark_min_time=1x --benchmark_repetitions=3
@@ -11,11 +11,12 @@
 #include "compiler/compiler.h"
 #include "compiler/llvm/clang_compiler.h"
 #include "templates/catalog.h"
+#include "templates/mlir/mlir_kernels.h"
 
 namespace ktune {
 namespace {
 
-enum class Path { kCpp, kLlvmIr, kPtx };
+enum class Path { kCpp, kLlvmIr, kPtx, kMlir };
 
 CompileRequest templateRequest(const std::string& name, const std::string& arch) {
   CompileRequest req;
@@ -32,6 +33,14 @@ CompileRequest templateRequest(const std::string& name, const std::string& arch)
 
 // The request each path compiles: C++ as is, or the module the C++ becomes.
 Expected<CompileRequest> requestFor(Path path, const std::string& name, const std::string& arch) {
+  if (path == Path::kMlir) {  // the MLIR-written kernel of the same name (templates/mlir/)
+    CompileRequest m;
+    m.language = Language::kMlir;
+    m.arch = arch;
+    m.entry = templates::mlirKernelEntry(name);
+    KTUNE_ASSIGN_OR_RETURN(m.source, templates::mlirKernelSource(name, arch, {}));
+    return m;
+  }
   CompileRequest cpp = templateRequest(name, arch);
   if (path == Path::kCpp) return cpp;
   CompileRequest ir;
@@ -62,7 +71,8 @@ void BM_Compile(benchmark::State& state, Path path, std::string name, std::strin
     state.SkipWithError(compiler.status().message().c_str());
     return;
   }
-  const std::string comment = req->language == Language::kLlvmIr ? "\n; ktune bench " : "\n// ktune bench ";
+  const std::string comment =
+      req->language == Language::kLlvmIr ? "\n; ktune bench " : "\n// ktune bench ";
   const std::string base = req->source;
   int64_t n = 0;
   for (auto _ : state) {
@@ -89,6 +99,9 @@ void registerAll() {
     benchmark::RegisterBenchmark(("llvm_ir/" + tag).c_str(), BM_Compile, Path::kLlvmIr, c.tmpl,
                                  c.arch)
         ->Unit(benchmark::kMillisecond)->UseRealTime();
+    if (std::string(c.tmpl) != "gemm_mfma" && std::string(c.tmpl) != "gemm_mma")
+      benchmark::RegisterBenchmark(("mlir/" + tag).c_str(), BM_Compile, Path::kMlir, c.tmpl, c.arch)
+          ->Unit(benchmark::kMillisecond)->UseRealTime();
     if (std::string(c.arch).rfind("sm_", 0) == 0)
       benchmark::RegisterBenchmark(("ptx/" + tag).c_str(), BM_Compile, Path::kPtx, c.tmpl, c.arch)
           ->Unit(benchmark::kMillisecond)->UseRealTime();

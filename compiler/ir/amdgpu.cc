@@ -76,10 +76,13 @@ std::string oclcControls(const std::string& arch) {
   return s;
 }
 
-// Links the ocml/ockl functions the module calls; fails naming any other undefined function.
-Expected<std::string> linkDeviceLibs(const CompileRequest& req, const std::string& ir) {
+// Links the ocml/ockl functions the module calls (*linked = true); fails naming any other
+// undefined function.
+Expected<std::string> linkDeviceLibs(const CompileRequest& req, const std::string& ir,
+                                     bool* linked) {
   const auto ext = externalFunctions(ir);
   if (ext.empty()) return ir;
+  *linked = true;
   const Toolchain& tc = toolchain();
   std::string others;
   for (const auto& n : ext)
@@ -100,18 +103,20 @@ Expected<std::string> linkDeviceLibs(const CompileRequest& req, const std::strin
   KTUNE_ASSIGN_OR_RETURN(auto dir, TempDir::create("ktune-ir-"));
   KTUNE_RETURN_IF_ERROR(writeFileAtomic(dir.file("in.ll"), ir));
   KTUNE_RETURN_IF_ERROR(writeFileAtomic(dir.file("oclc.ll"), oclcControls(req.arch)));
-  KTUNE_ASSIGN_OR_RETURN(
-      std::string linked,
-      runTool({link, "-S", "--internalize", "--only-needed", dir.file("in.ll"),
-               tc.amd_bitcode + "/ocml.bc", tc.amd_bitcode + "/ockl.bc", dir.file("oclc.ll"), "-o",
-               "-"},
-              "", req));
-  return optimize(req, linked);  // inline the library calls, as clang does
+  return runTool({link, "-S", "--internalize", "--only-needed", dir.file("in.ll"),
+                  tc.amd_bitcode + "/ocml.bc", tc.amd_bitcode + "/ockl.bc", dir.file("oclc.ll"),
+                  "-o", "-"},
+                 "", req);
 }
 }  // namespace
 
-Expected<std::string> llvmToAmdgcn(const CompileRequest& req, const std::string& ir_in) {
-  KTUNE_ASSIGN_OR_RETURN(std::string ir, linkDeviceLibs(req, ir_in));
+Expected<std::string> llvmToAmdgcn(const CompileRequest& req, const std::string& ir_in,
+                                   bool optimize_ir) {
+  bool linked = false;
+  KTUNE_ASSIGN_OR_RETURN(std::string ir, linkDeviceLibs(req, ir_in, &linked));
+  if (optimize_ir || linked) {  // inline the library calls, as clang does
+    KTUNE_ASSIGN_OR_RETURN(ir, optimize(req, ir));
+  }
   const Toolchain& tc = toolchain();
   KTUNE_ASSIGN_OR_RETURN(std::string llc, need(tc.llc, "llc-19", "llvm-19"));
   std::vector<std::string> argv = {llc, "-O3", kTripleFlag};

@@ -105,8 +105,8 @@ class IrCompiler final : public Compiler {
     if (req.language == Language::kLlvmIr) return req.source;
     KTUNE_ASSIGN_OR_RETURN(MlirLowering low, lowerMlir(req));
     if (req.dumps & kDumpMlir) co->dumps["mlir"] = std::move(low.stages);
-    *chain += "mlir-opt+mlir-translate+opt+";
-    return optimize(req, low.llvm_ir);
+    *chain += "mlir-opt+mlir-translate+opt+";  // opt -O3 runs in llvmToPtx / llvmToAmdgcn
+    return std::move(low.llvm_ir);
   }
 
   static Status compileNvidia(const CompileRequest& req, CodeObject* co, std::string* chain) {
@@ -126,7 +126,7 @@ class IrCompiler final : public Compiler {
       KTUNE_ASSIGN_OR_RETURN(std::string ir, llvmIrOf(req, co, chain));
       if (req.dumps & kDumpLlvm) co->dumps["llvm"] = ir;
       if ((req.dumps & kDumpMlir) && req.language == Language::kLlvmIr) co->dumps["mlir"] = view(ir);
-      KTUNE_ASSIGN_OR_RETURN(ptx, llvmToPtx(req, ir));
+      KTUNE_ASSIGN_OR_RETURN(ptx, llvmToPtx(req, ir, req.language == Language::kMlir));
       *chain += "llc+";
     }
     KTUNE_ASSIGN_OR_RETURN(co->lowered_entry, pickKernel(req, ptxKernels(ptx)));
@@ -155,7 +155,7 @@ class IrCompiler final : public Compiler {
       KTUNE_ASSIGN_OR_RETURN(std::string ir, llvmIrOf(req, co, chain));
       if (req.dumps & kDumpLlvm) co->dumps["llvm"] = ir;
       if ((req.dumps & kDumpMlir) && req.language == Language::kLlvmIr) co->dumps["mlir"] = view(ir);
-      KTUNE_ASSIGN_OR_RETURN(isa, llvmToAmdgcn(req, ir));
+      KTUNE_ASSIGN_OR_RETURN(isa, llvmToAmdgcn(req, ir, req.language == Language::kMlir));
       *chain += "llc+";
     }
     KTUNE_ASSIGN_OR_RETURN(co->lowered_entry, pickKernel(req, amdKernels(isa)));

@@ -47,7 +47,8 @@ bool isAmdArch(const std::string& arch);
 // ---- NVIDIA (nvidia.cc) ----------------------------------------------------------------------
 // LLVM IR -> PTX with llc -march=nvptx64 -mcpu=<arch>; libdevice linked first when the module
 // calls __nv_* functions.
-Expected<std::string> llvmToPtx(const CompileRequest& req, const std::string& ir);
+// `optimize_ir`: run opt -O3 first (modules from MLIR); it runs anyway after libdevice is linked.
+Expected<std::string> llvmToPtx(const CompileRequest& req, const std::string& ir, bool optimize_ir);
 // PTX -> cubin (nvJitLink, else ptxas), with the ptxas report in co->log and co->resources.
 Status ptxToCubin(const CompileRequest& req, const std::string& ptx, CodeObject* co);
 // Checks a prebuilt cubin (64-bit ELF, EM_CUDA, SM matches the arch); resources from .nv.info.
@@ -62,7 +63,8 @@ std::string sassOf(const std::string& cubin);
 // LLVM IR -> AMDGCN assembly with llc (the ISA view and its metadata block); ocml/ockl linked
 // first (rocm-device-libs) when the module calls them, as MLIR's ROCDL lowering of math ops and
 // gpu.block_dim does.
-Expected<std::string> llvmToAmdgcn(const CompileRequest& req, const std::string& ir);
+Expected<std::string> llvmToAmdgcn(const CompileRequest& req, const std::string& ir,
+                                   bool optimize_ir);
 // Assembly -> hsaco with llvm-mc and ld.lld -shared; resources from the metadata block.
 Status amdgcnToHsaco(const CompileRequest& req, const std::string& isa, CodeObject* co);
 // Checks a prebuilt hsaco (ELF, EM_AMDGPU, amdhsa.target matches the arch); metadata as YAML

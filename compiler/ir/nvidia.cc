@@ -76,7 +76,8 @@ std::shared_ptr<NvJitLink> openNvJitLink(const std::string& cuda_root, std::stri
   return j;
 }
 
-Expected<std::string> llvmToPtx(const CompileRequest& req, const std::string& ir) {
+Expected<std::string> llvmToPtx(const CompileRequest& req, const std::string& ir,
+                                bool optimize_ir) {
   const Toolchain& tc = toolchain();
   KTUNE_ASSIGN_OR_RETURN(std::string llc, need(tc.llc, "llc-19", "llvm-19"));
   std::string module = ir;
@@ -86,11 +87,13 @@ Expected<std::string> llvmToPtx(const CompileRequest& req, const std::string& ir
     KTUNE_ASSIGN_OR_RETURN(std::string link, need(tc.llvm_link, "llvm-link-19", "llvm-19"));
     KTUNE_ASSIGN_OR_RETURN(auto dir, TempDir::create("ktune-ir-"));
     KTUNE_RETURN_IF_ERROR(writeFileAtomic(dir.file("in.ll"), ir));
-    KTUNE_ASSIGN_OR_RETURN(std::string linked,
-                           runTool({link, "-S", "--internalize", "--only-needed",
-                                    dir.file("in.ll"), tc.libdevice, "-o", "-"},
-                                   "", req));
-    KTUNE_ASSIGN_OR_RETURN(module, optimize(req, linked));  // inline them, as nvcc does
+    KTUNE_ASSIGN_OR_RETURN(module, runTool({link, "-S", "--internalize", "--only-needed",
+                                            dir.file("in.ll"), tc.libdevice, "-o", "-"},
+                                           "", req));
+    optimize_ir = true;  // inline them, as nvcc does
+  }
+  if (optimize_ir) {
+    KTUNE_ASSIGN_OR_RETURN(module, optimize(req, module));
   }
   std::vector<std::string> argv = {llc, "-O3", "-march=nvptx64", "-mcpu=" + req.arch};
   for (const auto& o : req.options) argv.push_back(o);

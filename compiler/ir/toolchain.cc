@@ -113,7 +113,7 @@ bool isAmdArch(const std::string& arch) { return arch.rfind("gfx", 0) == 0; }
 
 // Bumped whenever the steps or flags of the IR pipelines change, so store entries made by an
 // older pipeline are not taken for this one's.
-constexpr int kIrPipelineVersion = 1;
+constexpr int kIrPipelineVersion = 2;
 
 std::string Toolchain::versions() const {
   std::string s = "pipeline " + std::to_string(kIrPipelineVersion) + "; llvm " +
