@@ -5,7 +5,6 @@
 //   MLIR --mlir-opt, mlir-translate--> LLVM IR --llc--> PTX --nvJitLink|ptxas--> cubin   (sm_*)
 //                                              \--llc--> AMDGCN asm --llvm-mc, ld.lld--> hsaco (gfx*)
 //   cubin / hsaco: checked (ELF machine, arch) and kept as they are.
-#include <cctype>
 #include <chrono>
 #include <regex>
 
@@ -25,13 +24,10 @@ bool isBinary(Language l) { return l == Language::kCubin || l == Language::kHsac
 Status checkIrRequest(const CompileRequest& req) {
   if (req.language == Language::kCpp)
     return Status::InvalidArgument("the IR compiler takes no C++ source (use compilerForArch)");
+  KTUNE_RETURN_IF_ERROR(compiler_detail::checkArch(req.arch));
   if (!isNvidiaArch(req.arch) && !isAmdArch(req.arch))
     return Status::Unsupported("unknown arch '" + req.arch +
                                "': expected sm_XX[a] (NVIDIA) or gfxNNN (AMD)");
-  for (char c : req.arch)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != ':' && c != '+' &&
-        c != '-')
-      return Status::InvalidArgument("malformed arch '" + req.arch + "'");
   const std::string lang = languageName(req.language);
   if (nvidiaOnly(req.language) && !isNvidiaArch(req.arch))
     return Status::InvalidArgument(lang + " is NVIDIA code; arch " + req.arch + " is AMD");

@@ -11,31 +11,10 @@
 #include "runtime/backend.h"
 #include "templates/mlir/mlir_kernels.h"
 #include "templates/rowwise.h"
+#include "tests/unit/ir_test_kernels.h"
 
 namespace ktune {
 namespace {
-
-const char* kSaxpyMlir = R"(
-gpu.module @kernels {
-  gpu.func @saxpy(%n: i32, %a: f32, %x: memref<?xf32>, %y: memref<?xf32>) kernel {
-    %tid = gpu.thread_id x
-    %bid = gpu.block_id x
-    %bdim = arith.constant 256 : index
-    %base = arith.muli %bid, %bdim : index
-    %i = arith.addi %base, %tid : index
-    %ni = arith.index_cast %n : i32 to index
-    %in = arith.cmpi slt, %i, %ni : index
-    scf.if %in {
-      %xv = memref.load %x[%i] : memref<?xf32>
-      %yv = memref.load %y[%i] : memref<?xf32>
-      %p = arith.mulf %a, %xv : f32
-      %s = arith.addf %p, %yv : f32
-      memref.store %s, %y[%i] : memref<?xf32>
-    }
-    gpu.return
-  }
-}
-)";
 
 class IrGpuTest : public ::testing::Test {
  protected:
@@ -80,6 +59,12 @@ class IrGpuTest : public ::testing::Test {
     allocs_.push_back(*p);
     EXPECT_TRUE(backend_->copyToDevice(*p, data, bytes).ok());
     return *p;
+  }
+  // An MLIR-written rowwise kernel (templates/mlir/) with config `c`, loaded.
+  FunctionHandle loadMlirKernel(const std::string& name, const templates::MlirRowwiseConfig& c) {
+    auto text = templates::mlirKernelSource(name, arch_, c);
+    EXPECT_TRUE(text.ok()) << text.status().message();
+    return text.ok() ? load(Language::kMlir, *text, templates::mlirKernelEntry(name)) : FunctionHandle{};
   }
   // MLIR's memref calling convention for a 1-D memref: base, aligned, offset, size, stride.
   static void addMemref(KernelArgs& a, DevicePtr p, int64_t n) {
@@ -165,9 +150,7 @@ TEST_F(IrGpuTest, MlirRmsNormMatchesReference) {
   for (const templates::MlirRowwiseConfig& c :
        {templates::MlirRowwiseConfig{"bf16", 8, 256, 1}, {"bf16", 4, 128, 2}, {"bf16", 8, 512, 4}}) {
     SCOPED_TRACE(c.toString());
-    auto text = templates::mlirKernelSource("rmsnorm", arch_, c);
-    ASSERT_TRUE(text.ok()) << text.status().message();
-    FunctionHandle f = load(Language::kMlir, *text, templates::mlirKernelEntry("rmsnorm"));
+    FunctionHandle f = loadMlirKernel("rmsnorm", c);
     ASSERT_NE(f.p, nullptr);
     rowwise::RmsNormProblem p;
     p.rows = 37;
@@ -202,9 +185,7 @@ TEST_F(IrGpuTest, MlirSiluMulMatchesReference) {
   for (const templates::MlirRowwiseConfig& c :
        {templates::MlirRowwiseConfig{"bf16", 8, 256, 1}, {"bf16", 8, 128, 4}, {"bf16", 2, 64 * 4, 2}}) {
     SCOPED_TRACE(c.toString());
-    auto text = templates::mlirKernelSource("silu_mul", arch_, c);
-    ASSERT_TRUE(text.ok()) << text.status().message();
-    FunctionHandle f = load(Language::kMlir, *text, templates::mlirKernelEntry("silu_mul"));
+    FunctionHandle f = loadMlirKernel("silu_mul", c);
     ASSERT_NE(f.p, nullptr);
     rowwise::SiluMulProblem p;
     p.rows = 29;
