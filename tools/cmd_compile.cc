@@ -86,9 +86,10 @@ int cmdCompile(const std::vector<std::string>& argv, bool explain) {
   const std::string& what = args->positional[0];
   const bool amd = arch.rfind("gfx", 0) == 0;
   const std::string lang = args->get("--lang");
-  if (looksLikePath(what) && (lang.empty() ? languageFromPath(what).ok() &&
-                                                 *languageFromPath(what) != Language::kCpp
-                                           : lang != "cpp")) {
+  const bool ir_file = lang.empty() ? looksLikePath(what) && languageFromPath(what).ok() &&
+                                           *languageFromPath(what) != Language::kCpp
+                                     : lang != "cpp";
+  if (ir_file) {
     auto r = requestFromFile(what, arch, args->get("--entry"), lang);  // the IR front door
     if (!r.ok()) return fail(r.status());
     req = std::move(*r);
