@@ -220,6 +220,19 @@ TEST(IrCompiler, KeyIncludesLanguageAndToolchain) {
   EXPECT_NE(codeObjectKey(cpp, "x", "1"), codeObjectKey(a, "x", "1"));
 }
 
+// A missing tool is kUnavailable naming the package to install; the toolchain's versions are
+// recorded (they are part of every IR store key).
+TEST(IrCompiler, MissingToolNamesThePackage) {
+  auto s = ir_detail::need("", "mlir-opt-19", "mlir-19-tools");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), Code::kUnavailable);
+  EXPECT_NE(s.status().message().find("install mlir-19-tools"), std::string::npos);
+  EXPECT_EQ(*ir_detail::need("/usr/bin/x", "x", "y"), "/usr/bin/x");
+  const std::string v = (*openIrCompiler())->version();
+  EXPECT_NE(v.find("pipeline "), std::string::npos) << v;
+  if (!ir_detail::toolchain().llc.empty()) EXPECT_EQ(v.find("llvm none"), std::string::npos) << v;
+}
+
 TEST(IrLanguage, NamesAndExtensions) {
   for (Language l : {Language::kCpp, Language::kPtx, Language::kLlvmIr, Language::kAmdgcnAsm,
                      Language::kMlir, Language::kCubin, Language::kHsaco}) {
