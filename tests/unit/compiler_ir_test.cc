@@ -230,7 +230,9 @@ TEST(IrCompiler, MissingToolNamesThePackage) {
   EXPECT_EQ(*ir_detail::need("/usr/bin/x", "x", "y"), "/usr/bin/x");
   const std::string v = (*openIrCompiler())->version();
   EXPECT_NE(v.find("pipeline "), std::string::npos) << v;
-  if (!ir_detail::toolchain().llc.empty()) EXPECT_EQ(v.find("llvm none"), std::string::npos) << v;
+  if (!ir_detail::toolchain().llc.empty()) {
+    EXPECT_EQ(v.find("llvm none"), std::string::npos) << v;
+  }
 }
 
 TEST(IrLanguage, NamesAndExtensions) {
