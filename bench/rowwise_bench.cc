@@ -9,6 +9,8 @@
 // Bytes counted: the minimum traffic (each input read once, each output written once), see
 // rmsNormBytes / siluMulBytes. Timing: device events around one launch, the L2 flushed before
 // every timed run (memset of 2x the L2), warm-up first, median of the runs.
+// The MLIR-written RMSNorm and SiLU·Mul (templates/mlir/, compiled by the IR front door) run on
+// the same shapes as rows named "mlir ...", for the ratio to copy and to the C++ kernels.
 // Output: Google Benchmark counters per shape, then a summary table (last lines of the output).
 #include <benchmark/benchmark.h>
 
@@ -27,6 +29,7 @@
 #include "autotune/ops/buffers.h"
 #include "compiler/compiler.h"
 #include "runtime/backend.h"
+#include "templates/mlir/mlir_kernels.h"
 #include "templates/rowwise.h"
 
 using namespace ktune;
@@ -301,6 +304,141 @@ void BM_SiluMul(benchmark::State& state, int64_t R, int64_t d) {
   sweepAndReport(state, row, cs, def, launch_of);
 }
 
+// ---- The MLIR-written kernels (templates/mlir/), through the IR front door ----------------
+// Same shapes, buffers, flush and copy peer as the C++ kernels above; rows must be VEC-aligned
+// (these shapes are), and the config space is templates::mlirRowwiseConfigs.
+
+Config toConfig(const templates::MlirRowwiseConfig& m) {
+  return Config{{"VEC", m.vec}, {"THREADS", m.threads}, {"ROWS_PER_BLOCK", m.rows_per_block}};
+}
+templates::MlirRowwiseConfig fromConfig(const Config& c) {
+  return {"bf16", int(c.getInt("VEC")), int(c.getInt("THREADS")), int(c.getInt("ROWS_PER_BLOCK"))};
+}
+
+// Compiles and loads every config of MLIR kernel `name` not loaded yet (key "mlir:<name>,<cfg>").
+std::vector<Config> compileMlir(const std::string& name) {
+  auto& X = ctx();
+  std::vector<Config> cs;
+  auto ir = openIrCompiler();
+  if (!ir.ok()) return cs;
+  for (const auto& m : templates::mlirRowwiseConfigs(X.dev.arch)) {
+    const Config c = toConfig(m);
+    const std::string key = "mlir:" + name + "," + c.toString();
+    if (!X.fns.count(key)) {
+      CompileRequest r;
+      r.language = Language::kMlir;
+      auto text = templates::mlirKernelSource(name, X.dev.arch, m);
+      if (!text.ok()) continue;
+      r.source = *text;
+      r.entry = templates::mlirKernelEntry(name);
+      r.arch = X.dev.arch;
+      auto co = (*ir)->compile(r);
+      if (!co.ok()) {
+        std::fprintf(stderr, "MLIR compile failed: %s\n", co.status().toString().c_str());
+        continue;
+      }
+      auto mod = X.b->loadModule(co->binary);
+      auto f = mod.ok() ? X.b->getFunction(*mod, co->lowered_entry) : Expected<FunctionHandle>(mod.status());
+      if (!f.ok()) continue;
+      X.fns[key] = *f;
+    }
+    cs.push_back(c);
+  }
+  return cs;
+}
+
+// MLIR's memref calling convention for a 1-D memref: base, aligned, offset, size, stride.
+void addMemref(KernelArgs& a, DevicePtr p, int64_t n) {
+  a.add(p).add(p).add(int64_t(0)).add(n).add(int64_t(1));
+}
+
+void BM_MlirRmsNorm(benchmark::State& state, int64_t R, int64_t C) {
+  auto& X = ctx();
+  if (!X.error.empty()) {
+    state.SkipWithError(("no GPU: " + X.error).c_str());
+    return;
+  }
+  RmsNormProblem p;
+  p.rows = R;
+  p.cols = C;
+  const size_t n = size_t(R * C) * 2;
+  Buf x(n), y(n), w(size_t(C) * 2);
+  fillRandom(x.p, n, p.dtype, 1, -2, 2);
+  fillRandom(w.p, size_t(C) * 2, p.dtype, 2, 0.5, 1.5);
+  const auto cs = compileMlir("rmsnorm");
+  Row row;
+  row.name = "mlir rmsnorm bf16 " + std::to_string(R) + "x" + std::to_string(C);
+  row.bytes = double(rmsNormBytes(p));
+  std::map<std::string, KernelArgs> args;  // per VEC (dv differs)
+  auto launch_of = [&](const Config& c) -> std::function<Status()> {
+    auto it = X.fns.find("mlir:rmsnorm," + c.toString());
+    if (it == X.fns.end()) return nullptr;
+    const auto m = fromConfig(c);
+    KernelArgs& a = args[c.toString()];
+    if (a.count() == 0) {
+      const int64_t dv = C / m.vec;
+      addMemref(a, x.p, R * dv);
+      addMemref(a, w.p, dv);
+      addMemref(a, y.p, R * dv);
+      a.add(R).add(dv).add(float(1.0 / double(C))).add(1e-6f);
+    }
+    const Dim3 grid{unsigned((R + m.rows_per_block - 1) / m.rows_per_block), 1, 1};
+    const Dim3 block{unsigned(m.threads), 1, 1};
+    const FunctionHandle f = it->second;
+    return [&, f, grid, block, key = c.toString()] {
+      return X.b->launch(f, grid, block, 0, args[key].data());
+    };
+  };
+  if (cs.empty()) {
+    state.SkipWithError("no MLIR config compiled");
+    return;
+  }
+  sweepAndReport(state, row, cs, toConfig({}), launch_of);
+}
+
+void BM_MlirSiluMul(benchmark::State& state, int64_t R, int64_t d) {
+  auto& X = ctx();
+  if (!X.error.empty()) {
+    state.SkipWithError(("no GPU: " + X.error).c_str());
+    return;
+  }
+  SiluMulProblem p;
+  p.rows = R;
+  p.d = d;
+  const size_t nx = size_t(R * 2 * d) * 2, no = size_t(R * d) * 2;
+  Buf x(nx), o(no);
+  fillRandom(x.p, nx, p.dtype, 4, -4, 4);
+  const auto cs = compileMlir("silu_mul");
+  Row row;
+  row.name = "mlir silu_mul bf16 " + std::to_string(R) + "x" + std::to_string(d);
+  row.bytes = double(siluMulBytes(p));
+  std::map<std::string, KernelArgs> args;
+  auto launch_of = [&](const Config& c) -> std::function<Status()> {
+    auto it = X.fns.find("mlir:silu_mul," + c.toString());
+    if (it == X.fns.end()) return nullptr;
+    const auto m = fromConfig(c);
+    const int64_t dv = d / m.vec;
+    KernelArgs& a = args[c.toString()];
+    if (a.count() == 0) {
+      addMemref(a, o.p, R * dv);
+      addMemref(a, x.p, R * 2 * dv);
+      a.add(R).add(dv);
+    }
+    const Dim3 grid{unsigned((dv + m.threads - 1) / m.threads),
+                    unsigned((R + m.rows_per_block - 1) / m.rows_per_block), 1};
+    const Dim3 block{unsigned(m.threads), 1, 1};
+    const FunctionHandle f = it->second;
+    return [&, f, grid, block, key = c.toString()] {
+      return X.b->launch(f, grid, block, 0, args[key].data());
+    };
+  };
+  if (cs.empty()) {
+    state.SkipWithError("no MLIR config compiled");
+    return;
+  }
+  sweepAndReport(state, row, cs, toConfig({}), launch_of);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -315,6 +453,16 @@ int main(int argc, char** argv) {
   for (int64_t r : {int64_t(4096), int64_t(16384)}) {
     const std::string n = "SiluMul/bf16/" + std::to_string(r) + "x2x" + std::to_string(kD);
     benchmark::RegisterBenchmark(n.c_str(), BM_SiluMul, r, kD)
+        ->Iterations(1)->UseManualTime()->Unit(benchmark::kMicrosecond);
+  }
+  for (R s : {R{4096, 4096, false}, R{16384, 8192, false}}) {
+    const std::string n = "MlirRmsNorm/bf16/" + std::to_string(s.r) + "x" + std::to_string(s.c);
+    benchmark::RegisterBenchmark(n.c_str(), BM_MlirRmsNorm, s.r, s.c)
+        ->Iterations(1)->UseManualTime()->Unit(benchmark::kMicrosecond);
+  }
+  for (int64_t r : {int64_t(4096), int64_t(16384)}) {
+    const std::string n = "MlirSiluMul/bf16/" + std::to_string(r) + "x2x" + std::to_string(kD);
+    benchmark::RegisterBenchmark(n.c_str(), BM_MlirSiluMul, r, kD)
         ->Iterations(1)->UseManualTime()->Unit(benchmark::kMicrosecond);
   }
   benchmark::Initialize(&argc, argv);

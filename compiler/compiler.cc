@@ -83,7 +83,8 @@ Status compileError(const std::string& compiler, const CompileRequest& req, cons
                     const std::vector<std::string>& opts) {
   return Status::CompileError(compiler + " failed to compile " +
                               (req.source_name.empty() ? std::string("kernel") : req.source_name) +
-                              " (entry " + req.entry + ", arch " + req.arch +
+                              " (entry " + (req.entry.empty() ? "unnamed" : req.entry) +
+                              ", arch " + req.arch +
                               ")\noptions: " + joinOptions(opts) + "\nlog:\n" + log);
 }
 
@@ -94,13 +95,17 @@ static bool isIdent(const std::string& s) {
   return true;
 }
 
-Status checkRequest(const CompileRequest& req) {
-  if (req.arch.empty())
-    return Status::InvalidArgument("compile request has no arch (e.g. sm_90a, gfx942)");
-  for (char c : req.arch)
+Status checkArch(const std::string& arch) {
+  if (arch.empty()) return Status::InvalidArgument("compile request has no arch (e.g. sm_90a, gfx942)");
+  for (char c : arch)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != ':' && c != '+' &&
         c != '-')
-      return Status::InvalidArgument("malformed arch '" + req.arch + "'");
+      return Status::InvalidArgument("malformed arch '" + arch + "'");
+  return Status::Ok();
+}
+
+Status checkRequest(const CompileRequest& req) {
+  KTUNE_RETURN_IF_ERROR(checkArch(req.arch));
   if (req.entry.empty())
     return Status::InvalidArgument("compile request has no entry (kernel name)");
   // hiprtc only says HIPRTC_ERROR_INVALID_INPUT for this; NVRTC "compiles" it to an empty module.

@@ -1,8 +1,10 @@
 // ktune compiler — kernel source to code object, with dumps and resource usage.
 //
 // Implementations: NVRTC (cubin for sm_80/sm_90/sm_90a, PTX on request), hiprtc + comgr (AMD code
-// objects for the archs the installed ROCm knows, e.g. gfx90a), and the LLVM path (clang-19's
-// AMDGPU backend, for gfx942 and other archs Debian's ROCm 5.2 lacks). None needs a GPU.
+// objects for the archs the installed ROCm knows, e.g. gfx90a), the LLVM path (clang-19's
+// AMDGPU backend, for gfx942 and other archs Debian's ROCm 5.2 lacks), and the IR front door
+// (compiler/ir/): modules a compiler generated, as PTX, LLVM IR, AMDGCN assembly or MLIR, and
+// prebuilt cubin/hsaco. None needs a GPU.
 // compile() is thread-safe: the tuner compiles many configs in parallel.
 #pragma once
 
@@ -25,15 +27,53 @@ enum Dump : unsigned {
   kDumpSass = 1u << 2,    // NVIDIA, via nvdisasm/cuobjdump when installed
   kDumpLlvm = 1u << 3,    // LLVM IR (NVRTC -dlto / hiprtc / clang -emit-llvm)
   kDumpIsa = 1u << 4,     // AMDGCN assembly
-  kDumpMlir = 1u << 5,    // MLIR LLVM-dialect view (via mlir-translate --import-llvm)
+  // C++ sources: the LLVM-dialect view (mlir-translate --import-llvm of the LLVM IR); a failed
+  // view starts with kMlirViewUnavailable. MLIR inputs: the module after each lowering stage.
+  kDumpMlir = 1u << 5,
   kDumpAll = 0x3f,
 };
 // "source", "ptx", "sass", "llvm", "isa", "mlir" <-> Dump bits.
 Expected<unsigned> parseDumpName(const std::string& name);
 const char* dumpName(Dump d);
 
+// The first words of an "mlir" dump that holds the reason instead of a view (the CLI exits
+// non-zero on it when the view was asked for).
+inline constexpr const char kMlirViewUnavailable[] = "MLIR view unavailable: ";
+
+// What CompileRequest::source holds.
+enum class Language {
+  kCpp,        // CUDA C++ (sm_*) / HIP C++ (gfx*): ktune's prelude, -D defines, name expressions
+  kPtx,        // PTX text -> cubin (nvJitLink, or ptxas)
+  kLlvmIr,     // LLVM IR text for NVPTX (-> PTX with llc) or AMDGPU (-> code object), by arch
+  kAmdgcnAsm,  // AMDGCN assembly (llvm-mc -> ld.lld)
+  kMlir,       // MLIR with a gpu.module, lowered to NVVM / ROCDL, then as LLVM IR
+  kCubin,      // prebuilt NVIDIA code object: checked (ELF, machine, SM) and kept as it is
+  kHsaco,      // prebuilt AMD code object: checked (ELF, machine, gfx target) and kept as it is
+};
+// "cpp", "ptx", "llvm", "amdgcn", "mlir", "cubin", "hsaco" (parseLanguage also takes "cuda",
+// "hip", "ll", "asm", "s").
+const char* languageName(Language l);
+Expected<Language> parseLanguage(const std::string& name);
+// By extension: .cu .cuh .hip .cpp .cc -> cpp, .ptx, .ll, .s .asm, .mlir, .cubin, .hsaco .co.
+// kInvalidArgument naming the extensions known when none matches.
+Expected<Language> languageFromPath(const std::string& path);
+
+// How a compiler (an embedder generating one module per config) hands ktune a kernel:
+//
+//   CompileRequest req;
+//   req.language = Language::kMlir;      // or kPtx, kLlvmIr, kAmdgcnAsm, kCubin, kHsaco
+//   req.source = module_text;            // the module (bytes, for cubin/hsaco)
+//   req.entry = "rmsnorm";               // kernel symbol; empty: the module's only kernel
+//   req.arch = "gfx942";                 // or "sm_90a"
+//   auto compiler = compilerFor(req);    // the IR compiler for every language but kCpp
+//   auto obj = store->getOrCompile(**compiler, req);   // cached under the module's content key
+//
+// defines do not apply to the IR languages (substitute values into the text per config);
+// options are passed to the first tool of the pipeline (llc, llvm-mc, mlir-opt, ptxas).
+// Then the CodeObject is like any other: resources, dumps, analysis, loading, benchmarking.
 struct CompileRequest {
-  std::string source;       // kernel source (prelude is added by the compiler)
+  Language language = Language::kCpp;
+  std::string source;       // kernel source (prelude is added by the compiler) or module
   std::string source_name;  // for diagnostics, e.g. "rmsnorm.cu"
   // Kernel to keep. A C++ name expression for template instances ("rmsnorm<__nv_bfloat16,8>")
   // or an extern "C" name. The compiler resolves the mangled (lowered) name.
@@ -101,5 +141,18 @@ Expected<std::unique_ptr<Compiler>> openLlvmAmdgpuCompiler(const std::string& cl
 // clang: the clang binary for the LLVM path (Options::clang, KTUNE_CLANG); "" = the default search.
 Expected<std::unique_ptr<Compiler>> compilerForArch(const std::string& arch,
                                                     const std::string& clang = "");
+// The IR front door (compiler/ir/ir_compiler.h): every language but kCpp, both vendors. Its tools
+// (llc-19, llvm-mc-19, ld.lld-19, mlir-opt-19, mlir-translate-19, llvm-readelf-19, nvJitLink or
+// ptxas) are looked for once; a language whose tool is missing fails with kUnavailable naming
+// the package. version() lists the toolchain's versions, so they are part of store keys.
+Expected<std::unique_ptr<Compiler>> openIrCompiler();
+// compilerForArch(req.arch, clang) for kCpp, openIrCompiler() for the rest.
+Expected<std::unique_ptr<Compiler>> compilerFor(const CompileRequest& req,
+                                                const std::string& clang = "");
+// A request for the module in `path` (a regular file of at most kMaxModuleFileBytes): language
+// from `language` when not empty, else from the extension; entry and arch as given.
+inline constexpr uint64_t kMaxModuleFileBytes = 64ull << 20;
+Expected<CompileRequest> requestFromFile(const std::string& path, const std::string& arch,
+                                         const std::string& entry, const std::string& language);
 
 }  // namespace ktune

@@ -24,6 +24,8 @@ Status compileError(const std::string& compiler, const CompileRequest& req, cons
                     const std::vector<std::string>& opts);
 // Validates a define name / arch string so nothing odd reaches a command line.
 Status checkRequest(const CompileRequest& req);
+// The arch part of checkRequest: non-empty, letters, digits and _ : + - only.
+Status checkArch(const std::string& arch);
 // True if entry is a C++ name expression (template instance or qualified name), not a plain
 // extern "C" identifier.
 bool isNameExpression(const std::string& entry);

@@ -18,11 +18,13 @@ namespace ktune::cli {
 namespace {
 
 const char* kUsage =
-    "ktune compile <template|file.cu> --arch ARCH [-D KEY=VAL ...] [--entry NAME] "
+    "ktune compile <template|file.cu|.ptx|.ll|.s|.mlir|.cubin|.hsaco> --arch ARCH [-D KEY=VAL ...] "
+    "[--entry NAME] [--lang cpp|ptx|llvm|amdgcn|mlir|cubin|hsaco] "
     "[--dump isa|ptx|sass|llvm|mlir|source ...] [--resources] [--report] [--no-cache] [--json]\n"
     "       ktune explain <template|file.cu> --arch ARCH [-D KEY=VAL ...]\n"
     "  templates: rmsnorm silu_mul copy gemm_mma gemm_skinny gemm_wgmma gemm_tma gemm_mfma\n"
     "  --arch      sm_80, sm_90a, ... (NVRTC); gfx90a (hiprtc), gfx942 (clang-19, or KTUNE_CLANG)\n"
+    "  --lang      the module's language when the file's extension does not say it\n"
     "  --dump      keep a dump in the cache entry and print it (repeatable)\n"
     "  --resources registers, shared/LDS, spills;  --report: resources + occupancy + ISA checks\n"
     "  --no-cache  compile without reading or writing the code-object cache";
@@ -34,7 +36,8 @@ bool looksLikePath(const std::string& s) {
   auto ends = [&](const std::string& suffix) {
     return s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
   };
-  return s.find('/') != std::string::npos || ends(".cu") || ends(".cuh") || ends(".hip");
+  return s.find('/') != std::string::npos || ends(".cu") || ends(".cuh") || ends(".hip") ||
+         languageFromPath(s).ok();
 }
 
 // The dynamic shared memory a GEMM template's launch rule gives this config (its tiles live there,
@@ -63,6 +66,15 @@ nlohmann::json resourcesJson(const ResourceUsage& r) {
           {"shared_bytes", r.shared_bytes}, {"wave_size", r.wave_size}};
 }
 
+// An MLIR view that was asked for and could not be made fails the command (the dump says why).
+int mlirViewExit(const CompileRequest& req, const CodeObject& obj) {
+  auto it = obj.dumps.find("mlir");
+  if (!(req.dumps & kDumpMlir) || it == obj.dumps.end() ||
+      it->second.rfind(kMlirViewUnavailable, 0) != 0)
+    return kExitOk;
+  return fail(Status::Unavailable(it->second.substr(0, it->second.find('\n'))));
+}
+
 }  // namespace
 
 void printResources(const CodeObject& obj) {
@@ -83,6 +95,7 @@ int cmdCompile(const std::vector<std::string>& argv, bool explain) {
   auto args = parseArgs(argv, {{"--arch", true},
                                {"--define", true, true, "-D"},
                                {"--entry", true},
+                               {"--lang", true},
                                {"--dump", true, true},
                                {"--option", true, true},
                                {"--resources"},
@@ -102,7 +115,15 @@ int cmdCompile(const std::vector<std::string>& argv, bool explain) {
   req.arch = arch;
   const std::string& what = args->positional[0];
   const bool amd = arch.rfind("gfx", 0) == 0;
-  if (looksLikePath(what)) {
+  const std::string lang = args->get("--lang");
+  const bool ir_file = lang.empty() ? looksLikePath(what) && languageFromPath(what).ok() &&
+                                           *languageFromPath(what) != Language::kCpp
+                                     : lang != "cpp";
+  if (ir_file) {
+    auto r = requestFromFile(what, arch, args->get("--entry"), lang);  // the IR front door
+    if (!r.ok()) return fail(r.status());
+    req = std::move(*r);
+  } else if (looksLikePath(what)) {
     auto src = readFile(what, kMaxSourceBytes);
     if (!src.ok()) return fail(src.status());
     req.source = *src;
@@ -140,7 +161,7 @@ int cmdCompile(const std::vector<std::string>& argv, bool explain) {
   bool report = explain || args->has("--report");
   if (report) req.dumps |= amd ? kDumpIsa : (kDumpPtx | kDumpSass);
 
-  auto compiler = compilerForArch(arch, opts->clang);
+  auto compiler = compilerFor(req, opts->clang);
   if (!compiler.ok()) return fail(compiler.status());
   CodeObject obj;
   bool hit = false;
@@ -161,6 +182,7 @@ int cmdCompile(const std::vector<std::string>& argv, bool explain) {
 
   if (args->has("--json")) {
     nlohmann::json j = {{"template", what},
+                        {"language", languageName(req.language)},
                         {"arch", obj.arch},
                         {"compiler", obj.compiler},
                         {"compiler_version", obj.compiler_version},
@@ -178,7 +200,7 @@ int cmdCompile(const std::vector<std::string>& argv, bool explain) {
       if (rep.ok()) j["report"] = nlohmann::json::parse(*rep);
     }
     std::printf("%s\n", j.dump(2).c_str());
-    return kExitOk;
+    return mlirViewExit(req, obj);
   }
   std::printf("%s for %s with %s %s: %zu bytes, %s%s\n", what.c_str(), obj.arch.c_str(),
               obj.compiler.c_str(), obj.compiler_version.c_str(), obj.binary.size(),
@@ -194,7 +216,7 @@ int cmdCompile(const std::vector<std::string>& argv, bool explain) {
     if (!rep.ok()) return fail(rep.status());
     std::printf("%s", rep->c_str());
   }
-  return kExitOk;
+  return mlirViewExit(req, obj);
 }
 
 }  // namespace ktune::cli

@@ -86,9 +86,11 @@ int cmdInfo(const std::vector<std::string>& argv) {
   j["backends"] = {backendJson("cuda", openCudaBackend()), backendJson("hip", openHipBackend())};
   j["compilers"] = {compilerJson("nvrtc", openNvrtcCompiler()),
                     compilerJson("hiprtc", openHiprtcCompiler()),
-                    compilerJson("clang-amdgpu", openLlvmAmdgpuCompiler(opts->clang))};
+                    compilerJson("clang-amdgpu", openLlvmAmdgpuCompiler(opts->clang)),
+                    compilerJson("ir", openIrCompiler())};
   nlohmann::json tools = nlohmann::json::object();
-  for (const char* t : {"nvdisasm", "cuobjdump", "mlir-translate-19", "ld.lld-19", "llvm-objdump-19"}) {
+  for (const char* t : {"nvdisasm", "cuobjdump", "mlir-translate-19", "mlir-opt-19", "llc-19",
+                        "opt-19", "llvm-mc-19", "ld.lld-19", "llvm-objdump-19"}) {
     std::string p = findProgram(t);
     if (p.empty() && (std::string(t) == "nvdisasm" || std::string(t) == "cuobjdump"))
       p = findProgram(std::string("/usr/local/cuda/bin/") + t);

@@ -8,6 +8,7 @@
 #include "base/subprocess.h"
 #include "compiler/analysis/amd_metadata.h"
 #include "compiler/compiler_util.h"
+#include "compiler/ir/ir_util.h"
 
 #ifndef KTUNE_DEFAULT_CLANG
 #define KTUNE_DEFAULT_CLANG ""
@@ -20,6 +21,7 @@ using namespace compiler_detail;
 namespace clang_detail {
 
 std::vector<std::string> deviceFlags(const std::string& arch, const std::string& include_dir) {
+  if (arch.rfind("sm_", 0) == 0) return cudaDeviceFlags(arch, include_dir);
   return {"-x",
           "hip",
           "--offload-arch=" + arch,
@@ -62,6 +64,7 @@ std::string findMlirTranslate(const std::string& clang) {
 // that makes the device compilation instantiate and emit the requested template kernel.
 static Status writeSources(const TempDir& dir, const CompileRequest& req) {
   KTUNE_RETURN_IF_ERROR(writeFileAtomic(dir.file("prelude.cuh"), std::string(preludeSource())));
+  if (req.arch.rfind("sm_", 0) == 0) KTUNE_RETURN_IF_ERROR(writeCudaShims(dir));
   std::string src = req.source;
   if (isNameExpression(req.entry))
     src += "\n[[maybe_unused]] static auto* ktune_entry_ref_ = &" + req.entry + ";\n";
@@ -105,12 +108,8 @@ Expected<std::string> emitLlvm(const std::string& clang, const CompileRequest& r
 
 std::string mlirView(const std::string& mlir_translate, const std::string& llvm_ir,
                      int timeout_ms) {
-  if (mlir_translate.empty())
-    return "mlir-translate not installed (install mlir-19-tools for the MLIR view)";
-  auto r = runProcess({mlir_translate, "--import-llvm", "-"}, llvm_ir, timeout_ms);
-  if (!r.ok()) return "MLIR view unavailable: " + r.status().message();
-  if (r->exit_code != 0) return "MLIR view unavailable: mlir-translate failed:\n" + r->err;
-  return r->out;
+  auto v = ir_detail::importLlvmIr(mlir_translate, llvm_ir, timeout_ms);
+  return v.ok() ? *v : std::string(kMlirViewUnavailable) + v.status().message();
 }
 
 }  // namespace clang_detail

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "compiler/compiler.h"
+#include "compiler/compiler_util.h"
 
 namespace ktune {
 
@@ -27,8 +28,14 @@ struct ClangConfig {
 Expected<std::unique_ptr<Compiler>> openLlvmAmdgpuCompiler(const ClangConfig& config);
 
 namespace clang_detail {
-// Flags that compile one ktune source for `arch` on the device side only, without ROCm.
+// Flags that compile one ktune source for `arch` on the device side only, without ROCm; for an
+// sm_* arch, cudaDeviceFlags (clang's CUDA mode: the LLVM IR and MLIR views NVRTC cannot give).
 std::vector<std::string> deviceFlags(const std::string& arch, const std::string& include_dir);
+// clang -x cuda for `arch` against the CUDA toolkit NVRTC uses (its headers, libdevice).
+std::vector<std::string> cudaDeviceFlags(const std::string& arch, const std::string& include_dir);
+// Empty stand-ins, in the include dir, for headers clang's CUDA wrapper includes but newer
+// toolkits dropped (texture_fetch_functions.h is gone from CUDA 13).
+Status writeCudaShims(const compiler_detail::TempDir& dir);
 // LLVM IR (text) of req through `clang`: the view hiprtc cannot give. Fails with kCompileError.
 Expected<std::string> emitLlvm(const std::string& clang, const CompileRequest& req, int timeout_ms);
 // MLIR LLVM-dialect view of LLVM IR text via mlir-translate --import-llvm; when the tool is

@@ -33,5 +33,8 @@ bool parsePtxasReport(const std::string& log, const std::string& function, Resou
 // include reserved memory) when *out has none; false when `cubin` is not a 64-bit ELF or has no
 // such kernel. Used when NVRTC printed no ptxas report.
 bool cubinResources(const std::string& cubin, const std::string& entry, ResourceUsage* out);
+// SASS of a cubin via nvdisasm (else cuobjdump), looked for on PATH and in `bin_dir`; a sentence
+// saying why when neither runs. Not an error: SASS is an optional view.
+std::string sassDump(const std::string& cubin, const std::string& bin_dir);
 
 }  // namespace ktune

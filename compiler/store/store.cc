@@ -150,6 +150,7 @@ std::string codeObjectKey(const CompileRequest& req, const std::string& compiler
   // The requested dumps are not part of the key: they do not change the binary, and one entry
   // gains the dumps later requests ask for (getOrCompile) instead of being stored once per set.
   h.field(req.arch).field(compiler_name).field(compiler_version);
+  if (req.language != Language::kCpp) h.field("language").field(languageName(req.language));
   return h.hexDigest();
 }
 

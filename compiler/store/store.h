@@ -32,7 +32,8 @@
 namespace ktune {
 
 // Content key of a compile: sha256 hex (64 lowercase chars) over source, entry, defines (in
-// order), options, arch, compiler name + version and KTUNE_SCHEMA_VERSION, each field
+// order), options, arch, compiler name + version, KTUNE_SCHEMA_VERSION and, for modules other
+// than C++, their language (the IR compiler's version lists its toolchain), each field
 // length-prefixed. The requested dumps are not part of it (see getOrCompile). Pure function;
 // thread-safe. source_name is NOT part of the key (diagnostics only).
 std::string codeObjectKey(const CompileRequest& req, const std::string& compiler_name,
