@@ -159,7 +159,7 @@ std::string fmt3(double v) {
 
 struct Tuner::Impl {
   std::shared_ptr<Backend> backend;
-  TunerOptions opts;
+  EngineOptions opts;
   DeviceInfo device;
   std::shared_ptr<Compiler> compiler;
   std::shared_ptr<CodeObjectStore> store;
@@ -228,17 +228,18 @@ Tuner::~Tuner() {
 }
 
 Expected<std::unique_ptr<Tuner>> Tuner::create(std::shared_ptr<Backend> backend,
-                                               TunerOptions opts) {
+                                               EngineOptions opts) {
   if (!backend) return Status::InvalidArgument("Tuner::create: null backend");
   auto impl = std::make_unique<Impl>();
   KTUNE_ASSIGN_OR_RETURN(auto devs, backend->devices());
-  if (opts.device < 0 || opts.device >= static_cast<int>(devs.size())) {
-    return Status::NotFound("Tuner::create: device " + std::to_string(opts.device) +
+  const int dev = opts.options.device;
+  if (dev < 0 || dev >= static_cast<int>(devs.size())) {
+    return Status::NotFound("Tuner::create: device " + std::to_string(dev) +
                             " not found (" + std::to_string(devs.size()) + " devices on backend " +
                             backend->name() + ")");
   }
-  KTUNE_RETURN_IF_ERROR(backend->setDevice(opts.device));
-  impl->device = devs[opts.device];
+  KTUNE_RETURN_IF_ERROR(backend->setDevice(dev));
+  impl->device = devs[dev];
   if (!opts.compiler) {
     auto c = compilerForArch(impl->device.arch);
     if (!c.ok()) return c.status().withContext("Tuner::create: no compiler for " + impl->device.arch);
@@ -251,6 +252,11 @@ Expected<std::unique_ptr<Tuner>> Tuner::create(std::shared_ptr<Backend> backend,
   if (opts.options.cache_dir.empty()) opts.options.cache_dir = Options::defaultCacheDir();
   KTUNE_ASSIGN_OR_RETURN(impl->store, CodeObjectStore::open(opts.options.cache_dir));
   if (!opts.search) opts.search = exhaustiveSearch();
+  if (opts.bench.warmup_ms != BenchOptions{}.warmup_ms || opts.bench.rep_ms != BenchOptions{}.rep_ms) {
+    return Status::InvalidArgument(
+        "Tuner::create: set the do_bench budgets in options.warmup_ms / options.rep_ms "
+        "(KTUNE_WARMUP_MS / KTUNE_REP_MS), not in bench.warmup_ms / bench.rep_ms");
+  }
   opts.bench.warmup_ms = opts.options.warmup_ms;
   opts.bench.rep_ms = opts.options.rep_ms;
   impl->compiler = opts.compiler;
@@ -274,7 +280,7 @@ const DeviceInfo& Tuner::device() const { return impl_->device; }
 Backend& Tuner::backend() { return *impl_->backend; }
 Compiler& Tuner::compiler() { return *impl_->compiler; }
 CodeObjectStore& Tuner::store() { return *impl_->store; }
-const TunerOptions& Tuner::options() const { return impl_->opts; }
+const EngineOptions& Tuner::options() const { return impl_->opts; }
 const std::string& Tuner::familyName(detail::FamilyState* f) { return f->f.name; }
 
 TuningDatabase* Tuner::database(const std::string& family) {
@@ -1030,9 +1036,7 @@ void Tuner::Impl::benchOne(const detail::ErasedFamily& f, const void* p, Cand& c
 
 bool Tuner::Impl::makeWorker(std::string* why) {
   if (worker) return true;
-  std::string explicit_path = opts.isolation.worker_path.empty() ? opts.options.worker_path
-                                                                 : opts.isolation.worker_path;
-  auto exe = findWorkerExecutable(explicit_path);
+  auto exe = findWorkerExecutable(opts.options.worker_path);
   if (!exe.ok()) {
     *why = exe.status().toString();
     return false;
@@ -1041,9 +1045,8 @@ bool Tuner::Impl::makeWorker(std::string* why) {
   wl.executable = *exe;
   wl.cache_dir = opts.options.cache_dir;
   wl.backend = backend->name();
-  wl.device = opts.device;
+  wl.device = opts.options.device;
   wl.plugins = opts.options.worker_plugins;
-  for (const auto& pl : opts.isolation.plugins) wl.plugins.push_back(pl);
   worker = std::make_unique<WorkerSupervisor>(std::move(wl), opts.isolation);
   return true;
 }

@@ -76,7 +76,7 @@ Env& env() {
     (void)e.backend->setDevice(0);
     char tmpl[] = "/tmp/ktune-bench-call-XXXXXX";
     e.cache_dir = ::mkdtemp(tmpl);
-    TunerOptions o;
+    EngineOptions o;
     o.options.cache_dir = e.cache_dir;
     o.options.warmup_ms = 2;
     o.options.rep_ms = 5;
@@ -204,7 +204,7 @@ int childFirstCall(const std::string& cache_dir) {
   (void)backend->setDevice(0);
   auto dev = backend->devices();  // forces driver + context init
   auto t1 = Clock::now();
-  TunerOptions o;
+  EngineOptions o;
   o.options.cache_dir = cache_dir;
   auto t = Tuner::create(backend, o);
   if (!t.ok()) return 4;
@@ -238,7 +238,7 @@ void BM_FreshProcess100Entries(benchmark::State& state) {
   char tmpl[] = "/tmp/ktune-bench-fresh-XXXXXX";
   std::string dir = ::mkdtemp(tmpl);
   {
-    TunerOptions o;
+    EngineOptions o;
     o.options.cache_dir = dir;
     o.options.warmup_ms = 1;
     o.options.rep_ms = 2;

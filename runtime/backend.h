@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "ktune/types.hpp"  // DevicePtr, StreamHandle (public)
 
 namespace ktune {
 
@@ -49,14 +50,12 @@ struct DeviceInfo {
   std::string pci_bus_id;
 };
 
-using DevicePtr = uint64_t;  // device address; 0 is null
 
 struct Dim3 {
   unsigned x = 1, y = 1, z = 1;
 };
 
 // Opaque handles; 0 / nullptr means none. Owned by the caller.
-struct StreamHandle { void* p = nullptr; };   // p == nullptr: the default stream
 struct EventHandle { void* p = nullptr; };
 struct ModuleHandle { void* p = nullptr; };
 struct FunctionHandle { void* p = nullptr; };

@@ -469,7 +469,7 @@ int cmdTune(const std::vector<std::string>& argv) {
     return analyseSpace(op, arch, std::move(reqs), json, why_no_gpu);
   }
 
-  TunerOptions topts;
+  EngineOptions topts;
   topts.options = *opts;
   // Tuning through the CLI benchmarks in a supervised worker unless told otherwise.
   if (!opts->isolate_explicit) topts.options.isolate = true;

@@ -40,16 +40,16 @@ struct Env {
   ~Env() { (void)removeTree(dir); }
 
   // 2 compile threads, each compile takes `compile_ms`: candidates come out in several batches.
-  TunerOptions options(bool pipeline, double compile_ms, Recorder* rec) {
-    TunerOptions t;
+  EngineOptions options(bool pipeline, double compile_ms, Recorder* rec) {
+    EngineOptions t;
     t.options.cache_dir = dir;
     t.options.warmup_ms = 0.2;
     t.options.rep_ms = 1.0;
     t.options.compile_threads = 2;
     t.options.isolate = true;
     t.options.pipeline = pipeline;
-    t.isolation.worker_path = KTUNE_WORKER_PATH;
-    t.isolation.plugins = {KTUNE_ISOLATION_SIM_PLUGIN};
+    t.options.worker_path = KTUNE_WORKER_PATH;
+    t.options.worker_plugins = {KTUNE_ISOLATION_SIM_PLUGIN};
     t.isolation.fallback_in_process = false;  // a broken worker must fail the tests visibly
     t.compiler = std::make_shared<SimCompiler>([compile_ms](const CompileRequest&) {
       SimCompileDecision d;

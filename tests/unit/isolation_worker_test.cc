@@ -40,15 +40,15 @@ struct IsoEnv {
   }
   ~IsoEnv() { (void)removeTree(dir); }
 
-  TunerOptions options(bool isolate = true) {
-    TunerOptions t;
+  EngineOptions options(bool isolate = true) {
+    EngineOptions t;
     t.options.cache_dir = dir;
     t.options.warmup_ms = 0.2;
     t.options.rep_ms = 1.0;
     t.options.compile_threads = 2;
     t.options.isolate = isolate;
-    t.isolation.worker_path = KTUNE_WORKER_PATH;
-    t.isolation.plugins = {KTUNE_ISOLATION_SIM_PLUGIN};
+    t.options.worker_path = KTUNE_WORKER_PATH;
+    t.options.worker_plugins = {KTUNE_ISOLATION_SIM_PLUGIN};
     t.isolation.fallback_in_process = false;  // a broken worker must fail the tests visibly
     t.compiler = std::make_shared<SimCompiler>();
     t.log = &log;
@@ -69,7 +69,7 @@ struct Tuned {
   std::unique_ptr<Tuner> tuner;
   Family<IsoProblem> fam;
 };
-Tuned make(IsoEnv& env, const std::string& name, TunerOptions o) {
+Tuned make(IsoEnv& env, const std::string& name, EngineOptions o) {
   Tuned t;
   auto tu = Tuner::create(env.backend, std::move(o));
   EXPECT_TRUE(tu.ok()) << tu.status().toString();
