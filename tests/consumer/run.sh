@@ -20,7 +20,7 @@ done
 test -e "$libdir/cmake/ktune/ktuneConfig.cmake" -a -e "$libdir/cmake/ktune/ktuneConfigVersion.cmake" \
   -a -e "$libdir/pkgconfig/ktune.pc" || { echo "FAIL: package files missing"; exit 1; }
 # Only public headers: nothing under include/ may include an internal header.
-if grep -rn '#include "' "$prefix/include" | grep -v '"ktune/'; then
+if grep -rnE '^\s*#\s*include' "$prefix/include" | grep -vE '<[a-z_]+>|<(stddef|stdint)\.h>|"ktune/'; then
   echo "FAIL: an installed header includes a non-public header"; exit 1
 fi
 
