@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <cstring>
+#include <limits>
 
 namespace ktune::api {
 namespace {
@@ -31,11 +32,10 @@ const char* argTypeName(ArgType t) {
 
 bool isInteger(ArgType t) { return t == ArgType::kI32 || t == ArgType::kI64; }
 
-Status parseSpace(const std::string& text, DataFamily* f) {
+Status parseSpace(const Json& j, DataFamily* f) {
   auto bad = [&](const std::string& why) {
     return Status::InvalidArgument("kernel '" + f->spec.name + "': space_json: " + why);
   };
-  Json j = Json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return bad("not a JSON object");
   auto params = j.find("params");
   if (params == j.end() || !params->is_object() || params->empty())
@@ -201,8 +201,8 @@ Expected<std::shared_ptr<const DataFamily>> parseKernelSpec(const KernelSpec& sp
   auto f = std::make_shared<DataFamily>();
   f->spec = spec;
   KTUNE_RETURN_IF_ERROR(checkNames(spec));
-  KTUNE_RETURN_IF_ERROR(parseSpace(spec.space_json, f.get()));
   Json space = Json::parse(spec.space_json, nullptr, false);
+  KTUNE_RETURN_IF_ERROR(parseSpace(space, f.get()));
   KTUNE_RETURN_IF_ERROR(parseExprs(f.get(), space));
   KTUNE_RETURN_IF_ERROR(parseDefault(f.get(), space));
   return std::shared_ptr<const DataFamily>(std::move(f));
@@ -223,6 +223,18 @@ KernelFamily<DataProblem> toEngineFamily(std::shared_ptr<const DataFamily> fam) 
       fillSlots(*fam, &c, DataProblem{}, nullptr, v);
       int64_t r = 0;
       return fam->constraints[i].evalFast(v, &r) && r != 0;
+    });
+  }
+  // A shared-memory rule over knobs alone also drops configs that cannot fit before compiling.
+  bool knobs_only = fam->has_shared;
+  for (int slot = static_cast<int>(f.knobs.size()); slot <= f.slotWarpSize(); ++slot)
+    knobs_only = knobs_only && !f.shared.uses(slot);
+  if (knobs_only) {
+    e.space.sharedBytes([fam](const Config& c) {
+      int64_t v[DataFamily::kMaxSlots] = {};
+      fillSlots(*fam, &c, DataProblem{}, nullptr, v);
+      int64_t r = 0;
+      return fam->shared.evalFast(v, &r) ? r : std::numeric_limits<int64_t>::max();
     });
   }
   e.key = [fam](const DataProblem& p, KeyBuilder& k) {

@@ -143,6 +143,27 @@ TEST_F(CxxApi, RuleFailingAtCallTimeIsAnErrorNotACrash) {
   EXPECT_TRUE((*k)(a.data(), a.size()).ok());
 }
 
+// A shared-memory rule over knobs alone drops configs that cannot fit (the simulated device allows
+// 96 KiB per block) before they are compiled; the rejected one is reported with its reason.
+TEST_F(CxxApi, SharedRuleOverKnobsPrunesBeforeCompiling) {
+  auto s = spec();
+  s.shared_bytes = "T * 40000";
+  auto k = tuner_->addKernel(s);
+  ASSERT_TRUE(k.ok()) << k.status().toString();
+  std::vector<ktune::Value> a = {ktune::Value::i32(4), ktune::Value::i64(64)};
+  auto r = k->tune(a.data(), a.size());
+  ASSERT_TRUE(r.ok()) << r.status().toString();
+  int rejected = 0;
+  for (const auto& c : r->candidates) {
+    if (c.config.find("T=3") == std::string::npos) continue;
+    EXPECT_NE(c.status, "ok") << c.config;
+    EXPECT_NE(c.reason.find("shared"), std::string::npos) << c.reason;
+    ++rejected;
+  }
+  EXPECT_EQ(rejected, 2);  // R=1 and R=2
+  EXPECT_EQ(r->winner.find("T=3"), std::string::npos);
+}
+
 TEST(TunerOptions, OneStructFromTheEnvironment) {
   setenv("KTUNE_REP_MS", "7.5", 1);
   setenv("KTUNE_BACKEND", "sim", 1);
