@@ -19,7 +19,6 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "autotune/autotuner.h"
 #include "base/fs.h"
 #include "base/subprocess.h"
 
@@ -546,7 +545,7 @@ Status WorkerSupervisor::run(const WorkerBatch& batch,
 
 // ---------------------------------------------------------------- worker side
 
-Status serveWorker(Tuner& tuner, int in_fd, int out_fd) {
+Status serveWorker(CandidateBench& tuner, int in_fd, int out_fd) {
   auto send = [&](const Json& j) -> Status {
     if (!writeAll(out_fd, j.dump() + "\n"))
       return Status::IoError(std::string("worker: cannot write results: ") + std::strerror(errno));
