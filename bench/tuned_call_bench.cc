@@ -176,21 +176,16 @@ DataEnv& dataEnv() {
   return e;
 }
 
-void BM_CApiCall(benchmark::State& state) {
-  DataEnv& e = dataEnv();
+// Times `call` (returns an error message or nullptr) after one untimed call that tunes,
+// synchronising every 256 calls outside the timing as syncEvery does.
+template <class Call>
+void timeDataCalls(benchmark::State& state, DataEnv& e, Call call) {
   if (!e.skip.empty()) return state.SkipWithError(e.skip.c_str());
-  ktune_value v[2];
-  std::memset(v, 0, sizeof v);
-  v[0].type = KTUNE_ARG_PTR;
-  v[0].v.ptr = e.buf;
-  v[1].type = KTUNE_ARG_I64;
-  v[1].v.i64 = 1000;
-  if (ktune_family_call(e.f, v, 2, nullptr) != KTUNE_OK)  // tunes once
-    return state.SkipWithError(ktune_last_error());
+  if (const char* err = call()) return state.SkipWithError(err);  // tunes once
   (void)ktune_synchronize(e.t, nullptr);
   int64_t i = 0;
   for (auto _ : state) {
-    if (ktune_family_call(e.f, v, 2, nullptr) != KTUNE_OK) return state.SkipWithError(ktune_last_error());
+    if (const char* err = call()) return state.SkipWithError(err);
     if ((i++ & 255) == 255) {
       state.PauseTiming();
       (void)ktune_synchronize(e.t, nullptr);
@@ -200,24 +195,29 @@ void BM_CApiCall(benchmark::State& state) {
   (void)ktune_synchronize(e.t, nullptr);
 }
 
+void BM_CApiCall(benchmark::State& state) {
+  DataEnv& e = dataEnv();
+  ktune_value v[2];
+  std::memset(v, 0, sizeof v);
+  v[0].type = KTUNE_ARG_PTR;
+  v[0].v.ptr = e.buf;
+  v[1].type = KTUNE_ARG_I64;
+  v[1].v.i64 = 1000;
+  timeDataCalls(state, e, [&]() -> const char* {
+    return ktune_family_call(e.f, v, 2, nullptr) == KTUNE_OK ? nullptr : ktune_last_error();
+  });
+}
+
 void BM_PublicCxxCall(benchmark::State& state) {
   DataEnv& e = dataEnv();
-  if (!e.skip.empty()) return state.SkipWithError(e.skip.c_str());
   const ktune::Value v[] = {ktune::Value::ptr(e.buf), ktune::Value::i64(1000)};
-  Status s = e.kernel(v, 2);  // tunes once
-  if (!s.ok()) return state.SkipWithError(s.toString().c_str());
-  (void)ktune_synchronize(e.t, nullptr);
-  int64_t i = 0;
-  for (auto _ : state) {
+  std::string err;
+  timeDataCalls(state, e, [&]() -> const char* {
     Status st = e.kernel(v, 2);
-    if (!st.ok()) return state.SkipWithError(st.toString().c_str());
-    if ((i++ & 255) == 255) {
-      state.PauseTiming();
-      (void)ktune_synchronize(e.t, nullptr);
-      state.ResumeTiming();
-    }
-  }
-  (void)ktune_synchronize(e.t, nullptr);
+    if (st.ok()) return nullptr;
+    err = st.toString();
+    return err.c_str();
+  });
 }
 
 void BM_BackendLaunch(benchmark::State& state) {

@@ -28,7 +28,7 @@ echo "== exported symbols"
 bash "$src/tests/consumer/check_exports.sh" "$libdir/libktune.so"
 
 echo "== C++ consumer: find_package(ktune)"
-"$cmake_bin" -S "$src/tests/consumer/cxx" -B "$work/cxx" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+"$cmake_bin" -S "$src/tests/consumer/cxx" -B "$work/cxx" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$prefix" > "$work/cxx-configure.log" || { cat "$work/cxx-configure.log"; exit 1; }
 "$cmake_bin" --build "$work/cxx" > "$work/cxx-build.log" || { cat "$work/cxx-build.log"; exit 1; }
 "$work/cxx/ktune_consumer"
