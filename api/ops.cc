@@ -2,7 +2,7 @@
 #include "ktune/ops.hpp"
 
 #include "api/internal.h"
-#include "autotune/dtype.h"
+#include "base/dtype.h"
 #include "autotune/ops/rowwise.h"
 
 namespace ktune::ops {
@@ -87,7 +87,7 @@ Expected<GemmOp*> gemmOp(Autotuner& t) {
   Autotuner::Impl& impl = t.impl();
   std::lock_guard<std::mutex> l(impl.mu);
   if (!impl.gemm) {
-    KTUNE_ASSIGN_OR_RETURN(impl.gemm, GemmOp::create(impl.tuner));
+    KTUNE_ASSIGN_OR_RETURN(impl.gemm, GemmOp::create(*impl.tuner));
   }
   return impl.gemm.get();
 }

@@ -70,7 +70,7 @@ Expected<std::unique_ptr<Tuner>> Tuner::create(std::shared_ptr<Backend> backend,
   impl->compiler = opts.compiler;
   impl->backend = std::move(backend);
   const std::string& arch = impl->device.arch;
-  impl->space_backend = arch.rfind("sm_", 0) == 0 ? "cuda" : arch.rfind("gfx", 0) == 0 ? "hip" : "";
+  impl->space_backend = Arch(arch).spaceBackend();
   impl->validator = Validator{KTUNE_VERSION,
                               impl->backend->name(),
                               impl->device.driver_version.empty() ? impl->backend->version()
@@ -90,6 +90,15 @@ Compiler& Tuner::compiler() { return *impl_->compiler; }
 CodeObjectStore& Tuner::store() { return *impl_->store; }
 const EngineOptions& Tuner::options() const { return impl_->opts; }
 const std::string& Tuner::familyName(detail::FamilyState* f) { return f->f.name; }
+
+Expected<detail::FamilyState*> Tuner::findErased(const std::string& name,
+                                                 const std::type_info& type) {
+  FamilyState* fs = impl_->findFamily(name);
+  if (!fs) return Status::NotFound("family '" + name + "' is not registered on this tuner");
+  if (!fs->f.problem_type || *fs->f.problem_type != type)
+    return Status::InvalidArgument("family '" + name + "' was registered over another problem type");
+  return fs;
+}
 
 TuningDatabase* Tuner::database(const std::string& family) {
   std::lock_guard<std::mutex> l(impl_->families_mu);
@@ -130,6 +139,7 @@ Expected<detail::FamilyState*> Tuner::addErased(detail::ErasedFamily f) {
   for (const auto& w : db->warnings()) impl_->log() << "ktune: " << w << "\n";
   auto st = std::make_unique<FamilyState>();
   st->f = std::move(f);
+  st->journal = std::make_unique<TuningJournal>(db->path(), st->f.name, impl_->validator.id());
   st->db = std::move(db);
   impl_->families.push_back(std::move(st));
   return impl_->families.back().get();

@@ -34,6 +34,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
@@ -142,6 +143,15 @@ class Tuner : public CandidateBench {
     return Family<P>(this, *st);
   }
 
+  // The family registered as `name`, for problems of type P: kNotFound when there is none,
+  // kInvalidArgument when it was registered over another problem type. Thread-safe.
+  template <class P>
+  Expected<Family<P>> family(const std::string& name) {
+    auto st = findErased(name, typeid(P));
+    if (!st.ok()) return st.status();
+    return Family<P>(this, *st);
+  }
+
   // Offline tuning of keys recorded in an untuned-keys file (JSON lines written when tuning was
   // off). Each line's family must be registered with make_problem; lines that are not are
   // skipped with a message. Tunes regardless of options.tuning.
@@ -187,6 +197,7 @@ class Tuner : public CandidateBench {
   struct Impl;
   explicit Tuner(std::unique_ptr<Impl> impl);
   Expected<detail::FamilyState*> addErased(detail::ErasedFamily f);
+  Expected<detail::FamilyState*> findErased(const std::string& name, const std::type_info& type);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -99,7 +99,7 @@ bool TunerEngine::makeWorker(std::string* why) {
 
 void recordPartial(TunerEngine& e, FamilyState& fs, const std::string& key,
                    const CandidateResult& r) {
-  Status st = fs.db->recordCandidate(key, r);
+  Status st = fs.journal->append(key, r);
   if (!st.ok()) e.log() << "ktune: could not record a partial result: " << st.toString() << "\n";
 }
 

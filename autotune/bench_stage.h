@@ -27,7 +27,7 @@ struct IsolatedBatch {
 // the caller decides what becomes of the candidates left (those with done[i] == false).
 bool benchIsolated(TunerEngine& e, IsolatedBatch& b, std::string* why);
 
-// Writes one finished candidate to the family's database (resumable tuning).
+// Appends one finished candidate to the family's tuning journal (resumable tuning).
 void recordPartial(TunerEngine& e, FamilyState& fs, const std::string& key,
                    const CandidateResult& r);
 

@@ -17,6 +17,7 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "autotune/candidate_json.h"
 #include "base/json_fields.h"
 #include "base/fs.h"
 
@@ -50,62 +51,9 @@ std::string parentDir(const std::string& path) {
   return path.substr(0, slash);
 }
 
-Code codeFromName(const std::string& s) {
-  for (int c = int(Code::kOk); c <= int(Code::kInternal); ++c) {
-    if (s == codeName(Code(c))) return Code(c);
-  }
-  return Code::kInternal;
-}
-
 using jsonfields::checkedNumber;
 using jsonfields::readField;
-
-json statsToJson(const TimingStats& s) {
-  return json{{"median_ms", s.median_ms}, {"p20_ms", s.p20_ms}, {"p80_ms", s.p80_ms},
-              {"min_ms", s.min_ms},       {"max_ms", s.max_ms}, {"mean_ms", s.mean_ms},
-              {"std_ms", s.std_ms},       {"runs", s.runs}};
-}
-
-TimingStats statsFromJson(const json& j) {
-  TimingStats s;
-  if (!j.is_object()) return s;
-  readField(j, "median_ms", s.median_ms);
-  readField(j, "p20_ms", s.p20_ms);
-  readField(j, "p80_ms", s.p80_ms);
-  readField(j, "min_ms", s.min_ms);
-  readField(j, "max_ms", s.max_ms);
-  readField(j, "mean_ms", s.mean_ms);
-  readField(j, "std_ms", s.std_ms);
-  readField(j, "runs", s.runs);
-  return s;
-}
-
-json candidateToJson(const CandidateResult& c) {
-  return json{{"config", c.config},
-              {"source", c.source},
-              {"status", codeName(c.status)},
-              {"reason", c.reason},
-              {"stats", statsToJson(c.stats)},
-              {"code_object_key", c.code_object_key},
-              {"max_error", c.max_error},
-              {"date", c.date}};
-}
-
-// Throws nlohmann exceptions on wrong types; callers catch and report.
-CandidateResult candidateFromJson(const json& j) {
-  CandidateResult c;
-  readField(j, "config", c.config);
-  readField(j, "source", c.source);
-  std::string status = "ok";
-  readField(j, "status", status);
-  c.status = codeFromName(status);
-  readField(j, "reason", c.reason);
-  if (j.contains("stats")) c.stats = statsFromJson(j.at("stats"));
-  readField(j, "code_object_key", c.code_object_key);
-  readField(j, "max_error", c.max_error);
-  readField(j, "date", c.date);
-  return c;
-}
+using namespace candidatejson;  // candidate and stats JSON, shared with the worker protocol
 
 json entryToJson(const DbEntry& e) {
   json cands = json::array();
@@ -627,41 +575,9 @@ Status appendUntunedKey(const std::string& path, const std::string& family,
   line["key"] = key;
   line["date"] = isoUtcNow();
   const std::string text = dumpText(line, -1) + "\n";
-  const std::string ctx = "cannot append to untuned-keys file '" + path + "'";
-
   Status s = makeDirs(parentDir(path), 0700);
-  if (!s.ok()) return s.withContext(ctx);
-  auto lock = FileLock::acquire(path + ".lock", kLockTimeoutMs);
-  if (!lock.ok()) return lock.status().withContext(ctx);
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-  if (fd < 0) return Status::IoError(ctx + ": " + std::strerror(errno));
-  // A write can stop part-way (disk full): cut the file back to where this line began, so a
-  // reader never sees a torn last line. Every appender holds the lock, so the size is stable.
-  struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    int e = errno;
-    ::close(fd);
-    return Status::IoError(ctx + ": " + std::strerror(e));
-  }
-  const off_t start = st.st_size;
-  auto failed = [&](int e) {
-    (void)!::ftruncate(fd, start);
-    ::close(fd);
-    std::string msg = ctx + ": " + std::strerror(e);
-    if (e == ENOSPC) msg += " (disk full; the file is unchanged)";
-    return Status::IoError(msg);
-  };
-  size_t off = 0;
-  while (off < text.size()) {
-    ssize_t n = ::write(fd, text.data() + off, text.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return failed(errno);
-    }
-    off += size_t(n);
-  }
-  if (::close(fd) != 0) return Status::IoError(ctx + ": " + std::strerror(errno));
-  return Status::Ok();
+  if (!s.ok()) return s.withContext("cannot append to untuned-keys file '" + path + "'");
+  return appendLocked(path, text, "untuned-keys file", kLockTimeoutMs);
 }
 
 }  // namespace ktune

@@ -18,6 +18,7 @@
 #include "autotune/database.h"
 #include "autotune/family.h"
 #include "autotune/isolation.h"
+#include "autotune/journal.h"
 #include "autotune/key.h"
 
 namespace ktune {
@@ -40,6 +41,8 @@ struct Selected {
 struct FamilyState {
   ErasedFamily f;
   std::shared_ptr<TuningDatabase> db;
+  // Partial results of tuning runs (appended per candidate; compacted when a key is recorded).
+  std::unique_ptr<TuningJournal> journal;
   mutable std::shared_mutex mu;  // guards map (readers: the hot path)
   std::unordered_map<KeyBuilder, Selected*, KeyBuilderHash> map;
   std::vector<std::unique_ptr<Selected>> owned;  // never freed before the tuner: no dangling hits

@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <typeinfo>
 #include <string>
 #include <utility>
 #include <vector>
@@ -81,6 +82,7 @@ struct KernelFamily {
 namespace detail {
 // Type-erased family (what KernelFamily<P> becomes inside the tuner).
 struct ErasedFamily {
+  const std::type_info* problem_type = nullptr;  // typeid(P): Tuner::family<P> checks it
   std::string name, source, source_name, entry;
   std::function<std::string(const Config&, const void*)> entry_fn;
   ConfigSpace space;
@@ -106,6 +108,7 @@ struct ErasedFamily {
 template <class P>
 ErasedFamily erase(KernelFamily<P>&& f) {
   ErasedFamily e;
+  e.problem_type = &typeid(P);
   e.name = std::move(f.name);
   e.source = std::move(f.source);
   e.source_name = std::move(f.source_name);

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "autotune/candidate_json.h"
 #include "base/fs.h"
 #include "base/subprocess.h"
 
@@ -27,35 +28,6 @@ namespace {
 
 using Json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
-
-Code codeFromName(const std::string& s) {
-  for (int c = 0; c <= static_cast<int>(Code::kInternal); ++c) {
-    if (s == codeName(Code(c))) return Code(c);
-  }
-  return Code::kInternal;
-}
-
-Json statsToJson(const TimingStats& t) {
-  return Json{{"median_ms", t.median_ms}, {"p20_ms", t.p20_ms}, {"p80_ms", t.p80_ms},
-              {"min_ms", t.min_ms},       {"max_ms", t.max_ms}, {"mean_ms", t.mean_ms},
-              {"std_ms", t.std_ms},       {"runs", t.runs}};
-}
-
-TimingStats statsFromJson(const Json& j) {
-  TimingStats t;
-  if (!j.is_object()) return t;
-  auto num = [&](const char* k) { return j.contains(k) && j[k].is_number() ? j[k].get<double>() : 0.0; };
-  t.median_ms = num("median_ms");
-  t.p20_ms = num("p20_ms");
-  t.p80_ms = num("p80_ms");
-  t.min_ms = num("min_ms");
-  t.max_ms = num("max_ms");
-  t.mean_ms = num("mean_ms");
-  t.std_ms = num("std_ms");
-  double runs = num("runs");
-  t.runs = runs >= 0 && runs < 1e9 ? static_cast<int>(runs) : 0;
-  return t;
-}
 
 Json benchToJson(const BenchOptions& b) {
   return Json{{"warmup_ms", b.warmup_ms},         {"rep_ms", b.rep_ms},
@@ -82,28 +54,16 @@ BenchOptions benchFromJson(const Json& j) {
   return b;
 }
 
-Json resultToJson(const CandidateResult& r) {
-  return Json{{"config", r.config},
-              {"source", r.source},
-              {"status", codeName(r.status)},
-              {"reason", r.reason},
-              {"stats", statsToJson(r.stats)},
-              {"code_object_key", r.code_object_key},
-              {"max_error", r.max_error},
-              {"date", r.date}};
-}
-
+// A result line from the worker; a malformed one is an internal failure of that candidate.
 CandidateResult resultFromJson(const Json& j) {
-  CandidateResult r;
-  r.config = j.value("config", std::string());
-  r.source = j.value("source", std::string("jit"));
-  r.status = codeFromName(j.value("status", std::string("internal")));
-  r.reason = j.value("reason", std::string());
-  if (j.contains("stats")) r.stats = statsFromJson(j["stats"]);
-  r.code_object_key = j.value("code_object_key", std::string());
-  r.max_error = j.contains("max_error") && j["max_error"].is_number() ? j["max_error"].get<double>() : 0;
-  r.date = j.value("date", std::string());
-  return r;
+  try {
+    return candidatejson::candidateFromJson(j, Code::kInternal);
+  } catch (const std::exception& e) {
+    CandidateResult r;
+    r.status = Code::kInternal;
+    r.reason = std::string("malformed result from the isolation worker: ") + e.what();
+    return r;
+  }
 }
 
 std::string signalName(int sig) {
@@ -152,7 +112,9 @@ bool mentionsDeviceError(const std::string& s) {
 
 }  // namespace
 
-std::string candidateResultToJson(const CandidateResult& r) { return resultToJson(r).dump(); }
+std::string candidateResultToJson(const CandidateResult& r) {
+  return candidatejson::candidateToJson(r).dump();
+}
 
 Expected<CandidateResult> candidateResultFromJson(const std::string& text) {
   Json j = Json::parse(text, nullptr, false);
@@ -405,6 +367,52 @@ Status WorkerSupervisor::awaitHello() {
   }
 }
 
+namespace {
+
+// The bench request for the candidates of `batch` from `first` on.
+Json benchRequest(const WorkerBatch& batch, size_t first, double best) {
+  Json req{{"op", "bench"},   {"family", batch.family}, {"key", batch.key},
+           {"args", batch.args_json}, {"best_ms", best}, {"bench", benchToJson(batch.bench)}};
+  Json cs = Json::array();
+  for (size_t i = first; i < batch.candidates.size(); ++i) {
+    const auto& c = batch.candidates[i];
+    cs.push_back(Json{{"config", c.config}, {"source", c.source},
+                      {"code_object_key", c.code_object_key}});
+  }
+  req["candidates"] = std::move(cs);
+  return req;
+}
+
+CandidateResult failedResult(const WorkerCandidate& c, Code code, std::string reason) {
+  CandidateResult r;
+  r.config = c.config;
+  r.source = c.source;
+  r.status = code;
+  r.reason = std::move(reason);
+  r.date = isoUtcNow();
+  return r;
+}
+
+}  // namespace
+
+std::string WorkerSupervisor::reapGone(int* st, bool* reaped) {
+  // The worker is gone: reap it for the reason (signal or exit code).
+  pid_t pid = proc_->pid;
+  std::string drain;
+  readLine(-1, proc_->err, proc_->inbuf, proc_->eof, stderr_tail_,
+           Clock::now() + std::chrono::milliseconds(20), &drain);
+  *reaped = false;
+  for (int i = 0; i < 200 && !*reaped; ++i) {
+    pid_t w = ::waitpid(pid, st, WNOHANG);
+    if (w == pid) *reaped = true;
+    else std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (*reaped) proc_->pid = -1;
+  return !*reaped ? "closed its output"
+         : WIFSIGNALED(*st) ? "was killed by " + signalName(WTERMSIG(*st))
+                            : "exited with status " + std::to_string(WEXITSTATUS(*st));
+}
+
 Status WorkerSupervisor::run(const WorkerBatch& batch,
                              const std::function<void(size_t, const CandidateResult&)>& on_result) {
   const size_t n = batch.candidates.size();
@@ -420,16 +428,7 @@ Status WorkerSupervisor::run(const WorkerBatch& batch,
   };
   while (next < n) {
     KTUNE_RETURN_IF_ERROR(ensureStarted());
-    Json req{{"op", "bench"},   {"family", batch.family}, {"key", batch.key},
-             {"args", batch.args_json}, {"best_ms", best}, {"bench", benchToJson(batch.bench)}};
-    Json cs = Json::array();
-    for (size_t i = next; i < n; ++i) {
-      const auto& c = batch.candidates[i];
-      cs.push_back(Json{{"config", c.config}, {"source", c.source},
-                        {"code_object_key", c.code_object_key}});
-    }
-    req["candidates"] = std::move(cs);
-    if (!writeAll(proc_->sock, req.dump() + "\n")) {
+    if (!writeAll(proc_->sock, benchRequest(batch, next, best).dump() + "\n")) {
       killWorker();
       if (++write_failures > 2) return Status::Unavailable("isolation worker does not accept requests");
       continue;
@@ -449,13 +448,10 @@ Status WorkerSupervisor::run(const WorkerBatch& batch,
                                  " took more than " +
                                  std::to_string(int64_t(opts_.startup_timeout_ms)) + " ms");
         }
-        CandidateResult r;
-        r.config = batch.candidates[next].config;
-        r.source = batch.candidates[next].source;
-        r.status = Code::kTimeout;
-        r.reason = "hung: no result within " + std::to_string(int64_t(candidateTimeoutMs())) +
-                   " ms (watchdog killed the worker)";
-        r.date = isoUtcNow();
+        CandidateResult r = failedResult(
+            batch.candidates[next], Code::kTimeout,
+            "hung: no result within " + std::to_string(int64_t(candidateTimeoutMs())) +
+                " ms (watchdog killed the worker)");
         ++stats_.timeouts;
         ++stats_.candidates_sent;
         on_result(next++, r);
@@ -463,38 +459,22 @@ Status WorkerSupervisor::run(const WorkerBatch& batch,
         break;
       }
       if (rr == ReadResult::kEof) {
-        // The worker is gone: reap it for the reason (signal or exit code).
         int st = 0;
-        pid_t pid = proc_->pid;
-        std::string drain;
-        readLine(-1, proc_->err, proc_->inbuf, proc_->eof, stderr_tail_,
-                 Clock::now() + std::chrono::milliseconds(20), &drain);
         bool reaped = false;
-        for (int i = 0; i < 200 && !reaped; ++i) {
-          pid_t w = ::waitpid(pid, &st, WNOHANG);
-          if (w == pid) reaped = true;
-          else std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        }
-        if (reaped) proc_->pid = -1;
-        std::string how = !reaped ? "closed its output"
-                          : WIFSIGNALED(st) ? "was killed by " + signalName(WTERMSIG(st))
-                          : "exited with status " + std::to_string(WEXITSTATUS(st));
+        const std::string how = reapGone(&st, &reaped);
         std::string said = lastLine(stderr_tail_);
         killWorker();
         if (!problem_ready) {
           return Status::Unavailable("isolation worker " + how + " before benchmarking " +
                                      batch.family + (said.empty() ? "" : ": " + said));
         }
-        CandidateResult r;
-        r.config = batch.candidates[next].config;
-        r.source = batch.candidates[next].source;
-        r.status = Code::kDeviceFault;
-        r.reason = "worker " + how + " while running this candidate" +
-                   (said.empty() ? "" : " (last worker output: " + said + ")");
+        CandidateResult r = failedResult(
+            batch.candidates[next], Code::kDeviceFault,
+            "worker " + how + " while running this candidate" +
+                (said.empty() ? "" : " (last worker output: " + said + ")"));
         if (!WIFSIGNALED(st) && !mentionsDeviceError(said) && reaped && WEXITSTATUS(st) == 0) {
           r.status = Code::kInternal;  // a clean exit mid-candidate is a worker bug, not the kernel
         }
-        r.date = isoUtcNow();
         ++stats_.crashes;
         ++stats_.candidates_sent;
         on_result(next++, r);
@@ -534,7 +514,7 @@ Status WorkerSupervisor::run(const WorkerBatch& batch,
         }
         return Status::Ok();
       } else if (ev == "error") {
-        Code c = codeFromName(j.value("code", std::string("internal")));
+        Code c = candidatejson::codeFromName(j.value("code", std::string("internal")));
         return Status(c == Code::kOk ? Code::kInternal : c,
                       "isolation worker: " + j.value("message", std::string()));
       }
@@ -621,7 +601,7 @@ Status serveWorker(CandidateBench& tuner, int in_fd, int out_fd) {
       CandidateResult r = tuner.benchmarkCandidate(family, problem.get(), wc, bench, best);
       if (r.status == Code::kOk && r.stats.runs > 0 && (best <= 0 || r.stats.median_ms < best))
         best = r.stats.median_ms;
-      KTUNE_RETURN_IF_ERROR(send(Json{{"event", "result"}, {"index", i}, {"result", resultToJson(r)}}));
+      KTUNE_RETURN_IF_ERROR(send(Json{{"event", "result"}, {"index", i}, {"result", candidatejson::candidateToJson(r)}}));
       if (r.status == Code::kDeviceFault) {
         // A faulted CUDA/HIP context stays broken: leave, the supervisor starts a fresh worker.
         KTUNE_RETURN_IF_ERROR(send(Json{{"event", "exit"}, {"reason", "device fault"}}));

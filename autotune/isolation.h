@@ -142,6 +142,8 @@ class WorkerSupervisor {
   Status spawn();       // fork + exec; proc_ set, not yet ready
   Status awaitHello();  // waits for the worker's hello line
   void killWorker();
+  // After EOF from the worker: reaps it (*reaped, its wait status in *st) and says how it went.
+  std::string reapGone(int* st, bool* reaped);
   std::unique_ptr<Proc> proc_;
   WorkerLaunch launch_;
   IsolationOptions opts_;

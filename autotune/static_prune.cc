@@ -8,6 +8,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "base/device.h"
 #include "base/fs.h"
 #include "base/subprocess.h"
 #include "compiler/analysis/occupancy.h"
@@ -17,7 +18,7 @@ namespace ktune {
 
 namespace {
 
-bool isAmd(const std::string& arch) { return arch.rfind("gfx", 0) == 0; }
+bool isAmd(const std::string& arch) { return Arch(arch).isAmd(); }
 
 std::string fmt(double v) {
   std::ostringstream o;

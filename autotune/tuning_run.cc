@@ -134,7 +134,11 @@ void TuningRun::enumerate() {
 // Stage "history": known failures (database blacklist) and the candidates an interrupted run
 // already measured (resumable tuning: they are reused, not measured again).
 void TuningRun::loadHistory() {
-  for (auto& r : fs_.db->candidatesFor(key_)) {
+  // The database's (finished entries' failures, partial results of older versions), then the
+  // journal's: a later result of the same candidate replaces an earlier one.
+  std::vector<CandidateResult> earlier = fs_.db->candidatesFor(key_);
+  for (auto& r : fs_.journal->candidatesFor(key_)) earlier.push_back(std::move(r));
+  for (auto& r : earlier) {
     if (persistentFailure(r)) {
       if (!e_.opts.options.retry_failed) known_[r.source + "|" + r.config] = r;
     } else if ((r.status == Code::kOk && r.stats.runs > 0) ||
@@ -457,12 +461,14 @@ int TuningRun::choose() {
   return w;
 }
 
-// Stage "record": failures worth remembering that are not recorded yet, then the entry.
+// Stage "record": failures worth remembering that are not in the journal yet, then the entry; once
+// the entry is written the key's journal lines are compacted away (the entry holds them all).
+// Without a winner the journal keeps them: the failures stay remembered.
 void TuningRun::record(int w) {
   for (const auto& c : cands_) {
     const CandidateResult& r = c.r;
     if (persistentFailure(r) && r.reason.rfind("skipped", 0) != 0 && !c.recorded) {
-      Status st = fs_.db->recordCandidate(key_, r);
+      Status st = fs_.journal->append(key_, r);
       if (!st.ok()) e_.log() << "ktune: could not record a failed candidate: " << st.toString() << "\n";
     }
   }
@@ -477,7 +483,12 @@ void TuningRun::record(int w) {
   e.candidates = rep_.candidates;
   e.date = isoUtcNow();
   Status st = fs_.db->record(e);
-  if (!st.ok()) e_.log() << "ktune: could not write the tuning database: " << st.toString() << "\n";
+  if (!st.ok()) {
+    e_.log() << "ktune: could not write the tuning database: " << st.toString() << "\n";
+    return;  // the journal keeps the key's results
+  }
+  st = fs_.journal->compact(key_);
+  if (!st.ok()) e_.log() << "ktune: could not compact the tuning journal: " << st.toString() << "\n";
 }
 
 Expected<TuneReport> TuningRun::run(WinnerBinary* winner) {

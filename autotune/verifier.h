@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "autotune/dtype.h"
+#include "base/dtype.h"
 #include "runtime/backend.h"
 
 namespace ktune {

@@ -246,4 +246,39 @@ void FileLock::release() {
   }
 }
 
+Status appendLocked(const std::string& path, const std::string& text, const std::string& what,
+                    int lock_timeout_ms) {
+  const std::string ctx = "cannot append to " + what + " '" + path + "'";
+  auto lock = FileLock::acquire(path + ".lock", lock_timeout_ms);
+  if (!lock.ok()) return lock.status().withContext(ctx);
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (fd < 0) return Status::IoError(ctx + ": " + std::strerror(errno));
+  // Every appender holds the lock, so the size is stable: a failed write is cut back to it.
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    int e = errno;
+    ::close(fd);
+    return Status::IoError(ctx + ": " + std::strerror(e));
+  }
+  const off_t start = st.st_size;
+  auto failed = [&](int e) {
+    (void)!::ftruncate(fd, start);
+    ::close(fd);
+    std::string msg = ctx + ": " + std::strerror(e);
+    if (e == ENOSPC) msg += " (disk full; the file is unchanged)";
+    return Status::IoError(msg);
+  };
+  size_t off = 0;
+  while (off < text.size()) {
+    ssize_t n = ::write(fd, text.data() + off, text.size() - off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return failed(errno);
+    }
+    off += size_t(n);
+  }
+  if (::close(fd) != 0) return Status::IoError(ctx + ": " + std::strerror(errno));
+  return Status::Ok();
+}
+
 }  // namespace ktune

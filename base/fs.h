@@ -56,4 +56,11 @@ class FileLock {
   int fd_ = -1;
 };
 
+// Appends `text` (whole lines) to `path` (created 0600) while holding the FileLock <path>.lock,
+// so lines of concurrent writers never interleave. A write that stops part-way (disk full) is cut
+// back to where it began: readers never see a torn line. Errors name `what` (e.g. "untuned-keys
+// file") and the path; kIoError also when the lock is not had within lock_timeout_ms.
+Status appendLocked(const std::string& path, const std::string& text, const std::string& what,
+                    int lock_timeout_ms);
+
 }  // namespace ktune

@@ -18,11 +18,13 @@
 #include <thread>
 #include <vector>
 
-#include "autotune/dtype.h"
+#include "autotune/compile_pool.h"
+#include "autotune/ops/buffers.h"
+#include "base/dtype.h"
 #include "autotune/ops/gemm.h"
 #include "compiler/compiler.h"
 #include "runtime/backend.h"
-#include "runtime/cuda/cublaslt.h"
+#include "autotune/vendor/cublaslt.h"
 #include "templates/gemm.h"
 
 namespace ktune {
@@ -122,11 +124,7 @@ struct Bufs {
 };
 
 Status fillRandom(DevicePtr p, int64_t count, uint32_t seed) {
-  std::vector<uint16_t> h(static_cast<size_t>(count));
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  for (auto& x : h) x = floatToBf16(u(rng));
-  return g->be->copyToDevice(p, h.data(), h.size() * 2);
+  return ktune::fillRandom(*g->be, p, DType::kBF16, count, seed);
 }
 
 // The weight-streaming bound of a decode GEMM: the fastest pure read of the weight matrix B
@@ -375,19 +373,12 @@ void precompile(const std::vector<ShapeSpec>& shapes) {
       for (auto& c : candidates(k, s)) jobs.push_back({k, {c, s}});
     }
   }
-  std::atomic<size_t> next{0};
-  std::vector<std::thread> th;
-  const unsigned n = std::max(1u, std::thread::hardware_concurrency());
-  for (unsigned i = 0; i < n; ++i)
-    th.emplace_back([&] {
-      for (size_t j; (j = next++) < jobs.size();) {
-        auto r = g->runner->compile(jobs[j].first, jobs[j].second.first, jobs[j].second.second);
-        if (!r.ok())
-          std::fprintf(stderr, "compile failed: %s %s: %s\n", gemm::kernelKindName(jobs[j].first),
-                       jobs[j].second.first.toString().c_str(), r.status().toString().c_str());
-      }
-    });
-  for (auto& t : th) t.join();
+  CompilePool::parallelFor(jobs.size(), CompilePool::threadsFor(jobs.size(), 0, false), [&](size_t j) {
+    auto r = g->runner->compile(jobs[j].first, jobs[j].second.first, jobs[j].second.second);
+    if (!r.ok())
+      std::fprintf(stderr, "compile failed: %s %s: %s\n", gemm::kernelKindName(jobs[j].first),
+                   jobs[j].second.first.toString().c_str(), r.status().toString().c_str());
+  });
 }
 
 }  // namespace

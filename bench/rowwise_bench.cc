@@ -23,6 +23,8 @@
 #include <thread>
 #include <vector>
 
+#include "autotune/compile_pool.h"
+#include "autotune/ops/buffers.h"
 #include "compiler/compiler.h"
 #include "runtime/backend.h"
 #include "templates/rowwise.h"
@@ -81,22 +83,16 @@ void compileAll(const std::string& src, const std::string& entry, const std::vec
   for (const auto& d : ds)
     if (!X.fns.count(keyOf(entry, d))) todo.push_back(&d);
   std::vector<Expected<CodeObject>> out(todo.size(), Status::Internal("not compiled"));
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i; (i = next++) < todo.size();) {
-      CompileRequest r;
-      r.source = src;
-      r.source_name = entry;
-      r.entry = entry;
-      r.defines = *todo[i];
-      r.arch = X.dev.arch;
-      out[i] = X.c->compile(r);
-    }
-  };
-  std::vector<std::thread> ts;
-  const unsigned n = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
-  for (unsigned t = 0; t < n; ++t) ts.emplace_back(worker);
-  for (auto& t : ts) t.join();
+  CompilePool::parallelFor(todo.size(), CompilePool::threadsFor(todo.size(), 16, false),
+                           [&](size_t i) {
+                             CompileRequest r;
+                             r.source = src;
+                             r.source_name = entry;
+                             r.entry = entry;
+                             r.defines = *todo[i];
+                             r.arch = X.dev.arch;
+                             out[i] = X.c->compile(r);
+                           });
   for (size_t i = 0; i < todo.size(); ++i) {
     if (!out[i].ok()) {
       std::fprintf(stderr, "compile failed: %s\n", out[i].status().toString().c_str());
@@ -131,16 +127,10 @@ double medianMs(const std::function<Status()>& launch, int reps) {
   return t[t.size() / 2];
 }
 
-// Fills a device buffer with random values of dtype (a 16 MiB random block, tiled).
+// Fills a device buffer with random values of dtype in [lo, hi) (the ops' toolkit fill).
 void fillRandom(DevicePtr p, size_t bytes, RowDType t, uint64_t seed, double lo, double hi) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(lo, hi);
-  const size_t block_elems = std::min(bytes, size_t(16) << 20) / sizeOf(t);
-  std::vector<double> v(block_elems);
-  for (auto& x : v) x = u(rng);
-  const auto packed = pack(t, v);
-  for (size_t off = 0; off < bytes; off += packed.size())
-    (void)ctx().b->copyToDevice(p + off, packed.data(), std::min(packed.size(), bytes - off));
+  const DType d = t == RowDType::kF32 ? DType::kF32 : t == RowDType::kF16 ? DType::kF16 : DType::kBF16;
+  (void)ktune::fillRandom(*ctx().b, p, d, static_cast<int64_t>(bytes / sizeOf(t)), seed, lo, hi);
 }
 
 struct Buf {

@@ -7,9 +7,9 @@
 #include <cctype>
 #include <cstdlib>
 
+#include "base/device.h"
 #include "base/fs.h"
 #include "compiler/compiler_util.h"
-#include "templates/embedded.h"
 
 namespace ktune {
 
@@ -50,7 +50,11 @@ const char* dumpName(Dump d) {
 
 namespace ktune::compiler_detail {
 
-std::string_view preludeSource() { return templates::embeddedSource("prelude.cuh"); }
+namespace compiler_embedded {
+std::string_view embeddedSource(const char* name);  // generated from compiler/*.cuh (CMake)
+}  // namespace compiler_embedded
+
+std::string_view preludeSource() { return compiler_embedded::embeddedSource("prelude.cuh"); }
 
 std::vector<std::string> defineFlags(const CompileRequest& req) {
   std::vector<std::string> out;
@@ -214,14 +218,15 @@ Expected<std::unique_ptr<Compiler>> openHiprtcCompiler() {
 #endif
 
 Expected<std::unique_ptr<Compiler>> compilerForArch(const std::string& arch) {
-  if (arch.rfind("sm_", 0) == 0) {
+  const Arch a(arch);
+  if (a.isNvidia()) {
     KTUNE_ASSIGN_OR_RETURN(auto c, openNvrtcCompiler());
     if (!c->supportsArch(arch))
       return Status::Unsupported("NVRTC " + c->version() + " does not support arch '" + arch +
                                  "' (supported: sm_XX as listed by nvrtcGetSupportedArchs)");
     return c;
   }
-  if (arch.rfind("gfx", 0) == 0) {
+  if (a.isAmd()) {
     std::string why;
     auto h = openHiprtcCompiler();
     if (h.ok() && (*h)->supportsArch(arch)) return std::move(h).value();

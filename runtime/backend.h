@@ -16,44 +16,11 @@
 #include <string>
 #include <vector>
 
+#include "base/device.h"
 #include "base/status.h"
 #include "ktune/types.hpp"  // DevicePtr, StreamHandle (public)
 
 namespace ktune {
-
-enum class Vendor { kNvidia, kAmd, kSimulated };
-const char* vendorName(Vendor v);
-
-// Read from the device; never hard-coded.
-struct DeviceInfo {
-  Vendor vendor = Vendor::kSimulated;
-  int ordinal = 0;
-  std::string name;           // "NVIDIA H100 80GB HBM3", "AMD Instinct MI300X"
-  std::string arch;           // "sm_90a", "sm_80", "gfx90a", "gfx942"
-  int cc_major = 0, cc_minor = 0;  // NVIDIA compute capability (0 on AMD)
-  int multiprocessors = 0;    // SMs / CUs
-  int warp_size = 0;          // 32 / 64
-  int64_t shared_per_block = 0;        // default per-block limit (48 KiB on NVIDIA)
-  int64_t shared_per_block_optin = 0;  // after raising the dynamic limit
-  int64_t shared_per_sm = 0;
-  int regs_per_block = 0;
-  int regs_per_sm = 0;
-  int max_threads_per_block = 0;
-  int max_threads_per_sm = 0;
-  int max_blocks_per_sm = 0;
-  int64_t l2_bytes = 0;
-  int64_t global_mem_bytes = 0;
-  int clock_khz = 0;
-  int mem_clock_khz = 0;
-  int mem_bus_width_bits = 0;
-  std::string driver_version;  // "13.0" / HIP runtime version
-  std::string pci_bus_id;
-};
-
-
-struct Dim3 {
-  unsigned x = 1, y = 1, z = 1;
-};
 
 // Opaque handles; 0 / nullptr means none. Owned by the caller.
 struct EventHandle { void* p = nullptr; };
@@ -91,29 +58,6 @@ class KernelArgs {
   std::vector<size_t> offsets_;
   std::vector<void*> ptrs_;
 };
-
-// The 128 opaque bytes of a CUtensorMap (alignment as the driver requires for a kernel parameter).
-struct alignas(64) TensorMap {
-  uint64_t opaque[16] = {};
-};
-static_assert(sizeof(TensorMap) == 128, "CUtensorMap is 128 bytes");
-
-// A 2-D matrix of `rows` x `cols` elements of `elem_bytes` each, rows `row_stride_bytes` apart,
-// loaded in boxes of box_rows x box_cols elements into shared memory with a `swizzle_bytes`-byte
-// swizzle (0, 32, 64 or 128). Elements outside the matrix read as zero.
-struct TensorMap2DDesc {
-  DevicePtr base = 0;
-  int elem_bytes = 2;
-  uint64_t rows = 0, cols = 0, row_stride_bytes = 0;
-  uint32_t box_rows = 64, box_cols = 64;
-  int swizzle_bytes = 128;
-};
-
-// kInvalidArgument naming the defect unless `d` meets the TMA rules: base 16-byte aligned and
-// non-null, elem_bytes 1/2/4, 1 <= rows, cols <= 2^32, row stride a multiple of 16 bytes, at least
-// one row long and < 2^40, boxes 1..256 per side with box_cols * elem_bytes a multiple of 16 and,
-// when swizzled, at most the swizzle span. Pure; thread-safe.
-Status checkTensorMap2D(const TensorMap2DDesc& d);
 
 class Backend {
  public:

@@ -17,7 +17,7 @@
 
 #include "base/config.h"
 #include "base/status.h"
-#include "runtime/backend.h"
+#include "base/device.h"
 
 namespace ktune::gemm {
 

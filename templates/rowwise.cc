@@ -39,18 +39,15 @@ RowwiseLimits limitsFor(const DeviceInfo& dev) {
 Expected<RowwiseLimits> limitsForArch(std::string_view arch) {
   RowwiseLimits l;
   l.max_threads_per_block = 1024;
-  if (arch.rfind("sm_", 0) == 0) {
+  const Arch a(arch);
+  if (a.isNvidia()) {
     l.warp_size = 32;
     l.backend = "cuda";
     return l;
   }
-  if (arch.rfind("gfx9", 0) == 0) {
-    l.warp_size = 64;
-    l.backend = "hip";
-    return l;
-  }
-  if (arch.rfind("gfx10", 0) == 0 || arch.rfind("gfx11", 0) == 0 || arch.rfind("gfx12", 0) == 0) {
-    l.warp_size = 32;
+  // GFX9 (CDNA, GCN) runs wave64; GFX10-12 (RDNA) wave32.
+  if (a.isAmd() && a.generation() >= 9 && a.generation() <= 12) {
+    l.warp_size = a.generation() == 9 ? 64 : 32;
     l.backend = "hip";
     return l;
   }
@@ -423,63 +420,11 @@ LaunchShape copyLaunch(const Config& c, int64_t n_bytes, const DeviceInfo& dev) 
 // ---------------------------------------------------------------------------------------------
 // Host conversions
 // ---------------------------------------------------------------------------------------------
-uint16_t floatToBf16Bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return static_cast<uint16_t>(u >> 16);
-}
-
-float bf16BitsToFloat(uint16_t b) {
-  const uint32_t u = static_cast<uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-
-uint16_t floatToHalfBits(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  const uint32_t sign = (x >> 16) & 0x8000u;
-  uint32_t ax = x & 0x7fffffffu;
-  if (ax >= 0x7f800000u) return static_cast<uint16_t>(sign | (ax > 0x7f800000u ? 0x7e00u : 0x7c00u));
-  if (ax >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds to inf
-  if (ax < 0x38800000u) {
-    // Subnormal half: value / 2^-24, rounded to nearest even (exact scaling in float).
-    float af;
-    std::memcpy(&af, &ax, 4);
-    const uint32_t m = static_cast<uint32_t>(std::nearbyint(af * 16777216.0f));
-    return static_cast<uint16_t>(sign | m);
-  }
-  ax -= 0x38000000u;  // rebias exponent 127 -> 15
-  const uint32_t r = (ax + 0xfffu + ((ax >> 13) & 1u)) >> 13;
-  return static_cast<uint16_t>(sign | r);
-}
-
-float halfBitsToFloat(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  const uint32_t e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
-  float f;
-  if (e == 0) {
-    f = std::ldexp(static_cast<float>(m), -24);
-    uint32_t u;
-    std::memcpy(&u, &f, 4);
-    u |= sign;
-    std::memcpy(&f, &u, 4);
-    return f;
-  }
-  const uint32_t u = e == 31 ? (sign | 0x7f800000u | (m << 13))
-                             : (sign | ((e - 15 + 127) << 23) | (m << 13));
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-
 double roundTo(RowDType t, double v) {
   switch (t) {
     case RowDType::kF32: return static_cast<double>(static_cast<float>(v));
-    case RowDType::kF16: return halfBitsToFloat(floatToHalfBits(static_cast<float>(v)));
-    case RowDType::kBF16: return bf16BitsToFloat(floatToBf16Bits(static_cast<float>(v)));
+    case RowDType::kF16: return halfToFloat(floatToHalf(static_cast<float>(v)));
+    case RowDType::kBF16: return bf16ToFloat(floatToBf16(static_cast<float>(v)));
   }
   return v;
 }
@@ -491,8 +436,8 @@ std::vector<unsigned char> pack(RowDType t, const std::vector<double>& v) {
       const float f = static_cast<float>(v[i]);
       std::memcpy(out.data() + 4 * i, &f, 4);
     } else {
-      const uint16_t b = t == RowDType::kF16 ? floatToHalfBits(static_cast<float>(v[i]))
-                                             : floatToBf16Bits(static_cast<float>(v[i]));
+      const uint16_t b = t == RowDType::kF16 ? floatToHalf(static_cast<float>(v[i]))
+                                             : floatToBf16(static_cast<float>(v[i]));
       std::memcpy(out.data() + 2 * i, &b, 2);
     }
   }
@@ -510,7 +455,7 @@ std::vector<double> unpack(RowDType t, const void* bytes, size_t n) {
     } else {
       uint16_t b;
       std::memcpy(&b, p + 2 * i, 2);
-      out[i] = t == RowDType::kF16 ? halfBitsToFloat(b) : bf16BitsToFloat(b);
+      out[i] = t == RowDType::kF16 ? halfToFloat(b) : bf16ToFloat(b);
     }
   }
   return out;

@@ -17,7 +17,8 @@
 
 #include "base/config.h"
 #include "base/status.h"
-#include "runtime/backend.h"  // Dim3, DeviceInfo (plain structs; no runtime library symbol used)
+#include "base/device.h"
+#include "base/dtype.h"
 
 namespace ktune::rowwise {
 
@@ -159,12 +160,8 @@ std::vector<std::pair<std::string, std::string>> copyDefines(const Config& c);
 LaunchShape copyLaunch(const Config& c, int64_t n_bytes, const DeviceInfo& dev);
 
 // ------------------------------------------------------------------------------------------
-// Host helpers (round-to-nearest-even, as the device conversions).
+// Host helpers (conversions: base/dtype.h, round-to-nearest-even as the device's).
 // ------------------------------------------------------------------------------------------
-uint16_t floatToBf16Bits(float f);
-float bf16BitsToFloat(uint16_t b);
-uint16_t floatToHalfBits(float f);
-float halfBitsToFloat(uint16_t h);
 // Value after a round trip through dtype.
 double roundTo(RowDType t, double v);
 // Packs doubles into dtype bytes (n elements) and back.

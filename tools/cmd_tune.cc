@@ -12,7 +12,9 @@
 #include <unistd.h>
 
 #include "autotune/autotuner.h"
-#include "autotune/dtype.h"
+#include "autotune/compile_pool.h"
+#include "autotune/ops/buffers.h"
+#include "base/dtype.h"
 #include "autotune/ops/gemm.h"
 #include "autotune/ops/rowwise.h"
 #include "base/options.h"
@@ -73,12 +75,8 @@ Status parseEpilogue(const std::string& e, gemm::GemmShape* s) {
 
 // Random device buffer of `count` elements of `t`, values in [-1, 1).
 Expected<DevicePtr> randomBuffer(Backend& b, DType t, int64_t count, uint64_t seed) {
-  std::vector<unsigned char> host(size_t(count) * sizeOf(t));
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  for (int64_t i = 0; i < count; ++i) storeFromDouble(host.data(), t, i, dist(rng));
-  KTUNE_ASSIGN_OR_RETURN(DevicePtr p, b.alloc(host.size()));
-  Status s = b.copyToDevice(p, host.data(), host.size());
+  KTUNE_ASSIGN_OR_RETURN(DevicePtr p, b.alloc(size_t(count) * sizeOf(t)));
+  Status s = fillRandom(b, p, t, count, seed);
   if (!s.ok()) {
     (void)b.free(p);
     return s;
@@ -230,14 +228,9 @@ int analyseSpace(const std::string& what, const std::string& arch,
   if (!compiler.ok()) return fail(compiler.status());
   std::shared_ptr<Compiler> comp(std::move(*compiler));
   std::vector<Analysed> out(reqs.size());
-  std::atomic<size_t> next{0};
-  std::mutex print_mu;
-  std::atomic<int> done{0};
-  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::thread> pool;
-  for (unsigned t = 0; t < threads; ++t) {
-    pool.emplace_back([&] {
-      for (size_t i = next++; i < reqs.size(); i = next++) {
+  CompilePool pool(
+      reqs.size(), CompilePool::threadsFor(reqs.size(), 0, false),
+      [&](size_t i) {
         auto r = comp->compile(reqs[i].second);
         out[i].kernel = reqs[i].second.entry;
         out[i].config = reqs[i].first;
@@ -247,15 +240,11 @@ int analyseSpace(const std::string& what, const std::string& arch,
         } else {
           out[i].status = r.status();
         }
-        int d = ++done;
-        if (!json) {
-          std::lock_guard<std::mutex> l(print_mu);
-          std::fprintf(stderr, "\r  compiling %d/%zu ", d, reqs.size());
-        }
-      }
-    });
-  }
-  for (auto& t : pool) t.join();
+      },
+      [&](size_t, size_t done) {
+        if (!json) std::fprintf(stderr, "\r  compiling %zu/%zu ", done, reqs.size());
+      });
+  pool.runAll();
   if (json) {
     nlohmann::json j = {{"op", what}, {"arch", arch}, {"compiler", comp->name()},
                         {"timing", "needs a GPU: " + why_no_gpu}, {"configs", nlohmann::json::array()}};

@@ -16,9 +16,10 @@
 
 #include "autotune/autotuner.h"
 #include "base/config.h"
+#include "base/dtype.h"
 #include "compiler/compiler.h"
 #include "runtime/backend.h"
-#include "runtime/cuda/cublaslt.h"
+#include "autotune/vendor/cublaslt.h"
 #include "templates/gemm.h"
 
 namespace ktune {
@@ -30,6 +31,8 @@ struct GemmBuffers {
 
 // Shape facts derived from the buffers: sets shape.aligned16 from the A/B addresses.
 gemm::GemmShape withAlignment(gemm::GemmShape shape, const GemmBuffers& buf);
+// The storage DType of a GEMM element type.
+DType dtypeOf(gemm::ElemType t);
 
 // The cuBLASLt view of a GEMM shape; kUnsupported when cuBLASLt cannot express it (activation
 // epilogues: cuBLASLt has no SiLU, and its GELU is the tanh form).
@@ -106,9 +109,13 @@ class GemmOp {
     // Extra library paths for libcublasLt (e.g. a pip wheel's lib dir).
     std::vector<std::string> cublaslt_paths;
   };
-  // Registers the family "gemm" on `tuner`. Fails when the tuner's device has no GEMM kernel.
-  static Expected<std::unique_ptr<GemmOp>> create(std::shared_ptr<Tuner> tuner,
-                                                  OpOptions options);
+  // Registers the family "gemm" on `tuner`, which must outlive the op (as with Family<P>; this
+  // takes what Tuner::create returns: GemmOp::create(**tuner)). Fails when the tuner's device
+  // has no GEMM kernel.
+  static Expected<std::unique_ptr<GemmOp>> create(Tuner& tuner, OpOptions options);
+  static Expected<std::unique_ptr<GemmOp>> create(Tuner& tuner) { return create(tuner, OpOptions{}); }
+  // The same, and the op keeps a shared tuner alive.
+  static Expected<std::unique_ptr<GemmOp>> create(std::shared_ptr<Tuner> tuner, OpOptions options);
   static Expected<std::unique_ptr<GemmOp>> create(std::shared_ptr<Tuner> tuner) {
     return create(std::move(tuner), OpOptions{});
   }

@@ -1,8 +1,11 @@
 #include "autotune/ops/rowwise.h"
 
+#include "autotune/ops/buffers.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -163,21 +166,6 @@ VerifyResult compareRow(const std::vector<unsigned char>& got, DType t, const st
 // ---------------------------------------------------------------------------------------------
 // Family registration (one per dtype and op, per Tuner)
 // ---------------------------------------------------------------------------------------------
-struct OpsOfTuner {
-  Family<RmsNormArgs> rms[3];
-  Family<SiluMulArgs> silu[3];
-  std::shared_ptr<FamilyCtx> rms_ctx[3], silu_ctx[3];
-};
-
-std::mutex& registryMu() {
-  static std::mutex m;
-  return m;
-}
-std::map<Tuner*, std::unique_ptr<OpsOfTuner>>& registry() {
-  static auto* r = new std::map<Tuner*, std::unique_ptr<OpsOfTuner>>();
-  return *r;
-}
-
 std::string rmsId(const RmsNormArgs& a) {
   std::string s;
   for (int64_t v : {int64_t(a.dtype), a.rows, a.cols, int64_t(a.x), int64_t(a.y), int64_t(a.weight),
@@ -190,26 +178,9 @@ std::string rmsId(const RmsNormArgs& a) {
 // Offline tuning (KTUNE_TUNING=0 records keys; `ktune tune --from-file` / Tuner::tuneFromFile
 // and the isolation worker rebuild a problem): the args as JSON, and a problem with its own
 // random-filled buffers made from that JSON. The buffers are freed with the returned problem.
-struct OwnedBuffers {
-  Backend* backend = nullptr;
-  std::vector<DevicePtr> ptrs;
-  ~OwnedBuffers() {
-    for (DevicePtr p : ptrs) (void)backend->free(p);
-  }
-  Expected<DevicePtr> random(DType t, int64_t count, uint64_t seed) {
-    std::vector<unsigned char> host(size_t(count) * sizeOf(t));
-    std::mt19937_64 rng(seed);
-    std::uniform_real_distribution<double> dist(-1.0, 1.0);
-    for (int64_t i = 0; i < count; ++i) storeFromDouble(host.data(), t, i, dist(rng));
-    KTUNE_ASSIGN_OR_RETURN(DevicePtr p, backend->alloc(host.size()));
-    ptrs.push_back(p);
-    KTUNE_RETURN_IF_ERROR(backend->copyToDevice(p, host.data(), host.size()));
-    return p;
-  }
-};
 
 template <class A>
-std::shared_ptr<A> ownedProblem(const A& a, std::unique_ptr<OwnedBuffers> bufs) {
+std::shared_ptr<A> ownedProblem(const A& a, std::unique_ptr<DeviceBuffers> bufs) {
   auto* raw = new A(a);
   auto* b = bufs.release();
   return std::shared_ptr<A>(raw, [b](A* p) {
@@ -228,6 +199,117 @@ Expected<nlohmann::json> parseArgsJson(const std::string& text, const char* op) 
 int64_t jsonInt(const nlohmann::json& j, const char* k, int64_t fallback = 0) {
   auto it = j.find(k);
   return it != j.end() && it->is_number_integer() ? it->get<int64_t>() : fallback;
+}
+
+// make_problem: the args from their JSON, with random-filled buffers of their own.
+Expected<std::shared_ptr<RmsNormArgs>> rmsMakeProblem(FamilyCtx& c, const std::string& text) {
+  FamilyCtx* ctx = &c;
+  KTUNE_ASSIGN_OR_RETURN(auto j, parseArgsJson(text, "rmsnorm"));
+  RmsNormArgs a;
+  KTUNE_ASSIGN_OR_RETURN(a.dtype, parseDType(j.value("dtype", std::string("bf16"))));
+  a.rows = jsonInt(j, "rows");
+  a.cols = jsonInt(j, "cols");
+  a.x_stride = jsonInt(j, "x_stride");
+  a.y_stride = jsonInt(j, "y_stride");
+  a.eps = j.value("eps", 1e-6f);
+  if (a.rows <= 0 || a.cols <= 0 || a.rows > (int64_t(1) << 31) || a.cols > (int64_t(1) << 31))
+    return Status::InvalidArgument("rmsnorm: args JSON needs positive rows and cols");
+  auto bufs = std::make_unique<DeviceBuffers>(ctx->tuner->backend());
+  const int64_t xs = a.x_stride ? a.x_stride : a.cols, ys = a.y_stride ? a.y_stride : a.cols;
+  KTUNE_ASSIGN_OR_RETURN(a.x, bufs->random(a.dtype, a.rows * xs, 1));
+  KTUNE_ASSIGN_OR_RETURN(a.y, bufs->random(a.dtype, a.rows * ys, 2));
+  if (j.value("weight", true)) {
+    KTUNE_ASSIGN_OR_RETURN(a.weight, bufs->random(a.dtype, a.cols, 3));
+    a.weight_dtype = a.dtype;
+  }
+  if (j.value("residual", false)) {
+    KTUNE_ASSIGN_OR_RETURN(a.residual, bufs->random(a.dtype, a.rows * a.cols, 4));
+    KTUNE_ASSIGN_OR_RETURN(a.residual_out, bufs->random(a.dtype, a.rows * a.cols, 5));
+  }
+  KTUNE_RETURN_IF_ERROR(validate(a));
+  return ownedProblem(a, std::move(bufs));
+}
+
+// pre_run: restore aliased inputs from the session's backup, poison the outputs.
+Status rmsPreRun(FamilyCtx& c, const RmsNormArgs& a, StreamHandle s) {
+  FamilyCtx* ctx = &c;
+  std::lock_guard<std::mutex> lk(ctx->mu);
+  Backend& b = ctx->tuner->backend();
+  const auto p = toProblem(a);
+  const auto st = rw::kernelStrides(p);
+  const size_t es = rw::sizeOf(p.dtype);
+  const size_t xn = spanBytes(a.rows, a.cols, st.x, es), yn = spanBytes(a.rows, a.cols, st.y, es);
+  std::vector<std::tuple<DevicePtr, int64_t, int64_t>> inputs = {{a.x, st.x, a.cols}};
+  // Input regions (x, residual) and output regions (y, residual_out); an input an output
+  // overlaps is backed up and restored before every run.
+  std::vector<std::pair<DevicePtr, size_t>> ins = {{a.x, xn}}, outs = {{a.y, yn}};
+  size_t ron = 0;
+  if (p.has_residual) {
+    inputs.push_back({a.residual, st.r, a.cols});
+    ins.push_back({a.residual, spanBytes(a.rows, a.cols, st.r, es)});
+    ron = spanBytes(a.rows, a.cols, st.ro, es);
+    outs.push_back({a.residual_out, ron});
+  }
+  std::vector<std::pair<DevicePtr, size_t>> aliased;
+  for (const auto& in : ins) {
+    for (const auto& o : outs) {
+      if (overlaps(in.first, in.second, o.first, o.second)) {
+        aliased.push_back(in);
+        break;
+      }
+    }
+  }
+  auto hitsInput = [&](DevicePtr o, size_t on) {
+    for (const auto& in : ins)
+      if (overlaps(in.first, in.second, o, on)) return true;
+    return false;
+  };
+  const bool y_aliases = hitsInput(a.y, yn);
+  const bool ro_aliases = p.has_residual && hitsInput(a.residual_out, ron);
+  KTUNE_RETURN_IF_ERROR(beginOrRestore(*ctx, rmsId(a), a.rows, es, inputs, a.weight, a.cols,
+                                       aliased, s));
+  // Poison outputs that are not inputs, so unwritten elements fail verification.
+  if (!y_aliases) KTUNE_RETURN_IF_ERROR(b.memset8(a.y, 0xff, yn, s));
+  if (p.has_residual && !ro_aliases) KTUNE_RETURN_IF_ERROR(b.memset8(a.residual_out, 0xff, ron, s));
+  return Status::Ok();
+}
+
+// verify: the sampled rows against the float64 reference on the session's input snapshot.
+Expected<VerifyResult> rmsVerify(FamilyCtx& c, const RmsNormArgs& a, StreamHandle s) {
+  FamilyCtx* ctx = &c;
+  std::lock_guard<std::mutex> lk(ctx->mu);
+  Backend& b = ctx->tuner->backend();
+  KTUNE_RETURN_IF_ERROR(b.synchronize(s));
+  if (!ctx->session || ctx->session->id != rmsId(a))
+    return Status::Internal("rmsnorm verify: no input snapshot (pre_run did not run)");
+  const auto p = toProblem(a);
+  const auto st = rw::kernelStrides(p);
+  const size_t es = rw::sizeOf(p.dtype);
+  rw::RmsNormProblem one = p;
+  one.rows = 1;
+  one.x_stride = one.y_stride = one.r_stride = one.ro_stride = 0;
+  const Tolerance tol = toleranceFor(a.dtype, a.cols);
+  const auto w = p.has_weight ? rw::unpack(p.dtype, ctx->session->weight.data(), size_t(a.cols))
+                              : std::vector<double>();
+  VerifyResult total;
+  std::vector<double> y(size_t(a.cols)), ro(size_t(a.cols));
+  std::vector<unsigned char> got;
+  for (size_t i = 0; i < ctx->session->rows.size(); ++i) {
+    const int64_t row = ctx->session->rows[i];
+    const auto in = rw::unpack(p.dtype, ctx->session->in_rows[i].data(),
+                               ctx->session->in_rows[i].size() / es);
+    const double* r = p.has_residual ? in.data() + a.cols : nullptr;
+    rw::rmsNormReference(one, in.data(), p.has_weight ? w.data() : nullptr, r, y.data(), ro.data());
+    got.clear();
+    KTUNE_RETURN_IF_ERROR(readRow(b, a.y, row, st.y, a.cols, es, got));
+    merge(total, compareRow(got, a.dtype, y, tol));
+    if (p.has_residual) {
+      got.clear();
+      KTUNE_RETURN_IF_ERROR(readRow(b, a.residual_out, row, st.ro, a.cols, es, got));
+      merge(total, compareRow(got, a.dtype, ro, toleranceFor(a.dtype, 1)));
+    }
+  }
+  return total;
 }
 
 KernelFamily<RmsNormArgs> rmsFamilyDesc(Tuner& t, rw::RowDType dt, std::shared_ptr<FamilyCtx> ctx) {
@@ -256,33 +338,7 @@ KernelFamily<RmsNormArgs> rmsFamilyDesc(Tuner& t, rw::RowDType dt, std::shared_p
                           {"eps", a.eps}, {"x_stride", a.x_stride}, {"y_stride", a.y_stride}}
         .dump();
   };
-  f.make_problem = [ctx](const std::string& text) -> Expected<std::shared_ptr<RmsNormArgs>> {
-    KTUNE_ASSIGN_OR_RETURN(auto j, parseArgsJson(text, "rmsnorm"));
-    RmsNormArgs a;
-    KTUNE_ASSIGN_OR_RETURN(a.dtype, parseDType(j.value("dtype", std::string("bf16"))));
-    a.rows = jsonInt(j, "rows");
-    a.cols = jsonInt(j, "cols");
-    a.x_stride = jsonInt(j, "x_stride");
-    a.y_stride = jsonInt(j, "y_stride");
-    a.eps = j.value("eps", 1e-6f);
-    if (a.rows <= 0 || a.cols <= 0 || a.rows > (int64_t(1) << 31) || a.cols > (int64_t(1) << 31))
-      return Status::InvalidArgument("rmsnorm: args JSON needs positive rows and cols");
-    auto bufs = std::make_unique<OwnedBuffers>();
-    bufs->backend = &ctx->tuner->backend();
-    const int64_t xs = a.x_stride ? a.x_stride : a.cols, ys = a.y_stride ? a.y_stride : a.cols;
-    KTUNE_ASSIGN_OR_RETURN(a.x, bufs->random(a.dtype, a.rows * xs, 1));
-    KTUNE_ASSIGN_OR_RETURN(a.y, bufs->random(a.dtype, a.rows * ys, 2));
-    if (j.value("weight", true)) {
-      KTUNE_ASSIGN_OR_RETURN(a.weight, bufs->random(a.dtype, a.cols, 3));
-      a.weight_dtype = a.dtype;
-    }
-    if (j.value("residual", false)) {
-      KTUNE_ASSIGN_OR_RETURN(a.residual, bufs->random(a.dtype, a.rows * a.cols, 4));
-      KTUNE_ASSIGN_OR_RETURN(a.residual_out, bufs->random(a.dtype, a.rows * a.cols, 5));
-    }
-    KTUNE_RETURN_IF_ERROR(validate(a));
-    return ownedProblem(a, std::move(bufs));
-  };
+  f.make_problem = [ctx](const std::string& text) { return rmsMakeProblem(*ctx, text); };
   // Static pruning (spills, occupancy); the block size depends on the config only.
   f.prune = makeStaticPruner(staticPruneOptionsFrom(t.options().options),
                              [](const Config& c, const DeviceInfo& d) {
@@ -303,82 +359,8 @@ KernelFamily<RmsNormArgs> rmsFamilyDesc(Tuner& t, rw::RowDType dt, std::shared_p
     k.add((long long)a.rows).add((long long)a.cols).add((long long)st.x).add((long long)st.y);
     k.add((long long)st.r).add((long long)st.ro).add(a.eps);
   };
-  f.pre_run = [ctx](const RmsNormArgs& a, StreamHandle s) -> Status {
-    std::lock_guard<std::mutex> lk(ctx->mu);
-    Backend& b = ctx->tuner->backend();
-    const auto p = toProblem(a);
-    const auto st = rw::kernelStrides(p);
-    const size_t es = rw::sizeOf(p.dtype);
-    const size_t xn = spanBytes(a.rows, a.cols, st.x, es), yn = spanBytes(a.rows, a.cols, st.y, es);
-    std::vector<std::tuple<DevicePtr, int64_t, int64_t>> inputs = {{a.x, st.x, a.cols}};
-    // Input regions (x, residual) and output regions (y, residual_out); an input an output
-    // overlaps is backed up and restored before every run.
-    std::vector<std::pair<DevicePtr, size_t>> ins = {{a.x, xn}}, outs = {{a.y, yn}};
-    size_t ron = 0;
-    if (p.has_residual) {
-      inputs.push_back({a.residual, st.r, a.cols});
-      ins.push_back({a.residual, spanBytes(a.rows, a.cols, st.r, es)});
-      ron = spanBytes(a.rows, a.cols, st.ro, es);
-      outs.push_back({a.residual_out, ron});
-    }
-    std::vector<std::pair<DevicePtr, size_t>> aliased;
-    for (const auto& in : ins) {
-      for (const auto& o : outs) {
-        if (overlaps(in.first, in.second, o.first, o.second)) {
-          aliased.push_back(in);
-          break;
-        }
-      }
-    }
-    auto hitsInput = [&](DevicePtr o, size_t on) {
-      for (const auto& in : ins)
-        if (overlaps(in.first, in.second, o, on)) return true;
-      return false;
-    };
-    const bool y_aliases = hitsInput(a.y, yn);
-    const bool ro_aliases = p.has_residual && hitsInput(a.residual_out, ron);
-    KTUNE_RETURN_IF_ERROR(beginOrRestore(*ctx, rmsId(a), a.rows, es, inputs, a.weight, a.cols,
-                                         aliased, s));
-    // Poison outputs that are not inputs, so unwritten elements fail verification.
-    if (!y_aliases) KTUNE_RETURN_IF_ERROR(b.memset8(a.y, 0xff, yn, s));
-    if (p.has_residual && !ro_aliases) KTUNE_RETURN_IF_ERROR(b.memset8(a.residual_out, 0xff, ron, s));
-    return Status::Ok();
-  };
-  f.verify = [ctx](const RmsNormArgs& a, StreamHandle s) -> Expected<VerifyResult> {
-    std::lock_guard<std::mutex> lk(ctx->mu);
-    Backend& b = ctx->tuner->backend();
-    KTUNE_RETURN_IF_ERROR(b.synchronize(s));
-    if (!ctx->session || ctx->session->id != rmsId(a))
-      return Status::Internal("rmsnorm verify: no input snapshot (pre_run did not run)");
-    const auto p = toProblem(a);
-    const auto st = rw::kernelStrides(p);
-    const size_t es = rw::sizeOf(p.dtype);
-    rw::RmsNormProblem one = p;
-    one.rows = 1;
-    one.x_stride = one.y_stride = one.r_stride = one.ro_stride = 0;
-    const Tolerance tol = toleranceFor(a.dtype, a.cols);
-    const auto w = p.has_weight ? rw::unpack(p.dtype, ctx->session->weight.data(), size_t(a.cols))
-                                : std::vector<double>();
-    VerifyResult total;
-    std::vector<double> y(size_t(a.cols)), ro(size_t(a.cols));
-    std::vector<unsigned char> got;
-    for (size_t i = 0; i < ctx->session->rows.size(); ++i) {
-      const int64_t row = ctx->session->rows[i];
-      const auto in = rw::unpack(p.dtype, ctx->session->in_rows[i].data(),
-                                 ctx->session->in_rows[i].size() / es);
-      const double* r = p.has_residual ? in.data() + a.cols : nullptr;
-      rw::rmsNormReference(one, in.data(), p.has_weight ? w.data() : nullptr, r, y.data(), ro.data());
-      got.clear();
-      KTUNE_RETURN_IF_ERROR(readRow(b, a.y, row, st.y, a.cols, es, got));
-      merge(total, compareRow(got, a.dtype, y, tol));
-      if (p.has_residual) {
-        got.clear();
-        KTUNE_RETURN_IF_ERROR(readRow(b, a.residual_out, row, st.ro, a.cols, es, got));
-        merge(total, compareRow(got, a.dtype, ro, toleranceFor(a.dtype, 1)));
-      }
-    }
-    return total;
-  };
+  f.pre_run = [ctx](const RmsNormArgs& a, StreamHandle s) { return rmsPreRun(*ctx, a, s); };
+  f.verify = [ctx](const RmsNormArgs& a, StreamHandle s) { return rmsVerify(*ctx, a, s); };
   return f;
 }
 
@@ -422,8 +404,7 @@ KernelFamily<SiluMulArgs> siluFamilyDesc(Tuner& t, rw::RowDType dt, std::shared_
     a.out_stride = jsonInt(j, "out_stride");
     if (a.rows <= 0 || a.d <= 0 || a.rows > (int64_t(1) << 31) || a.d > (int64_t(1) << 30))
       return Status::InvalidArgument("silu_mul: args JSON needs positive rows and d");
-    auto bufs = std::make_unique<OwnedBuffers>();
-    bufs->backend = &ctx->tuner->backend();
+    auto bufs = std::make_unique<DeviceBuffers>(ctx->tuner->backend());
     const int64_t xs = a.x_stride ? a.x_stride : 2 * a.d, os = a.out_stride ? a.out_stride : a.d;
     KTUNE_ASSIGN_OR_RETURN(a.x, bufs->random(a.dtype, a.rows * xs, 1));
     KTUNE_ASSIGN_OR_RETURN(a.out, bufs->random(a.dtype, a.rows * os, 2));
@@ -488,46 +469,48 @@ KernelFamily<SiluMulArgs> siluFamilyDesc(Tuner& t, rw::RowDType dt, std::shared_
   return f;
 }
 
-// The families for `t` (registered on first use).
-Expected<OpsOfTuner*> opsFor(Tuner& t, rw::RowDType dt, bool want_rms) {
-  std::lock_guard<std::mutex> lk(registryMu());
-  auto& slot = registry()[&t];
-  const int i = dtypeIndex(dt);
-  const std::string name =
-      std::string(want_rms ? "rmsnorm_" : "silu_mul_") + rw::name(dt);
-  // A Tuner that does not know the family is new (possibly at a recycled address): start over.
-  if (slot && t.database(name) == nullptr &&
-      (want_rms ? slot->rms[i].valid() : slot->silu[i].valid())) {
-    slot.reset();
-  }
-  if (!slot) slot = std::make_unique<OpsOfTuner>();
-  if (want_rms && !slot->rms[i].valid()) {
+std::string familyName(bool rms, rw::RowDType dt) {
+  return std::string(rms ? "rmsnorm_" : "silu_mul_") + rw::name(dt);
+}
+
+// The tuner's family `name`, registered from desc() on first use. The tuner owns the family (and,
+// through its closures, the family's context): no registry of tuners is kept here.
+template <class A>
+Expected<Family<A>> familyOn(Tuner& t, const std::string& name,
+                             const std::function<KernelFamily<A>()>& desc) {
+  auto f = t.template family<A>(name);
+  if (f.ok() || f.status().code() != Code::kNotFound) return f;
+  auto added = t.add(desc());
+  if (added.ok()) return added;
+  return t.template family<A>(name);  // another thread registered it first
+}
+
+Expected<Family<RmsNormArgs>> rmsFamilyOf(Tuner& t, rw::RowDType dt) {
+  return familyOn<RmsNormArgs>(t, familyName(true, dt), [&] {
     auto ctx = std::make_shared<FamilyCtx>();
     ctx->tuner = &t;
-    KTUNE_ASSIGN_OR_RETURN(slot->rms[i], t.add(rmsFamilyDesc(t, dt, ctx)));
-    slot->rms_ctx[i] = ctx;
-  }
-  if (!want_rms && !slot->silu[i].valid()) {
+    return rmsFamilyDesc(t, dt, ctx);
+  });
+}
+
+Expected<Family<SiluMulArgs>> siluFamilyOf(Tuner& t, rw::RowDType dt) {
+  return familyOn<SiluMulArgs>(t, familyName(false, dt), [&] {
     auto ctx = std::make_shared<FamilyCtx>();
     ctx->tuner = &t;
-    KTUNE_ASSIGN_OR_RETURN(slot->silu[i], t.add(siluFamilyDesc(t, dt, ctx)));
-    slot->silu_ctx[i] = ctx;
-  }
-  return slot.get();
+    return siluFamilyDesc(t, dt, ctx);
+  });
 }
 
 Expected<Family<RmsNormArgs>> rmsFamily(Tuner& t, const RmsNormArgs& a) {
   KTUNE_RETURN_IF_ERROR(validate(a));
   KTUNE_ASSIGN_OR_RETURN(auto dt, rowType(a.dtype, "rmsnorm"));
-  KTUNE_ASSIGN_OR_RETURN(auto* ops, opsFor(t, dt, true));
-  return ops->rms[dtypeIndex(dt)];
+  return rmsFamilyOf(t, dt);
 }
 
 Expected<Family<SiluMulArgs>> siluFamily(Tuner& t, const SiluMulArgs& a) {
   KTUNE_RETURN_IF_ERROR(validate(a));
   KTUNE_ASSIGN_OR_RETURN(auto dt, rowType(a.dtype, "silu_mul"));
-  KTUNE_ASSIGN_OR_RETURN(auto* ops, opsFor(t, dt, false));
-  return ops->silu[dtypeIndex(dt)];
+  return siluFamilyOf(t, dt);
 }
 
 }  // namespace
@@ -633,12 +616,61 @@ Expected<Selection> lookupSiluMul(Tuner& tuner, const SiluMulArgs& a) {
   return f.lookup(a);
 }
 
-Status registerRowwiseOps(Tuner& tuner) {
+Status registerRowwiseOps(Tuner& tuner) { return RowwiseOps::create(tuner).status(); }
+
+// ---------------------------------------------------------------------------------------------
+// The op object
+// ---------------------------------------------------------------------------------------------
+Expected<std::unique_ptr<RowwiseOps>> RowwiseOps::create(Tuner& tuner) {
+  std::unique_ptr<RowwiseOps> ops(new RowwiseOps());
   for (auto dt : {rw::RowDType::kF32, rw::RowDType::kF16, rw::RowDType::kBF16}) {
-    KTUNE_RETURN_IF_ERROR(opsFor(tuner, dt, true).status());
-    KTUNE_RETURN_IF_ERROR(opsFor(tuner, dt, false).status());
+    const int i = dtypeIndex(dt);
+    KTUNE_ASSIGN_OR_RETURN(ops->rms_[i], rmsFamilyOf(tuner, dt));
+    KTUNE_ASSIGN_OR_RETURN(ops->silu_[i], siluFamilyOf(tuner, dt));
   }
-  return Status::Ok();
+  return ops;
+}
+
+Expected<Family<RmsNormArgs>> RowwiseOps::rmsFamily(const RmsNormArgs& a) const {
+  KTUNE_RETURN_IF_ERROR(validate(a));
+  KTUNE_ASSIGN_OR_RETURN(auto dt, rowType(a.dtype, "rmsnorm"));
+  return rms_[dtypeIndex(dt)];
+}
+
+Expected<Family<SiluMulArgs>> RowwiseOps::siluFamily(const SiluMulArgs& a) const {
+  KTUNE_RETURN_IF_ERROR(validate(a));
+  KTUNE_ASSIGN_OR_RETURN(auto dt, rowType(a.dtype, "silu_mul"));
+  return silu_[dtypeIndex(dt)];
+}
+
+Status RowwiseOps::rmsnorm(const RmsNormArgs& a, StreamHandle stream) const {
+  KTUNE_ASSIGN_OR_RETURN(auto f, rmsFamily(a));
+  return f(a, stream);
+}
+
+Status RowwiseOps::siluMul(const SiluMulArgs& a, StreamHandle stream) const {
+  KTUNE_ASSIGN_OR_RETURN(auto f, siluFamily(a));
+  return f(a, stream);
+}
+
+Expected<TuneReport> RowwiseOps::tune(const RmsNormArgs& a, StreamHandle stream) const {
+  KTUNE_ASSIGN_OR_RETURN(auto f, rmsFamily(a));
+  return f.tune(a, stream);
+}
+
+Expected<TuneReport> RowwiseOps::tune(const SiluMulArgs& a, StreamHandle stream) const {
+  KTUNE_ASSIGN_OR_RETURN(auto f, siluFamily(a));
+  return f.tune(a, stream);
+}
+
+Expected<Selection> RowwiseOps::lookup(const RmsNormArgs& a) const {
+  KTUNE_ASSIGN_OR_RETURN(auto f, rmsFamily(a));
+  return f.lookup(a);
+}
+
+Expected<Selection> RowwiseOps::lookup(const SiluMulArgs& a) const {
+  KTUNE_ASSIGN_OR_RETURN(auto f, siluFamily(a));
+  return f.lookup(a);
 }
 
 }  // namespace ktune

@@ -15,15 +15,18 @@
 // Inputs are validated on every call (null or misaligned pointers, sizes <= 0, strides shorter
 // than a row, unsupported or mismatched dtypes) and rejected with kInvalidArgument /
 // kUnsupported before anything is launched.
+// RowwiseOps is the op object (as GemmOp): created on a Tuner, it registers the six families and
+// runs, tunes and looks up calls. The free functions below do the same through the families
+// registered on the Tuner they are given (registering them on first use); the Tuner owns them.
 // Thread safety: the functions may be called from any thread; calls on one Tuner share its
-// families. A Tuner must outlive its calls; a new Tuner (even at the same address) gets its own
-// families.
+// families. A Tuner must outlive its calls and its RowwiseOps.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include "autotune/autotuner.h"
-#include "autotune/dtype.h"
+#include "base/dtype.h"
 #include "runtime/backend.h"
 #include "templates/rowwise.h"
 
@@ -50,6 +53,31 @@ struct SiluMulArgs {
   DevicePtr out = 0;  // [rows, d]
   DevicePtr x = 0;    // [rows, 2d]: gate = x[:, :d], up = x[:, d:]
   int64_t x_stride = 0, out_stride = 0;  // elements; 0 = contiguous (2d / d)
+};
+
+// The row-wise ops of one Tuner (which must outlive the object). Every method validates the args
+// first (kInvalidArgument / kUnsupported naming the bad field) and runs on `stream`; tuning on
+// first use per key when the Tuner's options allow it, else the default config.
+class RowwiseOps {
+ public:
+  // Registers rmsnorm_* and silu_mul_* for f32/f16/bf16 on `tuner` (or takes the ones already
+  // registered there). Errors: the Tuner's, e.g. a family name taken by another problem type.
+  static Expected<std::unique_ptr<RowwiseOps>> create(Tuner& tuner);
+  Status rmsnorm(const RmsNormArgs& a, StreamHandle stream = {}) const;
+  Status siluMul(const SiluMulArgs& a, StreamHandle stream = {}) const;
+  // Forces a tuning run for the args' key (outputs are overwritten) and returns the report.
+  Expected<TuneReport> tune(const RmsNormArgs& a, StreamHandle stream = {}) const;
+  Expected<TuneReport> tune(const SiluMulArgs& a, StreamHandle stream = {}) const;
+  // Which config would run, without compiling, tuning or launching.
+  Expected<Selection> lookup(const RmsNormArgs& a) const;
+  Expected<Selection> lookup(const SiluMulArgs& a) const;
+
+ private:
+  RowwiseOps() = default;
+  Expected<Family<RmsNormArgs>> rmsFamily(const RmsNormArgs& a) const;
+  Expected<Family<SiluMulArgs>> siluFamily(const SiluMulArgs& a) const;
+  Family<RmsNormArgs> rms_[3];  // by templates/rowwise.h RowDType
+  Family<SiluMulArgs> silu_[3];
 };
 
 // OK, or kInvalidArgument / kUnsupported naming the bad field and what to do.

@@ -653,7 +653,7 @@ class HipBackend final : public Backend {
 }  // namespace
 
 std::string hipArchFromGcnArchName(const std::string& name) {
-  if (name.compare(0, 3, "gfx") != 0) return {};
+  if (!Arch(name).isAmd()) return {};
   return name.substr(0, name.find(':'));
 }
 

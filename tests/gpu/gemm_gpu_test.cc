@@ -12,11 +12,11 @@
 #include <thread>
 
 #include "autotune/autotuner.h"
-#include "autotune/dtype.h"
+#include "base/dtype.h"
 #include "autotune/ops/gemm.h"
 #include "compiler/compiler.h"
 #include "runtime/backend.h"
-#include "runtime/cuda/cublaslt.h"
+#include "autotune/vendor/cublaslt.h"
 #include "templates/gemm.h"
 
 namespace ktune {

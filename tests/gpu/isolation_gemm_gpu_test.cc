@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "autotune/autotuner.h"
-#include "autotune/dtype.h"
+#include "base/dtype.h"
 #include "autotune/ops/gemm.h"
 #include "base/fs.h"
 

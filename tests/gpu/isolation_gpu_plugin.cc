@@ -1,6 +1,6 @@
 // Isolation worker plugin for the GPU test and bench: the user families of
-// tests/gpu/isolation_gpu_families.h on the worker's real backend.
-#include "tests/gpu/isolation_gpu_families.h"
+// bench/isolation_gpu_families.h on the worker's real backend.
+#include "bench/isolation_gpu_families.h"
 
 extern "C" ktune::Status ktune_register_families(ktune::Tuner& tuner) {
   return ktune::isogpu::registerUserFamilies(tuner);

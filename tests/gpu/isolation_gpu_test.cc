@@ -8,7 +8,7 @@
 
 #include "autotune/autotuner.h"
 #include "base/fs.h"
-#include "tests/gpu/isolation_gpu_families.h"
+#include "bench/isolation_gpu_families.h"
 
 namespace ktune {
 namespace {

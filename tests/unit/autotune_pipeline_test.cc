@@ -213,10 +213,10 @@ TEST(Pipeline, VendorCandidateIsBenchmarkedBeforeAnyJitCandidate) {
   EXPECT_EQ(rec.events.front(), "bench:fake:algo=1");
 }
 
-// Resumability: every candidate a pipelined run finished is a partial result in the database at
-// once. The database file is copied while the run is in the middle of benchmarking (and still
-// compiling), as a killed tuner would have left it; a second tuner on that copy reuses those
-// results and measures only the rest. (A real SIGKILL, with and without isolation, is tested in
+// Resumability: every candidate a pipelined run finished is a partial result in the tuning
+// journal (<database>.journal) at once. The journal is copied while the run is in the middle of
+// benchmarking (and still compiling), as a killed tuner would have left it; a second tuner on that
+// copy reuses those results and measures only the rest. (A real SIGKILL, with and without isolation, is tested in
 // isolation_worker_test.cc, which runs with the pipeline on, the default.)
 TEST(Pipeline, PartialResultsOfAPipelinedRunAreReused) {
   Env env;
@@ -236,9 +236,9 @@ TEST(Pipeline, PartialResultsOfAPipelinedRunAreReused) {
     if (pr.phase != "bench") return;
     benched.push_back(pr.config);
     if (static_cast<int>(benched.size()) == kSnapAt) {
-      auto text = readFile(db1);
+      auto text = readFile(db1 + ".journal");
       ASSERT_TRUE(text.ok()) << text.status().toString();
-      ASSERT_TRUE(writeFileAtomic(snap, *text).ok());
+      ASSERT_TRUE(writeFileAtomic(snap + ".journal", *text).ok());
       snapped = true;
       compiling_at_snap = compiles.load() < compile_total.load();
     }

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "autotune/autotuner.h"
-#include "autotune/dtype.h"
+#include "base/dtype.h"
 #include "autotune/ops/builtin.h"
 #include "autotune/ops/gemm.h"
 #include "base/fs.h"
@@ -293,6 +293,22 @@ std::shared_ptr<Tuner> makeTuner(std::shared_ptr<Backend> backend, const std::st
   auto t = Tuner::create(std::move(backend), o);
   EXPECT_TRUE(t.ok()) << t.status().toString();
   return t.ok() ? std::shared_ptr<Tuner>(std::move(t).value()) : nullptr;
+}
+
+// GemmOp::create takes what Tuner::create returns (a unique_ptr) as well as a shared tuner
+// (issue 12: it took only a shared_ptr).
+TEST(GemmProblemFamily, CreateTakesTheTunerThatTunerCreateReturns) {
+  TmpDir dir;
+  auto sim = std::make_shared<NvidiaLikeSim>(int64_t(1) << 30);
+  EngineOptions o;
+  o.options.cache_dir = dir.path;
+  o.options.vendor_algos = 0;
+  o.compiler = std::make_shared<SimCompiler>();
+  Expected<std::unique_ptr<Tuner>> t = Tuner::create(sim, o);
+  ASSERT_TRUE(t.ok()) << t.status().toString();
+  auto op = GemmOp::create(**t);
+  ASSERT_TRUE(op.ok()) << op.status().toString();
+  EXPECT_NE((*t)->database("gemm"), nullptr);
 }
 
 TEST(GemmProblemFamily, MakeProblemRebuildsACallWithTheSameKey) {

@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "compiler/compiler.h"
-#include "runtime/cuda/cublaslt.h"
+#include "autotune/vendor/cublaslt.h"
 #include "templates/embedded.h"
 #include "templates/gemm.h"
 

@@ -17,7 +17,7 @@
 #include "autotune/autotuner.h"
 #include "autotune/isolation.h"
 #include "base/fs.h"
-#include "tests/gpu/isolation_gpu_families.h"
+#include "bench/isolation_gpu_families.h"
 #include "tests/unit/isolation_families.h"
 
 namespace ktune {

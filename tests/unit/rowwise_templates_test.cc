@@ -262,25 +262,25 @@ TEST(RowwiseReference, SiluMulHandChecked) {
 }
 
 TEST(RowwiseConvert, Bf16AndHalfRoundToNearestEven) {
-  EXPECT_EQ(floatToBf16Bits(1.0f), 0x3F80);
-  EXPECT_EQ(floatToBf16Bits(std::ldexp(1.0f, 0) + std::ldexp(1.0f, -8)), 0x3F80);  // tie -> even
-  EXPECT_EQ(floatToBf16Bits(1.0f + 3 * std::ldexp(1.0f, -8)), 0x3F82);          // tie -> even
-  EXPECT_EQ(bf16BitsToFloat(0xC040), -3.0f);
-  EXPECT_TRUE(std::isnan(bf16BitsToFloat(floatToBf16Bits(NAN))));
+  EXPECT_EQ(floatToBf16(1.0f), 0x3F80);
+  EXPECT_EQ(floatToBf16(std::ldexp(1.0f, 0) + std::ldexp(1.0f, -8)), 0x3F80);  // tie -> even
+  EXPECT_EQ(floatToBf16(1.0f + 3 * std::ldexp(1.0f, -8)), 0x3F82);          // tie -> even
+  EXPECT_EQ(bf16ToFloat(0xC040), -3.0f);
+  EXPECT_TRUE(std::isnan(bf16ToFloat(floatToBf16(NAN))));
 
-  EXPECT_EQ(floatToHalfBits(1.0f), 0x3C00);
-  EXPECT_EQ(floatToHalfBits(65504.0f), 0x7BFF);
-  EXPECT_EQ(floatToHalfBits(65520.0f), 0x7C00);  // rounds to inf
-  EXPECT_EQ(floatToHalfBits(0.1f), 0x2E66);
-  EXPECT_EQ(floatToHalfBits(std::ldexp(1.0f, -24)), 0x0001);
-  EXPECT_EQ(floatToHalfBits(std::ldexp(1.0f, -25)), 0x0000);      // tie -> even (0)
-  EXPECT_EQ(floatToHalfBits(3 * std::ldexp(1.0f, -25)), 0x0002);  // 1.5 ulp -> 2
-  EXPECT_EQ(floatToHalfBits(-2.0f), 0xC000);
-  EXPECT_EQ(halfBitsToFloat(0x0001), std::ldexp(1.0f, -24));
-  EXPECT_EQ(halfBitsToFloat(0x3555), 0.333251953125f);
-  EXPECT_TRUE(std::isinf(halfBitsToFloat(0x7C00)));
+  EXPECT_EQ(floatToHalf(1.0f), 0x3C00);
+  EXPECT_EQ(floatToHalf(65504.0f), 0x7BFF);
+  EXPECT_EQ(floatToHalf(65520.0f), 0x7C00);  // rounds to inf
+  EXPECT_EQ(floatToHalf(0.1f), 0x2E66);
+  EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -24)), 0x0001);
+  EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -25)), 0x0000);      // tie -> even (0)
+  EXPECT_EQ(floatToHalf(3 * std::ldexp(1.0f, -25)), 0x0002);  // 1.5 ulp -> 2
+  EXPECT_EQ(floatToHalf(-2.0f), 0xC000);
+  EXPECT_EQ(halfToFloat(0x0001), std::ldexp(1.0f, -24));
+  EXPECT_EQ(halfToFloat(0x3555), 0.333251953125f);
+  EXPECT_TRUE(std::isinf(halfToFloat(0x7C00)));
   for (uint32_t h = 0; h < 0x7C00; h += 7) {  // every finite positive half round-trips
-    EXPECT_EQ(floatToHalfBits(halfBitsToFloat(static_cast<uint16_t>(h))), h);
+    EXPECT_EQ(floatToHalf(halfToFloat(static_cast<uint16_t>(h))), h);
   }
   const std::vector<double> v = {1.5, -2.25, 1e-3};
   for (auto dt : {RowDType::kF32, RowDType::kF16, RowDType::kBF16}) {

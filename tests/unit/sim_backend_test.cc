@@ -1,12 +1,12 @@
-// Simulated backend and compiler, dtype conversions, verifier and do_bench — all on the CPU.
+// Simulated backend and compiler, dtype conversions and the verifier — all on the CPU (do_bench:
+// benchmarker_test.cc).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <thread>
 #include <vector>
 
-#include "autotune/benchmarker.h"
-#include "autotune/dtype.h"
+#include "base/dtype.h"
 #include "autotune/verifier.h"
 #include "compiler/sim/sim_compiler.h"
 #include "runtime/sim/sim_backend.h"
@@ -239,39 +239,6 @@ TEST(Verifier, TolerancesAndMismatches) {
     EXPECT_EQ(v->nans, 7) << dtypeName(t);  // unwritten (poisoned) elements fail
   }
   EXPECT_EQ(poisonNaN(b, *b.alloc(4), DType::kI32, 1).code(), Code::kUnsupported);
-}
-
-TEST(Benchmarker, StatsAndEarlyRejection) {
-  EXPECT_DOUBLE_EQ(computeStats({3, 1, 2, 5, 4}).median_ms, 3);
-  EXPECT_DOUBLE_EQ(computeStats({3, 1, 2, 5, 4}).p20_ms, 1.8);
-  EXPECT_DOUBLE_EQ(computeStats({1, 2, 3, 4, 5}).std_ms, std::sqrt(2.5));
-
-  SimOptions o;
-  o.device = h100Like();
-  o.memory_bytes_per_ms = 1e9;
-  auto b = std::make_shared<SimBackend>(o);
-  b->registerKernel("k", SimKernel{nullptr, [](const SimLaunch&) { return 0.02; }, nullptr});
-  auto f = *b->getFunction(*b->loadModule(compileSim("k").binary), "k");
-  KernelArgs a;
-  auto fn = [&] { return b->launch(f, {1}, {32}, 0, a.data()); };
-  BenchOptions bo;
-  bo.warmup_ms = 0.1;
-  bo.rep_ms = 1.0;
-  Benchmarker bench(*b, o.device);
-  auto s = bench.measure({}, fn, bo);
-  ASSERT_TRUE(s.ok()) << s.status().toString();
-  EXPECT_NEAR(s->median_ms, 0.02, 1e-6);  // flush time excluded from the events
-  EXPECT_EQ(s->runs, 50);
-  bo.best_ms = 0.02 / 3;  // this candidate is 3x slower than the best
-  TimingStats partial;
-  int64_t before = b->launchCount("k");
-  auto slow = bench.measure({}, fn, bo, nullptr, &partial);
-  ASSERT_FALSE(slow.ok());
-  EXPECT_TRUE(isSlowerThanBest(slow.status())) << slow.status().toString();
-  EXPECT_LT(b->launchCount("k") - before, 10);  // stopped after the estimate
-  EXPECT_GT(partial.runs, 0);
-  auto failing = measure(*b, {}, [] { return Status::LaunchError("nope"); }, bo);
-  EXPECT_EQ(failing.status().code(), Code::kLaunchError);
 }
 
 }  // namespace

@@ -4,7 +4,7 @@
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv > "$OUT/gpu.txt" 2>&1
-bash scripts/device_build.sh > "$OUT/build.log" 2>&1 || { tail -60 "$OUT/build.log"; exit 1; }
+bash dev/device_build.sh > "$OUT/build.log" 2>&1 || { tail -60 "$OUT/build.log"; exit 1; }
 echo "build ok"
 (cd /tmp/kb && ctest --output-on-failure -j4 --timeout 300 ${CTEST_ARGS:-}) > "$OUT/ctest.log" 2>&1
 grep -E "tests passed|Failed|Not Run|\*\*\*" "$OUT/ctest.log" | tail -30

@@ -7,7 +7,7 @@ now() { date +%s.%N; }
 el() { awk -v a="$1" -v b="$(now)" 'BEGIN{printf "%.2f", b-a}'; }
 cp -r ../.devdeps . 2>/dev/null
 T0=$(now)
-bash scripts/device_build.sh > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
+bash dev/device_build.sh > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
 echo "build ok $(el $T0)s"
 export KTUNE_CACHE_DIR=/tmp/kcache
 (cd /tmp/kb && timeout 240 ctest -j4 --timeout 200 -R "isolation_gpu|analysis_gpu|runtime_gpu|rowwise_ops_gpu" --output-on-failure > "$OUT/ctest.log" 2>&1)

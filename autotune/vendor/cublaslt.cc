@@ -1,4 +1,4 @@
-#include "runtime/cuda/cublaslt.h"
+#include "autotune/vendor/cublaslt.h"
 
 #include <cstdio>
 #include <cstring>

@@ -5,7 +5,7 @@ set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 now() { date +%s.%N; }
 el() { awk -v a="$1" -v b="$(now)" 'BEGIN{printf "%.2f", b-a}'; }
-bash scripts/device_build.sh ktune ktune-worker > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+bash dev/device_build.sh ktune ktune-worker > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
 export KTUNE_CACHE_DIR=/tmp/ksuite
 K=/tmp/kb/tools/ktune
 S=$(now); timeout 400 $K tune gemm --suite llm > "$OUT/suite.txt" 2>&1

@@ -1,4 +1,4 @@
-#include "autotune/dtype.h"
+#include "base/dtype.h"
 
 #include <cmath>
 #include <string>

@@ -7,11 +7,11 @@
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv > /tmp/gpu.txt 2>&1
-bash scripts/device_build.sh gemm_gpu_test gemm_bench ${EXTRA_TESTS:-} > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
+bash dev/device_build.sh gemm_gpu_test gemm_bench ${EXTRA_TESTS:-} > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
 echo "build ok"
 # EXTRA_TESTS: more test executables (tests/<name>) to build and run, output in extra_tests.log.
 for t in ${EXTRA_TESTS:-}; do
-  bash scripts/device_build.sh ktune ktune-worker >> "$OUT/build.log" 2>&1
+  bash dev/device_build.sh ktune ktune-worker >> "$OUT/build.log" 2>&1
   echo "== $t" >> "$OUT/extra_tests.log"
   timeout 240 /tmp/kb/tests/$t >> "$OUT/extra_tests.log" 2>&1; echo "$t rc=$?"
   grep -E "^\[  (PASSED|FAILED|SKIPPED)|FAILED  \]|Failure" "$OUT/extra_tests.log" | tail -4
@@ -26,7 +26,7 @@ sort -t' ' -k6 -g "$OUT/gemm_bench.err" | grep "^cand" | awk '{print $2, $4, $5,
 cat /tmp/top3.txt | head -40
 sed -n '/^shape/,$p' "$OUT/gemm_bench.txt"
 if [ "${TUNE:-0}" = 1 ]; then
-  bash scripts/device_build.sh ktune ktune-worker >> "$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
+  bash dev/device_build.sh ktune ktune-worker >> "$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
   now() { date +%s.%N; }
   el() { awk -v a="$1" -v b="$(now)" 'BEGIN{printf "%.2f", b-a}'; }
   # 4096^3 with the default candidates (curated JIT configs of every kernel + cuBLASLt). cold: empty

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build on the GPU machine (no apt there): unpack the carried nlohmann-json .deb, configure, build the
-# given targets (default: all) with every core into /tmp/kb. Usage: bash scripts/device_build.sh [targets...]
+# given targets (default: all) with every core into /tmp/kb. Usage: bash dev/device_build.sh [targets...]
 set -euo pipefail
 if [ -d .devdeps ]; then for f in .devdeps/*.deb; do dpkg -x "$f" /opt/deps; done; fi
 cmake -S . -B /tmp/kb -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=/opt/deps/usr \

@@ -1,0 +1,63 @@
+#include "autotune/candidate_json.h"
+
+#include "base/json_fields.h"
+
+namespace ktune::candidatejson {
+
+using nlohmann::json;
+using jsonfields::readField;
+
+Code codeFromName(const std::string& s) {
+  for (int c = int(Code::kOk); c <= int(Code::kInternal); ++c) {
+    if (s == codeName(Code(c))) return Code(c);
+  }
+  return Code::kInternal;
+}
+
+json statsToJson(const TimingStats& s) {
+  return json{{"median_ms", s.median_ms}, {"p20_ms", s.p20_ms}, {"p80_ms", s.p80_ms},
+              {"min_ms", s.min_ms},       {"max_ms", s.max_ms}, {"mean_ms", s.mean_ms},
+              {"std_ms", s.std_ms},       {"runs", s.runs}};
+}
+
+TimingStats statsFromJson(const json& j) {
+  TimingStats s;
+  if (!j.is_object()) return s;
+  readField(j, "median_ms", s.median_ms);
+  readField(j, "p20_ms", s.p20_ms);
+  readField(j, "p80_ms", s.p80_ms);
+  readField(j, "min_ms", s.min_ms);
+  readField(j, "max_ms", s.max_ms);
+  readField(j, "mean_ms", s.mean_ms);
+  readField(j, "std_ms", s.std_ms);
+  readField(j, "runs", s.runs);
+  return s;
+}
+
+json candidateToJson(const CandidateResult& c) {
+  return json{{"config", c.config},
+              {"source", c.source},
+              {"status", codeName(c.status)},
+              {"reason", c.reason},
+              {"stats", statsToJson(c.stats)},
+              {"code_object_key", c.code_object_key},
+              {"max_error", c.max_error},
+              {"date", c.date}};
+}
+
+CandidateResult candidateFromJson(const json& j, Code missing_status) {
+  CandidateResult c;
+  readField(j, "config", c.config);
+  readField(j, "source", c.source);
+  std::string status = codeName(missing_status);
+  readField(j, "status", status);
+  c.status = codeFromName(status);
+  readField(j, "reason", c.reason);
+  if (j.contains("stats")) c.stats = statsFromJson(j.at("stats"));
+  readField(j, "code_object_key", c.code_object_key);
+  readField(j, "max_error", c.max_error);
+  readField(j, "date", c.date);
+  return c;
+}
+
+}  // namespace ktune::candidatejson

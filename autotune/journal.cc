@@ -1,0 +1,95 @@
+#include "autotune/journal.h"
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "autotune/candidate_json.h"
+#include "base/fs.h"
+
+namespace ktune {
+
+namespace {
+// As the database's lock: a stuck writer must not hang every other process forever.
+constexpr int kLockTimeoutMs = 120000;
+}  // namespace
+
+TuningJournal::TuningJournal(const std::string& database_path, std::string family,
+                             std::string validator_id)
+    : path_(database_path + ".journal"),
+      family_(std::move(family)),
+      validator_(std::move(validator_id)) {}
+
+Status TuningJournal::append(const std::string& key, const CandidateResult& r) {
+  if (key.empty()) return Status::InvalidArgument("tuning journal: append() with an empty key");
+  CandidateResult c = r;
+  if (c.date.empty()) c.date = isoUtcNow();
+  nlohmann::json line{{"family", family_},
+                      {"validator", validator_},
+                      {"key", key},
+                      {"candidate", candidatejson::candidateToJson(c)}};
+  const std::string text =
+      line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return appendLocked(path_, text, "tuning journal", kLockTimeoutMs);
+}
+
+bool TuningJournal::ours(const std::string& line, const std::string& key,
+                         CandidateResult* c) const {
+  nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return false;
+  auto str = [&](const char* f) {
+    auto it = j.find(f);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  if (str("family") != family_ || str("validator") != validator_ || str("key") != key)
+    return false;
+  auto it = j.find("candidate");
+  if (it == j.end() || !it->is_object()) return false;
+  try {
+    *c = candidatejson::candidateFromJson(*it);
+  } catch (const std::exception&) {
+    return false;  // mistyped by hand: skipped
+  }
+  return true;
+}
+
+std::vector<CandidateResult> TuningJournal::candidatesFor(const std::string& key) const {
+  std::vector<CandidateResult> out;
+  auto text = readFile(path_);
+  if (!text.ok()) return out;  // none yet (or unreadable: tuning measures again)
+  std::istringstream in(*text);
+  for (std::string line; std::getline(in, line);) {
+    CandidateResult c;
+    if (!ours(line, key, &c)) continue;
+    bool replaced = false;
+    for (auto& o : out) {
+      if (o.source == c.source && o.config == c.config) {
+        o = c;
+        replaced = true;
+      }
+    }
+    if (!replaced) out.push_back(std::move(c));
+  }
+  return out;
+}
+
+Status TuningJournal::compact(const std::string& key) {
+  if (!pathExists(path_)) return Status::Ok();
+  const std::string ctx = "cannot compact tuning journal '" + path_ + "'";
+  auto lock = FileLock::acquire(path_ + ".lock", kLockTimeoutMs);
+  if (!lock.ok()) return lock.status().withContext(ctx);
+  auto text = readFile(path_);
+  if (!text.ok()) return text.status().withContext(ctx);
+  std::string kept;
+  std::istringstream in(*text);
+  for (std::string line; std::getline(in, line);) {
+    CandidateResult c;
+    if (ours(line, key, &c)) continue;
+    if (nlohmann::json::parse(line, nullptr, false).is_discarded()) continue;  // torn: dropped
+    kept += line + "\n";
+  }
+  if (kept.size() == text->size()) return Status::Ok();
+  if (kept.empty()) return removeFile(path_);
+  return writeFileAtomic(path_, kept, 0600, /*durable=*/false);
+}
+
+}  // namespace ktune

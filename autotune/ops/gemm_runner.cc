@@ -1,0 +1,174 @@
+// GemmRunner: one GEMM kernel compiled, loaded and launched without the tuner (tests, benches,
+// the op's trusted reference), and the mapping of a GEMM call to cuBLASLt's view.
+#include "autotune/ops/gemm.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+
+#include "templates/embedded.h"
+
+namespace ktune {
+
+DType dtypeOf(gemm::ElemType t) {
+  return t == gemm::ElemType::kF16 ? DType::kF16 : t == gemm::ElemType::kBF16 ? DType::kBF16 : DType::kF32;
+}
+
+gemm::GemmShape withAlignment(gemm::GemmShape shape, const GemmBuffers& buf) {
+  shape.aligned16 = (buf.a % 16 == 0) && (buf.b % 16 == 0);
+  return shape;
+}
+
+Expected<cublaslt::LtProblem> toLtProblem(const gemm::GemmShape& s) {
+  if (s.act != gemm::Activation::kNone)
+    return Status::Unsupported(std::string("cuBLASLt candidates do not cover activation ") +
+                               gemm::activationName(s.act));
+  auto lt = [](gemm::ElemType t) {
+    return t == gemm::ElemType::kF16   ? cublaslt::LtType::kF16
+           : t == gemm::ElemType::kBF16 ? cublaslt::LtType::kBF16
+                                        : cublaslt::LtType::kF32;
+  };
+  cublaslt::LtProblem p;
+  p.trans_a = s.layout == gemm::Layout::kTN || s.layout == gemm::Layout::kTT;
+  p.trans_b = s.layout == gemm::Layout::kNT || s.layout == gemm::Layout::kTT;
+  p.ab = lt(s.ab);
+  p.c = lt(s.c);
+  p.m = s.m;
+  p.n = s.n;
+  p.k = s.k;
+  p.lda = s.lda;
+  p.ldb = s.ldb;
+  p.ldc = s.ldc;
+  p.alpha = s.alpha;
+  p.beta = s.beta;
+  p.bias = s.has_bias;
+  return p;
+}
+
+namespace {
+
+std::string kernelKey(gemm::KernelKind kind, const std::vector<std::pair<std::string, std::string>>& d) {
+  std::string k = gemm::kernelKindName(kind);
+  for (const auto& [n, v] : d) k += "," + n + "=" + v;
+  return k;
+}
+
+}  // namespace
+
+GemmRunner::GemmRunner(Backend& backend, Compiler& compiler, DeviceInfo device)
+    : backend_(backend), compiler_(compiler), device_(std::move(device)) {}
+
+GemmRunner::~GemmRunner() {
+  for (auto& [k, l] : kernels_) (void)backend_.unloadModule(l->module);
+  if (workspace_) (void)backend_.free(workspace_);
+  if (counters_) (void)backend_.free(counters_);
+}
+
+// Called with mu_ held; releases it while compiling so several threads compile in parallel.
+Expected<GemmRunner::Loaded*> GemmRunner::load(std::unique_lock<std::mutex>& lock,
+                                               gemm::KernelKind kind, const Config& config,
+                                               const gemm::GemmShape& shape) {
+  KTUNE_RETURN_IF_ERROR(gemm::applicable(kind, config, shape));
+  auto defs = gemm::defines(kind, config, shape);
+  const std::string key = kernelKey(kind, defs);
+  auto it = kernels_.find(key);
+  if (it != kernels_.end()) return it->second.get();
+  const std::string_view src = templates::embeddedSource(gemm::sourceFile(kind));
+  if (src.empty())
+    return Status::NotFound(std::string("kernel source ") + gemm::sourceFile(kind) +
+                            " is not embedded in this build");
+  CompileRequest req;
+  req.source = std::string(src);
+  req.source_name = gemm::sourceFile(kind);
+  req.entry = gemm::entryName(kind);
+  req.defines = std::move(defs);
+  req.arch = device_.arch;
+  lock.unlock();
+  auto compiled = compiler_.compile(req);
+  lock.lock();
+  if (!compiled.ok()) return compiled.status();
+  it = kernels_.find(key);  // another thread may have finished the same kernel meanwhile
+  if (it != kernels_.end()) return it->second.get();
+  auto l = std::make_unique<Loaded>();
+  l->code = std::move(compiled).value();
+  KTUNE_ASSIGN_OR_RETURN(l->module, backend_.loadModule(l->code.binary));
+  const std::string& sym = l->code.lowered_entry.empty() ? l->code.entry : l->code.lowered_entry;
+  auto fn = backend_.getFunction(l->module, sym);
+  if (!fn.ok()) {
+    (void)backend_.unloadModule(l->module);
+    return fn.status();
+  }
+  l->function = *fn;
+  const int64_t shared = gemm::sharedBytes(kind, config);
+  if (shared > 48 * 1024) {
+    Status s = backend_.setMaxDynamicShared(l->function, shared);
+    if (!s.ok()) {
+      (void)backend_.unloadModule(l->module);
+      return s;
+    }
+  }
+  Loaded* out = l.get();
+  kernels_.emplace(key, std::move(l));
+  return out;
+}
+
+Expected<const CodeObject*> GemmRunner::compile(gemm::KernelKind kind, const Config& config,
+                                                const gemm::GemmShape& shape) {
+  std::unique_lock<std::mutex> lock(mu_);
+  KTUNE_ASSIGN_OR_RETURN(Loaded * l, load(lock, kind, config, shape));
+  return &l->code;
+}
+
+Status GemmRunner::ensureWorkspace(int64_t bytes, int64_t counters, StreamHandle stream) {
+  if (bytes > workspace_bytes_) {
+    if (workspace_) KTUNE_RETURN_IF_ERROR(backend_.free(workspace_));
+    workspace_ = 0;
+    workspace_bytes_ = 0;
+    KTUNE_ASSIGN_OR_RETURN(workspace_, backend_.alloc(static_cast<size_t>(bytes)));
+    workspace_bytes_ = bytes;
+    KTUNE_RETURN_IF_ERROR(backend_.memset8(workspace_, 0, static_cast<size_t>(bytes), stream));
+  }
+  if (counters > counter_count_) {
+    if (counters_) KTUNE_RETURN_IF_ERROR(backend_.free(counters_));
+    counters_ = 0;
+    counter_count_ = 0;
+    KTUNE_ASSIGN_OR_RETURN(counters_, backend_.alloc(static_cast<size_t>(counters) * 4));
+    counter_count_ = counters;
+    KTUNE_RETURN_IF_ERROR(backend_.memset32(counters_, 0, static_cast<size_t>(counters), stream));
+  }
+  return Status::Ok();
+}
+
+Status GemmRunner::launch(gemm::KernelKind kind, const Config& config, const gemm::GemmShape& shape,
+                          const GemmBuffers& buf, StreamHandle stream) {
+  if (!buf.a || !buf.b || !buf.c)
+    return Status::InvalidArgument("GEMM needs non-null A, B and C buffers");
+  if (shape.has_bias && !buf.bias)
+    return Status::InvalidArgument("GEMM with has_bias needs a bias buffer");
+  const gemm::GemmShape s = withAlignment(shape, buf);
+  KTUNE_ASSIGN_OR_RETURN(gemm::LaunchPlan plan, gemm::launchPlan(kind, config, s, device_));
+  std::unique_lock<std::mutex> lock(mu_);
+  KTUNE_ASSIGN_OR_RETURN(Loaded * l, load(lock, kind, config, s));
+  if (plan.workspace_bytes > 0 || plan.counters > 0)
+    KTUNE_RETURN_IF_ERROR(ensureWorkspace(plan.workspace_bytes, plan.counters, stream));
+  args_.clear();
+  args_.add(buf.a).add(buf.b).add(buf.c).add(buf.bias);
+  args_.add(plan.workspace_bytes > 0 ? workspace_ : DevicePtr{0});
+  args_.add(plan.counters > 0 ? counters_ : DevicePtr{0});
+  args_.add(static_cast<int32_t>(s.m)).add(static_cast<int32_t>(s.n)).add(static_cast<int32_t>(s.k));
+  args_.add(static_cast<int64_t>(s.lda)).add(static_cast<int64_t>(s.ldb)).add(static_cast<int64_t>(s.ldc));
+  args_.add(s.alpha).add(s.beta);
+  if (kind == gemm::KernelKind::kTma) {
+    const gemm::TmaDescriptors d = gemm::tmaDescriptors(s, buf.a, buf.b, buf.c);
+    KTUNE_ASSIGN_OR_RETURN(TensorMap ma, backend_.encodeTensorMap2D(d.a));
+    KTUNE_ASSIGN_OR_RETURN(TensorMap mb, backend_.encodeTensorMap2D(d.b));
+    auto mc = backend_.encodeTensorMap2D(d.c);
+    const bool c_ok = mc.ok() && s.c != gemm::ElemType::kF32;
+    args_.add(ma).add(mb).add(c_ok ? *mc : TensorMap{}).add(static_cast<int32_t>(c_ok));
+  }
+  return backend_.launch(l->function, plan.grid, plan.block, static_cast<size_t>(plan.shared_bytes),
+                         args_.data(), stream);
+}
+
+}  // namespace ktune
