@@ -60,7 +60,9 @@ struct Selection {
   std::string key;
   std::string config;  // config string or vendor id
   std::string source;  // "jit", "default", vendor source
-  std::string origin;  // "memory", "database", "pinned", "default" (not tuned yet / tuning off)
+  // Where the config came from: "memory" (tuned by this process), "database", "pinned" (a pinned
+  // database entry), "default" (not tuned yet / tuning off). Kept after the config is in memory.
+  std::string origin;
   TimingStats stats;
 };
 

@@ -29,6 +29,12 @@ Status TuningJournal::append(const std::string& key, const CandidateResult& r) {
                       {"candidate", candidatejson::candidateToJson(c)}};
   const std::string text =
       line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  // The database's directory exists only once the database was first written.
+  const size_t slash = path_.find_last_of('/');
+  if (slash != std::string::npos && slash > 0) {
+    Status st = makeDirs(path_.substr(0, slash), 0700);
+    if (!st.ok()) return st.withContext("cannot create the tuning journal '" + path_ + "'");
+  }
   return appendLocked(path_, text, "tuning journal", kLockTimeoutMs);
 }
 

@@ -82,6 +82,10 @@ Expected<TunerOptions> TunerOptions::fromEnv() {
   if (const char* v = env("KTUNE_CLANG")) o.clang = v;
   if (const char* v = env("KTUNE_RETRY_FAILED"))
     KTUNE_RETURN_IF_ERROR(parseBool("KTUNE_RETRY_FAILED", v, &o.retry_failed));
+  if (const char* v = env("KTUNE_REQUIRE_TOOLS"))
+    KTUNE_RETURN_IF_ERROR(parseBool("KTUNE_REQUIRE_TOOLS", v, &o.require_tools));
+  if (const char* v = env("KTUNE_TEST_QUICK"))
+    KTUNE_RETURN_IF_ERROR(parseBool("KTUNE_TEST_QUICK", v, &o.test_quick));
   return o;
 }
 

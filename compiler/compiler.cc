@@ -11,6 +11,10 @@
 #include "base/fs.h"
 #include "compiler/compiler_util.h"
 
+namespace ktune::compiler_embedded {
+std::string_view embeddedSource(const char* name);  // generated from compiler/*.cuh (CMake)
+}  // namespace ktune::compiler_embedded
+
 namespace ktune {
 
 Expected<unsigned> parseDumpName(const std::string& name) {
@@ -50,11 +54,7 @@ const char* dumpName(Dump d) {
 
 namespace ktune::compiler_detail {
 
-namespace compiler_embedded {
-std::string_view embeddedSource(const char* name);  // generated from compiler/*.cuh (CMake)
-}  // namespace compiler_embedded
-
-std::string_view preludeSource() { return compiler_embedded::embeddedSource("prelude.cuh"); }
+std::string_view preludeSource() { return ktune::compiler_embedded::embeddedSource("prelude.cuh"); }
 
 std::vector<std::string> defineFlags(const CompileRequest& req) {
   std::vector<std::string> out;

@@ -5,14 +5,17 @@
 //
 // Input: argv words separated by NUL bytes. Properties: parseArgs never crashes; on success every
 // value belongs to a flag of the spec and a non-repeatable flag has one value; dispatch returns a
-// documented exit code (0-4) and never crashes, and `cache` commands never create files outside
-// the cache directory.
+// documented exit code (0-4) and never crashes, and no command creates or changes a file anywhere
+// in the scratch tree outside the cache directory. The two entries are in the store the CLI reads
+// (populate() proves it with `cache ls --json`), so show/dump/rm/diff seeds reach real entries.
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -66,13 +69,46 @@ void checkParse(const std::vector<std::string>& argv, const std::vector<FlagSpec
 
 std::string cacheDir() { return ktune::joinPath(ktune::fuzz::scratchDir("clifuzz"), "cache"); }
 
-// Two entries in the CLI's store, so show/dump/rm/diff/verify reach real entries.
+// Runs dispatch with stdout sent to `out` (when given) or /dev/null, stderr to /dev/null (the
+// fuzzer would drown in usage text).
+int quietDispatch(const std::vector<std::string>& args, std::string* out = nullptr) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  int saved_out = ::dup(1), saved_err = ::dup(2);
+  int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  const std::string capture = ktune::joinPath(ktune::fuzz::scratchDir("clifuzz"), "stdout.txt");
+  int sink = out ? ::open(capture.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
+  ::dup2(sink >= 0 ? sink : null, 1);
+  ::dup2(null, 2);
+  ::close(null);
+  int rc = ktune::cli::dispatch(args);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  ::dup2(saved_out, 1);
+  ::dup2(saved_err, 2);
+  ::close(saved_out);
+  ::close(saved_err);
+  if (sink >= 0) {
+    ::close(sink);
+    auto text = ktune::readFile(capture);
+    *out = text.ok() ? *text : "";
+    (void)ktune::removeFile(capture);
+  }
+  return rc;
+}
+
+const char* const kEntries[] = {"a1", "a2"};  // key prefixes of the two entries
+std::string entryKey(const char* prefix) { return std::string(prefix) + std::string(62, 'b'); }
+
+// Two entries in the store the CLI reads (KTUNE_CACHE_DIR itself: the store keeps its objects/
+// under it), so show/dump/rm/diff/verify reach real entries. Re-made whenever an input removed
+// them, and proven each time through the CLI: `cache ls --json` must list both.
 void populate() {
-  auto store = ktune::CodeObjectStore::open(ktune::joinPath(cacheDir(), "objects"));
+  auto store = ktune::CodeObjectStore::open(cacheDir());
   if (!store.ok()) ktune::fuzz::die(kTarget, "scratch store: " + store.status().toString());
   auto l = (*store)->list();
   if (l.ok() && l->size() == 2) return;
-  for (const char* k : {"a1", "a2"}) {
+  for (const char* k : kEntries) {
     ktune::CodeObject o;
     o.binary = std::string("sim-binary-") + k;
     o.format = "sim";
@@ -82,9 +118,36 @@ void populate() {
     o.resources.vgpr = 64;
     o.resources.wave_size = 64;
     o.dumps["isa"] = "v_mfma_f32_32x32x8bf16_1k a[0:15], v[0:1], v[2:3], a[0:15]\ns_endpgm\n";
-    std::string key = std::string(k) + std::string(62, 'b');
-    if (!(*store)->put(key, o).ok()) ktune::fuzz::die(kTarget, "cannot populate the store");
+    if (!(*store)->put(entryKey(k), o).ok()) ktune::fuzz::die(kTarget, "cannot populate the store");
   }
+  std::string ls;
+  const int rc = quietDispatch({"cache", "ls", "--json"}, &ls);
+  for (const char* k : kEntries) {
+    if (rc != 0 || ls.find("\"" + entryKey(k) + "\"") == std::string::npos)
+      ktune::fuzz::die(kTarget, "`cache ls --json` does not list the populated entry " +
+                                    entryKey(k) + " (exit " + std::to_string(rc) + "): " + ls);
+  }
+}
+
+// Every path under the scratch directory outside the cache directory, with its size: a command
+// that writes anywhere in that tree (however deep) changes this.
+std::map<std::string, std::uintmax_t> outsideCache() {
+  namespace fs = std::filesystem;
+  std::map<std::string, std::uintmax_t> out;
+  const fs::path root = ktune::fuzz::scratchDir("clifuzz"), cache = cacheDir();
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::end(it);
+       it.increment(ec)) {
+    if (it->path() == cache) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    std::error_code size_ec;
+    const auto size = it->is_regular_file(size_ec) ? it->file_size(size_ec) : 0;
+    out[it->path().lexically_relative(root).string()] = size;
+  }
+  if (ec) ktune::fuzz::die(kTarget, "cannot walk the scratch directory: " + ec.message());
+  return out;
 }
 
 bool isKnownTemplateOrPath(const std::string& what) {
@@ -114,25 +177,6 @@ bool safeToDispatch(const std::vector<std::string>& args) {
   return true;  // version, help, cache, db, unknown commands
 }
 
-// Runs dispatch with stdout/stderr sent to /dev/null (the fuzzer would drown in usage text).
-int quietDispatch(const std::vector<std::string>& args) {
-  std::fflush(stdout);
-  std::fflush(stderr);
-  int saved_out = ::dup(1), saved_err = ::dup(2);
-  int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
-  ::dup2(null, 1);
-  ::dup2(null, 2);
-  ::close(null);
-  int rc = ktune::cli::dispatch(args);
-  std::fflush(stdout);
-  std::fflush(stderr);
-  ::dup2(saved_out, 1);
-  ::dup2(saved_err, 2);
-  ::close(saved_out);
-  ::close(saved_err);
-  return rc;
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
@@ -160,11 +204,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   if (!safeToDispatch(argv)) return 0;
   populate();
-  const std::string scratch = ktune::fuzz::scratchDir("clifuzz");
+  const auto before = outsideCache();
   int rc = quietDispatch(argv);
   if (rc < 0 || rc > 4) ktune::fuzz::die(kTarget, "exit code " + std::to_string(rc) + " not in 0-4");
-  auto names = ktune::listDir(scratch);
-  if (!names.ok() || names->size() > 1)
-    ktune::fuzz::die(kTarget, "a command wrote outside the cache directory");
+  if (outsideCache() != before) {
+    std::string changed;
+    for (const auto& [path, size] : outsideCache())
+      if (!before.count(path) || before.at(path) != size) changed += " " + path;
+    ktune::fuzz::die(kTarget, "a command wrote outside the cache directory:" + changed);
+  }
   return 0;
 }

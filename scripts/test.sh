@@ -11,7 +11,9 @@ bash scripts/setup.sh
 BUILD=${KTUNE_BUILD_DIR:-build}
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build "$BUILD" -j"$(nproc)"
+rm -rf "$BUILD/tests/results"  # gtest XML reports of this run only (tests/check_skips.sh)
 (cd "$BUILD" && ctest --output-on-failure -j"$(nproc)" --timeout 900)
+bash tests/check_skips.sh "$BUILD" unit  # prints the skips; fails on any with KTUNE_REQUIRE_TOOLS=1
 if [ "${KTUNE_TEST_QUICK:-0}" != "1" ]; then
   echo "== AddressSanitizer + UBSan"
   bash scripts/sanitize.sh

@@ -15,7 +15,7 @@ cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKTUNE_BUILD_BENCH=OFF
   -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=thread" \
   >"$BUILD.configure.log" 2>&1 || { cat "$BUILD.configure.log" >&2; exit 1; }
 cmake --build "$BUILD" -j"$JOBS" --target ktune-worker "${TESTS[@]}"
-export TSAN_OPTIONS="halt_on_error=1:handle_segv=0:handle_abort=0:second_deadlock_stack=1:suppressions=$PWD/scripts/tsan.supp"
+export TSAN_OPTIONS="halt_on_error=1:handle_segv=0:handle_abort=0:second_deadlock_stack=1:print_suppressions=1:suppressions=$PWD/scripts/tsan.supp"
 fail=0
 for t in "${TESTS[@]}"; do
   echo "-- $t"

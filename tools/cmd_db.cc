@@ -6,13 +6,14 @@
 #include "autotune/database.h"
 #include "base/fs.h"
 #include "base/options.h"
+#include "report/csv.h"
 #include "tools/args.h"
 #include "tools/commands.h"
 
 namespace ktune::cli {
 namespace {
 const char* kUsage =
-    "ktune db ls | show FAMILY [KEY] | rm FAMILY KEY | export FAMILY [-o FILE] | import FILE  [--json]";
+    "ktune db ls | show FAMILY [KEY] | rm FAMILY KEY | export FAMILY [--csv] [-o FILE] | import FILE  [--json]";
 
 bool validFamily(const std::string& f) {
   if (!isSafeFileName(f)) return false;
@@ -42,7 +43,7 @@ Expected<nlohmann::json> loadJson(const std::string& path) {
 }  // namespace
 
 int cmdDb(const std::vector<std::string>& argv) {
-  auto args = parseArgs(argv, {{"--json"}, {"--output", true, false, "-o"}});
+  auto args = parseArgs(argv, {{"--json"}, {"--csv"}, {"--output", true, false, "-o"}});
   if (!args.ok()) return usage(args.status().message(), kUsage);
   if (args->positional.empty()) return usage("missing db subcommand", kUsage);
   auto opts = Options::fromEnv();
@@ -174,7 +175,13 @@ int cmdDb(const std::vector<std::string>& argv) {
     auto db = TuningDatabase::open(*path, Validator{}, pos[1]);
     if (!db.ok()) return fail(db.status());
     for (const auto& w : (*db)->warnings()) std::fprintf(stderr, "ktune: warning: %s\n", w.c_str());
-    auto text = (*db)->exportJson();
+    Expected<std::string> text = std::string();
+    if (args->has("--csv")) {  // one row per candidate, for spreadsheets (report/csv.h)
+      auto view = report::loadDatabase(*path, {opts->cache_dir, {}});
+      text = view.ok() ? Expected<std::string>(report::exportCsv(*view)) : view.status();
+    } else {
+      text = (*db)->exportJson();
+    }
     if (!text.ok()) return fail(text.status());
     if (args->has("--output")) {
       Status st = writeFileAtomic(args->get("--output"), *text, 0644);

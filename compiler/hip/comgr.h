@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,12 @@
 #include "compiler/analysis/amd_metadata.h"
 
 namespace ktune {
+
+// One lock for every use of comgr in the process: Comgr's calls and hiprtc's compiles (hiprtc
+// runs its compile through comgr, whose LLVM option state is process-global). A disassembly
+// running beside a hiprtc compile was the suspected cause of a gfx90a config that intermittently
+// compiled without its 128-bit loads in a threaded sweep.
+std::mutex& comgrMutex();
 
 class Comgr {
  public:

@@ -65,6 +65,13 @@ struct KTUNE_API TunerOptions {
   // KTUNE_RETRY_FAILED=1: retry candidates recorded as failed instead of skipping them.
   bool retry_failed = false;
 
+  // Settings of ktune's own test suite (tests/README.md); the library ignores them.
+  // KTUNE_REQUIRE_TOOLS=1: a test whose compiler or tool is missing fails instead of skipping
+  // (CI sets it: there every tool is installed, so a skip would hide a broken install).
+  bool require_tools = false;
+  // KTUNE_TEST_QUICK=1: the slowest sweeps sample their spaces instead of covering them all.
+  bool test_quick = false;
+
   // Defaults overlaid with the environment. Fails with kInvalidArgument naming the variable
   // when a value does not parse (e.g. KTUNE_REP_MS=abc).
   static Expected<TunerOptions> fromEnv();

@@ -152,6 +152,16 @@ int64_t SimBackend::totalLaunches() const {
   return total_launches_;
 }
 
+int64_t SimBackend::memsetCount() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return memset_count_;
+}
+
+int64_t SimBackend::memsetBytes() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return memset_bytes_;
+}
+
 double SimBackend::streamClockMs(StreamHandle s) {
   std::lock_guard<std::mutex> l(mu_);
   return stream(s)->clock_ms;
@@ -242,6 +252,8 @@ Status SimBackend::memset8(DevicePtr dst, uint8_t value, size_t bytes, StreamHan
   KTUNE_RETURN_IF_ERROR(rangeCheck(dst, bytes, "memset8", &d));
   if (bytes) std::memset(d, value, bytes);
   if (opts_.memory_bytes_per_ms > 0) advance(stream(s), bytes / opts_.memory_bytes_per_ms);
+  ++memset_count_;
+  memset_bytes_ += static_cast<int64_t>(bytes);
   return Status::Ok();
 }
 
@@ -252,6 +264,8 @@ Status SimBackend::memset32(DevicePtr dst, uint32_t value, size_t count, StreamH
   KTUNE_RETURN_IF_ERROR(rangeCheck(dst, count * 4, "memset32", &d));
   for (size_t i = 0; i < count; ++i) std::memcpy(d + 4 * i, &value, 4);
   if (opts_.memory_bytes_per_ms > 0) advance(stream(s), 4.0 * count / opts_.memory_bytes_per_ms);
+  ++memset_count_;
+  memset_bytes_ += static_cast<int64_t>(4 * count);
   return Status::Ok();
 }
 

@@ -86,6 +86,10 @@ class SimBackend : public Backend {
   // Launches of `entry` so far (successful or not).
   int64_t launchCount(const std::string& entry) const;
   int64_t totalLaunches() const;
+  // memset8/memset32 calls that succeeded so far, and the bytes they wrote (what a test sees of
+  // the benchmarker's L2 flush before each timed run).
+  int64_t memsetCount() const;
+  int64_t memsetBytes() const;
   // Simulated clock of a stream, ms.
   double streamClockMs(StreamHandle s = {});
   const SimOptions& options() const { return opts_; }
@@ -141,6 +145,7 @@ class SimBackend : public Backend {
   std::map<std::string, std::shared_ptr<SimKernel>> kernels_;
   std::map<std::string, int64_t> launch_counts_;
   int64_t total_launches_ = 0;
+  int64_t memset_count_ = 0, memset_bytes_ = 0;
   std::unique_ptr<Stream> default_stream_;
   std::mt19937_64 rng_;
   std::vector<std::unique_ptr<Function>> functions_;  // freed with the backend

@@ -5,6 +5,7 @@
 #include "compiler/analysis/isa_report.h"
 #include "compiler/analysis/report.h"
 #include "compiler/compiler.h"
+#include "tests/support/tools.h"
 
 namespace ktune {
 namespace {
@@ -158,7 +159,7 @@ TEST(KernelReport, MergesResourcesOccupancyAndIsa) {
 // End to end on real compiler output, when clang-19 is there (it is in CI).
 TEST(KernelReport, RealGfx942Kernel) {
   auto c = openLlvmAmdgpuCompiler();
-  if (!c.ok()) GTEST_SKIP() << "clang unavailable: " << c.status().message();
+  if (!c.ok()) KTUNE_SKIP_WITHOUT_TOOL("clang unavailable: " << c.status().message());
   CompileRequest req;
   req.source = R"(
 #include "prelude.cuh"

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -17,6 +18,7 @@
 #include "compiler/sim/sim_compiler.h"
 #include "compiler/store/store.h"
 #include "runtime/sim/sim_backend.h"
+#include "tests/support/gate.h"
 #include "tests/unit/progress_recorder.h"
 #include "tests/unit/tuner_sim_env.h"
 
@@ -73,8 +75,21 @@ TEST(Pipeline, OptionFromEnvironment) {
 TEST(Pipeline, BenchmarksStartBeforeTheLastCompileAndNotWithoutIt) {
   for (bool pipeline : {true, false}) {
     Env env;
-    env.compile_delay_ms = 30;
     Recorder rec;
+    // With the pipeline, every compile after the first two waits until a benchmark has started:
+    // a pipeline that benchmarks only after the last compile would time out here and fail.
+    // Without it, nothing waits (compiles must all end before any benchmark).
+    testsupport::Gate benched;
+    std::atomic<int> started{0};
+    std::atomic<bool> gate_ok{true};
+    if (pipeline) {
+      env.on_compile = [&](const std::string&) {
+        if (started++ >= 2 && !benched.wait(std::chrono::seconds(60))) gate_ok = false;
+      };
+      rec.then = [&](const TuneProgress& pr) {
+        if (pr.phase == "bench") benched.open();
+      };
+    }
     auto t = Tuner::create(env.backend, pipelineOptions(env, pipeline, &rec));
     ASSERT_TRUE(t.ok());
     auto fam = (*t)->add(env.family());
@@ -84,7 +99,7 @@ TEST(Pipeline, BenchmarksStartBeforeTheLastCompileAndNotWithoutIt) {
     ASSERT_GE(rec.first("bench:"), 0);
     ASSERT_GE(rec.last("compile:"), 0);
     if (pipeline) {
-      // 14 compiles of 30 ms on 2 threads (~210 ms): the first results are timed meanwhile.
+      EXPECT_TRUE(gate_ok.load()) << "no benchmark started while compiles were waiting";
       EXPECT_LT(rec.first("bench:"), rec.last("compile:"))
           << "pipeline on: bench waited for every compile";
       EXPECT_GT(rep->bench_overlap_ms, 0.0);
@@ -118,11 +133,26 @@ TEST(Pipeline, SameOutcomeAsCompilingEverythingFirst) {
       return LaunchDims{{unsigned(ceilDiv(p.n, c.getInt("BLOCK")))}, {unsigned(c.getInt("BLOCK"))}};
     };
     addVendor(f, env);
-    auto t = Tuner::create(env.backend, pipelineOptions(env, pl == 1, nullptr));
+    // Of the two identical binaries, the first to finish compiling is the one benchmarked. Without
+    // the pipeline that is candidate order (BLOCK=512,VEC=1); with it, arrival order, which the
+    // scheduler would decide: BLOCK=512,VEC=2's compile waits until VEC=1's has finished, so both
+    // runs compare the same original (VEC=1 is handed out first, so this cannot deadlock).
+    testsupport::Gate first_dup_compiled;
+    std::atomic<bool> gate_ok{true};
+    env.on_compile = [&](const std::string& cfg) {
+      if (cfg == "BLOCK=512,VEC=2" && !first_dup_compiled.wait(std::chrono::seconds(60)))
+        gate_ok = false;
+    };
+    auto o = pipelineOptions(env, pl == 1, nullptr);
+    o.progress = [&](const TuneProgress& pr) {
+      if (pr.phase == "compile" && pr.config == "BLOCK=512,VEC=1") first_dup_compiled.open();
+    };
+    auto t = Tuner::create(env.backend, o);
     ASSERT_TRUE(t.ok());
     auto fam = (*t)->add(std::move(f));
     auto rep = fam->tune(env.problem(4096));
     ASSERT_TRUE(rep.ok()) << rep.status().toString();
+    EXPECT_TRUE(gate_ok.load());
     winner[pl] = rep->winner_source + "|" + rep->winner;
     dups[pl] = rep->duplicates;
     pruned[pl] = rep->pruned;
@@ -142,13 +172,10 @@ TEST(Pipeline, SameOutcomeAsCompilingEverythingFirst) {
     EXPECT_NE(find(*rep, "BLOCK=128,VEC=4")->status, Code::kOk);
     EXPECT_NE(find(*rep, "BLOCK=64,VEC=4")->status, Code::kOk);
     EXPECT_EQ(rep->duplicates, 1) << rep->tree();
-    if (pl == 0) {
-      // Without the pipeline, checks run in candidate order once every compile ended: the first
-      // of two identical binaries is the one benchmarked, as before the pipeline existed.
-      EXPECT_EQ(
-          find(*rep, "BLOCK=512,VEC=2")->reason.rfind("identical binary to BLOCK=512,VEC=1", 0), 0u)
-          << rep->tree();
-    }
+    // Both ways the first of the two identical binaries is the one benchmarked.
+    EXPECT_EQ(
+        find(*rep, "BLOCK=512,VEC=2")->reason.rfind("identical binary to BLOCK=512,VEC=1", 0), 0u)
+        << rep->tree();
   }
   EXPECT_EQ(winner[0], winner[1]);
   EXPECT_EQ(dups[0], dups[1]);
@@ -197,8 +224,17 @@ TEST(Pipeline, PruningWithAVendorCandidate) {
 
 TEST(Pipeline, VendorCandidateIsBenchmarkedBeforeAnyJitCandidate) {
   Env env;
-  env.compile_delay_ms = 20;
   Recorder rec;
+  // No compile may finish before the vendor candidate's benchmark has started: the claim is
+  // that it needs no compile, so it must not wait for one either (it would time out here).
+  testsupport::Gate vendor_benched;
+  std::atomic<bool> gate_ok{true};
+  env.on_compile = [&](const std::string&) {
+    if (!vendor_benched.wait(std::chrono::seconds(60))) gate_ok = false;
+  };
+  rec.then = [&](const TuneProgress& pr) {
+    if (pr.phase == "bench" && pr.config == "fake:algo=1") vendor_benched.open();
+  };
   auto f = env.family();
   addVendor(f, env);
   auto t = Tuner::create(env.backend, pipelineOptions(env, true, &rec));
@@ -210,6 +246,7 @@ TEST(Pipeline, VendorCandidateIsBenchmarkedBeforeAnyJitCandidate) {
   ASSERT_GE(fb, 0);
   EXPECT_EQ(rec.events[fb], "bench:fake:algo=1");
   // ... and before the first compile finished (it needs none).
+  EXPECT_TRUE(gate_ok.load()) << "the vendor candidate waited for the compiles";
   EXPECT_EQ(rec.events.front(), "bench:fake:algo=1");
 }
 
@@ -220,9 +257,18 @@ TEST(Pipeline, VendorCandidateIsBenchmarkedBeforeAnyJitCandidate) {
 // isolation_worker_test.cc, which runs with the pipeline on, the default.)
 TEST(Pipeline, PartialResultsOfAPipelinedRunAreReused) {
   Env env;
-  env.compile_delay_ms = 20;
   const std::string db1 = env.dir + "/run1.json", snap = env.dir + "/snapshot.json";
   const int kSnapAt = 5;  // at the 5th "bench" event, the first 4 candidates are recorded
+  // Compiles after the first kHeld wait until the snapshot is taken, so the snapshot is always
+  // taken mid-run, with compiles outstanding (kHeld >= kSnapAt: enough candidates to bench).
+  const int kHeld = 8;
+  testsupport::Gate snapshot_taken;
+  std::atomic<int> compile_starts{0};
+  std::atomic<bool> gate_ok{true};
+  env.on_compile = [&](const std::string&) {
+    if (compile_starts++ >= kHeld && !snapshot_taken.wait(std::chrono::seconds(60)))
+      gate_ok = false;
+  };
   std::vector<std::string> benched;
   bool snapped = false, compiling_at_snap = false;
   std::atomic<int> compiles{0}, compile_total{0};
@@ -241,6 +287,7 @@ TEST(Pipeline, PartialResultsOfAPipelinedRunAreReused) {
       ASSERT_TRUE(writeFileAtomic(snap + ".journal", *text).ok());
       snapped = true;
       compiling_at_snap = compiles.load() < compile_total.load();
+      snapshot_taken.open();
     }
   };
   auto t1 = Tuner::create(env.backend, o);
@@ -250,6 +297,7 @@ TEST(Pipeline, PartialResultsOfAPipelinedRunAreReused) {
   auto rep1 = fam1->tune(env.problem(4096));
   ASSERT_TRUE(rep1.ok()) << rep1.status().toString();
   ASSERT_TRUE(snapped) << rep1->tree();
+  EXPECT_TRUE(gate_ok.load());
   EXPECT_TRUE(compiling_at_snap) << "the snapshot was taken after every compile finished";
 
   std::set<std::string> before(benched.begin(), benched.begin() + (kSnapAt - 1));

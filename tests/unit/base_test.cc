@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "base/config.h"
+#include "base/device.h"
 #include "base/fs.h"
 #include "base/options.h"
 #include "base/sha256.h"
@@ -203,6 +204,34 @@ TEST(Options, EnvironmentParsedInOnePlace) {
   ::unsetenv("KTUNE_REP_MS");
   ::unsetenv("KTUNE_TUNING");
   ::unsetenv("KTUNE_CACHE_DIR");
+}
+
+// Arch: one parse of an architecture name instead of string-prefix tests spread over the tree.
+TEST(Arch, VendorGenerationAndSpaceBackend) {
+  struct Case {
+    const char* name;
+    Vendor vendor;
+    int generation;
+    const char* space;
+  };
+  for (const Case& c : {Case{"sm_90a", Vendor::kNvidia, 90, "cuda"},
+                        Case{"sm_80", Vendor::kNvidia, 80, "cuda"},
+                        Case{"gfx90a", Vendor::kAmd, 9, "hip"},
+                        Case{"gfx942", Vendor::kAmd, 9, "hip"},
+                        Case{"gfx1100", Vendor::kAmd, 11, "hip"},
+                        Case{"gfx1030", Vendor::kAmd, 10, "hip"},
+                        Case{"sim", Vendor::kSimulated, 0, ""},
+                        Case{"", Vendor::kSimulated, 0, ""},
+                        Case{"sm_", Vendor::kNvidia, 0, "cuda"}}) {
+    SCOPED_TRACE(c.name);
+    const Arch a(c.name);
+    EXPECT_EQ(a.name(), c.name);
+    EXPECT_EQ(a.vendor(), c.vendor);
+    EXPECT_EQ(a.isNvidia(), c.vendor == Vendor::kNvidia);
+    EXPECT_EQ(a.isAmd(), c.vendor == Vendor::kAmd);
+    EXPECT_EQ(a.generation(), c.generation);
+    EXPECT_STREQ(a.spaceBackend(), c.space);
+  }
 }
 
 }  // namespace

@@ -36,10 +36,22 @@ TEST(Benchmarker, StatsAndEarlyRejection) {
   bo.warmup_ms = 0.1;
   bo.rep_ms = 1.0;
   Benchmarker bench(*b, o.device);
+  const int64_t memsets = b->memsetCount(), memset_bytes = b->memsetBytes();
   auto s = bench.measure({}, fn, bo);
   ASSERT_TRUE(s.ok()) << s.status().toString();
   EXPECT_NEAR(s->median_ms, 0.02, 1e-6);  // flush time excluded from the events
   EXPECT_EQ(s->runs, 50);
+  // The L2 flush: before every timed run (the estimate's runs and the measured ones), one write
+  // of 2x the device's L2 (DESIGN.md), outside the events (the median above would grow by the
+  // flush's time otherwise).
+  const int timed_runs = bo.estimate_runs + s->runs;
+  EXPECT_EQ(b->memsetCount() - memsets, timed_runs);
+  EXPECT_EQ(b->memsetBytes() - memset_bytes, int64_t(timed_runs) * 2 * o.device.l2_bytes);
+  BenchOptions no_flush = bo;
+  no_flush.flush_l2 = false;
+  const int64_t memsets_before = b->memsetCount();
+  ASSERT_TRUE(bench.measure({}, fn, no_flush).ok());
+  EXPECT_EQ(b->memsetCount(), memsets_before);
   bo.best_ms = 0.02 / 3;  // this candidate is 3x slower than the best
   TimingStats partial;
   int64_t before = b->launchCount("k");

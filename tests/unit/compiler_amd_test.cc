@@ -1,10 +1,15 @@
 // AMD compile paths without a GPU: hiprtc + comgr (gfx90a) and clang-19's AMDGPU backend (gfx942).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <regex>
+
+#include "base/subprocess.h"
 #include "compiler/analysis/amd_metadata.h"
 #include "compiler/compiler.h"
 #include "compiler/hip/hiprtc_compiler.h"
 #include "compiler/llvm/clang_compiler.h"
+#include "tests/support/tools.h"
 
 namespace ktune {
 namespace {
@@ -51,6 +56,17 @@ CompileRequest mfmaRequest(const std::string& arch, int mfma) {
   return r;
 }
 
+// AGPRs the assembly touches: 1 + the highest index in an operand aN or a[N:M]; 0 when none.
+int agprsUsed(const std::string& isa) {
+  int n = 0;
+  const std::regex operand(R"((?:^|[\s,])a(?:(\d+)|\[(\d+):(\d+)\])(?=[\s,]|$))");
+  for (std::sregex_iterator it(isa.begin(), isa.end(), operand), end; it != end; ++it) {
+    const std::string hi = (*it)[1].matched ? (*it)[1].str() : (*it)[3].str();
+    n = std::max(n, std::stoi(hi) + 1);
+  }
+  return n;
+}
+
 int count(const std::string& text, const std::string& what) {
   int n = 0;
   for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
@@ -61,7 +77,7 @@ class HiprtcTest : public ::testing::Test {
  protected:
   void SetUp() override {
     auto c = openHiprtcCompiler();
-    if (!c.ok()) GTEST_SKIP() << "hiprtc unavailable: " << c.status().message();
+    if (!c.ok()) KTUNE_SKIP_WITHOUT_TOOL("hiprtc unavailable: " << c.status().message());
     compiler_ = std::move(c).value();
   }
   std::unique_ptr<Compiler> compiler_;
@@ -88,13 +104,29 @@ TEST_F(HiprtcTest, MfmaKernelForGfx90aShowsTheRequestedInstruction) {
     }
     EXPECT_GT(count(isa, "global_load_dwordx4"), 0) << isa;
     EXPECT_GT(co->resources.vgpr, 0);
-    EXPECT_GE(co->resources.agpr, 0);
+    // The reported AGPR count is the one the code uses (hiprtc keeps this kernel's accumulators
+    // in VGPRs: 0; the metadata parser's non-zero case is AmdMetadata.* below).
+    EXPECT_EQ(co->resources.agpr, agprsUsed(isa)) << isa;
     EXPECT_GT(co->resources.sgpr, 0);
     EXPECT_EQ(co->resources.shared_bytes, 256 * 16);
     EXPECT_EQ(co->resources.wave_size, 64);
     EXPECT_EQ(co->resources.max_threads_per_block, 256);
     EXPECT_FALSE(co->resources.spills());
   }
+}
+
+// compilerForArch picks hiprtc for the archs this ROCm knows (gfx90a) and clang-19 only for the
+// rest (gfx942): the README's split, which every gfx90a result depends on.
+TEST_F(HiprtcTest, CompilerForArchPicksHiprtcForGfx90aAndClangForGfx942) {
+  auto c90 = compilerForArch("gfx90a");
+  ASSERT_TRUE(c90.ok()) << c90.status().toString();
+  EXPECT_EQ((*c90)->name(), "hiprtc");
+  auto co = (*c90)->compile(mfmaRequest("gfx90a", 16));
+  ASSERT_TRUE(co.ok()) << co.status().toString();
+  EXPECT_EQ(co->compiler, "hiprtc");
+  auto c942 = compilerForArch("gfx942");
+  if (!c942.ok()) KTUNE_SKIP_WITHOUT_TOOL("no clang-19 for gfx942: " << c942.status().toString());
+  EXPECT_EQ((*c942)->name(), "clang");
 }
 
 TEST_F(HiprtcTest, TemplateNameExpressionWithPreludeTypedef) {
@@ -121,11 +153,23 @@ TEST_F(HiprtcTest, CompileErrorAndUnknownArch) {
   EXPECT_NE(bad.status().message().find("gfx9999"), std::string::npos);
 }
 
+// `mlir` is an MLIR module (an llvm.func named `func` in it) that mlir-opt-19 accepts.
+void expectParsesAsMlir(const std::string& mlir, const std::string& func) {
+  EXPECT_NE(mlir.find("module"), std::string::npos) << mlir.substr(0, 2000);
+  EXPECT_NE(mlir.find("llvm.func"), std::string::npos) << mlir.substr(0, 2000);
+  EXPECT_NE(mlir.find(func), std::string::npos) << mlir.substr(0, 2000);
+  const std::string opt = findProgram("mlir-opt-19");
+  if (opt.empty()) KTUNE_SKIP_WITHOUT_TOOL("mlir-opt-19 not installed (mlir-19-tools)");
+  auto p = runProcess({opt, "-"}, mlir, 60000);
+  ASSERT_TRUE(p.ok()) << p.status().toString();
+  EXPECT_EQ(p->exit_code, 0) << p->err.substr(0, 2000);
+}
+
 class ClangTest : public ::testing::Test {
  protected:
   void SetUp() override {
     auto c = openLlvmAmdgpuCompiler();
-    if (!c.ok()) GTEST_SKIP() << "clang AMDGPU path unavailable: " << c.status().message();
+    if (!c.ok()) KTUNE_SKIP_WITHOUT_TOOL("clang AMDGPU path unavailable: " << c.status().message());
     compiler_ = std::move(c).value();
   }
   std::unique_ptr<Compiler> compiler_;
@@ -161,8 +205,33 @@ TEST_F(ClangTest, TemplateEntryLlvmAndMlirViews) {
   EXPECT_EQ(co->lowered_entry, "_Z5scaleIN5ktune6bf16_tELi2EEvPT_f");
   EXPECT_NE(co->dumps["llvm"].find("define"), std::string::npos);
   EXPECT_NE(co->dumps["llvm"].find("amdgpu_kernel"), std::string::npos);
-  EXPECT_FALSE(co->dumps["mlir"].empty());  // the view, or a line saying the tool is missing
+  // This kernel reads the work-item id (@llvm.amdgcn.workitem.id.x). mlir-translate-19 cannot
+  // import AMDGPU intrinsics, so today the view is the documented failure line naming the
+  // intrinsic (README; the AMD work on a working MLIR view changes this expectation to the
+  // branch below). Either branch fails on an empty dump or any other error text.
+  const std::string& mlir = co->dumps["mlir"];
+  if (mlir.rfind("MLIR view unavailable: ", 0) == 0) {
+    EXPECT_EQ(mlir.rfind("MLIR view unavailable: mlir-translate failed:\n", 0), 0u) << mlir;
+    EXPECT_NE(mlir.find("unhandled intrinsic"), std::string::npos) << mlir;
+    EXPECT_NE(mlir.find("@llvm.amdgcn."), std::string::npos) << mlir;
+  } else {
+    expectParsesAsMlir(mlir, "@_Z5scaleIN5ktune6bf16_tELi2EEvPT_f");
+  }
   EXPECT_EQ(count(co->dumps["isa"], "s_getpc_b64"), 0);  // no device-library calls
+}
+
+// A kernel without target intrinsics: the MLIR view must be the LLVM-dialect module itself,
+// which mlir-opt-19 parses, with the kernel as an llvm.func in the AMDGPU kernel convention.
+TEST_F(ClangTest, MlirViewOfAnIntrinsicFreeKernelIsRealMlir) {
+  CompileRequest r = mfmaRequest("gfx942", 16);
+  r.source = "#include \"prelude.cuh\"\nKTUNE_KERNEL void plain(float* p) { p[0] = 1.0f; }\n";
+  r.entry = "plain";
+  r.dumps = kDumpMlir;
+  auto co = compiler_->compile(r);
+  ASSERT_TRUE(co.ok()) << co.status().toString();
+  expectParsesAsMlir(co->dumps["mlir"], "@plain");
+  EXPECT_NE(co->dumps["mlir"].find("amdgpu_kernelcc @plain"), std::string::npos);
+  EXPECT_NE(co->dumps["mlir"].find("llvm.store"), std::string::npos);
 }
 
 TEST_F(ClangTest, ErrorsAreClear) {

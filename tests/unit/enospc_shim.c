@@ -23,7 +23,8 @@
 //
 // A process that loads the shim can steer it directly (tests do, to lift the budget and retry):
 // ktune_enospc_set_budget(bytes) resets the used count and sets a new budget (negative:
-// unlimited), ktune_enospc_failures() counts the ENOSPC errors returned so far. Look them up with
+// unlimited), ktune_enospc_failures() counts the ENOSPC errors returned so far,
+// ktune_enospc_syncs() the fsync/fdatasync calls on descriptors below <dir>. Look them up with
 // dlsym(RTLD_DEFAULT, ...); their absence means the shim is not loaded.
 //
 // Built without sanitizers: under ASan the process needs ASAN_OPTIONS=verify_asan_link_order=0
@@ -57,6 +58,7 @@ static long long g_used;         // guarded by g_mu
 static int g_fsync_mode;
 static atomic_uchar g_tracked[MAX_FD];
 static atomic_long g_failures;
+static atomic_long g_syncs;  // fsync/fdatasync calls on descriptors below the directory
 
 typedef int (*open_fn)(const char*, int, ...);
 typedef int (*openat_fn)(int, const char*, int, ...);
@@ -168,6 +170,7 @@ EXPORT void ktune_enospc_set_budget(long long bytes) {
   pthread_mutex_unlock(&g_mu);
 }
 EXPORT long ktune_enospc_failures(void) { return atomic_load(&g_failures); }
+EXPORT long ktune_enospc_syncs(void) { return atomic_load(&g_syncs); }
 
 // ---- descriptor creation ------------------------------------------------------------------
 
@@ -390,6 +393,7 @@ DEFINE_POSIX_FALLOCATE(posix_fallocate64)
 EXPORT int fsync(int fd) {
   static fd_fn real;
   if (!real) real = (fd_fn)next("fsync");
+  if (tracked(fd)) atomic_fetch_add(&g_syncs, 1);
   if (lateFailure(fd)) {
     errno = ENOSPC;
     return -1;
@@ -399,6 +403,7 @@ EXPORT int fsync(int fd) {
 EXPORT int fdatasync(int fd) {
   static fd_fn real;
   if (!real) real = (fd_fn)next("fdatasync");
+  if (tracked(fd)) atomic_fetch_add(&g_syncs, 1);
   if (lateFailure(fd)) {
     errno = ENOSPC;
     return -1;

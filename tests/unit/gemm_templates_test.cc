@@ -15,6 +15,7 @@
 #include "autotune/vendor/cublaslt.h"
 #include "templates/embedded.h"
 #include "templates/gemm.h"
+#include "tests/support/tools.h"
 
 namespace ktune::gemm {
 namespace {
@@ -218,7 +219,7 @@ class GemmNvrtc : public ::testing::Test {
  protected:
   void SetUp() override {
     auto c = compilerForArch("sm_90a");
-    if (!c.ok()) GTEST_SKIP() << "NVRTC unavailable: " << c.status().toString();
+    if (!c.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << c.status().toString());
     cc_ = std::move(c).value();
   }
   // Spills fail the compile unless allow_spills_: for the mma kernel they depend on the layout
@@ -367,7 +368,7 @@ TEST_F(GemmNvrtc, TmaSpaceCompilesForSm90a) {
   std::vector<std::tuple<KernelKind, Config, GemmShape>> jobs;
   GemmShape s = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 4096, 4096, 4096);
   const auto space = configSpace(KernelKind::kTma).enumerate("cuda").accepted;
-  const bool quick = std::getenv("KTUNE_TEST_QUICK") != nullptr;
+  const bool quick = testsupport::quick();  // KTUNE_TEST_QUICK=1; 0 or unset: every config
   // GROUP_M only changes the tile-order arithmetic: one value covers the code paths; the TMA-store
   // epilogue with one pipeline depth per tile shape.
   for (size_t i = 0; i < space.size(); ++i)
@@ -510,7 +511,7 @@ TEST_F(GemmNvrtc, TmaSpaceCompilesForSm90a) {
 // instruction the config asked for and 128-bit global loads; VGPR/AGPR/LDS are reported.
 TEST(GemmMfma, EveryConfigCompilesForGfx90aWithRequestedMfma) {
   auto cc = compilerForArch("gfx90a");
-  if (!cc.ok()) GTEST_SKIP() << "no AMD compiler for gfx90a: " << cc.status().toString();
+  if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("no AMD compiler for gfx90a: " << cc.status().toString());
   const auto configs = configSpace(KernelKind::kMfma).enumerate("hip", 64 * 1024).accepted;
   ASSERT_FALSE(configs.empty());
   std::vector<std::string> failures(configs.size());
@@ -543,6 +544,7 @@ TEST(GemmMfma, EveryConfigCompilesForGfx90aWithRequestedMfma) {
                                    ? (f16 ? "v_mfma_f32_32x32x8f16" : "v_mfma_f32_32x32x8bf16_1k")
                                    : (f16 ? "v_mfma_f32_16x16x16f16" : "v_mfma_f32_16x16x16bf16_1k");
       std::string why;
+      if (r->compiler != "hiprtc") why += " compiled by " + r->compiler + ", not hiprtc;";
       if (isa.find(want) == std::string::npos) why += " no " + want + ";";
       if (isa.find("global_load_dwordx4") == std::string::npos) why += " no global_load_dwordx4;";
       if (r->resources.vgpr <= 0) why += " vgpr not reported;";

@@ -2,6 +2,9 @@
 // compile (compiler/); cases skip visibly when no compiler is installed.
 // Every case must give a clear Status (what was wrong, what to do), never a crash, a torn file or
 // a lost entry. Runs without a GPU.
+// First: it sets the diagnostics every hostile test needs before any other include.
+#include "tests/unit/hostile_fixture.h"
+
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -9,7 +12,7 @@
 #include <vector>
 
 #include "compiler/compiler.h"
-#include "tests/unit/hostile_fixture.h"
+#include "tests/support/tools.h"
 
 namespace ktune {
 namespace {
@@ -60,7 +63,7 @@ Installed installedCompilers() {
 
 TEST(HostileCompile, BrokenEmptyAndEntrylessSourcesAreClearErrors) {
   Installed all = installedCompilers();
-  if (all.compilers.empty()) GTEST_SKIP() << "no compiler: " << all.why_none;
+  if (all.compilers.empty()) KTUNE_SKIP_WITHOUT_TOOL("no compiler: " << all.why_none);
   for (auto& [arch, compiler] : all.compilers) {
     SCOPED_TRACE(compiler->name() + " " + arch);
     CompileRequest req;

@@ -2,6 +2,9 @@
 // overflow-sized spaces (base/config.h).
 // Every case must give a clear Status (what was wrong, what to do), never a crash, a torn file or
 // a lost entry. Runs without a GPU.
+// First: it sets the diagnostics every hostile test needs before any other include.
+#include "tests/unit/hostile_fixture.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -9,7 +12,6 @@
 #include <string>
 
 #include "base/config.h"
-#include "tests/unit/hostile_fixture.h"
 
 namespace ktune {
 namespace {

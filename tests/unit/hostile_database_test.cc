@@ -2,6 +2,9 @@
 // (autotune/database.h).
 // Every case must give a clear Status (what was wrong, what to do), never a crash, a torn file or
 // a lost entry. Runs without a GPU.
+// First: it sets the diagnostics every hostile test needs before any other include.
+#include "tests/unit/hostile_fixture.h"
+
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -10,7 +13,6 @@
 
 #include "autotune/database.h"
 #include "base/fs.h"
-#include "tests/unit/hostile_fixture.h"
 
 namespace ktune {
 namespace {

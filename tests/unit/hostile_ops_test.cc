@@ -2,6 +2,9 @@
 // strides (autotune/ops, templates/).
 // Every case must give a clear Status (what was wrong, what to do), never a crash, a torn file or
 // a lost entry. Runs without a GPU.
+// First: it sets the diagnostics every hostile test needs before any other include.
+#include "tests/unit/hostile_fixture.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,7 +15,6 @@
 #include "autotune/ops/rowwise.h"
 #include "templates/gemm.h"
 #include "templates/rowwise.h"
-#include "tests/unit/hostile_fixture.h"
 
 namespace ktune {
 namespace {

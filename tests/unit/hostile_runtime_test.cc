@@ -1,6 +1,9 @@
 // Hostile input through the public APIs: degenerate kernel arguments and launch dims (runtime/).
 // Every case must give a clear Status (what was wrong, what to do), never a crash, a torn file or
 // a lost entry. Runs without a GPU.
+// First: it sets the diagnostics every hostile test needs before any other include.
+#include "tests/unit/hostile_fixture.h"
+
 #include <gtest/gtest.h>
 
 #include <climits>
@@ -10,7 +13,6 @@
 
 #include "runtime/backend.h"
 #include "runtime/launch_check.h"
-#include "tests/unit/hostile_fixture.h"
 
 namespace ktune {
 namespace {

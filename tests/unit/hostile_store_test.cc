@@ -3,6 +3,9 @@
 // (compiler/store, base/fs).
 // Every case must give a clear Status (what was wrong, what to do), never a crash, a torn file or
 // a lost entry. Runs without a GPU.
+// First: it sets the diagnostics every hostile test needs before any other include.
+#include "tests/unit/hostile_fixture.h"
+
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -13,7 +16,7 @@
 #include "base/fs.h"
 #include "compiler/compiler.h"
 #include "compiler/store/store.h"
-#include "tests/unit/hostile_fixture.h"
+#include "tests/support/tools.h"
 
 namespace ktune {
 namespace {
@@ -231,8 +234,9 @@ TEST_F(Hostile, ReadOnlyCacheDirReadsButRefusesWritesClearly) {
   const std::string db_before = *readFile(path("db/x.json"));
   if (!makeReadOnly(path("store/objects")) || !makeReadOnly(path("store/objects/aa")) ||
       !makeReadOnly(path("db"))) {
-    GTEST_SKIP() << "cannot make a directory read-only here (no CAP_LINUX_IMMUTABLE as root, or a "
-                    "file system without chattr); the read-only cache case is untested";
+    KTUNE_SKIP_WITHOUT_TOOL("cannot make a directory read-only here (no CAP_LINUX_IMMUTABLE as "
+                            "root, or a file system without chattr); the read-only cache case is "
+                            "untested");
   }
   auto got = (*store)->get(a);
   ASSERT_TRUE(got.ok()) << got.status().toString();

@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -39,10 +40,13 @@ struct IsoProblem {
   DevicePtr x = 0, y = 0;
 };
 
-inline void registerIsoKernels(SimBackend& b) {
+// `observe` (optional) sees every launch first, with its BLOCK and MODE (per-config counts).
+inline void registerIsoKernels(SimBackend& b,
+                               std::function<void(int64_t block, int64_t mode)> observe = nullptr) {
   b.registerKernel(
       "iso_scale",
-      SimKernel{[](const SimLaunch& L) -> Status {
+      SimKernel{[observe](const SimLaunch& L) -> Status {
+                  if (observe) observe(L.define("BLOCK"), L.define("MODE"));
                   switch (L.define("MODE")) {
                     case 1: return Status::DeviceFault("illegal address (injected by MODE=1)");
                     case 2: ::raise(SIGSEGV); break;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <sstream>
 #include <string>
@@ -14,6 +15,7 @@
 #include "autotune/autotuner.h"
 #include "autotune/isolation.h"
 #include "base/fs.h"
+#include "tests/support/gate.h"
 #include "tests/unit/isolation_families.h"
 #include "tests/unit/progress_recorder.h"
 
@@ -28,6 +30,12 @@ struct Env {
   std::string dir;
   std::shared_ptr<SimBackend> backend;
   std::ostringstream log;
+  // With the pipeline, compiles after the first two wait here until a benchmark has started, so
+  // "benchmarked while compiling" holds by construction (a pipeline that waited for every compile
+  // would time out here and fail), not by how long a compile sleeps.
+  testsupport::Gate benched;
+  std::atomic<int> compile_starts{0};
+  std::atomic<bool> gate_ok{true};
 
   Env() {
     char tmpl[] = "/tmp/ktune-isopipe-XXXXXX";
@@ -39,7 +47,8 @@ struct Env {
   }
   ~Env() { (void)removeTree(dir); }
 
-  // 2 compile threads, each compile takes `compile_ms`: candidates come out in several batches.
+  // 2 compile threads, each compile takes `compile_ms` (and, with the pipeline and a recorder,
+  // waits for the first benchmark after the first two): candidates come out in several batches.
   EngineOptions options(bool pipeline, double compile_ms, Recorder* rec) {
     EngineOptions t;
     t.options.cache_dir = dir;
@@ -51,13 +60,20 @@ struct Env {
     t.options.worker_path = KTUNE_WORKER_PATH;
     t.options.worker_plugins = {KTUNE_ISOLATION_SIM_PLUGIN};
     t.isolation.fallback_in_process = false;  // a broken worker must fail the tests visibly
-    t.compiler = std::make_shared<SimCompiler>([compile_ms](const CompileRequest&) {
+    const bool hold = pipeline && rec;
+    t.compiler = std::make_shared<SimCompiler>([this, compile_ms, hold](const CompileRequest&) {
+      if (hold && compile_starts++ >= 2 && !benched.wait(std::chrono::seconds(60))) gate_ok = false;
       SimCompileDecision d;
       d.delay_ms = compile_ms;
       return d;
     });
     t.log = &log;
-    if (rec) t.progress = rec->fn();
+    if (rec) {
+      rec->then = [this](const TuneProgress& pr) {
+        if (pr.phase == "bench") benched.open();
+      };
+      t.progress = rec->fn();
+    }
     return t;
   }
 };
@@ -94,6 +110,7 @@ TEST(IsolationPipeline, BatchesGoThroughOneWorkerWhileCompiling) {
     EXPECT_EQ(rec.count("bench:"), 8);
     ASSERT_GE(rec.first("bench:"), 0);
     if (pipeline) {
+      EXPECT_TRUE(env.gate_ok.load()) << "no benchmark started while compiles were waiting";
       EXPECT_LT(rec.first("bench:"), rec.last("compile:"))
           << "the worker got nothing before every compile finished";
       EXPECT_GT(rep->bench_overlap_ms, 0.0);
@@ -139,6 +156,7 @@ TEST(IsolationPipeline, FallbackIsDecidedOncePerKey) {
   ASSERT_NE(log.find(warn), std::string::npos) << log;
   EXPECT_EQ(log.find(warn, log.find(warn) + 1), std::string::npos) << "warned twice:\n" << log;
   std::lock_guard<std::mutex> l(rec.mu);
+  EXPECT_TRUE(env.gate_ok.load()) << "no benchmark started while compiles were waiting";
   EXPECT_LT(rec.first("bench:"), rec.last("compile:")) << "the batches were not pipelined";
   EXPECT_EQ(rec.count("bench:"), 6);
 }

@@ -14,11 +14,16 @@ namespace ktune::tunertest {
 struct ProgressRecorder {
   std::mutex mu;
   std::vector<std::string> events;
+  // Called after each recorded event, outside the lock (a test opens its gates here).
+  std::function<void(const TuneProgress&)> then;
   std::function<void(const TuneProgress&)> fn() {
     return [this](const TuneProgress& p) {
       if (p.phase != "compile" && p.phase != "bench") return;
-      std::lock_guard<std::mutex> l(mu);
-      events.push_back(p.phase + ":" + p.config);
+      {
+        std::lock_guard<std::mutex> l(mu);
+        events.push_back(p.phase + ":" + p.config);
+      }
+      if (then) then(p);
     };
   }
   int first(const std::string& prefix) const {

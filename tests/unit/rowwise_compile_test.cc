@@ -8,6 +8,7 @@
 
 #include "compiler/compiler.h"
 #include "templates/rowwise.h"
+#include "tests/support/tools.h"
 
 namespace ktune::rowwise {
 namespace {
@@ -83,10 +84,11 @@ std::vector<CodeObject> compileAll(const std::string& arch, unsigned dumps) {
   return objs;
 }
 
-#define SKIP_IF_NO_COMPILER(arch)                                                  \
-  do {                                                                             \
-    auto _c = compilerForArch(arch);                                               \
-    if (!_c.ok()) GTEST_SKIP() << "no compiler for " << arch << ": " << _c.status().toString(); \
+#define SKIP_IF_NO_COMPILER(arch)                                                          \
+  do {                                                                                     \
+    auto _c = compilerForArch(arch);                                                       \
+    if (!_c.ok())                                                                          \
+      KTUNE_SKIP_WITHOUT_TOOL("no compiler for " << arch << ": " << _c.status().toString()); \
   } while (0)
 
 TEST(RowwiseCompile, NvrtcSm90a) {

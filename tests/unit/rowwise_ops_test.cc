@@ -280,6 +280,41 @@ TEST_F(RowwiseOpsSim, SiluMulTunesAndMatchesReference) {
 }
 
 
+// RowwiseOps (the op object, issue 11): it registers the six families on its Tuner, shares them
+// with the free functions (one tuning per key, whichever is called), and a second Tuner gets its
+// own families (no process-global registry: the Tuner owns them).
+TEST_F(RowwiseOpsSim, RowwiseOpsObjectSharesTheTunersFamilies) {
+  auto ops = RowwiseOps::create(*tuner_);
+  ASSERT_TRUE(ops.ok()) << ops.status().toString();
+  for (const char* name : {"rmsnorm_f32", "rmsnorm_f16", "rmsnorm_bf16", "silu_mul_f32",
+                           "silu_mul_f16", "silu_mul_bf16"})
+    EXPECT_NE(tuner_->database(name), nullptr) << name;
+  const auto t = rw::RowDType::kF16;
+  SiluMulArgs a;
+  a.dtype = DType::kF16;
+  a.rows = 2;
+  a.d = 64;
+  a.x = upload(t, random(size_t(2 * 2 * 64), 5, t));
+  a.out = upload(t, std::vector<double>(size_t(2 * 64), 0));
+  ASSERT_TRUE((*ops)->siluMul(a).ok());
+  auto sel = (*ops)->lookup(a);
+  ASSERT_TRUE(sel.ok());
+  EXPECT_EQ(sel->origin, "memory");
+  auto free_sel = lookupSiluMul(*tuner_, a);  // the same family, already tuned
+  ASSERT_TRUE(free_sel.ok());
+  EXPECT_EQ(free_sel->config, sel->config);
+  EXPECT_EQ(free_sel->origin, "memory");
+  auto again = RowwiseOps::create(*tuner_);  // takes the families already registered
+  ASSERT_TRUE(again.ok()) << again.status().toString();
+  EXPECT_EQ((*again)->lookup(a)->config, sel->config);
+  auto bad = a;
+  bad.out = 0;
+  EXPECT_EQ((*ops)->siluMul(bad).code(), Code::kInvalidArgument);
+  // A family name taken by another problem type is refused, not reinterpreted.
+  EXPECT_EQ(tuner_->family<RmsNormArgs>("silu_mul_f16").status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(tuner_->family<RmsNormArgs>("no_such_family").status().code(), Code::kNotFound);
+}
+
 // Tuning off records the key (with its args JSON); offline tuning rebuilds the problem with its own
 // buffers from that line and tunes it; the op then runs the tuned config.
 TEST_F(RowwiseOpsSim, OfflineTuningFromRecordedKeys) {

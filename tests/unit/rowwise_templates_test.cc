@@ -279,9 +279,19 @@ TEST(RowwiseConvert, Bf16AndHalfRoundToNearestEven) {
   EXPECT_EQ(halfToFloat(0x0001), std::ldexp(1.0f, -24));
   EXPECT_EQ(halfToFloat(0x3555), 0.333251953125f);
   EXPECT_TRUE(std::isinf(halfToFloat(0x7C00)));
-  for (uint32_t h = 0; h < 0x7C00; h += 7) {  // every finite positive half round-trips
-    EXPECT_EQ(floatToHalf(halfToFloat(static_cast<uint16_t>(h))), h);
+  // Every one of the 65536 bit patterns: finite values (both signs, subnormals, zeros) and
+  // infinities round-trip exactly; NaNs stay NaN.
+  int wrong = 0;
+  for (uint32_t h = 0; h <= 0xFFFF; ++h) {
+    const float f = halfToFloat(static_cast<uint16_t>(h));
+    const uint32_t back = floatToHalf(f);
+    const bool nan = (h & 0x7C00) == 0x7C00 && (h & 0x03FF) != 0;
+    const bool ok = nan ? std::isnan(f) && (back & 0x7C00) == 0x7C00 && (back & 0x03FF) != 0
+                        : back == h;
+    if (!ok && wrong++ < 5)
+      ADD_FAILURE() << std::hex << "half 0x" << h << " -> " << f << " -> 0x" << back;
   }
+  EXPECT_EQ(wrong, 0);
   const std::vector<double> v = {1.5, -2.25, 1e-3};
   for (auto dt : {RowDType::kF32, RowDType::kF16, RowDType::kBF16}) {
     auto back = unpack(dt, pack(dt, v).data(), v.size());

@@ -21,6 +21,7 @@
 #include "base/fs.h"
 #include "base/subprocess.h"
 #include "runtime/backend.h"
+#include "tests/support/tools.h"
 
 namespace ktune {
 namespace {
@@ -201,7 +202,7 @@ class FakeCudaTest : public ::testing::Test {
   }
 
   void SetUp() override {
-    if (!skip_reason_.empty()) GTEST_SKIP() << skip_reason_;
+    if (!skip_reason_.empty()) KTUNE_SKIP_WITHOUT_TOOL(skip_reason_);
     ASSERT_NE(lib_, nullptr);
     auto b = openCudaBackend();
     ASSERT_TRUE(b.ok()) << b.status().toString();

@@ -266,7 +266,8 @@ TEST(Factories, HipWithoutGpuIsUnavailableQuickly) {
                       m.find("no AMD GPU") != std::string::npos ||
                       m.find("built without") != std::string::npos;
   EXPECT_TRUE(names_reason) << m;
-  EXPECT_LT(ms, 5000.0) << "probing HIP without a GPU must not hang";
+  // A hang guard, not a speed claim: far above any load-induced delay of a probe that returns.
+  EXPECT_LT(ms, 60000.0) << "probing HIP without a GPU must not hang";
 }
 
 TEST(Factories, OpenBackendByName) {

@@ -2,6 +2,8 @@
 // benchmarker_test.cc).
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <thread>
 #include <vector>
@@ -10,6 +12,7 @@
 #include "autotune/verifier.h"
 #include "compiler/sim/sim_compiler.h"
 #include "runtime/sim/sim_backend.h"
+#include "tests/support/gate.h"
 
 namespace ktune {
 namespace {
@@ -177,12 +180,21 @@ TEST(SimCompiler, DeterministicBinariesHookAndCounters) {
   EXPECT_EQ(bad.status().code(), Code::kCompileError);
   EXPECT_NE(bad.status().message().find("expected ';'"), std::string::npos);
   EXPECT_EQ(c.compileCount(), 3);
-  c.resetCounters();
+  // Two compile() calls from two threads, each held in the hook until both are inside: the
+  // counter must see them running together (no sleep deciding the overlap).
+  testsupport::Rendezvous both(2);
+  std::atomic<bool> met{true};
+  SimCompiler pair([&](const CompileRequest&) {
+    if (!both.arrive(std::chrono::seconds(60))) met = false;
+    return SimCompileDecision{};
+  });
   std::vector<std::thread> ts;
   r.defines = {};
-  for (int i = 0; i < 4; ++i) ts.emplace_back([&] { (void)c.compile(r); });
+  for (int i = 0; i < 2; ++i) ts.emplace_back([&] { (void)pair.compile(r); });
   for (auto& t : ts) t.join();
-  EXPECT_GE(c.maxConcurrent(), 2);
+  EXPECT_TRUE(met.load());
+  EXPECT_EQ(pair.maxConcurrent(), 2);
+  EXPECT_EQ(pair.compileCount(), 2);
   auto img = parseSimImage(a->binary);
   ASSERT_TRUE(img.ok());
   EXPECT_EQ(img->registers, 40);
@@ -202,7 +214,18 @@ TEST(DType, ConversionsRoundToNearestEven) {
   EXPECT_EQ(halfToFloat(0x0001), std::ldexp(1.0f, -24));  // smallest subnormal
   EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -24)), 0x0001);
   EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -26)), 0x0000);
-  for (uint32_t h = 0; h < 0x7c00; h += 7) EXPECT_EQ(floatToHalf(halfToFloat(uint16_t(h))), h);
+  // Every one of the 65536 bit patterns: finite values and infinities exactly, NaNs stay NaN.
+  int wrong = 0;
+  for (uint32_t h = 0; h <= 0xffff; ++h) {
+    const float f = halfToFloat(uint16_t(h));
+    const uint32_t back = floatToHalf(f);
+    const bool nan = (h & 0x7c00) == 0x7c00 && (h & 0x03ff) != 0;
+    const bool ok = nan ? std::isnan(f) && (back & 0x7c00) == 0x7c00 && (back & 0x03ff) != 0
+                        : back == h;
+    if (!ok && wrong++ < 5)
+      ADD_FAILURE() << std::hex << "half 0x" << h << " -> " << f << " -> 0x" << back;
+  }
+  EXPECT_EQ(wrong, 0);
   EXPECT_EQ(*parseDType("bfloat16"), DType::kBF16);
   EXPECT_EQ(parseDType("f8").status().code(), Code::kInvalidArgument);
   EXPECT_EQ(sizeOf(DType::kBF16), 2u);

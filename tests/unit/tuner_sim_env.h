@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -49,7 +50,13 @@ struct Env {
   std::shared_ptr<SimCompiler> compiler;
   std::map<std::string, double> cost;  // config string -> ms (default 0.05)
   std::set<std::string> wrong, fault, compile_error, spill, dup_vec;
+  // launch_error: the launch itself fails (kLaunchError, nothing runs); trap: the kernel writes
+  // half of y and then traps (a sticky kDeviceFault, as a GPU reports it).
+  std::set<std::string> launch_error, trap;
   double compile_delay_ms = 0;
+  // Called in the compiling thread at the start of every (simulated) compile, with the config:
+  // tests block here on a gate (tests/support/gate.h) to fix the order of compiles and benches.
+  std::function<void(const std::string& cfg)> on_compile;
   std::mutex mu;
   std::string last_launched;            // defines of the last launch, as a config string
   std::map<std::string, int> launches;  // config string -> launches of the simulated kernel
@@ -63,6 +70,7 @@ struct Env {
     compiler = std::make_shared<SimCompiler>([this](const CompileRequest& r) {
       SimCompileDecision d;
       std::string cfg = cfgOf(r.defines);
+      if (on_compile) on_compile(cfg);
       if (compile_error.count(cfg)) d.status = Status::CompileError("sim: error: bad tile\n" + cfg);
       if (spill.count(cfg)) d.resources.spill_store_bytes = 64;
       if (dup_vec.count(cfg)) d.ignore_defines = {"VEC"};
@@ -80,11 +88,15 @@ struct Env {
                       ++launches[cfg];
                     }
                     if (fault.count(cfg)) return Status::DeviceFault("illegal address (injected)");
+                    if (launch_error.count(cfg))
+                      return Status::LaunchError("too many resources requested for launch (injected)");
                     auto n = L.arg<int64_t>(0);
                     auto* x = static_cast<float*>(L.backend->hostPtr(L.arg<DevicePtr>(1)));
                     auto* y = static_cast<float*>(L.backend->hostPtr(L.arg<DevicePtr>(2)));
                     float k = wrong.count(cfg) ? 3.f : 2.f;
-                    for (int64_t i = 0; i < n; ++i) y[i] = k * x[i];
+                    const int64_t end = trap.count(cfg) ? n / 2 : n;
+                    for (int64_t i = 0; i < end; ++i) y[i] = k * x[i];
+                    if (end < n) return Status::DeviceFault("trap: kernel executed a trap (injected)");
                     return Status::Ok();
                   },
                   [this](const SimLaunch& L) {

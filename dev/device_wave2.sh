@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Lead's GPU pass after a merge: build everything, run every GPU test and the unit tests that touch
+# the engine, then time the CLI's GEMM tuning (cold/warm) and the row-wise bench as a regression
+# check against bench/NOTES.md. STAGE=tests|bench|all (default all). Logs under $OUT.
+set -uo pipefail
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+now() { date +%s.%N; }
+el() { awk -v a="$1" -v b="$(now)" 'BEGIN{printf "%.1f", b-a}'; }
+STAGE=${STAGE:-all}
+T0=$(now)
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv > "$OUT/gpu.txt" 2>&1
+if [ ! -x /tmp/kb/tools/ktune ] || [ "${REBUILD:-0}" = 1 ]; then
+  bash dev/device_build.sh > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
+else
+  cmake --build /tmp/kb -j"$(nproc)" > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
+fi
+echo "build ok $(el $T0)s"
+export KTUNE_CACHE_DIR=/tmp/kcache
+if [ "$STAGE" != bench ]; then
+  (cd /tmp/kb && timeout 420 ctest -j6 --timeout 300 -L gpu --output-on-failure > "$OUT/ctest_gpu.log" 2>&1)
+  grep -E "tests passed|\(Failed\)|Not Run|Timeout|Skipped|Passed" "$OUT/ctest_gpu.log" | head -30
+  echo "gpu tests $(el $T0)s"
+fi
+if [ "$STAGE" != tests ]; then
+  K=/tmp/kb/tools/ktune
+  for i in 1 2; do
+    S=$(now); timeout 150 $K tune gemm --m 4096 --n 4096 --k 4096 --layout NT > "$OUT/tune_gemm$i.txt" 2>&1
+    echo "gemm 4096^3 run $i rc=$? wall=$(el $S)s"; grep -E "winner|tuned in|compiled" "$OUT/tune_gemm$i.txt" | head -4 | cut -c1-160
+  done
+  for b in ${BENCHES:-tuned_call_bench}; do
+    [ -x /tmp/kb/bench/$b ] || { echo "no $b"; continue; }
+    timeout 200 /tmp/kb/bench/$b --benchmark_counters_tabular=true ${BENCH_ARGS:-} > "$OUT/$b.txt" 2>&1
+    echo "== $b rc=$?"; grep -E "^BM_|^[A-Za-z].*(ns|us|ms) " "$OUT/$b.txt" | head -30 | cut -c1-170
+  done
+fi
+cat "$OUT/gpu.txt"
+echo "total $(el $T0)s"

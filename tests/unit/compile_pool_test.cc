@@ -1,0 +1,78 @@
+// The compile pool (autotune/compile_pool.h): every job runs once, finished jobs reach the
+// consumer as they come (each index once), the done callback counts monotonically, and the
+// caller's thread works too in runAll. No timing: a gate holds jobs back where order matters.
+#include "autotune/compile_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <set>
+#include <vector>
+
+namespace ktune {
+namespace {
+
+TEST(CompilePool, RunAllRunsEveryJobOnceAndCountsFinishes) {
+  constexpr size_t kJobs = 50;
+  std::vector<std::atomic<int>> runs(kJobs);
+  std::vector<size_t> finished_counts;
+  CompilePool pool(
+      kJobs, 3, [&](size_t i) { ++runs[i]; },
+      [&](size_t, size_t finished) { finished_counts.push_back(finished); });  // under the lock
+  pool.runAll();
+  EXPECT_TRUE(pool.finished());
+  for (size_t i = 0; i < kJobs; ++i) EXPECT_EQ(runs[i].load(), 1) << i;
+  ASSERT_EQ(finished_counts.size(), kJobs);
+  for (size_t i = 0; i < kJobs; ++i) EXPECT_EQ(finished_counts[i], i + 1);
+  std::set<size_t> taken;
+  for (std::vector<size_t> got; !(got = pool.take()).empty();)
+    for (size_t i : got) EXPECT_TRUE(taken.insert(i).second) << "job " << i << " handed out twice";
+  EXPECT_EQ(taken.size(), kJobs);
+  EXPECT_TRUE(pool.take().empty());
+}
+
+// Started in the background, the consumer gets the first finished job while the others are
+// still held at a gate: benchmarking can start before compiling ends.
+TEST(CompilePool, TakeHandsOutJobsWhileOthersStillRun) {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool open = false;
+  CompilePool pool(4, 2, [&](size_t i) {
+    if (i == 0) return;  // job 0 finishes at once
+    std::unique_lock<std::mutex> l(mu);
+    cv.wait(l, [&] { return open; });
+  });
+  pool.start();
+  std::vector<size_t> first = pool.take();
+  ASSERT_FALSE(first.empty());
+  EXPECT_EQ(first.front(), 0u);
+  EXPECT_FALSE(pool.finished());
+  {
+    std::lock_guard<std::mutex> l(mu);
+    open = true;
+  }
+  cv.notify_all();
+  size_t total = first.size();
+  for (std::vector<size_t> got; !(got = pool.take()).empty();) total += got.size();
+  EXPECT_EQ(total, 4u);
+  EXPECT_TRUE(pool.finished());
+}
+
+TEST(CompilePool, NoJobsAndThreadCounts) {
+  CompilePool none(0, 4, [](size_t) { ADD_FAILURE() << "no job to run"; });
+  none.start();
+  EXPECT_TRUE(none.take().empty());
+  EXPECT_TRUE(none.finished());
+  EXPECT_EQ(CompilePool::threadsFor(3, 8, false), 3);   // never more than the jobs
+  EXPECT_EQ(CompilePool::threadsFor(10, 2, true), 2);   // as requested
+  EXPECT_EQ(CompilePool::threadsFor(0, 0, false), 1);   // at least one
+  EXPECT_GE(CompilePool::threadsFor(100, 0, false), 1);
+  std::atomic<int> n{0};
+  CompilePool::parallelFor(7, 16, [&](size_t) { ++n; });
+  EXPECT_EQ(n.load(), 7);
+}
+
+}  // namespace
+}  // namespace ktune

@@ -1,0 +1,161 @@
+// Every environment variable the README documents (section "Environment"), set in the real
+// environment and read back through Options::fromEnv(), the one place ktune reads them: each
+// reaches its field, and each typed one rejects a bad value naming the variable. The README list
+// is parsed too, so a variable documented there without a case here fails the test.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "base/fs.h"
+#include "base/options.h"
+
+namespace ktune {
+namespace {
+
+// Sets variables for one scope and restores what was there before.
+class ScopedEnv {
+ public:
+  void set(const std::string& name, const std::string& value) {
+    remember(name);
+    ::setenv(name.c_str(), value.c_str(), 1);
+  }
+  void unset(const std::string& name) {
+    remember(name);
+    ::unsetenv(name.c_str());
+  }
+  ~ScopedEnv() {
+    for (const auto& [name, old] : saved_) {
+      if (old) {
+        ::setenv(name.c_str(), old->c_str(), 1);
+      } else {
+        ::unsetenv(name.c_str());
+      }
+    }
+  }
+
+ private:
+  void remember(const std::string& name) {
+    if (saved_.count(name)) return;
+    const char* v = ::getenv(name.c_str());
+    saved_[name] = v ? std::optional<std::string>(v) : std::nullopt;
+  }
+  std::map<std::string, std::optional<std::string>> saved_;
+};
+
+struct Case {
+  std::string value;                            // a valid, non-default value
+  std::function<bool(const Options&)> applied;  // the field shows it
+  std::string bad;                              // "" = any string is accepted
+};
+
+const std::map<std::string, Case>& cases() {
+  static const std::map<std::string, Case> k = {
+      {"KTUNE_CACHE_DIR",
+       {"/tmp/ktune-env-cache",
+        [](const Options& o) { return o.cache_dir == "/tmp/ktune-env-cache"; }, ""}},
+      {"KTUNE_TUNING", {"0", [](const Options& o) { return !o.tuning; }, "maybe"}},
+      {"KTUNE_RECORD_UNTUNED",
+       {"/tmp/untuned.jsonl",
+        [](const Options& o) { return o.record_untuned_path == "/tmp/untuned.jsonl"; }, ""}},
+      {"KTUNE_DB",
+       {"/tmp/tuned.json", [](const Options& o) { return o.database_path == "/tmp/tuned.json"; },
+        ""}},
+      {"KTUNE_VERBOSE", {"2", [](const Options& o) { return o.verbose == 2; }, "loud"}},
+      {"KTUNE_COMPILE_THREADS",
+       {"3", [](const Options& o) { return o.compile_threads == 3; }, "-1"}},
+      {"KTUNE_PIPELINE", {"0", [](const Options& o) { return !o.pipeline; }, "sometimes"}},
+      {"KTUNE_WARMUP_MS", {"7.5", [](const Options& o) { return o.warmup_ms == 7.5; }, "abc"}},
+      {"KTUNE_REP_MS", {"33", [](const Options& o) { return o.rep_ms == 33.0; }, "0"}},
+      {"KTUNE_STATIC_PRUNE", {"0", [](const Options& o) { return !o.static_prune; }, "2"}},
+      {"KTUNE_VENDOR_ALGOS", {"3", [](const Options& o) { return o.vendor_algos == 3; }, "x"}},
+      {"KTUNE_BACKEND", {"sim", [](const Options& o) { return o.backend == "sim"; }, "opencl"}},
+      {"KTUNE_CLANG", {"/opt/clang", [](const Options& o) { return o.clang == "/opt/clang"; }, ""}},
+      {"KTUNE_RETRY_FAILED", {"1", [](const Options& o) { return o.retry_failed; }, "yes please"}},
+      {"KTUNE_ISOLATE",
+       {"1", [](const Options& o) { return o.isolate && o.isolate_explicit; }, "on-ish"}},
+      {"KTUNE_WORKER",
+       {"/opt/ktune-worker", [](const Options& o) { return o.worker_path == "/opt/ktune-worker"; },
+        ""}},
+      {"KTUNE_WORKER_PLUGINS",
+       {"/a/one.so:/b/two.so",
+        [](const Options& o) {
+          return o.worker_plugins == std::vector<std::string>{"/a/one.so", "/b/two.so"};
+        },
+        ""}},
+      {"KTUNE_REQUIRE_TOOLS", {"1", [](const Options& o) { return o.require_tools; }, "perhaps"}},
+      {"KTUNE_TEST_QUICK", {"1", [](const Options& o) { return o.test_quick; }, "fast"}},
+  };
+  return k;
+}
+
+// Every KTUNE_* name in the README's "## Environment" section and its test-command paragraph.
+std::set<std::string> documented() {
+  auto text = readFile(std::string(KTUNE_SOURCE_DIR) + "/README.md");
+  EXPECT_TRUE(text.ok());
+  std::set<std::string> out;
+  if (!text.ok()) return out;
+  const std::regex name(R"(KTUNE_[A-Z_]+[A-Z])");
+  for (std::sregex_iterator it(text->begin(), text->end(), name), end; it != end; ++it)
+    out.insert(it->str());
+  return out;
+}
+
+TEST(OptionsFromEnv, EveryDocumentedVariableReachesItsField) {
+  ScopedEnv env;
+  for (const auto& [name, c] : cases()) env.unset(name);
+  for (const auto& [name, c] : cases()) {
+    SCOPED_TRACE(name + "=" + c.value);
+    auto before = Options::fromEnv();
+    ASSERT_TRUE(before.ok()) << before.status().toString();
+    EXPECT_FALSE(c.applied(*before)) << "the test value equals the default: it proves nothing";
+    env.set(name, c.value);
+    auto o = Options::fromEnv();
+    ASSERT_TRUE(o.ok()) << o.status().toString();
+    EXPECT_TRUE(c.applied(*o));
+    env.unset(name);
+  }
+  for (const std::string& name : documented()) {
+    if (name == "KTUNE_TEST_ENOSPC_DIR" || name.rfind("KTUNE_WITH_", 0) == 0 ||
+        name.rfind("KTUNE_BUILD_", 0) == 0 || name == "KTUNE_SANITIZE")
+      continue;  // CMake options and test-only shim settings, not runtime variables
+    EXPECT_TRUE(cases().count(name)) << name << " is documented in README.md but not tested here";
+  }
+}
+
+TEST(OptionsFromEnv, BadValuesAreRefusedNamingTheVariable) {
+  ScopedEnv env;
+  for (const auto& [name, c] : cases()) env.unset(name);
+  for (const auto& [name, c] : cases()) {
+    if (c.bad.empty()) continue;
+    SCOPED_TRACE(name + "=" + c.bad);
+    env.set(name, c.bad);
+    auto o = Options::fromEnv();
+    ASSERT_FALSE(o.ok());
+    EXPECT_EQ(o.status().code(), Code::kInvalidArgument);
+    EXPECT_NE(o.status().message().find(name), std::string::npos) << o.status().toString();
+    env.unset(name);
+  }
+}
+
+TEST(OptionsFromEnv, CacheDirFallsBackToXdgThenHome) {
+  ScopedEnv env;
+  env.unset("KTUNE_CACHE_DIR");
+  env.set("XDG_CACHE_HOME", "/tmp/xdg");
+  EXPECT_EQ(Options::fromEnv()->cache_dir, "/tmp/xdg/ktune");
+  env.unset("XDG_CACHE_HOME");
+  env.set("HOME", "/tmp/home");
+  EXPECT_EQ(Options::fromEnv()->cache_dir, "/tmp/home/.cache/ktune");
+  env.set("KTUNE_CACHE_DIR", "/tmp/explicit");  // wins over both
+  env.set("XDG_CACHE_HOME", "/tmp/xdg");
+  EXPECT_EQ(Options::fromEnv()->cache_dir, "/tmp/explicit");
+}
+
+}  // namespace
+}  // namespace ktune
