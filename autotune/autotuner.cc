@@ -36,17 +36,18 @@ Tuner::~Tuner() {
 }
 
 Expected<std::unique_ptr<Tuner>> Tuner::create(std::shared_ptr<Backend> backend,
-                                               TunerOptions opts) {
+                                               EngineOptions opts) {
   if (!backend) return Status::InvalidArgument("Tuner::create: null backend");
   auto impl = std::make_unique<Impl>();
   KTUNE_ASSIGN_OR_RETURN(auto devs, backend->devices());
-  if (opts.device < 0 || opts.device >= static_cast<int>(devs.size())) {
-    return Status::NotFound("Tuner::create: device " + std::to_string(opts.device) +
+  const int dev = opts.options.device;
+  if (dev < 0 || dev >= static_cast<int>(devs.size())) {
+    return Status::NotFound("Tuner::create: device " + std::to_string(dev) +
                             " not found (" + std::to_string(devs.size()) + " devices on backend " +
                             backend->name() + ")");
   }
-  KTUNE_RETURN_IF_ERROR(backend->setDevice(opts.device));
-  impl->device = devs[opts.device];
+  KTUNE_RETURN_IF_ERROR(backend->setDevice(dev));
+  impl->device = devs[dev];
   if (!opts.compiler) {
     auto c = compilerForArch(impl->device.arch, opts.options.clang);
     if (!c.ok()) return c.status().withContext("Tuner::create: no compiler for " + impl->device.arch);
@@ -59,6 +60,11 @@ Expected<std::unique_ptr<Tuner>> Tuner::create(std::shared_ptr<Backend> backend,
   if (opts.options.cache_dir.empty()) opts.options.cache_dir = Options::defaultCacheDir();
   KTUNE_ASSIGN_OR_RETURN(impl->store, CodeObjectStore::open(opts.options.cache_dir));
   if (!opts.search) opts.search = exhaustiveSearch();
+  if (opts.bench.warmup_ms != BenchOptions{}.warmup_ms || opts.bench.rep_ms != BenchOptions{}.rep_ms) {
+    return Status::InvalidArgument(
+        "Tuner::create: set the do_bench budgets in options.warmup_ms / options.rep_ms "
+        "(KTUNE_WARMUP_MS / KTUNE_REP_MS), not in bench.warmup_ms / bench.rep_ms");
+  }
   opts.bench.warmup_ms = opts.options.warmup_ms;
   opts.bench.rep_ms = opts.options.rep_ms;
   impl->compiler = opts.compiler;
@@ -82,7 +88,7 @@ const DeviceInfo& Tuner::device() const { return impl_->device; }
 Backend& Tuner::backend() { return *impl_->backend; }
 Compiler& Tuner::compiler() { return *impl_->compiler; }
 CodeObjectStore& Tuner::store() { return *impl_->store; }
-const TunerOptions& Tuner::options() const { return impl_->opts; }
+const EngineOptions& Tuner::options() const { return impl_->opts; }
 const std::string& Tuner::familyName(detail::FamilyState* f) { return f->f.name; }
 
 Expected<detail::FamilyState*> Tuner::findErased(const std::string& name,

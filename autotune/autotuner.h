@@ -66,19 +66,24 @@ struct Selection {
   TimingStats stats;
 };
 
-struct TunerOptions {
-  // cache_dir, tuning, verbose, compile_threads, warmup_ms/rep_ms (override bench's budgets),
-  // static_prune, retry_failed, record_untuned_path, database_path, isolate, worker_path and
-  // worker_plugins are honoured.
+// The engine's options: the public ktune::TunerOptions (every user knob, the environment's
+// overlay, the device ordinal) plus engine-only hooks. Each setting lives in exactly one place.
+struct EngineOptions {
+  // Every user-facing knob (include/ktune/options.hpp): cache_dir, tuning, verbose,
+  // compile_threads, pipeline, warmup_ms/rep_ms (the do_bench budgets), static_prune,
+  // retry_failed, record_untuned_path, database_path, isolate, worker_path, worker_plugins,
+  // device.
   Options options;
-  // Isolated benchmarking (used when options.isolate): worker, plugins, watchdog. See isolation.h.
+  // Watchdog and fallback of isolated benchmarking (used when options.isolate). See isolation.h.
   IsolationOptions isolation;
   // Null = compilerForArch(device arch).
   std::shared_ptr<Compiler> compiler;
-  int device = 0;
   std::ostream* log = nullptr;  // verbose output; null = std::cerr
   std::function<void(const TuneProgress&)> progress;
   std::shared_ptr<SearchStrategy> search;  // null = exhaustiveSearch()
+  // do_bench harness settings (flush, run counts, early rejection). The budgets are
+  // options.warmup_ms / options.rep_ms: Tuner::create rejects a `bench` whose warmup_ms/rep_ms
+  // differ from BenchOptions' defaults instead of silently replacing them.
   BenchOptions bench;
   // Prune candidates whose compiler report shows spills (when options.static_prune), unless
   // every candidate spills.
@@ -125,7 +130,7 @@ class Tuner : public CandidateBench {
   // Opens the store (<cache_dir>) and picks the compiler. Fails with the reason when the device
   // ordinal is missing, the cache directory is unsafe, or no compiler targets the device's arch.
   static Expected<std::unique_ptr<Tuner>> create(std::shared_ptr<Backend> backend,
-                                                 TunerOptions opts = {});
+                                                 EngineOptions opts = {});
   ~Tuner();
   Tuner(const Tuner&) = delete;
   Tuner& operator=(const Tuner&) = delete;
@@ -160,7 +165,7 @@ class Tuner : public CandidateBench {
   CodeObjectStore& store();
   // The database of a registered family; nullptr if unknown.
   TuningDatabase* database(const std::string& family);
-  const TunerOptions& options() const;
+  const EngineOptions& options() const;
 
   // Isolation (autotune/isolation.h): what the worker supervisor has seen so far (all zero when
   // isolation was never used). Thread-safe; waits for a tuning run in progress.

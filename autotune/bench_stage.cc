@@ -82,9 +82,7 @@ void TunerEngine::benchOne(const ErasedFamily& f, const void* p, Cand& c,
 
 bool TunerEngine::makeWorker(std::string* why) {
   if (worker) return true;
-  std::string explicit_path = opts.isolation.worker_path.empty() ? opts.options.worker_path
-                                                                 : opts.isolation.worker_path;
-  auto exe = findWorkerExecutable(explicit_path);
+  auto exe = findWorkerExecutable(opts.options.worker_path);
   if (!exe.ok()) {
     *why = exe.status().toString();
     return false;
@@ -93,9 +91,8 @@ bool TunerEngine::makeWorker(std::string* why) {
   wl.executable = *exe;
   wl.cache_dir = opts.options.cache_dir;
   wl.backend = backend->name();
-  wl.device = opts.device;
+  wl.device = opts.options.device;
   wl.plugins = opts.options.worker_plugins;
-  for (const auto& pl : opts.isolation.plugins) wl.plugins.push_back(pl);
   worker = std::make_unique<WorkerSupervisor>(std::move(wl), opts.isolation);
   return true;
 }

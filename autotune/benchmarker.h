@@ -32,9 +32,6 @@ struct BenchOptions {
   int64_t l2_flush_bytes = 0;  // 0 = 2 x DeviceInfo.l2_bytes (no flush if that is unknown)
   // >0: the caller rotates this many input copies in its per-run hook; no L2 flush then.
   int rotate_buffers = 0;
-  // Capture fn in a graph and replay (for tiny kernels). Not implemented yet: ignored, and
-  // TimingStats are then per plain launch.
-  bool use_graph = false;
   // Early rejection: best median so far (0 = none) and the factor k (0 = from the spread).
   double best_ms = 0;
   double abort_factor = 0;

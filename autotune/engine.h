@@ -63,7 +63,7 @@ struct WinnerBinary {
 
 struct TunerEngine {
   std::shared_ptr<Backend> backend;
-  TunerOptions opts;
+  EngineOptions opts;
   DeviceInfo device;
   std::shared_ptr<Compiler> compiler;
   std::shared_ptr<CodeObjectStore> store;

@@ -1,6 +1,8 @@
 #include "autotune/isolation.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -32,7 +34,7 @@ Json benchToJson(const BenchOptions& b) {
               {"estimate_runs", b.estimate_runs}, {"min_runs", b.min_runs},
               {"max_runs", b.max_runs},           {"flush_l2", b.flush_l2},
               {"l2_flush_bytes", b.l2_flush_bytes}, {"rotate_buffers", b.rotate_buffers},
-              {"use_graph", b.use_graph},         {"abort_factor", b.abort_factor},
+              {"abort_factor", b.abort_factor},
               {"check_every", b.check_every}};
 }
 
@@ -47,7 +49,6 @@ BenchOptions benchFromJson(const Json& j) {
   b.flush_l2 = j.value("flush_l2", b.flush_l2);
   b.l2_flush_bytes = j.value("l2_flush_bytes", b.l2_flush_bytes);
   b.rotate_buffers = j.value("rotate_buffers", b.rotate_buffers);
-  b.use_graph = j.value("use_graph", b.use_graph);
   b.abort_factor = j.value("abort_factor", b.abort_factor);
   b.check_every = j.value("check_every", b.check_every);
   return b;
@@ -122,24 +123,48 @@ Expected<CandidateResult> candidateResultFromJson(const std::string& text) {
   return resultFromJson(j);
 }
 
+namespace {
+// Directory of `path` ("" when it has no '/').
+std::string dirOf(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? std::string() : path.substr(0, slash);
+}
+// Directory of the object (executable or shared library) this code was linked into: for the
+// installed libktune.so that is <prefix>/lib, whatever the calling program is.
+std::string thisObjectDir() {
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(&findWorkerExecutable), &info) == 0 || !info.dli_fname)
+    return {};
+  char resolved[PATH_MAX];
+  if (!::realpath(info.dli_fname, resolved)) return {};
+  return dirOf(resolved);
+}
+}  // namespace
+
 Expected<std::string> findWorkerExecutable(const std::string& explicit_path) {
   if (!explicit_path.empty()) {
     if (::access(explicit_path.c_str(), X_OK) == 0) return explicit_path;
     return Status::NotFound("isolation worker '" + explicit_path +
                             "' is not an executable file (check KTUNE_WORKER / "
-                            "IsolationOptions::worker_path)");
+                            "TunerOptions::worker_path)");
   }
-  std::string tried;
+  std::vector<std::string> cands;
   char self[4096];
   ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
   if (n > 0) {
     self[n] = '\0';
-    std::string dir = self;
-    dir = dir.substr(0, dir.rfind('/'));
-    for (const std::string& cand : {dir + "/ktune-worker", dir + "/../tools/ktune-worker"}) {
-      if (::access(cand.c_str(), X_OK) == 0) return cand;
-      tried += cand + ", ";
-    }
+    std::string dir = dirOf(self);
+    cands = {dir + "/ktune-worker", dir + "/../tools/ktune-worker"};
+  }
+  std::string lib = thisObjectDir();
+  if (!lib.empty()) {
+    cands.push_back(lib + "/../bin/ktune-worker");
+    cands.push_back(lib + "/../libexec/ktune/ktune-worker");
+  }
+  std::string tried;
+  for (const std::string& cand : cands) {
+    if (::access(cand.c_str(), X_OK) == 0) return cand;
+    tried += cand + ", ";
   }
   std::string onpath = findProgram("ktune-worker");
   if (!onpath.empty()) return onpath;

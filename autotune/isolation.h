@@ -41,15 +41,11 @@
 
 namespace ktune {
 
-// Settings of isolated benchmarking (TunerOptions::isolation). Whether it is used at all is
+// Settings of isolated benchmarking (EngineOptions::isolation). Whether it is used at all is
 // Options::isolate (KTUNE_ISOLATE; the CLI turns it on, the library default is off).
+// The worker executable and its plugins are Options::worker_path / Options::worker_plugins
+// (KTUNE_WORKER / KTUNE_WORKER_PLUGINS); see findWorkerExecutable for the default.
 struct IsolationOptions {
-  // The worker executable. "" = Options::worker_path (KTUNE_WORKER), then `ktune-worker` next to
-  // /proc/self/exe, then on PATH.
-  std::string worker_path;
-  // Plugins the worker loads (user families), added to Options::worker_plugins
-  // (KTUNE_WORKER_PLUGINS).
-  std::vector<std::string> plugins;
   // Watchdog: a candidate that sends no result within
   //   max(timeout_floor_ms + 2 x (warmup_ms + rep_ms),
   //       timeout_factor x best median so far x (estimate_runs + check_every + 2))
@@ -103,7 +99,9 @@ struct WorkerLaunch {
 };
 
 // Resolves the worker executable: `explicit_path` if non-empty (must be executable), else
-// `ktune-worker` next to /proc/self/exe, else on PATH. kNotFound naming every place looked at.
+// `ktune-worker` next to /proc/self/exe (or in ../tools in the build tree), else relative to the
+// library holding this code (the installed libktune.so: <prefix>/lib/../bin, ../libexec/ktune),
+// else on PATH. kNotFound naming every place looked at.
 Expected<std::string> findWorkerExecutable(const std::string& explicit_path);
 
 // The parent side: starts, feeds, watches and restarts one worker process.

@@ -54,12 +54,12 @@ int main(int argc, char** argv) {
   }
   auto env = ktune::Options::fromEnv();
   if (!env.ok()) return fail(env.status().toString());
-  ktune::TunerOptions topts;
+  ktune::EngineOptions topts;
   topts.options = *env;
   if (!cache_dir.empty()) topts.options.cache_dir = cache_dir;
   topts.options.isolate = false;  // the worker benchmarks in-process
   topts.options.tuning = true;
-  topts.device = device;
+  topts.options.device = device;
   topts.log = &std::cerr;
 
   std::vector<ktune::DynLib> libs;

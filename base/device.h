@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "base/status.h"
+#include "ktune/types.hpp"
 
 namespace ktune {
 
@@ -65,7 +66,7 @@ struct DeviceInfo {
   std::string pci_bus_id;
 };
 
-using DevicePtr = uint64_t;  // device address; 0 is null
+// DevicePtr (a device address, 0 = null) is public: ktune/types.hpp.
 
 struct Dim3 {
   unsigned x = 1, y = 1, z = 1;

@@ -35,14 +35,14 @@ Status parseDouble(const char* name, const char* v, double* out) {
 }
 }  // namespace
 
-std::string Options::defaultCacheDir() {
+std::string TunerOptions::defaultCacheDir() {
   if (const char* d = env("KTUNE_CACHE_DIR")) return d;
   if (const char* x = env("XDG_CACHE_HOME")) return std::string(x) + "/ktune";
   if (const char* h = env("HOME")) return std::string(h) + "/.cache/ktune";
   return "/tmp/ktune-cache-" + std::to_string(::getuid());
 }
 
-Expected<Options> Options::fromEnv() {
+Expected<TunerOptions> TunerOptions::fromEnv() {
   Options o;
   o.cache_dir = defaultCacheDir();
   if (const char* v = env("KTUNE_TUNING")) KTUNE_RETURN_IF_ERROR(parseBool("KTUNE_TUNING", v, &o.tuning));

@@ -55,12 +55,12 @@ int main(int argc, char** argv) {
   double steady_off = 0, steady_on = 0;
   int steady_off_n = 0, steady_on_n = 0;
   auto tuneAll = [&](bool isolate, double* secs, int* cands, IsolationStats* st) -> Status {
-    TunerOptions t;
+    EngineOptions t;
     t.options = *env;
     t.options.cache_dir = dir;
     t.options.isolate = isolate;
     t.options.retry_failed = false;
-    t.isolation.plugins = {plugin};
+    t.options.worker_plugins = {plugin};
     t.isolation.fallback_in_process = false;
     KTUNE_ASSIGN_OR_RETURN(auto tuner, Tuner::create(backend, t));
     KTUNE_ASSIGN_OR_RETURN(auto fam,

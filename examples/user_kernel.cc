@@ -136,7 +136,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", env.status().toString().c_str());
     return 2;
   }
-  TunerOptions topts;
+  EngineOptions topts;
   topts.options = *env;
 
   std::shared_ptr<Backend> backend;

@@ -18,11 +18,11 @@
 
 #include "base/device.h"
 #include "base/status.h"
+#include "ktune/types.hpp"  // DevicePtr, StreamHandle (public)
 
 namespace ktune {
 
 // Opaque handles; 0 / nullptr means none. Owned by the caller.
-struct StreamHandle { void* p = nullptr; };   // p == nullptr: the default stream
 struct EventHandle { void* p = nullptr; };
 struct ModuleHandle { void* p = nullptr; };
 struct FunctionHandle { void* p = nullptr; };

@@ -297,7 +297,7 @@ Gpu openGpu(const Options& opts, bool no_gpu) {
 
 Expected<std::shared_ptr<Tuner>> makeTuner(const Gpu& gpu, const Options& opts, const TuneRequest& t,
                                            Progress* progress) {
-  TunerOptions topts;
+  EngineOptions topts;
   topts.options = opts;
   // Tuning through the CLI benchmarks in a supervised worker unless told otherwise; the
   // simulated device lives in this process only, so it is benchmarked here.

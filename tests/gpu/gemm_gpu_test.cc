@@ -643,7 +643,7 @@ TEST(GemmGpu, TmaSplitTailIsCorrectAndSelfCleaning) {
 // candidate, records the winner, and the tuned call writes the right result.
 TEST(GemmGpu, TunableOpTunesVerifiesAndRuns) {
   REQUIRE_GPU();
-  TunerOptions o;
+  EngineOptions o;
   o.options.cache_dir = (std::filesystem::temp_directory_path() / "ktune-gemm-op-test").string();
   std::filesystem::remove_all(o.options.cache_dir);
   o.options.warmup_ms = 2;

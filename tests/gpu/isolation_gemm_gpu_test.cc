@@ -42,11 +42,11 @@ struct GpuEnv {
   ~GpuEnv() {
     if (!dir.empty()) (void)removeTree(dir);
   }
-  TunerOptions options() {
-    TunerOptions t;
+  EngineOptions options() {
+    EngineOptions t;
     t.options.cache_dir = dir;
     t.options.isolate = true;
-    t.isolation.worker_path = KTUNE_WORKER_PATH;
+    t.options.worker_path = KTUNE_WORKER_PATH;
     // A worker that cannot serve GEMM must fail the test, not silently run candidates here.
     t.isolation.fallback_in_process = false;
     t.log = &log;
@@ -149,7 +149,7 @@ TEST(IsolationGemmGpu, RecordedUntunedKeysAreTunedOfflineThroughTheWorker) {
   std::string key;
   {
     // Tuning off: the default config runs and the key is recorded with its shape.
-    TunerOptions o = env.options();
+    EngineOptions o = env.options();
     o.options.tuning = false;
     o.options.record_untuned_path = untuned;
     auto t = Tuner::create(env.backend, o);

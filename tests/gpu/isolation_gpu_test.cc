@@ -30,12 +30,12 @@ struct GpuEnv {
   ~GpuEnv() {
     if (!dir.empty()) (void)removeTree(dir);
   }
-  TunerOptions options() {
-    TunerOptions t;
+  EngineOptions options() {
+    EngineOptions t;
     t.options.cache_dir = dir;
     t.options.isolate = true;
-    t.isolation.worker_path = KTUNE_WORKER_PATH;
-    t.isolation.plugins = {KTUNE_ISOLATION_GPU_PLUGIN};
+    t.options.worker_path = KTUNE_WORKER_PATH;
+    t.options.worker_plugins = {KTUNE_ISOLATION_GPU_PLUGIN};
     t.isolation.fallback_in_process = false;
     t.isolation.timeout_floor_ms = 3000;
     t.log = &log;

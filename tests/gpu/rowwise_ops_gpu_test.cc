@@ -62,7 +62,7 @@ class RowwiseOpsGpu : public ::testing::Test {
     ASSERT_TRUE(backend_->setDevice(0).ok());
     dir_ = std::filesystem::temp_directory_path() / ("ktune_rowwise_gpu_" + std::to_string(::getpid()));
     std::filesystem::remove_all(dir_);
-    TunerOptions to;
+    EngineOptions to;
     to.options.cache_dir = dir_.string();
     auto t = Tuner::create(backend_, to);
     ASSERT_TRUE(t.ok()) << t.status().toString();

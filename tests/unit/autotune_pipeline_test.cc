@@ -33,9 +33,9 @@ using tunertest::Scale;
 
 using Recorder = tunertest::ProgressRecorder;
 
-TunerOptions pipelineOptions(Env& env, bool pipeline, Recorder* rec) {
+EngineOptions pipelineOptions(Env& env, bool pipeline, Recorder* rec) {
   env.cost["BLOCK=256,VEC=2"] = 0.01;  // the fastest config
-  TunerOptions o = env.options();
+  EngineOptions o = env.options();
   o.options.pipeline = pipeline;
   o.options.compile_threads = 2;
   if (rec) o.progress = rec->fn();

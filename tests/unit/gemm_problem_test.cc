@@ -286,7 +286,7 @@ struct TmpDir {
 };
 
 std::shared_ptr<Tuner> makeTuner(std::shared_ptr<Backend> backend, const std::string& dir) {
-  TunerOptions o;
+  EngineOptions o;
   o.options.cache_dir = dir;
   o.options.vendor_algos = 0;  // no cuBLASLt (the simulated device has no CUDA context)
   o.compiler = std::make_shared<SimCompiler>();
@@ -300,7 +300,7 @@ std::shared_ptr<Tuner> makeTuner(std::shared_ptr<Backend> backend, const std::st
 TEST(GemmProblemFamily, CreateTakesTheTunerThatTunerCreateReturns) {
   TmpDir dir;
   auto sim = std::make_shared<NvidiaLikeSim>(int64_t(1) << 30);
-  TunerOptions o;
+  EngineOptions o;
   o.options.cache_dir = dir.path;
   o.options.vendor_algos = 0;
   o.compiler = std::make_shared<SimCompiler>();

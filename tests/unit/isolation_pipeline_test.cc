@@ -49,16 +49,16 @@ struct Env {
 
   // 2 compile threads, each compile takes `compile_ms` (and, with the pipeline and a recorder,
   // waits for the first benchmark after the first two): candidates come out in several batches.
-  TunerOptions options(bool pipeline, double compile_ms, Recorder* rec) {
-    TunerOptions t;
+  EngineOptions options(bool pipeline, double compile_ms, Recorder* rec) {
+    EngineOptions t;
     t.options.cache_dir = dir;
     t.options.warmup_ms = 0.2;
     t.options.rep_ms = 1.0;
     t.options.compile_threads = 2;
     t.options.isolate = true;
     t.options.pipeline = pipeline;
-    t.isolation.worker_path = KTUNE_WORKER_PATH;
-    t.isolation.plugins = {KTUNE_ISOLATION_SIM_PLUGIN};
+    t.options.worker_path = KTUNE_WORKER_PATH;
+    t.options.worker_plugins = {KTUNE_ISOLATION_SIM_PLUGIN};
     t.isolation.fallback_in_process = false;  // a broken worker must fail the tests visibly
     const bool hold = pipeline && rec;
     t.compiler = std::make_shared<SimCompiler>([this, compile_ms, hold](const CompileRequest&) {
@@ -172,8 +172,8 @@ TEST(IsolationPipeline, RequestedIsolationRefusesInsteadOfFallingBack) {
     Env env;
     auto o = env.options(true, 1, nullptr);
     o.isolation = IsolationOptions{};  // defaults
-    o.isolation.worker_path = KTUNE_WORKER_PATH;
-    o.isolation.plugins = {KTUNE_ISOLATION_SIM_PLUGIN};
+    o.options.worker_path = KTUNE_WORKER_PATH;
+    o.options.worker_plugins = {KTUNE_ISOLATION_SIM_PLUGIN};
     if (from_env) {
       o.options.isolate_explicit = true;
       o.isolation.fallback_in_process = true;

@@ -48,15 +48,15 @@ struct IsoEnv {
   }
   ~IsoEnv() { (void)removeTree(dir); }
 
-  TunerOptions options(bool isolate = true) {
-    TunerOptions t;
+  EngineOptions options(bool isolate = true) {
+    EngineOptions t;
     t.options.cache_dir = dir;
     t.options.warmup_ms = 0.2;
     t.options.rep_ms = 1.0;
     t.options.compile_threads = 2;
     t.options.isolate = isolate;
-    t.isolation.worker_path = KTUNE_WORKER_PATH;
-    t.isolation.plugins = {KTUNE_ISOLATION_SIM_PLUGIN};
+    t.options.worker_path = KTUNE_WORKER_PATH;
+    t.options.worker_plugins = {KTUNE_ISOLATION_SIM_PLUGIN};
     t.isolation.fallback_in_process = false;  // a broken worker must fail the tests visibly
     t.compiler = std::make_shared<SimCompiler>();
     t.log = &log;
@@ -77,7 +77,7 @@ struct Tuned {
   std::unique_ptr<Tuner> tuner;
   Family<IsoProblem> fam;
 };
-Tuned make(IsoEnv& env, const std::string& name, TunerOptions o) {
+Tuned make(IsoEnv& env, const std::string& name, EngineOptions o) {
   Tuned t;
   auto tu = Tuner::create(env.backend, std::move(o));
   EXPECT_TRUE(tu.ok()) << tu.status().toString();
@@ -109,13 +109,11 @@ TEST(Isolation, WorkerAndPluginsFromTheEnvironment) {
   ASSERT_TRUE(from_env.ok()) << from_env.status().toString();
   ASSERT_EQ(from_env->worker_plugins.size(), 2u);
   from_env->worker_plugins.erase(from_env->worker_plugins.begin());  // parsed, not loadable
-  // The test's own worker settings (IsolationOptions) are cleared: only the environment's apply.
+  // The worker settings come from the environment only (they have no second place to be set).
   auto envOnly = [&](IsoEnv& e, std::vector<std::string> worker_plugins) {
     auto o = e.options();
     o.options.worker_path = from_env->worker_path;
     o.options.worker_plugins = std::move(worker_plugins);
-    o.isolation.worker_path.clear();
-    o.isolation.plugins.clear();
     return o;
   };
   auto t = make(env, "iso_good", envOnly(env, from_env->worker_plugins));

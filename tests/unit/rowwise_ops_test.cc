@@ -138,14 +138,14 @@ class RowwiseOpsSim : public ::testing::Test {
            ("ktune_rowwise_ops_" + std::to_string(::getpid()) + "_" +
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(dir_);
-    TunerOptions to;
+    EngineOptions to;
     to.options.cache_dir = dir_.string();
     to.options.warmup_ms = 1;
     to.options.rep_ms = 5;
     to.compiler = std::make_shared<SimCompiler>();
     to.bench.flush_l2 = false;
-    to.bench.warmup_ms = 1;
-    to.bench.rep_ms = 5;
+    to.options.warmup_ms = 1;
+    to.options.rep_ms = 5;
     to.bench.min_runs = 3;
     to.bench.max_runs = 5;
     auto t = Tuner::create(sim_, to);
@@ -298,7 +298,7 @@ TEST_F(RowwiseOpsSim, OfflineTuningFromRecordedKeys) {
   a.x = upload(t, random(size_t(R * 2 * D), 7, t));
   a.out = upload(t, std::vector<double>(size_t(R * D), 0));
   const std::string untuned = (dir_ / "untuned.jsonl").string();
-  TunerOptions off = tuner_->options();
+  EngineOptions off = tuner_->options();
   off.options.tuning = false;
   off.options.record_untuned_path = untuned;
   auto t_off = Tuner::create(sim_, off);

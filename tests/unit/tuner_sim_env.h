@@ -113,8 +113,8 @@ struct Env {
     return c.toString();
   }
 
-  TunerOptions options(bool tuning = true) {
-    TunerOptions t;
+  EngineOptions options(bool tuning = true) {
+    EngineOptions t;
     t.options.cache_dir = dir;
     t.options.tuning = tuning;
     t.options.warmup_ms = 0.2;

@@ -1,0 +1,122 @@
+// The C API's tuned ops and simulated kernels (include/ktune/ktune.h), over ktune::ops and
+// ktune::Autotuner::registerSimKernel.
+#include <string>
+
+#include "api/c_api_util.h"
+#include "ktune/ktune.h"
+#include "ktune/ktune.hpp"
+
+namespace {
+
+using ktune::capi::fail;
+using ktune::capi::invalid;
+using ktune::capi::tunerOf;
+
+bool dtypeOk(int32_t d) { return d >= KTUNE_DTYPE_F32 && d <= KTUNE_DTYPE_BF16; }
+ktune::ops::DType dt(int32_t d) { return static_cast<ktune::ops::DType>(d); }
+
+}  // namespace
+
+extern "C" {
+
+int ktune_rmsnorm(ktune_tuner* t, const ktune_rmsnorm_params* p, ktune_stream s) {
+  if (!t || !p) return invalid("ktune_rmsnorm: null argument");
+  if (!dtypeOk(p->dtype)) return invalid("ktune_rmsnorm: dtype must be a KTUNE_DTYPE_* value");
+  ktune::ops::RmsNormParams q;
+  q.dtype = dt(p->dtype);
+  q.rows = p->rows;
+  q.cols = p->cols;
+  q.y = p->y;
+  q.x = p->x;
+  q.weight = p->weight;
+  q.residual = p->residual;
+  q.residual_out = p->residual_out;
+  q.x_stride = p->x_stride;
+  q.y_stride = p->y_stride;
+  q.eps = p->eps;
+  ktune::Status st = ktune::ops::rmsnorm(*tunerOf(t), q, ktune::StreamHandle{s});
+  return st.ok() ? KTUNE_OK : fail(st);
+}
+
+int ktune_silu_mul(ktune_tuner* t, const ktune_silu_mul_params* p, ktune_stream s) {
+  if (!t || !p) return invalid("ktune_silu_mul: null argument");
+  if (!dtypeOk(p->dtype)) return invalid("ktune_silu_mul: dtype must be a KTUNE_DTYPE_* value");
+  ktune::ops::SiluMulParams q;
+  q.dtype = dt(p->dtype);
+  q.rows = p->rows;
+  q.d = p->d;
+  q.out = p->out;
+  q.x = p->x;
+  q.x_stride = p->x_stride;
+  q.out_stride = p->out_stride;
+  ktune::Status st = ktune::ops::siluMul(*tunerOf(t), q, ktune::StreamHandle{s});
+  return st.ok() ? KTUNE_OK : fail(st);
+}
+
+int ktune_gemm(ktune_tuner* t, const ktune_gemm_params* p, ktune_stream s) {
+  if (!t || !p) return invalid("ktune_gemm: null argument");
+  if (!dtypeOk(p->ab_dtype) || !dtypeOk(p->c_dtype))
+    return invalid("ktune_gemm: dtypes must be KTUNE_DTYPE_* values");
+  ktune::ops::GemmParams q;
+  if (p->layout) q.layout = p->layout;
+  q.ab = dt(p->ab_dtype);
+  q.c = dt(p->c_dtype);
+  q.m = p->m;
+  q.n = p->n;
+  q.k = p->k;
+  q.lda = p->lda;
+  q.ldb = p->ldb;
+  q.ldc = p->ldc;
+  q.alpha = p->alpha;
+  q.beta = p->beta;
+  if (p->activation) q.activation = p->activation;
+  q.a = p->a;
+  q.b = p->b;
+  q.out = p->c;
+  q.bias = p->bias;
+  ktune::Status st = ktune::ops::gemm(*tunerOf(t), q, ktune::StreamHandle{s});
+  return st.ok() ? KTUNE_OK : fail(st);
+}
+
+// ---------------------------------------------------------------- simulated kernels
+
+unsigned ktune_sim_grid(const ktune_sim_launch* l, int dim) {
+  return l ? ktune::capi::viewOf(l)->grid(dim) : 0;
+}
+unsigned ktune_sim_block(const ktune_sim_launch* l, int dim) {
+  return l ? ktune::capi::viewOf(l)->block(dim) : 0;
+}
+int64_t ktune_sim_knob(const ktune_sim_launch* l, const char* name, int64_t fallback) {
+  return l && name ? ktune::capi::viewOf(l)->knob(name, fallback) : fallback;
+}
+const void* ktune_sim_arg(const ktune_sim_launch* l, size_t index) {
+  return l ? ktune::capi::viewOf(l)->arg(index) : nullptr;
+}
+void* ktune_sim_host_ptr(const ktune_sim_launch* l, uint64_t p) {
+  return l ? ktune::capi::viewOf(l)->hostPtr(p) : nullptr;
+}
+
+int ktune_sim_register_kernel(ktune_tuner* t, const char* entry, ktune_sim_run_fn run,
+                              ktune_sim_cost_fn cost, void* user) {
+  if (!t || !entry) return invalid("ktune_sim_register_kernel: null tuner or entry");
+  ktune::SimKernelFns fns;
+  if (run) {
+    fns.run = [run, user](const ktune::SimLaunchView& v) {
+      ktune::capi::SimLaunchC c{&v};
+      int rc = run(user, ktune::capi::launchOf(&c));
+      if (rc == KTUNE_OK) return ktune::Status::Ok();
+      if (rc < 0 || rc > KTUNE_ERR_INTERNAL) rc = KTUNE_ERR_INTERNAL;
+      return ktune::Status(static_cast<ktune::Code>(rc), "simulated kernel returned " +
+                                                             std::string(ktune_status_name(rc)));
+    };
+  }
+  if (cost) {
+    fns.cost = [cost, user](const ktune::SimLaunchView& v) {
+      ktune::capi::SimLaunchC c{&v};
+      return cost(user, ktune::capi::launchOf(&c));
+    };
+  }
+  return ktune::capi::check(tunerOf(t)->registerSimKernel(entry, std::move(fns)));
+}
+
+}  // extern "C"

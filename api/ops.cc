@@ -1,0 +1,136 @@
+// ktune::ops — the public tuned ops over autotune/ops (row-wise families and the GEMM op).
+#include "ktune/ops.hpp"
+
+#include "api/internal.h"
+#include "base/dtype.h"
+#include "autotune/ops/rowwise.h"
+
+namespace ktune::ops {
+namespace {
+
+::ktune::DType engineDType(DType t) {
+  switch (t) {
+    case DType::kF32: return ::ktune::DType::kF32;
+    case DType::kF16: return ::ktune::DType::kF16;
+    case DType::kBF16: return ::ktune::DType::kBF16;
+  }
+  return ::ktune::DType::kF64;  // rejected by the op's validation
+}
+
+Expected<gemm::ElemType> gemmElem(DType t) {
+  switch (t) {
+    case DType::kF32: return gemm::ElemType::kF32;
+    case DType::kF16: return gemm::ElemType::kF16;
+    case DType::kBF16: return gemm::ElemType::kBF16;
+  }
+  return Status::InvalidArgument("gemm: unknown dtype " + std::to_string(static_cast<int>(t)));
+}
+
+Status needsGpu(Autotuner& t, const char* op) {
+  if (t.impl().sim)
+    return Status::Unsupported(std::string(op) +
+                               ": the tuned ops run ktune's GPU kernels; the simulated backend "
+                               "has none (use a cuda or hip tuner)");
+  return Status::Ok();
+}
+
+RmsNormArgs toArgs(const RmsNormParams& p) {
+  RmsNormArgs a;
+  a.dtype = engineDType(p.dtype);
+  a.weight_dtype = a.dtype;
+  a.rows = p.rows;
+  a.cols = p.cols;
+  a.y = p.y;
+  a.x = p.x;
+  a.weight = p.weight;
+  a.residual = p.residual;
+  a.residual_out = p.residual_out;
+  a.x_stride = p.x_stride;
+  a.y_stride = p.y_stride;
+  a.eps = p.eps;
+  return a;
+}
+
+SiluMulArgs toArgs(const SiluMulParams& p) {
+  SiluMulArgs a;
+  a.dtype = engineDType(p.dtype);
+  a.rows = p.rows;
+  a.d = p.d;
+  a.out = p.out;
+  a.x = p.x;
+  a.x_stride = p.x_stride;
+  a.out_stride = p.out_stride;
+  return a;
+}
+
+Expected<GemmCall> toCall(const GemmParams& p) {
+  KTUNE_ASSIGN_OR_RETURN(gemm::Layout layout, gemm::parseLayout(p.layout));
+  KTUNE_ASSIGN_OR_RETURN(gemm::ElemType ab, gemmElem(p.ab));
+  KTUNE_ASSIGN_OR_RETURN(gemm::ElemType c, gemmElem(p.c));
+  KTUNE_ASSIGN_OR_RETURN(gemm::Activation act, gemm::parseActivation(p.activation));
+  GemmCall call;
+  call.shape = gemm::denseShape(layout, ab, c, p.m, p.n, p.k);
+  if (p.lda) call.shape.lda = p.lda;
+  if (p.ldb) call.shape.ldb = p.ldb;
+  if (p.ldc) call.shape.ldc = p.ldc;
+  call.shape.alpha = p.alpha;
+  call.shape.beta = p.beta;
+  call.shape.act = act;
+  call.shape.has_bias = p.bias != 0;
+  call.buf = GemmBuffers{p.a, p.b, p.out, p.bias};
+  return call;
+}
+
+// The tuner's GEMM op, created on first use.
+Expected<GemmOp*> gemmOp(Autotuner& t) {
+  KTUNE_RETURN_IF_ERROR(needsGpu(t, "gemm"));
+  Autotuner::Impl& impl = t.impl();
+  std::lock_guard<std::mutex> l(impl.mu);
+  if (!impl.gemm) {
+    KTUNE_ASSIGN_OR_RETURN(impl.gemm, GemmOp::create(*impl.tuner));
+  }
+  return impl.gemm.get();
+}
+
+std::string rowwiseFamily(const char* op, DType t) {
+  return std::string(op) + dtypeName(engineDType(t));
+}
+
+}  // namespace
+
+Status rmsnorm(Autotuner& t, const RmsNormParams& p, StreamHandle s) {
+  KTUNE_RETURN_IF_ERROR(needsGpu(t, "rmsnorm"));
+  return ::ktune::rmsnorm(*t.impl().tuner, toArgs(p), s);
+}
+
+Status siluMul(Autotuner& t, const SiluMulParams& p, StreamHandle s) {
+  KTUNE_RETURN_IF_ERROR(needsGpu(t, "silu_mul"));
+  return ::ktune::siluMul(*t.impl().tuner, toArgs(p), s);
+}
+
+Status gemm(Autotuner& t, const GemmParams& p, StreamHandle s) {
+  KTUNE_ASSIGN_OR_RETURN(GemmOp * op, gemmOp(t));
+  KTUNE_ASSIGN_OR_RETURN(GemmCall call, toCall(p));
+  return (*op)(call, s);
+}
+
+Expected<KeyReport> lookupRmsnorm(Autotuner& t, const RmsNormParams& p) {
+  KTUNE_RETURN_IF_ERROR(needsGpu(t, "rmsnorm"));
+  KTUNE_ASSIGN_OR_RETURN(Selection sel, ::ktune::lookupRmsnorm(*t.impl().tuner, toArgs(p)));
+  return api::reportOf(rowwiseFamily("rmsnorm_", p.dtype), sel);
+}
+
+Expected<KeyReport> lookupSiluMul(Autotuner& t, const SiluMulParams& p) {
+  KTUNE_RETURN_IF_ERROR(needsGpu(t, "silu_mul"));
+  KTUNE_ASSIGN_OR_RETURN(Selection sel, ::ktune::lookupSiluMul(*t.impl().tuner, toArgs(p)));
+  return api::reportOf(rowwiseFamily("silu_mul_", p.dtype), sel);
+}
+
+Expected<KeyReport> lookupGemm(Autotuner& t, const GemmParams& p) {
+  KTUNE_ASSIGN_OR_RETURN(GemmOp * op, gemmOp(t));
+  KTUNE_ASSIGN_OR_RETURN(GemmCall call, toCall(p));
+  KTUNE_ASSIGN_OR_RETURN(Selection sel, op->lookup(call));
+  return api::reportOf("gemm", sel);
+}
+
+}  // namespace ktune::ops

@@ -1,0 +1,173 @@
+// ktune::Autotuner, Kernel and SimLaunchView: the public handles over the engine (autotune/).
+#include <utility>
+
+#include "api/internal.h"
+#include "base/version.h"
+#include "ktune/version.hpp"
+#include "compiler/sim/sim_compiler.h"
+#include "compiler/store/store.h"
+
+namespace ktune {
+namespace {
+
+// The device the simulated backend describes: a fictional GPU with the usual CUDA-like launch
+// limits, so launch rules are checked the way a real device would check them.
+DeviceInfo simulatedDevice() {
+  DeviceInfo d;
+  d.name = "ktune simulated device";
+  d.arch = "sim";
+  d.multiprocessors = 16;
+  d.warp_size = 32;
+  d.shared_per_block = 48 * 1024;
+  d.shared_per_block_optin = 96 * 1024;
+  d.shared_per_sm = 96 * 1024;
+  d.max_threads_per_block = 1024;
+  d.max_threads_per_sm = 2048;
+  d.l2_bytes = 1 << 20;
+  return d;
+}
+
+}  // namespace
+
+const char* version() { return KTUNE_VERSION; }
+
+Autotuner::Autotuner(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Autotuner::~Autotuner() = default;
+
+Expected<std::unique_ptr<Autotuner>> Autotuner::create(const TunerOptions& options) {
+  auto impl = std::make_unique<Impl>();
+  EngineOptions eo;
+  eo.options = options;
+  if (options.backend == "sim") {
+    SimOptions so;
+    so.device = simulatedDevice();
+    impl->sim = std::make_shared<SimBackend>(so);
+    impl->backend = impl->sim;
+    eo.compiler = std::make_shared<SimCompiler>();
+  } else {
+    KTUNE_ASSIGN_OR_RETURN(auto b, openBackend(options.backend));
+    impl->backend = std::shared_ptr<Backend>(std::move(b));
+  }
+  KTUNE_ASSIGN_OR_RETURN(auto t, Tuner::create(impl->backend, std::move(eo)));
+  impl->tuner = std::shared_ptr<Tuner>(std::move(t));
+  return std::unique_ptr<Autotuner>(new Autotuner(std::move(impl)));
+}
+
+Expected<Kernel> Autotuner::addKernel(const KernelSpec& spec) {
+  KTUNE_ASSIGN_OR_RETURN(auto data, api::parseKernelSpec(spec));
+  KTUNE_ASSIGN_OR_RETURN(auto fam, impl_->tuner->add(api::toEngineFamily(data)));
+  auto k = std::make_shared<Kernel::Impl>();
+  k->data = std::move(data);
+  k->family = fam;
+  return Kernel(std::move(k));
+}
+
+Expected<KeyReport> Autotuner::report(const std::string& family, const std::string& key) const {
+  TuningDatabase* db = impl_->tuner->database(family);
+  if (!db) return Status::NotFound("family '" + family + "' is not registered on this tuner");
+  auto e = db->lookup(key);
+  if (!e) return Status::NotFound("family '" + family + "': key '" + key + "' was not tuned");
+  return api::reportOf(family, *e, "database");
+}
+
+Expected<std::string> Autotuner::exportDatabase(const std::string& family) const {
+  TuningDatabase* db = impl_->tuner->database(family);
+  if (!db) return Status::NotFound("family '" + family + "' is not registered on this tuner");
+  return db->exportJson();
+}
+
+Status Autotuner::importDatabase(const std::string& family, const std::string& json) {
+  TuningDatabase* db = impl_->tuner->database(family);
+  if (!db) return Status::NotFound("family '" + family + "' is not registered on this tuner");
+  return db->importJson(json);
+}
+
+Status Autotuner::removeKey(const std::string& family, const std::string& key) {
+  TuningDatabase* db = impl_->tuner->database(family);
+  if (!db) return Status::NotFound("family '" + family + "' is not registered on this tuner");
+  return db->remove(key);
+}
+
+std::string Autotuner::cacheDir() const { return impl_->tuner->store().dir(); }
+Status Autotuner::clearCache() { return impl_->tuner->store().clear(); }
+std::string Autotuner::backendName() const { return impl_->backend->name(); }
+std::string Autotuner::deviceName() const { return impl_->tuner->device().name; }
+std::string Autotuner::arch() const { return impl_->tuner->device().arch; }
+
+Expected<DevicePtr> Autotuner::alloc(size_t bytes) { return impl_->backend->alloc(bytes); }
+Status Autotuner::free(DevicePtr p) { return impl_->backend->free(p); }
+Status Autotuner::copyToDevice(DevicePtr dst, const void* src, size_t bytes) {
+  return impl_->backend->copyToDevice(dst, src, bytes);
+}
+Status Autotuner::copyToHost(void* dst, DevicePtr src, size_t bytes) {
+  return impl_->backend->copyToHost(dst, src, bytes);
+}
+Expected<StreamHandle> Autotuner::createStream() { return impl_->backend->createStream(); }
+Status Autotuner::destroyStream(StreamHandle s) { return impl_->backend->destroyStream(s); }
+Status Autotuner::synchronize(StreamHandle s) { return impl_->backend->synchronize(s); }
+
+Status Autotuner::registerSimKernel(const std::string& entry, SimKernelFns fns) {
+  if (!impl_->sim)
+    return Status::Unsupported("registerSimKernel: the tuner runs on backend '" +
+                               impl_->backend->name() + "', not 'sim'");
+  SimKernel k;
+  if (fns.run) {
+    k.run = [run = std::move(fns.run)](const SimLaunch& l) {
+      SimLaunchView::Impl impl{&l};
+      return run(SimLaunchView(&impl));
+    };
+  }
+  if (fns.cost) {
+    k.cost = [cost = std::move(fns.cost)](const SimLaunch& l) {
+      SimLaunchView::Impl impl{&l};
+      return cost(SimLaunchView(&impl));
+    };
+  }
+  impl_->sim->registerKernel(entry, std::move(k));
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------- Kernel
+
+Status Kernel::operator()(const Value* args, size_t count, StreamHandle stream) const {
+  if (!impl_) return Status::InvalidArgument("call of an empty ktune::Kernel");
+  KTUNE_RETURN_IF_ERROR(impl_->data->checkArgs(args, count));
+  return impl_->family(api::DataProblem{args, count}, stream);
+}
+
+Expected<KeyReport> Kernel::tune(const Value* args, size_t count, StreamHandle stream) const {
+  if (!impl_) return Status::InvalidArgument("tune() on an empty ktune::Kernel");
+  KTUNE_RETURN_IF_ERROR(impl_->data->checkArgs(args, count));
+  KTUNE_ASSIGN_OR_RETURN(TuneReport r, impl_->family.tune(api::DataProblem{args, count}, stream));
+  return api::reportOf(r);
+}
+
+Expected<std::string> Kernel::key(const Value* args, size_t count) const {
+  if (!impl_) return Status::InvalidArgument("key() on an empty ktune::Kernel");
+  KTUNE_RETURN_IF_ERROR(impl_->data->checkArgs(args, count));
+  return impl_->family.key(api::DataProblem{args, count});
+}
+
+const std::string& Kernel::name() const {
+  static const std::string kEmpty;
+  return impl_ ? impl_->data->spec.name : kEmpty;
+}
+
+// ---------------------------------------------------------------- SimLaunchView
+
+unsigned SimLaunchView::grid(int i) const {
+  const Dim3& d = impl_->launch->grid;
+  return i == 0 ? d.x : i == 1 ? d.y : i == 2 ? d.z : 0;
+}
+unsigned SimLaunchView::block(int i) const {
+  const Dim3& d = impl_->launch->block;
+  return i == 0 ? d.x : i == 1 ? d.y : i == 2 ? d.z : 0;
+}
+size_t SimLaunchView::sharedBytes() const { return impl_->launch->dynamic_shared; }
+int64_t SimLaunchView::knob(const std::string& name, int64_t fallback) const {
+  return impl_->launch->define(name, fallback);
+}
+const void* SimLaunchView::arg(size_t i) const { return impl_->launch->args[i]; }
+void* SimLaunchView::hostPtr(DevicePtr p) const { return impl_->launch->backend->hostPtr(p); }
+
+}  // namespace ktune

@@ -1,0 +1,265 @@
+/* ktune — the C API (C11; usable from C++, Rust, Python ctypes, a compiler's runtime).
+ *
+ * Hand ktune a kernel as data — source text, entry name, config space (JSON), key fields, launch
+ * rule (integer expressions), argument signature — and call it with typed argument values: the
+ * first call per key compiles every config, benchmarks them and records the fastest; later calls
+ * are a hash lookup and a launch. The same engine, tuning database and code-object store as the
+ * C++ API (<ktune/ktune.hpp>) and the CLI: a key tuned from one is a hit from the others.
+ *
+ * Conventions:
+ *  - Every function returning int returns KTUNE_OK (0) or a KTUNE_ERR_* code; the message of the
+ *    last failure on the calling thread is ktune_last_error() (valid until that thread's next
+ *    ktune call). Nothing aborts, exits or throws across this header.
+ *  - Handles are opaque. A ktune_family belongs to its tuner and is valid until
+ *    ktune_tuner_destroy. Strings returned through char** are allocated by ktune and released
+ *    with ktune_free.
+ *  - Thread safety: every function may be called from any thread; a tuner must not be destroyed
+ *    while calls on it are in flight.
+ *  - Structs carrying `struct_size` are versioned: set it to sizeof(the struct) of the header
+ *    you compile against; fields added later are appended and read only when present.
+ *
+ * Example (examples/c_embed.c has the whole program):
+ *   ktune_tuner* t;  ktune_family* f;
+ *   ktune_tuner_create("sim", &t);
+ *   ktune_family_desc d = KTUNE_FAMILY_DESC_INIT;
+ *   d.name = "saxpy"; d.source = src; d.entry = "saxpy";
+ *   d.space_json = "{\"params\": {\"BLOCK\": [128, 256], \"VEC\": [1, 2, 4]}}";
+ *   d.args = args; d.num_args = 4;  d.key = keys; d.num_key = 1;
+ *   d.grid[0] = "cdiv(n, BLOCK * VEC)"; d.block[0] = "BLOCK";
+ *   if (ktune_family_register(t, &d, &f) != KTUNE_OK) puts(ktune_last_error());
+ *   ktune_family_call(f, values, 4, NULL);
+ */
+#ifndef KTUNE_KTUNE_H
+#define KTUNE_KTUNE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ktune/export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Status codes (the same numbering as ktune::Code in C++). */
+enum {
+  KTUNE_OK = 0,
+  KTUNE_ERR_INVALID_ARGUMENT = 1, /* bad input: spec, expression, argument, option */
+  KTUNE_ERR_NOT_FOUND = 2,        /* no such family, key, device, file */
+  KTUNE_ERR_UNAVAILABLE = 3,      /* no driver / GPU / compiler */
+  KTUNE_ERR_UNSUPPORTED = 4,      /* present but cannot do this */
+  KTUNE_ERR_COMPILE = 5,          /* the JIT compiler rejected the source */
+  KTUNE_ERR_OUT_OF_RESOURCES = 6,
+  KTUNE_ERR_LAUNCH = 7,
+  KTUNE_ERR_DEVICE_FAULT = 8,
+  KTUNE_ERR_TIMEOUT = 9,
+  KTUNE_ERR_WRONG_RESULT = 10,
+  KTUNE_ERR_CORRUPT = 11,
+  KTUNE_ERR_IO = 12,
+  KTUNE_ERR_BUSY = 13,
+  KTUNE_ERR_INTERNAL = 14
+};
+
+/* "0.1.0": the version of the library that is running. */
+KTUNE_API const char* ktune_version(void);
+/* Message of the calling thread's last failed call ("" if none). */
+KTUNE_API const char* ktune_last_error(void);
+/* Stable name of a status code ("invalid_argument"). */
+KTUNE_API const char* ktune_status_name(int status);
+/* Releases a string returned by ktune (NULL is ignored). */
+KTUNE_API void ktune_free(void* p);
+
+/* ---------------------------------------------------------------- tuner */
+
+typedef struct ktune_tuner ktune_tuner;
+typedef struct ktune_family ktune_family;
+typedef void* ktune_stream; /* CUstream / hipStream_t of the tuner's backend; NULL = default */
+
+/* Options of ktune_tuner_create_ex. Unset fields (NULL, or -1 for the ints) keep the value
+ * from the environment (KTUNE_*; see the README), which keeps the documented default. */
+typedef struct ktune_tuner_options {
+  size_t struct_size;     /* sizeof(ktune_tuner_options) */
+  const char* backend;    /* "auto" | "cuda" | "hip" | "sim" */
+  int device;             /* ordinal; -1 = KTUNE default (0) */
+  const char* cache_dir;  /* code-object store and databases */
+  const char* database_path; /* one database file instead of one per family */
+  int tuning;             /* 0 = off (default config, untuned keys recorded), 1 = on */
+  int verbose;            /* 0, 1, 2 */
+  int isolate;            /* 1 = benchmark candidates in the ktune-worker process */
+} ktune_tuner_options;
+#define KTUNE_TUNER_OPTIONS_INIT \
+  { sizeof(ktune_tuner_options), NULL, -1, NULL, NULL, -1, -1, -1 }
+
+/* Opens a tuner on `backend` ("auto", "cuda", "hip", "sim"; NULL = KTUNE_BACKEND or "auto"),
+ * everything else from the environment. KTUNE_ERR_UNAVAILABLE when the backend has no device. */
+KTUNE_API int ktune_tuner_create(const char* backend, ktune_tuner** out);
+KTUNE_API int ktune_tuner_create_ex(const ktune_tuner_options* options, ktune_tuner** out);
+/* Releases the tuner and its families (NULL is ignored). */
+KTUNE_API void ktune_tuner_destroy(ktune_tuner* t);
+/* Backend name ("cuda", "hip", "sim") and device architecture ("sm_90a", "gfx942", "sim");
+ * valid while the tuner lives. */
+KTUNE_API const char* ktune_tuner_backend(const ktune_tuner* t);
+KTUNE_API const char* ktune_tuner_arch(const ktune_tuner* t);
+
+/* ---------------------------------------------------------------- families */
+
+/* Argument types of a kernel signature. */
+enum { KTUNE_ARG_PTR = 0, KTUNE_ARG_I32 = 1, KTUNE_ARG_I64 = 2, KTUNE_ARG_F32 = 3, KTUNE_ARG_F64 = 4 };
+
+typedef struct ktune_arg {
+  const char* name; /* identifier; integer arguments can be used in expressions */
+  int32_t type;     /* KTUNE_ARG_* */
+} ktune_arg;
+
+/* One argument value of a call, tagged with its KTUNE_ARG_* type. */
+typedef struct ktune_value {
+  int32_t type;
+  int32_t reserved; /* 0 */
+  union {
+    uint64_t ptr; /* device address */
+    int32_t i32;
+    int64_t i64;
+    float f32;
+    double f64;
+  } v;
+} ktune_value;
+
+/* RESERVED for per-config kernel sources (a later version: PTX, LLVM IR, AMDGCN assembly, MLIR
+ * or a code object generated by the caller for each config). `config` is the config string
+ * ("BLOCK=256,VEC=2"); the callee fills `out` and returns KTUNE_OK. */
+typedef struct ktune_config_source {
+  size_t struct_size;
+  const char* language; /* "cuda", "hip", "ptx", "llvm-nvptx", "llvm-amdgpu", "amdgcn", "mlir", ... */
+  const char* text;
+  size_t size;
+  const char* entry;    /* NULL = the family's entry */
+} ktune_config_source;
+typedef int (*ktune_source_fn)(void* user, const char* config, ktune_config_source* out);
+
+/* A kernel family described by data.
+ *  space_json: {"params": {"BLOCK": [128, 256], ...}, "constraints": ["BLOCK * VEC <= 2048"],
+ *               "default": {"BLOCK": 256, ...}}; every knob reaches the kernel as -D KNOB=value.
+ *  key: expressions over the integer arguments ("n", "pow2(n)"); problems with equal values
+ *       share one tuning.
+ *  grid, block: up to 3 expressions each (NULL = 1); shared_bytes: dynamic shared memory
+ *       (NULL = 0). Expressions: integers, + - * / % ( ), comparisons, && || !, c ? a : b,
+ *       cdiv(a, b), min(a, b), max(a, b), pow2(a); names are knobs, integer arguments,
+ *       num_sms and warp_size. Constraints name knobs only. Checked at registration: an error
+ *       names the expression and the column. */
+typedef struct ktune_family_desc {
+  size_t struct_size;      /* sizeof(ktune_family_desc) */
+  const char* name;        /* [A-Za-z0-9_.-]+, names the family's tuning database */
+  const char* source;      /* CUDA/HIP C++ source text */
+  const char* entry;       /* extern "C" kernel name */
+  const char* space_json;
+  const ktune_arg* args;   /* the kernel's parameters in order */
+  size_t num_args;
+  const char* const* key;
+  size_t num_key;
+  const char* grid[3];
+  const char* block[3];
+  const char* shared_bytes;
+  const char* const* compile_options; /* extra compiler flags */
+  size_t num_compile_options;
+  /* Per-config sources (see ktune_source_fn): must be NULL in this version
+   * (KTUNE_ERR_UNSUPPORTED otherwise). */
+  ktune_source_fn source_fn;
+  void* source_user;
+} ktune_family_desc;
+#define KTUNE_FAMILY_DESC_INIT                                                              \
+  { sizeof(ktune_family_desc), NULL, NULL, NULL, NULL, NULL, 0, NULL, 0, {NULL, NULL, NULL}, \
+    {NULL, NULL, NULL}, NULL, NULL, 0, NULL, NULL }
+
+/* Registers a family on the tuner and opens its tuning database. */
+KTUNE_API int ktune_family_register(ktune_tuner* t, const ktune_family_desc* desc,
+                                    ktune_family** out);
+/* Runs the family's kernel with `args` (count and types as registered) on `stream`, tuning
+ * first when the key is new. */
+KTUNE_API int ktune_family_call(ktune_family* f, const ktune_value* args, size_t num_args,
+                                ktune_stream stream);
+/* Forces a tuning run for the args' key; *report_json (may be NULL) receives the report. */
+KTUNE_API int ktune_family_tune(ktune_family* f, const ktune_value* args, size_t num_args,
+                                ktune_stream stream, char** report_json);
+/* The key string of `args` ("pow2(n)=1024"), for ktune_report_json. */
+KTUNE_API int ktune_family_key(ktune_family* f, const ktune_value* args, size_t num_args,
+                               char** key);
+
+/* ---------------------------------------------------------------- reports, database, cache */
+
+/* A tuned key's report as a JSON object: family, key, winner, winner_source, origin,
+ * median_ms, p20_ms, p80_ms, candidates[{config, source, status, reason, median_ms, ...}].
+ * KTUNE_ERR_NOT_FOUND when the family is not registered here or the key was never tuned. */
+KTUNE_API int ktune_report_json(ktune_tuner* t, const char* family, const char* key, char** json);
+/* A registered family's tuning database as JSON text; merging such text into it; removing
+ * a key (tuned again on its next call). */
+KTUNE_API int ktune_db_export(ktune_tuner* t, const char* family, char** json);
+KTUNE_API int ktune_db_import(ktune_tuner* t, const char* family, const char* json);
+KTUNE_API int ktune_db_remove(ktune_tuner* t, const char* family, const char* key);
+/* The code-object store's directory; removing every entry (recompiled on demand). */
+KTUNE_API int ktune_cache_dir(ktune_tuner* t, char** dir);
+KTUNE_API int ktune_cache_clear(ktune_tuner* t);
+
+/* ---------------------------------------------------------------- tuned ops (GPU backends) */
+
+enum { KTUNE_DTYPE_F32 = 0, KTUNE_DTYPE_F16 = 1, KTUNE_DTYPE_BF16 = 2 };
+
+typedef struct ktune_rmsnorm_params {
+  int32_t dtype;
+  int64_t rows, cols;
+  uint64_t y, x, weight;          /* weight 0 = none; y may equal x */
+  uint64_t residual, residual_out; /* both 0 = no fused residual add */
+  int64_t x_stride, y_stride;     /* elements; 0 = cols */
+  float eps;
+} ktune_rmsnorm_params;
+
+typedef struct ktune_silu_mul_params {
+  int32_t dtype;
+  int64_t rows, d;
+  uint64_t out, x; /* x is [rows, 2d]: gate then up */
+  int64_t x_stride, out_stride;
+} ktune_silu_mul_params;
+
+typedef struct ktune_gemm_params {
+  const char* layout;     /* "NN", "NT", "TN", "TT" (NULL = "NN") */
+  int32_t ab_dtype;       /* KTUNE_DTYPE_F16 or _BF16 */
+  int32_t c_dtype;
+  int64_t m, n, k;
+  int64_t lda, ldb, ldc;  /* 0 = dense */
+  float alpha, beta;
+  const char* activation; /* "none", "silu", "gelu" (NULL = "none") */
+  uint64_t a, b, c, bias; /* bias 0 = none */
+} ktune_gemm_params;
+
+KTUNE_API int ktune_rmsnorm(ktune_tuner* t, const ktune_rmsnorm_params* p, ktune_stream s);
+KTUNE_API int ktune_silu_mul(ktune_tuner* t, const ktune_silu_mul_params* p, ktune_stream s);
+KTUNE_API int ktune_gemm(ktune_tuner* t, const ktune_gemm_params* p, ktune_stream s);
+
+/* ---------------------------------------------------------------- memory */
+
+KTUNE_API int ktune_malloc(ktune_tuner* t, size_t bytes, uint64_t* out);
+KTUNE_API int ktune_mfree(ktune_tuner* t, uint64_t p);
+KTUNE_API int ktune_memcpy_htod(ktune_tuner* t, uint64_t dst, const void* src, size_t bytes);
+KTUNE_API int ktune_memcpy_dtoh(ktune_tuner* t, void* dst, uint64_t src, size_t bytes);
+KTUNE_API int ktune_synchronize(ktune_tuner* t, ktune_stream s);
+
+/* ---------------------------------------------------------------- simulated backend */
+
+/* What a simulated kernel sees at a launch (backend "sim"; see <ktune/sim.hpp>). */
+typedef struct ktune_sim_launch ktune_sim_launch;
+KTUNE_API unsigned ktune_sim_grid(const ktune_sim_launch* l, int dim);
+KTUNE_API unsigned ktune_sim_block(const ktune_sim_launch* l, int dim);
+KTUNE_API int64_t ktune_sim_knob(const ktune_sim_launch* l, const char* name, int64_t fallback);
+KTUNE_API const void* ktune_sim_arg(const ktune_sim_launch* l, size_t index);
+KTUNE_API void* ktune_sim_host_ptr(const ktune_sim_launch* l, uint64_t device_ptr);
+/* run: the kernel's effect (returns KTUNE_OK or an error code that fails the launch);
+ * cost: simulated device milliseconds of the launch. Either may be NULL. */
+typedef int (*ktune_sim_run_fn)(void* user, const ktune_sim_launch* l);
+typedef double (*ktune_sim_cost_fn)(void* user, const ktune_sim_launch* l);
+KTUNE_API int ktune_sim_register_kernel(ktune_tuner* t, const char* entry, ktune_sim_run_fn run,
+                                        ktune_sim_cost_fn cost, void* user);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* KTUNE_KTUNE_H */

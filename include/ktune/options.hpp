@@ -1,0 +1,82 @@
+// ktune — the one set of tuning options (public API).
+//
+// Every knob of the library is a field here with its default; TunerOptions::fromEnv() overlays
+// the KTUNE_* environment variables on the defaults, and is the only place ktune reads the
+// environment. The C++ API (Autotuner::create), the C API (ktune_tuner_create reads fromEnv) and
+// the CLI all start from this struct.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ktune/export.h"
+#include "ktune/status.hpp"
+
+namespace ktune {
+
+struct KTUNE_API TunerOptions {
+  // Device ordinal on the backend (see `backend`). Default 0.
+  int device = 0;
+
+  // Root of the code-object store and tuning databases.
+  // KTUNE_CACHE_DIR, else $XDG_CACHE_HOME/ktune, else $HOME/.cache/ktune.
+  std::string cache_dir;
+  // KTUNE_TUNING=0 turns tuning off: a key with no database entry runs the default config and is
+  // recorded as untuned. Default on.
+  bool tuning = true;
+  // KTUNE_RECORD_UNTUNED=<file>: append keys that ran untuned (JSON lines) for offline tuning.
+  std::string record_untuned_path;
+  // KTUNE_DB=<file>: use this tuning database file instead of one per family under cache_dir.
+  std::string database_path;
+  // KTUNE_VERBOSE=0|1|2: 1 prints a tree of what was tried per key, 2 adds compile logs.
+  int verbose = 0;
+  // KTUNE_ISOLATE=0|1: benchmark candidates in a supervised worker process. Default on for
+  // tuning through the CLI; the library default is off (see autotune options).
+  bool isolate = false;
+  // True when KTUNE_ISOLATE was set (the CLI then follows it instead of its own default).
+  bool isolate_explicit = false;
+  // KTUNE_WORKER=<path>: the isolation worker executable (default: ktune-worker next to the
+  // running program, then on PATH).
+  std::string worker_path;
+  // KTUNE_WORKER_PLUGINS=<a.so>:<b.so>: shared libraries the worker loads to register user
+  // families (each exports ktune_register_families; see autotune/isolation.h).
+  std::vector<std::string> worker_plugins;
+  // KTUNE_COMPILE_THREADS=N: parallel JIT compiles. 0 = all hardware threads (one fewer while
+  // candidates are benchmarked during the compiles, see pipeline).
+  int compile_threads = 0;
+  // KTUNE_PIPELINE=0: compile every candidate before benchmarking any. Default on: candidates are
+  // benchmarked as soon as they are compiled (vendor-library candidates first, while the first
+  // compiles run), so cold tuning takes about max(compile, bench) instead of their sum.
+  bool pipeline = true;
+  // KTUNE_WARMUP_MS / KTUNE_REP_MS: do_bench budgets per candidate (device time). 5 / 20 ms: on
+  // the H100 the 4096^3 GEMM tuning picked the same top three (within 1%) as with 10 / 40 and the
+  // warm run took 2.0 s instead of 3.0 s (bench/NOTES.md); at least min_runs runs are always taken.
+  double warmup_ms = 5.0;
+  double rep_ms = 20.0;
+  // KTUNE_STATIC_PRUNE=0 turns off pruning by resource reports (spills, occupancy).
+  bool static_prune = true;
+  // KTUNE_VENDOR_ALGOS=N: vendor-library algorithms (cuBLASLt/hipBLASLt) tried per GEMM key.
+  int vendor_algos = 8;
+  // KTUNE_BACKEND=auto|cuda|hip|sim: the backend a tuner opens. "auto" (default) = the first GPU
+  // backend with a device; "sim" = the simulated CPU backend (deterministic costs, for tests).
+  std::string backend = "auto";
+  // KTUNE_CLANG: clang for the LLVM AMDGPU path (default: clang-19 on PATH, then clang).
+  std::string clang;
+  // KTUNE_RETRY_FAILED=1: retry candidates recorded as failed instead of skipping them.
+  bool retry_failed = false;
+
+  // Settings of ktune's own test suite (tests/README.md); the library ignores them.
+  // KTUNE_REQUIRE_TOOLS=1: a test whose compiler or tool is missing fails instead of skipping
+  // (CI sets it: there every tool is installed, so a skip would hide a broken install).
+  bool require_tools = false;
+  // KTUNE_TEST_QUICK=1: the slowest sweeps sample their spaces instead of covering them all.
+  bool test_quick = false;
+
+  // Defaults overlaid with the environment. Fails with kInvalidArgument naming the variable
+  // when a value does not parse (e.g. KTUNE_REP_MS=abc).
+  static Expected<TunerOptions> fromEnv();
+  // Default cache directory from the environment (no KTUNE_CACHE_DIR handling errors).
+  static std::string defaultCacheDir();
+};
+
+}  // namespace ktune

@@ -1,0 +1,87 @@
+// ktune — the tuner: a device, its code-object store and tuning databases, the families
+// registered on it, and the device memory and streams a caller needs to use them.
+//
+//   auto opts = ktune::TunerOptions::fromEnv();                 // or set fields yourself
+//   KTUNE_ASSIGN_OR_RETURN(auto tuner, ktune::Autotuner::create(*opts));
+//   KTUNE_ASSIGN_OR_RETURN(ktune::Kernel k, tuner->addKernel(spec));   // see kernel.hpp
+//
+// A call: key -> in-memory table (hit: launch) -> tuning database (hit: load the code object
+// from the store, launch) -> tuning off: the default config; tuning on: compile every config of
+// the space (store hits skipped), benchmark, pick the fastest, record it, launch.
+// Errors are values; nothing here throws or exits. Thread safety: every method may be called
+// from any thread; an Autotuner must outlive the Kernels it returned and calls in flight.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ktune/export.h"
+#include "ktune/kernel.hpp"
+#include "ktune/options.hpp"
+#include "ktune/report.hpp"
+#include "ktune/sim.hpp"
+#include "ktune/status.hpp"
+#include "ktune/types.hpp"
+
+namespace ktune {
+
+class KTUNE_API Autotuner {
+ public:
+  // Opens options.backend ("auto" | "cuda" | "hip" | "sim"), device options.device, the store
+  // under options.cache_dir (default: TunerOptions::defaultCacheDir()) and picks the compiler
+  // for the device's architecture. Errors: kUnavailable (no driver / device; the message says
+  // what is missing), kNotFound (no such device), kInvalidArgument (unknown backend, unsafe
+  // cache directory).
+  static Expected<std::unique_ptr<Autotuner>> create(const TunerOptions& options);
+  ~Autotuner();
+  Autotuner(const Autotuner&) = delete;
+  Autotuner& operator=(const Autotuner&) = delete;
+
+  // Registers a kernel family from data (kernel.hpp) and opens its tuning database.
+  // kInvalidArgument naming the field for a bad spec or a name already registered here.
+  Expected<Kernel> addKernel(const KernelSpec& spec);
+
+  // What is known about `key` of `family` (a registered kernel, or a tuned op's family such as
+  // "rmsnorm_bf16" or "gemm"): the database entry with every candidate. kNotFound when the family
+  // is not registered on this tuner or the key was never tuned.
+  Expected<KeyReport> report(const std::string& family, const std::string& key) const;
+
+  // Tuning database of a registered family: the whole file as JSON text, merging entries into
+  // it from such text, and removing one key (it is tuned again on its next call).
+  Expected<std::string> exportDatabase(const std::string& family) const;
+  Status importDatabase(const std::string& family, const std::string& json);
+  Status removeKey(const std::string& family, const std::string& key);
+  // The code-object store: its directory, and removing every entry (compiled again on demand).
+  std::string cacheDir() const;
+  Status clearCache();
+
+  // The device: backend name ("cuda", "hip", "sim"), device name and architecture ("sm_90a",
+  // "gfx942"; "sim" for the simulated device).
+  std::string backendName() const;
+  std::string deviceName() const;
+  std::string arch() const;
+
+  // Device memory and streams of the tuner's backend (alloc(0) is an error; free(0) a no-op).
+  Expected<DevicePtr> alloc(size_t bytes);
+  Status free(DevicePtr p);
+  Status copyToDevice(DevicePtr dst, const void* src, size_t bytes);
+  Status copyToHost(void* dst, DevicePtr src, size_t bytes);
+  Expected<StreamHandle> createStream();
+  Status destroyStream(StreamHandle s);
+  Status synchronize(StreamHandle s = {});
+
+  // Simulated backend only: registers the host function that stands in for `entry`
+  // (sim.hpp). kUnsupported on a GPU backend.
+  Status registerSimKernel(const std::string& entry, SimKernelFns fns);
+
+  struct Impl;
+  Impl& impl() { return *impl_; }
+
+ private:
+  explicit Autotuner(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ktune

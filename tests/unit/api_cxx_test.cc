@@ -1,0 +1,207 @@
+// The public C++ API (include/ktune/ktune.hpp) on the simulated backend, and the one-options
+// rules: TunerOptions carries every knob (device included), the engine refuses do_bench budgets
+// set anywhere but there instead of silently replacing them.
+#include "ktune/ktune.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "autotune/autotuner.h"
+#include "base/fs.h"
+#include "compiler/sim/sim_compiler.h"
+#include "runtime/sim/sim_backend.h"
+
+namespace {
+
+struct Seen {
+  int launches = 0;
+  unsigned grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
+  size_t shared = 0;
+};
+
+class CxxApi : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/ktune-cxxapi-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    ktune::TunerOptions o;
+    o.backend = "sim";
+    o.cache_dir = dir_;
+    o.warmup_ms = 0.1;
+    o.rep_ms = 0.5;
+    auto t = ktune::Autotuner::create(o);
+    ASSERT_TRUE(t.ok()) << t.status().toString();
+    tuner_ = std::move(t).value();
+    ktune::SimKernelFns fns;
+    fns.run = [this](const ktune::SimLaunchView& l) {
+      ++seen_.launches;
+      for (int i = 0; i < 3; ++i) seen_.grid[i] = l.grid(i), seen_.block[i] = l.block(i);
+      seen_.shared = l.sharedBytes();
+      return ktune::Status::Ok();
+    };
+    fns.cost = [](const ktune::SimLaunchView& l) { return 0.01 + 0.001 * l.knob("T"); };
+    ASSERT_TRUE(tuner_->registerSimKernel("k2d", fns).ok());
+  }
+  void TearDown() override {
+    tuner_.reset();
+    (void)ktune::removeTree(dir_);
+  }
+  static ktune::KernelSpec spec() {
+    ktune::KernelSpec s;
+    s.name = "k2d";
+    s.source = "KTUNE_KERNEL void k2d(int rows, long long cols) {}";
+    s.entry = "k2d";
+    s.space_json = R"({"params": {"T": [3, 1, 2], "R": [1, 2]}})";
+    s.args = {{"rows", ktune::ArgType::kI32}, {"cols", ktune::ArgType::kI64}};
+    s.key = {"rows", "pow2(cols)"};
+    s.grid = {"cdiv(cols, 32 * T)", "cdiv(rows, R)", "1"};
+    s.block = {"32 * T", "R"};
+    s.shared_bytes = "T * R * 4 * warp_size";
+    return s;
+  }
+  std::string dir_;
+  std::unique_ptr<ktune::Autotuner> tuner_;
+  Seen seen_;
+};
+
+TEST_F(CxxApi, MultiDimensionalRuleKeyAndTuneReport) {
+  auto k = tuner_->addKernel(spec());
+  ASSERT_TRUE(k.ok()) << k.status().toString();
+  EXPECT_EQ(k->name(), "k2d");
+  std::vector<ktune::Value> a = {ktune::Value::i32(10), ktune::Value::i64(1000)};
+  EXPECT_EQ(*k->key(a.data(), a.size()), "rows=10,pow2(cols)=1024");
+  auto r = k->tune(a.data(), a.size());
+  ASSERT_TRUE(r.ok()) << r.status().toString();
+  EXPECT_EQ(r->origin, "tuned");
+  EXPECT_EQ(r->candidates.size(), 6u);
+  EXPECT_EQ(r->winner.rfind("R=", 0), 0u);
+  EXPECT_NE(r->winner.find("T=1"), std::string::npos) << r->winner;  // cheapest T
+  ASSERT_TRUE((*k)(a.data(), a.size()).ok());
+  // The winner's launch: T=1 -> block 32 x R, grid cdiv(1000, 32) x cdiv(10, R).
+  int64_t R = r->winner == "R=1,T=1" ? 1 : 2;
+  EXPECT_EQ(seen_.block[0], 32u);
+  EXPECT_EQ(seen_.block[1], unsigned(R));
+  EXPECT_EQ(seen_.grid[0], 32u);
+  EXPECT_EQ(seen_.grid[1], unsigned((10 + R - 1) / R));
+  EXPECT_EQ(seen_.grid[2], 1u);
+  EXPECT_EQ(seen_.shared, size_t(1 * R * 4 * 32));
+  auto rep = tuner_->report("k2d", "rows=10,pow2(cols)=1024");
+  ASSERT_TRUE(rep.ok()) << rep.status().toString();
+  EXPECT_EQ(rep->winner, r->winner);
+  EXPECT_NE(rep->toJson().find("\"candidates\":[{"), std::string::npos);
+  EXPECT_EQ(tuner_->report("nope", "x").status().code(), ktune::Code::kNotFound);
+  EXPECT_EQ(tuner_->report("k2d", "rows=1").status().code(), ktune::Code::kNotFound);
+}
+
+TEST_F(CxxApi, SpecErrorsAreCaughtAtRegistration) {
+  auto expectBad = [&](ktune::KernelSpec s, const char* needle) {
+    auto k = tuner_->addKernel(s);
+    ASSERT_FALSE(k.ok()) << needle;
+    EXPECT_EQ(k.status().code(), ktune::Code::kInvalidArgument);
+    EXPECT_NE(k.status().message().find(needle), std::string::npos) << k.status().message();
+  };
+  auto s = spec();
+  s.key = {"T"};  // keys see arguments, not knobs
+  expectBad(s, "unknown name 'T'");
+  s = spec();
+  s.grid.clear();
+  expectBad(s, "1 to 3");
+  s = spec();
+  s.args[0].name = "1rows";
+  expectBad(s, "identifier");
+  s = spec();
+  s.space_json = "[1, 2]";
+  expectBad(s, "not a JSON object");
+  s = spec();
+  s.space_json = R"({"params": {"T": [1]}, "defaults": {}})";
+  expectBad(s, "unknown field");
+  s = spec();
+  s.space_json = R"({"params": {"T": [1], "R": [1]}, "default": {"Q": 1}})";
+  expectBad(s, "default 'Q'");
+  s = spec();
+  s.entry = "";
+  expectBad(s, "entry");
+  s = spec();
+  s.name = "bad name";
+  expectBad(s, "family name");
+}
+
+TEST_F(CxxApi, RuleFailingAtCallTimeIsAnErrorNotACrash) {
+  auto s = spec();
+  s.grid = {"cols / (rows - 10)"};  // divides by zero for rows == 10
+  auto k = tuner_->addKernel(s);
+  ASSERT_TRUE(k.ok()) << k.status().toString();
+  std::vector<ktune::Value> a = {ktune::Value::i32(10), ktune::Value::i64(1000)};
+  ktune::Status st = (*k)(a.data(), a.size());
+  EXPECT_FALSE(st.ok());
+  EXPECT_EQ(seen_.launches, 0);
+  a[0] = ktune::Value::i32(11);
+  EXPECT_TRUE((*k)(a.data(), a.size()).ok());
+}
+
+// A shared-memory rule over knobs alone drops configs that cannot fit (the simulated device allows
+// 96 KiB per block) before they are compiled; the rejected one is reported with its reason.
+TEST_F(CxxApi, SharedRuleOverKnobsPrunesBeforeCompiling) {
+  auto s = spec();
+  s.shared_bytes = "T * 40000";
+  auto k = tuner_->addKernel(s);
+  ASSERT_TRUE(k.ok()) << k.status().toString();
+  std::vector<ktune::Value> a = {ktune::Value::i32(4), ktune::Value::i64(64)};
+  auto r = k->tune(a.data(), a.size());
+  ASSERT_TRUE(r.ok()) << r.status().toString();
+  int rejected = 0;
+  for (const auto& c : r->candidates) {
+    if (c.config.find("T=3") == std::string::npos) continue;
+    EXPECT_NE(c.status, "ok") << c.config;
+    EXPECT_NE(c.reason.find("shared"), std::string::npos) << c.reason;
+    ++rejected;
+  }
+  EXPECT_EQ(rejected, 2);  // R=1 and R=2
+  EXPECT_EQ(r->winner.find("T=3"), std::string::npos);
+}
+
+TEST(TunerOptions, OneStructFromTheEnvironment) {
+  setenv("KTUNE_REP_MS", "7.5", 1);
+  setenv("KTUNE_BACKEND", "sim", 1);
+  auto o = ktune::TunerOptions::fromEnv();
+  unsetenv("KTUNE_REP_MS");
+  unsetenv("KTUNE_BACKEND");
+  ASSERT_TRUE(o.ok()) << o.status().toString();
+  EXPECT_EQ(o->rep_ms, 7.5);
+  EXPECT_EQ(o->backend, "sim");
+  EXPECT_EQ(o->device, 0);
+  setenv("KTUNE_WARMUP_MS", "abc", 1);
+  auto bad = ktune::TunerOptions::fromEnv();
+  unsetenv("KTUNE_WARMUP_MS");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("KTUNE_WARMUP_MS"), std::string::npos);
+}
+
+// Regression: Tuner::create used to overwrite bench.warmup_ms / rep_ms with the options' values,
+// silently discarding what the caller set there.
+TEST(TunerOptions, BenchBudgetsOutsideOptionsAreRefused) {
+  char tmpl[] = "/tmp/ktune-opts-XXXXXX";
+  std::string dir = mkdtemp(tmpl);
+  ktune::SimOptions so;
+  so.device.arch = "sim";
+  auto backend = std::shared_ptr<ktune::Backend>(ktune::makeSimBackend(so));
+  ktune::EngineOptions eo;
+  eo.compiler = std::make_shared<ktune::SimCompiler>();
+  eo.options.cache_dir = dir;
+  eo.bench.warmup_ms = 1;
+  auto t = ktune::Tuner::create(backend, eo);
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("options.warmup_ms"), std::string::npos);
+  eo.bench = ktune::BenchOptions{};
+  eo.options.warmup_ms = 1;
+  eo.options.device = 3;  // the device ordinal is an option too
+  t = ktune::Tuner::create(backend, eo);
+  EXPECT_EQ(t.status().code(), ktune::Code::kNotFound);
+  (void)ktune::removeTree(dir);
+}
+
+}  // namespace
