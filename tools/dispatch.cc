@@ -17,6 +17,7 @@ static const char* kHelp =
     "  tune rmsnorm|silu_mul|gemm   tune on the GPU (without one: compile and analyse the space)\n"
     "  cache ls|show|dump|rm|clear|verify|diff|path   inspect the code-object cache\n"
     "  db ls|show|rm|export|import  inspect the tuning database\n"
+    "  occupancy --arch A --vgpr N  AMD occupancy from raw counts (the MI300X guide's formula)\n"
     "  version                      print the version\n"
     "\n"
     "Every command takes --json for machine-readable output. Environment: KTUNE_CACHE_DIR,\n"
@@ -39,6 +40,7 @@ int dispatch(const std::vector<std::string>& args) {
   if (cmd == "cache") return cmdCache(rest);
   if (cmd == "tune") return cmdTune(rest);
   if (cmd == "db") return cmdDb(rest);
+  if (cmd == "occupancy") return cmdOccupancy(rest);
   return usage("unknown command '" + cmd + "'", "ktune help");
 }
 

@@ -28,14 +28,14 @@ constexpr int kDataKindSource = 0x1;
 constexpr int kActionDisassembleExecutableToSource = 0xC;
 constexpr int kMetaString = 0x1;
 
-// comgr's own thread-safety is version dependent; one lock per process keeps it simple (these
-// calls are cheap next to a compile).
-std::mutex& comgrMutex() {
+std::mutex& comgrMutex() { return amdToolchainMutex(); }
+
+}  // namespace
+
+std::mutex& amdToolchainMutex() {
   static std::mutex m;
   return m;
 }
-
-}  // namespace
 
 struct Comgr::Api {
   DynLib lib;

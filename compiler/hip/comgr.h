@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,13 @@
 #include "compiler/analysis/amd_metadata.h"
 
 namespace ktune {
+
+// One lock for every call into comgr AND into hiprtc: ROCm's hiprtc compiles through comgr
+// (which parses LLVM's process-global command-line options), so a hiprtc compile on one thread
+// and a comgr disassembly or metadata read on another interfere; the disassembly then comes back
+// wrong or partial. That is the cause of the once-seen flake "no 128-bit global load" in
+// AnalysisSpaces.RowwiseConfigsForGfx90a (the test compiles on 2-4 threads).
+std::mutex& amdToolchainMutex();
 
 class Comgr {
  public:

@@ -43,10 +43,8 @@ const char* const kRocm5Archs[] = {"gfx700",  "gfx701",  "gfx702",  "gfx801",  "
                                    "gfx90a",  "gfx90c",  "gfx1010", "gfx1011", "gfx1012", "gfx1030",
                                    "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035"};
 
-std::mutex& hiprtcMutex() {
-  static std::mutex m;
-  return m;
-}
+// Shared with comgr (see amdToolchainMutex): hiprtc calls into comgr itself.
+std::mutex& hiprtcMutex() { return amdToolchainMutex(); }
 
 class HiprtcCompiler final : public Compiler {
  public:
