@@ -435,6 +435,7 @@ std::vector<std::pair<std::string, std::string>> defines(KernelKind k, const Con
   for (const auto& [name, value] : c.params()) d.emplace_back(name, paramValueToString(value));
   addCommonDefines(d, s);
   if (k == KernelKind::kMma) d.emplace_back("ALIGNED", fastPathOk(s) ? "1" : "0");
+  if (k == KernelKind::kMfma) d.emplace_back("HAS_BETA", s.beta != 0.0f ? "1" : "0");
   return d;
 }
 

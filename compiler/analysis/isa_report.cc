@@ -194,21 +194,30 @@ void addOp(const Op& o, std::map<int, int>* gl, std::map<int, int>* gs, std::map
   }
 }
 
-// Counts of one loop's range. Waits before the first matrix op and right after the last load are
-// taken in program order through the body, which is the steady state of the loop.
+// Walks back from the wait at `w` through the loop body [first, last], wrapping around: true
+// when a global load of the loop comes before any matrix op.
+bool waitsForUnoverlappedLoad(const std::vector<Op>& ops, size_t first, size_t last, size_t w) {
+  const size_t n = last - first + 1;
+  for (size_t step = 1; step < n; ++step) {
+    const size_t i = first + (w - first + n - step) % n;
+    if (ops[i].cls == OpClass::kMatrix) return false;
+    if (ops[i].cls == OpClass::kGlobalLoad) return true;
+  }
+  return false;
+}
+
+// Counts of one loop's range.
 LoopStats loopStats(const std::vector<Op>& ops, size_t first, size_t last) {
   LoopStats st;
   st.first_line = static_cast<int>(first);
   st.last_line = static_cast<int>(last);
-  bool seen_matrix = false, load_pending = false;
   for (size_t i = first; i <= last && i < ops.size(); ++i) {
     const Op& o = ops[i];
     ++st.instructions;
     addOp(o, &st.global_loads, &st.global_stores, &st.lds_loads, &st.lds_stores, &st.matrix);
     if (o.cls == OpClass::kLdsLoad && o.count == 2) ++st.lds_read2;
     if (o.cls == OpClass::kLdsStore && o.count == 2) ++st.lds_write2;
-    if (o.cls == OpClass::kMatrix) ++st.matrix_total, seen_matrix = true, load_pending = false;
-    if (o.cls == OpClass::kGlobalLoad) load_pending = true;
+    if (o.cls == OpClass::kMatrix) ++st.matrix_total;
     if (o.cls == OpClass::kScratch) ++st.scratch_ops;
     st.accvgpr_moves += o.accvgpr;
     st.ldmatrix += o.ldmatrix;
@@ -217,9 +226,7 @@ LoopStats loopStats(const std::vector<Op>& ops, size_t first, size_t last) {
     if (o.vmcnt >= 0) {
       ++st.vm_waits;
       st.min_vmcnt = st.min_vmcnt < 0 ? o.vmcnt : std::min(st.min_vmcnt, o.vmcnt);
-      if (o.vmcnt == 0 && !seen_matrix) ++st.vmcnt0_before_first_matrix;
-      if (o.vmcnt == 0 && load_pending) ++st.vmcnt0_right_after_loads;
-      if (o.vmcnt == 0) load_pending = false;
+      if (o.vmcnt == 0 && waitsForUnoverlappedLoad(ops, first, last, i)) ++st.vmcnt0_unoverlapped;
     }
     if (o.lgkmcnt >= 0) {
       ++st.lgkm_waits;
@@ -307,6 +314,7 @@ IsaReport analyzeIsa(const std::string& text, IsaKind kind) {
   for (size_t i = 0; i < lines.size(); ++i)
     if (lines[i].addr >= 0) line_at_addr[lines[i].addr] = i;
   std::vector<Op> ops(lines.size());
+  std::vector<long> target_of(lines.size(), -1);  // branch -> target instruction index
   for (size_t i = 0; i < lines.size(); ++i) {
     const std::string& m = lines[i].mnemonic;
     const std::string& l = lines[i].text;
@@ -329,6 +337,7 @@ IsaReport analyzeIsa(const std::string& text, IsaKind kind) {
                         [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); })) {
           const int64_t simm = static_cast<int16_t>(static_cast<uint16_t>(std::stoll(target)));
           auto it = line_at_addr.find(lines[i].addr + 4 + simm * 4);
+          if (it != line_at_addr.end()) target_of[i] = static_cast<long>(it->second);
           if (it != line_at_addr.end() && it->second <= i) loops.emplace_back(it->second, i);
           target.clear();
         }
@@ -346,10 +355,26 @@ IsaReport analyzeIsa(const std::string& text, IsaKind kind) {
     }
     if (!target.empty()) {
       auto it = label_at.find(target);
+      if (it != label_at.end()) target_of[i] = static_cast<long>(it->second);
       if (it != label_at.end() && it->second <= i) loops.emplace_back(it->second, i);
     }
   }
   r.loops = static_cast<int>(loops.size());
+  // Block placement often puts part of a loop body after its backward branch, reached by a forward
+  // branch and jumping back with an unconditional branch (e.g. the LDS writes of the next tile):
+  // a block that ends in an unconditional branch into the loop, right after it, belongs to it.
+  for (auto& [head, tail] : loops) {
+    for (size_t j = tail + 1; j < lines.size() && j <= tail + (tail - head) + 1; ++j) {
+      const std::string& m = lines[j].mnemonic;
+      const bool uncond = m == "s_branch" || m == "bra" || m == "bra.uni" || m == "BRA";
+      if (target_of[j] >= 0 && uncond) {
+        if (static_cast<size_t>(target_of[j]) >= head && static_cast<size_t>(target_of[j]) <= tail)
+          tail = j;
+        break;
+      }
+      if (m == "s_endpgm" || m == "ret" || m == "EXIT" || target_of[j] >= 0) break;
+    }
+  }
   // Innermost: loops whose range contains no other loop.
   std::set<size_t> counted;
   for (const auto& a : loops) {

@@ -25,8 +25,10 @@ struct LoopStats {
   // mbarrier waits (counted as vm), DEPBAR (SASS).
   int waits = 0, vm_waits = 0, lgkm_waits = 0;
   int min_vmcnt = -1, min_lgkmcnt = -1;  // smallest count waited for (-1: none)
-  int vmcnt0_before_first_matrix = 0;  // vmcnt(0) / wait_group 0 before the loop's first MFMA
-  int vmcnt0_right_after_loads = 0;    // vmcnt(0) with no matrix op since the loop's last load
+  // vmcnt(0) / wait_group 0 waits that, walking back through the loop body (cyclically: the
+  // steady state), reach one of the loop's global loads before any matrix op: those loads are
+  // waited for with nothing to overlap them.
+  int vmcnt0_unoverlapped = 0;
   int accvgpr_moves = 0;               // v_accvgpr_read/write/mov (AMD)
   int ldmatrix = 0;                    // ldmatrix / LDSM (NVIDIA)
   int scratch_ops = 0;
