@@ -48,6 +48,7 @@ struct Job {
   int64_t expect_lds = -1;  // -1: not checked
   int mfma_size = 0;        // 16 / 32 for GEMM, 0 for row kernels (no MFMA expected)
   int vector_bytes = 0;     // bytes per thread per global access the config asks for
+  bool verdicts = false;    // every ISA verdict must PASS (the curated MFMA configs)
 };
 
 // The MI300X guide's occupancy (seeds), for gfx90a/gfx942, from the kernel descriptor: .vgpr_count
@@ -65,6 +66,7 @@ double guideWavesPerEu(int vgpr_count, int sgpr, int64_t lds, int waves_per_wg) 
 struct Tally {
   std::mutex mu;
   int llvm_checked = 0, llvm_equal = 0, guide_equal_llvm = 0, guide_checked = 0;
+  std::vector<std::string> table;  // one line per curated config
 };
 Tally& tally() {
   static Tally t;
@@ -117,6 +119,23 @@ std::string check(const Job& j, const CodeObject& co) {
   }
   if (j.vector_bytes >= 4 && r.isa.globalLoads(j.vector_bytes * 8) == 0)
     why += " no " + std::to_string(j.vector_bytes * 8) + "-bit global load;";
+  if (j.verdicts) {
+    int pass = 0;
+    for (const auto& v : r.isa.verdicts) {
+      pass += v.pass;
+      if (!v.pass) why += " WARN " + v.check + ": " + v.reason + ";";
+    }
+    char line[512];
+    const LoopStats* k = r.isa.mainLoop();
+    std::snprintf(line, sizeof line,
+                  "%-62s VGPR %3d (AGPR %3d) LDS %5lld occ %.2g (LLVM %d) K-loop MFMA %2d "
+                  "min vmcnt %d, verdicts %d/%zu PASS",
+                  j.what.c_str(), u.vgpr, u.agpr, static_cast<long long>(u.shared_bytes),
+                  r.amd.waves_per_eu, r.llvm_occupancy, k ? k->matrix_total : 0,
+                  k ? k->min_vmcnt : -1, pass, r.isa.verdicts.size());
+    std::lock_guard<std::mutex> lock(tally().mu);
+    tally().table.push_back(line);
+  }
   return why;
 }
 
@@ -164,7 +183,7 @@ bool haveCompiler(const std::string& arch, std::string* why) {
 
 // A space above kMaxPerSpace configs is sampled with the smallest stride that brings it under
 // (deterministic, printed; gfx90a takes the configs between gfx942's).
-constexpr size_t kMaxPerSpace = 400;
+constexpr size_t kMaxPerSpace = 48;
 
 void runGemm(const std::string& arch) {
   std::string why;
@@ -181,8 +200,11 @@ void runGemm(const std::string& arch) {
   for (size_t i = arch == "gfx90a" ? stride / 2 : 0; i < configs.size(); i += stride) {
     const Config& c = configs[i];
     // Every layout, both input types, all C types and epilogues, spread over the configs.
-    GemmShape s = denseShape(static_cast<Layout>(i % 2), i % 5 == 1 ? ElemType::kF16 : ElemType::kBF16,
-                             i % 3 == 2 ? ElemType::kF32 : ElemType::kBF16, 1024, 1024, 1024);
+    GemmShape s = denseShape(static_cast<Layout>(i % 4), i % 5 == 1 ? ElemType::kF16 : ElemType::kBF16,
+                             i % 3 == 2 ? ElemType::kF32 : ElemType::kBF16, 1000, 1000, 1000);
+    // Layouts with an operand stored MN-major need big enough tiles; NT takes every config.
+    if (!applicable(KernelKind::kMfma, c, s).ok()) s.layout = Layout::kNT;
+    s = denseShape(s.layout, s.ab, s.c, 1000, 1000, 1000);
     s.has_bias = i % 2 == 1;
     s.act = static_cast<Activation>(i % 3);
     s.beta = i % 7 == 3 ? 0.5f : 0.0f;
@@ -208,6 +230,41 @@ void runGemm(const std::string& arch) {
               arch.c_str(), jobs.size(), configs.size(), stride,
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 }
+
+// The curated MFMA configs (the default first) for the default problem (4096^3 bf16, beta 0, no
+// bias) in every layout they apply to: every ISA verdict must PASS on both archs.
+void runCurated(const std::string& arch) {
+  std::string why;
+  if (!haveCompiler(arch, &why)) GTEST_SKIP() << why;
+  using namespace gemm;
+  std::vector<Job> jobs;
+  for (Layout l : {Layout::kNT, Layout::kNN, Layout::kTN, Layout::kTT}) {
+    const GemmShape s = denseShape(l, ElemType::kBF16, ElemType::kBF16, 4096, 4096, 4096);
+    for (const Config& c : curatedConfigs(KernelKind::kMfma, s)) {
+      Job j;
+      j.what = arch + " " + layoutName(l) + " " + c.toString();
+      j.req.source = std::string(templates::embeddedSource(sourceFile(KernelKind::kMfma)));
+      j.req.source_name = sourceFile(KernelKind::kMfma);
+      j.req.entry = entryName(KernelKind::kMfma);
+      j.req.defines = defines(KernelKind::kMfma, c, s);
+      j.req.arch = arch;
+      j.req.dumps = kDumpIsa;
+      j.threads = static_cast<int>(64 * c.getInt("NUM_WAVES"));
+      j.expect_lds = sharedBytes(KernelKind::kMfma, c);
+      j.mfma_size = static_cast<int>(c.getInt("MATRIX_INSTR"));
+      j.vector_bytes = 16;
+      j.verdicts = true;
+      jobs.push_back(std::move(j));
+    }
+    if (l == Layout::kNT) {
+      EXPECT_GE(jobs.size(), 16u) << "curated set too small";
+    }
+  }
+  for (const auto& f : runAll(jobs)) ADD_FAILURE() << f;
+}
+
+TEST(AnalysisSpaces, CuratedMfmaConfigsPassEveryVerdictGfx942) { runCurated("gfx942"); }
+TEST(AnalysisSpaces, CuratedMfmaConfigsPassEveryVerdictGfx90a) { runCurated("gfx90a"); }
 
 TEST(AnalysisSpaces, EveryGemmMfmaConfigForGfx942) { runGemm("gfx942"); }
 TEST(AnalysisSpaces, EveryGemmMfmaConfigForGfx90a) { runGemm("gfx90a"); }
@@ -294,6 +351,8 @@ TEST(AnalysisSpaces, OccupancyAgreementSummary) {
               "on %d of %d\n",
               t.guide_checked, t.llvm_equal, t.llvm_checked, t.guide_equal_llvm, t.llvm_checked);
   EXPECT_EQ(t.llvm_equal, t.llvm_checked);
+  std::sort(t.table.begin(), t.table.end());
+  for (const auto& line : t.table) std::printf("%s\n", line.c_str());
 }
 
 }  // namespace
