@@ -93,11 +93,13 @@ int waitOperand(const std::string& l, const char* name) {
 
 Op classifyAmd(const std::string& m, const std::string& l) {
   Op o;
+  // Buffer accesses without a VGPR offset ("off, s[...]") go to the private segment: scratch.
+  const bool scratch_buffer = startsWith(m, "buffer_") && l.find(" off, s[") != std::string::npos;
   if (startsWith(m, "global_load") || startsWith(m, "flat_load") ||
-      (startsWith(m, "buffer_load") && l.find("off, s[0:3]") == std::string::npos))
+      (startsWith(m, "buffer_load") && !scratch_buffer))
     o = {OpClass::kGlobalLoad, amdWidth(m)};
   else if (startsWith(m, "global_store") || startsWith(m, "flat_store") ||
-           (startsWith(m, "buffer_store") && l.find("off, s[0:3]") == std::string::npos))
+           (startsWith(m, "buffer_store") && !scratch_buffer))
     o = {OpClass::kGlobalStore, amdWidth(m)};
   else if (startsWith(m, "ds_read") || startsWith(m, "ds_load"))
     o = {OpClass::kLdsLoad, amdWidth(m), isPaired(m) ? 2 : 1};

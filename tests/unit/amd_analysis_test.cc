@@ -2,6 +2,9 @@
 // info block, the K-loop finder and the ISA verdicts on hand-written AMDGCN/PTX.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <set>
+
 #include "compiler/analysis/amd_metadata.h"
 #include "compiler/analysis/isa_report.h"
 #include "compiler/analysis/occupancy.h"
@@ -211,6 +214,57 @@ $L__BB0_1:
   EXPECT_NE(b.text().find("WARN overlap: 1 wait_group 0 wait(s)"), std::string::npos)
       << b.text();
   EXPECT_NE(b.text().find("WARN ldmatrix"), std::string::npos) << b.text();
+}
+
+}  // namespace
+}  // namespace ktune
+
+#include "templates/gemm.h"
+
+namespace ktune {
+namespace {
+
+// The MFMA space carries the guide's knobs and drops configs before any compile: LDS above the
+// CU's 64 KiB and VGPR estimates above what the workgroup's waves may hold are never enumerated.
+TEST(MfmaSpace, GuideKnobsAndBudgetsBeforeCompiling) {
+  using namespace gemm;
+  const ConfigSpace& sp = configSpace(KernelKind::kMfma);
+  const auto e = sp.enumerate("hip", 64 * 1024);
+  std::set<int64_t> stages, wpe, waves, bm, bk;
+  for (const Config& c : e.accepted) {
+    EXPECT_LE(sharedBytes(KernelKind::kMfma, c), 64 * 1024) << c.toString();
+    stages.insert(c.getInt("NUM_STAGES"));
+    wpe.insert(c.getInt("WAVES_PER_EU"));
+    waves.insert(c.getInt("NUM_WAVES"));
+    bm.insert(c.getInt("BLOCK_M"));
+    bk.insert(c.getInt("BLOCK_K"));
+  }
+  EXPECT_EQ(stages, (std::set<int64_t>{0, 1, 2}));
+  EXPECT_EQ(wpe, (std::set<int64_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(waves, (std::set<int64_t>{4, 8}));
+  EXPECT_EQ(bm, (std::set<int64_t>{32, 64, 128, 256}));
+  EXPECT_EQ(bk, (std::set<int64_t>{16, 32, 64, 128}));
+  std::printf("MFMA space: %zu configs accepted, %zu dropped by constraints and the LDS budget\n",
+              e.accepted.size(), e.rejected.size());
+  // 256x256 tiles with 8 waves need ~272 VGPRs per lane; 8 waves allow 256: dropped.
+  Config big{{"BLOCK_M", int64_t{256}}, {"BLOCK_N", int64_t{256}}, {"BLOCK_K", int64_t{64}},
+             {"MATRIX_INSTR", int64_t{16}}, {"NUM_WAVES", int64_t{8}}, {"WAVES_PER_EU", int64_t{0}},
+             {"NUM_STAGES", int64_t{0}}, {"GROUP_M", int64_t{8}}};
+  EXPECT_FALSE(sp.validate(big).ok());
+  DeviceInfo dev;
+  dev.vendor = Vendor::kAmd;
+  dev.arch = "gfx942";
+  dev.shared_per_block = 64 * 1024;
+  const GemmShape nt = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 4096, 4096, 4096);
+  const auto curated = curatedConfigs(KernelKind::kMfma, nt);
+  EXPECT_GE(curated.size(), 16u);
+  for (const Config& c : curated) EXPECT_TRUE(launchPlan(KernelKind::kMfma, c, nt, dev).ok()) << c.toString();
+  for (Layout l : {Layout::kNN, Layout::kTN, Layout::kTT})
+    EXPECT_GE(curatedConfigs(KernelKind::kMfma, denseShape(l, ElemType::kBF16, ElemType::kBF16,
+                                                           4096, 4096, 4096))
+                  .size(),
+              2u)
+        << layoutName(l);
 }
 
 }  // namespace
