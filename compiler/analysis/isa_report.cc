@@ -321,6 +321,7 @@ IsaReport analyzeIsa(const std::string& text, IsaKind kind) {
     const std::string& m = lines[i].mnemonic;
     const std::string& l = lines[i].text;
     ++r.instructions;
+    ++r.mnemonics[m];
     const Op o = kind == IsaKind::kAmdgcn ? classifyAmd(m, l)
                  : kind == IsaKind::kPtx  ? classifyPtx(m, l)
                                           : classifySass(m);

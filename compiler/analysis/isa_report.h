@@ -55,6 +55,7 @@ struct IsaReport {
   int scratch_ops = 0;     // scratch_*/buffer accesses to scratch, ld/st.local, LDL/STL
   int spill_comments = 0;  // LLVM "Spill"/"Reload" annotations
   int instructions = 0;
+  std::map<std::string, int> mnemonics;  // instruction histogram (mnemonic -> count)
   std::vector<LoopStats> loop_list;  // every loop (backward branch), in program order
   int main_loop = -1;                // index into loop_list: the K loop (most matrix ops), or -1
   std::vector<IsaVerdict> verdicts;  // see isaVerdicts()

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <set>
+#include <sstream>
 
 #include "compiler/analysis/amd_metadata.h"
 #include "compiler/analysis/isa_report.h"
@@ -265,6 +266,79 @@ TEST(MfmaSpace, GuideKnobsAndBudgetsBeforeCompiling) {
                   .size(),
               2u)
         << layoutName(l);
+}
+
+}  // namespace
+}  // namespace ktune
+
+#include "templates/rowwise.h"
+
+namespace ktune {
+namespace {
+
+TEST(AmdRowwiseDefaults, SixteenByteAccessesOnAmd) {
+  using namespace rowwise;
+  for (const char* arch : {"gfx90a", "gfx942"}) {
+    auto lim = limitsForArch(arch);
+    ASSERT_TRUE(lim.ok()) << arch;
+    for (RowDType dt : {RowDType::kBF16, RowDType::kF16, RowDType::kF32}) {
+      const Config s = siluMulDefaultConfig(dt, *lim);
+      EXPECT_EQ(s.getInt("VEC") * static_cast<int64_t>(sizeOf(dt)), 16) << arch;
+      EXPECT_TRUE(siluMulSpace(dt, *lim).validate(s, lim->backend).ok()) << arch << " " << s.toString();
+      const Config r = rmsNormDefaultConfig(dt, *lim);
+      EXPECT_EQ(r.getInt("VEC") * static_cast<int64_t>(sizeOf(dt)), 16) << arch;
+    }
+  }
+  auto h100 = limitsForArch("sm_90a");
+  ASSERT_TRUE(h100.ok());
+  EXPECT_EQ(siluMulDefaultConfig(RowDType::kBF16, *h100).getInt("VEC"), 4);  // H100 sweep: 8 B
+}
+
+}  // namespace
+}  // namespace ktune
+
+#include "tools/report.h"
+
+namespace ktune {
+namespace {
+
+CodeObject fakeAmd(const std::string& mfma, const std::string& block_k) {
+  CodeObject co;
+  co.arch = "gfx942";
+  co.compiler = "clang";
+  co.entry = "k";
+  co.options = {"-x", "hip", "-DBLOCK_K=" + block_k, "-DLAYOUT=1", "-O3"};
+  co.resources.vgpr = 184;
+  co.resources.agpr = 64;
+  co.resources.sgpr = 56;
+  co.resources.shared_bytes = 40960;
+  co.resources.max_threads_per_block = 256;
+  std::string isa = "k:\n";
+  for (int i = 0; i < 20; ++i) isa += "\tbuffer_load_dwordx4 v[0:3], v1, s[8:11], 0 offen\n";
+  isa += "\t" + mfma + " a[0:15], v[2:3], v[4:5], a[0:15]\n\ts_endpgm\n";
+  co.dumps["isa"] = isa;
+  return co;
+}
+
+TEST(CacheDiff, LongIdenticalLinesConfigAndHistogram) {
+  const CodeObject a = fakeAmd("v_mfma_f32_32x32x8_bf16", "32"), b = fakeAmd("v_mfma_f32_16x16x16_bf16", "64");
+  auto d = cli::reportDiff(a, b);
+  ASSERT_TRUE(d.ok());
+  // The occupancy detail line is longer than 70 characters and identical on both sides.
+  bool saw_long_equal = false;
+  std::istringstream in(*d);
+  for (std::string l; std::getline(in, l);)
+    if (l.find("VGPRs allocated") != std::string::npos) {
+      saw_long_equal = true;
+      EXPECT_NE(l.find(" | "), std::string::npos) << l;
+      EXPECT_EQ(l.find(" * "), std::string::npos) << l;
+    }
+  EXPECT_TRUE(saw_long_equal) << *d;
+  EXPECT_NE(d->find("BLOCK_K: 32 -> 64"), std::string::npos) << *d;
+  EXPECT_EQ(d->find("LAYOUT:"), std::string::npos) << *d;
+  EXPECT_NE(d->find("v_mfma_f32_32x32x8_bf16"), std::string::npos) << *d;
+  EXPECT_NE(d->find("1 -> 0 (-1)"), std::string::npos) << *d;
+  EXPECT_NE(d->find("0 -> 1 (+1)"), std::string::npos) << *d;
 }
 
 }  // namespace
