@@ -343,3 +343,21 @@ TEST(CacheDiff, LongIdenticalLinesConfigAndHistogram) {
 
 }  // namespace
 }  // namespace ktune
+
+#include "autotune/vendor/hipblaslt.h"
+
+namespace ktune {
+namespace {
+
+TEST(HipBlasLt, MissingLibraryIsAClearNotFound) {
+  auto h = vendor::HipBlasLt::open({"/nonexistent/libhipblaslt.so"});
+  if (h.ok()) GTEST_SKIP() << "hipBLASLt is installed here: " << (*h)->version();
+  EXPECT_EQ(h.status().code(), Code::kUnavailable);
+  EXPECT_NE(h.status().message().find("hipBLASLt not found"), std::string::npos)
+      << h.status().message();
+  EXPECT_NE(h.status().message().find("libhipblaslt.so.0"), std::string::npos);
+  EXPECT_NE(h.status().message().find("/nonexistent/libhipblaslt.so"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ktune
