@@ -123,7 +123,8 @@ ConfigSpace buildMfmaSpace() {
       .addInts("NUM_WAVES", {4, 8}, "hip")
       .addInts("WAVES_PER_EU", {0, 1, 2, 3, 4}, "hip")
       .addInts("NUM_STAGES", {0, 1, 2}, "hip")
-      .addInts("GROUP_M", {1, 4, 8}, "hip");
+      .addInts("GROUP_M", {1, 4, 8}, "hip")
+      .addInts("SPLIT_K", {1, 2, 4}, "hip");
   s.constrain("wave tile is a multiple of MATRIX_INSTR", [](const Config& c) {
     const int64_t mi = I(c, "MATRIX_INSTR"), wm = mfmaWavesM(c);
     return (I(c, "BLOCK_M") / wm) % mi == 0 && I(c, "BLOCK_M") % wm == 0 &&
@@ -442,6 +443,13 @@ Status applicable(KernelKind k, const Config& c, const GemmShape& s) {
       // Buffer offsets inside one tile stay below 256 rows * ld * 2 bytes (32-bit).
       if (s.lda >= (int64_t{1} << 22) || s.ldb >= (int64_t{1} << 22))
         return Status::Unsupported("MFMA GEMM needs lda and ldb below 2^22");
+      if (splitLeavesEmptySlice(s.k, I(c, "SPLIT_K"), I(c, "BLOCK_K")))
+        return Status::Unsupported("SPLIT_K=" + std::to_string(I(c, "SPLIT_K")) +
+                                   " leaves an empty K slice for K=" + std::to_string(s.k) +
+                                   " with BLOCK_K=" + std::to_string(I(c, "BLOCK_K")));
+      // The split-K reduction reads its fp32 workspace rows 16 bytes at a time.
+      if (I(c, "SPLIT_K") > 1 && s.n % 4 != 0)
+        return Status::Unsupported("MFMA split-K needs N % 4 == 0");
       // Operands stored MN-major are transposed in 8x8 blocks, a whole number per thread.
       const int64_t blocks_per = 64 * mfmaThreads(c);
       if (transA(s.layout) && (I(c, "BLOCK_M") * I(c, "BLOCK_K")) % blocks_per != 0)
@@ -519,10 +527,10 @@ Expected<LaunchPlan> launchPlan(KernelKind k, const Config& c, const GemmShape& 
     }
     case KernelKind::kMfma: {
       const int64_t gm = ceilDiv(s.m, I(c, "BLOCK_M")), gn = ceilDiv(s.n, I(c, "BLOCK_N"));
-      p.grid = Dim3{static_cast<unsigned>(gm * gn), 1u, 1u};
+      p.grid = Dim3{static_cast<unsigned>(gm * gn), 1u, static_cast<unsigned>(split)};
       p.block = Dim3{static_cast<unsigned>(64 * I(c, "NUM_WAVES")), 1u, 1u};
       p.shared_bytes = 0;  // the MFMA kernel's LDS is static
-      split = 1;
+      if (split > 1) p.counters = gm * gn;
       break;
     }
     case KernelKind::kWgmma: {
@@ -701,10 +709,10 @@ std::vector<Config> curatedConfigs(KernelKind k, const GemmShape& s) {
       // default; for B stored [K][N] (NN, TN) only tiles with BLOCK_N * BLOCK_K a multiple of
       // 64 * threads apply, which is why two 4-wave, BLOCK_K 128 / BLOCK_N 256 tiles lead.
       auto mfma = [](int64_t bm, int64_t bn, int64_t bk, int64_t mi, int64_t waves, int64_t wpe,
-                     int64_t stages, int64_t gm) {
-        return Config{{"BLOCK_M", bm},          {"BLOCK_N", bn},          {"BLOCK_K", bk},
-                      {"MATRIX_INSTR", mi},     {"NUM_WAVES", waves},     {"WAVES_PER_EU", wpe},
-                      {"NUM_STAGES", stages},   {"GROUP_M", gm}};
+                     int64_t stages, int64_t gm, int64_t split = 1) {
+        return Config{{"BLOCK_M", bm},        {"BLOCK_N", bn},      {"BLOCK_K", bk},
+                      {"MATRIX_INSTR", mi},   {"NUM_WAVES", waves}, {"WAVES_PER_EU", wpe},
+                      {"NUM_STAGES", stages}, {"GROUP_M", gm},      {"SPLIT_K", split}};
       };
       // MFMA 16x16 first: the guide finds it ahead of 32x32 for GEMMs on MI300X.
       add(mfma(128, 128, 128, 16, 4, 0, 0, 8));
@@ -728,6 +736,9 @@ std::vector<Config> curatedConfigs(KernelKind k, const GemmShape& s) {
       // Decode-sized M.
       add(mfma(32, 128, 64, 16, 4, 0, 0, 1));
       add(mfma(32, 256, 64, 16, 4, 0, 0, 1));
+      // Few tiles (decode-sized M): split K so more CUs stream the weights.
+      add(mfma(32, 128, 64, 16, 4, 0, 0, 1, 4));
+      add(mfma(64, 128, 64, 16, 4, 0, 0, 8, 2));
       break;
     }
   }

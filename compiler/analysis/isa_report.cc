@@ -120,8 +120,9 @@ Op classifyAmd(const std::string& m, const std::string& l) {
       // comgr prints a bare immediate for "wait for everything"
       o.vmcnt = o.lgkmcnt = 0;
     }
-  } else if (startsWith(m, "scratch_") || startsWith(m, "buffer_")) {
-    o.cls = OpClass::kScratch;  // buffer ops on s[0:3] are the pre-gfx940 scratch path
+  } else if (startsWith(m, "scratch_") || (scratch_buffer && m.find("_wb") == std::string::npos &&
+                                            m.find("_inv") == std::string::npos)) {
+    o.cls = OpClass::kScratch;  // buffer ops without a VGPR offset: the pre-gfx940 scratch path
   }
   o.accvgpr = startsWith(m, "v_accvgpr_");
   return o;

@@ -14,7 +14,7 @@
 // before the current tile's MFMAs (the guide's setting for a single GEMM); 1 = no prefetch (load,
 // store, multiply in turn); 2 = two LDS buffers plus the register prefetch (one barrier per
 // step); GROUP_M tile swizzle; DTYPE_AB 0 f16 / 1 bf16; DTYPE_C 0 f16 / 1 bf16 / 2 f32; HAS_BIAS;
-// ACT; HAS_BETA (0: beta == 0, C is not read). The host guarantees 16-byte aligned A/B with lda % 8 == 0 and ldb % 8 == 0.
+// ACT; HAS_BETA (0: beta == 0, C is not read); SPLIT_K (grid.z slices of K, see splitReduce). The host guarantees 16-byte aligned A/B with lda % 8 == 0 and ldb % 8 == 0.
 //
 // Data path. Every global load is a 16-byte buffer load (buffer_load_dwordx4) through a buffer
 // resource whose range check returns zeros out of range, so edge tiles take the same path (rows
@@ -118,6 +118,9 @@ KTUNE_MFMA_HD constexpr int wavesM(int waves, int bm, int bn) {
 #endif
 #ifndef ACT
 #define ACT 0
+#endif
+#ifndef SPLIT_K
+#define SPLIT_K 1
 #endif
 #ifndef HAS_BETA
 #define HAS_BETA 1  // beta != 0 possible: C is read (the host sets 0 when beta == 0)
@@ -399,6 +402,54 @@ KTUNE_DEVICE void epilogue(acc_t (&acc)[kTM][kTN], void* Cv, const void* biasv, 
       }
 }
 
+#if SPLIT_K > 1
+typedef __attribute__((address_space(1))) float global_float;
+// Split-K: each z slice adds its fp32 partial tile into `workspace` (M x N floats) with hardware
+// float atomics and bumps counters[tile]; the last slice to arrive reads the sums back 16 bytes at
+// a time (the host requires N % 4 == 0), restores the workspace and its counter to zero, and returns true to run
+// the epilogue. The caller zeroes workspace and counters once per allocation, never per launch.
+KTUNE_DEVICE bool splitReduce(acc_t (&acc)[kTM][kTN], float* workspace, unsigned* counters,
+                              int tile, int M, int N, int m_base, int n_base, int lane) {
+  __shared__ unsigned is_last;
+#pragma unroll
+  for (int tm = 0; tm < kTM; ++tm)
+#pragma unroll
+    for (int tn = 0; tn < kTN; ++tn)
+#pragma unroll
+      for (int e = 0; e < kAcc; ++e) {
+        const int m = m_base + tm * kMI + accM(lane, kMI), n = n_base + tn * kMI + accN(lane, kMI, e);
+        if (m < M && n < N)
+          __builtin_amdgcn_global_atomic_fadd_f32(
+              (global_float*)(workspace + (long)m * N + n), acc[tm][tn][e]);
+      }
+  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "agent");
+  ktune::sync_threads();
+  if (ktune::tid_x() == 0)
+    is_last = __hip_atomic_fetch_add(counters + tile, 1u, __ATOMIC_ACQ_REL,
+                                     __HIP_MEMORY_SCOPE_AGENT) == SPLIT_K - 1;
+  ktune::sync_threads();
+  if (!is_last) return false;
+  __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "agent");
+  // N % 4 == 0 (the host's rule for SPLIT_K > 1): each group of 4 is in range or out whole.
+#pragma unroll
+  for (int tm = 0; tm < kTM; ++tm)
+#pragma unroll
+    for (int tn = 0; tn < kTN; ++tn)
+#pragma unroll
+      for (int g = 0; g < kAcc / 4; ++g) {
+        const int m = m_base + tm * kMI + accM(lane, kMI), n = n_base + tn * kMI + accN(lane, kMI, 4 * g);
+        if (m >= M || n >= N) continue;
+        float* w = workspace + (long)m * N + n;
+        const ktune::Vec<float, 4> v = ktune::load_vec<4>(w);
+        ktune::store_vec<4>(w, ktune::Vec<float, 4>{});
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[tm][tn][4 * g + e] = v[e];
+      }
+  if (ktune::tid_x() == 0) counters[tile] = 0u;
+  return true;
+}
+#endif
+
 }  // namespace km
 
 KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(km::kThreads, WAVES_PER_EU)
@@ -408,8 +459,10 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(km::kThreads, WAVES_PER_EU)
   using namespace km;
   __shared__ __attribute__((aligned(16))) unsigned short sA[kBuffers * kBM * kBK];
   __shared__ __attribute__((aligned(16))) unsigned short sB[kBuffers * kBN * kBK];
+#if SPLIT_K == 1
   (void)workspace;
   (void)counters;
+#endif
 
   const int tid = ktune::tid_x(), lane = tid & 63, wave = tid >> 6;
   const int wm = wave / kWavesN, wn = wave % kWavesN;
@@ -421,7 +474,11 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(km::kThreads, WAVES_PER_EU)
   const int pid_m = first_m + (pid % in_group) % group_rows;
   const int pid_n = (pid % in_group) / group_rows;
   const int m0 = pid_m * kBM, n0 = pid_n * kBN;
-  const int ktiles = (K + kBK - 1) / kBK;
+  // Split-K: slice z covers [kbase, kend), whole BLOCK_K tiles (the host refuses empty slices).
+  const int k_per = SPLIT_K == 1 ? K : ((K + SPLIT_K - 1) / SPLIT_K + kBK - 1) / kBK * kBK;
+  const int kbase = SPLIT_K == 1 ? 0 : static_cast<int>(ktune::bid_z()) * k_per;
+  const int kend = kbase + k_per < K ? kbase + k_per : K;
+  const int ktiles = kend > kbase ? (kend - kbase + kBK - 1) / kBK : 0;
 
   Operand<kBM, kTransA ? 8 * blocksPerThread(kBM) : kALoads, !kTransA> a;
   a.base = A, a.ld = lda, a.elems = (long)(kTransA ? K : M) * lda;
@@ -466,25 +523,25 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(km::kThreads, WAVES_PER_EU)
   if (ktiles > 0) {
 #if NUM_STAGES == 1
     for (int kt = 0; kt < ktiles; ++kt) {
-      a.load(kt * kBK, tid);
-      b.load(kt * kBK, tid);
+      a.load(kbase + kt * kBK, tid);
+      b.load(kbase + kt * kBK, tid);
       if (kt > 0) ktune::sync_threads();  // everyone is done reading the previous tile
-      a.store(sA, tid, kt * kBK);
-      b.store(sB, tid, kt * kBK);
+      a.store(sA, tid, kbase + kt * kBK);
+      b.store(sB, tid, kbase + kt * kBK);
       ktune::sync_threads();
       compute(0);
     }
 #else
-    a.load(0, tid);
-    b.load(0, tid);
-    a.store(sA, tid, 0);
-    b.store(sB, tid, 0);
+    a.load(kbase, tid);
+    b.load(kbase, tid);
+    a.store(sA, tid, kbase);
+    b.store(sB, tid, kbase);
     ktune::sync_threads();
     for (int kt = 0; kt < ktiles; ++kt) {
       const bool more = kt + 1 < ktiles;
       if (more) {  // next tile in flight during this tile's MFMAs
-        a.load((kt + 1) * kBK, tid);
-        b.load((kt + 1) * kBK, tid);
+        a.load(kbase + (kt + 1) * kBK, tid);
+        b.load(kbase + (kt + 1) * kBK, tid);
       }
       compute(kt % kBuffers);
       if (more) {
@@ -493,13 +550,18 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(km::kThreads, WAVES_PER_EU)
 #if NUM_STAGES == 0
         ktune::sync_threads();  // one LDS buffer: everyone is done reading it
 #endif
-        a.store(sA + ((kt + 1) % kBuffers) * kBM * kBK, tid, (kt + 1) * kBK);
-        b.store(sB + ((kt + 1) % kBuffers) * kBN * kBK, tid, (kt + 1) * kBK);
+        a.store(sA + ((kt + 1) % kBuffers) * kBM * kBK, tid, kbase + (kt + 1) * kBK);
+        b.store(sB + ((kt + 1) % kBuffers) * kBN * kBK, tid, kbase + (kt + 1) * kBK);
       }
       ktune::sync_threads();
     }
 #endif
   }
+#if SPLIT_K > 1
+  if (!splitReduce(acc, workspace, counters, pid_m * grid_n + pid_n, M, N, m0 + wm * kWM,
+                   n0 + wn * kWN, lane))
+    return;
+#endif
   epilogue(acc, Cv, biasv, M, N, ldc, alpha, beta, m0 + wm * kWM, n0 + wn * kWN, lane);
 }
 

@@ -250,7 +250,7 @@ TEST(MfmaSpace, GuideKnobsAndBudgetsBeforeCompiling) {
   // 256x256 tiles with 8 waves need ~272 VGPRs per lane; 8 waves allow 256: dropped.
   Config big{{"BLOCK_M", int64_t{256}}, {"BLOCK_N", int64_t{256}}, {"BLOCK_K", int64_t{64}},
              {"MATRIX_INSTR", int64_t{16}}, {"NUM_WAVES", int64_t{8}}, {"WAVES_PER_EU", int64_t{0}},
-             {"NUM_STAGES", int64_t{0}}, {"GROUP_M", int64_t{8}}};
+             {"NUM_STAGES", int64_t{0}}, {"GROUP_M", int64_t{8}}, {"SPLIT_K", int64_t{1}}};
   EXPECT_FALSE(sp.validate(big).ok());
   DeviceInfo dev;
   dev.vendor = Vendor::kAmd;

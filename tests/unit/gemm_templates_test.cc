@@ -515,7 +515,7 @@ TEST(GemmMfma, LaunchRuleAndApplicability) {
   mi.shared_per_block = 64 * 1024;
   Config c{{"BLOCK_M", int64_t{128}}, {"BLOCK_N", int64_t{128}}, {"BLOCK_K", int64_t{32}},
            {"MATRIX_INSTR", int64_t{32}}, {"NUM_WAVES", int64_t{4}}, {"WAVES_PER_EU", int64_t{0}},
-           {"NUM_STAGES", int64_t{2}}, {"GROUP_M", int64_t{8}}};
+           {"NUM_STAGES", int64_t{2}}, {"GROUP_M", int64_t{8}}, {"SPLIT_K", int64_t{1}}};
   GemmShape s = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 1000, 300, 512);
   auto p = launchPlan(KernelKind::kMfma, c, s, mi);
   ASSERT_TRUE(p.ok()) << p.status().toString();
