@@ -402,9 +402,11 @@ int64_t sharedBytes(KernelKind k, const Config& c) {
   switch (k) {
     case KernelKind::kMma:
       return I(c, "NUM_STAGES") * (I(c, "BLOCK_M") * I(c, "BLOCK_K") + I(c, "BLOCK_K") * I(c, "BLOCK_N")) * 2;
-    case KernelKind::kMfma:  // static LDS, swizzled unpadded tiles; two buffers at NUM_STAGES 2
+    case KernelKind::kMfma:  // static LDS, swizzled unpadded tiles; two buffers at NUM_STAGES 2;
+                             // split-K adds the 4-byte "last slice" flag
       return (I(c, "NUM_STAGES") == 2 ? 2 : 1) * (I(c, "BLOCK_M") + I(c, "BLOCK_N")) *
-             I(c, "BLOCK_K") * 2;
+                 I(c, "BLOCK_K") * 2 +
+             (c.getInt("SPLIT_K", 1) > 1 ? 4 : 0);
     case KernelKind::kSkinny:
       return I(c, "NUM_WARPS") * 16 * I(c, "SK_NT") * (8 * I(c, "SK_MT") + 1) * 4;
     case KernelKind::kWgmma:  // + 1024 to align the tiles to the 128-byte swizzle's 1 KiB groups
