@@ -7,16 +7,7 @@
 #include <tuple>
 #include <map>
 #include <nlohmann/json.hpp>
-// GCC 12 at -O2 with sanitizers reports a false -Wmaybe-uninitialized inside <regex>'s
-// std::function state; the header's own code is exempted, nothing of ours.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
 #include <regex>
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
 #include <set>
 #include <sstream>
 #include <vector>
