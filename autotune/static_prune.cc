@@ -83,8 +83,8 @@ std::optional<std::string> occupancyReason(const StaticPruneOptions& o, const Co
     const int wave =
         u.wave_size > 0 ? u.wave_size : (dev.warp_size > 0 ? dev.warp_size : lim->wave_size);
     const int waves = (threads + wave - 1) / wave;
-    const std::string what = "VGPR " + std::to_string(u.vgpr) + " + AGPR " +
-                             std::to_string(u.agpr) + ", LDS " + std::to_string(shared) + " B, " +
+    const std::string what = "VGPR " + std::to_string(u.vgpr) + " (AGPR " +
+                             std::to_string(u.agpr) + " of them), LDS " + std::to_string(shared) + " B, " +
                              std::to_string(waves) + " waves/workgroup";
     auto occ = amdOccupancy(*lim, u.vgpr, u.agpr, shared, waves);
     if (!occ.ok()) {

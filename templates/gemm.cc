@@ -90,26 +90,61 @@ ConfigSpace buildSkinnySpace() {
   return s;
 }
 
+// MFMA kernel geometry (gemm_mfma.cuh): waves arranged wavesM x (NUM_WAVES / wavesM), K read
+// 16 (MI 32) or 32 (MI 16) at a time per ds_read_b128 round.
+int64_t mfmaWavesM(const Config& c) {
+  return I(c, "NUM_WAVES") == 8 && I(c, "BLOCK_M") >= I(c, "BLOCK_N") ? 4 : 2;
+}
+int64_t mfmaThreads(const Config& c) { return 64 * I(c, "NUM_WAVES"); }
+
+// VGPRs per lane the kernel needs, estimated from its structure: fp32 accumulators (in AGPRs),
+// the next tile's 16-byte loads held in registers (NUM_STAGES 0 and 2), one round of operand
+// fragments, and about 64 for addresses, masks and the epilogue. Checked against the compilers'
+// .vgpr_count on the curated configs by amd_spaces_test (the estimate is an upper bound there).
+int64_t mfmaVgprEstimate(const Config& c) {
+  const int64_t threads = mfmaThreads(c), mi = I(c, "MATRIX_INSTR");
+  const int64_t acc = I(c, "BLOCK_M") * I(c, "BLOCK_N") / threads;
+  const int64_t prefetch =
+      I(c, "NUM_STAGES") == 1 ? 0 : (I(c, "BLOCK_M") + I(c, "BLOCK_N")) * I(c, "BLOCK_K") / 8 / threads * 4;
+  const int64_t wm = I(c, "BLOCK_M") / mfmaWavesM(c);
+  const int64_t wn = I(c, "BLOCK_N") / (I(c, "NUM_WAVES") / mfmaWavesM(c));
+  const int64_t frags = (wm / mi + wn / mi) * 4;
+  return acc + prefetch + frags + 64;
+}
+
 ConfigSpace buildMfmaSpace() {
+  // The MI300X guide's knobs: tiles 32..256 (K 16..128), num_warps 4/8, num_stages 0-2 with its
+  // AMD meaning (see gemm_mfma.cuh), waves_per_eu 0-4, matrix_instr_nonkdim 16/32, GROUP_M.
   ConfigSpace s;
-  s.addInts("BLOCK_M", {64, 128}, "hip")
-      .addInts("BLOCK_N", {64, 128}, "hip")
-      .addInts("BLOCK_K", {32, 64}, "hip")
+  s.addInts("BLOCK_M", {32, 64, 128, 256}, "hip")
+      .addInts("BLOCK_N", {32, 64, 128, 256}, "hip")
+      .addInts("BLOCK_K", {16, 32, 64, 128}, "hip")
       .addInts("MATRIX_INSTR", {16, 32}, "hip")
-      .addInts("NUM_WAVES", {4}, "hip")
-      .addInts("WAVES_PER_EU", {0, 2}, "hip")
-      .addInts("NUM_STAGES", {1, 2}, "hip")
-      .addInts("GROUP_M", {8}, "hip");
-  // Waves are arranged 2 x (NUM_WAVES/2); each wave's tile must be a whole number of MFMA tiles.
+      .addInts("NUM_WAVES", {4, 8}, "hip")
+      .addInts("WAVES_PER_EU", {0, 1, 2, 3, 4}, "hip")
+      .addInts("NUM_STAGES", {0, 1, 2}, "hip")
+      .addInts("GROUP_M", {1, 4, 8}, "hip")
+      .addInts("SPLIT_K", {1, 2, 4}, "hip");
   s.constrain("wave tile is a multiple of MATRIX_INSTR", [](const Config& c) {
-    const int64_t mi = I(c, "MATRIX_INSTR");
-    const int64_t wm = I(c, "BLOCK_M") / 2, wn = I(c, "BLOCK_N") / std::max<int64_t>(1, I(c, "NUM_WAVES") / 2);
-    return wm % mi == 0 && wn % mi == 0;
+    const int64_t mi = I(c, "MATRIX_INSTR"), wm = mfmaWavesM(c);
+    return (I(c, "BLOCK_M") / wm) % mi == 0 && I(c, "BLOCK_M") % wm == 0 &&
+           (I(c, "BLOCK_N") / (I(c, "NUM_WAVES") / wm)) % mi == 0;
+  });
+  s.constrain("BLOCK_K % (MATRIX_INSTR == 32 ? 16 : 32) == 0", [](const Config& c) {
+    return I(c, "BLOCK_K") % (I(c, "MATRIX_INSTR") == 32 ? 16 : 32) == 0;
   });
   s.constrain("tile 16-byte chunks divide among threads", [](const Config& c) {
-    const int64_t threads = 64 * I(c, "NUM_WAVES");
+    const int64_t threads = mfmaThreads(c);
     return (I(c, "BLOCK_M") * I(c, "BLOCK_K") / 8) % threads == 0 &&
            (I(c, "BLOCK_K") * I(c, "BLOCK_N") / 8) % threads == 0;
+  });
+  // A workgroup's waves share the 4 SIMDs: 8 waves put 2 on each, so each may use half the file.
+  s.constrain("VGPR estimate (accumulators + prefetch + fragments + 64) <= 512 * 4 / NUM_WAVES",
+              [](const Config& c) { return mfmaVgprEstimate(c) <= 512 * 4 / I(c, "NUM_WAVES"); });
+  // The hint asks LLVM for WAVES_PER_EU waves; below the estimate's reach it only forces spills.
+  s.constrain("WAVES_PER_EU == 0 || VGPR estimate <= 512 / WAVES_PER_EU", [](const Config& c) {
+    const int64_t w = I(c, "WAVES_PER_EU");
+    return w == 0 || mfmaVgprEstimate(c) <= 512 / w;
   });
   s.sharedBytes([](const Config& c) { return sharedBytes(KernelKind::kMfma, c); });
   return s;
@@ -367,8 +402,11 @@ int64_t sharedBytes(KernelKind k, const Config& c) {
   switch (k) {
     case KernelKind::kMma:
       return I(c, "NUM_STAGES") * (I(c, "BLOCK_M") * I(c, "BLOCK_K") + I(c, "BLOCK_K") * I(c, "BLOCK_N")) * 2;
-    case KernelKind::kMfma:  // static LDS, rows padded by 8 elements (see gemm_mfma.cuh)
-      return I(c, "NUM_STAGES") * (I(c, "BLOCK_M") + I(c, "BLOCK_N")) * (I(c, "BLOCK_K") + 8) * 2;
+    case KernelKind::kMfma:  // static LDS, swizzled unpadded tiles; two buffers at NUM_STAGES 2;
+                             // split-K adds the 4-byte "last slice" flag
+      return (I(c, "NUM_STAGES") == 2 ? 2 : 1) * (I(c, "BLOCK_M") + I(c, "BLOCK_N")) *
+                 I(c, "BLOCK_K") * 2 +
+             (c.getInt("SPLIT_K", 1) > 1 ? 4 : 0);
     case KernelKind::kSkinny:
       return I(c, "NUM_WARPS") * 16 * I(c, "SK_NT") * (8 * I(c, "SK_MT") + 1) * 4;
     case KernelKind::kWgmma:  // + 1024 to align the tiles to the 128-byte swizzle's 1 KiB groups
@@ -400,13 +438,30 @@ Status applicable(KernelKind k, const Config& c, const GemmShape& s) {
         return Status::Unsupported("SPLIT_K=" + std::to_string(I(c, "SPLIT_K")) +
                                    " leaves an empty K slice for K=" + std::to_string(s.k));
       return Status::Ok();
-    case KernelKind::kMfma:
+    case KernelKind::kMfma: {
       if (!fastPathOk(s))
         return Status::Unsupported(
             "MFMA GEMM needs 16-byte aligned A/B with lda % 8 == 0 and ldb % 8 == 0");
-      if (s.layout != Layout::kNN && s.layout != Layout::kNT)
-        return Status::Unsupported("MFMA GEMM handles layouts NN and NT");
+      // Buffer offsets inside one tile stay below 256 rows * ld * 2 bytes (32-bit).
+      if (s.lda >= (int64_t{1} << 22) || s.ldb >= (int64_t{1} << 22))
+        return Status::Unsupported("MFMA GEMM needs lda and ldb below 2^22");
+      if (splitLeavesEmptySlice(s.k, I(c, "SPLIT_K"), I(c, "BLOCK_K")))
+        return Status::Unsupported("SPLIT_K=" + std::to_string(I(c, "SPLIT_K")) +
+                                   " leaves an empty K slice for K=" + std::to_string(s.k) +
+                                   " with BLOCK_K=" + std::to_string(I(c, "BLOCK_K")));
+      // The split-K reduction reads its fp32 workspace rows 16 bytes at a time.
+      if (I(c, "SPLIT_K") > 1 && s.n % 4 != 0)
+        return Status::Unsupported("MFMA split-K needs N % 4 == 0");
+      // Operands stored MN-major are transposed in 8x8 blocks, a whole number per thread.
+      const int64_t blocks_per = 64 * mfmaThreads(c);
+      if (transA(s.layout) && (I(c, "BLOCK_M") * I(c, "BLOCK_K")) % blocks_per != 0)
+        return Status::Unsupported("MFMA GEMM with A stored [K][M] needs BLOCK_M * BLOCK_K a "
+                                   "multiple of 64 * threads (" + std::to_string(blocks_per) + ")");
+      if (!transB(s.layout) && (I(c, "BLOCK_N") * I(c, "BLOCK_K")) % blocks_per != 0)
+        return Status::Unsupported("MFMA GEMM with B stored [K][N] needs BLOCK_N * BLOCK_K a "
+                                   "multiple of 64 * threads (" + std::to_string(blocks_per) + ")");
       return Status::Ok();
+    }
     case KernelKind::kWgmma:
       if (s.layout != Layout::kNT)
         return Status::Unsupported("wgmma GEMM handles layout NT only (A [M][K], B [N][K])");
@@ -435,6 +490,7 @@ std::vector<std::pair<std::string, std::string>> defines(KernelKind k, const Con
   for (const auto& [name, value] : c.params()) d.emplace_back(name, paramValueToString(value));
   addCommonDefines(d, s);
   if (k == KernelKind::kMma) d.emplace_back("ALIGNED", fastPathOk(s) ? "1" : "0");
+  if (k == KernelKind::kMfma) d.emplace_back("HAS_BETA", s.beta != 0.0f ? "1" : "0");
   return d;
 }
 
@@ -473,10 +529,10 @@ Expected<LaunchPlan> launchPlan(KernelKind k, const Config& c, const GemmShape& 
     }
     case KernelKind::kMfma: {
       const int64_t gm = ceilDiv(s.m, I(c, "BLOCK_M")), gn = ceilDiv(s.n, I(c, "BLOCK_N"));
-      p.grid = Dim3{static_cast<unsigned>(gm * gn), 1u, 1u};
+      p.grid = Dim3{static_cast<unsigned>(gm * gn), 1u, static_cast<unsigned>(split)};
       p.block = Dim3{static_cast<unsigned>(64 * I(c, "NUM_WAVES")), 1u, 1u};
       p.shared_bytes = 0;  // the MFMA kernel's LDS is static
-      split = 1;
+      if (split > 1) p.counters = gm * gn;
       break;
     }
     case KernelKind::kWgmma: {
@@ -650,10 +706,41 @@ std::vector<Config> curatedConfigs(KernelKind k, const GemmShape& s) {
       break;
     }
     case KernelKind::kMfma: {
-      for (int64_t mi : {int64_t{32}, int64_t{16}})
-        add(Config{{"BLOCK_M", int64_t{128}}, {"BLOCK_N", int64_t{128}}, {"BLOCK_K", int64_t{32}},
-                   {"MATRIX_INSTR", mi}, {"NUM_WAVES", int64_t{4}}, {"WAVES_PER_EU", int64_t{0}},
-                   {"NUM_STAGES", int64_t{2}}, {"GROUP_M", int64_t{8}}});
+      // Chosen with the static analysis (amd_spaces_test prints the table: occupancy equal to
+      // LLVM's, every ISA verdict PASS on gfx90a and gfx942). The first applicable entry is the
+      // default; for B stored [K][N] (NN, TN) only tiles with BLOCK_N * BLOCK_K a multiple of
+      // 64 * threads apply, which is why two 4-wave, BLOCK_K 128 / BLOCK_N 256 tiles lead.
+      auto mfma = [](int64_t bm, int64_t bn, int64_t bk, int64_t mi, int64_t waves, int64_t wpe,
+                     int64_t stages, int64_t gm, int64_t split = 1) {
+        return Config{{"BLOCK_M", bm},        {"BLOCK_N", bn},      {"BLOCK_K", bk},
+                      {"MATRIX_INSTR", mi},   {"NUM_WAVES", waves}, {"WAVES_PER_EU", wpe},
+                      {"NUM_STAGES", stages}, {"GROUP_M", gm},      {"SPLIT_K", split}};
+      };
+      // MFMA 16x16 first: the guide finds it ahead of 32x32 for GEMMs on MI300X.
+      add(mfma(128, 128, 128, 16, 4, 0, 0, 8));
+      add(mfma(128, 256, 64, 16, 4, 0, 0, 8));
+      add(mfma(64, 256, 64, 16, 4, 0, 0, 8));
+      add(mfma(128, 128, 128, 32, 4, 0, 0, 8));
+      add(mfma(128, 64, 64, 32, 4, 0, 0, 8));
+      add(mfma(256, 128, 64, 16, 8, 0, 0, 8));
+      add(mfma(128, 256, 64, 16, 8, 0, 0, 8));
+      add(mfma(128, 128, 64, 16, 4, 0, 0, 8));
+      add(mfma(128, 128, 64, 32, 4, 0, 0, 8));
+      add(mfma(256, 64, 64, 16, 4, 0, 0, 8));
+      add(mfma(64, 128, 64, 16, 4, 2, 0, 8));
+      add(mfma(128, 64, 64, 16, 4, 2, 0, 8));
+      add(mfma(64, 128, 64, 32, 4, 0, 0, 8));
+      add(mfma(64, 64, 64, 16, 4, 0, 0, 4));
+      add(mfma(128, 128, 32, 32, 4, 0, 2, 8));  // two LDS buffers
+      // NUM_STAGES 1 (no prefetch) stays in the space for tuning, but its K loop waits for every
+      // load before the MFMAs (the overlap verdict says so), so none is curated.
+      add(mfma(256, 128, 64, 32, 8, 0, 0, 8));
+      // Decode-sized M.
+      add(mfma(32, 128, 64, 16, 4, 0, 0, 1));
+      add(mfma(32, 256, 64, 16, 4, 0, 0, 1));
+      // Few tiles (decode-sized M): split K so more CUs stream the weights.
+      add(mfma(32, 128, 64, 16, 4, 0, 0, 1, 4));
+      add(mfma(64, 128, 64, 16, 4, 0, 0, 8, 2));
       break;
     }
   }

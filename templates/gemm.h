@@ -88,7 +88,9 @@ std::vector<KernelKind> kernelsForArch(const std::string& arch);
 // The tunable knobs of a kernel with their constraints and shared-memory function.
 // mma:    BLOCK_M/N/K, WARPS_M, WARPS_N, NUM_STAGES, GROUP_M, SPLIT_K, MIN_BLOCKS.
 // skinny: SK_NT, SK_MT, SK_U, NUM_WARPS, SPLIT_K, SK_DEPTH, SK_PF.
-// mfma:   BLOCK_M/N/K, MATRIX_INSTR (16|32), NUM_WAVES, WAVES_PER_EU, NUM_STAGES (1|2), GROUP_M.
+// mfma:   BLOCK_M/N (32..256), BLOCK_K (16..128), MATRIX_INSTR (16|32), NUM_WAVES (4|8),
+//         WAVES_PER_EU (0..4), NUM_STAGES (0|1|2, the guide's AMD meaning), GROUP_M (1|4|8),
+//         SPLIT_K (1|2|4).
 // wgmma:  BLOCK_N (128|256), WARPGROUPS (1|2), NUM_STAGES (3..6), GROUP_M, SPLIT_K.
 // tma:    BLOCK_N (128|192|256), CONSUMERS (1|2), WG_M (1|2), NUM_STAGES (2..8), GROUP_M, CLUSTER_M
 //         (1|2), EPI_TMA (0|1: C through shared memory and TMA stores), SPLIT_K (1|2|4: split the

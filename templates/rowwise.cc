@@ -294,6 +294,14 @@ ConfigSpace siluMulSpace(RowDType dtype, const RowwiseLimits& limits) {
 }
 
 Config siluMulDefaultConfig(RowDType dtype, const RowwiseLimits& limits) {
+  // AMD: the MI300X guide's advice for memory-bound kernels is 16-byte accesses
+  // (global_load_dwordx4) and whole waves; no AMD sweep exists to say otherwise, so the H100
+  // winners' 8-byte accesses are not carried over. 4 waves of 64 lanes per block.
+  if (limits.backend == "hip")
+    return Config{{"VEC", int64_t(16 / sizeOf(dtype))},
+                  {"THREADS", int64_t(std::min(256, limits.max_threads_per_block))},
+                  {"UNROLL", int64_t(1)},
+                  {"ROWS_PER_BLOCK", int64_t(1)}};
   // The H100 sweep's winners (bench/NOTES.md): 8-byte accesses, small blocks, many of them.
   return Config{{"VEC", int64_t(8 / sizeOf(dtype))},
                 {"THREADS", int64_t(std::max(128, limits.warp_size * 2))},

@@ -17,6 +17,7 @@ int cmdCache(const std::vector<std::string>& args);
 int cmdTune(const std::vector<std::string>& args);
 int cmdDb(const std::vector<std::string>& args);
 int cmdReport(const std::vector<std::string>& args);
+int cmdOccupancy(const std::vector<std::string>& args);
 
 // Prints "ktune: <message>" (plus a hint line when given) to stderr and returns the exit code that
 // fits the status (usage errors -> 2, unavailable -> 3, corrupt -> 4, else 1).

@@ -22,6 +22,7 @@ static const char* kHelp =
     "  cache ls|show|dump|rm|clear|verify|diff|path   inspect the code-object cache\n"
     "  db ls|show|verify|rm|export|import   inspect the tuning database\n"
     "  report FAMILY|--all|--compare  a tuning run as one HTML page; compare two databases\n"
+    "  occupancy --arch A --vgpr N  AMD occupancy from raw counts (the MI300X guide's formula)\n"
     "  version                      print the version\n"
     "\n"
     "`ktune <command> --help` shows a command's options. Every command takes --json for\n"
@@ -58,6 +59,7 @@ int dispatchUnchecked(const std::vector<std::string>& args) {
   if (cmd == "tune") return cmdTune(rest);
   if (cmd == "db") return cmdDb(rest);
   if (cmd == "report") return cmdReport(rest);
+  if (cmd == "occupancy") return cmdOccupancy(rest);
   return usage("unknown command '" + cmd + "'", "ktune help");
 }
 }  // namespace

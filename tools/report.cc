@@ -36,19 +36,15 @@ Expected<std::string> reportDiff(const CodeObject& a, const CodeObject& b) {
   for (const auto& l : ra) width = std::max(width, l.size());
   width = std::min<size_t>(width, 70);
   std::string out;
-  char buf[512];
-  std::snprintf(buf, sizeof(buf), "%-*s | %s\n", int(width), (a.entry + " @ " + a.arch).c_str(),
-                (b.entry + " @ " + b.arch).c_str());
-  out += buf;
+  out += padTo((a.entry + " @ " + a.arch).substr(0, width), width) + " | " + b.entry + " @ " +
+         b.arch + "\n";
   out += std::string(width, '-') + "-+-" + std::string(width, '-') + "\n";
   for (size_t i = 0; i < std::max(ra.size(), rb.size()); ++i) {
-    std::string l = i < ra.size() ? ra[i] : "", r = i < rb.size() ? rb[i] : "";
-    if (l.size() > width) l = l.substr(0, width);
-    std::snprintf(buf, sizeof(buf), "%-*s %c %s\n", int(width), l.c_str(), l == r ? '|' : '*',
-                  r.c_str());
-    out += buf;
+    const std::string l = i < ra.size() ? ra[i] : "", r = i < rb.size() ? rb[i] : "";
+    // Compare whole lines; only the display is cut to the column width.
+    out += padTo(l.substr(0, width), width) + (l == r ? " | " : " * ") + r + "\n";
   }
-  return out;
+  return out + configDiff(a, b) + histogramDiff(a, b);
 }
 
 }  // namespace ktune::cli

@@ -1,6 +1,7 @@
 #include "compiler/analysis/amd_metadata.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <sstream>
 
 namespace ktune {
@@ -95,6 +96,32 @@ ResourceUsage amdResources(const AmdKernelMeta& k) {
   r.wave_size = static_cast<int>(toInt(k.fields, ".wavefront_size"));
   r.max_threads_per_block = static_cast<int>(toInt(k.fields, ".max_flat_workgroup_size"));
   return r;
+}
+
+LlvmKernelInfo parseLlvmKernelInfo(const std::string& text, const std::string& name) {
+  LlvmKernelInfo info;
+  size_t at = 0;
+  if (!name.empty()) {
+    at = text.find("\n" + name + ":");
+    if (at == std::string::npos) return info;
+  }
+  size_t p = text.find("; Kernel info:", at);
+  if (p == std::string::npos) return info;
+  std::istringstream in(text.substr(p));
+  std::string line;
+  std::getline(in, line);  // "; Kernel info:"
+  const std::pair<const char*, int*> ints[] = {{"; NumVgprs:", &info.num_vgprs},
+                                               {"; NumAgprs:", &info.num_agprs},
+                                               {"; TotalNumVgprs:", &info.total_vgprs},
+                                               {"; NumSgprs:", &info.num_sgprs},
+                                               {"; Occupancy:", &info.occupancy}};
+  while (std::getline(in, line) && line.rfind(";", 0) == 0) {
+    for (const auto& [key, field] : ints)
+      if (line.rfind(key, 0) == 0) *field = std::atoi(line.c_str() + std::strlen(key));
+    if (line.rfind("; LDSByteSize:", 0) == 0) info.lds_bytes = std::atoll(line.c_str() + 14);
+    if (line.rfind("; ScratchSize:", 0) == 0) info.scratch_bytes = std::atoll(line.c_str() + 14);
+  }
+  return info;
 }
 
 }  // namespace ktune

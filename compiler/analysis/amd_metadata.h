@@ -2,6 +2,7 @@
 // from comgr or from the YAML text of an .amdgpu_metadata block (clang -S, llvm-readelf --notes).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -27,5 +28,17 @@ const AmdKernelMeta* findAmdKernel(const std::vector<AmdKernelMeta>& kernels,
 // .group_segment_fixed_size, .private_segment_fixed_size, .wavefront_size,
 // .max_flat_workgroup_size -> ResourceUsage (missing fields stay 0).
 ResourceUsage amdResources(const AmdKernelMeta& k);
+
+// LLVM's own account of a kernel: the "; Kernel info:" comment block clang -S writes after each
+// kernel (AMDGPUAsmPrinter). -1 for a line that is absent.
+struct LlvmKernelInfo {
+  int num_vgprs = -1, num_agprs = -1, total_vgprs = -1, num_sgprs = -1;
+  int64_t lds_bytes = -1, scratch_bytes = -1;
+  int occupancy = -1;  // "; Occupancy: N" waves per EU
+  bool found() const { return occupancy >= 0; }
+};
+// The block that follows the label of kernel `name` (mangled); with an empty name the first block.
+// Never fails: fields stay -1 when the assembly has no such block (comgr disassembly has none).
+LlvmKernelInfo parseLlvmKernelInfo(const std::string& assembly, const std::string& name);
 
 }  // namespace ktune

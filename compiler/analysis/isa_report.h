@@ -6,10 +6,40 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 namespace ktune {
 
 enum class IsaKind { kAmdgcn, kPtx, kSass };
+
+// One loop, as counted between its header label and its backward branch. LDS widths are
+// per access: ds_read2_b64 is two 64-bit reads (never counted as 128-bit).
+struct LoopStats {
+  int first_line = 0, last_line = 0;  // instruction indices (0-based) of the loop's range
+  int instructions = 0;
+  std::map<int, int> global_loads, global_stores, lds_loads, lds_stores;
+  int lds_read2 = 0, lds_write2 = 0;  // ds_read2*/ds_write2* instructions among those
+  std::map<std::string, int> matrix;
+  int matrix_total = 0;
+  // AMD s_waitcnt; NVIDIA cp.async.wait_group / cp.async.bulk.wait_group / wgmma.wait_group /
+  // mbarrier waits (counted as vm), DEPBAR (SASS).
+  int waits = 0, vm_waits = 0, lgkm_waits = 0;
+  int min_vmcnt = -1, min_lgkmcnt = -1;  // smallest count waited for (-1: none)
+  // vmcnt(0) / wait_group 0 waits that, walking back through the loop body (cyclically: the
+  // steady state), reach one of the loop's global loads before any matrix op: those loads are
+  // waited for with nothing to overlap them.
+  int vmcnt0_unoverlapped = 0;
+  int accvgpr_moves = 0;               // v_accvgpr_read/write/mov (AMD)
+  int ldmatrix = 0;                    // ldmatrix / LDSM (NVIDIA)
+  int scratch_ops = 0;
+};
+
+// A PASS/WARN line of the ISA checks, with its reason.
+struct IsaVerdict {
+  std::string check;  // "k-loop", "overlap", "global-16B", "lds-b128", "accvgpr", "scratch", ...
+  bool pass = true;
+  std::string reason;
+};
 
 struct IsaReport {
   IsaKind kind = IsaKind::kAmdgcn;
@@ -25,6 +55,13 @@ struct IsaReport {
   int scratch_ops = 0;     // scratch_*/buffer accesses to scratch, ld/st.local, LDL/STL
   int spill_comments = 0;  // LLVM "Spill"/"Reload" annotations
   int instructions = 0;
+  std::map<std::string, int> mnemonics;  // instruction histogram (mnemonic -> count)
+  std::vector<LoopStats> loop_list;  // every loop (backward branch), in program order
+  int main_loop = -1;                // index into loop_list: the K loop (most matrix ops), or -1
+  std::vector<IsaVerdict> verdicts;  // see isaVerdicts()
+
+  const LoopStats* mainLoop() const { return main_loop < 0 ? nullptr : &loop_list[main_loop]; }
+  bool allPass() const;              // every verdict PASS
 
   int globalLoads(int bits) const;                   // count at exactly `bits` width (0 when none)
   int matrixCount(const std::string& prefix) const;  // summed over kinds starting with prefix
@@ -32,7 +69,17 @@ struct IsaReport {
   std::string text() const;                          // a few human-readable lines
 };
 
-// `text` is the assembly; `kind` says which dialect.
+// `text` is the assembly; `kind` says which dialect. Fills the verdicts too.
 IsaReport analyzeIsa(const std::string& text, IsaKind kind);
+
+// "3x16b, 8x128b" (count x width), "none" when empty.
+std::string widthList(const std::map<int, int>& widths);
+
+// The checks of the MI300X guide (AMD) and their NVIDIA counterparts over a report: the K loop
+// exists; its next-tile loads overlap the matrix ops (no vmcnt(0) / wait_group 0 before the first
+// matrix op or right after the loads); global loads are 16 bytes wide; operands come from LDS
+// with 128-bit reads and writes (ldmatrix on NVIDIA); no accumulator copies (v_accvgpr_*) in the
+// loop; no scratch / local memory. Kernels without a matrix op get the memory checks only.
+std::vector<IsaVerdict> isaVerdicts(const IsaReport& r);
 
 }  // namespace ktune

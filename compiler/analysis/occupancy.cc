@@ -37,36 +37,60 @@ Expected<AmdArchLimits> amdArchLimits(const std::string& arch) {
                              "' (known: gfx908, gfx90a, gfx940, gfx941, gfx942, gfx950)");
 }
 
+int amdTotalVgprs(const AmdArchLimits& l, int arch_vgpr, int agpr) {
+  if (!l.unified_agpr) return std::max(arch_vgpr, agpr);
+  return agpr > 0 ? static_cast<int>(roundUp(arch_vgpr, 4)) + agpr : arch_vgpr;
+}
+
 Expected<AmdOccupancy> amdOccupancy(const AmdArchLimits& l, int vgpr, int agpr, int64_t lds_bytes,
-                                    int waves_per_workgroup) {
-  if (waves_per_workgroup < 1 || vgpr < 0 || agpr < 0 || lds_bytes < 0)
+                                    int waves_per_workgroup, int sgpr) {
+  if (waves_per_workgroup < 1 || vgpr < 0 || agpr < 0 || lds_bytes < 0 || sgpr < 0)
     return Status::InvalidArgument(
         "occupancy needs waves_per_workgroup >= 1 and non-negative "
-        "VGPR/AGPR/LDS counts");
+        "VGPR/AGPR/SGPR/LDS counts");
   AmdOccupancy o;
-  int regs = vgpr;
-  if (l.unified_agpr && agpr > 0) regs = static_cast<int>(roundUp(vgpr, 4)) + agpr;
-  if (!l.unified_agpr) regs = std::max(vgpr, agpr);  // separate files: the larger one limits
+  // .vgpr_count already counts the AGPRs of a unified file; gfx908's separate AGPR file limits
+  // on its own.
+  const int regs = l.unified_agpr ? vgpr : std::max(vgpr, agpr);
   o.vgpr_allocated = static_cast<int>(roundUp(std::max(regs, 1), l.vgpr_granule));
   if (o.vgpr_allocated > l.vgprs_per_simd)
     return Status::OutOfResources(std::to_string(o.vgpr_allocated) + " VGPRs per lane exceed the " +
                                   std::to_string(l.vgprs_per_simd) + " of " + l.arch);
-  o.occ_vgpr = std::min(l.max_waves_per_simd, l.vgprs_per_simd / o.vgpr_allocated);
+  // Below one granule LLVM grants every wave slot (getNumWavesPerEUWithNumVGPRs).
+  o.occ_vgpr = regs < l.vgpr_granule ? l.max_waves_per_simd
+                                     : std::min(l.max_waves_per_simd,
+                                                l.vgprs_per_simd / o.vgpr_allocated);
+  // GCN (gfx8/gfx9) SGPR limit, as LLVM's getOccupancyWithNumSGPRs: <= 80: 10, <= 88: 9,
+  // <= 100: 8, else 7 waves.
+  o.occ_sgpr = sgpr <= 80 ? 10 : sgpr <= 88 ? 9 : sgpr <= 100 ? 8 : 7;
+  o.occ_sgpr = std::min(o.occ_sgpr, l.max_waves_per_simd);
   if (lds_bytes > l.lds_per_cu)
     return Status::OutOfResources(std::to_string(lds_bytes) + " bytes of LDS exceed the " +
                                   std::to_string(l.lds_per_cu) + " per CU of " + l.arch);
   o.occ_lds = lds_bytes == 0 ? INT_MAX : static_cast<int>(l.lds_per_cu / lds_bytes);
-  const int by_vgpr = o.occ_vgpr * l.simds_per_cu / waves_per_workgroup;
-  if (by_vgpr == 0)
+  const int occ_regs = std::min(o.occ_vgpr, o.occ_sgpr);
+  const int by_regs = occ_regs * l.simds_per_cu / waves_per_workgroup;
+  if (by_regs == 0)
     return Status::OutOfResources("a workgroup of " + std::to_string(waves_per_workgroup) +
-                                  " waves does not fit in one CU at " + std::to_string(o.occ_vgpr) +
+                                  " waves does not fit in one CU at " + std::to_string(occ_regs) +
                                   " waves per EU");
-  o.workgroups_per_cu = std::min(by_vgpr, o.occ_lds);
+  o.workgroups_per_cu = std::min(by_regs, o.occ_lds);
   o.waves_per_eu = static_cast<double>(o.workgroups_per_cu) * waves_per_workgroup / l.simds_per_cu;
-  if (o.occ_lds < by_vgpr)
+  if (o.occ_lds < by_regs)
     o.limiter = "lds";
+  else if (o.occ_sgpr < o.occ_vgpr)
+    o.limiter = "sgpr";
   else
     o.limiter = o.occ_vgpr < l.max_waves_per_simd ? "vgpr" : "waves";
+  // LLVM: workgroups per CU by LDS, capped by wave slots and the 16 barriers of a CU (one-wave
+  // workgroups need no barrier), spread over the EUs rounding up.
+  const int slots = l.max_waves_per_simd * l.simds_per_cu;
+  const int wg_cap = waves_per_workgroup == 1 ? slots : std::min(slots / waves_per_workgroup, 16);
+  const int64_t groups = std::min<int64_t>(wg_cap, o.occ_lds);
+  const int by_lds = static_cast<int>(std::min<int64_t>(
+      l.max_waves_per_simd,
+      (groups * waves_per_workgroup + l.simds_per_cu - 1) / l.simds_per_cu));
+  o.llvm_waves_per_eu = std::min({occ_regs, by_lds, l.max_waves_per_simd});
   return o;
 }
 

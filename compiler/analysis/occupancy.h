@@ -1,10 +1,17 @@
 // Occupancy from a compiler's resource report, without a GPU.
 //
 // AMD follows the MI300X workload-optimization guide ("Compute the occupancy of a kernel"):
-//   occ_vgpr = waves per EU (SIMD) that the VGPR file allows, from the allocation-rounded count;
+//   occ_vgpr = waves per EU (SIMD) that the VGPR file allows, from the allocation-rounded count
+//              of the kernel descriptor's .vgpr_count (on gfx90a/gfx94x that count already holds
+//              the AGPRs: LLVM's TotalNumVgprs = align(VGPRs, 4) + AGPRs);
 //   occ_lds  = floor(lds_per_cu / LDS bytes per workgroup) workgroups per CU;
 //   occ      = min(floor(occ_vgpr * simds / nW), occ_lds) * nW / simds  waves per EU,
-// for nW waves per workgroup. NVIDIA follows the CUDA occupancy calculator: blocks per SM limited
+// for nW waves per workgroup. That is how many waves really are resident: whole workgroups only.
+// LLVM's own figure (the "; Occupancy:" comment of clang -S, AMDGPUAsmPrinter) is a per-wave
+// bound instead: min(occ_vgpr, occ_sgpr, ceil(min(workgroups per CU by LDS, barrier limit) * nW /
+// 4)), clamped to the wave slots. Both are computed (waves_per_eu and llvm_waves_per_eu); they
+// differ when nW does not divide occ_vgpr * 4 (e.g. 8 waves per workgroup at 3 waves/EU by VGPRs:
+// guide 2, LLVM 3). NVIDIA follows the CUDA occupancy calculator: blocks per SM limited
 // by registers (per warp, rounded to the allocation unit, per SM sub-partition), shared memory
 // (rounded to the allocation granularity, plus the per-block reservation), threads and blocks.
 // Hardware numbers come from the per-arch tables below (documented per entry) or from the caller.
@@ -32,18 +39,26 @@ struct AmdArchLimits {
 Expected<AmdArchLimits> amdArchLimits(const std::string& arch);
 
 struct AmdOccupancy {
-  int vgpr_allocated = 0;  // per lane, after unified-file placement and granule rounding
+  int vgpr_allocated = 0;  // per lane, after granule rounding
   int occ_vgpr = 0;        // waves per EU allowed by VGPRs
+  int occ_sgpr = 0;        // waves per EU allowed by SGPRs (GCN: > 100 SGPRs cost waves)
   int occ_lds = 0;         // workgroups per CU allowed by LDS (large when LDS = 0)
   int workgroups_per_cu = 0;
-  double waves_per_eu = 0;  // the guide's occ
-  std::string limiter;      // "vgpr", "lds" or "waves"
+  double waves_per_eu = 0;  // the guide's occ (whole workgroups; SGPR limit applied too)
+  int llvm_waves_per_eu = 0;  // LLVM's "; Occupancy:" bound (see the top of this file)
+  std::string limiter;        // "vgpr", "sgpr", "lds" or "waves"
 };
 
-// kInvalidArgument for waves_per_workgroup < 1 or negative counts; kOutOfResources when one
-// workgroup cannot fit (VGPRs above the file or LDS above the CU's).
+// `vgpr` is the descriptor's .vgpr_count (what LLVM calls TotalNumVgprs): on unified-file archs it
+// already includes the AGPRs, so `agpr` is not added again; on gfx908 (separate files) the larger
+// of the two limits. `sgpr` is .sgpr_count (0: not known, no SGPR limit). kInvalidArgument for
+// waves_per_workgroup < 1 or negative counts; kOutOfResources when one workgroup cannot fit
+// (VGPRs above the file or LDS above the CU's).
 Expected<AmdOccupancy> amdOccupancy(const AmdArchLimits& limits, int vgpr, int agpr,
-                                    int64_t lds_bytes, int waves_per_workgroup);
+                                    int64_t lds_bytes, int waves_per_workgroup, int sgpr = 0);
+// The descriptor's .vgpr_count from raw counts of architectural VGPRs and AGPRs (as LLVM sums
+// them): unified file: align(vgpr, 4) + agpr (when agpr > 0); separate files: max(vgpr, agpr).
+int amdTotalVgprs(const AmdArchLimits& limits, int arch_vgpr, int agpr);
 
 struct NvArchLimits {
   std::string arch;

@@ -3,6 +3,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "compiler/analysis/amd_metadata.h"
+
 namespace ktune {
 
 KernelReport analyzeCodeObject(const CodeObject& co, int threads, int64_t dynamic_shared) {
@@ -21,7 +23,16 @@ KernelReport analyzeCodeObject(const CodeObject& co, int threads, int64_t dynami
     if (l.ok()) {
       const int wave = co.resources.wave_size > 0 ? co.resources.wave_size : l->wave_size;
       auto o =
-          amdOccupancy(*l, co.resources.vgpr, co.resources.agpr, lds, (threads + wave - 1) / wave);
+          amdOccupancy(*l, co.resources.vgpr, co.resources.agpr, lds, (threads + wave - 1) / wave,
+                       co.resources.sgpr);
+      // LLVM's bound assumes the kernel's largest workgroup (.max_flat_workgroup_size), not
+      // this launch's.
+      const int max_wg = co.resources.max_threads_per_block;
+      if (o.ok() && max_wg > 0 && max_wg != threads) {
+        auto w = amdOccupancy(*l, co.resources.vgpr, co.resources.agpr, lds,
+                              (max_wg + wave - 1) / wave, co.resources.sgpr);
+        if (w.ok()) o->llvm_waves_per_eu = w->llvm_waves_per_eu;
+      }
       if (o.ok()) {
         r.amd = *o;
         r.has_occupancy = true;
@@ -54,6 +65,8 @@ KernelReport analyzeCodeObject(const CodeObject& co, int threads, int64_t dynami
     if (r.has_isa) r.isa_source = name;
   };
   use("isa", IsaKind::kAmdgcn);
+  if (auto it = co.dumps.find("isa"); it != co.dumps.end())
+    r.llvm_occupancy = parseLlvmKernelInfo(it->second, r.entry).occupancy;
   use("sass", IsaKind::kSass);
   use("ptx", IsaKind::kPtx);
   return r;
@@ -67,11 +80,17 @@ std::string KernelReport::text() const {
     o << "VGPR " << u.vgpr << ", AGPR " << u.agpr << ", SGPR " << u.sgpr << ", LDS "
       << u.shared_bytes << " B, scratch " << u.scratch_bytes << " B, spills vgpr " << u.vgpr_spill
       << " sgpr " << u.sgpr_spill << "\n";
-    if (has_occupancy)
-      o << "occupancy (" << threads_per_block << " threads): " << amd.vgpr_allocated
-        << " VGPRs allocated, occ_vgpr " << amd.occ_vgpr << " waves/EU, " << amd.workgroups_per_cu
-        << " workgroups/CU, " << amd.waves_per_eu << " waves/EU, limited by " << amd.limiter
-        << "\n";
+    if (has_occupancy) {
+      o << "occupancy " << amd.waves_per_eu << " waves/EU (" << threads_per_block
+        << " threads, whole workgroups; LLVM's per-wave bound " << amd.llvm_waves_per_eu
+        << "), limited by " << amd.limiter << "\n";
+      o << "  " << amd.vgpr_allocated << " VGPRs allocated (.vgpr_count " << u.vgpr
+        << ", AGPRs included), occ_vgpr " << amd.occ_vgpr << ", occ_sgpr " << amd.occ_sgpr
+        << ", occ_lds " << (u.shared_bytes > 0 ? std::to_string(amd.occ_lds) : "-") << ", "
+        << amd.workgroups_per_cu << " workgroups/CU\n";
+    }
+    if (llvm_occupancy >= 0)
+      o << "  LLVM's own \"; Occupancy:\" in the assembly: " << llvm_occupancy << " waves/EU\n";
   } else {
     o << "registers " << u.registers << ", shared " << u.shared_bytes << " B";
     if (dynamic_shared > 0) o << " + " << dynamic_shared << " B dynamic";
@@ -128,6 +147,7 @@ std::string KernelReport::toJson() const {
                       {"limiter", nv.limiter}};
   else
     j["occupancy_note"] = occupancy_note;
+  if (llvm_occupancy >= 0) j["llvm_occupancy"] = llvm_occupancy;
   if (has_isa) {
     j["isa_source"] = isa_source;
     j["isa"] = nlohmann::json::parse(isa.toJson());

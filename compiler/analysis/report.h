@@ -20,6 +20,7 @@ struct KernelReport {
   std::string occupancy_note;  // why there is none (unknown arch, does not fit, ...)
   AmdOccupancy amd;            // when arch is gfx*
   NvOccupancy nv;              // when arch is sm_*
+  int llvm_occupancy = -1;     // "; Occupancy:" of the clang-path assembly (-1: not in the dump)
   bool has_isa = false;        // analysed from the isa (AMD), sass or ptx dump, whichever exists
   std::string isa_source;      // "isa", "sass" or "ptx"
   IsaReport isa;

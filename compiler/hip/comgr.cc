@@ -28,11 +28,11 @@ constexpr int kDataKindSource = 0x1;
 constexpr int kActionDisassembleExecutableToSource = 0xC;
 constexpr int kMetaString = 0x1;
 
+std::mutex& comgrMutex() { return amdToolchainMutex(); }
+
 }  // namespace
 
-// comgr's own thread-safety is version dependent; one lock per process keeps it simple (these
-// calls are cheap next to a compile).
-std::mutex& comgrMutex() {
+std::mutex& amdToolchainMutex() {
   static std::mutex m;
   return m;
 }

@@ -12,11 +12,12 @@
 
 namespace ktune {
 
-// One lock for every use of comgr in the process: Comgr's calls and hiprtc's compiles (hiprtc
-// runs its compile through comgr, whose LLVM option state is process-global). A disassembly
-// running beside a hiprtc compile was the suspected cause of a gfx90a config that intermittently
-// compiled without its 128-bit loads in a threaded sweep.
-std::mutex& comgrMutex();
+// One lock for every call into comgr AND into hiprtc: ROCm's hiprtc compiles through comgr
+// (which parses LLVM's process-global command-line options), so a hiprtc compile on one thread
+// and a comgr disassembly or metadata read on another interfere; the disassembly then comes back
+// wrong or partial. That is the cause of the once-seen flake "no 128-bit global load" in
+// AnalysisSpaces.RowwiseConfigsForGfx90a (the test compiles on 2-4 threads).
+std::mutex& amdToolchainMutex();
 
 class Comgr {
  public:

@@ -43,6 +43,9 @@ const char* const kRocm5Archs[] = {"gfx700",  "gfx701",  "gfx702",  "gfx801",  "
                                    "gfx90a",  "gfx90c",  "gfx1010", "gfx1011", "gfx1012", "gfx1030",
                                    "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035"};
 
+// Shared with comgr (see amdToolchainMutex): hiprtc calls into comgr itself.
+std::mutex& hiprtcMutex() { return amdToolchainMutex(); }
+
 class HiprtcCompiler final : public Compiler {
  public:
   HiprtcCompiler(std::unique_ptr<HiprtcApi> api, std::shared_ptr<Comgr> comgr, std::string clang)
@@ -135,7 +138,7 @@ class HiprtcCompiler final : public Compiler {
 
   Status build(const CompileRequest& req, const std::vector<std::string>& opts, std::string* code,
                std::string* lowered, std::string* log) const {
-    std::lock_guard<std::mutex> lock(comgrMutex());  // hiprtc compiles through comgr
+    std::lock_guard<std::mutex> lock(hiprtcMutex());
     const std::string prelude(preludeSource());
     const char* headers[] = {prelude.c_str()};
     const char* names[] = {"prelude.cuh"};

@@ -29,6 +29,11 @@ std::vector<std::string> deviceFlags(const std::string& arch, const std::string&
           "-nogpulib",
           "-nogpuinc",
           "--no-gpu-bundle-output",
+          // clang derives the HIP compilation-unit id (the __hip_cuid_* symbol) from the input's
+          // path and the options; our input sits in a fresh temp dir, so every binary would differ
+          // and the store could never dedup identical code. One fixed id keeps them reproducible
+          // (each code object is linked alone, so no two units need distinct ids).
+          "-cuid=ktune",
           "-O3",
           "-std=c++17",
           "-I" + include_dir};

@@ -29,8 +29,10 @@ TEST(AmdOccupancy, LdsLimitsAndFormula) {
   EXPECT_EQ(o->workgroups_per_cu, 2);      // min(floor(8*4/8)=4, 2)
   EXPECT_DOUBLE_EQ(o->waves_per_eu, 4.0);  // 2 * 8 / 4
   EXPECT_EQ(o->limiter, "lds");
-  // AGPRs share the file: 128 VGPR (4-aligned) + 128 AGPR = 256 -> 2 waves per EU.
-  auto u = amdOccupancy(*l, 128, 128, 0, 4);
+  // AGPRs share the file and .vgpr_count already holds them: 128 VGPR (4-aligned) + 128 AGPR
+  // is a descriptor count of 256 -> 2 waves per EU; the AGPRs are not added a second time.
+  EXPECT_EQ(amdTotalVgprs(*l, 126, 128), 256);
+  auto u = amdOccupancy(*l, 256, 128, 0, 4);
   ASSERT_TRUE(u.ok());
   EXPECT_EQ(u->vgpr_allocated, 256);
   EXPECT_EQ(u->occ_vgpr, 2);

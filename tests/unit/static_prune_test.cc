@@ -112,14 +112,15 @@ TEST(StaticPrune, DeviceNumbersOverrideTheTable) {
 }
 
 TEST(StaticPrune, AmdOccupancyFollowsTheGuide) {
-  // gfx942: 256 VGPR + 256 AGPR = 512 of the unified file -> 1 wave/EU; 4 waves per workgroup on
-  // 4 SIMDs -> 1 workgroup/CU -> occ = 1 wave/EU: kept at the default threshold, pruned at 2.
-  EXPECT_EQ(staticPruneReason({}, amdCode(256, 256, 0), kNoDevice, {256, 0}, ""), std::nullopt);
+  // gfx942: .vgpr_count 512 (256 VGPR + 256 AGPR of the unified file, already summed) -> 1
+  // wave/EU; 4 waves per workgroup on 4 SIMDs -> 1 workgroup/CU -> occ = 1 wave/EU: kept at the
+  // default threshold, pruned at 2.
+  EXPECT_EQ(staticPruneReason({}, amdCode(512, 256, 0), kNoDevice, {256, 0}, ""), std::nullopt);
   StaticPruneOptions o;
   o.min_waves_per_eu = 2;
-  auto why = staticPruneReason(o, amdCode(256, 256, 0), kNoDevice, {256, 0}, "");
+  auto why = staticPruneReason(o, amdCode(512, 256, 0), kNoDevice, {256, 0}, "");
   ASSERT_TRUE(why.has_value());
-  EXPECT_EQ(why->rfind("occupancy 1 waves/EU < 2 (VGPR 256 + AGPR 256", 0), 0u) << *why;
+  EXPECT_EQ(why->rfind("occupancy 1 waves/EU < 2 (VGPR 512 (AGPR 256 of them)", 0), 0u) << *why;
   EXPECT_NE(why->find("512 VGPRs allocated, limited by vgpr"), std::string::npos) << *why;
   // LDS above the CU's 64 KiB: the workgroup cannot fit -> 0.
   why = staticPruneReason({}, amdCode(64, 0, 96 * 1024), kNoDevice, {256, 0}, "");
