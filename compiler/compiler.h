@@ -72,7 +72,6 @@ Expected<Language> languageFromPath(const std::string& path);
 // options are passed to the first tool of the pipeline (llc, llvm-mc, mlir-opt, ptxas).
 // Then the CodeObject is like any other: resources, dumps, analysis, loading, benchmarking.
 struct CompileRequest {
-  Language language = Language::kCpp;
   std::string source;       // kernel source (prelude is added by the compiler) or module
   std::string source_name;  // for diagnostics, e.g. "rmsnorm.cu"
   // Kernel to keep. A C++ name expression for template instances ("rmsnorm<__nv_bfloat16,8>")
@@ -82,6 +81,8 @@ struct CompileRequest {
   std::string arch;                  // "sm_90a", "gfx90a", "gfx942"
   std::vector<std::string> options;  // extra compiler flags
   unsigned dumps = kDumpNone;
+  // What `source` holds; last, so aggregate initialisation written for C++ sources still works.
+  Language language = Language::kCpp;
 };
 
 // What the compiler reports about one kernel. Fields that a vendor does not have stay 0.
