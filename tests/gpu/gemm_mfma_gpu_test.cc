@@ -8,7 +8,7 @@
 #include <cmath>
 #include <random>
 
-#include "autotune/dtype.h"
+#include "base/dtype.h"
 #include "autotune/ops/gemm.h"
 #include "compiler/compiler.h"
 #include "runtime/backend.h"
