@@ -79,7 +79,10 @@ TEST(IsolationGpu, FaultingAndLoopingKernelsAreRecordedAndTheHostStaysHealthy) {
   EXPECT_EQ(loop->status, Code::kTimeout) << loop->reason;
   EXPECT_NE(loop->reason.find("hung"), std::string::npos) << loop->reason;
   IsolationStats st = (*tuner)->isolationStats();
-  EXPECT_GE(st.starts, 3);  // first, after the fault, after the hang
+  // The first start, and one after the fault or the hang, whichever comes first; a restart after
+  // the second one happens only when candidates remain (compile order decides), so it is not
+  // asserted.
+  EXPECT_GE(st.starts, 2);
   EXPECT_EQ(st.timeouts, 1);
 
   // Recorded in the database (blacklist) with reasons.
