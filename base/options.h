@@ -10,6 +10,18 @@
 
 namespace ktune {
 
+// A Redis location, parsed from redis://[user:password@]host:port/db (port default 6379, db
+// default 0). Only the parser in options.cc builds one.
+struct RemoteUrl {
+  std::string user, password, host;
+  int port = 6379;
+  int db = 0;
+  // "redis://host:port/db" (the user is shown, the password never is: this goes to logs).
+  std::string display() const;
+};
+// kInvalidArgument naming what is wrong (scheme, port, db, empty host).
+Expected<RemoteUrl> parseRemoteUrl(const std::string& text);
+
 struct Options {
   // Root of the code-object store and tuning databases.
   // KTUNE_CACHE_DIR, else $XDG_CACHE_HOME/ktune, else $HOME/.cache/ktune.
@@ -56,6 +68,18 @@ struct Options {
   std::string clang;
   // KTUNE_RETRY_FAILED=1: retry candidates recorded as failed instead of skipping them.
   bool retry_failed = false;
+  // KTUNE_REMOTE_CACHE=redis://[user:password@]host:port/db: a shared tuning cache, lease and
+  // queue server (remote/). Empty = none. Validated by fromEnv (parseRemoteUrl).
+  std::string remote_cache;
+  // KTUNE_REMOTE_TIMEOUT_MS: connect and per-command timeout of the remote; a call never waits
+  // longer than this for it (then the remote is skipped for a while). Default 250.
+  int remote_timeout_ms = 250;
+  // KTUNE_LEASE_MS: lifetime of a tuning lease; its holder renews it every third of it, so a
+  // holder that died frees the key after at most this long. Default 15000.
+  int lease_ms = 15000;
+  // KTUNE_LEASE_WAIT_MS: how long a process waits for another one tuning the same key before it
+  // tunes the key itself. Default 300000.
+  int lease_wait_ms = 300000;
 
   // Defaults overlaid with the environment. Fails with kInvalidArgument naming the variable
   // when a value does not parse (e.g. KTUNE_REP_MS=abc).
