@@ -340,6 +340,18 @@ Expected<DbEntry> entryFromJsonText(const std::string& key, const std::string& t
   }
 }
 
+std::string validatorToJsonText(const Validator& v) { return dumpText(validatorToJson(v), -1); }
+
+Expected<Validator> validatorFromJsonText(const std::string& text) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return Status::Corrupt("validator is not a JSON object");
+  try {
+    return validatorFromJson(j);
+  } catch (const std::exception& e) {
+    return Status::Corrupt(std::string("validator is malformed: ") + e.what());
+  }
+}
+
 std::string isoUtcNow() { return utcStamp("%Y-%m-%dT%H:%M:%SZ"); }
 
 struct TuningDatabase::Impl {

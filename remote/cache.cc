@@ -43,7 +43,26 @@ RemoteCache::RemoteCache(std::shared_ptr<RemoteClient> client, CacheLimits limit
 
 Expected<DbEntry> RemoteCache::getEntry(const std::string& family, const Validator& v,
                                         const std::string& key) {
-  const std::string rkey = entryKey(family, v, key);
+  KTUNE_ASSIGN_OR_RETURN(auto got, readEntry(entryKey(family, v, key), family, key));
+  if (got.first.id() != v.id()) {
+    return rejected(*this, entryKey(family, v, key) + " was tuned under another validator ('" +
+                               got.first.id() + "')");
+  }
+  return std::move(got.second);
+}
+
+Expected<std::pair<Validator, DbEntry>> RemoteCache::getListed(const RemoteEntryInfo& info) {
+  const std::string rkey = keyPrefix() + "e:" + info.family + ":" + info.validator_hash + ":" + info.key;
+  KTUNE_ASSIGN_OR_RETURN(auto got, readEntry(rkey, info.family, info.key));
+  if (validatorHash(got.first) != info.validator_hash) {
+    return rejected(*this, rkey + " holds an entry of another validator");
+  }
+  return got;
+}
+
+Expected<std::pair<Validator, DbEntry>> RemoteCache::readEntry(const std::string& rkey,
+                                                               const std::string& family,
+                                                               const std::string& key) {
   KTUNE_ASSIGN_OR_RETURN(Reply r, runChecked(*client_, {"GET", rkey}));
   if (r.nil()) return Status::NotFound("no remote entry " + family + " [" + key + "]");
   if (r.kind != Reply::Kind::kString) return rejected(*this, rkey + " is not a string");
@@ -64,11 +83,11 @@ Expected<DbEntry> RemoteCache::getEntry(const std::string& family, const Validat
   if (text("family") != family || text("key") != key) {
     return rejected(*this, rkey + " names another family or key");
   }
-  if (text("validator") != v.id()) {
-    return rejected(*this, rkey + " was tuned under another validator ('" + text("validator") +
-                               "')");
+  if (!j.contains("validator") || !j.contains("entry")) {
+    return rejected(*this, rkey + " has no validator or entry");
   }
-  if (!j.contains("entry")) return rejected(*this, rkey + " has no entry");
+  auto v = validatorFromJsonText(j.at("validator").dump());
+  if (!v.ok()) return rejected(*this, rkey + ": " + v.status().message());
   auto e = entryFromJsonText(key, j.at("entry").dump());
   if (!e.ok()) return rejected(*this, e.status().message());
   if (e->winner.empty()) return rejected(*this, rkey + " has no winner");
@@ -76,13 +95,17 @@ Expected<DbEntry> RemoteCache::getEntry(const std::string& family, const Validat
     return rejected(*this, rkey + " names too many code objects");
   }
   e->pinned = false;  // a pin is a local decision
-  return e;
+  return std::make_pair(std::move(v).value(), std::move(e).value());
 }
 
 Status RemoteCache::putEntry(const std::string& family, const Validator& v, const DbEntry& e) {
   json entry = json::parse(entryToJsonText(e), nullptr, false);
-  json j{{"format", kEntryFormat}, {"schema", KTUNE_SCHEMA_VERSION}, {"family", family},
-         {"validator", v.id()},    {"key", e.key},                   {"entry", entry}};
+  json j{{"format", kEntryFormat},
+         {"schema", KTUNE_SCHEMA_VERSION},
+         {"family", family},
+         {"validator", json::parse(validatorToJsonText(v), nullptr, false)},
+         {"key", e.key},
+         {"entry", entry}};
   std::string text = j.dump(-1, ' ', false, json::error_handler_t::replace);
   if (text.size() > limits_.max_entry_bytes) {
     return Status::InvalidArgument("entry " + e.key + " is too large to publish");

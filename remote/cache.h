@@ -3,7 +3,8 @@
 // Layout (every key under "ktune:<schema>:", so ktune versions with another schema never read
 // each other's data):
 //   e:<family>:<validator hash>:<problem key>   string: {"format":"ktune-remote-entry","schema",
-//                                               "family","validator","key","entry":{db entry}}
+//                                               "family","validator":{...},"key","entry":{...}}
+//                                               (validator and entry as in the database file)
 //   o:<code-object key>                         hash: meta (store metadata JSON), bin (binary)
 //   stats                                       hash of counters (published, fetched, rejected...)
 // The validator hash is the first 16 hex digits of sha256(Validator::id()): an entry is found only
@@ -53,6 +54,8 @@ class RemoteCache {
   // malformed JSON, another key); kUnavailable when the remote cannot be asked.
   Expected<DbEntry> getEntry(const std::string& family, const Validator& v, const std::string& key);
   Status putEntry(const std::string& family, const Validator& v, const DbEntry& e);
+  // An entry found by list(), with the validator it was tuned under (for `ktune remote pull`).
+  Expected<std::pair<Validator, DbEntry>> getListed(const RemoteEntryInfo& info);
   // kNotFound, kCorrupt (sha256/size/metadata mismatch, over the size cap), kUnavailable.
   Expected<CodeObject> getObject(const std::string& co_key);
   Status putObject(const std::string& co_key, const CodeObject& obj);
@@ -76,6 +79,9 @@ class RemoteCache {
   std::shared_ptr<RemoteClient> sharedClient() const { return client_; }
 
  private:
+  Expected<std::pair<Validator, DbEntry>> readEntry(const std::string& rkey,
+                                                    const std::string& family,
+                                                    const std::string& key);
   std::shared_ptr<RemoteClient> client_;
   CacheLimits limits_;
 };

@@ -109,6 +109,10 @@ TEST_F(Fixture, RoundTripIntoAnEmptyStore) {
   ASSERT_EQ(ls->size(), 1u);
   EXPECT_EQ((*ls)[0].family, "scale");
   EXPECT_EQ((*ls)[0].key, "n=1024");
+  auto listed = cache.getListed((*ls)[0]);  // what `ktune remote pull` mirrors
+  ASSERT_TRUE(listed.ok()) << listed.status().toString();
+  EXPECT_EQ(listed->first, v);
+  EXPECT_EQ(listed->second.winner, "BLOCK=256");
   EXPECT_EQ(cache.counters()->at("published"), 1);
   EXPECT_EQ(cache.counters()->at("fetched"), 1);
 }
@@ -147,19 +151,23 @@ TEST_F(Fixture, ForeignSchemaAndMalformedEntriesAreRejected) {
   auto c = server.client();
   auto put = [&](const std::string& text) { ASSERT_TRUE(c->run({"SET", rkey, text}).ok()); };
   const std::string entry_json = entryToJsonText(entry("n=8", std::string(64, 'd')));
-  put(R"({"format":"ktune-remote-entry","schema":999,"family":"scale","key":"n=8","validator":")" +
-      v.id() + R"(","entry":)" + entry_json + "}");
+  const std::string mine = validatorToJsonText(v);
+  Validator other_gpu = v;
+  other_gpu.device_name = "someone else";
+  put(R"({"format":"ktune-remote-entry","schema":999,"family":"scale","key":"n=8","validator":)" +
+      mine + R"(,"entry":)" + entry_json + "}");
   auto e = cache.getEntry("scale", v, "n=8");
   EXPECT_EQ(e.status().code(), Code::kCorrupt);
   EXPECT_NE(e.status().message().find("foreign schema"), std::string::npos) << e.status().toString();
   put(R"({"format":"ktune-remote-entry","schema":)" + std::to_string(KTUNE_SCHEMA_VERSION) +
-      R"(,"family":"scale","key":"n=8","validator":"someone else","entry":)" + entry_json + "}");
+      R"(,"family":"scale","key":"n=8","validator":)" + validatorToJsonText(other_gpu) +
+      R"(,"entry":)" + entry_json + "}");
   EXPECT_NE(cache.getEntry("scale", v, "n=8").status().message().find("another validator"),
             std::string::npos);
   put("{not json");
   EXPECT_EQ(cache.getEntry("scale", v, "n=8").status().code(), Code::kCorrupt);
   put(R"({"format":"ktune-remote-entry","schema":)" + std::to_string(KTUNE_SCHEMA_VERSION) +
-      R"(,"family":"scale","key":"n=8","validator":")" + v.id() + R"(","entry":{"winner":7}})");
+      R"(,"family":"scale","key":"n=8","validator":)" + mine + R"(,"entry":{"winner":7}})");
   EXPECT_EQ(cache.getEntry("scale", v, "n=8").status().code(), Code::kCorrupt);
   EXPECT_EQ(cache.counters()->at("rejected"), 4);
 }
