@@ -178,9 +178,12 @@ Status serve(Queue& q, const ServeOptions& o,
         continue;
       }
     }
-    if (o.idle_exit_ms >= 0 &&
-        Clock::now() - idle_since >= std::chrono::milliseconds(o.idle_exit_ms)) {
-      break;
+    if (o.idle_exit_ms >= 0) {
+      // Drained means nothing pending and nothing held by any server (a dead one's items come
+      // back once its heartbeat lapses).
+      auto st = q.stats();
+      if (!st.ok() || st->pending > 0 || st->in_progress > 0) idle_since = Clock::now();
+      else if (Clock::now() - idle_since >= std::chrono::milliseconds(o.idle_exit_ms)) break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(std::max(1, o.poll_ms)));
   }

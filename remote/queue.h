@@ -64,7 +64,7 @@ struct ServeOptions {
   std::string server_id;    // default: <hostname>-<pid>
   int heartbeat_ms = 1000;  // the heartbeat lives 3 times this long
   int poll_ms = 200;        // idle wait between looks at an empty queue
-  int idle_exit_ms = -1;    // exit after the queue stayed empty this long; -1: serve forever
+  int idle_exit_ms = -1;    // exit once the queue stayed drained this long; -1: serve forever
   std::ostream* log = nullptr;
 };
 
