@@ -34,7 +34,7 @@ const char* kUsage =
     "                       [--epilogue none|bias|bias_silu|bias_gelu|silu|gelu] [--full-space]\n"
     "                       [--kinds mma,skinny,wgmma,tma,mfma (only these kernels)]\n"
     "       ktune tune gemm --suite llm\n"
-    "       ktune tune --from-file untuned.jsonl\n"
+    "       ktune tune --from-file untuned.jsonl [--queue redis://host:port/db [--queue-name N]]\n"
     "  common: [--json] [--arch A (no-GPU analysis; default sm_90a)] [--no-gpu] [--quiet]\n"
     "          [--no-isolate (benchmark in this process, not in a ktune-worker; KTUNE_ISOLATE=0)]";
 
@@ -352,6 +352,7 @@ int cmdTune(const std::vector<std::string>& argv) {
                                {"--layout", true}, {"--epilogue", true}, {"--suite", true},
                                {"--from-file", true}, {"--arch", true}, {"--residual"},
                                {"--no-weight"}, {"--full-space"}, {"--no-gpu"}, {"--json"},
+                               {"--queue", true}, {"--queue-name", true},
                                {"--quiet"}, {"--no-isolate"}, {"--kinds", true}});
   if (!args.ok()) return usage(args.status().message(), kUsage);
   auto kinds = parseKinds(args->get("--kinds", ""));
@@ -360,6 +361,11 @@ int cmdTune(const std::vector<std::string>& argv) {
   if (!opts.ok()) return fail(opts.status());
   const bool json = args->has("--json");
   const bool from_file = args->has("--from-file");
+  if (args->has("--queue")) {  // distributed: the keys go to `ktune serve` servers (cmd_remote.cc)
+    if (!from_file) return usage("--queue needs --from-file", kUsage);
+    return enqueueFile(args->get("--from-file"), args->get("--queue"),
+                       args->get("--queue-name", "default"), json);
+  }
   if (!from_file && args->positional.size() != 1)
     return usage("expected one op: rmsnorm, silu_mul or gemm", kUsage);
   const std::string op = from_file ? "" : args->positional[0];

@@ -16,6 +16,10 @@ int cmdCompile(const std::vector<std::string>& args, bool explain);
 int cmdCache(const std::vector<std::string>& args);
 int cmdTune(const std::vector<std::string>& args);
 int cmdDb(const std::vector<std::string>& args);
+int cmdRemote(const std::vector<std::string>& args);
+int cmdServe(const std::vector<std::string>& args);
+// `ktune tune --from-file F --queue URL`: puts the file's keys on the queue for `ktune serve`.
+int enqueueFile(const std::string& path, const std::string& url, const std::string& queue, bool json);
 
 // Prints "ktune: <message>" (plus a hint line when given) to stderr and returns the exit code that
 // fits the status (usage errors -> 2, unavailable -> 3, corrupt -> 4, else 1).

@@ -17,6 +17,8 @@ static const char* kHelp =
     "  tune rmsnorm|silu_mul|gemm   tune on the GPU (without one: compile and analyse the space)\n"
     "  cache ls|show|dump|rm|clear|verify|diff|path   inspect the code-object cache\n"
     "  db ls|show|rm|export|import  inspect the tuning database\n"
+    "  remote ping|ls|stats|push|pull   the shared tuning cache on Redis (KTUNE_REMOTE_CACHE)\n"
+    "  serve --queue redis://...    tune the keys of a queue filled by tune --from-file F --queue\n"
     "  version                      print the version\n"
     "\n"
     "Every command takes --json for machine-readable output. Environment: KTUNE_CACHE_DIR,\n"
@@ -39,6 +41,8 @@ int dispatch(const std::vector<std::string>& args) {
   if (cmd == "cache") return cmdCache(rest);
   if (cmd == "tune") return cmdTune(rest);
   if (cmd == "db") return cmdDb(rest);
+  if (cmd == "remote") return cmdRemote(rest);
+  if (cmd == "serve") return cmdServe(rest);
   return usage("unknown command '" + cmd + "'", "ktune help");
 }
 
