@@ -194,6 +194,38 @@ int cmdRemote(const std::vector<std::string>& argv) {
   return usage("unknown remote subcommand '" + sub + "'", kUsage);
 }
 
+std::string remoteInfoJson(const Options& o) {
+  nlohmann::json j{{"url", nullptr}};
+  Status lib = remote::hiredisStatus();
+  j["hiredis"] = lib.ok() ? remote::hiredisLibrary() : lib.message();
+  if (o.remote_cache.empty()) {
+    j["summary"] = "none (set KTUNE_REMOTE_CACHE=redis://host:port/db to share tuning results)";
+    return j.dump();
+  }
+  auto client = remote::RemoteClient::fromOptions(o);
+  if (!client.ok()) {
+    j["summary"] = j["problem"] = client.status().message();
+    return j.dump();
+  }
+  j["url"] = (*client)->options().url.display();
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = (*client)->run({"PING"});
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  j["reachable"] = r.ok();
+  if (r.ok()) {
+    j["ping_ms"] = ms;
+    char line[512];
+    std::snprintf(line, sizeof(line), "%s reachable (%.2f ms, %s), timeout %d ms",
+                  j["url"].get<std::string>().c_str(), ms, remote::hiredisLibrary().c_str(),
+                  (*client)->options().timeout_ms);
+    j["summary"] = line;
+  } else {
+    j["summary"] = j["problem"] = "remote " + j["url"].get<std::string>() +
+                                  " unusable (tuning stays local): " + r.status().message();
+  }
+  return j.dump();
+}
+
 int enqueueFile(const std::string& path, const std::string& url, const std::string& queue,
                 bool json) {
   auto opts = Options::fromEnv();
