@@ -17,7 +17,6 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "autotune/autotuner.h"
 #include "base/fs.h"
 #include "base/subprocess.h"
 
@@ -521,7 +520,7 @@ Status WorkerSupervisor::run(const WorkerBatch& batch,
 
 // ---------------------------------------------------------------- worker side
 
-Status serveWorker(Tuner& tuner, int in_fd, int out_fd) {
+Status serveWorker(CandidateBench& tuner, int in_fd, int out_fd) {
   auto send = [&](const Json& j) -> Status {
     if (!writeAll(out_fd, j.dump() + "\n"))
       return Status::IoError(std::string("worker: cannot write results: ") + std::strerror(errno));

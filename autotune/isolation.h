@@ -35,12 +35,11 @@
 #include <vector>
 
 #include "autotune/benchmarker.h"
+#include "autotune/candidate_bench.h"
 #include "autotune/database.h"
 #include "base/status.h"
 
 namespace ktune {
-
-class Tuner;
 
 // Settings of isolated benchmarking (TunerOptions::isolation). Whether it is used at all is
 // Options::isolate (KTUNE_ISOLATE; the CLI turns it on, the library default is off).
@@ -61,11 +60,13 @@ struct IsolationOptions {
   double timeout_factor = 10;
   // Worker start (exec, plugin load, device context) and problem construction deadline.
   double startup_timeout_ms = 60000;
-  // When the worker cannot be used at all (not found, fails to start, family unknown to it),
-  // benchmark in-process with a warning (true) or fail every candidate with the reason (false).
-  // A worker that stops working after it returned results is never replaced by in-process runs
-  // (the remaining candidates fail with kUnavailable): they may be what broke it.
-  bool fallback_in_process = true;
+  // When the worker cannot be used at all (not found, fails to start, family unknown to it):
+  // benchmark in-process with a warning (true), or refuse: the tuning run fails with the reason
+  // (false, the default: isolation was asked for). Never honoured when isolation was requested
+  // through KTUNE_ISOLATE=1 (Options::isolate_explicit); the CLI, which turns isolation on by
+  // itself, sets it. A worker that stops working after it returned results is never replaced by
+  // in-process runs (the remaining candidates fail with kUnavailable): they may be what broke it.
+  bool fallback_in_process = false;
   // Vendor-library candidates (cuBLASLt / hipBLASLt algorithms from the library's own heuristic)
   // are benchmarked in the tuner's process while the worker starts, instead of in the worker:
   // they are the vendor's tested code, not generated kernels, and running them here hides the
@@ -82,13 +83,6 @@ struct IsolationStats {
   int timeouts = 0;          // candidates killed by the watchdog
   int candidates_sent = 0;   // candidates benchmarked through the worker
   int fallbacks = 0;         // tuning runs benchmarked in-process although isolation was on
-};
-
-// One candidate for the worker.
-struct WorkerCandidate {
-  std::string config;  // Config::toString() or vendor id
-  std::string source = "jit";
-  std::string code_object_key;  // store key of the compiled binary (JIT candidates)
 };
 
 // One tuning run's benchmarking for the worker.
@@ -158,10 +152,10 @@ class WorkerSupervisor {
 };
 
 // The worker side: serves bench requests read from in_fd, writing JSON lines to out_fd, with the
-// families registered on `tuner`. Returns OK on EOF of in_fd; kDeviceFault after a candidate
+// families registered on `bench` (a Tuner). Returns OK on EOF of in_fd; kDeviceFault after a candidate
 // faulted (the result was sent; the caller should exit so the next candidate gets a fresh device
 // context); another error when out_fd cannot be written. Single-threaded.
-Status serveWorker(Tuner& tuner, int in_fd, int out_fd);
+Status serveWorker(CandidateBench& bench, int in_fd, int out_fd);
 
 // JSON form of a CandidateResult (the worker protocol and tests).
 std::string candidateResultToJson(const CandidateResult& r);

@@ -478,7 +478,7 @@ int cmdTune(const std::vector<std::string>& argv) {
   TunerOptions topts;
   topts.options = *opts;
   // Tuning through the CLI benchmarks in a supervised worker unless told otherwise.
-  if (!opts->isolate_explicit) topts.options.isolate = true;
+  if (!opts->isolate_explicit) topts.options.isolate = topts.isolation.fallback_in_process = true;
   if (args->has("--no-isolate")) topts.options.isolate = false;
   // Live progress only on a terminal; logs and pipes get the final table alone.
   if (!json && !args->has("--quiet") && ::isatty(2)) {

@@ -148,6 +148,7 @@ TEST(Tuner, DatabaseHitInAFreshTunerRecompilesNothing) {
     auto t = Tuner::create(env.backend, env.options());
     auto fam = (*t)->add(env.family());
     ASSERT_TRUE((*fam)(p).ok());
+    EXPECT_EQ(fam->lookup(p)->origin, "memory");  // tuned by this process
   }
   env.compiler->resetCounters();
   int64_t launches = env.backend->totalLaunches();
@@ -161,7 +162,9 @@ TEST(Tuner, DatabaseHitInAFreshTunerRecompilesNothing) {
   EXPECT_EQ(env.compiler->compileCount(), 0);
   EXPECT_EQ(env.backend->totalLaunches(), launches + 1);  // no tuning runs
   EXPECT_EQ(env.last_launched, "BLOCK=512,VEC=2");
-  EXPECT_EQ(fam2->lookup(p)->origin, "memory");
+  // Once called, the config is in memory, but it still came from the database (issue 12: lookup
+  // used to say "memory" for any config in the map).
+  EXPECT_EQ(fam2->lookup(p)->origin, "database");
 }
 
 TEST(Tuner, TuningOffRunsDefaultAndRecordsUntunedKeysThenTuneFromFile) {
@@ -197,7 +200,7 @@ TEST(Tuner, TuningOffRunsDefaultAndRecordsUntunedKeysThenTuneFromFile) {
   auto fam3 = (*t3)->add(env.family());
   ASSERT_TRUE((*fam3)(a).ok());
   EXPECT_EQ(env.last_launched, "BLOCK=64,VEC=4");
-  EXPECT_EQ(fam3->lookup(a)->origin, "memory");
+  EXPECT_EQ(fam3->lookup(a)->origin, "database");
 }
 
 TEST(Tuner, PinnedConfigIsUsed) {

@@ -143,5 +143,41 @@ TEST(IsolationPipeline, FallbackIsDecidedOncePerKey) {
   EXPECT_EQ(rec.count("bench:"), 6);
 }
 
+
+// Isolation asked for and no way to honour it (issue 12): the tuning run refuses with the reason
+// instead of benchmarking the family's candidates in the tuner's process, both when the C++
+// option leaves fallback_in_process at its default and when KTUNE_ISOLATE=1 was set (explicit:
+// no fallback even where the options would allow one). No candidate is launched here.
+TEST(IsolationPipeline, RequestedIsolationRefusesInsteadOfFallingBack) {
+  for (bool from_env : {false, true}) {
+    SCOPED_TRACE(from_env ? "KTUNE_ISOLATE=1" : "options.isolate");
+    Env env;
+    auto o = env.options(true, 1, nullptr);
+    o.isolation = IsolationOptions{};  // defaults
+    o.isolation.worker_path = KTUNE_WORKER_PATH;
+    o.isolation.plugins = {KTUNE_ISOLATION_SIM_PLUGIN};
+    if (from_env) {
+      o.options.isolate_explicit = true;
+      o.isolation.fallback_in_process = true;
+    }
+    auto tu = Tuner::create(env.backend, o);
+    ASSERT_TRUE(tu.ok());
+    std::vector<Config> configs = {isotest::cfg(64, 0), isotest::cfg(256, 0)};
+    auto fam = (*tu)->add(isotest::isoFamily(env.backend.get(), "iso_plain", configs,
+                                             /*offline=*/false));
+    ASSERT_TRUE(fam.ok());
+    auto p = isotest::makeIsoProblem(env.backend.get(), 1000);
+    auto rep = fam->tune(*p);
+    ASSERT_FALSE(rep.ok());
+    EXPECT_EQ(rep.status().code(), Code::kUnavailable);
+    EXPECT_NE(rep.status().message().find("isolated benchmarking was requested"),
+              std::string::npos) << rep.status().toString();
+    EXPECT_NE(rep.status().message().find("make_problem"), std::string::npos);
+    EXPECT_EQ(env.backend->launchCount("iso_scale"), 0);
+    EXPECT_EQ((*tu)->isolationStats().fallbacks, 0);
+    EXPECT_FALSE((*fam)(*p).ok());  // the call refuses too
+  }
+}
+
 }  // namespace
 }  // namespace ktune

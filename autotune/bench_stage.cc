@@ -1,0 +1,213 @@
+#include "autotune/bench_stage.h"
+
+#include <chrono>
+#include <functional>
+
+#include "base/fs.h"
+#include "compiler/store/store.h"
+
+namespace ktune {
+namespace detail {
+
+void TunerEngine::benchOne(const ErasedFamily& f, const void* p, Cand& c,
+                           const BenchOptions& bo_in, double best, StreamHandle s,
+                           TuneReport* rep) {
+  std::function<Status()> run;
+  using PhaseClock = std::chrono::steady_clock;
+  auto t_phase = PhaseClock::now();
+  auto lap = [&](double TuneReport::*field) {
+    const auto now = PhaseClock::now();
+    if (rep) rep->*field += std::chrono::duration<double, std::milli>(now - t_phase).count();
+    t_phase = now;
+  };
+  if (c.vendor_source.empty()) {
+    auto h = loadFunction(c.r.code_object_key, c.co);
+    lap(&TuneReport::load_ms);
+    if (!h.ok()) {
+      Status st = h.status();
+      fail(c, st.code() == Code::kOutOfResources ? st : Status::LaunchError(st.toString()));
+      return;
+    }
+    FunctionHandle fn = *h;
+    run = [&, fn] {
+      if (f.before_launch) KTUNE_RETURN_IF_ERROR(f.before_launch(c.config, p, s));
+      KernelArgs args;
+      f.args(p, args);
+      return backend->launch(fn, c.dims.grid, c.dims.block, c.dims.shared, args.data(), s);
+    };
+  } else {
+    run = [&] { return f.vendor_launch(c.r.config, p, s); };
+  }
+  // Verify first: it is also the smoke test (faults, launch errors) before any timing.
+  if (f.verify) {
+    Status st = f.pre_run ? f.pre_run(p, s) : Status::Ok();
+    if (st.ok()) st = run();
+    if (st.ok()) st = backend->synchronize(s);
+    if (st.ok()) st = backend->checkError();
+    if (!st.ok()) {
+      (void)backend->checkError();  // clear the sticky error for the next candidate
+      fail(c, st);
+      return;
+    }
+    auto v = f.verify(p, s);
+    if (!v.ok()) {
+      fail(c, v.status());
+      return;
+    }
+    c.r.max_error = v->max_abs_error;
+    if (!v->ok) {
+      fail(c, v->toStatus());
+      return;
+    }
+  }
+  lap(&TuneReport::verify_ms);
+  BenchOptions bo = bo_in;
+  bo.best_ms = best;
+  std::function<Status(int)> before;
+  if (f.pre_timed_run) before = [&](int) { return f.pre_timed_run(p, s); };
+  else if (f.pre_run) before = [&](int) { return f.pre_run(p, s); };
+  TimingStats partial;
+  auto stats = bench->measure(s, run, bo, before, &partial);
+  lap(&TuneReport::measure_ms);
+  if (!stats.ok()) {
+    (void)backend->checkError();
+    c.r.stats = partial;
+    fail(c, stats.status());
+    return;
+  }
+  c.r.stats = *stats;
+  c.r.status = Code::kOk;
+  c.r.date = isoUtcNow();
+}
+
+bool TunerEngine::makeWorker(std::string* why) {
+  if (worker) return true;
+  std::string explicit_path = opts.isolation.worker_path.empty() ? opts.options.worker_path
+                                                                 : opts.isolation.worker_path;
+  auto exe = findWorkerExecutable(explicit_path);
+  if (!exe.ok()) {
+    *why = exe.status().toString();
+    return false;
+  }
+  WorkerLaunch wl;
+  wl.executable = *exe;
+  wl.cache_dir = opts.options.cache_dir;
+  wl.backend = backend->name();
+  wl.device = opts.device;
+  wl.plugins = opts.options.worker_plugins;
+  for (const auto& pl : opts.isolation.plugins) wl.plugins.push_back(pl);
+  worker = std::make_unique<WorkerSupervisor>(std::move(wl), opts.isolation);
+  return true;
+}
+
+void recordPartial(TunerEngine& e, FamilyState& fs, const std::string& key,
+                   const CandidateResult& r) {
+  Status st = fs.db->recordCandidate(key, r);
+  if (!st.ok()) e.log() << "ktune: could not record a partial result: " << st.toString() << "\n";
+}
+
+bool benchIsolated(TunerEngine& e, IsolatedBatch& ib, std::string* why) {
+  const ErasedFamily& f = ib.fs.f;
+  if (!f.args_json || !f.make_problem) {
+    *why = "family " + f.name + " has no args_json/make_problem, so a worker cannot rebuild its "
+           "problem (add both to benchmark it isolated)";
+    return false;
+  }
+  if (!e.makeWorker(why)) return false;
+  WorkerBatch b;
+  b.family = f.name;
+  b.key = ib.key;
+  b.args_json = f.args_json(ib.p);
+  b.bench = e.opts.bench;
+  b.best_ms = *ib.best;
+  for (size_t i : ib.todo) {
+    const Cand& c = ib.cands[i];
+    WorkerCandidate wc;
+    wc.config = c.r.config;
+    wc.source = c.vendor_source.empty() ? "jit" : c.vendor_source;
+    wc.code_object_key = c.r.code_object_key;
+    b.candidates.push_back(std::move(wc));
+  }
+  auto startProgress = [&](size_t j) {
+    if (j < ib.todo.size())
+      e.progress({f.name, ib.key, "bench", ++*ib.bench_index, ib.total, ib.cands[ib.todo[j]].r.config});
+  };
+  startProgress(0);
+  Status st = e.worker->run(b, [&](size_t j, const CandidateResult& r) {
+    Cand& c = ib.cands[ib.todo[j]];
+    const std::string co_key = c.r.code_object_key;
+    c.r = r;
+    c.r.code_object_key = co_key;
+    if (c.r.status != Code::kOk) c.live = false;
+    if (c.r.status == Code::kOk && (*ib.best <= 0 || r.stats.median_ms < *ib.best))
+      *ib.best = r.stats.median_ms;
+    (*ib.done)[ib.todo[j]] = true;
+    recordPartial(e, ib.fs, ib.key, c.r);
+    c.recorded = true;
+    startProgress(j + 1);
+  });
+  if (st.ok()) return true;
+  *why = st.toString();
+  // Once candidates ran in the worker, the ones left may include the kind that crashed it, and
+  // must not run in the tuner's process: they fail here. Otherwise the caller decides (fall back
+  // in-process where allowed, or refuse).
+  bool any_done = false;
+  for (size_t i : ib.todo) any_done = any_done || (*ib.done)[i];
+  if (!any_done) return false;
+  for (size_t i : ib.todo) {
+    if ((*ib.done)[i]) continue;
+    fail(ib.cands[i], Status::Unavailable("isolated benchmarking failed: " + st.toString()));
+    (*ib.done)[i] = true;
+  }
+  return true;
+}
+
+CandidateResult TunerEngine::benchCandidate(const std::string& family, const void* p,
+                                          const WorkerCandidate& wc, const BenchOptions& bench,
+                                          double best_ms, StreamHandle s) {
+  Cand c;
+  c.r.config = wc.config;
+  c.r.source = wc.source.empty() ? "jit" : wc.source;
+  c.r.code_object_key = wc.code_object_key;
+  FamilyState* fs = findFamily(family);
+  if (!fs) {
+    fail(c, Status::NotFound("family '" + family + "' is not registered in the worker"));
+    return c.r;
+  }
+  const detail::ErasedFamily& f = fs->f;
+  if (c.r.source != "jit") {
+    if (!f.vendor_launch) {
+      fail(c, Status::Unsupported("family '" + family + "' has no vendor_launch"));
+      return c.r;
+    }
+    c.vendor_source = c.r.source;
+  } else {
+    auto cfg = Config::parse(wc.config);
+    if (!cfg.ok()) {
+      fail(c, cfg.status());
+      return c.r;
+    }
+    c.config = *cfg;
+    c.dims = f.launch(c.config, p, device);
+    // The parent compiled it into the shared store; recompile only if the entry vanished.
+    auto co = wc.code_object_key.empty() ? Expected<CodeObject>(Status::NotFound("no key"))
+                                         : store->get(wc.code_object_key);
+    if (!co.ok()) {
+      std::string k, note;
+      bool hit = false;
+      co = compileConfig(*fs, c.config, p, &k, &hit, &note);
+      if (co.ok()) c.r.code_object_key = k;
+    }
+    if (!co.ok()) {
+      fail(c, co.status());
+      return c.r;
+    }
+    c.co = std::move(co).value();
+  }
+  std::lock_guard<std::mutex> bl(bench_mu);
+  benchOne(f, p, c, bench, best_ms, s);
+  return c.r;
+}
+
+}  // namespace detail
+}  // namespace ktune

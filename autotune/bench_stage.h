@@ -1,0 +1,35 @@
+// The "bench" stage of a tuning run (internal): one candidate verified and timed in this process,
+// or a batch sent to the isolation worker; each result recorded as a partial result at once.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "autotune/tuning_run.h"
+
+namespace ktune {
+namespace detail {
+
+// A batch of candidates for the worker, and the run's state it updates.
+struct IsolatedBatch {
+  FamilyState& fs;
+  const void* p;
+  const std::string& key;
+  std::vector<Cand>& cands;
+  const std::vector<size_t>& todo;  // indices into cands
+  double* best;                     // best median so far (updated)
+  std::vector<bool>* done;          // done[i]: candidate i has its result
+  int* bench_index;                 // progress counter (updated)
+  int total;                        // candidates of the run (progress)
+};
+
+// Benchmarks the batch through the worker; false (with *why) when the worker cannot be used, so
+// the caller decides what becomes of the candidates left (those with done[i] == false).
+bool benchIsolated(TunerEngine& e, IsolatedBatch& b, std::string* why);
+
+// Writes one finished candidate to the family's database (resumable tuning).
+void recordPartial(TunerEngine& e, FamilyState& fs, const std::string& key,
+                   const CandidateResult& r);
+
+}  // namespace detail
+}  // namespace ktune

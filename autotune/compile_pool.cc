@@ -1,0 +1,81 @@
+#include "autotune/compile_pool.h"
+
+#include <algorithm>
+
+namespace ktune {
+
+int CompilePool::threadsFor(size_t jobs, int requested, bool leave_core) {
+  const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int n = requested > 0 ? requested : (leave_core && hw > 4 ? hw - 1 : hw);
+  return std::max(1, std::min<int>(n, static_cast<int>(std::min<size_t>(jobs, 1 << 16))));
+}
+
+CompilePool::CompilePool(size_t jobs, int threads, Job job, Done done)
+    : jobs_(jobs), threads_(std::max(1, threads)), job_(std::move(job)), done_(std::move(done)) {}
+
+CompilePool::~CompilePool() { join(); }
+
+void CompilePool::join() {
+  for (auto& t : pool_)
+    if (t.joinable()) t.join();
+}
+
+void CompilePool::loop() {
+  for (;;) {
+    size_t i;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (next_ >= jobs_) return;
+      i = next_++;
+    }
+    job_(i);
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      ready_.push_back(i);
+      if (++finished_ == jobs_)
+        wall_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0_)
+                       .count();
+      if (done_) done_(i, finished_);
+    }
+    cv_.notify_one();
+  }
+}
+
+void CompilePool::start() {
+  t0_ = std::chrono::steady_clock::now();
+  for (int t = 0; t < threads_; ++t) pool_.emplace_back([this] { loop(); });
+}
+
+void CompilePool::runAll() {
+  t0_ = std::chrono::steady_clock::now();
+  for (int t = 1; t < threads_; ++t) pool_.emplace_back([this] { loop(); });
+  loop();
+  join();
+}
+
+std::vector<size_t> CompilePool::take() {
+  std::unique_lock<std::mutex> l(mu_);
+  if (taken_ >= jobs_) return {};
+  cv_.wait(l, [&] { return !ready_.empty(); });
+  std::vector<size_t> got(ready_.begin(), ready_.end());
+  ready_.clear();
+  taken_ += got.size();
+  return got;
+}
+
+bool CompilePool::finished() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return finished_ == jobs_;
+}
+
+double CompilePool::wallMs() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return wall_ms_;
+}
+
+void CompilePool::parallelFor(size_t jobs, int threads, const Job& job) {
+  CompilePool pool(jobs, threads, job);
+  pool.runAll();
+}
+
+}  // namespace ktune

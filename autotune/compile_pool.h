@@ -1,0 +1,68 @@
+// The compile pool: runs N independent jobs (compiles) on a few threads and hands finished job
+// indices to one consumer as they come, so benchmarking can start while compiles still run.
+// Used by the tuning run, the CLI's compile-only analysis and the benchmark programs.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace ktune {
+
+class CompilePool {
+ public:
+  // job(i) runs on a pool thread for every i in [0, jobs). done(i, finished), when given, runs
+  // under the pool's lock right after job i, with the number of jobs finished so far (monotonic:
+  // a progress count); it must not call back into the pool.
+  using Job = std::function<void(size_t index)>;
+  using Done = std::function<void(size_t index, size_t finished)>;
+
+  // Threads for `jobs` jobs: `requested` when > 0, else every core, less one on machines with
+  // more than four when `leave_core` (work running beside the compiles, e.g. timing launches,
+  // must not wait for a time slice); never more than jobs, never less than one.
+  static int threadsFor(size_t jobs, int requested, bool leave_core);
+
+  CompilePool(size_t jobs, int threads, Job job, Done done = {});
+  // Joins the threads (waits for the jobs that run).
+  ~CompilePool();
+  CompilePool(const CompilePool&) = delete;
+  CompilePool& operator=(const CompilePool&) = delete;
+
+  // Starts the threads and returns at once; take() hands out finished jobs.
+  void start();
+  // Runs every job, on the threads and on the calling thread, and returns when all are done.
+  void runAll();
+  // Finished jobs not taken yet, in finishing order; waits for at least one. Empty once every
+  // job has been taken.
+  std::vector<size_t> take();
+  // Whether every job has finished.
+  bool finished() const;
+  // Milliseconds from start()/runAll() to the last job's end (0 while jobs run).
+  double wallMs() const;
+
+  // Runs job(i) for every i in [0, jobs) on `threads` threads (the caller's included) and returns
+  // when all are done.
+  static void parallelFor(size_t jobs, int threads, const Job& job);
+
+ private:
+  void loop();
+  void join();
+  size_t jobs_;
+  int threads_;
+  Job job_;
+  Done done_;
+  std::vector<std::thread> pool_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<size_t> ready_;
+  size_t next_ = 0, finished_ = 0, taken_ = 0;
+  std::chrono::steady_clock::time_point t0_;
+  double wall_ms_ = 0;
+};
+
+}  // namespace ktune

@@ -1,0 +1,177 @@
+#include "autotune/engine.h"
+
+#include <utility>
+
+#include "autotune/tuning_run.h"
+#include "base/fs.h"
+#include "compiler/store/store.h"
+
+namespace ktune {
+namespace detail {
+
+FamilyState* TunerEngine::findFamily(const std::string& name) {
+  std::lock_guard<std::mutex> l(families_mu);
+  for (auto& f : families) {
+    if (f->f.name == name) return f.get();
+  }
+  return nullptr;
+}
+
+Expected<FunctionHandle> TunerEngine::loadFunction(const std::string& co_key, const CodeObject& co) {
+  std::lock_guard<std::mutex> l(modules_mu);
+  auto it = functions.find(co_key);
+  if (it != functions.end()) return it->second;
+  KTUNE_ASSIGN_OR_RETURN(ModuleHandle m, backend->loadModule(co.binary));
+  modules.push_back(m);
+  KTUNE_ASSIGN_OR_RETURN(FunctionHandle fn,
+                         backend->getFunction(m, co.lowered_entry.empty() ? co.entry
+                                                                          : co.lowered_entry));
+  // Allow dynamic shared memory up to the opt-in limit once, so no launch has to raise it.
+  if (device.shared_per_block_optin > device.shared_per_block) {
+    int64_t room = device.shared_per_block_optin - co.resources.shared_bytes;
+    if (room > 0) KTUNE_RETURN_IF_ERROR(backend->setMaxDynamicShared(fn, room));
+  }
+  functions.emplace(co_key, fn);
+  return fn;
+}
+
+Defines definesFor(const ErasedFamily& f, const Config& c, const void* p) {
+  if (f.defines) return f.defines(c, p);
+  Defines d;
+  for (const auto& [k, v] : c.params()) d.emplace_back(k, paramValueToString(v));
+  return d;
+}
+
+Expected<CodeObject> TunerEngine::compileConfig(FamilyState& fs, const Config& c, const void* p,
+                                                std::string* co_key, bool* hit,
+                                                std::string* note) {
+  CompileRequest req;
+  req.source = fs.f.source;
+  req.source_name = fs.f.source_name;
+  req.entry = fs.f.entry_fn ? fs.f.entry_fn(c, p) : fs.f.entry;
+  req.defines = definesFor(fs.f, c, p);
+  req.arch = device.arch;
+  req.options = fs.f.compile_options;
+  *co_key = codeObjectKey(req, compiler->name(), compiler->version());
+  return store->getOrCompile(*compiler, req, hit, note);
+}
+
+Expected<std::unique_ptr<Selected>> TunerEngine::selectConfig(FamilyState& fs, const void* p,
+                                                              const std::string& config_str,
+                                                              const std::string& source,
+                                                              const std::string& origin,
+                                                              const WinnerBinary* bin) {
+  auto sel = std::make_unique<Selected>();
+  sel->config_str = config_str;
+  sel->source = source;
+  sel->origin = origin;
+  if (source != "jit" && source != "default") {
+    if (!fs.f.vendor_launch) {
+      return Status::Unsupported("family " + fs.f.name + " has no vendor_launch for " + source);
+    }
+    sel->vendor = true;
+    return sel;
+  }
+  sel->source = "jit";
+  KTUNE_ASSIGN_OR_RETURN(sel->config, Config::parse(config_str));
+  if (bin && !bin->co.binary.empty()) {
+    // The tuning run's own binary: loaded already when it was benchmarked here, never read back
+    // from the store.
+    KTUNE_ASSIGN_OR_RETURN(sel->fn, loadFunction(bin->code_object_key, bin->co));
+    return sel;
+  }
+  std::string key, note;
+  bool hit = false;
+  KTUNE_ASSIGN_OR_RETURN(CodeObject co, compileConfig(fs, sel->config, p, &key, &hit, &note));
+  if (!note.empty() && opts.options.verbose) log() << "ktune: " << note << "\n";
+  KTUNE_ASSIGN_OR_RETURN(sel->fn, loadFunction(key, co));
+  return sel;
+}
+
+Selected* TunerEngine::publish(FamilyState& fs, const KeyBuilder& kb, std::unique_ptr<Selected> s) {
+  Selected* raw = s.get();
+  std::unique_lock<std::shared_mutex> l(fs.mu);
+  fs.owned.push_back(std::move(s));
+  fs.map[kb] = raw;
+  return raw;
+}
+
+Status TunerEngine::launchSelected(FamilyState& fs, const Selected& sel, const void* p,
+                                   StreamHandle s) {
+  if (sel.vendor) return fs.f.vendor_launch(sel.config_str, p, s);
+  LaunchDims d = fs.f.launch(sel.config, p, device);
+  if (fs.f.before_launch) KTUNE_RETURN_IF_ERROR(fs.f.before_launch(sel.config, p, s));
+  thread_local KernelArgs args;  // reused: no allocation once warm
+  args.clear();
+  fs.f.args(p, args);
+  return backend->launch(sel.fn, d.grid, d.block, d.shared, args.data(), s);
+}
+
+Expected<Selected*> TunerEngine::resolve(FamilyState& fs, const void* p, const KeyBuilder& kb,
+                                         StreamHandle s, bool* tuned) {
+  if (kb.overflowed()) {
+    return Status::InvalidArgument("family " + fs.f.name + ": key has more than " +
+                                   std::to_string(KeyBuilder::kMaxFields) + " fields or " +
+                                   std::to_string(KeyBuilder::kMaxChars) + " string bytes");
+  }
+  std::lock_guard<std::mutex> slow(fs.slow_mu);
+  {
+    std::shared_lock<std::shared_mutex> l(fs.mu);  // another caller may have resolved it
+    auto it = fs.map.find(kb);
+    if (it != fs.map.end()) return it->second;
+  }
+  const std::string key = kb.toString();
+  // 1. Database.
+  if (auto e = fs.db->lookup(key); e && !e->winner.empty()) {
+    auto sel = selectConfig(fs, p, e->winner, e->winner_source, e->pinned ? "pinned" : "database");
+    if (sel.ok()) {
+      (*sel)->stats = e->winner_stats;
+      return publish(fs, kb, std::move(sel).value());
+    }
+    log() << "ktune: " << fs.f.name << " [" << key << "]: database winner '" << e->winner
+          << "' unusable (" << sel.status().toString() << "); "
+          << (opts.options.tuning ? "retuning" : "using the default config") << "\n";
+  }
+  // 2. Tuning off: default config, key recorded for offline tuning.
+  if (!opts.options.tuning) {
+    if (fs.f.source.empty()) {
+      return Status::Unsupported("family " + fs.f.name + ": tuning is off and there is no JIT "
+                                 "default config; tune key " + key + " offline");
+    }
+    KTUNE_ASSIGN_OR_RETURN(auto sel, selectConfig(fs, p, fs.f.default_config.toString(), "jit",
+                                                  "default"));
+    std::string path = opts.options.record_untuned_path.empty()
+                           ? joinPath(opts.options.cache_dir, "untuned.jsonl")
+                           : opts.options.record_untuned_path;
+    std::string args = fs.f.args_json ? fs.f.args_json(p) : "{}";
+    Status st = appendUntunedKey(path, fs.f.name, key, args);
+    if (!st.ok()) log() << "ktune: could not record untuned key: " << st.toString() << "\n";
+    return publish(fs, kb, std::move(sel));
+  }
+  // 3. Tune.
+  std::unique_lock<std::mutex> bl(bench_mu);
+  WinnerBinary bin;
+  KTUNE_ASSIGN_OR_RETURN(TuneReport rep, tuneKey(fs, p, key, s, &bin));
+  bl.unlock();
+  *tuned = true;
+  if (rep.winner.empty()) {
+    std::string why;
+    for (const auto& c : rep.candidates) {
+      if (why.size() > 1500) break;
+      why += "\n  " + c.config + ": " + codeName(c.status) + ": " + c.reason;
+    }
+    return Status(Code::kUnsupported, "family " + fs.f.name + " [" + key +
+                                          "]: no candidate passed" + why);
+  }
+  KTUNE_ASSIGN_OR_RETURN(auto sel, selectConfig(fs, p, rep.winner, rep.winner_source, "memory", &bin));
+  sel->stats = rep.winner_stats;
+  return publish(fs, kb, std::move(sel));
+}
+
+Expected<TuneReport> TunerEngine::tuneKey(FamilyState& fs, const void* p, const std::string& key,
+                                         StreamHandle s, WinnerBinary* bin) {
+  return runTuning(*this, fs, p, key, s, bin);
+}
+
+}  // namespace detail
+}  // namespace ktune

@@ -1,0 +1,138 @@
+// The engine behind Tuner (internal; not part of the registration API): the registered families
+// with their selected configs, the loaded functions, the benchmark lock and the isolation worker.
+// A tuning run (autotune/tuning_run.h) works on one family and key through it.
+#pragma once
+
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <ostream>
+#include <set>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "autotune/autotuner.h"
+#include "autotune/benchmarker.h"
+#include "autotune/database.h"
+#include "autotune/family.h"
+#include "autotune/isolation.h"
+#include "autotune/key.h"
+
+namespace ktune {
+
+class CodeObjectStore;
+
+namespace detail {
+
+// What runs for one key: a JIT config with its loaded function, or a vendor candidate.
+struct Selected {
+  Config config;
+  std::string config_str;
+  std::string source = "jit";  // "jit" or a vendor source
+  bool vendor = false;
+  FunctionHandle fn;
+  std::string origin;  // "memory" (tuned here), "database", "pinned", "default"
+  TimingStats stats;
+};
+
+struct FamilyState {
+  ErasedFamily f;
+  std::shared_ptr<TuningDatabase> db;
+  mutable std::shared_mutex mu;  // guards map (readers: the hot path)
+  std::unordered_map<KeyBuilder, Selected*, KeyBuilderHash> map;
+  std::vector<std::unique_ptr<Selected>> owned;  // never freed before the tuner: no dangling hits
+  std::mutex slow_mu;  // one miss (database load / tuning) at a time per family
+};
+
+// Config + problem -> the -D defines it compiles with (the family's own, or every parameter).
+Defines definesFor(const ErasedFamily& f, const Config& c, const void* p);
+
+struct Cand;
+
+// The winner's binary as the tuning run compiled it, so the caller loads it without reading the
+// store again.
+struct WinnerBinary {
+  std::string code_object_key;
+  CodeObject co;
+};
+
+struct TunerEngine {
+  std::shared_ptr<Backend> backend;
+  TunerOptions opts;
+  DeviceInfo device;
+  std::shared_ptr<Compiler> compiler;
+  std::shared_ptr<CodeObjectStore> store;
+  Validator validator;
+  std::string space_backend;  // "cuda" / "hip" / "" for ConfigSpace::enumerate
+
+  std::mutex families_mu;
+  std::vector<std::unique_ptr<FamilyState>> families;
+
+  std::mutex modules_mu;
+  std::unordered_map<std::string, FunctionHandle> functions;  // code-object key -> function
+  std::vector<ModuleHandle> modules;
+
+  std::mutex bench_mu;  // one benchmark at a time on the device: timings must not overlap
+  std::unique_ptr<Benchmarker> bench;
+
+  // Isolation: the worker (started on first use, reused across tuning runs; guarded by bench_mu).
+  std::unique_ptr<WorkerSupervisor> worker;
+  IsolationStats iso_fallback;  // counters kept when no supervisor exists
+  std::set<std::string> iso_warned;  // fallback warnings already printed
+
+  std::ostream& log() { return opts.log ? *opts.log : std::cerr; }
+  // Serialised: compile threads and the benchmarking thread report concurrently.
+  std::mutex progress_mu;
+  void progress(const TuneProgress& pr) {
+    if (!opts.progress) return;
+    std::lock_guard<std::mutex> l(progress_mu);
+    opts.progress(pr);
+  }
+
+  // The registered family called `name`, or null.
+  FamilyState* findFamily(const std::string& name);
+  Expected<FunctionHandle> loadFunction(const std::string& co_key, const CodeObject& co);
+  Expected<CodeObject> compileConfig(FamilyState& fs, const Config& c, const void* p,
+                                     std::string* co_key, bool* hit, std::string* note);
+  // A Selected for a winner already loaded by the tuning run, or compiled/loaded now.
+  Expected<std::unique_ptr<Selected>> selectConfig(FamilyState& fs, const void* p,
+                                                   const std::string& config_str,
+                                                   const std::string& source,
+                                                   const std::string& origin,
+                                                   const WinnerBinary* bin = nullptr);
+  Expected<Selected*> resolve(FamilyState& fs, const void* p, const KeyBuilder& kb,
+                              StreamHandle s, bool* tuned);
+  // Runs a tuning run (autotune/tuning_run.h); the caller holds bench_mu. `bin`, when given,
+  // receives the winner's binary (JIT winners compiled by this run).
+  Expected<TuneReport> tuneKey(FamilyState& fs, const void* p, const std::string& key,
+                               StreamHandle s, WinnerBinary* bin = nullptr);
+  Status launchSelected(FamilyState& fs, const Selected& sel, const void* p, StreamHandle s);
+  Selected* publish(FamilyState& fs, const KeyBuilder& kb, std::unique_ptr<Selected> sel);
+
+  // Verify + measure one live candidate in this process (early rejection against best); fills
+  // c.r (status, reason, stats, date). Faults and launch errors are results.
+  // `rep`, when given, accumulates the load / verify / measure wall times.
+  void benchOne(const ErasedFamily& f, const void* p, Cand& c, const BenchOptions& bo_in,
+                double best, StreamHandle s, TuneReport* rep = nullptr);
+  // Creates the worker supervisor (not the process) once; false with *why when no worker
+  // executable is found.
+  bool makeWorker(std::string* why);
+  // Worker side of isolation: Tuner::benchmarkCandidate (see candidate_bench.h).
+  CandidateResult benchCandidate(const std::string& family, const void* p,
+                                 const WorkerCandidate& wc, const BenchOptions& bench,
+                                 double best_ms, StreamHandle s);
+  // Whether a worker that cannot serve a family may be replaced by in-process benchmarking:
+  // never when the user asked for isolation (KTUNE_ISOLATE=1, or isolate set in code without
+  // IsolationOptions::fallback_in_process).
+  bool mayFallBack() const {
+    return opts.isolation.fallback_in_process && !opts.options.isolate_explicit;
+  }
+};
+
+}  // namespace detail
+
+struct Tuner::Impl : detail::TunerEngine {};
+
+}  // namespace ktune

@@ -1,0 +1,92 @@
+#include "autotune/autotuner.h"
+
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "autotune/engine.h"
+#include "base/fs.h"
+
+namespace ktune {
+
+using detail::FamilyState;
+
+Expected<OfflineTuneReport> Tuner::tuneFromFile(const std::string& path, StreamHandle s) {
+  KTUNE_ASSIGN_OR_RETURN(std::string text, readFile(path));
+  OfflineTuneReport out;
+  std::istringstream in(text);
+  std::string line;
+  std::set<std::string> done;
+  while (std::getline(in, line)) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    ++out.lines;
+    auto skip = [&](const std::string& why) {
+      ++out.skipped;
+      out.messages.push_back("line " + std::to_string(out.lines) + ": " + why);
+    };
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("family") ||
+        !j["family"].is_string()) {
+      skip("not a JSON object with a \"family\"");
+      continue;
+    }
+    std::string fam = j["family"].get<std::string>();
+    std::string key = j.value("key", std::string());
+    if (!done.insert(fam + "|" + key).second) {
+      ++out.already_tuned;
+      continue;
+    }
+    FamilyState* fs = nullptr;
+    {
+      std::lock_guard<std::mutex> l(impl_->families_mu);
+      for (auto& f : impl_->families) {
+        if (f->f.name == fam) fs = f.get();
+      }
+    }
+    if (!fs) {
+      skip("family '" + fam + "' is not registered on this tuner");
+      continue;
+    }
+    if (!fs->f.make_problem) {
+      skip("family '" + fam + "' has no make_problem, so recorded keys cannot be re-created");
+      continue;
+    }
+    // appendUntunedKey writes the problem's args_json fields beside family/key/date.
+    nlohmann::json a = j;
+    a.erase("family");
+    a.erase("key");
+    a.erase("date");
+    std::string args = a.dump();
+    auto prob = fs->f.make_problem(args);
+    if (!prob.ok()) {
+      skip("make_problem failed: " + prob.status().toString());
+      continue;
+    }
+    std::string k2 = keyString(fs, prob->get());
+    if (!key.empty() && k2 != key) {
+      out.messages.push_back("line " + std::to_string(out.lines) + ": recorded key '" + key +
+                             "' re-created as '" + k2 + "'");
+    }
+    if (auto e = fs->db->lookup(k2); e && !e->winner.empty()) {
+      ++out.already_tuned;
+      continue;
+    }
+    auto rep = tune(fs, prob->get(), s);
+    if (!rep.ok()) {
+      skip("tuning " + k2 + " failed: " + rep.status().toString());
+    } else if (rep->winner.empty()) {
+      // Name a few distinct reasons: "no candidate passed" alone cannot be acted on.
+      std::set<std::string> reasons;
+      for (const auto& c : rep->candidates)
+        if (c.status != Code::kOk && reasons.size() < 3) reasons.insert(c.reason.substr(0, 160));
+      std::string why;
+      for (const auto& r : reasons) why += (why.empty() ? " (" : "; ") + r;
+      skip("tuning " + k2 + ": no candidate passed" + (why.empty() ? "" : why + ")"));
+    } else {
+      ++out.tuned;
+    }
+  }
+  return out;
+}
+
+}  // namespace ktune

@@ -1,0 +1,521 @@
+#include "autotune/tuning_run.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <set>
+
+#include "autotune/compile_pool.h"
+#include "autotune/bench_stage.h"
+#include "base/fs.h"
+#include "base/sha256.h"
+
+namespace ktune {
+namespace detail {
+
+void fail(Cand& c, const Status& s) {
+  c.live = false;
+  c.r.status = s.ok() ? Code::kInternal : s.code();
+  c.r.reason = s.message();
+  c.r.date = isoUtcNow();
+}
+
+bool persistentFailure(const CandidateResult& r) {
+  if (r.status == Code::kOk) return false;
+  if (r.reason.rfind("pruned", 0) == 0 || r.reason.rfind("slower than best", 0) == 0) return false;
+  return r.status == Code::kCompileError || r.status == Code::kOutOfResources ||
+         r.status == Code::kLaunchError || r.status == Code::kDeviceFault ||
+         r.status == Code::kWrongResult || r.status == Code::kTimeout;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double msSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+std::string fmt3(double v) {
+  char b[32];
+  std::snprintf(b, sizeof(b), "%.3g", v);
+  return b;
+}
+
+// The stages of one run (see tuning_run.h); members are the run's state.
+class TuningRun {
+ public:
+  TuningRun(TunerEngine& e, FamilyState& fs, const void* p, const std::string& key, StreamHandle s)
+      : e_(e), fs_(fs), f_(fs.f), p_(p), key_(key), s_(s) {
+    rep_.family = f_.name;
+    rep_.key = key;
+    shared_limit_ = std::max(e.device.shared_per_block_optin, e.device.shared_per_block);
+  }
+  Expected<TuneReport> run(WinnerBinary* winner);
+
+ private:
+  void enumerate();
+  void loadHistory();
+  void applyHistory(Cand& x, const std::string& id);
+  void select();
+  void checkLaunchDims();
+  Status compileAndBench();
+  void compileOne(size_t j);
+  void admit(size_t i, std::vector<size_t>& batch);
+  std::optional<std::string> pruneReason(const Cand& c) const;
+  Status bench(std::vector<size_t> batch);
+  void benchInProcess(size_t i);
+  Status benchThroughWorker(const std::vector<size_t>& iso_batch);
+  Status settleSetAside();
+  void copyDuplicates();
+  int choose();
+  void record(int w);
+
+  TunerEngine& e_;
+  FamilyState& fs_;
+  const ErasedFamily& f_;
+  const void* p_;
+  const std::string& key_;
+  StreamHandle s_;
+  TuneReport rep_;
+  int64_t shared_limit_ = 0;
+  std::vector<Config> accepted_;
+  std::vector<Cand> cands_;
+  std::map<std::string, CandidateResult> known_, measured_;
+  int total_ = 0;
+  std::vector<size_t> to_compile_;
+  CompilePool* pool_ = nullptr;
+  double best_ = 0;
+  bool has_vendor_ = false;
+  std::map<std::string, size_t> seen_;                      // binary signature -> candidate
+  std::vector<std::pair<size_t, std::string>> set_aside_;   // would be pruned (no vendor cand.)
+  size_t survivors_ = 0;  // live JIT candidates not pruned
+  double bench_ms_ = 0, overlap_ms_ = 0;
+  std::vector<bool> done_;
+  bool iso_off_ = true;   // isolation off or unavailable: the rest runs in-process
+  bool iso_used_ = false;  // some batch of this key went through the worker
+  int bench_index_ = 0;
+};
+
+// Stage "enumerate": constraints and the shared-memory pre-check against the device limit.
+void TuningRun::enumerate() {
+  if (f_.source.empty()) return;
+  if (!f_.configs.empty()) {
+    rep_.enumerated = static_cast<int>(f_.configs.size());
+    for (const Config& c : f_.configs) {
+      int64_t need = f_.space.sharedBytesOf(c);
+      if (shared_limit_ > 0 && need > shared_limit_) {
+        Cand x;
+        x.config = c;
+        x.r.config = c.toString();
+        fail(x, Status::OutOfResources("needs " + std::to_string(need) +
+                                       " B shared/LDS > device limit " +
+                                       std::to_string(shared_limit_) + " B"));
+        cands_.push_back(std::move(x));
+      } else {
+        accepted_.push_back(c);
+      }
+    }
+    return;
+  }
+  Enumeration en = f_.space.enumerate(e_.space_backend, shared_limit_);
+  rep_.enumerated = static_cast<int>(en.accepted.size() + en.rejected.size());
+  accepted_ = std::move(en.accepted);
+  for (auto& rj : en.rejected) {
+    if (rj.reason.rfind("constraint", 0) == 0) continue;  // not a candidate at all
+    Cand x;
+    x.config = rj.config;
+    x.r.config = rj.config.toString();
+    fail(x, Status::OutOfResources(rj.reason));
+    cands_.push_back(std::move(x));
+  }
+}
+
+// Stage "history": known failures (database blacklist) and the candidates an interrupted run
+// already measured (resumable tuning: they are reused, not measured again).
+void TuningRun::loadHistory() {
+  for (auto& r : fs_.db->candidatesFor(key_)) {
+    if (persistentFailure(r)) {
+      if (!e_.opts.options.retry_failed) known_[r.source + "|" + r.config] = r;
+    } else if ((r.status == Code::kOk && r.stats.runs > 0) ||
+               (r.status == Code::kTimeout && r.reason.rfind("slower than best", 0) == 0)) {
+      measured_[r.source + "|" + r.config] = r;
+    }
+  }
+}
+
+void TuningRun::applyHistory(Cand& x, const std::string& id) {
+  if (auto k = known_.find(id); k != known_.end()) {
+    x.r = k->second;
+    x.r.reason = "skipped, failed before (" + k->second.date + "): " + k->second.reason;
+    x.live = false;
+    ++rep_.skipped_known_failed;
+  } else if (auto m = measured_.find(id); m != measured_.end()) {
+    x.r = m->second;
+    x.live = false;
+    x.resumed = true;
+    x.recorded = true;
+    ++rep_.resumed;
+  }
+}
+
+// Stage "select": the search strategy's configs, then the vendor candidates.
+void TuningRun::select() {
+  for (size_t i : e_.opts.search->select(accepted_)) {
+    Cand x;
+    x.config = accepted_[i];
+    x.r.config = x.config.toString();
+    applyHistory(x, "jit|" + x.r.config);
+    cands_.push_back(std::move(x));
+  }
+  if (f_.vendor_candidates) {
+    for (auto& v : f_.vendor_candidates(p_)) {
+      Cand x;
+      x.r.config = v.id;
+      x.r.source = v.source;
+      x.vendor_source = v.source;
+      applyHistory(x, v.source + "|" + v.id);
+      cands_.push_back(std::move(x));
+    }
+  }
+  total_ = static_cast<int>(cands_.size());
+}
+
+// Stage "launch": launch dims and the thread-count check (before compiling).
+void TuningRun::checkLaunchDims() {
+  const DeviceInfo& d = e_.device;
+  for (auto& c : cands_) {
+    if (!c.live || !c.vendor_source.empty()) continue;
+    c.dims = f_.launch(c.config, p_, d);
+    int64_t threads = int64_t(c.dims.block.x) * c.dims.block.y * c.dims.block.z;
+    if (d.max_threads_per_block > 0 && threads > d.max_threads_per_block) {
+      fail(c, Status::OutOfResources(std::to_string(threads) + " threads per block > device limit " +
+                                     std::to_string(d.max_threads_per_block)));
+    }
+  }
+}
+
+// Stage "compile", one job of the pool. Once the pool reports it done, the candidate belongs to
+// the benchmarking thread.
+void TuningRun::compileOne(size_t j) {
+  Cand& c = cands_[to_compile_[j]];
+  std::string note;
+  auto co = e_.compileConfig(fs_, c.config, p_, &c.r.code_object_key, &c.hit, &note);
+  if (co.ok()) {
+    c.co = std::move(co).value();
+  } else {
+    fail(c, co.status());
+  }
+  if (!note.empty() && e_.opts.options.verbose) {
+    std::lock_guard<std::mutex> l(e_.progress_mu);
+    e_.log() << "ktune: " << note << "\n";
+  }
+}
+
+// Static pruning: the family's own rule, then spills (when options.static_prune).
+std::optional<std::string> TuningRun::pruneReason(const Cand& c) const {
+  std::optional<std::string> why;
+  if (f_.prune) why = f_.prune(c.config, c.co, e_.device);
+  if (!why && e_.opts.options.static_prune && e_.opts.prune_spills && c.co.resources.spills()) {
+    why = "spills (" + std::to_string(c.co.resources.spill_store_bytes) + " B stores, " +
+          std::to_string(c.co.resources.vgpr_spill) + " VGPRs)";
+  }
+  return why;
+}
+
+// Stage "admit": resource checks from the compiler's report, dedup of identical binaries, static
+// pruning. Admitted originals go into `batch`.
+void TuningRun::admit(size_t i, std::vector<size_t>& batch) {
+  Cand& c = cands_[i];
+  if (!c.live) return;  // compile failure (recorded by fail())
+  int64_t shared = c.co.resources.shared_bytes + static_cast<int64_t>(c.dims.shared);
+  if (shared_limit_ > 0 && shared > shared_limit_) {
+    fail(c, Status::OutOfResources("uses " + std::to_string(shared) +
+                                   " B shared/LDS (static + dynamic) > device limit " +
+                                   std::to_string(shared_limit_) + " B"));
+    return;
+  }
+  int64_t threads_pb = int64_t(c.dims.block.x) * c.dims.block.y * c.dims.block.z;
+  if (c.co.resources.max_threads_per_block > 0 && threads_pb > c.co.resources.max_threads_per_block) {
+    fail(c, Status::OutOfResources("block of " + std::to_string(threads_pb) +
+                                   " threads > the kernel's launch bound " +
+                                   std::to_string(c.co.resources.max_threads_per_block)));
+    return;
+  }
+  const Dim3 &g = c.dims.grid, &b = c.dims.block;
+  std::string sig = sha256Hex(c.co.binary) + "|" + c.co.lowered_entry + "|" +
+                    std::to_string(g.x) + "," + std::to_string(g.y) + "," + std::to_string(g.z) +
+                    "|" + std::to_string(b.x) + "," + std::to_string(b.y) + "," +
+                    std::to_string(b.z) + "|" + std::to_string(c.dims.shared);
+  auto [it, fresh] = seen_.emplace(sig, i);
+  if (!fresh) {
+    c.dup_of = static_cast<int>(it->second);
+    ++rep_.duplicates;
+  }
+  if (auto why = pruneReason(c)) {
+    if (has_vendor_) {
+      fail(c, Status::OutOfResources("pruned: " + *why));
+      ++rep_.pruned;
+    } else {
+      set_aside_.emplace_back(i, *why);  // decided once every candidate is known
+    }
+    return;
+  }
+  ++survivors_;
+  if (c.dup_of < 0) batch.push_back(i);
+}
+
+void TuningRun::benchInProcess(size_t i) {
+  Cand& c = cands_[i];
+  e_.progress({f_.name, key_, "bench", ++bench_index_, total_, c.r.config});
+  e_.benchOne(f_, p_, c, e_.opts.bench, best_, s_, &rep_);
+  if (c.r.status == Code::kOk && (best_ <= 0 || c.r.stats.median_ms < best_))
+    best_ = c.r.stats.median_ms;
+  const auto t_rec = Clock::now();
+  recordPartial(e_, fs_, key_, c.r);
+  rep_.record_ms += msSince(t_rec);
+  c.recorded = true;
+  done_[i] = true;
+}
+
+// The part of a batch that goes to the worker. When the worker cannot serve this family at all,
+// the run falls back to in-process benchmarking only where that is allowed (mayFallBack), and
+// refuses otherwise.
+Status TuningRun::benchThroughWorker(const std::vector<size_t>& iso_batch) {
+  std::string why;
+  IsolatedBatch ib{fs_, p_, key_, cands_, iso_batch, &best_, &done_, &bench_index_, total_};
+  if (benchIsolated(e_, ib, &why)) {
+    iso_used_ = true;
+    return Status::Ok();
+  }
+  if (iso_used_) {
+    // Candidates of this key already ran in the worker: the ones left may include the kind
+    // that broke it, so they must not run in the tuner's process.
+    for (size_t i : iso_batch) {
+      if (done_[i]) continue;
+      fail(cands_[i], Status::Unavailable("isolated benchmarking failed: " + why));
+      done_[i] = true;
+    }
+    return Status::Ok();
+  }
+  if (!e_.mayFallBack()) {
+    return Status::Unavailable(
+        "family " + f_.name + " [" + key_ + "]: isolated benchmarking was requested (" +
+        std::string(e_.opts.options.isolate_explicit ? "KTUNE_ISOLATE=1" : "options.isolate") +
+        ") but the worker cannot benchmark it: " + why +
+        " (set KTUNE_ISOLATE=0 to benchmark in the tuning process)");
+  }
+  iso_off_ = true;
+  ++e_.iso_fallback.fallbacks;
+  // Once per family and reason: a family without make_problem would say it every key.
+  if (e_.iso_warned.insert(f_.name + "|" + why).second || e_.opts.options.verbose) {
+    e_.log() << "ktune: " << f_.name << " [" << key_
+             << "]: isolated benchmarking unavailable, benchmarking in-process: " << why << "\n";
+  }
+  return Status::Ok();
+}
+
+// Stage "bench" for one batch of admitted candidates.
+Status TuningRun::bench(std::vector<size_t> batch) {
+  if (batch.empty()) return Status::Ok();
+  const bool compiling = pool_ && !pool_->finished();
+  const auto t0 = Clock::now();
+  // Vendor-library candidates first: they are usually close to the best, so early rejection
+  // has a strong bar from the start and slow JIT configs stop after a few runs.
+  std::stable_partition(batch.begin(), batch.end(),
+                        [&](size_t i) { return !cands_[i].vendor_source.empty(); });
+  std::vector<size_t> iso_batch;
+  for (size_t i : batch) {
+    if (!iso_off_ && e_.opts.isolation.vendor_in_process && !cands_[i].vendor_source.empty()) {
+      benchInProcess(i);  // trusted library code, here while the worker starts (IsolationOptions)
+    } else {
+      iso_batch.push_back(i);
+    }
+  }
+  if (!iso_off_ && !iso_batch.empty()) KTUNE_RETURN_IF_ERROR(benchThroughWorker(iso_batch));
+  for (size_t i : batch)
+    if (!done_[i]) benchInProcess(i);
+  const double ms = msSince(t0);
+  bench_ms_ += ms;
+  if (compiling) overlap_ms_ += ms;
+  return Status::Ok();
+}
+
+// Stages "compile", "admit" and "bench": with options.pipeline, candidates are benchmarked batch
+// by batch as they come out of the compilers (vendor-library candidates first, while the first
+// compiles run), so a cold run takes about max(compile, bench) rather than the sum; without it,
+// everything is compiled first. The isolation worker starts before the compiles.
+Status TuningRun::compileAndBench() {
+  if (e_.opts.options.isolate && f_.args_json && f_.make_problem) {
+    std::string ignored;
+    // The worker builds this key's problem while we compile (run() reports start failures).
+    if (e_.makeWorker(&ignored)) (void)e_.worker->prepare(f_.name, f_.args_json(p_));
+  }
+  const bool pipeline = e_.opts.options.pipeline;
+  const auto t_compile = Clock::now();
+  for (size_t i = 0; i < cands_.size(); ++i) {
+    if (cands_[i].live && cands_[i].vendor_source.empty()) to_compile_.push_back(i);
+  }
+  for (const auto& c : cands_) {
+    if (c.resumed && c.r.status == Code::kOk && c.r.stats.runs > 0 &&
+        (best_ <= 0 || c.r.stats.median_ms < best_))
+      best_ = c.r.stats.median_ms;
+    has_vendor_ |= !c.vendor_source.empty() && c.live;
+  }
+  done_.assign(cands_.size(), false);
+  iso_off_ = !e_.opts.options.isolate;
+  const size_t n = to_compile_.size();
+  // The progress index counts finished compiles (monotonic, as the CLI shows "n/total"); it is
+  // sent under the pool's lock (lock order: pool, then progress; never reverse).
+  CompilePool pool(
+      n, CompilePool::threadsFor(n, e_.opts.options.compile_threads, pipeline),
+      [&](size_t j) { compileOne(j); },
+      [&](size_t j, size_t finished) {
+        e_.progress({f_.name, key_, "compile", static_cast<int>(finished), static_cast<int>(n),
+                     cands_[to_compile_[j]].r.config});
+      });
+  pool_ = &pool;
+  std::vector<size_t> first;  // the vendor candidates (and, without the pipeline, everything)
+  for (size_t i = 0; i < cands_.size(); ++i) {
+    if (!cands_[i].vendor_source.empty() && cands_[i].live) first.push_back(i);
+  }
+  Status st;
+  if (pipeline) {
+    pool.start();
+    st = bench(std::move(first));
+    first.clear();
+  } else {
+    // Every compile ends before any check: the loop below then takes all candidates at once,
+    // in candidate order (dedup keeps the first of identical binaries).
+    pool.runAll();
+  }
+  for (std::vector<size_t> got; st.ok() && !(got = pool.take()).empty();) {
+    if (!pipeline) std::sort(got.begin(), got.end());  // candidate order, as compiled serially
+    std::vector<size_t> batch;
+    for (size_t j : got) admit(to_compile_[j], batch);
+    if (pipeline) {
+      st = bench(std::move(batch));
+    } else {
+      first.insert(first.end(), batch.begin(), batch.end());
+    }
+  }
+  pool_ = nullptr;
+  rep_.compile_wall_ms = n == 0 ? msSince(t_compile) : pool.wallMs();
+  if (!st.ok()) return st;  // the pool joins its threads on the way out
+  for (size_t i : to_compile_) {
+    if (cands_[i].hit) {
+      ++rep_.store_hits;
+    } else {
+      ++rep_.compiled;
+    }
+  }
+  if (!pipeline) KTUNE_RETURN_IF_ERROR(bench(std::move(first)));
+  return settleSetAside();
+}
+
+// Pruning must not remove every candidate: with no vendor candidate and no other JIT candidate
+// left, the would-be-pruned ones are benchmarked after all.
+Status TuningRun::settleSetAside() {
+  if (set_aside_.empty()) return Status::Ok();
+  if (survivors_ == 0) {
+    std::vector<size_t> batch;
+    for (auto& [i, why] : set_aside_)
+      if (cands_[i].dup_of < 0) batch.push_back(i);  // duplicates copy their original's result
+    return bench(std::move(batch));
+  }
+  for (auto& [i, why] : set_aside_) {
+    fail(cands_[i], Status::OutOfResources("pruned: " + why));
+    ++rep_.pruned;
+  }
+  return Status::Ok();
+}
+
+void TuningRun::copyDuplicates() {
+  for (auto& c : cands_) {
+    if (c.dup_of < 0 || !c.live) continue;
+    const Cand& o = cands_[c.dup_of];
+    c.r.status = o.r.status;
+    c.r.stats = o.r.stats;
+    c.r.max_error = o.r.max_error;
+    c.r.date = o.r.date;
+    c.r.reason = "identical binary to " + o.r.config + " (benchmarked once)" +
+                 (o.r.status == Code::kOk ? "" : ": " + o.r.reason);
+    c.live = o.live;
+  }
+}
+
+// Stage "choose": the fastest candidate that passed (an original, never its duplicate).
+int TuningRun::choose() {
+  for (auto& c : cands_) rep_.candidates.push_back(c.r);
+  int w = chooseWinner(rep_.candidates);
+  if (w >= 0 && cands_[w].dup_of >= 0) w = cands_[w].dup_of;
+  if (w >= 0) {
+    rep_.winner = rep_.candidates[w].config;
+    rep_.winner_source = rep_.candidates[w].source;
+    rep_.winner_stats = rep_.candidates[w].stats;
+  }
+  return w;
+}
+
+// Stage "record": failures worth remembering that are not recorded yet, then the entry.
+void TuningRun::record(int w) {
+  for (const auto& c : cands_) {
+    const CandidateResult& r = c.r;
+    if (persistentFailure(r) && r.reason.rfind("skipped", 0) != 0 && !c.recorded) {
+      Status st = fs_.db->recordCandidate(key_, r);
+      if (!st.ok()) e_.log() << "ktune: could not record a failed candidate: " << st.toString() << "\n";
+    }
+  }
+  if (w < 0) return;
+  DbEntry e;
+  e.key = key_;
+  e.winner = rep_.winner;
+  e.winner_source = rep_.winner_source;
+  e.winner_stats = rep_.winner_stats;
+  if (!rep_.candidates[w].code_object_key.empty())
+    e.code_object_keys.push_back(rep_.candidates[w].code_object_key);
+  e.candidates = rep_.candidates;
+  e.date = isoUtcNow();
+  Status st = fs_.db->record(e);
+  if (!st.ok()) e_.log() << "ktune: could not write the tuning database: " << st.toString() << "\n";
+}
+
+Expected<TuneReport> TuningRun::run(WinnerBinary* winner) {
+  const auto t_start = Clock::now();
+  e_.progress({f_.name, key_, "enumerate", 0, 0, ""});
+  enumerate();
+  loadHistory();
+  select();
+  checkLaunchDims();
+  KTUNE_RETURN_IF_ERROR(compileAndBench());
+  rep_.bench_wall_ms = bench_ms_;
+  rep_.bench_overlap_ms = overlap_ms_;
+  copyDuplicates();
+  int w = choose();
+  record(w);
+  if (winner && w >= 0 && cands_[w].vendor_source.empty() && !cands_[w].co.binary.empty()) {
+    winner->code_object_key = cands_[w].r.code_object_key;
+    winner->co = std::move(cands_[w].co);
+  }
+  rep_.total_wall_ms = msSince(t_start);
+  e_.progress({f_.name, key_, "done", total_, total_, rep_.winner});
+  if (e_.opts.options.verbose) {
+    e_.log() << rep_.tree();
+    e_.log() << "  compile " << fmt3(rep_.compile_wall_ms) << " ms, bench "
+             << fmt3(rep_.bench_wall_ms) << " ms (" << fmt3(rep_.bench_overlap_ms)
+             << " ms of it while compiling), total " << fmt3(rep_.total_wall_ms)
+             << " ms (host wall)\n";
+  }
+  return std::move(rep_);
+}
+
+}  // namespace
+
+Expected<TuneReport> runTuning(TunerEngine& e, FamilyState& fs, const void* p,
+                               const std::string& key, StreamHandle s, WinnerBinary* winner) {
+  TuningRun run(e, fs, p, key, s);
+  return run.run(winner);
+}
+
+}  // namespace detail
+}  // namespace ktune
