@@ -44,6 +44,7 @@
 #include "autotune/isolation.h"
 #include "autotune/key.h"
 #include "autotune/search.h"
+#include "autotune/shared_tuning.h"
 #include "autotune/verifier.h"
 #include "base/config.h"
 #include "base/options.h"
@@ -59,7 +60,9 @@ struct Selection {
   std::string key;
   std::string config;  // config string or vendor id
   std::string source;  // "jit", "default", vendor source
-  std::string origin;  // "memory", "database", "pinned", "default" (not tuned yet / tuning off)
+  // "memory" (tuned here), "database", "pinned", "remote" (another machine tuned it), "waited"
+  // (another process tuned it while this one waited), "default" (not tuned yet / tuning off)
+  std::string origin;
   TimingStats stats;
 };
 
@@ -80,6 +83,9 @@ struct TunerOptions {
   // Prune candidates whose compiler report shows spills (when options.static_prune), unless
   // every candidate spills.
   bool prune_spills = true;
+  // Results shared with other processes and machines (autotune/shared_tuning.h; made by
+  // remote::makeSharedTuning from options.remote_cache). Null: this process's cache only.
+  std::shared_ptr<SharedTuning> shared;
 };
 
 namespace detail {

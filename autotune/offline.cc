@@ -71,6 +71,18 @@ Expected<OfflineTuneReport> Tuner::tuneFromFile(const std::string& path, StreamH
       ++out.already_tuned;
       continue;
     }
+    if (impl_->opts.shared && impl_->opts.options.tuning) {
+      // Shared results: resolve the key as a call does (shared cache, then one tuner per key), so
+      // a key another server published or is tuning is not tuned again here.
+      KeyBuilder kb;
+      fs->f.key(prob->get(), kb);
+      bool tuned = false;
+      auto sel = impl_->resolve(*fs, prob->get(), kb, s, &tuned);
+      if (!sel.ok()) skip("tuning " + k2 + " failed: " + sel.status().toString());
+      else if (tuned) ++out.tuned;
+      else ++out.already_tuned;
+      continue;
+    }
     auto rep = tune(fs, prob->get(), s);
     if (!rep.ok()) {
       skip("tuning " + k2 + " failed: " + rep.status().toString());

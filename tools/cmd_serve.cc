@@ -55,6 +55,7 @@ int cmdServe(const std::vector<std::string>& argv) {
   topts.options = o;
   if (!o.isolate_explicit) topts.options.isolate = true;
   if (args->has("--no-isolate")) topts.options.isolate = false;
+  topts.shared = remote::makeSharedTuning(o);  // the queue's Redis is also the shared cache
   auto tuner_or = Tuner::create(std::shared_ptr<Backend>(std::move(*backend)), topts);
   if (!tuner_or.ok()) return fail(tuner_or.status());
   std::shared_ptr<Tuner> tuner(std::move(*tuner_or));

@@ -16,6 +16,7 @@
 #include "autotune/ops/gemm.h"
 #include "autotune/ops/rowwise.h"
 #include "base/options.h"
+#include "remote/shared.h"
 #include "compiler/analysis/report.h"
 #include "compiler/compiler.h"
 #include "runtime/backend.h"
@@ -480,6 +481,7 @@ int cmdTune(const std::vector<std::string>& argv) {
   // Tuning through the CLI benchmarks in a supervised worker unless told otherwise.
   if (!opts->isolate_explicit) topts.options.isolate = topts.isolation.fallback_in_process = true;
   if (args->has("--no-isolate")) topts.options.isolate = false;
+  topts.shared = remote::makeSharedTuning(topts.options);  // KTUNE_REMOTE_CACHE (remote/shared.h)
   // Live progress only on a terminal; logs and pipes get the final table alone.
   if (!json && !args->has("--quiet") && ::isatty(2)) {
     topts.progress = [](const TuneProgress& p) {
