@@ -134,12 +134,14 @@ std::unique_ptr<TuningLease> Shared::acquire(const std::string& family, const Va
   for (;;) {
     auto local = have_dir ? FileLock::acquire(path, 0) : Expected<FileLock>(FileLock());
     if (local.ok()) {
-      // Someone may have finished between the caller's lookup and now.
-      if (done()) return nullptr;
       if (takeRemote(rkey, token)) {
-        return std::make_unique<Lease>(std::move(local).value(),
-                                       cache_ ? cache_->sharedClient() : nullptr,
-                                       rkey, token, o_.lease_ms);
+        auto lease = std::make_unique<Lease>(std::move(local).value(),
+                                             cache_ ? cache_->sharedClient() : nullptr, rkey,
+                                             token, o_.lease_ms);
+        // Checked after taking the lease, not before: a holder publishes before it lets go, so
+        // a result that was not there while someone held the lease is there now.
+        if (done()) return nullptr;
+        return lease;
       }
       local->release();
     }

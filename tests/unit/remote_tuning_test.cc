@@ -166,7 +166,7 @@ TEST_F(RemoteTuning, ManyProcessesTuneEachKeyExactlyOnce) {
   for (int i = 0; i < 8; ++i) {
     // Machines m0..m3, two processes each: local lock and Redis lease both in play.
     auto a = args("m" + std::to_string(i % 4), orders[i % orders.size()]);
-    a.insert(a.end(), {"--compile-delay-ms", "2"});
+    a.insert(a.end(), {"--compile-delay-ms", "2", "--timeout-ms", "5000"});
     procs.push_back(Proc::start(a, dir + "/p" + std::to_string(i) + ".out"));
   }
   std::map<std::string, int> tuned, compiled_in;
