@@ -121,6 +121,13 @@ class Family {
 struct OfflineTuneReport {
   int lines = 0, tuned = 0, already_tuned = 0, skipped = 0;
   std::vector<std::string> messages;  // one per skipped/failed line, with the reason
+  // Per key resolved: where its result came from ("tuned", "local", "remote", "waited") and the
+  // compiles that took (0 unless tuned here).
+  struct Key {
+    std::string family, key, from;
+    int compiled = 0;
+  };
+  std::vector<Key> keys;
 };
 
 class Tuner : public CandidateBench {

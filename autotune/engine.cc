@@ -108,7 +108,7 @@ Status TunerEngine::launchSelected(FamilyState& fs, const Selected& sel, const v
 }
 
 Expected<Selected*> TunerEngine::resolve(FamilyState& fs, const void* p, const KeyBuilder& kb,
-                                         StreamHandle s, bool* tuned) {
+                                         StreamHandle s, bool* tuned, TuneReport* report) {
   if (kb.overflowed()) {
     return Status::InvalidArgument("family " + fs.f.name + ": key has more than " +
                                    std::to_string(KeyBuilder::kMaxFields) + " fields or " +
@@ -164,6 +164,7 @@ Expected<Selected*> TunerEngine::resolve(FamilyState& fs, const void* p, const K
   KTUNE_ASSIGN_OR_RETURN(TuneReport rep, tuneKey(fs, p, key, s, &bin));
   bl.unlock();
   *tuned = true;
+  if (report) *report = rep;
   if (opts.shared) publishShared(fs, key);  // before the lease goes: waiters look for it
   if (rep.winner.empty()) {
     std::string why;

@@ -102,8 +102,9 @@ struct TunerEngine {
                                                    const std::string& source,
                                                    const std::string& origin,
                                                    const WinnerBinary* bin = nullptr);
+  // `report`, when given, receives the tuning run's report (when *tuned).
   Expected<Selected*> resolve(FamilyState& fs, const void* p, const KeyBuilder& kb,
-                              StreamHandle s, bool* tuned);
+                              StreamHandle s, bool* tuned, TuneReport* report = nullptr);
   // Runs a tuning run (autotune/tuning_run.h); the caller holds bench_mu. `bin`, when given,
   // receives the winner's binary (JIT winners compiled by this run).
   Expected<TuneReport> tuneKey(FamilyState& fs, const void* p, const std::string& key,

@@ -69,6 +69,7 @@ Expected<OfflineTuneReport> Tuner::tuneFromFile(const std::string& path, StreamH
     }
     if (auto e = fs->db->lookup(k2); e && !e->winner.empty()) {
       ++out.already_tuned;
+      out.keys.push_back({fam, k2, "local", 0});
       continue;
     }
     if (impl_->opts.shared && impl_->opts.options.tuning) {
@@ -77,10 +78,16 @@ Expected<OfflineTuneReport> Tuner::tuneFromFile(const std::string& path, StreamH
       KeyBuilder kb;
       fs->f.key(prob->get(), kb);
       bool tuned = false;
-      auto sel = impl_->resolve(*fs, prob->get(), kb, s, &tuned);
-      if (!sel.ok()) skip("tuning " + k2 + " failed: " + sel.status().toString());
-      else if (tuned) ++out.tuned;
-      else ++out.already_tuned;
+      TuneReport rep;
+      auto sel = impl_->resolve(*fs, prob->get(), kb, s, &tuned, &rep);
+      if (!sel.ok()) {
+        skip("tuning " + k2 + " failed: " + sel.status().toString());
+        continue;
+      }
+      const std::string& origin = (*sel)->origin;
+      std::string from = tuned ? "tuned" : origin == "remote" || origin == "waited" ? origin : "local";
+      out.keys.push_back({fam, k2, from, tuned ? rep.compiled : 0});
+      ++(tuned ? out.tuned : out.already_tuned);
       continue;
     }
     auto rep = tune(fs, prob->get(), s);
@@ -96,6 +103,7 @@ Expected<OfflineTuneReport> Tuner::tuneFromFile(const std::string& path, StreamH
       skip("tuning " + k2 + ": no candidate passed" + (why.empty() ? "" : why + ")"));
     } else {
       ++out.tuned;
+      out.keys.push_back({fam, k2, "tuned", rep->compiled});
     }
   }
   return out;

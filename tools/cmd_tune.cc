@@ -149,7 +149,7 @@ void printReport(const TuneReport& r, const Metric& m, bool json, double vendor_
     nlohmann::json j = {{"family", r.family}, {"key", r.key}, {"winner", r.winner},
                         {"winner_source", r.winner_source},
                         {"winner_median_ms", r.winner_stats.median_ms},
-                        {"compiled", r.compiled}, {"store_hits", r.store_hits},
+                        {"from", "tuned"}, {"compiled", r.compiled}, {"store_hits", r.store_hits},
                         {"duplicates", r.duplicates}, {"pruned", r.pruned},
                         {"compile_wall_ms", r.compile_wall_ms}, {"bench_wall_ms", r.bench_wall_ms},
                         {"bench_overlap_ms", r.bench_overlap_ms},
@@ -508,6 +508,15 @@ int cmdTune(const std::vector<std::string>& argv) {
     if (!reg.ok()) return fail(reg);
     auto r = tuner->tuneFromFile(args->get("--from-file"));
     if (!r.ok()) return fail(r.status());
+    if (json) {  // per key: where its result came from and what it compiled
+      nlohmann::json keys = nlohmann::json::array();
+      for (const auto& k : r->keys)
+        keys.push_back({{"family", k.family}, {"key", k.key}, {"from", k.from}, {"compiled", k.compiled}});
+      nlohmann::json j{{"lines", r->lines}, {"tuned", r->tuned}, {"already_tuned", r->already_tuned},
+                       {"skipped", r->skipped}, {"messages", r->messages}, {"keys", keys}};
+      std::printf("%s\n", j.dump().c_str());
+      return r->skipped > 0 ? kExitFailed : kExitOk;
+    }
     std::printf("%d lines: %d tuned, %d already tuned, %d skipped\n", r->lines, r->tuned,
                 r->already_tuned, r->skipped);
     for (const auto& m : r->messages) std::printf("  %s\n", m.c_str());

@@ -2,9 +2,10 @@
 // the engine tests (tuner_sim_env.h) with the shared cache and single flight of remote/shared.h.
 //   remote_sim_proc --redis URL --cache DIR --keys 1024,2048 [--lease-ms N] [--lease-wait-ms N]
 //                   [--compile-delay-ms N] [--gate NAME] [--serve QUEUE] [--stall]
-// Tunes (calls) each key, or with --serve serves the queue until it is drained, and prints one
-// JSON line per key: {"key","from","compiled","launches"} — compiled: compile() calls made,
-// launches: simulated kernel launches (1 = the call's own launch, nothing benchmarked).
+// Tunes (calls) each key and prints one JSON line per key: {"key","from","compiled","launches"}
+// — compiled: compile() calls made, launches: simulated kernel launches (1 = the call's own
+// launch, nothing benchmarked). With --serve it serves the queue until drained, each item through
+// Tuner::tuneFromFile as `ktune serve` does, and prints {"key","from","compiled"} per item.
 // --gate NAME: RPUSH the key to the Redis list NAME when its tuning starts (the tests' gate).
 // --stall: stop forever at that point (a server killed in the middle of a key).
 #include <unistd.h>
@@ -100,12 +101,21 @@ int run(const Args& a) {
     so.heartbeat_ms = 50;
     so.poll_ms = 10;
     so.idle_exit_ms = 100;
+    // As `ktune serve` does: each item through Tuner::tuneFromFile (its per-key report).
+    const std::string tmp = o.cache_dir + "/item.jsonl";
     Status s = remote::serve(q, so, [&](const std::string& item) -> Expected<std::string> {
+      KTUNE_RETURN_IF_ERROR(makeDirs(o.cache_dir));
+      KTUNE_RETURN_IF_ERROR(writeFileAtomic(tmp, item + "\n", 0600, false));
       auto j = nlohmann::json::parse(item, nullptr, false);
-      if (j.is_discarded() || !j.contains("n")) return Status::InvalidArgument("bad item " + item);
-      auto from = one(j["n"].get<int64_t>());
-      if (from.ok() && *from == "memory") return std::string("tuned");
-      return from;
+      current = "n=" + std::to_string(j.value("n", 0));
+      gated = false;
+      KTUNE_ASSIGN_OR_RETURN(OfflineTuneReport r, (*tuner)->tuneFromFile(tmp));
+      if (r.keys.size() != 1) return Status::Internal("item not resolved: " + item);
+      nlohmann::json out{{"key", current}, {"from", r.keys[0].from},
+                         {"compiled", r.keys[0].compiled}};
+      std::printf("%s\n", out.dump().c_str());
+      std::fflush(stdout);
+      return r.keys[0].from;
     });
     return s.ok() ? 0 : 1;
   }
