@@ -54,6 +54,14 @@ struct Fixture : ::testing::Test {
   void TearDown() override {
     if (!dir.empty()) (void)removeTree(dir);
   }
+  // Single flight for a tuner whose local cache is `cache_dir`, polling every 5 ms.
+  std::shared_ptr<SharedTuning> sharedTuning(const std::string& cache_dir) {
+    remote::SharedOptions so;
+    so.cache_dir = cache_dir;
+    so.lease_ms = 5000;
+    so.poll_ms = 5;
+    return remote::makeSharedTuning(std::make_shared<remote::RemoteCache>(server.client()), so);
+  }
   static CodeObject object(const std::string& bytes) {
     CodeObject o;
     o.binary = bytes;
@@ -189,14 +197,9 @@ TEST_F(Fixture, DeadRemoteCostsOneTimeoutThenIsSkipped) {
 }
 
 TEST_F(Fixture, LeaseExcludesOthersUntilReleased) {
-  remote::SharedOptions so;
-  so.cache_dir = dir;
-  so.lease_ms = 5000;
-  so.poll_ms = 5;
-  auto a = remote::makeSharedTuning(std::make_shared<remote::RemoteCache>(server.client()), so);
+  auto a = sharedTuning(dir);
   // The second tuner is "another machine": its own cache directory, so only Redis excludes it.
-  so.cache_dir = dir + "/b";
-  auto b = remote::makeSharedTuning(std::make_shared<remote::RemoteCache>(server.client()), so);
+  auto b = sharedTuning(dir + "/b");
   bool waited = false;
   auto held = a->acquire("scale", v, "n=1", [] { return false; }, &waited, nullptr);
   ASSERT_NE(held, nullptr);
@@ -223,11 +226,7 @@ TEST_F(Fixture, LeaseExcludesOthersUntilReleased) {
 }
 
 TEST_F(Fixture, ExpiredLeaseOfADeadHolderIsTakenOver) {
-  remote::SharedOptions so;
-  so.cache_dir = dir;
-  so.lease_ms = 5000;
-  so.poll_ms = 5;
-  auto a = remote::makeSharedTuning(std::make_shared<remote::RemoteCache>(server.client()), so);
+  auto a = sharedTuning(dir);
   // A holder that died: its lease exists with a short life and nobody renews it.
   const std::string lkey =
       remote::keyPrefix() + "l:scale:" + remote::validatorHash(v) + ":n=3";
