@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "base/fs.h"
 #include "base/sha256.h"
 #include "base/version.h"
 #include "compiler/store/store.h"
@@ -25,6 +26,12 @@ Status rejected(RemoteCache& c, const std::string& what) {
 }
 
 }  // namespace
+
+bool validFamilyName(const std::string& f) {
+  return !f.empty() && isSafeFileName(f) &&
+         f.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") ==
+             std::string::npos;
+}
 
 std::string keyPrefix() { return "ktune:" + std::to_string(KTUNE_SCHEMA_VERSION) + ":"; }
 
@@ -63,6 +70,11 @@ Expected<std::pair<Validator, DbEntry>> RemoteCache::getListed(const RemoteEntry
 Expected<std::pair<Validator, DbEntry>> RemoteCache::readEntry(const std::string& rkey,
                                                                const std::string& family,
                                                                const std::string& key) {
+  // Size first (0 = absent), so an oversized value is never transferred.
+  KTUNE_ASSIGN_OR_RETURN(Reply len, runChecked(*client_, {"STRLEN", rkey}));
+  if (len.kind != Reply::Kind::kInteger) return rejected(*this, rkey + ": STRLEN not an integer");
+  if (len.integer == 0) return Status::NotFound("no remote entry " + family + " [" + key + "]");
+  if (size_t(len.integer) > limits_.max_entry_bytes) return rejected(*this, rkey + " is oversized");
   KTUNE_ASSIGN_OR_RETURN(Reply r, runChecked(*client_, {"GET", rkey}));
   if (r.nil()) return Status::NotFound("no remote entry " + family + " [" + key + "]");
   if (r.kind != Reply::Kind::kString) return rejected(*this, rkey + " is not a string");
@@ -189,7 +201,14 @@ Expected<std::vector<RemoteEntryInfo>> RemoteCache::list(const std::string& fami
       std::string rest = k.str.substr(prefix.size());
       size_t a = rest.find(':'), b = a == std::string::npos ? a : rest.find(':', a + 1);
       if (b == std::string::npos) continue;
-      out.push_back({rest.substr(0, a), rest.substr(a + 1, b - a - 1), rest.substr(b + 1)});
+      RemoteEntryInfo info{rest.substr(0, a), rest.substr(a + 1, b - a - 1), rest.substr(b + 1)};
+      // Names from the remote become file names (`ktune remote pull`): only ktune's own forms.
+      if (!validFamilyName(info.family) || info.validator_hash.size() != 16 ||
+          info.validator_hash.find_first_not_of("0123456789abcdef") != std::string::npos) {
+        count("rejected");
+        continue;
+      }
+      out.push_back(std::move(info));
     }
   } while (cursor != "0");
   std::sort(out.begin(), out.end(), [](const RemoteEntryInfo& x, const RemoteEntryInfo& y) {

@@ -45,6 +45,8 @@ struct RemoteEntryInfo {
 // "ktune:<schema>:" — the prefix of every key ktune writes.
 std::string keyPrefix();
 std::string validatorHash(const Validator& v);
+// A family name as Tuner::add accepts it ([A-Za-z0-9_.-]+, a safe file name).
+bool validFamilyName(const std::string& f);
 
 class RemoteCache {
  public:

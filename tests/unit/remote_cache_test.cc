@@ -178,6 +178,13 @@ TEST_F(Fixture, ForeignSchemaAndMalformedEntriesAreRejected) {
       R"(,"family":"scale","key":"n=8","validator":)" + mine + R"(,"entry":{"winner":7}})");
   EXPECT_EQ(cache.getEntry("scale", v, "n=8").status().code(), Code::kCorrupt);
   EXPECT_EQ(cache.counters()->at("rejected"), 4);
+  // A key whose family would climb out of the cache directory when pulled is never listed.
+  put("{}");
+  ASSERT_TRUE(c->run({"SET", remote::keyPrefix() + "e:../../evil:0123456789abcdef:k", "{}"}).ok());
+  auto ls = cache.list();
+  ASSERT_TRUE(ls.ok());
+  ASSERT_EQ(ls->size(), 1u);
+  EXPECT_EQ((*ls)[0].family, "scale");
 }
 
 TEST_F(Fixture, DeadRemoteCostsOneTimeoutThenIsSkipped) {
