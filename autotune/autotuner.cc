@@ -182,6 +182,7 @@ Expected<TuneReport> Tuner::tune(detail::FamilyState* fs, const void* p, StreamH
     std::lock_guard<std::mutex> bl(impl_->bench_mu);
     KTUNE_ASSIGN_OR_RETURN(rep, impl_->tuneKey(*fs, p, kb.toString(), s, &bin));
   }
+  if (impl_->opts.shared) impl_->publishShared(*fs, kb.toString());
   if (!rep.winner.empty()) {
     auto sel = impl_->selectConfig(*fs, p, rep.winner, rep.winner_source, "memory", &bin);
     if (sel.ok()) {

@@ -45,6 +45,7 @@
 #include "autotune/isolation.h"
 #include "autotune/key.h"
 #include "autotune/search.h"
+#include "autotune/shared_tuning.h"
 #include "autotune/verifier.h"
 #include "base/config.h"
 #include "base/options.h"
@@ -61,7 +62,8 @@ struct Selection {
   std::string config;  // config string or vendor id
   std::string source;  // "jit", "default", vendor source
   // Where the config came from: "memory" (tuned by this process), "database", "pinned" (a pinned
-  // database entry), "default" (not tuned yet / tuning off). Kept after the config is in memory.
+  // database entry), "remote" (another machine tuned it), "waited" (another process tuned it while
+  // this one waited), "default" (not tuned yet / tuning off). Kept after the config is in memory.
   std::string origin;
   TimingStats stats;
 };
@@ -88,6 +90,9 @@ struct EngineOptions {
   // Prune candidates whose compiler report shows spills (when options.static_prune), unless
   // every candidate spills.
   bool prune_spills = true;
+  // Results shared with other processes and machines (autotune/shared_tuning.h; made by
+  // remote::makeSharedTuning from options.remote_cache). Null: this process's cache only.
+  std::shared_ptr<SharedTuning> shared;
 };
 
 namespace detail {
@@ -123,6 +128,13 @@ class Family {
 struct OfflineTuneReport {
   int lines = 0, tuned = 0, already_tuned = 0, skipped = 0;
   std::vector<std::string> messages;  // one per skipped/failed line, with the reason
+  // Per key resolved: where its result came from ("tuned", "local", "remote", "waited") and the
+  // compiles that took (0 unless tuned here).
+  struct Key {
+    std::string family, key, from;
+    int compiled = 0;
+  };
+  std::vector<Key> keys;
 };
 
 class Tuner : public CandidateBench {

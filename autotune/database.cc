@@ -341,6 +341,30 @@ bool Validator::operator==(const Validator& o) const {
          compiler_version == o.compiler_version && device_name == o.device_name && arch == o.arch;
 }
 
+std::string entryToJsonText(const DbEntry& e) { return dumpText(entryToJson(e), -1); }
+
+Expected<DbEntry> entryFromJsonText(const std::string& key, const std::string& text) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return Status::Corrupt("entry '" + key + "' is not valid JSON");
+  try {
+    return entryFromJson(key, j);
+  } catch (const std::exception& e) {
+    return Status::Corrupt("entry '" + key + "' is malformed: " + e.what());
+  }
+}
+
+std::string validatorToJsonText(const Validator& v) { return dumpText(validatorToJson(v), -1); }
+
+Expected<Validator> validatorFromJsonText(const std::string& text) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return Status::Corrupt("validator is not a JSON object");
+  try {
+    return validatorFromJson(j);
+  } catch (const std::exception& e) {
+    return Status::Corrupt(std::string("validator is malformed: ") + e.what());
+  }
+}
+
 std::string isoUtcNow() { return utcStamp("%Y-%m-%dT%H:%M:%SZ"); }
 
 struct TuningDatabase::Impl {

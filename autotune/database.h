@@ -95,6 +95,15 @@ struct DbEntry {
   bool pinned = false;
 };
 
+// One entry as the JSON text of its object in the database file (without the key), and back;
+// used to share entries between machines (remote/). entryFromJsonText: kCorrupt with the reason
+// for text that is not such an object or has a wrong type; never throws.
+std::string entryToJsonText(const DbEntry& e);
+Expected<DbEntry> entryFromJsonText(const std::string& key, const std::string& text);
+// A validator as the JSON text of its block in the database file, and back (kCorrupt).
+std::string validatorToJsonText(const Validator& v);
+Expected<Validator> validatorFromJsonText(const std::string& text);
+
 // Current time as ISO 8601 UTC ("2025-01-31T12:00:00Z").
 std::string isoUtcNow();
 

@@ -131,7 +131,7 @@ Status TunerEngine::launchSelected(FamilyState& fs, const Selected& sel, const v
 }
 
 Expected<Selected*> TunerEngine::resolve(FamilyState& fs, const void* p, const KeyBuilder& kb,
-                                         StreamHandle s, bool* tuned) {
+                                         StreamHandle s, bool* tuned, TuneReport* report) {
   if (kb.overflowed()) {
     return Status::InvalidArgument("family " + fs.f.name + ": key has more than " +
                                    std::to_string(KeyBuilder::kMaxFields) + " fields or " +
@@ -155,7 +155,11 @@ Expected<Selected*> TunerEngine::resolve(FamilyState& fs, const void* p, const K
           << "' unusable (" << sel.status().toString() << "); "
           << (opts.options.tuning ? "retuning" : "using the default config") << "\n";
   }
-  // 2. Tuning off: default config, key recorded for offline tuning.
+  // 2. Shared results: another process or machine tuned it.
+  if (opts.shared) {
+    if (Selected* shared = fromShared(fs, p, kb, key)) return shared;
+  }
+  // 3. Tuning off: default config, key recorded for offline tuning.
   if (!opts.options.tuning) {
     if (fs.f.source.empty()) {
       return Status::Unsupported("family " + fs.f.name + ": tuning is off and there is no JIT "
@@ -171,12 +175,20 @@ Expected<Selected*> TunerEngine::resolve(FamilyState& fs, const void* p, const K
     if (!st.ok()) log() << "ktune: could not record untuned key: " << st.toString() << "\n";
     return publish(fs, kb, std::move(sel));
   }
-  // 3. Tune.
+  // 4. Tune, one process at a time per key when results are shared.
+  std::unique_ptr<TuningLease> lease;
+  if (opts.shared) {
+    Selected* other = nullptr;
+    lease = awaitTurn(fs, p, kb, key, &other);
+    if (other) return other;
+  }
   std::unique_lock<std::mutex> bl(bench_mu);
   WinnerBinary bin;
   KTUNE_ASSIGN_OR_RETURN(TuneReport rep, tuneKey(fs, p, key, s, &bin));
   bl.unlock();
   *tuned = true;
+  if (report) *report = rep;
+  if (opts.shared) publishShared(fs, key);  // before the lease goes: waiters look for it
   if (rep.winner.empty()) {
     std::string why;
     for (const auto& c : rep.candidates) {

@@ -105,13 +105,23 @@ struct TunerEngine {
                                                    const std::string& source,
                                                    const std::string& origin,
                                                    const WinnerBinary* bin = nullptr);
+  // `report`, when given, receives the tuning run's report (when *tuned).
   Expected<Selected*> resolve(FamilyState& fs, const void* p, const KeyBuilder& kb,
-                              StreamHandle s, bool* tuned);
+                              StreamHandle s, bool* tuned, TuneReport* report = nullptr);
   // Runs a tuning run (autotune/tuning_run.h); the caller holds bench_mu. `bin`, when given,
   // receives the winner's binary (JIT winners compiled by this run).
   Expected<TuneReport> tuneKey(FamilyState& fs, const void* p, const std::string& key,
                                StreamHandle s, WinnerBinary* bin = nullptr);
   Status launchSelected(FamilyState& fs, const Selected& sel, const void* p, StreamHandle s);
+
+  // Shared results (opts.shared; autotune/shared_stage.cc). fromShared: the published entry of
+  // `key`, recorded in the local database and selected (origin "remote"); null on a miss.
+  // awaitTurn: single flight — a lease to hold while tuning, or null with *sel set when another
+  // process tuned the key meanwhile (origin "waited"). publishShared: shares the recorded entry.
+  Selected* fromShared(FamilyState& fs, const void* p, const KeyBuilder& kb, const std::string& key);
+  std::unique_ptr<TuningLease> awaitTurn(FamilyState& fs, const void* p, const KeyBuilder& kb,
+                                         const std::string& key, Selected** sel);
+  void publishShared(FamilyState& fs, const std::string& key);
   Selected* publish(FamilyState& fs, const KeyBuilder& kb, std::unique_ptr<Selected> sel);
 
   // Verify + measure one live candidate in this process (early rejection against best); fills

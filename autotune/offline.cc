@@ -69,6 +69,25 @@ Expected<OfflineTuneReport> Tuner::tuneFromFile(const std::string& path, StreamH
     }
     if (auto e = fs->db->lookup(k2); e && !e->winner.empty()) {
       ++out.already_tuned;
+      out.keys.push_back({fam, k2, "local", 0});
+      continue;
+    }
+    if (impl_->opts.shared && impl_->opts.options.tuning) {
+      // Shared results: resolve the key as a call does (shared cache, then one tuner per key), so
+      // a key another server published or is tuning is not tuned again here.
+      KeyBuilder kb;
+      fs->f.key(prob->get(), kb);
+      bool tuned = false;
+      TuneReport rep;
+      auto sel = impl_->resolve(*fs, prob->get(), kb, s, &tuned, &rep);
+      if (!sel.ok()) {
+        skip("tuning " + k2 + " failed: " + sel.status().toString());
+        continue;
+      }
+      const std::string& origin = (*sel)->origin;
+      std::string from = tuned ? "tuned" : origin == "remote" || origin == "waited" ? origin : "local";
+      out.keys.push_back({fam, k2, from, tuned ? rep.compiled : 0});
+      ++(tuned ? out.tuned : out.already_tuned);
       continue;
     }
     auto rep = tune(fs, prob->get(), s);
@@ -84,6 +103,7 @@ Expected<OfflineTuneReport> Tuner::tuneFromFile(const std::string& path, StreamH
       skip("tuning " + k2 + ": no candidate passed" + (why.empty() ? "" : why + ")"));
     } else {
       ++out.tuned;
+      out.keys.push_back({fam, k2, "tuned", rep->compiled});
     }
   }
   return out;

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 #include <unistd.h>
 
@@ -34,6 +35,45 @@ Status parseDouble(const char* name, const char* v, double* out) {
   return Status::Ok();
 }
 }  // namespace
+
+std::string RemoteUrl::display() const {
+  std::string who = user.empty() ? "" : user + "@";
+  return "redis://" + who + host + ":" + std::to_string(port) + "/" + std::to_string(db);
+}
+
+Expected<RemoteUrl> parseRemoteUrl(const std::string& text) {
+  auto bad = [&](const std::string& why) {
+    return Status::InvalidArgument("remote '" + text + "': " + why +
+                                   " (expected redis://[user:password@]host:port/db)");
+  };
+  const std::string scheme = "redis://";
+  if (text.compare(0, scheme.size(), scheme) != 0) return bad("not a redis:// URL");
+  std::string rest = text.substr(scheme.size());
+  RemoteUrl u;
+  size_t at = rest.rfind('@');
+  if (at != std::string::npos) {
+    std::string cred = rest.substr(0, at);
+    rest = rest.substr(at + 1);
+    size_t colon = cred.find(':');
+    u.user = colon == std::string::npos ? cred : cred.substr(0, colon);
+    if (colon != std::string::npos) u.password = cred.substr(colon + 1);
+    if (colon == std::string::npos) std::swap(u.user, u.password);  // redis://password@host
+  }
+  size_t slash = rest.find('/');
+  std::string hostport = rest.substr(0, slash);
+  if (slash != std::string::npos && slash + 1 < rest.size()) {
+    KTUNE_RETURN_IF_ERROR(parseInt("db", rest.c_str() + slash + 1, &u.db));
+  }
+  size_t colon = hostport.rfind(':');
+  u.host = hostport.substr(0, colon);
+  if (colon != std::string::npos) {
+    Status s = parseInt("port", hostport.c_str() + colon + 1, &u.port);
+    if (!s.ok() || u.port == 0 || u.port > 65535) return bad("bad port");
+  }
+  if (u.host.empty()) return bad("no host");
+  if (u.db > 15) return bad("db must be 0..15");
+  return u;
+}
 
 std::string TunerOptions::defaultCacheDir() {
   if (const char* d = env("KTUNE_CACHE_DIR")) return d;
@@ -86,6 +126,16 @@ Expected<TunerOptions> TunerOptions::fromEnv() {
     KTUNE_RETURN_IF_ERROR(parseBool("KTUNE_REQUIRE_TOOLS", v, &o.require_tools));
   if (const char* v = env("KTUNE_TEST_QUICK"))
     KTUNE_RETURN_IF_ERROR(parseBool("KTUNE_TEST_QUICK", v, &o.test_quick));
+  if (const char* v = env("KTUNE_REMOTE_CACHE")) {
+    auto u = parseRemoteUrl(v);
+    if (!u.ok()) return u.status().withContext("KTUNE_REMOTE_CACHE");
+    o.remote_cache = v;
+  }
+  if (const char* v = env("KTUNE_REMOTE_TIMEOUT_MS"))
+    KTUNE_RETURN_IF_ERROR(parseInt("KTUNE_REMOTE_TIMEOUT_MS", v, &o.remote_timeout_ms));
+  if (const char* v = env("KTUNE_LEASE_MS")) KTUNE_RETURN_IF_ERROR(parseInt("KTUNE_LEASE_MS", v, &o.lease_ms));
+  if (const char* v = env("KTUNE_LEASE_WAIT_MS"))
+    KTUNE_RETURN_IF_ERROR(parseInt("KTUNE_LEASE_WAIT_MS", v, &o.lease_wait_ms));
   return o;
 }
 

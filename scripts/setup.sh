@@ -4,7 +4,7 @@
 set -euo pipefail
 PKGS=(cmake make g++ git pkg-config libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
       libamdhip64-dev libamd-comgr-dev rocm-device-libs clang-19 llvm-19 lld-19 mlir-19-tools
-      libclang-rt-19-dev chromium ccache)
+      libclang-rt-19-dev chromium ccache redis-server libhiredis-dev)
 missing=()
 for p in "${PKGS[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

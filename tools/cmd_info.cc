@@ -114,6 +114,7 @@ int cmdInfo(const std::vector<std::string>& argv) {
   }
   j["cache"] = cache;
   j["tuning"] = opts->tuning;
+  j["remote"] = nlohmann::json::parse(remoteInfoJson(*opts));  // cmd_remote.cc
 
   if (args->has("--json")) {
     std::printf("%s\n", j.dump(2).c_str());
@@ -166,6 +167,8 @@ int cmdInfo(const std::vector<std::string>& argv) {
     missing.push_back(cache["problem"].get<std::string>());
   }
   std::printf("  tuning %s\n", opts->tuning ? "on" : "off (KTUNE_TUNING=0)");
+  std::printf("\nRemote\n  %s\n", j["remote"]["summary"].get<std::string>().c_str());
+  if (j["remote"].contains("problem")) missing.push_back(j["remote"]["problem"].get<std::string>());
   if (!missing.empty()) {
     std::printf("\nMissing\n");
     for (const auto& m : missing) std::printf("  - %s\n", m.c_str());

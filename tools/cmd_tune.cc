@@ -12,6 +12,7 @@
 #include "autotune/autotuner.h"
 #include "autotune/ops/buffers.h"
 #include "autotune/ops/gemm.h"
+#include "remote/shared.h"
 #include "autotune/ops/rowwise.h"
 #include "base/fs.h"
 #include "runtime/backend.h"
@@ -29,7 +30,7 @@ const char* const kTuneUsage =
     "                       [--epilogue none|bias|bias_silu|bias_gelu|silu|gelu] [--full-space]\n"
     "                       [--kinds mma,skinny,wgmma,tma,mfma (only these kernels)]\n"
     "       ktune tune gemm --suite llm\n"
-    "       ktune tune --from-file untuned.jsonl\n"
+    "       ktune tune --from-file untuned.jsonl [--queue redis://host:port/db [--queue-name N]]\n"
     "  common: [--json] [--arch A (no-GPU analysis; default sm_90a)] [--no-gpu] [--quiet]\n"
     "          [--no-isolate (benchmark in this process, not in a ktune-worker; KTUNE_ISOLATE=0)]\n"
     "  On a GPU: tune, verify, record the winner in the tuning database and print every candidate.\n"
@@ -215,7 +216,8 @@ int parseTuneRequest(const std::vector<std::string>& argv, TuneRequest* t) {
                                {"--layout", true}, {"--epilogue", true}, {"--suite", true},
                                {"--from-file", true}, {"--arch", true}, {"--residual"},
                                {"--no-weight"}, {"--full-space"}, {"--no-gpu"}, {"--json"},
-                               {"--quiet"}, {"--no-isolate"}, {"--kinds", true}});
+                               {"--quiet"}, {"--no-isolate"}, {"--kinds", true},
+                               {"--queue", true}, {"--queue-name", true}});
   if (!args.ok()) return usage(args.status().message(), kTuneUsage);
   if (args->help) return help(kTuneUsage);
   t->args = std::move(*args);
@@ -229,8 +231,12 @@ int parseTuneRequest(const std::vector<std::string>& argv, TuneRequest* t) {
     if (!a.positional.empty()) return usage("--from-file takes no op", kTuneUsage);
     t->from_file = a.get("--from-file");
     Status st = checkUntunedFile(t->from_file);
-    return st.ok() ? -1 : fail(st);
+    if (!st.ok()) return fail(st);
+    if (a.has("--queue"))  // distributed: the keys go to `ktune serve` servers (cmd_remote.cc)
+      return enqueueFile(t->from_file, a.get("--queue"), a.get("--queue-name", "default"), t->json);
+    return -1;
   }
+  if (a.has("--queue")) return usage("--queue needs --from-file", kTuneUsage);
   if (a.positional.size() != 1) return usage("expected one op: rmsnorm, silu_mul or gemm", kTuneUsage);
   t->op = a.positional[0];
   if (t->op != "rmsnorm" && t->op != "silu_mul" && t->op != "gemm")
@@ -307,6 +313,7 @@ Expected<std::shared_ptr<Tuner>> makeTuner(const Gpu& gpu, const Options& opts, 
     return Status::InvalidArgument("KTUNE_ISOLATE=1 with KTUNE_BACKEND=sim: the simulated device "
                                    "cannot be served by a ktune-worker; unset KTUNE_ISOLATE");
   topts.compiler = gpu.compiler;
+  topts.shared = remote::makeSharedTuning(topts.options);  // KTUNE_REMOTE_CACHE (remote/shared.h)
   if (gpu.sim) {
     // Simulated costs are exact: a few runs measure them, and every run executes the kernel's
     // host implementation, so the GPU's default budgets would take minutes of CPU.
@@ -331,10 +338,14 @@ int runFromFile(Tuner& tuner, const std::shared_ptr<Tuner>& shared, const TuneRe
   if (!reg.ok()) return fail(reg);
   auto r = tuner.tuneFromFile(t.from_file);
   if (!r.ok()) return fail(r.status());
-  if (t.json) {
+  if (t.json) {  // per key: where its result came from and what it compiled
+    nlohmann::json keys = nlohmann::json::array();
+    for (const auto& k : r->keys)
+      keys.push_back({{"family", k.family}, {"key", k.key}, {"from", k.from}, {"compiled", k.compiled}});
     std::printf("%s\n", nlohmann::json({{"lines", r->lines}, {"tuned", r->tuned},
                                         {"already_tuned", r->already_tuned},
-                                        {"skipped", r->skipped}, {"messages", r->messages}})
+                                        {"skipped", r->skipped}, {"messages", r->messages},
+                                        {"keys", keys}})
                             .dump(2)
                             .c_str());
   } else {

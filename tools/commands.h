@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "base/options.h"
 #include "base/status.h"
 
 namespace ktune::cli {
@@ -18,6 +19,13 @@ int cmdTune(const std::vector<std::string>& args);
 int cmdDb(const std::vector<std::string>& args);
 int cmdReport(const std::vector<std::string>& args);
 int cmdOccupancy(const std::vector<std::string>& args);
+int cmdRemote(const std::vector<std::string>& args);
+int cmdServe(const std::vector<std::string>& args);
+// The remote as `ktune info` shows it: JSON text {"url", "hiredis", "reachable", "ping_ms",
+// "summary", "problem" (when configured but unusable)}; asks the remote once, within its timeout.
+std::string remoteInfoJson(const Options& o);
+// `ktune tune --from-file F --queue URL`: puts the file's keys on the queue for `ktune serve`.
+int enqueueFile(const std::string& path, const std::string& url, const std::string& queue, bool json);
 
 // Prints "ktune: <message>" (plus a hint line when given) to stderr and returns the exit code that
 // fits the status (usage errors -> 2, unavailable -> 3, corrupt -> 4, else 1).

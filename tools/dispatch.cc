@@ -23,6 +23,8 @@ static const char* kHelp =
     "  db ls|show|verify|rm|export|import   inspect the tuning database\n"
     "  report FAMILY|--all|--compare  a tuning run as one HTML page; compare two databases\n"
     "  occupancy --arch A --vgpr N  AMD occupancy from raw counts (the MI300X guide's formula)\n"
+    "  remote ping|ls|stats|push|pull   the shared tuning cache on Redis (KTUNE_REMOTE_CACHE)\n"
+    "  serve --queue redis://...    tune the keys of a queue filled by tune --from-file F --queue\n"
     "  version                      print the version\n"
     "\n"
     "`ktune <command> --help` shows a command's options. Every command takes --json for\n"
@@ -60,6 +62,8 @@ int dispatchUnchecked(const std::vector<std::string>& args) {
   if (cmd == "db") return cmdDb(rest);
   if (cmd == "report") return cmdReport(rest);
   if (cmd == "occupancy") return cmdOccupancy(rest);
+  if (cmd == "remote") return cmdRemote(rest);
+  if (cmd == "serve") return cmdServe(rest);
   return usage("unknown command '" + cmd + "'", "ktune help");
 }
 }  // namespace

@@ -13,7 +13,7 @@ nlohmann::json reportJson(const TuneReport& r, const Metric& m) {
   nlohmann::json j = {{"family", r.family}, {"key", r.key}, {"winner", r.winner},
                       {"winner_source", r.winner_source},
                       {"winner_median_ms", r.winner_stats.median_ms},
-                      {"compiled", r.compiled}, {"store_hits", r.store_hits},
+                      {"from", "tuned"}, {"compiled", r.compiled}, {"store_hits", r.store_hits},
                       {"duplicates", r.duplicates}, {"pruned", r.pruned},
                       {"compile_wall_ms", r.compile_wall_ms}, {"bench_wall_ms", r.bench_wall_ms},
                       {"bench_overlap_ms", r.bench_overlap_ms},

@@ -180,27 +180,21 @@ std::string CodeObjectStore::entryPath(const std::string& key, const std::string
 }
 
 namespace {
-// One read of an entry whose metadata text has already been read. kCorrupt on any mismatch.
-Expected<CodeObject> readEntry(const std::string& key, const std::string& meta_text,
-                               const std::function<std::string(const std::string&)>& path) {
-  KTUNE_ASSIGN_OR_RETURN(json meta, parseMetadata(key, meta_text));
-  auto bin = readFile(path(".bin"));
-  if (!bin.ok()) {
-    if (bin.status().code() != Code::kNotFound) return bin.status();
-    return Status::Corrupt("entry " + key + ": metadata present but binary missing");
-  }
-  int64_t want_bytes = checkedNumber<int64_t>(meta.at("binary_bytes"), "binary_bytes");
-  if (int64_t(bin->size()) != want_bytes) {
-    return Status::Corrupt("entry " + key + ": binary is " + std::to_string(bin->size()) +
-                           " bytes, metadata says " + std::to_string(want_bytes) +
-                           " (size mismatch, truncated)");
-  }
-  if (sha256Hex(*bin) != meta.at("binary_sha256").get<std::string>()) {
-    return Status::Corrupt("entry " + key + ": sha256 mismatch");
-  }
-  CodeObject obj;
-  obj.binary = std::move(*bin);
+// The entry's object from its parsed metadata and binary, dumps left out: kCorrupt on a size or
+// sha256 mismatch or a wrongly typed field.
+Expected<CodeObject> objectFromParts(const std::string& key, const json& meta, std::string bin) {
   try {
+    int64_t want_bytes = checkedNumber<int64_t>(meta.at("binary_bytes"), "binary_bytes");
+    if (int64_t(bin.size()) != want_bytes) {
+      return Status::Corrupt("entry " + key + ": binary is " + std::to_string(bin.size()) +
+                             " bytes, metadata says " + std::to_string(want_bytes) +
+                             " (size mismatch, truncated)");
+    }
+    if (sha256Hex(bin) != meta.at("binary_sha256").get<std::string>()) {
+      return Status::Corrupt("entry " + key + ": sha256 mismatch");
+    }
+    CodeObject obj;
+    obj.binary = std::move(bin);
     readField(meta, "format", obj.format);
     readField(meta, "arch", obj.arch);
     readField(meta, "entry", obj.entry);
@@ -211,6 +205,44 @@ Expected<CodeObject> readEntry(const std::string& key, const std::string& meta_t
     readField(meta, "log", obj.log);
     readField(meta, "compile_ms", obj.compile_ms);
     if (meta.contains("resources")) obj.resources = resourcesFromJson(meta.at("resources"));
+    return obj;
+  } catch (const std::exception& e) {
+    return Status::Corrupt("entry " + key + ": metadata field has a wrong type: " + e.what());
+  }
+}
+
+json metadataFor(const std::string& key, const CodeObject& obj, const std::string& sha,
+                 const json& dumps) {
+  return json{{"format_version", kMetadataFormat},
+              {"key", key},
+              {"binary_sha256", sha},
+              {"binary_bytes", obj.binary.size()},
+              {"format", obj.format},
+              {"arch", obj.arch},
+              {"entry", obj.entry},
+              {"lowered_entry", obj.lowered_entry},
+              {"compiler", obj.compiler},
+              {"compiler_version", obj.compiler_version},
+              {"options", obj.options},
+              {"resources", resourcesToJson(obj.resources)},
+              {"compile_ms", obj.compile_ms},
+              {"log", obj.log},
+              {"created", isoNow()},
+              {"ktune_version", KTUNE_VERSION},
+              {"dumps", dumps}};
+}
+
+// One read of an entry whose metadata text has already been read. kCorrupt on any mismatch.
+Expected<CodeObject> readEntry(const std::string& key, const std::string& meta_text,
+                               const std::function<std::string(const std::string&)>& path) {
+  KTUNE_ASSIGN_OR_RETURN(json meta, parseMetadata(key, meta_text));
+  auto bin = readFile(path(".bin"));
+  if (!bin.ok()) {
+    if (bin.status().code() != Code::kNotFound) return bin.status();
+    return Status::Corrupt("entry " + key + ": metadata present but binary missing");
+  }
+  KTUNE_ASSIGN_OR_RETURN(CodeObject obj, objectFromParts(key, meta, std::move(bin).value()));
+  try {
     if (meta.contains("dumps")) {
       for (const auto& [name, d] : meta.at("dumps").items()) {
         if (!isSafeDumpName(name)) {
@@ -304,23 +336,7 @@ Status CodeObjectStore::put(const std::string& key, const CodeObject& obj) {
   s = writeFileAtomic(entryPath(key, ".bin"), obj.binary, 0600);
   if (!s.ok()) return s.withContext(ctx);
 
-  json meta{{"format_version", kMetadataFormat},
-            {"key", key},
-            {"binary_sha256", sha},
-            {"binary_bytes", obj.binary.size()},
-            {"format", obj.format},
-            {"arch", obj.arch},
-            {"entry", obj.entry},
-            {"lowered_entry", obj.lowered_entry},
-            {"compiler", obj.compiler},
-            {"compiler_version", obj.compiler_version},
-            {"options", obj.options},
-            {"resources", resourcesToJson(obj.resources)},
-            {"compile_ms", obj.compile_ms},
-            {"log", obj.log},
-            {"created", isoNow()},
-            {"ktune_version", KTUNE_VERSION},
-            {"dumps", dumps}};
+  json meta = metadataFor(key, obj, sha, dumps);
   s = writeFileAtomic(entryPath(key, ".json"), dumpJson(meta) + "\n", 0600);
   if (!s.ok()) return s.withContext(ctx);
   return Status::Ok();
@@ -487,5 +503,16 @@ VerifyReport CodeObjectStore::verify() const {
 }
 
 uint64_t CodeObjectStore::sizeBytes() const { return treeSize(objectsDir()); }
+
+std::string portableMetadata(const std::string& key, const CodeObject& obj) {
+  return dumpJson(metadataFor(key, obj, sha256Hex(obj.binary), json::object()));
+}
+
+Expected<CodeObject> codeObjectFromPortable(const std::string& key, const std::string& metadata,
+                                            const std::string& binary) {
+  if (!isValidCodeObjectKey(key)) return badKey(key);
+  KTUNE_ASSIGN_OR_RETURN(json meta, parseMetadata(key, metadata));
+  return objectFromParts(key, meta, binary);
+}
 
 }  // namespace ktune

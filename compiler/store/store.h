@@ -42,6 +42,14 @@ std::string codeObjectKey(const CompileRequest& req, const std::string& compiler
 // True if `key` is 64 lowercase hex characters (the only form ever joined onto a path).
 bool isValidCodeObjectKey(const std::string& key);
 
+// Portable form of a code object, for sharing it between machines (remote/): the metadata JSON
+// the store writes (without dumps) plus the binary. codeObjectFromPortable checks both as get()
+// does (metadata format, key, size, sha256): kCorrupt with the reason, kInvalidArgument for a
+// malformed key. Pure functions; thread-safe.
+std::string portableMetadata(const std::string& key, const CodeObject& obj);
+Expected<CodeObject> codeObjectFromPortable(const std::string& key, const std::string& metadata,
+                                            const std::string& binary);
+
 // One entry as listed by CodeObjectStore::list() (from its metadata; binary not read).
 struct StoreEntryInfo {
   std::string key, entry, arch, compiler, compiler_version, created;

@@ -64,6 +64,19 @@ struct KTUNE_API TunerOptions {
   std::string clang;
   // KTUNE_RETRY_FAILED=1: retry candidates recorded as failed instead of skipping them.
   bool retry_failed = false;
+  // KTUNE_REMOTE_CACHE=redis://[user:password@]host:port/db: a shared tuning cache, lease and
+  // queue server (remote/). Empty = none. Validated by fromEnv (parseRemoteUrl).
+  std::string remote_cache;
+  // KTUNE_REMOTE_TIMEOUT_MS: connect and per-command timeout of the remote; a call never waits
+  // longer than this for it (then the remote is skipped for a while). Default 250.
+  int remote_timeout_ms = 250;
+  // KTUNE_LEASE_MS: lifetime of a tuning lease; its holder renews it every third of it, so a
+  // holder that died frees the key after at most this long. Default 15000.
+  int lease_ms = 15000;
+  // KTUNE_LEASE_WAIT_MS: how long a process waits for another one tuning the same key before it
+  // tunes the key itself. Default 300000.
+  int lease_wait_ms = 300000;
+
 
   // Settings of ktune's own test suite (tests/README.md); the library ignores them.
   // KTUNE_REQUIRE_TOOLS=1: a test whose compiler or tool is missing fails instead of skipping

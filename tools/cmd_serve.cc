@@ -1,0 +1,79 @@
+// `ktune serve --queue redis://...`: one tuning server (run one per GPU or machine). It takes keys
+// from the queue that `ktune tune --from-file F --queue URL` filled, tunes each through the engine
+// (which looks in the shared cache and takes the key's lease first, so a key already published or
+// being tuned elsewhere is not tuned again), publishes the result and acknowledges the key.
+// Keys of a server that died are requeued by the others (remote/queue.h).
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "autotune/autotuner.h"
+#include "autotune/ops/gemm.h"
+#include "autotune/ops/rowwise.h"
+#include "base/fs.h"
+#include "base/options.h"
+#include "remote/queue.h"
+#include "remote/shared.h"
+#include "runtime/backend.h"
+#include "tools/args.h"
+#include "tools/commands.h"
+
+namespace ktune::cli {
+namespace {
+
+const char* kUsage =
+    "ktune serve --queue redis://host:port/db [--queue-name N] [--id NAME] [--exit-when-empty]";
+
+// Tunes one queued key (an untuned-key JSON line) and says how it was resolved.
+Expected<std::string> tuneItem(Tuner& tuner, const std::string& item, const std::string& tmp) {
+  KTUNE_RETURN_IF_ERROR(writeFileAtomic(tmp, item + "\n", 0600, /*durable=*/false));
+  KTUNE_ASSIGN_OR_RETURN(OfflineTuneReport r, tuner.tuneFromFile(tmp));
+  if (r.tuned == 1) return std::string("tuned");
+  if (r.already_tuned == 1) return std::string("local");
+  return Status::Internal(r.messages.empty() ? "not tuned" : r.messages.front());
+}
+
+}  // namespace
+
+int cmdServe(const std::vector<std::string>& argv) {
+  auto args = parseArgs(argv, {{"--queue", true}, {"--queue-name", true}, {"--id", true},
+                               {"--exit-when-empty"}, {"--no-isolate"}});
+  if (!args.ok()) return usage(args.status().message(), kUsage);
+  auto opts = Options::fromEnv();
+  if (!opts.ok()) return fail(opts.status());
+  Options o = *opts;
+  if (args->has("--queue")) o.remote_cache = args->get("--queue");
+  if (o.remote_cache.empty()) return usage("missing --queue redis://host:port/db", kUsage);
+  auto client = remote::RemoteClient::fromOptions(o);
+  if (!client.ok()) return fail(client.status());
+
+  auto backend = openBackend(o.backend == "sim" ? "auto" : o.backend);
+  if (!backend.ok()) return fail(Status::Unavailable("ktune serve needs a GPU: " + backend.status().message()));
+  TunerOptions topts;
+  topts.options = o;
+  if (!o.isolate_explicit) topts.options.isolate = true;
+  if (args->has("--no-isolate")) topts.options.isolate = false;
+  topts.shared = remote::makeSharedTuning(o);  // the queue's Redis is also the shared cache
+  auto tuner_or = Tuner::create(std::shared_ptr<Backend>(std::move(*backend)), topts);
+  if (!tuner_or.ok()) return fail(tuner_or.status());
+  std::shared_ptr<Tuner> tuner(std::move(*tuner_or));
+  auto gop = GemmOp::create(tuner);
+  (void)gop;
+  Status reg = registerRowwiseOps(*tuner);
+  if (!reg.ok()) return fail(reg);
+
+  remote::Queue q(*client, args->get("--queue-name", "default"));
+  remote::ServeOptions so;
+  so.server_id = args->get("--id");
+  so.idle_exit_ms = args->has("--exit-when-empty") ? 0 : -1;
+  so.log = &std::cerr;
+  const std::string tmp = joinPath(o.cache_dir, "serve-" + std::to_string(::getpid()) + ".jsonl");
+  Status s = remote::serve(q, so, [&](const std::string& item) { return tuneItem(*tuner, item, tmp); });
+  (void)removeFile(tmp);
+  if (!s.ok()) return fail(s);
+  return kExitOk;
+}
+
+}  // namespace ktune::cli
