@@ -1,4 +1,4 @@
-// The engine's side of shared results (TunerOptions::shared, autotune/shared_tuning.h): a key
+// The engine's side of shared results (EngineOptions::shared, autotune/shared_tuning.h): a key
 // missing from the local database is looked up in the shared cache, tuned by one process at a
 // time, and published after tuning. Whatever the shared side does, a call never fails because of
 // it: problems are logged (with KTUNE_VERBOSE) and the engine goes on locally.

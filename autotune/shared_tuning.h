@@ -1,7 +1,7 @@
 // What the tuning engine asks of results shared between processes and machines: a shared cache
 // of tuned entries and their code objects, and single flight (one tuner per key at a time).
 // remote/ implements it (a local file lock, and Redis when KTUNE_REMOTE_CACHE is set); the engine
-// only holds the interface (TunerOptions::shared), so it knows nothing of Redis.
+// only holds the interface (EngineOptions::shared), so it knows nothing of Redis.
 //
 // Contract for implementations: nothing here may fail a call or block it for long. A remote that
 // is down, slow or returns bad data costs at most its small timeout and is then skipped for a

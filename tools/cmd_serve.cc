@@ -51,7 +51,7 @@ int cmdServe(const std::vector<std::string>& argv) {
 
   auto backend = openBackend(o.backend == "sim" ? "auto" : o.backend);
   if (!backend.ok()) return fail(Status::Unavailable("ktune serve needs a GPU: " + backend.status().message()));
-  TunerOptions topts;
+  EngineOptions topts;
   topts.options = o;
   if (!o.isolate_explicit) topts.options.isolate = true;
   if (args->has("--no-isolate")) topts.options.isolate = false;

@@ -52,7 +52,7 @@ int run(const Args& a) {
   o.remote_timeout_ms = std::atoi(a.get("--timeout-ms", "500").c_str());
   o.lease_ms = std::atoi(a.get("--lease-ms", "2000").c_str());
   o.lease_wait_ms = std::atoi(a.get("--lease-wait-ms", "20000").c_str());
-  TunerOptions t = env.options();
+  EngineOptions t = env.options();
   t.options.cache_dir = o.cache_dir;
   t.options.lease_ms = o.lease_ms;
   t.shared = remote::makeSharedTuning(o);
