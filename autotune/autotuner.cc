@@ -60,7 +60,11 @@ Expected<std::unique_ptr<Tuner>> Tuner::create(std::shared_ptr<Backend> backend,
   if (opts.options.cache_dir.empty()) opts.options.cache_dir = Options::defaultCacheDir();
   KTUNE_ASSIGN_OR_RETURN(impl->store, CodeObjectStore::open(opts.options.cache_dir));
   if (!opts.search) opts.search = exhaustiveSearch();
-  if (opts.bench.warmup_ms != BenchOptions{}.warmup_ms || opts.bench.rep_ms != BenchOptions{}.rep_ms) {
+  // The budgets live in options (one place, the environment's too). bench.* may only hold the
+  // defaults or the values create() copied there (options taken from another tuner's options()).
+  auto budget_ok = [](double bench, double def, double opt) { return bench == def || bench == opt; };
+  if (!budget_ok(opts.bench.warmup_ms, BenchOptions{}.warmup_ms, opts.options.warmup_ms) ||
+      !budget_ok(opts.bench.rep_ms, BenchOptions{}.rep_ms, opts.options.rep_ms)) {
     return Status::InvalidArgument(
         "Tuner::create: set the do_bench budgets in options.warmup_ms / options.rep_ms "
         "(KTUNE_WARMUP_MS / KTUNE_REP_MS), not in bench.warmup_ms / bench.rep_ms");

@@ -146,6 +146,8 @@ Op classifyPtx(const std::string& m, const std::string& l) {
   else if (startsWith(m, "ldmatrix")) {
     o = {OpClass::kLdsLoad, 128};
     o.ldmatrix = true;
+  } else if (startsWith(m, "stmatrix")) {
+    o = {OpClass::kLdsStore, 128};
   } else if (startsWith(m, "mma.sync") || startsWith(m, "wgmma.mma_async")) {
     static const std::regex shape(R"(^(.*?\.m\d+n\d+k\d+))");
     std::smatch sm;
@@ -328,6 +330,11 @@ IsaReport analyzeIsa(const std::string& text, IsaKind kind) {
                                           : classifySass(m);
     ops[i] = o;
     addOp(o, &r.global_loads, &r.global_stores, &r.lds_loads, &r.lds_stores, &r.matrix);
+    // cp.async and TMA copies move global memory into shared memory without registers: counted as
+    // the global load above and as the shared-memory store they also are.
+    if (kind == IsaKind::kPtx && (startsWith(m, "cp.async.cg") || startsWith(m, "cp.async.ca") ||
+                                  startsWith(m, "cp.async.bulk.tensor")))
+      ++r.lds_stores[128];
     if (o.cls == OpClass::kWait) ++r.waitcnt_total;
     if (o.cls == OpClass::kScratch) ++r.scratch_ops;
     std::string target;

@@ -66,7 +66,7 @@ TEST(ExampleUserKernel, TunesAndComputesOnTheSimulatedBackend) {
       second.out, m, std::regex(R"(-> (BLOCK=\d+,VEC=\d+,WAVES=\d+) \((\w+)\), .* 0 of 5003)")))
       << second.out;
   EXPECT_EQ(m[1].str(), config);
-  EXPECT_EQ(m[2].str(), "memory") << second.out;  // loaded from the database on the first call
+  EXPECT_EQ(m[2].str(), "database") << second.out;  // loaded from the database on the first call
   EXPECT_EQ((second.out + second.err).find("candidates"), std::string::npos)
       << "the second process tuned again:\n"
       << second.out << second.err;
