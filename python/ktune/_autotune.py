@@ -1,0 +1,183 @@
+"""@ktune.jit and @ktune.autotune: a CUDA/HIP C++ kernel registered as a tuned family on the C++
+engine (the same engine, tuning database and code-object store as the C++ API and the CLI)."""
+
+
+from . import _args, _signature, _space, _tuners
+from . import _ktune
+from ._errors import InvalidArgument
+
+
+class JitKernel:
+    """A kernel source with its entry, signature and launch rule (expressions; see the README)."""
+
+    def __init__(self, source, entry, signature, grid, block=None, shared_bytes=None,
+                 compile_options=(), sim_run=None, sim_cost=None):
+        self.source, self.entry = source, entry
+        self.signature = (_signature.normalise(signature) if signature is not None
+                          else _signature.from_source(source, entry))
+        self.grid = [grid] if isinstance(grid, str) else list(grid or ())
+        self.block = [block] if isinstance(block, str) else list(block or ())
+        self.shared_bytes = shared_bytes
+        self.compile_options = list(compile_options)
+        self.sim_run, self.sim_cost = sim_run, sim_cost
+
+
+def jit(fn=None, *, grid, block=None, shared_bytes=None, entry=None, compile_options=(),
+        sim_run=None, sim_cost=None):
+    """Decorates a function that returns the kernel's C++ source (or has it as docstring). Its
+    parameters, annotated with "ptr"/"i32"/"i64"/"f32"/"f64", are the kernel's signature; the
+    function's name is the extern "C" entry unless `entry` is given."""
+    def wrap(f):
+        source = f() if f.__doc__ is None else f.__doc__
+        sig = _signature.from_function(f)
+        return JitKernel(source, entry or f.__name__, sig, grid, block, shared_bytes,
+                         compile_options, sim_run, sim_cost)
+    return wrap(fn) if fn is not None else wrap
+
+
+def kernel(source, entry, *, grid, block=None, signature=None, **kw):
+    """A kernel from a source string (the signature is read from the source when not given)."""
+    return JitKernel(source, entry, signature, grid, block, **kw)
+
+
+def _configs(configs, space, constraints, prune_configs_by, prune):
+    """(configs or None, constraint expressions): Python predicates and prune hooks are applied
+    here, once, at registration (the engine's space is fixed per family)."""
+    callables = [c for c in constraints if callable(c)]
+    exprs = [c for c in constraints if not callable(c)]
+    early = (prune_configs_by or {}).get("early_config_prune")
+    if configs is None and (callables or prune or early):
+        configs = _space.expand(space, callables)
+        callables = []
+    if configs is not None:
+        configs = [c if isinstance(c, _space.Config) else _space.Config(c) for c in configs]
+        if callables:
+            configs = [c for c in configs if all(p(c.all_kwargs()) for p in callables)]
+        if prune:
+            configs = [c for c in configs if prune(c)]
+        if early:
+            configs = list(early(configs, {}))
+    return configs, exprs
+
+
+class Autotuned:
+    """A tuned kernel: call it with the kernel's arguments (tensors, __cuda_array_interface__ or
+    DLPack objects, device addresses, numpy arrays on the simulated backend, Python scalars) and an
+    optional stream=. The first call per key tunes (unless the database knows the key)."""
+
+    def __init__(self, jk, configs, space, constraints, key, name, default, reset_to_zero,
+                 restore_value, tuner_options):
+        if not isinstance(jk, JitKernel):
+            raise InvalidArgument("@ktune.autotune decorates a @ktune.jit kernel or ktune.kernel()")
+        self.jit = jk
+        self.space_json, knobs = _space.encode(configs, space, constraints, default)
+        self.name = name or jk.entry
+        self.key = list(key)
+        self.arg_names = [n for n, _ in jk.signature]
+        self._hook_args = [self._index(n) for n in (reset_to_zero or ())], \
+                          [self._index(n) for n in (restore_value or ())]
+        self._hooks = bool(self._hook_args[0] or self._hook_args[1])
+        if not jk.block and "num_warps" in knobs:
+            jk.block = ["num_warps * warp_size"]
+        self._tuner_options = tuner_options
+        self._k = None
+        self._gen = -1
+        self._seen = set()
+
+    def _index(self, name):
+        if name not in self.arg_names:
+            raise InvalidArgument(f"{name!r} is not an argument of {self.jit.entry}")
+        return self.arg_names.index(name)
+
+    def _bind(self):
+        t = _tuners.get_tuner(**self._tuner_options)
+        jk = self.jit
+        self._sim = t.backend == "sim"
+        if self._sim and (jk.sim_run or jk.sim_cost):
+            _ktune.register_sim_kernel(t, jk.entry, [ty for _, ty in jk.signature],
+                                       jk.sim_run, jk.sim_cost)
+        spec = {"name": self.name, "source": jk.source, "entry": jk.entry,
+                "space_json": self.space_json, "args": jk.signature, "key": self.key,
+                "grid": jk.grid, "block": jk.block, "shared_bytes": jk.shared_bytes,
+                "compile_options": jk.compile_options}
+        self.tuner = t
+        self._k = _ktune.add_kernel(t, spec)
+        self._stream = _args.stream_getter(t.backend)
+        self._gen = _tuners.generation()
+        self._seen = set()
+
+    def __call__(self, *args, stream=None, **kwargs):
+        if self._gen != _tuners.generation():
+            self._bind()
+        if kwargs:
+            args = _args.bind(self.arg_names, args, kwargs)
+        if stream is None:
+            stream = self._stream()
+        elif not isinstance(stream, int):
+            stream = _args.stream_int(stream)
+        if self._sim:
+            return _args.call_with_host_arrays(self, args, stream)
+        if self._hooks:
+            return self._call_hooked(args, stream)
+        self._k(args, stream)
+
+    def _call_hooked(self, args, stream):
+        """First call of a key that will tune: the benchmark runs change in-place outputs, so the
+        restore_value arguments are put back and the reset_to_zero ones zeroed, and the winner
+        runs once more on the original inputs (the engine cannot call hooks between its runs)."""
+        key = self._k.key(args)
+        if key in self._seen:
+            return self._k(args, stream)
+        self._seen.add(key)
+        try:
+            self.tuner.report(self.name, key)
+            return self._k(args, stream)  # known key: nothing is tuned
+        except LookupError:
+            pass
+        zero, restore = self._hook_args
+        saved = {i: _args.snapshot(args[i]) for i in restore}
+        self._k(args, stream)
+        for i, v in saved.items():
+            _args.restore(args[i], v)
+        for i in zero:
+            _args.zero(args[i])
+        self._k(args, stream)
+
+    def tune(self, *args, stream=None):
+        """Tunes the arguments' key now (even if known) and returns the report as a dict."""
+        import json
+        if self._gen != _tuners.generation():
+            self._bind()
+        return json.loads(_args.run_with(self, args, stream, self._k.tune))
+
+    def key_of(self, *args):
+        if self._gen != _tuners.generation():
+            self._bind()
+        return _args.run_with(self, args, None, lambda a, s: self._k.key(a))
+
+    def report(self, *args):
+        """What the database holds for the arguments' key (dict); ktune.NotFound if not tuned."""
+        import json
+        return json.loads(self.tuner.report(self.name, self.key_of(*args)))
+
+
+def autotune(configs=None, key=(), *, space=None, constraints=(), prune_configs_by=None,
+             prune=None, reset_to_zero=None, restore_value=None, warmup=None, rep=None,
+             name=None, default=None, backend=None, cache_dir=None, remote_cache=None, **options):
+    """Like triton.autotune, for a @ktune.jit kernel. configs: [ktune.Config] (or dicts), or
+    space={knob: [values]} with constraints (expressions over knobs, or Python predicates on a
+    config dict). key: expressions over the integer arguments ("n", "pow2(n)"). warmup/rep: the
+    do_bench budgets in ms. prune(config) -> bool and prune_configs_by={"early_config_prune":
+    fn(configs, named_args)} run once at registration (named_args is {}). Tuner options (backend,
+    cache_dir, remote_cache, tuning, ...) select the tuner; unset ones come from ktune.set_options
+    and the environment."""
+    configs, exprs = _configs(configs, space, constraints, prune_configs_by, prune)
+    tuner_options = dict(options, warmup_ms=warmup, rep_ms=rep, backend=backend,
+                         cache_dir=cache_dir, remote_cache=remote_cache)
+
+    def wrap(jk):
+        return Autotuned(jk, configs, space, exprs, key, name, default, reset_to_zero,
+                         restore_value, tuner_options)
+    return wrap
+
+

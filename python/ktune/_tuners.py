@@ -1,0 +1,47 @@
+"""The tuners a process uses: one per set of options, shared by every kernel and op that asks for
+the same options (one device, store and database per tuner, as in C++)."""
+import threading
+
+from . import _ktune
+
+_lock = threading.Lock()
+_defaults = {}
+_tuners = {}
+
+
+def set_options(**options):
+    """Sets default TunerOptions fields for tuners created from now on (backend, device, cache_dir,
+    tuning, warmup_ms, rep_ms, remote_cache, ...); the environment (KTUNE_*) fills the rest."""
+    with _lock:
+        _defaults.update(options)
+
+
+def get_tuner(**options):
+    """The tuner for the default options overlaid with ``options`` (created on first use).
+    Raises ktune.Unavailable when the backend has no device."""
+    merged = dict(_defaults)
+    merged.update({k: v for k, v in options.items() if v is not None})
+    key = tuple(sorted(merged.items()))
+    with _lock:
+        t = _tuners.get(key)
+        if t is None:
+            t = _ktune.Tuner(merged)
+            _tuners[key] = t
+        return t
+
+
+def reset():
+    """Drops every tuner of this process (their families and in-memory tables); databases and the
+    store stay on disk. Mainly for tests."""
+    with _lock:
+        _tuners.clear()
+        _defaults.clear()
+        _generation[0] += 1
+
+
+_generation = [0]
+
+
+def generation():
+    """Changes whenever reset() drops the tuners (kernels then register on the new ones)."""
+    return _generation[0]

@@ -1,0 +1,176 @@
+"""The tuned ops (ktune::ops) on torch tensors: RMSNorm (optionally fused with a residual add),
+SiLU·Mul and GEMM. Arguments are checked here with errors naming the argument; the call runs on
+torch's current stream, on a tuner for the tensors' device (tuning the first call per key).
+register_torch_ops() makes them torch.library custom ops (torch.ops.ktune.*) for torch.compile."""
+from . import _args, _ktune, _tuners
+from ._errors import InvalidArgument
+
+_DTYPES = {}
+
+
+def _dtype(t, what):
+    import torch
+    if not _DTYPES:
+        _DTYPES.update({torch.float32: 0, torch.float16: 1, torch.bfloat16: 2})
+    code = _DTYPES.get(t.dtype)
+    if code is None:
+        raise InvalidArgument(f"{what}: dtype {t.dtype} not supported (float32, float16, bfloat16)")
+    return code
+
+
+def _check(t, what, device=None, dtype=None):
+    if not hasattr(t, "is_cuda"):
+        raise InvalidArgument(f"{what}: expected a torch.Tensor, got {type(t).__name__}")
+    if not t.is_cuda:
+        raise InvalidArgument(f"{what}: tensor is on {t.device}; ktune.ops run on GPU tensors")
+    if device is not None and t.device != device:
+        raise InvalidArgument(f"{what}: on {t.device}, expected {device}")
+    if dtype is not None and t.dtype != dtype:
+        raise InvalidArgument(f"{what}: dtype {t.dtype}, expected {dtype}")
+
+
+def _tuner(t):
+    return _tuners.get_tuner(device=t.device.index or 0)
+
+
+def _rows(x, what):
+    """x as [rows, cols] with unit inner stride and one row stride (no copy)."""
+    if x.dim() < 1 or x.shape[-1] == 0:
+        raise InvalidArgument(f"{what}: needs a last dimension, got shape {tuple(x.shape)}")
+    if x.stride(-1) != 1:
+        raise InvalidArgument(f"{what}: the last dimension must be contiguous (stride "
+                              f"{x.stride(-1)})")
+    if x.dim() == 1:
+        return x.view(1, -1)
+    if x.dim() == 2:
+        return x
+    try:
+        return x.view(-1, x.shape[-1])
+    except RuntimeError as e:
+        raise InvalidArgument(f"{what}: rows of shape {tuple(x.shape)} are not evenly strided; "
+                              "call .contiguous()") from e
+
+
+def rms_norm(x, weight=None, eps=1e-6, residual=None):
+    """y = x / rms(x) * weight over the last dimension. With residual: s = x + residual is
+    written into residual (in place, as vLLM's fused_add_rms_norm) and normalised; returns
+    (y, residual). Else returns y (a new contiguous tensor of x's shape)."""
+    import torch
+    _check(x, "x")
+    x2 = _rows(x, "x")
+    rows, cols = x2.shape
+    dt = _dtype(x, "x")
+    if weight is not None:
+        _check(weight, "weight", x.device, x.dtype)
+        if tuple(weight.shape) != (cols,) or weight.stride(0) != 1:
+            raise InvalidArgument(f"weight: expected contiguous shape ({cols},), got "
+                                  f"{tuple(weight.shape)}")
+    if residual is not None:
+        _check(residual, "residual", x.device, x.dtype)
+        if residual.shape != x.shape or not residual.is_contiguous():
+            raise InvalidArgument(f"residual: expected a contiguous tensor of shape "
+                                  f"{tuple(x.shape)}")
+    y = torch.empty((rows, cols), dtype=x.dtype, device=x.device)
+    res = residual.data_ptr() if residual is not None else 0
+    _ktune.rmsnorm(_tuner(x), dt, rows, cols, y.data_ptr(), x2.data_ptr(),
+                   weight.data_ptr() if weight is not None else 0, res, res, x2.stride(0), cols,
+                   float(eps), _args._torch_stream())
+    y = y.view(x.shape)
+    return (y, residual) if residual is not None else y
+
+
+def silu_mul(x):
+    """silu(x[..., :d]) * x[..., d:] for x of last dimension 2d; returns [..., d]."""
+    import torch
+    _check(x, "x")
+    x2 = _rows(x, "x")
+    rows, two_d = x2.shape
+    if two_d % 2:
+        raise InvalidArgument(f"x: last dimension {two_d} is odd (expected 2*d)")
+    d = two_d // 2
+    out = torch.empty((rows, d), dtype=x.dtype, device=x.device)
+    _ktune.silu_mul(_tuner(x), _dtype(x, "x"), rows, d, out.data_ptr(), x2.data_ptr(),
+                    x2.stride(0), d, _args._torch_stream())
+    return out.view(*x.shape[:-1], d)
+
+
+def _operand(t, what, rows, cols):
+    """('N', ld) for a row-major [rows, cols] view, ('T', ld) for a transposed one."""
+    if t.dim() != 2 or tuple(t.shape) != (rows, cols):
+        raise InvalidArgument(f"{what}: expected shape ({rows}, {cols}), got {tuple(t.shape)}")
+    if t.stride(1) == 1:
+        return "N", t.stride(0)
+    if t.stride(0) == 1:
+        return "T", t.stride(1)
+    raise InvalidArgument(f"{what}: neither rows nor columns are contiguous (strides "
+                          f"{t.stride()}); call .contiguous()")
+
+
+def _gemm_params(a, b, bias, epilogue, out):
+    m, k = a.shape
+    n = b.shape[1]
+    la, lda = _operand(a, "a", m, k)
+    lb, ldb = _operand(b, "b", k, n)
+    if epilogue not in (None, "none", "silu", "gelu"):
+        raise InvalidArgument(f"epilogue {epilogue!r}: expected None, 'silu' or 'gelu'")
+    return {"layout": la + lb, "ab": _dtype(a, "a"), "c": _dtype(out, "out"), "m": m, "n": n,
+            "k": k, "lda": lda, "ldb": ldb, "ldc": out.stride(0), "alpha": 1.0, "beta": 0.0,
+            "activation": epilogue or "none", "a": a.data_ptr(), "b": b.data_ptr(),
+            "out": out.data_ptr(), "bias": bias.data_ptr() if bias is not None else 0}
+
+
+def gemm(a, b, bias=None, epilogue=None):
+    """act(a @ b + bias) for a [M, K], b [K, N] (either may be a transposed view, e.g. w.t()),
+    bias [N] or None, epilogue None / "silu" / "gelu"; float16 or bfloat16. Returns [M, N]."""
+    import torch
+    _check(a, "a")
+    _check(b, "b", a.device, a.dtype)
+    if a.dtype not in (torch.float16, torch.bfloat16):
+        raise InvalidArgument(f"a: dtype {a.dtype}; gemm takes float16 or bfloat16")
+    if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
+        raise InvalidArgument(f"shapes {tuple(a.shape)} @ {tuple(b.shape)} do not multiply")
+    if bias is not None:
+        _check(bias, "bias", a.device, a.dtype)
+        if tuple(bias.shape) != (b.shape[1],) or bias.stride(0) != 1:
+            raise InvalidArgument(f"bias: expected contiguous shape ({b.shape[1]},)")
+    out = torch.empty((a.shape[0], b.shape[1]), dtype=a.dtype, device=a.device)
+    _ktune.gemm(_tuner(a), _gemm_params(a, b, bias, epilogue, out), _args._torch_stream())
+    return out
+
+
+def register_torch_ops():
+    """Registers torch.ops.ktune.rms_norm / silu_mul / gemm as torch.library custom ops with fake
+    (meta) implementations, so torch.compile graphs can call them. Needs torch >= 2.4. Returns
+    the torch.ops.ktune namespace; calling it twice is harmless."""
+    import torch
+    if hasattr(torch.ops.ktune, "silu_mul") and getattr(register_torch_ops, "_done", False):
+        return torch.ops.ktune
+    from typing import Optional
+    Tensor = torch.Tensor
+
+    @torch.library.custom_op("ktune::rms_norm", mutates_args=())
+    def _rms(x: Tensor, weight: Optional[Tensor], eps: float) -> Tensor:
+        return rms_norm(x, weight, eps)
+
+    @_rms.register_fake
+    def _(x, weight, eps):
+        return torch.empty_like(x, memory_format=torch.contiguous_format)
+
+    @torch.library.custom_op("ktune::silu_mul", mutates_args=())
+    def _silu(x: Tensor) -> Tensor:
+        return silu_mul(x)
+
+    @_silu.register_fake
+    def _(x):
+        return x.new_empty((*x.shape[:-1], x.shape[-1] // 2))
+
+    @torch.library.custom_op("ktune::gemm", mutates_args=())
+    def _gemm(a: Tensor, b: Tensor, bias: Optional[Tensor], epilogue: str) -> Tensor:
+        return gemm(a, b, bias, None if epilogue == "none" else epilogue)
+
+    @_gemm.register_fake
+    def _(a, b, bias, epilogue):
+        return a.new_empty((a.shape[0], b.shape[1]))
+
+    register_torch_ops._done = True
+    return torch.ops.ktune

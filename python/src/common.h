@@ -1,0 +1,61 @@
+// ktune's Python extension: what its files share. Only the public API (include/ktune) is used.
+// Errors are values in ktune; here they become Python exceptions of ktune._errors (one class per
+// status code, named after it), raised by raiseStatus().
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+
+#include <ktune/ktune.hpp>
+
+namespace ktune::py_ext {
+
+namespace py = pybind11;
+
+// Raises the ktune._errors exception of s.code() with s's message.
+[[noreturn]] void raiseStatus(const Status& s);
+
+inline void check(const Status& s) {
+  if (!s.ok()) raiseStatus(s);
+}
+
+template <typename T>
+T unwrap(Expected<T> e) {
+  if (!e.ok()) raiseStatus(e.status());
+  return std::move(e).value();
+}
+
+// A tuner shared by the Python objects that use it (kernels keep it alive).
+struct PyTuner {
+  std::unique_ptr<Autotuner> t;
+  TunerOptions options;
+};
+using TunerRef = std::shared_ptr<PyTuner>;
+
+// A Python callable held by C++ code that may outlive the interpreter or run on engine threads:
+// it is released with the GIL held, and leaked (never touched) once the interpreter is gone.
+struct PyCallable {
+  py::object fn;
+  explicit PyCallable(py::object f) : fn(std::move(f)) {}
+  PyCallable(const PyCallable&) = delete;
+  PyCallable& operator=(const PyCallable&) = delete;
+  ~PyCallable() {
+    if (!Py_IsInitialized()) {
+      fn.release();
+      return;
+    }
+    py::gil_scoped_acquire gil;
+    fn = py::object();
+  }
+};
+
+// A stream argument from Python: an int (CUstream / hipStream_t as an address, 0 = default).
+inline StreamHandle streamOf(uintptr_t s) { return StreamHandle{reinterpret_cast<void*>(s)}; }
+
+void bindKernel(py::module_& m);  // kernel.cc: Kernel, sim kernels
+void bindOps(py::module_& m);     // ops.cc: rmsnorm, silu_mul, gemm
+
+}  // namespace ktune::py_ext

@@ -1,0 +1,174 @@
+// ktune._ktune: the Tuner (device, store, databases, memory) and the library's version. The
+// Python package (python/ktune) builds its API on these few calls.
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+
+#include "common.h"
+
+namespace ktune::py_ext {
+
+[[noreturn]] void raiseStatus(const Status& s) {
+  // The classes live in Python (ktune/_errors.py): the package owns its exception hierarchy.
+  py::object errors = py::module_::import("ktune._errors");
+  py::object cls = errors.attr("error_class")(codeName(s.code()));
+  PyErr_SetString(cls.ptr(), s.toString().c_str());
+  throw py::error_already_set();
+}
+
+namespace {
+
+using Setter = std::function<void(TunerOptions&, const py::handle&)>;
+
+template <typename T>
+Setter field(T TunerOptions::*member) {
+  return [member](TunerOptions& o, const py::handle& v) { o.*member = v.cast<T>(); };
+}
+
+// Every TunerOptions field a Python caller may set, by the field's C++ name.
+const std::map<std::string, Setter>& setters() {
+  static const std::map<std::string, Setter> kSetters = {
+      {"device", field(&TunerOptions::device)},
+      {"cache_dir", field(&TunerOptions::cache_dir)},
+      {"tuning", field(&TunerOptions::tuning)},
+      {"record_untuned_path", field(&TunerOptions::record_untuned_path)},
+      {"database_path", field(&TunerOptions::database_path)},
+      {"verbose", field(&TunerOptions::verbose)},
+      {"isolate", field(&TunerOptions::isolate)},
+      {"worker_path", field(&TunerOptions::worker_path)},
+      {"compile_threads", field(&TunerOptions::compile_threads)},
+      {"pipeline", field(&TunerOptions::pipeline)},
+      {"warmup_ms", field(&TunerOptions::warmup_ms)},
+      {"rep_ms", field(&TunerOptions::rep_ms)},
+      {"static_prune", field(&TunerOptions::static_prune)},
+      {"vendor_algos", field(&TunerOptions::vendor_algos)},
+      {"backend", field(&TunerOptions::backend)},
+      {"clang", field(&TunerOptions::clang)},
+      {"retry_failed", field(&TunerOptions::retry_failed)},
+      {"remote_cache", field(&TunerOptions::remote_cache)},
+      {"remote_timeout_ms", field(&TunerOptions::remote_timeout_ms)},
+      {"lease_ms", field(&TunerOptions::lease_ms)},
+      {"lease_wait_ms", field(&TunerOptions::lease_wait_ms)},
+  };
+  return kSetters;
+}
+
+py::dict optionsDict(const TunerOptions& o) {
+  py::dict d;
+  d["device"] = o.device;
+  d["cache_dir"] = o.cache_dir;
+  d["tuning"] = o.tuning;
+  d["database_path"] = o.database_path;
+  d["verbose"] = o.verbose;
+  d["isolate"] = o.isolate;
+  d["compile_threads"] = o.compile_threads;
+  d["pipeline"] = o.pipeline;
+  d["warmup_ms"] = o.warmup_ms;
+  d["rep_ms"] = o.rep_ms;
+  d["static_prune"] = o.static_prune;
+  d["vendor_algos"] = o.vendor_algos;
+  d["backend"] = o.backend;
+  d["retry_failed"] = o.retry_failed;
+  d["remote_cache"] = o.remote_cache;
+  d["remote_timeout_ms"] = o.remote_timeout_ms;
+  d["lease_ms"] = o.lease_ms;
+  d["lease_wait_ms"] = o.lease_wait_ms;
+  return d;
+}
+
+// Options = the environment (TunerOptions::fromEnv, the one place ktune reads it) overlaid with
+// the caller's fields; an unknown field or a value of the wrong type is an InvalidArgument.
+TunerRef createTuner(const py::dict& overrides) {
+  TunerOptions o = unwrap(TunerOptions::fromEnv());
+  for (auto item : overrides) {
+    std::string name = py::str(item.first);
+    auto it = setters().find(name);
+    if (it == setters().end()) check(Status::InvalidArgument("unknown tuner option '" + name + "'"));
+    if (item.second.is_none()) continue;
+    try {
+      it->second(o, item.second);
+    } catch (const py::cast_error&) {
+      check(Status::InvalidArgument("tuner option '" + name + "': wrong type (" +
+                                    std::string(py::str(py::type::of(item.second))) + ")"));
+    }
+  }
+  auto ref = std::make_shared<PyTuner>();
+  ref->options = o;
+  {
+    py::gil_scoped_release nogil;  // opening a GPU backend can take a while
+    auto t = Autotuner::create(o);
+    if (!t.ok()) {
+      py::gil_scoped_acquire gil;
+      raiseStatus(t.status());
+    }
+    ref->t = std::move(t).value();
+  }
+  return ref;
+}
+
+py::buffer_info contiguous(const py::buffer& b, bool writable) {
+  py::buffer_info info = b.request(writable);
+  ssize_t expect = info.itemsize;
+  for (ssize_t i = info.ndim - 1; i >= 0; --i) {
+    if (info.shape[i] > 1 && info.strides[i] != expect)
+      check(Status::InvalidArgument("buffer is not C-contiguous"));
+    expect *= info.shape[i];
+  }
+  return info;
+}
+
+void bindTuner(py::module_& m) {
+  py::class_<PyTuner, TunerRef>(m, "Tuner")
+      .def(py::init(&createTuner), py::arg("options") = py::dict())
+      .def("options", [](const PyTuner& t) { return optionsDict(t.options); })
+      .def_property_readonly("backend", [](const PyTuner& t) { return t.t->backendName(); })
+      .def_property_readonly("device_name", [](const PyTuner& t) { return t.t->deviceName(); })
+      .def_property_readonly("arch", [](const PyTuner& t) { return t.t->arch(); })
+      .def_property_readonly("cache_dir", [](const PyTuner& t) { return t.t->cacheDir(); })
+      .def("clear_cache", [](PyTuner& t) { check(t.t->clearCache()); })
+      .def("report", [](const PyTuner& t, const std::string& family, const std::string& key) {
+        return unwrap(t.t->report(family, key)).toJson();
+      })
+      .def("export_db", [](const PyTuner& t, const std::string& f) {
+        return unwrap(t.t->exportDatabase(f));
+      })
+      .def("import_db", [](PyTuner& t, const std::string& f, const std::string& json) {
+        check(t.t->importDatabase(f, json));
+      })
+      .def("remove_key", [](PyTuner& t, const std::string& f, const std::string& key) {
+        check(t.t->removeKey(f, key));
+      })
+      .def("alloc", [](PyTuner& t, size_t bytes) { return unwrap(t.t->alloc(bytes)); })
+      .def("free", [](PyTuner& t, uint64_t p) { check(t.t->free(p)); })
+      .def("copy_to_device", [](PyTuner& t, uint64_t dst, const py::buffer& src) {
+        py::buffer_info info = contiguous(src, false);
+        check(t.t->copyToDevice(dst, info.ptr, size_t(info.size * info.itemsize)));
+      })
+      .def("copy_to_host", [](PyTuner& t, const py::buffer& dst, uint64_t src) {
+        py::buffer_info info = contiguous(dst, true);
+        check(t.t->copyToHost(info.ptr, src, size_t(info.size * info.itemsize)));
+      })
+      .def("synchronize", [](PyTuner& t, uintptr_t s) {
+        Status st;
+        {
+          py::gil_scoped_release nogil;
+          st = t.t->synchronize(streamOf(s));
+        }
+        check(st);
+      }, py::arg("stream") = 0);
+}
+
+}  // namespace
+
+}  // namespace ktune::py_ext
+
+PYBIND11_MODULE(_ktune, m) {
+  namespace kp = ktune::py_ext;
+  m.doc() = "ktune's C++ core (the public API of libktune); use the ktune package instead";
+  m.def("version", [] { return std::string(ktune::version()); });
+  kp::bindTuner(m);
+  kp::bindKernel(m);
+  kp::bindOps(m);
+}
