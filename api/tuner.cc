@@ -6,6 +6,7 @@
 #include "ktune/version.hpp"
 #include "compiler/sim/sim_compiler.h"
 #include "compiler/store/store.h"
+#include "remote/shared.h"
 
 namespace ktune {
 namespace {
@@ -48,6 +49,9 @@ Expected<std::unique_ptr<Autotuner>> Autotuner::create(const TunerOptions& optio
     KTUNE_ASSIGN_OR_RETURN(auto b, openBackend(options.backend));
     impl->backend = std::shared_ptr<Backend>(std::move(b));
   }
+  // KTUNE_REMOTE_CACHE / options.remote_cache: the shared cache and leases, as the CLI uses them
+  // (without a remote the engine keeps its default: this process's cache only).
+  if (!options.remote_cache.empty()) eo.shared = remote::makeSharedTuning(options);
   KTUNE_ASSIGN_OR_RETURN(auto t, Tuner::create(impl->backend, std::move(eo)));
   impl->tuner = std::shared_ptr<Tuner>(std::move(t));
   return std::unique_ptr<Autotuner>(new Autotuner(std::move(impl)));

@@ -22,15 +22,17 @@ class JitKernel:
         self.sim_run, self.sim_cost = sim_run, sim_cost
 
 
-def jit(fn=None, *, grid, block=None, shared_bytes=None, entry=None, compile_options=(),
-        sim_run=None, sim_cost=None):
-    """Decorates a function that returns the kernel's C++ source (or has it as docstring). Its
+def jit(fn=None, *, grid, block=None, shared_bytes=None, entry=None, source=None,
+        compile_options=(), sim_run=None, sim_cost=None):
+    """Decorates a function whose docstring is the kernel's C++ source (or pass source=). Its
     parameters, annotated with "ptr"/"i32"/"i64"/"f32"/"f64", are the kernel's signature; the
     function's name is the extern "C" entry unless `entry` is given."""
     def wrap(f):
-        source = f() if f.__doc__ is None else f.__doc__
+        text = source if source is not None else f.__doc__
+        if not text:
+            raise InvalidArgument(f"@ktune.jit {f.__name__}: no source (docstring or source=)")
         sig = _signature.from_function(f)
-        return JitKernel(source, entry or f.__name__, sig, grid, block, shared_bytes,
+        return JitKernel(text, entry or f.__name__, sig, grid, block, shared_bytes,
                          compile_options, sim_run, sim_cost)
     return wrap(fn) if fn is not None else wrap
 

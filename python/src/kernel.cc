@@ -157,7 +157,8 @@ py::object argOf(const PySimLaunch& l, size_t i) {
 
 // A numpy view of `count` elements of `dtype` at the simulated device address of pointer
 // argument i (no copy: writes reach the simulated memory).
-py::array arrayOf(const PySimLaunch& l, size_t i, const py::dtype& dtype, size_t count) {
+py::array arrayOf(const PySimLaunch& l, size_t i, const py::object& dtype_like, size_t count) {
+  py::dtype dtype = py::dtype::from_args(dtype_like);
   py::object addr = argOf(l, i);
   void* host = l.v().hostPtr(addr.cast<uint64_t>());
   if (!host) check(Status::InvalidArgument("sim launch: argument " + std::to_string(i) +
@@ -180,7 +181,10 @@ R invoke(const PyCallable& fn, const std::shared_ptr<const std::vector<ArgType>>
     else return R{};
   } catch (py::error_already_set& e) {
     launch->view = nullptr;
-    if (error) *error = e.what();
+    if (error) {  // the message without pybind11's traceback lines
+      std::string what = e.what();
+      *error = what.substr(0, what.find('\n'));
+    }
     return on_error;
   }
 }

@@ -1,0 +1,188 @@
+"""ktune.autotune on the simulated backend: tuning through the engine, the database shared with
+the CLI, spaces, prune hooks, restore_value/reset_to_zero, argument conversion and errors."""
+import json
+import subprocess
+
+import numpy as np
+import pytest
+
+import ktune
+from ktune import _cli
+
+from conftest import cli_env
+from kernels import RUNS, SOURCE, cost, run, saxpy_kernel
+
+SPACE = {"BLOCK": [64, 128, 256, 512], "VEC": [1, 2, 4]}
+
+
+def make(**kw):
+    kw.setdefault("space", SPACE)
+    kw.setdefault("key", ["pow2(n)"])
+    return ktune.autotune(**kw)(saxpy_kernel())
+
+
+def test_import_and_version():
+    assert ktune.__version__.count(".") == 2
+    assert ktune.__version__ == ktune._ktune.version()
+
+
+def test_tunes_first_call_then_hits(sim):
+    saxpy = make(restore_value=["y"])  # y += a*x: tuning runs it many times
+    n = 1000
+    x = np.arange(n, dtype=np.float32)
+    y = np.ones(n, dtype=np.float32)
+    saxpy(n, 2.0, x, y)
+    np.testing.assert_allclose(y, 2.0 * np.arange(n) + 1.0)
+    rep = saxpy.report(n, 2.0, x, y)
+    assert rep["winner"] == "BLOCK=256,VEC=2"
+    assert len(rep["candidates"]) == 12
+    before = RUNS["count"]
+    saxpy(n, 2.0, x, y)  # a hit: exactly one launch
+    assert RUNS["count"] == before + 1
+
+
+def test_key_tuned_from_python_is_a_hit_for_the_cli(sim):
+    saxpy = make(constraints=["BLOCK * VEC <= 1024"])
+    x = np.ones(300, dtype=np.float32)
+    y = np.zeros(300, dtype=np.float32)
+    saxpy(300, 1.0, x, y)
+    shown = subprocess.run([_cli.executable(), "db", "show", "py_saxpy", "--json"],
+                           capture_output=True, text=True, env=cli_env(sim), check=True)
+    assert "pow2(n)=512" in shown.stdout and "BLOCK=256,VEC=2" in shown.stdout
+    assert ktune.db.show("py_saxpy")  # the same through the Python wrapper
+    # A new process's tuner (another registration of the family) finds it in the database.
+    ktune.reset()
+    ktune.set_options(backend="sim", warmup_ms=0.05, rep_ms=0.2)
+    again = make(constraints=["BLOCK * VEC <= 1024"])
+    before = RUNS["count"]
+    again(300, 1.0, x, y)
+    assert RUNS["count"] == before + 1
+    assert again.report(300, 1.0, x, y)["winner"] == "BLOCK=256,VEC=2"
+
+
+def test_configs_list_is_exactly_the_space(sim):
+    configs = [ktune.Config({"BLOCK": 128, "VEC": 1}), ktune.Config({"BLOCK": 512, "VEC": 4}),
+               ktune.Config({"BLOCK": 128, "VEC": 4})]
+    saxpy = make(configs=configs, space=None)
+    x = np.ones(64, dtype=np.float32)
+    y = np.zeros(64, dtype=np.float32)
+    rep = saxpy.tune(64, 1.0, x, y)
+    tried = sorted(c["config"] for c in rep["candidates"])
+    assert tried == ["BLOCK=128,VEC=1", "BLOCK=128,VEC=4", "BLOCK=512,VEC=4"]
+    assert rep["winner"] == "BLOCK=128,VEC=1"  # the cost model's best of these three
+
+
+def test_python_constraints_and_prune_hooks(sim):
+    seen = {}
+
+    def early(configs, named_args):
+        seen["n"] = len(configs)
+        return [c for c in configs if c.kwargs["BLOCK"] != 256]
+
+    saxpy = make(constraints=[lambda c: c["VEC"] != 4], prune=lambda c: c.kwargs["BLOCK"] >= 128,
+                 prune_configs_by={"early_config_prune": early})
+    x = np.ones(10, dtype=np.float32)
+    y = np.zeros(10, dtype=np.float32)
+    rep = saxpy.tune(10, 1.0, x, y)
+    assert seen["n"] == 6  # 3 blocks x 2 vecs reached the early prune
+    tried = sorted(c["config"] for c in rep["candidates"])
+    assert tried == ["BLOCK=128,VEC=1", "BLOCK=128,VEC=2", "BLOCK=512,VEC=1", "BLOCK=512,VEC=2"]
+
+
+def test_restore_value_and_reset_to_zero(sim):
+    # y += a*x runs many times while tuning; restore_value puts y back before the real run.
+    saxpy = make(restore_value=["y"])
+    x = np.ones(100, dtype=np.float32)
+    y = np.full(100, 5.0, dtype=np.float32)
+    saxpy(100, 3.0, x, y)
+    np.testing.assert_allclose(y, 8.0)
+    zeroed = make(reset_to_zero=["y"], name="py_saxpy_zero")
+    y = np.full(100, 5.0, dtype=np.float32)
+    zeroed(100, 3.0, x, y)
+    np.testing.assert_allclose(y, 3.0)
+    # Without hooks the benchmark runs accumulate into y (what the hooks are for).
+    plain = make(name="py_saxpy_plain")
+    y = np.full(100, 5.0, dtype=np.float32)
+    plain(100, 3.0, x, y)
+    assert y[0] > 8.0
+
+
+def test_keyword_arguments_and_pointer_kinds(sim):
+    saxpy = make()
+    t = ktune.get_tuner()
+    n = 16
+    xs = t.alloc(n * 4)
+    ys = t.alloc(n * 4)
+    t.copy_to_device(xs, np.arange(n, dtype=np.float32))
+    t.copy_to_device(ys, np.zeros(n, dtype=np.float32))
+
+    class Cai:  # an object exposing only __cuda_array_interface__
+        __cuda_array_interface__ = {"data": (ys, False), "shape": (n,), "typestr": "<f4",
+                                    "version": 3}
+
+    saxpy.tune(n, 2.0, xs, ys)  # tuning runs accumulate into y: tune first, then reset y
+    t.copy_to_device(ys, np.zeros(n, dtype=np.float32))
+    saxpy(n=n, a=2.0, x=xs, y=Cai())
+    out = np.empty(n, dtype=np.float32)
+    t.copy_to_host(out, ys)
+    np.testing.assert_allclose(out, 2.0 * np.arange(n))
+    t.free(xs)
+    t.free(ys)
+
+
+def test_errors_are_clear(sim):
+    saxpy = make()
+    x = np.ones(4, dtype=np.float32)
+    with pytest.raises(ktune.InvalidArgument, match="expected 4 arguments"):
+        saxpy(4, 1.0, x)
+    with pytest.raises(ktune.InvalidArgument, match="argument 'a'"):
+        saxpy(4, "two", x, x)
+    with pytest.raises(ktune.InvalidArgument, match="argument 'x'"):
+        saxpy(4, 1.0, object(), x)
+    bad = ktune.autotune(space=SPACE, key=["pow2(n)"])(
+        ktune.kernel(SOURCE, "py_saxpy", grid="cdiv(n, BLOK)", block="BLOCK", sim_run=run))
+    with pytest.raises(ktune.InvalidArgument, match="BLOK"):
+        bad(4, 1.0, x, x)
+    with pytest.raises(ktune.InvalidArgument, match="entry 'nope'"):
+        ktune.kernel(SOURCE, "nope", grid="1")
+
+
+def test_signature_from_source_and_jit_decorator():
+    k = ktune.kernel(SOURCE, "py_saxpy", grid="1")
+    assert k.signature == [("n", "i64"), ("a", "f32"), ("x", "ptr"), ("y", "ptr")]
+
+    @ktune.jit(grid="cdiv(n, BLOCK)", block="BLOCK")
+    def scale(n: "i64", s: "f32", x: "ptr"):
+        """extern "C" __global__ void scale(long long n, float s, float* x) {}"""
+
+    assert scale.entry == "scale" and scale.signature[1] == ("s", "f32")
+
+
+def test_sim_kernel_error_becomes_an_exception(sim):
+    def broken(launch):
+        raise RuntimeError("boom")
+
+    k = ktune.autotune(space={"BLOCK": [64], "VEC": [1]}, key=["n"], name="py_broken")(
+        ktune.kernel(SOURCE, "py_saxpy", grid="cdiv(n, BLOCK)", block="BLOCK", sim_run=broken,
+                     sim_cost=cost))
+    x = np.ones(4, dtype=np.float32)
+    with pytest.raises(ktune.Error, match="boom"):
+        k(4, 1.0, x, x)
+
+
+def test_tuner_options_reach_the_engine(sim):
+    t = ktune.get_tuner(warmup_ms=1.5, rep_ms=3.0, remote_cache="redis://127.0.0.1:1/0")
+    o = t.options()
+    assert (o["warmup_ms"], o["rep_ms"], o["remote_cache"]) == (1.5, 3.0, "redis://127.0.0.1:1/0")
+    with pytest.raises(ktune.InvalidArgument, match="warmup_ms"):
+        ktune.get_tuner(warmup_ms="fast")
+
+
+def test_do_bench_and_explain(sim):
+    stats = ktune.do_bench(lambda: sum(range(100)), warmup=1, rep=5, return_stats=True)
+    assert stats["timer"] in ("host", "device_events")
+    assert stats["p20_ms"] <= stats["median_ms"] <= stats["p80_ms"]
+    q = ktune.do_bench(lambda: None, warmup=1, rep=2, quantiles=[0.5, 0.2, 0.8])
+    assert len(q) == 3
+    rep = ktune.explain("rmsnorm", arch="gfx90a")
+    assert rep["arch"] == "gfx90a" and isinstance(rep, dict)
