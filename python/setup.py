@@ -3,7 +3,7 @@ package. Environment:
   KTUNE_BUILD_DIR=DIR   reuse this CMake build tree of the repository (CI's Release build): only
                         the extension is compiled there; the C++ core is not built twice.
   KTUNE_CMAKE_ARGS="…"  extra arguments for a fresh configure (ignored with KTUNE_BUILD_DIR).
-Without KTUNE_BUILD_DIR a tree is configured under build/ of this package (Release, no tests,
+Without KTUNE_BUILD_DIR a tree is configured in build/cmake/ of this package (Release, no tests,
 benches or examples)."""
 import glob
 import os
@@ -63,27 +63,34 @@ class CMakeBuild(build_ext):
 
     def build_extension(self, ext):
         reuse = os.environ.get("KTUNE_BUILD_DIR")
-        build_dir = os.path.abspath(reuse if reuse else os.path.join(HERE, "build"))
         if reuse:
-            build_dir = os.path.join(ROOT, reuse) if not os.path.isabs(reuse) else reuse
-        # Configure only when needed: a tree that already builds the extension for this Python is
-        # used as it is (a reconfigure would be cheap, but touches nothing else either way).
-        if (_cached(build_dir, "KTUNE_BUILD_PYTHON") not in ("ON", "TRUE", "1")
-                or _cached(build_dir, "PYTHON_EXECUTABLE") not in (sys.executable, None)):
+            build_dir = reuse if os.path.isabs(reuse) else os.path.join(ROOT, reuse)
+        else:
+            build_dir = os.path.join(HERE, "build", "cmake")
+        module = os.path.join(build_dir, "python", "ktune",
+                              "_ktune" + sysconfig.get_config_var("EXT_SUFFIX"))
+        # A tree that already builds the extension for this Python's ABI is only built (the C++
+        # core there is up to date: nothing is compiled twice); otherwise it is configured first.
+        if _cached(build_dir, "KTUNE_BUILD_PYTHON") not in ("ON", "TRUE", "1"):
             _configure(build_dir, fresh=not os.path.exists(os.path.join(build_dir, "CMakeCache.txt")))
-        jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL", str(os.cpu_count() or 2))
-        subprocess.check_call(["cmake", "--build", build_dir, "--target", "_ktune", "ktune",
-                               "-j", jobs])
-        suffix = sysconfig.get_config_var("EXT_SUFFIX")
-        module = os.path.join(build_dir, "python", "ktune", "_ktune" + suffix)
+        self._build(build_dir)
+        if not os.path.exists(module):  # configured for another Python
+            _configure(build_dir, fresh=False)
+            self._build(build_dir)
         if not os.path.exists(module):
-            raise RuntimeError(f"{module} was not built (configured for another Python?)")
+            raise RuntimeError(f"{module} was not built")
         dest = os.path.dirname(os.path.abspath(self.get_ext_fullpath(ext.name)))
         os.makedirs(dest, exist_ok=True)
         shutil.copy2(module, self.get_ext_fullpath(ext.name))
         self._copy_runtime(build_dir, dest)
         if self._sources_too:  # setuptools copies the extension into the sources, not the rest
             self._copy_runtime(build_dir, os.path.join(HERE, "ktune"))
+
+    @staticmethod
+    def _build(build_dir):
+        jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL", str(os.cpu_count() or 2))
+        subprocess.check_call(["cmake", "--build", build_dir, "--target", "_ktune", "ktune",
+                               "-j", jobs])
 
     @staticmethod
     def _copy_runtime(build_dir, dest):

@@ -11,11 +11,14 @@ export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}  # ccache hits across clones (CMak
 bash scripts/setup.sh
 BUILD=${KTUNE_BUILD_DIR:-build}
 # Release, as scripts/run.sh builds it: CI builds the README's main job once and tests that build.
-cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DKTUNE_BUILD_TESTS=ON -DKTUNE_BUILD_BENCH=ON
+cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DKTUNE_BUILD_TESTS=ON -DKTUNE_BUILD_BENCH=ON \
+      -DKTUNE_BUILD_PYTHON=ON  # the extension builds with the rest (scripts/python_test.sh)
 cmake --build "$BUILD" -j"$(nproc)"
 rm -rf "$BUILD/tests/results"  # gtest XML reports of this run only (tests/check_skips.sh)
 (cd "$BUILD" && ctest --output-on-failure -j"$(nproc)" --timeout 900)
 bash tests/check_skips.sh "$BUILD" unit  # prints the skips; fails on any with KTUNE_REQUIRE_TOOLS=1
+echo "== Python package (pip install over the Release build, pytest on the simulated backend)"
+bash scripts/python_test.sh "$BUILD"
 if [ "${KTUNE_TEST_QUICK:-0}" != "1" ]; then
   echo "== AddressSanitizer + UBSan"
   bash scripts/sanitize.sh
