@@ -1,7 +1,5 @@
 """Every test runs on a fresh cache directory and fresh tuners; the simulated backend unless a
 test asks for a GPU (tests/gpu, skipped without torch + CUDA)."""
-import os
-
 import pytest
 
 import ktune
@@ -23,9 +21,3 @@ def sim(fresh_cache):
     # Short do_bench budgets: the simulated costs are exact, a few runs per candidate suffice.
     ktune.set_options(backend="sim", warmup_ms=0.05, rep_ms=0.2)
     return fresh_cache
-
-
-def cli_env(cache):
-    env = dict(os.environ)
-    env["KTUNE_CACHE_DIR"] = cache
-    return env

@@ -1,5 +1,7 @@
 """A saxpy kernel for the simulated backend: the CUDA source the GPU would compile, and the host
 function and cost model that stand in for it (BLOCK=256, VEC=2 is the fastest config)."""
+import os
+
 import numpy as np
 
 import ktune
@@ -33,3 +35,10 @@ def cost(launch):
 def saxpy_kernel():
     return ktune.kernel(SOURCE, "py_saxpy", grid="cdiv(n, BLOCK * VEC)", block="BLOCK",
                         sim_run=run, sim_cost=cost)
+
+
+def cli_env(cache):
+    """The environment for a `ktune` CLI process that must see this test's cache."""
+    env = dict(os.environ)
+    env["KTUNE_CACHE_DIR"] = cache
+    return env

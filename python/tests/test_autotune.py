@@ -9,8 +9,7 @@ import pytest
 import ktune
 from ktune import _cli
 
-from conftest import cli_env
-from kernels import RUNS, SOURCE, cost, run, saxpy_kernel
+from kernels import RUNS, SOURCE, cli_env, cost, run, saxpy_kernel
 
 SPACE = {"BLOCK": [64, 128, 256, 512], "VEC": [1, 2, 4]}
 

@@ -1,0 +1,131 @@
+"""ktune from PyTorch on a GPU: a registered kernel tuned on torch tensors (the database shared
+with the CLI, torch's current stream), the tuned ops against torch references, argument checks,
+and the torch.library registration under torch.compile."""
+import subprocess
+
+import pytest
+
+torch = pytest.importorskip("torch")
+if not torch.cuda.is_available():
+    pytest.skip("no CUDA device (torch.cuda.is_available() is False)", allow_module_level=True)
+
+import torch.nn.functional as F  # noqa: E402
+
+import ktune  # noqa: E402
+from ktune import _cli  # noqa: E402
+
+SAXPY = r"""
+#include "prelude.cuh"
+KTUNE_KERNEL void py_gpu_saxpy(long long n, float a, const float* x, float* y) {
+  long long i = ((long long)ktune::bid_x() * ktune::bdim_x() + ktune::tid_x()) * VEC;
+  for (int k = 0; k < VEC; ++k)
+    if (i + k < n) y[i + k] = a * x[i + k] + y[i + k];
+}
+"""
+
+
+def saxpy_fn(**kw):
+    return ktune.autotune(space={"BLOCK": [128, 256, 512], "VEC": [1, 2, 4]}, key=["pow2(n)"],
+                          restore_value=["y"], warmup=1, rep=5, **kw)(
+        ktune.kernel(SAXPY, "py_gpu_saxpy", grid="cdiv(n, BLOCK * VEC)", block="BLOCK"))
+
+
+def rel_err(out, ref):
+    return ((out.float() - ref.float()).norm() / ref.float().norm()).item()
+
+
+def test_autotune_on_torch_tensors_and_cli_hit(gpu_cache):
+    saxpy = saxpy_fn()
+    n = 1 << 20
+    x = torch.randn(n, device="cuda")
+    y = torch.randn(n, device="cuda")
+    ref = 3.0 * x + y
+    saxpy(n, 3.0, x, y)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(y, ref)
+    rep = saxpy.report(n, 3.0, x, y)
+    assert rep["winner"] and len(rep["candidates"]) == 9
+    env = dict(__import__("os").environ, KTUNE_CACHE_DIR=gpu_cache)
+    shown = subprocess.run([_cli.executable(), "db", "show", "py_gpu_saxpy", "--json"],
+                           capture_output=True, text=True, env=env, check=True).stdout
+    assert rep["winner"] in shown and f"pow2(n)={n}" in shown
+
+
+def test_current_stream_is_used():
+    saxpy = saxpy_fn()
+    n = 1 << 16
+    x = torch.randn(n, device="cuda")
+    y = torch.zeros(n, device="cuda")
+    saxpy(n, 1.0, x, y)  # tuned on the default stream
+    s = torch.cuda.Stream()
+    y2 = torch.zeros(n, device="cuda")
+    with torch.cuda.stream(s):
+        torch.cuda._sleep(20_000_000)  # keeps s busy: a launch on s runs after it
+        saxpy(n, 2.0, x, y2)
+        ev = torch.cuda.Event()
+        ev.record()
+    ev.synchronize()
+    torch.testing.assert_close(y2, 2.0 * x)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32])
+def test_rms_norm(dtype):
+    x = torch.randn(64, 4096, device="cuda", dtype=dtype)
+    w = torch.randn(4096, device="cuda", dtype=dtype)
+    ref = (x.float() * torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + 1e-6) * w.float())
+    assert rel_err(ktune.ops.rms_norm(x, w, 1e-6), ref) < 1e-2
+    res = torch.randn_like(x)
+    s = (x.float() + res.float())
+    y, r = ktune.ops.rms_norm(x, w, 1e-6, residual=res.clone())
+    ref2 = s * torch.rsqrt(s.pow(2).mean(-1, keepdim=True) + 1e-6) * w.float()
+    assert rel_err(y, ref2) < 1e-2 and rel_err(r, s) < 1e-2
+
+
+def test_silu_mul():
+    x = torch.randn(3, 50, 2 * 2048, device="cuda", dtype=torch.bfloat16)
+    out = ktune.ops.silu_mul(x)
+    assert out.shape == (3, 50, 2048)
+    ref = F.silu(x[..., :2048].float()) * x[..., 2048:].float()
+    assert rel_err(out, ref) < 1e-2
+
+
+@pytest.mark.parametrize("epilogue", [None, "silu"])
+def test_gemm_nt_with_bias(epilogue):
+    a = torch.randn(256, 512, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(384, 512, device="cuda", dtype=torch.bfloat16)  # nn.Linear weight [N, K]
+    bias = torch.randn(384, device="cuda", dtype=torch.bfloat16)
+    out = ktune.ops.gemm(a, w.t(), bias=bias, epilogue=epilogue)
+    ref = a.float() @ w.float().t() + bias.float()
+    if epilogue == "silu":
+        ref = F.silu(ref)
+    assert out.shape == (256, 384) and rel_err(out, ref) < 2e-2
+
+
+def test_checks_name_the_argument():
+    x = torch.randn(4, 8, dtype=torch.bfloat16)
+    with pytest.raises(ktune.InvalidArgument, match="x: tensor is on cpu"):
+        ktune.ops.rms_norm(x)
+    g = torch.randn(4, 8, device="cuda", dtype=torch.bfloat16)
+    with pytest.raises(ktune.InvalidArgument, match="weight: dtype"):
+        ktune.ops.rms_norm(g, torch.ones(8, device="cuda"))
+    with pytest.raises(ktune.InvalidArgument, match="odd"):
+        ktune.ops.silu_mul(g[:, :7])
+    with pytest.raises(ktune.InvalidArgument, match="do not multiply"):
+        ktune.ops.gemm(g, g)
+    with pytest.raises(ktune.InvalidArgument, match="float16 or bfloat16"):
+        ktune.ops.gemm(g.float(), g.float().t())
+
+
+def test_torch_library_ops_under_compile():
+    if not hasattr(torch.library, "custom_op"):
+        pytest.skip("torch.library.custom_op needs torch >= 2.4")
+    ops = ktune.ops.register_torch_ops()
+    x = torch.randn(32, 1024, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(1024, device="cuda", dtype=torch.bfloat16)
+
+    @torch.compile(fullgraph=True)
+    def f(x, w):
+        return ops.silu_mul(torch.cat([x, x], dim=-1)) + ops.rms_norm(x, w, 1e-6)
+
+    ref = ktune.ops.silu_mul(torch.cat([x, x], dim=-1)) + ktune.ops.rms_norm(x, w, 1e-6)
+    torch.testing.assert_close(f(x, w), ref)
