@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Lead's GPU pass after a merge: build everything, run every GPU test and the unit tests that touch
 # the engine, then time the CLI's GEMM tuning (cold/warm) and the row-wise bench as a regression
-# check against bench/NOTES.md. STAGE=tests|bench|all (default all). Logs under $OUT.
+# check against bench/NOTES.md. STAGE=tests|bench|python|all (default all; python: only the Python
+# package's GPU tests and bench, dev/python_device.sh; PYTHON_STAGE=1 adds it to all). Logs under $OUT.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 now() { date +%s.%N; }
@@ -16,6 +17,10 @@ else
 fi
 echo "build ok $(el $T0)s"
 export KTUNE_CACHE_DIR=/tmp/kcache
+if [ "$STAGE" = python ] || [ "${PYTHON_STAGE:-0}" = 1 ]; then
+  bash dev/python_device.sh
+  [ "$STAGE" = python ] && { echo "total $(el $T0)s"; exit 0; }
+fi
 if [ "$STAGE" != bench ]; then
   (cd /tmp/kb && timeout 420 ctest -j6 --timeout 300 -L gpu --output-on-failure > "$OUT/ctest_gpu.log" 2>&1)
   grep -E "tests passed|\(Failed\)|Not Run|Timeout|Skipped|Passed" "$OUT/ctest_gpu.log" | head -30

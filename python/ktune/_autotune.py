@@ -109,7 +109,7 @@ class Autotuned:
         self._seen = set()
 
     def __call__(self, *args, stream=None, **kwargs):
-        if self._gen != _tuners.generation():
+        if self._gen != _tuners._generation[0]:  # the hot path: no function call
             self._bind()
         if kwargs:
             args = _args.bind(self.arg_names, args, kwargs)

@@ -60,8 +60,9 @@ def test_current_stream_is_used():
     s = torch.cuda.Stream()
     y2 = torch.zeros(n, device="cuda")
     with torch.cuda.stream(s):
-        torch.cuda._sleep(20_000_000)  # keeps s busy: a launch on s runs after it
-        saxpy(n, 2.0, x, y2)
+        torch.cuda._sleep(20_000_000)  # keeps s busy
+        y2.copy_(x)                     # then y2 = x on s
+        saxpy(n, 1.0, x, y2)            # y2 = 2x only if this launch is ordered after the copy
         ev = torch.cuda.Event()
         ev.record()
     ev.synchronize()

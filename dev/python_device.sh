@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# GPU machine: the Python package over the C++ tree in /tmp/kb (dev/device_build.sh), its GPU tests
+# with torch, and python/bench/bench_gpu.py (tuned-call host cost vs Triton and torch, row-wise ops
+# vs copy bandwidth, ktune.ops.gemm vs torch.matmul on the LLM suite). Logs under $OUT.
+#   bash dev/python_device.sh            (also STAGE=python bash dev/device_wave2.sh)
+#   PY_BENCH_ARGS=--quick                a shorter bench (2 row-wise shapes, 4 GEMM shapes)
+set -uo pipefail
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+PY=${PYTHON:-python3}
+KB=${KTUNE_BUILD_DIR:-/tmp/kb}
+export KTUNE_CACHE_DIR=${KTUNE_CACHE_DIR:-/tmp/kcache}
+T0=$(date +%s)
+if [ ! -f "$KB/CMakeCache.txt" ]; then
+  bash dev/device_build.sh libktune ktune > "$OUT/py_core_build.log" 2>&1 || { tail -30 "$OUT/py_core_build.log"; exit 1; }
+fi
+# Install: pip into a target folder (no venv needed, nothing system-wide touched); if pip cannot,
+# setup.py in place. Either way only the extension is compiled in $KB.
+PKG=/tmp/kpy; rm -rf "$PKG"
+if KTUNE_BUILD_DIR="$KB" $PY -m pip install -q --no-build-isolation --no-deps --target "$PKG" ./python \
+     > "$OUT/py_install.log" 2>&1; then
+  export PYTHONPATH="$PKG${PYTHONPATH:+:$PYTHONPATH}"
+  echo "python package: pip install --target $PKG ok ($(( $(date +%s) - T0 ))s)"
+elif (cd python && KTUNE_BUILD_DIR="$KB" $PY setup.py build_ext --inplace) >> "$OUT/py_install.log" 2>&1; then
+  export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
+  echo "python package: setup.py build_ext --inplace ok (pip failed, see py_install.log)"
+else
+  tail -30 "$OUT/py_install.log"; exit 1
+fi
+$PY -c "import ktune, torch; print('ktune', ktune.__version__, ktune.__file__, 'torch', torch.__version__)"
+(cd python/tests && timeout 600 $PY -m pytest -q -p no:cacheprovider -rs . > "$OUT/py_tests.log" 2>&1)
+echo "pytest rc=$?: $(tail -1 "$OUT/py_tests.log")"
+grep -E "^(FAILED|ERROR|SKIPPED)" "$OUT/py_tests.log" | head -20 | cut -c1-200
+(cd python/bench && timeout 500 $PY bench_gpu.py ${PY_BENCH_ARGS:-} > "$OUT/py_bench.txt" 2>&1)
+echo "bench rc=$?"; cat "$OUT/py_bench.txt" | tail -40 | cut -c1-170
+echo "python stage $(( $(date +%s) - T0 ))s"
