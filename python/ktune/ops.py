@@ -55,8 +55,8 @@ def rms_norm(x, weight=None, eps=1e-6, residual=None):
     """y = x / rms(x) * weight over the last dimension. With residual: s = x + residual is
     written into residual (in place, as vLLM's fused_add_rms_norm) and normalised; returns
     (y, residual). Else returns y (a new contiguous tensor of x's shape)."""
-    import torch
     _check(x, "x")
+    import torch
     x2 = _rows(x, "x")
     rows, cols = x2.shape
     dt = _dtype(x, "x")
@@ -81,8 +81,8 @@ def rms_norm(x, weight=None, eps=1e-6, residual=None):
 
 def silu_mul(x):
     """silu(x[..., :d]) * x[..., d:] for x of last dimension 2d; returns [..., d]."""
-    import torch
     _check(x, "x")
+    import torch
     x2 = _rows(x, "x")
     rows, two_d = x2.shape
     if two_d % 2:
@@ -122,9 +122,9 @@ def _gemm_params(a, b, bias, epilogue, out):
 def gemm(a, b, bias=None, epilogue=None):
     """act(a @ b + bias) for a [M, K], b [K, N] (either may be a transposed view, e.g. w.t()),
     bias [N] or None, epilogue None / "silu" / "gelu"; float16 or bfloat16. Returns [M, N]."""
-    import torch
     _check(a, "a")
     _check(b, "b", a.device, a.dtype)
+    import torch
     if a.dtype not in (torch.float16, torch.bfloat16):
         raise InvalidArgument(f"a: dtype {a.dtype}; gemm takes float16 or bfloat16")
     if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:

@@ -185,3 +185,16 @@ def test_do_bench_and_explain(sim):
     assert len(q) == 3
     rep = ktune.explain("rmsnorm", arch="gfx90a")
     assert rep["arch"] == "gfx90a" and isinstance(rep, dict)
+
+
+def test_dlpack_pointer_is_the_data_address():
+    from ktune import _dlpack
+    a = np.arange(8, dtype=np.float32)[2:]
+    assert _dlpack.pointer(a) == a.ctypes.data
+
+
+def test_ops_refuse_non_tensors():
+    with pytest.raises(ktune.InvalidArgument, match="expected a torch.Tensor"):
+        ktune.ops.rms_norm(np.ones((2, 4), dtype=np.float32))
+    with pytest.raises(ktune.InvalidArgument, match="expected a torch.Tensor"):
+        ktune.ops.silu_mul([1, 2])
