@@ -183,8 +183,16 @@ def test_do_bench_and_explain(sim):
     assert stats["p20_ms"] <= stats["median_ms"] <= stats["p80_ms"]
     q = ktune.do_bench(lambda: None, warmup=1, rep=2, quantiles=[0.5, 0.2, 0.8])
     assert len(q) == 3
-    rep = ktune.explain("rmsnorm", arch="gfx90a")
-    assert rep["arch"] == "gfx90a" and isinstance(rep, dict)
+    errors = []
+    for arch in ("gfx90a", "sm_80"):  # hiprtc on Debian (CI), NVRTC on a CUDA machine
+        try:
+            rep = ktune.explain("rmsnorm", arch=arch)
+        except ktune.Error as e:
+            errors.append(str(e))
+            continue
+        assert rep["arch"] == arch and rep["binary_bytes"] > 0
+        return
+    pytest.fail("no compiler could explain rmsnorm: " + " | ".join(errors))
 
 
 def test_dlpack_pointer_is_the_data_address():
