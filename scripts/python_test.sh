@@ -14,5 +14,4 @@ KTUNE_BUILD_DIR="$BUILD" "$VENV/bin/pip" install -q --no-build-isolation --no-in
   ./python
 # From the tests' folder, so `import ktune` is the installed package, not python/ktune.
 cd python/tests
-"$VENV/bin/python" -m pytest -q -p no:cacheprovider . 2>&1 | tail -15
-exit "${PIPESTATUS[0]}"
+exec "$VENV/bin/python" -m pytest -q -p no:cacheprovider -rs .
