@@ -13,6 +13,16 @@ T0=$(date +%s)
 if [ ! -f "$KB/CMakeCache.txt" ]; then
   bash dev/device_build.sh libktune ktune > "$OUT/py_core_build.log" 2>&1 || { tail -30 "$OUT/py_core_build.log"; exit 1; }
 fi
+# What setup.py does, without setuptools: configure the extension into $KB, build, copy.
+manual_install() {
+  local pb; pb=$($PY -c 'import pybind11; print(pybind11.get_cmake_dir())' 2>/dev/null || true)
+  cmake -S . -B "$KB" -DKTUNE_BUILD_PYTHON=ON -DPYTHON_EXECUTABLE="$(command -v "$PY")" \
+        -DPython_EXECUTABLE="$(command -v "$PY")" ${pb:+-Dpybind11_DIR=$pb} &&
+  cmake --build "$KB" --target _ktune ktune -j"$(nproc)" &&
+  mkdir -p "$PKG/ktune/bin" && cp python/ktune/*.py "$PKG/ktune/" &&
+  cp "$KB"/python/ktune/_ktune*.so "$PKG/ktune/" && cp -L "$KB/api/libktune.so.0.1" "$PKG/ktune/" &&
+  cp "$KB/tools/ktune" "$KB/tools/ktune-worker" "$PKG/ktune/bin/"
+}
 # Install: pip into a target folder (no venv needed, nothing system-wide touched); if pip cannot,
 # setup.py in place. Either way only the extension is compiled in $KB.
 PKG=/tmp/kpy; rm -rf "$PKG"
@@ -23,6 +33,9 @@ if KTUNE_BUILD_DIR="$KB" $PY -m pip install -q --no-build-isolation --no-deps --
 elif (cd python && KTUNE_BUILD_DIR="$KB" $PY setup.py build_ext --inplace) >> "$OUT/py_install.log" 2>&1; then
   export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
   echo "python package: setup.py build_ext --inplace ok (pip failed, see py_install.log)"
+elif manual_install >> "$OUT/py_install.log" 2>&1; then
+  export PYTHONPATH="$PKG${PYTHONPATH:+:$PYTHONPATH}"
+  echo "python package: CMake + copy into $PKG ok (pip and setuptools failed, see py_install.log)"
 else
   tail -30 "$OUT/py_install.log"; exit 1
 fi
