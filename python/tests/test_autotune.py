@@ -57,6 +57,14 @@ def test_key_tuned_from_python_is_a_hit_for_the_cli(sim):
     again(300, 1.0, x, y)
     assert RUNS["count"] == before + 1
     assert again.report(300, 1.0, x, y)["winner"] == "BLOCK=256,VEC=2"
+    assert "pow2(n)=512" in json.dumps(ktune.db.export("py_saxpy"))
+    ktune.db.remove("py_saxpy", "pow2(n)=512")  # through the CLI: the next tuner tunes again
+    ktune.reset()
+    ktune.set_options(backend="sim", warmup_ms=0.05, rep_ms=0.2)
+    third = make(constraints=["BLOCK * VEC <= 1024"])
+    before = RUNS["count"]
+    third(300, 1.0, x, y)
+    assert RUNS["count"] > before + 1
 
 
 def test_configs_list_is_exactly_the_space(sim):
