@@ -2,7 +2,7 @@
 SiLU·Mul and GEMM. Arguments are checked here with errors naming the argument; the call runs on
 torch's current stream, on a tuner for the tensors' device (tuning the first call per key).
 register_torch_ops() makes them torch.library custom ops (torch.ops.ktune.*) for torch.compile."""
-from . import _args, _ktune, _tuners
+from . import _ktune, _tuners
 from ._errors import InvalidArgument
 
 _DTYPES = {}
@@ -31,6 +31,12 @@ def _check(t, what, device=None, dtype=None):
 
 def _tuner(t):
     return _tuners.get_tuner(device=t.device.index or 0)
+
+
+def _stream(t):
+    """torch's current stream on t's device (which may differ from the current device)."""
+    import torch
+    return torch._C._cuda_getCurrentRawStream(t.device.index or 0)
 
 
 def _rows(x, what):
@@ -74,7 +80,7 @@ def rms_norm(x, weight=None, eps=1e-6, residual=None):
     res = residual.data_ptr() if residual is not None else 0
     _ktune.rmsnorm(_tuner(x), dt, rows, cols, y.data_ptr(), x2.data_ptr(),
                    weight.data_ptr() if weight is not None else 0, res, res, x2.stride(0), cols,
-                   float(eps), _args._torch_stream())
+                   float(eps), _stream(x))
     y = y.view(x.shape)
     return (y, residual) if residual is not None else y
 
@@ -90,7 +96,7 @@ def silu_mul(x):
     d = two_d // 2
     out = torch.empty((rows, d), dtype=x.dtype, device=x.device)
     _ktune.silu_mul(_tuner(x), _dtype(x, "x"), rows, d, out.data_ptr(), x2.data_ptr(),
-                    x2.stride(0), d, _args._torch_stream())
+                    x2.stride(0), d, _stream(x))
     return out.view(*x.shape[:-1], d)
 
 
@@ -134,7 +140,7 @@ def gemm(a, b, bias=None, epilogue=None):
         if tuple(bias.shape) != (b.shape[1],) or bias.stride(0) != 1:
             raise InvalidArgument(f"bias: expected contiguous shape ({b.shape[1]},)")
     out = torch.empty((a.shape[0], b.shape[1]), dtype=a.dtype, device=a.device)
-    _ktune.gemm(_tuner(a), _gemm_params(a, b, bias, epilogue, out), _args._torch_stream())
+    _ktune.gemm(_tuner(a), _gemm_params(a, b, bias, epilogue, out), _stream(a))
     return out
 
 
