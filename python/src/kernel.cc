@@ -34,7 +34,12 @@ ArgType argType(const std::string& s) {
 DevicePtr pointerOf(const py::handle& o, const ArgSpec& spec) {
   if (PyLong_Check(o.ptr())) return o.cast<uint64_t>();
   if (o.is_none()) return 0;
-  if (py::hasattr(o, "data_ptr")) return o.attr("data_ptr")().cast<uint64_t>();
+  // One method call for the common case (a tensor): no hasattr() probe first.
+  static PyObject* const kDataPtr = PyUnicode_InternFromString("data_ptr");
+  if (PyObject* r = PyObject_CallMethodNoArgs(o.ptr(), kDataPtr))
+    return py::reinterpret_steal<py::object>(r).cast<uint64_t>();
+  if (!PyErr_ExceptionMatches(PyExc_AttributeError)) throw py::error_already_set();
+  PyErr_Clear();
   if (py::hasattr(o, "__cuda_array_interface__")) {
     py::dict cai = o.attr("__cuda_array_interface__");
     return py::tuple(cai["data"])[0].cast<uint64_t>();
