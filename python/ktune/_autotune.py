@@ -150,6 +150,10 @@ class Autotuned:
         import json
         if self._gen != _tuners.generation():
             self._bind()
+        if stream is None:
+            stream = self._stream()
+        elif not isinstance(stream, int):
+            stream = _args.stream_int(stream)
         return json.loads(_args.run_with(self, args, stream, self._k.tune))
 
     def key_of(self, *args):
