@@ -103,7 +103,7 @@ class Autotuned:
                 "grid": jk.grid, "block": jk.block, "shared_bytes": jk.shared_bytes,
                 "compile_options": jk.compile_options}
         self.tuner = t
-        self._k = _ktune.add_kernel(t, spec)
+        self._k = _tuners.kernel_for(t, spec, _ktune.add_kernel)
         self._stream = _args.stream_getter(t.backend)
         self._gen = _tuners.generation()
         self._seen = set()

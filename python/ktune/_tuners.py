@@ -30,11 +30,31 @@ def get_tuner(**options):
         return t
 
 
+_kernels = {}
+
+
+def kernel_for(tuner, spec, add):
+    """The family `spec` registered on `tuner`: registered once; the same spec again (a module
+    reloaded, a notebook cell run twice) gets the same kernel, another spec under a registered
+    name is the engine's InvalidArgument."""
+    import json
+    text = json.dumps(spec, sort_keys=True, default=repr)
+    with _lock:
+        hit = _kernels.get((id(tuner), spec["name"]))
+        if hit is not None and hit[0] is tuner and hit[1] == text:
+            return hit[2]
+    k = add(tuner, spec)
+    with _lock:
+        _kernels[(id(tuner), spec["name"])] = (tuner, text, k)
+    return k
+
+
 def reset():
     """Drops every tuner of this process (their families and in-memory tables); databases and the
     store stay on disk. Mainly for tests."""
     with _lock:
         _tuners.clear()
+        _kernels.clear()
         _defaults.clear()
         _generation[0] += 1
 

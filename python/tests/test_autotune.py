@@ -214,3 +214,13 @@ def test_ops_refuse_non_tensors():
         ktune.ops.rms_norm(np.ones((2, 4), dtype=np.float32))
     with pytest.raises(ktune.InvalidArgument, match="expected a torch.Tensor"):
         ktune.ops.silu_mul([1, 2])
+
+
+def test_same_kernel_declared_twice_shares_its_family(sim):
+    x = np.ones(8, dtype=np.float32)
+    y = np.zeros(8, dtype=np.float32)
+    make(restore_value=["y"])(8, 1.0, x, y)
+    make(restore_value=["y"])(8, 1.0, x, y)  # a notebook cell run again: same family
+    other = make(space={"BLOCK": [64], "VEC": [1]})
+    with pytest.raises(ktune.InvalidArgument, match="py_saxpy"):
+        other(8, 1.0, x, y)  # another space under a registered name
