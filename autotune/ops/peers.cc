@@ -73,7 +73,7 @@ StreamPeers::~StreamPeers() {
 Expected<std::unique_ptr<StreamPeers>> StreamPeers::create(Backend& backend, Compiler& compiler,
                                                            const DeviceInfo& device) {
   std::unique_ptr<StreamPeers> p(new StreamPeers(backend, compiler, device));
-  KTUNE_ASSIGN_OR_RETURN(p->flush_fn_, p->kernel(kFlushSource, "ktune_flush_read", {{"THREADS", "512"}}));
+  KTUNE_ASSIGN_OR_RETURN(p->flush_fn_, p->kernel(kFlushSource, kFlushEntry, {{"THREADS", "512"}}));
   p->flush_bytes_ = std::max<int64_t>(2 * device.l2_bytes, 64 << 20) / 16 * 16;
   KTUNE_ASSIGN_OR_RETURN(p->flush_buf_, backend.alloc(static_cast<size_t>(p->flush_bytes_)));
   KTUNE_RETURN_IF_ERROR(fillRandom(backend, p->flush_buf_, DType::kF32, p->flush_bytes_ / 4, 99));
@@ -210,7 +210,7 @@ Expected<StreamPeers::Peer> StreamPeers::read2Write1Peer(int64_t bytes_moved, in
   Peer winner;
   for (int threads : {256, 512, 1024}) {
     if (threads > rowwise::limitsFor(device_).max_threads_per_block) continue;
-    auto f = kernel(kRead2Write1Source, "ktune_read2_write1", {{"THREADS", std::to_string(threads)}});
+    auto f = kernel(kRead2Write1Source, kRead2Write1Entry, {{"THREADS", std::to_string(threads)}});
     if (!f.ok()) continue;
     auto args = std::make_shared<KernelArgs>();
     args->add(o).add(a).add(b2).add(static_cast<long long>(n / 16));

@@ -29,6 +29,13 @@ namespace ktune {
 
 class StreamPeers {
  public:
+  // Kernel entries (a simulated backend registers them by these names):
+  //   flush:  (const uint4* p, long long n_vectors, unsigned* sink), reads 16 * n_vectors bytes
+  //   read2w1: (uint4* out, const uint4* a, const uint4* b, long long n_vectors)
+  // The copy peer is rowwise::kCopyEntry (dst, src, n_bytes).
+  static constexpr const char* kFlushEntry = "ktune_flush_read";
+  static constexpr const char* kRead2Write1Entry = "ktune_read2_write1";
+
   // `backend` and `compiler` must outlive the peers; setDevice() done. Compiles the flush kernel
   // (errors: the compiler's); the copy and read-2/write-1 kernels are compiled on first use.
   static Expected<std::unique_ptr<StreamPeers>> create(Backend& backend, Compiler& compiler,
