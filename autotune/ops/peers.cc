@@ -155,9 +155,10 @@ Expected<StreamPeers::Peer> StreamPeers::copyPeer(int64_t bytes_moved, int reps)
   KTUNE_ASSIGN_OR_RETURN(DevicePtr dst, buffer("copy_dst", n));
   const auto lim = rowwise::limitsFor(device_);
   const auto cs = rowwise::copySpace(lim).enumerate(lim.backend).accepted;
-  // Compile every config in parallel (the compiler is thread-safe), then load serially.
+  // Compile the configs not loaded yet in parallel (the compiler is thread-safe), load serially.
   std::vector<Expected<CodeObject>> out(cs.size(), Status::Internal("not compiled"));
   CompilePool::parallelFor(cs.size(), CompilePool::threadsFor(cs.size(), 0, false), [&](size_t i) {
+    if (kernels_.count(keyOf(rowwise::kCopyEntry, rowwise::copyDefines(cs[i])))) return;
     CompileRequest r;
     r.source = std::string(rowwise::copySource());
     r.source_name = rowwise::kCopySource;
@@ -168,13 +169,18 @@ Expected<StreamPeers::Peer> StreamPeers::copyPeer(int64_t bytes_moved, int reps)
   });
   std::vector<Peer> cands;
   for (size_t i = 0; i < cs.size(); ++i) {
-    if (!out[i].ok()) continue;
-    auto m = backend_.loadModule(out[i]->binary);
-    if (!m.ok()) continue;
-    modules_.push_back(*m);
-    auto f = backend_.getFunction(*m, out[i]->lowered_entry.empty() ? rowwise::kCopyEntry
-                                                                     : out[i]->lowered_entry);
-    if (!f.ok()) continue;
+    const std::string key = keyOf(rowwise::kCopyEntry, rowwise::copyDefines(cs[i]));
+    if (!kernels_.count(key)) {
+      if (!out[i].ok()) continue;
+      auto m = backend_.loadModule(out[i]->binary);
+      if (!m.ok()) continue;
+      modules_.push_back(*m);
+      auto fn = backend_.getFunction(*m, out[i]->lowered_entry.empty() ? rowwise::kCopyEntry
+                                                                        : out[i]->lowered_entry);
+      if (!fn.ok()) continue;
+      kernels_[key] = *fn;
+    }
+    const Expected<FunctionHandle> f = kernels_[key];
     const auto l = rowwise::copyLaunch(cs[i], n, device_);
     auto args = std::make_shared<KernelArgs>();
     args->add(dst).add(src).add(static_cast<long long>(n));

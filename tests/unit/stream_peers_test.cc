@@ -65,6 +65,12 @@ TEST(StreamPeers, CopyPeerIsTheFastestCopyAndEveryRunIsFlushedByReads) {
   EXPECT_EQ(s.backend->memsetCount(), memsets);
   EXPECT_EQ(bw->n, 7);
   EXPECT_NEAR(bw->median, kKernelBytesPerMs * 1e3, kKernelBytesPerMs * 1e3 * 1e-3);
+  // Another size: the copy kernels are reused, not compiled again.
+  const int compiles = s.compiler.compileCount();
+  auto again = (*peers)->copyPeer(32 << 20, 3);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->bytes, 32 << 20);
+  EXPECT_EQ(s.compiler.compileCount(), compiles);
 }
 
 TEST(StreamPeers, DriverCopyWinsWhenTheKernelsAreSlower) {
