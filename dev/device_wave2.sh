@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Lead's GPU pass after a merge: build everything, run every GPU test and the unit tests that touch
 # the engine, then time the CLI's GEMM tuning (cold/warm) and the row-wise bench as a regression
-# check against bench/NOTES.md. STAGE=tests|bench|all (default all). Logs under $OUT.
+# check against bench/NOTES.md. STAGE=tests|bench|all (default all); STAGE=fair: build, then only
+# the fair same-run comparisons of dev/bench_device.sh (about 4-6 min). Logs under $OUT.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 now() { date +%s.%N; }
@@ -15,6 +16,10 @@ else
   cmake --build /tmp/kb -j"$(nproc)" > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
 fi
 echo "build ok $(el $T0)s"
+if [ "$STAGE" = fair ]; then
+  bash dev/bench_device.sh
+  cat "$OUT/gpu.txt"; echo "total $(el $T0)s"; exit 0
+fi
 export KTUNE_CACHE_DIR=/tmp/kcache
 if [ "$STAGE" != bench ]; then
   (cd /tmp/kb && timeout 420 ctest -j6 --timeout 300 -L gpu --output-on-failure > "$OUT/ctest_gpu.log" 2>&1)
