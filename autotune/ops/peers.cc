@@ -192,19 +192,7 @@ Expected<StreamPeers::Peer> StreamPeers::copyPeer(int64_t bytes_moved, int reps)
   Backend* b = &backend_;
   cands.push_back({[b, dst, src, n] { return b->copyDeviceToDevice(dst, src, size_t(n)); },
                    "memcpyDtoD", 2 * n});
-  double best = -1;
-  Peer winner;
-  for (Peer& p : cands) {
-    auto ms = samplesMs(p.launch, reps);
-    if (!ms.ok()) continue;
-    const double med = fair::medianInterval(*ms).median;
-    if (best < 0 || med < best) {
-      best = med;
-      winner = p;
-    }
-  }
-  if (best < 0) return Status::Unavailable("no copy peer could be timed");
-  return winner;
+  return fastest(cands, reps, "no copy peer could be timed");
 }
 
 Expected<StreamPeers::Peer> StreamPeers::read2Write1Peer(int64_t bytes_moved, int reps) {
@@ -212,8 +200,7 @@ Expected<StreamPeers::Peer> StreamPeers::read2Write1Peer(int64_t bytes_moved, in
   KTUNE_ASSIGN_OR_RETURN(DevicePtr a, buffer("r2w1_a", n));
   KTUNE_ASSIGN_OR_RETURN(DevicePtr b2, buffer("r2w1_b", n));
   KTUNE_ASSIGN_OR_RETURN(DevicePtr o, buffer("r2w1_out", n));
-  double best = -1;
-  Peer winner;
+  std::vector<Peer> cands;
   for (int threads : {256, 512, 1024}) {
     if (threads > rowwise::limitsFor(device_).max_threads_per_block) continue;
     auto f = kernel(kRead2Write1Source, kRead2Write1Entry, {{"THREADS", std::to_string(threads)}});
@@ -223,18 +210,27 @@ Expected<StreamPeers::Peer> StreamPeers::read2Write1Peer(int64_t bytes_moved, in
     Backend* b = &backend_;
     const FunctionHandle fn = *f;
     const Dim3 grid{residentGrid(device_, threads), 1, 1}, block{unsigned(threads), 1, 1};
-    Peer p{[b, fn, grid, block, args] { return b->launch(fn, grid, block, 0, args->data()); },
-           "read2write1 THREADS=" + std::to_string(threads), 3 * n};
+    cands.push_back({[b, fn, grid, block, args] { return b->launch(fn, grid, block, 0, args->data()); },
+                     "read2write1 THREADS=" + std::to_string(threads), 3 * n});
+  }
+  return fastest(cands, reps, "no read-2/write-1 peer could be compiled and timed");
+}
+
+Expected<StreamPeers::Peer> StreamPeers::fastest(const std::vector<Peer>& cands, int reps,
+                                                 const char* none) {
+  double best = -1;
+  const Peer* winner = nullptr;
+  for (const Peer& p : cands) {
     auto ms = samplesMs(p.launch, reps);
     if (!ms.ok()) continue;
     const double med = fair::medianInterval(*ms).median;
     if (best < 0 || med < best) {
       best = med;
-      winner = p;
+      winner = &p;
     }
   }
-  if (best < 0) return Status::Unavailable("no read-2/write-1 peer could be compiled and timed");
-  return winner;
+  if (!winner) return Status::Unavailable(none);
+  return *winner;
 }
 
 }  // namespace ktune

@@ -72,6 +72,8 @@ class StreamPeers {
   Expected<FunctionHandle> kernel(const std::string& source, const std::string& entry,
                                   const std::vector<std::pair<std::string, std::string>>& defines);
   Expected<DevicePtr> buffer(const std::string& name, int64_t bytes);
+  // The candidate with the lowest median of `reps` flushed runs; kUnavailable(none) if none ran.
+  Expected<Peer> fastest(const std::vector<Peer>& cands, int reps, const char* none);
 
   Backend& backend_;
   Compiler& compiler_;
