@@ -249,7 +249,9 @@ void sweepAndReport(benchmark::State& state, Row& row, const std::vector<Config>
                     const Config& def, LaunchOf& launch_of, bool read2write1 = false) {
   for (auto _ : state) {
     const Config best = sweep(row, cs, launch_of);
-    timeRounds(row, launch_of(best), launch_of(def), read2write1);
+    const std::function<Status()> best_fn = row.best_config.empty() ? nullptr : launch_of(best);
+    if (!best_fn) return state.SkipWithError("no config of the space ran");
+    timeRounds(row, best_fn, launch_of(def), read2write1);
     state.SetIterationTime(row.best.median / 1e6);
   }
   state.counters["GB/s"] = row.gbs(row.best.median);
