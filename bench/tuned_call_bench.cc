@@ -4,6 +4,10 @@
 // The same kernel registered from data through the public C++ API (ktune::Kernel) and through the
 // C API (ktune_family_call): the target is C within 10% of the C++ call (BM_TunedCall).
 //
+// These are wall-clock figures of back-to-back launches (they mix host and device throughput);
+// the host cost per call as CPU time, with the GPU kept from being the bottleneck, is
+// host_cost_bench.
+//
 //   tuned_call_bench                       (needs an NVIDIA GPU; skips with a message otherwise)
 #include <benchmark/benchmark.h>
 #include <dlfcn.h>
