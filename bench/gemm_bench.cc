@@ -517,6 +517,7 @@ void precompile(const std::vector<ShapeSpec>& shapes) {
 }  // namespace ktune
 
 int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a run cut by a timeout keeps its lines
   using ktune::gemm::Layout;
   int kept = 1;
   for (int i = 1; i < argc; ++i) {

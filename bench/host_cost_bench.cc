@@ -371,6 +371,7 @@ void report(const std::vector<Variant>& v, const std::vector<std::vector<double>
 }  // namespace ktune
 
 int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a run cut by a timeout keeps its lines
   using namespace ktune;
   Bench B;
   int rounds = 30;

@@ -478,6 +478,7 @@ void BM_MlirSiluMul(benchmark::State& state, int64_t R, int64_t d) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a run cut by a timeout keeps its lines
   const int64_t kD = 14336;
   struct R { int64_t r, c; bool res; };
   for (R s : {R{4096, 4096, false}, R{16384, 8192, false}, R{32768, 4096, false}, R{4096, 4096, true}}) {
