@@ -37,6 +37,7 @@
 #include "autotune/ops/fair_timing.h"
 #include "autotune/ops/peers.h"
 #include "autotune/verifier.h"
+#include "bench/gemm_read_bound.h"
 #include "base/dtype.h"
 #include "autotune/ops/gemm.h"
 #include "compiler/compiler.h"
@@ -155,91 +156,15 @@ Status fillRandom(DevicePtr p, int64_t count, uint32_t seed) {
   return ktune::fillRandom(*g->be, p, DType::kBF16, count, seed);
 }
 
-// The weight-streaming bound of a decode GEMM: the fastest pure read of the weight matrix B
-// (16-byte loads, grid-stride, a per-thread sum stored once so nothing is optimised away), over a
-// few grid/block/unroll choices, timed exactly like the GEMMs (same flush or same rotation). A
-// GEMM that must read B cannot beat it.
-const char* kReadSrc = R"(
-extern "C" __global__ void __launch_bounds__(THREADS) ktune_read_bound(const uint4* __restrict__ p,
-                                                                     long long n, unsigned* out) {
-  unsigned acc = 0;
-  const long long stride = (long long)gridDim.x * THREADS * UNROLL;
-  for (long long base = (long long)blockIdx.x * THREADS * UNROLL + threadIdx.x; base < n;
-       base += stride) {
-    uint4 v[UNROLL];
-#pragma unroll
-    for (int u = 0; u < UNROLL; ++u) {
-      const long long i = base + (long long)u * THREADS;
-      v[u] = i < n ? __ldcs(p + i) : make_uint4(0, 0, 0, 0);
-    }
-#pragma unroll
-    for (int u = 0; u < UNROLL; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+bench::ReadKernels g_read;  // the weight-read bound's kernels (bench/gemm_read_bound.h)
+
+// The fastest pure read of `bytes` at `ptrs` (rotation when flush is false), timed like the GEMMs.
+bench::ReadChoice readBound(const std::vector<DevicePtr>& ptrs, int64_t bytes, bool flush) {
+  bench::ReadChoice best;
+  for (bench::ReadChoice& c : bench::readLaunches(*g->be, g->dev, g_read, ptrs, bytes)) {
+    c.us = timeUs(c.fn, 10, flush);
+    if (c.us > 0 && (best.us < 0 || c.us < best.us)) best = c;
   }
-  if (acc == 0x9e3779b9u) out[blockIdx.x * THREADS + threadIdx.x] = acc;
-}
-)";
-
-struct ReadKernel {
-  FunctionHandle fn{};
-  int threads = 0, unroll = 0;
-};
-std::vector<ReadKernel> g_read_kernels;
-DevicePtr g_read_out = 0;
-
-void buildReadKernels() {
-  for (int threads : {256, 512, 1024})
-    for (int unroll : {2, 4, 8}) {
-      CompileRequest r;
-      r.source = kReadSrc;
-      r.source_name = "read_bound.cu";
-      r.entry = "ktune_read_bound";
-      r.arch = g->dev.arch;
-      r.defines = {{"THREADS", std::to_string(threads)}, {"UNROLL", std::to_string(unroll)}};
-      auto co = g->cc->compile(r);
-      if (!co.ok()) {
-        std::fprintf(stderr, "read bound: %s\n", co.status().toString().c_str());
-        continue;
-      }
-      auto m = g->be->loadModule(co->binary);
-      if (!m.ok()) continue;
-      auto f = g->be->getFunction(*m, co->lowered_entry.empty() ? r.entry : co->lowered_entry);
-      if (f.ok()) g_read_kernels.push_back({*f, threads, unroll});
-    }
-  auto out = g->be->alloc(static_cast<size_t>(4) * 1024 * 1024 * 4);
-  if (out.ok()) g_read_out = *out;
-}
-
-// The fastest pure read of `bytes` at `ptrs` (rotation when flush is false) over the read
-// kernels and a few grid sizes: its time (us, < 0 when none ran), launch and description.
-struct ReadChoice {
-  double us = -1;
-  std::function<Status(int)> fn;
-  std::string how;
-};
-ReadChoice readBound(const std::vector<DevicePtr>& ptrs, int64_t bytes, bool flush) {
-  ReadChoice best;
-  const long long n = bytes / 16;
-  for (const ReadKernel& k : g_read_kernels)
-    for (int per_sm : {1, 2, 4, 8}) {
-      const unsigned grid = static_cast<unsigned>(
-          std::min<long long>(per_sm * std::max(1, g->dev.multiprocessors) * (1024 / k.threads),
-                              (n + k.threads - 1) / k.threads));
-      if (grid * static_cast<long long>(k.threads) > 4 * 1024 * 1024) continue;
-      const FunctionHandle fn = k.fn;
-      const unsigned threads = static_cast<unsigned>(k.threads);
-      std::function<Status(int)> launch = [ptrs, n, fn, grid, threads](int i) {
-        KernelArgs a;
-        a.add(ptrs[static_cast<size_t>(i) % ptrs.size()]).add(static_cast<long long>(n)).add(g_read_out);
-        return g->be->launch(fn, Dim3{grid, 1, 1}, Dim3{threads, 1, 1}, 0, a.data());
-      };
-      const double us = timeUs(launch, 10, flush);
-      if (us > 0 && (best.us < 0 || us < best.us)) {
-        best.us = us;
-        best.fn = launch;
-        best.how = "read " + std::to_string(k.threads) + "x" + std::to_string(k.unroll) + ", grid " +
-                   std::to_string(grid);
-      }
-    }
   return best;
 }
 
@@ -314,7 +239,7 @@ std::string clocksNow() {
 // best cuBLASLt algorithm and (when given) the weight-read bound, g->rounds rounds, each variant
 // first in turn; RESULT/RATIO/CLOCKS lines and a summary row.
 void registerMode(const ShapeRun& r, bool flush, gemm::KernelKind k, const Config& c,
-                  const cublaslt::LtAlgo& lt0, const cublaslt::LtAlgo& ltbest, const ReadChoice& rb) {
+                  const cublaslt::LtAlgo& lt0, const cublaslt::LtAlgo& ltbest, const bench::ReadChoice& rb) {
   const std::string mode = flush ? "flush" : "rot";
   benchmark::RegisterBenchmark((r.name + "/" + mode).c_str(), [=](benchmark::State& st) {
     std::vector<std::function<Status(int)>> fns = {
@@ -438,8 +363,8 @@ void runShape(const ShapeSpec& sp) {
       }
     }
     if (ltbest.index != 0) verifyLt(run, algos->front(), ltbest);
-    ReadChoice rb;
-    if (rotate && !g_read_kernels.empty()) {
+    bench::ReadChoice rb;
+    if (rotate && !g_read.kernels.empty()) {
       std::vector<DevicePtr> bs;
       for (const auto& u : sets) bs.push_back(u.b);
       rb = readBound(flush ? std::vector<DevicePtr>{buf.b} : bs, sp.n * sp.k * 2, flush);
@@ -559,7 +484,7 @@ int main(int argc, char** argv) {
       chosen.push_back(s);
   }
   ktune::precompile(chosen);
-  ktune::buildReadKernels();
+  ktune::g_read = ktune::bench::buildReadKernels(*ktune::g->be, *ktune::g->cc, ktune::g->dev);
   for (const auto& s : chosen) ktune::runShape(s);
   benchmark::RunSpecifiedBenchmarks();
   std::printf("\n%d interleaved rounds; median [interval] in us; ratio = peer time / ktune time per"
