@@ -13,6 +13,8 @@
 // config; then best, default and the peers are timed in interleaved rounds (each first in turn)
 // and reported as medians with intervals, with per-round ratios (peer time / kernel time = the
 // kernel's fraction of the peer's bandwidth): RESULT/RATIO/CLOCKS lines as gemm_bench prints.
+// The timed best and default configs are verified on the timed shape (VERIFY lines, sampled rows
+// against the float64 reference, bench/rowwise_verify.h).
 // The MLIR-written RMSNorm and SiLU·Mul (templates/mlir/, compiled by the IR front door) run on
 // the same shapes as rows named "mlir ...", for the ratio to copy and to the C++ kernels.
 // Output: Google Benchmark counters per shape, then a summary table (last lines of the output).
@@ -33,6 +35,7 @@
 #include "autotune/ops/buffers.h"
 #include "autotune/ops/fair_timing.h"
 #include "autotune/ops/peers.h"
+#include "bench/rowwise_verify.h"
 #include "compiler/compiler.h"
 #include "runtime/backend.h"
 #include "templates/mlir/mlir_kernels.h"
@@ -154,10 +157,15 @@ std::vector<Row>& rows() {
 }
 
 // RESULT / RATIO / CLOCKS lines of one row (dev/bench_table.py reads them).
-void printRow(const Row& r) {
+std::string rowId(const Row& r) {
   std::string id = r.name;
   for (char& ch : id)
     if (ch == ' ') ch = '_';
+  return id;
+}
+
+void printRow(const Row& r) {
+  const std::string id = rowId(r);
   const std::pair<const char*, const fair::Interval*> res[] = {
       {"best", &r.best}, {"default", &r.dflt}, {"copy", &r.copy}, {"read2write1", &r.r2w1}};
   for (const auto& [n, iv] : res)
@@ -244,14 +252,21 @@ void timeRounds(Row& row, const std::function<Status()>& best, const std::functi
 }
 
 // The benchmark loop shared by both kernels: sweep the space, time best/default/peers, report.
+// verify(launch): bench/rowwise_verify.h's check of one launch on the timed buffers.
+using Verify = std::function<std::string(const std::function<Status()>&)>;
+
 template <class LaunchOf>
 void sweepAndReport(benchmark::State& state, Row& row, const std::vector<Config>& cs,
-                    const Config& def, LaunchOf& launch_of, bool read2write1 = false) {
+                    const Config& def, LaunchOf& launch_of, const Verify& verify,
+                    bool read2write1 = false) {
   for (auto _ : state) {
     const Config best = sweep(row, cs, launch_of);
     const std::function<Status()> best_fn = row.best_config.empty() ? nullptr : launch_of(best);
     if (!best_fn) return state.SkipWithError("no config of the space ran");
     timeRounds(row, best_fn, launch_of(def), read2write1);
+    std::printf("VERIFY rowwise %s best %s\n", rowId(row).c_str(), verify(best_fn).c_str());
+    if (auto d = launch_of(def))
+      std::printf("VERIFY rowwise %s default %s\n", rowId(row).c_str(), verify(d).c_str());
     state.SetIterationTime(row.best.median / 1e6);
   }
   state.counters["GB/s"] = row.gbs(row.best.median);
@@ -301,7 +316,9 @@ void BM_RmsNorm(benchmark::State& state, int64_t R, int64_t C, bool residual) {
     const FunctionHandle f = it->second;
     return [&, f, l] { return X.b->launch(f, l.grid, l.block, l.shared, a.data()); };
   };
-  sweepAndReport(state, row, cs, def, launch_of);
+  sweepAndReport(state, row, cs, def, launch_of, [&](const std::function<Status()>& l) {
+    return bench::verifyRmsNorm(*X.b, p, x.p, w.p, r.p, y.p, l);
+  });
 }
 
 void BM_SiluMul(benchmark::State& state, int64_t R, int64_t d) {
@@ -337,7 +354,9 @@ void BM_SiluMul(benchmark::State& state, int64_t R, int64_t d) {
     const FunctionHandle f = it->second;
     return [&, f, l] { return X.b->launch(f, l.grid, l.block, l.shared, a.data()); };
   };
-  sweepAndReport(state, row, cs, def, launch_of, true);
+  sweepAndReport(state, row, cs, def, launch_of, [&](const std::function<Status()>& l) {
+    return bench::verifySiluMul(*X.b, p, x.p, o.p, l);
+  }, true);
 }
 
 // ---- The MLIR-written kernels (templates/mlir/), through the IR front door ----------------
@@ -429,7 +448,9 @@ void BM_MlirRmsNorm(benchmark::State& state, int64_t R, int64_t C) {
     state.SkipWithError("no MLIR config compiled");
     return;
   }
-  sweepAndReport(state, row, cs, toConfig({}), launch_of);
+  sweepAndReport(state, row, cs, toConfig({}), launch_of, [&](const std::function<Status()>& l) {
+    return bench::verifyRmsNorm(*X.b, p, x.p, w.p, 0, y.p, l);
+  });
 }
 
 void BM_MlirSiluMul(benchmark::State& state, int64_t R, int64_t d) {
@@ -472,7 +493,9 @@ void BM_MlirSiluMul(benchmark::State& state, int64_t R, int64_t d) {
     state.SkipWithError("no MLIR config compiled");
     return;
   }
-  sweepAndReport(state, row, cs, toConfig({}), launch_of, true);
+  sweepAndReport(state, row, cs, toConfig({}), launch_of, [&](const std::function<Status()>& l) {
+    return bench::verifySiluMul(*X.b, p, x.p, o.p, l);
+  }, true);
 }
 
 }  // namespace
