@@ -13,7 +13,9 @@ import statistics
 import sys
 from collections import OrderedDict
 
-LINE = re.compile(r"^(RESULT|RATIO|DIFF) (\S+) (\S+) (\S+) ([-\d.eE+]+) ([-\d.eE+]+) ([-\d.eE+]+) (\d+)")
+NUM = r"([-\d.eE+]+)"
+# "<KIND> <bench> <row> [<figure>] <median> <lo> <hi> <n>" (host_cost_bench has no figure column).
+LINE = re.compile(r"^(RESULT|RATIO|DIFF) (\S+) (\S+)(?: (\S+))? %s %s %s (\d+)\b" % (NUM, NUM, NUM))
 CLOCK = re.compile(r"sm (\d+) MHz, mem (\d+) MHz, ([\d.]+) W, (\d+) C")
 
 
@@ -23,6 +25,7 @@ def parse(lines):
         m = LINE.match(ln)
         if m:
             kind, bench, row, var = m.group(1, 2, 3, 4)
+            var = var or ""
             med, lo, hi, n = float(m.group(5)), float(m.group(6)), float(m.group(7)), int(m.group(8))
             figs.setdefault((kind, bench, row, var), []).append((med, lo, hi, n))
         elif ln.startswith("CLOCKS"):
@@ -56,10 +59,14 @@ def self_test():
     a = ["RATIO gemm NT_4096x4096x4096/flush cublaslt0/ktune 1.0100 1.0000 1.0200 15",
          "CLOCKS gemm x sm 1980 MHz, mem 2619 MHz, 300.0 W, 40 C | sm 1755 MHz, mem 2619 MHz, 650.5 W, 55 C"]
     b = ["RATIO gemm NT_4096x4096x4096/flush cublaslt0/ktune 0.9900 0.9800 1.0000 15", "junk"]
-    c = ["RATIO gemm NT_4096x4096x4096/flush cublaslt0/ktune 1.0300 1.0200 1.0400 15"]
+    c = ["RATIO gemm NT_4096x4096x4096/flush cublaslt0/ktune 1.0300 1.0200 1.0400 15",
+         "RESULT hostcost raw 3400.0 3300.0 3500.0 30",
+         "DIFF hostcost gemm_tma-raw_gemm_args 812.5 700.0 900.0 30   (target <= 2000 ns)"]
     figs, clocks = parse(a + b + c)
     v = figs[("RATIO", "gemm", "NT_4096x4096x4096/flush", "cublaslt0/ktune")]
     assert [x[0] for x in v] == [1.01, 0.99, 1.03], v
+    assert figs[("RESULT", "hostcost", "raw", "")] == [(3400.0, 3300.0, 3500.0, 30)], figs
+    assert figs[("DIFF", "hostcost", "gemm_tma-raw_gemm_args", "")][0][0] == 812.5, figs
     t = table(figs, clocks)
     assert "1.01" in t and "0.99..1.03" in t.replace(" ", ""), t
     assert "SM 1755..1980 MHz" in t and "power 300..650 W" in t, t
