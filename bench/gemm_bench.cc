@@ -1,18 +1,32 @@
 // GEMM benchmark: ktune's best JIT config among a small curated set vs cuBLASLt's default
-// (heuristic #0), same run, same buffers. GPU time from device events, L2 flushed (a memset of
-// 2x the L2 size) before every timed run, random bf16 inputs, median of the timed runs.
+// (heuristic #0) and the best of cuBLASLt's first algorithms, same run, same buffers, timed
+// interleaved (each variant goes first in turn, --rounds rounds). GPU time from device events,
+// random bf16 inputs. Two timings:
+//   flush: the L2 evicted before every timed run by a read of 2x L2 (clean lines, nothing to
+//          write back inside the timed region; autotune/ops/peers.h);
+//   rot:   (M <= 128, decode; the primary figure there) 20 back-to-back launches over rotating
+//          input copies whose total exceeds 2x L2, no flush, divided by 20; the weight-read
+//          bound (a pure read of B, same rotation) is a variant of the same rounds.
+// Every timed config (and the best cuBLASLt algorithm) is verified against cuBLASLt #0 on the
+// timed shape in the same run. Per shape and mode it prints machine-readable lines,
+//   RESULT gemm <shape>/<mode> <variant> <median_us> <lo> <hi> <n>
+//   RATIO  gemm <shape>/<mode> <num>/<den> <median> <lo> <hi> <n>     (per-round time ratios)
+//   VERIFY gemm <shape> <what> ok|FAIL <summary>
+//   CLOCKS gemm <shape> <before> | <after>
+// which dev/bench_table.py combines over repeated processes (dev/bench_device.sh).
 //
-//   gemm_bench [--wgmma] [--sweep] [--benchmark_filter=...]        (+ Google Benchmark flags)
+//   gemm_bench [--wgmma] [--sweep] [--rounds=N] [--shapes=...] [--benchmark_filter=...]
 //
-// For each shape a short pre-pass times every curated config (and the skinny kernel for small M)
-// and picks the fastest; then Google Benchmark reports "<shape>/ktune" and "<shape>/cublaslt" with
-// TFLOP/s counters, and a summary table with the ratio ktune/cuBLASLt is printed at the end.
-// Skips everything (exit 0, message on stderr) when no CUDA device, NVRTC or cuBLASLt is present.
+// The pre-pass times every curated config (and the skinny kernel for small M) and picks the
+// fastest. Skips everything (exit 0, message on stderr) when no CUDA device, NVRTC or cuBLASLt.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <functional>
 #include <random>
 #include <string>
 #include <thread>
@@ -20,6 +34,10 @@
 
 #include "autotune/compile_pool.h"
 #include "autotune/ops/buffers.h"
+#include "autotune/ops/fair_timing.h"
+#include "autotune/ops/peers.h"
+#include "autotune/verifier.h"
+#include "bench/gemm_read_bound.h"
 #include "base/dtype.h"
 #include "autotune/ops/gemm.h"
 #include "compiler/compiler.h"
@@ -36,10 +54,13 @@ struct Ctx {
   DeviceInfo dev;
   std::unique_ptr<GemmRunner> runner;
   std::unique_ptr<cublaslt::CublasLt> lt;
-  DevicePtr flush = 0, ws = 0;
-  size_t flush_bytes = 0;
-  int64_t ws_bytes = 64 << 20;
+  std::unique_ptr<StreamPeers> peers;  // the read-based L2 flush
+  DevicePtr ws = 0;
+  // The GEMM op's cuBLASLt workspace (kLtWorkspaceBytes in autotune/ops/gemm.cc), so heuristic #0
+  // here is the op's vendor default.
+  int64_t ws_bytes = 32 << 20;
   EventHandle e0, e1;
+  int rounds = 15;
 };
 Ctx* g = nullptr;
 bool g_wgmma = false;  // --wgmma: also try the Hopper kernels (wgmma, tma)
@@ -54,6 +75,7 @@ bool kindEnabled(gemm::KernelKind k) {
 }
 constexpr gemm::KernelKind kNvidiaKinds[] = {gemm::KernelKind::kMma, gemm::KernelKind::kSkinny,
                                              gemm::KernelKind::kWgmma, gemm::KernelKind::kTma};
+int g_rounds_flag = 0;  // --rounds=N (>= 3)
 bool g_sweep = false;  // --sweep: also time a spread of each kernel's space (printed per config)
 
 // The configs timed in the pre-pass: the curated set, plus with --sweep a spread of the space
@@ -81,42 +103,49 @@ struct ShapeSpec {
   gemm::Layout layout;
 };
 
+// One (shape, mode) of the summary table: every variant's median with its interval, and the
+// per-round ratios of each peer to ktune (> 1: ktune faster).
 struct Row {
-  std::string name, best_config, rot_best_config;
-  double flops = 0, ktune_us = 0, lt_us = 0;
-  double rot_ktune_us = 0, rot_lt_us = 0;  // rotating input copies, no memset flush
-  double read_us = 0, rot_read_us = 0;      // the weight-read bound (small M), see readBoundUs
-  double b_bytes = 0;
+  std::string name, mode, config, lt_best;
+  double flops = 0;
+  fair::Interval ktune, lt0, ltbest, read;  // us
+  fair::Interval lt0_ratio, ltbest_ratio, read_ratio;  // peer time / ktune time
+  std::string clocks;
 };
 std::vector<Row> g_rows;
 
-// Median device time (us) of fn(i) over `runs` runs. flush: an L2 flush (memset of 2x L2) before
-// every run. Otherwise back-to-back: each sample is 20 consecutive launches over rotating input
-// copies (fn(i) picks copy i % copies) between two events, divided by 20 — the decode pattern,
-// with no dirty L2 (a memset leaves L2 full of dirty lines whose write-back competes with the
-// kernel's reads) and no host launch gap inside the timed region.
+// One sample (us) of fn: with flush, the L2 evicted by reads, then one timed launch fn(i);
+// otherwise 20 back-to-back launches fn(i * 20 + j) over rotating copies, divided by 20 (the
+// decode pattern: no dirty L2, no host launch gap inside the timed region). -1 on failure.
+template <class F>
+double sampleUs(F&& fn, int i, bool flush) {
+  constexpr int kBatch = 20;
+  if (flush && !g->peers->flushL2().ok()) return -1;
+  (void)g->be->recordEvent(g->e0);
+  Status s = Status::Ok();
+  if (flush) s = fn(i);
+  else
+    for (int j = 0; j < kBatch && s.ok(); ++j) s = fn(i * kBatch + j);
+  (void)g->be->recordEvent(g->e1);
+  (void)g->be->synchronizeEvent(g->e1);
+  if (!s.ok()) return -1;
+  auto ms = g->be->elapsedMs(g->e0, g->e1);
+  if (!ms.ok()) return -1;
+  return 1000.0 * *ms / (flush ? 1 : kBatch);
+}
+
+// Median of `runs` samples (fewer batches when back to back) after 3 warm-up launches.
 template <class F>
 double timeUs(F&& fn, int runs, bool flush = true) {
-  std::vector<float> t;
   for (int i = 0; i < 3; ++i) (void)fn(i);  // warm-up
-  constexpr int kBatch = 20;
+  std::vector<double> t;
   const int samples = flush ? runs : std::max(3, runs / 4);
   for (int i = 0; i < samples; ++i) {
-    if (flush) (void)g->be->memset8(g->flush, static_cast<uint8_t>(i), g->flush_bytes);
-    (void)g->be->recordEvent(g->e0);
-    Status s = Status::Ok();
-    if (flush) s = fn(i + 3);
-    else
-      for (int j = 0; j < kBatch && s.ok(); ++j) s = fn(3 + i * kBatch + j);
-    (void)g->be->recordEvent(g->e1);
-    (void)g->be->synchronizeEvent(g->e1);
-    if (!s.ok()) return -1;
-    auto ms = g->be->elapsedMs(g->e0, g->e1);
-    if (!ms.ok()) return -1;
-    t.push_back(*ms / (flush ? 1 : kBatch));
+    const double us = sampleUs(fn, i + 1, flush);
+    if (us < 0) return -1;
+    t.push_back(us);
   }
-  std::sort(t.begin(), t.end());
-  return 1000.0 * t[t.size() / 2];
+  return fair::medianInterval(std::move(t)).median;
 }
 
 struct Bufs {
@@ -127,83 +156,132 @@ Status fillRandom(DevicePtr p, int64_t count, uint32_t seed) {
   return ktune::fillRandom(*g->be, p, DType::kBF16, count, seed);
 }
 
-// The weight-streaming bound of a decode GEMM: the fastest pure read of the weight matrix B
-// (16-byte loads, grid-stride, a per-thread sum stored once so nothing is optimised away), over a
-// few grid/block/unroll choices, timed exactly like the GEMMs (same flush or same rotation). A
-// GEMM that must read B cannot beat it.
-const char* kReadSrc = R"(
-extern "C" __global__ void __launch_bounds__(THREADS) ktune_read_bound(const uint4* __restrict__ p,
-                                                                     long long n, unsigned* out) {
-  unsigned acc = 0;
-  const long long stride = (long long)gridDim.x * THREADS * UNROLL;
-  for (long long base = (long long)blockIdx.x * THREADS * UNROLL + threadIdx.x; base < n;
-       base += stride) {
-    uint4 v[UNROLL];
-#pragma unroll
-    for (int u = 0; u < UNROLL; ++u) {
-      const long long i = base + (long long)u * THREADS;
-      v[u] = i < n ? __ldcs(p + i) : make_uint4(0, 0, 0, 0);
-    }
-#pragma unroll
-    for (int u = 0; u < UNROLL; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+bench::ReadKernels g_read;  // the weight-read bound's kernels (bench/gemm_read_bound.h)
+
+// The fastest pure read of `bytes` at `ptrs` (rotation when flush is false), timed like the GEMMs.
+bench::ReadChoice readBound(const std::vector<DevicePtr>& ptrs, int64_t bytes, bool flush) {
+  bench::ReadChoice best;
+  for (bench::ReadChoice& c : bench::readLaunches(*g->be, g->dev, g_read, ptrs, bytes)) {
+    c.us = timeUs(c.fn, 10, flush);
+    if (c.us > 0 && (best.us < 0 || c.us < best.us)) best = c;
   }
-  if (acc == 0x9e3779b9u) out[blockIdx.x * THREADS + threadIdx.x] = acc;
-}
-)";
-
-struct ReadKernel {
-  FunctionHandle fn{};
-  int threads = 0, unroll = 0;
-};
-std::vector<ReadKernel> g_read_kernels;
-DevicePtr g_read_out = 0;
-
-void buildReadKernels() {
-  for (int threads : {256, 512, 1024})
-    for (int unroll : {2, 4, 8}) {
-      CompileRequest r;
-      r.source = kReadSrc;
-      r.source_name = "read_bound.cu";
-      r.entry = "ktune_read_bound";
-      r.arch = g->dev.arch;
-      r.defines = {{"THREADS", std::to_string(threads)}, {"UNROLL", std::to_string(unroll)}};
-      auto co = g->cc->compile(r);
-      if (!co.ok()) {
-        std::fprintf(stderr, "read bound: %s\n", co.status().toString().c_str());
-        continue;
-      }
-      auto m = g->be->loadModule(co->binary);
-      if (!m.ok()) continue;
-      auto f = g->be->getFunction(*m, co->lowered_entry.empty() ? r.entry : co->lowered_entry);
-      if (f.ok()) g_read_kernels.push_back({*f, threads, unroll});
-    }
-  auto out = g->be->alloc(static_cast<size_t>(4) * 1024 * 1024 * 4);
-  if (out.ok()) g_read_out = *out;
-}
-
-// Best pure-read time (us) of `bytes` at each of `ptrs` (rotation when flush is false).
-double readBoundUs(const std::vector<DevicePtr>& ptrs, int64_t bytes, bool flush, std::string* how) {
-  double best = -1;
-  const long long n = bytes / 16;
-  for (const ReadKernel& k : g_read_kernels)
-    for (int per_sm : {1, 2, 4, 8}) {
-      const unsigned grid = static_cast<unsigned>(
-          std::min<long long>(per_sm * std::max(1, g->dev.multiprocessors) * (1024 / k.threads),
-                              (n + k.threads - 1) / k.threads));
-      if (grid * static_cast<long long>(k.threads) > 4 * 1024 * 1024) continue;
-      const double us = timeUs([&](int i) {
-        KernelArgs a;
-        a.add(ptrs[static_cast<size_t>(i) % ptrs.size()]).add(static_cast<long long>(n)).add(g_read_out);
-        return g->be->launch(k.fn, Dim3{grid, 1, 1}, Dim3{static_cast<unsigned>(k.threads), 1, 1}, 0,
-                             a.data());
-      }, 10, flush);
-      if (us > 0 && (best < 0 || us < best)) {
-        best = us;
-        *how = "read " + std::to_string(k.threads) + "x" + std::to_string(k.unroll) + ", grid " +
-               std::to_string(grid);
-      }
-    }
   return best;
+}
+
+// What one shape's timing needs: its problem, cuBLASLt view and buffers (sets: rotating copies).
+struct ShapeRun {
+  std::string name;
+  ShapeSpec sp;
+  gemm::GemmShape s;
+  cublaslt::LtProblem lp;
+  GemmBuffers buf;
+  std::vector<GemmBuffers> sets;
+  double flops = 0;
+};
+
+Status ltLaunch(const ShapeRun& r, const cublaslt::LtAlgo& a, bool flush, int i) {
+  const GemmBuffers& u = flush ? r.buf : r.sets[static_cast<size_t>(i) % r.sets.size()];
+  return g->lt->run(r.lp, &a, u.a, u.b, u.c, 0, g->ws, g->ws_bytes);
+}
+
+// Runs `launch` into a NaN-poisoned C on the first input set and compares all of C with cuBLASLt
+// #0's result on the same inputs (bf16 tolerance for a K-long fp32 reduction, scaled by sqrt(K)
+// for the magnitude of unit-scale random products). Prints a VERIFY line.
+void verifyOne(const ShapeRun& r, const std::string& what, const cublaslt::LtAlgo& lt0,
+               const std::function<Status(const GemmBuffers&)>& launch) {
+  const int64_t mn = r.sp.m * r.sp.n;
+  auto ref = g->be->alloc(static_cast<size_t>(mn * 2));
+  auto out = g->be->alloc(static_cast<size_t>(mn * 2));
+  std::string verdict = "FAIL", detail;
+  if (ref.ok() && out.ok()) {
+    GemmBuffers rb = r.buf, ob = r.buf;
+    rb.c = *ref;
+    ob.c = *out;
+    Status st = poisonNaN(*g->be, *out, DType::kBF16, mn);
+    if (st.ok()) st = g->lt->run(r.lp, &lt0, rb.a, rb.b, rb.c, 0, g->ws, g->ws_bytes);
+    if (st.ok()) st = launch(ob);
+    if (st.ok()) st = g->be->synchronize();
+    Tolerance tol = toleranceFor(DType::kBF16, r.sp.k);
+    tol.atol *= std::sqrt(static_cast<double>(r.sp.k));
+    auto v = st.ok() ? compareDeviceToTrusted(*g->be, *out, *ref, DType::kBF16, mn, tol)
+                     : Expected<VerifyResult>(st);
+    if (v.ok() && v->ok) verdict = "ok";
+    detail = v.ok() ? v->summary() : v.status().toString();
+  } else {
+    detail = "allocation failed";
+  }
+  if (ref.ok()) (void)g->be->free(*ref);
+  if (out.ok()) (void)g->be->free(*out);
+  std::printf("VERIFY gemm %s %s %s %s\n", r.name.c_str(), what.c_str(), verdict.c_str(), detail.c_str());
+}
+
+void verifyLt(const ShapeRun& r, const cublaslt::LtAlgo& lt0, const cublaslt::LtAlgo& a) {
+  verifyOne(r, "cublaslt:idx=" + std::to_string(a.index), lt0, [&](const GemmBuffers& u) {
+    return g->lt->run(r.lp, &a, u.a, u.b, u.c, 0, g->ws, g->ws_bytes);
+  });
+}
+
+template <class Cand>
+void verifyTimed(const ShapeRun& r, const cublaslt::LtAlgo& lt0, const Cand& best, const Cand& rbest) {
+  for (const Cand* c : {&best, &rbest}) {
+    if (c == &rbest && rbest.k == best.k && rbest.c == best.c) break;
+    verifyOne(r, std::string(gemm::kernelKindName(c->k)) + ":" + c->c.toString(), lt0,
+              [&](const GemmBuffers& u) { return g->runner->launch(c->k, c->c, r.s, u); });
+  }
+}
+
+std::string clocksNow() {
+  auto c = fair::readGpuClocks(0);
+  return c.ok() ? c->toString() : "clocks unavailable";
+}
+
+// Registers the interleaved measurement of one (shape, mode): ktune's config, cuBLASLt #0, the
+// best cuBLASLt algorithm and (when given) the weight-read bound, g->rounds rounds, each variant
+// first in turn; RESULT/RATIO/CLOCKS lines and a summary row.
+void registerMode(const ShapeRun& r, bool flush, gemm::KernelKind k, const Config& c,
+                  const cublaslt::LtAlgo& lt0, const cublaslt::LtAlgo& ltbest, const bench::ReadChoice& rb) {
+  const std::string mode = flush ? "flush" : "rot";
+  benchmark::RegisterBenchmark((r.name + "/" + mode).c_str(), [=](benchmark::State& st) {
+    std::vector<std::function<Status(int)>> fns = {
+        [&](int i) { return g->runner->launch(k, c, r.s, flush ? r.buf : r.sets[size_t(i) % r.sets.size()]); },
+        [&](int i) { return ltLaunch(r, lt0, flush, i); },
+        [&](int i) { return ltLaunch(r, ltbest, flush, i); }};
+    if (rb.fn) fns.push_back(rb.fn);
+    const char* names[] = {"ktune", "cublaslt0", "cublaslt_best", "read_bound"};
+    for (auto& f : fns)
+      for (int i = 0; i < 3; ++i) (void)f(i);  // warm-up
+    const std::string before = clocksNow();
+    int counter = 0;
+    auto samples = fair::interleave(static_cast<int>(fns.size()), g->rounds,
+                                    [&](int v) { return sampleUs(fns[size_t(v)], ++counter, flush); });
+    Row row;
+    row.name = r.name;
+    row.mode = mode;
+    row.config = std::string(gemm::kernelKindName(k)) + ":" + c.toString();
+    row.lt_best = "idx=" + std::to_string(ltbest.index);
+    row.flops = r.flops;
+    fair::Interval* t[] = {&row.ktune, &row.lt0, &row.ltbest, &row.read};
+    for (size_t v = 0; v < fns.size(); ++v) {
+      *t[v] = fair::medianInterval(samples[v]);
+      std::printf("RESULT gemm %s/%s %s %.3f %.3f %.3f %d\n", r.name.c_str(), mode.c_str(), names[v],
+                  t[v]->median, t[v]->lo, t[v]->hi, t[v]->n);
+    }
+    fair::Interval* ratios[] = {&row.lt0_ratio, &row.ltbest_ratio, &row.read_ratio};
+    for (size_t v = 1; v < fns.size(); ++v) {
+      *ratios[v - 1] = fair::ratioInterval(samples[v], samples[0]);
+      std::printf("RATIO gemm %s/%s %s/ktune %.4f %.4f %.4f %d\n", r.name.c_str(), mode.c_str(),
+                  names[v], ratios[v - 1]->median, ratios[v - 1]->lo, ratios[v - 1]->hi, ratios[v - 1]->n);
+    }
+    row.clocks = before + " | " + clocksNow();
+    std::printf("CLOCKS gemm %s/%s %s\n", r.name.c_str(), mode.c_str(), row.clocks.c_str());
+    for (auto _ : st) st.SetIterationTime(row.ktune.median * 1e-6);
+    st.counters["ktune_us"] = row.ktune.median;
+    st.counters["lt0_over_ktune"] = row.lt0_ratio.median;
+    st.counters["ltbest_over_ktune"] = row.ltbest_ratio.median;
+    st.counters["TFLOP/s"] = r.flops / (row.ktune.median * 1e-6) / 1e12;
+    st.SetLabel(row.config);
+    g_rows.push_back(row);
+  })->UseManualTime()->Iterations(1);
 }
 
 void runShape(const ShapeSpec& sp) {
@@ -213,7 +291,7 @@ void runShape(const ShapeSpec& sp) {
   const std::string name = std::string(gemm::layoutName(sp.layout)) + "_" + std::to_string(sp.m) +
                            "x" + std::to_string(sp.n) + "x" + std::to_string(sp.k);
   // Small-M (weight-streaming) shapes are also timed back to back over rotating copies of A and B
-  // (enough that the copies not in use exceed 2x L2) instead of after a memset flush.
+  // (enough that the copies not in use exceed 2x L2) instead of after a flush.
   const bool rotate = sp.m <= 128;
   const int64_t ab_bytes = (sp.m + sp.n) * sp.k * 2;
   const int copies = rotate ? static_cast<int>(std::min<int64_t>(
@@ -260,62 +338,38 @@ void runShape(const ShapeSpec& sp) {
   const Cand best = pick(true);
   if (best.us < 0) return;
   const Cand rbest = rotate ? pick(false) : best;
-  double read_us = 0, rot_read_us = 0;
-  if (rotate && !g_read_kernels.empty()) {
-    std::vector<DevicePtr> bs;
-    for (const auto& u : sets) bs.push_back(u.b);
-    std::string how, rhow;
-    read_us = readBoundUs({buf.b}, sp.n * sp.k * 2, true, &how);
-    rot_read_us = readBoundUs(bs, sp.n * sp.k * 2, false, &rhow);
-    std::fprintf(stderr, "read-bound %s flush %.2f us (%s), rot %.2f us (%s)\n", name.c_str(),
-                 read_us, how.c_str(), rot_read_us, rhow.c_str());
-  }
   auto lp = toLtProblem(s);
-  cublaslt::LtAlgo lt_algo;
-  bool have_lt = false;
-  if (lp.ok()) {
-    auto algos = g->lt->heuristics(*lp, 1, g->ws_bytes);
-    if (algos.ok()) {
-      lt_algo = algos->front();
-      have_lt = true;
-    }
+  if (!lp.ok()) return;
+  auto algos = g->lt->heuristics(*lp, 8, g->ws_bytes);
+  if (!algos.ok()) {
+    std::fprintf(stderr, "%s: cuBLASLt: %s\n", name.c_str(), algos.status().toString().c_str());
+    return;
   }
-  Row row;
-  row.name = name;
-  row.best_config = std::string(gemm::kernelKindName(best.k)) + ":" + best.c.toString();
-  row.rot_best_config = std::string(gemm::kernelKindName(rbest.k)) + ":" + rbest.c.toString();
-  row.flops = 2.0 * sp.m * sp.n * sp.k;
-  row.read_us = read_us;
-  row.b_bytes = 2.0 * sp.n * sp.k;
-  row.rot_read_us = rot_read_us;
-  g_rows.push_back(row);
-  const size_t idx = g_rows.size() - 1;
-
+  const ShapeRun run{name, sp, s, *lp, buf, sets, 2.0 * sp.m * sp.n * sp.k};
+  verifyTimed(run, algos->front(), best, rbest);
   for (bool flush : {true, false}) {
     if (!flush && !rotate) continue;
-    const std::string mode = flush ? "" : "_rot";
     const Cand bc = flush ? best : rbest;
-    benchmark::RegisterBenchmark((name + "/ktune" + mode).c_str(), [=](benchmark::State& st) {
-      const double us = timeUs([&](int i) {
-        return g->runner->launch(bc.k, bc.c, s, flush ? buf : sets[i % copies]);
-      }, 30, flush);
-      for (auto _ : st) st.SetIterationTime(us * 1e-6);
-      st.counters["TFLOP/s"] = row.flops / (us * 1e-6) / 1e12;
-      st.counters["us"] = us;
-      st.SetLabel(flush ? row.best_config : row.rot_best_config);
-      (flush ? g_rows[idx].ktune_us : g_rows[idx].rot_ktune_us) = us;
-    })->UseManualTime()->Iterations(1);
-    if (!have_lt) continue;
-    benchmark::RegisterBenchmark((name + "/cublaslt" + mode).c_str(), [=](benchmark::State& st) {
-      const double us = timeUs([&](int i) {
-        const GemmBuffers& u = flush ? buf : sets[i % copies];
-        return g->lt->run(*lp, &lt_algo, u.a, u.b, u.c, 0, g->ws, g->ws_bytes);
-      }, 30, flush);
-      for (auto _ : st) st.SetIterationTime(us * 1e-6);
-      st.counters["TFLOP/s"] = row.flops / (us * 1e-6) / 1e12;
-      st.counters["us"] = us;
-      (flush ? g_rows[idx].lt_us : g_rows[idx].rot_lt_us) = us;
-    })->UseManualTime()->Iterations(1);
+    // The best cuBLASLt algorithm under this mode's timing (pre-pass), #0 included.
+    cublaslt::LtAlgo ltbest = algos->front();
+    double ltbest_us = -1;
+    for (const auto& al : *algos) {
+      const double us = timeUs([&](int i) { return ltLaunch(run, al, flush, i); }, 10, flush);
+      std::fprintf(stderr, "cand %s %s cublaslt idx=%d %.2f\n", name.c_str(), flush ? "flush" : "rot",
+                   al.index, us);
+      if (us > 0 && (ltbest_us < 0 || us < ltbest_us)) {
+        ltbest_us = us;
+        ltbest = al;
+      }
+    }
+    if (ltbest.index != 0) verifyLt(run, algos->front(), ltbest);
+    bench::ReadChoice rb;
+    if (rotate && !g_read.kernels.empty()) {
+      std::vector<DevicePtr> bs;
+      for (const auto& u : sets) bs.push_back(u.b);
+      rb = readBound(flush ? std::vector<DevicePtr>{buf.b} : bs, sp.n * sp.k * 2, flush);
+    }
+    registerMode(run, flush, bc.k, bc.c, algos->front(), ltbest, rb);
   }
 }
 
@@ -346,13 +400,16 @@ bool setup() {
   }
   g->lt = std::move(lt).value();
   g->runner = std::make_unique<GemmRunner>(*g->be, *g->cc, g->dev);
-  g->flush_bytes = static_cast<size_t>(std::max<int64_t>(2 * g->dev.l2_bytes, 64 << 20));
-  auto f = g->be->alloc(g->flush_bytes);
+  auto peers = StreamPeers::create(*g->be, *g->cc, g->dev);
+  if (!peers.ok()) {
+    std::fprintf(stderr, "gemm_bench: skipped: L2 flush kernel: %s\n", peers.status().toString().c_str());
+    return false;
+  }
+  g->peers = std::move(peers).value();
   auto w = g->be->alloc(static_cast<size_t>(g->ws_bytes));
   auto e0 = g->be->createEvent();
   auto e1 = g->be->createEvent();
-  if (!f.ok() || !w.ok() || !e0.ok() || !e1.ok()) return false;
-  g->flush = *f;
+  if (!w.ok() || !e0.ok() || !e1.ok()) return false;
   g->ws = *w;
   g->e0 = *e0;
   g->e1 = *e1;
@@ -385,6 +442,7 @@ void precompile(const std::vector<ShapeSpec>& shapes) {
 }  // namespace ktune
 
 int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a run cut by a timeout keeps its lines
   using ktune::gemm::Layout;
   int kept = 1;
   for (int i = 1; i < argc; ++i) {
@@ -395,6 +453,8 @@ int main(int argc, char** argv) {
       for (size_t p = 0, q; (q = list.find(',', p)) != std::string::npos; p = q + 1)
         for (auto k : ktune::kNvidiaKinds)
           if (list.substr(p, q - p) == ktune::gemm::kernelKindName(k)) ktune::g_kinds.push_back(k);
+    } else if (std::string(argv[i]).rfind("--rounds=", 0) == 0) {
+      ktune::g_rounds_flag = std::max(3, std::atoi(argv[i] + 9));
     } else if (std::string(argv[i]).rfind("--shapes=", 0) == 0) {
       ktune::g_shape_filter = std::string(argv[i]).substr(9);
     }
@@ -403,6 +463,7 @@ int main(int argc, char** argv) {
   argc = kept;
   benchmark::Initialize(&argc, argv);
   if (!ktune::setup()) return 0;
+  if (ktune::g_rounds_flag > 0) ktune::g->rounds = ktune::g_rounds_flag;
   const std::vector<ktune::ShapeSpec> shapes = {
       {8192, 8192, 8192, Layout::kNT},  {4096, 4096, 4096, Layout::kNT},
       {4096, 4096, 4096, Layout::kNN},  {1024, 14336, 4096, Layout::kNT},
@@ -423,30 +484,25 @@ int main(int argc, char** argv) {
       chosen.push_back(s);
   }
   ktune::precompile(chosen);
-  ktune::buildReadKernels();
+  ktune::g_read = ktune::bench::buildReadKernels(*ktune::g->be, *ktune::g->cc, ktune::g->dev);
   for (const auto& s : chosen) ktune::runShape(s);
   benchmark::RunSpecifiedBenchmarks();
-  std::printf("\n%-22s %10s %10s %10s %10s %8s  %s\n", "shape", "ktune_us", "ktune_TF", "cublas_us",
-              "cublas_TF", "speedup", "best ktune config");
+  std::printf("\n%d interleaved rounds; median [interval] in us; ratio = peer time / ktune time per"
+              " round (> 1: ktune faster)\n%-26s %-5s %-24s %-24s %-24s %-22s %-22s %s\n",
+              ktune::g->rounds, "shape", "mode", "ktune_us", "cublaslt0_us", "cublaslt_best_us",
+              "lt0/ktune", "ltbest/ktune", "read/ktune");
+  auto iv = [](const ktune::fair::Interval& x, const char* f) {
+    char b[64];
+    std::snprintf(b, sizeof b, f, x.median, x.lo, x.hi);
+    return std::string(x.n > 0 ? b : "-");
+  };
   for (const auto& r : ktune::g_rows)
-    std::printf("%-22s %10.2f %10.1f %10.2f %10.1f %8.3f  %s\n", r.name.c_str(), r.ktune_us,
-                r.flops / (r.ktune_us * 1e-6) / 1e12, r.lt_us,
-                r.lt_us > 0 ? r.flops / (r.lt_us * 1e-6) / 1e12 : 0.0,
-                r.lt_us > 0 && r.ktune_us > 0 ? r.lt_us / r.ktune_us : 0.0, r.best_config.c_str());
-  std::printf("\nback-to-back, 20 launches over rotating input copies, no memset (small M):\n%-22s %10s %10s %8s  %s\n", "shape",
-              "ktune_us", "cublas_us", "speedup", "best ktune config");
-  for (const auto& r : ktune::g_rows)
-    if (r.rot_ktune_us > 0)
-      std::printf("%-22s %10.2f %10.2f %8.3f  %s\n", r.name.c_str(), r.rot_ktune_us, r.rot_lt_us,
-                  r.rot_lt_us > 0 ? r.rot_lt_us / r.rot_ktune_us : 0.0, r.rot_best_config.c_str());
-  std::printf("\nweight-read bound (pure 16-byte reads of B, same timing; a GEMM reading B cannot beat"
-              " it):\n%-22s %10s %10s %10s %12s %12s\n", "shape", "flush_us", "rot_us", "B_GB/s_rot",
-              "1.5x_cublas", "1.5x_cublas_rot");
-  for (const auto& r : ktune::g_rows)
-    if (r.read_us > 0)
-      std::printf("%-22s %10.2f %10.2f %10.1f %12.2f %12.2f\n", r.name.c_str(), r.read_us,
-                  r.rot_read_us, r.rot_read_us > 0 ? r.b_bytes / r.rot_read_us * 1e-3 : 0.0,
-                  r.lt_us / 1.5, r.rot_lt_us / 1.5);
+    std::printf("%-26s %-5s %-24s %-24s %-24s %-22s %-22s %s\n  ktune %s, best cuBLASLt %s; %s\n",
+                r.name.c_str(), r.mode.c_str(), iv(r.ktune, "%.2f [%.2f,%.2f]").c_str(),
+                iv(r.lt0, "%.2f [%.2f,%.2f]").c_str(), iv(r.ltbest, "%.2f [%.2f,%.2f]").c_str(),
+                iv(r.lt0_ratio, "%.3f [%.3f,%.3f]").c_str(), iv(r.ltbest_ratio, "%.3f [%.3f,%.3f]").c_str(),
+                iv(r.read_ratio, "%.3f [%.3f,%.3f]").c_str(), r.config.c_str(), r.lt_best.c_str(),
+                r.clocks.c_str());
   benchmark::Shutdown();
   return 0;
 }

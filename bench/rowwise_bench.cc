@@ -1,14 +1,20 @@
 // Row-wise kernels at the bandwidth limit: RMSNorm and SiLU·Mul (bf16) on the target shapes,
 // each as the best config of its whole space (a tuning sweep done here with runtime + compiler
-// directly) and as the untuned default config, against a device copy of the same byte count
-// measured in the same run (ktune_copy, best of its space, and cuMemcpyDtoD; the higher wins).
+// directly) and as the untuned default config, against same-run peers of the same byte count:
+// the copy peer (best ktune_copy config or cuMemcpyDtoD) and, for SiLU·Mul (which reads twice
+// what it writes), a read-2/write-1 stream (autotune/ops/peers.h, shared with `ktune tune`).
 //
 // Shapes: RMSNorm x [R, C] -> y [R, C] with weight [C]: 4096x4096, 16384x8192, 32768x4096, plus
 // the fused residual add at 4096x4096. SiLU·Mul follows vLLM: x [R, 2d] -> out [R, d] with
 // d = 14336 (Llama-3-8B MLP), R = 4096 and 16384.
 // Bytes counted: the minimum traffic (each input read once, each output written once), see
-// rmsNormBytes / siluMulBytes. Timing: device events around one launch, the L2 flushed before
-// every timed run (memset of 2x the L2), warm-up first, median of the runs.
+// rmsNormBytes / siluMulBytes. Timing: device events around one launch, the L2 evicted before
+// every timed run by a read of 2x L2 (clean lines), warm-up first. The sweep picks the best
+// config; then best, default and the peers are timed in interleaved rounds (each first in turn)
+// and reported as medians with intervals, with per-round ratios (peer time / kernel time = the
+// kernel's fraction of the peer's bandwidth): RESULT/RATIO/CLOCKS lines as gemm_bench prints.
+// The timed best and default configs are verified on the timed shape (VERIFY lines, sampled rows
+// against the float64 reference, bench/rowwise_verify.h).
 // The MLIR-written RMSNorm and SiLU·Mul (templates/mlir/, compiled by the IR front door) run on
 // the same shapes as rows named "mlir ...", for the ratio to copy and to the C++ kernels.
 // Output: Google Benchmark counters per shape, then a summary table (last lines of the output).
@@ -27,6 +33,10 @@
 
 #include "autotune/compile_pool.h"
 #include "autotune/ops/buffers.h"
+#include "autotune/ops/fair_timing.h"
+#include "autotune/ops/peers.h"
+#include "bench/rowwise_rows.h"
+#include "bench/rowwise_verify.h"
 #include "compiler/compiler.h"
 #include "runtime/backend.h"
 #include "templates/mlir/mlir_kernels.h"
@@ -43,9 +53,7 @@ struct Ctx {
   std::unique_ptr<Backend> b;
   std::unique_ptr<Compiler> c;
   DeviceInfo dev;
-  DevicePtr flush = 0;
-  size_t flush_bytes = 0;
-  EventHandle e0, e1;
+  std::unique_ptr<StreamPeers> peers;  // read-based L2 flush, copy and read-2/write-1 peers
   std::map<std::string, FunctionHandle> fns;
   std::string error;
 };
@@ -63,11 +71,9 @@ Ctx& ctx() {
     if (!comp.ok()) { x->error = comp.status().toString(); return x; }
     x->b = std::move(*b);
     x->c = std::move(*comp);
-    x->flush_bytes = size_t(std::max<int64_t>(2 * x->dev.l2_bytes, 64 << 20));
-    auto f = x->b->alloc(x->flush_bytes);
-    if (f.ok()) x->flush = *f;
-    x->e0 = *x->b->createEvent();
-    x->e1 = *x->b->createEvent();
+    auto peers = StreamPeers::create(*x->b, *x->c, x->dev);
+    if (!peers.ok()) { x->error = peers.status().toString(); return x; }
+    x->peers = std::move(peers).value();
     return x;
   }();
   return *c;
@@ -109,25 +115,10 @@ void compileAll(const std::string& src, const std::string& entry, const std::vec
   }
 }
 
-// Median device time (ms) of `launch`, L2 flushed before each run.
+// Median device time (ms) of `launch`, L2 flushed (by reads) before each run; -1 on failure.
 double medianMs(const std::function<Status()>& launch, int reps) {
-  auto& X = ctx();
-  for (int i = 0; i < 3; ++i)
-    if (!launch().ok()) return -1;
-  if (!X.b->synchronize().ok()) return -1;
-  std::vector<double> t;
-  for (int i = 0; i < reps; ++i) {
-    if (X.flush) (void)X.b->memset8(X.flush, uint8_t(i), X.flush_bytes);
-    (void)X.b->recordEvent(X.e0);
-    if (!launch().ok()) return -1;
-    (void)X.b->recordEvent(X.e1);
-    if (!X.b->synchronizeEvent(X.e1).ok()) return -1;
-    auto ms = X.b->elapsedMs(X.e0, X.e1);
-    if (!ms.ok()) return -1;
-    t.push_back(*ms);
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  auto t = ctx().peers->samplesMs(launch, reps);
+  return t.ok() && !t->empty() ? fair::medianInterval(*t).median : -1;
 }
 
 // Fills a device buffer with random values of dtype in [lo, hi) (the ops' toolkit fill).
@@ -147,48 +138,20 @@ struct Buf {
   }
 };
 
-struct Row {
-  std::string name;
-  double bytes = 0;
-  double best_ms = 0, default_ms = 0, copy_kernel_ms = 0, memcpy_ms = 0;
-  std::string best_config;
-  int configs = 0;
-  double gbs(double ms) const { return ms > 0 ? bytes / ms / 1e6 : 0; }
-  double copyGbs() const { return std::max(gbs(copy_kernel_ms), gbs(memcpy_ms)); }
-};
-std::vector<Row>& rows() {
-  static std::vector<Row> r;
-  return r;
+std::string clocksNow() {
+  auto c = fair::readGpuClocks(0);
+  return c.ok() ? c->toString() : "clocks unavailable";
 }
 
-// Copy of bytes/2 (bytes counted read + write): best ktune_copy config and cuMemcpyDtoD.
-void measureCopy(Row& row) {
-  auto& X = ctx();
-  const size_t n = size_t(row.bytes / 2) / 16 * 16;
-  Buf src(n), dst(n);
-  fillRandom(src.p, n, RowDType::kF32, 7, -1, 1);
-  const auto lim = limitsFor(X.dev);
-  const auto cs = copySpace(lim).enumerate(lim.backend).accepted;
-  std::vector<Defines> ds;
-  for (const auto& c : cs) ds.push_back(copyDefines(c));
-  compileAll(std::string(copySource()), kCopyEntry, ds);
-  double best = 0;
-  for (const auto& c : cs) {
-    auto it = X.fns.find(keyOf(kCopyEntry, copyDefines(c)));
-    if (it == X.fns.end()) continue;
-    const auto l = copyLaunch(c, int64_t(n), X.dev);
-    KernelArgs a;
-    a.add(dst.p).add(src.p).add((long long)n);
-    const double ms = medianMs([&] { return X.b->launch(it->second, l.grid, l.block, 0, a.data()); }, 20);
-    if (ms > 0 && (best == 0 || ms < best)) best = ms;
-  }
-  row.copy_kernel_ms = best;
-  row.memcpy_ms = medianMs([&] { return X.b->copyDeviceToDevice(dst.p, src.p, n); }, 20);
-}
+using bench::Row;
+using bench::rowId;
+using bench::rows;
+using bench::printRow;
 
-// Sweeps configs: every config timed with a few runs, the best 4 re-timed with more.
+// Sweeps configs: every config timed with a few runs, the best 4 re-timed with more. Returns the
+// best config (row.best_config names it).
 template <class LaunchFn>
-void sweep(Row& row, const std::vector<Config>& cs, const Config& def, LaunchFn&& launch_of) {
+Config sweep(Row& row, const std::vector<Config>& cs, LaunchFn&& launch_of) {
   std::vector<std::pair<double, size_t>> t;
   for (size_t i = 0; i < cs.size(); ++i) {
     auto fn = launch_of(cs[i]);
@@ -198,30 +161,87 @@ void sweep(Row& row, const std::vector<Config>& cs, const Config& def, LaunchFn&
   }
   std::sort(t.begin(), t.end());
   row.configs = int(t.size());
-  row.best_ms = 0;
+  double best_ms = 0;
+  Config best;
   for (size_t k = 0; k < std::min<size_t>(4, t.size()); ++k) {
-    const double ms = medianMs(launch_of(cs[t[k].second]), 50);
-    if (ms > 0 && (row.best_ms == 0 || ms < row.best_ms)) {
-      row.best_ms = ms;
-      row.best_config = cs[t[k].second].toString();
+    const double ms = medianMs(launch_of(cs[t[k].second]), 30);
+    if (ms > 0 && (best_ms == 0 || ms < best_ms)) {
+      best_ms = ms;
+      best = cs[t[k].second];
+      row.best_config = best.toString();
     }
   }
-  if (auto fn = launch_of(def)) row.default_ms = medianMs(fn, 50);
+  return best;
 }
 
-// The benchmark loop shared by both kernels: sweep the space, time the copy peer, report.
+constexpr int kRounds = 15;
+
+// The kernel's best and default configs and the same-run peers timed in interleaved rounds (each
+// first in turn), every run after a read flush. Peer times are scaled to the kernel's byte count,
+// so "peer time / kernel time" is the kernel's fraction of the peer's bandwidth.
+void timeRounds(Row& row, const std::function<Status()>& best, const std::function<Status()>& dflt,
+                bool read2write1) {
+  auto& X = ctx();
+  std::vector<std::function<Status()>> fns = {best, dflt ? dflt : best};
+  std::vector<double> scale = {1, 1};
+  auto copy = X.peers->copyPeer(int64_t(row.bytes));
+  if (copy.ok()) {
+    fns.push_back(copy->launch);
+    scale.push_back(row.bytes / double(copy->bytes));
+    row.copy_what = copy->what;
+  }
+  auto r2 = read2write1 ? X.peers->read2Write1Peer(int64_t(row.bytes)) : Expected<StreamPeers::Peer>(Status::NotFound(""));
+  if (r2.ok()) {
+    fns.push_back(r2->launch);
+    scale.push_back(row.bytes / double(r2->bytes));
+    row.r2w1_what = r2->what;
+  }
+  for (auto& f : fns)
+    for (int i = 0; i < 3; ++i) (void)f();
+  const std::string before = X.peers ? clocksNow() : "";
+  auto t = fair::interleave(int(fns.size()), kRounds, [&](int v) {
+    auto ms = X.peers->timeOnceMs(fns[size_t(v)]);
+    return ms.ok() ? *ms * 1e3 * scale[size_t(v)] : -1.0;
+  });
+  row.clocks = before + " | " + clocksNow();
+  row.best = fair::medianInterval(t[0]);
+  row.dflt = fair::medianInterval(t[1]);
+  size_t v = 2;
+  if (copy.ok()) {
+    row.copy = fair::medianInterval(t[v]);
+    row.best_vs_copy = fair::ratioInterval(t[v], t[0]);
+    row.dflt_vs_copy = fair::ratioInterval(t[v], t[1]);
+    ++v;
+  }
+  if (r2.ok()) {
+    row.r2w1 = fair::medianInterval(t[v]);
+    row.best_vs_r2w1 = fair::ratioInterval(t[v], t[0]);
+  }
+  printRow(row);
+}
+
+// The benchmark loop shared by both kernels: sweep the space, time best/default/peers, report.
+// verify(launch): bench/rowwise_verify.h's check of one launch on the timed buffers.
+using Verify = std::function<std::string(const std::function<Status()>&)>;
+
 template <class LaunchOf>
 void sweepAndReport(benchmark::State& state, Row& row, const std::vector<Config>& cs,
-                    const Config& def, LaunchOf& launch_of) {
+                    const Config& def, LaunchOf& launch_of, const Verify& verify,
+                    bool read2write1 = false) {
   for (auto _ : state) {
-    sweep(row, cs, def, launch_of);
-    measureCopy(row);
-    state.SetIterationTime(row.best_ms / 1e3);
+    const Config best = sweep(row, cs, launch_of);
+    const std::function<Status()> best_fn = row.best_config.empty() ? nullptr : launch_of(best);
+    if (!best_fn) return state.SkipWithError("no config of the space ran");
+    timeRounds(row, best_fn, launch_of(def), read2write1);
+    std::printf("VERIFY rowwise %s best %s\n", rowId(row).c_str(), verify(best_fn).c_str());
+    if (auto d = launch_of(def))
+      std::printf("VERIFY rowwise %s default %s\n", rowId(row).c_str(), verify(d).c_str());
+    state.SetIterationTime(row.best.median / 1e6);
   }
-  state.counters["GB/s"] = row.gbs(row.best_ms);
-  state.counters["copy_GB/s"] = row.copyGbs();
-  state.counters["ratio_vs_copy"] = row.copyGbs() > 0 ? row.gbs(row.best_ms) / row.copyGbs() : 0;
-  state.counters["default_ratio"] = row.copyGbs() > 0 ? row.gbs(row.default_ms) / row.copyGbs() : 0;
+  state.counters["GB/s"] = row.gbs(row.best.median);
+  state.counters["copy_GB/s"] = row.gbs(row.copy.median);
+  state.counters["ratio_vs_copy"] = row.best_vs_copy.median;
+  state.counters["default_ratio"] = row.dflt_vs_copy.median;
   state.SetLabel(row.best_config);
   rows().push_back(row);
 }
@@ -265,7 +285,9 @@ void BM_RmsNorm(benchmark::State& state, int64_t R, int64_t C, bool residual) {
     const FunctionHandle f = it->second;
     return [&, f, l] { return X.b->launch(f, l.grid, l.block, l.shared, a.data()); };
   };
-  sweepAndReport(state, row, cs, def, launch_of);
+  sweepAndReport(state, row, cs, def, launch_of, [&](const std::function<Status()>& l) {
+    return bench::verifyRmsNorm(*X.b, p, x.p, w.p, r.p, y.p, l);
+  });
 }
 
 void BM_SiluMul(benchmark::State& state, int64_t R, int64_t d) {
@@ -301,7 +323,9 @@ void BM_SiluMul(benchmark::State& state, int64_t R, int64_t d) {
     const FunctionHandle f = it->second;
     return [&, f, l] { return X.b->launch(f, l.grid, l.block, l.shared, a.data()); };
   };
-  sweepAndReport(state, row, cs, def, launch_of);
+  sweepAndReport(state, row, cs, def, launch_of, [&](const std::function<Status()>& l) {
+    return bench::verifySiluMul(*X.b, p, x.p, o.p, l);
+  }, true);
 }
 
 // ---- The MLIR-written kernels (templates/mlir/), through the IR front door ----------------
@@ -393,7 +417,9 @@ void BM_MlirRmsNorm(benchmark::State& state, int64_t R, int64_t C) {
     state.SkipWithError("no MLIR config compiled");
     return;
   }
-  sweepAndReport(state, row, cs, toConfig({}), launch_of);
+  sweepAndReport(state, row, cs, toConfig({}), launch_of, [&](const std::function<Status()>& l) {
+    return bench::verifyRmsNorm(*X.b, p, x.p, w.p, 0, y.p, l);
+  });
 }
 
 void BM_MlirSiluMul(benchmark::State& state, int64_t R, int64_t d) {
@@ -436,12 +462,15 @@ void BM_MlirSiluMul(benchmark::State& state, int64_t R, int64_t d) {
     state.SkipWithError("no MLIR config compiled");
     return;
   }
-  sweepAndReport(state, row, cs, toConfig({}), launch_of);
+  sweepAndReport(state, row, cs, toConfig({}), launch_of, [&](const std::function<Status()>& l) {
+    return bench::verifySiluMul(*X.b, p, x.p, o.p, l);
+  }, true);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a run cut by a timeout keeps its lines
   const int64_t kD = 14336;
   struct R { int64_t r, c; bool res; };
   for (R s : {R{4096, 4096, false}, R{16384, 8192, false}, R{32768, 4096, false}, R{4096, 4096, true}}) {
@@ -469,19 +498,6 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
-  if (!rows().empty()) {
-    std::printf("\nrowwise bench on %s (%s), L2 flushed, median of 50 runs, same-run copy peer\n",
-                ctx().dev.name.c_str(), ctx().dev.arch.c_str());
-    std::printf("%-30s %9s %8s %9s %8s %9s %9s %7s %7s  %s\n", "kernel", "MB", "best_us",
-                "best_GB/s", "dflt_us", "kcopy_GB/s", "memcpyGB/s", "ratio", "dflt_r", "best config");
-    for (const auto& r : rows()) {
-      const double c = r.copyGbs();
-      std::printf("%-30s %9.1f %8.1f %9.0f %8.1f %9.0f %9.0f %7.3f %7.3f  %s (%d cfgs)\n",
-                  r.name.c_str(), r.bytes / 1e6, r.best_ms * 1e3, r.gbs(r.best_ms),
-                  r.default_ms * 1e3, r.gbs(r.copy_kernel_ms), r.gbs(r.memcpy_ms),
-                  c > 0 ? r.gbs(r.best_ms) / c : 0, c > 0 ? r.gbs(r.default_ms) / c : 0,
-                  r.best_config.c_str(), r.configs);
-    }
-  }
+  bench::printTable(ctx().dev.name, ctx().dev.arch, kRounds);
   return 0;
 }

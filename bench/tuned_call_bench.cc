@@ -4,6 +4,10 @@
 // The same kernel registered from data through the public C++ API (ktune::Kernel) and through the
 // C API (ktune_family_call): the issue's target is C within 10% of the C++ call (BM_TunedCall).
 //
+// These are wall-clock figures of back-to-back launches (they mix host and device throughput);
+// the host cost per call as CPU time, with the GPU kept from being the bottleneck, is
+// host_cost_bench.
+//
 //   tuned_call_bench                       (needs an NVIDIA GPU; skips with a message otherwise)
 #include <benchmark/benchmark.h>
 #include <dlfcn.h>
@@ -16,7 +20,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "api/c_api_util.h"
+#include "bench/call_fixtures.h"
 #include "autotune/autotuner.h"
 #include "ktune/ktune.h"
 #include "ktune/ktune.hpp"
@@ -29,36 +33,9 @@
 namespace ktune {
 namespace {
 
-const char* kNoopSource = R"(
-#include "prelude.cuh"
-KTUNE_KERNEL void ktune_bench_noop(float* p, long long n) {
-  // Writes only for an impossible n, so the kernel is as short as a kernel can be.
-  if (n < 0 && ktune::tid_x() == 0) p[0] = 1.0f;
-}
-)";
-
-struct Noop {
-  DevicePtr p = 0;
-  int64_t n = 0;
-};
-
-KernelFamily<Noop> noopFamily(const std::string& name) {
-  KernelFamily<Noop> f;
-  f.name = name;
-  f.source = kNoopSource;
-  f.entry = "ktune_bench_noop";
-  f.configs = {Config{{"THREADS", int64_t(64)}}, Config{{"THREADS", int64_t(128)}}};
-  f.default_config = f.configs[0];
-  f.key = [](const Noop& p, KeyBuilder& k) { k.add("n", p.n); };
-  f.launch = [](const Config& c, const Noop&, const DeviceInfo&) {
-    LaunchDims d;
-    d.grid = {1, 1, 1};
-    d.block = {unsigned(c.getInt("THREADS")), 1, 1};
-    return d;
-  };
-  f.args = [](const Noop& p, KernelArgs& a) { a.add(p.p).add(static_cast<long long>(p.n)); };
-  return f;
-}
+using bench::kNoopSource;
+using bench::Noop;
+using bench::noopFamily;
 
 struct Env {
   std::shared_ptr<Backend> backend;
@@ -132,47 +109,10 @@ void BM_TunedCall(benchmark::State& state) {
   (void)e.backend->synchronize();
 }
 
-// The noop kernel registered from data: one tuner through the C API (which wraps the public C++
-// API), timed through both entry points.
-struct DataEnv {
-  ktune_tuner* t = nullptr;
-  ktune_family* f = nullptr;
-  ktune::Kernel kernel;  // the same family through the C++ API
-  uint64_t buf = 0;
-  std::string skip;
-};
-
+// The noop kernel registered from data (C API and the public C++ handle behind it).
+using DataEnv = bench::DataFamily;
 DataEnv& dataEnv() {
-  static DataEnv e = [] {
-    DataEnv e;
-    char tmpl[] = "/tmp/ktune-bench-capi-XXXXXX";
-    std::string dir = ::mkdtemp(tmpl);
-    ktune_tuner_options o = KTUNE_TUNER_OPTIONS_INIT;
-    o.backend = "cuda";
-    o.cache_dir = dir.c_str();
-    o.isolate = 0;
-    static const ktune_arg args[] = {{"p", KTUNE_ARG_PTR}, {"n", KTUNE_ARG_I64}};
-    static const char* const key[] = {"n"};
-    ktune_family_desc d = KTUNE_FAMILY_DESC_INIT;
-    d.name = "bench_noop_data";
-    d.source = kNoopSource;
-    d.entry = "ktune_bench_noop";
-    d.space_json = R"({"params": {"THREADS": [64, 128]}})";
-    d.args = args;
-    d.num_args = 2;
-    d.key = key;
-    d.num_key = 1;
-    d.grid[0] = "1";
-    d.block[0] = "THREADS";
-    if (ktune_tuner_create_ex(&o, &e.t) != KTUNE_OK ||
-        ktune_family_register(e.t, &d, &e.f) != KTUNE_OK ||
-        ktune_malloc(e.t, 256, &e.buf) != KTUNE_OK) {
-      e.skip = std::string("C API: ") + ktune_last_error();
-      return e;
-    }
-    e.kernel = e.f->kernel;  // the handle behind the C family (api/c_api_util.h)
-    return e;
-  }();
+  static DataEnv e = bench::makeDataFamily();
   return e;
 }
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Lead's GPU pass after a merge: build everything, run every GPU test and the unit tests that touch
 # the engine, then time the CLI's GEMM tuning (cold/warm) and the row-wise bench as a regression
-# check against bench/NOTES.md. STAGE=tests|bench|python|all (default all; python: only the Python
-# package's GPU tests and bench, dev/python_device.sh; PYTHON_STAGE=1 adds it to all). Logs under $OUT.
+# check against bench/NOTES.md. STAGE=tests|bench|python|fair|all (default all). python: only the
+# Python package's GPU tests and bench (dev/python_device.sh; PYTHON_STAGE=1 adds it to all);
+# fair: only the fair same-run comparisons of dev/bench_device.sh (about 4-6 min). Logs under $OUT.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 now() { date +%s.%N; }
@@ -16,6 +17,10 @@ else
   cmake --build /tmp/kb -j"$(nproc)" > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
 fi
 echo "build ok $(el $T0)s"
+if [ "$STAGE" = fair ]; then
+  bash dev/bench_device.sh
+  cat "$OUT/gpu.txt"; echo "total $(el $T0)s"; exit 0
+fi
 export KTUNE_CACHE_DIR=/tmp/kcache
 if [ "$STAGE" = python ] || [ "${PYTHON_STAGE:-0}" = 1 ]; then
   bash dev/python_device.sh

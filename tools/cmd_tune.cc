@@ -12,6 +12,7 @@
 #include "autotune/autotuner.h"
 #include "autotune/ops/buffers.h"
 #include "autotune/ops/gemm.h"
+#include "autotune/ops/peers.h"
 #include "remote/shared.h"
 #include "autotune/ops/rowwise.h"
 #include "base/fs.h"
@@ -103,34 +104,14 @@ struct Buffers {
   }
 };
 
-// Same-run copy bandwidth (bytes read + written per second) for `bytes` moved in total.
-Expected<double> copyBandwidth(Backend& b, int64_t bytes_moved) {
-  int64_t n = std::max<int64_t>(bytes_moved / 2, 1 << 20);
-  KTUNE_ASSIGN_OR_RETURN(DevicePtr src, b.alloc(size_t(n)));
-  auto dst = b.alloc(size_t(n));
-  if (!dst.ok()) { (void)b.free(src); return dst.status(); }
-  auto e0 = b.createEvent();
-  auto e1 = b.createEvent();
-  std::vector<float> ms;
-  Status st;
-  if (e0.ok() && e1.ok()) {
-    for (int i = 0; i < 25 && st.ok(); ++i) {
-      st = b.recordEvent(*e0);
-      if (st.ok()) st = b.copyDeviceToDevice(*dst, src, size_t(n));
-      if (st.ok()) st = b.recordEvent(*e1);
-      if (st.ok()) st = b.synchronizeEvent(*e1);
-      auto t = st.ok() ? b.elapsedMs(*e0, *e1) : Expected<float>(st);
-      if (t.ok() && i >= 5) ms.push_back(*t);
-    }
-  }
-  if (e0.ok()) (void)b.destroyEvent(*e0);
-  if (e1.ok()) (void)b.destroyEvent(*e1);
-  (void)b.free(src);
-  (void)b.free(*dst);
-  if (!st.ok()) return st;
-  if (ms.empty()) return Status::Internal("copy timing produced no samples");
-  std::sort(ms.begin(), ms.end());
-  return 2.0 * double(n) / (ms[ms.size() / 2] * 1e-3);
+// Same-run copy bandwidth (bytes read + written per second) for `bytes` moved in total: the
+// benches' copy peer (autotune/ops/peers.h: best ktune_copy config or the driver copy, L2 flushed
+// by reads before every run, median of 25 runs).
+Expected<double> copyBandwidth(Tuner& tuner, Backend& b, int64_t bytes_moved) {
+  KTUNE_ASSIGN_OR_RETURN(auto peers, StreamPeers::create(b, tuner.compiler(), tuner.device()));
+  KTUNE_ASSIGN_OR_RETURN(StreamPeers::Peer peer, peers->copyPeer(bytes_moved));
+  KTUNE_ASSIGN_OR_RETURN(fair::Interval bw, peers->bandwidth(peer));
+  return bw.median;
 }
 
 // "--kinds a,b" -> kinds (empty when absent); kInvalidArgument naming an unknown kind.
@@ -390,7 +371,7 @@ int runRowwise(Tuner& tuner, Backend& backend, const TuneRequest& t) {
   auto rep = t.op == "rmsnorm" ? tuneRmsnormOp(tuner, bufs, t, &bytes)
                                : tuneSiluMulOp(tuner, bufs, t, &bytes);
   if (!rep.ok()) return fail(rep.status());
-  auto bw = copyBandwidth(backend, bytes);
+  auto bw = copyBandwidth(tuner, backend, bytes);
   Metric m{"GB/s", double(bytes) / 1e9 * 1e3, bw.ok() ? *bw / 1e9 : 0, "copy"};
   printTuneReport(*rep, m, t.json, 0);
   return rep->winner.empty() ? kExitFailed : kExitOk;

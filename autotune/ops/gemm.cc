@@ -144,40 +144,34 @@ struct GemmOp::State {
   };
   std::unordered_map<std::string, KeyBuffers> per_key;
 
-  // TMA tensor maps of the last call's A and B (kTma kernels take them as arguments). Encoding is
-  // host work (~1 µs); repeated calls on the same buffers and shape reuse the maps.
+  // TMA tensor maps (kTma kernels take them as arguments), keyed by the descriptors so a caller
+  // that changes pointers every call pays the encoding once per pointer (gemm_host_cache.h).
   bool tma = false;
-  std::mutex tma_mu;
-  struct TmaMaps {
-    gemm::TmaDescriptors desc;
-    TensorMap a, b, c;
-    bool c_ok = false;  // C can be written by TMA stores (else the kernel stores directly)
-    bool valid = false;
-  } tma_maps;
+  TensorMapCache tma_maps;
 
-  // Appends the A and B tensor maps for `call` (zeroed maps when they cannot be encoded: then no
-  // kTma config is applicable to the call and none is launched).
+  // Appends the A, B and C tensor maps for `call` (zeroed maps when they cannot be encoded: then
+  // no kTma config is applicable to the call and none is launched).
   void addTensorMaps(const GemmCall& call, KernelArgs& args) {
-    const gemm::TmaDescriptors d =
-        gemm::tmaDescriptors(call.shape, call.buf.a, call.buf.b, call.buf.c);
-    std::lock_guard<std::mutex> lock(tma_mu);
-    auto same = [](const TensorMap2DDesc& x, const TensorMap2DDesc& y) {
-      return x.base == y.base && x.rows == y.rows && x.cols == y.cols &&
-             x.row_stride_bytes == y.row_stride_bytes && x.elem_bytes == y.elem_bytes;
-    };
-    if (!tma_maps.valid || !same(tma_maps.desc.a, d.a) || !same(tma_maps.desc.b, d.b) ||
-        !same(tma_maps.desc.c, d.c)) {
-      auto a = tuner->backend().encodeTensorMap2D(d.a);
-      auto b = tuner->backend().encodeTensorMap2D(d.b);
-      auto c = tuner->backend().encodeTensorMap2D(d.c);
-      tma_maps.desc = d;
-      tma_maps.a = a.ok() ? *a : TensorMap{};
-      tma_maps.b = b.ok() ? *b : TensorMap{};
-      tma_maps.c = c.ok() ? *c : TensorMap{};
-      tma_maps.c_ok = c.ok() && call.shape.c != gemm::ElemType::kF32;
-      tma_maps.valid = true;
-    }
-    args.add(tma_maps.a).add(tma_maps.b).add(tma_maps.c).add(static_cast<int32_t>(tma_maps.c_ok));
+    const TensorMapCache::Maps m =
+        tma_maps.get(gemm::tmaDescriptors(call.shape, call.buf.a, call.buf.b, call.buf.c),
+                     [this](const TensorMap2DDesc& d) { return tuner->backend().encodeTensorMap2D(d); });
+    const bool c_ok = m.c_ok && call.shape.c != gemm::ElemType::kF32;
+    args.add(m.a).add(m.b).add(m.c).add(static_cast<int32_t>(c_ok));
+  }
+
+  // Vendor ids parsed once (a tuned call would otherwise parse 128 hex digits every time).
+  std::mutex algo_mu;
+  std::unordered_map<std::string, cublaslt::LtAlgo> parsed_algos;
+  Expected<cublaslt::LtAlgo> parsedAlgo(const std::string& id) {
+    std::lock_guard<std::mutex> lock(algo_mu);
+    auto it = parsed_algos.find(id);
+    if (it != parsed_algos.end()) return it->second;
+    KTUNE_ASSIGN_OR_RETURN(cublaslt::LtAlgo algo, cublaslt::LtAlgo::parse(id));
+    // Heuristics were asked with at most kLtWorkspaceBytes, which every algorithm gets.
+    algo.workspace_bytes = 0;
+    if (parsed_algos.size() > 1024) parsed_algos.clear();
+    parsed_algos.emplace(id, algo);
+    return algo;
   }
 
   ~State() {
@@ -407,10 +401,8 @@ void addVendorCandidates(KernelFamily<GemmCall>& f, GemmOp::State* S) {
     return out;
   };
   f.vendor_launch = [S](const std::string& id, const GemmCall& call, StreamHandle stream) -> Status {
-    KTUNE_ASSIGN_OR_RETURN(auto algo, cublaslt::LtAlgo::parse(id));
+    KTUNE_ASSIGN_OR_RETURN(const cublaslt::LtAlgo algo, S->parsedAlgo(id));
     KTUNE_ASSIGN_OR_RETURN(auto lp, toLtProblem(call.shape));
-    // Heuristics were asked with at most kLtWorkspaceBytes, which every algorithm gets.
-    algo.workspace_bytes = 0;
     return S->lt->run(lp, &algo, call.buf.a, call.buf.b, call.buf.c, call.buf.bias,
                       S->lt_workspace, kLtWorkspaceBytes, stream);
   };

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "autotune/autotuner.h"
+#include "autotune/ops/gemm_host_cache.h"
 #include "base/config.h"
 #include "base/dtype.h"
 #include "compiler/compiler.h"
@@ -80,6 +81,7 @@ class GemmRunner {
   DevicePtr workspace_ = 0, counters_ = 0;
   int64_t workspace_bytes_ = 0, counter_count_ = 0;
   KernelArgs args_;
+  TensorMapCache tma_maps_;  // kTma launches: maps keyed by pointer, encoded once each
 };
 
 // One GEMM call for the tunable op.

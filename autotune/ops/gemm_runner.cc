@@ -161,11 +161,15 @@ Status GemmRunner::launch(gemm::KernelKind kind, const Config& config, const gem
   args_.add(s.alpha).add(s.beta);
   if (kind == gemm::KernelKind::kTma) {
     const gemm::TmaDescriptors d = gemm::tmaDescriptors(s, buf.a, buf.b, buf.c);
-    KTUNE_ASSIGN_OR_RETURN(TensorMap ma, backend_.encodeTensorMap2D(d.a));
-    KTUNE_ASSIGN_OR_RETURN(TensorMap mb, backend_.encodeTensorMap2D(d.b));
-    auto mc = backend_.encodeTensorMap2D(d.c);
-    const bool c_ok = mc.ok() && s.c != gemm::ElemType::kF32;
-    args_.add(ma).add(mb).add(c_ok ? *mc : TensorMap{}).add(static_cast<int32_t>(c_ok));
+    const TensorMapCache::Maps m = tma_maps_.get(
+        d, [this](const TensorMap2DDesc& x) { return backend_.encodeTensorMap2D(x); });
+    // A or B that cannot be encoded: encode again for the driver's reason (not cached).
+    if (!m.a_ok || !m.b_ok) {
+      auto r = backend_.encodeTensorMap2D(!m.a_ok ? d.a : d.b);
+      return r.ok() ? Status::Internal("TMA tensor map of A or B failed to encode earlier") : r.status();
+    }
+    const bool c_ok = m.c_ok && s.c != gemm::ElemType::kF32;
+    args_.add(m.a).add(m.b).add(c_ok ? m.c : TensorMap{}).add(static_cast<int32_t>(c_ok));
   }
   return backend_.launch(l->function, plan.grid, plan.block, static_cast<size_t>(plan.shared_bytes),
                          args_.data(), stream);

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 #include <cstring>
+#include <mutex>
+#include <unordered_map>
 
 namespace ktune::cublaslt {
 
@@ -115,7 +117,38 @@ Status makeDescs(const CublasLt::Api& api, const LtProblem& p, Descs& d) {
   return Status::Ok();
 }
 
+std::atomic<int> g_live_handles{0};
+
+// The fields of a problem that shape its descriptors (alpha, beta and pointers are per call).
+struct ProblemKey {
+  bool trans_a, trans_b, bias;
+  LtType ab, c;
+  int64_t m, n, k, lda, ldb, ldc;
+  bool operator==(const ProblemKey&) const = default;
+};
+ProblemKey keyOf(const LtProblem& p) {
+  return {p.trans_a, p.trans_b, p.bias, p.ab, p.c, p.m, p.n, p.k, p.lda, p.ldb, p.ldc};
+}
+struct ProblemHash {
+  size_t operator()(const ProblemKey& k) const {
+    size_t h = (size_t(k.trans_a) | size_t(k.trans_b) << 1 | size_t(k.bias) << 2 |
+                size_t(k.ab) << 3 | size_t(k.c) << 6);
+    for (int64_t v : {k.m, k.n, k.k, k.lda, k.ldb, k.ldc})
+      h ^= std::hash<int64_t>()(v) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    return h;
+  }
+};
+// Bound on the cached descriptor sets; past it the cache starts over (a process with that many
+// GEMM shapes pays the rebuild, nobody else).
+constexpr size_t kMaxCachedProblems = 256;
+
 }  // namespace
+
+struct CublasLt::DescCache {
+  std::mutex mu;
+  std::unordered_map<ProblemKey, std::shared_ptr<Descs>, ProblemHash> map;
+  int64_t builds = 0;
+};
 
 std::string LtAlgo::id() const {
   std::string s = "cublaslt:idx=" + std::to_string(index) + ":algo=";
@@ -160,8 +193,21 @@ Expected<LtAlgo> LtAlgo::parse(const std::string& id) {
   return a;
 }
 
+CublasLt::CublasLt() : cache_(std::make_unique<DescCache>()) {}
+
 CublasLt::~CublasLt() {
-  if (handle_ && api_ && api_->destroy) api_->destroy(handle_);
+  cache_.reset();  // descriptors first: their deleters use api_
+  if (handle_ && api_ && api_->destroy) {
+    api_->destroy(handle_);
+    g_live_handles.fetch_sub(1);
+  }
+}
+
+int CublasLt::liveHandles() { return g_live_handles.load(); }
+
+int64_t CublasLt::descriptorBuilds() const {
+  std::lock_guard<std::mutex> lock(cache_->mu);
+  return cache_->builds;
 }
 
 Expected<std::unique_ptr<CublasLt>> CublasLt::open(const std::vector<std::string>& extra_paths) {
@@ -189,6 +235,7 @@ Expected<std::unique_ptr<CublasLt>> CublasLt::open(const std::vector<std::string
   if (st != 0 || !lt->handle_)
     return Status::Unavailable("cublasLtCreate failed with cublasStatus " + std::to_string(st) +
                                " (is a CUDA device present and its context current?)");
+  g_live_handles.fetch_add(1);
   lt->lib_ = std::move(lib);
   return lt;
 }
@@ -250,24 +297,42 @@ Status CublasLt::run(const LtProblem& p, const LtAlgo* algo, DevicePtr a, Device
   if (algo->workspace_bytes > workspace_bytes)
     return Status::InvalidArgument("cuBLASLt algorithm needs " + std::to_string(algo->workspace_bytes) +
                                    " B of workspace, got " + std::to_string(workspace_bytes));
-  Descs d;
-  Status s = makeDescs(*api_, p, d);
-  if (s.ok() && p.bias) {
-    const void* bp = reinterpret_cast<const void*>(bias);
-    LtStatus st = api_->descSet(d.op, kDescBiasPointer, &bp, sizeof(bp));
-    if (st) s = ltError("set BIAS_POINTER", st);
+  std::unique_lock<std::mutex> lock(cache_->mu);
+  std::shared_ptr<Descs>& slot = cache_->map[keyOf(p)];
+  if (!slot) {
+    if (cache_->map.size() > kMaxCachedProblems) {
+      cache_->map.clear();
+      lock.unlock();
+      return run(p, algo, a, b, c, bias, workspace, workspace_bytes, stream);
+    }
+    const Api* api = api_.get();
+    auto fresh = std::shared_ptr<Descs>(new Descs, [api](Descs* d) {
+      api->release(*d);
+      delete d;
+    });
+    Status s = makeDescs(*api_, p, *fresh);
+    if (!s.ok()) {
+      cache_->map.erase(keyOf(p));
+      return s;
+    }
+    ++cache_->builds;
+    slot = std::move(fresh);
   }
-  if (!s.ok()) {
-    api_->release(d);
-    return s;
+  const std::shared_ptr<Descs> d = slot;
+  if (p.bias) {
+    // The bias pointer lives in the shared descriptor: set and used under the lock.
+    const void* bp = reinterpret_cast<const void*>(bias);
+    const LtStatus st = api_->descSet(d->op, kDescBiasPointer, &bp, sizeof(bp));
+    if (st) return ltError("set BIAS_POINTER", st);
+  } else {
+    lock.unlock();  // read-only descriptors: no lock needed while enqueuing
   }
   LtAlgoRaw raw;
   std::memcpy(raw.data, algo->bytes.data(), sizeof(raw.data));
   const LtStatus st = api_->matmul(
-      handle_, d.op, &p.alpha, reinterpret_cast<const void*>(b), d.a, reinterpret_cast<const void*>(a),
-      d.b, &p.beta, reinterpret_cast<const void*>(c), d.c, reinterpret_cast<void*>(c), d.c, &raw,
+      handle_, d->op, &p.alpha, reinterpret_cast<const void*>(b), d->a, reinterpret_cast<const void*>(a),
+      d->b, &p.beta, reinterpret_cast<const void*>(c), d->c, reinterpret_cast<void*>(c), d->c, &raw,
       reinterpret_cast<void*>(workspace), static_cast<size_t>(workspace_bytes), stream.p);
-  api_->release(d);
   if (st) return ltError("Matmul", st);
   return Status::Ok();
 }

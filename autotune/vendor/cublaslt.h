@@ -7,11 +7,13 @@
 // row-major C = op(A) op(B) to cuBLASLt's column-major C^T = op(B)^T op(A)^T.
 //
 // Thread safety: a CublasLt object may be used from several threads at once (the cuBLASLt handle
-// is thread-safe, descriptors are per call). Every call needs the CUDA context that owns the
+// is thread-safe; run()'s cached descriptors are read-only once built, and the bias pointer is set
+// and used under the cache's lock). Every call needs the CUDA context that owns the
 // buffers current on the calling thread (Backend::setDevice does that).
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -76,12 +78,21 @@ class CublasLt {
              DevicePtr bias, DevicePtr workspace, int64_t workspace_bytes,
              StreamHandle stream = {}) const;
 
-  struct Api;  // the dlopen'ed entry points (defined in cublaslt.cc)
+  // Descriptor sets built so far by run() (one per distinct problem: run() keeps them, keyed by
+  // the problem, so a repeated call does no descriptor work). For tests and benches.
+  int64_t descriptorBuilds() const;
+  // cuBLASLt handles created by open() and not yet destroyed, in this process (a destructor
+  // that forgot cublasLtDestroy shows here).
+  static int liveHandles();
+
+  struct Api;        // the dlopen'ed entry points (defined in cublaslt.cc)
+  struct DescCache;  // run()'s descriptors per problem (defined in cublaslt.cc)
 
  private:
-  CublasLt() = default;
+  CublasLt();
   DynLib lib_;
   std::unique_ptr<Api> api_;
+  std::unique_ptr<DescCache> cache_;
   void* handle_ = nullptr;
   size_t version_ = 0;
 };

@@ -1,0 +1,409 @@
+// Host cost of one call: CPU time of the calling thread (CLOCK_THREAD_CPUTIME_ID) per call, with
+// the GPU kept from being the bottleneck. Before each batch a spin kernel (busy for --spin-us of
+// device time) is launched and an event recorded behind it; the batch (--batch calls, below the
+// launch queue's depth) is enqueued behind the spin, so no call waits for the device; after the
+// batch the event is queried: a batch the GPU caught up with is counted ("gpu_caught_up") and
+// left out. Variants are timed in interleaved rounds (each first in turn), --rounds rounds:
+//   raw          cuLaunchKernel of the noop kernel (2 arguments), straight from libcuda
+//   backend      Backend::launch of the same kernel
+//   registration the tuned noop family through the registration API (KernelFamily<Noop>)
+//   cxx_data     the same kernel registered from data, through the public C++ handle
+//   c_api        the same through the C API (ktune_family_call)
+//   raw_gemm_args  cuLaunchKernel of a noop kernel with the GEMM kernels' parameter block
+//                (6 pointers, 3 int, 3 int64, 2 float, 3 tensor maps, 1 int: what a GEMM
+//                winner's launch passes), the raw launch of a JIT GEMM winner
+//   gemm_tma     the GEMM op (tuned; TMA kernels only, no vendor candidates), A/B/C rotating
+//                over 4 buffer sets so the pointers change every call
+//   lt_run       CublasLt::run of cuBLASLt's heuristic #0 (descriptors cached), rotating
+//   gemm_lt      the GEMM op (tuned; mma.sync and cuBLASLt candidates), rotating
+//   rmsnorm / silu_mul  the tuned row-wise ops (bf16 4096 x 4096 / 4096 x 2 x 4096)
+// Output: RESULT hostcost <variant> <median_ns> <lo> <hi> <n>, RATIO lines (variant / raw, and
+// GEMM op minus its raw launch as "DIFF"), CLOCKS, and a table. Needs an NVIDIA GPU (skips,
+// exit 0, otherwise).
+//
+//   host_cost_bench [--rounds=N] [--batch=N] [--spin-us=N] [--no-gemm]
+#include <dlfcn.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "autotune/ops/buffers.h"
+#include "autotune/ops/fair_timing.h"
+#include "autotune/ops/gemm.h"
+#include "autotune/ops/rowwise.h"
+#include "autotune/vendor/cublaslt.h"
+#include "bench/call_fixtures.h"
+#include "compiler/compiler.h"
+#include "runtime/backend.h"
+
+namespace ktune {
+namespace {
+
+const char* kRawSource = R"(
+struct __align__(64) Map { unsigned long long o[16]; };
+extern "C" __global__ void ktune_spin(long long ns) {
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); } while ((long long)(t - t0) < ns);
+}
+extern "C" __global__ void ktune_noop2(float* p, long long n) { if (n < 0) p[0] = 1.0f; }
+extern "C" __global__ void ktune_noop_gemm_args(const void* a, const void* b, void* c,
+    const void* bias, void* ws, unsigned* counters, int m, int n, int k, long long lda,
+    long long ldb, long long ldc, float alpha, float beta, const Map ma, const Map mb,
+    const Map mc, int c_tma) {
+  if (m < 0 && c_tma == 7) ((float*)c)[0] = alpha + ma.o[0] + mb.o[0] + mc.o[0];
+}
+)";
+
+struct Driver {
+  int (*load)(void**, const void*) = nullptr;
+  int (*get)(void**, void*, const char*) = nullptr;
+  int (*launch)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*,
+                void**, void**) = nullptr;
+  int (*query)(void*) = nullptr;
+};
+
+struct Bench {
+  std::shared_ptr<Backend> be;
+  std::unique_ptr<Compiler> cc;
+  DeviceInfo dev;
+  Driver drv;
+  void* spin = nullptr;
+  void* noop2 = nullptr;
+  void* gemm_args = nullptr;
+  EventHandle gate;
+  int batch = 32;
+  long long spin_ns = 2000000;
+  int caught_up = 0;
+};
+
+double threadCpuNs() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) * 1e9 + double(ts.tv_nsec);
+}
+
+// Per-call CPU ns of `call` over one gated batch; -1 when a call failed or the GPU caught up.
+double gatedBatch(Bench& B, const std::function<Status(int)>& call, int* counter) {
+  long long ns = B.spin_ns;
+  void* spin_args[] = {&ns};
+  if (B.drv.launch(B.spin, 1, 1, 1, 1, 1, 1, 0, nullptr, spin_args, nullptr) != 0) return -1;
+  if (!B.be->recordEvent(B.gate).ok()) return -1;
+  const double t0 = threadCpuNs();
+  Status s = Status::Ok();
+  for (int i = 0; i < B.batch && s.ok(); ++i) s = call((*counter)++);
+  const double t1 = threadCpuNs();
+  const bool gated = B.drv.query(B.gate.p) != 0;  // not complete: the spin still ran
+  (void)B.be->synchronize();
+  if (!s.ok()) {
+    std::fprintf(stderr, "call failed: %s\n", s.toString().c_str());
+    return -1;
+  }
+  if (!gated) {
+    ++B.caught_up;
+    return -1;
+  }
+  return (t1 - t0) / B.batch;
+}
+
+Status setup(Bench& B) {
+  KTUNE_ASSIGN_OR_RETURN(auto be, openCudaBackend());
+  B.be = std::move(be);
+  KTUNE_RETURN_IF_ERROR(B.be->setDevice(0));
+  KTUNE_ASSIGN_OR_RETURN(auto devs, B.be->devices());
+  B.dev = devs.at(0);
+  KTUNE_ASSIGN_OR_RETURN(B.cc, compilerForArch(B.dev.arch));
+  void* lib = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  if (!lib) return Status::Unavailable("libcuda.so.1 not loaded");
+  B.drv.load = reinterpret_cast<decltype(B.drv.load)>(::dlsym(lib, "cuModuleLoadData"));
+  B.drv.get = reinterpret_cast<decltype(B.drv.get)>(::dlsym(lib, "cuModuleGetFunction"));
+  B.drv.launch = reinterpret_cast<decltype(B.drv.launch)>(::dlsym(lib, "cuLaunchKernel"));
+  B.drv.query = reinterpret_cast<decltype(B.drv.query)>(::dlsym(lib, "cuEventQuery"));
+  if (!B.drv.load || !B.drv.get || !B.drv.launch || !B.drv.query)
+    return Status::Unavailable("driver symbols missing");
+  CompileRequest r;
+  r.source = kRawSource;
+  r.source_name = "host_cost.cu";
+  r.entry = "ktune_spin";
+  r.arch = B.dev.arch;
+  KTUNE_ASSIGN_OR_RETURN(CodeObject co, B.cc->compile(r));
+  void* mod = nullptr;
+  if (B.drv.load(&mod, co.binary.data()) != 0 || B.drv.get(&B.spin, mod, "ktune_spin") != 0 ||
+      B.drv.get(&B.noop2, mod, "ktune_noop2") != 0 ||
+      B.drv.get(&B.gemm_args, mod, "ktune_noop_gemm_args") != 0)
+    return Status::LaunchError("cuModuleLoadData/cuModuleGetFunction failed");
+  KTUNE_ASSIGN_OR_RETURN(B.gate, B.be->createEvent());
+  return Status::Ok();
+}
+
+struct Variant {
+  std::string name;
+  std::function<Status(int)> call;
+  std::string note;
+};
+
+// A Tuner of its own (cache dir under /tmp) for one op.
+Expected<std::shared_ptr<Tuner>> tunerFor(Bench& B, const std::string& tag, int vendor_algos) {
+  std::string tmpl = "/tmp/ktune-hostcost-" + tag + "-XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back(0);
+  if (!::mkdtemp(buf.data())) return Status::Internal("mkdtemp failed");
+  EngineOptions o;
+  o.options.cache_dir = buf.data();
+  o.options.isolate = false;
+  o.options.vendor_algos = vendor_algos;
+  KTUNE_ASSIGN_OR_RETURN(auto t, Tuner::create(B.be, o));
+  return std::shared_ptr<Tuner>(std::move(t));
+}
+
+Status ok(int driver_status, const char* what) {
+  return driver_status == 0 ? Status::Ok() : Status::LaunchError(std::string(what) + " failed");
+}
+
+// raw, backend, registration, cxx_data, c_api, raw_gemm_args.
+Status addLaunchVariants(Bench& B, std::vector<Variant>& v) {
+  KTUNE_ASSIGN_OR_RETURN(DevicePtr buf, B.be->alloc(4096));
+  struct Raw {
+    DevicePtr p = 0;
+    long long n = 1000;
+    void* args[2];
+  };
+  auto rn = std::make_shared<Raw>();
+  rn->p = buf;
+  rn->args[0] = &rn->p;
+  rn->args[1] = &rn->n;
+  v.push_back({"raw", [&B, rn](int) {
+                 return ok(B.drv.launch(B.noop2, 1, 1, 1, 64, 1, 1, 0, nullptr, rn->args, nullptr),
+                           "cuLaunchKernel");
+               }, "cuLaunchKernel, 2 args"});
+  CompileRequest r;
+  r.source = kRawSource;
+  r.entry = "ktune_noop2";
+  r.arch = B.dev.arch;
+  KTUNE_ASSIGN_OR_RETURN(CodeObject co, B.cc->compile(r));
+  KTUNE_ASSIGN_OR_RETURN(ModuleHandle m, B.be->loadModule(co.binary));
+  KTUNE_ASSIGN_OR_RETURN(FunctionHandle fn, B.be->getFunction(m, "ktune_noop2"));
+  auto ka = std::make_shared<KernelArgs>();
+  v.push_back({"backend", [&B, fn, ka, buf](int) {
+                 ka->clear();
+                 ka->add(buf).add(1000LL);
+                 return B.be->launch(fn, {1, 1, 1}, {64, 1, 1}, 0, ka->data());
+               }, "Backend::launch"});
+  KTUNE_ASSIGN_OR_RETURN(auto tuner, tunerFor(B, "noop", 0));
+  KTUNE_ASSIGN_OR_RETURN(Family<bench::Noop> fam, tuner->add(bench::noopFamily("bench_noop")));
+  v.push_back({"registration", [tuner, fam, buf](int) mutable { return fam(bench::Noop{buf, 1000}); },
+               "KernelFamily<Noop> call"});
+  auto data = std::make_shared<bench::DataFamily>(bench::makeDataFamily());
+  if (data->skip.empty()) {
+    v.push_back({"cxx_data", [data](int) {
+                   const ktune::Value vals[] = {ktune::Value::ptr(data->buf), ktune::Value::i64(1000)};
+                   return data->kernel(vals, 2);
+                 }, "ktune::Kernel (registered from data)"});
+    v.push_back({"c_api", [data](int) {
+                   ktune_value vals[2];
+                   std::memset(vals, 0, sizeof vals);
+                   vals[0].type = KTUNE_ARG_PTR;
+                   vals[0].v.ptr = data->buf;
+                   vals[1].type = KTUNE_ARG_I64;
+                   vals[1].v.i64 = 1000;
+                   return ktune_family_call(data->f, vals, 2, nullptr) == KTUNE_OK
+                              ? Status::Ok() : Status::LaunchError(ktune_last_error());
+                 }, "ktune_family_call"});
+  } else {
+    std::fprintf(stderr, "C API variants skipped: %s\n", data->skip.c_str());
+  }
+  // The GEMM kernels' parameter block, launched raw.
+  struct GemmArgs {
+    DevicePtr ptr[6] = {};
+    int32_t mnk[3] = {2048, 2048, 2048};
+    int64_t ld[3] = {2048, 2048, 2048};
+    float ab[2] = {1, 0};
+    TensorMap maps[3];
+    int32_t c_tma = 1;
+    void* args[18];
+  };
+  auto ga = std::make_shared<GemmArgs>();
+  for (int i = 0; i < 6; ++i) ga->ptr[i] = buf, ga->args[i] = &ga->ptr[i];
+  for (int i = 0; i < 3; ++i) ga->args[6 + i] = &ga->mnk[i], ga->args[9 + i] = &ga->ld[i];
+  ga->args[12] = &ga->ab[0];
+  ga->args[13] = &ga->ab[1];
+  for (int i = 0; i < 3; ++i) ga->args[14 + i] = &ga->maps[i];
+  ga->args[17] = &ga->c_tma;
+  v.push_back({"raw_gemm_args", [&B, ga](int) {
+                 return ok(B.drv.launch(B.gemm_args, 1, 1, 1, 128, 1, 1, 0, nullptr, ga->args, nullptr),
+                           "cuLaunchKernel");
+               }, "cuLaunchKernel, the GEMM kernels' 18 parameters (3 tensor maps)"});
+  return Status::Ok();
+}
+
+// Four rotating A/B/C sets of a 2048^3 bf16 NT GEMM.
+Expected<std::vector<GemmCall>> gemmCalls(Bench& B) {
+  const auto s = gemm::denseShape(gemm::Layout::kNT, gemm::ElemType::kBF16, gemm::ElemType::kBF16,
+                                  2048, 2048, 2048);
+  std::vector<GemmCall> calls;
+  for (int i = 0; i < 4; ++i) {
+    GemmCall c;
+    c.shape = s;
+    uint64_t seed = 10 * uint64_t(i);
+    for (DevicePtr* p : {&c.buf.a, &c.buf.b, &c.buf.c}) {
+      KTUNE_ASSIGN_OR_RETURN(*p, B.be->alloc(size_t(2048) * 2048 * 2));
+      KTUNE_RETURN_IF_ERROR(fillRandom(*B.be, *p, DType::kBF16, 2048 * 2048, ++seed));
+    }
+    calls.push_back(c);
+  }
+  return calls;
+}
+
+// A GEMM op of its own tuner (kinds, vendor algorithms), tuned on every set; "" when unavailable.
+void addGemmOp(Bench& B, std::vector<Variant>& v, const std::string& name,
+               std::vector<gemm::KernelKind> kinds, int vendor_algos,
+               const std::vector<GemmCall>& calls) {
+  auto tuner = tunerFor(B, name, vendor_algos);
+  if (!tuner.ok()) return (void)std::fprintf(stderr, "%s: %s\n", name.c_str(), tuner.status().toString().c_str());
+  GemmOp::OpOptions oo;
+  oo.kinds = std::move(kinds);
+  auto op = GemmOp::create(*tuner, oo);
+  if (!op.ok()) return (void)std::fprintf(stderr, "%s: %s\n", name.c_str(), op.status().toString().c_str());
+  std::shared_ptr<GemmOp> sop(std::move(op).value());
+  for (const auto& c : calls) {
+    Status s = (*sop)(c);
+    if (!s.ok()) return (void)std::fprintf(stderr, "%s: %s\n", name.c_str(), s.toString().c_str());
+  }
+  (void)B.be->synchronize();
+  auto sel = sop->lookup(calls[0]);
+  const std::string note = sel.ok() ? sel->source + " " + sel->config.substr(0, 60) : "?";
+  v.push_back({name, [sop, calls](int i) { return (*sop)(calls[size_t(i) % calls.size()]); }, note});
+}
+
+void addGemmVariants(Bench& B, std::vector<Variant>& v) {
+  auto calls = gemmCalls(B);
+  if (!calls.ok()) return (void)std::fprintf(stderr, "GEMM buffers: %s\n", calls.status().toString().c_str());
+  addGemmOp(B, v, "gemm_tma", {gemm::KernelKind::kTma}, 0, *calls);
+  auto lt = cublaslt::CublasLt::open();
+  auto lp = toLtProblem((*calls)[0].shape);
+  auto ws = B.be->alloc(32 << 20);
+  if (lt.ok() && lp.ok() && ws.ok()) {
+    auto algos = (*lt)->heuristics(*lp, 1, 32 << 20);
+    if (algos.ok()) {
+      std::shared_ptr<cublaslt::CublasLt> slt(std::move(lt).value());
+      const cublaslt::LtAlgo a = algos->front();
+      const cublaslt::LtProblem p = *lp;
+      const DevicePtr w = *ws;
+      v.push_back({"lt_run", [slt, a, p, w, c = *calls](int i) {
+                     const GemmBuffers& u = c[size_t(i) % c.size()].buf;
+                     return slt->run(p, &a, u.a, u.b, u.c, 0, w, 32 << 20);
+                   }, "CublasLt::run, heuristic #0, descriptors cached"});
+    }
+  }
+  addGemmOp(B, v, "gemm_lt", {gemm::KernelKind::kMma}, 8, *calls);
+}
+
+void addRowwiseVariants(Bench& B, std::vector<Variant>& v) {
+  auto tuner = tunerFor(B, "rowwise", 0);
+  if (!tuner.ok() || !registerRowwiseOps(**tuner).ok()) return;
+  auto x = B.be->alloc(size_t(4096) * 8192 * 2);
+  auto y = B.be->alloc(size_t(4096) * 8192 * 2);
+  auto w = B.be->alloc(size_t(8192) * 2);
+  if (!x.ok() || !y.ok() || !w.ok()) return;
+  (void)fillRandom(*B.be, *x, DType::kBF16, 4096 * 8192, 1);
+  (void)fillRandom(*B.be, *w, DType::kBF16, 8192, 2);
+  RmsNormArgs ra;
+  ra.rows = 4096;
+  ra.cols = 4096;
+  ra.x = *x;
+  ra.y = *y;
+  ra.weight = *w;
+  SiluMulArgs sa;
+  sa.rows = 4096;
+  sa.d = 4096;
+  sa.x = *x;
+  sa.out = *y;
+  std::shared_ptr<Tuner> t = *tuner;
+  if (rmsnorm(*t, ra).ok() && siluMul(*t, sa).ok() && B.be->synchronize().ok()) {
+    v.push_back({"rmsnorm", [t, ra](int) { return rmsnorm(*t, ra); }, "bf16 4096x4096"});
+    v.push_back({"silu_mul", [t, sa](int) { return siluMul(*t, sa); }, "bf16 4096x2x4096"});
+  }
+}
+
+int indexOf(const std::vector<Variant>& v, const std::string& name) {
+  for (size_t i = 0; i < v.size(); ++i)
+    if (v[i].name == name) return int(i);
+  return -1;
+}
+
+void report(const std::vector<Variant>& v, const std::vector<std::vector<double>>& t) {
+  const int raw = indexOf(v, "raw");
+  std::printf("\n%-14s %26s %22s  %s\n", "variant", "CPU ns/call median [int]", "x raw", "what");
+  for (size_t i = 0; i < v.size(); ++i) {
+    const fair::Interval iv = fair::medianInterval(t[i]);
+    std::printf("RESULT hostcost %s %.1f %.1f %.1f %d\n", v[i].name.c_str(), iv.median, iv.lo, iv.hi, iv.n);
+    fair::Interval r;
+    if (raw >= 0) {
+      r = fair::ratioInterval(t[i], t[size_t(raw)]);
+      std::printf("RATIO hostcost %s %s/raw %.3f %.3f %.3f %d\n", v[i].name.c_str(), v[i].name.c_str(),
+                  r.median, r.lo, r.hi, r.n);
+    }
+    std::printf("%-14s %10.0f [%6.0f,%6.0f] %10.3f [%.3f,%.3f]  %s\n", v[i].name.c_str(), iv.median,
+                iv.lo, iv.hi, r.median, r.lo, r.hi, v[i].note.c_str());
+  }
+  // GEMM op minus the raw launch of its winner's kind, per round (ns).
+  for (auto [op, base] : {std::pair<const char*, const char*>{"gemm_tma", "raw_gemm_args"},
+                          {"gemm_lt", "lt_run"}}) {
+    const int a = indexOf(v, op), b = indexOf(v, base);
+    if (a < 0 || b < 0) continue;
+    std::vector<double> d;
+    for (size_t i = 0; i < std::min(t[size_t(a)].size(), t[size_t(b)].size()); ++i)
+      d.push_back(t[size_t(a)][i] - t[size_t(b)][i]);
+    const fair::Interval iv = fair::medianInterval(d);
+    std::printf("DIFF hostcost %s-%s %.1f %.1f %.1f %d   (target <= 2000 ns)\n", op, base, iv.median,
+                iv.lo, iv.hi, iv.n);
+  }
+}
+
+}  // namespace
+}  // namespace ktune
+
+int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a run cut by a timeout keeps its lines
+  using namespace ktune;
+  Bench B;
+  int rounds = 30;
+  bool gemm = true;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.rfind("--rounds=", 0) == 0) rounds = std::max(3, std::atoi(a.c_str() + 9));
+    else if (a.rfind("--batch=", 0) == 0) B.batch = std::clamp(std::atoi(a.c_str() + 8), 1, 512);
+    else if (a.rfind("--spin-us=", 0) == 0) B.spin_ns = 1000LL * std::max(10, std::atoi(a.c_str() + 10));
+    else if (a == "--no-gemm") gemm = false;
+  }
+  if (Status s = setup(B); !s.ok()) {
+    std::fprintf(stderr, "host_cost_bench: skipped: %s\n", s.toString().c_str());
+    return 0;
+  }
+  std::vector<Variant> v;
+  if (Status s = addLaunchVariants(B, v); !s.ok()) {
+    std::fprintf(stderr, "host_cost_bench: %s\n", s.toString().c_str());
+    return 1;
+  }
+  if (gemm) addGemmVariants(B, v);
+  addRowwiseVariants(B, v);
+  int counter = 0;
+  for (const Variant& x : v) (void)gatedBatch(B, x.call, &counter);  // warm-up
+  B.caught_up = 0;
+  const auto before = fair::readGpuClocks(0);
+  auto t = fair::interleave(int(v.size()), rounds, [&](int i) { return gatedBatch(B, v[size_t(i)].call, &counter); });
+  const auto after = fair::readGpuClocks(0);
+  std::printf("host_cost_bench on %s: %d rounds, batch %d behind a %.1f ms spin, thread CPU time;"
+              " %d batches left out (GPU caught up)\n", B.dev.name.c_str(), rounds, B.batch,
+              B.spin_ns / 1e6, B.caught_up);
+  report(v, t);
+  std::printf("CLOCKS hostcost all %s\n", fair::clocksLine(before, after).c_str());
+  return 0;
+}
