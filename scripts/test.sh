@@ -11,8 +11,11 @@ export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}  # ccache hits across clones (CMak
 bash scripts/setup.sh
 BUILD=${KTUNE_BUILD_DIR:-build}
 # Release, as scripts/run.sh builds it: CI builds the README's main job once and tests that build.
+# The interpreter the extension is built for is the one scripts/python_test.sh installs it into
+# (a version manager's shims on PATH would otherwise give CMake another one).
+export KTUNE_PYTHON=${KTUNE_PYTHON:-$( [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || command -v python3 )}
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DKTUNE_BUILD_TESTS=ON -DKTUNE_BUILD_BENCH=ON \
-      -DKTUNE_BUILD_PYTHON=ON  # the extension builds with the rest (scripts/python_test.sh)
+      -DKTUNE_BUILD_PYTHON=ON -DPYTHON_EXECUTABLE="$KTUNE_PYTHON" -DPython_EXECUTABLE="$KTUNE_PYTHON"
 cmake --build "$BUILD" -j"$(nproc)"
 rm -rf "$BUILD/tests/results"  # gtest XML reports of this run only (tests/check_skips.sh)
 (cd "$BUILD" && ctest --output-on-failure -j"$(nproc)" --timeout 900)
