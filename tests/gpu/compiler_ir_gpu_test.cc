@@ -188,7 +188,7 @@ TEST_F(IrGpuTest, MlirRmsNormMatchesReference) {
     addMemref(args, dx, p.rows * dv);
     addMemref(args, dw, dv);
     addMemref(args, dy, p.rows * dv);
-    args.add(int64_t(p.rows)).add(dv).add(float(1.0 / double(p.cols))).add(p.eps);
+    args.add(int64_t(p.rows)).add(int64_t(p.cols)).add(float(1.0 / double(p.cols))).add(p.eps);
     const unsigned grid = unsigned((p.rows + c.rows_per_block - 1) / c.rows_per_block);
     ASSERT_TRUE(backend_->launch(f, {grid, 1, 1}, {unsigned(c.threads), 1, 1}, 0, args.data()).ok());
     ASSERT_TRUE(backend_->synchronize().ok());
@@ -221,7 +221,7 @@ TEST_F(IrGpuTest, MlirSiluMulMatchesReference) {
     KernelArgs args;
     addMemref(args, dout, p.rows * dv);
     addMemref(args, dx, p.rows * 2 * dv);
-    args.add(int64_t(p.rows)).add(dv);
+    args.add(int64_t(p.rows)).add(int64_t(p.d));
     const Dim3 grid{unsigned((dv + c.threads - 1) / c.threads),
                     unsigned((p.rows + c.rows_per_block - 1) / c.rows_per_block), 1};
     ASSERT_TRUE(backend_->launch(f, grid, {unsigned(c.threads), 1, 1}, 0, args.data()).ok());
