@@ -24,8 +24,7 @@ namespace {
 struct Generator {
   std::mutex mu;
   std::map<std::string, int> calls;  // config -> calls
-  int released = 0;
-  int in_flight = 0, max_in_flight = 0;
+  int released = 0;  // release calls
   std::string fail_config;  // this config answers KTUNE_ERR_COMPILE
   std::string no_text_config;
   std::vector<char*> live;  // texts handed out and not yet released
@@ -44,11 +43,11 @@ int generate(void* user, const char* config, ktune_config_source* out) {
   out->language = "ptx";
   out->release = [](void* u, ktune_config_source* src) {
     auto* gen = static_cast<Generator*>(u);  // called with the generator's lock still held
+    ++gen->released;
     for (size_t i = 0; i < gen->live.size(); ++i) {
       if (gen->live[i] == src->text) {
         std::free(gen->live[i]);
         gen->live.erase(gen->live.begin() + long(i));
-        ++gen->released;
       }
     }
   };
