@@ -72,6 +72,7 @@ Expected<std::unique_ptr<Tuner>> Tuner::create(std::shared_ptr<Backend> backend,
   opts.bench.warmup_ms = opts.options.warmup_ms;
   opts.bench.rep_ms = opts.options.rep_ms;
   impl->compiler = opts.compiler;
+  impl->ir_compiler = opts.ir_compiler;
   impl->backend = std::move(backend);
   const std::string& arch = impl->device.arch;
   impl->space_backend = Arch(arch).spaceBackend();

@@ -69,11 +69,11 @@ Expected<CompileRequest> TunerEngine::requestFor(const ErasedFamily& f, const Co
 Expected<Compiler*> TunerEngine::compilerOf(Language l) {
   if (l == Language::kCpp) return compiler.get();
   std::lock_guard<std::mutex> g(ir_mu);
-  if (!opts.ir_compiler) {
+  if (!ir_compiler) {
     KTUNE_ASSIGN_OR_RETURN(auto c, openIrCompiler());
-    opts.ir_compiler = std::shared_ptr<Compiler>(std::move(c));
+    ir_compiler = std::shared_ptr<Compiler>(std::move(c));
   }
-  return opts.ir_compiler.get();
+  return ir_compiler.get();
 }
 
 Expected<CodeObject> TunerEngine::compileConfig(FamilyState& fs, const Config& c, const void* p,

@@ -67,7 +67,8 @@ struct TunerEngine {
   DeviceInfo device;
   std::shared_ptr<Compiler> compiler;
   std::shared_ptr<CodeObjectStore> store;
-  std::mutex ir_mu;  // guards opening opts.ir_compiler
+  std::mutex ir_mu;  // guards ir_compiler
+  std::shared_ptr<Compiler> ir_compiler;  // opts.ir_compiler, or the IR front door once needed
   Validator validator;
   std::string space_backend;  // "cuda" / "hip" / "" for ConfigSpace::enumerate
 

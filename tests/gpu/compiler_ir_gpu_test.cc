@@ -11,10 +11,14 @@
 #include "runtime/backend.h"
 #include "templates/mlir/mlir_kernels.h"
 #include "templates/rowwise.h"
+#include "tests/gpu/mlir_gpu_util.h"
 #include "tests/unit/ir_test_kernels.h"
 
 namespace ktune {
 namespace {
+
+using mlirgpu::addMemref;
+using mlirgpu::countBad;
 
 class IrGpuTest : public ::testing::Test {
  protected:
@@ -80,10 +84,6 @@ class IrGpuTest : public ::testing::Test {
     auto text = templates::mlirKernelSource(name, arch_, c);
     EXPECT_TRUE(text.ok()) << text.status().message();
     return text.ok() ? load(Language::kMlir, *text, templates::mlirKernelEntry(name)) : FunctionHandle{};
-  }
-  // MLIR's memref calling convention for a 1-D memref: base, aligned, offset, size, stride.
-  static void addMemref(KernelArgs& a, DevicePtr p, int64_t n) {
-    a.add(p).add(p).add(int64_t(0)).add(n).add(int64_t(1));
   }
 
   // saxpy y = a*x + y on n elements with `f`; returns the number of wrong elements.
@@ -151,15 +151,6 @@ TEST_F(IrGpuTest, MlirSaxpy) {
   FunctionHandle f = load(Language::kMlir, kSaxpyMlir, "saxpy");
   ASSERT_NE(f.p, nullptr);
   EXPECT_EQ(runSaxpy(f, true), 0);
-}
-
-// Relative error against the float64 reference, in units of bf16 rounding (2^-8), plus an
-// absolute floor for values near zero.
-int countBad(const std::vector<double>& got, const std::vector<double>& want) {
-  int bad = 0;
-  for (size_t i = 0; i < got.size(); ++i)
-    if (!(std::fabs(got[i] - want[i]) <= 1.6e-2 * std::fabs(want[i]) + 1e-3)) ++bad;
-  return bad;
 }
 
 TEST_F(IrGpuTest, MlirRmsNormMatchesReference) {

@@ -15,9 +15,13 @@
 #include "runtime/backend.h"
 #include "templates/mlir/mlir_kernels.h"
 #include "templates/rowwise.h"
+#include "tests/gpu/mlir_gpu_util.h"
 
 namespace ktune {
 namespace {
+
+using mlirgpu::addMemref;
+using mlirgpu::countBad;
 
 const std::string kPtxDir = std::string(KTUNE_SOURCE_DIR) + "/.mlirptx";
 
@@ -32,18 +36,6 @@ struct RowProblem {
 
 Config toConfig(const templates::MlirRowwiseConfig& m) {
   return Config{{"VEC", m.vec}, {"THREADS", m.threads}, {"ROWS_PER_BLOCK", m.rows_per_block}};
-}
-
-// MLIR's memref calling convention for a 1-D memref: base, aligned, offset, size, stride.
-void addMemref(KernelArgs& a, DevicePtr p, int64_t n) {
-  a.add(p).add(p).add(int64_t(0)).add(n).add(int64_t(1));
-}
-
-int countBad(const std::vector<double>& got, const std::vector<double>& want) {
-  int bad = 0;
-  for (size_t i = 0; i < got.size(); ++i)
-    if (!(std::fabs(got[i] - want[i]) <= 1.6e-2 * std::fabs(want[i]) + 1e-3)) ++bad;
-  return bad;
 }
 
 class SourceFnMlirGpu : public ::testing::Test {
@@ -140,7 +132,7 @@ class SourceFnMlirGpu : public ::testing::Test {
     return f;
   }
 
-  // Tunes `f` for `p`: every config must compile, run and verify; returns the report.
+  // Tunes `f` for `p`: every config must compile, run and verify; then the tuned call.
   void tuneAndCheck(KernelFamily<RowProblem> f, const RowProblem& p) {
     const size_t configs = f.configs.size();
     auto fam = tuner_->add(std::move(f));
@@ -155,7 +147,7 @@ class SourceFnMlirGpu : public ::testing::Test {
     std::printf("%s: winner %s, median %.2f us over %zu configs\n", fam->name().c_str(),
                 rep->winner.c_str(), rep->winner_stats.median_ms * 1e3, configs);
     // The tuned call runs the winner: checked once more.
-    ASSERT_TRUE(fam.value()(p).ok());
+    ASSERT_TRUE((*fam)(p).ok());
     ASSERT_TRUE(backend_->synchronize().ok());
     std::vector<unsigned char> out(p.y_bytes);
     ASSERT_TRUE(backend_->copyToHost(out.data(), p.y, out.size()).ok());
