@@ -59,6 +59,7 @@ class SourceFnMlirGpu : public ::testing::Test {
     eo.options.isolate = false;
     eo.options.warmup_ms = 2;
     eo.options.rep_ms = 10;
+    eo.options.static_prune = false;  // every config is benchmarked and verified
     auto t = Tuner::create(backend_, eo);
     ASSERT_TRUE(t.ok()) << t.status().toString();
     tuner_ = std::move(*t);
