@@ -22,7 +22,7 @@ timeout 300 "$B/tests/source_fn_mlir_gpu_test" > "$OUT/source_fn_mlir_gpu_test.t
 echo "source_fn_mlir_gpu_test rc=$?"
 grep -E "winner|^\[  (     OK|FAILED |SKIPPED) \]|Failure|wrong" "$OUT/source_fn_mlir_gpu_test.txt" \
   | head -20 | cut -c1-200
-F='^(Mlir)?(RmsNorm|SiluMul)/bf16/(4096x4096|16384x8192|4096x2x14336|16384x2x14336)$'
+F='^(Mlir)?(RmsNorm|SiluMul)/bf16/(4096x4096|16384x8192|4096x2x14336|16384x2x14336)(/|$)'
 timeout 420 "$B/bench/rowwise_bench" --mlir-ptx="$PWD/.mlirptx" --benchmark_filter="$F" \
   > "$OUT/rowwise_mlir.txt" 2>&1
 echo "rowwise_bench mlir vs C++ vs copy rc=$?"
