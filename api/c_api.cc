@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -51,6 +52,40 @@ bool toValues(const ktune_value* in, size_t n, ktune::Value* out) {
   return true;
 }
 
+// What one call of the caller's source_fn returned, copied out of its buffers.
+ktune::Expected<ktune::ConfigSource> copySource(int rc, const ktune_config_source& out) {
+  if (rc != KTUNE_OK) {
+    const int code = rc > 0 && rc <= KTUNE_ERR_INTERNAL ? rc : KTUNE_ERR_INTERNAL;
+    return ktune::Status(static_cast<ktune::Code>(code),
+                         "source_fn returned " + std::to_string(rc) +
+                             (out.error ? std::string(": ") + out.error : std::string()));
+  }
+  if (!out.text || !out.language)
+    return ktune::Status::InvalidArgument("source_fn returned KTUNE_OK without text or language");
+  ktune::ConfigSource src;
+  src.language = out.language;
+  src.text.assign(out.text, out.size ? out.size : std::strlen(out.text));
+  src.entry = str(out.entry);
+  return src;
+}
+
+// The C callback as the C++ API's source_fn: calls serialised per family (ktune.h), buffers
+// copied, then handed back through `release`.
+std::function<ktune::Expected<ktune::ConfigSource>(const std::string&)> sourceFnOf(
+    ktune_source_fn fn, void* user) {
+  auto mu = std::make_shared<std::mutex>();
+  return [fn, user, mu](const std::string& config) {
+    std::lock_guard<std::mutex> l(*mu);
+    ktune_config_source out;
+    std::memset(&out, 0, sizeof out);
+    out.struct_size = sizeof out;
+    const int rc = fn(user, config.c_str(), &out);
+    auto src = copySource(rc, out);
+    if (out.release) out.release(user, &out);
+    return src;
+  };
+}
+
 ktune::KernelSpec specOf(const ktune_family_desc& d) {
   ktune::KernelSpec s;
   s.name = str(d.name);
@@ -66,6 +101,7 @@ ktune::KernelSpec specOf(const ktune_family_desc& d) {
   }
   s.shared_bytes = str(d.shared_bytes);
   for (size_t i = 0; i < d.num_compile_options; ++i) s.compile_options.push_back(str(d.compile_options[i]));
+  if (d.source_fn) s.source_fn = sourceFnOf(d.source_fn, d.source_user);
   return s;
 }
 
@@ -84,10 +120,8 @@ int checkDesc(const ktune_family_desc* d) {
       return invalid("ktune_family_register: argument " + std::to_string(i) + " has type " +
                      std::to_string(d->args[i].type) + " (expected a KTUNE_ARG_* value)");
   }
-  if (d->source_fn)
-    return fail(ktune::Status::Unsupported(
-        "ktune_family_register: per-config sources (source_fn) are not supported by this "
-        "version; pass the kernel as source text"));
+  if (d->source_fn && d->source)
+    return invalid("ktune_family_register: source_fn replaces source: set one of them");
   return KTUNE_OK;
 }
 

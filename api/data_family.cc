@@ -142,8 +142,10 @@ Status parseDefault(DataFamily* f, const Json& space) {
 }
 
 Status checkNames(const KernelSpec& s) {
-  if (s.source.empty() || s.entry.empty())
-    return Status::InvalidArgument("kernel '" + s.name + "': source and entry are required");
+  if (s.source_fn ? !s.source.empty() : (s.source.empty() || s.entry.empty()))
+    return Status::InvalidArgument("kernel '" + s.name + "': " +
+                                   (s.source_fn ? "source_fn replaces source: give one of them"
+                                                : "source and entry are required"));
   if (s.args.size() > DataFamily::kMaxArgs)
     return Status::InvalidArgument("kernel '" + s.name + "': more than " +
                                    std::to_string(DataFamily::kMaxArgs) + " arguments");
@@ -181,6 +183,19 @@ unsigned dimOf(const Expr& e, bool has, const int64_t* v) {
   return static_cast<unsigned>(x);
 }
 
+// The engine's source_fn over the public one (the language by name).
+std::function<Expected<ConfigModule>(const Config&, const DataProblem&)> moduleOfConfig(
+    std::function<Expected<ConfigSource>(const std::string&)> fn) {
+  return [fn = std::move(fn)](const Config& c, const DataProblem&) -> Expected<ConfigModule> {
+    KTUNE_ASSIGN_OR_RETURN(ConfigSource src, fn(c.toString()));
+    ConfigModule m;
+    KTUNE_ASSIGN_OR_RETURN(m.language, parseLanguage(src.language));
+    m.text = std::move(src.text);
+    m.entry = std::move(src.entry);
+    return m;
+  };
+}
+
 }  // namespace
 
 Status DataFamily::checkArgs(const Value* args, size_t count) const {
@@ -215,6 +230,7 @@ KernelFamily<DataProblem> toEngineFamily(std::shared_ptr<const DataFamily> fam) 
   e.source = f.spec.source;
   e.entry = f.spec.entry;
   e.compile_options = f.spec.compile_options;
+  if (f.spec.source_fn) e.source_fn = moduleOfConfig(f.spec.source_fn);
   e.default_config = f.default_config;
   for (size_t i = 0; i < f.knobs.size(); ++i) e.space.addInts(f.knobs[i], f.knob_values[i]);
   for (size_t i = 0; i < f.constraints.size(); ++i) {

@@ -45,6 +45,7 @@ Expected<std::unique_ptr<Autotuner>> Autotuner::create(const TunerOptions& optio
     impl->sim = std::make_shared<SimBackend>(so);
     impl->backend = impl->sim;
     eo.compiler = std::make_shared<SimCompiler>();
+    eo.ir_compiler = eo.compiler;  // per-config modules of every language become sim binaries
   } else {
     KTUNE_ASSIGN_OR_RETURN(auto b, openBackend(options.backend));
     impl->backend = std::shared_ptr<Backend>(std::move(b));

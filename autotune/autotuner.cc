@@ -72,6 +72,7 @@ Expected<std::unique_ptr<Tuner>> Tuner::create(std::shared_ptr<Backend> backend,
   opts.bench.warmup_ms = opts.options.warmup_ms;
   opts.bench.rep_ms = opts.options.rep_ms;
   impl->compiler = opts.compiler;
+  impl->ir_compiler = opts.ir_compiler;
   impl->backend = std::move(backend);
   const std::string& arch = impl->device.arch;
   impl->space_backend = Arch(arch).spaceBackend();
@@ -123,12 +124,13 @@ Expected<detail::FamilyState*> Tuner::addErased(detail::ErasedFamily f) {
                                    "' must be non-empty and use only [A-Za-z0-9_.-]");
   }
   if (!f.key) return bad("no key function");
-  bool jit = !f.source.empty();
+  bool jit = f.jit();
   if (!jit && !f.vendor_candidates) return bad("no source and no vendor candidates");
   if (jit) {
     if (!f.launch) return bad("no launch function");
     if (!f.args) return bad("no args function");
-    if (f.entry.empty() && !f.entry_fn) return bad("no entry name");
+    // A generated module may leave the entry out: its only kernel is the one.
+    if (f.entry.empty() && !f.entry_fn && !f.source_fn) return bad("no entry name");
   }
   if (f.vendor_candidates && !f.vendor_launch) return bad("vendor candidates without vendor_launch");
   if (f.source_name.empty()) f.source_name = f.name + ".cu";

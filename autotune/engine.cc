@@ -43,18 +43,49 @@ Defines definesFor(const ErasedFamily& f, const Config& c, const void* p) {
   return d;
 }
 
+Expected<CompileRequest> TunerEngine::requestFor(const ErasedFamily& f, const Config& c,
+                                                 const void* p) {
+  CompileRequest req;
+  req.source_name = f.source_name;
+  req.entry = f.entry_fn ? f.entry_fn(c, p) : f.entry;
+  req.arch = device.arch;
+  req.options = f.compile_options;
+  if (!f.source_fn) {
+    req.source = f.source;
+    req.defines = definesFor(f, c, p);
+    return req;
+  }
+  Expected<ConfigModule> m = f.source_fn(c, p);
+  if (!m.ok()) return m.status().withContext("source_fn for config " + c.toString());
+  if (m->text.empty())
+    return Status::InvalidArgument("source_fn for config " + c.toString() + ": empty module");
+  req.language = m->language;
+  req.source = std::move(m->text);
+  if (!m->entry.empty()) req.entry = std::move(m->entry);
+  if (req.language == Language::kCpp) req.defines = definesFor(f, c, p);
+  return req;
+}
+
+Expected<Compiler*> TunerEngine::compilerOf(Language l) {
+  if (l == Language::kCpp) return compiler.get();
+  std::lock_guard<std::mutex> g(ir_mu);
+  if (!ir_compiler) {
+    KTUNE_ASSIGN_OR_RETURN(auto c, openIrCompiler());
+    ir_compiler = std::shared_ptr<Compiler>(std::move(c));
+  }
+  return ir_compiler.get();
+}
+
 Expected<CodeObject> TunerEngine::compileConfig(FamilyState& fs, const Config& c, const void* p,
                                                 std::string* co_key, bool* hit,
                                                 std::string* note) {
-  CompileRequest req;
-  req.source = fs.f.source;
-  req.source_name = fs.f.source_name;
-  req.entry = fs.f.entry_fn ? fs.f.entry_fn(c, p) : fs.f.entry;
-  req.defines = definesFor(fs.f, c, p);
-  req.arch = device.arch;
-  req.options = fs.f.compile_options;
-  *co_key = codeObjectKey(req, compiler->name(), compiler->version());
-  return store->getOrCompile(*compiler, req, hit, note);
+  KTUNE_ASSIGN_OR_RETURN(CompileRequest req, requestFor(fs.f, c, p));
+  KTUNE_ASSIGN_OR_RETURN(Compiler* comp, compilerOf(req.language));
+  // The simulated compiler stands in for every language: it gets the knobs as defines too, so a
+  // simulated kernel reads them as it does for C++ (real modules carry them in their text).
+  if (req.language != Language::kCpp && comp->name() == "sim") req.defines = definesFor(fs.f, c, p);
+  *co_key = codeObjectKey(req, comp->name(), comp->version());
+  return store->getOrCompile(*comp, req, hit, note);
 }
 
 // A recorded or pinned winner must be one of this family's own configs (a database shared with
@@ -161,7 +192,7 @@ Expected<Selected*> TunerEngine::resolve(FamilyState& fs, const void* p, const K
   }
   // 3. Tuning off: default config, key recorded for offline tuning.
   if (!opts.options.tuning) {
-    if (fs.f.source.empty()) {
+    if (!fs.f.jit()) {
       return Status::Unsupported("family " + fs.f.name + ": tuning is off and there is no JIT "
                                  "default config; tune key " + key + " offline");
     }

@@ -67,6 +67,8 @@ struct TunerEngine {
   DeviceInfo device;
   std::shared_ptr<Compiler> compiler;
   std::shared_ptr<CodeObjectStore> store;
+  std::mutex ir_mu;  // guards ir_compiler
+  std::shared_ptr<Compiler> ir_compiler;  // opts.ir_compiler, or the IR front door once needed
   Validator validator;
   std::string space_backend;  // "cuda" / "hip" / "" for ConfigSpace::enumerate
 
@@ -99,6 +101,11 @@ struct TunerEngine {
   Expected<FunctionHandle> loadFunction(const std::string& co_key, const CodeObject& co);
   Expected<CodeObject> compileConfig(FamilyState& fs, const Config& c, const void* p,
                                      std::string* co_key, bool* hit, std::string* note);
+  // The request of config `c`: the family's source with the config's defines, or the module its
+  // source_fn generated (errors name the config).
+  Expected<CompileRequest> requestFor(const ErasedFamily& f, const Config& c, const void* p);
+  // The compiler of a language: the device's for C++, the IR front door for the rest.
+  Expected<Compiler*> compilerOf(Language l);
   // A Selected for a winner already loaded by the tuning run, or compiled/loaded now.
   Expected<std::unique_ptr<Selected>> selectConfig(FamilyState& fs, const void* p,
                                                    const std::string& config_str,

@@ -99,7 +99,7 @@ class TuningRun {
 
 // Stage "enumerate": constraints and the shared-memory pre-check against the device limit.
 void TuningRun::enumerate() {
-  if (f_.source.empty()) return;
+  if (!f_.jit()) return;
   if (!f_.configs.empty()) {
     rep_.enumerated = static_cast<int>(f_.configs.size());
     for (const Config& c : f_.configs) {

@@ -16,7 +16,10 @@
 // The timed best and default configs are verified on the timed shape (VERIFY lines, sampled rows
 // against the float64 reference, bench/rowwise_verify.h).
 // The MLIR-written RMSNorm and SiLU·Mul (templates/mlir/, compiled by the IR front door) run on
-// the same shapes as rows named "mlir ...", for the ratio to copy and to the C++ kernels.
+// the same shapes as rows named "mlir ...", for the ratio to copy and to the C++ kernels (last
+// lines: "mlir/C++ bandwidth"). Without mlir-opt-19 (the GPU machine) they run the PTX that
+// `rowwise_bench --lower-mlir=DIR` (dev/mlir_lower.sh) wrote elsewhere: --mlir-ptx=DIR
+// (default .mlirptx).
 // Output: Google Benchmark counters per shape, then a summary table (last lines of the output).
 #include <benchmark/benchmark.h>
 
@@ -37,6 +40,7 @@
 #include "autotune/ops/peers.h"
 #include "bench/rowwise_rows.h"
 #include "bench/rowwise_verify.h"
+#include "base/fs.h"
 #include "compiler/compiler.h"
 #include "runtime/backend.h"
 #include "templates/mlir/mlir_kernels.h"
@@ -339,6 +343,27 @@ templates::MlirRowwiseConfig fromConfig(const Config& c) {
   return {"bf16", int(c.getInt("VEC")), int(c.getInt("THREADS")), int(c.getInt("ROWS_PER_BLOCK"))};
 }
 
+// Where the MLIR kernels' modules lowered to PTX elsewhere are read from (--mlir-ptx=DIR): a GPU
+// machine without mlir-opt-19 runs what dev/mlir_lower.sh wrote there.
+std::string& mlirPtxDir() {
+  static std::string d = ".mlirptx";
+  return d;
+}
+
+// The module of MLIR kernel `name` with config `m`: the lowered PTX when --mlir-ptx has it, else
+// the MLIR text (compiled here, with mlir-opt-19).
+Expected<CompileRequest> mlirRequest(const std::string& name, const templates::MlirRowwiseConfig& m,
+                                     const std::string& arch) {
+  CompileRequest r;
+  r.entry = templates::mlirKernelEntry(name);
+  r.arch = arch;
+  const std::string ptx = mlirPtxDir() + "/" + templates::mlirKernelFileName(name, arch, m, "ptx");
+  if (pathExists(ptx)) return requestFromFile(ptx, arch, r.entry, "ptx");
+  r.language = Language::kMlir;
+  KTUNE_ASSIGN_OR_RETURN(r.source, templates::mlirKernelSource(name, arch, m));
+  return r;
+}
+
 // Compiles and loads every config of MLIR kernel `name` not loaded yet (key "mlir:<name>,<cfg>").
 std::vector<Config> compileMlir(const std::string& name) {
   auto& X = ctx();
@@ -349,16 +374,10 @@ std::vector<Config> compileMlir(const std::string& name) {
     const Config c = toConfig(m);
     const std::string key = "mlir:" + name + "," + c.toString();
     if (!X.fns.count(key)) {
-      CompileRequest r;
-      r.language = Language::kMlir;
-      auto text = templates::mlirKernelSource(name, X.dev.arch, m);
-      if (!text.ok()) continue;
-      r.source = *text;
-      r.entry = templates::mlirKernelEntry(name);
-      r.arch = X.dev.arch;
-      auto co = (*ir)->compile(r);
+      auto r = mlirRequest(name, m, X.dev.arch);
+      auto co = r.ok() ? (*ir)->compile(*r) : Expected<CodeObject>(r.status());
       if (!co.ok()) {
-        std::fprintf(stderr, "MLIR compile failed: %s\n", co.status().toString().c_str());
+        std::fprintf(stderr, "MLIR kernel compile failed: %s\n", co.status().toString().c_str());
         continue;
       }
       auto mod = X.b->loadModule(co->binary);
@@ -369,6 +388,42 @@ std::vector<Config> compileMlir(const std::string& name) {
     cs.push_back(c);
   }
   return cs;
+}
+
+// --lower-mlir=DIR: writes the PTX of every bf16 config of both MLIR kernels for `arch` to DIR
+// (no GPU needed; needs mlir-opt-19). Returns the process exit code.
+int lowerMlir(const std::string& dir, const std::string& arch) {
+  auto ir = openIrCompiler();
+  if (!ir.ok() || !makeDirs(dir, 0755).ok()) {
+    std::fprintf(stderr, "cannot lower: %s\n", ir.ok() ? ("cannot create " + dir).c_str()
+                                                       : ir.status().toString().c_str());
+    return 1;
+  }
+  std::vector<std::pair<std::string, templates::MlirRowwiseConfig>> todo;
+  for (const auto& name : templates::mlirKernelNames())
+    for (const auto& m : templates::mlirRowwiseConfigs(arch, "bf16")) todo.push_back({name, m});
+  std::atomic<int> failed{0};
+  CompilePool::parallelFor(todo.size(), CompilePool::threadsFor(todo.size(), 16, false), [&](size_t i) {
+    const auto& [name, m] = todo[i];
+    CompileRequest r;
+    r.language = Language::kMlir;
+    r.entry = templates::mlirKernelEntry(name);
+    r.arch = arch;
+    r.dumps = kDumpPtx;
+    auto text = templates::mlirKernelSource(name, arch, m);
+    if (text.ok()) r.source = *text;
+    auto co = text.ok() ? (*ir)->compile(r) : Expected<CodeObject>(text.status());
+    const std::string path = dir + "/" + templates::mlirKernelFileName(name, arch, m, "ptx");
+    if (!co.ok() || co->dumps["ptx"].empty() ||
+        !writeFileAtomic(path, co->dumps["ptx"], 0644).ok()) {
+      std::fprintf(stderr, "%s %s: %s\n", name.c_str(), m.toString().c_str(),
+                   co.ok() ? "no PTX written" : co.status().toString().c_str());
+      ++failed;
+    }
+  });
+  std::printf("lowered %zu MLIR kernel configs for %s into %s (%d failed)\n", todo.size(),
+              arch.c_str(), dir.c_str(), failed.load());
+  return failed.load() == 0 ? 0 : 1;
 }
 
 // MLIR's memref calling convention for a 1-D memref: base, aligned, offset, size, stride.
@@ -404,7 +459,7 @@ void BM_MlirRmsNorm(benchmark::State& state, int64_t R, int64_t C) {
       addMemref(a, x.p, R * dv);
       addMemref(a, w.p, dv);
       addMemref(a, y.p, R * dv);
-      a.add(R).add(dv).add(float(1.0 / double(C))).add(1e-6f);
+      a.add(R).add(C).add(float(1.0 / double(C))).add(1e-6f);
     }
     const Dim3 grid{unsigned((R + m.rows_per_block - 1) / m.rows_per_block), 1, 1};
     const Dim3 block{unsigned(m.threads), 1, 1};
@@ -448,7 +503,7 @@ void BM_MlirSiluMul(benchmark::State& state, int64_t R, int64_t d) {
     if (a.count() == 0) {
       addMemref(a, o.p, R * dv);
       addMemref(a, x.p, R * 2 * dv);
-      a.add(R).add(dv);
+      a.add(R).add(d);
     }
     const Dim3 grid{unsigned((dv + m.threads - 1) / m.threads),
                     unsigned((R + m.rows_per_block - 1) / m.rows_per_block), 1};
@@ -469,8 +524,37 @@ void BM_MlirSiluMul(benchmark::State& state, int64_t R, int64_t d) {
 
 }  // namespace
 
+// Removes "--name=value" from argv and returns the value ("" when absent).
+std::string takeFlag(int* argc, char** argv, const std::string& name) {
+  const std::string prefix = "--" + name + "=";
+  for (int i = 1; i < *argc; ++i) {
+    if (std::string(argv[i]).rfind(prefix, 0) != 0) continue;
+    std::string v = argv[i] + prefix.size();
+    for (int j = i; j + 1 < *argc; ++j) argv[j] = argv[j + 1];
+    --*argc;
+    return v;
+  }
+  return "";
+}
+
+// The MLIR rows next to their C++ rows: the ratio of best bandwidths (target: within 3%).
+void printMlirVsCpp() {
+  for (const auto& m : rows()) {
+    if (m.name.rfind("mlir ", 0) != 0) continue;
+    for (const auto& c : rows()) {
+      if (c.name != m.name.substr(5) || c.best.median <= 0 || m.best.median <= 0) continue;
+      std::printf("%-30s mlir/C++ bandwidth %.3f (mlir %s, C++ %s)\n", m.name.c_str(),
+                  c.best.median / m.best.median, m.best_config.c_str(), c.best_config.c_str());
+    }
+  }
+}
+
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a run cut by a timeout keeps its lines
+  const std::string lower_dir = takeFlag(&argc, argv, "lower-mlir");
+  const std::string lower_arch = takeFlag(&argc, argv, "arch");
+  if (std::string d = takeFlag(&argc, argv, "mlir-ptx"); !d.empty()) mlirPtxDir() = d;
+  if (!lower_dir.empty()) return lowerMlir(lower_dir, lower_arch.empty() ? "sm_90a" : lower_arch);
   const int64_t kD = 14336;
   struct R { int64_t r, c; bool res; };
   for (R s : {R{4096, 4096, false}, R{16384, 8192, false}, R{32768, 4096, false}, R{4096, 4096, true}}) {
@@ -499,5 +583,6 @@ int main(int argc, char** argv) {
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   bench::printTable(ctx().dev.name, ctx().dev.arch, kRounds);
+  printMlirVsCpp();
   return 0;
 }

@@ -51,7 +51,7 @@ enum class Language {
   kHsaco,      // prebuilt AMD code object: checked (ELF, machine, gfx target) and kept as it is
 };
 // "cpp", "ptx", "llvm", "amdgcn", "mlir", "cubin", "hsaco" (parseLanguage also takes "cuda",
-// "hip", "ll", "asm", "s").
+// "hip", "ll", "llvm-nvptx", "llvm-amdgpu", "asm", "s"; the LLVM target follows the arch).
 const char* languageName(Language l);
 Expected<Language> parseLanguage(const std::string& name);
 // By extension: .cu .cuh .hip .cpp .cc -> cpp, .ptx, .ll, .s .asm, .mlir, .cubin, .hsaco .co.

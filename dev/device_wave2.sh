@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Lead's GPU pass after a merge: build everything, run every GPU test and the unit tests that touch
 # the engine, then time the CLI's GEMM tuning (cold/warm) and the row-wise bench as a regression
-# check against bench/NOTES.md. STAGE=tests|bench|python|fair|all (default all). python: only the
-# Python package's GPU tests and bench (dev/python_device.sh; PYTHON_STAGE=1 adds it to all);
-# fair: only the fair same-run comparisons of dev/bench_device.sh (about 4-6 min). Logs under $OUT.
+# check against bench/NOTES.md. STAGE=tests|bench|python|fair|mlir|all (default all). python: only
+# the Python package's GPU tests and bench (dev/python_device.sh; PYTHON_STAGE=1 adds it to all);
+# fair: only the fair same-run comparisons of dev/bench_device.sh (about 4-6 min); mlir: only the
+# MLIR kernels' GPU test and bench (dev/mlir_device.sh; needs the carried .mlirptx; MLIR=1 adds it
+# to any stage). Logs under $OUT.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 now() { date +%s.%N; }
@@ -26,12 +28,12 @@ if [ "$STAGE" = python ] || [ "${PYTHON_STAGE:-0}" = 1 ]; then
   bash dev/python_device.sh
   [ "$STAGE" = python ] && { echo "total $(el $T0)s"; exit 0; }
 fi
-if [ "$STAGE" != bench ]; then
+if [ "$STAGE" = all ] || [ "$STAGE" = tests ]; then
   (cd /tmp/kb && timeout 420 ctest -j6 --timeout 300 -L gpu --output-on-failure > "$OUT/ctest_gpu.log" 2>&1)
   grep -E "tests passed|\(Failed\)|Not Run|Timeout|Skipped|Passed" "$OUT/ctest_gpu.log" | head -30
   echo "gpu tests $(el $T0)s"
 fi
-if [ "$STAGE" != tests ]; then
+if [ "$STAGE" = all ] || [ "$STAGE" = bench ]; then
   K=/tmp/kb/tools/ktune
   for i in 1 2; do
     S=$(now); timeout 150 $K tune gemm --m 4096 --n 4096 --k 4096 --layout NT > "$OUT/tune_gemm$i.txt" 2>&1
@@ -42,6 +44,9 @@ if [ "$STAGE" != tests ]; then
     timeout 200 /tmp/kb/bench/$b --benchmark_counters_tabular=true ${BENCH_ARGS:-} > "$OUT/$b.txt" 2>&1
     echo "== $b rc=$?"; grep -E "^BM_|^[A-Za-z].*(ns|us|ms) " "$OUT/$b.txt" | head -30 | cut -c1-170
   done
+fi
+if [ "$STAGE" = mlir ] || [ "${MLIR:-0}" = 1 ]; then
+  B=/tmp/kb bash dev/mlir_device.sh
 fi
 cat "$OUT/gpu.txt"
 echo "total $(el $T0)s"

@@ -32,7 +32,8 @@ constexpr LangName kLangAliases[] = {
     {Language::kCpp, "cu"},        {Language::kCpp, "cuh"},      {Language::kCpp, "hip"},
     {Language::kCpp, "cc"},        {Language::kCpp, "cuda"},     {Language::kCpp, "c++"},
     {Language::kLlvmIr, "ll"},     {Language::kAmdgcnAsm, "s"},  {Language::kAmdgcnAsm, "asm"},
-    {Language::kHsaco, "co"}};
+    {Language::kHsaco, "co"},      {Language::kLlvmIr, "llvm-nvptx"},
+    {Language::kLlvmIr, "llvm-amdgpu"}};
 }  // namespace
 
 const char* languageName(Language l) {

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <thread>
 
+#include "base/sha256.h"
+
 namespace ktune {
 
 SimCompiler::SimCompiler(Hook hook, std::string version)
@@ -33,6 +35,8 @@ Expected<CodeObject> SimCompiler::compile(const CompileRequest& req) {
   auto defs = req.defines;
   std::sort(defs.begin(), defs.end());
   std::string bin = "ktune-sim-code-object 1\nentry=" + req.entry + "\narch=" + req.arch + "\n";
+  // A generated module per config (no defines) still gives one binary per distinct module.
+  if (req.language != Language::kCpp) bin += "module=" + sha256Hex(req.source) + "\n";
   for (const auto& [k, v] : defs) {
     if (std::find(d.ignore_defines.begin(), d.ignore_defines.end(), k) != d.ignore_defines.end())
       continue;

@@ -46,7 +46,8 @@ class SimCompiler : public Compiler {
 };
 
 // Binary layout (text, one field per line), parsed by runtime/sim/sim_backend.cc:
-//   ktune-sim-code-object 1 / entry=<e> / arch=<a> / define <K>=<V> ... / registers=<n> /
+//   ktune-sim-code-object 1 / entry=<e> / arch=<a> / [module=<sha256 of a non-C++ module>] /
+//   define <K>=<V> ... / registers=<n> /
 //   shared=<bytes> / local=<bytes> / max_threads=<n>
 
 }  // namespace ktune

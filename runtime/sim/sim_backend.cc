@@ -74,6 +74,8 @@ Expected<SimImage> parseSimImage(const std::string& binary) {
     } else if (const char* s = valueOf("local=")) {
       if (!toInt(s, &v)) return Status::Corrupt("sim code object: bad line '" + line + "'");
       img.local_bytes = v;
+    } else if (valueOf("module=")) {
+      // Names a generated module (per-config sources): nothing the simulation uses.
     } else if (const char* s = valueOf("max_threads=")) {
       if (!toInt(s, &v)) return Status::Corrupt("sim code object: bad line '" + line + "'");
       img.max_threads = static_cast<int>(v);

@@ -72,6 +72,12 @@ Expected<std::string> mlirKernelSource(const std::string& name, const std::strin
   return out;
 }
 
+std::string mlirKernelFileName(const std::string& name, const std::string& arch,
+                               const MlirRowwiseConfig& c, const std::string& ext) {
+  return name + "." + arch + "." + c.dtype + ".v" + std::to_string(c.vec) + ".t" +
+         std::to_string(c.threads) + ".r" + std::to_string(c.rows_per_block) + "." + ext;
+}
+
 std::vector<MlirRowwiseConfig> mlirRowwiseConfigs(const std::string& arch,
                                                   const std::string& dtype) {
   std::vector<MlirRowwiseConfig> out;

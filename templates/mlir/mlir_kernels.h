@@ -28,6 +28,11 @@ std::string mlirKernelEntry(const std::string& name);
 // unknown kernel; kInvalidArgument naming the rule a config breaks.
 Expected<std::string> mlirKernelSource(const std::string& name, const std::string& arch,
                                        const MlirRowwiseConfig& c);
+// The file name of the module of `name` with config `c` lowered for `arch` to `ext` ("ptx"):
+// "rmsnorm.sm_90a.bf16.v8.t256.r1.ptx". What dev/mlir_lower.sh writes and what the GPU test and
+// bench read on a machine without mlir-opt-19.
+std::string mlirKernelFileName(const std::string& name, const std::string& arch,
+                               const MlirRowwiseConfig& c, const std::string& ext);
 // Every valid config of the space VEC {2, 4, 8} x THREADS {64, 128, 256, 512} x
 // ROWS_PER_BLOCK {1, 2, 4} for `dtype` on `arch`; the row length must be a multiple of VEC.
 std::vector<MlirRowwiseConfig> mlirRowwiseConfigs(const std::string& arch,

@@ -9,16 +9,20 @@
 // Rows are contiguous and d % VEC == 0 (the config space's constraint): x, w and out are memrefs
 // of vector<VEC x T>, so every access is one VEC-wide load or store aligned to its size.
 // Arguments (MLIR's memref calling convention: each memref is base, aligned, offset, size,
-// stride): x, w, out, rows, dv = d / VEC, inv_d = 1/d, eps. Grid: ceil(rows / ROWS_PER_BLOCK).
+// stride; the size is not read): x, w, out, rows, d (elements per row), inv_d = 1/d, eps. No
+// argument depends on the config, so one argument list serves every config of a tuning run.
+// Grid: ceil(rows / ROWS_PER_BLOCK).
 gpu.module @ktune {
   gpu.func @ktune_rmsnorm_mlir(%x: memref<?xvector<{{VEC}}x{{T}}>>,
                                %w: memref<?xvector<{{VEC}}x{{T}}>>,
-                               %out: memref<?xvector<{{VEC}}x{{T}}>>, %rows: index, %dv: index,
+                               %out: memref<?xvector<{{VEC}}x{{T}}>>, %rows: index, %d: index,
                                %inv_d: f32, %eps: f32)
       workgroup(%partial: memref<{{WARPS}}xf32, #gpu.address_space<workgroup>>)
       kernel attributes {known_block_size = array<i32: {{THREADS}}, 1, 1>} {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
+    %vec = arith.constant {{VEC}} : index
+    %dv = arith.divui %d, %vec : index
     %threads = arith.constant {{THREADS}} : index
     %rpb = arith.constant {{ROWS_PER_BLOCK}} : index
     %warp = arith.constant {{WARP}} : index

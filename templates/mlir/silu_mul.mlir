@@ -5,15 +5,17 @@
 //   out[r, j] = silu(x[r, j]) * x[r, d + j]      silu(g) = g / (1 + exp(-g)), fp32 math
 //
 // Rows are contiguous, d % VEC == 0: x has 2 * dv vectors per row, out dv (dv = d / VEC).
-// Arguments: out, x (memref calling convention), rows, dv. Grid: x = ceil(dv / THREADS) column
-// chunks, y = ceil(rows / ROWS_PER_BLOCK).
+// Arguments: out, x (memref calling convention), rows, d (config-independent, as in
+// rmsnorm.mlir). Grid: x = ceil(dv / THREADS) column chunks, y = ceil(rows / ROWS_PER_BLOCK).
 gpu.module @ktune {
   gpu.func @ktune_silu_mul_mlir(%out: memref<?xvector<{{VEC}}x{{T}}>>,
-                                %x: memref<?xvector<{{VEC}}x{{T}}>>, %rows: index, %dv: index)
+                                %x: memref<?xvector<{{VEC}}x{{T}}>>, %rows: index, %d: index)
       kernel attributes {known_block_size = array<i32: {{THREADS}}, 1, 1>} {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c2 = arith.constant 2 : index
+    %vec = arith.constant {{VEC}} : index
+    %dv = arith.divui %d, %vec : index
     %threads = arith.constant {{THREADS}} : index
     %rpb = arith.constant {{ROWS_PER_BLOCK}} : index
     %one = arith.constant dense<1.0> : vector<{{VEC}}xf32>

@@ -11,10 +11,14 @@
 #include "runtime/backend.h"
 #include "templates/mlir/mlir_kernels.h"
 #include "templates/rowwise.h"
+#include "tests/gpu/mlir_gpu_util.h"
 #include "tests/unit/ir_test_kernels.h"
 
 namespace ktune {
 namespace {
+
+using mlirgpu::addMemref;
+using mlirgpu::countBad;
 
 class IrGpuTest : public ::testing::Test {
  protected:
@@ -80,10 +84,6 @@ class IrGpuTest : public ::testing::Test {
     auto text = templates::mlirKernelSource(name, arch_, c);
     EXPECT_TRUE(text.ok()) << text.status().message();
     return text.ok() ? load(Language::kMlir, *text, templates::mlirKernelEntry(name)) : FunctionHandle{};
-  }
-  // MLIR's memref calling convention for a 1-D memref: base, aligned, offset, size, stride.
-  static void addMemref(KernelArgs& a, DevicePtr p, int64_t n) {
-    a.add(p).add(p).add(int64_t(0)).add(n).add(int64_t(1));
   }
 
   // saxpy y = a*x + y on n elements with `f`; returns the number of wrong elements.
@@ -153,15 +153,6 @@ TEST_F(IrGpuTest, MlirSaxpy) {
   EXPECT_EQ(runSaxpy(f, true), 0);
 }
 
-// Relative error against the float64 reference, in units of bf16 rounding (2^-8), plus an
-// absolute floor for values near zero.
-int countBad(const std::vector<double>& got, const std::vector<double>& want) {
-  int bad = 0;
-  for (size_t i = 0; i < got.size(); ++i)
-    if (!(std::fabs(got[i] - want[i]) <= 1.6e-2 * std::fabs(want[i]) + 1e-3)) ++bad;
-  return bad;
-}
-
 TEST_F(IrGpuTest, MlirRmsNormMatchesReference) {
   if (std::string why; mlirToolsMissing(&why)) GTEST_SKIP() << why;
   for (const templates::MlirRowwiseConfig& c :
@@ -188,7 +179,7 @@ TEST_F(IrGpuTest, MlirRmsNormMatchesReference) {
     addMemref(args, dx, p.rows * dv);
     addMemref(args, dw, dv);
     addMemref(args, dy, p.rows * dv);
-    args.add(int64_t(p.rows)).add(dv).add(float(1.0 / double(p.cols))).add(p.eps);
+    args.add(int64_t(p.rows)).add(int64_t(p.cols)).add(float(1.0 / double(p.cols))).add(p.eps);
     const unsigned grid = unsigned((p.rows + c.rows_per_block - 1) / c.rows_per_block);
     ASSERT_TRUE(backend_->launch(f, {grid, 1, 1}, {unsigned(c.threads), 1, 1}, 0, args.data()).ok());
     ASSERT_TRUE(backend_->synchronize().ok());
@@ -221,7 +212,7 @@ TEST_F(IrGpuTest, MlirSiluMulMatchesReference) {
     KernelArgs args;
     addMemref(args, dout, p.rows * dv);
     addMemref(args, dx, p.rows * 2 * dv);
-    args.add(int64_t(p.rows)).add(dv);
+    args.add(int64_t(p.rows)).add(int64_t(p.d));
     const Dim3 grid{unsigned((dv + c.threads - 1) / c.threads),
                     unsigned((p.rows + c.rows_per_block - 1) / c.rows_per_block), 1};
     ASSERT_TRUE(backend_->launch(f, grid, {unsigned(c.threads), 1, 1}, 0, args.data()).ok());

@@ -196,7 +196,7 @@ TEST_F(CApi, MistakesAreCodesWithMessages) {
   EXPECT_EQ(ktune_family_register(t_, &d, &f), KTUNE_ERR_INVALID_ARGUMENT);
   d = desc();
   d.source_fn = [](void*, const char*, ktune_config_source*) { return 0; };
-  EXPECT_EQ(ktune_family_register(t_, &d, &f), KTUNE_ERR_UNSUPPORTED);
+  EXPECT_EQ(ktune_family_register(t_, &d, &f), KTUNE_ERR_INVALID_ARGUMENT);  // and source too
   d = desc();
   ktune_arg bad_args[] = {{"n", 7}};
   d.args = bad_args;

@@ -85,6 +85,20 @@ inline std::shared_ptr<IsoProblem> makeIsoProblem(Backend* b, int64_t n) {
   });
 }
 
+// Family "iso_generated": a generated module per config (KernelFamily::source_fn, "ptx" text
+// naming the config) instead of a source. The test process compiles it with the simulated compiler
+// standing in for the IR front door (EngineOptions::ir_compiler); the worker finds the binaries in
+// the store by their keys.
+inline void useGeneratedModules(KernelFamily<IsoProblem>& f) {
+  f.source.clear();
+  f.source_fn = [](const Config& c, const IsoProblem&) -> Expected<ConfigModule> {
+    ConfigModule m;
+    m.language = Language::kPtx;
+    m.text = "// generated iso_scale for " + c.toString();
+    return m;
+  };
+}
+
 inline KernelFamily<IsoProblem> isoFamily(Backend* b, const std::string& name,
                                           std::vector<Config> configs, bool offline = true) {
   KernelFamily<IsoProblem> f;
@@ -108,6 +122,7 @@ inline KernelFamily<IsoProblem> isoFamily(Backend* b, const std::string& name,
     return v;
   };
   f.default_config = f.configs.front();
+  if (name == "iso_generated") useGeneratedModules(f);
   if (offline) {
     f.args_json = [](const IsoProblem& p) { return "{\"n\":" + std::to_string(p.n) + "}"; };
     f.make_problem = [b](const std::string& j) -> Expected<std::shared_ptr<IsoProblem>> {
@@ -131,6 +146,7 @@ inline std::vector<std::pair<std::string, std::vector<Config>>> isoFamilies() {
       {"iso_slow",
        {cfg(32, 5), cfg(64, 5), cfg(128, 5), cfg(256, 5), cfg(512, 5), cfg(1024, 5), cfg(16, 5),
         cfg(8, 5)}},
+      {"iso_generated", {cfg(64, 0), cfg(128, 1), cfg(256, 0), cfg(512, 0)}},
   };
 }
 

@@ -59,6 +59,7 @@ struct IsoEnv {
     t.options.worker_plugins = {KTUNE_ISOLATION_SIM_PLUGIN};
     t.isolation.fallback_in_process = false;  // a broken worker must fail the tests visibly
     t.compiler = std::make_shared<SimCompiler>();
+    t.ir_compiler = t.compiler;  // generated modules (iso_generated) become sim binaries too
     t.log = &log;
     return t;
   }
@@ -316,6 +317,25 @@ TEST(Isolation, WorkerIsReusedAcrossCandidatesAndKeys) {
   EXPECT_EQ(sel->config, "BLOCK=256,MODE=0");
   // The parent never ran a timed candidate: only the two real calls launched here.
   EXPECT_EQ(env.backend->launchCount("iso_scale"), 2);
+}
+
+// A family whose modules come from a per-config source callback is benchmarked in the worker too:
+// the worker's copy of the family (the plugin's) loads each binary from the store by its key, a
+// faulting module is a result, and nothing is timed in the tuner's process.
+TEST(Isolation, GeneratedModulesAreBenchmarkedInTheWorker) {
+  IsoEnv env;
+  auto t = make(env, "iso_generated", env.options());
+  auto p = isotest::makeIsoProblem(env.backend.get(), 3000);
+  auto rep = t.fam.tune(*p);
+  ASSERT_TRUE(rep.ok()) << rep.status().toString() << env.log.str();
+  EXPECT_EQ(rep->winner, "BLOCK=256,MODE=0") << rep->tree();
+  const CandidateResult* bad = find(*rep, "BLOCK=128,MODE=1");
+  ASSERT_NE(bad, nullptr);
+  EXPECT_EQ(bad->status, Code::kDeviceFault) << bad->reason;
+  const IsolationStats st = t.tuner->isolationStats();
+  EXPECT_EQ(st.candidates_sent, 4);
+  EXPECT_EQ(st.fallbacks, 0);
+  EXPECT_EQ(env.backend->launchCount("iso_scale"), 0);
 }
 
 // Vendor-library candidates run in the tuner's process while the worker starts
