@@ -1,0 +1,125 @@
+// `ktune tune` reads the shared cache first (a real redis-server on a loopback port): machine A
+// tunes GEMM and RMSNorm keys on the simulated GPU and publishes them; machine B, with an empty
+// cache, gets every winner, its candidates and the winner's code object from Redis — no compile
+// (its store holds exactly the fetched winners), no benchmark (no compile/bench progress event).
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "base/fs.h"
+#include "base/subprocess.h"
+#include "compiler/store/store.h"
+#include "tests/unit/remote_server.h"
+
+namespace ktune {
+namespace {
+
+using remotetest::RedisServer;
+
+struct Cli {
+  int rc = -1;
+  std::string out, err;
+  double wall_s = 0;
+};
+
+Cli ktune(const std::string& cache, const std::string& url, std::vector<std::string> args) {
+  ::setenv("KTUNE_CACHE_DIR", cache.c_str(), 1);
+  ::setenv("KTUNE_BACKEND", "sim", 1);
+  ::setenv("KTUNE_REMOTE_CACHE", url.c_str(), 1);
+  ::setenv("KTUNE_REMOTE_TIMEOUT_MS", "2000", 1);  // a loaded CI box must not skip the remote
+  args.insert(args.begin(), KTUNE_CLI_PATH);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = runProcess(args, "", 300000);
+  Cli c;
+  c.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (const char* v : {"KTUNE_CACHE_DIR", "KTUNE_BACKEND", "KTUNE_REMOTE_CACHE", "KTUNE_REMOTE_TIMEOUT_MS"})
+    ::unsetenv(v);
+  if (!r.ok()) return c;
+  c.rc = r->exit_code;
+  c.out = r->out;
+  c.err = r->err;
+  return c;
+}
+
+// The JSON documents `ktune tune --json` printed (one per key).
+std::vector<nlohmann::json> reports(const std::string& out) {
+  std::vector<nlohmann::json> v;
+  std::istringstream in(out);
+  for (;;) {
+    nlohmann::json j;
+    try {
+      in >> j;
+    } catch (const std::exception&) {
+      break;
+    }
+    v.push_back(std::move(j));
+  }
+  return v;
+}
+
+size_t storeEntries(const std::string& cache) {
+  auto s = CodeObjectStore::open(cache);
+  if (!s.ok()) return 0;
+  auto l = (*s)->list();
+  return l.ok() ? l->size() : 0;
+}
+
+TEST(RemoteWarm, TuneTakesPublishedKeysWithoutCompilingOrBenchmarking) {
+  RedisServer server;
+  KTUNE_REQUIRE_REDIS(server);
+  char tmpl[] = "/tmp/ktune-rwarm-XXXXXX";
+  const std::string dir = ::mkdtemp(tmpl);
+  const std::string a = dir + "/a", b = dir + "/b";
+  const std::vector<std::vector<std::string>> cmds = {
+      {"tune", "gemm", "--m", "64", "--n", "96", "--k", "128", "--kinds", "mma", "--json"},
+      {"tune", "gemm", "--m", "16", "--n", "256", "--k", "64", "--kinds", "mma,skinny", "--json"},
+      {"tune", "rmsnorm", "--rows", "32", "--cols", "512", "--json"}};
+  std::vector<nlohmann::json> tuned;
+  for (const auto& c : cmds) {
+    Cli r = ktune(a, server.url(), c);
+    ASSERT_EQ(r.rc, 0) << r.err;
+    auto js = reports(r.out);
+    ASSERT_EQ(js.size(), 1u) << r.out;
+    EXPECT_EQ(js[0]["from"], "tuned");
+    EXPECT_GT(js[0]["compiled"].get<int>(), 0);
+    tuned.push_back(js[0]);
+  }
+  ASSERT_GT(storeEntries(a), cmds.size());
+
+  for (size_t i = 0; i < cmds.size(); ++i) {
+    SCOPED_TRACE(cmds[i][1]);
+    Cli r = ktune(b, server.url(), cmds[i]);  // a fresh machine: empty cache
+    ASSERT_EQ(r.rc, 0) << r.err;
+    auto js = reports(r.out);
+    ASSERT_EQ(js.size(), 1u) << r.out;
+    EXPECT_EQ(js[0]["from"], "remote");
+    EXPECT_EQ(js[0]["compiled"], 0);
+    EXPECT_EQ(js[0]["winner"], tuned[i]["winner"]);
+    EXPECT_EQ(js[0]["winner_median_ms"], tuned[i]["winner_median_ms"]);
+    EXPECT_EQ(js[0]["candidates"].size(), tuned[i]["candidates"].size());
+    // The engine's own progress events (JSON lines on stderr): nothing compiled or benchmarked.
+    EXPECT_EQ(r.err.find("\"phase\":\"compile\""), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("\"phase\":\"bench\""), std::string::npos) << r.err;
+    EXPECT_EQ(storeEntries(b), i + 1) << "only the fetched winners' code objects";
+  }
+  // Without the remote, `ktune tune` on B tunes (it does not mistake its mirrored entry for a run).
+  ::setenv("KTUNE_CACHE_DIR", b.c_str(), 1);
+  ::setenv("KTUNE_BACKEND", "sim", 1);
+  auto r = runProcess({KTUNE_CLI_PATH, "tune", "rmsnorm", "--rows", "32", "--cols", "512", "--json"},
+                      "", 300000);
+  ::unsetenv("KTUNE_CACHE_DIR");
+  ::unsetenv("KTUNE_BACKEND");
+  ASSERT_TRUE(r.ok());
+  auto js = reports(r->out);
+  ASSERT_EQ(js.size(), 1u) << r->out << r->err;
+  EXPECT_EQ(js[0]["from"], "tuned");
+  (void)removeTree(dir);
+}
+
+}  // namespace
+}  // namespace ktune
