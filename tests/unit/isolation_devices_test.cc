@@ -18,7 +18,9 @@ namespace {
 
 struct Outcome {
   std::string winner;
-  std::map<std::string, Code> status;
+  // Per config: "measured" (timed, or stopped early as slower than the best so far: which ones
+  // depends on the order the devices finish in) or the failure's code.
+  std::map<std::string, std::string> status;
   std::map<int, int> per_device;  // device -> candidates reported by TuneReport::devices
   std::map<int, int> named;       // device -> candidates naming it
 };
@@ -60,7 +62,8 @@ Outcome tuneFamily(const std::string& family, int n_devices) {
     if (rep.ok()) {
       out.winner = rep->winner;
       for (const auto& c : rep->candidates) {
-        out.status[c.config] = c.status;
+        const bool measured = c.status == Code::kOk || c.reason.rfind("slower than best", 0) == 0;
+        out.status[c.config] = measured ? "measured" : codeName(c.status);
         if (c.device >= 0) ++out.named[c.device];
       }
       for (const auto& d : rep->devices) out.per_device[d.device] = d.candidates;

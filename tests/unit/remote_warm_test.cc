@@ -1,7 +1,8 @@
 // `ktune tune` reads the shared cache first (a real redis-server on a loopback port): machine A
 // tunes GEMM and RMSNorm keys on the simulated GPU and publishes them; machine B, with an empty
 // cache, gets every winner, its candidates and the winner's code object from Redis — no compile
-// (its store holds exactly the fetched winners), no benchmark (no compile/bench progress event).
+// (no compile progress event; its store holds at most the fetched winners), no benchmark (no bench
+// progress event).
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -105,7 +106,9 @@ TEST(RemoteWarm, TuneTakesPublishedKeysWithoutCompilingOrBenchmarking) {
     // The engine's own progress events (JSON lines on stderr): nothing compiled or benchmarked.
     EXPECT_EQ(r.err.find("\"phase\":\"compile\""), std::string::npos) << r.err;
     EXPECT_EQ(r.err.find("\"phase\":\"bench\""), std::string::npos) << r.err;
-    EXPECT_EQ(storeEntries(b), i + 1) << "only the fetched winners' code objects";
+    // At most the fetched winners' code objects (shapes may share one); tuning compiles them all.
+    EXPECT_LE(storeEntries(b), i + 1);
+    EXPECT_GE(storeEntries(b), 1u);
   }
   // Without the remote, `ktune tune` on B tunes (it does not mistake its mirrored entry for a run).
   ::setenv("KTUNE_CACHE_DIR", b.c_str(), 1);
