@@ -6,6 +6,7 @@
 #include "ktune/version.hpp"
 #include "compiler/sim/sim_compiler.h"
 #include "compiler/store/store.h"
+#include "remote/shared.h"
 
 namespace ktune {
 namespace {
@@ -48,6 +49,8 @@ Expected<std::unique_ptr<Autotuner>> Autotuner::create(const TunerOptions& optio
     KTUNE_ASSIGN_OR_RETURN(auto b, openBackend(options.backend));
     impl->backend = std::shared_ptr<Backend>(std::move(b));
   }
+  // Shared results when a remote is set (leases, lookups and publishing; remote/shared.h).
+  if (!options.remote_cache.empty()) eo.shared = remote::makeSharedTuning(options);
   KTUNE_ASSIGN_OR_RETURN(auto t, Tuner::create(impl->backend, std::move(eo)));
   impl->tuner = std::shared_ptr<Tuner>(std::move(t));
   return std::unique_ptr<Autotuner>(new Autotuner(std::move(impl)));
