@@ -33,5 +33,10 @@ if [ "$STAGE" != tests ]; then
     echo "== $b rc=$?"; grep -E "^BM_|^[A-Za-z].*(ns|us|ms) " "$OUT/$b.txt" | head -30 | cut -c1-170
   done
 fi
+if [ "$STAGE" != tests ] && [ "${MULTI_GPU:-1}" = 1 ]; then
+  # Multi-GPU tuning and the queue (issue 17): on one GPU, --devices all vs 0 (no slower) and one
+  # server; its own table. MULTI_GPU=0 skips it.
+  STAGE=nogtests SKIP_BUILD=0 timeout 560 bash dev/device_multi_gpu.sh 2>&1 | tail -12
+fi
 cat "$OUT/gpu.txt"
 echo "total $(el $T0)s"
