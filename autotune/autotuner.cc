@@ -263,6 +263,10 @@ Expected<Selection> Tuner::lookup(detail::FamilyState* fs, const void* p) {
 void Tuner::prestartWorker() {
   if (!impl_->opts.options.isolate) return;
   std::lock_guard<std::mutex> l(impl_->bench_mu);
+  if (impl_->devices) {  // one worker per device instead (device_pool.h)
+    impl_->devices->prestart();
+    return;
+  }
   std::string ignored;
   if (impl_->makeWorker(&ignored)) (void)impl_->worker->prestart();
 }

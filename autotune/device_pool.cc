@@ -164,6 +164,8 @@ Status DevicePool::benchInProcess(IsolatedBatch& b) {
 
 void DevicePool::laneLoop(Lane& lane) {
   Shared& sh = *shared_;
+  // Start-up (process, device context) overlaps the compiles; failures show in the first run().
+  (void)lane.worker->prestart();
   std::unique_lock<std::mutex> l(sh.mu);
   for (;;) {
     sh.work_cv.wait(l, [&] { return sh.stop || lane.seen != sh.generation; });
@@ -215,23 +217,32 @@ void DevicePool::laneLoop(Lane& lane) {
   lane.worker.reset();  // closes the worker from the thread that started it
 }
 
+bool DevicePool::startLanes(std::string* why) {
+  if (!lanes_.empty()) return true;
+  for (int d : devices_) {
+    auto wl = e_.workerLaunch(d);
+    if (!wl.ok()) {
+      lanes_.clear();
+      *why = wl.status().toString();
+      return false;
+    }
+    auto lane = std::make_unique<Lane>();
+    lane->device = d;
+    lane->worker = std::make_unique<WorkerSupervisor>(std::move(*wl), e_.opts.isolation);
+    lanes_.push_back(std::move(lane));
+  }
+  for (auto& lane : lanes_) lane->thread = std::thread([this, p = lane.get()] { laneLoop(*p); });
+  return true;
+}
+
+void DevicePool::prestart() {
+  std::string ignored;  // reported by the first benchWorkers
+  (void)startLanes(&ignored);
+}
+
 bool DevicePool::benchWorkers(IsolatedBatch& b, std::string* why) {
   Shared& sh = *shared_;
-  if (lanes_.empty()) {
-    for (int d : devices_) {
-      auto wl = e_.workerLaunch(d);
-      if (!wl.ok()) {
-        lanes_.clear();
-        *why = wl.status().toString();
-        return false;
-      }
-      auto lane = std::make_unique<Lane>();
-      lane->device = d;
-      lane->worker = std::make_unique<WorkerSupervisor>(std::move(*wl), e_.opts.isolation);
-      lanes_.push_back(std::move(lane));
-    }
-    for (auto& lane : lanes_) lane->thread = std::thread([this, p = lane.get()] { laneLoop(*p); });
-  }
+  if (!startLanes(why)) return false;
   addShares(b, devices_);
   std::unique_lock<std::mutex> l(sh.mu);
   sh.queue.clear();

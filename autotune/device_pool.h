@@ -50,6 +50,8 @@ class DevicePool {
   const std::vector<int>& devices() const { return devices_; }
   // Whether the devices can be driven from this process (the simulated backend).
   bool inProcess() const;
+  // Starts the lane threads and their workers without waiting for them (Tuner::prestartWorker).
+  void prestart();
   // Benchmarks b's candidates through one worker per device. false with *why when no worker could
   // benchmark any of them (the caller decides, as for one worker); candidates a dead worker left
   // fail with kUnavailable once some others ran. Called under the engine's benchmark lock.
@@ -61,6 +63,7 @@ class DevicePool {
  private:
   struct Shared;
   struct Lane;
+  bool startLanes(std::string* why);  // once; false when there is no worker executable
   void laneLoop(Lane& lane);
   // Records candidate i's result (from device `device`) into the run (under shared_->mu when
   // lanes run).

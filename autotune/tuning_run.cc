@@ -355,7 +355,7 @@ Status TuningRun::bench(std::vector<size_t> batch) {
 // compiles run), so a cold run takes about max(compile, bench) rather than the sum; without it,
 // everything is compiled first. The isolation worker starts before the compiles.
 Status TuningRun::compileAndBench() {
-  if (e_.opts.options.isolate && f_.args_json && f_.make_problem) {
+  if (e_.opts.options.isolate && f_.args_json && f_.make_problem && !e_.devices) {
     std::string ignored;
     // The worker builds this key's problem while we compile (run() reports start failures).
     if (e_.makeWorker(&ignored)) (void)e_.worker->prepare(f_.name, f_.args_json(p_));

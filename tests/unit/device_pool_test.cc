@@ -3,7 +3,6 @@
 // even share), nothing is measured twice, and the winners are those of a one-device run; the
 // device lists the CLI accepts; and `ktune tune --devices` end to end on KTUNE_SIM_DEVICES.
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -17,9 +16,9 @@
 #include "autotune/autotuner.h"
 #include "autotune/device_pool.h"
 #include "base/fs.h"
-#include "base/subprocess.h"
 #include "compiler/sim/sim_compiler.h"
 #include "runtime/sim/sim_backend.h"
+#include "tests/unit/cli_fixture.h"
 
 namespace ktune {
 namespace {
@@ -162,34 +161,13 @@ TEST(DevicePool, DeviceLists) {
   EXPECT_NE(tu.status().message().find("no device 2"), std::string::npos) << tu.status().toString();
 }
 
-struct Cli {
-  int rc = -1;
-  std::string out, err;
-};
-
-Cli ktune(const std::string& cache, int sim_devices, std::vector<std::string> args) {
-  ::setenv("KTUNE_CACHE_DIR", cache.c_str(), 1);
-  ::setenv("KTUNE_BACKEND", "sim", 1);
-  ::setenv("KTUNE_SIM_DEVICES", std::to_string(sim_devices).c_str(), 1);
-  ::unsetenv("KTUNE_REMOTE_CACHE");
-  ::unsetenv("KTUNE_ISOLATE");
-  args.insert(args.begin(), KTUNE_CLI_PATH);
-  auto r = runProcess(args, "", 300000);
-  ::unsetenv("KTUNE_BACKEND");
-  ::unsetenv("KTUNE_SIM_DEVICES");
-  Cli c;
-  if (!r.ok()) return c;
-  c.rc = r->exit_code;
-  c.out = r->out;
-  c.err = r->err;
-  return c;
-}
-
 // `ktune tune gemm --devices all` on 2 simulated devices: the same winner as on device 0 alone,
 // every measured candidate names its device, and the devices' busy times are even.
-TEST(DevicePool, CliTuneSpreadsOverSimulatedDevices) {
-  char tmpl[] = "/tmp/ktune-pool-cli-XXXXXX";
-  const std::string dir = ::mkdtemp(tmpl);
+using DevicePoolCli = Cli;
+
+TEST_F(DevicePoolCli, TuneSpreadsOverSimulatedDevices) {
+  const std::vector<std::string> env = {"KTUNE_BACKEND=sim", "KTUNE_SIM_DEVICES=2",
+                                        "KTUNE_REMOTE_CACHE=", "KTUNE_ISOLATE="};
   const std::vector<std::string> gemm = {"tune", "gemm", "--m", "128", "--n", "128", "--k", "128",
                                          "--kinds", "mma", "--json", "--quiet", "--devices"};
   auto withDevices = [&](const std::string& d) {
@@ -197,10 +175,10 @@ TEST(DevicePool, CliTuneSpreadsOverSimulatedDevices) {
     a.push_back(d);
     return a;
   };
-  Cli one = ktune(dir + "/one", 2, withDevices("0"));
-  ASSERT_EQ(one.rc, 0) << one.err;
-  Cli two = ktune(dir + "/two", 2, withDevices("all"));
-  ASSERT_EQ(two.rc, 0) << two.err;
+  CliRun one = ktune(withDevices("0"), root_ + "/one", env);
+  ASSERT_EQ(one.code, 0) << one.err;
+  CliRun two = ktune(withDevices("all"), root_ + "/two", env);
+  ASSERT_EQ(two.code, 0) << two.err;
   auto j1 = nlohmann::json::parse(one.out, nullptr, false);
   auto j2 = nlohmann::json::parse(two.out, nullptr, false);
   ASSERT_TRUE(j1.is_object() && j2.is_object()) << one.out << two.out;
@@ -220,10 +198,9 @@ TEST(DevicePool, CliTuneSpreadsOverSimulatedDevices) {
     if (c.contains("device")) used.insert(c["device"].get<int>());
   EXPECT_EQ(used, (std::set<int>{0, 1}));
   // A device that is not there is a usage error, before anything is tuned.
-  Cli bad = ktune(dir + "/bad", 2, withDevices("0,5"));
-  EXPECT_NE(bad.rc, 0);
-  EXPECT_NE(bad.err.find("no device 5"), std::string::npos) << bad.err;
-  (void)removeTree(dir);
+  CliRun bad = ktune(withDevices("0,5"), root_ + "/bad", env);
+  EXPECT_NE(bad.code, 0);
+  EXPECT_HAS(bad.err, "no device 5");
 }
 
 }  // namespace

@@ -4,48 +4,21 @@
 // (no compile progress event; its store holds at most the fetched winners), no benchmark (no bench
 // progress event).
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
-#include <chrono>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "base/fs.h"
-#include "base/subprocess.h"
 #include "compiler/store/store.h"
+#include "tests/unit/cli_fixture.h"
 #include "tests/unit/remote_server.h"
 
 namespace ktune {
 namespace {
 
 using remotetest::RedisServer;
-
-struct Cli {
-  int rc = -1;
-  std::string out, err;
-  double wall_s = 0;
-};
-
-Cli ktune(const std::string& cache, const std::string& url, std::vector<std::string> args) {
-  ::setenv("KTUNE_CACHE_DIR", cache.c_str(), 1);
-  ::setenv("KTUNE_BACKEND", "sim", 1);
-  ::setenv("KTUNE_REMOTE_CACHE", url.c_str(), 1);
-  ::setenv("KTUNE_REMOTE_TIMEOUT_MS", "2000", 1);  // a loaded CI box must not skip the remote
-  args.insert(args.begin(), KTUNE_CLI_PATH);
-  const auto t0 = std::chrono::steady_clock::now();
-  auto r = runProcess(args, "", 300000);
-  Cli c;
-  c.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  for (const char* v : {"KTUNE_CACHE_DIR", "KTUNE_BACKEND", "KTUNE_REMOTE_CACHE", "KTUNE_REMOTE_TIMEOUT_MS"})
-    ::unsetenv(v);
-  if (!r.ok()) return c;
-  c.rc = r->exit_code;
-  c.out = r->out;
-  c.err = r->err;
-  return c;
-}
 
 // The JSON documents `ktune tune --json` printed (one per key).
 std::vector<nlohmann::json> reports(const std::string& out) {
@@ -70,20 +43,23 @@ size_t storeEntries(const std::string& cache) {
   return l.ok() ? l->size() : 0;
 }
 
-TEST(RemoteWarm, TuneTakesPublishedKeysWithoutCompilingOrBenchmarking) {
+using RemoteWarm = Cli;
+
+TEST_F(RemoteWarm, TuneTakesPublishedKeysWithoutCompilingOrBenchmarking) {
   RedisServer server;
   KTUNE_REQUIRE_REDIS(server);
-  char tmpl[] = "/tmp/ktune-rwarm-XXXXXX";
-  const std::string dir = ::mkdtemp(tmpl);
-  const std::string a = dir + "/a", b = dir + "/b";
+  const std::string a = root_ + "/a", b = root_ + "/b";
+  // KTUNE_REMOTE_TIMEOUT_MS: a loaded CI box must not skip the remote.
+  const std::vector<std::string> env = {"KTUNE_BACKEND=sim", "KTUNE_REMOTE_CACHE=" + server.url(),
+                                        "KTUNE_REMOTE_TIMEOUT_MS=2000", "KTUNE_ISOLATE="};
   const std::vector<std::vector<std::string>> cmds = {
       {"tune", "gemm", "--m", "64", "--n", "96", "--k", "128", "--kinds", "mma", "--json"},
       {"tune", "gemm", "--m", "16", "--n", "256", "--k", "64", "--kinds", "mma,skinny", "--json"},
       {"tune", "rmsnorm", "--rows", "32", "--cols", "512", "--json"}};
   std::vector<nlohmann::json> tuned;
   for (const auto& c : cmds) {
-    Cli r = ktune(a, server.url(), c);
-    ASSERT_EQ(r.rc, 0) << r.err;
+    CliRun r = ktune(c, a, env);
+    ASSERT_EQ(r.code, 0) << r.err;
     auto js = reports(r.out);
     ASSERT_EQ(js.size(), 1u) << r.out;
     EXPECT_EQ(js[0]["from"], "tuned");
@@ -94,8 +70,8 @@ TEST(RemoteWarm, TuneTakesPublishedKeysWithoutCompilingOrBenchmarking) {
 
   for (size_t i = 0; i < cmds.size(); ++i) {
     SCOPED_TRACE(cmds[i][1]);
-    Cli r = ktune(b, server.url(), cmds[i]);  // a fresh machine: empty cache
-    ASSERT_EQ(r.rc, 0) << r.err;
+    CliRun r = ktune(cmds[i], b, env);  // a fresh machine: empty cache
+    ASSERT_EQ(r.code, 0) << r.err;
     auto js = reports(r.out);
     ASSERT_EQ(js.size(), 1u) << r.out;
     EXPECT_EQ(js[0]["from"], "remote");
@@ -111,17 +87,12 @@ TEST(RemoteWarm, TuneTakesPublishedKeysWithoutCompilingOrBenchmarking) {
     EXPECT_GE(storeEntries(b), 1u);
   }
   // Without the remote, `ktune tune` on B tunes (it does not mistake its mirrored entry for a run).
-  ::setenv("KTUNE_CACHE_DIR", b.c_str(), 1);
-  ::setenv("KTUNE_BACKEND", "sim", 1);
-  auto r = runProcess({KTUNE_CLI_PATH, "tune", "rmsnorm", "--rows", "32", "--cols", "512", "--json"},
-                      "", 300000);
-  ::unsetenv("KTUNE_CACHE_DIR");
-  ::unsetenv("KTUNE_BACKEND");
-  ASSERT_TRUE(r.ok());
-  auto js = reports(r->out);
-  ASSERT_EQ(js.size(), 1u) << r->out << r->err;
+  CliRun r = ktune({"tune", "rmsnorm", "--rows", "32", "--cols", "512", "--json"}, b,
+                   {"KTUNE_BACKEND=sim", "KTUNE_REMOTE_CACHE="});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto js = reports(r.out);
+  ASSERT_EQ(js.size(), 1u) << r.out << r.err;
   EXPECT_EQ(js[0]["from"], "tuned");
-  (void)removeTree(dir);
 }
 
 }  // namespace
