@@ -2,6 +2,7 @@
 // Status becomes its code plus the thread's last-error message, and no exception leaves here.
 #include "ktune/ktune.h"
 
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -13,6 +14,7 @@
 
 #include "api/c_api_util.h"
 #include "api/data_family.h"
+#include "base/options.h"
 #include "ktune/ktune.hpp"
 
 namespace {
@@ -156,7 +158,9 @@ int ktune_tuner_create(const char* backend, ktune_tuner** out) {
 
 int ktune_tuner_create_ex(const ktune_tuner_options* o, ktune_tuner** out) {
   if (!o || !out) return invalid("ktune_tuner_create: null options or out");
-  if (o->struct_size < sizeof(ktune_tuner_options))
+  // remote_cache came last: a struct that ends before it is an older caller's, without it.
+  const bool has_remote = o->struct_size >= sizeof(ktune_tuner_options);
+  if (o->struct_size < offsetof(ktune_tuner_options, remote_cache))
     return invalid("ktune_tuner_create: options->struct_size too small (use KTUNE_TUNER_OPTIONS_INIT)");
   auto env = ktune::TunerOptions::fromEnv();
   if (!env.ok()) return fail(env.status());
@@ -168,6 +172,13 @@ int ktune_tuner_create_ex(const ktune_tuner_options* o, ktune_tuner** out) {
   if (o->tuning >= 0) opts.tuning = o->tuning != 0;
   if (o->verbose >= 0) opts.verbose = o->verbose;
   if (o->isolate >= 0) opts.isolate = o->isolate != 0;
+  if (has_remote && o->remote_cache) {
+    if (*o->remote_cache) {
+      auto u = ktune::parseRemoteUrl(o->remote_cache);
+      if (!u.ok()) return fail(u.status().withContext("ktune_tuner_create: remote_cache"));
+    }
+    opts.remote_cache = o->remote_cache;
+  }
   auto t = ktune::Autotuner::create(opts);
   if (!t.ok()) return fail(t.status());
   auto h = std::unique_ptr<ktune_tuner>(new (std::nothrow) ktune_tuner);

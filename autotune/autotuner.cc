@@ -17,6 +17,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "autotune/device_pool.h"
 #include "autotune/engine.h"
 #include "autotune/isolation.h"
 #include "base/fs.h"
@@ -45,6 +46,12 @@ Expected<std::unique_ptr<Tuner>> Tuner::create(std::shared_ptr<Backend> backend,
     return Status::NotFound("Tuner::create: device " + std::to_string(dev) +
                             " not found (" + std::to_string(devs.size()) + " devices on backend " +
                             backend->name() + ")");
+  }
+  KTUNE_RETURN_IF_ERROR(checkDeviceList(opts.options.devices, devs, dev).withContext("Tuner::create"));
+  if (opts.options.devices.size() > 1 && !opts.options.isolate &&
+      backend->vendor() != Vendor::kSimulated) {
+    return Status::InvalidArgument("Tuner::create: spreading candidates over several GPUs needs "
+                                   "isolation, one worker per GPU (options.isolate / KTUNE_ISOLATE=1)");
   }
   KTUNE_RETURN_IF_ERROR(backend->setDevice(dev));
   impl->device = devs[dev];
@@ -86,6 +93,8 @@ Expected<std::unique_ptr<Tuner>> Tuner::create(std::shared_ptr<Backend> backend,
                               arch};
   impl->bench = std::make_unique<Benchmarker>(*impl->backend, impl->device);
   impl->opts = std::move(opts);
+  if (impl->opts.options.devices.size() > 1)
+    impl->devices = std::make_shared<detail::DevicePool>(*impl, impl->opts.options.devices);
   return std::unique_ptr<Tuner>(new Tuner(std::move(impl)));
 }
 
@@ -177,7 +186,30 @@ std::string Tuner::keyString(detail::FamilyState* fs, const void* p) {
   return kb.toString();
 }
 
+std::optional<TuneReport> Tuner::fetchShared(detail::FamilyState* fs, const void* p) {
+  if (!impl_->opts.shared) return std::nullopt;
+  KeyBuilder kb;
+  fs->f.key(p, kb);
+  if (kb.overflowed()) return std::nullopt;
+  std::lock_guard<std::mutex> slow(fs->slow_mu);
+  const std::string key = kb.toString();
+  Selected* sel = impl_->fromShared(*fs, p, kb, key);
+  if (!sel) return std::nullopt;
+  TuneReport r;
+  r.family = fs->f.name;
+  r.key = key;
+  r.winner = sel->config_str;
+  r.winner_source = sel->source;
+  r.winner_stats = sel->stats;
+  r.from = "remote";
+  if (auto e = fs->db->lookup(key)) r.candidates = e->candidates;  // fromShared recorded it
+  return r;
+}
+
 Expected<TuneReport> Tuner::tune(detail::FamilyState* fs, const void* p, StreamHandle s) {
+  if (impl_->opts.tune_reads_shared) {
+    if (auto r = fetchShared(fs, p)) return std::move(*r);
+  }
   KeyBuilder kb;
   fs->f.key(p, kb);
   if (kb.overflowed()) return Status::InvalidArgument("family " + fs->f.name + ": key too long");
@@ -233,6 +265,10 @@ Expected<Selection> Tuner::lookup(detail::FamilyState* fs, const void* p) {
 void Tuner::prestartWorker() {
   if (!impl_->opts.options.isolate) return;
   std::lock_guard<std::mutex> l(impl_->bench_mu);
+  if (impl_->devices) {  // one worker per device instead (device_pool.h)
+    impl_->devices->prestart();
+    return;
+  }
   std::string ignored;
   if (impl_->makeWorker(&ignored)) (void)impl_->worker->prestart();
 }

@@ -96,6 +96,10 @@ struct EngineOptions {
   // Results shared with other processes and machines (autotune/shared_tuning.h; made by
   // remote::makeSharedTuning from options.remote_cache). Null: this process's cache only.
   std::shared_ptr<SharedTuning> shared;
+  // Family<P>::tune (a forced tuning run) first takes a key the shared cache holds (see
+  // Tuner::fetchShared) instead of tuning it again. Off by default; `ktune tune` turns it on, so a
+  // warm remote makes it compile and benchmark nothing.
+  bool tune_reads_shared = false;
 };
 
 namespace detail {
@@ -115,6 +119,8 @@ class Family {
   Expected<TuneReport> tune(const P& p, StreamHandle stream = {}) const;
   // Which config would run for p, without compiling, tuning or launching.
   Expected<Selection> lookup(const P& p) const;
+  // p's key from the shared cache, without tuning (see Tuner::fetchShared).
+  std::optional<TuneReport> fetchShared(const P& p) const;
   // The key string of p.
   std::string key(const P& p) const;
   const std::string& name() const;
@@ -203,6 +209,12 @@ class Tuner : public CandidateBench {
                                      const WorkerCandidate& c, const BenchOptions& bench,
                                      double best_ms, StreamHandle s = {}) override;
 
+  // The result of p's key from the shared cache (EngineOptions::shared), with nothing compiled or
+  // benchmarked: the entry and its code objects are fetched, recorded in the local database and
+  // selected for later calls; the report holds the entry's winner and candidates, with
+  // from = "remote". nullopt when no shared cache is configured or it holds no usable entry. Only
+  // p's key is computed: its buffers are not touched. Thread-safe.
+  std::optional<TuneReport> fetchShared(detail::FamilyState* f, const void* p);
   // Type-erased entry points behind Family<P> (p points at the problem).
   Status call(detail::FamilyState* f, const void* p, StreamHandle s);
   Expected<TuneReport> tune(detail::FamilyState* f, const void* p, StreamHandle s);
@@ -232,6 +244,11 @@ template <class P>
 Expected<Selection> Family<P>::lookup(const P& p) const {
   if (!state_) return Status::InvalidArgument("lookup() on an empty ktune::Family");
   return tuner_->lookup(state_, &p);
+}
+template <class P>
+std::optional<TuneReport> Family<P>::fetchShared(const P& p) const {
+  if (!state_) return std::nullopt;
+  return tuner_->fetchShared(state_, &p);
 }
 template <class P>
 std::string Family<P>::key(const P& p) const {

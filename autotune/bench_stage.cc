@@ -3,6 +3,7 @@
 #include <chrono>
 #include <functional>
 
+#include "autotune/device_pool.h"
 #include "base/fs.h"
 #include "compiler/store/store.h"
 
@@ -80,20 +81,25 @@ void TunerEngine::benchOne(const ErasedFamily& f, const void* p, Cand& c,
   c.r.date = isoUtcNow();
 }
 
-bool TunerEngine::makeWorker(std::string* why) {
-  if (worker) return true;
-  auto exe = findWorkerExecutable(opts.options.worker_path);
-  if (!exe.ok()) {
-    *why = exe.status().toString();
-    return false;
-  }
+Expected<WorkerLaunch> TunerEngine::workerLaunch(int dev) const {
+  KTUNE_ASSIGN_OR_RETURN(std::string exe, findWorkerExecutable(opts.options.worker_path));
   WorkerLaunch wl;
-  wl.executable = *exe;
+  wl.executable = std::move(exe);
   wl.cache_dir = opts.options.cache_dir;
   wl.backend = backend->name();
-  wl.device = opts.options.device;
+  wl.device = dev;
   wl.plugins = opts.options.worker_plugins;
-  worker = std::make_unique<WorkerSupervisor>(std::move(wl), opts.isolation);
+  return wl;
+}
+
+bool TunerEngine::makeWorker(std::string* why) {
+  if (worker) return true;
+  auto wl = workerLaunch(opts.options.device);
+  if (!wl.ok()) {
+    *why = wl.status().toString();
+    return false;
+  }
+  worker = std::make_unique<WorkerSupervisor>(std::move(*wl), opts.isolation);
   return true;
 }
 
@@ -110,6 +116,7 @@ bool benchIsolated(TunerEngine& e, IsolatedBatch& ib, std::string* why) {
            "problem (add both to benchmark it isolated)";
     return false;
   }
+  if (e.devices) return e.devices->benchWorkers(ib, why);  // one worker per device
   if (!e.makeWorker(why)) return false;
   WorkerBatch b;
   b.family = f.name;

@@ -21,6 +21,7 @@ struct IsolatedBatch {
   std::vector<bool>* done;          // done[i]: candidate i has its result
   int* bench_index;                 // progress counter (updated)
   int total;                        // candidates of the run (progress)
+  TuneReport* rep = nullptr;        // the run's report (per-device shares of multi-device runs)
 };
 
 // Benchmarks the batch through the worker; false (with *why) when the worker cannot be used, so

@@ -35,14 +35,16 @@ TimingStats statsFromJson(const json& j) {
 }
 
 json candidateToJson(const CandidateResult& c) {
-  return json{{"config", c.config},
-              {"source", c.source},
-              {"status", codeName(c.status)},
-              {"reason", c.reason},
-              {"stats", statsToJson(c.stats)},
-              {"code_object_key", c.code_object_key},
-              {"max_error", c.max_error},
-              {"date", c.date}};
+  json j{{"config", c.config},
+         {"source", c.source},
+         {"status", codeName(c.status)},
+         {"reason", c.reason},
+         {"stats", statsToJson(c.stats)},
+         {"code_object_key", c.code_object_key},
+         {"max_error", c.max_error},
+         {"date", c.date}};
+  if (c.device >= 0) j["device"] = c.device;  // only multi-device runs name it
+  return j;
 }
 
 CandidateResult candidateFromJson(const json& j, Code missing_status) {
@@ -57,6 +59,7 @@ CandidateResult candidateFromJson(const json& j, Code missing_status) {
   readField(j, "code_object_key", c.code_object_key);
   readField(j, "max_error", c.max_error);
   readField(j, "date", c.date);
+  readField(j, "device", c.device);
   return c;
 }
 

@@ -71,6 +71,7 @@ struct CandidateResult {
   std::string code_object_key;
   double max_error = 0;
   std::string date;  // ISO 8601 UTC, when measured / when it failed
+  int device = -1;   // device ordinal it was benchmarked on; -1 = the tuner's own device
 };
 
 // Identifies where entries are valid. Entries recorded under one validator are never used under

@@ -53,6 +53,7 @@ struct FamilyState {
 Defines definesFor(const ErasedFamily& f, const Config& c, const void* p);
 
 struct Cand;
+class DevicePool;
 
 // The winner's binary as the tuning run compiled it, so the caller loads it without reading the
 // store again.
@@ -86,6 +87,11 @@ struct TunerEngine {
   std::unique_ptr<WorkerSupervisor> worker;
   IsolationStats iso_fallback;  // counters kept when no supervisor exists
   std::set<std::string> iso_warned;  // fallback warnings already printed
+
+  // Options::devices with more than one device: the candidates are spread over them
+  // (autotune/device_pool.h). Null on one device. Declared after the members it uses, so it goes
+  // first (its lane threads and their workers stop before the rest is torn down).
+  std::shared_ptr<DevicePool> devices;
 
   std::ostream& log() { return opts.log ? *opts.log : std::cerr; }
   // Serialised: compile threads and the benchmarking thread report concurrently.
@@ -139,6 +145,8 @@ struct TunerEngine {
   // Creates the worker supervisor (not the process) once; false with *why when no worker
   // executable is found.
   bool makeWorker(std::string* why);
+  // How to start a worker on device `dev` (kNotFound when there is no worker executable).
+  Expected<WorkerLaunch> workerLaunch(int dev) const;
   // Worker side of isolation: Tuner::benchmarkCandidate (see candidate_bench.h).
   CandidateResult benchCandidate(const std::string& family, const void* p,
                                  const WorkerCandidate& wc, const BenchOptions& bench,

@@ -65,6 +65,18 @@ struct TuneReport {
   // the isolation worker (their time is in bench_wall_ms only).
   double load_ms = 0, verify_ms = 0, measure_ms = 0, record_ms = 0;
   bool from_database = false;
+  // "tuned" (this run measured it) or "remote" (taken from the shared cache, nothing compiled or
+  // benchmarked: see Tuner::fetchShared).
+  std::string from = "tuned";
+  // Runs spread over several devices (Options::devices): per device, the candidates it benchmarked
+  // and its busy time in ms (device time measured with events for devices driven in this process,
+  // the wall time of the device's worker otherwise). Empty for a one-device run.
+  struct DeviceShare {
+    int device = 0;
+    int candidates = 0;
+    double busy_ms = 0;
+  };
+  std::vector<DeviceShare> devices;
 
   // TunableOp-like tree: family/key, then one line per candidate with its median or its reason,
   // the winner marked with '*'.

@@ -7,6 +7,7 @@
 
 #include "autotune/compile_pool.h"
 #include "autotune/bench_stage.h"
+#include "autotune/device_pool.h"
 #include "base/fs.h"
 #include "base/sha256.h"
 
@@ -287,7 +288,7 @@ void TuningRun::benchInProcess(size_t i) {
 // refuses otherwise.
 Status TuningRun::benchThroughWorker(const std::vector<size_t>& iso_batch) {
   std::string why;
-  IsolatedBatch ib{fs_, p_, key_, cands_, iso_batch, &best_, &done_, &bench_index_, total_};
+  IsolatedBatch ib{fs_, p_, key_, cands_, iso_batch, &best_, &done_, &bench_index_, total_, &rep_};
   if (benchIsolated(e_, ib, &why)) {
     iso_used_ = true;
     return Status::Ok();
@@ -337,6 +338,10 @@ Status TuningRun::bench(std::vector<size_t> batch) {
     }
   }
   if (!iso_off_ && !iso_batch.empty()) KTUNE_RETURN_IF_ERROR(benchThroughWorker(iso_batch));
+  if (e_.devices && e_.devices->inProcess()) {  // several simulated devices (device_pool.h)
+    IsolatedBatch ib{fs_, p_, key_, cands_, batch, &best_, &done_, &bench_index_, total_, &rep_};
+    KTUNE_RETURN_IF_ERROR(e_.devices->benchInProcess(ib));
+  }
   for (size_t i : batch)
     if (!done_[i]) benchInProcess(i);
   const double ms = msSince(t0);
@@ -350,7 +355,7 @@ Status TuningRun::bench(std::vector<size_t> batch) {
 // compiles run), so a cold run takes about max(compile, bench) rather than the sum; without it,
 // everything is compiled first. The isolation worker starts before the compiles.
 Status TuningRun::compileAndBench() {
-  if (e_.opts.options.isolate && f_.args_json && f_.make_problem) {
+  if (e_.opts.options.isolate && f_.args_json && f_.make_problem && !e_.devices) {
     std::string ignored;
     // The worker builds this key's problem while we compile (run() reports start failures).
     if (e_.makeWorker(&ignored)) (void)e_.worker->prepare(f_.name, f_.args_json(p_));

@@ -119,6 +119,11 @@ Expected<TunerOptions> TunerOptions::fromEnv() {
       return Status::InvalidArgument("KTUNE_BACKEND='" + b + "' must be auto, cuda, hip or sim");
     o.backend = b;
   }
+  if (const char* v = env("KTUNE_SIM_DEVICES")) {
+    KTUNE_RETURN_IF_ERROR(parseInt("KTUNE_SIM_DEVICES", v, &o.sim_devices));
+    if (o.sim_devices < 1 || o.sim_devices > 64)
+      return Status::InvalidArgument(std::string("KTUNE_SIM_DEVICES='") + v + "' must be 1..64");
+  }
   if (const char* v = env("KTUNE_CLANG")) o.clang = v;
   if (const char* v = env("KTUNE_RETRY_FAILED"))
     KTUNE_RETURN_IF_ERROR(parseBool("KTUNE_RETRY_FAILED", v, &o.retry_failed));

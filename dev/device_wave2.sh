@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Lead's GPU pass after a merge: build everything, run every GPU test and the unit tests that touch
 # the engine, then time the CLI's GEMM tuning (cold/warm) and the row-wise bench as a regression
-# check against bench/NOTES.md. STAGE=tests|bench|python|fair|mlir|all (default all). python: only
+# check against bench/NOTES.md. STAGE=tests|bench|python|fair|mlir|multi|all (default all;
+# multi: dev/device_multi_gpu.sh, also added by MULTI_GPU=1). python: only
 # the Python package's GPU tests and bench (dev/python_device.sh; PYTHON_STAGE=1 adds it to all);
 # fair: only the fair same-run comparisons of dev/bench_device.sh (about 4-6 min); mlir: only the
 # MLIR kernels' GPU test and bench (dev/mlir_device.sh; needs the carried .mlirptx; MLIR=1 adds it
@@ -47,6 +48,11 @@ if [ "$STAGE" = all ] || [ "$STAGE" = bench ]; then
 fi
 if [ "$STAGE" = mlir ] || [ "${MLIR:-0}" = 1 ]; then
   B=/tmp/kb bash dev/mlir_device.sh
+fi
+if [ "$STAGE" = multi ] || [ "${MULTI_GPU:-0}" = 1 ]; then
+  # Multi-GPU tuning and the queue (issue 17, dev/device_multi_gpu.sh): on one GPU, --devices all
+  # vs 0 (no slower) and one server; its own table.
+  STAGE=nogtests SKIP_BUILD=0 timeout ${MULTI_TIMEOUT:-400} bash dev/device_multi_gpu.sh 2>&1 | tail -14
 fi
 cat "$OUT/gpu.txt"
 echo "total $(el $T0)s"

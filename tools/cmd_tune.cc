@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "autotune/autotuner.h"
+#include "autotune/device_pool.h"
 #include "autotune/ops/buffers.h"
 #include "autotune/ops/gemm.h"
 #include "autotune/ops/peers.h"
@@ -34,6 +35,8 @@ const char* const kTuneUsage =
     "       ktune tune --from-file untuned.jsonl [--queue redis://host:port/db [--queue-name N]]\n"
     "  common: [--json] [--arch A (no-GPU analysis; default sm_90a)] [--no-gpu] [--quiet]\n"
     "          [--no-isolate (benchmark in this process, not in a ktune-worker; KTUNE_ISOLATE=0)]\n"
+    "          [--devices all|0,1,... (spread the candidates over these GPUs of one model, one\n"
+    "           worker each; KTUNE_BACKEND=sim with KTUNE_SIM_DEVICES=N simulates N devices)]\n"
     "  On a GPU: tune, verify, record the winner in the tuning database and print every candidate.\n"
     "  KTUNE_BACKEND=sim: the same on a simulated H100-like device (deterministic simulated costs).\n"
     "  Without either: compile and analyse the configs for --arch; timing needs a GPU.\n"
@@ -198,7 +201,7 @@ int parseTuneRequest(const std::vector<std::string>& argv, TuneRequest* t) {
                                {"--from-file", true}, {"--arch", true}, {"--residual"},
                                {"--no-weight"}, {"--full-space"}, {"--no-gpu"}, {"--json"},
                                {"--quiet"}, {"--no-isolate"}, {"--kinds", true},
-                               {"--queue", true}, {"--queue-name", true}});
+                               {"--queue", true}, {"--queue-name", true}, {"--devices", true}});
   if (!args.ok()) return usage(args.status().message(), kTuneUsage);
   if (args->help) return help(kTuneUsage);
   t->args = std::move(*args);
@@ -270,7 +273,7 @@ Gpu openGpu(const Options& opts, bool no_gpu) {
     return g;
   }
   if (opts.backend == "sim") {
-    SimGpu s = openSimGpu();
+    SimGpu s = openSimGpu(opts.sim_devices);
     g.backend = s.backend;
     g.compiler = s.compiler;
     g.sim = true;
@@ -293,8 +296,14 @@ Expected<std::shared_ptr<Tuner>> makeTuner(const Gpu& gpu, const Options& opts, 
   if (gpu.sim && topts.options.isolate)
     return Status::InvalidArgument("KTUNE_ISOLATE=1 with KTUNE_BACKEND=sim: the simulated device "
                                    "cannot be served by a ktune-worker; unset KTUNE_ISOLATE");
+  if (t.args.has("--devices")) {
+    KTUNE_ASSIGN_OR_RETURN(auto devs, gpu.backend->devices());
+    KTUNE_ASSIGN_OR_RETURN(topts.options.devices,
+                           parseDeviceList(t.args.get("--devices"), devs, topts.options.device));
+  }
   topts.compiler = gpu.compiler;
   topts.shared = remote::makeSharedTuning(topts.options);  // KTUNE_REMOTE_CACHE (remote/shared.h)
+  topts.tune_reads_shared = true;  // a key another machine published is taken, not tuned again
   if (gpu.sim) {
     // Simulated costs are exact: a few runs measure them, and every run executes the kernel's
     // host implementation, so the GPU's default budgets would take minutes of CPU.
@@ -402,14 +411,22 @@ int runGemm(const std::shared_ptr<Tuner>& tuner, Backend& backend, const TuneReq
   int rc = kExitOk;
   for (const auto& gc : t.gemm_cases) {
     const auto& s = gc.shape;
-    Buffers bufs;  // this shape's buffers, freed before the next one
-    bufs.b = &backend;
-    auto call = gemmBuffers(bufs, s);
-    if (!call.ok()) return fail(call.status());
     if (!t.json && !t.quiet)
       std::fprintf(stderr, "%s: M=%lld N=%lld K=%lld %s\n", gc.name.c_str(), (long long)s.m,
                    (long long)s.n, (long long)s.k, gemm::layoutName(s.layout));
-    auto rep = (*gop)->tune(*call);
+    Buffers bufs;  // this shape's buffers, freed before the next one
+    bufs.b = &backend;
+    // A key the shared cache holds needs no buffers at all (their random fill alone takes seconds
+    // for the LLM suite): nothing is allocated, compiled or benchmarked for it.
+    std::optional<TuneReport> hit = (*gop)->fetchShared(s);
+    Expected<TuneReport> rep = Status::Internal("no report");
+    if (hit) {
+      rep = std::move(*hit);
+    } else {
+      auto call = gemmBuffers(bufs, s);
+      if (!call.ok()) return fail(call.status());
+      rep = (*gop)->tune(*call);
+    }
     if (!rep.ok()) { rc = fail(rep.status()); continue; }
     double vendor_ms = 0;
     for (const auto& cand : rep->candidates)

@@ -177,9 +177,10 @@ Status simSiluMul(const SimLaunch& l) {
   return Status::Ok();
 }
 
-SimGpu openSimGpu() {
+SimGpu openSimGpu(int devices) {
   SimOptions so;
   so.device = simDevice();
+  so.device_count = devices;
   so.memory_bytes_per_ms = kBytesPerMs;  // device copies, for the "% of copy bandwidth" column
   auto sim = std::make_shared<SimBackend>(so);
   SimKernel rk;

@@ -19,7 +19,8 @@ struct SimGpu {
   std::shared_ptr<Compiler> compiler;
 };
 
-SimGpu openSimGpu();
+// `devices` identical devices (KTUNE_SIM_DEVICES), each with its own simulated clock.
+SimGpu openSimGpu(int devices = 1);
 
 }  // namespace ktune::cli
 

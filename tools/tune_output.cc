@@ -13,7 +13,7 @@ nlohmann::json reportJson(const TuneReport& r, const Metric& m) {
   nlohmann::json j = {{"family", r.family}, {"key", r.key}, {"winner", r.winner},
                       {"winner_source", r.winner_source},
                       {"winner_median_ms", r.winner_stats.median_ms},
-                      {"from", "tuned"}, {"compiled", r.compiled}, {"store_hits", r.store_hits},
+                      {"from", r.from}, {"compiled", r.compiled}, {"store_hits", r.store_hits},
                       {"duplicates", r.duplicates}, {"pruned", r.pruned},
                       {"compile_wall_ms", r.compile_wall_ms}, {"bench_wall_ms", r.bench_wall_ms},
                       {"bench_overlap_ms", r.bench_overlap_ms},
@@ -22,11 +22,18 @@ nlohmann::json reportJson(const TuneReport& r, const Metric& m) {
                       {"total_wall_ms", r.total_wall_ms}, {"from_database", r.from_database},
                       {"unit", m.unit}};
   if (m.peer > 0) j["peer"] = {{"name", m.peer_name}, {"value", m.peer}};
+  if (!r.devices.empty()) {
+    j["devices"] = nlohmann::json::array();
+    for (const auto& d : r.devices)
+      j["devices"].push_back({{"device", d.device}, {"candidates", d.candidates}, {"busy_ms", d.busy_ms}});
+  }
   j["candidates"] = nlohmann::json::array();
   for (const auto& c : r.candidates) {
     nlohmann::json cj = {{"config", c.config}, {"source", c.source},
                          {"status", codeName(c.status)}, {"reason", c.reason}};
     if (c.status == Code::kOk && c.stats.median_ms > 0) {
+      // The device it ran on (the CLI's own device is 0; --devices spreads candidates).
+      cj["device"] = c.device >= 0 ? c.device : 0;
       cj["median_us"] = c.stats.median_ms * 1e3;
       cj["p20_us"] = c.stats.p20_ms * 1e3;
       cj["p80_us"] = c.stats.p80_ms * 1e3;
@@ -83,7 +90,7 @@ void printTuneReport(const TuneReport& r, const Metric& m, bool json, double ven
               "bench %.2f s (%.2f s of it while compiling), total %.2f s%s\n",
               r.compiled, r.store_hits, r.duplicates, r.pruned, r.compile_wall_ms / 1e3,
               r.bench_wall_ms / 1e3, r.bench_overlap_ms / 1e3, r.total_wall_ms / 1e3,
-              r.from_database ? " (from database)" : "");
+              r.from == "remote" ? " (from the shared cache)" : r.from_database ? " (from database)" : "");
   if (r.load_ms + r.verify_ms + r.measure_ms + r.record_ms > 0)
     std::printf("  bench in this process: load %.2f s, verify %.2f s, measure %.2f s, record %.2f s\n",
                 r.load_ms / 1e3, r.verify_ms / 1e3, r.measure_ms / 1e3, r.record_ms / 1e3);

@@ -504,6 +504,13 @@ Expected<TuneReport> GemmOp::tune(const GemmCall& call, StreamHandle stream) {
   return st_->family.tune(GemmCall{withAlignment(call.shape, call.buf), call.buf}, stream);
 }
 
+std::optional<TuneReport> GemmOp::fetchShared(const gemm::GemmShape& shape) {
+  if (!gemm::validate(shape).ok()) return std::nullopt;
+  gemm::GemmShape s = shape;
+  s.aligned16 = true;  // what withAlignment finds for device allocations
+  return st_->family.fetchShared(GemmCall{s, GemmBuffers{}});
+}
+
 Expected<Selection> GemmOp::lookup(const GemmCall& call) {
   KTUNE_RETURN_IF_ERROR(checkCall(call));
   return st_->family.lookup(GemmCall{withAlignment(call.shape, call.buf), call.buf});

@@ -86,9 +86,14 @@ typedef struct ktune_tuner_options {
   int tuning;             /* 0 = off (default config, untuned keys recorded), 1 = on */
   int verbose;            /* 0, 1, 2 */
   int isolate;            /* 1 = benchmark candidates in the ktune-worker process */
+  /* Shared results (KTUNE_REMOTE_CACHE): "redis://[user:password@]host:port/db" — keys are looked
+   * up there before they are tuned, tuned by one process at a time, and published after tuning;
+   * "" = none. A bad URL is KTUNE_ERR_INVALID_ARGUMENT; a remote that is down never fails a call.
+   * (Added last: a caller built with the older, shorter struct keeps working.) */
+  const char* remote_cache;
 } ktune_tuner_options;
 #define KTUNE_TUNER_OPTIONS_INIT \
-  { sizeof(ktune_tuner_options), NULL, -1, NULL, NULL, -1, -1, -1 }
+  { sizeof(ktune_tuner_options), NULL, -1, NULL, NULL, -1, -1, -1, NULL }
 
 /* Opens a tuner on `backend` ("auto", "cuda", "hip", "sim"; NULL = KTUNE_BACKEND or "auto"),
  * everything else from the environment. KTUNE_ERR_UNAVAILABLE when the backend has no device. */

@@ -17,6 +17,11 @@ namespace ktune {
 struct KTUNE_API TunerOptions {
   // Device ordinal on the backend (see `backend`). Default 0.
   int device = 0;
+  // Devices a tuning run spreads its candidates over (the CLI's --devices all|0,1,...): one
+  // isolated worker per device (in this process on the simulated backend), each taking the next
+  // candidate when it is free; the winner is the one a one-device run picks. Every device must be
+  // the same model as `device`, which must be among them. Empty or one entry: `device` alone.
+  std::vector<int> devices;
 
   // Root of the code-object store and tuning databases.
   // KTUNE_CACHE_DIR, else $XDG_CACHE_HOME/ktune, else $HOME/.cache/ktune.
@@ -60,6 +65,9 @@ struct KTUNE_API TunerOptions {
   // KTUNE_BACKEND=auto|cuda|hip|sim: the backend a tuner opens. "auto" (default) = the first GPU
   // backend with a device; "sim" = the simulated CPU backend (deterministic costs, for tests).
   std::string backend = "auto";
+  // KTUNE_SIM_DEVICES=N: identical devices of the simulated backend (1..64; default 1), for tests
+  // of multi-device tuning without GPUs.
+  int sim_devices = 1;
   // KTUNE_CLANG: clang for the LLVM AMDGPU path (default: clang-19 on PATH, then clang).
   std::string clang;
   // KTUNE_RETRY_FAILED=1: retry candidates recorded as failed instead of skipping them.

@@ -89,7 +89,9 @@ Expected<SimImage> parseSimImage(const std::string& binary) {
 }
 
 SimBackend::SimBackend(SimOptions opts)
-    : opts_(std::move(opts)), next_addr_(kBase), default_stream_(new Stream), rng_(opts_.seed) {
+    : opts_(std::move(opts)), next_addr_(kBase), rng_(opts_.seed) {
+  opts_.device_count = std::max(opts_.device_count, 1);
+  for (int i = 0; i < opts_.device_count; ++i) default_streams_.push_back(std::make_unique<Stream>());
   opts_.device.vendor = Vendor::kSimulated;
   if (opts_.device.name.empty()) opts_.device.name = "ktune simulated device";
   if (opts_.device.arch.empty()) opts_.device.arch = "sim";
@@ -169,8 +171,14 @@ double SimBackend::streamClockMs(StreamHandle s) {
   return stream(s)->clock_ms;
 }
 
+double SimBackend::deviceClockMs(int ordinal) const {
+  std::lock_guard<std::mutex> l(mu_);
+  if (ordinal < 0 || ordinal >= int(default_streams_.size())) return 0;
+  return default_streams_[size_t(ordinal)]->clock_ms;
+}
+
 SimBackend::Stream* SimBackend::stream(StreamHandle s) {
-  return s.p ? static_cast<Stream*>(s.p) : default_stream_.get();
+  return s.p ? static_cast<Stream*>(s.p) : default_streams_[size_t(current_)].get();
 }
 
 void SimBackend::advance(Stream* st, double ms) {
@@ -182,14 +190,16 @@ void SimBackend::advance(Stream* st, double ms) {
 }
 
 Expected<std::vector<DeviceInfo>> SimBackend::devices() {
-  return std::vector<DeviceInfo>{opts_.device};
+  return std::vector<DeviceInfo>(size_t(opts_.device_count), opts_.device);
 }
 
 Status SimBackend::setDevice(int ordinal) {
-  if (ordinal != 0) {
-    return Status::NotFound("sim backend has one device (ordinal 0), asked for " +
-                            std::to_string(ordinal));
+  if (ordinal < 0 || ordinal >= opts_.device_count) {
+    return Status::NotFound("sim backend has " + std::to_string(opts_.device_count) +
+                            " device(s), asked for ordinal " + std::to_string(ordinal));
   }
+  std::lock_guard<std::mutex> l(mu_);
+  current_ = ordinal;
   return Status::Ok();
 }
 

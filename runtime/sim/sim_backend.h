@@ -70,6 +70,10 @@ struct SimOptions {
   double default_cost_ms = 0.01;
   // Simulated bandwidth of memset/copy on a stream (bytes per ms); 0 = they take no time.
   double memory_bytes_per_ms = 0;
+  // Identical devices reported by devices() (each `device`), each with its own default stream and
+  // clock; setDevice picks the one the default stream means. Memory and modules are shared by all
+  // (the engine's multi-device tests only need separate clocks). At least 1.
+  int device_count = 1;
 };
 
 class SimBackend : public Backend {
@@ -90,8 +94,11 @@ class SimBackend : public Backend {
   // the benchmarker's L2 flush before each timed run).
   int64_t memsetCount() const;
   int64_t memsetBytes() const;
-  // Simulated clock of a stream, ms.
+  // Simulated clock of a stream, ms (the default stream: the current device's).
   double streamClockMs(StreamHandle s = {});
+  // Simulated clock of device `ordinal`'s default stream, ms (0 for an unknown ordinal): how much
+  // simulated device time was spent on that device.
+  double deviceClockMs(int ordinal) const;
   const SimOptions& options() const { return opts_; }
 
   Vendor vendor() const override { return Vendor::kSimulated; }
@@ -146,7 +153,10 @@ class SimBackend : public Backend {
   std::map<std::string, int64_t> launch_counts_;
   int64_t total_launches_ = 0;
   int64_t memset_count_ = 0, memset_bytes_ = 0;
-  std::unique_ptr<Stream> default_stream_;
+  // One default stream per device; current_ is the device setDevice chose (one per backend, not
+  // per thread: the engine benchmarks from one thread at a time).
+  std::vector<std::unique_ptr<Stream>> default_streams_;
+  int current_ = 0;
   std::mt19937_64 rng_;
   std::vector<std::unique_ptr<Function>> functions_;  // freed with the backend
   // Loaded modules; like a driver context, the backend frees what was not unloaded.

@@ -10,6 +10,10 @@ extern "C" ktune::Status ktune_worker_backend(std::shared_ptr<ktune::Backend>* b
                                               std::shared_ptr<ktune::Compiler>* compiler) {
   ktune::SimOptions o;
   o.device = ktune::isotest::isoDevice();
+  // As many devices as the tuner's simulated backend (KTUNE_SIM_DEVICES, inherited from it), so a
+  // worker started with --device d opens device d.
+  auto env = ktune::TunerOptions::fromEnv();
+  o.device_count = env.ok() ? env->sim_devices : 1;
   g_backend = std::make_shared<ktune::SimBackend>(o);
   ktune::isotest::registerIsoKernels(*g_backend);
   *backend = g_backend;

@@ -76,6 +76,7 @@ const std::map<std::string, Case>& cases() {
       {"KTUNE_STATIC_PRUNE", {"0", [](const Options& o) { return !o.static_prune; }, "2"}},
       {"KTUNE_VENDOR_ALGOS", {"3", [](const Options& o) { return o.vendor_algos == 3; }, "x"}},
       {"KTUNE_BACKEND", {"sim", [](const Options& o) { return o.backend == "sim"; }, "opencl"}},
+      {"KTUNE_SIM_DEVICES", {"4", [](const Options& o) { return o.sim_devices == 4; }, "65"}},
       {"KTUNE_CLANG", {"/opt/clang", [](const Options& o) { return o.clang == "/opt/clang"; }, ""}},
       {"KTUNE_RETRY_FAILED", {"1", [](const Options& o) { return o.retry_failed; }, "yes please"}},
       {"KTUNE_ISOLATE",
