@@ -85,7 +85,9 @@ typedef struct ktune_tuner_options {
   const char* database_path; /* one database file instead of one per family */
   int tuning;             /* 0 = off (default config, untuned keys recorded), 1 = on */
   int verbose;            /* 0, 1, 2 */
-  int isolate;            /* 1 = benchmark candidates in the ktune-worker process */
+  int isolate;            /* 1 = benchmark candidates in the ktune-worker process; families
+                             registered from data then refuse (KTUNE_ERR_UNAVAILABLE): their
+                             pointers cannot be used by another process */
 } ktune_tuner_options;
 #define KTUNE_TUNER_OPTIONS_INIT \
   { sizeof(ktune_tuner_options), NULL, -1, NULL, NULL, -1, -1, -1 }

@@ -42,4 +42,17 @@ grep -q "launches=1$" "$work/c1.log" && { echo "FAIL: the first run did not tune
 # A second process finds the winner in the tuning database: one launch, nothing tuned again.
 "$work/c_embed" | tee "$work/c2.log"
 grep -q "launches=1$" "$work/c2.log" || { echo "FAIL: the second run did not hit the database"; exit 1; }
+echo "== the library finds its worker from its own location (dladdr)"
+cc -std=c11 -Wall -Wextra -Werror -o "$work/worker_lookup" "$src/tests/consumer/worker_lookup.c" \
+  $(pkg-config --cflags --libs ktune) -Wl,-rpath,"$libdir"
+# No worker beside the program, none on PATH, no KTUNE_WORKER: only libktune.so's location leads
+# to <prefix>/bin/ktune-worker, which then starts (and refuses the simulated backend).
+(cd "$work" && env -u KTUNE_WORKER PATH=/usr/bin:/bin KTUNE_ISOLATE=1 ./worker_lookup) \
+  > "$work/lookup.log" 2>&1 || { cat "$work/lookup.log"; echo "FAIL: worker_lookup"; exit 1; }
+cat "$work/lookup.log"
+grep -qx "rc=3" "$work/lookup.log" || { echo "FAIL: expected KTUNE_ERR_UNAVAILABLE (3)"; exit 1; }
+grep -qF "isolation worker $libdir/../bin/ktune-worker exited during start-up" "$work/lookup.log" ||
+  { echo "FAIL: the worker was not found next to the library ($libdir/../bin)"; exit 1; }
+grep -qF "backend 'sim' needs a plugin" "$work/lookup.log" ||
+  { echo "FAIL: the worker's own start-up message is missing"; exit 1; }
 echo "consumer_test: OK"

@@ -12,6 +12,7 @@
 
 #include "base/fs.h"
 #include "tests/unit/cli_fixture.h"
+#include "tests/support/tools.h"
 
 namespace ktune {
 namespace {
@@ -137,7 +138,7 @@ TEST_F(Cli, EveryCommandHasHelpAndJson) {
 // gemm_mma keeps its tiles in dynamic shared memory and reads them with ldmatrix after cp.async:
 // the report used to say "shared 0 B" and "LDS/shared loads: none".
 TEST_F(Cli, ExplainGemmMmaShowsItsSharedMemory) {
-  if (!haveCompiler("nvrtc")) GTEST_SKIP() << "no NVRTC (CUDA toolkit)";
+  if (!haveCompiler("nvrtc")) KTUNE_SKIP_WITHOUT_TOOL("no NVRTC (CUDA toolkit)");
   CliRun r = ktune({"explain", "gemm_mma", "--arch", "sm_90a"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_HAS(r.out, " B dynamic");
@@ -176,7 +177,7 @@ TEST_F(Cli, ProgressOnlyWhereItBelongs) {
 // Without a GPU: compile and analyse through the store (the second run compiles nothing), print
 // the table, exit 0; `cache diff` of two of the configs.
 TEST_F(Cli, NoGpuAnalysisUsesTheStoreAndCacheDiff) {
-  if (!haveCompiler("nvrtc")) GTEST_SKIP() << "no NVRTC (CUDA toolkit) for the sm_90a analysis";
+  if (!haveCompiler("nvrtc")) KTUNE_SKIP_WITHOUT_TOOL("no NVRTC (CUDA toolkit) for the sm_90a analysis");
   const std::vector<std::string> args = {"tune", "silu_mul", "--rows", "8", "--cols", "512", "--no-gpu"};
   CliRun r = ktune(args);
   ASSERT_EQ(r.code, 0) << r.err;
@@ -211,7 +212,7 @@ TEST_F(Cli, NoGpuAnalysisUsesTheStoreAndCacheDiff) {
 // ldmatrix / cp.async must count as shared-memory traffic).
 TEST_F(Cli, MainJobWithoutAGpu) {
   if (!noRealGpu()) GTEST_SKIP() << "a GPU is present: the main job tunes (tests/gpu)";
-  if (!haveCompiler("nvrtc")) GTEST_SKIP() << "no NVRTC (CUDA toolkit) for the sm_90a analysis";
+  if (!haveCompiler("nvrtc")) KTUNE_SKIP_WITHOUT_TOOL("no NVRTC (CUDA toolkit) for the sm_90a analysis");
   CliRun r = ktune({"tune", "gemm", "--suite", "llm", "--kinds", "mma"}, "", kNoGpu);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_HAS(r.out, "gemm on sm_90a (nvrtc");
