@@ -200,6 +200,10 @@ KTUNE_API int ktune_db_remove(ktune_tuner* t, const char* family, const char* ke
 /* The code-object store's directory; removing every entry (recompiled on demand). */
 KTUNE_API int ktune_cache_dir(ktune_tuner* t, char** dir);
 KTUNE_API int ktune_cache_clear(ktune_tuner* t);
+/* The ktune-worker executable this tuner starts when isolation is on: KTUNE_WORKER when set, else
+ * beside the program, then beside libktune.so (<prefix>/bin for an installed package), then on
+ * PATH. KTUNE_ERR_NOT_FOUND naming the places looked at. Free *path with ktune_free. */
+KTUNE_API int ktune_worker_path(ktune_tuner* t, char** path);
 
 /* ---------------------------------------------------------------- tuned ops (GPU backends) */
 

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <random>
 #include <string>
@@ -118,17 +119,21 @@ TEST_F(IsolationRowwise, WorkerBenchmarksRmsNormAndSiluMulCandidates) {
       }
     }
 
-    auto rf = run.tuner->family<rw::RmsNormProblem>("rmsnorm_f32");
-    auto sf = run.tuner->family<rw::SiluMulProblem>("silu_mul_f32");
-    ASSERT_TRUE(rf.ok() && sf.ok());
-    auto rsel = rf->lookup(toProblem(a));
-    auto ssel = sf->lookup(toProblem(s));
+    auto rf = run.tuner->family<RmsNormArgs>("rmsnorm_f32");
+    auto sf = run.tuner->family<SiluMulArgs>("silu_mul_f32");
+    ASSERT_TRUE(rf.ok()) << rf.status().toString();
+    ASSERT_TRUE(sf.ok()) << sf.status().toString();
+    auto rsel = rf->lookup(a);
+    auto ssel = sf->lookup(s);
     ASSERT_TRUE(rsel.ok() && ssel.ok());
     EXPECT_EQ(rsel->origin, "memory");
     winners[isolated][0] = rsel->config;
     winners[isolated][1] = ssel->config;
 
     const IsolationStats st = run.tuner->isolationStats();
+    std::printf("%s: rmsnorm winner %s, silu_mul winner %s, %d candidates through the worker\n",
+                isolated ? "isolated" : "in-process", rsel->config.c_str(), ssel->config.c_str(),
+                st.candidates_sent);
     if (isolated) {
       // One worker served both families; every candidate ran there, none here but the winners.
       EXPECT_EQ(st.starts, 1);
