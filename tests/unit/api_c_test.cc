@@ -285,4 +285,32 @@ TEST_F(CApi, DataFamilyRefusesIsolationWithTheReason) {
   }
 }
 
+// ktune_worker_path reports the worker the tuner would start: KTUNE_WORKER when set (checked to be
+// executable), with the documented codes. (The installed layout's lookup beside libktune.so is
+// consumer_test's.)
+TEST_F(CApi, WorkerPathFollowsKtuneWorker) {
+  EXPECT_EQ(ktune_worker_path(nullptr, nullptr), KTUNE_ERR_INVALID_ARGUMENT);
+  for (const char* w : {"/bin/sh", "/nonexistent/ktune-worker"}) {
+    ASSERT_EQ(::setenv("KTUNE_WORKER", w, 1), 0);
+    ktune_tuner* t = nullptr;
+    const int created = ktune_tuner_create("sim", &t);
+    ::unsetenv("KTUNE_WORKER");
+    ASSERT_EQ(created, KTUNE_OK) << ktune_last_error();
+    char* path = nullptr;
+    if (std::string(w) == "/bin/sh") {
+      ASSERT_EQ(ktune_worker_path(t, &path), KTUNE_OK) << ktune_last_error();
+      EXPECT_STREQ(path, "/bin/sh");
+      ktune_free(path);
+    } else {
+      EXPECT_EQ(ktune_worker_path(t, &path), KTUNE_ERR_NOT_FOUND);
+      EXPECT_EQ(path, nullptr);
+      EXPECT_NE(std::string(ktune_last_error())
+                    .find("isolation worker '/nonexistent/ktune-worker' is not an executable file"),
+                std::string::npos)
+          << ktune_last_error();
+    }
+    ktune_tuner_destroy(t);
+  }
+}
+
 }  // namespace

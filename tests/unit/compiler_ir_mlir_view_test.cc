@@ -136,7 +136,7 @@ amdhsa.version:
       {KTUNE_CLI_PATH, "compile", dir + "/k.s", "--arch", "gfx942", "--no-cache", "--dump", "mlir"},
       "", 120000);
   ASSERT_TRUE(no_view.ok());
-  EXPECT_NE(no_view->exit_code, 0);
+  EXPECT_EQ(no_view->exit_code, 3) << "a view that cannot be made is exit 3 (unavailable)";
   EXPECT_NE(no_view->err.find("MLIR view unavailable"), std::string::npos) << no_view->err;
   (void)removeTree(dir);
 }
