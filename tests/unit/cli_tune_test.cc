@@ -23,10 +23,17 @@ const std::vector<std::string> kSim = {"KTUNE_BACKEND=sim"};
 const std::vector<std::string> kNoGpu = {"KTUNE_BACKEND=auto"};
 
 bool noRealGpu() {
+  // A broken `info --json` fails the test that asked, instead of passing for "no GPU".
   auto r = runProcess({KTUNE_CLI_PATH, "info", "--json"}, "", 60000);
-  if (!r.ok()) return true;
+  if (!r.ok()) {
+    ADD_FAILURE() << "ktune info --json did not run: " << r.status().toString();
+    return true;
+  }
   json j = json::parse(r->out, nullptr, false);
-  if (!j.is_object()) return true;
+  if (!j.is_object() || !j.contains("backends")) {
+    ADD_FAILURE() << "ktune info --json is not an object with \"backends\": " << r->out;
+    return true;
+  }
   for (const auto& b : j["backends"])
     if (b.value("available", false) && (b["name"] == "cuda" || b["name"] == "hip")) return false;
   return true;
