@@ -260,6 +260,13 @@ int ktune_cache_dir(ktune_tuner* t, char** dir) {
   return give(t->t->cacheDir(), dir);
 }
 
+int ktune_worker_path(ktune_tuner* t, char** path) {
+  if (!t || !path) return invalid("ktune_worker_path: null argument");
+  auto w = t->t->workerPath();
+  if (!w.ok()) return fail(w.status());
+  return give(*w, path);
+}
+
 int ktune_cache_clear(ktune_tuner* t) {
   if (!t) return invalid("ktune_cache_clear: null tuner");
   return check(t->t->clearCache());

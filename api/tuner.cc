@@ -2,6 +2,7 @@
 #include <utility>
 
 #include "api/internal.h"
+#include "autotune/isolation.h"
 #include "base/version.h"
 #include "ktune/version.hpp"
 #include "compiler/sim/sim_compiler.h"
@@ -95,6 +96,9 @@ Status Autotuner::removeKey(const std::string& family, const std::string& key) {
 
 std::string Autotuner::cacheDir() const { return impl_->tuner->store().dir(); }
 Status Autotuner::clearCache() { return impl_->tuner->store().clear(); }
+Expected<std::string> Autotuner::workerPath() const {
+  return findWorkerExecutable(impl_->tuner->options().options.worker_path);
+}
 std::string Autotuner::backendName() const { return impl_->backend->name(); }
 std::string Autotuner::deviceName() const { return impl_->tuner->device().name; }
 std::string Autotuner::arch() const { return impl_->tuner->device().arch; }

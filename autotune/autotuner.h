@@ -90,9 +90,6 @@ struct EngineOptions {
   // options.warmup_ms / options.rep_ms: Tuner::create rejects a `bench` whose warmup_ms/rep_ms
   // differ from BenchOptions' defaults instead of silently replacing them.
   BenchOptions bench;
-  // Prune candidates whose compiler report shows spills (when options.static_prune), unless
-  // every candidate spills.
-  bool prune_spills = true;
   // Results shared with other processes and machines (autotune/shared_tuning.h; made by
   // remote::makeSharedTuning from options.remote_cache). Null: this process's cache only.
   std::shared_ptr<SharedTuning> shared;

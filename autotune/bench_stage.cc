@@ -103,17 +103,26 @@ bool TunerEngine::makeWorker(std::string* why) {
   return true;
 }
 
+void writeFailed(TunerEngine& e, const std::string& family, const std::string& key,
+                 const char* what, const Status& st, std::atomic<bool>* reported) {
+  if (reported && reported->exchange(true)) return;
+  e.log() << "ktune: " << family << " [" << key << "]: could not write " << what << ": "
+          << st.toString() << " (said once per key)\n";
+}
+
 void recordPartial(TunerEngine& e, FamilyState& fs, const std::string& key,
-                   const CandidateResult& r) {
+                   const CandidateResult& r, std::atomic<bool>* write_reported) {
   Status st = fs.journal->append(key, r);
-  if (!st.ok()) e.log() << "ktune: could not record a partial result: " << st.toString() << "\n";
+  if (!st.ok()) writeFailed(e, fs.f.name, key, "a partial result", st, write_reported);
 }
 
 bool benchIsolated(TunerEngine& e, IsolatedBatch& ib, std::string* why) {
   const ErasedFamily& f = ib.fs.f;
   if (!f.args_json || !f.make_problem) {
-    *why = "family " + f.name + " has no args_json/make_problem, so a worker cannot rebuild its "
-           "problem (add both to benchmark it isolated)";
+    *why = "family " + f.name + " has no args_json/make_problem, so a worker process cannot "
+           "rebuild its problem (a C++ family needs both to be benchmarked isolated; a kernel "
+           "registered from data, KernelSpec or the C API, passes the caller's own device "
+           "pointers, which no other process can use: tune it with isolation off)";
     return false;
   }
   if (e.devices) return e.devices->benchWorkers(ib, why);  // one worker per device
@@ -146,7 +155,7 @@ bool benchIsolated(TunerEngine& e, IsolatedBatch& ib, std::string* why) {
     if (c.r.status == Code::kOk && (*ib.best <= 0 || r.stats.median_ms < *ib.best))
       *ib.best = r.stats.median_ms;
     (*ib.done)[ib.todo[j]] = true;
-    recordPartial(e, ib.fs, ib.key, c.r);
+    recordPartial(e, ib.fs, ib.key, c.r, ib.write_reported);
     c.recorded = true;
     startProgress(j + 1);
   });

@@ -2,6 +2,8 @@
 // or a batch sent to the isolation worker; each result recorded as a partial result at once.
 #pragma once
 
+#include <atomic>
+
 #include <string>
 #include <vector>
 
@@ -22,6 +24,7 @@ struct IsolatedBatch {
   int* bench_index;                 // progress counter (updated)
   int total;                        // candidates of the run (progress)
   TuneReport* rep = nullptr;        // the run's report (per-device shares of multi-device runs)
+  std::atomic<bool>* write_reported;  // the run already reported a failed write (writeFailed)
 };
 
 // Benchmarks the batch through the worker; false (with *why) when the worker cannot be used, so
@@ -30,7 +33,12 @@ bool benchIsolated(TunerEngine& e, IsolatedBatch& b, std::string* why);
 
 // Appends one finished candidate to the family's tuning journal (resumable tuning).
 void recordPartial(TunerEngine& e, FamilyState& fs, const std::string& key,
-                   const CandidateResult& r);
+                   const CandidateResult& r, std::atomic<bool>* write_reported);
+
+// Logs a failed write of the tuning journal or database once per tuning run (that is, per key):
+// an unwritable database would otherwise say it for every candidate. `reported` is the run's flag.
+void writeFailed(TunerEngine& e, const std::string& family, const std::string& key,
+                 const char* what, const Status& st, std::atomic<bool>* reported);
 
 }  // namespace detail
 }  // namespace ktune

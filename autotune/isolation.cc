@@ -159,6 +159,7 @@ Expected<std::string> findWorkerExecutable(const std::string& explicit_path) {
   std::string lib = thisObjectDir();
   if (!lib.empty()) {
     cands.push_back(lib + "/../bin/ktune-worker");
+    cands.push_back(lib + "/../../bin/ktune-worker");  // a multiarch libdir (lib/x86_64-linux-gnu)
     cands.push_back(lib + "/../libexec/ktune/ktune-worker");
   }
   std::string tried;

@@ -60,7 +60,10 @@ std::string findTool(std::initializer_list<const char*> names) {
   return "";
 }
 
-std::string spillReason(const ResourceUsage& u, bool amd) {
+}  // namespace
+
+std::optional<std::string> spillPruneReason(const ResourceUsage& u, bool amd) {
+  if (!u.spills()) return std::nullopt;
   if (amd)
     return "spills " + std::to_string(u.vgpr_spill) + " VGPRs, " + std::to_string(u.sgpr_spill) +
            " SGPRs (scratch " + std::to_string(u.scratch_bytes) + " B)";
@@ -68,6 +71,8 @@ std::string spillReason(const ResourceUsage& u, bool amd) {
          std::to_string(u.spill_load_bytes) + " B loads (stack " + std::to_string(u.stack_bytes) +
          " B)";
 }
+
+namespace {
 
 std::optional<std::string> occupancyReason(const StaticPruneOptions& o, const CodeObject& co,
                                            const DeviceInfo& dev, const PruneLaunch& l,
@@ -206,7 +211,7 @@ std::optional<std::string> staticPruneReason(const StaticPruneOptions& o, const 
                                              const std::string& matrix_prefix) {
   if (!o.enabled) return std::nullopt;
   const std::string arch = co.arch.empty() ? dev.arch : co.arch;
-  if (o.prune_spills && co.resources.spills()) return spillReason(co.resources, isAmd(arch));
+  if (auto why = spillPruneReason(co.resources, isAmd(arch))) return why;
   if (auto why = occupancyReason(o, co, dev, launch, arch)) return why;
   if (!matrix_prefix.empty()) {
     std::string src;

@@ -28,11 +28,10 @@
 namespace ktune {
 
 struct StaticPruneOptions {
-  // Master switch (Options::static_prune, KTUNE_STATIC_PRUNE=0 turns it off): false = the pruner
-  // never prunes.
+  // The one switch of static pruning (Options::static_prune, KTUNE_STATIC_PRUNE=0 turns it off):
+  // false = the pruner never prunes. Spills are always a reason when it is on; the engine applies
+  // the same spill rule (spillPruneReason) to every family under the same switch.
   bool enabled = true;
-  // Prune when the compiler reports spills (NVIDIA spill stores/loads, AMD VGPR/SGPR spills).
-  bool prune_spills = true;
   // NVIDIA: resident blocks per SM for the launch's block size must be >= min_blocks_per_sm, and
   // active warps / max warps per SM >= min_warp_fraction (0 = no fraction check).
   int min_blocks_per_sm = 1;
@@ -77,6 +76,11 @@ std::optional<std::string> staticPruneReason(const StaticPruneOptions& opts, con
 // disassembly of the binary. nullopt when none can be had; *source says "isa", "sass", "ptx",
 // "comgr", "llvm-objdump", "nvdisasm" or "cuobjdump". Thread-safe.
 std::optional<IsaReport> isaReportOf(const CodeObject& co, bool disassemble, std::string* source);
+
+// The spill rule, shared by the pruner and the engine: nullopt when `u` shows no spills, else
+// "spills 48 B stores, 40 B loads (stack 48 B)" (NVIDIA) or "spills 12 VGPRs, 0 SGPRs (scratch
+// 48 B)" (AMD, `amd` true).
+std::optional<std::string> spillPruneReason(const ResourceUsage& u, bool amd);
 
 // True when `report` has a matrix instruction starting with `prefix` (PTX-style "mma"/"wgmma"
 // also match SASS "HMMA"/"HGMMA"; "v_mfma" matches every MFMA shape and type).

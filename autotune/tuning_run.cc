@@ -8,6 +8,7 @@
 #include "autotune/compile_pool.h"
 #include "autotune/bench_stage.h"
 #include "autotune/device_pool.h"
+#include "autotune/static_prune.h"
 #include "base/fs.h"
 #include "base/sha256.h"
 
@@ -96,6 +97,7 @@ class TuningRun {
   bool iso_off_ = true;   // isolation off or unavailable: the rest runs in-process
   bool iso_used_ = false;  // some batch of this key went through the worker
   int bench_index_ = 0;
+  std::atomic<bool> write_reported_{false};  // a failed journal/database write was logged
 };
 
 // Stage "enumerate": constraints and the shared-memory pre-check against the device limit.
@@ -217,15 +219,15 @@ void TuningRun::compileOne(size_t j) {
   }
 }
 
-// Static pruning: the family's own rule, then spills (when options.static_prune).
+// Static pruning: the family's own rule (the built-in ones, makeStaticPruner, obey
+// options.static_prune themselves), then the spill rule every family gets, behind the one switch
+// options.static_prune (KTUNE_STATIC_PRUNE).
 std::optional<std::string> TuningRun::pruneReason(const Cand& c) const {
-  std::optional<std::string> why;
-  if (f_.prune) why = f_.prune(c.config, c.co, e_.device);
-  if (!why && e_.opts.options.static_prune && e_.opts.prune_spills && c.co.resources.spills()) {
-    why = "spills (" + std::to_string(c.co.resources.spill_store_bytes) + " B stores, " +
-          std::to_string(c.co.resources.vgpr_spill) + " VGPRs)";
-  }
-  return why;
+  if (f_.prune)
+    if (auto why = f_.prune(c.config, c.co, e_.device)) return why;
+  if (!e_.opts.options.static_prune) return std::nullopt;
+  const std::string& arch = c.co.arch.empty() ? e_.device.arch : c.co.arch;
+  return spillPruneReason(c.co.resources, Arch(arch).isAmd());
 }
 
 // Stage "admit": resource checks from the compiler's report, dedup of identical binaries, static
@@ -277,7 +279,7 @@ void TuningRun::benchInProcess(size_t i) {
   if (c.r.status == Code::kOk && (best_ <= 0 || c.r.stats.median_ms < best_))
     best_ = c.r.stats.median_ms;
   const auto t_rec = Clock::now();
-  recordPartial(e_, fs_, key_, c.r);
+  recordPartial(e_, fs_, key_, c.r, &write_reported_);
   rep_.record_ms += msSince(t_rec);
   c.recorded = true;
   done_[i] = true;
@@ -288,7 +290,8 @@ void TuningRun::benchInProcess(size_t i) {
 // refuses otherwise.
 Status TuningRun::benchThroughWorker(const std::vector<size_t>& iso_batch) {
   std::string why;
-  IsolatedBatch ib{fs_, p_, key_, cands_, iso_batch, &best_, &done_, &bench_index_, total_, &rep_};
+  IsolatedBatch ib{fs_,   p_,           key_,   cands_,          iso_batch,
+                   &best_, &done_, &bench_index_, total_, &rep_, &write_reported_};
   if (benchIsolated(e_, ib, &why)) {
     iso_used_ = true;
     return Status::Ok();
@@ -474,7 +477,7 @@ void TuningRun::record(int w) {
     const CandidateResult& r = c.r;
     if (persistentFailure(r) && r.reason.rfind("skipped", 0) != 0 && !c.recorded) {
       Status st = fs_.journal->append(key_, r);
-      if (!st.ok()) e_.log() << "ktune: could not record a failed candidate: " << st.toString() << "\n";
+      if (!st.ok()) writeFailed(e_, f_.name, key_, "a failed candidate", st, &write_reported_);
     }
   }
   if (w < 0) return;
@@ -489,11 +492,11 @@ void TuningRun::record(int w) {
   e.date = isoUtcNow();
   Status st = fs_.db->record(e);
   if (!st.ok()) {
-    e_.log() << "ktune: could not write the tuning database: " << st.toString() << "\n";
+    writeFailed(e_, f_.name, key_, "the tuning database", st, &write_reported_);
     return;  // the journal keeps the key's results
   }
   st = fs_.journal->compact(key_);
-  if (!st.ok()) e_.log() << "ktune: could not compact the tuning journal: " << st.toString() << "\n";
+  if (!st.ok()) writeFailed(e_, f_.name, key_, "the tuning journal", st, &write_reported_);
 }
 
 Expected<TuneReport> TuningRun::run(WinnerBinary* winner) {

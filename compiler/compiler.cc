@@ -239,8 +239,12 @@ Expected<std::unique_ptr<Compiler>> compilerForArch(const std::string& arch,
     why = h.ok() ? "hiprtc " + (*h)->version() + " does not know " + arch : h.status().message();
     auto l = openLlvmAmdgpuCompiler(clang);
     if (l.ok() && (*l)->supportsArch(arch)) return std::move(l).value();
-    return Status::Unsupported("no compiler for '" + arch + "': " + why + "; LLVM path: " +
-                               (l.ok() ? "clang does not support " + arch : l.status().message()));
+    // A compiler that is not installed is a missing component (kUnavailable, the CLI's exit 3);
+    // one that is there but cannot target the arch is kUnsupported.
+    const std::string msg = "no compiler for '" + arch + "': " + why + "; LLVM path: " +
+                            (l.ok() ? "clang does not support " + arch : l.status().message());
+    if (!l.ok() && l.status().code() == Code::kUnavailable) return Status::Unavailable(msg);
+    return Status::Unsupported(msg);
   }
   return Status::Unsupported("unknown arch '" + arch +
                              "': expected sm_XX[a] (NVIDIA) or gfxNNN (AMD), e.g. sm_90a, gfx942");

@@ -85,7 +85,9 @@ typedef struct ktune_tuner_options {
   const char* database_path; /* one database file instead of one per family */
   int tuning;             /* 0 = off (default config, untuned keys recorded), 1 = on */
   int verbose;            /* 0, 1, 2 */
-  int isolate;            /* 1 = benchmark candidates in the ktune-worker process */
+  int isolate;            /* 1 = benchmark candidates in the ktune-worker process; families
+                             registered from data then refuse (KTUNE_ERR_UNAVAILABLE): their
+                             pointers cannot be used by another process */
   /* Shared results (KTUNE_REMOTE_CACHE): "redis://[user:password@]host:port/db" — keys are looked
    * up there before they are tuned, tuned by one process at a time, and published after tuning;
    * "" = none. A bad URL is KTUNE_ERR_INVALID_ARGUMENT; a remote that is down never fails a call.
@@ -233,6 +235,10 @@ KTUNE_API int ktune_db_remove(ktune_tuner* t, const char* family, const char* ke
 /* The code-object store's directory; removing every entry (recompiled on demand). */
 KTUNE_API int ktune_cache_dir(ktune_tuner* t, char** dir);
 KTUNE_API int ktune_cache_clear(ktune_tuner* t);
+/* The ktune-worker executable this tuner starts when isolation is on: KTUNE_WORKER when set, else
+ * beside the program, then beside libktune.so (<prefix>/bin for an installed package), then on
+ * PATH. KTUNE_ERR_NOT_FOUND naming the places looked at. Free *path with ktune_free. */
+KTUNE_API int ktune_worker_path(ktune_tuner* t, char** path);
 
 /* ---------------------------------------------------------------- tuned ops (GPU backends) */
 

@@ -58,7 +58,8 @@ struct KTUNE_API TunerOptions {
   // warm run took 2.0 s instead of 3.0 s (bench/NOTES.md); at least min_runs runs are always taken.
   double warmup_ms = 5.0;
   double rep_ms = 20.0;
-  // KTUNE_STATIC_PRUNE=0 turns off pruning by resource reports (spills, occupancy).
+  // KTUNE_STATIC_PRUNE=0 turns off pruning by resource reports: the one switch for every rule
+  // (spills, occupancy, a missing matrix instruction), in the engine and in the built-in ops.
   bool static_prune = true;
   // KTUNE_VENDOR_ALGOS=N: vendor-library algorithms (cuBLASLt/hipBLASLt) tried per GEMM key.
   int vendor_algos = 8;

@@ -56,6 +56,11 @@ class KTUNE_API Autotuner {
   // The code-object store: its directory, and removing every entry (compiled again on demand).
   std::string cacheDir() const;
   Status clearCache();
+  // The isolation worker this tuner starts when isolation is on: TunerOptions::worker_path
+  // (KTUNE_WORKER) when set, else ktune-worker beside the program, then beside this library (an
+  // installed libktune.so finds <prefix>/bin/ktune-worker), then on PATH. kNotFound naming every
+  // place looked at. Thread-safe.
+  Expected<std::string> workerPath() const;
 
   // The device: backend name ("cuda", "hip", "sim"), device name and architecture ("sm_90a",
   // "gfx942"; "sim" for the simulated device).

@@ -42,4 +42,22 @@ grep -q "launches=1$" "$work/c1.log" && { echo "FAIL: the first run did not tune
 # A second process finds the winner in the tuning database: one launch, nothing tuned again.
 "$work/c_embed" | tee "$work/c2.log"
 grep -q "launches=1$" "$work/c2.log" || { echo "FAIL: the second run did not hit the database"; exit 1; }
+echo "== the library finds its worker from its own location (dladdr)"
+cc -std=c11 -Wall -Wextra -Werror -o "$work/worker_lookup" "$src/tests/consumer/worker_lookup.c" \
+  $(pkg-config --cflags --libs ktune) -Wl,-rpath,"$libdir"
+# No worker beside the program, none on PATH, no KTUNE_WORKER: only libktune.so's location leads
+# to <prefix>/bin/ktune-worker.
+(cd "$work" && env -u KTUNE_WORKER PATH=/usr/bin:/bin ./worker_lookup) > "$work/lookup.log" 2>&1 ||
+  { cat "$work/lookup.log"; echo "FAIL: worker_lookup"; exit 1; }
+cat "$work/lookup.log"
+grep -qxF "worker=$libdir/../bin/ktune-worker" "$work/lookup.log" ||
+  { echo "FAIL: the worker was not found next to the library ($libdir/../bin)"; exit 1; }
+# Without it there, the library says where it looked (and never picks up something else).
+mv "$prefix/bin/ktune-worker" "$work/ktune-worker.moved"
+(cd "$work" && env -u KTUNE_WORKER PATH=/usr/bin:/bin ./worker_lookup) > "$work/lookup2.log" 2>&1 &&
+  { cat "$work/lookup2.log"; echo "FAIL: a worker was found without one installed"; exit 1; }
+mv "$work/ktune-worker.moved" "$prefix/bin/ktune-worker"
+grep -qF "FAIL ktune_worker_path (2): not_found: isolation worker 'ktune-worker' not found (looked at " \
+  "$work/lookup2.log" && grep -qF "$libdir/../bin/ktune-worker" "$work/lookup2.log" ||
+  { cat "$work/lookup2.log"; echo "FAIL: the not-found message does not name the library's bin"; exit 1; }
 echo "consumer_test: OK"

@@ -75,12 +75,12 @@ class CApi : public ::testing::Test {
     ktune_tuner_destroy(t_);
     (void)ktune::removeTree(dir_);
   }
-  int open(ktune_tuner** t) {
+  int open(ktune_tuner** t, int isolate = 0) {
     ktune_tuner_options o = KTUNE_TUNER_OPTIONS_INIT;
     o.backend = "sim";
     o.cache_dir = dir_.c_str();
     o.tuning = 1;
-    o.isolate = 0;
+    o.isolate = isolate;
     int rc = ktune_tuner_create_ex(&o, t);
     if (rc == KTUNE_OK) rc = ktune_sim_register_kernel(*t, "c_twice", run, cost, &rec_);
     return rc;
@@ -230,15 +230,87 @@ TEST_F(CApi, LastErrorIsPerThread) {
   ktune_family_desc d = desc();
   d.block[0] = "BLOCK +";
   ktune_family* f = nullptr;
-  ASSERT_NE(ktune_family_register(t_, &d, &f), KTUNE_OK);
+  ASSERT_EQ(ktune_family_register(t_, &d, &f), KTUNE_ERR_INVALID_ARGUMENT);
   std::string other = "unset";
   std::thread([&] { other = ktune_last_error(); }).join();
   EXPECT_EQ(other, "");
-  EXPECT_NE(std::string(ktune_last_error()).find("block"), std::string::npos);
+  EXPECT_NE(std::string(ktune_last_error()).find("block 'BLOCK +': unexpected end"), std::string::npos)
+      << ktune_last_error();
   char* dir = nullptr;
   ASSERT_EQ(ktune_cache_dir(t_, &dir), KTUNE_OK);  // success clears it
   ktune_free(dir);
   EXPECT_STREQ(ktune_last_error(), "");
+}
+
+// A family registered from data passes the caller's device pointers, which no worker process can
+// use: with isolation requested (the option, or KTUNE_ISOLATE=1 with the option left to the
+// environment) its first call refuses with the documented code and reason, and none of its
+// candidates runs in the calling process.
+TEST_F(CApi, DataFamilyRefusesIsolationWithTheReason) {
+  for (bool from_env : {false, true}) {
+    SCOPED_TRACE(from_env ? "KTUNE_ISOLATE=1" : "options.isolate = 1");
+    if (from_env) {
+      ASSERT_EQ(::setenv("KTUNE_ISOLATE", "1", 1), 0);
+    }
+    ktune_tuner* t = nullptr;
+    Recorded rec;
+    {
+      ktune_tuner_options o = KTUNE_TUNER_OPTIONS_INIT;
+      o.backend = "sim";
+      o.cache_dir = dir_.c_str();
+      o.isolate = from_env ? -1 : 1;
+      ASSERT_EQ(ktune_tuner_create_ex(&o, &t), KTUNE_OK) << ktune_last_error();
+    }
+    ::unsetenv("KTUNE_ISOLATE");
+    ASSERT_EQ(ktune_sim_register_kernel(t, "c_twice", run, cost, &rec), KTUNE_OK);
+    ktune_family_desc d = desc();
+    ktune_family* f = nullptr;
+    ASSERT_EQ(ktune_family_register(t, &d, &f), KTUNE_OK) << ktune_last_error();
+    uint64_t x = 0, y = 0;
+    ASSERT_EQ(ktune_malloc(t, 4096 * 4, &x), KTUNE_OK);
+    ASSERT_EQ(ktune_malloc(t, 4096 * 4, &y), KTUNE_OK);
+    auto v = values(4096, x, y);
+    EXPECT_EQ(ktune_family_call(f, v.data(), 3, nullptr), KTUNE_ERR_UNAVAILABLE);
+    const std::string err = ktune_last_error();
+    EXPECT_NE(err.find(from_env ? "isolated benchmarking was requested (KTUNE_ISOLATE=1)"
+                                : "isolated benchmarking was requested (options.isolate)"),
+              std::string::npos)
+        << err;
+    EXPECT_NE(err.find("registered from data, KernelSpec or the C API, passes the caller's own "
+                       "device pointers"),
+              std::string::npos)
+        << err;
+    EXPECT_EQ(rec.launches, 0) << "a candidate ran in the calling process";
+    ktune_tuner_destroy(t);
+  }
+}
+
+// ktune_worker_path reports the worker the tuner would start: KTUNE_WORKER when set (checked to be
+// executable), with the documented codes. (The installed layout's lookup beside libktune.so is
+// consumer_test's.)
+TEST_F(CApi, WorkerPathFollowsKtuneWorker) {
+  EXPECT_EQ(ktune_worker_path(nullptr, nullptr), KTUNE_ERR_INVALID_ARGUMENT);
+  for (const char* w : {"/bin/sh", "/nonexistent/ktune-worker"}) {
+    ASSERT_EQ(::setenv("KTUNE_WORKER", w, 1), 0);
+    ktune_tuner* t = nullptr;
+    const int created = ktune_tuner_create("sim", &t);
+    ::unsetenv("KTUNE_WORKER");
+    ASSERT_EQ(created, KTUNE_OK) << ktune_last_error();
+    char* path = nullptr;
+    if (std::string(w) == "/bin/sh") {
+      ASSERT_EQ(ktune_worker_path(t, &path), KTUNE_OK) << ktune_last_error();
+      EXPECT_STREQ(path, "/bin/sh");
+      ktune_free(path);
+    } else {
+      EXPECT_EQ(ktune_worker_path(t, &path), KTUNE_ERR_NOT_FOUND);
+      EXPECT_EQ(path, nullptr);
+      EXPECT_NE(std::string(ktune_last_error())
+                    .find("isolation worker '/nonexistent/ktune-worker' is not an executable file"),
+                std::string::npos)
+          << ktune_last_error();
+    }
+    ktune_tuner_destroy(t);
+  }
 }
 
 }  // namespace

@@ -129,6 +129,66 @@ TEST(Tuner, IdenticalBinariesBenchmarkedOnceAndSpillsPruned) {
   EXPECT_EQ(verified.load(), live - 2 - 1);  // duplicates and the pruned one never ran
 }
 
+// Spill pruning has one switch (options.static_prune, KTUNE_STATIC_PRUNE) and one rule
+// (spillPruneReason): on, the spilling config is pruned with the rule's exact reason; off, it is
+// benchmarked like any other config.
+TEST(Tuner, OneSwitchTurnsSpillPruningOff) {
+  for (bool on : {true, false}) {
+    Env env;
+    env.spill.insert("BLOCK=128,VEC=4");
+    EngineOptions o = env.options();
+    o.options.static_prune = on;
+    auto t = Tuner::create(env.backend, o);
+    ASSERT_TRUE(t.ok());
+    auto fam = (*t)->add(env.family());
+    ASSERT_TRUE(fam.ok());
+    auto rep = fam->tune(env.problem(256));
+    ASSERT_TRUE(rep.ok());
+    const auto* c = find(*rep, "BLOCK=128,VEC=4");
+    ASSERT_NE(c, nullptr);
+    if (on) {
+      EXPECT_EQ(rep->pruned, 1) << rep->tree();
+      EXPECT_EQ(c->reason, "pruned: spills 64 B stores, 0 B loads (stack 0 B)") << rep->tree();
+    } else {
+      EXPECT_EQ(rep->pruned, 0) << rep->tree();
+      EXPECT_EQ(c->reason, "") << rep->tree();
+      EXPECT_GT(c->stats.median_ms, 0) << rep->tree();
+    }
+  }
+}
+
+// A tuning database that cannot be written (its parent is a file) costs one log line per key,
+// naming the key, not one per candidate: the journal appends, the failed candidates and the final
+// entry all fail, and the run says it once. Tuning itself still succeeds.
+TEST(Tuner, UnwritableDatabaseIsOneLinePerKey) {
+  Env env;
+  ASSERT_TRUE(writeFileAtomic(env.dir + "/file", "x").ok());
+  EngineOptions o = env.options();
+  o.options.database_path = env.dir + "/file/db.json";
+  env.compile_error.insert("BLOCK=128,VEC=2");  // a failure worth recording as well
+  auto t = Tuner::create(env.backend, o);
+  ASSERT_TRUE(t.ok()) << t.status().toString();
+  auto fam = (*t)->add(env.family());
+  ASSERT_TRUE(fam.ok());
+  std::vector<std::string> keys;
+  for (int64_t n : {256, 1 << 16}) {
+    auto rep = fam->tune(env.problem(n));
+    ASSERT_TRUE(rep.ok()) << rep.status().toString();
+    EXPECT_FALSE(rep->winner.empty());
+    EXPECT_GT(rep->candidates.size(), 5u);
+    keys.push_back(rep->key);
+  }
+  std::istringstream log(env.log.str());
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(log, l);)
+    if (l.find("could not") != std::string::npos) lines.push_back(l);
+  ASSERT_EQ(lines.size(), 2u) << env.log.str();
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(lines[i].rfind("ktune: scale [" + keys[i] + "]: could not write ", 0), 0u) << lines[i];
+    EXPECT_NE(lines[i].find("(said once per key)"), std::string::npos) << lines[i];
+  }
+}
+
 TEST(Tuner, ParallelCompileUsesSeveralThreads) {
   Env env;
   // The first two compiles each wait inside the compiler until the other has arrived: that can

@@ -12,6 +12,7 @@
 
 #include "base/fs.h"
 #include "tests/unit/cli_fixture.h"
+#include "tests/support/tools.h"
 
 namespace ktune {
 namespace {
@@ -22,10 +23,17 @@ const std::vector<std::string> kSim = {"KTUNE_BACKEND=sim"};
 const std::vector<std::string> kNoGpu = {"KTUNE_BACKEND=auto"};
 
 bool noRealGpu() {
+  // A broken `info --json` fails the test that asked, instead of passing for "no GPU".
   auto r = runProcess({KTUNE_CLI_PATH, "info", "--json"}, "", 60000);
-  if (!r.ok()) return true;
+  if (!r.ok()) {
+    ADD_FAILURE() << "ktune info --json did not run: " << r.status().toString();
+    return true;
+  }
   json j = json::parse(r->out, nullptr, false);
-  if (!j.is_object()) return true;
+  if (!j.is_object() || !j.contains("backends")) {
+    ADD_FAILURE() << "ktune info --json is not an object with \"backends\": " << r->out;
+    return true;
+  }
   for (const auto& b : j["backends"])
     if (b.value("available", false) && (b["name"] == "cuda" || b["name"] == "hip")) return false;
   return true;
@@ -137,7 +145,7 @@ TEST_F(Cli, EveryCommandHasHelpAndJson) {
 // gemm_mma keeps its tiles in dynamic shared memory and reads them with ldmatrix after cp.async:
 // the report used to say "shared 0 B" and "LDS/shared loads: none".
 TEST_F(Cli, ExplainGemmMmaShowsItsSharedMemory) {
-  if (!haveCompiler("nvrtc")) GTEST_SKIP() << "no NVRTC (CUDA toolkit)";
+  if (!haveCompiler("nvrtc")) KTUNE_SKIP_WITHOUT_TOOL("no NVRTC (CUDA toolkit)");
   CliRun r = ktune({"explain", "gemm_mma", "--arch", "sm_90a"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_HAS(r.out, " B dynamic");
@@ -149,8 +157,8 @@ TEST_F(Cli, ExplainGemmMmaShowsItsSharedMemory) {
 TEST_F(Cli, KtuneClangIsHonoured) {
   CliRun r = ktune({"compile", "rmsnorm", "--arch", "gfx942", "--no-cache"}, "",
                    {"KTUNE_CLANG=" + root_ + "/no-such-clang"});
-  EXPECT_NE(r.code, 0) << r.out;
-  EXPECT_HAS(r.err, root_ + "/no-such-clang");
+  EXPECT_EQ(r.code, 3) << "a missing compiler is exit 3 (unavailable)\n" << r.out << r.err;
+  EXPECT_HAS(r.err, "clang not found (tried " + root_ + "/no-such-clang");
 }
 
 // Progress is for terminals: a pipe gets none (no "\r"), --json gets JSON lines, --quiet nothing.
@@ -176,7 +184,7 @@ TEST_F(Cli, ProgressOnlyWhereItBelongs) {
 // Without a GPU: compile and analyse through the store (the second run compiles nothing), print
 // the table, exit 0; `cache diff` of two of the configs.
 TEST_F(Cli, NoGpuAnalysisUsesTheStoreAndCacheDiff) {
-  if (!haveCompiler("nvrtc")) GTEST_SKIP() << "no NVRTC (CUDA toolkit) for the sm_90a analysis";
+  if (!haveCompiler("nvrtc")) KTUNE_SKIP_WITHOUT_TOOL("no NVRTC (CUDA toolkit) for the sm_90a analysis");
   const std::vector<std::string> args = {"tune", "silu_mul", "--rows", "8", "--cols", "512", "--no-gpu"};
   CliRun r = ktune(args);
   ASSERT_EQ(r.code, 0) << r.err;
@@ -211,7 +219,7 @@ TEST_F(Cli, NoGpuAnalysisUsesTheStoreAndCacheDiff) {
 // ldmatrix / cp.async must count as shared-memory traffic).
 TEST_F(Cli, MainJobWithoutAGpu) {
   if (!noRealGpu()) GTEST_SKIP() << "a GPU is present: the main job tunes (tests/gpu)";
-  if (!haveCompiler("nvrtc")) GTEST_SKIP() << "no NVRTC (CUDA toolkit) for the sm_90a analysis";
+  if (!haveCompiler("nvrtc")) KTUNE_SKIP_WITHOUT_TOOL("no NVRTC (CUDA toolkit) for the sm_90a analysis");
   CliRun r = ktune({"tune", "gemm", "--suite", "llm", "--kinds", "mma"}, "", kNoGpu);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_HAS(r.out, "gemm on sm_90a (nvrtc");

@@ -7,6 +7,7 @@
 #include "compiler/compiler.h"
 #include "compiler/ir/ir_util.h"
 #include "templates/mlir/mlir_kernels.h"
+#include "tests/support/tools.h"
 
 namespace ktune {
 namespace {
@@ -30,7 +31,7 @@ class MlirKernels : public ::testing::TestWithParam<Case> {};
 
 TEST_P(MlirKernels, CompileWith16ByteAccesses) {
   const Case& c = GetParam();
-  if (!haveTools(c.arch)) GTEST_SKIP() << "LLVM/MLIR tools or device libraries missing";
+  if (!haveTools(c.arch)) KTUNE_SKIP_WITHOUT_TOOL("LLVM/MLIR tools or device libraries missing");
   auto text = templates::mlirKernelSource(c.kernel, c.arch, c.config);
   ASSERT_TRUE(text.ok()) << text.status().message();
   EXPECT_EQ(text->find("{{"), std::string::npos) << "unsubstituted placeholder";

@@ -12,6 +12,7 @@
 #include "compiler/ir/ir_util.h"
 #include "compiler/store/store.h"
 #include "tests/unit/ir_test_kernels.h"
+#include "tests/support/tools.h"
 
 namespace ktune {
 namespace {
@@ -38,8 +39,8 @@ CompileRequest request(Language lang, const std::string& text, const std::string
 class IrCompilerTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    if (!haveLlvmTools()) GTEST_SKIP() << "llvm-19/lld-19/mlir-19-tools not installed";
-    if (nvidia() && !haveNvidiaTools()) GTEST_SKIP() << "no nvJitLink or ptxas (CUDA toolkit)";
+    if (!haveLlvmTools()) KTUNE_SKIP_WITHOUT_TOOL("llvm-19/lld-19/mlir-19-tools not installed");
+    if (nvidia() && !haveNvidiaTools()) KTUNE_SKIP_WITHOUT_TOOL("no nvJitLink or ptxas (CUDA toolkit)");
     auto c = openIrCompiler();
     ASSERT_TRUE(c.ok()) << c.status().message();
     compiler_ = std::move(*c);
@@ -180,7 +181,7 @@ TEST(IrCompiler, RequestChecks) {
 // rocm-device-libs and inlined (no call left in the ISA); a function from nowhere is a clear
 // compile error rather than a code object with an unresolved symbol.
 TEST(IrCompiler, AmdDeviceLibraryCallsAreLinkedOthersRefused) {
-  if (!haveLlvmTools()) GTEST_SKIP() << "llvm-19/mlir-19-tools not installed";
+  if (!haveLlvmTools()) KTUNE_SKIP_WITHOUT_TOOL("llvm-19/mlir-19-tools not installed");
   auto compiler = openIrCompiler();
   ASSERT_TRUE(compiler.ok());
   if (!ir_detail::toolchain().amd_bitcode.empty()) {

@@ -191,12 +191,11 @@ TEST_F(Fixture, DeadRemoteCostsOneTimeoutThenIsSkipped) {
   auto c = server.client(/*cooldown_ms=*/60000);
   ASSERT_TRUE(c->run({"PING"}).ok());
   server.kill();
-  auto t0 = std::chrono::steady_clock::now();
   EXPECT_EQ(c->run({"PING"}).status().code(), Code::kUnavailable);
   EXPECT_TRUE(c->breakerOpen());
-  for (int i = 0; i < 100; ++i) EXPECT_FALSE(c->run({"GET", "x"}).ok());
-  auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  EXPECT_LT(ms, 2000.0);  // one bounded failure (1 s timeout at most), then no further attempts
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(c->run({"GET", "x"}).status().code(), Code::kUnavailable);
+  // One bounded failure, then no further attempt: the counters say so, whatever the machine's
+  // load (no wall-clock bound).
   EXPECT_EQ(c->stats().failures, 1);
   EXPECT_EQ(c->stats().skipped, 100);
   remote::RemoteCache cache(c);

@@ -20,6 +20,7 @@
 #include "base/fs.h"
 #include "base/subprocess.h"
 #include "remote/client.h"
+#include "tests/support/tools.h"
 
 namespace ktune::remotetest {
 
@@ -120,5 +121,5 @@ class RedisServer {
 
 #define KTUNE_REQUIRE_REDIS(server)                                   \
   do {                                                                \
-    if (!(server).ok()) GTEST_SKIP() << "no redis: " << (server).why(); \
+    if (!(server).ok()) KTUNE_SKIP_WITHOUT_TOOL("no redis: " << (server).why()); \
   } while (0)

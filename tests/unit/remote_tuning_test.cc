@@ -129,17 +129,17 @@ TEST_F(RemoteTuning, SecondMachineGetsWinnerAndBinaryWithoutCompilingOrBenchmark
 TEST_F(RemoteTuning, RedisKilledMidRunTuningCompletesLocally) {
   auto a = args("a", "1024,2048");
   a.insert(a.end(), {"--gate", "started", "--compile-delay-ms", "20", "--timeout-ms", "200"});
-  auto t0 = std::chrono::steady_clock::now();
   Proc p = Proc::start(a, dir + "/a.out");
   ASSERT_EQ(gate("started"), "n=1024");
   server.kill();  // in the middle of the first key's tuning run
   ASSERT_EQ(p.wait(), 0);
-  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   auto r = p.results();
   ASSERT_EQ(r.size(), 2u);
+  // Both keys tuned here, although the remote died mid-run. That a dead remote costs one timeout
+  // and is then skipped is asserted by counters (remote_cache_test's
+  // DeadRemoteCostsOneTimeoutThenIsSkipped), not by a wall-clock bound.
   EXPECT_EQ(r["n=1024"]["from"], "memory");
   EXPECT_EQ(r["n=2048"]["from"], "memory");
-  EXPECT_LT(s, 15.0);  // a dead remote costs a timeout, then the breaker skips it
 }
 
 TEST_F(RemoteTuning, CorruptedSharedBinaryIsRejectedAndTheKeyTunedLocally) {

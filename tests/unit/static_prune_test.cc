@@ -146,8 +146,12 @@ TEST(StaticPrune, SpillsArePrunedWithBytes) {
   why = staticPruneReason({}, amd, kNoDevice, {256, 0}, "");
   ASSERT_TRUE(why.has_value());
   EXPECT_EQ(*why, "spills 12 VGPRs, 0 SGPRs (scratch 48 B)");
+  // The engine applies the same rule to every family: one implementation, one text.
+  EXPECT_EQ(spillPruneReason(nv.resources, false), "spills 48 B stores, 40 B loads (stack 48 B)");
+  EXPECT_EQ(spillPruneReason(amd.resources, true), "spills 12 VGPRs, 0 SGPRs (scratch 48 B)");
+  EXPECT_EQ(spillPruneReason(nvCode(255).resources, false), std::nullopt);
   StaticPruneOptions o;
-  o.prune_spills = false;
+  o.enabled = false;
   EXPECT_EQ(staticPruneReason(o, nv, kNoDevice, {128, 0}, ""), std::nullopt);
 }
 
