@@ -176,6 +176,8 @@ Status simSiluMul(const SimLaunch& l) {
   return Status::Ok();
 }
 
+Status simGemm(const SimLaunch& l) { return hostGemm(l); }
+
 SimGpu openSimGpu() {
   SimOptions so;
   so.device = simDevice();
