@@ -45,7 +45,7 @@ std::vector<StaticRank> rankStatically(const std::vector<StaticRankInput>& in,
     const KernelReport& rep = x.report;
     r.excluded = true;
     if (!x.status.ok()) r.why = "not compiled: " + x.status.message().substr(0, 120);
-    else if (rep.resources.spills()) r.why = "spills or scratch";
+    else if (rep.resources.spills()) r.why = "spills registers";
     else if (!rep.has_occupancy) r.why = "no occupancy: " + rep.occupancy_note;
     else r.excluded = false;
     if (r.excluded) {

@@ -13,7 +13,7 @@
 //              best config ranked — larger tiles reuse each loaded byte more;
 //   fill       (GEMM, when a shape is given) useful / computed work: tile quantisation of M and N
 //              and the K remainder of BLOCK_K·SPLIT_K.
-// Excluded (listed with the reason, never ranked): failed compiles, spills or scratch, configs
+// Excluded (listed with the reason, never ranked): failed compiles, register spills, configs
 // without an occupancy (they do not fit).
 #pragma once
 
