@@ -430,7 +430,7 @@ int runGemm(const std::shared_ptr<Tuner>& tuner, Backend& backend, const TuneReq
     if (!rep.ok()) { rc = fail(rep.status()); continue; }
     double vendor_ms = 0;
     for (const auto& cand : rep->candidates)
-      if (cand.source == "cublaslt" && cand.config.rfind("cublaslt:idx=0:", 0) == 0 &&
+      if (cand.source != "jit" && cand.config.rfind(cand.source + ":idx=0:", 0) == 0 &&
           cand.status == Code::kOk)
         vendor_ms = cand.stats.median_ms;
     Metric m{"TFLOP/s", 2.0 * double(s.m) * double(s.n) * double(s.k) / 1e12 * 1e3};

@@ -177,6 +177,8 @@ Status simSiluMul(const SimLaunch& l) {
   return Status::Ok();
 }
 
+Status simGemm(const SimLaunch& l) { return hostGemm(l); }
+
 SimGpu openSimGpu(int devices) {
   SimOptions so;
   so.device = simDevice();

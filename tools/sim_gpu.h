@@ -31,6 +31,9 @@ namespace cli {
 // templates' float64 references, driven by the compiled-in defines); tests reuse them.
 Status simRmsNorm(const SimLaunch& l);
 Status simSiluMul(const SimLaunch& l);
+// The host implementation of every GEMM kernel (the float64 reference, driven by the defines and
+// the GEMM family's argument list); tests reuse it for simulated AMD devices and vendor libraries.
+Status simGemm(const SimLaunch& l);
 }  // namespace cli
 
 }  // namespace ktune::cli

@@ -4,6 +4,8 @@
 #include <algorithm>
 
 #include "autotune/compile_pool.h"
+#include "autotune/static_rank.h"
+#include "base/fs.h"
 #include "compiler/store/store.h"
 #include "templates/embedded.h"
 #include "templates/rowwise.h"
@@ -14,12 +16,14 @@
 namespace ktune::cli {
 namespace {
 
-// One config to compile: its string, the request, and the shared memory its launch adds (the
-// GEMM kernels take their tiles as dynamic shared memory, which the binary does not show).
+// One config to compile: its string, the request, and its launch's block size and the shared
+// memory the launch adds (the NVIDIA GEMM kernels take their tiles as dynamic shared memory, which
+// the binary does not show; the MFMA kernel's LDS is static, already in the binary).
 struct Job {
   std::string config;
   CompileRequest req;
   int64_t dynamic_shared = 0;
+  int threads = 0;  // 0: the kernel's own bound
 };
 using Requests = std::vector<Job>;
 
@@ -41,7 +45,12 @@ Requests gemmRequests(const std::string& arch, const gemm::GemmShape& s, bool fu
       r.defines = gemm::defines(kind, c, s);
       r.arch = arch;
       r.dumps = amd ? kDumpIsa : kDumpPtx;
-      reqs.push_back({c.toString(), std::move(r), gemm::sharedBytes(kind, c)});
+      DeviceInfo nominal;  // no limits: what does not fit is reported by the analysis
+      nominal.arch = arch;
+      auto plan = gemm::launchPlan(kind, c, s, nominal);
+      const int threads = plan.ok() ? int(plan->block.x * plan->block.y * plan->block.z) : 0;
+      reqs.push_back({c.toString(), std::move(r), plan.ok() ? plan->shared_bytes : gemm::sharedBytes(kind, c),
+                      threads});
     }
   }
   return reqs;
@@ -75,7 +84,7 @@ Requests rowwiseRequests(const TuneRequest& t, const std::string& arch,
       r.entry = rowwise::kSiluMulEntry;
       r.defines = rowwise::siluMulDefines(c, p);
     }
-    reqs.push_back({c.toString(), std::move(r), 0});
+    reqs.push_back({c.toString(), std::move(r), 0, 0});
   }
   return reqs;
 }
@@ -92,7 +101,7 @@ void compileAll(Compiler& comp, CodeObjectStore& store, const Requests& reqs,
         a.config = reqs[i].config;
         std::string note;
         auto r = store.getOrCompile(comp, reqs[i].req, &a.cache_hit, &note);
-        if (r.ok()) a.report = analyzeCodeObject(*r, 0, reqs[i].dynamic_shared);
+        if (r.ok()) a.report = analyzeCodeObject(*r, reqs[i].threads, reqs[i].dynamic_shared);
         else a.status = r.status();
       },
       [&](size_t i, size_t done) {
@@ -100,6 +109,29 @@ void compileAll(Compiler& comp, CodeObjectStore& store, const Requests& reqs,
       });
   pool.runAll();
   progress->finish();
+}
+
+std::vector<StaticRank> staticRanking(const std::vector<Analysed>& out, const gemm::GemmShape* shape) {
+  std::vector<StaticRankInput> in;
+  for (const auto& a : out) {
+    auto c = Config::parse(a.config);
+    in.push_back({c.ok() ? *c : Config{}, a.status, a.report});
+  }
+  return rankStatically(in, shape);
+}
+
+// The ranking goes to <cache>/analysed/<op>-<arch>.json, apart from the tuning databases of
+// measured winners (a later GPU run never reads it as a result). Returns the path, "" when it
+// could not be written (the printed ranking is still complete).
+std::string recordRanking(const std::string& cache_dir, const AnalysisSummary& s,
+                          const std::vector<Analysed>& out, const std::vector<StaticRank>& rank) {
+  const std::string dir = joinPath(cache_dir, "analysed");
+  const std::string name = s.op + "-" + s.arch + ".json";
+  if (!isSafeFileName(name) || !makeDirs(dir).ok()) return "";
+  AnalysisSummary rec = s;
+  rec.recorded = "";
+  const std::string path = joinPath(dir, name);
+  return writeFileAtomic(path, analysisJson(rec, out, rank).dump(1) + "\n").ok() ? path : "";
 }
 
 }  // namespace
@@ -133,7 +165,9 @@ int analyseWithoutGpu(const TuneRequest& t, const Options& opts, const std::stri
   sum.compiler_version = (*compiler)->version();
   sum.why_no_gpu = why_no_gpu;
   for (const auto& a : out) (a.cache_hit ? sum.cache_hits : sum.compiled) += a.status.ok() ? 1 : 0;
-  printAnalysis(sum, out, t.json);
+  const auto rank = staticRanking(out, t.op == "gemm" ? &t.gemm_cases.front().shape : nullptr);
+  sum.recorded = recordRanking(opts.cache_dir, sum, out, rank);
+  printAnalysis(sum, out, rank, t.json);
   return kExitOk;
 }
 

@@ -96,48 +96,77 @@ void printTuneReport(const TuneReport& r, const Metric& m, bool json, double ven
                 r.load_ms / 1e3, r.verify_ms / 1e3, r.measure_ms / 1e3, r.record_ms / 1e3);
 }
 
-void printAnalysis(const AnalysisSummary& s, const std::vector<Analysed>& out, bool json) {
-  if (json) {
-    nlohmann::json j = {{"op", s.op}, {"arch", s.arch}, {"compiler", s.compiler},
-                        {"compiled", s.compiled}, {"cache_hits", s.cache_hits},
-                        {"timing", "needs a GPU: " + s.why_no_gpu}, {"configs", nlohmann::json::array()}};
-    if (!s.sampled_note.empty()) j["sampled"] = s.sampled_note;
-    for (const auto& a : out) {
-      nlohmann::json c = {{"kernel", a.kernel}, {"config", a.config},
-                          {"status", codeName(a.status.code())}, {"cache_hit", a.cache_hit}};
-      if (a.status.ok()) c["report"] = nlohmann::json::parse(a.report.toJson(), nullptr, false);
-      else c["reason"] = a.status.message().substr(0, 400);
-      j["configs"].push_back(c);
+nlohmann::json analysisJson(const AnalysisSummary& s, const std::vector<Analysed>& out,
+                            const std::vector<StaticRank>& rank) {
+  nlohmann::json j = {{"op", s.op}, {"arch", s.arch}, {"compiler", s.compiler},
+                      {"compiled", s.compiled}, {"cache_hits", s.cache_hits},
+                      {"ranking", kStaticRankingLabel},
+                      {"timing", "needs a GPU: " + s.why_no_gpu}, {"configs", nlohmann::json::array()}};
+  if (!s.sampled_note.empty()) j["sampled"] = s.sampled_note;
+  if (!s.recorded.empty()) j["recorded"] = s.recorded;
+  int n = 0;
+  for (const auto& r : rank) {
+    const Analysed& a = out[r.index];
+    nlohmann::json c = {{"kernel", a.kernel}, {"config", a.config},
+                        {"status", codeName(a.status.code())}, {"cache_hit", a.cache_hit}};
+    if (r.excluded) {
+      c["static_rank"] = nullptr;
+      c["excluded"] = r.why;
+    } else {
+      c["static_rank"] = ++n;
+      c["static_score"] = r.score;
+      c["model"] = {{"occupancy", r.occupancy}, {"verdicts", r.verdicts}, {"warns", r.warns},
+                    {"intensity", r.intensity}, {"fill", r.fill}};
     }
-    std::printf("%s\n", j.dump(2).c_str());
+    if (a.status.ok()) c["report"] = nlohmann::json::parse(a.report.toJson(), nullptr, false);
+    else c["reason"] = a.status.message().substr(0, 400);
+    j["configs"].push_back(c);
+  }
+  return j;
+}
+
+void printAnalysis(const AnalysisSummary& s, const std::vector<Analysed>& out,
+                   const std::vector<StaticRank>& rank, bool json) {
+  if (json) {
+    std::printf("%s\n", analysisJson(s, out, rank).dump(2).c_str());
     return;
   }
   std::printf("%s on %s (%s %s): %zu configs analysed (%d compiled, %d cache hits)%s\n",
               s.op.c_str(), s.arch.c_str(), s.compiler.c_str(), s.compiler_version.c_str(),
               out.size(), s.compiled, s.cache_hits,
               s.sampled_note.empty() ? "" : ("; " + s.sampled_note).c_str());
+  std::printf("%s (a model of occupancy, ISA verdicts, tile intensity and fill: no kernel ran)\n",
+              kStaticRankingLabel);
   const bool amd = s.arch.rfind("gfx", 0) == 0;
-  std::printf("  %-16s %5s %6s %6s %8s %6s  %-8s %s\n", "KERNEL", amd ? "VGPR" : "REGS",
-              amd ? "AGPR" : "SMEM_K", "SPILLS", "OCC", "MATRIX", "STATUS", "CONFIG");
-  for (const auto& a : out) {
+  std::printf("  %4s %6s %-16s %5s %6s %6s %8s %6s %4s  %s\n", "RANK", "SCORE", "KERNEL",
+              amd ? "VGPR" : "REGS", amd ? "AGPR" : "SMEM_K", "SPILLS", "OCC", "MATRIX", "WARN",
+              "CONFIG");
+  int n = 0;
+  for (const auto& rk : rank) {
+    const Analysed& a = out[rk.index];
     if (!a.status.ok()) {
-      std::printf("  %-16s %s\n    %s\n", a.kernel.c_str(), a.config.c_str(),
+      std::printf("  %4s %6s %-16s %s\n    %s\n", "-", "-", a.kernel.c_str(), a.config.c_str(),
                   a.status.toString().substr(0, 200).c_str());
       continue;
     }
     const auto& r = a.report;
     int matrix = 0;
-    for (const auto& [k, n] : r.isa.matrix) matrix += n;
-    char occ[32] = "-";
+    for (const auto& [k, m] : r.isa.matrix) matrix += m;
+    char occ[32] = "-", pos[16] = "-", score[16] = "-";
     if (r.has_occupancy && amd) std::snprintf(occ, sizeof(occ), "%.4gw/EU", r.amd.waves_per_eu);
     else if (r.has_occupancy) std::snprintf(occ, sizeof(occ), "%db/SM", r.nv.blocks_per_sm);
-    const bool spills = r.resources.spills();
-    std::printf("  %-16s %5d %6lld %6s %8s %6d  %-8s %s\n", a.kernel.c_str(),
+    if (!rk.excluded) {
+      std::snprintf(pos, sizeof(pos), "%d", ++n);
+      std::snprintf(score, sizeof(score), "%.3f", rk.score);
+    }
+    std::printf("  %4s %6s %-16s %5d %6lld %6s %8s %6d %4d  %s%s\n", pos, score, a.kernel.c_str(),
                 amd ? r.resources.vgpr : r.resources.registers,
                 amd ? (long long)r.resources.agpr
                     : (long long)((r.resources.shared_bytes + r.dynamic_shared) / 1024),
-                spills ? "yes" : "no", occ, matrix, spills ? "pruned" : "ok", a.config.c_str());
+                r.resources.spills() ? "yes" : "no", occ, matrix, rk.warns, a.config.c_str(),
+                rk.excluded ? ("  (excluded: " + rk.why + ")").c_str() : "");
   }
+  if (!s.recorded.empty()) std::printf("ranking recorded in %s (apart from measured winners)\n", s.recorded.c_str());
   std::printf("timing needs a GPU: %s\n", s.why_no_gpu.c_str());
 }
 

@@ -7,7 +7,10 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "autotune/autotuner.h"
+#include "autotune/static_rank.h"
 #include "compiler/analysis/report.h"
 
 namespace ktune::cli {
@@ -31,10 +34,17 @@ struct Analysed {
 
 struct AnalysisSummary {
   std::string op, arch, compiler, compiler_version, why_no_gpu, sampled_note;
+  std::string recorded;  // where the ranking was written ("" = not written)
   int compiled = 0, cache_hits = 0;
 };
 
-void printAnalysis(const AnalysisSummary& s, const std::vector<Analysed>& out, bool json);
+// The no-GPU result as JSON: summary, and every config in `rank` order with its static score
+// ("ranking": kStaticRankingLabel).
+nlohmann::json analysisJson(const AnalysisSummary& s, const std::vector<Analysed>& out,
+                            const std::vector<StaticRank>& rank);
+// The table (best static score first) or, with json, analysisJson.
+void printAnalysis(const AnalysisSummary& s, const std::vector<Analysed>& out,
+                   const std::vector<StaticRank>& rank, bool json);
 
 class Progress {
  public:

@@ -1,6 +1,7 @@
 #include "autotune/ops/gemm.h"
 
 #include "autotune/ops/buffers.h"
+#include "autotune/ops/gemm_vendor.h"
 
 #include <algorithm>
 #include <cmath>
@@ -22,8 +23,6 @@ namespace ktune {
 // ---------------------------------------------------------------------------------------------
 
 namespace {
-
-constexpr int64_t kLtWorkspaceBytes = 32 << 20;
 
 int kindIndex(gemm::KernelKind k) { return static_cast<int>(k); }
 
@@ -129,13 +128,15 @@ struct GemmOp::State {
   Tuner* tuner = nullptr;
   std::shared_ptr<Tuner> keep_tuner;  // set by create(shared_ptr): the op keeps its tuner alive
   Family<GemmCall> family;
-  std::unique_ptr<cublaslt::CublasLt> lt;
+  // cuBLASLt / hipBLASLt: vendor candidates and the trusted reference (null without the library).
+  std::unique_ptr<GemmVendor> vendor;
   std::unique_ptr<GemmRunner> ref_runner;  // the default config as trusted reference
   Config default_config;
+  gemm::KernelKind default_kind = gemm::KernelKind::kMma;
   int vendor_algos = 0;
 
   std::mutex mu;  // guards everything below
-  DevicePtr workspace = 0, counters = 0, lt_workspace = 0;
+  DevicePtr workspace = 0, counters = 0;
   int64_t workspace_bytes = 0, counter_count = 0;
   struct KeyBuffers {
     DevicePtr c_snapshot = 0;  // original C (beta != 0), restored before every tuning run
@@ -159,21 +160,6 @@ struct GemmOp::State {
     args.add(m.a).add(m.b).add(m.c).add(static_cast<int32_t>(c_ok));
   }
 
-  // Vendor ids parsed once (a tuned call would otherwise parse 128 hex digits every time).
-  std::mutex algo_mu;
-  std::unordered_map<std::string, cublaslt::LtAlgo> parsed_algos;
-  Expected<cublaslt::LtAlgo> parsedAlgo(const std::string& id) {
-    std::lock_guard<std::mutex> lock(algo_mu);
-    auto it = parsed_algos.find(id);
-    if (it != parsed_algos.end()) return it->second;
-    KTUNE_ASSIGN_OR_RETURN(cublaslt::LtAlgo algo, cublaslt::LtAlgo::parse(id));
-    // Heuristics were asked with at most kLtWorkspaceBytes, which every algorithm gets.
-    algo.workspace_bytes = 0;
-    if (parsed_algos.size() > 1024) parsed_algos.clear();
-    parsed_algos.emplace(id, algo);
-    return algo;
-  }
-
   ~State() {
     Backend& be = tuner->backend();
     for (auto& [k, b] : per_key) {
@@ -182,7 +168,6 @@ struct GemmOp::State {
     }
     if (workspace) (void)be.free(workspace);
     if (counters) (void)be.free(counters);
-    if (lt_workspace) (void)be.free(lt_workspace);
   }
 
   // Split-K workspace for problem s: M*N floats and one counter per smallest tile, or more when a
@@ -232,19 +217,13 @@ struct GemmOp::State {
 
   Status launchReference(const GemmCall& call, DevicePtr out, StreamHandle stream) {
     const auto& s = call.shape;
-    if (lt) {
-      auto lp = toLtProblem(s);
-      // cuBLASLt's heuristic choice can refuse pointers that are only element-aligned (seen on
-      // the H100 for an A at +2 bytes): the JIT default config, whose unaligned path handles any
-      // address, is the reference then.
-      if (lp.ok() && lt->run(*lp, nullptr, call.buf.a, call.buf.b, out, call.buf.bias,
-                             lt_workspace, kLtWorkspaceBytes, stream)
-                         .ok())
-        return Status::Ok();
-    }
     GemmBuffers b = call.buf;
     b.c = out;
-    return ref_runner->launch(gemm::KernelKind::kMma, default_config, s, b, stream);
+    // The vendor's heuristic choice can refuse pointers that are only element-aligned (seen with
+    // cuBLASLt on the H100 for an A at +2 bytes): the JIT default config, whose unaligned path
+    // handles any address, is the reference then.
+    if (vendor && vendor->run("", s, b, stream).ok()) return Status::Ok();
+    return ref_runner->launch(default_kind, default_config, s, b, stream);
   }
 
   Expected<VerifyResult> verify(const GemmCall& call, StreamHandle stream) {
@@ -291,7 +270,8 @@ struct GemmOp::State {
 GemmOp::GemmOp(std::unique_ptr<State> st) : st_(std::move(st)) {}
 GemmOp::~GemmOp() = default;
 
-bool GemmOp::hasCublasLt() const { return st_->lt != nullptr; }
+bool GemmOp::hasCublasLt() const { return vendorLibrary() == "cublaslt"; }
+std::string GemmOp::vendorLibrary() const { return st_->vendor ? st_->vendor->source() : ""; }
 
 namespace {
 
@@ -388,35 +368,28 @@ void addRunHooks(KernelFamily<GemmCall>& f, GemmOp::State* S) {
   f.verify = [S](const GemmCall& call, StreamHandle s) { return S->verify(call, s); };
 }
 
-// cuBLASLt algorithms as candidates (when the library was opened).
+// The vendor library's algorithms as candidates (when it was opened).
 void addVendorCandidates(KernelFamily<GemmCall>& f, GemmOp::State* S) {
-  if (!S->lt) return;
+  if (!S->vendor) return;
   f.vendor_candidates = [S](const GemmCall& call) {
-    std::vector<VendorCandidate> out;
-    auto lp = toLtProblem(withAlignment(call.shape, call.buf));
-    if (!lp.ok()) return out;
-    auto algos = S->lt->heuristics(*lp, S->vendor_algos, kLtWorkspaceBytes);
-    if (!algos.ok()) return out;
-    for (const auto& a : *algos) out.push_back({a.id(), "cublaslt"});
-    return out;
+    return S->vendor->candidates(withAlignment(call.shape, call.buf), S->vendor_algos);
   };
   f.vendor_launch = [S](const std::string& id, const GemmCall& call, StreamHandle stream) -> Status {
-    KTUNE_ASSIGN_OR_RETURN(const cublaslt::LtAlgo algo, S->parsedAlgo(id));
-    KTUNE_ASSIGN_OR_RETURN(auto lp, toLtProblem(call.shape));
-    return S->lt->run(lp, &algo, call.buf.a, call.buf.b, call.buf.c, call.buf.bias,
-                      S->lt_workspace, kLtWorkspaceBytes, stream);
+    if (id.empty()) return Status::InvalidArgument("empty vendor algorithm id");
+    return S->vendor->run(id, call.shape, call.buf, stream);
   };
 }
 
-// cuBLASLt (when vendor algorithms are wanted on CUDA) and its workspace.
-Status openCublasLt(GemmOp::State* S, const GemmOp::OpOptions& options) {
-  auto lt = cublaslt::CublasLt::open(options.cublaslt_paths);
-  if (!lt.ok()) return Status::Ok();  // JIT candidates only
-  S->lt = std::move(lt).value();
-  auto ws = S->tuner->backend().alloc(static_cast<size_t>(kLtWorkspaceBytes));
-  if (!ws.ok()) return ws.status();
-  S->lt_workspace = *ws;
-  return Status::Ok();
+// cuBLASLt on NVIDIA, hipBLASLt on AMD, when vendor algorithms are wanted. A missing library
+// leaves JIT candidates only; on the simulated device a library is opened only from paths the
+// caller names (the tests' fake hipBLASLt), never from the system.
+void openVendor(GemmOp::State* S, const std::string& backend, bool sim,
+                const GemmOp::OpOptions& options) {
+  if (S->vendor_algos <= 0) return;
+  const auto& paths = backend == "cuda" ? options.cublaslt_paths : options.hipblaslt_paths;
+  if (sim && paths.empty()) return;
+  auto v = openGemmVendor(backend, S->tuner->backend(), paths);
+  if (v.ok()) S->vendor = std::move(v).value();
 }
 
 }  // namespace
@@ -442,15 +415,15 @@ Expected<std::unique_ptr<GemmOp>> GemmOp::create(Tuner& tuner, OpOptions options
   State* S = st.get();
   S->tuner = &tuner;
   S->vendor_algos = tuner.options().options.vendor_algos;
-  if (backend == "cuda" && !sim && S->vendor_algos > 0) KTUNE_RETURN_IF_ERROR(openCublasLt(S, options));
+  openVendor(S, backend, sim, options);
   const gemm::KernelKind main_kind = backend == "cuda" ? gemm::KernelKind::kMma : gemm::KernelKind::kMfma;
   const auto big = gemm::denseShape(gemm::Layout::kNT, gemm::ElemType::kBF16, gemm::ElemType::kBF16,
                                     4096, 4096, 4096);
   auto curated = gemm::curatedConfigs(main_kind, big);
   if (curated.empty()) return Status::Internal("no curated GEMM config for " + backend);
   S->default_config = curated.front();
-  if (backend == "cuda")
-    S->ref_runner = std::make_unique<GemmRunner>(tuner.backend(), tuner.compiler(), dev);
+  S->default_kind = main_kind;
+  S->ref_runner = std::make_unique<GemmRunner>(tuner.backend(), tuner.compiler(), dev);
 
   KernelFamily<GemmCall> f;
   f.name = "gemm";

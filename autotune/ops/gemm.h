@@ -4,8 +4,9 @@
 //
 // GemmRunner compiles, caches and launches one (kernel, config) for a problem — what tests,
 // benchmarks and the op use. GemmOp is the TunableOp: its candidates are the JIT configs of the
-// device's GEMM kernels (mma.sync / skinny on NVIDIA, MFMA on AMD), the cuBLASLt algorithms the
-// heuristic proposes (NVIDIA, when libcublasLt loads), and a default; its key is (layout, dtypes,
+// device's GEMM kernels (mma.sync / skinny on NVIDIA, MFMA on AMD), the algorithms the vendor
+// library's heuristic proposes (cuBLASLt on NVIDIA, hipBLASLt on AMD, when the library loads:
+// autotune/ops/gemm_vendor.h), and a default; its key is (layout, dtypes,
 // M, N, K, leading dims, epilogue, alignment).
 #pragma once
 
@@ -110,6 +111,9 @@ class GemmOp {
     std::vector<gemm::KernelKind> kinds;
     // Extra library paths for libcublasLt (e.g. a pip wheel's lib dir).
     std::vector<std::string> cublaslt_paths;
+    // Extra library paths for libhipblaslt (AMD). On the simulated device (KTUNE_BACKEND=sim) the
+    // vendor library is opened only from these paths (tests pass a fake one).
+    std::vector<std::string> hipblaslt_paths;
   };
   // Registers the family "gemm" on `tuner`, which must outlive the op (as with Family<P>; this
   // takes what Tuner::create returns: GemmOp::create(**tuner)). Fails when the tuner's device
@@ -133,6 +137,9 @@ class GemmOp {
   // miss, without a shared cache, or for an invalid shape.
   std::optional<TuneReport> fetchShared(const gemm::GemmShape& shape);
   bool hasCublasLt() const;
+  // "cublaslt" or "hipblaslt" when the vendor library was opened (its algorithms are candidates
+  // and its first heuristic choice the vendor default), "" otherwise.
+  std::string vendorLibrary() const;
 
   struct State;
 

@@ -83,36 +83,23 @@ Status ltError(const char* what, LtStatus st) {
                              std::to_string(st));
 }
 
-Status checkProblem(const LtProblem& p) {
-  if (p.m <= 0 || p.n <= 0 || p.k <= 0)
-    return Status::InvalidArgument("cuBLASLt GEMM dims must be positive");
-  const int64_t a_cols = p.trans_a ? p.m : p.k, b_cols = p.trans_b ? p.k : p.n;
-  if (p.lda < a_cols || p.ldb < b_cols || p.ldc < p.n)
-    return Status::InvalidArgument("cuBLASLt GEMM leading dimension shorter than a row");
-  if (p.ab == LtType::kF32) return Status::InvalidArgument("cuBLASLt candidates take f16/bf16 inputs");
-  return Status::Ok();
-}
-
-// Column-major view: D^T (N x M) = op(B^T) (N x K) * op(A^T) (K x M). Lt's "A" is our B.
 Status makeDescs(const CublasLt::Api& api, const LtProblem& p, Descs& d) {
   LtStatus st = api.descCreate(&d.op, kComputeF32, kCudaR32F);
   if (st) return ltError("MatmulDescCreate", st);
-  const int32_t op_lt_a = p.trans_b ? kOpT : kOpN;  // B [N][K] row-major = K x N col-major
-  const int32_t op_lt_b = p.trans_a ? kOpT : kOpN;  // A [K][M] row-major = M x K col-major
+  const LtColumnMajor v = columnMajorView(p);
+  const int32_t op_lt_a = v.trans_lt_a ? kOpT : kOpN;
+  const int32_t op_lt_b = v.trans_lt_b ? kOpT : kOpN;
   if ((st = api.descSet(d.op, kDescTransA, &op_lt_a, sizeof(op_lt_a))))
     return ltError("set TRANSA", st);
   if ((st = api.descSet(d.op, kDescTransB, &op_lt_b, sizeof(op_lt_b))))
     return ltError("set TRANSB", st);
   const uint32_t epi = p.bias ? kEpilogueBias : kEpilogueDefault;
   if ((st = api.descSet(d.op, kDescEpilogue, &epi, sizeof(epi)))) return ltError("set EPILOGUE", st);
-  // Stored shapes in column-major terms (rows, cols, ld).
-  const uint64_t lta_rows = p.trans_b ? p.k : p.n, lta_cols = p.trans_b ? p.n : p.k;
-  const uint64_t ltb_rows = p.trans_a ? p.m : p.k, ltb_cols = p.trans_a ? p.k : p.m;
-  if ((st = api.layoutCreate(&d.a, cudaType(p.ab), lta_rows, lta_cols, p.ldb)))
+  if ((st = api.layoutCreate(&d.a, cudaType(p.ab), v.a_rows, v.a_cols, v.a_ld)))
     return ltError("MatrixLayoutCreate(B)", st);
-  if ((st = api.layoutCreate(&d.b, cudaType(p.ab), ltb_rows, ltb_cols, p.lda)))
+  if ((st = api.layoutCreate(&d.b, cudaType(p.ab), v.b_rows, v.b_cols, v.b_ld)))
     return ltError("MatrixLayoutCreate(A)", st);
-  if ((st = api.layoutCreate(&d.c, cudaType(p.c), p.n, p.m, p.ldc)))
+  if ((st = api.layoutCreate(&d.c, cudaType(p.c), v.c_rows, v.c_cols, v.c_ld)))
     return ltError("MatrixLayoutCreate(C)", st);
   return Status::Ok();
 }
@@ -150,45 +137,88 @@ struct CublasLt::DescCache {
   int64_t builds = 0;
 };
 
-std::string LtAlgo::id() const {
-  std::string s = "cublaslt:idx=" + std::to_string(index) + ":algo=";
-  char buf[17];
-  for (uint64_t w : bytes) {
-    std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(w));
-    s += buf;
+LtColumnMajor columnMajorView(const LtProblem& p) {
+  LtColumnMajor v;
+  v.trans_lt_a = p.trans_b;  // B [N][K] row-major = K x N col-major
+  v.trans_lt_b = p.trans_a;  // A [K][M] row-major = M x K col-major
+  v.a_rows = static_cast<uint64_t>(p.trans_b ? p.k : p.n);
+  v.a_cols = static_cast<uint64_t>(p.trans_b ? p.n : p.k);
+  v.a_ld = p.ldb;
+  v.b_rows = static_cast<uint64_t>(p.trans_a ? p.m : p.k);
+  v.b_cols = static_cast<uint64_t>(p.trans_a ? p.k : p.m);
+  v.b_ld = p.lda;
+  v.c_rows = static_cast<uint64_t>(p.n);
+  v.c_cols = static_cast<uint64_t>(p.m);
+  v.c_ld = p.ldc;
+  return v;
+}
+
+Status checkLtProblem(const LtProblem& p, const std::string& lib) {
+  if (p.m <= 0 || p.n <= 0 || p.k <= 0)
+    return Status::InvalidArgument(lib + " GEMM dims must be positive");
+  const int64_t a_cols = p.trans_a ? p.m : p.k, b_cols = p.trans_b ? p.k : p.n;
+  if (p.lda < a_cols || p.ldb < b_cols || p.ldc < p.n)
+    return Status::InvalidArgument(lib + " GEMM leading dimension shorter than a row");
+  if (p.ab == LtType::kF32) return Status::InvalidArgument(lib + " candidates take f16/bf16 inputs");
+  return Status::Ok();
+}
+
+std::string algoId(const std::string& lib, int index, const void* bytes, size_t n) {
+  std::string s = lib + ":idx=" + std::to_string(index) + ":algo=";
+  static const char kHex[] = "0123456789abcdef";
+  const auto* b = static_cast<const unsigned char*>(bytes);
+  for (size_t i = 0; i < n; ++i) {
+    s += kHex[b[i] >> 4];
+    s += kHex[b[i] & 15];
   }
   return s;
 }
 
-Expected<LtAlgo> LtAlgo::parse(const std::string& id) {
-  const std::string prefix = "cublaslt:idx=";
+Status parseAlgoId(const std::string& id, const std::string& lib, int* index, void* bytes, size_t n) {
+  const std::string prefix = lib + ":idx=";
   if (id.rfind(prefix, 0) != 0)
-    return Status::InvalidArgument("not a cuBLASLt algorithm id (expected 'cublaslt:idx=N:algo=HEX'): " + id);
+    return Status::InvalidArgument("not a " + lib + " algorithm id (expected '" + prefix + "N:algo=HEX'): " + id);
   const size_t colon = id.find(":algo=", prefix.size());
-  if (colon == std::string::npos)
-    return Status::InvalidArgument("cuBLASLt algorithm id lacks ':algo=': " + id);
-  LtAlgo a;
-  try {
-    a.index = std::stoi(id.substr(prefix.size(), colon - prefix.size()));
-  } catch (...) {
-    return Status::InvalidArgument("cuBLASLt algorithm id has a bad index: " + id);
-  }
+  if (colon == std::string::npos) return Status::InvalidArgument(lib + " algorithm id lacks ':algo=': " + id);
+  const std::string idx = id.substr(prefix.size(), colon - prefix.size());
+  if (idx.empty() || idx.size() > 6 || idx.find_first_not_of("0123456789") != std::string::npos)
+    return Status::InvalidArgument(lib + " algorithm id has a bad index: " + id);
+  *index = std::stoi(idx);
   const std::string hex = id.substr(colon + 6);
-  if (hex.size() != 128)
-    return Status::InvalidArgument("cuBLASLt algorithm id needs 128 hex digits, got " +
-                                   std::to_string(hex.size()));
-  for (int i = 0; i < 8; ++i) {
-    uint64_t w = 0;
-    for (int j = 0; j < 16; ++j) {
-      const char ch = hex[i * 16 + j];
-      int v;
-      if (ch >= '0' && ch <= '9') v = ch - '0';
-      else if (ch >= 'a' && ch <= 'f') v = ch - 'a' + 10;
-      else if (ch >= 'A' && ch <= 'F') v = ch - 'A' + 10;
-      else return Status::InvalidArgument(std::string("cuBLASLt algorithm id has a non-hex digit '") + ch + "'");
-      w = (w << 4) | static_cast<uint64_t>(v);
-    }
-    a.bytes[i] = w;
+  if (hex.size() != 2 * n)
+    return Status::InvalidArgument(lib + " algorithm id needs " + std::to_string(2 * n) +
+                                   " hex digits, got " + std::to_string(hex.size()));
+  auto digit = [](char ch) {
+    return ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+                                            : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
+  };
+  auto* out = static_cast<unsigned char*>(bytes);
+  for (size_t i = 0; i < n; ++i) {
+    const int hi = digit(hex[2 * i]), lo = digit(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0)
+      return Status::InvalidArgument(lib + " algorithm id has a non-hex digit in '" + hex + "'");
+    out[i] = static_cast<unsigned char>(hi * 16 + lo);
+  }
+  return Status::Ok();
+}
+
+// The 64 algo bytes as eight 64-bit words, printed most significant digit first (the id format
+// databases already hold).
+std::string LtAlgo::id() const {
+  unsigned char be[64];
+  for (int w = 0; w < 8; ++w)
+    for (int b = 0; b < 8; ++b) be[w * 8 + b] = static_cast<unsigned char>(bytes[w] >> (56 - 8 * b));
+  return algoId("cublaslt", index, be, sizeof(be));
+}
+
+Expected<LtAlgo> LtAlgo::parse(const std::string& id) {
+  LtAlgo a;
+  unsigned char be[64];
+  KTUNE_RETURN_IF_ERROR(parseAlgoId(id, "cublaslt", &a.index, be, sizeof(be)));
+  for (int w = 0; w < 8; ++w) {
+    uint64_t v = 0;
+    for (int b = 0; b < 8; ++b) v = (v << 8) | be[w * 8 + b];
+    a.bytes[w] = v;
   }
   return a;
 }
@@ -246,7 +276,7 @@ std::string CublasLt::version() const {
 
 Expected<std::vector<LtAlgo>> CublasLt::heuristics(const LtProblem& p, int max_algos,
                                                    int64_t max_workspace) const {
-  KTUNE_RETURN_IF_ERROR(checkProblem(p));
+  KTUNE_RETURN_IF_ERROR(checkLtProblem(p, "cuBLASLt"));
   if (max_algos <= 0) return Status::InvalidArgument("max_algos must be positive");
   Descs d;
   Status s = makeDescs(*api_, p, d);
@@ -285,7 +315,7 @@ Expected<std::vector<LtAlgo>> CublasLt::heuristics(const LtProblem& p, int max_a
 Status CublasLt::run(const LtProblem& p, const LtAlgo* algo, DevicePtr a, DevicePtr b, DevicePtr c,
                      DevicePtr bias, DevicePtr workspace, int64_t workspace_bytes,
                      StreamHandle stream) const {
-  KTUNE_RETURN_IF_ERROR(checkProblem(p));
+  KTUNE_RETURN_IF_ERROR(checkLtProblem(p, "cuBLASLt"));
   if (!a || !b || !c) return Status::InvalidArgument("cuBLASLt GEMM needs non-null A, B and C");
   if (p.bias && !bias) return Status::InvalidArgument("cuBLASLt GEMM with bias needs a bias pointer");
   LtAlgo chosen;

@@ -51,6 +51,22 @@ struct LtAlgo {
   static Expected<LtAlgo> parse(const std::string& id);
 };
 
+// What cuBLASLt and hipBLASLt share (both libraries are column-major): the row-major problem seen
+// as D^T (N x M) = op(B^T) (N x K) * op(A^T) (K x M), so the library's "A" is our B and its "B"
+// our A. Pure functions.
+struct LtColumnMajor {
+  bool trans_lt_a = false, trans_lt_b = false;  // op of the library's A (our B) and B (our A)
+  uint64_t a_rows = 0, a_cols = 0, b_rows = 0, b_cols = 0, c_rows = 0, c_cols = 0;
+  int64_t a_ld = 0, b_ld = 0, c_ld = 0;
+};
+LtColumnMajor columnMajorView(const LtProblem& p);
+// kInvalidArgument naming `lib` and the defect: non-positive dims, short leading dims, f32 inputs.
+Status checkLtProblem(const LtProblem& p, const std::string& lib);
+// "<lib>:idx=<index>:algo=<2*n hex digits>" for an opaque algorithm of n bytes.
+std::string algoId(const std::string& lib, int index, const void* bytes, size_t n);
+// Inverse of algoId; kInvalidArgument naming the defect (wrong library, bad index, length, digit).
+Status parseAlgoId(const std::string& id, const std::string& lib, int* index, void* bytes, size_t n);
+
 class CublasLt {
  public:
   ~CublasLt();

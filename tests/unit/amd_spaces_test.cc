@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/support/tools.h"
+#include "tests/unit/amd_occupancy_check.h"
 
 #include <algorithm>
 #include <atomic>
@@ -55,17 +56,7 @@ struct Job {
   bool verdicts = false;    // every ISA verdict must PASS (the curated MFMA configs)
 };
 
-// The MI300X guide's occupancy (seeds), for gfx90a/gfx942, from the kernel descriptor: .vgpr_count
-// (AGPRs included) rounded to the 8-register granule of a 512-entry file, 8 waves per EU, 4 EUs
-// and 64 KiB LDS per CU; plus the GCN SGPR limit the guide leaves out (> 100 SGPRs: 7 waves).
-double guideWavesPerEu(int vgpr_count, int sgpr, int64_t lds, int waves_per_wg) {
-  const int alloc = (std::max(vgpr_count, 1) + 7) / 8 * 8;
-  int occ_vgpr = std::min(8, 512 / alloc);
-  if (sgpr > 100) occ_vgpr = std::min(occ_vgpr, 7);
-  const int occ_lds = lds > 0 ? static_cast<int>(65536 / lds) : 1 << 30;
-  const int wg = std::min(occ_vgpr * 4 / waves_per_wg, occ_lds);
-  return static_cast<double>(wg) * waves_per_wg / 4;
-}
+using testsupport::guideWavesPerEu;
 
 struct Tally {
   std::mutex mu;

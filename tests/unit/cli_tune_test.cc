@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "base/fs.h"
+#include "tests/support/tools.h"
 #include "tests/unit/cli_fixture.h"
 #include "tests/support/tools.h"
 
@@ -240,6 +241,52 @@ TEST_F(Cli, MainJobWithoutAGpu) {
     EXPECT_GT(rep["dynamic_shared_bytes"].get<int64_t>(), 0) << c["config"];
     EXPECT_FALSE(rep["isa"]["lds_loads"].empty()) << "ldmatrix not counted: " << c["config"];
     EXPECT_FALSE(rep["isa"]["lds_stores"].empty()) << "cp.async not counted: " << c["config"];
+  }
+}
+
+// Without the hardware, `tune --no-gpu --arch gfx942|gfx90a` ranks the analysed GEMM configs
+// with the static model, says so ("analysed, not timed"), records the ranking apart from the
+// tuning database, and a second run is all store hits with the same ranking.
+TEST_F(Cli, NoGpuStaticRankingForAmdArchs) {
+  for (const char* arch : {"gfx942", "gfx90a"}) {
+    if (!haveCompiler(std::string(arch) == "gfx942" ? "clang-amdgpu" : "hiprtc"))
+      KTUNE_SKIP_WITHOUT_TOOL("no AMD compiler for " << arch);
+    const std::vector<std::string> args = {"tune", "gemm", "--m", "64", "--n", "64", "--k", "64",
+                                           "--layout", "NT", "--no-gpu", "--arch", arch, "--json"};
+    CliRun r = ktune(args);
+    ASSERT_EQ(r.code, 0) << r.err;
+    json j = json::parse(r.out, nullptr, false);
+    ASSERT_TRUE(j.is_object()) << r.out;
+    EXPECT_EQ(j["ranking"], "static ranking: analysed, not timed");
+    int rank = 0;
+    double last = 2;
+    for (const auto& c : j["configs"]) {
+      if (c["static_rank"].is_null()) {
+        EXPECT_TRUE(c.contains("excluded")) << c.dump();
+        continue;
+      }
+      EXPECT_EQ(c["static_rank"], ++rank) << "ranked configs come first, in order";
+      EXPECT_LE(c["static_score"].get<double>(), last);
+      last = c["static_score"];
+      EXPECT_FALSE(c.contains("median_us")) << "a static ranking has no timings";
+    }
+    EXPECT_GE(rank, 8) << arch << ": most curated configs fit and rank: " << r.out.substr(0, 2000);
+    const std::string recorded = j["recorded"];
+    EXPECT_EQ(recorded, cache_ + "/analysed/gemm-" + arch + ".json");
+    auto file = readFile(recorded);
+    ASSERT_TRUE(file.ok());
+    EXPECT_EQ(json::parse(*file, nullptr, false)["ranking"], "static ranking: analysed, not timed");
+    EXPECT_FALSE(pathExists(cache_ + "/gemm.json")) << "no tuning database of measured winners";
+    CliRun again = ktune(args);
+    json k = json::parse(again.out, nullptr, false);
+    ASSERT_TRUE(k.is_object()) << again.out;
+    EXPECT_EQ(k["compiled"], 0);
+    ASSERT_EQ(k["configs"].size(), j["configs"].size());
+    for (size_t i = 0; i < j["configs"].size(); ++i)
+      EXPECT_EQ(k["configs"][i]["config"], j["configs"][i]["config"]) << "ranking not deterministic";
+    r = ktune({"tune", "gemm", "--m", "64", "--n", "64", "--k", "64", "--no-gpu", "--arch", arch});
+    EXPECT_HAS(r.out, "static ranking: analysed, not timed");
+    EXPECT_HAS(r.out, "RANK");
   }
 }
 

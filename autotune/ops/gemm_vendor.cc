@@ -1,0 +1,86 @@
+#include "autotune/ops/gemm_vendor.h"
+
+#include <mutex>
+#include <unordered_map>
+
+#include "autotune/vendor/cublaslt.h"
+#include "autotune/vendor/hipblaslt.h"
+
+namespace ktune {
+namespace {
+
+// Every algorithm gets this much workspace: the heuristics are asked for algorithms within it.
+constexpr int64_t kLtWorkspaceBytes = 32 << 20;
+
+// One implementation for both libraries: Lib has heuristics() and run() over cublaslt::LtProblem,
+// Algo has id() and parse().
+template <class Lib, class Algo>
+class LtVendor final : public GemmVendor {
+ public:
+  LtVendor(const char* source, std::unique_ptr<Lib> lib, Backend& be, DevicePtr ws)
+      : source_(source), lib_(std::move(lib)), be_(be), workspace_(ws) {}
+  ~LtVendor() override {
+    if (workspace_) (void)be_.free(workspace_);
+  }
+  const char* source() const override { return source_; }
+  std::string version() const override { return lib_->version(); }
+
+  std::vector<VendorCandidate> candidates(const gemm::GemmShape& s, int max_algos) const override {
+    std::vector<VendorCandidate> out;
+    auto lp = toLtProblem(s);
+    if (!lp.ok() || max_algos <= 0) return out;
+    auto algos = lib_->heuristics(*lp, max_algos, kLtWorkspaceBytes);
+    if (!algos.ok()) return out;
+    for (const auto& a : *algos) out.push_back({a.id(), source_});
+    return out;
+  }
+
+  Status run(const std::string& id, const gemm::GemmShape& s, const GemmBuffers& buf,
+             StreamHandle stream) const override {
+    KTUNE_ASSIGN_OR_RETURN(auto lp, toLtProblem(s));
+    if (id.empty())
+      return lib_->run(lp, nullptr, buf.a, buf.b, buf.c, buf.bias, workspace_, kLtWorkspaceBytes, stream);
+    KTUNE_ASSIGN_OR_RETURN(Algo algo, parsed(id));
+    return lib_->run(lp, &algo, buf.a, buf.b, buf.c, buf.bias, workspace_, kLtWorkspaceBytes, stream);
+  }
+
+ private:
+  // Ids parsed once: a tuned call would otherwise parse 128 hex digits every time.
+  Expected<Algo> parsed(const std::string& id) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = parsed_.find(id);
+    if (it != parsed_.end()) return it->second;
+    KTUNE_ASSIGN_OR_RETURN(Algo algo, Algo::parse(id));
+    // The heuristics were asked for algorithms within kLtWorkspaceBytes, which every one gets.
+    algo.workspace_bytes = 0;
+    if (parsed_.size() > 1024) parsed_.clear();
+    parsed_.emplace(id, algo);
+    return algo;
+  }
+
+  const char* source_;
+  std::unique_ptr<Lib> lib_;
+  Backend& be_;
+  DevicePtr workspace_;
+  mutable std::mutex mu_;
+  mutable std::unordered_map<std::string, Algo> parsed_;
+};
+
+template <class Lib, class Algo>
+Expected<std::unique_ptr<GemmVendor>> openLt(const char* source, Backend& be,
+                                             const std::vector<std::string>& paths) {
+  KTUNE_ASSIGN_OR_RETURN(std::unique_ptr<Lib> lib, Lib::open(paths));
+  KTUNE_ASSIGN_OR_RETURN(DevicePtr ws, be.alloc(static_cast<size_t>(kLtWorkspaceBytes)));
+  return std::unique_ptr<GemmVendor>(new LtVendor<Lib, Algo>(source, std::move(lib), be, ws));
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<GemmVendor>> openGemmVendor(const std::string& backend, Backend& be,
+                                                     const std::vector<std::string>& paths) {
+  if (backend == "cuda") return openLt<cublaslt::CublasLt, cublaslt::LtAlgo>("cublaslt", be, paths);
+  if (backend == "hip") return openLt<vendor::HipBlasLt, vendor::HipLtAlgo>("hipblaslt", be, paths);
+  return Status::Unsupported("no vendor GEMM library for backend '" + backend + "'");
+}
+
+}  // namespace ktune
