@@ -47,7 +47,7 @@ Expected<CodeObject> TunerEngine::compileConfig(FamilyState& fs, const Config& c
                                                 std::string* co_key, bool* hit,
                                                 std::string* note) {
   CompileRequest req;
-  req.source = fs.f.source;
+  req.source = fs.f.source_fn ? std::string(fs.f.source_fn(c)) : fs.f.source;
   req.source_name = fs.f.source_name;
   req.entry = fs.f.entry_fn ? fs.f.entry_fn(c, p) : fs.f.entry;
   req.defines = definesFor(fs.f, c, p);

@@ -8,6 +8,7 @@
 #include <optional>
 #include <typeinfo>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -43,6 +44,10 @@ struct KernelFamily {
   std::string entry;        // extern "C" entry name
   // Optional: entry per config/problem (template name expressions); default: `entry`.
   std::function<std::string(const Config&, const P&)> entry_fn;
+  // Optional: the source a config compiles (a family of several kernels, each from its own
+  // source, so editing one kernel changes only its own code-object keys); the text must outlive the
+  // family. Default: `source`.
+  std::function<std::string_view(const Config&)> source_fn;
   ConfigSpace space;            // enumerated for the device's backend ("cuda"/"hip" by arch)
   std::vector<Config> configs;  // if non-empty: used instead of `space`
   // Config + problem -> -D defines. Default: every config parameter as NAME=value.
@@ -85,6 +90,7 @@ struct ErasedFamily {
   const std::type_info* problem_type = nullptr;  // typeid(P): Tuner::family<P> checks it
   std::string name, source, source_name, entry;
   std::function<std::string(const Config&, const void*)> entry_fn;
+  std::function<std::string_view(const Config&)> source_fn;
   ConfigSpace space;
   std::vector<Config> configs;
   std::function<Defines(const Config&, const void*)> defines;
@@ -117,6 +123,7 @@ ErasedFamily erase(KernelFamily<P>&& f) {
     e.entry_fn = [g = std::move(f.entry_fn)](const Config& c, const void* p) {
       return g(c, *static_cast<const P*>(p));
     };
+  e.source_fn = std::move(f.source_fn);
   e.space = std::move(f.space);
   e.configs = std::move(f.configs);
   if (f.defines)

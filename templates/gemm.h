@@ -1,6 +1,8 @@
 // ktune GEMM family: config spaces, -D defines, launch rules and a float64 host reference for the
-// kernel templates gemm_mma.cuh (NVIDIA mma.sync), gemm_skinny.cuh (NVIDIA, small M, weight
-// streaming) and gemm_mfma.cuh (AMD MFMA).
+// kernels in templates/gemm/<kind>/ (mma: NVIDIA mma.sync; skinny: NVIDIA, small M, weight
+// streaming; wgmma and tma: Hopper; mfma: AMD MFMA). Each folder holds the kernel's source and its
+// host side (space, shared memory, applicability, launch rule, curated configs; see
+// templates/gemm/kernel.h); templates/gemm/common.cuh is what the kernels share.
 //
 //   C = act(alpha * op(A) * op(B) + beta * C + bias)
 //
@@ -12,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -77,9 +80,14 @@ bool fastPathOk(const GemmShape& s);
 // beta is reduced to zero / non-zero.)
 std::string shapeKey(const GemmShape& s);
 
-// Embedded source file and extern "C" entry of a kernel kind.
+// The kernel's main file ("gemm/mma/mma.cuh", for diagnostics) and extern "C" entry.
 const char* sourceFile(KernelKind k);
 const char* entryName(KernelKind k);
+// The complete source to compile for a kind: its main file with templates/gemm/common.cuh and its
+// own folder's parts in place of their #include lines (prelude.cuh stays an include; the
+// compilers provide it). Nothing of another kind's files, so editing one kernel changes only its
+// own sources and cache keys. Built once; the view stays valid for the process's lifetime.
+std::string_view kernelSource(KernelKind k);
 // Which kernels exist for a vendor ("cuda" -> mma, skinny; "hip" -> mfma). kWgmma is listed
 // separately (it needs arch sm_90a): kernelsForArch adds it there.
 std::vector<KernelKind> kernelsForBackend(const std::string& backend);
@@ -124,7 +132,7 @@ Expected<LaunchPlan> launchPlan(KernelKind k, const Config& c, const GemmShape& 
                                 const DeviceInfo& dev);
 
 // Scratch of a kTma config with SPLIT_K > 1 on a persistent grid of `blocks` blocks: one
-// BLOCK_M x BLOCK_N fp32 slot and CONSUMERS counters per block (see gemm_tma.cuh).
+// BLOCK_M x BLOCK_N fp32 slot and CONSUMERS counters per block (see gemm/tma/tma.cuh).
 struct TmaSplitScratch {
   int64_t workspace_bytes = 0, counters = 0;
 };
@@ -135,7 +143,7 @@ TmaSplitScratch tmaSplitScratch(const Config& c, int64_t blocks);
 // Backend::encodeTensorMap2D. A and B are only meaningful with the 16-byte path (applicable()
 // checks that first); C only for 16-bit C with a
 // 16-byte aligned base and ldc (checkTensorMap2D refuses the others: the kernel then stores C
-// directly, see gemm_tma.cuh's c_tma_ok).
+// directly, see gemm/tma/tma.cuh's c_tma_ok).
 struct TmaDescriptors {
   TensorMap2DDesc a, b, c;
 };

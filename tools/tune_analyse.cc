@@ -35,7 +35,7 @@ Requests gemmRequests(const std::string& arch, const gemm::GemmShape& s, bool fu
     for (const auto& c : configs) {
       if (!gemm::applicable(kind, c, s).ok()) continue;
       CompileRequest r;
-      r.source = std::string(templates::embeddedSource(gemm::sourceFile(kind)));
+      r.source = std::string(gemm::kernelSource(kind));
       r.source_name = gemm::sourceFile(kind);
       r.entry = gemm::entryName(kind);
       r.defines = gemm::defines(kind, c, s);

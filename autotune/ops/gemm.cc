@@ -14,7 +14,6 @@
 #include "autotune/verifier.h"
 #include "base/json_fields.h"
 
-#include "templates/embedded.h"
 
 namespace ktune {
 // ---------------------------------------------------------------------------------------------
@@ -24,8 +23,6 @@ namespace ktune {
 namespace {
 
 constexpr int64_t kLtWorkspaceBytes = 32 << 20;
-
-int kindIndex(gemm::KernelKind k) { return static_cast<int>(k); }
 
 Expected<gemm::KernelKind> kindOf(const Config& c) {
   const std::string k = c.getStr("KIND");
@@ -47,27 +44,6 @@ Config knobsOf(const Config& c) {
 Config withKind(Config c, gemm::KernelKind k) {
   c.set("KIND", std::string(gemm::kernelKindName(k)));
   return c;
-}
-
-// One source for every kernel of the family: KTUNE_GEMM_KIND picks the template;
-// KTUNE_GEMM_INAPPLICABLE turns a config that cannot compute the problem into a compile error
-// (recorded as that candidate's failure, so tuning goes on with the others).
-std::string familySource() {
-  std::string s =
-      "#ifdef KTUNE_GEMM_INAPPLICABLE\n#error \"ktune GEMM: config not applicable to this problem "
-      "(see gemm::applicable)\"\n#endif\n";
-  s += "#if KTUNE_GEMM_KIND == 0\n";
-  s += templates::embeddedSource("gemm_mma.cuh");
-  s += "\n#elif KTUNE_GEMM_KIND == 1\n";
-  s += templates::embeddedSource("gemm_skinny.cuh");
-  s += "\n#elif KTUNE_GEMM_KIND == 2\n";
-  s += templates::embeddedSource("gemm_mfma.cuh");
-  s += "\n#elif KTUNE_GEMM_KIND == 3\n";
-  s += templates::embeddedSource("gemm_wgmma.cuh");
-  s += "\n#else\n";
-  s += templates::embeddedSource("gemm_tma.cuh");
-  s += "\n#endif\n";
-  return s;
 }
 
 // Static pruning (autotune/static_prune.h): spills, occupancy for the config's block size (launch
@@ -330,7 +306,6 @@ Defines gemmDefines(const Config& c, const GemmCall& call) {
   const Config knobs = knobsOf(c);
   const gemm::GemmShape s = withAlignment(call.shape, call.buf);
   Defines d = gemm::defines(kind, knobs, s);
-  d.emplace_back("KTUNE_GEMM_KIND", std::to_string(kindIndex(kind)));
   if (!k.ok() || !gemm::applicable(kind, knobs, s).ok()) d.emplace_back("KTUNE_GEMM_INAPPLICABLE", "1");
   return d;
 }
@@ -462,7 +437,14 @@ Expected<std::unique_ptr<GemmOp>> GemmOp::create(Tuner& tuner, OpOptions options
 
   KernelFamily<GemmCall> f;
   f.name = "gemm";
-  f.source = familySource();
+  // Each kind compiles from its own source (gemm::kernelSource), so editing one kernel leaves the
+  // other kinds' cached code objects valid. KTUNE_GEMM_INAPPLICABLE turns a config that cannot
+  // compute the problem into a compile error (that candidate's failure; tuning goes on).
+  f.source = std::string(gemm::kernelSource(main_kind));
+  f.source_fn = [](const Config& c) {
+    auto k = kindOf(c);
+    return gemm::kernelSource(k.ok() ? *k : gemm::KernelKind::kMma);
+  };
   f.source_name = "gemm_family.cu";
   f.entry = gemm::entryName(main_kind);
   f.entry_fn = [](const Config& c, const GemmCall&) {

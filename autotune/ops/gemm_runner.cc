@@ -74,7 +74,7 @@ Expected<GemmRunner::Loaded*> GemmRunner::load(std::unique_lock<std::mutex>& loc
   const std::string key = kernelKey(kind, defs);
   auto it = kernels_.find(key);
   if (it != kernels_.end()) return it->second.get();
-  const std::string_view src = templates::embeddedSource(gemm::sourceFile(kind));
+  const std::string_view src = gemm::kernelSource(kind);
   if (src.empty())
     return Status::NotFound(std::string("kernel source ") + gemm::sourceFile(kind) +
                             " is not embedded in this build");

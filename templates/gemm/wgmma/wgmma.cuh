@@ -19,32 +19,9 @@
 // and B, lda % 8 == 0, ldb % 8 == 0. Dynamic shared memory:
 // NUM_STAGES * (BLOCK_M + BLOCK_N) * 64 * 2 + 1024 bytes (the 1024 aligns the tiles).
 
-#ifndef BLOCK_N
-#define BLOCK_N 128
-#endif
-#ifndef WARPGROUPS
-#define WARPGROUPS 2
-#endif
-#ifndef NUM_STAGES
-#define NUM_STAGES 4
-#endif
-#ifndef GROUP_M
-#define GROUP_M 8
-#endif
-#ifndef SPLIT_K
-#define SPLIT_K 1
-#endif
-#ifndef DTYPE_AB
-#define DTYPE_AB 1
-#endif
-#ifndef DTYPE_C
-#define DTYPE_C 1
-#endif
-#ifndef HAS_BIAS
-#define HAS_BIAS 0
-#endif
-#ifndef ACT
-#define ACT 0
+#if !defined(BLOCK_N) || !defined(WARPGROUPS) || !defined(NUM_STAGES) || !defined(GROUP_M) || \
+    !defined(SPLIT_K)
+#error "wgmma.cuh: define BLOCK_N, WARPGROUPS, NUM_STAGES, GROUP_M and SPLIT_K (see gemm::defines)"
 #endif
 
 #if DTYPE_AB == 1
@@ -53,8 +30,11 @@
 #define KTUNE_WGMMA_T "f16"
 #endif
 #include "prelude.cuh"
+#include "gemm_common.cuh"
 
 namespace kw {
+
+using namespace kgemm;
 
 constexpr int kBM = 64 * WARPGROUPS, kBN = BLOCK_N, kBK = 64;
 constexpr int kThreads = 128 * WARPGROUPS;
@@ -97,26 +77,6 @@ KTUNE_DEVICE void load_tile(unsigned short* s, const unsigned short* __restrict_
     const unsigned short* src = bytes > 0 ? g + (long)gr * ld + gc : g;
     cp_async16_zfill(smem_addr(s + r * kBK + ((ch ^ (r & 7)) * 8)), src, bytes);
   }
-}
-
-#if DTYPE_C == 2
-typedef float out_t;
-#elif DTYPE_C == 1
-typedef ktune::bf16_t out_t;
-#else
-typedef ktune::half_t out_t;
-#endif
-KTUNE_DEVICE float out_to_float(out_t v) { return ktune::to_float(v); }
-KTUNE_DEVICE out_t out_from_float(float v) { return ktune::from_float<out_t>(v); }
-
-KTUNE_DEVICE float activate(float v) {
-#if ACT == 1
-  return v / (1.0f + __expf(-v));
-#elif ACT == 2
-  return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
-#else
-  return v;
-#endif
 }
 
 }  // namespace kw

@@ -1,0 +1,144 @@
+// The AMD MFMA GEMM's host side (mfma.cuh and its parts beside it): the MI300X guide's space with
+// LDS and VGPR constraints, applicability, launch rule and the curated configs.
+#include "templates/gemm/kernel.h"
+
+namespace ktune::gemm::detail {
+namespace {
+
+using K = const Config&;
+
+// Kernel geometry (mfma_index.cuh wavesM): waves arranged wavesM x (NUM_WAVES / wavesM).
+int64_t wavesM(K c) { return knob(c, "NUM_WAVES") == 8 && knob(c, "BLOCK_M") >= knob(c, "BLOCK_N") ? 4 : 2; }
+int64_t threads(K c) { return 64 * knob(c, "NUM_WAVES"); }
+
+// VGPRs per lane the kernel needs, estimated from its structure: fp32 accumulators (in AGPRs),
+// the next tile's 16-byte loads held in registers (NUM_STAGES 0 and 2), one round of operand
+// fragments, and about 64 for addresses, masks and the epilogue. Checked against the compilers'
+// .vgpr_count on the curated configs by amd_spaces_test (the estimate is an upper bound there).
+int64_t vgprEstimate(K c) {
+  const int64_t t = threads(c), mi = knob(c, "MATRIX_INSTR");
+  const int64_t bm = knob(c, "BLOCK_M"), bn = knob(c, "BLOCK_N");
+  const int64_t acc = bm * bn / t;
+  const int64_t prefetch = knob(c, "NUM_STAGES") == 1 ? 0 : (bm + bn) * knob(c, "BLOCK_K") / 8 / t * 4;
+  const int64_t wm = bm / wavesM(c), wn = bn / (knob(c, "NUM_WAVES") / wavesM(c));
+  const int64_t frags = (wm / mi + wn / mi) * 4;
+  return acc + prefetch + frags + 64;
+}
+
+ConfigSpace buildSpace() {
+  // The MI300X guide's knobs: tiles 32..256 (K 16..128), num_warps 4/8, num_stages 0-2 with its
+  // AMD meaning (see mfma.cuh), waves_per_eu 0-4, matrix_instr_nonkdim 16/32, GROUP_M.
+  ConfigSpace s;
+  s.addInts("BLOCK_M", {32, 64, 128, 256}, "hip")
+      .addInts("BLOCK_N", {32, 64, 128, 256}, "hip")
+      .addInts("BLOCK_K", {16, 32, 64, 128}, "hip")
+      .addInts("MATRIX_INSTR", {16, 32}, "hip")
+      .addInts("NUM_WAVES", {4, 8}, "hip")
+      .addInts("WAVES_PER_EU", {0, 1, 2, 3, 4}, "hip")
+      .addInts("NUM_STAGES", {0, 1, 2}, "hip")
+      .addInts("GROUP_M", {1, 4, 8}, "hip")
+      .addInts("SPLIT_K", {1, 2, 4}, "hip");
+  s.constrain("wave tile is a multiple of MATRIX_INSTR", [](K c) {
+    const int64_t mi = knob(c, "MATRIX_INSTR"), wm = wavesM(c);
+    return (knob(c, "BLOCK_M") / wm) % mi == 0 && knob(c, "BLOCK_M") % wm == 0 &&
+           (knob(c, "BLOCK_N") / (knob(c, "NUM_WAVES") / wm)) % mi == 0;
+  });
+  s.constrain("BLOCK_K % (MATRIX_INSTR == 32 ? 16 : 32) == 0", [](K c) {
+    return knob(c, "BLOCK_K") % (knob(c, "MATRIX_INSTR") == 32 ? 16 : 32) == 0;
+  });
+  s.constrain("tile 16-byte chunks divide among threads", [](K c) {
+    const int64_t t = threads(c);
+    return (knob(c, "BLOCK_M") * knob(c, "BLOCK_K") / 8) % t == 0 &&
+           (knob(c, "BLOCK_K") * knob(c, "BLOCK_N") / 8) % t == 0;
+  });
+  // A workgroup's waves share the 4 SIMDs: 8 waves put 2 on each, so each may use half the file.
+  s.constrain("VGPR estimate (accumulators + prefetch + fragments + 64) <= 512 * 4 / NUM_WAVES",
+              [](K c) { return vgprEstimate(c) <= 512 * 4 / knob(c, "NUM_WAVES"); });
+  // The hint asks LLVM for WAVES_PER_EU waves; below the estimate's reach it only forces spills.
+  s.constrain("WAVES_PER_EU == 0 || VGPR estimate <= 512 / WAVES_PER_EU", [](K c) {
+    const int64_t w = knob(c, "WAVES_PER_EU");
+    return w == 0 || vgprEstimate(c) <= 512 / w;
+  });
+  s.sharedBytes([](K c) { return mfmaKernel().shared_bytes(c); });
+  return s;
+}
+
+// Static LDS, swizzled unpadded tiles; two buffers at NUM_STAGES 2; split-K adds the 4-byte
+// "last slice" flag.
+int64_t sharedBytes(K c) {
+  return (knob(c, "NUM_STAGES") == 2 ? 2 : 1) * (knob(c, "BLOCK_M") + knob(c, "BLOCK_N")) *
+             knob(c, "BLOCK_K") * 2 +
+         (c.getInt("SPLIT_K", 1) > 1 ? 4 : 0);
+}
+
+Status applicable(K c, const GemmShape& s) {
+  KTUNE_RETURN_IF_ERROR(needFastPath(s, "MFMA"));
+  // Buffer offsets inside one tile stay below 256 rows * ld * 2 bytes (32-bit).
+  if (s.lda >= (int64_t{1} << 22) || s.ldb >= (int64_t{1} << 22))
+    return Status::Unsupported("MFMA GEMM needs lda and ldb below 2^22");
+  KTUNE_RETURN_IF_ERROR(checkSplitSlices(c, s, knob(c, "BLOCK_K"),
+                                         " with BLOCK_K=" + std::to_string(knob(c, "BLOCK_K"))));
+  // The split-K reduction reads its fp32 workspace rows 16 bytes at a time.
+  if (knob(c, "SPLIT_K") > 1 && s.n % 4 != 0)
+    return Status::Unsupported("MFMA split-K needs N % 4 == 0");
+  // Operands stored MN-major are transposed in 8x8 blocks, a whole number per thread.
+  const int64_t blocks_per = 64 * threads(c);
+  if (transA(s.layout) && (knob(c, "BLOCK_M") * knob(c, "BLOCK_K")) % blocks_per != 0)
+    return Status::Unsupported("MFMA GEMM with A stored [K][M] needs BLOCK_M * BLOCK_K a "
+                               "multiple of 64 * threads (" + std::to_string(blocks_per) + ")");
+  if (!transB(s.layout) && (knob(c, "BLOCK_N") * knob(c, "BLOCK_K")) % blocks_per != 0)
+    return Status::Unsupported("MFMA GEMM with B stored [K][N] needs BLOCK_N * BLOCK_K a "
+                               "multiple of 64 * threads (" + std::to_string(blocks_per) + ")");
+  return Status::Ok();
+}
+
+void extraDefines(K, const GemmShape& s, DefineList& d) {
+  d.emplace_back("HAS_BETA", s.beta != 0.0f ? "1" : "0");
+}
+
+Status plan(K c, const GemmShape& s, const DeviceInfo&, LaunchPlan& p) {
+  tiledPlan(c, s, ceilDiv(s.m, knob(c, "BLOCK_M")) * ceilDiv(s.n, knob(c, "BLOCK_N")), threads(c), p);
+  p.shared_bytes = 0;  // the kernel's LDS is static
+  return Status::Ok();
+}
+
+std::vector<Config> curated(const GemmShape&) {
+  // Chosen with the static analysis (amd_spaces_test prints the table: occupancy equal to
+  // LLVM's, every ISA verdict PASS on gfx90a and gfx942). The first applicable entry is the
+  // default; for B stored [K][N] (NN, TN) only tiles with BLOCK_N * BLOCK_K a multiple of
+  // 64 * threads apply, which is why two 4-wave, BLOCK_K 128 / BLOCK_N 256 tiles lead.
+  auto mfma = [](int64_t bm, int64_t bn, int64_t bk, int64_t mi, int64_t waves, int64_t wpe,
+                 int64_t stages, int64_t gm, int64_t split = 1) {
+    return Config{{"BLOCK_M", bm},        {"BLOCK_N", bn},      {"BLOCK_K", bk},
+                  {"MATRIX_INSTR", mi},   {"NUM_WAVES", waves}, {"WAVES_PER_EU", wpe},
+                  {"NUM_STAGES", stages}, {"GROUP_M", gm},      {"SPLIT_K", split}};
+  };
+  return {
+      // MFMA 16x16 first: the guide finds it ahead of 32x32 for GEMMs on MI300X.
+      mfma(128, 128, 128, 16, 4, 0, 0, 8), mfma(128, 256, 64, 16, 4, 0, 0, 8),
+      mfma(64, 256, 64, 16, 4, 0, 0, 8), mfma(128, 128, 128, 32, 4, 0, 0, 8),
+      mfma(128, 64, 64, 32, 4, 0, 0, 8), mfma(256, 128, 64, 16, 8, 0, 0, 8),
+      mfma(128, 256, 64, 16, 8, 0, 0, 8), mfma(128, 128, 64, 16, 4, 0, 0, 8),
+      mfma(128, 128, 64, 32, 4, 0, 0, 8), mfma(256, 64, 64, 16, 4, 0, 0, 8),
+      mfma(64, 128, 64, 16, 4, 2, 0, 8), mfma(128, 64, 64, 16, 4, 2, 0, 8),
+      mfma(64, 128, 64, 32, 4, 0, 0, 8), mfma(64, 64, 64, 16, 4, 0, 0, 4),
+      mfma(128, 128, 32, 32, 4, 0, 2, 8),  // two LDS buffers
+      // NUM_STAGES 1 (no prefetch) stays in the space for tuning, but its K loop waits for every
+      // load before the MFMAs (the overlap verdict says so), so none is curated.
+      mfma(256, 128, 64, 32, 8, 0, 0, 8),
+      // Decode-sized M.
+      mfma(32, 128, 64, 16, 4, 0, 0, 1), mfma(32, 256, 64, 16, 4, 0, 0, 1),
+      // Few tiles (decode-sized M): split K so more CUs stream the weights.
+      mfma(32, 128, 64, 16, 4, 0, 0, 1, 4), mfma(64, 128, 64, 16, 4, 0, 0, 8, 2)};
+}
+
+}  // namespace
+
+const KernelDesc& mfmaKernel() {
+  static const KernelDesc d{KernelKind::kMfma, "mfma", "gemm/mfma/mfma.cuh", "ktune_gemm_mfma",
+                            "hip", false, buildSpace, sharedBytes, applicable, extraDefines,
+                            plan, curated, /*static_shared=*/true};
+  return d;
+}
+
+}  // namespace ktune::gemm::detail

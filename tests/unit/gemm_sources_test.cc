@@ -1,0 +1,138 @@
+// One source per GEMM kernel (templates/gemm/<kind>/): each kind compiles from its own folder's
+// files plus the shared gemm/common.cuh, so editing one kernel (e.g. the MFMA one) changes neither
+// the source text nor the code-object keys of the others; and every knob is required (a missing
+// -D is a compile error, never a silent default).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <string_view>
+
+#include "compiler/compiler.h"
+#include "compiler/store/store.h"
+#include "templates/catalog.h"
+#include "templates/embedded.h"
+#include "templates/gemm.h"
+#include "tests/support/tools.h"
+
+namespace ktune::gemm {
+namespace {
+
+constexpr KernelKind kAll[] = {KernelKind::kMma, KernelKind::kSkinny, KernelKind::kMfma,
+                               KernelKind::kWgmma, KernelKind::kTma};
+
+bool contains(std::string_view hay, std::string_view needle) {
+  return hay.find(needle) != std::string_view::npos;
+}
+
+// Every embedded file under gemm/<kind>/.
+std::vector<std::string> filesOf(KernelKind k) {
+  std::vector<std::string> out;
+  const std::string dir = std::string("gemm/") + kernelKindName(k) + "/";
+  for (const char* const* n = templates::embeddedSourceNames(); *n; ++n)
+    if (std::string_view(*n).substr(0, dir.size()) == dir) out.push_back(*n);
+  return out;
+}
+
+// The longest line of a file: text no other kernel has by accident.
+std::string longestLine(std::string_view text) {
+  std::string best;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    if (end - pos > best.size()) best = std::string(text.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  return best;
+}
+
+TEST(GemmSources, EachKindIsItsOwnFilesPlusTheCommonPart) {
+  const std::string_view common = templates::embeddedSource("gemm/common.cuh");
+  ASSERT_FALSE(common.empty());
+  for (KernelKind k : kAll) {
+    SCOPED_TRACE(kernelKindName(k));
+    const std::string_view src = kernelSource(k);
+    ASSERT_FALSE(src.empty());
+    EXPECT_EQ(kernelSource(k).data(), src.data());  // built once
+    EXPECT_TRUE(contains(src, common));
+    EXPECT_TRUE(contains(src, "#include \"prelude.cuh\""));  // the compilers provide it
+    EXPECT_FALSE(contains(src, "#include \"gemm_common.cuh\""));
+    EXPECT_TRUE(contains(src, entryName(k)));
+    const auto files = filesOf(k);
+    ASSERT_FALSE(files.empty());
+    for (const std::string& f : files) {
+      // Each part appears whole (no include line of the folder is left behind).
+      const std::string_view part = templates::embeddedSource(f.c_str());
+      const std::string line = longestLine(part);
+      EXPECT_TRUE(contains(src, line)) << f;
+      if (f != sourceFile(k)) EXPECT_FALSE(contains(src, "#include \"" + f.substr(f.rfind('/') + 1) + "\"")) << f;
+    }
+    // Nothing of any other kind: not its entry, not a line of any of its files.
+    for (KernelKind other : kAll) {
+      if (other == k) continue;
+      EXPECT_FALSE(contains(src, entryName(other))) << kernelKindName(other);
+      for (const std::string& f : filesOf(other))
+        EXPECT_FALSE(contains(src, longestLine(templates::embeddedSource(f.c_str())))) << f;
+    }
+  }
+  // The MFMA kernel is split into parts, each under 500 lines, and all of them are in its source.
+  EXPECT_GE(filesOf(KernelKind::kMfma).size(), 3u);
+}
+
+// The cache key of an NVIDIA GEMM compile depends on its own source only: the same request built
+// from the NVIDIA kind's source gives the same key whatever the MFMA files say, because that source
+// holds no byte of them (checked above) — and the key differs from the MFMA kind's.
+TEST(GemmSources, NvidiaCacheKeysDoNotDependOnTheMfmaKernel) {
+  const auto s = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 4096, 4096, 4096);
+  for (KernelKind k : {KernelKind::kMma, KernelKind::kSkinny, KernelKind::kWgmma, KernelKind::kTma}) {
+    const auto cur = curatedConfigs(k, s);
+    ASSERT_FALSE(cur.empty()) << kernelKindName(k);
+    CompileRequest req;
+    req.source = std::string(kernelSource(k));
+    req.entry = entryName(k);
+    req.defines = defines(k, cur.front(), s);
+    req.arch = "sm_90a";
+    const std::string key = codeObjectKey(req, "nvrtc", "1");
+    // A request with the MFMA text appended (what the old one-source family compiled) differs:
+    // so the key above is a function of this kind's files alone.
+    CompileRequest with_mfma = req;
+    with_mfma.source += kernelSource(KernelKind::kMfma);
+    EXPECT_NE(codeObjectKey(with_mfma, "nvrtc", "1"), key);
+    EXPECT_FALSE(contains(req.source, kernelSource(KernelKind::kMfma).substr(
+                                          kernelSource(KernelKind::kMfma).size() / 2, 200)));
+  }
+}
+
+TEST(GemmSources, CatalogCompilesTheExpandedSource) {
+  for (const auto& t : templates::catalog()) {
+    if (t.name.rfind("gemm_", 0) != 0) continue;
+    const std::string_view src = templates::sourceOf(t);
+    EXPECT_FALSE(contains(src, "#include \"gemm_common.cuh\"")) << t.name;
+    EXPECT_TRUE(contains(src, t.entry)) << t.name;
+  }
+}
+
+// Every knob and problem define is required: dropping any one is a compile error naming it.
+TEST(GemmSources, MissingKnobIsACompileError) {
+  auto cc = compilerForArch("sm_90a");
+  if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
+  const auto s = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 4096, 4096, 4096);
+  for (KernelKind k : {KernelKind::kMma, KernelKind::kSkinny, KernelKind::kWgmma, KernelKind::kTma}) {
+    const auto full = defines(k, curatedConfigs(k, s).front(), s);
+    // The first knob of the config and one problem define.
+    for (const std::string drop : {full.front().first, std::string("DTYPE_C")}) {
+      CompileRequest req;
+      req.source = std::string(kernelSource(k));
+      req.entry = entryName(k);
+      for (const auto& d : full)
+        if (d.first != drop) req.defines.push_back(d);
+      req.arch = "sm_90a";
+      auto r = (*cc)->compile(req);
+      ASSERT_FALSE(r.ok()) << kernelKindName(k) << " without " << drop;
+      EXPECT_TRUE(contains(r.status().message(), "define")) << r.status().message().substr(0, 400);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ktune::gemm
