@@ -47,10 +47,20 @@ Expected<CodeObject> TunerEngine::compileConfig(FamilyState& fs, const Config& c
                                                 std::string* co_key, bool* hit,
                                                 std::string* note) {
   CompileRequest req;
-  req.source = fs.f.source_fn ? std::string(fs.f.source_fn(c)) : fs.f.source;
+  req.source = fs.f.source;
   req.source_name = fs.f.source_name;
   req.entry = fs.f.entry_fn ? fs.f.entry_fn(c, p) : fs.f.entry;
   req.defines = definesFor(fs.f, c, p);
+  if (fs.f.source_fn) {  // a per-config source (e.g. the GEMM family: one source per kernel kind)
+    Expected<ConfigModule> m = fs.f.source_fn(c, p);
+    if (!m.ok()) return m.status().withContext("source_fn for config " + c.toString());
+    if (m->text.empty())
+      return Status::InvalidArgument("source_fn for config " + c.toString() + ": empty module");
+    if (m->language != Language::kCpp)
+      return Status::Unsupported("source_fn for config " + c.toString() + ": C++ modules only");
+    req.source = std::move(m->text);
+    if (!m->entry.empty()) req.entry = std::move(m->entry);
+  }
   req.arch = device.arch;
   req.options = fs.f.compile_options;
   *co_key = codeObjectKey(req, compiler->name(), compiler->version());

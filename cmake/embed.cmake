@@ -1,5 +1,5 @@
 # Writes OUT: a C++ file with every SRC_DIR/*.cuh (MLIR_DIR/*.mlir as "mlir/<name>", and
-# GEMM_DIR/**/*.cuh as "gemm/<path>") as a
+# GEMM_DIR/**/*.{cuh,json} as "gemm/<path>") as a
 # string, looked up by file name through NAMESPACE::embeddedSource() (NAMESPACE defaults to
 # ktune::templates). Used by templates/ (the kernel sources) and compiler/ (the prelude every
 # source includes).
@@ -16,9 +16,10 @@ if(MLIR_DIR)
     list(APPEND files "mlir/${f}")
   endforeach()
 endif()
-# GEMM kernels (templates/gemm/<kind>/*.cuh and gemm/common.cuh), named "gemm/<path>".
+# GEMM kernels (templates/gemm/<kind>/*.cuh, gemm/common.cuh) and the curated-config table
+# (gemm/curated.json), named "gemm/<path>".
 if(GEMM_DIR)
-  file(GLOB_RECURSE gemm_files RELATIVE ${GEMM_DIR} ${GEMM_DIR}/*.cuh)
+  file(GLOB_RECURSE gemm_files RELATIVE ${GEMM_DIR} ${GEMM_DIR}/*.cuh ${GEMM_DIR}/*.json)
   list(SORT gemm_files)
   foreach(f ${gemm_files})
     list(APPEND files "gemm/${f}")

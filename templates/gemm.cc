@@ -317,16 +317,6 @@ Expected<LaunchPlan> launchPlan(KernelKind k, const Config& c, const GemmShape& 
   return p;
 }
 
-std::vector<Config> curatedConfigs(KernelKind k, const GemmShape& s) {
-  std::vector<Config> out;
-  for (Config& c : desc(k).curated(s)) {
-    if (!configSpace(k).validate(c).ok() || !applicable(k, c, s).ok()) continue;
-    // The M-tile variants can coincide.
-    if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(std::move(c));
-  }
-  return out;
-}
-
 std::vector<double> reference(const GemmShape& s, const float* a, const float* b,
                               const float* c_in, const float* bias) {
   std::vector<double> out(static_cast<size_t>(s.m * s.n));

@@ -149,10 +149,20 @@ struct TmaDescriptors {
 };
 TmaDescriptors tmaDescriptors(const GemmShape& s, DevicePtr a, DevicePtr b, DevicePtr c);
 
-// A small hand-picked list of good configs for this problem (used as the default config when
-// tuning is off, and as the "small tuned set" of the benchmarks). Every entry passes
-// configSpace(k).validate(); entries that are not applicable() to `s` are left out.
+// A small hand-picked list of good configs for this problem, best first (the default config when
+// tuning is off, the candidate set of the tuned op without a full space, the "small tuned set" of
+// the benchmarks). Data, not code: templates/gemm/curated.json, built into the library, looked up
+// per kernel as device:<name> -> arch:<arch> -> vendor:<cuda|hip> -> default (the first level
+// present wins). Every returned config passes configSpace(k).validate() and applicable(k, c, s);
+// duplicates are dropped. This form knows no device: the vendor and default levels only.
 std::vector<Config> curatedConfigs(KernelKind k, const GemmShape& s);
+// The same for a device, with a user overlay file in the same format (empty: none; the tuned op
+// passes Options::curated_path, KTUNE_CURATED): at each level the overlay's list comes before
+// the shipped one. kInvalidArgument / kNotFound when the overlay cannot be read or parsed.
+Expected<std::vector<Config>> curatedConfigs(KernelKind k, const GemmShape& s, const DeviceInfo& dev,
+                                             const std::string& overlay_path);
+// kInvalidArgument naming the problem when `json_text` is not a valid curated table.
+Status checkCuratedTable(std::string_view json_text);
 
 // float64 reference. a, b, c_in are the stored matrices (with the shape's leading dims) already
 // converted to float; c_in may be null when beta == 0, bias null when !has_bias. Returns M*N

@@ -75,9 +75,11 @@ PruneFn makeGemmPruner(const Options& env, bool disassemble) {
 }
 
 // Candidate configs for a backend: the curated sets of representative problems (large, decode
-// M = 1/16/64, small-M split-K), or every config of the spaces.
-std::vector<Config> familyConfigs(const std::vector<gemm::KernelKind>& kinds,
-                                  const std::string& backend, bool full, int64_t shared_limit) {
+// M = 1/16/64, small-M split-K) for this device with the user's overlay (gemm::curatedConfigs), or
+// every config of the spaces.
+Expected<std::vector<Config>> familyConfigs(const std::vector<gemm::KernelKind>& kinds,
+                                  const std::string& backend, bool full, int64_t shared_limit,
+                                  const DeviceInfo& dev, const std::string& curated_path) {
   std::vector<Config> out;
   auto add = [&](gemm::KernelKind k, const Config& c) {
     Config kc = withKind(c, k);
@@ -93,7 +95,8 @@ std::vector<Config> familyConfigs(const std::vector<gemm::KernelKind>& kinds,
                             {128, 4096, 4096}, {1, 4096, 4096}, {16, 4096, 4096}, {64, 4096, 4096}}) {
       const auto s = gemm::denseShape(gemm::Layout::kNT, gemm::ElemType::kBF16,
                                       gemm::ElemType::kBF16, m, n, kk);
-      for (const Config& c : gemm::curatedConfigs(k, s)) add(k, c);
+      KTUNE_ASSIGN_OR_RETURN(auto curated, gemm::curatedConfigs(k, s, dev, curated_path));
+      for (const Config& c : curated) add(k, c);
     }
   }
   return out;
@@ -429,7 +432,8 @@ Expected<std::unique_ptr<GemmOp>> GemmOp::create(Tuner& tuner, OpOptions options
   const gemm::KernelKind main_kind = backend == "cuda" ? gemm::KernelKind::kMma : gemm::KernelKind::kMfma;
   const auto big = gemm::denseShape(gemm::Layout::kNT, gemm::ElemType::kBF16, gemm::ElemType::kBF16,
                                     4096, 4096, 4096);
-  auto curated = gemm::curatedConfigs(main_kind, big);
+  const std::string& curated_path = tuner.options().options.curated_path;
+  KTUNE_ASSIGN_OR_RETURN(auto curated, gemm::curatedConfigs(main_kind, big, dev, curated_path));
   if (curated.empty()) return Status::Internal("no curated GEMM config for " + backend);
   S->default_config = curated.front();
   if (backend == "cuda")
@@ -441,9 +445,11 @@ Expected<std::unique_ptr<GemmOp>> GemmOp::create(Tuner& tuner, OpOptions options
   // other kinds' cached code objects valid. KTUNE_GEMM_INAPPLICABLE turns a config that cannot
   // compute the problem into a compile error (that candidate's failure; tuning goes on).
   f.source = std::string(gemm::kernelSource(main_kind));
-  f.source_fn = [](const Config& c) {
+  f.source_fn = [](const Config& c, const GemmCall&) -> Expected<ConfigModule> {
+    ConfigModule m;
     auto k = kindOf(c);
-    return gemm::kernelSource(k.ok() ? *k : gemm::KernelKind::kMma);
+    m.text = std::string(gemm::kernelSource(k.ok() ? *k : gemm::KernelKind::kMma));
+    return m;
   };
   f.source_name = "gemm_family.cu";
   f.entry = gemm::entryName(main_kind);
@@ -452,8 +458,10 @@ Expected<std::unique_ptr<GemmOp>> GemmOp::create(Tuner& tuner, OpOptions options
     return std::string(gemm::entryName(k.ok() ? *k : gemm::KernelKind::kMma));
   };
   KTUNE_ASSIGN_OR_RETURN(auto kinds, familyKinds(S, dev, backend, options));
-  f.configs = familyConfigs(kinds, backend, options.full_space,
-                            std::max(dev.shared_per_block_optin, dev.shared_per_block));
+  KTUNE_ASSIGN_OR_RETURN(f.configs,
+                         familyConfigs(kinds, backend, options.full_space,
+                                       std::max(dev.shared_per_block_optin, dev.shared_per_block),
+                                       dev, curated_path));
   f.defines = gemmDefines;
   f.key = gemmKey;
   f.launch = gemmLaunch;

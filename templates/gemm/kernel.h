@@ -1,6 +1,7 @@
 // One GEMM kernel as templates/gemm.cc sees it: a descriptor per kernel folder
 // (templates/gemm/<kind>/<kind>.{cuh,cc}) holding its source, config space, shared memory,
-// applicability, extra defines, launch rule and curated configs. gemm.cc dispatches through the
+// applicability, extra defines and launch rule (its curated configs are data, in
+// templates/gemm/curated.json). gemm.cc dispatches through the
 // table kernels(); adding a kernel is one folder and one line there. Internal to templates/.
 #pragma once
 
@@ -29,9 +30,6 @@ struct KernelDesc {
   void (*extra_defines)(const Config&, const GemmShape&, DefineList&) = nullptr;
   // Grid, block, counters and workspace (shared_bytes is already set and checked); may refuse.
   Status (*plan)(const Config&, const GemmShape&, const DeviceInfo&, LaunchPlan&) = nullptr;
-  // The kernel's hand-picked configs for a problem, best first (gemm.cc drops the ones that are
-  // invalid or not applicable, and duplicates).
-  std::vector<Config> (*curated)(const GemmShape&) = nullptr;
   // True when the kernel's LDS is static (AMD): the limit is shared_per_block, not the opt-in.
   bool static_shared = false;
 };

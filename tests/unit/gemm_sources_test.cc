@@ -1,11 +1,15 @@
 // One source per GEMM kernel (templates/gemm/<kind>/): each kind compiles from its own folder's
 // files plus the shared gemm/common.cuh, so editing one kernel (e.g. the MFMA one) changes neither
-// the source text nor the code-object keys of the others; and every knob is required (a missing
-// -D is a compile error, never a silent default).
+// the source text nor the code-object keys of the others; every knob is required (a missing -D
+// is a compile error, never a silent default); curated configs are data with a fallback and an
+// overlay (templates/gemm/curated.json).
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "compiler/compiler.h"
 #include "compiler/store/store.h"
@@ -132,6 +136,97 @@ TEST(GemmSources, MissingKnobIsACompileError) {
       EXPECT_TRUE(contains(r.status().message(), "define")) << r.status().message().substr(0, 400);
     }
   }
+}
+
+}  // namespace
+}  // namespace ktune::gemm
+
+namespace ktune::gemm {
+namespace {
+
+// Curated configs are data (templates/gemm/curated.json) with a device -> arch -> vendor ->
+// default fallback and a user overlay.
+class CuratedTable : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::string(KTUNE_TEST_BINARY_DIR) + "/curated_table_test";
+    std::filesystem::create_directories(dir_);
+    h100_.vendor = Vendor::kNvidia;
+    h100_.name = "Test H100";
+    h100_.arch = "sm_90a";
+  }
+  std::string write(const std::string& name, const std::string& text) {
+    const std::string p = dir_ + "/" + name;
+    std::ofstream(p) << text;
+    return p;
+  }
+  std::string dir_;
+  DeviceInfo h100_;
+  const GemmShape big_ = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 4096, 4096, 4096);
+};
+
+TEST_F(CuratedTable, ShippedTableParsesAndKeepsTheDefaults) {
+  EXPECT_TRUE(checkCuratedTable(templates::embeddedSource("gemm/curated.json")).ok());
+  // The first entries are the defaults when tuning is off (the same as before they became data).
+  EXPECT_EQ(curatedConfigs(KernelKind::kMma, big_).front().toString(),
+            "BLOCK_K=32,BLOCK_M=128,BLOCK_N=256,GROUP_M=8,MIN_BLOCKS=0,NUM_STAGES=4,SPLIT_K=1,"
+            "WARPS_M=2,WARPS_N=4");
+  EXPECT_EQ(curatedConfigs(KernelKind::kMma, big_).size(), 7u);  // no split-K for many tiles
+  const auto m1 = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 1, 4096, 4096);
+  EXPECT_EQ(curatedConfigs(KernelKind::kMma, m1).size(), 12u);
+  // SK_MT "auto" follows M: ceil(M / 8) clamped to 1..8.
+  EXPECT_EQ(curatedConfigs(KernelKind::kSkinny, m1).front().getInt("SK_MT"), 1);
+  const auto m40 = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 40, 4096, 4096);
+  for (const Config& c : curatedConfigs(KernelKind::kSkinny, m40)) EXPECT_EQ(c.getInt("SK_MT"), 5);
+  EXPECT_EQ(curatedConfigs(KernelKind::kTma, m1).front().getInt("CONSUMERS"), 1);  // max_m 256
+  EXPECT_EQ(curatedConfigs(KernelKind::kTma, big_).front().getInt("BLOCK_N"), 256);
+  EXPECT_EQ(curatedConfigs(KernelKind::kMfma, big_).size(), 20u);
+  // A device with no entries of its own gets exactly the shipped lists.
+  for (KernelKind k : kAll) {
+    auto dev = curatedConfigs(k, big_, h100_, "");
+    ASSERT_TRUE(dev.ok()) << dev.status().toString();
+    EXPECT_EQ(*dev, curatedConfigs(k, big_)) << kernelKindName(k);
+  }
+}
+
+TEST_F(CuratedTable, OverlayWinsAtItsLevelAndTheMostSpecificLevelWins) {
+  const std::string mma_a =
+      R"({"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 64, "WARPS_M": 2, "WARPS_N": 2, "NUM_STAGES": 4, "GROUP_M": 8, "SPLIT_K": 1, "MIN_BLOCKS": 0})";
+  const std::string mma_b =
+      R"({"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 32, "WARPS_M": 2, "WARPS_N": 2, "NUM_STAGES": 4, "GROUP_M": 8, "SPLIT_K": 1, "MIN_BLOCKS": 0})";
+  const std::string path = write("overlay.json", R"({"kernels": {"mma": {
+      "device:Test H100": [{"config": )" + mma_a + R"(}],
+      "arch:sm_80": [{"config": )" + mma_b + R"(}, {"when": {"min_n": 100000}, "config": )" + mma_a + R"(}]}}})");
+  auto on_h100 = curatedConfigs(KernelKind::kMma, big_, h100_, path);
+  ASSERT_TRUE(on_h100.ok()) << on_h100.status().toString();
+  ASSERT_EQ(on_h100->size(), 1u);
+  EXPECT_EQ(on_h100->front().getInt("BLOCK_M"), 64);
+  DeviceInfo a100 = h100_;
+  a100.name = "Test A100";
+  a100.arch = "sm_80";
+  auto on_a100 = curatedConfigs(KernelKind::kMma, big_, a100, path);
+  ASSERT_TRUE(on_a100.ok());
+  ASSERT_EQ(on_a100->size(), 1u);  // the min_n bound leaves the second entry out
+  EXPECT_EQ(on_a100->front().getInt("BLOCK_M"), 128);
+  // Another kernel, or another device: the shipped lists.
+  DeviceInfo other = h100_;
+  other.name = "Other";
+  EXPECT_EQ(*curatedConfigs(KernelKind::kMma, big_, other, path), curatedConfigs(KernelKind::kMma, big_));
+  EXPECT_EQ(*curatedConfigs(KernelKind::kTma, big_, h100_, path), curatedConfigs(KernelKind::kTma, big_));
+}
+
+TEST_F(CuratedTable, BadOverlaysAreErrorsNotSilentDefaults) {
+  for (const std::string text :
+       {std::string("not json"), std::string(R"({"kernels": {"nope": {}}})"),
+        std::string(R"({"kernels": {"mma": {"default": [{"config": {"BLOCK_M": "x"}}]}}})"),
+        std::string(R"({"kernels": {"mma": {"default": [{"when": {"max_k": 1}, "config": {}}]}}})"),
+        std::string(R"({"kernels": {"mma": {"default": {}}}})"), std::string(R"({"schema": 2, "kernels": {}})")}) {
+    const std::string p = write("bad.json", text);
+    EXPECT_EQ(curatedConfigs(KernelKind::kMma, big_, h100_, p).status().code(), Code::kInvalidArgument)
+        << text;
+    EXPECT_FALSE(checkCuratedTable(text).ok()) << text;
+  }
+  EXPECT_FALSE(curatedConfigs(KernelKind::kMma, big_, h100_, dir_ + "/missing.json").ok());
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // The AMD MFMA GEMM's host side (mfma.cuh and its parts beside it): the MI300X guide's space with
-// LDS and VGPR constraints, applicability, launch rule and the curated configs.
+// LDS and VGPR constraints, applicability and launch rule.
 #include "templates/gemm/kernel.h"
 
 namespace ktune::gemm::detail {
@@ -102,42 +102,12 @@ Status plan(K c, const GemmShape& s, const DeviceInfo&, LaunchPlan& p) {
   return Status::Ok();
 }
 
-std::vector<Config> curated(const GemmShape&) {
-  // Chosen with the static analysis (amd_spaces_test prints the table: occupancy equal to
-  // LLVM's, every ISA verdict PASS on gfx90a and gfx942). The first applicable entry is the
-  // default; for B stored [K][N] (NN, TN) only tiles with BLOCK_N * BLOCK_K a multiple of
-  // 64 * threads apply, which is why two 4-wave, BLOCK_K 128 / BLOCK_N 256 tiles lead.
-  auto mfma = [](int64_t bm, int64_t bn, int64_t bk, int64_t mi, int64_t waves, int64_t wpe,
-                 int64_t stages, int64_t gm, int64_t split = 1) {
-    return Config{{"BLOCK_M", bm},        {"BLOCK_N", bn},      {"BLOCK_K", bk},
-                  {"MATRIX_INSTR", mi},   {"NUM_WAVES", waves}, {"WAVES_PER_EU", wpe},
-                  {"NUM_STAGES", stages}, {"GROUP_M", gm},      {"SPLIT_K", split}};
-  };
-  return {
-      // MFMA 16x16 first: the guide finds it ahead of 32x32 for GEMMs on MI300X.
-      mfma(128, 128, 128, 16, 4, 0, 0, 8), mfma(128, 256, 64, 16, 4, 0, 0, 8),
-      mfma(64, 256, 64, 16, 4, 0, 0, 8), mfma(128, 128, 128, 32, 4, 0, 0, 8),
-      mfma(128, 64, 64, 32, 4, 0, 0, 8), mfma(256, 128, 64, 16, 8, 0, 0, 8),
-      mfma(128, 256, 64, 16, 8, 0, 0, 8), mfma(128, 128, 64, 16, 4, 0, 0, 8),
-      mfma(128, 128, 64, 32, 4, 0, 0, 8), mfma(256, 64, 64, 16, 4, 0, 0, 8),
-      mfma(64, 128, 64, 16, 4, 2, 0, 8), mfma(128, 64, 64, 16, 4, 2, 0, 8),
-      mfma(64, 128, 64, 32, 4, 0, 0, 8), mfma(64, 64, 64, 16, 4, 0, 0, 4),
-      mfma(128, 128, 32, 32, 4, 0, 2, 8),  // two LDS buffers
-      // NUM_STAGES 1 (no prefetch) stays in the space for tuning, but its K loop waits for every
-      // load before the MFMAs (the overlap verdict says so), so none is curated.
-      mfma(256, 128, 64, 32, 8, 0, 0, 8),
-      // Decode-sized M.
-      mfma(32, 128, 64, 16, 4, 0, 0, 1), mfma(32, 256, 64, 16, 4, 0, 0, 1),
-      // Few tiles (decode-sized M): split K so more CUs stream the weights.
-      mfma(32, 128, 64, 16, 4, 0, 0, 1, 4), mfma(64, 128, 64, 16, 4, 0, 0, 8, 2)};
-}
-
 }  // namespace
 
 const KernelDesc& mfmaKernel() {
   static const KernelDesc d{KernelKind::kMfma, "mfma", "gemm/mfma/mfma.cuh", "ktune_gemm_mfma",
                             "hip", false, buildSpace, sharedBytes, applicable, extraDefines,
-                            plan, curated, /*static_shared=*/true};
+                            plan, /*static_shared=*/true};
   return d;
 }
 

@@ -75,31 +75,11 @@ Status plan(K c, const GemmShape& s, const DeviceInfo&, LaunchPlan& p) {
   return Status::Ok();
 }
 
-std::vector<Config> curated(const GemmShape& s) {
-  auto mma = [](int64_t bm, int64_t bn, int64_t bk, int64_t wm, int64_t wn, int64_t st,
-                int64_t split) {
-    return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn},     {"BLOCK_K", bk}, {"WARPS_M", wm},
-                  {"WARPS_N", wn}, {"NUM_STAGES", st}, {"GROUP_M", int64_t{8}},
-                  {"SPLIT_K", split}, {"MIN_BLOCKS", int64_t{0}}};
-  };
-  std::vector<Config> out = {mma(128, 256, 32, 2, 4, 4, 1), mma(256, 128, 32, 4, 2, 4, 1),
-                             mma(128, 128, 32, 2, 2, 4, 1), mma(128, 128, 64, 2, 2, 3, 1),
-                             mma(128, 256, 64, 2, 4, 3, 1), mma(128, 64, 32, 2, 2, 4, 1),
-                             mma(64, 128, 64, 2, 2, 4, 1)};
-  if (s.m * s.n <= 1024 * 1024) {  // few tiles: split the reduction
-    for (const Config& c : {mma(128, 128, 32, 2, 2, 4, 2), mma(64, 128, 64, 2, 2, 4, 4),
-                            mma(128, 64, 64, 2, 2, 4, 2), mma(128, 64, 64, 2, 2, 4, 4),
-                            mma(64, 64, 64, 2, 2, 4, 4)})
-      out.push_back(c);
-  }
-  return out;
-}
-
 }  // namespace
 
 const KernelDesc& mmaKernel() {
   static const KernelDesc d{KernelKind::kMma, "mma", "gemm/mma/mma.cuh", "ktune_gemm_mma", "cuda",
-                            false, buildSpace, sharedBytes, applicable, extraDefines, plan, curated};
+                            false, buildSpace, sharedBytes, applicable, extraDefines, plan};
   return d;
 }
 

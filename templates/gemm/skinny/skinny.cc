@@ -55,33 +55,12 @@ Status plan(K c, const GemmShape& s, const DeviceInfo&, LaunchPlan& p) {
   return Status::Ok();
 }
 
-std::vector<Config> curated(const GemmShape& s) {
-  // One A tile covers ceil(M/8) rows (up to 64; grid.y covers more). Deep register rings
-  // (SK_DEPTH) and split-K keep enough weight bytes in flight per SM.
-  const int64_t mt = std::clamp<int64_t>(ceilDiv(s.m, 8), 1, 8);
-  auto sk = [mt](int64_t nt, int64_t u, int64_t w, int64_t split, int64_t depth, int64_t pf) {
-    return Config{{"SK_NT", nt},      {"SK_MT", mt},       {"SK_U", u},   {"NUM_WARPS", w},
-                  {"SPLIT_K", split}, {"SK_DEPTH", depth}, {"SK_PF", pf}};
-  };
-  // Ordered by the sweep recorded in bench/NOTES.md: at these sizes deeper rings and split-K did
-  // not pay; the first entry is the default when tuning is off.
-  std::vector<Config> out;
-  if (mt == 1) out.push_back(sk(1, 2, 8, 1, 2, 1));
-  if (s.n >= 8192) out.push_back(sk(2, 1, 4, 1, 2, 1));
-  for (const Config& c : {sk(2, 2, 8, 1, 3, 1), sk(2, 1, 4, 1, 2, 1), sk(1, 2, 8, 1, 2, 1),
-                          sk(1, 2, 8, 1, 4, 2), sk(2, 1, 8, 1, 2, 1), sk(1, 4, 4, 1, 3, 1),
-                          sk(1, 2, 8, 2, 2, 1),
-                          sk(1, 1, 8, 1, 2, 0)})  // the last fits the register budget for any M
-    out.push_back(c);
-  return out;
-}
-
 }  // namespace
 
 const KernelDesc& skinnyKernel() {
   static const KernelDesc d{KernelKind::kSkinny, "skinny", "gemm/skinny/skinny.cuh",
                             "ktune_gemm_skinny", "cuda", false, buildSpace, sharedBytes,
-                            applicable, nullptr, plan, curated};
+                            applicable, nullptr, plan};
   return d;
 }
 

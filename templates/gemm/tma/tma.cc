@@ -1,5 +1,5 @@
 // The Hopper TMA GEMM's host side (tma.cuh, tma_primitives.cuh and tma_epilogue.cuh beside it):
-// space, persistent launch rule with the split tail's scratch, tensor maps, curated configs.
+// space, persistent launch rule with the split tail's scratch, tensor maps.
 #include <algorithm>
 #include <limits>
 
@@ -109,57 +109,12 @@ Status plan(K c, const GemmShape& s, const DeviceInfo& dev, LaunchPlan& p) {
   return Status::Ok();
 }
 
-std::vector<Config> curated(const GemmShape& s) {
-  auto tma = [](int64_t bn, int64_t cons, int64_t wgm, int64_t st, int64_t gm, int64_t cl,
-                int64_t epi, int64_t split = 1) {
-    return Config{{"BLOCK_N", bn},     {"CONSUMERS", cons}, {"WG_M", wgm},
-                  {"NUM_STAGES", st}, {"GROUP_M", gm},     {"CLUSTER_M", cl},
-                  {"EPI_TMA", epi},   {"SPLIT_K", split}};
-  };
-  std::vector<Config> out;
-  // 128x256 tiles with two consumer warpgroups is the classic Hopper shape (749 TFLOP/s at 8192^3
-  // in bench/NOTES.md); smaller tiles for decode-sized M. C through shared memory and TMA stores
-  // (EPI_TMA=1) won on every large shape (+4-11%).
-  if (s.m <= 256) {
-    out = {tma(128, 1, 1, 8, 8, 1, 1), tma(128, 1, 1, 8, 8, 1, 0), tma(128, 1, 1, 6, 16, 1, 1),
-           tma(128, 2, 1, 6, 8, 1, 1),
-           // Few tiles: split K so every SM streams part of the weights.
-           tma(128, 1, 1, 8, 8, 1, 1, 2), tma(128, 1, 1, 8, 8, 1, 1, 4),
-           tma(128, 2, 1, 6, 8, 1, 1, 2),
-           tma(128, 2, 1, 6, 8, 1, 1, 4)};  // M = 128: 32 tiles x 4 = 128 blocks, B read once
-  }
-  for (const Config& c : {
-           // Split tail: the kernel splits the last round's tiles along K only when that round
-           // leaves at least half the SMs idle (1024x14336: 448 tiles of 128x256 = 3 rounds + 52
-           // tiles on 132 SMs), and otherwise runs exactly like SPLIT_K=1.
-           tma(256, 2, 1, 4, 16, 1, 1, 2), tma(256, 2, 1, 4, 8, 1, 1, 2),
-           tma(128, 2, 1, 5, 8, 1, 1, 2), tma(256, 2, 1, 4, 16, 1, 1), tma(256, 2, 1, 4, 8, 1, 1),
-           tma(256, 2, 1, 4, 16, 1, 0), tma(128, 2, 2, 4, 8, 1, 1), tma(128, 2, 1, 4, 8, 1, 1),
-           tma(256, 2, 1, 3, 16, 1, 1),
-           // Neighbours of the winners (pipeline depth, tile order, one consumer), so the default
-           // candidate set covers the tile shapes that win elsewhere (wave counts differ per shape).
-           tma(256, 2, 1, 3, 8, 1, 1), tma(128, 2, 2, 4, 16, 1, 1), tma(128, 2, 2, 3, 8, 1, 1),
-           tma(128, 2, 1, 5, 8, 1, 1), tma(128, 2, 1, 6, 16, 1, 1), tma(128, 2, 1, 5, 16, 1, 1),
-           tma(256, 1, 1, 4, 8, 1, 1), tma(256, 1, 1, 4, 16, 1, 1), tma(128, 1, 2, 5, 8, 1, 1),
-           tma(128, 1, 2, 6, 16, 1, 1), tma(256, 2, 1, 4, 8, 2, 1), tma(128, 2, 2, 4, 8, 2, 1),
-           // 128x192 tiles: fewer idle SMs in the last wave when 128x256 tiles leave one (e.g.
-           // 1024x14336: 448 tiles = 3.4 waves on 132 SMs; 600 tiles of 128x192 = 4.5).
-           tma(192, 2, 1, 4, 8, 1, 1),
-           tma(192, 2, 1, 5, 8, 1, 0),  // 5 stages leave no room for the C buffer
-           tma(192, 2, 1, 4, 16, 1, 1),
-           // Two-block clusters with B multicast: correct, but 1.4x slower than the same tile
-           // alone (bench/NOTES.md); one stays in the curated set so tuning re-measures.
-           tma(256, 2, 1, 4, 8, 2, 0)})
-    out.push_back(c);
-  return out;
-}
-
 }  // namespace
 
 const KernelDesc& tmaKernel() {
   static const KernelDesc d{KernelKind::kTma, "tma", "gemm/tma/tma.cuh", "ktune_gemm_tma", "cuda",
                             /*needs_sm90a=*/true, buildSpace, sharedBytes, applicable, nullptr,
-                            plan, curated};
+                            plan};
   return d;
 }
 

@@ -40,32 +40,12 @@ Status plan(K c, const GemmShape& s, const DeviceInfo& dev, LaunchPlan& p) {
   return Status::Ok();
 }
 
-std::vector<Config> curated(const GemmShape& s) {
-  auto wg = [](int64_t bn, int64_t wgs, int64_t st, int64_t split) {
-    return Config{{"BLOCK_N", bn},          {"WARPGROUPS", wgs}, {"NUM_STAGES", st},
-                  {"GROUP_M", int64_t{8}}, {"SPLIT_K", split}};
-  };
-  // Ordered by the sweep recorded in bench/NOTES.md.
-  std::vector<Config> out;
-  if (s.m <= 256) {  // decode-sized M: one warpgroup, deep pipeline
-    out.push_back(wg(128, 1, 6, 1));
-    out.push_back(wg(128, 1, 5, 1));
-  }
-  for (const Config& c : {wg(256, 2, 4, 1), wg(128, 2, 3, 1), wg(128, 2, 5, 1), wg(256, 2, 3, 1)})
-    out.push_back(c);
-  if (s.m * s.n <= 1024 * 1024) {  // few output tiles: split the reduction over more blocks
-    out.push_back(wg(128, 1, 6, 2));
-    out.push_back(wg(128, 2, 6, 4));
-  }
-  return out;
-}
-
 }  // namespace
 
 const KernelDesc& wgmmaKernel() {
   static const KernelDesc d{KernelKind::kWgmma, "wgmma", "gemm/wgmma/wgmma.cuh",
                             "ktune_gemm_wgmma", "cuda", /*needs_sm90a=*/true, buildSpace,
-                            sharedBytes, applicable, nullptr, plan, curated};
+                            sharedBytes, applicable, nullptr, plan};
   return d;
 }
 
