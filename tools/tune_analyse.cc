@@ -10,6 +10,7 @@
 #include "tools/commands.h"
 #include "tools/tune_output.h"
 #include "tools/tune_request.h"
+#include "base/device.h"
 
 namespace ktune::cli {
 namespace {
@@ -26,7 +27,7 @@ using Requests = std::vector<Job>;
 Requests gemmRequests(const std::string& arch, const gemm::GemmShape& s, bool full_space,
                       const std::vector<gemm::KernelKind>& only) {
   Requests reqs;
-  bool amd = arch.rfind("gfx", 0) == 0;
+  bool amd = Arch(arch).isAmd();
   for (auto kind : gemm::kernelsForArch(arch)) {
     if (!only.empty() && std::find(only.begin(), only.end(), kind) == only.end()) continue;
     std::vector<Config> configs;

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tools/commands.h"
+#include "base/device.h"
 
 namespace ktune::cli {
 namespace {
@@ -109,7 +110,7 @@ void printAnalysis(const AnalysisSummary& s, const std::vector<Analysed>& out, b
               s.op.c_str(), s.arch.c_str(), s.compiler.c_str(), s.compiler_version.c_str(),
               out.size(), s.compiled, s.cache_hits,
               s.sampled_note.empty() ? "" : ("; " + s.sampled_note).c_str());
-  const bool amd = s.arch.rfind("gfx", 0) == 0;
+  const bool amd = Arch(s.arch).isAmd();
   std::printf("  %-16s %5s %6s %6s %8s %6s  %-8s %s\n", "KERNEL", amd ? "VGPR" : "REGS",
               amd ? "AGPR" : "SMEM_K", "SPILLS", "OCC", "MATRIX", "STATUS", "CONFIG");
   for (const auto& a : out) {
