@@ -119,8 +119,8 @@ const char* elemTypeName(ElemType t) {
     case ElemType::kF16: return "f16";
     case ElemType::kBF16: return "bf16";
     case ElemType::kF32: return "f32";
+    default: return "?";
   }
-  return "?";
 }
 const char* activationName(Activation a) {
   switch (a) {
@@ -195,6 +195,12 @@ Status validate(const GemmShape& s) {
   if (s.ab == ElemType::kF32)
     return Status::InvalidArgument("GEMM inputs must be f16 or bf16 (f32 inputs are not supported; "
                                    "convert A and B first)");
+  if (s.ab != ElemType::kF16 && s.ab != ElemType::kBF16)
+    return Status::InvalidArgument(std::string("GEMM inputs must be f16 or bf16, got ") +
+                                   dtypeName(s.ab));
+  if (s.c != ElemType::kF16 && s.c != ElemType::kBF16 && s.c != ElemType::kF32)
+    return Status::InvalidArgument(std::string("GEMM output must be f16, bf16 or f32, got ") +
+                                   dtypeName(s.c));
   if (s.lda < storedColsA(s))
     return Status::InvalidArgument("lda=" + std::to_string(s.lda) + " is shorter than a row of A (" +
                                    std::to_string(storedColsA(s)) + " for layout " +

@@ -21,14 +21,17 @@
 #include "base/config.h"
 #include "base/status.h"
 #include "base/device.h"
+#include "base/dtype.h"
 
 namespace ktune::gemm {
 
 // NN: A [M][K], B [K][N].  NT: A [M][K], B [N][K] (nn.Linear weights).
 // TN: A [K][M], B [K][N].  TT: A [K][M], B [N][K].  C is always [M][N].
 enum class Layout { kNN = 0, kNT = 1, kTN = 2, kTT = 3 };
-// Inputs A/B are kF16 or kBF16; C (and bias) kF16, kBF16 or kF32.
-enum class ElemType { kF16 = 0, kBF16 = 1, kF32 = 2 };
+// ktune's one DType (base/dtype.h): inputs A/B are kF16 or kBF16; C (and bias) kF16, kBF16 or kF32
+// (validate() refuses the others). The kernels' DTYPE_AB / DTYPE_C defines are its values (f32 0,
+// f16 1, bf16 2), the numbering of the row-wise kernels too.
+using ElemType = DType;
 // kGelu is the exact (erf) form on NVIDIA, the tanh form on AMD (no libm there).
 enum class Activation { kNone = 0, kSilu = 1, kGelu = 2 };
 // kWgmma: Hopper (sm_90a) warpgroup MMA fed by cp.async, layout NT only (split-K capable).

@@ -11,9 +11,7 @@
 
 namespace ktune {
 
-DType dtypeOf(gemm::ElemType t) {
-  return t == gemm::ElemType::kF16 ? DType::kF16 : t == gemm::ElemType::kBF16 ? DType::kBF16 : DType::kF32;
-}
+DType dtypeOf(gemm::ElemType t) { return t; }
 
 gemm::GemmShape withAlignment(gemm::GemmShape shape, const GemmBuffers& buf) {
   shape.aligned16 = (buf.a % 16 == 0) && (buf.b % 16 == 0);

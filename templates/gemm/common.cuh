@@ -4,7 +4,8 @@
 // is this file plus its own folder's files and nothing of the other kernels.
 //
 // Problem defines (gemm::defines() sets them all; a missing one is an error, never a default):
-//   LAYOUT 0 NN, 1 NT, 2 TN, 3 TT;  DTYPE_AB 0 f16, 1 bf16;  DTYPE_C 0 f16, 1 bf16, 2 f32;
+//   LAYOUT 0 NN, 1 NT, 2 TN, 3 TT;  DTYPE_AB 1 f16, 2 bf16;  DTYPE_C 0 f32, 1 f16, 2 bf16 (ktune
+//   DType values, as the row-wise kernels);
 //   HAS_BIAS 0/1;  ACT 0 none, 1 SiLU, 2 GELU (erf form on NVIDIA, tanh form on AMD: no libm).
 #ifdef KTUNE_GEMM_INAPPLICABLE
 #error "ktune GEMM: config not applicable to this problem (see gemm::applicable)"
@@ -12,15 +13,18 @@
 #if !defined(LAYOUT) || !defined(DTYPE_AB) || !defined(DTYPE_C) || !defined(HAS_BIAS) || !defined(ACT)
 #error "ktune GEMM: define LAYOUT, DTYPE_AB, DTYPE_C, HAS_BIAS and ACT (see gemm::defines in templates/gemm.h)"
 #endif
-#if DTYPE_AB != 0 && DTYPE_AB != 1
-#error "ktune GEMM: DTYPE_AB must be 0 (f16) or 1 (bf16)"
+#if DTYPE_AB != 1 && DTYPE_AB != 2
+#error "ktune GEMM: DTYPE_AB must be 1 (f16) or 2 (bf16)"
+#endif
+#if DTYPE_C != 0 && DTYPE_C != 1 && DTYPE_C != 2
+#error "ktune GEMM: DTYPE_C must be 0 (f32), 1 (f16) or 2 (bf16)"
 #endif
 
 namespace kgemm {
 
-#if DTYPE_C == 2
+#if DTYPE_C == 0
 typedef float out_t;
-#elif DTYPE_C == 1
+#elif DTYPE_C == 2
 typedef ktune::bf16_t out_t;
 #else
 typedef ktune::half_t out_t;
@@ -48,7 +52,7 @@ KTUNE_DEVICE float activate(float v) {
 // mma.sync m16n8k16 with fp32 accumulators: a0..a3 the A fragment, b0 b1 the B fragment.
 KTUNE_DEVICE void mma16816(float (&d)[4], unsigned a0, unsigned a1, unsigned a2, unsigned a3,
                            unsigned b0, unsigned b1) {
-#if DTYPE_AB == 1
+#if DTYPE_AB == 2
   asm volatile(
       "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
       "{%8,%9}, {%0,%1,%2,%3};\n"

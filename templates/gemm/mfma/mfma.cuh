@@ -13,7 +13,7 @@
 // guide uses it on AMD: 0 = one LDS buffer, the next tile's global loads issued into registers
 // before the current tile's MFMAs (the guide's setting for a single GEMM); 1 = no prefetch (load,
 // store, multiply in turn); 2 = two LDS buffers plus the register prefetch (one barrier per
-// step); GROUP_M tile swizzle; DTYPE_AB 0 f16 / 1 bf16; DTYPE_C 0 f16 / 1 bf16 / 2 f32; HAS_BIAS;
+// step); GROUP_M tile swizzle; DTYPE_AB 1 f16 / 2 bf16; DTYPE_C 0 f32 / 1 f16 / 2 bf16; HAS_BIAS;
 // ACT; HAS_BETA (0: beta == 0, C is not read); SPLIT_K (grid.z slices of K, see splitReduce). The host guarantees 16-byte aligned A/B with lda % 8 == 0 and ldb % 8 == 0.
 //
 // Data path. Every global load is a 16-byte buffer load (buffer_load_dwordx4) through a buffer

@@ -59,7 +59,7 @@ KTUNE_DEVICE unsigned short elem(const chunk_t& c, int j) {
   return static_cast<unsigned short>(c[j >> 1] >> ((j & 1) * 16));
 }
 
-#if DTYPE_AB == 1
+#if DTYPE_AB == 2
 typedef ktune::bf16x4_t op_t;
 #else
 typedef ktune::half4_t op_t;
@@ -72,9 +72,9 @@ typedef ktune::floatx4_t acc_t;
 constexpr int kAcc = 4;
 #endif
 KTUNE_DEVICE acc_t mfma(op_t a, op_t b, acc_t c) {
-#if DTYPE_AB == 1 && MATRIX_INSTR == 32
+#if DTYPE_AB == 2 && MATRIX_INSTR == 32
   return ktune::mfma_32x32x8_bf16(a, b, c);
-#elif DTYPE_AB == 1
+#elif DTYPE_AB == 2
   return ktune::mfma_16x16x16_bf16(a, b, c);
 #elif MATRIX_INSTR == 32
   return ktune::mfma_32x32x8_f16(a, b, c);

@@ -13,7 +13,7 @@
 //   GROUP_M tile swizzle for L2 reuse;  SPLIT_K reduction split across grid.z;
 //   ALIGNED 1: 16-byte cp.async path (host checked: leading dims % 8 == 0, 16-byte base
 //   pointers), 0: element-wise loads that work for any pointer/leading dimension;
-//   DTYPE_AB 0 fp16 / 1 bf16;  DTYPE_C 0 fp16 / 1 bf16 / 2 fp32;  HAS_BIAS;  ACT;
+//   DTYPE_AB 1 fp16 / 2 bf16;  DTYPE_C 0 fp32 / 1 fp16 / 2 bf16;  HAS_BIAS;  ACT;
 //   MIN_BLOCKS min resident blocks per SM for __launch_bounds__ (0 = no hint).
 //
 // Shared memory is dynamic: NUM_STAGES * (BLOCK_M*BLOCK_K + BLOCK_K*BLOCK_N) * 2 bytes.
@@ -299,7 +299,7 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(kg::kThreads, MIN_BLOCKS)
         if (c + 1 < N) {
           const float v1 = finish(acc[mt][nt][h * 2 + 1], C, bias, ldc, r, c + 1, alpha, beta);
           if (pair_ok) {
-#if DTYPE_C == 2
+#if DTYPE_C == 0
             *reinterpret_cast<float2*>(dst) = make_float2(v0, v1);
 #else
             out_t pr[2] = {out_from_float(v0), out_from_float(v1)};

@@ -57,7 +57,7 @@
 // Config: BLOCK_N (128 | 192 | 256), CONSUMERS (1 | 2), WG_M (1 | 2; BLOCK_M = 64 * WG_M * CONSUMERS;
 // WG_M * BLOCK_N <= 256 keeps the accumulators at <= 128 registers), NUM_STAGES (2..8), GROUP_M,
 // CLUSTER_M (1 | 2), SPLIT_K (1 | 2 | 4).
-// Problem defines: DTYPE_AB (0 f16, 1 bf16), DTYPE_C (0 f16, 1 bf16, 2 f32), HAS_BIAS, ACT (0 none,
+// Problem defines: DTYPE_AB (1 f16, 2 bf16), DTYPE_C (0 f32, 1 f16, 2 bf16), HAS_BIAS, ACT (0 none,
 // 1 SiLU, 2 GELU erf), LAYOUT (0 NN, 1 NT, 2 TN, 3 TT). Host requirements (launch rule): 16-byte
 // aligned A and B, lda % 8 == 0, ldb % 8 == 0; tmA / tmB = boxes of 64 x 64 over A and B as stored
 // (cols = the contiguous dimension).
@@ -75,7 +75,7 @@
 #define KT_A_MN (LAYOUT == 2 || LAYOUT == 3)
 #define KT_B_MN (LAYOUT == 0 || LAYOUT == 2)
 
-#if DTYPE_AB == 1
+#if DTYPE_AB == 2
 #define KTUNE_WGMMA_T "bf16"
 #else
 #define KTUNE_WGMMA_T "f16"
@@ -110,7 +110,7 @@ static_assert(CLUSTER_M == 1 || CLUSTER_M == 2, "CLUSTER_M must be 1 or 2");
 static_assert(CLUSTER_M == 1 || kBN % 128 == 0, "clusters split the B tile in two 64-row-box halves");
 static_assert(SPLIT_K == 1 || SPLIT_K == 2 || SPLIT_K == 4, "SPLIT_K must be 1, 2 or 4");
 static_assert(SPLIT_K == 1 || CLUSTER_M == 1, "the split tail is not combined with clusters");
-#if EPI_TMA && DTYPE_C != 2
+#if EPI_TMA && DTYPE_C != 0
 #define KT_EPI_TMA 1
 #else
 #define KT_EPI_TMA 0

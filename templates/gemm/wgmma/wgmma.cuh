@@ -14,7 +14,7 @@
 //
 // Config: BLOCK_N (128 | 256), WARPGROUPS (1 | 2; BLOCK_M = 64 * WARPGROUPS), NUM_STAGES (3..6),
 // GROUP_M, SPLIT_K (grid.z; fp32 workspace [M][N] + one counter per tile, both zeroed by the caller
-// once and left zero by the kernel, as in gemm_mma.cuh); problem defines DTYPE_AB (0 f16, 1 bf16), DTYPE_C (0 f16, 1 bf16, 2 f32), HAS_BIAS,
+// once and left zero by the kernel, as in gemm_mma.cuh); problem defines DTYPE_AB (1 f16, 2 bf16), DTYPE_C (0 f32, 1 f16, 2 bf16), HAS_BIAS,
 // ACT (0 none, 1 SiLU, 2 GELU erf). Host requirements (launch rule): layout NT, 16-byte aligned A
 // and B, lda % 8 == 0, ldb % 8 == 0. Dynamic shared memory:
 // NUM_STAGES * (BLOCK_M + BLOCK_N) * 64 * 2 + 1024 bytes (the 1024 aligns the tiles).
@@ -24,7 +24,7 @@
 #error "wgmma.cuh: define BLOCK_N, WARPGROUPS, NUM_STAGES, GROUP_M and SPLIT_K (see gemm::defines)"
 #endif
 
-#if DTYPE_AB == 1
+#if DTYPE_AB == 2
 #define KTUNE_WGMMA_T "bf16"
 #else
 #define KTUNE_WGMMA_T "f16"
