@@ -105,41 +105,24 @@ void tiledPlan(const Config& c, const GemmShape& s, int64_t tiles, int64_t threa
 
 }  // namespace detail
 
-const char* layoutName(Layout l) {
-  switch (l) {
-    case Layout::kNN: return "NN";
-    case Layout::kNT: return "NT";
-    case Layout::kTN: return "TN";
-    case Layout::kTT: return "TT";
-  }
-  return "?";
+namespace {
+// The name of enumerator `v` from a table in enumerator order; "?" outside it.
+template <class E, size_t N>
+const char* nameIn(E v, const char* const (&names)[N]) {
+  const auto i = static_cast<size_t>(v);
+  return i < N ? names[i] : "?";
 }
+constexpr const char* kLayoutNames[] = {"NN", "NT", "TN", "TT"};
+constexpr const char* kActivationNames[] = {"none", "silu", "gelu"};
+constexpr const char* kKindNames[] = {"mma", "skinny", "mfma", "wgmma", "tma"};
+}  // namespace
+
+const char* layoutName(Layout l) { return nameIn(l, kLayoutNames); }
 const char* elemTypeName(ElemType t) {
-  switch (t) {
-    case ElemType::kF16: return "f16";
-    case ElemType::kBF16: return "bf16";
-    case ElemType::kF32: return "f32";
-    default: return "?";
-  }
+  return t == ElemType::kF16 || t == ElemType::kBF16 || t == ElemType::kF32 ? dtypeName(t) : "?";
 }
-const char* activationName(Activation a) {
-  switch (a) {
-    case Activation::kNone: return "none";
-    case Activation::kSilu: return "silu";
-    case Activation::kGelu: return "gelu";
-  }
-  return "?";
-}
-const char* kernelKindName(KernelKind k) {
-  switch (k) {
-    case KernelKind::kMma: return "mma";
-    case KernelKind::kSkinny: return "skinny";
-    case KernelKind::kMfma: return "mfma";
-    case KernelKind::kWgmma: return "wgmma";
-    case KernelKind::kTma: return "tma";
-  }
-  return "?";
-}
+const char* activationName(Activation a) { return nameIn(a, kActivationNames); }
+const char* kernelKindName(KernelKind k) { return nameIn(k, kKindNames); }
 
 Expected<KernelKind> parseKernelKind(const std::string& s) {
   for (KernelKind k : {KernelKind::kMma, KernelKind::kSkinny, KernelKind::kMfma, KernelKind::kWgmma,

@@ -48,23 +48,29 @@ KTUNE_DEVICE float activate(float v) {
 #endif
 }
 
+// Block `pid` of a 1-D grid over grid_m x grid_n output tiles, in group_m order: group_m tile rows
+// walk their columns together, so neighbouring blocks share B columns in L2 (the GROUP_M knob).
+KTUNE_DEVICE void group_tile(int pid, int grid_m, int grid_n, int group_m, int& pid_m, int& pid_n) {
+  const int in_group = group_m * grid_n;
+  const int first_m = (pid / in_group) * group_m;
+  const int group_rows = grid_m - first_m < group_m ? grid_m - first_m : group_m;
+  pid_m = first_m + (pid % in_group) % group_rows;
+  pid_n = (pid % in_group) / group_rows;
+}
+
 #if KTUNE_NVIDIA
+#if DTYPE_AB == 2
+#define KTUNE_GEMM_MMA_T "bf16"
+#else
+#define KTUNE_GEMM_MMA_T "f16"
+#endif
 // mma.sync m16n8k16 with fp32 accumulators: a0..a3 the A fragment, b0 b1 the B fragment.
 KTUNE_DEVICE void mma16816(float (&d)[4], unsigned a0, unsigned a1, unsigned a2, unsigned a3,
                            unsigned b0, unsigned b1) {
-#if DTYPE_AB == 2
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-      "{%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-#else
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-      "{%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-#endif
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." KTUNE_GEMM_MMA_T "." KTUNE_GEMM_MMA_T
+               ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 #endif
 

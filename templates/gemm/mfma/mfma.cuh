@@ -96,12 +96,8 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(km::kThreads, WAVES_PER_EU)
   const int tid = ktune::tid_x(), lane = tid & 63, wave = tid >> 6;
   const int wm = wave / kWavesN, wn = wave % kWavesN;
   const int grid_m = (M + kBM - 1) / kBM, grid_n = (N + kBN - 1) / kBN;
-  const int pid = ktune::bid_x();
-  const int in_group = GROUP_M * grid_n;
-  const int first_m = (pid / in_group) * GROUP_M;
-  const int group_rows = grid_m - first_m < GROUP_M ? grid_m - first_m : GROUP_M;
-  const int pid_m = first_m + (pid % in_group) % group_rows;
-  const int pid_n = (pid % in_group) / group_rows;
+  int pid_m, pid_n;
+  group_tile(ktune::bid_x(), grid_m, grid_n, GROUP_M, pid_m, pid_n);
   const int m0 = pid_m * kBM, n0 = pid_n * kBN;
   // Split-K: slice z covers [kbase, kend), whole BLOCK_K tiles (the host refuses empty slices).
   const int k_per = SPLIT_K == 1 ? K : ((K + SPLIT_K - 1) / SPLIT_K + kBK - 1) / kBK * kBK;

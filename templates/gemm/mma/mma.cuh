@@ -157,12 +157,8 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(kg::kThreads, MIN_BLOCKS)
 
   // GROUP_M swizzle of the 1-D tile index (L2 reuse across neighbouring blocks).
   const int grid_m = (M + kBM - 1) / kBM, grid_n = (N + kBN - 1) / kBN;
-  const int pid = blockIdx.x;
-  const int in_group = GROUP_M * grid_n;
-  const int first_m = (pid / in_group) * GROUP_M;
-  const int group_rows = min(grid_m - first_m, GROUP_M);
-  const int pid_m = first_m + (pid % in_group) % group_rows;
-  const int pid_n = (pid % in_group) / group_rows;
+  int pid_m, pid_n;
+  group_tile(blockIdx.x, grid_m, grid_n, GROUP_M, pid_m, pid_n);
   const int m0 = pid_m * kBM, n0 = pid_n * kBN;
 
   // This slice's K range, a whole number of BLOCK_K tiles.

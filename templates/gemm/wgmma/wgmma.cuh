@@ -101,11 +101,8 @@ KTUNE_KERNEL void __launch_bounds__(kw::kThreads, 1)
   const int tid = threadIdx.x, lane = tid & 31, wg = tid >> 7, warp = (tid >> 5) & 3;
   const int grid_m = (M + kBM - 1) / kBM, grid_n = (N + kBN - 1) / kBN;
   const int pid = blockIdx.x;
-  const int in_group = GROUP_M * grid_n;
-  const int first_m = (pid / in_group) * GROUP_M;
-  const int group_rows = min(grid_m - first_m, GROUP_M);
-  const int pid_m = first_m + (pid % in_group) % group_rows;
-  const int pid_n = (pid % in_group) / group_rows;
+  int pid_m, pid_n;
+  group_tile(pid, grid_m, grid_n, GROUP_M, pid_m, pid_n);
   const int m0 = pid_m * kBM, n0 = pid_n * kBN;
   const int ktiles = (K + kBK - 1) / kBK;
 
