@@ -60,7 +60,7 @@ TEST(GemmSources, EachKindIsItsOwnFilesPlusTheCommonPart) {
     EXPECT_EQ(kernelSource(k).data(), src.data());  // built once
     EXPECT_TRUE(contains(src, common));
     EXPECT_TRUE(contains(src, "#include \"prelude.cuh\""));  // the compilers provide it
-    EXPECT_FALSE(contains(src, "#include \"gemm_common.cuh\""));
+    EXPECT_FALSE(contains(src, "\n#include \"gemm_common.cuh\""));
     EXPECT_TRUE(contains(src, entryName(k)));
     const auto files = filesOf(k);
     ASSERT_FALSE(files.empty());
@@ -69,7 +69,9 @@ TEST(GemmSources, EachKindIsItsOwnFilesPlusTheCommonPart) {
       const std::string_view part = templates::embeddedSource(f.c_str());
       const std::string line = longestLine(part);
       EXPECT_TRUE(contains(src, line)) << f;
-      if (f != sourceFile(k)) EXPECT_FALSE(contains(src, "#include \"" + f.substr(f.rfind('/') + 1) + "\"")) << f;
+      if (f != sourceFile(k)) {
+        EXPECT_FALSE(contains(src, "\n#include \"" + f.substr(f.rfind('/') + 1) + "\"")) << f;
+      }
     }
     // Nothing of any other kind: not its entry, not a line of any of its files.
     for (KernelKind other : kAll) {
@@ -111,7 +113,7 @@ TEST(GemmSources, CatalogCompilesTheExpandedSource) {
   for (const auto& t : templates::catalog()) {
     if (t.name.rfind("gemm_", 0) != 0) continue;
     const std::string_view src = templates::sourceOf(t);
-    EXPECT_FALSE(contains(src, "#include \"gemm_common.cuh\"")) << t.name;
+    EXPECT_FALSE(contains(src, "\n#include \"gemm_common.cuh\"")) << t.name;
     EXPECT_TRUE(contains(src, t.entry)) << t.name;
   }
 }
@@ -124,7 +126,7 @@ TEST(GemmSources, MissingKnobIsACompileError) {
   for (KernelKind k : {KernelKind::kMma, KernelKind::kSkinny, KernelKind::kWgmma, KernelKind::kTma}) {
     const auto full = defines(k, curatedConfigs(k, s).front(), s);
     // The first knob of the config and one problem define.
-    for (const std::string drop : {full.front().first, std::string("DTYPE_C")}) {
+    for (const std::string& drop : {full.front().first, std::string("DTYPE_C")}) {
       CompileRequest req;
       req.source = std::string(kernelSource(k));
       req.entry = entryName(k);
@@ -216,7 +218,7 @@ TEST_F(CuratedTable, OverlayWinsAtItsLevelAndTheMostSpecificLevelWins) {
 }
 
 TEST_F(CuratedTable, BadOverlaysAreErrorsNotSilentDefaults) {
-  for (const std::string text :
+  for (const std::string& text :
        {std::string("not json"), std::string(R"({"kernels": {"nope": {}}})"),
         std::string(R"({"kernels": {"mma": {"default": [{"config": {"BLOCK_M": "x"}}]}}})"),
         std::string(R"({"kernels": {"mma": {"default": [{"when": {"max_k": 1}, "config": {}}]}}})"),
