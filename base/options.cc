@@ -88,6 +88,7 @@ Expected<TunerOptions> TunerOptions::fromEnv() {
   if (const char* v = env("KTUNE_TUNING")) KTUNE_RETURN_IF_ERROR(parseBool("KTUNE_TUNING", v, &o.tuning));
   if (const char* v = env("KTUNE_RECORD_UNTUNED")) o.record_untuned_path = v;
   if (const char* v = env("KTUNE_DB")) o.database_path = v;
+  if (const char* v = env("KTUNE_CURATED")) o.curated_path = v;
   if (const char* v = env("KTUNE_VERBOSE")) KTUNE_RETURN_IF_ERROR(parseInt("KTUNE_VERBOSE", v, &o.verbose));
   if (const char* v = env("KTUNE_ISOLATE")) {
     KTUNE_RETURN_IF_ERROR(parseBool("KTUNE_ISOLATE", v, &o.isolate));

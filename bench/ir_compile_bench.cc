@@ -12,6 +12,7 @@
 #include "compiler/llvm/clang_compiler.h"
 #include "templates/catalog.h"
 #include "templates/mlir/mlir_kernels.h"
+#include "base/device.h"
 
 namespace ktune {
 namespace {
@@ -102,7 +103,7 @@ void registerAll() {
     if (std::string(c.tmpl) != "gemm_mfma" && std::string(c.tmpl) != "gemm_mma")
       benchmark::RegisterBenchmark(("mlir/" + tag).c_str(), BM_Compile, Path::kMlir, c.tmpl, c.arch)
           ->Unit(benchmark::kMillisecond)->UseRealTime();
-    if (std::string(c.arch).rfind("sm_", 0) == 0)
+    if (Arch(c.arch).isNvidia())
       benchmark::RegisterBenchmark(("ptx/" + tag).c_str(), BM_Compile, Path::kPtx, c.tmpl, c.arch)
           ->Unit(benchmark::kMillisecond)->UseRealTime();
   }

@@ -8,6 +8,7 @@
 #include "base/fs.h"
 #include "compiler/analysis/report.h"
 #include "compiler/store/store.h"
+#include "base/device.h"
 
 namespace ktune::report {
 
@@ -99,7 +100,7 @@ class StoreReader {
 void fillResources(const KernelReport& r, CandidateView* c) {
   c->has_resources = true;
   const auto& u = r.resources;
-  const bool amd = r.arch.rfind("gfx", 0) == 0;
+  const bool amd = Arch(r.arch).isAmd();
   c->registers = amd ? u.vgpr + u.agpr : u.registers;
   c->shared_bytes = u.shared_bytes;
   c->spills = u.spills();

@@ -98,6 +98,12 @@ Expected<std::vector<std::pair<std::string, std::string>>> defaultDefines(const 
   return gemm::defines(kind, configs.front(), s);
 }
 
-std::string_view sourceOf(const TemplateInfo& t) { return embeddedSource(t.source_file.c_str()); }
+std::string_view sourceOf(const TemplateInfo& t) {
+  // A GEMM kernel's source is its folder's files with the shared GEMM part (gemm::kernelSource).
+  for (gemm::KernelKind k : {gemm::KernelKind::kMma, gemm::KernelKind::kSkinny, gemm::KernelKind::kMfma,
+                             gemm::KernelKind::kWgmma, gemm::KernelKind::kTma})
+    if (t.source_file == gemm::sourceFile(k)) return gemm::kernelSource(k);
+  return embeddedSource(t.source_file.c_str());
+}
 
 }  // namespace ktune::templates

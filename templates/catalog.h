@@ -29,7 +29,8 @@ Expected<TemplateInfo> findTemplate(const std::string& name);
 // kUnsupported when the template has no kernel for that vendor (e.g. gemm_mfma on sm_*).
 Expected<std::vector<std::pair<std::string, std::string>>> defaultDefines(const TemplateInfo& t,
                                                                          const std::string& arch);
-// Embedded source text of a template (prelude included by the compilers).
+// Source text of a template (prelude included by the compilers; a GEMM kernel's is
+// gemm::kernelSource: its folder's files with the shared GEMM part).
 std::string_view sourceOf(const TemplateInfo& t);
 
 }  // namespace ktune::templates

@@ -1,6 +1,8 @@
 // ktune GEMM family: config spaces, -D defines, launch rules and a float64 host reference for the
-// kernel templates gemm_mma.cuh (NVIDIA mma.sync), gemm_skinny.cuh (NVIDIA, small M, weight
-// streaming) and gemm_mfma.cuh (AMD MFMA).
+// kernels in templates/gemm/<kind>/ (mma: NVIDIA mma.sync; skinny: NVIDIA, small M, weight
+// streaming; wgmma and tma: Hopper; mfma: AMD MFMA). Each folder holds the kernel's source and its
+// host side (space, shared memory, applicability, launch rule, curated configs; see
+// templates/gemm/kernel.h); templates/gemm/common.cuh is what the kernels share.
 //
 //   C = act(alpha * op(A) * op(B) + beta * C + bias)
 //
@@ -12,20 +14,24 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "base/config.h"
 #include "base/status.h"
 #include "base/device.h"
+#include "base/dtype.h"
 
 namespace ktune::gemm {
 
 // NN: A [M][K], B [K][N].  NT: A [M][K], B [N][K] (nn.Linear weights).
 // TN: A [K][M], B [K][N].  TT: A [K][M], B [N][K].  C is always [M][N].
 enum class Layout { kNN = 0, kNT = 1, kTN = 2, kTT = 3 };
-// Inputs A/B are kF16 or kBF16; C (and bias) kF16, kBF16 or kF32.
-enum class ElemType { kF16 = 0, kBF16 = 1, kF32 = 2 };
+// ktune's one DType (base/dtype.h): inputs A/B are kF16 or kBF16; C (and bias) kF16, kBF16 or kF32
+// (validate() refuses the others). The kernels' DTYPE_AB / DTYPE_C defines are its values (f32 0,
+// f16 1, bf16 2), the numbering of the row-wise kernels too.
+using ElemType = DType;
 // kGelu is the exact (erf) form on NVIDIA, the tanh form on AMD (no libm there).
 enum class Activation { kNone = 0, kSilu = 1, kGelu = 2 };
 // kWgmma: Hopper (sm_90a) warpgroup MMA fed by cp.async, layout NT only (split-K capable).
@@ -77,9 +83,14 @@ bool fastPathOk(const GemmShape& s);
 // beta is reduced to zero / non-zero.)
 std::string shapeKey(const GemmShape& s);
 
-// Embedded source file and extern "C" entry of a kernel kind.
+// The kernel's main file ("gemm/mma/mma.cuh", for diagnostics) and extern "C" entry.
 const char* sourceFile(KernelKind k);
 const char* entryName(KernelKind k);
+// The complete source to compile for a kind: its main file with templates/gemm/common.cuh and its
+// own folder's parts in place of their #include lines (prelude.cuh stays an include; the
+// compilers provide it). Nothing of another kind's files, so editing one kernel changes only its
+// own sources and cache keys. Built once; the view stays valid for the process's lifetime.
+std::string_view kernelSource(KernelKind k);
 // Which kernels exist for a vendor ("cuda" -> mma, skinny; "hip" -> mfma). kWgmma is listed
 // separately (it needs arch sm_90a): kernelsForArch adds it there.
 std::vector<KernelKind> kernelsForBackend(const std::string& backend);
@@ -124,7 +135,7 @@ Expected<LaunchPlan> launchPlan(KernelKind k, const Config& c, const GemmShape& 
                                 const DeviceInfo& dev);
 
 // Scratch of a kTma config with SPLIT_K > 1 on a persistent grid of `blocks` blocks: one
-// BLOCK_M x BLOCK_N fp32 slot and CONSUMERS counters per block (see gemm_tma.cuh).
+// BLOCK_M x BLOCK_N fp32 slot and CONSUMERS counters per block (see gemm/tma/tma.cuh).
 struct TmaSplitScratch {
   int64_t workspace_bytes = 0, counters = 0;
 };
@@ -135,16 +146,26 @@ TmaSplitScratch tmaSplitScratch(const Config& c, int64_t blocks);
 // Backend::encodeTensorMap2D. A and B are only meaningful with the 16-byte path (applicable()
 // checks that first); C only for 16-bit C with a
 // 16-byte aligned base and ldc (checkTensorMap2D refuses the others: the kernel then stores C
-// directly, see gemm_tma.cuh's c_tma_ok).
+// directly, see gemm/tma/tma.cuh's c_tma_ok).
 struct TmaDescriptors {
   TensorMap2DDesc a, b, c;
 };
 TmaDescriptors tmaDescriptors(const GemmShape& s, DevicePtr a, DevicePtr b, DevicePtr c);
 
-// A small hand-picked list of good configs for this problem (used as the default config when
-// tuning is off, and as the "small tuned set" of the benchmarks). Every entry passes
-// configSpace(k).validate(); entries that are not applicable() to `s` are left out.
+// A small hand-picked list of good configs for this problem, best first (the default config when
+// tuning is off, the candidate set of the tuned op without a full space, the "small tuned set" of
+// the benchmarks). Data, not code: templates/gemm/curated.json, built into the library, looked up
+// per kernel as device:<name> -> arch:<arch> -> vendor:<cuda|hip> -> default (the first level
+// present wins). Every returned config passes configSpace(k).validate() and applicable(k, c, s);
+// duplicates are dropped. This form knows no device: the vendor and default levels only.
 std::vector<Config> curatedConfigs(KernelKind k, const GemmShape& s);
+// The same for a device, with a user overlay file in the same format (empty: none; the tuned op
+// passes Options::curated_path, KTUNE_CURATED): at each level the overlay's list comes before
+// the shipped one. kInvalidArgument / kNotFound when the overlay cannot be read or parsed.
+Expected<std::vector<Config>> curatedConfigs(KernelKind k, const GemmShape& s, const DeviceInfo& dev,
+                                             const std::string& overlay_path);
+// kInvalidArgument naming the problem when `json_text` is not a valid curated table.
+Status checkCuratedTable(std::string_view json_text);
 
 // float64 reference. a, b, c_in are the stored matrices (with the shape's leading dims) already
 // converted to float; c_in may be null when beta == 0, bias null when !has_bias. Returns M*N

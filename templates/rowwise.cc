@@ -9,17 +9,6 @@
 
 namespace ktune::rowwise {
 
-size_t sizeOf(RowDType t) { return t == RowDType::kF32 ? 4 : 2; }
-
-const char* name(RowDType t) {
-  switch (t) {
-    case RowDType::kF32: return "f32";
-    case RowDType::kF16: return "f16";
-    case RowDType::kBF16: return "bf16";
-  }
-  return "?";
-}
-
 Expected<RowDType> parseDType(std::string_view s) {
   if (s == "f32" || s == "fp32" || s == "float32" || s == "float") return RowDType::kF32;
   if (s == "f16" || s == "fp16" || s == "float16" || s == "half") return RowDType::kF16;
@@ -433,8 +422,8 @@ double roundTo(RowDType t, double v) {
     case RowDType::kF32: return static_cast<double>(static_cast<float>(v));
     case RowDType::kF16: return halfToFloat(floatToHalf(static_cast<float>(v)));
     case RowDType::kBF16: return bf16ToFloat(floatToBf16(static_cast<float>(v)));
+    default: return v;  // the row-wise kernels take f32, f16 and bf16 only
   }
-  return v;
 }
 
 std::vector<unsigned char> pack(RowDType t, const std::vector<double>& v) {

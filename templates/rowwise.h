@@ -22,10 +22,11 @@
 
 namespace ktune::rowwise {
 
-// Element types of the row-wise kernels (the kernels' DTYPE define is the enumerator value).
-enum class RowDType : int { kF32 = 0, kF16 = 1, kBF16 = 2 };
-size_t sizeOf(RowDType t);
-const char* name(RowDType t);  // "f32", "f16", "bf16"
+// Element types of the row-wise kernels: ktune's one DType (base/dtype.h), of which they take
+// kF32, kF16 and kBF16; the kernels' DTYPE define is its value (f32 0, f16 1, bf16 2).
+using RowDType = DType;
+using ktune::sizeOf;
+inline const char* name(RowDType t) { return dtypeName(t); }  // "f32", "f16", "bf16"
 // Parses "f32"/"fp32"/"float32", "f16"/"fp16"/"half", "bf16"/"bfloat16".
 Expected<RowDType> parseDType(std::string_view s);
 

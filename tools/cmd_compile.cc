@@ -13,6 +13,7 @@
 #include "tools/args.h"
 #include "tools/commands.h"
 #include "tools/report.h"
+#include "base/device.h"
 
 namespace ktune::cli {
 namespace {
@@ -79,7 +80,7 @@ int mlirViewExit(const CompileRequest& req, const CodeObject& obj) {
 
 void printResources(const CodeObject& obj) {
   const auto& r = obj.resources;
-  if (obj.arch.rfind("gfx", 0) == 0) {
+  if (Arch(obj.arch).isAmd()) {
     std::printf("resources: VGPR %d  AGPR %d  SGPR %d  LDS %lld B  scratch %lld B  wave%d%s\n", r.vgpr,
                 r.agpr, r.sgpr, (long long)r.shared_bytes, (long long)r.scratch_bytes, r.wave_size,
                 r.spills() ? "  SPILLS" : "");
@@ -114,7 +115,7 @@ int cmdCompile(const std::vector<std::string>& argv, bool explain) {
   CompileRequest req;
   req.arch = arch;
   const std::string& what = args->positional[0];
-  const bool amd = arch.rfind("gfx", 0) == 0;
+  const bool amd = Arch(arch).isAmd();
   const std::string lang = args->get("--lang");
   const bool ir_file = lang.empty() ? looksLikePath(what) && languageFromPath(what).ok() &&
                                            *languageFromPath(what) != Language::kCpp

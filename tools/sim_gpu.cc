@@ -68,8 +68,8 @@ double rowwiseCost(const SimLaunch& l, double bytes_per_elem_moved, int64_t elem
 gemm::GemmShape shapeOf(const SimLaunch& l) {
   gemm::GemmShape s;
   s.layout = static_cast<gemm::Layout>(l.define("LAYOUT"));
-  s.ab = static_cast<gemm::ElemType>(l.define("DTYPE_AB", 1));
-  s.c = static_cast<gemm::ElemType>(l.define("DTYPE_C", 1));
+  s.ab = static_cast<gemm::ElemType>(l.define("DTYPE_AB", static_cast<int>(gemm::ElemType::kBF16)));
+  s.c = static_cast<gemm::ElemType>(l.define("DTYPE_C", static_cast<int>(gemm::ElemType::kBF16)));
   s.has_bias = l.define("HAS_BIAS") != 0;
   s.act = static_cast<gemm::Activation>(l.define("ACT"));
   s.m = l.arg<int32_t>(6);
@@ -83,10 +83,6 @@ gemm::GemmShape shapeOf(const SimLaunch& l) {
   return s;
 }
 
-DType dtypeOf(gemm::ElemType t) {
-  return t == gemm::ElemType::kF16 ? DType::kF16 : t == gemm::ElemType::kF32 ? DType::kF32 : DType::kBF16;
-}
-
 std::vector<float> readFloats(SimBackend* b, DevicePtr p, DType t, int64_t n) {
   std::vector<float> out(size_t(std::max<int64_t>(n, 0)));
   const void* host = b->hostPtr(p);
@@ -98,10 +94,10 @@ Status hostGemm(const SimLaunch& l) {
   const gemm::GemmShape s = shapeOf(l);
   void* c = l.backend->hostPtr(l.arg<DevicePtr>(2));
   if (!c) return Status::DeviceFault("sim gemm: C is not a device allocation");
-  const DType ct = dtypeOf(s.c);
+  const DType ct = s.c;
   std::vector<double> out(size_t(s.m * s.n), 0.0);
   if (2.0 * double(s.m) * double(s.n) * double(s.k) <= kHostGemmMaxFlops) {
-    const DType ab = dtypeOf(s.ab);
+    const DType ab = s.ab;
     auto a = readFloats(l.backend, l.arg<DevicePtr>(0), ab, gemm::storedRowsA(s) * s.lda);
     auto b = readFloats(l.backend, l.arg<DevicePtr>(1), ab, gemm::storedRowsB(s) * s.ldb);
     std::vector<float> cin, bias;

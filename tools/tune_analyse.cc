@@ -12,6 +12,7 @@
 #include "tools/commands.h"
 #include "tools/tune_output.h"
 #include "tools/tune_request.h"
+#include "base/device.h"
 
 namespace ktune::cli {
 namespace {
@@ -30,7 +31,7 @@ using Requests = std::vector<Job>;
 Requests gemmRequests(const std::string& arch, const gemm::GemmShape& s, bool full_space,
                       const std::vector<gemm::KernelKind>& only) {
   Requests reqs;
-  bool amd = arch.rfind("gfx", 0) == 0;
+  bool amd = Arch(arch).isAmd();
   for (auto kind : gemm::kernelsForArch(arch)) {
     if (!only.empty() && std::find(only.begin(), only.end(), kind) == only.end()) continue;
     std::vector<Config> configs;
@@ -39,7 +40,7 @@ Requests gemmRequests(const std::string& arch, const gemm::GemmShape& s, bool fu
     for (const auto& c : configs) {
       if (!gemm::applicable(kind, c, s).ok()) continue;
       CompileRequest r;
-      r.source = std::string(templates::embeddedSource(gemm::sourceFile(kind)));
+      r.source = std::string(gemm::kernelSource(kind));
       r.source_name = gemm::sourceFile(kind);
       r.entry = gemm::entryName(kind);
       r.defines = gemm::defines(kind, c, s);

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tools/commands.h"
+#include "base/device.h"
 
 namespace ktune::cli {
 namespace {
@@ -137,7 +138,7 @@ void printAnalysis(const AnalysisSummary& s, const std::vector<Analysed>& out,
               s.sampled_note.empty() ? "" : ("; " + s.sampled_note).c_str());
   std::printf("%s (a model of occupancy, ISA verdicts, tile intensity and fill: no kernel ran)\n",
               kStaticRankingLabel);
-  const bool amd = s.arch.rfind("gfx", 0) == 0;
+  const bool amd = Arch(s.arch).isAmd();
   std::printf("  %4s %6s %-16s %5s %6s %6s %8s %6s %4s  %s\n", "RANK", "SCORE", "KERNEL",
               amd ? "VGPR" : "REGS", amd ? "AGPR" : "SMEM_K", "SPILLS", "OCC", "MATRIX", "WARN",
               "CONFIG");

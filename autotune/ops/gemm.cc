@@ -15,7 +15,6 @@
 #include "autotune/verifier.h"
 #include "base/json_fields.h"
 
-#include "templates/embedded.h"
 
 namespace ktune {
 // ---------------------------------------------------------------------------------------------
@@ -24,7 +23,6 @@ namespace ktune {
 
 namespace {
 
-int kindIndex(gemm::KernelKind k) { return static_cast<int>(k); }
 
 Expected<gemm::KernelKind> kindOf(const Config& c) {
   const std::string k = c.getStr("KIND");
@@ -46,27 +44,6 @@ Config knobsOf(const Config& c) {
 Config withKind(Config c, gemm::KernelKind k) {
   c.set("KIND", std::string(gemm::kernelKindName(k)));
   return c;
-}
-
-// One source for every kernel of the family: KTUNE_GEMM_KIND picks the template;
-// KTUNE_GEMM_INAPPLICABLE turns a config that cannot compute the problem into a compile error
-// (recorded as that candidate's failure, so tuning goes on with the others).
-std::string familySource() {
-  std::string s =
-      "#ifdef KTUNE_GEMM_INAPPLICABLE\n#error \"ktune GEMM: config not applicable to this problem "
-      "(see gemm::applicable)\"\n#endif\n";
-  s += "#if KTUNE_GEMM_KIND == 0\n";
-  s += templates::embeddedSource("gemm_mma.cuh");
-  s += "\n#elif KTUNE_GEMM_KIND == 1\n";
-  s += templates::embeddedSource("gemm_skinny.cuh");
-  s += "\n#elif KTUNE_GEMM_KIND == 2\n";
-  s += templates::embeddedSource("gemm_mfma.cuh");
-  s += "\n#elif KTUNE_GEMM_KIND == 3\n";
-  s += templates::embeddedSource("gemm_wgmma.cuh");
-  s += "\n#else\n";
-  s += templates::embeddedSource("gemm_tma.cuh");
-  s += "\n#endif\n";
-  return s;
 }
 
 // Static pruning (autotune/static_prune.h): spills, occupancy for the config's block size (launch
@@ -98,9 +75,11 @@ PruneFn makeGemmPruner(const Options& env, bool disassemble) {
 }
 
 // Candidate configs for a backend: the curated sets of representative problems (large, decode
-// M = 1/16/64, small-M split-K), or every config of the spaces.
-std::vector<Config> familyConfigs(const std::vector<gemm::KernelKind>& kinds,
-                                  const std::string& backend, bool full, int64_t shared_limit) {
+// M = 1/16/64, small-M split-K) for this device with the user's overlay (gemm::curatedConfigs), or
+// every config of the spaces.
+Expected<std::vector<Config>> familyConfigs(const std::vector<gemm::KernelKind>& kinds,
+                                  const std::string& backend, bool full, int64_t shared_limit,
+                                  const DeviceInfo& dev, const std::string& curated_path) {
   std::vector<Config> out;
   auto add = [&](gemm::KernelKind k, const Config& c) {
     Config kc = withKind(c, k);
@@ -116,7 +95,8 @@ std::vector<Config> familyConfigs(const std::vector<gemm::KernelKind>& kinds,
                             {128, 4096, 4096}, {1, 4096, 4096}, {16, 4096, 4096}, {64, 4096, 4096}}) {
       const auto s = gemm::denseShape(gemm::Layout::kNT, gemm::ElemType::kBF16,
                                       gemm::ElemType::kBF16, m, n, kk);
-      for (const Config& c : gemm::curatedConfigs(k, s)) add(k, c);
+      KTUNE_ASSIGN_OR_RETURN(auto curated, gemm::curatedConfigs(k, s, dev, curated_path));
+      for (const Config& c : curated) add(k, c);
     }
   }
   return out;
@@ -304,7 +284,6 @@ Defines gemmDefines(const Config& c, const GemmCall& call) {
   const Config knobs = knobsOf(c);
   const gemm::GemmShape s = withAlignment(call.shape, call.buf);
   Defines d = gemm::defines(kind, knobs, s);
-  d.emplace_back("KTUNE_GEMM_KIND", std::to_string(kindIndex(kind)));
   if (!k.ok() || !gemm::applicable(kind, knobs, s).ok()) d.emplace_back("KTUNE_GEMM_INAPPLICABLE", "1");
   return d;
 }
@@ -419,7 +398,8 @@ Expected<std::unique_ptr<GemmOp>> GemmOp::create(Tuner& tuner, OpOptions options
   const gemm::KernelKind main_kind = backend == "cuda" ? gemm::KernelKind::kMma : gemm::KernelKind::kMfma;
   const auto big = gemm::denseShape(gemm::Layout::kNT, gemm::ElemType::kBF16, gemm::ElemType::kBF16,
                                     4096, 4096, 4096);
-  auto curated = gemm::curatedConfigs(main_kind, big);
+  const std::string& curated_path = tuner.options().options.curated_path;
+  KTUNE_ASSIGN_OR_RETURN(auto curated, gemm::curatedConfigs(main_kind, big, dev, curated_path));
   if (curated.empty()) return Status::Internal("no curated GEMM config for " + backend);
   S->default_config = curated.front();
   S->default_kind = main_kind;
@@ -427,7 +407,16 @@ Expected<std::unique_ptr<GemmOp>> GemmOp::create(Tuner& tuner, OpOptions options
 
   KernelFamily<GemmCall> f;
   f.name = "gemm";
-  f.source = familySource();
+  // Each kind compiles from its own source (gemm::kernelSource), so editing one kernel leaves the
+  // other kinds' cached code objects valid. KTUNE_GEMM_INAPPLICABLE turns a config that cannot
+  // compute the problem into a compile error (that candidate's failure; tuning goes on).
+  f.source = std::string(gemm::kernelSource(main_kind));
+  f.source_fn = [](const Config& c, const GemmCall&) -> Expected<ConfigModule> {
+    ConfigModule m;
+    auto k = kindOf(c);
+    m.text = std::string(gemm::kernelSource(k.ok() ? *k : gemm::KernelKind::kMma));
+    return m;
+  };
   f.source_name = "gemm_family.cu";
   f.entry = gemm::entryName(main_kind);
   f.entry_fn = [](const Config& c, const GemmCall&) {
@@ -435,8 +424,10 @@ Expected<std::unique_ptr<GemmOp>> GemmOp::create(Tuner& tuner, OpOptions options
     return std::string(gemm::entryName(k.ok() ? *k : gemm::KernelKind::kMma));
   };
   KTUNE_ASSIGN_OR_RETURN(auto kinds, familyKinds(S, dev, backend, options));
-  f.configs = familyConfigs(kinds, backend, options.full_space,
-                            std::max(dev.shared_per_block_optin, dev.shared_per_block));
+  KTUNE_ASSIGN_OR_RETURN(f.configs,
+                         familyConfigs(kinds, backend, options.full_space,
+                                       std::max(dev.shared_per_block_optin, dev.shared_per_block),
+                                       dev, curated_path));
   f.defines = gemmDefines;
   f.key = gemmKey;
   f.launch = gemmLaunch;

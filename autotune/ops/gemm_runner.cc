@@ -11,9 +11,7 @@
 
 namespace ktune {
 
-DType dtypeOf(gemm::ElemType t) {
-  return t == gemm::ElemType::kF16 ? DType::kF16 : t == gemm::ElemType::kBF16 ? DType::kBF16 : DType::kF32;
-}
+DType dtypeOf(gemm::ElemType t) { return t; }
 
 gemm::GemmShape withAlignment(gemm::GemmShape shape, const GemmBuffers& buf) {
   shape.aligned16 = (buf.a % 16 == 0) && (buf.b % 16 == 0);
@@ -74,7 +72,7 @@ Expected<GemmRunner::Loaded*> GemmRunner::load(std::unique_lock<std::mutex>& loc
   const std::string key = kernelKey(kind, defs);
   auto it = kernels_.find(key);
   if (it != kernels_.end()) return it->second.get();
-  const std::string_view src = templates::embeddedSource(gemm::sourceFile(kind));
+  const std::string_view src = gemm::kernelSource(kind);
   if (src.empty())
     return Status::NotFound(std::string("kernel source ") + gemm::sourceFile(kind) +
                             " is not embedded in this build");

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "compiler/analysis/amd_metadata.h"
+#include "base/device.h"
 
 namespace ktune {
 
@@ -18,7 +19,7 @@ KernelReport analyzeCodeObject(const CodeObject& co, int threads, int64_t dynami
   r.threads_per_block = threads;
   r.dynamic_shared = dynamic_shared;
   const int64_t lds = co.resources.shared_bytes + dynamic_shared;
-  if (co.arch.rfind("gfx", 0) == 0) {
+  if (Arch(co.arch).isAmd()) {
     auto l = amdArchLimits(co.arch);
     if (l.ok()) {
       const int wave = co.resources.wave_size > 0 ? co.resources.wave_size : l->wave_size;
@@ -76,7 +77,7 @@ std::string KernelReport::text() const {
   std::ostringstream o;
   const auto& u = resources;
   o << entry << " [" << arch << ", " << compiler << "]\n";
-  if (arch.rfind("gfx", 0) == 0) {
+  if (Arch(arch).isAmd()) {
     o << "VGPR " << u.vgpr << ", AGPR " << u.agpr << ", SGPR " << u.sgpr << ", LDS "
       << u.shared_bytes << " B, scratch " << u.scratch_bytes << " B, spills vgpr " << u.vgpr_spill
       << " sgpr " << u.sgpr_spill << "\n";
@@ -131,7 +132,7 @@ std::string KernelReport::toJson() const {
                     {"max_threads_per_block", u.max_threads_per_block}};
   j["threads_per_block"] = threads_per_block;
   j["dynamic_shared_bytes"] = dynamic_shared;
-  if (has_occupancy && arch.rfind("gfx", 0) == 0)
+  if (has_occupancy && Arch(arch).isAmd())
     j["occupancy"] = {{"vgpr_allocated", amd.vgpr_allocated},
                       {"occ_vgpr", amd.occ_vgpr},
                       {"occ_lds", amd.occ_lds},

@@ -11,6 +11,7 @@
 #include "base/subprocess.h"
 #include "compiler/compiler_util.h"
 #include "compiler/ir/ir_util.h"
+#include "base/device.h"
 
 #ifndef KTUNE_DEFAULT_CUDA_INCLUDE
 #define KTUNE_DEFAULT_CUDA_INCLUDE "/usr/local/cuda/include"
@@ -109,8 +110,8 @@ Expected<std::unique_ptr<Compiler>> compilerFor(const CompileRequest& req, const
 
 namespace ktune::ir_detail {
 
-bool isNvidiaArch(const std::string& arch) { return arch.rfind("sm_", 0) == 0; }
-bool isAmdArch(const std::string& arch) { return arch.rfind("gfx", 0) == 0; }
+bool isNvidiaArch(const std::string& arch) { return Arch(arch).isNvidia(); }
+bool isAmdArch(const std::string& arch) { return Arch(arch).isAmd(); }
 
 // Bumped whenever the steps or flags of the IR pipelines change, so store entries made by an
 // older pipeline are not taken for this one's.

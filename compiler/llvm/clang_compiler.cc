@@ -9,6 +9,7 @@
 #include "compiler/analysis/amd_metadata.h"
 #include "compiler/compiler_util.h"
 #include "compiler/ir/ir_util.h"
+#include "base/device.h"
 
 #ifndef KTUNE_DEFAULT_CLANG
 #define KTUNE_DEFAULT_CLANG ""
@@ -21,7 +22,7 @@ using namespace compiler_detail;
 namespace clang_detail {
 
 std::vector<std::string> deviceFlags(const std::string& arch, const std::string& include_dir) {
-  if (arch.rfind("sm_", 0) == 0) return cudaDeviceFlags(arch, include_dir);
+  if (Arch(arch).isNvidia()) return cudaDeviceFlags(arch, include_dir);
   return {"-x",
           "hip",
           "--offload-arch=" + arch,
@@ -69,7 +70,7 @@ std::string findMlirTranslate(const std::string& clang) {
 // that makes the device compilation instantiate and emit the requested template kernel.
 static Status writeSources(const TempDir& dir, const CompileRequest& req) {
   KTUNE_RETURN_IF_ERROR(writeFileAtomic(dir.file("prelude.cuh"), std::string(preludeSource())));
-  if (req.arch.rfind("sm_", 0) == 0) KTUNE_RETURN_IF_ERROR(writeCudaShims(dir));
+  if (Arch(req.arch).isNvidia()) KTUNE_RETURN_IF_ERROR(writeCudaShims(dir));
   std::string src = req.source;
   if (isNameExpression(req.entry))
     src += "\n[[maybe_unused]] static auto* ktune_entry_ref_ = &" + req.entry + ";\n";

@@ -33,6 +33,10 @@ struct KTUNE_API TunerOptions {
   std::string record_untuned_path;
   // KTUNE_DB=<file>: use this tuning database file instead of one per family under cache_dir.
   std::string database_path;
+  // KTUNE_CURATED=<file>: curated GEMM configs laid over the built-in table
+  // (templates/gemm/curated.json, same format): the default config when tuning is off and the
+  // tuned op's candidates. Empty: the built-in table alone.
+  std::string curated_path;
   // KTUNE_VERBOSE=0|1|2: 1 prints a tree of what was tried per key, 2 adds compile logs.
   int verbose = 0;
   // KTUNE_ISOLATE=0|1: benchmark candidates in a supervised worker process. Default on for

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "templates/embedded.h"
+#include "base/device.h"
 
 namespace ktune::templates {
 
@@ -20,8 +21,8 @@ namespace {
 int dtypeBytes(const std::string& t) { return t == "f32" ? 4 : (t == "bf16" || t == "f16") ? 2 : 0; }
 
 Status checkConfig(const std::string& arch, const MlirRowwiseConfig& c) {
-  const int warp = arch.rfind("gfx", 0) == 0 ? 64 : 32;
-  if (arch.rfind("gfx", 0) != 0 && arch.rfind("sm_", 0) != 0)
+  const int warp = Arch(arch).isAmd() ? 64 : 32;
+  if (!Arch(arch).isAmd() && !Arch(arch).isNvidia())
     return Status::InvalidArgument("unknown arch '" + arch + "' (expected sm_XX or gfxNNN)");
   if (dtypeBytes(c.dtype) == 0)
     return Status::InvalidArgument("dtype '" + c.dtype + "' is not bf16, f16 or f32");
@@ -52,7 +53,7 @@ Expected<std::string> mlirKernelSource(const std::string& name, const std::strin
   if (text.empty() || (name != "rmsnorm" && name != "silu_mul"))
     return Status::NotFound("no MLIR kernel '" + name + "' (known: rmsnorm, silu_mul)");
   KTUNE_RETURN_IF_ERROR(checkConfig(arch, c));
-  const int warp = arch.rfind("gfx", 0) == 0 ? 64 : 32;
+  const int warp = Arch(arch).isAmd() ? 64 : 32;
   const bool f32 = c.dtype == "f32";
   const std::map<std::string, std::string> subst = {
       {"{{T}}", c.dtype},

@@ -190,7 +190,7 @@ TEST(AnalysisGpu, CuratedGemmReportsMatchDriver) {
         if (!plan.ok()) continue;  // not launchable here: nothing for the driver to report
         Item it;
         it.what = std::string(kernelKindName(k)) + " M=" + std::to_string(m) + " " + c.toString();
-        it.req.source = std::string(templates::embeddedSource(sourceFile(k)));
+        it.req.source = std::string(kernelSource(k));
         it.req.source_name = sourceFile(k);
         it.req.entry = entryName(k);
         it.req.defines = defines(k, c, s);

@@ -44,10 +44,6 @@ Env& env() {
   return *e;
 }
 
-DType dtypeOf(ElemType t) {
-  return t == ElemType::kF16 ? DType::kF16 : t == ElemType::kBF16 ? DType::kBF16 : DType::kF32;
-}
-
 // Uploads random values of `t` (count elements) and returns them as floats.
 std::vector<float> upload(DevicePtr* p, ElemType t, int64_t count, std::mt19937& rng) {
   std::vector<unsigned char> bytes(static_cast<size_t>(count * elemBytes(t)));

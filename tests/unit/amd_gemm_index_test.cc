@@ -1,4 +1,4 @@
-// The MFMA GEMM's index math (templates/kernels/gemm_mfma.cuh, namespace kmi) checked on the host:
+// The MFMA GEMM's index math (templates/gemm/mfma/mfma_index.cuh, namespace kmi) checked on the host:
 // the LDS swizzle is a bijection and free of bank conflicts for the kernel's three access patterns
 // (16-byte writes of K-major chunks, 16-byte writes of the register-transposed blocks, 16-byte
 // operand reads), and the tile product computed through the kernel's own LDS placement, operand
@@ -11,8 +11,7 @@
 #include <set>
 #include <vector>
 
-#define KTUNE_MFMA_HOST_INDEX_ONLY
-#include "templates/kernels/gemm_mfma.cuh"
+#include "templates/gemm/mfma/mfma_index.cuh"
 
 namespace {
 

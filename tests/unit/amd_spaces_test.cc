@@ -196,7 +196,7 @@ Job makeJob(std::string what, std::string source, std::string name, std::string 
 Job mfmaJob(const std::string& what, const std::string& arch, const Config& c,
             const gemm::GemmShape& s) {
   using namespace gemm;
-  Job j = makeJob(what, std::string(templates::embeddedSource(sourceFile(KernelKind::kMfma))),
+  Job j = makeJob(what, std::string(kernelSource(KernelKind::kMfma)),
                   sourceFile(KernelKind::kMfma), entryName(KernelKind::kMfma),
                   defines(KernelKind::kMfma, c, s), arch,
                   static_cast<int>(64 * c.getInt("NUM_WAVES")), 16);

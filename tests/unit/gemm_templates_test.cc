@@ -228,7 +228,7 @@ class GemmNvrtc : public ::testing::Test {
   bool allow_spills_ = false;
   Status compileOne(KernelKind kind, const Config& cfg, const GemmShape& s, std::string* ptx) {
     CompileRequest req;
-    req.source = std::string(templates::embeddedSource(sourceFile(kind)));
+    req.source = std::string(kernelSource(kind));
     req.source_name = sourceFile(kind);
     req.entry = entryName(kind);
     req.defines = defines(kind, cfg, s);

@@ -242,7 +242,7 @@ CompileRequest mfmaRequest(const std::string& arch) {
   const auto s = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 4096, 4096, 4096);
   const Config c = curatedConfigs(KernelKind::kMfma, s).front();
   CompileRequest r;
-  r.source = std::string(templates::embeddedSource(sourceFile(KernelKind::kMfma)));
+  r.source = std::string(kernelSource(KernelKind::kMfma));
   r.source_name = sourceFile(KernelKind::kMfma);
   r.entry = entryName(KernelKind::kMfma);
   r.defines = defines(KernelKind::kMfma, c, s);

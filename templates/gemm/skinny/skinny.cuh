@@ -19,49 +19,19 @@
 // SK_DEPTH (steps in flight per warp: 2..4), SK_PF (weight-load cache hints: 0 none, 1 L2 256-byte
 // prefetch, 2 prefetch + L2 evict-first policy), SPLIT_K (grid.z; same self-cleaning workspace +
 // counter scheme as gemm_mma.cuh), DTYPE_AB,
-// DTYPE_C, HAS_BIAS, ACT, MIN_BLOCKS. Host requirements (checked by the launch rule): K % 8 == 0,
+// DTYPE_C, HAS_BIAS, ACT. Host requirements (checked by the launch rule): K % 8 == 0,
 // lda % 8 == 0, ldb % 8 == 0, A and B 16-byte aligned.
 // Dynamic shared memory: NUM_WARPS * SK_NT*16 * (SK_MT*8 + 1) * 4 bytes.
+#if !defined(SK_NT) || !defined(SK_MT) || !defined(SK_U) || !defined(NUM_WARPS) || \
+    !defined(SPLIT_K) || !defined(SK_DEPTH) || !defined(SK_PF)
+#error "skinny.cuh: define SK_NT, SK_MT, SK_U, NUM_WARPS, SPLIT_K, SK_DEPTH and SK_PF (see gemm::defines)"
+#endif
 #include "prelude.cuh"
-
-#ifndef SK_NT
-#define SK_NT 1
-#endif
-#ifndef SK_MT
-#define SK_MT 1
-#endif
-#ifndef SK_U
-#define SK_U 2
-#endif
-#ifndef NUM_WARPS
-#define NUM_WARPS 8
-#endif
-#ifndef SPLIT_K
-#define SPLIT_K 1
-#endif
-#ifndef SK_DEPTH
-#define SK_DEPTH 2
-#endif
-#ifndef SK_PF
-#define SK_PF 0
-#endif
-#ifndef DTYPE_AB
-#define DTYPE_AB 1
-#endif
-#ifndef DTYPE_C
-#define DTYPE_C 1
-#endif
-#ifndef HAS_BIAS
-#define HAS_BIAS 0
-#endif
-#ifndef ACT
-#define ACT 0
-#endif
-#ifndef MIN_BLOCKS
-#define MIN_BLOCKS 0
-#endif
+#include "gemm_common.cuh"
 
 namespace ks {
+
+using namespace kgemm;
 
 constexpr int kNT = SK_NT, kMT = SK_MT, kU = SK_U, kWarps = NUM_WARPS, kD = SK_DEPTH;
 static_assert(kD >= 1 && kD <= 8, "SK_DEPTH must be 1..8");
@@ -69,47 +39,6 @@ constexpr int kThreads = 32 * kWarps;
 constexpr int kBN = kNT * 16, kBM = kMT * 8;
 constexpr int kStep = 32 * kU;       // k per warp step: 4 lanes x kU chunks x 8
 constexpr int kRedStride = kBM + 1;  // padded row of the reduction buffer
-
-#if DTYPE_C == 2
-typedef float out_t;
-KTUNE_DEVICE float out_to_float(out_t v) { return v; }
-KTUNE_DEVICE out_t out_from_float(float v) { return v; }
-#elif DTYPE_C == 1
-typedef ktune::bf16_t out_t;
-KTUNE_DEVICE float out_to_float(out_t v) { return ktune::to_float(v); }
-KTUNE_DEVICE out_t out_from_float(float v) { return ktune::from_float<ktune::bf16_t>(v); }
-#else
-typedef ktune::half_t out_t;
-KTUNE_DEVICE float out_to_float(out_t v) { return ktune::to_float(v); }
-KTUNE_DEVICE out_t out_from_float(float v) { return ktune::from_float<ktune::half_t>(v); }
-#endif
-
-KTUNE_DEVICE float activate(float v) {
-#if ACT == 1
-  return v / (1.0f + __expf(-v));
-#elif ACT == 2
-  return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
-#else
-  return v;
-#endif
-}
-
-KTUNE_DEVICE void mma16816(float (&d)[4], unsigned a0, unsigned a1, unsigned a2, unsigned a3,
-                           unsigned b0, unsigned b1) {
-#if DTYPE_AB == 1
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-      "{%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-#else
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-      "{%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-#endif
-}
 
 // Streaming 16-byte load of weights (read once): no L1 allocation; SK_PF adds an L2 prefetch of the
 // whole 256-byte block (the other lanes/warps that read the rest of it then hit L2) and, with 2,
@@ -148,7 +77,7 @@ struct Frag {
 
 }  // namespace ks
 
-KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(ks::kThreads, MIN_BLOCKS)
+KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(ks::kThreads, 0)
     ktune_gemm_skinny(const unsigned short* __restrict__ A, const unsigned short* __restrict__ B,
                       void* Cv, const void* biasv, float* workspace, unsigned* counters, int M,
                       int N, int K, long lda, long ldb, long ldc, float alpha, float beta) {

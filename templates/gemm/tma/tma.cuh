@@ -57,7 +57,7 @@
 // Config: BLOCK_N (128 | 192 | 256), CONSUMERS (1 | 2), WG_M (1 | 2; BLOCK_M = 64 * WG_M * CONSUMERS;
 // WG_M * BLOCK_N <= 256 keeps the accumulators at <= 128 registers), NUM_STAGES (2..8), GROUP_M,
 // CLUSTER_M (1 | 2), SPLIT_K (1 | 2 | 4).
-// Problem defines: DTYPE_AB (0 f16, 1 bf16), DTYPE_C (0 f16, 1 bf16, 2 f32), HAS_BIAS, ACT (0 none,
+// Problem defines: DTYPE_AB (1 f16, 2 bf16), DTYPE_C (0 f32, 1 f16, 2 bf16), HAS_BIAS, ACT (0 none,
 // 1 SiLU, 2 GELU erf), LAYOUT (0 NN, 1 NT, 2 TN, 3 TT). Host requirements (launch rule): 16-byte
 // aligned A and B, lda % 8 == 0, ldb % 8 == 0; tmA / tmB = boxes of 64 x 64 over A and B as stored
 // (cols = the contiguous dimension).
@@ -67,51 +67,15 @@
 // both zero at launch and left zero. The parameter list starts like every ktune GEMM kernel's, so
 // one argument packing serves all kinds; the tensor maps come last.
 
-#ifndef BLOCK_N
-#define BLOCK_N 256
-#endif
-#ifndef CONSUMERS
-#define CONSUMERS 2
-#endif
-#ifndef WG_M
-#define WG_M 1
-#endif
-#ifndef NUM_STAGES
-#define NUM_STAGES 4
-#endif
-#ifndef GROUP_M
-#define GROUP_M 8
-#endif
-#ifndef CLUSTER_M
-#define CLUSTER_M 1
-#endif
-#ifndef EPI_TMA
-#define EPI_TMA 0
-#endif
-#ifndef SPLIT_K
-#define SPLIT_K 1
-#endif
-#ifndef DTYPE_AB
-#define DTYPE_AB 1
-#endif
-#ifndef DTYPE_C
-#define DTYPE_C 1
-#endif
-#ifndef HAS_BIAS
-#define HAS_BIAS 0
-#endif
-#ifndef ACT
-#define ACT 0
-#endif
-
-#ifndef LAYOUT
-#define LAYOUT 1
+#if !defined(BLOCK_N) || !defined(CONSUMERS) || !defined(WG_M) || !defined(NUM_STAGES) || \
+    !defined(GROUP_M) || !defined(CLUSTER_M) || !defined(EPI_TMA) || !defined(SPLIT_K)
+#error "tma.cuh: define BLOCK_N, CONSUMERS, WG_M, NUM_STAGES, GROUP_M, CLUSTER_M, EPI_TMA and SPLIT_K (see gemm::defines)"
 #endif
 // MN-major operands: A stored [K][M] (TN, TT), B stored [K][N] (NN, TN).
 #define KT_A_MN (LAYOUT == 2 || LAYOUT == 3)
 #define KT_B_MN (LAYOUT == 0 || LAYOUT == 2)
 
-#if DTYPE_AB == 1
+#if DTYPE_AB == 2
 #define KTUNE_WGMMA_T "bf16"
 #else
 #define KTUNE_WGMMA_T "f16"
@@ -123,8 +87,11 @@
 #define KTUNE_WGMMA_TB "1"
 #endif
 #include "prelude.cuh"
+#include "gemm_common.cuh"
 
 namespace kt {
+
+using namespace kgemm;
 
 constexpr int kBN = BLOCK_N, kBK = 64, kCons = CONSUMERS, kWgM = WG_M;
 constexpr int kBM = 64 * kWgM * kCons;
@@ -143,7 +110,7 @@ static_assert(CLUSTER_M == 1 || CLUSTER_M == 2, "CLUSTER_M must be 1 or 2");
 static_assert(CLUSTER_M == 1 || kBN % 128 == 0, "clusters split the B tile in two 64-row-box halves");
 static_assert(SPLIT_K == 1 || SPLIT_K == 2 || SPLIT_K == 4, "SPLIT_K must be 1, 2 or 4");
 static_assert(SPLIT_K == 1 || CLUSTER_M == 1, "the split tail is not combined with clusters");
-#if EPI_TMA && DTYPE_C != 2
+#if EPI_TMA && DTYPE_C != 0
 #define KT_EPI_TMA 1
 #else
 #define KT_EPI_TMA 0
@@ -151,102 +118,7 @@ static_assert(SPLIT_K == 1 || CLUSTER_M == 1, "the split tail is not combined wi
 constexpr int kEpiBytes = KT_EPI_TMA ? 16384 : 0;  // per consumer warpgroup
 constexpr int kCluster = CLUSTER_M;
 
-// The 128 bytes of a CUtensorMap, passed by value (__grid_constant__).
-struct __align__(64) TensorMap {
-  unsigned long long v[16];
-};
-
-using ktune::smem_addr;
-
-KTUNE_DEVICE void mbar_init(unsigned bar, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-KTUNE_DEVICE void mbar_expect_tx(unsigned bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
-               : "memory");
-}
-KTUNE_DEVICE void mbar_arrive(unsigned bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-KTUNE_DEVICE void mbar_wait(unsigned bar, unsigned parity) {
-  unsigned done = 0;
-  do {
-    asm volatile(
-        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-        "selp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(bar), "r"(parity)
-        : "memory");
-  } while (!done);
-}
-#if CLUSTER_M > 1
-KTUNE_DEVICE unsigned cluster_rank() {
-  unsigned r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-  return r;
-}
-// The shared::cluster address of `addr` (a shared::cta address of this block) in block `rank`.
-KTUNE_DEVICE unsigned map_to_rank(unsigned addr, unsigned rank) {
-  unsigned r;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(addr), "r"(rank));
-  return r;
-}
-KTUNE_DEVICE void mbar_arrive_cluster(unsigned cluster_addr) {
-  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_addr)
-               : "memory");
-}
-// mbar_wait whose acquire covers the partner block's releases (cluster scope).
-KTUNE_DEVICE void mbar_wait_cluster(unsigned bar, unsigned parity) {
-  unsigned done = 0;
-  do {
-    asm volatile(
-        "{\n.reg .pred p;\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
-        "selp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(bar), "r"(parity)
-        : "memory");
-  } while (!done);
-}
-KTUNE_DEVICE void cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
-}
-// tma_load_2d into the same offset of every block in `mask`, completing on each one's `bar`.
-KTUNE_DEVICE void tma_load_2d_multicast(unsigned dst, const void* map, int c0, int r0, unsigned bar,
-                                        unsigned short mask) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
-      " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
-      "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(r0), "r"(bar), "h"(mask)
-      : "memory");
-}
-#endif
-
-// One 64 x 64 box of a 2-D tensor map at (col c0, row r0) into shared memory, completing on `bar`.
-KTUNE_DEVICE void tma_load_2d(unsigned dst, const TensorMap* map, int c0, int r0, unsigned bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
-      " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
-      "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(r0), "r"(bar)
-      : "memory");
-}
-
-#if DTYPE_C == 2
-typedef float out_t;
-#elif DTYPE_C == 1
-typedef ktune::bf16_t out_t;
-#else
-typedef ktune::half_t out_t;
-#endif
-
-KTUNE_DEVICE float activate(float v) {
-#if ACT == 1
-  return v / (1.0f + __expf(-v));
-#elif ACT == 2
-  return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
-#else
-  return v;
-#endif
-}
+#include "tma_primitives.cuh"
 
 // Tile `tile` of a grid_m x grid_n grid of (kCluster * kBM) x kBN cluster tiles, in GROUP_M order;
 // this block's rows start `rank` block tiles further down.
@@ -311,108 +183,7 @@ KTUNE_DEVICE void mma_step(float (&acc)[kAcc], unsigned long long da, unsigned l
 #endif
 }
 
-KTUNE_DEVICE void bar_named(int id, int threads) {
-  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
-KTUNE_DEVICE void tma_store_2d(const TensorMap* map, unsigned src, int c0, int r0) {
-  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(
-                   reinterpret_cast<unsigned long long>(map)),
-               "r"(c0), "r"(r0), "r"(src)
-               : "memory");
-}
-KTUNE_DEVICE void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
-KTUNE_DEVICE void bulk_wait_read0() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
-KTUNE_DEVICE void bulk_wait0() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
-
-#if KT_EPI_TMA
-// One 64-row slab through the warpgroup's shared buffer `buf` and TMA stores (see the header).
-// Row of accumulator j*4 + e: slab row warp*16 + g + (e/2)*8, column n0 + j*8 + 2q + (e%2).
-KTUNE_DEVICE void store_slab_tma(const float (&acc)[kAcc], const TensorMap* tmC, unsigned buf,
-                                 const out_t* C, const out_t* bias, int slab_m0, int n0, int warp,
-                                 int g, int q, int wg_tid, int bar_id, int M, int N, long ldc,
-                                 float alpha, float beta) {
-  // Groups of up to two 64-column boxes (the buffer's size): BLOCK_N 192 is one group of two and
-  // one of one.
-  constexpr int kBoxes = kBN / 64;
-#pragma unroll
-  for (int half = 0; half < (kBoxes + 1) / 2; ++half) {
-    const int boxes = min(2, kBoxes - 2 * half);
-    if (wg_tid == 0) bulk_wait_read0();  // the previous stores have read the buffer
-    bar_named(bar_id, 128);
-#pragma unroll
-    for (int jj = 0; jj < 16; ++jj) {
-      if (jj >= 8 * boxes) break;
-      const int j = half * 16 + jj;
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int row = warp * 16 + g + h * 8;
-        const int r = slab_m0 + row, c = n0 + j * 8 + q * 2;
-        float v0 = alpha * acc[j * 4 + h * 2], v1 = alpha * acc[j * 4 + h * 2 + 1];
-        if (beta != 0.0f && r < M) {
-          if (c < N) v0 += beta * ktune::to_float(C[(long)r * ldc + c]);
-          if (c + 1 < N) v1 += beta * ktune::to_float(C[(long)r * ldc + c + 1]);
-        }
-#if HAS_BIAS
-        if (c < N) v0 += ktune::to_float(bias[c]);
-        if (c + 1 < N) v1 += ktune::to_float(bias[c + 1]);
-#else
-        (void)bias;
-#endif
-        const out_t o0 = ktune::from_float<out_t>(activate(v0));
-        const out_t o1 = ktune::from_float<out_t>(activate(v1));
-        const unsigned short b0 = *reinterpret_cast<const unsigned short*>(&o0);
-        const unsigned short b1 = *reinterpret_cast<const unsigned short*>(&o1);
-        const int box = jj >> 3, chunk = jj & 7;
-        const unsigned addr = buf + box * 8192 + row * 128 + ((chunk ^ (row & 7)) << 4) + q * 4;
-        asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"((unsigned)b0 | ((unsigned)b1 << 16))
-                     : "memory");
-      }
-    }
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-    bar_named(bar_id, 128);
-    if (wg_tid == 0) {
-      tma_store_2d(tmC, buf, n0 + half * 128, slab_m0);
-      if (boxes == 2) tma_store_2d(tmC, buf + 8192, n0 + half * 128 + 64, slab_m0);
-      bulk_commit();
-    }
-  }
-}
-#endif
-
-// Stores one 64-row slab of accumulators: element j*4 + e is row r0 + (e/2)*8, column
-// n0 + j*8 + 2q + (e%2); column pairs go out as one 4- or 8-byte store when C allows it.
-KTUNE_DEVICE void store_slab(const float (&acc)[kAcc], out_t* C, const out_t* bias, int r0, int n0,
-                             int q, int M, int N, long ldc, float alpha, float beta, bool pair_ok) {
-#pragma unroll
-  for (int j = 0; j < kBN / 8; ++j)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int r = r0 + h * 8, c = n0 + j * 8 + q * 2;
-      if (r >= M || c >= N) continue;
-      out_t* dst = C + (long)r * ldc + c;
-      float v0 = alpha * acc[j * 4 + h * 2], v1 = alpha * acc[j * 4 + h * 2 + 1];
-      const bool two = c + 1 < N;
-      if (beta != 0.0f) {
-        v0 += beta * ktune::to_float(dst[0]);
-        if (two) v1 += beta * ktune::to_float(dst[1]);
-      }
-#if HAS_BIAS
-      v0 += ktune::to_float(bias[c]);
-      if (two) v1 += ktune::to_float(bias[c + 1]);
-#else
-      (void)bias;
-#endif
-      const out_t o0 = ktune::from_float<out_t>(activate(v0));
-      const out_t o1 = ktune::from_float<out_t>(activate(v1));
-      if (two && pair_ok) {
-        struct __align__(2 * sizeof(out_t)) Pair { out_t a, b; };
-        *reinterpret_cast<Pair*>(dst) = Pair{o0, o1};
-      } else {
-        dst[0] = o0;
-        if (two) dst[1] = o1;
-      }
-    }
-}
+#include "tma_epilogue.cuh"
 
 }  // namespace kt
 

@@ -14,47 +14,27 @@
 //
 // Config: BLOCK_N (128 | 256), WARPGROUPS (1 | 2; BLOCK_M = 64 * WARPGROUPS), NUM_STAGES (3..6),
 // GROUP_M, SPLIT_K (grid.z; fp32 workspace [M][N] + one counter per tile, both zeroed by the caller
-// once and left zero by the kernel, as in gemm_mma.cuh); problem defines DTYPE_AB (0 f16, 1 bf16), DTYPE_C (0 f16, 1 bf16, 2 f32), HAS_BIAS,
+// once and left zero by the kernel, as in gemm_mma.cuh); problem defines DTYPE_AB (1 f16, 2 bf16), DTYPE_C (0 f32, 1 f16, 2 bf16), HAS_BIAS,
 // ACT (0 none, 1 SiLU, 2 GELU erf). Host requirements (launch rule): layout NT, 16-byte aligned A
 // and B, lda % 8 == 0, ldb % 8 == 0. Dynamic shared memory:
 // NUM_STAGES * (BLOCK_M + BLOCK_N) * 64 * 2 + 1024 bytes (the 1024 aligns the tiles).
 
-#ifndef BLOCK_N
-#define BLOCK_N 128
-#endif
-#ifndef WARPGROUPS
-#define WARPGROUPS 2
-#endif
-#ifndef NUM_STAGES
-#define NUM_STAGES 4
-#endif
-#ifndef GROUP_M
-#define GROUP_M 8
-#endif
-#ifndef SPLIT_K
-#define SPLIT_K 1
-#endif
-#ifndef DTYPE_AB
-#define DTYPE_AB 1
-#endif
-#ifndef DTYPE_C
-#define DTYPE_C 1
-#endif
-#ifndef HAS_BIAS
-#define HAS_BIAS 0
-#endif
-#ifndef ACT
-#define ACT 0
+#if !defined(BLOCK_N) || !defined(WARPGROUPS) || !defined(NUM_STAGES) || !defined(GROUP_M) || \
+    !defined(SPLIT_K)
+#error "wgmma.cuh: define BLOCK_N, WARPGROUPS, NUM_STAGES, GROUP_M and SPLIT_K (see gemm::defines)"
 #endif
 
-#if DTYPE_AB == 1
+#if DTYPE_AB == 2
 #define KTUNE_WGMMA_T "bf16"
 #else
 #define KTUNE_WGMMA_T "f16"
 #endif
 #include "prelude.cuh"
+#include "gemm_common.cuh"
 
 namespace kw {
+
+using namespace kgemm;
 
 constexpr int kBM = 64 * WARPGROUPS, kBN = BLOCK_N, kBK = 64;
 constexpr int kThreads = 128 * WARPGROUPS;
@@ -99,26 +79,6 @@ KTUNE_DEVICE void load_tile(unsigned short* s, const unsigned short* __restrict_
   }
 }
 
-#if DTYPE_C == 2
-typedef float out_t;
-#elif DTYPE_C == 1
-typedef ktune::bf16_t out_t;
-#else
-typedef ktune::half_t out_t;
-#endif
-KTUNE_DEVICE float out_to_float(out_t v) { return ktune::to_float(v); }
-KTUNE_DEVICE out_t out_from_float(float v) { return ktune::from_float<out_t>(v); }
-
-KTUNE_DEVICE float activate(float v) {
-#if ACT == 1
-  return v / (1.0f + __expf(-v));
-#elif ACT == 2
-  return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
-#else
-  return v;
-#endif
-}
-
 }  // namespace kw
 
 KTUNE_KERNEL void __launch_bounds__(kw::kThreads, 1)
@@ -141,11 +101,8 @@ KTUNE_KERNEL void __launch_bounds__(kw::kThreads, 1)
   const int tid = threadIdx.x, lane = tid & 31, wg = tid >> 7, warp = (tid >> 5) & 3;
   const int grid_m = (M + kBM - 1) / kBM, grid_n = (N + kBN - 1) / kBN;
   const int pid = blockIdx.x;
-  const int in_group = GROUP_M * grid_n;
-  const int first_m = (pid / in_group) * GROUP_M;
-  const int group_rows = min(grid_m - first_m, GROUP_M);
-  const int pid_m = first_m + (pid % in_group) % group_rows;
-  const int pid_n = (pid % in_group) / group_rows;
+  int pid_m, pid_n;
+  group_tile(pid, grid_m, grid_n, GROUP_M, pid_m, pid_n);
   const int m0 = pid_m * kBM, n0 = pid_n * kBN;
   const int ktiles = (K + kBK - 1) / kBK;
 

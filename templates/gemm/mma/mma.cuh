@@ -13,7 +13,7 @@
 //   GROUP_M tile swizzle for L2 reuse;  SPLIT_K reduction split across grid.z;
 //   ALIGNED 1: 16-byte cp.async path (host checked: leading dims % 8 == 0, 16-byte base
 //   pointers), 0: element-wise loads that work for any pointer/leading dimension;
-//   DTYPE_AB 0 fp16 / 1 bf16;  DTYPE_C 0 fp16 / 1 bf16 / 2 fp32;  HAS_BIAS;  ACT;
+//   DTYPE_AB 1 fp16 / 2 bf16;  DTYPE_C 0 fp32 / 1 fp16 / 2 bf16;  HAS_BIAS;  ACT;
 //   MIN_BLOCKS min resident blocks per SM for __launch_bounds__ (0 = no hint).
 //
 // Shared memory is dynamic: NUM_STAGES * (BLOCK_M*BLOCK_K + BLOCK_K*BLOCK_N) * 2 bytes.
@@ -23,55 +23,17 @@
 // with atomics and bumps `counters[tile]`; the last slice to arrive applies the epilogue, writes
 // C, and restores the workspace and its counter to zero. So the caller zeroes workspace and
 // counters ONCE when allocating them, never between launches (launches on one stream only).
+#if !defined(BLOCK_M) || !defined(BLOCK_N) || !defined(BLOCK_K) || !defined(WARPS_M) || \
+    !defined(WARPS_N) || !defined(NUM_STAGES) || !defined(GROUP_M) || !defined(SPLIT_K) || \
+    !defined(MIN_BLOCKS) || !defined(ALIGNED)
+#error "mma.cuh: define BLOCK_M, BLOCK_N, BLOCK_K, WARPS_M, WARPS_N, NUM_STAGES, GROUP_M, SPLIT_K, MIN_BLOCKS and ALIGNED (see gemm::defines)"
+#endif
 #include "prelude.cuh"
-
-#ifndef BLOCK_M
-#define BLOCK_M 128
-#endif
-#ifndef BLOCK_N
-#define BLOCK_N 128
-#endif
-#ifndef BLOCK_K
-#define BLOCK_K 32
-#endif
-#ifndef WARPS_M
-#define WARPS_M 2
-#endif
-#ifndef WARPS_N
-#define WARPS_N 2
-#endif
-#ifndef NUM_STAGES
-#define NUM_STAGES 3
-#endif
-#ifndef GROUP_M
-#define GROUP_M 8
-#endif
-#ifndef SPLIT_K
-#define SPLIT_K 1
-#endif
-#ifndef LAYOUT
-#define LAYOUT 0
-#endif
-#ifndef ALIGNED
-#define ALIGNED 1
-#endif
-#ifndef DTYPE_AB
-#define DTYPE_AB 1
-#endif
-#ifndef DTYPE_C
-#define DTYPE_C 1
-#endif
-#ifndef HAS_BIAS
-#define HAS_BIAS 0
-#endif
-#ifndef ACT
-#define ACT 0
-#endif
-#ifndef MIN_BLOCKS
-#define MIN_BLOCKS 0
-#endif
+#include "gemm_common.cuh"
 
 namespace kg {
+
+using namespace kgemm;
 
 constexpr int kBM = BLOCK_M, kBN = BLOCK_N, kBK = BLOCK_K;
 constexpr int kWarpsM = WARPS_M, kWarpsN = WARPS_N;
@@ -163,44 +125,7 @@ KTUNE_DEVICE void ldsm_x4_t(unsigned (&r)[4], unsigned addr) {
 }
 
 KTUNE_DEVICE void mma16816(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
-#if DTYPE_AB == 1
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-      "{%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-#else
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-      "{%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-#endif
-}
-
-// ---- output element type ----
-#if DTYPE_C == 2
-typedef float out_t;
-KTUNE_DEVICE float out_to_float(out_t v) { return v; }
-KTUNE_DEVICE out_t out_from_float(float v) { return v; }
-#elif DTYPE_C == 1
-typedef ktune::bf16_t out_t;
-KTUNE_DEVICE float out_to_float(out_t v) { return ktune::to_float(v); }
-KTUNE_DEVICE out_t out_from_float(float v) { return ktune::from_float<ktune::bf16_t>(v); }
-#else
-typedef ktune::half_t out_t;
-KTUNE_DEVICE float out_to_float(out_t v) { return ktune::to_float(v); }
-KTUNE_DEVICE out_t out_from_float(float v) { return ktune::from_float<ktune::half_t>(v); }
-#endif
-
-KTUNE_DEVICE float activate(float v) {
-#if ACT == 1
-  return v / (1.0f + __expf(-v));
-#elif ACT == 2
-  return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
-#else
-  return v;
-#endif
+  kgemm::mma16816(d, a[0], a[1], a[2], a[3], b0, b1);
 }
 
 // Final value of C[r][c] from the fp32 accumulator.
@@ -232,12 +157,8 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(kg::kThreads, MIN_BLOCKS)
 
   // GROUP_M swizzle of the 1-D tile index (L2 reuse across neighbouring blocks).
   const int grid_m = (M + kBM - 1) / kBM, grid_n = (N + kBN - 1) / kBN;
-  const int pid = blockIdx.x;
-  const int in_group = GROUP_M * grid_n;
-  const int first_m = (pid / in_group) * GROUP_M;
-  const int group_rows = min(grid_m - first_m, GROUP_M);
-  const int pid_m = first_m + (pid % in_group) % group_rows;
-  const int pid_n = (pid % in_group) / group_rows;
+  int pid_m, pid_n;
+  group_tile(blockIdx.x, grid_m, grid_n, GROUP_M, pid_m, pid_n);
   const int m0 = pid_m * kBM, n0 = pid_n * kBN;
 
   // This slice's K range, a whole number of BLOCK_K tiles.
@@ -374,7 +295,7 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(kg::kThreads, MIN_BLOCKS)
         if (c + 1 < N) {
           const float v1 = finish(acc[mt][nt][h * 2 + 1], C, bias, ldc, r, c + 1, alpha, beta);
           if (pair_ok) {
-#if DTYPE_C == 2
+#if DTYPE_C == 0
             *reinterpret_cast<float2*>(dst) = make_float2(v0, v1);
 #else
             out_t pr[2] = {out_from_float(v0), out_from_float(v1)};

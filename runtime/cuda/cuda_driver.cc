@@ -1,0 +1,225 @@
+// The CUDA driver connection (cuda_driver.h) and the pure helpers of cuda_backend.h.
+#include "runtime/cuda/cuda_driver.h"
+
+#include <cstring>
+#include <initializer_list>
+
+#include "runtime/cuda/cuda_backend.h"
+
+namespace ktune {
+namespace cuda_detail {
+
+std::string errorText(const CudaApi& api, CUresult r) {
+  const char* name = nullptr;
+  const char* desc = nullptr;
+  if (api.cuGetErrorName == nullptr || api.cuGetErrorName(r, &name) != CUDA_SUCCESS) name = nullptr;
+  if (api.cuGetErrorString == nullptr || api.cuGetErrorString(r, &desc) != CUDA_SUCCESS) {
+    desc = nullptr;
+  }
+  std::string s = name ? name : "CUresult " + std::to_string(r);
+  if (desc) s += std::string(": ") + desc;
+  return s;
+}
+
+// "cuModuleLoadData: CUDA_ERROR_INVALID_PTX: a PTX JIT compilation failed". Cold path.
+Status cuError(const CudaApi& api, CUresult r, const char* call, Code fallback,
+               const std::string& detail) {
+  std::string msg = std::string(call) + ": " + errorText(api, r);
+  if (!detail.empty()) msg += "\n" + detail;
+  return Status(cudaResultCode(r, fallback), std::move(msg));
+}
+
+namespace {
+
+// Resolves one entry point: cuGetProcAddress(base name, ABI version) first, then dlsym of each
+// explicit symbol name in turn.
+template <typename F>
+Status resolve(const DynLib& lib, void* get_proc_v2, void* get_proc_v1, int version,
+               const char* base, std::initializer_list<const char*> dlsym_names, F& out) {
+  void* fn = nullptr;
+  if (get_proc_v2 != nullptr) {
+    using GetProcV2 = CUresult (*)(const char*, void**, int, unsigned long long, int*);  // NOLINT
+    int query = 0;
+    if (reinterpret_cast<GetProcV2>(get_proc_v2)(base, &fn, version, kProcAddressLegacyStream,
+                                                 &query) != CUDA_SUCCESS ||
+        query != 0) {
+      fn = nullptr;
+    }
+  } else if (get_proc_v1 != nullptr) {
+    using GetProcV1 = CUresult (*)(const char*, void**, int, unsigned long long);  // NOLINT
+    if (reinterpret_cast<GetProcV1>(get_proc_v1)(base, &fn, version, kProcAddressLegacyStream) !=
+        CUDA_SUCCESS) {
+      fn = nullptr;
+    }
+  }
+  for (const char* n : dlsym_names) {
+    if (fn != nullptr) break;
+    auto s = lib.symbol(n);
+    if (s.ok()) fn = *s;
+  }
+  if (fn == nullptr) {
+    return Status::Unavailable(std::string("CUDA driver ") + lib.path() + " lacks " + base +
+                               "; update the NVIDIA driver");
+  }
+  out = reinterpret_cast<F>(fn);
+  return Status::Ok();
+}
+
+Expected<std::unique_ptr<Driver>> loadDriver() {
+  auto d = std::make_unique<Driver>();
+  KTUNE_ASSIGN_OR_RETURN(d->lib, DynLib::open({"libcuda.so.1", "libcuda.so"},
+                                               "CUDA driver (libcuda.so.1)"));
+  CudaApi& a = d->api;
+  // cuDriverGetVersion is ABI-stable and callable before cuInit; it picks the ABI we ask for.
+  KTUNE_RETURN_IF_ERROR(d->lib.bind(a.cuDriverGetVersion, "cuDriverGetVersion"));
+  if (a.cuDriverGetVersion(&d->driver_version) != CUDA_SUCCESS) d->driver_version = 0;
+  int want = d->driver_version > 0 && d->driver_version < kHeaderCudaVersion ? d->driver_version
+                                                                             : kHeaderCudaVersion;
+  void* gp2 = nullptr;
+  void* gp1 = nullptr;
+  if (auto s = d->lib.symbol("cuGetProcAddress_v2"); s.ok()) gp2 = *s;
+  if (auto s = d->lib.symbol("cuGetProcAddress"); s.ok()) gp1 = *s;
+  const DynLib& L = d->lib;
+#define KTUNE_RESOLVE(field, ...) \
+  KTUNE_RETURN_IF_ERROR(resolve(L, gp2, gp1, want, #field, {__VA_ARGS__}, a.field))
+  KTUNE_RESOLVE(cuInit, "cuInit");
+  KTUNE_RESOLVE(cuGetErrorName, "cuGetErrorName");
+  KTUNE_RESOLVE(cuGetErrorString, "cuGetErrorString");
+  KTUNE_RESOLVE(cuDeviceGetCount, "cuDeviceGetCount");
+  KTUNE_RESOLVE(cuDeviceGet, "cuDeviceGet");
+  KTUNE_RESOLVE(cuDeviceGetName, "cuDeviceGetName");
+  KTUNE_RESOLVE(cuDeviceGetAttribute, "cuDeviceGetAttribute");
+  KTUNE_RESOLVE(cuDeviceTotalMem, "cuDeviceTotalMem_v2");
+  KTUNE_RESOLVE(cuDeviceGetPCIBusId, "cuDeviceGetPCIBusId");
+  KTUNE_RESOLVE(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+  KTUNE_RESOLVE(cuCtxSetCurrent, "cuCtxSetCurrent");
+  KTUNE_RESOLVE(cuMemAlloc, "cuMemAlloc_v2");
+  KTUNE_RESOLVE(cuMemFree, "cuMemFree_v2");
+  KTUNE_RESOLVE(cuMemcpyHtoD, "cuMemcpyHtoD_v2");
+  KTUNE_RESOLVE(cuMemcpyDtoH, "cuMemcpyDtoH_v2");
+  KTUNE_RESOLVE(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2");
+  KTUNE_RESOLVE(cuMemsetD8Async, "cuMemsetD8Async");
+  KTUNE_RESOLVE(cuMemsetD32Async, "cuMemsetD32Async");
+  KTUNE_RESOLVE(cuStreamCreate, "cuStreamCreate");
+  KTUNE_RESOLVE(cuStreamDestroy, "cuStreamDestroy_v2");
+  KTUNE_RESOLVE(cuStreamSynchronize, "cuStreamSynchronize");
+  KTUNE_RESOLVE(cuStreamQuery, "cuStreamQuery");
+  KTUNE_RESOLVE(cuEventCreate, "cuEventCreate");
+  KTUNE_RESOLVE(cuEventDestroy, "cuEventDestroy_v2");
+  KTUNE_RESOLVE(cuEventRecord, "cuEventRecord");
+  KTUNE_RESOLVE(cuEventSynchronize, "cuEventSynchronize");
+  // CUDA 13 renamed cuEventElapsedTime to _v2 (same signature); 12.x drivers have only the old one.
+  KTUNE_RESOLVE(cuEventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime");
+  KTUNE_RESOLVE(cuModuleLoadDataEx, "cuModuleLoadDataEx");
+  KTUNE_RESOLVE(cuModuleUnload, "cuModuleUnload");
+  KTUNE_RESOLVE(cuModuleGetFunction, "cuModuleGetFunction");
+  KTUNE_RESOLVE(cuFuncGetAttribute, "cuFuncGetAttribute");
+  KTUNE_RESOLVE(cuFuncSetAttribute, "cuFuncSetAttribute");
+  KTUNE_RESOLVE(cuLaunchKernel, "cuLaunchKernel");
+  KTUNE_RESOLVE(cuOccupancyMaxActiveBlocksPerMultiprocessor,
+                "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+  if (!resolve(L, gp2, gp1, want, "cuTensorMapEncodeTiled", {"cuTensorMapEncodeTiled"},
+               a.cuTensorMapEncodeTiled)
+           .ok())
+    a.cuTensorMapEncodeTiled = nullptr;
+#undef KTUNE_RESOLVE
+
+  CUresult r = a.cuInit(0);
+  if (r != CUDA_SUCCESS) {
+    return Status::Unavailable("CUDA driver found but no CUDA device (cuInit: " +
+                               errorText(a, r) + ")");
+  }
+  int count = 0;
+  r = a.cuDeviceGetCount(&count);
+  if (r != CUDA_SUCCESS || count <= 0) {
+    return Status::Unavailable(
+        "CUDA driver found but no CUDA device (cuDeviceGetCount: " +
+        (r != CUDA_SUCCESS ? errorText(a, r) : std::string("0 devices")) + ")");
+  }
+  for (int i = 0; i < count; ++i) {
+    auto slot = std::make_unique<DeviceSlot>();
+    slot->ordinal = i;
+    r = a.cuDeviceGet(&slot->dev, i);
+    if (r != CUDA_SUCCESS) return cuError(a, r, "cuDeviceGet", Code::kUnavailable);
+    d->devices.push_back(std::move(slot));
+  }
+  return d;
+}
+
+}  // namespace
+
+// The process-wide driver connection (see the header for why it is never torn down).
+const Expected<Driver*>& driver() {
+  static const Expected<Driver*> d = []() -> Expected<Driver*> {
+    auto loaded = loadDriver();
+    if (!loaded.ok()) return loaded.status();
+    return std::move(loaded).value().release();  // intentionally leaked
+  }();
+  return d;
+}
+
+}  // namespace cuda_detail
+
+std::string cudaArchName(int cc_major, int cc_minor) {
+  std::string s = "sm_" + std::to_string(cc_major) + std::to_string(cc_minor);
+  if (cc_major == 9 && cc_minor == 0) s += "a";
+  return s;
+}
+
+std::string cudaVersionString(int v) {
+  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
+
+Code cudaResultCode(int r, Code fallback) {
+  switch (r) {
+    case 0: return Code::kOk;
+    // Kernel faults: sticky, the context is unusable afterwards.
+    case 214:  // ECC_UNCORRECTABLE
+    case 700:  // ILLEGAL_ADDRESS
+    case 710:  // ASSERT
+    case 714:  // HARDWARE_STACK_ERROR
+    case 715:  // ILLEGAL_INSTRUCTION
+    case 716:  // MISALIGNED_ADDRESS
+    case 717:  // INVALID_ADDRESS_SPACE
+    case 718:  // INVALID_PC
+    case 719:  // LAUNCH_FAILED
+    case 721:  // TENSOR_MEMORY_LEAK
+      return Code::kDeviceFault;
+    case 702:  // LAUNCH_TIMEOUT
+    case 909:  // TIMEOUT
+      return Code::kTimeout;
+    case 2:    // OUT_OF_MEMORY
+    case 701:  // LAUNCH_OUT_OF_RESOURCES
+    case 720:  // COOPERATIVE_LAUNCH_TOO_LARGE
+      return Code::kOutOfResources;
+    case 3:    // NOT_INITIALIZED
+    case 4:    // DEINITIALIZED
+    case 34:   // STUB_LIBRARY
+    case 35:   // INSUFFICIENT_DRIVER
+    case 46:   // DEVICE_UNAVAILABLE
+    case 100:  // NO_DEVICE
+    case 802:  // SYSTEM_NOT_READY
+    case 803:  // SYSTEM_DRIVER_MISMATCH
+    case 804:  // COMPAT_NOT_SUPPORTED_ON_DEVICE
+      return Code::kUnavailable;
+    case 218:  // INVALID_PTX
+    case 221:  // JIT_COMPILER_NOT_FOUND
+    case 223:  // JIT_COMPILATION_DISABLED
+      return Code::kCompileError;
+    case 209:  // NO_BINARY_FOR_GPU
+    case 222:  // UNSUPPORTED_PTX_VERSION
+    case 801:  // NOT_SUPPORTED
+      return Code::kUnsupported;
+    case 500:  // NOT_FOUND
+      return Code::kNotFound;
+    case 1:    // INVALID_VALUE
+    case 101:  // INVALID_DEVICE
+    case 200:  // INVALID_IMAGE
+    case 201:  // INVALID_CONTEXT
+    case 400:  // INVALID_HANDLE
+      return fallback == Code::kLaunchError ? Code::kLaunchError : Code::kInvalidArgument;
+    default: return fallback;
+  }
+}
+
+}  // namespace ktune

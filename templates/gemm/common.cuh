@@ -1,0 +1,77 @@
+// What every ktune GEMM kernel shares: the problem defines, the C element type and its
+// conversions, and the epilogue's activation. A kernel writes `#include "gemm_common.cuh"` after
+// the prelude; gemm::kernelSource() puts this text in its place, so each kernel's compiled source
+// is this file plus its own folder's files and nothing of the other kernels.
+//
+// Problem defines (gemm::defines() sets them all; a missing one is an error, never a default):
+//   LAYOUT 0 NN, 1 NT, 2 TN, 3 TT;  DTYPE_AB 1 f16, 2 bf16;  DTYPE_C 0 f32, 1 f16, 2 bf16 (ktune
+//   DType values, as the row-wise kernels);
+//   HAS_BIAS 0/1;  ACT 0 none, 1 SiLU, 2 GELU (erf form on NVIDIA, tanh form on AMD: no libm).
+#ifdef KTUNE_GEMM_INAPPLICABLE
+#error "ktune GEMM: config not applicable to this problem (see gemm::applicable)"
+#endif
+#if !defined(LAYOUT) || !defined(DTYPE_AB) || !defined(DTYPE_C) || !defined(HAS_BIAS) || !defined(ACT)
+#error "ktune GEMM: define LAYOUT, DTYPE_AB, DTYPE_C, HAS_BIAS and ACT (see gemm::defines in templates/gemm.h)"
+#endif
+#if DTYPE_AB != 1 && DTYPE_AB != 2
+#error "ktune GEMM: DTYPE_AB must be 1 (f16) or 2 (bf16)"
+#endif
+#if DTYPE_C != 0 && DTYPE_C != 1 && DTYPE_C != 2
+#error "ktune GEMM: DTYPE_C must be 0 (f32), 1 (f16) or 2 (bf16)"
+#endif
+
+namespace kgemm {
+
+#if DTYPE_C == 0
+typedef float out_t;
+#elif DTYPE_C == 2
+typedef ktune::bf16_t out_t;
+#else
+typedef ktune::half_t out_t;
+#endif
+KTUNE_DEVICE float out_to_float(out_t v) { return ktune::to_float(v); }
+KTUNE_DEVICE out_t out_from_float(float v) { return ktune::from_float<out_t>(v); }
+
+KTUNE_DEVICE float activate(float v) {
+#if ACT == 1 && KTUNE_AMD
+  return ktune::silu(v);
+#elif ACT == 1
+  return v / (1.0f + __expf(-v));
+#elif ACT == 2 && KTUNE_AMD
+  const float u = 0.7978845608028654f * (v + 0.044715f * v * v * v);
+  const float t = 1.0f - ktune::fast_div(2.0f, ktune::exp_fast(2.0f * u) + 1.0f);  // tanh(u)
+  return 0.5f * v * (1.0f + t);
+#elif ACT == 2
+  return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
+#else
+  return v;
+#endif
+}
+
+// Block `pid` of a 1-D grid over grid_m x grid_n output tiles, in group_m order: group_m tile rows
+// walk their columns together, so neighbouring blocks share B columns in L2 (the GROUP_M knob).
+KTUNE_DEVICE void group_tile(int pid, int grid_m, int grid_n, int group_m, int& pid_m, int& pid_n) {
+  const int in_group = group_m * grid_n;
+  const int first_m = (pid / in_group) * group_m;
+  const int group_rows = grid_m - first_m < group_m ? grid_m - first_m : group_m;
+  pid_m = first_m + (pid % in_group) % group_rows;
+  pid_n = (pid % in_group) / group_rows;
+}
+
+#if KTUNE_NVIDIA
+#if DTYPE_AB == 2
+#define KTUNE_GEMM_MMA_T "bf16"
+#else
+#define KTUNE_GEMM_MMA_T "f16"
+#endif
+// mma.sync m16n8k16 with fp32 accumulators: a0..a3 the A fragment, b0 b1 the B fragment.
+KTUNE_DEVICE void mma16816(float (&d)[4], unsigned a0, unsigned a1, unsigned a2, unsigned a3,
+                           unsigned b0, unsigned b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." KTUNE_GEMM_MMA_T "." KTUNE_GEMM_MMA_T
+               ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+#endif
+
+}  // namespace kgemm

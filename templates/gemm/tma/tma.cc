@@ -1,0 +1,122 @@
+// The Hopper TMA GEMM's host side (tma.cuh, tma_primitives.cuh and tma_epilogue.cuh beside it):
+// space, persistent launch rule with the split tail's scratch, tensor maps.
+#include <algorithm>
+#include <limits>
+
+#include "templates/gemm/kernel.h"
+
+namespace ktune::gemm {
+
+TmaSplitScratch tmaSplitScratch(const Config& c, int64_t blocks) {
+  const int64_t cons = c.getInt("CONSUMERS", 1);
+  const int64_t bm = 64 * c.getInt("WG_M", 1) * cons;
+  return {blocks * bm * c.getInt("BLOCK_N", 256) * 4, blocks * cons};
+}
+
+namespace {
+// A 2-D tensor map of 64 x 64 boxes with the 128-byte swizzle over a matrix as stored.
+TensorMap2DDesc boxMap(DevicePtr p, int elem_bytes, int64_t rows, int64_t cols, int64_t ld) {
+  TensorMap2DDesc t;
+  t.base = p;
+  t.elem_bytes = elem_bytes;
+  t.rows = static_cast<uint64_t>(rows);
+  t.cols = static_cast<uint64_t>(cols);
+  t.row_stride_bytes = static_cast<uint64_t>(ld) * static_cast<uint64_t>(elem_bytes);
+  t.box_rows = 64;
+  t.box_cols = 64;
+  t.swizzle_bytes = 128;
+  return t;
+}
+}  // namespace
+
+TmaDescriptors tmaDescriptors(const GemmShape& s, DevicePtr a, DevicePtr b, DevicePtr c) {
+  TmaDescriptors d;
+  const int eb = static_cast<int>(elemBytes(s.ab));
+  // A and B as stored: [M][K] or [K][M], [N][K] or [K][N] (the kernel picks the coordinates).
+  d.a = boxMap(a, eb, storedRowsA(s), storedColsA(s), s.lda);
+  d.b = boxMap(b, eb, storedRowsB(s), storedColsB(s), s.ldb);
+  // C: rows M, cols N, ldc, boxes of 64 x 64 16-bit elements (fp32 C keeps the direct stores).
+  d.c = boxMap(c, static_cast<int>(elemBytes(s.c)), s.m, s.n, s.ldc);
+  return d;
+}
+
+namespace detail {
+namespace {
+
+using K = const Config&;
+
+ConfigSpace buildSpace() {
+  ConfigSpace s;
+  s.addInts("BLOCK_N", {128, 192, 256}, "cuda")
+      .addInts("CONSUMERS", {1, 2}, "cuda")
+      .addInts("WG_M", {1, 2}, "cuda")
+      .addInts("NUM_STAGES", {2, 3, 4, 5, 6, 7, 8}, "cuda")
+      .addInts("GROUP_M", {8, 16}, "cuda")
+      .addInts("CLUSTER_M", {1, 2}, "cuda")
+      .addInts("EPI_TMA", {0, 1}, "cuda")
+      .addInts("SPLIT_K", {1, 2, 4}, "cuda");
+  // Each consumer thread holds WG_M * BLOCK_N / 2 fp32 accumulators; 128 is the most that leaves
+  // room for addressing under setmaxnreg's 232-register budget.
+  s.constrain("WG_M * BLOCK_N <= 256", [](K c) { return knob(c, "WG_M") * knob(c, "BLOCK_N") <= 256; });
+  s.constrain("CLUSTER_M == 1 || BLOCK_N % 128 == 0",
+              [](K c) { return knob(c, "CLUSTER_M") == 1 || knob(c, "BLOCK_N") % 128 == 0; });
+  // The split tail (SPLIT_K > 1) is offered with the TMA-store epilogue and without clusters only:
+  // that is the combination that wins large shapes, and it keeps the space (compiled whole in CI)
+  // about 1.5x rather than 3x the size.
+  s.constrain("SPLIT_K == 1 || (EPI_TMA == 1 && CLUSTER_M == 1)", [](K c) {
+    return knob(c, "SPLIT_K") == 1 || (knob(c, "EPI_TMA") == 1 && knob(c, "CLUSTER_M") == 1);
+  });
+  s.sharedBytes([](K c) { return tmaKernel().shared_bytes(c); });
+  return s;
+}
+
+// Tiles + 1 KiB alignment + the full/empty mbarriers (+ the C staging buffers with EPI_TMA).
+int64_t sharedBytes(K c) {
+  return knob(c, "NUM_STAGES") * (64 * knob(c, "WG_M") * knob(c, "CONSUMERS") + knob(c, "BLOCK_N")) *
+             64 * 2 +
+         knob(c, "EPI_TMA") * knob(c, "CONSUMERS") * 16384 + 1024 + 256;
+}
+
+Status applicable(K, const GemmShape& s) {
+  if (s.ab == ElemType::kF32) return Status::Unsupported("TMA GEMM takes 16-bit A and B (f16, bf16)");
+  return needFastPath(s, "TMA");
+}
+
+Status plan(K c, const GemmShape& s, const DeviceInfo& dev, LaunchPlan& p) {
+  if (dev.arch != "sm_90a")
+    return Status::Unsupported("TMA GEMM needs arch sm_90a, device is " + dev.arch);
+  const int64_t cluster = knob(c, "CLUSTER_M"), split = knob(c, "SPLIT_K");
+  const int64_t bm = 64 * knob(c, "WG_M") * knob(c, "CONSUMERS");
+  // Tiles of a cluster (CLUSTER_M vertically adjacent block tiles) are walked together.
+  const int64_t tiles = ceilDiv(s.m, bm * cluster) * ceilDiv(s.n, knob(c, "BLOCK_N"));
+  if (tiles > std::numeric_limits<int32_t>::max())
+    return Status::Unsupported("too many tiles for the TMA GEMM's tile counter");
+  // Persistent: one block per SM (the kernel's shared memory allows no second one).
+  const int64_t clusters =
+      std::max<int64_t>(1, (dev.multiprocessors > 0 ? dev.multiprocessors : 1) / cluster);
+  int64_t blocks = std::min(tiles, clusters) * cluster;
+  p.block = Dim3{static_cast<unsigned>(128 * (knob(c, "CONSUMERS") + 1)), 1u, 1u};
+  if (split > 1) {
+    // The last round's tiles are split along K (see tma.cuh); with fewer tiles than SMs that
+    // round is the only one, so launch up to SPLIT_K blocks per tile. Its scratch is per block,
+    // not the M x N workspace of the split-K kernels.
+    blocks = std::min(tiles * split, clusters);
+    const TmaSplitScratch scratch = tmaSplitScratch(c, blocks);
+    p.workspace_bytes = scratch.workspace_bytes;
+    p.counters = scratch.counters;
+  }
+  p.grid = Dim3{static_cast<unsigned>(blocks), 1u, 1u};
+  return Status::Ok();
+}
+
+}  // namespace
+
+const KernelDesc& tmaKernel() {
+  static const KernelDesc d{KernelKind::kTma, "tma", "gemm/tma/tma.cuh", "ktune_gemm_tma", "cuda",
+                            /*needs_sm90a=*/true, buildSpace, sharedBytes, applicable, nullptr,
+                            plan};
+  return d;
+}
+
+}  // namespace detail
+}  // namespace ktune::gemm

@@ -1,0 +1,105 @@
+// The TMA GEMM's epilogue (part of tma.cuh, inside its namespace kt): named barriers, TMA stores
+// and bulk groups, and the two ways a 64-row slab of C leaves the accumulators (through shared
+// memory and TMA stores, or stored directly).
+KTUNE_DEVICE void bar_named(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+KTUNE_DEVICE void tma_store_2d(const TensorMap* map, unsigned src, int c0, int r0) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(
+                   reinterpret_cast<unsigned long long>(map)),
+               "r"(c0), "r"(r0), "r"(src)
+               : "memory");
+}
+KTUNE_DEVICE void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+KTUNE_DEVICE void bulk_wait_read0() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
+KTUNE_DEVICE void bulk_wait0() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+
+#if KT_EPI_TMA
+// One 64-row slab through the warpgroup's shared buffer `buf` and TMA stores (see the header).
+// Row of accumulator j*4 + e: slab row warp*16 + g + (e/2)*8, column n0 + j*8 + 2q + (e%2).
+KTUNE_DEVICE void store_slab_tma(const float (&acc)[kAcc], const TensorMap* tmC, unsigned buf,
+                                 const out_t* C, const out_t* bias, int slab_m0, int n0, int warp,
+                                 int g, int q, int wg_tid, int bar_id, int M, int N, long ldc,
+                                 float alpha, float beta) {
+  // Groups of up to two 64-column boxes (the buffer's size): BLOCK_N 192 is one group of two and
+  // one of one.
+  constexpr int kBoxes = kBN / 64;
+#pragma unroll
+  for (int half = 0; half < (kBoxes + 1) / 2; ++half) {
+    const int boxes = min(2, kBoxes - 2 * half);
+    if (wg_tid == 0) bulk_wait_read0();  // the previous stores have read the buffer
+    bar_named(bar_id, 128);
+#pragma unroll
+    for (int jj = 0; jj < 16; ++jj) {
+      if (jj >= 8 * boxes) break;
+      const int j = half * 16 + jj;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = warp * 16 + g + h * 8;
+        const int r = slab_m0 + row, c = n0 + j * 8 + q * 2;
+        float v0 = alpha * acc[j * 4 + h * 2], v1 = alpha * acc[j * 4 + h * 2 + 1];
+        if (beta != 0.0f && r < M) {
+          if (c < N) v0 += beta * ktune::to_float(C[(long)r * ldc + c]);
+          if (c + 1 < N) v1 += beta * ktune::to_float(C[(long)r * ldc + c + 1]);
+        }
+#if HAS_BIAS
+        if (c < N) v0 += ktune::to_float(bias[c]);
+        if (c + 1 < N) v1 += ktune::to_float(bias[c + 1]);
+#else
+        (void)bias;
+#endif
+        const out_t o0 = ktune::from_float<out_t>(activate(v0));
+        const out_t o1 = ktune::from_float<out_t>(activate(v1));
+        const unsigned short b0 = *reinterpret_cast<const unsigned short*>(&o0);
+        const unsigned short b1 = *reinterpret_cast<const unsigned short*>(&o1);
+        const int box = jj >> 3, chunk = jj & 7;
+        const unsigned addr = buf + box * 8192 + row * 128 + ((chunk ^ (row & 7)) << 4) + q * 4;
+        asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"((unsigned)b0 | ((unsigned)b1 << 16))
+                     : "memory");
+      }
+    }
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    bar_named(bar_id, 128);
+    if (wg_tid == 0) {
+      tma_store_2d(tmC, buf, n0 + half * 128, slab_m0);
+      if (boxes == 2) tma_store_2d(tmC, buf + 8192, n0 + half * 128 + 64, slab_m0);
+      bulk_commit();
+    }
+  }
+}
+#endif
+
+// Stores one 64-row slab of accumulators: element j*4 + e is row r0 + (e/2)*8, column
+// n0 + j*8 + 2q + (e%2); column pairs go out as one 4- or 8-byte store when C allows it.
+KTUNE_DEVICE void store_slab(const float (&acc)[kAcc], out_t* C, const out_t* bias, int r0, int n0,
+                             int q, int M, int N, long ldc, float alpha, float beta, bool pair_ok) {
+#pragma unroll
+  for (int j = 0; j < kBN / 8; ++j)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = r0 + h * 8, c = n0 + j * 8 + q * 2;
+      if (r >= M || c >= N) continue;
+      out_t* dst = C + (long)r * ldc + c;
+      float v0 = alpha * acc[j * 4 + h * 2], v1 = alpha * acc[j * 4 + h * 2 + 1];
+      const bool two = c + 1 < N;
+      if (beta != 0.0f) {
+        v0 += beta * ktune::to_float(dst[0]);
+        if (two) v1 += beta * ktune::to_float(dst[1]);
+      }
+#if HAS_BIAS
+      v0 += ktune::to_float(bias[c]);
+      if (two) v1 += ktune::to_float(bias[c + 1]);
+#else
+      (void)bias;
+#endif
+      const out_t o0 = ktune::from_float<out_t>(activate(v0));
+      const out_t o1 = ktune::from_float<out_t>(activate(v1));
+      if (two && pair_ok) {
+        struct __align__(2 * sizeof(out_t)) Pair { out_t a, b; };
+        *reinterpret_cast<Pair*>(dst) = Pair{o0, o1};
+      } else {
+        dst[0] = o0;
+        if (two) dst[1] = o1;
+      }
+    }
+}
