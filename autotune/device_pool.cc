@@ -110,7 +110,7 @@ void DevicePool::finish(IsolatedBatch& b, size_t i, int device, double busy_ms) 
   if (c.r.status == Code::kOk && c.r.stats.runs > 0 && (*b.best <= 0 || c.r.stats.median_ms < *b.best))
     *b.best = c.r.stats.median_ms;
   (*b.done)[i] = true;
-  recordPartial(e_, b.fs, b.key, c.r);
+  recordPartial(e_, b.fs, b.key, c.r, b.write_reported);
   c.recorded = true;
   if (!b.rep) return;
   for (auto& d : b.rep->devices) {
