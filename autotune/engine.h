@@ -129,6 +129,10 @@ struct TunerEngine {
   // `rep`, when given, accumulates the load / verify / measure wall times.
   void benchOne(const ErasedFamily& f, const void* p, Cand& c, const BenchOptions& bo_in,
                 double best, StreamHandle s, TuneReport* rep = nullptr);
+  // Synchronises `s` and verifies the candidate's output (f.verify); `when` (" after timed run
+  // 2") goes into a mismatch's reason. Raises c.r.max_error.
+  Status verifyOutput(const ErasedFamily& f, const void* p, Cand& c, StreamHandle s,
+                      const std::string& when);
   // Creates the worker supervisor (not the process) once; false with *why when no worker
   // executable is found.
   bool makeWorker(std::string* why);

@@ -31,6 +31,9 @@ using Defines = std::vector<std::pair<std::string, std::string>>;
 struct VendorCandidate {
   std::string id;
   std::string source;  // "cublaslt", "hipblaslt", ...
+  // The library's own default choice (e.g. cuBLASLt's heuristic #0): what runs with tuning off,
+  // and the default a tuned winner must beat by more than the noise (autotune/finalists.h).
+  bool is_default = false;
 };
 
 // Descriptor of a kernel family over the user's problem type P (any copyable struct).

@@ -35,7 +35,7 @@ Json benchToJson(const BenchOptions& b) {
               {"max_runs", b.max_runs},           {"flush_l2", b.flush_l2},
               {"l2_flush_bytes", b.l2_flush_bytes}, {"rotate_buffers", b.rotate_buffers},
               {"abort_factor", b.abort_factor},
-              {"check_every", b.check_every}};
+              {"check_every", b.check_every}, {"reverify", b.reverify}};
 }
 
 BenchOptions benchFromJson(const Json& j) {
@@ -47,6 +47,7 @@ BenchOptions benchFromJson(const Json& j) {
   b.min_runs = j.value("min_runs", b.min_runs);
   b.max_runs = j.value("max_runs", b.max_runs);
   b.flush_l2 = j.value("flush_l2", b.flush_l2);
+  b.reverify = j.value("reverify", b.reverify);
   b.l2_flush_bytes = j.value("l2_flush_bytes", b.l2_flush_bytes);
   b.rotate_buffers = j.value("rotate_buffers", b.rotate_buffers);
   b.abort_factor = j.value("abort_factor", b.abort_factor);
