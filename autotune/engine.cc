@@ -111,6 +111,21 @@ Expected<std::unique_ptr<Selected>> TunerEngine::selectConfig(FamilyState& fs, c
   return sel;
 }
 
+Expected<std::unique_ptr<Selected>> TunerEngine::selectDefault(FamilyState& fs, const void* p,
+                                                               const std::string& key) {
+  if (fs.f.vendor_candidates && fs.f.vendor_launch) {
+    for (const auto& v : fs.f.vendor_candidates(p))
+      if (v.is_default) return selectConfig(fs, p, v.id, v.source, "default");
+  }
+  if (fs.f.source.empty()) {
+    return Status::Unsupported("family " + fs.f.name + ": tuning is off and there is neither a "
+                               "vendor default nor a JIT default config; tune key " + key +
+                               " offline");
+  }
+  const Config c = fs.f.default_for ? fs.f.default_for(p) : fs.f.default_config;
+  return selectConfig(fs, p, c.toString(), "jit", "default");
+}
+
 Selected* TunerEngine::publish(FamilyState& fs, const KeyBuilder& kb, std::unique_ptr<Selected> s) {
   Selected* raw = s.get();
   std::unique_lock<std::shared_mutex> l(fs.mu);
@@ -159,14 +174,9 @@ Expected<Selected*> TunerEngine::resolve(FamilyState& fs, const void* p, const K
   if (opts.shared) {
     if (Selected* shared = fromShared(fs, p, kb, key)) return shared;
   }
-  // 3. Tuning off: default config, key recorded for offline tuning.
+  // 3. Tuning off: the vendor default or the default config, key recorded for offline tuning.
   if (!opts.options.tuning) {
-    if (fs.f.source.empty()) {
-      return Status::Unsupported("family " + fs.f.name + ": tuning is off and there is no JIT "
-                                 "default config; tune key " + key + " offline");
-    }
-    KTUNE_ASSIGN_OR_RETURN(auto sel, selectConfig(fs, p, fs.f.default_config.toString(), "jit",
-                                                  "default"));
+    KTUNE_ASSIGN_OR_RETURN(auto sel, selectDefault(fs, p, key));
     std::string path = opts.options.record_untuned_path.empty()
                            ? joinPath(opts.options.cache_dir, "untuned.jsonl")
                            : opts.options.record_untuned_path;

@@ -123,6 +123,11 @@ struct TunerEngine {
                                          const std::string& key, Selected** sel);
   void publishShared(FamilyState& fs, const std::string& key);
   Selected* publish(FamilyState& fs, const KeyBuilder& kb, std::unique_ptr<Selected> sel);
+  // What runs for an untuned key with tuning off: the family's vendor default (a
+  // VendorCandidate with is_default), else its JIT default (default_for, else default_config).
+  // kUnsupported for a vendor-only family without a vendor default.
+  Expected<std::unique_ptr<Selected>> selectDefault(FamilyState& fs, const void* p,
+                                                    const std::string& key);
 
   // Verify + measure one live candidate in this process (early rejection against best); fills
   // c.r (status, reason, stats, date). Faults and launch errors are results.

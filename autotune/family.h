@@ -69,6 +69,14 @@ struct KernelFamily {
   std::function<Expected<VerifyResult>(const P&, StreamHandle)> verify;
   // Config used when tuning is off or when no candidate passes verification-free fallback.
   Config default_config;
+  // Optional: the default config for a problem (tuning off, no vendor default), when the best
+  // default depends on the problem (e.g. a kernel kind that only some shapes can use). Replaces
+  // default_config there; default_config stays the finalists' baseline.
+  std::function<Config(const P&)> default_for;
+  // Set when the family deliberately has no `verify`: its candidates are then timed unverified,
+  // and the tuner says so once when the family is added. A family with neither is added too, with
+  // a warning that asks for one or the other.
+  bool no_verify = false;
   // Optional static pruning: a reason to skip the config without benchmarking, or nullopt.
   std::function<std::optional<std::string>(const Config&, const CodeObject&, const DeviceInfo&)>
       prune;
@@ -100,6 +108,8 @@ struct ErasedFamily {
   std::function<Status(const void*, StreamHandle)> pre_timed_run;
   std::function<Expected<VerifyResult>(const void*, StreamHandle)> verify;
   Config default_config;
+  std::function<Config(const void*)> default_for;
+  bool no_verify = false;
   std::function<std::optional<std::string>(const Config&, const CodeObject&, const DeviceInfo&)>
       prune;
   std::function<std::vector<VendorCandidate>(const void*)> vendor_candidates;
@@ -157,6 +167,11 @@ ErasedFamily erase(KernelFamily<P>&& f) {
       return g(*static_cast<const P*>(p), s);
     };
   e.default_config = std::move(f.default_config);
+  if (f.default_for)
+    e.default_for = [g = std::move(f.default_for)](const void* p) {
+      return g(*static_cast<const P*>(p));
+    };
+  e.no_verify = f.no_verify;
   e.prune = std::move(f.prune);
   if (f.vendor_candidates)
     e.vendor_candidates = [g = std::move(f.vendor_candidates)](const void* p) {

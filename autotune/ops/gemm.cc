@@ -23,8 +23,6 @@ namespace ktune {
 
 namespace {
 
-constexpr int64_t kLtWorkspaceBytes = 32 << 20;
-
 int kindIndex(gemm::KernelKind k) { return static_cast<int>(k); }
 
 Expected<gemm::KernelKind> kindOf(const Config& c) {
@@ -244,7 +242,7 @@ struct GemmOp::State {
       // the H100 for an A at +2 bytes): the JIT default config, whose unaligned path handles any
       // address, is the reference then.
       if (lp.ok() && lt->run(*lp, nullptr, call.buf.a, call.buf.b, out, call.buf.bias,
-                             lt_workspace, kLtWorkspaceBytes, stream)
+                             lt_workspace, cublaslt::kWorkspaceBytes, stream)
                          .ok())
         return Status::Ok();
     }
@@ -401,18 +399,19 @@ void addVendorCandidates(KernelFamily<GemmCall>& f, GemmOp::State* S) {
     std::vector<VendorCandidate> out;
     auto lp = toLtProblem(withAlignment(call.shape, call.buf));
     if (!lp.ok()) return out;
-    auto algos = S->lt->heuristics(*lp, S->vendor_algos, kLtWorkspaceBytes);
+    auto algos = S->lt->heuristics(*lp, S->vendor_algos, cublaslt::kWorkspaceBytes);
     if (!algos.ok()) return out;
-    for (const auto& a : *algos) out.push_back({a.id(), "cublaslt"});
+    // Heuristic #0 is cuBLASLt's own choice: the default (tuning off, and the bar to beat).
+    for (const auto& a : *algos) out.push_back({a.id(), "cublaslt", a.index == 0});
     return out;
   };
   f.vendor_launch = [S](const std::string& id, const GemmCall& call, StreamHandle stream) -> Status {
     KTUNE_ASSIGN_OR_RETURN(auto algo, cublaslt::LtAlgo::parse(id));
     KTUNE_ASSIGN_OR_RETURN(auto lp, toLtProblem(call.shape));
-    // Heuristics were asked with at most kLtWorkspaceBytes, which every algorithm gets.
+    // Heuristics were asked with at most cublaslt::kWorkspaceBytes, which every algorithm gets.
     algo.workspace_bytes = 0;
     return S->lt->run(lp, &algo, call.buf.a, call.buf.b, call.buf.c, call.buf.bias,
-                      S->lt_workspace, kLtWorkspaceBytes, stream);
+                      S->lt_workspace, cublaslt::kWorkspaceBytes, stream);
   };
 }
 
@@ -421,7 +420,7 @@ Status openCublasLt(GemmOp::State* S, const GemmOp::OpOptions& options) {
   auto lt = cublaslt::CublasLt::open(options.cublaslt_paths);
   if (!lt.ok()) return Status::Ok();  // JIT candidates only
   S->lt = std::move(lt).value();
-  auto ws = S->tuner->backend().alloc(static_cast<size_t>(kLtWorkspaceBytes));
+  auto ws = S->tuner->backend().alloc(static_cast<size_t>(cublaslt::kWorkspaceBytes));
   if (!ws.ok()) return ws.status();
   S->lt_workspace = *ws;
   return Status::Ok();

@@ -61,10 +61,15 @@ struct Env {
   std::string last_launched;            // defines of the last launch, as a config string
   std::map<std::string, int> launches;  // config string -> launches of the simulated kernel
 
-  Env() {
+  // noise, seed, memory_bytes_per_ms: SimOptions' (seeded relative noise on every launch and, with
+  // a bandwidth, on memsets and copies).
+  explicit Env(double noise = 0, uint64_t seed = 1, double memory_bytes_per_ms = 0) {
     char tmpl[] = "/tmp/ktune-engine-XXXXXX";
     dir = mkdtemp(tmpl);
     SimOptions o;
+    o.noise = noise;
+    o.seed = seed;
+    o.memory_bytes_per_ms = memory_bytes_per_ms;
     o.device = h100Like();
     backend = std::make_shared<SimBackend>(o);
     compiler = std::make_shared<SimCompiler>([this](const CompileRequest& r) {
