@@ -120,6 +120,12 @@ namespace {
 
 bool passed(const Cand& c) { return c.live && c.r.status == Code::kOk && c.r.stats.runs > 0; }
 
+// The default may have been stopped early as slower than the best so far: it passed
+// verification, and it is the bar every finalist is measured against, so it is timed again.
+bool usableBaseline(const Cand& c) {
+  return passed(c) || (c.r.status == Code::kTimeout && c.r.reason.rfind("slower than best", 0) == 0);
+}
+
 // The default among the passed originals: the vendor default, else the family's default config.
 int findBaseline(const FinalistRun& fr) {
   auto original = [&](size_t i) {
@@ -127,12 +133,13 @@ int findBaseline(const FinalistRun& fr) {
     return o >= 0 ? static_cast<size_t>(o) : i;
   };
   for (size_t i = 0; i < fr.cands.size(); ++i)
-    if (fr.cands[i].is_default && passed(fr.cands[original(i)])) return static_cast<int>(original(i));
+    if (fr.cands[i].is_default && usableBaseline(fr.cands[original(i)]))
+      return static_cast<int>(original(i));
   const Config& d = fr.fs.f.default_config;
   if (d.params().empty()) return -1;
   for (size_t i = 0; i < fr.cands.size(); ++i) {
     const Cand& c = fr.cands[i];
-    if (c.vendor_source.empty() && c.config == d && passed(fr.cands[original(i)]))
+    if (c.vendor_source.empty() && c.config == d && usableBaseline(fr.cands[original(i)]))
       return static_cast<int>(original(i));
   }
   return -1;
@@ -158,7 +165,8 @@ void failFinalist(Cand& c, const CandidateResult& r) {
 
 // One round in this process: each finalist verified and timed in `order`.
 void roundInProcess(FinalistRun& fr, const std::vector<size_t>& fin, const std::vector<size_t>& order,
-                    bool last, std::vector<std::vector<double>>& times, int round) {
+                    bool last, std::vector<std::vector<double>>& times, int round,
+                    std::vector<TimingStats>& stats) {
   const BenchOptions bo = roundOptions(fr.e, last);
   for (size_t j : order) {
     Cand& c = fr.cands[fin[j]];
@@ -167,6 +175,7 @@ void roundInProcess(FinalistRun& fr, const std::vector<size_t>& fin, const std::
     fr.e.benchOne(fr.fs.f, fr.p, t, bo, 0, fr.s);
     if (t.r.status == Code::kOk) {
       times[j][round] = t.r.stats.median_ms;
+      stats[j] = t.r.stats;
     } else {
       failFinalist(c, t.r);
     }
@@ -175,7 +184,8 @@ void roundInProcess(FinalistRun& fr, const std::vector<size_t>& fin, const std::
 
 // One round through the worker; false when the worker could not run it.
 bool roundInWorker(FinalistRun& fr, const std::vector<size_t>& fin, const std::vector<size_t>& order,
-                   bool last, std::vector<std::vector<double>>& times, int round, std::string* why) {
+                   bool last, std::vector<std::vector<double>>& times, int round,
+                   std::vector<TimingStats>& stats, std::string* why) {
   WorkerBatch b;
   b.family = fr.fs.f.name;
   b.key = fr.key;
@@ -197,6 +207,7 @@ bool roundInWorker(FinalistRun& fr, const std::vector<size_t>& fin, const std::v
     const size_t j = sent[k];
     if (r.status == Code::kOk) {
       times[j][round] = r.stats.median_ms;
+      stats[j] = r.stats;
     } else {
       failFinalist(fr.cands[fin[j]], r);
     }
@@ -222,19 +233,23 @@ int runFinalists(FinalistRun& fr, DefaultComparison* cmp) {
   });
   const int base = findBaseline(fr);
   std::vector<size_t> fin;
-  if (base >= 0) fin.push_back(static_cast<size_t>(base));
+  if (base >= 0) {
+    fin.push_back(static_cast<size_t>(base));
+    fr.cands[base].live = true;  // a default stopped early runs again (usableBaseline)
+  }
   for (size_t i : order_by_time) {
     if (static_cast<int>(fin.size()) >= k + (base >= 0 ? 1 : 0)) break;
     if (static_cast<int>(i) != base) fin.push_back(i);
   }
-  if (fin.size() < 2) return fastest;  // nothing to compare
-  const int rounds = std::max(2, fr.e.opts.finalist_rounds);
+  // A single finalist has nothing to be compared with: one round re-verifies it.
+  const int rounds = fin.size() < 2 ? 1 : std::max(2, fr.e.opts.finalist_rounds);
   std::vector<std::vector<double>> times(fin.size(), std::vector<double>(rounds, 0.0));
+  std::vector<TimingStats> stats(fin.size());
   for (int r = 0; r < rounds; ++r) {
     const auto order = finalistOrder(fin.size(), r);
     std::string why;
     if (fr.isolated) {
-      if (!roundInWorker(fr, fin, order, r + 1 == rounds, times, r, &why)) {
+      if (!roundInWorker(fr, fin, order, r + 1 == rounds, times, r, stats, &why)) {
         fr.e.log() << "ktune: " << fr.fs.f.name << " [" << fr.key
                    << "]: re-timing the finalists in the worker failed (" << why
                    << "); keeping the first measurements\n";
@@ -242,15 +257,28 @@ int runFinalists(FinalistRun& fr, DefaultComparison* cmp) {
         return fastest;
       }
     } else {
-      roundInProcess(fr, fin, order, r + 1 == rounds, times, r);
+      roundInProcess(fr, fin, order, r + 1 == rounds, times, r, stats);
     }
   }
-  for (size_t j = 0; j < fin.size(); ++j)
-    if (!fr.cands[fin[j]].live) std::fill(times[j].begin(), times[j].end(), 0.0);
-  const int w = decideFinalists(times, base >= 0 ? 0 : -1, fr.e.opts.finalist_margin, cmp);
-  if (base >= 0) {
-    cmp->baseline = fr.cands[base].r.config;
-    cmp->baseline_source = fr.cands[base].r.source;
+  for (size_t j = 0; j < fin.size(); ++j) {
+    Cand& c = fr.cands[fin[j]];
+    if (!c.live) {
+      std::fill(times[j].begin(), times[j].end(), 0.0);
+    } else if (c.r.status != Code::kOk) {  // the default, stopped early before: now measured
+      c.r.status = Code::kOk;
+      c.r.reason.clear();
+      c.r.stats = stats[j];
+    }
+  }
+  int w = -1;
+  if (fin.size() < 2) {
+    if (fr.cands[fin[0]].live) return static_cast<int>(fin[0]);
+  } else {
+    w = decideFinalists(times, base >= 0 ? 0 : -1, fr.e.opts.finalist_margin, cmp);
+    if (base >= 0) {
+      cmp->baseline = fr.cands[base].r.config;
+      cmp->baseline_source = fr.cands[base].r.source;
+    }
   }
   if (w >= 0) return static_cast<int>(fin[w]);
   // Every finalist failed its re-check: the plain fastest of what is left.

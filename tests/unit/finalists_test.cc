@@ -194,5 +194,59 @@ TEST(Finalists, ComparisonIsRecordedInTheDatabaseAndTree) {
   EXPECT_TRUE(found) << text;
 }
 
+TEST(Finalists, WinnerWrongOnLaterLaunchesIsRejected) {
+  Env env;
+  auto f = env.family();
+  f.configs = {*Config::parse("BLOCK=256,VEC=2"), *Config::parse("BLOCK=128,VEC=1")};
+  env.cost["BLOCK=256,VEC=2"] = 0.02;  // fastest, but wrong once it has run a few times
+  env.cost["BLOCK=128,VEC=1"] = 0.05;
+  env.wrong_after["BLOCK=256,VEC=2"] = 3;  // right for the first verification, wrong later
+  auto t = Tuner::create(env.backend, env.options());
+  ASSERT_TRUE(t.ok());
+  auto fam = (*t)->add(std::move(f));
+  ASSERT_TRUE(fam.ok());
+  auto rep = fam->tune(env.problem(1024));
+  ASSERT_TRUE(rep.ok());
+  EXPECT_EQ(rep->winner, "BLOCK=128,VEC=1") << rep->tree();
+  const CandidateResult* bad = tunertest::find(*rep, "BLOCK=256,VEC=2");
+  ASSERT_NE(bad, nullptr);
+  EXPECT_EQ(bad->status, Code::kWrongResult) << rep->tree();
+  EXPECT_NE(bad->reason.find("finalist re-timing"), std::string::npos) << bad->reason;
+}
+
+TEST(Finalists, TuningOffRunsTheVendorDefault) {
+  Env env;
+  auto f = env.family();
+  int vendor_runs = 0;
+  std::string ran;
+  f.vendor_candidates = [](const Scale&) {
+    return std::vector<VendorCandidate>{{"fake:idx=1", "fakeblas", false},
+                                        {"fake:idx=0", "fakeblas", true}};
+  };
+  f.vendor_launch = [&](const std::string& id, const Scale&, StreamHandle) {
+    ++vendor_runs;
+    ran = id;
+    return Status::Ok();
+  };
+  auto t = Tuner::create(env.backend, env.options(/*tuning=*/false));
+  ASSERT_TRUE(t.ok());
+  auto fam = (*t)->add(std::move(f));
+  ASSERT_TRUE(fam.ok());
+  ASSERT_TRUE((*fam)(env.problem(64)).ok());
+  EXPECT_EQ(vendor_runs, 1);
+  EXPECT_EQ(ran, "fake:idx=0");
+  EXPECT_EQ(env.launches.count("BLOCK=128,VEC=1"), 0u);  // the JIT default did not run
+  // Without a vendor default the JIT default runs (default_for when given).
+  Env env2;
+  auto g = env2.family();
+  g.default_for = [](const Scale&) { return Config{{"BLOCK", 256}, {"VEC", 2}}; };
+  auto t2 = Tuner::create(env2.backend, env2.options(false));
+  ASSERT_TRUE(t2.ok());
+  auto fam2 = (*t2)->add(std::move(g));
+  ASSERT_TRUE(fam2.ok());
+  ASSERT_TRUE((*fam2)(env2.problem(64)).ok());
+  EXPECT_EQ(env2.launches["BLOCK=256,VEC=2"], 1);
+}
+
 }  // namespace
 }  // namespace ktune
