@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <tuple>
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
@@ -227,8 +228,7 @@ Expected<Selection> Tuner::lookup(detail::FamilyState* fs, const void* p) {
     out.stats = e->winner_stats;
     return out;
   }
-  out.config = fs->f.default_config.toString();
-  out.source = "jit";
+  std::tie(out.config, out.source) = detail::defaultOf(fs->f, p);
   out.origin = "default";
   return out;
 }

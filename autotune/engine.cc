@@ -111,19 +111,24 @@ Expected<std::unique_ptr<Selected>> TunerEngine::selectConfig(FamilyState& fs, c
   return sel;
 }
 
+std::pair<std::string, std::string> defaultOf(const ErasedFamily& f, const void* p) {
+  if (f.vendor_candidates && f.vendor_launch) {
+    for (const auto& v : f.vendor_candidates(p))
+      if (v.is_default) return {v.id, v.source};
+  }
+  if (f.source.empty()) return {"", ""};
+  return {(f.default_for ? f.default_for(p) : f.default_config).toString(), "jit"};
+}
+
 Expected<std::unique_ptr<Selected>> TunerEngine::selectDefault(FamilyState& fs, const void* p,
                                                                const std::string& key) {
-  if (fs.f.vendor_candidates && fs.f.vendor_launch) {
-    for (const auto& v : fs.f.vendor_candidates(p))
-      if (v.is_default) return selectConfig(fs, p, v.id, v.source, "default");
-  }
-  if (fs.f.source.empty()) {
+  auto [config, source] = defaultOf(fs.f, p);
+  if (source.empty()) {
     return Status::Unsupported("family " + fs.f.name + ": tuning is off and there is neither a "
                                "vendor default nor a JIT default config; tune key " + key +
                                " offline");
   }
-  const Config c = fs.f.default_for ? fs.f.default_for(p) : fs.f.default_config;
-  return selectConfig(fs, p, c.toString(), "jit", "default");
+  return selectConfig(fs, p, config, source, "default");
 }
 
 Selected* TunerEngine::publish(FamilyState& fs, const KeyBuilder& kb, std::unique_ptr<Selected> s) {

@@ -10,6 +10,7 @@
 #include <set>
 #include <shared_mutex>
 #include <string>
+#include <utility>
 #include <unordered_map>
 #include <vector>
 
@@ -48,6 +49,11 @@ struct FamilyState {
   std::vector<std::unique_ptr<Selected>> owned;  // never freed before the tuner: no dangling hits
   std::mutex slow_mu;  // one miss (database load / tuning) at a time per family
 };
+
+// What runs for `p` when it is not tuned: {vendor id, vendor source} of the family's vendor
+// default, else {JIT default config (default_for, else default_config), "jit"}; {"", ""} for a
+// vendor-only family without a vendor default.
+std::pair<std::string, std::string> defaultOf(const ErasedFamily& f, const void* p);
 
 // Config + problem -> the -D defines it compiles with (the family's own, or every parameter).
 Defines definesFor(const ErasedFamily& f, const Config& c, const void* p);
