@@ -63,6 +63,7 @@ void TunerEngine::benchOne(const ErasedFamily& f, const void* p, Cand& c,
     if (st.ok()) st = run();
     if (st.ok()) st = verifyOutput(f, p, c, s, "");
     if (!st.ok()) {
+      (void)backend->checkError();  // clear a sticky error (a failed launch) for the next one
       fail(c, st);
       return;
     }

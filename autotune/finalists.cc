@@ -37,8 +37,11 @@ double medianOf(std::vector<double> v) {
 }
 
 bool complete(const std::vector<double>& t) {
-  return !t.empty() && std::all_of(t.begin(), t.end(), [](double x) { return x > 0; });
+  return !t.empty() && std::all_of(t.begin(), t.end(), [](double x) { return x >= 0; });
 }
+
+// A time for the log ratio: a zero time (a call that does no device work) is a tiny one.
+double positive(double ms) { return std::max(ms, 1e-9); }
 
 // Paired comparison of finalist `a` with the baseline `b`: the geometric mean of the per-round
 // time ratios and its 95% t interval (log scale, so the interval is symmetric in ratio terms).
@@ -47,7 +50,8 @@ struct Paired {
 };
 Paired paired(const std::vector<double>& a, const std::vector<double>& b) {
   std::vector<double> l;
-  for (size_t r = 0; r < a.size() && r < b.size(); ++r) l.push_back(std::log(a[r] / b[r]));
+  for (size_t r = 0; r < a.size() && r < b.size(); ++r)
+    l.push_back(std::log(positive(a[r]) / positive(b[r])));
   Paired p;
   if (l.empty()) return p;
   const double n = static_cast<double>(l.size());
@@ -152,7 +156,8 @@ BenchOptions roundOptions(const TunerEngine& e, bool last) {
   bo.warmup_ms = std::max(bo.warmup_ms / rounds, 0.0);
   bo.rep_ms = std::max(bo.rep_ms / rounds, 0.0);
   bo.min_runs = std::max(3, bo.min_runs / 2);
-  bo.best_ms = 0;  // no early rejection: every finalist is timed in full
+  bo.best_ms = 0;  // no early rejection: every finalist is timed in full (the worker keeps its
+  bo.abort_factor = 1e9;  // own best across a batch, so the factor turns it off there too)
   bo.reverify = last;
   return bo;
 }
@@ -243,7 +248,7 @@ int runFinalists(FinalistRun& fr, DefaultComparison* cmp) {
   }
   // A single finalist has nothing to be compared with: one round re-verifies it.
   const int rounds = fin.size() < 2 ? 1 : std::max(2, fr.e.opts.finalist_rounds);
-  std::vector<std::vector<double>> times(fin.size(), std::vector<double>(rounds, 0.0));
+  std::vector<std::vector<double>> times(fin.size(), std::vector<double>(rounds, -1.0));
   std::vector<TimingStats> stats(fin.size());
   for (int r = 0; r < rounds; ++r) {
     const auto order = finalistOrder(fin.size(), r);
@@ -263,7 +268,7 @@ int runFinalists(FinalistRun& fr, DefaultComparison* cmp) {
   for (size_t j = 0; j < fin.size(); ++j) {
     Cand& c = fr.cands[fin[j]];
     if (!c.live) {
-      std::fill(times[j].begin(), times[j].end(), 0.0);
+      std::fill(times[j].begin(), times[j].end(), -1.0);
     } else if (c.r.status != Code::kOk) {  // the default, stopped early before: now measured
       c.r.status = Code::kOk;
       c.r.reason.clear();

@@ -25,7 +25,7 @@ namespace ktune {
 // Order of the finalists in round `round` (0-based): 0..n-1 on even rounds, reversed on odd ones.
 std::vector<size_t> finalistOrder(size_t n, int round);
 
-// Decision from the per-round medians. times[i][r]: finalist i's median in round r (ms; <= 0 when
+// Decision from the per-round medians. times[i][r]: finalist i's median in round r (ms; < 0 when
 // it has no valid time in that round, which drops it); baseline: the default's index in `times`,
 // or -1. Returns the winner's index into `times` (-1 when nothing has times) and fills *cmp
 // (rounds, finalists, ratio and interval, decision; not the baseline's name). Deterministic.

@@ -55,7 +55,7 @@ TEST(Finalists, DefaultFastestAndMissingTimes) {
   EXPECT_EQ(decideFinalists({{1.0, 1.0}, {1.1, 1.2}}, 0, 0, &c), 0);
   EXPECT_EQ(c.decision, "default is fastest");
   // A finalist without a time in some round (failed its re-check) is out.
-  EXPECT_EQ(decideFinalists({{1.0, 1.0}, {0.5, 0}}, 0, 0, &c), 0);
+  EXPECT_EQ(decideFinalists({{1.0, 1.0}, {0.5, -1}}, 0, 0, &c), 0);
   // No default: the fastest median.
   EXPECT_EQ(decideFinalists({{1.0, 1.1}, {0.9, 0.95}}, -1, 0, &c), 1);
   EXPECT_EQ(c.decision, "no default measured");
