@@ -79,6 +79,12 @@ struct Env {
   }
 };
 
+std::vector<Config> slowConfigs() {
+  for (auto& [n, cs] : isotest::isoFamilies())
+    if (n == "iso_slow") return cs;
+  return {};
+}
+
 // iso_slow: 8 good configs (2 ms per launch), winner BLOCK=256. Compiles of 40 ms on 2 threads
 // come out in about 4 batches; the first is benchmarked in the worker before the last compile.
 TEST(IsolationPipeline, BatchesGoThroughOneWorkerWhileCompiling) {
@@ -88,9 +94,7 @@ TEST(IsolationPipeline, BatchesGoThroughOneWorkerWhileCompiling) {
     Recorder rec;
     auto tu = Tuner::create(env.backend, env.options(pipeline, 40, &rec));
     ASSERT_TRUE(tu.ok()) << tu.status().toString();
-    std::vector<Config> configs;
-    for (auto& [n, cs] : isotest::isoFamilies())
-      if (n == "iso_slow") configs = cs;
+    const std::vector<Config> configs = slowConfigs();
     auto fam = (*tu)->add(isotest::isoFamily(env.backend.get(), "iso_slow", configs));
     ASSERT_TRUE(fam.ok()) << fam.status().toString();
     auto p = isotest::makeIsoProblem(env.backend.get(), 1000);
@@ -206,9 +210,7 @@ TEST(IsolationPipeline, FinalistsRetimedInTheWorker) {
   o.options.finalists = 3;
   auto tu = Tuner::create(env.backend, o);
   ASSERT_TRUE(tu.ok()) << tu.status().toString();
-  std::vector<Config> configs;
-  for (auto& [n, cs] : isotest::isoFamilies())
-    if (n == "iso_slow") configs = cs;
+  const std::vector<Config> configs = slowConfigs();
   auto fam = (*tu)->add(isotest::isoFamily(env.backend.get(), "iso_slow", configs));
   ASSERT_TRUE(fam.ok()) << fam.status().toString();
   auto p = isotest::makeIsoProblem(env.backend.get(), 1000);
