@@ -246,6 +246,7 @@ int runFinalists(FinalistRun& fr, DefaultComparison* cmp) {
     if (static_cast<int>(fin.size()) >= k + (base >= 0 ? 1 : 0)) break;
     if (static_cast<int>(i) != base) fin.push_back(i);
   }
+  if (fin.empty()) return fastest;  // only results resumed from an interrupted run passed
   // A single finalist has nothing to be compared with: one round re-verifies it.
   const int rounds = fin.size() < 2 ? 1 : std::max(2, fr.e.opts.finalist_rounds);
   std::vector<std::vector<double>> times(fin.size(), std::vector<double>(rounds, -1.0));
