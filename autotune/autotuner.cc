@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <tuple>
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
@@ -152,6 +153,13 @@ Expected<detail::FamilyState*> Tuner::addErased(detail::ErasedFamily f) {
                          : impl_->opts.options.database_path;
   KTUNE_ASSIGN_OR_RETURN(auto db, TuningDatabase::open(path, impl_->validator, f.name));
   for (const auto& w : db->warnings()) impl_->log() << "ktune: " << w << "\n";
+  if (!f.verify && jit) {
+    // Unverified candidates can win with wrong results: say so, once per family.
+    impl_->log() << "ktune: family " << f.name
+                 << (f.no_verify ? ": no verifier (no_verify set): candidates are timed unverified\n"
+                                 : ": no verify function, so candidates are timed unverified (add "
+                                   "verify, or set no_verify to make this choice explicit)\n");
+  }
   auto st = std::make_unique<FamilyState>();
   st->f = std::move(f);
   st->journal = std::make_unique<TuningJournal>(db->path(), st->f.name, impl_->validator.id());
@@ -254,8 +262,7 @@ Expected<Selection> Tuner::lookup(detail::FamilyState* fs, const void* p) {
     out.stats = e->winner_stats;
     return out;
   }
-  out.config = fs->f.default_config.toString();
-  out.source = "jit";
+  std::tie(out.config, out.source) = detail::defaultOf(fs->f, p);
   out.origin = "default";
   return out;
 }

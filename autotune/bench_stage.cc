@@ -1,5 +1,6 @@
 #include "autotune/bench_stage.h"
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 
@@ -9,6 +10,24 @@
 
 namespace ktune {
 namespace detail {
+
+// Synchronises and checks the candidate's output (the run has been launched on `s`); a fault,
+// launch error or mismatch is the returned status (`when` names the run in the reason).
+Status TunerEngine::verifyOutput(const ErasedFamily& f, const void* p, Cand& c, StreamHandle s,
+                                 const std::string& when) {
+  Status st = backend->synchronize(s);
+  if (st.ok()) st = backend->checkError();
+  if (!st.ok()) {
+    (void)backend->checkError();  // clear the sticky error for the next candidate
+    return st;
+  }
+  auto v = f.verify(p, s);
+  if (!v.ok()) return v.status();
+  c.r.max_error = std::max(c.r.max_error, v->max_abs_error);
+  if (v->ok) return Status::Ok();
+  Status bad = v->toStatus();
+  return when.empty() ? bad : Status(bad.code(), "wrong" + when + ": " + bad.message());
+}
 
 void TunerEngine::benchOne(const ErasedFamily& f, const void* p, Cand& c,
                            const BenchOptions& bo_in, double best, StreamHandle s,
@@ -43,32 +62,30 @@ void TunerEngine::benchOne(const ErasedFamily& f, const void* p, Cand& c,
   if (f.verify) {
     Status st = f.pre_run ? f.pre_run(p, s) : Status::Ok();
     if (st.ok()) st = run();
-    if (st.ok()) st = backend->synchronize(s);
-    if (st.ok()) st = backend->checkError();
+    if (st.ok()) st = verifyOutput(f, p, c, s, "");
     if (!st.ok()) {
-      (void)backend->checkError();  // clear the sticky error for the next candidate
+      (void)backend->checkError();  // clear a sticky error (a failed launch) for the next one
       fail(c, st);
-      return;
-    }
-    auto v = f.verify(p, s);
-    if (!v.ok()) {
-      fail(c, v.status());
-      return;
-    }
-    c.r.max_error = v->max_abs_error;
-    if (!v->ok) {
-      fail(c, v->toStatus());
       return;
     }
   }
   lap(&TuneReport::verify_ms);
   BenchOptions bo = bo_in;
   bo.best_ms = best;
-  std::function<Status(int)> before;
-  if (f.pre_timed_run) before = [&](int) { return f.pre_timed_run(p, s); };
-  else if (f.pre_run) before = [&](int) { return f.pre_run(p, s); };
+  const bool reverify = bo.reverify && f.verify;
+  std::function<Status(int)> before = [&](int i) -> Status {
+    // Run index 2 starts once timed runs 0 and 1 are done: the second run's output is checked.
+    if (reverify && i == 2) KTUNE_RETURN_IF_ERROR(verifyOutput(f, p, c, s, " after timed run 2"));
+    if (f.pre_timed_run) return f.pre_timed_run(p, s);
+    if (f.pre_run) return f.pre_run(p, s);
+    return Status::Ok();
+  };
   TimingStats partial;
   auto stats = bench->measure(s, run, bo, before, &partial);
+  if (stats.ok() && reverify) {
+    Status st = verifyOutput(f, p, c, s, " after the last timed run");
+    if (!st.ok()) stats = st;
+  }
   lap(&TuneReport::measure_ms);
   if (!stats.ok()) {
     (void)backend->checkError();

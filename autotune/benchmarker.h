@@ -36,6 +36,10 @@ struct BenchOptions {
   double best_ms = 0;
   double abort_factor = 0;
   int check_every = 10;  // runs between early-rejection checks
+  // For the tuner's candidates (the Benchmarker itself ignores it): verify the output again after
+  // the second timed run and after the last one, so a kernel that is only wrong on later launches
+  // (state left behind by an earlier launch) fails.
+  bool reverify = false;
 };
 
 // True for the Status measure() returns when a candidate was stopped as slower than the best.

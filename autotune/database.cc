@@ -61,16 +61,44 @@ using jsonfields::checkedNumber;
 using jsonfields::readField;
 using namespace candidatejson;  // candidate and stats JSON, shared with the worker protocol
 
+json comparisonToJson(const DefaultComparison& c) {
+  return json{{"baseline", c.baseline}, {"baseline_source", c.baseline_source},
+              {"rounds", c.rounds},     {"finalists", c.finalists},
+              {"baseline_ms", c.baseline_ms}, {"winner_ms", c.winner_ms},
+              {"ratio", c.ratio},       {"ratio_lo", c.ratio_lo},
+              {"ratio_hi", c.ratio_hi}, {"margin", c.margin},
+              {"decision", c.decision}};
+}
+
+DefaultComparison comparisonFromJson(const json& j) {
+  DefaultComparison c;
+  if (!j.is_object()) throw std::runtime_error("vs_default is not a JSON object");
+  readField(j, "baseline", c.baseline);
+  readField(j, "baseline_source", c.baseline_source);
+  readField(j, "rounds", c.rounds);
+  readField(j, "finalists", c.finalists);
+  readField(j, "baseline_ms", c.baseline_ms);
+  readField(j, "winner_ms", c.winner_ms);
+  readField(j, "ratio", c.ratio);
+  readField(j, "ratio_lo", c.ratio_lo);
+  readField(j, "ratio_hi", c.ratio_hi);
+  readField(j, "margin", c.margin);
+  readField(j, "decision", c.decision);
+  return c;
+}
+
 json entryToJson(const DbEntry& e) {
   json cands = json::array();
   for (const auto& c : e.candidates) cands.push_back(candidateToJson(c));
-  return json{{"winner", e.winner},
-              {"source", e.winner_source},
-              {"stats", statsToJson(e.winner_stats)},
-              {"candidates", cands},
-              {"code_objects", e.code_object_keys},
-              {"date", e.date},
-              {"pinned", e.pinned}};
+  json j{{"winner", e.winner},
+         {"source", e.winner_source},
+         {"stats", statsToJson(e.winner_stats)},
+         {"candidates", cands},
+         {"code_objects", e.code_object_keys},
+         {"date", e.date},
+         {"pinned", e.pinned}};
+  if (e.vs_default.rounds > 0) j["vs_default"] = comparisonToJson(e.vs_default);
+  return j;
 }
 
 DbEntry entryFromJson(const std::string& key, const json& j) {
@@ -86,6 +114,7 @@ DbEntry entryFromJson(const std::string& key, const json& j) {
   readField(j, "code_objects", e.code_object_keys);
   readField(j, "date", e.date);
   readField(j, "pinned", e.pinned);
+  if (j.contains("vs_default")) e.vs_default = comparisonFromJson(j.at("vs_default"));
   return e;
 }
 

@@ -84,6 +84,23 @@ struct Validator {
   bool operator==(const Validator&) const;
 };
 
+// How the winner compares with the family's default (autotune/finalists.h): the finalists and the
+// default re-timed interleaved in one process after compiling, paired per round. The winner is
+// not the default only when `ratio_hi` (the upper end of the 95% interval of winner/default
+// time) is below 1 - margin.
+struct DefaultComparison {
+  std::string baseline;                  // the default's config or vendor id ("" = none measured)
+  std::string baseline_source = "jit";  // "jit" or the vendor source ("cublaslt")
+  int rounds = 0;     // interleaved rounds (0: no comparison was made)
+  int finalists = 0;  // candidates re-timed, the default included
+  double baseline_ms = 0, winner_ms = 0;  // medians of the per-round medians
+  double ratio = 1, ratio_lo = 1, ratio_hi = 1;  // winner / default time: estimate, 95% interval
+  double margin = 0;  // the margin the interval had to clear
+  // "faster than the default", "default kept: within noise", "default is fastest",
+  // "no default measured".
+  std::string decision;
+};
+
 // The tuned result of one problem key.
 struct DbEntry {
   std::string key;
@@ -92,6 +109,7 @@ struct DbEntry {
   TimingStats winner_stats;
   std::vector<CandidateResult> candidates;
   std::vector<std::string> code_object_keys;
+  DefaultComparison vs_default;  // written as "vs_default" when vs_default.rounds > 0
   std::string date;  // ISO 8601 UTC; record() fills it with now when empty
   bool pinned = false;
 };

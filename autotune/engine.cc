@@ -142,6 +142,26 @@ Expected<std::unique_ptr<Selected>> TunerEngine::selectConfig(FamilyState& fs, c
   return sel;
 }
 
+std::pair<std::string, std::string> defaultOf(const ErasedFamily& f, const void* p) {
+  if (f.vendor_candidates && f.vendor_launch) {
+    for (const auto& v : f.vendor_candidates(p))
+      if (v.is_default) return {v.id, v.source};
+  }
+  if (!f.jit()) return {"", ""};
+  return {(f.default_for ? f.default_for(p) : f.default_config).toString(), "jit"};
+}
+
+Expected<std::unique_ptr<Selected>> TunerEngine::selectDefault(FamilyState& fs, const void* p,
+                                                               const std::string& key) {
+  auto [config, source] = defaultOf(fs.f, p);
+  if (source.empty()) {
+    return Status::Unsupported("family " + fs.f.name + ": tuning is off and there is neither a "
+                               "vendor default nor a JIT default config; tune key " + key +
+                               " offline");
+  }
+  return selectConfig(fs, p, config, source, "default");
+}
+
 Selected* TunerEngine::publish(FamilyState& fs, const KeyBuilder& kb, std::unique_ptr<Selected> s) {
   Selected* raw = s.get();
   std::unique_lock<std::shared_mutex> l(fs.mu);
@@ -190,14 +210,9 @@ Expected<Selected*> TunerEngine::resolve(FamilyState& fs, const void* p, const K
   if (opts.shared) {
     if (Selected* shared = fromShared(fs, p, kb, key)) return shared;
   }
-  // 3. Tuning off: default config, key recorded for offline tuning.
+  // 3. Tuning off: the vendor default or the default config, key recorded for offline tuning.
   if (!opts.options.tuning) {
-    if (!fs.f.jit()) {
-      return Status::Unsupported("family " + fs.f.name + ": tuning is off and there is no JIT "
-                                 "default config; tune key " + key + " offline");
-    }
-    KTUNE_ASSIGN_OR_RETURN(auto sel, selectConfig(fs, p, fs.f.default_config.toString(), "jit",
-                                                  "default"));
+    KTUNE_ASSIGN_OR_RETURN(auto sel, selectDefault(fs, p, key));
     std::string path = opts.options.record_untuned_path.empty()
                            ? joinPath(opts.options.cache_dir, "untuned.jsonl")
                            : opts.options.record_untuned_path;

@@ -10,6 +10,7 @@
 #include <set>
 #include <shared_mutex>
 #include <string>
+#include <utility>
 #include <unordered_map>
 #include <vector>
 
@@ -48,6 +49,11 @@ struct FamilyState {
   std::vector<std::unique_ptr<Selected>> owned;  // never freed before the tuner: no dangling hits
   std::mutex slow_mu;  // one miss (database load / tuning) at a time per family
 };
+
+// What runs for `p` when it is not tuned: {vendor id, vendor source} of the family's vendor
+// default, else {JIT default config (default_for, else default_config), "jit"}; {"", ""} for a
+// vendor-only family without a vendor default.
+std::pair<std::string, std::string> defaultOf(const ErasedFamily& f, const void* p);
 
 // Config + problem -> the -D defines it compiles with (the family's own, or every parameter).
 Defines definesFor(const ErasedFamily& f, const Config& c, const void* p);
@@ -136,12 +142,21 @@ struct TunerEngine {
                                          const std::string& key, Selected** sel);
   void publishShared(FamilyState& fs, const std::string& key);
   Selected* publish(FamilyState& fs, const KeyBuilder& kb, std::unique_ptr<Selected> sel);
+  // What runs for an untuned key with tuning off: the family's vendor default (a
+  // VendorCandidate with is_default), else its JIT default (default_for, else default_config).
+  // kUnsupported for a vendor-only family without a vendor default.
+  Expected<std::unique_ptr<Selected>> selectDefault(FamilyState& fs, const void* p,
+                                                    const std::string& key);
 
   // Verify + measure one live candidate in this process (early rejection against best); fills
   // c.r (status, reason, stats, date). Faults and launch errors are results.
   // `rep`, when given, accumulates the load / verify / measure wall times.
   void benchOne(const ErasedFamily& f, const void* p, Cand& c, const BenchOptions& bo_in,
                 double best, StreamHandle s, TuneReport* rep = nullptr);
+  // Synchronises `s` and verifies the candidate's output (f.verify); `when` (" after timed run
+  // 2") goes into a mismatch's reason. Raises c.r.max_error.
+  Status verifyOutput(const ErasedFamily& f, const void* p, Cand& c, StreamHandle s,
+                      const std::string& when);
   // Creates the worker supervisor (not the process) once; false with *why when no worker
   // executable is found.
   bool makeWorker(std::string* why);

@@ -22,7 +22,7 @@ Json benchToJson(const BenchOptions& b) {
               {"max_runs", b.max_runs},           {"flush_l2", b.flush_l2},
               {"l2_flush_bytes", b.l2_flush_bytes}, {"rotate_buffers", b.rotate_buffers},
               {"abort_factor", b.abort_factor},
-              {"check_every", b.check_every}};
+              {"check_every", b.check_every}, {"reverify", b.reverify}};
 }
 
 BenchOptions benchFromJson(const Json& j) {
@@ -38,6 +38,7 @@ BenchOptions benchFromJson(const Json& j) {
   b.rotate_buffers = j.value("rotate_buffers", b.rotate_buffers);
   b.abort_factor = j.value("abort_factor", b.abort_factor);
   b.check_every = j.value("check_every", b.check_every);
+  b.reverify = j.value("reverify", b.reverify);
   return b;
 }
 

@@ -49,6 +49,23 @@ std::string fmtMs(double v) {
 }
 }  // namespace
 
+std::string describe(const DefaultComparison& c) {
+  char b[256];
+  if (c.baseline.empty()) {
+    std::snprintf(b, sizeof(b), "vs default: %s (%d finalists, %d interleaved rounds)",
+                  c.decision.c_str(), c.finalists, c.rounds);
+    return b;
+  }
+  std::snprintf(b, sizeof(b),
+                "vs default %s%s: %s; best challenger %.3fx its time, 95%% interval "
+                "[%.3f, %.3f] (%d finalists, %d interleaved rounds)",
+                c.baseline_source == "jit" ? "" : (c.baseline_source + " ").c_str(),
+                c.baseline.size() > 40 ? (c.baseline.substr(0, 37) + "...").c_str()
+                                       : c.baseline.c_str(),
+                c.decision.c_str(), c.ratio, c.ratio_lo, c.ratio_hi, c.finalists, c.rounds);
+  return b;
+}
+
 std::shared_ptr<SearchStrategy> exhaustiveSearch() { return std::make_shared<Exhaustive>(); }
 std::shared_ptr<SearchStrategy> randomSearch(size_t max_candidates, uint64_t seed) {
   return std::make_shared<Random>(max_candidates, seed);
@@ -95,6 +112,7 @@ std::string TuneReport::tree() const {
   } else {
     s += "  winner: " + winner + " " + fmtMs(winner_stats.median_ms) + "\n";
   }
+  if (vs_default.rounds > 0) s += "  " + describe(vs_default) + "\n";
   return s;
 }
 

@@ -37,6 +37,10 @@ std::shared_ptr<SearchStrategy> randomSearch(size_t max_candidates, uint64_t see
 // -1 if none.
 int chooseWinner(const std::vector<CandidateResult>& candidates);
 
+// One line for a DefaultComparison: the decision, the default, the best challenger's time ratio
+// and its 95% interval ("vs default cublaslt:idx=0...: default kept: within noise; ...").
+std::string describe(const DefaultComparison& c);
+
 // Progress of one tuning run, for the CLI. phase: "enumerate", "compile", "bench", "done".
 struct TuneProgress {
   std::string family, key, phase;
@@ -49,6 +53,8 @@ struct TuneReport {
   std::string winner;             // config string or vendor id; "" if nothing passed
   std::string winner_source;      // "jit", "default", or a vendor source ("cublaslt")
   TimingStats winner_stats;
+  // The finalists' interleaved re-timing against the default (rounds == 0: none was made).
+  DefaultComparison vs_default;
   std::vector<CandidateResult> candidates;  // every candidate, rejected-before-compile included
   int enumerated = 0;     // configs before constraints
   int compiled = 0;       // compile() calls actually made (store misses)

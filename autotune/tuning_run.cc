@@ -9,6 +9,7 @@
 #include "autotune/bench_stage.h"
 #include "autotune/device_pool.h"
 #include "autotune/static_prune.h"
+#include "autotune/finalists.h"
 #include "base/fs.h"
 #include "base/sha256.h"
 
@@ -181,6 +182,7 @@ void TuningRun::select() {
       x.r.config = v.id;
       x.r.source = v.source;
       x.vendor_source = v.source;
+      x.is_default = v.is_default;
       applyHistory(x, v.source + "|" + v.id);
       cands_.push_back(std::move(x));
     }
@@ -456,10 +458,15 @@ void TuningRun::copyDuplicates() {
   }
 }
 
-// Stage "choose": the fastest candidate that passed (an original, never its duplicate).
+// Stage "choose": the finalists re-timed against the default (autotune/finalists.h), so the
+// winner is an original that beat the default beyond the noise, or the default.
 int TuningRun::choose() {
+  const auto t0 = Clock::now();
+  FinalistRun fr{e_, fs_, p_, key_, s_, cands_, iso_used_};
+  int w = runFinalists(fr, &rep_.vs_default);
+  bench_ms_ += msSince(t0);
+  copyDuplicates();  // after the re-timing: a finalist that failed it takes its copies along
   for (auto& c : cands_) rep_.candidates.push_back(c.r);
-  int w = chooseWinner(rep_.candidates);
   if (w >= 0 && cands_[w].dup_of >= 0) w = cands_[w].dup_of;
   if (w >= 0) {
     rep_.winner = rep_.candidates[w].config;
@@ -489,6 +496,7 @@ void TuningRun::record(int w) {
   if (!rep_.candidates[w].code_object_key.empty())
     e.code_object_keys.push_back(rep_.candidates[w].code_object_key);
   e.candidates = rep_.candidates;
+  e.vs_default = rep_.vs_default;
   e.date = isoUtcNow();
   Status st = fs_.db->record(e);
   if (!st.ok()) {
@@ -507,10 +515,9 @@ Expected<TuneReport> TuningRun::run(WinnerBinary* winner) {
   select();
   checkLaunchDims();
   KTUNE_RETURN_IF_ERROR(compileAndBench());
+  int w = choose();
   rep_.bench_wall_ms = bench_ms_;
   rep_.bench_overlap_ms = overlap_ms_;
-  copyDuplicates();
-  int w = choose();
   record(w);
   if (winner && w >= 0 && cands_[w].vendor_source.empty() && !cands_[w].co.binary.empty()) {
     winner->code_object_key = cands_[w].r.code_object_key;

@@ -39,6 +39,7 @@ struct Cand {
   int dup_of = -1;
   bool hit = false;
   std::string vendor_source;  // non-empty: vendor candidate (r.config is its id)
+  bool is_default = false;    // the vendor's default candidate (VendorCandidate::is_default)
   bool resumed = false;   // measured by an earlier, interrupted run (partial result reused)
   bool recorded = false;  // already written to the database as a partial result
 };

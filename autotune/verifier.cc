@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <random>
 #include <vector>
 
 namespace ktune {
@@ -133,6 +134,25 @@ std::vector<int64_t> sampleRows(int64_t rows, int64_t max_rows) {
   const int64_t step = ((rows - 16 + max_rows - 17) / (max_rows - 16)) | 1;
   for (int64_t r = 8 + step / 2; r < rows - 8; r += step) out.push_back(r);
   for (int64_t r = rows - 8; r < rows; ++r) out.push_back(r);
+  return out;
+}
+
+std::vector<int64_t> tileBoundaryRows(int64_t rows, int64_t tile, int64_t random_rows,
+                                      uint64_t seed) {
+  std::vector<int64_t> out;
+  if (rows <= 0) return out;
+  tile = std::max<int64_t>(tile, 1);
+  if (rows <= 4 * tile) return sampleRows(rows, rows);
+  out.push_back(0);
+  out.push_back(rows - 1);
+  for (int64_t b = tile; b < rows; b += tile) {
+    out.push_back(b - 1);
+    out.push_back(b);
+  }
+  std::mt19937_64 rng(seed);
+  for (int64_t i = 0; i < random_rows; ++i) out.push_back(static_cast<int64_t>(rng() % rows));
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 

@@ -56,6 +56,13 @@ Expected<VerifyResult> compareDeviceToTrusted(Backend& b, DevicePtr out, DeviceP
 // all rows when rows <= max_rows; else the first and last 8 rows plus rows spread with a prime
 // step (so they land on every offset inside power-of-two tiles). Deterministic.
 std::vector<int64_t> sampleRows(int64_t rows, int64_t max_rows = 256);
+// Rows a check of a tiled kernel's [rows x cols] output covers: rows tile*k - 1 and tile*k for
+// every k (both sides of every tile boundary, for any tile size that is a multiple of `tile`), the
+// first and last rows, and `random_rows` rows drawn with a seeded generator (offsets inside
+// tiles); all rows when rows <= 4 * tile. Sorted, no duplicates, deterministic for a seed.
+// Checking whole rows covers every column-tile boundary too.
+std::vector<int64_t> tileBoundaryRows(int64_t rows, int64_t tile, int64_t random_rows,
+                                      uint64_t seed = 1);
 // Like compareDeviceToTrusted, on the listed rows only (each row: cols elements from row*ld).
 // For large outputs the sampled check costs a few milliseconds instead of a full device->host
 // copy and comparison per candidate.

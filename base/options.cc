@@ -114,6 +114,10 @@ Expected<TunerOptions> TunerOptions::fromEnv() {
     KTUNE_RETURN_IF_ERROR(parseBool("KTUNE_STATIC_PRUNE", v, &o.static_prune));
   if (const char* v = env("KTUNE_VENDOR_ALGOS"))
     KTUNE_RETURN_IF_ERROR(parseInt("KTUNE_VENDOR_ALGOS", v, &o.vendor_algos));
+  if (const char* v = env("KTUNE_FINALISTS")) {
+    KTUNE_RETURN_IF_ERROR(parseInt("KTUNE_FINALISTS", v, &o.finalists));
+    if (o.finalists < 0) return Status::InvalidArgument("KTUNE_FINALISTS must be >= 0");
+  }
   if (const char* v = env("KTUNE_BACKEND")) {
     std::string b = v;
     if (b != "auto" && b != "cuda" && b != "hip" && b != "sim")

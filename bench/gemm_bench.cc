@@ -56,9 +56,9 @@ struct Ctx {
   std::unique_ptr<cublaslt::CublasLt> lt;
   std::unique_ptr<StreamPeers> peers;  // the read-based L2 flush
   DevicePtr ws = 0;
-  // The GEMM op's cuBLASLt workspace (kLtWorkspaceBytes in autotune/ops/gemm.cc), so heuristic #0
+  // The GEMM op's cuBLASLt workspace (cublaslt::kWorkspaceBytes, the one size everywhere), so heuristic #0
   // here is the op's vendor default.
-  int64_t ws_bytes = 32 << 20;
+  int64_t ws_bytes = cublaslt::kWorkspaceBytes;
   EventHandle e0, e1;
   int rounds = 15;
 };

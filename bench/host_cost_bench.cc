@@ -288,9 +288,9 @@ void addGemmVariants(Bench& B, std::vector<Variant>& v) {
   addGemmOp(B, v, "gemm_tma", {gemm::KernelKind::kTma}, 0, *calls);
   auto lt = cublaslt::CublasLt::open();
   auto lp = toLtProblem((*calls)[0].shape);
-  auto ws = B.be->alloc(32 << 20);
+  auto ws = B.be->alloc(cublaslt::kWorkspaceBytes);
   if (lt.ok() && lp.ok() && ws.ok()) {
-    auto algos = (*lt)->heuristics(*lp, 1, 32 << 20);
+    auto algos = (*lt)->heuristics(*lp, 1, cublaslt::kWorkspaceBytes);
     if (algos.ok()) {
       std::shared_ptr<cublaslt::CublasLt> slt(std::move(lt).value());
       const cublaslt::LtAlgo a = algos->front();
@@ -298,7 +298,7 @@ void addGemmVariants(Bench& B, std::vector<Variant>& v) {
       const DevicePtr w = *ws;
       v.push_back({"lt_run", [slt, a, p, w, c = *calls](int i) {
                      const GemmBuffers& u = c[size_t(i) % c.size()].buf;
-                     return slt->run(p, &a, u.a, u.b, u.c, 0, w, 32 << 20);
+                     return slt->run(p, &a, u.a, u.b, u.c, 0, w, cublaslt::kWorkspaceBytes);
                    }, "CublasLt::run, heuristic #0, descriptors cached"});
     }
   }

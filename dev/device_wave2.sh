@@ -33,12 +33,16 @@ if [ "$STAGE" = all ] || [ "$STAGE" = tests ]; then
   (cd /tmp/kb && timeout 420 ctest -j6 --timeout 300 -L gpu --output-on-failure > "$OUT/ctest_gpu.log" 2>&1)
   grep -E "tests passed|\(Failed\)|Not Run|Timeout|Skipped|Passed" "$OUT/ctest_gpu.log" | head -30
   echo "gpu tests $(el $T0)s"
+  # Issue 19: the tuned GEMM op vs cuBLASLt's default (recorded interval and an independent
+  # interleaved re-timing), and tuning off running the default.
+  timeout 300 /tmp/kb/tests/gemm_vs_default_gpu_test > "$OUT/gemm_vs_default.txt" 2>&1
+  echo "gemm vs default rc=$?"; grep -E "tuned/default|vs default|OK \]|FAILED" "$OUT/gemm_vs_default.txt" | cut -c1-200
 fi
 if [ "$STAGE" = all ] || [ "$STAGE" = bench ]; then
   K=/tmp/kb/tools/ktune
   for i in 1 2; do
     S=$(now); timeout 150 $K tune gemm --m 4096 --n 4096 --k 4096 --layout NT > "$OUT/tune_gemm$i.txt" 2>&1
-    echo "gemm 4096^3 run $i rc=$? wall=$(el $S)s"; grep -E "winner|tuned in|compiled" "$OUT/tune_gemm$i.txt" | head -4 | cut -c1-160
+    echo "gemm 4096^3 run $i rc=$? wall=$(el $S)s"; grep -E "winner|vs default|tuned in|compiled" "$OUT/tune_gemm$i.txt" | head -5 | cut -c1-200
   done
   for b in ${BENCHES:-tuned_call_bench}; do
     [ -x /tmp/kb/bench/$b ] || { echo "no $b"; continue; }

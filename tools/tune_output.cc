@@ -28,6 +28,14 @@ nlohmann::json reportJson(const TuneReport& r, const Metric& m) {
     for (const auto& d : r.devices)
       j["devices"].push_back({{"device", d.device}, {"candidates", d.candidates}, {"busy_ms", d.busy_ms}});
   }
+  if (r.vs_default.rounds > 0) {
+    const DefaultComparison& c = r.vs_default;
+    j["vs_default"] = {{"baseline", c.baseline}, {"baseline_source", c.baseline_source},
+                       {"decision", c.decision}, {"rounds", c.rounds},
+                       {"finalists", c.finalists}, {"baseline_us", c.baseline_ms * 1e3},
+                       {"winner_us", c.winner_ms * 1e3}, {"ratio", c.ratio},
+                       {"ratio_lo", c.ratio_lo}, {"ratio_hi", c.ratio_hi}, {"margin", c.margin}};
+  }
   j["candidates"] = nlohmann::json::array();
   for (const auto& c : r.candidates) {
     nlohmann::json cj = {{"config", c.config}, {"source", c.source},
@@ -87,6 +95,7 @@ void printTuneReport(const TuneReport& r, const Metric& m, bool json, double ven
   std::printf("  winner: %s%s  (%.2f us)", r.winner_source == "jit" ? "" : (r.winner_source + " ").c_str(),
               r.winner.c_str(), r.winner_stats.median_ms * 1e3);
   if (m.peer > 0) std::printf("  same-run %s %.1f %s", m.peer_name, m.peer, m.unit);
+  if (r.vs_default.rounds > 0) std::printf("\n  %s", describe(r.vs_default).c_str());
   std::printf("\n  %d compiled, %d cache hits, %d duplicate binaries, %d pruned; compile %.2f s, "
               "bench %.2f s (%.2f s of it while compiling), total %.2f s%s\n",
               r.compiled, r.store_hits, r.duplicates, r.pruned, r.compile_wall_ms / 1e3,

@@ -74,6 +74,16 @@ PruneFn makeGemmPruner(const Options& env, bool disassemble) {
   });
 }
 
+// Smallest BLOCK_M (at least 32) among the configs: every tile boundary is a multiple of it.
+int64_t verifyTile(const std::vector<Config>& configs) {
+  int64_t t = 0;
+  for (const Config& c : configs) {
+    const int64_t bm = c.getInt("BLOCK_M", 0);
+    if (bm >= 32 && (t == 0 || bm < t)) t = bm;
+  }
+  return t > 0 ? t : 64;
+}
+
 // Candidate configs for a backend: the curated sets of representative problems (large, decode
 // M = 1/16/64, small-M split-K) for this device with the user's overlay (gemm::curatedConfigs), or
 // every config of the spaces.
@@ -114,6 +124,9 @@ struct GemmOp::State {
   Config default_config;
   gemm::KernelKind default_kind = gemm::KernelKind::kMma;
   int vendor_algos = 0;
+  // Verification checks both sides of every multiple of this many rows: the smallest BLOCK_M of
+  // the family's configs (skinny kernels, for small M, see every row anyway).
+  int64_t verify_tile = 64;
 
   std::mutex mu;  // guards everything below
   DevicePtr workspace = 0, counters = 0;
@@ -179,6 +192,20 @@ struct GemmOp::State {
     return Status::Ok();
   }
 
+  // Tuning off without cuBLASLt: the first curated config (curated best-first for the shape's
+  // class) of the newest kind that can compute the call (TMA, then wgmma), else of the main kind.
+  Config defaultFor(const GemmCall& call, const std::vector<gemm::KernelKind>& kinds,
+                    gemm::KernelKind main_kind, const DeviceInfo& dev,
+                    const std::string& curated_path) const {
+    const gemm::GemmShape s = withAlignment(call.shape, call.buf);
+    for (gemm::KernelKind k : {gemm::KernelKind::kTma, gemm::KernelKind::kWgmma, main_kind}) {
+      if (std::find(kinds.begin(), kinds.end(), k) == kinds.end()) continue;
+      auto c = gemm::curatedConfigs(k, s, dev, curated_path);
+      if (c.ok() && !c->empty()) return withKind(c->front(), k);
+    }
+    return withKind(default_config, main_kind);
+  }
+
   Status preRun(const GemmCall& call, StreamHandle stream) {
     Backend& be = tuner->backend();
     const auto& s = call.shape;
@@ -228,21 +255,18 @@ struct GemmOp::State {
       }
       ref = kb.reference;
     }
-    // Padding columns (ldc > N) hold NaN in the candidate's output and reference values in the
-    // trusted one, so only dense C is compared element by element.
-    if (s.ldc != s.n) {
-      VerifyResult ok;
-      return ok;
-    }
     Tolerance tol = toleranceFor(dtypeOf(s.c), s.k);
     tol.atol *= std::max(1.0, std::sqrt(static_cast<double>(s.k)) / 4);
-    // Large outputs: compare 64 sampled rows (all columns: first and last 8, the rest at an odd
-    // stride, so row offsets inside tiles vary), so verification costs about a millisecond per
-    // candidate instead of a full copy and compare (256 rows cost ~18 ms each on the H100 host,
-    // the largest part of a 76-candidate tuning run).
-    if (s.m * s.n > (int64_t(1) << 20))
-      return compareDeviceRowsToTrusted(be, call.buf.c, ref, dtypeOf(s.c), s.n, s.ldc,
-                                        sampleRows(s.m, 64), tol);
+    // Padding columns (ldc > N) hold NaN in the candidate's output and reference values in the
+    // trusted one: padded outputs are compared row by row over the N real columns. Large outputs:
+    // the rows on both sides of every M-tile boundary (tiles of any multiple of verify_tile rows),
+    // plus 32 seeded random rows; whole rows, so every N-tile boundary is checked too. Staged
+    // copies keep that to a few milliseconds per candidate.
+    if (s.m * s.n > (int64_t(1) << 20) || s.ldc != s.n) {
+      const auto rows = s.m * s.n > (int64_t(1) << 20) ? tileBoundaryRows(s.m, verify_tile, 32)
+                                                        : sampleRows(s.m, s.m);
+      return compareDeviceRowsToTrusted(be, call.buf.c, ref, dtypeOf(s.c), s.n, s.ldc, rows, tol);
+    }
     return compareDeviceToTrusted(be, call.buf.c, ref, dtypeOf(s.c), s.m * s.n, tol);
   }
 };
@@ -428,6 +452,10 @@ Expected<std::unique_ptr<GemmOp>> GemmOp::create(Tuner& tuner, OpOptions options
                          familyConfigs(kinds, backend, options.full_space,
                                        std::max(dev.shared_per_block_optin, dev.shared_per_block),
                                        dev, curated_path));
+  S->verify_tile = verifyTile(f.configs);
+  f.default_for = [S, kinds, main_kind, dev, curated_path](const GemmCall& call) {
+    return S->defaultFor(call, kinds, main_kind, dev, curated_path);
+  };
   f.defines = gemmDefines;
   f.key = gemmKey;
   f.launch = gemmLaunch;

@@ -9,8 +9,9 @@
 namespace ktune {
 namespace {
 
-// Every algorithm gets this much workspace: the heuristics are asked for algorithms within it.
-constexpr int64_t kLtWorkspaceBytes = 32 << 20;
+// Every algorithm gets this much workspace (the one size everywhere, cuBLASLt's and hipBLASLt's):
+// the heuristics are asked for algorithms within it.
+constexpr int64_t kLtWorkspaceBytes = cublaslt::kWorkspaceBytes;
 
 // One implementation for both libraries: Lib has heuristics() and run() over cublaslt::LtProblem,
 // Algo has id() and parse().
@@ -31,7 +32,8 @@ class LtVendor final : public GemmVendor {
     if (!lp.ok() || max_algos <= 0) return out;
     auto algos = lib_->heuristics(*lp, max_algos, kLtWorkspaceBytes);
     if (!algos.ok()) return out;
-    for (const auto& a : *algos) out.push_back({a.id(), source_});
+    // Heuristic #0 is the library's own choice: the default (tuning off, and the bar to beat).
+    for (const auto& a : *algos) out.push_back({a.id(), source_, a.index == 0});
     return out;
   }
 

@@ -25,6 +25,12 @@
 
 namespace ktune::cublaslt {
 
+// The one cuBLASLt workspace size of ktune: the GEMM op's candidates and reference, the tuning-off
+// default and bench/ all ask the heuristic with it and give every algorithm this much, so
+// "heuristic #0" names the same algorithm everywhere (the heuristic's choice depends on it).
+// 32 MiB is what NVIDIA's cuBLAS documentation recommends for Hopper.
+constexpr int64_t kWorkspaceBytes = int64_t(32) << 20;
+
 enum class LtType { kF16, kBF16, kF32 };
 
 // Row-major GEMM: C[M][N] = alpha * op(A) * op(B) + beta * C (+ bias[N]).

@@ -67,6 +67,10 @@ struct KTUNE_API TunerOptions {
   bool static_prune = true;
   // KTUNE_VENDOR_ALGOS=N: vendor-library algorithms (cuBLASLt/hipBLASLt) tried per GEMM key.
   int vendor_algos = 8;
+  // KTUNE_FINALISTS=N: after compiling, the N fastest candidates and the default (vendor default
+  // or default config) are re-timed interleaved, and a candidate replaces the default only when
+  // it is faster beyond the measured noise (autotune/finalists.h). 0 = plain fastest median.
+  int finalists = 3;
   // KTUNE_BACKEND=auto|cuda|hip|sim: the backend a tuner opens. "auto" (default) = the first GPU
   // backend with a device; "sim" = the simulated CPU backend (deterministic costs, for tests).
   std::string backend = "auto";

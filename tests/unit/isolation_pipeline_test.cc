@@ -56,6 +56,7 @@ struct Env {
     t.options.rep_ms = 1.0;
     t.options.compile_threads = 2;
     t.options.isolate = true;
+    t.options.finalists = 0;  // counts below are the bench stage's (FinalistsRetimedInTheWorker)
     t.options.pipeline = pipeline;
     t.options.worker_path = KTUNE_WORKER_PATH;
     t.options.worker_plugins = {KTUNE_ISOLATION_SIM_PLUGIN};
@@ -78,6 +79,12 @@ struct Env {
   }
 };
 
+std::vector<Config> slowConfigs() {
+  for (auto& [n, cs] : isotest::isoFamilies())
+    if (n == "iso_slow") return cs;
+  return {};
+}
+
 // iso_slow: 8 good configs (2 ms per launch), winner BLOCK=256. Compiles of 40 ms on 2 threads
 // come out in about 4 batches; the first is benchmarked in the worker before the last compile.
 TEST(IsolationPipeline, BatchesGoThroughOneWorkerWhileCompiling) {
@@ -87,9 +94,7 @@ TEST(IsolationPipeline, BatchesGoThroughOneWorkerWhileCompiling) {
     Recorder rec;
     auto tu = Tuner::create(env.backend, env.options(pipeline, 40, &rec));
     ASSERT_TRUE(tu.ok()) << tu.status().toString();
-    std::vector<Config> configs;
-    for (auto& [n, cs] : isotest::isoFamilies())
-      if (n == "iso_slow") configs = cs;
+    const std::vector<Config> configs = slowConfigs();
     auto fam = (*tu)->add(isotest::isoFamily(env.backend.get(), "iso_slow", configs));
     ASSERT_TRUE(fam.ok()) << fam.status().toString();
     auto p = isotest::makeIsoProblem(env.backend.get(), 1000);
@@ -195,6 +200,27 @@ TEST(IsolationPipeline, RequestedIsolationRefusesInsteadOfFallingBack) {
     EXPECT_EQ((*tu)->isolationStats().fallbacks, 0);
     EXPECT_FALSE((*fam)(*p).ok());  // the call refuses too
   }
+}
+
+// The finalists are re-timed where the candidates were benchmarked: in the worker, so nothing is
+// timed in the tuner's process and the comparison is still recorded.
+TEST(IsolationPipeline, FinalistsRetimedInTheWorker) {
+  Env env;
+  auto o = env.options(false, 1, nullptr);
+  o.options.finalists = 3;
+  auto tu = Tuner::create(env.backend, o);
+  ASSERT_TRUE(tu.ok()) << tu.status().toString();
+  const std::vector<Config> configs = slowConfigs();
+  auto fam = (*tu)->add(isotest::isoFamily(env.backend.get(), "iso_slow", configs));
+  ASSERT_TRUE(fam.ok()) << fam.status().toString();
+  auto p = isotest::makeIsoProblem(env.backend.get(), 1000);
+  auto rep = fam->tune(*p);
+  ASSERT_TRUE(rep.ok()) << rep.status().toString() << "\n" << env.log.str();
+  EXPECT_EQ(rep->winner, "BLOCK=256,MODE=5") << rep->tree();
+  EXPECT_GT(rep->vs_default.rounds, 1) << rep->tree();
+  EXPECT_GE(rep->vs_default.finalists, 2);
+  EXPECT_GT((*tu)->isolationStats().candidates_sent, static_cast<int>(configs.size()));
+  EXPECT_EQ(env.backend->launchCount("iso_scale"), 0);  // nothing timed in this process
 }
 
 }  // namespace

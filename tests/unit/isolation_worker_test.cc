@@ -55,6 +55,7 @@ struct IsoEnv {
     t.options.rep_ms = 1.0;
     t.options.compile_threads = 2;
     t.options.isolate = isolate;
+    t.options.finalists = 0;  // counts below are the bench stage's (finalists: pipeline test)
     t.options.worker_path = KTUNE_WORKER_PATH;
     t.options.worker_plugins = {KTUNE_ISOLATION_SIM_PLUGIN};
     t.isolation.fallback_in_process = false;  // a broken worker must fail the tests visibly

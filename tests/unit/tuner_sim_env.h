@@ -53,6 +53,9 @@ struct Env {
   // launch_error: the launch itself fails (kLaunchError, nothing runs); trap: the kernel writes
   // half of y and then traps (a sticky kDeviceFault, as a GPU reports it).
   std::set<std::string> launch_error, trap;
+  // Config -> launches after which the kernel computes wrong results (state left behind by
+  // earlier launches, as a split-K counter that is never reset).
+  std::map<std::string, int> wrong_after;
   double compile_delay_ms = 0;
   // Called in the compiling thread at the start of every (simulated) compile, with the config:
   // tests block here on a gate (tests/support/gate.h) to fix the order of compiles and benches.
@@ -61,10 +64,15 @@ struct Env {
   std::string last_launched;            // defines of the last launch, as a config string
   std::map<std::string, int> launches;  // config string -> launches of the simulated kernel
 
-  Env() {
+  // noise, seed, memory_bytes_per_ms: SimOptions' (seeded relative noise on every launch and, with
+  // a bandwidth, on memsets and copies).
+  explicit Env(double noise = 0, uint64_t seed = 1, double memory_bytes_per_ms = 0) {
     char tmpl[] = "/tmp/ktune-engine-XXXXXX";
     dir = mkdtemp(tmpl);
     SimOptions o;
+    o.noise = noise;
+    o.seed = seed;
+    o.memory_bytes_per_ms = memory_bytes_per_ms;
     o.device = h100Like();
     backend = std::make_shared<SimBackend>(o);
     compiler = std::make_shared<SimCompiler>([this](const CompileRequest& r) {
@@ -82,10 +90,13 @@ struct Env {
         "ktune_scale",
         SimKernel{[this](const SimLaunch& L) {
                     std::string cfg = cfgOf(*L.defines);
+                    bool late_wrong = false;
                     {
                       std::lock_guard<std::mutex> l(mu);
                       last_launched = cfg;
-                      ++launches[cfg];
+                      const int n_launch = ++launches[cfg];
+                      auto wa = wrong_after.find(cfg);
+                      late_wrong = wa != wrong_after.end() && n_launch > wa->second;
                     }
                     if (fault.count(cfg)) return Status::DeviceFault("illegal address (injected)");
                     if (launch_error.count(cfg))
@@ -93,7 +104,7 @@ struct Env {
                     auto n = L.arg<int64_t>(0);
                     auto* x = static_cast<float*>(L.backend->hostPtr(L.arg<DevicePtr>(1)));
                     auto* y = static_cast<float*>(L.backend->hostPtr(L.arg<DevicePtr>(2)));
-                    float k = wrong.count(cfg) ? 3.f : 2.f;
+                    float k = wrong.count(cfg) || late_wrong ? 3.f : 2.f;
                     const int64_t end = trap.count(cfg) ? n / 2 : n;
                     for (int64_t i = 0; i < end; ++i) y[i] = k * x[i];
                     if (end < n) return Status::DeviceFault("trap: kernel executed a trap (injected)");

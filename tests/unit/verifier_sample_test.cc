@@ -1,6 +1,7 @@
 // Sampled verification: which rows are checked, and that a wrong row among them is caught.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "autotune/verifier.h"
@@ -13,6 +14,23 @@ TEST(SampleRows, SmallMatricesAreCheckedWhole) {
   ASSERT_EQ(r.size(), 100u);
   EXPECT_EQ(r.front(), 0);
   EXPECT_EQ(r.back(), 99);
+}
+
+TEST(TileBoundaryRows, BothSidesOfEveryTileBoundaryPlusRandomRows) {
+  const int64_t rows = 8192, tile = 64;
+  auto r = tileBoundaryRows(rows, tile, 32, 7);
+  std::set<int64_t> s(r.begin(), r.end());
+  EXPECT_EQ(s.size(), r.size());
+  EXPECT_TRUE(std::is_sorted(r.begin(), r.end()));
+  EXPECT_TRUE(s.count(0) && s.count(rows - 1));
+  // Every 64-, 128- and 256-row tile has its first and last row checked: no block is skipped.
+  for (int64_t t : {64, 128, 256})
+    for (int64_t b = 0; b < rows; b += t) EXPECT_TRUE(s.count(b) && s.count(b + t - 1)) << t << " " << b;
+  EXPECT_LE(r.size(), size_t(2 * rows / tile + 32));
+  EXPECT_GT(r.size(), size_t(2 * rows / tile));  // random rows inside tiles too
+  EXPECT_EQ(r, tileBoundaryRows(rows, tile, 32, 7));  // deterministic
+  // Small outputs: every row.
+  EXPECT_EQ(tileBoundaryRows(200, 64, 8).size(), 200u);
 }
 
 TEST(SampleRows, LargeMatricesHitEdgesAndEveryTileOffset) {

@@ -1,0 +1,297 @@
+#include "autotune/finalists.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "autotune/bench_stage.h"
+#include "autotune/search.h"
+#include "autotune/tuning_run.h"
+
+namespace ktune {
+
+std::vector<size_t> finalistOrder(size_t n, int round) {
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), size_t{0});
+  if (round % 2 == 1) std::reverse(order.begin(), order.end());
+  return order;
+}
+
+double studentT95(int dof) {
+  static const double kT[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262,
+                              2.228,  2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101,
+                              2.093,  2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052,
+                              2.048,  2.045, 2.042};
+  if (dof < 1) return 0;
+  if (dof <= 30) return kT[dof - 1];
+  return 1.96;
+}
+
+namespace {
+
+double medianOf(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+bool complete(const std::vector<double>& t) {
+  return !t.empty() && std::all_of(t.begin(), t.end(), [](double x) { return x >= 0; });
+}
+
+// A time for the log ratio: a zero time (a call that does no device work) is a tiny one.
+double positive(double ms) { return std::max(ms, 1e-9); }
+
+// Paired comparison of finalist `a` with the baseline `b`: the geometric mean of the per-round
+// time ratios and its 95% t interval (log scale, so the interval is symmetric in ratio terms).
+struct Paired {
+  double ratio = 1, lo = 1, hi = 1;
+};
+Paired paired(const std::vector<double>& a, const std::vector<double>& b) {
+  std::vector<double> l;
+  for (size_t r = 0; r < a.size() && r < b.size(); ++r)
+    l.push_back(std::log(positive(a[r]) / positive(b[r])));
+  Paired p;
+  if (l.empty()) return p;
+  const double n = static_cast<double>(l.size());
+  const double mean = std::accumulate(l.begin(), l.end(), 0.0) / n;
+  double ss = 0;
+  for (double x : l) ss += (x - mean) * (x - mean);
+  // One round gives no spread: the interval is unbounded then (never a confident win).
+  const double half = l.size() < 2 ? HUGE_VAL
+                                   : studentT95(static_cast<int>(l.size()) - 1) *
+                                         std::sqrt(ss / (n - 1)) / std::sqrt(n);
+  p.ratio = std::exp(mean);
+  p.lo = std::exp(mean - half);
+  p.hi = std::exp(mean + half);
+  return p;
+}
+
+}  // namespace
+
+int decideFinalists(const std::vector<std::vector<double>>& times, int baseline, double margin,
+                    DefaultComparison* cmp) {
+  DefaultComparison c;
+  c.margin = margin;
+  c.finalists = static_cast<int>(times.size());
+  c.rounds = times.empty() ? 0 : static_cast<int>(times.front().size());
+  const bool have_base =
+      baseline >= 0 && baseline < static_cast<int>(times.size()) && complete(times[baseline]);
+  int best = -1;
+  double best_med = 0;
+  if (!have_base) {
+    for (size_t i = 0; i < times.size(); ++i) {
+      if (!complete(times[i])) continue;
+      const double m = medianOf(times[i]);
+      if (best < 0 || m < best_med) best = static_cast<int>(i), best_med = m;
+    }
+    c.decision = "no default measured";
+    if (best >= 0) c.winner_ms = best_med;
+    *cmp = c;
+    return best;
+  }
+  c.baseline_ms = medianOf(times[baseline]);
+  // The best challenger by its paired ratio: the winner when its interval clears the margin.
+  int challenger = -1;
+  Paired best_p;
+  for (size_t i = 0; i < times.size(); ++i) {
+    if (static_cast<int>(i) == baseline || !complete(times[i])) continue;
+    const Paired p = paired(times[i], times[baseline]);
+    if (challenger < 0 || p.ratio < best_p.ratio) challenger = static_cast<int>(i), best_p = p;
+  }
+  int winner = baseline;
+  if (challenger < 0 || best_p.ratio >= 1) {
+    c.decision = "default is fastest";
+  } else if (best_p.hi < 1 - margin) {
+    c.decision = "faster than the default";
+    winner = challenger;
+  } else {
+    c.decision = "default kept: within noise";
+  }
+  if (challenger >= 0) {
+    c.ratio = best_p.ratio;
+    c.ratio_lo = best_p.lo;
+    c.ratio_hi = best_p.hi;
+  }
+  c.winner_ms = medianOf(times[winner]);
+  *cmp = c;
+  return winner;
+}
+
+namespace detail {
+namespace {
+
+bool passed(const Cand& c) { return c.live && c.r.status == Code::kOk && c.r.stats.runs > 0; }
+
+// The default may have been stopped early as slower than the best so far: it passed
+// verification, and it is the bar every finalist is measured against, so it is timed again.
+bool usableBaseline(const Cand& c) {
+  return passed(c) || (c.r.status == Code::kTimeout && c.r.reason.rfind("slower than best", 0) == 0);
+}
+
+// The default among the passed originals: the vendor default, else the family's default config.
+int findBaseline(const FinalistRun& fr) {
+  auto original = [&](size_t i) {
+    const int o = fr.cands[i].dup_of;
+    return o >= 0 ? static_cast<size_t>(o) : i;
+  };
+  for (size_t i = 0; i < fr.cands.size(); ++i)
+    if (fr.cands[i].is_default && usableBaseline(fr.cands[original(i)]))
+      return static_cast<int>(original(i));
+  const Config& d = fr.fs.f.default_config;
+  if (d.params().empty()) return -1;
+  for (size_t i = 0; i < fr.cands.size(); ++i) {
+    const Cand& c = fr.cands[i];
+    if (c.vendor_source.empty() && c.config == d && usableBaseline(fr.cands[original(i)]))
+      return static_cast<int>(original(i));
+  }
+  return -1;
+}
+
+// One round's bench budget: a slice of the run's, at least a few runs each.
+BenchOptions roundOptions(const TunerEngine& e, bool last) {
+  BenchOptions bo = e.opts.bench;
+  const int rounds = std::max(1, e.opts.finalist_rounds);
+  bo.warmup_ms = std::max(bo.warmup_ms / rounds, 0.0);
+  bo.rep_ms = std::max(bo.rep_ms / rounds, 0.0);
+  bo.min_runs = std::max(3, bo.min_runs / 2);
+  bo.best_ms = 0;  // no early rejection: every finalist is timed in full (the worker keeps its
+  bo.abort_factor = 1e9;  // own best across a batch, so the factor turns it off there too)
+  bo.reverify = last;
+  return bo;
+}
+
+void failFinalist(Cand& c, const CandidateResult& r) {
+  Status st(r.status == Code::kOk ? Code::kInternal : r.status,
+            "finalist re-timing: " + r.reason);
+  fail(c, st);
+}
+
+// One round in this process: each finalist verified and timed in `order`.
+void roundInProcess(FinalistRun& fr, const std::vector<size_t>& fin, const std::vector<size_t>& order,
+                    bool last, std::vector<std::vector<double>>& times, int round,
+                    std::vector<TimingStats>& stats) {
+  const BenchOptions bo = roundOptions(fr.e, last);
+  for (size_t j : order) {
+    Cand& c = fr.cands[fin[j]];
+    if (!c.live) continue;
+    Cand t = c;
+    fr.e.benchOne(fr.fs.f, fr.p, t, bo, 0, fr.s);
+    if (t.r.status == Code::kOk) {
+      times[j][round] = t.r.stats.median_ms;
+      stats[j] = t.r.stats;
+    } else {
+      failFinalist(c, t.r);
+    }
+  }
+}
+
+// One round through the worker; false when the worker could not run it.
+bool roundInWorker(FinalistRun& fr, const std::vector<size_t>& fin, const std::vector<size_t>& order,
+                   bool last, std::vector<std::vector<double>>& times, int round,
+                   std::vector<TimingStats>& stats, std::string* why) {
+  WorkerBatch b;
+  b.family = fr.fs.f.name;
+  b.key = fr.key;
+  b.args_json = fr.fs.f.args_json(fr.p);
+  b.bench = roundOptions(fr.e, last);
+  std::vector<size_t> sent;
+  for (size_t j : order) {
+    const Cand& c = fr.cands[fin[j]];
+    if (!c.live) continue;
+    WorkerCandidate wc;
+    wc.config = c.r.config;
+    wc.source = c.vendor_source.empty() ? "jit" : c.vendor_source;
+    wc.code_object_key = c.r.code_object_key;
+    b.candidates.push_back(std::move(wc));
+    sent.push_back(j);
+  }
+  if (!fr.e.makeWorker(why)) return false;
+  Status st = fr.e.worker->run(b, [&](size_t k, const CandidateResult& r) {
+    const size_t j = sent[k];
+    if (r.status == Code::kOk) {
+      times[j][round] = r.stats.median_ms;
+      stats[j] = r.stats;
+    } else {
+      failFinalist(fr.cands[fin[j]], r);
+    }
+  });
+  if (!st.ok()) *why = st.toString();
+  return st.ok();
+}
+
+}  // namespace
+
+int runFinalists(FinalistRun& fr, DefaultComparison* cmp) {
+  const int k = fr.e.opts.options.finalists;
+  std::vector<CandidateResult> results;
+  for (const Cand& c : fr.cands) results.push_back(c.r);
+  const int fastest = chooseWinner(results);
+  if (k <= 0 || fastest < 0) return fastest;
+  // Finalists: the k fastest passed originals, and the default.
+  std::vector<size_t> order_by_time;
+  for (size_t i = 0; i < fr.cands.size(); ++i)
+    if (passed(fr.cands[i]) && fr.cands[i].dup_of < 0) order_by_time.push_back(i);
+  std::stable_sort(order_by_time.begin(), order_by_time.end(), [&](size_t a, size_t b) {
+    return fr.cands[a].r.stats.median_ms < fr.cands[b].r.stats.median_ms;
+  });
+  const int base = findBaseline(fr);
+  std::vector<size_t> fin;
+  if (base >= 0) {
+    fin.push_back(static_cast<size_t>(base));
+    fr.cands[base].live = true;  // a default stopped early runs again (usableBaseline)
+  }
+  for (size_t i : order_by_time) {
+    if (static_cast<int>(fin.size()) >= k + (base >= 0 ? 1 : 0)) break;
+    if (static_cast<int>(i) != base) fin.push_back(i);
+  }
+  if (fin.empty()) return fastest;  // only results resumed from an interrupted run passed
+  // A single finalist has nothing to be compared with: one round re-verifies it.
+  const int rounds = fin.size() < 2 ? 1 : std::max(2, fr.e.opts.finalist_rounds);
+  std::vector<std::vector<double>> times(fin.size(), std::vector<double>(rounds, -1.0));
+  std::vector<TimingStats> stats(fin.size());
+  for (int r = 0; r < rounds; ++r) {
+    const auto order = finalistOrder(fin.size(), r);
+    std::string why;
+    if (fr.isolated) {
+      if (!roundInWorker(fr, fin, order, r + 1 == rounds, times, r, stats, &why)) {
+        fr.e.log() << "ktune: " << fr.fs.f.name << " [" << fr.key
+                   << "]: re-timing the finalists in the worker failed (" << why
+                   << "); keeping the first measurements\n";
+        cmp->decision = "re-timing failed: " + why;
+        return fastest;
+      }
+    } else {
+      roundInProcess(fr, fin, order, r + 1 == rounds, times, r, stats);
+    }
+  }
+  for (size_t j = 0; j < fin.size(); ++j) {
+    Cand& c = fr.cands[fin[j]];
+    if (!c.live) {
+      std::fill(times[j].begin(), times[j].end(), -1.0);
+    } else if (c.r.status != Code::kOk) {  // the default, stopped early before: now measured
+      c.r.status = Code::kOk;
+      c.r.reason.clear();
+      c.r.stats = stats[j];
+    }
+  }
+  int w = -1;
+  if (fin.size() < 2) {
+    if (fr.cands[fin[0]].live) return static_cast<int>(fin[0]);
+  } else {
+    w = decideFinalists(times, base >= 0 ? 0 : -1, fr.e.opts.finalist_margin, cmp);
+    if (base >= 0) {
+      cmp->baseline = fr.cands[base].r.config;
+      cmp->baseline_source = fr.cands[base].r.source;
+    }
+  }
+  if (w >= 0) return static_cast<int>(fin[w]);
+  // Every finalist failed its re-check: the plain fastest of what is left.
+  results.clear();
+  for (const Cand& c : fr.cands) results.push_back(c.r);
+  return chooseWinner(results);
+}
+
+}  // namespace detail
+}  // namespace ktune

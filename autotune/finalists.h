@@ -1,0 +1,61 @@
+// Stage "finalists" of a tuning run (internal): the candidates that came out fastest, and the
+// family's default, are timed again after every compile has finished, interleaved in one process
+// on the same buffers (round r times them in order, round r+1 in reverse order, so each goes
+// first as often as last), with the output verified again after the last round's second and last
+// timed runs. A candidate replaces the default only when the 95% interval of its paired
+// time ratio to the default (per round, same conditions) lies below 1 - margin: a tuned key
+// never records a winner that the measurements cannot tell apart from the default.
+//
+// The default is the family's vendor default (a VendorCandidate with is_default, e.g. cuBLASLt's
+// heuristic #0) when it passed, else the family's default_config when it was a candidate and
+// passed; without either, the fastest finalist of the re-timing wins (no comparison recorded).
+// Under isolation the rounds run in the worker (vendor and JIT candidates both), otherwise in
+// the tuner's process (both).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "autotune/database.h"
+#include "runtime/backend.h"
+
+namespace ktune {
+
+// Order of the finalists in round `round` (0-based): 0..n-1 on even rounds, reversed on odd ones.
+std::vector<size_t> finalistOrder(size_t n, int round);
+
+// Decision from the per-round medians. times[i][r]: finalist i's median in round r (ms; < 0 when
+// it has no valid time in that round, which drops it); baseline: the default's index in `times`,
+// or -1. Returns the winner's index into `times` (-1 when nothing has times) and fills *cmp
+// (rounds, finalists, ratio and interval, decision; not the baseline's name). Deterministic.
+int decideFinalists(const std::vector<std::vector<double>>& times, int baseline, double margin,
+                    DefaultComparison* cmp);
+
+// Two-sided 95% Student t quantile for `dof` degrees of freedom (1.96 beyond the table).
+double studentT95(int dof);
+
+namespace detail {
+struct TunerEngine;
+struct FamilyState;
+struct Cand;
+
+// What the stage works on: the run's candidates (results filled by the bench stage).
+struct FinalistRun {
+  TunerEngine& e;
+  FamilyState& fs;
+  const void* p;
+  const std::string& key;
+  StreamHandle s;
+  std::vector<Cand>& cands;
+  bool isolated;  // candidates of this key were benchmarked in the worker: re-time them there
+};
+
+// Runs the stage (engine options: options.finalists, finalist_rounds, finalist_margin) and
+// returns the winner's index into cands (-1: none passed), filling *cmp. A finalist that fails
+// the re-timing or the re-verification is marked failed in cands. With finalists == 0 it is the
+// plain fastest (chooseWinner) and *cmp stays empty.
+int runFinalists(FinalistRun& fr, DefaultComparison* cmp);
+}  // namespace detail
+
+}  // namespace ktune

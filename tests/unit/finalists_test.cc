@@ -1,0 +1,249 @@
+// The finalists stage (autotune/finalists.h): the decision from interleaved rounds, and a tuning
+// run on the simulated backend with seeded noisy timings, where a winner must never be a
+// candidate that is really slower than the vendor default.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "autotune/finalists.h"
+#include "autotune/search.h"
+#include "tuner_sim_env.h"
+
+namespace ktune {
+namespace {
+
+using tunertest::Env;
+using tunertest::Scale;
+
+TEST(Finalists, OrderAlternatesWhoGoesFirst) {
+  EXPECT_EQ(finalistOrder(3, 0), (std::vector<size_t>{0, 1, 2}));
+  EXPECT_EQ(finalistOrder(3, 1), (std::vector<size_t>{2, 1, 0}));
+  EXPECT_EQ(finalistOrder(3, 2), (std::vector<size_t>{0, 1, 2}));
+}
+
+TEST(Finalists, ClearWinReplacesTheDefault) {
+  DefaultComparison c;
+  // Finalist 1 is 20% faster in every round, with a little spread.
+  int w = decideFinalists({{1.0, 1.02, 0.99, 1.01}, {0.80, 0.81, 0.79, 0.80}}, 0, 0, &c);
+  EXPECT_EQ(w, 1);
+  EXPECT_EQ(c.decision, "faster than the default");
+  EXPECT_NEAR(c.ratio, 0.8, 0.01);
+  EXPECT_LT(c.ratio_lo, c.ratio);
+  EXPECT_LT(c.ratio_hi, 1.0);
+  EXPECT_EQ(c.rounds, 4);
+  EXPECT_EQ(c.finalists, 2);
+}
+
+TEST(Finalists, WithinNoiseKeepsTheDefault) {
+  DefaultComparison c;
+  // Faster on average (0.98) but one round says slower: the interval includes 1.
+  int w = decideFinalists({{1.0, 1.0, 1.0, 1.0}, {0.95, 1.03, 0.96, 0.98}}, 0, 0, &c);
+  EXPECT_EQ(w, 0);
+  EXPECT_EQ(c.decision, "default kept: within noise");
+  EXPECT_LT(c.ratio, 1.0);
+  EXPECT_GE(c.ratio_hi, 1.0);
+  // A margin the interval must clear keeps the default even for a steady 2% gain.
+  w = decideFinalists({{1.0, 1.0, 1.0}, {0.98, 0.98, 0.981}}, 0, 0.05, &c);
+  EXPECT_EQ(w, 0);
+  w = decideFinalists({{1.0, 1.0, 1.0}, {0.98, 0.98, 0.981}}, 0, 0, &c);
+  EXPECT_EQ(w, 1);
+}
+
+TEST(Finalists, DefaultFastestAndMissingTimes) {
+  DefaultComparison c;
+  EXPECT_EQ(decideFinalists({{1.0, 1.0}, {1.1, 1.2}}, 0, 0, &c), 0);
+  EXPECT_EQ(c.decision, "default is fastest");
+  // A finalist without a time in some round (failed its re-check) is out.
+  EXPECT_EQ(decideFinalists({{1.0, 1.0}, {0.5, -1}}, 0, 0, &c), 0);
+  // No default: the fastest median.
+  EXPECT_EQ(decideFinalists({{1.0, 1.1}, {0.9, 0.95}}, -1, 0, &c), 1);
+  EXPECT_EQ(c.decision, "no default measured");
+  EXPECT_EQ(decideFinalists({}, -1, 0, &c), -1);
+  // One round gives no interval: never a confident win.
+  EXPECT_EQ(decideFinalists({{1.0}, {0.5}}, 0, 0, &c), 0);
+}
+
+// A vendor "library" whose call takes `ms` of simulated device time (a memset on the stream, so
+// the simulated noise applies) and computes the right result.
+void addVendor(Env& env, KernelFamily<Scale>& f, double ms, double bytes_per_ms) {
+  const size_t bytes = static_cast<size_t>(ms * bytes_per_ms);
+  DevicePtr scratch = *env.backend->alloc(bytes);
+  f.vendor_candidates = [](const Scale&) {
+    return std::vector<VendorCandidate>{{"fake:idx=0", "fakeblas", true}};
+  };
+  f.vendor_launch = [&env, scratch, bytes](const std::string&, const Scale& p,
+                                           StreamHandle s) -> Status {
+    std::vector<float> x(p.n);
+    KTUNE_RETURN_IF_ERROR(env.backend->copyToHost(x.data(), p.x, p.n * 4));
+    for (auto& v : x) v *= 2;
+    KTUNE_RETURN_IF_ERROR(env.backend->copyToDevice(p.y, x.data(), p.n * 4));
+    return env.backend->memset8(scratch, 0, bytes, s);
+  };
+}
+
+struct NoisyRun {
+  TuneReport rep;
+  std::string first_pass_winner;  // the plain fastest median of the first measurements
+};
+
+// One seeded tuning run: JIT configs with the given true costs against a vendor default of
+// 0.05 ms, 8% launch-to-launch noise.
+NoisyRun tuneNoisy(uint64_t seed, const std::map<std::string, double>& costs) {
+  const double kBw = 1e6;
+  Env env(0.08, seed, kBw);
+  auto f = env.family();
+  f.configs.clear();
+  for (const auto& [cfg, ms] : costs) {
+    f.configs.push_back(*Config::parse(cfg));
+    env.cost[cfg] = ms;
+  }
+  addVendor(env, f, 0.05, kBw);
+  EngineOptions o = env.options();
+  o.options.pipeline = false;  // benchmark in candidate order: the noise draws are reproducible
+  o.options.compile_threads = 1;
+  auto t = Tuner::create(env.backend, o);
+  EXPECT_TRUE(t.ok()) << t.status().toString();
+  auto fam = (*t)->add(std::move(f));
+  EXPECT_TRUE(fam.ok()) << fam.status().toString();
+  auto rep = fam->tune(env.problem(4096));
+  EXPECT_TRUE(rep.ok()) << rep.status().toString();
+  NoisyRun out;
+  if (!rep.ok()) return out;
+  out.rep = *rep;
+  int w = chooseWinner(rep->candidates);
+  if (w >= 0) out.first_pass_winner = rep->candidates[w].config;
+  return out;
+}
+
+double trueCost(const std::map<std::string, double>& costs, const TuneReport& r) {
+  if (r.winner_source == "fakeblas") return 0.05;
+  return costs.at(r.winner);
+}
+
+TEST(Finalists, NoisyTimingsNeverPickASlowerWinnerThanTheDefault) {
+  // Every JIT config is really 1-4% slower than the vendor default.
+  const std::map<std::string, double> costs = {{"BLOCK=128,VEC=1", 0.0505},
+                                               {"BLOCK=256,VEC=1", 0.051},
+                                               {"BLOCK=256,VEC=2", 0.0505},
+                                               {"BLOCK=512,VEC=1", 0.052},
+                                               {"BLOCK=64,VEC=4", 0.051}};
+  int fooled_first_pass = 0;
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    NoisyRun run = tuneNoisy(seed, costs);
+    const TuneReport& r = run.rep;
+    ASSERT_FALSE(r.winner.empty()) << r.tree();
+    const DefaultComparison& c = r.vs_default;
+    EXPECT_EQ(c.baseline, "fake:idx=0");
+    EXPECT_EQ(c.baseline_source, "fakeblas");
+    EXPECT_GE(c.rounds, 2);
+    EXPECT_LE(c.ratio_lo, c.ratio_hi);
+    // The recorded winner is never really slower than the default by more than its interval.
+    const double ratio = trueCost(costs, r) / 0.05;
+    const double hi = r.winner_source == "fakeblas" ? 1.0 : c.ratio_hi;
+    EXPECT_LE(ratio, hi) << "seed " << seed << "\n" << r.tree();
+    EXPECT_EQ(r.winner_source, "fakeblas") << "seed " << seed << "\n" << r.tree();
+    if (run.first_pass_winner != "fake:idx=0") ++fooled_first_pass;
+  }
+  // The noise is real: the first measurements alone would have picked a slower JIT config.
+  EXPECT_GT(fooled_first_pass, 0);
+}
+
+TEST(Finalists, ClearlyFasterCandidateStillWinsUnderNoise) {
+  const std::map<std::string, double> costs = {{"BLOCK=128,VEC=1", 0.051},
+                                               {"BLOCK=256,VEC=2", 0.040},
+                                               {"BLOCK=512,VEC=1", 0.052}};
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    NoisyRun run = tuneNoisy(seed, costs);
+    const TuneReport& r = run.rep;
+    EXPECT_EQ(r.winner, "BLOCK=256,VEC=2") << "seed " << seed << "\n" << r.tree();
+    EXPECT_EQ(r.vs_default.decision, "faster than the default");
+    EXPECT_LT(r.vs_default.ratio_hi, 1.0);
+    EXPECT_LE(0.8, r.vs_default.ratio_hi);  // the truth (0.8) lies within reach of the interval
+  }
+}
+
+// Tunes a fast BLOCK=256,VEC=2 (0.02 ms) against the family's default_config BLOCK=128,VEC=1
+// (0.05 ms), on exact timings.
+Expected<TuneReport> tuneFastVsDefault(Env& env) {
+  auto f = env.family();
+  f.configs = {*Config::parse("BLOCK=256,VEC=2"), *Config::parse("BLOCK=128,VEC=1")};
+  env.cost["BLOCK=256,VEC=2"] = 0.02;
+  env.cost["BLOCK=128,VEC=1"] = 0.05;
+  KTUNE_ASSIGN_OR_RETURN(auto t, Tuner::create(env.backend, env.options()));
+  KTUNE_ASSIGN_OR_RETURN(auto fam, t->add(std::move(f)));
+  return fam.tune(env.problem(1024));
+}
+
+TEST(Finalists, ComparisonIsRecordedInTheDatabaseAndTree) {
+  Env env;
+  auto rep = tuneFastVsDefault(env);
+  ASSERT_TRUE(rep.ok()) << rep.status().toString();
+  EXPECT_EQ(rep->winner, "BLOCK=256,VEC=2");
+  EXPECT_EQ(rep->vs_default.baseline, "BLOCK=128,VEC=1");
+  EXPECT_EQ(rep->vs_default.baseline_source, "jit");
+  EXPECT_NE(rep->tree().find("vs default BLOCK=128,VEC=1: faster than the default"),
+            std::string::npos)
+      << rep->tree();
+  std::string text = *readFile(joinPath(joinPath(env.dir, "db"), "scale.json"));
+  auto j = nlohmann::json::parse(text);
+  bool found = false;
+  for (const auto& d : j["devices"])
+    for (const auto& [k, e] : d["entries"].items()) {
+      ASSERT_TRUE(e.contains("vs_default")) << e.dump();
+      EXPECT_EQ(e["vs_default"]["decision"], "faster than the default");
+      EXPECT_LT(e["vs_default"]["ratio_hi"].get<double>(), 1.0);
+      found = true;
+    }
+  EXPECT_TRUE(found) << text;
+}
+
+TEST(Finalists, WinnerWrongOnLaterLaunchesIsRejected) {
+  Env env;
+  // The fastest is right for its first verification, wrong once it has run a few times.
+  env.wrong_after["BLOCK=256,VEC=2"] = 3;
+  auto rep = tuneFastVsDefault(env);
+  ASSERT_TRUE(rep.ok()) << rep.status().toString();
+  EXPECT_EQ(rep->winner, "BLOCK=128,VEC=1") << rep->tree();
+  const CandidateResult* bad = tunertest::find(*rep, "BLOCK=256,VEC=2");
+  ASSERT_NE(bad, nullptr);
+  EXPECT_EQ(bad->status, Code::kWrongResult) << rep->tree();
+  EXPECT_NE(bad->reason.find("finalist re-timing"), std::string::npos) << bad->reason;
+}
+
+TEST(Finalists, TuningOffRunsTheVendorDefault) {
+  Env env;
+  auto f = env.family();
+  int vendor_runs = 0;
+  std::string ran;
+  f.vendor_candidates = [](const Scale&) {
+    return std::vector<VendorCandidate>{{"fake:idx=1", "fakeblas", false},
+                                        {"fake:idx=0", "fakeblas", true}};
+  };
+  f.vendor_launch = [&](const std::string& id, const Scale&, StreamHandle) {
+    ++vendor_runs;
+    ran = id;
+    return Status::Ok();
+  };
+  auto t = Tuner::create(env.backend, env.options(/*tuning=*/false));
+  ASSERT_TRUE(t.ok());
+  auto fam = (*t)->add(std::move(f));
+  ASSERT_TRUE(fam.ok());
+  ASSERT_TRUE((*fam)(env.problem(64)).ok());
+  EXPECT_EQ(vendor_runs, 1);
+  EXPECT_EQ(ran, "fake:idx=0");
+  EXPECT_EQ(env.launches.count("BLOCK=128,VEC=1"), 0u);  // the JIT default did not run
+  // Without a vendor default the JIT default runs (default_for when given).
+  Env env2;
+  auto g = env2.family();
+  g.default_for = [](const Scale&) { return Config{{"BLOCK", 256}, {"VEC", 2}}; };
+  auto t2 = Tuner::create(env2.backend, env2.options(false));
+  ASSERT_TRUE(t2.ok());
+  auto fam2 = (*t2)->add(std::move(g));
+  ASSERT_TRUE(fam2.ok());
+  ASSERT_TRUE((*fam2)(env2.problem(64)).ok());
+  EXPECT_EQ(env2.launches["BLOCK=256,VEC=2"], 1);
+}
+
+}  // namespace
+}  // namespace ktune
