@@ -60,6 +60,7 @@ class SourceFnMlirGpu : public ::testing::Test {
     eo.options.warmup_ms = 2;
     eo.options.rep_ms = 10;
     eo.options.static_prune = false;  // every config is benchmarked and verified
+    eo.bench.abort_factor = 1e9;        // no early rejection: every config is timed whole
     auto t = Tuner::create(backend_, eo);
     ASSERT_TRUE(t.ok()) << t.status().toString();
     tuner_ = std::move(*t);
