@@ -375,14 +375,7 @@ void addRunHooks(KernelFamily<GemmCall>& f, GemmOp::State* S) {
 void addVendorCandidates(KernelFamily<GemmCall>& f, GemmOp::State* S) {
   if (!S->vendor) return;
   f.vendor_candidates = [S](const GemmCall& call) {
-    const gemm::GemmShape s = withAlignment(call.shape, call.buf);
-    auto out = S->vendor->candidates(s, S->vendor_algos);
-    // The vendor's heuristic choice can refuse pointers that are only element-aligned (see
-    // launchReference): for such a call the default is the JIT one (default_for), whose unaligned
-    // path handles any address; the vendor's algorithms stay candidates, verified like the rest.
-    if (!s.aligned16)
-      for (auto& v : out) v.is_default = false;
-    return out;
+    return S->vendor->candidates(withAlignment(call.shape, call.buf), S->vendor_algos);
   };
   f.vendor_launch = [S](const std::string& id, const GemmCall& call, StreamHandle stream) -> Status {
     if (id.empty()) return Status::InvalidArgument("empty vendor algorithm id");

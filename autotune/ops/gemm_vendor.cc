@@ -33,7 +33,10 @@ class LtVendor final : public GemmVendor {
     auto algos = lib_->heuristics(*lp, max_algos, kLtWorkspaceBytes);
     if (!algos.ok()) return out;
     // Heuristic #0 is the library's own choice: the default (tuning off, and the bar to beat).
-    for (const auto& a : *algos) out.push_back({a.id(), source_, a.index == 0});
+    // Its choice can refuse pointers that are only element-aligned, so such a call has no vendor
+    // default (the JIT default's unaligned path handles any address); the algorithms stay
+    // candidates, verified like the rest.
+    for (const auto& a : *algos) out.push_back({a.id(), source_, a.index == 0 && s.aligned16});
     return out;
   }
 
