@@ -58,12 +58,12 @@ mapfile -t REST < <(printf '%s\n' "${UNIT[@]}" | grep -vE '^isolation_' || true)
 rc=0
 if [ ${#REST[@]} -gt 0 ]; then
   REGEX=$(printf '%s|' "${REST[@]}")
-  ctest -L unit -R "^(${REGEX%|})\$" --output-on-failure -j"$JOBS" --timeout 900 || rc=1
+  ctest -L unit -R "^(${REGEX%|})(_shard[0-9]+)?\$" --output-on-failure -j"$JOBS" --timeout 900 || rc=1
 fi
 if [ ${#ISO[@]} -gt 0 ]; then
   REGEX=$(printf '%s|' "${ISO[@]}")
   ASAN_OPTIONS="$ASAN_OPTIONS:handle_segv=0" \
-    ctest -L unit -R "^(${REGEX%|})\$" --output-on-failure -j"$JOBS" --timeout 900 || rc=1
+    ctest -L unit -R "^(${REGEX%|})(_shard[0-9]+)?\$" --output-on-failure -j"$JOBS" --timeout 900 || rc=1
 fi
 bash "$ROOT/tests/check_skips.sh" . unit || rc=1
 exit $rc

@@ -364,7 +364,13 @@ TEST_F(GemmNvrtc, WgmmaCuratedConfigsCompileForSm90a) {
 // Every config of the TMA space compiles for sm_90a (bf16 -> bf16 at 4096^3; the curated ones also
 // f16 -> f32 with bias + GELU at an odd shape): the PTX has the bulk tensor copy on mbarriers,
 // wgmma, and (two consumers) setmaxnreg; nothing spills.
-TEST_F(GemmNvrtc, TmaSpaceCompilesForSm90a) {
+// The TMA space sweep is the longest compile sweep of the unit suite: it runs as kTmaParts tests,
+// each compiling every kTmaParts-th job, so that ctest's shards of this program (tests/CMakeLists.txt)
+// share it out evenly. Together the parts compile every job once.
+constexpr size_t kTmaParts = 4;
+class GemmNvrtcTmaPart : public GemmNvrtc, public ::testing::WithParamInterface<size_t> {};
+
+TEST_P(GemmNvrtcTmaPart, TmaSpaceCompilesForSm90a) {
   std::vector<std::tuple<KernelKind, Config, GemmShape>> jobs;
   GemmShape s = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 4096, 4096, 4096);
   const auto space = configSpace(KernelKind::kTma).enumerate("cuda").accepted;
@@ -390,6 +396,9 @@ TEST_F(GemmNvrtc, TmaSpaceCompilesForSm90a) {
     jobs.emplace_back(KernelKind::kTma, cur.back(), g);
   }
   ASSERT_GE(jobs.size(), 10u);
+  const size_t part = GetParam();
+  std::vector<std::tuple<KernelKind, Config, GemmShape>> mine;
+  for (size_t i = part; i < jobs.size(); i += kTmaParts) mine.push_back(jobs[i]);
   auto tma_ptx = [](const Config& c, const GemmShape& sh, const std::string& ptx) -> std::string {
     if (ptx.find("cp.async.bulk.tensor.2d") == std::string::npos)
       return "PTX lacks cp.async.bulk.tensor";
@@ -412,7 +421,19 @@ TEST_F(GemmNvrtc, TmaSpaceCompilesForSm90a) {
       return "PTX lacks the split tail's acquire load / counter increment";
     return "";
   };
-  for (const auto& fl : compileAll(jobs, tma_ptx)) ADD_FAILURE() << fl;
+  for (const auto& fl : compileAll(mine, tma_ptx)) ADD_FAILURE() << fl;
+}
+
+INSTANTIATE_TEST_SUITE_P(Parts, GemmNvrtcTmaPart, ::testing::Range(size_t{0}, kTmaParts));
+
+// The TMA kernel's launch rule, applicability and tensor-map descriptors (no compile).
+TEST(GemmTma, LaunchRuleApplicabilityAndTensorMaps) {
+  GemmShape s = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 4096, 4096, 4096);
+  GemmShape f = denseShape(Layout::kNT, ElemType::kF16, ElemType::kF32, 1000, 33, 4097);
+  f.lda = f.ldb = 4104;
+  f.has_bias = true;
+  f.act = Activation::kGelu;
+  f.beta = 0.5f;
 
   // Launch rule: persistent grid of min(tiles, SMs), (CONSUMERS + 1) warpgroups, NT + 16-byte path.
   DeviceInfo h = h100Like();
