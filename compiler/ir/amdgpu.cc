@@ -111,11 +111,12 @@ Expected<std::string> linkDeviceLibs(const CompileRequest& req, const std::strin
 }  // namespace
 
 Expected<std::string> llvmToAmdgcn(const CompileRequest& req, const std::string& ir_in,
-                                   bool optimize_ir) {
+                                   std::string* chain) {
   bool linked = false;
   KTUNE_ASSIGN_OR_RETURN(std::string ir, linkDeviceLibs(req, ir_in, &linked));
-  if (optimize_ir || linked) {  // inline the library calls, as clang does
+  if (linked) {  // inline the library calls, as clang does
     KTUNE_ASSIGN_OR_RETURN(ir, optimize(req, ir));
+    *chain += "llvm-link+opt+";
   }
   const Toolchain& tc = toolchain();
   KTUNE_ASSIGN_OR_RETURN(std::string llc, need(tc.llc, "llc-19", "llvm-19"));

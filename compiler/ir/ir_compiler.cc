@@ -101,7 +101,7 @@ class IrCompiler final : public Compiler {
     if (req.language == Language::kLlvmIr) return req.source;
     KTUNE_ASSIGN_OR_RETURN(MlirLowering low, lowerMlir(req));
     if (req.dumps & kDumpMlir) co->dumps["mlir"] = std::move(low.stages);
-    *chain += "mlir-opt+mlir-translate+opt+";  // opt -O3 runs in llvmToPtx / llvmToAmdgcn
+    *chain += "mlir-opt+mlir-translate+";
     return std::move(low.llvm_ir);
   }
 
@@ -122,7 +122,7 @@ class IrCompiler final : public Compiler {
       KTUNE_ASSIGN_OR_RETURN(std::string ir, llvmIrOf(req, co, chain));
       if (req.dumps & kDumpLlvm) co->dumps["llvm"] = ir;
       if ((req.dumps & kDumpMlir) && req.language == Language::kLlvmIr) co->dumps["mlir"] = view(ir);
-      KTUNE_ASSIGN_OR_RETURN(ptx, llvmToPtx(req, ir, req.language == Language::kMlir));
+      KTUNE_ASSIGN_OR_RETURN(ptx, llvmToPtx(req, ir, chain));
       *chain += "llc+";
     }
     KTUNE_ASSIGN_OR_RETURN(co->lowered_entry, pickKernel(req, ptxKernels(ptx)));
@@ -151,7 +151,7 @@ class IrCompiler final : public Compiler {
       KTUNE_ASSIGN_OR_RETURN(std::string ir, llvmIrOf(req, co, chain));
       if (req.dumps & kDumpLlvm) co->dumps["llvm"] = ir;
       if ((req.dumps & kDumpMlir) && req.language == Language::kLlvmIr) co->dumps["mlir"] = view(ir);
-      KTUNE_ASSIGN_OR_RETURN(isa, llvmToAmdgcn(req, ir, req.language == Language::kMlir));
+      KTUNE_ASSIGN_OR_RETURN(isa, llvmToAmdgcn(req, ir, chain));
       *chain += "llc+";
     }
     KTUNE_ASSIGN_OR_RETURN(co->lowered_entry, pickKernel(req, amdKernels(isa)));

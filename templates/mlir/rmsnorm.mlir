@@ -1,30 +1,43 @@
-// ktune RMSNorm written in MLIR (gpu, arith, scf, memref, vector, math dialects), lowered by the IR
+// ktune RMSNorm written in MLIR (gpu, arith, scf, memref, vector, llvm dialects), lowered by the IR
 // front door to NVVM (sm_*) or ROCDL (gfx*). One template, a config substituted into the text:
 //   {{T}} bf16|f16|f32, {{VEC}} elements per 16-byte-or-less access, {{THREADS}} threads per
-//   block, {{ROWS_PER_BLOCK}} rows per block, {{WARP}} 32|64 (vendor), {{WARPS}} THREADS/WARP,
-//   {{LOG2_WARP}} log2(WARP).
+//   row, {{ROWS_PER_BLOCK}} rows per block (block = THREADS x ROWS_PER_BLOCK, one row per
+//   thread_id.y), {{WARP}} 32|64 (vendor), {{WARPS}} THREADS/WARP, {{LOG2_WARP}} log2(WARP),
+//   {{ITEMS}} vectors per thread kept in registers, {{HEAD}} = ITEMS*THREADS; {{RAW}},
+//   {{WIDEN}}, {{WIDE}}, {{LATE_OP}}, {{LATE_CONST}}: the second widening of T to f32 (below);
+//   {{RSQRT}} llvm.nvvm.rsqrt.approx.f | llvm.amdgcn.rsq.f32. The lines between
+//   the FOR_EACH_ITEM and END_FOR_EACH_ITEM markers are written ITEMS times, with K = 0..ITEMS-1,
+//   K1 = K+1 and K_OFFSET = K*THREADS substituted (in double braces): the row's first
+//   ITEMS*THREADS vectors are loaded once into SSA values, summed, then scaled and stored from
+//   the same registers (one read of x per element).
+//   Vectors past ITEMS*THREADS (a row longer than the registers hold; ITEMS=0: the whole row) go
+//   through loops that read x twice, the second time mostly from L2.
 //
 //   out[r, :] = x[r, :] * rsqrt(mean(x[r, :]^2) + eps) * w[:]     (fp32 math, rounded once)
 //
-// Rows are contiguous and d % VEC == 0 (the config space's constraint): x, w and out are memrefs
-// of vector<VEC x T>, so every access is one VEC-wide load or store aligned to its size.
+// Rows are contiguous and d % VEC == 0 (the config space's constraint): x, w and out are
+// memrefs of vector<VEC x T>, so every access is one VEC-wide load or store aligned to its size.
 // Arguments (MLIR's memref calling convention: each memref is base, aligned, offset, size,
 // stride; the size is not read): x, w, out, rows, d (elements per row), inv_d = 1/d, eps. No
 // argument depends on the config, so one argument list serves every config of a tuning run.
 // Grid: ceil(rows / ROWS_PER_BLOCK).
 gpu.module @ktune {
+  // The target's reciprocal square root instruction, called as its LLVM intrinsic: math.rsqrt
+  // would call the vendor's math library (libdevice, ocml), a link and a parse per compile.
+  llvm.func @{{RSQRT}}(f32) -> f32
   gpu.func @ktune_rmsnorm_mlir(%x: memref<?xvector<{{VEC}}x{{T}}>>,
                                %w: memref<?xvector<{{VEC}}x{{T}}>>,
                                %out: memref<?xvector<{{VEC}}x{{T}}>>, %rows: index, %d: index,
                                %inv_d: f32, %eps: f32)
-      workgroup(%partial: memref<{{WARPS}}xf32, #gpu.address_space<workgroup>>)
-      kernel attributes {known_block_size = array<i32: {{THREADS}}, 1, 1>} {
+      workgroup(%partial: memref<{{ROWS_PER_BLOCK}}x{{WARPS}}xf32, #gpu.address_space<workgroup>>)
+      kernel attributes {known_block_size = array<i32: {{THREADS}}, {{ROWS_PER_BLOCK}}, 1>} {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %vec = arith.constant {{VEC}} : index
     %dv = arith.divui %d, %vec : index
     %threads = arith.constant {{THREADS}} : index
     %rpb = arith.constant {{ROWS_PER_BLOCK}} : index
+    %head = arith.constant {{HEAD}} : index
     %warp = arith.constant {{WARP}} : index
     %nwarps = arith.constant {{WARPS}} : index
     %zero = arith.constant 0.0 : f32
@@ -35,56 +48,102 @@ gpu.module @ktune {
     %c0_i32 = arith.constant 0 : i32
     %c1_i32 = arith.constant 1 : i32
     %tid = gpu.thread_id x
+    %ty = gpu.thread_id y
     %bid = gpu.block_id x
     %lane = arith.remui %tid, %warp : index
     %wid = arith.divui %tid, %warp : index
     %first_lane = arith.cmpi eq, %lane, %c0 : index
     %row0 = arith.muli %bid, %rpb : index
-    scf.for %r = %c0 to %rpb step %c1 {
-      %row = arith.addi %row0, %r : index
-      %in_range = arith.cmpi ult, %row, %rows : index
-      scf.if %in_range {
-        %base = arith.muli %row, %dv : index
-        // Sum of squares: VEC lanes per thread, then across the warp, then across warps.
-        %sq = scf.for %i = %tid to %dv step %threads iter_args(%acc = %zv) -> vector<{{VEC}}xf32> {
-          %idx = arith.addi %base, %i : index
-          %v = memref.load %x[%idx] : memref<?xvector<{{VEC}}x{{T}}>>
-          %f = {{EXT}} %v : vector<{{VEC}}x{{T}}> to vector<{{VEC}}xf32>
-          %a2 = vector.fma %f, %f, %acc : vector<{{VEC}}xf32>
-          scf.yield %a2 : vector<{{VEC}}xf32>
-        }
-        %s0 = vector.reduction <add>, %sq : vector<{{VEC}}xf32> into f32
-        %s = scf.for %k = %c0_i32 to %log2_warp step %c1_i32 iter_args(%part = %s0) -> f32 : i32 {
-          %off = arith.shrui %half_warp, %k : i32
-          %other, %valid = gpu.shuffle xor %part, %off, %warp_i32 : f32
-          %sum = arith.addf %part, %other : f32
-          scf.yield %sum : f32
-        }
-        scf.if %first_lane {
-          memref.store %s, %partial[%wid] : memref<{{WARPS}}xf32, #gpu.address_space<workgroup>>
-        }
-        gpu.barrier
-        %total = scf.for %k = %c0 to %nwarps step %c1 iter_args(%t = %zero) -> f32 {
-          %p = memref.load %partial[%k] : memref<{{WARPS}}xf32, #gpu.address_space<workgroup>>
-          %tt = arith.addf %t, %p : f32
-          scf.yield %tt : f32
-        }
-        gpu.barrier  // partial[] is rewritten by the next row
-        %ms = arith.mulf %total, %inv_d : f32
-        %me = arith.addf %ms, %eps : f32
-        %rinv = math.rsqrt %me : f32
-        %rv = vector.broadcast %rinv : f32 to vector<{{VEC}}xf32>
-        scf.for %i = %tid to %dv step %threads {
-          %idx = arith.addi %base, %i : index
-          %v = memref.load %x[%idx] : memref<?xvector<{{VEC}}x{{T}}>>
-          %wv = memref.load %w[%i] : memref<?xvector<{{VEC}}x{{T}}>>
-          %f = {{EXT}} %v : vector<{{VEC}}x{{T}}> to vector<{{VEC}}xf32>
-          %g = {{EXT}} %wv : vector<{{VEC}}x{{T}}> to vector<{{VEC}}xf32>
-          %n = arith.mulf %f, %rv : vector<{{VEC}}xf32>
-          %y = arith.mulf %n, %g : vector<{{VEC}}xf32>
-          %o = {{TRUNC}} %y : vector<{{VEC}}xf32> to vector<{{VEC}}x{{T}}>
-          memref.store %o, %out[%idx] : memref<?xvector<{{VEC}}x{{T}}>>
-        }
+    %row = arith.addi %row0, %ty : index
+    // A row past the end (last block) loads row 0 and stores nothing: every thread of the block
+    // reaches the barrier, and no load needs a branch.
+    %active = arith.cmpi ult, %row, %rows : index
+    %rr = arith.select %active, %row, %c0 : index
+    %base = arith.muli %rr, %dv : index
+    // Registers: all loads first, so they are in flight together (a vector past the row reads
+    // as zeros). Addresses are base + tid + K*THREADS: one register, constant offsets.
+    %acc_0 = arith.constant dense<0.0> : vector<{{VEC}}xf32>
+    %zt = arith.constant dense<0.0> : vector<{{VEC}}x{{T}}>
+    %late = arith.constant {{LATE_CONST}} : vector<{{VEC}}x{{WIDE}}>
+    %bt = arith.addi %base, %tid : index
+    // FOR_EACH_ITEM
+    %off_{{K}} = arith.constant {{K_OFFSET}} : index
+    %i_{{K}} = arith.addi %tid, %off_{{K}} : index
+    %xi_{{K}} = arith.addi %bt, %off_{{K}} : index
+    %ok_{{K}} = arith.cmpi ult, %i_{{K}}, %dv : index
+    %xv_{{K}}, %wv_{{K}} = scf.if %ok_{{K}} -> (vector<{{VEC}}x{{T}}>, vector<{{VEC}}x{{T}}>) {
+      %lx = memref.load %x[%xi_{{K}}] : memref<?xvector<{{VEC}}x{{T}}>>
+      %lw = memref.load %w[%i_{{K}}] : memref<?xvector<{{VEC}}x{{T}}>>
+      scf.yield %lx, %lw : vector<{{VEC}}x{{T}}>, vector<{{VEC}}x{{T}}>
+    } else {
+      scf.yield %zt, %zt : vector<{{VEC}}x{{T}}>, vector<{{VEC}}x{{T}}>
+    }
+    // END_FOR_EACH_ITEM
+    // FOR_EACH_ITEM
+    %xf_{{K}} = {{EXT}} %xv_{{K}} : vector<{{VEC}}x{{T}}> to vector<{{VEC}}xf32>
+    %acc_{{K1}} = vector.fma %xf_{{K}}, %xf_{{K}}, %acc_{{K}} : vector<{{VEC}}xf32>
+    // END_FOR_EACH_ITEM
+    // The rest of a long row: sum of squares here, scaled in the second loop below.
+    %tail0 = arith.addi %tid, %head : index
+    %sq = scf.for %i = %tail0 to %dv step %threads iter_args(%acc = %acc_{{ITEMS}}) -> vector<{{VEC}}xf32> {
+      %idx = arith.addi %base, %i : index
+      %v = memref.load %x[%idx] : memref<?xvector<{{VEC}}x{{T}}>>
+      %f = {{EXT}} %v : vector<{{VEC}}x{{T}}> to vector<{{VEC}}xf32>
+      %a2 = vector.fma %f, %f, %acc : vector<{{VEC}}xf32>
+      scf.yield %a2 : vector<{{VEC}}xf32>
+    }
+    // Across the VEC lanes, the warp, then the row's warps.
+    %s0 = vector.reduction <add>, %sq : vector<{{VEC}}xf32> into f32
+    %s = scf.for %k = %c0_i32 to %log2_warp step %c1_i32 iter_args(%part = %s0) -> f32 : i32 {
+      %off = arith.shrui %half_warp, %k : i32
+      %other, %valid = gpu.shuffle xor %part, %off, %warp_i32 : f32
+      %sum = arith.addf %part, %other : f32
+      scf.yield %sum : f32
+    }
+    scf.if %first_lane {
+      memref.store %s, %partial[%ty, %wid] : memref<{{ROWS_PER_BLOCK}}x{{WARPS}}xf32, #gpu.address_space<workgroup>>
+    }
+    gpu.barrier
+    %total = scf.for %k = %c0 to %nwarps step %c1 iter_args(%t = %zero) -> f32 {
+      %p = memref.load %partial[%ty, %k] : memref<{{ROWS_PER_BLOCK}}x{{WARPS}}xf32, #gpu.address_space<workgroup>>
+      %tt = arith.addf %t, %p : f32
+      scf.yield %tt : f32
+    }
+    %ms = arith.mulf %total, %inv_d : f32
+    %me = arith.addf %ms, %eps : f32
+    %rinv = llvm.call @{{RSQRT}}(%me) : (f32) -> f32
+    %rv = vector.broadcast %rinv : f32 to vector<{{VEC}}xf32>
+    // The raw vectors are widened here, through integer ops for bf16 (exact: a bf16 is the top
+    // half of its f32): an extf would be merged with the one above or moved into the loads'
+    // branches, and the f32 values (twice the registers) would stay live across the reduction.
+    // FOR_EACH_ITEM
+    %st_{{K}} = arith.andi %ok_{{K}}, %active : i1
+    scf.if %st_{{K}} {
+      %b_{{K}} = arith.bitcast %xv_{{K}} : vector<{{VEC}}x{{T}}> to vector<{{VEC}}x{{RAW}}>
+      %e_{{K}} = {{WIDEN}} %b_{{K}} : vector<{{VEC}}x{{RAW}}> to vector<{{VEC}}x{{WIDE}}>
+      %h_{{K}} = {{LATE_OP}} %e_{{K}}, %late : vector<{{VEC}}x{{WIDE}}>
+      %f2_{{K}} = arith.bitcast %h_{{K}} : vector<{{VEC}}x{{WIDE}}> to vector<{{VEC}}xf32>
+      %bw_{{K}} = arith.bitcast %wv_{{K}} : vector<{{VEC}}x{{T}}> to vector<{{VEC}}x{{RAW}}>
+      %ew_{{K}} = {{WIDEN}} %bw_{{K}} : vector<{{VEC}}x{{RAW}}> to vector<{{VEC}}x{{WIDE}}>
+      %hw_{{K}} = {{LATE_OP}} %ew_{{K}}, %late : vector<{{VEC}}x{{WIDE}}>
+      %g_{{K}} = arith.bitcast %hw_{{K}} : vector<{{VEC}}x{{WIDE}}> to vector<{{VEC}}xf32>
+      %n_{{K}} = arith.mulf %f2_{{K}}, %rv : vector<{{VEC}}xf32>
+      %y_{{K}} = arith.mulf %n_{{K}}, %g_{{K}} : vector<{{VEC}}xf32>
+      %o_{{K}} = {{TRUNC}} %y_{{K}} : vector<{{VEC}}xf32> to vector<{{VEC}}x{{T}}>
+      memref.store %o_{{K}}, %out[%xi_{{K}}] : memref<?xvector<{{VEC}}x{{T}}>>
+    }
+    // END_FOR_EACH_ITEM
+    scf.if %active {
+      scf.for %i = %tail0 to %dv step %threads {
+        %idx = arith.addi %base, %i : index
+        %v = memref.load %x[%idx] : memref<?xvector<{{VEC}}x{{T}}>>
+        %wv = memref.load %w[%i] : memref<?xvector<{{VEC}}x{{T}}>>
+        %f = {{EXT}} %v : vector<{{VEC}}x{{T}}> to vector<{{VEC}}xf32>
+        %g = {{EXT}} %wv : vector<{{VEC}}x{{T}}> to vector<{{VEC}}xf32>
+        %n = arith.mulf %f, %rv : vector<{{VEC}}xf32>
+        %y = arith.mulf %n, %g : vector<{{VEC}}xf32>
+        %o = {{TRUNC}} %y : vector<{{VEC}}xf32> to vector<{{VEC}}x{{T}}>
+        memref.store %o, %out[%idx] : memref<?xvector<{{VEC}}x{{T}}>>
       }
     }
     gpu.return

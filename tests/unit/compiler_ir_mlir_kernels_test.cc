@@ -76,10 +76,12 @@ TEST(MlirKernelSource, RefusesBadConfigs) {
             Code::kInvalidArgument);
   EXPECT_EQ(templates::mlirKernelSource("gemm", "sm_90a", {}).status().code(), Code::kNotFound);
   // The space: 3 VEC x 4 THREADS x 3 ROWS_PER_BLOCK for bf16, every config accepted.
-  const auto nv = templates::mlirRowwiseConfigs("sm_90a");
-  const auto amd = templates::mlirRowwiseConfigs("gfx942");
+  const auto nv = templates::mlirRowwiseConfigs("silu_mul", "sm_90a");
+  const auto amd = templates::mlirRowwiseConfigs("silu_mul", "gfx942");
   EXPECT_EQ(nv.size(), 36u);
   EXPECT_EQ(amd.size(), 36u);
+  // RMSNorm's rows share a block: THREADS 512 x ROWS_PER_BLOCK 4 does not fit in one.
+  EXPECT_EQ(templates::mlirRowwiseConfigs("rmsnorm", "sm_90a").size(), 33u);
   for (const auto& c : amd) EXPECT_TRUE(templates::mlirKernelSource("silu_mul", "gfx942", c).ok());
   // The warp size follows the vendor.
   auto a = templates::mlirKernelSource("rmsnorm", "gfx942", {});
