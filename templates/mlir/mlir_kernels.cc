@@ -52,29 +52,35 @@ Status checkConfig(const std::string& name, const std::string& arch, const MlirR
   return Status::Ok();
 }
 
-// Writes the lines between "// FOR_EACH_ITEM" and "// END_FOR_EACH_ITEM" `items` times, with
-// {{K}}, {{K1}} (K + 1) and {{K_OFFSET}} (K * threads) substituted; drops the marker lines.
-std::string expandItems(std::string_view text, int items, int threads) {
+// Writes the lines between "// FOR_EACH_<name>" and "// END_FOR_EACH_<name>" `count` times, with
+// {{<name>}} = k, {{<name>1}} = k + 1 and {{<name>_OFFSET}} = k * stride substituted; drops the
+// marker lines. An unrolled loop, written as the text a generating compiler would emit.
+std::string expandRepeats(const std::string& text, const std::string& name, int count,
+                          int stride) {
+  const std::string open = "// FOR_EACH_" + name, close = "// END_FOR_EACH_" + name;
   std::string out, block;
   bool inside = false;
   for (size_t p = 0; p < text.size();) {
     size_t e = text.find('\n', p);
-    if (e == std::string_view::npos) e = text.size();
-    const std::string line(text.substr(p, e - p + (e < text.size() ? 1 : 0)));
-    p = e + 1;
+    e = e == std::string::npos ? text.size() : e + 1;
+    const std::string line = text.substr(p, e - p);
+    p = e;
     const size_t first = line.find_first_not_of(' ');
-    const std::string_view trimmed =
-        first == std::string::npos ? std::string_view() : std::string_view(line).substr(first);
-    if (trimmed.rfind("// FOR_EACH_ITEM", 0) == 0) {
+    const std::string trimmed = first == std::string::npos ? "" : line.substr(first);
+    const auto is = [&](const std::string& m) {
+      return trimmed.compare(0, m.size(), m) == 0 &&
+             trimmed.find_first_not_of("\r\n", m.size()) == std::string::npos;
+    };
+    if (is(open)) {
       inside = true;
       block.clear();
-    } else if (trimmed.rfind("// END_FOR_EACH_ITEM", 0) == 0) {
+    } else if (is(close)) {
       inside = false;
-      for (int k = 0; k < items; ++k) {
+      for (int k = 0; k < count; ++k) {
         std::string b = block;
-        replaceAll(&b, "{{K_OFFSET}}", std::to_string(k * threads));
-        replaceAll(&b, "{{K1}}", std::to_string(k + 1));
-        replaceAll(&b, "{{K}}", std::to_string(k));
+        replaceAll(&b, "{{" + name + "_OFFSET}}", std::to_string(k * stride));
+        replaceAll(&b, "{{" + name + "1}}", std::to_string(k + 1));
+        replaceAll(&b, "{{" + name + "}}", std::to_string(k));
         out += b;
       }
     } else {
@@ -103,7 +109,9 @@ Expected<std::string> mlirKernelSource(const std::string& name, const std::strin
       {"{{WARP}}", std::to_string(warp)},
       {"{{HALF_WARP}}", std::to_string(warp / 2)},
       {"{{LOG2_WARP}}", warp == 64 ? "6" : "5"},
+      // Target intrinsics called as functions (no math library to link): 1/sqrt(x), 2^x.
       {"{{RSQRT}}", Arch(arch).isAmd() ? "llvm.amdgcn.rsq.f32" : "llvm.nvvm.rsqrt.approx.f"},
+      {"{{EXP2}}", Arch(arch).isAmd() ? "llvm.exp2.f32" : "llvm.nvvm.ex2.approx.f"},
       {"{{WARPS}}", std::to_string(c.threads / warp)},
       {"{{ITEMS}}", std::to_string(c.items)},
       {"{{HEAD}}", std::to_string(c.items * c.threads)},
@@ -118,7 +126,8 @@ Expected<std::string> mlirKernelSource(const std::string& name, const std::strin
       {"{{LATE_OP}}", f16 ? "arith.mulf" : "arith.shli"},
       {"{{LATE_CONST}}", bf16 ? "dense<16>" : f16 ? "dense<1.0>" : "dense<0>"}};
   std::string out = "// ktune: " + file + " for " + arch + ", " + c.toString() + "\n" +
-                    expandItems(text, c.items, c.threads);
+                    expandRepeats(expandRepeats(std::string(text), "ITEM", c.items, c.threads),
+                                  "LANE", c.vec, 1);
   for (const auto& [from, to] : subst) replaceAll(&out, from, to);
   return out;
 }

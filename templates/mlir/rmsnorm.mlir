@@ -5,13 +5,13 @@
 //   thread_id.y), {{WARP}} 32|64 (vendor), {{WARPS}} THREADS/WARP, {{LOG2_WARP}} log2(WARP),
 //   {{ITEMS}} vectors per thread kept in registers, {{HEAD}} = ITEMS*THREADS; {{RAW}},
 //   {{WIDEN}}, {{WIDE}}, {{LATE_OP}}, {{LATE_CONST}}: the second widening of T to f32 (below);
-//   {{RSQRT}} llvm.nvvm.rsqrt.approx.f | llvm.amdgcn.rsq.f32. The lines between
-//   the FOR_EACH_ITEM and END_FOR_EACH_ITEM markers are written ITEMS times, with K = 0..ITEMS-1,
-//   K1 = K+1 and K_OFFSET = K*THREADS substituted (in double braces): the row's first
-//   ITEMS*THREADS vectors are loaded once into SSA values, summed, then scaled and stored from
-//   the same registers (one read of x per element).
-//   Vectors past ITEMS*THREADS (a row longer than the registers hold; ITEMS=0: the whole row) go
-//   through loops that read x twice, the second time mostly from L2.
+//   {{RSQRT}} the target's reciprocal square root intrinsic.
+// The lines between the FOR_EACH_ITEM and END_FOR_EACH_ITEM markers are written ITEMS times,
+// with ITEM = 0..ITEMS-1, ITEM1 = ITEM+1 and ITEM_OFFSET = ITEM*THREADS substituted (in double
+// braces): the row's first ITEMS*THREADS vectors are loaded once into SSA values, summed, then
+// scaled and stored from the same registers (one read of x per element). Vectors past
+// ITEMS*THREADS (a row longer than the registers hold; ITEMS=0: the whole row) go through loops
+// that read x twice, the second time mostly from L2.
 //
 //   out[r, :] = x[r, :] * rsqrt(mean(x[r, :]^2) + eps) * w[:]     (fp32 math, rounded once)
 //
@@ -67,21 +67,21 @@ gpu.module @ktune {
     %late = arith.constant {{LATE_CONST}} : vector<{{VEC}}x{{WIDE}}>
     %bt = arith.addi %base, %tid : index
     // FOR_EACH_ITEM
-    %off_{{K}} = arith.constant {{K_OFFSET}} : index
-    %i_{{K}} = arith.addi %tid, %off_{{K}} : index
-    %xi_{{K}} = arith.addi %bt, %off_{{K}} : index
-    %ok_{{K}} = arith.cmpi ult, %i_{{K}}, %dv : index
-    %xv_{{K}}, %wv_{{K}} = scf.if %ok_{{K}} -> (vector<{{VEC}}x{{T}}>, vector<{{VEC}}x{{T}}>) {
-      %lx = memref.load %x[%xi_{{K}}] : memref<?xvector<{{VEC}}x{{T}}>>
-      %lw = memref.load %w[%i_{{K}}] : memref<?xvector<{{VEC}}x{{T}}>>
+    %off_{{ITEM}} = arith.constant {{ITEM_OFFSET}} : index
+    %i_{{ITEM}} = arith.addi %tid, %off_{{ITEM}} : index
+    %xi_{{ITEM}} = arith.addi %bt, %off_{{ITEM}} : index
+    %ok_{{ITEM}} = arith.cmpi ult, %i_{{ITEM}}, %dv : index
+    %xv_{{ITEM}}, %wv_{{ITEM}} = scf.if %ok_{{ITEM}} -> (vector<{{VEC}}x{{T}}>, vector<{{VEC}}x{{T}}>) {
+      %lx = memref.load %x[%xi_{{ITEM}}] : memref<?xvector<{{VEC}}x{{T}}>>
+      %lw = memref.load %w[%i_{{ITEM}}] : memref<?xvector<{{VEC}}x{{T}}>>
       scf.yield %lx, %lw : vector<{{VEC}}x{{T}}>, vector<{{VEC}}x{{T}}>
     } else {
       scf.yield %zt, %zt : vector<{{VEC}}x{{T}}>, vector<{{VEC}}x{{T}}>
     }
     // END_FOR_EACH_ITEM
     // FOR_EACH_ITEM
-    %xf_{{K}} = {{EXT}} %xv_{{K}} : vector<{{VEC}}x{{T}}> to vector<{{VEC}}xf32>
-    %acc_{{K1}} = vector.fma %xf_{{K}}, %xf_{{K}}, %acc_{{K}} : vector<{{VEC}}xf32>
+    %xf_{{ITEM}} = {{EXT}} %xv_{{ITEM}} : vector<{{VEC}}x{{T}}> to vector<{{VEC}}xf32>
+    %acc_{{ITEM1}} = vector.fma %xf_{{ITEM}}, %xf_{{ITEM}}, %acc_{{ITEM}} : vector<{{VEC}}xf32>
     // END_FOR_EACH_ITEM
     // The rest of a long row: sum of squares here, scaled in the second loop below.
     %tail0 = arith.addi %tid, %head : index
@@ -117,20 +117,20 @@ gpu.module @ktune {
     // half of its f32): an extf would be merged with the one above or moved into the loads'
     // branches, and the f32 values (twice the registers) would stay live across the reduction.
     // FOR_EACH_ITEM
-    %st_{{K}} = arith.andi %ok_{{K}}, %active : i1
-    scf.if %st_{{K}} {
-      %b_{{K}} = arith.bitcast %xv_{{K}} : vector<{{VEC}}x{{T}}> to vector<{{VEC}}x{{RAW}}>
-      %e_{{K}} = {{WIDEN}} %b_{{K}} : vector<{{VEC}}x{{RAW}}> to vector<{{VEC}}x{{WIDE}}>
-      %h_{{K}} = {{LATE_OP}} %e_{{K}}, %late : vector<{{VEC}}x{{WIDE}}>
-      %f2_{{K}} = arith.bitcast %h_{{K}} : vector<{{VEC}}x{{WIDE}}> to vector<{{VEC}}xf32>
-      %bw_{{K}} = arith.bitcast %wv_{{K}} : vector<{{VEC}}x{{T}}> to vector<{{VEC}}x{{RAW}}>
-      %ew_{{K}} = {{WIDEN}} %bw_{{K}} : vector<{{VEC}}x{{RAW}}> to vector<{{VEC}}x{{WIDE}}>
-      %hw_{{K}} = {{LATE_OP}} %ew_{{K}}, %late : vector<{{VEC}}x{{WIDE}}>
-      %g_{{K}} = arith.bitcast %hw_{{K}} : vector<{{VEC}}x{{WIDE}}> to vector<{{VEC}}xf32>
-      %n_{{K}} = arith.mulf %f2_{{K}}, %rv : vector<{{VEC}}xf32>
-      %y_{{K}} = arith.mulf %n_{{K}}, %g_{{K}} : vector<{{VEC}}xf32>
-      %o_{{K}} = {{TRUNC}} %y_{{K}} : vector<{{VEC}}xf32> to vector<{{VEC}}x{{T}}>
-      memref.store %o_{{K}}, %out[%xi_{{K}}] : memref<?xvector<{{VEC}}x{{T}}>>
+    %st_{{ITEM}} = arith.andi %ok_{{ITEM}}, %active : i1
+    scf.if %st_{{ITEM}} {
+      %b_{{ITEM}} = arith.bitcast %xv_{{ITEM}} : vector<{{VEC}}x{{T}}> to vector<{{VEC}}x{{RAW}}>
+      %e_{{ITEM}} = {{WIDEN}} %b_{{ITEM}} : vector<{{VEC}}x{{RAW}}> to vector<{{VEC}}x{{WIDE}}>
+      %h_{{ITEM}} = {{LATE_OP}} %e_{{ITEM}}, %late : vector<{{VEC}}x{{WIDE}}>
+      %f2_{{ITEM}} = arith.bitcast %h_{{ITEM}} : vector<{{VEC}}x{{WIDE}}> to vector<{{VEC}}xf32>
+      %bw_{{ITEM}} = arith.bitcast %wv_{{ITEM}} : vector<{{VEC}}x{{T}}> to vector<{{VEC}}x{{RAW}}>
+      %ew_{{ITEM}} = {{WIDEN}} %bw_{{ITEM}} : vector<{{VEC}}x{{RAW}}> to vector<{{VEC}}x{{WIDE}}>
+      %hw_{{ITEM}} = {{LATE_OP}} %ew_{{ITEM}}, %late : vector<{{VEC}}x{{WIDE}}>
+      %g_{{ITEM}} = arith.bitcast %hw_{{ITEM}} : vector<{{VEC}}x{{WIDE}}> to vector<{{VEC}}xf32>
+      %n_{{ITEM}} = arith.mulf %f2_{{ITEM}}, %rv : vector<{{VEC}}xf32>
+      %y_{{ITEM}} = arith.mulf %n_{{ITEM}}, %g_{{ITEM}} : vector<{{VEC}}xf32>
+      %o_{{ITEM}} = {{TRUNC}} %y_{{ITEM}} : vector<{{VEC}}xf32> to vector<{{VEC}}x{{T}}>
+      memref.store %o_{{ITEM}}, %out[%xi_{{ITEM}}] : memref<?xvector<{{VEC}}x{{T}}>>
     }
     // END_FOR_EACH_ITEM
     scf.if %active {

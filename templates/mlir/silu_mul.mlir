@@ -1,6 +1,8 @@
-// ktune SiLU·Mul written in MLIR (gpu, arith, scf, memref, vector, math dialects), lowered by the
+// ktune SiLU·Mul written in MLIR (gpu, arith, scf, memref, vector, llvm dialects), lowered by the
 // IR front door to NVVM (sm_*) or ROCDL (gfx*). Config substituted into the text: {{T}}
-// bf16|f16|f32, {{VEC}}, {{THREADS}}, {{ROWS_PER_BLOCK}} (see rmsnorm.mlir).
+// bf16|f16|f32, {{VEC}}, {{THREADS}}, {{ROWS_PER_BLOCK}}, {{EXP2}} (see rmsnorm.mlir); the lines
+// between the FOR_EACH_LANE markers are written once per vector lane, LANE = 0..VEC-1 and
+// LANE1 = LANE+1 substituted in double braces.
 //
 //   out[r, j] = silu(x[r, j]) * x[r, d + j]      silu(g) = g / (1 + exp(-g)), fp32 math
 //
@@ -8,6 +10,9 @@
 // Arguments: out, x (memref calling convention), rows, d (config-independent, as in
 // rmsnorm.mlir). Grid: x = ceil(dv / THREADS) column chunks, y = ceil(rows / ROWS_PER_BLOCK).
 gpu.module @ktune {
+  // 2^x: the target's instruction, called as its LLVM intrinsic; math.exp would call the vendor's
+  // math library (libdevice, ocml), a link, a parse and an opt -O3 per compile.
+  llvm.func @{{EXP2}}(f32) -> f32
   gpu.func @ktune_silu_mul_mlir(%out: memref<?xvector<{{VEC}}x{{T}}>>,
                                 %x: memref<?xvector<{{VEC}}x{{T}}>>, %rows: index, %d: index)
       kernel attributes {known_block_size = array<i32: {{THREADS}}, 1, 1>} {
@@ -19,6 +24,8 @@ gpu.module @ktune {
     %threads = arith.constant {{THREADS}} : index
     %rpb = arith.constant {{ROWS_PER_BLOCK}} : index
     %one = arith.constant dense<1.0> : vector<{{VEC}}xf32>
+    %neg_log2e = arith.constant dense<-1.44269504> : vector<{{VEC}}xf32>
+    %e_0 = arith.constant dense<0.0> : vector<{{VEC}}xf32>
     %tid = gpu.thread_id x
     %bx = gpu.block_id x
     %by = gpu.block_id y
@@ -39,9 +46,14 @@ gpu.module @ktune {
           %u = memref.load %x[%ui] : memref<?xvector<{{VEC}}x{{T}}>>
           %gf = {{EXT}} %g : vector<{{VEC}}x{{T}}> to vector<{{VEC}}xf32>
           %uf = {{EXT}} %u : vector<{{VEC}}x{{T}}> to vector<{{VEC}}xf32>
-          %ng = arith.negf %gf : vector<{{VEC}}xf32>
-          %e = math.exp %ng : vector<{{VEC}}xf32>
-          %den = arith.addf %one, %e : vector<{{VEC}}xf32>
+          // exp(-g) = 2^(-g * log2(e)), one target instruction per lane.
+          %ng = arith.mulf %gf, %neg_log2e : vector<{{VEC}}xf32>
+          // FOR_EACH_LANE
+          %t_{{LANE}} = vector.extract %ng[{{LANE}}] : f32 from vector<{{VEC}}xf32>
+          %u_{{LANE}} = llvm.call @{{EXP2}}(%t_{{LANE}}) : (f32) -> f32
+          %e_{{LANE1}} = vector.insert %u_{{LANE}}, %e_{{LANE}} [{{LANE}}] : f32 into vector<{{VEC}}xf32>
+          // END_FOR_EACH_LANE
+          %den = arith.addf %one, %e_{{VEC}} : vector<{{VEC}}xf32>
           %silu = arith.divf %gf, %den : vector<{{VEC}}xf32>
           %y = arith.mulf %silu, %uf : vector<{{VEC}}xf32>
           %o = {{TRUNC}} %y : vector<{{VEC}}xf32> to vector<{{VEC}}x{{T}}>
