@@ -90,6 +90,14 @@ std::string expandRepeats(const std::string& text, const std::string& name, int 
   return out;
 }
 
+// Every repeated block of the kernels: register items, vector lanes, butterfly steps, warps.
+std::string expandAll(std::string text, const MlirRowwiseConfig& c, int warp) {
+  text = expandRepeats(text, "ITEM", c.items, c.threads);
+  text = expandRepeats(text, "LANE", c.vec, 1);
+  text = expandRepeats(text, "STEP", warp == 64 ? 6 : 5, 1);
+  return expandRepeats(text, "PART", c.threads / warp, 1);
+}
+
 }  // namespace
 
 Expected<std::string> mlirKernelSource(const std::string& name, const std::string& arch,
@@ -126,8 +134,7 @@ Expected<std::string> mlirKernelSource(const std::string& name, const std::strin
       {"{{LATE_OP}}", f16 ? "arith.mulf" : "arith.shli"},
       {"{{LATE_CONST}}", bf16 ? "dense<16>" : f16 ? "dense<1.0>" : "dense<0>"}};
   std::string out = "// ktune: " + file + " for " + arch + ", " + c.toString() + "\n" +
-                    expandRepeats(expandRepeats(std::string(text), "ITEM", c.items, c.threads),
-                                  "LANE", c.vec, 1);
+                    expandAll(std::string(text), c, warp);
   for (const auto& [from, to] : subst) replaceAll(&out, from, to);
   return out;
 }

@@ -39,14 +39,9 @@ gpu.module @ktune {
     %rpb = arith.constant {{ROWS_PER_BLOCK}} : index
     %head = arith.constant {{HEAD}} : index
     %warp = arith.constant {{WARP}} : index
-    %nwarps = arith.constant {{WARPS}} : index
-    %zero = arith.constant 0.0 : f32
     %zv = arith.constant dense<0.0> : vector<{{VEC}}xf32>
     %warp_i32 = arith.constant {{WARP}} : i32
     %half_warp = arith.constant {{HALF_WARP}} : i32
-    %log2_warp = arith.constant {{LOG2_WARP}} : i32
-    %c0_i32 = arith.constant 0 : i32
-    %c1_i32 = arith.constant 1 : i32
     %tid = gpu.thread_id x
     %ty = gpu.thread_id y
     %bid = gpu.block_id x
@@ -92,24 +87,26 @@ gpu.module @ktune {
       %a2 = vector.fma %f, %f, %acc : vector<{{VEC}}xf32>
       scf.yield %a2 : vector<{{VEC}}xf32>
     }
-    // Across the VEC lanes, the warp, then the row's warps.
+    // Across the VEC lanes, the warp (STEP: the butterfly's LOG2_WARP steps), then the row's
+    // warps (PART), written out: llc alone does not unroll loops.
     %s0 = vector.reduction <add>, %sq : vector<{{VEC}}xf32> into f32
-    %s = scf.for %k = %c0_i32 to %log2_warp step %c1_i32 iter_args(%part = %s0) -> f32 : i32 {
-      %off = arith.shrui %half_warp, %k : i32
-      %other, %valid = gpu.shuffle xor %part, %off, %warp_i32 : f32
-      %sum = arith.addf %part, %other : f32
-      scf.yield %sum : f32
-    }
+    // FOR_EACH_STEP
+    %sh_{{STEP}} = arith.constant {{STEP}} : i32
+    %off_s{{STEP}} = arith.shrui %half_warp, %sh_{{STEP}} : i32
+    %other_{{STEP}}, %valid_{{STEP}} = gpu.shuffle xor %s{{STEP}}, %off_s{{STEP}}, %warp_i32 : f32
+    %s{{STEP1}} = arith.addf %s{{STEP}}, %other_{{STEP}} : f32
+    // END_FOR_EACH_STEP
     scf.if %first_lane {
-      memref.store %s, %partial[%ty, %wid] : memref<{{ROWS_PER_BLOCK}}x{{WARPS}}xf32, #gpu.address_space<workgroup>>
+      memref.store %s{{LOG2_WARP}}, %partial[%ty, %wid] : memref<{{ROWS_PER_BLOCK}}x{{WARPS}}xf32, #gpu.address_space<workgroup>>
     }
     gpu.barrier
-    %total = scf.for %k = %c0 to %nwarps step %c1 iter_args(%t = %zero) -> f32 {
-      %p = memref.load %partial[%ty, %k] : memref<{{ROWS_PER_BLOCK}}x{{WARPS}}xf32, #gpu.address_space<workgroup>>
-      %tt = arith.addf %t, %p : f32
-      scf.yield %tt : f32
-    }
-    %ms = arith.mulf %total, %inv_d : f32
+    %t0 = arith.constant 0.0 : f32
+    // FOR_EACH_PART
+    %pk_{{PART}} = arith.constant {{PART}} : index
+    %p_{{PART}} = memref.load %partial[%ty, %pk_{{PART}}] : memref<{{ROWS_PER_BLOCK}}x{{WARPS}}xf32, #gpu.address_space<workgroup>>
+    %t{{PART1}} = arith.addf %t{{PART}}, %p_{{PART}} : f32
+    // END_FOR_EACH_PART
+    %ms = arith.mulf %t{{WARPS}}, %inv_d : f32
     %me = arith.addf %ms, %eps : f32
     %rinv = llvm.call @{{RSQRT}}(%me) : (f32) -> f32
     %rv = vector.broadcast %rinv : f32 to vector<{{VEC}}xf32>
