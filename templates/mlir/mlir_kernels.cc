@@ -111,6 +111,8 @@ Expected<std::string> mlirKernelSource(const std::string& name, const std::strin
   const bool f32 = c.dtype == "f32", bf16 = c.dtype == "bf16", f16 = c.dtype == "f16";
   const std::map<std::string, std::string> subst = {
       {"{{T}}", c.dtype},
+      // Memory holds 16-bit types as integers: llc splits a load of <4 x bfloat> in two.
+      {"{{ST}}", f32 ? "f32" : "i16"},
       {"{{VEC}}", std::to_string(c.vec)},
       {"{{THREADS}}", std::to_string(c.threads)},
       {"{{ROWS_PER_BLOCK}}", std::to_string(c.rows_per_block)},

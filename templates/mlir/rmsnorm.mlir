@@ -1,6 +1,7 @@
 // ktune RMSNorm written in MLIR (gpu, arith, scf, memref, vector, llvm dialects), lowered by the IR
 // front door to NVVM (sm_*) or ROCDL (gfx*). One template, a config substituted into the text:
-//   {{T}} bf16|f16|f32, {{VEC}} elements per 16-byte-or-less access, {{THREADS}} threads per
+//   {{T}} bf16|f16|f32 ({{ST}} its type in memory: i16 for 16-bit types, whose vector loads
+//   llc would otherwise split), {{VEC}} elements per 16-byte-or-less access, {{THREADS}} threads per
 //   row, {{ROWS_PER_BLOCK}} rows per block (block = THREADS x ROWS_PER_BLOCK, one row per
 //   thread_id.y), {{WARP}} 32|64 (vendor), {{WARPS}} THREADS/WARP, {{LOG2_WARP}} log2(WARP),
 //   {{ITEMS}} vectors per thread kept in registers, {{HEAD}} = ITEMS*THREADS; {{RAW}},
@@ -25,9 +26,9 @@ gpu.module @ktune {
   // The target's reciprocal square root instruction, called as its LLVM intrinsic: math.rsqrt
   // would call the vendor's math library (libdevice, ocml), a link and a parse per compile.
   llvm.func @{{RSQRT}}(f32) -> f32
-  gpu.func @ktune_rmsnorm_mlir(%x: memref<?xvector<{{VEC}}x{{T}}>>,
-                               %w: memref<?xvector<{{VEC}}x{{T}}>>,
-                               %out: memref<?xvector<{{VEC}}x{{T}}>>, %rows: index, %d: index,
+  gpu.func @ktune_rmsnorm_mlir(%x: memref<?xvector<{{VEC}}x{{ST}}>>,
+                               %w: memref<?xvector<{{VEC}}x{{ST}}>>,
+                               %out: memref<?xvector<{{VEC}}x{{ST}}>>, %rows: index, %d: index,
                                %inv_d: f32, %eps: f32)
       workgroup(%partial: memref<{{ROWS_PER_BLOCK}}x{{WARPS}}xf32, #gpu.address_space<workgroup>>)
       kernel attributes {known_block_size = array<i32: {{THREADS}}, {{ROWS_PER_BLOCK}}, 1>} {
@@ -67,8 +68,10 @@ gpu.module @ktune {
     %xi_{{ITEM}} = arith.addi %bt, %off_{{ITEM}} : index
     %ok_{{ITEM}} = arith.cmpi ult, %i_{{ITEM}}, %dv : index
     %xv_{{ITEM}}, %wv_{{ITEM}} = scf.if %ok_{{ITEM}} -> (vector<{{VEC}}x{{T}}>, vector<{{VEC}}x{{T}}>) {
-      %lx = memref.load %x[%xi_{{ITEM}}] : memref<?xvector<{{VEC}}x{{T}}>>
-      %lw = memref.load %w[%i_{{ITEM}}] : memref<?xvector<{{VEC}}x{{T}}>>
+      %lx_s = memref.load %x[%xi_{{ITEM}}] : memref<?xvector<{{VEC}}x{{ST}}>>
+      %lx = arith.bitcast %lx_s : vector<{{VEC}}x{{ST}}> to vector<{{VEC}}x{{T}}>
+      %lw_s = memref.load %w[%i_{{ITEM}}] : memref<?xvector<{{VEC}}x{{ST}}>>
+      %lw = arith.bitcast %lw_s : vector<{{VEC}}x{{ST}}> to vector<{{VEC}}x{{T}}>
       scf.yield %lx, %lw : vector<{{VEC}}x{{T}}>, vector<{{VEC}}x{{T}}>
     } else {
       scf.yield %zt, %zt : vector<{{VEC}}x{{T}}>, vector<{{VEC}}x{{T}}>
@@ -82,8 +85,12 @@ gpu.module @ktune {
     %tail0 = arith.addi %tid, %head : index
     %sq = scf.for %i = %tail0 to %dv step %threads iter_args(%acc = %acc_{{ITEMS}}) -> vector<{{VEC}}xf32> {
       %idx = arith.addi %base, %i : index
-      %v = memref.load %x[%idx] : memref<?xvector<{{VEC}}x{{T}}>>
-      %f = {{EXT}} %v : vector<{{VEC}}x{{T}}> to vector<{{VEC}}xf32>
+      %v_s = memref.load %x[%idx] : memref<?xvector<{{VEC}}x{{ST}}>>
+      %v = arith.bitcast %v_s : vector<{{VEC}}x{{ST}}> to vector<{{VEC}}x{{T}}>
+      %b_f = arith.bitcast %v : vector<{{VEC}}x{{T}}> to vector<{{VEC}}x{{RAW}}>
+      %e_f = {{WIDEN}} %b_f : vector<{{VEC}}x{{RAW}}> to vector<{{VEC}}x{{WIDE}}>
+      %h_f = {{LATE_OP}} %e_f, %late : vector<{{VEC}}x{{WIDE}}>
+      %f = arith.bitcast %h_f : vector<{{VEC}}x{{WIDE}}> to vector<{{VEC}}xf32>
       %a2 = vector.fma %f, %f, %acc : vector<{{VEC}}xf32>
       scf.yield %a2 : vector<{{VEC}}xf32>
     }
@@ -113,6 +120,8 @@ gpu.module @ktune {
     // The raw vectors are widened here, through integer ops for bf16 (exact: a bf16 is the top
     // half of its f32): an extf would be merged with the one above or moved into the loads'
     // branches, and the f32 values (twice the registers) would stay live across the reduction.
+    // (The loops widen the same way: an extf right after a load makes llc load <4 x bf16> as
+    // two halves.)
     // FOR_EACH_ITEM
     %st_{{ITEM}} = arith.andi %ok_{{ITEM}}, %active : i1
     scf.if %st_{{ITEM}} {
@@ -127,20 +136,30 @@ gpu.module @ktune {
       %n_{{ITEM}} = arith.mulf %f2_{{ITEM}}, %rv : vector<{{VEC}}xf32>
       %y_{{ITEM}} = arith.mulf %n_{{ITEM}}, %g_{{ITEM}} : vector<{{VEC}}xf32>
       %o_{{ITEM}} = {{TRUNC}} %y_{{ITEM}} : vector<{{VEC}}xf32> to vector<{{VEC}}x{{T}}>
-      memref.store %o_{{ITEM}}, %out[%xi_{{ITEM}}] : memref<?xvector<{{VEC}}x{{T}}>>
+      %os_{{ITEM}} = arith.bitcast %o_{{ITEM}} : vector<{{VEC}}x{{T}}> to vector<{{VEC}}x{{ST}}>
+      memref.store %os_{{ITEM}}, %out[%xi_{{ITEM}}] : memref<?xvector<{{VEC}}x{{ST}}>>
     }
     // END_FOR_EACH_ITEM
     scf.if %active {
       scf.for %i = %tail0 to %dv step %threads {
         %idx = arith.addi %base, %i : index
-        %v = memref.load %x[%idx] : memref<?xvector<{{VEC}}x{{T}}>>
-        %wv = memref.load %w[%i] : memref<?xvector<{{VEC}}x{{T}}>>
-        %f = {{EXT}} %v : vector<{{VEC}}x{{T}}> to vector<{{VEC}}xf32>
-        %g = {{EXT}} %wv : vector<{{VEC}}x{{T}}> to vector<{{VEC}}xf32>
+        %v_s = memref.load %x[%idx] : memref<?xvector<{{VEC}}x{{ST}}>>
+        %v = arith.bitcast %v_s : vector<{{VEC}}x{{ST}}> to vector<{{VEC}}x{{T}}>
+        %wv_s = memref.load %w[%i] : memref<?xvector<{{VEC}}x{{ST}}>>
+        %wv = arith.bitcast %wv_s : vector<{{VEC}}x{{ST}}> to vector<{{VEC}}x{{T}}>
+        %b_f = arith.bitcast %v : vector<{{VEC}}x{{T}}> to vector<{{VEC}}x{{RAW}}>
+        %e_f = {{WIDEN}} %b_f : vector<{{VEC}}x{{RAW}}> to vector<{{VEC}}x{{WIDE}}>
+        %h_f = {{LATE_OP}} %e_f, %late : vector<{{VEC}}x{{WIDE}}>
+        %f = arith.bitcast %h_f : vector<{{VEC}}x{{WIDE}}> to vector<{{VEC}}xf32>
+        %b_g = arith.bitcast %wv : vector<{{VEC}}x{{T}}> to vector<{{VEC}}x{{RAW}}>
+        %e_g = {{WIDEN}} %b_g : vector<{{VEC}}x{{RAW}}> to vector<{{VEC}}x{{WIDE}}>
+        %h_g = {{LATE_OP}} %e_g, %late : vector<{{VEC}}x{{WIDE}}>
+        %g = arith.bitcast %h_g : vector<{{VEC}}x{{WIDE}}> to vector<{{VEC}}xf32>
         %n = arith.mulf %f, %rv : vector<{{VEC}}xf32>
         %y = arith.mulf %n, %g : vector<{{VEC}}xf32>
         %o = {{TRUNC}} %y : vector<{{VEC}}xf32> to vector<{{VEC}}x{{T}}>
-        memref.store %o, %out[%idx] : memref<?xvector<{{VEC}}x{{T}}>>
+        %o_s = arith.bitcast %o : vector<{{VEC}}x{{T}}> to vector<{{VEC}}x{{ST}}>
+        memref.store %o_s, %out[%idx] : memref<?xvector<{{VEC}}x{{ST}}>>
       }
     }
     gpu.return
