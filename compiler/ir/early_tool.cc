@@ -5,6 +5,8 @@
 // its writing end only after the tool opened it for reading.
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -21,6 +23,24 @@ namespace ktune::ir_detail {
 namespace {
 constexpr int kToolTimeoutMs = 300000;
 constexpr const char* kInputToken = "{input}";
+// write(2) that reports a reader gone as EPIPE without raising SIGPIPE (which would end the
+// process): the signal is blocked in this thread for the call and a raised one consumed.
+ssize_t writeNoSigpipe(int fd, const char* data, size_t n) {
+  sigset_t pipe_set, old;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+  const ssize_t w = ::write(fd, data, n);
+  const int err = errno;
+  if (w < 0 && err == EPIPE) {
+    const timespec zero{0, 0};
+    (void)sigtimedwait(&pipe_set, nullptr, &zero);
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  errno = err;
+  return w;
+}
+
 }  // namespace
 
 Expected<std::unique_ptr<EarlyTool>> EarlyTool::start(std::vector<std::string> argv) {
@@ -64,7 +84,7 @@ Expected<std::string> EarlyTool::run(const std::string& input, const CompileRequ
   if (!result_.valid()) return Status::Internal("EarlyTool::run called twice");
   const bool opened = openInput();
   for (size_t off = 0; opened && off < input.size();) {
-    const ssize_t w = ::write(fd_, input.data() + off, input.size() - off);
+    const ssize_t w = writeNoSigpipe(fd_, input.data() + off, input.size() - off);
     if (w > 0) {
       off += size_t(w);
     } else if (w < 0 && errno != EAGAIN && errno != EINTR) {
