@@ -39,7 +39,9 @@ Expected<CompileRequest> requestFor(Path path, const std::string& name, const st
     m.language = Language::kMlir;
     m.arch = arch;
     m.entry = templates::mlirKernelEntry(name);
-    KTUNE_ASSIGN_OR_RETURN(m.source, templates::mlirKernelSource(name, arch, {}));
+    // RMSNorm with the register items of a 4096-wide row, as a tuning run compiles it.
+    KTUNE_ASSIGN_OR_RETURN(m.source, templates::mlirKernelSource(
+                                         name, arch, templates::mlirConfigFor(name, 4096, {})));
     return m;
   }
   CompileRequest cpp = templateRequest(name, arch);

@@ -339,8 +339,11 @@ void BM_SiluMul(benchmark::State& state, int64_t R, int64_t d) {
 Config toConfig(const templates::MlirRowwiseConfig& m) {
   return Config{{"VEC", m.vec}, {"THREADS", m.threads}, {"ROWS_PER_BLOCK", m.rows_per_block}};
 }
-templates::MlirRowwiseConfig fromConfig(const Config& c) {
-  return {"bf16", int(c.getInt("VEC")), int(c.getInt("THREADS")), int(c.getInt("ROWS_PER_BLOCK"))};
+// The module's config for rows of `d` elements (RMSNorm: its register items follow d).
+templates::MlirRowwiseConfig fromConfig(const std::string& name, const Config& c, int64_t d) {
+  return templates::mlirConfigFor(
+      name, d, {"bf16", int(c.getInt("VEC")), int(c.getInt("THREADS")),
+                int(c.getInt("ROWS_PER_BLOCK"))});
 }
 
 // Where the MLIR kernels' modules lowered to PTX elsewhere are read from (--mlir-ptx=DIR): a GPU
@@ -364,15 +367,21 @@ Expected<CompileRequest> mlirRequest(const std::string& name, const templates::M
   return r;
 }
 
-// Compiles and loads every config of MLIR kernel `name` not loaded yet (key "mlir:<name>,<cfg>").
-std::vector<Config> compileMlir(const std::string& name) {
+// The loaded function of MLIR kernel `name` for config `m` (key "mlir:<name>,<m>").
+std::string mlirKey(const std::string& name, const templates::MlirRowwiseConfig& m) {
+  return "mlir:" + name + "," + m.toString();
+}
+
+// Compiles and loads every config of MLIR kernel `name` for rows of `d` elements not loaded yet.
+std::vector<Config> compileMlir(const std::string& name, int64_t d) {
   auto& X = ctx();
   std::vector<Config> cs;
   auto ir = openIrCompiler();
   if (!ir.ok()) return cs;
-  for (const auto& m : templates::mlirRowwiseConfigs(X.dev.arch)) {
-    const Config c = toConfig(m);
-    const std::string key = "mlir:" + name + "," + c.toString();
+  for (const auto& m0 : templates::mlirRowwiseConfigs(name, X.dev.arch)) {
+    const Config c = toConfig(m0);
+    const auto m = templates::mlirConfigFor(name, d, m0);
+    const std::string key = mlirKey(name, m);
     if (!X.fns.count(key)) {
       auto r = mlirRequest(name, m, X.dev.arch);
       auto co = r.ok() ? (*ir)->compile(*r) : Expected<CodeObject>(r.status());
@@ -390,8 +399,9 @@ std::vector<Config> compileMlir(const std::string& name) {
   return cs;
 }
 
-// --lower-mlir=DIR: writes the PTX of every bf16 config of both MLIR kernels for `arch` to DIR
-// (no GPU needed; needs mlir-opt-19). Returns the process exit code.
+// --lower-mlir=DIR: writes the PTX of every bf16 config of both MLIR kernels for `arch` to DIR,
+// RMSNorm with each register item count (1, 2, 4, 8: every row length maps to one) (no GPU
+// needed; needs mlir-opt-19). Returns the process exit code.
 int lowerMlir(const std::string& dir, const std::string& arch) {
   auto ir = openIrCompiler();
   if (!ir.ok() || !makeDirs(dir, 0755).ok()) {
@@ -401,7 +411,14 @@ int lowerMlir(const std::string& dir, const std::string& arch) {
   }
   std::vector<std::pair<std::string, templates::MlirRowwiseConfig>> todo;
   for (const auto& name : templates::mlirKernelNames())
-    for (const auto& m : templates::mlirRowwiseConfigs(arch, "bf16")) todo.push_back({name, m});
+    for (auto m : templates::mlirRowwiseConfigs(name, arch, "bf16")) {
+      if (name != "rmsnorm") {
+        todo.push_back({name, m});
+        continue;
+      }
+      for (m.items = 1; m.items <= templates::kMlirRmsNormMaxItems; m.items *= 2)
+        todo.push_back({name, m});
+    }
   std::atomic<int> failed{0};
   CompilePool::parallelFor(todo.size(), CompilePool::threadsFor(todo.size(), 16, false), [&](size_t i) {
     const auto& [name, m] = todo[i];
@@ -444,15 +461,15 @@ void BM_MlirRmsNorm(benchmark::State& state, int64_t R, int64_t C) {
   Buf x(n), y(n), w(size_t(C) * 2);
   fillRandom(x.p, n, p.dtype, 1, -2, 2);
   fillRandom(w.p, size_t(C) * 2, p.dtype, 2, 0.5, 1.5);
-  const auto cs = compileMlir("rmsnorm");
+  const auto cs = compileMlir("rmsnorm", C);
   Row row;
   row.name = "mlir rmsnorm bf16 " + std::to_string(R) + "x" + std::to_string(C);
   row.bytes = double(rmsNormBytes(p));
   std::map<std::string, KernelArgs> args;  // per VEC (dv differs)
   auto launch_of = [&](const Config& c) -> std::function<Status()> {
-    auto it = X.fns.find("mlir:rmsnorm," + c.toString());
+    const auto m = fromConfig("rmsnorm", c, C);
+    auto it = X.fns.find(mlirKey("rmsnorm", m));
     if (it == X.fns.end()) return nullptr;
-    const auto m = fromConfig(c);
     KernelArgs& a = args[c.toString()];
     if (a.count() == 0) {
       const int64_t dv = C / m.vec;
@@ -461,11 +478,10 @@ void BM_MlirRmsNorm(benchmark::State& state, int64_t R, int64_t C) {
       addMemref(a, y.p, R * dv);
       a.add(R).add(C).add(float(1.0 / double(C))).add(1e-6f);
     }
-    const Dim3 grid{unsigned((R + m.rows_per_block - 1) / m.rows_per_block), 1, 1};
-    const Dim3 block{unsigned(m.threads), 1, 1};
+    const auto shape = templates::mlirKernelLaunch("rmsnorm", m, R, C);
     const FunctionHandle f = it->second;
-    return [&, f, grid, block, key = c.toString()] {
-      return X.b->launch(f, grid, block, 0, args[key].data());
+    return [&, f, shape, key = c.toString()] {
+      return X.b->launch(f, shape.grid, shape.block, 0, args[key].data());
     };
   };
   if (cs.empty()) {
@@ -489,15 +505,15 @@ void BM_MlirSiluMul(benchmark::State& state, int64_t R, int64_t d) {
   const size_t nx = size_t(R * 2 * d) * 2, no = size_t(R * d) * 2;
   Buf x(nx), o(no);
   fillRandom(x.p, nx, p.dtype, 4, -4, 4);
-  const auto cs = compileMlir("silu_mul");
+  const auto cs = compileMlir("silu_mul", d);
   Row row;
   row.name = "mlir silu_mul bf16 " + std::to_string(R) + "x" + std::to_string(d);
   row.bytes = double(siluMulBytes(p));
   std::map<std::string, KernelArgs> args;
   auto launch_of = [&](const Config& c) -> std::function<Status()> {
-    auto it = X.fns.find("mlir:silu_mul," + c.toString());
+    const auto m = fromConfig("silu_mul", c, d);
+    auto it = X.fns.find(mlirKey("silu_mul", m));
     if (it == X.fns.end()) return nullptr;
-    const auto m = fromConfig(c);
     const int64_t dv = d / m.vec;
     KernelArgs& a = args[c.toString()];
     if (a.count() == 0) {
@@ -505,12 +521,10 @@ void BM_MlirSiluMul(benchmark::State& state, int64_t R, int64_t d) {
       addMemref(a, x.p, R * 2 * dv);
       a.add(R).add(d);
     }
-    const Dim3 grid{unsigned((dv + m.threads - 1) / m.threads),
-                    unsigned((R + m.rows_per_block - 1) / m.rows_per_block), 1};
-    const Dim3 block{unsigned(m.threads), 1, 1};
+    const auto shape = templates::mlirKernelLaunch("silu_mul", m, R, d);
     const FunctionHandle f = it->second;
-    return [&, f, grid, block, key = c.toString()] {
-      return X.b->launch(f, grid, block, 0, args[key].data());
+    return [&, f, shape, key = c.toString()] {
+      return X.b->launch(f, shape.grid, shape.block, 0, args[key].data());
     };
   };
   if (cs.empty()) {

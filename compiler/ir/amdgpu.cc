@@ -110,20 +110,24 @@ Expected<std::string> linkDeviceLibs(const CompileRequest& req, const std::strin
 }
 }  // namespace
 
-Expected<std::string> llvmToAmdgcn(const CompileRequest& req, const std::string& ir_in,
-                                   bool optimize_ir) {
-  bool linked = false;
-  KTUNE_ASSIGN_OR_RETURN(std::string ir, linkDeviceLibs(req, ir_in, &linked));
-  if (optimize_ir || linked) {  // inline the library calls, as clang does
-    KTUNE_ASSIGN_OR_RETURN(ir, optimize(req, ir));
-  }
-  const Toolchain& tc = toolchain();
-  KTUNE_ASSIGN_OR_RETURN(std::string llc, need(tc.llc, "llc-19", "llvm-19"));
-  std::vector<std::string> argv = {llc, "-O3", kTripleFlag};
+std::vector<std::string> amdgcnLlcArgv(const CompileRequest& req, const std::string& input) {
+  std::vector<std::string> argv = {toolchain().llc, "-O3", kTripleFlag};
   for (auto& f : cpuFlags(req.arch)) argv.push_back(f);
   for (const auto& o : req.options) argv.push_back(o);
-  argv.insert(argv.end(), {"-o", "-", "-"});
-  return runTool(argv, ir, req);
+  argv.insert(argv.end(), {"-o", "-", input});
+  return argv;
+}
+
+Expected<std::string> llvmToAmdgcn(const CompileRequest& req, const std::string& ir_in,
+                                   std::string* chain, EarlyTool* early_llc) {
+  bool linked = false;
+  KTUNE_ASSIGN_OR_RETURN(std::string ir, linkDeviceLibs(req, ir_in, &linked));
+  if (linked) {  // inline the library calls, as clang does
+    KTUNE_ASSIGN_OR_RETURN(ir, optimize(req, ir));
+    *chain += "llvm-link+opt+";
+  }
+  KTUNE_RETURN_IF_ERROR(need(toolchain().llc, "llc-19", "llvm-19").status());
+  return runToolOrEarly(early_llc, amdgcnLlcArgv(req, "-"), ir, req);
 }
 
 Status amdgcnToHsaco(const CompileRequest& req, const std::string& isa, CodeObject* co) {

@@ -101,8 +101,17 @@ class IrCompiler final : public Compiler {
     if (req.language == Language::kLlvmIr) return req.source;
     KTUNE_ASSIGN_OR_RETURN(MlirLowering low, lowerMlir(req));
     if (req.dumps & kDumpMlir) co->dumps["mlir"] = std::move(low.stages);
-    *chain += "mlir-opt+mlir-translate+opt+";  // opt -O3 runs in llvmToPtx / llvmToAmdgcn
+    *chain += "mlir-opt+mlir-translate+";
     return std::move(low.llvm_ir);
+  }
+
+  // llc started while MLIR is lowered (its start-up overlaps mlir-opt and mlir-translate); null
+  // for other inputs, whose llc has nothing to overlap, or when it cannot start early.
+  static std::unique_ptr<EarlyTool> earlyLlc(const CompileRequest& req,
+                                             const std::vector<std::string>& argv) {
+    if (req.language != Language::kMlir || toolchain().llc.empty()) return nullptr;
+    auto t = EarlyTool::start(argv);
+    return t.ok() ? std::move(*t) : nullptr;
   }
 
   static Status compileNvidia(const CompileRequest& req, CodeObject* co, std::string* chain) {
@@ -119,10 +128,11 @@ class IrCompiler final : public Compiler {
     if (req.language == Language::kPtx) {
       ptx = req.source;
     } else {
+      auto llc = earlyLlc(req, ptxLlcArgv(req, "{input}"));
       KTUNE_ASSIGN_OR_RETURN(std::string ir, llvmIrOf(req, co, chain));
       if (req.dumps & kDumpLlvm) co->dumps["llvm"] = ir;
       if ((req.dumps & kDumpMlir) && req.language == Language::kLlvmIr) co->dumps["mlir"] = view(ir);
-      KTUNE_ASSIGN_OR_RETURN(ptx, llvmToPtx(req, ir, req.language == Language::kMlir));
+      KTUNE_ASSIGN_OR_RETURN(ptx, llvmToPtx(req, ir, chain, llc.get()));
       *chain += "llc+";
     }
     KTUNE_ASSIGN_OR_RETURN(co->lowered_entry, pickKernel(req, ptxKernels(ptx)));
@@ -148,10 +158,11 @@ class IrCompiler final : public Compiler {
     if (req.language == Language::kAmdgcnAsm) {
       isa = req.source;
     } else {
+      auto llc = earlyLlc(req, amdgcnLlcArgv(req, "{input}"));
       KTUNE_ASSIGN_OR_RETURN(std::string ir, llvmIrOf(req, co, chain));
       if (req.dumps & kDumpLlvm) co->dumps["llvm"] = ir;
       if ((req.dumps & kDumpMlir) && req.language == Language::kLlvmIr) co->dumps["mlir"] = view(ir);
-      KTUNE_ASSIGN_OR_RETURN(isa, llvmToAmdgcn(req, ir, req.language == Language::kMlir));
+      KTUNE_ASSIGN_OR_RETURN(isa, llvmToAmdgcn(req, ir, chain, llc.get()));
       *chain += "llc+";
     }
     KTUNE_ASSIGN_OR_RETURN(co->lowered_entry, pickKernel(req, amdKernels(isa)));

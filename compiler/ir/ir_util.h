@@ -3,12 +3,16 @@
 // step runs its tools in its own temporary directory).
 #pragma once
 
+#include <future>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/status.h"
+#include "base/subprocess.h"
 #include "compiler/compiler.h"
+#include "compiler/compiler_util.h"
 
 namespace ktune::ir_detail {
 
@@ -37,18 +41,48 @@ Expected<std::string> need(const std::string& path, const std::string& tool,
 Expected<std::string> runTool(const std::vector<std::string>& argv, const std::string& input,
                               const CompileRequest& req);
 
-// opt -O3 (inlining, the mid-level pipeline clang runs on C++): for modules from MLIR, which
-// mlir-translate leaves unoptimized, and after device libraries are linked in.
+// A tool started before its input exists, so that its start-up (loading libLLVM/libMLIR, tens of
+// milliseconds per process) overlaps the step before it: argv's "{input}" is replaced by a FIFO
+// the tool reads its input from; run() feeds it and returns the tool's stdout, as runTool does.
+// One run per tool; destroying an unused tool ends its input (it exits).
+class EarlyTool {
+ public:
+  static Expected<std::unique_ptr<EarlyTool>> start(std::vector<std::string> argv);
+  ~EarlyTool();
+  EarlyTool(const EarlyTool&) = delete;
+  EarlyTool& operator=(const EarlyTool&) = delete;
+  Expected<std::string> run(const std::string& input, const CompileRequest& req);
+
+ private:
+  EarlyTool() = default;
+  bool exited() const;
+  bool openInput();
+  std::string fifo_;
+  std::optional<compiler_detail::TempDir> dir_;
+  int fd_ = -1;
+  std::vector<std::string> argv_;
+  std::future<Expected<ProcessResult>> result_;
+};
+// `argv` run on `input`: through `early` when it was started (for `argv`), else by runTool.
+Expected<std::string> runToolOrEarly(EarlyTool* early, const std::vector<std::string>& argv,
+                                     const std::string& input, const CompileRequest& req);
+
+// opt -O3 (inlining, the mid-level pipeline clang runs on C++): after device libraries are
+// linked in.
 Expected<std::string> optimize(const CompileRequest& req, const std::string& ir);
 
 bool isNvidiaArch(const std::string& arch);
 bool isAmdArch(const std::string& arch);
 
 // ---- NVIDIA (nvidia.cc) ----------------------------------------------------------------------
-// LLVM IR -> PTX with llc -march=nvptx64 -mcpu=<arch>; libdevice linked first when the module
-// calls __nv_* functions.
-// `optimize_ir`: run opt -O3 first (modules from MLIR); it runs anyway after libdevice is linked.
-Expected<std::string> llvmToPtx(const CompileRequest& req, const std::string& ir, bool optimize_ir);
+// LLVM IR -> PTX with llc -O3 -march=nvptx64 -mcpu=<arch>; when the module calls __nv_*
+// functions, libdevice is linked first and opt -O3 inlines them ("llvm-link+opt+" appended to
+// *chain). Without a library call llc -O3 alone: opt's mid-level passes add a process and, on
+// MLIR's output, cost registers (casts folded into branches keep f32 copies of 16-bit data live).
+Expected<std::string> llvmToPtx(const CompileRequest& req, const std::string& ir,
+                                std::string* chain, EarlyTool* llc = nullptr);
+// llc's command line for llvmToPtx (input "{input}" for an EarlyTool, "-" for stdin).
+std::vector<std::string> ptxLlcArgv(const CompileRequest& req, const std::string& input);
 // PTX -> cubin (nvJitLink, else ptxas), with the ptxas report in co->log and co->resources.
 Status ptxToCubin(const CompileRequest& req, const std::string& ptx, CodeObject* co);
 // Checks a prebuilt cubin (64-bit ELF, EM_CUDA, SM matches the arch); resources from .nv.info.
@@ -61,10 +95,12 @@ std::string sassOf(const std::string& cubin);
 
 // ---- AMD (amdgpu.cc) -------------------------------------------------------------------------
 // LLVM IR -> AMDGCN assembly with llc (the ISA view and its metadata block); ocml/ockl linked
-// first (rocm-device-libs) when the module calls them, as MLIR's ROCDL lowering of math ops and
-// gpu.block_dim does.
+// first (rocm-device-libs) and inlined by opt -O3 when the module calls them, as MLIR's ROCDL
+// lowering of math ops and gpu.block_dim does ("llvm-link+opt+" appended to *chain).
 Expected<std::string> llvmToAmdgcn(const CompileRequest& req, const std::string& ir,
-                                   bool optimize_ir);
+                                   std::string* chain, EarlyTool* llc = nullptr);
+// llc's command line for llvmToAmdgcn (input as for ptxLlcArgv).
+std::vector<std::string> amdgcnLlcArgv(const CompileRequest& req, const std::string& input);
 // Assembly -> hsaco with llvm-mc and ld.lld -shared; resources from the metadata block.
 Status amdgcnToHsaco(const CompileRequest& req, const std::string& isa, CodeObject* co);
 // Checks a prebuilt hsaco (ELF, EM_AMDGPU, amdhsa.target matches the arch); metadata as YAML

@@ -82,7 +82,9 @@ Expected<MlirLowering> lowerMlir(const CompileRequest& req) {
   KTUNE_ASSIGN_OR_RETURN(std::string opt, need(tc.mlir_opt, "mlir-opt-19", "mlir-19-tools"));
   KTUNE_ASSIGN_OR_RETURN(std::string translate,
                          need(tc.mlir_translate, "mlir-translate-19", "mlir-19-tools"));
-  std::vector<std::string> argv = {opt};
+  // One thread: a module holds one or a few gpu.modules, and MLIR's thread pool would start a
+  // thread per core for nothing (ktune compiles configs in parallel already).
+  std::vector<std::string> argv = {opt, "--mlir-disable-threading"};
   std::string pipeline = "--pass-pipeline=" + defaultPipeline(req.arch);
   bool own = false;
   for (const auto& o : req.options) {
@@ -94,8 +96,13 @@ Expected<MlirLowering> lowerMlir(const CompileRequest& req) {
   }
   if (!own) argv.push_back(pipeline);
   const bool stages = req.dumps & kDumpMlir;
-  if (stages) argv.insert(argv.end(), {"--mlir-print-ir-after-all", "--mlir-disable-threading"});
+  if (stages) argv.push_back("--mlir-print-ir-after-all");
   argv.push_back("-");
+  // mlir-translate loads while mlir-opt runs (a failed early start: it runs after, as usual).
+  const std::vector<std::string> tr_argv = {translate, "--mlir-to-llvmir", "-o", "-"};
+  std::vector<std::string> early_argv = tr_argv;
+  early_argv.push_back("{input}");
+  auto early = EarlyTool::start(early_argv);
   KTUNE_ASSIGN_OR_RETURN(auto r, runProcess(argv, req.source, 300000));
   if (r.timed_out || r.signaled || r.exit_code != 0) {
     // With the per-pass dumps on, stderr ends with the diagnostics; show the tail.
@@ -105,8 +112,10 @@ Expected<MlirLowering> lowerMlir(const CompileRequest& req) {
   }
   MlirLowering out;
   KTUNE_ASSIGN_OR_RETURN(std::string module, extractGpuModule(r.out, req.entry));
-  KTUNE_ASSIGN_OR_RETURN(out.llvm_ir,
-                         runTool({translate, "--mlir-to-llvmir", "-o", "-", "-"}, module, req));
+  std::vector<std::string> stdin_argv = tr_argv;
+  stdin_argv.push_back("-");
+  KTUNE_ASSIGN_OR_RETURN(out.llvm_ir, runToolOrEarly(early.ok() ? early->get() : nullptr,
+                                                     stdin_argv, module, req));
   if (stages) {
     std::string list = "input";
     for (const auto& s : stageNames(r.err)) list += ", " + s;

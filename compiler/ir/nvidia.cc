@@ -76,13 +76,20 @@ std::shared_ptr<NvJitLink> openNvJitLink(const std::string& cuda_root, std::stri
   return j;
 }
 
+std::vector<std::string> ptxLlcArgv(const CompileRequest& req, const std::string& input) {
+  std::vector<std::string> argv = {toolchain().llc, "-O3", "-march=nvptx64", "-mcpu=" + req.arch};
+  for (const auto& o : req.options) argv.push_back(o);
+  argv.insert(argv.end(), {"-o", "-", input});
+  return argv;
+}
+
 Expected<std::string> llvmToPtx(const CompileRequest& req, const std::string& ir,
-                                bool optimize_ir) {
+                                std::string* chain, EarlyTool* early_llc) {
   const Toolchain& tc = toolchain();
-  KTUNE_ASSIGN_OR_RETURN(std::string llc, need(tc.llc, "llc-19", "llvm-19"));
+  KTUNE_RETURN_IF_ERROR(need(tc.llc, "llc-19", "llvm-19").status());
   std::string module = ir;
-  // MLIR's math lowering and clang's CUDA headers call libdevice (__nv_rsqrtf, ...): link the
-  // functions used, as nvcc does, or ptxas fails on an unresolved extern.
+  // MLIR's math lowering and clang's CUDA headers call libdevice (__nv_expf, ...): link the
+  // functions used and inline them, as nvcc does, or ptxas fails on an unresolved extern.
   if (ir.find("@__nv_") != std::string::npos && !tc.libdevice.empty()) {
     KTUNE_ASSIGN_OR_RETURN(std::string link, need(tc.llvm_link, "llvm-link-19", "llvm-19"));
     KTUNE_ASSIGN_OR_RETURN(auto dir, TempDir::create("ktune-ir-"));
@@ -90,15 +97,10 @@ Expected<std::string> llvmToPtx(const CompileRequest& req, const std::string& ir
     KTUNE_ASSIGN_OR_RETURN(module, runTool({link, "-S", "--internalize", "--only-needed",
                                             dir.file("in.ll"), tc.libdevice, "-o", "-"},
                                            "", req));
-    optimize_ir = true;  // inline them, as nvcc does
-  }
-  if (optimize_ir) {
     KTUNE_ASSIGN_OR_RETURN(module, optimize(req, module));
+    *chain += "llvm-link+opt+";
   }
-  std::vector<std::string> argv = {llc, "-O3", "-march=nvptx64", "-mcpu=" + req.arch};
-  for (const auto& o : req.options) argv.push_back(o);
-  argv.insert(argv.end(), {"-o", "-", "-"});
-  return runTool(argv, module, req);
+  return runToolOrEarly(early_llc, ptxLlcArgv(req, "-"), module, req);
 }
 
 static Status cubinFromJitLink(const NvJitLink& j, const CompileRequest& req,

@@ -115,7 +115,7 @@ bool isAmdArch(const std::string& arch) { return Arch(arch).isAmd(); }
 
 // Bumped whenever the steps or flags of the IR pipelines change, so store entries made by an
 // older pipeline are not taken for this one's.
-constexpr int kIrPipelineVersion = 2;
+constexpr int kIrPipelineVersion = 3;
 
 std::string Toolchain::versions() const {
   std::string s = "pipeline " + std::to_string(kIrPipelineVersion) + "; llvm " +

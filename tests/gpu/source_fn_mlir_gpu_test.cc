@@ -46,8 +46,8 @@ class SourceFnMlirGpu : public ::testing::Test {
     auto devs = (*b)->devices();
     if (!devs.ok() || devs->empty()) GTEST_SKIP() << "no GPU device";
     arch_ = (*devs)[0].arch;
-    const auto first = templates::mlirRowwiseConfigs(arch_).front();
-    if (!pathExists(kPtxDir + "/" + templates::mlirKernelFileName("rmsnorm", arch_, first, "ptx")))
+    const auto first = templates::mlirRowwiseConfigs("silu_mul", arch_).front();
+    if (!pathExists(kPtxDir + "/" + templates::mlirKernelFileName("silu_mul", arch_, first, "ptx")))
       GTEST_SKIP() << "no lowered MLIR kernels for " << arch_ << " in " << kPtxDir
                    << " (run `bash dev/mlir_lower.sh build " << arch_
                    << "` where mlir-opt-19 is installed and carry .mlirptx)";
@@ -83,11 +83,13 @@ class SourceFnMlirGpu : public ::testing::Test {
     KernelFamily<RowProblem> f;
     f.name = "mlir_ptx_" + name;
     f.entry = templates::mlirKernelEntry(name);
-    for (const auto& m : templates::mlirRowwiseConfigs(arch_)) f.configs.push_back(toConfig(m));
+    for (const auto& m : templates::mlirRowwiseConfigs(name, arch_)) f.configs.push_back(toConfig(m));
     const std::string arch = arch_;
-    f.source_fn = [name, arch](const Config& c, const RowProblem&) -> Expected<ConfigModule> {
-      templates::MlirRowwiseConfig m{"bf16", int(c.getInt("VEC")), int(c.getInt("THREADS")),
-                                     int(c.getInt("ROWS_PER_BLOCK"))};
+    // The module follows the problem too: RMSNorm's register items come from the row length.
+    f.source_fn = [name, arch](const Config& c, const RowProblem& p) -> Expected<ConfigModule> {
+      const auto m = templates::mlirConfigFor(
+          name, p.d, {"bf16", int(c.getInt("VEC")), int(c.getInt("THREADS")),
+                      int(c.getInt("ROWS_PER_BLOCK"))});
       ConfigModule mod;
       mod.language = Language::kPtx;
       KTUNE_ASSIGN_OR_RETURN(
@@ -96,12 +98,10 @@ class SourceFnMlirGpu : public ::testing::Test {
     };
     f.key = [](const RowProblem& p, KeyBuilder& k) { k.add("rows", p.rows).add("d", p.d); };
     f.launch = [](const Config& c, const RowProblem& p, const DeviceInfo&) {
-      const int64_t vec = c.getInt("VEC"), threads = c.getInt("THREADS");
-      const int64_t rpb = c.getInt("ROWS_PER_BLOCK");
-      const auto rows_grid = static_cast<unsigned>((p.rows + rpb - 1) / rpb);
-      if (p.kernel == "rmsnorm") return LaunchDims{{rows_grid}, {unsigned(threads)}};
-      const int64_t dv = p.d / vec;
-      return LaunchDims{{unsigned((dv + threads - 1) / threads), rows_grid}, {unsigned(threads)}};
+      const templates::MlirRowwiseConfig m{"bf16", int(c.getInt("VEC")), int(c.getInt("THREADS")),
+                                           int(c.getInt("ROWS_PER_BLOCK"))};
+      const auto s = templates::mlirKernelLaunch(p.kernel, m, p.rows, p.d);
+      return LaunchDims{s.grid, s.block};
     };
     // Config-independent arguments (the kernels take d, not d / VEC): one list for every config.
     f.args = [](const RowProblem& p, KernelArgs& a) {

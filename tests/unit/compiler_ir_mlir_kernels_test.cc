@@ -55,16 +55,33 @@ TEST_P(MlirKernels, CompileWith16ByteAccesses) {
   for (const auto& [width, n] : isa.global_stores)
     EXPECT_EQ(width, bits) << n << " global stores of " << width << " bits\n" << isa.text();
   EXPECT_EQ(isa.scratch_ops, 0);
+  // Neither kernel calls a math library: no device-library link, no opt -O3 (rsqrt and exp2 are
+  // target intrinsics).
+  EXPECT_EQ(co->compiler.find("llvm-link"), std::string::npos) << co->compiler;
+  EXPECT_EQ(co->compiler.find("+opt+"), std::string::npos) << co->compiler;
+  if (c.kernel == "rmsnorm" && nv) {
+    // The register path loads each of its ITEMS vectors of x (and w) once, in straight-line
+    // code; the loops for a longer row add one x load (sum of squares) and one x and w load
+    // (scaling). The two-pass kernel had three loads whatever the row length.
+    EXPECT_EQ(isa.globalLoads(bits), 2 * c.config.items + 3) << isa.text();
+    EXPECT_EQ(isa.global_stores.count(bits) ? isa.global_stores.at(bits) : 0, c.config.items + 1)
+        << isa.text();
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
     KernelsAndArchs, MlirKernels,
-    ::testing::Values(Case{"rmsnorm", "sm_90a", {"bf16", 8, 256, 1}},
-                      Case{"rmsnorm", "gfx942", {"bf16", 8, 256, 2}},
+    ::testing::Values(Case{"rmsnorm", "sm_90a", {"bf16", 8, 256, 1, 2}},
+                      Case{"rmsnorm", "sm_90a", {"bf16", 4, 64, 4, 8}},
+                      Case{"rmsnorm", "gfx942", {"bf16", 8, 256, 2, 4}},
+                      Case{"rmsnorm", "sm_90a", {"f16", 8, 128, 1, 4}},
+                      Case{"rmsnorm", "gfx942", {"f32", 4, 128, 1, 2}},
+                      Case{"silu_mul", "sm_90a", {"bf16", 4, 128, 1}},
                       Case{"silu_mul", "sm_90a", {"bf16", 8, 128, 2}},
                       Case{"silu_mul", "gfx942", {"f32", 4, 256, 1}}),
     [](const auto& info) {
-      return info.param.kernel + "_" + info.param.arch + "_" + info.param.config.dtype;
+      return info.param.kernel + "_" + info.param.arch + "_" + info.param.config.dtype + "_v" +
+             std::to_string(info.param.config.vec) + "_i" + std::to_string(info.param.config.items);
     });
 
 TEST(MlirKernelSource, RefusesBadConfigs) {
@@ -76,10 +93,12 @@ TEST(MlirKernelSource, RefusesBadConfigs) {
             Code::kInvalidArgument);
   EXPECT_EQ(templates::mlirKernelSource("gemm", "sm_90a", {}).status().code(), Code::kNotFound);
   // The space: 3 VEC x 4 THREADS x 3 ROWS_PER_BLOCK for bf16, every config accepted.
-  const auto nv = templates::mlirRowwiseConfigs("sm_90a");
-  const auto amd = templates::mlirRowwiseConfigs("gfx942");
+  const auto nv = templates::mlirRowwiseConfigs("silu_mul", "sm_90a");
+  const auto amd = templates::mlirRowwiseConfigs("silu_mul", "gfx942");
   EXPECT_EQ(nv.size(), 36u);
   EXPECT_EQ(amd.size(), 36u);
+  // RMSNorm's rows share a block: THREADS 512 x ROWS_PER_BLOCK 4 does not fit in one.
+  EXPECT_EQ(templates::mlirRowwiseConfigs("rmsnorm", "sm_90a").size(), 33u);
   for (const auto& c : amd) EXPECT_TRUE(templates::mlirKernelSource("silu_mul", "gfx942", c).ok());
   // The warp size follows the vendor.
   auto a = templates::mlirKernelSource("rmsnorm", "gfx942", {});
@@ -87,6 +106,43 @@ TEST(MlirKernelSource, RefusesBadConfigs) {
   ASSERT_TRUE(a.ok() && n.ok());
   EXPECT_NE(a->find("arith.constant 64 : index"), std::string::npos);
   EXPECT_NE(n->find("arith.constant 32 : index"), std::string::npos);
+}
+
+TEST(MlirKernelSource, RmsNormItemsFollowTheRowAndAreWrittenOut) {
+  using templates::mlirRmsNormItems;
+  EXPECT_EQ(mlirRmsNormItems(4096, {"bf16", 8, 256, 1}), 2);   // exactly 2 vectors per thread
+  EXPECT_EQ(mlirRmsNormItems(4096, {"bf16", 8, 64, 1}), 8);
+  EXPECT_EQ(mlirRmsNormItems(4160, {"bf16", 8, 128, 1}), 8);   // 5 rounded up, the rest masked
+  EXPECT_EQ(mlirRmsNormItems(8192, {"bf16", 2, 64, 1}), 8);    // 64 needed: 8, the rest loops
+  EXPECT_EQ(mlirRmsNormItems(8, {"bf16", 8, 512, 1}), 1);
+  EXPECT_EQ(templates::mlirConfigFor("silu_mul", 4096, {}).items, 0);
+  EXPECT_EQ(templates::mlirConfigFor("rmsnorm", 4096, {}).items, 2);
+  // ITEMS=3: items 0..2 written out, every marker and placeholder gone.
+  auto t = templates::mlirKernelSource("rmsnorm", "sm_90a", {"bf16", 8, 128, 2, 3});
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_NE(t->find("%xv_2, %wv_2 = scf.if"), std::string::npos);
+  EXPECT_EQ(t->find("%xv_3"), std::string::npos);
+  EXPECT_NE(t->find("arith.constant 256 : index"), std::string::npos);  // item 2's offset
+  EXPECT_EQ(t->find("    // FOR_EACH"), std::string::npos);  // marker lines dropped
+  EXPECT_EQ(t->find("{{"), std::string::npos);
+  EXPECT_NE(t->find("memref<2x4xf32"), std::string::npos);  // partial sums per row and warp
+  EXPECT_EQ(templates::mlirKernelFileName("rmsnorm", "sm_90a", {"bf16", 8, 128, 2, 4}, "ptx"),
+            "rmsnorm.sm_90a.bf16.v8.t128.r2.i4.ptx");
+  // A block holds the rows side by side; SiLU·Mul has no items.
+  EXPECT_EQ(templates::mlirKernelSource("rmsnorm", "sm_90a", {"bf16", 8, 512, 4}).status().code(),
+            Code::kInvalidArgument);
+  EXPECT_EQ(templates::mlirKernelSource("silu_mul", "sm_90a", {"bf16", 8, 256, 1, 2}).status().code(),
+            Code::kInvalidArgument);
+  EXPECT_EQ(templates::mlirKernelSource("rmsnorm", "sm_90a", {"bf16", 8, 256, 1, 16}).status().code(),
+            Code::kInvalidArgument);
+  const auto rs = templates::mlirKernelLaunch("rmsnorm", {"bf16", 8, 128, 4}, 37, 4096);
+  EXPECT_EQ(rs.grid.x, 10u);
+  EXPECT_EQ(rs.block.x, 128u);
+  EXPECT_EQ(rs.block.y, 4u);
+  const auto ss = templates::mlirKernelLaunch("silu_mul", {"bf16", 8, 128, 4}, 37, 4096);
+  EXPECT_EQ(ss.grid.x, 4u);
+  EXPECT_EQ(ss.grid.y, 10u);
+  EXPECT_EQ(ss.block.y, 1u);
 }
 
 }  // namespace
