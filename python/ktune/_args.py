@@ -16,21 +16,23 @@ def bind(names, args, kwargs):
     return tuple(out)
 
 
-def _torch_stream():
-    # torch's current stream of its current device, without building a torch.cuda.Stream object
-    # (the raw getter costs a fraction of torch.cuda.current_stream()).
+def _torch_stream(device):
+    # torch's current stream on `device` once torch is imported (else the default stream), without
+    # building a torch.cuda.Stream object (the raw getter costs a fraction of current_stream()).
     t = sys.modules.get("torch")
     if t is None:
         return 0
-    return t._C._cuda_getCurrentRawStream(t._C._cuda_getDevice())
+    return t._C._cuda_getCurrentRawStream(device)
 
 
 def stream_getter(backend):
-    """The stream a call uses when none is given: torch's current one on a GPU backend once torch
-    is imported, else the default stream (0)."""
-    if backend in ("cuda", "hip"):
-        return _torch_stream
-    return lambda: 0
+    """(fn, device) -> stream: what a call uses when no stream is given: torch's current stream
+    of the tuner's device on a GPU backend (the raw getter itself once torch is imported), else
+    None (the default stream, 0)."""
+    if backend not in ("cuda", "hip"):
+        return None
+    t = sys.modules.get("torch")
+    return t._C._cuda_getCurrentRawStream if t is not None else _torch_stream
 
 
 def stream_int(s):

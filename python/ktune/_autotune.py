@@ -62,10 +62,13 @@ def _configs(configs, space, constraints, prune_configs_by, prune):
     return configs, exprs
 
 
-class Autotuned:
+class Autotuned(_ktune.Launcher):
     """A tuned kernel: call it with the kernel's arguments (tensors, __cuda_array_interface__ or
     DLPack objects, device addresses, numpy arrays on the simulated backend, Python scalars) and an
-    optional stream=. The first call per key tunes (unless the database knows the key)."""
+    optional stream=. The first call per key tunes (unless the database knows the key).
+    A call is handled in C++ (the Launcher base: no Python frame) once the kernel is bound; what
+    the fast path does not handle (keyword arguments, numpy arrays, objects without data_ptr(),
+    hooks) comes to _slow_call."""
 
     def __init__(self, jk, configs, space, constraints, key, name, default, reset_to_zero,
                  restore_value, tuner_options):
@@ -83,6 +86,7 @@ class Autotuned:
             jk.block = ["num_warps * warp_size"]
         self._tuner_options = tuner_options
         self._k = None
+        self._device = 0
         self._gen = -1
         self._seen = set()
 
@@ -104,12 +108,15 @@ class Autotuned:
                 "compile_options": jk.compile_options}
         self.tuner = t
         self._k = _tuners.kernel_for(t, spec, _ktune.add_kernel)
-        self._stream = _args.stream_getter(t.backend)
+        self._device = t.options()["device"]
+        getter = _args.stream_getter(t.backend)
+        self._stream = (lambda: 0) if getter is None else (lambda: getter(self._device))
         self._gen = _tuners.generation()
         self._seen = set()
+        self._set_fast(None if self._hooks else self._k, getter, self._device)
 
-    def __call__(self, *args, stream=None, **kwargs):
-        if self._gen != _tuners._generation[0]:  # the hot path: no function call
+    def _slow_call(self, *args, stream=None, **kwargs):
+        if self._gen != _tuners.generation():
             self._bind()
         if kwargs:
             args = _args.bind(self.arg_names, args, kwargs)

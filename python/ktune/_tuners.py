@@ -57,6 +57,7 @@ def reset():
         _kernels.clear()
         _defaults.clear()
         _generation[0] += 1
+        _ktune.next_generation()  # bound fast paths (Launcher) go back to binding
 
 
 _generation = [0]

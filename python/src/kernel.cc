@@ -13,12 +13,6 @@
 namespace ktune::py_ext {
 namespace {
 
-struct PyKernel {
-  TunerRef tuner;
-  Kernel k;
-  std::vector<ArgSpec> args;
-};
-
 ArgType argType(const std::string& s) {
   if (s == "ptr") return ArgType::kPtr;
   if (s == "i32") return ArgType::kI32;

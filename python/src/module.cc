@@ -171,4 +171,5 @@ PYBIND11_MODULE(_ktune, m) {
   kp::bindTuner(m);
   kp::bindKernel(m);
   kp::bindOps(m);
+  kp::bindLauncher(m);
 }
