@@ -29,8 +29,17 @@ def _check(t, what, device=None, dtype=None):
         raise InvalidArgument(f"{what}: dtype {t.dtype}, expected {dtype}")
 
 
+_op_tuners = {}  # (tuners' state, device index) -> tuner: get_tuner() merges options per call
+
+
 def _tuner(t):
-    return _tuners.get_tuner(device=t.device.index or 0)
+    key = (_tuners.state(), t.device.index or 0)
+    tuner = _op_tuners.get(key)
+    if tuner is None:
+        if _op_tuners and next(iter(_op_tuners))[0] != key[0]:
+            _op_tuners.clear()  # reset() or set_options(): the old tuners are not reused
+        tuner = _op_tuners[key] = _tuners.get_tuner(device=key[1])
+    return tuner
 
 
 def _stream(t):
