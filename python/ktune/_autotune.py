@@ -27,13 +27,13 @@ class JitKernel:
 
 def jit(fn=None, *, grid, block=None, shared_bytes=None, entry=None, source=None,
         compile_options=(), sim_run=None, sim_cost=None):
-    """Decorates a function whose docstring is the kernel's C++ source (or pass source=). Its
+    """Decorates a function whose docstring is the kernel's C++ source (or pass source=; none
+    with @ktune.autotune(source_fn=...)). Its
     parameters, annotated with "ptr"/"i32"/"i64"/"f32"/"f64", are the kernel's signature; the
     function's name is the extern "C" entry unless `entry` is given."""
     def wrap(f):
-        text = source if source is not None else f.__doc__
-        if not text:
-            raise InvalidArgument(f"@ktune.jit {f.__name__}: no source (docstring or source=)")
+        # No source: @ktune.autotune(source_fn=...) must generate the modules (checked there).
+        text = source if source is not None else (f.__doc__ or "")
         sig = _signature.from_function(f)
         return JitKernel(text, entry or f.__name__, sig, grid, block, shared_bytes,
                          compile_options, sim_run, sim_cost)
@@ -82,7 +82,8 @@ class Autotuned(_ktune.Launcher):
             raise InvalidArgument(f"{jk.entry or name}: source_fn replaces the kernel's source; "
                                   "give one of them (ktune.kernel(None, entry, signature=...))")
         if source_fn is None and not jk.source:
-            raise InvalidArgument(f"{jk.entry or name}: no source and no source_fn")
+            raise InvalidArgument(f"{jk.entry or name}: no source (a docstring, source=) and no "
+                                  "source_fn")
         self.jit = jk
         self._source_fn = source_fn
         self.space_json, knobs = _space.encode(configs, space, constraints, default)

@@ -55,8 +55,10 @@ def do_bench(fn, warmup=25, rep=100, quantiles=None, return_mode="median", min_r
     """Times fn() in ms (triton.testing.do_bench's interface). Returns the median (or return_mode
     "min"/"max"/"mean"), the given quantiles as a list, or with return_stats=True a dict:
     median_ms, p20_ms, p80_ms, min_ms, max_ms, mean_ms, std_ms, runs, samples_ms (every run),
-    timer ("device_events", "sim" or "host"). `tuner` (default: ktune.get_tuner()) picks the
-    device whose harness times it."""
+    timer ("device_events", "sim" or "host"). `tuner` (a tuner, or a tuned kernel: its tuner;
+    default ktune.get_tuner()) picks the device whose harness times it. On the simulated backend
+    pass the kernel: each tuner simulates a device of its own, with its own clock."""
+    tuner = getattr(tuner, "tuner", tuner)
     if tuner is None:
         try:
             tuner = _tuners.get_tuner()
