@@ -3,7 +3,8 @@
 The simulated launch of a kernel without a host function is cheap, so what is timed here is the
 binding's and the engine's own host work: argument conversion, the stream, the key, the lookup.
 Arguments are "fake tensors" (objects with data_ptr(), as torch tensors have) and Python scalars.
-Prints ns per call (median of batches) for the tuned call and for its pieces.
+Prints ns per call (median of batches) for the tuned call (the C++ fast path), the Python path
+every call took before it (still taken by keywords, numpy arrays and hooks) and the pieces.
 Usage: PYTHONPATH=python python3 python/bench/bench_call_cpu.py [--batches N]"""
 import statistics
 import sys
@@ -56,6 +57,7 @@ def main():
         ("tuned call, tensors (data_ptr)", lambda: saxpy(1, 1.0, x, y)),
         ("tuned call, tensors, stream=0", lambda: saxpy(1, 1.0, x, y, stream=0)),
         ("tuned call, int addresses", lambda: saxpy(1, 1.0, x.addr, y.addr)),
+        ("Python path (_slow_call: the call before)", lambda: saxpy._slow_call(1, 1.0, x, y)),
         ("binding: Kernel(args, 0), ints", lambda: raw(args, 0)),
         ("piece: 2x data_ptr()", lambda: (x.data_ptr(), y.data_ptr())),
         ("piece: empty lambda", lambda: None),
@@ -64,7 +66,7 @@ def main():
           f"{batches} batches)")
     for name, fn in rows:
         med, lo = ns_per_call(fn, batches=batches)
-        print(f"  {name:36s} {med:8.0f}  {lo:8.0f}")
+        print(f"  {name:42s} {med:8.0f}  {lo:8.0f}")
 
 
 if __name__ == "__main__":

@@ -178,6 +178,9 @@ class Autotuned(_ktune.Launcher):
         return json.loads(self.tuner.report(self.name, self.key_of(*args)))
 
 
+_ktune.enable_vectorcall(Autotuned)  # a call reaches the C++ fast path with no argument tuple
+
+
 def autotune(configs=None, key=(), *, space=None, constraints=(), prune_configs_by=None,
              prune=None, reset_to_zero=None, restore_value=None, warmup=None, rep=None,
              name=None, default=None, backend=None, cache_dir=None, remote_cache=None,

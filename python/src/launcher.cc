@@ -136,13 +136,26 @@ bool fastStream(Launcher* l, PyObject* const* args, Py_ssize_t n, PyObject* kwna
   return true;
 }
 
+// A strong reference for the duration of a call.
+struct Ref {
+  PyObject* o;
+  explicit Ref(PyObject* x) : o(x) { Py_INCREF(o); }
+  ~Ref() { Py_DECREF(o); }
+  Ref(const Ref&) = delete;
+  Ref& operator=(const Ref&) = delete;
+};
+
 PyObject* launcherCall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   auto* l = reinterpret_cast<Launcher*>(self);
-  const PyKernel* k = l->k;
   const Py_ssize_t n = PyVectorcall_NARGS(nargsf);
-  if (!k || l->generation != g_generation.load(std::memory_order_relaxed) ||
-      static_cast<size_t>(n) != k->args.size() || n > 64)
+  if (!l->k || l->generation != g_generation.load(std::memory_order_relaxed) ||
+      static_cast<size_t>(n) != l->k->args.size() || n > 64)
     return slowCall(self, args, nargsf, kwnames);
+  // data_ptr() and the stream getter run Python code, and the launch runs without the GIL: any
+  // of them may let another thread rebind this launcher (_set_fast), so the call holds its own
+  // reference to the kernel object.
+  const Ref owner(l->kernel);
+  const PyKernel* k = l->k;
   uintptr_t stream = 0;
   if (!fastStream(l, args, n, kwnames, &stream)) return slowCall(self, args, nargsf, kwnames);
   Value values[64];
@@ -238,6 +251,18 @@ PyType_Slot kSlots[] = {{Py_tp_new, reinterpret_cast<void*>(launcherNew)},
 PyType_Spec kSpec = {"ktune._ktune.Launcher", sizeof(Launcher), 0,
                      Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_VECTORCALL, kSlots};
 
+// Python 3.12 keeps vectorcall for a Python subclass that does not define __call__; 3.11 falls
+// back to tp_call (an argument tuple and a kwargs dict per call). This restores it for such a
+// subclass: its instances are made by launcherNew, which sets the vectorcall slot.
+void enableVectorcall(const py::type& sub, const py::object& base) {
+  auto* t = reinterpret_cast<PyTypeObject*>(sub.ptr());
+  if (!PyType_IsSubtype(t, reinterpret_cast<PyTypeObject*>(base.ptr())) ||
+      t->tp_call != PyVectorcall_Call)
+    check(Status::InvalidArgument("enable_vectorcall: not a Launcher subclass without __call__"));
+  t->tp_flags |= Py_TPFLAGS_HAVE_VECTORCALL;
+  PyType_Modified(t);
+}
+
 }  // namespace
 
 void bindLauncher(py::module_& m) {
@@ -245,6 +270,9 @@ void bindLauncher(py::module_& m) {
   if (!type) throw py::error_already_set();
   m.add_object("Launcher", py::reinterpret_steal<py::object>(type));
   m.def("next_generation", [] { g_generation.fetch_add(1); });
+  m.def("enable_vectorcall", [](const py::type& sub) {
+    enableVectorcall(sub, py::module_::import("ktune._ktune").attr("Launcher"));
+  });
 }
 
 }  // namespace ktune::py_ext
