@@ -7,11 +7,12 @@
      (the GPU is not the bottleneck), median of many batches; the GPU is synchronised outside the
      timed region.
   2. ktune.ops.rms_norm / silu_mul bandwidth as a fraction of the same run's copy bandwidth
-     (tensor.copy_ of the same bytes, read + write), three ways, so a shortfall can be placed:
+     (tensor.copy_ of the same bytes, read + write), four ways, so a shortfall can be placed:
        kernel: CUDA events around each call, L2 flushed before each run by READING a 2x-L2
                buffer (clean lines, as the C++ benches do), median: the kernel alone (the flush
                hides the Python launch cost);
-       bench:  ktune.do_bench (the engine's harness: a memset flush leaves dirty lines whose
+       read:   ktune.do_bench(flush="read"): the engine's harness with the same clean flush;
+       memset: ktune.do_bench (the harness's default memset flush leaves dirty lines whose
                write-back lands in the timed run; what the first sessions reported);
        loop:   back-to-back Python calls, events around the whole loop / count: what a model's
                Python loop sees (launch cost included when it exceeds the kernel).
@@ -145,8 +146,9 @@ class Timer:
             out.append(s.elapsed_time(e) / calls)
         return statistics.median(out)
 
-    def all3(self, fn):
-        return (self.kernel_ms(fn), ktune.do_bench(fn, warmup=5, rep=40), self.loop_ms(fn))
+    def all4(self, fn):
+        return (self.kernel_ms(fn), ktune.do_bench(fn, warmup=5, rep=40, flush="read"),
+                ktune.do_bench(fn, warmup=5, rep=40), self.loop_ms(fn))
 
 
 def compiled(fn, mode=None):
@@ -205,8 +207,8 @@ def bandwidth(quick, use_compile):
 
 
 def _measure(timer, name, nbytes, copy_bytes, copy_fn, fn, peers, cfg):
-    copy3 = timer.all3(copy_fn)
-    k3 = timer.all3(fn)
+    copy3 = timer.all4(copy_fn)
+    k3 = timer.all4(fn)
     ratios = [(nbytes / k) / (copy_bytes / cp) for cp, k in zip(copy3, k3)]
     peer_ratios = []
     for pname, pfn in peers:
@@ -284,14 +286,15 @@ def main():
     bw = bandwidth(quick, use_compile)
     print("\n== row-wise ops through Python, bf16: ratio = ktune (or peer) GB/s / same-run copy"
           " GB/s   target >= 0.95")
-    print("   kernel = events per call after a clean L2 flush; bench = ktune.do_bench (memset "
-          "flush); loop = back-to-back calls")
-    print(f"  {'shape':22s} {'us':>7s} {'GB/s':>6s} {'copy':>6s} {'kernel':>6s} {'bench':>6s} "
-          f"{'loop':>6s}  peers(kernel)  config")
+    print("   kernel = events per call after a clean (read) L2 flush; read / memset = "
+          "ktune.do_bench (the engine's harness) with flush=\"read\" / the default memset flush;"
+          " loop = back-to-back calls")
+    print(f"  {'shape':22s} {'us':>7s} {'GB/s':>6s} {'copy':>6s} {'kernel':>6s} {'read':>6s} "
+          f"{'memset':>6s} {'loop':>6s}  peers(kernel)  config")
     for name, gbs, cgbs, ratios, peer_ratios, cfg, us in bw:
         pr = " ".join(f"{p}={v:.3f}" for p, v in peer_ratios)
         print(f"  {name:22s} {us:7.1f} {gbs:6.0f} {cgbs:6.0f} {ratios[0]:6.3f} {ratios[1]:6.3f} "
-              f"{ratios[2]:6.3f}  {pr}  {cfg}")
+              f"{ratios[2]:6.3f} {ratios[3]:6.3f}  {pr}  {cfg}")
     print(f"  ({time.perf_counter() - t1:.0f} s)")
     sys.stdout.flush()
     t1 = time.perf_counter()
