@@ -159,12 +159,13 @@ def compiled(fn, mode=None):
         return None
 
 
-def _winner(report_json):
+def _winner(report, *args):
+    """The chosen config of an op's key (report: _ktune.rmsnorm_report / silu_mul_report)."""
     try:
-        r = json.loads(report_json)
+        r = json.loads(report(*args))
         return f"{r.get('winner', '?')} ({r.get('origin', '?')})"
-    except Exception as e:  # noqa: BLE001
-        return f"? ({e})"
+    except Exception as e:  # noqa: BLE001  (a missing report is shown, not fatal)
+        return f"? ({str(e).splitlines()[0][:60]})"
 
 
 def bandwidth(quick, use_compile):
@@ -186,7 +187,7 @@ def bandwidth(quick, use_compile):
         y = torch.empty_like(x)
         nbytes = 2 * x.numel() * 2
         ktune.ops.rms_norm(x, w, 1e-6)  # tunes
-        cfg = _winner(_ktune.rmsnorm_report(ktune.ops._tuner(x), 2, r, c))
+        cfg = _winner(_ktune.rmsnorm_report, ktune.ops._tuner(x), 2, r, c)
         peers = [("F.rms_norm", (lambda: torch_rms(x, w)) if torch_rms else None),
                  ("compile", (lambda: comp_rms(x, w)) if comp_rms else None)]
         out.append(_measure(timer, f"rms_norm {r}x{c}", nbytes, nbytes, lambda: y.copy_(x),
@@ -198,7 +199,7 @@ def bandwidth(quick, use_compile):
         dst = torch.empty_like(src)
         sbytes = 3 * r * d * 2
         ktune.ops.silu_mul(x)
-        cfg = _winner(_ktune.silu_mul_report(ktune.ops._tuner(x), 2, r, d))
+        cfg = _winner(_ktune.silu_mul_report, ktune.ops._tuner(x), 2, r, d)
         peers = [("eager", lambda: eager_silu(x)),
                  ("compile", (lambda: comp_silu(x)) if comp_silu else None)]
         out.append(_measure(timer, f"silu_mul {r}x{d}", sbytes, sbytes, lambda: dst.copy_(src),
