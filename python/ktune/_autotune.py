@@ -116,7 +116,9 @@ class Autotuned(_ktune.Launcher):
         spec = {"name": self.name, "source": jk.source, "entry": jk.entry,
                 "space_json": self.space_json, "args": jk.signature, "key": self.key,
                 "grid": jk.grid, "block": jk.block, "shared_bytes": jk.shared_bytes,
-                "compile_options": jk.compile_options, "before_run": _args.HookSlot(),
+                "compile_options": jk.compile_options,
+                # Only with hooks: the engine then takes the GIL before every benchmark run.
+                "before_run": _args.HookSlot() if self._hooks else None,
                 "source_fn": (_args.SourceFn(self._source_fn) if self._source_fn is not None
                               else None)}
         self.tuner = t
