@@ -74,7 +74,7 @@ def test_fast_path_uses_current_stream_and_reset_to_zero():
     # No hooks: calls after the first go through the C++ fast path (torch's raw stream getter).
     plain = ktune.autotune(space={"BLOCK": [128, 256]}, key=["pow2(n)"], warmup=1, rep=5,
                            name="py_gpu_saxpy_plain")(
-        ktune.kernel(SAXPY, "py_gpu_saxpy", grid="cdiv(n, BLOCK * VEC)", block="BLOCK",
+        ktune.kernel(SAXPY, "py_gpu_saxpy", grid="cdiv(n, BLOCK)", block="BLOCK",
                      compile_options=["-DVEC=1"]))
     n = 1 << 16
     x = torch.randn(n, device="cuda")
