@@ -93,7 +93,8 @@ def test_fast_path_uses_current_stream_and_reset_to_zero():
     zeroed = saxpy_fn(reset_to_zero=["y"], restore_value=None, name="py_gpu_saxpy_zero")
     y = torch.full((n,), 7.0, device="cuda")
     try:  # the hooks run only when the key tunes: forget an earlier run's entry (shared cache)
-        zeroed.tuner.remove_key("py_gpu_saxpy_zero", zeroed.key_of(n, 2.0, x, y))
+        key = zeroed.key_of(n, 2.0, x, y)  # binds: zeroed.tuner exists from here
+        zeroed.tuner.remove_key("py_gpu_saxpy_zero", key)
     except ktune.Error:
         pass
     zeroed(n, 2.0, x, y)
