@@ -2,6 +2,7 @@
 // Status becomes its code plus the thread's last-error message, and no exception leaves here.
 #include "ktune/ktune.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
@@ -88,6 +89,23 @@ std::function<ktune::Expected<ktune::ConfigSource>(const std::string&)> sourceFn
   };
 }
 
+// The C hook as KernelSpec::before_run (the arguments in the C API's value type).
+std::function<ktune::Status(const ktune::Value*, size_t, ktune::StreamHandle)> beforeRunOf(
+    ktune_before_run_fn fn, void* user) {
+  return [fn, user](const ktune::Value* args, size_t n, ktune::StreamHandle s) -> ktune::Status {
+    ktune_value v[kMaxArgs];
+    for (size_t i = 0; i < n && i < kMaxArgs; ++i) {
+      v[i].type = static_cast<int32_t>(args[i].type);
+      std::memcpy(&v[i].v, &args[i].v, sizeof(v[i].v));
+    }
+    const int rc = fn(user, v, n, s.p);
+    if (rc == KTUNE_OK) return ktune::Status::Ok();
+    const int code = rc > 0 && rc <= KTUNE_ERR_INTERNAL ? rc : KTUNE_ERR_INTERNAL;
+    return ktune::Status(static_cast<ktune::Code>(code),
+                         "before_run returned " + std::to_string(rc));
+  };
+}
+
 ktune::KernelSpec specOf(const ktune_family_desc& d) {
   ktune::KernelSpec s;
   s.name = str(d.name);
@@ -104,12 +122,13 @@ ktune::KernelSpec specOf(const ktune_family_desc& d) {
   s.shared_bytes = str(d.shared_bytes);
   for (size_t i = 0; i < d.num_compile_options; ++i) s.compile_options.push_back(str(d.compile_options[i]));
   if (d.source_fn) s.source_fn = sourceFnOf(d.source_fn, d.source_user);
+  if (d.before_run) s.before_run = beforeRunOf(d.before_run, d.before_run_user);
   return s;
 }
 
 int checkDesc(const ktune_family_desc* d) {
   if (!d) return invalid("ktune_family_register: null desc");
-  if (d->struct_size < sizeof(ktune_family_desc))
+  if (d->struct_size < offsetof(ktune_family_desc, before_run))
     return invalid("ktune_family_register: desc->struct_size is " + std::to_string(d->struct_size) +
                    ", this library needs " + std::to_string(sizeof(ktune_family_desc)) +
                    " (initialise with KTUNE_FAMILY_DESC_INIT)");
@@ -197,7 +216,11 @@ const char* ktune_tuner_arch(const ktune_tuner* t) { return t ? t->arch.c_str() 
 int ktune_family_register(ktune_tuner* t, const ktune_family_desc* d, ktune_family** out) {
   if (!t || !out) return invalid("ktune_family_register: null tuner or out");
   if (int rc = checkDesc(d); rc != KTUNE_OK) return rc;
-  auto k = t->t->addKernel(specOf(*d));
+  // A desc of an older, smaller layout: the fields it lacks are zero (no hook).
+  ktune_family_desc full;
+  std::memset(&full, 0, sizeof full);
+  std::memcpy(&full, d, std::min(d->struct_size, sizeof full));
+  auto k = t->t->addKernel(specOf(full));
   if (!k.ok()) return fail(k.status());
   auto f = std::make_unique<ktune_family>();
   f->kernel = std::move(k).value();

@@ -231,6 +231,11 @@ KernelFamily<DataProblem> toEngineFamily(std::shared_ptr<const DataFamily> fam) 
   e.entry = f.spec.entry;
   e.compile_options = f.spec.compile_options;
   if (f.spec.source_fn) e.source_fn = moduleOfConfig(f.spec.source_fn);
+  if (f.spec.before_run) {
+    e.pre_run = [fam](const DataProblem& p, StreamHandle s) {
+      return fam->spec.before_run(p.args, p.count, s);
+    };
+  }
   e.default_config = f.default_config;
   for (size_t i = 0; i < f.knobs.size(); ++i) e.space.addInts(f.knobs[i], f.knob_values[i]);
   for (size_t i = 0; i < f.constraints.size(); ++i) {

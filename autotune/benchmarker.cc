@@ -80,7 +80,8 @@ Status Benchmarker::ensureEvents(size_t pairs) {
 Expected<TimingStats> Benchmarker::measure(StreamHandle stream, const std::function<Status()>& fn,
                                            const BenchOptions& opts,
                                            const std::function<Status(int)>& before_run,
-                                           TimingStats* partial) {
+                                           TimingStats* partial,
+                                           std::vector<double>* samples_out) {
   if (!fn) return Status::InvalidArgument("measure: no function to time");
   const bool flush = opts.flush_l2 && opts.rotate_buffers <= 0;
   if (flush) KTUNE_RETURN_IF_ERROR(ensureFlushBuffer(opts).withContext("L2 flush buffer"));
@@ -161,6 +162,7 @@ Expected<TimingStats> Benchmarker::measure(StreamHandle stream, const std::funct
   }
   TimingStats s = computeStats(samples);
   if (partial) *partial = s;
+  if (samples_out) *samples_out = std::move(samples);
   return s;
 }
 

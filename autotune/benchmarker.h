@@ -59,11 +59,13 @@ class Benchmarker {
   // Times fn on `stream`. before_run(i), if given, runs before the flush of run i (untimed; e.g.
   // reset an accumulator or pick rotated inputs). Returns the statistics, or the first failing
   // Status of fn/before_run/the backend, or a slower-than-best Status (see above; `partial`, if
-  // given, receives the statistics measured up to the rejection).
+  // given, receives the statistics measured up to the rejection; `samples`, if given, every
+  // measured run's time in order).
   Expected<TimingStats> measure(StreamHandle stream, const std::function<Status()>& fn,
                                 const BenchOptions& opts = {},
                                 const std::function<Status(int)>& before_run = nullptr,
-                                TimingStats* partial = nullptr);
+                                TimingStats* partial = nullptr,
+                                std::vector<double>* samples_out = nullptr);
 
  private:
   Status ensureFlushBuffer(const BenchOptions& opts);

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # GPU machine: the Python package over the C++ tree in /tmp/kb (dev/device_build.sh), its GPU tests
-# with torch, and python/bench/bench_gpu.py (tuned-call host cost vs Triton and torch, row-wise ops
-# vs copy bandwidth, ktune.ops.gemm vs torch.matmul on the LLM suite). Logs under $OUT.
+# with torch, python/bench/bench_call_cpu.py (a call's host cost on the simulated backend) and
+# python/bench/bench_gpu.py (tuned-call host cost vs Triton and torch, row-wise ops vs copy
+# bandwidth three ways with the chosen config, ktune.ops.gemm vs torch.matmul and torch.compile
+# on the 8 LLM-suite shapes; about 4 minutes cold). Logs under $OUT.
 #   bash dev/python_device.sh            (also STAGE=python bash dev/device_wave2.sh)
-#   PY_BENCH_ARGS=--quick                a shorter bench (2 row-wise shapes, 4 GEMM shapes)
+#   PY_BENCH_ARGS=--quick                a shorter bench (2 shapes per row-wise op, 4 GEMM shapes)
+#   PY_BENCH_ARGS=--no-compile           without the torch.compile peers
+#   PY_BENCH_ARGS=--max-autotune         adds torch.compile(mode="max-autotune") to the GEMMs
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 PY=${PYTHON:-python3}
@@ -43,6 +47,8 @@ $PY -c "import ktune, torch; print('ktune', ktune.__version__, ktune.__file__, '
 (cd python/tests && timeout 600 $PY -m pytest -q -p no:cacheprovider -rs . > "$OUT/py_tests.log" 2>&1)
 echo "pytest rc=$?: $(tail -1 "$OUT/py_tests.log")"
 grep -E "^(FAILED|ERROR|SKIPPED)" "$OUT/py_tests.log" | head -20 | cut -c1-200
+(cd python/bench && timeout 60 $PY bench_call_cpu.py > "$OUT/py_call_cpu.txt" 2>&1)
+echo "call cost on the simulated backend (binding + engine host work, ns):"; tail -6 "$OUT/py_call_cpu.txt"
 (cd python/bench && timeout 500 $PY bench_gpu.py ${PY_BENCH_ARGS:-} > "$OUT/py_bench.txt" 2>&1)
-echo "bench rc=$?"; cat "$OUT/py_bench.txt" | tail -40 | cut -c1-170
+echo "bench rc=$?"; cat "$OUT/py_bench.txt" | tail -45 | cut -c1-200
 echo "python stage $(( $(date +%s) - T0 ))s"

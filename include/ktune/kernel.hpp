@@ -100,6 +100,14 @@ struct KernelSpec {
   // others are still tuned). Called from several compile threads at once (it must be
   // thread-safe), and again when a recorded winner is loaded (to find its cached binary).
   std::function<Expected<ConfigSource>(const std::string& config)> source_fn;
+  // Optional, Triton's reset_to_zero / restore_value: called with the call's arguments and stream
+  // before EVERY run of a config while a key is tuned (the verification run, the warm-up runs and
+  // each timed run, outside the timed region) and once more before the launch that follows the
+  // tuning; never on calls that do not tune. Zero outputs that accumulate, restore inputs a
+  // kernel updates in place. Called from the tuning thread (which may not be the caller's) while
+  // the call is in flight; an error fails the candidate being run. Not available to isolated
+  // benchmarking (the worker process cannot call back).
+  std::function<Status(const Value* args, size_t count, StreamHandle stream)> before_run;
 };
 
 class Autotuner;

@@ -170,6 +170,15 @@ typedef struct ktune_config_source {
 } ktune_config_source;
 typedef int (*ktune_source_fn)(void* user, const char* config, ktune_config_source* out);
 
+/* Optional per-run hook (Triton's reset_to_zero / restore_value; KernelSpec::before_run in C++):
+ * called with the call's arguments and stream before every run of a config while a key is tuned
+ * (warm-up and timed runs, outside the timed region) and once more before the launch that follows
+ * the tuning; never on calls that do not tune. Zero accumulated outputs or restore in-place
+ * inputs there. Called from the tuning thread while the call is in flight; return KTUNE_OK, or a
+ * KTUNE_ERR_* code, which fails the candidate being run. */
+typedef int (*ktune_before_run_fn)(void* user, const ktune_value* args, size_t num_args,
+                                   ktune_stream stream);
+
 /* A kernel family described by data.
  *  space_json: {"params": {"BLOCK": [128, 256], ...}, "constraints": ["BLOCK * VEC <= 2048"],
  *               "default": {"BLOCK": 256, ...}}; every knob reaches the kernel as -D KNOB=value.
@@ -202,10 +211,14 @@ typedef struct ktune_family_desc {
    * reason, so leave isolation off for them. */
   ktune_source_fn source_fn;
   void* source_user;
+  /* Optional, see ktune_before_run_fn; before_run_user is passed back to every call. A desc
+   * from before these two fields existed (a smaller struct_size) is read without them. */
+  ktune_before_run_fn before_run;
+  void* before_run_user;
 } ktune_family_desc;
 #define KTUNE_FAMILY_DESC_INIT                                                              \
   { sizeof(ktune_family_desc), NULL, NULL, NULL, NULL, NULL, 0, NULL, 0, {NULL, NULL, NULL}, \
-    {NULL, NULL, NULL}, NULL, NULL, 0, NULL, NULL }
+    {NULL, NULL, NULL}, NULL, NULL, 0, NULL, NULL, NULL, NULL }
 
 /* Registers a family on the tuner and opens its tuning database. */
 KTUNE_API int ktune_family_register(ktune_tuner* t, const ktune_family_desc* desc,

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,6 +27,24 @@
 #include "ktune/types.hpp"
 
 namespace ktune {
+
+// Autotuner::benchmark's budgets (the engine's defaults for a standalone measurement are
+// triton.testing.do_bench's: 25 ms of warm-up, 100 ms measured).
+struct BenchSettings {
+  double warmup_ms = 25.0;  // device time of the warm-up runs
+  double rep_ms = 100.0;    // device time of the measured runs
+  int min_runs = 10;
+  int max_runs = 10000;
+  bool flush_l2 = true;     // clear the last-level cache before every measured run (untimed)
+};
+
+// Device milliseconds of the measured runs: median, p20, p80 (linear interpolation), min, max,
+// mean, standard deviation, run count, and every run's time in order.
+struct BenchStats {
+  double median_ms = 0, p20_ms = 0, p80_ms = 0, min_ms = 0, max_ms = 0, mean_ms = 0, std_ms = 0;
+  int runs = 0;
+  std::vector<double> samples_ms;
+};
 
 class KTUNE_API Autotuner {
  public:
@@ -76,6 +95,16 @@ class KTUNE_API Autotuner {
   Expected<StreamHandle> createStream();
   Status destroyStream(StreamHandle s);
   Status synchronize(StreamHandle s = {});
+
+  // do_bench: times `fn` (which enqueues device work on `stream`) with the harness that times
+  // tuning candidates: one call to surface errors, a few timed calls to estimate its cost, warm-up
+  // and measured run counts from the budgets, then per measured run: before_run (if given), the
+  // cache flush, a device event, fn, a device event. The first error of fn / before_run / the
+  // device is returned. On the simulated backend the times are the simulated kernels' costs.
+  // Not for concurrent use with tuning on the same stream (their timings would overlap).
+  Expected<BenchStats> benchmark(const std::function<Status()>& fn,
+                                 const BenchSettings& settings = {}, StreamHandle stream = {},
+                                 const std::function<Status()>& before_run = nullptr);
 
   // Simulated backend only: registers the host function that stands in for `entry`
   // (sim.hpp). kUnsupported on a GPU backend.

@@ -1,16 +1,29 @@
 """ktune from Python on a GPU, measured against same-run peers (prints a short table).
 
   1. Host cost of a tuned call: a tuned @ktune.autotune kernel called from Python, the binding
-     alone (ktune._ktune.Kernel, no Python wrapper), a Triton kernel launch and a torch op, all on
-     1-element problems. Time per call = wall time of a batch of calls small enough never to fill
-     the launch queue (the GPU is not the bottleneck), median of many batches; the GPU work is
-     synchronised outside the timed region.
-  2. ktune.ops.rms_norm / silu_mul bandwidth (ktune.do_bench: device events, L2 flushed) as a
-     fraction of the same run's copy bandwidth (tensor.copy_ of the same bytes, read + write),
-     with torch's F.rms_norm / eager silu*mul as peers.
-  3. ktune.ops.gemm against torch.matmul on the LLM suite (`ktune tune gemm --suite llm`:
-     nn.Linear shapes, B = W.t()), bf16; the first ktune call per shape tunes it (not timed).
-Usage: python3 bench_gpu.py [--quick]   (KTUNE_CACHE_DIR: keep tuned GEMM keys between runs)"""
+     alone (the C++ call object, no Python wrapper), a Triton kernel launch and a torch op, all on
+     1-element problems, plus what the pieces of a call cost alone (the stream getter, data_ptr).
+     Time per call = wall time of a batch of calls small enough never to fill the launch queue
+     (the GPU is not the bottleneck), median of many batches; the GPU is synchronised outside the
+     timed region.
+  2. ktune.ops.rms_norm / silu_mul bandwidth as a fraction of the same run's copy bandwidth
+     (tensor.copy_ of the same bytes, read + write), four ways, so a shortfall can be placed:
+       kernel: CUDA events around each call, L2 flushed before each run by READING a 2x-L2
+               buffer (clean lines, as the C++ benches do), median: the kernel alone (the flush
+               hides the Python launch cost);
+       read:   ktune.do_bench(flush="read"): the engine's harness with the same clean flush;
+       memset: ktune.do_bench (the harness's default memset flush leaves dirty lines whose
+               write-back lands in the timed run; what the first sessions reported);
+       loop:   back-to-back Python calls, events around the whole loop / count: what a model's
+               Python loop sees (launch cost included when it exceeds the kernel).
+     with torch's F.rms_norm / eager silu*mul and torch.compile of the same function as peers,
+     and the config the tuner chose for the shape.
+  3. ktune.ops.gemm against torch.matmul and torch.compile (default mode; --max-autotune adds
+     mode="max-autotune") on the 8 LLM-suite shapes (`ktune tune gemm --suite llm`: nn.Linear,
+     B = W.t()), bf16; the first ktune call per shape tunes it (timed separately as "tune s").
+Usage: python3 bench_gpu.py [--quick] [--no-compile] [--max-autotune]
+  (KTUNE_CACHE_DIR: keep tuned keys between runs; the whole run takes about 4 minutes cold)"""
+import json
 import statistics
 import sys
 import time
@@ -19,6 +32,7 @@ import torch
 import torch.nn.functional as F
 
 import ktune
+from ktune import _ktune
 
 SAXPY = r"""
 #include "prelude.cuh"
@@ -31,6 +45,8 @@ LLM = [("prefill qkv", 4096, 6144, 4096), ("prefill o", 4096, 4096, 4096),
        ("prefill gate_up", 4096, 28672, 4096), ("prefill down", 4096, 4096, 14336),
        ("decode qkv", 16, 6144, 4096), ("decode o", 16, 4096, 4096),
        ("decode gate_up", 16, 28672, 4096), ("decode down", 16, 4096, 14336)]
+RMS_SHAPES = [(4096, 4096), (4096, 14336), (32768, 8192)]
+SILU_SHAPES = [(4096, 2048), (4096, 14336), (16384, 14336)]  # (rows, d): x is rows x 2d
 
 
 def per_call_us(fn, batch=200, batches=60):
@@ -75,77 +91,221 @@ def call_overhead(rows):
     saxpy(1, 1.0, x, y)  # tunes
     raw, args, s = saxpy._k, (1, 1.0, x.data_ptr(), y.data_ptr()), 0
     rows.append(("tuned call: @ktune.autotune kernel", *per_call_us(lambda: saxpy(1, 1.0, x, y))))
-    rows.append(("  binding only (ktune._ktune.Kernel)", *per_call_us(lambda: raw(args, s))))
+    rows.append(("  same, stream= given", *per_call_us(lambda: saxpy(1, 1.0, x, y, stream=0))))
+    rows.append(("  binding only, int args (Kernel)", *per_call_us(lambda: raw(args, s))))
     tp = triton_peer()
     if tp:
         rows.append(("peer: Triton kernel launch", *per_call_us(tp)))
     z = torch.empty(1, device="cuda")
     rows.append(("peer: torch.add(x, y, out=z)", *per_call_us(lambda: torch.add(x, y, out=z))))
+    # The pieces alone (no launch): what a call spends before the engine.
+    get = torch._C._cuda_getCurrentRawStream
+    rows.append(("  piece: raw stream getter", *per_call_us(lambda: get(0), batch=1000)))
+    rows.append(("  piece: torch.cuda.current_stream()",
+                 *per_call_us(lambda: torch.cuda.current_stream(), batch=1000)))
+    rows.append(("  piece: 2x tensor.data_ptr()",
+                 *per_call_us(lambda: (x.data_ptr(), y.data_ptr()), batch=1000)))
+    rows.append(("  piece: empty Python lambda", *per_call_us(lambda: None, batch=1000)))
 
 
-def bandwidth(quick):
-    rows = []
-    shapes = [(4096, 4096)] if quick else [(4096, 4096), (16384, 4096), (4096, 14336), (32768, 8192)]
-    for r, c in shapes:
+class Timer:
+    """Device times of a callable: per-run events after a clean (read) L2 flush, and a loop."""
+
+    def __init__(self):
+        l2 = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 0) or 64 << 20
+        self.flush_buf = torch.ones(2 * l2 // 4, dtype=torch.float32, device="cuda")
+        self.sink = torch.empty((), dtype=torch.float32, device="cuda")
+
+    def flush(self):
+        torch.sum(self.flush_buf, dim=0, out=self.sink)  # reads: L2 ends up full of clean lines
+
+    def kernel_ms(self, fn, runs=40):
+        fn()
+        starts = [torch.cuda.Event(enable_timing=True) for _ in range(runs)]
+        ends = [torch.cuda.Event(enable_timing=True) for _ in range(runs)]
+        for s, e in zip(starts, ends):
+            self.flush()
+            s.record()
+            fn()
+            e.record()
+        torch.cuda.synchronize()
+        return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
+
+    @staticmethod
+    def loop_ms(fn, calls=50, rounds=5):
+        fn()
+        out = []
+        for _ in range(rounds):
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            torch.cuda.synchronize()
+            s.record()
+            for _ in range(calls):
+                fn()
+            e.record()
+            torch.cuda.synchronize()
+            out.append(s.elapsed_time(e) / calls)
+        return statistics.median(out)
+
+    def all4(self, fn):
+        return (self.kernel_ms(fn), ktune.do_bench(fn, warmup=5, rep=40, flush="read"),
+                ktune.do_bench(fn, warmup=5, rep=40), self.loop_ms(fn))
+
+
+def compiled(fn, mode=None):
+    try:
+        return torch.compile(fn, dynamic=False, mode=mode)
+    except Exception as e:  # noqa: BLE001  (a peer that cannot compile is reported, not fatal)
+        print(f"  torch.compile unavailable: {e}")
+        return None
+
+
+def _winner(report, *args):
+    """The chosen config of an op's key (report: _ktune.rmsnorm_report / silu_mul_report)."""
+    try:
+        r = json.loads(report(*args))
+        return f"{r.get('winner', '?')} ({r.get('origin', '?')})"
+    except Exception as e:  # noqa: BLE001  (a missing report is shown, not fatal)
+        return f"? ({str(e).splitlines()[0][:60]})"
+
+
+def bandwidth(quick, use_compile):
+    timer = Timer()
+    out = []
+    torch_rms = (lambda x, w: F.rms_norm(x, (x.shape[-1],), w, 1e-6)) \
+        if hasattr(F, "rms_norm") else None
+    def eager_silu(x):
+        d = x.shape[-1] // 2
+        return F.silu(x[..., :d]) * x[..., d:]
+    def ref_rms(x, w):
+        xf = x.float()
+        return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6) * w.float()).to(x.dtype)
+    comp_rms = compiled(ref_rms) if use_compile else None
+    comp_silu = compiled(eager_silu) if use_compile else None
+    for r, c in (RMS_SHAPES[:2] if quick else RMS_SHAPES):
         x = torch.randn(r, c, device="cuda", dtype=torch.bfloat16)
         w = torch.randn(c, device="cuda", dtype=torch.bfloat16)
         y = torch.empty_like(x)
         nbytes = 2 * x.numel() * 2
-        copy = ktune.do_bench(lambda: y.copy_(x), warmup=5, rep=40)
         ktune.ops.rms_norm(x, w, 1e-6)  # tunes
-        t = ktune.do_bench(lambda: ktune.ops.rms_norm(x, w, 1e-6), warmup=5, rep=40)
-        tt = ktune.do_bench(lambda: F.rms_norm(x, (c,), w, 1e-6), warmup=5, rep=40) \
-            if hasattr(F, "rms_norm") else float("nan")
-        rows.append((f"rms_norm {r}x{c}", nbytes / t / 1e6, nbytes / copy / 1e6, copy / t,
-                     copy / tt))
-        d = c // 2
+        cfg = _winner(_ktune.rmsnorm_report, ktune.ops._tuner(x), 2, r, c)
+        peers = [("F.rms_norm", (lambda: torch_rms(x, w)) if torch_rms else None),
+                 ("compile", (lambda: comp_rms(x, w)) if comp_rms else None)]
+        out.append(_measure(timer, f"rms_norm {r}x{c}", nbytes, nbytes, lambda: y.copy_(x),
+                            lambda: ktune.ops.rms_norm(x, w, 1e-6), peers, cfg))
+    for r, d in (SILU_SHAPES[:2] if quick else SILU_SHAPES):
+        x = torch.randn(r, 2 * d, device="cuda", dtype=torch.bfloat16)
+        # The copy peer moves the same bytes as the op (read 2d + write d per row = 3d).
+        src = torch.empty(r * 3 * d // 2, device="cuda", dtype=torch.bfloat16)
+        dst = torch.empty_like(src)
         sbytes = 3 * r * d * 2
         ktune.ops.silu_mul(x)
-        t = ktune.do_bench(lambda: ktune.ops.silu_mul(x), warmup=5, rep=40)
-        te = ktune.do_bench(lambda: F.silu(x[:, :d]) * x[:, d:], warmup=5, rep=40)
-        rows.append((f"silu_mul {r}x{d}", sbytes / t / 1e6, nbytes / copy / 1e6, copy / t * sbytes
-                     / nbytes, copy / te * sbytes / nbytes))
-    return rows
+        cfg = _winner(_ktune.silu_mul_report, ktune.ops._tuner(x), 2, r, d)
+        peers = [("eager", lambda: eager_silu(x)),
+                 ("compile", (lambda: comp_silu(x)) if comp_silu else None)]
+        out.append(_measure(timer, f"silu_mul {r}x{d}", sbytes, sbytes, lambda: dst.copy_(src),
+                            lambda: ktune.ops.silu_mul(x), peers, cfg))
+    return out
 
 
-def gemms(quick):
+def _measure(timer, name, nbytes, copy_bytes, copy_fn, fn, peers, cfg):
+    copy3 = timer.all4(copy_fn)
+    k3 = timer.all4(fn)
+    ratios = [(nbytes / k) / (copy_bytes / cp) for cp, k in zip(copy3, k3)]
+    peer_ratios = []
+    for pname, pfn in peers:
+        if pfn is None:
+            peer_ratios.append((pname, float("nan")))
+            continue
+        try:
+            pfn()
+            pk = timer.kernel_ms(pfn)
+            peer_ratios.append((pname, (nbytes / pk) / (copy_bytes / copy3[0])))
+        except Exception as e:  # noqa: BLE001
+            print(f"  peer {pname} failed on {name}: {str(e).splitlines()[0][:100]}")
+            peer_ratios.append((pname, float("nan")))
+    return (name, nbytes / k3[0] / 1e6, copy_bytes / copy3[0] / 1e6, ratios, peer_ratios, cfg,
+            k3[0] * 1e3)
+
+
+def gemms(quick, use_compile, max_autotune):
     rows = []
+    def mm(a, b):
+        return torch.matmul(a, b)
+    comp = compiled(mm) if use_compile else None
+    comp_max = compiled(mm, "max-autotune") if use_compile and max_autotune else None
+    if use_compile:
+        torch._dynamo.config.cache_size_limit = max(torch._dynamo.config.cache_size_limit, 64)
     for name, m, n, k in (LLM[:2] + LLM[4:6] if quick else LLM):
         a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
         w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
+        b = w.t()
         t0 = time.perf_counter()
-        ktune.ops.gemm(a, w.t())  # tunes the key (or finds it in the database)
+        ktune.ops.gemm(a, b)  # tunes the key (or finds it in the database)
         torch.cuda.synchronize()
         tune_s = time.perf_counter() - t0
-        tk = ktune.do_bench(lambda: ktune.ops.gemm(a, w.t()), warmup=10, rep=50)
-        tt = ktune.do_bench(lambda: torch.matmul(a, w.t()), warmup=10, rep=50)
-        tk2 = ktune.do_bench(lambda: ktune.ops.gemm(a, w.t()), warmup=10, rep=50)  # ABA
-        tk = min(tk, tk2)
+        peers = [("torch", lambda: torch.matmul(a, b))]
+        if comp is not None:
+            peers.append(("compile", lambda: comp(a, b)))
+        if comp_max is not None:
+            peers.append(("max-autotune", lambda: comp_max(a, b)))
+        t0 = time.perf_counter()
+        for _, fn in peers:
+            try:
+                fn()
+            except Exception as e:  # noqa: BLE001
+                print(f"  {name}: peer failed: {str(e).splitlines()[0][:100]}")
+        compile_s = time.perf_counter() - t0
+        kf = lambda: ktune.ops.gemm(a, b)  # noqa: E731
+        # ABA: ktune, peers, ktune again; each side keeps its faster pass.
+        tk = ktune.do_bench(kf, warmup=10, rep=50)
+        tp = []
+        for pname, fn in peers:
+            try:
+                tp.append((pname, ktune.do_bench(fn, warmup=10, rep=50)))
+            except Exception:  # noqa: BLE001
+                tp.append((pname, float("nan")))
+        tk = min(tk, ktune.do_bench(kf, warmup=10, rep=50))
         fl = 2 * m * n * k
-        # TFLOP/s: FLOP per ms / 1e9
-        rows.append((f"{name} {m}x{n}x{k}", fl / tk / 1e9, fl / tt / 1e9, tt / tk, tune_s))
+        rows.append((f"{name} {m}x{n}x{k}", fl / tk / 1e9,
+                     [(p, fl / t / 1e9, t / tk) for p, t in tp], tune_s, compile_s))
     return rows
 
 
 def main():
     quick = "--quick" in sys.argv
+    use_compile = "--no-compile" not in sys.argv
+    t_start = time.perf_counter()
     print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}  ktune "
           f"{ktune.__version__}")
     rows = []
     call_overhead(rows)
-    print("\n== host cost per call (us; median, p20, p80 over batches of 200)   target <= 5 us")
+    print("\n== host cost per call (us; median, p20, p80 over batches)   target <= 5 us")
     for name, med, p20, p80 in rows:
         print(f"  {name:40s} {med:7.2f}  [{p20:.2f}, {p80:.2f}]")
-    print("\n== row-wise ops through Python, bf16 (GB/s read+write; ratio to same-run copy)"
-          "   target >= 0.95")
-    print(f"  {'shape':24s} {'ktune GB/s':>10s} {'copy GB/s':>10s} {'ktune/copy':>10s} "
-          f"{'torch/copy':>10s}")
-    for name, bw, cbw, ratio, peer in bandwidth(quick):
-        print(f"  {name:24s} {bw:10.0f} {cbw:10.0f} {ratio:10.3f} {peer:10.3f}")
-    print("\n== GEMM bf16 NT (TFLOP/s), ktune.ops.gemm vs torch.matmul   target ratio >= 1.00")
-    print(f"  {'shape':32s} {'ktune':>8s} {'torch':>8s} {'ratio':>7s} {'tune s':>7s}")
-    for name, tk, tt, ratio, tune_s in gemms(quick):
-        print(f"  {name:32s} {tk:8.1f} {tt:8.1f} {ratio:7.3f} {tune_s:7.1f}")
+    sys.stdout.flush()
+    t1 = time.perf_counter()
+    bw = bandwidth(quick, use_compile)
+    print("\n== row-wise ops through Python, bf16: ratio = ktune (or peer) GB/s / same-run copy"
+          " GB/s   target >= 0.95")
+    print("   kernel = events per call after a clean (read) L2 flush; read / memset = "
+          "ktune.do_bench (the engine's harness) with flush=\"read\" / the default memset flush;"
+          " loop = back-to-back calls")
+    print(f"  {'shape':22s} {'us':>7s} {'GB/s':>6s} {'copy':>6s} {'kernel':>6s} {'read':>6s} "
+          f"{'memset':>6s} {'loop':>6s}  peers(kernel)  config")
+    for name, gbs, cgbs, ratios, peer_ratios, cfg, us in bw:
+        pr = " ".join(f"{p}={v:.3f}" for p, v in peer_ratios)
+        print(f"  {name:22s} {us:7.1f} {gbs:6.0f} {cgbs:6.0f} {ratios[0]:6.3f} {ratios[1]:6.3f} "
+              f"{ratios[2]:6.3f} {ratios[3]:6.3f}  {pr}  {cfg}")
+    print(f"  ({time.perf_counter() - t1:.0f} s)")
+    sys.stdout.flush()
+    t1 = time.perf_counter()
+    gm = gemms(quick, use_compile, "--max-autotune" in sys.argv)
+    print("\n== GEMM bf16 a @ w.t() (TFLOP/s); ratio = peer time / ktune time   target >= 1.00")
+    print(f"  {'shape':32s} {'ktune':>7s}  peers (TFLOP/s, ratio)   {'tune s':>6s} {'peer s':>6s}")
+    for name, tk, peers, tune_s, comp_s in gm:
+        pr = "  ".join(f"{p} {tf:6.1f} {r:5.3f}" for p, tf, r in peers)
+        print(f"  {name:32s} {tk:7.1f}  {pr}   {tune_s:6.1f} {comp_s:6.1f}")
+    print(f"  ({time.perf_counter() - t1:.0f} s)   total {time.perf_counter() - t_start:.0f} s")
 
 
 if __name__ == "__main__":

@@ -16,21 +16,23 @@ def bind(names, args, kwargs):
     return tuple(out)
 
 
-def _torch_stream():
-    # torch's current stream of its current device, without building a torch.cuda.Stream object
-    # (the raw getter costs a fraction of torch.cuda.current_stream()).
+def _torch_stream(device):
+    # torch's current stream on `device` once torch is imported (else the default stream), without
+    # building a torch.cuda.Stream object (the raw getter costs a fraction of current_stream()).
     t = sys.modules.get("torch")
     if t is None:
         return 0
-    return t._C._cuda_getCurrentRawStream(t._C._cuda_getDevice())
+    return t._C._cuda_getCurrentRawStream(device)
 
 
 def stream_getter(backend):
-    """The stream a call uses when none is given: torch's current one on a GPU backend once torch
-    is imported, else the default stream (0)."""
-    if backend in ("cuda", "hip"):
-        return _torch_stream
-    return lambda: 0
+    """(fn, device) -> stream: what a call uses when no stream is given: torch's current stream
+    of the tuner's device on a GPU backend (the raw getter itself once torch is imported), else
+    None (the default stream, 0)."""
+    if backend not in ("cuda", "hip"):
+        return None
+    t = sys.modules.get("torch")
+    return t._C._cuda_getCurrentRawStream if t is not None else _torch_stream
 
 
 def stream_int(s):
@@ -113,3 +115,70 @@ def zero(a):
         a.zero_()
     else:
         raise InvalidArgument(f"reset_to_zero: unsupported argument type {type(a)}")
+
+
+def _parse_config(config):
+    """{"BLOCK": 256, "VEC": 2} from the engine's config string "BLOCK=256,VEC=2"."""
+    out = {}
+    for part in filter(None, config.split(",")):
+        k, _, v = part.partition("=")
+        out[k] = int(v)
+    return out
+
+
+class SourceFn:
+    """A user's source_fn(config dict) -> text | (text, language[, entry]) as the binding calls
+    it: (config string) -> (text, language, entry). A bare string is CUDA/HIP C++."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.__qualname__ = getattr(fn, "__qualname__", type(fn).__qualname__)
+
+    def __call__(self, config):
+        r = self.fn(_parse_config(config))
+        if isinstance(r, (str, bytes)):
+            return r, "cuda", None
+        if not isinstance(r, (tuple, list)) or len(r) not in (2, 3):
+            raise InvalidArgument(f"source_fn returned {type(r).__name__}: expected (text, "
+                                  "language) or (text, language, entry)")
+        return r[0], r[1], r[2] if len(r) == 3 else None
+
+
+class HookSlot:
+    """A family's before_run (KernelSpec::before_run): runs the hooks of the call in flight, if
+    any (one tuning call of the family at a time sets `pending`)."""
+
+    def __init__(self):
+        self.pending = None
+
+    def __call__(self, stream):
+        p = self.pending
+        if p is not None:
+            p.run(stream)
+
+
+class Pending:
+    """reset_to_zero / restore_value of one call: the restore_value arguments are saved before
+    the first run and put back before every later one; the reset_to_zero ones zeroed before
+    every run. Torch work goes on the engine's stream."""
+
+    def __init__(self, args, zero, restore, device):
+        self.args, self.zero, self.restore, self.device = args, zero, restore, device
+        self.saved = None
+
+    def run(self, stream):
+        t = sys.modules.get("torch")
+        if t is not None and stream and t.cuda.is_available():
+            with t.cuda.stream(t.cuda.ExternalStream(stream, device=self.device)):
+                self._apply()
+        else:
+            self._apply()
+
+    def _apply(self):
+        if self.saved is None:
+            self.saved = {i: snapshot(self.args[i]) for i in self.restore}
+        else:
+            for i, v in self.saved.items():
+                restore(self.args[i], v)
+        for i in self.zero:
+            zero(self.args[i])

@@ -1,53 +1,23 @@
-"""do_bench: the engine's benchmarking method (bench/ and autotune/benchmarker) for a Python
-callable: warm-up and measurement budgets in ms, the run count estimated from a few calls, the
-last-level cache flushed before every timed run, device events, median with 0.2/0.8 quantiles.
-Device timing needs torch on a GPU; elsewhere (the simulated backend, CPU code) host time is used
-and the result says so in stats["timer"]."""
+"""do_bench: the engine's benchmarking harness (autotune/benchmarker, through the public
+Autotuner::benchmark) for a Python callable: warm-up and measurement budgets in ms, the run count
+estimated from a few calls, the last-level cache flushed before every timed run, device events,
+median with 0.2/0.8 quantiles — the same code that times tuning candidates in C++. The function
+runs on torch's current stream of the tuner's device (the events are recorded there). On the
+simulated backend the times are the simulated kernels' costs. Only where no device can be opened
+(no GPU, backend "auto") are host clocks used instead; stats["timer"] says which."""
 import math
 import statistics
 import sys
 import time
 
-
-def _torch_cuda():
-    t = sys.modules.get("torch")
-    if t is not None and t.cuda.is_available():
-        return t
-    return None
+from . import _args, _tuners
+from ._errors import InvalidArgument, Unavailable
 
 
 def _quantile(sorted_ms, q):
     i = q * (len(sorted_ms) - 1)
     lo, hi = math.floor(i), math.ceil(i)
     return sorted_ms[lo] + (sorted_ms[hi] - sorted_ms[lo]) * (i - lo)
-
-
-def _device_times(torch, fn, warmup, rep, min_runs):
-    props = torch.cuda.get_device_properties(torch.cuda.current_device())
-    l2 = getattr(props, "L2_cache_size", 0) or 64 << 20
-    flush = torch.empty(2 * l2 // 4, dtype=torch.int32, device="cuda")
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    fn()
-    torch.cuda.synchronize()
-    start.record()
-    for _ in range(5):
-        flush.zero_()
-        fn()
-    end.record()
-    torch.cuda.synchronize()
-    per = max(start.elapsed_time(end) / 5, 1e-6)
-    for _ in range(max(1, int(warmup / per))):
-        fn()
-    n = max(min_runs, int(rep / per))
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
-    for s, e in zip(starts, ends):
-        flush.zero_()
-        s.record()
-        fn()
-        e.record()
-    torch.cuda.synchronize()
-    return [s.elapsed_time(e) for s, e in zip(starts, ends)], "device_events"
 
 
 def _host_times(fn, warmup, rep, min_runs):
@@ -61,26 +31,69 @@ def _host_times(fn, warmup, rep, min_runs):
         t0 = time.perf_counter()
         fn()
         out.append((time.perf_counter() - t0) * 1e3)
-    return out, "host"
+    return out
+
+
+_read_flush = {}  # device -> (buffer of 2x the L2 size, 0-d sink)
+
+
+def _read_flusher(device):
+    """flush="read": a torch reduction over 2x the L2 before every run, through the harness's
+    per-run hook. It leaves the cache full of clean lines; the harness's memset flush leaves dirty
+    ones, whose write-back then lands in the timed run (a bandwidth-bound kernel reads slower)."""
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.cuda.is_available():
+        raise InvalidArgument('do_bench(flush="read") needs torch on a GPU')
+    if device not in _read_flush:
+        l2 = getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 0) or 64 << 20
+        buf = torch.ones(2 * l2 // 4, dtype=torch.float32, device=f"cuda:{device}")
+        _read_flush[device] = (buf, torch.empty((), dtype=torch.float32, device=buf.device))
+    buf, sink = _read_flush[device]
+    return lambda: torch.sum(buf, dim=0, out=sink)
+
+
+def _engine_stats(tuner, fn, warmup, rep, min_runs, flush):
+    if flush not in ("memset", "read", None):
+        raise InvalidArgument(f'do_bench: flush={flush!r}: expected "memset", "read" or None')
+    getter = _args.stream_getter(tuner.backend)
+    device = tuner.options()["device"]
+    stream = getter(device) if getter is not None else 0
+    before = _read_flusher(device) if flush == "read" else None
+    stats = tuner.benchmark(fn, float(warmup), float(rep), int(min_runs), flush == "memset",
+                            stream, before)
+    stats["timer"] = "sim" if tuner.backend == "sim" else "device_events"
+    return stats
+
+
+def _host_stats(fn, warmup, rep, min_runs):
+    s = sorted(_host_times(fn, warmup, rep, min_runs))
+    return {"median_ms": _quantile(s, 0.5), "p20_ms": _quantile(s, 0.2),
+            "p80_ms": _quantile(s, 0.8), "min_ms": s[0], "max_ms": s[-1],
+            "mean_ms": statistics.fmean(s), "std_ms": statistics.pstdev(s), "runs": len(s),
+            "samples_ms": s, "timer": "host"}
 
 
 def do_bench(fn, warmup=25, rep=100, quantiles=None, return_mode="median", min_runs=10,
-             return_stats=False):
-    """Times fn() in ms. Returns the median (or return_mode "min"/"max"/"mean"), the given
-    quantiles as a list (triton.testing.do_bench's convention), or with return_stats=True a dict:
-    median_ms, p20_ms, p80_ms, min_ms, mean_ms, std_ms, runs, timer."""
-    torch = _torch_cuda()
-    if torch is not None:
-        times, timer = _device_times(torch, fn, warmup, rep, min_runs)
-    else:
-        times, timer = _host_times(fn, warmup, rep, min_runs)
-    s = sorted(times)
-    stats = {"median_ms": _quantile(s, 0.5), "p20_ms": _quantile(s, 0.2),
-             "p80_ms": _quantile(s, 0.8), "min_ms": s[0], "max_ms": s[-1],
-             "mean_ms": statistics.fmean(s), "std_ms": statistics.pstdev(s), "runs": len(s),
-             "timer": timer}
+             return_stats=False, flush="memset", tuner=None):
+    """Times fn() in ms (triton.testing.do_bench's interface). Returns the median (or return_mode
+    "min"/"max"/"mean"), the given quantiles as a list, or with return_stats=True a dict:
+    median_ms, p20_ms, p80_ms, min_ms, max_ms, mean_ms, std_ms, runs, samples_ms (every run),
+    timer ("device_events", "sim" or "host"). flush: the harness's L2 flush before every run
+    ("memset", as candidates are timed), "read" (a torch read of 2x the L2: clean lines, for
+    bandwidth-bound kernels) or None. `tuner` (a tuner, or a tuned kernel: its tuner;
+    default ktune.get_tuner()) picks the device whose harness times it. On the simulated backend
+    pass the kernel: each tuner simulates a device of its own, with its own clock."""
+    tuner = getattr(tuner, "tuner", tuner)
+    if tuner is None:
+        try:
+            tuner = _tuners.get_tuner()
+        except Unavailable:
+            tuner = None
+    stats = (_engine_stats(tuner, fn, warmup, rep, min_runs, flush) if tuner is not None
+             else _host_stats(fn, warmup, rep, min_runs))
     if return_stats:
         return stats
     if quantiles is not None:
+        s = sorted(stats["samples_ms"])
         return [_quantile(s, q) for q in quantiles]
     return stats[return_mode + "_ms"]

@@ -14,6 +14,7 @@ def set_options(**options):
     tuning, warmup_ms, rep_ms, remote_cache, ...); the environment (KTUNE_*) fills the rest."""
     with _lock:
         _defaults.update(options)
+        _defaults_version[0] += 1
 
 
 def get_tuner(**options):
@@ -34,19 +35,21 @@ _kernels = {}
 
 
 def kernel_for(tuner, spec, add):
-    """The family `spec` registered on `tuner`: registered once; the same spec again (a module
-    reloaded, a notebook cell run twice) gets the same kernel, another spec under a registered
-    name is the engine's InvalidArgument."""
+    """(kernel, spec) of the family `spec` registered on `tuner`: registered once; the same spec
+    again (a module reloaded, a notebook cell run twice) gets the same kernel and the spec it was
+    registered with (its callbacks: source_fn, before_run), another spec under a registered name
+    is the engine's InvalidArgument. Callables compare by their qualified name."""
     import json
-    text = json.dumps(spec, sort_keys=True, default=repr)
+    text = json.dumps(spec, sort_keys=True,
+                      default=lambda v: getattr(v, "__qualname__", type(v).__qualname__))
     with _lock:
         hit = _kernels.get((id(tuner), spec["name"]))
         if hit is not None and hit[0] is tuner and hit[1] == text:
-            return hit[2]
+            return hit[2], hit[3]
     k = add(tuner, spec)
     with _lock:
-        _kernels[(id(tuner), spec["name"])] = (tuner, text, k)
-    return k
+        _kernels[(id(tuner), spec["name"])] = (tuner, text, k, spec)
+    return k, spec
 
 
 def reset():
@@ -57,11 +60,19 @@ def reset():
         _kernels.clear()
         _defaults.clear()
         _generation[0] += 1
+        _ktune.next_generation()  # bound fast paths (Launcher) go back to binding
 
 
 _generation = [0]
+_defaults_version = [0]
 
 
 def generation():
     """Changes whenever reset() drops the tuners (kernels then register on the new ones)."""
     return _generation[0]
+
+
+def state():
+    """Changes whenever reset() or set_options() may change the tuner get_tuner() returns (the
+    ops cache their tuner per device under it)."""
+    return _generation[0], _defaults_version[0]

@@ -2,6 +2,8 @@
 SiLU·Mul and GEMM. Arguments are checked here with errors naming the argument; the call runs on
 torch's current stream, on a tuner for the tensors' device (tuning the first call per key).
 register_torch_ops() makes them torch.library custom ops (torch.ops.ktune.*) for torch.compile."""
+import sys
+
 from . import _ktune, _tuners
 from ._errors import InvalidArgument
 
@@ -29,14 +31,22 @@ def _check(t, what, device=None, dtype=None):
         raise InvalidArgument(f"{what}: dtype {t.dtype}, expected {dtype}")
 
 
+_op_tuners = {}  # (tuners' state, device index) -> tuner: get_tuner() merges options per call
+
+
 def _tuner(t):
-    return _tuners.get_tuner(device=t.device.index or 0)
+    key = (_tuners.state(), t.get_device())  # get_device(): an int, no torch.device object
+    tuner = _op_tuners.get(key)
+    if tuner is None:
+        if _op_tuners and next(iter(_op_tuners))[0] != key[0]:
+            _op_tuners.clear()  # reset() or set_options(): the old tuners are not reused
+        tuner = _op_tuners[key] = _tuners.get_tuner(device=key[1])
+    return tuner
 
 
 def _stream(t):
     """torch's current stream on t's device (which may differ from the current device)."""
-    import torch
-    return torch._C._cuda_getCurrentRawStream(t.device.index or 0)
+    return sys.modules["torch"]._C._cuda_getCurrentRawStream(t.get_device())
 
 
 def _rows(x, what):
@@ -81,7 +91,8 @@ def rms_norm(x, weight=None, eps=1e-6, residual=None):
     _ktune.rmsnorm(_tuner(x), dt, rows, cols, y.data_ptr(), x2.data_ptr(),
                    weight.data_ptr() if weight is not None else 0, res, res, x2.stride(0), cols,
                    float(eps), _stream(x))
-    y = y.view(x.shape)
+    if x.dim() != 2:
+        y = y.view(x.shape)
     return (y, residual) if residual is not None else y
 
 
@@ -97,7 +108,7 @@ def silu_mul(x):
     out = torch.empty((rows, d), dtype=x.dtype, device=x.device)
     _ktune.silu_mul(_tuner(x), _dtype(x, "x"), rows, d, out.data_ptr(), x2.data_ptr(),
                     x2.stride(0), d, _stream(x))
-    return out.view(*x.shape[:-1], d)
+    return out if x.dim() == 2 else out.view(*x.shape[:-1], d)
 
 
 def _operand(t, what, rows, cols):

@@ -5,9 +5,12 @@
 
 #include <pybind11/pybind11.h>
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <ktune/ktune.hpp>
 
@@ -52,10 +55,22 @@ struct PyCallable {
   }
 };
 
+// A registered kernel family as the Python object ktune._ktune.Kernel holds it.
+struct PyKernel {
+  TunerRef tuner;
+  Kernel k;
+  std::vector<ArgSpec> args;
+};
+
+// Bumped by ktune.reset() (through _ktune.next_generation): a Launcher bound before it goes back
+// to its Python slow path, which binds again on the new tuners.
+inline std::atomic<uint64_t> g_generation{0};
+
 // A stream argument from Python: an int (CUstream / hipStream_t as an address, 0 = default).
 inline StreamHandle streamOf(uintptr_t s) { return StreamHandle{reinterpret_cast<void*>(s)}; }
 
 void bindKernel(py::module_& m);  // kernel.cc: Kernel, sim kernels
 void bindOps(py::module_& m);     // ops.cc: rmsnorm, silu_mul, gemm
+void bindLauncher(py::module_& m);  // launcher.cc: the tuned call's C++ fast path
 
 }  // namespace ktune::py_ext

@@ -6,18 +6,13 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <vector>
 
 #include "common.h"
 
 namespace ktune::py_ext {
 namespace {
-
-struct PyKernel {
-  TunerRef tuner;
-  Kernel k;
-  std::vector<ArgSpec> args;
-};
 
 ArgType argType(const std::string& s) {
   if (s == "ptr") return ArgType::kPtr;
@@ -104,12 +99,57 @@ std::string keyOf(const PyKernel& k, const py::tuple& args) {
   return unwrap(k.k.key(values.data(), values.size()));
 }
 
+// The first line of a Python exception's message (pybind11 may append a traceback).
+std::string firstLine(const py::error_already_set& e) {
+  std::string what = e.what();
+  return what.substr(0, what.find('\n'));
+}
+
+// The Python source_fn(config string) -> (text: str | bytes, language, entry) as the C++ one:
+// called from compile threads with the GIL taken; an exception (or a malformed result) fails
+// that config with the message, as a compile error would.
+std::function<Expected<ConfigSource>(const std::string&)> sourceFnOf(py::object fn) {
+  auto held = std::make_shared<PyCallable>(std::move(fn));
+  return [held](const std::string& config) -> Expected<ConfigSource> {
+    py::gil_scoped_acquire gil;
+    try {
+      py::tuple r = held->fn(config);
+      if (r.size() != 3) return Status::InvalidArgument("source_fn must return (text, language, entry)");
+      ConfigSource src;
+      src.text = r[0].cast<std::string>();
+      src.language = r[1].cast<std::string>();
+      src.entry = r[2].is_none() ? std::string() : r[2].cast<std::string>();
+      return src;
+    } catch (py::error_already_set& e) {
+      return Status(Code::kCompileError, "source_fn raised " + firstLine(e));
+    } catch (const py::cast_error&) {
+      return Status::InvalidArgument("source_fn must return (text, language, entry) strings");
+    }
+  };
+}
+
+// The Python before_run(stream) as KernelSpec::before_run: called from the tuning thread with
+// the GIL taken (the tuning call released it); an exception fails the candidate being run.
+std::function<Status(const Value*, size_t, StreamHandle)> beforeRunOf(py::object fn) {
+  auto held = std::make_shared<PyCallable>(std::move(fn));
+  return [held](const Value*, size_t, StreamHandle s) -> Status {
+    py::gil_scoped_acquire gil;
+    try {
+      held->fn(reinterpret_cast<uintptr_t>(s.p));
+      return Status::Ok();
+    } catch (py::error_already_set& e) {
+      return Status::Internal("before_run (reset_to_zero / restore_value) raised " + firstLine(e));
+    }
+  };
+}
+
 std::vector<std::string> strings(const py::dict& d, const char* name) {
   return d.contains(name) ? d[name].cast<std::vector<std::string>>() : std::vector<std::string>{};
 }
 
 // spec: {"name", "source", "entry", "space_json", "args": [(name, type)], "key": [...],
-//        "grid": [...], "block": [...], "shared_bytes": str, "compile_options": [...]}
+//        "grid": [...], "block": [...], "shared_bytes": str, "compile_options": [...],
+//        "source_fn": callable or None, "before_run": callable or None}
 PyKernel addKernel(const TunerRef& t, const py::dict& spec) {
   KernelSpec s;
   s.name = spec["name"].cast<std::string>();
@@ -126,6 +166,10 @@ PyKernel addKernel(const TunerRef& t, const py::dict& spec) {
   if (spec.contains("shared_bytes") && !spec["shared_bytes"].is_none())
     s.shared_bytes = spec["shared_bytes"].cast<std::string>();
   s.compile_options = strings(spec, "compile_options");
+  if (spec.contains("source_fn") && !spec["source_fn"].is_none())
+    s.source_fn = sourceFnOf(spec["source_fn"]);
+  if (spec.contains("before_run") && !spec["before_run"].is_none())
+    s.before_run = beforeRunOf(spec["before_run"]);
   PyKernel k;
   k.tuner = t;
   k.args = s.args;
@@ -186,10 +230,7 @@ R invoke(const PyCallable& fn, const std::shared_ptr<const std::vector<ArgType>>
     else return R{};
   } catch (py::error_already_set& e) {
     launch->view = nullptr;
-    if (error) {  // the message without pybind11's traceback lines
-      std::string what = e.what();
-      *error = what.substr(0, what.find('\n'));
-    }
+    if (error) *error = firstLine(e);
     return on_error;
   }
 }

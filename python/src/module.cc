@@ -2,9 +2,11 @@
 // Python package (python/ktune) builds its API on these few calls.
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 
 #include "common.h"
 
@@ -119,6 +121,45 @@ py::buffer_info contiguous(const py::buffer& b, bool writable) {
   return info;
 }
 
+// Autotuner::benchmark for a Python callable (called with the GIL held, on this thread): the
+// stats as a dict with every run's time; an exception of fn or before_run is re-raised as is.
+py::dict benchmark(PyTuner& t, const py::function& fn, double warmup_ms, double rep_ms,
+                   int min_runs, bool flush_l2, uintptr_t stream, const py::object& before_run) {
+  std::optional<py::error_already_set> raised;
+  auto wrap = [&raised](const py::object& f) -> std::function<Status()> {
+    return [&raised, f]() -> Status {
+      try {
+        f();
+        return Status::Ok();
+      } catch (py::error_already_set& e) {
+        raised.emplace(std::move(e));
+        return Status::Internal("the benchmarked function raised");
+      }
+    };
+  };
+  BenchSettings bs;
+  bs.warmup_ms = warmup_ms;
+  bs.rep_ms = rep_ms;
+  bs.min_runs = min_runs;
+  bs.max_runs = std::max(min_runs, bs.max_runs);
+  bs.flush_l2 = flush_l2;
+  auto r = t.t->benchmark(wrap(fn), bs, streamOf(stream),
+                          before_run.is_none() ? nullptr : wrap(before_run));
+  if (raised) throw std::move(*raised);
+  BenchStats st = unwrap(std::move(r));
+  py::dict d;
+  d["median_ms"] = st.median_ms;
+  d["p20_ms"] = st.p20_ms;
+  d["p80_ms"] = st.p80_ms;
+  d["min_ms"] = st.min_ms;
+  d["max_ms"] = st.max_ms;
+  d["mean_ms"] = st.mean_ms;
+  d["std_ms"] = st.std_ms;
+  d["runs"] = st.runs;
+  d["samples_ms"] = st.samples_ms;
+  return d;
+}
+
 void bindTuner(py::module_& m) {
   py::class_<PyTuner, TunerRef>(m, "Tuner")
       .def(py::init(&createTuner), py::arg("options") = py::dict())
@@ -150,6 +191,9 @@ void bindTuner(py::module_& m) {
         py::buffer_info info = contiguous(dst, true);
         check(t.t->copyToHost(info.ptr, src, size_t(info.size * info.itemsize)));
       })
+      .def("benchmark", &benchmark, py::arg("fn"), py::arg("warmup_ms"), py::arg("rep_ms"),
+           py::arg("min_runs") = 10, py::arg("flush_l2") = true, py::arg("stream") = 0,
+           py::arg("before_run") = py::none())
       .def("synchronize", [](PyTuner& t, uintptr_t s) {
         Status st;
         {
@@ -171,4 +215,5 @@ PYBIND11_MODULE(_ktune, m) {
   kp::bindTuner(m);
   kp::bindKernel(m);
   kp::bindOps(m);
+  kp::bindLauncher(m);
 }

@@ -16,3 +16,5 @@ def test_walkthrough_runs_twice(fresh_cache):
                              env=env, timeout=120)
         assert out.returncode == 0, out.stderr
         assert "winner BLOCK=256,num_warps=4 of 11 configs" in out.stdout
+        assert "axpy median 0.0100 ms" in out.stdout  # do_bench: the simulated kernel's cost
+        assert "scale winner BLOCK=256" in out.stdout  # the source_fn kernel

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstddef>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -172,6 +173,50 @@ TEST_F(CApi, TunesOnFirstCallLaunchesWithTheRuleAndReports) {
   EXPECT_EQ(ktune_cache_clear(t2), KTUNE_OK) << ktune_last_error();
   ktune_free(key);
   ktune_tuner_destroy(t2);
+}
+
+// The per-run hook (ktune_family_desc.before_run): one call before every launch while a key
+// tunes, with the call's arguments; none on a call that does not tune. A desc of the layout
+// before the hook fields (smaller struct_size) still registers, without a hook.
+struct Hooked {
+  Recorded* rec = nullptr;
+  std::vector<int> launches_seen;
+};
+
+int beforeRun(void* user, const ktune_value* args, size_t n, ktune_stream) {
+  auto* h = static_cast<Hooked*>(user);
+  if (n != 3 || args[0].type != KTUNE_ARG_I64 || args[0].v.i64 != 3000) return KTUNE_ERR_INTERNAL;
+  h->launches_seen.push_back(h->rec->launches);
+  return KTUNE_OK;
+}
+
+TEST_F(CApi, BeforeRunPrecedesEveryTuningLaunch) {
+  Hooked h;
+  h.rec = &rec_;
+  ktune_family_desc d = desc();
+  d.before_run = beforeRun;
+  d.before_run_user = &h;
+  ktune_family* f = nullptr;
+  ASSERT_EQ(ktune_family_register(t_, &d, &f), KTUNE_OK) << ktune_last_error();
+  uint64_t x = 0, y = 0;
+  ASSERT_EQ(ktune_malloc(t_, 3000 * 4, &x), KTUNE_OK);
+  ASSERT_EQ(ktune_malloc(t_, 3000 * 4, &y), KTUNE_OK);
+  auto v = values(3000, x, y);
+  ASSERT_EQ(ktune_family_call(f, v.data(), 3, nullptr), KTUNE_OK) << ktune_last_error();
+  ASSERT_GT(h.launches_seen.size(), 5u * 10u);
+  for (size_t i = 0; i < h.launches_seen.size(); ++i)
+    ASSERT_EQ(h.launches_seen[i], int(i)) << "hook call " << i;
+  EXPECT_EQ(rec_.launches, int(h.launches_seen.size()));
+  ASSERT_EQ(ktune_family_call(f, v.data(), 3, nullptr), KTUNE_OK);
+  EXPECT_EQ(rec_.launches, int(h.launches_seen.size()) + 1);
+
+  ktune_family_desc old = desc();
+  old.name = "c_twice_old_layout";
+  old.struct_size = offsetof(ktune_family_desc, before_run);
+  old.before_run = reinterpret_cast<ktune_before_run_fn>(0x1);  // beyond its size: never read
+  ktune_family* g = nullptr;
+  ASSERT_EQ(ktune_family_register(t_, &old, &g), KTUNE_OK) << ktune_last_error();
+  ASSERT_EQ(ktune_family_call(g, v.data(), 3, nullptr), KTUNE_OK) << ktune_last_error();
 }
 
 TEST_F(CApi, MistakesAreCodesWithMessages) {

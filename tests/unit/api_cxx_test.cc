@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,66 @@ TEST_F(CxxApi, MultiDimensionalRuleKeyAndTuneReport) {
   EXPECT_NE(rep->toJson().find("\"candidates\":[{"), std::string::npos);
   EXPECT_EQ(tuner_->report("nope", "x").status().code(), ktune::Code::kNotFound);
   EXPECT_EQ(tuner_->report("k2d", "rows=1").status().code(), ktune::Code::kNotFound);
+}
+
+// KernelSpec::before_run (Triton's reset_to_zero / restore_value): while a key tunes, exactly one
+// call before every launch (each config's warm-up and timed runs, the finalists' re-timing, the
+// launch after tuning), with the call's arguments; calls that do not tune never run it.
+TEST_F(CxxApi, BeforeRunPrecedesEveryLaunchWhileTuning) {
+  std::mutex mu;
+  std::vector<int> launches_seen;  // the launch count at each before_run call
+  ktune::KernelSpec s = spec();
+  s.before_run = [&](const ktune::Value* args, size_t count, ktune::StreamHandle) {
+    std::lock_guard<std::mutex> l(mu);
+    if (count != 2 || args[0].v.i32 != 10) return ktune::Status::Internal("wrong arguments");
+    launches_seen.push_back(seen_.launches);
+    return ktune::Status::Ok();
+  };
+  auto k = tuner_->addKernel(s);
+  ASSERT_TRUE(k.ok()) << k.status().toString();
+  std::vector<ktune::Value> a = {ktune::Value::i32(10), ktune::Value::i64(1000)};
+  ASSERT_TRUE((*k)(a.data(), a.size()).ok());  // tunes, then launches the winner
+  std::lock_guard<std::mutex> l(mu);
+  ASSERT_GT(launches_seen.size(), 6u * 10u);  // 6 configs, at least min_runs timed runs each
+  for (size_t i = 0; i < launches_seen.size(); ++i)
+    ASSERT_EQ(launches_seen[i], int(i)) << "call " << i << " not followed by exactly one launch";
+  EXPECT_EQ(seen_.launches, int(launches_seen.size()));
+  const size_t calls = launches_seen.size();
+  mu.unlock();
+  ASSERT_TRUE((*k)(a.data(), a.size()).ok());  // a hit: no before_run
+  mu.lock();
+  EXPECT_EQ(launches_seen.size(), calls);
+  EXPECT_EQ(seen_.launches, int(calls) + 1);
+}
+
+// Autotuner::benchmark is the engine's harness: the simulated kernel's cost is what it measures,
+// every run is in samples_ms, and before_run precedes every launch of the function.
+TEST_F(CxxApi, BenchmarkTimesWithTheEngineHarness) {
+  auto k = tuner_->addKernel(spec());
+  ASSERT_TRUE(k.ok()) << k.status().toString();
+  std::vector<ktune::Value> a = {ktune::Value::i32(10), ktune::Value::i64(1000)};
+  ASSERT_TRUE((*k)(a.data(), a.size()).ok());  // tuned: T=1 wins, 0.011 ms per launch
+  const int before = seen_.launches;
+  int hooks = 0;
+  ktune::BenchSettings bs;
+  bs.warmup_ms = 0.1;
+  bs.rep_ms = 0.5;
+  auto st = tuner_->benchmark([&] { return (*k)(a.data(), a.size()); }, bs, {}, [&] {
+    ++hooks;
+    return ktune::Status::Ok();
+  });
+  ASSERT_TRUE(st.ok()) << st.status().toString();
+  EXPECT_NEAR(st->median_ms, 0.011, 1e-6);
+  EXPECT_GE(st->runs, bs.min_runs);
+  EXPECT_EQ(st->samples_ms.size(), size_t(st->runs));
+  EXPECT_LE(st->p20_ms, st->median_ms);
+  EXPECT_LE(st->median_ms, st->p80_ms);
+  EXPECT_EQ(hooks, seen_.launches - before);
+  auto bad = tuner_->benchmark([] { return ktune::Status::Internal("boom"); }, bs);
+  EXPECT_EQ(bad.status().code(), ktune::Code::kInternal);
+  bs.min_runs = 0;
+  EXPECT_EQ(tuner_->benchmark([] { return ktune::Status::Ok(); }, bs).status().code(),
+            ktune::Code::kInvalidArgument);
 }
 
 TEST_F(CxxApi, SpecErrorsAreCaughtAtRegistration) {

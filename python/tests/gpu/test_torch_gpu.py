@@ -25,8 +25,9 @@ KTUNE_KERNEL void py_gpu_saxpy(long long n, float a, const float* x, float* y) {
 
 
 def saxpy_fn(**kw):
+    kw.setdefault("restore_value", ["y"])
     return ktune.autotune(space={"BLOCK": [128, 256, 512], "VEC": [1, 2, 4]}, key=["pow2(n)"],
-                          restore_value=["y"], warmup=1, rep=5, **kw)(
+                          warmup=1, rep=5, **kw)(
         ktune.kernel(SAXPY, "py_gpu_saxpy", grid="cdiv(n, BLOCK * VEC)", block="BLOCK"))
 
 
@@ -67,6 +68,48 @@ def test_current_stream_is_used():
         ev.record()
     ev.synchronize()
     torch.testing.assert_close(y2, 2.0 * x)
+
+
+def test_fast_path_uses_current_stream_and_reset_to_zero():
+    # No hooks: calls after the first go through the C++ fast path (torch's raw stream getter).
+    plain = ktune.autotune(space={"BLOCK": [128, 256]}, key=["pow2(n)"], warmup=1, rep=5,
+                           name="py_gpu_saxpy_plain")(
+        ktune.kernel(SAXPY, "py_gpu_saxpy", grid="cdiv(n, BLOCK)", block="BLOCK",
+                     compile_options=["-DVEC=1"]))
+    n = 1 << 16
+    x = torch.randn(n, device="cuda")
+    plain(n, 1.0, x, torch.zeros(n, device="cuda"))  # tunes
+    s = torch.cuda.Stream()
+    y = torch.zeros(n, device="cuda")
+    with torch.cuda.stream(s):
+        torch.cuda._sleep(20_000_000)
+        y.copy_(x)
+        plain(n, 1.0, x, y)
+        ev = torch.cuda.Event()
+        ev.record()
+    ev.synchronize()
+    torch.testing.assert_close(y, 2.0 * x)
+    # reset_to_zero: y is zeroed before every benchmark run and before the winner's launch.
+    zeroed = saxpy_fn(reset_to_zero=["y"], restore_value=None, name="py_gpu_saxpy_zero")
+    y = torch.full((n,), 7.0, device="cuda")
+    try:  # the hooks run only when the key tunes: forget an earlier run's entry (shared cache)
+        key = zeroed.key_of(n, 2.0, x, y)  # binds: zeroed.tuner exists from here
+        zeroed.tuner.remove_key("py_gpu_saxpy_zero", key)
+    except ktune.Error:
+        pass
+    zeroed(n, 2.0, x, y)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(y, 2.0 * x)
+
+
+def test_do_bench_is_the_engine_harness_on_the_gpu():
+    a = torch.randn(1024, 1024, device="cuda", dtype=torch.bfloat16)
+    stats = ktune.do_bench(lambda: a @ a, warmup=5, rep=20, return_stats=True)
+    assert stats["timer"] == "device_events"
+    assert 0 < stats["p20_ms"] <= stats["median_ms"] <= stats["p80_ms"]
+    assert len(stats["samples_ms"]) == stats["runs"] >= 10
+    read = ktune.do_bench(lambda: a @ a, warmup=5, rep=20, flush="read", return_stats=True)
+    assert read["timer"] == "device_events" and read["median_ms"] > 0
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32])

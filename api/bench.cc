@@ -1,0 +1,41 @@
+// ktune::Autotuner::benchmark: the engine's do_bench harness (autotune/benchmarker.h) for a
+// caller's function, so every language binding times with the code that times candidates.
+#include <utility>
+
+#include "api/internal.h"
+#include "autotune/benchmarker.h"
+
+namespace ktune {
+
+Expected<BenchStats> Autotuner::benchmark(const std::function<Status()>& fn,
+                                          const BenchSettings& settings, StreamHandle stream,
+                                          const std::function<Status()>& before_run) {
+  if (!fn) return Status::InvalidArgument("benchmark: no function to time");
+  if (!(settings.warmup_ms >= 0) || !(settings.rep_ms >= 0) || settings.min_runs < 1 ||
+      settings.max_runs < settings.min_runs)
+    return Status::InvalidArgument("benchmark: budgets must be >= 0 and 1 <= min_runs <= max_runs");
+  BenchOptions o;
+  o.warmup_ms = settings.warmup_ms;
+  o.rep_ms = settings.rep_ms;
+  o.min_runs = settings.min_runs;
+  o.max_runs = settings.max_runs;
+  o.flush_l2 = settings.flush_l2;
+  std::function<Status(int)> before;
+  if (before_run) before = [&before_run](int) { return before_run(); };
+  // A harness of its own: the tuner's is used by tuning threads, and its flush buffer is freed
+  // when this one goes.
+  Benchmarker b(*impl_->backend, impl_->tuner->device());
+  BenchStats out;
+  KTUNE_ASSIGN_OR_RETURN(TimingStats s, b.measure(stream, fn, o, before, nullptr, &out.samples_ms));
+  out.median_ms = s.median_ms;
+  out.p20_ms = s.p20_ms;
+  out.p80_ms = s.p80_ms;
+  out.min_ms = s.min_ms;
+  out.max_ms = s.max_ms;
+  out.mean_ms = s.mean_ms;
+  out.std_ms = s.std_ms;
+  out.runs = s.runs;
+  return out;
+}
+
+}  // namespace ktune
