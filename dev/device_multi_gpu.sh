@@ -144,12 +144,14 @@ def smi(label):
         lines = open(f"{w}/{label}.smi").read().splitlines()
     except OSError:
         return ""
-    by_t = {}
+    samples = []  # one query prints a row per GPU, in index order: a new sample at each repeat
     for ln in lines:
         parts = [p.strip() for p in ln.split(",")]
-        if len(parts) != 3 or not parts[2].isdigit(): continue
-        by_t.setdefault(parts[0], {})[int(parts[1])] = int(parts[2])
-    busy = [v for v in by_t.values() if any(x > 0 for x in v.values())]
+        if len(parts) != 3 or not parts[1].isdigit() or not parts[2].isdigit(): continue
+        g = int(parts[1])
+        if not samples or g in samples[-1]: samples.append({})
+        samples[-1][g] = int(parts[2])
+    busy = [v for v in samples if any(x > 0 for x in v.values())]
     if not busy: return "no busy samples"
     gpus = sorted({g for v in busy for g in v})
     mean = ", ".join(f"gpu{g} {sum(v.get(g, 0) for v in busy) / len(busy):.0f}%" for g in gpus)
