@@ -26,7 +26,7 @@ T0=$(now)
 export PATH=/opt/deps/usr/bin:$PATH
 export LD_LIBRARY_PATH=/opt/deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 TARGETS="ktune ktune-worker"
-[ "${STAGE:-all}" != nogtests ] && TARGETS="$TARGETS device_pool_test isolation_devices_test remote_warm_test"
+[ "${STAGE:-all}" != nogtests ] && TARGETS="$TARGETS device_pool_test isolation_devices_test remote_warm_test buffers_test"
 if [ "${SKIP_BUILD:-0}" = 1 ]; then
   :
 elif [ ! -x /tmp/kb/tools/ktune ] || [ "${REBUILD:-0}" = 1 ]; then
@@ -168,8 +168,8 @@ def row(name, one, many):
         for s in d.get("devices", []): per_dev[s["device"]] = per_dev.get(s["device"], 0) + s["candidates"]
     print(f"{name:<22} {wa:8.2f} {wb:8.2f} {wa / wb:7.2f}x  bench {bench[0]:6.2f}/{bench[1]:6.2f} s  "
           f"winners {'same' if same else 'DIFFER'} ({len(a)} keys)  rc {rc}  candidates/device {per_dev}")
-    busy, cands, dwall, fin = {}, {}, 0.0, (sum(d.get("finalists_ms", 0) for d in a) / 1e3,
-                                            sum(d.get("finalists_ms", 0) for d in b) / 1e3)
+    busy, dwall = {}, 0.0
+    fin = sum(d.get("finalists_ms", 0) for d in a) / 1e3, sum(d.get("finalists_ms", 0) for d in b) / 1e3
     for d in b:
         dwall += d.get("devices_wall_ms", 0)
         for s in d.get("devices", []):
@@ -177,8 +177,13 @@ def row(name, one, many):
     if busy:
         print(f"   devices: wall {dwall / 1e3:.2f} s, busy " +
               ", ".join(f"gpu{k} {v / 1e3:.3f} s ({per_dev.get(k, 0)} cand)" for k, v in sorted(busy.items())) +
-              f"; overlap sum(busy)/wall {sum(busy.values()) / max(dwall, 1e-9):.2f} (ideal {len(busy)})"
-              f"; finalists {fin[0]:.2f}/{fin[1]:.2f} s")
+              f"; overlap sum(busy)/wall {sum(busy.values()) / max(dwall, 1e-9):.2f} (ideal {len(busy)})")
+    tot = sum(d["total_wall_ms"] for d in a) / 1e3, sum(d["total_wall_ms"] for d in b) / 1e3
+    comp = sum(d["compile_wall_ms"] for d in a) / 1e3, sum(d["compile_wall_ms"] for d in b) / 1e3
+    print(f"   per key, summed (1 GPU | all): tuning {tot[0]:.2f} | {tot[1]:.2f} s, compile "
+          f"{comp[0]:.2f} | {comp[1]:.2f} s, bench {bench[0]:.2f} | {bench[1]:.2f} s "
+          f"(finalists {fin[0]:.2f} | {fin[1]:.2f} s, rest of bench {bench[0] - fin[0]:.2f} | "
+          f"{bench[1] - fin[1]:.2f} s: speed-up {(bench[0] - fin[0]) / max(bench[1] - fin[1], 1e-9):.2f}x)")
     for label in (one, many):
         u = smi(label)
         if u: print(f"   nvidia-smi {label}: {u}")
@@ -194,9 +199,11 @@ row("4096^3 NT (1 key)", "key_one", "key_all")
 print(f"serve, one per GPU: {serve}")
 EOF
 if [ "${STAGE:-all}" != nogtests ]; then
-  (cd /tmp/kb && timeout 400 ctest --timeout 300 -L gpu --output-on-failure > "$OUT/mg_ctest_gpu.log" 2>&1)
+  # Whatever is left of a ~6 minute call (at least 2 minutes), several tests at a time.
+  LEFT=$(awk -v a="$T0" -v b="$(now)" 'BEGIN{l = 330 - (b - a); printf "%d", l < 120 ? 120 : l}')
+  (cd /tmp/kb && timeout "$LEFT" ctest -j4 --timeout 240 -L gpu --output-on-failure > "$OUT/mg_ctest_gpu.log" 2>&1)
   grep -E "tests passed|\(Failed\)|Not Run|Timeout" "$OUT/mg_ctest_gpu.log" | head -20
-  (cd /tmp/kb && timeout 300 ctest --timeout 240 -R "device_pool_test|isolation_devices_test|remote_warm_test" \
+  (cd /tmp/kb && timeout 300 ctest -j3 --timeout 240 -R "device_pool_test|isolation_devices_test|remote_warm_test|buffers_test" \
     --output-on-failure > "$OUT/mg_ctest_cpu.log" 2>&1)
   grep -E "tests passed|\(Failed\)|Not Run|Timeout|Passed|Skipped" "$OUT/mg_ctest_cpu.log" | head -10
 fi
