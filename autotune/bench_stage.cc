@@ -120,10 +120,10 @@ bool TunerEngine::makeWorker(std::string* why) {
   return true;
 }
 
-Status TunerEngine::runInWorker(const WorkerBatch& b,
-                               const std::function<void(size_t, const CandidateResult&)>& on_result) {
+Status TunerEngine::runInWorker(const WorkerBatch& b, const ResultFn& on_result) {
   if (devices) {
-    return devices->runBatches({b}, [&](size_t, size_t k, const CandidateResult& r) { on_result(k, r); });
+    return devices->runBatches(
+        {b}, [&](size_t, size_t k, const CandidateResult& r) { on_result(k, r); });
   }
   std::string why;
   if (!makeWorker(&why)) return Status::Unavailable(why);

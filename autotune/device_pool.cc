@@ -68,6 +68,10 @@ namespace detail {
 
 using Clock = std::chrono::steady_clock;
 
+static double msSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
 // State shared by the caller's thread and the lane threads, under mu.
 struct DevicePool::Shared {
   std::mutex mu;
@@ -164,7 +168,7 @@ Status DevicePool::benchInProcess(IsolatedBatch& b) {
   }
   (void)e_.backend->destroyEvent(e0);
   (void)e_.backend->destroyEvent(*e1);
-  if (b.rep) b.rep->devices_wall_ms += std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  if (b.rep) b.rep->devices_wall_ms += msSince(t0);
   return e_.backend->setDevice(e_.opts.options.device);
 }
 
@@ -174,7 +178,9 @@ void DevicePool::laneLoop(Lane& lane) {
   (void)lane.worker->prestart();
   std::unique_lock<std::mutex> l(sh.mu);
   for (;;) {
-    sh.work_cv.wait(l, [&] { return sh.stop || !lane.tasks.empty() || lane.seen != sh.generation; });
+    sh.work_cv.wait(l, [&] {
+      return sh.stop || !lane.tasks.empty() || lane.seen != sh.generation;
+    });
     if (sh.stop) break;
     if (!lane.tasks.empty()) {
       auto task = std::move(lane.tasks.front());
@@ -219,7 +225,7 @@ void DevicePool::laneJob(Lane& lane, std::unique_lock<std::mutex>& l) {
     const auto t0 = Clock::now();
     std::optional<CandidateResult> got;
     Status st = lane.worker->run(wb, [&](size_t, const CandidateResult& r) { got = r; });
-    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    const double ms = msSince(t0);
     l.lock();
     --sh.in_flight;
     if (got) {
@@ -279,7 +285,7 @@ bool DevicePool::benchWorkers(IsolatedBatch& b, std::string* why) {
   sh.idle_cv.wait(l, [&] { return sh.working == 0; });
   sh.job = nullptr;
   sh.queue.clear();
-  if (b.rep) b.rep->devices_wall_ms += std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  if (b.rep) b.rep->devices_wall_ms += msSince(t0);
   bool any_done = false;
   for (size_t i : b.todo) any_done = any_done || (*b.done)[i];
   if (!any_done) {
@@ -305,7 +311,8 @@ void DevicePool::prepare(const std::string& family, const std::string& args_json
   shared_->work_cv.notify_all();
 }
 
-Status DevicePool::runBatches(const std::vector<WorkerBatch>& batches, const BatchResult& on_result) {
+Status DevicePool::runBatches(const std::vector<WorkerBatch>& batches,
+                              const BatchResult& on_result) {
   std::string why;
   if (!startLanes(&why)) return Status::Unavailable(why);
   Shared& sh = *shared_;

@@ -17,8 +17,13 @@
 // process starts for them.
 //
 // Which device ran a candidate is its CandidateResult::device; per-device counts and busy times go
-// to TuneReport::devices, the wall time the lanes worked to TuneReport::devices_wall_ms. The winner is chosen as on one device: every candidate is measured
-// whole on one device, and only the device it ran on differs.
+// to TuneReport::devices, the wall time the lanes worked to TuneReport::devices_wall_ms. The
+// winner is chosen as on one device: every candidate is measured whole on one device, and only
+// the device it ran on differs.
+//
+// A job (one batch of the run) ends when all its candidates are done: with the pipeline, batches
+// that hold fewer candidates than devices (a cold store, compiles trickling in) leave devices idle
+// until the next batch.
 #pragma once
 
 #include <functional>

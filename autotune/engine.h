@@ -164,8 +164,8 @@ struct TunerEngine {
   // Runs a whole batch in the worker of the tuner's own device: with several devices the pool's
   // worker of that device (device_pool.h), else `worker` (made now if needed). The caller holds
   // bench_mu.
-  Status runInWorker(const WorkerBatch& b,
-                     const std::function<void(size_t, const CandidateResult&)>& on_result);
+  using ResultFn = std::function<void(size_t, const CandidateResult&)>;
+  Status runInWorker(const WorkerBatch& b, const ResultFn& on_result);
   // How to start a worker on device `dev` (kNotFound when there is no worker executable).
   Expected<WorkerLaunch> workerLaunch(int dev) const;
   // Worker side of isolation: Tuner::benchmarkCandidate (see candidate_bench.h).

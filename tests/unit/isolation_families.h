@@ -192,7 +192,8 @@ inline std::vector<std::pair<std::string, std::vector<Config>>> isoFamilies() {
        {cfg(32, 5), cfg(64, 5), cfg(128, 5), cfg(256, 5), cfg(512, 5), cfg(1024, 5), cfg(16, 5),
         cfg(8, 5)}},
       {"iso_generated", {cfg(64, 0), cfg(128, 1), cfg(256, 0), cfg(512, 0)}},
-      {"iso_overlap", {cfg(64, 6), cfg(128, 6), cfg(256, 6), cfg(512, 6), cfg(1024, 6), cfg(32, 6)}},
+      {"iso_overlap",
+       {cfg(64, 6), cfg(128, 6), cfg(256, 6), cfg(512, 6), cfg(1024, 6), cfg(32, 6)}},
   };
 }
 
