@@ -120,6 +120,16 @@ bool TunerEngine::makeWorker(std::string* why) {
   return true;
 }
 
+Status TunerEngine::runInWorker(const WorkerBatch& b, const ResultFn& on_result) {
+  if (devices) {
+    return devices->runBatches(
+        {b}, [&](size_t, size_t k, const CandidateResult& r) { on_result(k, r); });
+  }
+  std::string why;
+  if (!makeWorker(&why)) return Status::Unavailable(why);
+  return worker->run(b, on_result);
+}
+
 void writeFailed(TunerEngine& e, const std::string& family, const std::string& key,
                  const char* what, const Status& st, std::atomic<bool>* reported) {
   if (reported && reported->exchange(true)) return;

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -67,6 +68,10 @@ namespace detail {
 
 using Clock = std::chrono::steady_clock;
 
+static double msSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
 // State shared by the caller's thread and the lane threads, under mu.
 struct DevicePool::Shared {
   std::mutex mu;
@@ -79,6 +84,7 @@ struct DevicePool::Shared {
   int in_flight = 0;                // candidates a lane is running now
   int working = 0;                  // lanes not yet done with the job
   std::string why;                  // the last worker failure
+  std::string args_json;            // the job's problem (the family's args_json, made once)
 };
 
 struct DevicePool::Lane {
@@ -87,6 +93,8 @@ struct DevicePool::Lane {
   std::unique_ptr<WorkerSupervisor> worker;  // created, used and destroyed in `thread`
   bool dead = false;                         // its worker cannot be used (not restarted)
   uint64_t seen = 0;
+  // Run by `thread` before it looks at a job (prepare, runBatches); under Shared::mu.
+  std::deque<std::function<void(WorkerSupervisor&)>> tasks;
 };
 
 DevicePool::DevicePool(TunerEngine& e, std::vector<int> devices)
@@ -130,6 +138,7 @@ Status DevicePool::benchInProcess(IsolatedBatch& b) {
   if (!inProcess())
     return Status::Unsupported("several devices in one process: only the simulated backend");
   addShares(b, devices_);
+  const auto t0 = Clock::now();
   KTUNE_ASSIGN_OR_RETURN(EventHandle e0, e_.backend->createEvent());
   auto e1 = e_.backend->createEvent();
   if (!e1.ok()) {
@@ -159,6 +168,7 @@ Status DevicePool::benchInProcess(IsolatedBatch& b) {
   }
   (void)e_.backend->destroyEvent(e0);
   (void)e_.backend->destroyEvent(*e1);
+  if (b.rep) b.rep->devices_wall_ms += msSince(t0);
   return e_.backend->setDevice(e_.opts.options.device);
 }
 
@@ -168,53 +178,69 @@ void DevicePool::laneLoop(Lane& lane) {
   (void)lane.worker->prestart();
   std::unique_lock<std::mutex> l(sh.mu);
   for (;;) {
-    sh.work_cv.wait(l, [&] { return sh.stop || lane.seen != sh.generation; });
+    sh.work_cv.wait(l, [&] {
+      return sh.stop || !lane.tasks.empty() || lane.seen != sh.generation;
+    });
     if (sh.stop) break;
-    lane.seen = sh.generation;
-    IsolatedBatch& b = *sh.job;
-    for (;;) {
-      // Wait while others run the last candidates: a worker that dies gives its candidate back.
-      sh.work_cv.wait(l, [&] { return sh.stop || !sh.queue.empty() || sh.in_flight == 0; });
-      if (sh.stop || lane.dead || sh.queue.empty()) break;
-      const size_t i = sh.queue.front();
-      sh.queue.pop_front();
-      if ((*b.done)[i]) continue;
-      const Cand& c = b.cands[i];
-      WorkerBatch wb;
-      wb.family = b.fs.f.name;
-      wb.key = b.key;
-      wb.args_json = b.fs.f.args_json(b.p);
-      wb.bench = e_.opts.bench;
-      wb.best_ms = *b.best;
-      wb.candidates.push_back({c.r.config, c.vendor_source.empty() ? "jit" : c.vendor_source,
-                               c.r.code_object_key});
-      e_.progress({b.fs.f.name, b.key, "bench", ++*b.bench_index, b.total, c.r.config});
-      ++sh.in_flight;
+    if (!lane.tasks.empty()) {
+      auto task = std::move(lane.tasks.front());
+      lane.tasks.pop_front();
       l.unlock();
-      const auto t0 = Clock::now();
-      std::optional<CandidateResult> got;
-      Status st = lane.worker->run(wb, [&](size_t, const CandidateResult& r) { got = r; });
-      const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+      task(*lane.worker);
       l.lock();
-      --sh.in_flight;
-      if (got) {
-        Cand& mc = b.cands[i];
-        const std::string co_key = mc.r.code_object_key;
-        mc.r = *got;
-        mc.r.code_object_key = co_key;
-        finish(b, i, lane.device, ms);
-      } else {
-        lane.dead = true;  // it could not start or serve this family: the others take over
-        sh.why = "device " + std::to_string(lane.device) + ": " + st.toString();
-        sh.queue.push_front(i);
-      }
-      sh.work_cv.notify_all();
+      sh.idle_cv.notify_all();
+      continue;
     }
+    lane.seen = sh.generation;
+    laneJob(lane, l);
     --sh.working;
     sh.idle_cv.notify_all();
   }
   l.unlock();
   lane.worker.reset();  // closes the worker from the thread that started it
+}
+
+void DevicePool::laneJob(Lane& lane, std::unique_lock<std::mutex>& l) {
+  Shared& sh = *shared_;
+  IsolatedBatch& b = *sh.job;
+  for (;;) {
+    // Wait while others run the last candidates: a worker that dies gives its candidate back.
+    sh.work_cv.wait(l, [&] { return sh.stop || !sh.queue.empty() || sh.in_flight == 0; });
+    if (sh.stop || lane.dead || sh.queue.empty()) return;
+    const size_t i = sh.queue.front();
+    sh.queue.pop_front();
+    if ((*b.done)[i]) continue;
+    const Cand& c = b.cands[i];
+    WorkerBatch wb;
+    wb.family = b.fs.f.name;
+    wb.key = b.key;
+    wb.args_json = sh.args_json;
+    wb.bench = e_.opts.bench;
+    wb.best_ms = *b.best;
+    wb.candidates.push_back({c.r.config, c.vendor_source.empty() ? "jit" : c.vendor_source,
+                             c.r.code_object_key});
+    e_.progress({b.fs.f.name, b.key, "bench", ++*b.bench_index, b.total, c.r.config});
+    ++sh.in_flight;
+    l.unlock();
+    const auto t0 = Clock::now();
+    std::optional<CandidateResult> got;
+    Status st = lane.worker->run(wb, [&](size_t, const CandidateResult& r) { got = r; });
+    const double ms = msSince(t0);
+    l.lock();
+    --sh.in_flight;
+    if (got) {
+      Cand& mc = b.cands[i];
+      const std::string co_key = mc.r.code_object_key;
+      mc.r = *got;
+      mc.r.code_object_key = co_key;
+      finish(b, i, lane.device, ms);
+    } else {
+      lane.dead = true;  // it could not start or serve this family: the others take over
+      sh.why = "device " + std::to_string(lane.device) + ": " + st.toString();
+      sh.queue.push_front(i);
+    }
+    sh.work_cv.notify_all();
+  }
 }
 
 bool DevicePool::startLanes(std::string* why) {
@@ -244,11 +270,14 @@ bool DevicePool::benchWorkers(IsolatedBatch& b, std::string* why) {
   Shared& sh = *shared_;
   if (!startLanes(why)) return false;
   addShares(b, devices_);
+  const auto t0 = Clock::now();
+  std::string args = b.fs.f.args_json(b.p);
   std::unique_lock<std::mutex> l(sh.mu);
   sh.queue.clear();
   for (size_t i : b.todo)
     if (!(*b.done)[i]) sh.queue.push_back(i);
   if (sh.queue.empty()) return true;
+  sh.args_json = std::move(args);
   sh.job = &b;
   sh.working = int(lanes_.size());
   ++sh.generation;
@@ -256,6 +285,7 @@ bool DevicePool::benchWorkers(IsolatedBatch& b, std::string* why) {
   sh.idle_cv.wait(l, [&] { return sh.working == 0; });
   sh.job = nullptr;
   sh.queue.clear();
+  if (b.rep) b.rep->devices_wall_ms += msSince(t0);
   bool any_done = false;
   for (size_t i : b.todo) any_done = any_done || (*b.done)[i];
   if (!any_done) {
@@ -268,6 +298,46 @@ bool DevicePool::benchWorkers(IsolatedBatch& b, std::string* why) {
     (*b.done)[i] = true;
   }
   return true;
+}
+
+void DevicePool::prepare(const std::string& family, const std::string& args_json) {
+  std::string ignored;  // reported by the first benchWorkers
+  if (!startLanes(&ignored)) return;
+  std::lock_guard<std::mutex> l(shared_->mu);
+  for (auto& lane : lanes_) {
+    lane->tasks.push_back(
+        [family, args_json](WorkerSupervisor& w) { (void)w.prepare(family, args_json); });
+  }
+  shared_->work_cv.notify_all();
+}
+
+Status DevicePool::runBatches(const std::vector<WorkerBatch>& batches,
+                              const BatchResult& on_result) {
+  std::string why;
+  if (!startLanes(&why)) return Status::Unavailable(why);
+  Shared& sh = *shared_;
+  size_t primary = 0;  // the tuner's own device: a single batch (the finalists) runs there
+  for (size_t k = 0; k < lanes_.size(); ++k)
+    if (lanes_[k]->device == e_.opts.options.device) primary = k;
+  std::vector<Status> status(batches.size());
+  size_t left = batches.size();
+  std::unique_lock<std::mutex> l(sh.mu);
+  for (size_t j = 0; j < batches.size(); ++j) {
+    lanes_[(primary + j) % lanes_.size()]->tasks.push_back([&, j](WorkerSupervisor& w) {
+      Status st = w.run(batches[j], [&](size_t k, const CandidateResult& r) {
+        std::lock_guard<std::mutex> g(sh.mu);
+        on_result(j, k, r);
+      });
+      std::lock_guard<std::mutex> g(sh.mu);
+      status[j] = std::move(st);
+      --left;
+    });
+  }
+  sh.work_cv.notify_all();
+  sh.idle_cv.wait(l, [&] { return left == 0; });
+  for (const Status& st : status)
+    if (!st.ok()) return st;
+  return Status::Ok();
 }
 
 }  // namespace detail

@@ -11,12 +11,24 @@
 //                   whose measured busy time is lowest — the order in which free devices would
 //                   pick work, computed from device time, so a test's assignment is reproducible.
 //
+// Besides the spread candidates, the lanes take tasks of the run that need one worker: building
+// the key's problem in every worker while the candidates compile (prepare), and whole worker
+// batches (runBatches: the finalists' rounds, on the tuner's own device first), so no extra worker
+// process starts for them.
+//
 // Which device ran a candidate is its CandidateResult::device; per-device counts and busy times go
-// to TuneReport::devices. The winner is chosen as on one device: every candidate is measured
-// whole on one device, and only the device it ran on differs.
+// to TuneReport::devices, the wall time the lanes worked to TuneReport::devices_wall_ms. The
+// winner is chosen as on one device: every candidate is measured whole on one device, and only
+// the device it ran on differs.
+//
+// A job (one batch of the run) ends when all its candidates are done: with the pipeline, batches
+// that hold fewer candidates than devices (a cold store, compiles trickling in) leave devices idle
+// until the next batch.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -56,6 +68,14 @@ class DevicePool {
   // benchmark any of them (the caller decides, as for one worker); candidates a dead worker left
   // fail with kUnavailable once some others ran. Called under the engine's benchmark lock.
   bool benchWorkers(IsolatedBatch& b, std::string* why);
+  // Asks every lane's worker to build the problem of `family` from `args_json` now (no wait), so
+  // that runs while the candidates compile instead of on each lane's first candidate.
+  void prepare(const std::string& family, const std::string& args_json);
+  // Runs batches[j] whole in the worker of lane (primary + j) mod N, all lanes at once, and
+  // returns when every batch is done: the first error, if any. on_result(j, k, result) is called
+  // for candidate k of batch j as it comes, one call at a time.
+  using BatchResult = std::function<void(size_t batch, size_t k, const CandidateResult&)>;
+  Status runBatches(const std::vector<WorkerBatch>& batches, const BatchResult& on_result);
   // Benchmarks b's candidates in this process, the devices taking turns (inProcess() only;
   // kUnsupported otherwise, nothing done). Called under the engine's benchmark lock.
   Status benchInProcess(IsolatedBatch& b);
@@ -65,6 +85,8 @@ class DevicePool {
   struct Lane;
   bool startLanes(std::string* why);  // once; false when there is no worker executable
   void laneLoop(Lane& lane);
+  // The candidates of the current job, taken one at a time until none is left (sh.mu held by l).
+  void laneJob(Lane& lane, std::unique_lock<std::mutex>& l);
   // Records candidate i's result (from device `device`) into the run (under shared_->mu when
   // lanes run).
   void finish(IsolatedBatch& b, size_t i, int device, double busy_ms);

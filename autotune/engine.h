@@ -3,6 +3,7 @@
 // A tuning run (autotune/tuning_run.h) works on one family and key through it.
 #pragma once
 
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <mutex>
@@ -160,6 +161,11 @@ struct TunerEngine {
   // Creates the worker supervisor (not the process) once; false with *why when no worker
   // executable is found.
   bool makeWorker(std::string* why);
+  // Runs a whole batch in the worker of the tuner's own device: with several devices the pool's
+  // worker of that device (device_pool.h), else `worker` (made now if needed). The caller holds
+  // bench_mu.
+  using ResultFn = std::function<void(size_t, const CandidateResult&)>;
+  Status runInWorker(const WorkerBatch& b, const ResultFn& on_result);
   // How to start a worker on device `dev` (kNotFound when there is no worker executable).
   Expected<WorkerLaunch> workerLaunch(int dev) const;
   // Worker side of isolation: Tuner::benchmarkCandidate (see candidate_bench.h).

@@ -207,8 +207,7 @@ bool roundInWorker(FinalistRun& fr, const std::vector<size_t>& fin, const std::v
     b.candidates.push_back(std::move(wc));
     sent.push_back(j);
   }
-  if (!fr.e.makeWorker(why)) return false;
-  Status st = fr.e.worker->run(b, [&](size_t k, const CandidateResult& r) {
+  Status st = fr.e.runInWorker(b, [&](size_t k, const CandidateResult& r) {
     const size_t j = sent[k];
     if (r.status == Code::kOk) {
       times[j][round] = r.stats.median_ms;

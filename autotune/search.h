@@ -83,6 +83,11 @@ struct TuneReport {
     double busy_ms = 0;
   };
   std::vector<DeviceShare> devices;
+  // Host wall time the devices spent on the spread candidates (several devices only): with the
+  // devices working at once, the sum of their busy_ms approaches N x this.
+  double devices_wall_ms = 0;
+  // Host wall time of the finalists' re-timing (part of bench_wall_ms; on the tuner's own device).
+  double finalists_ms = 0;
 
   // TunableOp-like tree: family/key, then one line per candidate with its median or its reason,
   // the winner marked with '*'.

@@ -336,8 +336,11 @@ Status TuningRun::bench(std::vector<size_t> batch) {
                         [&](size_t i) { return !cands_[i].vendor_source.empty(); });
   std::vector<size_t> iso_batch;
   for (size_t i : batch) {
-    if (!iso_off_ && e_.opts.isolation.vendor_in_process && !cands_[i].vendor_source.empty()) {
-      benchInProcess(i);  // trusted library code, here while the worker starts (IsolationOptions)
+    // Trusted library code runs here while the worker starts (IsolationOptions); with several
+    // devices it is spread with the rest instead (their workers are started at once).
+    if (!iso_off_ && e_.opts.isolation.vendor_in_process && !e_.devices &&
+        !cands_[i].vendor_source.empty()) {
+      benchInProcess(i);
     } else {
       iso_batch.push_back(i);
     }
@@ -360,10 +363,14 @@ Status TuningRun::bench(std::vector<size_t> batch) {
 // compiles run), so a cold run takes about max(compile, bench) rather than the sum; without it,
 // everything is compiled first. The isolation worker starts before the compiles.
 Status TuningRun::compileAndBench() {
-  if (e_.opts.options.isolate && f_.args_json && f_.make_problem && !e_.devices) {
+  if (e_.opts.options.isolate && f_.args_json && f_.make_problem) {
+    // The workers build this key's problem while we compile (run() reports start failures).
     std::string ignored;
-    // The worker builds this key's problem while we compile (run() reports start failures).
-    if (e_.makeWorker(&ignored)) (void)e_.worker->prepare(f_.name, f_.args_json(p_));
+    if (e_.devices) {
+      e_.devices->prepare(f_.name, f_.args_json(p_));
+    } else if (e_.makeWorker(&ignored)) {
+      (void)e_.worker->prepare(f_.name, f_.args_json(p_));
+    }
   }
   const bool pipeline = e_.opts.options.pipeline;
   const auto t_compile = Clock::now();
@@ -464,7 +471,8 @@ int TuningRun::choose() {
   const auto t0 = Clock::now();
   FinalistRun fr{e_, fs_, p_, key_, s_, cands_, iso_used_};
   int w = runFinalists(fr, &rep_.vs_default);
-  bench_ms_ += msSince(t0);
+  rep_.finalists_ms = msSince(t0);
+  bench_ms_ += rep_.finalists_ms;
   copyDuplicates();  // after the re-timing: a finalist that failed it takes its copies along
   for (auto& c : cands_) rep_.candidates.push_back(c.r);
   if (w >= 0 && cands_[w].dup_of >= 0) w = cands_[w].dup_of;

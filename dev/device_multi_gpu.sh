@@ -9,6 +9,11 @@
 #   4. the GPU tests (ctest -L gpu) and the CPU tests of this feature (STAGE=nogtests skips them)
 # Both sides of 1 and 2 run with the code-object store already warm (a first --devices 0 pass
 # compiles everything), each with its own fresh tuning database: they compare benchmarking.
+# While each run of 1 and 2 runs, nvidia-smi samples every GPU's utilisation (100 ms): the table
+# says how busy each GPU was and for how much of the run they were busy at the same time, next to
+# the report's per-device busy time and overlap (sum of busy / the devices' wall time).
+# $OUT keeps few files (the device tool returns a limited count): mg_summary.txt (the table),
+# mg_build.log, mg_gpus.txt, the ctest logs, and mg_runs.tar.gz with every run's JSON/stderr.
 # Needs: .devdeps with the Debian redis-server, redis-tools, libjemalloc2, liblzf1, libhiredis
 # .debs (dev/device_build.sh unpacks them into /opt/deps); without redis-server step 3 is skipped.
 # Usage: bash dev/device_multi_gpu.sh      (REBUILD=1 rebuilds /tmp/kb from scratch)
@@ -21,7 +26,7 @@ T0=$(now)
 export PATH=/opt/deps/usr/bin:$PATH
 export LD_LIBRARY_PATH=/opt/deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 TARGETS="ktune ktune-worker"
-[ "${STAGE:-all}" != nogtests ] && TARGETS="$TARGETS device_pool_test isolation_devices_test remote_warm_test"
+[ "${STAGE:-all}" != nogtests ] && TARGETS="$TARGETS device_pool_test isolation_devices_test remote_warm_test buffers_test"
 if [ "${SKIP_BUILD:-0}" = 1 ]; then
   :
 elif [ ! -x /tmp/kb/tools/ktune ] || [ "${REBUILD:-0}" = 1 ]; then
@@ -40,10 +45,16 @@ unset KTUNE_REMOTE_CACHE KTUNE_DB
 # tune LABEL DEVICES ARGS...: a run with its own database; prints the wall time into $W/LABEL.wall
 tune() {
   local label=$1 devs=$2; shift 2
-  local s; s=$(now)
+  local s smi=""; s=$(now)
+  if [ "$NG" -gt 0 ] && command -v nvidia-smi > /dev/null; then
+    nvidia-smi --query-gpu=timestamp,index,utilization.gpu --format=csv,noheader,nounits -lms 100 \
+      > "$W/$label.smi" 2>&1 &
+    smi=$!
+  fi
   KTUNE_DB=$W/$label.db.json timeout 580 "$K" tune gemm "$@" --devices "$devs" --json --quiet \
     > "$W/$label.json" 2> "$W/$label.err"
   echo "$?" > "$W/$label.rc"; el "$s" > "$W/$label.wall"
+  if [ -n "$smi" ]; then kill "$smi" 2> /dev/null; wait "$smi" 2> /dev/null; fi
 }
 # (SUITE_ARGS / KEY_ARGS replace them for a quick check on the simulated devices, e.g.
 #  KTUNE_BACKEND=sim KTUNE_SIM_DEVICES=2 NG=2 SKIP_BUILD=1 K=build/tools/ktune STAGE=nogtests
@@ -115,7 +126,7 @@ print(len(out), 'keys, from', sorted(set(d['from'] for d in out)), 'compiled', s
   kill "$RPID" 2> /dev/null; wait "$RPID" 2> /dev/null
 fi
 
-python3 - "$W" "$NG" "$SERVE" <<'EOF'
+python3 - "$W" "$NG" "$SERVE" <<'EOF' | tee "$OUT/mg_summary.txt"
 import json, sys
 w, ng, serve = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 def docs(label):
@@ -126,6 +137,26 @@ def docs(label):
         if i >= len(text): break
         d, i = dec.raw_decode(text, i); out.append(d)
     return out
+def smi(label):
+    # Utilisation samples: per GPU the mean over the samples where some GPU was busy, and the share
+    # of those samples where every GPU was busy at once.
+    try:
+        lines = open(f"{w}/{label}.smi").read().splitlines()
+    except OSError:
+        return ""
+    samples = []  # one query prints a row per GPU, in index order: a new sample at each repeat
+    for ln in lines:
+        parts = [p.strip() for p in ln.split(",")]
+        if len(parts) != 3 or not parts[1].isdigit() or not parts[2].isdigit(): continue
+        g = int(parts[1])
+        if not samples or g in samples[-1]: samples.append({})
+        samples[-1][g] = int(parts[2])
+    busy = [v for v in samples if any(x > 0 for x in v.values())]
+    if not busy: return "no busy samples"
+    gpus = sorted({g for v in busy for g in v})
+    mean = ", ".join(f"gpu{g} {sum(v.get(g, 0) for v in busy) / len(busy):.0f}%" for g in gpus)
+    both = sum(all(v.get(g, 0) > 0 for g in gpus) for v in busy) / len(busy)
+    return f"{len(busy)} busy samples, mean util {mean}, all GPUs busy at once in {both * 100:.0f}%"
 def row(name, one, many):
     a, b = docs(one), docs(many)
     wa, wb = float(open(f"{w}/{one}.wall").read()), float(open(f"{w}/{many}.wall").read())
@@ -137,6 +168,25 @@ def row(name, one, many):
         for s in d.get("devices", []): per_dev[s["device"]] = per_dev.get(s["device"], 0) + s["candidates"]
     print(f"{name:<22} {wa:8.2f} {wb:8.2f} {wa / wb:7.2f}x  bench {bench[0]:6.2f}/{bench[1]:6.2f} s  "
           f"winners {'same' if same else 'DIFFER'} ({len(a)} keys)  rc {rc}  candidates/device {per_dev}")
+    busy, dwall = {}, 0.0
+    fin = sum(d.get("finalists_ms", 0) for d in a) / 1e3, sum(d.get("finalists_ms", 0) for d in b) / 1e3
+    for d in b:
+        dwall += d.get("devices_wall_ms", 0)
+        for s in d.get("devices", []):
+            busy[s["device"]] = busy.get(s["device"], 0) + s["busy_ms"]
+    if busy:
+        print(f"   devices: wall {dwall / 1e3:.2f} s, busy " +
+              ", ".join(f"gpu{k} {v / 1e3:.3f} s ({per_dev.get(k, 0)} cand)" for k, v in sorted(busy.items())) +
+              f"; overlap sum(busy)/wall {sum(busy.values()) / max(dwall, 1e-9):.2f} (ideal {len(busy)})")
+    tot = sum(d["total_wall_ms"] for d in a) / 1e3, sum(d["total_wall_ms"] for d in b) / 1e3
+    comp = sum(d["compile_wall_ms"] for d in a) / 1e3, sum(d["compile_wall_ms"] for d in b) / 1e3
+    print(f"   per key, summed (1 GPU | all): tuning {tot[0]:.2f} | {tot[1]:.2f} s, compile "
+          f"{comp[0]:.2f} | {comp[1]:.2f} s, bench {bench[0]:.2f} | {bench[1]:.2f} s "
+          f"(finalists {fin[0]:.2f} | {fin[1]:.2f} s, rest of bench {bench[0] - fin[0]:.2f} | "
+          f"{bench[1] - fin[1]:.2f} s: speed-up {(bench[0] - fin[0]) / max(bench[1] - fin[1], 1e-9):.2f}x)")
+    for label in (one, many):
+        u = smi(label)
+        if u: print(f"   nvidia-smi {label}: {u}")
     if not same:
         for x, y in zip(a, b):
             if x["winner"] != y["winner"]:
@@ -149,11 +199,14 @@ row("4096^3 NT (1 key)", "key_one", "key_all")
 print(f"serve, one per GPU: {serve}")
 EOF
 if [ "${STAGE:-all}" != nogtests ]; then
-  (cd /tmp/kb && timeout 400 ctest --timeout 300 -L gpu --output-on-failure > "$OUT/mg_ctest_gpu.log" 2>&1)
+  # Whatever is left of a ~6 minute call (at least 2 minutes), several tests at a time.
+  LEFT=$(awk -v a="$T0" -v b="$(now)" 'BEGIN{l = 330 - (b - a); printf "%d", l < 120 ? 120 : l}')
+  (cd /tmp/kb && timeout "$LEFT" ctest -j4 --timeout 240 -L gpu --output-on-failure > "$OUT/mg_ctest_gpu.log" 2>&1)
   grep -E "tests passed|\(Failed\)|Not Run|Timeout" "$OUT/mg_ctest_gpu.log" | head -20
-  (cd /tmp/kb && timeout 300 ctest --timeout 240 -R "device_pool_test|isolation_devices_test|remote_warm_test" \
+  (cd /tmp/kb && timeout 300 ctest -j3 --timeout 240 -R "device_pool_test|isolation_devices_test|remote_warm_test|buffers_test" \
     --output-on-failure > "$OUT/mg_ctest_cpu.log" 2>&1)
   grep -E "tests passed|\(Failed\)|Not Run|Timeout|Passed|Skipped" "$OUT/mg_ctest_cpu.log" | head -10
 fi
-cp "$W"/*.json "$W"/*.err "$OUT/" 2> /dev/null
+(cd "$W" && tar czf "$OUT/mg_runs.tar.gz" --exclude='cache' --exclude='fresh' --exclude='*.db.json' \
+  ./*.json ./*.err ./*.smi ./*.wall ./*.rc ./*.out ./*.txt ./*.jsonl 2> /dev/null)
 echo "total $(el "$T0")s"

@@ -17,7 +17,7 @@ nlohmann::json reportJson(const TuneReport& r, const Metric& m) {
                       {"from", r.from}, {"compiled", r.compiled}, {"store_hits", r.store_hits},
                       {"duplicates", r.duplicates}, {"pruned", r.pruned},
                       {"compile_wall_ms", r.compile_wall_ms}, {"bench_wall_ms", r.bench_wall_ms},
-                      {"bench_overlap_ms", r.bench_overlap_ms},
+                      {"bench_overlap_ms", r.bench_overlap_ms}, {"finalists_ms", r.finalists_ms},
                       {"bench_load_ms", r.load_ms}, {"bench_verify_ms", r.verify_ms},
                       {"bench_measure_ms", r.measure_ms}, {"bench_record_ms", r.record_ms},
                       {"total_wall_ms", r.total_wall_ms}, {"from_database", r.from_database},
@@ -27,6 +27,7 @@ nlohmann::json reportJson(const TuneReport& r, const Metric& m) {
     j["devices"] = nlohmann::json::array();
     for (const auto& d : r.devices)
       j["devices"].push_back({{"device", d.device}, {"candidates", d.candidates}, {"busy_ms", d.busy_ms}});
+    j["devices_wall_ms"] = r.devices_wall_ms;
   }
   if (r.vs_default.rounds > 0) {
     const DefaultComparison& c = r.vs_default;

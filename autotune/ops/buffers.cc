@@ -2,13 +2,16 @@
 
 #include <algorithm>
 
+#include "autotune/compile_pool.h"
+
 namespace ktune {
 
 namespace {
 // Deterministic generator (splitmix64), unlike std::uniform_real_distribution, whose output is
 // implementation-defined.
+constexpr uint64_t kSplitmixIncrement = 0x9e3779b97f4a7c15ull;
 uint64_t splitmix64(uint64_t& state) {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  uint64_t z = (state += kSplitmixIncrement);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
   return z ^ (z >> 31);
@@ -18,17 +21,32 @@ uint64_t splitmix64(uint64_t& state) {
 Status fillRandom(Backend& b, DevicePtr dst, DType t, int64_t count, uint64_t seed, double lo,
                   double hi) {
   constexpr int64_t kChunk = int64_t(1) << 20;
+  constexpr int kMaxThreads = 8;
   const size_t es = sizeOf(t);
-  std::vector<unsigned char> host(static_cast<size_t>(std::min(count, kChunk)) * es);
-  uint64_t state = seed;
-  for (int64_t off = 0; off < count; off += kChunk) {
-    const int64_t n = std::min(kChunk, count - off);
-    for (int64_t i = 0; i < n; ++i) {
-      const double u = static_cast<double>(splitmix64(state) >> 11) * 0x1p-53;  // [0, 1)
-      storeFromDouble(host.data(), t, i, lo + (hi - lo) * u);
+  const int64_t chunks = (count + kChunk - 1) / kChunk;
+  // A large operand (a GEMM's weights: hundreds of millions of elements) takes about a second on
+  // one thread, on every key's critical path: the chunks are generated a few at a time on several
+  // threads (element i draws from the state seed + i x the increment, so the values do not depend
+  // on the thread count) and copied from this thread, whose device the copy goes to.
+  const int threads = std::min(kMaxThreads, CompilePool::threadsFor(size_t(chunks), 0, false));
+  std::vector<std::vector<unsigned char>> host(static_cast<size_t>(threads));
+  for (int64_t first = 0; first < chunks; first += threads) {
+    const int64_t here = std::min<int64_t>(threads, chunks - first);
+    CompilePool::parallelFor(size_t(here), threads, [&](size_t j) {
+      const int64_t off = (first + int64_t(j)) * kChunk, n = std::min(kChunk, count - off);
+      std::vector<unsigned char>& h = host[j];
+      h.resize(static_cast<size_t>(n) * es);
+      uint64_t state = seed + uint64_t(off) * kSplitmixIncrement;
+      for (int64_t i = 0; i < n; ++i) {
+        const double u = static_cast<double>(splitmix64(state) >> 11) * 0x1p-53;  // [0, 1)
+        storeFromDouble(h.data(), t, i, lo + (hi - lo) * u);
+      }
+    });
+    for (int64_t j = 0; j < here; ++j) {
+      const int64_t off = (first + j) * kChunk;
+      KTUNE_RETURN_IF_ERROR(b.copyToDevice(dst + static_cast<DevicePtr>(off) * es,
+                                           host[size_t(j)].data(), host[size_t(j)].size()));
     }
-    KTUNE_RETURN_IF_ERROR(b.copyToDevice(dst + static_cast<DevicePtr>(off) * es, host.data(),
-                                         static_cast<size_t>(n) * es));
   }
   return Status::Ok();
 }

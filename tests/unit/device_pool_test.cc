@@ -196,6 +196,11 @@ TEST_F(DevicePoolCli, TuneSpreadsOverSimulatedDevices) {
     busiest = std::max(busiest, d["busy_ms"].get<double>());
   }
   EXPECT_LE(busiest, 1.25 * total / 2);
+  // The wall time the devices worked, and the finalists' share of the bench stage.
+  ASSERT_TRUE(j2.contains("devices_wall_ms")) << two.out;
+  EXPECT_GT(j2["devices_wall_ms"].get<double>(), 0.0);
+  EXPECT_GT(j2["finalists_ms"].get<double>(), 0.0);
+  EXPECT_LE(j2["finalists_ms"].get<double>(), j2["bench_wall_ms"].get<double>());
   std::set<int> used;
   for (const auto& c : j2["candidates"])
     if (c.contains("device")) used.insert(c["device"].get<int>());

@@ -23,6 +23,7 @@ struct Outcome {
   std::map<std::string, std::string> status;
   std::map<int, int> per_device;  // device -> candidates reported by TuneReport::devices
   std::map<int, int> named;       // device -> candidates naming it
+  std::string reasons;            // every failed candidate's reason
 };
 
 Outcome tuneFamily(const std::string& family, int n_devices) {
@@ -43,6 +44,14 @@ Outcome tuneFamily(const std::string& family, int n_devices) {
   eo.options.worker_plugins = {KTUNE_ISOLATION_SIM_PLUGIN};
   for (int d = 0; d < n_devices && n_devices > 1; ++d) eo.options.devices.push_back(d);
   eo.isolation.fallback_in_process = false;
+  // The overlap gate waits up to 20 s for the other device before it fails the candidate: the
+  // watchdog must not kill the waiting worker first.
+  if (family == "iso_overlap") {
+    eo.isolation.timeout_floor_ms = 60000;
+    // Every candidate compiled first, then one batch for the devices: pipelined batches may hold
+    // a single candidate, which only one device can run.
+    eo.options.pipeline = false;
+  }
   eo.compiler = std::make_shared<SimCompiler>();
   std::ostringstream log;
   eo.log = &log;
@@ -64,6 +73,7 @@ Outcome tuneFamily(const std::string& family, int n_devices) {
       for (const auto& c : rep->candidates) {
         const bool measured = c.status == Code::kOk || c.reason.rfind("slower than best", 0) == 0;
         out.status[c.config] = measured ? "measured" : codeName(c.status);
+        if (!measured) out.reasons += c.config + ": " + c.reason + "\n";
         if (c.device >= 0) ++out.named[c.device];
       }
       for (const auto& d : rep->devices) out.per_device[d.device] = d.candidates;
@@ -93,6 +103,19 @@ TEST(IsolationDevices, OneWorkerPerDeviceSameWinnersAsOneDevice) {
     }
     EXPECT_EQ(sum, int(one.status.size()));
   }
+}
+
+// The devices benchmark at the same time: every candidate of iso_overlap passes a gate that lets
+// a launch on one device return only once a candidate has started on the other device (both
+// workers see the gate's folder), so serialised devices fail each candidate with "devices never
+// overlapped" (after a bounded wait) instead of passing. No timing is asserted.
+TEST(IsolationDevices, DevicesBenchmarkAtTheSameTime) {
+  const Outcome two = tuneFamily("iso_overlap", 2);
+  EXPECT_EQ(two.winner, "BLOCK=256,MODE=6");
+  EXPECT_EQ(two.reasons, "") << "the devices did not benchmark at the same time";
+  for (const auto& [config, status] : two.status) EXPECT_EQ(status, "measured") << config;
+  ASSERT_EQ(two.per_device.size(), 2u);
+  for (const auto& [d, n] : two.per_device) EXPECT_GT(n, 0) << "device " << d;
 }
 
 }  // namespace

@@ -2,15 +2,19 @@
 // and (through tests/unit/isolation_sim_plugin.cc) in the isolation worker.
 // The kernel's behaviour is chosen by the MODE define, so both processes agree on it:
 //   0 good, 1 returns kDeviceFault, 2 raise(SIGSEGV), 3 hangs forever, 4 abort(),
-//   5 good but sleeps 2 ms of wall time per launch (to kill a tuner mid-run).
+//   5 good but sleeps 2 ms of wall time per launch (to kill a tuner mid-run),
+//   6 good once two devices run it at the same time (overlapGate: multi-device workers).
 #pragma once
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <string>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -40,6 +44,44 @@ struct IsoProblem {
   DevicePtr x = 0, y = 0;
 };
 
+// The overlap gate of MODE=6, set in a worker by the plugin (isolation_sim_plugin.cc): a folder
+// both devices' workers see, and this worker's device. Empty in the test's own process.
+inline std::string& gateDir() {
+  static std::string dir;
+  return dir;
+}
+inline int& gateDevice() {
+  static int device = 0;
+  return device;
+}
+
+// A launch on device d (of two) marks "d started" and returns only once the other device has
+// started one too: so a candidate on one device can finish only while the other device is
+// benchmarking as well, which fails when the devices' work is serialised. The wait is bounded
+// (gate_ms, below the watchdog the test sets): it then fails the candidate with the reason
+// instead of hanging.
+inline Status overlapGate(int gate_ms = 20000) {
+  const std::string& dir = gateDir();
+  const std::string me = dir + "/started." + std::to_string(gateDevice());
+  const std::string other = dir + "/started." + std::to_string(1 - gateDevice());
+  const std::string failed = dir + "/failed";  // after one timeout the others fail at once
+  auto touch = [](const std::string& path) {
+    const int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+    if (fd >= 0) ::close(fd);
+  };
+  if (::access(me.c_str(), F_OK) != 0) {
+    (void)::mkdir(dir.c_str(), 0755);
+    touch(me);
+  }
+  for (int waited = 0; waited < gate_ms && ::access(failed.c_str(), F_OK) != 0; ++waited) {
+    if (::access(other.c_str(), F_OK) == 0) return Status::Ok();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  touch(failed);
+  return Status::Internal("devices never overlapped: device " + std::to_string(gateDevice()) +
+                          " ran a candidate while no candidate started on the other device");
+}
+
 // `observe` (optional) sees every launch first, with its BLOCK and MODE (per-config counts).
 inline void registerIsoKernels(SimBackend& b,
                                std::function<void(int64_t block, int64_t mode)> observe = nullptr) {
@@ -54,6 +96,9 @@ inline void registerIsoKernels(SimBackend& b,
                       for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
                     case 4: std::abort();
                     case 5: std::this_thread::sleep_for(std::chrono::milliseconds(2)); break;
+                    case 6:
+                      if (!gateDir().empty()) KTUNE_RETURN_IF_ERROR(overlapGate());
+                      break;
                     default: break;
                   }
                   auto n = L.arg<int64_t>(0);
@@ -147,6 +192,8 @@ inline std::vector<std::pair<std::string, std::vector<Config>>> isoFamilies() {
        {cfg(32, 5), cfg(64, 5), cfg(128, 5), cfg(256, 5), cfg(512, 5), cfg(1024, 5), cfg(16, 5),
         cfg(8, 5)}},
       {"iso_generated", {cfg(64, 0), cfg(128, 1), cfg(256, 0), cfg(512, 0)}},
+      {"iso_overlap",
+       {cfg(64, 6), cfg(128, 6), cfg(256, 6), cfg(512, 6), cfg(1024, 6), cfg(32, 6)}},
   };
 }
 

@@ -23,5 +23,8 @@ extern "C" ktune::Status ktune_worker_backend(std::shared_ptr<ktune::Backend>* b
 
 extern "C" ktune::Status ktune_register_families(ktune::Tuner& tuner) {
   if (!g_backend) return ktune::Status::Internal("ktune_worker_backend was not called first");
+  // The MODE=6 overlap gate: a folder of the tuner's cache, which every worker of a run shares.
+  ktune::isotest::gateDir() = tuner.options().options.cache_dir + "/overlap_gate";
+  ktune::isotest::gateDevice() = tuner.options().options.device;
   return ktune::isotest::registerIsoFamilies(tuner, g_backend.get());
 }
