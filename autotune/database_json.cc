@@ -1,8 +1,10 @@
 // The tuning database's JSON schema (database_json.h).
 #include "autotune/database_json.h"
 
+#include <array>
 #include <exception>
 #include <stdexcept>
+#include <tuple>
 
 #include "autotune/candidate_json.h"
 #include "base/json_fields.h"
@@ -15,6 +17,26 @@ using jsonfields::checkedNumber;
 using jsonfields::readField;
 using namespace candidatejson;  // candidate and stats JSON, shared with the worker protocol
 
+// The JSON names of DefaultComparison's and Validator's members, in members()'s order.
+constexpr std::array<const char*, 11> kComparisonNames = {
+    "baseline", "baseline_source", "rounds", "finalists", "baseline_ms", "winner_ms",
+    "ratio",    "ratio_lo",        "ratio_hi", "margin",  "decision"};
+constexpr std::array<const char*, 7> kValidatorNames = {
+    "ktune_version", "backend", "driver_version", "compiler", "compiler_version", "device_name",
+    "arch"};
+
+template <typename C>
+auto comparisonMembers(C& c) {
+  return std::tie(c.baseline, c.baseline_source, c.rounds, c.finalists, c.baseline_ms,
+                  c.winner_ms, c.ratio, c.ratio_lo, c.ratio_hi, c.margin, c.decision);
+}
+
+template <typename V>
+auto validatorMembers(V& v) {
+  return std::tie(v.ktune_version, v.backend, v.driver_version, v.compiler, v.compiler_version,
+                  v.device_name, v.arch);
+}
+
 }  // namespace
 
 std::string dumpText(const json& j, int indent) {
@@ -22,28 +44,13 @@ std::string dumpText(const json& j, int indent) {
 }
 
 json comparisonToJson(const DefaultComparison& c) {
-  return json{{"baseline", c.baseline}, {"baseline_source", c.baseline_source},
-              {"rounds", c.rounds},     {"finalists", c.finalists},
-              {"baseline_ms", c.baseline_ms}, {"winner_ms", c.winner_ms},
-              {"ratio", c.ratio},       {"ratio_lo", c.ratio_lo},
-              {"ratio_hi", c.ratio_hi}, {"margin", c.margin},
-              {"decision", c.decision}};
+  return jsonfields::writeFields(kComparisonNames, comparisonMembers(c));
 }
 
 DefaultComparison comparisonFromJson(const json& j) {
   DefaultComparison c;
   if (!j.is_object()) throw std::runtime_error("vs_default is not a JSON object");
-  readField(j, "baseline", c.baseline);
-  readField(j, "baseline_source", c.baseline_source);
-  readField(j, "rounds", c.rounds);
-  readField(j, "finalists", c.finalists);
-  readField(j, "baseline_ms", c.baseline_ms);
-  readField(j, "winner_ms", c.winner_ms);
-  readField(j, "ratio", c.ratio);
-  readField(j, "ratio_lo", c.ratio_lo);
-  readField(j, "ratio_hi", c.ratio_hi);
-  readField(j, "margin", c.margin);
-  readField(j, "decision", c.decision);
+  jsonfields::readFields(j, kComparisonNames, comparisonMembers(c));
   return c;
 }
 
@@ -79,21 +86,12 @@ DbEntry entryFromJson(const std::string& key, const json& j) {
 }
 
 json validatorToJson(const Validator& v) {
-  return json{{"ktune_version", v.ktune_version}, {"backend", v.backend},
-              {"driver_version", v.driver_version}, {"compiler", v.compiler},
-              {"compiler_version", v.compiler_version}, {"device_name", v.device_name},
-              {"arch", v.arch}};
+  return jsonfields::writeFields(kValidatorNames, validatorMembers(v));
 }
 
 Validator validatorFromJson(const json& j) {
   Validator v;
-  readField(j, "ktune_version", v.ktune_version);
-  readField(j, "backend", v.backend);
-  readField(j, "driver_version", v.driver_version);
-  readField(j, "compiler", v.compiler);
-  readField(j, "compiler_version", v.compiler_version);
-  readField(j, "device_name", v.device_name);
-  readField(j, "arch", v.arch);
+  jsonfields::readFields(j, kValidatorNames, validatorMembers(v));
   return v;
 }
 

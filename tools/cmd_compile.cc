@@ -7,6 +7,7 @@
 #include "base/fs.h"
 #include "base/options.h"
 #include "compiler/compiler.h"
+#include "compiler/resources_json.h"
 #include "compiler/store/store.h"
 #include "templates/catalog.h"
 #include "templates/gemm.h"
@@ -56,15 +57,6 @@ int64_t gemmDynamicShared(const std::string& what,
       if (k == spec.name && !v.empty() && *end == '\0') c.set(k, int64_t(x));
     }
   return gemm::sharedBytes(*kind, c);
-}
-
-nlohmann::json resourcesJson(const ResourceUsage& r) {
-  return {{"registers", r.registers},       {"spill_store_bytes", r.spill_store_bytes},
-          {"spill_load_bytes", r.spill_load_bytes}, {"stack_bytes", r.stack_bytes},
-          {"vgpr", r.vgpr},                 {"agpr", r.agpr},
-          {"sgpr", r.sgpr},                 {"vgpr_spill", r.vgpr_spill},
-          {"sgpr_spill", r.sgpr_spill},     {"scratch_bytes", r.scratch_bytes},
-          {"shared_bytes", r.shared_bytes}, {"wave_size", r.wave_size}};
 }
 
 // An MLIR view that was asked for and could not be made fails the command (the dump says why).
@@ -144,7 +136,7 @@ int printJson(const std::string& what, const CompileRequest& req, const CodeObje
                       {"compile_ms", obj.compile_ms},
                       {"binary_bytes", obj.binary.size()},
                       {"options", obj.options},
-                      {"resources", resourcesJson(obj.resources)}};
+                      {"resources", resourcesToJson(obj.resources)}};
   for (const auto& [name, text] : obj.dumps) j["dumps"][name] = text;
   if (report) {
     auto rep = reportJson(obj, 0, gemmDynamicShared(what, req.defines));

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "compiler/analysis/amd_metadata.h"
+#include "compiler/resources_json.h"
 #include "base/device.h"
 
 namespace ktune {
@@ -116,20 +117,7 @@ std::string KernelReport::toJson() const {
   j["arch"] = arch;
   j["compiler"] = compiler;
   j["entry"] = entry;
-  const auto& u = resources;
-  j["resources"] = {{"registers", u.registers},
-                    {"spill_store_bytes", u.spill_store_bytes},
-                    {"spill_load_bytes", u.spill_load_bytes},
-                    {"stack_bytes", u.stack_bytes},
-                    {"vgpr", u.vgpr},
-                    {"agpr", u.agpr},
-                    {"sgpr", u.sgpr},
-                    {"vgpr_spill", u.vgpr_spill},
-                    {"sgpr_spill", u.sgpr_spill},
-                    {"scratch_bytes", u.scratch_bytes},
-                    {"shared_bytes", u.shared_bytes},
-                    {"wave_size", u.wave_size},
-                    {"max_threads_per_block", u.max_threads_per_block}};
+  j["resources"] = resourcesToJson(resources);
   j["threads_per_block"] = threads_per_block;
   j["dynamic_shared_bytes"] = dynamic_shared;
   if (has_occupancy && Arch(arch).isAmd())
