@@ -74,16 +74,9 @@ class HiprtcCompiler final : public Compiler {
       return Status::Unsupported("hiprtc " + version_ + " cannot target '" + req.arch +
                                  "' (this ROCm knows " + archList() +
                                  "); use the LLVM path (clang-19) for newer archs");
-    std::vector<std::string> opts = {"--offload-arch=" + req.arch, "-O3", "-std=c++17"};
-    for (auto& d : defineFlags(req)) opts.push_back(d);
-    for (auto& o : req.options) opts.push_back(o);
-    CodeObject co;
-    co.format = "hsaco";
-    co.arch = req.arch;
-    co.entry = req.entry;
-    co.compiler = name();
-    co.compiler_version = version_;
-    co.options = opts;
+    const std::vector<std::string> opts =
+        requestFlags(req, {"--offload-arch=" + req.arch, "-O3", "-std=c++17"});
+    CodeObject co = codeObjectFor(req, "hsaco", name(), version_, opts);
     std::string lowered, code;
     KTUNE_RETURN_IF_ERROR(build(req, opts, &code, &lowered, &co.log));
     KTUNE_ASSIGN_OR_RETURN(co.binary, unbundleCodeObject(code, req.arch));

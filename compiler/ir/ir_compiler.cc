@@ -75,11 +75,8 @@ class IrCompiler final : public Compiler {
   Expected<CodeObject> compile(const CompileRequest& req) override {
     const auto t0 = std::chrono::steady_clock::now();
     KTUNE_RETURN_IF_ERROR(checkIrRequest(req));
-    CodeObject co;
-    co.arch = req.arch;
-    co.entry = req.entry;
-    co.compiler_version = version();
-    co.format = isNvidiaArch(req.arch) ? "cubin" : "hsaco";
+    CodeObject co = compiler_detail::codeObjectFor(
+        req, isNvidiaArch(req.arch) ? "cubin" : "hsaco", /*compiler=*/"", version());
     if (req.dumps & kDumpSource)
       co.dumps["source"] = isBinary(req.language)
                                ? "prebuilt " + std::string(languageName(req.language)) + ", " +

@@ -139,18 +139,10 @@ class NvrtcCompiler final : public Compiler {
     if (!supportsArch(req.arch))
       return Status::Unsupported("NVRTC " + version_ + " cannot target '" + req.arch +
                                  "' (expected sm_XX[a|f] with XX among " + archList() + ")");
-    std::vector<std::string> opts = {"-arch=" + req.arch, "-std=c++17", "-default-device",
-                                     "-I" + cuda_include_, "--ptxas-options=-v"};
-    for (auto& d : defineFlags(req)) opts.push_back(d);
-    for (auto& o : req.options) opts.push_back(o);
-
-    CodeObject co;
-    co.format = "cubin";
-    co.arch = req.arch;
-    co.entry = req.entry;
-    co.compiler = name();
-    co.compiler_version = version_;
-    co.options = opts;
+    const std::vector<std::string> opts =
+        requestFlags(req, {"-arch=" + req.arch, "-std=c++17", "-default-device",
+                           "-I" + cuda_include_, "--ptxas-options=-v"});
+    CodeObject co = codeObjectFor(req, "cubin", name(), version_, opts);
     std::string ptx;
     KTUNE_ASSIGN_OR_RETURN(auto prog, build(req, opts, &co.lowered_entry, &co.log));
     size_t n = 0;
