@@ -33,13 +33,6 @@ std::string utcStamp(const char* fmt) {
   return buf;
 }
 
-std::string parentDir(const std::string& path) {
-  size_t slash = path.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
-}
-
 using namespace candidatejson;  // candidate JSON, shared with the journal and the worker
 using namespace dbjson;  // NOLINT: the schema (database_json.h)
 

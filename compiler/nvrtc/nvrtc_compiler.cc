@@ -77,13 +77,6 @@ struct NvrtcApi {
   nvrtcResult (*GetLoweredName)(nvrtcProgram, const char*, const char**) = nullptr;
 };
 
-std::string parentDir(const std::string& p) {
-  std::string s = p;
-  while (s.size() > 1 && s.back() == '/') s.pop_back();
-  auto i = s.rfind('/');
-  return i == std::string::npos ? "." : s.substr(0, i == 0 ? 1 : i);
-}
-
 // Owns one nvrtcProgram.
 class Program {
  public:
