@@ -22,13 +22,7 @@
 
 namespace kgemm {
 
-#if DTYPE_C == 0
-typedef float out_t;
-#elif DTYPE_C == 2
-typedef ktune::bf16_t out_t;
-#else
-typedef ktune::half_t out_t;
-#endif
+typedef ktune::dtype_of<DTYPE_C>::type out_t;
 KTUNE_DEVICE float out_to_float(out_t v) { return ktune::to_float(v); }
 KTUNE_DEVICE out_t out_from_float(float v) { return ktune::from_float<out_t>(v); }
 
