@@ -12,6 +12,7 @@
 #include "autotune/finalists.h"
 #include "base/fs.h"
 #include "base/sha256.h"
+#include "base/format.h"
 
 namespace ktune {
 namespace detail {
@@ -39,11 +40,7 @@ double msSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-std::string fmt3(double v) {
-  char b[32];
-  std::snprintf(b, sizeof(b), "%.3g", v);
-  return b;
-}
+std::string fmt3(double v) { return strprintf("%.3g", v); }
 
 // The stages of one run (see tuning_run.h); members are the run's state.
 class TuningRun {
