@@ -66,6 +66,19 @@ KTUNE_DEVICE void mma16816(float (&d)[4], unsigned a0, unsigned a1, unsigned a2,
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
+
+// Split-K, after this block added its slice into the fp32 workspace: true (in every thread) for
+// the block whose slice arrived last for its tile, which then finishes the tile and resets
+// `*counter`. `flag` is one word of shared memory.
+KTUNE_DEVICE bool last_slice(volatile unsigned* flag, unsigned* counter, int tid) {
+  __threadfence();
+  __syncthreads();
+  if (tid == 0) *flag = (atomicAdd(counter, 1u) == (unsigned)gridDim.z - 1) ? 1u : 0u;
+  __syncthreads();
+  if (!*flag) return false;
+  __threadfence();
+  return true;
+}
 #endif
 
 }  // namespace kgemm
