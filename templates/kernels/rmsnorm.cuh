@@ -50,9 +50,6 @@
 
 namespace ktune_rw {
 
-#if DTYPE < 0 || DTYPE > 2
-#error "rmsnorm.cuh: DTYPE must be 0 (fp32), 1 (fp16) or 2 (bf16)"
-#endif
 typedef ktune::dtype_of<DTYPE>::type T;
 
 KTUNE_DEVICE float ld(T x) { return ktune::to_float(x); }
