@@ -92,14 +92,22 @@ class IrCompiler final : public Compiler {
   }
 
  private:
-  // MLIR -> LLVM IR (with the stage dump); LLVM IR as given otherwise.
+  // The module as LLVM IR, with its dumps: MLIR lowered (the mlir dump: its stages), LLVM IR as
+  // given (the mlir dump: its MLIR view).
   static Expected<std::string> llvmIrOf(const CompileRequest& req, CodeObject* co,
                                         std::string* chain) {
-    if (req.language == Language::kLlvmIr) return req.source;
-    KTUNE_ASSIGN_OR_RETURN(MlirLowering low, lowerMlir(req));
-    if (req.dumps & kDumpMlir) co->dumps["mlir"] = std::move(low.stages);
-    *chain += "mlir-opt+mlir-translate+opt+";  // opt -O3 runs in llvmToPtx / llvmToAmdgcn
-    return std::move(low.llvm_ir);
+    std::string ir;
+    if (req.language == Language::kLlvmIr) {
+      ir = req.source;
+      if (req.dumps & kDumpMlir) co->dumps["mlir"] = view(ir);
+    } else {
+      KTUNE_ASSIGN_OR_RETURN(MlirLowering low, lowerMlir(req));
+      if (req.dumps & kDumpMlir) co->dumps["mlir"] = std::move(low.stages);
+      *chain += "mlir-opt+mlir-translate+opt+";  // opt -O3 runs in llvmToPtx / llvmToAmdgcn
+      ir = std::move(low.llvm_ir);
+    }
+    if (req.dumps & kDumpLlvm) co->dumps["llvm"] = ir;
+    return ir;
   }
 
   static Status compileNvidia(const CompileRequest& req, CodeObject* co, std::string* chain) {
@@ -117,8 +125,6 @@ class IrCompiler final : public Compiler {
       ptx = req.source;
     } else {
       KTUNE_ASSIGN_OR_RETURN(std::string ir, llvmIrOf(req, co, chain));
-      if (req.dumps & kDumpLlvm) co->dumps["llvm"] = ir;
-      if ((req.dumps & kDumpMlir) && req.language == Language::kLlvmIr) co->dumps["mlir"] = view(ir);
       KTUNE_ASSIGN_OR_RETURN(ptx, llvmToPtx(req, ir, req.language == Language::kMlir));
       *chain += "llc+";
     }
@@ -146,8 +152,6 @@ class IrCompiler final : public Compiler {
       isa = req.source;
     } else {
       KTUNE_ASSIGN_OR_RETURN(std::string ir, llvmIrOf(req, co, chain));
-      if (req.dumps & kDumpLlvm) co->dumps["llvm"] = ir;
-      if ((req.dumps & kDumpMlir) && req.language == Language::kLlvmIr) co->dumps["mlir"] = view(ir);
       KTUNE_ASSIGN_OR_RETURN(isa, llvmToAmdgcn(req, ir, req.language == Language::kMlir));
       *chain += "llc+";
     }
