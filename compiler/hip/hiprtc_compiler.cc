@@ -243,17 +243,12 @@ Expected<std::unique_ptr<Compiler>> openHiprtcCompiler(const HiprtcConfig& confi
   }
   if (!api->lib.loaded()) return Status::Unavailable("hiprtc not found; tried:" + tried);
   const DynLib& l = api->lib;
-  KTUNE_RETURN_IF_ERROR(l.bind(api->GetErrorString, "hiprtcGetErrorString"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->Version, "hiprtcVersion"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->CreateProgram, "hiprtcCreateProgram"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->DestroyProgram, "hiprtcDestroyProgram"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->CompileProgram, "hiprtcCompileProgram"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->GetCodeSize, "hiprtcGetCodeSize"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->GetCode, "hiprtcGetCode"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->GetProgramLogSize, "hiprtcGetProgramLogSize"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->GetProgramLog, "hiprtcGetProgramLog"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->AddNameExpression, "hiprtcAddNameExpression"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->GetLoweredName, "hiprtcGetLoweredName"));
+  KTUNE_RETURN_IF_ERROR(l.bindAll("hiprtc", api->GetErrorString, "GetErrorString",
+      api->Version, "Version", api->CreateProgram, "CreateProgram",
+      api->DestroyProgram, "DestroyProgram", api->CompileProgram, "CompileProgram",
+      api->GetCodeSize, "GetCodeSize", api->GetCode, "GetCode",
+      api->GetProgramLogSize, "GetProgramLogSize", api->GetProgramLog, "GetProgramLog",
+      api->AddNameExpression, "AddNameExpression", api->GetLoweredName, "GetLoweredName"));
   KTUNE_ASSIGN_OR_RETURN(auto comgr, Comgr::open());
   return std::unique_ptr<Compiler>(
       new HiprtcCompiler(std::move(api), std::move(comgr), clang_detail::findClang(config.clang)));

@@ -287,19 +287,13 @@ Expected<std::unique_ptr<Compiler>> openNvrtcCompiler(const NvrtcConfig& config)
   auto api = std::make_unique<NvrtcApi>();
   KTUNE_ASSIGN_OR_RETURN(api->lib, DynLib::open(names, "NVRTC"));
   const DynLib& l = api->lib;
-  KTUNE_RETURN_IF_ERROR(l.bind(api->GetErrorString, "nvrtcGetErrorString"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->Version, "nvrtcVersion"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->CreateProgram, "nvrtcCreateProgram"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->DestroyProgram, "nvrtcDestroyProgram"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->CompileProgram, "nvrtcCompileProgram"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->GetPTXSize, "nvrtcGetPTXSize"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->GetPTX, "nvrtcGetPTX"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->GetCUBINSize, "nvrtcGetCUBINSize"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->GetCUBIN, "nvrtcGetCUBIN"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->GetProgramLogSize, "nvrtcGetProgramLogSize"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->GetProgramLog, "nvrtcGetProgramLog"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->AddNameExpression, "nvrtcAddNameExpression"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->GetLoweredName, "nvrtcGetLoweredName"));
+  KTUNE_RETURN_IF_ERROR(l.bindAll("nvrtc", api->GetErrorString, "GetErrorString",
+      api->Version, "Version", api->CreateProgram, "CreateProgram",
+      api->DestroyProgram, "DestroyProgram", api->CompileProgram, "CompileProgram",
+      api->GetPTXSize, "GetPTXSize", api->GetPTX, "GetPTX", api->GetCUBINSize, "GetCUBINSize",
+      api->GetCUBIN, "GetCUBIN", api->GetProgramLogSize, "GetProgramLogSize",
+      api->GetProgramLog, "GetProgramLog", api->AddNameExpression, "AddNameExpression",
+      api->GetLoweredName, "GetLoweredName"));
   // Optional (NVRTC >= 11.2).
   (void)l.bind(api->GetNumSupportedArchs, "nvrtcGetNumSupportedArchs");
   (void)l.bind(api->GetSupportedArchs, "nvrtcGetSupportedArchs");
