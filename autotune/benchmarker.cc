@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "base/format.h"
+
 namespace ktune {
 
 namespace {
@@ -18,11 +20,7 @@ double quantile(const std::vector<double>& sorted, double q) {
   return sorted[lo] + (sorted[hi] - sorted[lo]) * frac;
 }
 
-std::string fmtMs(double v) {
-  char b[32];
-  std::snprintf(b, sizeof(b), "%.4g ms", v);
-  return b;
-}
+std::string fmtMs(double v) { return strprintf("%.4g ms", v); }
 }  // namespace
 
 bool isSlowerThanBest(const Status& s) {

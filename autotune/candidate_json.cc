@@ -1,5 +1,8 @@
 #include "autotune/candidate_json.h"
 
+#include <array>
+#include <tuple>
+
 #include "base/json_fields.h"
 
 namespace ktune::candidatejson {
@@ -14,23 +17,21 @@ Code codeFromName(const std::string& s) {
   return Code::kInternal;
 }
 
-json statsToJson(const TimingStats& s) {
-  return json{{"median_ms", s.median_ms}, {"p20_ms", s.p20_ms}, {"p80_ms", s.p80_ms},
-              {"min_ms", s.min_ms},       {"max_ms", s.max_ms}, {"mean_ms", s.mean_ms},
-              {"std_ms", s.std_ms},       {"runs", s.runs}};
+// The JSON names of TimingStats' members, in statsMembers()'s order.
+constexpr std::array<const char*, 8> kStatsNames = {"median_ms", "p20_ms",  "p80_ms", "min_ms",
+                                                    "max_ms",    "mean_ms", "std_ms", "runs"};
+
+template <typename S>
+auto statsMembers(S& s) {
+  return std::tie(s.median_ms, s.p20_ms, s.p80_ms, s.min_ms, s.max_ms, s.mean_ms, s.std_ms, s.runs);
 }
+
+json statsToJson(const TimingStats& s) { return jsonfields::writeFields(kStatsNames, statsMembers(s)); }
 
 TimingStats statsFromJson(const json& j) {
   TimingStats s;
   if (!j.is_object()) return s;
-  readField(j, "median_ms", s.median_ms);
-  readField(j, "p20_ms", s.p20_ms);
-  readField(j, "p80_ms", s.p80_ms);
-  readField(j, "min_ms", s.min_ms);
-  readField(j, "max_ms", s.max_ms);
-  readField(j, "mean_ms", s.mean_ms);
-  readField(j, "std_ms", s.std_ms);
-  readField(j, "runs", s.runs);
+  jsonfields::readFields(j, kStatsNames, statsMembers(s));
   return s;
 }
 

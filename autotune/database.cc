@@ -6,33 +6,20 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <exception>
-#include <limits>
 #include <nlohmann/json.hpp>
-#include <stdexcept>
-#include <type_traits>
 
 #include "autotune/candidate_json.h"
-#include "base/json_fields.h"
+#include "autotune/database_json.h"
 #include "base/fs.h"
 
 namespace ktune {
 namespace {
 
-using nlohmann::json;
-
-// Schema 1: one family per file, {"schema": 1, "family": F, "devices": [...]}. Schema 2: several
-// families in one file (a KTUNE_DB shared by all; rmsnorm_bf16 and rmsnorm_f16 build the same key
-// strings, so entries must be namespaced by family), {"schema": 2, "families": {F: {"devices":
-// [...]}}}. Both are read; a file is written as schema 1 while it holds one family, so files of one
-// family stay readable by older ktune versions.
-constexpr int kSchemaSingle = 1;
-constexpr int kSchema = 2;
 // A stuck tuner must not hang every other process forever; flock is released when a holder dies,
 // so this only triggers on a live process that holds the lock for a very long time.
 constexpr int kLockTimeoutMs = 120000;
@@ -46,215 +33,8 @@ std::string utcStamp(const char* fmt) {
   return buf;
 }
 
-std::string dumpText(const json& j, int indent) {
-  return j.dump(indent, ' ', false, json::error_handler_t::replace);
-}
-
-std::string parentDir(const std::string& path) {
-  size_t slash = path.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
-}
-
-using jsonfields::checkedNumber;
-using jsonfields::readField;
-using namespace candidatejson;  // candidate and stats JSON, shared with the worker protocol
-
-json comparisonToJson(const DefaultComparison& c) {
-  return json{{"baseline", c.baseline}, {"baseline_source", c.baseline_source},
-              {"rounds", c.rounds},     {"finalists", c.finalists},
-              {"baseline_ms", c.baseline_ms}, {"winner_ms", c.winner_ms},
-              {"ratio", c.ratio},       {"ratio_lo", c.ratio_lo},
-              {"ratio_hi", c.ratio_hi}, {"margin", c.margin},
-              {"decision", c.decision}};
-}
-
-DefaultComparison comparisonFromJson(const json& j) {
-  DefaultComparison c;
-  if (!j.is_object()) throw std::runtime_error("vs_default is not a JSON object");
-  readField(j, "baseline", c.baseline);
-  readField(j, "baseline_source", c.baseline_source);
-  readField(j, "rounds", c.rounds);
-  readField(j, "finalists", c.finalists);
-  readField(j, "baseline_ms", c.baseline_ms);
-  readField(j, "winner_ms", c.winner_ms);
-  readField(j, "ratio", c.ratio);
-  readField(j, "ratio_lo", c.ratio_lo);
-  readField(j, "ratio_hi", c.ratio_hi);
-  readField(j, "margin", c.margin);
-  readField(j, "decision", c.decision);
-  return c;
-}
-
-json entryToJson(const DbEntry& e) {
-  json cands = json::array();
-  for (const auto& c : e.candidates) cands.push_back(candidateToJson(c));
-  json j{{"winner", e.winner},
-         {"source", e.winner_source},
-         {"stats", statsToJson(e.winner_stats)},
-         {"candidates", cands},
-         {"code_objects", e.code_object_keys},
-         {"date", e.date},
-         {"pinned", e.pinned}};
-  if (e.vs_default.rounds > 0) j["vs_default"] = comparisonToJson(e.vs_default);
-  return j;
-}
-
-DbEntry entryFromJson(const std::string& key, const json& j) {
-  if (!j.is_object()) throw std::runtime_error("entry is not a JSON object");
-  DbEntry e;
-  e.key = key;
-  e.winner = j.at("winner").get<std::string>();
-  readField(j, "source", e.winner_source);
-  if (j.contains("stats")) e.winner_stats = statsFromJson(j.at("stats"));
-  if (j.contains("candidates")) {
-    for (const auto& c : j.at("candidates")) e.candidates.push_back(candidateFromJson(c));
-  }
-  readField(j, "code_objects", e.code_object_keys);
-  readField(j, "date", e.date);
-  readField(j, "pinned", e.pinned);
-  if (j.contains("vs_default")) e.vs_default = comparisonFromJson(j.at("vs_default"));
-  return e;
-}
-
-json validatorToJson(const Validator& v) {
-  return json{{"ktune_version", v.ktune_version}, {"backend", v.backend},
-              {"driver_version", v.driver_version}, {"compiler", v.compiler},
-              {"compiler_version", v.compiler_version}, {"device_name", v.device_name},
-              {"arch", v.arch}};
-}
-
-Validator validatorFromJson(const json& j) {
-  Validator v;
-  readField(j, "ktune_version", v.ktune_version);
-  readField(j, "backend", v.backend);
-  readField(j, "driver_version", v.driver_version);
-  readField(j, "compiler", v.compiler);
-  readField(j, "compiler_version", v.compiler_version);
-  readField(j, "device_name", v.device_name);
-  readField(j, "arch", v.arch);
-  return v;
-}
-
-json emptyDoc(const std::string& family) {
-  return json{{"schema", kSchemaSingle}, {"family", family}, {"devices", json::array()}};
-}
-
-// Structural check of a whole document. Fatal problems (not an object, wrong container types)
-// return kCorrupt; a malformed single entry or device block only adds a warning — it stays in the
-// file untouched and is simply not used.
-Status checkDoc(const json& doc, std::vector<std::string>* warnings) {
-  if (!doc.is_object()) return Status::Corrupt("top level is not a JSON object");
-  if (doc.contains("schema") && !doc.at("schema").is_number_integer()) {
-    return Status::Corrupt("\"schema\" is not an integer");
-  }
-  if (doc.contains("devices") && !doc.at("devices").is_array()) {
-    return Status::Corrupt("\"devices\" is not an array");
-  }
-  if (!doc.contains("devices")) return Status::Ok();
-  int index = 0;
-  for (const auto& dev : doc.at("devices")) {
-    const std::string where = "devices[" + std::to_string(index++) + "]";
-    if (!dev.is_object() || !dev.contains("validator") || !dev.at("validator").is_object()) {
-      if (warnings) warnings->push_back(where + " has no \"validator\" object; ignored");
-      continue;
-    }
-    try {
-      validatorFromJson(dev.at("validator"));
-    } catch (const std::exception& e) {
-      if (warnings) warnings->push_back(where + ".validator is malformed (" + e.what() + "); ignored");
-      continue;
-    }
-    for (const char* section : {"entries", "partial"}) {
-      if (dev.contains(section) && !dev.at(section).is_object()) {
-        return Status::Corrupt(where + "." + section + " is not an object");
-      }
-    }
-    if (dev.contains("entries")) {
-      for (const auto& [key, ej] : dev.at("entries").items()) {
-        try {
-          entryFromJson(key, ej);
-        } catch (const std::exception& e) {
-          if (warnings) {
-            warnings->push_back(where + ": entry '" + key + "' is malformed (" + e.what() +
-                                "); ignored");
-          }
-        }
-      }
-    }
-    if (dev.contains("partial")) {
-      for (const auto& [key, pj] : dev.at("partial").items()) {
-        bool ok = pj.is_array();
-        try {
-          if (ok) {
-            for (const auto& c : pj) candidateFromJson(c);
-          }
-        } catch (const std::exception&) {
-          ok = false;
-        }
-        if (!ok && warnings) {
-          warnings->push_back(where + ": partial results of '" + key + "' are malformed; ignored");
-        }
-      }
-    }
-  }
-  return Status::Ok();
-}
-
-// The device block for `v` in `doc`, or nullptr.
-json* findDevice(json& doc, const Validator& v) {
-  if (!doc.contains("devices") || !doc["devices"].is_array()) return nullptr;
-  for (auto& dev : doc["devices"]) {
-    if (!dev.is_object() || !dev.contains("validator") || !dev["validator"].is_object()) continue;
-    try {
-      if (validatorFromJson(dev["validator"]) == v) return &dev;
-    } catch (const std::exception&) {
-    }
-  }
-  return nullptr;
-}
-
-json& deviceFor(json& doc, const Validator& v) {
-  if (json* d = findDevice(doc, v)) return *d;
-  if (!doc.contains("devices") || !doc["devices"].is_array()) doc["devices"] = json::array();
-  doc["devices"].push_back(json{{"validator", validatorToJson(v)},
-                                {"entries", json::object()},
-                                {"partial", json::object()}});
-  return doc["devices"].back();
-}
-
-// Entry `key` of a device block is pinned (on disk / in memory).
-bool isPinned(const json& dev, const std::string& key) {
-  auto es = dev.find("entries");
-  if (es == dev.end() || !es->is_object()) return false;
-  auto e = es->find(key);
-  if (e == es->end() || !e->is_object()) return false;
-  auto p = e->find("pinned");
-  return p != e->end() && p->is_boolean() && p->get<bool>();
-}
-
-// Entry `key` of a device block parses as a DbEntry with a winner (what lookup() returns).
-bool readableEntry(const json& dev, const std::string& key) {
-  try {
-    return !entryFromJson(key, dev.at("entries").at(key)).winner.empty();
-  } catch (const std::exception&) {
-    return false;
-  }
-}
-
-// Adds or replaces (same source + config) a candidate in a partial-results array.
-void upsertCandidate(json& arr, const json& cand) {
-  if (!arr.is_array()) arr = json::array();
-  for (auto& c : arr) {
-    if (c.is_object() && c.value("config", json()) == cand.value("config", json()) &&
-        c.value("source", json()) == cand.value("source", json())) {
-      c = cand;
-      return;
-    }
-  }
-  arr.push_back(cand);
-}
+using namespace candidatejson;  // candidate JSON, shared with the journal and the worker
+using namespace dbjson;  // NOLINT: the schema (database_json.h)
 
 struct Loaded {
   json doc;     // this family's part, as a schema-1 document
@@ -264,56 +44,6 @@ struct Loaded {
   bool existed = false;
   std::vector<std::string> warnings;
 };
-
-// Brings a parsed document of either schema into the normalized multi-family form. A schema-1
-// document belongs to its "family" (or, when it names none, to `family`: files of older versions).
-Status normalize(const json& doc, const std::string& family, json* file,
-                 std::vector<std::string>* warnings) {
-  if (!doc.is_object()) return Status::Corrupt("top level is not a JSON object");
-  if (doc.contains("schema") && !doc.at("schema").is_number_integer()) {
-    return Status::Corrupt("\"schema\" is not an integer");
-  }
-  *file = json{{"families", json::object()}};
-  if (!doc.contains("families")) {
-    KTUNE_RETURN_IF_ERROR(checkDoc(doc, warnings));
-    auto f = doc.find("family");
-    std::string name = f != doc.end() && f->is_string() ? f->get<std::string>() : family;
-    (*file)["families"][name] = json{{"devices", doc.value("devices", json::array())}};
-    return Status::Ok();
-  }
-  if (!doc.at("families").is_object()) return Status::Corrupt("\"families\" is not an object");
-  for (const auto& [name, sec] : doc.at("families").items()) {
-    std::vector<std::string> w;
-    Status s = checkDoc(sec, &w);
-    if (!s.ok()) return Status::Corrupt("family '" + name + "': " + s.message());
-    if (warnings)
-      for (auto& x : w) warnings->push_back("family '" + name + "': " + x);
-    (*file)["families"][name] = json{{"devices", sec.value("devices", json::array())}};
-  }
-  return Status::Ok();
-}
-
-// `family`'s part of a normalized file as a schema-1 document (what lookups and export work on).
-json familyDoc(const json& file, const std::string& family) {
-  json doc = emptyDoc(family);
-  auto it = file.at("families").find(family);
-  if (it != file.at("families").end()) doc["devices"] = it->at("devices");
-  return doc;
-}
-
-// The text written for a normalized file: schema 1 while one family holds entries, else schema 2.
-std::string serialize(const json& file) {
-  json fams = json::object();
-  for (const auto& [name, sec] : file.at("families").items())
-    if (!sec.at("devices").empty()) fams[name] = sec;
-  if (fams.size() <= 1) {
-    std::string name = fams.empty() ? std::string() : fams.begin().key();
-    json doc = emptyDoc(name);
-    if (!fams.empty()) doc["devices"] = fams.begin()->at("devices");
-    return dumpText(doc, 2) + "\n";
-  }
-  return dumpText(json{{"schema", kSchema}, {"families", fams}}, 2) + "\n";
-}
 
 Expected<Loaded> loadFile(const std::string& path, const std::string& family) {
   Loaded l;
@@ -358,41 +88,6 @@ Expected<Loaded> loadFile(const std::string& path, const std::string& family) {
 }
 
 }  // namespace
-
-std::string Validator::id() const {
-  return backend + "/" + arch + "/" + device_name + "/" + driver_version + "/" + compiler + "-" +
-         compiler_version + "/ktune-" + ktune_version;
-}
-
-bool Validator::operator==(const Validator& o) const {
-  return ktune_version == o.ktune_version && backend == o.backend &&
-         driver_version == o.driver_version && compiler == o.compiler &&
-         compiler_version == o.compiler_version && device_name == o.device_name && arch == o.arch;
-}
-
-std::string entryToJsonText(const DbEntry& e) { return dumpText(entryToJson(e), -1); }
-
-Expected<DbEntry> entryFromJsonText(const std::string& key, const std::string& text) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return Status::Corrupt("entry '" + key + "' is not valid JSON");
-  try {
-    return entryFromJson(key, j);
-  } catch (const std::exception& e) {
-    return Status::Corrupt("entry '" + key + "' is malformed: " + e.what());
-  }
-}
-
-std::string validatorToJsonText(const Validator& v) { return dumpText(validatorToJson(v), -1); }
-
-Expected<Validator> validatorFromJsonText(const std::string& text) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) return Status::Corrupt("validator is not a JSON object");
-  try {
-    return validatorFromJson(j);
-  } catch (const std::exception& e) {
-    return Status::Corrupt(std::string("validator is malformed: ") + e.what());
-  }
-}
 
 std::string isoUtcNow() { return utcStamp("%Y-%m-%dT%H:%M:%SZ"); }
 
@@ -691,24 +386,6 @@ Status TuningDatabase::importJson(const std::string& text) {
     }
     return changed;
   });
-}
-
-Expected<DbFileSummary> inspectDatabase(const std::string& text) {
-  json in = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (in.is_discarded()) {
-    return Status::Corrupt("not valid JSON (" + std::to_string(text.size()) +
-                           " bytes; truncated or hand-broken?)");
-  }
-  if (in.is_object() && in.contains("schema") && in["schema"].is_number_integer() &&
-      in["schema"].get<int64_t>() > kSchema) {
-    return Status::Unsupported("written by a newer ktune (schema " + in["schema"].dump() +
-                               ", this one reads " + std::to_string(kSchema) + ")");
-  }
-  DbFileSummary out;
-  json file;
-  KTUNE_RETURN_IF_ERROR(normalize(in, "", &file, &out.warnings));
-  for (const auto& [name, sec] : file["families"].items()) out.families.push_back(name);
-  return out;
 }
 
 Status appendUntunedKey(const std::string& path, const std::string& family,

@@ -5,6 +5,8 @@
 #include <numeric>
 #include <random>
 
+#include "base/format.h"
+
 namespace ktune {
 
 namespace {
@@ -42,11 +44,7 @@ class Random : public SearchStrategy {
   uint64_t seed_;
 };
 
-std::string fmtMs(double v) {
-  char b[32];
-  std::snprintf(b, sizeof(b), "%.4f ms", v);
-  return b;
-}
+std::string fmtMs(double v) { return strprintf("%.4f ms", v); }
 }  // namespace
 
 std::string describe(const DefaultComparison& c) {

@@ -1,17 +1,14 @@
 #include "autotune/tuning_run.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
-#include <set>
 
-#include "autotune/compile_pool.h"
 #include "autotune/bench_stage.h"
-#include "autotune/device_pool.h"
-#include "autotune/static_prune.h"
+#include "autotune/compile_pool.h"
 #include "autotune/finalists.h"
+#include "autotune/tuning_run_stages.h"
+#include "base/format.h"
 #include "base/fs.h"
-#include "base/sha256.h"
 
 namespace ktune {
 namespace detail {
@@ -33,73 +30,9 @@ bool persistentFailure(const CandidateResult& r) {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+std::string fmt3(double v) { return strprintf("%.3g", v); }
 
-double msSince(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-std::string fmt3(double v) {
-  char b[32];
-  std::snprintf(b, sizeof(b), "%.3g", v);
-  return b;
-}
-
-// The stages of one run (see tuning_run.h); members are the run's state.
-class TuningRun {
- public:
-  TuningRun(TunerEngine& e, FamilyState& fs, const void* p, const std::string& key, StreamHandle s)
-      : e_(e), fs_(fs), f_(fs.f), p_(p), key_(key), s_(s) {
-    rep_.family = f_.name;
-    rep_.key = key;
-    shared_limit_ = std::max(e.device.shared_per_block_optin, e.device.shared_per_block);
-  }
-  Expected<TuneReport> run(WinnerBinary* winner);
-
- private:
-  void enumerate();
-  void loadHistory();
-  void applyHistory(Cand& x, const std::string& id);
-  void select();
-  void checkLaunchDims();
-  Status compileAndBench();
-  void compileOne(size_t j);
-  void admit(size_t i, std::vector<size_t>& batch);
-  std::optional<std::string> pruneReason(const Cand& c) const;
-  Status bench(std::vector<size_t> batch);
-  void benchInProcess(size_t i);
-  Status benchThroughWorker(const std::vector<size_t>& iso_batch);
-  Status settleSetAside();
-  void copyDuplicates();
-  int choose();
-  void record(int w);
-
-  TunerEngine& e_;
-  FamilyState& fs_;
-  const ErasedFamily& f_;
-  const void* p_;
-  const std::string& key_;
-  StreamHandle s_;
-  TuneReport rep_;
-  int64_t shared_limit_ = 0;
-  std::vector<Config> accepted_;
-  std::vector<Cand> cands_;
-  std::map<std::string, CandidateResult> known_, measured_;
-  int total_ = 0;
-  std::vector<size_t> to_compile_;
-  CompilePool* pool_ = nullptr;
-  double best_ = 0;
-  bool has_vendor_ = false;
-  std::map<std::string, size_t> seen_;                      // binary signature -> candidate
-  std::vector<std::pair<size_t, std::string>> set_aside_;   // would be pruned (no vendor cand.)
-  size_t survivors_ = 0;  // live JIT candidates not pruned
-  double bench_ms_ = 0, overlap_ms_ = 0;
-  std::vector<bool> done_;
-  bool iso_off_ = true;   // isolation off or unavailable: the rest runs in-process
-  bool iso_used_ = false;  // some batch of this key went through the worker
-  int bench_index_ = 0;
-  std::atomic<bool> write_reported_{false};  // a failed journal/database write was logged
-};
+}  // namespace
 
 // Stage "enumerate": constraints and the shared-memory pre-check against the device limit.
 void TuningRun::enumerate() {
@@ -204,267 +137,6 @@ void TuningRun::checkLaunchDims() {
   }
 }
 
-// Stage "compile", one job of the pool. Once the pool reports it done, the candidate belongs to
-// the benchmarking thread.
-void TuningRun::compileOne(size_t j) {
-  Cand& c = cands_[to_compile_[j]];
-  std::string note;
-  auto co = e_.compileConfig(fs_, c.config, p_, &c.r.code_object_key, &c.hit, &note);
-  if (co.ok()) {
-    c.co = std::move(co).value();
-  } else {
-    fail(c, co.status());
-  }
-  if (!note.empty() && e_.opts.options.verbose) {
-    std::lock_guard<std::mutex> l(e_.progress_mu);
-    e_.log() << "ktune: " << note << "\n";
-  }
-}
-
-// Static pruning: the family's own rule (the built-in ones, makeStaticPruner, obey
-// options.static_prune themselves), then the spill rule every family gets, behind the one switch
-// options.static_prune (KTUNE_STATIC_PRUNE).
-std::optional<std::string> TuningRun::pruneReason(const Cand& c) const {
-  if (f_.prune)
-    if (auto why = f_.prune(c.config, c.co, e_.device)) return why;
-  if (!e_.opts.options.static_prune) return std::nullopt;
-  const std::string& arch = c.co.arch.empty() ? e_.device.arch : c.co.arch;
-  return spillPruneReason(c.co.resources, Arch(arch).isAmd());
-}
-
-// Stage "admit": resource checks from the compiler's report, dedup of identical binaries, static
-// pruning. Admitted originals go into `batch`.
-void TuningRun::admit(size_t i, std::vector<size_t>& batch) {
-  Cand& c = cands_[i];
-  if (!c.live) return;  // compile failure (recorded by fail())
-  int64_t shared = c.co.resources.shared_bytes + static_cast<int64_t>(c.dims.shared);
-  if (shared_limit_ > 0 && shared > shared_limit_) {
-    fail(c, Status::OutOfResources("uses " + std::to_string(shared) +
-                                   " B shared/LDS (static + dynamic) > device limit " +
-                                   std::to_string(shared_limit_) + " B"));
-    return;
-  }
-  int64_t threads_pb = int64_t(c.dims.block.x) * c.dims.block.y * c.dims.block.z;
-  if (c.co.resources.max_threads_per_block > 0 && threads_pb > c.co.resources.max_threads_per_block) {
-    fail(c, Status::OutOfResources("block of " + std::to_string(threads_pb) +
-                                   " threads > the kernel's launch bound " +
-                                   std::to_string(c.co.resources.max_threads_per_block)));
-    return;
-  }
-  const Dim3 &g = c.dims.grid, &b = c.dims.block;
-  std::string sig = sha256Hex(c.co.binary) + "|" + c.co.lowered_entry + "|" +
-                    std::to_string(g.x) + "," + std::to_string(g.y) + "," + std::to_string(g.z) +
-                    "|" + std::to_string(b.x) + "," + std::to_string(b.y) + "," +
-                    std::to_string(b.z) + "|" + std::to_string(c.dims.shared);
-  auto [it, fresh] = seen_.emplace(sig, i);
-  if (!fresh) {
-    c.dup_of = static_cast<int>(it->second);
-    ++rep_.duplicates;
-  }
-  if (auto why = pruneReason(c)) {
-    if (has_vendor_) {
-      fail(c, Status::OutOfResources("pruned: " + *why));
-      ++rep_.pruned;
-    } else {
-      set_aside_.emplace_back(i, *why);  // decided once every candidate is known
-    }
-    return;
-  }
-  ++survivors_;
-  if (c.dup_of < 0) batch.push_back(i);
-}
-
-void TuningRun::benchInProcess(size_t i) {
-  Cand& c = cands_[i];
-  e_.progress({f_.name, key_, "bench", ++bench_index_, total_, c.r.config});
-  e_.benchOne(f_, p_, c, e_.opts.bench, best_, s_, &rep_);
-  if (c.r.status == Code::kOk && (best_ <= 0 || c.r.stats.median_ms < best_))
-    best_ = c.r.stats.median_ms;
-  const auto t_rec = Clock::now();
-  recordPartial(e_, fs_, key_, c.r, &write_reported_);
-  rep_.record_ms += msSince(t_rec);
-  c.recorded = true;
-  done_[i] = true;
-}
-
-// The part of a batch that goes to the worker. When the worker cannot serve this family at all,
-// the run falls back to in-process benchmarking only where that is allowed (mayFallBack), and
-// refuses otherwise.
-Status TuningRun::benchThroughWorker(const std::vector<size_t>& iso_batch) {
-  std::string why;
-  IsolatedBatch ib{fs_,   p_,           key_,   cands_,          iso_batch,
-                   &best_, &done_, &bench_index_, total_, &rep_, &write_reported_};
-  if (benchIsolated(e_, ib, &why)) {
-    iso_used_ = true;
-    return Status::Ok();
-  }
-  if (iso_used_) {
-    // Candidates of this key already ran in the worker: the ones left may include the kind
-    // that broke it, so they must not run in the tuner's process.
-    for (size_t i : iso_batch) {
-      if (done_[i]) continue;
-      fail(cands_[i], Status::Unavailable("isolated benchmarking failed: " + why));
-      done_[i] = true;
-    }
-    return Status::Ok();
-  }
-  if (!e_.mayFallBack()) {
-    return Status::Unavailable(
-        "family " + f_.name + " [" + key_ + "]: isolated benchmarking was requested (" +
-        std::string(e_.opts.options.isolate_explicit ? "KTUNE_ISOLATE=1" : "options.isolate") +
-        ") but the worker cannot benchmark it: " + why +
-        " (set KTUNE_ISOLATE=0 to benchmark in the tuning process)");
-  }
-  iso_off_ = true;
-  ++e_.iso_fallback.fallbacks;
-  // Once per family and reason: a family without make_problem would say it every key.
-  if (e_.iso_warned.insert(f_.name + "|" + why).second || e_.opts.options.verbose) {
-    e_.log() << "ktune: " << f_.name << " [" << key_
-             << "]: isolated benchmarking unavailable, benchmarking in-process: " << why << "\n";
-  }
-  return Status::Ok();
-}
-
-// Stage "bench" for one batch of admitted candidates.
-Status TuningRun::bench(std::vector<size_t> batch) {
-  if (batch.empty()) return Status::Ok();
-  const bool compiling = pool_ && !pool_->finished();
-  const auto t0 = Clock::now();
-  // Vendor-library candidates first: they are usually close to the best, so early rejection
-  // has a strong bar from the start and slow JIT configs stop after a few runs.
-  std::stable_partition(batch.begin(), batch.end(),
-                        [&](size_t i) { return !cands_[i].vendor_source.empty(); });
-  std::vector<size_t> iso_batch;
-  for (size_t i : batch) {
-    // Trusted library code runs here while the worker starts (IsolationOptions); with several
-    // devices it is spread with the rest instead (their workers are started at once).
-    if (!iso_off_ && e_.opts.isolation.vendor_in_process && !e_.devices &&
-        !cands_[i].vendor_source.empty()) {
-      benchInProcess(i);
-    } else {
-      iso_batch.push_back(i);
-    }
-  }
-  if (!iso_off_ && !iso_batch.empty()) KTUNE_RETURN_IF_ERROR(benchThroughWorker(iso_batch));
-  if (e_.devices && e_.devices->inProcess()) {  // several simulated devices (device_pool.h)
-    IsolatedBatch ib{fs_, p_, key_, cands_, batch, &best_, &done_, &bench_index_, total_, &rep_, &write_reported_};
-    KTUNE_RETURN_IF_ERROR(e_.devices->benchInProcess(ib));
-  }
-  for (size_t i : batch)
-    if (!done_[i]) benchInProcess(i);
-  const double ms = msSince(t0);
-  bench_ms_ += ms;
-  if (compiling) overlap_ms_ += ms;
-  return Status::Ok();
-}
-
-// Stages "compile", "admit" and "bench": with options.pipeline, candidates are benchmarked batch
-// by batch as they come out of the compilers (vendor-library candidates first, while the first
-// compiles run), so a cold run takes about max(compile, bench) rather than the sum; without it,
-// everything is compiled first. The isolation worker starts before the compiles.
-Status TuningRun::compileAndBench() {
-  if (e_.opts.options.isolate && f_.args_json && f_.make_problem) {
-    // The workers build this key's problem while we compile (run() reports start failures).
-    std::string ignored;
-    if (e_.devices) {
-      e_.devices->prepare(f_.name, f_.args_json(p_));
-    } else if (e_.makeWorker(&ignored)) {
-      (void)e_.worker->prepare(f_.name, f_.args_json(p_));
-    }
-  }
-  const bool pipeline = e_.opts.options.pipeline;
-  const auto t_compile = Clock::now();
-  for (size_t i = 0; i < cands_.size(); ++i) {
-    if (cands_[i].live && cands_[i].vendor_source.empty()) to_compile_.push_back(i);
-  }
-  for (const auto& c : cands_) {
-    if (c.resumed && c.r.status == Code::kOk && c.r.stats.runs > 0 &&
-        (best_ <= 0 || c.r.stats.median_ms < best_))
-      best_ = c.r.stats.median_ms;
-    has_vendor_ |= !c.vendor_source.empty() && c.live;
-  }
-  done_.assign(cands_.size(), false);
-  iso_off_ = !e_.opts.options.isolate;
-  const size_t n = to_compile_.size();
-  // The progress index counts finished compiles (monotonic, as the CLI shows "n/total"); it is
-  // sent under the pool's lock (lock order: pool, then progress; never reverse).
-  CompilePool pool(
-      n, CompilePool::threadsFor(n, e_.opts.options.compile_threads, pipeline),
-      [&](size_t j) { compileOne(j); },
-      [&](size_t j, size_t finished) {
-        e_.progress({f_.name, key_, "compile", static_cast<int>(finished), static_cast<int>(n),
-                     cands_[to_compile_[j]].r.config});
-      });
-  pool_ = &pool;
-  std::vector<size_t> first;  // the vendor candidates (and, without the pipeline, everything)
-  for (size_t i = 0; i < cands_.size(); ++i) {
-    if (!cands_[i].vendor_source.empty() && cands_[i].live) first.push_back(i);
-  }
-  Status st;
-  if (pipeline) {
-    pool.start();
-    st = bench(std::move(first));
-    first.clear();
-  } else {
-    // Every compile ends before any check: the loop below then takes all candidates at once,
-    // in candidate order (dedup keeps the first of identical binaries).
-    pool.runAll();
-  }
-  for (std::vector<size_t> got; st.ok() && !(got = pool.take()).empty();) {
-    if (!pipeline) std::sort(got.begin(), got.end());  // candidate order, as compiled serially
-    std::vector<size_t> batch;
-    for (size_t j : got) admit(to_compile_[j], batch);
-    if (pipeline) {
-      st = bench(std::move(batch));
-    } else {
-      first.insert(first.end(), batch.begin(), batch.end());
-    }
-  }
-  pool_ = nullptr;
-  rep_.compile_wall_ms = n == 0 ? msSince(t_compile) : pool.wallMs();
-  if (!st.ok()) return st;  // the pool joins its threads on the way out
-  for (size_t i : to_compile_) {
-    if (cands_[i].hit) {
-      ++rep_.store_hits;
-    } else {
-      ++rep_.compiled;
-    }
-  }
-  if (!pipeline) KTUNE_RETURN_IF_ERROR(bench(std::move(first)));
-  return settleSetAside();
-}
-
-// Pruning must not remove every candidate: with no vendor candidate and no other JIT candidate
-// left, the would-be-pruned ones are benchmarked after all.
-Status TuningRun::settleSetAside() {
-  if (set_aside_.empty()) return Status::Ok();
-  if (survivors_ == 0) {
-    std::vector<size_t> batch;
-    for (auto& [i, why] : set_aside_)
-      if (cands_[i].dup_of < 0) batch.push_back(i);  // duplicates copy their original's result
-    return bench(std::move(batch));
-  }
-  for (auto& [i, why] : set_aside_) {
-    fail(cands_[i], Status::OutOfResources("pruned: " + why));
-    ++rep_.pruned;
-  }
-  return Status::Ok();
-}
-
-void TuningRun::copyDuplicates() {
-  for (auto& c : cands_) {
-    if (c.dup_of < 0 || !c.live) continue;
-    const Cand& o = cands_[c.dup_of];
-    c.r.status = o.r.status;
-    c.r.stats = o.r.stats;
-    c.r.max_error = o.r.max_error;
-    c.r.date = o.r.date;
-    c.r.reason = "identical binary to " + o.r.config + " (benchmarked once)" +
-                 (o.r.status == Code::kOk ? "" : ": " + o.r.reason);
-    c.live = o.live;
-  }
-}
-
 // Stage "choose": the finalists re-timed against the default (autotune/finalists.h), so the
 // winner is an original that beat the default beyond the noise, or the default.
 int TuningRun::choose() {
@@ -542,8 +214,6 @@ Expected<TuneReport> TuningRun::run(WinnerBinary* winner) {
   }
   return std::move(rep_);
 }
-
-}  // namespace
 
 Expected<TuneReport> runTuning(TunerEngine& e, FamilyState& fs, const void* p,
                                const std::string& key, StreamHandle s, WinnerBinary* winner) {

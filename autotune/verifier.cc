@@ -6,6 +6,8 @@
 #include <random>
 #include <vector>
 
+#include "base/format.h"
+
 namespace ktune {
 
 namespace {
@@ -20,11 +22,7 @@ double unitRoundoff(DType t) {
   }
 }
 
-std::string fmt(double v) {
-  char b[32];
-  std::snprintf(b, sizeof(b), "%.3g", v);
-  return b;
-}
+std::string fmt(double v) { return strprintf("%.3g", v); }
 
 template <class Ref>
 VerifyResult compareImpl(const void* out, DType t, const Ref* ref, int64_t n, Tolerance tol) {

@@ -85,34 +85,31 @@ float halfToFloat(uint16_t h) {
   return bitsToFloat(sign | ((e + 112) << 23) | (m << 13));
 }
 
+namespace {
+
+// Element i of an array of T at `b`, read and written bytewise (no alignment assumed).
+template <typename T>
+T loadAt(const unsigned char* b, int64_t i) {
+  T v;
+  std::memcpy(&v, b + sizeof(T) * i, sizeof(T));
+  return v;
+}
+
+template <typename T>
+void storeAt(unsigned char* b, int64_t i, T v) {
+  std::memcpy(b + sizeof(T) * i, &v, sizeof(T));
+}
+
+}  // namespace
+
 double loadAsDouble(const void* data, DType t, int64_t i) {
   const auto* b = static_cast<const unsigned char*>(data);
   switch (t) {
-    case DType::kF32: case DType::kTF32: {
-      float f;
-      std::memcpy(&f, b + 4 * i, 4);
-      return f;
-    }
-    case DType::kF16: {
-      uint16_t h;
-      std::memcpy(&h, b + 2 * i, 2);
-      return halfToFloat(h);
-    }
-    case DType::kBF16: {
-      uint16_t h;
-      std::memcpy(&h, b + 2 * i, 2);
-      return bf16ToFloat(h);
-    }
-    case DType::kF64: {
-      double d;
-      std::memcpy(&d, b + 8 * i, 8);
-      return d;
-    }
-    case DType::kI32: {
-      int32_t v;
-      std::memcpy(&v, b + 4 * i, 4);
-      return v;
-    }
+    case DType::kF32: case DType::kTF32: return loadAt<float>(b, i);
+    case DType::kF16: return halfToFloat(loadAt<uint16_t>(b, i));
+    case DType::kBF16: return bf16ToFloat(loadAt<uint16_t>(b, i));
+    case DType::kF64: return loadAt<double>(b, i);
+    case DType::kI32: return loadAt<int32_t>(b, i);
     case DType::kI8: return static_cast<int8_t>(b[i]);
     case DType::kU8: return b[i];
   }
@@ -122,27 +119,11 @@ double loadAsDouble(const void* data, DType t, int64_t i) {
 void storeFromDouble(void* data, DType t, int64_t i, double v) {
   auto* b = static_cast<unsigned char*>(data);
   switch (t) {
-    case DType::kF32: case DType::kTF32: {
-      float f = static_cast<float>(v);
-      std::memcpy(b + 4 * i, &f, 4);
-      return;
-    }
-    case DType::kF16: {
-      uint16_t h = floatToHalf(static_cast<float>(v));
-      std::memcpy(b + 2 * i, &h, 2);
-      return;
-    }
-    case DType::kBF16: {
-      uint16_t h = floatToBf16(static_cast<float>(v));
-      std::memcpy(b + 2 * i, &h, 2);
-      return;
-    }
-    case DType::kF64: std::memcpy(b + 8 * i, &v, 8); return;
-    case DType::kI32: {
-      int32_t x = static_cast<int32_t>(v);
-      std::memcpy(b + 4 * i, &x, 4);
-      return;
-    }
+    case DType::kF32: case DType::kTF32: return storeAt(b, i, static_cast<float>(v));
+    case DType::kF16: return storeAt(b, i, floatToHalf(static_cast<float>(v)));
+    case DType::kBF16: return storeAt(b, i, floatToBf16(static_cast<float>(v)));
+    case DType::kF64: return storeAt(b, i, v);
+    case DType::kI32: return storeAt(b, i, static_cast<int32_t>(v));
     case DType::kI8: b[i] = static_cast<unsigned char>(static_cast<int8_t>(v)); return;
     case DType::kU8: b[i] = static_cast<unsigned char>(v); return;
   }

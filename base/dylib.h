@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -30,6 +31,17 @@ class DynLib {
     if (!s.ok()) return s.status();
     fn = reinterpret_cast<F>(*s);
     return Status::Ok();
+  }
+  // Several entry points in order: bindAll(prefix, fn1, "name1", fn2, "name2", ...) resolves
+  // prefix + name into each function pointer; the first missing symbol's error.
+  template <typename F, typename... Rest>
+  Status bindAll(const char* prefix, F& fn, const char* name, Rest&&... rest) const {
+    KTUNE_RETURN_IF_ERROR(bind(fn, (std::string(prefix) + name).c_str()));
+    if constexpr (sizeof...(Rest) > 0) {
+      return bindAll(prefix, std::forward<Rest>(rest)...);
+    } else {
+      return Status::Ok();
+    }
   }
   const std::string& path() const { return path_; }
   bool loaded() const { return handle_ != nullptr; }

@@ -33,6 +33,13 @@ std::string tempSuffix() {
   return ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++) + "." +
          std::to_string(rng() & 0xffffff);
 }
+// lstat(path): false when nothing is there (ENOENT/ENOTDIR), an error for any other failure.
+Expected<bool> lstatIfExists(const std::string& path, struct stat* st) {
+  if (::lstat(path.c_str(), st) == 0) return true;
+  if (errno == ENOENT || errno == ENOTDIR) return false;
+  return errnoStatus("cannot stat", path, errno);
+}
+
 }  // namespace
 
 Expected<std::string> readFile(const std::string& path, uint64_t max_bytes) {
@@ -153,12 +160,17 @@ Status checkPrivateDir(const std::string& path) {
   return Status::Ok();
 }
 
+std::string parentDir(const std::string& path) {
+  std::string s = path;
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  const auto i = s.rfind('/');
+  return i == std::string::npos ? "." : s.substr(0, i == 0 ? 1 : i);
+}
+
 Status checkPrivateFile(const std::string& path) {
   struct stat st;
-  if (::lstat(path.c_str(), &st) != 0) {
-    if (errno == ENOENT || errno == ENOTDIR) return Status::Ok();  // nothing there yet
-    return errnoStatus("cannot stat", path, errno);
-  }
+  KTUNE_ASSIGN_OR_RETURN(bool exists, lstatIfExists(path, &st));
+  if (!exists) return Status::Ok();  // nothing there yet
   if (!S_ISREG(st.st_mode))
     return Status::InvalidArgument("'" + path + "' is not a regular file (a link, FIFO or device)");
   char mode[8];
@@ -170,8 +182,7 @@ Status checkPrivateFile(const std::string& path) {
         ", may write it); refusing to use it. Fix with: chown $(id -u) '" + path +
         "' && chmod 600 '" + path + "'");
   }
-  const size_t slash = path.find_last_of('/');
-  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  const std::string dir = parentDir(path);
   struct stat ds;
   if (::stat(dir.c_str(), &ds) != 0) return errnoStatus("cannot stat", dir, errno);
   if ((ds.st_mode & 022) && !(ds.st_mode & S_ISVTX)) {
@@ -205,10 +216,8 @@ Status removeFile(const std::string& path) {
 
 Status removeTree(const std::string& path) {
   struct stat st;
-  if (::lstat(path.c_str(), &st) != 0) {
-    if (errno == ENOENT || errno == ENOTDIR) return Status::Ok();  // nothing there yet
-    return errnoStatus("cannot stat", path, errno);
-  }
+  KTUNE_ASSIGN_OR_RETURN(bool exists, lstatIfExists(path, &st));
+  if (!exists) return Status::Ok();  // nothing there yet
   if (S_ISDIR(st.st_mode)) {
     KTUNE_ASSIGN_OR_RETURN(auto names, listDir(path));
     for (const auto& n : names) KTUNE_RETURN_IF_ERROR(removeTree(joinPath(path, n)));

@@ -44,6 +44,8 @@ Status removeTree(const std::string& path);
 // Sum of regular-file sizes below `path`.
 uint64_t treeSize(const std::string& path);
 std::string joinPath(const std::string& a, const std::string& b);
+// The directory part of `path` (trailing slashes ignored): "a/b" -> "a", "/a" -> "/", "a" -> ".".
+std::string parentDir(const std::string& path);
 // True if `name` is a plain file name (no '/', not "." or "..", no NUL) — used before any path
 // from a database or the command line is joined onto the cache directory.
 bool isSafeFileName(const std::string& name);

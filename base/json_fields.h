@@ -2,13 +2,17 @@
 // tuning database. Header-only; include only where nlohmann/json is linked.
 #pragma once
 
+#include <array>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <type_traits>
+#include <utility>
 
 namespace ktune::jsonfields {
 
@@ -42,6 +46,28 @@ template <typename T>
 void readField(const nlohmann::json& j, const char* name, T& out) {
   auto it = j.find(name);
   if (it != j.end() && !it->is_null()) out = checkedNumber<T>(*it, name);
+}
+
+// A struct's JSON form as data: `names` and a std::tie of the members in the same order (one
+// list serves both directions, so writing and reading a struct cannot drift apart).
+template <size_t N, typename... M>
+nlohmann::json writeFields(const std::array<const char*, N>& names, const std::tuple<M&...>& tie) {
+  static_assert(N == sizeof...(M), "one name per member");
+  nlohmann::json j = nlohmann::json::object();
+  [&]<size_t... I>(std::index_sequence<I...>) {
+    ((j[names[I]] = std::get<I>(tie)), ...);
+  }(std::index_sequence_for<M...>{});
+  return j;
+}
+
+// Reads the fields present (readField: range-checked, throws on a mistyped value).
+template <size_t N, typename... M>
+void readFields(const nlohmann::json& j, const std::array<const char*, N>& names,
+                std::tuple<M&...> tie) {
+  static_assert(N == sizeof...(M), "one name per member");
+  [&]<size_t... I>(std::index_sequence<I...>) {
+    (readField(j, names[I], std::get<I>(tie)), ...);
+  }(std::index_sequence_for<M...>{});
 }
 
 }  // namespace ktune::jsonfields

@@ -62,6 +62,24 @@ std::vector<std::string> defineFlags(const CompileRequest& req) {
   return out;
 }
 
+std::vector<std::string> requestFlags(const CompileRequest& req, std::vector<std::string> base) {
+  for (auto& d : defineFlags(req)) base.push_back(std::move(d));
+  base.insert(base.end(), req.options.begin(), req.options.end());
+  return base;
+}
+
+CodeObject codeObjectFor(const CompileRequest& req, const char* format, std::string compiler,
+                         std::string version, std::vector<std::string> options) {
+  CodeObject co;
+  co.format = format;
+  co.arch = req.arch;
+  co.entry = req.entry;
+  co.compiler = std::move(compiler);
+  co.compiler_version = std::move(version);
+  co.options = std::move(options);
+  return co;
+}
+
 std::string instantiatedSource(const CompileRequest& req) {
   std::string s = "// ktune: " + (req.source_name.empty() ? "kernel" : req.source_name) + " for " +
                   req.arch + ", entry " + req.entry + "\n";

@@ -17,6 +17,12 @@ std::string_view preludeSource();
 std::string instantiatedSource(const CompileRequest& req);
 // "-DKEY=VAL" (or "-DKEY" when VAL is empty) for each define.
 std::vector<std::string> defineFlags(const CompileRequest& req);
+// `base` followed by the request's defines (defineFlags) and its own options: a compiler's flags.
+std::vector<std::string> requestFlags(const CompileRequest& req, std::vector<std::string> base);
+// An empty code object of `format` that names what it was compiled from and with: the request's
+// arch and entry, the compiler's name and version, the flags used.
+CodeObject codeObjectFor(const CompileRequest& req, const char* format, std::string compiler,
+                         std::string version, std::vector<std::string> options = {});
 // Options joined with spaces, for messages.
 std::string joinOptions(const std::vector<std::string>& opts);
 // kCompileError with the compiler log and the exact options.

@@ -248,6 +248,19 @@ template <>
 KTUNE_DEVICE bf16_t from_float<bf16_t>(float x) { return __float2bfloat16_rn(x); }
 #endif
 
+// The element type of a template's dtype code: 0 f32, 1 f16, 2 bf16 (one numbering for every
+// template, as base/dtype.h's DType). dtype_of<DTYPE>::type; other codes do not compile.
+template <int Code>
+struct dtype_of {
+  static_assert(Code >= 0 && Code <= 2, "dtype code (DTYPE, DTYPE_C) must be 0 (f32), 1 (f16) or 2 (bf16)");
+};
+template <>
+struct dtype_of<0> { typedef float type; };
+template <>
+struct dtype_of<1> { typedef half_t type; };
+template <>
+struct dtype_of<2> { typedef bf16_t type; };
+
 // ---------------------------------------------------------------------------------------------
 // Vectors for 16-byte accesses: Vec<bf16_t, 8>, Vec<float, 4>, ...
 // ---------------------------------------------------------------------------------------------

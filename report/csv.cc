@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "base/format.h"
+
 
 namespace ktune::report {
 namespace {
@@ -20,11 +22,7 @@ std::string field(const std::string& s) {
   return q + "\"";
 }
 
-std::string number(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.9g", v);
-  return buf;
-}
+std::string number(double v) { return strprintf("%.9g", v); }
 
 }  // namespace
 

@@ -7,6 +7,7 @@
 #include "base/fs.h"
 #include "base/options.h"
 #include "compiler/compiler.h"
+#include "compiler/resources_json.h"
 #include "compiler/store/store.h"
 #include "templates/catalog.h"
 #include "templates/gemm.h"
@@ -58,15 +59,6 @@ int64_t gemmDynamicShared(const std::string& what,
   return gemm::sharedBytes(*kind, c);
 }
 
-nlohmann::json resourcesJson(const ResourceUsage& r) {
-  return {{"registers", r.registers},       {"spill_store_bytes", r.spill_store_bytes},
-          {"spill_load_bytes", r.spill_load_bytes}, {"stack_bytes", r.stack_bytes},
-          {"vgpr", r.vgpr},                 {"agpr", r.agpr},
-          {"sgpr", r.sgpr},                 {"vgpr_spill", r.vgpr_spill},
-          {"sgpr_spill", r.sgpr_spill},     {"scratch_bytes", r.scratch_bytes},
-          {"shared_bytes", r.shared_bytes}, {"wave_size", r.wave_size}};
-}
-
 // An MLIR view that was asked for and could not be made fails the command (the dump says why).
 int mlirViewExit(const CompileRequest& req, const CodeObject& obj) {
   auto it = obj.dumps.find("mlir");
@@ -74,6 +66,84 @@ int mlirViewExit(const CompileRequest& req, const CodeObject& obj) {
       it->second.rfind(kMlirViewUnavailable, 0) != 0)
     return kExitOk;
   return fail(Status::Unavailable(it->second.substr(0, it->second.find('\n'))));
+}
+
+// The request for `what` (an IR file, a C++ source file or a template name), its -D defines,
+// --option and --dump flags applied. kExitOk, or the exit code of the usage error / failure.
+int makeRequest(const ParsedArgs& args, const std::string& what, const std::string& arch,
+                CompileRequest* out) {
+  CompileRequest req;
+  req.arch = arch;
+  const std::string lang = args.get("--lang");
+  const bool ir_file = lang.empty() ? looksLikePath(what) && languageFromPath(what).ok() &&
+                                           *languageFromPath(what) != Language::kCpp
+                                     : lang != "cpp";
+  if (ir_file) {
+    auto r = requestFromFile(what, arch, args.get("--entry"), lang);  // the IR front door
+    if (!r.ok()) return fail(r.status());
+    req = std::move(*r);
+  } else if (looksLikePath(what)) {
+    auto src = readFile(what, kMaxSourceBytes);
+    if (!src.ok()) return fail(src.status());
+    req.source = *src;
+    req.source_name = what;
+    req.entry = args.get("--entry");
+    if (req.entry.empty())
+      return usage("a source file needs --entry NAME (its extern \"C\" kernel or a template "
+                   "name expression)", kUsage);
+  } else {
+    auto t = templates::findTemplate(what);
+    if (!t.ok()) return fail(t.status());
+    req.source = std::string(templates::sourceOf(*t));
+    req.source_name = t->source_file;
+    req.entry = args.get("--entry", t->entry);
+    auto defs = templates::defaultDefines(*t, arch);
+    if (!defs.ok()) return fail(defs.status());
+    req.defines = std::move(*defs);
+  }
+  for (const auto& d : args.all("--define")) {
+    size_t eq = d.find('=');
+    std::string k = d.substr(0, eq), v = eq == std::string::npos ? "1" : d.substr(eq + 1);
+    if (k.empty()) return usage("bad define '" + d + "' (expected KEY=VAL)", kUsage);
+    bool replaced = false;
+    for (auto& [dk, dv] : req.defines) {
+      if (dk == k) { dv = v; replaced = true; }
+    }
+    if (!replaced) req.defines.emplace_back(k, v);
+  }
+  for (const auto& o : args.all("--option")) req.options.push_back(o);
+  for (const auto& d : args.all("--dump")) {
+    auto bit = parseDumpName(d);
+    if (!bit.ok()) return usage(bit.status().message(), kUsage);
+    req.dumps |= *bit;
+  }
+  *out = std::move(req);
+  return kExitOk;
+}
+
+// `ktune compile --json`: the code object's facts, dumps and (with a report) the analysis.
+int printJson(const std::string& what, const CompileRequest& req, const CodeObject& obj,
+              const std::string& key, bool hit, bool report) {
+  nlohmann::json j = {{"template", what},
+                      {"language", languageName(req.language)},
+                      {"arch", obj.arch},
+                      {"compiler", obj.compiler},
+                      {"compiler_version", obj.compiler_version},
+                      {"entry", obj.entry},
+                      {"lowered_entry", obj.lowered_entry},
+                      {"key", key},
+                      {"cache_hit", hit},
+                      {"compile_ms", obj.compile_ms},
+                      {"binary_bytes", obj.binary.size()},
+                      {"options", obj.options},
+                      {"resources", resourcesToJson(obj.resources)}};
+  for (const auto& [name, text] : obj.dumps) j["dumps"][name] = text;
+  if (report) {
+    auto rep = reportJson(obj, 0, gemmDynamicShared(what, req.defines));
+    if (rep.ok()) j["report"] = nlohmann::json::parse(*rep);
+  }
+  std::printf("%s\n", j.dump(2).c_str());
+  return mlirViewExit(req, obj);
 }
 
 }  // namespace
@@ -113,52 +183,9 @@ int cmdCompile(const std::vector<std::string>& argv, bool explain) {
   if (!opts.ok()) return fail(opts.status());
 
   CompileRequest req;
-  req.arch = arch;
   const std::string& what = args->positional[0];
   const bool amd = Arch(arch).isAmd();
-  const std::string lang = args->get("--lang");
-  const bool ir_file = lang.empty() ? looksLikePath(what) && languageFromPath(what).ok() &&
-                                           *languageFromPath(what) != Language::kCpp
-                                     : lang != "cpp";
-  if (ir_file) {
-    auto r = requestFromFile(what, arch, args->get("--entry"), lang);  // the IR front door
-    if (!r.ok()) return fail(r.status());
-    req = std::move(*r);
-  } else if (looksLikePath(what)) {
-    auto src = readFile(what, kMaxSourceBytes);
-    if (!src.ok()) return fail(src.status());
-    req.source = *src;
-    req.source_name = what;
-    req.entry = args->get("--entry");
-    if (req.entry.empty())
-      return usage("a source file needs --entry NAME (its extern \"C\" kernel or a template "
-                   "name expression)", kUsage);
-  } else {
-    auto t = templates::findTemplate(what);
-    if (!t.ok()) return fail(t.status());
-    req.source = std::string(templates::sourceOf(*t));
-    req.source_name = t->source_file;
-    req.entry = args->get("--entry", t->entry);
-    auto defs = templates::defaultDefines(*t, arch);
-    if (!defs.ok()) return fail(defs.status());
-    req.defines = std::move(*defs);
-  }
-  for (const auto& d : args->all("--define")) {
-    size_t eq = d.find('=');
-    std::string k = d.substr(0, eq), v = eq == std::string::npos ? "1" : d.substr(eq + 1);
-    if (k.empty()) return usage("bad define '" + d + "' (expected KEY=VAL)", kUsage);
-    bool replaced = false;
-    for (auto& [dk, dv] : req.defines) {
-      if (dk == k) { dv = v; replaced = true; }
-    }
-    if (!replaced) req.defines.emplace_back(k, v);
-  }
-  for (const auto& o : args->all("--option")) req.options.push_back(o);
-  for (const auto& d : args->all("--dump")) {
-    auto bit = parseDumpName(d);
-    if (!bit.ok()) return usage(bit.status().message(), kUsage);
-    req.dumps |= *bit;
-  }
+  if (int rc = makeRequest(*args, what, arch, &req); rc != kExitOk) return rc;
   bool report = explain || args->has("--report");
   if (report) req.dumps |= amd ? kDumpIsa : (kDumpPtx | kDumpSass);
 
@@ -181,28 +208,7 @@ int cmdCompile(const std::vector<std::string>& argv, bool explain) {
   }
   if (!note.empty()) std::fprintf(stderr, "ktune: note: %s\n", note.c_str());
 
-  if (args->has("--json")) {
-    nlohmann::json j = {{"template", what},
-                        {"language", languageName(req.language)},
-                        {"arch", obj.arch},
-                        {"compiler", obj.compiler},
-                        {"compiler_version", obj.compiler_version},
-                        {"entry", obj.entry},
-                        {"lowered_entry", obj.lowered_entry},
-                        {"key", key},
-                        {"cache_hit", hit},
-                        {"compile_ms", obj.compile_ms},
-                        {"binary_bytes", obj.binary.size()},
-                        {"options", obj.options},
-                        {"resources", resourcesJson(obj.resources)}};
-    for (const auto& [name, text] : obj.dumps) j["dumps"][name] = text;
-    if (report) {
-      auto rep = reportJson(obj, 0, gemmDynamicShared(what, req.defines));
-      if (rep.ok()) j["report"] = nlohmann::json::parse(*rep);
-    }
-    std::printf("%s\n", j.dump(2).c_str());
-    return mlirViewExit(req, obj);
-  }
+  if (args->has("--json")) return printJson(what, req, obj, key, hit, report);
   std::printf("%s for %s with %s %s: %zu bytes, %s%s\n", what.c_str(), obj.arch.c_str(),
               obj.compiler.c_str(), obj.compiler_version.c_str(), obj.binary.size(),
               hit ? "cache hit" : (std::to_string(int(obj.compile_ms)) + " ms").c_str(),

@@ -285,15 +285,39 @@ Expected<VerifyResult> rmsVerify(FamilyCtx& c, const RmsNormArgs& a, StreamHandl
   return total;
 }
 
+// What a row-wise family takes from its kernel (templates/rowwise.h): the embedded source and
+// entry, the device's space and default config, the launch rule, and static pruning against the
+// launch of a 4096-wide row (the block depends on the config only).
+template <class A, class P, rw::LaunchShape (*kLaunch)(const Config&, const P&, const DeviceInfo&)>
+void setKernel(KernelFamily<A>& f, Tuner& t, std::string_view source, const char* file,
+               const char* entry, ConfigSpace space, Config default_config, P probe) {
+  f.source = std::string(source);
+  f.source_name = file;
+  f.entry = entry;
+  f.space = std::move(space);
+  f.default_config = std::move(default_config);
+  f.prune = makeStaticPruner(staticPruneOptionsFrom(t.options().options),
+                             [probe](const Config& c, const DeviceInfo& d) {
+                               const auto l = kLaunch(c, probe, d);
+                               return PruneLaunch{int(l.block.x * l.block.y * l.block.z),
+                                                  int64_t(l.shared)};
+                             });
+  f.launch = [](const Config& c, const A& a, const DeviceInfo& d) {
+    const auto l = kLaunch(c, toProblem(a), d);
+    return LaunchDims{l.grid, l.block, l.shared};
+  };
+}
+
 KernelFamily<RmsNormArgs> rmsFamilyDesc(Tuner& t, rw::RowDType dt, std::shared_ptr<FamilyCtx> ctx) {
   const auto lim = rw::limitsFor(t.device());
   KernelFamily<RmsNormArgs> f;
   f.name = std::string("rmsnorm_") + rw::name(dt);
-  f.source = std::string(rw::rmsNormSource());
-  f.source_name = rw::kRmsNormSource;
-  f.entry = rw::kRmsNormEntry;
-  f.space = rw::rmsNormSpace(dt, lim);
-  f.default_config = rw::rmsNormDefaultConfig(dt, lim);
+  rw::RmsNormProblem probe;
+  probe.rows = 1;
+  probe.cols = 4096;
+  setKernel<RmsNormArgs, rw::RmsNormProblem, rw::rmsNormLaunch>(
+      f, t, rw::rmsNormSource(), rw::kRmsNormSource, rw::kRmsNormEntry, rw::rmsNormSpace(dt, lim),
+      rw::rmsNormDefaultConfig(dt, lim), probe);
   f.defines = [](const Config& c, const RmsNormArgs& a) {
     return rw::rmsNormDefines(c, toProblem(a));
   };
@@ -312,20 +336,6 @@ KernelFamily<RmsNormArgs> rmsFamilyDesc(Tuner& t, rw::RowDType dt, std::shared_p
         .dump();
   };
   f.make_problem = [ctx](const std::string& text) { return rmsMakeProblem(*ctx, text); };
-  // Static pruning (spills, occupancy); the block size depends on the config only.
-  f.prune = makeStaticPruner(staticPruneOptionsFrom(t.options().options),
-                             [](const Config& c, const DeviceInfo& d) {
-                               rw::RmsNormProblem p;
-                               p.rows = 1;
-                               p.cols = 4096;
-                               const auto l = rw::rmsNormLaunch(c, p, d);
-                               return PruneLaunch{int(l.block.x * l.block.y * l.block.z),
-                                                  int64_t(l.shared)};
-                             });
-  f.launch = [](const Config& c, const RmsNormArgs& a, const DeviceInfo& d) {
-    const auto l = rw::rmsNormLaunch(c, toProblem(a), d);
-    return LaunchDims{l.grid, l.block, l.shared};
-  };
   f.args = [](const RmsNormArgs& a, KernelArgs& k) {
     const auto st = rw::kernelStrides(toProblem(a));
     k.add(a.y).add(a.x).add(a.weight).add(a.residual).add(a.residual_out);
@@ -349,11 +359,12 @@ KernelFamily<SiluMulArgs> siluFamilyDesc(Tuner& t, rw::RowDType dt, std::shared_
   const auto lim = rw::limitsFor(t.device());
   KernelFamily<SiluMulArgs> f;
   f.name = std::string("silu_mul_") + rw::name(dt);
-  f.source = std::string(rw::siluMulSource());
-  f.source_name = rw::kSiluMulSource;
-  f.entry = rw::kSiluMulEntry;
-  f.space = rw::siluMulSpace(dt, lim);
-  f.default_config = rw::siluMulDefaultConfig(dt, lim);
+  rw::SiluMulProblem probe;
+  probe.rows = 1;
+  probe.d = 4096;
+  setKernel<SiluMulArgs, rw::SiluMulProblem, rw::siluMulLaunch>(
+      f, t, rw::siluMulSource(), rw::kSiluMulSource, rw::kSiluMulEntry, rw::siluMulSpace(dt, lim),
+      rw::siluMulDefaultConfig(dt, lim), probe);
   f.defines = [](const Config& c, const SiluMulArgs& a) {
     return rw::siluMulDefines(c, toProblem(a));
   };
@@ -383,18 +394,6 @@ KernelFamily<SiluMulArgs> siluFamilyDesc(Tuner& t, rw::RowDType dt, std::shared_
     KTUNE_ASSIGN_OR_RETURN(a.out, bufs->random(a.dtype, a.rows * os, 2));
     KTUNE_RETURN_IF_ERROR(validate(a));
     return ownedProblem(a, std::move(bufs));
-  };
-  f.prune = makeStaticPruner(staticPruneOptionsFrom(t.options().options),
-                             [](const Config& c, const DeviceInfo& d) {
-                               rw::SiluMulProblem p;
-                               p.rows = 1;
-                               p.d = 4096;
-                               const auto l = rw::siluMulLaunch(c, p, d);
-                               return PruneLaunch{int(l.block.x), int64_t(l.shared)};
-                             });
-  f.launch = [](const Config& c, const SiluMulArgs& a, const DeviceInfo& d) {
-    const auto l = rw::siluMulLaunch(c, toProblem(a), d);
-    return LaunchDims{l.grid, l.block, l.shared};
   };
   f.args = [](const SiluMulArgs& a, KernelArgs& k) {
     const auto st = rw::kernelStrides(toProblem(a));

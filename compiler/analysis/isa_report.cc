@@ -1,5 +1,7 @@
 #include "compiler/analysis/isa_report.h"
 
+#include "compiler/analysis/isa_ops.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
@@ -21,183 +23,7 @@ struct Line {
   int64_t addr = -1;     // byte offset from a disassembler comment ("// 0000000019A0: ..."), else -1
 };
 
-std::string trim(const std::string& s) {
-  size_t b = 0, e = s.size();
-  while (b < e && (s[b] == ' ' || s[b] == '\t')) ++b;
-  while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r')) --e;
-  return s.substr(b, e - b);
-}
-
-bool startsWith(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
-
-// Width in bits of an AMDGCN memory mnemonic suffix: dword=32, dwordx4=128, b128=128, ubyte=8...
-int amdWidth(const std::string& m) {
-  static const std::regex dx(R"(dwordx(\d))"), bn(R"(_b(\d+)$)"), d16(R"(short|d16)"),
-      byte(R"(byte)");
-  std::smatch s;
-  int w = 0;
-  if (std::regex_search(m, s, dx))
-    w = 32 * std::stoi(s[1]);
-  else if (m.find("dword") != std::string::npos)
-    w = 32;
-  else if (std::regex_search(m, s, bn))
-    w = std::stoi(s[1]);
-  else if (std::regex_search(m, byte))
-    w = 8;
-  else if (std::regex_search(m, d16))
-    w = 16;
-  else if (std::regex_search(m, s, std::regex(R"(_[ui](\d+)$)")))
-    w = std::stoi(s[1]);
-  return w;
-}
-
-bool isPaired(const std::string& m) {  // ds_read2*/ds_write2*: two accesses of the base width
-  return m.find("read2") != std::string::npos || m.find("write2") != std::string::npos ||
-         m.find("load_2addr") != std::string::npos || m.find("store_2addr") != std::string::npos;
-}
-
-// PTX: ld.global.nc.v4.u32 -> 128; st.shared.v2.f32 -> 64; ld.global.b16 -> 16.
-int ptxWidth(const std::string& m) {
-  static const std::regex vec(R"(\.v(\d))"), ty(R"(\.[a-z]+(\d+)$)");
-  std::smatch s;
-  int n = std::regex_search(m, s, vec) ? std::stoi(s[1]) : 1;
-  int bits = std::regex_search(m, s, ty) ? std::stoi(s[1]) : 32;
-  return n * bits;
-}
-
-// SASS: LDG.E.128 -> 128, LDG.E.64 -> 64, LDG.E.U16 -> 16, LDG.E -> 32, LDS.128 -> 128.
-int sassWidth(const std::string& m) {
-  static const std::regex w(R"(\.(?:U|S)?(8|16|32|64|128)(?:\.|$))");
-  std::smatch s;
-  return std::regex_search(m, s, w) ? std::stoi(s[1]) : 32;
-}
-
-
-enum class OpClass { kOther, kGlobalLoad, kGlobalStore, kLdsLoad, kLdsStore, kMatrix, kWait, kScratch };
-
-struct Op {
-  Op() = default;
-  Op(OpClass c, int w, int n = 1) : cls(c), width(w), count(n) {}
-  OpClass cls = OpClass::kOther;
-  int width = 0, count = 1;  // count 2 for paired LDS accesses
-  std::string matrix;        // matrix kind
-  int vmcnt = -1, lgkmcnt = -1;  // wait operands (vm also: cp.async/wgmma wait_group N)
-  bool accvgpr = false, ldmatrix = false;
-};
-
-int waitOperand(const std::string& l, const char* name) {
-  const auto p = l.find(name);
-  if (p == std::string::npos) return -1;
-  return std::atoi(l.c_str() + p + std::strlen(name));
-}
-
-Op classifyAmd(const std::string& m, const std::string& l) {
-  Op o;
-  // Buffer accesses without a VGPR offset ("off, s[...]") go to the private segment: scratch.
-  const bool scratch_buffer = startsWith(m, "buffer_") && l.find(" off, s[") != std::string::npos;
-  if (startsWith(m, "global_load") || startsWith(m, "flat_load") ||
-      (startsWith(m, "buffer_load") && !scratch_buffer))
-    o = {OpClass::kGlobalLoad, amdWidth(m)};
-  else if (startsWith(m, "global_store") || startsWith(m, "flat_store") ||
-           (startsWith(m, "buffer_store") && !scratch_buffer))
-    o = {OpClass::kGlobalStore, amdWidth(m)};
-  else if (startsWith(m, "ds_read") || startsWith(m, "ds_load"))
-    o = {OpClass::kLdsLoad, amdWidth(m), isPaired(m) ? 2 : 1};
-  else if (startsWith(m, "ds_write") || startsWith(m, "ds_store"))
-    o = {OpClass::kLdsStore, amdWidth(m), isPaired(m) ? 2 : 1};
-  else if (startsWith(m, "v_mfma") || startsWith(m, "v_smfmac") || startsWith(m, "v_wmma")) {
-    o.cls = OpClass::kMatrix;
-    o.matrix = m;
-    for (const char* suf : {"_e64", "_vgprcd"}) {
-      auto p = o.matrix.find(suf);
-      if (p != std::string::npos) o.matrix = o.matrix.substr(0, p);
-    }
-  } else if (startsWith(m, "s_waitcnt")) {
-    o.cls = OpClass::kWait;
-    o.vmcnt = waitOperand(l, "vmcnt(");
-    o.lgkmcnt = waitOperand(l, "lgkmcnt(");
-    if (m == "s_waitcnt" && o.vmcnt < 0 && o.lgkmcnt < 0 && l.find("cnt(") == std::string::npos) {
-      // comgr prints a bare immediate for "wait for everything"
-      o.vmcnt = o.lgkmcnt = 0;
-    }
-  } else if (startsWith(m, "scratch_") || (scratch_buffer && m.find("_wb") == std::string::npos &&
-                                            m.find("_inv") == std::string::npos)) {
-    o.cls = OpClass::kScratch;  // buffer ops without a VGPR offset: the pre-gfx940 scratch path
-  }
-  o.accvgpr = startsWith(m, "v_accvgpr_");
-  return o;
-}
-
-Op classifyPtx(const std::string& m, const std::string& l) {
-  Op o;
-  if (startsWith(m, "ld.global"))
-    o = {OpClass::kGlobalLoad, ptxWidth(m)};
-  else if (startsWith(m, "st.global"))
-    o = {OpClass::kGlobalStore, ptxWidth(m)};
-  else if (startsWith(m, "ld.shared"))
-    o = {OpClass::kLdsLoad, ptxWidth(m)};
-  else if (startsWith(m, "st.shared"))
-    o = {OpClass::kLdsStore, ptxWidth(m)};
-  else if (startsWith(m, "cp.async.cg") || startsWith(m, "cp.async.ca") ||
-           startsWith(m, "cp.async.bulk.tensor"))
-    o = {OpClass::kGlobalLoad, 128};
-  else if (startsWith(m, "ld.local") || startsWith(m, "st.local"))
-    o.cls = OpClass::kScratch;
-  else if (startsWith(m, "ldmatrix")) {
-    o = {OpClass::kLdsLoad, 128};
-    o.ldmatrix = true;
-  } else if (startsWith(m, "stmatrix")) {
-    o = {OpClass::kLdsStore, 128};
-  } else if (startsWith(m, "mma.sync") || startsWith(m, "wgmma.mma_async")) {
-    static const std::regex shape(R"(^(.*?\.m\d+n\d+k\d+))");
-    std::smatch sm;
-    o.cls = OpClass::kMatrix;
-    o.matrix = std::regex_search(m, sm, shape) ? std::string(sm[1]) : m;
-  } else if (startsWith(m, "cp.async.wait") || startsWith(m, "cp.async.bulk.wait") ||
-             startsWith(m, "wgmma.wait_group")) {
-    o.cls = OpClass::kWait;
-    // wait_all / wait_group 0 wait for everything in flight.
-    o.vmcnt = m.find("wait_all") != std::string::npos ? 0 : std::atoi(l.c_str() + m.size());
-  }
-  return o;
-}
-
-Op classifySass(const std::string& m) {
-  Op o;
-  if (startsWith(m, "LDGSTS") || startsWith(m, "LDG"))
-    o = {OpClass::kGlobalLoad, sassWidth(m)};
-  else if (startsWith(m, "STG"))
-    o = {OpClass::kGlobalStore, sassWidth(m)};
-  else if (startsWith(m, "LDSM")) {
-    o = {OpClass::kLdsLoad, 128};
-    o.ldmatrix = true;
-  } else if (startsWith(m, "LDS"))
-    o = {OpClass::kLdsLoad, sassWidth(m)};
-  else if (startsWith(m, "STS"))
-    o = {OpClass::kLdsStore, sassWidth(m)};
-  else if (startsWith(m, "LDL") || startsWith(m, "STL"))
-    o.cls = OpClass::kScratch;
-  else if (startsWith(m, "HMMA") || startsWith(m, "HGMMA") || startsWith(m, "IMMA")) {
-    auto second = m.find('.', m.find('.') + 1);
-    o.cls = OpClass::kMatrix;
-    o.matrix = startsWith(m, "HGMMA") ? std::string("HGMMA") : m.substr(0, second);
-  } else if (startsWith(m, "DEPBAR") || startsWith(m, "WARPGROUP.DEPBAR")) {
-    o.cls = OpClass::kWait;
-  }
-  return o;
-}
-
-void addOp(const Op& o, std::map<int, int>* gl, std::map<int, int>* gs, std::map<int, int>* ll,
-           std::map<int, int>* ls, std::map<std::string, int>* mx) {
-  switch (o.cls) {
-    case OpClass::kGlobalLoad: (*gl)[o.width] += o.count; break;
-    case OpClass::kGlobalStore: (*gs)[o.width] += o.count; break;
-    case OpClass::kLdsLoad: (*ll)[o.width] += o.count; break;
-    case OpClass::kLdsStore: (*ls)[o.width] += o.count; break;
-    case OpClass::kMatrix: ++(*mx)[o.matrix]; break;
-    default: break;
-  }
-}
+using namespace isa_detail;  // NOLINT: the instruction classes (isa_ops.h)
 
 // Walks back from the wait at `w` through the loop body [first, last], wrapping around: true
 // when a global load of the loop comes before any matrix op.
@@ -241,39 +67,17 @@ LoopStats loopStats(const std::vector<Op>& ops, size_t first, size_t last) {
   return st;
 }
 
-}  // namespace
-
-bool IsaReport::allPass() const {
-  for (const auto& v : verdicts)
-    if (!v.pass) return false;
-  return true;
-}
-
-int IsaReport::globalLoads(int bits) const {
-  auto it = global_loads.find(bits);
-  return it == global_loads.end() ? 0 : it->second;
-}
-
-int IsaReport::matrixCount(const std::string& prefix) const {
-  int n = 0;
-  for (const auto& [k, v] : matrix)
-    if (k.rfind(prefix, 0) == 0) n += v;
-  return n;
-}
-
-IsaReport analyzeIsa(const std::string& text, IsaKind kind) {
-  IsaReport r;
-  r.kind = kind;
+// The instructions of `text` (labels, directives and comments dropped, predicates stripped);
+// `label_at` gets each label's instruction index. Counts spill comments into `r`.
+std::vector<Line> parseLines(const std::string& text, IsaKind kind, IsaReport* r,
+                             std::map<std::string, size_t>* label_at) {
   std::vector<Line> lines;
-  std::map<std::string, size_t> label_at;        // label -> index in `lines`
-  std::vector<std::pair<size_t, size_t>> loops;  // [label index, branch index]
-  std::vector<std::pair<size_t, std::string>> branches;
   std::istringstream in(text);
   std::string raw;
   while (std::getline(in, raw)) {
     std::string l = trim(raw);
     if (l.find("Spill") != std::string::npos || l.find("Reload") != std::string::npos)
-      ++r.spill_comments;
+      ++r->spill_comments;
     if (kind == IsaKind::kSass) {  // "/*0090*/  @P0 LDG.E.128 R4, desc[UR4][R2.64] ;"
       if (startsWith(l, "/*")) {
         auto e = l.find("*/");
@@ -302,7 +106,7 @@ IsaReport analyzeIsa(const std::string& text, IsaKind kind) {
     }
     if (l.empty()) continue;
     if (l.back() == ':' && l.find(' ') == std::string::npos) {  // label
-      label_at[l.substr(0, l.size() - 1)] = lines.size();
+      (*label_at)[l.substr(0, l.size() - 1)] = lines.size();
       continue;
     }
     if (l[0] == '.' || l[0] == '{' || l[0] == '}' || l[0] == '#') continue;  // directives
@@ -315,77 +119,110 @@ IsaReport analyzeIsa(const std::string& text, IsaKind kind) {
     if (!m.empty() && m.back() == ';') m.pop_back();
     lines.push_back({m, l, addr});
   }
+  return lines;
+}
+
+// The branches of a parsed listing: each instruction's target index (-1: none) and the loops
+// (backward branches) as [target, branch] index pairs.
+struct Branches {
+  std::vector<long> target_of;
+  std::vector<std::pair<size_t, size_t>> loops;
+};
+
+// The label a branch at `lines[i]` names (empty: none, or resolved by address into `br`).
+std::string branchLabel(const std::vector<Line>& lines, size_t i, IsaKind kind,
+                        const std::map<int64_t, size_t>& line_at_addr, Branches* br) {
+  const std::string& m = lines[i].mnemonic;
+  const std::string& l = lines[i].text;
+  std::string target;
+  if (kind == IsaKind::kAmdgcn) {
+    if (startsWith(m, "s_branch") || startsWith(m, "s_cbranch")) {
+      auto sp = l.find_first_of(" \t");
+      if (sp != std::string::npos) target = trim(l.substr(sp));
+      // Numeric operand (comgr): target = next instruction + simm16 * 4.
+      if (!target.empty() && lines[i].addr >= 0 &&
+          std::all_of(target.begin(), target.end(),
+                      [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); })) {
+        const int64_t simm = static_cast<int16_t>(static_cast<uint16_t>(std::stoll(target)));
+        auto it = line_at_addr.find(lines[i].addr + 4 + simm * 4);
+        if (it != line_at_addr.end()) br->target_of[i] = static_cast<long>(it->second);
+        if (it != line_at_addr.end() && it->second <= i) br->loops.emplace_back(it->second, i);
+        target.clear();
+      }
+    }
+  } else if (kind == IsaKind::kPtx) {
+    if (startsWith(m, "bra")) {
+      auto sp = l.find_first_of(" \t");
+      if (sp != std::string::npos) target = trim(l.substr(sp));
+      if (!target.empty() && target.back() == ';') target.pop_back();
+    }
+  } else if (startsWith(m, "BRA")) {
+    static const std::regex lab(R"(`?\(?(\.L_x_\d+)\)?`?)");
+    std::smatch sm;
+    if (std::regex_search(l, sm, lab)) target = sm[1];
+  }
+  return target;
+}
+
+// Classifies every instruction into `ops` (and the report's totals) and finds the branches.
+Branches classifyLines(const std::vector<Line>& lines, IsaKind kind,
+                       const std::map<std::string, size_t>& label_at, IsaReport* r,
+                       std::vector<Op>* ops) {
   std::map<int64_t, size_t> line_at_addr;
   for (size_t i = 0; i < lines.size(); ++i)
     if (lines[i].addr >= 0) line_at_addr[lines[i].addr] = i;
-  std::vector<Op> ops(lines.size());
-  std::vector<long> target_of(lines.size(), -1);  // branch -> target instruction index
+  ops->assign(lines.size(), Op());
+  Branches br;
+  br.target_of.assign(lines.size(), -1);
   for (size_t i = 0; i < lines.size(); ++i) {
     const std::string& m = lines[i].mnemonic;
     const std::string& l = lines[i].text;
-    ++r.instructions;
-    ++r.mnemonics[m];
+    ++r->instructions;
+    ++r->mnemonics[m];
     const Op o = kind == IsaKind::kAmdgcn ? classifyAmd(m, l)
                  : kind == IsaKind::kPtx  ? classifyPtx(m, l)
                                           : classifySass(m);
-    ops[i] = o;
-    addOp(o, &r.global_loads, &r.global_stores, &r.lds_loads, &r.lds_stores, &r.matrix);
+    (*ops)[i] = o;
+    addOp(o, &r->global_loads, &r->global_stores, &r->lds_loads, &r->lds_stores, &r->matrix);
     // cp.async and TMA copies move global memory into shared memory without registers: counted as
     // the global load above and as the shared-memory store they also are.
     if (kind == IsaKind::kPtx && (startsWith(m, "cp.async.cg") || startsWith(m, "cp.async.ca") ||
                                   startsWith(m, "cp.async.bulk.tensor")))
-      ++r.lds_stores[128];
-    if (o.cls == OpClass::kWait) ++r.waitcnt_total;
-    if (o.cls == OpClass::kScratch) ++r.scratch_ops;
-    std::string target;
-    if (kind == IsaKind::kAmdgcn) {
-      if (startsWith(m, "s_branch") || startsWith(m, "s_cbranch")) {
-        auto sp = l.find_first_of(" \t");
-        if (sp != std::string::npos) target = trim(l.substr(sp));
-        // Numeric operand (comgr): target = next instruction + simm16 * 4.
-        if (!target.empty() && lines[i].addr >= 0 &&
-            std::all_of(target.begin(), target.end(),
-                        [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); })) {
-          const int64_t simm = static_cast<int16_t>(static_cast<uint16_t>(std::stoll(target)));
-          auto it = line_at_addr.find(lines[i].addr + 4 + simm * 4);
-          if (it != line_at_addr.end()) target_of[i] = static_cast<long>(it->second);
-          if (it != line_at_addr.end() && it->second <= i) loops.emplace_back(it->second, i);
-          target.clear();
-        }
-      }
-    } else if (kind == IsaKind::kPtx) {
-      if (startsWith(m, "bra")) {
-        auto sp = l.find_first_of(" \t");
-        if (sp != std::string::npos) target = trim(l.substr(sp));
-        if (!target.empty() && target.back() == ';') target.pop_back();
-      }
-    } else if (startsWith(m, "BRA")) {
-      static const std::regex lab(R"(`?\(?(\.L_x_\d+)\)?`?)");
-      std::smatch sm;
-      if (std::regex_search(l, sm, lab)) target = sm[1];
-    }
+      ++r->lds_stores[128];
+    if (o.cls == OpClass::kWait) ++r->waitcnt_total;
+    if (o.cls == OpClass::kScratch) ++r->scratch_ops;
+    const std::string target = branchLabel(lines, i, kind, line_at_addr, &br);
     if (!target.empty()) {
       auto it = label_at.find(target);
-      if (it != label_at.end()) target_of[i] = static_cast<long>(it->second);
-      if (it != label_at.end() && it->second <= i) loops.emplace_back(it->second, i);
+      if (it != label_at.end()) br.target_of[i] = static_cast<long>(it->second);
+      if (it != label_at.end() && it->second <= i) br.loops.emplace_back(it->second, i);
     }
   }
-  r.loops = static_cast<int>(loops.size());
-  // Block placement often puts part of a loop body after its backward branch, reached by a forward
-  // branch and jumping back with an unconditional branch (e.g. the LDS writes of the next tile):
-  // a block that ends in an unconditional branch into the loop, right after it, belongs to it.
-  for (auto& [head, tail] : loops) {
+  return br;
+}
+
+// Block placement often puts part of a loop body after its backward branch, reached by a forward
+// branch and jumping back with an unconditional branch (e.g. the LDS writes of the next tile):
+// a block that ends in an unconditional branch into the loop, right after it, belongs to it.
+void extendLoops(const std::vector<Line>& lines, Branches* br) {
+  for (auto& [head, tail] : br->loops) {
     for (size_t j = tail + 1; j < lines.size() && j <= tail + (tail - head) + 1; ++j) {
       const std::string& m = lines[j].mnemonic;
       const bool uncond = m == "s_branch" || m == "bra" || m == "bra.uni" || m == "BRA";
-      if (target_of[j] >= 0 && uncond) {
-        if (static_cast<size_t>(target_of[j]) >= head && static_cast<size_t>(target_of[j]) <= tail)
-          tail = j;
+      const long t = br->target_of[j];
+      if (t >= 0 && uncond) {
+        if (static_cast<size_t>(t) >= head && static_cast<size_t>(t) <= tail) tail = j;
         break;
       }
-      if (m == "s_endpgm" || m == "ret" || m == "EXIT" || target_of[j] >= 0) break;
+      if (m == "s_endpgm" || m == "ret" || m == "EXIT" || t >= 0) break;
     }
   }
+}
+
+// The loop counts of the report: innermost loops and their waits, every loop's stats, the K loop.
+void countLoops(const std::vector<Op>& ops, const std::vector<std::pair<size_t, size_t>>& loops,
+                IsaReport* r) {
+  r->loops = static_cast<int>(loops.size());
   // Innermost: loops whose range contains no other loop.
   std::set<size_t> counted;
   for (const auto& a : loops) {
@@ -395,37 +232,68 @@ IsaReport analyzeIsa(const std::string& text, IsaKind kind) {
           (b.first != a.first || b.second != a.second))
         inner = false;
     if (!inner) continue;
-    ++r.innermost_loops;
-    for (size_t i = a.first; i <= a.second && i < lines.size(); ++i)
-      if (ops[i].cls == OpClass::kWait && counted.insert(i).second) ++r.waitcnt_in_loop;
+    ++r->innermost_loops;
+    for (size_t i = a.first; i <= a.second && i < ops.size(); ++i)
+      if (ops[i].cls == OpClass::kWait && counted.insert(i).second) ++r->waitcnt_in_loop;
   }
   // Every loop's counts (not only the innermost: a backward jump inside the K loop body, e.g.
   // from block placement around an edge path, would otherwise hide the K loop).
   for (const auto& a : loops) {
     bool dup = false;
-    for (const auto& l : r.loop_list)
+    for (const auto& l : r->loop_list)
       dup |= l.first_line == static_cast<int>(a.first) && l.last_line == static_cast<int>(a.second);
-    if (!dup) r.loop_list.push_back(loopStats(ops, a.first, a.second));
+    if (!dup) r->loop_list.push_back(loopStats(ops, a.first, a.second));
   }
-  std::sort(r.loop_list.begin(), r.loop_list.end(),
+  std::sort(r->loop_list.begin(), r->loop_list.end(),
             [](const LoopStats& x, const LoopStats& y) { return x.first_line < y.first_line; });
   // The K loop: the loop with the most matrix ops (GEMM), else the one with the most global loads
   // (streaming kernels), the smallest such range on ties; epilogue branches have neither.
-  for (size_t i = 0; i < r.loop_list.size(); ++i) {
-    const LoopStats& c = r.loop_list[i];
+  for (size_t i = 0; i < r->loop_list.size(); ++i) {
+    const LoopStats& c = r->loop_list[i];
     if (c.matrix_total == 0 && c.global_loads.empty()) continue;
-    if (r.main_loop < 0) {
-      r.main_loop = static_cast<int>(i);
+    if (r->main_loop < 0) {
+      r->main_loop = static_cast<int>(i);
       continue;
     }
-    const LoopStats& best = r.loop_list[r.main_loop];
+    const LoopStats& best = r->loop_list[r->main_loop];
     int cl = 0, bl = 0;
     for (const auto& [w, n] : c.global_loads) cl += n;
     for (const auto& [w, n] : best.global_loads) bl += n;
     if (std::make_tuple(c.matrix_total, cl, -c.instructions) >
         std::make_tuple(best.matrix_total, bl, -best.instructions))
-      r.main_loop = static_cast<int>(i);
+      r->main_loop = static_cast<int>(i);
   }
+}
+
+}  // namespace
+
+bool IsaReport::allPass() const {
+  for (const auto& v : verdicts)
+    if (!v.pass) return false;
+  return true;
+}
+
+int IsaReport::globalLoads(int bits) const {
+  auto it = global_loads.find(bits);
+  return it == global_loads.end() ? 0 : it->second;
+}
+
+int IsaReport::matrixCount(const std::string& prefix) const {
+  int n = 0;
+  for (const auto& [k, v] : matrix)
+    if (k.rfind(prefix, 0) == 0) n += v;
+  return n;
+}
+
+IsaReport analyzeIsa(const std::string& text, IsaKind kind) {
+  IsaReport r;
+  r.kind = kind;
+  std::map<std::string, size_t> label_at;  // label -> index in `lines`
+  const std::vector<Line> lines = parseLines(text, kind, &r, &label_at);
+  std::vector<Op> ops;
+  Branches br = classifyLines(lines, kind, label_at, &r, &ops);
+  extendLoops(lines, &br);
+  countLoops(ops, br.loops, &r);
   r.verdicts = isaVerdicts(r);
   return r;
 }

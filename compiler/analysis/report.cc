@@ -4,9 +4,45 @@
 #include <sstream>
 
 #include "compiler/analysis/amd_metadata.h"
+#include "compiler/resources_json.h"
 #include "base/device.h"
 
 namespace ktune {
+namespace {
+
+// The launch's occupancy on AMD. LLVM's bound assumes the kernel's largest workgroup
+// (.max_flat_workgroup_size), not this launch's.
+Expected<AmdOccupancy> amdLaunchOccupancy(const CodeObject& co, int threads, int64_t lds) {
+  KTUNE_ASSIGN_OR_RETURN(AmdArchLimits l, amdArchLimits(co.arch));
+  const ResourceUsage& u = co.resources;
+  const int wave = u.wave_size > 0 ? u.wave_size : l.wave_size;
+  KTUNE_ASSIGN_OR_RETURN(AmdOccupancy o, amdOccupancy(l, u.vgpr, u.agpr, lds,
+                                                      (threads + wave - 1) / wave, u.sgpr));
+  const int max_wg = u.max_threads_per_block;
+  if (max_wg > 0 && max_wg != threads) {
+    auto w = amdOccupancy(l, u.vgpr, u.agpr, lds, (max_wg + wave - 1) / wave, u.sgpr);
+    if (w.ok()) o.llvm_waves_per_eu = w->llvm_waves_per_eu;
+  }
+  return o;
+}
+
+Expected<NvOccupancy> nvLaunchOccupancy(const CodeObject& co, int threads, int64_t lds) {
+  KTUNE_ASSIGN_OR_RETURN(NvArchLimits l, nvArchLimits(co.arch));
+  return nvOccupancy(l, co.resources.registers, threads, lds);
+}
+
+// The occupancy into `out`, or why there is none into the report's note.
+template <class Occ>
+void setOccupancy(const Expected<Occ>& o, Occ* out, KernelReport* r) {
+  if (o.ok()) {
+    *out = *o;
+    r->has_occupancy = true;
+  } else {
+    r->occupancy_note = o.status().message();
+  }
+}
+
+}  // namespace
 
 KernelReport analyzeCodeObject(const CodeObject& co, int threads, int64_t dynamic_shared) {
   KernelReport r;
@@ -20,42 +56,9 @@ KernelReport analyzeCodeObject(const CodeObject& co, int threads, int64_t dynami
   r.dynamic_shared = dynamic_shared;
   const int64_t lds = co.resources.shared_bytes + dynamic_shared;
   if (Arch(co.arch).isAmd()) {
-    auto l = amdArchLimits(co.arch);
-    if (l.ok()) {
-      const int wave = co.resources.wave_size > 0 ? co.resources.wave_size : l->wave_size;
-      auto o =
-          amdOccupancy(*l, co.resources.vgpr, co.resources.agpr, lds, (threads + wave - 1) / wave,
-                       co.resources.sgpr);
-      // LLVM's bound assumes the kernel's largest workgroup (.max_flat_workgroup_size), not
-      // this launch's.
-      const int max_wg = co.resources.max_threads_per_block;
-      if (o.ok() && max_wg > 0 && max_wg != threads) {
-        auto w = amdOccupancy(*l, co.resources.vgpr, co.resources.agpr, lds,
-                              (max_wg + wave - 1) / wave, co.resources.sgpr);
-        if (w.ok()) o->llvm_waves_per_eu = w->llvm_waves_per_eu;
-      }
-      if (o.ok()) {
-        r.amd = *o;
-        r.has_occupancy = true;
-      } else {
-        r.occupancy_note = o.status().message();
-      }
-    } else {
-      r.occupancy_note = l.status().message();
-    }
+    setOccupancy(amdLaunchOccupancy(co, threads, lds), &r.amd, &r);
   } else {
-    auto l = nvArchLimits(co.arch);
-    if (l.ok()) {
-      auto o = nvOccupancy(*l, co.resources.registers, threads, lds);
-      if (o.ok()) {
-        r.nv = *o;
-        r.has_occupancy = true;
-      } else {
-        r.occupancy_note = o.status().message();
-      }
-    } else {
-      r.occupancy_note = l.status().message();
-    }
+    setOccupancy(nvLaunchOccupancy(co, threads, lds), &r.nv, &r);
   }
   auto use = [&](const char* name, IsaKind kind) {
     auto it = co.dumps.find(name);
@@ -116,20 +119,7 @@ std::string KernelReport::toJson() const {
   j["arch"] = arch;
   j["compiler"] = compiler;
   j["entry"] = entry;
-  const auto& u = resources;
-  j["resources"] = {{"registers", u.registers},
-                    {"spill_store_bytes", u.spill_store_bytes},
-                    {"spill_load_bytes", u.spill_load_bytes},
-                    {"stack_bytes", u.stack_bytes},
-                    {"vgpr", u.vgpr},
-                    {"agpr", u.agpr},
-                    {"sgpr", u.sgpr},
-                    {"vgpr_spill", u.vgpr_spill},
-                    {"sgpr_spill", u.sgpr_spill},
-                    {"scratch_bytes", u.scratch_bytes},
-                    {"shared_bytes", u.shared_bytes},
-                    {"wave_size", u.wave_size},
-                    {"max_threads_per_block", u.max_threads_per_block}};
+  j["resources"] = resourcesToJson(resources);
   j["threads_per_block"] = threads_per_block;
   j["dynamic_shared_bytes"] = dynamic_shared;
   if (has_occupancy && Arch(arch).isAmd())

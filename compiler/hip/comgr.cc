@@ -102,33 +102,23 @@ Expected<std::shared_ptr<Comgr>> Comgr::open() {
                          DynLib::open({"libamd_comgr.so.2", "libamd_comgr.so.3", "libamd_comgr.so"},
                                       "AMD code-object manager (comgr)"));
   const DynLib& l = api->lib;
-  KTUNE_RETURN_IF_ERROR(l.bind(api->status_string, "amd_comgr_status_string"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->get_version, "amd_comgr_get_version"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->get_isa_count, "amd_comgr_get_isa_count"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->get_isa_name, "amd_comgr_get_isa_name"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->create_data, "amd_comgr_create_data"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->release_data, "amd_comgr_release_data"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->set_data, "amd_comgr_set_data"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->set_data_name, "amd_comgr_set_data_name"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->get_data, "amd_comgr_get_data"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->get_data_isa_name, "amd_comgr_get_data_isa_name"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->create_data_set, "amd_comgr_create_data_set"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->destroy_data_set, "amd_comgr_destroy_data_set"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->data_set_add, "amd_comgr_data_set_add"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->action_data_get_data, "amd_comgr_action_data_get_data"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->create_action_info, "amd_comgr_create_action_info"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->destroy_action_info, "amd_comgr_destroy_action_info"));
-  KTUNE_RETURN_IF_ERROR(
-      l.bind(api->action_info_set_isa_name, "amd_comgr_action_info_set_isa_name"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->do_action, "amd_comgr_do_action"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->get_data_metadata, "amd_comgr_get_data_metadata"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->destroy_metadata, "amd_comgr_destroy_metadata"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->get_metadata_kind, "amd_comgr_get_metadata_kind"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->get_metadata_string, "amd_comgr_get_metadata_string"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->metadata_lookup, "amd_comgr_metadata_lookup"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->get_metadata_list_size, "amd_comgr_get_metadata_list_size"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->index_list_metadata, "amd_comgr_index_list_metadata"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->iterate_map_metadata, "amd_comgr_iterate_map_metadata"));
+  KTUNE_RETURN_IF_ERROR(l.bindAll("amd_comgr_", api->status_string, "status_string",
+      api->get_version, "get_version", api->get_isa_count, "get_isa_count",
+      api->get_isa_name, "get_isa_name", api->create_data, "create_data",
+      api->release_data, "release_data", api->set_data, "set_data",
+      api->set_data_name, "set_data_name", api->get_data, "get_data",
+      api->get_data_isa_name, "get_data_isa_name", api->create_data_set, "create_data_set",
+      api->destroy_data_set, "destroy_data_set", api->data_set_add, "data_set_add",
+      api->action_data_get_data, "action_data_get_data",
+      api->create_action_info, "create_action_info",
+      api->destroy_action_info, "destroy_action_info",
+      api->action_info_set_isa_name, "action_info_set_isa_name", api->do_action, "do_action",
+      api->get_data_metadata, "get_data_metadata", api->destroy_metadata, "destroy_metadata",
+      api->get_metadata_kind, "get_metadata_kind", api->get_metadata_string, "get_metadata_string",
+      api->metadata_lookup, "metadata_lookup",
+      api->get_metadata_list_size, "get_metadata_list_size",
+      api->index_list_metadata, "index_list_metadata",
+      api->iterate_map_metadata, "iterate_map_metadata"));
   std::shared_ptr<Comgr> c(new Comgr());
   c->api_ = std::move(api);
   return c;

@@ -74,16 +74,9 @@ class HiprtcCompiler final : public Compiler {
       return Status::Unsupported("hiprtc " + version_ + " cannot target '" + req.arch +
                                  "' (this ROCm knows " + archList() +
                                  "); use the LLVM path (clang-19) for newer archs");
-    std::vector<std::string> opts = {"--offload-arch=" + req.arch, "-O3", "-std=c++17"};
-    for (auto& d : defineFlags(req)) opts.push_back(d);
-    for (auto& o : req.options) opts.push_back(o);
-    CodeObject co;
-    co.format = "hsaco";
-    co.arch = req.arch;
-    co.entry = req.entry;
-    co.compiler = name();
-    co.compiler_version = version_;
-    co.options = opts;
+    const std::vector<std::string> opts =
+        requestFlags(req, {"--offload-arch=" + req.arch, "-O3", "-std=c++17"});
+    CodeObject co = codeObjectFor(req, "hsaco", name(), version_, opts);
     std::string lowered, code;
     KTUNE_RETURN_IF_ERROR(build(req, opts, &code, &lowered, &co.log));
     KTUNE_ASSIGN_OR_RETURN(co.binary, unbundleCodeObject(code, req.arch));
@@ -250,17 +243,12 @@ Expected<std::unique_ptr<Compiler>> openHiprtcCompiler(const HiprtcConfig& confi
   }
   if (!api->lib.loaded()) return Status::Unavailable("hiprtc not found; tried:" + tried);
   const DynLib& l = api->lib;
-  KTUNE_RETURN_IF_ERROR(l.bind(api->GetErrorString, "hiprtcGetErrorString"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->Version, "hiprtcVersion"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->CreateProgram, "hiprtcCreateProgram"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->DestroyProgram, "hiprtcDestroyProgram"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->CompileProgram, "hiprtcCompileProgram"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->GetCodeSize, "hiprtcGetCodeSize"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->GetCode, "hiprtcGetCode"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->GetProgramLogSize, "hiprtcGetProgramLogSize"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->GetProgramLog, "hiprtcGetProgramLog"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->AddNameExpression, "hiprtcAddNameExpression"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->GetLoweredName, "hiprtcGetLoweredName"));
+  KTUNE_RETURN_IF_ERROR(l.bindAll("hiprtc", api->GetErrorString, "GetErrorString",
+      api->Version, "Version", api->CreateProgram, "CreateProgram",
+      api->DestroyProgram, "DestroyProgram", api->CompileProgram, "CompileProgram",
+      api->GetCodeSize, "GetCodeSize", api->GetCode, "GetCode",
+      api->GetProgramLogSize, "GetProgramLogSize", api->GetProgramLog, "GetProgramLog",
+      api->AddNameExpression, "AddNameExpression", api->GetLoweredName, "GetLoweredName"));
   KTUNE_ASSIGN_OR_RETURN(auto comgr, Comgr::open());
   return std::unique_ptr<Compiler>(
       new HiprtcCompiler(std::move(api), std::move(comgr), clang_detail::findClang(config.clang)));

@@ -75,11 +75,8 @@ class IrCompiler final : public Compiler {
   Expected<CodeObject> compile(const CompileRequest& req) override {
     const auto t0 = std::chrono::steady_clock::now();
     KTUNE_RETURN_IF_ERROR(checkIrRequest(req));
-    CodeObject co;
-    co.arch = req.arch;
-    co.entry = req.entry;
-    co.compiler_version = version();
-    co.format = isNvidiaArch(req.arch) ? "cubin" : "hsaco";
+    CodeObject co = compiler_detail::codeObjectFor(
+        req, isNvidiaArch(req.arch) ? "cubin" : "hsaco", /*compiler=*/"", version());
     if (req.dumps & kDumpSource)
       co.dumps["source"] = isBinary(req.language)
                                ? "prebuilt " + std::string(languageName(req.language)) + ", " +
@@ -95,14 +92,22 @@ class IrCompiler final : public Compiler {
   }
 
  private:
-  // MLIR -> LLVM IR (with the stage dump); LLVM IR as given otherwise.
+  // The module as LLVM IR, with its dumps: MLIR lowered (the mlir dump: its stages), LLVM IR as
+  // given (the mlir dump: its MLIR view).
   static Expected<std::string> llvmIrOf(const CompileRequest& req, CodeObject* co,
                                         std::string* chain) {
-    if (req.language == Language::kLlvmIr) return req.source;
-    KTUNE_ASSIGN_OR_RETURN(MlirLowering low, lowerMlir(req));
-    if (req.dumps & kDumpMlir) co->dumps["mlir"] = std::move(low.stages);
-    *chain += "mlir-opt+mlir-translate+";
-    return std::move(low.llvm_ir);
+    std::string ir;
+    if (req.language == Language::kLlvmIr) {
+      ir = req.source;
+      if (req.dumps & kDumpMlir) co->dumps["mlir"] = view(ir);
+    } else {
+      KTUNE_ASSIGN_OR_RETURN(MlirLowering low, lowerMlir(req));
+      if (req.dumps & kDumpMlir) co->dumps["mlir"] = std::move(low.stages);
+      *chain += "mlir-opt+mlir-translate+";
+      ir = std::move(low.llvm_ir);
+    }
+    if (req.dumps & kDumpLlvm) co->dumps["llvm"] = ir;
+    return ir;
   }
 
   // llc started while MLIR is lowered (its start-up overlaps mlir-opt and mlir-translate); null
@@ -130,8 +135,6 @@ class IrCompiler final : public Compiler {
     } else {
       auto llc = earlyLlc(req, ptxLlcArgv(req, "{input}"));
       KTUNE_ASSIGN_OR_RETURN(std::string ir, llvmIrOf(req, co, chain));
-      if (req.dumps & kDumpLlvm) co->dumps["llvm"] = ir;
-      if ((req.dumps & kDumpMlir) && req.language == Language::kLlvmIr) co->dumps["mlir"] = view(ir);
       KTUNE_ASSIGN_OR_RETURN(ptx, llvmToPtx(req, ir, chain, llc.get()));
       *chain += "llc+";
     }
@@ -160,8 +163,6 @@ class IrCompiler final : public Compiler {
     } else {
       auto llc = earlyLlc(req, amdgcnLlcArgv(req, "{input}"));
       KTUNE_ASSIGN_OR_RETURN(std::string ir, llvmIrOf(req, co, chain));
-      if (req.dumps & kDumpLlvm) co->dumps["llvm"] = ir;
-      if ((req.dumps & kDumpMlir) && req.language == Language::kLlvmIr) co->dumps["mlir"] = view(ir);
       KTUNE_ASSIGN_OR_RETURN(isa, llvmToAmdgcn(req, ir, chain, llc.get()));
       *chain += "llc+";
     }

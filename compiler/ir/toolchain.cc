@@ -125,12 +125,6 @@ std::string Toolchain::versions() const {
   return s;
 }
 
-static std::string parentDir(std::string p) {
-  while (p.size() > 1 && p.back() == '/') p.pop_back();
-  const auto i = p.rfind('/');
-  return i == std::string::npos ? "." : p.substr(0, i == 0 ? 1 : i);
-}
-
 // The CUDA toolkit root the NVRTC headers came from (…/include -> …).
 static std::string cudaRoot() { return parentDir(KTUNE_DEFAULT_CUDA_INCLUDE); }
 

@@ -152,12 +152,7 @@ class ClangCompiler final : public Compiler {
           "-nogpulib -print-supported-cpus)");
     KTUNE_ASSIGN_OR_RETURN(auto dir, TempDir::create("ktune-clang-"));
     KTUNE_RETURN_IF_ERROR(writeSources(dir, req));
-    CodeObject co;
-    co.format = "hsaco";
-    co.arch = req.arch;
-    co.entry = req.entry;
-    co.compiler = name();
-    co.compiler_version = version_;
+    CodeObject co = codeObjectFor(req, "hsaco", name(), version_);
     // 1) assembly: the ISA view and the metadata block.
     KTUNE_ASSIGN_OR_RETURN(auto s, runClang(clang_, req, dir, {"-S", "-o", dir.file("kernel.s")},
                                             config_.timeout_ms, nullptr));

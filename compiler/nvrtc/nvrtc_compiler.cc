@@ -77,13 +77,6 @@ struct NvrtcApi {
   nvrtcResult (*GetLoweredName)(nvrtcProgram, const char*, const char**) = nullptr;
 };
 
-std::string parentDir(const std::string& p) {
-  std::string s = p;
-  while (s.size() > 1 && s.back() == '/') s.pop_back();
-  auto i = s.rfind('/');
-  return i == std::string::npos ? "." : s.substr(0, i == 0 ? 1 : i);
-}
-
 // Owns one nvrtcProgram.
 class Program {
  public:
@@ -139,18 +132,10 @@ class NvrtcCompiler final : public Compiler {
     if (!supportsArch(req.arch))
       return Status::Unsupported("NVRTC " + version_ + " cannot target '" + req.arch +
                                  "' (expected sm_XX[a|f] with XX among " + archList() + ")");
-    std::vector<std::string> opts = {"-arch=" + req.arch, "-std=c++17", "-default-device",
-                                     "-I" + cuda_include_, "--ptxas-options=-v"};
-    for (auto& d : defineFlags(req)) opts.push_back(d);
-    for (auto& o : req.options) opts.push_back(o);
-
-    CodeObject co;
-    co.format = "cubin";
-    co.arch = req.arch;
-    co.entry = req.entry;
-    co.compiler = name();
-    co.compiler_version = version_;
-    co.options = opts;
+    const std::vector<std::string> opts =
+        requestFlags(req, {"-arch=" + req.arch, "-std=c++17", "-default-device",
+                           "-I" + cuda_include_, "--ptxas-options=-v"});
+    CodeObject co = codeObjectFor(req, "cubin", name(), version_, opts);
     std::string ptx;
     KTUNE_ASSIGN_OR_RETURN(auto prog, build(req, opts, &co.lowered_entry, &co.log));
     size_t n = 0;
@@ -302,19 +287,13 @@ Expected<std::unique_ptr<Compiler>> openNvrtcCompiler(const NvrtcConfig& config)
   auto api = std::make_unique<NvrtcApi>();
   KTUNE_ASSIGN_OR_RETURN(api->lib, DynLib::open(names, "NVRTC"));
   const DynLib& l = api->lib;
-  KTUNE_RETURN_IF_ERROR(l.bind(api->GetErrorString, "nvrtcGetErrorString"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->Version, "nvrtcVersion"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->CreateProgram, "nvrtcCreateProgram"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->DestroyProgram, "nvrtcDestroyProgram"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->CompileProgram, "nvrtcCompileProgram"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->GetPTXSize, "nvrtcGetPTXSize"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->GetPTX, "nvrtcGetPTX"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->GetCUBINSize, "nvrtcGetCUBINSize"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->GetCUBIN, "nvrtcGetCUBIN"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->GetProgramLogSize, "nvrtcGetProgramLogSize"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->GetProgramLog, "nvrtcGetProgramLog"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->AddNameExpression, "nvrtcAddNameExpression"));
-  KTUNE_RETURN_IF_ERROR(l.bind(api->GetLoweredName, "nvrtcGetLoweredName"));
+  KTUNE_RETURN_IF_ERROR(l.bindAll("nvrtc", api->GetErrorString, "GetErrorString",
+      api->Version, "Version", api->CreateProgram, "CreateProgram",
+      api->DestroyProgram, "DestroyProgram", api->CompileProgram, "CompileProgram",
+      api->GetPTXSize, "GetPTXSize", api->GetPTX, "GetPTX", api->GetCUBINSize, "GetCUBINSize",
+      api->GetCUBIN, "GetCUBIN", api->GetProgramLogSize, "GetProgramLogSize",
+      api->GetProgramLog, "GetProgramLog", api->AddNameExpression, "AddNameExpression",
+      api->GetLoweredName, "GetLoweredName"));
   // Optional (NVRTC >= 11.2).
   (void)l.bind(api->GetNumSupportedArchs, "nvrtcGetNumSupportedArchs");
   (void)l.bind(api->GetSupportedArchs, "nvrtcGetSupportedArchs");

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "base/sha256.h"
+#include "compiler/compiler_util.h"
 
 namespace ktune {
 
@@ -48,15 +49,10 @@ Expected<CodeObject> SimCompiler::compile(const CompileRequest& req) {
   bin += "local=" + std::to_string(r.stack_bytes + r.scratch_bytes) + "\n";
   bin += "max_threads=" + std::to_string(r.max_threads_per_block) + "\n";
 
-  CodeObject co;
+  CodeObject co = compiler_detail::codeObjectFor(req, "sim", name(), version_);
   co.binary = std::move(bin);
-  co.format = "sim";
-  co.arch = req.arch;
-  co.entry = req.entry;
   co.lowered_entry = req.entry;
   co.resources = r;
-  co.compiler = name();
-  co.compiler_version = version_;
   for (const auto& [k, v] : req.defines) co.options.push_back("-D" + k + "=" + v);
   co.options.insert(co.options.end(), req.options.begin(), req.options.end());
   if (req.dumps & kDumpSource) {

@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "base/json_fields.h"
+#include "compiler/resources_json.h"
 #include "base/fs.h"
 #include "base/sha256.h"
 #include "base/version.h"
@@ -66,42 +67,8 @@ Status badKey(const std::string& key) {
 // thrown about.
 std::string dumpJson(const json& j) { return j.dump(2, ' ', false, json::error_handler_t::replace); }
 
-json resourcesToJson(const ResourceUsage& r) {
-  return json{{"registers", r.registers},
-              {"spill_store_bytes", r.spill_store_bytes},
-              {"spill_load_bytes", r.spill_load_bytes},
-              {"stack_bytes", r.stack_bytes},
-              {"vgpr", r.vgpr},
-              {"agpr", r.agpr},
-              {"sgpr", r.sgpr},
-              {"vgpr_spill", r.vgpr_spill},
-              {"sgpr_spill", r.sgpr_spill},
-              {"scratch_bytes", r.scratch_bytes},
-              {"shared_bytes", r.shared_bytes},
-              {"wave_size", r.wave_size},
-              {"max_threads_per_block", r.max_threads_per_block}};
-}
-
 using jsonfields::checkedNumber;
 using jsonfields::readField;
-
-ResourceUsage resourcesFromJson(const json& j) {
-  ResourceUsage r;
-  readField(j, "registers", r.registers);
-  readField(j, "spill_store_bytes", r.spill_store_bytes);
-  readField(j, "spill_load_bytes", r.spill_load_bytes);
-  readField(j, "stack_bytes", r.stack_bytes);
-  readField(j, "vgpr", r.vgpr);
-  readField(j, "agpr", r.agpr);
-  readField(j, "sgpr", r.sgpr);
-  readField(j, "vgpr_spill", r.vgpr_spill);
-  readField(j, "sgpr_spill", r.sgpr_spill);
-  readField(j, "scratch_bytes", r.scratch_bytes);
-  readField(j, "shared_bytes", r.shared_bytes);
-  readField(j, "wave_size", r.wave_size);
-  readField(j, "max_threads_per_block", r.max_threads_per_block);
-  return r;
-}
 
 // Parses and sanity-checks metadata text; kCorrupt with the reason on any problem.
 Expected<json> parseMetadata(const std::string& key, const std::string& text) {

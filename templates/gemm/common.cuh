@@ -22,13 +22,7 @@
 
 namespace kgemm {
 
-#if DTYPE_C == 0
-typedef float out_t;
-#elif DTYPE_C == 2
-typedef ktune::bf16_t out_t;
-#else
-typedef ktune::half_t out_t;
-#endif
+typedef ktune::dtype_of<DTYPE_C>::type out_t;
 KTUNE_DEVICE float out_to_float(out_t v) { return ktune::to_float(v); }
 KTUNE_DEVICE out_t out_from_float(float v) { return ktune::from_float<out_t>(v); }
 
@@ -71,6 +65,19 @@ KTUNE_DEVICE void mma16816(float (&d)[4], unsigned a0, unsigned a1, unsigned a2,
                ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+// Split-K, after this block added its slice into the fp32 workspace: true (in every thread) for
+// the block whose slice arrived last for its tile, which then finishes the tile and resets
+// `*counter`. `flag` is one word of shared memory.
+KTUNE_DEVICE bool last_slice(volatile unsigned* flag, unsigned* counter, int tid) {
+  __threadfence();
+  __syncthreads();
+  if (tid == 0) *flag = (atomicAdd(counter, 1u) == (unsigned)gridDim.z - 1) ? 1u : 0u;
+  __syncthreads();
+  if (!*flag) return false;
+  __threadfence();
+  return true;
 }
 #endif
 

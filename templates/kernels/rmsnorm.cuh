@@ -50,30 +50,10 @@
 
 namespace ktune_rw {
 
-#if DTYPE == 0
-typedef float T;
-#elif DTYPE == 1
-typedef ktune::half_t T;
-#elif DTYPE == 2
-typedef ktune::bf16_t T;
-#else
-#error "rmsnorm.cuh: DTYPE must be 0 (fp32), 1 (fp16) or 2 (bf16)"
-#endif
+typedef ktune::dtype_of<DTYPE>::type T;
 
-// fp32 is the identity, so the kernel never depends on whether the prelude overloads
-// to_float/from_float for float.
-template <class U>
-struct Cvt {
-  static KTUNE_DEVICE float in(U x) { return ktune::to_float(x); }
-  static KTUNE_DEVICE U out(float x) { return ktune::from_float<U>(x); }
-};
-template <>
-struct Cvt<float> {
-  static KTUNE_DEVICE float in(float x) { return x; }
-  static KTUNE_DEVICE float out(float x) { return x; }
-};
-KTUNE_DEVICE float ld(T x) { return Cvt<T>::in(x); }
-KTUNE_DEVICE T st(float x) { return Cvt<T>::out(x); }
+KTUNE_DEVICE float ld(T x) { return ktune::to_float(x); }
+KTUNE_DEVICE T st(float x) { return ktune::from_float<T>(x); }
 
 // Butterfly sum: every lane ends with the warp total.
 KTUNE_DEVICE float warp_allreduce(float v) {

@@ -11,7 +11,9 @@
 
 #include "base/config.h"
 #include "base/device.h"
+#include "base/format.h"
 #include "base/fs.h"
+#include "base/json_fields.h"
 #include "base/options.h"
 #include "base/sha256.h"
 #include "base/status.h"
@@ -171,6 +173,48 @@ TEST(Fs, LockExcludesOtherProcesses) {
   ::waitpid(pid, &st, 0);
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
   ASSERT_TRUE(removeTree(d).ok());
+}
+
+TEST(Fs, ParentDirIgnoresTrailingSlashes) {
+  EXPECT_EQ(parentDir("a/b/c.json"), "a/b");
+  EXPECT_EQ(parentDir("a/b/"), "a");
+  EXPECT_EQ(parentDir("/top"), "/");
+  EXPECT_EQ(parentDir("/"), "/");
+  EXPECT_EQ(parentDir("file"), ".");
+}
+
+TEST(Format, StrprintfNeverTruncates) {
+  EXPECT_EQ(strprintf("%.4f ms", 1.5), "1.5000 ms");
+  EXPECT_EQ(strprintf("%s", ""), "");
+  const std::string big(1000, 'x');  // longer than the small buffer
+  EXPECT_EQ(strprintf("<%s>", big.c_str()), "<" + big + ">");
+}
+
+struct TwoFields {
+  int count = 0;
+  std::string name;
+};
+constexpr std::array<const char*, 2> kTwoNames = {"count", "name"};
+template <typename T>
+auto twoMembers(T& t) {
+  return std::tie(t.count, t.name);
+}
+
+TEST(JsonFields, OneListWritesAndReadsBack) {
+  TwoFields in{7, "x"};
+  const nlohmann::json j = jsonfields::writeFields(kTwoNames, twoMembers(in));
+  EXPECT_EQ(j.dump(), R"({"count":7,"name":"x"})");
+  TwoFields out;
+  jsonfields::readFields(j, kTwoNames, twoMembers(out));
+  EXPECT_EQ(out.count, 7);
+  EXPECT_EQ(out.name, "x");
+  // Missing fields keep their value; a number out of the member's range is an error, not a wrap.
+  TwoFields keep{3, "k"};
+  jsonfields::readFields(nlohmann::json::object(), kTwoNames, twoMembers(keep));
+  EXPECT_EQ(keep.count, 3);
+  EXPECT_THROW(jsonfields::readFields(nlohmann::json{{"count", 1e300}}, kTwoNames,
+                                      twoMembers(keep)),
+               std::out_of_range);
 }
 
 TEST(Subprocess, CapturesOutputExitCodeAndTimeout) {

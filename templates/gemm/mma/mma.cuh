@@ -139,6 +139,119 @@ KTUNE_DEVICE float finish(float acc, const out_t* C, const out_t* bias, long ldc
   return activate(v);
 }
 
+// One warp's mma.sync steps over one shared-memory stage (a, b): ldmatrix fragments of its
+// kWM x kWN tile, accumulated into acc.
+KTUNE_DEVICE void mma_stage(float (&acc)[kMT][kNT][4], const unsigned short* a,
+                            const unsigned short* b, int wm, int wn, int lane) {
+  const int lj = lane >> 3, lr = lane & 7;
+#pragma unroll
+  for (int kk = 0; kk < kBK / 16; ++kk) {
+    unsigned af[kMT][4];
+    unsigned bf[kNT / 2][4];
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt) {
+      const int mb = wm * kWM + mt * 16;
+      if constexpr (!kTransA) {
+        const int r = mb + (lane & 15), ch = kk * 2 + (lane >> 4);
+        ldsm_x4(af[mt], smem_addr(a + r * kACols + swz<kACols>(r, ch) * 8));
+      } else {
+        const int r = kk * 16 + lr + (lj >> 1) * 8, ch = (mb >> 3) + (lj & 1);
+        ldsm_x4_t(af[mt], smem_addr(a + r * kACols + swz<kACols>(r, ch) * 8));
+      }
+    }
+#pragma unroll
+    for (int p = 0; p < kNT / 2; ++p) {
+      const int nb = wn * kWN + p * 16;
+      if constexpr (kTransB) {
+        const int r = nb + lr + (lj >> 1) * 8, ch = kk * 2 + (lj & 1);
+        ldsm_x4(bf[p], smem_addr(b + r * kBCols + swz<kBCols>(r, ch) * 8));
+      } else {
+        const int r = kk * 16 + lr + (lj & 1) * 8, ch = (nb >> 3) + (lj >> 1);
+        ldsm_x4_t(bf[p], smem_addr(b + r * kBCols + swz<kBCols>(r, ch) * 8));
+      }
+    }
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < kNT; ++nt)
+        mma16816(acc[mt][nt], af[mt], bf[nt >> 1][(nt & 1) * 2], bf[nt >> 1][(nt & 1) * 2 + 1]);
+  }
+}
+
+#if SPLIT_K > 1
+// Calls f(element, row, column) for each accumulator element of the warp's tile.
+template <class F>
+KTUNE_DEVICE void for_each_acc(float (&acc)[kMT][kNT][4], int row_base, int col_base, int lane,
+                               F f) {
+  const int g = lane >> 2, q = lane & 3;
+#pragma unroll
+  for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < kNT; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        f(acc[mt][nt][e], row_base + mt * 16 + g + (e >> 1) * 8, col_base + nt * 8 + q * 2 + (e & 1));
+}
+
+// Split-K: adds acc into the fp32 workspace; false in every block but the tile's last slice,
+// which gets the sum back in acc (and zeroes the workspace and the tile's counter for the next
+// call).
+KTUNE_DEVICE bool splitk_reduce(float (&acc)[kMT][kNT][4], float* workspace, unsigned* counter,
+                                int row_base, int col_base, int M, int N, int tid, int lane) {
+  for_each_acc(acc, row_base, col_base, lane, [&](float& v, int r, int c) {
+    if (r < M && c < N) atomicAdd(workspace + (long)r * N + c, v);
+  });
+  __shared__ unsigned is_last;
+  if (!last_slice(&is_last, counter, tid)) return false;
+  for_each_acc(acc, row_base, col_base, lane, [&](float& v, int r, int c) {
+    if (r >= M || c >= N) return;
+    float* w = workspace + (long)r * N + c;
+    v = __ldcg(w);
+    __stcg(w, 0.0f);
+  });
+  if (tid == 0) *counter = 0u;
+  return true;
+}
+#endif
+
+// The warp's tile of C: alpha * acc (+ beta * C, + bias), activated, converted; pairs of
+// neighbouring columns are stored together when C allows it.
+KTUNE_DEVICE void store_tile(const float (&acc)[kMT][kNT][4], out_t* C, const out_t* bias,
+                             int row_base, int col_base, int M, int N, long ldc, float alpha,
+                             float beta, int lane) {
+  const int g = lane >> 2, q = lane & 3;
+  const bool pair_ok = (ldc % 2 == 0) &&
+                       ((reinterpret_cast<unsigned long long>(C) % (2 * sizeof(out_t))) == 0);
+#pragma unroll
+  for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < kNT; ++nt)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = row_base + mt * 16 + g + h * 8;
+        const int c = col_base + nt * 8 + q * 2;
+        if (r >= M || c >= N) continue;
+        const float v0 = finish(acc[mt][nt][h * 2], C, bias, ldc, r, c, alpha, beta);
+        out_t* dst = C + (long)r * ldc + c;
+        if (c + 1 < N) {
+          const float v1 = finish(acc[mt][nt][h * 2 + 1], C, bias, ldc, r, c + 1, alpha, beta);
+          if (pair_ok) {
+#if DTYPE_C == 0
+            *reinterpret_cast<float2*>(dst) = make_float2(v0, v1);
+#else
+            out_t pr[2] = {out_from_float(v0), out_from_float(v1)};
+            *reinterpret_cast<unsigned*>(dst) = *reinterpret_cast<unsigned*>(pr);
+#endif
+          } else {
+            dst[0] = out_from_float(v0);
+            dst[1] = out_from_float(v1);
+          }
+        } else {
+          dst[0] = out_from_float(v0);
+        }
+      }
+}
+
 }  // namespace kg
 
 KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(kg::kThreads, MIN_BLOCKS)
@@ -191,7 +304,6 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(kg::kThreads, MIN_BLOCKS)
     ktune::cp_async_commit();
   }
 
-  const int lj = lane >> 3, lr = lane & 7;
 #pragma unroll 1
   for (int kt = 0; kt < ktiles; ++kt) {
     ktune::cp_async_wait<kStages - 2>();
@@ -203,110 +315,16 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(kg::kThreads, MIN_BLOCKS)
     }
     const unsigned short* a = sA + (kt % kStages) * kATile;
     const unsigned short* b = sB + (kt % kStages) * kBTile;
-#pragma unroll
-    for (int kk = 0; kk < kBK / 16; ++kk) {
-      unsigned af[kMT][4];
-      unsigned bf[kNT / 2][4];
-#pragma unroll
-      for (int mt = 0; mt < kMT; ++mt) {
-        const int mb = wm * kWM + mt * 16;
-        if constexpr (!kTransA) {
-          const int r = mb + (lane & 15), ch = kk * 2 + (lane >> 4);
-          ldsm_x4(af[mt], smem_addr(a + r * kACols + swz<kACols>(r, ch) * 8));
-        } else {
-          const int r = kk * 16 + lr + (lj >> 1) * 8, ch = (mb >> 3) + (lj & 1);
-          ldsm_x4_t(af[mt], smem_addr(a + r * kACols + swz<kACols>(r, ch) * 8));
-        }
-      }
-#pragma unroll
-      for (int p = 0; p < kNT / 2; ++p) {
-        const int nb = wn * kWN + p * 16;
-        if constexpr (kTransB) {
-          const int r = nb + lr + (lj >> 1) * 8, ch = kk * 2 + (lj & 1);
-          ldsm_x4(bf[p], smem_addr(b + r * kBCols + swz<kBCols>(r, ch) * 8));
-        } else {
-          const int r = kk * 16 + lr + (lj & 1) * 8, ch = (nb >> 3) + (lj >> 1);
-          ldsm_x4_t(bf[p], smem_addr(b + r * kBCols + swz<kBCols>(r, ch) * 8));
-        }
-      }
-#pragma unroll
-      for (int mt = 0; mt < kMT; ++mt)
-#pragma unroll
-        for (int nt = 0; nt < kNT; ++nt)
-          mma16816(acc[mt][nt], af[mt], bf[nt >> 1][(nt & 1) * 2], bf[nt >> 1][(nt & 1) * 2 + 1]);
-    }
+    mma_stage(acc, a, b, wm, wn, lane);
   }
   ktune::cp_async_wait<0>();
 
-  const int g = lane >> 2, q = lane & 3;
   const int row_base = m0 + wm * kWM, col_base = n0 + wn * kWN;
 
 #if SPLIT_K > 1
-  // Accumulate into the fp32 workspace; the last slice for this tile finishes it.
-#pragma unroll
-  for (int mt = 0; mt < kMT; ++mt)
-#pragma unroll
-    for (int nt = 0; nt < kNT; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int r = row_base + mt * 16 + g + (e >> 1) * 8;
-        const int c = col_base + nt * 8 + q * 2 + (e & 1);
-        if (r < M && c < N) atomicAdd(workspace + (long)r * N + c, acc[mt][nt][e]);
-      }
-  __threadfence();
-  __syncthreads();
-  __shared__ unsigned is_last;
-  const int tile = pid_m * grid_n + pid_n;
-  if (tid == 0) is_last = (atomicAdd(counters + tile, 1u) == (unsigned)gridDim.z - 1) ? 1u : 0u;
-  __syncthreads();
-  if (!is_last) return;
-  __threadfence();
-#pragma unroll
-  for (int mt = 0; mt < kMT; ++mt)
-#pragma unroll
-    for (int nt = 0; nt < kNT; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int r = row_base + mt * 16 + g + (e >> 1) * 8;
-        const int c = col_base + nt * 8 + q * 2 + (e & 1);
-        if (r < M && c < N) {
-          float* w = workspace + (long)r * N + c;
-          acc[mt][nt][e] = __ldcg(w);
-          __stcg(w, 0.0f);
-        }
-      }
-  if (tid == 0) counters[tile] = 0u;
+  if (!splitk_reduce(acc, workspace, counters + pid_m * grid_n + pid_n, row_base, col_base, M, N,
+                     tid, lane))
+    return;
 #endif
-
-  // Epilogue: pairs of neighbouring columns are stored together when C allows it.
-  const bool pair_ok = (ldc % 2 == 0) &&
-                       ((reinterpret_cast<unsigned long long>(Cv) % (2 * sizeof(out_t))) == 0);
-#pragma unroll
-  for (int mt = 0; mt < kMT; ++mt)
-#pragma unroll
-    for (int nt = 0; nt < kNT; ++nt)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int r = row_base + mt * 16 + g + h * 8;
-        const int c = col_base + nt * 8 + q * 2;
-        if (r >= M || c >= N) continue;
-        const float v0 = finish(acc[mt][nt][h * 2], C, bias, ldc, r, c, alpha, beta);
-        out_t* dst = C + (long)r * ldc + c;
-        if (c + 1 < N) {
-          const float v1 = finish(acc[mt][nt][h * 2 + 1], C, bias, ldc, r, c + 1, alpha, beta);
-          if (pair_ok) {
-#if DTYPE_C == 0
-            *reinterpret_cast<float2*>(dst) = make_float2(v0, v1);
-#else
-            out_t pr[2] = {out_from_float(v0), out_from_float(v1)};
-            *reinterpret_cast<unsigned*>(dst) = *reinterpret_cast<unsigned*>(pr);
-#endif
-          } else {
-            dst[0] = out_from_float(v0);
-            dst[1] = out_from_float(v1);
-          }
-        } else {
-          dst[0] = out_from_float(v0);
-        }
-      }
+  store_tile(acc, C, bias, row_base, col_base, M, N, ldc, alpha, beta, lane);
 }

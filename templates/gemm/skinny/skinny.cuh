@@ -75,6 +75,76 @@ struct Frag {
   uint4 w[kNT][kU][2];  // B rows g and g+8 of each 16-row tile
 };
 
+// Cross-warp reduction, step 1: the warp's acc into its slice of `red` ([kWarps][kBN][kRedStride]);
+// acc element (t, mt, e) is C^T[n = t*16 + g + (e/2)*8][m = mt*8 + 2q + e%2].
+KTUNE_DEVICE void stash_acc(float* red, const float (&acc)[kNT][kMT][4], int warp, int lane) {
+  const int g = lane >> 2, q = lane & 3;
+#pragma unroll
+  for (int t = 0; t < kNT; ++t)
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int n = t * 16 + g + (e >> 1) * 8, m = mt * 8 + q * 2 + (e & 1);
+        red[(warp * kBN + n) * kRedStride + m] = acc[t][mt][e];
+      }
+}
+
+// The block's sum of output (n, m) over the warps' slices of `red`.
+KTUNE_DEVICE float warp_sum(const float* red, int n, int m) {
+  float v = 0.0f;
+#pragma unroll
+  for (int w = 0; w < kWarps; ++w) v += red[(w * kBN + n) * kRedStride + m];
+  return v;
+}
+
+#if SPLIT_K > 1
+// Split-K: the block's sums added into the fp32 workspace; false in every block but the tile's
+// last slice, which then reads the totals back in store_tile (and resets the tile's counter).
+KTUNE_DEVICE bool splitk_add(const float* red, float* workspace, unsigned* counter, int n0, int m0,
+                             int M, int N, int tid) {
+  __shared__ unsigned is_last;
+  for (int i = tid; i < kBN * kBM; i += kThreads) {
+    const int n = i % kBN, m = i / kBN;
+    const int gn = n0 + n, gm = m0 + m;
+    if (gn >= N || gm >= M) continue;
+    atomicAdd(workspace + (long)gm * N + gn, warp_sum(red, n, m));
+  }
+  if (!last_slice(&is_last, counter, tid)) return false;
+  if (tid == 0) *counter = 0u;
+  return true;
+}
+#endif
+
+// The block's outputs: alpha * sum (+ beta * C, + bias), activated and converted. The sum is the
+// warps' (or, with split-K, the workspace's, which is zeroed for the next call).
+KTUNE_DEVICE void store_tile(const float* red, float* workspace, out_t* C, const out_t* bias,
+                             int n0, int m0, int M, int N, long ldc, float alpha, float beta,
+                             int tid) {
+  (void)red;
+  (void)workspace;
+  (void)bias;  // read only when HAS_BIAS
+  for (int i = tid; i < kBN * kBM; i += kThreads) {
+    const int n = i % kBN, m = i / kBN;
+    const int gn = n0 + n, gm = m0 + m;
+    if (gn >= N || gm >= M) continue;
+#if SPLIT_K > 1
+    float* wp = workspace + (long)gm * N + gn;
+    float v = __ldcg(wp);
+    __stcg(wp, 0.0f);
+#else
+    float v = warp_sum(red, n, m);
+#endif
+    v *= alpha;
+    out_t* dst = C + (long)gm * ldc + gn;
+    if (beta != 0.0f) v += beta * out_to_float(*dst);
+#if HAS_BIAS
+    v += out_to_float(bias[gn]);
+#endif
+    *dst = out_from_float(activate(v));
+  }
+}
+
 }  // namespace ks
 
 KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(ks::kThreads, 0)
@@ -86,7 +156,6 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(ks::kThreads, 0)
   float* red = reinterpret_cast<float*>(smem_raw);  // [kWarps][kBN][kRedStride]
   out_t* C = reinterpret_cast<out_t*>(Cv);
   const out_t* bias = reinterpret_cast<const out_t*>(biasv);
-  (void)bias;  // read only when HAS_BIAS
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int g = lane >> 2, q = lane & 3;
@@ -184,58 +253,12 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(ks::kThreads, 0)
     }
   }
 
-  // Cross-warp reduction: acc element (t, mt, e) is C^T[n = t*16 + g + (e/2)*8][m = mt*8 + 2q + e%2].
-#pragma unroll
-  for (int t = 0; t < kNT; ++t)
-#pragma unroll
-    for (int mt = 0; mt < kMT; ++mt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int n = t * 16 + g + (e >> 1) * 8, m = mt * 8 + q * 2 + (e & 1);
-        red[(warp * kBN + n) * kRedStride + m] = acc[t][mt][e];
-      }
+  stash_acc(red, acc, warp, lane);
   __syncthreads();
-
 #if SPLIT_K > 1
-  __shared__ unsigned is_last;
-  for (int i = tid; i < kBN * kBM; i += kThreads) {
-    const int n = i % kBN, m = i / kBN;
-    const int gn = n0 + n, gm = m0 + m;
-    if (gn >= N || gm >= M) continue;
-    float v = 0.0f;
-#pragma unroll
-    for (int w = 0; w < kWarps; ++w) v += red[(w * kBN + n) * kRedStride + m];
-    atomicAdd(workspace + (long)gm * N + gn, v);
-  }
-  __threadfence();
-  __syncthreads();
-  const int tile = blockIdx.y * gridDim.x + blockIdx.x;
-  if (tid == 0) is_last = (atomicAdd(counters + tile, 1u) == (unsigned)gridDim.z - 1) ? 1u : 0u;
-  __syncthreads();
-  if (!is_last) return;
-  __threadfence();
-  if (tid == 0) counters[tile] = 0u;
+  if (!splitk_add(red, workspace, counters + blockIdx.y * gridDim.x + blockIdx.x, n0, m0, M, N,
+                  tid))
+    return;
 #endif
-
-  for (int i = tid; i < kBN * kBM; i += kThreads) {
-    const int n = i % kBN, m = i / kBN;
-    const int gn = n0 + n, gm = m0 + m;
-    if (gn >= N || gm >= M) continue;
-#if SPLIT_K > 1
-    float* wp = workspace + (long)gm * N + gn;
-    float v = __ldcg(wp);
-    __stcg(wp, 0.0f);
-#else
-    float v = 0.0f;
-#pragma unroll
-    for (int w = 0; w < kWarps; ++w) v += red[(w * kBN + n) * kRedStride + m];
-#endif
-    v *= alpha;
-    out_t* dst = C + (long)gm * ldc + gn;
-    if (beta != 0.0f) v += beta * out_to_float(*dst);
-#if HAS_BIAS
-    v += out_to_float(bias[gn]);
-#endif
-    *dst = out_from_float(activate(v));
-  }
+  store_tile(red, workspace, C, bias, n0, m0, M, N, ldc, alpha, beta, tid);
 }

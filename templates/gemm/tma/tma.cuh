@@ -183,7 +183,129 @@ KTUNE_DEVICE void mma_step(float (&acc)[kAcc], unsigned long long da, unsigned l
 #endif
 }
 
+// The stage ring's barriers: `full` (one arrival: the producer's, plus the TMA bytes) and `empty`
+// (every consumer warp of the cluster), initialised before any block of the cluster uses them.
+KTUNE_DEVICE void init_barriers(unsigned full, unsigned empty, int tid) {
+  if (tid == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      mbar_init(full + 8 * s, 1);
+      mbar_init(empty + 8 * s, kCluster * kCons * 4);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+#if CLUSTER_M > 1
+  cluster_sync();  // the partner's barriers are initialised before anyone signals them
+#else
+  __syncthreads();
+#endif
+}
+
+// Hands stage `s` back to the producer; in a cluster to both blocks' producers (the partner
+// multicasts into the slot too).
+KTUNE_DEVICE void release_slot(unsigned empty, unsigned empty_partner, unsigned s) {
+  mbar_arrive(empty + 8 * s);
+#if CLUSTER_M > 1
+  mbar_arrive_cluster(empty_partner + 8 * s);
+#else
+  (void)empty_partner;
+#endif
+}
+
+// The producer warpgroup's one issuing thread: every unit's k-tiles of A and B into the stage ring
+// through TMA, each stage once the consumers (of both blocks of a cluster) released it.
+KTUNE_DEVICE void produce(const TensorMap* tmA, const TensorMap* tmB, unsigned sA, unsigned sB,
+                          unsigned full, unsigned empty, int first_tile, int tile_step, int units,
+                          int whole, int S, int ktiles, int grid_m, int grid_n, int rank) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(tmA)) : "memory");
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(tmB)) : "memory");
+  unsigned it = 0;
+  for (int u = first_tile; u < units; u += tile_step) {
+    const Unit un = unit_of(u, whole, S, ktiles);
+    int m0, n0;
+    tile_coords(un.tile, grid_m, grid_n, rank, m0, n0);
+    for (int kt = un.kb; kt < un.ke; ++kt, ++it) {
+      const unsigned s = it % kStages, round = it / kStages;
+#if CLUSTER_M > 1
+      mbar_wait_cluster(empty + 8 * s, (round & 1u) ^ 1u);
+#else
+      mbar_wait(empty + 8 * s, (round & 1u) ^ 1u);
+#endif
+      mbar_expect_tx(full + 8 * s, kStageBytes);
+      int c0, r0;
+#pragma unroll
+      for (int b = 0; b < kBM / 64; ++b) {
+        box_coords<KT_A_MN>(kt * kBK, m0 + b * 64, c0, r0);
+        tma_load_2d(sA + (s * kATile + b * 64 * kBK) * 2, tmA, c0, r0, full + 8 * s);
+      }
+#if CLUSTER_M > 1
+      // This block's half of the B tile, into both blocks.
+#pragma unroll
+      for (int b = rank * (kBN / 128); b < (rank + 1) * (kBN / 128); ++b) {
+        box_coords<KT_B_MN>(kt * kBK, n0 + b * 64, c0, r0);
+        tma_load_2d_multicast(sB + (s * kBTile + b * 64 * kBK) * 2, tmB, c0, r0, full + 8 * s,
+                              (unsigned short)0x3);
+      }
+#else
+#pragma unroll
+      for (int b = 0; b < kBN / 64; ++b) {
+        box_coords<KT_B_MN>(kt * kBK, n0 + b * 64, c0, r0);
+        tma_load_2d(sB + (s * kBTile + b * 64 * kBK) * 2, tmB, c0, r0, full + 8 * s);
+      }
+#endif
+    }
+  }
+}
+
 #include "tma_epilogue.cuh"
+
+#if SPLIT_K > 1
+// A split tail tile: splits > 0 leave this warpgroup's partial sums in their workspace slot and
+// count them (false: nothing to store); split 0 waits for the count, adds every slot into acc
+// (zeroing them for the next launch) and stores the tile.
+KTUNE_DEVICE bool splitk_exchange(float (&acc)[kWgM][kAcc], const Unit& un, float* workspace,
+                                  unsigned* counters, int S, int cw, int tid) {
+  // Split tile: this warpgroup's share of the partial sums, one slot per (tile, split, consumer).
+  constexpr int kSlot = kWgM * kAcc * 128;  // floats
+  const int wt = tid & 127;
+  unsigned* ctr = counters + un.tail * kCons + cw;
+  if (un.split > 0) {
+    float4* dst = reinterpret_cast<float4*>(
+        workspace + (long)((un.tail * (S - 1) + un.split - 1) * kCons + cw) * kSlot);
+#pragma unroll
+    for (int w = 0; w < kWgM; ++w)
+#pragma unroll
+      for (int i = 0; i < kAcc; i += 4)
+        __stcg(dst + ((w * kAcc + i) / 4) * 128 + wt,
+               make_float4(acc[w][i], acc[w][i + 1], acc[w][i + 2], acc[w][i + 3]));
+    bar_named(1 + cw, 128);  // every thread's partials are written ...
+    if (wt == 0) {
+      __threadfence();  // ... and visible device-wide before the count (release)
+      atomicAdd(ctr, 1u);
+    }
+    return false;  // the split-0 unit stores the tile
+  }
+  if (wt == 0) {
+    while (ld_acquire(ctr) < static_cast<unsigned>(S - 1)) {
+    }
+    *ctr = 0;  // nobody else touches it in this launch
+  }
+  bar_named(1 + cw, 128);
+  for (int sp = 1; sp < S; ++sp) {
+    float4* src = reinterpret_cast<float4*>(
+        workspace + (long)((un.tail * (S - 1) + sp - 1) * kCons + cw) * kSlot);
+#pragma unroll
+    for (int w = 0; w < kWgM; ++w)
+#pragma unroll
+      for (int i = 0; i < kAcc; i += 4) {
+        float4* p = src + ((w * kAcc + i) / 4) * 128 + wt;
+        const float4 v = __ldcg(p);
+        acc[w][i] += v.x, acc[w][i + 1] += v.y, acc[w][i + 2] += v.z, acc[w][i + 3] += v.w;
+        __stcg(p, make_float4(0.f, 0.f, 0.f, 0.f));
+      }
+  }
+  return true;
+}
+#endif
 
 }  // namespace kt
 
@@ -231,64 +353,16 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
 #endif
   const int units = whole + tail * S;
 
-  if (tid == 0) {
-    for (int s = 0; s < kStages; ++s) {
-      mbar_init(full + 8 * s, 1);
-      mbar_init(empty + 8 * s, kCluster * kCons * 4);
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-  }
-#if CLUSTER_M > 1
-  cluster_sync();  // the partner's barriers are initialised before anyone signals them
-#else
-  __syncthreads();
-#endif
+  init_barriers(full, empty, tid);
 
   if (wg == 0) {
     // ---- producer warpgroup ----
 #if CONSUMERS == 2
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
 #endif
-    if (tid == 0) {
-      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&tmA)) : "memory");
-      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&tmB)) : "memory");
-      unsigned it = 0;
-      for (int u = first_tile; u < units; u += tile_step) {
-        const Unit un = unit_of(u, whole, S, ktiles);
-        int m0, n0;
-        tile_coords(un.tile, grid_m, grid_n, rank, m0, n0);
-        for (int kt = un.kb; kt < un.ke; ++kt, ++it) {
-          const unsigned s = it % kStages, round = it / kStages;
-#if CLUSTER_M > 1
-          mbar_wait_cluster(empty + 8 * s, (round & 1u) ^ 1u);
-#else
-          mbar_wait(empty + 8 * s, (round & 1u) ^ 1u);
-#endif
-          mbar_expect_tx(full + 8 * s, kStageBytes);
-          int c0, r0;
-#pragma unroll
-          for (int b = 0; b < kBM / 64; ++b) {
-            box_coords<KT_A_MN>(kt * kBK, m0 + b * 64, c0, r0);
-            tma_load_2d(sA + (s * kATile + b * 64 * kBK) * 2, &tmA, c0, r0, full + 8 * s);
-          }
-#if CLUSTER_M > 1
-          // This block's half of the B tile, into both blocks.
-#pragma unroll
-          for (int b = rank * (kBN / 128); b < (rank + 1) * (kBN / 128); ++b) {
-            box_coords<KT_B_MN>(kt * kBK, n0 + b * 64, c0, r0);
-            tma_load_2d_multicast(sB + (s * kBTile + b * 64 * kBK) * 2, &tmB, c0, r0, full + 8 * s,
-                                  (unsigned short)0x3);
-          }
-#else
-#pragma unroll
-          for (int b = 0; b < kBN / 64; ++b) {
-            box_coords<KT_B_MN>(kt * kBK, n0 + b * 64, c0, r0);
-            tma_load_2d(sB + (s * kBTile + b * 64 * kBK) * 2, &tmB, c0, r0, full + 8 * s);
-          }
-#endif
-        }
-      }
-    }
+    if (tid == 0)
+      produce(&tmA, &tmB, sA, sB, full, empty, first_tile, tile_step, units, whole, S, ktiles,
+              grid_m, grid_n, rank);
 #if CLUSTER_M > 1
     cluster_sync();
 #endif
@@ -307,14 +381,9 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
                        (reinterpret_cast<unsigned long long>(Cv) & (2 * sizeof(out_t) - 1)) == 0;
   float acc[kWgM][kAcc];
 #if CLUSTER_M > 1
-  // A released slot is signalled to both blocks (the partner multicasts into it too).
   const unsigned empty_partner = map_to_rank(empty, static_cast<unsigned>(rank ^ 1));
-  auto release = [&](unsigned s) {
-    mbar_arrive(empty + 8 * s);
-    mbar_arrive_cluster(empty_partner + 8 * s);
-  };
 #else
-  auto release = [&](unsigned s) { mbar_arrive(empty + 8 * s); };
+  const unsigned empty_partner = 0;
 #endif
   unsigned it = 0;
   for (int u = first_tile; u < units; u += tile_step) {
@@ -343,52 +412,12 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
       ktune::wgmma_commit();
       ktune::wgmma_wait<1>();
       // The wgmma group of the previous k-tile has finished reading its slot: hand it back.
-      if (kt > un.kb && lane == 0) release((it - 1) % kStages);
+      if (kt > un.kb && lane == 0) release_slot(empty, empty_partner, (it - 1) % kStages);
     }
     ktune::wgmma_wait<0>();
-    if (un.ke > un.kb && lane == 0) release((it - 1) % kStages);
+    if (un.ke > un.kb && lane == 0) release_slot(empty, empty_partner, (it - 1) % kStages);
 #if SPLIT_K > 1
-    if (un.tail >= 0) {
-      // Split tile: this warpgroup's share of the partial sums, one slot per (tile, split, consumer).
-      constexpr int kSlot = kWgM * kAcc * 128;  // floats
-      const int wt = tid & 127;
-      unsigned* ctr = counters + un.tail * kCons + cw;
-      if (un.split > 0) {
-        float4* dst = reinterpret_cast<float4*>(
-            workspace + (long)((un.tail * (S - 1) + un.split - 1) * kCons + cw) * kSlot);
-#pragma unroll
-        for (int w = 0; w < kWgM; ++w)
-#pragma unroll
-          for (int i = 0; i < kAcc; i += 4)
-            __stcg(dst + ((w * kAcc + i) / 4) * 128 + wt,
-                   make_float4(acc[w][i], acc[w][i + 1], acc[w][i + 2], acc[w][i + 3]));
-        bar_named(1 + cw, 128);  // every thread's partials are written ...
-        if (wt == 0) {
-          __threadfence();  // ... and visible device-wide before the count (release)
-          atomicAdd(ctr, 1u);
-        }
-        continue;  // the split-0 unit stores the tile
-      }
-      if (wt == 0) {
-        while (ld_acquire(ctr) < static_cast<unsigned>(S - 1)) {
-        }
-        *ctr = 0;  // nobody else touches it in this launch
-      }
-      bar_named(1 + cw, 128);
-      for (int sp = 1; sp < S; ++sp) {
-        float4* src = reinterpret_cast<float4*>(
-            workspace + (long)((un.tail * (S - 1) + sp - 1) * kCons + cw) * kSlot);
-#pragma unroll
-        for (int w = 0; w < kWgM; ++w)
-#pragma unroll
-          for (int i = 0; i < kAcc; i += 4) {
-            float4* p = src + ((w * kAcc + i) / 4) * 128 + wt;
-            const float4 v = __ldcg(p);
-            acc[w][i] += v.x, acc[w][i + 1] += v.y, acc[w][i + 2] += v.z, acc[w][i + 3] += v.w;
-            __stcg(p, make_float4(0.f, 0.f, 0.f, 0.f));
-          }
-      }
-    }
+    if (un.tail >= 0 && !splitk_exchange(acc, un, workspace, counters, S, cw, tid)) continue;
 #endif
 #pragma unroll
     for (int w = 0; w < kWgM; ++w) {

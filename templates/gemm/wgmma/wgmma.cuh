@@ -79,6 +79,70 @@ KTUNE_DEVICE void load_tile(unsigned short* s, const unsigned short* __restrict_
   }
 }
 
+// Calls f(element, row, column) for each accumulator element of the thread (rows from row0, the
+// thread's first row; columns from n0).
+template <class F>
+KTUNE_DEVICE void for_each_acc(float (&acc)[kAcc], int row0, int n0, int lane, F f) {
+  const int q = lane & 3;
+#pragma unroll
+  for (int j = 0; j < kBN / 8; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) f(acc[j * 4 + e], row0 + (e >> 1) * 8, n0 + j * 8 + q * 2 + (e & 1));
+}
+
+#if SPLIT_K > 1
+// Split-K: adds the partial tile into the zeroed fp32 workspace [M][N] (vector reductions when
+// the column pair is 8-byte aligned); false in every block but the one that arrives last on the
+// tile's counter, which reads the sums back into acc and zeroes the workspace and the counter
+// (self-cleaning). `flag`: one shared word.
+KTUNE_DEVICE bool splitk_reduce(float (&acc)[kAcc], float* workspace, unsigned* counter,
+                                volatile unsigned* flag, int row0, int n0, int M, int N, int tid) {
+  const int q = tid & 3;
+  const bool pair_ok = (N & 1) == 0;
+#pragma unroll
+  for (int j = 0; j < kBN / 8; ++j)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = row0 + h * 8, c = n0 + j * 8 + q * 2;
+      if (r >= M || c >= N) continue;
+      float* wp = workspace + (long)r * N + c;
+      const float v0 = acc[j * 4 + h * 2], v1 = acc[j * 4 + h * 2 + 1];
+      if (pair_ok) {
+        asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(wp), "f"(v0), "f"(v1)
+                     : "memory");
+      } else {
+        atomicAdd(wp, v0);
+        if (c + 1 < N) atomicAdd(wp + 1, v1);
+      }
+    }
+  if (!last_slice(flag, counter, tid)) return false;
+  if (tid == 0) *counter = 0u;
+  for_each_acc(acc, row0, n0, tid & 31, [&](float& v, int r, int c) {
+    if (r >= M || c >= N) return;
+    float* wp = workspace + (long)r * N + c;
+    v = __ldcg(wp);
+    __stcg(wp, 0.0f);
+  });
+  return true;
+}
+#endif
+
+// The thread's outputs: alpha * acc (+ beta * C, + bias), activated and converted.
+KTUNE_DEVICE void store_tile(float (&acc)[kAcc], out_t* C, const out_t* bias, int row0, int n0,
+                             int M, int N, long ldc, float alpha, float beta, int lane) {
+  (void)bias;  // read only when HAS_BIAS
+  for_each_acc(acc, row0, n0, lane, [&](float& a, int r, int c) {
+    if (r >= M || c >= N) return;
+    float v = alpha * a;
+    out_t* dst = C + (long)r * ldc + c;
+    if (beta != 0.0f) v += beta * out_to_float(*dst);
+#if HAS_BIAS
+    v += out_to_float(bias[c]);
+#endif
+    *dst = out_from_float(activate(v));
+  });
+}
+
 }  // namespace kw
 
 KTUNE_KERNEL void __launch_bounds__(kw::kThreads, 1)
@@ -91,10 +155,6 @@ KTUNE_KERNEL void __launch_bounds__(kw::kThreads, 1)
   unsigned short* sA = reinterpret_cast<unsigned short*>(base);
   unsigned short* sB = sA + kStages * kATile;
   out_t* C = reinterpret_cast<out_t*>(Cv);
-#if HAS_BIAS
-  const out_t* bias = reinterpret_cast<const out_t*>(biasv);
-#endif
-  (void)biasv;
   (void)workspace;  // used when SPLIT_K > 1
   (void)counters;
 
@@ -162,63 +222,13 @@ KTUNE_KERNEL void __launch_bounds__(kw::kThreads, 1)
   ktune::cp_async_wait<0>();
 
   // Accumulator j*4 + e: row wg*64 + warp*16 + lane/4 + (e/2)*8, column j*8 + 2*(lane%4) + e%2.
-  const int g = lane >> 2, q = lane & 3;
-  const int row0 = m0 + wg * 64 + warp * 16 + g;
+  const int row0 = m0 + wg * 64 + warp * 16 + (lane >> 2);
 #if SPLIT_K > 1
-  // Split-K: add the partial tile into the zeroed fp32 workspace [M][N] (vector reductions when
-  // the column pair is 8-byte aligned); the block that arrives last on the tile's counter reads
-  // the sums back, zeroes the workspace and the counter (self-cleaning) and runs the epilogue.
-  {
-    const bool pair_ok = (N & 1) == 0;
-#pragma unroll
-    for (int j = 0; j < kBN / 8; ++j)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int r = row0 + h * 8, c = n0 + j * 8 + q * 2;
-        if (r >= M || c >= N) continue;
-        float* wp = workspace + (long)r * N + c;
-        const float v0 = acc[j * 4 + h * 2], v1 = acc[j * 4 + h * 2 + 1];
-        if (pair_ok) {
-          asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(wp), "f"(v0), "f"(v1)
-                       : "memory");
-        } else {
-          atomicAdd(wp, v0);
-          if (c + 1 < N) atomicAdd(wp + 1, v1);
-        }
-      }
-  }
   // The flag reuses the tile memory: every thread is past its last cp.async and wgmma here.
-  volatile unsigned* is_last = reinterpret_cast<volatile unsigned*>(base);
-  __threadfence();
-  __syncthreads();
-  if (tid == 0) *is_last = (atomicAdd(counters + pid, 1u) == (unsigned)gridDim.z - 1) ? 1u : 0u;
-  __syncthreads();
-  if (!*is_last) return;
-  __threadfence();
-  if (tid == 0) counters[pid] = 0u;
-#pragma unroll
-  for (int j = 0; j < kBN / 8; ++j)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const int r = row0 + (e >> 1) * 8, c = n0 + j * 8 + q * 2 + (e & 1);
-      if (r >= M || c >= N) continue;
-      float* wp = workspace + (long)r * N + c;
-      acc[j * 4 + e] = __ldcg(wp);
-      __stcg(wp, 0.0f);
-    }
+  if (!splitk_reduce(acc, workspace, counters + pid, reinterpret_cast<volatile unsigned*>(base),
+                     row0, n0, M, N, tid))
+    return;
 #endif
-#pragma unroll
-  for (int j = 0; j < kBN / 8; ++j)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const int r = row0 + (e >> 1) * 8, c = n0 + j * 8 + q * 2 + (e & 1);
-      if (r >= M || c >= N) continue;
-      float v = alpha * acc[j * 4 + e];
-      out_t* dst = C + (long)r * ldc + c;
-      if (beta != 0.0f) v += beta * out_to_float(*dst);
-#if HAS_BIAS
-      v += out_to_float(bias[c]);
-#endif
-      *dst = out_from_float(activate(v));
-    }
+  store_tile(acc, C, reinterpret_cast<const out_t*>(biasv), row0, n0, M, N, ldc, alpha, beta,
+             lane);
 }

@@ -1,0 +1,83 @@
+// The tuning run's stages as one class (tuning_run.h describes them): tuning_run.cc holds
+// enumerate, history, select, launch, choose and record; tuning_run_bench.cc the compile, admit
+// and bench stages. Internal to autotune/.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "autotune/tuning_run.h"
+
+namespace ktune {
+class CompilePool;
+namespace detail {
+
+using Clock = std::chrono::steady_clock;
+
+inline double msSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// The stages of one run (see tuning_run.h); members are the run's state.
+class TuningRun {
+ public:
+  TuningRun(TunerEngine& e, FamilyState& fs, const void* p, const std::string& key, StreamHandle s)
+      : e_(e), fs_(fs), f_(fs.f), p_(p), key_(key), s_(s) {
+    rep_.family = f_.name;
+    rep_.key = key;
+    shared_limit_ = std::max(e.device.shared_per_block_optin, e.device.shared_per_block);
+  }
+  Expected<TuneReport> run(WinnerBinary* winner);
+
+ private:
+  void enumerate();
+  void loadHistory();
+  void applyHistory(Cand& x, const std::string& id);
+  void select();
+  void checkLaunchDims();
+  Status compileAndBench();
+  void compileOne(size_t j);
+  void admit(size_t i, std::vector<size_t>& batch);
+  std::optional<std::string> pruneReason(const Cand& c) const;
+  Status bench(std::vector<size_t> batch);
+  void benchInProcess(size_t i);
+  Status benchThroughWorker(const std::vector<size_t>& iso_batch);
+  Status settleSetAside();
+  void copyDuplicates();
+  int choose();
+  void record(int w);
+
+  TunerEngine& e_;
+  FamilyState& fs_;
+  const ErasedFamily& f_;
+  const void* p_;
+  const std::string& key_;
+  StreamHandle s_;
+  TuneReport rep_;
+  int64_t shared_limit_ = 0;
+  std::vector<Config> accepted_;
+  std::vector<Cand> cands_;
+  std::map<std::string, CandidateResult> known_, measured_;
+  int total_ = 0;
+  std::vector<size_t> to_compile_;
+  CompilePool* pool_ = nullptr;
+  double best_ = 0;
+  bool has_vendor_ = false;
+  std::map<std::string, size_t> seen_;                      // binary signature -> candidate
+  std::vector<std::pair<size_t, std::string>> set_aside_;   // would be pruned (no vendor cand.)
+  size_t survivors_ = 0;  // live JIT candidates not pruned
+  double bench_ms_ = 0, overlap_ms_ = 0;
+  std::vector<bool> done_;
+  bool iso_off_ = true;   // isolation off or unavailable: the rest runs in-process
+  bool iso_used_ = false;  // some batch of this key went through the worker
+  int bench_index_ = 0;
+  std::atomic<bool> write_reported_{false};  // a failed journal/database write was logged
+};
+
+}  // namespace detail
+}  // namespace ktune
