@@ -19,14 +19,17 @@
 //   c_api        the same through the C API (ktune_family_call)
 //   raw_gemm_args  cuLaunchKernel of a noop kernel with the GEMM kernels' parameter block
 //                (6 pointers, 3 int, 3 int64, 2 float, 3 tensor maps, 1 int: what a GEMM
-//                winner's launch passes), the raw launch of a JIT GEMM winner
+//                winner's launch passes), on one block: the old, looser raw peer of gemm_tma
+//   raw_gemm_winner  cuLaunchKernel of gemm_tma's own winner (its code object, grid, block, shared
+//                memory; its parameter block with the tensor maps of each buffer set prepared
+//                once), rotating like gemm_tma: the raw launch the op's target is measured against
 //   gemm_tma     the GEMM op (tuned; TMA kernels only, no vendor candidates), A/B/C rotating
 //                over 4 buffer sets so the pointers change every call
 //   lt_run       CublasLt::run of cuBLASLt's heuristic #0 (descriptors cached), rotating
 //   gemm_lt      the GEMM op (tuned; mma.sync and cuBLASLt candidates), rotating
 //   rmsnorm / silu_mul  the tuned row-wise ops (bf16 4096 x 4096 / 4096 x 2 x 4096)
-// Output: RESULT hostcost <variant> <median_ns> <lo> <hi> <n>, RATIO lines (variant / raw, and
-// GEMM op minus its raw launch as "DIFF"), CLOCKS, and a table. Needs an NVIDIA GPU (skips,
+// Output: RESULT hostcost <variant> <median_ns> <lo> <hi> <n>, RATIO lines (variant / raw), DIFF
+// lines (GEMM op minus its raw launch, per round; target <= 2000 ns against raw_gemm_winner), CLOCKS, and a table. Needs an NVIDIA GPU (skips,
 // exit 0, otherwise).
 //
 //   host_cost_bench [--rounds=N] [--batch=N] [--spin-us=N] [--warmup=N] [--no-gemm]
@@ -46,6 +49,7 @@
 #include "autotune/ops/buffers.h"
 #include "autotune/ops/fair_timing.h"
 #include "autotune/ops/gemm.h"
+#include "autotune/ops/gemm_configs.h"
 #include "autotune/ops/rowwise.h"
 #include "autotune/vendor/cublaslt.h"
 #include "bench/call_fixtures.h"
@@ -77,6 +81,7 @@ struct Driver {
   int (*launch)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*,
                 void**, void**) = nullptr;
   int (*query)(void*) = nullptr;
+  int (*set_attr)(void*, int, int) = nullptr;  // cuFuncSetAttribute
   // cuLaunchKernel as ktune's backend resolves it (cuGetProcAddress_v2); null when unavailable.
   int (*launch_gpa)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                     void*, void**, void**) = nullptr;
@@ -155,7 +160,8 @@ Status setup(Bench& B) {
   B.drv.get = reinterpret_cast<decltype(B.drv.get)>(::dlsym(lib, "cuModuleGetFunction"));
   B.drv.launch = reinterpret_cast<decltype(B.drv.launch)>(::dlsym(lib, "cuLaunchKernel"));
   B.drv.query = reinterpret_cast<decltype(B.drv.query)>(::dlsym(lib, "cuEventQuery"));
-  if (!B.drv.load || !B.drv.get || !B.drv.launch || !B.drv.query)
+  B.drv.set_attr = reinterpret_cast<decltype(B.drv.set_attr)>(::dlsym(lib, "cuFuncSetAttribute"));
+  if (!B.drv.load || !B.drv.get || !B.drv.launch || !B.drv.query || !B.drv.set_attr)
     return Status::Unavailable("driver symbols missing");
   resolveLikeKtune(lib, B.drv);
   CompileRequest r;
@@ -173,6 +179,24 @@ Status setup(Bench& B) {
   KTUNE_ASSIGN_OR_RETURN(B.gate, B.be->createEvent());
   return Status::Ok();
 }
+
+// The GEMM kernels' parameter block (autotune/ops/gemm.cc addRunHooks), as cuLaunchKernel takes it.
+struct GemmArgs {
+  DevicePtr ptr[6] = {};
+  int32_t mnk[3] = {2048, 2048, 2048};
+  int64_t ld[3] = {2048, 2048, 2048};
+  float ab[2] = {1, 0};
+  TensorMap maps[3];
+  int32_t c_tma = 1;
+  void* args[18];
+  void bind() {
+    for (int i = 0; i < 6; ++i) args[i] = &ptr[i];
+    for (int i = 0; i < 3; ++i) args[6 + i] = &mnk[i], args[9 + i] = &ld[i], args[14 + i] = &maps[i];
+    args[12] = &ab[0];
+    args[13] = &ab[1];
+    args[17] = &c_tma;
+  }
+};
 
 struct Variant {
   std::string name;
@@ -264,23 +288,9 @@ Status addLaunchVariants(Bench& B, std::vector<Variant>& v) {
   } else {
     std::fprintf(stderr, "C API variants skipped: %s\n", data->skip.c_str());
   }
-  // The GEMM kernels' parameter block, launched raw.
-  struct GemmArgs {
-    DevicePtr ptr[6] = {};
-    int32_t mnk[3] = {2048, 2048, 2048};
-    int64_t ld[3] = {2048, 2048, 2048};
-    float ab[2] = {1, 0};
-    TensorMap maps[3];
-    int32_t c_tma = 1;
-    void* args[18];
-  };
   auto ga = std::make_shared<GemmArgs>();
-  for (int i = 0; i < 6; ++i) ga->ptr[i] = buf, ga->args[i] = &ga->ptr[i];
-  for (int i = 0; i < 3; ++i) ga->args[6 + i] = &ga->mnk[i], ga->args[9 + i] = &ga->ld[i];
-  ga->args[12] = &ga->ab[0];
-  ga->args[13] = &ga->ab[1];
-  for (int i = 0; i < 3; ++i) ga->args[14 + i] = &ga->maps[i];
-  ga->args[17] = &ga->c_tma;
+  for (int i = 0; i < 6; ++i) ga->ptr[i] = buf;
+  ga->bind();
   v.push_back({"raw_gemm_args", [&B, ga](int) {
                  return ok(B.drv.launch(B.gemm_args, 1, 1, 1, 128, 1, 1, 0, nullptr, ga->args, nullptr),
                            "cuLaunchKernel");
@@ -306,31 +316,93 @@ Expected<std::vector<GemmCall>> gemmCalls(Bench& B) {
   return calls;
 }
 
-// A GEMM op of its own tuner (kinds, vendor algorithms), tuned on every set; "" when unavailable.
-void addGemmOp(Bench& B, std::vector<Variant>& v, const std::string& name,
-               std::vector<gemm::KernelKind> kinds, int vendor_algos,
-               const std::vector<GemmCall>& calls) {
+std::shared_ptr<GemmOp> noOp(const std::string& name, const Status& s) {
+  std::fprintf(stderr, "%s: %s\n", name.c_str(), s.toString().c_str());
+  return nullptr;
+}
+
+// A GEMM op of its own tuner (kinds, vendor algorithms), tuned on every set; null when unavailable.
+std::shared_ptr<GemmOp> addGemmOp(Bench& B, std::vector<Variant>& v, const std::string& name,
+                                  std::vector<gemm::KernelKind> kinds, int vendor_algos,
+                                  const std::vector<GemmCall>& calls) {
   auto tuner = tunerFor(B, name, vendor_algos);
-  if (!tuner.ok()) return (void)std::fprintf(stderr, "%s: %s\n", name.c_str(), tuner.status().toString().c_str());
+  if (!tuner.ok()) return noOp(name, tuner.status());
   GemmOp::OpOptions oo;
   oo.kinds = std::move(kinds);
   auto op = GemmOp::create(*tuner, oo);
-  if (!op.ok()) return (void)std::fprintf(stderr, "%s: %s\n", name.c_str(), op.status().toString().c_str());
+  if (!op.ok()) return noOp(name, op.status());
   std::shared_ptr<GemmOp> sop(std::move(op).value());
   for (const auto& c : calls) {
     Status s = (*sop)(c);
-    if (!s.ok()) return (void)std::fprintf(stderr, "%s: %s\n", name.c_str(), s.toString().c_str());
+    if (!s.ok()) return noOp(name, s);
   }
   (void)B.be->synchronize();
   auto sel = sop->lookup(calls[0]);
   const std::string note = sel.ok() ? sel->source + " " + sel->config.substr(0, 60) : "?";
   v.push_back({name, [sop, calls](int i) { return (*sop)(calls[size_t(i) % calls.size()]); }, note});
+  return sop;
+}
+
+// The GEMM op's winner for calls[0] launched raw: its own code object (compiled by GemmRunner from
+// the winner's config), grid, block, dynamic shared memory and parameter block, with the tensor
+// maps of every buffer set encoded once, outside the timed region: what the op's call costs
+// beyond this is ktune's own work. TMA winners only (the parameter block below is theirs).
+Status addRawWinner(Bench& B, std::vector<Variant>& v, GemmOp& op, const std::vector<GemmCall>& calls) {
+  KTUNE_ASSIGN_OR_RETURN(Selection sel, op.lookup(calls[0]));
+  KTUNE_ASSIGN_OR_RETURN(Config c, Config::parse(sel.config));
+  auto kind = gemm_ops::kindOf(c);
+  if (sel.source != "jit" || !kind.ok() || *kind != gemm::KernelKind::kTma)
+    return Status::Unsupported("winner is not a TMA kernel: " + sel.source + " " + sel.config);
+  const Config knobs = gemm_ops::knobsOf(c);
+  const gemm::GemmShape s = withAlignment(calls[0].shape, calls[0].buf);
+  auto runner = std::make_shared<GemmRunner>(*B.be, *B.cc, B.dev);
+  KTUNE_ASSIGN_OR_RETURN(const CodeObject* co, runner->compile(gemm::KernelKind::kTma, knobs, s));
+  KTUNE_ASSIGN_OR_RETURN(gemm::LaunchPlan plan, gemm::launchPlan(gemm::KernelKind::kTma, knobs, s, B.dev));
+  void* mod = nullptr;
+  void* fn = nullptr;
+  if (B.drv.load(&mod, co->binary.data()) != 0 ||
+      B.drv.get(&fn, mod, gemm::entryName(gemm::KernelKind::kTma)) != 0 ||
+      (plan.shared_bytes > 48 * 1024 && B.drv.set_attr(fn, 8, int(plan.shared_bytes)) != 0))
+    return Status::LaunchError("loading the winner's code object raw failed");
+  const auto scratch = gemm::tmaSplitScratch(c, std::max(1, B.dev.multiprocessors));
+  const int64_t ws_bytes = std::max({plan.workspace_bytes, scratch.workspace_bytes, s.m * s.n * 4});
+  const int64_t counters = std::max({plan.counters, scratch.counters, int64_t(1) << 16});
+  KTUNE_ASSIGN_OR_RETURN(DevicePtr ws, B.be->alloc(size_t(ws_bytes)));
+  KTUNE_ASSIGN_OR_RETURN(DevicePtr cnt, B.be->alloc(size_t(counters) * 4));
+  KTUNE_RETURN_IF_ERROR(B.be->memset8(ws, 0, size_t(ws_bytes)));
+  KTUNE_RETURN_IF_ERROR(B.be->memset32(cnt, 0, size_t(counters)));
+  auto sets = std::make_shared<std::vector<GemmArgs>>(calls.size());
+  for (size_t i = 0; i < calls.size(); ++i) {
+    GemmArgs& g = (*sets)[i];
+    const GemmBuffers& u = calls[i].buf;
+    g.ptr[0] = u.a, g.ptr[1] = u.b, g.ptr[2] = u.c, g.ptr[3] = u.bias, g.ptr[4] = ws, g.ptr[5] = cnt;
+    g.mnk[0] = int32_t(s.m), g.mnk[1] = int32_t(s.n), g.mnk[2] = int32_t(s.k);
+    g.ld[0] = s.lda, g.ld[1] = s.ldb, g.ld[2] = s.ldc;
+    g.ab[0] = s.alpha, g.ab[1] = s.beta;
+    const gemm::TmaDescriptors d = gemm::tmaDescriptors(s, u.a, u.b, u.c);
+    KTUNE_ASSIGN_OR_RETURN(g.maps[0], B.be->encodeTensorMap2D(d.a));
+    KTUNE_ASSIGN_OR_RETURN(g.maps[1], B.be->encodeTensorMap2D(d.b));
+    auto mc = B.be->encodeTensorMap2D(d.c);
+    g.c_tma = mc.ok() && s.c != gemm::ElemType::kF32 ? 1 : 0;
+    if (g.c_tma) g.maps[2] = *mc;
+    g.bind();
+  }
+  v.push_back({"raw_gemm_winner", [&B, fn, plan, sets](int i) {
+                 GemmArgs& g = (*sets)[size_t(i) % sets->size()];
+                 return ok(B.drv.launch(fn, plan.grid.x, plan.grid.y, plan.grid.z, plan.block.x,
+                                        plan.block.y, plan.block.z, unsigned(plan.shared_bytes),
+                                        nullptr, g.args, nullptr), "cuLaunchKernel");
+               }, "cuLaunchKernel of the TMA winner itself, params prepared per buffer set"});
+  return Status::Ok();
 }
 
 void addGemmVariants(Bench& B, std::vector<Variant>& v) {
   auto calls = gemmCalls(B);
   if (!calls.ok()) return (void)std::fprintf(stderr, "GEMM buffers: %s\n", calls.status().toString().c_str());
-  addGemmOp(B, v, "gemm_tma", {gemm::KernelKind::kTma}, 0, *calls);
+  if (auto tma = addGemmOp(B, v, "gemm_tma", {gemm::KernelKind::kTma}, 0, *calls)) {
+    if (Status s = addRawWinner(B, v, *tma, *calls); !s.ok())
+      std::fprintf(stderr, "raw_gemm_winner: %s\n", s.toString().c_str());
+  }
   auto lt = cublaslt::CublasLt::open();
   auto lp = toLtProblem((*calls)[0].shape);
   auto ws = B.be->alloc(cublaslt::kWorkspaceBytes);
@@ -426,8 +498,8 @@ void report(const std::vector<Variant>& v, const std::vector<std::vector<double>
                 iv.lo, iv.hi, r.median, r.lo, r.hi, v[i].note.c_str());
   }
   // GEMM op minus the raw launch of its winner's kind, per round (ns).
-  for (auto [op, base] : {std::pair<const char*, const char*>{"gemm_tma", "raw_gemm_args"},
-                          {"gemm_lt", "lt_run"}}) {
+  for (auto [op, base] : {std::pair<const char*, const char*>{"gemm_tma", "raw_gemm_winner"},
+                          {"gemm_tma", "raw_gemm_args"}, {"gemm_lt", "lt_run"}}) {
     const int a = indexOf(v, op), b = indexOf(v, base);
     if (a < 0 || b < 0) continue;
     std::vector<double> d;
