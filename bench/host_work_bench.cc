@@ -140,7 +140,8 @@ Status setup(World& w) {
   w.tuner = std::shared_ptr<Tuner>(std::move(t));
   KTUNE_ASSIGN_OR_RETURN(w.noop, w.tuner->add(bench::noopFamily("bench_noop")));
   KTUNE_ASSIGN_OR_RETURN(w.noop_fn, simFunction(*w.sim, *cc, "ktune_bench_noop"));
-  KTUNE_ASSIGN_OR_RETURN(w.gemm_fn, simFunction(*w.sim, *cc, gemm::entryName(gemm::KernelKind::kTma)));
+  KTUNE_ASSIGN_OR_RETURN(w.gemm_fn,
+                         simFunction(*w.sim, *cc, gemm::entryName(gemm::KernelKind::kTma)));
   KTUNE_RETURN_IF_ERROR(setupGemm(w));
   return setupRowwise(w);
 }
@@ -154,8 +155,8 @@ World& world() {
   return *w;
 }
 
-#define NEED_WORLD(state)                              \
-  World& w = world();                                  \
+#define NEED_WORLD(state) \
+  World& w = world();     \
   if (!w.error.empty()) return state.SkipWithError(w.error.c_str())
 
 void check(benchmark::State& state, const Status& s) {
