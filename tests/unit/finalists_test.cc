@@ -233,18 +233,6 @@ TEST(Finalists, VendorCandidatesAreTimedAfterEveryCompile) {
   EXPECT_EQ((*t)->isolationStats().starts, 0);  // one process: JIT candidates were timed here too
 }
 
-TEST(Finalists, MarginFromTheEnvironment) {
-  ::setenv("KTUNE_FINALIST_MARGIN", "0.02", 1);
-  auto o = Options::fromEnv();
-  EXPECT_TRUE(o.ok());
-  if (o.ok()) {
-    EXPECT_EQ(o->finalist_margin, 0.02);
-  }
-  ::setenv("KTUNE_FINALIST_MARGIN", "0.7", 1);
-  EXPECT_FALSE(Options::fromEnv().ok());
-  ::unsetenv("KTUNE_FINALIST_MARGIN");
-}
-
 // Tunes a fast BLOCK=256,VEC=2 (0.02 ms) against the family's default_config BLOCK=128,VEC=1
 // (0.05 ms), on exact timings.
 Expected<TuneReport> tuneFastVsDefault(Env& env) {
