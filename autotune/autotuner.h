@@ -90,11 +90,9 @@ struct EngineOptions {
   // options.warmup_ms / options.rep_ms: Tuner::create rejects a `bench` whose warmup_ms/rep_ms
   // differ from BenchOptions' defaults instead of silently replacing them.
   BenchOptions bench;
-  // Finalists (autotune/finalists.h; how many with options.finalists): interleaved rounds, and
-  // the margin by which a candidate's 95% interval must clear the default (0: the interval
-  // excluding "as fast as the default" is enough).
+  // Finalists (autotune/finalists.h; how many with options.finalists, the minimum gain with
+  // options.finalist_margin): interleaved rounds.
   int finalist_rounds = 6;
-  double finalist_margin = 0;
   // Results shared with other processes and machines (autotune/shared_tuning.h; made by
   // remote::makeSharedTuning from options.remote_cache). Null: this process's cache only.
   std::shared_ptr<SharedTuning> shared;

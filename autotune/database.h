@@ -87,7 +87,7 @@ struct Validator {
 // How the winner compares with the family's default (autotune/finalists.h): the finalists and the
 // default re-timed interleaved in one process after compiling, paired per round. The winner is
 // not the default only when `ratio_hi` (the upper end of the 95% interval of winner/default
-// time) is below 1 - margin.
+// time) is below 1 and `ratio` is below 1 - margin.
 struct DefaultComparison {
   std::string baseline;                  // the default's config or vendor id ("" = none measured)
   std::string baseline_source = "jit";  // "jit" or the vendor source ("cublaslt")
@@ -95,8 +95,9 @@ struct DefaultComparison {
   int finalists = 0;  // candidates re-timed, the default included
   double baseline_ms = 0, winner_ms = 0;  // medians of the per-round medians
   double ratio = 1, ratio_lo = 1, ratio_hi = 1;  // winner / default time: estimate, 95% interval
-  double margin = 0;  // the margin the interval had to clear
-  // "faster than the default", "default kept: within noise", "default is fastest",
+  double margin = 0;  // the minimum gain the ratio had to show (options.finalist_margin)
+  // "faster than the default", "default kept: within noise", "default kept: gain below the
+  // margin", "default is fastest",
   // "no default measured".
   std::string decision;
 };

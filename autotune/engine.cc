@@ -128,6 +128,10 @@ Expected<std::unique_ptr<Selected>> TunerEngine::selectConfig(FamilyState& fs, c
   sel->source = "jit";
   KTUNE_ASSIGN_OR_RETURN(sel->config, Config::parse(config_str));
   if (origin != "default") KTUNE_RETURN_IF_ERROR(checkOwnConfig(fs.f, sel->config, origin));
+  if (fs.f.launch_per_key) {
+    sel->dims = fs.f.launch(sel->config, p, device);
+    sel->dims_cached = true;
+  }
   if (bin && !bin->co.binary.empty()) {
     // The tuning run's own binary: loaded already when it was benchmarked here, never read back
     // from the store.
@@ -173,7 +177,7 @@ Selected* TunerEngine::publish(FamilyState& fs, const KeyBuilder& kb, std::uniqu
 Status TunerEngine::launchSelected(FamilyState& fs, const Selected& sel, const void* p,
                                    StreamHandle s) {
   if (sel.vendor) return fs.f.vendor_launch(sel.config_str, p, s);
-  LaunchDims d = fs.f.launch(sel.config, p, device);
+  const LaunchDims d = sel.dims_cached ? sel.dims : fs.f.launch(sel.config, p, device);
   if (fs.f.before_launch) KTUNE_RETURN_IF_ERROR(fs.f.before_launch(sel.config, p, s));
   thread_local KernelArgs args;  // reused: no allocation once warm
   args.clear();

@@ -36,6 +36,9 @@ struct Selected {
   std::string source = "jit";  // "jit" or a vendor source
   bool vendor = false;
   FunctionHandle fn;
+  // The launch dims, computed once at selection for a family with launch_per_key.
+  LaunchDims dims;
+  bool dims_cached = false;
   std::string origin;  // "memory" (tuned here), "database", "pinned", "default"
   TimingStats stats;
 };

@@ -70,6 +70,10 @@ struct KernelFamily {
   std::vector<std::string> compile_options;
   std::function<void(const P&, KeyBuilder&)> key;
   std::function<LaunchDims(const Config&, const P&, const DeviceInfo&)> launch;
+  // Set when `launch` depends only on the config and on what `key` reads from the problem (no
+  // bucketing between them): the engine then computes the launch dims once, when a key's config
+  // is selected, instead of on every call of the hot path.
+  bool launch_per_key = false;
   std::function<void(const P&, KernelArgs&)> args;
   // Optional, runs before EVERY launch of a config, hot path included (e.g. zero a split-K
   // accumulator). Timed as part of the candidate.
@@ -120,6 +124,7 @@ struct ErasedFamily {
   std::vector<std::string> compile_options;
   std::function<void(const void*, KeyBuilder&)> key;
   std::function<LaunchDims(const Config&, const void*, const DeviceInfo&)> launch;
+  bool launch_per_key = false;
   std::function<void(const void*, KernelArgs&)> args;
   std::function<Status(const Config&, const void*, StreamHandle)> before_launch;
   std::function<Status(const void*, StreamHandle)> pre_run;
@@ -196,6 +201,7 @@ ErasedFamily erase(KernelFamily<P>&& f) {
       return g(*static_cast<const P*>(p));
     };
   e.no_verify = f.no_verify;
+  e.launch_per_key = f.launch_per_key;
   e.prune = std::move(f.prune);
   if (f.vendor_candidates)
     e.vendor_candidates = [g = std::move(f.vendor_candidates)](const void* p) {

@@ -103,11 +103,13 @@ int decideFinalists(const std::vector<std::vector<double>>& times, int baseline,
   int winner = baseline;
   if (challenger < 0 || best_p.ratio >= 1) {
     c.decision = "default is fastest";
-  } else if (best_p.hi < 1 - margin) {
+  } else if (best_p.hi >= 1) {
+    c.decision = "default kept: within noise";
+  } else if (best_p.ratio >= 1 - margin) {
+    c.decision = "default kept: gain below the margin";
+  } else {
     c.decision = "faster than the default";
     winner = challenger;
-  } else {
-    c.decision = "default kept: within noise";
   }
   if (challenger >= 0) {
     c.ratio = best_p.ratio;
@@ -279,7 +281,7 @@ int runFinalists(FinalistRun& fr, DefaultComparison* cmp) {
   if (fin.size() < 2) {
     if (fr.cands[fin[0]].live) return static_cast<int>(fin[0]);
   } else {
-    w = decideFinalists(times, base >= 0 ? 0 : -1, fr.e.opts.finalist_margin, cmp);
+    w = decideFinalists(times, base >= 0 ? 0 : -1, fr.e.opts.options.finalist_margin, cmp);
     if (base >= 0) {
       cmp->baseline = fr.cands[base].r.config;
       cmp->baseline_source = fr.cands[base].r.source;

@@ -3,8 +3,10 @@
 // on the same buffers (round r times them in order, round r+1 in reverse order, so each goes
 // first as often as last), with the output verified again after the last round's second and last
 // timed runs. A candidate replaces the default only when the 95% interval of its paired
-// time ratio to the default (per round, same conditions) lies below 1 - margin: a tuned key
-// never records a winner that the measurements cannot tell apart from the default.
+// time ratio to the default (per round, same conditions) lies below 1 and the ratio itself is
+// below 1 - margin (options.finalist_margin, 1% by default): a tuned key never records a winner
+// that the measurements cannot tell apart from the default, nor one whose gain is below the
+// margin (such near-ties would otherwise flip between runs).
 //
 // The default is the family's vendor default (a VendorCandidate with is_default, e.g. cuBLASLt's
 // heuristic #0) when it passed, else the family's default_config when it was a candidate and
@@ -51,7 +53,7 @@ struct FinalistRun {
   bool isolated;  // candidates of this key were benchmarked in the worker: re-time them there
 };
 
-// Runs the stage (engine options: options.finalists, finalist_rounds, finalist_margin) and
+// Runs the stage (engine options: options.finalists, options.finalist_margin, finalist_rounds) and
 // returns the winner's index into cands (-1: none passed), filling *cmp. A finalist that fails
 // the re-timing or the re-verification is marked failed in cands. With finalists == 0 it is the
 // plain fastest (chooseWinner) and *cmp stays empty.

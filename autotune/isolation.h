@@ -63,12 +63,11 @@ struct IsolationOptions {
   // itself, sets it. A worker that stops working after it returned results is never replaced by
   // in-process runs (the remaining candidates fail with kUnavailable): they may be what broke it.
   bool fallback_in_process = false;
-  // Vendor-library candidates (cuBLASLt / hipBLASLt algorithms from the library's own heuristic)
-  // are benchmarked in the tuner's process while the worker starts, instead of in the worker:
-  // they are the vendor's tested code, not generated kernels, and running them here hides the
-  // worker's start-up (process, device context, library handle: ~0.5 s on the H100) behind
-  // useful work. false: every candidate goes through the worker.
-  bool vendor_in_process = true;
+  // Vendor-library candidates (cuBLASLt / hipBLASLt algorithms) are benchmarked in the tuner's
+  // process instead of the worker (true), or through the worker like every JIT candidate (false,
+  // the default): the vendor default and the JIT candidates it is compared with are then timed
+  // in one process, on the same buffers, after every compile has finished.
+  bool vendor_in_process = false;
 };
 
 // What the tuner has seen of its worker (tests, CLI summaries).

@@ -7,7 +7,8 @@
 //   select     the search strategy picks configs; vendor candidates are added
 //   launch     launch dims and the thread-count check, before compiling
 //   compile    on the compile pool; with options.pipeline candidates go on to the next stages
-//              as they come out of the compilers (vendor candidates first)
+//              as they come out of the compilers (vendor candidates once every compile has
+//              finished, where the JIT candidates run: same process, no compile load)
 //   admit      resource checks from the compiler's report, dedup of identical binaries, static
 //              pruning (never pruning every candidate)
 //   bench      verify and time, in the isolation worker or in this process; every finished

@@ -138,14 +138,15 @@ Status TuningRun::bench(std::vector<size_t> batch) {
   if (batch.empty()) return Status::Ok();
   const bool compiling = pool_ && !pool_->finished();
   const auto t0 = Clock::now();
-  // Vendor-library candidates first: they are usually close to the best, so early rejection
-  // has a strong bar from the start and slow JIT configs stop after a few runs.
+  // Vendor-library candidates first within a batch (without the pipeline, the one batch): they
+  // are usually close to the best, so early rejection has a strong bar and slow JIT configs stop
+  // after a few runs.
   std::stable_partition(batch.begin(), batch.end(),
                         [&](size_t i) { return !cands_[i].vendor_source.empty(); });
   std::vector<size_t> iso_batch;
   for (size_t i : batch) {
-    // Trusted library code runs here while the worker starts (IsolationOptions); with several
-    // devices it is spread with the rest instead (their workers are started at once).
+    // IsolationOptions::vendor_in_process (off by default): trusted library code runs here; with
+    // several devices it is spread with the rest instead (their workers are started at once).
     if (!iso_off_ && e_.opts.isolation.vendor_in_process && !e_.devices &&
         !cands_[i].vendor_source.empty()) {
       benchInProcess(i);
@@ -204,15 +205,17 @@ Status TuningRun::compileAndBench() {
                      cands_[to_compile_[j]].r.config});
       });
   pool_ = &pool;
-  std::vector<size_t> first;  // the vendor candidates (and, without the pipeline, everything)
+  // The vendor candidates (and, without the pipeline, everything). They are timed after every
+  // compile has finished, where the JIT candidates are timed (the worker under isolation): a
+  // vendor candidate timed while compile threads compete for the CPU, or in the other process,
+  // would be measured under other conditions than the JIT candidates it is compared with.
+  std::vector<size_t> first;
   for (size_t i = 0; i < cands_.size(); ++i) {
     if (!cands_[i].vendor_source.empty() && cands_[i].live) first.push_back(i);
   }
   Status st;
   if (pipeline) {
     pool.start();
-    st = bench(std::move(first));
-    first.clear();
   } else {
     // Every compile ends before any check: the loop below then takes all candidates at once,
     // in candidate order (dedup keeps the first of identical binaries).
@@ -238,7 +241,7 @@ Status TuningRun::compileAndBench() {
       ++rep_.compiled;
     }
   }
-  if (!pipeline) KTUNE_RETURN_IF_ERROR(bench(std::move(first)));
+  KTUNE_RETURN_IF_ERROR(bench(std::move(first)));  // pipeline: the vendor candidates, compiles done
   return settleSetAside();
 }
 

@@ -118,6 +118,12 @@ Expected<TunerOptions> TunerOptions::fromEnv() {
     KTUNE_RETURN_IF_ERROR(parseInt("KTUNE_FINALISTS", v, &o.finalists));
     if (o.finalists < 0) return Status::InvalidArgument("KTUNE_FINALISTS must be >= 0");
   }
+  if (const char* v = env("KTUNE_FINALIST_MARGIN")) {
+    KTUNE_RETURN_IF_ERROR(parseDouble("KTUNE_FINALIST_MARGIN", v, &o.finalist_margin));
+    if (!(o.finalist_margin >= 0 && o.finalist_margin < 0.5))
+      return Status::InvalidArgument(std::string("KTUNE_FINALIST_MARGIN='") + v +
+                                     "' must be in [0, 0.5)");
+  }
   if (const char* v = env("KTUNE_BACKEND")) {
     std::string b = v;
     if (b != "auto" && b != "cuda" && b != "hip" && b != "sim")

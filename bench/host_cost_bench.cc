@@ -3,25 +3,37 @@
 // device time) is launched and an event recorded behind it; the batch (--batch calls, below the
 // launch queue's depth) is enqueued behind the spin, so no call waits for the device; after the
 // batch the event is queried: a batch the GPU caught up with is counted ("gpu_caught_up") and
-// left out. Variants are timed in interleaved rounds (each first in turn), --rounds rounds:
-//   raw          cuLaunchKernel of the noop kernel (2 arguments), straight from libcuda
-//   backend      Backend::launch of the same kernel
+// left out of both sides of every per-round ratio. Variants are timed in --rounds rounds, each
+// round in a freshly shuffled order (seeded), so no variant always follows the same one; every
+// variant gets --warmup batches first. Like with like: every raw and Backend variant launches the
+// same kernel of the same module with argument blocks prepared once, outside the timed region.
+//   raw          cuLaunchKernel of the noop kernel (2 arguments), dlsym'ed from libcuda
+//   raw_aa       the same again (an A/A control: its ratio to raw is the measurement's own bias)
+//   raw_gpa      the same through the entry point ktune resolves (cuGetProcAddress_v2, legacy
+//                stream, the ABI version ktune asks for)
+//   backend      Backend::launch of the same kernel, arguments packed once
+//   backend_pack Backend::launch, arguments packed per call into a reused KernelArgs (what the
+//                registration API's call does before its launch)
 //   registration the tuned noop family through the registration API (KernelFamily<Noop>)
 //   cxx_data     the same kernel registered from data, through the public C++ handle
 //   c_api        the same through the C API (ktune_family_call)
 //   raw_gemm_args  cuLaunchKernel of a noop kernel with the GEMM kernels' parameter block
 //                (6 pointers, 3 int, 3 int64, 2 float, 3 tensor maps, 1 int: what a GEMM
-//                winner's launch passes), the raw launch of a JIT GEMM winner
+//                winner's launch passes), on one block: the old, looser raw peer of gemm_tma
+//   raw_gemm_winner  cuLaunchKernel of gemm_tma's own winner (its code object, grid, block, shared
+//                memory; its parameter block with the tensor maps of each buffer set prepared
+//                once), rotating like gemm_tma: the raw launch the op's target is measured against
 //   gemm_tma     the GEMM op (tuned; TMA kernels only, no vendor candidates), A/B/C rotating
 //                over 4 buffer sets so the pointers change every call
 //   lt_run       CublasLt::run of cuBLASLt's heuristic #0 (descriptors cached), rotating
 //   gemm_lt      the GEMM op (tuned; mma.sync and cuBLASLt candidates), rotating
 //   rmsnorm / silu_mul  the tuned row-wise ops (bf16 4096 x 4096 / 4096 x 2 x 4096)
-// Output: RESULT hostcost <variant> <median_ns> <lo> <hi> <n>, RATIO lines (variant / raw, and
-// GEMM op minus its raw launch as "DIFF"), CLOCKS, and a table. Needs an NVIDIA GPU (skips,
-// exit 0, otherwise).
+// Output: RESULT hostcost <variant> <median_ns> <lo> <hi> <n>, RATIO lines (variant / raw), DIFF
+// lines (GEMM op minus its raw launch, per round; target <= 2000 ns against raw_gemm_winner),
+// CLOCKS, and a table. Needs an NVIDIA GPU (skips, exit 0, otherwise). The GEMM variants are in
+// bench/host_cost_gemm.h, the shared state in bench/host_cost.h.
 //
-//   host_cost_bench [--rounds=N] [--batch=N] [--spin-us=N] [--no-gemm]
+//   host_cost_bench [--rounds=N] [--batch=N] [--spin-us=N] [--warmup=N] [--no-gemm]
 #include <dlfcn.h>
 #include <time.h>
 
@@ -31,20 +43,20 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "autotune/ops/buffers.h"
 #include "autotune/ops/fair_timing.h"
-#include "autotune/ops/gemm.h"
 #include "autotune/ops/rowwise.h"
-#include "autotune/vendor/cublaslt.h"
 #include "bench/call_fixtures.h"
+#include "bench/host_cost.h"
+#include "bench/host_cost_gemm.h"
 #include "compiler/compiler.h"
 #include "runtime/backend.h"
 
-namespace ktune {
-namespace {
+namespace ktune::hostcost {
 
 const char* kRawSource = R"(
 struct __align__(64) Map { unsigned long long o[16]; };
@@ -61,28 +73,6 @@ extern "C" __global__ void ktune_noop_gemm_args(const void* a, const void* b, vo
   if (m < 0 && c_tma == 7) ((float*)c)[0] = alpha + ma.o[0] + mb.o[0] + mc.o[0];
 }
 )";
-
-struct Driver {
-  int (*load)(void**, const void*) = nullptr;
-  int (*get)(void**, void*, const char*) = nullptr;
-  int (*launch)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*,
-                void**, void**) = nullptr;
-  int (*query)(void*) = nullptr;
-};
-
-struct Bench {
-  std::shared_ptr<Backend> be;
-  std::unique_ptr<Compiler> cc;
-  DeviceInfo dev;
-  Driver drv;
-  void* spin = nullptr;
-  void* noop2 = nullptr;
-  void* gemm_args = nullptr;
-  EventHandle gate;
-  int batch = 32;
-  long long spin_ns = 2000000;
-  int caught_up = 0;
-};
 
 double threadCpuNs() {
   timespec ts;
@@ -113,6 +103,22 @@ double gatedBatch(Bench& B, const std::function<Status(int)>& call, int* counter
   return (t1 - t0) / B.batch;
 }
 
+// cuLaunchKernel through cuGetProcAddress_v2 with the flags and ABI version ktune's driver loader
+// uses (runtime/cuda/cuda_driver.cc), so a gap between raw and Backend::launch that is only the
+// entry point shows up as raw_gpa / raw.
+void resolveLikeKtune(void* lib, Driver& drv) {
+  using GetProcV2 = int (*)(const char*, void**, int, unsigned long long, int*);
+  auto gp = reinterpret_cast<GetProcV2>(::dlsym(lib, "cuGetProcAddress_v2"));
+  auto ver = reinterpret_cast<int (*)(int*)>(::dlsym(lib, "cuDriverGetVersion"));
+  int v = 0;
+  if (!gp || !ver || ver(&v) != 0) return;
+  const int want = v > 0 && v < 13000 ? v : 13000;  // cuda_driver.h: kHeaderCudaVersion
+  void* fn = nullptr;
+  int query = 0;
+  if (gp("cuLaunchKernel", &fn, want, 1 /* legacy stream */, &query) == 0 && query == 0 && fn)
+    drv.launch_gpa = reinterpret_cast<decltype(drv.launch_gpa)>(fn);
+}
+
 Status setup(Bench& B) {
   KTUNE_ASSIGN_OR_RETURN(auto be, openCudaBackend());
   B.be = std::move(be);
@@ -126,14 +132,17 @@ Status setup(Bench& B) {
   B.drv.get = reinterpret_cast<decltype(B.drv.get)>(::dlsym(lib, "cuModuleGetFunction"));
   B.drv.launch = reinterpret_cast<decltype(B.drv.launch)>(::dlsym(lib, "cuLaunchKernel"));
   B.drv.query = reinterpret_cast<decltype(B.drv.query)>(::dlsym(lib, "cuEventQuery"));
-  if (!B.drv.load || !B.drv.get || !B.drv.launch || !B.drv.query)
+  B.drv.set_attr = reinterpret_cast<decltype(B.drv.set_attr)>(::dlsym(lib, "cuFuncSetAttribute"));
+  if (!B.drv.load || !B.drv.get || !B.drv.launch || !B.drv.query || !B.drv.set_attr)
     return Status::Unavailable("driver symbols missing");
+  resolveLikeKtune(lib, B.drv);
   CompileRequest r;
   r.source = kRawSource;
   r.source_name = "host_cost.cu";
   r.entry = "ktune_spin";
   r.arch = B.dev.arch;
   KTUNE_ASSIGN_OR_RETURN(CodeObject co, B.cc->compile(r));
+  B.image = co.binary;
   void* mod = nullptr;
   if (B.drv.load(&mod, co.binary.data()) != 0 || B.drv.get(&B.spin, mod, "ktune_spin") != 0 ||
       B.drv.get(&B.noop2, mod, "ktune_noop2") != 0 ||
@@ -143,33 +152,9 @@ Status setup(Bench& B) {
   return Status::Ok();
 }
 
-struct Variant {
-  std::string name;
-  std::function<Status(int)> call;
-  std::string note;
-};
-
-// A Tuner of its own (cache dir under /tmp) for one op.
-Expected<std::shared_ptr<Tuner>> tunerFor(Bench& B, const std::string& tag, int vendor_algos) {
-  std::string tmpl = "/tmp/ktune-hostcost-" + tag + "-XXXXXX";
-  std::vector<char> buf(tmpl.begin(), tmpl.end());
-  buf.push_back(0);
-  if (!::mkdtemp(buf.data())) return Status::Internal("mkdtemp failed");
-  EngineOptions o;
-  o.options.cache_dir = buf.data();
-  o.options.isolate = false;
-  o.options.vendor_algos = vendor_algos;
-  KTUNE_ASSIGN_OR_RETURN(auto t, Tuner::create(B.be, o));
-  return std::shared_ptr<Tuner>(std::move(t));
-}
-
-Status ok(int driver_status, const char* what) {
-  return driver_status == 0 ? Status::Ok() : Status::LaunchError(std::string(what) + " failed");
-}
-
-// raw, backend, registration, cxx_data, c_api, raw_gemm_args.
-Status addLaunchVariants(Bench& B, std::vector<Variant>& v) {
-  KTUNE_ASSIGN_OR_RETURN(DevicePtr buf, B.be->alloc(4096));
+// raw, raw_aa, raw_gpa, backend, backend_pack: the same kernel of the same code object, the same
+// grid, block and argument values.
+Status addRawVariants(Bench& B, std::vector<Variant>& v, DevicePtr buf) {
   struct Raw {
     DevicePtr p = 0;
     long long n = 1000;
@@ -179,23 +164,37 @@ Status addLaunchVariants(Bench& B, std::vector<Variant>& v) {
   rn->p = buf;
   rn->args[0] = &rn->p;
   rn->args[1] = &rn->n;
-  v.push_back({"raw", [&B, rn](int) {
-                 return ok(B.drv.launch(B.noop2, 1, 1, 1, 64, 1, 1, 0, nullptr, rn->args, nullptr),
-                           "cuLaunchKernel");
-               }, "cuLaunchKernel, 2 args"});
-  CompileRequest r;
-  r.source = kRawSource;
-  r.entry = "ktune_noop2";
-  r.arch = B.dev.arch;
-  KTUNE_ASSIGN_OR_RETURN(CodeObject co, B.cc->compile(r));
-  KTUNE_ASSIGN_OR_RETURN(ModuleHandle m, B.be->loadModule(co.binary));
+  auto raw = [&B, rn](int) {
+    return ok(B.drv.launch(B.noop2, 1, 1, 1, 64, 1, 1, 0, nullptr, rn->args, nullptr), "cuLaunchKernel");
+  };
+  v.push_back({"raw", raw, "cuLaunchKernel, 2 args (dlsym)"});
+  v.push_back({"raw_aa", raw, "the same again (A/A control)"});
+  if (B.drv.launch_gpa) {
+    v.push_back({"raw_gpa", [&B, rn](int) {
+                   return ok(B.drv.launch_gpa(B.noop2, 1, 1, 1, 64, 1, 1, 0, nullptr, rn->args, nullptr),
+                             "cuLaunchKernel");
+                 }, "cuLaunchKernel via cuGetProcAddress_v2 (as ktune)"});
+  }
+  KTUNE_ASSIGN_OR_RETURN(ModuleHandle m, B.be->loadModule(B.image));
   KTUNE_ASSIGN_OR_RETURN(FunctionHandle fn, B.be->getFunction(m, "ktune_noop2"));
+  auto packed = std::make_shared<KernelArgs>();
+  packed->add(buf).add(1000LL);
+  v.push_back({"backend", [&B, fn, packed](int) {
+                 return B.be->launch(fn, {1, 1, 1}, {64, 1, 1}, 0, packed->data());
+               }, "Backend::launch, args packed once"});
   auto ka = std::make_shared<KernelArgs>();
-  v.push_back({"backend", [&B, fn, ka, buf](int) {
+  v.push_back({"backend_pack", [&B, fn, ka, buf](int) {
                  ka->clear();
                  ka->add(buf).add(1000LL);
                  return B.be->launch(fn, {1, 1, 1}, {64, 1, 1}, 0, ka->data());
-               }, "Backend::launch"});
+               }, "Backend::launch, args packed per call"});
+  return Status::Ok();
+}
+
+// raw variants, registration, cxx_data, c_api, raw_gemm_args.
+Status addLaunchVariants(Bench& B, std::vector<Variant>& v) {
+  KTUNE_ASSIGN_OR_RETURN(DevicePtr buf, B.be->alloc(4096));
+  KTUNE_RETURN_IF_ERROR(addRawVariants(B, v, buf));
   KTUNE_ASSIGN_OR_RETURN(auto tuner, tunerFor(B, "noop", 0));
   KTUNE_ASSIGN_OR_RETURN(Family<bench::Noop> fam, tuner->add(bench::noopFamily("bench_noop")));
   v.push_back({"registration", [tuner, fam, buf](int) mutable { return fam(bench::Noop{buf, 1000}); },
@@ -219,90 +218,14 @@ Status addLaunchVariants(Bench& B, std::vector<Variant>& v) {
   } else {
     std::fprintf(stderr, "C API variants skipped: %s\n", data->skip.c_str());
   }
-  // The GEMM kernels' parameter block, launched raw.
-  struct GemmArgs {
-    DevicePtr ptr[6] = {};
-    int32_t mnk[3] = {2048, 2048, 2048};
-    int64_t ld[3] = {2048, 2048, 2048};
-    float ab[2] = {1, 0};
-    TensorMap maps[3];
-    int32_t c_tma = 1;
-    void* args[18];
-  };
   auto ga = std::make_shared<GemmArgs>();
-  for (int i = 0; i < 6; ++i) ga->ptr[i] = buf, ga->args[i] = &ga->ptr[i];
-  for (int i = 0; i < 3; ++i) ga->args[6 + i] = &ga->mnk[i], ga->args[9 + i] = &ga->ld[i];
-  ga->args[12] = &ga->ab[0];
-  ga->args[13] = &ga->ab[1];
-  for (int i = 0; i < 3; ++i) ga->args[14 + i] = &ga->maps[i];
-  ga->args[17] = &ga->c_tma;
+  for (int i = 0; i < 6; ++i) ga->ptr[i] = buf;
+  ga->bind();
   v.push_back({"raw_gemm_args", [&B, ga](int) {
                  return ok(B.drv.launch(B.gemm_args, 1, 1, 1, 128, 1, 1, 0, nullptr, ga->args, nullptr),
                            "cuLaunchKernel");
                }, "cuLaunchKernel, the GEMM kernels' 18 parameters (3 tensor maps)"});
   return Status::Ok();
-}
-
-// Four rotating A/B/C sets of a 2048^3 bf16 NT GEMM.
-Expected<std::vector<GemmCall>> gemmCalls(Bench& B) {
-  const auto s = gemm::denseShape(gemm::Layout::kNT, gemm::ElemType::kBF16, gemm::ElemType::kBF16,
-                                  2048, 2048, 2048);
-  std::vector<GemmCall> calls;
-  for (int i = 0; i < 4; ++i) {
-    GemmCall c;
-    c.shape = s;
-    uint64_t seed = 10 * uint64_t(i);
-    for (DevicePtr* p : {&c.buf.a, &c.buf.b, &c.buf.c}) {
-      KTUNE_ASSIGN_OR_RETURN(*p, B.be->alloc(size_t(2048) * 2048 * 2));
-      KTUNE_RETURN_IF_ERROR(fillRandom(*B.be, *p, DType::kBF16, 2048 * 2048, ++seed));
-    }
-    calls.push_back(c);
-  }
-  return calls;
-}
-
-// A GEMM op of its own tuner (kinds, vendor algorithms), tuned on every set; "" when unavailable.
-void addGemmOp(Bench& B, std::vector<Variant>& v, const std::string& name,
-               std::vector<gemm::KernelKind> kinds, int vendor_algos,
-               const std::vector<GemmCall>& calls) {
-  auto tuner = tunerFor(B, name, vendor_algos);
-  if (!tuner.ok()) return (void)std::fprintf(stderr, "%s: %s\n", name.c_str(), tuner.status().toString().c_str());
-  GemmOp::OpOptions oo;
-  oo.kinds = std::move(kinds);
-  auto op = GemmOp::create(*tuner, oo);
-  if (!op.ok()) return (void)std::fprintf(stderr, "%s: %s\n", name.c_str(), op.status().toString().c_str());
-  std::shared_ptr<GemmOp> sop(std::move(op).value());
-  for (const auto& c : calls) {
-    Status s = (*sop)(c);
-    if (!s.ok()) return (void)std::fprintf(stderr, "%s: %s\n", name.c_str(), s.toString().c_str());
-  }
-  (void)B.be->synchronize();
-  auto sel = sop->lookup(calls[0]);
-  const std::string note = sel.ok() ? sel->source + " " + sel->config.substr(0, 60) : "?";
-  v.push_back({name, [sop, calls](int i) { return (*sop)(calls[size_t(i) % calls.size()]); }, note});
-}
-
-void addGemmVariants(Bench& B, std::vector<Variant>& v) {
-  auto calls = gemmCalls(B);
-  if (!calls.ok()) return (void)std::fprintf(stderr, "GEMM buffers: %s\n", calls.status().toString().c_str());
-  addGemmOp(B, v, "gemm_tma", {gemm::KernelKind::kTma}, 0, *calls);
-  auto lt = cublaslt::CublasLt::open();
-  auto lp = toLtProblem((*calls)[0].shape);
-  auto ws = B.be->alloc(cublaslt::kWorkspaceBytes);
-  if (lt.ok() && lp.ok() && ws.ok()) {
-    auto algos = (*lt)->heuristics(*lp, 1, cublaslt::kWorkspaceBytes);
-    if (algos.ok()) {
-      std::shared_ptr<cublaslt::CublasLt> slt(std::move(lt).value());
-      const cublaslt::LtAlgo a = algos->front();
-      const cublaslt::LtProblem p = *lp;
-      const DevicePtr w = *ws;
-      v.push_back({"lt_run", [slt, a, p, w, c = *calls](int i) {
-                     const GemmBuffers& u = c[size_t(i) % c.size()].buf;
-                     return slt->run(p, &a, u.a, u.b, u.c, 0, w, cublaslt::kWorkspaceBytes);
-                   }, "CublasLt::run, heuristic #0, descriptors cached"});
-    }
-  }
-  addGemmOp(B, v, "gemm_lt", {gemm::KernelKind::kMma}, 8, *calls);
 }
 
 void addRowwiseVariants(Bench& B, std::vector<Variant>& v) {
@@ -338,11 +261,38 @@ int indexOf(const std::vector<Variant>& v, const std::string& name) {
   return -1;
 }
 
+// `rounds` rounds of every variant, each round in its own shuffled order (seeded: runs repeat), so
+// no variant always runs right after the same other one. t[v][r] is variant v's per-call ns in
+// round r, -1 when that batch was left out: rounds stay aligned across variants, so per-round
+// ratios and differences pair batches of the same round.
+std::vector<std::vector<double>> timeRounds(Bench& B, const std::vector<Variant>& v, int rounds,
+                                            int warmup, int* counter) {
+  for (int w = 0; w < warmup; ++w)
+    for (const Variant& x : v) (void)gatedBatch(B, x.call, counter);
+  B.caught_up = 0;
+  std::vector<std::vector<double>> t(v.size(), std::vector<double>(size_t(rounds), -1.0));
+  std::mt19937 rng(12345);
+  std::vector<size_t> order(v.size());
+  for (int r = 0; r < rounds; ++r) {
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::shuffle(order.begin(), order.end(), rng);
+    for (size_t i : order) t[i][size_t(r)] = gatedBatch(B, v[i].call, counter);
+  }
+  return t;
+}
+
+std::vector<double> valid(const std::vector<double>& x) {
+  std::vector<double> out;
+  for (double d : x)
+    if (d >= 0) out.push_back(d);
+  return out;
+}
+
 void report(const std::vector<Variant>& v, const std::vector<std::vector<double>>& t) {
   const int raw = indexOf(v, "raw");
   std::printf("\n%-14s %26s %22s  %s\n", "variant", "CPU ns/call median [int]", "x raw", "what");
   for (size_t i = 0; i < v.size(); ++i) {
-    const fair::Interval iv = fair::medianInterval(t[i]);
+    const fair::Interval iv = fair::medianInterval(valid(t[i]));
     std::printf("RESULT hostcost %s %.1f %.1f %.1f %d\n", v[i].name.c_str(), iv.median, iv.lo, iv.hi, iv.n);
     fair::Interval r;
     if (raw >= 0) {
@@ -354,33 +304,34 @@ void report(const std::vector<Variant>& v, const std::vector<std::vector<double>
                 iv.lo, iv.hi, r.median, r.lo, r.hi, v[i].note.c_str());
   }
   // GEMM op minus the raw launch of its winner's kind, per round (ns).
-  for (auto [op, base] : {std::pair<const char*, const char*>{"gemm_tma", "raw_gemm_args"},
-                          {"gemm_lt", "lt_run"}}) {
+  for (auto [op, base] : {std::pair<const char*, const char*>{"gemm_tma", "raw_gemm_winner"},
+                          {"gemm_tma", "raw_gemm_args"}, {"gemm_lt", "lt_run"}}) {
     const int a = indexOf(v, op), b = indexOf(v, base);
     if (a < 0 || b < 0) continue;
     std::vector<double> d;
     for (size_t i = 0; i < std::min(t[size_t(a)].size(), t[size_t(b)].size()); ++i)
-      d.push_back(t[size_t(a)][i] - t[size_t(b)][i]);
+      if (t[size_t(a)][i] >= 0 && t[size_t(b)][i] >= 0) d.push_back(t[size_t(a)][i] - t[size_t(b)][i]);
     const fair::Interval iv = fair::medianInterval(d);
     std::printf("DIFF hostcost %s-%s %.1f %.1f %.1f %d   (target <= 2000 ns)\n", op, base, iv.median,
                 iv.lo, iv.hi, iv.n);
   }
 }
 
-}  // namespace
-}  // namespace ktune
+}  // namespace ktune::hostcost
 
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a run cut by a timeout keeps its lines
   using namespace ktune;
+  using namespace ktune::hostcost;
   Bench B;
-  int rounds = 30;
+  int rounds = 30, warmup = 3;
   bool gemm = true;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a.rfind("--rounds=", 0) == 0) rounds = std::max(3, std::atoi(a.c_str() + 9));
     else if (a.rfind("--batch=", 0) == 0) B.batch = std::clamp(std::atoi(a.c_str() + 8), 1, 512);
     else if (a.rfind("--spin-us=", 0) == 0) B.spin_ns = 1000LL * std::max(10, std::atoi(a.c_str() + 10));
+    else if (a.rfind("--warmup=", 0) == 0) warmup = std::max(0, std::atoi(a.c_str() + 9));
     else if (a == "--no-gemm") gemm = false;
   }
   if (Status s = setup(B); !s.ok()) {
@@ -395,14 +346,12 @@ int main(int argc, char** argv) {
   if (gemm) addGemmVariants(B, v);
   addRowwiseVariants(B, v);
   int counter = 0;
-  for (const Variant& x : v) (void)gatedBatch(B, x.call, &counter);  // warm-up
-  B.caught_up = 0;
   const auto before = fair::readGpuClocks(0);
-  auto t = fair::interleave(int(v.size()), rounds, [&](int i) { return gatedBatch(B, v[size_t(i)].call, &counter); });
+  const auto t = timeRounds(B, v, rounds, warmup, &counter);
   const auto after = fair::readGpuClocks(0);
-  std::printf("host_cost_bench on %s: %d rounds, batch %d behind a %.1f ms spin, thread CPU time;"
-              " %d batches left out (GPU caught up)\n", B.dev.name.c_str(), rounds, B.batch,
-              B.spin_ns / 1e6, B.caught_up);
+  std::printf("host_cost_bench on %s: %d rounds (shuffled order) after %d warm-up batches, batch %d"
+              " behind a %.1f ms spin, thread CPU time; %d batches left out (GPU caught up)\n",
+              B.dev.name.c_str(), rounds, warmup, B.batch, B.spin_ns / 1e6, B.caught_up);
   report(v, t);
   std::printf("CLOCKS hostcost all %s\n", fair::clocksLine(before, after).c_str());
   return 0;

@@ -49,6 +49,14 @@ if [ "$STAGE" = all ] || [ "$STAGE" = bench ]; then
     timeout 200 /tmp/kb/bench/$b --benchmark_counters_tabular=true ${BENCH_ARGS:-} > "$OUT/$b.txt" 2>&1
     echo "== $b rc=$?"; grep -E "^BM_|^[A-Za-z].*(ns|us|ms) " "$OUT/$b.txt" | head -30 | cut -c1-170
   done
+  # Issue 19 host cost per call (thread CPU time, GPU gated): HOST_REPS processes of
+  # host_cost_bench, combined by dev/bench_table.py (median of the process medians, their range).
+  mkdir -p "$OUT/host"
+  for i in $(seq 1 "${HOST_REPS:-3}"); do
+    timeout 120 /tmp/kb/bench/host_cost_bench --rounds=30 > "$OUT/host/host.$i.log" 2> "$OUT/host/host.$i.err"
+    echo "host_cost_bench process $i rc=$?"
+  done
+  python3 dev/bench_table.py "$OUT"/host/host.*.log | tee "$OUT/host/table.txt" | cut -c1-150
 fi
 if [ "$STAGE" = mlir ] || [ "${MLIR:-0}" = 1 ]; then
   B=/tmp/kb bash dev/mlir_device.sh

@@ -1,6 +1,7 @@
 #include "autotune/ops/gemm.h"
 
 #include "autotune/ops/buffers.h"
+#include "autotune/ops/gemm_configs.h"
 #include "autotune/ops/gemm_vendor.h"
 
 #include <algorithm>
@@ -15,7 +16,6 @@
 #include "autotune/verifier.h"
 #include "base/json_fields.h"
 
-
 namespace ktune {
 // ---------------------------------------------------------------------------------------------
 // GemmOp
@@ -23,28 +23,9 @@ namespace ktune {
 
 namespace {
 
-
-Expected<gemm::KernelKind> kindOf(const Config& c) {
-  const std::string k = c.getStr("KIND");
-  for (gemm::KernelKind kind : {gemm::KernelKind::kMma, gemm::KernelKind::kSkinny,
-                                gemm::KernelKind::kMfma, gemm::KernelKind::kWgmma,
-                                gemm::KernelKind::kTma})
-    if (k == gemm::kernelKindName(kind)) return kind;
-  return Status::InvalidArgument("GEMM config without a valid KIND: " + c.toString());
-}
-
-// The config without KIND (what the kernel templates and their spaces know).
-Config knobsOf(const Config& c) {
-  Config out;
-  for (const auto& [n, v] : c.params())
-    if (n != "KIND") out.set(n, v);
-  return out;
-}
-
-Config withKind(Config c, gemm::KernelKind k) {
-  c.set("KIND", std::string(gemm::kernelKindName(k)));
-  return c;
-}
+using gemm_ops::kindOf;
+using gemm_ops::knobsOf;
+using gemm_ops::withKind;
 
 // Static pruning (autotune/static_prune.h): spills, occupancy for the config's block size (launch
 // rule on a nominal shape: block and shared memory depend on the config only), and the matrix
@@ -72,44 +53,6 @@ PruneFn makeGemmPruner(const Options& env, bool disassemble) {
     }
     return l;
   });
-}
-
-// Smallest BLOCK_M (at least 32) among the configs: every tile boundary is a multiple of it.
-int64_t verifyTile(const std::vector<Config>& configs) {
-  int64_t t = 0;
-  for (const Config& c : configs) {
-    const int64_t bm = c.getInt("BLOCK_M", 0);
-    if (bm >= 32 && (t == 0 || bm < t)) t = bm;
-  }
-  return t > 0 ? t : 64;
-}
-
-// Candidate configs for a backend: the curated sets of representative problems (large, decode
-// M = 1/16/64, small-M split-K) for this device with the user's overlay (gemm::curatedConfigs), or
-// every config of the spaces.
-Expected<std::vector<Config>> familyConfigs(const std::vector<gemm::KernelKind>& kinds,
-                                  const std::string& backend, bool full, int64_t shared_limit,
-                                  const DeviceInfo& dev, const std::string& curated_path) {
-  std::vector<Config> out;
-  auto add = [&](gemm::KernelKind k, const Config& c) {
-    Config kc = withKind(c, k);
-    if (std::find(out.begin(), out.end(), kc) == out.end()) out.push_back(kc);
-  };
-  for (gemm::KernelKind k : kinds) {
-    if (full) {
-      // Configs whose shared memory exceeds the device's limit are left out before compiling.
-      for (const Config& c : gemm::configSpace(k).enumerate(backend, shared_limit).accepted) add(k, c);
-      continue;
-    }
-    for (auto [m, n, kk] : {std::tuple<int64_t, int64_t, int64_t>{4096, 4096, 4096},
-                            {128, 4096, 4096}, {1, 4096, 4096}, {16, 4096, 4096}, {64, 4096, 4096}}) {
-      const auto s = gemm::denseShape(gemm::Layout::kNT, gemm::ElemType::kBF16,
-                                      gemm::ElemType::kBF16, m, n, kk);
-      KTUNE_ASSIGN_OR_RETURN(auto curated, gemm::curatedConfigs(k, s, dev, curated_path));
-      for (const Config& c : curated) add(k, c);
-    }
-  }
-  return out;
 }
 
 }  // namespace
@@ -449,16 +392,18 @@ Expected<std::unique_ptr<GemmOp>> GemmOp::create(Tuner& tuner, OpOptions options
   };
   KTUNE_ASSIGN_OR_RETURN(auto kinds, familyKinds(S, dev, backend, options));
   KTUNE_ASSIGN_OR_RETURN(f.configs,
-                         familyConfigs(kinds, backend, options.full_space,
-                                       std::max(dev.shared_per_block_optin, dev.shared_per_block),
-                                       dev, curated_path));
-  S->verify_tile = verifyTile(f.configs);
+                         gemm_ops::familyConfigs(
+                             kinds, backend, options.full_space,
+                             std::max(dev.shared_per_block_optin, dev.shared_per_block), dev,
+                             curated_path));
+  S->verify_tile = gemm_ops::verifyTile(f.configs);
   f.default_for = [S, kinds, main_kind, dev, curated_path](const GemmCall& call) {
     return S->defaultFor(call, kinds, main_kind, dev, curated_path);
   };
   f.defines = gemmDefines;
   f.key = gemmKey;
   f.launch = gemmLaunch;
+  f.launch_per_key = true;  // gemmKey holds every shape field launchPlan reads: dims once per key
   addRunHooks(f, S);
   f.prune = makeGemmPruner(tuner.options().options, dev.vendor == Vendor::kAmd);
   f.default_config = withKind(S->default_config, main_kind);

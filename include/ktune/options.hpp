@@ -71,6 +71,11 @@ struct KTUNE_API TunerOptions {
   // or default config) are re-timed interleaved, and a candidate replaces the default only when
   // it is faster beyond the measured noise (autotune/finalists.h). 0 = plain fastest median.
   int finalists = 3;
+  // KTUNE_FINALIST_MARGIN=F: the minimum gain over the default a finalist must show to replace
+  // it: its paired time ratio to the default must be below 1 - F *and* its 95% interval must lie
+  // below 1. Sub-margin "wins" keep the default, so a key does not flip between near-equal
+  // candidates from one run to the next. 0.01 (1%) by default; 0 = the interval alone decides.
+  double finalist_margin = 0.01;
   // KTUNE_BACKEND=auto|cuda|hip|sim: the backend a tuner opens. "auto" (default) = the first GPU
   // backend with a device; "sim" = the simulated CPU backend (deterministic costs, for tests).
   std::string backend = "auto";

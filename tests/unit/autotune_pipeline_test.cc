@@ -222,19 +222,13 @@ TEST(Pipeline, PruningWithAVendorCandidate) {
   EXPECT_EQ(find(*rep, "BLOCK=256,VEC=2")->reason.rfind("pruned: spills", 0), 0u);
 }
 
-TEST(Pipeline, VendorCandidateIsBenchmarkedBeforeAnyJitCandidate) {
+// Vendor candidates are timed under the JIT candidates' conditions: with the pipeline on, after
+// the last compile has finished (a vendor candidate timed while compile threads run would be
+// measured under more CPU load than the JIT candidates timed after them). finalists_test checks
+// every launch of the vendor candidate, timed runs included.
+TEST(Pipeline, VendorCandidateIsBenchmarkedAfterEveryCompile) {
   Env env;
   Recorder rec;
-  // No compile may finish before the vendor candidate's benchmark has started: the claim is
-  // that it needs no compile, so it must not wait for one either (it would time out here).
-  testsupport::Gate vendor_benched;
-  std::atomic<bool> gate_ok{true};
-  env.on_compile = [&](const std::string&) {
-    if (!vendor_benched.wait(std::chrono::seconds(60))) gate_ok = false;
-  };
-  rec.then = [&](const TuneProgress& pr) {
-    if (pr.phase == "bench" && pr.config == "fake:algo=1") vendor_benched.open();
-  };
   auto f = env.family();
   addVendor(f, env);
   auto t = Tuner::create(env.backend, pipelineOptions(env, true, &rec));
@@ -242,12 +236,10 @@ TEST(Pipeline, VendorCandidateIsBenchmarkedBeforeAnyJitCandidate) {
   auto fam = (*t)->add(std::move(f));
   auto rep = fam->tune(env.problem(4096));
   ASSERT_TRUE(rep.ok());
-  const int fb = rec.first("bench:");
-  ASSERT_GE(fb, 0);
-  EXPECT_EQ(rec.events[fb], "bench:fake:algo=1");
-  // ... and before the first compile finished (it needs none).
-  EXPECT_TRUE(gate_ok.load()) << "the vendor candidate waited for the compiles";
-  EXPECT_EQ(rec.events.front(), "bench:fake:algo=1");
+  const int vendor = rec.first("bench:fake:algo=1");
+  ASSERT_GE(vendor, 0);
+  ASSERT_GE(rec.last("compile:"), 0);
+  EXPECT_GT(vendor, rec.last("compile:"));
 }
 
 // Resumability: every candidate a pipelined run finished is a partial result in the tuning

@@ -273,6 +273,37 @@ TEST(Tuner, TuningOffRunsDefaultAndRecordsUntunedKeysThenTuneFromFile) {
   EXPECT_EQ(fam3->lookup(a)->origin, "database");
 }
 
+// KernelFamily::launch_per_key: the launch dims are computed when a key's config is selected (after
+// tuning here), not on every call; without the flag the launch rule runs on every call.
+TEST(Tuner, LaunchPerKeyComputesTheDimsOncePerSelectedKey) {
+  for (bool per_key : {true, false}) {
+    Env env;
+    auto t = Tuner::create(env.backend, env.options());
+    ASSERT_TRUE(t.ok());
+    auto f = env.family();
+    f.configs = {*Config::parse("BLOCK=128,VEC=1"), *Config::parse("BLOCK=256,VEC=2")};
+    std::atomic<int> rule_calls{0};
+    f.launch = [&rule_calls, inner = f.launch](const Config& c, const Scale& p, const DeviceInfo& d) {
+      ++rule_calls;
+      return inner(c, p, d);
+    };
+    f.launch_per_key = per_key;  // the key holds nextPow2(n): exact for n = 4096
+    auto fam = (*t)->add(std::move(f));
+    ASSERT_TRUE(fam.ok());
+    Scale p = env.problem(4096);
+    ASSERT_TRUE((*fam)(p).ok());  // tunes, then launches the winner
+    const int after_tuning = rule_calls.load();
+    const std::string winner = env.last_launched;
+    const int launches = env.launches[winner];
+    for (int i = 0; i < 20; ++i) ASSERT_TRUE((*fam)(p).ok());
+    EXPECT_EQ(env.launches[winner], launches + 20);
+    EXPECT_EQ(rule_calls.load() - after_tuning, per_key ? 0 : 20) << "per_key " << per_key;
+    std::vector<float> y(4096);
+    ASSERT_TRUE(env.backend->copyToHost(y.data(), p.y, y.size() * 4).ok());
+    EXPECT_EQ(y[4095], 2.f * (float(4095 % 17) - 8.f));  // the cached dims cover every element
+  }
+}
+
 TEST(Tuner, PinnedConfigIsUsed) {
   Env env;
   Scale p = env.problem(777);

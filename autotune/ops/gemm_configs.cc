@@ -1,0 +1,68 @@
+#include "autotune/ops/gemm_configs.h"
+
+#include <algorithm>
+#include <tuple>
+
+namespace ktune::gemm_ops {
+
+Expected<gemm::KernelKind> kindOf(const Config& c) {
+  const std::string k = c.getStr("KIND");
+  for (gemm::KernelKind kind :
+       {gemm::KernelKind::kMma, gemm::KernelKind::kSkinny, gemm::KernelKind::kMfma,
+        gemm::KernelKind::kWgmma, gemm::KernelKind::kTma})
+    if (k == gemm::kernelKindName(kind)) return kind;
+  return Status::InvalidArgument("GEMM config without a valid KIND: " + c.toString());
+}
+
+Config knobsOf(const Config& c) {
+  Config out;
+  for (const auto& [n, v] : c.params())
+    if (n != "KIND") out.set(n, v);
+  return out;
+}
+
+Config withKind(Config c, gemm::KernelKind k) {
+  c.set("KIND", std::string(gemm::kernelKindName(k)));
+  return c;
+}
+
+int64_t verifyTile(const std::vector<Config>& configs) {
+  int64_t t = 0;
+  for (const Config& c : configs) {
+    const int64_t bm = c.getInt("BLOCK_M", 0);
+    if (bm >= 32 && (t == 0 || bm < t)) t = bm;
+  }
+  return t > 0 ? t : 64;
+}
+
+Expected<std::vector<Config>> familyConfigs(const std::vector<gemm::KernelKind>& kinds,
+                                            const std::string& backend, bool full,
+                                            int64_t shared_limit, const DeviceInfo& dev,
+                                            const std::string& curated_path) {
+  std::vector<Config> out;
+  auto add = [&](gemm::KernelKind k, const Config& c) {
+    Config kc = withKind(c, k);
+    if (std::find(out.begin(), out.end(), kc) == out.end()) out.push_back(kc);
+  };
+  for (gemm::KernelKind k : kinds) {
+    if (full) {
+      // Configs whose shared memory exceeds the device's limit are left out before compiling.
+      for (const Config& c : gemm::configSpace(k).enumerate(backend, shared_limit).accepted)
+        add(k, c);
+      continue;
+    }
+    for (auto [m, n, kk] : {std::tuple<int64_t, int64_t, int64_t>{4096, 4096, 4096},
+                            {128, 4096, 4096},
+                            {1, 4096, 4096},
+                            {16, 4096, 4096},
+                            {64, 4096, 4096}}) {
+      const auto s = gemm::denseShape(gemm::Layout::kNT, gemm::ElemType::kBF16,
+                                      gemm::ElemType::kBF16, m, n, kk);
+      KTUNE_ASSIGN_OR_RETURN(auto curated, gemm::curatedConfigs(k, s, dev, curated_path));
+      for (const Config& c : curated) add(k, c);
+    }
+  }
+  return out;
+}
+
+}  // namespace ktune::gemm_ops

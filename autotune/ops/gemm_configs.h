@@ -1,0 +1,31 @@
+// The GEMM family's configs (internal to autotune/ops): a config is a kernel template's knobs plus
+// KIND (which template), and the family's candidates are the curated sets of representative
+// problems or every config of the spaces.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/config.h"
+#include "base/device.h"
+#include "base/status.h"
+#include "templates/gemm.h"
+
+namespace ktune::gemm_ops {
+
+// The config's KIND; kInvalidArgument when it has none or an unknown one.
+Expected<gemm::KernelKind> kindOf(const Config& c);
+// The config without KIND (what the kernel templates and their spaces know).
+Config knobsOf(const Config& c);
+Config withKind(Config c, gemm::KernelKind k);
+// Smallest BLOCK_M (at least 32) among the configs: every tile boundary is a multiple of it.
+int64_t verifyTile(const std::vector<Config>& configs);
+// Candidate configs for a backend: the curated sets of representative problems (large, decode
+// M = 1/16/64, small-M split-K) for this device with the user's overlay (gemm::curatedConfigs), or
+// every config of the spaces (`full`), configs over `shared_limit` left out before compiling.
+Expected<std::vector<Config>> familyConfigs(const std::vector<gemm::KernelKind>& kinds,
+                                            const std::string& backend, bool full,
+                                            int64_t shared_limit, const DeviceInfo& dev,
+                                            const std::string& curated_path);
+
+}  // namespace ktune::gemm_ops
