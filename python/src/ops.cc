@@ -82,12 +82,17 @@ void bindOps(py::module_& m) {
   m.def("gemm_report", [](PyTuner& t, const py::dict& d) {
     return unwrap(ops::lookupGemm(*t.t, gemmParams(d))).toJson();
   });
+  // The report of a contiguous call's key: the lookup checks its parameters as a call would, so
+  // it gets stand-in addresses (256-byte aligned, like any allocator's; never dereferenced).
+  constexpr uint64_t kAddr = uint64_t{1} << 20;
   m.def("rmsnorm_report", [](PyTuner& t, int dtype, int64_t rows, int64_t cols) {
-    return unwrap(ops::lookupRmsnorm(*t.t, rmsnormParams(dtype, rows, cols, 0, 0, 0, 0, 0, 0, 0,
-                                                          1e-6f))).toJson();
+    return unwrap(ops::lookupRmsnorm(*t.t, rmsnormParams(dtype, rows, cols, kAddr, 2 * kAddr,
+                                                          3 * kAddr, 0, 0, cols, cols, 1e-6f)))
+        .toJson();
   });
   m.def("silu_mul_report", [](PyTuner& t, int dtype, int64_t rows, int64_t d) {
-    return unwrap(ops::lookupSiluMul(*t.t, siluParams(dtype, rows, d, 0, 0, 0, 0))).toJson();
+    return unwrap(ops::lookupSiluMul(*t.t, siluParams(dtype, rows, d, kAddr, 2 * kAddr, 2 * d, d)))
+        .toJson();
   });
 }
 
