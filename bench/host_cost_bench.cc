@@ -169,6 +169,17 @@ Status addRawVariants(Bench& B, std::vector<Variant>& v, DevicePtr buf) {
   };
   v.push_back({"raw", raw, "cuLaunchKernel, 2 args (dlsym)"});
   v.push_back({"raw_aa", raw, "the same again (A/A control)"});
+  // A caller whose arguments change writes them before each launch: the same launch with the two
+  // values stored again first (same bytes, same addresses). Against `raw` it shows what writing
+  // the memory the driver reads costs, apart from any packing work.
+  v.push_back({"raw_write", [&B, rn, buf](int) {
+                 volatile DevicePtr* p = &rn->p;
+                 volatile long long* n = &rn->n;
+                 *p = buf;
+                 *n = 1000;
+                 return ok(B.drv.launch(B.noop2, 1, 1, 1, 64, 1, 1, 0, nullptr, rn->args, nullptr),
+                           "cuLaunchKernel");
+               }, "cuLaunchKernel, its 2 argument values stored again before each call"});
   if (B.drv.launch_gpa) {
     v.push_back({"raw_gpa", [&B, rn](int) {
                    return ok(B.drv.launch_gpa(B.noop2, 1, 1, 1, 64, 1, 1, 0, nullptr, rn->args, nullptr),
@@ -183,6 +194,15 @@ Status addRawVariants(Bench& B, std::vector<Variant>& v, DevicePtr buf) {
                  return B.be->launch(fn, {1, 1, 1}, {64, 1, 1}, 0, packed->data());
                }, "Backend::launch, args packed once"});
   auto ka = std::make_shared<KernelArgs>();
+  // Packing per call into one object, launching the block packed once: the packing's CPU work
+  // without the driver reading freshly written memory.
+  auto kb = std::make_shared<KernelArgs>();
+  v.push_back({"backend_pack_other", [&B, fn, kb, packed, buf](int) {
+                 kb->clear();
+                 kb->add(buf).add(1000LL);
+                 (void)kb->data();
+                 return B.be->launch(fn, {1, 1, 1}, {64, 1, 1}, 0, packed->data());
+               }, "Backend::launch of the block packed once, after packing another per call"});
   v.push_back({"backend_pack", [&B, fn, ka, buf](int) {
                  ka->clear();
                  ka->add(buf).add(1000LL);
