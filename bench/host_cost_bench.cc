@@ -15,6 +15,8 @@
 //   backend_pack Backend::launch, arguments packed per call into a reused KernelArgs (what the
 //                registration API's call does before its launch)
 //   registration the tuned noop family through the registration API (KernelFamily<Noop>)
+//   family_raw   cuLaunchKernel of that family's winner (its code object, block, arguments)
+//   family_backend  Backend::launch of the same, arguments packed once
 //   cxx_data     the same kernel registered from data, through the public C++ handle
 //   c_api        the same through the C API (ktune_family_call)
 //   raw_gemm_args  cuLaunchKernel of a noop kernel with the GEMM kernels' parameter block
@@ -30,6 +32,7 @@
 //   rmsnorm / silu_mul  the tuned row-wise ops (bf16 4096 x 4096 / 4096 x 2 x 4096)
 // Output: RESULT hostcost <variant> <median_ns> <lo> <hi> <n>, RATIO lines (variant / raw), DIFF
 // lines (GEMM op minus its raw launch, per round; target <= 2000 ns against raw_gemm_winner),
+// each set twice: "hostcost" by the thread's CPU clock, "hostwall" by the wall clock of the batch,
 // CLOCKS, and a table. Needs an NVIDIA GPU (skips, exit 0, otherwise). The GEMM variants are in
 // bench/host_cost_gemm.h, the shared state in bench/host_cost.h.
 //
@@ -38,6 +41,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -53,7 +57,9 @@
 #include "bench/call_fixtures.h"
 #include "bench/host_cost.h"
 #include "bench/host_cost_gemm.h"
+#include "autotune/database.h"
 #include "compiler/compiler.h"
+#include "compiler/store/store.h"
 #include "runtime/backend.h"
 
 namespace ktune::hostcost {
@@ -80,27 +86,39 @@ double threadCpuNs() {
   return double(ts.tv_sec) * 1e9 + double(ts.tv_nsec);
 }
 
-// Per-call CPU ns of `call` over one gated batch; -1 when a call failed or the GPU caught up.
-double gatedBatch(Bench& B, const std::function<Status(int)>& call, int* counter) {
+double wallNs() {
+  return double(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                    std::chrono::steady_clock::now().time_since_epoch())
+                    .count());
+}
+
+// Per-call ns of `call` over one gated batch, by the thread's CPU clock and by the wall clock;
+// both -1 when a call failed or the GPU caught up.
+struct BatchNs {
+  double cpu = -1, wall = -1;
+};
+BatchNs gatedBatch(Bench& B, const std::function<Status(int)>& call, int* counter) {
   long long ns = B.spin_ns;
   void* spin_args[] = {&ns};
-  if (B.drv.launch(B.spin, 1, 1, 1, 1, 1, 1, 0, nullptr, spin_args, nullptr) != 0) return -1;
-  if (!B.be->recordEvent(B.gate).ok()) return -1;
+  if (B.drv.launch(B.spin, 1, 1, 1, 1, 1, 1, 0, nullptr, spin_args, nullptr) != 0) return {};
+  if (!B.be->recordEvent(B.gate).ok()) return {};
+  const double w0 = wallNs();
   const double t0 = threadCpuNs();
   Status s = Status::Ok();
   for (int i = 0; i < B.batch && s.ok(); ++i) s = call((*counter)++);
   const double t1 = threadCpuNs();
+  const double w1 = wallNs();
   const bool gated = B.drv.query(B.gate.p) != 0;  // not complete: the spin still ran
   (void)B.be->synchronize();
   if (!s.ok()) {
     std::fprintf(stderr, "call failed: %s\n", s.toString().c_str());
-    return -1;
+    return {};
   }
   if (!gated) {
     ++B.caught_up;
-    return -1;
+    return {};
   }
-  return (t1 - t0) / B.batch;
+  return {(t1 - t0) / B.batch, (w1 - w0) / B.batch};
 }
 
 // cuLaunchKernel through cuGetProcAddress_v2 with the flags and ABI version ktune's driver loader
@@ -211,6 +229,53 @@ Status addRawVariants(Bench& B, std::vector<Variant>& v, DevicePtr buf) {
   return Status::Ok();
 }
 
+// The registration family's own winner, outside the engine: its code object (from the store the
+// tuning run wrote), block size and argument values, launched raw (cuLaunchKernel) and through
+// Backend::launch with the arguments packed once. Against `raw` they show what the family's kernel
+// costs the driver; against `registration` what the engine's call adds on top.
+Status addFamilyFnVariants(Bench& B, std::vector<Variant>& v, Tuner& tuner,
+                           const Family<bench::Noop>& fam, DevicePtr buf) {
+  const bench::Noop p{buf, 1000};
+  KTUNE_RETURN_IF_ERROR(fam(p));
+  KTUNE_RETURN_IF_ERROR(B.be->synchronize());
+  KTUNE_ASSIGN_OR_RETURN(Selection sel, fam.lookup(p));
+  TuningDatabase* db = tuner.database(fam.name());
+  auto e = db ? db->lookup(sel.key) : std::nullopt;
+  std::string co_key;
+  if (e)
+    for (const CandidateResult& c : e->candidates)
+      if (c.config == sel.config && !c.code_object_key.empty()) co_key = c.code_object_key;
+  if (co_key.empty()) return Status::NotFound("no code object recorded for " + sel.config);
+  KTUNE_ASSIGN_OR_RETURN(CodeObject co, tuner.store().get(co_key));
+  KTUNE_ASSIGN_OR_RETURN(Config cfg, Config::parse(sel.config));
+  const unsigned threads = unsigned(cfg.getInt("THREADS"));
+  void* mod = nullptr;
+  void* fn = nullptr;
+  if (B.drv.load(&mod, co.binary.data()) != 0 || B.drv.get(&fn, mod, "ktune_bench_noop") != 0)
+    return Status::LaunchError("loading the family's code object raw failed");
+  struct Raw {
+    DevicePtr p = 0;
+    long long n = 1000;
+    void* args[2];
+  };
+  auto rn = std::make_shared<Raw>();
+  rn->p = buf;
+  rn->args[0] = &rn->p;
+  rn->args[1] = &rn->n;
+  v.push_back({"family_raw", [&B, rn, fn, threads](int) {
+                 return ok(B.drv.launch(fn, 1, 1, 1, threads, 1, 1, 0, nullptr, rn->args, nullptr),
+                           "cuLaunchKernel");
+               }, "cuLaunchKernel of the family's winner (" + sel.config + ")"});
+  KTUNE_ASSIGN_OR_RETURN(ModuleHandle m, B.be->loadModule(co.binary));
+  KTUNE_ASSIGN_OR_RETURN(FunctionHandle f, B.be->getFunction(m, "ktune_bench_noop"));
+  auto packed = std::make_shared<KernelArgs>();
+  packed->add(buf).add(1000LL);
+  v.push_back({"family_backend", [&B, f, packed, threads](int) {
+                 return B.be->launch(f, {1, 1, 1}, {threads, 1, 1}, 0, packed->data());
+               }, "Backend::launch of the family's winner, args packed once"});
+  return Status::Ok();
+}
+
 // raw variants, registration, cxx_data, c_api, raw_gemm_args.
 Status addLaunchVariants(Bench& B, std::vector<Variant>& v) {
   KTUNE_ASSIGN_OR_RETURN(DevicePtr buf, B.be->alloc(4096));
@@ -219,6 +284,8 @@ Status addLaunchVariants(Bench& B, std::vector<Variant>& v) {
   KTUNE_ASSIGN_OR_RETURN(Family<bench::Noop> fam, tuner->add(bench::noopFamily("bench_noop")));
   v.push_back({"registration", [tuner, fam, buf](int) mutable { return fam(bench::Noop{buf, 1000}); },
                "KernelFamily<Noop> call"});
+  if (Status s = addFamilyFnVariants(B, v, *tuner, fam, buf); !s.ok())
+    std::fprintf(stderr, "family_raw / family_backend skipped: %s\n", s.toString().c_str());
   auto data = std::make_shared<bench::DataFamily>(bench::makeDataFamily());
   if (data->skip.empty()) {
     v.push_back({"cxx_data", [data](int) {
@@ -282,21 +349,29 @@ int indexOf(const std::vector<Variant>& v, const std::string& name) {
 }
 
 // `rounds` rounds of every variant, each round in its own shuffled order (seeded: runs repeat), so
-// no variant always runs right after the same other one. t[v][r] is variant v's per-call ns in
-// round r, -1 when that batch was left out: rounds stay aligned across variants, so per-round
-// ratios and differences pair batches of the same round.
-std::vector<std::vector<double>> timeRounds(Bench& B, const std::vector<Variant>& v, int rounds,
-                                            int warmup, int* counter) {
+// no variant always runs right after the same other one. cpu[v][r] / wall[v][r] are variant v's
+// per-call ns in round r, -1 when that batch was left out: rounds stay aligned across variants,
+// so per-round ratios and differences pair batches of the same round.
+struct Rounds {
+  std::vector<std::vector<double>> cpu, wall;
+};
+Rounds timeRounds(Bench& B, const std::vector<Variant>& v, int rounds, int warmup, int* counter) {
   for (int w = 0; w < warmup; ++w)
     for (const Variant& x : v) (void)gatedBatch(B, x.call, counter);
   B.caught_up = 0;
-  std::vector<std::vector<double>> t(v.size(), std::vector<double>(size_t(rounds), -1.0));
+  Rounds t;
+  t.cpu.assign(v.size(), std::vector<double>(size_t(rounds), -1.0));
+  t.wall = t.cpu;
   std::mt19937 rng(12345);
   std::vector<size_t> order(v.size());
   for (int r = 0; r < rounds; ++r) {
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::shuffle(order.begin(), order.end(), rng);
-    for (size_t i : order) t[i][size_t(r)] = gatedBatch(B, v[i].call, counter);
+    for (size_t i : order) {
+      const BatchNs b = gatedBatch(B, v[i].call, counter);
+      t.cpu[i][size_t(r)] = b.cpu;
+      t.wall[i][size_t(r)] = b.wall;
+    }
   }
   return t;
 }
@@ -308,16 +383,18 @@ std::vector<double> valid(const std::vector<double>& x) {
   return out;
 }
 
-void report(const std::vector<Variant>& v, const std::vector<std::vector<double>>& t) {
+// `bench` names the clock in the result lines: "hostcost" (thread CPU time), "hostwall" (wall).
+void report(const char* bench, const std::vector<Variant>& v, const std::vector<std::vector<double>>& t) {
   const int raw = indexOf(v, "raw");
-  std::printf("\n%-14s %26s %22s  %s\n", "variant", "CPU ns/call median [int]", "x raw", "what");
+  std::printf("\n%-14s %26s %22s  %s\n", "variant", std::strcmp(bench, "hostcost") == 0
+              ? "CPU ns/call median [int]" : "wall ns/call median [int]", "x raw", "what");
   for (size_t i = 0; i < v.size(); ++i) {
     const fair::Interval iv = fair::medianInterval(valid(t[i]));
-    std::printf("RESULT hostcost %s %.1f %.1f %.1f %d\n", v[i].name.c_str(), iv.median, iv.lo, iv.hi, iv.n);
+    std::printf("RESULT %s %s %.1f %.1f %.1f %d\n", bench, v[i].name.c_str(), iv.median, iv.lo, iv.hi, iv.n);
     fair::Interval r;
     if (raw >= 0) {
       r = fair::ratioInterval(t[i], t[size_t(raw)]);
-      std::printf("RATIO hostcost %s %s/raw %.3f %.3f %.3f %d\n", v[i].name.c_str(), v[i].name.c_str(),
+      std::printf("RATIO %s %s %s/raw %.3f %.3f %.3f %d\n", bench, v[i].name.c_str(), v[i].name.c_str(),
                   r.median, r.lo, r.hi, r.n);
     }
     std::printf("%-14s %10.0f [%6.0f,%6.0f] %10.3f [%.3f,%.3f]  %s\n", v[i].name.c_str(), iv.median,
@@ -332,7 +409,7 @@ void report(const std::vector<Variant>& v, const std::vector<std::vector<double>
     for (size_t i = 0; i < std::min(t[size_t(a)].size(), t[size_t(b)].size()); ++i)
       if (t[size_t(a)][i] >= 0 && t[size_t(b)][i] >= 0) d.push_back(t[size_t(a)][i] - t[size_t(b)][i]);
     const fair::Interval iv = fair::medianInterval(d);
-    std::printf("DIFF hostcost %s-%s %.1f %.1f %.1f %d   (target <= 2000 ns)\n", op, base, iv.median,
+    std::printf("DIFF %s %s-%s %.1f %.1f %.1f %d   (target <= 2000 ns)\n", bench, op, base, iv.median,
                 iv.lo, iv.hi, iv.n);
   }
 }
@@ -372,7 +449,8 @@ int main(int argc, char** argv) {
   std::printf("host_cost_bench on %s: %d rounds (shuffled order) after %d warm-up batches, batch %d"
               " behind a %.1f ms spin, thread CPU time; %d batches left out (GPU caught up)\n",
               B.dev.name.c_str(), rounds, warmup, B.batch, B.spin_ns / 1e6, B.caught_up);
-  report(v, t);
+  report("hostcost", v, t.cpu);
+  report("hostwall", v, t.wall);
   std::printf("CLOCKS hostcost all %s\n", fair::clocksLine(before, after).c_str());
   return 0;
 }
