@@ -196,6 +196,21 @@ std::function<Expected<ConfigModule>(const Config&, const DataProblem&)> moduleO
   };
 }
 
+// True when the launch rule (grid, block, shared) reads no argument, or only arguments that are
+// key fields as they are (not bucketed): the engine may then compute the dims once per key.
+bool launchPerKey(const DataFamily& f) {
+  for (size_t i = 0; i < f.spec.args.size(); ++i) {
+    const int slot = f.slotOfArg(i);
+    bool used = f.has_shared && f.shared.uses(slot);
+    for (int d = 0; d < 3; ++d)
+      used = used || (f.has_grid[d] && f.grid[d].uses(slot)) || (f.has_block[d] && f.block[d].uses(slot));
+    bool exact = false;
+    for (const Expr& k : f.key) exact = exact || k.bareSlot() == slot;
+    if (used && !exact) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 Status DataFamily::checkArgs(const Value* args, size_t count) const {
@@ -281,6 +296,7 @@ KernelFamily<DataProblem> toEngineFamily(std::shared_ptr<const DataFamily> fam) 
     l.shared = static_cast<size_t>(sh);
     return l;
   };
+  e.launch_per_key = launchPerKey(f);
   e.args = [fam](const DataProblem& p, KernelArgs& a) {
     for (size_t i = 0; i < p.count; ++i) {
       const Value& x = p.args[i];

@@ -232,6 +232,10 @@ bool Expr::uses(int slot) const {
   return false;
 }
 
+int Expr::bareSlot() const {
+  return nodes_.size() == 1 && nodes_[0].op == kVar ? static_cast<int>(nodes_[0].value) : -1;
+}
+
 namespace {
 // Division rounded toward +infinity; b != 0 and not (kMin64 / -1), checked by the caller.
 int64_t ceilDivChecked(int64_t a, int64_t b) {

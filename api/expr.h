@@ -45,6 +45,8 @@ class Expr {
   const std::string& text() const { return text_; }
   // True when the expression reads slot `s`.
   bool uses(int slot) const;
+  // The slot when the expression is a variable alone ("n"), else -1.
+  int bareSlot() const;
 
  private:
   struct Node {

@@ -123,6 +123,20 @@ TuningDatabase* Tuner::database(const std::string& family) {
   return nullptr;
 }
 
+namespace {
+// The calling thread's last hit: a loop calling one family with one key skips the lock and the
+// hash lookup. `key` points at the key inside the family's map (its nodes are never erased); it is
+// only read while `family` matches a live family's id and `epoch` its current epoch.
+struct LastHit {
+  uint64_t family = 0;
+  uint64_t epoch = 0;
+  const KeyBuilder* key = nullptr;
+  Selected* sel = nullptr;
+};
+thread_local LastHit t_last_hit;
+std::atomic<uint64_t> g_next_family_id{1};
+}  // namespace
+
 Expected<detail::FamilyState*> Tuner::addErased(detail::ErasedFamily f) {
   auto bad = [&](const std::string& what) {
     return Status::InvalidArgument("family '" + f.name + "': " + what);
@@ -161,6 +175,7 @@ Expected<detail::FamilyState*> Tuner::addErased(detail::ErasedFamily f) {
                                    "verify, or set no_verify to make this choice explicit)\n");
   }
   auto st = std::make_unique<FamilyState>();
+  st->id = g_next_family_id.fetch_add(1, std::memory_order_relaxed);
   st->f = std::move(f);
   st->journal = std::make_unique<TuningJournal>(db->path(), st->f.name, impl_->validator.id());
   st->db = std::move(db);
@@ -174,10 +189,17 @@ Status Tuner::call(detail::FamilyState* fs, const void* p, StreamHandle s) {
   KeyBuilder kb;
   fs->f.key(p, kb);
   Selected* sel = nullptr;
-  {
+  LastHit& last = t_last_hit;
+  const uint64_t epoch = fs->epoch.load(std::memory_order_acquire);
+  if (last.family == fs->id && last.epoch == epoch && *last.key == kb) {
+    sel = last.sel;
+  } else {
     std::shared_lock<std::shared_mutex> l(fs->mu);
     auto it = fs->map.find(kb);
-    if (it != fs->map.end()) sel = it->second;
+    if (it != fs->map.end()) {
+      sel = it->second;
+      last = LastHit{fs->id, epoch, &it->first, sel};
+    }
   }
   if (!sel) {
     bool tuned = false;

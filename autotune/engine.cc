@@ -171,6 +171,7 @@ Selected* TunerEngine::publish(FamilyState& fs, const KeyBuilder& kb, std::uniqu
   std::unique_lock<std::shared_mutex> l(fs.mu);
   fs.owned.push_back(std::move(s));
   fs.map[kb] = raw;
+  fs.epoch.fetch_add(1, std::memory_order_release);  // threads' cached hits look again
   return raw;
 }
 

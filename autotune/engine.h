@@ -3,6 +3,8 @@
 // A tuning run (autotune/tuning_run.h) works on one family and key through it.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -49,8 +51,14 @@ struct FamilyState {
   // Partial results of tuning runs (appended per candidate; compacted when a key is recorded).
   std::unique_ptr<TuningJournal> journal;
   mutable std::shared_mutex mu;  // guards map (readers: the hot path)
+  // Map nodes are never erased, so a key's address in the map stays valid while the family lives.
   std::unordered_map<KeyBuilder, Selected*, KeyBuilderHash> map;
   std::vector<std::unique_ptr<Selected>> owned;  // never freed before the tuner: no dangling hits
+  // Unique in the process (an address can be reused by a later family): a thread's last hit
+  // (Tuner::call) names its family by id. `epoch` changes whenever `map` does, so a cached hit is
+  // used only while the map still says the same.
+  uint64_t id = 0;
+  std::atomic<uint64_t> epoch{0};
   std::mutex slow_mu;  // one miss (database load / tuning) at a time per family
 };
 

@@ -98,6 +98,38 @@ TEST_F(CxxApi, MultiDimensionalRuleKeyAndTuneReport) {
   EXPECT_EQ(tuner_->report("k2d", "rows=1").status().code(), ktune::Code::kNotFound);
 }
 
+// The launch rule of a data family is computed once per key only when it reads arguments the key
+// holds exactly: a bucketed key (pow2(cols)) shares one tuning between shapes whose grids differ,
+// so every call must size its own grid; an exact key may reuse the dims.
+TEST_F(CxxApi, LaunchRuleFollowsEveryCallWhereTheKeyBuckets) {
+  auto k = tuner_->addKernel(spec());
+  ASSERT_TRUE(k.ok()) << k.status().toString();
+  std::vector<ktune::Value> a = {ktune::Value::i32(10), ktune::Value::i64(1000)};
+  std::vector<ktune::Value> b = {ktune::Value::i32(10), ktune::Value::i64(600)};
+  ASSERT_EQ(*k->key(a.data(), a.size()), *k->key(b.data(), b.size()));
+  auto r = k->tune(a.data(), a.size());
+  ASSERT_TRUE(r.ok()) << r.status().toString();
+  ASSERT_NE(r->winner.find("T=1"), std::string::npos) << r->winner;
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE((*k)(a.data(), a.size()).ok());
+    EXPECT_EQ(seen_.grid[0], 32u);  // cdiv(1000, 32)
+    ASSERT_TRUE((*k)(b.data(), b.size()).ok());
+    EXPECT_EQ(seen_.grid[0], 19u);  // cdiv(600, 32): same key, its own grid
+  }
+  // Exact key fields: rows and cols as they are; each key gets its own dims.
+  ktune::KernelSpec e = spec();
+  e.name = "k2d_exact";
+  e.key = {"rows", "cols"};
+  auto ke = tuner_->addKernel(e);
+  ASSERT_TRUE(ke.ok()) << ke.status().toString();
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE((*ke)(a.data(), a.size()).ok());
+    EXPECT_EQ(seen_.grid[0], 32u);
+    ASSERT_TRUE((*ke)(b.data(), b.size()).ok());
+    EXPECT_EQ(seen_.grid[0], 19u);
+  }
+}
+
 // KernelSpec::before_run (Triton's reset_to_zero / restore_value): while a key tunes, exactly one
 // call before every launch (each config's warm-up and timed runs, the finalists' re-timing, the
 // launch after tuning), with the call's arguments; calls that do not tune never run it.

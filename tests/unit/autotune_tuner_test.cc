@@ -304,6 +304,61 @@ TEST(Tuner, LaunchPerKeyComputesTheDimsOncePerSelectedKey) {
   }
 }
 
+// The hot path remembers the calling thread's last hit (Tuner::call): it must follow a retune of
+// the same key, alternate between keys and families, and never carry over to a new tuner.
+TEST(Tuner, CachedHitFollowsRetuneKeysAndNewTuners) {
+  Env env;
+  Scale small = env.problem(1000), big = env.problem(5000);
+  {
+    auto t = Tuner::create(env.backend, env.options());
+    ASSERT_TRUE(t.ok());
+    auto f = env.family();
+    f.configs = {*Config::parse("BLOCK=128,VEC=1"), *Config::parse("BLOCK=256,VEC=2")};
+    auto fam = (*t)->add(std::move(f));
+    ASSERT_TRUE(fam.ok());
+    env.cost["BLOCK=128,VEC=1"] = 0.01;
+    env.cost["BLOCK=256,VEC=2"] = 0.5;
+    ASSERT_TRUE((*fam)(small).ok());
+    ASSERT_TRUE((*fam)(small).ok());  // a cached hit
+    EXPECT_EQ(env.last_launched, "BLOCK=128,VEC=1");
+    // Retune the same key with the costs swapped: the next call launches the new winner.
+    env.cost["BLOCK=128,VEC=1"] = 0.5;
+    env.cost["BLOCK=256,VEC=2"] = 0.01;
+    auto rep = fam->tune(small);
+    ASSERT_TRUE(rep.ok()) << rep.status().toString();
+    ASSERT_EQ(rep->winner, "BLOCK=256,VEC=2");
+    EXPECT_EQ(rep->resumed, 0);  // the earlier run's loser was cut short, not failed: re-measured
+    ASSERT_TRUE((*fam)(small).ok());
+    EXPECT_EQ(env.last_launched, "BLOCK=256,VEC=2");
+    // A second key tunes (to the new fastest), then calls alternate between the two keys.
+    ASSERT_TRUE((*fam)(big).ok());
+    for (int i = 0; i < 3; ++i) {
+      ASSERT_TRUE((*fam)(small).ok());
+      EXPECT_EQ(env.last_launched, "BLOCK=256,VEC=2");
+      ASSERT_TRUE((*fam)(big).ok());
+      EXPECT_EQ(env.last_launched, "BLOCK=256,VEC=2");
+    }
+    std::vector<float> y(5000);
+    ASSERT_TRUE(env.backend->copyToHost(y.data(), big.y, y.size() * 4).ok());
+    EXPECT_EQ(y[4999], 2.f * (float(4999 % 17) - 8.f));  // the big key's dims, not the small's
+  }
+  // A new tuner (its family may sit at the freed family's address) with the other config pinned
+  // for the same key: the call must not reuse the old tuner's hit.
+  auto t2 = Tuner::create(env.backend, env.options());
+  ASSERT_TRUE(t2.ok());
+  auto f2 = env.family();
+  f2.configs = {*Config::parse("BLOCK=128,VEC=1"), *Config::parse("BLOCK=256,VEC=2")};
+  auto fam2 = (*t2)->add(std::move(f2));
+  ASSERT_TRUE(fam2.ok());
+  DbEntry e;
+  e.key = fam2->key(small);
+  e.winner = "BLOCK=128,VEC=1";
+  e.pinned = true;
+  ASSERT_TRUE((*t2)->database("scale")->record(e).ok());
+  ASSERT_TRUE((*fam2)(small).ok());
+  EXPECT_EQ(env.last_launched, "BLOCK=128,VEC=1");
+}
+
 TEST(Tuner, PinnedConfigIsUsed) {
   Env env;
   Scale p = env.problem(777);
