@@ -55,7 +55,9 @@ struct DataFamily {
   std::string skip;  // non-empty: why it could not be set up
 };
 
-inline DataFamily makeDataFamily() {
+// backend: "cuda" (host_cost_bench) or "sim" (host_work_bench: the kernel registered with no
+// effect, so a call is the engine's and the API's own work).
+inline DataFamily makeDataFamily(const char* backend = "cuda") {
   DataFamily e;
   char tmpl[] = "/tmp/ktune-bench-capi-XXXXXX";
   const char* d = ::mkdtemp(tmpl);
@@ -66,7 +68,7 @@ inline DataFamily makeDataFamily() {
   static std::string dir;
   dir = d;
   ktune_tuner_options o = KTUNE_TUNER_OPTIONS_INIT;
-  o.backend = "cuda";
+  o.backend = backend;
   o.cache_dir = dir.c_str();
   o.isolate = 0;
   static const ktune_arg args[] = {{"p", KTUNE_ARG_PTR}, {"n", KTUNE_ARG_I64}};
@@ -82,7 +84,10 @@ inline DataFamily makeDataFamily() {
   fd.num_key = 1;
   fd.grid[0] = "1";
   fd.block[0] = "THREADS";
+  const bool sim = std::string(backend) == "sim";
   if (ktune_tuner_create_ex(&o, &e.t) != KTUNE_OK ||
+      (sim && ktune_sim_register_kernel(e.t, "ktune_bench_noop", nullptr, nullptr, nullptr) !=
+                  KTUNE_OK) ||
       ktune_family_register(e.t, &fd, &e.f) != KTUNE_OK ||
       ktune_malloc(e.t, 256, &e.buf) != KTUNE_OK) {
     e.skip = std::string("C API: ") + ktune_last_error();

@@ -29,7 +29,8 @@
 //                over 4 buffer sets so the pointers change every call
 //   lt_run       CublasLt::run of cuBLASLt's heuristic #0 (descriptors cached), rotating
 //   gemm_lt      the GEMM op (tuned; mma.sync and cuBLASLt candidates), rotating
-//   rmsnorm / silu_mul  the tuned row-wise ops (bf16 4096 x 4096 / 4096 x 2 x 4096)
+//   rmsnorm / silu_mul  the tuned row-wise ops (bf16 4096 x 4096 / 4096 x 2 x 4096), free functions
+//   rmsnorm_ops / silu_mul_ops  the same through a RowwiseOps object
 // Output: RESULT hostcost <variant> <median_ns> <lo> <hi> <n>, RATIO lines (variant / raw), DIFF
 // lines (GEMM op minus its raw launch, per round; target <= 2000 ns against raw_gemm_winner),
 // each set twice: "hostcost" by the thread's CPU clock, "hostwall" by the wall clock of the batch,
@@ -339,6 +340,12 @@ void addRowwiseVariants(Bench& B, std::vector<Variant>& v) {
   if (rmsnorm(*t, ra).ok() && siluMul(*t, sa).ok() && B.be->synchronize().ok()) {
     v.push_back({"rmsnorm", [t, ra](int) { return rmsnorm(*t, ra); }, "bf16 4096x4096"});
     v.push_back({"silu_mul", [t, sa](int) { return siluMul(*t, sa); }, "bf16 4096x2x4096"});
+    auto ops = RowwiseOps::create(*t);
+    if (ops.ok()) {
+      std::shared_ptr<RowwiseOps> o(std::move(ops).value());
+      v.push_back({"rmsnorm_ops", [t, o, ra](int) { return o->rmsnorm(ra); }, "RowwiseOps::rmsnorm"});
+      v.push_back({"silu_mul_ops", [t, o, sa](int) { return o->siluMul(sa); }, "RowwiseOps::siluMul"});
+    }
   }
 }
 

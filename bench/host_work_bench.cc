@@ -17,6 +17,7 @@
 
 #include <stdlib.h>
 
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -190,6 +191,42 @@ void BM_Registration(benchmark::State& state) {
   for (auto _ : state) check(state, w.noop(n));
 }
 BENCHMARK(BM_Registration);
+
+// The same noop kernel registered from data (a tuner of its own on the simulated backend, tuned on
+// the first call): the public C++ handle and the C API, as host_cost_bench's cxx_data and c_api.
+bench::DataFamily& dataFamily() {
+  static bench::DataFamily* d = [] {
+    auto* x = new bench::DataFamily(bench::makeDataFamily("sim"));
+    if (x->skip.empty()) {
+      const ktune::Value v[] = {ktune::Value::ptr(x->buf), ktune::Value::i64(1000)};
+      if (Status s = x->kernel(v, 2); !s.ok()) x->skip = s.toString();
+    }
+    return x;
+  }();
+  return *d;
+}
+
+void BM_CxxData(benchmark::State& state) {
+  bench::DataFamily& d = dataFamily();
+  if (!d.skip.empty()) return state.SkipWithError(d.skip.c_str());
+  const ktune::Value v[] = {ktune::Value::ptr(d.buf), ktune::Value::i64(1000)};
+  for (auto _ : state) check(state, d.kernel(v, 2));
+}
+BENCHMARK(BM_CxxData);
+
+void BM_CApi(benchmark::State& state) {
+  bench::DataFamily& d = dataFamily();
+  if (!d.skip.empty()) return state.SkipWithError(d.skip.c_str());
+  ktune_value v[2];
+  std::memset(v, 0, sizeof v);
+  v[0].type = KTUNE_ARG_PTR;
+  v[0].v.ptr = d.buf;
+  v[1].type = KTUNE_ARG_I64;
+  v[1].v.i64 = 1000;
+  for (auto _ : state)
+    if (ktune_family_call(d.f, v, 2, nullptr) != KTUNE_OK) state.SkipWithError(ktune_last_error());
+}
+BENCHMARK(BM_CApi);
 
 void BM_GemmTma(benchmark::State& state) {
   NEED_WORLD(state);
