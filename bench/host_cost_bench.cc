@@ -199,6 +199,48 @@ Status addRawVariants(Bench& B, std::vector<Variant>& v, DevicePtr buf) {
                  return ok(B.drv.launch(B.noop2, 1, 1, 1, 64, 1, 1, 0, nullptr, rn->args, nullptr),
                            "cuLaunchKernel");
                }, "cuLaunchKernel, its 2 argument values stored again before each call"});
+  // What the packing's CPU work does to the launch after it (backend_pack_other reads 1.1-1.2x
+  // while Backend::launch of a block packed once reads 1.0x): the same raw launch after pieces of
+  // that work. libc memcpy of 8 bytes twice (through a pointer: not inlined); the same two values
+  // stored by plain code with their pointer array; a KernelArgs packed (clear, add, add, data);
+  // and a heap allocation freed again.
+  struct Scratch {
+    unsigned char bytes[64];
+    void* ptrs[2];
+  };
+  auto sc = std::make_shared<Scratch>();
+  static void* (*volatile libc_memcpy)(void*, const void*, size_t) = &std::memcpy;
+  v.push_back({"raw_after_memcpy", [&B, rn, sc](int) {
+                 libc_memcpy(sc->bytes, &rn->p, 8);
+                 libc_memcpy(sc->bytes + 8, &rn->n, 8);
+                 return ok(B.drv.launch(B.noop2, 1, 1, 1, 64, 1, 1, 0, nullptr, rn->args, nullptr),
+                           "cuLaunchKernel");
+               }, "cuLaunchKernel after two libc memcpy calls of 8 bytes"});
+  v.push_back({"raw_after_stores", [&B, rn, sc](int) {
+                 volatile DevicePtr* d0 = reinterpret_cast<volatile DevicePtr*>(sc->bytes);
+                 volatile long long* d1 = reinterpret_cast<volatile long long*>(sc->bytes + 8);
+                 *d0 = rn->p;
+                 *d1 = rn->n;
+                 volatile void** pp = const_cast<volatile void**>(sc->ptrs);
+                 pp[0] = sc->bytes;
+                 pp[1] = sc->bytes + 8;
+                 return ok(B.drv.launch(B.noop2, 1, 1, 1, 64, 1, 1, 0, nullptr, rn->args, nullptr),
+                           "cuLaunchKernel");
+               }, "cuLaunchKernel after storing the values and their pointers by plain code"});
+  auto kc = std::make_shared<KernelArgs>();
+  v.push_back({"raw_after_pack", [&B, rn, kc, buf](int) {
+                 kc->clear();
+                 kc->add(buf).add(1000LL);
+                 (void)kc->data();
+                 return ok(B.drv.launch(B.noop2, 1, 1, 1, 64, 1, 1, 0, nullptr, rn->args, nullptr),
+                           "cuLaunchKernel");
+               }, "cuLaunchKernel after packing a KernelArgs it does not use"});
+  v.push_back({"raw_after_malloc", [&B, rn](int) {
+                 void* volatile m = std::malloc(48);
+                 std::free(m);
+                 return ok(B.drv.launch(B.noop2, 1, 1, 1, 64, 1, 1, 0, nullptr, rn->args, nullptr),
+                           "cuLaunchKernel");
+               }, "cuLaunchKernel after a malloc/free pair"});
   if (B.drv.launch_gpa) {
     v.push_back({"raw_gpa", [&B, rn](int) {
                    return ok(B.drv.launch_gpa(B.noop2, 1, 1, 1, 64, 1, 1, 0, nullptr, rn->args, nullptr),
@@ -222,6 +264,29 @@ Status addRawVariants(Bench& B, std::vector<Variant>& v, DevicePtr buf) {
                  (void)kb->data();
                  return B.be->launch(fn, {1, 1, 1}, {64, 1, 1}, 0, packed->data());
                }, "Backend::launch of the block packed once, after packing another per call"});
+  // A packing candidate: fixed inline storage, typed stores (memcpy of a constant size compiles
+  // to a move), the pointer array filled as it goes; no call into libc, no vector bookkeeping.
+  struct InlineArgs {
+    alignas(16) unsigned char st[256];
+    void* ptrs[32];
+    size_t used = 0;
+    int n = 0;
+    template <class T>
+    InlineArgs& add(const T& x) {
+      used = (used + alignof(T) - 1) / alignof(T) * alignof(T);
+      std::memcpy(st + used, &x, sizeof(T));
+      ptrs[n++] = st + used;
+      used += sizeof(T);
+      return *this;
+    }
+  };
+  auto ia = std::make_shared<InlineArgs>();
+  v.push_back({"backend_pack_inline", [&B, fn, ia, buf](int) {
+                 ia->used = 0;
+                 ia->n = 0;
+                 ia->add(buf).add(1000LL);
+                 return B.be->launch(fn, {1, 1, 1}, {64, 1, 1}, 0, ia->ptrs);
+               }, "Backend::launch, args packed per call into inline storage by typed stores"});
   v.push_back({"backend_pack", [&B, fn, ka, buf](int) {
                  ka->clear();
                  ka->add(buf).add(1000LL);
