@@ -171,6 +171,23 @@ Status setup(Bench& B) {
   return Status::Ok();
 }
 
+// A packing candidate for backend_pack_inline: fixed inline storage, typed stores (memcpy of a
+// constant size compiles to a move), the pointer array filled as it goes; no call into libc.
+struct InlineArgs {
+  alignas(16) unsigned char st[256];
+  void* ptrs[32];
+  size_t used = 0;
+  int n = 0;
+  template <class T>
+  InlineArgs& add(const T& x) {
+    used = (used + alignof(T) - 1) / alignof(T) * alignof(T);
+    std::memcpy(st + used, &x, sizeof(T));
+    ptrs[n++] = st + used;
+    used += sizeof(T);
+    return *this;
+  }
+};
+
 // raw, raw_aa, raw_gpa, backend, backend_pack: the same kernel of the same code object, the same
 // grid, block and argument values.
 Status addRawVariants(Bench& B, std::vector<Variant>& v, DevicePtr buf) {
@@ -264,22 +281,6 @@ Status addRawVariants(Bench& B, std::vector<Variant>& v, DevicePtr buf) {
                  (void)kb->data();
                  return B.be->launch(fn, {1, 1, 1}, {64, 1, 1}, 0, packed->data());
                }, "Backend::launch of the block packed once, after packing another per call"});
-  // A packing candidate: fixed inline storage, typed stores (memcpy of a constant size compiles
-  // to a move), the pointer array filled as it goes; no call into libc, no vector bookkeeping.
-  struct InlineArgs {
-    alignas(16) unsigned char st[256];
-    void* ptrs[32];
-    size_t used = 0;
-    int n = 0;
-    template <class T>
-    InlineArgs& add(const T& x) {
-      used = (used + alignof(T) - 1) / alignof(T) * alignof(T);
-      std::memcpy(st + used, &x, sizeof(T));
-      ptrs[n++] = st + used;
-      used += sizeof(T);
-      return *this;
-    }
-  };
   auto ia = std::make_shared<InlineArgs>();
   v.push_back({"backend_pack_inline", [&B, fn, ia, buf](int) {
                  ia->used = 0;
