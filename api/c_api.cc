@@ -44,13 +44,20 @@ int give(const std::string& s, char** out) {
 std::string str(const char* s) { return s ? std::string(s) : std::string(); }
 
 // The C values as C++ values (same layout; copied so no object is read through another type).
+// Room for the most arguments a family has, of which only the n given are constructed: 64
+// default-constructed values would be zeroed (a 1 KiB libc memset) on every call.
 constexpr size_t kMaxArgs = ktune::api::DataFamily::kMaxArgs;
-bool toValues(const ktune_value* in, size_t n, ktune::Value* out) {
+struct Values {
+  alignas(ktune::Value) unsigned char raw[sizeof(ktune::Value) * kMaxArgs];
+  ktune::Value* get() { return reinterpret_cast<ktune::Value*>(raw); }
+};
+bool toValues(const ktune_value* in, size_t n, Values& out) {
   if (n > kMaxArgs || (n > 0 && !in)) return false;
   for (size_t i = 0; i < n; ++i) {
-    out[i].type = static_cast<ktune::ArgType>(in[i].type);
-    static_assert(sizeof(out[i].v) == sizeof(in[i].v), "value unions differ");
-    std::memcpy(&out[i].v, &in[i].v, sizeof(in[i].v));
+    ktune::Value* x = new (out.raw + i * sizeof(ktune::Value)) ktune::Value();
+    x->type = static_cast<ktune::ArgType>(in[i].type);
+    static_assert(sizeof(x->v) == sizeof(in[i].v), "value unions differ");
+    std::memcpy(&x->v, &in[i].v, sizeof(in[i].v));
   }
   return true;
 }
@@ -231,25 +238,25 @@ int ktune_family_register(ktune_tuner* t, const ktune_family_desc* d, ktune_fami
 }
 
 int ktune_family_call(ktune_family* f, const ktune_value* args, size_t n, ktune_stream s) {
-  ktune::Value v[kMaxArgs];
+  Values v;
   if (!f || !toValues(args, n, v)) return invalid("ktune_family_call: null family or bad args");
-  ktune::Status st = f->kernel(v, n, ktune::StreamHandle{s});
+  ktune::Status st = f->kernel(v.get(), n, ktune::StreamHandle{s});
   return st.ok() ? KTUNE_OK : fail(st);  // the hot path leaves the last error alone on success
 }
 
 int ktune_family_tune(ktune_family* f, const ktune_value* args, size_t n, ktune_stream s,
                       char** report_json) {
-  ktune::Value v[kMaxArgs];
+  Values v;
   if (!f || !toValues(args, n, v)) return invalid("ktune_family_tune: null family or bad args");
-  auto r = f->kernel.tune(v, n, ktune::StreamHandle{s});
+  auto r = f->kernel.tune(v.get(), n, ktune::StreamHandle{s});
   if (!r.ok()) return fail(r.status());
   return give(r->toJson(), report_json);
 }
 
 int ktune_family_key(ktune_family* f, const ktune_value* args, size_t n, char** key) {
-  ktune::Value v[kMaxArgs];
+  Values v;
   if (!f || !key || !toValues(args, n, v)) return invalid("ktune_family_key: null argument");
-  auto k = f->kernel.key(v, n);
+  auto k = f->kernel.key(v.get(), n);
   if (!k.ok()) return fail(k.status());
   return give(*k, key);
 }

@@ -273,8 +273,10 @@ KernelFamily<DataProblem> toEngineFamily(std::shared_ptr<const DataFamily> fam) 
       return fam->shared.evalFast(v, &r) ? r : std::numeric_limits<int64_t>::max();
     });
   }
+  // The hot path's slot arrays are not zeroed (784 bytes, a libc memset per call): fillSlots writes
+  // every slot a key or launch expression can read (key fields read arguments only).
   e.key = [fam](const DataProblem& p, KeyBuilder& k) {
-    int64_t v[DataFamily::kMaxSlots] = {};
+    int64_t v[DataFamily::kMaxSlots];
     fillSlots(*fam, nullptr, p, nullptr, v);
     for (size_t i = 0; i < fam->key.size(); ++i) {
       int64_t x = 0;
@@ -283,7 +285,7 @@ KernelFamily<DataProblem> toEngineFamily(std::shared_ptr<const DataFamily> fam) 
     }
   };
   e.launch = [fam](const Config& c, const DataProblem& p, const DeviceInfo& d) {
-    int64_t v[DataFamily::kMaxSlots] = {};
+    int64_t v[DataFamily::kMaxSlots];
     fillSlots(*fam, &c, p, &d, v);
     LaunchDims l;
     l.grid = Dim3{dimOf(fam->grid[0], fam->has_grid[0], v), dimOf(fam->grid[1], fam->has_grid[1], v),

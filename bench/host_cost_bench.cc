@@ -244,6 +244,25 @@ Status addRawVariants(Bench& B, std::vector<Variant>& v, DevicePtr buf) {
                  return ok(B.drv.launch(B.noop2, 1, 1, 1, 64, 1, 1, 0, nullptr, rn->args, nullptr),
                            "cuLaunchKernel");
                }, "cuLaunchKernel after storing the values and their pointers by plain code"});
+  // Suspect: libc's vector-register string functions (AVX-512 variants use xmm16-31, which puts
+  // that register state in use for the rest of the thread's life; a host that saves and restores
+  // it around every trap into its kernel then pays for it on each launch). A libc memset of 16
+  // bytes, and one AVX-512 instruction on xmm16 alone, each before the same raw launch.
+  static void* (*volatile libc_memset)(void*, int, size_t) = &std::memset;
+  v.push_back({"raw_after_memset16", [&B, rn, sc](int) {
+                 libc_memset(sc->bytes + 16, 0, 16);
+                 return ok(B.drv.launch(B.noop2, 1, 1, 1, 64, 1, 1, 0, nullptr, rn->args, nullptr),
+                           "cuLaunchKernel");
+               }, "cuLaunchKernel after a libc memset of 16 bytes"});
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx512f")) {
+    v.push_back({"raw_after_xmm16", [&B, rn](int) {
+                   asm volatile("vpxord %%xmm16, %%xmm16, %%xmm16" ::: "memory");
+                   return ok(B.drv.launch(B.noop2, 1, 1, 1, 64, 1, 1, 0, nullptr, rn->args, nullptr),
+                             "cuLaunchKernel");
+                 }, "cuLaunchKernel after one AVX-512 instruction on xmm16"});
+  }
+#endif
   auto kc = std::make_shared<KernelArgs>();
   v.push_back({"raw_after_pack", [&B, rn, kc, buf](int) {
                  kc->clear();

@@ -11,20 +11,48 @@ namespace ktune {
 
 void KernelArgs::addBytes(const void* p, size_t size, size_t align) {
   if (align == 0) align = 1;  // addBytes(p, n, 0) from a caller means "no alignment"
-  size_t off = (storage_used_ + align - 1) / align * align;
-  if (storage_.size() < off + size) storage_.resize(std::max<size_t>(off + size, 256) * 2);
-  if (size > 0) std::memcpy(storage_.data() + off, p, size);  // memcpy(dst, nullptr, 0) is UB
-  offsets_.push_back(off);
-  storage_used_ = off + size;
-  ptrs_.clear();
+  size_t off = (used_ + align - 1) / align * align;
+  if (off + size > cap_ || n_ >= arg_cap_) grow(off + size, n_ + 1);  // offsets stay valid
+  if (size > 0) std::memcpy(bytes_ + off, p, size);  // memcpy(dst, nullptr, 0) is UB
+  offsets_[n_] = static_cast<uint32_t>(off);
+  ptrs_[n_++] = bytes_ + off;
+  used_ = off + size;
 }
 
-void** KernelArgs::data() {
-  if (ptrs_.size() != offsets_.size()) {
-    ptrs_.resize(offsets_.size());
-    for (size_t i = 0; i < offsets_.size(); ++i) ptrs_[i] = storage_.data() + offsets_[i];
-  }
-  return ptrs_.data();
+void KernelArgs::grow(size_t bytes, size_t args) {
+  const size_t want_bytes = std::max(cap_ * 2, bytes + 64);
+  const size_t want_args = std::max(arg_cap_ * 2, args);
+  std::vector<unsigned char> b(want_bytes);
+  std::vector<uint32_t> o(want_args);
+  std::vector<void*> q(want_args);
+  if (used_ > 0) std::memcpy(b.data(), bytes_, used_);
+  std::copy(offsets_, offsets_ + n_, o.begin());
+  heap_bytes_ = std::move(b);
+  heap_offsets_ = std::move(o);
+  heap_ptrs_ = std::move(q);
+  bytes_ = heap_bytes_.data();
+  offsets_ = heap_offsets_.data();
+  ptrs_ = heap_ptrs_.data();
+  cap_ = want_bytes;
+  arg_cap_ = want_args;
+  repoint();
+}
+
+void KernelArgs::repoint() {
+  for (size_t i = 0; i < n_; ++i) ptrs_[i] = bytes_ + offsets_[i];
+}
+
+KernelArgs& KernelArgs::operator=(const KernelArgs& o) {
+  if (this == &o) return *this;
+  used_ = 0;
+  n_ = 0;
+  if (o.used_ > cap_ || o.n_ > arg_cap_) grow(o.used_, o.n_);
+  if (o.used_ > 0) std::memcpy(bytes_, o.bytes_, o.used_);
+  std::copy(o.offsets_, o.offsets_ + o.n_, offsets_);
+  used_ = o.used_;
+  n_ = o.n_;
+  repoint();
+  return *this;
 }
 
 // Formatted with snprintf: gcc 12's -O3 flags a false -Wrestrict in the inlined

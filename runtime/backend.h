@@ -39,24 +39,59 @@ struct FunctionAttributes {
 // Packs kernel arguments: each add() copies the value into owned storage with its alignment;
 // data() is the void** array cuLaunchKernel / hipModuleLaunchKernel expect. Reuse one KernelArgs
 // across launches on a hot path (clear() keeps capacity).
+// The first kInlineBytes of argument bytes and kInlineArgs arguments live inside the object, and
+// add() packs them with inlined stores of a constant size: no allocation and no call into libc's
+// string functions, whose vector-register variants were measured to make the driver's next launch
+// slower (bench/NOTES.md, host cost). More arguments spill to the heap once. Copies and moves
+// point their data() at their own storage.
 class KernelArgs {
  public:
+  static constexpr size_t kInlineBytes = 1024;
+  static constexpr size_t kInlineArgs = 64;
+
+  KernelArgs() = default;
+  KernelArgs(const KernelArgs& o) { *this = o; }
+  KernelArgs& operator=(const KernelArgs& o);
+  KernelArgs(KernelArgs&& o) noexcept : KernelArgs(static_cast<const KernelArgs&>(o)) {}
+  KernelArgs& operator=(KernelArgs&& o) noexcept { return *this = static_cast<const KernelArgs&>(o); }
+
   template <typename T>
   KernelArgs& add(const T& v) {
     static_assert(std::is_trivially_copyable_v<T>, "kernel arguments must be trivially copyable");
-    addBytes(&v, sizeof(T), alignof(T));
+    constexpr size_t align = alignof(T);
+    const size_t off = (used_ + align - 1) & ~(align - 1);
+    if (off + sizeof(T) <= cap_ && n_ < arg_cap_) [[likely]] {
+      __builtin_memcpy(bytes_ + off, &v, sizeof(T));  // a constant size: inlined, no libc call
+      offsets_[n_] = static_cast<uint32_t>(off);
+      ptrs_[n_++] = bytes_ + off;
+      used_ = off + sizeof(T);
+      return *this;
+    }
+    addBytes(&v, sizeof(T), align);
     return *this;
   }
+  // Runtime-sized argument (an opaque struct); align 0 means 1.
   void addBytes(const void* p, size_t size, size_t align);
-  void clear() { storage_used_ = 0; offsets_.clear(); ptrs_.clear(); }
-  void** data();
-  size_t count() const { return offsets_.size(); }
+  void clear() { used_ = 0; n_ = 0; }
+  void** data() { return ptrs_; }
+  size_t count() const { return n_; }
 
  private:
-  std::vector<unsigned char> storage_;  // argument bytes; the driver copies each one by size
-  size_t storage_used_ = 0;
-  std::vector<size_t> offsets_;
-  std::vector<void*> ptrs_;
+  // Makes room for `bytes` argument bytes and `args` arguments in all (moves to the heap).
+  void grow(size_t bytes, size_t args);
+  void repoint();  // ptrs_[i] = bytes_ + offsets_[i]
+
+  alignas(64) unsigned char inline_bytes_[kInlineBytes];
+  uint32_t inline_offsets_[kInlineArgs];
+  void* inline_ptrs_[kInlineArgs];
+  unsigned char* bytes_ = inline_bytes_;
+  uint32_t* offsets_ = inline_offsets_;
+  void** ptrs_ = inline_ptrs_;
+  size_t cap_ = kInlineBytes, arg_cap_ = kInlineArgs;
+  size_t used_ = 0, n_ = 0;
+  std::vector<unsigned char> heap_bytes_;  // used once the inline storage is outgrown
+  std::vector<uint32_t> heap_offsets_;
+  std::vector<void*> heap_ptrs_;
 };
 
 class Backend {

@@ -103,6 +103,42 @@ TEST(KernelArgs, ClearKeepsNothingButWorksAgain) {
   EXPECT_EQ(reinterpret_cast<uintptr_t>(d[0]) % alignof(double), 0u);
 }
 
+// Past the inline storage (many arguments, a large struct) the arguments move to the heap once
+// and keep their values and alignment; a copy points at its own bytes; clear() reuses the room.
+TEST(KernelArgs, SpillsToTheHeapAndCopiesPointAtTheirOwnBytes) {
+  KernelArgs a;
+  const size_t n = KernelArgs::kInlineArgs * 2 + 3;
+  for (size_t i = 0; i < n; ++i) a.add(static_cast<int64_t>(i * 3));
+  struct Big {
+    unsigned char b[KernelArgs::kInlineBytes + 40];
+  } big;
+  for (size_t i = 0; i < sizeof big.b; ++i) big.b[i] = static_cast<unsigned char>(i * 5);
+  a.add(big).add(char{'z'});
+  ASSERT_EQ(a.count(), n + 2);
+  for (size_t i = 0; i < n; ++i) ASSERT_EQ(readArg<int64_t>(a.data(), i), int64_t(i * 3)) << i;
+  EXPECT_EQ(std::memcmp(a.data()[n], big.b, sizeof big.b), 0);
+  EXPECT_EQ(readArg<char>(a.data(), n + 1), 'z');
+  KernelArgs b = a;
+  KernelArgs c;
+  c.add(int{5});
+  c = b;
+  for (KernelArgs* k : {&b, &c}) {
+    ASSERT_EQ(k->count(), a.count());
+    for (size_t i = 0; i < k->count(); ++i) EXPECT_NE(k->data()[i], a.data()[i]);
+    EXPECT_EQ(readArg<int64_t>(k->data(), n - 1), int64_t((n - 1) * 3));
+    EXPECT_EQ(std::memcmp(k->data()[n], big.b, sizeof big.b), 0);
+  }
+  KernelArgs small;
+  small.add(int{1}).add(double{2.5});
+  KernelArgs moved = std::move(small);
+  EXPECT_EQ(readArg<double>(moved.data(), 1), 2.5);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(moved.data()[1]) % alignof(double), 0u);
+  a.clear();
+  a.add(int{42});
+  EXPECT_EQ(a.count(), 1u);
+  EXPECT_EQ(readArg<int>(a.data(), 0), 42);
+}
+
 TEST(KernelArgs, AddBytesRawBlob) {
   KernelArgs a;
   unsigned char blob[24];
