@@ -37,8 +37,8 @@ struct Bench {
   void* gemm_args = nullptr;
   std::string image;  // the code object of kRawSource (spin and noop kernels)
   EventHandle gate;
-  int batch = 32;
-  long long spin_ns = 2000000;
+  int batch = 128;
+  long long spin_ns = 4000000;
   int caught_up = 0;
 };
 

@@ -7,6 +7,9 @@
 // round in a freshly shuffled order (seeded), so no variant always follows the same one; every
 // variant gets --warmup batches first. Like with like: every raw and Backend variant launches the
 // same kernel of the same module with argument blocks prepared once, outside the timed region.
+// Batches of 128 by default (behind a 4 ms spin): each batch starts cold (the synchronisation
+// before it, the other variants between), and that start is spread over the batch; with 32 calls
+// it adds roughly 5-10% to the paths with more code than a bare launch (bench/NOTES.md).
 //   raw          cuLaunchKernel of the noop kernel (2 arguments), dlsym'ed from libcuda
 //   raw_aa       the same again (an A/A control: its ratio to raw is the measurement's own bias)
 //   raw_gpa      the same through the entry point ktune resolves (cuGetProcAddress_v2, legacy
