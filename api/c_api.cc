@@ -44,20 +44,16 @@ int give(const std::string& s, char** out) {
 std::string str(const char* s) { return s ? std::string(s) : std::string(); }
 
 // The C values as C++ values (same layout; copied so no object is read through another type).
-// Room for the most arguments a family has, of which only the n given are constructed: 64
-// default-constructed values would be zeroed (a 1 KiB libc memset) on every call.
 constexpr size_t kMaxArgs = ktune::api::DataFamily::kMaxArgs;
-struct Values {
-  alignas(ktune::Value) unsigned char raw[sizeof(ktune::Value) * kMaxArgs];
-  ktune::Value* get() { return reinterpret_cast<ktune::Value*>(raw); }
-};
+using Values = ktune::ValueArray<kMaxArgs>;
 bool toValues(const ktune_value* in, size_t n, Values& out) {
   if (n > kMaxArgs || (n > 0 && !in)) return false;
   for (size_t i = 0; i < n; ++i) {
-    ktune::Value* x = new (out.raw + i * sizeof(ktune::Value)) ktune::Value();
-    x->type = static_cast<ktune::ArgType>(in[i].type);
-    static_assert(sizeof(x->v) == sizeof(in[i].v), "value unions differ");
-    std::memcpy(&x->v, &in[i].v, sizeof(in[i].v));
+    ktune::Value x;
+    x.type = static_cast<ktune::ArgType>(in[i].type);
+    static_assert(sizeof(x.v) == sizeof(in[i].v), "value unions differ");
+    std::memcpy(&x.v, &in[i].v, sizeof(in[i].v));
+    out.set(i, x);
   }
   return true;
 }
@@ -240,7 +236,7 @@ int ktune_family_register(ktune_tuner* t, const ktune_family_desc* d, ktune_fami
 int ktune_family_call(ktune_family* f, const ktune_value* args, size_t n, ktune_stream s) {
   Values v;
   if (!f || !toValues(args, n, v)) return invalid("ktune_family_call: null family or bad args");
-  ktune::Status st = f->kernel(v.get(), n, ktune::StreamHandle{s});
+  ktune::Status st = f->kernel(v.data(), n, ktune::StreamHandle{s});
   return st.ok() ? KTUNE_OK : fail(st);  // the hot path leaves the last error alone on success
 }
 
@@ -248,7 +244,7 @@ int ktune_family_tune(ktune_family* f, const ktune_value* args, size_t n, ktune_
                       char** report_json) {
   Values v;
   if (!f || !toValues(args, n, v)) return invalid("ktune_family_tune: null family or bad args");
-  auto r = f->kernel.tune(v.get(), n, ktune::StreamHandle{s});
+  auto r = f->kernel.tune(v.data(), n, ktune::StreamHandle{s});
   if (!r.ok()) return fail(r.status());
   return give(r->toJson(), report_json);
 }
@@ -256,7 +252,7 @@ int ktune_family_tune(ktune_family* f, const ktune_value* args, size_t n, ktune_
 int ktune_family_key(ktune_family* f, const ktune_value* args, size_t n, char** key) {
   Values v;
   if (!f || !key || !toValues(args, n, v)) return invalid("ktune_family_key: null argument");
-  auto k = f->kernel.key(v.get(), n);
+  auto k = f->kernel.key(v.data(), n);
   if (!k.ok()) return fail(k.status());
   return give(*k, key);
 }

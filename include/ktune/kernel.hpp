@@ -28,6 +28,7 @@
 #include <functional>
 #include <initializer_list>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,19 @@ struct Value {
   static Value i64(int64_t i) { Value x; x.type = ArgType::kI64; x.v.i64 = i; return x; }
   static Value f32(float f) { Value x; x.type = ArgType::kF32; x.v.f32 = f; return x; }
   static Value f64(double f) { Value x; x.type = ArgType::kF64; x.v.f64 = f; return x; }
+};
+
+// Room for up to N argument values of which only those set are constructed: for a call's
+// arguments on a hot path, where an array of N default-constructed values would be zeroed on
+// every call.
+template <size_t N>
+class ValueArray {
+ public:
+  Value* data() { return reinterpret_cast<Value*>(raw_); }
+  void set(size_t i, const Value& v) { new (raw_ + i * sizeof(Value)) Value(v); }
+
+ private:
+  alignas(Value) unsigned char raw_[sizeof(Value) * N];
 };
 
 struct ArgSpec {
