@@ -1,11 +1,13 @@
 """ktune from Python on a GPU, measured against same-run peers (prints a short table).
 
   1. Host cost of a tuned call: a tuned @ktune.autotune kernel called from Python, the binding
-     alone (the C++ call object, no Python wrapper), a Triton kernel launch and a torch op, all on
-     1-element problems, plus what the pieces of a call cost alone (the stream getter, data_ptr).
-     Time per call = wall time of a batch of calls small enough never to fill the launch queue
-     (the GPU is not the bottleneck), median of many batches; the GPU is synchronised outside the
-     timed region.
+     alone (the C++ call object, no Python wrapper), a raw cuLaunchKernel through ctypes, a Triton
+     kernel launch and a torch op, all on 1-element problems. Headline: thread CPU time per call
+     of batches of 32 enqueued behind a spin kernel (a batch the GPU caught up with is dropped),
+     variants interleaved in shuffled rounds, median with a 95% interval and the ratio to the raw
+     launch (host_cost.py, the method of bench/host_cost_bench.cc). Also the old table: wall time
+     of back-to-back batches of 200 (the GPU's throughput for tiny kernels can bound it), with
+     what the pieces of a call cost alone (the stream getter, data_ptr).
   2. ktune.ops.rms_norm / silu_mul bandwidth as a fraction of the same run's copy bandwidth
      (tensor.copy_ of the same bytes, read + write), four ways, so a shortfall can be placed:
        kernel: CUDA events around each call, L2 flushed before each run by READING a 2x-L2
@@ -31,6 +33,7 @@ import time
 import torch
 import torch.nn.functional as F
 
+import host_cost
 import ktune
 from ktune import _ktune
 
@@ -47,6 +50,7 @@ LLM = [("prefill qkv", 4096, 6144, 4096), ("prefill o", 4096, 4096, 4096),
        ("decode gate_up", 16, 28672, 4096), ("decode down", 16, 4096, 14336)]
 RMS_SHAPES = [(4096, 4096), (4096, 14336), (32768, 8192)]
 SILU_SHAPES = [(4096, 2048), (4096, 14336), (16384, 14336)]  # (rows, d): x is rows x 2d
+GATED_ROUNDS, GATED_SETS = 20, 3  # host cost: rounds per set, sets
 
 
 def per_call_us(fn, batch=200, batches=60):
@@ -84,20 +88,33 @@ def triton_peer():
 
 
 def call_overhead(rows):
+    """The call variants, timed two ways: GPU-gated thread CPU time (host_cost.py; the headline)
+    and the old back-to-back wall clock (rows; the GPU's throughput for tiny kernels can bound
+    it). Returns the gated rows and their gate."""
     saxpy = ktune.autotune(space={"BLOCK": [64, 128, 256]}, key=["pow2(n)"], warmup=1, rep=5)(
         ktune.kernel(SAXPY, "bench_saxpy", grid="cdiv(n, BLOCK)", block="BLOCK"))
     x = torch.ones(1, device="cuda")
     y = torch.zeros(1, device="cuda")
     saxpy(1, 1.0, x, y)  # tunes
     raw, args, s = saxpy._k, (1, 1.0, x.data_ptr(), y.data_ptr()), 0
-    rows.append(("tuned call: @ktune.autotune kernel", *per_call_us(lambda: saxpy(1, 1.0, x, y))))
-    rows.append(("  same, stream= given", *per_call_us(lambda: saxpy(1, 1.0, x, y, stream=0))))
-    rows.append(("  binding only, int args (Kernel)", *per_call_us(lambda: raw(args, s))))
+    z = torch.empty(1, device="cuda")
+    variants = [("tuned", "tuned call: @ktune.autotune kernel", lambda: saxpy(1, 1.0, x, y)),
+                ("tuned_stream", "  same, stream= given", lambda: saxpy(1, 1.0, x, y, stream=0)),
+                ("binding", "  binding only, int args (Kernel)", lambda: raw(args, s))]
+    try:
+        variants.append((host_cost.RAW, "peer: raw cuLaunchKernel (ctypes)", host_cost.RawLaunch()))
+    except (OSError, RuntimeError) as e:
+        print(f"  raw cuLaunchKernel peer unavailable: {e}")
     tp = triton_peer()
     if tp:
-        rows.append(("peer: Triton kernel launch", *per_call_us(tp)))
-    z = torch.empty(1, device="cuda")
-    rows.append(("peer: torch.add(x, y, out=z)", *per_call_us(lambda: torch.add(x, y, out=z))))
+        variants.append(("triton", "peer: Triton kernel launch", tp))
+    variants.append(("torch_add", "peer: torch.add(x, y, out=z)", lambda: torch.add(x, y, out=z)))
+    for _, _, fn in variants:
+        fn()
+    torch.cuda.synchronize()
+    gated = host_cost.gated_table(variants, rounds=GATED_ROUNDS, round_sets=GATED_SETS)
+    for _, label, fn in variants:
+        rows.append((label, *per_call_us(fn)))
     # The pieces alone (no launch): what a call spends before the engine.
     get = torch._C._cuda_getCurrentRawStream
     rows.append(("  piece: raw stream getter", *per_call_us(lambda: get(0), batch=1000)))
@@ -106,6 +123,7 @@ def call_overhead(rows):
     rows.append(("  piece: 2x tensor.data_ptr()",
                  *per_call_us(lambda: (x.data_ptr(), y.data_ptr()), batch=1000)))
     rows.append(("  piece: empty Python lambda", *per_call_us(lambda: None, batch=1000)))
+    return gated
 
 
 class Timer:
@@ -278,8 +296,10 @@ def main():
     print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}  ktune "
           f"{ktune.__version__}")
     rows = []
-    call_overhead(rows)
-    print("\n== host cost per call (us; median, p20, p80 over batches)   target <= 5 us")
+    gated_rows, gate = call_overhead(rows)
+    host_cost.print_gated(gated_rows, gate, GATED_ROUNDS, GATED_SETS)
+    print("\n== host cost per call, old method: wall clock of back-to-back batches of 200 (us; "
+          "median, p20, p80 over batches; the GPU's throughput for tiny kernels can bound it)")
     for name, med, p20, p80 in rows:
         print(f"  {name:40s} {med:7.2f}  [{p20:.2f}, {p80:.2f}]")
     sys.stdout.flush()
