@@ -177,13 +177,33 @@ def compiled(fn, mode=None):
         return None
 
 
-def _winner(report, *args):
-    """The chosen config of an op's key (report: _ktune.rmsnorm_report / silu_mul_report)."""
+def _report(report, *args):
+    """The key's selection (report: _ktune.rmsnorm_report / silu_mul_report, args[0] the tuner)
+    with its database entry's candidates, or the error."""
     try:
         r = json.loads(report(*args))
-        return f"{r.get('winner', '?')} ({r.get('origin', '?')})"
     except Exception as e:  # noqa: BLE001  (a missing report is shown, not fatal)
-        return f"? ({str(e).splitlines()[0][:60]})"
+        return {"error": str(e).splitlines()[0][:60]}
+    try:  # the database entry holds every candidate's timing
+        r["candidates"] = json.loads(args[0].report(r["family"], r["key"])).get("candidates", [])
+    except Exception:  # noqa: BLE001
+        pass
+    return r
+
+
+def _winner(r):
+    if "error" in r:
+        return f"? ({r['error']})"
+    return f"{r.get('winner', '?')} ({r.get('origin', '?')})"
+
+
+def _top(r, nbytes, copy_bytes, copy_ms, n=3):
+    """The n fastest candidates of the tuning run as "config: ratio to copy", their medians
+    taken by the engine's harness, as the copy's copy_ms (do_bench, same flush)."""
+    ok = sorted((c for c in r.get("candidates", []) if c.get("status") == "ok" and
+                 c.get("median_ms", 0) > 0), key=lambda c: c["median_ms"])[:n]
+    return ", ".join(f"{c['config']}: {(nbytes / c['median_ms']) / (copy_bytes / copy_ms):.3f}"
+                     for c in ok)
 
 
 def bandwidth(quick, use_compile):
@@ -205,7 +225,7 @@ def bandwidth(quick, use_compile):
         y = torch.empty_like(x)
         nbytes = 2 * x.numel() * 2
         ktune.ops.rms_norm(x, w, 1e-6)  # tunes
-        cfg = _winner(_ktune.rmsnorm_report, ktune.ops._tuner(x), 2, r, c)
+        cfg = _report(_ktune.rmsnorm_report, ktune.ops._tuner(x), 2, r, c)
         peers = [("F.rms_norm", (lambda: torch_rms(x, w)) if torch_rms else None),
                  ("compile", (lambda: comp_rms(x, w)) if comp_rms else None)]
         out.append(_measure(timer, f"rms_norm {r}x{c}", nbytes, nbytes, lambda: y.copy_(x),
@@ -217,7 +237,7 @@ def bandwidth(quick, use_compile):
         dst = torch.empty_like(src)
         sbytes = 3 * r * d * 2
         ktune.ops.silu_mul(x)
-        cfg = _winner(_ktune.silu_mul_report, ktune.ops._tuner(x), 2, r, d)
+        cfg = _report(_ktune.silu_mul_report, ktune.ops._tuner(x), 2, r, d)
         peers = [("eager", lambda: eager_silu(x)),
                  ("compile", (lambda: comp_silu(x)) if comp_silu else None)]
         out.append(_measure(timer, f"silu_mul {r}x{d}", sbytes, sbytes, lambda: dst.copy_(src),
@@ -241,8 +261,8 @@ def _measure(timer, name, nbytes, copy_bytes, copy_fn, fn, peers, cfg):
         except Exception as e:  # noqa: BLE001
             print(f"  peer {pname} failed on {name}: {str(e).splitlines()[0][:100]}")
             peer_ratios.append((pname, float("nan")))
-    return (name, nbytes / k3[0] / 1e6, copy_bytes / copy3[0] / 1e6, ratios, peer_ratios, cfg,
-            k3[0] * 1e3)
+    return (name, nbytes / k3[0] / 1e6, copy_bytes / copy3[0] / 1e6, ratios, peer_ratios,
+            _winner(cfg), k3[0] * 1e3, _top(cfg, nbytes, copy_bytes, copy3[1]))
 
 
 def gemms(quick, use_compile, max_autotune):
@@ -312,10 +332,13 @@ def main():
           " loop = back-to-back calls")
     print(f"  {'shape':22s} {'us':>7s} {'GB/s':>6s} {'copy':>6s} {'kernel':>6s} {'read':>6s} "
           f"{'memset':>6s} {'loop':>6s}  peers(kernel)  config")
-    for name, gbs, cgbs, ratios, peer_ratios, cfg, us in bw:
+    for name, gbs, cgbs, ratios, peer_ratios, cfg, us, top in bw:
         pr = " ".join(f"{p}={v:.3f}" for p, v in peer_ratios)
         print(f"  {name:22s} {us:7.1f} {gbs:6.0f} {cgbs:6.0f} {ratios[0]:6.3f} {ratios[1]:6.3f} "
               f"{ratios[2]:6.3f} {ratios[3]:6.3f}  {pr}  {cfg}")
+    print("   tuning run's fastest candidates, ratio to the copy timed by the same harness (read):")
+    for name, *_, top in bw:
+        print(f"  {name:22s} {top}")
     print(f"  ({time.perf_counter() - t1:.0f} s)")
     sys.stdout.flush()
     t1 = time.perf_counter()
