@@ -13,9 +13,10 @@
        kernel: CUDA events around each call, L2 flushed before each run by READING a 2x-L2
                buffer (clean lines, as the C++ benches do), median: the kernel alone (the flush
                hides the Python launch cost);
-       read:   ktune.do_bench(flush="read"): the engine's harness with the same clean flush;
-       memset: ktune.do_bench (the harness's default memset flush leaves dirty lines whose
-               write-back lands in the timed run; what the first sessions reported);
+       read:   ktune.do_bench(flush="read"): the engine's harness with its clean flush (its
+               read kernel; the default, as tuning candidates are timed);
+       memset: ktune.do_bench(flush="memset") (dirty lines whose write-back lands in the timed
+               run; how candidates were timed before, what the first sessions reported);
        loop:   back-to-back Python calls, events around the whole loop / count: what a model's
                Python loop sees (launch cost included when it exceeds the kernel).
      with torch's F.rms_norm / eager silu*mul and torch.compile of the same function as peers,
@@ -166,7 +167,7 @@ class Timer:
 
     def all4(self, fn):
         return (self.kernel_ms(fn), ktune.do_bench(fn, warmup=5, rep=40, flush="read"),
-                ktune.do_bench(fn, warmup=5, rep=40), self.loop_ms(fn))
+                ktune.do_bench(fn, warmup=5, rep=40, flush="memset"), self.loop_ms(fn))
 
 
 def compiled(fn, mode=None):
@@ -328,7 +329,7 @@ def main():
     print("\n== row-wise ops through Python, bf16: ratio = ktune (or peer) GB/s / same-run copy"
           " GB/s   target >= 0.95")
     print("   kernel = events per call after a clean (read) L2 flush; read / memset = "
-          "ktune.do_bench (the engine's harness) with flush=\"read\" / the default memset flush;"
+          "ktune.do_bench (the engine's harness) with flush=\"read\" (default) / \"memset\";"
           " loop = back-to-back calls")
     print(f"  {'shape':22s} {'us':>7s} {'GB/s':>6s} {'copy':>6s} {'kernel':>6s} {'read':>6s} "
           f"{'memset':>6s} {'loop':>6s}  peers(kernel)  config")
@@ -343,7 +344,8 @@ def main():
     sys.stdout.flush()
     t1 = time.perf_counter()
     gm = gemms(quick, use_compile, "--max-autotune" in sys.argv)
-    print("\n== GEMM bf16 a @ w.t() (TFLOP/s); ratio = peer time / ktune time   target >= 1.00")
+    print("\n== GEMM bf16 a @ w.t() (TFLOP/s; do_bench, read flush); ratio = peer time / ktune time   "
+          "target >= 1.00")
     print(f"  {'shape':32s} {'ktune':>7s}  peers (TFLOP/s, ratio)   {'tune s':>6s} {'peer s':>6s}")
     for name, tk, peers, tune_s, comp_s in gm:
         pr = "  ".join(f"{p} {tf:6.1f} {r:5.3f}" for p, tf, r in peers)
