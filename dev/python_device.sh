@@ -56,10 +56,6 @@ if [ -x "$KB/tests/l2_flush_gpu_test" ]; then
 fi
 (cd python/bench && timeout 60 $PY bench_call_cpu.py > "$OUT/py_call_cpu.txt" 2>&1)
 echo "call cost on the simulated backend (binding + engine host work, ns):"; tail -6 "$OUT/py_call_cpu.txt"
-# A fresh cache for the bench (PY_BENCH_CACHE to reuse one): keys tuned before the harness
-# flushed with reads would keep their winners (the database does not record the flush).
-BENCH_CACHE=${PY_BENCH_CACHE:-$(mktemp -d /tmp/kcache_pybench.XXXXXX)}
-(cd python/bench && KTUNE_CACHE_DIR=$BENCH_CACHE timeout 500 $PY bench_gpu.py ${PY_BENCH_ARGS:-} \
-   > "$OUT/py_bench.txt" 2>&1)
+(cd python/bench && timeout 500 $PY bench_gpu.py ${PY_BENCH_ARGS:-} > "$OUT/py_bench.txt" 2>&1)
 echo "bench rc=$?"; grep -v "^RESULT" "$OUT/py_bench.txt" | tail -70 | cut -c1-200
 echo "python stage $(( $(date +%s) - T0 ))s"

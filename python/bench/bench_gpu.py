@@ -192,6 +192,17 @@ def _report(report, *args):
     return r
 
 
+def _retune(report, *args):
+    """Drops the key's database entry (report and args as _report's) so that the next call tunes
+    it with this build's harness: the database does not record how a winner was timed."""
+    try:
+        r = json.loads(report(*args))
+        if r.get("origin") == "database":
+            args[0].remove_key(r["family"], r["key"])
+    except Exception as e:  # noqa: BLE001  (then the entry is kept; the config column shows it)
+        print(f"  could not drop the database entry: {str(e).splitlines()[0][:80]}")
+
+
 def _winner(r):
     if "error" in r:
         return f"? ({r['error']})"
@@ -225,6 +236,7 @@ def bandwidth(quick, use_compile):
         w = torch.randn(c, device="cuda", dtype=torch.bfloat16)
         y = torch.empty_like(x)
         nbytes = 2 * x.numel() * 2
+        _retune(_ktune.rmsnorm_report, ktune.ops._tuner(x), 2, r, c)
         ktune.ops.rms_norm(x, w, 1e-6)  # tunes
         cfg = _report(_ktune.rmsnorm_report, ktune.ops._tuner(x), 2, r, c)
         peers = [("F.rms_norm", (lambda: torch_rms(x, w)) if torch_rms else None),
@@ -237,7 +249,8 @@ def bandwidth(quick, use_compile):
         src = torch.empty(r * 3 * d // 2, device="cuda", dtype=torch.bfloat16)
         dst = torch.empty_like(src)
         sbytes = 3 * r * d * 2
-        ktune.ops.silu_mul(x)
+        _retune(_ktune.silu_mul_report, ktune.ops._tuner(x), 2, r, d)
+        ktune.ops.silu_mul(x)  # tunes
         cfg = _report(_ktune.silu_mul_report, ktune.ops._tuner(x), 2, r, d)
         peers = [("eager", lambda: eager_silu(x)),
                  ("compile", (lambda: comp_silu(x)) if comp_silu else None)]
