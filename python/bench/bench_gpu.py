@@ -252,8 +252,13 @@ def bandwidth(quick, use_compile):
         _retune(_ktune.silu_mul_report, ktune.ops._tuner(x), 2, r, d)
         ktune.ops.silu_mul(x)  # tunes
         cfg = _report(_ktune.silu_mul_report, ktune.ops._tuner(x), 2, r, d)
+        # The op's own traffic without its math: torch.add of the two halves (read 2, write 1).
+        # Near the L2's size a copy's larger share of writes can stay in L2 at the end of the
+        # timed run, so this peer shows what a read-2/write-1 stream reaches against the copy.
+        o = torch.empty(r, d, device="cuda", dtype=torch.bfloat16)
         peers = [("eager", lambda: eager_silu(x)),
-                 ("compile", (lambda: comp_silu(x)) if comp_silu else None)]
+                 ("compile", (lambda: comp_silu(x)) if comp_silu else None),
+                 ("add_r2w1", lambda: torch.add(x[:, :d], x[:, d:], out=o))]
         out.append(_measure(timer, f"silu_mul {r}x{d}", sbytes, sbytes, lambda: dst.copy_(src),
                             lambda: ktune.ops.silu_mul(x), peers, cfg))
     return out
