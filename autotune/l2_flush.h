@@ -8,10 +8,10 @@
 // memset of the buffer, which leaves the cache full of dirty lines whose write-back is charged to
 // the next timed run (a bandwidth-bound kernel reads slower after it).
 // The read kernel goes through the given Compiler and is loaded through the Backend; its code
-// object is compiled once per process per (compiler, version, arch). Where it cannot run (no
-// compiler given, as on the simulated backend unless a test registers the kernel; a compile or
-// load failure) a read flush falls back to the memset: said once per process on the log, never
-// an error.
+// object is compiled once per process per (compiler, version, arch). Where it cannot run, a read
+// flush falls back to the memset, never an error: silently where no compiler was given (the
+// simulated backend, see compilerFor), with one line per process on the log after a compile or
+// load failure.
 // Thread-compatible: one thread at a time per L2Flush.
 #pragma once
 
