@@ -1,7 +1,8 @@
 """ktune from Python on a GPU, measured against same-run peers (prints a short table).
 
   1. Host cost of a tuned call: a tuned @ktune.autotune kernel called from Python, the binding
-     alone (the C++ call object, no Python wrapper), a raw cuLaunchKernel through ctypes, a Triton
+     alone (the C++ call object, no Python wrapper), a raw cuLaunchKernel (ktune._ktune.RawLaunch,
+     a vectorcall into the driver; and through ctypes, which converts its arguments per call), a Triton
      kernel launch and a torch op, all on 1-element problems. Headline: thread CPU time per call
      of batches of 32 enqueued behind a spin kernel (a batch the GPU caught up with is dropped),
      variants interleaved in shuffled rounds, median with a 95% interval and the ratio to the raw
@@ -102,10 +103,14 @@ def call_overhead(rows):
     variants = [("tuned", "tuned call: @ktune.autotune kernel", lambda: saxpy(1, 1.0, x, y)),
                 ("tuned_stream", "  same, stream= given", lambda: saxpy(1, 1.0, x, y, stream=0)),
                 ("binding", "  binding only, int args (Kernel)", lambda: raw(args, s))]
-    try:
-        variants.append((host_cost.RAW, "peer: raw cuLaunchKernel (ctypes)", host_cost.RawLaunch()))
-    except (OSError, RuntimeError) as e:
-        print(f"  raw cuLaunchKernel peer unavailable: {e}")
+    for key, label, make in ((host_cost.RAW, "peer: raw cuLaunchKernel (_ktune.RawLaunch)",
+                              host_cost.raw_launch),
+                             ("raw_ctypes", "peer: raw cuLaunchKernel (ctypes)",
+                              host_cost.CtypesLaunch)):
+        try:
+            variants.append((key, label, make()))
+        except (OSError, RuntimeError, AttributeError) as e:
+            print(f"  {label} unavailable: {e}")
     tp = triton_peer()
     if tp:
         variants.append(("triton", "peer: Triton kernel launch", tp))

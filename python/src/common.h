@@ -72,5 +72,6 @@ inline StreamHandle streamOf(uintptr_t s) { return StreamHandle{reinterpret_cast
 void bindKernel(py::module_& m);  // kernel.cc: Kernel, sim kernels
 void bindOps(py::module_& m);     // ops.cc: rmsnorm, silu_mul, gemm
 void bindLauncher(py::module_& m);  // launcher.cc: the tuned call's C++ fast path
+void bindRawLaunch(py::module_& m);  // raw_launch.cc: a bench-only raw launch peer
 
 }  // namespace ktune::py_ext

@@ -221,4 +221,5 @@ PYBIND11_MODULE(_ktune, m) {
   kp::bindKernel(m);
   kp::bindOps(m);
   kp::bindLauncher(m);
+  kp::bindRawLaunch(m);
 }
