@@ -4,8 +4,9 @@
 // time a few calls to estimate the cost, derive warm-up and measured run counts from the budgets,
 // warm up, then for each measured run: optional per-run hook, L2 flush of a buffer of 2x the
 // device's L2 unless told otherwise (autotune/l2_flush.h: by default a read kernel, which leaves
-// clean lines; a memset where no kernel can run, or when asked), event record, fn, event record. Statistics are over
-// the per-run device times: median, p20, p80 (linear interpolation), min, max, mean, std.
+// clean lines; a memset where no kernel can run, or when asked), event record, fn, event record.
+// Statistics are over the per-run device times: median, p20, p80 (linear interpolation), min,
+// max, mean, std.
 // Early rejection: with best_ms > 0, a candidate whose running median exceeds k x best_ms stops
 // early with isSlowerThanBest(status) == true; k comes from abort_factor or, when 0, from the
 // measured spread (1.15 for tight timings up to 1.5 for noisy ones).

@@ -87,8 +87,8 @@ Status L2Flush::prepareRead() {
     if (!compiler_) return Status::Unavailable("no compiler for the read flush kernel");
     KTUNE_ASSIGN_OR_RETURN(auto co, compiledReadKernel(*compiler_, device_.arch));
     KTUNE_ASSIGN_OR_RETURN(module_, backend_.loadModule(co->binary));
-    KTUNE_ASSIGN_OR_RETURN(fn_, backend_.getFunction(
-                                    module_, co->lowered_entry.empty() ? kReadEntry : co->lowered_entry));
+    const std::string entry = co->lowered_entry.empty() ? kReadEntry : co->lowered_entry;
+    KTUNE_ASSIGN_OR_RETURN(fn_, backend_.getFunction(module_, entry));
     if (!sink_) {
       KTUNE_ASSIGN_OR_RETURN(sink_, backend_.alloc(4096));
     }

@@ -2,13 +2,13 @@
 
   1. Host cost of a tuned call: a tuned @ktune.autotune kernel called from Python, the binding
      alone (the C++ call object, no Python wrapper), a raw cuLaunchKernel (ktune._ktune.RawLaunch,
-     a vectorcall into the driver; and through ctypes, which converts its arguments per call), a Triton
-     kernel launch and a torch op, all on 1-element problems. Headline: thread CPU time per call
-     of batches of 32 enqueued behind a spin kernel (a batch the GPU caught up with is dropped),
-     variants interleaved in shuffled rounds, median with a 95% interval and the ratio to the raw
-     launch (host_cost.py, the method of bench/host_cost_bench.cc). Also the old table: wall time
-     of back-to-back batches of 200 (the GPU's throughput for tiny kernels can bound it), with
-     what the pieces of a call cost alone (the stream getter, data_ptr).
+     a vectorcall into the driver; and through ctypes, which converts its arguments per call), a
+     Triton kernel launch and a torch op, all on 1-element problems. Headline: thread CPU time
+     per call of batches of 32 enqueued behind a spin kernel (a batch the GPU caught up with is
+     dropped), variants interleaved in shuffled rounds, median with a 95% interval and the ratio
+     to the raw launch (host_cost.py, the method of bench/host_cost_bench.cc). Also the old
+     table: wall time of back-to-back batches of 200 (the GPU's throughput for tiny kernels can
+     bound it), with what the pieces of a call cost alone (the stream getter, data_ptr).
   2. ktune.ops.rms_norm / silu_mul bandwidth as a fraction of the same run's copy bandwidth
      (tensor.copy_ of the same bytes, read + write), four ways, so a shortfall can be placed:
        kernel: CUDA events around each call, L2 flushed before each run by READING a 2x-L2
@@ -367,8 +367,8 @@ def main():
     sys.stdout.flush()
     t1 = time.perf_counter()
     gm = gemms(quick, use_compile, "--max-autotune" in sys.argv)
-    print("\n== GEMM bf16 a @ w.t() (TFLOP/s; do_bench, read flush); ratio = peer time / ktune time   "
-          "target >= 1.00")
+    print("\n== GEMM bf16 a @ w.t() (TFLOP/s; do_bench, read flush); ratio = peer time / ktune "
+          "time   target >= 1.00")
     print(f"  {'shape':32s} {'ktune':>7s}  peers (TFLOP/s, ratio)   {'tune s':>6s} {'peer s':>6s}")
     for name, tk, peers, tune_s, comp_s in gm:
         pr = "  ".join(f"{p} {tf:6.1f} {r:5.3f}" for p, tf, r in peers)

@@ -65,7 +65,8 @@ PyObject* rawNew(PyTypeObject* type, PyObject* args, PyObject* kw) {
   if (int rc = load(&mod, ptx); rc != 0)
     return PyErr_Format(PyExc_RuntimeError, "cuModuleLoadData failed: CUresult %d", rc);
   if (int rc = get(&fn, mod, entry); rc != 0)
-    return PyErr_Format(PyExc_RuntimeError, "cuModuleGetFunction(%s) failed: CUresult %d", entry, rc);
+    return PyErr_Format(PyExc_RuntimeError, "cuModuleGetFunction(%s) failed: CUresult %d", entry,
+                        rc);
   auto* r = reinterpret_cast<RawLaunch*>(type->tp_alloc(type, 0));
   if (!r) return nullptr;
   r->vectorcall = rawCall;
