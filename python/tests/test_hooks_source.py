@@ -142,3 +142,27 @@ def test_source_fn_misuse_is_refused(sim):
         ktune.kernel(None, "py_gen", grid="1", block="BLOCK", signature="n:i64"))
     with pytest.raises(ktune.Error, match="expected \\(text, language\\)"):
         bad(4)
+
+
+def test_do_bench_hands_the_flush_kind_to_the_harness():
+    """The kind reaches Autotuner::benchmark as asked: "read" by default (as candidates are
+    timed), "memset", or "none" for flush=None."""
+    class Recorder:
+        backend = "sim"
+
+        def __init__(self):
+            self.flushes = []
+
+        def options(self):
+            return {"device": 0}
+
+        def benchmark(self, fn, warmup, rep, min_runs, flush, stream):
+            self.flushes.append(flush)
+            return {"median_ms": 1.0}
+
+    r = Recorder()
+    ktune.do_bench(lambda: None, tuner=r)
+    ktune.do_bench(lambda: None, flush="memset", tuner=r)
+    ktune.do_bench(lambda: None, flush="read", tuner=r)
+    ktune.do_bench(lambda: None, flush=None, tuner=r)
+    assert r.flushes == ["read", "memset", "read", "none"]
