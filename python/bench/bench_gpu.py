@@ -358,6 +358,9 @@ def main():
           f"{'memset':>6s} {'loop':>6s}  peers(kernel)  config")
     for name, gbs, cgbs, ratios, peer_ratios, cfg, us, top in bw:
         pr = " ".join(f"{p}={v:.3f}" for p, v in peer_ratios)
+        r2w1 = dict(peer_ratios).get("add_r2w1")
+        if r2w1:  # the op against the stream with its own read/write mix
+            pr += f" (ktune/add_r2w1={ratios[0] / r2w1:.3f})"
         print(f"  {name:22s} {us:7.1f} {gbs:6.0f} {cgbs:6.0f} {ratios[0]:6.3f} {ratios[1]:6.3f} "
               f"{ratios[2]:6.3f} {ratios[3]:6.3f}  {pr}  {cfg}")
     print("   tuning run's fastest candidates, ratio to the copy timed by the same harness (read):")
