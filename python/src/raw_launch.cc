@@ -8,7 +8,6 @@
 #define PY_SSIZE_T_CLEAN  // "y#" takes a Py_ssize_t length
 #include <Python.h>
 #include <dlfcn.h>
-#include <structmember.h>
 
 #include <cstdint>
 
@@ -23,8 +22,7 @@ using LaunchKernel = int (*)(void*, unsigned, unsigned, unsigned, unsigned, unsi
                              unsigned, void*, void**, void**);
 
 struct RawLaunch {
-  PyObject_HEAD
-  vectorcallfunc vectorcall;
+  VectorcallHead head;
   LaunchKernel launch;
   void* fn;
   void* stream;
@@ -69,7 +67,7 @@ PyObject* rawNew(PyTypeObject* type, PyObject* args, PyObject* kw) {
                         rc);
   auto* r = reinterpret_cast<RawLaunch*>(type->tp_alloc(type, 0));
   if (!r) return nullptr;
-  r->vectorcall = rawCall;
+  r->head.vectorcall = rawCall;
   r->launch = launch;
   r->fn = fn;
   r->stream = reinterpret_cast<void*>(static_cast<uintptr_t>(stream));
@@ -87,28 +85,12 @@ void rawDealloc(PyObject* self) {
   Py_DECREF(type);
 }
 
-PyMemberDef kRawMembers[] = {
-    {"__vectorcalloffset__", T_PYSSIZET, offsetof(RawLaunch, vectorcall), READONLY, nullptr},
-    {nullptr, 0, 0, 0, nullptr}};
-
-char kRawDoc[] = "Bench-only: one cuLaunchKernel per call, arguments packed once.";
-
-PyType_Slot kRawSlots[] = {{Py_tp_new, reinterpret_cast<void*>(rawNew)},
-                           {Py_tp_dealloc, reinterpret_cast<void*>(rawDealloc)},
-                           {Py_tp_call, reinterpret_cast<void*>(PyVectorcall_Call)},
-                           {Py_tp_members, kRawMembers},
-                           {Py_tp_doc, kRawDoc},
-                           {0, nullptr}};
-
-PyType_Spec kRawSpec = {"ktune._ktune.RawLaunch", sizeof(RawLaunch), 0,
-                        Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL, kRawSlots};
-
 }  // namespace
 
 void bindRawLaunch(py::module_& m) {
-  PyObject* type = PyType_FromSpec(&kRawSpec);
-  if (!type) throw py::error_already_set();
-  m.add_object("RawLaunch", py::reinterpret_steal<py::object>(type));
+  addVectorcallType(m, "ktune._ktune.RawLaunch", sizeof(RawLaunch), Py_TPFLAGS_DEFAULT, rawNew,
+                    rawDealloc, nullptr,
+                    "Bench-only: one cuLaunchKernel per call, arguments packed once.");
 }
 
 }  // namespace ktune::py_ext
