@@ -300,6 +300,11 @@ Expected<std::shared_ptr<void>> Tuner::makeProblem(const std::string& family,
   return fs->f.make_problem(args_json);
 }
 
+void Tuner::prepareBench(const BenchOptions& bench) {
+  std::lock_guard<std::mutex> l(impl_->bench_mu);
+  impl_->bench->prepare(bench);
+}
+
 CandidateResult Tuner::benchmarkCandidate(const std::string& family, const void* p,
                                           const WorkerCandidate& wc, const BenchOptions& bench,
                                           double best_ms, StreamHandle s) {

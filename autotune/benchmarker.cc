@@ -54,6 +54,11 @@ Benchmarker::~Benchmarker() {
   for (EventHandle e : events_) (void)backend_.destroyEvent(e);
 }
 
+void Benchmarker::prepare(const BenchOptions& opts) {
+  if (opts.flush_l2 && opts.rotate_buffers <= 0 && opts.flush_kind == FlushKind::kRead)
+    (void)flush_.prepareRead();  // a failure falls back to the memset in flush()
+}
+
 Status Benchmarker::ensureEvents(size_t pairs) {
   while (events_.size() < 2 * pairs) {
     KTUNE_ASSIGN_OR_RETURN(EventHandle e, backend_.createEvent());
@@ -72,8 +77,7 @@ Expected<TimingStats> Benchmarker::measure(StreamHandle stream, const std::funct
   // No flush with rotated inputs, or when the L2 size is unknown.
   const bool flush = opts.flush_l2 && opts.rotate_buffers <= 0 && flush_bytes > 0;
   last_flush_.reset();
-  // Compile/load the read kernel before anything runs (a failure falls back in flush()).
-  if (flush && opts.flush_kind == FlushKind::kRead) (void)flush_.prepareRead();
+  if (flush) prepare(opts);  // before anything runs
 
   std::vector<double> samples;
   int run_index = 0;

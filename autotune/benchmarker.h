@@ -66,6 +66,10 @@ class Benchmarker {
   Benchmarker(const Benchmarker&) = delete;
   Benchmarker& operator=(const Benchmarker&) = delete;
 
+  // Readies the flush `opts` asks for (compiles and loads the read kernel) ahead of the first
+  // measure(), so its one-time cost lands outside any candidate's deadline; a failure falls back
+  // as in measure().
+  void prepare(const BenchOptions& opts);
   // The flush the last timed run was preceded by (nullopt: none yet, or flushing was off).
   std::optional<FlushKind> lastFlush() const { return last_flush_; }
 

@@ -146,8 +146,11 @@ Status serveWorker(CandidateBench& tuner, int in_fd, int out_fd) {
       cached_family = family;
       cached_args = args;
     }
-    KTUNE_RETURN_IF_ERROR(send(Json{{"event", "problem"}}));
     BenchOptions bench = benchFromJson(req.value("bench", Json::object()));
+    // Still under the supervisor's start-up deadline: the "problem" event starts the first
+    // candidate's, which should not pay for compiling the flush kernel.
+    tuner.prepareBench(bench);
+    KTUNE_RETURN_IF_ERROR(send(Json{{"event", "problem"}}));
     double best = req.value("best_ms", 0.0);
     const Json& cs = req["candidates"];
     for (size_t i = 0; i < cs.size(); ++i) {

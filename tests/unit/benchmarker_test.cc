@@ -9,7 +9,12 @@
 
 #include <cmath>
 #include <sstream>
+#include <string>
+#include <vector>
 
+#include <unistd.h>
+
+#include "autotune/isolation.h"
 #include "autotune/isolation_wire.h"
 
 #include "compiler/sim/sim_compiler.h"
@@ -172,6 +177,51 @@ TEST(Benchmarker, FlushKindCrossesToTheIsolationWorker) {
   EXPECT_EQ(isolation_wire::benchFromJson(isolation_wire::benchToJson(bo)).flush_kind,
             FlushKind::kRead);
   EXPECT_EQ(isolation_wire::benchFromJson(nlohmann::json::object()).flush_kind, FlushKind::kRead);
+}
+
+// The worker readies the requested flush before it announces the problem (which starts the first
+// candidate's deadline), and times every candidate with the kind the tuner sent.
+TEST(Benchmarker, WorkerPreparesTheFlushBeforeTheFirstCandidate) {
+  struct Recorder : CandidateBench {
+    std::vector<std::string> calls;
+    Expected<std::shared_ptr<void>> makeProblem(const std::string&, const std::string&) override {
+      calls.push_back("problem");
+      return std::shared_ptr<void>(std::make_shared<int>(0));
+    }
+    void prepareBench(const BenchOptions& b) override {
+      calls.push_back(std::string("prepare ") + flushKindName(b.flush_kind));
+    }
+    CandidateResult benchmarkCandidate(const std::string&, const void*, const WorkerCandidate& c,
+                                       const BenchOptions& b, double, StreamHandle) override {
+      calls.push_back("bench " + c.config + " " + flushKindName(b.flush_kind));
+      CandidateResult r;
+      r.config = c.config;
+      r.status = Code::kOk;
+      return r;
+    }
+  } rec;
+  BenchOptions bo;
+  bo.flush_kind = FlushKind::kMemset;
+  const nlohmann::json req = {{"op", "bench"}, {"family", "f"}, {"key", "k"}, {"args", "{}"},
+                              {"best_ms", 0}, {"bench", isolation_wire::benchToJson(bo)},
+                              {"candidates", {{{"config", "A=1"}}, {{"config", "A=2"}}}}};
+  int in[2], out[2];
+  ASSERT_EQ(::pipe(in), 0);
+  ASSERT_EQ(::pipe(out), 0);
+  const std::string line = req.dump() + "\n";
+  ASSERT_EQ(::write(in[1], line.data(), line.size()), ssize_t(line.size()));
+  ::close(in[1]);
+  EXPECT_TRUE(serveWorker(rec, in[0], out[1]).ok());
+  ::close(in[0]);
+  ::close(out[1]);
+  std::string said;
+  char buf[4096];
+  for (ssize_t k; (k = ::read(out[0], buf, sizeof buf)) > 0;) said.append(buf, size_t(k));
+  ::close(out[0]);
+  EXPECT_EQ(rec.calls, (std::vector<std::string>{"problem", "prepare memset", "bench A=1 memset",
+                                                  "bench A=2 memset"}));
+  EXPECT_NE(said.find("\"problem\""), std::string::npos) << said;
+  EXPECT_NE(said.find("\"done\""), std::string::npos) << said;
 }
 
 }  // namespace
