@@ -20,11 +20,13 @@ Expected<BenchStats> Autotuner::benchmark(const std::function<Status()>& fn,
   o.min_runs = settings.min_runs;
   o.max_runs = settings.max_runs;
   o.flush_l2 = settings.flush_l2;
+  o.flush_kind = settings.flush_read ? FlushKind::kRead : FlushKind::kMemset;
   std::function<Status(int)> before;
   if (before_run) before = [&before_run](int) { return before_run(); };
   // A harness of its own: the tuner's is used by tuning threads, and its flush buffer is freed
   // when this one goes.
-  Benchmarker b(*impl_->backend, impl_->tuner->device());
+  Tuner& t = *impl_->tuner;
+  Benchmarker b(*impl_->backend, t.device(), L2Flush::compilerFor(*impl_->backend, t.compiler()));
   BenchStats out;
   KTUNE_ASSIGN_OR_RETURN(TimingStats s, b.measure(stream, fn, o, before, nullptr, &out.samples_ms));
   out.median_ms = s.median_ms;

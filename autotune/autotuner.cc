@@ -92,8 +92,11 @@ Expected<std::unique_ptr<Tuner>> Tuner::create(std::shared_ptr<Backend> backend,
                               impl->compiler->version(),
                               impl->device.name,
                               arch};
-  impl->bench = std::make_unique<Benchmarker>(*impl->backend, impl->device);
   impl->opts = std::move(opts);
+  // The isolation worker builds its Tuner here too, so both sides flush alike.
+  impl->bench = std::make_unique<Benchmarker>(
+      *impl->backend, impl->device, L2Flush::compilerFor(*impl->backend, *impl->compiler),
+      impl->opts.log);
   if (impl->opts.options.devices.size() > 1)
     impl->devices = std::make_shared<detail::DevicePool>(*impl, impl->opts.options.devices);
   return std::unique_ptr<Tuner>(new Tuner(std::move(impl)));
@@ -317,6 +320,11 @@ Expected<std::shared_ptr<void>> Tuner::makeProblem(const std::string& family,
     return Status::Unsupported("family '" + family + "' has no make_problem");
   }
   return fs->f.make_problem(args_json);
+}
+
+void Tuner::prepareBench(const BenchOptions& bench) {
+  std::lock_guard<std::mutex> l(impl_->bench_mu);
+  impl_->bench->prepare(bench);
 }
 
 CandidateResult Tuner::benchmarkCandidate(const std::string& family, const void* p,

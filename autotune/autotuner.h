@@ -208,6 +208,8 @@ class Tuner : public CandidateBench {
   CandidateResult benchmarkCandidate(const std::string& family, const void* p,
                                      const WorkerCandidate& c, const BenchOptions& bench,
                                      double best_ms, StreamHandle s = {}) override;
+  // Worker side of isolation: the harness's flush kernel compiled and loaded now (CandidateBench).
+  void prepareBench(const BenchOptions& bench) override;
 
   // The result of p's key from the shared cache (EngineOptions::shared), with nothing compiled or
   // benchmarked: the entry and its code objects are fetched, recorded in the local database and

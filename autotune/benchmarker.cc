@@ -46,25 +46,17 @@ TimingStats computeStats(std::vector<double> v) {
   return t;
 }
 
-Benchmarker::Benchmarker(Backend& backend, DeviceInfo device)
-    : backend_(backend), device_(std::move(device)) {}
+Benchmarker::Benchmarker(Backend& backend, DeviceInfo device, Compiler* compiler,
+                         std::ostream* log)
+    : backend_(backend), device_(std::move(device)), flush_(backend, compiler, device_, log) {}
 
 Benchmarker::~Benchmarker() {
-  if (flush_buf_) (void)backend_.free(flush_buf_);
   for (EventHandle e : events_) (void)backend_.destroyEvent(e);
 }
 
-Status Benchmarker::ensureFlushBuffer(const BenchOptions& opts) {
-  int64_t want = opts.l2_flush_bytes > 0 ? opts.l2_flush_bytes : 2 * device_.l2_bytes;
-  if (want <= 0) return Status::Ok();  // L2 size unknown: nothing to flush
-  if (flush_buf_ && flush_bytes_ >= static_cast<size_t>(want)) return Status::Ok();
-  if (flush_buf_) {
-    (void)backend_.free(flush_buf_);
-    flush_buf_ = 0;
-  }
-  KTUNE_ASSIGN_OR_RETURN(flush_buf_, backend_.alloc(static_cast<size_t>(want)));
-  flush_bytes_ = static_cast<size_t>(want);
-  return Status::Ok();
+void Benchmarker::prepare(const BenchOptions& opts) {
+  if (opts.flush_l2 && opts.rotate_buffers <= 0 && opts.flush_kind == FlushKind::kRead)
+    (void)flush_.prepareRead();  // a failure falls back to the memset in flush()
 }
 
 Status Benchmarker::ensureEvents(size_t pairs) {
@@ -81,8 +73,11 @@ Expected<TimingStats> Benchmarker::measure(StreamHandle stream, const std::funct
                                            TimingStats* partial,
                                            std::vector<double>* samples_out) {
   if (!fn) return Status::InvalidArgument("measure: no function to time");
-  const bool flush = opts.flush_l2 && opts.rotate_buffers <= 0;
-  if (flush) KTUNE_RETURN_IF_ERROR(ensureFlushBuffer(opts).withContext("L2 flush buffer"));
+  const int64_t flush_bytes = opts.l2_flush_bytes > 0 ? opts.l2_flush_bytes : 2 * device_.l2_bytes;
+  // No flush with rotated inputs, or when the L2 size is unknown.
+  const bool flush = opts.flush_l2 && opts.rotate_buffers <= 0 && flush_bytes > 0;
+  last_flush_.reset();
+  if (flush) prepare(opts);  // before anything runs
 
   std::vector<double> samples;
   int run_index = 0;
@@ -91,7 +86,11 @@ Expected<TimingStats> Benchmarker::measure(StreamHandle stream, const std::funct
     KTUNE_RETURN_IF_ERROR(ensureEvents(static_cast<size_t>(n)));
     for (int i = 0; i < n; ++i, ++run_index) {
       if (before_run) KTUNE_RETURN_IF_ERROR(before_run(run_index));
-      if (flush && flush_buf_) KTUNE_RETURN_IF_ERROR(backend_.memset8(flush_buf_, 0, flush_bytes_, stream));
+      if (flush) {
+        auto ran = flush_.flush(opts.flush_kind, flush_bytes, stream);
+        if (!ran.ok()) return ran.status().withContext("L2 flush");
+        last_flush_ = *ran;
+      }
       KTUNE_RETURN_IF_ERROR(backend_.recordEvent(events_[2 * i], stream));
       KTUNE_RETURN_IF_ERROR(fn());
       KTUNE_RETURN_IF_ERROR(backend_.recordEvent(events_[2 * i + 1], stream));

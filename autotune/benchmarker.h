@@ -2,9 +2,11 @@
 //
 // Method (Triton's do_bench, with TunableOp's early rejection): run once (errors surface here),
 // time a few calls to estimate the cost, derive warm-up and measured run counts from the budgets,
-// warm up, then for each measured run: optional per-run hook, L2 flush (memset of a buffer of
-// 2x the device's L2 unless told otherwise), event record, fn, event record. Statistics are over
-// the per-run device times: median, p20, p80 (linear interpolation), min, max, mean, std.
+// warm up, then for each measured run: optional per-run hook, L2 flush of a buffer of 2x the
+// device's L2 unless told otherwise (autotune/l2_flush.h: by default a read kernel, which leaves
+// clean lines; a memset where no kernel can run, or when asked), event record, fn, event record.
+// Statistics are over the per-run device times: median, p20, p80 (linear interpolation), min,
+// max, mean, std.
 // Early rejection: with best_ms > 0, a candidate whose running median exceeds k x best_ms stops
 // early with isSlowerThanBest(status) == true; k comes from abort_factor or, when 0, from the
 // measured spread (1.15 for tight timings up to 1.5 for noisy ones).
@@ -14,10 +16,14 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include "autotune/database.h"
+#include "autotune/l2_flush.h"
+#include "compiler/compiler.h"
 #include "runtime/backend.h"
 
 namespace ktune {
@@ -29,6 +35,7 @@ struct BenchOptions {
   int min_runs = 10;
   int max_runs = 10000;
   bool flush_l2 = true;
+  FlushKind flush_kind = FlushKind::kRead;  // how flush_l2 flushes (l2_flush.h)
   int64_t l2_flush_bytes = 0;  // 0 = 2 x DeviceInfo.l2_bytes (no flush if that is unknown)
   // >0: the caller rotates this many input copies in its per-run hook; no L2 flush then.
   int rotate_buffers = 0;
@@ -50,11 +57,21 @@ TimingStats computeStats(std::vector<double> samples_ms);
 class Benchmarker {
  public:
   // `device` gives the L2 size for the flush buffer; the buffer is allocated on first use and
-  // reused until destruction.
-  Benchmarker(Backend& backend, DeviceInfo device);
+  // reused until destruction. `compiler` builds the read flush kernel (null: memset flushes
+  // only; L2Flush::compilerFor says which a tuner passes); `log` gets the one line a read flush
+  // that falls back to a memset prints (null: std::cerr).
+  Benchmarker(Backend& backend, DeviceInfo device, Compiler* compiler = nullptr,
+              std::ostream* log = nullptr);
   ~Benchmarker();
   Benchmarker(const Benchmarker&) = delete;
   Benchmarker& operator=(const Benchmarker&) = delete;
+
+  // Readies the flush `opts` asks for (compiles and loads the read kernel) ahead of the first
+  // measure(), so its one-time cost lands outside any candidate's deadline; a failure falls back
+  // as in measure().
+  void prepare(const BenchOptions& opts);
+  // The flush the last timed run was preceded by (nullopt: none yet, or flushing was off).
+  std::optional<FlushKind> lastFlush() const { return last_flush_; }
 
   // Times fn on `stream`. before_run(i), if given, runs before the flush of run i (untimed; e.g.
   // reset an accumulator or pick rotated inputs). Returns the statistics, or the first failing
@@ -68,17 +85,16 @@ class Benchmarker {
                                 std::vector<double>* samples_out = nullptr);
 
  private:
-  Status ensureFlushBuffer(const BenchOptions& opts);
   Status ensureEvents(size_t pairs);
 
   Backend& backend_;
   DeviceInfo device_;
-  DevicePtr flush_buf_ = 0;
-  size_t flush_bytes_ = 0;
+  L2Flush flush_;
+  std::optional<FlushKind> last_flush_;
   std::vector<EventHandle> events_;  // start/end pairs
 };
 
-// One-shot form of Benchmarker::measure (allocates and frees the flush buffer).
+// One-shot form of Benchmarker::measure (allocates and frees the flush buffer; memset flushes).
 Expected<TimingStats> measure(Backend& backend, StreamHandle stream,
                               const std::function<Status()>& fn, const BenchOptions& opts = {});
 

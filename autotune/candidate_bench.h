@@ -31,6 +31,9 @@ class CandidateBench {
   // code object from the store (recompiling if the entry is gone). Every failure (unknown
   // family, bad config, fault, wrong result, slower than best_ms) is the returned result's status
   // and reason.
+  // Readies what timing with `bench` needs once per process (the read flush kernel) before the
+  // first candidate, whose deadline should not pay for it. No-op by default.
+  virtual void prepareBench(const BenchOptions& bench) { (void)bench; }
   virtual CandidateResult benchmarkCandidate(const std::string& family, const void* p,
                                              const WorkerCandidate& c, const BenchOptions& bench,
                                              double best_ms, StreamHandle s = {}) = 0;

@@ -20,6 +20,7 @@ Json benchToJson(const BenchOptions& b) {
   return Json{{"warmup_ms", b.warmup_ms},         {"rep_ms", b.rep_ms},
               {"estimate_runs", b.estimate_runs}, {"min_runs", b.min_runs},
               {"max_runs", b.max_runs},           {"flush_l2", b.flush_l2},
+              {"flush_kind", flushKindName(b.flush_kind)},
               {"l2_flush_bytes", b.l2_flush_bytes}, {"rotate_buffers", b.rotate_buffers},
               {"abort_factor", b.abort_factor},
               {"check_every", b.check_every}, {"reverify", b.reverify}};
@@ -35,6 +36,7 @@ BenchOptions benchFromJson(const Json& j) {
   b.max_runs = j.value("max_runs", b.max_runs);
   b.flush_l2 = j.value("flush_l2", b.flush_l2);
   b.l2_flush_bytes = j.value("l2_flush_bytes", b.l2_flush_bytes);
+  b.flush_kind = parseFlushKind(j.value("flush_kind", "read")).value_or(b.flush_kind);
   b.rotate_buffers = j.value("rotate_buffers", b.rotate_buffers);
   b.abort_factor = j.value("abort_factor", b.abort_factor);
   b.check_every = j.value("check_every", b.check_every);
@@ -144,8 +146,11 @@ Status serveWorker(CandidateBench& tuner, int in_fd, int out_fd) {
       cached_family = family;
       cached_args = args;
     }
-    KTUNE_RETURN_IF_ERROR(send(Json{{"event", "problem"}}));
     BenchOptions bench = benchFromJson(req.value("bench", Json::object()));
+    // Still under the supervisor's start-up deadline: the "problem" event starts the first
+    // candidate's, which should not pay for compiling the flush kernel.
+    tuner.prepareBench(bench);
+    KTUNE_RETURN_IF_ERROR(send(Json{{"event", "problem"}}));
     double best = req.value("best_ms", 0.0);
     const Json& cs = req["candidates"];
     for (size_t i = 0; i < cs.size(); ++i) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # GPU machine: the Python package over the C++ tree in /tmp/kb (dev/device_build.sh), its GPU tests
 # with torch, python/bench/bench_call_cpu.py (a call's host cost on the simulated backend) and
-# python/bench/bench_gpu.py (tuned-call host cost vs Triton and torch, row-wise ops vs copy
+# tests/gpu/l2_flush_gpu_test (the harness's read flush), python/bench/bench_gpu.py (tuned-call
+# host cost, GPU-gated CPU time and wall clock, vs a raw launch, Triton and torch, row-wise ops vs copy
 # bandwidth three ways with the chosen config, ktune.ops.gemm vs torch.matmul and torch.compile
 # on the 8 LLM-suite shapes; about 4 minutes cold). Logs under $OUT.
 #   bash dev/python_device.sh            (also STAGE=python bash dev/device_wave2.sh)
@@ -47,8 +48,14 @@ $PY -c "import ktune, torch; print('ktune', ktune.__version__, ktune.__file__, '
 (cd python/tests && timeout 600 $PY -m pytest -q -p no:cacheprovider -rs . > "$OUT/py_tests.log" 2>&1)
 echo "pytest rc=$?: $(tail -1 "$OUT/py_tests.log")"
 grep -E "^(FAILED|ERROR|SKIPPED)" "$OUT/py_tests.log" | head -20 | cut -c1-200
+# The engine harness's clean (read) L2 flush on this GPU, and a 64 MiB copy after each flush kind.
+if [ -x "$KB/tests/l2_flush_gpu_test" ]; then
+  timeout 120 "$KB/tests/l2_flush_gpu_test" > "$OUT/l2_flush_gpu.txt" 2>&1
+  echo "l2_flush_gpu_test rc=$?: $(grep -E "PASSED|FAILED" "$OUT/l2_flush_gpu.txt" | head -2 | tr '\n' ' ')"
+  grep -E "^RESULT|Failure|error" "$OUT/l2_flush_gpu.txt" | head -5 | cut -c1-200
+fi
 (cd python/bench && timeout 60 $PY bench_call_cpu.py > "$OUT/py_call_cpu.txt" 2>&1)
 echo "call cost on the simulated backend (binding + engine host work, ns):"; tail -6 "$OUT/py_call_cpu.txt"
 (cd python/bench && timeout 500 $PY bench_gpu.py ${PY_BENCH_ARGS:-} > "$OUT/py_bench.txt" 2>&1)
-echo "bench rc=$?"; cat "$OUT/py_bench.txt" | tail -45 | cut -c1-200
+echo "bench rc=$?"; grep -v "^RESULT" "$OUT/py_bench.txt" | tail -70 | cut -c1-200
 echo "python stage $(( $(date +%s) - T0 ))s"

@@ -10,22 +10,6 @@ namespace ktune {
 
 namespace {
 
-// Grid-stride 16-byte reads folded into one value per thread, stored only for an impossible
-// value so the loads stay live and nothing is written.
-constexpr const char* kFlushSource = R"(
-#include "prelude.cuh"
-KTUNE_KERNEL KTUNE_LAUNCH_BOUNDS(THREADS, 0) void ktune_flush_read(
-    const ktune::Vec<unsigned, 4>* p, long long nv, unsigned* sink) {
-  unsigned acc = 0;
-  const long long stride = (long long)ktune::gdim_x() * THREADS;
-  for (long long i = (long long)ktune::bid_x() * THREADS + ktune::tid_x(); i < nv; i += stride) {
-    const ktune::Vec<unsigned, 4> v = p[i];
-    acc ^= v[0] ^ v[1] ^ v[2] ^ v[3];
-  }
-  if (acc == 0x9e3779b9u) sink[ktune::tid_x()] = acc;
-}
-)";
-
 constexpr const char* kRead2Write1Source = R"(
 #include "prelude.cuh"
 KTUNE_KERNEL KTUNE_LAUNCH_BOUNDS(THREADS, 0) void ktune_read2_write1(
@@ -50,12 +34,6 @@ std::string keyOf(const std::string& entry, const Defines& d) {
   return k;
 }
 
-// One wave of resident blocks of `threads` (at least one block per SM).
-unsigned residentGrid(const DeviceInfo& dev, int threads) {
-  const int per_sm = dev.max_threads_per_sm > 0 ? std::max(1, dev.max_threads_per_sm / threads) : 4;
-  return static_cast<unsigned>(std::max(1, dev.multiprocessors) * per_sm);
-}
-
 }  // namespace
 
 StreamPeers::StreamPeers(Backend& backend, Compiler& compiler, DeviceInfo device)
@@ -63,8 +41,6 @@ StreamPeers::StreamPeers(Backend& backend, Compiler& compiler, DeviceInfo device
 
 StreamPeers::~StreamPeers() {
   for (auto& [name, b] : buffers_) (void)backend_.free(b.first);
-  if (flush_buf_) (void)backend_.free(flush_buf_);
-  if (sink_) (void)backend_.free(sink_);
   if (e0_.p) (void)backend_.destroyEvent(e0_);
   if (e1_.p) (void)backend_.destroyEvent(e1_);
   for (ModuleHandle m : modules_) (void)backend_.unloadModule(m);
@@ -73,12 +49,9 @@ StreamPeers::~StreamPeers() {
 Expected<std::unique_ptr<StreamPeers>> StreamPeers::create(Backend& backend, Compiler& compiler,
                                                            const DeviceInfo& device) {
   std::unique_ptr<StreamPeers> p(new StreamPeers(backend, compiler, device));
-  KTUNE_ASSIGN_OR_RETURN(p->flush_fn_, p->kernel(kFlushSource, kFlushEntry, {{"THREADS", "512"}}));
+  p->flush_ = std::make_unique<L2Flush>(backend, &compiler, device);
+  KTUNE_RETURN_IF_ERROR(p->flush_->prepareRead());  // the peers never fall back to a memset
   p->flush_bytes_ = std::max<int64_t>(2 * device.l2_bytes, 64 << 20) / 16 * 16;
-  KTUNE_ASSIGN_OR_RETURN(p->flush_buf_, backend.alloc(static_cast<size_t>(p->flush_bytes_)));
-  // Any content will do for a read; one memset at creation, never inside a timed region.
-  KTUNE_RETURN_IF_ERROR(backend.memset8(p->flush_buf_, 0x5a, static_cast<size_t>(p->flush_bytes_)));
-  KTUNE_ASSIGN_OR_RETURN(p->sink_, backend.alloc(4096));
   KTUNE_ASSIGN_OR_RETURN(p->e0_, backend.createEvent());
   KTUNE_ASSIGN_OR_RETURN(p->e1_, backend.createEvent());
   return p;
@@ -117,10 +90,7 @@ Expected<DevicePtr> StreamPeers::buffer(const std::string& name, int64_t bytes) 
 }
 
 Status StreamPeers::flushL2(StreamHandle stream) {
-  KernelArgs a;
-  a.add(flush_buf_).add(static_cast<long long>(flush_bytes_ / 16)).add(sink_);
-  return backend_.launch(flush_fn_, Dim3{residentGrid(device_, 512), 1, 1}, Dim3{512, 1, 1}, 0,
-                         a.data(), stream);
+  return flush_->flush(FlushKind::kRead, flush_bytes_, stream).status();
 }
 
 Expected<double> StreamPeers::timeOnceMs(const std::function<Status()>& launch, StreamHandle stream) {

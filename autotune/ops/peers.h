@@ -1,9 +1,9 @@
 // Same-run peers for memory-bound kernels, and a clean L2 flush, shared by the benches (bench/)
 // and the CLI (`ktune tune rmsnorm|silu_mul` prints "× same-run copy" against copyPeer()).
 //
-// The flush reads a buffer of at least 2x the last-level cache with a compiled read kernel: the
-// cache ends up full of clean lines, so no write-back of the flush lands in the timed region (a
-// memset flush leaves L2 full of dirty lines). Peers are timed exactly like the kernels they
+// The flush reads a buffer of at least 2x the last-level cache with the engine's read flush kernel
+// (autotune/l2_flush.h): the cache ends up full of clean lines, so no write-back of the flush
+// lands in the timed region (a memset flush leaves L2 full of dirty lines). Peers are timed exactly like the kernels they
 // bound: device events around one launch, flushed before every run, median of the runs.
 //   copy:     the best config of the ktune_copy space (templates/kernels/copy.cuh) and the
 //             driver's device-to-device copy, whichever is faster; bytes = read + written.
@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "autotune/l2_flush.h"
 #include "autotune/ops/fair_timing.h"
 #include "base/device.h"
 #include "base/status.h"
@@ -33,7 +34,7 @@ class StreamPeers {
   //   flush:  (const uint4* p, long long n_vectors, unsigned* sink), reads 16 * n_vectors bytes
   //   read2w1: (uint4* out, const uint4* a, const uint4* b, long long n_vectors)
   // The copy peer is rowwise::kCopyEntry (dst, src, n_bytes).
-  static constexpr const char* kFlushEntry = "ktune_flush_read";
+  static constexpr const char* kFlushEntry = L2Flush::kReadEntry;
   static constexpr const char* kRead2Write1Entry = "ktune_read2_write1";
 
   // `backend` and `compiler` must outlive the peers; setDevice() done. Compiles the flush kernel
@@ -78,8 +79,7 @@ class StreamPeers {
   Backend& backend_;
   Compiler& compiler_;
   DeviceInfo device_;
-  FunctionHandle flush_fn_{};
-  DevicePtr flush_buf_ = 0, sink_ = 0;
+  std::unique_ptr<L2Flush> flush_;
   int64_t flush_bytes_ = 0;
   EventHandle e0_{}, e1_{};
   std::map<std::string, FunctionHandle> kernels_;

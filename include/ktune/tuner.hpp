@@ -36,6 +36,10 @@ struct BenchSettings {
   int min_runs = 10;
   int max_runs = 10000;
   bool flush_l2 = true;     // clear the last-level cache before every measured run (untimed)
+  // How: true reads a buffer of 2x the cache with a kernel (clean lines, as candidates are
+  // timed; a memset where no kernel can be compiled, e.g. the simulated backend); false memsets
+  // it (dirty lines, whose write-back lands in the measured run).
+  bool flush_read = true;
 };
 
 // Device milliseconds of the measured runs: median, p20, p80 (linear interpolation), min, max,

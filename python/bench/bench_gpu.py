@@ -1,19 +1,23 @@
 """ktune from Python on a GPU, measured against same-run peers (prints a short table).
 
   1. Host cost of a tuned call: a tuned @ktune.autotune kernel called from Python, the binding
-     alone (the C++ call object, no Python wrapper), a Triton kernel launch and a torch op, all on
-     1-element problems, plus what the pieces of a call cost alone (the stream getter, data_ptr).
-     Time per call = wall time of a batch of calls small enough never to fill the launch queue
-     (the GPU is not the bottleneck), median of many batches; the GPU is synchronised outside the
-     timed region.
+     alone (the C++ call object, no Python wrapper), a raw cuLaunchKernel (ktune._ktune.RawLaunch,
+     a vectorcall into the driver; and through ctypes, which converts its arguments per call), a
+     Triton kernel launch and a torch op, all on 1-element problems. Headline: thread CPU time
+     per call of batches of 32 enqueued behind a spin kernel (a batch the GPU caught up with is
+     dropped), variants interleaved in shuffled rounds, median with a 95% interval and the ratio
+     to the raw launch (host_cost.py, the method of bench/host_cost_bench.cc). Also the old
+     table: wall time of back-to-back batches of 200 (the GPU's throughput for tiny kernels can
+     bound it), with what the pieces of a call cost alone (the stream getter, data_ptr).
   2. ktune.ops.rms_norm / silu_mul bandwidth as a fraction of the same run's copy bandwidth
      (tensor.copy_ of the same bytes, read + write), four ways, so a shortfall can be placed:
        kernel: CUDA events around each call, L2 flushed before each run by READING a 2x-L2
                buffer (clean lines, as the C++ benches do), median: the kernel alone (the flush
                hides the Python launch cost);
-       read:   ktune.do_bench(flush="read"): the engine's harness with the same clean flush;
-       memset: ktune.do_bench (the harness's default memset flush leaves dirty lines whose
-               write-back lands in the timed run; what the first sessions reported);
+       read:   ktune.do_bench(flush="read"): the engine's harness with its clean flush (its
+               read kernel; the default, as tuning candidates are timed);
+       memset: ktune.do_bench(flush="memset") (dirty lines whose write-back lands in the timed
+               run; how candidates were timed before, what the first sessions reported);
        loop:   back-to-back Python calls, events around the whole loop / count: what a model's
                Python loop sees (launch cost included when it exceeds the kernel).
      with torch's F.rms_norm / eager silu*mul and torch.compile of the same function as peers,
@@ -31,6 +35,7 @@ import time
 import torch
 import torch.nn.functional as F
 
+import host_cost
 import ktune
 from ktune import _ktune
 
@@ -47,6 +52,7 @@ LLM = [("prefill qkv", 4096, 6144, 4096), ("prefill o", 4096, 4096, 4096),
        ("decode gate_up", 16, 28672, 4096), ("decode down", 16, 4096, 14336)]
 RMS_SHAPES = [(4096, 4096), (4096, 14336), (32768, 8192)]
 SILU_SHAPES = [(4096, 2048), (4096, 14336), (16384, 14336)]  # (rows, d): x is rows x 2d
+GATED_ROUNDS, GATED_SETS = 20, 3  # host cost: rounds per set, sets
 
 
 def per_call_us(fn, batch=200, batches=60):
@@ -84,20 +90,37 @@ def triton_peer():
 
 
 def call_overhead(rows):
+    """The call variants, timed two ways: GPU-gated thread CPU time (host_cost.py; the headline)
+    and the old back-to-back wall clock (rows; the GPU's throughput for tiny kernels can bound
+    it). Returns the gated rows and their gate."""
     saxpy = ktune.autotune(space={"BLOCK": [64, 128, 256]}, key=["pow2(n)"], warmup=1, rep=5)(
         ktune.kernel(SAXPY, "bench_saxpy", grid="cdiv(n, BLOCK)", block="BLOCK"))
     x = torch.ones(1, device="cuda")
     y = torch.zeros(1, device="cuda")
     saxpy(1, 1.0, x, y)  # tunes
     raw, args, s = saxpy._k, (1, 1.0, x.data_ptr(), y.data_ptr()), 0
-    rows.append(("tuned call: @ktune.autotune kernel", *per_call_us(lambda: saxpy(1, 1.0, x, y))))
-    rows.append(("  same, stream= given", *per_call_us(lambda: saxpy(1, 1.0, x, y, stream=0))))
-    rows.append(("  binding only, int args (Kernel)", *per_call_us(lambda: raw(args, s))))
+    z = torch.empty(1, device="cuda")
+    variants = [("tuned", "tuned call: @ktune.autotune kernel", lambda: saxpy(1, 1.0, x, y)),
+                ("tuned_stream", "  same, stream= given", lambda: saxpy(1, 1.0, x, y, stream=0)),
+                ("binding", "  binding only, int args (Kernel)", lambda: raw(args, s))]
+    for key, label, make in ((host_cost.RAW, "peer: raw cuLaunchKernel (_ktune.RawLaunch)",
+                              host_cost.raw_launch),
+                             ("raw_ctypes", "peer: raw cuLaunchKernel (ctypes)",
+                              host_cost.CtypesLaunch)):
+        try:
+            variants.append((key, label, make()))
+        except (OSError, RuntimeError, AttributeError) as e:
+            print(f"  {label} unavailable: {e}")
     tp = triton_peer()
     if tp:
-        rows.append(("peer: Triton kernel launch", *per_call_us(tp)))
-    z = torch.empty(1, device="cuda")
-    rows.append(("peer: torch.add(x, y, out=z)", *per_call_us(lambda: torch.add(x, y, out=z))))
+        variants.append(("triton", "peer: Triton kernel launch", tp))
+    variants.append(("torch_add", "peer: torch.add(x, y, out=z)", lambda: torch.add(x, y, out=z)))
+    for _, _, fn in variants:
+        fn()
+    torch.cuda.synchronize()
+    gated = host_cost.gated_table(variants, rounds=GATED_ROUNDS, round_sets=GATED_SETS)
+    for _, label, fn in variants:
+        rows.append((label, *per_call_us(fn)))
     # The pieces alone (no launch): what a call spends before the engine.
     get = torch._C._cuda_getCurrentRawStream
     rows.append(("  piece: raw stream getter", *per_call_us(lambda: get(0), batch=1000)))
@@ -106,6 +129,7 @@ def call_overhead(rows):
     rows.append(("  piece: 2x tensor.data_ptr()",
                  *per_call_us(lambda: (x.data_ptr(), y.data_ptr()), batch=1000)))
     rows.append(("  piece: empty Python lambda", *per_call_us(lambda: None, batch=1000)))
+    return gated
 
 
 class Timer:
@@ -148,7 +172,7 @@ class Timer:
 
     def all4(self, fn):
         return (self.kernel_ms(fn), ktune.do_bench(fn, warmup=5, rep=40, flush="read"),
-                ktune.do_bench(fn, warmup=5, rep=40), self.loop_ms(fn))
+                ktune.do_bench(fn, warmup=5, rep=40, flush="memset"), self.loop_ms(fn))
 
 
 def compiled(fn, mode=None):
@@ -159,13 +183,44 @@ def compiled(fn, mode=None):
         return None
 
 
-def _winner(report, *args):
-    """The chosen config of an op's key (report: _ktune.rmsnorm_report / silu_mul_report)."""
+def _report(report, *args):
+    """The key's selection (report: _ktune.rmsnorm_report / silu_mul_report, args[0] the tuner)
+    with its database entry's candidates, or the error."""
     try:
         r = json.loads(report(*args))
-        return f"{r.get('winner', '?')} ({r.get('origin', '?')})"
     except Exception as e:  # noqa: BLE001  (a missing report is shown, not fatal)
-        return f"? ({str(e).splitlines()[0][:60]})"
+        return {"error": str(e).splitlines()[0][:60]}
+    try:  # the database entry holds every candidate's timing
+        r["candidates"] = json.loads(args[0].report(r["family"], r["key"])).get("candidates", [])
+    except Exception:  # noqa: BLE001
+        pass
+    return r
+
+
+def _retune(report, *args):
+    """Drops the key's database entry (report and args as _report's) so that the next call tunes
+    it with this build's harness: the database does not record how a winner was timed."""
+    try:
+        r = json.loads(report(*args))
+        if r.get("origin") == "database":
+            args[0].remove_key(r["family"], r["key"])
+    except Exception as e:  # noqa: BLE001  (then the entry is kept; the config column shows it)
+        print(f"  could not drop the database entry: {str(e).splitlines()[0][:80]}")
+
+
+def _winner(r):
+    if "error" in r:
+        return f"? ({r['error']})"
+    return f"{r.get('winner', '?')} ({r.get('origin', '?')})"
+
+
+def _top(r, nbytes, copy_bytes, copy_ms, n=3):
+    """The n fastest candidates of the tuning run as "config: ratio to copy", their medians
+    taken by the engine's harness, as the copy's copy_ms (do_bench, same flush)."""
+    ok = sorted((c for c in r.get("candidates", []) if c.get("status") == "ok" and
+                 c.get("median_ms", 0) > 0), key=lambda c: c["median_ms"])[:n]
+    return ", ".join(f"{c['config']}: {(nbytes / c['median_ms']) / (copy_bytes / copy_ms):.3f}"
+                     for c in ok)
 
 
 def bandwidth(quick, use_compile):
@@ -186,8 +241,9 @@ def bandwidth(quick, use_compile):
         w = torch.randn(c, device="cuda", dtype=torch.bfloat16)
         y = torch.empty_like(x)
         nbytes = 2 * x.numel() * 2
+        _retune(_ktune.rmsnorm_report, ktune.ops._tuner(x), 2, r, c)
         ktune.ops.rms_norm(x, w, 1e-6)  # tunes
-        cfg = _winner(_ktune.rmsnorm_report, ktune.ops._tuner(x), 2, r, c)
+        cfg = _report(_ktune.rmsnorm_report, ktune.ops._tuner(x), 2, r, c)
         peers = [("F.rms_norm", (lambda: torch_rms(x, w)) if torch_rms else None),
                  ("compile", (lambda: comp_rms(x, w)) if comp_rms else None)]
         out.append(_measure(timer, f"rms_norm {r}x{c}", nbytes, nbytes, lambda: y.copy_(x),
@@ -198,10 +254,16 @@ def bandwidth(quick, use_compile):
         src = torch.empty(r * 3 * d // 2, device="cuda", dtype=torch.bfloat16)
         dst = torch.empty_like(src)
         sbytes = 3 * r * d * 2
-        ktune.ops.silu_mul(x)
-        cfg = _winner(_ktune.silu_mul_report, ktune.ops._tuner(x), 2, r, d)
+        _retune(_ktune.silu_mul_report, ktune.ops._tuner(x), 2, r, d)
+        ktune.ops.silu_mul(x)  # tunes
+        cfg = _report(_ktune.silu_mul_report, ktune.ops._tuner(x), 2, r, d)
+        # The op's own traffic without its math: torch.add of the two halves (read 2, write 1).
+        # Near the L2's size a copy's larger share of writes can stay in L2 at the end of the
+        # timed run, so this peer shows what a read-2/write-1 stream reaches against the copy.
+        o = torch.empty(r, d, device="cuda", dtype=torch.bfloat16)
         peers = [("eager", lambda: eager_silu(x)),
-                 ("compile", (lambda: comp_silu(x)) if comp_silu else None)]
+                 ("compile", (lambda: comp_silu(x)) if comp_silu else None),
+                 ("add_r2w1", lambda: torch.add(x[:, :d], x[:, d:], out=o))]
         out.append(_measure(timer, f"silu_mul {r}x{d}", sbytes, sbytes, lambda: dst.copy_(src),
                             lambda: ktune.ops.silu_mul(x), peers, cfg))
     return out
@@ -223,8 +285,8 @@ def _measure(timer, name, nbytes, copy_bytes, copy_fn, fn, peers, cfg):
         except Exception as e:  # noqa: BLE001
             print(f"  peer {pname} failed on {name}: {str(e).splitlines()[0][:100]}")
             peer_ratios.append((pname, float("nan")))
-    return (name, nbytes / k3[0] / 1e6, copy_bytes / copy3[0] / 1e6, ratios, peer_ratios, cfg,
-            k3[0] * 1e3)
+    return (name, nbytes / k3[0] / 1e6, copy_bytes / copy3[0] / 1e6, ratios, peer_ratios,
+            _winner(cfg), k3[0] * 1e3, _top(cfg, nbytes, copy_bytes, copy3[1]))
 
 
 def gemms(quick, use_compile, max_autotune):
@@ -278,8 +340,10 @@ def main():
     print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}  ktune "
           f"{ktune.__version__}")
     rows = []
-    call_overhead(rows)
-    print("\n== host cost per call (us; median, p20, p80 over batches)   target <= 5 us")
+    gated_rows, gate = call_overhead(rows)
+    host_cost.print_gated(gated_rows, gate, GATED_ROUNDS, GATED_SETS)
+    print("\n== host cost per call, old method: wall clock of back-to-back batches of 200 (us; "
+          "median, p20, p80 over batches; the GPU's throughput for tiny kernels can bound it)")
     for name, med, p20, p80 in rows:
         print(f"  {name:40s} {med:7.2f}  [{p20:.2f}, {p80:.2f}]")
     sys.stdout.flush()
@@ -288,19 +352,26 @@ def main():
     print("\n== row-wise ops through Python, bf16: ratio = ktune (or peer) GB/s / same-run copy"
           " GB/s   target >= 0.95")
     print("   kernel = events per call after a clean (read) L2 flush; read / memset = "
-          "ktune.do_bench (the engine's harness) with flush=\"read\" / the default memset flush;"
+          "ktune.do_bench (the engine's harness) with flush=\"read\" (default) / \"memset\";"
           " loop = back-to-back calls")
     print(f"  {'shape':22s} {'us':>7s} {'GB/s':>6s} {'copy':>6s} {'kernel':>6s} {'read':>6s} "
           f"{'memset':>6s} {'loop':>6s}  peers(kernel)  config")
-    for name, gbs, cgbs, ratios, peer_ratios, cfg, us in bw:
+    for name, gbs, cgbs, ratios, peer_ratios, cfg, us, top in bw:
         pr = " ".join(f"{p}={v:.3f}" for p, v in peer_ratios)
+        r2w1 = dict(peer_ratios).get("add_r2w1")
+        if r2w1:  # the op against the stream with its own read/write mix
+            pr += f" (ktune/add_r2w1={ratios[0] / r2w1:.3f})"
         print(f"  {name:22s} {us:7.1f} {gbs:6.0f} {cgbs:6.0f} {ratios[0]:6.3f} {ratios[1]:6.3f} "
               f"{ratios[2]:6.3f} {ratios[3]:6.3f}  {pr}  {cfg}")
+    print("   tuning run's fastest candidates, ratio to the copy timed by the same harness (read):")
+    for name, *_, top in bw:
+        print(f"  {name:22s} {top}")
     print(f"  ({time.perf_counter() - t1:.0f} s)")
     sys.stdout.flush()
     t1 = time.perf_counter()
     gm = gemms(quick, use_compile, "--max-autotune" in sys.argv)
-    print("\n== GEMM bf16 a @ w.t() (TFLOP/s); ratio = peer time / ktune time   target >= 1.00")
+    print("\n== GEMM bf16 a @ w.t() (TFLOP/s; do_bench, read flush); ratio = peer time / ktune "
+          "time   target >= 1.00")
     print(f"  {'shape':32s} {'ktune':>7s}  peers (TFLOP/s, ratio)   {'tune s':>6s} {'peer s':>6s}")
     for name, tk, peers, tune_s, comp_s in gm:
         pr = "  ".join(f"{p} {tf:6.1f} {r:5.3f}" for p, tf, r in peers)

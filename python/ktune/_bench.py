@@ -7,7 +7,6 @@ simulated backend the times are the simulated kernels' costs. Only where no devi
 (no GPU, backend "auto") are host clocks used instead; stats["timer"] says which."""
 import math
 import statistics
-import sys
 import time
 
 from . import _args, _tuners
@@ -34,33 +33,13 @@ def _host_times(fn, warmup, rep, min_runs):
     return out
 
 
-_read_flush = {}  # device -> (buffer of 2x the L2 size, 0-d sink)
-
-
-def _read_flusher(device):
-    """flush="read": a torch reduction over 2x the L2 before every run, through the harness's
-    per-run hook. It leaves the cache full of clean lines; the harness's memset flush leaves dirty
-    ones, whose write-back then lands in the timed run (a bandwidth-bound kernel reads slower)."""
-    torch = sys.modules.get("torch")
-    if torch is None or not torch.cuda.is_available():
-        raise InvalidArgument('do_bench(flush="read") needs torch on a GPU')
-    if device not in _read_flush:
-        l2 = getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 0) or 64 << 20
-        buf = torch.ones(2 * l2 // 4, dtype=torch.float32, device=f"cuda:{device}")
-        _read_flush[device] = (buf, torch.empty((), dtype=torch.float32, device=buf.device))
-    buf, sink = _read_flush[device]
-    return lambda: torch.sum(buf, dim=0, out=sink)
-
-
 def _engine_stats(tuner, fn, warmup, rep, min_runs, flush):
     if flush not in ("memset", "read", None):
         raise InvalidArgument(f'do_bench: flush={flush!r}: expected "memset", "read" or None')
     getter = _args.stream_getter(tuner.backend)
-    device = tuner.options()["device"]
-    stream = getter(device) if getter is not None else 0
-    before = _read_flusher(device) if flush == "read" else None
-    stats = tuner.benchmark(fn, float(warmup), float(rep), int(min_runs), flush == "memset",
-                            stream, before)
+    stream = getter(tuner.options()["device"]) if getter is not None else 0
+    stats = tuner.benchmark(fn, float(warmup), float(rep), int(min_runs),
+                            "none" if flush is None else flush, stream)
     stats["timer"] = "sim" if tuner.backend == "sim" else "device_events"
     return stats
 
@@ -74,13 +53,14 @@ def _host_stats(fn, warmup, rep, min_runs):
 
 
 def do_bench(fn, warmup=25, rep=100, quantiles=None, return_mode="median", min_runs=10,
-             return_stats=False, flush="memset", tuner=None):
+             return_stats=False, flush="read", tuner=None):
     """Times fn() in ms (triton.testing.do_bench's interface). Returns the median (or return_mode
     "min"/"max"/"mean"), the given quantiles as a list, or with return_stats=True a dict:
     median_ms, p20_ms, p80_ms, min_ms, max_ms, mean_ms, std_ms, runs, samples_ms (every run),
-    timer ("device_events", "sim" or "host"). flush: the harness's L2 flush before every run
-    ("memset", as candidates are timed), "read" (a torch read of 2x the L2: clean lines, for
-    bandwidth-bound kernels) or None. `tuner` (a tuner, or a tuned kernel: its tuner;
+    timer ("device_events", "sim" or "host"). flush: the harness's L2 flush before every run:
+    "read" (the engine's read kernel over 2x the L2, as candidates are timed: the cache is left
+    full of clean lines; a memset on the simulated backend), "memset" (leaves dirty lines, whose
+    write-back lands in the timed run) or None. `tuner` (a tuner, or a tuned kernel: its tuner;
     default ktune.get_tuner()) picks the device whose harness times it. On the simulated backend
     pass the kernel: each tuner simulates a device of its own, with its own clock."""
     tuner = getattr(tuner, "tuner", tuner)

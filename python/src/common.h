@@ -69,8 +69,21 @@ inline std::atomic<uint64_t> g_generation{0};
 // A stream argument from Python: an int (CUstream / hipStream_t as an address, 0 = default).
 inline StreamHandle streamOf(uintptr_t s) { return StreamHandle{reinterpret_cast<void*>(s)}; }
 
+// The head of the extension's own callable types (launcher.cc's Launcher, raw_launch.cc's
+// RawLaunch): the object header, then the vectorcall entry its calls go through.
+struct VectorcallHead {
+  PyObject_HEAD
+  vectorcallfunc vectorcall;
+};
+// Adds the heap type `name` (module-qualified, a string literal) to `m` under its last component:
+// instances of `size` bytes that start with a VectorcallHead, made by `make` and freed by `free`,
+// called through their vectorcall entry; `methods` may be null. launcher.cc.
+void addVectorcallType(py::module_& m, const char* name, size_t size, unsigned long flags,
+                       newfunc make, destructor free, PyMethodDef* methods, const char* doc);
+
 void bindKernel(py::module_& m);  // kernel.cc: Kernel, sim kernels
 void bindOps(py::module_& m);     // ops.cc: rmsnorm, silu_mul, gemm
 void bindLauncher(py::module_& m);  // launcher.cc: the tuned call's C++ fast path
+void bindRawLaunch(py::module_& m);  // raw_launch.cc: a bench-only raw launch peer
 
 }  // namespace ktune::py_ext

@@ -9,6 +9,7 @@
 #include <structmember.h>
 
 #include <cstdint>
+#include <cstring>
 
 #include "common.h"
 
@@ -16,8 +17,7 @@ namespace ktune::py_ext {
 namespace {
 
 struct Launcher {
-  PyObject_HEAD
-  vectorcallfunc vectorcall;
+  VectorcallHead head;
   PyObject* kernel;     // the ktune._ktune.Kernel object owning *k (strong), or null: unbound
   const PyKernel* k;
   PyObject* stream_fn;  // callable(device) -> stream address, or null: stream 0
@@ -180,7 +180,7 @@ PyObject* launcherCall(PyObject* self, PyObject* const* args, size_t nargsf, PyO
 
 PyObject* launcherNew(PyTypeObject* type, PyObject*, PyObject*) {
   auto* l = reinterpret_cast<Launcher*>(type->tp_alloc(type, 0));
-  if (l) l->vectorcall = launcherCall;
+  if (l) l->head.vectorcall = launcherCall;
   return reinterpret_cast<PyObject*>(l);
 }
 
@@ -234,22 +234,9 @@ PyMethodDef kMethods[] = {
      METH_FASTCALL, "Binds the C++ fast path of a call (kernel, stream getter, device)."},
     {nullptr, nullptr, 0, nullptr}};
 
-PyMemberDef kMembers[] = {
-    {"__vectorcalloffset__", T_PYSSIZET, offsetof(Launcher, vectorcall), READONLY, nullptr},
+PyMemberDef kVectorcallMembers[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(VectorcallHead, vectorcall), READONLY, nullptr},
     {nullptr, 0, 0, 0, nullptr}};
-
-char kDoc[] = "Base of ktune.Autotuned: the C++ fast path of a tuned call.";
-
-PyType_Slot kSlots[] = {{Py_tp_new, reinterpret_cast<void*>(launcherNew)},
-                        {Py_tp_dealloc, reinterpret_cast<void*>(launcherDealloc)},
-                        {Py_tp_call, reinterpret_cast<void*>(PyVectorcall_Call)},
-                        {Py_tp_methods, kMethods},
-                        {Py_tp_members, kMembers},
-                        {Py_tp_doc, kDoc},
-                        {0, nullptr}};
-
-PyType_Spec kSpec = {"ktune._ktune.Launcher", sizeof(Launcher), 0,
-                     Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_VECTORCALL, kSlots};
 
 // Python 3.12 keeps vectorcall for a Python subclass that does not define __call__; 3.11 falls
 // back to tp_call (an argument tuple and a kwargs dict per call). This restores it for such a
@@ -265,10 +252,29 @@ void enableVectorcall(const py::type& sub, const py::object& base) {
 
 }  // namespace
 
-void bindLauncher(py::module_& m) {
-  PyObject* type = PyType_FromSpec(&kSpec);
+void addVectorcallType(py::module_& m, const char* name, size_t size, unsigned long flags,
+                       newfunc make, destructor free, PyMethodDef* methods, const char* doc) {
+  // PyType_FromSpec copies the slots and the doc; the name (a literal) and the members (static)
+  // stay referenced.
+  PyType_Slot slots[] = {{Py_tp_new, reinterpret_cast<void*>(make)},
+                         {Py_tp_dealloc, reinterpret_cast<void*>(free)},
+                         {Py_tp_call, reinterpret_cast<void*>(PyVectorcall_Call)},
+                         {Py_tp_members, kVectorcallMembers},
+                         {Py_tp_doc, const_cast<char*>(doc)},
+                         {methods ? Py_tp_methods : 0, methods},
+                         {0, nullptr}};
+  PyType_Spec spec = {name, static_cast<int>(size), 0,
+                      static_cast<unsigned>(flags | Py_TPFLAGS_HAVE_VECTORCALL), slots};
+  PyObject* type = PyType_FromSpec(&spec);
   if (!type) throw py::error_already_set();
-  m.add_object("Launcher", py::reinterpret_steal<py::object>(type));
+  const char* dot = std::strrchr(name, '.');
+  m.add_object(dot ? dot + 1 : name, py::reinterpret_steal<py::object>(type));
+}
+
+void bindLauncher(py::module_& m) {
+  addVectorcallType(m, "ktune._ktune.Launcher", sizeof(Launcher),
+                    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, launcherNew, launcherDealloc,
+                    kMethods, "Base of ktune.Autotuned: the C++ fast path of a tuned call.");
   m.def("next_generation", [] { g_generation.fetch_add(1); });
   m.def("enable_vectorcall", [](const py::type& sub) {
     enableVectorcall(sub, py::module_::import("ktune._ktune").attr("Launcher"));

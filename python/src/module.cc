@@ -124,7 +124,11 @@ py::buffer_info contiguous(const py::buffer& b, bool writable) {
 // Autotuner::benchmark for a Python callable (called with the GIL held, on this thread): the
 // stats as a dict with every run's time; an exception of fn or before_run is re-raised as is.
 py::dict benchmark(PyTuner& t, const py::function& fn, double warmup_ms, double rep_ms,
-                   int min_runs, bool flush_l2, uintptr_t stream, const py::object& before_run) {
+                   int min_runs, const std::string& flush, uintptr_t stream,
+                   const py::object& before_run) {
+  if (flush != "read" && flush != "memset" && flush != "none")
+    check(Status::InvalidArgument("benchmark: flush='" + flush +
+                                  "': expected 'read', 'memset' or 'none'"));
   std::optional<py::error_already_set> raised;
   auto wrap = [&raised](const py::object& f) -> std::function<Status()> {
     return [&raised, f]() -> Status {
@@ -142,7 +146,8 @@ py::dict benchmark(PyTuner& t, const py::function& fn, double warmup_ms, double 
   bs.rep_ms = rep_ms;
   bs.min_runs = min_runs;
   bs.max_runs = std::max(min_runs, bs.max_runs);
-  bs.flush_l2 = flush_l2;
+  bs.flush_l2 = flush != "none";
+  bs.flush_read = flush == "read";
   auto r = t.t->benchmark(wrap(fn), bs, streamOf(stream),
                           before_run.is_none() ? nullptr : wrap(before_run));
   if (raised) throw std::move(*raised);
@@ -192,7 +197,7 @@ void bindTuner(py::module_& m) {
         check(t.t->copyToHost(info.ptr, src, size_t(info.size * info.itemsize)));
       })
       .def("benchmark", &benchmark, py::arg("fn"), py::arg("warmup_ms"), py::arg("rep_ms"),
-           py::arg("min_runs") = 10, py::arg("flush_l2") = true, py::arg("stream") = 0,
+           py::arg("min_runs") = 10, py::arg("flush") = "read", py::arg("stream") = 0,
            py::arg("before_run") = py::none())
       .def("synchronize", [](PyTuner& t, uintptr_t s) {
         Status st;
@@ -216,4 +221,5 @@ PYBIND11_MODULE(_ktune, m) {
   kp::bindKernel(m);
   kp::bindOps(m);
   kp::bindLauncher(m);
+  kp::bindRawLaunch(m);
 }

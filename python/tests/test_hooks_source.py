@@ -88,10 +88,15 @@ def test_do_bench_is_the_engine_harness(sim):
     assert ktune.do_bench(lambda: saxpy(256, 1.0, xd, yd), warmup=0.1, rep=0.5,
                           quantiles=[0.5, 0.2, 0.8]) == pytest.approx([0.01] * 3)
 
-    assert ktune.do_bench(lambda: saxpy(256, 1.0, xd, yd), warmup=0.1, rep=0.5, flush=None,
-                          tuner=saxpy) == pytest.approx(0.01)
+    # Every flush kind (the read kernel falls back to a memset on the simulated device) stays
+    # outside the timed run.
+    for flush in (None, "read", "memset"):
+        assert ktune.do_bench(lambda: saxpy(256, 1.0, xd, yd), warmup=0.1, rep=0.5, flush=flush,
+                              tuner=saxpy) == pytest.approx(0.01)
     with pytest.raises(ktune.InvalidArgument, match="flush"):
         ktune.do_bench(lambda: None, flush="bogus")
+    with pytest.raises(ktune.InvalidArgument, match="flush"):
+        t.benchmark(lambda: None, 0.1, 0.5, 10, "bogus")
 
     def boom():
         raise KeyError("from the function")
@@ -137,3 +142,27 @@ def test_source_fn_misuse_is_refused(sim):
         ktune.kernel(None, "py_gen", grid="1", block="BLOCK", signature="n:i64"))
     with pytest.raises(ktune.Error, match="expected \\(text, language\\)"):
         bad(4)
+
+
+def test_do_bench_hands_the_flush_kind_to_the_harness():
+    """The kind reaches Autotuner::benchmark as asked: "read" by default (as candidates are
+    timed), "memset", or "none" for flush=None."""
+    class Recorder:
+        backend = "sim"
+
+        def __init__(self):
+            self.flushes = []
+
+        def options(self):
+            return {"device": 0}
+
+        def benchmark(self, fn, warmup, rep, min_runs, flush, stream):
+            self.flushes.append(flush)
+            return {"median_ms": 1.0}
+
+    r = Recorder()
+    ktune.do_bench(lambda: None, tuner=r)
+    ktune.do_bench(lambda: None, flush="memset", tuner=r)
+    ktune.do_bench(lambda: None, flush="read", tuner=r)
+    ktune.do_bench(lambda: None, flush=None, tuner=r)
+    assert r.flushes == ["read", "memset", "read", "none"]

@@ -1,11 +1,21 @@
 // do_bench (autotune/benchmarker.h) on the simulated backend: statistics, the run count from the
 // measurement budget, events that exclude the L2 flush, early rejection of a candidate slower
-// than the best so far, and failures as Status.
+// than the best so far, failures as Status, and which L2 flush precedes every timed run (the read
+// kernel by default, a memset when asked or when the kernel cannot run; the kind crosses to the
+// isolation worker).
 #include "autotune/benchmarker.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "autotune/isolation.h"
+#include "autotune/isolation_wire.h"
 
 #include "compiler/sim/sim_compiler.h"
 #include "runtime/sim/sim_backend.h"
@@ -35,7 +45,7 @@ TEST(Benchmarker, StatsAndEarlyRejection) {
   BenchOptions bo;
   bo.warmup_ms = 0.1;
   bo.rep_ms = 1.0;
-  Benchmarker bench(*b, o.device);
+  Benchmarker bench(*b, o.device);  // no compiler: memset flushes
   const int64_t memsets = b->memsetCount(), memset_bytes = b->memsetBytes();
   auto s = bench.measure({}, fn, bo);
   ASSERT_TRUE(s.ok()) << s.status().toString();
@@ -62,6 +72,156 @@ TEST(Benchmarker, StatsAndEarlyRejection) {
   EXPECT_GT(partial.runs, 0);
   auto failing = measure(*b, {}, [] { return Status::LaunchError("nope"); }, bo);
   EXPECT_EQ(failing.status().code(), Code::kLaunchError);
+}
+
+// A simulated device whose read flush kernel is registered (costing 1 ms, so a flush inside the
+// events would show), with a kernel "k" of 0.02 ms.
+struct FlushSim {
+  SimOptions o;
+  std::shared_ptr<SimBackend> b;
+  SimCompiler compiler;
+  FunctionHandle k{};
+  KernelArgs args;
+  int64_t last_flush_vectors = 0;
+  explicit FlushSim(bool register_flush) {
+    o.device.arch = "sm_90a";
+    o.device.l2_bytes = 1 << 20;
+    o.device.multiprocessors = 2;
+    o.memory_bytes_per_ms = 1e9;
+    b = std::make_shared<SimBackend>(o);
+    b->registerKernel("k", SimKernel{nullptr, [](const SimLaunch&) { return 0.02; }, nullptr});
+    if (register_flush) {
+      SimKernel flush;
+      flush.cost = [this](const SimLaunch& l) {
+        last_flush_vectors = l.arg<long long>(1);
+        return 1.0;
+      };
+      b->registerKernel(L2Flush::kReadEntry, flush);
+    }
+    CompileRequest r;
+    r.entry = "k";
+    r.arch = "sm_90a";
+    k = *b->getFunction(*b->loadModule(compiler.compile(r)->binary), "k");
+  }
+  std::function<Status()> fn() {
+    return [this] { return b->launch(k, {1}, {32}, 0, args.data()); };
+  }
+};
+
+TEST(Benchmarker, ReadFlushByDefaultMemsetWhenAskedNoneWhenOff) {
+  FlushSim sim(true);
+  std::ostringstream log;
+  Benchmarker bench(*sim.b, sim.o.device, &sim.compiler, &log);
+  BenchOptions bo;
+  bo.warmup_ms = 0.1;
+  bo.rep_ms = 1.0;
+  ASSERT_EQ(bo.flush_kind, FlushKind::kRead);
+  int64_t reads = sim.b->launchCount(L2Flush::kReadEntry), memsets = sim.b->memsetCount();
+  auto s = bench.measure({}, sim.fn(), bo);
+  ASSERT_TRUE(s.ok()) << s.status().toString();
+  EXPECT_NEAR(s->median_ms, 0.02, 1e-6);  // the 1 ms read flush is outside the events
+  const int timed_runs = bo.estimate_runs + s->runs;
+  EXPECT_EQ(sim.b->launchCount(L2Flush::kReadEntry) - reads, timed_runs);
+  EXPECT_EQ(sim.last_flush_vectors, 2 * sim.o.device.l2_bytes / 16);  // reads 2x the L2
+  EXPECT_EQ(sim.b->memsetCount() - memsets, 1);  // the buffer's one fill, before its first read
+  EXPECT_EQ(bench.lastFlush(), FlushKind::kRead);
+  EXPECT_EQ(log.str(), "");
+
+  memsets = sim.b->memsetCount();
+  reads = sim.b->launchCount(L2Flush::kReadEntry);
+  bo.flush_kind = FlushKind::kMemset;
+  s = bench.measure({}, sim.fn(), bo);
+  ASSERT_TRUE(s.ok()) << s.status().toString();
+  EXPECT_EQ(sim.b->launchCount(L2Flush::kReadEntry), reads);
+  EXPECT_EQ(sim.b->memsetCount() - memsets, bo.estimate_runs + s->runs);
+  EXPECT_EQ(bench.lastFlush(), FlushKind::kMemset);
+
+  memsets = sim.b->memsetCount();
+  bo.flush_l2 = false;
+  ASSERT_TRUE(bench.measure({}, sim.fn(), bo).ok());
+  EXPECT_EQ(sim.b->launchCount(L2Flush::kReadEntry), reads);
+  EXPECT_EQ(sim.b->memsetCount(), memsets);
+  EXPECT_FALSE(bench.lastFlush().has_value());
+}
+
+TEST(Benchmarker, ReadFlushFallsBackToMemsetOnceSaid) {
+  FlushSim sim(false);  // the read kernel compiles but the device cannot load it
+  std::ostringstream log;
+  BenchOptions bo;
+  bo.warmup_ms = 0.1;
+  bo.rep_ms = 0.5;
+  for (int round = 0; round < 2; ++round) {
+    Benchmarker bench(*sim.b, sim.o.device, &sim.compiler, &log);
+    const int64_t memsets = sim.b->memsetCount();
+    auto s = bench.measure({}, sim.fn(), bo);
+    ASSERT_TRUE(s.ok()) << s.status().toString();
+    EXPECT_EQ(sim.b->memsetCount() - memsets, bo.estimate_runs + s->runs);
+    EXPECT_EQ(bench.lastFlush(), FlushKind::kMemset);
+  }
+  // One line per process, naming the cause.
+  const std::string said = log.str();
+  EXPECT_NE(said.find("falls back to a memset"), std::string::npos) << said;
+  EXPECT_NE(said.find(L2Flush::kReadEntry), std::string::npos) << said;
+  EXPECT_EQ(said.find("falls back", said.find("falls back") + 1), std::string::npos) << said;
+}
+
+TEST(Benchmarker, FlushKindCrossesToTheIsolationWorker) {
+  EXPECT_EQ(parseFlushKind("read"), FlushKind::kRead);
+  EXPECT_EQ(parseFlushKind("memset"), FlushKind::kMemset);
+  EXPECT_FALSE(parseFlushKind("bogus").has_value());
+  BenchOptions bo;
+  bo.flush_kind = FlushKind::kMemset;
+  EXPECT_EQ(isolation_wire::benchFromJson(isolation_wire::benchToJson(bo)).flush_kind,
+            FlushKind::kMemset);
+  bo.flush_kind = FlushKind::kRead;
+  EXPECT_EQ(isolation_wire::benchFromJson(isolation_wire::benchToJson(bo)).flush_kind,
+            FlushKind::kRead);
+  EXPECT_EQ(isolation_wire::benchFromJson(nlohmann::json::object()).flush_kind, FlushKind::kRead);
+}
+
+// The worker readies the requested flush before it announces the problem (which starts the first
+// candidate's deadline), and times every candidate with the kind the tuner sent.
+TEST(Benchmarker, WorkerPreparesTheFlushBeforeTheFirstCandidate) {
+  struct Recorder : CandidateBench {
+    std::vector<std::string> calls;
+    Expected<std::shared_ptr<void>> makeProblem(const std::string&, const std::string&) override {
+      calls.push_back("problem");
+      return std::shared_ptr<void>(std::make_shared<int>(0));
+    }
+    void prepareBench(const BenchOptions& b) override {
+      calls.push_back(std::string("prepare ") + flushKindName(b.flush_kind));
+    }
+    CandidateResult benchmarkCandidate(const std::string&, const void*, const WorkerCandidate& c,
+                                       const BenchOptions& b, double, StreamHandle) override {
+      calls.push_back("bench " + c.config + " " + flushKindName(b.flush_kind));
+      CandidateResult r;
+      r.config = c.config;
+      r.status = Code::kOk;
+      return r;
+    }
+  } rec;
+  BenchOptions bo;
+  bo.flush_kind = FlushKind::kMemset;
+  const nlohmann::json req = {{"op", "bench"}, {"family", "f"}, {"key", "k"}, {"args", "{}"},
+                              {"best_ms", 0}, {"bench", isolation_wire::benchToJson(bo)},
+                              {"candidates", {{{"config", "A=1"}}, {{"config", "A=2"}}}}};
+  int in[2], out[2];
+  ASSERT_EQ(::pipe(in), 0);
+  ASSERT_EQ(::pipe(out), 0);
+  const std::string line = req.dump() + "\n";
+  ASSERT_EQ(::write(in[1], line.data(), line.size()), ssize_t(line.size()));
+  ::close(in[1]);
+  EXPECT_TRUE(serveWorker(rec, in[0], out[1]).ok());
+  ::close(in[0]);
+  ::close(out[1]);
+  std::string said;
+  char buf[4096];
+  for (ssize_t k; (k = ::read(out[0], buf, sizeof buf)) > 0;) said.append(buf, size_t(k));
+  ::close(out[0]);
+  EXPECT_EQ(rec.calls, (std::vector<std::string>{"problem", "prepare memset", "bench A=1 memset",
+                                                  "bench A=2 memset"}));
+  EXPECT_NE(said.find("\"problem\""), std::string::npos) << said;
+  EXPECT_NE(said.find("\"done\""), std::string::npos) << said;
 }
 
 }  // namespace

@@ -108,8 +108,9 @@ def test_do_bench_is_the_engine_harness_on_the_gpu():
     assert stats["timer"] == "device_events"
     assert 0 < stats["p20_ms"] <= stats["median_ms"] <= stats["p80_ms"]
     assert len(stats["samples_ms"]) == stats["runs"] >= 10
-    read = ktune.do_bench(lambda: a @ a, warmup=5, rep=20, flush="read", return_stats=True)
-    assert read["timer"] == "device_events" and read["median_ms"] > 0
+    for flush in ("read", "memset", None):
+        st = ktune.do_bench(lambda: a @ a, warmup=5, rep=20, flush=flush, return_stats=True)
+        assert st["timer"] == "device_events" and st["median_ms"] > 0, flush
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32])
