@@ -158,14 +158,16 @@ PyObject* launcherCall(PyObject* self, PyObject* const* args, size_t nargsf, PyO
   const PyKernel* k = l->k;
   uintptr_t stream = 0;
   if (!fastStream(l, args, n, kwnames, &stream)) return slowCall(self, args, nargsf, kwnames);
-  Value values[64];
+  ValueArray<64> values;  // only the n values are constructed: 64 would be zeroed per call
   for (Py_ssize_t i = 0; i < n; ++i) {
-    if (!fastValue(args[i], k->args[static_cast<size_t>(i)].type, &values[i]))
+    Value v;
+    if (!fastValue(args[i], k->args[static_cast<size_t>(i)].type, &v))
       return slowCall(self, args, nargsf, kwnames);
+    values.set(static_cast<size_t>(i), v);
   }
   Status st;
   Py_BEGIN_ALLOW_THREADS
-  st = k->k(values, static_cast<size_t>(n), streamOf(stream));
+  st = k->k(values.data(), static_cast<size_t>(n), streamOf(stream));
   Py_END_ALLOW_THREADS
   if (!st.ok()) {
     try {
