@@ -163,10 +163,7 @@ Status ptxToCubin(const CompileRequest& req, const std::string& ptx, CodeObject*
 
 std::vector<std::string> ptxKernels(const std::string& ptx) {
   static const std::regex re(R"(\.entry\s+([A-Za-z_$][A-Za-z0-9_$]*))");
-  std::vector<std::string> out;
-  for (std::sregex_iterator it(ptx.begin(), ptx.end(), re), end; it != end; ++it)
-    out.push_back((*it)[1].str());
-  return out;
+  return compiler_detail::regexCaptures(ptx, re);
 }
 
 // Little-endian field of an ELF image; 0 past the end.
