@@ -20,7 +20,26 @@ auto members(R& r) {
                   r.wave_size, r.max_threads_per_block);
 }
 
+constexpr std::array<const char*, 8> kAmdOccupancyNames = {
+    "vgpr_allocated", "occ_vgpr", "occ_sgpr", "occ_lds", "workgroups_per_cu", "waves_per_eu",
+    "llvm_waves_per_eu", "limiter"};
+constexpr std::array<const char*, 7> kNvOccupancyNames = {
+    "blocks_per_sm", "by_regs", "by_smem", "by_threads", "by_blocks", "occupancy", "limiter"};
+
 }  // namespace
+
+nlohmann::json occupancyToJson(const AmdOccupancy& o) {
+  return jsonfields::writeFields(kAmdOccupancyNames,
+                                 std::tie(o.vgpr_allocated, o.occ_vgpr, o.occ_sgpr, o.occ_lds,
+                                          o.workgroups_per_cu, o.waves_per_eu,
+                                          o.llvm_waves_per_eu, o.limiter));
+}
+
+nlohmann::json occupancyToJson(const NvOccupancy& o) {
+  return jsonfields::writeFields(kNvOccupancyNames,
+                                 std::tie(o.blocks_per_sm, o.by_regs, o.by_smem, o.by_threads,
+                                          o.by_blocks, o.occupancy, o.limiter));
+}
 
 nlohmann::json resourcesToJson(const ResourceUsage& r) {
   return jsonfields::writeFields(kNames, members(r));
