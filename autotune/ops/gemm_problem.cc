@@ -46,7 +46,8 @@ Expected<std::optional<T>> numberField(const Json& j, const char* name, bool req
   try {
     return std::optional<T>(jsonfields::checkedNumber<T>(*v, name));
   } catch (const std::exception&) {
-    return badField(name, "value " + v->dump() + (integer ? " is out of range" : " is not a number"));
+    return badField(name,
+                    "value " + v->dump() + (integer ? " is out of range" : " is not a number"));
   }
 }
 

@@ -290,7 +290,8 @@ Expected<VerifyResult> verifySampledRows(FamilyCtx& ctx, const std::string& id, 
   VerifyResult total;
   for (size_t i = 0; i < ctx.session->rows.size(); ++i) {
     const auto& raw = ctx.session->in_rows[i];
-    KTUNE_RETURN_IF_ERROR(check(*ctx.session, i, rw::unpack(dt, raw.data(), raw.size() / es), total));
+    const auto in = rw::unpack(dt, raw.data(), raw.size() / es);
+    KTUNE_RETURN_IF_ERROR(check(*ctx.session, i, in, total));
   }
   return total;
 }
