@@ -20,6 +20,15 @@ auto members(R& r) {
                   r.wave_size, r.max_threads_per_block);
 }
 
+constexpr std::array<const char*, 7> kCodeObjectNames = {
+    "arch", "entry", "lowered_entry", "compiler", "compiler_version", "options", "compile_ms"};
+
+template <typename C>
+auto codeObjectMembers(C& o) {
+  return std::tie(o.arch, o.entry, o.lowered_entry, o.compiler, o.compiler_version, o.options,
+                  o.compile_ms);
+}
+
 constexpr std::array<const char*, 8> kAmdOccupancyNames = {
     "vgpr_allocated", "occ_vgpr", "occ_sgpr", "occ_lds", "workgroups_per_cu", "waves_per_eu",
     "llvm_waves_per_eu", "limiter"};
@@ -27,6 +36,17 @@ constexpr std::array<const char*, 7> kNvOccupancyNames = {
     "blocks_per_sm", "by_regs", "by_smem", "by_threads", "by_blocks", "occupancy", "limiter"};
 
 }  // namespace
+
+nlohmann::json codeObjectFactsToJson(const CodeObject& o) {
+  nlohmann::json j = jsonfields::writeFields(kCodeObjectNames, codeObjectMembers(o));
+  j["resources"] = resourcesToJson(o.resources);
+  return j;
+}
+
+void codeObjectFactsFromJson(const nlohmann::json& j, CodeObject* o) {
+  jsonfields::readFields(j, kCodeObjectNames, codeObjectMembers(*o));
+  if (j.contains("resources")) o->resources = resourcesFromJson(j.at("resources"));
+}
 
 nlohmann::json occupancyToJson(const AmdOccupancy& o) {
   return jsonfields::writeFields(kAmdOccupancyNames,

@@ -13,6 +13,13 @@ namespace ktune {
 nlohmann::json resourcesToJson(const ResourceUsage& r);
 // Missing fields read as zero. Throws nlohmann/std exceptions on mistyped or out-of-range fields.
 ResourceUsage resourcesFromJson(const nlohmann::json& j);
+// A code object's facts under their own names: arch, entry, lowered_entry, compiler,
+// compiler_version, options, compile_ms and resources (resourcesToJson), for the code-object
+// store's metadata and `ktune compile --json`. The binary, its format, the log and the dumps are
+// the caller's to add.
+nlohmann::json codeObjectFactsToJson(const CodeObject& o);
+// Reads the facts present into *o. Throws as resourcesFromJson.
+void codeObjectFactsFromJson(const nlohmann::json& j, CodeObject* o);
 // Every field under its own name.
 nlohmann::json occupancyToJson(const AmdOccupancy& o);
 nlohmann::json occupancyToJson(const NvOccupancy& o);
