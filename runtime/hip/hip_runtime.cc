@@ -1,10 +1,10 @@
 // The HIP runtime connection (hip_runtime.h) and the pure helpers of hip_backend.h.
 #include "runtime/hip/hip_runtime.h"
 
-#include "runtime/driver_common.h"
-
 #include <cstring>
 #include <initializer_list>
+
+#include "runtime/driver_common.h"
 
 namespace ktune {
 namespace hip_detail {
