@@ -3,6 +3,7 @@
 #include <string>
 
 #include "api/c_api_util.h"
+#include "api/op_fields.h"
 #include "ktune/ktune.h"
 #include "ktune/ktune.hpp"
 
@@ -15,42 +16,39 @@ using ktune::capi::tunerOf;
 bool dtypeOk(int32_t d) { return d >= KTUNE_DTYPE_F32 && d <= KTUNE_DTYPE_BF16; }
 ktune::ops::DType dt(int32_t d) { return static_cast<ktune::ops::DType>(d); }
 
+// A row-wise op's C entry point: the argument checks, the C params copied into the C++ ones Q
+// (`copy`, over the field list of api/op_fields.h), the op run.
+template <class Q, class P, class Copy>
+int rowOp(ktune_tuner* t, const P* p, ktune_stream s, const char* name,
+          ktune::Status (*op)(ktune::Autotuner&, const Q&, ktune::StreamHandle), Copy copy) {
+  if (!t || !p) return invalid(std::string(name) + ": null argument");
+  if (!dtypeOk(p->dtype))
+    return invalid(std::string(name) + ": dtype must be a KTUNE_DTYPE_* value");
+  Q q;
+  q.dtype = dt(p->dtype);
+  copy(*p, q);
+  ktune::Status st = op(*tunerOf(t), q, ktune::StreamHandle{s});
+  return st.ok() ? KTUNE_OK : fail(st);
+}
+
 }  // namespace
 
 extern "C" {
 
 int ktune_rmsnorm(ktune_tuner* t, const ktune_rmsnorm_params* p, ktune_stream s) {
-  if (!t || !p) return invalid("ktune_rmsnorm: null argument");
-  if (!dtypeOk(p->dtype)) return invalid("ktune_rmsnorm: dtype must be a KTUNE_DTYPE_* value");
-  ktune::ops::RmsNormParams q;
-  q.dtype = dt(p->dtype);
-  q.rows = p->rows;
-  q.cols = p->cols;
-  q.y = p->y;
-  q.x = p->x;
-  q.weight = p->weight;
-  q.residual = p->residual;
-  q.residual_out = p->residual_out;
-  q.x_stride = p->x_stride;
-  q.y_stride = p->y_stride;
-  q.eps = p->eps;
-  ktune::Status st = ktune::ops::rmsnorm(*tunerOf(t), q, ktune::StreamHandle{s});
-  return st.ok() ? KTUNE_OK : fail(st);
+  return rowOp<ktune::ops::RmsNormParams>(
+      t, p, s, "ktune_rmsnorm", ktune::ops::rmsnorm,
+      [](const ktune_rmsnorm_params& from, ktune::ops::RmsNormParams& to) {
+        KTUNE_RMSNORM_FIELDS(KTUNE_COPY_FIELD)
+      });
 }
 
 int ktune_silu_mul(ktune_tuner* t, const ktune_silu_mul_params* p, ktune_stream s) {
-  if (!t || !p) return invalid("ktune_silu_mul: null argument");
-  if (!dtypeOk(p->dtype)) return invalid("ktune_silu_mul: dtype must be a KTUNE_DTYPE_* value");
-  ktune::ops::SiluMulParams q;
-  q.dtype = dt(p->dtype);
-  q.rows = p->rows;
-  q.d = p->d;
-  q.out = p->out;
-  q.x = p->x;
-  q.x_stride = p->x_stride;
-  q.out_stride = p->out_stride;
-  ktune::Status st = ktune::ops::siluMul(*tunerOf(t), q, ktune::StreamHandle{s});
-  return st.ok() ? KTUNE_OK : fail(st);
+  return rowOp<ktune::ops::SiluMulParams>(
+      t, p, s, "ktune_silu_mul", ktune::ops::siluMul,
+      [](const ktune_silu_mul_params& from, ktune::ops::SiluMulParams& to) {
+        KTUNE_SILU_MUL_FIELDS(KTUNE_COPY_FIELD)
+      });
 }
 
 int ktune_gemm(ktune_tuner* t, const ktune_gemm_params* p, ktune_stream s) {

@@ -77,7 +77,7 @@ class ExprParser {
   Status cond(int32_t* out, int depth) {
     KTUNE_RETURN_IF_ERROR(deeper(depth));
     int32_t c = -1;
-    KTUNE_RETURN_IF_ERROR(orExpr(&c, depth));
+    KTUNE_RETURN_IF_ERROR(binary(&c, depth));
     if (!eat("?")) {
       *out = c;
       return Status::Ok();
@@ -88,53 +88,39 @@ class ExprParser {
     KTUNE_RETURN_IF_ERROR(cond(&b, depth + 1));
     return node(kCond, a, b, c, 0, out);
   }
-  // One left-associative level: operands from `next`, operators from `ops`.
-  template <class Next, class Match>
-  Status level(int32_t* out, int depth, Next next, Match match) {
-    KTUNE_RETURN_IF_ERROR((this->*next)(out, depth));
-    for (uint8_t op; match(&op);) {
+  // The binary operators by level, loosest first; every level is left-associative and takes its
+  // operands from the next one (the last level's from unary). "<=" is tried before "<".
+  struct BinaryOp {
+    std::string_view tok;
+    uint8_t op;
+  };
+  static constexpr int kLevels = 6;
+  static constexpr BinaryOp kBinaryOps[kLevels][4] = {
+      {{"||", kOr}},
+      {{"&&", kAnd}},
+      {{"==", kEq}, {"!=", kNe}},
+      {{"<=", kLe}, {">=", kGe}, {"<", kLt}, {">", kGt}},
+      {{"+", kAdd}, {"-", kSub}},
+      {{"*", kMul}, {"/", kDiv}, {"%", kMod}},
+  };
+  bool eatBinary(int lvl, uint8_t* op) {
+    for (const BinaryOp& b : kBinaryOps[lvl]) {
+      if (!b.tok.empty() && eat(b.tok)) {
+        *op = b.op;
+        return true;
+      }
+    }
+    return false;
+  }
+  Status binary(int32_t* out, int depth, int lvl = 0) {
+    if (lvl == kLevels) return unary(out, depth);
+    KTUNE_RETURN_IF_ERROR(binary(out, depth, lvl + 1));
+    for (uint8_t op; eatBinary(lvl, &op);) {
       int32_t rhs = -1;
-      KTUNE_RETURN_IF_ERROR((this->*next)(&rhs, depth));
+      KTUNE_RETURN_IF_ERROR(binary(&rhs, depth, lvl + 1));
       KTUNE_RETURN_IF_ERROR(node(op, *out, rhs, -1, 0, out));
     }
     return Status::Ok();
-  }
-  Status orExpr(int32_t* out, int d) {
-    return level(out, d, &ExprParser::andExpr, [&](uint8_t* op) { *op = kOr; return eat("||"); });
-  }
-  Status andExpr(int32_t* out, int d) {
-    return level(out, d, &ExprParser::eqExpr, [&](uint8_t* op) { *op = kAnd; return eat("&&"); });
-  }
-  Status eqExpr(int32_t* out, int d) {
-    return level(out, d, &ExprParser::relExpr, [&](uint8_t* op) {
-      if (eat("==")) return *op = kEq, true;
-      if (eat("!=")) return *op = kNe, true;
-      return false;
-    });
-  }
-  Status relExpr(int32_t* out, int d) {
-    return level(out, d, &ExprParser::addExpr, [&](uint8_t* op) {
-      if (eat("<=")) return *op = kLe, true;
-      if (eat(">=")) return *op = kGe, true;
-      if (eatOp('<')) return *op = kLt, true;
-      if (eatOp('>')) return *op = kGt, true;
-      return false;
-    });
-  }
-  Status addExpr(int32_t* out, int d) {
-    return level(out, d, &ExprParser::mulExpr, [&](uint8_t* op) {
-      if (eatOp('+')) return *op = kAdd, true;
-      if (eatOp('-')) return *op = kSub, true;
-      return false;
-    });
-  }
-  Status mulExpr(int32_t* out, int d) {
-    return level(out, d, &ExprParser::unary, [&](uint8_t* op) {
-      if (eatOp('*')) return *op = kMul, true;
-      if (eatOp('/')) return *op = kDiv, true;
-      if (eatOp('%')) return *op = kMod, true;
-      return false;
-    });
   }
   Status unary(int32_t* out, int depth) {
     KTUNE_RETURN_IF_ERROR(deeper(depth));

@@ -2,6 +2,7 @@
 #include "ktune/ops.hpp"
 
 #include "api/internal.h"
+#include "api/op_fields.h"
 #include "base/dtype.h"
 #include "autotune/ops/rowwise.h"
 
@@ -34,33 +35,19 @@ Status needsGpu(Autotuner& t, const char* op) {
   return Status::Ok();
 }
 
-RmsNormArgs toArgs(const RmsNormParams& p) {
-  RmsNormArgs a;
-  a.dtype = engineDType(p.dtype);
-  a.weight_dtype = a.dtype;
-  a.rows = p.rows;
-  a.cols = p.cols;
-  a.y = p.y;
-  a.x = p.x;
-  a.weight = p.weight;
-  a.residual = p.residual;
-  a.residual_out = p.residual_out;
-  a.x_stride = p.x_stride;
-  a.y_stride = p.y_stride;
-  a.eps = p.eps;
-  return a;
+RmsNormArgs toArgs(const RmsNormParams& from) {
+  RmsNormArgs to;
+  to.dtype = engineDType(from.dtype);
+  to.weight_dtype = to.dtype;
+  KTUNE_RMSNORM_FIELDS(KTUNE_COPY_FIELD)
+  return to;
 }
 
-SiluMulArgs toArgs(const SiluMulParams& p) {
-  SiluMulArgs a;
-  a.dtype = engineDType(p.dtype);
-  a.rows = p.rows;
-  a.d = p.d;
-  a.out = p.out;
-  a.x = p.x;
-  a.x_stride = p.x_stride;
-  a.out_stride = p.out_stride;
-  return a;
+SiluMulArgs toArgs(const SiluMulParams& from) {
+  SiluMulArgs to;
+  to.dtype = engineDType(from.dtype);
+  KTUNE_SILU_MUL_FIELDS(KTUNE_COPY_FIELD)
+  return to;
 }
 
 Expected<GemmCall> toCall(const GemmParams& p) {

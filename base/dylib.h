@@ -32,17 +32,6 @@ class DynLib {
     fn = reinterpret_cast<F>(*s);
     return Status::Ok();
   }
-  // Several entry points in order: bindAll(prefix, fn1, "name1", fn2, "name2", ...) resolves
-  // prefix + name into each function pointer; the first missing symbol's error.
-  template <typename F, typename... Rest>
-  Status bindAll(const char* prefix, F& fn, const char* name, Rest&&... rest) const {
-    KTUNE_RETURN_IF_ERROR(bind(fn, (std::string(prefix) + name).c_str()));
-    if constexpr (sizeof...(Rest) > 0) {
-      return bindAll(prefix, std::forward<Rest>(rest)...);
-    } else {
-      return Status::Ok();
-    }
-  }
   const std::string& path() const { return path_; }
   bool loaded() const { return handle_ != nullptr; }
 
@@ -52,3 +41,18 @@ class DynLib {
 };
 
 }  // namespace ktune
+
+// A library's entry points listed once, as an X-macro: LIST(X) holds one X(return type, name,
+// (parameter types)) per function. Inside a struct, KTUNE_DYLIB_ENTRY_POINTS(LIST) declares the
+// function pointers (null until bound) and bindEntryPoints(lib, prefix), which resolves each one
+// as prefix + name and returns the first missing symbol's error.
+#define KTUNE_DYLIB_POINTER(ret, name, params) ret(*name) params = nullptr;
+#define KTUNE_DYLIB_BIND(ret, name, params) \
+  KTUNE_RETURN_IF_ERROR(lib.bind(name, (std::string(prefix) + #name).c_str()));
+#define KTUNE_DYLIB_ENTRY_POINTS(LIST)                                                \
+  LIST(KTUNE_DYLIB_POINTER)                                                           \
+  ::ktune::Status bindEntryPoints(const ::ktune::DynLib& lib, const char* prefix) { \
+    LIST(KTUNE_DYLIB_BIND)                                                            \
+    return ::ktune::Status::Ok();                                                     \
+  }
+

@@ -88,6 +88,13 @@ std::string instantiatedSource(const CompileRequest& req) {
   return s;
 }
 
+std::vector<std::string> regexCaptures(const std::string& text, const std::regex& re, int group) {
+  std::vector<std::string> out;
+  for (std::sregex_iterator it(text.begin(), text.end(), re), end; it != end; ++it)
+    out.push_back((*it)[group].str());
+  return out;
+}
+
 std::string joinOptions(const std::vector<std::string>& opts) {
   std::string s;
   for (const auto& o : opts) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,10 @@ CodeObject codeObjectFor(const CompileRequest& req, const char* format, std::str
                          std::string version, std::vector<std::string> options = {});
 // Options joined with spaces, for messages.
 std::string joinOptions(const std::vector<std::string>& opts);
+// Capture group `group` of every match of `re` in `text`, in order (kernel, pass and symbol names
+// scraped from compiler output).
+std::vector<std::string> regexCaptures(const std::string& text, const std::regex& re,
+                                       int group = 1);
 // kCompileError with the compiler log and the exact options.
 Status compileError(const std::string& compiler, const CompileRequest& req, const std::string& log,
                     const std::vector<std::string>& opts);

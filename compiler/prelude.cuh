@@ -261,6 +261,13 @@ struct dtype_of<1> { typedef half_t type; };
 template <>
 struct dtype_of<2> { typedef bf16_t type; };
 
+// A kernel's element type for dtype code `code` with its float conversions, declared in the
+// enclosing namespace: KTUNE_ELEMENT_TYPE(T, ld, st, DTYPE) gives T, float ld(T), T st(float).
+#define KTUNE_ELEMENT_TYPE(name, load, store, code)               \
+  typedef ktune::dtype_of<code>::type name;                       \
+  KTUNE_DEVICE float load(name x) { return ktune::to_float(x); }  \
+  KTUNE_DEVICE name store(float x) { return ktune::from_float<name>(x); }
+
 // ---------------------------------------------------------------------------------------------
 // Vectors for 16-byte accesses: Vec<bf16_t, 8>, Vec<float, 4>, ...
 // ---------------------------------------------------------------------------------------------

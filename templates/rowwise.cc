@@ -191,15 +191,24 @@ LaunchShape rmsNormLaunch(const Config& c, const RmsNormProblem& p, const Device
   return s;
 }
 
+// What every row-wise problem is checked for first: a known dtype, rows and the row length (`len`,
+// called `len_name`) > 0, and the row length below 2^31 (before anything multiplies it).
+static Status checkRowShape(const char* op, RowDType dtype, int64_t rows, const char* len_name,
+                            int64_t len) {
+  const std::string o(op);
+  if (static_cast<int>(dtype) < 0 || static_cast<int>(dtype) > 2)
+    return Status::InvalidArgument(o + ": unknown dtype value " +
+                                   std::to_string(static_cast<int>(dtype)));
+  if (rows <= 0 || len <= 0)
+    return Status::InvalidArgument(o + ": rows and " + len_name + " must be > 0 (got rows=" +
+                                   str(rows) + ", " + len_name + "=" + str(len) + ")");
+  if (len > (int64_t(1) << 31) - 1)
+    return Status::InvalidArgument(o + ": " + len_name + "=" + str(len) + " exceeds 2^31-1");
+  return Status::Ok();
+}
+
 Status validate(const RmsNormProblem& p) {
-  if (static_cast<int>(p.dtype) < 0 || static_cast<int>(p.dtype) > 2)
-    return Status::InvalidArgument("rmsnorm: unknown dtype value " +
-                                   std::to_string(static_cast<int>(p.dtype)));
-  if (p.rows <= 0 || p.cols <= 0)
-    return Status::InvalidArgument("rmsnorm: rows and cols must be > 0 (got rows=" + str(p.rows) +
-                                   ", cols=" + str(p.cols) + ")");
-  if (p.cols > (int64_t(1) << 31) - 1)
-    return Status::InvalidArgument("rmsnorm: cols=" + str(p.cols) + " exceeds 2^31-1");
+  KTUNE_RETURN_IF_ERROR(checkRowShape("rmsnorm", p.dtype, p.rows, "cols", p.cols));
   auto checkStride = [&](int64_t s, const char* what) -> Status {
     if (s != 0 && s < p.cols)
       return Status::InvalidArgument(std::string("rmsnorm: ") + what + "=" + str(s) +
@@ -337,14 +346,7 @@ LaunchShape siluMulLaunch(const Config& c, const SiluMulProblem& p, const Device
 }
 
 Status validate(const SiluMulProblem& p) {
-  if (static_cast<int>(p.dtype) < 0 || static_cast<int>(p.dtype) > 2)
-    return Status::InvalidArgument("silu_mul: unknown dtype value " +
-                                   std::to_string(static_cast<int>(p.dtype)));
-  if (p.rows <= 0 || p.d <= 0)
-    return Status::InvalidArgument("silu_mul: rows and d must be > 0 (got rows=" + str(p.rows) +
-                                   ", d=" + str(p.d) + ")");
-  if (p.d > (int64_t(1) << 31) - 1)  // before any 2*d below can overflow
-    return Status::InvalidArgument("silu_mul: d=" + str(p.d) + " exceeds 2^31-1");
+  KTUNE_RETURN_IF_ERROR(checkRowShape("silu_mul", p.dtype, p.rows, "d", p.d));  // before any 2*d
   if (p.x_stride != 0 && p.x_stride < 2 * p.d)
     return Status::InvalidArgument("silu_mul: x_stride=" + str(p.x_stride) + " < 2*d=" +
                                    str(2 * p.d) + " (x rows hold [gate | up]; use 0 for contiguous)");

@@ -81,13 +81,13 @@ int cacheVerify(CodeObjectStore& s, bool json) {
 void printResources(const CodeObject& obj);
 
 int cmdCache(const std::vector<std::string>& argv) {
-  auto args = parseArgs(argv, {{"--json"}, {"--what", true}, {"--yes"}});
-  if (!args.ok()) return usage(args.status().message(), kUsage);
-  if (args->help) return help(kUsage);
-  if (args->positional.empty()) return usage("missing cache subcommand", kUsage);
-  auto opts = Options::fromEnv();
-  if (!opts.ok()) return fail(opts.status());
-  const std::string sub = args->positional[0];
+  SubcommandCall call;
+  if (auto stop = startSubcommand(argv, {{"--json"}, {"--what", true}, {"--yes"}}, kUsage, "cache",
+                                  &call))
+    return *stop;
+  const ParsedArgs* args = &call.args;
+  const Options* opts = &call.opts;
+  const std::string& sub = call.sub;
   const bool json = args->has("--json");
   std::string dir = opts->cache_dir;
   if (sub == "path") {

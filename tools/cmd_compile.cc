@@ -124,19 +124,12 @@ int makeRequest(const ParsedArgs& args, const std::string& what, const std::stri
 // `ktune compile --json`: the code object's facts, dumps and (with a report) the analysis.
 int printJson(const std::string& what, const CompileRequest& req, const CodeObject& obj,
               const std::string& key, bool hit, bool report) {
-  nlohmann::json j = {{"template", what},
-                      {"language", languageName(req.language)},
-                      {"arch", obj.arch},
-                      {"compiler", obj.compiler},
-                      {"compiler_version", obj.compiler_version},
-                      {"entry", obj.entry},
-                      {"lowered_entry", obj.lowered_entry},
-                      {"key", key},
-                      {"cache_hit", hit},
-                      {"compile_ms", obj.compile_ms},
-                      {"binary_bytes", obj.binary.size()},
-                      {"options", obj.options},
-                      {"resources", resourcesToJson(obj.resources)}};
+  nlohmann::json j = codeObjectFactsToJson(obj);
+  j.update(nlohmann::json{{"template", what},
+                          {"language", languageName(req.language)},
+                          {"key", key},
+                          {"cache_hit", hit},
+                          {"binary_bytes", obj.binary.size()}});
   for (const auto& [name, text] : obj.dumps) j["dumps"][name] = text;
   if (report) {
     auto rep = reportJson(obj, 0, gemmDynamicShared(what, req.defines));

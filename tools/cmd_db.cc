@@ -298,13 +298,13 @@ int dbImport(const Options& o, const std::vector<std::string>& pos, bool json) {
 }  // namespace
 
 int cmdDb(const std::vector<std::string>& argv) {
-  auto args = parseArgs(argv, {{"--json"}, {"--csv"}, {"--output", true, false, "-o"}});
-  if (!args.ok()) return usage(args.status().message(), kUsage);
-  if (args->help) return help(kUsage);
-  if (args->positional.empty()) return usage("missing db subcommand", kUsage);
-  auto opts = Options::fromEnv();
-  if (!opts.ok()) return fail(opts.status());
-  const std::string sub = args->positional[0];
+  SubcommandCall call;
+  if (auto stop = startSubcommand(argv, {{"--json"}, {"--csv"}, {"--output", true, false, "-o"}},
+                                  kUsage, "db", &call))
+    return *stop;
+  const ParsedArgs* args = &call.args;
+  const Options* opts = &call.opts;
+  const std::string& sub = call.sub;
   const auto& pos = args->positional;
   const bool json = args->has("--json");
   if (sub == "ls") return dbLs(*opts, json);

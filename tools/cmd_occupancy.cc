@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compiler/analysis/occupancy.h"
+#include "compiler/resources_json.h"
 #include "tools/args.h"
 #include "tools/commands.h"
 
@@ -52,16 +53,10 @@ int cmdOccupancy(const std::vector<std::string>& argv) {
                         static_cast<int>(n[2]));
   if (!o.ok()) return fail(o.status());
   if (args->has("--json")) {
-    nlohmann::json j = {{"arch", lim->arch},
-                        {"vgpr_count", total},
-                        {"vgpr_allocated", o->vgpr_allocated},
-                        {"occ_vgpr", o->occ_vgpr},
-                        {"occ_sgpr", o->occ_sgpr},
-                        {"workgroups_per_cu", o->workgroups_per_cu},
-                        {"waves_per_eu", o->waves_per_eu},
-                        {"llvm_waves_per_eu", o->llvm_waves_per_eu},
-                        {"limiter", o->limiter}};
-    if (n[3] > 0) j["occ_lds"] = o->occ_lds;
+    nlohmann::json j = occupancyToJson(*o);
+    j["arch"] = lim->arch;
+    j["vgpr_count"] = total;
+    if (n[3] <= 0) j.erase("occ_lds");  // no --lds: no LDS limit to report
     std::printf("%s\n", j.dump(2).c_str());
     return kExitOk;
   }

@@ -175,15 +175,16 @@ Expected<std::shared_ptr<remote::RemoteClient>> clientFor(const Options& o, cons
 }  // namespace
 
 int cmdRemote(const std::vector<std::string>& argv) {
-  auto args = parseArgs(argv, {{"--json"}, {"--remote", true}, {"--queue-name", true}});
-  if (!args.ok()) return usage(args.status().message(), kUsage);
-  if (args->positional.empty()) return usage("missing remote subcommand", kUsage);
-  auto opts = Options::fromEnv();
-  if (!opts.ok()) return fail(opts.status());
+  SubcommandCall call;
+  if (auto stop = startSubcommand(argv, {{"--json"}, {"--remote", true}, {"--queue-name", true}},
+                                  kUsage, "remote", &call))
+    return *stop;
+  const ParsedArgs* args = &call.args;
+  const Options* opts = &call.opts;
+  const std::string& sub = call.sub;
   auto client = clientFor(*opts, args->get("--remote"));
   if (!client.ok()) return fail(client.status());
   remote::RemoteCache cache(*client);
-  const std::string sub = args->positional[0];
   std::vector<std::string> rest(args->positional.begin() + 1, args->positional.end());
   const bool json = args->has("--json");
   if (sub == "ping") return ping(**client, json);

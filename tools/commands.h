@@ -1,11 +1,13 @@
 // Subcommands of the `ktune` CLI. Each takes the words after its name and returns an exit code.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/options.h"
 #include "base/status.h"
+#include "tools/args.h"
 
 namespace ktune::cli {
 
@@ -36,6 +38,19 @@ int help(const std::string& usage_text);
 // As fail(), for a problem with the environment (an unsafe or unreadable directory or file): it
 // is never a usage error, so kInvalidArgument gives 1, not 2.
 int failEnv(const Status& s, const std::string& hint = "");
+// What a command with subcommands (`ktune cache ls`, `ktune db show`, `ktune remote ping`) starts
+// from: its parsed flags, the environment's Options and the subcommand word.
+struct SubcommandCall {
+  ParsedArgs args;
+  Options opts;
+  std::string sub;  // args.positional[0]
+};
+// Parses `argv` against `spec`, answers --help with `usage_text`, requires the subcommand word and
+// reads the Options. An exit code when the command stops there (usage error, help, bad
+// environment), else nothing and *out filled. `command` names it in messages ("cache").
+std::optional<int> startSubcommand(const std::vector<std::string>& argv,
+                                   const std::vector<FlagSpec>& spec, const std::string& usage_text,
+                                   const std::string& command, SubcommandCall* out);
 // Whether progress lines belong on stderr: a terminal, not --quiet, not --json.
 bool progressWanted(bool quiet, bool json);
 

@@ -87,6 +87,21 @@ int help(const std::string& usage_text) {
   return kExitOk;
 }
 
+std::optional<int> startSubcommand(const std::vector<std::string>& argv,
+                                   const std::vector<FlagSpec>& spec, const std::string& usage_text,
+                                   const std::string& command, SubcommandCall* out) {
+  auto args = parseArgs(argv, spec);
+  if (!args.ok()) return usage(args.status().message(), usage_text);
+  if (args->help) return help(usage_text);
+  if (args->positional.empty()) return usage("missing " + command + " subcommand", usage_text);
+  auto opts = Options::fromEnv();
+  if (!opts.ok()) return fail(opts.status());
+  out->args = std::move(*args);
+  out->opts = std::move(*opts);
+  out->sub = out->args.positional[0];
+  return std::nullopt;
+}
+
 int failEnv(const Status& s, const std::string& hint) {
   int code = fail(s, hint);
   return code == kExitUsage ? kExitFailed : code;

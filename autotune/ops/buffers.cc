@@ -61,6 +61,37 @@ Expected<DevicePtr> DeviceBuffers::alloc(size_t bytes) {
   return p;
 }
 
+Expected<bool> SplitKScratch::ensure(Backend& b, int64_t bytes, int64_t count,
+                                     StreamHandle stream) {
+  bool grew = false;
+  if (bytes > workspace_bytes) {
+    if (workspace) KTUNE_RETURN_IF_ERROR(b.free(workspace));
+    workspace = 0;
+    workspace_bytes = 0;
+    KTUNE_ASSIGN_OR_RETURN(workspace, b.alloc(static_cast<size_t>(bytes)));
+    workspace_bytes = bytes;
+    KTUNE_RETURN_IF_ERROR(b.memset8(workspace, 0, static_cast<size_t>(bytes), stream));
+    grew = true;
+  }
+  if (count > counter_count) {
+    if (counters) KTUNE_RETURN_IF_ERROR(b.free(counters));
+    counters = 0;
+    counter_count = 0;
+    KTUNE_ASSIGN_OR_RETURN(counters, b.alloc(static_cast<size_t>(count) * 4));
+    counter_count = count;
+    KTUNE_RETURN_IF_ERROR(b.memset32(counters, 0, static_cast<size_t>(count), stream));
+    grew = true;
+  }
+  return grew;
+}
+
+void SplitKScratch::release(Backend& b) {
+  if (workspace) (void)b.free(workspace);
+  if (counters) (void)b.free(counters);
+  workspace = counters = 0;
+  workspace_bytes = counter_count = 0;
+}
+
 Expected<DevicePtr> DeviceBuffers::random(DType t, int64_t count, uint64_t seed) {
   KTUNE_ASSIGN_OR_RETURN(DevicePtr p, alloc(static_cast<size_t>(count) * sizeOf(t)));
   KTUNE_RETURN_IF_ERROR(fillRandom(*b_, p, t, count, seed));

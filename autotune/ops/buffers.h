@@ -36,4 +36,18 @@ class DeviceBuffers {
   std::vector<DevicePtr> ptrs_;
 };
 
+// The split-K scratch of the GEMM kernels: a float workspace and 32-bit tile counters, grown on
+// demand and zeroed when (re)allocated (the kernels leave them zero again). The owner locks around
+// it, never uses it from two streams at once, and calls release() before the backend goes.
+struct SplitKScratch {
+  DevicePtr workspace = 0, counters = 0;
+  int64_t workspace_bytes = 0, counter_count = 0;
+
+  // At least `bytes` of workspace and `count` counters; what it allocates is zeroed on `stream`.
+  // True when it allocated (the caller synchronises if the zeroing must be done before other
+  // streams use it). Errors: the backend's.
+  Expected<bool> ensure(Backend& b, int64_t bytes, int64_t count, StreamHandle stream = {});
+  void release(Backend& b);
+};
+
 }  // namespace ktune

@@ -72,8 +72,7 @@ struct GemmOp::State {
   int64_t verify_tile = 64;
 
   std::mutex mu;  // guards everything below
-  DevicePtr workspace = 0, counters = 0;
-  int64_t workspace_bytes = 0, counter_count = 0;
+  SplitKScratch scratch;
   struct KeyBuffers {
     DevicePtr c_snapshot = 0;  // original C (beta != 0), restored before every tuning run
     DevicePtr reference = 0;   // trusted result for verification
@@ -102,8 +101,7 @@ struct GemmOp::State {
       if (b.c_snapshot) (void)be.free(b.c_snapshot);
       if (b.reference) (void)be.free(b.reference);
     }
-    if (workspace) (void)be.free(workspace);
-    if (counters) (void)be.free(counters);
+    scratch.release(be);
   }
 
   // Split-K workspace for problem s: M*N floats and one counter per smallest tile, or more when a
@@ -114,24 +112,8 @@ struct GemmOp::State {
     const int64_t bytes = std::max(s.m * s.n * 4, min_bytes);
     const int64_t count = std::max({((s.m + 63) / 64) * ((s.n + 63) / 64),
                                     ((s.m + 7) / 8) * ((s.n + 15) / 16), min_counters});
-    if (bytes > workspace_bytes) {
-      if (workspace) KTUNE_RETURN_IF_ERROR(be.free(workspace));
-      workspace = 0;
-      workspace_bytes = 0;
-      KTUNE_ASSIGN_OR_RETURN(workspace, be.alloc(static_cast<size_t>(bytes)));
-      workspace_bytes = bytes;
-      KTUNE_RETURN_IF_ERROR(be.memset8(workspace, 0, static_cast<size_t>(bytes)));
-      KTUNE_RETURN_IF_ERROR(be.synchronize());
-    }
-    if (count > counter_count) {
-      if (counters) KTUNE_RETURN_IF_ERROR(be.free(counters));
-      counters = 0;
-      counter_count = 0;
-      KTUNE_ASSIGN_OR_RETURN(counters, be.alloc(static_cast<size_t>(count) * 4));
-      counter_count = count;
-      KTUNE_RETURN_IF_ERROR(be.memset32(counters, 0, static_cast<size_t>(count)));
-      KTUNE_RETURN_IF_ERROR(be.synchronize());
-    }
+    KTUNE_ASSIGN_OR_RETURN(bool grew, scratch.ensure(be, bytes, count));
+    if (grew) KTUNE_RETURN_IF_ERROR(be.synchronize());
     return Status::Ok();
   }
 
@@ -287,7 +269,7 @@ void addRunHooks(KernelFamily<GemmCall>& f, GemmOp::State* S) {
   f.args = [S](const GemmCall& call, KernelArgs& a) {
     const auto& s = call.shape;
     a.add(call.buf.a).add(call.buf.b).add(call.buf.c).add(call.buf.bias);
-    a.add(S->workspace).add(S->counters);
+    a.add(S->scratch.workspace).add(S->scratch.counters);
     a.add(static_cast<int32_t>(s.m)).add(static_cast<int32_t>(s.n)).add(static_cast<int32_t>(s.k));
     a.add(static_cast<int64_t>(s.lda)).add(static_cast<int64_t>(s.ldb)).add(static_cast<int64_t>(s.ldc));
     a.add(s.alpha).add(s.beta);

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "autotune/autotuner.h"
+#include "autotune/ops/buffers.h"
 #include "autotune/ops/gemm_host_cache.h"
 #include "base/config.h"
 #include "base/dtype.h"
@@ -72,15 +73,13 @@ class GemmRunner {
   };
   Expected<Loaded*> load(std::unique_lock<std::mutex>& lock, gemm::KernelKind kind,
                          const Config& config, const gemm::GemmShape& shape);
-  Status ensureWorkspace(int64_t bytes, int64_t counters, StreamHandle stream);
 
   Backend& backend_;
   Compiler& compiler_;
   DeviceInfo device_;
   std::mutex mu_;
   std::map<std::string, std::unique_ptr<Loaded>> kernels_;
-  DevicePtr workspace_ = 0, counters_ = 0;
-  int64_t workspace_bytes_ = 0, counter_count_ = 0;
+  SplitKScratch scratch_;
   KernelArgs args_;
   TensorMapCache tma_maps_;  // kTma launches: maps keyed by pointer, encoded once each
 };

@@ -5,6 +5,7 @@
 #include <cfloat>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -32,38 +33,41 @@ Expected<const Json*> findField(const Json& j, const char* name, bool required) 
   return &*it;
 }
 
+// A numeric field read as T (jsonfields::checkedNumber); nullopt when optional and absent. Only
+// integers when `integer`: 4096.5 or "4096" are not sizes (checkedNumber would truncate a float).
+template <class T>
+Expected<std::optional<T>> numberField(const Json& j, const char* name, bool required,
+                                       bool integer) {
+  KTUNE_ASSIGN_OR_RETURN(const Json* v, findField(j, name, required));
+  if (!v) return std::optional<T>();
+  if (integer ? !v->is_number_integer() : !v->is_number())
+    return badField(name, std::string(integer ? "must be an integer" : "must be a number") +
+                              ", got " + v->dump());
+  try {
+    return std::optional<T>(jsonfields::checkedNumber<T>(*v, name));
+  } catch (const std::exception&) {
+    return badField(name,
+                    "value " + v->dump() + (integer ? " is out of range" : " is not a number"));
+  }
+}
+
 // An integer field in [lo, hi]; `fallback` when optional and absent.
 Expected<int64_t> intField(const Json& j, const char* name, bool required, int64_t fallback,
                            int64_t lo, int64_t hi) {
-  KTUNE_ASSIGN_OR_RETURN(const Json* v, findField(j, name, required));
+  KTUNE_ASSIGN_OR_RETURN(std::optional<int64_t> v, numberField<int64_t>(j, name, required, true));
   if (!v) return fallback;
-  // Integers only: 4096.5 or "4096" are not sizes (checkedNumber would truncate the float).
-  if (!v->is_number_integer()) return badField(name, "must be an integer, got " + v->dump());
-  int64_t out = 0;
-  try {
-    out = jsonfields::checkedNumber<int64_t>(*v, name);
-  } catch (const std::exception&) {
-    return badField(name, "value " + v->dump() + " is out of range");
-  }
-  if (out < lo || out > hi)
+  if (*v < lo || *v > hi)
     return badField(name, "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) +
-                              "], got " + std::to_string(out));
-  return out;
+                              "], got " + std::to_string(*v));
+  return *v;
 }
 
 Expected<float> floatField(const Json& j, const char* name, float fallback) {
-  KTUNE_ASSIGN_OR_RETURN(const Json* v, findField(j, name, false));
-  if (!v) return fallback;
-  if (!v->is_number()) return badField(name, "must be a number, got " + v->dump());
-  double d = 0;
-  try {
-    d = jsonfields::checkedNumber<double>(*v, name);
-  } catch (const std::exception&) {
-    return badField(name, "value " + v->dump() + " is not a number");
-  }
-  if (!std::isfinite(d) || std::fabs(d) > double(FLT_MAX))
-    return badField(name, "must be a finite float, got " + v->dump());
-  return static_cast<float>(d);
+  KTUNE_ASSIGN_OR_RETURN(std::optional<double> d, numberField<double>(j, name, false, false));
+  if (!d) return fallback;
+  if (!std::isfinite(*d) || std::fabs(*d) > double(FLT_MAX))
+    return badField(name, "must be a finite float, got " + Json(*d).dump());
+  return static_cast<float>(*d);
 }
 
 Expected<bool> boolField(const Json& j, const char* name, bool fallback) {

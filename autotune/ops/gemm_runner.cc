@@ -59,8 +59,7 @@ GemmRunner::GemmRunner(Backend& backend, Compiler& compiler, DeviceInfo device)
 
 GemmRunner::~GemmRunner() {
   for (auto& [k, l] : kernels_) (void)backend_.unloadModule(l->module);
-  if (workspace_) (void)backend_.free(workspace_);
-  if (counters_) (void)backend_.free(counters_);
+  scratch_.release(backend_);
 }
 
 // Called with mu_ held; releases it while compiling so several threads compile in parallel.
@@ -118,26 +117,6 @@ Expected<const CodeObject*> GemmRunner::compile(gemm::KernelKind kind, const Con
   return &l->code;
 }
 
-Status GemmRunner::ensureWorkspace(int64_t bytes, int64_t counters, StreamHandle stream) {
-  if (bytes > workspace_bytes_) {
-    if (workspace_) KTUNE_RETURN_IF_ERROR(backend_.free(workspace_));
-    workspace_ = 0;
-    workspace_bytes_ = 0;
-    KTUNE_ASSIGN_OR_RETURN(workspace_, backend_.alloc(static_cast<size_t>(bytes)));
-    workspace_bytes_ = bytes;
-    KTUNE_RETURN_IF_ERROR(backend_.memset8(workspace_, 0, static_cast<size_t>(bytes), stream));
-  }
-  if (counters > counter_count_) {
-    if (counters_) KTUNE_RETURN_IF_ERROR(backend_.free(counters_));
-    counters_ = 0;
-    counter_count_ = 0;
-    KTUNE_ASSIGN_OR_RETURN(counters_, backend_.alloc(static_cast<size_t>(counters) * 4));
-    counter_count_ = counters;
-    KTUNE_RETURN_IF_ERROR(backend_.memset32(counters_, 0, static_cast<size_t>(counters), stream));
-  }
-  return Status::Ok();
-}
-
 Status GemmRunner::launch(gemm::KernelKind kind, const Config& config, const gemm::GemmShape& shape,
                           const GemmBuffers& buf, StreamHandle stream) {
   if (!buf.a || !buf.b || !buf.c)
@@ -149,11 +128,12 @@ Status GemmRunner::launch(gemm::KernelKind kind, const Config& config, const gem
   std::unique_lock<std::mutex> lock(mu_);
   KTUNE_ASSIGN_OR_RETURN(Loaded * l, load(lock, kind, config, s));
   if (plan.workspace_bytes > 0 || plan.counters > 0)
-    KTUNE_RETURN_IF_ERROR(ensureWorkspace(plan.workspace_bytes, plan.counters, stream));
+    KTUNE_RETURN_IF_ERROR(
+        scratch_.ensure(backend_, plan.workspace_bytes, plan.counters, stream).status());
   args_.clear();
   args_.add(buf.a).add(buf.b).add(buf.c).add(buf.bias);
-  args_.add(plan.workspace_bytes > 0 ? workspace_ : DevicePtr{0});
-  args_.add(plan.counters > 0 ? counters_ : DevicePtr{0});
+  args_.add(plan.workspace_bytes > 0 ? scratch_.workspace : DevicePtr{0});
+  args_.add(plan.counters > 0 ? scratch_.counters : DevicePtr{0});
   args_.add(static_cast<int32_t>(s.m)).add(static_cast<int32_t>(s.n)).add(static_cast<int32_t>(s.k));
   args_.add(static_cast<int64_t>(s.lda)).add(static_cast<int64_t>(s.ldb)).add(static_cast<int64_t>(s.ldc));
   args_.add(s.alpha).add(s.beta);

@@ -162,25 +162,30 @@ std::shared_ptr<A> ownedProblem(const A& a, std::unique_ptr<DeviceBuffers> bufs)
   });
 }
 
-Expected<nlohmann::json> parseArgsJson(const std::string& text, const char* op) {
-  auto j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object())
-    return Status::InvalidArgument(std::string(op) + ": args JSON is not an object");
-  return j;
-}
-
 int64_t jsonInt(const nlohmann::json& j, const char* k, int64_t fallback = 0) {
   auto it = j.find(k);
   return it != j.end() && it->is_number_integer() ? it->get<int64_t>() : fallback;
 }
 
+// make_problem's start: the args JSON (args_json's output) parsed, with the dtype and rows read
+// into a fresh A; the op reads its own fields from the returned object.
+template <class A>
+Expected<std::pair<nlohmann::json, A>> parseArgsJson(const std::string& text, const char* op) {
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    return Status::InvalidArgument(std::string(op) + ": args JSON is not an object");
+  A a;
+  KTUNE_ASSIGN_OR_RETURN(a.dtype, parseDType(j.value("dtype", std::string("bf16"))));
+  a.rows = jsonInt(j, "rows");
+  return std::make_pair(std::move(j), a);
+}
+
+
 // make_problem: the args from their JSON, with random-filled buffers of their own.
 Expected<std::shared_ptr<RmsNormArgs>> rmsMakeProblem(FamilyCtx& c, const std::string& text) {
   FamilyCtx* ctx = &c;
-  KTUNE_ASSIGN_OR_RETURN(auto j, parseArgsJson(text, "rmsnorm"));
-  RmsNormArgs a;
-  KTUNE_ASSIGN_OR_RETURN(a.dtype, parseDType(j.value("dtype", std::string("bf16"))));
-  a.rows = jsonInt(j, "rows");
+  KTUNE_ASSIGN_OR_RETURN(auto parsed, parseArgsJson<RmsNormArgs>(text, "rmsnorm"));
+  auto& [j, a] = parsed;
   a.cols = jsonInt(j, "cols");
   a.x_stride = jsonInt(j, "x_stride");
   a.y_stride = jsonInt(j, "y_stride");
@@ -247,80 +252,127 @@ Status rmsPreRun(FamilyCtx& c, const RmsNormArgs& a, StreamHandle s) {
   return Status::Ok();
 }
 
-// verify: the sampled rows against the float64 reference on the session's input snapshot.
-Expected<VerifyResult> rmsVerify(FamilyCtx& c, const RmsNormArgs& a, StreamHandle s) {
-  FamilyCtx* ctx = &c;
-  std::lock_guard<std::mutex> lk(ctx->mu);
-  Backend& b = ctx->tuner->backend();
-  KTUNE_RETURN_IF_ERROR(b.synchronize(s));
-  if (!ctx->session || ctx->session->id != rmsId(a))
-    return Status::Internal("rmsnorm verify: no input snapshot (pre_run did not run)");
-  const auto p = toProblem(a);
-  const auto st = rw::kernelStrides(p);
-  const size_t es = rw::sizeOf(p.dtype);
-  rw::RmsNormProblem one = p;
-  one.rows = 1;
-  one.x_stride = one.y_stride = one.r_stride = one.ro_stride = 0;
-  const Tolerance tol = toleranceFor(a.dtype, a.cols);
-  const auto w = p.has_weight ? rw::unpack(p.dtype, ctx->session->weight.data(), size_t(a.cols))
-                              : std::vector<double>();
+// The same problem as one contiguous row: the reference runs row by row.
+rw::RmsNormProblem oneRow(rw::RmsNormProblem p) {
+  p.rows = 1;
+  p.x_stride = p.y_stride = p.r_stride = p.ro_stride = 0;
+  return p;
+}
+rw::SiluMulProblem oneRow(rw::SiluMulProblem p) {
+  p.rows = 1;
+  p.x_stride = p.out_stride = 0;
+  return p;
+}
+
+// What verify reads a problem with: the kernel's view, its strides and element size, and the
+// view as one contiguous row (oneRow).
+template <class A>
+struct RowView {
+  explicit RowView(const A& a)
+      : p(toProblem(a)), st(rw::kernelStrides(p)), es(rw::sizeOf(p.dtype)), one(oneRow(p)) {}
+  decltype(toProblem(std::declval<const A&>())) p;
+  decltype(rw::kernelStrides(p)) st;
+  size_t es;
+  decltype(p) one;
+};
+
+// verify's frame: with the context locked and stream `s` finished, each sampled row's input from
+// the session's snapshot (`id` must be this problem's), as doubles, is handed to
+// check(session, i, input, total), which compares the kernel's output row i with the reference.
+template <class Check>
+Expected<VerifyResult> verifySampledRows(FamilyCtx& ctx, const std::string& id, const char* op,
+                                         rw::RowDType dt, StreamHandle s, Check check) {
+  std::lock_guard<std::mutex> lk(ctx.mu);
+  KTUNE_RETURN_IF_ERROR(ctx.tuner->backend().synchronize(s));
+  if (!ctx.session || ctx.session->id != id)
+    return Status::Internal(std::string(op) + " verify: no input snapshot (pre_run did not run)");
+  const size_t es = rw::sizeOf(dt);
   VerifyResult total;
-  std::vector<double> y(size_t(a.cols)), ro(size_t(a.cols));
-  std::vector<unsigned char> got;
-  for (size_t i = 0; i < ctx->session->rows.size(); ++i) {
-    const int64_t row = ctx->session->rows[i];
-    const auto in = rw::unpack(p.dtype, ctx->session->in_rows[i].data(),
-                               ctx->session->in_rows[i].size() / es);
-    const double* r = p.has_residual ? in.data() + a.cols : nullptr;
-    rw::rmsNormReference(one, in.data(), p.has_weight ? w.data() : nullptr, r, y.data(), ro.data());
-    got.clear();
-    KTUNE_RETURN_IF_ERROR(readRow(b, a.y, row, st.y, a.cols, es, got));
-    merge(total, compareRow(got, a.dtype, y, tol));
-    if (p.has_residual) {
-      got.clear();
-      KTUNE_RETURN_IF_ERROR(readRow(b, a.residual_out, row, st.ro, a.cols, es, got));
-      merge(total, compareRow(got, a.dtype, ro, toleranceFor(a.dtype, 1)));
-    }
+  for (size_t i = 0; i < ctx.session->rows.size(); ++i) {
+    const auto& raw = ctx.session->in_rows[i];
+    const auto in = rw::unpack(dt, raw.data(), raw.size() / es);
+    KTUNE_RETURN_IF_ERROR(check(*ctx.session, i, in, total));
   }
   return total;
 }
 
+// verify: the sampled rows against the float64 reference on the session's input snapshot.
+Expected<VerifyResult> rmsVerify(FamilyCtx& c, const RmsNormArgs& a, StreamHandle s) {
+  Backend& b = c.tuner->backend();
+  const auto& [p, st, es, one] = RowView<RmsNormArgs>(a);
+  const Tolerance tol = toleranceFor(a.dtype, a.cols);
+  std::vector<double> w, y(size_t(a.cols)), ro(size_t(a.cols));
+  std::vector<unsigned char> got;
+  auto check = [&](const Session& ss, size_t i, const std::vector<double>& in,
+                   VerifyResult& total) -> Status {
+    if (p.has_weight && w.empty()) w = rw::unpack(p.dtype, ss.weight.data(), size_t(a.cols));
+    const double* r = p.has_residual ? in.data() + a.cols : nullptr;
+    rw::rmsNormReference(one, in.data(), p.has_weight ? w.data() : nullptr, r, y.data(), ro.data());
+    got.clear();
+    KTUNE_RETURN_IF_ERROR(readRow(b, a.y, ss.rows[i], st.y, a.cols, es, got));
+    merge(total, compareRow(got, a.dtype, y, tol));
+    if (p.has_residual) {
+      got.clear();
+      KTUNE_RETURN_IF_ERROR(readRow(b, a.residual_out, ss.rows[i], st.ro, a.cols, es, got));
+      merge(total, compareRow(got, a.dtype, ro, toleranceFor(a.dtype, 1)));
+    }
+    return Status::Ok();
+  };
+  return verifySampledRows(c, rmsId(a), "rmsnorm", p.dtype, s, check);
+}
+
 // What a row-wise family takes from its kernel (templates/rowwise.h): the embedded source and
-// entry, the device's space and default config, the launch rule, and static pruning against the
-// launch of a 4096-wide row (the block depends on the config only).
+// entry, the device's space and default config, the defines, and the problem static pruning
+// launches (one 4096-wide row: the block depends on the config only).
+template <class P>
+struct RowKernel {
+  const char* op;  // the family is "<op>_<dtype>"
+  std::string_view (*source)();
+  const char* file;
+  const char* entry;
+  ConfigSpace (*space)(rw::RowDType, const rw::RowwiseLimits&);
+  Config (*default_config)(rw::RowDType, const rw::RowwiseLimits&);
+  std::vector<std::pair<std::string, std::string>> (*defines)(const Config&, const P&);
+  P probe;
+};
+
+const RowKernel<rw::RmsNormProblem> kRmsNormKernel{
+    "rmsnorm", rw::rmsNormSource, rw::kRmsNormSource, rw::kRmsNormEntry, rw::rmsNormSpace,
+    rw::rmsNormDefaultConfig, rw::rmsNormDefines, rw::RmsNormProblem{.rows = 1, .cols = 4096}};
+const RowKernel<rw::SiluMulProblem> kSiluMulKernel{
+    "silu_mul", rw::siluMulSource, rw::kSiluMulSource, rw::kSiluMulEntry, rw::siluMulSpace,
+    rw::siluMulDefaultConfig, rw::siluMulDefines, rw::SiluMulProblem{.rows = 1, .d = 4096}};
+
+// The family of kernel `k` for dtype `dt` on t's device, less its problem-specific parts (key,
+// args, JSON, verification). The launch rule is a template argument: it runs on every launch.
 template <class A, class P, rw::LaunchShape (*kLaunch)(const Config&, const P&, const DeviceInfo&)>
-void setKernel(KernelFamily<A>& f, Tuner& t, std::string_view source, const char* file,
-               const char* entry, ConfigSpace space, Config default_config, P probe) {
-  f.source = std::string(source);
-  f.source_name = file;
-  f.entry = entry;
-  f.space = std::move(space);
-  f.default_config = std::move(default_config);
+KernelFamily<A> kernelFamily(Tuner& t, rw::RowDType dt, const RowKernel<P>& k) {
+  const auto lim = rw::limitsFor(t.device());
+  KernelFamily<A> f;
+  f.name = std::string(k.op) + "_" + rw::name(dt);
+  f.source = std::string(k.source());
+  f.source_name = k.file;
+  f.entry = k.entry;
+  f.space = k.space(dt, lim);
+  f.default_config = k.default_config(dt, lim);
   f.prune = makeStaticPruner(staticPruneOptionsFrom(t.options().options),
-                             [probe](const Config& c, const DeviceInfo& d) {
+                             [probe = k.probe](const Config& c, const DeviceInfo& d) {
                                const auto l = kLaunch(c, probe, d);
                                return PruneLaunch{int(l.block.x * l.block.y * l.block.z),
                                                   int64_t(l.shared)};
                              });
+  f.defines = [defines = k.defines](const Config& c, const A& a) {
+    return defines(c, toProblem(a));
+  };
   f.launch = [](const Config& c, const A& a, const DeviceInfo& d) {
     const auto l = kLaunch(c, toProblem(a), d);
     return LaunchDims{l.grid, l.block, l.shared};
   };
+  return f;
 }
 
 KernelFamily<RmsNormArgs> rmsFamilyDesc(Tuner& t, rw::RowDType dt, std::shared_ptr<FamilyCtx> ctx) {
-  const auto lim = rw::limitsFor(t.device());
-  KernelFamily<RmsNormArgs> f;
-  f.name = std::string("rmsnorm_") + rw::name(dt);
-  rw::RmsNormProblem probe;
-  probe.rows = 1;
-  probe.cols = 4096;
-  setKernel<RmsNormArgs, rw::RmsNormProblem, rw::rmsNormLaunch>(
-      f, t, rw::rmsNormSource(), rw::kRmsNormSource, rw::kRmsNormEntry, rw::rmsNormSpace(dt, lim),
-      rw::rmsNormDefaultConfig(dt, lim), probe);
-  f.defines = [](const Config& c, const RmsNormArgs& a) {
-    return rw::rmsNormDefines(c, toProblem(a));
-  };
+  auto f = kernelFamily<RmsNormArgs, rw::RmsNormProblem, rw::rmsNormLaunch>(t, dt, kRmsNormKernel);
   f.key = [](const RmsNormArgs& a, KeyBuilder& k) {
     const auto p = toProblem(a);
     k.add("cols", a.cols)
@@ -355,19 +407,24 @@ std::string siluId(const SiluMulArgs& a) {
   return s;
 }
 
-KernelFamily<SiluMulArgs> siluFamilyDesc(Tuner& t, rw::RowDType dt, std::shared_ptr<FamilyCtx> ctx) {
-  const auto lim = rw::limitsFor(t.device());
-  KernelFamily<SiluMulArgs> f;
-  f.name = std::string("silu_mul_") + rw::name(dt);
-  rw::SiluMulProblem probe;
-  probe.rows = 1;
-  probe.d = 4096;
-  setKernel<SiluMulArgs, rw::SiluMulProblem, rw::siluMulLaunch>(
-      f, t, rw::siluMulSource(), rw::kSiluMulSource, rw::kSiluMulEntry, rw::siluMulSpace(dt, lim),
-      rw::siluMulDefaultConfig(dt, lim), probe);
-  f.defines = [](const Config& c, const SiluMulArgs& a) {
-    return rw::siluMulDefines(c, toProblem(a));
+Expected<VerifyResult> siluVerify(FamilyCtx& ctx, const SiluMulArgs& a, StreamHandle s) {
+  Backend& b = ctx.tuner->backend();
+  const auto& [p, st, es, one] = RowView<SiluMulArgs>(a);
+  std::vector<double> ref(size_t(a.d));
+  std::vector<unsigned char> got;
+  auto check = [&](const Session& ss, size_t i, const std::vector<double>& in,
+                   VerifyResult& total) -> Status {
+    rw::siluMulReference(one, in.data(), ref.data());
+    got.clear();
+    KTUNE_RETURN_IF_ERROR(readRow(b, a.out, ss.rows[i], st.out, a.d, es, got));
+    merge(total, compareRow(got, a.dtype, ref, toleranceFor(a.dtype, 1)));
+    return Status::Ok();
   };
+  return verifySampledRows(ctx, siluId(a), "silu_mul", p.dtype, s, check);
+}
+
+KernelFamily<SiluMulArgs> siluFamilyDesc(Tuner& t, rw::RowDType dt, std::shared_ptr<FamilyCtx> ctx) {
+  auto f = kernelFamily<SiluMulArgs, rw::SiluMulProblem, rw::siluMulLaunch>(t, dt, kSiluMulKernel);
   f.key = [](const SiluMulArgs& a, KeyBuilder& k) {
     k.add("d", a.d)
         .add("rows", bucketPow2Capped(a.rows, 4096))
@@ -379,10 +436,8 @@ KernelFamily<SiluMulArgs> siluFamilyDesc(Tuner& t, rw::RowDType dt, std::shared_
         .dump();
   };
   f.make_problem = [ctx](const std::string& text) -> Expected<std::shared_ptr<SiluMulArgs>> {
-    KTUNE_ASSIGN_OR_RETURN(auto j, parseArgsJson(text, "silu_mul"));
-    SiluMulArgs a;
-    KTUNE_ASSIGN_OR_RETURN(a.dtype, parseDType(j.value("dtype", std::string("bf16"))));
-    a.rows = jsonInt(j, "rows");
+    KTUNE_ASSIGN_OR_RETURN(auto parsed, parseArgsJson<SiluMulArgs>(text, "silu_mul"));
+    auto& [j, a] = parsed;
     a.d = jsonInt(j, "d");
     a.x_stride = jsonInt(j, "x_stride");
     a.out_stride = jsonInt(j, "out_stride");
@@ -414,30 +469,7 @@ KernelFamily<SiluMulArgs> siluFamilyDesc(Tuner& t, rw::RowDType dt, std::shared_
     if (!aliased) KTUNE_RETURN_IF_ERROR(ctx->tuner->backend().memset8(a.out, 0xff, on, s));
     return Status::Ok();
   };
-  f.verify = [ctx](const SiluMulArgs& a, StreamHandle s) -> Expected<VerifyResult> {
-    std::lock_guard<std::mutex> lk(ctx->mu);
-    Backend& b = ctx->tuner->backend();
-    KTUNE_RETURN_IF_ERROR(b.synchronize(s));
-    if (!ctx->session || ctx->session->id != siluId(a))
-      return Status::Internal("silu_mul verify: no input snapshot (pre_run did not run)");
-    const auto p = toProblem(a);
-    const auto st = rw::kernelStrides(p);
-    const size_t es = rw::sizeOf(p.dtype);
-    rw::SiluMulProblem one = p;
-    one.rows = 1;
-    one.x_stride = one.out_stride = 0;
-    VerifyResult total;
-    std::vector<double> ref(size_t(a.d));
-    std::vector<unsigned char> got;
-    for (size_t i = 0; i < ctx->session->rows.size(); ++i) {
-      const auto in = rw::unpack(p.dtype, ctx->session->in_rows[i].data(), size_t(2 * a.d));
-      rw::siluMulReference(one, in.data(), ref.data());
-      got.clear();
-      KTUNE_RETURN_IF_ERROR(readRow(b, a.out, ctx->session->rows[i], st.out, a.d, es, got));
-      merge(total, compareRow(got, a.dtype, ref, toleranceFor(a.dtype, 1)));
-    }
-    return total;
-  };
+  f.verify = [ctx](const SiluMulArgs& a, StreamHandle s) { return siluVerify(*ctx, a, s); };
   return f;
 }
 

@@ -64,11 +64,23 @@ Status validate(const SiluMulArgs& a) {
   return rw::validate(toProblem(a));
 }
 
-rw::RmsNormProblem toProblem(const RmsNormArgs& a) {
-  rw::RmsNormProblem p;
-  auto dt = rowType(a.dtype, "rmsnorm");
+namespace {
+
+// The kernel problem P of the args: their dtype (bf16 for one the kernels lack, which validate()
+// reports) and rows; the caller copies the op's own fields.
+template <class P, class A>
+P problemOf(const A& a, const char* op) {
+  P p;
+  auto dt = rowType(a.dtype, op);
   p.dtype = dt.ok() ? *dt : rw::RowDType::kBF16;
   p.rows = a.rows;
+  return p;
+}
+
+}  // namespace
+
+rw::RmsNormProblem toProblem(const RmsNormArgs& a) {
+  auto p = problemOf<rw::RmsNormProblem>(a, "rmsnorm");
   p.cols = a.cols;
   p.x_stride = a.x_stride;
   p.y_stride = a.y_stride;
@@ -86,10 +98,7 @@ rw::RmsNormProblem toProblem(const RmsNormArgs& a) {
 }
 
 rw::SiluMulProblem toProblem(const SiluMulArgs& a) {
-  rw::SiluMulProblem p;
-  auto dt = rowType(a.dtype, "silu_mul");
-  p.dtype = dt.ok() ? *dt : rw::RowDType::kBF16;
-  p.rows = a.rows;
+  auto p = problemOf<rw::SiluMulProblem>(a, "silu_mul");
   p.d = a.d;
   p.x_stride = a.x_stride;
   p.out_stride = a.out_stride;

@@ -123,19 +123,9 @@ std::string KernelReport::toJson() const {
   j["threads_per_block"] = threads_per_block;
   j["dynamic_shared_bytes"] = dynamic_shared;
   if (has_occupancy && Arch(arch).isAmd())
-    j["occupancy"] = {{"vgpr_allocated", amd.vgpr_allocated},
-                      {"occ_vgpr", amd.occ_vgpr},
-                      {"occ_lds", amd.occ_lds},
-                      {"workgroups_per_cu", amd.workgroups_per_cu},
-                      {"waves_per_eu", amd.waves_per_eu},
-                      {"limiter", amd.limiter}};
+    j["occupancy"] = occupancyToJson(amd);
   else if (has_occupancy)
-    j["occupancy"] = {{"blocks_per_sm", nv.blocks_per_sm},
-                      {"occupancy", nv.occupancy},
-                      {"by_regs", nv.by_regs},
-                      {"by_smem", nv.by_smem},
-                      {"by_threads", nv.by_threads},
-                      {"limiter", nv.limiter}};
+    j["occupancy"] = occupancyToJson(nv);
   else
     j["occupancy_note"] = occupancy_note;
   if (llvm_occupancy >= 0) j["llvm_occupancy"] = llvm_occupancy;

@@ -37,35 +37,38 @@ std::mutex& amdToolchainMutex() {
   return m;
 }
 
+// The comgr entry points ktune uses (amd_comgr_<name>).
+#define KTUNE_COMGR_ENTRY_POINTS(X)                                                       \
+  X(cg_status, status_string, (cg_status, const char**))                                  \
+  X(void, get_version, (size_t*, size_t*))                                                \
+  X(cg_status, get_isa_count, (size_t*))                                                  \
+  X(cg_status, get_isa_name, (size_t, const char**))                                      \
+  X(cg_status, create_data, (int, cg_data*))                                              \
+  X(cg_status, release_data, (cg_data))                                                   \
+  X(cg_status, set_data, (cg_data, size_t, const char*))                                  \
+  X(cg_status, set_data_name, (cg_data, const char*))                                     \
+  X(cg_status, get_data, (cg_data, size_t*, char*))                                       \
+  X(cg_status, get_data_isa_name, (cg_data, size_t*, char*))                              \
+  X(cg_status, create_data_set, (cg_data_set*))                                           \
+  X(cg_status, destroy_data_set, (cg_data_set))                                           \
+  X(cg_status, data_set_add, (cg_data_set, cg_data))                                      \
+  X(cg_status, action_data_get_data, (cg_data_set, int, size_t, cg_data*))                \
+  X(cg_status, create_action_info, (cg_action_info*))                                     \
+  X(cg_status, destroy_action_info, (cg_action_info))                                     \
+  X(cg_status, action_info_set_isa_name, (cg_action_info, const char*))                   \
+  X(cg_status, do_action, (int, cg_action_info, cg_data_set, cg_data_set))                \
+  X(cg_status, get_data_metadata, (cg_data, cg_meta*))                                    \
+  X(cg_status, destroy_metadata, (cg_meta))                                               \
+  X(cg_status, get_metadata_kind, (cg_meta, int*))                                        \
+  X(cg_status, get_metadata_string, (cg_meta, size_t*, char*))                            \
+  X(cg_status, metadata_lookup, (cg_meta, const char*, cg_meta*))                         \
+  X(cg_status, get_metadata_list_size, (cg_meta, size_t*))                                \
+  X(cg_status, index_list_metadata, (cg_meta, size_t, cg_meta*))                          \
+  X(cg_status, iterate_map_metadata, (cg_meta, cg_status (*)(cg_meta, cg_meta, void*), void*))
+
 struct Comgr::Api {
   DynLib lib;
-  cg_status (*status_string)(cg_status, const char**) = nullptr;
-  void (*get_version)(size_t*, size_t*) = nullptr;
-  cg_status (*get_isa_count)(size_t*) = nullptr;
-  cg_status (*get_isa_name)(size_t, const char**) = nullptr;
-  cg_status (*create_data)(int, cg_data*) = nullptr;
-  cg_status (*release_data)(cg_data) = nullptr;
-  cg_status (*set_data)(cg_data, size_t, const char*) = nullptr;
-  cg_status (*set_data_name)(cg_data, const char*) = nullptr;
-  cg_status (*get_data)(cg_data, size_t*, char*) = nullptr;
-  cg_status (*get_data_isa_name)(cg_data, size_t*, char*) = nullptr;
-  cg_status (*create_data_set)(cg_data_set*) = nullptr;
-  cg_status (*destroy_data_set)(cg_data_set) = nullptr;
-  cg_status (*data_set_add)(cg_data_set, cg_data) = nullptr;
-  cg_status (*action_data_get_data)(cg_data_set, int, size_t, cg_data*) = nullptr;
-  cg_status (*create_action_info)(cg_action_info*) = nullptr;
-  cg_status (*destroy_action_info)(cg_action_info) = nullptr;
-  cg_status (*action_info_set_isa_name)(cg_action_info, const char*) = nullptr;
-  cg_status (*do_action)(int, cg_action_info, cg_data_set, cg_data_set) = nullptr;
-  cg_status (*get_data_metadata)(cg_data, cg_meta*) = nullptr;
-  cg_status (*destroy_metadata)(cg_meta) = nullptr;
-  cg_status (*get_metadata_kind)(cg_meta, int*) = nullptr;
-  cg_status (*get_metadata_string)(cg_meta, size_t*, char*) = nullptr;
-  cg_status (*metadata_lookup)(cg_meta, const char*, cg_meta*) = nullptr;
-  cg_status (*get_metadata_list_size)(cg_meta, size_t*) = nullptr;
-  cg_status (*index_list_metadata)(cg_meta, size_t, cg_meta*) = nullptr;
-  cg_status (*iterate_map_metadata)(cg_meta, cg_status (*)(cg_meta, cg_meta, void*),
-                                    void*) = nullptr;
+  KTUNE_DYLIB_ENTRY_POINTS(KTUNE_COMGR_ENTRY_POINTS)
 
   Status check(cg_status s, const char* what) const {
     if (s == kOk) return Status::Ok();
@@ -101,24 +104,7 @@ Expected<std::shared_ptr<Comgr>> Comgr::open() {
   KTUNE_ASSIGN_OR_RETURN(api->lib,
                          DynLib::open({"libamd_comgr.so.2", "libamd_comgr.so.3", "libamd_comgr.so"},
                                       "AMD code-object manager (comgr)"));
-  const DynLib& l = api->lib;
-  KTUNE_RETURN_IF_ERROR(l.bindAll("amd_comgr_", api->status_string, "status_string",
-      api->get_version, "get_version", api->get_isa_count, "get_isa_count",
-      api->get_isa_name, "get_isa_name", api->create_data, "create_data",
-      api->release_data, "release_data", api->set_data, "set_data",
-      api->set_data_name, "set_data_name", api->get_data, "get_data",
-      api->get_data_isa_name, "get_data_isa_name", api->create_data_set, "create_data_set",
-      api->destroy_data_set, "destroy_data_set", api->data_set_add, "data_set_add",
-      api->action_data_get_data, "action_data_get_data",
-      api->create_action_info, "create_action_info",
-      api->destroy_action_info, "destroy_action_info",
-      api->action_info_set_isa_name, "action_info_set_isa_name", api->do_action, "do_action",
-      api->get_data_metadata, "get_data_metadata", api->destroy_metadata, "destroy_metadata",
-      api->get_metadata_kind, "get_metadata_kind", api->get_metadata_string, "get_metadata_string",
-      api->metadata_lookup, "metadata_lookup",
-      api->get_metadata_list_size, "get_metadata_list_size",
-      api->index_list_metadata, "index_list_metadata",
-      api->iterate_map_metadata, "iterate_map_metadata"));
+  KTUNE_RETURN_IF_ERROR(api->bindEntryPoints(api->lib, "amd_comgr_"));
   std::shared_ptr<Comgr> c(new Comgr());
   c->api_ = std::move(api);
   return c;

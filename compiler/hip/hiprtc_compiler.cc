@@ -21,20 +21,24 @@ using hiprtcResult = int;
 using hiprtcProgram = struct _hiprtcProgram*;
 constexpr hiprtcResult kHiprtcSuccess = 0;
 
+// The hiprtc entry points ktune uses (hiprtc<name>).
+#define KTUNE_HIPRTC_ENTRY_POINTS(X)                                                          \
+  X(const char*, GetErrorString, (hiprtcResult))                                              \
+  X(hiprtcResult, Version, (int*, int*))                                                      \
+  X(hiprtcResult, CreateProgram,                                                              \
+    (hiprtcProgram*, const char*, const char*, int, const char**, const char**))              \
+  X(hiprtcResult, DestroyProgram, (hiprtcProgram*))                                           \
+  X(hiprtcResult, CompileProgram, (hiprtcProgram, int, const char**))                         \
+  X(hiprtcResult, GetCodeSize, (hiprtcProgram, size_t*))                                      \
+  X(hiprtcResult, GetCode, (hiprtcProgram, char*))                                            \
+  X(hiprtcResult, GetProgramLogSize, (hiprtcProgram, size_t*))                                \
+  X(hiprtcResult, GetProgramLog, (hiprtcProgram, char*))                                      \
+  X(hiprtcResult, AddNameExpression, (hiprtcProgram, const char*))                            \
+  X(hiprtcResult, GetLoweredName, (hiprtcProgram, const char*, const char**))
+
 struct HiprtcApi {
   DynLib lib;
-  const char* (*GetErrorString)(hiprtcResult) = nullptr;
-  hiprtcResult (*Version)(int*, int*) = nullptr;
-  hiprtcResult (*CreateProgram)(hiprtcProgram*, const char*, const char*, int, const char**,
-                                const char**) = nullptr;
-  hiprtcResult (*DestroyProgram)(hiprtcProgram*) = nullptr;
-  hiprtcResult (*CompileProgram)(hiprtcProgram, int, const char**) = nullptr;
-  hiprtcResult (*GetCodeSize)(hiprtcProgram, size_t*) = nullptr;
-  hiprtcResult (*GetCode)(hiprtcProgram, char*) = nullptr;
-  hiprtcResult (*GetProgramLogSize)(hiprtcProgram, size_t*) = nullptr;
-  hiprtcResult (*GetProgramLog)(hiprtcProgram, char*) = nullptr;
-  hiprtcResult (*AddNameExpression)(hiprtcProgram, const char*) = nullptr;
-  hiprtcResult (*GetLoweredName)(hiprtcProgram, const char*, const char**) = nullptr;
+  KTUNE_DYLIB_ENTRY_POINTS(KTUNE_HIPRTC_ENTRY_POINTS)
 };
 
 // Targets of ROCm 5.x when comgr cannot list them (the list comgr 2.4 / ROCm 5.2 reports).
@@ -242,13 +246,7 @@ Expected<std::unique_ptr<Compiler>> openHiprtcCompiler(const HiprtcConfig& confi
     break;
   }
   if (!api->lib.loaded()) return Status::Unavailable("hiprtc not found; tried:" + tried);
-  const DynLib& l = api->lib;
-  KTUNE_RETURN_IF_ERROR(l.bindAll("hiprtc", api->GetErrorString, "GetErrorString",
-      api->Version, "Version", api->CreateProgram, "CreateProgram",
-      api->DestroyProgram, "DestroyProgram", api->CompileProgram, "CompileProgram",
-      api->GetCodeSize, "GetCodeSize", api->GetCode, "GetCode",
-      api->GetProgramLogSize, "GetProgramLogSize", api->GetProgramLog, "GetProgramLog",
-      api->AddNameExpression, "AddNameExpression", api->GetLoweredName, "GetLoweredName"));
+  KTUNE_RETURN_IF_ERROR(api->bindEntryPoints(api->lib, "hiprtc"));
   KTUNE_ASSIGN_OR_RETURN(auto comgr, Comgr::open());
   return std::unique_ptr<Compiler>(
       new HiprtcCompiler(std::move(api), std::move(comgr), clang_detail::findClang(config.clang)));

@@ -119,8 +119,22 @@ class IrCompiler final : public Compiler {
     return t.ok() ? std::move(*t) : nullptr;
   }
 
+  // The target's assembly (PTX or AMDGCN): the source itself when it is already in `asm_language`,
+  // else its LLVM IR (llvmIrOf) through llc, started early when it can be (earlyLlc).
+  static Expected<std::string> targetAssembly(
+      const CompileRequest& req, CodeObject* co, std::string* chain, Language asm_language,
+      std::vector<std::string> (*llc_argv)(const CompileRequest&, const std::string&),
+      Expected<std::string> (*lower)(const CompileRequest&, const std::string&, std::string*,
+                                     EarlyTool*)) {
+    if (req.language == asm_language) return req.source;
+    auto llc = earlyLlc(req, llc_argv(req, "{input}"));
+    KTUNE_ASSIGN_OR_RETURN(std::string ir, llvmIrOf(req, co, chain));
+    KTUNE_ASSIGN_OR_RETURN(std::string out, lower(req, ir, chain, llc.get()));
+    *chain += "llc+";
+    return out;
+  }
+
   static Status compileNvidia(const CompileRequest& req, CodeObject* co, std::string* chain) {
-    std::string ptx;
     if (req.language == Language::kCubin) {
       KTUNE_RETURN_IF_ERROR(checkCubin(req, req.source));
       KTUNE_ASSIGN_OR_RETURN(co->lowered_entry, pickKernel(req, cubinKernels(req.source)));
@@ -130,14 +144,8 @@ class IrCompiler final : public Compiler {
       *chain = "prebuilt";
       return Status::Ok();
     }
-    if (req.language == Language::kPtx) {
-      ptx = req.source;
-    } else {
-      auto llc = earlyLlc(req, ptxLlcArgv(req, "{input}"));
-      KTUNE_ASSIGN_OR_RETURN(std::string ir, llvmIrOf(req, co, chain));
-      KTUNE_ASSIGN_OR_RETURN(ptx, llvmToPtx(req, ir, chain, llc.get()));
-      *chain += "llc+";
-    }
+    KTUNE_ASSIGN_OR_RETURN(
+        std::string ptx, targetAssembly(req, co, chain, Language::kPtx, ptxLlcArgv, llvmToPtx));
     KTUNE_ASSIGN_OR_RETURN(co->lowered_entry, pickKernel(req, ptxKernels(ptx)));
     KTUNE_RETURN_IF_ERROR(ptxToCubin(req, ptx, co));
     *chain += co->compiler;
@@ -157,15 +165,9 @@ class IrCompiler final : public Compiler {
       *chain = "prebuilt";
       return Status::Ok();
     }
-    std::string isa;
-    if (req.language == Language::kAmdgcnAsm) {
-      isa = req.source;
-    } else {
-      auto llc = earlyLlc(req, amdgcnLlcArgv(req, "{input}"));
-      KTUNE_ASSIGN_OR_RETURN(std::string ir, llvmIrOf(req, co, chain));
-      KTUNE_ASSIGN_OR_RETURN(isa, llvmToAmdgcn(req, ir, chain, llc.get()));
-      *chain += "llc+";
-    }
+    KTUNE_ASSIGN_OR_RETURN(
+        std::string isa,
+        targetAssembly(req, co, chain, Language::kAmdgcnAsm, amdgcnLlcArgv, llvmToAmdgcn));
     KTUNE_ASSIGN_OR_RETURN(co->lowered_entry, pickKernel(req, amdKernels(isa)));
     KTUNE_RETURN_IF_ERROR(amdgcnToHsaco(req, isa, co));
     amdKernelResources(isa, co->lowered_entry, &co->resources);

@@ -31,10 +31,7 @@ std::string defaultPipeline(const std::string& arch) {
 // pass argument ("convert-gpu-to-nvvm"), for the stage list.
 std::vector<std::string> stageNames(const std::string& dumps) {
   static const std::regex re(R"(IR Dump After \S+ \(([^)]+)\))");
-  std::vector<std::string> out;
-  for (std::sregex_iterator it(dumps.begin(), dumps.end(), re), end; it != end; ++it)
-    out.push_back((*it)[1].str());
-  return out;
+  return compiler_detail::regexCaptures(dumps, re);
 }
 
 // The body of the gpu.module holding `entry` (any when empty) as a top-level module, from

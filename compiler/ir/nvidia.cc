@@ -14,22 +14,26 @@ namespace ktune::ir_detail {
 
 using compiler_detail::TempDir;
 
-// libnvJitLink's C ABI (nvJitLink.h), declared here so no CUDA header is needed to build.
+// libnvJitLink's C ABI (nvJitLink.h), declared here so no CUDA header is needed to build: the
+// entry points ktune uses (nvJitLink<name>).
+#define KTUNE_NVJITLINK_ENTRY_POINTS(X)                \
+  X(int, Create, (Handle*, uint32_t, const char**))    \
+  X(int, Destroy, (Handle*))                           \
+  X(int, AddData, (Handle, int, const void*, size_t, const char*)) \
+  X(int, Complete, (Handle))                           \
+  X(int, GetLinkedCubinSize, (Handle, size_t*))        \
+  X(int, GetLinkedCubin, (Handle, void*))              \
+  X(int, GetErrorLogSize, (Handle, size_t*))           \
+  X(int, GetErrorLog, (Handle, char*))                 \
+  X(int, GetInfoLogSize, (Handle, size_t*))            \
+  X(int, GetInfoLog, (Handle, char*))                  \
+  X(int, Version, (unsigned*, unsigned*))
+
 class NvJitLink {
  public:
   using Handle = struct nvJitLink*;
   DynLib lib;
-  int (*Create)(Handle*, uint32_t, const char**) = nullptr;
-  int (*Destroy)(Handle*) = nullptr;
-  int (*AddData)(Handle, int, const void*, size_t, const char*) = nullptr;
-  int (*Complete)(Handle) = nullptr;
-  int (*GetLinkedCubinSize)(Handle, size_t*) = nullptr;
-  int (*GetLinkedCubin)(Handle, void*) = nullptr;
-  int (*GetErrorLogSize)(Handle, size_t*) = nullptr;
-  int (*GetErrorLog)(Handle, char*) = nullptr;
-  int (*GetInfoLogSize)(Handle, size_t*) = nullptr;
-  int (*GetInfoLog)(Handle, char*) = nullptr;
-  int (*Version)(unsigned*, unsigned*) = nullptr;
+  KTUNE_DYLIB_ENTRY_POINTS(KTUNE_NVJITLINK_ENTRY_POINTS)
   static constexpr int kInputPtx = 2;
 
   std::string log(Handle h, bool error) const {
@@ -55,20 +59,9 @@ std::shared_ptr<NvJitLink> openNvJitLink(const std::string& cuda_root, std::stri
   }
   auto j = std::make_shared<NvJitLink>();
   j->lib = std::move(*lib);
-  const DynLib& l = j->lib;
-  for (Status s : {l.bind(j->Create, "nvJitLinkCreate"), l.bind(j->Destroy, "nvJitLinkDestroy"),
-                   l.bind(j->AddData, "nvJitLinkAddData"), l.bind(j->Complete, "nvJitLinkComplete"),
-                   l.bind(j->GetLinkedCubinSize, "nvJitLinkGetLinkedCubinSize"),
-                   l.bind(j->GetLinkedCubin, "nvJitLinkGetLinkedCubin"),
-                   l.bind(j->GetErrorLogSize, "nvJitLinkGetErrorLogSize"),
-                   l.bind(j->GetErrorLog, "nvJitLinkGetErrorLog"),
-                   l.bind(j->GetInfoLogSize, "nvJitLinkGetInfoLogSize"),
-                   l.bind(j->GetInfoLog, "nvJitLinkGetInfoLog"),
-                   l.bind(j->Version, "nvJitLinkVersion")}) {
-    if (!s.ok()) {
-      *why = s.message();
-      return nullptr;
-    }
+  if (Status s = j->bindEntryPoints(j->lib, "nvJitLink"); !s.ok()) {
+    *why = s.message();
+    return nullptr;
   }
   unsigned major = 0, minor = 0;
   if (j->Version(&major, &minor) == 0)
@@ -163,10 +156,7 @@ Status ptxToCubin(const CompileRequest& req, const std::string& ptx, CodeObject*
 
 std::vector<std::string> ptxKernels(const std::string& ptx) {
   static const std::regex re(R"(\.entry\s+([A-Za-z_$][A-Za-z0-9_$]*))");
-  std::vector<std::string> out;
-  for (std::sregex_iterator it(ptx.begin(), ptx.end(), re), end; it != end; ++it)
-    out.push_back((*it)[1].str());
-  return out;
+  return compiler_detail::regexCaptures(ptx, re);
 }
 
 // Little-endian field of an ELF image; 0 past the end.

@@ -57,24 +57,29 @@ using nvrtcResult = int;
 using nvrtcProgram = struct _nvrtcProgram*;
 constexpr nvrtcResult kNvrtcSuccess = 0;
 
+// The NVRTC entry points ktune needs (nvrtc<name>).
+#define KTUNE_NVRTC_ENTRY_POINTS(X)                                                          \
+  X(const char*, GetErrorString, (nvrtcResult))                                              \
+  X(nvrtcResult, Version, (int*, int*))                                                      \
+  X(nvrtcResult, CreateProgram,                                                              \
+    (nvrtcProgram*, const char*, const char*, int, const char* const*, const char* const*))  \
+  X(nvrtcResult, DestroyProgram, (nvrtcProgram*))                                            \
+  X(nvrtcResult, CompileProgram, (nvrtcProgram, int, const char* const*))                    \
+  X(nvrtcResult, GetPTXSize, (nvrtcProgram, size_t*))                                        \
+  X(nvrtcResult, GetPTX, (nvrtcProgram, char*))                                              \
+  X(nvrtcResult, GetCUBINSize, (nvrtcProgram, size_t*))                                      \
+  X(nvrtcResult, GetCUBIN, (nvrtcProgram, char*))                                            \
+  X(nvrtcResult, GetProgramLogSize, (nvrtcProgram, size_t*))                                 \
+  X(nvrtcResult, GetProgramLog, (nvrtcProgram, char*))                                       \
+  X(nvrtcResult, AddNameExpression, (nvrtcProgram, const char*))                             \
+  X(nvrtcResult, GetLoweredName, (nvrtcProgram, const char*, const char**))
+
 struct NvrtcApi {
   DynLib lib;
-  const char* (*GetErrorString)(nvrtcResult) = nullptr;
-  nvrtcResult (*Version)(int*, int*) = nullptr;
+  KTUNE_DYLIB_ENTRY_POINTS(KTUNE_NVRTC_ENTRY_POINTS)
+  // Optional (NVRTC >= 11.2): null when absent.
   nvrtcResult (*GetNumSupportedArchs)(int*) = nullptr;
   nvrtcResult (*GetSupportedArchs)(int*) = nullptr;
-  nvrtcResult (*CreateProgram)(nvrtcProgram*, const char*, const char*, int, const char* const*,
-                               const char* const*) = nullptr;
-  nvrtcResult (*DestroyProgram)(nvrtcProgram*) = nullptr;
-  nvrtcResult (*CompileProgram)(nvrtcProgram, int, const char* const*) = nullptr;
-  nvrtcResult (*GetPTXSize)(nvrtcProgram, size_t*) = nullptr;
-  nvrtcResult (*GetPTX)(nvrtcProgram, char*) = nullptr;
-  nvrtcResult (*GetCUBINSize)(nvrtcProgram, size_t*) = nullptr;
-  nvrtcResult (*GetCUBIN)(nvrtcProgram, char*) = nullptr;
-  nvrtcResult (*GetProgramLogSize)(nvrtcProgram, size_t*) = nullptr;
-  nvrtcResult (*GetProgramLog)(nvrtcProgram, char*) = nullptr;
-  nvrtcResult (*AddNameExpression)(nvrtcProgram, const char*) = nullptr;
-  nvrtcResult (*GetLoweredName)(nvrtcProgram, const char*, const char**) = nullptr;
 };
 
 // Owns one nvrtcProgram.
@@ -287,13 +292,7 @@ Expected<std::unique_ptr<Compiler>> openNvrtcCompiler(const NvrtcConfig& config)
   auto api = std::make_unique<NvrtcApi>();
   KTUNE_ASSIGN_OR_RETURN(api->lib, DynLib::open(names, "NVRTC"));
   const DynLib& l = api->lib;
-  KTUNE_RETURN_IF_ERROR(l.bindAll("nvrtc", api->GetErrorString, "GetErrorString",
-      api->Version, "Version", api->CreateProgram, "CreateProgram",
-      api->DestroyProgram, "DestroyProgram", api->CompileProgram, "CompileProgram",
-      api->GetPTXSize, "GetPTXSize", api->GetPTX, "GetPTX", api->GetCUBINSize, "GetCUBINSize",
-      api->GetCUBIN, "GetCUBIN", api->GetProgramLogSize, "GetProgramLogSize",
-      api->GetProgramLog, "GetProgramLog", api->AddNameExpression, "AddNameExpression",
-      api->GetLoweredName, "GetLoweredName"));
+  KTUNE_RETURN_IF_ERROR(api->bindEntryPoints(l, "nvrtc"));
   // Optional (NVRTC >= 11.2).
   (void)l.bind(api->GetNumSupportedArchs, "nvrtcGetNumSupportedArchs");
   (void)l.bind(api->GetSupportedArchs, "nvrtcGetSupportedArchs");

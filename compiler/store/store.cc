@@ -162,16 +162,9 @@ Expected<CodeObject> objectFromParts(const std::string& key, const json& meta, s
     }
     CodeObject obj;
     obj.binary = std::move(bin);
+    codeObjectFactsFromJson(meta, &obj);
     readField(meta, "format", obj.format);
-    readField(meta, "arch", obj.arch);
-    readField(meta, "entry", obj.entry);
-    readField(meta, "lowered_entry", obj.lowered_entry);
-    readField(meta, "compiler", obj.compiler);
-    readField(meta, "compiler_version", obj.compiler_version);
-    readField(meta, "options", obj.options);
     readField(meta, "log", obj.log);
-    readField(meta, "compile_ms", obj.compile_ms);
-    if (meta.contains("resources")) obj.resources = resourcesFromJson(meta.at("resources"));
     return obj;
   } catch (const std::exception& e) {
     return Status::Corrupt("entry " + key + ": metadata field has a wrong type: " + e.what());
@@ -180,23 +173,17 @@ Expected<CodeObject> objectFromParts(const std::string& key, const json& meta, s
 
 json metadataFor(const std::string& key, const CodeObject& obj, const std::string& sha,
                  const json& dumps) {
-  return json{{"format_version", kMetadataFormat},
-              {"key", key},
-              {"binary_sha256", sha},
-              {"binary_bytes", obj.binary.size()},
-              {"format", obj.format},
-              {"arch", obj.arch},
-              {"entry", obj.entry},
-              {"lowered_entry", obj.lowered_entry},
-              {"compiler", obj.compiler},
-              {"compiler_version", obj.compiler_version},
-              {"options", obj.options},
-              {"resources", resourcesToJson(obj.resources)},
-              {"compile_ms", obj.compile_ms},
-              {"log", obj.log},
-              {"created", isoNow()},
-              {"ktune_version", KTUNE_VERSION},
-              {"dumps", dumps}};
+  json j = codeObjectFactsToJson(obj);
+  j.update(json{{"format_version", kMetadataFormat},
+                {"key", key},
+                {"binary_sha256", sha},
+                {"binary_bytes", obj.binary.size()},
+                {"format", obj.format},
+                {"log", obj.log},
+                {"created", isoNow()},
+                {"ktune_version", KTUNE_VERSION},
+                {"dumps", dumps}});
+  return j;
 }
 
 // One read of an entry whose metadata text has already been read. kCorrupt on any mismatch.

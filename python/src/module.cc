@@ -5,8 +5,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "common.h"
 
@@ -22,61 +23,62 @@ namespace ktune::py_ext {
 
 namespace {
 
-using Setter = std::function<void(TunerOptions&, const py::handle&)>;
+// One TunerOptions field as Python sees it: set from a Python value and read back as one.
+struct OptionField {
+  const char* name;  // the field's C++ name
+  std::function<void(TunerOptions&, const py::handle&)> set;
+  std::function<py::object(const TunerOptions&)> get;
+};
 
 template <typename T>
-Setter field(T TunerOptions::*member) {
-  return [member](TunerOptions& o, const py::handle& v) { o.*member = v.cast<T>(); };
+OptionField field(const char* name, T TunerOptions::*member) {
+  return {name, [member](TunerOptions& o, const py::handle& v) { o.*member = v.cast<T>(); },
+          [member](const TunerOptions& o) { return py::cast(o.*member); }};
 }
 
-// Every TunerOptions field a Python caller may set, by the field's C++ name.
-const std::map<std::string, Setter>& setters() {
-  static const std::map<std::string, Setter> kSetters = {
-      {"device", field(&TunerOptions::device)},
-      {"cache_dir", field(&TunerOptions::cache_dir)},
-      {"tuning", field(&TunerOptions::tuning)},
-      {"record_untuned_path", field(&TunerOptions::record_untuned_path)},
-      {"database_path", field(&TunerOptions::database_path)},
-      {"verbose", field(&TunerOptions::verbose)},
-      {"isolate", field(&TunerOptions::isolate)},
-      {"worker_path", field(&TunerOptions::worker_path)},
-      {"compile_threads", field(&TunerOptions::compile_threads)},
-      {"pipeline", field(&TunerOptions::pipeline)},
-      {"warmup_ms", field(&TunerOptions::warmup_ms)},
-      {"rep_ms", field(&TunerOptions::rep_ms)},
-      {"static_prune", field(&TunerOptions::static_prune)},
-      {"vendor_algos", field(&TunerOptions::vendor_algos)},
-      {"backend", field(&TunerOptions::backend)},
-      {"clang", field(&TunerOptions::clang)},
-      {"retry_failed", field(&TunerOptions::retry_failed)},
-      {"remote_cache", field(&TunerOptions::remote_cache)},
-      {"remote_timeout_ms", field(&TunerOptions::remote_timeout_ms)},
-      {"lease_ms", field(&TunerOptions::lease_ms)},
-      {"lease_wait_ms", field(&TunerOptions::lease_wait_ms)},
+// Settable, but not listed by Tuner.options(): where this machine keeps its files and tools.
+bool shownByOptions(const std::string& name) {
+  return name != "record_untuned_path" && name != "worker_path" && name != "clang";
+}
+
+// Every TunerOptions field a Python caller may set, in the order Tuner.options() lists them.
+const std::vector<OptionField>& optionFields() {
+  static const std::vector<OptionField> kFields = {
+      field("device", &TunerOptions::device),
+      field("cache_dir", &TunerOptions::cache_dir),
+      field("tuning", &TunerOptions::tuning),
+      field("record_untuned_path", &TunerOptions::record_untuned_path),
+      field("database_path", &TunerOptions::database_path),
+      field("verbose", &TunerOptions::verbose),
+      field("isolate", &TunerOptions::isolate),
+      field("worker_path", &TunerOptions::worker_path),
+      field("compile_threads", &TunerOptions::compile_threads),
+      field("pipeline", &TunerOptions::pipeline),
+      field("warmup_ms", &TunerOptions::warmup_ms),
+      field("rep_ms", &TunerOptions::rep_ms),
+      field("static_prune", &TunerOptions::static_prune),
+      field("vendor_algos", &TunerOptions::vendor_algos),
+      field("backend", &TunerOptions::backend),
+      field("clang", &TunerOptions::clang),
+      field("retry_failed", &TunerOptions::retry_failed),
+      field("remote_cache", &TunerOptions::remote_cache),
+      field("remote_timeout_ms", &TunerOptions::remote_timeout_ms),
+      field("lease_ms", &TunerOptions::lease_ms),
+      field("lease_wait_ms", &TunerOptions::lease_wait_ms),
   };
-  return kSetters;
+  return kFields;
+}
+
+const OptionField* findOption(const std::string& name) {
+  for (const OptionField& f : optionFields())
+    if (name == f.name) return &f;
+  return nullptr;
 }
 
 py::dict optionsDict(const TunerOptions& o) {
   py::dict d;
-  d["device"] = o.device;
-  d["cache_dir"] = o.cache_dir;
-  d["tuning"] = o.tuning;
-  d["database_path"] = o.database_path;
-  d["verbose"] = o.verbose;
-  d["isolate"] = o.isolate;
-  d["compile_threads"] = o.compile_threads;
-  d["pipeline"] = o.pipeline;
-  d["warmup_ms"] = o.warmup_ms;
-  d["rep_ms"] = o.rep_ms;
-  d["static_prune"] = o.static_prune;
-  d["vendor_algos"] = o.vendor_algos;
-  d["backend"] = o.backend;
-  d["retry_failed"] = o.retry_failed;
-  d["remote_cache"] = o.remote_cache;
-  d["remote_timeout_ms"] = o.remote_timeout_ms;
-  d["lease_ms"] = o.lease_ms;
-  d["lease_wait_ms"] = o.lease_wait_ms;
+  for (const OptionField& f : optionFields())
+    if (shownByOptions(f.name)) d[f.name] = f.get(o);
   return d;
 }
 
@@ -86,11 +88,11 @@ TunerRef createTuner(const py::dict& overrides) {
   TunerOptions o = unwrap(TunerOptions::fromEnv());
   for (auto item : overrides) {
     std::string name = py::str(item.first);
-    auto it = setters().find(name);
-    if (it == setters().end()) check(Status::InvalidArgument("unknown tuner option '" + name + "'"));
+    const OptionField* f = findOption(name);
+    if (f == nullptr) check(Status::InvalidArgument("unknown tuner option '" + name + "'"));
     if (item.second.is_none()) continue;
     try {
-      it->second(o, item.second);
+      f->set(o, item.second);
     } catch (const py::cast_error&) {
       check(Status::InvalidArgument("tuner option '" + name + "': wrong type (" +
                                     std::string(py::str(py::type::of(item.second))) + ")"));

@@ -5,6 +5,7 @@
 #include <initializer_list>
 
 #include "runtime/cuda/cuda_backend.h"
+#include "runtime/driver_common.h"
 
 namespace ktune {
 namespace cuda_detail {
@@ -16,17 +17,12 @@ std::string errorText(const CudaApi& api, CUresult r) {
   if (api.cuGetErrorString == nullptr || api.cuGetErrorString(r, &desc) != CUDA_SUCCESS) {
     desc = nullptr;
   }
-  std::string s = name ? name : "CUresult " + std::to_string(r);
-  if (desc) s += std::string(": ") + desc;
-  return s;
+  return driver_common::resultText(r, "CUresult", name, desc);
 }
 
-// "cuModuleLoadData: CUDA_ERROR_INVALID_PTX: a PTX JIT compilation failed". Cold path.
 Status cuError(const CudaApi& api, CUresult r, const char* call, Code fallback,
                const std::string& detail) {
-  std::string msg = std::string(call) + ": " + errorText(api, r);
-  if (!detail.empty()) msg += "\n" + detail;
-  return Status(cudaResultCode(r, fallback), std::move(msg));
+  return driver_common::callError(cudaResultCode(r, fallback), call, errorText(api, r), detail);
 }
 
 namespace {
@@ -149,14 +145,7 @@ Expected<std::unique_ptr<Driver>> loadDriver() {
 }  // namespace
 
 // The process-wide driver connection (see the header for why it is never torn down).
-const Expected<Driver*>& driver() {
-  static const Expected<Driver*> d = []() -> Expected<Driver*> {
-    auto loaded = loadDriver();
-    if (!loaded.ok()) return loaded.status();
-    return std::move(loaded).value().release();  // intentionally leaked
-  }();
-  return d;
-}
+const Expected<Driver*>& driver() { return driver_common::loadOnce<Driver, loadDriver>(); }
 
 }  // namespace cuda_detail
 

@@ -4,22 +4,20 @@
 #include <cstring>
 #include <initializer_list>
 
+#include "runtime/driver_common.h"
+
 namespace ktune {
 namespace hip_detail {
 
 std::string errorText(const HipApi& api, hipError_t r) {
   const char* name = api.hipGetErrorName ? api.hipGetErrorName(r) : nullptr;
   const char* desc = api.hipGetErrorString ? api.hipGetErrorString(r) : nullptr;
-  std::string s = name ? name : "hipError_t " + std::to_string(r);
-  if (desc && (name == nullptr || std::strcmp(desc, name) != 0)) s += std::string(": ") + desc;
-  return s;
+  return driver_common::resultText(r, "hipError_t", name, desc);
 }
 
 Status hipErr(const HipApi& api, hipError_t r, const char* call, Code fallback,
               const std::string& detail) {
-  std::string msg = std::string(call) + ": " + errorText(api, r);
-  if (!detail.empty()) msg += "\n" + detail;
-  return Status(hipResultCode(r, fallback), std::move(msg));
+  return driver_common::callError(hipResultCode(r, fallback), call, errorText(api, r), detail);
 }
 
 namespace {
@@ -126,14 +124,8 @@ Expected<std::unique_ptr<Runtime>> loadRuntime() {
 
 }  // namespace
 
-const Expected<Runtime*>& runtime() {
-  static const Expected<Runtime*> rt = []() -> Expected<Runtime*> {
-    auto loaded = loadRuntime();
-    if (!loaded.ok()) return loaded.status();
-    return std::move(loaded).value().release();  // intentionally leaked, like the library
-  }();
-  return rt;
-}
+// Intentionally leaked, like the library.
+const Expected<Runtime*>& runtime() { return driver_common::loadOnce<Runtime, loadRuntime>(); }
 
 }  // namespace hip_detail
 

@@ -22,9 +22,7 @@
 
 namespace kgemm {
 
-typedef ktune::dtype_of<DTYPE_C>::type out_t;
-KTUNE_DEVICE float out_to_float(out_t v) { return ktune::to_float(v); }
-KTUNE_DEVICE out_t out_from_float(float v) { return ktune::from_float<out_t>(v); }
+KTUNE_ELEMENT_TYPE(out_t, out_to_float, out_from_float, DTYPE_C)
 
 KTUNE_DEVICE float activate(float v) {
 #if ACT == 1 && KTUNE_AMD

@@ -28,10 +28,7 @@
 
 namespace ktune_rw {
 
-typedef ktune::dtype_of<DTYPE>::type T;
-
-KTUNE_DEVICE float ld(T x) { return ktune::to_float(x); }
-KTUNE_DEVICE T st(float x) { return ktune::from_float<T>(x); }
+KTUNE_ELEMENT_TYPE(T, ld, st, DTYPE)
 
 constexpr int kVec = VEC;
 constexpr int kThreads = THREADS;

@@ -11,6 +11,7 @@
 
 #include "base/config.h"
 #include "base/device.h"
+#include "base/dylib.h"
 #include "base/format.h"
 #include "base/fs.h"
 #include "base/json_fields.h"
@@ -40,6 +41,35 @@ TEST(Status, CodesAndContext) {
   Expected<int> v = 3;
   ASSERT_TRUE(v.ok());
   EXPECT_EQ(*v, 3);
+}
+
+// KTUNE_DYLIB_ENTRY_POINTS: one list declares the pointers and binds them (libm's, here); a
+// missing entry point is the error, naming it.
+#define KTUNE_TEST_LIBM(X) \
+  X(double, cos, (double)) \
+  X(double, sqrt, (double))
+#define KTUNE_TEST_LIBM_MISSING(X) \
+  X(double, cos, (double))         \
+  X(int, no_such_function, (void))
+struct TestLibm {
+  KTUNE_DYLIB_ENTRY_POINTS(KTUNE_TEST_LIBM)
+};
+struct TestLibmMissing {
+  KTUNE_DYLIB_ENTRY_POINTS(KTUNE_TEST_LIBM_MISSING)
+};
+
+TEST(DynLib, EntryPointTableDeclaresAndBinds) {
+  auto lib = DynLib::open({"libm.so.6"}, "libm");
+  ASSERT_TRUE(lib.ok()) << lib.status().toString();
+  TestLibm m;
+  EXPECT_EQ(m.cos, nullptr);
+  ASSERT_TRUE(m.bindEntryPoints(*lib, "").ok());
+  EXPECT_DOUBLE_EQ(m.cos(0.0), 1.0);
+  EXPECT_DOUBLE_EQ(m.sqrt(16.0), 4.0);
+  TestLibmMissing bad;
+  Status s = bad.bindEntryPoints(*lib, "");
+  EXPECT_EQ(s.code(), Code::kUnavailable);
+  EXPECT_NE(s.message().find("no_such_function"), std::string::npos) << s.toString();
 }
 
 TEST(Config, StableStringAndParseRoundTrip) {

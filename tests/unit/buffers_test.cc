@@ -46,5 +46,48 @@ TEST(FillRandom, SameValuesAsOneSerialSequenceAcrossChunksAndThreads) {
   }
 }
 
+// The GEMM split-K scratch: what it allocates is zeroed (the kernels count on zero workspace and
+// counters), asking for no more keeps the buffers and their contents, asking for more of one
+// reallocates that one only, and release frees both.
+TEST(SplitKScratch, GrowsZeroedAndKeepsWhatItHas) {
+  SimBackend sim;
+  SplitKScratch s;
+  auto grew = s.ensure(sim, 64, 4);
+  ASSERT_TRUE(grew.ok()) << grew.status().toString();
+  EXPECT_TRUE(*grew);
+  ASSERT_NE(s.workspace, DevicePtr{0});
+  ASSERT_NE(s.counters, DevicePtr{0});
+  std::vector<unsigned char> w(64, 0xff);
+  std::vector<uint32_t> c(4, 7);
+  ASSERT_TRUE(sim.copyToHost(w.data(), s.workspace, w.size()).ok());
+  ASSERT_TRUE(sim.copyToHost(c.data(), s.counters, c.size() * 4).ok());
+  EXPECT_EQ(w, std::vector<unsigned char>(64, 0));
+  EXPECT_EQ(c, std::vector<uint32_t>(4, 0));
+
+  ASSERT_TRUE(sim.memset8(s.workspace, 1, 64).ok());
+  const DevicePtr ws = s.workspace, cs = s.counters;
+  grew = s.ensure(sim, 32, 2);
+  ASSERT_TRUE(grew.ok());
+  EXPECT_FALSE(*grew);
+  EXPECT_EQ(s.workspace, ws);
+  ASSERT_TRUE(sim.copyToHost(w.data(), s.workspace, w.size()).ok());
+  EXPECT_EQ(w, std::vector<unsigned char>(64, 1)) << "a smaller request must not re-zero";
+
+  grew = s.ensure(sim, 128, 4);
+  ASSERT_TRUE(grew.ok());
+  EXPECT_TRUE(*grew);
+  EXPECT_EQ(s.workspace_bytes, 128);
+  EXPECT_EQ(s.counters, cs) << "the counters were large enough";
+  std::vector<unsigned char> w2(128, 0xff);
+  ASSERT_TRUE(sim.copyToHost(w2.data(), s.workspace, w2.size()).ok());
+  EXPECT_EQ(w2, std::vector<unsigned char>(128, 0));
+
+  const DevicePtr last = s.workspace;
+  s.release(sim);
+  EXPECT_EQ(s.workspace, DevicePtr{0});
+  EXPECT_EQ(s.counters, DevicePtr{0});
+  EXPECT_FALSE(sim.free(last).ok()) << "release freed the workspace";
+}
+
 }  // namespace
 }  // namespace ktune

@@ -40,6 +40,16 @@ TEST_F(Cli, VersionAndHelp) {
   r = ktune({});
   EXPECT_EQ(r.code, 2) << "no command is a usage error";
   EXPECT_HAS(r.err, "usage: ktune <command>");
+  // The commands with subcommands share their start (startSubcommand): --help is their usage on
+  // stdout, a missing subcommand a usage error naming the command.
+  for (const std::string cmd : {"cache", "db", "remote"}) {
+    r = ktune({cmd, "--help"});
+    EXPECT_EQ(r.code, 0) << cmd << "\n" << r.err;
+    EXPECT_HAS(r.out, "usage: ktune " + cmd);
+    r = ktune({cmd});
+    EXPECT_EQ(r.code, 2) << cmd;
+    EXPECT_HAS(r.err, "missing " + cmd + " subcommand");
+  }
 }
 
 TEST_F(Cli, UnknownCommandAndBadFlagsAreUsageErrors) {

@@ -17,17 +17,21 @@ KTUNE_DEVICE void mbar_expect_tx(unsigned bar, unsigned bytes) {
 KTUNE_DEVICE void mbar_arrive(unsigned bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
-KTUNE_DEVICE void mbar_wait(unsigned bar, unsigned parity) {
-  unsigned done = 0;
-  do {
-    asm volatile(
-        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-        "selp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(bar), "r"(parity)
-        : "memory");
-  } while (!done);
-}
+// fn(bar, parity): spins until phase `parity` of mbarrier `bar` has completed; `sem` is the
+// wait's PTX semantics/scope qualifier ("" for the CTA default).
+#define KTUNE_MBAR_WAIT(fn, sem)                                                    \
+  KTUNE_DEVICE void fn(unsigned bar, unsigned parity) {                             \
+    unsigned done = 0;                                                              \
+    do {                                                                            \
+      asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity" sem                 \
+                   ".shared::cta.b64 p, [%1], %2;\n"                                \
+                   "selp.u32 %0, 1, 0, p;\n}\n"                                     \
+                   : "=r"(done)                                                     \
+                   : "r"(bar), "r"(parity)                                          \
+                   : "memory");                                                     \
+    } while (!done);                                                                \
+  }
+KTUNE_MBAR_WAIT(mbar_wait, "")
 #if CLUSTER_M > 1
 KTUNE_DEVICE unsigned cluster_rank() {
   unsigned r;
@@ -45,17 +49,7 @@ KTUNE_DEVICE void mbar_arrive_cluster(unsigned cluster_addr) {
                : "memory");
 }
 // mbar_wait whose acquire covers the partner block's releases (cluster scope).
-KTUNE_DEVICE void mbar_wait_cluster(unsigned bar, unsigned parity) {
-  unsigned done = 0;
-  do {
-    asm volatile(
-        "{\n.reg .pred p;\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
-        "selp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(bar), "r"(parity)
-        : "memory");
-  } while (!done);
-}
+KTUNE_MBAR_WAIT(mbar_wait_cluster, ".acquire.cluster")
 KTUNE_DEVICE void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
 }
