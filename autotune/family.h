@@ -26,6 +26,12 @@ struct LaunchDims {
 
 using Defines = std::vector<std::pair<std::string, std::string>>;
 
+// "head,N1=v1,N2=v2": the name of one compiled variant of a kernel (the ops' per-process caches).
+inline std::string variantKey(std::string head, const Defines& d) {
+  for (const auto& [n, v] : d) head += "," + n + "=" + v;
+  return head;
+}
+
 // A non-JIT candidate, e.g. a vendor-library algorithm ("cublaslt:idx=3;algo=..."). Its id must
 // let vendor_launch re-create it in a later process.
 struct VendorCandidate {

@@ -44,16 +44,6 @@ Expected<cublaslt::LtProblem> toLtProblem(const gemm::GemmShape& s) {
   return p;
 }
 
-namespace {
-
-std::string kernelKey(gemm::KernelKind kind, const std::vector<std::pair<std::string, std::string>>& d) {
-  std::string k = gemm::kernelKindName(kind);
-  for (const auto& [n, v] : d) k += "," + n + "=" + v;
-  return k;
-}
-
-}  // namespace
-
 GemmRunner::GemmRunner(Backend& backend, Compiler& compiler, DeviceInfo device)
     : backend_(backend), compiler_(compiler), device_(std::move(device)) {}
 
@@ -68,7 +58,7 @@ Expected<GemmRunner::Loaded*> GemmRunner::load(std::unique_lock<std::mutex>& loc
                                                const gemm::GemmShape& shape) {
   KTUNE_RETURN_IF_ERROR(gemm::applicable(kind, config, shape));
   auto defs = gemm::defines(kind, config, shape);
-  const std::string key = kernelKey(kind, defs);
+  const std::string key = variantKey(gemm::kernelKindName(kind), defs);
   auto it = kernels_.find(key);
   if (it != kernels_.end()) return it->second.get();
   const std::string_view src = gemm::kernelSource(kind);

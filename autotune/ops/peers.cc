@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "autotune/compile_pool.h"
+#include "autotune/family.h"
 #include "autotune/ops/buffers.h"
 #include "templates/rowwise.h"
 
@@ -25,14 +26,6 @@ KTUNE_KERNEL KTUNE_LAUNCH_BOUNDS(THREADS, 0) void ktune_read2_write1(
   }
 }
 )";
-
-using Defines = std::vector<std::pair<std::string, std::string>>;
-
-std::string keyOf(const std::string& entry, const Defines& d) {
-  std::string k = entry;
-  for (const auto& [n, v] : d) k += "," + n + "=" + v;
-  return k;
-}
 
 }  // namespace
 
@@ -59,7 +52,7 @@ Expected<std::unique_ptr<StreamPeers>> StreamPeers::create(Backend& backend, Com
 
 Expected<FunctionHandle> StreamPeers::kernel(const std::string& source, const std::string& entry,
                                              const Defines& defines) {
-  const std::string key = keyOf(entry, defines);
+  const std::string key = variantKey(entry, defines);
   if (auto it = kernels_.find(key); it != kernels_.end()) return it->second;
   CompileRequest r;
   r.source = source;
@@ -129,7 +122,7 @@ Expected<StreamPeers::Peer> StreamPeers::copyPeer(int64_t bytes_moved, int reps)
   // Compile the configs not loaded yet in parallel (the compiler is thread-safe), load serially.
   std::vector<Expected<CodeObject>> out(cs.size(), Status::Internal("not compiled"));
   CompilePool::parallelFor(cs.size(), CompilePool::threadsFor(cs.size(), 0, false), [&](size_t i) {
-    if (kernels_.count(keyOf(rowwise::kCopyEntry, rowwise::copyDefines(cs[i])))) return;
+    if (kernels_.count(variantKey(rowwise::kCopyEntry, rowwise::copyDefines(cs[i])))) return;
     CompileRequest r;
     r.source = std::string(rowwise::copySource());
     r.source_name = rowwise::kCopySource;
@@ -140,7 +133,7 @@ Expected<StreamPeers::Peer> StreamPeers::copyPeer(int64_t bytes_moved, int reps)
   });
   std::vector<Peer> cands;
   for (size_t i = 0; i < cs.size(); ++i) {
-    const std::string key = keyOf(rowwise::kCopyEntry, rowwise::copyDefines(cs[i]));
+    const std::string key = variantKey(rowwise::kCopyEntry, rowwise::copyDefines(cs[i]));
     if (!kernels_.count(key)) {
       if (!out[i].ok()) continue;
       auto m = backend_.loadModule(out[i]->binary);
