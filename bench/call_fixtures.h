@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 
+#include <cstring>
 #include <string>
 
 #include "api/c_api_util.h"
@@ -43,6 +44,15 @@ inline KernelFamily<Noop> noopFamily(const std::string& name) {
   };
   f.args = [](const Noop& p, KernelArgs& a) { a.add(p.p).add(static_cast<long long>(p.n)); };
   return f;
+}
+
+// The noop family's two C API arguments: (p = buf, n = 1000).
+inline void noopValues(ktune_value (&v)[2], uint64_t buf) {
+  std::memset(v, 0, sizeof v);
+  v[0].type = KTUNE_ARG_PTR;
+  v[0].v.ptr = buf;
+  v[1].type = KTUNE_ARG_I64;
+  v[1].v.i64 = 1000;
 }
 
 // The noop kernel registered from data: one tuner through the C API (which wraps the public C++

@@ -191,18 +191,24 @@ struct InlineArgs {
   }
 };
 
+// The noop kernels' two arguments (buf, 1000) as cuLaunchKernel takes them, prepared once.
+struct RawArgs {
+  DevicePtr p = 0;
+  long long n = 1000;
+  void* args[2];
+};
+std::shared_ptr<RawArgs> rawArgs(DevicePtr buf) {
+  auto r = std::make_shared<RawArgs>();
+  r->p = buf;
+  r->args[0] = &r->p;
+  r->args[1] = &r->n;
+  return r;
+}
+
 // raw, raw_aa, raw_gpa, backend, backend_pack: the same kernel of the same code object, the same
 // grid, block and argument values.
 Status addRawVariants(Bench& B, std::vector<Variant>& v, DevicePtr buf) {
-  struct Raw {
-    DevicePtr p = 0;
-    long long n = 1000;
-    void* args[2];
-  };
-  auto rn = std::make_shared<Raw>();
-  rn->p = buf;
-  rn->args[0] = &rn->p;
-  rn->args[1] = &rn->n;
+  auto rn = rawArgs(buf);
   auto raw = [&B, rn](int) {
     return ok(B.drv.launch(B.noop2, 1, 1, 1, 64, 1, 1, 0, nullptr, rn->args, nullptr), "cuLaunchKernel");
   };
@@ -342,15 +348,7 @@ Status addFamilyFnVariants(Bench& B, std::vector<Variant>& v, Tuner& tuner,
   void* fn = nullptr;
   if (B.drv.load(&mod, co.binary.data()) != 0 || B.drv.get(&fn, mod, "ktune_bench_noop") != 0)
     return Status::LaunchError("loading the family's code object raw failed");
-  struct Raw {
-    DevicePtr p = 0;
-    long long n = 1000;
-    void* args[2];
-  };
-  auto rn = std::make_shared<Raw>();
-  rn->p = buf;
-  rn->args[0] = &rn->p;
-  rn->args[1] = &rn->n;
+  auto rn = rawArgs(buf);
   v.push_back({"family_raw", [&B, rn, fn, threads](int) {
                  return ok(B.drv.launch(fn, 1, 1, 1, threads, 1, 1, 0, nullptr, rn->args, nullptr),
                            "cuLaunchKernel");
@@ -383,11 +381,7 @@ Status addLaunchVariants(Bench& B, std::vector<Variant>& v) {
                  }, "ktune::Kernel (registered from data)"});
     v.push_back({"c_api", [data](int) {
                    ktune_value vals[2];
-                   std::memset(vals, 0, sizeof vals);
-                   vals[0].type = KTUNE_ARG_PTR;
-                   vals[0].v.ptr = data->buf;
-                   vals[1].type = KTUNE_ARG_I64;
-                   vals[1].v.i64 = 1000;
+                   bench::noopValues(vals, data->buf);
                    return ktune_family_call(data->f, vals, 2, nullptr) == KTUNE_OK
                               ? Status::Ok() : Status::LaunchError(ktune_last_error());
                  }, "ktune_family_call"});

@@ -218,11 +218,7 @@ void BM_CApi(benchmark::State& state) {
   bench::DataFamily& d = dataFamily();
   if (!d.skip.empty()) return state.SkipWithError(d.skip.c_str());
   ktune_value v[2];
-  std::memset(v, 0, sizeof v);
-  v[0].type = KTUNE_ARG_PTR;
-  v[0].v.ptr = d.buf;
-  v[1].type = KTUNE_ARG_I64;
-  v[1].v.i64 = 1000;
+  bench::noopValues(v, d.buf);
   for (auto _ : state)
     if (ktune_family_call(d.f, v, 2, nullptr) != KTUNE_OK) state.SkipWithError(ktune_last_error());
 }

@@ -138,11 +138,7 @@ void timeDataCalls(benchmark::State& state, DataEnv& e, Call call) {
 void BM_CApiCall(benchmark::State& state) {
   DataEnv& e = dataEnv();
   ktune_value v[2];
-  std::memset(v, 0, sizeof v);
-  v[0].type = KTUNE_ARG_PTR;
-  v[0].v.ptr = e.buf;
-  v[1].type = KTUNE_ARG_I64;
-  v[1].v.i64 = 1000;
+  bench::noopValues(v, e.buf);
   timeDataCalls(state, e, [&]() -> const char* {
     return ktune_family_call(e.f, v, 2, nullptr) == KTUNE_OK ? nullptr : ktune_last_error();
   });
