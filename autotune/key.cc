@@ -56,9 +56,7 @@ bool KeyBuilder::operator==(const KeyBuilder& o) const {
     if (f_[i].value != o.f_[i].value || f_[i].str_len != o.f_[i].str_len) return false;
     if (f_[i].name != o.f_[i].name && std::strcmp(f_[i].name, o.f_[i].name) != 0) return false;
   }
-  for (int i = 0; i < chars_; ++i)  // by hand: libc's memcmp is kept off the hot path
-    if (buf_[i] != o.buf_[i]) return false;
-  return true;
+  return std::memcmp(buf_, o.buf_, static_cast<size_t>(chars_)) == 0;
 }
 
 int64_t nextPow2(int64_t v) {

@@ -49,21 +49,9 @@ bool Config::has(std::string_view name) const {
   return std::any_of(params_.begin(), params_.end(), [&](const auto& p) { return p.first == name; });
 }
 
-namespace {
-// Compared by hand: launch rules call getInt on every launch, and std::string's compare calls
-// libc's memcmp, whose vector-register variant makes the next driver launch slower on some hosts
-// (bench/NOTES.md, host cost).
-bool sameName(const std::string& a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (a[i] != b[i]) return false;
-  return true;
-}
-}  // namespace
-
 int64_t Config::getInt(std::string_view name, int64_t fallback) const {
   for (const auto& [k, v] : params_) {
-    if (sameName(k, name)) return std::holds_alternative<int64_t>(v) ? std::get<int64_t>(v) : fallback;
+    if (k == name) return std::holds_alternative<int64_t>(v) ? std::get<int64_t>(v) : fallback;
   }
   return fallback;
 }

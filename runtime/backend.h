@@ -40,10 +40,10 @@ struct FunctionAttributes {
 // data() is the void** array cuLaunchKernel / hipModuleLaunchKernel expect. Reuse one KernelArgs
 // across launches on a hot path (clear() keeps capacity).
 // The first kInlineBytes of argument bytes and kInlineArgs arguments live inside the object, and
-// add() packs them with inlined stores of a constant size: no allocation and no call into libc's
-// string functions, whose vector-register variants were measured to make the driver's next launch
-// slower (bench/NOTES.md, host cost). More arguments spill to the heap once. Copies and moves
-// point their data() at their own storage.
+// add() packs them with inlined stores of a constant size: no allocation and no vector
+// bookkeeping per call (packing into vectors was measured to cost up to 8% of a launch,
+// bench/NOTES.md, host cost). More arguments spill to the heap once. Copies and moves point
+// their data() at their own storage.
 class KernelArgs {
  public:
   static constexpr size_t kInlineBytes = 1024;
