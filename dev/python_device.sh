@@ -9,6 +9,8 @@
 #   PY_BENCH_ARGS=--quick                a shorter bench (2 shapes per row-wise op, 4 GEMM shapes)
 #   PY_BENCH_ARGS=--no-compile           without the torch.compile peers
 #   PY_BENCH_ARGS=--max-autotune         adds torch.compile(mode="max-autotune") to the GEMMs
+#   PY_BENCH_ARGS=--only=call,bandwidth  some of the bench's three tables (call, bandwidth, gemm)
+#   PY_TESTS=0                           no pytest, flush test or simulated-backend call cost
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 PY=${PYTHON:-python3}
@@ -45,6 +47,7 @@ else
   tail -30 "$OUT/py_install.log"; exit 1
 fi
 $PY -c "import ktune, torch; print('ktune', ktune.__version__, ktune.__file__, 'torch', torch.__version__)"
+if [ "${PY_TESTS:-1}" != 0 ]; then
 (cd python/tests && timeout 600 $PY -m pytest -q -p no:cacheprovider -rs . > "$OUT/py_tests.log" 2>&1)
 echo "pytest rc=$?: $(tail -1 "$OUT/py_tests.log")"
 grep -E "^(FAILED|ERROR|SKIPPED)" "$OUT/py_tests.log" | head -20 | cut -c1-200
@@ -56,6 +59,7 @@ if [ -x "$KB/tests/l2_flush_gpu_test" ]; then
 fi
 (cd python/bench && timeout 60 $PY bench_call_cpu.py > "$OUT/py_call_cpu.txt" 2>&1)
 echo "call cost on the simulated backend (binding + engine host work, ns):"; tail -6 "$OUT/py_call_cpu.txt"
+fi
 (cd python/bench && timeout 500 $PY bench_gpu.py ${PY_BENCH_ARGS:-} > "$OUT/py_bench.txt" 2>&1)
 echo "bench rc=$?"; grep -v "^RESULT" "$OUT/py_bench.txt" | tail -70 | cut -c1-200
 echo "python stage $(( $(date +%s) - T0 ))s"

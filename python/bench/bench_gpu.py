@@ -25,7 +25,7 @@
   3. ktune.ops.gemm against torch.matmul and torch.compile (default mode; --max-autotune adds
      mode="max-autotune") on the 8 LLM-suite shapes (`ktune tune gemm --suite llm`: nn.Linear,
      B = W.t()), bf16; the first ktune call per shape tunes it (timed separately as "tune s").
-Usage: python3 bench_gpu.py [--quick] [--no-compile] [--max-autotune]
+Usage: python3 bench_gpu.py [--quick] [--no-compile] [--max-autotune] [--only=call,bandwidth,gemm]
   (KTUNE_CACHE_DIR: keep tuned keys between runs; the whole run takes about 4 minutes cold)"""
 import json
 import statistics
@@ -98,13 +98,28 @@ def call_overhead(rows):
     x = torch.ones(1, device="cuda")
     y = torch.zeros(1, device="cuda")
     saxpy(1, 1.0, x, y)  # tunes
+    # The same kernel keyed on n exactly: its launch dims are computed once per key.
+    exact = ktune.autotune(space={"BLOCK": [64, 128, 256]}, key=["n"], warmup=1, rep=5,
+                           name="bench_saxpy_exact")(
+        ktune.kernel(SAXPY, "bench_saxpy", grid="cdiv(n, BLOCK)", block="BLOCK"))
+    exact(1, 1.0, x, y)  # tunes
     raw, args, s = saxpy._k, (1, 1.0, x.data_ptr(), y.data_ptr()), 0
+    xp, yp = x.data_ptr(), y.data_ptr()
     z = torch.empty(1, device="cuda")
+    # The rows below "tuned" remove one piece each: the stream getter (stream=), the two
+    # data_ptr() calls (int addresses), the key's bucketing (exact key); raw_gil is the raw
+    # launch with the GIL released around it, as the tuned call's launch is.
     variants = [("tuned", "tuned call: @ktune.autotune kernel", lambda: saxpy(1, 1.0, x, y)),
                 ("tuned_stream", "  same, stream= given", lambda: saxpy(1, 1.0, x, y, stream=0)),
+                ("tuned_ints", "  same, int addresses, stream= given",
+                 lambda: saxpy(1, 1.0, xp, yp, stream=0)),
+                ("tuned_exact", "  exact key (n), int addresses, stream=",
+                 lambda: exact(1, 1.0, xp, yp, stream=0)),
                 ("binding", "  binding only, int args (Kernel)", lambda: raw(args, s))]
     for key, label, make in ((host_cost.RAW, "peer: raw cuLaunchKernel (_ktune.RawLaunch)",
                               host_cost.raw_launch),
+                             ("raw_gil", "  raw launch, GIL released around it",
+                              lambda: host_cost.raw_launch(release_gil=True)),
                              ("raw_ctypes", "peer: raw cuLaunchKernel (ctypes)",
                               host_cost.CtypesLaunch)):
         try:
@@ -335,18 +350,30 @@ def gemms(quick, use_compile, max_autotune):
 
 def main():
     quick = "--quick" in sys.argv
+    only = next((a.split("=", 1)[1].split(",") for a in sys.argv if a.startswith("--only=")),
+                ["call", "bandwidth", "gemm"])
     use_compile = "--no-compile" not in sys.argv
     t_start = time.perf_counter()
     print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}  ktune "
           f"{ktune.__version__}")
     rows = []
-    gated_rows, gate = call_overhead(rows)
-    host_cost.print_gated(gated_rows, gate, GATED_ROUNDS, GATED_SETS)
-    print("\n== host cost per call, old method: wall clock of back-to-back batches of 200 (us; "
-          "median, p20, p80 over batches; the GPU's throughput for tiny kernels can bound it)")
-    for name, med, p20, p80 in rows:
-        print(f"  {name:40s} {med:7.2f}  [{p20:.2f}, {p80:.2f}]")
-    sys.stdout.flush()
+    if "call" in only:
+        gated_rows, gate = call_overhead(rows)
+        host_cost.print_gated(gated_rows, gate, GATED_ROUNDS, GATED_SETS)
+        print("\n== host cost per call, old method: wall clock of back-to-back batches of 200 "
+              "(us; median, p20, p80 over batches; the GPU's throughput for tiny kernels can "
+              "bound it)")
+        for name, med, p20, p80 in rows:
+            print(f"  {name:40s} {med:7.2f}  [{p20:.2f}, {p80:.2f}]")
+        sys.stdout.flush()
+    if "bandwidth" in only:
+        rowwise_table(quick, use_compile)
+    if "gemm" in only:
+        gemm_table(quick, use_compile)
+    print(f"total {time.perf_counter() - t_start:.0f} s")
+
+
+def rowwise_table(quick, use_compile):
     t1 = time.perf_counter()
     bw = bandwidth(quick, use_compile)
     print("\n== row-wise ops through Python, bf16: ratio = ktune (or peer) GB/s / same-run copy"
@@ -368,6 +395,9 @@ def main():
         print(f"  {name:22s} {top}")
     print(f"  ({time.perf_counter() - t1:.0f} s)")
     sys.stdout.flush()
+
+
+def gemm_table(quick, use_compile):
     t1 = time.perf_counter()
     gm = gemms(quick, use_compile, "--max-autotune" in sys.argv)
     print("\n== GEMM bf16 a @ w.t() (TFLOP/s; do_bench, read flush); ratio = peer time / ktune "
@@ -376,7 +406,7 @@ def main():
     for name, tk, peers, tune_s, comp_s in gm:
         pr = "  ".join(f"{p} {tf:6.1f} {r:5.3f}" for p, tf, r in peers)
         print(f"  {name:32s} {tk:7.1f}  {pr}   {tune_s:6.1f} {comp_s:6.1f}")
-    print(f"  ({time.perf_counter() - t1:.0f} s)   total {time.perf_counter() - t_start:.0f} s")
+    print(f"  ({time.perf_counter() - t1:.0f} s)")
 
 
 if __name__ == "__main__":

@@ -54,7 +54,7 @@ def median_interval(xs, confidence=0.95):
     return statistics.median(s), lo, hi, n
 
 
-def raw_launch():
+def raw_launch(release_gil=False):
     """cuLaunchKernel of the no-op kernel (arguments packed once, torch's current stream) through
     ktune._ktune.RawLaunch: a vectorcall straight into the driver, the least a launch from Python
     costs. The ratios' denominator."""
@@ -62,7 +62,7 @@ def raw_launch():
     torch.cuda.synchronize()  # the primary context is current on this thread
     buf = torch.zeros(16, device="cuda")
     r = _ktune.RawLaunch(_NOOP_PTX, "bench_noop2", buf.data_ptr(), 1,
-                         torch.cuda.current_stream().cuda_stream)
+                         torch.cuda.current_stream().cuda_stream, release_gil=release_gil)
     # A lambda as every variant's call is one (like with like); its default keeps buf alive.
     return lambda _buf=buf: r()
 

@@ -5,6 +5,8 @@
 // conversion. RawLaunch(ptx, entry, ptr, n, stream): the driver JIT-compiles `ptx` (bytes) and
 // the kernel `entry` takes (u64 ptr, u64 n). libcuda is the one the process already loaded (torch's
 // or ktune's); ImportError-free: the constructor raises RuntimeError when it is absent.
+// release_gil=True: the launch runs with the GIL released, as a tuned call's does (what a GIL
+// round trip costs on the host).
 #define PY_SSIZE_T_CLEAN  // "y#" takes a Py_ssize_t length
 #include <Python.h>
 #include <dlfcn.h>
@@ -28,6 +30,7 @@ struct RawLaunch {
   void* stream;
   uint64_t ptr, n;
   void* params[2];
+  bool release_gil;
 };
 
 PyObject* rawCall(PyObject* self, PyObject* const*, size_t nargsf, PyObject* kwnames) {
@@ -36,7 +39,14 @@ PyObject* rawCall(PyObject* self, PyObject* const*, size_t nargsf, PyObject* kwn
     return nullptr;
   }
   auto* r = reinterpret_cast<RawLaunch*>(self);
-  const int rc = r->launch(r->fn, 1, 1, 1, 32, 1, 1, 0, r->stream, r->params, nullptr);
+  int rc = 0;
+  if (r->release_gil) {
+    Py_BEGIN_ALLOW_THREADS
+    rc = r->launch(r->fn, 1, 1, 1, 32, 1, 1, 0, r->stream, r->params, nullptr);
+    Py_END_ALLOW_THREADS
+  } else {
+    rc = r->launch(r->fn, 1, 1, 1, 32, 1, 1, 0, r->stream, r->params, nullptr);
+  }
   if (rc != 0) return PyErr_Format(PyExc_RuntimeError, "cuLaunchKernel failed: CUresult %d", rc);
   Py_RETURN_NONE;
 }
@@ -46,9 +56,10 @@ PyObject* rawNew(PyTypeObject* type, PyObject* args, PyObject* kw) {
   Py_ssize_t ptx_len = 0;
   const char* entry = nullptr;
   unsigned long long ptr = 0, n = 0, stream = 0;
-  static const char* kNames[] = {"ptx", "entry", "ptr", "n", "stream", nullptr};
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "y#sKKK", const_cast<char**>(kNames), &ptx, &ptx_len,
-                                   &entry, &ptr, &n, &stream))
+  int release_gil = 0;
+  static const char* kNames[] = {"ptx", "entry", "ptr", "n", "stream", "release_gil", nullptr};
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "y#sKKK|p", const_cast<char**>(kNames), &ptx,
+                                   &ptx_len, &entry, &ptr, &n, &stream, &release_gil))
     return nullptr;
   void* lib = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
   if (!lib) return PyErr_Format(PyExc_RuntimeError, "libcuda.so.1 is not loaded in this process");
@@ -75,6 +86,7 @@ PyObject* rawNew(PyTypeObject* type, PyObject* args, PyObject* kw) {
   r->n = n;
   r->params[0] = &r->ptr;
   r->params[1] = &r->n;
+  r->release_gil = release_gil != 0;
   return reinterpret_cast<PyObject*>(r);
 }
 

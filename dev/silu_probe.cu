@@ -1,0 +1,287 @@
+// Probe for the small SiLU·Mul shape (bf16, x: rows x 2d, out: rows x d): which variant of the
+// kernel's structure and load cache hints moves the same-run ratio to a D2D copy of the same bytes,
+// timed per call with CUDA events after a clean (read) L2 flush, variants interleaved in rounds.
+// A dev tool (not part of the build): nvcc -O3 -gencode=arch=compute_90,code=sm_90 silu_probe.cu
+//   ./a.out [rows d rounds]
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#define CK(x)                                                                          \
+  do {                                                                                 \
+    cudaError_t e_ = (x);                                                              \
+    if (e_ != cudaSuccess) {                                                           \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                    \
+    }                                                                                  \
+  } while (0)
+
+// HINT: 0 plain loads, 1 ld.global.cs (streaming), 2 L2 evict_first policy, 3 L1::no_allocate
+template <int HINT>
+__device__ __forceinline__ uint4 load16(const void* p) {
+  uint4 v;
+  if constexpr (HINT == 0) {
+    v = *reinterpret_cast<const uint4*>(p);
+  } else if constexpr (HINT == 1) {
+    v = __ldcs(reinterpret_cast<const uint4*>(p));
+  } else if constexpr (HINT == 2) {
+    unsigned long long pol;
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+    asm volatile("ld.global.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p), "l"(pol));
+  } else {
+    asm volatile("ld.global.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p));
+  }
+  return v;
+}
+
+// SHINT: 0 plain store, 1 st.global.L2 evict_last policy
+template <int SHINT>
+__device__ __forceinline__ void store16(void* p, uint4 v) {
+  if constexpr (SHINT == 0) {
+    *reinterpret_cast<uint4*>(p) = v;
+  } else {
+    unsigned long long pol;
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
+    asm volatile("st.global.L2::cache_hint.v4.u32 [%0], {%1,%2,%3,%4}, %5;" ::"l"(p), "r"(v.x),
+                 "r"(v.y), "r"(v.z), "r"(v.w), "l"(pol)
+                 : "memory");
+  }
+}
+
+__device__ __forceinline__ float silu(float g) {
+  return __fdividef(g, 1.0f + exp2f(-g * 1.4426950408889634f));
+}
+
+__device__ __forceinline__ unsigned pack2(float a, float b) {
+  __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
+  return *reinterpret_cast<unsigned*>(&h);
+}
+__device__ __forceinline__ float2 unpack2(unsigned u) {
+  __nv_bfloat162 h = *reinterpret_cast<__nv_bfloat162*>(&u);
+  return __bfloat1622float2(h);
+}
+
+template <int MATH>
+__device__ __forceinline__ unsigned op2(unsigned g, unsigned u) {
+  float2 a = unpack2(g), b = unpack2(u);
+  if constexpr (MATH == 1) return pack2(silu(a.x) * b.x, silu(a.y) * b.y);
+  return pack2(a.x + b.x, a.y + b.y);
+}
+
+// 16-byte vectors (8 bf16). Each block: ROWS rows x (THREADS*UNROLL) vectors per step, all
+// loads of a step issued before the math; grid-stride over row groups (grid.y may be capped).
+template <int THREADS, int ROWS, int UNROLL, int HINT, int SHINT, int MATH>
+__global__ void __launch_bounds__(THREADS) silu_k(uint4* out, const uint4* x, int rows, int nv) {
+  const int tx = threadIdx.x;
+  const int chunk = blockIdx.x * THREADS * UNROLL;
+  for (int r0 = blockIdx.y * ROWS; r0 < rows; r0 += gridDim.y * ROWS) {
+    uint4 g[ROWS][UNROLL], u[ROWS][UNROLL];
+#pragma unroll
+    for (int q = 0; q < ROWS; ++q)
+#pragma unroll
+      for (int k = 0; k < UNROLL; ++k) {
+        const int i = chunk + k * THREADS + tx;
+        if (r0 + q < rows && i < nv) {
+          const uint4* xr = x + (size_t)(r0 + q) * 2 * nv;
+          g[q][k] = load16<HINT>(xr + i);
+          u[q][k] = load16<HINT>(xr + nv + i);
+        }
+      }
+#pragma unroll
+    for (int q = 0; q < ROWS; ++q)
+#pragma unroll
+      for (int k = 0; k < UNROLL; ++k) {
+        const int i = chunk + k * THREADS + tx;
+        if (r0 + q < rows && i < nv) {
+          uint4 o;
+          o.x = op2<MATH>(g[q][k].x, u[q][k].x);
+          o.y = op2<MATH>(g[q][k].y, u[q][k].y);
+          o.z = op2<MATH>(g[q][k].z, u[q][k].z);
+          o.w = op2<MATH>(g[q][k].w, u[q][k].w);
+          store16<SHINT>(out + (size_t)(r0 + q) * nv + i, o);
+        }
+      }
+  }
+}
+
+// 8-byte vectors (4 bf16), as the default config of the real kernel (VEC=4).
+template <int THREADS, int HINT>
+__global__ void __launch_bounds__(THREADS) silu_k8(uint2* out, const uint2* x, int rows, int nv) {
+  const int i = blockIdx.x * THREADS + threadIdx.x;
+  const int r = blockIdx.y;
+  if (i >= nv) return;
+  const uint2* xr = x + (size_t)r * 2 * nv;
+  uint2 g, u;
+  if constexpr (HINT == 1) {
+    g = __ldcs(xr + i);
+    u = __ldcs(xr + nv + i);
+  } else {
+    g = xr[i];
+    u = xr[nv + i];
+  }
+  uint2 o;
+  o.x = op2<1>(g.x, u.x);
+  o.y = op2<1>(g.y, u.y);
+  out[(size_t)r * nv + i] = o;
+}
+
+__global__ void copy_k(uint4* dst, const uint4* src, size_t n) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x)
+    dst[i] = src[i];
+}
+
+__global__ void flush_k(const float4* p, size_t n, float* sink) {
+  float s = 0;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x) {
+    float4 v = p[i];
+    s += v.x + v.y + v.z + v.w;
+  }
+  if (s == 12345.678f) *sink = s;  // keeps the loads; never true for the zero buffer
+}
+
+__global__ void fill_k(__nv_bfloat16* p, size_t n) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x) {
+    unsigned h = (unsigned)(i * 2654435761u);
+    p[i] = __float2bfloat16(((h >> 8) & 0xffff) / 8192.0f - 4.0f);
+  }
+}
+
+struct Variant {
+  std::string name;
+  double bytes;
+  std::function<void()> fn;
+  std::vector<float> ms;
+};
+
+int main(int argc, char** argv) {
+  const int rows = argc > 1 ? std::atoi(argv[1]) : 4096;
+  const int d = argc > 2 ? std::atoi(argv[2]) : 2048;
+  const int rounds = argc > 3 ? std::atoi(argv[3]) : 60;
+  cudaDeviceProp prop;
+  CK(cudaGetDeviceProperties(&prop, 0));
+  const int sms = prop.multiProcessorCount;
+  const size_t xn = (size_t)rows * 2 * d, on = (size_t)rows * d;
+  __nv_bfloat16 *x, *out, *src, *dst;
+  CK(cudaMalloc(&x, xn * 2));
+  CK(cudaMalloc(&out, on * 2));
+  const size_t cn = (size_t)rows * 3 * d / 2;  // copy moves the op's bytes: read 1.5d, write 1.5d
+  CK(cudaMalloc(&src, cn * 2));
+  CK(cudaMalloc(&dst, cn * 2));
+  fill_k<<<1024, 256>>>(x, xn);
+  fill_k<<<1024, 256>>>(src, cn);
+  const size_t fl = 2 * (size_t)prop.l2CacheSize / 16;
+  float4* flush;
+  float* sink;
+  CK(cudaMalloc(&flush, fl * 16));
+  CK(cudaMemset(flush, 0, fl * 16));
+  CK(cudaMalloc(&sink, 4));
+  const double opb = 3.0 * rows * d * 2;
+  const int nv = d / 8;
+  auto* xo = reinterpret_cast<const uint4*>(x);
+  auto* oo = reinterpret_cast<uint4*>(out);
+  std::vector<Variant> vs;
+  vs.push_back({"copy cudaMemcpyAsync D2D", opb, [&] {
+                  CK(cudaMemcpyAsync(dst, src, cn * 2, cudaMemcpyDeviceToDevice, 0));
+                }});
+  vs.push_back({"copy kernel 16B (sms*8 x 256)", opb, [&] {
+                  copy_k<<<sms * 8, 256>>>(reinterpret_cast<uint4*>(dst),
+                                           reinterpret_cast<const uint4*>(src), cn / 8);
+                }});
+#define SV(T, R, U, H, S, M, GY, label)                                                     \
+  vs.push_back({label, opb, [&] {                                                           \
+                  dim3 g((nv + T * U - 1) / (T * U), GY);                                   \
+                  silu_k<T, R, U, H, S, M><<<g, T>>>(oo, xo, rows, nv);                     \
+                }})
+  const int full = rows;
+  SV(256, 1, 1, 0, 0, 0, full, "r2w1 add 16B T256 R1");
+  SV(256, 1, 1, 0, 0, 1, full, "silu 16B T256 R1");
+  SV(256, 1, 1, 1, 0, 1, full, "silu 16B T256 R1 ld.cs");
+  SV(256, 1, 1, 2, 0, 1, full, "silu 16B T256 R1 L2 evict_first");
+  SV(256, 1, 1, 3, 0, 1, full, "silu 16B T256 R1 L1 no_alloc");
+  SV(256, 1, 1, 1, 1, 1, full, "silu 16B T256 R1 ld.cs st evict_last");
+  SV(256, 1, 1, 0, 1, 1, full, "silu 16B T256 R1 st evict_last");
+  SV(128, 1, 2, 0, 0, 1, full, "silu 16B T128 U2");
+  SV(128, 1, 2, 1, 0, 1, full, "silu 16B T128 U2 ld.cs");
+  SV(256, 2, 1, 0, 0, 1, full / 2, "silu 16B T256 R2");
+  SV(256, 2, 1, 1, 0, 1, full / 2, "silu 16B T256 R2 ld.cs");
+  SV(256, 4, 1, 1, 0, 1, full / 4, "silu 16B T256 R4 ld.cs");
+  SV(256, 1, 1, 0, 0, 1, sms * 8, "silu 16B T256 R1 persistent sms*8");
+  SV(256, 1, 1, 1, 0, 1, sms * 8, "silu 16B T256 R1 ld.cs persistent sms*8");
+  SV(256, 2, 1, 1, 0, 1, sms * 4, "silu 16B T256 R2 ld.cs persistent sms*4");
+  SV(128, 1, 1, 0, 0, 1, full, "silu 16B T128 R1 (2 blocks/row)");
+  SV(128, 1, 1, 1, 0, 1, full, "silu 16B T128 R1 ld.cs");
+  SV(256, 4, 1, 0, 0, 1, full / 4, "silu 16B T256 R4");
+  vs.push_back({"silu 8B T128 (default config shape)", opb, [&] {
+                  dim3 g((d / 4 + 127) / 128, rows);
+                  silu_k8<128, 0><<<g, 128>>>(reinterpret_cast<uint2*>(out),
+                                              reinterpret_cast<const uint2*>(x), rows, d / 4);
+                }});
+  vs.push_back({"silu 8B T128 ld.cs", opb, [&] {
+                  dim3 g((d / 4 + 127) / 128, rows);
+                  silu_k8<128, 1><<<g, 128>>>(reinterpret_cast<uint2*>(out),
+                                              reinterpret_cast<const uint2*>(x), rows, d / 4);
+                }});
+  cudaEvent_t s[64], e[64];
+  for (int i = 0; i < 64; ++i) {
+    CK(cudaEventCreate(&s[i]));
+    CK(cudaEventCreate(&e[i]));
+  }
+  auto flushNow = [&] { flush_k<<<sms * 4, 512>>>(flush, fl, sink); };
+  for (auto& v : vs) v.fn();  // warm
+  CK(cudaDeviceSynchronize());
+  std::vector<int> order(vs.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = (int)i;
+  std::vector<float> allDeltas;
+  std::mt19937 rng(12345);
+  for (int r = 0; r < rounds; ++r) {
+    std::shuffle(order.begin(), order.end(), rng);
+    for (size_t j = 0; j < order.size(); ++j) {
+      flushNow();
+      CK(cudaEventRecord(s[j]));
+      vs[order[j]].fn();
+      CK(cudaEventRecord(e[j]));
+    }
+    CK(cudaDeviceSynchronize());
+    for (size_t j = 0; j < order.size(); ++j) {
+      float ms;
+      CK(cudaEventElapsedTime(&ms, s[j], e[j]));
+      vs[order[j]].ms.push_back(ms);
+      allDeltas.push_back(ms);
+    }
+  }
+  CK(cudaGetLastError());
+  auto med = [](std::vector<float> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  std::sort(allDeltas.begin(), allDeltas.end());
+  float gran = 1e9;
+  for (size_t i = 1; i < allDeltas.size(); ++i)
+    if (allDeltas[i] > allDeltas[i - 1]) gran = std::min(gran, allDeltas[i] - allDeltas[i - 1]);
+  std::printf("rows %d d %d (op bytes %.1f MB), %d rounds, L2 %d MB, event granularity %.4f us\n",
+              rows, d, opb / 1e6, rounds, prop.l2CacheSize >> 20, gran * 1e3);
+  const float copyMs = med(vs[0].ms);
+  std::printf("%-44s %9s %8s %9s %9s\n", "variant", "med us", "GB/s", "x D2D", "x copyK");
+  const float copyK = med(vs[1].ms);
+  for (auto& v : vs) {
+    const float m = med(v.ms);
+    std::printf("%-44s %9.2f %8.0f %9.3f %9.3f\n", v.name.c_str(), m * 1e3, v.bytes / (m * 1e6),
+                copyMs / m, copyK / m);
+  }
+  return 0;
+}
