@@ -12,7 +12,7 @@
 //   KTUNE_HAS_MFMA_BF16_1K, KTUNE_HAS_CP_ASYNC;
 //   ktune::tid_x/tid_y/bid_x/bid_y/bid_z/bdim_x/bdim_y/gdim_x/gdim_y, sync_threads, lane_id,
 //   shfl_xor(float,int), warp_reduce_sum/max(float), half_t, bf16_t, to_float, from_float<T>,
-//   Vec<T,N>, load_vec/store_vec, exp_fast, rsqrt, cp_async16/cp_async_commit/cp_async_wait<N>,
+//   Vec<T,N>, load_vec/store_vec/load_vec_once, exp_fast, rsqrt, cp_async16/cp_async_commit/cp_async_wait<N>,
 //   AMD MFMA wrappers (mfma_16x16x16_f16/bf16, mfma_32x32x8_f16/bf16).
 #pragma once
 
@@ -277,14 +277,87 @@ struct alignas(sizeof(T) * N) Vec {
   KTUNE_DEVICE T& operator[](int i) { return v[i]; }
   KTUNE_DEVICE const T& operator[](int i) const { return v[i]; }
 };
-// p must be aligned to sizeof(T) * N (callers check alignment on the host or use N = 1).
+// A vector's bytes as one machine vector type (VecWords<bytes>::type; kWords false where none
+// fits): load_vec/store_vec move them as one access. Copying a Vec of 16-bit elements as a
+// struct lets the compiler split the access, one 2-byte access per element (seen for SiLU·Mul's
+// output: eight 2-byte stores per 16-byte vector, which halved its bandwidth).
+template <int Bytes>
+struct VecWords { static constexpr bool kWords = false; };
+#if KTUNE_NVIDIA
+// AMD keeps the struct copy: its compilers keep those accesses whole (the MFMA epilogue's analysis
+// shows no split), and a word-typed local there was put in scratch memory.
+template <>
+struct VecWords<16> { typedef uint4 type; static constexpr bool kWords = true; };
+template <>
+struct VecWords<8> { typedef uint2 type; static constexpr bool kWords = true; };
+template <>
+struct VecWords<4> { typedef unsigned type; static constexpr bool kWords = true; };
+template <>
+struct VecWords<2> { typedef unsigned short type; static constexpr bool kWords = true; };
+#endif
+// (A Vec is aligned to its size, as the word type is, so it can be read as one.)
 template <int N, class T>
 KTUNE_DEVICE Vec<T, N> load_vec(const T* p) {
-  return *reinterpret_cast<const Vec<T, N>*>(p);
+  typedef VecWords<static_cast<int>(sizeof(T)) * N> Words;
+  if constexpr (!Words::kWords) {
+    return *reinterpret_cast<const Vec<T, N>*>(p);
+  } else {
+    typedef typename Words::type W;
+    const W w = *reinterpret_cast<const W*>(p);
+    return *reinterpret_cast<const Vec<T, N>*>(&w);
+  }
 }
 template <int N, class T>
 KTUNE_DEVICE void store_vec(T* p, const Vec<T, N>& x) {
-  *reinterpret_cast<Vec<T, N>*>(p) = x;
+  typedef VecWords<static_cast<int>(sizeof(T)) * N> Words;
+  if constexpr (!Words::kWords) {
+    *reinterpret_cast<Vec<T, N>*>(p) = x;
+  } else {
+    typedef typename Words::type W;
+    const W w = *reinterpret_cast<const W*>(&x);
+#if KTUNE_NVIDIA
+    // A plain store of `w` is still split where the words were made of 16-bit values; the
+    // store intrinsic (st.global.wb, the default write-back policy) is one instruction.
+    if (sizeof(W) >= 8 && __isGlobal(p)) {
+      __stwb(reinterpret_cast<W*>(p), w);
+      return;
+    }
+#endif
+    *reinterpret_cast<W*>(p) = w;
+  }
+}
+// load_vec for data a kernel reads once: its cache lines are the first the L2 evicts, so the
+// lines the kernel writes stay cached instead (NVIDIA sm_80+: an L2 evict_first cache policy;
+// elsewhere, AMD included, a plain load: no AMD measurement says what a nontemporal load would
+// do there). Same alignment rule as load_vec.
+template <int N, class T>
+KTUNE_DEVICE Vec<T, N> load_vec_once(const T* p) {
+  constexpr int kBytes = static_cast<int>(sizeof(T)) * N;
+  static_assert(kBytes == 2 || kBytes == 4 || kBytes == 8 || kBytes == 16,
+                "load_vec_once: 2, 4, 8 or 16 bytes");
+#if KTUNE_NVIDIA && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  Vec<T, N> r;
+  unsigned long long pol;
+  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+  if constexpr (kBytes == 16) {
+    unsigned* w = reinterpret_cast<unsigned*>(&r);
+    asm volatile("ld.global.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
+                 : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "l"(p), "l"(pol));
+  } else if constexpr (kBytes == 8) {
+    unsigned* w = reinterpret_cast<unsigned*>(&r);
+    asm volatile("ld.global.L2::cache_hint.v2.u32 {%0,%1}, [%2], %3;"
+                 : "=r"(w[0]), "=r"(w[1]) : "l"(p), "l"(pol));
+  } else if constexpr (kBytes == 4) {
+    unsigned* w = reinterpret_cast<unsigned*>(&r);
+    asm volatile("ld.global.L2::cache_hint.u32 %0, [%1], %2;" : "=r"(w[0]) : "l"(p), "l"(pol));
+  } else {
+    unsigned short* h = reinterpret_cast<unsigned short*>(&r);
+    asm volatile("ld.global.L2::cache_hint.u16 %0, [%1], %2;" : "=h"(h[0]) : "l"(p), "l"(pol));
+  }
+  return r;
+#else
+  return load_vec<N>(p);
+#endif
 }
 
 // ---------------------------------------------------------------------------------------------

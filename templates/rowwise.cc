@@ -288,6 +288,10 @@ ConfigSpace siluMulSpace(RowDType dtype, const RowwiseLimits& limits) {
   sp.constrain("UNROLL * ROWS_PER_BLOCK <= 4", [](const Config& c) {
     return c.getInt("UNROLL") * c.getInt("ROWS_PER_BLOCK") <= 4;
   });
+  // NVIDIA: x's loads with an L2 evict_first policy (read once; the output's lines stay in the
+  // L2). Measured to help the small shapes and to cost about 1-2% at the large ones, so it is the
+  // tuner's choice. AMD has no such knob until a measurement says what a nontemporal load does.
+  if (limits.backend == "cuda") sp.addInts("LOAD_HINT", {0, 1});
   return sp;
 }
 
@@ -300,11 +304,14 @@ Config siluMulDefaultConfig(RowDType dtype, const RowwiseLimits& limits) {
                   {"THREADS", int64_t(std::min(256, limits.max_threads_per_block))},
                   {"UNROLL", int64_t(1)},
                   {"ROWS_PER_BLOCK", int64_t(1)}};
-  // The H100 sweep's winners (bench/NOTES.md): 8-byte accesses, small blocks, many of them.
-  return Config{{"VEC", int64_t(8 / sizeOf(dtype))},
+  // NVIDIA: 16-byte accesses in small blocks, plain loads: on the H100 this config is within
+  // 2% of the best at the small and the large shapes (bench/NOTES.md; before the stores were made
+  // whole, 16-byte configs ran at half speed and 8-byte ones were the default).
+  return Config{{"VEC", int64_t(16 / sizeOf(dtype))},
                 {"THREADS", int64_t(std::max(128, limits.warp_size * 2))},
                 {"UNROLL", int64_t(1)},
-                {"ROWS_PER_BLOCK", int64_t(1)}};
+                {"ROWS_PER_BLOCK", int64_t(1)},
+                {"LOAD_HINT", int64_t(0)}};
 }
 
 static std::vector<int64_t> siluOffsets(const SiluMulProblem& p) {
@@ -326,7 +333,8 @@ Defines siluMulDefines(const Config& c, const SiluMulProblem& p) {
           {"VEC", str(vec)},
           {"THREADS", str(c.getInt("THREADS", 256))},
           {"UNROLL", str(c.getInt("UNROLL", 1))},
-          {"ROWS_PER_BLOCK", str(c.getInt("ROWS_PER_BLOCK", 1))}};
+          {"ROWS_PER_BLOCK", str(c.getInt("ROWS_PER_BLOCK", 1))},
+          {"LOAD_HINT", str(c.getInt("LOAD_HINT", 0))}};
 }
 
 LaunchShape siluMulLaunch(const Config& c, const SiluMulProblem& p, const DeviceInfo&) {

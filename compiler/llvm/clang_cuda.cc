@@ -19,7 +19,8 @@ std::vector<std::string> cudaDeviceFlags(const std::string& arch, const std::str
 }
 
 // Cache-hint loads/stores that the CUDA headers declare only for nvcc/NVRTC (sm_32_intrinsics)
-// and clang 19's CUDA wrapper lacks for float4: the same PTX instructions, as inline asm.
+// and clang 19's CUDA wrapper lacks (float4; uint4/uint2 for the prelude's store_vec): the same
+// PTX instructions, as inline asm.
 static const char kClangCudaShims[] = R"(// ktune: what clang's CUDA mode lacks
 #pragma once
 static __device__ __forceinline__ float4 __ldcg(const float4* p) {
@@ -31,6 +32,13 @@ static __device__ __forceinline__ float4 __ldcg(const float4* p) {
 static __device__ __forceinline__ void __stcg(float4* p, float4 v) {
   asm volatile("st.global.cg.v4.f32 [%0], {%1,%2,%3,%4};"
                :: "l"(p), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w) : "memory");
+}
+static __device__ __forceinline__ void __stwb(uint4* p, uint4 v) {
+  asm volatile("st.global.wb.v4.u32 [%0], {%1,%2,%3,%4};"
+               :: "l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
+}
+static __device__ __forceinline__ void __stwb(uint2* p, uint2 v) {
+  asm volatile("st.global.wb.v2.u32 [%0], {%1,%2};" :: "l"(p), "r"(v.x), "r"(v.y) : "memory");
 }
 )";
 

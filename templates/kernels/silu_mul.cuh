@@ -15,6 +15,8 @@
 //   THREADS        threads per block (1-D)
 //   UNROLL         vectors per thread per row: a block covers THREADS*VEC*UNROLL columns
 //   ROWS_PER_BLOCK rows a block handles per step; all their loads are issued before any math
+//   LOAD_HINT      optional: 1 loads x with ktune::load_vec_once (its lines evicted from the L2
+//                  first, so the output's stay), 0 or undefined plain loads
 // Grid: x = ceil(ceil(d / VEC) / (THREADS*UNROLL)) column chunks (so some thread owns the
 // partial vector at nv = d / VEC), y = row groups (a grid-stride loop covers more rows than grid.y).
 // Any d works: a row whose three pointers (gate, up, out) are not all VEC-aligned takes the
@@ -34,6 +36,17 @@ constexpr int kVec = VEC;
 constexpr int kThreads = THREADS;
 constexpr int kUnroll = UNROLL;
 constexpr int kRows = ROWS_PER_BLOCK;
+#ifdef LOAD_HINT
+constexpr int kLoadHint = LOAD_HINT;
+#else
+constexpr int kLoadHint = 0;
+#endif
+
+template <int N, class E>
+KTUNE_DEVICE ktune::Vec<E, N> load_x(const E* p) {
+  if constexpr (kLoadHint == 1) return ktune::load_vec_once<N>(p);
+  else return ktune::load_vec<N>(p);
+}
 static_assert(kVec >= 1 && (kVec & (kVec - 1)) == 0, "silu_mul: VEC must be a power of two");
 static_assert(kVec * sizeof(T) <= 16, "silu_mul: VEC * sizeof(DTYPE) must be <= 16 bytes");
 static_assert(kThreads % KTUNE_WARP_SIZE == 0, "silu_mul: THREADS must be a multiple of the warp size");
@@ -74,8 +87,8 @@ KTUNE_KERNEL KTUNE_LAUNCH_BOUNDS(THREADS, 0) void ktune_silu_mul(
         for (int k = 0; k < kUnroll; ++k) {
           const long long i = chunk_vec + k * kThreads + tx;
           if (i < nv) {
-            g[q][k] = *reinterpret_cast<const V*>(xr + i * kVec);
-            u[q][k] = *reinterpret_cast<const V*>(xr + d + i * kVec);
+            g[q][k] = load_x<kVec>(xr + i * kVec);
+            u[q][k] = load_x<kVec>(xr + d + i * kVec);
           }
         }
       }
@@ -89,7 +102,7 @@ KTUNE_KERNEL KTUNE_LAUNCH_BOUNDS(THREADS, 0) void ktune_silu_mul(
             V o;
 #pragma unroll
             for (int e = 0; e < kVec; ++e) o.v[e] = st(act_mul(ld(g[q][k].v[e]), ld(u[q][k].v[e])));
-            *reinterpret_cast<V*>(orow + i * kVec) = o;
+            ktune::store_vec<kVec>(orow + i * kVec, o);
           } else if (kVec > 1 && i == nv) {
             // d % VEC tail, owned by the thread whose next vector would start there.
             const T* xr = x + (r0 + q) * x_stride;

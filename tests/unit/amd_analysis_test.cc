@@ -291,7 +291,11 @@ TEST(AmdRowwiseDefaults, SixteenByteAccessesOnAmd) {
   }
   auto h100 = limitsForArch("sm_90a");
   ASSERT_TRUE(h100.ok());
-  EXPECT_EQ(siluMulDefaultConfig(RowDType::kBF16, *h100).getInt("VEC"), 4);  // H100 sweep: 8 B
+  // NVIDIA: 16-byte accesses too since the split-store fix, plain loads (NOTES), in the space.
+  const Config nv = siluMulDefaultConfig(RowDType::kBF16, *h100);
+  EXPECT_EQ(nv.getInt("VEC"), 8);
+  EXPECT_EQ(nv.getInt("LOAD_HINT", -1), 0);
+  EXPECT_TRUE(siluMulSpace(RowDType::kBF16, *h100).validate(nv, h100->backend).ok());
 }
 
 }  // namespace

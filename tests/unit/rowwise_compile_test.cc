@@ -63,6 +63,15 @@ std::vector<Case> cases(const std::string& arch) {
     add("silu_mul f32", siluMulSource(), kSiluMulEntry, siluMulDefines(c, p));
   }
   add("copy", copySource(), kCopyEntry, copyDefines(copyDefaultConfig(lim)));
+  // SiLU·Mul bf16 with 8-byte vectors and x loaded with the evict_first hint (NVIDIA; a plain
+  // load elsewhere).
+  {
+    SiluMulProblem p;
+    p.rows = 4096;
+    p.d = 2048;
+    Config c{{"VEC", 4}, {"THREADS", 128}, {"UNROLL", 1}, {"ROWS_PER_BLOCK", 1}, {"LOAD_HINT", 1}};
+    add("silu_mul bf16 load hint", siluMulSource(), kSiluMulEntry, siluMulDefines(c, p));
+  }
   return out;
 }
 
@@ -100,6 +109,16 @@ TEST(RowwiseCompile, NvrtcSm90a) {
   auto it = objs[0].dumps.find("ptx");
   ASSERT_NE(it, objs[0].dumps.end());
   EXPECT_NE(it->second.find("ld.global.v4"), std::string::npos);
+  // SiLU·Mul's output vector is one store: a Vec of bf16 copied as a struct was split into
+  // 2- and 4-byte stores, which halved the kernel's bandwidth (bench/NOTES.md).
+  const std::string& silu = objs[3].dumps.at("ptx");
+  EXPECT_NE(silu.find("st.global.wb.v4.u32"), std::string::npos) << objs[3].entry;
+  EXPECT_EQ(silu.find("st.global.v2.u16"), std::string::npos);
+  const std::string& hint = objs.back().dumps.at("ptx");
+  EXPECT_NE(hint.find("st.global.wb.v2.u32"), std::string::npos);
+  EXPECT_NE(hint.find("createpolicy.fractional.L2::evict_first"), std::string::npos);
+  EXPECT_NE(hint.find("ld.global.L2::cache_hint.v2.u32"), std::string::npos);
+  EXPECT_EQ(silu.find("L2::cache_hint"), std::string::npos);  // LOAD_HINT unset: plain loads
 }
 
 TEST(RowwiseCompile, HiprtcGfx90a) {
@@ -118,6 +137,7 @@ TEST(RowwiseCompile, ClangGfx942) {
   auto it = objs[3].dumps.find("isa");  // silu_mul bf16
   ASSERT_NE(it, objs[3].dumps.end());
   EXPECT_NE(it->second.find("global_load_dwordx4"), std::string::npos);
+  EXPECT_NE(it->second.find("global_store_dwordx4"), std::string::npos);  // one 16-byte store
 }
 
 }  // namespace
