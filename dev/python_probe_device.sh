@@ -5,7 +5,8 @@
 # (dev/python_device.sh with PY_TESTS=0). Logs under $OUT.
 #   bash dev/python_probe_device.sh        PROBE_ONLY=1: the probe alone (no ktune build)
 #   PROBE_CONFIGS="VEC:THREADS:UNROLL:ROWS:LOAD_HINT ..."  ktune kernel configs to time
-#   PROBE_BEFORE=path.cuh                   also time that kernel source (name prefix "before")
+#   PROBE_BEFORE=path.cuh                   also time that kernel source (name prefix "before"; e.g.
+#                                           the kernel before a change, from git show)
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
