@@ -25,6 +25,9 @@ KeyBuilder& KeyBuilder::add(const char* name, std::string_view value) {
 }
 
 std::string KeyBuilder::toString() const {
+  // A family keyed on nothing (triton.autotune's key=[]) has one key; it needs a name the
+  // database and the journal accept, and one no real key can take (those all have "name=").
+  if (n_ == 0) return kNoFields;
   std::string s;
   for (int i = 0; i < n_; ++i) {
     if (i) s += ',';

@@ -20,8 +20,9 @@ class KeyBuilder {
   KeyBuilder& add(const char* name, std::string_view value);
   KeyBuilder& add(const char* name, const char* value) { return add(name, std::string_view(value)); }
   KeyBuilder& add(const char* name, int value) { return add(name, int64_t(value)); }
-  // "M=128,N=4096,dtype=bf16" (field order as added).
+  // "M=128,N=4096,dtype=bf16" (field order as added); kNoFields for a key with no fields.
   std::string toString() const;
+  static constexpr const char* kNoFields = "(no fields)";
   bool overflowed() const { return overflow_; }
   size_t hash() const;
   bool operator==(const KeyBuilder& o) const;

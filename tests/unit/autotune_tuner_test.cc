@@ -237,6 +237,34 @@ TEST(Tuner, DatabaseHitInAFreshTunerRecompilesNothing) {
   EXPECT_EQ(fam2->lookup(p)->origin, "database");
 }
 
+// A family keyed on nothing (key=[]) is tuned once and found in the database by the next
+// process: its key's name was the empty string, which the database and the journal refuse.
+TEST(Tuner, FamilyWithAnEmptyKeyIsRecordedAndFound) {
+  Env env;
+  env.cost["BLOCK=512,VEC=2"] = 0.005;
+  Scale p = env.problem(5000);
+  auto keyless = [&] {
+    auto f = env.family();
+    f.key = [](const Scale&, KeyBuilder&) {};
+    return f;
+  };
+  {
+    auto t = Tuner::create(env.backend, env.options());
+    auto fam = (*t)->add(keyless());
+    ASSERT_TRUE((*fam)(p).ok());
+    EXPECT_EQ(fam->key(p), KeyBuilder::kNoFields);
+  }
+  env.compiler->resetCounters();
+  auto t2 = Tuner::create(env.backend, env.options());
+  auto fam2 = (*t2)->add(keyless());
+  auto sel = fam2->lookup(env.problem(77));  // any problem: one key
+  ASSERT_TRUE(sel.ok()) << sel.status().toString();
+  EXPECT_EQ(sel->origin, "database");
+  EXPECT_EQ(sel->config, "BLOCK=512,VEC=2");
+  ASSERT_TRUE((*fam2)(p).ok());
+  EXPECT_EQ(env.compiler->compileCount(), 0);
+}
+
 TEST(Tuner, TuningOffRunsDefaultAndRecordsUntunedKeysThenTuneFromFile) {
   Env env;
   env.cost["BLOCK=64,VEC=4"] = 0.001;
