@@ -10,10 +10,13 @@
      table: wall time of back-to-back batches of 200 (the GPU's throughput for tiny kernels can
      bound it), with what the pieces of a call cost alone (the stream getter, data_ptr).
   2. ktune.ops.rms_norm / silu_mul bandwidth as a fraction of the same run's copy bandwidth
-     (tensor.copy_ of the same bytes, read + write), four ways, so a shortfall can be placed:
-       kernel: CUDA events around each call, L2 flushed before each run by READING a 2x-L2
-               buffer (clean lines, as the C++ benches do), median: the kernel alone (the flush
-               hides the Python launch cost);
+     (tensor.copy_ of the same bytes, read + write), five ways, so a shortfall can be placed:
+       events: CUDA events around each call, L2 flushed before each run by READING a 2x-L2
+               buffer (clean lines, as the C++ benches do), the op and the copy alternating run
+               by run (as the C++ fair benches interleave), median: the kernel alone (the flush
+               hides the Python launch cost) -- the headline;
+       block:  the same, but 40 runs of the copy, then 40 of the op (the method until the
+               fifth session: for the small SiLU·Mul shape it reads ~7% lower);
        read:   ktune.do_bench(flush="read"): the engine's harness with its clean flush (its
                read kernel; the default, as tuning candidates are timed);
        memset: ktune.do_bench(flush="memset") (dirty lines whose write-back lands in the timed
@@ -170,6 +173,29 @@ class Timer:
         torch.cuda.synchronize()
         return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
 
+    def pair_ms(self, peer, fn, runs=40):
+        """(peer ms, fn ms): per-run events after the flush, the two alternating run by run (the
+        order flipped every other run), as the C++ fair benches interleave a kernel with its
+        peer. Timed as blocks of runs of one callable instead (kernel_ms), the small SiLU·Mul
+        shape read 7% slower against a copy that read faster (dev/flush_probe.py, NOTES)."""
+        peer()
+        fn()
+        ev = []
+        for i in range(runs):
+            for which in ((0, 1) if i % 2 == 0 else (1, 0)):
+                s = torch.cuda.Event(enable_timing=True)
+                e = torch.cuda.Event(enable_timing=True)
+                self.flush()
+                s.record()
+                (peer if which == 0 else fn)()
+                e.record()
+                ev.append((which, s, e))
+        torch.cuda.synchronize()
+        t = ([], [])
+        for which, s, e in ev:
+            t[which].append(s.elapsed_time(e))
+        return statistics.median(t[0]), statistics.median(t[1])
+
     @staticmethod
     def loop_ms(fn, calls=50, rounds=5):
         fn()
@@ -288,6 +314,8 @@ def _measure(timer, name, nbytes, copy_bytes, copy_fn, fn, peers, cfg):
     copy3 = timer.all4(copy_fn)
     k3 = timer.all4(fn)
     ratios = [(nbytes / k) / (copy_bytes / cp) for cp, k in zip(copy3, k3)]
+    pc, pk = timer.pair_ms(copy_fn, fn)  # the headline: the op and the copy interleaved
+    ratios.insert(0, (nbytes / pk) / (copy_bytes / pc))
     peer_ratios = []
     for pname, pfn in peers:
         if pfn is None:
@@ -300,8 +328,8 @@ def _measure(timer, name, nbytes, copy_bytes, copy_fn, fn, peers, cfg):
         except Exception as e:  # noqa: BLE001
             print(f"  peer {pname} failed on {name}: {str(e).splitlines()[0][:100]}")
             peer_ratios.append((pname, float("nan")))
-    return (name, nbytes / k3[0] / 1e6, copy_bytes / copy3[0] / 1e6, ratios, peer_ratios,
-            _winner(cfg), k3[0] * 1e3, _top(cfg, nbytes, copy_bytes, copy3[1]))
+    return (name, nbytes / pk / 1e6, copy_bytes / pc / 1e6, ratios, peer_ratios,
+            _winner(cfg), pk * 1e3, _top(cfg, nbytes, copy_bytes, copy3[1]))
 
 
 def gemms(quick, use_compile, max_autotune):
@@ -378,18 +406,19 @@ def rowwise_table(quick, use_compile):
     bw = bandwidth(quick, use_compile)
     print("\n== row-wise ops through Python, bf16: ratio = ktune (or peer) GB/s / same-run copy"
           " GB/s   target >= 0.95")
-    print("   kernel = events per call after a clean (read) L2 flush; read / memset = "
-          "ktune.do_bench (the engine's harness) with flush=\"read\" (default) / \"memset\";"
-          " loop = back-to-back calls")
-    print(f"  {'shape':22s} {'us':>7s} {'GB/s':>6s} {'copy':>6s} {'kernel':>6s} {'read':>6s} "
-          f"{'memset':>6s} {'loop':>6s}  peers(kernel)  config")
+    print("   events = events per call after a clean (read) L2 flush, the op and the copy "
+          "interleaved run by run (the headline); block = the same per-call events in blocks of "
+          "40 runs of one callable; read / memset = ktune.do_bench (the engine's harness) with "
+          "flush=\"read\" (default) / \"memset\"; loop = back-to-back calls")
+    print(f"  {'shape':22s} {'us':>7s} {'GB/s':>6s} {'copy':>6s} {'events':>6s} {'block':>6s} "
+          f"{'read':>6s} {'memset':>6s} {'loop':>6s}  peers(block)  config")
     for name, gbs, cgbs, ratios, peer_ratios, cfg, us, top in bw:
         pr = " ".join(f"{p}={v:.3f}" for p, v in peer_ratios)
         r2w1 = dict(peer_ratios).get("add_r2w1")
         if r2w1:  # the op against the stream with its own read/write mix
-            pr += f" (ktune/add_r2w1={ratios[0] / r2w1:.3f})"
-        print(f"  {name:22s} {us:7.1f} {gbs:6.0f} {cgbs:6.0f} {ratios[0]:6.3f} {ratios[1]:6.3f} "
-              f"{ratios[2]:6.3f} {ratios[3]:6.3f}  {pr}  {cfg}")
+            pr += f" (ktune/add_r2w1={ratios[1] / r2w1:.3f})"
+        print(f"  {name:22s} {us:7.1f} {gbs:6.0f} {cgbs:6.0f} " +
+              " ".join(f"{r:6.3f}" for r in ratios) + f"  {pr}  {cfg}")
     print("   tuning run's fastest candidates, ratio to the copy timed by the same harness (read):")
     for name, *_, top in bw:
         print(f"  {name:22s} {top}")
