@@ -323,8 +323,8 @@ def _measure(timer, name, nbytes, copy_bytes, copy_fn, fn, peers, cfg):
             continue
         try:
             pfn()
-            pk = timer.kernel_ms(pfn)
-            peer_ratios.append((pname, (nbytes / pk) / (copy_bytes / copy3[0])))
+            peer_ms = timer.kernel_ms(pfn)
+            peer_ratios.append((pname, (nbytes / peer_ms) / (copy_bytes / copy3[0])))
         except Exception as e:  # noqa: BLE001
             print(f"  peer {pname} failed on {name}: {str(e).splitlines()[0][:100]}")
             peer_ratios.append((pname, float("nan")))
