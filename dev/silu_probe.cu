@@ -19,7 +19,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
-#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -33,40 +32,20 @@
     }                                                                                  \
   } while (0)
 
-// HINT: 0 plain loads, 1 ld.global.cs (streaming), 2 L2 evict_first policy, 3 L1::no_allocate
+// HINT: 0 plain loads, 1 an L2 evict_first cache policy
 template <int HINT>
 __device__ __forceinline__ uint4 load16(const void* p) {
   uint4 v;
   if constexpr (HINT == 0) {
     v = *reinterpret_cast<const uint4*>(p);
-  } else if constexpr (HINT == 1) {
-    v = __ldcs(reinterpret_cast<const uint4*>(p));
-  } else if constexpr (HINT == 2) {
+  } else {
     unsigned long long pol;
     asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
     asm volatile("ld.global.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
                  : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                  : "l"(p), "l"(pol));
-  } else {
-    asm volatile("ld.global.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
-                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                 : "l"(p));
   }
   return v;
-}
-
-// SHINT: 0 plain store, 1 st.global.L2 evict_last policy
-template <int SHINT>
-__device__ __forceinline__ void store16(void* p, uint4 v) {
-  if constexpr (SHINT == 0) {
-    *reinterpret_cast<uint4*>(p) = v;
-  } else {
-    unsigned long long pol;
-    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
-    asm volatile("st.global.L2::cache_hint.v4.u32 [%0], {%1,%2,%3,%4}, %5;" ::"l"(p), "r"(v.x),
-                 "r"(v.y), "r"(v.z), "r"(v.w), "l"(pol)
-                 : "memory");
-  }
 }
 
 __device__ __forceinline__ float silu(float g) {
@@ -91,7 +70,7 @@ __device__ __forceinline__ unsigned op2(unsigned g, unsigned u) {
 
 // 16-byte vectors (8 bf16). Each block: ROWS rows x (THREADS*UNROLL) vectors per step, all
 // loads of a step issued before the math; grid-stride over row groups (grid.y may be capped).
-template <int THREADS, int ROWS, int UNROLL, int HINT, int SHINT, int MATH>
+template <int THREADS, int ROWS, int UNROLL, int HINT, int MATH>
 __global__ void __launch_bounds__(THREADS) silu_k(uint4* out, const uint4* x, int rows, int nv) {
   const int tx = threadIdx.x;
   const int chunk = blockIdx.x * THREADS * UNROLL;
@@ -119,27 +98,20 @@ __global__ void __launch_bounds__(THREADS) silu_k(uint4* out, const uint4* x, in
           o.y = op2<MATH>(g[q][k].y, u[q][k].y);
           o.z = op2<MATH>(g[q][k].z, u[q][k].z);
           o.w = op2<MATH>(g[q][k].w, u[q][k].w);
-          store16<SHINT>(out + (size_t)(r0 + q) * nv + i, o);
+          out[(size_t)(r0 + q) * nv + i] = o;
         }
       }
   }
 }
 
 // 8-byte vectors (4 bf16), as the default config of the real kernel (VEC=4).
-template <int THREADS, int HINT>
+template <int THREADS>
 __global__ void __launch_bounds__(THREADS) silu_k8(uint2* out, const uint2* x, int rows, int nv) {
   const int i = blockIdx.x * THREADS + threadIdx.x;
   const int r = blockIdx.y;
   if (i >= nv) return;
   const uint2* xr = x + (size_t)r * 2 * nv;
-  uint2 g, u;
-  if constexpr (HINT == 1) {
-    g = __ldcs(xr + i);
-    u = __ldcs(xr + nv + i);
-  } else {
-    g = xr[i];
-    u = xr[nv + i];
-  }
+  const uint2 g = xr[i], u = xr[nv + i];
   uint2 o;
   o.x = op2<1>(g.x, u.x);
   o.y = op2<1>(g.y, u.y);
@@ -239,20 +211,20 @@ int main(int argc, char** argv) {
                   copy_k<<<sms * 8, 256>>>(reinterpret_cast<uint4*>(dst),
                                            reinterpret_cast<const uint4*>(src), cn / 8);
                 }});
-#define SV(T, R, U, H, S, M, GY, label)                                                     \
+#define SV(T, R, U, H, M, GY, label)                                                        \
   vs.push_back({label, [&] {                                                                \
                   dim3 g((nv + T * U - 1) / (T * U), GY);                                   \
-                  silu_k<T, R, U, H, S, M><<<g, T>>>(oo, xo, rows, nv);                     \
+                  silu_k<T, R, U, H, M><<<g, T>>>(oo, xo, rows, nv);                        \
                 }})
   const int full = rows;
-  SV(256, 1, 1, 0, 0, 0, full, "r2w1 add 16B T256 R1");
-  SV(256, 1, 1, 0, 0, 1, full, "silu 16B T256 R1");
-  SV(256, 1, 1, 2, 0, 1, full, "silu 16B T256 R1 L2 evict_first");
-  SV(128, 1, 1, 0, 0, 1, full, "silu 16B T128 R1 (2 blocks/row)");
-  SV(128, 1, 1, 2, 0, 1, full, "silu 16B T128 R1 L2 evict_first");
+  SV(256, 1, 1, 0, 0, full, "r2w1 add 16B T256 R1");
+  SV(256, 1, 1, 0, 1, full, "silu 16B T256 R1");
+  SV(256, 1, 1, 1, 1, full, "silu 16B T256 R1 L2 evict_first");
+  SV(128, 1, 1, 0, 1, full, "silu 16B T128 R1 (2 blocks/row)");
+  SV(128, 1, 1, 1, 1, full, "silu 16B T128 R1 L2 evict_first");
   vs.push_back({"silu 8B T128 (default config shape)", [&] {
                   dim3 g((d / 4 + 127) / 128, rows);
-                  silu_k8<128, 0><<<g, 128>>>(reinterpret_cast<uint2*>(out),
+                  silu_k8<128><<<g, 128>>>(reinterpret_cast<uint2*>(out),
                                               reinterpret_cast<const uint2*>(x), rows, d / 4);
                 }});
   // ktune's kernel from cubins: name:path:VEC:THREADS:UNROLL:ROWS
@@ -332,8 +304,6 @@ int main(int argc, char** argv) {
       } else {
         seq = order;
       }
-      const size_t before = vs[0].ms[blk].size();
-      (void)before;
       timeSeq(seq, fl_, blk);
     }
     if (repeated) {  // drop the first run of each back-to-back group of 8

@@ -39,14 +39,9 @@ PyObject* rawCall(PyObject* self, PyObject* const*, size_t nargsf, PyObject* kwn
     return nullptr;
   }
   auto* r = reinterpret_cast<RawLaunch*>(self);
-  int rc = 0;
-  if (r->release_gil) {
-    Py_BEGIN_ALLOW_THREADS
-    rc = r->launch(r->fn, 1, 1, 1, 32, 1, 1, 0, r->stream, r->params, nullptr);
-    Py_END_ALLOW_THREADS
-  } else {
-    rc = r->launch(r->fn, 1, 1, 1, 32, 1, 1, 0, r->stream, r->params, nullptr);
-  }
+  PyThreadState* saved = r->release_gil ? PyEval_SaveThread() : nullptr;
+  const int rc = r->launch(r->fn, 1, 1, 1, 32, 1, 1, 0, r->stream, r->params, nullptr);
+  if (saved) PyEval_RestoreThread(saved);
   if (rc != 0) return PyErr_Format(PyExc_RuntimeError, "cuLaunchKernel failed: CUresult %d", rc);
   Py_RETURN_NONE;
 }
