@@ -12,7 +12,8 @@
 //   KTUNE_HAS_MFMA_BF16_1K, KTUNE_HAS_CP_ASYNC;
 //   ktune::tid_x/tid_y/bid_x/bid_y/bid_z/bdim_x/bdim_y/gdim_x/gdim_y, sync_threads, lane_id,
 //   shfl_xor(float,int), warp_reduce_sum/max(float), half_t, bf16_t, to_float, from_float<T>,
-//   Vec<T,N>, load_vec/store_vec/load_vec_once, exp_fast, rsqrt, cp_async16/cp_async_commit/cp_async_wait<N>,
+//   Vec<T,N>, load_vec/store_vec/load_vec_once, exp_fast, rsqrt,
+//   cp_async16/cp_async_commit/cp_async_wait<N>,
 //   AMD MFMA wrappers (mfma_16x16x16_f16/bf16, mfma_32x32x8_f16/bf16).
 #pragma once
 
