@@ -198,12 +198,17 @@ std::function<Expected<ConfigModule>(const Config&, const DataProblem&)> moduleO
 
 // True when the launch rule (grid, block, shared) reads no argument, or only arguments that are
 // key fields as they are (not bucketed): the engine may then compute the dims once per key.
+bool launchReads(const DataFamily& f, int slot) {
+  bool used = f.has_shared && f.shared.uses(slot);
+  for (int d = 0; d < 3; ++d)
+    used = used || (f.has_grid[d] && f.grid[d].uses(slot)) || (f.has_block[d] && f.block[d].uses(slot));
+  return used;
+}
+
 bool launchPerKey(const DataFamily& f) {
   for (size_t i = 0; i < f.spec.args.size(); ++i) {
     const int slot = f.slotOfArg(i);
-    bool used = f.has_shared && f.shared.uses(slot);
-    for (int d = 0; d < 3; ++d)
-      used = used || (f.has_grid[d] && f.grid[d].uses(slot)) || (f.has_block[d] && f.block[d].uses(slot));
+    const bool used = launchReads(f, slot);
     bool exact = false;
     for (const Expr& k : f.key) exact = exact || k.bareSlot() == slot;
     if (used && !exact) return false;
@@ -235,6 +240,12 @@ Expected<std::shared_ptr<const DataFamily>> parseKernelSpec(const KernelSpec& sp
   KTUNE_RETURN_IF_ERROR(parseSpace(space, f.get()));
   KTUNE_RETURN_IF_ERROR(parseExprs(f.get(), space));
   KTUNE_RETURN_IF_ERROR(parseDefault(f.get(), space));
+  for (size_t i = 0; i < spec.args.size(); ++i) {
+    const int slot = f->slotOfArg(i);
+    bool read = launchReads(*f, slot);
+    for (const Expr& k : f->key) read = read || k.uses(slot);
+    if (read) f->plan_args.push_back(static_cast<uint32_t>(i));
+  }
   return std::shared_ptr<const DataFamily>(std::move(f));
 }
 

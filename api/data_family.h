@@ -39,6 +39,9 @@ struct DataFamily {
   Expr grid[3], block[3], shared;
   bool has_grid[3] = {false, false, false}, has_block[3] = {false, false, false};
   bool has_shared = false;
+  // The arguments a key field or the launch rule reads (integers): two calls whose values of these
+  // are equal have the same key and the same launch dims (Kernel's launch plan).
+  std::vector<uint32_t> plan_args;
 
   int slotOfArg(size_t i) const { return static_cast<int>(knobs.size() + i); }
   int slotNumSms() const { return static_cast<int>(knobs.size() + spec.args.size()); }

@@ -29,6 +29,7 @@ struct Autotuner::Impl {
 struct Kernel::Impl {
   std::shared_ptr<const api::DataFamily> data;
   Family<api::DataProblem> family;
+  unsigned plan_slot = 0;  // which of the calling thread's launch plans this kernel uses (tuner.cc)
 };
 
 struct SimLaunchView::Impl {

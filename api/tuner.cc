@@ -1,4 +1,5 @@
 // ktune::Autotuner, Kernel and SimLaunchView: the public handles over the engine (autotune/).
+#include <atomic>
 #include <utility>
 
 #include "api/internal.h"
@@ -62,9 +63,11 @@ Expected<std::unique_ptr<Autotuner>> Autotuner::create(const TunerOptions& optio
 Expected<Kernel> Autotuner::addKernel(const KernelSpec& spec) {
   KTUNE_ASSIGN_OR_RETURN(auto data, api::parseKernelSpec(spec));
   KTUNE_ASSIGN_OR_RETURN(auto fam, impl_->tuner->add(api::toEngineFamily(data)));
+  static std::atomic<unsigned> next_plan_slot{0};
   auto k = std::make_shared<Kernel::Impl>();
   k->data = std::move(data);
   k->family = fam;
+  k->plan_slot = next_plan_slot.fetch_add(1, std::memory_order_relaxed);
   return Kernel(std::move(k));
 }
 
@@ -138,10 +141,63 @@ Status Autotuner::registerSimKernel(const std::string& entry, SimKernelFns fns) 
 
 // ---------------------------------------------------------------- Kernel
 
+namespace {
+
+// The calling thread's last plain launch of a few kernels (a loop over a model's layers calls
+// several in turn): a call whose key and launch-rule arguments (DataFamily::plan_args) equal the
+// last call's launches the same function with the same dims, the parameters pointing into the
+// caller's values, without the key, the lookup, the launch rule or the packing. The slow path
+// makes the plans; LaunchPlan says when one is stale.
+struct CallPlan {
+  static constexpr size_t kMaxInts = 16;
+  LaunchPlan plan;
+  int64_t ints[kMaxInts];
+};
+constexpr unsigned kPlansPerThread = 8;
+thread_local CallPlan t_call_plans[kPlansPerThread];
+
+int64_t intOf(const Value& v) { return v.type == ArgType::kI32 ? v.v.i32 : v.v.i64; }
+
+// Launches `args` through the thread's plan when it holds for them (true; *st is the launch's).
+bool launchPlanned(const Kernel::Impl& k, const Value* args, size_t count, StreamHandle stream,
+                   Status* st) {
+  const api::DataFamily& f = *k.data;
+  CallPlan& t = t_call_plans[k.plan_slot % kPlansPerThread];
+  if (count != f.spec.args.size() || (count > 0 && !args) || !k.family.planCurrent(t.plan))
+    return false;
+  for (size_t j = 0; j < f.plan_args.size(); ++j) {
+    const Value& a = args[f.plan_args[j]];
+    if (a.type != f.spec.args[f.plan_args[j]].type || intOf(a) != t.ints[j]) return false;
+  }
+  void* params[api::DataFamily::kMaxArgs];
+  for (size_t i = 0; i < count; ++i) {
+    if (args[i].type != f.spec.args[i].type) return false;  // the slow path says which
+    // Every member of Value's union starts at its address: the parameter's bytes.
+    params[i] = const_cast<void*>(static_cast<const void*>(&args[i].v));
+  }
+  *st = k.family.launchPlanned(t.plan, params, stream);
+  return true;
+}
+
+void keepPlan(const Kernel::Impl& k, const Value* args, const LaunchPlan& plan) {
+  const api::DataFamily& f = *k.data;
+  if (plan.family == 0 || f.plan_args.size() > CallPlan::kMaxInts) return;
+  CallPlan& t = t_call_plans[k.plan_slot % kPlansPerThread];
+  t.plan = plan;
+  for (size_t j = 0; j < f.plan_args.size(); ++j) t.ints[j] = intOf(args[f.plan_args[j]]);
+}
+
+}  // namespace
+
 Status Kernel::operator()(const Value* args, size_t count, StreamHandle stream) const {
   if (!impl_) return Status::InvalidArgument("call of an empty ktune::Kernel");
+  Status st;
+  if (launchPlanned(*impl_, args, count, stream, &st)) return st;
   KTUNE_RETURN_IF_ERROR(impl_->data->checkArgs(args, count));
-  return impl_->family(api::DataProblem{args, count}, stream);
+  LaunchPlan plan;
+  st = impl_->family(api::DataProblem{args, count}, stream, &plan);
+  if (st.ok()) keepPlan(*impl_, args, plan);
+  return st;
 }
 
 Expected<KeyReport> Kernel::tune(const Value* args, size_t count, StreamHandle stream) const {

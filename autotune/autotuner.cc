@@ -188,7 +188,7 @@ Expected<detail::FamilyState*> Tuner::addErased(detail::ErasedFamily f) {
 
 // ---------------------------------------------------------------- the call
 
-Status Tuner::call(detail::FamilyState* fs, const void* p, StreamHandle s) {
+Status Tuner::call(detail::FamilyState* fs, const void* p, StreamHandle s, LaunchPlan* plan) {
   KeyBuilder kb;
   fs->f.key(p, kb);
   Selected* sel = nullptr;
@@ -210,7 +210,21 @@ Status Tuner::call(detail::FamilyState* fs, const void* p, StreamHandle s) {
     // Tuning runs changed the outputs (and maybe in-place inputs): let the family reset them.
     if (tuned && fs->f.pre_run) KTUNE_RETURN_IF_ERROR(fs->f.pre_run(p, s));
   }
-  return impl_->launchSelected(*fs, *sel, p, s);
+  if (plan) {
+    // The epoch read before the lookup: a selection published since leaves the plan stale.
+    plan->family = 0;
+    plan->epoch = epoch;
+  }
+  return impl_->launchSelected(*fs, *sel, p, s, plan);
+}
+
+bool Tuner::planCurrent(detail::FamilyState* fs, const LaunchPlan& plan) {
+  return plan.family == fs->id && plan.epoch == fs->epoch.load(std::memory_order_acquire);
+}
+
+Status Tuner::launchPlanned(const LaunchPlan& plan, void** args, StreamHandle s) {
+  return impl_->backend->launch(plan.fn, plan.dims.grid, plan.dims.block, plan.dims.shared, args,
+                                s);
 }
 
 std::string Tuner::keyString(detail::FamilyState* fs, const void* p) {

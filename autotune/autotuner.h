@@ -106,6 +106,19 @@ namespace detail {
 struct FamilyState;  // per-family runtime state, owned by the Tuner
 }  // namespace detail
 
+// What one call launched, for a caller that can tell when a later problem would launch the same
+// (the same key and the same launch dims; a data family compares the integer arguments its key and
+// launch rule read): Family::launchPlanned then runs it with new arguments, skipping the key, the
+// lookup and the family's launch and args callbacks. A plan is current while its family's
+// selections are unchanged (Family::planCurrent); only plain JIT launches make one (not a vendor
+// candidate, not a family with before_launch).
+struct LaunchPlan {
+  uint64_t family = 0;  // the family's process-unique id; 0: no plan
+  uint64_t epoch = 0;   // the family's selections when the plan was made
+  FunctionHandle fn;
+  LaunchDims dims;
+};
+
 class Tuner;
 
 // Handle to a registered family; cheap to copy; valid while its Tuner lives.
@@ -113,8 +126,13 @@ template <class P>
 class Family {
  public:
   Family() = default;
-  // Runs the kernel for `p` on `stream` (tuning first if needed; see the file comment).
-  Status operator()(const P& p, StreamHandle stream = {}) const;
+  // Runs the kernel for `p` on `stream` (tuning first if needed; see the file comment). With
+  // `plan`, also says what was launched (plan->family stays 0 when no plan can be made).
+  Status operator()(const P& p, StreamHandle stream = {}, LaunchPlan* plan = nullptr) const;
+  // True while `plan` (made by this family) still says what a call of its key launches.
+  bool planCurrent(const LaunchPlan& plan) const;
+  // Launches a current plan's kernel with `args` (the packed kernel parameters) on `stream`.
+  Status launchPlanned(const LaunchPlan& plan, void** args, StreamHandle stream = {}) const;
   // Forces a tuning run for p's key (even if tuned), records it, and returns the report.
   Expected<TuneReport> tune(const P& p, StreamHandle stream = {}) const;
   // Which config would run for p, without compiling, tuning or launching.
@@ -218,7 +236,9 @@ class Tuner : public CandidateBench {
   // p's key is computed: its buffers are not touched. Thread-safe.
   std::optional<TuneReport> fetchShared(detail::FamilyState* f, const void* p);
   // Type-erased entry points behind Family<P> (p points at the problem).
-  Status call(detail::FamilyState* f, const void* p, StreamHandle s);
+  Status call(detail::FamilyState* f, const void* p, StreamHandle s, LaunchPlan* plan = nullptr);
+  static bool planCurrent(detail::FamilyState* f, const LaunchPlan& plan);
+  Status launchPlanned(const LaunchPlan& plan, void** args, StreamHandle s);
   Expected<TuneReport> tune(detail::FamilyState* f, const void* p, StreamHandle s);
   Expected<Selection> lookup(detail::FamilyState* f, const void* p);
   std::string keyString(detail::FamilyState* f, const void* p);
@@ -233,9 +253,17 @@ class Tuner : public CandidateBench {
 };
 
 template <class P>
-Status Family<P>::operator()(const P& p, StreamHandle stream) const {
+Status Family<P>::operator()(const P& p, StreamHandle stream, LaunchPlan* plan) const {
   if (!state_) return Status::InvalidArgument("call of an unregistered (empty) ktune::Family");
-  return tuner_->call(state_, &p, stream);
+  return tuner_->call(state_, &p, stream, plan);
+}
+template <class P>
+bool Family<P>::planCurrent(const LaunchPlan& plan) const {
+  return state_ && Tuner::planCurrent(state_, plan);
+}
+template <class P>
+Status Family<P>::launchPlanned(const LaunchPlan& plan, void** args, StreamHandle stream) const {
+  return tuner_->launchPlanned(plan, args, stream);
 }
 template <class P>
 Expected<TuneReport> Family<P>::tune(const P& p, StreamHandle stream) const {

@@ -176,10 +176,16 @@ Selected* TunerEngine::publish(FamilyState& fs, const KeyBuilder& kb, std::uniqu
 }
 
 Status TunerEngine::launchSelected(FamilyState& fs, const Selected& sel, const void* p,
-                                   StreamHandle s) {
+                                   StreamHandle s, LaunchPlan* plan) {
   if (sel.vendor) return fs.f.vendor_launch(sel.config_str, p, s);
   const LaunchDims d = sel.dims_cached ? sel.dims : fs.f.launch(sel.config, p, device);
-  if (fs.f.before_launch) KTUNE_RETURN_IF_ERROR(fs.f.before_launch(sel.config, p, s));
+  if (fs.f.before_launch) {
+    KTUNE_RETURN_IF_ERROR(fs.f.before_launch(sel.config, p, s));
+  } else if (plan) {
+    plan->family = fs.id;
+    plan->fn = sel.fn;
+    plan->dims = d;
+  }
   thread_local KernelArgs args;  // reused: no allocation once warm
   args.clear();
   fs.f.args(p, args);

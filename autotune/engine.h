@@ -143,7 +143,10 @@ struct TunerEngine {
   // receives the winner's binary (JIT winners compiled by this run).
   Expected<TuneReport> tuneKey(FamilyState& fs, const void* p, const std::string& key,
                                StreamHandle s, WinnerBinary* bin = nullptr);
-  Status launchSelected(FamilyState& fs, const Selected& sel, const void* p, StreamHandle s);
+  // Launches `sel` for `p`. With `plan`: fills its function and dims when the launch is a plain
+  // JIT launch (the caller sets its epoch and clears its family first).
+  Status launchSelected(FamilyState& fs, const Selected& sel, const void* p, StreamHandle s,
+                        LaunchPlan* plan = nullptr);
 
   // Shared results (opts.shared; autotune/shared_stage.cc). fromShared: the published entry of
   // `key`, recorded in the local database and selected (origin "remote"); null on a miss.

@@ -44,7 +44,7 @@ class CxxApi : public ::testing::Test {
       seen_.shared = l.sharedBytes();
       return ktune::Status::Ok();
     };
-    fns.cost = [](const ktune::SimLaunchView& l) { return 0.01 + 0.001 * l.knob("T"); };
+    fns.cost = [this](const ktune::SimLaunchView& l) { return 0.01 + ms_per_t_ * l.knob("T"); };
     ASSERT_TRUE(tuner_->registerSimKernel("k2d", fns).ok());
   }
   void TearDown() override {
@@ -67,6 +67,7 @@ class CxxApi : public ::testing::Test {
   std::string dir_;
   std::unique_ptr<ktune::Autotuner> tuner_;
   Seen seen_;
+  double ms_per_t_ = 0.001;  // the simulated cost per unit of T: T=1 wins (negative: T=3 wins)
 };
 
 TEST_F(CxxApi, MultiDimensionalRuleKeyAndTuneReport) {
@@ -127,6 +128,92 @@ TEST_F(CxxApi, LaunchRuleFollowsEveryCallWhereTheKeyBuckets) {
     EXPECT_EQ(seen_.grid[0], 32u);
     ASSERT_TRUE((*ke)(b.data(), b.size()).ok());
     EXPECT_EQ(seen_.grid[0], 19u);
+  }
+}
+
+// A call repeating the last one's key and launch-rule arguments takes the thread's launch plan
+// (api/tuner.cc): it must still follow every argument the rule reads, a new winner of the key,
+// and reject what the signature does not allow.
+TEST_F(CxxApi, LaunchPlanFollowsTheRuleTheWinnerAndTheSignature) {
+  auto k = tuner_->addKernel(spec());
+  ASSERT_TRUE(k.ok()) << k.status().toString();
+  std::vector<ktune::Value> a = {ktune::Value::i32(10), ktune::Value::i64(1000)};
+  std::vector<ktune::Value> b = {ktune::Value::i32(10), ktune::Value::i64(600)};
+  ASSERT_TRUE((*k)(a.data(), a.size()).ok());  // tunes: T=1
+  for (int i = 0; i < 3; ++i) {
+    const int before = seen_.launches;
+    ASSERT_TRUE((*k)(a.data(), a.size()).ok());
+    ASSERT_TRUE((*k)(a.data(), a.size()).ok());  // the plan of the call before
+    EXPECT_EQ(seen_.launches, before + 2);
+    EXPECT_EQ(seen_.grid[0], 32u);  // cdiv(1000, 32)
+    EXPECT_EQ(seen_.block[0], 32u);
+    ASSERT_TRUE((*k)(b.data(), b.size()).ok());  // same key, cols read by the grid: no plan
+    EXPECT_EQ(seen_.grid[0], 19u);
+  }
+  // A forced tuning run with another winner: the plan made before it is stale.
+  ASSERT_TRUE((*k)(a.data(), a.size()).ok());
+  ms_per_t_ = -0.001;
+  auto r = k->tune(a.data(), a.size());
+  ASSERT_TRUE(r.ok()) << r.status().toString();
+  ASSERT_NE(r->winner.find("T=3"), std::string::npos) << r->winner;
+  ASSERT_TRUE((*k)(a.data(), a.size()).ok());
+  EXPECT_EQ(seen_.block[0], 96u);
+  EXPECT_EQ(seen_.grid[0], 11u);  // cdiv(1000, 96)
+  // Wrong types or count after a plan exists are still errors, and launch nothing.
+  const int before = seen_.launches;
+  std::vector<ktune::Value> wrong = {ktune::Value::i32(10), ktune::Value::f64(1000)};
+  EXPECT_EQ((*k)(wrong.data(), wrong.size()).code(), ktune::Code::kInvalidArgument);
+  EXPECT_EQ((*k)(a.data(), 1).code(), ktune::Code::kInvalidArgument);
+  EXPECT_EQ((*k)(nullptr, 2).code(), ktune::Code::kInvalidArgument);
+  EXPECT_EQ(seen_.launches, before);
+}
+
+// The planned launch passes every call's own parameter values (pointers and floats are not part
+// of the plan), and plans of two kernels called in turn do not mix.
+TEST_F(CxxApi, LaunchPlanPassesEachCallsParameters) {
+  struct Params {
+    long long n = 0;
+    uint64_t x = 0;
+    float a = 0;
+    unsigned block = 0, grid_y = 0;
+  } got;
+  ktune::SimKernelFns fns;
+  fns.run = [&](const ktune::SimLaunchView& l) {
+    std::memcpy(&got.n, l.arg(0), sizeof got.n);
+    std::memcpy(&got.x, l.arg(1), sizeof got.x);
+    std::memcpy(&got.a, l.arg(2), sizeof got.a);
+    got.block = l.block(0);
+    got.grid_y = l.grid(1);
+    return ktune::Status::Ok();
+  };
+  fns.cost = [](const ktune::SimLaunchView& l) { return 0.01 + 0.001 * l.knob("B"); };
+  ASSERT_TRUE(tuner_->registerSimKernel("kp", fns).ok());
+  ktune::KernelSpec s;
+  s.name = "kp";
+  s.source = "KTUNE_KERNEL void kp(long long n, float* x, float a, int g) {}";
+  s.entry = "kp";
+  s.space_json = R"({"params": {"B": [64, 128]}})";
+  s.args = {{"n", ktune::ArgType::kI64}, {"x", ktune::ArgType::kPtr}, {"a", ktune::ArgType::kF32},
+            {"g", ktune::ArgType::kI32}};
+  s.key = {"n"};
+  s.grid = {"cdiv(n, B)", "g"};  // g: read by the launch rule only
+  s.block = {"B"};
+  auto kp = tuner_->addKernel(s);
+  ASSERT_TRUE(kp.ok()) << kp.status().toString();
+  auto k2 = tuner_->addKernel(spec());
+  ASSERT_TRUE(k2.ok()) << k2.status().toString();
+  std::vector<ktune::Value> two = {ktune::Value::i32(10), ktune::Value::i64(1000)};
+  for (int i = 0; i < 6; ++i) {
+    std::vector<ktune::Value> v = {ktune::Value::i64(4096), ktune::Value::ptr(0x1000 + 64 * i),
+                                   ktune::Value::f32(0.5f + i), ktune::Value::i32(1 + i / 2)};
+    ASSERT_TRUE((*kp)(v.data(), v.size()).ok());
+    EXPECT_EQ(got.grid_y, unsigned(1 + i / 2));
+    EXPECT_EQ(got.n, 4096);
+    EXPECT_EQ(got.x, uint64_t(0x1000 + 64 * i));
+    EXPECT_EQ(got.a, 0.5f + i);
+    EXPECT_EQ(got.block, 64u);
+    ASSERT_TRUE((*k2)(two.data(), two.size()).ok());
+    EXPECT_EQ(seen_.block[0], 32u);
   }
 }
 
