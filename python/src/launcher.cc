@@ -43,6 +43,28 @@ PyObject* slowCall(PyObject* self, PyObject* const* args, size_t nargsf, PyObjec
   return PyObject_VectorcallMethod(kSlow, all, static_cast<size_t>(n + 1), kwnames);
 }
 
+// An int as an unsigned 64-bit value; false (no Python error set) when it is negative or wider.
+// Addresses take PyLong_AsLongLongAndOverflow's digit loop: PyLong_AsUnsignedLongLong converts a
+// multi-digit int (any device address) through a byte array, several times the instructions.
+bool fastU64(PyObject* o, unsigned long long* out) {
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+  if (!overflow && v >= 0) {
+    *out = static_cast<unsigned long long>(v);
+    return true;
+  }
+  if (v == -1 && PyErr_Occurred()) {
+    PyErr_Clear();
+    return false;
+  }
+  *out = PyLong_AsUnsignedLongLong(o);  // 2^63 and above
+  if (PyErr_Occurred()) {
+    PyErr_Clear();
+    return false;
+  }
+  return true;
+}
+
 // Argument i as a Value; false (no Python error set) when the fast path cannot convert it.
 bool fastValue(PyObject* o, ArgType t, Value* out) {
   static PyObject* const kDataPtr = internedName("data_ptr");
@@ -62,12 +84,10 @@ bool fastValue(PyObject* o, ArgType t, Value* out) {
           return false;
         }
       }
-      unsigned long long p = PyLong_AsUnsignedLongLong(r);
+      unsigned long long p = 0;
+      const bool ok = PyLong_Check(r) && fastU64(r, &p);
       Py_DECREF(r);
-      if (PyErr_Occurred()) {
-        PyErr_Clear();
-        return false;
-      }
+      if (!ok) return false;
       *out = Value::ptr(p);
       return true;
     }
@@ -113,12 +133,9 @@ bool fastStream(Launcher* l, PyObject* const* args, Py_ssize_t n, PyObject* kwna
   if (kwnames) {
     if (PyTuple_GET_SIZE(kwnames) != 1 || PyTuple_GET_ITEM(kwnames, 0) != kStream) return false;
     PyObject* s = args[n];
-    if (!PyLong_CheckExact(s)) return false;
-    *out = static_cast<uintptr_t>(PyLong_AsUnsignedLongLong(s));
-    if (PyErr_Occurred()) {
-      PyErr_Clear();
-      return false;
-    }
+    unsigned long long v = 0;
+    if (!PyLong_CheckExact(s) || !fastU64(s, &v)) return false;
+    *out = static_cast<uintptr_t>(v);
     return true;
   }
   if (!l->stream_fn) return true;
@@ -127,12 +144,11 @@ bool fastStream(Launcher* l, PyObject* const* args, Py_ssize_t n, PyObject* kwna
     PyErr_Clear();
     return false;
   }
-  *out = static_cast<uintptr_t>(PyLong_AsUnsignedLongLong(r));
+  unsigned long long v = 0;
+  const bool ok = PyLong_Check(r) && fastU64(r, &v);
   Py_DECREF(r);
-  if (PyErr_Occurred()) {
-    PyErr_Clear();
-    return false;
-  }
+  if (!ok) return false;
+  *out = static_cast<uintptr_t>(v);
   return true;
 }
 
