@@ -159,7 +159,7 @@ thread_local CallPlan t_call_plans[kPlansPerThread];
 int64_t intOf(const Value& v) { return v.type == ArgType::kI32 ? v.v.i32 : v.v.i64; }
 
 // Launches `args` through the thread's plan when it holds for them (true; *st is the launch's).
-bool launchPlanned(const Kernel::Impl& k, const Value* args, size_t count, StreamHandle stream,
+bool launchIfPlanned(const Kernel::Impl& k, const Value* args, size_t count, StreamHandle stream,
                    Status* st) {
   const api::DataFamily& f = *k.data;
   CallPlan& t = t_call_plans[k.plan_slot % kPlansPerThread];
@@ -192,12 +192,17 @@ void keepPlan(const Kernel::Impl& k, const Value* args, const LaunchPlan& plan) 
 Status Kernel::operator()(const Value* args, size_t count, StreamHandle stream) const {
   if (!impl_) return Status::InvalidArgument("call of an empty ktune::Kernel");
   Status st;
-  if (launchPlanned(*impl_, args, count, stream, &st)) return st;
+  if (launchIfPlanned(*impl_, args, count, stream, &st)) return st;
   KTUNE_RETURN_IF_ERROR(impl_->data->checkArgs(args, count));
   LaunchPlan plan;
   st = impl_->family(api::DataProblem{args, count}, stream, &plan);
   if (st.ok()) keepPlan(*impl_, args, plan);
   return st;
+}
+
+bool Kernel::callPlanned(const Value* args, size_t count, StreamHandle stream,
+                         Status* status) const {
+  return impl_ && status && launchIfPlanned(*impl_, args, count, stream, status);
 }
 
 Expected<KeyReport> Kernel::tune(const Value* args, size_t count, StreamHandle stream) const {

@@ -137,6 +137,12 @@ class KTUNE_API Kernel {
   Status operator()(std::initializer_list<Value> args, StreamHandle stream = {}) const {
     return (*this)(args.begin(), args.size(), stream);
   }
+  // The call, only when it takes the calling thread's launch plan: this kernel's last call on this
+  // thread had the same key and launch-rule arguments, and no new result was selected for the
+  // family since. Then only the backend's launch runs (no tuning, no callback, no ktune lock), so
+  // a binding may call it without releasing its interpreter lock. True with *status the launch's;
+  // false when there is no such plan (nothing done): make the call with operator().
+  bool callPlanned(const Value* args, size_t count, StreamHandle stream, Status* status) const;
   // Forces a tuning run for the arguments' key and returns what was tried.
   Expected<KeyReport> tune(const Value* args, size_t count, StreamHandle stream = {}) const;
   // The key string of `args` ("pow2(n)=1024").

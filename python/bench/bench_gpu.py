@@ -111,7 +111,7 @@ def call_overhead(rows):
     z = torch.empty(1, device="cuda")
     # The rows below "tuned" remove one piece each: the stream getter (stream=), the two
     # data_ptr() calls (int addresses), the key's bucketing (exact key); raw_gil is the raw
-    # launch with the GIL released around it, as the tuned call's launch is.
+    # launch with the GIL released around it (what a tuned call off its launch plan pays).
     variants = [("tuned", "tuned call: @ktune.autotune kernel", lambda: saxpy(1, 1.0, x, y)),
                 ("tuned_stream", "  same, stream= given", lambda: saxpy(1, 1.0, x, y, stream=0)),
                 ("tuned_ints", "  same, int addresses, stream= given",

@@ -167,7 +167,7 @@ PyObject* launcherCall(PyObject* self, PyObject* const* args, size_t nargsf, PyO
   if (!l->k || l->generation != g_generation.load(std::memory_order_relaxed) ||
       static_cast<size_t>(n) != l->k->args.size() || n > 64)
     return slowCall(self, args, nargsf, kwnames);
-  // data_ptr() and the stream getter run Python code, and the launch runs without the GIL: any
+  // data_ptr() and the stream getter run Python code, and the launch may run without the GIL: any
   // of them may let another thread rebind this launcher (_set_fast), so the call holds its own
   // reference to the kernel object.
   const Ref owner(l->kernel);
@@ -181,10 +181,15 @@ PyObject* launcherCall(PyObject* self, PyObject* const* args, size_t nargsf, PyO
       return slowCall(self, args, nargsf, kwnames);
     values.set(static_cast<size_t>(i), v);
   }
+  // A call that takes the thread's launch plan runs nothing but the driver's launch: the GIL stays
+  // held, as torch holds it for its own launches. Any other call may tune (compile threads call
+  // Python's source_fn, hooks run) and runs with the GIL released.
   Status st;
-  Py_BEGIN_ALLOW_THREADS
-  st = k->k(values.data(), static_cast<size_t>(n), streamOf(stream));
-  Py_END_ALLOW_THREADS
+  if (!k->k.callPlanned(values.data(), static_cast<size_t>(n), streamOf(stream), &st)) {
+    Py_BEGIN_ALLOW_THREADS
+    st = k->k(values.data(), static_cast<size_t>(n), streamOf(stream));
+    Py_END_ALLOW_THREADS
+  }
   if (!st.ok()) {
     try {
       raiseStatus(st);

@@ -5,8 +5,8 @@
 // conversion. RawLaunch(ptx, entry, ptr, n, stream): the driver JIT-compiles `ptx` (bytes) and
 // the kernel `entry` takes (u64 ptr, u64 n). libcuda is the one the process already loaded (torch's
 // or ktune's); ImportError-free: the constructor raises RuntimeError when it is absent.
-// release_gil=True: the launch runs with the GIL released, as a tuned call's does (what a GIL
-// round trip costs on the host).
+// release_gil=True: the launch runs with the GIL released, as a tuned call's did before it kept
+// the GIL on its launch plan (what a GIL round trip costs on the host).
 #define PY_SSIZE_T_CLEAN  // "y#" takes a Py_ssize_t length
 #include <Python.h>
 #include <dlfcn.h>

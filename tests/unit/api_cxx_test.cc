@@ -139,7 +139,18 @@ TEST_F(CxxApi, LaunchPlanFollowsTheRuleTheWinnerAndTheSignature) {
   ASSERT_TRUE(k.ok()) << k.status().toString();
   std::vector<ktune::Value> a = {ktune::Value::i32(10), ktune::Value::i64(1000)};
   std::vector<ktune::Value> b = {ktune::Value::i32(10), ktune::Value::i64(600)};
+  ktune::Status st = ktune::Status::Internal("untouched");
+  EXPECT_FALSE(k->callPlanned(a.data(), a.size(), {}, &st));  // no plan yet: nothing done
+  EXPECT_EQ(st.code(), ktune::Code::kInternal);
   ASSERT_TRUE((*k)(a.data(), a.size()).ok());  // tunes: T=1
+  ASSERT_TRUE((*k)(a.data(), a.size()).ok());  // makes the plan
+  int launched = seen_.launches;
+  EXPECT_TRUE(k->callPlanned(a.data(), a.size(), {}, &st));
+  EXPECT_TRUE(st.ok()) << st.toString();
+  EXPECT_EQ(seen_.launches, launched + 1);
+  EXPECT_FALSE(k->callPlanned(b.data(), b.size(), {}, &st));  // cols differs: no launch
+  EXPECT_FALSE(k->callPlanned(a.data(), a.size(), {}, nullptr));
+  EXPECT_EQ(seen_.launches, launched + 1);
   for (int i = 0; i < 3; ++i) {
     const int before = seen_.launches;
     ASSERT_TRUE((*k)(a.data(), a.size()).ok());
