@@ -35,6 +35,27 @@ def stream_getter(backend):
     return t._C._cuda_getCurrentRawStream if t is not None else _torch_stream
 
 
+_torch_api_tried = False
+
+
+def install_torch_api(backend):
+    """Once per process, on a CUDA backend with torch imported: the launcher reads tensors' data
+    pointers and torch's current stream through ktune._ktune_torch (torch's C++ API), when the
+    package was built with it for this torch version; otherwise it keeps calling data_ptr() and
+    the raw stream getter."""
+    global _torch_api_tried
+    t = sys.modules.get("torch")
+    if _torch_api_tried or backend != "cuda" or t is None:
+        return
+    _torch_api_tried = True
+    try:
+        from . import _ktune, _ktune_torch  # noqa: PLC0415
+    except ImportError:  # not built (no torch at build time), or built against another torch
+        return
+    if _ktune_torch.TORCH_VERSION == t.__version__:
+        _ktune.set_torch_api(_ktune_torch.api(), t._C._cuda_getCurrentRawStream)
+
+
 def stream_int(s):
     """A stream as an address: an int, a torch.cuda.Stream (cuda_stream), or a cupy stream (ptr)."""
     for attr in ("cuda_stream", "ptr", "handle"):

@@ -125,6 +125,7 @@ class Autotuned(_ktune.Launcher):
         self._k, registered = _tuners.kernel_for(t, spec, _ktune.add_kernel)
         self._slot = registered["before_run"]  # shared by every declaration of the family
         self._device = t.options()["device"]
+        _args.install_torch_api(t.backend)
         getter = _args.stream_getter(t.backend)
         self._stream = (lambda: 0) if getter is None else (lambda: getter(self._device))
         self._gen = _tuners.generation()

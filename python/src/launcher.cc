@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "common.h"
+#include "torch_api.h"
 
 namespace ktune::py_ext {
 namespace {
@@ -22,8 +23,13 @@ struct Launcher {
   const PyKernel* k;
   PyObject* stream_fn;  // callable(device) -> stream address, or null: stream 0
   PyObject* device;     // the argument of stream_fn
+  int torch_device;     // >= 0: stream_fn is torch's raw getter, read through g_torch instead
   uint64_t generation;
 };
+
+// ktune._ktune_torch's reads (set_torch_api; null: none), and the getter they stand in for.
+const KtuneTorchApi* g_torch = nullptr;
+PyObject* g_torch_getter = nullptr;
 
 PyObject* internedName(const char* s) { return PyUnicode_InternFromString(s); }
 
@@ -78,6 +84,11 @@ bool fastValue(PyObject* o, ArgType t, Value* out) {
         *out = Value::ptr(0);
         return true;
       } else {
+        uint64_t p = 0;
+        if (g_torch && g_torch->data_ptr(o, &p)) {
+          *out = Value::ptr(p);
+          return true;
+        }
         r = PyObject_CallMethodNoArgs(o, kDataPtr);
         if (!r) {
           PyErr_Clear();
@@ -139,6 +150,12 @@ bool fastStream(Launcher* l, PyObject* const* args, Py_ssize_t n, PyObject* kwna
     return true;
   }
   if (!l->stream_fn) return true;
+  if (l->torch_device >= 0) {
+    uint64_t v = 0;
+    if (!g_torch->current_stream(l->torch_device, &v)) return false;
+    *out = static_cast<uintptr_t>(v);
+    return true;
+  }
   PyObject* r = PyObject_CallOneArg(l->stream_fn, l->device);
   if (!r) {
     PyErr_Clear();
@@ -203,12 +220,16 @@ PyObject* launcherCall(PyObject* self, PyObject* const* args, size_t nargsf, PyO
 
 PyObject* launcherNew(PyTypeObject* type, PyObject*, PyObject*) {
   auto* l = reinterpret_cast<Launcher*>(type->tp_alloc(type, 0));
-  if (l) l->head.vectorcall = launcherCall;
+  if (l) {
+    l->head.vectorcall = launcherCall;
+    l->torch_device = -1;
+  }
   return reinterpret_cast<PyObject*>(l);
 }
 
 void clearFast(Launcher* l) {
   l->k = nullptr;
+  l->torch_device = -1;
   Py_CLEAR(l->kernel);
   Py_CLEAR(l->stream_fn);
   Py_CLEAR(l->device);
@@ -247,6 +268,11 @@ PyObject* setFast(PyObject* self, PyObject* const* args, Py_ssize_t n) {
     l->stream_fn = args[1];
     Py_INCREF(args[2]);
     l->device = args[2];
+    if (g_torch && args[1] == g_torch_getter && PyLong_CheckExact(args[2])) {
+      const long d = PyLong_AsLong(args[2]);
+      if (d >= 0 && d < 1024) l->torch_device = static_cast<int>(d);
+      PyErr_Clear();
+    }
   }
   l->generation = g_generation.load(std::memory_order_relaxed);
   Py_RETURN_NONE;
@@ -299,6 +325,18 @@ void bindLauncher(py::module_& m) {
                     Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, launcherNew, launcherDealloc,
                     kMethods, "Base of ktune.Autotuned: the C++ fast path of a tuned call.");
   m.def("next_generation", [] { g_generation.fetch_add(1); });
+  // Installs ktune._ktune_torch's reads for launchers bound from now on; `getter` is the torch
+  // stream getter they replace (torch._C._cuda_getCurrentRawStream). Once per process.
+  m.def("set_torch_api", [](const py::capsule& api, const py::object& getter) {
+    auto* a = static_cast<const KtuneTorchApi*>(PyCapsule_GetPointer(api.ptr(), kTorchApiCapsule));
+    if (!a) throw py::error_already_set();
+    if (a->version != kTorchApiVersion || !a->data_ptr || !a->current_stream)
+      check(Status::InvalidArgument("set_torch_api: a capsule of another ktune version"));
+    if (g_torch) return;
+    g_torch_getter = getter.inc_ref().ptr();  // kept for the process, as the capsule's module
+    g_torch = a;
+  });
+  m.def("torch_api_installed", [] { return g_torch != nullptr; });
   m.def("enable_vectorcall", [](const py::type& sub) {
     enableVectorcall(sub, py::module_::import("ktune._ktune").attr("Launcher"));
   });

@@ -102,6 +102,42 @@ def test_fast_path_uses_current_stream_and_reset_to_zero():
     torch.testing.assert_close(y, 2.0 * x)
 
 
+def test_torch_api_keeps_torch_function_modes():
+    # Where the package was built with ktune._ktune_torch, the launcher reads data pointers and the
+    # stream through torch's C++ API, except while a torch function mode is active: the mode then
+    # sees data_ptr() as it would without ktune's shortcut.
+    import importlib.util  # noqa: PLC0415
+    from torch.overrides import TorchFunctionMode  # noqa: PLC0415
+
+    class CountDataPtr(TorchFunctionMode):
+        def __init__(self):
+            super().__init__()
+            self.calls = 0
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            if getattr(func, "__name__", "") == "data_ptr":
+                self.calls += 1
+            return func(*args, **(kwargs or {}))
+
+    plain = ktune.autotune(space={"BLOCK": [128, 256]}, key=["pow2(n)"], warmup=1, rep=5,
+                           name="py_gpu_saxpy_mode")(
+        ktune.kernel(SAXPY, "py_gpu_saxpy", grid="cdiv(n, BLOCK)", block="BLOCK",
+                     compile_options=["-DVEC=1"]))
+    n = 1 << 12
+    x = torch.randn(n, device="cuda")
+    plain(n, 1.0, x, torch.zeros(n, device="cuda"))  # tunes
+    built = importlib.util.find_spec("ktune._ktune_torch") is not None
+    assert ktune._ktune.torch_api_installed() == built
+    y = torch.zeros(n, device="cuda")
+    plain(n, 1.0, x, y)
+    plain(n, 1.0, x, y)  # the launch plan of the call before
+    with CountDataPtr() as mode:
+        plain(n, 1.0, x, y)
+    assert mode.calls == 2  # x and y
+    torch.cuda.synchronize()
+    torch.testing.assert_close(y, 3.0 * x)
+
+
 def test_do_bench_is_the_engine_harness_on_the_gpu():
     a = torch.randn(1024, 1024, device="cuda", dtype=torch.bfloat16)
     stats = ktune.do_bench(lambda: a @ a, warmup=5, rep=20, return_stats=True)
