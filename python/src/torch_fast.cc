@@ -11,9 +11,9 @@
 // stream is at::cuda::getCurrentCUDAStream(device), what torch's raw getter returns.
 #include <Python.h>
 
+#include <ATen/PythonTorchFunctionTLS.h>
 #include <c10/cuda/CUDAStream.h>
 #include <torch/csrc/autograd/python_variable.h>
-#include <torch/csrc/utils/python_arg_parser.h>
 
 #include <cstdint>
 
@@ -27,8 +27,10 @@ namespace {
 
 using ktune::py_ext::KtuneTorchApi;
 
+// For an exact tensor type, Tensor.data_ptr() consults __torch_function__ only through an active
+// torch function mode (torch::check_has_torch_function, which is not exported, reduces to this).
 int dataPtr(PyObject* o, uint64_t* out) {
-  if (!THPVariable_CheckExact(o) || torch::check_has_torch_function(o)) return 0;
+  if (!THPVariable_CheckExact(o) || at::impl::torch_function_mode_enabled()) return 0;
   try {
     const at::Tensor& t = THPVariable_Unpack(o);
     if (!t.defined() || !t.has_storage()) return 0;
