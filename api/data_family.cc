@@ -196,8 +196,7 @@ std::function<Expected<ConfigModule>(const Config&, const DataProblem&)> moduleO
   };
 }
 
-// True when the launch rule (grid, block, shared) reads no argument, or only arguments that are
-// key fields as they are (not bucketed): the engine may then compute the dims once per key.
+// True when the launch rule (grid, block or shared bytes) reads expression slot `slot`.
 bool launchReads(const DataFamily& f, int slot) {
   bool used = f.has_shared && f.shared.uses(slot);
   for (int d = 0; d < 3; ++d)
@@ -205,6 +204,8 @@ bool launchReads(const DataFamily& f, int slot) {
   return used;
 }
 
+// True when the launch rule (grid, block, shared) reads no argument, or only arguments that are
+// key fields as they are (not bucketed): the engine may then compute the dims once per key.
 bool launchPerKey(const DataFamily& f) {
   for (size_t i = 0; i < f.spec.args.size(); ++i) {
     const int slot = f.slotOfArg(i);

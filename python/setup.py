@@ -82,16 +82,6 @@ class CMakeBuild(build_ext):
         dest = os.path.dirname(os.path.abspath(self.get_ext_fullpath(ext.name)))
         os.makedirs(dest, exist_ok=True)
         shutil.copy2(module, self.get_ext_fullpath(ext.name))
-        # ktune._ktune_torch, where CMake built it (a CUDA build of torch was importable); a stale
-        # one from an earlier build is not left behind.
-        torch_module = os.path.join(build_dir, "python", "ktune",
-                                    "_ktune_torch" + sysconfig.get_config_var("EXT_SUFFIX"))
-        torch_dest = os.path.join(dest, os.path.basename(torch_module))
-        if _cached(build_dir, "KTUNE_PYTHON_TORCH") in ("ON", "TRUE", "1") and \
-                os.path.exists(torch_module):
-            shutil.copy2(torch_module, torch_dest)
-        elif os.path.exists(torch_dest):
-            os.remove(torch_dest)
         self._copy_runtime(build_dir, dest)
         if self._sources_too:  # setuptools copies the extension into the sources, not the rest
             self._copy_runtime(build_dir, os.path.join(HERE, "ktune"))
@@ -104,6 +94,16 @@ class CMakeBuild(build_ext):
 
     @staticmethod
     def _copy_runtime(build_dir, dest):
+        # ktune._ktune_torch, where CMake built it (a CUDA build of torch was importable); a stale
+        # one from an earlier build is not left behind.
+        torch_module = os.path.join(build_dir, "python", "ktune",
+                                    "_ktune_torch" + sysconfig.get_config_var("EXT_SUFFIX"))
+        torch_dest = os.path.join(dest, os.path.basename(torch_module))
+        if _cached(build_dir, "KTUNE_PYTHON_TORCH") in ("ON", "TRUE", "1") and \
+                os.path.exists(torch_module):
+            shutil.copy2(torch_module, torch_dest)
+        elif os.path.exists(torch_dest):
+            os.remove(torch_dest)
         # libktune under its soname (the extension's run path is $ORIGIN), and the CLI.
         for lib in glob.glob(os.path.join(build_dir, "api", "libktune.so.*")):
             if not os.path.islink(lib):

@@ -206,8 +206,7 @@ class Timer:
     def pair_ms(self, peer, fn, runs=40):
         """(peer ms, fn ms): per-run events after the flush, the two alternating run by run (the
         order flipped every other run), as the C++ fair benches interleave a kernel with its
-        peer. Timed as blocks of runs of one callable instead (kernel_ms), the small SiLU·Mul
-        shape read 7% slower against a copy that read faster (dev/flush_probe.py, NOTES)."""
+        peer: a drift of the device over the measurement reaches both alike."""
         peer()
         fn()
         ev = self._gated([(which, peer if which == 0 else fn) for i in range(runs)

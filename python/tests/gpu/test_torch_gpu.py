@@ -31,6 +31,15 @@ def saxpy_fn(**kw):
         ktune.kernel(SAXPY, "py_gpu_saxpy", grid="cdiv(n, BLOCK * VEC)", block="BLOCK"))
 
 
+def plain_saxpy_fn(name):
+    """The saxpy without hooks (VEC=1, a smaller space): its calls after the first take the C++
+    fast path and the launch plan."""
+    return ktune.autotune(space={"BLOCK": [128, 256]}, key=["pow2(n)"], warmup=1, rep=5,
+                          name=name)(
+        ktune.kernel(SAXPY, "py_gpu_saxpy", grid="cdiv(n, BLOCK)", block="BLOCK",
+                     compile_options=["-DVEC=1"]))
+
+
 def rel_err(out, ref):
     return ((out.float() - ref.float()).norm() / ref.float().norm()).item()
 
@@ -72,10 +81,7 @@ def test_current_stream_is_used():
 
 def test_fast_path_uses_current_stream_and_reset_to_zero():
     # No hooks: calls after the first go through the C++ fast path (torch's raw stream getter).
-    plain = ktune.autotune(space={"BLOCK": [128, 256]}, key=["pow2(n)"], warmup=1, rep=5,
-                           name="py_gpu_saxpy_plain")(
-        ktune.kernel(SAXPY, "py_gpu_saxpy", grid="cdiv(n, BLOCK)", block="BLOCK",
-                     compile_options=["-DVEC=1"]))
+    plain = plain_saxpy_fn("py_gpu_saxpy_plain")
     n = 1 << 16
     x = torch.randn(n, device="cuda")
     plain(n, 1.0, x, torch.zeros(n, device="cuda"))  # tunes
@@ -119,10 +125,7 @@ def test_torch_api_keeps_torch_function_modes():
                 self.calls += 1
             return func(*args, **(kwargs or {}))
 
-    plain = ktune.autotune(space={"BLOCK": [128, 256]}, key=["pow2(n)"], warmup=1, rep=5,
-                           name="py_gpu_saxpy_mode")(
-        ktune.kernel(SAXPY, "py_gpu_saxpy", grid="cdiv(n, BLOCK)", block="BLOCK",
-                     compile_options=["-DVEC=1"]))
+    plain = plain_saxpy_fn("py_gpu_saxpy_mode")
     n = 1 << 12
     x = torch.randn(n, device="cuda")
     plain(n, 1.0, x, torch.zeros(n, device="cuda"))  # tunes
