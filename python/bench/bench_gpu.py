@@ -29,6 +29,9 @@
   3. ktune.ops.gemm against torch.matmul and torch.compile (default mode; --max-autotune adds
      mode="max-autotune") on the 8 LLM-suite shapes (`ktune tune gemm --suite llm`: nn.Linear,
      B = W.t()), bf16; the first ktune call per shape tunes it (timed separately as "tune s").
+  4. --only=llama: a Llama-3-8B-shaped decoder end to end (../examples/llama.py, its own tables:
+     torch, TunableOp, torch.compile max-autotune and ktune.ops, decode and prefill tokens/s);
+     the arguments after -- go to it. Not in the default set (about 6 minutes cold).
 Usage: python3 bench_gpu.py [--quick] [--no-compile] [--max-autotune] [--only=call,bandwidth,gemm]
   (KTUNE_CACHE_DIR: keep tuned keys between runs; the whole run takes about 4 minutes cold)"""
 import json
@@ -418,6 +421,12 @@ def main():
         rowwise_table(quick, use_compile)
     if "gemm" in only:
         gemm_table(quick, use_compile)
+    if "llama" in only:
+        import os
+        import subprocess
+        extra = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else []
+        subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                     "..", "examples", "llama.py")] + extra)
     print(f"total {time.perf_counter() - t_start:.0f} s")
 
 

@@ -1,0 +1,708 @@
+"""A Llama-3-8B-shaped decoder stack, end to end, in four variants of the same model:
+
+  torch      cuBLAS through F.linear, F.rms_norm, SiLU·Mul in torch ops (eager PyTorch);
+  tunableop  the same code with PyTorch TunableOp on (PYTORCH_TUNABLEOP_ENABLED=1), tuned before
+             timing; TunableOp's state is process-global, so it runs in a child process of its own,
+             beside a torch baseline of that process (TunableOp switched off for it);
+  compile    torch.compile(mode="max-autotune-no-cudagraphs") of the torch code (max-autotune's
+             kernel search), captured into a CUDA graph the same way as the others;
+  ktune      every linear layer through ktune.ops.gemm, the norms through ktune.ops.rms_norm (the
+             residual add fused into it, as vLLM's fused_add_rms_norm), SiLU·Mul through
+             ktune.ops.silu_mul; tuned before timing. ktune.ops has no fused gate/up + SiLU·Mul.
+Every variant runs the same rotary embedding (torch ops) and the same attention call
+(F.scaled_dot_product_attention over a static KV cache; decode groups the 4 query heads of each KV
+head into one SDPA query block, prefill passes enable_gqa). Weights are random bf16 made at
+start-up (nothing downloaded); no embedding or LM head (the decoder stack alone).
+
+Decode steps (batch 1, 8, 32, 128 at context 1024: the step writes position 1024 of a cache whose
+first 1024 positions hold random keys and values, and attends over all 1025) and a prefill (batch
+1 x 2048 tokens from position 0) are timed as CUDA graph replays and as eager calls, variants
+interleaved in rounds (each round shuffles the order); figures are the median over rounds with
+their range. Before timing, every variant's output is checked against torch eager's (relative L2
+error of the final hidden states, bf16 tolerance) and each graph's output against its own eager
+output. A per-op breakdown of one decode step (CUDA events around each op, the step enqueued
+behind a spin kernel so the events time the device, not the host) and a kernel table
+(torch.profiler) follow.
+
+  python3 llama.py --help
+  python3 llama.py --self-check      tiny dims, float32, CPU or GPU: decode == prefill's last row
+  python3 llama.py                   the whole run (GPU; about 5 minutes with a cold ktune cache)
+"""
+import argparse
+import json
+import math
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+
+SHAPES = {"d1": (1, 1), "d8": (8, 1), "d32": (32, 1), "d128": (128, 1), "p2048": (1, 2048)}
+VARIANTS = ("torch", "tunableop", "compile", "ktune")
+LLAMA3_8B = dict(hidden=4096, inter=14336, n_heads=32, n_kv=8, head_dim=128, eps=1e-5,
+                 theta=500000.0)
+TINY = dict(hidden=256, inter=512, n_heads=8, n_kv=2, head_dim=32, eps=1e-5, theta=10000.0)
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--layers", type=int, default=8, help="decoder layers (default 8)")
+    p.add_argument("--context", type=int, default=1024, help="decode context (default 1024)")
+    p.add_argument("--shapes", default="d1,d8,d32,d128,p2048",
+                   help="dN = decode batch N, pN = prefill of N tokens, batch 1")
+    p.add_argument("--variants", default=",".join(VARIANTS), help="subset of " + ",".join(VARIANTS))
+    p.add_argument("--compile-shapes", default="d1,d32",
+                   help="shapes the compile variant runs (max-autotune costs 35-45 s per shape)")
+    p.add_argument("--breakdown", default="d1,d32", help="shapes of the per-op breakdown")
+    p.add_argument("--rounds", type=int, default=7, help="interleaved timing rounds (>= 3)")
+    p.add_argument("--tol", type=float, default=3e-2, help="relative L2 tolerance vs torch eager")
+    p.add_argument("--no-graphs", action="store_true", help="eager timings only")
+    p.add_argument("--deadline-s", type=float, default=0,
+                   help="wall budget: compile shapes are skipped when it would be overrun")
+    p.add_argument("--json", default="", help="write every figure here")
+    p.add_argument("--self-check", action="store_true",
+                   help="tiny float32 model: decode after prefill == prefill of one more token")
+    p.add_argument("--tiny", action="store_true", help="tiny dims (a quick GPU smoke run)")
+    p.add_argument("--child", default="", help=argparse.SUPPRESS)
+    a = p.parse_args(argv)
+    a.shapes = _names(a.shapes, SHAPES, "shape")
+    a.variants = _names(a.variants, VARIANTS, "variant")
+    a.compile_shapes = _names(a.compile_shapes, SHAPES, "shape") if a.compile_shapes else []
+    a.breakdown = _names(a.breakdown, SHAPES, "shape") if a.breakdown else []
+    if a.layers < 1 or a.context < 1 or a.rounds < 1:
+        p.error("--layers, --context and --rounds must be positive")
+    return a
+
+
+def _names(text, known, what):
+    out = [s for s in text.split(",") if s]
+    for s in out:
+        if s not in known and not (what == "shape" and s[:1] in "dp" and s[1:].isdigit()):
+            raise SystemExit(f"unknown {what} {s!r} (known: {', '.join(known)})")
+    return out
+
+
+def shape_of(name):
+    """(batch, tokens) of a shape name: dN decode batch N, pN prefill of N tokens."""
+    return SHAPES.get(name) or ((int(name[1:]), 1) if name[0] == "d" else (1, int(name[1:])))
+
+
+# ---------------------------------------------------------------------------------------------
+# The model: one forward for every variant, the ops passed in.
+
+class TorchOps:
+    name = "torch"
+    clone_input = False
+
+    def __init__(self, eps):
+        import torch.nn.functional as F
+        self.F, self.eps = F, eps
+
+    def linear(self, x, w):
+        return self.F.linear(x, w)
+
+    def norm(self, x, w):
+        return self.F.rms_norm(x, (x.shape[-1],), w, self.eps)
+
+    def add_norm(self, delta, resid, w):
+        r = resid + delta
+        return self.F.rms_norm(r, (r.shape[-1],), w, self.eps), r
+
+    def silu_mul(self, gu):
+        d = gu.shape[-1] // 2
+        return self.F.silu(gu[..., :d]) * gu[..., d:]
+
+
+class KtuneOps:
+    name = "ktune"
+    clone_input = True  # the fused residual add writes the residual in place
+
+    def __init__(self, eps):
+        import ktune.ops
+        self.k, self.eps = ktune.ops, eps
+
+    def linear(self, x, w):
+        return self.k.gemm(x, w.t())
+
+    def norm(self, x, w):
+        return self.k.rms_norm(x, w, self.eps)
+
+    def add_norm(self, delta, resid, w):
+        return self.k.rms_norm(delta, w, self.eps, residual=resid)
+
+    def silu_mul(self, gu):
+        return self.k.silu_mul(gu)
+
+
+def _op(rec, name, fn, *args):
+    if rec is None:
+        return fn(*args)
+    return rec(name, fn, *args)
+
+
+class Decoder:
+    """Weights of `layers` Llama layers (wqkv [(nq+2nkv)*hd, H], wo, w_gate_up [2I, H] with the
+    gate first, w_down), random with 1/sqrt(fan-in) scale so activations stay O(1)."""
+
+    def __init__(self, cfg, layers, device, dtype, seed=0):
+        import torch
+        self.cfg, self.torch = cfg, torch
+        H, I, nq, nkv, hd = (cfg[k] for k in ("hidden", "inter", "n_heads", "n_kv", "head_dim"))
+        g = torch.Generator(device=device).manual_seed(seed)
+
+        def rnd(*shape, scale):
+            return (torch.randn(*shape, generator=g, device=device, dtype=torch.float32)
+                    * scale).to(dtype)
+        self.layers = []
+        for _ in range(layers):
+            self.layers.append(dict(
+                wqkv=rnd((nq + 2 * nkv) * hd, H, scale=H ** -0.5),
+                wo=rnd(H, nq * hd, scale=(nq * hd) ** -0.5),
+                wgu=rnd(2 * I, H, scale=H ** -0.5), wdown=rnd(H, I, scale=I ** -0.5),
+                attn_norm=1 + rnd(H, scale=0.1), mlp_norm=1 + rnd(H, scale=0.1)))
+        self.final_norm = 1 + rnd(H, scale=0.1)
+        self.gen = g
+
+    def state(self, batch, tokens, context, device, dtype, seq=None):
+        """Inputs of one step: hidden states x [B*T, H], per-layer K/V caches [B, nkv, S, hd]
+        (random where the step does not write), the positions, the rotary tables."""
+        torch, c = self.torch, self.cfg
+        pos0 = context if tokens == 1 else 0
+        seq = seq or (pos0 + tokens)
+        kv = (batch, c["n_kv"], seq, c["head_dim"])
+        mk = lambda *s: torch.randn(*s, generator=self.gen, device=device,  # noqa: E731
+                                    dtype=torch.float32).to(dtype)
+        pos = torch.arange(pos0, pos0 + tokens, device=device)
+        inv = 1.0 / (c["theta"] ** (torch.arange(0, c["head_dim"], 2, device=device,
+                                                 dtype=torch.float32) / c["head_dim"]))
+        ang = pos.float()[:, None] * inv[None, :]
+        ang = torch.cat((ang, ang), -1)
+        return dict(x=mk(batch * tokens, c["hidden"]), kcs=[mk(*kv) for _ in self.layers],
+                    vcs=[mk(*kv) for _ in self.layers], pos=pos,
+                    cos=ang.cos().to(dtype), sin=ang.sin().to(dtype), batch=batch, tokens=tokens)
+
+    def forward(self, ops, x, kcs, vcs, pos, cos, sin, batch, tokens, rec=None):
+        if ops.clone_input:
+            x = x.clone()
+        L = self.layers
+        h = _op(rec, "norm", ops.norm, x, L[0]["attn_norm"])
+        for i, w in enumerate(L):
+            o = self.attention(ops, h, w, kcs[i], vcs[i], pos, cos, sin, batch, tokens, rec)
+            h, x = _op(rec, "add_norm", ops.add_norm, o, x, w["mlp_norm"])
+            gu = _op(rec, "gate_up", ops.linear, h, w["wgu"])
+            a = _op(rec, "silu_mul", ops.silu_mul, gu)
+            d = _op(rec, "down", ops.linear, a, w["wdown"])
+            nxt = L[i + 1]["attn_norm"] if i + 1 < len(L) else self.final_norm
+            h, x = _op(rec, "add_norm", ops.add_norm, d, x, nxt)
+        return h
+
+    def attention(self, ops, h, w, kc, vc, pos, cos, sin, B, T, rec):
+        F = self.torch.nn.functional
+        nq, nkv, hd = self.cfg["n_heads"], self.cfg["n_kv"], self.cfg["head_dim"]
+        qkv = _op(rec, "qkv", ops.linear, h, w["wqkv"]).view(B, T, nq + 2 * nkv, hd)
+        q, k, v = qkv.split([nq, nkv, nkv], dim=2)
+
+        def rope_cache(q, k, v):
+            q, k = _rope(q, cos, sin), _rope(k, cos, sin)
+            kc[:, :, pos] = k.transpose(1, 2)
+            vc[:, :, pos] = v.transpose(1, 2)
+            return q
+        q = _op(rec, "rope_kv", rope_cache, q, k, v)
+        if T == 1:  # decode: the query heads of one KV head form one query block (no K/V repeat)
+            sd = lambda: F.scaled_dot_product_attention(  # noqa: E731
+                q.reshape(B, nkv, nq // nkv, hd), kc, vc).reshape(B, nq * hd)
+        else:  # prefill from position 0: causal (top-left aligned) over the cache
+            sd = lambda: F.scaled_dot_product_attention(  # noqa: E731
+                q.transpose(1, 2), kc, vc, is_causal=True,
+                enable_gqa=True).transpose(1, 2).reshape(B * T, nq * hd)
+        o = _op(rec, "attn", sd)
+        return _op(rec, "o_proj", ops.linear, o, w["wo"])
+
+
+def _rope(x, cos, sin):
+    """Rotate-half rotary embedding of x [B, T, h, hd] with cos/sin [T, hd]."""
+    import torch
+    half = x.shape[-1] // 2
+    rot = torch.cat((-x[..., half:], x[..., :half]), -1)
+    return x * cos[None, :, None, :] + rot * sin[None, :, None, :]
+
+
+def run(model, ops, st, rec=None):
+    return model.forward(ops, st["x"], st["kcs"], st["vcs"], st["pos"], st["cos"], st["sin"],
+                         st["batch"], st["tokens"], rec)
+
+
+def rel_err(out, ref):
+    o, r = out.float(), ref.float()
+    if not bool(o.isfinite().all()):
+        return float("inf")
+    return float((o - r).norm() / r.norm().clamp_min(1e-30))
+
+
+# ---------------------------------------------------------------------------------------------
+# Self-check: decode after a prefill of T tokens equals a prefill of T+1 tokens (last row).
+
+def self_check():
+    import torch
+    dev = "cuda" if torch.cuda.is_available() else "cpu"
+    cfg, B, T = TINY, 2, 16
+    m = Decoder(cfg, 2, dev, torch.float32, seed=1)
+    ops = TorchOps(cfg["eps"])
+    full = m.state(B, T + 1, 0, dev, torch.float32)
+    xs = full["x"].view(B, T + 1, -1)
+    for c in full["kcs"] + full["vcs"]:
+        c.zero_()
+    ref = run(m, ops, full).view(B, T + 1, -1)[:, -1]
+    pre = m.state(B, T, 0, dev, torch.float32, seq=T + 1)  # the decode needs the cache's slot T
+    for c in pre["kcs"] + pre["vcs"]:
+        c.zero_()
+    pre["x"] = xs[:, :T].reshape(B * T, -1).contiguous()
+    run(m, ops, pre)
+    dec = m.state(B, 1, T, dev, torch.float32)
+    dec.update(kcs=pre["kcs"], vcs=pre["vcs"], x=xs[:, T].contiguous())
+    out = run(m, ops, dec)
+    err = rel_err(out, ref)
+    shapes = {k: tuple(v.shape) for k, v in m.layers[0].items()}
+    print(f"self-check on {dev}: decode vs prefill last row rel err {err:.2e} (tiny model, fp32, "
+          f"B={B}, T={T}); layer weights {shapes}")
+    if not err < 1e-4:
+        raise SystemExit("self-check FAILED")
+    print("self-check ok")
+
+
+# ---------------------------------------------------------------------------------------------
+# Variants: set up (tune / compile, check, capture), time, break down.
+
+class Entry:
+    """One variant on one shape: its eager callable, its graph, its check and setup time."""
+
+    def __init__(self, variant, shape, eager, pre=None):
+        self.variant, self.shape, self.eager, self.pre = variant, shape, eager, pre or (lambda: 0)
+        self.graph, self.err, self.graph_err, self.setup_s = None, None, None, 0.0
+        self.times = {"graph": [], "eager": []}
+
+
+def capture(fn):
+    import torch
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(2):
+            fn()
+    torch.cuda.current_stream().wait_stream(s)
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        out = fn()
+    return g, out
+
+
+def set_up(entry, ref, tol, graphs, log):
+    """First call (tunes or compiles; timed), a second call checked against ref, a graph captured
+    and its replay checked against the eager output. Returns the eager output."""
+    import torch
+    entry.pre()
+    t0 = time.perf_counter()
+    entry.eager()
+    torch.cuda.synchronize()
+    entry.setup_s = time.perf_counter() - t0
+    out = entry.eager().clone()
+    torch.cuda.synchronize()
+    entry.err = 0.0 if ref is None else rel_err(out, ref)
+    ok = entry.err <= tol
+    if graphs:
+        try:
+            entry.graph, gout = capture(entry.eager)
+            entry.graph.replay()
+            torch.cuda.synchronize()
+            entry.graph_err = rel_err(gout, out)
+        except Exception as e:  # noqa: BLE001  (a variant that cannot be captured runs eager)
+            entry.graph = None
+            log(f"  {entry.variant} {entry.shape}: no graph ({str(e).splitlines()[0][:100]})")
+    log(f"  {entry.variant:9s} {entry.shape:6s} first call {entry.setup_s:7.2f} s  rel err vs "
+        f"torch {entry.err:.2e} {'ok' if ok else 'FAILED (tol %.0e)' % tol}  graph "
+        + ("-" if entry.graph_err is None else f"{entry.graph_err:.1e}"))
+    return out
+
+
+def time_ms(fn, n):
+    import torch
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda.synchronize()
+    s.record()
+    for _ in range(n):
+        fn()
+    e.record()
+    e.synchronize()
+    return s.elapsed_time(e) / n
+
+
+def timing_rounds(entries, rounds, log):
+    rng = random.Random(0)
+    for r in range(rounds):
+        order = list(entries)
+        rng.shuffle(order)
+        for en in order:
+            n = 3 if shape_of(en.shape)[1] > 1 else 20
+            en.pre()
+            if en.graph is not None:
+                en.graph.replay()
+                en.times["graph"].append(time_ms(en.graph.replay, n))
+            en.times["eager"].append(time_ms(en.eager, max(2, n // 2)))
+        log(f"  round {r + 1}/{rounds} done")
+
+
+class OpRecorder:
+    """CUDA events around each op of one step (all enqueued behind a spin kernel)."""
+
+    def __init__(self):
+        self.marks = []
+
+    def __call__(self, name, fn, *args):
+        import torch
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        out = fn(*args)
+        e.record()
+        self.marks.append((name, s, e))
+        return out
+
+
+def op_breakdown(model, ops, st, pre, layers):
+    """µs per layer per op of one eager step, device time only (the host enqueues the whole step
+    behind a spin kernel, so no op waits for its launch). Median of 5 gated steps."""
+    import torch
+    pre()
+    spin = 200_000_000
+    per = []
+    for _ in range(5):
+        for _ in range(4):
+            rec = OpRecorder()
+            torch.cuda.synchronize()
+            torch.cuda._sleep(spin)
+            gate = torch.cuda.Event()
+            gate.record()
+            run(model, ops, st, rec)
+            caught_up = gate.query()
+            torch.cuda.synchronize()
+            if not caught_up:
+                break
+            spin *= 2
+        tot = {}
+        for name, s, e in rec.marks:
+            tot[name] = tot.get(name, 0.0) + s.elapsed_time(e) * 1e3
+        per.append(tot)
+    return {k: statistics.median(p[k] for p in per) / (1 if k == "norm" else layers)
+            for k in per[0]}
+
+
+def kernel_table(fn, steps=3):
+    """(name, µs per step) of every kernel of `steps` calls, by torch.profiler, largest first."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(steps):
+            fn()
+        torch.cuda.synchronize()
+    rows = []
+    for ev in prof.key_averages():
+        t = getattr(ev, "self_device_time_total", None)
+        if t is None:
+            t = getattr(ev, "self_cuda_time_total", 0)
+        if t > 0:
+            rows.append((ev.key, t / steps, ev.count // steps))
+    return sorted(rows, key=lambda r: -r[1])
+
+
+def kernel_class(name):
+    n = name.lower()
+    for cls, keys in (("attention", ("flash", "fmha", "attention", "sdpa")),
+                      ("gemm", ("gemm", "nvjet", "cutlass", "xmma", "cublas", "triton_tem",
+                                "_mm", "mm_", "wgmma", "splitk", "matmul")),
+                      ("norm", ("rms", "norm", "triton_red", "triton_per")),
+                      ("silu", ("silu",))):
+        if any(k in n for k in keys):
+            return cls
+    return "other"
+
+
+# ---------------------------------------------------------------------------------------------
+# The run.
+
+def make_variant(name, model, cfg, child, log):
+    """(ops, pre, call(st)) of a variant, or None when it cannot run here."""
+    import torch
+    t_ops = TorchOps(cfg["eps"])
+    tun = getattr(torch.cuda, "tunable", None)
+
+    def tunable(on):
+        return (lambda: tun.enable(on)) if child and tun is not None else None
+    if name in ("torch", "tunableop"):
+        return t_ops, tunable(name == "tunableop"), lambda st: run(model, t_ops, st)
+    if name == "ktune":
+        try:
+            k_ops = KtuneOps(cfg["eps"])
+        except Exception as e:  # noqa: BLE001  (reported, the other variants still run)
+            log(f"  ktune unavailable: {e}")
+            return None
+        return k_ops, None, lambda st: run(model, k_ops, st)
+    torch._dynamo.config.cache_size_limit = max(torch._dynamo.config.cache_size_limit, 64)
+    step = torch.compile(lambda x, kcs, vcs, pos, cos, sin, b, t: model.forward(
+        t_ops, x, kcs, vcs, pos, cos, sin, b, t), mode="max-autotune-no-cudagraphs", dynamic=False)
+    return t_ops, None, lambda st: step(st["x"], st["kcs"], st["vcs"], st["pos"], st["cos"],
+                                        st["sin"], st["batch"], st["tokens"])
+
+
+def set_up_all(a, model, cfg, states, names, t_start, log):
+    entries, refs, ops_of = [], {}, {}
+    for name in names:
+        v = make_variant(name, model, cfg, bool(a.child), log)
+        if v is None:
+            continue
+        ops, pre, call = v
+        ops_of[name] = (ops, pre or (lambda: 0))
+        shapes = [s for s in a.shapes if name != "compile" or s in a.compile_shapes]
+        for s in shapes:
+            left = a.deadline_s - (time.perf_counter() - t_start)
+            if name == "compile" and a.deadline_s and left < 100:
+                log(f"  compile {s}: skipped ({left:.0f} s of the budget left)")
+                continue
+            st = states[s]
+            en = Entry(name, s, (lambda st=st, call=call: call(st)), pre)
+            try:
+                out = set_up(en, refs.get(s), a.tol, not a.no_graphs, log)
+            except Exception as e:  # noqa: BLE001  (a variant that fails is reported, not fatal)
+                log(f"  {name} {s}: FAILED {type(e).__name__}: {str(e).splitlines()[0][:160]}")
+                continue
+            if name == "torch":
+                refs[s] = out
+            entries.append(en)
+    return entries, ops_of
+
+
+def breakdowns(a, model, states, entries, ops_of, log):
+    """Per-op event breakdown (eager variants) and kernel tables (every variant) of the
+    breakdown shapes."""
+    ops_bd, kern = {}, {}
+    for en in entries:
+        if en.shape not in a.breakdown:
+            continue
+        key = f"{en.variant} {en.shape}"
+        try:
+            if en.variant != "compile":
+                ops, pre = ops_of[en.variant]
+                ops_bd[key] = op_breakdown(model, ops, states[en.shape], pre, a.layers)
+            en.pre()
+            kern[key] = kernel_table(en.eager)
+        except Exception as e:  # noqa: BLE001
+            log(f"  breakdown {key} failed: {str(e).splitlines()[0][:120]}")
+    return ops_bd, kern
+
+
+def run_child(a, log):
+    """The TunableOp variant (and a torch baseline) in a child process; its JSON, or {}."""
+    base = os.path.splitext(os.path.abspath(a.json or "llama.json"))[0]
+    out = base + "_tunableop.json"
+    env = dict(os.environ, PYTORCH_TUNABLEOP_ENABLED="1", PYTORCH_TUNABLEOP_TUNING="1",
+               PYTORCH_TUNABLEOP_FILENAME=base + "_tunableop_results%d.csv")
+    argv = [sys.executable, os.path.abspath(__file__), "--child", "tunableop", "--json", out,
+            "--layers", str(a.layers), "--context", str(a.context), "--shapes", ",".join(a.shapes),
+            "--rounds", str(a.rounds), "--breakdown", ",".join(a.breakdown), "--tol", str(a.tol)]
+    argv += ["--tiny"] * a.tiny + ["--no-graphs"] * a.no_graphs
+    log("tunableop: child process " + " ".join(argv[1:]))
+    t0 = time.perf_counter()
+    try:
+        rc = subprocess.run(argv, env=env, timeout=(a.deadline_s * 0.45) or None).returncode
+    except subprocess.TimeoutExpired:
+        rc = "timed out"
+    log(f"tunableop child: rc {rc}, {time.perf_counter() - t0:.0f} s")
+    try:
+        with open(out) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+def main_run(a):
+    t_start = time.perf_counter()
+    tag = "[tunableop child] " if a.child else ""
+
+    def log(msg):
+        print(tag + msg, flush=True)
+    child = run_child(a, log) if "tunableop" in a.variants and not a.child else {}
+    import torch
+    if not torch.cuda.is_available():
+        raise SystemExit("no CUDA device: the timed run needs a GPU (--self-check runs anywhere)")
+    cfg, dt = (TINY if a.tiny else LLAMA3_8B), torch.bfloat16
+    # torch first (the reference every variant is checked against), compile last (its shapes
+    # are the ones skipped when the wall budget runs short).
+    names = ["torch", "tunableop"] if a.child else \
+        ["torch"] + [v for v in ("ktune", "compile") if v in a.variants]
+    log(f"device {torch.cuda.get_device_name()}, torch {torch.__version__}, {a.layers} layers "
+        f"{cfg}, variants {names}, shapes {a.shapes}")
+    model = Decoder(cfg, a.layers, "cuda", dt)
+    states = {s: model.state(*shape_of(s), a.context, "cuda", dt) for s in a.shapes}
+    entries, ops_of = set_up_all(a, model, cfg, states, names, t_start, log)
+    log(f"timing {len(entries)} entries in {a.rounds} interleaved rounds")
+    timing_rounds(entries, a.rounds, log)
+    left = a.deadline_s - (time.perf_counter() - t_start)
+    if a.deadline_s and left < 25:
+        log(f"breakdowns skipped ({left:.0f} s of the budget left)")
+        ops_bd, kern = {}, {}
+    else:
+        ops_bd, kern = breakdowns(a, model, states, entries, ops_of, log)
+    res = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "cfg": cfg,
+           "layers": a.layers, "context": a.context, "rounds": a.rounds,
+           "entries": [dict(variant=e.variant, shape=e.shape, setup_s=e.setup_s, err=e.err,
+                            graph_err=e.graph_err, graph_ms=e.times["graph"],
+                            eager_ms=e.times["eager"]) for e in entries],
+           "ops": ops_bd, "kernels": {k: v[:40] for k, v in kern.items()}}
+    if a.child:
+        if getattr(torch.cuda, "tunable", None) is not None:
+            torch.cuda.tunable.write_file()
+    else:
+        for e in child.get("entries", []):
+            e["variant"] = "torch@child" if e["variant"] == "torch" else e["variant"]
+            res["entries"].append(e)
+        for src in ("ops", "kernels"):
+            for k, v in child.get(src, {}).items():
+                if k.startswith("tunableop"):
+                    res[src][k] = v
+    res["total_s"] = time.perf_counter() - t_start
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(res, f, indent=1)
+    if not a.child:
+        report(res)
+
+
+# ---------------------------------------------------------------------------------------------
+# Tables.
+
+def _med(xs):
+    return (statistics.median(xs), min(xs), max(xs)) if xs else None
+
+
+def _tps(ms_list, shape):
+    b, t = shape_of(shape)
+    return _med([b * t / (ms * 1e-3) for ms in ms_list])
+
+
+def _ratio(num_ms, den_ms):
+    """den/num per round (a speed-up of num over den), median [min, max]; same process only."""
+    n = min(len(num_ms), len(den_ms))
+    return _med([den_ms[i] / num_ms[i] for i in range(n)]) if n else None
+
+
+def _fmt(m):
+    return f"{'-':>22s}" if m is None else f"{m[0]:.0f} [{m[1]:.0f}, {m[2]:.0f}]".rjust(22)
+
+
+def _r(m):
+    return "-" if m is None else f"{m[0]:.3f} [{m[1]:.3f}, {m[2]:.3f}]"
+
+
+def report(res):
+    by = {(e["variant"], e["shape"]): e for e in res["entries"]}
+    shapes = list(dict.fromkeys(e["shape"] for e in res["entries"]))
+    variants = list(dict.fromkeys(e["variant"] for e in res["entries"]))
+    base = lambda v: "torch@child" if v == "tunableop" else "torch"  # noqa: E731
+    print(f"\n== {res['device']}, torch {res['torch']}, {res['layers']} layers, decode context "
+          f"{res['context']}; tokens/s = batch*tokens / step time, median over {res['rounds']} "
+          "interleaved rounds [min, max]; G = CUDA graph replay, E = eager calls; 'vs torch' = "
+          "torch step time / variant step time per round (TunableOp against its own process's "
+          "torch); first call = tuning / compile (s)")
+    print(f"  {'shape':6s} {'variant':11s} {'G tok/s':>22s} {'E tok/s':>22s} {'vs torch G':>22s} "
+          f"{'vs torch E':>22s} {'first s':>7s} {'rel err':>8s}")
+    for s in shapes:
+        for v in variants:
+            e = by.get((v, s))
+            if e is None:
+                continue
+            t = by.get((base(v), s))
+            own = t is not None and v not in ("torch", "torch@child")
+            rg = _ratio(e["graph_ms"], t["graph_ms"]) if own else None
+            re_ = _ratio(e["eager_ms"], t["eager_ms"]) if own else None
+            print(f"  {s:6s} {v:11s} {_fmt(_tps(e['graph_ms'], s))} {_fmt(_tps(e['eager_ms'], s))}"
+                  f" {_r(rg):>22s} {_r(re_):>22s} {e['setup_s']:7.1f} {e['err']:8.1e}")
+    tun = {v: sum(e["setup_s"] for e in res["entries"] if e["variant"] == v) for v in variants}
+    print("  first-call totals (tuning / compile + one step), s: " +
+          ", ".join(f"{v} {t:.1f}" for v, t in tun.items()))
+    _print_breakdown(res)
+    _print_summary(res, by, shapes)
+
+
+def _print_breakdown(res):
+    ops = res.get("ops", {})
+    if ops:
+        cols = ["qkv", "rope_kv", "attn", "o_proj", "add_norm", "gate_up", "silu_mul", "down"]
+        print("\n== one decode step by op, eager, device time (events around each op, the step "
+              "enqueued behind a spin kernel): us per layer (add_norm = both per layer; the "
+              "first norm once per step)")
+        print(f"  {'variant shape':18s} " + " ".join(f"{c:>8s}" for c in cols) +
+              f" {'layer':>8s} {'norm':>6s}")
+        for k, d in sorted(ops.items(), key=lambda kv: kv[0].split()[::-1]):
+            print(f"  {k:18s} " + " ".join(f"{d.get(c, 0):8.1f}" for c in cols) +
+                  f" {sum(d.get(c, 0) for c in cols):8.1f} {d.get('norm', 0):6.1f}")
+    kern = res.get("kernels", {})
+    if kern:
+        print("\n== kernels of one eager step by class (torch.profiler; us per step) and the "
+              "three largest kernels")
+        for k, rows in sorted(kern.items(), key=lambda kv: kv[0].split()[::-1]):
+            cls = {}
+            for name, us, _ in rows:
+                cls[kernel_class(name)] = cls.get(kernel_class(name), 0) + us
+            top = "; ".join(f"{n[:48]} {us:.0f}" for n, us, _ in rows[:3])
+            print(f"  {k:18s} " + " ".join(f"{c} {cls.get(c, 0):7.1f}" for c in
+                                           ("gemm", "attention", "norm", "silu", "other")) +
+                  f" | {top}")
+
+
+def _print_summary(res, by, shapes):
+    print("\n== summary: tokens/s median [range]; ktune/x = x's step time / ktune's (same "
+          "process per round; vs tunableop through each process's torch)")
+    print(f"  {'shape':6s} {'torch G':>10s} {'ktune G':>10s} {'ktune/torch G':>14s} "
+          f"{'ktune/tunop G':>14s} {'ktune/compile G':>16s} {'torch E':>10s} {'ktune E':>10s} "
+          f"{'ktune/torch E':>14s} graphed")
+    for s in shapes:
+        t, k = by.get(("torch", s)), by.get(("ktune", s))
+        if t is None:
+            continue
+        c, tu, tc = by.get(("compile", s)), by.get(("tunableop", s)), by.get(("torch@child", s))
+        kg = k and _ratio(k["graph_ms"], t["graph_ms"])
+        vs_tun = None
+        if k and tu and tc and kg:
+            tun_g = _ratio(tu["graph_ms"], tc["graph_ms"])
+            vs_tun = tun_g and kg[0] / tun_g[0]
+        vs_c = k and c and _ratio(k["graph_ms"], c["graph_ms"])
+        tps = lambda e, w: (_tps(e[w], s) or [float("nan")])[0] if e else float("nan")  # noqa
+        graphed = ",".join(v for v in ("torch", "tunableop", "compile", "ktune")
+                           if by.get((v, s)) and by[(v, s)]["graph_ms"])
+        print(f"  {s:6s} {tps(t, 'graph_ms'):10.0f} {tps(k, 'graph_ms'):10.0f} "
+              f"{(kg or [math.nan])[0]:14.3f} {(vs_tun or math.nan):14.3f} "
+              f"{(vs_c or [math.nan])[0]:16.3f} {tps(t, 'eager_ms'):10.0f} "
+              f"{tps(k, 'eager_ms'):10.0f} "
+              f"{((k and _ratio(k['eager_ms'], t['eager_ms'])) or [math.nan])[0]:14.3f} {graphed}")
+    print(f"  total {res['total_s']:.0f} s")
+
+
+def main(argv=None):
+    a = parse_args(argv)
+    if a.self_check:
+        self_check()
+        return 0
+    if a.tiny:
+        a.context = min(a.context, 64)
+        a.shapes = [s if s[0] == "d" else "p128" for s in a.shapes]
+        a.compile_shapes = [s if s[0] == "d" else "p128" for s in a.compile_shapes]
+        a.breakdown = [s if s[0] == "d" else "p128" for s in a.breakdown]
+    main_run(a)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
