@@ -1,0 +1,132 @@
+"""The tables of llama.py (a Llama-style decoder, end to end): from its JSON result, so a run's
+figures can be printed again (python3 llama_report.py llama.json)."""
+import json
+import math
+import statistics
+import sys
+
+from llama import shape_of
+
+
+def kernel_class(name):
+    n = name.lower()
+    for cls, keys in (("attention", ("flash", "fmha", "attention", "sdpa")),
+                      ("gemm", ("gemm", "nvjet", "cutlass", "xmma", "cublas", "triton_tem",
+                                "_mm", "mm_", "wgmma", "splitk", "matmul")),
+                      ("norm", ("rms", "norm", "triton_red", "triton_per")),
+                      ("silu", ("silu",))):
+        if any(k in n for k in keys):
+            return cls
+    return "other"
+
+
+def _med(xs):
+    return (statistics.median(xs), min(xs), max(xs)) if xs else None
+
+
+def _tps(ms_list, shape):
+    b, t = shape_of(shape)
+    return _med([b * t / (ms * 1e-3) for ms in ms_list])
+
+
+def _ratio(num_ms, den_ms):
+    """den/num per round (a speed-up of num over den), median [min, max]; same process only."""
+    n = min(len(num_ms), len(den_ms))
+    return _med([den_ms[i] / num_ms[i] for i in range(n)]) if n else None
+
+
+def _fmt(m):
+    return f"{'-':>22s}" if m is None else f"{m[0]:.0f} [{m[1]:.0f}, {m[2]:.0f}]".rjust(22)
+
+
+def _r(m):
+    return "-" if m is None else f"{m[0]:.3f} [{m[1]:.3f}, {m[2]:.3f}]"
+
+
+def report(res):
+    by = {(e["variant"], e["shape"]): e for e in res["entries"]}
+    shapes = list(dict.fromkeys(e["shape"] for e in res["entries"]))
+    variants = list(dict.fromkeys(e["variant"] for e in res["entries"]))
+    base = lambda v: "torch@child" if v == "tunableop" else "torch"  # noqa: E731
+    print(f"\n== {res['device']}, torch {res['torch']}, {res['layers']} layers, decode context "
+          f"{res['context']}; tokens/s = batch*tokens / step time, median over {res['rounds']} "
+          "interleaved rounds [min, max]; G = CUDA graph replay, E = eager calls; 'vs torch' = "
+          "torch step time / variant step time per round (TunableOp against its own process's "
+          "torch); first call = tuning / compile (s)")
+    print(f"  {'shape':6s} {'variant':11s} {'G tok/s':>22s} {'E tok/s':>22s} {'vs torch G':>22s} "
+          f"{'vs torch E':>22s} {'first s':>7s} {'rel err':>8s}")
+    for s in shapes:
+        for v in variants:
+            e = by.get((v, s))
+            if e is None:
+                continue
+            t = by.get((base(v), s))
+            own = t is not None and v not in ("torch", "torch@child")
+            rg = _ratio(e["graph_ms"], t["graph_ms"]) if own else None
+            re_ = _ratio(e["eager_ms"], t["eager_ms"]) if own else None
+            print(f"  {s:6s} {v:11s} {_fmt(_tps(e['graph_ms'], s))} {_fmt(_tps(e['eager_ms'], s))}"
+                  f" {_r(rg):>22s} {_r(re_):>22s} {e['setup_s']:7.1f} {e['err']:8.1e}")
+    tun = {v: sum(e["setup_s"] for e in res["entries"] if e["variant"] == v) for v in variants}
+    print("  first-call totals (tuning / compile + one step), s: " +
+          ", ".join(f"{v} {t:.1f}" for v, t in tun.items()))
+    _print_breakdown(res)
+    _print_summary(res, by, shapes)
+
+
+def _print_breakdown(res):
+    ops = res.get("ops", {})
+    if ops:
+        cols = ["qkv", "rope_kv", "attn", "o_proj", "add_norm", "gate_up", "silu_mul", "down"]
+        print("\n== one decode step by op, eager, device time (events around each op, the step "
+              "enqueued behind a spin kernel): us per layer (add_norm = both per layer; the "
+              "first norm once per step)")
+        print(f"  {'variant shape':18s} " + " ".join(f"{c:>8s}" for c in cols) +
+              f" {'layer':>8s} {'norm':>6s}")
+        for k, d in sorted(ops.items(), key=lambda kv: kv[0].split()[::-1]):
+            print(f"  {k:18s} " + " ".join(f"{d.get(c, 0):8.1f}" for c in cols) +
+                  f" {sum(d.get(c, 0) for c in cols):8.1f} {d.get('norm', 0):6.1f}")
+    kern = res.get("kernels", {})
+    if kern:
+        print("\n== kernels of one eager step by class (torch.profiler; us per step) and the "
+              "three largest kernels")
+        for k, rows in sorted(kern.items(), key=lambda kv: kv[0].split()[::-1]):
+            cls = {}
+            for name, us, _ in rows:
+                cls[kernel_class(name)] = cls.get(kernel_class(name), 0) + us
+            top = "; ".join(f"{n[:48]} {us:.0f}" for n, us, _ in rows[:3])
+            print(f"  {k:18s} " + " ".join(f"{c} {cls.get(c, 0):7.1f}" for c in
+                                           ("gemm", "attention", "norm", "silu", "other")) +
+                  f" | {top}")
+
+
+def _print_summary(res, by, shapes):
+    print("\n== summary: tokens/s median [range]; ktune/x = x's step time / ktune's (same "
+          "process per round; vs tunableop through each process's torch)")
+    print(f"  {'shape':6s} {'torch G':>10s} {'ktune G':>10s} {'ktune/torch G':>14s} "
+          f"{'ktune/tunop G':>14s} {'ktune/compile G':>16s} {'torch E':>10s} {'ktune E':>10s} "
+          f"{'ktune/torch E':>14s} graphed")
+    for s in shapes:
+        t, k = by.get(("torch", s)), by.get(("ktune", s))
+        if t is None:
+            continue
+        c, tu, tc = by.get(("compile", s)), by.get(("tunableop", s)), by.get(("torch@child", s))
+        kg = k and _ratio(k["graph_ms"], t["graph_ms"])
+        vs_tun = None
+        if k and tu and tc and kg:
+            tun_g = _ratio(tu["graph_ms"], tc["graph_ms"])
+            vs_tun = tun_g and kg[0] / tun_g[0]
+        vs_c = k and c and _ratio(k["graph_ms"], c["graph_ms"])
+        tps = lambda e, w: (_tps(e[w], s) or [float("nan")])[0] if e else float("nan")  # noqa
+        graphed = ",".join(v for v in ("torch", "tunableop", "compile", "ktune")
+                           if by.get((v, s)) and by[(v, s)]["graph_ms"])
+        print(f"  {s:6s} {tps(t, 'graph_ms'):10.0f} {tps(k, 'graph_ms'):10.0f} "
+              f"{(kg or [math.nan])[0]:14.3f} {(vs_tun or math.nan):14.3f} "
+              f"{(vs_c or [math.nan])[0]:16.3f} {tps(t, 'eager_ms'):10.0f} "
+              f"{tps(k, 'eager_ms'):10.0f} "
+              f"{((k and _ratio(k['eager_ms'], t['eager_ms'])) or [math.nan])[0]:14.3f} {graphed}")
+    print(f"  total {res['total_s']:.0f} s")
+
+
+if __name__ == "__main__":
+    with open(sys.argv[1]) as f:
+        report(json.load(f))
