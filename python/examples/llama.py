@@ -1,9 +1,11 @@
 """A Llama-3-8B-shaped decoder stack, end to end, in four variants of the same model:
 
   torch      cuBLAS through F.linear, F.rms_norm, SiLU·Mul in torch ops (eager PyTorch);
-  tunableop  the same code with PyTorch TunableOp on (PYTORCH_TUNABLEOP_ENABLED=1), tuned before
-             timing; TunableOp's state is process-global, so it runs in a child process of its own,
-             beside a torch baseline of that process (TunableOp switched off for it);
+  tunableop  the same code with PyTorch TunableOp on (torch.cuda.tunable.enable(True), what
+             PYTORCH_TUNABLEOP_ENABLED=1 does, with tuning on), tuned before timing; TunableOp's
+             state is process-global, so it runs in a child process of its own, beside a torch
+             baseline of that process (TunableOp switched off for it: the environment variable
+             is not set, since it overrides enable(False));
   compile    torch.compile(mode="max-autotune-no-cudagraphs") of the torch code (max-autotune's
              kernel search), captured into a CUDA graph the same way as the others;
   ktune      every linear layer through ktune.ops.gemm, the norms through ktune.ops.rms_norm (the
@@ -495,8 +497,8 @@ def run_child(a, log):
     """The TunableOp variant (and a torch baseline) in a child process; its JSON, or {}."""
     base = os.path.splitext(os.path.abspath(a.json or "llama.json"))[0]
     out = base + "_tunableop.json"
-    env = dict(os.environ, PYTORCH_TUNABLEOP_ENABLED="1", PYTORCH_TUNABLEOP_TUNING="1",
-               PYTORCH_TUNABLEOP_FILENAME=base + "_tunableop_results%d.csv")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTORCH_TUNABLEOP_")}
+    env["PYTORCH_TUNABLEOP_FILENAME"] = base + "_tunableop_results%d.csv"
     argv = [sys.executable, os.path.abspath(__file__), "--child", "tunableop", "--json", out,
             "--layers", str(a.layers), "--context", str(a.context), "--shapes", ",".join(a.shapes),
             "--rounds", str(a.rounds), "--breakdown", ",".join(a.breakdown), "--tol", str(a.tol)]
@@ -528,6 +530,9 @@ def main_run(a):
     cfg, dt = (TINY if a.tiny else LLAMA3_8B), torch.bfloat16
     # torch first (the reference every variant is checked against), compile last (its shapes
     # are the ones skipped when the wall budget runs short).
+    if a.child and getattr(torch.cuda, "tunable", None) is not None:
+        torch.cuda.tunable.enable(True)  # the torch variant's pre switches it off again
+        torch.cuda.tunable.tuning_enable(True)
     names = ["torch", "tunableop"] if a.child else \
         ["torch"] + [v for v in ("ktune", "compile") if v in a.variants]
     log(f"device {torch.cuda.get_device_name()}, torch {torch.__version__}, {a.layers} layers "
@@ -550,8 +555,9 @@ def main_run(a):
                             eager_ms=e.times["eager"]) for e in entries],
            "ops": ops_bd, "kernels": {k: v[:40] for k, v in kern.items()}}
     if a.child:
-        if getattr(torch.cuda, "tunable", None) is not None:
-            torch.cuda.tunable.write_file()
+        write = getattr(getattr(torch.cuda, "tunable", None), "write_file", None)
+        if write is not None:  # torch 2.11 has none: the results are written at exit
+            write()
     else:
         for e in child.get("entries", []):
             e["variant"] = "torch@child" if e["variant"] == "torch" else e["variant"]
