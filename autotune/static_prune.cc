@@ -152,7 +152,7 @@ bool hasMatrixInstruction(const IsaReport& r, const std::string& prefix) {
 }
 
 std::string matrixPrefixForGemmKind(const std::string& kind) {
-  if (kind == "mma" || kind == "skinny") return "mma";
+  if (kind == "mma" || kind == "skinny" || kind == "decode") return "mma";
   if (kind == "wgmma") return "wgmma";
   if (kind == "mfma") return "v_mfma";
   return "";

@@ -64,17 +64,20 @@ struct Ctx {
 };
 Ctx* g = nullptr;
 bool g_wgmma = false;  // --wgmma: also try the Hopper kernels (wgmma, tma)
-// --kinds=mma,tma,...: only these kernel kinds (default: mma, skinny, and with --wgmma wgmma, tma)
+// --kinds=mma,tma,...: only these kernel kinds (default: mma, skinny, decode, and with --wgmma
+// wgmma, tma)
 std::vector<gemm::KernelKind> g_kinds;
 std::string g_shape_filter;  // --shapes=large (M >= 1024) | small | MxNxK,...
 
 bool kindEnabled(gemm::KernelKind k) {
   if (!g_kinds.empty()) return std::find(g_kinds.begin(), g_kinds.end(), k) != g_kinds.end();
   if (k == gemm::KernelKind::kWgmma || k == gemm::KernelKind::kTma) return g_wgmma;
-  return k == gemm::KernelKind::kMma || k == gemm::KernelKind::kSkinny;
+  return k == gemm::KernelKind::kMma || k == gemm::KernelKind::kSkinny ||
+         k == gemm::KernelKind::kDecode;
 }
 constexpr gemm::KernelKind kNvidiaKinds[] = {gemm::KernelKind::kMma, gemm::KernelKind::kSkinny,
-                                             gemm::KernelKind::kWgmma, gemm::KernelKind::kTma};
+                                             gemm::KernelKind::kWgmma, gemm::KernelKind::kTma,
+                                             gemm::KernelKind::kDecode};
 int g_rounds_flag = 0;  // --rounds=N (>= 3)
 bool g_sweep = false;  // --sweep: also time a spread of each kernel's space (printed per config)
 
@@ -318,7 +321,7 @@ void runShape(const ShapeSpec& sp) {
   auto pick = [&](bool flush) {
     std::vector<Cand> cands;
     for (KernelKind k : kNvidiaKinds) {
-      if (k == KernelKind::kSkinny && sp.m > 128) continue;
+      if ((k == KernelKind::kSkinny || k == KernelKind::kDecode) && sp.m > 128) continue;
       if (!kindEnabled(k)) continue;
       for (const Config& cfg : candidates(k, s)) {
         const double us = timeUs([&](int i) {
@@ -425,7 +428,7 @@ void precompile(const std::vector<ShapeSpec>& shapes) {
   for (const auto& sp : shapes) {
     auto s = gemm::denseShape(sp.layout, gemm::ElemType::kBF16, gemm::ElemType::kBF16, sp.m, sp.n, sp.k);
     for (auto k : kNvidiaKinds) {
-      if (k == gemm::KernelKind::kSkinny && sp.m > 128) continue;
+      if ((k == gemm::KernelKind::kSkinny || k == gemm::KernelKind::kDecode) && sp.m > 128) continue;
       if (!kindEnabled(k)) continue;
       for (auto& c : candidates(k, s)) jobs.push_back({k, {c, s}});
     }
@@ -470,6 +473,17 @@ int main(int argc, char** argv) {
       {4096, 4096, 14336, Layout::kNT}, {4096, 6144, 4096, Layout::kNT},
       {1, 4096, 4096, Layout::kNT},     {16, 4096, 4096, Layout::kNT},
       {128, 4096, 4096, Layout::kNT},   {16, 14336, 4096, Layout::kNT},
+      // Decode (issue 32): M = 2..64 over the five LLM weight shapes; each row reports its
+      // weight-read bound (read/ktune). --shapes=small selects them with the other M < 1024.
+      {2, 4096, 4096, Layout::kNT},     {4, 4096, 4096, Layout::kNT},
+      {8, 4096, 4096, Layout::kNT},     {32, 4096, 4096, Layout::kNT},
+      {64, 4096, 4096, Layout::kNT},    {1, 6144, 4096, Layout::kNT},
+      {8, 6144, 4096, Layout::kNT},     {16, 6144, 4096, Layout::kNT},
+      {64, 6144, 4096, Layout::kNT},    {1, 14336, 4096, Layout::kNT},
+      {8, 14336, 4096, Layout::kNT},    {64, 14336, 4096, Layout::kNT},
+      {1, 4096, 14336, Layout::kNT},    {16, 4096, 14336, Layout::kNT},
+      {64, 4096, 14336, Layout::kNT},   {1, 28672, 4096, Layout::kNT},
+      {16, 28672, 4096, Layout::kNT},   {64, 28672, 4096, Layout::kNT},
   };
   std::vector<ktune::ShapeSpec> chosen;
   // --shapes=large | small | MxNxK[:LAYOUT][,...] (shapes of the list above; NT without a layout).

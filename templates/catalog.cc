@@ -21,6 +21,10 @@ const std::vector<TemplateInfo>& catalog() {
       {"gemm_skinny", gemm::sourceFile(gemm::KernelKind::kSkinny),
        gemm::entryName(gemm::KernelKind::kSkinny),
        "weight-streaming GEMM for M <= 64 (decode shapes), NVIDIA", "bf16 NT M=16, N=K=4096"},
+      {"gemm_decode", gemm::sourceFile(gemm::KernelKind::kDecode),
+       gemm::entryName(gemm::KernelKind::kDecode),
+       "stream-K weight-streaming GEMM for M <= 128 (decode shapes), NVIDIA",
+       "bf16 NT M=1, N=K=4096"},
       {"gemm_mfma", gemm::sourceFile(gemm::KernelKind::kMfma), gemm::entryName(gemm::KernelKind::kMfma),
        "AMD MFMA GEMM (16x16 or 32x32 instructions, waves_per_eu, LDS stages)", "bf16 NN 4096^3"},
       {"gemm_wgmma", gemm::sourceFile(gemm::KernelKind::kWgmma),
@@ -76,6 +80,10 @@ Expected<std::vector<std::pair<std::string, std::string>>> defaultDefines(const 
     kind = gemm::KernelKind::kSkinny;
     s = gemm::denseShape(gemm::Layout::kNT, gemm::ElemType::kBF16, gemm::ElemType::kBF16, 16, 4096,
                          4096);
+  } else if (t.name == "gemm_decode") {
+    kind = gemm::KernelKind::kDecode;
+    s = gemm::denseShape(gemm::Layout::kNT, gemm::ElemType::kBF16, gemm::ElemType::kBF16, 1, 4096,
+                         4096);
   } else if (t.name == "gemm_wgmma" || t.name == "gemm_tma") {
     if (arch != "sm_90a")
       return Status::Unsupported("template '" + t.name + "' needs arch sm_90a (wgmma), got " + arch);
@@ -91,7 +99,7 @@ Expected<std::vector<std::pair<std::string, std::string>>> defaultDefines(const 
   }
   if ((kind == gemm::KernelKind::kMfma) != amd)
     return Status::Unsupported("template '" + t.name + "' has no kernel for " + arch + " (use " +
-                               (amd ? "gemm_mfma" : "gemm_mma, gemm_skinny, gemm_wgmma or gemm_tma") +
+                               (amd ? "gemm_mfma" : "gemm_mma, gemm_skinny, gemm_decode, gemm_wgmma or gemm_tma") +
                                ")");
   auto configs = gemm::curatedConfigs(kind, s);
   if (configs.empty()) return Status::Internal("no curated config for " + t.name);
@@ -101,7 +109,7 @@ Expected<std::vector<std::pair<std::string, std::string>>> defaultDefines(const 
 std::string_view sourceOf(const TemplateInfo& t) {
   // A GEMM kernel's source is its folder's files with the shared GEMM part (gemm::kernelSource).
   for (gemm::KernelKind k : {gemm::KernelKind::kMma, gemm::KernelKind::kSkinny, gemm::KernelKind::kMfma,
-                             gemm::KernelKind::kWgmma, gemm::KernelKind::kTma})
+                             gemm::KernelKind::kWgmma, gemm::KernelKind::kTma, gemm::KernelKind::kDecode})
     if (t.source_file == gemm::sourceFile(k)) return gemm::kernelSource(k);
   return embeddedSource(t.source_file.c_str());
 }

@@ -22,12 +22,13 @@ const KernelDesc& desc(KernelKind k) {
     case KernelKind::kMfma: return detail::mfmaKernel();
     case KernelKind::kWgmma: return detail::wgmmaKernel();
     case KernelKind::kTma: return detail::tmaKernel();
+    case KernelKind::kDecode: return detail::decodeKernel();
     default: return detail::mmaKernel();
   }
 }
 
-constexpr KernelKind kAllKinds[] = {KernelKind::kMma, KernelKind::kSkinny, KernelKind::kMfma,
-                                    KernelKind::kWgmma, KernelKind::kTma};
+constexpr KernelKind kAllKinds[] = {KernelKind::kMma,   KernelKind::kSkinny, KernelKind::kMfma,
+                                    KernelKind::kWgmma, KernelKind::kTma,    KernelKind::kDecode};
 
 double activate(double v, Activation a) {
   switch (a) {
@@ -114,7 +115,7 @@ const char* nameIn(E v, const char* const (&names)[N]) {
 }
 constexpr const char* kLayoutNames[] = {"NN", "NT", "TN", "TT"};
 constexpr const char* kActivationNames[] = {"none", "silu", "gelu"};
-constexpr const char* kKindNames[] = {"mma", "skinny", "mfma", "wgmma", "tma"};
+constexpr const char* kKindNames[] = {"mma", "skinny", "mfma", "wgmma", "tma", "decode"};
 }  // namespace
 
 const char* layoutName(Layout l) { return nameIn(l, kLayoutNames); }
@@ -125,11 +126,10 @@ const char* activationName(Activation a) { return nameIn(a, kActivationNames); }
 const char* kernelKindName(KernelKind k) { return nameIn(k, kKindNames); }
 
 Expected<KernelKind> parseKernelKind(const std::string& s) {
-  for (KernelKind k : {KernelKind::kMma, KernelKind::kSkinny, KernelKind::kMfma, KernelKind::kWgmma,
-                       KernelKind::kTma})
+  for (KernelKind k : kAllKinds)
     if (s == kernelKindName(k)) return k;
   return Status::InvalidArgument("unknown GEMM kernel kind '" + s +
-                                 "' (expected mma, skinny, mfma, wgmma or tma)");
+                                 "' (expected mma, skinny, mfma, wgmma, tma or decode)");
 }
 
 Expected<Layout> parseLayout(const std::string& s) {
@@ -238,7 +238,8 @@ std::string_view kernelSource(KernelKind k) {
                                          buildKernelSource(KernelKind::kSkinny),
                                          buildKernelSource(KernelKind::kMfma),
                                          buildKernelSource(KernelKind::kWgmma),
-                                         buildKernelSource(KernelKind::kTma)};
+                                         buildKernelSource(KernelKind::kTma),
+                                         buildKernelSource(KernelKind::kDecode)};
   return kSources[static_cast<int>(k)];
 }
 
@@ -265,7 +266,7 @@ const ConfigSpace& configSpace(KernelKind k) {
   static const ConfigSpace kSpaces[] = {
       desc(KernelKind::kMma).build_space(), desc(KernelKind::kSkinny).build_space(),
       desc(KernelKind::kMfma).build_space(), desc(KernelKind::kWgmma).build_space(),
-      desc(KernelKind::kTma).build_space()};
+      desc(KernelKind::kTma).build_space(), desc(KernelKind::kDecode).build_space()};
   return kSpaces[static_cast<int>(desc(k).kind)];
 }
 

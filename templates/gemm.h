@@ -38,16 +38,16 @@ enum class Activation { kNone = 0, kSilu = 1, kGelu = 2 };
 // kTma: Hopper warpgroup MMA fed by TMA, warp-specialised, persistent grid; every layout (MN-major
 // operands through wgmma's transpose flag). Its launches take tensor maps after the common
 // arguments (see tmaDescriptors).
-enum class KernelKind { kMma, kSkinny, kMfma, kWgmma, kTma };
+enum class KernelKind { kMma, kSkinny, kMfma, kWgmma, kTma, kDecode };
 
 const char* layoutName(Layout l);          // "NN", "NT", "TN", "TT"
 const char* elemTypeName(ElemType t);      // "f16", "bf16", "f32"
 const char* activationName(Activation a);  // "none", "silu", "gelu"
-const char* kernelKindName(KernelKind k);  // "mma", "skinny", "mfma", "wgmma", "tma"
+const char* kernelKindName(KernelKind k);  // "mma", "skinny", "mfma", "wgmma", "tma", "decode"
 Expected<Layout> parseLayout(const std::string& s);
 Expected<ElemType> parseElemType(const std::string& s);
 Expected<Activation> parseActivation(const std::string& s);
-// "mma", "skinny", "mfma", "wgmma", "tma" -> the kind; kInvalidArgument listing them otherwise.
+// "mma", "skinny", "mfma", "wgmma", "tma", "decode" -> the kind; kInvalidArgument listing them otherwise.
 Expected<KernelKind> parseKernelKind(const std::string& s);
 int64_t elemBytes(ElemType t);
 
@@ -99,6 +99,8 @@ std::vector<KernelKind> kernelsForArch(const std::string& arch);
 // The tunable knobs of a kernel with their constraints and shared-memory function.
 // mma:    BLOCK_M/N/K, WARPS_M, WARPS_N, NUM_STAGES, GROUP_M, SPLIT_K, MIN_BLOCKS.
 // skinny: SK_NT, SK_MT, SK_U, NUM_WARPS, SPLIT_K, SK_DEPTH, SK_PF.
+// decode: DC_WARPS (4|8), DC_NT (1|2), DC_MT (1..16: M <= 8*DC_MT, the smallest such tier), DC_U
+//         (1|2|4), DC_DEPTH (2|4), DC_PF (1|2), DC_XR (0|1), DC_GRID (1|2 blocks per SM, stream-K).
 // mfma:   BLOCK_M/N (32..256), BLOCK_K (16..128), MATRIX_INSTR (16|32), NUM_WAVES (4|8),
 //         WAVES_PER_EU (0..4), NUM_STAGES (0|1|2, the guide's AMD meaning), GROUP_M (1|4|8),
 //         SPLIT_K (1|2|4).

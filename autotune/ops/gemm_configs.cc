@@ -9,7 +9,7 @@ Expected<gemm::KernelKind> kindOf(const Config& c) {
   const std::string k = c.getStr("KIND");
   for (gemm::KernelKind kind :
        {gemm::KernelKind::kMma, gemm::KernelKind::kSkinny, gemm::KernelKind::kMfma,
-        gemm::KernelKind::kWgmma, gemm::KernelKind::kTma})
+        gemm::KernelKind::kWgmma, gemm::KernelKind::kTma, gemm::KernelKind::kDecode})
     if (k == gemm::kernelKindName(kind)) return kind;
   return Status::InvalidArgument("GEMM config without a valid KIND: " + c.toString());
 }

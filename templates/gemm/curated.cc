@@ -17,7 +17,9 @@ using json = nlohmann::json;
 // One entry: a config and the problem bounds under which it is offered (-1: no bound).
 struct Entry {
   Config config;
-  bool auto_mt = false;  // SK_MT "auto": ceil(M / 8) clamped to 1..8 (one A tile covers M)
+  // SK_MT "auto": ceil(M / 8) clamped to 1..8 (one A tile covers M); DC_MT "auto": the smallest
+  // power of two >= ceil(M / 8), at most 16 (the decode kernel's tiers).
+  const char* auto_mt = nullptr;
   int64_t max_m = -1, min_m = -1, max_n = -1, min_n = -1, max_mn = -1;
 };
 // kernel name -> level ("default", "vendor:cuda", "arch:sm_90a", "device:<name>") -> entries.
@@ -33,8 +35,8 @@ Expected<Entry> parseEntry(const json& e, const std::string& where) {
     return bad("an entry is an object with a \"config\" object");
   Entry out;
   for (const auto& [name, v] : e["config"].items()) {
-    if (name == "SK_MT" && v.is_string() && v.get<std::string>() == "auto") {
-      out.auto_mt = true;
+    if ((name == "SK_MT" || name == "DC_MT") && v.is_string() && v.get<std::string>() == "auto") {
+      out.auto_mt = name == "SK_MT" ? "SK_MT" : "DC_MT";
       out.config.set(name, int64_t{1});
     } else if (v.is_number_integer()) {
       out.config.set(name, v.get<int64_t>());
@@ -117,7 +119,13 @@ std::vector<Config> select(KernelKind k, const std::vector<Entry>& entries, cons
   for (const Entry& e : entries) {
     if (!inBounds(e, s)) continue;
     Config c = e.config;
-    if (e.auto_mt) c.set("SK_MT", std::clamp<int64_t>(detail::ceilDiv(s.m, 8), 1, 8));
+    if (e.auto_mt && std::string(e.auto_mt) == "SK_MT")
+      c.set("SK_MT", std::clamp<int64_t>(detail::ceilDiv(s.m, 8), 1, 8));
+    if (e.auto_mt && std::string(e.auto_mt) == "DC_MT") {
+      int64_t mt = 1;
+      while (mt < 16 && 8 * mt < s.m) mt *= 2;
+      c.set("DC_MT", mt);
+    }
     if (!configSpace(k).validate(c).ok() || !applicable(k, c, s).ok()) continue;
     if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(std::move(c));
   }

@@ -39,6 +39,7 @@ const KernelDesc& skinnyKernel();
 const KernelDesc& mfmaKernel();
 const KernelDesc& wgmmaKernel();
 const KernelDesc& tmaKernel();
+const KernelDesc& decodeKernel();
 
 // Helpers the kernels' host files share.
 inline int64_t knob(const Config& c, const char* name) { return c.getInt(name, 0); }

@@ -428,6 +428,40 @@ TEST(GemmGpu, SkinnyVsReference) {
   }
 }
 
+// The decode kind (stream-K, M <= 128): every M tier's curated configs over M = 1..16 and a spread
+// up to 128 at odd N and K not a multiple of any step (tile and range boundaries, partial sums
+// through the workspace), epilogues, and twice in a row (the workspace and counters self-clean).
+TEST(GemmGpu, DecodeVsReference) {
+  REQUIRE_GPU();
+  std::vector<GemmShape> shapes;
+  for (int64_t m = 1; m <= 128; m += (m < 16 ? 1 : 9))
+    shapes.push_back(shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, m, 333, 1032));
+  shapes.push_back(shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 128, 4099, 520));
+  shapes.push_back(shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 1, 4096, 4096));
+  shapes.push_back(shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 16, 14336, 4096));
+  GemmShape epi = shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kF32, 33, 1000, 4096);
+  epi.has_bias = true;
+  epi.act = Activation::kGelu;
+  epi.beta = 0.5f;
+  shapes.push_back(epi);
+  GemmShape silu = shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kF16, 7, 1001, 1000);
+  silu.has_bias = true;
+  silu.act = Activation::kSilu;
+  shapes.push_back(silu);
+  std::vector<std::tuple<KernelKind, Config, GemmShape>> jobs;
+  for (const GemmShape& s : shapes)
+    for (auto& c : gemm::curatedConfigs(KernelKind::kDecode, s)) jobs.emplace_back(KernelKind::kDecode, c, s);
+  precompile(jobs);
+  uint32_t seed = 900;
+  for (const GemmShape& s : shapes) {
+    Problem p(s, seed++);
+    const auto ref = p.hostReference();
+    const auto configs = gemm::curatedConfigs(KernelKind::kDecode, s);
+    EXPECT_FALSE(configs.empty()) << gemm::shapeKey(s);
+    for (const Config& c : configs) expectMatches(KernelKind::kDecode, c, p, ref, 2);
+  }
+}
+
 TEST(GemmGpu, UnalignedPointerFallsBackToSafePath) {
   REQUIRE_GPU();
   // A offset by one element: not 16-byte aligned, so the element-wise path must be used.

@@ -21,8 +21,8 @@
 namespace ktune::gemm {
 namespace {
 
-constexpr KernelKind kAll[] = {KernelKind::kMma, KernelKind::kSkinny, KernelKind::kMfma,
-                               KernelKind::kWgmma, KernelKind::kTma};
+constexpr KernelKind kAll[] = {KernelKind::kMma,   KernelKind::kSkinny, KernelKind::kMfma,
+                               KernelKind::kWgmma, KernelKind::kTma,    KernelKind::kDecode};
 
 bool contains(std::string_view hay, std::string_view needle) {
   return hay.find(needle) != std::string_view::npos;

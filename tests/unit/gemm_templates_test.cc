@@ -83,7 +83,7 @@ TEST(GemmSpace, SkinnyAndMfmaSpaces) {
     EXPECT_TRUE(c.getInt("MATRIX_INSTR") == 16 || c.getInt("MATRIX_INSTR") == 32);
     EXPECT_LE(sharedBytes(KernelKind::kMfma, c), 64 * 1024);
   }
-  EXPECT_EQ(kernelsForBackend("cuda").size(), 2u);
+  EXPECT_EQ(kernelsForBackend("cuda").size(), 3u);  // mma, skinny, decode
   EXPECT_EQ(kernelsForBackend("hip").size(), 1u);
 }
 
@@ -357,8 +357,8 @@ TEST_F(GemmNvrtc, WgmmaCuratedConfigsCompileForSm90a) {
   EXPECT_EQ(ps->workspace_bytes, 128 * 4096 * 4);
   GemmShape shortk = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 128, 4096, 192);
   EXPECT_EQ(applicable(KernelKind::kWgmma, sk, shortk).code(), Code::kUnsupported);
-  EXPECT_EQ(kernelsForArch("sm_90a").size(), 4u);
-  EXPECT_EQ(kernelsForArch("sm_80").size(), 2u);
+  EXPECT_EQ(kernelsForArch("sm_90a").size(), 5u);
+  EXPECT_EQ(kernelsForArch("sm_80").size(), 3u);
 }
 
 // Every config of the TMA space compiles for sm_90a (bf16 -> bf16 at 4096^3; the curated ones also

@@ -1,0 +1,2 @@
+// The probe's stand-in for gemm::kernelSource()'s include mapping.
+#include "../../templates/gemm/common.cuh"

@@ -1,0 +1,86 @@
+// The decode (stream-K weight-streaming, M <= 128) GEMM's host side (decode.cuh beside it).
+#include <algorithm>
+
+#include "templates/gemm/kernel.h"
+
+namespace ktune::gemm::detail {
+namespace {
+
+using K = const Config&;
+
+// Registers the kernel keeps live: DC_DEPTH fragments of 2*NT*U 16-byte weight loads (plus MT*U
+// A loads with DC_XR), the accumulators, and one step of A loads without DC_XR. Calibrated on
+// ptxas (sm_90a, dev/decode probe): every config at or under 232 compiles without spills (at 224:
+// 238-254 registers), the ones at 256 and over spill at DC_MT=16.
+int64_t registerEstimate(K c) {
+  const int64_t nt = knob(c, "DC_NT"), mt = knob(c, "DC_MT"), u = knob(c, "DC_U");
+  const int64_t x = 4 * mt * u;
+  return knob(c, "DC_DEPTH") * (8 * nt * u + (knob(c, "DC_XR") ? x : 0)) +
+         (knob(c, "DC_XR") ? 0 : x) + 4 * nt * mt;
+}
+
+ConfigSpace buildSpace() {
+  ConfigSpace s;
+  s.addInts("DC_WARPS", {4, 8}, "cuda")
+      .addInts("DC_NT", {1, 2}, "cuda")
+      .addInts("DC_MT", {1, 2, 4, 8, 16}, "cuda")
+      .addInts("DC_U", {1, 2, 4}, "cuda")
+      .addInts("DC_DEPTH", {2, 4}, "cuda")
+      .addInts("DC_PF", {1, 2}, "cuda")
+      .addInts("DC_XR", {0, 1}, "cuda")
+      .addInts("DC_GRID", {1, 2, 3}, "cuda");
+  s.constrain("register estimate DC_DEPTH*(8*DC_NT*DC_U + 4*DC_MT*DC_U*DC_XR) + "
+              "4*DC_MT*DC_U*(1-DC_XR) + 4*DC_NT*DC_MT <= 232",
+              [](K c) { return registerEstimate(c) <= 232; });
+  s.sharedBytes([](K c) { return decodeKernel().shared_bytes(c); });
+  return s;
+}
+
+// The warps' sums of one tile: [DC_WARPS][16*DC_NT][8*DC_MT + 1] floats.
+int64_t sharedBytes(K c) {
+  return knob(c, "DC_WARPS") * 16 * knob(c, "DC_NT") * (8 * knob(c, "DC_MT") + 1) * 4;
+}
+
+Status applicable(K c, const GemmShape& s) {
+  if (s.layout != Layout::kNT)
+    return Status::Unsupported("decode GEMM handles layout NT only (B stored [N][K]), got " +
+                               std::string(layoutName(s.layout)));
+  if (!fastPathOk(s) || s.k % 8 != 0)
+    return Status::Unsupported(
+        "decode GEMM needs 16-byte aligned A/B, lda % 8 == 0, ldb % 8 == 0 and K % 8 == 0");
+  // Only the smallest tier that covers M: a larger one computes the same result with idle mma
+  // columns, and tuning it would only cost time.
+  int64_t tier = 1;
+  while (tier < 16 && 8 * tier < s.m) tier *= 2;
+  if (s.m > 128 || knob(c, "DC_MT") != tier)
+    return Status::Unsupported("decode GEMM covers M <= 128 with DC_MT the smallest power of two >= "
+                               "ceil(M/8) (" + std::to_string(tier) + " for M=" +
+                               std::to_string(s.m) + "), got DC_MT=" +
+                               std::to_string(knob(c, "DC_MT")));
+  return Status::Ok();
+}
+
+// A persistent grid of DC_GRID blocks per SM (never more blocks than (tile, block step) units);
+// the M x N fp32 workspace and one counter per tile of 16*DC_NT rows, zero between calls.
+Status plan(K c, const GemmShape& s, const DeviceInfo& dev, LaunchPlan& p) {
+  const int64_t warps = knob(c, "DC_WARPS"), nt = knob(c, "DC_NT");
+  const int64_t units = ceilDiv(s.n, 16 * nt) * ceilDiv(s.k, 32 * knob(c, "DC_U") * warps);
+  const int64_t sms = std::max(1, dev.multiprocessors);
+  const int64_t grid = std::min(units, sms * knob(c, "DC_GRID"));
+  p.grid = Dim3{static_cast<unsigned>(grid), 1u, 1u};
+  p.block = Dim3{static_cast<unsigned>(32 * warps), 1u, 1u};
+  p.counters = ceilDiv(s.n, 16 * nt);
+  p.workspace_bytes = s.m * s.n * 4;
+  return Status::Ok();
+}
+
+}  // namespace
+
+const KernelDesc& decodeKernel() {
+  static const KernelDesc d{KernelKind::kDecode, "decode", "gemm/decode/decode.cuh",
+                            "ktune_gemm_decode", "cuda", false, buildSpace, sharedBytes,
+                            applicable, nullptr, plan};
+  return d;
+}
+
+}  // namespace ktune::gemm::detail

@@ -1,0 +1,297 @@
+// ktune decode GEMM for NVIDIA sm_80+: M <= 128 (LLM decode), the weights streamed once, every SM
+// busy whatever N is.
+//
+//   C[M][N] = act(alpha * A[M][K] * B[N][K]^T + beta * C + bias)    (LAYOUT NT only)
+//
+// Work: the weight rows B are cut in tiles of DC_NT*16 rows and K in block steps of
+// DC_WARPS*32*DC_U; the (tile, block step) units, tile-major, are split into gridDim.x equal
+// contiguous ranges (stream-K): each block streams the same number of weight bytes, so no SM idles
+// for lack of N and no block is a straggler. Within a block step the warps take consecutive k
+// slices of the same rows, so a block reads each of its rows in DC_WARPS*64*DC_U-byte runs (DRAM
+// page locality: the probe in dev/decode measured warps on different rows 5-15% slower).
+// Each thread loads weight rows g and g+8 of its tiles with 16-byte loads straight into a ring of
+// DC_DEPTH register fragments (compile-time indices: they stay in registers); the ring runs over
+// the block's whole range, across tiles, so the stream never drains between them.
+// Swap AB on mma.sync m16n8k16 (C^T = B * A^T): weight rows are the mma A side, the M rows of A
+// the n8 side (DC_MT tiles of 8). A sum over k does not depend on its order, so each thread feeds
+// the mma the 8 consecutive k of its own 16-byte load, the same permutation for both operands.
+// A block's run over one tile ends in a flush: the warps' sums meet in shared memory; if the run
+// covered all of K the tile is stored; else the run's sums are added (fp32 atomics) into the M x N
+// workspace and its step count into the tile's counter, and the block that completes the count
+// reads the sums back, stores the tile and zeroes both (self-cleaning: the next call finds
+// zeros). C is written once; only tiles that a range boundary cuts go through the workspace.
+//
+// Config: DC_WARPS (4, 8), DC_NT (1, 2), DC_MT (1, 2, 4, 8, 16: M <= 8*DC_MT), DC_U (1, 2, 4),
+// DC_DEPTH (2, 4), DC_PF (1 L2 256-byte prefetch, 2 prefetch + evict-first; 0 plain), DC_XR (1: the
+// A chunks ride in the ring with the weights; 0: loaded when the step is consumed, fewer
+// registers), DTYPE_AB, DTYPE_C, HAS_BIAS, ACT. Host requirements (launch rule): K % 8 == 0,
+// lda % 8 == 0, ldb % 8 == 0, A and B 16-byte aligned, M <= 8*DC_MT.
+// Dynamic shared memory: DC_WARPS * DC_NT*16 * (DC_MT*8 + 1) * 4 bytes (the warps' sums).
+// Arguments: as the skinny kernel; `counters` holds ceil(N / (16*DC_NT)) counters.
+#if !defined(DC_WARPS) || !defined(DC_NT) || !defined(DC_MT) || !defined(DC_U) || \
+    !defined(DC_DEPTH) || !defined(DC_PF) || !defined(DC_XR)
+#error "decode.cuh: define DC_WARPS, DC_NT, DC_MT, DC_U, DC_DEPTH, DC_PF and DC_XR (see gemm::defines)"
+#endif
+#include "prelude.cuh"
+#include "gemm_common.cuh"
+
+namespace kd {
+
+using namespace kgemm;
+
+constexpr int kWarps = DC_WARPS, kNT = DC_NT, kMT = DC_MT, kU = DC_U, kD = DC_DEPTH;
+static_assert(kD >= 1 && kD <= 8, "DC_DEPTH must be 1..8");
+constexpr int kThreads = 32 * kWarps;
+constexpr int kBN = 16 * kNT, kBM = 8 * kMT;  // a tile: weight rows x A rows
+constexpr int kStep = 32 * kU;                 // k per warp step: 4 lanes x kU chunks x 8
+constexpr int kBlockStep = kStep * kWarps;     // k per block step (one unit)
+constexpr int kRedStride = kBM + 1;            // padded row of the reduction buffer
+
+// Streaming 16-byte load of weights (read once): no L1 allocation; DC_PF adds an L2 prefetch of the
+// 256-byte block and, with 2, an evict-first policy. Zeros when !pred (predicated PTX, no branch).
+KTUNE_DEVICE uint4 ld_stream(const unsigned short* p, bool pred, unsigned long long policy) {
+  uint4 v;
+  (void)policy;
+#if DC_PF == 2
+#define KD_LD "ld.global.nc.L1::no_allocate.L2::cache_hint.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4], %6;\n"
+#elif DC_PF == 1
+#define KD_LD "ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];\n"
+#else
+#define KD_LD "ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];\n"
+#endif
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %5, 0;\n"
+      "mov.b32 %0, 0;\nmov.b32 %1, 0;\nmov.b32 %2, 0;\nmov.b32 %3, 0;\n"
+      "@p " KD_LD "}\n"
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+      : "l"(p), "r"((int)pred), "l"(policy));
+#undef KD_LD
+  return v;
+}
+
+KTUNE_DEVICE unsigned long long l2_policy() {
+  unsigned long long pol = 0;
+#if DC_PF == 2
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(pol));
+#endif
+  return pol;
+}
+
+struct Frag {
+  uint4 w[kNT][kU][2];  // weight rows g and g+8 of each 16-row tile
+#if DC_XR
+  uint4 x[kMT][kU];  // A row g of each 8-row tile, loaded with the weights
+#endif
+};
+
+// A row (token) chunk: L1-allocating (every warp of the block reads it), zeros when !ok.
+KTUNE_DEVICE uint4 ld_x(const unsigned short* p, bool ok) {
+  return ok ? __ldg(reinterpret_cast<const uint4*>(p)) : make_uint4(0, 0, 0, 0);
+}
+
+// The problem, as every helper needs it.
+struct Prob {
+  const unsigned short* A;
+  const unsigned short* B;
+  out_t* C;
+  const out_t* bias;
+  float* ws;
+  unsigned* counters;
+  int M, N, K, nsteps;  // nsteps: block steps per tile (all of K)
+  long lda, ldb, ldc;
+  float alpha, beta;
+};
+
+// Output element (n, m) of accumulator (t, mt, e): n = row0 + t*16 + g + (e/2)*8, m = mt*8 + 2q + e%2.
+KTUNE_DEVICE void store_out(const Prob& p, int n, int m, float v) {
+  v *= p.alpha;
+  out_t* dst = p.C + (long)m * p.ldc + n;
+  if (p.beta != 0.0f) v += p.beta * out_to_float(*dst);
+#if HAS_BIAS
+  v += out_to_float(p.bias[n]);
+#endif
+  *dst = out_from_float(activate(v));
+}
+
+// The warp's acc into its slice of `red` ([kWarps][kBN][kRedStride]), and acc zeroed.
+KTUNE_DEVICE void stash(float* red, float (&acc)[kNT][kMT][4], int warp, int lane) {
+  const int g = lane >> 2, q = lane & 3;
+#pragma unroll
+  for (int t = 0; t < kNT; ++t)
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        red[(warp * kBN + t * 16 + g + (e >> 1) * 8) * kRedStride + mt * 8 + q * 2 + (e & 1)] =
+            acc[t][mt][e];
+        acc[t][mt][e] = 0.0f;
+      }
+}
+
+KTUNE_DEVICE float warp_sum(const float* red, int n, int m) {
+  float v = 0.0f;
+#pragma unroll
+  for (int w = 0; w < kWarps; ++w) v += red[(w * kBN + n) * kRedStride + m];
+  return v;
+}
+
+// End of the block's run of `steps` block steps over the tile at row0 (block-uniform): store, or
+// add into the workspace and let the block that completes the tile's count store. Ends with a
+// barrier, so `red` is free again.
+KTUNE_DEVICE void flush(const Prob& p, float* red, float (&acc)[kNT][kMT][4], int row0, int steps,
+                        int tid) {
+  __shared__ unsigned last;
+  stash(red, acc, tid >> 5, tid & 31);
+  __syncthreads();
+  const bool whole = steps == p.nsteps;
+  if (!whole) {
+    for (int i = tid; i < kBN * kBM; i += kThreads) {
+      const int n = i % kBN, m = i / kBN;
+      if (row0 + n < p.N && m < p.M) atomicAdd(p.ws + (long)m * p.N + row0 + n, warp_sum(red, n, m));
+    }
+    __threadfence();
+    __syncthreads();
+    if (tid == 0) {
+      unsigned* cnt = p.counters + row0 / kBN;
+      last = atomicAdd(cnt, (unsigned)steps) + (unsigned)steps == (unsigned)p.nsteps ? 1u : 0u;
+      if (last) *cnt = 0u;
+    }
+    __syncthreads();
+    if (last) __threadfence();
+  }
+  if (whole || last) {
+    for (int i = tid; i < kBN * kBM; i += kThreads) {
+      const int n = i % kBN, m = i / kBN;
+      if (row0 + n >= p.N || m >= p.M) continue;
+      float v;
+      if (whole) {
+        v = warp_sum(red, n, m);
+      } else {
+        float* w = p.ws + (long)m * p.N + row0 + n;
+        v = __ldcg(w);
+        __stcg(w, 0.0f);
+      }
+      store_out(p, row0 + n, m, v);
+    }
+  }
+  __syncthreads();
+}
+
+}  // namespace kd
+
+KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
+    ktune_gemm_decode(const unsigned short* __restrict__ A, const unsigned short* __restrict__ B,
+                      void* Cv, const void* biasv, float* workspace, unsigned* counters, int M,
+                      int N, int K, long lda, long ldb, long ldc, float alpha, float beta) {
+  using namespace kd;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  float* red = reinterpret_cast<float*>(smem_raw);  // [kWarps][kBN][kRedStride]
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int g = lane >> 2, q = lane & 3;
+  Prob p{A, B, reinterpret_cast<out_t*>(Cv), reinterpret_cast<const out_t*>(biasv), workspace,
+         counters, M, N, K, (K + kBlockStep - 1) / kBlockStep, lda, ldb, ldc, alpha, beta};
+
+  // This block's range [u0, u1) of the (tile, block step) units.
+  const long units = (long)((N + kBN - 1) / kBN) * p.nsteps;
+  const long u0 = units * blockIdx.x / gridDim.x, u1 = units * (blockIdx.x + 1) / gridDim.x;
+  const int S = (int)(u1 - u0);
+
+  const unsigned short* xrow[kMT];
+  bool xok[kMT];
+#pragma unroll
+  for (int mt = 0; mt < kMT; ++mt) {
+    const int m = mt * 8 + g;
+    xok[mt] = m < M;
+    xrow[mt] = A + (long)(xok[mt] ? m : 0) * lda;
+  }
+  const unsigned long long pol = l2_policy();
+
+  // Weight (and with DC_XR, A) loads of the block's step s into ring slot f; zeros past the
+  // range, N or K. This warp's k slice of the step starts at st*kBlockStep + warp*kStep.
+  auto load = [&](Frag& f, int s) {
+    const long u = u0 + s;
+    const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
+    const int k0 = st * kBlockStep + warp * kStep + q * 8;  // chunk ui at k0 + ui*32
+    // One row pointer per (t, h); chunks are immediate offsets from it (a predicated-off load
+    // touches no memory, so a row past N needs no clamping).
+    const unsigned short* rp[kNT][2];
+    bool rok[kNT][2];
+#pragma unroll
+    for (int t = 0; t < kNT; ++t)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int n = tile * kBN + t * 16 + g + h * 8;
+        rok[t][h] = s < S && n < N;
+        rp[t][h] = B + (long)n * ldb + k0;
+      }
+#pragma unroll
+    for (int ui = 0; ui < kU; ++ui) {
+      const bool kin = k0 + ui * 32 < K;
+#pragma unroll
+      for (int t = 0; t < kNT; ++t)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) f.w[t][ui][h] = ld_stream(rp[t][h] + ui * 32, kin && rok[t][h], pol);
+#if DC_XR
+#pragma unroll
+      for (int mt = 0; mt < kMT; ++mt) f.x[mt][ui] = ld_x(xrow[mt] + k0 + ui * 32, s < S && kin && xok[mt]);
+#endif
+    }
+  };
+
+  float acc[kNT][kMT][4];
+#pragma unroll
+  for (int t = 0; t < kNT; ++t)
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[t][mt][e] = 0.0f;
+
+  auto compute = [&](const Frag& f, int st) {
+#if DC_XR
+    (void)st;
+    const uint4(&x)[kMT][kU] = f.x;
+#else
+    uint4 x[kMT][kU];  // A row g of each 8-row tile
+    const int k0 = st * kBlockStep + warp * kStep + q * 8;
+#pragma unroll
+    for (int ui = 0; ui < kU; ++ui)
+#pragma unroll
+      for (int mt = 0; mt < kMT; ++mt) x[mt][ui] = ld_x(xrow[mt] + k0 + ui * 32, k0 + ui * 32 < K && xok[mt]);
+#endif
+#pragma unroll
+    for (int ui = 0; ui < kU; ++ui)
+#pragma unroll
+      for (int t = 0; t < kNT; ++t)
+#pragma unroll
+        for (int mt = 0; mt < kMT; ++mt) {
+          // k half 0 uses words 0-1 of each 16-byte chunk, half 1 words 2-3.
+          mma16816(acc[t][mt], f.w[t][ui][0].x, f.w[t][ui][1].x, f.w[t][ui][0].y,
+                   f.w[t][ui][1].y, x[mt][ui].x, x[mt][ui].y);
+          mma16816(acc[t][mt], f.w[t][ui][0].z, f.w[t][ui][1].z, f.w[t][ui][0].w,
+                   f.w[t][ui][1].w, x[mt][ui].z, x[mt][ui].w);
+        }
+  };
+
+  Frag f[kD];
+#pragma unroll
+  for (int d = 0; d < kD; ++d) load(f[d], d);
+  int run = 0;  // block steps of the current run (tile) so far
+#pragma unroll 1
+  for (int s = 0; s < S; s += kD) {
+#pragma unroll
+    for (int d = 0; d < kD; ++d) {
+      const int sd = s + d;
+      if (sd < S) {  // block-uniform
+        const long u = u0 + sd;
+        const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
+        compute(f[d], st);
+        ++run;
+        if (st == p.nsteps - 1 || sd == S - 1) {
+          flush(p, red, acc, tile * kBN, run, tid);
+          run = 0;
+        }
+      }
+      load(f[d], sd + kD);
+    }
+  }
+}

@@ -1,0 +1,171 @@
+// CI (no GPU): the decode GEMM kind (templates/gemm/decode): its space and register budget, its
+// launch rule (stream-K grid, workspace, counters), the reasons it refuses a problem, its curated
+// configs, and that a spread of its configs compiles with NVRTC for sm_90a to PTX holding
+// mma.sync without spills.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "compiler/compiler.h"
+#include "templates/gemm.h"
+#include "tests/support/tools.h"
+
+namespace ktune::gemm {
+namespace {
+
+DeviceInfo h100Like() {
+  DeviceInfo d;
+  d.vendor = Vendor::kNvidia;
+  d.name = "test sm_90a device";
+  d.arch = "sm_90a";
+  d.shared_per_block = 48 * 1024;
+  d.shared_per_block_optin = 227 * 1024;
+  d.multiprocessors = 132;
+  return d;
+}
+
+Config decodeConfig(int64_t mt, int64_t grid = 2) {
+  return Config{{"DC_WARPS", int64_t{8}}, {"DC_NT", int64_t{1}}, {"DC_MT", mt},
+                {"DC_U", int64_t{4}},     {"DC_DEPTH", int64_t{2}}, {"DC_PF", int64_t{1}},
+                {"DC_XR", int64_t{1}},    {"DC_GRID", grid}};
+}
+
+GemmShape nt(int64_t m, int64_t n, int64_t k) {
+  return denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, m, n, k);
+}
+
+TEST(GemmDecode, SpaceKeepsTheRegisterBudget) {
+  auto e = configSpace(KernelKind::kDecode).enumerate("cuda", 227 * 1024);
+  EXPECT_GT(e.accepted.size(), 50u);
+  EXPECT_FALSE(e.rejected.empty());
+  for (const Config& c : e.accepted) {
+    const int64_t nt = c.getInt("DC_NT"), mt = c.getInt("DC_MT"), u = c.getInt("DC_U");
+    const int64_t xr = c.getInt("DC_XR"), x = 4 * mt * u;
+    EXPECT_LE(c.getInt("DC_DEPTH") * (8 * nt * u + xr * x) + (1 - xr) * x + 4 * nt * mt, 232)
+        << c.toString();
+  }
+  EXPECT_EQ(kernelKindName(KernelKind::kDecode), std::string("decode"));
+  auto k = parseKernelKind("decode");
+  ASSERT_TRUE(k.ok());
+  EXPECT_EQ(*k, KernelKind::kDecode);
+  // The warps' sums of a tile: 8 warps x 16 rows x (8 + 1) floats.
+  EXPECT_EQ(sharedBytes(KernelKind::kDecode, decodeConfig(1)), 8 * 16 * 9 * 4);
+  // A ring of 4-deep 16-byte loads over two 16-row tiles at M <= 128 is over the register budget.
+  Config big = decodeConfig(16);
+  big.set("DC_NT", int64_t{2});
+  big.set("DC_DEPTH", int64_t{4});
+  big.set("DC_U", int64_t{1});
+  big.set("DC_XR", int64_t{0});
+  EXPECT_FALSE(configSpace(KernelKind::kDecode).validate(big).ok());
+}
+
+TEST(GemmDecode, LaunchRuleIsStreamKOverTheSms) {
+  const DeviceInfo dev = h100Like();
+  auto p = launchPlan(KernelKind::kDecode, decodeConfig(1), nt(1, 4096, 4096), dev);
+  ASSERT_TRUE(p.ok()) << p.status().toString();
+  EXPECT_EQ(p->grid.x, 2u * 132u);
+  EXPECT_EQ(p->grid.y, 1u);
+  EXPECT_EQ(p->block.x, 256u);
+  EXPECT_EQ(p->shared_bytes, 8 * 16 * 9 * 4);
+  EXPECT_EQ(p->counters, 4096 / 16);
+  EXPECT_EQ(p->workspace_bytes, 1 * 4096 * 4);
+  // Fewer (tile, block step) units than blocks: one block per unit. N=17 is two tiles of 16
+  // rows, K=8 one block step.
+  auto q = launchPlan(KernelKind::kDecode, decodeConfig(1), nt(1, 17, 8), dev);
+  ASSERT_TRUE(q.ok()) << q.status().toString();
+  EXPECT_EQ(q->grid.x, 2u);
+  EXPECT_EQ(q->counters, 2);
+  Config m16 = decodeConfig(16, 1);
+  m16.set("DC_U", int64_t{1});
+  m16.set("DC_XR", int64_t{0});
+  auto r = launchPlan(KernelKind::kDecode, m16, nt(128, 28672, 4096), dev);
+  ASSERT_TRUE(r.ok()) << r.status().toString();
+  EXPECT_EQ(r->grid.x, 132u);
+  EXPECT_EQ(r->workspace_bytes, 128 * 28672 * 4);
+}
+
+TEST(GemmDecode, RefusesWhatItCannotComputeWithAReason) {
+  const Config c = decodeConfig(2);
+  EXPECT_TRUE(applicable(KernelKind::kDecode, c, nt(16, 4096, 4096)).ok());
+  EXPECT_TRUE(applicable(KernelKind::kDecode, c, nt(9, 4099, 520)).ok());
+  GemmShape nn = nt(16, 4096, 4096);
+  nn.layout = Layout::kNN;
+  nn.ldb = 4096;
+  Status s = applicable(KernelKind::kDecode, c, nn);
+  EXPECT_EQ(s.code(), Code::kUnsupported);
+  EXPECT_NE(s.toString().find("layout NT"), std::string::npos) << s.toString();
+  s = applicable(KernelKind::kDecode, c, nt(16, 4096, 4100));  // K % 8 != 0
+  EXPECT_EQ(s.code(), Code::kUnsupported);
+  EXPECT_NE(s.toString().find("K % 8"), std::string::npos) << s.toString();
+  GemmShape unal = nt(16, 4096, 4096);
+  unal.aligned16 = false;
+  EXPECT_EQ(applicable(KernelKind::kDecode, c, unal).code(), Code::kUnsupported);
+  GemmShape lda = nt(16, 4096, 4096);
+  lda.lda = 4100;
+  EXPECT_EQ(applicable(KernelKind::kDecode, c, lda).code(), Code::kUnsupported);
+  // Only the smallest M tier: DC_MT=2 serves 9..16, not 8 or 17; nothing above 128.
+  EXPECT_EQ(applicable(KernelKind::kDecode, c, nt(8, 4096, 4096)).code(), Code::kUnsupported);
+  s = applicable(KernelKind::kDecode, c, nt(17, 4096, 4096));
+  EXPECT_EQ(s.code(), Code::kUnsupported);
+  EXPECT_NE(s.toString().find("DC_MT"), std::string::npos) << s.toString();
+  EXPECT_TRUE(applicable(KernelKind::kDecode, decodeConfig(16), nt(128, 64, 64)).ok());
+  EXPECT_EQ(applicable(KernelKind::kDecode, decodeConfig(16), nt(129, 64, 64)).code(),
+            Code::kUnsupported);
+}
+
+TEST(GemmDecode, CuratedConfigsCoverEveryDecodeM) {
+  for (int64_t m = 1; m <= 128; m += (m < 16 ? 1 : 7)) {
+    const GemmShape s = nt(m, 4096, 4096);
+    auto cs = curatedConfigs(KernelKind::kDecode, s);
+    ASSERT_FALSE(cs.empty()) << "M=" << m;
+    for (const Config& c : cs) {
+      EXPECT_TRUE(configSpace(KernelKind::kDecode).validate(c).ok()) << c.toString();
+      EXPECT_TRUE(launchPlan(KernelKind::kDecode, c, s, h100Like()).ok()) << c.toString();
+    }
+  }
+  EXPECT_TRUE(curatedConfigs(KernelKind::kDecode, nt(129, 4096, 4096)).empty());
+}
+
+// The curated configs of the smallest and largest M tier and every 97th config of the accepted
+// space (each compiled for a shape of its own tier; NVRTC takes seconds per config on CI's two
+// cores), for sm_90a: no spills, mma.sync in the PTX.
+TEST(GemmDecode, ConfigsCompileWithMmaSyncAndNoSpills) {
+  auto cc = compilerForArch("sm_90a");
+  if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
+  std::vector<std::pair<Config, GemmShape>> jobs;
+  for (int64_t m : {1, 128})
+    for (const Config& c : curatedConfigs(KernelKind::kDecode, nt(m, 4096, 4096)))
+      jobs.emplace_back(c, nt(m, 4096, 4096));
+  const auto acc = configSpace(KernelKind::kDecode).enumerate("cuda", 227 * 1024).accepted;
+  for (size_t j = 0; j < acc.size(); j += 97) jobs.emplace_back(acc[j], nt(8 * acc[j].getInt("DC_MT"), 4096, 4096));
+  std::vector<std::string> failures(jobs.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t j; (j = next++) < jobs.size();) {
+      const auto& [c, s] = jobs[j];
+      CompileRequest req;
+      req.source = std::string(kernelSource(KernelKind::kDecode));
+      req.source_name = sourceFile(KernelKind::kDecode);
+      req.entry = entryName(KernelKind::kDecode);
+      req.defines = defines(KernelKind::kDecode, c, s);
+      req.arch = "sm_90a";
+      req.dumps = kDumpPtx;
+      auto r = (*cc)->compile(req);
+      if (!r.ok())
+        failures[j] = c.toString() + ": " + r.status().toString().substr(0, 2000);
+      else if (r->resources.spills())
+        failures[j] = c.toString() + ": spills";
+      else if (r->dumps["ptx"].find("mma.sync.aligned.m16n8k16") == std::string::npos)
+        failures[j] = c.toString() + ": PTX lacks mma.sync.aligned.m16n8k16";
+    }
+  };
+  std::thread t1(work), t2(work);
+  t1.join();
+  t2.join();
+  for (const auto& f : failures)
+    if (!f.empty()) ADD_FAILURE() << f;
+}
+
+}  // namespace
+}  // namespace ktune::gemm
