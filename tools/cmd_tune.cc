@@ -30,7 +30,7 @@ const char* const kTuneUsage =
     "ktune tune rmsnorm|silu_mul --rows R --cols C [--dtype bf16|f16|f32] [--residual] [--no-weight]\n"
     "       ktune tune gemm --m M --n N --k K [--dtype bf16|f16] [--out-dtype ...] [--layout NN|NT|TN|TT]\n"
     "                       [--epilogue none|bias|bias_silu|bias_gelu|silu|gelu] [--full-space]\n"
-    "                       [--kinds mma,skinny,wgmma,tma,mfma (only these kernels)]\n"
+    "                       [--kinds mma,skinny,decode,wgmma,tma,mfma (only these kernels)]\n"
     "       ktune tune gemm --suite llm\n"
     "       ktune tune --from-file untuned.jsonl [--queue redis://host:port/db [--queue-name N]]\n"
     "  common: [--json] [--arch A (no-GPU analysis; default sm_90a)] [--no-gpu] [--quiet]\n"

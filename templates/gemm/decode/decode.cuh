@@ -89,6 +89,17 @@ KTUNE_DEVICE uint4 ld_x(const unsigned short* p, bool ok) {
   return ok ? __ldg(reinterpret_cast<const uint4*>(p)) : make_uint4(0, 0, 0, 0);
 }
 
+// Workspace words through L2 only (the other blocks' atomics land there): __ldcg/__stcg's PTX,
+// written out because clang's CUDA shims have no float overloads of them.
+KTUNE_DEVICE float ld_cg(const float* p) {
+  float v;
+  asm volatile("ld.global.cg.f32 %0, [%1];\n" : "=f"(v) : "l"(p));
+  return v;
+}
+KTUNE_DEVICE void st_cg(float* p, float v) {
+  asm volatile("st.global.cg.f32 [%0], %1;\n" ::"l"(p), "f"(v) : "memory");
+}
+
 // The problem, as every helper needs it.
 struct Prob {
   const unsigned short* A;
@@ -168,8 +179,8 @@ KTUNE_DEVICE void flush(const Prob& p, float* red, float (&acc)[kNT][kMT][4], in
         v = warp_sum(red, n, m);
       } else {
         float* w = p.ws + (long)m * p.N + row0 + n;
-        v = __ldcg(w);
-        __stcg(w, 0.0f);
+        v = ld_cg(w);
+        st_cg(w, 0.0f);
       }
       store_out(p, row0 + n, m, v);
     }
