@@ -190,6 +190,18 @@ Expected<std::vector<Config>> validConfigs(const TemplateInfo& t, const std::str
   return out;
 }
 
+Expected<gemm::LaunchPlan> exampleLaunch(const TemplateInfo& t, const std::string& arch,
+                                         const DefineList& defines) {
+  KTUNE_ASSIGN_OR_RETURN(auto limits, rowwise::limitsForArch(arch));
+  const bool amd = limits.backend == "hip";
+  KTUNE_ASSIGN_OR_RETURN(GemmExample g, gemmExample(t, arch, amd));
+  Config c;
+  gemm::GemmShape s;
+  if (!pinnedConfig(g, defines, &c, &s))
+    return Status::InvalidArgument("a knob of " + t.name + " is not an integer");
+  return gemm::launchPlan(g.kind, c, s, nominalDevice(arch, amd));
+}
+
 std::string_view sourceOf(const TemplateInfo& t) {
   // A GEMM kernel's source is its folder's files with the shared GEMM part (gemm::kernelSource).
   for (gemm::KernelKind k : {gemm::KernelKind::kMma, gemm::KernelKind::kSkinny, gemm::KernelKind::kMfma,

@@ -11,6 +11,7 @@
 
 #include "base/config.h"
 #include "base/status.h"
+#include "templates/gemm.h"
 
 namespace ktune::templates {
 
@@ -44,6 +45,12 @@ Status checkDefines(const TemplateInfo& t, const std::string& arch, const Define
 // kNotFound for a template without a config space here; kUnsupported as defaultDefines.
 Expected<std::vector<Config>> validConfigs(const TemplateInfo& t, const std::string& arch,
                                            const DefineList& defines);
+// The launch rule's answer for a GEMM template's config (the final `defines`) on its example
+// problem, for a nominal device of `arch`: the block size and the dynamic shared memory
+// (gemm::launchSharedBytes) the report computes occupancy for. kNotFound for a template without
+// a launch rule here, kInvalidArgument when the defines pin no valid config.
+Expected<gemm::LaunchPlan> exampleLaunch(const TemplateInfo& t, const std::string& arch,
+                                         const DefineList& defines);
 // Source text of a template (prelude included by the compilers; a GEMM kernel's is
 // gemm::kernelSource: its folder's files with the shared GEMM part).
 std::string_view sourceOf(const TemplateInfo& t);

@@ -46,23 +46,21 @@ bool looksLikePath(const std::string& s) {
          languageFromPath(s).ok();
 }
 
-// The dynamic shared memory a GEMM template's launch rule requests for this config
-// (gemm::launchSharedBytes: the NVIDIA kernels' tiles, which the binary does not show; 0 for the
-// MFMA kernel, whose LDS is static and already in the binary); 0 for the other templates and for
-// user sources.
-int64_t gemmDynamicShared(const std::string& what,
-                          const std::vector<std::pair<std::string, std::string>>& defines) {
-  if (what.rfind("gemm_", 0) != 0) return 0;
-  auto kind = gemm::parseKernelKind(what.substr(5));
-  if (!kind.ok()) return 0;
-  Config c;
-  for (const auto& spec : gemm::configSpace(*kind).params())
-    for (const auto& [k, v] : defines) {
-      char* end = nullptr;
-      long long x = std::strtoll(v.c_str(), &end, 10);
-      if (k == spec.name && !v.empty() && *end == '\0') c.set(k, int64_t(x));
-    }
-  return gemm::launchSharedBytes(*kind, c);
+// The launch a GEMM template's config gets on its example problem (templates::exampleLaunch): its
+// block size, and the dynamic shared memory it requests (the NVIDIA kernels' tiles, which the
+// binary does not show; 0 for the MFMA kernel, whose LDS is static and already in the binary).
+// {0, 0} for the other templates and for user sources: the kernel's own bound, no dynamic part.
+struct ReportLaunch {
+  int threads = 0;
+  int64_t dynamic_shared = 0;
+};
+ReportLaunch reportLaunch(const std::string& what, const std::string& arch,
+                          const templates::DefineList& defines) {
+  auto t = templates::findTemplate(what);
+  if (!t.ok()) return {};
+  auto plan = templates::exampleLaunch(*t, arch, defines);
+  if (!plan.ok()) return {};
+  return {int(plan->block.x * plan->block.y * plan->block.z), plan->shared_bytes};
 }
 
 // An MLIR view that was asked for and could not be made fails the command (the dump says why).
@@ -142,7 +140,8 @@ int printJson(const std::string& what, const CompileRequest& req, const CodeObje
                           {"binary_bytes", obj.binary.size()}});
   for (const auto& [name, text] : obj.dumps) j["dumps"][name] = text;
   if (report) {
-    auto rep = reportJson(obj, 0, gemmDynamicShared(what, req.defines));
+    const ReportLaunch l = reportLaunch(what, req.arch, req.defines);
+    auto rep = reportJson(obj, l.threads, l.dynamic_shared);
     if (rep.ok()) j["report"] = nlohmann::json::parse(*rep);
   }
   std::printf("%s\n", j.dump(2).c_str());
@@ -275,7 +274,8 @@ int cmdCompile(const std::vector<std::string>& argv, bool explain) {
     std::printf("\n===== %s =====\n%s\n", name.c_str(), text.c_str());
   }
   if (report) {
-    auto rep = reportText(obj, 0, gemmDynamicShared(what, req.defines));
+    const ReportLaunch l = reportLaunch(what, arch, req.defines);
+    auto rep = reportText(obj, l.threads, l.dynamic_shared);
     if (!rep.ok()) return fail(rep.status());
     std::printf("%s", rep->c_str());
   }

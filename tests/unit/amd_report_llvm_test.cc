@@ -159,6 +159,32 @@ TEST(TemplateDefaults, BareGemmMfmaIsTheArchCuratedDefault) {
   }
 }
 
+// What `compile --report` computes occupancy for: the launch rule's block and dynamic shared
+// memory on the template's example problem (the TMA kernel's producer warpgroup included).
+TEST(TemplateDefaults, ReportLaunchIsTheLaunchRules) {
+  struct Case {
+    const char* name;
+    const char* arch;
+    unsigned threads;
+    bool dynamic;
+  };
+  for (const Case& k :
+       {Case{"gemm_mfma", "gfx942", 512, false}, Case{"gemm_tma", "sm_90a", 384, true},
+        Case{"gemm_mma", "sm_90a", 256, true}}) {
+    auto t = templates::findTemplate(k.name);
+    ASSERT_TRUE(t.ok());
+    auto defs = templates::defaultDefines(*t, k.arch);
+    ASSERT_TRUE(defs.ok()) << defs.status().toString();
+    auto plan = templates::exampleLaunch(*t, k.arch, *defs);
+    ASSERT_TRUE(plan.ok()) << k.name << ": " << plan.status().toString();
+    EXPECT_EQ(plan->block.x * plan->block.y * plan->block.z, k.threads) << k.name;
+    EXPECT_EQ(plan->shared_bytes > 0, k.dynamic) << k.name;
+  }
+  auto rms = templates::findTemplate("rmsnorm");
+  ASSERT_TRUE(rms.ok());
+  EXPECT_EQ(templates::exampleLaunch(*rms, "gfx942", {}).status().code(), Code::kNotFound);
+}
+
 TEST(TemplateDefines, BrokenConstraintIsNamedBeforeCompiling) {
   auto t = templates::findTemplate("gemm_mfma");
   ASSERT_TRUE(t.ok());
