@@ -25,7 +25,7 @@ const std::vector<TemplateInfo>& catalog() {
        "weight-streaming GEMM for M <= 64 (decode shapes), NVIDIA", "bf16 NT M=16, N=K=4096"},
       {"gemm_mfma", gemm::sourceFile(gemm::KernelKind::kMfma), gemm::entryName(gemm::KernelKind::kMfma),
        "AMD MFMA GEMM (16x16 or 32x32 instructions, waves_per_eu, LDS stages)",
-       "bf16 NT 4096^3 (B stored [N][K], as an LLM layer's weights: every config of the space applies)"},
+       "bf16 NT 4096^3, B stored [N][K] as LLM weights"},
       {"gemm_wgmma", gemm::sourceFile(gemm::KernelKind::kWgmma),
        gemm::entryName(gemm::KernelKind::kWgmma),
        "Hopper wgmma GEMM fed by a cp.async pipeline, split-K capable (sm_90a)", "bf16 NT 4096^3"},

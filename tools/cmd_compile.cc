@@ -177,7 +177,7 @@ int listConfigs(const ParsedArgs& args, const std::string& what, const std::stri
                              .dump(1).c_str());
     return kExitOk;
   }
-  std::printf("%s for %s: %zu valid configs (the space's constraints, the example problem %s)\n",
+  std::printf("%s for %s: %zu valid configs (the space's constraints; example problem: %s)\n",
               what.c_str(), arch.c_str(), lines.size(), t->example_problem.c_str());
   for (const auto& l : lines) std::printf("%s\n", l.c_str());
   return kExitOk;
