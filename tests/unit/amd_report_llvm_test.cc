@@ -15,10 +15,12 @@
 
 #include "autotune/static_prune.h"
 #include "compiler/analysis/report.h"
+#include "report/model.h"
 #include "templates/catalog.h"
 #include "templates/gemm.h"
 #include "tests/support/tools.h"
 #include "tests/unit/cli_fixture.h"
+#include "tests/unit/report_fixtures.h"
 
 namespace ktune {
 namespace {
@@ -133,6 +135,64 @@ TEST(ReportLds, NvidiaStaticPlusDynamicSharedOnce) {
   auto why = staticPruneReason(o, co, dev, launch, "");
   ASSERT_TRUE(why.has_value());
   EXPECT_NE(why->find("shared 65540 B"), std::string::npos) << *why;
+}
+
+// `ktune report` reads registers and occupancy from the store: for a GEMM candidate with the
+// launch of its config (the mma tiles are dynamic shared memory the binary does not show), and
+// AMD's .vgpr_count as it is (the AGPRs are in it already).
+TEST(ReportLds, TuningReportUsesTheCandidatesLaunch) {
+  char tmpl[] = "/tmp/ktune-report-lds-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  auto store = CodeObjectStore::open(dir + "/store");
+  ASSERT_TRUE(store.ok());
+  DbEntry e;
+  e.key = reporttest::llmKeys()[0];
+  e.date = "2026-11-27T00:00:00Z";
+  auto add = [&](const std::string& config, const CodeObject& co) {
+    CandidateResult c;
+    c.config = config;
+    c.date = e.date;
+    c.stats = {0.3, 0.3, 0.31, 0.29, 0.32, 0.3, 0.001, 50};
+    c.code_object_key = sha256Hex(config);
+    ASSERT_TRUE((*store)->put(c.code_object_key, co).ok());
+    e.candidates.push_back(c);
+  };
+  CodeObject mma;
+  mma.binary = "cubin";
+  mma.format = "cubin";
+  mma.arch = "sm_90a";
+  mma.entry = "ktune_gemm_mma";
+  mma.compiler = "nvrtc";
+  mma.compiler_version = "13.0";
+  mma.resources.registers = 128;
+  add("BLOCK_K=32,BLOCK_M=128,BLOCK_N=128,GROUP_M=8,KIND=mma,MIN_BLOCKS=0,NUM_STAGES=4,SPLIT_K=1,"
+      "WARPS_M=2,WARPS_N=2",
+      mma);
+  CodeObject mfma = mfmaCode(49152);
+  mfma.binary = "hsaco";
+  mfma.format = "hsaco";
+  add("BLOCK_K=128,BLOCK_M=64,BLOCK_N=128,GROUP_M=8,KIND=mfma,MATRIX_INSTR=16,NUM_STAGES=1,"
+      "NUM_WAVES=4,SPLIT_K=1,WAVES_PER_EU=0",
+      mfma);
+  e.winner = e.candidates[0].config;
+  e.winner_stats = e.candidates[0].stats;
+  {
+    auto db = TuningDatabase::open(dir + "/gemm.json", reporttest::h100Validator(), "gemm");
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)->record(e).ok());
+  }
+  auto view = report::loadDatabase(dir + "/gemm.json", {dir + "/store", {}});
+  (void)removeTree(dir);
+  ASSERT_TRUE(view.ok()) << view.status().toString();
+  const auto& cands = view->devices.at(0).keys.at(0).candidates;
+  ASSERT_EQ(cands.size(), 2u);
+  // 128 registers x 128 threads allow 4 blocks; 64 KiB of tiles + 1 KiB reserved allow 3.
+  EXPECT_EQ(cands[0].shared_bytes, 65536);
+  EXPECT_DOUBLE_EQ(cands[0].occupancy, 3.0 * 4 / 64);
+  EXPECT_EQ(cands[1].registers, 128);  // .vgpr_count, not VGPR + AGPR
+  EXPECT_EQ(cands[1].shared_bytes, 49152);
+  EXPECT_DOUBLE_EQ(cands[1].occupancy, 1.0 / 8);  // 1 wave/EU of 8
 }
 
 TEST(TemplateDefaults, BareGemmMfmaIsTheArchCuratedDefault) {
