@@ -78,20 +78,20 @@ std::optional<std::string> occupancyReason(const StaticPruneOptions& o, const Co
                                            const DeviceInfo& dev, const PruneLaunch& l,
                                            const std::string& arch) {
   const ResourceUsage& u = co.resources;
-  int threads = l.threads_per_block;
-  if (threads <= 0) threads = u.max_threads_per_block > 0 ? u.max_threads_per_block : 256;
-  const int64_t shared = u.shared_bytes + l.dynamic_shared;
+  const OccupancyLaunch launch{occupancyThreads(u, l.threads_per_block), l.dynamic_shared};
+  const int threads = launch.threads_per_block;
+  const int64_t shared = occupancySharedBytes(u, l.dynamic_shared);
   if (isAmd(arch)) {
     auto lim = amdArchLimits(arch);
     if (!lim.ok()) return std::nullopt;  // unknown arch: no basis to prune
     if (dev.shared_per_sm > 0 && dev.arch == arch) lim->lds_per_cu = dev.shared_per_sm;
-    const int wave =
-        u.wave_size > 0 ? u.wave_size : (dev.warp_size > 0 ? dev.warp_size : lim->wave_size);
+    if (dev.warp_size > 0) lim->wave_size = dev.warp_size;
+    const int wave = u.wave_size > 0 ? u.wave_size : lim->wave_size;
     const int waves = (threads + wave - 1) / wave;
     const std::string what = "VGPR " + std::to_string(u.vgpr) + " (AGPR " +
                              std::to_string(u.agpr) + " of them), LDS " + std::to_string(shared) + " B, " +
                              std::to_string(waves) + " waves/workgroup";
-    auto occ = amdOccupancy(*lim, u.vgpr, u.agpr, shared, waves);
+    auto occ = amdKernelOccupancy(*lim, u, launch);
     if (!occ.ok()) {
       if (occ.status().code() == Code::kOutOfResources)
         return "occupancy 0 waves/EU (" + what + ": " + occ.status().message() + ")";
@@ -115,7 +115,7 @@ std::optional<std::string> occupancyReason(const StaticPruneOptions& o, const Co
   const std::string what = "registers " + std::to_string(u.registers) + " x " +
                            std::to_string(threads) + " threads, shared " + std::to_string(shared) +
                            " B";
-  auto occ = nvOccupancy(*lim, u.registers, threads, shared);
+  auto occ = nvKernelOccupancy(*lim, u, launch);
   if (!occ.ok()) {
     if (occ.status().code() == Code::kOutOfResources)
       return "occupancy 0 blocks/SM (" + what + ": " + occ.status().message() + ")";

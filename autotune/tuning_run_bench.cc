@@ -7,6 +7,7 @@
 #include "autotune/device_pool.h"
 #include "autotune/static_prune.h"
 #include "autotune/tuning_run_stages.h"
+#include "compiler/analysis/occupancy.h"
 #include "base/sha256.h"
 
 namespace ktune {
@@ -45,7 +46,7 @@ std::optional<std::string> TuningRun::pruneReason(const Cand& c) const {
 void TuningRun::admit(size_t i, std::vector<size_t>& batch) {
   Cand& c = cands_[i];
   if (!c.live) return;  // compile failure (recorded by fail())
-  int64_t shared = c.co.resources.shared_bytes + static_cast<int64_t>(c.dims.shared);
+  const int64_t shared = occupancySharedBytes(c.co.resources, static_cast<int64_t>(c.dims.shared));
   if (shared_limit_ > 0 && shared > shared_limit_) {
     fail(c, Status::OutOfResources("uses " + std::to_string(shared) +
                                    " B shared/LDS (static + dynamic) > device limit " +

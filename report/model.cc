@@ -5,6 +5,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "autotune/ops/gemm_configs.h"
 #include "base/fs.h"
 #include "compiler/analysis/report.h"
 #include "compiler/store/store.h"
@@ -49,6 +50,18 @@ struct StoreInfo {
   bool with_isa = false;
 };
 
+// The launch a candidate ran with, where its family's rule is known here (a GEMM config: the block
+// and dynamic shared memory of gemm_ops::configLaunch); else zeros: the kernel's own bound, no
+// dynamic part. Occupancy is computed for it (the NVIDIA GEMM tiles are dynamic shared memory).
+PruneLaunch launchOf(const std::string& config, const std::string& arch) {
+  auto c = Config::parse(config);
+  if (!c.ok()) return {};
+  DeviceInfo dev;
+  dev.arch = arch;
+  dev.vendor = Arch(arch).isAmd() ? Vendor::kAmd : Vendor::kNvidia;
+  return gemm_ops::configLaunch(*c, dev);
+}
+
 class StoreReader {
  public:
   explicit StoreReader(const std::string& dir, std::string* note) {
@@ -69,7 +82,8 @@ class StoreReader {
     *note = "registers and occupancy from the code-object store at " + dir;
   }
 
-  const StoreInfo& get(const std::string& key, bool with_isa) {
+  // `config`: the candidate's, for its launch (launchOf); a code-object key has one config.
+  const StoreInfo& get(const std::string& key, bool with_isa, const std::string& config) {
     StoreInfo& info = cache_[key];
     if (info.found && (info.with_isa || !with_isa)) return info;
     if (!info.note.empty()) return info;
@@ -86,7 +100,8 @@ class StoreReader {
     }
     // The ISA analysis reads whole dumps: only the winners need it.
     if (!with_isa) co->dumps.clear();
-    info.report = analyzeCodeObject(*co);
+    const PruneLaunch launch = launchOf(config, co->arch);
+    info.report = analyzeCodeObject(*co, launch.threads_per_block, launch.dynamic_shared);
     info.found = true;
     info.with_isa = with_isa;
     return info;
@@ -101,8 +116,8 @@ void fillResources(const KernelReport& r, CandidateView* c) {
   c->has_resources = true;
   const auto& u = r.resources;
   const bool amd = Arch(r.arch).isAmd();
-  c->registers = amd ? u.vgpr + u.agpr : u.registers;
-  c->shared_bytes = u.shared_bytes;
+  c->registers = amd ? u.vgpr : u.registers;  // .vgpr_count already holds the AGPRs
+  c->shared_bytes = occupancySharedBytes(u, r.dynamic_shared);
   c->spills = u.spills();
   if (!r.has_occupancy) return;
   c->has_occupancy = true;
@@ -147,7 +162,7 @@ KeyView makeKey(DbEntry e, StoreReader& store) {
                   k.winner_index < 0;
     if (v.is_winner) k.winner_index = int(k.candidates.size());
     if (!v.result.code_object_key.empty()) {
-      const StoreInfo& info = store.get(v.result.code_object_key, v.is_winner);
+      const StoreInfo& info = store.get(v.result.code_object_key, v.is_winner, v.result.config);
       if (info.found) fillResources(info.report, &v);
     }
     k.candidates.push_back(std::move(v));
@@ -159,7 +174,8 @@ KeyView makeKey(DbEntry e, StoreReader& store) {
     const auto& key = k.candidates[size_t(k.winner_index)].result.code_object_key;
     k.winner_report = key.empty() ? WinnerReport{false, "no code object (a vendor library "
                                                         "algorithm or a failed compile)", "", {}}
-                                  : winnerReport(store.get(key, true));
+                                  : winnerReport(store.get(
+                                        key, true, k.candidates[size_t(k.winner_index)].result.config));
   } else {
     k.winner_report.note = "the winner is not among the recorded candidates";
   }

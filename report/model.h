@@ -19,8 +19,8 @@ struct CandidateView {
   bool is_winner = false;
   bool is_vendor_default = false;
   bool has_resources = false;  // its code object was found in the store
-  int registers = 0;           // NVIDIA registers per thread, AMD VGPR + AGPR
-  long long shared_bytes = 0;
+  int registers = 0;           // NVIDIA registers per thread, AMD .vgpr_count (AGPRs included)
+  long long shared_bytes = 0;  // static + the launch's dynamic part (occupancySharedBytes)
   bool spills = false;
   bool has_occupancy = false;
   double occupancy = 0;  // fraction of the device's maximum (warps per SM / waves per EU)

@@ -272,6 +272,10 @@ const ConfigSpace& configSpace(KernelKind k) {
 
 int64_t sharedBytes(KernelKind k, const Config& c) { return desc(k).shared_bytes(c); }
 
+int64_t launchSharedBytes(KernelKind k, const Config& c) {
+  return desc(k).static_shared ? 0 : desc(k).shared_bytes(c);
+}
+
 Status applicable(KernelKind k, const Config& c, const GemmShape& s) {
   KTUNE_RETURN_IF_ERROR(validate(s));
   return desc(k).applicable(c, s);
@@ -296,12 +300,13 @@ Expected<LaunchPlan> launchPlan(KernelKind k, const Config& c, const GemmShape& 
   KTUNE_RETURN_IF_ERROR(applicable(k, c, s));
   const KernelDesc& d = desc(k);
   LaunchPlan p;
-  p.shared_bytes = d.shared_bytes(c);
+  const int64_t need = d.shared_bytes(c);
+  p.shared_bytes = launchSharedBytes(k, c);
   const int64_t limit = d.static_shared ? dev.shared_per_block
                                         : std::max(dev.shared_per_block_optin, dev.shared_per_block);
-  if (limit > 0 && p.shared_bytes > limit)
+  if (limit > 0 && need > limit)
     return Status::OutOfResources("config " + c.toString() + " needs " +
-                                  std::to_string(p.shared_bytes) + " B shared memory > " +
+                                  std::to_string(need) + " B shared memory > " +
                                   std::to_string(limit) + " B on " + dev.name);
   KTUNE_RETURN_IF_ERROR(d.plan(c, s, dev, p));
   return p;

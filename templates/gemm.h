@@ -110,8 +110,14 @@ std::vector<KernelKind> kernelsForArch(const std::string& arch);
 //         last, partly idle round of the persistent grid along K; with EPI_TMA=1, CLUSTER_M=1).
 // The returned space is built once and shared (immutable, thread-safe).
 const ConfigSpace& configSpace(KernelKind k);
-// Shared memory (or LDS) per block that a config needs, in bytes.
+// Shared memory (or LDS) per block that a config needs, in bytes: static and dynamic together
+// (what the resource pre-check and the per-block limit compare).
 int64_t sharedBytes(KernelKind k, const Config& c);
+// The part of it a launch requests as dynamic shared memory (LaunchPlan::shared_bytes): all of it
+// for the NVIDIA kernels (their tiles are `extern __shared__`), 0 for the MFMA kernel, whose LDS
+// is static and already in its code object. Occupancy adds this to the code object's static
+// part (occupancySharedBytes), so nothing is counted twice.
+int64_t launchSharedBytes(KernelKind k, const Config& c);
 
 // Problem-level check: kUnsupported with the reason when this kernel/config cannot compute this
 // problem (e.g. skinny needs layout NT and 16-byte alignment; SPLIT_K leaves empty K slices;

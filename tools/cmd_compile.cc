@@ -22,10 +22,14 @@ namespace {
 const char* kUsage =
     "ktune compile <template|file.cu|.ptx|.ll|.s|.mlir|.cubin|.hsaco> --arch ARCH [-D KEY=VAL ...] "
     "[--entry NAME] [--lang cpp|ptx|llvm|amdgcn|mlir|cubin|hsaco] "
-    "[--dump isa|ptx|sass|llvm|mlir|source ...] [--resources] [--report] [--no-cache] [--json]\n"
+    "[--dump isa|ptx|sass|llvm|mlir|source ...] [--resources] [--report] [--no-cache] [--json] "
+    "[--compiler hiprtc|clang]\n"
     "       ktune explain <template|file.cu> --arch ARCH [-D KEY=VAL ...]\n"
+    "       ktune explain <gemm template> --arch ARCH --list-configs [-D KEY=VAL ...]\n"
     "  templates: rmsnorm silu_mul copy gemm_mma gemm_skinny gemm_wgmma gemm_tma gemm_mfma\n"
     "  --arch      sm_80, sm_90a, ... (NVRTC); gfx90a (hiprtc), gfx942 (clang-19, or KTUNE_CLANG)\n"
+    "  --compiler  AMD: hiprtc or clang (the LLVM path, whose isa dump has LLVM's '; Occupancy:')\n"
+    "  --list-configs  the valid configs of a GEMM template's space (-D KEY=VAL filters them)\n"
     "  --lang      the module's language when the file's extension does not say it\n"
     "  --dump      keep a dump in the cache entry and print it (repeatable)\n"
     "  --resources registers, shared/LDS, spills;  --report: resources + occupancy + ISA checks\n"
@@ -42,21 +46,21 @@ bool looksLikePath(const std::string& s) {
          languageFromPath(s).ok();
 }
 
-// The dynamic shared memory a GEMM template's launch rule gives this config (its tiles live there,
-// so the binary alone reports 0 B); 0 for the other templates and for user sources.
-int64_t gemmDynamicShared(const std::string& what,
-                          const std::vector<std::pair<std::string, std::string>>& defines) {
-  if (what.rfind("gemm_", 0) != 0) return 0;
-  auto kind = gemm::parseKernelKind(what.substr(5));
-  if (!kind.ok()) return 0;
-  Config c;
-  for (const auto& spec : gemm::configSpace(*kind).params())
-    for (const auto& [k, v] : defines) {
-      char* end = nullptr;
-      long long x = std::strtoll(v.c_str(), &end, 10);
-      if (k == spec.name && !v.empty() && *end == '\0') c.set(k, int64_t(x));
-    }
-  return gemm::sharedBytes(*kind, c);
+// The launch a GEMM template's config gets on its example problem (templates::exampleLaunch): its
+// block size, and the dynamic shared memory it requests (the NVIDIA kernels' tiles, which the
+// binary does not show; 0 for the MFMA kernel, whose LDS is static and already in the binary).
+// {0, 0} for the other templates and for user sources: the kernel's own bound, no dynamic part.
+struct ReportLaunch {
+  int threads = 0;
+  int64_t dynamic_shared = 0;
+};
+ReportLaunch reportLaunch(const std::string& what, const std::string& arch,
+                          const templates::DefineList& defines) {
+  auto t = templates::findTemplate(what);
+  if (!t.ok()) return {};
+  auto plan = templates::exampleLaunch(*t, arch, defines);
+  if (!plan.ok()) return {};
+  return {int(plan->block.x * plan->block.y * plan->block.z), plan->shared_bytes};
 }
 
 // An MLIR view that was asked for and could not be made fails the command (the dump says why).
@@ -73,6 +77,7 @@ int mlirViewExit(const CompileRequest& req, const CodeObject& obj) {
 int makeRequest(const ParsedArgs& args, const std::string& what, const std::string& arch,
                 CompileRequest* out) {
   CompileRequest req;
+  Expected<templates::TemplateInfo> t = Status::NotFound("not a template");
   req.arch = arch;
   const std::string lang = args.get("--lang");
   const bool ir_file = lang.empty() ? looksLikePath(what) && languageFromPath(what).ok() &&
@@ -92,7 +97,7 @@ int makeRequest(const ParsedArgs& args, const std::string& what, const std::stri
       return usage("a source file needs --entry NAME (its extern \"C\" kernel or a template "
                    "name expression)", kUsage);
   } else {
-    auto t = templates::findTemplate(what);
+    t = templates::findTemplate(what);
     if (!t.ok()) return fail(t.status());
     req.source = std::string(templates::sourceOf(*t));
     req.source_name = t->source_file;
@@ -117,6 +122,9 @@ int makeRequest(const ParsedArgs& args, const std::string& what, const std::stri
     if (!bit.ok()) return usage(bit.status().message(), kUsage);
     req.dumps |= *bit;
   }
+  // A config the template's space (or its example problem) refuses is named before compiling.
+  if (t.ok())
+    if (Status st = templates::checkDefines(*t, arch, req.defines); !st.ok()) return fail(st);
   *out = std::move(req);
   return kExitOk;
 }
@@ -132,11 +140,62 @@ int printJson(const std::string& what, const CompileRequest& req, const CodeObje
                           {"binary_bytes", obj.binary.size()}});
   for (const auto& [name, text] : obj.dumps) j["dumps"][name] = text;
   if (report) {
-    auto rep = reportJson(obj, 0, gemmDynamicShared(what, req.defines));
+    const ReportLaunch l = reportLaunch(what, req.arch, req.defines);
+    auto rep = reportJson(obj, l.threads, l.dynamic_shared);
     if (rep.ok()) j["report"] = nlohmann::json::parse(*rep);
   }
   std::printf("%s\n", j.dump(2).c_str());
   return mlirViewExit(req, obj);
+}
+
+// `--list-configs`: the valid configs of a GEMM template's space for its example problem, one
+// per line as -D flags (or a JSON list); the user's -D KEY=VAL keep only the configs with those
+// values.
+int listConfigs(const ParsedArgs& args, const std::string& what, const std::string& arch) {
+  auto t = templates::findTemplate(what);
+  if (!t.ok()) return fail(t.status());
+  templates::DefineList filter;
+  for (const auto& d : args.all("--define")) {
+    const size_t eq = d.find('=');
+    filter.emplace_back(d.substr(0, eq), eq == std::string::npos ? "1" : d.substr(eq + 1));
+  }
+  auto all = templates::validConfigs(*t, arch, filter);
+  if (!all.ok()) return fail(all.status());
+  std::vector<std::string> lines;
+  for (const Config& c : *all) {
+    std::string line;
+    bool keep = true;
+    for (const auto& [k, v] : c.params()) {
+      for (const auto& [fk, fv] : filter)
+        if (fk == k && fv != paramValueToString(v)) keep = false;
+      line += (line.empty() ? "-D " : " -D ") + k + "=" + paramValueToString(v);
+    }
+    if (keep) lines.push_back(std::move(line));
+  }
+  if (args.has("--json")) {
+    std::printf("%s\n", nlohmann::json{{"template", what}, {"arch", arch}, {"configs", lines}}
+                             .dump(1).c_str());
+    return kExitOk;
+  }
+  std::printf("%s for %s: %zu valid configs (the space's constraints; example problem: %s)\n",
+              what.c_str(), arch.c_str(), lines.size(), t->example_problem.c_str());
+  for (const auto& l : lines) std::printf("%s\n", l.c_str());
+  return kExitOk;
+}
+
+// The compiler for the request: the arch's own (compilerFor), or with --compiler the one named
+// (AMD: "hiprtc", or "clang" for the LLVM path on any AMD arch it knows).
+Expected<std::unique_ptr<Compiler>> chooseCompiler(const ParsedArgs& args, const CompileRequest& req,
+                                                   const std::string& clang) {
+  const std::string name = args.get("--compiler");
+  if (name.empty()) return compilerFor(req, clang);
+  if (req.language != Language::kCpp || !Arch(req.arch).isAmd() ||
+      (name != "clang" && name != "hiprtc"))
+    return Status::InvalidArgument("--compiler takes hiprtc or clang, for C++ sources on AMD archs");
+  auto c = name == "clang" ? openLlvmAmdgpuCompiler(clang) : openHiprtcCompiler();
+  if (c.ok() && !(*c)->supportsArch(req.arch))
+    return Status::Unsupported(name + " " + (*c)->version() + " cannot target " + req.arch);
+  return c;
 }
 
 }  // namespace
@@ -165,6 +224,8 @@ int cmdCompile(const std::vector<std::string>& argv, bool explain) {
                                {"--resources"},
                                {"--report"},
                                {"--no-cache"},
+                               {"--compiler", true},
+                               {"--list-configs"},
                                {"--json"}});
   if (!args.ok()) return usage(args.status().message(), kUsage);
   if (args->help) return help(kUsage);
@@ -174,15 +235,16 @@ int cmdCompile(const std::vector<std::string>& argv, bool explain) {
   if (arch.empty()) return usage("--arch is required (e.g. sm_90a, sm_80, gfx90a, gfx942)", kUsage);
   auto opts = Options::fromEnv();
   if (!opts.ok()) return fail(opts.status());
+  const std::string& what = args->positional[0];
+  if (args->has("--list-configs")) return listConfigs(*args, what, arch);
 
   CompileRequest req;
-  const std::string& what = args->positional[0];
   const bool amd = Arch(arch).isAmd();
   if (int rc = makeRequest(*args, what, arch, &req); rc != kExitOk) return rc;
   bool report = explain || args->has("--report");
   if (report) req.dumps |= amd ? kDumpIsa : (kDumpPtx | kDumpSass);
 
-  auto compiler = compilerFor(req, opts->clang);
+  auto compiler = chooseCompiler(*args, req, opts->clang);
   if (!compiler.ok()) return fail(compiler.status());
   CodeObject obj;
   bool hit = false;
@@ -212,7 +274,8 @@ int cmdCompile(const std::vector<std::string>& argv, bool explain) {
     std::printf("\n===== %s =====\n%s\n", name.c_str(), text.c_str());
   }
   if (report) {
-    auto rep = reportText(obj, 0, gemmDynamicShared(what, req.defines));
+    const ReportLaunch l = reportLaunch(what, arch, req.defines);
+    auto rep = reportText(obj, l.threads, l.dynamic_shared);
     if (!rep.ok()) return fail(rep.status());
     std::printf("%s", rep->c_str());
   }

@@ -50,8 +50,8 @@ Requests gemmRequests(const std::string& arch, const gemm::GemmShape& s, bool fu
       nominal.arch = arch;
       auto plan = gemm::launchPlan(kind, c, s, nominal);
       const int threads = plan.ok() ? int(plan->block.x * plan->block.y * plan->block.z) : 0;
-      reqs.push_back({c.toString(), std::move(r), plan.ok() ? plan->shared_bytes : gemm::sharedBytes(kind, c),
-                      threads});
+      reqs.push_back({c.toString(), std::move(r),
+                      plan.ok() ? plan->shared_bytes : gemm::launchSharedBytes(kind, c), threads});
     }
   }
   return reqs;

@@ -173,7 +173,7 @@ void printAnalysis(const AnalysisSummary& s, const std::vector<Analysed>& out,
     std::printf("  %4s %6s %-16s %5d %6lld %6s %8s %6d %4d  %s%s\n", pos, score, a.kernel.c_str(),
                 amd ? r.resources.vgpr : r.resources.registers,
                 amd ? (long long)r.resources.agpr
-                    : (long long)((r.resources.shared_bytes + r.dynamic_shared) / 1024),
+                    : (long long)(occupancySharedBytes(r.resources, r.dynamic_shared) / 1024),
                 r.resources.spills() ? "yes" : "no", occ, matrix, rk.warns, a.config.c_str(),
                 rk.excluded ? ("  (excluded: " + rk.why + ")").c_str() : "");
   }

@@ -37,22 +37,7 @@ PruneFn makeGemmPruner(const Options& env, bool disassemble) {
   StaticPruneOptions o = staticPruneOptionsFrom(env);
   o.disassemble = disassemble;
   o.require_matrix_fn = [](const Config& c) { return matrixPrefixForGemmKind(c.getStr("KIND")); };
-  return makeStaticPruner(o, [](const Config& c, const DeviceInfo& d) {
-    PruneLaunch l;
-    auto k = kindOf(c);
-    if (!k.ok()) return l;
-    for (int64_t m : {4096, 16, 1}) {
-      auto plan = gemm::launchPlan(
-          *k, knobsOf(c),
-          gemm::denseShape(gemm::Layout::kNT, gemm::ElemType::kBF16, gemm::ElemType::kBF16, m, 4096, 4096),
-          d);
-      if (!plan.ok()) continue;
-      l.threads_per_block = int(plan->block.x * plan->block.y * plan->block.z);
-      l.dynamic_shared = plan->shared_bytes;
-      break;
-    }
-    return l;
-  });
+  return makeStaticPruner(o, gemm_ops::configLaunch);
 }
 
 }  // namespace

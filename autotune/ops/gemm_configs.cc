@@ -26,6 +26,23 @@ Config withKind(Config c, gemm::KernelKind k) {
   return c;
 }
 
+PruneLaunch configLaunch(const Config& c, const DeviceInfo& dev) {
+  PruneLaunch l;
+  auto k = kindOf(c);
+  if (!k.ok()) return l;
+  for (int64_t m : {4096, 16, 1}) {
+    auto plan = gemm::launchPlan(*k, knobsOf(c),
+                                 gemm::denseShape(gemm::Layout::kNT, gemm::ElemType::kBF16,
+                                                  gemm::ElemType::kBF16, m, 4096, 4096),
+                                 dev);
+    if (!plan.ok()) continue;
+    l.threads_per_block = int(plan->block.x * plan->block.y * plan->block.z);
+    l.dynamic_shared = plan->shared_bytes;
+    break;
+  }
+  return l;
+}
+
 int64_t verifyTile(const std::vector<Config>& configs) {
   int64_t t = 0;
   for (const Config& c : configs) {

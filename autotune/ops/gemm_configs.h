@@ -9,6 +9,7 @@
 #include "base/config.h"
 #include "base/device.h"
 #include "base/status.h"
+#include "autotune/static_prune.h"
 #include "templates/gemm.h"
 
 namespace ktune::gemm_ops {
@@ -18,6 +19,11 @@ Expected<gemm::KernelKind> kindOf(const Config& c);
 // The config without KIND (what the kernel templates and their spaces know).
 Config knobsOf(const Config& c);
 Config withKind(Config c, gemm::KernelKind k);
+// What occupancy depends on besides the code object, for a GEMM family config on `dev`: the
+// launch rule's block size and dynamic shared memory (0 for the MFMA kernel's static LDS) on a
+// nominal NT problem (they depend on the config only). Zeros when the config has no KIND or no
+// nominal problem takes it. The static pruner and `ktune report` use it.
+PruneLaunch configLaunch(const Config& c, const DeviceInfo& dev);
 // Smallest BLOCK_M (at least 32) among the configs: every tile boundary is a multiple of it.
 int64_t verifyTile(const std::vector<Config>& configs);
 // Candidate configs for a backend: the curated sets of representative problems (large, decode

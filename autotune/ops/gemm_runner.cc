@@ -87,7 +87,7 @@ Expected<GemmRunner::Loaded*> GemmRunner::load(std::unique_lock<std::mutex>& loc
     return fn.status();
   }
   l->function = *fn;
-  const int64_t shared = gemm::sharedBytes(kind, config);
+  const int64_t shared = gemm::launchSharedBytes(kind, config);  // static LDS needs no opt-in
   if (shared > 48 * 1024) {
     Status s = backend_.setMaxDynamicShared(l->function, shared);
     if (!s.ok()) {

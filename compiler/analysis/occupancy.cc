@@ -160,4 +160,34 @@ Expected<NvOccupancy> nvOccupancy(const NvArchLimits& l, int regs, int threads, 
   return o;
 }
 
+int64_t occupancySharedBytes(const ResourceUsage& u, int64_t dynamic_shared) {
+  return u.shared_bytes + dynamic_shared;
+}
+
+int occupancyThreads(const ResourceUsage& u, int threads) {
+  if (threads > 0) return threads;
+  return u.max_threads_per_block > 0 ? u.max_threads_per_block : 256;
+}
+
+Expected<AmdOccupancy> amdKernelOccupancy(const AmdArchLimits& l, const ResourceUsage& u,
+                                          const OccupancyLaunch& launch) {
+  const int wave = u.wave_size > 0 ? u.wave_size : l.wave_size;
+  const int threads = occupancyThreads(u, launch.threads_per_block);
+  const int64_t lds = occupancySharedBytes(u, launch.dynamic_shared);
+  KTUNE_ASSIGN_OR_RETURN(AmdOccupancy o,
+                         amdOccupancy(l, u.vgpr, u.agpr, lds, (threads + wave - 1) / wave, u.sgpr));
+  const int max_wg = u.max_threads_per_block;
+  if (max_wg > 0 && max_wg != threads) {
+    auto w = amdOccupancy(l, u.vgpr, u.agpr, lds, (max_wg + wave - 1) / wave, u.sgpr);
+    if (w.ok()) o.llvm_waves_per_eu = w->llvm_waves_per_eu;
+  }
+  return o;
+}
+
+Expected<NvOccupancy> nvKernelOccupancy(const NvArchLimits& l, const ResourceUsage& u,
+                                        const OccupancyLaunch& launch) {
+  return nvOccupancy(l, u.registers, occupancyThreads(u, launch.threads_per_block),
+                     occupancySharedBytes(u, launch.dynamic_shared));
+}
+
 }  // namespace ktune

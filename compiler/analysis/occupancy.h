@@ -21,6 +21,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "compiler/compiler.h"
 
 namespace ktune {
 
@@ -89,5 +90,31 @@ struct NvOccupancy {
 // kOutOfResources when one block cannot fit (threads, registers or shared memory).
 Expected<NvOccupancy> nvOccupancy(const NvArchLimits& limits, int regs_per_thread,
                                   int threads_per_block, int64_t smem_bytes);
+
+// The launch facts occupancy depends on besides the code object.
+struct OccupancyLaunch {
+  int threads_per_block = 0;   // 0: the kernel's max_threads_per_block, else 256
+  int64_t dynamic_shared = 0;  // shared/LDS bytes the launch requests on top of the static part
+};
+
+// The shared memory / LDS one block or workgroup holds, which occupancy is computed from: the
+// kernel's static part as its code object reports it (ResourceUsage::shared_bytes) plus the
+// dynamic part the launch requests, each counted once. `dynamic_shared` is the launch's own
+// request (LaunchPlan::shared_bytes, gemm::launchSharedBytes), never a template's count of the
+// kernel's whole LDS: a kernel whose LDS is static (the MFMA GEMM) launches with 0. Every
+// occupancy ktune reports (compile --report, explain, static ranking and pruning, the tuner)
+// goes through here.
+int64_t occupancySharedBytes(const ResourceUsage& u, int64_t dynamic_shared);
+// The block size occupancy is computed for: `threads` when > 0, else the kernel's bound, else 256.
+int occupancyThreads(const ResourceUsage& u, int threads);
+
+// A compiled kernel's occupancy for a launch, every count from its code object (VGPRs with the
+// AGPRs, SGPRs, wave size, LDS through occupancySharedBytes). The LLVM-style bound assumes the
+// kernel's largest workgroup (.max_flat_workgroup_size), as LLVM's "; Occupancy:" does, and the
+// same LDS. Errors as amdOccupancy / nvOccupancy.
+Expected<AmdOccupancy> amdKernelOccupancy(const AmdArchLimits& limits, const ResourceUsage& u,
+                                          const OccupancyLaunch& launch);
+Expected<NvOccupancy> nvKernelOccupancy(const NvArchLimits& limits, const ResourceUsage& u,
+                                        const OccupancyLaunch& launch);
 
 }  // namespace ktune

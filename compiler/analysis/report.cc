@@ -10,27 +10,6 @@
 namespace ktune {
 namespace {
 
-// The launch's occupancy on AMD. LLVM's bound assumes the kernel's largest workgroup
-// (.max_flat_workgroup_size), not this launch's.
-Expected<AmdOccupancy> amdLaunchOccupancy(const CodeObject& co, int threads, int64_t lds) {
-  KTUNE_ASSIGN_OR_RETURN(AmdArchLimits l, amdArchLimits(co.arch));
-  const ResourceUsage& u = co.resources;
-  const int wave = u.wave_size > 0 ? u.wave_size : l.wave_size;
-  KTUNE_ASSIGN_OR_RETURN(AmdOccupancy o, amdOccupancy(l, u.vgpr, u.agpr, lds,
-                                                      (threads + wave - 1) / wave, u.sgpr));
-  const int max_wg = u.max_threads_per_block;
-  if (max_wg > 0 && max_wg != threads) {
-    auto w = amdOccupancy(l, u.vgpr, u.agpr, lds, (max_wg + wave - 1) / wave, u.sgpr);
-    if (w.ok()) o.llvm_waves_per_eu = w->llvm_waves_per_eu;
-  }
-  return o;
-}
-
-Expected<NvOccupancy> nvLaunchOccupancy(const CodeObject& co, int threads, int64_t lds) {
-  KTUNE_ASSIGN_OR_RETURN(NvArchLimits l, nvArchLimits(co.arch));
-  return nvOccupancy(l, co.resources.registers, threads, lds);
-}
-
 // The occupancy into `out`, or why there is none into the report's note.
 template <class Occ>
 void setOccupancy(const Expected<Occ>& o, Occ* out, KernelReport* r) {
@@ -50,15 +29,19 @@ KernelReport analyzeCodeObject(const CodeObject& co, int threads, int64_t dynami
   r.compiler = co.compiler;
   r.entry = co.lowered_entry.empty() ? co.entry : co.lowered_entry;
   r.resources = co.resources;
-  if (threads <= 0)
-    threads = co.resources.max_threads_per_block > 0 ? co.resources.max_threads_per_block : 256;
-  r.threads_per_block = threads;
+  r.threads_per_block = occupancyThreads(co.resources, threads);
   r.dynamic_shared = dynamic_shared;
-  const int64_t lds = co.resources.shared_bytes + dynamic_shared;
+  const OccupancyLaunch launch{r.threads_per_block, dynamic_shared};
   if (Arch(co.arch).isAmd()) {
-    setOccupancy(amdLaunchOccupancy(co, threads, lds), &r.amd, &r);
+    auto l = amdArchLimits(co.arch);
+    setOccupancy(l.ok() ? amdKernelOccupancy(*l, co.resources, launch)
+                        : Expected<AmdOccupancy>(l.status()),
+                 &r.amd, &r);
   } else {
-    setOccupancy(nvLaunchOccupancy(co, threads, lds), &r.nv, &r);
+    auto l = nvArchLimits(co.arch);
+    setOccupancy(l.ok() ? nvKernelOccupancy(*l, co.resources, launch)
+                        : Expected<NvOccupancy>(l.status()),
+                 &r.nv, &r);
   }
   auto use = [&](const char* name, IsaKind kind) {
     auto it = co.dumps.find(name);
@@ -82,7 +65,9 @@ std::string KernelReport::text() const {
   o << entry << " [" << arch << ", " << compiler << "]\n";
   if (Arch(arch).isAmd()) {
     o << "VGPR " << u.vgpr << ", AGPR " << u.agpr << ", SGPR " << u.sgpr << ", LDS "
-      << u.shared_bytes << " B, scratch " << u.scratch_bytes << " B, spills vgpr " << u.vgpr_spill
+      << u.shared_bytes << " B";
+    if (dynamic_shared > 0) o << " + " << dynamic_shared << " B dynamic";
+    o << ", scratch " << u.scratch_bytes << " B, spills vgpr " << u.vgpr_spill
       << " sgpr " << u.sgpr_spill << "\n";
     if (has_occupancy) {
       o << "occupancy " << amd.waves_per_eu << " waves/EU (" << threads_per_block
@@ -90,7 +75,8 @@ std::string KernelReport::text() const {
         << "), limited by " << amd.limiter << "\n";
       o << "  " << amd.vgpr_allocated << " VGPRs allocated (.vgpr_count " << u.vgpr
         << ", AGPRs included), occ_vgpr " << amd.occ_vgpr << ", occ_sgpr " << amd.occ_sgpr
-        << ", occ_lds " << (u.shared_bytes > 0 ? std::to_string(amd.occ_lds) : "-") << ", "
+        << ", occ_lds "
+        << (occupancySharedBytes(u, dynamic_shared) > 0 ? std::to_string(amd.occ_lds) : "-") << ", "
         << amd.workgroups_per_cu << " workgroups/CU\n";
     }
     if (llvm_occupancy >= 0)

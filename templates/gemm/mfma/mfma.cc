@@ -98,7 +98,6 @@ void extraDefines(K, const GemmShape& s, DefineList& d) {
 
 Status plan(K c, const GemmShape& s, const DeviceInfo&, LaunchPlan& p) {
   tiledPlan(c, s, ceilDiv(s.m, knob(c, "BLOCK_M")) * ceilDiv(s.n, knob(c, "BLOCK_N")), threads(c), p);
-  p.shared_bytes = 0;  // the kernel's LDS is static
   return Status::Ok();
 }
 
