@@ -124,6 +124,12 @@ Expected<DbEntry> entryFromJsonText(const std::string& key, const std::string& t
 std::string validatorToJsonText(const Validator& v);
 Expected<Validator> validatorFromJsonText(const std::string& text);
 
+// The largest tuning-database file (or import text) ktune reads; a larger one is refused with an
+// error naming the limit, before it is read. Tuning writes a few KB per key: the limit is far
+// above any real database, and keeps a huge or hostile file from costing every process that opens
+// the database seconds and hundreds of MB.
+constexpr uint64_t kDatabaseMaxBytes = uint64_t(64) << 20;
+
 // Current time as ISO 8601 UTC ("2025-01-31T12:00:00Z").
 std::string isoUtcNow();
 

@@ -6,6 +6,7 @@
 
 #include "autotune/engine.h"
 #include "base/fs.h"
+#include "base/json_bounded.h"
 
 namespace ktune {
 
@@ -24,7 +25,7 @@ Expected<OfflineTuneReport> Tuner::tuneFromFile(const std::string& path, StreamH
       ++out.skipped;
       out.messages.push_back("line " + std::to_string(out.lines) + ": " + why);
     };
-    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    nlohmann::json j = parseJsonOrDiscarded(line);
     if (j.is_discarded() || !j.is_object() || !j.contains("family") ||
         !j["family"].is_string()) {
       skip("not a JSON object with a \"family\"");

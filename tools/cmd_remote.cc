@@ -8,6 +8,7 @@
 
 #include "autotune/database.h"
 #include "base/fs.h"
+#include "base/json_bounded.h"
 #include "base/options.h"
 #include "compiler/store/store.h"
 #include "remote/cache.h"
@@ -238,7 +239,7 @@ int enqueueFile(const std::string& path, const std::string& url, const std::stri
   std::vector<std::string> items;
   std::istringstream in(*text);
   for (std::string line; std::getline(in, line);) {
-    auto j = nlohmann::json::parse(line, nullptr, false);
+    auto j = parseJsonOrDiscarded(line);
     if (j.is_discarded() || !j.is_object() || !j.contains("family")) continue;
     j.erase("date");  // the same key recorded twice is one item
     items.push_back(j.dump());

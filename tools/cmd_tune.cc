@@ -14,6 +14,7 @@
 #include "autotune/ops/buffers.h"
 #include "autotune/ops/gemm.h"
 #include "autotune/ops/peers.h"
+#include "base/json_bounded.h"
 #include "remote/shared.h"
 #include "autotune/ops/rowwise.h"
 #include "base/fs.h"
@@ -145,7 +146,7 @@ Status checkUntunedFile(const std::string& path) {
   while (std::getline(in, line)) {
     ++n;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    auto j = nlohmann::json::parse(line, nullptr, false);
+    auto j = parseJsonOrDiscarded(line);
     auto isStr = [&](const char* f) { return j.contains(f) && j[f].is_string(); };
     if (j.is_discarded() || !j.is_object() || !isStr("family") || !isStr("key"))
       return Status::Corrupt("'" + path + "' line " + std::to_string(n) +

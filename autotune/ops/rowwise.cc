@@ -16,6 +16,7 @@
 
 #include "autotune/static_prune.h"
 #include "autotune/verifier.h"
+#include "base/json_bounded.h"
 
 namespace ktune {
 namespace rowwise_ops {
@@ -171,7 +172,7 @@ int64_t jsonInt(const nlohmann::json& j, const char* k, int64_t fallback = 0) {
 // into a fresh A; the op reads its own fields from the returned object.
 template <class A>
 Expected<std::pair<nlohmann::json, A>> parseArgsJson(const std::string& text, const char* op) {
-  auto j = nlohmann::json::parse(text, nullptr, false);
+  auto j = parseJsonOrDiscarded(text);
   if (j.is_discarded() || !j.is_object())
     return Status::InvalidArgument(std::string(op) + ": args JSON is not an object");
   A a;
