@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/fs.h"
+#include "base/json_bounded.h"
 #include "base/sha256.h"
 #include "base/version.h"
 #include "compiler/store/store.h"
@@ -79,7 +80,7 @@ Expected<std::pair<Validator, DbEntry>> RemoteCache::readEntry(const std::string
   if (r.nil()) return Status::NotFound("no remote entry " + family + " [" + key + "]");
   if (r.kind != Reply::Kind::kString) return rejected(*this, rkey + " is not a string");
   if (r.str.size() > limits_.max_entry_bytes) return rejected(*this, rkey + " is oversized");
-  json j = json::parse(r.str, nullptr, /*allow_exceptions=*/false);
+  json j = parseJsonOrDiscarded(r.str);  // bounded depth: a deep entry cannot crash us
   if (j.is_discarded() || !j.is_object()) return rejected(*this, rkey + " is not a JSON object");
   auto text = [&](const char* f) {
     auto it = j.find(f);
