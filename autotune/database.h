@@ -113,6 +113,9 @@ struct DbEntry {
   DefaultComparison vs_default;  // written as "vs_default" when vs_default.rounds > 0
   std::string date;  // ISO 8601 UTC; record() fills it with now when empty
   bool pinned = false;
+  // Mirrored from a shared cache (`ktune remote pull`) and not yet run here: the engine compiles
+  // and verifies its winner on first use before it trusts it (written as "unverified": true).
+  bool unverified = false;
 };
 
 // One entry as the JSON text of its object in the database file (without the key), and back;

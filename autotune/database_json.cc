@@ -65,6 +65,7 @@ json entryToJson(const DbEntry& e) {
          {"date", e.date},
          {"pinned", e.pinned}};
   if (e.vs_default.rounds > 0) j["vs_default"] = comparisonToJson(e.vs_default);
+  if (e.unverified) j["unverified"] = true;
   return j;
 }
 
@@ -81,6 +82,7 @@ DbEntry entryFromJson(const std::string& key, const json& j) {
   readField(j, "code_objects", e.code_object_keys);
   readField(j, "date", e.date);
   readField(j, "pinned", e.pinned);
+  readField(j, "unverified", e.unverified);
   if (j.contains("vs_default")) e.vs_default = comparisonFromJson(j.at("vs_default"));
   return e;
 }

@@ -184,6 +184,7 @@ Expected<CodeObject> objectFromParts(const std::string& key, const json& meta, s
     codeObjectFactsFromJson(meta, &obj);
     readField(meta, "format", obj.format);
     readField(meta, "log", obj.log);
+    readField(meta, "shared_mac", obj.shared_mac);
     return obj;
   } catch (const std::exception& e) {
     return Status::Corrupt("entry " + key + ": metadata field has a wrong type: " + e.what());
@@ -204,6 +205,7 @@ json metadataFor(const std::string& key, const CodeObject& obj, const std::strin
                 {"created", isoNow()},
                 {"ktune_version", KTUNE_VERSION},
                 {"dumps", dumps}});
+  if (!obj.shared_mac.empty()) j["shared_mac"] = obj.shared_mac;
   return j;
 }
 
