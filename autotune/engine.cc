@@ -88,7 +88,9 @@ Expected<CodeObject> TunerEngine::compileConfig(FamilyState& fs, const Config& c
   // The object is asked for by the key computed here from the family's own source and config:
   // whatever else a shared entry lists is never fetched.
   if (from_shared && opts.shared && !store->get(*co_key).ok()) {
-    (void)opts.shared->fetchObject(*co_key, *store, note);
+    std::string why;
+    (void)opts.shared->fetchObject(*co_key, *store, &why);
+    warnShared(fs.f.name, "", why);  // a rejected object: compiled here instead
   }
   return store->getOrCompile(*comp, req, hit, note);
 }

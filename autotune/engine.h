@@ -177,7 +177,9 @@ struct TunerEngine {
   // Runs `sel` once on `p` (pre_run, launch, synchronise) and checks its output with the family's
   // verify: a fault, launch error or wrong result is the returned status.
   Status verifyBeforeUse(FamilyState& fs, const void* p, const Selected& sel, StreamHandle s);
-  // The first shared-cache problem is printed even without KTUNE_VERBOSE; this says it was.
+  // A shared-cache problem: the first is printed as a warning even without KTUNE_VERBOSE (then
+  // shared_warned is set), every one with it.
+  void warnShared(const std::string& family, const std::string& key, const std::string& what);
   std::atomic<bool> shared_warned{false};
   void publishShared(FamilyState& fs, const std::string& key);
   Selected* publish(FamilyState& fs, const KeyBuilder& kb, std::unique_ptr<Selected> sel);

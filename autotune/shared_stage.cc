@@ -15,15 +15,21 @@
 
 namespace ktune::detail {
 
+void TunerEngine::warnShared(const std::string& family, const std::string& key,
+                             const std::string& what) {
+  if (what.empty()) return;
+  const std::string where = family + (key.empty() ? "" : " [" + key + "]");
+  if (opts.options.verbose) {
+    log() << "ktune: " << where << ": shared cache: " << what << "\n";
+  } else if (!shared_warned.exchange(true)) {
+    log() << "ktune: warning: " << where << ": shared cache: " << what
+          << " (tuning goes on locally; later remote messages only with KTUNE_VERBOSE=1)\n";
+  }
+}
+
 namespace {
 void note(TunerEngine& e, const FamilyState& fs, const std::string& key, const std::string& what) {
-  if (what.empty()) return;
-  if (e.opts.options.verbose) {
-    e.log() << "ktune: " << fs.f.name << " [" << key << "]: shared cache: " << what << "\n";
-  } else if (!e.shared_warned.exchange(true)) {
-    e.log() << "ktune: warning: " << fs.f.name << " [" << key << "]: shared cache: " << what
-            << " (tuning goes on locally; later remote messages only with KTUNE_VERBOSE=1)\n";
-  }
+  e.warnShared(fs.f.name, key, what);
 }
 }  // namespace
 
