@@ -6,6 +6,8 @@
 #include <cstring>
 #include <limits>
 
+#include "base/json_bounded.h"
+
 namespace ktune::api {
 namespace {
 
@@ -237,7 +239,15 @@ Expected<std::shared_ptr<const DataFamily>> parseKernelSpec(const KernelSpec& sp
   auto f = std::make_shared<DataFamily>();
   f->spec = spec;
   KTUNE_RETURN_IF_ERROR(checkNames(spec));
-  Json space = Json::parse(spec.space_json, nullptr, false);
+  // A caller's text (or a file it read): bounded before anything is built from it.
+  JsonLimits limits;
+  limits.max_bytes = size_t(1) << 20;
+  limits.code = Code::kInvalidArgument;
+  auto parsed = parseJsonBounded(spec.space_json, limits);
+  if (!parsed.ok()) {
+    return parsed.status().withContext("kernel '" + spec.name + "': space_json");
+  }
+  const Json space = std::move(*parsed);
   KTUNE_RETURN_IF_ERROR(parseSpace(space, f.get()));
   KTUNE_RETURN_IF_ERROR(parseExprs(f.get(), space));
   KTUNE_RETURN_IF_ERROR(parseDefault(f.get(), space));

@@ -240,16 +240,18 @@ std::optional<TuneReport> Tuner::fetchShared(detail::FamilyState* fs, const void
   if (kb.overflowed()) return std::nullopt;
   std::lock_guard<std::mutex> slow(fs->slow_mu);
   const std::string key = kb.toString();
-  Selected* sel = impl_->fromShared(*fs, p, kb, key);
-  if (!sel) return std::nullopt;
+  // A report of what the fleet published: data, checked against the family's space. It is not
+  // recorded: the winner is compiled and verified on its first real call (TunerEngine::fromShared).
+  std::optional<DbEntry> e = impl_->peekShared(*fs, key);
+  if (!e) return std::nullopt;
   TuneReport r;
   r.family = fs->f.name;
   r.key = key;
-  r.winner = sel->config_str;
-  r.winner_source = sel->source;
-  r.winner_stats = sel->stats;
+  r.winner = e->winner;
+  r.winner_source = e->winner_source;
+  r.winner_stats = e->winner_stats;
   r.from = "remote";
-  if (auto e = fs->db->lookup(key)) r.candidates = e->candidates;  // fromShared recorded it
+  r.candidates = e->candidates;
   return r;
 }
 

@@ -63,7 +63,9 @@ struct Selection {
   std::string source;  // "jit", "default", vendor source
   // Where the config came from: "memory" (tuned by this process), "database", "pinned" (a pinned
   // database entry), "remote" (another machine tuned it), "waited" (another process tuned it while
-  // this one waited), "default" (not tuned yet / tuning off). Kept after the config is in memory.
+  // this one waited), "pulled" (mirrored by `ktune remote pull`, verified on first use), "default"
+  // (not tuned yet / tuning off). Kept after the config is in memory. A shared winner ("remote",
+  // "waited" from the remote, "pulled") was compiled here and its output verified before use.
   std::string origin;
   TimingStats stats;
 };
@@ -229,11 +231,12 @@ class Tuner : public CandidateBench {
   // Worker side of isolation: the harness's flush kernel compiled and loaded now (CandidateBench).
   void prepareBench(const BenchOptions& bench) override;
 
-  // The result of p's key from the shared cache (EngineOptions::shared), with nothing compiled or
-  // benchmarked: the entry and its code objects are fetched, recorded in the local database and
-  // selected for later calls; the report holds the entry's winner and candidates, with
-  // from = "remote". nullopt when no shared cache is configured or it holds no usable entry. Only
-  // p's key is computed: its buffers are not touched. Thread-safe.
+  // The result of p's key from the shared cache (EngineOptions::shared), with nothing compiled,
+  // benchmarked or recorded: the entry is data, its winner checked against the family's space;
+  // the report holds its winner and candidates, with from = "remote". The winner is compiled and
+  // verified on p's first real call, which records it. nullopt when no shared cache is configured
+  // or it holds no usable entry. Only p's key is computed: its buffers are not touched.
+  // Thread-safe.
   std::optional<TuneReport> fetchShared(detail::FamilyState* f, const void* p);
   // Type-erased entry points behind Family<P> (p points at the problem).
   Status call(detail::FamilyState* f, const void* p, StreamHandle s, LaunchPlan* plan = nullptr);

@@ -16,6 +16,7 @@
 #include "autotune/candidate_json.h"
 #include "autotune/database_json.h"
 #include "base/fs.h"
+#include "base/json_bounded.h"
 
 namespace ktune {
 namespace {
@@ -53,18 +54,19 @@ Expected<Loaded> loadFile(const std::string& path, const std::string& family) {
   // Entries pick the code that runs: a file others could edit or swap is refused, like a shared
   // cache directory.
   KTUNE_RETURN_IF_ERROR(checkPrivateFile(path));
-  auto text = readFile(path);
+  auto text = readFile(path, kDatabaseMaxBytes);
   if (!text.ok()) {
     if (text.status().code() == Code::kNotFound) return l;
-    return text.status().withContext("cannot read tuning database");
+    return text.status().withContext("cannot read tuning database (the limit is " +
+                                     std::to_string(kDatabaseMaxBytes >> 20) + " MiB)");
   }
   l.existed = true;
-  json doc = json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) {
-    l.problem = Status::Corrupt("not valid JSON (" + std::to_string(text->size()) +
-                                " bytes; truncated or hand-broken?)");
+  auto parsed = parseJsonBounded(*text, dbJsonLimits(Code::kCorrupt));
+  if (!parsed.ok()) {
+    l.problem = Status::Corrupt(parsed.status().message() + " (truncated or hand-broken?)");
     return l;
   }
+  json doc = std::move(*parsed);
   int64_t schema = doc.is_object() && doc.contains("schema") && doc["schema"].is_number_integer()
                        ? doc["schema"].get<int64_t>()
                        : int64_t{kSchemaSingle};
@@ -332,10 +334,11 @@ Expected<std::string> TuningDatabase::exportJson() const {
 }
 
 Status TuningDatabase::importJson(const std::string& text) {
-  json in = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (in.is_discarded()) {
-    return Status::InvalidArgument("import: not valid JSON; expected a ktune tuning database");
+  auto parsed = parseJsonBounded(text, dbJsonLimits(Code::kInvalidArgument));
+  if (!parsed.ok()) {
+    return parsed.status().withContext("import: expected a ktune tuning database");
   }
+  json in = std::move(*parsed);
   if (in.is_object() && in.contains("schema") && in["schema"].is_number_integer() &&
       in["schema"].get<int64_t>() > kSchema) {
     return Status::Unsupported("import: file has schema " + in["schema"].dump() +
@@ -395,7 +398,7 @@ Status appendUntunedKey(const std::string& path, const std::string& family,
                         const std::string& key, const std::string& args_json) {
   json line = json::object();
   if (!args_json.empty()) {
-    json args = json::parse(args_json, nullptr, /*allow_exceptions=*/false);
+    json args = parseJsonOrDiscarded(args_json);
     if (args.is_discarded() || !args.is_object()) {
       return Status::InvalidArgument("appendUntunedKey: args_json must be a JSON object, got '" +
                                      args_json.substr(0, 80) + "'");

@@ -113,6 +113,9 @@ struct DbEntry {
   DefaultComparison vs_default;  // written as "vs_default" when vs_default.rounds > 0
   std::string date;  // ISO 8601 UTC; record() fills it with now when empty
   bool pinned = false;
+  // Mirrored from a shared cache (`ktune remote pull`) and not yet run here: the engine compiles
+  // and verifies its winner on first use before it trusts it (written as "unverified": true).
+  bool unverified = false;
 };
 
 // One entry as the JSON text of its object in the database file (without the key), and back;
@@ -123,6 +126,12 @@ Expected<DbEntry> entryFromJsonText(const std::string& key, const std::string& t
 // A validator as the JSON text of its block in the database file, and back (kCorrupt).
 std::string validatorToJsonText(const Validator& v);
 Expected<Validator> validatorFromJsonText(const std::string& text);
+
+// The largest tuning-database file (or import text) ktune reads; a larger one is refused with an
+// error naming the limit, before it is read. Tuning writes a few KB per key: the limit is far
+// above any real database, and keeps a huge or hostile file from costing every process that opens
+// the database seconds and hundreds of MB.
+constexpr uint64_t kDatabaseMaxBytes = uint64_t(64) << 20;
 
 // Current time as ISO 8601 UTC ("2025-01-31T12:00:00Z").
 std::string isoUtcNow();

@@ -65,6 +65,7 @@ json entryToJson(const DbEntry& e) {
          {"date", e.date},
          {"pinned", e.pinned}};
   if (e.vs_default.rounds > 0) j["vs_default"] = comparisonToJson(e.vs_default);
+  if (e.unverified) j["unverified"] = true;
   return j;
 }
 
@@ -81,6 +82,7 @@ DbEntry entryFromJson(const std::string& key, const json& j) {
   readField(j, "code_objects", e.code_object_keys);
   readField(j, "date", e.date);
   readField(j, "pinned", e.pinned);
+  readField(j, "unverified", e.unverified);
   if (j.contains("vs_default")) e.vs_default = comparisonFromJson(j.at("vs_default"));
   return e;
 }
@@ -282,7 +284,7 @@ bool Validator::operator==(const Validator& o) const {
 std::string entryToJsonText(const DbEntry& e) { return dumpText(entryToJson(e), -1); }
 
 Expected<DbEntry> entryFromJsonText(const std::string& key, const std::string& text) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  json j = parseJsonOrDiscarded(text, dbJsonLimits(Code::kCorrupt));
   if (j.is_discarded()) return Status::Corrupt("entry '" + key + "' is not valid JSON");
   try {
     return entryFromJson(key, j);
@@ -294,7 +296,7 @@ Expected<DbEntry> entryFromJsonText(const std::string& key, const std::string& t
 std::string validatorToJsonText(const Validator& v) { return dumpText(validatorToJson(v), -1); }
 
 Expected<Validator> validatorFromJsonText(const std::string& text) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  json j = parseJsonOrDiscarded(text, dbJsonLimits(Code::kCorrupt));
   if (j.is_discarded() || !j.is_object()) return Status::Corrupt("validator is not a JSON object");
   try {
     return validatorFromJson(j);
@@ -304,11 +306,7 @@ Expected<Validator> validatorFromJsonText(const std::string& text) {
 }
 
 Expected<DbFileSummary> inspectDatabase(const std::string& text) {
-  json in = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (in.is_discarded()) {
-    return Status::Corrupt("not valid JSON (" + std::to_string(text.size()) +
-                           " bytes; truncated or hand-broken?)");
-  }
+  KTUNE_ASSIGN_OR_RETURN(json in, parseJsonBounded(text, dbJsonLimits(Code::kCorrupt)));
   if (in.is_object() && in.contains("schema") && in["schema"].is_number_integer() &&
       in["schema"].get<int64_t>() > kSchema) {
     return Status::Unsupported("written by a newer ktune (schema " + in["schema"].dump() +

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "autotune/database.h"
+#include "base/json_bounded.h"
 #include "base/status.h"
 
 namespace ktune::dbjson {
@@ -22,6 +23,14 @@ using nlohmann::json;
 // family stay readable by older ktune versions.
 constexpr int kSchemaSingle = 1;
 constexpr int kSchema = 2;
+
+// Limits for reading database text (files, imports, entries): kDatabaseMaxBytes, the default depth.
+inline JsonLimits dbJsonLimits(Code code) {
+  JsonLimits l;
+  l.max_bytes = kDatabaseMaxBytes;
+  l.code = code;
+  return l;
+}
 
 std::string dumpText(const json& j, int indent);
 json entryToJson(const DbEntry& e);

@@ -77,22 +77,28 @@ Expected<Compiler*> TunerEngine::compilerOf(Language l) {
 }
 
 Expected<CodeObject> TunerEngine::compileConfig(FamilyState& fs, const Config& c, const void* p,
-                                                std::string* co_key, bool* hit,
-                                                std::string* note) {
+                                                std::string* co_key, bool* hit, std::string* note,
+                                                bool from_shared) {
   KTUNE_ASSIGN_OR_RETURN(CompileRequest req, requestFor(fs.f, c, p));
   KTUNE_ASSIGN_OR_RETURN(Compiler* comp, compilerOf(req.language));
   // The simulated compiler stands in for every language: it gets the knobs as defines too, so a
   // simulated kernel reads them as it does for C++ (real modules carry them in their text).
   if (req.language != Language::kCpp && comp->name() == "sim") req.defines = definesFor(fs.f, c, p);
   *co_key = codeObjectKey(req, comp->name(), comp->version());
+  // The object is asked for by the key computed here from the family's own source and config:
+  // whatever else a shared entry lists is never fetched.
+  if (from_shared && opts.shared && !store->get(*co_key).ok()) {
+    std::string why;
+    (void)opts.shared->fetchObject(*co_key, *store, &why);
+    warnShared(fs.f.name, "", why);  // a rejected object: compiled here instead
+  }
   return store->getOrCompile(*comp, req, hit, note);
 }
 
 // A recorded or pinned winner must be one of this family's own configs (a database shared with
 // another family, a hand edit): anything else is refused, and the caller retunes. A user's pin may
 // use values outside the lists (ConfigSpace::validate), never parameters the space does not have.
-static Status checkOwnConfig(const detail::ErasedFamily& f, const Config& c,
-                             const std::string& origin) {
+Status checkOwnConfig(const detail::ErasedFamily& f, const Config& c, const std::string& origin) {
   if (f.space.params().empty()) return Status::Ok();
   Status in_space = f.space.validate(c);
   if (in_space.ok() && origin != "pinned") {
@@ -136,13 +142,17 @@ Expected<std::unique_ptr<Selected>> TunerEngine::selectConfig(FamilyState& fs, c
     // The tuning run's own binary: loaded already when it was benchmarked here, never read back
     // from the store.
     KTUNE_ASSIGN_OR_RETURN(sel->fn, loadFunction(bin->code_object_key, bin->co));
+    sel->code_object_key = bin->code_object_key;
     return sel;
   }
   std::string key, note;
   bool hit = false;
-  KTUNE_ASSIGN_OR_RETURN(CodeObject co, compileConfig(fs, sel->config, p, &key, &hit, &note));
+  const bool from_shared = origin == "remote" || origin == "waited";
+  KTUNE_ASSIGN_OR_RETURN(CodeObject co,
+                         compileConfig(fs, sel->config, p, &key, &hit, &note, from_shared));
   if (!note.empty() && opts.options.verbose) log() << "ktune: " << note << "\n";
   KTUNE_ASSIGN_OR_RETURN(sel->fn, loadFunction(key, co));
+  sel->code_object_key = key;
   return sel;
 }
 
@@ -207,7 +217,10 @@ Expected<Selected*> TunerEngine::resolve(FamilyState& fs, const void* p, const K
   }
   const std::string key = kb.toString();
   // 1. Database.
-  if (auto e = fs.db->lookup(key); e && !e->winner.empty()) {
+  if (auto e = fs.db->lookup(key); e && e->unverified && !e->winner.empty() && !e->pinned) {
+    // Mirrored from the fleet (`ktune remote pull`): data until it has run correctly here.
+    if (Selected* sel = adoptShared(fs, p, kb, key, *e, "pulled", s)) return sel;
+  } else if (e && !e->winner.empty()) {
     auto sel = selectConfig(fs, p, e->winner, e->winner_source, e->pinned ? "pinned" : "database");
     if (sel.ok()) {
       (*sel)->stats = e->winner_stats;
@@ -219,7 +232,7 @@ Expected<Selected*> TunerEngine::resolve(FamilyState& fs, const void* p, const K
   }
   // 2. Shared results: another process or machine tuned it.
   if (opts.shared) {
-    if (Selected* shared = fromShared(fs, p, kb, key)) return shared;
+    if (Selected* shared = fromShared(fs, p, kb, key, s)) return shared;
   }
   // 3. Tuning off: the vendor default or the default config, key recorded for offline tuning.
   if (!opts.options.tuning) {
@@ -236,7 +249,7 @@ Expected<Selected*> TunerEngine::resolve(FamilyState& fs, const void* p, const K
   std::unique_ptr<TuningLease> lease;
   if (opts.shared) {
     Selected* other = nullptr;
-    lease = awaitTurn(fs, p, kb, key, &other);
+    lease = awaitTurn(fs, p, kb, key, s, &other);
     if (other) return other;
   }
   std::unique_lock<std::mutex> bl(bench_mu);

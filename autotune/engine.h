@@ -9,6 +9,7 @@
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <ostream>
 #include <set>
 #include <shared_mutex>
@@ -38,10 +39,11 @@ struct Selected {
   std::string source = "jit";  // "jit" or a vendor source
   bool vendor = false;
   FunctionHandle fn;
+  std::string code_object_key;  // of fn (JIT), "" for vendor candidates
   // The launch dims, computed once at selection for a family with launch_per_key.
   LaunchDims dims;
   bool dims_cached = false;
-  std::string origin;  // "memory" (tuned here), "database", "pinned", "default"
+  std::string origin;  // "memory" (tuned here), "database", "pinned", "default", "remote", "waited"
   TimingStats stats;
 };
 
@@ -66,6 +68,11 @@ struct FamilyState {
 // default, else {JIT default config (default_for, else default_config), "jit"}; {"", ""} for a
 // vendor-only family without a vendor default.
 std::pair<std::string, std::string> defaultOf(const ErasedFamily& f, const void* p);
+
+// A recorded, pinned or shared winner must be one of the family's own configs: OK, or
+// kInvalidArgument naming what is not (a pin may use values outside the lists, never parameters
+// the space lacks).
+Status checkOwnConfig(const ErasedFamily& f, const Config& c, const std::string& origin);
 
 // Config + problem -> the -D defines it compiles with (the family's own, or every parameter).
 Defines definesFor(const ErasedFamily& f, const Config& c, const void* p);
@@ -123,8 +130,11 @@ struct TunerEngine {
   // The registered family called `name`, or null.
   FamilyState* findFamily(const std::string& name);
   Expected<FunctionHandle> loadFunction(const std::string& co_key, const CodeObject& co);
+  // from_shared: before compiling, the shared cache may supply the object (only one its fleet
+  // key authenticates; SharedTuning::fetchObject).
   Expected<CodeObject> compileConfig(FamilyState& fs, const Config& c, const void* p,
-                                     std::string* co_key, bool* hit, std::string* note);
+                                     std::string* co_key, bool* hit, std::string* note,
+                                     bool from_shared = false);
   // The request of config `c`: the family's source with the config's defines, or the module its
   // source_fn generated (errors name the config).
   Expected<CompileRequest> requestFor(const ErasedFamily& f, const Config& c, const void* p);
@@ -149,12 +159,28 @@ struct TunerEngine {
                         LaunchPlan* plan = nullptr);
 
   // Shared results (opts.shared; autotune/shared_stage.cc). fromShared: the published entry of
-  // `key`, recorded in the local database and selected (origin "remote"); null on a miss.
-  // awaitTurn: single flight — a lease to hold while tuning, or null with *sel set when another
-  // process tuned the key meanwhile (origin "waited"). publishShared: shares the recorded entry.
-  Selected* fromShared(FamilyState& fs, const void* p, const KeyBuilder& kb, const std::string& key);
+  // `key`, verified, recorded in the local database and selected (origin "remote"); null on a
+  // miss or when it is rejected. awaitTurn: single flight — a lease to hold while tuning, or null
+  // with *sel set when another process tuned the key meanwhile (origin "waited").
+  // publishShared: shares the recorded entry. adoptShared: a shared entry compiled, verified once
+  // on `p` (verifyBeforeUse), recorded and selected; null (with a warning) when it fails.
+  Selected* fromShared(FamilyState& fs, const void* p, const KeyBuilder& kb, const std::string& key,
+                       StreamHandle s);
   std::unique_ptr<TuningLease> awaitTurn(FamilyState& fs, const void* p, const KeyBuilder& kb,
-                                         const std::string& key, Selected** sel);
+                                         const std::string& key, StreamHandle s, Selected** sel);
+  // The shared entry of `key` as data (for a report: nothing compiled, run or recorded), when its
+  // winner is one of the family's own configs; nullopt otherwise.
+  std::optional<DbEntry> peekShared(FamilyState& fs, const std::string& key);
+  Selected* adoptShared(FamilyState& fs, const void* p, const KeyBuilder& kb,
+                        const std::string& key, DbEntry e, const std::string& origin,
+                        StreamHandle s);
+  // Runs `sel` once on `p` (pre_run, launch, synchronise) and checks its output with the family's
+  // verify: a fault, launch error or wrong result is the returned status.
+  Status verifyBeforeUse(FamilyState& fs, const void* p, const Selected& sel, StreamHandle s);
+  // A shared-cache problem: the first is printed as a warning even without KTUNE_VERBOSE (then
+  // shared_warned is set), every one with it.
+  void warnShared(const std::string& family, const std::string& key, const std::string& what);
+  std::atomic<bool> shared_warned{false};
   void publishShared(FamilyState& fs, const std::string& key);
   Selected* publish(FamilyState& fs, const KeyBuilder& kb, std::unique_ptr<Selected> sel);
   // What runs for an untuned key with tuning off: the family's vendor default (a

@@ -22,6 +22,7 @@
 #include "autotune/candidate_json.h"
 #include "autotune/isolation_wire.h"
 #include "base/fs.h"
+#include "base/json_bounded.h"
 #include "base/subprocess.h"
 
 namespace ktune {
@@ -287,7 +288,7 @@ Status WorkerSupervisor::awaitHello() {
     ReadResult rr = readLine(proc_->sock, proc_->err, proc_->inbuf, proc_->eof, stderr_tail_,
                              deadline, &line);
     if (rr == ReadResult::kLine) {
-      Json j = Json::parse(line, nullptr, false);
+      Json j = parseJsonOrDiscarded(line);
       if (!j.is_discarded() && j.is_object() && j.value("event", "") == "hello") {
         proc_->ready = true;
         return Status::Ok();
@@ -421,7 +422,7 @@ Status WorkerSupervisor::run(const WorkerBatch& batch,
         restart = true;
         break;
       }
-      Json j = Json::parse(line, nullptr, false);
+      Json j = parseJsonOrDiscarded(line);
       if (j.is_discarded() || !j.is_object() || !j.contains("event")) continue;  // stray output
       std::string ev = j.value("event", "");
       if (ev == "problem") {

@@ -9,6 +9,7 @@
 #include "autotune/candidate_json.h"
 #include "autotune/isolation.h"
 #include "autotune/isolation_wire.h"
+#include "base/json_bounded.h"
 
 namespace ktune {
 
@@ -78,7 +79,7 @@ std::string candidateResultToJson(const CandidateResult& r) {
 }
 
 Expected<CandidateResult> candidateResultFromJson(const std::string& text) {
-  Json j = Json::parse(text, nullptr, false);
+  Json j = parseJsonOrDiscarded(text);
   if (j.is_discarded() || !j.is_object())
     return Status::InvalidArgument("candidate result is not a JSON object: " + text.substr(0, 200));
   return resultFromJson(j);
@@ -108,7 +109,7 @@ Status serveWorker(CandidateBench& tuner, int in_fd, int out_fd) {
     }
     std::string line = inbuf.substr(0, nl);
     inbuf.erase(0, nl + 1);
-    Json req = Json::parse(line, nullptr, false);
+    Json req = parseJsonOrDiscarded(line);
     if (req.is_object() && req.value("op", "") == "prepare") {
       // Build (and cache) the problem ahead of the first bench request; no reply. A failure is
       // reported by the bench request, which tries again.

@@ -5,6 +5,7 @@
 
 #include "autotune/candidate_json.h"
 #include "base/fs.h"
+#include "base/json_bounded.h"
 
 namespace ktune {
 
@@ -40,7 +41,7 @@ Status TuningJournal::append(const std::string& key, const CandidateResult& r) {
 
 bool TuningJournal::ours(const std::string& line, const std::string& key,
                          CandidateResult* c) const {
-  nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+  nlohmann::json j = parseJsonOrDiscarded(line);
   if (j.is_discarded() || !j.is_object()) return false;
   auto str = [&](const char* f) {
     auto it = j.find(f);
@@ -90,7 +91,7 @@ Status TuningJournal::compact(const std::string& key) {
   for (std::string line; std::getline(in, line);) {
     CandidateResult c;
     if (ours(line, key, &c)) continue;
-    if (nlohmann::json::parse(line, nullptr, false).is_discarded()) continue;  // torn: dropped
+    if (parseJsonOrDiscarded(line).is_discarded()) continue;  // torn (or hostile): dropped
     kept += line + "\n";
   }
   if (kept.size() == text->size()) return Status::Ok();

@@ -5,11 +5,27 @@
 #include <sstream>
 
 #include "autotune/engine.h"
+#include "autotune/tune_item.h"
 #include "base/fs.h"
+#include "base/json_bounded.h"
 
 namespace ktune {
 
 using detail::FamilyState;
+
+namespace {
+// A registered family's make_problem may be user code: an exception it throws on a strange
+// args field is that line's failure, not the whole file's.
+Expected<std::shared_ptr<void>> makeProblemNoThrow(FamilyState& fs, const std::string& args) {
+  try {
+    return fs.f.make_problem(args);
+  } catch (const std::exception& e) {
+    return Status::InvalidArgument(std::string("make_problem threw: ") + e.what());
+  } catch (...) {
+    return Status::InvalidArgument("make_problem threw a non-standard exception");
+  }
+}
+}  // namespace
 
 Expected<OfflineTuneReport> Tuner::tuneFromFile(const std::string& path, StreamHandle s) {
   KTUNE_ASSIGN_OR_RETURN(std::string text, readFile(path));
@@ -24,14 +40,15 @@ Expected<OfflineTuneReport> Tuner::tuneFromFile(const std::string& path, StreamH
       ++out.skipped;
       out.messages.push_back("line " + std::to_string(out.lines) + ": " + why);
     };
-    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("family") ||
-        !j["family"].is_string()) {
-      skip("not a JSON object with a \"family\"");
+    // Field by field (types, ranges, strides, the memory the problem needs): a bad line is
+    // reported with its number and reason, and the rest of the file goes on.
+    auto item = parseTuneItem(line);
+    if (!item.ok()) {
+      skip(item.status().message());
       continue;
     }
-    std::string fam = j["family"].get<std::string>();
-    std::string key = j.value("key", std::string());
+    const std::string& fam = item->family;
+    const std::string& key = item->key;
     if (!done.insert(fam + "|" + key).second) {
       ++out.already_tuned;
       continue;
@@ -52,12 +69,8 @@ Expected<OfflineTuneReport> Tuner::tuneFromFile(const std::string& path, StreamH
       continue;
     }
     // appendUntunedKey writes the problem's args_json fields beside family/key/date.
-    nlohmann::json a = j;
-    a.erase("family");
-    a.erase("key");
-    a.erase("date");
-    std::string args = a.dump();
-    auto prob = fs->f.make_problem(args);
+    const std::string args = item->args.dump();
+    auto prob = makeProblemNoThrow(*fs, args);
     if (!prob.ok()) {
       skip("make_problem failed: " + prob.status().toString());
       continue;

@@ -5,7 +5,9 @@
 //
 // Contract for implementations: nothing here may fail a call or block it for long. A remote that
 // is down, slow or returns bad data costs at most its small timeout and is then skipped for a
-// while; bad or foreign data is rejected and reported in *note, never returned.
+// while; bad or foreign data is rejected and reported in *note, never returned. Code from the
+// remote is never trusted on its own word (remote/cache.h: winners are data; objects need the
+// fleet's HMAC key).
 // Thread safety: every method may be called from any thread.
 #pragma once
 
@@ -31,14 +33,20 @@ class SharedTuning {
   virtual ~SharedTuning() = default;
 
   // A published entry for (family, validator, key), checked (format, schema, family, validator,
-  // key), with the code objects it names fetched (sha256-checked, size-capped) and put into
-  // `store`. nullopt on a miss, when no remote is configured, and on any problem (*note says it).
+  // key). Data only: its winner is a config the engine compiles and verifies itself; no code
+  // object comes with it. nullopt on a miss, when no remote is configured, and on any problem
+  // (*note says it).
   virtual std::optional<DbEntry> fetch(const std::string& family, const Validator& v,
-                                       const std::string& key, CodeObjectStore& store,
-                                       std::string* note) = 0;
+                                       const std::string& key, std::string* note) = 0;
 
-  // Publishes a finished entry (winner, every candidate's result) and the code objects it names
-  // that `store` holds. Best effort; problems go to *note.
+  // The code object `co_key` (the engine's own key for a winner it is about to compile) put into
+  // `store`, only when the fleet shares a secret and the object authenticates under it. false
+  // otherwise (no secret, a miss, a rejected object: *note says why for the last).
+  virtual bool fetchObject(const std::string& co_key, CodeObjectStore& store,
+                           std::string* note) = 0;
+
+  // Publishes a finished entry (winner, every candidate's result) and, with the fleet's secret,
+  // the code objects it names that `store` holds. Best effort; problems go to *note.
   virtual void publish(const std::string& family, const Validator& v, const DbEntry& e,
                        CodeObjectStore& store, std::string* note) = 0;
 
@@ -52,7 +60,7 @@ class SharedTuning {
                                                const std::function<bool()>& done, bool* waited,
                                                std::string* note) = 0;
 
-  // One line for logs and `ktune info`: "redis://host:port/0 (hiredis 0.14)" or "local only".
+  // One line for logs and `ktune info`: "redis://host:port/0 (ktune RESP2 client)" or "local only".
   virtual std::string describe() const = 0;
 };
 

@@ -4,7 +4,10 @@
 #include <string>
 #include <utility>
 
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include "base/fs.h"
 
 namespace ktune {
 namespace {
@@ -34,6 +37,37 @@ Status parseDouble(const char* name, const char* v, double* out) {
   *out = x;
   return Status::Ok();
 }
+// The remote's HMAC key from KTUNE_REMOTE_KEY_FILE or the variable KTUNE_REMOTE_KEY_VAR names.
+Status readRemoteKey(std::string* out) {
+  const char* file = env("KTUNE_REMOTE_KEY_FILE");
+  const char* var = env("KTUNE_REMOTE_KEY_VAR");
+  if (file && var) return Status::InvalidArgument("set KTUNE_REMOTE_KEY_FILE or KTUNE_REMOTE_KEY_VAR, not both");
+  std::string key, from;
+  if (file) {
+    from = std::string("KTUNE_REMOTE_KEY_FILE='") + file + "'";
+    struct stat st {};
+    if (::stat(file, &st) != 0) return Status::InvalidArgument(from + ": cannot be read");
+    KTUNE_RETURN_IF_ERROR(checkPrivateFile(file).withContext(from));
+    if (st.st_mode & 0044) {
+      return Status::InvalidArgument(from + " is readable by group or others; chmod 600 it");
+    }
+    auto text = readFile(file, 4096);
+    if (!text.ok()) return text.status().withContext(from);
+    key = *text;
+    while (!key.empty() && (key.back() == '\n' || key.back() == '\r')) key.pop_back();
+  } else if (var) {
+    from = std::string("KTUNE_REMOTE_KEY_VAR='") + var + "'";
+    const char* v = env(var);
+    if (!v) return Status::InvalidArgument(from + ": that variable is not set");
+    key = v;
+  } else {
+    return Status::Ok();
+  }
+  if (key.size() < 16) return Status::InvalidArgument(from + ": the key must have at least 16 bytes");
+  *out = std::move(key);
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::string RemoteUrl::display() const {
@@ -149,6 +183,7 @@ Expected<TunerOptions> TunerOptions::fromEnv() {
   }
   if (const char* v = env("KTUNE_REMOTE_TIMEOUT_MS"))
     KTUNE_RETURN_IF_ERROR(parseInt("KTUNE_REMOTE_TIMEOUT_MS", v, &o.remote_timeout_ms));
+  KTUNE_RETURN_IF_ERROR(readRemoteKey(&o.remote_key));
   if (const char* v = env("KTUNE_LEASE_MS")) KTUNE_RETURN_IF_ERROR(parseInt("KTUNE_LEASE_MS", v, &o.lease_ms));
   if (const char* v = env("KTUNE_LEASE_WAIT_MS"))
     KTUNE_RETURN_IF_ERROR(parseInt("KTUNE_LEASE_WAIT_MS", v, &o.lease_wait_ms));

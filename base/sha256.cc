@@ -69,7 +69,7 @@ Sha256& Sha256::field(std::string_view s) {
   return update(s);
 }
 
-std::string Sha256::hexDigest() {
+std::string Sha256::rawDigest() {
   uint64_t bits = total_ * 8;
   uint8_t pad = 0x80;
   update(&pad, 1);
@@ -78,16 +78,51 @@ std::string Sha256::hexDigest() {
   uint8_t len[8];
   for (int i = 0; i < 8; ++i) len[i] = uint8_t(bits >> (56 - 8 * i));
   update(len, 8);
-  static const char* hex = "0123456789abcdef";
-  std::string out(64, '0');
+  std::string out(32, '\0');
   for (int i = 0; i < 8; ++i) {
-    for (int j = 0; j < 4; ++j) {
-      uint8_t byte = uint8_t(h_[i] >> (24 - 8 * j));
-      out[i * 8 + j * 2] = hex[byte >> 4];
-      out[i * 8 + j * 2 + 1] = hex[byte & 15];
-    }
+    for (int j = 0; j < 4; ++j) out[i * 4 + j] = char(uint8_t(h_[i] >> (24 - 8 * j)));
   }
   return out;
+}
+
+namespace {
+std::string toHex(const std::string& raw) {
+  static const char* hex = "0123456789abcdef";
+  std::string out(raw.size() * 2, '0');
+  for (size_t i = 0; i < raw.size(); ++i) {
+    out[2 * i] = hex[uint8_t(raw[i]) >> 4];
+    out[2 * i + 1] = hex[uint8_t(raw[i]) & 15];
+  }
+  return out;
+}
+}  // namespace
+
+std::string Sha256::hexDigest() { return toHex(rawDigest()); }
+
+HmacSha256::HmacSha256(std::string_view key) {
+  // Keys longer than the block are hashed first (RFC 2104 section 2).
+  std::string k = key.size() > 64 ? Sha256().update(key).rawDigest() : std::string(key);
+  k.resize(64, '\0');
+  std::string ipad(64, '\0'), opad(64, '\0');
+  for (int i = 0; i < 64; ++i) {
+    ipad[i] = char(uint8_t(k[i]) ^ 0x36);
+    opad[i] = char(uint8_t(k[i]) ^ 0x5c);
+  }
+  inner_.update(ipad);
+  outer_.update(opad);
+}
+
+std::string HmacSha256::hexDigest() { return toHex(outer_.update(inner_.rawDigest()).rawDigest()); }
+
+std::string hmacSha256Hex(std::string_view key, std::string_view data) {
+  return HmacSha256(key).update(data).hexDigest();
+}
+
+bool constantTimeEqual(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  uint8_t diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) diff |= uint8_t(a[i] ^ b[i]);
+  return diff == 0;
 }
 
 std::string sha256Hex(std::string_view data) { return Sha256().update(data).hexDigest(); }

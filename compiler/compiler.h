@@ -121,6 +121,10 @@ struct CodeObject {
   std::vector<std::string> options;  // exact options used
   std::string log;                   // compiler log (warnings, ptxas -v)
   double compile_ms = 0;
+  // Set only for an object taken from a shared cache (remote/cache.h) after its fleet MAC
+  // verified: HMAC-SHA256 under the fleet key over its store key and binary, kept in the store's
+  // metadata so `ktune cache verify` can re-authenticate it. Empty: compiled on this machine.
+  std::string shared_mac;
 };
 
 class Compiler {

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/fs.h"
+#include "base/json_bounded.h"
 #include "base/sha256.h"
 #include "base/version.h"
 #include "compiler/store/store.h"
@@ -45,8 +46,26 @@ Expected<Reply> runChecked(RemoteClient& c, const std::vector<std::string>& argv
   return r;
 }
 
-RemoteCache::RemoteCache(std::shared_ptr<RemoteClient> client, CacheLimits limits)
-    : client_(std::move(client)), limits_(limits) {}
+std::string objectMac(const std::string& secret, const std::string& co_key,
+                      const std::string& metadata, const std::string& binary) {
+  return HmacSha256(secret).field("ktune-remote-object-v1").field(co_key).field(metadata).field(binary).hexDigest();
+}
+
+std::string storedObjectMac(const std::string& secret, const std::string& co_key,
+                            const std::string& binary) {
+  return HmacSha256(secret).field("ktune-store-object-v1").field(co_key).field(binary).hexDigest();
+}
+
+std::string winnerObjectKey(const DbEntry& e) {
+  for (const auto& c : e.candidates) {
+    if (c.config == e.winner && isValidCodeObjectKey(c.code_object_key)) return c.code_object_key;
+  }
+  return "";
+}
+
+RemoteCache::RemoteCache(std::shared_ptr<RemoteClient> client, CacheLimits limits,
+                         std::string secret)
+    : client_(std::move(client)), limits_(limits), secret_(std::move(secret)) {}
 
 Expected<DbEntry> RemoteCache::getEntry(const std::string& family, const Validator& v,
                                         const std::string& key) {
@@ -79,7 +98,7 @@ Expected<std::pair<Validator, DbEntry>> RemoteCache::readEntry(const std::string
   if (r.nil()) return Status::NotFound("no remote entry " + family + " [" + key + "]");
   if (r.kind != Reply::Kind::kString) return rejected(*this, rkey + " is not a string");
   if (r.str.size() > limits_.max_entry_bytes) return rejected(*this, rkey + " is oversized");
-  json j = json::parse(r.str, nullptr, /*allow_exceptions=*/false);
+  json j = parseJsonOrDiscarded(r.str);  // bounded depth: a deep entry cannot crash us
   if (j.is_discarded() || !j.is_object()) return rejected(*this, rkey + " is not a JSON object");
   auto text = [&](const char* f) {
     auto it = j.find(f);
@@ -106,7 +125,8 @@ Expected<std::pair<Validator, DbEntry>> RemoteCache::readEntry(const std::string
   if (e->code_object_keys.size() > limits_.max_objects_per_entry) {
     return rejected(*this, rkey + " names too many code objects");
   }
-  e->pinned = false;  // a pin is a local decision
+  e->pinned = false;      // a pin is a local decision
+  e->unverified = false;  // so is what was verified (the reader decides)
   return std::make_pair(std::move(v).value(), std::move(e).value());
 }
 
@@ -129,6 +149,10 @@ Status RemoteCache::putEntry(const std::string& family, const Validator& v, cons
 }
 
 Expected<CodeObject> RemoteCache::getObject(const std::string& co_key) {
+  if (secret_.empty()) {
+    return Status::Unsupported("no fleet key (KTUNE_REMOTE_KEY_FILE): code objects are not "
+                                      "taken from the remote");
+  }
   if (!isValidCodeObjectKey(co_key)) return rejected(*this, "malformed code-object key");
   const std::string rkey = objectKey(co_key);
   // Size first, so an oversized (or hostile) value is never transferred.
@@ -138,36 +162,57 @@ Expected<CodeObject> RemoteCache::getObject(const std::string& co_key) {
   if (size_t(len.integer) > limits_.max_object_bytes) {
     return rejected(*this, rkey + " is over the size cap (" + std::to_string(len.integer) + " bytes)");
   }
-  KTUNE_ASSIGN_OR_RETURN(Reply r, runChecked(*client_, {"HMGET", rkey, "meta", "bin"}));
-  if (r.kind != Reply::Kind::kArray || r.elements.size() != 2 ||
+  KTUNE_ASSIGN_OR_RETURN(Reply r, runChecked(*client_, {"HMGET", rkey, "meta", "bin", "mac"}));
+  if (r.kind != Reply::Kind::kArray || r.elements.size() != 3 ||
       r.elements[0].kind != Reply::Kind::kString || r.elements[1].kind != Reply::Kind::kString) {
     return rejected(*this, rkey + " is incomplete");
   }
-  auto obj = codeObjectFromPortable(co_key, r.elements[0].str, r.elements[1].str);
+  const std::string& meta = r.elements[0].str;
+  const std::string& bin = r.elements[1].str;
+  // Authenticated before anything else is believed: the sha256 in the metadata could have been
+  // recomputed by whoever replaced the binary.
+  if (r.elements[2].kind != Reply::Kind::kString ||
+      !constantTimeEqual(r.elements[2].str, objectMac(secret_, co_key, meta, bin))) {
+    return rejected(*this, rkey + " is not authenticated by the fleet key (missing or wrong MAC)");
+  }
+  auto obj = codeObjectFromPortable(co_key, meta, bin);
   if (!obj.ok()) return rejected(*this, obj.status().message());
   return obj;
 }
 
 Status RemoteCache::putObject(const std::string& co_key, const CodeObject& obj) {
+  if (secret_.empty()) return Status::Unsupported("no fleet key: code objects are not shared");
   if (!isValidCodeObjectKey(co_key)) return Status::InvalidArgument("malformed code-object key");
   if (obj.binary.size() > limits_.max_object_bytes) {
     return Status::InvalidArgument("code object " + co_key + " is over the remote size cap");
   }
-  KTUNE_ASSIGN_OR_RETURN(Reply r, runChecked(*client_, {"HSET", objectKey(co_key), "meta",
-                                                         portableMetadata(co_key, obj), "bin",
-                                                         obj.binary}));
+  const std::string meta = portableMetadata(co_key, obj);
+  KTUNE_ASSIGN_OR_RETURN(Reply r, runChecked(*client_, {"HSET", objectKey(co_key), "meta", meta,
+                                                         "bin", obj.binary, "mac",
+                                                         objectMac(secret_, co_key, meta, obj.binary)}));
   (void)r;
   return Status::Ok();
 }
 
+Status RemoteCache::fetchObjectInto(const std::string& co_key, CodeObjectStore& store) {
+  if (store.get(co_key).ok()) return Status::Ok();
+  KTUNE_ASSIGN_OR_RETURN(CodeObject obj, getObject(co_key));
+  obj.shared_mac = storedObjectMac(secret_, co_key, obj.binary);
+  return store.put(co_key, obj);
+}
+
 Expected<DbEntry> RemoteCache::fetchInto(const std::string& family, const Validator& v,
-                                         const std::string& key, CodeObjectStore& store) {
+                                         const std::string& key, CodeObjectStore& store,
+                                         std::string* note) {
   KTUNE_ASSIGN_OR_RETURN(DbEntry e, getEntry(family, v, key));
-  for (const auto& k : e.code_object_keys) {
-    if (store.get(k).ok()) continue;
-    auto obj = getObject(k);
-    if (!obj.ok()) return obj.status().withContext("entry " + family + " [" + key + "]");
-    KTUNE_RETURN_IF_ERROR(store.put(k, *obj));
+  const std::string own = winnerObjectKey(e);
+  // Only the winner's own object is what the entry can vouch for; the local entry names nothing
+  // else, so objects an entry lists besides it are never fetched nor kept referenced.
+  e.code_object_keys.clear();
+  if (!own.empty() && hasSecret()) {
+    Status s = fetchObjectInto(own, store);
+    if (s.ok()) e.code_object_keys.push_back(own);
+    else if (note) *note = s.withContext("entry " + family + " [" + key + "]").message();
   }
   count("fetched");
   return e;
@@ -176,6 +221,7 @@ Expected<DbEntry> RemoteCache::fetchInto(const std::string& family, const Valida
 Status RemoteCache::publishFrom(const std::string& family, const Validator& v, const DbEntry& e,
                                 CodeObjectStore& store) {
   for (const auto& k : e.code_object_keys) {
+    if (!hasSecret()) break;  // winners only
     KTUNE_ASSIGN_OR_RETURN(Reply there, runChecked(*client_, {"HEXISTS", objectKey(k), "bin"}));
     if (there.integer == 1) continue;
     KTUNE_ASSIGN_OR_RETURN(CodeObject obj, store.get(k));

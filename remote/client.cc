@@ -1,8 +1,19 @@
 #include "remote/client.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace ktune::remote {
+
+namespace {
+bool startsWith(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
+}  // namespace
+
+bool isAuthError(const Reply& r) {
+  return r.kind == Reply::Kind::kError &&
+         (startsWith(r.str, "NOAUTH") || startsWith(r.str, "WRONGPASS") ||
+          startsWith(r.str, "NOPERM") || startsWith(r.str, "ERR AUTH"));
+}
 
 RemoteClient::RemoteClient(ClientOptions o) : o_(std::move(o)) {}
 
@@ -23,21 +34,26 @@ Expected<Reply> RemoteClient::run(const std::vector<std::string>& argv) {
     return Status::Unavailable(why);
   }
   Status failure;
+  // One deadline for everything this command needs, a reconnect included.
+  const auto deadline = Clock::now() + std::chrono::milliseconds(std::max(1, o_.timeout_ms));
   if (!conn_ || conn_->broken()) {
     conn_.reset();
-    auto c = Connection::connect(o_.url, o_.timeout_ms);
+    auto c = Connection::connect(o_.url, deadline, o_.limits);
     if (c.ok()) conn_ = std::move(c).value();
     else failure = c.status();
   }
   if (conn_) {
-    auto r = conn_->command(argv);
-    if (r.ok()) {
+    auto r = conn_->command(argv, deadline);
+    if (r.ok() && !isAuthError(*r)) {
       ++stats_.commands;
       return r;
     }
     std::string where = "remote ";
     where.append(o_.url.display()).append(" (").append(argv[0]).append(")");
-    failure = r.status().withContext(where);
+    // Not data: a server that wants a password answers every command this way, and reading it as
+    // an answer (a lease "held elsewhere") would stall the caller until its waits run out.
+    failure = r.ok() ? Status::Unavailable("remote unavailable: " + r->str + " (" + where + ")")
+                     : r.status().withContext(where);
     conn_.reset();
   }
   ++stats_.failures;

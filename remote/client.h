@@ -1,7 +1,10 @@
 // ktune remote — a Redis client that never fails or stalls its caller for long.
 //
 // RemoteClient owns one connection (made lazily, remade after an error). Every command is bounded
-// by the timeout; a failure (unreachable, timeout, I/O error) opens the circuit breaker, and for
+// by one total deadline of timeout_ms (reconnect, AUTH, send and the whole reply together) and by
+// the reply limits (remote/redis.h). A failure (unreachable, timeout, I/O error, oversized reply,
+// and an authentication error: NOAUTH / WRONGPASS / NOPERM replies are failures, "remote
+// unavailable: NOAUTH ...", never data) opens the circuit breaker, and for
 // cooldown_ms afterwards every command fails at once with kUnavailable naming the first error, so
 // a dead or slow remote costs one timeout per cooldown, not one per call. Counters say what
 // happened (shown by `ktune remote stats` and `ktune info`).
@@ -22,7 +25,8 @@ namespace ktune::remote {
 
 struct ClientOptions {
   RemoteUrl url;
-  int timeout_ms = 250;     // connect and per-command deadline
+  int timeout_ms = 250;     // total deadline of one command (connect included)
+  ConnLimits limits;        // what one reply may declare
   int cooldown_ms = 30000;  // how long the breaker stays open after a failure
 };
 
@@ -57,6 +61,10 @@ class RemoteClient {
   std::string open_reason_;
   ClientStats stats_;
 };
+
+// A reply refusing the client's credentials (NOAUTH, WRONGPASS, NOPERM): run() turns it into a
+// kUnavailable failure.
+bool isAuthError(const Reply& r);
 
 // Text of a reply for messages ("(nil)", the string, the integer, "[3 elements]").
 std::string describe(const Reply& r);

@@ -1,16 +1,16 @@
-// ktune remote — a thin Redis connection over hiredis, opened at run time.
+// ktune remote — a thin Redis connection: ktune's own RESP2 client over a TCP socket.
 //
-// hiredis is not linked: when its headers were present at build time (Debian libhiredis-dev), the
-// library whose SONAME matches those headers is opened with dlopen on first use, so a binary runs
-// on a machine without it (every remote operation then fails with kUnavailable, "hiredis not
-// found", and tuning goes on locally). Without the headers at build time the remote is compiled
-// out and says so the same way.
-//
-// Every command has a deadline (the connect and command timeout given to connect()); an I/O error
-// or a timeout leaves the connection broken() and the caller reconnects. Not thread-safe: one
-// thread at a time per connection (RemoteClient serialises).
+// ktune speaks the protocol itself instead of using hiredis because a remote is untrusted and
+// must never stall or flood its caller: every command runs against one total deadline (connect,
+// AUTH/SELECT when needed, send and the whole reply, not one timeout per read, so a server that
+// trickles one byte at a time is cut off at the deadline), and a reply is refused as soon as it
+// *declares* more than ConnLimits allows (a bulk of 2 GB is refused after reading its header, not
+// buffered), as is nesting deeper than ConnLimits::max_depth. An I/O error, a timeout or a refused
+// reply leaves the connection broken(); the caller reconnects. Not thread-safe: one thread at a
+// time per connection (RemoteClient serialises).
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,7 +20,7 @@
 
 namespace ktune::remote {
 
-// A reply of Redis, copied out of hiredis's reply tree.
+// A reply of Redis.
 struct Reply {
   enum class Kind { kNil, kString, kInteger, kArray, kStatus, kError };
   Kind kind = Kind::kNil;
@@ -30,31 +30,48 @@ struct Reply {
   bool nil() const { return kind == Kind::kNil; }
 };
 
-// OK when hiredis can be used here; kUnavailable with the reason ("hiredis not found (...)" or
-// "built without hiredis headers") otherwise. Thread-safe; opens the library once.
-Status hiredisStatus();
-// The library opened ("libhiredis.so.0.14"), or "" when none.
-std::string hiredisLibrary();
+// What a reply may declare before it is refused (kUnavailable, "reply too large"). The largest
+// value ktune stores is a code object (32 MiB cap, remote/cache.h) plus its metadata.
+struct ConnLimits {
+  size_t max_reply_bytes = 64u << 20;  // sum of the bulk strings and lines of one reply
+  size_t max_elements = 1u << 18;      // sum of the array lengths of one reply
+  int max_depth = 8;                   // arrays inside arrays
+};
+
+// The client's name for logs and `ktune remote ping` ("ktune RESP2 client"). Always usable.
+std::string clientName();
 
 class Connection {
  public:
-  // Connects within timeout_ms, then AUTH (when the URL has a password) and SELECT (db != 0).
-  // kUnavailable when hiredis is missing or the server cannot be reached, with the reason.
-  static Expected<std::unique_ptr<Connection>> connect(const RemoteUrl& url, int timeout_ms);
+  using Clock = std::chrono::steady_clock;
+  // Connects before `deadline`, then AUTH (when the URL has a password) and SELECT (db != 0).
+  // kUnavailable with the reason when the server cannot be reached or refuses AUTH/SELECT
+  // ("remote unavailable: WRONGPASS ...").
+  static Expected<std::unique_ptr<Connection>> connect(const RemoteUrl& url,
+                                                       Clock::time_point deadline,
+                                                       ConnLimits limits = {});
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
-  // Sends one command (binary-safe arguments) and returns its reply. A Redis error reply is a
-  // Reply of kind kError, not a failure. kUnavailable on I/O errors and timeouts (the connection
-  // is then broken()).
-  Expected<Reply> command(const std::vector<std::string>& argv);
+  // Sends one command (binary-safe arguments) and reads its whole reply before `deadline`. A
+  // Redis error reply is a Reply of kind kError, not a failure. kUnavailable on I/O errors,
+  // the deadline, and replies over the limits (the connection is then broken()).
+  Expected<Reply> command(const std::vector<std::string>& argv, Clock::time_point deadline);
   bool broken() const { return broken_; }
 
  private:
   Connection() = default;
-  void* ctx_ = nullptr;  // redisContext*
+  Status sendAll(const std::string& bytes, Clock::time_point deadline);
+  Status fill(Clock::time_point deadline);
+  Expected<std::string> line(Clock::time_point deadline);
+  Expected<Reply> readReply(int depth, size_t* bytes, size_t* elements, Clock::time_point deadline);
+  int fd_ = -1;
   bool broken_ = false;
+  ConnLimits limits_;
+  std::string where_;
+  std::string buf_;  // received, not yet parsed: buf_[pos_..]
+  size_t pos_ = 0;
 };
 
 }  // namespace ktune::remote

@@ -79,13 +79,22 @@ class Shared : public SharedTuning {
       : cache_(std::move(cache)), o_(std::move(o)) {}
 
   std::optional<DbEntry> fetch(const std::string& family, const Validator& v,
-                               const std::string& key, CodeObjectStore& store,
-                               std::string* note) override {
+                               const std::string& key, std::string* note) override {
     if (!cache_) return std::nullopt;
-    auto e = cache_->fetchInto(family, v, key, store);
-    if (e.ok()) return std::move(e).value();
+    auto e = cache_->getEntry(family, v, key);
+    if (e.ok()) {
+      cache_->count("fetched");
+      return std::move(e).value();
+    }
     if (note && e.status().code() != Code::kNotFound) *note = e.status().message();
     return std::nullopt;
+  }
+
+  bool fetchObject(const std::string& co_key, CodeObjectStore& store, std::string* note) override {
+    if (!cache_ || !cache_->hasSecret()) return false;
+    Status s = cache_->fetchObjectInto(co_key, store);
+    if (!s.ok() && note && s.code() != Code::kNotFound) *note = s.message();
+    return s.ok();
   }
 
   void publish(const std::string& family, const Validator& v, const DbEntry& e,
@@ -101,7 +110,7 @@ class Shared : public SharedTuning {
 
   std::string describe() const override {
     if (!cache_) return "local only (no KTUNE_REMOTE_CACHE)";
-    return cache_->client().options().url.display() + " (" + hiredisLibrary() + ")";
+    return cache_->client().options().url.display() + " (" + clientName() + ")";
   }
 
  private:
@@ -174,7 +183,7 @@ std::shared_ptr<SharedTuning> makeSharedTuning(const Options& o, std::string* no
   std::shared_ptr<RemoteCache> cache;
   if (!o.remote_cache.empty()) {
     auto c = RemoteClient::fromOptions(o);
-    if (c.ok()) cache = std::make_shared<RemoteCache>(std::move(c).value());
+    if (c.ok()) cache = std::make_shared<RemoteCache>(std::move(c).value(), CacheLimits{}, o.remote_key);
     else if (note) *note = c.status().message();
   }
   return makeSharedTuning(std::move(cache), so);

@@ -7,6 +7,7 @@
 
 #include "autotune/ops/gemm_configs.h"
 #include "base/fs.h"
+#include "base/json_bounded.h"
 #include "compiler/analysis/report.h"
 #include "compiler/store/store.h"
 #include "base/device.h"
@@ -187,7 +188,7 @@ KeyView makeKey(DbEntry e, StoreReader& store) {
 std::string familyOf(const TuningDatabase& db) {
   auto text = db.exportJson();
   if (!text.ok()) return "";
-  auto j = nlohmann::json::parse(*text, nullptr, false);
+  auto j = parseJsonOrDiscarded(*text);
   if (j.is_discarded() || !j.is_object()) return "";
   auto f = j.find("family");
   return f != j.end() && f->is_string() ? f->get<std::string>() : "";

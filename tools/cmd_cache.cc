@@ -2,11 +2,15 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <string>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "base/fs.h"
 #include "base/options.h"
+#include "base/sha256.h"
 #include "compiler/store/store.h"
+#include "remote/cache.h"
 #include "tools/args.h"
 #include "tools/commands.h"
 #include "tools/report.h"
@@ -59,9 +63,36 @@ int cacheDiff(CodeObjectStore& s, const std::string& key1, const std::string& ke
   return kExitOk;
 }
 
-// `cache verify`: every entry's sha256; exit 4 when one is corrupt.
-int cacheVerify(CodeObjectStore& s, bool json) {
+// Objects taken from a shared cache carry the fleet's MAC (CodeObject::shared_mac): with the key
+// it is checked again, and an object whose MAC fails is an unauthenticated foreign object
+// (counted as corrupt); without the key such objects are listed as not re-authenticated.
+void checkForeign(CodeObjectStore& s, const std::string& secret, VerifyReport* r,
+                  std::vector<std::string>* unchecked) {
+  auto entries = s.list();
+  if (!entries.ok()) return;
+  for (const auto& e : *entries) {
+    auto obj = s.get(e.key);
+    if (!obj.ok() || obj->shared_mac.empty()) continue;
+    if (secret.empty()) {
+      unchecked->push_back(e.key);
+    } else if (!constantTimeEqual(obj->shared_mac,
+                                  remote::storedObjectMac(secret, e.key, obj->binary))) {
+      r->corrupt.emplace_back(e.key, "unauthenticated foreign object: from a shared cache, its "
+                                     "MAC does not verify under the fleet key");
+    }
+  }
+}
+
+// `cache verify`: every entry's sha256, and the MAC of objects from a shared cache; exit 4 when
+// one is corrupt or unauthenticated.
+int cacheVerify(CodeObjectStore& s, const std::string& secret, bool json) {
   VerifyReport r = s.verify();
+  std::vector<std::string> unchecked;
+  checkForeign(s, secret, &r, &unchecked);
+  for (const auto& k : unchecked) {
+    std::fprintf(stderr, "ktune: %s came from a shared cache; set KTUNE_REMOTE_KEY_FILE to "
+                 "re-authenticate it\n", k.c_str());
+  }
   if (json) {
     nlohmann::json j = {{"checked", r.checked}, {"corrupt", nlohmann::json::array()}};
     for (const auto& [k, why] : r.corrupt) j["corrupt"].push_back({{"key", k}, {"reason", why}});
@@ -182,7 +213,7 @@ int cmdCache(const std::vector<std::string>& argv) {
     else std::printf("cleared %s (%zu entries)\n", dir.c_str(), n);
     return kExitOk;
   }
-  if (sub == "verify") return cacheVerify(s, json);
+  if (sub == "verify") return cacheVerify(s, opts->remote_key, json);
   return usage("unknown cache subcommand '" + sub + "'", kUsage);
 }
 

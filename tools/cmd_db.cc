@@ -25,7 +25,7 @@ const char* kUsage =
     "  import   merge a database file (entries pinned here are kept)\n"
     "  databases: <cache>/db/<family>.json, or the file KTUNE_DB names";
 
-constexpr uint64_t kMaxDbBytes = 256ull << 20;
+constexpr uint64_t kMaxDbBytes = kDatabaseMaxBytes;  // what the database reader accepts
 
 bool validFamily(const std::string& f) {
   if (!isSafeFileName(f)) return false;

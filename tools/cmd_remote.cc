@@ -8,6 +8,7 @@
 
 #include "autotune/database.h"
 #include "base/fs.h"
+#include "base/json_bounded.h"
 #include "base/options.h"
 #include "compiler/store/store.h"
 #include "remote/cache.h"
@@ -51,14 +52,23 @@ int ping(remote::RemoteClient& c, bool json) {
   auto t0 = std::chrono::steady_clock::now();
   auto r = c.run({"PING"});
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  if (!r.ok()) return fail(r.status(), "is redis-server running there? (KTUNE_REMOTE_CACHE)");
+  if (!r.ok()) {
+    const bool auth = r.status().message().find("remote unavailable: ") != std::string::npos;
+    return fail(r.status(), auth ? "give the password in the URL: redis://[user:]password@host:port/db"
+                                 : "is redis-server running there? (KTUNE_REMOTE_CACHE)");
+  }
+  // Any other error reply is no PONG either: the remote is not usable as it is.
+  if (r->kind == remote::Reply::Kind::kError) {
+    return fail(Status::Unavailable("remote " + c.options().url.display() + " answered PING with " +
+                                    r->str));
+  }
   if (json) {
     nlohmann::json j{{"remote", c.options().url.display()}, {"reply", remote::describe(*r)},
-                     {"ms", ms}, {"hiredis", remote::hiredisLibrary()}};
+                     {"ms", ms}, {"client", remote::clientName()}};
     std::printf("%s\n", j.dump().c_str());
   } else {
     std::printf("%s from %s in %.2f ms (%s)\n", remote::describe(*r).c_str(),
-                c.options().url.display().c_str(), ms, remote::hiredisLibrary().c_str());
+                c.options().url.display().c_str(), ms, remote::clientName().c_str());
   }
   return kExitOk;
 }
@@ -88,14 +98,16 @@ int stats(remote::RemoteCache& cache, const std::string& queue, bool json) {
                      {"cache", *counters},
                      {"queue", {{"name", queue}, {"pending", qs->pending},
                                 {"in_progress", qs->in_progress},
-                                {"servers_alive", qs->servers_alive}, {"counters", qs->counters}}}};
+                                {"servers_alive", qs->servers_alive}, {"dead", qs->dead},
+                                {"counters", qs->counters}}}};
     std::printf("%s\n", j.dump().c_str());
     return kExitOk;
   }
   std::printf("remote %s\ncache:", cache.client().options().url.display().c_str());
   for (const auto& [k, v] : *counters) std::printf(" %s=%lld", k.c_str(), (long long)v);
-  std::printf("\nqueue '%s': %lld pending, %lld in progress, %lld server(s) alive;", queue.c_str(),
-              (long long)qs->pending, (long long)qs->in_progress, (long long)qs->servers_alive);
+  std::printf("\nqueue '%s': %lld pending, %lld in progress, %lld server(s) alive, %lld parked "
+              "(dead-letter list);", queue.c_str(), (long long)qs->pending,
+              (long long)qs->in_progress, (long long)qs->servers_alive, (long long)qs->dead);
   for (const auto& [k, v] : qs->counters) std::printf(" %s=%lld", k.c_str(), (long long)v);
   std::printf("\n");
   return kExitOk;
@@ -138,7 +150,10 @@ int pull(remote::RemoteCache& cache, const Options& o, const std::vector<std::st
   for (const auto& info : *ls) {
     if (!wanted(families, info.family)) continue;
     auto got = cache.getListed(info);
-    auto full = got.ok() ? cache.fetchInto(info.family, got->first, info.key, **store) : got.status();
+    std::string note;
+    auto full = got.ok() ? cache.fetchInto(info.family, got->first, info.key, **store, &note)
+                         : got.status();
+    if (!note.empty()) std::fprintf(stderr, "ktune: warning: %s\n", note.c_str());
     if (!full.ok()) {
       ++rejected;
       std::fprintf(stderr, "ktune: %s [%s]: %s\n", info.family.c_str(), info.key.c_str(),
@@ -154,6 +169,8 @@ int pull(remote::RemoteCache& cache, const Options& o, const std::vector<std::st
       ++present;  // a local result wins over a shared one
       continue;
     }
+    // Data from the fleet: the first process that uses it compiles and verifies its winner.
+    full->unverified = true;
     Status s = (*db)->record(*full);
     if (!s.ok()) return fail(s);
     ++pulled;
@@ -184,7 +201,7 @@ int cmdRemote(const std::vector<std::string>& argv) {
   const std::string& sub = call.sub;
   auto client = clientFor(*opts, args->get("--remote"));
   if (!client.ok()) return fail(client.status());
-  remote::RemoteCache cache(*client);
+  remote::RemoteCache cache(*client, remote::CacheLimits{}, opts->remote_key);
   std::vector<std::string> rest(args->positional.begin() + 1, args->positional.end());
   const bool json = args->has("--json");
   if (sub == "ping") return ping(**client, json);
@@ -197,8 +214,7 @@ int cmdRemote(const std::vector<std::string>& argv) {
 
 std::string remoteInfoJson(const Options& o) {
   nlohmann::json j{{"url", nullptr}};
-  Status lib = remote::hiredisStatus();
-  j["hiredis"] = lib.ok() ? remote::hiredisLibrary() : lib.message();
+  j["client"] = remote::clientName();
   if (o.remote_cache.empty()) {
     j["summary"] = "none (set KTUNE_REMOTE_CACHE=redis://host:port/db to share tuning results)";
     return j.dump();
@@ -217,7 +233,7 @@ std::string remoteInfoJson(const Options& o) {
     j["ping_ms"] = ms;
     char line[512];
     std::snprintf(line, sizeof(line), "%s reachable (%.2f ms, %s), timeout %d ms",
-                  j["url"].get<std::string>().c_str(), ms, remote::hiredisLibrary().c_str(),
+                  j["url"].get<std::string>().c_str(), ms, remote::clientName().c_str(),
                   (*client)->options().timeout_ms);
     j["summary"] = line;
   } else {
@@ -238,7 +254,7 @@ int enqueueFile(const std::string& path, const std::string& url, const std::stri
   std::vector<std::string> items;
   std::istringstream in(*text);
   for (std::string line; std::getline(in, line);) {
-    auto j = nlohmann::json::parse(line, nullptr, false);
+    auto j = parseJsonOrDiscarded(line);
     if (j.is_discarded() || !j.is_object() || !j.contains("family")) continue;
     j.erase("date");  // the same key recorded twice is one item
     items.push_back(j.dump());

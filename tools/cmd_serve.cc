@@ -5,6 +5,7 @@
 // Keys of a server that died are requeued by the others (remote/queue.h).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -12,6 +13,7 @@
 #include "autotune/autotuner.h"
 #include "autotune/ops/gemm.h"
 #include "autotune/ops/rowwise.h"
+#include "autotune/tune_item.h"
 #include "base/fs.h"
 #include "base/options.h"
 #include "remote/queue.h"
@@ -19,6 +21,7 @@
 #include "runtime/backend.h"
 #include "tools/args.h"
 #include "tools/commands.h"
+#include "tools/sim_gpu.h"
 
 namespace ktune::cli {
 namespace {
@@ -26,13 +29,49 @@ namespace {
 const char* kUsage =
     "ktune serve --queue redis://host:port/db [--queue-name N] [--id NAME] [--exit-when-empty]";
 
-// Tunes one queued key (an untuned-key JSON line) and says how it was resolved.
+// Tunes one queued key (an untuned-key JSON line) and says how it was resolved. An item that
+// fails validation (autotune/tune_item.h: types, ranges, strides, memory) is kInvalidArgument with
+// the field and the reason, checked before anything is allocated: serve() parks it.
 Expected<std::string> tuneItem(Tuner& tuner, const std::string& item, const std::string& tmp) {
+  if (item.find('\n') != std::string::npos || item.find('\r') != std::string::npos) {
+    return Status::InvalidArgument("queue item holds a line break (one JSON line expected)");
+  }
+  auto checked = parseTuneItem(item);
+  if (!checked.ok()) return Status::InvalidArgument(checked.status().message());
   KTUNE_RETURN_IF_ERROR(writeFileAtomic(tmp, item + "\n", 0600, /*durable=*/false));
   KTUNE_ASSIGN_OR_RETURN(OfflineTuneReport r, tuner.tuneFromFile(tmp));
   if (r.tuned == 1) return std::string("tuned");
   if (r.already_tuned == 1) return std::string("local");
+  if (r.skipped == 1) {
+    return Status::InvalidArgument(r.messages.empty() ? "item skipped" : r.messages.front());
+  }
   return Status::Internal(r.messages.empty() ? "not tuned" : r.messages.front());
+}
+
+// The GPU, or the simulated one (KTUNE_BACKEND=sim, as every other command accepts), with the
+// engine options that go with it.
+Expected<std::shared_ptr<Backend>> openServeBackend(const Options& o, EngineOptions* topts) {
+  if (o.backend == "sim") {
+    SimGpu sim = openSimGpu(o.sim_devices);
+    topts->compiler = sim.compiler;
+    // The simulated device lives in this process: no worker can serve it. Its costs are exact,
+    // so a few runs measure them (as `ktune tune` does on it).
+    if (o.isolate_explicit && o.isolate) {
+      return Status::InvalidArgument("KTUNE_ISOLATE=1 with KTUNE_BACKEND=sim: the simulated "
+                                     "device cannot be served by a ktune-worker");
+    }
+    topts->options.isolate = false;
+    topts->options.warmup_ms = std::min(topts->options.warmup_ms, 0.02);
+    topts->options.rep_ms = std::min(topts->options.rep_ms, 0.1);
+    return sim.backend;
+  }
+  if (!o.isolate_explicit) topts->options.isolate = true;
+  auto backend = openBackend(o.backend);
+  if (!backend.ok()) {
+    return Status::Unavailable("ktune serve needs a GPU (or KTUNE_BACKEND=sim): " +
+                               backend.status().message());
+  }
+  return std::shared_ptr<Backend>(std::move(*backend));
 }
 
 }  // namespace
@@ -49,14 +88,13 @@ int cmdServe(const std::vector<std::string>& argv) {
   auto client = remote::RemoteClient::fromOptions(o);
   if (!client.ok()) return fail(client.status());
 
-  auto backend = openBackend(o.backend == "sim" ? "auto" : o.backend);
-  if (!backend.ok()) return fail(Status::Unavailable("ktune serve needs a GPU: " + backend.status().message()));
   EngineOptions topts;
   topts.options = o;
-  if (!o.isolate_explicit) topts.options.isolate = true;
+  auto backend = openServeBackend(o, &topts);
+  if (!backend.ok()) return fail(backend.status());
   if (args->has("--no-isolate")) topts.options.isolate = false;
   topts.shared = remote::makeSharedTuning(o);  // the queue's Redis is also the shared cache
-  auto tuner_or = Tuner::create(std::shared_ptr<Backend>(std::move(*backend)), topts);
+  auto tuner_or = Tuner::create(*backend, topts);
   if (!tuner_or.ok()) return fail(tuner_or.status());
   std::shared_ptr<Tuner> tuner(std::move(*tuner_or));
   auto gop = GemmOp::create(tuner);

@@ -14,6 +14,7 @@
 #include "autotune/ops/buffers.h"
 #include "autotune/ops/gemm.h"
 #include "autotune/ops/peers.h"
+#include "autotune/tune_item.h"
 #include "remote/shared.h"
 #include "autotune/ops/rowwise.h"
 #include "base/fs.h"
@@ -135,25 +136,27 @@ Expected<std::vector<gemm::KernelKind>> parseKinds(const std::string& list) {
   return out;
 }
 
-// The untuned-keys file must be a regular file of JSON lines, each an object with string "family"
-// and "key" (what KTUNE_RECORD_UNTUNED writes): checked before any GPU is opened.
+// The untuned-keys file must be a regular file of JSON lines (what KTUNE_RECORD_UNTUNED writes)
+// with at least one valid item: checked before any GPU is opened. A bad line does not stop the
+// file: tuneFromFile reports it with its number and reason, and the exit code says it failed.
 Status checkUntunedFile(const std::string& path) {
   KTUNE_ASSIGN_OR_RETURN(std::string text, readFile(path, kMaxUntunedBytes));
   std::istringstream in(text);
   std::string line;
   int n = 0, entries = 0;
+  Status first_bad;
   while (std::getline(in, line)) {
     ++n;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    auto j = nlohmann::json::parse(line, nullptr, false);
-    auto isStr = [&](const char* f) { return j.contains(f) && j[f].is_string(); };
-    if (j.is_discarded() || !j.is_object() || !isStr("family") || !isStr("key"))
-      return Status::Corrupt("'" + path + "' line " + std::to_string(n) +
-                             ": not a JSON object with string \"family\" and \"key\" (expected "
-                             "the lines KTUNE_RECORD_UNTUNED writes)");
-    ++entries;
+    auto item = parseTuneItem(line);
+    if (item.ok()) ++entries;
+    else if (first_bad.ok()) first_bad = item.status().withContext("line " + std::to_string(n));
   }
-  if (entries == 0) return Status::InvalidArgument("'" + path + "' holds no untuned keys");
+  if (entries == 0) {
+    return Status::InvalidArgument("'" + path + "' holds no untuned keys" +
+                                   (first_bad.ok() ? "" : " (" + first_bad.message() + ")") +
+                                   "; expected the JSON lines KTUNE_RECORD_UNTUNED writes");
+  }
   return Status::Ok();
 }
 

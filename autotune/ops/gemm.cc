@@ -13,7 +13,9 @@
 
 #include "base/dtype.h"
 #include "autotune/static_prune.h"
+#include "autotune/tune_item.h"
 #include "autotune/verifier.h"
+#include "base/json_bounded.h"
 #include "base/json_fields.h"
 
 namespace ktune {
@@ -380,6 +382,8 @@ Expected<std::unique_ptr<GemmOp>> GemmOp::create(Tuner& tuner, OpOptions options
   // same A, B and C — State::per_key's cached C snapshot and reference stay valid across them.
   f.args_json = [](const GemmCall& call) { return gemmCallToJson(call); };
   f.make_problem = [S](const std::string& text) -> Expected<std::shared_ptr<GemmCall>> {
+    // Typed fields and the memory the problem needs, before allocating (checkTuneArgs).
+    KTUNE_RETURN_IF_ERROR(checkTuneArgs("gemm", parseJsonOrDiscarded(text)));
     KTUNE_ASSIGN_OR_RETURN(gemm::GemmShape shape, gemmShapeFromJson(text));
     return makeGemmProblem(S->tuner->backend(), S->tuner->device(), shape, 1);
   };

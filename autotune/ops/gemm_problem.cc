@@ -11,6 +11,7 @@
 
 #include "autotune/ops/buffers.h"
 #include "base/dtype.h"
+#include "base/json_bounded.h"
 #include "base/json_fields.h"
 
 namespace ktune {
@@ -129,7 +130,7 @@ std::string gemmCallToJson(const GemmCall& call) {
 }
 
 Expected<gemm::GemmShape> gemmShapeFromJson(const std::string& text) {
-  const Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  const Json j = parseJsonOrDiscarded(text);
   if (j.is_discarded() || !j.is_object())
     return Status::InvalidArgument("GEMM args JSON is not a JSON object: '" + text.substr(0, 80) +
                                    "' (expected what gemmCallToJson writes)");

@@ -15,7 +15,9 @@
 #include <vector>
 
 #include "autotune/static_prune.h"
+#include "autotune/tune_item.h"
 #include "autotune/verifier.h"
+#include "base/json_bounded.h"
 
 namespace ktune {
 namespace rowwise_ops {
@@ -171,9 +173,11 @@ int64_t jsonInt(const nlohmann::json& j, const char* k, int64_t fallback = 0) {
 // into a fresh A; the op reads its own fields from the returned object.
 template <class A>
 Expected<std::pair<nlohmann::json, A>> parseArgsJson(const std::string& text, const char* op) {
-  auto j = nlohmann::json::parse(text, nullptr, false);
+  auto j = parseJsonOrDiscarded(text);
   if (j.is_discarded() || !j.is_object())
     return Status::InvalidArgument(std::string(op) + ": args JSON is not an object");
+  // Types, strides and the memory the problem needs, before anything reads or allocates.
+  if (Status s = checkTuneArgs(op, j); !s.ok()) return s.withContext(std::string(op));
   A a;
   KTUNE_ASSIGN_OR_RETURN(a.dtype, parseDType(j.value("dtype", std::string("bf16"))));
   a.rows = jsonInt(j, "rows");

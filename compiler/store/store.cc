@@ -15,6 +15,7 @@
 #include "base/json_fields.h"
 #include "compiler/resources_json.h"
 #include "base/fs.h"
+#include "base/json_bounded.h"
 #include "base/sha256.h"
 #include "base/version.h"
 
@@ -70,13 +71,31 @@ std::string dumpJson(const json& j) { return j.dump(2, ' ', false, json::error_h
 using jsonfields::checkedNumber;
 using jsonfields::readField;
 
+// A compiler log longer than this is cut when written, so metadata stays far below the limit.
+constexpr size_t kMaxLogBytes = size_t(1) << 20;
+
+// Reads a metadata file, refusing one over kStoreMetadataMaxBytes before reading it: such an
+// entry (or a FIFO in its place) reads as corrupt, so getOrCompile replaces it.
+Expected<std::string> readMetadataFile(const std::string& path) {
+  auto text = readFile(path, kStoreMetadataMaxBytes);
+  if (!text.ok() && text.status().code() == Code::kInvalidArgument) {
+    return Status::Corrupt("code-object metadata (the limit is " +
+                           std::to_string(kStoreMetadataMaxBytes >> 20) +
+                           " MiB): " + text.status().message());
+  }
+  return text;
+}
+
 // Parses and sanity-checks metadata text; kCorrupt with the reason on any problem.
 Expected<json> parseMetadata(const std::string& key, const std::string& text) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) {
-    return Status::Corrupt("metadata of " + key + " is not valid JSON (" +
-                           std::to_string(text.size()) + " bytes; truncated or hand-broken)");
+  JsonLimits limits;
+  limits.max_bytes = kStoreMetadataMaxBytes;
+  auto parsed = parseJsonBounded(text, limits);
+  if (!parsed.ok()) {
+    return Status::Corrupt("metadata of " + key + ": " + parsed.status().message() +
+                           " (truncated or hand-broken)");
   }
+  json j = std::move(*parsed);
   if (!j.is_object()) return Status::Corrupt("metadata of " + key + " is not a JSON object");
   try {
     auto fv = j.find("format_version");
@@ -165,6 +184,7 @@ Expected<CodeObject> objectFromParts(const std::string& key, const json& meta, s
     codeObjectFactsFromJson(meta, &obj);
     readField(meta, "format", obj.format);
     readField(meta, "log", obj.log);
+    readField(meta, "shared_mac", obj.shared_mac);
     return obj;
   } catch (const std::exception& e) {
     return Status::Corrupt("entry " + key + ": metadata field has a wrong type: " + e.what());
@@ -179,10 +199,13 @@ json metadataFor(const std::string& key, const CodeObject& obj, const std::strin
                 {"binary_sha256", sha},
                 {"binary_bytes", obj.binary.size()},
                 {"format", obj.format},
-                {"log", obj.log},
+                {"log", obj.log.size() > kMaxLogBytes
+                            ? obj.log.substr(0, kMaxLogBytes) + "\n[log cut at 1 MiB]"
+                            : obj.log},
                 {"created", isoNow()},
                 {"ktune_version", KTUNE_VERSION},
                 {"dumps", dumps}});
+  if (!obj.shared_mac.empty()) j["shared_mac"] = obj.shared_mac;
   return j;
 }
 
@@ -227,7 +250,7 @@ Expected<CodeObject> CodeObjectStore::get(const std::string& key) const {
   // replace the files between our reads. Such a put uncommits (removes) the metadata first, so
   // a mismatch is only reported as corruption if the metadata is still the one we started from.
   for (int attempt = 0; attempt < 4; ++attempt) {
-    auto meta_text = readFile(path(".json"));
+    auto meta_text = readMetadataFile(path(".json"));
     if (!meta_text.ok()) {
       if (meta_text.status().code() == Code::kNotFound) {
         return Status::NotFound("no code object " + key + " in store '" + dir_ + "'");
@@ -236,7 +259,7 @@ Expected<CodeObject> CodeObjectStore::get(const std::string& key) const {
     }
     auto obj = readEntry(key, *meta_text, path);
     if (obj.ok() || obj.status().code() != Code::kCorrupt) return obj;
-    auto again = readFile(path(".json"));
+    auto again = readMetadataFile(path(".json"));
     if (again.ok() && *again == *meta_text) return obj;  // stable: really corrupt
   }
   return Status::Corrupt("entry " + key + " kept changing while being read (concurrent writers)");
@@ -263,7 +286,7 @@ Status CodeObjectStore::put(const std::string& key, const CodeObject& obj) {
   // Same content already committed with these dumps (another thread or process got here first):
   // nothing to do.
   // This keeps concurrent writers of one key from uncommitting each other's good entry.
-  if (auto meta_text = readFile(entryPath(key, ".json")); meta_text.ok()) {
+  if (auto meta_text = readMetadataFile(entryPath(key, ".json")); meta_text.ok()) {
     auto meta = parseMetadata(key, *meta_text);
     if (meta.ok() && meta->value("binary_sha256", std::string()) == sha) {
       auto existing = get(key);
@@ -345,7 +368,7 @@ Expected<std::vector<StoreEntryInfo>> CodeObjectStore::list() const {
       if (!isValidCodeObjectKey(key) || key.compare(0, 2, shard) != 0) continue;
       StoreEntryInfo info;
       info.key = key;
-      auto text = readFile(entryPath(key, ".json"));
+      auto text = readMetadataFile(entryPath(key, ".json"));
       if (text.ok()) {
         auto meta = parseMetadata(key, *text);
         if (meta.ok()) {
@@ -372,7 +395,7 @@ Expected<std::vector<StoreEntryInfo>> CodeObjectStore::list() const {
 
 Expected<std::string> CodeObjectStore::metadataJson(const std::string& key) const {
   if (!isValidCodeObjectKey(key)) return badKey(key);
-  auto text = readFile(entryPath(key, ".json"));
+  auto text = readMetadataFile(entryPath(key, ".json"));
   if (!text.ok() && text.status().code() == Code::kNotFound) {
     return Status::NotFound("no code object " + key + " in store '" + dir_ + "'");
   }

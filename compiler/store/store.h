@@ -39,6 +39,11 @@ namespace ktune {
 std::string codeObjectKey(const CompileRequest& req, const std::string& compiler_name,
                           const std::string& compiler_version);
 
+// The largest code-object metadata file (or portable metadata text) read; a larger one is refused
+// before it is read (a store entry over it reads as corrupt). Metadata is a few KB; compiler logs
+// are cut at 1 MiB when written.
+constexpr uint64_t kStoreMetadataMaxBytes = uint64_t(4) << 20;
+
 // True if `key` is 64 lowercase hex characters (the only form ever joined onto a path).
 bool isValidCodeObjectKey(const std::string& key);
 

@@ -92,6 +92,14 @@ struct KTUNE_API TunerOptions {
   // KTUNE_REMOTE_TIMEOUT_MS: connect and per-command timeout of the remote; a call never waits
   // longer than this for it (then the remote is skipped for a while). Default 250.
   int remote_timeout_ms = 250;
+  // The fleet's shared secret for code objects on the remote: KTUNE_REMOTE_KEY_FILE=<file> (owned
+  // by the user, not readable by group/others, at least 16 bytes; a trailing newline is dropped)
+  // or KTUNE_REMOTE_KEY_VAR=<NAME> (the variable NAME holds it). Without it the remote carries
+  // winners only (configs and their stats): every process compiles a shared winner itself and
+  // verifies it before first use. With it, code objects are shared too, each authenticated by an
+  // HMAC-SHA256 over its key, metadata and binary; one that does not authenticate is never stored
+  // or loaded. Never printed.
+  std::string remote_key;
   // KTUNE_LEASE_MS: lifetime of a tuning lease; its holder renews it every third of it, so a
   // holder that died frees the key after at most this long. Default 15000.
   int lease_ms = 15000;

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/fs.h"
+#include "base/json_bounded.h"
 #include "templates/embedded.h"
 #include "templates/gemm/kernel.h"
 
@@ -62,12 +63,11 @@ Expected<Entry> parseEntry(const json& e, const std::string& where) {
 
 // Parses a whole table; every kernel must be a known kind and every level a list of entries.
 Expected<Table> parseTable(std::string_view text, const std::string& origin) {
-  json doc;
-  try {
-    doc = json::parse(text.begin(), text.end());
-  } catch (const std::exception& e) {
-    return Status::InvalidArgument("curated GEMM table " + origin + " is not JSON: " + e.what());
-  }
+  JsonLimits limits;
+  limits.code = Code::kInvalidArgument;
+  auto parsed = parseJsonBounded(text, limits);
+  if (!parsed.ok()) return parsed.status().withContext("curated GEMM table " + origin);
+  json doc = std::move(*parsed);
   if (!doc.is_object() || !doc.contains("kernels") || !doc["kernels"].is_object())
     return Status::InvalidArgument("curated GEMM table " + origin + ": no \"kernels\" object");
   if (doc.contains("schema") && doc["schema"] != 1)

@@ -133,6 +133,34 @@ TEST(Sha256, KnownVectors) {
   EXPECT_NE(Sha256().field("ab").field("c").hexDigest(), Sha256().field("a").field("bc").hexDigest());
 }
 
+// RFC 4231 test cases 1-4, 6 and 7 (5 truncates the output, which ktune never does).
+TEST(HmacSha256, Rfc4231Vectors) {
+  EXPECT_EQ(hmacSha256Hex(std::string(20, '\x0b'), "Hi There"),
+            "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
+  EXPECT_EQ(hmacSha256Hex("Jefe", "what do ya want for nothing?"),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+  EXPECT_EQ(hmacSha256Hex(std::string(20, '\xaa'), std::string(50, '\xdd')),
+            "773ea91e36800e46854db8ebd09181a72959098b3ef8c122d9635514ced565fe");
+  std::string key4;
+  for (int i = 1; i <= 25; ++i) key4.push_back(char(i));
+  EXPECT_EQ(hmacSha256Hex(key4, std::string(50, '\xcd')),
+            "82558a389a443c0ea4cc819899f2083a85f0faa3e578f8077a2e3ff46729665b");
+  const std::string big_key(131, '\xaa');
+  EXPECT_EQ(hmacSha256Hex(big_key, "Test Using Larger Than Block-Size Key - Hash Key First"),
+            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+  EXPECT_EQ(hmacSha256Hex(big_key,
+                          "This is a test using a larger than block-size key and a larger than "
+                          "block-size data. The key needs to be hashed before being used by the "
+                          "HMAC algorithm."),
+            "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2");
+  // Incremental updates give the same MAC as one call.
+  EXPECT_EQ(HmacSha256("Jefe").update("what do ya ").update("want for nothing?").hexDigest(),
+            hmacSha256Hex("Jefe", "what do ya want for nothing?"));
+  EXPECT_TRUE(constantTimeEqual("abc", "abc"));
+  EXPECT_FALSE(constantTimeEqual("abc", "abd"));
+  EXPECT_FALSE(constantTimeEqual("abc", "ab"));
+}
+
 TEST(Fs, AtomicWriteReadAndSafeNames) {
   std::string d = tempDir();
   std::string f = joinPath(d, "x.json");

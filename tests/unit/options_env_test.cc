@@ -55,6 +55,18 @@ struct Case {
   std::string bad;                              // "" = any string is accepted
 };
 
+// A key file for KTUNE_REMOTE_KEY_FILE (mode 0600, a trailing newline that is not part of the key).
+std::string keyFile() {
+  static const std::string path = [] {
+    char tmpl[] = "/tmp/ktune-keyfile-XXXXXX";
+    std::string dir = mkdtemp(tmpl);
+    std::string f = dir + "/fleet.key";
+    EXPECT_TRUE(writeFileAtomic(f, "0123456789abcdef-fleet\n", 0600).ok());
+    return f;
+  }();
+  return path;
+}
+
 const std::map<std::string, Case>& cases() {
   static const std::map<std::string, Case> k = {
       {"KTUNE_CACHE_DIR",
@@ -104,6 +116,13 @@ const std::map<std::string, Case>& cases() {
         "http://cache:80"}},
       {"KTUNE_REMOTE_TIMEOUT_MS",
        {"40", [](const Options& o) { return o.remote_timeout_ms == 40; }, "soon"}},
+      {"KTUNE_REMOTE_KEY_FILE",
+       {keyFile(), [](const Options& o) { return o.remote_key == "0123456789abcdef-fleet"; },
+        "/nonexistent/fleet.key"}},
+      // PATH: a variable every test environment has, longer than the 16-byte minimum.
+      {"KTUNE_REMOTE_KEY_VAR",
+       {"PATH", [](const Options& o) { return o.remote_key == std::string(::getenv("PATH")); },
+        "KTUNE_TEST_VARIABLE_NOBODY_SETS"}},
       {"KTUNE_LEASE_MS", {"900", [](const Options& o) { return o.lease_ms == 900; }, "long"}},
       {"KTUNE_LEASE_WAIT_MS",
        {"1200", [](const Options& o) { return o.lease_wait_ms == 1200; }, "forever"}},
@@ -164,6 +183,28 @@ TEST(OptionsFromEnv, BadValuesAreRefusedNamingTheVariable) {
     EXPECT_NE(o.status().message().find(name), std::string::npos) << o.status().toString();
     env.unset(name);
   }
+}
+
+// A key others could read, or too short to be a secret, is refused (it would authenticate code
+// objects that run on the GPU).
+TEST(OptionsFromEnv, RemoteKeyFileMustBePrivateAndLongEnough) {
+  ScopedEnv env;
+  env.unset("KTUNE_REMOTE_KEY_VAR");
+  const std::string dir = keyFile().substr(0, keyFile().rfind('/'));
+  const std::string open_key = dir + "/open.key", short_key = dir + "/short.key";
+  ASSERT_TRUE(writeFileAtomic(open_key, "0123456789abcdef-fleet", 0644).ok());
+  ASSERT_TRUE(writeFileAtomic(short_key, "short", 0600).ok());
+  env.set("KTUNE_REMOTE_KEY_FILE", open_key);
+  auto o = Options::fromEnv();
+  ASSERT_FALSE(o.ok());
+  EXPECT_NE(o.status().message().find("chmod 600"), std::string::npos) << o.status().toString();
+  env.set("KTUNE_REMOTE_KEY_FILE", short_key);
+  o = Options::fromEnv();
+  ASSERT_FALSE(o.ok());
+  EXPECT_NE(o.status().message().find("16 bytes"), std::string::npos) << o.status().toString();
+  env.set("KTUNE_REMOTE_KEY_VAR", "PATH");  // both at once: ambiguous
+  env.set("KTUNE_REMOTE_KEY_FILE", keyFile());
+  EXPECT_FALSE(Options::fromEnv().ok());
 }
 
 TEST(OptionsFromEnv, CacheDirFallsBackToXdgThenHome) {

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -116,6 +117,81 @@ TEST(RemoteQueueTest, KilledServerKeyIsRequeuedAndEveryKeyTunedOnce) {
   ASSERT_TRUE(per_item.ok());
   for (const auto& [item, n] : *per_item) EXPECT_EQ(n, 1) << item;
   (void)removeTree(dir);
+}
+
+// An item whose servers keep dying while they hold it (a poison item that crashes the tuning
+// code) is handed out max_attempts times, then parked in the dead-letter list with the reason;
+// the other items go on.
+TEST(RemoteQueueTest, ItemThatKillsItsServersIsParkedAfterMaxAttempts) {
+  RedisServer server;
+  KTUNE_REQUIRE_REDIS(server);
+  remote::Queue q(server.client(), "poison");
+  ASSERT_TRUE(q.enqueue({"poison", "good"}).ok());
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    const std::string id = "s" + std::to_string(attempt);
+    ASSERT_TRUE(q.heartbeat(id, 1).ok());  // alive for 1 ms, then "dead" holding the item
+    auto item = q.take(id);
+    ASSERT_TRUE(item.ok() && item->has_value());
+    EXPECT_EQ(**item, "poison");
+    ::usleep(20000);
+    auto moved = q.requeueDead(3);
+    ASSERT_TRUE(moved.ok()) << moved.status().toString();
+    EXPECT_EQ(*moved, 1);
+  }
+  auto dead = q.deadLetters();
+  ASSERT_TRUE(dead.ok());
+  ASSERT_EQ(dead->size(), 1u);
+  EXPECT_EQ((*dead)[0].first, "poison");
+  EXPECT_NE((*dead)[0].second.find("servers died holding it"), std::string::npos) << (*dead)[0].second;
+  EXPECT_NE((*dead)[0].second.find("3 time(s)"), std::string::npos) << (*dead)[0].second;
+  auto st = q.stats();
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->pending, 1);  // "good" only
+  EXPECT_EQ(st->dead, 1);
+  EXPECT_EQ(st->counters["requeued"], 2);
+  auto next = q.take("s4");
+  ASSERT_TRUE(next.ok() && next->has_value());
+  EXPECT_EQ(**next, "good");
+}
+
+// A bad item (the tuning code says the item itself is invalid) and one that throws out of the
+// tuning code are parked with their reasons; a failure of another kind is acked "failed" with its
+// reason; the server goes on and serves the rest.
+TEST(RemoteQueueTest, BadAndThrowingItemsAreParkedAndTheServerGoesOn) {
+  RedisServer server;
+  KTUNE_REQUIRE_REDIS(server);
+  remote::Queue q(server.client(), "bad");
+  ASSERT_TRUE(q.enqueue({"good-1", "invalid", "throws", "fails", "good-2"}).ok());
+  remote::ServeOptions o;
+  o.server_id = "only";
+  o.heartbeat_ms = 50;
+  o.poll_ms = 5;
+  o.idle_exit_ms = 50;
+  std::vector<std::string> served;
+  Status s = remote::serve(q, o, [&](const std::string& item) -> Expected<std::string> {
+    served.push_back(item);
+    if (item == "invalid") return Status::InvalidArgument("field \"eps\" must be a number");
+    if (item == "throws") throw std::runtime_error("stoll");
+    if (item == "fails") return Status::Unsupported("no candidate passed");
+    return std::string("tuned");
+  });
+  ASSERT_TRUE(s.ok()) << s.toString();
+  EXPECT_EQ(served.size(), 5u);
+  auto dead = q.deadLetters();
+  ASSERT_TRUE(dead.ok());
+  ASSERT_EQ(dead->size(), 2u);
+  EXPECT_EQ((*dead)[0].first, "invalid");
+  EXPECT_NE((*dead)[0].second.find("eps"), std::string::npos);
+  EXPECT_EQ((*dead)[1].first, "throws");
+  EXPECT_NE((*dead)[1].second.find("exception while tuning: stoll"), std::string::npos);
+  auto st = q.stats();
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->pending + st->in_progress, 0);
+  EXPECT_EQ(st->counters["tuned"], 2);
+  EXPECT_EQ(st->counters["failed"], 1);
+  auto why = server.client()->run({"HGET", remote::keyPrefix() + "q:bad:failed", "fails"});
+  ASSERT_TRUE(why.ok());
+  EXPECT_NE(why->str.find("no candidate passed"), std::string::npos);
 }
 
 }  // namespace

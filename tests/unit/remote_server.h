@@ -1,7 +1,7 @@
 // A throw-away redis-server for the remote tests: started on a free loopback port (127.0.0.1
 // only, never any other address), no persistence (--save '' --appendonly no), in a temporary
 // directory, killed (SIGKILL) and reaped when the object dies. Tests skip, visibly, when
-// redis-server or hiredis is missing.
+// redis-server is missing.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "base/fs.h"
 #include "base/subprocess.h"
@@ -44,12 +45,9 @@ inline int freeLoopbackPort() {
 class RedisServer {
  public:
   // Starts the server and waits (at most 10 s) until it answers PING. ok() says whether it did;
-  // why() says why not.
-  RedisServer() {
-    if (auto s = remote::hiredisStatus(); !s.ok()) {
-      why_ = s.message();
-      return;
-    }
+  // why() says why not. With a password the server requires it (--requirepass); url() has it,
+  // urlWithoutPassword() does not.
+  explicit RedisServer(std::string password = "") : password_(std::move(password)) {
     std::string bin = findProgram("redis-server");
     if (bin.empty()) {
       why_ = "redis-server not found (Debian: redis-server)";
@@ -66,7 +64,13 @@ class RedisServer {
   bool ok() const { return ok_; }
   const std::string& why() const { return why_; }
   int port() const { return port_; }
-  std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_) + "/0"; }
+  std::string url() const {
+    return "redis://" + (password_.empty() ? "" : password_ + "@") + "127.0.0.1:" +
+           std::to_string(port_) + "/0";
+  }
+  std::string urlWithoutPassword() const {
+    return "redis://127.0.0.1:" + std::to_string(port_) + "/0";
+  }
   // SIGKILL now (the remote "dies"); later commands to it fail.
   void kill() {
     if (pid_ > 0) {
@@ -89,10 +93,13 @@ class RedisServer {
     port_ = freeLoopbackPort();
     pid_t pid = ::fork();
     if (pid == 0) {
-      std::string port = std::to_string(port_);
-      ::execl(bin.c_str(), bin.c_str(), "--port", port.c_str(), "--bind", "127.0.0.1",
-              "--save", "", "--appendonly", "no", "--dir", dir_.c_str(), "--logfile",
-              (dir_ + "/redis.log").c_str(), "--daemonize", "no", static_cast<char*>(nullptr));
+      std::string port = std::to_string(port_), log = dir_ + "/redis.log";
+      std::vector<const char*> argv = {bin.c_str(), "--port", port.c_str(), "--bind", "127.0.0.1",
+                                       "--save", "", "--appendonly", "no", "--dir", dir_.c_str(),
+                                       "--logfile", log.c_str(), "--daemonize", "no"};
+      if (!password_.empty()) argv.insert(argv.end(), {"--requirepass", password_.c_str()});
+      argv.push_back(nullptr);
+      ::execv(bin.c_str(), const_cast<char* const*>(argv.data()));
       ::_exit(127);
     }
     pid_ = pid;
@@ -110,6 +117,7 @@ class RedisServer {
     kill();
     why_ = "redis-server did not answer on 127.0.0.1:" + std::to_string(port_);
   }
+  std::string password_;
   std::string dir_;
   int port_ = -1;
   pid_t pid_ = -1;

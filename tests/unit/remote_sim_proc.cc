@@ -2,9 +2,13 @@
 // the engine tests (tuner_sim_env.h) with the shared cache and single flight of remote/shared.h.
 //   remote_sim_proc --redis URL --cache DIR --keys 1024,2048 [--lease-ms N] [--lease-wait-ms N]
 //                   [--compile-delay-ms N] [--gate NAME] [--serve QUEUE] [--stall]
-// Tunes (calls) each key and prints one JSON line per key: {"key","from","compiled","launches"}
-// — compiled: compile() calls made, launches: simulated kernel launches (1 = the call's own
-// launch, nothing benchmarked). With --serve it serves the queue until drained, each item through
+//                   [--key-file F] [--wrong CONFIG]
+// Tunes (calls) each key and prints one JSON line per key: {"key","from","compiled","launches",
+// "correct","ran"} — compiled: compile() calls made, launches: simulated kernel launches (1 = the
+// call's own launch, nothing benchmarked), correct: the call's output is 2x (the family's
+// reference), ran: the config of the last kernel launched (what the binary's defines say).
+// --key-file: the fleet's HMAC key (Options::remote_key). --wrong CONFIG: that config computes 3x
+// (an attacker's kernel, or a config wrong for this problem). With --serve it serves the queue until drained, each item through
 // Tuner::tuneFromFile as `ktune serve` does, and prints {"key","from","compiled"} per item.
 // --gate NAME: RPUSH the key to the Redis list NAME when its tuning starts (the tests' gate).
 // --stall: stop forever at that point (a server killed in the middle of a key).
@@ -52,6 +56,8 @@ int run(const Args& a) {
   o.remote_timeout_ms = std::atoi(a.get("--timeout-ms", "500").c_str());
   o.lease_ms = std::atoi(a.get("--lease-ms", "2000").c_str());
   o.lease_wait_ms = std::atoi(a.get("--lease-wait-ms", "20000").c_str());
+  if (a.v.count("--key-file")) o.remote_key = readFile(a.get("--key-file")).value();
+  if (a.v.count("--wrong")) env.wrong.insert(a.get("--wrong"));
   EngineOptions t = env.options();
   t.options.cache_dir = o.cache_dir;
   t.options.lease_ms = o.lease_ms;
@@ -87,9 +93,15 @@ int run(const Args& a) {
     KTUNE_RETURN_IF_ERROR((*fam)(p));
     auto sel = fam->lookup(p);
     if (!sel.ok()) return sel.status();
+    std::vector<float> xs(size_t(p.n)), ys(size_t(p.n));
+    KTUNE_RETURN_IF_ERROR(env.backend->copyToHost(xs.data(), p.x, p.n * 4));
+    KTUNE_RETURN_IF_ERROR(env.backend->copyToHost(ys.data(), p.y, p.n * 4));
+    bool correct = true;
+    for (int64_t i = 0; i < p.n; ++i) correct = correct && ys[size_t(i)] == 2.f * xs[size_t(i)];
     nlohmann::json j{{"key", current}, {"from", sel->origin},
                      {"compiled", env.compiler->compileCount() - c0},
-                     {"launches", env.backend->totalLaunches() - l0}};
+                     {"launches", env.backend->totalLaunches() - l0},
+                     {"correct", correct}, {"ran", env.last_launched}, {"winner", sel->config}};
     std::printf("%s\n", j.dump().c_str());
     std::fflush(stdout);
     return sel->origin;

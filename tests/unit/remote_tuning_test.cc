@@ -1,8 +1,10 @@
 // The engine with shared results on a real redis-server, across processes (remote_sim_proc: the
 // simulated tuner of the engine tests with remote::makeSharedTuning): a second machine gets the
-// winner and its code object with zero compiles and zero benchmark runs; Redis killed in the
-// middle of a tuning run; a corrupted shared code object; N processes x keys tuned exactly once;
-// a queue served by three processes, one killed inside a key.
+// winner (compiled there and verified once, or with the fleet key its authenticated object) and no
+// benchmark run; the attacks (a replaced object with recomputed hashes, extra objects in
+// an entry, a tampered winner config) refused or without effect; Redis killed in the middle of a
+// tuning run; N processes x keys tuned exactly once; a queue served by three processes, one
+// killed inside a key.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -10,6 +12,7 @@
 
 #include <chrono>
 #include <fcntl.h>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -17,7 +20,10 @@
 #include <thread>
 #include <vector>
 
+#include "autotune/database.h"
 #include "base/fs.h"
+#include "compiler/sim/sim_compiler.h"
+#include "compiler/store/store.h"
 #include "remote/cache.h"
 #include "remote/queue.h"
 #include "tests/unit/remote_server.h"
@@ -80,6 +86,8 @@ struct Proc {
   }
 };
 
+constexpr const char* kAttackerConfig = "BLOCK=64,VEC=1";
+
 struct RemoteTuning : ::testing::Test {
   RedisServer server;
   std::string dir;
@@ -94,6 +102,55 @@ struct RemoteTuning : ::testing::Test {
   std::vector<std::string> args(const std::string& machine, const std::string& keys) {
     return {"--redis", server.url(), "--cache", dir + "/" + machine, "--keys", keys};
   }
+  static std::vector<std::string> withKey(std::vector<std::string> a, const std::string& key) {
+    a.insert(a.end(), {"--key-file", key});
+    return a;
+  }
+  // The fleet's HMAC key, in a file.
+  std::string keyFile() {
+    const std::string f = dir + "/fleet.key";
+    EXPECT_TRUE(writeFileAtomic(f, "fleet-secret-0123456789", 0600).ok());
+    return f;
+  }
+  // A kernel of the family compiled with another config's defines: on the simulated backend it
+  // computes 3x when remote_sim_proc runs with --wrong kAttackerConfig.
+  static CodeObject attackerObject() {
+    CompileRequest req;
+    req.source = "KTUNE_KERNEL void ktune_scale(long n, const float* x, float* y) {}";
+    req.entry = "ktune_scale";
+    req.arch = "sm_90a";
+    req.defines = {{"BLOCK", "64"}, {"VEC", "1"}};
+    return SimCompiler().compile(req).value();
+  }
+  // The remote entry of `key` ("n=1024": the problem key starts with it; family scale, the only
+  // validator there).
+  std::string entryKey(const std::string& key) {
+    auto keys = server.client()->run({"KEYS", remote::keyPrefix() + "e:scale:*:" + key + ",*"});
+    EXPECT_TRUE(keys.ok() && keys->elements.size() == 1u);
+    return keys.ok() && keys->elements.size() == 1u ? keys->elements[0].str : "";
+  }
+  std::string winnerObjectKeyOnRemote(const std::string& key) {
+    auto text = server.client()->run({"GET", entryKey(key)});
+    auto j = nlohmann::json::parse(text->str, nullptr, false);
+    auto e = entryFromJsonText(key, j["entry"].dump());
+    return e.ok() ? remote::winnerObjectKey(*e) : "";
+  }
+  // Replaces the remote object `co_key` with `obj`, its metadata recomputed (sha256, bytes) as an
+  // attacker would; the MAC field, if any, is left as it was.
+  void plantObject(const std::string& co_key, const CodeObject& obj) {
+    ASSERT_TRUE(server.client()
+                    ->run({"HSET", remote::keyPrefix() + "o:" + co_key, "meta",
+                           portableMetadata(co_key, obj), "bin", obj.binary})
+                    .ok());
+  }
+  void editEntry(const std::string& key, const std::function<void(nlohmann::json&)>& edit) {
+    const std::string rkey = entryKey(key);
+    auto text = server.client()->run({"GET", rkey});
+    ASSERT_TRUE(text.ok());
+    auto j = nlohmann::json::parse(text->str);
+    edit(j);
+    ASSERT_TRUE(server.client()->run({"SET", rkey, j.dump()}).ok());
+  }
   // Waits (bounded) for the first entry of a gate list.
   std::string gate(const std::string& name) {
     auto c = server.client();
@@ -105,20 +162,28 @@ struct RemoteTuning : ::testing::Test {
   }
 };
 
-TEST_F(RemoteTuning, SecondMachineGetsWinnerAndBinaryWithoutCompilingOrBenchmarking) {
+TEST_F(RemoteTuning, SecondMachineGetsTheWinnerCompilesItAndVerifiesItOnce) {
   Proc a = Proc::start(args("a", "1024,4096"), dir + "/a.out");
   ASSERT_EQ(a.wait(), 0);
   auto ra = a.results();
   ASSERT_EQ(ra.size(), 2u);
   EXPECT_EQ(ra["n=1024"]["from"], "memory");
   EXPECT_GT(ra["n=1024"]["compiled"].get<int>(), 0);
+  // Without a fleet key no code object is shared: the remote carries winners only.
+  auto objects = server.client()->run({"KEYS", remote::keyPrefix() + "o:*"});
+  ASSERT_TRUE(objects.ok());
+  EXPECT_EQ(objects->elements.size(), 0u);
 
   Proc b = Proc::start(args("b", "1024,4096"), dir + "/b.out");  // empty local cache
   ASSERT_EQ(b.wait(), 0);
   for (const auto& [key, j] : b.results()) {
     EXPECT_EQ(j["from"], "remote") << key;
-    EXPECT_EQ(j["compiled"], 0) << key;
-    EXPECT_EQ(j["launches"], 1) << key << ": only the call itself, no benchmark run";
+    // The winner alone, compiled here (the second key's winner may be a store hit: a config
+    // compiles to the same binary for every n).
+    EXPECT_EQ(j["compiled"].get<int>(), key == "n=1024" ? 1 : j["compiled"].get<int>()) << key;
+    EXPECT_LE(j["compiled"].get<int>(), 1) << key;
+    EXPECT_EQ(j["launches"], 2) << key << ": one verification run and the call, no benchmark";
+    EXPECT_EQ(j["correct"], true) << key;
   }
   // Its local database now has them: a third process on machine b needs nothing remote.
   Proc b2 = Proc::start(args("b", "1024"), dir + "/b2.out");
@@ -142,20 +207,120 @@ TEST_F(RemoteTuning, RedisKilledMidRunTuningCompletesLocally) {
   EXPECT_EQ(r["n=2048"]["from"], "memory");
 }
 
-TEST_F(RemoteTuning, CorruptedSharedBinaryIsRejectedAndTheKeyTunedLocally) {
-  Proc a = Proc::start(args("a", "1024"), dir + "/a.out");
+TEST_F(RemoteTuning, WithTheFleetKeyTheWinnersObjectComesAuthenticated) {
+  const std::string key = keyFile();
+  Proc a = Proc::start(withKey(args("a", "1024"), key), dir + "/a.out");
   ASSERT_EQ(a.wait(), 0);
-  auto c = server.client();
-  auto keys = c->run({"KEYS", remote::keyPrefix() + "o:*"});
-  ASSERT_TRUE(keys.ok());
-  ASSERT_EQ(keys->elements.size(), 1u);
-  ASSERT_TRUE(c->run({"HSET", keys->elements[0].str, "bin", "poisoned"}).ok());
-  Proc b = Proc::start(args("b", "1024"), dir + "/b.out");
+  Proc b = Proc::start(withKey(args("b", "1024"), key), dir + "/b.out");
   ASSERT_EQ(b.wait(), 0);
   auto r = b.results()["n=1024"];
-  EXPECT_EQ(r["from"], "memory");  // not "remote": the poisoned binary never ran
-  EXPECT_GT(r["compiled"].get<int>(), 0);
-  EXPECT_GE(remote::RemoteCache(c).counters()->at("rejected"), 1);
+  EXPECT_EQ(r["from"], "remote");
+  EXPECT_EQ(r["compiled"], 0) << "the authenticated object is loaded, not compiled";
+  EXPECT_EQ(r["launches"], 2) << "still verified once before use";
+  EXPECT_EQ(r["correct"], true);
+}
+
+// The attack: the winner's code object replaced by another kernel (here: one that
+// computes 3x), with binary_sha256 / binary_bytes recomputed so every integrity check passes.
+// Without a key the object is never fetched; with the key its MAC fails. Either way the call runs
+// the winner compiled here and its output is right.
+TEST_F(RemoteTuning, ReplacedObjectWithRecomputedHashNeverRuns) {
+  const std::string key = keyFile();
+  Proc a = Proc::start(withKey(args("a", "1024"), key), dir + "/a.out");
+  ASSERT_EQ(a.wait(), 0);
+  const std::string winner = a.results()["n=1024"]["winner"];
+  auto c = server.client();
+  const std::string co_key = winnerObjectKeyOnRemote("n=1024");
+  ASSERT_FALSE(co_key.empty());
+  plantObject(co_key, attackerObject());  // meta recomputed for the new bytes; old MAC kept
+  for (bool with_key : {false, true}) {
+    SCOPED_TRACE(with_key ? "with the fleet key" : "without a key");
+    const std::string m = with_key ? "bk" : "bn";
+    auto b_args = args(m, "1024");
+    b_args.insert(b_args.end(), {"--wrong", kAttackerConfig});
+    if (with_key) b_args = withKey(b_args, key);
+    Proc b = Proc::start(b_args, dir + "/" + m + ".out");
+    ASSERT_EQ(b.wait(), 0);
+    auto r = b.results()["n=1024"];
+    EXPECT_EQ(r["from"], "remote");
+    EXPECT_EQ(r["correct"], true) << "the attacker's kernel ran";
+    EXPECT_EQ(r["ran"], winner);
+    EXPECT_EQ(r["compiled"], 1) << "the winner compiled here";
+    auto store = CodeObjectStore::open(dir + "/" + m);
+    ASSERT_TRUE(store.ok());
+    auto obj = (*store)->get(co_key);
+    ASSERT_TRUE(obj.ok()) << "the winner's own object, compiled here";
+    EXPECT_NE(obj->binary, attackerObject().binary);
+  }
+  EXPECT_GE(remote::RemoteCache(c).counters()->at("rejected"), 1) << "the MAC check refused it";
+}
+
+// An entry listing extra code objects (for other configs) plants nothing: only the object of the
+// winner, under the key this process computes for it, is ever asked for.
+TEST_F(RemoteTuning, ExtraCodeObjectsInAnEntryPlantNothing) {
+  const std::string key = keyFile();
+  Proc a = Proc::start(withKey(args("a", "1024"), key), dir + "/a.out");
+  ASSERT_EQ(a.wait(), 0);
+  const std::string extra(64, 'f');
+  auto c = server.client();
+  // Authenticated or not, an object the winner does not need must not arrive.
+  remote::RemoteCache fleet(c, remote::CacheLimits{}, readFile(key).value());
+  ASSERT_TRUE(fleet.putObject(extra, attackerObject()).ok());
+  editEntry("n=1024", [&](nlohmann::json& e) {
+    e["entry"]["code_objects"].push_back(extra);
+    nlohmann::json cand = e["entry"]["candidates"][0];
+    cand["config"] = kAttackerConfig;
+    cand["code_object_key"] = extra;
+    e["entry"]["candidates"].push_back(cand);
+  });
+  Proc b = Proc::start(withKey(args("b", "1024"), key), dir + "/b.out");
+  ASSERT_EQ(b.wait(), 0);
+  EXPECT_EQ(b.results()["n=1024"]["from"], "remote");
+  auto store = CodeObjectStore::open(dir + "/b");
+  ASSERT_TRUE(store.ok());
+  EXPECT_EQ((*store)->get(extra).status().code(), Code::kNotFound) << "planted into the store";
+  auto listed = (*store)->list();
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ(listed->size(), 1u) << "the winner's object only";
+  // `ktune remote pull`'s path neither: the entry it records names the winner's object alone.
+  auto other = CodeObjectStore::open(dir + "/pull");
+  ASSERT_TRUE(other.ok());
+  auto ls = fleet.list("scale");
+  ASSERT_TRUE(ls.ok());
+  ASSERT_EQ(ls->size(), 1u);
+  auto got = fleet.getListed((*ls)[0]);
+  ASSERT_TRUE(got.ok());
+  auto pulled = fleet.fetchInto("scale", got->first, (*ls)[0].key, **other);
+  ASSERT_TRUE(pulled.ok()) << pulled.status().toString();
+  EXPECT_EQ((*other)->get(extra).status().code(), Code::kNotFound);
+  EXPECT_EQ(pulled->code_object_keys.size(), 1u);
+  EXPECT_NE(pulled->code_object_keys[0], extra);
+}
+
+// A winner config tampered with on the remote (one of the family's configs, but one that computes
+// the wrong result for this problem) is run and verified once before use, rejected, and the key
+// tuned here; a winner outside the family's space is refused before anything is compiled.
+TEST_F(RemoteTuning, TamperedWinnerConfigIsVerifiedAndRejectedBeforeUse) {
+  Proc a = Proc::start(args("a", "1024,2048"), dir + "/a.out");
+  ASSERT_EQ(a.wait(), 0);
+  editEntry("n=1024", [](nlohmann::json& e) { e["entry"]["winner"] = kAttackerConfig; });
+  editEntry("n=2048", [](nlohmann::json& e) { e["entry"]["winner"] = "BLOCK=3,VEC=1,EVIL=1"; });
+  auto b_args = args("b", "1024,2048");
+  b_args.insert(b_args.end(), {"--wrong", kAttackerConfig});
+  Proc b = Proc::start(b_args, dir + "/b.out");
+  ASSERT_EQ(b.wait(), 0);
+  for (const auto& [k, r] : b.results()) {
+    EXPECT_EQ(r["from"], "memory") << k << ": tuned here after the rejection";
+    EXPECT_EQ(r["correct"], true) << k;
+    EXPECT_NE(r["winner"], kAttackerConfig) << k;
+  }
+  // Its local database holds its own winners, not the tampered ones.
+  auto db = TuningDatabase::open(dir + "/b/db/scale.json", Validator{}, "scale");
+  ASSERT_TRUE(db.ok());
+  for (const auto& [v, n] : (*db)->validators()) {
+    auto mine = TuningDatabase::open(dir + "/b/db/scale.json", v, "scale");
+    for (const auto& e : (*mine)->entries()) EXPECT_NE(e.winner, kAttackerConfig) << e.key;
+  }
 }
 
 TEST_F(RemoteTuning, ManyProcessesTuneEachKeyExactlyOnce) {
@@ -169,18 +334,20 @@ TEST_F(RemoteTuning, ManyProcessesTuneEachKeyExactlyOnce) {
     a.insert(a.end(), {"--compile-delay-ms", "2", "--timeout-ms", "5000"});
     procs.push_back(Proc::start(a, dir + "/p" + std::to_string(i) + ".out"));
   }
-  std::map<std::string, int> tuned, compiled_in;
+  std::map<std::string, int> tuned;
   for (auto& p : procs) {
     ASSERT_EQ(p.wait(60000), 0);
     for (const auto& [key, j] : p.results()) {
       if (j["from"] == "memory") ++tuned[key];
-      if (j["compiled"].get<int>() > 0) ++compiled_in[key];
+      // A process that did not tune the key compiled at most its winner (shared winners are
+      // compiled and verified where they are used).
+      else EXPECT_LE(j["compiled"].get<int>(), 1) << key << " from " << j["from"];
       EXPECT_NE(j["from"], "default") << key;
+      EXPECT_EQ(j["correct"], true) << key;
     }
   }
   ASSERT_EQ(tuned.size(), 6u);
   for (const auto& [key, n] : tuned) EXPECT_EQ(n, 1) << key << " tuned " << n << " times";
-  for (const auto& [key, n] : compiled_in) EXPECT_EQ(n, 1) << key << " compiled in " << n << " processes";
 }
 
 TEST_F(RemoteTuning, QueueServedByThreeOneKilledInsideAKey) {
