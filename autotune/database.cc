@@ -333,7 +333,24 @@ Expected<std::string> TuningDatabase::exportJson() const {
   return dumpText(impl_->doc, 2) + "\n";
 }
 
-Status TuningDatabase::importJson(const std::string& text) {
+namespace {
+// Every config of an imported entry through `check`: the first refusal, or OK.
+Status checkImportedEntry(const TuningDatabase::ImportCheck& check, const Validator& v,
+                          const DbEntry& e) {
+  if (!e.winner.empty()) {
+    Status s = check(v, e.winner_source, e.winner);
+    if (!s.ok()) return s.withContext("winner '" + e.winner + "'");
+  }
+  for (const auto& c : e.candidates) {
+    Status s = check(v, c.source, c.config);
+    if (!s.ok()) return s.withContext("candidate '" + c.config + "'");
+  }
+  return Status::Ok();
+}
+}  // namespace
+
+Status TuningDatabase::importJson(const std::string& text, const ImportCheck& check,
+                                  std::vector<std::string>* refused) {
   auto parsed = parseJsonBounded(text, dbJsonLimits(Code::kInvalidArgument));
   if (!parsed.ok()) {
     return parsed.status().withContext("import: expected a ktune tuning database");
@@ -368,9 +385,14 @@ Status TuningDatabase::importJson(const std::string& text) {
       if (!dst.contains("entries") || !dst["entries"].is_object()) dst["entries"] = json::object();
       if (src.contains("entries")) {
         for (const auto& [key, ej] : src.at("entries").items()) {
+          DbEntry e;
           try {
-            entryFromJson(key, ej);  // only well-formed entries come in
+            e = entryFromJson(key, ej);  // only well-formed entries come in
           } catch (const std::exception&) {
+            continue;
+          }
+          if (Status s = check ? checkImportedEntry(check, v, e) : Status::Ok(); !s.ok()) {
+            if (refused) refused->push_back(key + ": " + s.message());
             continue;
           }
           if (isPinned(dst, key)) continue;
@@ -384,6 +406,19 @@ Status TuningDatabase::importJson(const std::string& text) {
           if (!arr.is_array()) continue;
           for (const auto& c : arr) {
             if (!c.is_object()) continue;
+            if (check) {
+              Status s;
+              try {
+                CandidateResult r = candidateFromJson(c);
+                s = check(v, r.source, r.config);
+              } catch (const std::exception& ex) {
+                s = Status::InvalidArgument(std::string("malformed: ") + ex.what());
+              }
+              if (!s.ok()) {
+                if (refused) refused->push_back(key + ": partial candidate: " + s.message());
+                continue;
+              }
+            }
             upsertCandidate(dst["partial"][key], c);
             changed = true;
           }

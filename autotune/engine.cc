@@ -91,8 +91,7 @@ Expected<CodeObject> TunerEngine::compileConfig(FamilyState& fs, const Config& c
 // A recorded or pinned winner must be one of this family's own configs (a database shared with
 // another family, a hand edit): anything else is refused, and the caller retunes. A user's pin may
 // use values outside the lists (ConfigSpace::validate), never parameters the space does not have.
-static Status checkOwnConfig(const detail::ErasedFamily& f, const Config& c,
-                             const std::string& origin) {
+Status checkOwnConfig(const detail::ErasedFamily& f, const Config& c, const std::string& origin) {
   if (f.space.params().empty()) return Status::Ok();
   Status in_space = f.space.validate(c);
   if (in_space.ok() && origin != "pinned") {
