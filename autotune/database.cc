@@ -335,16 +335,21 @@ Expected<std::string> TuningDatabase::exportJson() const {
 
 namespace {
 // Every config of an imported entry through `check`: the first refusal, or OK.
-Status checkImportedEntry(const TuningDatabase::ImportCheck& check, const Validator& v,
-                          const DbEntry& e) {
-  if (!e.winner.empty()) {
-    Status s = check(v, e.winner_source, e.winner);
-    if (!s.ok()) return s.withContext("winner '" + e.winner + "'");
+// An imported entry through `check`: its winner's refusal (the entry is refused), or OK with the
+// candidates `check` refuses removed from *e and named in *dropped (nothing else depends on them).
+Status checkImportedEntry(const TuningDatabase::ImportCheck& check, const Validator& v, DbEntry* e,
+                          std::vector<std::string>* dropped) {
+  if (!e->winner.empty()) {
+    Status s = check(v, e->winner_source, e->winner);
+    if (!s.ok()) return s.withContext("winner '" + e->winner + "'");
   }
-  for (const auto& c : e.candidates) {
+  std::vector<CandidateResult> kept;
+  for (auto& c : e->candidates) {
     Status s = check(v, c.source, c.config);
-    if (!s.ok()) return s.withContext("candidate '" + c.config + "'");
+    if (s.ok()) kept.push_back(std::move(c));
+    else dropped->push_back(e->key + ": candidate '" + c.config + "' dropped: " + s.message());
   }
+  e->candidates = std::move(kept);
   return Status::Ok();
 }
 }  // namespace
@@ -391,12 +396,17 @@ Status TuningDatabase::importJson(const std::string& text, const ImportCheck& ch
           } catch (const std::exception&) {
             continue;
           }
-          if (Status s = check ? checkImportedEntry(check, v, e) : Status::Ok(); !s.ok()) {
-            if (refused) refused->push_back(key + ": " + s.message());
-            continue;
+          std::vector<std::string> dropped;
+          if (check) {
+            Status s = checkImportedEntry(check, v, &e, &dropped);
+            if (!s.ok()) {
+              if (refused) refused->push_back(key + ": " + s.message());
+              continue;
+            }
           }
           if (isPinned(dst, key)) continue;
-          dst["entries"][key] = ej;
+          for (auto& d : dropped) warnings_.push_back("import: " + d);
+          dst["entries"][key] = dropped.empty() ? ej : entryToJson(e);
           changed = true;
         }
       }
@@ -415,7 +425,7 @@ Status TuningDatabase::importJson(const std::string& text, const ImportCheck& ch
                 s = Status::InvalidArgument(std::string("malformed: ") + ex.what());
               }
               if (!s.ok()) {
-                if (refused) refused->push_back(key + ": partial candidate: " + s.message());
+                warnings_.push_back("import: " + key + ": partial candidate dropped: " + s.message());
                 continue;
               }
             }

@@ -189,8 +189,9 @@ class TuningDatabase {
   // (all validators; entries pinned on this side are kept; partial results are merged).
   // importJson: kInvalidArgument (with the parse error) on bad text, nothing changed. Imported
   // entries are data from elsewhere: `check` (when set) sees every config of each entry (the
-  // winner and its candidates) and of each partial candidate; an entry or partial candidate it
-  // refuses is left out and listed in *refused ("<key>: <reason>"), the rest is merged.
+  // winner and its candidates) and of each partial candidate. An entry whose winner it refuses is
+  // left out and listed in *refused ("<key>: <reason>"); a refused candidate is dropped from its
+  // entry (or the partial results) with a warning in warnings(); the rest is merged.
   using ImportCheck = std::function<Status(const Validator&, const std::string& source,
                                            const std::string& config)>;
   Expected<std::string> exportJson() const;

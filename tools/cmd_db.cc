@@ -307,6 +307,8 @@ int dbImport(const Options& o, const std::vector<std::string>& pos, bool json) {
     Status st = (*db)->importJson(*text, builtinImportCheck(family), &refused);
     if (!st.ok()) return fail(st);
     refused_total += int(refused.size());
+    for (const auto& w : (*db)->warnings())
+      std::fprintf(stderr, "ktune: warning: %s\n", printable(w).c_str());
     for (const auto& r : refused)
       std::fprintf(stderr, "ktune db import: refused %s entry %s\n", family.c_str(),
                    printable(r).c_str());

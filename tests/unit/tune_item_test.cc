@@ -49,7 +49,7 @@ TEST(TuneItem, EachBadFieldIsNamed) {
       {R"({"family":"rmsnorm_bf16","rows":4,"cols":256,"x_stride":-1})", "\"x_stride\" must be in"},
       {R"({"family":"rmsnorm_bf16","rows":4,"cols":256,"y_stride":100})", "at least the row width"},
       {R"({"family":"rmsnorm_bf16","rows":"4","cols":256})", "\"rows\" must be an integer"},
-      {R"({"family":"rmsnorm_bf16","rows":4})", "\"cols\" is missing"},
+      {R"({"family":"rmsnorm_bf16","rows":4,"cols":0})", "\"cols\" must be in"},
       {R"({"family":"rmsnorm_bf16","rows":4,"cols":256,"weight":1})", "\"weight\" must be true"},
       {R"({"family":"rmsnorm_bf16","rows":4.5,"cols":256})", "\"rows\" must be an integer"},
       {R"({"family":"rmsnorm_bf16","rows":18446744073709551615,"cols":2})", "\"rows\" must be in"},
@@ -162,13 +162,14 @@ TEST_F(TuneItemCli, DbImportRefusesForeignConfigsAndKeepsTheRest) {
   CliRun r = ktune({"db", "import", f});
   EXPECT_EQ(r.code, 1) << r.out << r.err;
   EXPECT_HAS(r.err, "refused rmsnorm_bf16 entry evil: winner 'PWN=1'");
-  EXPECT_HAS(r.err, "refused rmsnorm_bf16 entry evil2: candidate 'BLOCK=3'");
+  EXPECT_HAS(r.err, "evil2: candidate 'BLOCK=3' dropped");  // a bad candidate: dropped, entry kept
   r = ktune({"db", "show", "rmsnorm_bf16", "--json"});
   ASSERT_EQ(r.code, 0) << r.err;
   json shown = json::parse(r.out, nullptr, false);
   ASSERT_TRUE(shown.is_array()) << r.out;
-  ASSERT_EQ(shown.size(), 1u) << r.out;
-  EXPECT_EQ(shown[0]["key"], "good");
+  ASSERT_EQ(shown.size(), 2u) << r.out;
+  EXPECT_EQ(shown[0]["key"], "evil2");
+  EXPECT_EQ(shown[1]["key"], "good");
 }
 
 }  // namespace
