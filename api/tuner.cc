@@ -53,8 +53,13 @@ Expected<std::unique_ptr<Autotuner>> Autotuner::create(const TunerOptions& optio
     impl->backend = std::shared_ptr<Backend>(std::move(b));
   }
   // KTUNE_REMOTE_CACHE / options.remote_cache: the shared cache and leases, as the CLI uses them
-  // (without a remote the engine keeps its default: this process's cache only).
-  if (!options.remote_cache.empty()) eo.shared = remote::makeSharedTuning(options);
+  // (without a remote the engine keeps its default: this process's cache only). A URL that is not
+  // redis:// would otherwise leave the process silently without its shared cache.
+  if (!options.remote_cache.empty()) {
+    auto url = parseRemoteUrl(options.remote_cache);
+    if (!url.ok()) return url.status().withContext("remote_cache");
+    eo.shared = remote::makeSharedTuning(options);
+  }
   KTUNE_ASSIGN_OR_RETURN(auto t, Tuner::create(impl->backend, std::move(eo)));
   impl->tuner = std::shared_ptr<Tuner>(std::move(t));
   return std::unique_ptr<Autotuner>(new Autotuner(std::move(impl)));
@@ -86,9 +91,7 @@ Expected<std::string> Autotuner::exportDatabase(const std::string& family) const
 }
 
 Status Autotuner::importDatabase(const std::string& family, const std::string& json) {
-  TuningDatabase* db = impl_->tuner->database(family);
-  if (!db) return Status::NotFound("family '" + family + "' is not registered on this tuner");
-  return db->importJson(json);
+  return impl_->tuner->importDatabase(family, json);
 }
 
 Status Autotuner::removeKey(const std::string& family, const std::string& key) {
@@ -239,5 +242,8 @@ int64_t SimLaunchView::knob(const std::string& name, int64_t fallback) const {
 }
 const void* SimLaunchView::arg(size_t i) const { return impl_->launch->args[i]; }
 void* SimLaunchView::hostPtr(DevicePtr p) const { return impl_->launch->backend->hostPtr(p); }
+size_t SimLaunchView::bytesAvailable(DevicePtr p) const {
+  return impl_->launch->backend->bytesAvailable(p);
+}
 
 }  // namespace ktune

@@ -126,6 +126,36 @@ TuningDatabase* Tuner::database(const std::string& family) {
   return nullptr;
 }
 
+Status Tuner::importDatabase(const std::string& family, const std::string& text) {
+  detail::FamilyState* fs = nullptr;
+  {
+    std::lock_guard<std::mutex> l(impl_->families_mu);
+    for (auto& f : impl_->families)
+      if (f->f.name == family) fs = f.get();
+  }
+  if (!fs) return Status::NotFound("family '" + family + "' is not registered on this tuner");
+  const detail::ErasedFamily& f = fs->f;
+  auto check = [&f](const Validator&, const std::string& source, const std::string& config) {
+    if (source != "jit" && source != "default") {
+      return f.vendor_launch ? Status::Ok()
+                             : Status::InvalidArgument("family " + f.name + " has no " + source +
+                                                       " candidates");
+    }
+    auto c = Config::parse(config);
+    if (!c.ok()) return c.status();
+    return detail::checkOwnConfig(f, *c, "imported");
+  };
+  std::vector<std::string> refused;
+  KTUNE_RETURN_IF_ERROR(fs->db->importJson(text, check, &refused));
+  if (refused.empty()) return Status::Ok();
+  std::string why;
+  for (size_t i = 0; i < refused.size() && i < 5; ++i) why += (i ? "; " : "") + refused[i];
+  if (refused.size() > 5) why += "; ...";
+  return Status::InvalidArgument("import: refused " + std::to_string(refused.size()) +
+                                 " entr" + (refused.size() == 1 ? "y" : "ies") +
+                                 " (the others were merged): " + why);
+}
+
 namespace {
 // The calling thread's last hit: a loop calling one family with one key skips the lock and the
 // hash lookup. `key` points at the key inside the family's map (its nodes are never erased); it is

@@ -206,6 +206,11 @@ class Tuner : public CandidateBench {
   CodeObjectStore& store();
   // The database of a registered family; nullptr if unknown.
   TuningDatabase* database(const std::string& family);
+  // Merges a database file's entries of `family` (TuningDatabase::importJson), each config checked
+  // against the family's space on this device (a vendor config needs the family's vendor
+  // candidates): kNotFound for an unregistered family; an entry with a foreign config is refused
+  // and the others merged, then kInvalidArgument lists the refused keys with their reasons.
+  Status importDatabase(const std::string& family, const std::string& text);
   const EngineOptions& options() const;
 
   // Isolation (autotune/isolation.h): what the worker supervisor has seen so far (all zero when

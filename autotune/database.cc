@@ -333,7 +333,29 @@ Expected<std::string> TuningDatabase::exportJson() const {
   return dumpText(impl_->doc, 2) + "\n";
 }
 
-Status TuningDatabase::importJson(const std::string& text) {
+namespace {
+// Every config of an imported entry through `check`: the first refusal, or OK.
+// An imported entry through `check`: its winner's refusal (the entry is refused), or OK with the
+// candidates `check` refuses removed from *e and named in *dropped (nothing else depends on them).
+Status checkImportedEntry(const TuningDatabase::ImportCheck& check, const Validator& v, DbEntry* e,
+                          std::vector<std::string>* dropped) {
+  if (!e->winner.empty()) {
+    Status s = check(v, e->winner_source, e->winner);
+    if (!s.ok()) return s.withContext("winner '" + e->winner + "'");
+  }
+  std::vector<CandidateResult> kept;
+  for (auto& c : e->candidates) {
+    Status s = check(v, c.source, c.config);
+    if (s.ok()) kept.push_back(std::move(c));
+    else dropped->push_back(e->key + ": candidate '" + c.config + "' dropped: " + s.message());
+  }
+  e->candidates = std::move(kept);
+  return Status::Ok();
+}
+}  // namespace
+
+Status TuningDatabase::importJson(const std::string& text, const ImportCheck& check,
+                                  std::vector<std::string>* refused) {
   auto parsed = parseJsonBounded(text, dbJsonLimits(Code::kInvalidArgument));
   if (!parsed.ok()) {
     return parsed.status().withContext("import: expected a ktune tuning database");
@@ -368,13 +390,23 @@ Status TuningDatabase::importJson(const std::string& text) {
       if (!dst.contains("entries") || !dst["entries"].is_object()) dst["entries"] = json::object();
       if (src.contains("entries")) {
         for (const auto& [key, ej] : src.at("entries").items()) {
+          DbEntry e;
           try {
-            entryFromJson(key, ej);  // only well-formed entries come in
+            e = entryFromJson(key, ej);  // only well-formed entries come in
           } catch (const std::exception&) {
             continue;
           }
+          std::vector<std::string> dropped;
+          if (check) {
+            Status s = checkImportedEntry(check, v, &e, &dropped);
+            if (!s.ok()) {
+              if (refused) refused->push_back(key + ": " + s.message());
+              continue;
+            }
+          }
           if (isPinned(dst, key)) continue;
-          dst["entries"][key] = ej;
+          for (auto& d : dropped) warnings_.push_back("import: " + d);
+          dst["entries"][key] = dropped.empty() ? ej : entryToJson(e);
           changed = true;
         }
       }
@@ -384,6 +416,19 @@ Status TuningDatabase::importJson(const std::string& text) {
           if (!arr.is_array()) continue;
           for (const auto& c : arr) {
             if (!c.is_object()) continue;
+            if (check) {
+              Status s;
+              try {
+                CandidateResult r = candidateFromJson(c);
+                s = check(v, r.source, r.config);
+              } catch (const std::exception& ex) {
+                s = Status::InvalidArgument(std::string("malformed: ") + ex.what());
+              }
+              if (!s.ok()) {
+                warnings_.push_back("import: " + key + ": partial candidate dropped: " + s.message());
+                continue;
+              }
+            }
             upsertCandidate(dst["partial"][key], c);
             changed = true;
           }

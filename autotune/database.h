@@ -44,6 +44,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -189,9 +190,16 @@ class TuningDatabase {
 
   // Export/import: JSON text of the whole file (all validators) / merge another file's entries
   // (all validators; entries pinned on this side are kept; partial results are merged).
-  // importJson: kInvalidArgument (with the parse error) on bad text, nothing changed.
+  // importJson: kInvalidArgument (with the parse error) on bad text, nothing changed. Imported
+  // entries are data from elsewhere: `check` (when set) sees every config of each entry (the
+  // winner and its candidates) and of each partial candidate. An entry whose winner it refuses is
+  // left out and listed in *refused ("<key>: <reason>"); a refused candidate is dropped from its
+  // entry (or the partial results) with a warning in warnings(); the rest is merged.
+  using ImportCheck = std::function<Status(const Validator&, const std::string& source,
+                                           const std::string& config)>;
   Expected<std::string> exportJson() const;
-  Status importJson(const std::string& text);
+  Status importJson(const std::string& text, const ImportCheck& check = {},
+                    std::vector<std::string>* refused = nullptr);
 
   ~TuningDatabase();
   TuningDatabase(const TuningDatabase&) = delete;

@@ -220,6 +220,10 @@ struct TunerEngine {
   }
 };
 
+// A recorded, pinned or imported winner must be one of family f's own configs: kInvalidArgument
+// naming the parameter otherwise ("pinned" allows values outside the lists, never new parameters).
+Status checkOwnConfig(const ErasedFamily& f, const Config& c, const std::string& origin);
+
 }  // namespace detail
 
 struct Tuner::Impl : detail::TunerEngine {};

@@ -128,8 +128,11 @@ bool passed(const Cand& c) { return c.live && c.r.status == Code::kOk && c.r.sta
 
 // The default may have been stopped early as slower than the best so far: it passed
 // verification, and it is the bar every finalist is measured against, so it is timed again.
+// A resumed default that could not be loaded again (reviveResumed) is no baseline: re-timing it
+// would fail for want of a binary and record the default as a launch error.
 bool usableBaseline(const Cand& c) {
-  return passed(c) || (c.r.status == Code::kTimeout && c.r.reason.rfind("slower than best", 0) == 0);
+  return passed(c) || (c.r.status == Code::kTimeout && (!c.resumed || c.revived) &&
+                       c.r.reason.rfind("slower than best", 0) == 0);
 }
 
 // The default among the passed originals: the vendor default, else the family's default config.

@@ -33,12 +33,14 @@ Expected<OfflineTuneReport> Tuner::tuneFromFile(const std::string& path, StreamH
   std::istringstream in(text);
   std::string line;
   std::set<std::string> done;
+  int lineno = 0;  // the file's line number (blank lines count), as an editor shows it
   while (std::getline(in, line)) {
+    ++lineno;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     ++out.lines;
     auto skip = [&](const std::string& why) {
       ++out.skipped;
-      out.messages.push_back("line " + std::to_string(out.lines) + ": " + why);
+      out.messages.push_back("line " + std::to_string(lineno) + ": " + why);
     };
     // Field by field (types, ranges, strides, the memory the problem needs): a bad line is
     // reported with its number and reason, and the rest of the file goes on.
@@ -77,7 +79,7 @@ Expected<OfflineTuneReport> Tuner::tuneFromFile(const std::string& path, StreamH
     }
     std::string k2 = keyString(fs, prob->get());
     if (!key.empty() && k2 != key) {
-      out.messages.push_back("line " + std::to_string(out.lines) + ": recorded key '" + key +
+      out.messages.push_back("line " + std::to_string(lineno) + ": recorded key '" + key +
                              "' re-created as '" + k2 + "'");
     }
     if (auto e = fs->db->lookup(k2); e && !e->winner.empty()) {

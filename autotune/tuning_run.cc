@@ -137,10 +137,60 @@ void TuningRun::checkLaunchDims() {
   }
 }
 
+// Stage "revive": a resumed candidate (measured by a run that was killed, or by another process
+// tuning the same key) has a result but no binary in this process. The ones that can be
+// finalists (the k fastest that passed, and the default) get their code object back from the
+// store (compiled again if it is gone) and their launch dims, so the re-timing runs them like the
+// others: the fastest that passed can win, and the default is measured, never failed for lacking
+// a binary. One that cannot be loaded stays out of the re-timing, its result untouched.
+void TuningRun::reviveResumed() {
+  const int k = e_.opts.options.finalists;
+  if (k <= 0) return;
+  auto isDefault = [&](const Cand& c) {
+    return c.is_default || (c.vendor_source.empty() && !f_.default_config.params().empty() &&
+                            c.config == f_.default_config);
+  };
+  auto passed = [](const Cand& c) { return c.r.status == Code::kOk && c.r.stats.runs > 0; };
+  std::vector<size_t> fastest;
+  for (size_t i = 0; i < cands_.size(); ++i) {
+    const Cand& c = cands_[i];
+    if (!c.resumed || c.live) continue;
+    const bool early_stop = c.r.status == Code::kTimeout &&
+                            c.r.reason.rfind("slower than best", 0) == 0;
+    if (passed(c) || (early_stop && isDefault(c))) fastest.push_back(i);
+  }
+  std::stable_sort(fastest.begin(), fastest.end(), [&](size_t a, size_t b) {
+    return cands_[a].r.stats.median_ms < cands_[b].r.stats.median_ms;
+  });
+  int taken = 0;
+  for (size_t i : fastest) {
+    Cand& c = cands_[i];
+    if (!isDefault(c) && (!passed(c) || taken >= k)) continue;
+    if (!isDefault(c)) ++taken;
+    if (c.vendor_source.empty()) {
+      std::string co_key, note;
+      bool hit = false;
+      auto co = e_.compileConfig(fs_, c.config, p_, &co_key, &hit, &note);
+      if (!co.ok()) {
+        if (e_.opts.options.verbose)
+          e_.log() << "ktune: " << f_.name << " [" << key_ << "]: resumed " << c.r.config
+                   << " not re-timed: " << co.status().toString() << "\n";
+        continue;
+      }
+      c.co = std::move(co).value();
+      c.r.code_object_key = co_key;
+      c.dims = f_.launch(c.config, p_, e_.device);
+    }
+    c.live = true;
+    c.revived = true;
+  }
+}
+
 // Stage "choose": the finalists re-timed against the default (autotune/finalists.h), so the
 // winner is an original that beat the default beyond the noise, or the default.
 int TuningRun::choose() {
   const auto t0 = Clock::now();
+  reviveResumed();
   FinalistRun fr{e_, fs_, p_, key_, s_, cands_, iso_used_};
   int w = runFinalists(fr, &rep_.vs_default);
   rep_.finalists_ms = msSince(t0);

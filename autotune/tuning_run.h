@@ -42,6 +42,7 @@ struct Cand {
   std::string vendor_source;  // non-empty: vendor candidate (r.config is its id)
   bool is_default = false;    // the vendor's default candidate (VendorCandidate::is_default)
   bool resumed = false;   // measured by an earlier, interrupted run (partial result reused)
+  bool revived = false;   // resumed, and its binary loaded again so the finalists can re-time it
   bool recorded = false;  // already written to the database as a partial result
 };
 

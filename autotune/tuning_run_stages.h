@@ -49,6 +49,7 @@ class TuningRun {
   Status benchThroughWorker(const std::vector<size_t>& iso_batch);
   Status settleSetAside();
   void copyDuplicates();
+  void reviveResumed();
   int choose();
   void record(int w);
 

@@ -3,10 +3,18 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace ktune {
 
 // The whole result, however long (no truncation).
 std::string strprintf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+
+// Text from a file or another machine (a database key, a config, a reason) made safe to print
+// on a terminal: control characters (ESC of an ANSI sequence, CR, BEL, DEL, the C1 range U+0080
+// to U+009F) and bytes that are not UTF-8 are written as \xNN escapes; a backslash as \\.
+// keep_lines: newline, tab and backslash pass as they are (a multi-line message such as a
+// compiler log).
+std::string printable(std::string_view text, bool keep_lines = false);
 
 }  // namespace ktune

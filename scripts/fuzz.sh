@@ -19,7 +19,7 @@ BUILD=${FUZZ_BUILD_DIR:-build-fuzz}
 JOBS=${FUZZ_JOBS:-$(nproc)}
 CXX_BIN=${CLANGXX:-clang++-19}
 CC_BIN=${CLANGC:-clang-19}
-ALL=(config_parse_fuzz database_fuzz cli_args_fuzz store_meta_fuzz gemm_args_fuzz)
+ALL=(config_parse_fuzz database_fuzz cli_args_fuzz store_meta_fuzz gemm_args_fuzz json_readers_fuzz)
 TARGETS=("$@")
 [ ${#TARGETS[@]} -eq 0 ] && TARGETS=("${ALL[@]}")
 

@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "autotune/database.h"
+#include "autotune/ops/builtin.h"
+#include "base/format.h"
 #include "base/fs.h"
 #include "base/options.h"
 #include "report/csv.h"
@@ -91,19 +93,28 @@ nlohmann::json entryJson(const DbEntry& e, const Validator& v, bool candidates) 
   return j;
 }
 
+// Every text field comes from a file anyone may have written: printed through printable(), so an
+// ANSI escape sequence in a key reaches the terminal as "\x1b[...", never as a command.
 void printEntry(const DbEntry& e, const Validator& v, bool candidates) {
-  std::printf("%s  [%s %s]\n  winner %s%s  %.2f us%s  (%s)\n", e.key.c_str(), v.device_name.c_str(),
-              v.arch.c_str(), e.winner_source == "jit" ? "" : (e.winner_source + " ").c_str(),
-              e.winner.c_str(), e.winner_stats.median_ms * 1e3, e.pinned ? "  PINNED" : "",
-              e.date.c_str());
+  const std::string src = e.winner_source == "jit" ? "" : printable(e.winner_source) + " ";
+  std::printf("%s  [%s %s]\n  winner %s%s  %.2f us%s  (%s)\n", printable(e.key).c_str(),
+              printable(v.device_name).c_str(), printable(v.arch).c_str(), src.c_str(),
+              printable(e.winner).c_str(), e.winner_stats.median_ms * 1e3,
+              e.pinned ? "  PINNED" : "", printable(e.date).c_str());
   if (!candidates) return;
   for (const auto& c : e.candidates) {
-    std::string cfg = (c.source == "jit" ? "" : c.source + " ") + c.config;
+    std::string cfg = printable((c.source == "jit" ? "" : c.source + " ") + c.config);
     char t[32] = "-";
     if (c.status == Code::kOk) std::snprintf(t, sizeof(t), "%.2fus", c.stats.median_ms * 1e3);
     std::string why = c.status == Code::kOk ? "" : std::string(codeName(c.status)) + ": " + c.reason;
-    std::printf("    %-10s %-60.60s %.80s\n", t, cfg.c_str(), why.c_str());
+    std::printf("    %-10s %-60.60s %.80s\n", t, cfg.c_str(), printable(why).c_str());
   }
+}
+
+// JSON output: control characters come out escaped by the JSON writer; invalid UTF-8 (which would
+// make it throw) is replaced.
+std::string dumpJson(const nlohmann::json& j) {
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 int dbLs(const Options& o, bool json) {
@@ -135,22 +146,24 @@ int dbLs(const Options& o, bool json) {
     out.push_back(row);
   }
   if (json) {
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", dumpJson(out).c_str());
   } else {
     if (out.empty()) std::printf("no tuning databases in %s\n", dbDir(o).c_str());
     for (const auto& r : out) {
       const std::string file = r["file"];
       if (r.contains("error")) {
-        std::printf("%s: CORRUPT: %s\n", file.c_str(), r["error"].get<std::string>().c_str());
+        std::printf("%s: CORRUPT: %s\n", file.c_str(),
+                    printable(r["error"].get<std::string>()).c_str());
         continue;
       }
       for (const auto& fj : r["families"]) {
-        std::printf("%s  (%s)\n", fj["family"].get<std::string>().c_str(), file.c_str());
+        std::printf("%s  (%s)\n", printable(fj["family"].get<std::string>()).c_str(), file.c_str());
         for (const auto& d : fj["devices"])
           std::printf("  %-28s %-8s driver %-8s %-22s %d entries\n",
-                      d["device_name"].get<std::string>().c_str(), d["arch"].get<std::string>().c_str(),
-                      d["driver_version"].get<std::string>().c_str(),
-                      d["compiler"].get<std::string>().c_str(), d["entries"].get<int>());
+                      printable(d["device_name"].get<std::string>()).c_str(),
+                      printable(d["arch"].get<std::string>()).c_str(),
+                      printable(d["driver_version"].get<std::string>()).c_str(),
+                      printable(d["compiler"].get<std::string>()).c_str(), d["entries"].get<int>());
       }
     }
   }
@@ -176,12 +189,12 @@ int dbVerify(const Options& o, bool json) {
     out.push_back(row);
   }
   if (json) {
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", dumpJson(out).c_str());
   } else {
     for (const auto& r : out)
       for (const auto& p : r["problems"])
         std::printf("CORRUPT %s: %s\n", r["file"].get<std::string>().c_str(),
-                    p.get<std::string>().c_str());
+                    printable(p.get<std::string>()).c_str());
     std::printf("%zu database%s checked, %d problem%s\n", out.size(), out.size() == 1 ? "" : "s",
                 problems, problems == 1 ? "" : "s");
   }
@@ -195,7 +208,8 @@ int dbShow(const Options& o, const std::vector<std::string>& pos, bool json) {
   if (!pathExists(*path)) return fail(Status::NotFound("no tuning database for '" + pos[1] + "' (" + *path + ")"));
   auto probe = openFamily(*path, pos[1]);
   if (!probe.ok()) return failEnv(probe.status());
-  for (const auto& w : (*probe)->warnings()) std::fprintf(stderr, "ktune: warning: %s\n", w.c_str());
+  for (const auto& w : (*probe)->warnings())
+    std::fprintf(stderr, "ktune: warning: %s\n", printable(w).c_str());
   const bool one = pos.size() == 3;
   nlohmann::json out = nlohmann::json::array();
   int shown = 0;
@@ -210,7 +224,7 @@ int dbShow(const Options& o, const std::vector<std::string>& pos, bool json) {
     }
   }
   if (shown == 0 && one) return fail(Status::NotFound("no entry '" + pos[2] + "' in " + *path));
-  if (json) std::printf("%s\n", out.dump(2).c_str());
+  if (json) std::printf("%s\n", dumpJson(out).c_str());
   else std::printf("%d entr%s\n", shown, shown == 1 ? "y" : "ies");
   return kExitOk;
 }
@@ -249,7 +263,7 @@ int dbExport(const Options& o, const std::vector<std::string>& pos, const std::s
   if (!path.ok()) return fail(path.status());
   auto db = openFamily(*path, pos[1]);
   if (!db.ok()) return failEnv(db.status());
-  for (const auto& w : (*db)->warnings()) std::fprintf(stderr, "ktune: warning: %s\n", w.c_str());
+  for (const auto& w : (*db)->warnings()) std::fprintf(stderr, "ktune: warning: %s\n", printable(w).c_str());
   Expected<std::string> text = std::string();
   if (csv) {  // one row per candidate, for spreadsheets (report/csv.h)
     auto view = report::loadDatabase(*path, {o.cache_dir, {}});
@@ -275,6 +289,7 @@ int dbImport(const Options& o, const std::vector<std::string>& pos, bool json) {
   auto sum = inspectDatabase(*text);
   if (!sum.ok()) return fail(sum.status().withContext("'" + pos[1] + "'"));
   nlohmann::json done = nlohmann::json::array();
+  int refused_total = 0;
   for (const auto& family : sum->families) {
     if (family.empty())
       return fail(Status::InvalidArgument("'" + pos[1] + "' has no \"family\" string field"));
@@ -286,13 +301,26 @@ int dbImport(const Options& o, const std::vector<std::string>& pos, bool json) {
     }
     auto db = openFamily(*path, family);
     if (!db.ok()) return failEnv(db.status());
-    Status st = (*db)->importJson(*text);
+    // Imported entries are data: a config outside the family's space is refused with its reason
+    // and everything else is merged.
+    std::vector<std::string> refused;
+    Status st = (*db)->importJson(*text, builtinImportCheck(family), &refused);
     if (!st.ok()) return fail(st);
-    done.push_back({{"family", family}, {"file", *path}});
+    refused_total += int(refused.size());
+    for (const auto& w : (*db)->warnings())
+      std::fprintf(stderr, "ktune: warning: %s\n", printable(w).c_str());
+    for (const auto& r : refused)
+      std::fprintf(stderr, "ktune db import: refused %s entry %s\n", family.c_str(),
+                   printable(r).c_str());
+    done.push_back({{"family", family}, {"file", *path}, {"refused", refused}});
     if (!json) std::printf("imported %s (%s) into %s\n", pos[1].c_str(), family.c_str(), path->c_str());
   }
-  if (json) std::printf("%s\n", nlohmann::json({{"imported", pos[1]}, {"into", done}}).dump(2).c_str());
-  return kExitOk;
+  if (json) {
+    std::printf("%s\n", nlohmann::json({{"imported", pos[1]}, {"into", done}})
+                             .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+                             .c_str());
+  }
+  return refused_total > 0 ? kExitFailed : kExitOk;
 }
 
 }  // namespace

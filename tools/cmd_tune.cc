@@ -17,6 +17,7 @@
 #include "autotune/tune_item.h"
 #include "remote/shared.h"
 #include "autotune/ops/rowwise.h"
+#include "base/format.h"
 #include "base/fs.h"
 #include "runtime/backend.h"
 #include "templates/rowwise.h"
@@ -339,12 +340,12 @@ int runFromFile(Tuner& tuner, const std::shared_ptr<Tuner>& shared, const TuneRe
                                         {"already_tuned", r->already_tuned},
                                         {"skipped", r->skipped}, {"messages", r->messages},
                                         {"keys", keys}})
-                            .dump(2)
+                            .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
                             .c_str());
   } else {
     std::printf("%d lines: %d tuned, %d already tuned, %d skipped\n", r->lines, r->tuned,
                 r->already_tuned, r->skipped);
-    for (const auto& m : r->messages) std::printf("  %s\n", m.c_str());
+    for (const auto& m : r->messages) std::printf("  %s\n", printable(m).c_str());
   }
   return r->skipped > 0 ? kExitFailed : kExitOk;
 }

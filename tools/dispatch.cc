@@ -4,6 +4,7 @@
 #include <exception>
 #include <nlohmann/json.hpp>
 
+#include "base/format.h"
 #include "base/version.h"
 #include "tools/commands.h"
 
@@ -110,7 +111,9 @@ int failEnv(const Status& s, const std::string& hint) {
 bool progressWanted(bool quiet, bool json) { return !quiet && !json && ::isatty(2); }
 
 int fail(const Status& s, const std::string& hint) {
-  std::fprintf(stderr, "ktune: %s\n", s.toString().c_str());
+  // Messages quote keys, configs and reasons read from files: no raw control sequence reaches
+  // the terminal.
+  std::fprintf(stderr, "ktune: %s\n", printable(s.toString(), /*keep_lines=*/true).c_str());
   if (!hint.empty()) std::fprintf(stderr, "hint: %s\n", hint.c_str());
   switch (s.code()) {
     case Code::kInvalidArgument: return kExitUsage;

@@ -31,3 +31,14 @@ struct BuiltinOps {
 Expected<BuiltinOps> registerBuiltinOps(std::shared_ptr<Tuner> tuner);
 
 }  // namespace ktune
+
+namespace ktune {
+
+// The check `ktune db import` runs on every imported config of a built-in family, without a
+// device (TuningDatabase::ImportCheck): rmsnorm_* / silu_mul_* configs must be in the row-wise
+// space of the entry's arch, gemm configs in their KIND's space, vendor configs must come from a
+// vendor library the family uses. An empty function for other families (a registered family's
+// entries are checked against its space when it imports them or uses a winner).
+TuningDatabase::ImportCheck builtinImportCheck(const std::string& family);
+
+}  // namespace ktune

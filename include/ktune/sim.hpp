@@ -30,6 +30,8 @@ class KTUNE_API SimLaunchView {
   const void* arg(size_t i) const;
   // Host memory behind a simulated device address (interior pointers allowed), or nullptr.
   void* hostPtr(DevicePtr p) const;
+  // Bytes from p to the end of its allocation (what hostPtr(p) may be read for); 0 if none.
+  size_t bytesAvailable(DevicePtr p) const;
 
   struct Impl;
   explicit SimLaunchView(const Impl* impl) : impl_(impl) {}

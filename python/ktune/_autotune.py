@@ -178,7 +178,8 @@ class Autotuned(_ktune.Launcher):
     def report(self, *args):
         """What the database holds for the arguments' key (dict); ktune.NotFound if not tuned."""
         import json
-        return json.loads(self.tuner.report(self.name, self.key_of(*args)))
+        key = self.key_of(*args)  # binds the kernel to its tuner first (report before any call)
+        return json.loads(self.tuner.report(self.name, key))
 
 
 _ktune.enable_vectorcall(Autotuned)  # a call reaches the C++ fast path with no argument tuple

@@ -6,6 +6,7 @@ runs on torch's current stream of the tuner's device (the events are recorded th
 simulated backend the times are the simulated kernels' costs. Only where no device can be opened
 (no GPU, backend "auto") are host clocks used instead; stats["timer"] says which."""
 import math
+import numbers
 import statistics
 import time
 
@@ -63,6 +64,7 @@ def do_bench(fn, warmup=25, rep=100, quantiles=None, return_mode="median", min_r
     write-back lands in the timed run) or None. `tuner` (a tuner, or a tuned kernel: its tuner;
     default ktune.get_tuner()) picks the device whose harness times it. On the simulated backend
     pass the kernel: each tuner simulates a device of its own, with its own clock."""
+    _check_args(quantiles, return_mode)
     tuner = getattr(tuner, "tuner", tuner)
     if tuner is None:
         try:
@@ -77,3 +79,23 @@ def do_bench(fn, warmup=25, rep=100, quantiles=None, return_mode="median", min_r
         s = sorted(stats["samples_ms"])
         return [_quantile(s, q) for q in quantiles]
     return stats[return_mode + "_ms"]
+
+
+_MODES = ("median", "min", "max", "mean")
+
+
+def _check_args(quantiles, return_mode):
+    """The arguments do_bench reads after timing, checked before it: a bad one is a ktune
+    InvalidArgument naming it, never an IndexError or KeyError from the statistics."""
+    if return_mode not in _MODES:
+        raise InvalidArgument(f"do_bench: return_mode={return_mode!r}: expected one of {_MODES}")
+    if quantiles is None:
+        return
+    try:
+        qs = list(quantiles)
+    except TypeError:
+        raise InvalidArgument(f"do_bench: quantiles={quantiles!r}: expected a list of numbers "
+                              "in [0, 1]") from None
+    for q in qs:
+        if isinstance(q, bool) or not isinstance(q, numbers.Real) or not 0 <= q <= 1:
+            raise InvalidArgument(f"do_bench: quantile {q!r} is not a number in [0, 1]")

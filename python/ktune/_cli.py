@@ -28,8 +28,9 @@ _EXIT = {2: InvalidArgument, 3: NotFound}
 
 def run(*args, parse_json=True):
     """Runs `ktune ARGS --json` and returns its output parsed (or the text)."""
+    from . import _tuners
     argv = [executable(), *map(str, args)] + (["--json"] if parse_json else [])
-    p = subprocess.run(argv, capture_output=True, text=True)
+    p = subprocess.run(argv, capture_output=True, text=True, env=_tuners.cli_env())
     if p.returncode != 0:
         cls = _EXIT.get(p.returncode, error_class("internal"))
         raise cls(f"ktune {' '.join(map(str, args))}: {(p.stderr or p.stdout).strip()}")

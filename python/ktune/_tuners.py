@@ -3,6 +3,7 @@ the same options (one device, store and database per tuner, as in C++)."""
 import threading
 
 from . import _ktune
+from ._errors import InvalidArgument
 
 _lock = threading.Lock()
 _defaults = {}
@@ -11,10 +12,34 @@ _tuners = {}
 
 def set_options(**options):
     """Sets default TunerOptions fields for tuners created from now on (backend, device, cache_dir,
-    tuning, warmup_ms, rep_ms, remote_cache, ...); the environment (KTUNE_*) fills the rest."""
+    tuning, warmup_ms, rep_ms, remote_cache, ...); the environment (KTUNE_*) fills the rest.
+    cache_dir and database_path also apply to the CLI commands of ktune.db and ktune.cache."""
+    _check_remote(options.get("remote_cache"))
     with _lock:
         _defaults.update(options)
         _defaults_version[0] += 1
+
+
+def _check_remote(url):
+    """A shared cache must be a redis:// URL: anything else (an http:// URL, a typo) would leave
+    the process silently without its shared cache. The engine checks the URL fully when the
+    tuner is created."""
+    if url is None or url == "":
+        return
+    if not isinstance(url, str) or not url.startswith("redis://"):
+        raise InvalidArgument(f"remote_cache={url!r}: expected redis://[user:password@]host:port/db")
+
+
+def cli_env():
+    """The environment of a `ktune` CLI command run for this process: the cache directory and
+    database that set_options() chose (the CLI reads them from KTUNE_CACHE_DIR / KTUNE_DB)."""
+    import os
+    env = dict(os.environ)
+    with _lock:
+        for opt, var in (("cache_dir", "KTUNE_CACHE_DIR"), ("database_path", "KTUNE_DB")):
+            if _defaults.get(opt):
+                env[var] = str(_defaults[opt])
+    return env
 
 
 def get_tuner(**options):
@@ -22,6 +47,7 @@ def get_tuner(**options):
     Raises ktune.Unavailable when the backend has no device."""
     merged = dict(_defaults)
     merged.update({k: v for k, v in options.items() if v is not None})
+    _check_remote(merged.get("remote_cache"))
     key = tuple(sorted(merged.items()))
     with _lock:
         t = _tuners.get(key)

@@ -209,9 +209,18 @@ py::object argOf(const PySimLaunch& l, size_t i) {
 py::array arrayOf(const PySimLaunch& l, size_t i, const py::object& dtype_like, size_t count) {
   py::dtype dtype = py::dtype::from_args(dtype_like);
   py::object addr = argOf(l, i);
-  void* host = l.v().hostPtr(addr.cast<uint64_t>());
+  const uint64_t p = addr.cast<uint64_t>();
+  void* host = l.v().hostPtr(p);
   if (!host) check(Status::InvalidArgument("sim launch: argument " + std::to_string(i) +
                                            " is not a simulated device address"));
+  // The view must lie inside the allocation: a count past its end would let Python read and
+  // write beyond the buffer (a crash, or silent corruption).
+  const size_t have = l.v().bytesAvailable(p), item = static_cast<size_t>(dtype.itemsize());
+  if (item == 0 || count > have / item)
+    check(Status::InvalidArgument(
+        "sim launch: array(" + std::to_string(i) + ", count=" + std::to_string(count) + ") needs " +
+        (item && count <= SIZE_MAX / item ? std::to_string(count * item) : std::string("too many")) +
+        " bytes, but the allocation has " + std::to_string(have) + " bytes from that address"));
   py::capsule owner(host, [](void*) {});
   return py::array(dtype, {static_cast<py::ssize_t>(count)}, {}, host, owner);
 }

@@ -299,6 +299,9 @@ TEST(Pipeline, PartialResultsOfAPipelinedRunAreReused) {
   }
   auto o2 = pipelineOptions(env, true, nullptr);
   o2.options.database_path = snap;
+  // Without finalists: their re-timing runs resumed candidates again on purpose (their binaries
+  // loaded back, resume_winner_test.cc); here no resumed candidate may be measured again.
+  o2.options.finalists = 0;
   auto t2 = Tuner::create(env.backend, o2);
   ASSERT_TRUE(t2.ok());
   auto fam2 = (*t2)->add(env.family());

@@ -99,10 +99,17 @@ TEST_F(Cli, FromFileIsValidatedFirst) {
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   r = ktune({"tune", "--from-file", fifo}, "", kNoGpu);
   EXPECT_EQ(r.code, 2) << r.err;
-  std::ofstream(root_ + "/garbage.jsonl") << "{\"family\":\"rmsnorm_bf16\",\"key\":\"k\"}\nnot json\n";
+  // No valid line at all: refused before any GPU is opened, naming the first bad line.
+  std::ofstream(root_ + "/garbage.jsonl") << "\nnot json\n";
   r = ktune({"tune", "--from-file", root_ + "/garbage.jsonl"}, "", kNoGpu);
-  EXPECT_EQ(r.code, 4) << r.err;
+  EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_HAS(r.err, "line 2");
+  // A bad line among good ones does not stop the file: it is reported with its number and the
+  // exit code says the file was not all tuned (tune_item_test.cc has the field-by-field cases).
+  std::ofstream(root_ + "/mixed.jsonl") << "{\"family\":\"rmsnorm_bf16\",\"key\":\"k\"}\nnot json\n";
+  r = ktune({"tune", "--from-file", root_ + "/mixed.jsonl", "--json"}, "", kSim);
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_HAS(r.out, "line 2: not valid JSON");
   std::ofstream(root_ + "/empty.jsonl") << "\n";
   r = ktune({"tune", "--from-file", root_ + "/empty.jsonl"}, "", kNoGpu);
   EXPECT_EQ(r.code, 2) << r.err;
