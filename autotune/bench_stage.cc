@@ -59,7 +59,7 @@ void TunerEngine::benchOne(const ErasedFamily& f, const void* p, Cand& c,
     run = [&] { return f.vendor_launch(c.r.config, p, s); };
   }
   // Verify first: it is also the smoke test (faults, launch errors) before any timing.
-  if (f.verify) {
+  if (f.verify && bo_in.verify) {
     Status st = f.pre_run ? f.pre_run(p, s) : Status::Ok();
     if (st.ok()) st = run();
     if (st.ok()) st = verifyOutput(f, p, c, s, "");
@@ -158,7 +158,7 @@ bool benchIsolated(TunerEngine& e, IsolatedBatch& ib, std::string* why) {
   b.family = f.name;
   b.key = ib.key;
   b.args_json = f.args_json(ib.p);
-  b.bench = e.opts.bench;
+  b.bench = ib.bench ? *ib.bench : e.opts.bench;
   b.best_ms = *ib.best;
   for (size_t i : ib.todo) {
     const Cand& c = ib.cands[i];
