@@ -113,6 +113,11 @@ double tileIntensity(const Config& c) {
   return 2.0 * bm * bn / (bm + bn);
 }
 
+double tileFactor(double i, double best) {
+  if (i <= 0 || best <= 0) return 1;
+  return (i / (i + kHalfIntensity)) / (best / (best + kHalfIntensity));
+}
+
 std::vector<size_t> priorOrder(const std::vector<PriorItem>& items) {
   std::vector<size_t> idx(items.size());
   std::iota(idx.begin(), idx.end(), size_t{0});
@@ -128,20 +133,34 @@ std::vector<size_t> priorOrder(const std::vector<PriorItem>& items) {
 }
 
 double regretEstimate(const std::vector<Measured>& measured,
-                      const std::vector<double>& unmeasured_static, double leader_ms) {
-  if (leader_ms <= 0 || unmeasured_static.empty()) return 0;
-  double c = 0;
-  for (const Measured& m : measured)
-    if (m.ms > 0 && m.static_score > 0) c = c <= 0 ? m.ms * m.static_score : std::min(c, m.ms * m.static_score);
-  if (c <= 0) return 1;  // nothing to calibrate on: anything may be faster
+                      const std::vector<Unmeasured>& unmeasured, double leader_ms) {
+  if (leader_ms <= 0 || unmeasured.empty()) return 0;
+  std::map<std::string, double> c;  // group -> smallest time x score
+  double c_any = 0;
+  for (const Measured& m : measured) {
+    if (m.ms <= 0 || m.static_score <= 0) continue;
+    const double x = m.ms * m.static_score;
+    auto [it, fresh] = c.emplace(m.group, x);
+    if (!fresh) it->second = std::min(it->second, x);
+    c_any = c_any <= 0 ? x : std::min(c_any, x);
+  }
+  if (c_any <= 0) return 1;  // nothing to calibrate on: anything may be faster
   double best_pred = 0;
-  for (double s : unmeasured_static) {
-    if (s <= 0) continue;
-    const double pred = c / s;
+  for (const Unmeasured& u : unmeasured) {
+    if (u.static_score <= 0) continue;
+    auto it = c.find(u.group);
+    const double pred = (it == c.end() ? c_any : it->second) / u.static_score;
     best_pred = best_pred <= 0 ? pred : std::min(best_pred, pred);
   }
   if (best_pred <= 0) return 0;
   return std::max(0.0, leader_ms / best_pred - 1.0);
+}
+
+std::string groupOf(const Config& c) {
+  std::string g;
+  for (const auto& [name, v] : c.params())
+    if (const auto* s = std::get_if<std::string>(&v)) g += (g.empty() ? "" : ",") + name + "=" + *s;
+  return g;
 }
 
 size_t minExplore(size_t n) {

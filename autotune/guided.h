@@ -47,6 +47,11 @@ std::map<std::string, double> historyScores(const std::vector<DbEntry>& entries,
 double waveEfficiency(const LaunchDims& dims, int sms);
 // 2·BM·BN / (BM + BN) of a tiled config (BLOCK_M, BLOCK_N); 0 when the config has no tile.
 double tileIntensity(const Config& c);
+// The static factor of a tile of intensity `i` against the space's largest, `best`: a saturating
+// efficiency i / (i + kHalfIntensity) relative to the best's (a tile's reuse helps less and less
+// as it grows: a 64x64 tile is not half as fast as a 128x128 one); 1 for an untiled config.
+inline constexpr double kHalfIntensity = 32;
+double tileFactor(double i, double best);
 
 struct PriorItem {
   double history = -1;   // historyScores value, -1 when the config was not measured nearby
@@ -62,12 +67,22 @@ std::vector<size_t> priorOrder(const std::vector<PriorItem>& items);
 // as a fraction (0.05 = 5%). The static model is calibrated on the measured items: time ~ c /
 // static_score with c the smallest measured time x score (the most optimistic calibration), so
 // a model that underrates some configs makes the estimate larger, never smaller.
+// Calibration is per group (configs sharing their string-valued parameters, e.g. a GEMM's KIND:
+// different kernels have different constant factors); a group with nothing measured takes the
+// most optimistic group's.
 struct Measured {
   double ms = 0;
   double static_score = 0;
+  std::string group;
+};
+struct Unmeasured {
+  double static_score = 0;
+  std::string group;
 };
 double regretEstimate(const std::vector<Measured>& measured,
-                      const std::vector<double>& unmeasured_static, double leader_ms);
+                      const std::vector<Unmeasured>& unmeasured, double leader_ms);
+// The calibration group of a config: its string-valued parameters ("KIND=tma").
+std::string groupOf(const Config& c);
 
 // How many candidates the race reaches at least, of n (every one below kMinGuided).
 inline constexpr size_t kMinGuided = 16;

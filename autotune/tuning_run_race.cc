@@ -58,7 +58,7 @@ std::vector<size_t> TuningRun::priorOrder() {
   for (size_t i = 0; i < cands_.size(); ++i)
     if (cands_[i].live && cands_[i].vendor_source.empty()) live.push_back(i);
   int used = 0;
-  const auto hist = guided::historyScores(fs_.db->entries(), key_, 4, 12.0, &used);
+  const auto hist = guided::historyScores(fs_.db->entries(), key_, 4, 8.0, &used);
   rep_.history_neighbours = used;
   double best_tile = 0;
   for (size_t i : live) best_tile = std::max(best_tile, guided::tileIntensity(cands_[i].config));
@@ -68,9 +68,8 @@ std::vector<size_t> TuningRun::priorOrder() {
   for (size_t i : live) {
     const Cand& c = cands_[i];
     guided::PriorItem it;
-    const double tile = guided::tileIntensity(c.config);
     it.static_score = guided::waveEfficiency(c.dims, e_.device.multiprocessors) *
-                      (tile > 0 && best_tile > 0 ? tile / best_tile : 1.0);
+                      guided::tileFactor(guided::tileIntensity(c.config), best_tile);
     if (auto h = hist.find(c.r.config); h != hist.end()) it.history = h->second;
     it.is_default = c.config == def || c.config == f_.default_config;
     static_score_[i] = it.static_score;
@@ -108,10 +107,10 @@ double TuningRun::regretOf(const std::vector<size_t>& rest) const {
   for (size_t i = 0; i < cands_.size(); ++i) {
     const Cand& c = cands_[i];
     if (c.vendor_source.empty() && c.r.stats.runs > 0 && c.r.stats.median_ms > 0)
-      measured.push_back({c.r.stats.median_ms, static_score_[i]});
+      measured.push_back({c.r.stats.median_ms, static_score_[i], guided::groupOf(c.config)});
   }
-  std::vector<double> unmeasured;
-  for (size_t i : rest) unmeasured.push_back(static_score_[i]);
+  std::vector<guided::Unmeasured> unmeasured;
+  for (size_t i : rest) unmeasured.push_back({static_score_[i], guided::groupOf(cands_[i].config)});
   return guided::regretEstimate(measured, unmeasured, leader);
 }
 
@@ -173,6 +172,12 @@ Status TuningRun::compileAndRace() {
     }
     const std::vector<size_t> rest(order.begin() + next, order.end());
     rep_.regret_estimate = regretOf(rest);
+    if (e_.opts.options.verbose) {
+      e_.log() << strprintf("ktune: %s [%s]: guided: %zu of %zu raced, leader %.4g ms, %zu since a "
+                            "new leader, regret estimate %.2f%%\n",
+                            f_.name.c_str(), key_.c_str(), next, n, leader, since_leader,
+                            100 * rep_.regret_estimate);
+    }
     if (e_.opts.options.budget_s > 0 && msSince(t0) > 1e3 * e_.opts.options.budget_s) {
       rep_.budget_hit = next < n;
       break;

@@ -65,7 +65,7 @@ std::vector<RegretShape> gpuSet() {
 std::vector<RegretShape> ciSet() {
   return {gemmShape("ci", Layout::kNT, 512, 512, 4096), gemmShape("ci", Layout::kNT, 256, 1024, 4096),
           gemmShape("ci", Layout::kNT, 16, 4096, 4096), gemmShape("ci", Layout::kNN, 384, 640, 4096),
-          rowShape("rmsnorm", 64, 4096), rowShape("silu_mul", 32, 4096)};
+          rowShape("rmsnorm", 8, 4096), rowShape("silu_mul", 8, 4096)};
 }
 
 // One op of one tuner: GEMM through GemmOp, row-wise through RowwiseOps.
