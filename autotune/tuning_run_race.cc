@@ -151,8 +151,10 @@ Status TuningRun::compileAndRace() {
   first.benchmarked += static_cast<int>(vendor.size());
   KTUNE_RETURN_IF_ERROR(bench(vendor));
   const size_t n = order.size(), min_n = guided::minExplore(n);
+  // A chunk keeps every compile thread busy, and with several devices every device.
   const size_t chunk_n = std::max<size_t>(
-      4, static_cast<size_t>(CompilePool::threadsFor(n, e_.opts.options.compile_threads, false)));
+      {4, static_cast<size_t>(CompilePool::threadsFor(n, e_.opts.options.compile_threads, false)),
+       2 * e_.opts.options.devices.size()});
   size_t next = 0, since_leader = 0;
   double leader = best_;
   while (next < n) {
