@@ -5,12 +5,14 @@
 // rounds verify only in the last round.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include <unistd.h>
 
+#include "autotune/autotuner.h"
 #include "autotune/benchmarker.h"
 #include "autotune/guided.h"
 #include "base/fs.h"
@@ -133,6 +135,52 @@ struct TmpDir {
   }
   ~TmpDir() { (void)removeTree(path); }
 };
+
+struct Nothing {
+  int64_t n = 1;
+};
+
+// The finalists' rounds read the output back only in the last round: 3 candidates verified once
+// each when first timed, then 3 finalists x (once before the last round's runs, after its second
+// run, after its last) = 12. Before, every one of the 6 rounds verified each finalist: 27.
+TEST(GuidedBenchStage, FinalistsVerifyOnlyInTheLastRound) {
+  TmpDir dir;
+  SimOptions so;
+  so.device.arch = "sm_90a";
+  auto sim = std::make_shared<SimBackend>(so);
+  sim->registerKernel("fin_cost", SimKernel{nullptr, [](const SimLaunch& l) {
+                                              return double(l.define("COST")) * 1e-3;
+                                            }, nullptr});
+  EngineOptions eo;
+  eo.options.cache_dir = dir.path;
+  eo.options.warmup_ms = 0.05;
+  eo.options.rep_ms = 0.2;
+  eo.options.finalists = 3;
+  eo.compiler = std::make_shared<SimCompiler>();
+  auto t = Tuner::create(sim, eo);
+  ASSERT_TRUE(t.ok()) << t.status().toString();
+  KernelFamily<Nothing> f;
+  f.name = "fin_cost";
+  f.source = "// simulated";
+  f.entry = "fin_cost";
+  for (int64_t c : {20, 21, 22}) f.configs.push_back(Config{{"COST", c}});
+  f.default_config = f.configs.back();
+  f.key = [](const Nothing& p, KeyBuilder& k) { k.add("n", p.n); };
+  f.launch = [](const Config&, const Nothing&, const DeviceInfo&) { return LaunchDims{{1}, {64}}; };
+  f.args = [](const Nothing& p, KernelArgs& a) { a.add(p.n); };
+  std::atomic<int> verified{0};
+  f.verify = [&](const Nothing&, StreamHandle) -> Expected<VerifyResult> {
+    ++verified;
+    return VerifyResult{};
+  };
+  auto fam = (*t)->add(std::move(f));
+  ASSERT_TRUE(fam.ok()) << fam.status().toString();
+  auto rep = fam->tune(Nothing{});
+  ASSERT_TRUE(rep.ok()) << rep.status().toString();
+  EXPECT_EQ(rep->winner, "COST=20") << rep->tree();
+  EXPECT_EQ(rep->vs_default.rounds, 6);
+  EXPECT_EQ(verified.load(), 3 + 3 * 3) << rep->tree();
+}
 
 // The regret harness on the simulated device: every key's guided winner within 1% of the
 // exhaustive winner (the cost model is exact, so the re-timing ratio is exact too), and the guided
