@@ -145,6 +145,12 @@ double regretEstimate(const std::vector<Measured>& measured,
     c_any = c_any <= 0 ? x : std::min(c_any, x);
   }
   if (c_any <= 0) return 1;  // nothing to calibrate on: anything may be faster
+  // A group with nothing measured is taken as a typical one: the median of the groups' constants
+  // (the most optimistic group's would let one underrated kernel keep every other kind "fast").
+  std::vector<double> cs;
+  for (const auto& [g, x] : c) cs.push_back(x);
+  std::sort(cs.begin(), cs.end());
+  c_any = cs[(cs.size() - 1) / 2];
   double best_pred = 0;
   for (const Unmeasured& u : unmeasured) {
     if (u.static_score <= 0) continue;

@@ -69,7 +69,7 @@ std::vector<size_t> priorOrder(const std::vector<PriorItem>& items);
 // a model that underrates some configs makes the estimate larger, never smaller.
 // Calibration is per group (configs sharing their string-valued parameters, e.g. a GEMM's KIND:
 // different kernels have different constant factors); a group with nothing measured takes the
-// most optimistic group's.
+// median of the measured groups' constants.
 struct Measured {
   double ms = 0;
   double static_score = 0;

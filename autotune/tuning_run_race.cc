@@ -60,16 +60,25 @@ std::vector<size_t> TuningRun::priorOrder() {
   int used = 0;
   const auto hist = guided::historyScores(fs_.db->entries(), key_, 4, 8.0, &used);
   rep_.history_neighbours = used;
-  double best_tile = 0;
+  double best_tile = 0, sum_factor = 0;
+  int tiled = 0;
   for (size_t i : live) best_tile = std::max(best_tile, guided::tileIntensity(cands_[i].config));
+  for (size_t i : live) {
+    const double t = guided::tileIntensity(cands_[i].config);
+    if (t > 0) sum_factor += guided::tileFactor(t, best_tile), ++tiled;
+  }
+  // A config without a tile in a space of tiled ones (a GEMM's skinny kernel) is neither favoured
+  // nor penalised: it gets the tiled configs' mean factor.
+  const double untiled = tiled > 0 ? sum_factor / tiled : 1.0;
   Config def = f_.default_for ? f_.default_for(p_) : f_.default_config;
   static_score_.assign(cands_.size(), 0);
   std::vector<guided::PriorItem> items;
   for (size_t i : live) {
     const Cand& c = cands_[i];
     guided::PriorItem it;
+    const double tile = guided::tileIntensity(c.config);
     it.static_score = guided::waveEfficiency(c.dims, e_.device.multiprocessors) *
-                      guided::tileFactor(guided::tileIntensity(c.config), best_tile);
+                      (tile > 0 ? guided::tileFactor(tile, best_tile) : untiled);
     if (auto h = hist.find(c.r.config); h != hist.end()) it.history = h->second;
     it.is_default = c.config == def || c.config == f_.default_config;
     static_score_[i] = it.static_score;
