@@ -156,7 +156,8 @@ Status TuningRun::bench(std::vector<size_t> batch) {
   }
   if (!iso_off_ && !iso_batch.empty()) KTUNE_RETURN_IF_ERROR(benchThroughWorker(iso_batch));
   if (e_.devices && e_.devices->inProcess()) {  // several simulated devices (device_pool.h)
-    IsolatedBatch ib{fs_, p_, key_, cands_, batch, &best_, &done_, &bench_index_, total_, &rep_, &write_reported_, round_bo_};
+    IsolatedBatch ib{fs_,    p_,           key_,   cands_, batch,           &best_,
+                     &done_, &bench_index_, total_, &rep_,  &write_reported_, round_bo_};
     KTUNE_RETURN_IF_ERROR(e_.devices->benchInProcess(ib));
   }
   for (size_t i : batch)
