@@ -181,7 +181,8 @@ int ktune_tuner_create(const char* backend, ktune_tuner** out) {
 int ktune_tuner_create_ex(const ktune_tuner_options* o, ktune_tuner** out) {
   if (!o || !out) return invalid("ktune_tuner_create: null options or out");
   // remote_cache came last: a struct that ends before it is an older caller's, without it.
-  const bool has_remote = o->struct_size >= sizeof(ktune_tuner_options);
+  const bool has_remote = o->struct_size >= offsetof(ktune_tuner_options, search);
+  const bool has_search = o->struct_size >= sizeof(ktune_tuner_options);
   if (o->struct_size < offsetof(ktune_tuner_options, remote_cache))
     return invalid("ktune_tuner_create: options->struct_size too small (use KTUNE_TUNER_OPTIONS_INIT)");
   auto env = ktune::TunerOptions::fromEnv();
@@ -201,6 +202,13 @@ int ktune_tuner_create_ex(const ktune_tuner_options* o, ktune_tuner** out) {
     }
     opts.remote_cache = o->remote_cache;
   }
+  if (has_search && o->search) {
+    const std::string s = o->search;
+    if (s != "guided" && s != "exhaustive")
+      return invalid("ktune_tuner_create: search must be \"guided\" or \"exhaustive\", got \"" + s + "\"");
+    opts.search = s;
+  }
+  if (has_search && o->budget_s >= 0) opts.budget_s = o->budget_s;
   auto t = ktune::Autotuner::create(opts);
   if (!t.ok()) return fail(t.status());
   auto h = std::unique_ptr<ktune_tuner>(new (std::nothrow) ktune_tuner);

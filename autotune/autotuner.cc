@@ -67,7 +67,12 @@ Expected<std::unique_ptr<Tuner>> Tuner::create(std::shared_ptr<Backend> backend,
   }
   if (opts.options.cache_dir.empty()) opts.options.cache_dir = Options::defaultCacheDir();
   KTUNE_ASSIGN_OR_RETURN(impl->store, CodeObjectStore::open(opts.options.cache_dir));
-  if (!opts.search) opts.search = exhaustiveSearch();
+  if (opts.options.search != "guided" && opts.options.search != "exhaustive")
+    return Status::InvalidArgument("Tuner::create: options.search must be guided or exhaustive, got '" +
+                                   opts.options.search + "'");
+  if (!(opts.options.budget_s >= 0))
+    return Status::InvalidArgument("Tuner::create: options.budget_s must be >= 0");
+  if (!opts.search) opts.search = searchNamed(opts.options.search);
   // The budgets live in options (one place, the environment's too). bench.* may only hold the
   // defaults or the values create() copied there (options taken from another tuner's options()).
   auto budget_ok = [](double bench, double def, double opt) { return bench == def || bench == opt; };

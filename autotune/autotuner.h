@@ -87,7 +87,7 @@ struct EngineOptions {
   std::shared_ptr<Compiler> ir_compiler;
   std::ostream* log = nullptr;  // verbose output; null = std::cerr
   std::function<void(const TuneProgress&)> progress;
-  std::shared_ptr<SearchStrategy> search;  // null = exhaustiveSearch()
+  std::shared_ptr<SearchStrategy> search;  // null = searchNamed(options.search)
   // do_bench harness settings (flush, run counts, early rejection). The budgets are
   // options.warmup_ms / options.rep_ms: Tuner::create rejects a `bench` whose warmup_ms/rep_ms
   // differ from BenchOptions' defaults instead of silently replacing them.

@@ -25,6 +25,7 @@ struct IsolatedBatch {
   int total;                        // candidates of the run (progress)
   TuneReport* rep = nullptr;        // the run's report (per-device shares of multi-device runs)
   std::atomic<bool>* write_reported;  // the run already reported a failed write (writeFailed)
+  const BenchOptions* bench = nullptr;  // null: the engine's (a guided race's round sets its own)
 };
 
 // Benchmarks the batch through the worker; false (with *why) when the worker cannot be used, so

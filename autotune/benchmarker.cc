@@ -23,6 +23,18 @@ double quantile(const std::vector<double>& sorted, double q) {
 std::string fmtMs(double v) { return strprintf("%.4g ms", v); }
 }  // namespace
 
+double medianRelHalfWidth(const std::vector<double>& v) {
+  const size_t n = v.size();
+  if (n < 3) return 1;
+  const double med = quantile(v, 0.5);
+  if (med <= 0) return 1;
+  // Ranks n/2 -+ 0.98 sqrt(n) bound the median with about 95% confidence (binomial, normal approx.).
+  const double half = 0.98 * std::sqrt(double(n));
+  const double lo_rank = std::max(0.0, std::floor(double(n - 1) / 2.0 - half));
+  const double hi_rank = std::min(double(n - 1), std::ceil(double(n - 1) / 2.0 + half));
+  return std::max(med - v[size_t(lo_rank)], v[size_t(hi_rank)] - med) / med;
+}
+
 bool isSlowerThanBest(const Status& s) {
   return s.code() == Code::kTimeout && s.message().rfind(kSlowerPrefix, 0) == 0;
 }
@@ -123,6 +135,18 @@ Expected<TimingStats> Benchmarker::measure(StreamHandle stream, const std::funct
     return Status::Ok();
   };
 
+  // One run far beyond the best ends it (see the header): the factor leaves room for a first run
+  // that is slow for reasons of its own (a cold instruction cache, a lazy module load).
+  auto quickReject = [&]() -> Status {
+    if (opts.best_ms <= 0 || samples.empty()) return Status::Ok();
+    const double k = std::max(3.0, 2.0 * (opts.abort_factor > 0 ? opts.abort_factor : 1.5));
+    if (samples.front() <= k * opts.best_ms) return Status::Ok();
+    if (partial) *partial = computeStats(samples);
+    return Status::Timeout(std::string(kSlowerPrefix) + ": first run " + fmtMs(samples.front()) +
+                           " > " + strprintf("%.2f", k) + " x best " + fmtMs(opts.best_ms) +
+                           " after 1 run");
+  };
+
   // First call: surfaces launch errors before anything is timed.
   if (before_run) KTUNE_RETURN_IF_ERROR(before_run(-1));
   KTUNE_RETURN_IF_ERROR(fn());
@@ -130,7 +154,9 @@ Expected<TimingStats> Benchmarker::measure(StreamHandle stream, const std::funct
   KTUNE_RETURN_IF_ERROR(backend_.checkError());
 
   const int est_runs = std::max(1, opts.estimate_runs);
-  KTUNE_RETURN_IF_ERROR(timed(est_runs));
+  KTUNE_RETURN_IF_ERROR(timed(1));
+  KTUNE_RETURN_IF_ERROR(quickReject());
+  if (est_runs > 1) KTUNE_RETURN_IF_ERROR(timed(est_runs - 1));
   KTUNE_RETURN_IF_ERROR(tooSlow());
   double est = 0;
   for (double x : samples) est += x;
@@ -156,6 +182,11 @@ Expected<TimingStats> Benchmarker::measure(StreamHandle stream, const std::funct
     KTUNE_RETURN_IF_ERROR(timed(n));
     done += n;
     KTUNE_RETURN_IF_ERROR(tooSlow());
+    if (opts.target_ci > 0 && done >= opts.min_runs) {
+      std::vector<double> sorted = samples;
+      std::sort(sorted.begin(), sorted.end());
+      if (medianRelHalfWidth(sorted) <= opts.target_ci) break;
+    }
   }
   TimingStats s = computeStats(samples);
   if (partial) *partial = s;

@@ -9,7 +9,9 @@
 // max, mean, std.
 // Early rejection: with best_ms > 0, a candidate whose running median exceeds k x best_ms stops
 // early with isSlowerThanBest(status) == true; k comes from abort_factor or, when 0, from the
-// measured spread (1.15 for tight timings up to 1.5 for noisy ones).
+// measured spread (1.15 for tight timings up to 1.5 for noisy ones). A first timed run above
+// max(3, 2k) x best_ms stops it at once: a config many times slower than the best (a decode tile
+// on a prefill shape) would otherwise run the whole estimate before the first check.
 // Thread safety: a Benchmarker is used by one thread at a time; different Benchmarkers are
 // independent. Host clocks are never used for the figures.
 #pragma once
@@ -47,7 +49,19 @@ struct BenchOptions {
   // the second timed run and after the last one, so a kernel that is only wrong on later launches
   // (state left behind by an earlier launch) fails.
   bool reverify = false;
+  // For the tuner's candidates (the Benchmarker ignores it): verify the output once before timing.
+  // Off only where the same binary on the same problem was verified already in this run (the
+  // later rounds of a guided race, the finalists' rounds but the last).
+  bool verify = true;
+  // > 0: the measured runs stop early once the 95% interval of the median (order statistics) is
+  // within +-target_ci of it (a fraction; at least min_runs runs): a 1 ms kernel whose runs agree
+  // to 0.2% needs a handful of runs, a noisy 10 us one many (rep_ms still caps the time).
+  double target_ci = 0;
 };
+
+// Half-width of the 95% interval of the median of `sorted` (ascending) from order statistics,
+// relative to the median; 1 when fewer than 3 samples or a zero median.
+double medianRelHalfWidth(const std::vector<double>& sorted);
 
 // True for the Status measure() returns when a candidate was stopped as slower than the best.
 bool isSlowerThanBest(const Status& s);

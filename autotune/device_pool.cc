@@ -157,7 +157,7 @@ Status DevicePool::benchInProcess(IsolatedBatch& b) {
     if (!st.ok()) {
       fail(c, st);
     } else {
-      e_.benchOne(b.fs.f, b.p, c, e_.opts.bench, *b.best, {}, b.rep);
+      e_.benchOne(b.fs.f, b.p, c, b.bench ? *b.bench : e_.opts.bench, *b.best, {}, b.rep);
     }
     float ms = 0;
     if (st.ok() && e_.backend->recordEvent(*e1).ok() && e_.backend->synchronizeEvent(*e1).ok()) {
@@ -215,7 +215,7 @@ void DevicePool::laneJob(Lane& lane, std::unique_lock<std::mutex>& l) {
     wb.family = b.fs.f.name;
     wb.key = b.key;
     wb.args_json = sh.args_json;
-    wb.bench = e_.opts.bench;
+    wb.bench = b.bench ? *b.bench : e_.opts.bench;
     wb.best_ms = *b.best;
     wb.candidates.push_back({c.r.config, c.vendor_source.empty() ? "jit" : c.vendor_source,
                              c.r.code_object_key});

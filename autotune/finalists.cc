@@ -164,6 +164,11 @@ BenchOptions roundOptions(const TunerEngine& e, bool last) {
   bo.best_ms = 0;  // no early rejection: every finalist is timed in full (the worker keeps its
   bo.abort_factor = 1e9;  // own best across a batch, so the factor turns it off there too)
   bo.reverify = last;
+  // Every finalist passed verification when it was first measured: the last round checks it
+  // again (before, during and after its runs); the rounds before only time it. A verification
+  // reads back the output (tens of ms for a wide GEMM), which per round and finalist was most
+  // of the re-timing's cost.
+  bo.verify = last;
   return bo;
 }
 

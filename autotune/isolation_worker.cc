@@ -24,7 +24,8 @@ Json benchToJson(const BenchOptions& b) {
               {"flush_kind", flushKindName(b.flush_kind)},
               {"l2_flush_bytes", b.l2_flush_bytes}, {"rotate_buffers", b.rotate_buffers},
               {"abort_factor", b.abort_factor},
-              {"check_every", b.check_every}, {"reverify", b.reverify}};
+              {"check_every", b.check_every}, {"reverify", b.reverify},
+              {"verify", b.verify}, {"target_ci", b.target_ci}};
 }
 
 BenchOptions benchFromJson(const Json& j) {
@@ -42,6 +43,8 @@ BenchOptions benchFromJson(const Json& j) {
   b.abort_factor = j.value("abort_factor", b.abort_factor);
   b.check_every = j.value("check_every", b.check_every);
   b.reverify = j.value("reverify", b.reverify);
+  b.verify = j.value("verify", b.verify);
+  b.target_ci = j.value("target_ci", b.target_ci);
   return b;
 }
 

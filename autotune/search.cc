@@ -44,6 +44,12 @@ class Random : public SearchStrategy {
   uint64_t seed_;
 };
 
+class Guided : public Exhaustive {
+ public:
+  std::string name() const override { return "guided"; }
+  bool guided() const override { return true; }
+};
+
 std::string fmtMs(double v) { return strprintf("%.4f ms", v); }
 }  // namespace
 
@@ -65,6 +71,10 @@ std::string describe(const DefaultComparison& c) {
 }
 
 std::shared_ptr<SearchStrategy> exhaustiveSearch() { return std::make_shared<Exhaustive>(); }
+std::shared_ptr<SearchStrategy> guidedSearch() { return std::make_shared<Guided>(); }
+std::shared_ptr<SearchStrategy> searchNamed(const std::string& name) {
+  return name == "exhaustive" ? exhaustiveSearch() : guidedSearch();
+}
 std::shared_ptr<SearchStrategy> randomSearch(size_t max_candidates, uint64_t seed) {
   return std::make_shared<Random>(max_candidates, seed);
 }
@@ -89,6 +99,10 @@ std::string TuneReport::tree() const {
   if (duplicates) s += ", " + std::to_string(duplicates) + " duplicate binaries";
   if (pruned) s += ", " + std::to_string(pruned) + " pruned";
   if (skipped_known_failed) s += ", " + std::to_string(skipped_known_failed) + " known-failed";
+  if (search == "guided") {
+    s += strprintf(", guided: %d raced, %d not reached, regret <= %.2f%%%s", reached, not_reached,
+                   100.0 * regret_estimate, budget_hit ? ", budget hit" : "");
+  }
   s += "\n";
   for (size_t i = 0; i < candidates.size(); ++i) {
     const CandidateResult& c = candidates[i];

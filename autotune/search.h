@@ -26,12 +26,19 @@ class SearchStrategy {
   virtual ~SearchStrategy() = default;
   virtual std::string name() const = 0;
   virtual std::vector<size_t> select(const std::vector<Config>& configs) const = 0;
+  // True for the guided search: the tuning run orders the selected configs by its prior, compiles
+  // them lazily and races them (autotune/guided.h) instead of timing every one in full.
+  virtual bool guided() const { return false; }
 };
 
 // Every config, in enumeration order.
 std::shared_ptr<SearchStrategy> exhaustiveSearch();
 // At most `max_candidates` configs drawn uniformly without replacement (seeded: deterministic).
 std::shared_ptr<SearchStrategy> randomSearch(size_t max_candidates, uint64_t seed = 0);
+// Every config selected; the tuning run orders, compiles and races them (guided() is true).
+std::shared_ptr<SearchStrategy> guidedSearch();
+// The strategy options.search names ("guided" or "exhaustive"; anything else: guided).
+std::shared_ptr<SearchStrategy> searchNamed(const std::string& name);
 
 // Index of the fastest candidate with status kOk and stats.runs > 0 (ties: the earlier one);
 // -1 if none.
@@ -88,6 +95,22 @@ struct TuneReport {
   double devices_wall_ms = 0;
   // Host wall time of the finalists' re-timing (part of bench_wall_ms; on the tuner's own device).
   double finalists_ms = 0;
+
+  // Which search ran ("exhaustive", "guided", "random(N)") and, for a guided run, what it did.
+  std::string search = "exhaustive";
+  struct SearchRound {
+    int round = 0;        // 1: the first, short round of every candidate reached
+    int benchmarked = 0;  // candidates timed in this round
+    int eliminated = 0;   // of them, out after it (rejected early, or interval cannot beat the leader)
+  };
+  std::vector<SearchRound> rounds;  // guided only
+  int reached = 0;      // JIT candidates the guided search took into the race (compiled or hit)
+  int not_reached = 0;  // JIT candidates it never compiled (the prior ranked them too low)
+  // Estimated regret: how much faster (fraction, 0.02 = 2%) the best unmeasured candidate could
+  // plausibly be than the winner, from the static prior calibrated on the measured candidates.
+  double regret_estimate = 0;
+  bool budget_hit = false;  // options.budget_s ended the exploration
+  int history_neighbours = 0;  // tuned keys of the family the prior used
 
   // TunableOp-like tree: family/key, then one line per candidate with its median or its reason,
   // the winner marked with '*'.

@@ -6,6 +6,7 @@
 #include "autotune/bench_stage.h"
 #include "autotune/compile_pool.h"
 #include "autotune/finalists.h"
+#include "autotune/guided.h"
 #include "autotune/tuning_run_stages.h"
 #include "base/format.h"
 #include "base/fs.h"
@@ -244,7 +245,17 @@ Expected<TuneReport> TuningRun::run(WinnerBinary* winner) {
   loadHistory();
   select();
   checkLaunchDims();
-  KTUNE_RETURN_IF_ERROR(compileAndBench());
+  rep_.search = e_.opts.search->name();
+  size_t live_jit = 0;
+  for (const Cand& c : cands_) live_jit += c.live && c.vendor_source.empty() ? 1 : 0;
+  // Spaces below kMinGuided are measured in full: racing them would save little.
+  if (e_.opts.search->guided() && live_jit >= guided::kMinGuided) {
+    KTUNE_RETURN_IF_ERROR(compileAndRace());
+  } else {
+    if (e_.opts.search->guided()) rep_.search = "exhaustive (guided: space below " +
+                                                std::to_string(guided::kMinGuided) + ")";
+    KTUNE_RETURN_IF_ERROR(compileAndBench());
+  }
   int w = choose();
   rep_.bench_wall_ms = bench_ms_;
   rep_.bench_overlap_ms = overlap_ms_;

@@ -86,7 +86,7 @@ void TuningRun::admit(size_t i, std::vector<size_t>& batch) {
 void TuningRun::benchInProcess(size_t i) {
   Cand& c = cands_[i];
   e_.progress({f_.name, key_, "bench", ++bench_index_, total_, c.r.config});
-  e_.benchOne(f_, p_, c, e_.opts.bench, best_, s_, &rep_);
+  e_.benchOne(f_, p_, c, round_bo_ ? *round_bo_ : e_.opts.bench, best_, s_, &rep_);
   if (c.r.status == Code::kOk && (best_ <= 0 || c.r.stats.median_ms < best_))
     best_ = c.r.stats.median_ms;
   const auto t_rec = Clock::now();
@@ -102,7 +102,7 @@ void TuningRun::benchInProcess(size_t i) {
 Status TuningRun::benchThroughWorker(const std::vector<size_t>& iso_batch) {
   std::string why;
   IsolatedBatch ib{fs_,   p_,           key_,   cands_,          iso_batch,
-                   &best_, &done_, &bench_index_, total_, &rep_, &write_reported_};
+                   &best_, &done_, &bench_index_, total_, &rep_, &write_reported_, round_bo_};
   if (benchIsolated(e_, ib, &why)) {
     iso_used_ = true;
     return Status::Ok();
@@ -157,7 +157,8 @@ Status TuningRun::bench(std::vector<size_t> batch) {
   }
   if (!iso_off_ && !iso_batch.empty()) KTUNE_RETURN_IF_ERROR(benchThroughWorker(iso_batch));
   if (e_.devices && e_.devices->inProcess()) {  // several simulated devices (device_pool.h)
-    IsolatedBatch ib{fs_, p_, key_, cands_, batch, &best_, &done_, &bench_index_, total_, &rep_, &write_reported_};
+    IsolatedBatch ib{fs_,    p_,           key_,   cands_, batch,           &best_,
+                     &done_, &bench_index_, total_, &rep_,  &write_reported_, round_bo_};
     KTUNE_RETURN_IF_ERROR(e_.devices->benchInProcess(ib));
   }
   for (size_t i : batch)

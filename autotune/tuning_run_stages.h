@@ -41,6 +41,13 @@ class TuningRun {
   void select();
   void checkLaunchDims();
   Status compileAndBench();
+  // The guided search (tuning_run_race.cc): prior order, lazy compiles, the race's rounds.
+  Status compileAndRace();
+  std::vector<size_t> priorOrder();
+  Status compileChunk(const std::vector<size_t>& chunk, std::vector<size_t>& batch);
+  Status raceRounds();
+  void markNotReached(const std::vector<size_t>& rest, size_t explored);
+  double regretOf(const std::vector<size_t>& rest) const;
   void compileOne(size_t j);
   void admit(size_t i, std::vector<size_t>& batch);
   std::optional<std::string> pruneReason(const Cand& c) const;
@@ -77,6 +84,8 @@ class TuningRun {
   bool iso_off_ = true;   // isolation off or unavailable: the rest runs in-process
   bool iso_used_ = false;  // some batch of this key went through the worker
   int bench_index_ = 0;
+  const BenchOptions* round_bo_ = nullptr;  // a guided round's bench options (null: the engine's)
+  std::vector<double> static_score_;        // guided: per candidate, its static prior
   std::atomic<bool> write_reported_{false};  // a failed journal/database write was logged
 };
 

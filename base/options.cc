@@ -144,6 +144,15 @@ Expected<TunerOptions> TunerOptions::fromEnv() {
   if (const char* v = env("KTUNE_PIPELINE")) KTUNE_RETURN_IF_ERROR(parseBool("KTUNE_PIPELINE", v, &o.pipeline));
   if (const char* v = env("KTUNE_WARMUP_MS")) KTUNE_RETURN_IF_ERROR(parseDouble("KTUNE_WARMUP_MS", v, &o.warmup_ms));
   if (const char* v = env("KTUNE_REP_MS")) KTUNE_RETURN_IF_ERROR(parseDouble("KTUNE_REP_MS", v, &o.rep_ms));
+  if (const char* v = env("KTUNE_SEARCH")) {
+    o.search = v;
+    if (o.search != "guided" && o.search != "exhaustive")
+      return Status::InvalidArgument(std::string("KTUNE_SEARCH='") + v + "' must be guided or exhaustive");
+  }
+  if (const char* v = env("KTUNE_BUDGET")) {
+    KTUNE_RETURN_IF_ERROR(parseDouble("KTUNE_BUDGET", v, &o.budget_s));
+    if (!(o.budget_s >= 0)) return Status::InvalidArgument(std::string("KTUNE_BUDGET='") + v + "' must be >= 0 seconds");
+  }
   if (const char* v = env("KTUNE_STATIC_PRUNE"))
     KTUNE_RETURN_IF_ERROR(parseBool("KTUNE_STATIC_PRUNE", v, &o.static_prune));
   if (const char* v = env("KTUNE_VENDOR_ALGOS"))

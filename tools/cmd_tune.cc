@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -37,6 +38,8 @@ const char* const kTuneUsage =
     "       ktune tune --from-file untuned.jsonl [--queue redis://host:port/db [--queue-name N]]\n"
     "  common: [--json] [--arch A (no-GPU analysis; default sm_90a)] [--no-gpu] [--quiet]\n"
     "          [--no-isolate (benchmark in this process, not in a ktune-worker; KTUNE_ISOLATE=0)]\n"
+    "          [--search guided|exhaustive (KTUNE_SEARCH; default guided, docs/search.md)]\n"
+    "          [--budget SECONDS (KTUNE_BUDGET: a guided run stops exploring after this long)]\n"
     "          [--devices all|0,1,... (spread the candidates over these GPUs of one model, one\n"
     "           worker each; KTUNE_BACKEND=sim with KTUNE_SIM_DEVICES=N simulates N devices)]\n"
     "  On a GPU: tune, verify, record the winner in the tuning database and print every candidate.\n"
@@ -205,7 +208,8 @@ int parseTuneRequest(const std::vector<std::string>& argv, TuneRequest* t) {
                                {"--from-file", true}, {"--arch", true}, {"--residual"},
                                {"--no-weight"}, {"--full-space"}, {"--no-gpu"}, {"--json"},
                                {"--quiet"}, {"--no-isolate"}, {"--kinds", true},
-                               {"--queue", true}, {"--queue-name", true}, {"--devices", true}});
+                               {"--queue", true}, {"--queue-name", true}, {"--devices", true},
+                               {"--search", true}, {"--budget", true}});
   if (!args.ok()) return usage(args.status().message(), kTuneUsage);
   if (args->help) return help(kTuneUsage);
   t->args = std::move(*args);
@@ -215,6 +219,15 @@ int parseTuneRequest(const std::vector<std::string>& argv, TuneRequest* t) {
   t->kinds = *kinds;
   t->json = a.has("--json");
   t->quiet = a.has("--quiet");
+  if (a.has("--search") && a.get("--search") != "guided" && a.get("--search") != "exhaustive")
+    return usage("--search must be guided or exhaustive", kTuneUsage);
+  if (a.has("--budget")) {
+    char* end = nullptr;
+    const std::string b = a.get("--budget");
+    const double v = std::strtod(b.c_str(), &end);
+    if (b.empty() || *end != '\0' || !(v >= 0)) return usage("--budget must be seconds >= 0", kTuneUsage);
+    t->budget_s = v;
+  }
   if (a.has("--from-file")) {
     if (!a.positional.empty()) return usage("--from-file takes no op", kTuneUsage);
     t->from_file = a.get("--from-file");
@@ -297,6 +310,8 @@ Expected<std::shared_ptr<Tuner>> makeTuner(const Gpu& gpu, const Options& opts, 
   // simulated device lives in this process only, so it is benchmarked here.
   if (!opts.isolate_explicit) topts.options.isolate = topts.isolation.fallback_in_process = !gpu.sim;
   if (t.args.has("--no-isolate")) topts.options.isolate = false;
+  if (t.args.has("--search")) topts.options.search = t.args.get("--search");
+  if (t.args.has("--budget")) topts.options.budget_s = t.budget_s;
   if (gpu.sim && topts.options.isolate)
     return Status::InvalidArgument("KTUNE_ISOLATE=1 with KTUNE_BACKEND=sim: the simulated device "
                                    "cannot be served by a ktune-worker; unset KTUNE_ISOLATE");

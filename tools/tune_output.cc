@@ -10,6 +10,24 @@
 namespace ktune::cli {
 namespace {
 
+// Which search ran and, for a guided one, what each round did (docs/search.md).
+nlohmann::json searchJson(const TuneReport& r) {
+  nlohmann::json j = {{"name", r.search}};
+  if (r.search != "guided") return j;
+  j["reached"] = r.reached;
+  j["not_reached"] = r.not_reached;
+  j["compiled"] = r.compiled;
+  j["store_hits"] = r.store_hits;
+  j["regret_estimate"] = r.regret_estimate;
+  j["budget_hit"] = r.budget_hit;
+  j["history_neighbours"] = r.history_neighbours;
+  j["rounds"] = nlohmann::json::array();
+  for (const auto& rd : r.rounds)
+    j["rounds"].push_back({{"round", rd.round}, {"benchmarked", rd.benchmarked},
+                           {"eliminated", rd.eliminated}});
+  return j;
+}
+
 nlohmann::json reportJson(const TuneReport& r, const Metric& m) {
   nlohmann::json j = {{"family", r.family}, {"key", r.key}, {"winner", r.winner},
                       {"winner_source", r.winner_source},
@@ -23,6 +41,7 @@ nlohmann::json reportJson(const TuneReport& r, const Metric& m) {
                       {"total_wall_ms", r.total_wall_ms}, {"from_database", r.from_database},
                       {"unit", m.unit}};
   if (m.peer > 0) j["peer"] = {{"name", m.peer_name}, {"value", m.peer}};
+  j["search"] = searchJson(r);
   if (!r.devices.empty()) {
     j["devices"] = nlohmann::json::array();
     for (const auto& d : r.devices)
@@ -47,6 +66,7 @@ nlohmann::json reportJson(const TuneReport& r, const Metric& m) {
       cj["median_us"] = c.stats.median_ms * 1e3;
       cj["p20_us"] = c.stats.p20_ms * 1e3;
       cj["p80_us"] = c.stats.p80_ms * 1e3;
+      cj["runs"] = c.stats.runs;
       cj[m.unit] = m.per_ms / c.stats.median_ms;
     }
     j["candidates"].push_back(cj);

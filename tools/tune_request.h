@@ -22,6 +22,7 @@ struct GemmCase {
 struct TuneRequest {
   ParsedArgs args;
   bool json = false, quiet = false;
+  double budget_s = 0;  // --budget (seconds)
   std::string op;         // rmsnorm, silu_mul, gemm; "" with --from-file
   std::string from_file;  // validated: a regular file of JSON lines with family and key
   DType dtype = DType::kBF16;

@@ -145,6 +145,19 @@ struct GemmOp::State {
     return ref_runner->launch(default_kind, default_config, s, b, stream);
   }
 
+  // The tile whose boundaries verification checks: verify_tile, doubled while the checked rows
+  // would hold more than kMaxVerifyElements. A wide output (N = 28672) has 7x the elements per
+  // row of a 4096-wide one, and reading back and comparing 290 such rows took most of the bench
+  // stage: ~8M elements copied, converted and compared per verification, ~110 verifications per
+  // key. Rows on both sides of every multiple of the coarser tile are still both sides of a
+  // boundary of every finer tile, so a kernel that is wrong at its tile edges still fails.
+  static constexpr int64_t kMaxVerifyElements = int64_t(2) << 20;
+  int64_t verifyTileFor(const gemm::GemmShape& s) const {
+    int64_t tile = verify_tile;
+    while (tile < s.m && (2 * (s.m / tile) + 34) * s.n > kMaxVerifyElements) tile *= 2;
+    return tile;
+  }
+
   Expected<VerifyResult> verify(const GemmCall& call, StreamHandle stream) {
     Backend& be = tuner->backend();
     const auto& s = call.shape;
@@ -175,7 +188,7 @@ struct GemmOp::State {
     // plus 32 seeded random rows; whole rows, so every N-tile boundary is checked too. Staged
     // copies keep that to a few milliseconds per candidate.
     if (s.m * s.n > (int64_t(1) << 20) || s.ldc != s.n) {
-      const auto rows = s.m * s.n > (int64_t(1) << 20) ? tileBoundaryRows(s.m, verify_tile, 32)
+      const auto rows = s.m * s.n > (int64_t(1) << 20) ? tileBoundaryRows(s.m, verifyTileFor(s), 32)
                                                         : sampleRows(s.m, s.m);
       return compareDeviceRowsToTrusted(be, call.buf.c, ref, dtypeOf(s.c), s.n, s.ldc, rows, tol);
     }

@@ -93,9 +93,15 @@ typedef struct ktune_tuner_options {
    * "" = none. A bad URL is KTUNE_ERR_INVALID_ARGUMENT; a remote that is down never fails a call.
    * (Added last: a caller built with the older, shorter struct keeps working.) */
   const char* remote_cache;
+  /* How a tuning run searches (KTUNE_SEARCH): "guided" (the default: prior order, lazy compiles,
+   * a race; docs/search.md) or "exhaustive"; NULL = the environment's. budget_s (KTUNE_BUDGET):
+   * seconds after which a guided run stops exploring; < 0 = the environment's, 0 = no limit.
+   * (Added after remote_cache: older callers' shorter structs keep working.) */
+  const char* search;
+  double budget_s;
 } ktune_tuner_options;
 #define KTUNE_TUNER_OPTIONS_INIT \
-  { sizeof(ktune_tuner_options), NULL, -1, NULL, NULL, -1, -1, -1, NULL }
+  { sizeof(ktune_tuner_options), NULL, -1, NULL, NULL, -1, -1, -1, NULL, NULL, -1.0 }
 
 /* Opens a tuner on `backend` ("auto", "cuda", "hip", "sim"; NULL = KTUNE_BACKEND or "auto"),
  * everything else from the environment. KTUNE_ERR_UNAVAILABLE when the backend has no device. */

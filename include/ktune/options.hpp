@@ -62,6 +62,18 @@ struct KTUNE_API TunerOptions {
   // warm run took 2.0 s instead of 3.0 s (bench/NOTES.md); at least min_runs runs are always taken.
   double warmup_ms = 5.0;
   double rep_ms = 20.0;
+  // KTUNE_SEARCH=guided|exhaustive: how a tuning run picks what to compile and time (docs/search.md).
+  // "guided" (default): candidates ordered by a prior (the family's tuned neighbours in the
+  // database, then static features: waves on the device's SMs, tile intensity), compiled lazily
+  // in that order and raced (a short first round, then more rounds only for those whose interval
+  // can still beat the leader); exploration stops when the estimated regret of the unmeasured rest
+  // is small. Spaces of fewer than 16 candidates are measured exhaustively. "exhaustive": every
+  // candidate compiled and timed in full, as before.
+  std::string search = "guided";
+  // KTUNE_BUDGET=SECONDS: a guided run stops taking new candidates into the race once this much
+  // host wall time has passed (the first round's candidates, the default and the finalists are
+  // always measured). 0 (default) = no time limit; exhaustive runs ignore it.
+  double budget_s = 0;
   // KTUNE_STATIC_PRUNE=0 turns off pruning by resource reports: the one switch for every rule
   // (spills, occupancy, a missing matrix instruction), in the engine and in the built-in ops.
   bool static_prune = true;

@@ -58,6 +58,8 @@ const std::vector<OptionField>& optionFields() {
       field("rep_ms", &TunerOptions::rep_ms),
       field("static_prune", &TunerOptions::static_prune),
       field("vendor_algos", &TunerOptions::vendor_algos),
+      field("search", &TunerOptions::search),
+      field("budget_s", &TunerOptions::budget_s),
       field("backend", &TunerOptions::backend),
       field("clang", &TunerOptions::clang),
       field("retry_failed", &TunerOptions::retry_failed),

@@ -185,6 +185,14 @@ def test_tuner_options_reach_the_engine(sim):
         ktune.get_tuner(warmup_ms="fast")
 
 
+def test_search_options_reach_the_engine(sim):
+    t = ktune.get_tuner(search="exhaustive", budget_s=2.5)
+    o = t.options()
+    assert (o["search"], o["budget_s"]) == ("exhaustive", 2.5)
+    with pytest.raises(ktune.InvalidArgument, match="search"):
+        ktune.get_tuner(search="random")
+
+
 def test_do_bench_and_explain(sim):
     stats = ktune.do_bench(lambda: sum(range(100)), warmup=1, rep=5, return_stats=True)
     assert stats["timer"] == "sim"  # the engine's harness on the simulated device

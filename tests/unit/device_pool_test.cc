@@ -76,6 +76,13 @@ PoolRun tuneOn(int n_devices) {
   // The finalists' interleaved rounds (finalists_test) run on device 0 after the spread; without
   // them each device's clock is exactly the pool's share, which this test checks.
   eo.options.finalists = 0;
+  // Every candidate timed, so the spread and its totals compare with the one-device run's.
+  eo.options.search = "exhaustive";
+  // Early rejection after the estimate only: a first run far above the best ends a candidate at
+  // once (benchmarker.h), which leaves so little work per candidate that a 24-candidate spread over
+  // 4 devices is dominated by the first candidates, timed in full before any best exists; the
+  // usual rejection after the estimate (median above 2x the best) still happens.
+  eo.bench.abort_factor = 2;  // one run above 4x the best: none of these 24 configs
   for (int d = 0; d < n_devices && n_devices > 1; ++d) eo.options.devices.push_back(d);
   eo.compiler = std::make_shared<SimCompiler>();
   PoolRun out;

@@ -89,6 +89,8 @@ const std::map<std::string, Case>& cases() {
       {"KTUNE_WARMUP_MS", {"7.5", [](const Options& o) { return o.warmup_ms == 7.5; }, "abc"}},
       {"KTUNE_REP_MS", {"33", [](const Options& o) { return o.rep_ms == 33.0; }, "0"}},
       {"KTUNE_STATIC_PRUNE", {"0", [](const Options& o) { return !o.static_prune; }, "2"}},
+      {"KTUNE_SEARCH", {"exhaustive", [](const Options& o) { return o.search == "exhaustive"; }, "random"}},
+      {"KTUNE_BUDGET", {"1.5", [](const Options& o) { return o.budget_s == 1.5; }, "-1"}},
       {"KTUNE_VENDOR_ALGOS", {"3", [](const Options& o) { return o.vendor_algos == 3; }, "x"}},
       {"KTUNE_FINALISTS", {"2", [](const Options& o) { return o.finalists == 2; }, "-1"}},
       {"KTUNE_FINALIST_MARGIN",

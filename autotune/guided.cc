@@ -1,0 +1,193 @@
+#include "autotune/guided.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <numeric>
+#include <utility>
+
+namespace ktune::guided {
+
+namespace {
+
+// "a=1,b=x" -> {{a,"1"},{b,"x"}} (a value holding '=' or ',' is not expected in keys).
+std::vector<std::pair<std::string, std::string>> fields(const std::string& key) {
+  std::vector<std::pair<std::string, std::string>> out;
+  size_t i = 0;
+  while (i <= key.size()) {
+    size_t j = key.find(',', i);
+    if (j == std::string::npos) j = key.size();
+    const std::string f = key.substr(i, j - i);
+    const size_t eq = f.find('=');
+    if (eq != std::string::npos) out.emplace_back(f.substr(0, eq), f.substr(eq + 1));
+    i = j + 1;
+  }
+  return out;
+}
+
+bool integer(const std::string& s, long long* v) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  *v = std::strtoll(s.c_str(), &end, 10);
+  return end && *end == '\0';
+}
+
+}  // namespace
+
+double keyDistance(const std::string& a, const std::string& b) {
+  const auto fa = fields(a), fb = fields(b);
+  double sq = 0;
+  for (const auto& [name, va] : fa) {
+    auto it = std::find_if(fb.begin(), fb.end(), [&](const auto& f) { return f.first == name; });
+    if (it == fb.end()) {
+      sq += kCategoryDistance * kCategoryDistance;
+      continue;
+    }
+    long long x = 0, y = 0;
+    if (integer(va, &x) && integer(it->second, &y)) {
+      const double d = std::log2(1.0 + std::fabs(double(x))) - std::log2(1.0 + std::fabs(double(y)));
+      sq += d * d;
+    } else if (va != it->second) {
+      sq += kCategoryDistance * kCategoryDistance;
+    }
+  }
+  for (const auto& [name, vb] : fb) {
+    (void)vb;
+    if (std::none_of(fa.begin(), fa.end(), [&](const auto& f) { return f.first == name; }))
+      sq += kCategoryDistance * kCategoryDistance;
+  }
+  return std::sqrt(sq);
+}
+
+std::map<std::string, double> historyScores(const std::vector<DbEntry>& entries,
+                                            const std::string& key, size_t neighbours,
+                                            double max_distance, int* used) {
+  std::vector<std::pair<double, const DbEntry*>> near;
+  for (const DbEntry& e : entries) {
+    if (e.key == key || e.winner.empty()) continue;
+    const double d = keyDistance(key, e.key);
+    if (d <= max_distance) near.emplace_back(d, &e);
+  }
+  std::stable_sort(near.begin(), near.end(),
+                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  if (near.size() > neighbours) near.resize(neighbours);
+  std::map<std::string, std::pair<double, double>> acc;  // config -> (sum w*score, sum w)
+  for (const auto& [d, e] : near) {
+    double fastest = 0;
+    for (const auto& c : e->candidates)
+      if (c.status == Code::kOk && c.stats.runs > 0 && c.stats.median_ms > 0 && c.source == "jit")
+        fastest = fastest <= 0 ? c.stats.median_ms : std::min(fastest, c.stats.median_ms);
+    if (fastest <= 0) continue;
+    const double w = 1.0 / (1.0 + d);
+    for (const auto& c : e->candidates) {
+      if (c.source != "jit") continue;
+      double score = 0;  // failed or rejected there: a weak score, not unknown
+      if (c.status == Code::kOk && c.stats.runs > 0 && c.stats.median_ms > 0)
+        score = fastest / c.stats.median_ms;
+      else if (c.stats.runs > 0 && c.stats.median_ms > 0)  // stopped as slower than best
+        score = std::min(0.5, fastest / c.stats.median_ms);
+      else if (c.status == Code::kOk)
+        continue;  // not reached there: says nothing
+      auto& a = acc[c.config];
+      a.first += w * score;
+      a.second += w;
+    }
+  }
+  if (used) *used = static_cast<int>(near.size());
+  std::map<std::string, double> out;
+  for (const auto& [cfg, a] : acc)
+    if (a.second > 0) out[cfg] = a.first / a.second;
+  return out;
+}
+
+double waveEfficiency(const LaunchDims& dims, int sms) {
+  const double blocks = double(dims.grid.x) * double(dims.grid.y) * double(dims.grid.z);
+  if (sms <= 0 || blocks <= 0) return 1;
+  const double waves = std::ceil(blocks / sms);
+  return blocks / (waves * sms);
+}
+
+double tileIntensity(const Config& c) {
+  const double bm = double(c.getInt("BLOCK_M")), bn = double(c.getInt("BLOCK_N"));
+  if (bm <= 0 || bn <= 0) return 0;
+  return 2.0 * bm * bn / (bm + bn);
+}
+
+double tileFactor(double i, double best) {
+  if (i <= 0 || best <= 0) return 1;
+  return (i / (i + kHalfIntensity)) / (best / (best + kHalfIntensity));
+}
+
+std::vector<size_t> priorOrder(const std::vector<PriorItem>& items) {
+  std::vector<size_t> idx(items.size());
+  std::iota(idx.begin(), idx.end(), size_t{0});
+  auto tier = [&](const PriorItem& it) { return it.is_default ? 0 : it.history >= 0.9 ? 1 : 2; };
+  std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+    const PriorItem &x = items[a], &y = items[b];
+    if (tier(x) != tier(y)) return tier(x) < tier(y);
+    if (tier(x) == 1 && x.history != y.history) return x.history > y.history;
+    if (x.static_score != y.static_score) return x.static_score > y.static_score;
+    return x.history > y.history;
+  });
+  return idx;
+}
+
+double regretEstimate(const std::vector<Measured>& measured,
+                      const std::vector<Unmeasured>& unmeasured, double leader_ms) {
+  if (leader_ms <= 0 || unmeasured.empty()) return 0;
+  std::map<std::string, double> c;  // group -> smallest time x score
+  double c_any = 0;
+  for (const Measured& m : measured) {
+    if (m.ms <= 0 || m.static_score <= 0) continue;
+    const double x = m.ms * m.static_score;
+    auto [it, fresh] = c.emplace(m.group, x);
+    if (!fresh) it->second = std::min(it->second, x);
+    c_any = c_any <= 0 ? x : std::min(c_any, x);
+  }
+  if (c_any <= 0) return 1;  // nothing to calibrate on: anything may be faster
+  // A group with nothing measured is taken as a typical one: the median of the groups' constants
+  // (the most optimistic group's would let one underrated kernel keep every other kind "fast").
+  std::vector<double> cs;
+  for (const auto& [g, x] : c) cs.push_back(x);
+  std::sort(cs.begin(), cs.end());
+  c_any = cs[(cs.size() - 1) / 2];
+  double best_pred = 0;
+  for (const Unmeasured& u : unmeasured) {
+    if (u.static_score <= 0) continue;
+    auto it = c.find(u.group);
+    const double pred = (it == c.end() ? c_any : it->second) / u.static_score;
+    best_pred = best_pred <= 0 ? pred : std::min(best_pred, pred);
+  }
+  if (best_pred <= 0) return 0;
+  return std::max(0.0, leader_ms / best_pred - 1.0);
+}
+
+std::string groupOf(const Config& c) {
+  std::string g;
+  for (const auto& [name, v] : c.params())
+    if (const auto* s = std::get_if<std::string>(&v)) g += (g.empty() ? "" : ",") + name + "=" + *s;
+  return g;
+}
+
+size_t minExplore(size_t n) {
+  if (n < kMinGuided) return n;
+  return std::min(n, std::max<size_t>(8, n / 6));
+}
+
+size_t patience(size_t explored) { return std::max<size_t>(4, explored / 4); }
+
+double relHalfWidth(const TimingStats& s) {
+  if (s.runs <= 0 || s.median_ms <= 0) return 1;
+  // For a normal sample p80 - p20 = 1.68 sigma, and the median's standard error is 1.25 sigma /
+  // sqrt(n): 1.96 x 1.25 / 1.68 = 1.46.
+  const double hw = 1.46 * std::max(0.0, s.p80_ms - s.p20_ms) / std::sqrt(double(s.runs));
+  return std::max(kIntervalFloor, hw / s.median_ms);
+}
+
+bool canBeat(const TimingStats& c, const TimingStats& l) {
+  const double lo = c.median_ms * (1 - relHalfWidth(c));
+  const double hi = l.median_ms * (1 + relHalfWidth(l));
+  return lo <= hi;
+}
+
+}  // namespace ktune::guided

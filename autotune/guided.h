@@ -1,0 +1,101 @@
+// The guided search's prior and race decisions (internal to autotune/; docs/search.md explains
+// them for users). Pure functions over plain values, so the tuning run (tuning_run_race.cc) and
+// the tests use the same rules.
+//
+// Prior. Two sources, in this order:
+//   history  the family's tuned keys in the tuning database (this validator): the nearest keys by
+//            keyDistance, each candidate's time relative to that key's fastest (1 = it won there),
+//            weighted by closeness. A config that won or came close on similar keys goes first.
+//   static   what is known before compiling: the launch grid's waves on the device's SMs (a grid
+//            of 133 blocks on 132 SMs keeps them half idle) and, for tiled configs (BLOCK_M,
+//            BLOCK_N), the tile's arithmetic intensity relative to the largest tile of the space.
+// Race. The first round times every candidate reached briefly (do_bench with a precision target
+// and early rejection); later rounds re-time only the candidates whose 95% interval of the median
+// reaches the leader's, with twice the runs each round; then the finalists' interleaved re-timing
+// decides as for an exhaustive run. Exploration (compiling the next candidates in prior order)
+// stops when the estimated regret of what is left is below a threshold and no new leader came
+// for a while, or when the time budget is spent.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "autotune/database.h"
+#include "autotune/family.h"
+#include "base/config.h"
+
+namespace ktune::guided {
+
+// Distance between two keys ("M=128,N=4096,dtype=bf16"): Euclidean over the fields both have, in
+// log2(1 + |value|) for integers; a string field that differs, or a field only one key has, adds
+// kCategoryDistance (a different layout or dtype is far: its winners say little).
+inline constexpr double kCategoryDistance = 4.0;
+double keyDistance(const std::string& a, const std::string& b);
+
+// History: for each config string, the closeness-weighted mean over the `neighbours` nearest
+// entries (other keys, with a measured winner) of fastest-median / its median, for the configs
+// measured there. Entries farther than max_distance are not used. *used: entries used.
+std::map<std::string, double> historyScores(const std::vector<DbEntry>& entries,
+                                            const std::string& key, size_t neighbours,
+                                            double max_distance, int* used);
+
+// Static score in (0, 1] before compiling: wave efficiency of `dims` on `sms` SMs (1 when sms or
+// the grid is unknown) times `intensity` (the caller's tile intensity relative to the space's
+// best, 1 for untiled configs).
+double waveEfficiency(const LaunchDims& dims, int sms);
+// 2·BM·BN / (BM + BN) of a tiled config (BLOCK_M, BLOCK_N); 0 when the config has no tile.
+double tileIntensity(const Config& c);
+// The static factor of a tile of intensity `i` against the space's largest, `best`: a saturating
+// efficiency i / (i + kHalfIntensity) relative to the best's (a tile's reuse helps less and less
+// as it grows: a 64x64 tile is not half as fast as a 128x128 one); 1 for an untiled config.
+inline constexpr double kHalfIntensity = 32;
+double tileFactor(double i, double best);
+
+struct PriorItem {
+  double history = -1;   // historyScores value, -1 when the config was not measured nearby
+  double static_score = 0;
+  bool is_default = false;
+};
+// Order of the items: the default first (it is the finalists' baseline), then configs with a
+// history score >= 0.9 (best first), then the rest by static score (history breaking ties, then
+// the original order). Deterministic.
+std::vector<size_t> priorOrder(const std::vector<PriorItem>& items);
+
+// Regret estimate: how much faster than `leader_ms` the best unmeasured item could plausibly be,
+// as a fraction (0.05 = 5%). The static model is calibrated on the measured items: time ~ c /
+// static_score with c the smallest measured time x score (the most optimistic calibration), so
+// a model that underrates some configs makes the estimate larger, never smaller.
+// Calibration is per group (configs sharing their string-valued parameters, e.g. a GEMM's KIND:
+// different kernels have different constant factors); a group with nothing measured takes the
+// median of the measured groups' constants.
+struct Measured {
+  double ms = 0;
+  double static_score = 0;
+  std::string group;
+};
+struct Unmeasured {
+  double static_score = 0;
+  std::string group;
+};
+double regretEstimate(const std::vector<Measured>& measured,
+                      const std::vector<Unmeasured>& unmeasured, double leader_ms);
+// The calibration group of a config: its string-valued parameters ("KIND=tma").
+std::string groupOf(const Config& c);
+
+// How many candidates the race reaches at least, of n (every one below kMinGuided).
+inline constexpr size_t kMinGuided = 16;
+size_t minExplore(size_t n);
+// Keep exploring after `since_leader` candidates without a new leader?
+size_t patience(size_t explored);
+
+// 95% half-width of a candidate's median from its stats (p20/p80 spread, runs), relative, with
+// a floor (rounds run at different times: drift the spread does not show).
+inline constexpr double kIntervalFloor = 0.002;
+double relHalfWidth(const TimingStats& s);
+// Whether a candidate with stats `c` can still beat the leader `l` (its interval reaches
+// the leader's).
+bool canBeat(const TimingStats& c, const TimingStats& l);
+
+}  // namespace ktune::guided

@@ -1,0 +1,242 @@
+// The guided search of a tuning run (autotune/guided.h has the rules, docs/search.md the story):
+// the live JIT candidates in prior order, compiled a chunk at a time, each chunk's candidates
+// given a short first round as soon as they are compiled; exploration stops once the regret the
+// static prior allows for the rest is small and no new leader came for a while (or the budget is
+// spent); then later rounds for the candidates whose interval still reaches the leader's.
+#include <algorithm>
+#include <cmath>
+
+#include "autotune/compile_pool.h"
+#include "autotune/device_pool.h"
+#include "autotune/guided.h"
+#include "autotune/tuning_run_stages.h"
+#include "base/format.h"
+
+namespace ktune {
+namespace detail {
+
+namespace {
+
+// Exploration stops once the rest could be at most this much faster than the leader.
+constexpr double kRegretStop = 0.005;
+// Candidates whose first-round interval reaches the leader's get at most this many more rounds.
+constexpr int kLaterRounds = 2;
+
+// First round: a short do_bench with a precision target and the usual early rejection.
+BenchOptions firstRound(const BenchOptions& base) {
+  BenchOptions bo = base;
+  bo.warmup_ms = base.warmup_ms / 5;
+  bo.rep_ms = base.rep_ms / 4;
+  bo.min_runs = std::max(3, base.min_runs / 2);
+  bo.target_ci = 0.01;
+  return bo;
+}
+
+// Round r >= 2: twice the runs of the round before, no verification (done in round 1), no early
+// rejection (the candidate already showed it can reach the leader).
+BenchOptions laterRound(const BenchOptions& base, int r) {
+  BenchOptions bo = base;
+  const double scale = std::ldexp(1.0, r - 1);
+  bo.warmup_ms = base.warmup_ms / 2;
+  bo.rep_ms = base.rep_ms / 4 * scale;
+  bo.min_runs = static_cast<int>(std::max(3, base.min_runs / 2) * scale);
+  bo.target_ci = 0.0025;
+  bo.verify = false;
+  bo.abort_factor = 1e9;
+  return bo;
+}
+
+bool passedOriginal(const Cand& c) {
+  return c.live && c.dup_of < 0 && c.r.status == Code::kOk && c.r.stats.runs > 0;
+}
+
+}  // namespace
+
+// The live JIT candidates (indices into cands_) in the prior's order; fills static_score_.
+std::vector<size_t> TuningRun::priorOrder() {
+  std::vector<size_t> live;
+  for (size_t i = 0; i < cands_.size(); ++i)
+    if (cands_[i].live && cands_[i].vendor_source.empty()) live.push_back(i);
+  int used = 0;
+  const auto hist = guided::historyScores(fs_.db->entries(), key_, 4, 8.0, &used);
+  rep_.history_neighbours = used;
+  double best_tile = 0, sum_factor = 0;
+  int tiled = 0;
+  for (size_t i : live) best_tile = std::max(best_tile, guided::tileIntensity(cands_[i].config));
+  for (size_t i : live) {
+    const double t = guided::tileIntensity(cands_[i].config);
+    if (t > 0) sum_factor += guided::tileFactor(t, best_tile), ++tiled;
+  }
+  // A config without a tile in a space of tiled ones (a GEMM's skinny kernel) is neither favoured
+  // nor penalised: it gets the tiled configs' mean factor.
+  const double untiled = tiled > 0 ? sum_factor / tiled : 1.0;
+  Config def = f_.default_for ? f_.default_for(p_) : f_.default_config;
+  static_score_.assign(cands_.size(), 0);
+  std::vector<guided::PriorItem> items;
+  for (size_t i : live) {
+    const Cand& c = cands_[i];
+    guided::PriorItem it;
+    const double tile = guided::tileIntensity(c.config);
+    it.static_score = guided::waveEfficiency(c.dims, e_.device.multiprocessors) *
+                      (tile > 0 ? guided::tileFactor(tile, best_tile) : untiled);
+    if (auto h = hist.find(c.r.config); h != hist.end()) it.history = h->second;
+    it.is_default = c.config == def || c.config == f_.default_config;
+    static_score_[i] = it.static_score;
+    items.push_back(it);
+  }
+  std::vector<size_t> order;
+  for (size_t k : guided::priorOrder(items)) order.push_back(live[k]);
+  return order;
+}
+
+// Compiles `chunk` (indices into cands_) on the pool and admits them; admitted originals go into
+// `batch`.
+Status TuningRun::compileChunk(const std::vector<size_t>& chunk, std::vector<size_t>& batch) {
+  const size_t base = to_compile_.size();
+  to_compile_.insert(to_compile_.end(), chunk.begin(), chunk.end());
+  CompilePool pool(
+      chunk.size(), CompilePool::threadsFor(chunk.size(), e_.opts.options.compile_threads, false),
+      [&](size_t j) { compileOne(base + j); },
+      [&](size_t, size_t finished) {
+        e_.progress({f_.name, key_, "compile", static_cast<int>(base + finished),
+                     static_cast<int>(rep_.reached + chunk.size()), ""});
+      });
+  pool.runAll();
+  rep_.compile_wall_ms += pool.wallMs();
+  for (size_t j = 0; j < chunk.size(); ++j) admit(chunk[j], batch);
+  return Status::Ok();
+}
+
+double TuningRun::regretOf(const std::vector<size_t>& rest) const {
+  std::vector<guided::Measured> measured;
+  double leader = 0;
+  for (const Cand& c : cands_) {
+    if (passedOriginal(c) && (leader <= 0 || c.r.stats.median_ms < leader)) leader = c.r.stats.median_ms;
+  }
+  for (size_t i = 0; i < cands_.size(); ++i) {
+    const Cand& c = cands_[i];
+    if (c.vendor_source.empty() && c.r.stats.runs > 0 && c.r.stats.median_ms > 0)
+      measured.push_back({c.r.stats.median_ms, static_score_[i], guided::groupOf(c.config)});
+  }
+  std::vector<guided::Unmeasured> unmeasured;
+  for (size_t i : rest) unmeasured.push_back({static_score_[i], guided::groupOf(cands_[i].config)});
+  return guided::regretEstimate(measured, unmeasured, leader);
+}
+
+void TuningRun::markNotReached(const std::vector<size_t>& rest, size_t explored) {
+  for (size_t i : rest) {
+    Cand& c = cands_[i];
+    c.live = false;
+    c.r.status = Code::kOk;  // not a failure: never compiled nor timed (stats.runs == 0)
+    c.r.reason = strprintf("not reached: the guided search stopped after %zu candidates", explored);
+    done_[i] = true;
+    ++rep_.not_reached;
+  }
+}
+
+Status TuningRun::compileAndRace() {
+  const auto t0 = Clock::now();
+  rep_.search = "guided";
+  const std::vector<size_t> order = priorOrder();
+  done_.assign(cands_.size(), false);
+  iso_off_ = !e_.opts.options.isolate;
+  if (e_.opts.options.isolate && f_.args_json && f_.make_problem) {
+    std::string ignored;
+    if (e_.devices) e_.devices->prepare(f_.name, f_.args_json(p_));
+    else if (e_.makeWorker(&ignored)) (void)e_.worker->prepare(f_.name, f_.args_json(p_));
+  }
+  const BenchOptions r1 = firstRound(e_.opts.bench);
+  round_bo_ = &r1;
+  TuneReport::SearchRound first{1, 0, 0};
+  // Vendor candidates first: no compile runs now, and they set a strong bar for early rejection.
+  std::vector<size_t> vendor;
+  for (size_t i = 0; i < cands_.size(); ++i) {
+    if (cands_[i].resumed && cands_[i].r.status == Code::kOk && cands_[i].r.stats.runs > 0 &&
+        (best_ <= 0 || cands_[i].r.stats.median_ms < best_))
+      best_ = cands_[i].r.stats.median_ms;
+    if (!cands_[i].vendor_source.empty() && cands_[i].live) vendor.push_back(i);
+  }
+  has_vendor_ = !vendor.empty();
+  first.benchmarked += static_cast<int>(vendor.size());
+  KTUNE_RETURN_IF_ERROR(bench(vendor));
+  const size_t n = order.size(), min_n = guided::minExplore(n);
+  // A chunk keeps every compile thread busy, and with several devices every device.
+  const size_t chunk_n = std::max<size_t>(
+      {4, static_cast<size_t>(CompilePool::threadsFor(n, e_.opts.options.compile_threads, false)),
+       2 * e_.opts.options.devices.size()});
+  size_t next = 0, since_leader = 0;
+  double leader = best_;
+  while (next < n) {
+    const size_t take = next == 0 ? std::max(min_n, chunk_n) : chunk_n;
+    std::vector<size_t> chunk(order.begin() + next, order.begin() + std::min(n, next + take));
+    next += chunk.size();
+    rep_.reached += static_cast<int>(chunk.size());
+    std::vector<size_t> batch;
+    KTUNE_RETURN_IF_ERROR(compileChunk(chunk, batch));
+    first.benchmarked += static_cast<int>(batch.size());
+    KTUNE_RETURN_IF_ERROR(bench(batch));
+    if (best_ > 0 && (leader <= 0 || best_ < leader * (1 - 1e-9))) {
+      leader = best_;
+      since_leader = 0;
+    } else {
+      since_leader += chunk.size();
+    }
+    const std::vector<size_t> rest(order.begin() + next, order.end());
+    rep_.regret_estimate = regretOf(rest);
+    if (e_.opts.options.verbose) {
+      e_.log() << strprintf("ktune: %s [%s]: guided: %zu of %zu raced, leader %.4g ms, %zu since a "
+                            "new leader, regret estimate %.2f%%\n",
+                            f_.name.c_str(), key_.c_str(), next, n, leader, since_leader,
+                            100 * rep_.regret_estimate);
+    }
+    if (e_.opts.options.budget_s > 0 && msSince(t0) > 1e3 * e_.opts.options.budget_s) {
+      rep_.budget_hit = next < n;
+      break;
+    }
+    if (next >= min_n && since_leader >= guided::patience(next) &&
+        rep_.regret_estimate < kRegretStop)
+      break;
+  }
+  markNotReached(std::vector<size_t>(order.begin() + next, order.end()), next);
+  for (size_t i : to_compile_) (cands_[i].hit ? rep_.store_hits : rep_.compiled) += 1;
+  KTUNE_RETURN_IF_ERROR(settleSetAside());
+  rep_.rounds.push_back(first);
+  round_bo_ = nullptr;
+  const Status st = raceRounds();
+  rep_.bench_overlap_ms = 0;
+  return st;
+}
+
+// Rounds 2.. : the candidates whose interval still reaches the leader's, with more runs each.
+Status TuningRun::raceRounds() {
+  std::vector<size_t> in_round;
+  for (size_t i = 0; i < cands_.size(); ++i)
+    if (done_[i] && !cands_[i].resumed && cands_[i].dup_of < 0 && cands_[i].r.stats.runs > 0)
+      in_round.push_back(i);
+  for (int r = 2;; ++r) {
+    int leader = -1;
+    for (size_t i = 0; i < cands_.size(); ++i)
+      if (passedOriginal(cands_[i]) &&
+          (leader < 0 || cands_[i].r.stats.median_ms < cands_[leader].r.stats.median_ms))
+        leader = static_cast<int>(i);
+    std::vector<size_t> alive;
+    for (size_t i : in_round)
+      if (passedOriginal(cands_[i]) && leader >= 0 &&
+          guided::canBeat(cands_[i].r.stats, cands_[leader].r.stats))
+        alive.push_back(i);
+    rep_.rounds.back().eliminated =
+        rep_.rounds.back().benchmarked - static_cast<int>(alive.size());
+    if (alive.size() <= 1 || r > 1 + kLaterRounds) return Status::Ok();
+    const BenchOptions bo = laterRound(e_.opts.bench, r);
+    round_bo_ = &bo;
+    for (size_t i : alive) done_[i] = false;
+    rep_.rounds.push_back({r, static_cast<int>(alive.size()), 0});
+    const Status st = bench(alive);
+    round_bo_ = nullptr;
+    KTUNE_RETURN_IF_ERROR(st);
+    in_round = alive;
+  }
+}
+
+}  // namespace detail
+}  // namespace ktune

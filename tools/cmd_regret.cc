@@ -1,0 +1,129 @@
+// `ktune regret`: the guided search against the exhaustive one, shape by shape (tools/regret.h).
+#include <cstdio>
+#include <cstdlib>
+#include <unistd.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "base/fs.h"
+#include "runtime/backend.h"
+#include "tools/commands.h"
+#include "tools/regret.h"
+#include "tools/sim_gpu.h"
+
+namespace ktune::cli {
+
+const char* const kRegretUsage =
+    "ktune regret [--set ci|gpu] [--ops gemm,rmsnorm,silu_mul] [--limit N] [--rounds R]\n"
+    "             [--cache DIR (empty or absent; default a fresh temporary directory)] [--json]\n"
+    "  Tunes every shape of the set twice in this process, exhaustively and with the guided search\n"
+    "  (each with its own cold cache), and prints per key the guided winner's time over the\n"
+    "  exhaustive winner's (interleaved re-timing of the two) and each side's tuning time.\n"
+    "  KTUNE_BACKEND=sim runs it on the simulated device (deterministic costs; --set ci).";
+
+namespace {
+
+bool wanted(const std::string& ops, const std::string& op) {
+  return ops.empty() || ("," + ops + ",").find("," + op + ",") != std::string::npos;
+}
+
+void printHeader() {
+  std::printf("%-34s %-9s %8s %8s %6s %6s %8s  %s\n", "shape", "ratio", "exh s", "guided s",
+              "exh c", "gd c", "est", "winners (exhaustive | guided)");
+}
+
+void printRow(const RegretRow& r) {
+  {
+    if (!r.error.empty()) {
+      std::printf("%-34s error: %s\n", r.name.c_str(), r.error.c_str());
+      return;
+    }
+    std::printf("%-34s %-9.4f %8.2f %8.2f %6d %6d %7.2f%%  %s%s\n", r.name.c_str(), r.ratio,
+                r.exhaustive_s, r.guided_s, r.exhaustive_compiled, r.guided_compiled,
+                100 * r.regret_estimate,
+                r.exhaustive_winner == r.guided_winner ? "same: " : "",
+                r.exhaustive_winner == r.guided_winner
+                    ? r.guided_winner.substr(0, 60).c_str()
+                    : (r.exhaustive_winner.substr(0, 40) + " | " + r.guided_winner.substr(0, 40)).c_str());
+  }
+  std::fflush(stdout);
+}
+
+void printSummary(const std::vector<RegretRow>& rows) {
+  const RegretSummary s = summarize(rows);
+  std::printf("\nkeys %d: within 1%% %d (%.1f%%), geomean ratio %.4f, worst %.4f; tuning time "
+              "exhaustive %.1f s, guided %.1f s (%.2fx); configs compiled %d vs %d\n",
+              s.keys, s.within_1pct, s.keys ? 100.0 * s.within_1pct / s.keys : 0.0, s.geomean,
+              s.worst, s.exhaustive_s, s.guided_s, s.guided_s > 0 ? s.exhaustive_s / s.guided_s : 0.0,
+              s.exhaustive_compiled, s.guided_compiled);
+}
+
+nlohmann::json rowsJson(const std::vector<RegretRow>& rows) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const RegretRow& r : rows)
+    a.push_back({{"name", r.name}, {"family", r.family}, {"key", r.key},
+                 {"exhaustive_winner", r.exhaustive_winner}, {"guided_winner", r.guided_winner},
+                 {"ratio", r.ratio}, {"ratio_lo", r.ratio_lo}, {"ratio_hi", r.ratio_hi},
+                 {"exhaustive_s", r.exhaustive_s}, {"guided_s", r.guided_s},
+                 {"candidates", r.candidates}, {"exhaustive_compiled", r.exhaustive_compiled},
+                 {"guided_compiled", r.guided_compiled}, {"guided_reached", r.guided_reached},
+                 {"regret_estimate", r.regret_estimate}, {"error", r.error}});
+  const RegretSummary s = summarize(rows);
+  return {{"rows", a},
+          {"summary", {{"keys", s.keys}, {"within_1pct", s.within_1pct}, {"geomean", s.geomean},
+                       {"worst", s.worst}, {"exhaustive_s", s.exhaustive_s},
+                       {"guided_s", s.guided_s}, {"exhaustive_compiled", s.exhaustive_compiled},
+                       {"guided_compiled", s.guided_compiled}}}};
+}
+
+}  // namespace
+
+int cmdRegret(const std::vector<std::string>& argv) {
+  auto args = parseArgs(argv, {{"--set", true}, {"--ops", true}, {"--limit", true},
+                               {"--rounds", true}, {"--cache", true}, {"--json"}});
+  if (!args.ok()) return usage(args.status().message(), kRegretUsage);
+  if (args->help) return help(kRegretUsage);
+  auto opts = Options::fromEnv();
+  if (!opts.ok()) return fail(opts.status());
+  auto set = regretSet(args->get("--set", opts->backend == "sim" ? "ci" : "gpu"));
+  if (!set.ok()) return usage(set.status().message(), kRegretUsage);
+  std::vector<RegretShape> shapes;
+  const std::string ops = args->get("--ops", "");
+  const long limit = std::atol(args->get("--limit", "0").c_str());
+  for (const auto& s : *set)
+    if (wanted(ops, s.op) && (limit <= 0 || long(shapes.size()) < limit)) shapes.push_back(s);
+  RegretOptions ro;
+  ro.rounds = std::max(2, std::atoi(args->get("--rounds", "6").c_str()));
+  std::shared_ptr<Backend> backend;
+  if (opts->backend == "sim") {
+    SimGpu g = openSimGpu(1);
+    backend = g.backend;
+    ro.compiler = g.compiler;
+    ro.sim = true;
+  } else {
+    auto b = openBackend(opts->backend);
+    if (!b.ok()) return fail(b.status(), "KTUNE_BACKEND=sim runs the harness on the simulated device");
+    backend = std::move(*b);
+  }
+  std::string tmp;
+  ro.cache_root = args->get("--cache", "");
+  if (ro.cache_root.empty()) {
+    char t[] = "/tmp/ktune-regret-XXXXXX";
+    if (!::mkdtemp(t)) return fail(Status::IoError("mkdtemp failed"));
+    ro.cache_root = tmp = t;
+  }
+  const bool json = args->has("--json");
+  if (!json) {
+    printHeader();
+    ro.on_row = printRow;
+  }
+  auto rows = runRegret(backend, *opts, shapes, ro);
+  if (!tmp.empty()) (void)removeTree(tmp);
+  if (!rows.ok()) return fail(rows.status());
+  if (json) std::printf("%s\n", rowsJson(*rows).dump(2).c_str());
+  else printSummary(*rows);
+  return kExitOk;
+}
+
+}  // namespace ktune::cli

@@ -1,0 +1,71 @@
+// The regret harness (`ktune regret`, tests/unit/guided_search_test.cc): tunes a list of shapes
+// twice in one process, once exhaustively and once with the guided search, each tuner with its own
+// cache (code-object store and database, both cold at the start), and compares the winners by an
+// interleaved re-timing of the two on the same buffers (ABAB, alternating who goes first), not by
+// their recorded numbers. The guided tuner's database grows shape by shape, as a user's would, so
+// later shapes have tuned neighbours for the prior.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/options.h"
+#include "compiler/compiler.h"
+#include "runtime/backend.h"
+#include "templates/gemm.h"
+
+namespace ktune::cli {
+
+struct RegretShape {
+  std::string op;  // "gemm", "rmsnorm", "silu_mul"
+  std::string name;
+  gemm::GemmShape gemm;            // op == "gemm"
+  int64_t rows = 0, cols = 0;      // row-wise ops (silu_mul: cols = d)
+};
+
+struct RegretRow {
+  std::string name, family, key;
+  std::string exhaustive_winner, guided_winner;  // "source:config" (source "jit" omitted)
+  // Guided winner's time over the exhaustive winner's from the interleaved re-timing (1 when they
+  // are the same candidate), with its 95% interval.
+  double ratio = 1, ratio_lo = 1, ratio_hi = 1;
+  double exhaustive_s = 0, guided_s = 0;  // tuning wall time of each
+  int candidates = 0;                      // JIT candidates of the key (after constraints)
+  int exhaustive_compiled = 0, guided_compiled = 0;  // compiles + store hits each made
+  int guided_reached = 0;
+  double regret_estimate = 0;  // the guided run's own estimate
+  std::string error;           // non-empty: this shape failed (the others still ran)
+};
+
+struct RegretOptions {
+  std::string cache_root;  // <root>/exhaustive and <root>/guided; must be empty or absent
+  int rounds = 6;          // interleaved re-timing rounds when the winners differ
+  std::shared_ptr<Compiler> compiler;  // null: the device's (the simulated GPU passes its own)
+  bool sim = false;        // simulated device: the CLI's short do_bench budgets
+  // Called with each row as soon as its shape is done (a long GPU run shows progress, and a run
+  // cut short by a time limit keeps what it measured).
+  std::function<void(const RegretRow&)> on_row;
+};
+
+// A named list: "ci" (a handful of small GEMM and row-wise shapes the simulated device tunes in
+// seconds), "gpu" (>= 60 GEMM shapes: the LLM suite, decode M = 1..128, odd shapes, NN/NT/TN;
+// >= 20 row-wise shapes). kInvalidArgument for another name.
+Expected<std::vector<RegretShape>> regretSet(const std::string& name);
+
+// Runs the harness; a shape that fails is a row with `error`. Errors: a tuner cannot be made.
+Expected<std::vector<RegretRow>> runRegret(std::shared_ptr<Backend> backend, const Options& base,
+                                           const std::vector<RegretShape>& shapes,
+                                           const RegretOptions& o);
+
+// Quality summary over rows without error: share within 1%, geomean ratio, worst ratio.
+struct RegretSummary {
+  int keys = 0, within_1pct = 0;
+  double geomean = 1, worst = 1;
+  double exhaustive_s = 0, guided_s = 0;
+  int exhaustive_compiled = 0, guided_compiled = 0;
+};
+RegretSummary summarize(const std::vector<RegretRow>& rows);
+
+}  // namespace ktune::cli
