@@ -45,14 +45,6 @@ DeviceInfo simDevice() {
   return d;
 }
 
-std::vector<double> readBuf(SimBackend* b, DevicePtr p, rw::RowDType t, size_t n) {
-  return rw::unpack(t, b->hostPtr(p), n);
-}
-void writeBuf(SimBackend* b, DevicePtr p, rw::RowDType t, const std::vector<double>& v) {
-  auto bytes = rw::pack(t, v);
-  std::memcpy(b->hostPtr(p), bytes.data(), bytes.size());
-}
-
 // Row-wise kernels move bytes: time = bytes / bandwidth / efficiency, where 16-byte accesses and
 // a block of 128-256 threads are the most efficient (the shape real hardware shows).
 double rowwiseCost(const SimLaunch& l, double bytes_per_elem_moved, int64_t elems) {
@@ -133,6 +125,9 @@ double gemmCost(const SimLaunch& l) {
 
 }  // namespace
 
+// The host kernels work one row at a time on per-thread buffers of one row: converting a whole
+// 4096x4096 tensor to doubles on every launch allocated (and the allocator mmap'ed, faulted in and
+// unmapped) hundreds of MiB per timed run, which made a simulated tune of a real size take minutes.
 Status simRmsNorm(const SimLaunch& l) {
   rw::RmsNormProblem p;
   p.dtype = static_cast<rw::RowDType>(l.define("DTYPE"));
@@ -147,14 +142,35 @@ Status simRmsNorm(const SimLaunch& l) {
   p.r_stride = l.arg<long long>(9);
   p.ro_stride = l.arg<long long>(10);
   p.eps = l.arg<float>(11);
-  const size_t n = size_t((p.rows - 1) * p.x_stride + p.cols);
-  auto xs = readBuf(l.backend, x, p.dtype, n);
-  std::vector<double> ws, rs, ys(n), ros(n);
-  if (p.has_weight) ws = readBuf(l.backend, w, p.dtype, size_t(p.cols));
-  if (p.has_residual) rs = readBuf(l.backend, r, p.dtype, n);
-  rw::rmsNormReference(p, xs.data(), ws.data(), rs.data(), ys.data(), ros.data());
-  writeBuf(l.backend, y, p.dtype, ys);
-  if (p.has_residual) writeBuf(l.backend, ro, p.dtype, ros);
+  const rw::RmsNormStrides st = rw::kernelStrides(p);
+  const DType t = p.dtype;
+  const void* xh = l.backend->hostPtr(x);
+  void* yh = l.backend->hostPtr(y);
+  if (!xh || !yh) return Status::DeviceFault("sim rmsnorm: x or y is not a device allocation");
+  const void* rh = p.has_residual ? l.backend->hostPtr(r) : nullptr;
+  void* roh = p.has_residual ? l.backend->hostPtr(ro) : nullptr;
+  if (p.has_residual && (!rh || !roh))
+    return Status::DeviceFault("sim rmsnorm: the residual is not a device allocation");
+  const size_t cols = size_t(p.cols);
+  thread_local std::vector<double> xs, ws, rs, ys, ros;
+  xs.resize(cols), rs.resize(cols), ys.resize(cols), ros.resize(cols), ws.resize(cols);
+  if (p.has_weight) {
+    const void* wh = l.backend->hostPtr(w);
+    if (!wh) return Status::DeviceFault("sim rmsnorm: the weight is not a device allocation");
+    for (size_t j = 0; j < cols; ++j) ws[j] = loadAsDouble(wh, t, int64_t(j));
+  }
+  rw::RmsNormProblem row = p;  // one row, contiguous in the buffers above
+  row.rows = 1;
+  row.x_stride = row.y_stride = row.r_stride = row.ro_stride = 0;
+  for (int64_t i = 0; i < p.rows; ++i) {
+    for (size_t j = 0; j < cols; ++j) xs[j] = loadAsDouble(xh, t, i * st.x + int64_t(j));
+    if (p.has_residual)
+      for (size_t j = 0; j < cols; ++j) rs[j] = loadAsDouble(rh, t, i * st.r + int64_t(j));
+    rw::rmsNormReference(row, xs.data(), ws.data(), rs.data(), ys.data(), ros.data());
+    for (size_t j = 0; j < cols; ++j) storeFromDouble(yh, t, i * st.y + int64_t(j), ys[j]);
+    if (p.has_residual)
+      for (size_t j = 0; j < cols; ++j) storeFromDouble(roh, t, i * st.ro + int64_t(j), ros[j]);
+  }
   return Status::Ok();
 }
 
@@ -166,10 +182,22 @@ Status simSiluMul(const SimLaunch& l) {
   p.d = l.arg<long long>(3);
   p.x_stride = l.arg<long long>(4);
   p.out_stride = l.arg<long long>(5);
-  auto xs = readBuf(l.backend, x, p.dtype, size_t(p.rows * p.x_stride));
-  std::vector<double> o(size_t(p.rows * p.out_stride));
-  rw::siluMulReference(p, xs.data(), o.data());
-  writeBuf(l.backend, out, p.dtype, o);
+  const rw::SiluMulStrides st = rw::kernelStrides(p);
+  const DType t = p.dtype;
+  const void* xh = l.backend->hostPtr(x);
+  void* oh = l.backend->hostPtr(out);
+  if (!xh || !oh) return Status::DeviceFault("sim silu_mul: x or out is not a device allocation");
+  const size_t d = size_t(p.d);
+  thread_local std::vector<double> xs, os;
+  xs.resize(2 * d), os.resize(d);
+  rw::SiluMulProblem row = p;
+  row.rows = 1;
+  row.x_stride = row.out_stride = 0;
+  for (int64_t i = 0; i < p.rows; ++i) {
+    for (size_t j = 0; j < 2 * d; ++j) xs[j] = loadAsDouble(xh, t, i * st.x + int64_t(j));
+    rw::siluMulReference(row, xs.data(), os.data());
+    for (size_t j = 0; j < d; ++j) storeFromDouble(oh, t, i * st.out + int64_t(j), os[j]);
+  }
   return Status::Ok();
 }
 
