@@ -129,7 +129,7 @@ bool passed(const Cand& c) { return c.live && c.r.status == Code::kOk && c.r.sta
 // The default may have been stopped early as slower than the best so far: it passed
 // verification, and it is the bar every finalist is measured against, so it is timed again.
 bool usableBaseline(const Cand& c) {
-  return passed(c) || (c.r.status == Code::kTimeout && c.r.reason.rfind("slower than best", 0) == 0);
+  return passed(c) || rejectedAsSlower(c.r);
 }
 
 // The default among the passed originals: the vendor default, else the family's default config.
