@@ -25,7 +25,7 @@ struct LaunchDims {
   // Set by a launch rule that cannot run the config on this problem (e.g. a GEMM kind for
   // another layout): the candidate fails with this reason before it is compiled, instead of a
   // launch refused for its zero grid. Null (nothing to copy on the hot path) otherwise.
-  std::shared_ptr<const Status> refused;
+  std::shared_ptr<const Status> refused = nullptr;
 };
 
 using Defines = std::vector<std::pair<std::string, std::string>>;
