@@ -223,7 +223,14 @@ TEST_F(Cli, MainJobWithoutAGpu) {
   CliRun r = ktune({"tune", "gemm", "--suite", "llm", "--kinds", "mma"}, "", kNoGpu);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_HAS(r.out, "gemm on sm_90a (nvrtc");
-  EXPECT_HAS(r.out, "the suite's 8 shapes share these configs");
+  EXPECT_HAS(r.out, "the suite's 8 shapes (");
+  EXPECT_HAS(r.out, ") share these configs");
+  // Every shape by name and size, not only the first one.
+  for (const char* shape : {"prefill qkv 4096x6144x4096", "prefill o 4096x4096x4096",
+                            "prefill gate_up 4096x28672x4096", "prefill down 4096x4096x14336",
+                            "decode qkv 16x6144x4096", "decode o 16x4096x4096",
+                            "decode gate_up 16x28672x4096", "decode down 16x4096x14336"})
+    EXPECT_HAS(r.out, shape);
   EXPECT_HAS(r.out, "SMEM_K");
   EXPECT_HAS(r.out, "timing needs a GPU: no GPU backend available");
   EXPECT_EQ(r.out.find("ktune_gemm_mma     232      0 "), std::string::npos)
