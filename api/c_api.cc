@@ -126,6 +126,7 @@ ktune::KernelSpec specOf(const ktune_family_desc& d) {
   for (size_t i = 0; i < d.num_compile_options; ++i) s.compile_options.push_back(str(d.compile_options[i]));
   if (d.source_fn) s.source_fn = sourceFnOf(d.source_fn, d.source_user);
   if (d.before_run) s.before_run = beforeRunOf(d.before_run, d.before_run_user);
+  s.no_verify = d.no_verify != 0;  // zero when an older desc lacks it (copied into a zeroed one)
   return s;
 }
 

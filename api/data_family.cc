@@ -274,6 +274,9 @@ KernelFamily<DataProblem> toEngineFamily(std::shared_ptr<const DataFamily> fam) 
     };
   }
   e.default_config = f.default_config;
+  e.no_verify = f.spec.no_verify;
+  e.verify_hint = "families registered from data have no verifier; set KernelSpec::no_verify "
+                  "(C: ktune_family_desc.no_verify = 1) to make this choice explicit";
   for (size_t i = 0; i < f.knobs.size(); ++i) e.space.addInts(f.knobs[i], f.knob_values[i]);
   for (size_t i = 0; i < f.constraints.size(); ++i) {
     e.space.constrain(f.constraints[i].text(), [fam, i](const Config& c) {

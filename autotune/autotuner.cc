@@ -207,10 +207,14 @@ Expected<detail::FamilyState*> Tuner::addErased(detail::ErasedFamily f) {
   for (const auto& w : db->warnings()) impl_->log() << "ktune: " << w << "\n";
   if (!f.verify && jit) {
     // Unverified candidates can win with wrong results: say so, once per family.
-    impl_->log() << "ktune: family " << f.name
-                 << (f.no_verify ? ": no verifier (no_verify set): candidates are timed unverified\n"
-                                 : ": no verify function, so candidates are timed unverified (add "
-                                   "verify, or set no_verify to make this choice explicit)\n");
+    if (!f.no_verify) {
+      impl_->log() << "ktune: family " << f.name << ": no verify function, so candidates are timed "
+                   << "unverified ("
+                   << (f.verify_hint.empty() ? "add KernelFamily::verify, or set "
+                                               "KernelFamily::no_verify to make this choice explicit"
+                                             : f.verify_hint)
+                   << ")\n";
+    }
   }
   auto st = std::make_unique<FamilyState>();
   st->id = g_next_family_id.fetch_add(1, std::memory_order_relaxed);

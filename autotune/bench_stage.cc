@@ -231,6 +231,10 @@ CandidateResult TunerEngine::benchCandidate(const std::string& family, const voi
     }
     c.config = *cfg;
     c.dims = f.launch(c.config, p, device);
+    if (c.dims.refused) {
+      fail(c, *c.dims.refused);
+      return c.r;
+    }
     // The parent compiled it into the shared store; recompile only if the entry vanished.
     auto co = wc.code_object_key.empty() ? Expected<CodeObject>(Status::NotFound("no key"))
                                          : store->get(wc.code_object_key);

@@ -281,7 +281,7 @@ std::vector<CandidateResult> TuningDatabase::candidatesFor(const std::string& ke
         if (c.status == Code::kOk) continue;
         // Cut short by that run's best: a measurement, not a failure of the kernel. A forced
         // re-tune measures it again (conditions may have changed), as it does the passed ones.
-        if (c.status == Code::kTimeout && c.reason.rfind("slower than best", 0) == 0) continue;
+        if (rejectedAsSlower(c)) continue;
         bool seen = std::any_of(out.begin(), out.end(), [&](const CandidateResult& o) {
           return o.source == c.source && o.config == c.config;
         });

@@ -75,6 +75,14 @@ struct CandidateResult {
   int device = -1;   // device ordinal it was benchmarked on; -1 = the tuner's own device
 };
 
+// A candidate stopped early as slower than the best so far (early rejection): measured, not
+// failed. It is stored with Code::kTimeout and a reason starting "slower than best" (the
+// Benchmarker's status), which older databases hold too; tables and reports show it apart from
+// the failures, as "slower than best ...".
+inline bool rejectedAsSlower(const CandidateResult& c) {
+  return c.status == Code::kTimeout && c.reason.rfind("slower than best", 0) == 0;
+}
+
 // Identifies where entries are valid. Entries recorded under one validator are never used under
 // another (a different GPU, driver or compiler may pick a different winner).
 struct Validator {

@@ -22,6 +22,10 @@ namespace ktune {
 struct LaunchDims {
   Dim3 grid, block;
   size_t shared = 0;  // dynamic shared bytes
+  // Set by a launch rule that cannot run the config on this problem (e.g. a GEMM kind for
+  // another layout): the candidate fails with this reason before it is compiled, instead of a
+  // launch refused for its zero grid. Null (nothing to copy on the hot path) otherwise.
+  std::shared_ptr<const Status> refused = nullptr;
 };
 
 using Defines = std::vector<std::pair<std::string, std::string>>;
@@ -102,8 +106,9 @@ struct KernelFamily {
   std::function<Config(const P&)> default_for;
   // Set when the family deliberately has no `verify`: its candidates are then timed unverified,
   // and the tuner says so once when the family is added. A family with neither is added too, with
-  // a warning that asks for one or the other.
+  // a warning that asks for one or the other (or, when set, says verify_hint instead).
   bool no_verify = false;
+  std::string verify_hint;
   // Optional static pruning: a reason to skip the config without benchmarking, or nullopt.
   std::function<std::optional<std::string>(const Config&, const CodeObject&, const DeviceInfo&)>
       prune;
@@ -139,6 +144,7 @@ struct ErasedFamily {
   Config default_config;
   std::function<Config(const void*)> default_for;
   bool no_verify = false;
+  std::string verify_hint;
   std::function<std::optional<std::string>(const Config&, const CodeObject&, const DeviceInfo&)>
       prune;
   std::function<std::vector<VendorCandidate>(const void*)> vendor_candidates;
@@ -207,6 +213,7 @@ ErasedFamily erase(KernelFamily<P>&& f) {
       return g(*static_cast<const P*>(p));
     };
   e.no_verify = f.no_verify;
+  e.verify_hint = std::move(f.verify_hint);
   e.launch_per_key = f.launch_per_key;
   e.prune = std::move(f.prune);
   if (f.vendor_candidates)

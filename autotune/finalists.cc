@@ -131,8 +131,7 @@ bool passed(const Cand& c) { return c.live && c.r.status == Code::kOk && c.r.sta
 // A resumed default that could not be loaded again (reviveResumed) is no baseline: re-timing it
 // would fail for want of a binary and record the default as a launch error.
 bool usableBaseline(const Cand& c) {
-  return passed(c) || (c.r.status == Code::kTimeout && (!c.resumed || c.revived) &&
-                       c.r.reason.rfind("slower than best", 0) == 0);
+  return passed(c) || (rejectedAsSlower(c.r) && (!c.resumed || c.revived));
 }
 
 // The default among the passed originals: the vendor default, else the family's default config.

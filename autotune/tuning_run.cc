@@ -23,7 +23,7 @@ void fail(Cand& c, const Status& s) {
 
 bool persistentFailure(const CandidateResult& r) {
   if (r.status == Code::kOk) return false;
-  if (r.reason.rfind("pruned", 0) == 0 || r.reason.rfind("slower than best", 0) == 0) return false;
+  if (r.reason.rfind("pruned", 0) == 0 || rejectedAsSlower(r)) return false;
   return r.status == Code::kCompileError || r.status == Code::kOutOfResources ||
          r.status == Code::kLaunchError || r.status == Code::kDeviceFault ||
          r.status == Code::kWrongResult || r.status == Code::kTimeout;
@@ -80,7 +80,7 @@ void TuningRun::loadHistory() {
     if (persistentFailure(r)) {
       if (!e_.opts.options.retry_failed) known_[r.source + "|" + r.config] = r;
     } else if ((r.status == Code::kOk && r.stats.runs > 0) ||
-               (r.status == Code::kTimeout && r.reason.rfind("slower than best", 0) == 0)) {
+               rejectedAsSlower(r)) {
       measured_[r.source + "|" + r.config] = r;
     }
   }
@@ -130,6 +130,10 @@ void TuningRun::checkLaunchDims() {
   for (auto& c : cands_) {
     if (!c.live || !c.vendor_source.empty()) continue;
     c.dims = f_.launch(c.config, p_, d);
+    if (c.dims.refused) {
+      fail(c, *c.dims.refused);
+      continue;
+    }
     int64_t threads = int64_t(c.dims.block.x) * c.dims.block.y * c.dims.block.z;
     if (d.max_threads_per_block > 0 && threads > d.max_threads_per_block) {
       fail(c, Status::OutOfResources(std::to_string(threads) + " threads per block > device limit " +

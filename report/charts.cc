@@ -13,7 +13,8 @@ namespace {
 
 // Bars and points beyond this multiple of the fastest median are drawn at the edge, marked.
 constexpr double kScaleCap = 4.0;
-constexpr size_t kLabelChars = 60;   // config text beside a bar (10px monospace)
+constexpr size_t kLabelChars = 400;  // config text beside a bar (10px monospace), whole
+constexpr double kLabelCharPx = 6.1;  // width of one character of the label font
 constexpr size_t kTitleChars = 600;  // tooltip text
 constexpr size_t kAxisValues = 24;   // heatmap values per axis
 
@@ -56,12 +57,14 @@ std::string tooltip(const CandidateView& c, double best) {
 
 std::string f1(double v) { return num(v, 1); }
 
-// Round tick positions (steps of 1, 2 or 5 times a power of ten) within [lo, hi].
-std::vector<double> niceTicks(double lo, double hi) {
+// Round tick positions (steps of 1, 2 or 5 times a power of ten) within [lo, hi]. An integer
+// axis (registers) steps by at least 1: a 64-65 range read "64, 64, 65" with half steps.
+std::vector<double> niceTicks(double lo, double hi, bool integer) {
   const double raw = (hi - lo) / 4;
   if (!(raw > 0) || !std::isfinite(raw)) return {lo};
   const double p = std::pow(10.0, std::floor(std::log10(raw))), m = raw / p;
-  const double step = (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
+  double step = (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
+  if (integer) step = std::max(step, 1.0);
   std::vector<double> t;
   for (double v = std::ceil(lo / step) * step; v <= hi * (1 + 1e-9) && t.size() < 12; v += step)
     t.push_back(v);
@@ -123,7 +126,12 @@ std::string barChart(const KeyView& k) {
     hi = std::max({hi, c->result.stats.median_ms, std::isfinite(p80) ? p80 : 0.0});
   }
   hi = std::min(hi, best * kScaleCap) * 1.02;
-  const double x0 = 392, width = 404, row = 15, top = 22;
+  // The label column grows with the longest label (configs are shown whole, never cut).
+  size_t longest = 0;
+  for (const auto* c : rows)
+    longest = std::max(longest, std::min(shortLabel(c->result, shared).size(), kLabelChars));
+  const double x0 = std::max(392.0, 16 + kLabelCharPx * double(longest));
+  const double width = 404, row = 15, top = 22, svg_w = x0 + width + 168;
   auto xOf = [&](double ms) { return x0 + width * std::clamp(ms / hi, 0.0, 1.0); };
   const double h = top + row * double(rows.size()) + 6;
   std::string o;
@@ -134,9 +142,10 @@ std::string barChart(const KeyView& k) {
     o += "<p class=\"legend\">Every JIT config here has <code>" + escClip(common, kTitleChars) +
          "</code> (left out of the labels).</p>\n";
   }
-  o += "<svg class=\"bars\" viewBox=\"0 0 964 " + f1(h) + "\" width=\"964\" height=\"" + f1(h) +
+  o += "<svg class=\"bars\" viewBox=\"0 0 " + f1(svg_w) + " " + f1(h) + "\" width=\"" + f1(svg_w) +
+       "\" height=\"" + f1(h) +
        "\" role=\"img\" aria-label=\"candidates by median time\">\n";
-  for (double ms : niceTicks(0, hi)) {
+  for (double ms : niceTicks(0, hi, false)) {
     const double x = xOf(ms);
     o += "<line class=\"grid\" x1=\"" + f1(x) + "\" y1=\"16\" x2=\"" + f1(x) + "\" y2=\"" +
          f1(h - 4) + "\"/><text class=\"tick\" x=\"" + f1(x) + "\" y=\"12\">" + micros(ms) +
@@ -284,11 +293,11 @@ std::string scatter(const KeyView& k, bool occupancy) {
   const char* what = occupancy ? "occupancy (% of max)" : "registers per thread";
   std::string o = "<svg class=\"scatter\" viewBox=\"0 0 440 250\" width=\"440\" height=\"250\" "
                   "role=\"img\" aria-label=\"median against " + std::string(what) + "\">\n";
-  for (double xv : niceTicks(xlo, xhi))
+  for (double xv : niceTicks(xlo, xhi, !occupancy))
     o += "<line class=\"grid\" x1=\"" + f1(px(xv)) + "\" y1=\"" + f1(T) + "\" x2=\"" + f1(px(xv)) +
          "\" y2=\"" + f1(T + H) + "\"/><text class=\"tick\" x=\"" + f1(px(xv)) + "\" y=\"" +
          f1(T + H + 14) + "\">" + num(xv, 0) + "</text>";
-  for (double yv : niceTicks(0, yhi))
+  for (double yv : niceTicks(0, yhi, false))
     o += "\n<line class=\"grid\" x1=\"" + f1(L) + "\" y1=\"" + f1(py(yv)) + "\" x2=\"" +
          f1(L + W) + "\" y2=\"" + f1(py(yv)) + "\"/><text class=\"ytick\" x=\"" + f1(L - 4) +
          "\" y=\"" + f1(py(yv) + 4) + "\">" + micros(yv) + "</text>";

@@ -134,11 +134,29 @@ std::string validatorTable(const Validator& v, const std::string& id) {
   return o + "</table>\n";
 }
 
+// Candidates stopped early as slower than the best so far: measured, not failed, so they are
+// counted apart from the failures.
+std::string rejectedEarly(const KeyView& k, const std::string& id) {
+  std::string rows;
+  int n = 0;
+  for (const auto& c : k.candidates) {
+    if (!rejectedAsSlower(c.result)) continue;
+    ++n;
+    rows += "<tr>" + td("<code>" + escWrap(c.result.config, kConfigChars) + "</code>") +
+            td(escClip(c.result.reason, kReasonChars)) + "</tr>\n";
+  }
+  if (n == 0) return "";
+  return "<h4>Stopped early: slower than the best (" + std::to_string(n) +
+         ")</h4>\n<table class=\"failures\" id=\"rejected-" + id +
+         "\"><colgroup><col style=\"width:34%\"><col></colgroup>\n"
+         "<tr><th>config</th><th>measured</th></tr>\n" + rows + "</table>\n";
+}
+
 std::string failures(const KeyView& k, const std::string& id) {
   std::string rows;
   int n = 0;
   for (const auto& c : k.candidates) {
-    if (c.result.status == Code::kOk) continue;
+    if (c.result.status == Code::kOk || rejectedAsSlower(c.result)) continue;
     ++n;
     rows += "<tr>" + td("<code>" + escWrap(c.result.config, kConfigChars) + "</code>") +
             td(codeName(c.result.status)) + td(escClip(c.result.reason, kReasonChars)) + "</tr>\n";
@@ -180,8 +198,11 @@ std::string keyHeader(const KeyView& k, const std::string& id) {
   else
     o += " &middot; no vendor default among the candidates";
   const int ok = countOk(k);
+  int slower = 0;
+  for (const auto& c : k.candidates) slower += rejectedAsSlower(c.result);
   o += " &middot; " + std::to_string(ok) + " measured, " +
-       std::to_string(int(k.candidates.size()) - ok) + " failed &middot; tuned " +
+       (slower ? std::to_string(slower) + " stopped early (slower than the best), " : "") +
+       std::to_string(int(k.candidates.size()) - ok - slower) + " failed &middot; tuned " +
        escClip(e.date, 40) + (e.pinned ? " &middot; <b>pinned</b>" : "") + "</p>\n";
   return o;
 }
@@ -204,7 +225,7 @@ std::string keySection(const KeyView& k, const std::string& id, const RenderOpti
     o += "<p class=\"note\">Registers and occupancy: not in the store (the code objects of this "
          "key are not in the code-object store that was read).</p>";
   o += regs + occ + "</div>\n";
-  o += winnerBlock(k, id) + failures(k, id) + "</section>\n";
+  o += winnerBlock(k, id) + failures(k, id) + rejectedEarly(k, id) + "</section>\n";
   return o;
 }
 

@@ -27,7 +27,7 @@ if ! command -v "$CXX_BIN" >/dev/null; then
   echo "fuzz.sh: $CXX_BIN not found (apt-get install clang-19 libclang-rt-19-dev)" >&2
   exit 3
 fi
-cmake -S fuzz -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER="$CC_BIN" \
+bash scripts/configure.sh "$BUILD" -S fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER="$CC_BIN" \
   -DCMAKE_CXX_COMPILER="$CXX_BIN" >"$BUILD.configure.log" 2>&1 ||
   { cat "$BUILD.configure.log" >&2; exit 1; }
 cmake --build "$BUILD" -j"$JOBS" --target "${TARGETS[@]}"

@@ -34,10 +34,11 @@ FILTER=${1:-all}
 
 # GCC 12 with -fsanitize=address reports false -Wmaybe-uninitialized inside libstdc++'s
 # <regex>/<functional> (a known GCC issue); every other warning stays an error.
-cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKTUNE_SANITIZE=ON \
+bash scripts/configure.sh "$BUILD" -S . -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKTUNE_SANITIZE=ON \
   -DCMAKE_CXX_FLAGS="-Wno-maybe-uninitialized" -DKTUNE_BUILD_BENCH=OFF >"$BUILD.configure.log" 2>&1 ||
   { cat "$BUILD.configure.log" >&2; exit 1; }
-# Only the unit-test executables (and the CLI they drive), not the GPU tests.
+# Only the unit-test executables (and the CLI they drive), not the GPU tests: one Ninja build, so
+# the targets compile in parallel.
 mapfile -t UNIT < <(ls tests/unit/*_test.cc | xargs -n1 basename | sed 's/\.cc$//')
 if [ -n "$FILTER" ]; then
   mapfile -t UNIT < <(printf '%s\n' "${UNIT[@]}" | grep -E "$FILTER" || true)

@@ -2,7 +2,7 @@
 # Installs what ktune needs to build and test on Debian 12 (run as root, or with sudo available).
 # The CUDA toolkit (NVRTC, headers) is expected at /usr/local/cuda; it is not a Debian package.
 set -euo pipefail
-PKGS=(cmake make g++ git pkg-config libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
+PKGS=(cmake ninja-build make g++ git pkg-config libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
       libamdhip64-dev libamd-comgr-dev rocm-device-libs clang-19 llvm-19 lld-19 mlir-19-tools
       libclang-rt-19-dev chromium ccache redis-server libhiredis-dev
       pybind11-dev python3-dev python3-venv python3-pip python3-setuptools python3-numpy

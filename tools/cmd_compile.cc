@@ -35,6 +35,14 @@ const char* kUsage =
     "  --resources registers, shared/LDS, spills;  --report: resources + occupancy + ISA checks\n"
     "  --no-cache  compile without reading or writing the code-object cache";
 
+const char* kExplainUsage =
+    "ktune explain <template|file.cu> --arch ARCH [-D KEY=VAL ...] [--entry NAME] [--json]\n"
+    "  compiles one config (through the code-object cache) and prints its report: registers,\n"
+    "  shared/LDS, spills, occupancy and the ISA checks with PASS/WARN verdicts\n"
+    "  (the same as `ktune compile ... --report`)\n"
+    "  templates: rmsnorm silu_mul copy gemm_mma gemm_skinny gemm_wgmma gemm_tma gemm_mfma\n"
+    "  --arch  sm_80, sm_90a, ... (NVRTC); gfx90a (hiprtc), gfx942 (clang-19, or KTUNE_CLANG)";
+
 // Kernel sources are small; the cap keeps a wrong path (a huge file) from filling memory.
 constexpr uint64_t kMaxSourceBytes = 16ull << 20;
 
@@ -228,7 +236,7 @@ int cmdCompile(const std::vector<std::string>& argv, bool explain) {
                                {"--list-configs"},
                                {"--json"}});
   if (!args.ok()) return usage(args.status().message(), kUsage);
-  if (args->help) return help(kUsage);
+  if (args->help) return help(explain ? kExplainUsage : kUsage);
   if (args->positional.size() != 1)
     return usage("expected exactly one template name or source file", kUsage);
   std::string arch = args->get("--arch");

@@ -59,6 +59,34 @@ Expected<std::vector<std::string>> dbFiles(const Options& o) {
   return files;
 }
 
+}  // namespace
+
+Status noDatabaseFor(const Options& o, const std::string& family, const std::string& path) {
+  std::string msg = "no tuning database for '" + family + "' (" + path + ")";
+  std::vector<std::string> names, close;
+  auto files = dbFiles(o);
+  if (files.ok() && o.database_path.empty()) {
+    for (const auto& f : *files) {
+      const std::string n = f.substr(f.find_last_of('/') + 1);  // dbFiles: <dir>/<family>.json
+      names.push_back(n.substr(0, n.size() - 5));
+      if (names.back().find(family) != std::string::npos ||
+          family.find(names.back()) != std::string::npos)
+        close.push_back(names.back());
+    }
+  }
+  auto join = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+    return s;
+  };
+  if (names.empty()) return Status::NotFound(msg + "; no family has a database yet (tune one first)");
+  msg += "; families with a database: " + join(names);
+  if (!close.empty()) msg += " (did you mean " + join(close) + "?)";
+  return Status::NotFound(msg);
+}
+
+namespace {
+
 // What a database file holds; kCorrupt / kUnsupported / an I/O or permission error otherwise.
 Expected<DbFileSummary> inspectFile(const std::string& path) {
   KTUNE_RETURN_IF_ERROR(checkPrivateFile(path));
@@ -205,7 +233,7 @@ int dbShow(const Options& o, const std::vector<std::string>& pos, bool json) {
   if (pos.size() < 2 || pos.size() > 3) return usage("show needs FAMILY [KEY]", kUsage);
   auto path = familyPath(o, pos[1]);
   if (!path.ok()) return fail(path.status());
-  if (!pathExists(*path)) return fail(Status::NotFound("no tuning database for '" + pos[1] + "' (" + *path + ")"));
+  if (!pathExists(*path)) return fail(noDatabaseFor(o, pos[1], *path));
   auto probe = openFamily(*path, pos[1]);
   if (!probe.ok()) return failEnv(probe.status());
   for (const auto& w : (*probe)->warnings())

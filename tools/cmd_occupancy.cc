@@ -26,6 +26,7 @@ int cmdOccupancy(const std::vector<std::string>& argv) {
                                {"--sgpr", true}, {"--lds", true}, {"--waves", true},
                                {"--threads", true}, {"--json"}});
   if (!args.ok()) return usage(args.status().message(), kUsage);
+  if (args->help) return help(kUsage);
   if (!args->positional.empty()) return usage("unexpected '" + args->positional[0] + "'", kUsage);
   if (!args->has("--arch") || !args->has("--vgpr"))
     return usage("--arch and --vgpr are required", kUsage);

@@ -21,7 +21,13 @@ namespace {
 
 const char* kUsage =
     "ktune remote ping | ls [FAMILY] | stats [--queue-name N] | push [FAMILY...] | pull [FAMILY...]"
-    "  [--remote redis://host:port/db] [--json]";
+    "  [--remote redis://host:port/db] [--json]\n"
+    "  ping     is the remote reachable? round-trip time and the hiredis library\n"
+    "  ls       the shared entries (family, validator hash, key), of one FAMILY or all\n"
+    "  stats    published / fetched / rejected counts and the queue's progress\n"
+    "  push     publish the local databases (or the FAMILYs named) and their code objects\n"
+    "  pull     mirror shared entries into the local cache (no GPU needed)\n"
+    "  --remote the Redis URL (default: KTUNE_REMOTE_CACHE)";
 
 // The database files under the cache (or KTUNE_DB), with their family names.
 std::vector<std::pair<std::string, std::string>> localDatabases(const Options& o) {

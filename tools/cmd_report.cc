@@ -104,6 +104,7 @@ int cmdReport(const std::vector<std::string>& argv) {
                                {"--fail-above", true}, {"--json"}, {"--store", true},
                                {"--no-store"}});
   if (!args.ok()) return usage(args.status().message(), kUsage);
+  if (args->help) return help(kUsage);
   auto opts = Options::fromEnv();
   if (!opts.ok()) return fail(opts.status());
   if (args->has("--compare")) return compare(*args, *opts);
@@ -120,6 +121,10 @@ int cmdReport(const std::vector<std::string>& argv) {
     if (args->positional.empty()) return usage("report needs FAMILY (or --all, --compare)", kUsage);
     auto path = databasePath(*opts, args->positional[0]);
     if (!path.ok()) return fail(path.status());
+    const std::string& what = args->positional[0];
+    if (opts->database_path.empty() && what.find('/') == std::string::npos &&
+        !what.ends_with(".json") && !pathExists(*path))
+      return fail(noDatabaseFor(*opts, what, *path));
     files.push_back(*path);
     lo.keys.assign(args->positional.begin() + 1, args->positional.end());
   }

@@ -27,7 +27,15 @@ namespace ktune::cli {
 namespace {
 
 const char* kUsage =
-    "ktune serve --queue redis://host:port/db [--queue-name N] [--id NAME] [--exit-when-empty]";
+    "ktune serve --queue redis://host:port/db [--queue-name N] [--id NAME] [--exit-when-empty] "
+    "[--no-isolate]\n"
+    "  takes keys from the queue that `ktune tune --from-file F --queue URL` filled, tunes each one\n"
+    "  nobody has tuned (shared cache and leases), publishes the result and acknowledges the key\n"
+    "  --queue            the Redis URL (also the shared cache)\n"
+    "  --queue-name N     which queue (default: default)\n"
+    "  --id NAME          this server's name in heartbeats and stats (default: host and pid)\n"
+    "  --exit-when-empty  stop when the queue is empty instead of waiting for more keys\n"
+    "  --no-isolate       benchmark in this process instead of the ktune-worker";
 
 // Tunes one queued key (an untuned-key JSON line) and says how it was resolved. An item that
 // fails validation (autotune/tune_item.h: types, ranges, strides, memory) is kInvalidArgument with
@@ -80,6 +88,7 @@ int cmdServe(const std::vector<std::string>& argv) {
   auto args = parseArgs(argv, {{"--queue", true}, {"--queue-name", true}, {"--id", true},
                                {"--exit-when-empty"}, {"--no-isolate"}});
   if (!args.ok()) return usage(args.status().message(), kUsage);
+  if (args->help) return help(kUsage);
   auto opts = Options::fromEnv();
   if (!opts.ok()) return fail(opts.status());
   Options o = *opts;

@@ -33,6 +33,9 @@ int enqueueFile(const std::string& path, const std::string& url, const std::stri
 // Prints "ktune: <message>" (plus a hint line when given) to stderr and returns the exit code that
 // fits the status (usage errors -> 2, unavailable -> 3, corrupt -> 4, else 1).
 int fail(const Status& s, const std::string& hint = "");
+// NotFound for a family without a database file at `path`, naming the families that have one
+// (<cache>/db/*.json) and, when one of them contains `family`, "did you mean ...?".
+Status noDatabaseFor(const Options& o, const std::string& family, const std::string& path);
 int usage(const std::string& message, const std::string& usage_line);
 // `--help`: the subcommand's usage on stdout, exit 0.
 int help(const std::string& usage_text);

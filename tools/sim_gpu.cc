@@ -45,14 +45,6 @@ DeviceInfo simDevice() {
   return d;
 }
 
-std::vector<double> readBuf(SimBackend* b, DevicePtr p, rw::RowDType t, size_t n) {
-  return rw::unpack(t, b->hostPtr(p), n);
-}
-void writeBuf(SimBackend* b, DevicePtr p, rw::RowDType t, const std::vector<double>& v) {
-  auto bytes = rw::pack(t, v);
-  std::memcpy(b->hostPtr(p), bytes.data(), bytes.size());
-}
-
 // Row-wise kernels move bytes: time = bytes / bandwidth / efficiency, where 16-byte accesses and
 // a block of 128-256 threads are the most efficient (the shape real hardware shows).
 double rowwiseCost(const SimLaunch& l, double bytes_per_elem_moved, int64_t elems) {
@@ -95,8 +87,16 @@ Status hostGemm(const SimLaunch& l) {
   void* c = l.backend->hostPtr(l.arg<DevicePtr>(2));
   if (!c) return Status::DeviceFault("sim gemm: C is not a device allocation");
   const DType ct = s.c;
+  if (2.0 * double(s.m) * double(s.n) * double(s.k) > kHostGemmMaxFlops) {
+    // Zeros written in place (all-zero bits in every float type): an M x N buffer of doubles per
+    // launch was a fresh allocation faulted in each time.
+    const size_t e = sizeOf(ct);
+    for (int64_t i = 0; i < s.m; ++i)
+      std::memset(static_cast<unsigned char*>(c) + size_t(i * s.ldc) * e, 0, size_t(s.n) * e);
+    return Status::Ok();
+  }
   std::vector<double> out(size_t(s.m * s.n), 0.0);
-  if (2.0 * double(s.m) * double(s.n) * double(s.k) <= kHostGemmMaxFlops) {
+  {
     const DType ab = s.ab;
     auto a = readFloats(l.backend, l.arg<DevicePtr>(0), ab, gemm::storedRowsA(s) * s.lda);
     auto b = readFloats(l.backend, l.arg<DevicePtr>(1), ab, gemm::storedRowsB(s) * s.ldb);
@@ -133,6 +133,91 @@ double gemmCost(const SimLaunch& l) {
 
 }  // namespace
 
+// One row of a host buffer to doubles and back, with the common types' conversions inlined (a
+// tuning run launches a kernel hundreds of times; loadAsDouble's per-element dispatch dominated).
+void loadRow(const void* base, DType t, int64_t at, size_t n, double* out) {
+  const auto* b = static_cast<const unsigned char*>(base);
+  if (t == DType::kBF16 || t == DType::kF16) {
+    for (size_t j = 0; j < n; ++j) {
+      uint16_t h;
+      std::memcpy(&h, b + 2 * (at + int64_t(j)), 2);
+      out[j] = t == DType::kBF16 ? bf16ToFloat(h) : halfToFloat(h);
+    }
+  } else if (t == DType::kF32) {
+    for (size_t j = 0; j < n; ++j) {
+      float f;
+      std::memcpy(&f, b + 4 * (at + int64_t(j)), 4);
+      out[j] = f;
+    }
+  } else {
+    for (size_t j = 0; j < n; ++j) out[j] = loadAsDouble(base, t, at + int64_t(j));
+  }
+}
+
+void storeRow(void* base, DType t, int64_t at, size_t n, const double* in) {
+  auto* b = static_cast<unsigned char*>(base);
+  if (t == DType::kBF16 || t == DType::kF16) {
+    for (size_t j = 0; j < n; ++j) {
+      const float f = static_cast<float>(in[j]);
+      const uint16_t h = t == DType::kBF16 ? floatToBf16(f) : floatToHalf(f);
+      std::memcpy(b + 2 * (at + int64_t(j)), &h, 2);
+    }
+  } else if (t == DType::kF32) {
+    for (size_t j = 0; j < n; ++j) {
+      const float f = static_cast<float>(in[j]);
+      std::memcpy(b + 4 * (at + int64_t(j)), &f, 4);
+    }
+  } else {
+    for (size_t j = 0; j < n; ++j) storeFromDouble(base, t, at + int64_t(j), in[j]);
+  }
+}
+
+// A fingerprint of everything a host kernel's result depends on (its scalars and input bytes),
+// four independent multiply-xor lanes over 8-byte words: about a byte per cycle.
+class Fingerprint {
+ public:
+  void add(int64_t v) { mix(0, uint64_t(v)); }
+  void add(const void* p, size_t bytes) {
+    const auto* b = static_cast<const unsigned char*>(p);
+    size_t i = 0;
+    for (; i + 32 <= bytes; i += 32)
+      for (int l = 0; l < 4; ++l) {
+        uint64_t w;
+        std::memcpy(&w, b + i + 8 * l, 8);
+        mix(l, w);
+      }
+    for (; i < bytes; ++i) mix(0, b[i]);
+    add(int64_t(bytes));
+  }
+  uint64_t value() const { return h_[0] ^ (h_[1] * 3) ^ (h_[2] * 5) ^ (h_[3] * 7); }
+
+ private:
+  void mix(int l, uint64_t w) {
+    uint64_t h = (h_[l] ^ w) * 0x9E3779B97F4A7C15ull;
+    h_[l] = h ^ (h >> 29);
+  }
+  uint64_t h_[4] = {1, 2, 3, 4};
+};
+
+// The tuner launches every candidate tens of times over the same inputs, and the host result
+// does not depend on the config: the last result per thread is kept under its fingerprint and
+// copied out when a launch has the same one (a 4096x4096 RMSNorm: a copy instead of ~0.1 s of
+// arithmetic). Outputs are stored as dense rows (rows x cols elements of each output).
+struct RowMemo {
+  uint64_t fp = 0;
+  bool valid = false;
+  std::vector<unsigned char> out[2];
+};
+
+void copyRows(unsigned char* dst, int64_t dst_stride, const unsigned char* src, int64_t src_stride,
+              int64_t rows, size_t row_bytes) {
+  for (int64_t i = 0; i < rows; ++i)
+    std::memcpy(dst + size_t(i * dst_stride), src + size_t(i * src_stride), row_bytes);
+}
+
+// The host kernels work one row at a time on per-thread buffers of one row: converting a whole
+// 4096x4096 tensor to doubles on every launch allocated (and the allocator mmap'ed, faulted in and
+// unmapped) hundreds of MiB per timed run, which made a simulated tune of a real size take minutes.
 Status simRmsNorm(const SimLaunch& l) {
   rw::RmsNormProblem p;
   p.dtype = static_cast<rw::RowDType>(l.define("DTYPE"));
@@ -147,14 +232,54 @@ Status simRmsNorm(const SimLaunch& l) {
   p.r_stride = l.arg<long long>(9);
   p.ro_stride = l.arg<long long>(10);
   p.eps = l.arg<float>(11);
-  const size_t n = size_t((p.rows - 1) * p.x_stride + p.cols);
-  auto xs = readBuf(l.backend, x, p.dtype, n);
-  std::vector<double> ws, rs, ys(n), ros(n);
-  if (p.has_weight) ws = readBuf(l.backend, w, p.dtype, size_t(p.cols));
-  if (p.has_residual) rs = readBuf(l.backend, r, p.dtype, n);
-  rw::rmsNormReference(p, xs.data(), ws.data(), rs.data(), ys.data(), ros.data());
-  writeBuf(l.backend, y, p.dtype, ys);
-  if (p.has_residual) writeBuf(l.backend, ro, p.dtype, ros);
+  const rw::RmsNormStrides st = rw::kernelStrides(p);
+  const DType t = p.dtype;
+  const void* xh = l.backend->hostPtr(x);
+  void* yh = l.backend->hostPtr(y);
+  if (!xh || !yh) return Status::DeviceFault("sim rmsnorm: x or y is not a device allocation");
+  const void* rh = p.has_residual ? l.backend->hostPtr(r) : nullptr;
+  void* roh = p.has_residual ? l.backend->hostPtr(ro) : nullptr;
+  if (p.has_residual && (!rh || !roh))
+    return Status::DeviceFault("sim rmsnorm: the residual is not a device allocation");
+  const void* wh = p.has_weight ? l.backend->hostPtr(w) : nullptr;
+  if (p.has_weight && !wh) return Status::DeviceFault("sim rmsnorm: the weight is not a device allocation");
+  if (p.rows <= 0 || p.cols <= 0) return Status::Ok();
+  const size_t cols = size_t(p.cols), e = sizeOf(t), row_bytes = cols * e;
+  Fingerprint f;
+  for (int64_t v : {int64_t(1), int64_t(t), int64_t(p.has_weight), int64_t(p.has_residual), p.rows,
+                    p.cols, st.x, st.r, int64_t(floatBits(p.eps))})
+    f.add(v);
+  f.add(xh, size_t((p.rows - 1) * st.x) * e + row_bytes);
+  if (p.has_weight) f.add(wh, row_bytes);
+  if (p.has_residual) f.add(rh, size_t((p.rows - 1) * st.r) * e + row_bytes);
+  thread_local RowMemo memo;
+  auto* yb = static_cast<unsigned char*>(yh);
+  auto* rob = static_cast<unsigned char*>(roh);
+  const int64_t ys_b = st.y * int64_t(e), ros_b = st.ro * int64_t(e), dense = int64_t(row_bytes);
+  if (memo.valid && memo.fp == f.value()) {
+    copyRows(yb, ys_b, memo.out[0].data(), dense, p.rows, row_bytes);
+    if (p.has_residual) copyRows(rob, ros_b, memo.out[1].data(), dense, p.rows, row_bytes);
+    return Status::Ok();
+  }
+  thread_local std::vector<double> xs, ws, rs, ys, ros;
+  xs.resize(cols), rs.resize(cols), ys.resize(cols), ros.resize(cols), ws.resize(cols);
+  if (p.has_weight) loadRow(wh, t, 0, cols, ws.data());
+  rw::RmsNormProblem row = p;  // one row, contiguous in the buffers above
+  row.rows = 1;
+  row.x_stride = row.y_stride = row.r_stride = row.ro_stride = 0;
+  for (int64_t i = 0; i < p.rows; ++i) {
+    loadRow(xh, t, i * st.x, cols, xs.data());
+    if (p.has_residual) loadRow(rh, t, i * st.r, cols, rs.data());
+    rw::rmsNormReference(row, xs.data(), ws.data(), rs.data(), ys.data(), ros.data());
+    storeRow(yh, t, i * st.y, cols, ys.data());
+    if (p.has_residual) storeRow(roh, t, i * st.ro, cols, ros.data());
+  }
+  memo.fp = f.value();
+  memo.valid = true;
+  memo.out[0].resize(size_t(p.rows) * row_bytes);
+  copyRows(memo.out[0].data(), dense, yb, ys_b, p.rows, row_bytes);
+  memo.out[1].resize(p.has_residual ? size_t(p.rows) * row_bytes : 0);
+  if (p.has_residual) copyRows(memo.out[1].data(), dense, rob, ros_b, p.rows, row_bytes);
   return Status::Ok();
 }
 
@@ -166,10 +291,37 @@ Status simSiluMul(const SimLaunch& l) {
   p.d = l.arg<long long>(3);
   p.x_stride = l.arg<long long>(4);
   p.out_stride = l.arg<long long>(5);
-  auto xs = readBuf(l.backend, x, p.dtype, size_t(p.rows * p.x_stride));
-  std::vector<double> o(size_t(p.rows * p.out_stride));
-  rw::siluMulReference(p, xs.data(), o.data());
-  writeBuf(l.backend, out, p.dtype, o);
+  const rw::SiluMulStrides st = rw::kernelStrides(p);
+  const DType t = p.dtype;
+  const void* xh = l.backend->hostPtr(x);
+  void* oh = l.backend->hostPtr(out);
+  if (!xh || !oh) return Status::DeviceFault("sim silu_mul: x or out is not a device allocation");
+  if (p.rows <= 0 || p.d <= 0) return Status::Ok();
+  const size_t d = size_t(p.d), e = sizeOf(t), row_bytes = d * e;
+  Fingerprint f;
+  for (int64_t v : {int64_t(2), int64_t(t), p.rows, p.d, st.x}) f.add(v);
+  f.add(xh, size_t((p.rows - 1) * st.x) * e + 2 * row_bytes);
+  thread_local RowMemo memo;
+  auto* ob = static_cast<unsigned char*>(oh);
+  const int64_t os_b = st.out * int64_t(e), dense = int64_t(row_bytes);
+  if (memo.valid && memo.fp == f.value()) {
+    copyRows(ob, os_b, memo.out[0].data(), dense, p.rows, row_bytes);
+    return Status::Ok();
+  }
+  thread_local std::vector<double> xs, os;
+  xs.resize(2 * d), os.resize(d);
+  rw::SiluMulProblem row = p;
+  row.rows = 1;
+  row.x_stride = row.out_stride = 0;
+  for (int64_t i = 0; i < p.rows; ++i) {
+    loadRow(xh, t, i * st.x, 2 * d, xs.data());
+    rw::siluMulReference(row, xs.data(), os.data());
+    storeRow(oh, t, i * st.out, d, os.data());
+  }
+  memo.fp = f.value();
+  memo.valid = true;
+  memo.out[0].resize(size_t(p.rows) * row_bytes);
+  copyRows(memo.out[0].data(), dense, ob, os_b, p.rows, row_bytes);
   return Status::Ok();
 }
 

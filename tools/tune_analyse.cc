@@ -146,10 +146,17 @@ int analyseWithoutGpu(const TuneRequest& t, const Options& opts, const std::stri
   AnalysisSummary sum;
   if (t.op == "gemm") {
     reqs = gemmRequests(arch, t.gemm_cases.front().shape, t.args.has("--full-space"), t.kinds);
-    if (t.gemm_cases.size() > 1)
-      sum.sampled_note = "the suite's " + std::to_string(t.gemm_cases.size()) +
-                         " shapes share these configs: analysed once, for '" +
+    if (t.gemm_cases.size() > 1) {
+      // Every shape by name and size: the suite is what the run is about, even if one compile
+      // of the shared configs serves them all.
+      std::string names;
+      for (const auto& c : t.gemm_cases)
+        names += (names.empty() ? "" : ", ") + c.name + " " + std::to_string(c.shape.m) + "x" +
+                 std::to_string(c.shape.n) + "x" + std::to_string(c.shape.k);
+      sum.sampled_note = "the suite's " + std::to_string(t.gemm_cases.size()) + " shapes (" +
+                         names + ") share these configs: analysed once; the ranking is for '" +
                          t.gemm_cases.front().name + "'";
+    }
   } else {
     reqs = rowwiseRequests(t, arch, *limits);
   }

@@ -76,10 +76,18 @@ nlohmann::json reportJson(const TuneReport& r, const Metric& m) {
 
 bool measured(const CandidateResult* c) { return c->status == Code::kOk && c->stats.median_ms > 0; }
 
+// The config column is 58 wide; a longer config is printed whole on its own line and its figures
+// on the next (cut configs of one kind read the same, so rows could not be told apart).
+constexpr size_t kConfigWidth = 58;
+
 void printRow(const CandidateResult* c, const TuneReport& r, const Metric& m, double vendor_ms) {
   bool win = c->config == r.winner && c->source == r.winner_source;
   std::string cfg = (c->source != "jit" ? c->source + " " : std::string()) + c->config;
-  if (cfg.size() > 58) cfg = cfg.substr(0, 55) + "...";
+  if (cfg.size() > kConfigWidth) {
+    std::printf("  %-1s %s\n", win ? "*" : "", cfg.c_str());
+    cfg.clear();
+    win = false;
+  }
   if (measured(c)) {
     double v = m.per_ms / c->stats.median_ms;
     char ratio[32] = "";
@@ -90,8 +98,10 @@ void printRow(const CandidateResult* c, const TuneReport& r, const Metric& m, do
                 c->stats.median_ms * 1e3, v, ratio);
     return;
   }
-  std::string why = std::string(codeName(c->status)) + (c->reason.empty() ? "" : ": " + c->reason);
-  if (why.size() > 90) why = why.substr(0, 87) + "...";
+  // Whole: the reason is what says why. Early rejection is a measurement, not a failure.
+  std::string why = rejectedAsSlower(*c) ? c->reason
+                                         : std::string(codeName(c->status)) +
+                                               (c->reason.empty() ? "" : ": " + c->reason);
   std::printf("  %-1s %-58s %10s %9s %9s  %s\n", "", cfg.c_str(), "-", "-", "", why.c_str());
 }
 

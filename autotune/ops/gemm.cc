@@ -252,10 +252,11 @@ void gemmKey(const GemmCall& call, KeyBuilder& k) {
 LaunchDims gemmLaunch(const Config& c, const GemmCall& call, const DeviceInfo& d) {
   LaunchDims dims;
   auto k = kindOf(c);
-  if (!k.ok()) return dims;
-  auto plan = gemm::launchPlan(*k, knobsOf(c), withAlignment(call.shape, call.buf), d);
+  auto plan = k.ok() ? gemm::launchPlan(*k, knobsOf(c), withAlignment(call.shape, call.buf), d)
+                     : Expected<gemm::LaunchPlan>(k.status());
   if (!plan.ok()) {
-    dims.grid = Dim3{0, 0, 0};  // refused by the driver: recorded as this candidate's failure
+    dims.grid = Dim3{0, 0, 0};  // a launch would be refused; the reason is the candidate's failure
+    dims.refused = std::make_shared<const Status>(plan.status());
     return dims;
   }
   dims.grid = plan->grid;

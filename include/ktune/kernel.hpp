@@ -122,6 +122,10 @@ struct KernelSpec {
   // the call is in flight; an error fails the candidate being run. Not available to isolated
   // benchmarking (the worker process cannot call back).
   std::function<Status(const Value* args, size_t count, StreamHandle stream)> before_run;
+  // A family registered from data has no verifier: its candidates are timed without checking
+  // their results (check the winner's output yourself), and registering it says so once. Set
+  // no_verify to make that choice explicit and silence the note.
+  bool no_verify = false;
 };
 
 class Autotuner;

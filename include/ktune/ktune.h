@@ -221,10 +221,14 @@ typedef struct ktune_family_desc {
    * from before these two fields existed (a smaller struct_size) is read without them. */
   ktune_before_run_fn before_run;
   void* before_run_user;
+  /* Families registered through this API have no verifier: candidates are timed without checking
+   * their results, and registering says so once. no_verify = 1 makes that choice explicit and
+   * silences the note (KernelSpec::no_verify). Read only when struct_size covers it. */
+  int no_verify;
 } ktune_family_desc;
 #define KTUNE_FAMILY_DESC_INIT                                                              \
   { sizeof(ktune_family_desc), NULL, NULL, NULL, NULL, NULL, 0, NULL, 0, {NULL, NULL, NULL}, \
-    {NULL, NULL, NULL}, NULL, NULL, 0, NULL, NULL, NULL, NULL }
+    {NULL, NULL, NULL}, NULL, NULL, 0, NULL, NULL, NULL, NULL, 0 }
 
 /* Registers a family on the tuner and opens its tuning database. */
 KTUNE_API int ktune_family_register(ktune_tuner* t, const ktune_family_desc* desc,

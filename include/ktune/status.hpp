@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cassert>
+#include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <utility>
@@ -89,15 +91,32 @@ class [[nodiscard]] Expected {
     static const Status kOk;
     return ok() ? kOk : std::get<Status>(v_);
   }
-  T& value() & { return std::get<T>(v_); }
-  const T& value() const& { return std::get<T>(v_); }
-  T&& value() && { return std::get<T>(std::move(v_)); }
-  T* operator->() { return &std::get<T>(v_); }
-  const T* operator->() const { return &std::get<T>(v_); }
-  T& operator*() & { return std::get<T>(v_); }
-  const T& operator*() const& { return std::get<T>(v_); }
+  // value() (and * / ->) on an error is a bug in the caller: check ok() first, or use
+  // KTUNE_ASSIGN_OR_RETURN. Rather than std::bad_variant_access escaping (an exception across
+  // this header, "terminate called ..." with no reason), it prints the Status and aborts.
+  T& value() & { return std::get<T>(checked()); }
+  const T& value() const& { return std::get<T>(checked()); }
+  T&& value() && { return std::get<T>(std::move(checked())); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
 
  private:
+  std::variant<T, Status>& checked() {
+    if (!ok()) onError();
+    return v_;
+  }
+  const std::variant<T, Status>& checked() const {
+    if (!ok()) onError();
+    return v_;
+  }
+  [[noreturn]] void onError() const {
+    std::fprintf(stderr,
+                 "ktune: Expected::value() called on an error (check ok() first): %s\n",
+                 std::get<Status>(v_).toString().c_str());
+    std::abort();
+  }
   std::variant<T, Status> v_;
 };
 

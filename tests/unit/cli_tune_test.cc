@@ -129,14 +129,13 @@ TEST_F(Cli, FromFileIsValidatedFirst) {
 }
 
 TEST_F(Cli, EveryCommandHasHelpAndJson) {
-  for (const std::vector<std::string>& cmd :
-       {std::vector<std::string>{"tune"}, {"cache"}, {"db"}, {"compile"}, {"explain"}, {"info"},
-        {"version"}}) {
-    std::vector<std::string> args = cmd;
-    args.push_back("--help");
-    CliRun r = ktune(args);
-    EXPECT_EQ(r.code, 0) << cmd[0] << ": " << r.err;
-    EXPECT_HAS(r.out, "usage: ktune " + (cmd[0] == "explain" ? std::string("compile") : cmd[0]));
+  // Every command: exit 0 and its own usage (explain used to print compile's; report, occupancy
+  // and serve printed an error and exited 2).
+  for (const std::string cmd : {"tune", "cache", "db", "compile", "explain", "info", "version",
+                                "report", "occupancy", "remote", "serve"}) {
+    CliRun r = ktune({cmd, "--help"});
+    EXPECT_EQ(r.code, 0) << cmd << ": " << r.err;
+    EXPECT_EQ(r.out.rfind("usage: ktune " + cmd, 0), 0u) << cmd << ": " << r.out;
   }
   CliRun r = ktune({"version", "--json"});
   ASSERT_EQ(r.code, 0);
@@ -231,7 +230,14 @@ TEST_F(Cli, MainJobWithoutAGpu) {
   CliRun r = ktune({"tune", "gemm", "--suite", "llm", "--kinds", "mma"}, "", kNoGpu);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_HAS(r.out, "gemm on sm_90a (nvrtc");
-  EXPECT_HAS(r.out, "the suite's 8 shapes share these configs");
+  EXPECT_HAS(r.out, "the suite's 8 shapes (");
+  EXPECT_HAS(r.out, ") share these configs");
+  // Every shape by name and size, not only the first one.
+  for (const char* shape : {"prefill qkv 4096x6144x4096", "prefill o 4096x4096x4096",
+                            "prefill gate_up 4096x28672x4096", "prefill down 4096x4096x14336",
+                            "decode qkv 16x6144x4096", "decode o 16x4096x4096",
+                            "decode gate_up 16x28672x4096", "decode down 16x4096x14336"})
+    EXPECT_HAS(r.out, shape);
   EXPECT_HAS(r.out, "SMEM_K");
   EXPECT_HAS(r.out, "timing needs a GPU: no GPU backend available");
   EXPECT_EQ(r.out.find("ktune_gemm_mma     232      0 "), std::string::npos)
