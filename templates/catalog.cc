@@ -213,7 +213,8 @@ Expected<gemm::LaunchPlan> exampleLaunch(const TemplateInfo& t, const std::strin
 std::string_view sourceOf(const TemplateInfo& t) {
   // A GEMM kernel's source is its folder's files with the shared GEMM part (gemm::kernelSource).
   for (gemm::KernelKind k : {gemm::KernelKind::kMma, gemm::KernelKind::kSkinny, gemm::KernelKind::kMfma,
-                             gemm::KernelKind::kWgmma, gemm::KernelKind::kTma})
+                             gemm::KernelKind::kWgmma, gemm::KernelKind::kTma,
+                             gemm::KernelKind::kDecode})
     if (t.source_file == gemm::sourceFile(k)) return gemm::kernelSource(k);
   return embeddedSource(t.source_file.c_str());
 }

@@ -26,7 +26,8 @@ const char* kUsage =
     "[--compiler hiprtc|clang]\n"
     "       ktune explain <template|file.cu> --arch ARCH [-D KEY=VAL ...]\n"
     "       ktune explain <gemm template> --arch ARCH --list-configs [-D KEY=VAL ...]\n"
-    "  templates: rmsnorm silu_mul copy gemm_mma gemm_skinny gemm_wgmma gemm_tma gemm_mfma\n"
+    "  templates: rmsnorm silu_mul copy gemm_mma gemm_skinny gemm_decode gemm_wgmma gemm_tma\n"
+    "             gemm_mfma\n"
     "  --arch      sm_80, sm_90a, ... (NVRTC); gfx90a (hiprtc), gfx942 (clang-19, or KTUNE_CLANG)\n"
     "  --compiler  AMD: hiprtc or clang (the LLVM path, whose isa dump has LLVM's '; Occupancy:')\n"
     "  --list-configs  the valid configs of a GEMM template's space (-D KEY=VAL filters them)\n"
@@ -40,7 +41,8 @@ const char* kExplainUsage =
     "  compiles one config (through the code-object cache) and prints its report: registers,\n"
     "  shared/LDS, spills, occupancy and the ISA checks with PASS/WARN verdicts\n"
     "  (the same as `ktune compile ... --report`)\n"
-    "  templates: rmsnorm silu_mul copy gemm_mma gemm_skinny gemm_wgmma gemm_tma gemm_mfma\n"
+    "  templates: rmsnorm silu_mul copy gemm_mma gemm_skinny gemm_decode gemm_wgmma gemm_tma\n"
+    "             gemm_mfma\n"
     "  --arch  sm_80, sm_90a, ... (NVRTC); gfx90a (hiprtc), gfx942 (clang-19, or KTUNE_CLANG)";
 
 // Kernel sources are small; the cap keeps a wrong path (a huge file) from filling memory.

@@ -111,7 +111,7 @@ nlohmann::json statsJson(const TimingStats& s) {
 nlohmann::json entryJson(const DbEntry& e, const Validator& v, bool candidates) {
   nlohmann::json j = {{"key", e.key}, {"winner", e.winner}, {"source", e.winner_source},
                       {"stats", statsJson(e.winner_stats)}, {"date", e.date}, {"pinned", e.pinned},
-                      {"device", v.device_name}, {"arch", v.arch}};
+                      {"device", v.device_name}, {"arch", v.arch}, {"unverified", e.unverified}};
   if (!candidates) return j;
   j["candidates"] = nlohmann::json::array();
   for (const auto& c : e.candidates)
@@ -125,17 +125,20 @@ nlohmann::json entryJson(const DbEntry& e, const Validator& v, bool candidates) 
 // ANSI escape sequence in a key reaches the terminal as "\x1b[...", never as a command.
 void printEntry(const DbEntry& e, const Validator& v, bool candidates) {
   const std::string src = e.winner_source == "jit" ? "" : printable(e.winner_source) + " ";
-  std::printf("%s  [%s %s]\n  winner %s%s  %.2f us%s  (%s)\n", printable(e.key).c_str(),
+  // An entry pulled from the shared cache is data until this process has run and checked it.
+  const char* trust = e.unverified ? "  UNVERIFIED (pulled; verified before its first use)" : "";
+  std::printf("%s  [%s %s]\n  winner %s%s  %.2f us%s%s  (%s)\n", printable(e.key).c_str(),
               printable(v.device_name).c_str(), printable(v.arch).c_str(), src.c_str(),
               printable(e.winner).c_str(), e.winner_stats.median_ms * 1e3,
-              e.pinned ? "  PINNED" : "", printable(e.date).c_str());
+              e.pinned ? "  PINNED" : "", trust, printable(e.date).c_str());
   if (!candidates) return;
   for (const auto& c : e.candidates) {
     std::string cfg = printable((c.source == "jit" ? "" : c.source + " ") + c.config);
     char t[32] = "-";
     if (c.status == Code::kOk) std::snprintf(t, sizeof(t), "%.2fus", c.stats.median_ms * 1e3);
     std::string why = c.status == Code::kOk ? "" : std::string(codeName(c.status)) + ": " + c.reason;
-    std::printf("    %-10s %-60.60s %.80s\n", t, cfg.c_str(), printable(why).c_str());
+    // Whole configs and reasons: two candidates that differ past a cut would read the same.
+    std::printf("    %-10s %-60s %s\n", t, cfg.c_str(), printable(why).c_str());
   }
 }
 

@@ -63,6 +63,8 @@ def test_remote_cache_shares_a_tuned_key(tmp_path, redis_url):
     before = RUNS["count"]
     y[:] = 0
     second(50, 1.0, x, y)
-    assert RUNS["count"] == before + 1  # one launch: nothing tuned
+    # Two launches, nothing tuned: the shared winner is data, so this machine runs it once as a
+    # check before its first use, then the call itself (the README's shared-cache trust model).
+    assert RUNS["count"] == before + 2
     np.testing.assert_allclose(y, 1.0)
     assert second.report(50, 1.0, x, y)["winner"] == "BLOCK=256,VEC=2"

@@ -120,6 +120,34 @@ TEST_F(CliDb, EverySubcommandOnAPopulatedDatabase) {
   EXPECT_HAS(r.out, "usage: ktune db ls");
 }
 
+// An entry `remote pull` wrote is marked as not yet verified, and long configs and reasons are
+// shown whole (a cut made two different candidates read the same).
+TEST_F(CliDb, ShowMarksUnverifiedEntriesAndPrintsConfigsWhole) {
+  ASSERT_TRUE(makeDirs(cache_ + "/db", 0700).ok());
+  auto a = TuningDatabase::open(dbFile("rmsnorm_bf16"), dev("H100"), "rmsnorm_bf16");
+  ASSERT_TRUE(a.ok());
+  DbEntry e = entry("rows=64,cols=4096", "VEC=8,THREADS=256,ROWS_PER_BLOCK=1,OCC=0");
+  e.unverified = true;
+  const std::string long_cfg(90, 'X');
+  const std::string long_why = "needs " + std::string(100, 'y') + " end";
+  e.candidates[1].config = long_cfg;
+  e.candidates[1].reason = long_why;
+  ASSERT_TRUE((*a)->record(e).ok());
+  ASSERT_TRUE((*a)->record(entry("rows=1,cols=4096", "VEC=8,THREADS=128,ROWS_PER_BLOCK=1,OCC=0")).ok());
+  CliRun r = ktune({"db", "show", "rmsnorm_bf16", "rows=64,cols=4096"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_HAS(r.out, "UNVERIFIED");
+  EXPECT_HAS(r.out, long_cfg);
+  EXPECT_HAS(r.out, long_why);
+  EXPECT_EQ(ktune({"db", "show", "rmsnorm_bf16", "rows=1,cols=4096"}).out.find("UNVERIFIED"),
+            std::string::npos);
+  r = ktune({"db", "show", "rmsnorm_bf16", "rows=64,cols=4096", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  json j = json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(j.is_array() && j.size() == 1) << r.out;
+  EXPECT_EQ(j[0]["unverified"], true);
+}
+
 TEST_F(CliDb, MistypedDevicesAndValidatorNeverAbort) {
   ASSERT_TRUE(makeDirs(cache_ + "/db", 0700).ok());
   // "devices" a number: used to abort `db ls` (type_error.306). The file is corrupt: exit 4.
