@@ -44,10 +44,15 @@ Status TunerEngine::verifyBeforeUse(FamilyState& fs, const void* p, const Select
     (void)backend->checkError();  // clear a sticky error before the key is tuned here
     return st;
   }
-  if (!fs.f.verify) return Status::Ok();
-  auto v = fs.f.verify(p, s);
-  if (!v.ok()) return v.status();
-  return v->ok ? Status::Ok() : v->toStatus();
+  if (fs.f.verify) {
+    auto v = fs.f.verify(p, s);
+    if (!v.ok()) return v.status();
+    if (!v->ok) return v->toStatus();
+  }
+  // The check ran on the caller's buffers: reset outputs and in-place inputs, as after tuning,
+  // so the call that follows computes from the caller's values (an in-place kernel would
+  // otherwise be applied twice).
+  return fs.f.pre_run ? fs.f.pre_run(p, s) : Status::Ok();
 }
 
 Selected* TunerEngine::adoptShared(FamilyState& fs, const void* p, const KeyBuilder& kb,
