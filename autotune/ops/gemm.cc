@@ -277,7 +277,10 @@ void addRunHooks(KernelFamily<GemmCall>& f, GemmOp::State* S) {
     if (S->tma) S->addTensorMaps(call, a);
   };
   f.before_launch = [S](const Config& c, const GemmCall& call, StreamHandle) -> Status {
-    if (c.getInt("SPLIT_K", 1) <= 1) return Status::Ok();
+    // The decode kind always reduces through the workspace (stream-K, last block per tile), with
+    // no SPLIT_K knob: it needs the workspace on its first launch like any split-K config.
+    const bool decode = c.getStr("KIND") == gemm::kernelKindName(gemm::KernelKind::kDecode);
+    if (!decode && c.getInt("SPLIT_K", 1) <= 1) return Status::Ok();
     if (c.getStr("KIND") == gemm::kernelKindName(gemm::KernelKind::kTma)) {
       // TMA kernel's split tail: one BLOCK_M x BLOCK_N fp32 slot and CONSUMERS
       // counters per block of the persistent grid (at most one block per SM; gemm.cc launchPlan).
