@@ -29,9 +29,32 @@ Status TunerEngine::verifyOutput(const ErasedFamily& f, const void* p, Cand& c, 
   return when.empty() ? bad : Status(bad.code(), "wrong" + when + ": " + bad.message());
 }
 
+void TunerEngine::noteFault(const Cand& c) {
+  if (c.r.status != Code::kDeviceFault) return;
+  Status probe = backend->synchronize();
+  if (probe.ok() || probe.code() != Code::kDeviceFault) return;
+  std::lock_guard<std::mutex> l(lost_mu);
+  if (context_lost_by.empty())
+    context_lost_by = (c.vendor_source.empty() ? "" : c.vendor_source + " ") + c.r.config;
+}
+
+Status TunerEngine::contextLost() {
+  std::lock_guard<std::mutex> l(lost_mu);
+  if (context_lost_by.empty()) return Status::Ok();
+  return Status::Unavailable("not run: the device context of this process was lost when " +
+                             context_lost_by +
+                             " faulted; nothing runs on it any more (restart the process; "
+                             "KTUNE_ISOLATE=1 benchmarks candidates in a worker that survives "
+                             "faults)");
+}
+
 void TunerEngine::benchOne(const ErasedFamily& f, const void* p, Cand& c,
                            const BenchOptions& bo_in, double best, StreamHandle s,
                            TuneReport* rep) {
+  if (Status lost = contextLost(); !lost.ok()) {
+    fail(c, lost);
+    return;
+  }
   std::function<Status()> run;
   using PhaseClock = std::chrono::steady_clock;
   auto t_phase = PhaseClock::now();
@@ -68,6 +91,7 @@ void TunerEngine::benchOne(const ErasedFamily& f, const void* p, Cand& c,
     if (!st.ok()) {
       (void)backend->checkError();  // clear a sticky error (a failed launch) for the next one
       fail(c, st);
+      noteFault(c);
       return;
     }
   }
@@ -93,6 +117,7 @@ void TunerEngine::benchOne(const ErasedFamily& f, const void* p, Cand& c,
     (void)backend->checkError();
     c.r.stats = partial;
     fail(c, stats.status());
+    noteFault(c);
     return;
   }
   c.r.stats = *stats;

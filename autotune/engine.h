@@ -189,6 +189,16 @@ struct TunerEngine {
   Expected<std::unique_ptr<Selected>> selectDefault(FamilyState& fs, const void* p,
                                                     const std::string& key);
 
+  // A device fault the backend cannot clear (CUDA: an illegal address) loses this process's
+  // context: every later launch, load and allocation fails with it. noteFault, after a candidate
+  // failed in this process, probes the device; when the fault stays, the candidate is named as
+  // the cause and contextLost() answers every later candidate "not run" (kUnavailable: never
+  // remembered as that candidate's own failure). Isolation (KTUNE_ISOLATE=1) survives such faults.
+  void noteFault(const Cand& c);
+  Status contextLost();
+  std::mutex lost_mu;
+  std::string context_lost_by;  // empty while the context is usable
+
   // Verify + measure one live candidate in this process (early rejection against best); fills
   // c.r (status, reason, stats, date). Faults and launch errors are results.
   // `rep`, when given, accumulates the load / verify / measure wall times.

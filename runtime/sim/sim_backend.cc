@@ -205,6 +205,7 @@ Status SimBackend::setDevice(int ordinal) {
 
 Expected<DevicePtr> SimBackend::alloc(size_t bytes) {
   if (bytes == 0) return Status::InvalidArgument("alloc(0): size must be positive");
+  KTUNE_RETURN_IF_ERROR(lostContext());
   std::lock_guard<std::mutex> l(mu_);
   if (opts_.device.global_mem_bytes > 0) {
     int64_t used = 0;
@@ -288,7 +289,12 @@ Status SimBackend::destroyStream(StreamHandle s) {
   return Status::Ok();
 }
 
-Status SimBackend::synchronize(StreamHandle) { return Status::Ok(); }
+Status SimBackend::synchronize(StreamHandle) { return lostContext(); }
+
+Status SimBackend::lostContext() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return lost_;
+}
 
 Expected<EventHandle> SimBackend::createEvent() { return EventHandle{new Event}; }
 
@@ -323,6 +329,7 @@ Expected<float> SimBackend::elapsedMs(EventHandle start, EventHandle end) {
 }
 
 Expected<ModuleHandle> SimBackend::loadModule(const std::string& image) {
+  KTUNE_RETURN_IF_ERROR(lostContext());
   KTUNE_ASSIGN_OR_RETURN(SimImage img, parseSimImage(image));
   std::shared_ptr<SimKernel> k;
   {
@@ -401,6 +408,7 @@ Status SimBackend::setMaxDynamicShared(FunctionHandle fh, int64_t bytes) {
 Status SimBackend::launch(FunctionHandle fh, Dim3 grid, Dim3 block, size_t dynamic_shared,
                           void** args, StreamHandle s) {
   if (!fh.p) return Status::InvalidArgument("launch: null function");
+  KTUNE_RETURN_IF_ERROR(lostContext());
   auto* f = static_cast<Function*>(fh.p);
   const DeviceInfo& d = opts_.device;
   if (grid.x == 0 || grid.y == 0 || grid.z == 0 || block.x == 0 || block.y == 0 || block.z == 0) {
@@ -442,6 +450,7 @@ Status SimBackend::launch(FunctionHandle fh, Dim3 grid, Dim3 block, size_t dynam
   std::lock_guard<std::mutex> l(mu_);
   if (!st.ok() && (st.code() == Code::kDeviceFault || st.code() == Code::kTimeout)) {
     sticky_ = st;  // asynchronous failure: reported by checkError() as on a GPU
+    if (opts_.faults_lose_context && st.code() == Code::kDeviceFault && lost_.ok()) lost_ = st;
   }
   if (st.code() == Code::kTimeout) cost = std::max(cost, 1e3);
   advance(stream(s), cost);
@@ -465,6 +474,7 @@ Expected<int> SimBackend::occupancyBlocksPerSm(FunctionHandle fh, int block_thre
 
 Status SimBackend::checkError() {
   std::lock_guard<std::mutex> l(mu_);
+  if (!lost_.ok()) return lost_;
   Status s = sticky_;
   sticky_ = Status();
   return s;

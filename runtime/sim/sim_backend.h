@@ -74,6 +74,10 @@ struct SimOptions {
   // clock; setDevice picks the one the default stream means. Memory and modules are shared by all
   // (the engine's multi-device tests only need separate clocks). At least 1.
   int device_count = 1;
+  // A device fault (kDeviceFault from a kernel) loses the context, as an illegal address does on
+  // CUDA: checkError() no longer clears it and every later synchronize, launch, module load and
+  // allocation fails with it. Off: the fault is reported once and cleared (a recoverable trap).
+  bool faults_lose_context = false;
 };
 
 class SimBackend : public Backend {
@@ -146,6 +150,8 @@ class SimBackend : public Backend {
   void advance(Stream* st, double ms);
 
   SimOptions opts_;
+  // Ok, or the fault that lost the context (SimOptions::faults_lose_context).
+  Status lostContext() const;
   mutable std::mutex mu_;
   std::map<DevicePtr, std::vector<unsigned char>> mem_;  // base address -> bytes
   DevicePtr next_addr_;
@@ -162,6 +168,7 @@ class SimBackend : public Backend {
   // Loaded modules; like a driver context, the backend frees what was not unloaded.
   std::vector<std::unique_ptr<Module>> modules_;
   Status sticky_;
+  Status lost_;  // the fault that lost the context (faults_lose_context)
 };
 
 // Parsed form of a "sim" code object (written by compiler/sim/sim_compiler.cc).

@@ -422,6 +422,53 @@ TEST(Tuner, BucketingMapsNearbyShapesToOneKey) {
   EXPECT_EQ(bucketPow2Capped(300, 1024), 512);
 }
 
+// A fault the device cannot clear (an illegal address on CUDA) loses the process's context: the
+// candidate that caused it is its own failure, every later candidate is "not run" with the cause
+// named and none of them is remembered as failed, so the next process (a fresh context on the same
+// cache) skips only the culprit and finds the winner.
+TEST(Tuner, AFaultThatLosesTheContextBlamesOnlyItsCause) {
+  Env env(0, 1, 0, /*faults_lose_context=*/true);
+  env.cost["BLOCK=256,VEC=2"] = 0.01;
+  env.fault.insert("BLOCK=512,VEC=1");
+  {
+    auto t = Tuner::create(env.backend, env.options());
+    ASSERT_TRUE(t.ok());
+    auto fam = (*t)->add(env.family());
+    ASSERT_TRUE(fam.ok());
+    Scale p = env.problem(1000);
+    auto rep = fam->tune(p);
+    ASSERT_TRUE(rep.ok()) << rep.status().toString();
+    EXPECT_TRUE(rep->winner.empty()) << "a lost context cannot give a verified winner\n"
+                                     << rep->tree();
+    EXPECT_EQ(find(*rep, "BLOCK=512,VEC=1")->status, Code::kDeviceFault);
+    const CandidateResult* later = find(*rep, "BLOCK=256,VEC=2");
+    ASSERT_NE(later, nullptr);
+    EXPECT_EQ(later->status, Code::kUnavailable);
+    EXPECT_NE(later->reason.find("lost when BLOCK=512,VEC=1 faulted"), std::string::npos)
+        << later->reason;
+  }
+  Env fresh;  // the next process: a new context, the first one's cache
+  fresh.cost["BLOCK=256,VEC=2"] = 0.01;
+  fresh.fault.insert("BLOCK=512,VEC=1");
+  EngineOptions o = fresh.options();
+  o.options.cache_dir = env.dir;
+  auto t = Tuner::create(fresh.backend, o);
+  ASSERT_TRUE(t.ok());
+  auto fam = (*t)->add(fresh.family());
+  ASSERT_TRUE(fam.ok());
+  Scale p = fresh.problem(1000);
+  auto rep = fam->tune(p);
+  ASSERT_TRUE(rep.ok()) << rep.status().toString();
+  EXPECT_EQ(rep->winner, "BLOCK=256,VEC=2") << rep->tree();
+  int skipped = 0;
+  for (const auto& c : rep->candidates) {
+    if (c.reason.find("failed before") == std::string::npos) continue;
+    ++skipped;
+    EXPECT_EQ(c.config, "BLOCK=512,VEC=1") << c.reason;
+  }
+  EXPECT_EQ(skipped, 1) << rep->tree();
+}
+
 // A launch that fails (kLaunchError) and a kernel that traps half-way (kDeviceFault, sticky as on
 // a GPU) are each a candidate's result with its reason: the trap's sticky error is consumed by
 // its own candidate, every other candidate is measured and correct, the winner is unchanged, and

@@ -66,7 +66,10 @@ struct Env {
 
   // noise, seed, memory_bytes_per_ms: SimOptions' (seeded relative noise on every launch and, with
   // a bandwidth, on memsets and copies).
-  explicit Env(double noise = 0, uint64_t seed = 1, double memory_bytes_per_ms = 0) {
+  // faults_lose_context: SimOptions' (a device fault is never cleared, as an illegal address on
+  // CUDA).
+  explicit Env(double noise = 0, uint64_t seed = 1, double memory_bytes_per_ms = 0,
+               bool faults_lose_context = false) {
     char tmpl[] = "/tmp/ktune-engine-XXXXXX";
     dir = mkdtemp(tmpl);
     SimOptions o;
@@ -74,6 +77,7 @@ struct Env {
     o.seed = seed;
     o.memory_bytes_per_ms = memory_bytes_per_ms;
     o.device = h100Like();
+    o.faults_lose_context = faults_lose_context;
     backend = std::make_shared<SimBackend>(o);
     compiler = std::make_shared<SimCompiler>([this](const CompileRequest& r) {
       SimCompileDecision d;
