@@ -4,9 +4,9 @@
 A block of NOTES.md (a table, a list or a paragraph) goes into the README when it is wrapped in
 markers that name it and the run it comes from:
 
-  <!-- readme:gemm_prefill title="GEMM vs cuBLASLt" device="NVIDIA H100 80GB HBM3" date="2026-11-24" -->
+  <!-- readme:gemm title="GEMM vs cuBLASLt" device="NVIDIA H100 80GB HBM3" date="2026-11-24" -->
   | shape | ... |
-  <!-- /readme:gemm_prefill -->
+  <!-- /readme:gemm -->
 
 title, device and date (YYYY-MM-DD) are required; note="..." (how it was measured, in a sentence)
 is printed under the title; order="N" (default 50) places the block in the README (then NOTES.md's
@@ -63,8 +63,9 @@ def parse_blocks(notes_text):
             attrs = dict(ATTR.findall(m_open.group(2)))
             for key in ("title", "device", "date"):
                 if not attrs.get(key, "").strip():
-                    raise NotesError(f"NOTES.md:{i}: block '{m_open.group(1)}' has no {key}=\"...\" "
-                                     "(every figure in the README names its device and date)")
+                    raise NotesError(f"NOTES.md:{i}: block '{m_open.group(1)}' has no "
+                                     f"{key}=\"...\" (every figure in the README names its "
+                                     "device and date)")
             if not DATE.match(attrs["date"]):
                 raise NotesError(f"NOTES.md:{i}: block '{m_open.group(1)}': date must be "
                                  f"YYYY-MM-DD, got '{attrs['date']}'")
@@ -126,7 +127,8 @@ def split_readme(readme_text):
 
 
 def run(root, mode, out=sys.stdout):
-    notes_path, readme_path = os.path.join(root, "bench", "NOTES.md"), os.path.join(root, "README.md")
+    notes_path = os.path.join(root, "bench", "NOTES.md")
+    readme_path = os.path.join(root, "README.md")
     with open(notes_path, encoding="utf-8") as f:
         section = generate(f.read())
     if mode == "print":
@@ -152,7 +154,8 @@ def run(root, mode, out=sys.stdout):
 
 
 def self_test():
-    notes = ("# Notes\n## Old run\n<!-- readme:t title=\"T\" device=\"GPU A\" date=\"2026-01-01\" -->\n"
+    notes = ("# Notes\n## Old run\n"
+             "<!-- readme:t title=\"T\" device=\"GPU A\" date=\"2026-01-01\" -->\n"
              "| a | 1 |\n<!-- /readme:t -->\n## New run\n"
              "<!-- readme:t title=\"T\" device=\"GPU B\" date=\"2026-02-01\" -->\n| a | 2 |\n"
              "<!-- /readme:t -->\n")
@@ -167,11 +170,13 @@ def self_test():
         checks.append((run(root, "check", quiet), 0, "the written section passes"))
         with open(os.path.join(root, "README.md")) as f:
             text = f.read()
-        checks.append(("| a | 2 |" in text and "| a | 1 |" not in text, True, "the latest block wins"))
+        checks.append(("| a | 2 |" in text and "| a | 1 |" not in text, True,
+                       "the latest block wins"))
         checks.append(("GPU B, 2026-02-01" in text and text.endswith("tail\n"), True,
                        "device and date named, the rest of the README kept"))
         for bad in ('<!-- readme:x title="X" date="2026-01-01" -->\n|1|\n<!-- /readme:x -->\n',
-                    '<!-- readme:x title="X" device="D" date="yesterday" -->\n|1|\n<!-- /readme:x -->\n',
+                    '<!-- readme:x title="X" device="D" date="yesterday" -->\n|1|\n'
+                    '<!-- /readme:x -->\n',
                     '<!-- readme:x title="X" device="D" date="2026-01-01" -->\n|1|\n'):
             try:
                 parse_blocks(bad)

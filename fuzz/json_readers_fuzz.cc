@@ -1,7 +1,7 @@
 // Fuzzes the JSON readers that database_fuzz and store_meta_fuzz do not reach, all through the
 // bounded reader (base/json_bounded.h): the fuzzed bytes (after a selector byte) are the tuning
-// journal, untuned-keys / queue lines (parseBuiltinTuneItem: field types, ranges, strides, memory), a C
-// API / Python space_json (api::parseKernelSpec), a shared database entry and validator
+// journal, untuned-keys / queue lines (parseBuiltinTuneItem: field types, ranges, strides,
+// memory), a C API / Python space_json (api::parseKernelSpec), a shared database entry and validator
 // (entryFromJsonText / validatorFromJsonText, as remote/ reads them), the isolation worker's
 // candidate result, and the bounded reader itself. Properties: no crash (deep nesting, wrong types,
 // huge numbers); every refusal carries a message; what the bounded reader accepts is no deeper
