@@ -9,7 +9,7 @@
 
 #include "api/data_family.h"
 #include "autotune/autotuner.h"
-#include "autotune/ops/gemm.h"
+#include "ops/gemm.h"
 #include "ktune/report.hpp"
 #include "ktune/sim.hpp"
 #include "ktune/tuner.hpp"

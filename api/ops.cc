@@ -1,10 +1,10 @@
-// ktune::ops — the public tuned ops over autotune/ops (row-wise families and the GEMM op).
+// ktune::ops — the public tuned ops over ops/ (row-wise families and the GEMM op).
 #include "ktune/ops.hpp"
 
 #include "api/internal.h"
 #include "api/op_fields.h"
 #include "base/dtype.h"
-#include "autotune/ops/rowwise.h"
+#include "ops/rowwise.h"
 
 namespace ktune::ops {
 namespace {

@@ -1,6 +1,6 @@
 // The last-level cache flush before a timed run, shared by the engine's harness
 // (autotune/benchmarker.h: candidates, Autotuner::benchmark, ktune.do_bench) and the same-run
-// peers of the benches and the CLI (autotune/ops/peers.h).
+// peers of the benches and the CLI (bench/fair/peers.h).
 //
 // kRead: a compiled kernel reads the flush buffer (grid-stride, 16-byte loads folded into a value
 // that is stored only when it is impossible): the cache ends up full of clean lines, so nothing

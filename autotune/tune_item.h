@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -25,18 +26,19 @@ struct TuneItem {
 // holds its buffers, not from a recorded key.
 constexpr int64_t kMaxTuneItemBytes = int64_t(4) << 30;
 
-// The args of a built-in op's family, each field checked for type and range: rmsnorm_* (rows,
-// cols, x_stride / y_stride: 0 or at least cols, eps, dtype, weight, residual), silu_mul_* (rows,
-// d, x_stride >= 2d, out_stride >= d, dtype) and gemm (its whole shape, gemmShapeFromJson); then
-// the bytes the problem needs against kMaxTuneItemBytes. Other families' args need only be an
-// object (their make_problem reads them). kInvalidArgument naming the field and the reason.
-Status checkTuneArgs(const std::string& family, const nlohmann::json& args);
+// Checks one family's args (field types and ranges, the memory its problem needs against
+// kMaxTuneItemBytes) before a problem is built from them: kInvalidArgument naming the field and
+// the reason, OK for a family it does not know. The built-in ops' check is
+// ops/tune_args.h's checkBuiltinTuneArgs; the engine knows no family's args.
+using TuneArgsCheck =
+    std::function<Status(const std::string& family, const nlohmann::json& args)>;
 
 // An item as parsed JSON: an object with a string "family" (1..128 characters), an optional
-// string "key" (up to 4096) and "date", and args that pass checkTuneArgs.
-Expected<TuneItem> validateTuneItem(const nlohmann::json& item);
+// string "key" (up to 4096) and "date", and args that pass `check` when one is given (without
+// one, any object: the family's make_problem reads and checks them).
+Expected<TuneItem> validateTuneItem(const nlohmann::json& item, const TuneArgsCheck& check = {});
 
 // A line of text: parsed by the bounded JSON reader, then validateTuneItem.
-Expected<TuneItem> parseTuneItem(std::string_view line);
+Expected<TuneItem> parseTuneItem(std::string_view line, const TuneArgsCheck& check = {});
 
 }  // namespace ktune

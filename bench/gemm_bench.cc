@@ -3,7 +3,7 @@
 // interleaved (each variant goes first in turn, --rounds rounds). GPU time from device events,
 // random bf16 inputs. Two timings:
 //   flush: the L2 evicted before every timed run by a read of 2x L2 (clean lines, nothing to
-//          write back inside the timed region; autotune/ops/peers.h);
+//          write back inside the timed region; bench/fair/peers.h);
 //   rot:   (M <= 128, decode; the primary figure there) 20 back-to-back launches over rotating
 //          input copies whose total exceeds 2x L2, no flush, divided by 20; the weight-read
 //          bound (a pure read of B, same rotation) is a variant of the same rounds.
@@ -33,16 +33,16 @@
 #include <vector>
 
 #include "autotune/compile_pool.h"
-#include "autotune/ops/buffers.h"
-#include "autotune/ops/fair_timing.h"
-#include "autotune/ops/peers.h"
+#include "ops/buffers.h"
+#include "bench/fair/fair_timing.h"
+#include "bench/fair/peers.h"
 #include "autotune/verifier.h"
 #include "bench/gemm_read_bound.h"
 #include "base/dtype.h"
-#include "autotune/ops/gemm.h"
+#include "ops/gemm.h"
 #include "compiler/compiler.h"
 #include "runtime/backend.h"
-#include "autotune/vendor/cublaslt.h"
+#include "ops/vendor/cublaslt.h"
 #include "templates/gemm.h"
 
 namespace ktune {

@@ -42,7 +42,7 @@ struct Bench {
   int caught_up = 0;
 };
 
-// The GEMM kernels' parameter block (autotune/ops/gemm.cc addRunHooks), as cuLaunchKernel takes it.
+// The GEMM kernels' parameter block (ops/gemm.cc addRunHooks), as cuLaunchKernel takes it.
 struct GemmArgs {
   DevicePtr ptr[6] = {};
   int32_t mnk[3] = {2048, 2048, 2048};

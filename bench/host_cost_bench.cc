@@ -55,9 +55,9 @@
 #include <string>
 #include <vector>
 
-#include "autotune/ops/buffers.h"
-#include "autotune/ops/fair_timing.h"
-#include "autotune/ops/rowwise.h"
+#include "ops/buffers.h"
+#include "bench/fair/fair_timing.h"
+#include "ops/rowwise.h"
 #include "bench/call_fixtures.h"
 #include "bench/host_cost.h"
 #include "bench/host_cost_gemm.h"

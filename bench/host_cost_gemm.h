@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "autotune/ops/buffers.h"
-#include "autotune/ops/gemm.h"
-#include "autotune/ops/gemm_configs.h"
-#include "autotune/vendor/cublaslt.h"
+#include "ops/buffers.h"
+#include "ops/gemm.h"
+#include "ops/gemm_configs.h"
+#include "ops/vendor/cublaslt.h"
 #include "bench/host_cost.h"
 
 namespace ktune::hostcost {

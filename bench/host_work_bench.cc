@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "autotune/ops/gemm.h"
-#include "autotune/ops/rowwise.h"
+#include "ops/gemm.h"
+#include "ops/rowwise.h"
 #include "bench/call_fixtures.h"
 #include "compiler/sim/sim_compiler.h"
 #include "runtime/sim/sim_backend.h"

@@ -2,7 +2,7 @@
 // each as the best config of its whole space (a tuning sweep done here with runtime + compiler
 // directly) and as the untuned default config, against same-run peers of the same byte count:
 // the copy peer (best ktune_copy config or cuMemcpyDtoD) and, for SiLU·Mul (which reads twice
-// what it writes), a read-2/write-1 stream (autotune/ops/peers.h, shared with `ktune tune`).
+// what it writes), a read-2/write-1 stream (bench/fair/peers.h, shared with `ktune tune`).
 //
 // Shapes: RMSNorm x [R, C] -> y [R, C] with weight [C]: 4096x4096, 16384x8192, 32768x4096, plus
 // the fused residual add at 4096x4096. SiLU·Mul follows vLLM: x [R, 2d] -> out [R, d] with
@@ -37,9 +37,9 @@
 #include <vector>
 
 #include "autotune/compile_pool.h"
-#include "autotune/ops/buffers.h"
-#include "autotune/ops/fair_timing.h"
-#include "autotune/ops/peers.h"
+#include "ops/buffers.h"
+#include "bench/fair/fair_timing.h"
+#include "bench/fair/peers.h"
 #include "bench/rowwise_rows.h"
 #include "bench/rowwise_verify.h"
 #include "base/fs.h"

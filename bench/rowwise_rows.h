@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "autotune/ops/fair_timing.h"
+#include "bench/fair/fair_timing.h"
 
 namespace ktune::bench {
 

@@ -2,7 +2,7 @@
 """Combines the RESULT / RATIO / DIFF / CLOCKS lines of repeated bench processes into one table.
 
 Each process prints, per figure, a median over its interleaved rounds with a distribution-free
-interval (autotune/ops/fair_timing.h). Across processes this prints the median of the per-process
+interval (bench/fair/fair_timing.h). Across processes this prints the median of the per-process
 medians and the range [min, max] of those medians (the process-to-process spread), the mean
 in-process interval half-width in percent, and the number of processes.
 

@@ -17,8 +17,8 @@ import os
 import re
 import sys
 
-LIBRARY_DIRS = ["base", "runtime", "compiler", "templates", "autotune", "tools", "api", "remote",
-                "report"]
+LIBRARY_DIRS = ["base", "runtime", "compiler", "templates", "autotune", "ops", "bench/fair", "tools",
+                "api", "remote", "report"]
 EXTENSIONS = (".cc", ".cpp", ".h", ".hpp", ".cuh", ".cu")
 CONTROL = re.compile(r"\b(if|for|while|switch|catch|return|sizeof|decltype|alignas)\s*$")
 HEADER_END = re.compile(r"\)\s*(?:const\b|override\b|final\b|noexcept\b|mutable\b|&|\s)*"

@@ -1,4 +1,4 @@
-// Fuzzes gemmShapeFromJson (autotune/ops/gemm.h): the GEMM shape read back from an untuned-keys
+// Fuzzes gemmShapeFromJson (ops/gemm.h): the GEMM shape read back from an untuned-keys
 // line (hand-editable) or an isolation batch. Properties: no crash, exception or UB on any input;
 // an error is kInvalidArgument with a message; an accepted shape validates, and
 // gemmCallToJson -> gemmShapeFromJson gives the same shape and the same text (a fixed point).
@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "autotune/ops/gemm.h"
+#include "ops/gemm.h"
 
 namespace {
 

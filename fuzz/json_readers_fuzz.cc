@@ -1,7 +1,7 @@
 // Fuzzes the JSON readers that database_fuzz and store_meta_fuzz do not reach, all through the
 // bounded reader (base/json_bounded.h): the fuzzed bytes (after a selector byte) are the tuning
-// journal, untuned-keys / queue lines (parseTuneItem: field types, ranges, strides, memory), a C
-// API / Python space_json (api::parseKernelSpec), a shared database entry and validator
+// journal, untuned-keys / queue lines (parseBuiltinTuneItem: field types, ranges, strides,
+// memory), a C API / Python space_json (api::parseKernelSpec), a shared database entry and validator
 // (entryFromJsonText / validatorFromJsonText, as remote/ reads them), the isolation worker's
 // candidate result, and the bounded reader itself. Properties: no crash (deep nesting, wrong types,
 // huge numbers); every refusal carries a message; what the bounded reader accepts is no deeper
@@ -16,7 +16,7 @@
 #include "autotune/database.h"
 #include "autotune/isolation.h"
 #include "autotune/journal.h"
-#include "autotune/tune_item.h"
+#include "ops/tune_args.h"
 #include "base/fs.h"
 #include "base/json_bounded.h"
 #include "fuzz_util.h"
@@ -57,7 +57,7 @@ void journal(const std::string& text) {
 void tuneItems(const std::string& text) {
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
-    auto item = ktune::parseTuneItem(line);
+    auto item = ktune::parseBuiltinTuneItem(line);
     expectMessage(item.status(), "tune item");
     if (item.ok() && (item->family.empty() || !item->args.is_object()))
       ktune::fuzz::die(kTarget, "an accepted item without a family or args object");

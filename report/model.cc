@@ -5,7 +5,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "autotune/ops/gemm_configs.h"
+#include "ops/gemm_configs.h"
 #include "base/fs.h"
 #include "base/json_bounded.h"
 #include "compiler/analysis/report.h"

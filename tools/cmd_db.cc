@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "autotune/database.h"
-#include "autotune/ops/builtin.h"
+#include "ops/builtin.h"
 #include "base/format.h"
 #include "base/fs.h"
 #include "base/options.h"

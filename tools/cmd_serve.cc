@@ -11,9 +11,9 @@
 #include <nlohmann/json.hpp>
 
 #include "autotune/autotuner.h"
-#include "autotune/ops/gemm.h"
-#include "autotune/ops/rowwise.h"
-#include "autotune/tune_item.h"
+#include "ops/gemm.h"
+#include "ops/rowwise.h"
+#include "ops/tune_args.h"
 #include "base/fs.h"
 #include "base/options.h"
 #include "remote/queue.h"
@@ -38,13 +38,13 @@ const char* kUsage =
     "  --no-isolate       benchmark in this process instead of the ktune-worker";
 
 // Tunes one queued key (an untuned-key JSON line) and says how it was resolved. An item that
-// fails validation (autotune/tune_item.h: types, ranges, strides, memory) is kInvalidArgument with
+// fails validation (ops/tune_args.h: types, ranges, strides, memory) is kInvalidArgument with
 // the field and the reason, checked before anything is allocated: serve() parks it.
 Expected<std::string> tuneItem(Tuner& tuner, const std::string& item, const std::string& tmp) {
   if (item.find('\n') != std::string::npos || item.find('\r') != std::string::npos) {
     return Status::InvalidArgument("queue item holds a line break (one JSON line expected)");
   }
-  auto checked = parseTuneItem(item);
+  auto checked = parseBuiltinTuneItem(item);
   if (!checked.ok()) return Status::InvalidArgument(checked.status().message());
   KTUNE_RETURN_IF_ERROR(writeFileAtomic(tmp, item + "\n", 0600, /*durable=*/false));
   KTUNE_ASSIGN_OR_RETURN(OfflineTuneReport r, tuner.tuneFromFile(tmp));

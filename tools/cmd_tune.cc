@@ -12,12 +12,12 @@
 
 #include "autotune/autotuner.h"
 #include "autotune/device_pool.h"
-#include "autotune/ops/buffers.h"
-#include "autotune/ops/gemm.h"
-#include "autotune/ops/peers.h"
-#include "autotune/tune_item.h"
+#include "ops/buffers.h"
+#include "ops/gemm.h"
+#include "bench/fair/peers.h"
+#include "ops/tune_args.h"
 #include "remote/shared.h"
-#include "autotune/ops/rowwise.h"
+#include "ops/rowwise.h"
 #include "base/format.h"
 #include "base/fs.h"
 #include "runtime/backend.h"
@@ -113,7 +113,7 @@ struct Buffers {
 };
 
 // Same-run copy bandwidth (bytes read + written per second) for `bytes` moved in total: the
-// benches' copy peer (autotune/ops/peers.h: best ktune_copy config or the driver copy, L2 flushed
+// benches' copy peer (bench/fair/peers.h: best ktune_copy config or the driver copy, L2 flushed
 // by reads before every run, median of 25 runs).
 Expected<double> copyBandwidth(Tuner& tuner, Backend& b, int64_t bytes_moved) {
   KTUNE_ASSIGN_OR_RETURN(auto peers, StreamPeers::create(b, tuner.compiler(), tuner.device()));
@@ -152,7 +152,7 @@ Status checkUntunedFile(const std::string& path) {
   while (std::getline(in, line)) {
     ++n;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    auto item = parseTuneItem(line);
+    auto item = parseBuiltinTuneItem(line);
     if (item.ok()) ++entries;
     else if (first_bad.ok()) first_bad = item.status().withContext("line " + std::to_string(n));
   }

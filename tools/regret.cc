@@ -6,9 +6,9 @@
 
 #include "autotune/autotuner.h"
 #include "autotune/finalists.h"
-#include "autotune/ops/buffers.h"
-#include "autotune/ops/gemm.h"
-#include "autotune/ops/rowwise.h"
+#include "ops/buffers.h"
+#include "ops/gemm.h"
+#include "ops/rowwise.h"
 #include "base/fs.h"
 
 namespace ktune::cli {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "autotune/ops/peers.h"
+#include "bench/fair/peers.h"
 #include "base/dtype.h"
 #include "compiler/sim/sim_compiler.h"
 #include "runtime/sim/sim_backend.h"
@@ -344,7 +344,7 @@ SimGpu openSimGpu(int devices) {
   sk.run = simSiluMul;
   sk.cost = [](const SimLaunch& l) { return rowwiseCost(l, 3.0, l.arg<long long>(2) * l.arg<long long>(3)); };
   sim->registerKernel(rw::kSiluMulEntry, sk);
-  // The same-run peers (autotune/ops/peers.h) at the device's bandwidth: the flush reads, the copy
+  // The same-run peers (bench/fair/peers.h) at the device's bandwidth: the flush reads, the copy
   // moves 2 x n bytes, the read-2/write-1 stream 3 x 16 x n.
   SimKernel fk;
   fk.cost = [](const SimLaunch& l) { return kLaunchMs + 16.0 * double(l.arg<long long>(1)) / kBytesPerMs; };

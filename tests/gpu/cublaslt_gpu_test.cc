@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "autotune/autotuner.h"
-#include "autotune/ops/buffers.h"
-#include "autotune/ops/gemm.h"
-#include "autotune/vendor/cublaslt.h"
+#include "ops/buffers.h"
+#include "ops/gemm.h"
+#include "ops/vendor/cublaslt.h"
 #include "runtime/backend.h"
 
 namespace ktune {

@@ -13,10 +13,10 @@
 
 #include "autotune/autotuner.h"
 #include "base/dtype.h"
-#include "autotune/ops/gemm.h"
+#include "ops/gemm.h"
 #include "compiler/compiler.h"
 #include "runtime/backend.h"
-#include "autotune/vendor/cublaslt.h"
+#include "ops/vendor/cublaslt.h"
 #include "templates/gemm.h"
 
 namespace ktune {

@@ -9,7 +9,7 @@
 #include <random>
 
 #include "base/dtype.h"
-#include "autotune/ops/gemm.h"
+#include "ops/gemm.h"
 #include "compiler/compiler.h"
 #include "runtime/backend.h"
 #include "templates/gemm.h"

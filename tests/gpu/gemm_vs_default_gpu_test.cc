@@ -11,8 +11,8 @@
 
 #include "autotune/autotuner.h"
 #include "autotune/benchmarker.h"
-#include "autotune/ops/gemm.h"
-#include "autotune/vendor/cublaslt.h"
+#include "ops/gemm.h"
+#include "ops/vendor/cublaslt.h"
 #include "runtime/backend.h"
 
 namespace ktune {

@@ -13,7 +13,7 @@
 
 #include "autotune/autotuner.h"
 #include "base/dtype.h"
-#include "autotune/ops/gemm.h"
+#include "ops/gemm.h"
 #include "base/fs.h"
 
 namespace ktune {

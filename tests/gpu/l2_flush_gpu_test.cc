@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "autotune/benchmarker.h"
-#include "autotune/ops/peers.h"
+#include "bench/fair/peers.h"
 #include "compiler/compiler.h"
 #include "runtime/backend.h"
 

@@ -1,4 +1,4 @@
-// Tuned row-wise ops through the engine (autotune/ops/rowwise.h) on a real GPU: the Tuner tunes
+// Tuned row-wise ops through the engine (ops/rowwise.h) on a real GPU: the Tuner tunes
 // (compile, benchmark, verify) on the caller's buffers, in-place calls are applied exactly once,
 // results match the float64 reference, a second call hits the in-memory table. Skips without a GPU.
 #include <gtest/gtest.h>
@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "autotune/autotuner.h"
-#include "autotune/ops/rowwise.h"
+#include "ops/rowwise.h"
 #include "runtime/backend.h"
 #include "templates/rowwise.h"
 

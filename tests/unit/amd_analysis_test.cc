@@ -348,7 +348,7 @@ TEST(CacheDiff, LongIdenticalLinesConfigAndHistogram) {
 }  // namespace
 }  // namespace ktune
 
-#include "autotune/vendor/hipblaslt.h"
+#include "ops/vendor/hipblaslt.h"
 
 namespace ktune {
 namespace {

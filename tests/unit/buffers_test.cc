@@ -1,4 +1,4 @@
-// fillRandom (autotune/ops/buffers.h): the values are those of one splitmix64 sequence drawn in
+// fillRandom (ops/buffers.h): the values are those of one splitmix64 sequence drawn in
 // element order, whatever the number of threads and chunks that generate them, so a problem
 // rebuilt by another process (a worker, another machine with another core count) holds the same
 // data.
@@ -8,7 +8,7 @@
 #include <cstring>
 #include <vector>
 
-#include "autotune/ops/buffers.h"
+#include "ops/buffers.h"
 #include "base/dtype.h"
 #include "runtime/sim/sim_backend.h"
 

@@ -1,5 +1,5 @@
-// The statistics behind the benchmarks' fair comparisons (autotune/ops/fair_timing.h).
-#include "autotune/ops/fair_timing.h"
+// The statistics behind the benchmarks' fair comparisons (bench/fair/fair_timing.h).
+#include "bench/fair/fair_timing.h"
 
 #include <gtest/gtest.h>
 

@@ -13,8 +13,8 @@
 
 #include <string>
 
-#include "autotune/ops/gemm_host_cache.h"
-#include "autotune/vendor/cublaslt.h"
+#include "ops/gemm_host_cache.h"
+#include "ops/vendor/cublaslt.h"
 #include "base/fs.h"
 #include "base/subprocess.h"
 #include "tests/support/tools.h"

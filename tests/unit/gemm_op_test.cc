@@ -2,7 +2,7 @@
 // cuBLASLt (column-major) view, and refusal of epilogues cuBLASLt cannot express.
 #include <gtest/gtest.h>
 
-#include "autotune/ops/gemm.h"
+#include "ops/gemm.h"
 
 namespace ktune {
 namespace {

@@ -13,8 +13,8 @@
 
 #include "autotune/autotuner.h"
 #include "base/dtype.h"
-#include "autotune/ops/builtin.h"
-#include "autotune/ops/gemm.h"
+#include "ops/builtin.h"
+#include "ops/gemm.h"
 #include "base/fs.h"
 #include "compiler/sim/sim_compiler.h"
 #include "runtime/sim/sim_backend.h"

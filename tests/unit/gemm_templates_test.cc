@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "compiler/compiler.h"
-#include "autotune/vendor/cublaslt.h"
+#include "ops/vendor/cublaslt.h"
 #include "templates/embedded.h"
 #include "templates/gemm.h"
 #include "tests/support/tools.h"

@@ -1,5 +1,5 @@
 // Hostile input through the public APIs: row-wise and GEMM op arguments: sizes, pointers, dtypes,
-// strides (autotune/ops, templates/).
+// strides (ops/, templates/).
 // Every case must give a clear Status (what was wrong, what to do), never a crash, a torn file or
 // a lost entry. Runs without a GPU.
 // First: it sets the diagnostics every hostile test needs before any other include.
@@ -12,7 +12,7 @@
 #include <functional>
 #include <string>
 
-#include "autotune/ops/rowwise.h"
+#include "ops/rowwise.h"
 #include "templates/gemm.h"
 #include "templates/rowwise.h"
 

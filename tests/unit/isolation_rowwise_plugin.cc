@@ -2,7 +2,7 @@
 // (tools/sim_gpu.h: host implementations of the row-wise kernels, a deterministic cost) as the
 // worker's backend and compiler, and the built-in row-wise ops registered on it exactly as
 // registerBuiltinOps does on a GPU (registerRowwiseOps), which it skips on a simulated device.
-#include "autotune/ops/rowwise.h"
+#include "ops/rowwise.h"
 #include "tools/sim_gpu.h"
 
 extern "C" ktune::Status ktune_worker_backend(std::shared_ptr<ktune::Backend>* backend,

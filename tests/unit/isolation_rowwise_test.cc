@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "autotune/autotuner.h"
-#include "autotune/ops/rowwise.h"
+#include "ops/rowwise.h"
 #include "base/fs.h"
 #include "runtime/sim/sim_backend.h"
 #include "templates/rowwise.h"

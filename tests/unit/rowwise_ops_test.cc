@@ -1,4 +1,4 @@
-// Tuned row-wise ops (autotune/ops/rowwise.h) without a GPU: input validation, and the whole
+// Tuned row-wise ops (ops/rowwise.h) without a GPU: input validation, and the whole
 // op path on the simulated backend, whose "kernels" are host implementations of ktune_rmsnorm /
 // ktune_silu_mul driven by the compiled-in defines. The simulated cost prefers one config, one
 // config writes wrong values (verification must reject it), and an in-place fused residual call
@@ -10,7 +10,7 @@
 #include <random>
 
 #include "autotune/autotuner.h"
-#include "autotune/ops/rowwise.h"
+#include "ops/rowwise.h"
 #include "compiler/sim/sim_compiler.h"
 #include "runtime/sim/sim_backend.h"
 #include "templates/rowwise.h"

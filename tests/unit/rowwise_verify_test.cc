@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "autotune/ops/buffers.h"
+#include "ops/buffers.h"
 #include "runtime/sim/sim_backend.h"
 
 namespace ktune {

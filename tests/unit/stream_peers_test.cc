@@ -1,7 +1,7 @@
-// The same-run peers and the clean L2 flush (autotune/ops/peers.h) on the simulated backend: the
+// The same-run peers and the clean L2 flush (bench/fair/peers.h) on the simulated backend: the
 // peer is the fastest of the copy kernels and the driver copy, every timed run is preceded by the
 // read-based flush (and no memset), and bandwidths are bytes over simulated device time.
-#include "autotune/ops/peers.h"
+#include "bench/fair/peers.h"
 
 #include <gtest/gtest.h>
 

@@ -21,9 +21,9 @@
 #include <vector>
 
 #include "autotune/autotuner.h"
-#include "autotune/ops/gemm.h"
-#include "autotune/ops/gemm_vendor.h"
-#include "autotune/vendor/hipblaslt.h"
+#include "ops/gemm.h"
+#include "ops/gemm_vendor.h"
+#include "ops/vendor/hipblaslt.h"
 #include "base/fs.h"
 #include "base/subprocess.h"
 #include "compiler/sim/sim_compiler.h"

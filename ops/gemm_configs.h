@@ -1,4 +1,4 @@
-// The GEMM family's configs (internal to autotune/ops): a config is a kernel template's knobs plus
+// The GEMM family's configs (internal to ops/): a config is a kernel template's knobs plus
 // KIND (which template), and the family's candidates are the curated sets of representative
 // problems or every config of the spaces.
 #pragma once

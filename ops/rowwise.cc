@@ -1,6 +1,6 @@
-#include "autotune/ops/rowwise_families.h"
+#include "ops/rowwise_families.h"
 
-#include "autotune/ops/buffers.h"
+#include "ops/buffers.h"
 
 #include <algorithm>
 #include <chrono>
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "autotune/static_prune.h"
-#include "autotune/tune_item.h"
+#include "ops/tune_args.h"
 #include "autotune/verifier.h"
 #include "base/json_bounded.h"
 
@@ -177,7 +177,7 @@ Expected<std::pair<nlohmann::json, A>> parseArgsJson(const std::string& text, co
   if (j.is_discarded() || !j.is_object())
     return Status::InvalidArgument(std::string(op) + ": args JSON is not an object");
   // Types, strides and the memory the problem needs, before anything reads or allocates.
-  if (Status s = checkTuneArgs(op, j); !s.ok()) return s.withContext(std::string(op));
+  if (Status s = checkBuiltinTuneArgs(op, j); !s.ok()) return s.withContext(std::string(op));
   A a;
   KTUNE_ASSIGN_OR_RETURN(a.dtype, parseDType(j.value("dtype", std::string("bf16"))));
   a.rows = jsonInt(j, "rows");

@@ -1,6 +1,6 @@
 // GemmRunner: one GEMM kernel compiled, loaded and launched without the tuner (tests, benches,
 // the op's trusted reference), and the mapping of a GEMM call to cuBLASLt's view.
-#include "autotune/ops/gemm.h"
+#include "ops/gemm.h"
 
 #include <algorithm>
 #include <cstring>

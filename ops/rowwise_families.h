@@ -1,11 +1,11 @@
-// Internal to the row-wise ops (autotune/ops/rowwise*.cc): the families on a Tuner and the
+// Internal to the row-wise ops (ops/rowwise*.cc): the families on a Tuner and the
 // argument helpers shared by validation (rowwise_op.cc) and the families' hooks (rowwise.cc).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
-#include "autotune/ops/rowwise.h"
+#include "ops/rowwise.h"
 
 namespace ktune::rowwise_ops {
 

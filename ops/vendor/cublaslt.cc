@@ -1,4 +1,4 @@
-#include "autotune/vendor/cublaslt.h"
+#include "ops/vendor/cublaslt.h"
 
 #include <cstdio>
 #include <cstring>

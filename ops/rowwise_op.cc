@@ -1,8 +1,8 @@
 // The row-wise ops' surface: argument validation, the free functions and RowwiseOps, on the
-// families of autotune/ops/rowwise.cc.
+// families of ops/rowwise.cc.
 #include <string>
 
-#include "autotune/ops/rowwise_families.h"
+#include "ops/rowwise_families.h"
 
 namespace ktune {
 

@@ -6,7 +6,7 @@
 // benchmarks and the op use. GemmOp is the TunableOp: its candidates are the JIT configs of the
 // device's GEMM kernels (mma.sync / skinny on NVIDIA, MFMA on AMD), the algorithms the vendor
 // library's heuristic proposes (cuBLASLt on NVIDIA, hipBLASLt on AMD, when the library loads:
-// autotune/ops/gemm_vendor.h), and a default; its key is (layout, dtypes,
+// ops/gemm_vendor.h), and a default; its key is (layout, dtypes,
 // M, N, K, leading dims, epilogue, alignment).
 #pragma once
 
@@ -16,13 +16,13 @@
 #include <string>
 
 #include "autotune/autotuner.h"
-#include "autotune/ops/buffers.h"
-#include "autotune/ops/gemm_host_cache.h"
+#include "ops/buffers.h"
+#include "ops/gemm_host_cache.h"
 #include "base/config.h"
 #include "base/dtype.h"
 #include "compiler/compiler.h"
 #include "runtime/backend.h"
-#include "autotune/vendor/cublaslt.h"
+#include "ops/vendor/cublaslt.h"
 #include "templates/gemm.h"
 
 namespace ktune {

@@ -1,4 +1,4 @@
-#include "autotune/ops/gemm_host_cache.h"
+#include "ops/gemm_host_cache.h"
 
 namespace ktune {
 

@@ -1,4 +1,4 @@
-#include "autotune/ops/gemm_configs.h"
+#include "ops/gemm_configs.h"
 
 #include <algorithm>
 #include <tuple>

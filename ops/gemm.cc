@@ -1,8 +1,8 @@
-#include "autotune/ops/gemm.h"
+#include "ops/gemm.h"
 
-#include "autotune/ops/buffers.h"
-#include "autotune/ops/gemm_configs.h"
-#include "autotune/ops/gemm_vendor.h"
+#include "ops/buffers.h"
+#include "ops/gemm_configs.h"
+#include "ops/gemm_vendor.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,7 +13,7 @@
 
 #include "base/dtype.h"
 #include "autotune/static_prune.h"
-#include "autotune/tune_item.h"
+#include "ops/tune_args.h"
 #include "autotune/verifier.h"
 #include "base/json_bounded.h"
 #include "base/json_fields.h"
@@ -399,8 +399,8 @@ Expected<std::unique_ptr<GemmOp>> GemmOp::create(Tuner& tuner, OpOptions options
   // same A, B and C — State::per_key's cached C snapshot and reference stay valid across them.
   f.args_json = [](const GemmCall& call) { return gemmCallToJson(call); };
   f.make_problem = [S](const std::string& text) -> Expected<std::shared_ptr<GemmCall>> {
-    // Typed fields and the memory the problem needs, before allocating (checkTuneArgs).
-    KTUNE_RETURN_IF_ERROR(checkTuneArgs("gemm", parseJsonOrDiscarded(text)));
+    // Typed fields and the memory the problem needs, before allocating (checkBuiltinTuneArgs).
+    KTUNE_RETURN_IF_ERROR(checkBuiltinTuneArgs("gemm", parseJsonOrDiscarded(text)));
     KTUNE_ASSIGN_OR_RETURN(gemm::GemmShape shape, gemmShapeFromJson(text));
     return makeGemmProblem(S->tuner->backend(), S->tuner->device(), shape, 1);
   };

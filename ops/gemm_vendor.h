@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "autotune/family.h"
-#include "autotune/ops/gemm.h"
+#include "ops/gemm.h"
 
 namespace ktune {
 

@@ -1,4 +1,4 @@
-#include "autotune/ops/fair_timing.h"
+#include "bench/fair/fair_timing.h"
 
 #include <algorithm>
 #include <cmath>

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "autotune/l2_flush.h"
-#include "autotune/ops/fair_timing.h"
+#include "bench/fair/fair_timing.h"
 #include "base/device.h"
 #include "base/status.h"
 #include "compiler/compiler.h"

@@ -1,4 +1,4 @@
-#include "autotune/vendor/hipblaslt.h"
+#include "ops/vendor/hipblaslt.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "autotune/ops/buffers.h"
+#include "ops/buffers.h"
 
 #include <algorithm>
 

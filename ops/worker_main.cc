@@ -3,6 +3,11 @@
 // families), registers them on its own Tuner over the shared store, and serves bench requests on
 // stdin/stdout until EOF. Exit status: 0 on EOF, 3 after a candidate faulted the device (its
 // context is lost), 2 on a start-up error (printed on stderr, which the tuner reports).
+//
+// The worker lives with the ops, not in the engine: the engine's side is serveWorker and the
+// Tuner; the built-in ops (row-wise, GEMM) are registered on that Tuner here, after the plugins,
+// through the same registration calls a plugin's ktune_register_families makes
+// (registerBuiltinOps). The engine itself knows no op (tests/layering_check.py).
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -12,9 +17,9 @@
 
 #include "autotune/autotuner.h"
 #include "autotune/isolation.h"
-#include "autotune/ops/builtin.h"
 #include "base/dylib.h"
 #include "base/options.h"
+#include "ops/builtin.h"
 #include "runtime/backend.h"
 
 namespace {

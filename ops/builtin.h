@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "autotune/autotuner.h"
-#include "autotune/ops/gemm.h"
+#include "ops/gemm.h"
 
 namespace ktune {
 

@@ -1,10 +1,10 @@
-#include "autotune/ops/builtin.h"
+#include "ops/builtin.h"
 
 #include <algorithm>
 #include <optional>
 
-#include "autotune/ops/gemm_configs.h"
-#include "autotune/ops/rowwise.h"
+#include "ops/gemm_configs.h"
+#include "ops/rowwise.h"
 #include "templates/gemm.h"
 #include "templates/rowwise.h"
 

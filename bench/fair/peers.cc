@@ -1,10 +1,10 @@
-#include "autotune/ops/peers.h"
+#include "bench/fair/peers.h"
 
 #include <algorithm>
 
 #include "autotune/compile_pool.h"
 #include "autotune/family.h"
-#include "autotune/ops/buffers.h"
+#include "ops/buffers.h"
 #include "templates/rowwise.h"
 
 namespace ktune {

@@ -1,6 +1,6 @@
 // GEMM problems as JSON (offline tuning, isolation worker): a call's shape to JSON and back, and
 // a call with its own random-filled buffers.
-#include "autotune/ops/gemm.h"
+#include "ops/gemm.h"
 
 #include <cfloat>
 #include <cmath>
@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "autotune/ops/buffers.h"
+#include "ops/buffers.h"
 #include "base/dtype.h"
 #include "base/json_bounded.h"
 #include "base/json_fields.h"

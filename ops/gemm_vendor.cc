@@ -1,10 +1,10 @@
-#include "autotune/ops/gemm_vendor.h"
+#include "ops/gemm_vendor.h"
 
 #include <mutex>
 #include <unordered_map>
 
-#include "autotune/vendor/cublaslt.h"
-#include "autotune/vendor/hipblaslt.h"
+#include "ops/vendor/cublaslt.h"
+#include "ops/vendor/hipblaslt.h"
 
 namespace ktune {
 namespace {

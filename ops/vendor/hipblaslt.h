@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "autotune/vendor/cublaslt.h"
+#include "ops/vendor/cublaslt.h"
 #include "base/dylib.h"
 #include "base/status.h"
 #include "runtime/backend.h"
