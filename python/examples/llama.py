@@ -10,8 +10,11 @@
              kernel search), captured into a CUDA graph the same way as the others;
   ktune      every linear layer through ktune.ops.gemm, the norms through ktune.ops.rms_norm (the
              residual add fused into it, as vLLM's fused_add_rms_norm), SiLU·Mul through
-             ktune.ops.silu_mul; tuned before timing. ktune.ops has no fused gate/up + SiLU·Mul.
-Every variant runs the same rotary embedding (torch ops) and the same attention call
+             ktune.ops.silu_mul, or fused into the gate/up GEMM where ktune.ops.gemm offers
+             epilogue="silu_mul" (decode rows, M <= 128); rotary + KV-cache write in one tuned
+             kernel (llama_rope_kv of examples/llama_kernels.h, registered with ktune.autotune:
+             the same source and space as the C++ decoder's); tuned before timing.
+The torch variants run rotary as torch ops; every variant runs the same attention call
 (F.scaled_dot_product_attention over a static KV cache; decode groups the 4 query heads of each KV
 head into one SDPA query block, prefill passes enable_gqa). Weights are random bf16 made at
 start-up (nothing downloaded); no embedding or LM head (the decoder stack alone).
@@ -54,8 +57,13 @@ def parse_args(argv=None):
     p.add_argument("--shapes", default="d1,d8,d32,d128,p2048",
                    help="dN = decode batch N, pN = prefill of N tokens, batch 1")
     p.add_argument("--variants", default=",".join(VARIANTS), help="subset of " + ",".join(VARIANTS))
-    p.add_argument("--compile-shapes", default="d1,d32",
-                   help="shapes the compile variant runs (max-autotune costs 35-45 s per shape)")
+    p.add_argument("--compile-shapes", default="d1,d8,d32,d128,p2048",
+                   help="shapes the compile variant runs (skipped in order once --deadline-s "
+                        "would be overrun)")
+    p.add_argument("--compile-scope", default="layer", choices=("layer", "model"),
+                   help="torch.compile one decoder layer, reused by every layer (default: "
+                        "compiles in a fraction of the time), or the whole stack (35-45 s per "
+                        "shape at 8 layers)")
     p.add_argument("--breakdown", default="d1,d32", help="shapes of the per-op breakdown")
     p.add_argument("--rounds", type=int, default=7, help="interleaved timing rounds (>= 3)")
     p.add_argument("--tol", type=float, default=3e-2, help="relative L2 tolerance vs torch eager")
@@ -116,13 +124,59 @@ class TorchOps:
         return self.F.silu(gu[..., :d]) * gu[..., d:]
 
 
+_KERNELS_H = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples",
+                          "llama_kernels.h")
+
+
+def rope_kv_family():
+    """llama_rope_kv of examples/llama_kernels.h as a tuned ktune family (its source, space, key
+    and launch rule as llama.cc registers them), or None when that file is not beside us."""
+    import ktune
+    try:
+        with open(_KERNELS_H) as f:
+            src = f.read().split('R"(', 1)[1].split(')";', 1)[0]
+    except (OSError, IndexError):
+        return None
+    sig = [("qkv", "ptr"), ("ld", "i64"), ("qo", "ptr"), ("kc", "ptr"), ("vc", "ptr"),
+           ("cos", "ptr"), ("sin", "ptr")] + [(n, "i32") for n in
+                                              ("B", "T", "nq", "nkv", "hd", "S", "pos0")]
+    k = ktune.kernel(src, "llama_rope_kv", grid=["B * T", "cdiv(nq + 2 * nkv, HPB)"],
+                     block="HPB * (hd / 2)", signature=sig)
+    return ktune.autotune(space={"HPB": [1, 2, 4, 8]}, key=["pow2(B * T)", "nq", "nkv", "hd"],
+                          name="llama_rope_kv", default={"HPB": 4})(k)
+
+
 class KtuneOps:
     name = "ktune"
     clone_input = True  # the fused residual add writes the residual in place
 
-    def __init__(self, eps):
+    def __init__(self, eps, cfg=None):
         import ktune.ops
-        self.k, self.eps = ktune.ops, eps
+        self.k, self.eps, self.cfg = ktune.ops, eps, cfg
+        self.rope = rope_kv_family() if cfg is not None else None
+        # ktune.ops.gemm(epilogue="silu_mul"): gate/up GEMM and SiLU·Mul in one kernel, where
+        # this ktune has it (decode rows only); a call it refuses switches it off for good.
+        self.fused_gate_up = "silu_mul" in getattr(self.k, "_EPILOGUES", ())
+
+    def gate_up_silu(self, h, wgu):
+        if self.fused_gate_up and h.shape[0] <= 128:
+            import ktune
+            try:
+                return self.k.gemm(h, wgu.t(), epilogue="silu_mul")
+            except (ktune.InvalidArgument, ktune.Unsupported) as e:
+                print(f"  ktune: gemm epilogue='silu_mul' refused ({e}); unfused from now on")
+                self.fused_gate_up = False
+        return self.k.silu_mul(self.k.gemm(h, wgu.t()))
+
+    def rope_kv(self, qkv, kc, vc, rope_f, B, T):
+        """Rotated q [B, T, nq, hd] (a new tensor); rotated k and v written into the caches."""
+        import torch
+        c = self.cfg
+        cosf, sinf, pos0 = rope_f
+        q = torch.empty((B * T, c["n_heads"] * c["head_dim"]), dtype=qkv.dtype, device=qkv.device)
+        self.rope(qkv, qkv.stride(0), q, kc, vc, cosf, sinf, B, T, c["n_heads"], c["n_kv"],
+                  c["head_dim"], kc.shape[2], pos0)
+        return q.view(B, T, c["n_heads"], c["head_dim"])
 
     def linear(self, x, w):
         return self.k.gemm(x, w.t())
@@ -180,37 +234,58 @@ class Decoder:
                                                  dtype=torch.float32) / c["head_dim"]))
         ang = pos.float()[:, None] * inv[None, :]
         ang = torch.cat((ang, ang), -1)
+        # fp32 [T, hd / 2] tables and the first position: the fused ktune kernel's inputs
+        half = c["head_dim"] // 2
+        rope_f = (ang[:, :half].cos().contiguous(), ang[:, :half].sin().contiguous(), pos0)
         return dict(x=mk(batch * tokens, c["hidden"]), kcs=[mk(*kv) for _ in self.layers],
                     vcs=[mk(*kv) for _ in self.layers], pos=pos,
-                    cos=ang.cos().to(dtype), sin=ang.sin().to(dtype), batch=batch, tokens=tokens)
+                    cos=ang.cos().to(dtype), sin=ang.sin().to(dtype), batch=batch, tokens=tokens,
+                    rope_f=rope_f)
 
-    def forward(self, ops, x, kcs, vcs, pos, cos, sin, batch, tokens, rec=None):
+    def forward(self, ops, x, kcs, vcs, pos, cos, sin, batch, tokens, rec=None, rope_f=None,
+                layer_fn=None):
+        """The stack; layer_fn(h, x, w, kc, vc, pos, cos, sin, nxt) -> (h, x) replaces the
+        layer (the compile variant passes one compiled layer, reused by every layer)."""
         if ops.clone_input:
             x = x.clone()
         L = self.layers
         h = _op(rec, "norm", ops.norm, x, L[0]["attn_norm"])
         for i, w in enumerate(L):
-            o = self.attention(ops, h, w, kcs[i], vcs[i], pos, cos, sin, batch, tokens, rec)
-            h, x = _op(rec, "add_norm", ops.add_norm, o, x, w["mlp_norm"])
-            gu = _op(rec, "gate_up", ops.linear, h, w["wgu"])
-            a = _op(rec, "silu_mul", ops.silu_mul, gu)
-            d = _op(rec, "down", ops.linear, a, w["wdown"])
             nxt = L[i + 1]["attn_norm"] if i + 1 < len(L) else self.final_norm
-            h, x = _op(rec, "add_norm", ops.add_norm, d, x, nxt)
+            if layer_fn is not None:
+                h, x = layer_fn(h, x, w, kcs[i], vcs[i], pos, cos, sin, nxt)
+            else:
+                h, x = self.layer(ops, h, x, w, kcs[i], vcs[i], pos, cos, sin, nxt, batch,
+                                  tokens, rec, rope_f)
         return h
 
-    def attention(self, ops, h, w, kc, vc, pos, cos, sin, B, T, rec):
+    def layer(self, ops, h, x, w, kc, vc, pos, cos, sin, nxt, batch, tokens, rec=None,
+              rope_f=None):
+        o = self.attention(ops, h, w, kc, vc, pos, cos, sin, batch, tokens, rec, rope_f)
+        h, x = _op(rec, "add_norm", ops.add_norm, o, x, w["mlp_norm"])
+        if getattr(ops, "fused_gate_up", False) and h.shape[0] <= 128:
+            a = _op(rec, "gate_up_silu", ops.gate_up_silu, h, w["wgu"])
+        else:
+            gu = _op(rec, "gate_up", ops.linear, h, w["wgu"])
+            a = _op(rec, "silu_mul", ops.silu_mul, gu)
+        d = _op(rec, "down", ops.linear, a, w["wdown"])
+        return _op(rec, "add_norm", ops.add_norm, d, x, nxt)
+
+    def attention(self, ops, h, w, kc, vc, pos, cos, sin, B, T, rec, rope_f=None):
         F = self.torch.nn.functional
         nq, nkv, hd = self.cfg["n_heads"], self.cfg["n_kv"], self.cfg["head_dim"]
-        qkv = _op(rec, "qkv", ops.linear, h, w["wqkv"]).view(B, T, nq + 2 * nkv, hd)
-        q, k, v = qkv.split([nq, nkv, nkv], dim=2)
+        qkv2 = _op(rec, "qkv", ops.linear, h, w["wqkv"])
+        if getattr(ops, "rope", None) is not None and rope_f is not None:
+            q = _op(rec, "rope_kv", ops.rope_kv, qkv2, kc, vc, rope_f, B, T)
+        else:
+            q, k, v = qkv2.view(B, T, nq + 2 * nkv, hd).split([nq, nkv, nkv], dim=2)
 
-        def rope_cache(q, k, v):
-            q, k = _rope(q, cos, sin), _rope(k, cos, sin)
-            kc[:, :, pos] = k.transpose(1, 2)
-            vc[:, :, pos] = v.transpose(1, 2)
-            return q
-        q = _op(rec, "rope_kv", rope_cache, q, k, v)
+            def rope_cache(q, k, v):
+                q, k = _rope(q, cos, sin), _rope(k, cos, sin)
+                kc[:, :, pos] = k.transpose(1, 2)
+                vc[:, :, pos] = v.transpose(1, 2)
+                return q
+            q = _op(rec, "rope_kv", rope_cache, q, k, v)
         if T == 1:  # decode: the query heads of one KV head form one query block (no K/V repeat)
             sd = lambda: F.scaled_dot_product_attention(  # noqa: E731
                 q.reshape(B, nkv, nq // nkv, hd), kc, vc).reshape(B, nq * hd)
@@ -232,7 +307,7 @@ def _rope(x, cos, sin):
 
 def run(model, ops, st, rec=None):
     return model.forward(ops, st["x"], st["kcs"], st["vcs"], st["pos"], st["cos"], st["sin"],
-                         st["batch"], st["tokens"], rec)
+                         st["batch"], st["tokens"], rec, st.get("rope_f"))
 
 
 def rel_err(out, ref):
@@ -423,7 +498,7 @@ def kernel_table(fn, steps=3):
 # ---------------------------------------------------------------------------------------------
 # The run.
 
-def make_variant(name, model, cfg, child, log):
+def make_variant(name, model, cfg, child, log, compile_scope="layer"):
     """(ops, pre, call(st)) of a variant, or None when it cannot run here."""
     import torch
     t_ops = TorchOps(cfg["eps"])
@@ -435,22 +510,40 @@ def make_variant(name, model, cfg, child, log):
         return t_ops, tunable(name == "tunableop"), lambda st: run(model, t_ops, st)
     if name == "ktune":
         try:
-            k_ops = KtuneOps(cfg["eps"])
+            k_ops = KtuneOps(cfg["eps"], cfg)
         except Exception as e:  # noqa: BLE001  (reported, the other variants still run)
             log(f"  ktune unavailable: {e}")
             return None
         return k_ops, None, lambda st: run(model, k_ops, st)
     torch._dynamo.config.cache_size_limit = max(torch._dynamo.config.cache_size_limit, 64)
-    step = torch.compile(lambda x, kcs, vcs, pos, cos, sin, b, t: model.forward(
-        t_ops, x, kcs, vcs, pos, cos, sin, b, t), mode="max-autotune-no-cudagraphs", dynamic=False)
-    return t_ops, None, lambda st: step(st["x"], st["kcs"], st["vcs"], st["pos"], st["cos"],
-                                        st["sin"], st["batch"], st["tokens"])
+    mode = "max-autotune-no-cudagraphs"
+    if compile_scope == "model":
+        step = torch.compile(lambda x, kcs, vcs, pos, cos, sin, b, t: model.forward(
+            t_ops, x, kcs, vcs, pos, cos, sin, b, t), mode=mode, dynamic=False)
+        return t_ops, None, lambda st: step(st["x"], st["kcs"], st["vcs"], st["pos"], st["cos"],
+                                            st["sin"], st["batch"], st["tokens"])
+    # One compiled layer (its weights and caches as arguments, so every layer reuses it): the
+    # same GEMM shapes are autotuned, the graph to compile is a layer's, not the stack's.
+    # Inductor still fuses within the layer (norm prologues, rotary + cache write); only the
+    # fusion across a layer boundary is lost.
+    layers = {}
+
+    def call(st):
+        b, t = st["batch"], st["tokens"]
+        fn = layers.get((b, t))
+        if fn is None:
+            fn = layers[(b, t)] = torch.compile(
+                lambda h, x, w, kc, vc, pos, cos, sin, nxt: model.layer(
+                    t_ops, h, x, w, kc, vc, pos, cos, sin, nxt, b, t), mode=mode, dynamic=False)
+        return model.forward(t_ops, st["x"], st["kcs"], st["vcs"], st["pos"], st["cos"],
+                             st["sin"], b, t, layer_fn=fn)
+    return t_ops, None, call
 
 
 def set_up_all(a, model, cfg, states, names, t_start, log):
     entries, refs, ops_of = [], {}, {}
     for name in names:
-        v = make_variant(name, model, cfg, bool(a.child), log)
+        v = make_variant(name, model, cfg, bool(a.child), log, a.compile_scope)
         if v is None:
             continue
         ops, pre, call = v
@@ -549,6 +642,7 @@ def main_run(a):
     else:
         ops_bd, kern = breakdowns(a, model, states, entries, ops_of, log)
     res = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "cfg": cfg,
+           "compile_scope": a.compile_scope,
            "layers": a.layers, "context": a.context, "rounds": a.rounds,
            "entries": [dict(variant=e.variant, shape=e.shape, setup_s=e.setup_s, err=e.err,
                             graph_err=e.graph_err, graph_ms=e.times["graph"],
