@@ -225,13 +225,13 @@ class Llama {
     for (int x : {s.B, s.T, c.nq, c.nkv, c.hd, s.S, s.pos0}) *v++ = ktune::Value::i32(x);
   }
   Status ropeKv(const Step& s, size_t layer, StreamHandle st) const {
-    ktune::Value v[13];
+    ktune::Value v[14];
     v[0] = ktune::Value::ptr(s.qkv), v[1] = ktune::Value::i64((m_.c.nq + 2 * m_.c.nkv) * m_.c.hd);
     v[2] = ktune::Value::ptr(s.q), v[3] = ktune::Value::ptr(s.kc[layer]);
     v[4] = ktune::Value::ptr(s.vc[layer]), v[5] = ktune::Value::ptr(s.cos);
     v[6] = ktune::Value::ptr(s.sin);
     shapeArgs(s, v + 7);
-    return rope_(v, 13, st);
+    return rope_(v, 14, st);
   }
   Status attention(const Step& s, size_t layer, StreamHandle st) const {
     ktune::Value v[14];
@@ -287,7 +287,7 @@ bool parseArgs(int argc, char** argv, Args* a) {
       }
     } else return false;
   }
-  int b, t, p;
+  int b = 0, t = 0, p = 0;
   for (const auto& s : a->shapes)
     if (!shapeOf(s, a->context, &b, &t, &p)) return false;
   return a->layers > 0 && a->context > 0 && a->rep_ms > 0;
@@ -382,7 +382,7 @@ Status runTiming(ktune::Autotuner& t, const Args& a, const ktune::Kernel& rope,
       std::printf("%-7s skipped (%.0f s budget spent)\n", name.c_str(), a.budget_s);
       continue;
     }
-    int B, T, pos0;
+    int B = 0, T = 0, pos0 = 0;
     shapeOf(name, a.context, &B, &T, &pos0);
     Arena step_mem(t);
     KTUNE_ASSIGN_OR_RETURN(Step s, makeStep(step_mem, m, B, T, pos0, false));
