@@ -60,7 +60,7 @@ if [ -x "$KB/examples/ktune_llama" ]; then
     tee "$OUT/llama_cxx_check.log" | tail -4
   LEFT=$(( ${LLAMA_BUDGET_S:-540} - ($(date +%s) - T0) ))
   echo "== C++ decoder (examples/llama.cc, public API only): $LEFT s left"
-  timeout $(( LEFT > 30 ? LEFT : 30 )) "$KB/examples/ktune_llama" --budget-s $(( LEFT - 40 )) \
+  timeout $(( LEFT > 30 ? LEFT : 30 )) "$KB/examples/ktune_llama" --budget-s $(( LEFT > 45 ? LEFT - 40 : 5 )) \
     ${LLAMA_CXX_ARGS:-} 2>&1 | tee "$OUT/llama_cxx.log"
   echo "C++ decoder rc=${PIPESTATUS[0]} ($(( $(date +%s) - T0 )) s in all)"
 else
