@@ -8,7 +8,8 @@
 //   ktune_llama                     decode at batch 1, 8, 32, 128 (context 1024) and a prefill
 //                                   of 2048 tokens, 8 layers: tokens/s per shape (GPU)
 //   ktune_llama --check             a tiny model against a CPU reference (decode and prefill);
-//                                   on the simulated backend it registers the families and stops
+//                                   on the simulated backend (no GPU) this program's two families
+//                                   only, run by host stand-ins (llama_sim.h)
 //   ktune_llama --layers 4 --shapes d1,d32,p2048 --budget-s 120
 //
 // Each shape's first step tunes every key it meets (ktune's GEMM, RMSNorm, SiLU·Mul and the two
@@ -18,6 +19,7 @@
 // weights alone are larger than any cache). Exit status: 0 ok, 1 failed check or error, 2 usage.
 #include <ktune/ktune.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -30,6 +32,7 @@
 
 #include "llama_kernels.h"
 #include "llama_reference.h"
+#include "llama_sim.h"
 
 namespace {
 
@@ -188,8 +191,7 @@ class Llama {
       const Layer& L = m_.layers[i];
       const int qkv_n = (c.nq + 2 * c.nkv) * c.hd;
       KTUNE_RETURN_IF_ERROR(linear(rows, qkv_n, c.hidden, s.h, L.wqkv, s.qkv, st));
-      KTUNE_RETURN_IF_ERROR(ropeKv(s, i, st));
-      KTUNE_RETURN_IF_ERROR(attention(s, i, st));
+      KTUNE_RETURN_IF_ERROR(attentionBlock(s, i, st));
       KTUNE_RETURN_IF_ERROR(linear(rows, c.hidden, c.nq * c.hd, s.attn, L.wo, s.o, st));
       KTUNE_RETURN_IF_ERROR(norm(rows, s.h, s.o, L.mlp_norm, i == 0 ? s.x_in : s.x, s.x, st));
       KTUNE_RETURN_IF_ERROR(linear(rows, 2 * c.inter, c.hidden, s.h, L.wgu, s.gu, st));
@@ -201,6 +203,12 @@ class Llama {
       KTUNE_RETURN_IF_ERROR(norm(rows, s.h, s.d, next, s.x, s.x, st));
     }
     return Status::Ok();
+  }
+
+  // This program's two families on layer `layer`: s.qkv -> rotated q, caches written -> s.attn.
+  Status attentionBlock(const Step& s, size_t layer, StreamHandle st) const {
+    KTUNE_RETURN_IF_ERROR(ropeKv(s, layer, st));
+    return attention(s, layer, st);
   }
 
  private:
@@ -321,30 +329,70 @@ Expected<double> checkShape(ktune::Autotuner& t, const Model& m, const Llama& ne
   return relErr(out, llama::refDecoder(m.c, L, m.h_final_norm, rs));
 }
 
-// --check. On the simulated backend ktune's ops do not run (kUnsupported), so it stops after
-// registering the families and evaluating their keys (the expressions are checked there).
-int runCheck(ktune::Autotuner& t, const ktune::Kernel& rope, const ktune::Kernel& attn) {
-  if (t.backendName() == "sim") {
-    // The tiny model's decode step at batch 2, position 16 (stand-in addresses: a key reads none).
-    const ktune::Value p = ktune::Value::ptr(DevicePtr{1} << 20), ld = ktune::Value::i64(256);
-    ktune::Value shape[7];
-    const int dims[7] = {2, 1, 8, 2, 32, 17, 16};
-    for (int i = 0; i < 7; ++i) shape[i] = ktune::Value::i32(dims[i]);
-    std::vector<ktune::Value> va = {p, ld, p, p, p, ld}, vr = {p, ld, p, p, p, p, p};
-    va.insert(va.end(), shape, shape + 7), vr.insert(vr.end(), shape, shape + 7);
-    va.push_back(ktune::Value::f32(0.125f));
-    auto ka = attn.key(va.data(), va.size());
-    auto kr = rope.key(vr.data(), vr.size());
-    if (!ka.ok() || !kr.ok()) {
-      std::fprintf(stderr, "key: %s\n", (ka.ok() ? kr.status() : ka.status()).toString().c_str());
-      return 1;
-    }
-    std::printf("families registered: llama_rope_kv key %s, llama_attn key %s\n", kr->c_str(),
-                ka->c_str());
-    std::printf("check skipped: the simulated backend runs no ktune op (GEMM, RMSNorm); "
-                "--check needs a GPU\n");
-    return 0;
+// The families' keys of the tiny model's decode step at batch 2, position 16 (stand-in addresses:
+// a key reads none); python/tests/test_llama_example.py expects the same rope key from Python.
+bool printKeys(const ktune::Kernel& rope, const ktune::Kernel& attn) {
+  const ktune::Value p = ktune::Value::ptr(DevicePtr{1} << 20), ld = ktune::Value::i64(256);
+  ktune::Value shape[7];
+  const int dims[7] = {2, 1, 8, 2, 32, 17, 16};
+  for (int i = 0; i < 7; ++i) shape[i] = ktune::Value::i32(dims[i]);
+  std::vector<ktune::Value> va = {p, ld, p, p, p, ld}, vr = {p, ld, p, p, p, p, p};
+  va.insert(va.end(), shape, shape + 7), vr.insert(vr.end(), shape, shape + 7);
+  va.push_back(ktune::Value::f32(0.125f));
+  auto ka = attn.key(va.data(), va.size());
+  auto kr = rope.key(vr.data(), vr.size());
+  if (!ka.ok() || !kr.ok()) {
+    std::fprintf(stderr, "key: %s\n", (ka.ok() ? kr.status() : ka.status()).toString().c_str());
+    return false;
   }
+  std::printf("families registered: llama_rope_kv key %s, llama_attn key %s\n", kr->c_str(),
+              ka->c_str());
+  return true;
+}
+
+// --check on the simulated backend, where ktune's GEMM and RMSNorm do not run: this program's two
+// families (tuned and run by their host stand-ins, llama_sim.h) on random qkv rows, against the
+// CPU reference's rotary + cache write + attention.
+int simCheck(ktune::Autotuner& t, const ktune::Kernel& rope, const ktune::Kernel& attn) {
+  Status st = llama::registerSimKernels(t);
+  Arena mem(t);
+  auto m = makeModel(mem, kTiny, 1, false);
+  if (!st.ok() || !m.ok()) {
+    std::fprintf(stderr, "%s\n", (st.ok() ? m.status() : st).toString().c_str());
+    return 1;
+  }
+  Llama net(t, *m, rope, attn);
+  const Cfg& c = kTiny;
+  int failed = 0;
+  for (auto [B, T, pos0] : {std::tuple{2, 1, 16}, std::tuple{1, 16, 0}}) {
+    auto s = makeStep(mem, *m, B, T, pos0, true);
+    if (!s.ok()) return std::fprintf(stderr, "%s\n", s.status().toString().c_str()), 1;
+    Rng g{uint64_t(B * 1000 + T)};
+    const size_t rows = size_t(B) * T, ld = size_t(c.nq + 2 * c.nkv) * c.hd;
+    auto qkv = randomBf16(rows * ld, 1, 0, g);
+    llama::Bf16s out(rows * c.nq * c.hd);
+    Status r = t.copyToDevice(s->qkv, qkv.data(), qkv.size() * 2);
+    if (r.ok()) r = net.attentionBlock(*s, 0, {});
+    if (r.ok()) r = t.synchronize();
+    if (r.ok()) r = t.copyToHost(out.data(), s->attn, out.size() * 2);
+    if (!r.ok()) return std::fprintf(stderr, "%s\n", r.toString().c_str()), 1;
+    llama::Floats qf(qkv.size()), of(out.size());
+    for (size_t i = 0; i < qkv.size(); ++i) qf[i] = llama::fromBf16(qkv[i]);
+    for (size_t i = 0; i < out.size(); ++i) of[i] = llama::fromBf16(out[i]);
+    llama::RefStep rs{B, T, pos0, &s->h_x_in, &s->h_cache0, &s->h_cos, &s->h_sin};
+    const double err = relErr(of, llama::refAttention(c, rs, qf));
+    failed += !(err < 1e-2);
+    std::printf("sim check B=%d T=%d pos0=%d: rotary + KV write + attention, rel L2 error vs CPU "
+                "reference %.2e %s\n", B, T, pos0, err, err < 1e-2 ? "ok" : "FAILED");
+  }
+  if (!printKeys(rope, attn)) return 1;
+  std::printf("the whole decoder's check (ktune's GEMM and RMSNorm) needs a GPU\n");
+  return failed ? 1 : 0;
+}
+
+// --check: the tiny model against the CPU reference (decode and prefill shapes).
+int runCheck(ktune::Autotuner& t, const ktune::Kernel& rope, const ktune::Kernel& attn) {
+  if (t.backendName() == "sim") return simCheck(t, rope, attn);
   Arena mem(t);
   auto m = makeModel(mem, kTiny, 2, true);
   if (!m.ok()) return std::fprintf(stderr, "%s\n", m.status().toString().c_str()), 1;
@@ -411,6 +459,10 @@ int main(int argc, char** argv) {
   }
   auto opts = ktune::TunerOptions::fromEnv();
   if (!opts.ok()) return std::fprintf(stderr, "%s\n", opts.status().toString().c_str()), 2;
+  if (opts->backend == "sim") {  // simulated costs are exact: a few runs per candidate suffice
+    opts->warmup_ms = std::min(opts->warmup_ms, 0.1);
+    opts->rep_ms = std::min(opts->rep_ms, 0.5);
+  }
   auto tuner = ktune::Autotuner::create(*opts);
   if (!tuner.ok()) {
     std::fprintf(stderr, "no tuner: %s\n", tuner.status().toString().c_str());
