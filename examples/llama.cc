@@ -1,8 +1,9 @@
 // A Llama-3-8B-shaped decoder stack in C++ through ktune's public API only (<ktune/ktune.hpp>):
 // the proof that an inference engine written in C++ can embed ktune. Every linear layer is
 // ktune::ops::gemm, the norms ktune::ops::rmsnorm (the residual add fused in), SiLU·Mul
-// ktune::ops::siluMul; rotary + KV-cache write and attention are two kernels of this program,
-// registered as ktune families with their own config spaces (llama_kernels.h). Weights are random
+// ktune::ops::siluMul or, where ktune has it, the gate/up GEMM's epilogue; rotary + KV-cache write
+// and attention are two kernels of this program, registered as ktune families with their own
+// config spaces (llama_kernels.h). Weights are random
 // bf16 made at start-up (nothing downloaded); no embedding or LM head (the decoder stack alone).
 //
 //   ktune_llama                     decode at batch 1, 8, 32, 128 (context 1024) and a prefill
@@ -42,24 +43,11 @@ using ktune::Status;
 using ktune::StreamHandle;
 
 using llama::Cfg;
-using llama::toBf16;
+using llama::randomBf16;
+using llama::relErr;
+using llama::Rng;
 constexpr Cfg kLlama3_8B{4096, 14336, 32, 8, 128, 1e-5f, 500000.0};
 constexpr Cfg kTiny{256, 512, 8, 2, 32, 1e-5f, 10000.0};
-
-struct Rng {  // xorshift64*: fast enough for gigabytes of weights
-  uint64_t s;
-  float uniform() {  // in [-sqrt(3), sqrt(3)): unit variance
-    s ^= s >> 12, s ^= s << 25, s ^= s >> 27;
-    return (static_cast<float>((s * 2685821657736338717ull) >> 40) / 16777216.0f * 2.f - 1.f) *
-           1.7320508f;
-  }
-};
-
-std::vector<uint16_t> randomBf16(size_t n, float scale, float offset, Rng& g) {
-  std::vector<uint16_t> v(n);
-  for (auto& x : v) x = toBf16(offset + scale * g.uniform());
-  return v;
-}
 
 // Device memory of one tuner, freed with it.
 class Arena {
@@ -194,10 +182,7 @@ class Llama {
       KTUNE_RETURN_IF_ERROR(attentionBlock(s, i, st));
       KTUNE_RETURN_IF_ERROR(linear(rows, c.hidden, c.nq * c.hd, s.attn, L.wo, s.o, st));
       KTUNE_RETURN_IF_ERROR(norm(rows, s.h, s.o, L.mlp_norm, i == 0 ? s.x_in : s.x, s.x, st));
-      KTUNE_RETURN_IF_ERROR(linear(rows, 2 * c.inter, c.hidden, s.h, L.wgu, s.gu, st));
-      ktune::ops::SiluMulParams sp;
-      sp.rows = rows, sp.d = c.inter, sp.out = s.act, sp.x = s.gu;
-      KTUNE_RETURN_IF_ERROR(ktune::ops::siluMul(t_, sp, st));
+      KTUNE_RETURN_IF_ERROR(gateUp(rows, s, L, st));
       KTUNE_RETURN_IF_ERROR(linear(rows, c.hidden, c.inter, s.act, L.wdown, s.d, st));
       DevicePtr next = i + 1 < m_.layers.size() ? m_.layers[i + 1].attn_norm : m_.final_norm;
       KTUNE_RETURN_IF_ERROR(norm(rows, s.h, s.d, next, s.x, s.x, st));
@@ -219,6 +204,29 @@ class Llama {
     p.layout = "NT";
     p.m = rows, p.n = n, p.k = k, p.a = x, p.b = w, p.out = out;
     return ktune::ops::gemm(t_, p, st);
+  }
+  // act = silu(h · w_gateᵀ) * (h · w_upᵀ): one GEMM with the SiLU·Mul epilogue where this ktune
+  // has it (activation "silu_mul", decode rows), else the GEMM and ktune::ops::siluMul. A ktune
+  // that refuses the epilogue (kInvalidArgument / kUnsupported) is asked once.
+  Status gateUp(int64_t rows, const Step& s, const Layer& L, StreamHandle st) const {
+    const Cfg& c = m_.c;
+    if (fused_gate_up_ && rows <= 128) {
+      ktune::ops::GemmParams p;
+      p.layout = "NT", p.activation = "silu_mul";
+      p.m = rows, p.n = 2 * c.inter, p.k = c.hidden, p.ldc = c.inter;
+      p.a = s.h, p.b = L.wgu, p.out = s.act;
+      Status r = ktune::ops::gemm(t_, p, st);
+      if (r.ok() || (r.code() != ktune::Code::kInvalidArgument &&
+                     r.code() != ktune::Code::kUnsupported))
+        return r;
+      std::printf("gate/up: no fused SiLU·Mul epilogue here (%s); GEMM + siluMul\n",
+                  r.toString().c_str());
+      fused_gate_up_ = false;
+    }
+    KTUNE_RETURN_IF_ERROR(linear(rows, 2 * c.inter, c.hidden, s.h, L.wgu, s.gu, st));
+    ktune::ops::SiluMulParams sp;
+    sp.rows = rows, sp.d = c.inter, sp.out = s.act, sp.x = s.gu;
+    return ktune::ops::siluMul(t_, sp, st);
   }
   // y = rmsnorm(x (+ residual, written to residual_out)) * w.
   Status norm(int64_t rows, DevicePtr y, DevicePtr x, DevicePtr w, DevicePtr residual,
@@ -255,6 +263,7 @@ class Llama {
   ktune::Autotuner& t_;
   const Model& m_;
   ktune::Kernel rope_, attn_;
+  mutable bool fused_gate_up_ = true;  // single-threaded use: one Llama per thread
 };
 
 struct Args {
@@ -299,15 +308,6 @@ bool parseArgs(int argc, char** argv, Args* a) {
   for (const auto& s : a->shapes)
     if (!shapeOf(s, a->context, &b, &t, &p)) return false;
   return a->layers > 0 && a->context > 0 && a->rep_ms > 0;
-}
-
-double relErr(const llama::Floats& out, const llama::Floats& ref) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < ref.size(); ++i) {
-    if (!std::isfinite(out[i])) return INFINITY;
-    num += double(out[i] - ref[i]) * (out[i] - ref[i]), den += double(ref[i]) * ref[i];
-  }
-  return std::sqrt(num / std::max(den, 1e-30));
 }
 
 // The device's final hidden states of one step against the CPU reference (relative L2 error).

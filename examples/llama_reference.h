@@ -33,6 +33,31 @@ inline float rnd(float f) { return fromBf16(toBf16(f)); }
 using Bf16s = std::vector<uint16_t>;
 using Floats = std::vector<float>;
 
+struct Rng {  // xorshift64*: fast enough for gigabytes of weights
+  uint64_t s;
+  float uniform() {  // in [-sqrt(3), sqrt(3)): unit variance
+    s ^= s >> 12, s ^= s << 25, s ^= s >> 27;
+    return (static_cast<float>((s * 2685821657736338717ull) >> 40) / 16777216.0f * 2.f - 1.f) *
+           1.7320508f;
+  }
+};
+
+inline std::vector<uint16_t> randomBf16(size_t n, float scale, float offset, Rng& g) {
+  std::vector<uint16_t> v(n);
+  for (auto& x : v) x = toBf16(offset + scale * g.uniform());
+  return v;
+}
+
+inline double relErr(const Floats& out, const Floats& ref) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    if (!std::isfinite(out[i])) return INFINITY;
+    num += double(out[i] - ref[i]) * (out[i] - ref[i]), den += double(ref[i]) * ref[i];
+  }
+  return std::sqrt(num / std::max(den, 1e-30));
+}
+
+
 struct RefLayer {
   const Bf16s *wqkv, *wo, *wgu, *wdown, *attn_norm, *mlp_norm;
 };
