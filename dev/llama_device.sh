@@ -8,9 +8,10 @@
 # two families tune). Logs, JSON and TunableOp's results under $OUT; the tables last.
 #   bash dev/llama_device.sh                      (carry .devdeps; about 9 minutes cold)
 #   LLAMA_ARGS="--shapes d1,d32 --compile-shapes d1"   a shorter run
-#   LLAMA_BUDGET_S=540                            the whole script's wall budget: the harness
-#                                                 skips compile shapes that would overrun it
-#   LLAMA_CXX_S=75                                of it, what is kept for the C++ decoder
+#   LLAMA_BUDGET_S=555                            the whole script's wall budget: the harness
+#                                                 skips compile shapes (and timing rounds past
+#                                                 3) that would overrun it
+#   LLAMA_CXX_S=60                                of it, what is kept for the C++ decoder
 #   LLAMA_CXX_ARGS="--layers 8"                   the C++ decoder's arguments
 # The installed package is also left in $OUT/llama_kpy.tgz: unpacked into .devwork/llama_kpy and
 # carried, a later call skips the build.
@@ -45,7 +46,7 @@ if [ -f "$KB/CMakeCache.txt" ]; then
 else
   bash dev/device_build.sh ktune_llama > "$OUT/llama_cxx_build.log" 2>&1 & CXX_BUILD=$!
 fi
-LEFT=$(( ${LLAMA_BUDGET_S:-540} - ${LLAMA_CXX_S:-75} - ($(date +%s) - T0) ))
+LEFT=$(( ${LLAMA_BUDGET_S:-555} - ${LLAMA_CXX_S:-60} - ($(date +%s) - T0) ))
 echo "harness: $LEFT s of the budget left"
 PYTHONUNBUFFERED=1 timeout "$LEFT" $PY python/examples/llama.py --json "$OUT/llama.json" \
   --deadline-s $(( LEFT - 20 )) ${LLAMA_ARGS:-} > "$OUT/llama.log" 2>&1
@@ -58,7 +59,7 @@ if [ -x "$KB/examples/ktune_llama" ]; then
   # the tiny model's keys would take a minute).
   KTUNE_TUNING=0 timeout 60 "$KB/examples/ktune_llama" --check 2>&1 |
     tee "$OUT/llama_cxx_check.log" | tail -4
-  LEFT=$(( ${LLAMA_BUDGET_S:-540} - ($(date +%s) - T0) ))
+  LEFT=$(( ${LLAMA_BUDGET_S:-555} - ($(date +%s) - T0) ))
   echo "== C++ decoder (examples/llama.cc, public API only): $LEFT s left"
   timeout $(( LEFT > 30 ? LEFT : 30 )) "$KB/examples/ktune_llama" --budget-s $(( LEFT > 45 ? LEFT - 40 : 5 )) \
     ${LLAMA_CXX_ARGS:-} 2>&1 | tee "$OUT/llama_cxx.log"
