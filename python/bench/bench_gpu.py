@@ -417,6 +417,10 @@ def main():
         for name, med, p20, p80 in rows:
             print(f"  {name:40s} {med:7.2f}  [{p20:.2f}, {p80:.2f}]")
         sys.stdout.flush()
+    if "host_cost" in only or "call" in only:
+        import ops_host_cost  # ktune.ops calls beside torch's own ops (issue 36)
+        ops_host_cost.table(rounds=5 if quick else 10)
+        sys.stdout.flush()
     if "bandwidth" in only:
         rowwise_table(quick, use_compile)
     if "gemm" in only:

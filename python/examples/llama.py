@@ -10,8 +10,11 @@
              kernel search), captured into a CUDA graph the same way as the others;
   ktune      every linear layer through ktune.ops.gemm, the norms through ktune.ops.rms_norm (the
              residual add fused into it, as vLLM's fused_add_rms_norm), SiLU·Mul through
-             ktune.ops.silu_mul; tuned before timing. ktune.ops has no fused gate/up + SiLU·Mul.
-Every variant runs the same rotary embedding (torch ops) and the same attention call
+             ktune.ops.silu_mul, or fused into the gate/up GEMM where ktune.ops.gemm offers
+             epilogue="silu_mul" (decode rows, M <= 128); rotary + KV-cache write in one tuned
+             kernel (llama_rope_kv of examples/llama_kernels.h, registered with ktune.autotune:
+             the same source and space as the C++ decoder's); tuned before timing.
+The torch variants run rotary as torch ops; every variant runs the same attention call
 (F.scaled_dot_product_attention over a static KV cache; decode groups the 4 query heads of each KV
 head into one SDPA query block, prefill passes enable_gqa). Weights are random bf16 made at
 start-up (nothing downloaded); no embedding or LM head (the decoder stack alone).
@@ -54,8 +57,13 @@ def parse_args(argv=None):
     p.add_argument("--shapes", default="d1,d8,d32,d128,p2048",
                    help="dN = decode batch N, pN = prefill of N tokens, batch 1")
     p.add_argument("--variants", default=",".join(VARIANTS), help="subset of " + ",".join(VARIANTS))
-    p.add_argument("--compile-shapes", default="d1,d32",
-                   help="shapes the compile variant runs (max-autotune costs 35-45 s per shape)")
+    p.add_argument("--compile-shapes", default="d1,d8,d32,d128,p2048",
+                   help="shapes the compile variant runs (skipped in order once --deadline-s "
+                        "would be overrun)")
+    p.add_argument("--compile-scope", default="layer", choices=("layer", "model"),
+                   help="torch.compile one decoder layer, reused by every layer (default: "
+                        "compiles in a fraction of the time), or the whole stack (35-45 s per "
+                        "shape at 8 layers)")
     p.add_argument("--breakdown", default="d1,d32", help="shapes of the per-op breakdown")
     p.add_argument("--rounds", type=int, default=7, help="interleaved timing rounds (>= 3)")
     p.add_argument("--tol", type=float, default=3e-2, help="relative L2 tolerance vs torch eager")
@@ -116,27 +124,6 @@ class TorchOps:
         return self.F.silu(gu[..., :d]) * gu[..., d:]
 
 
-class KtuneOps:
-    name = "ktune"
-    clone_input = True  # the fused residual add writes the residual in place
-
-    def __init__(self, eps):
-        import ktune.ops
-        self.k, self.eps = ktune.ops, eps
-
-    def linear(self, x, w):
-        return self.k.gemm(x, w.t())
-
-    def norm(self, x, w):
-        return self.k.rms_norm(x, w, self.eps)
-
-    def add_norm(self, delta, resid, w):
-        return self.k.rms_norm(delta, w, self.eps, residual=resid)
-
-    def silu_mul(self, gu):
-        return self.k.silu_mul(gu)
-
-
 def _op(rec, name, fn, *args):
     if rec is None:
         return fn(*args)
@@ -180,37 +167,58 @@ class Decoder:
                                                  dtype=torch.float32) / c["head_dim"]))
         ang = pos.float()[:, None] * inv[None, :]
         ang = torch.cat((ang, ang), -1)
+        # fp32 [T, hd / 2] tables and the first position: the fused ktune kernel's inputs
+        half = c["head_dim"] // 2
+        rope_f = (ang[:, :half].cos().contiguous(), ang[:, :half].sin().contiguous(), pos0)
         return dict(x=mk(batch * tokens, c["hidden"]), kcs=[mk(*kv) for _ in self.layers],
                     vcs=[mk(*kv) for _ in self.layers], pos=pos,
-                    cos=ang.cos().to(dtype), sin=ang.sin().to(dtype), batch=batch, tokens=tokens)
+                    cos=ang.cos().to(dtype), sin=ang.sin().to(dtype), batch=batch, tokens=tokens,
+                    rope_f=rope_f)
 
-    def forward(self, ops, x, kcs, vcs, pos, cos, sin, batch, tokens, rec=None):
+    def forward(self, ops, x, kcs, vcs, pos, cos, sin, batch, tokens, rec=None, rope_f=None,
+                layer_fn=None):
+        """The stack; layer_fn(h, x, w, kc, vc, pos, cos, sin, nxt) -> (h, x) replaces the
+        layer (the compile variant passes one compiled layer, reused by every layer)."""
         if ops.clone_input:
             x = x.clone()
         L = self.layers
         h = _op(rec, "norm", ops.norm, x, L[0]["attn_norm"])
         for i, w in enumerate(L):
-            o = self.attention(ops, h, w, kcs[i], vcs[i], pos, cos, sin, batch, tokens, rec)
-            h, x = _op(rec, "add_norm", ops.add_norm, o, x, w["mlp_norm"])
-            gu = _op(rec, "gate_up", ops.linear, h, w["wgu"])
-            a = _op(rec, "silu_mul", ops.silu_mul, gu)
-            d = _op(rec, "down", ops.linear, a, w["wdown"])
             nxt = L[i + 1]["attn_norm"] if i + 1 < len(L) else self.final_norm
-            h, x = _op(rec, "add_norm", ops.add_norm, d, x, nxt)
+            if layer_fn is not None:
+                h, x = layer_fn(h, x, w, kcs[i], vcs[i], pos, cos, sin, nxt)
+            else:
+                h, x = self.layer(ops, h, x, w, kcs[i], vcs[i], pos, cos, sin, nxt, batch,
+                                  tokens, rec, rope_f)
         return h
 
-    def attention(self, ops, h, w, kc, vc, pos, cos, sin, B, T, rec):
+    def layer(self, ops, h, x, w, kc, vc, pos, cos, sin, nxt, batch, tokens, rec=None,
+              rope_f=None):
+        o = self.attention(ops, h, w, kc, vc, pos, cos, sin, batch, tokens, rec, rope_f)
+        h, x = _op(rec, "add_norm", ops.add_norm, o, x, w["mlp_norm"])
+        if getattr(ops, "fused_gate_up", False) and h.shape[0] <= 128:
+            a = _op(rec, "gate_up_silu", ops.gate_up_silu, h, w["wgu"])
+        else:
+            gu = _op(rec, "gate_up", ops.linear, h, w["wgu"])
+            a = _op(rec, "silu_mul", ops.silu_mul, gu)
+        d = _op(rec, "down", ops.linear, a, w["wdown"])
+        return _op(rec, "add_norm", ops.add_norm, d, x, nxt)
+
+    def attention(self, ops, h, w, kc, vc, pos, cos, sin, B, T, rec, rope_f=None):
         F = self.torch.nn.functional
         nq, nkv, hd = self.cfg["n_heads"], self.cfg["n_kv"], self.cfg["head_dim"]
-        qkv = _op(rec, "qkv", ops.linear, h, w["wqkv"]).view(B, T, nq + 2 * nkv, hd)
-        q, k, v = qkv.split([nq, nkv, nkv], dim=2)
+        qkv2 = _op(rec, "qkv", ops.linear, h, w["wqkv"])
+        if getattr(ops, "rope", None) is not None and rope_f is not None:
+            q = _op(rec, "rope_kv", ops.rope_kv, qkv2, kc, vc, rope_f, B, T)
+        else:
+            q, k, v = qkv2.view(B, T, nq + 2 * nkv, hd).split([nq, nkv, nkv], dim=2)
 
-        def rope_cache(q, k, v):
-            q, k = _rope(q, cos, sin), _rope(k, cos, sin)
-            kc[:, :, pos] = k.transpose(1, 2)
-            vc[:, :, pos] = v.transpose(1, 2)
-            return q
-        q = _op(rec, "rope_kv", rope_cache, q, k, v)
+            def rope_cache(q, k, v):
+                q, k = _rope(q, cos, sin), _rope(k, cos, sin)
+                kc[:, :, pos] = k.transpose(1, 2)
+                vc[:, :, pos] = v.transpose(1, 2)
+                return q
+            q = _op(rec, "rope_kv", rope_cache, q, k, v)
         if T == 1:  # decode: the query heads of one KV head form one query block (no K/V repeat)
             sd = lambda: F.scaled_dot_product_attention(  # noqa: E731
                 q.reshape(B, nkv, nq // nkv, hd), kc, vc).reshape(B, nq * hd)
@@ -232,7 +240,7 @@ def _rope(x, cos, sin):
 
 def run(model, ops, st, rec=None):
     return model.forward(ops, st["x"], st["kcs"], st["vcs"], st["pos"], st["cos"], st["sin"],
-                         st["batch"], st["tokens"], rec)
+                         st["batch"], st["tokens"], rec, st.get("rope_f"))
 
 
 def rel_err(out, ref):
@@ -340,9 +348,15 @@ def time_ms(fn, n):
     return s.elapsed_time(e) / n
 
 
-def timing_rounds(entries, rounds, log):
+def timing_rounds(entries, rounds, log, left_s=None):
+    """rounds interleaved rounds; after 3, fewer when left_s() (the wall budget left) runs low."""
     rng = random.Random(0)
+    t0 = time.perf_counter()
     for r in range(rounds):
+        per_round = (time.perf_counter() - t0) / r if r else 0
+        if r >= 3 and left_s is not None and left_s() < 2 * per_round + 30:
+            log(f"  timing stopped after {r} rounds ({left_s():.0f} s of the budget left)")
+            break
         order = list(entries)
         rng.shuffle(order)
         for en in order:
@@ -423,7 +437,7 @@ def kernel_table(fn, steps=3):
 # ---------------------------------------------------------------------------------------------
 # The run.
 
-def make_variant(name, model, cfg, child, log):
+def make_variant(name, model, cfg, child, log, compile_scope="layer"):
     """(ops, pre, call(st)) of a variant, or None when it cannot run here."""
     import torch
     t_ops = TorchOps(cfg["eps"])
@@ -435,22 +449,41 @@ def make_variant(name, model, cfg, child, log):
         return t_ops, tunable(name == "tunableop"), lambda st: run(model, t_ops, st)
     if name == "ktune":
         try:
-            k_ops = KtuneOps(cfg["eps"])
+            from llama_ktune import KtuneOps
+            k_ops = KtuneOps(cfg["eps"], cfg)
         except Exception as e:  # noqa: BLE001  (reported, the other variants still run)
             log(f"  ktune unavailable: {e}")
             return None
         return k_ops, None, lambda st: run(model, k_ops, st)
     torch._dynamo.config.cache_size_limit = max(torch._dynamo.config.cache_size_limit, 64)
-    step = torch.compile(lambda x, kcs, vcs, pos, cos, sin, b, t: model.forward(
-        t_ops, x, kcs, vcs, pos, cos, sin, b, t), mode="max-autotune-no-cudagraphs", dynamic=False)
-    return t_ops, None, lambda st: step(st["x"], st["kcs"], st["vcs"], st["pos"], st["cos"],
-                                        st["sin"], st["batch"], st["tokens"])
+    mode = "max-autotune-no-cudagraphs"
+    if compile_scope == "model":
+        step = torch.compile(lambda x, kcs, vcs, pos, cos, sin, b, t: model.forward(
+            t_ops, x, kcs, vcs, pos, cos, sin, b, t), mode=mode, dynamic=False)
+        return t_ops, None, lambda st: step(st["x"], st["kcs"], st["vcs"], st["pos"], st["cos"],
+                                            st["sin"], st["batch"], st["tokens"])
+    # One compiled layer (its weights and caches as arguments, so every layer reuses it): the
+    # same GEMM shapes are autotuned, the graph to compile is a layer's, not the stack's.
+    # Inductor still fuses within the layer (norm prologues, rotary + cache write); only the
+    # fusion across a layer boundary is lost.
+    layers = {}
+
+    def call(st):
+        b, t = st["batch"], st["tokens"]
+        fn = layers.get((b, t))
+        if fn is None:
+            fn = layers[(b, t)] = torch.compile(
+                lambda h, x, w, kc, vc, pos, cos, sin, nxt: model.layer(
+                    t_ops, h, x, w, kc, vc, pos, cos, sin, nxt, b, t), mode=mode, dynamic=False)
+        return model.forward(t_ops, st["x"], st["kcs"], st["vcs"], st["pos"], st["cos"],
+                             st["sin"], b, t, layer_fn=fn)
+    return t_ops, None, call
 
 
 def set_up_all(a, model, cfg, states, names, t_start, log):
     entries, refs, ops_of = [], {}, {}
     for name in names:
-        v = make_variant(name, model, cfg, bool(a.child), log)
+        v = make_variant(name, model, cfg, bool(a.child), log, a.compile_scope)
         if v is None:
             continue
         ops, pre, call = v
@@ -458,8 +491,9 @@ def set_up_all(a, model, cfg, states, names, t_start, log):
         shapes = [s for s in a.shapes if name != "compile" or s in a.compile_shapes]
         for s in shapes:
             left = a.deadline_s - (time.perf_counter() - t_start)
-            if name == "compile" and a.deadline_s and left < 100:
-                log(f"  compile {s}: skipped ({left:.0f} s of the budget left)")
+            # Skipped, not killed: the budget must still time and report what was set up.
+            if a.deadline_s and (left < 100 if name == "compile" else left < 60):
+                log(f"  {name} {s}: skipped ({left:.0f} s of the budget left)")
                 continue
             st = states[s]
             en = Entry(name, s, (lambda st=st, call=call: call(st)), pre)
@@ -541,7 +575,9 @@ def main_run(a):
     states = {s: model.state(*shape_of(s), a.context, "cuda", dt) for s in a.shapes}
     entries, ops_of = set_up_all(a, model, cfg, states, names, t_start, log)
     log(f"timing {len(entries)} entries in {a.rounds} interleaved rounds")
-    timing_rounds(entries, a.rounds, log)
+    timing_rounds(entries, a.rounds, log,
+                  (lambda: a.deadline_s - (time.perf_counter() - t_start)) if a.deadline_s
+                  else None)
     left = a.deadline_s - (time.perf_counter() - t_start)
     if a.deadline_s and left < 25:
         log(f"breakdowns skipped ({left:.0f} s of the budget left)")
@@ -549,6 +585,7 @@ def main_run(a):
     else:
         ops_bd, kern = breakdowns(a, model, states, entries, ops_of, log)
     res = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "cfg": cfg,
+           "compile_scope": a.compile_scope,
            "layers": a.layers, "context": a.context, "rounds": a.rounds,
            "entries": [dict(variant=e.variant, shape=e.shape, setup_s=e.setup_s, err=e.err,
                             graph_err=e.graph_err, graph_ms=e.times["graph"],

@@ -14,7 +14,7 @@ def kernel_class(name):
                       ("gemm", ("gemm", "nvjet", "cutlass", "xmma", "cublas", "triton_tem",
                                 "_mm", "mm_", "wgmma", "splitk", "matmul")),
                       ("norm", ("rms", "norm", "triton_red", "triton_per")),
-                      ("silu", ("silu",))):
+                      ("silu", ("silu",)), ("rope", ("rope", "index_put", "cat"))):
         if any(k in n for k in keys):
             return cls
     return "other"
@@ -52,7 +52,8 @@ def report(res):
           f"{res['context']}; tokens/s = batch*tokens / step time, median over {res['rounds']} "
           "interleaved rounds [min, max]; G = CUDA graph replay, E = eager calls; 'vs torch' = "
           "torch step time / variant step time per round (TunableOp against its own process's "
-          "torch); first call = tuning / compile (s)")
+          "torch); first call = tuning / compile (s); compile = torch.compile of "
+          f"{res.get('compile_scope', 'model')} scope")
     print(f"  {'shape':6s} {'variant':11s} {'G tok/s':>22s} {'E tok/s':>22s} {'vs torch G':>22s} "
           f"{'vs torch E':>22s} {'first s':>7s} {'rel err':>8s}")
     for s in shapes:
@@ -76,7 +77,8 @@ def report(res):
 def _print_breakdown(res):
     ops = res.get("ops", {})
     if ops:
-        cols = ["qkv", "rope_kv", "attn", "o_proj", "add_norm", "gate_up", "silu_mul", "down"]
+        cols = ["qkv", "rope_kv", "attn", "o_proj", "add_norm", "gate_up", "silu_mul",
+                "gate_up_silu", "down"]
         print("\n== one decode step by op, eager, device time (events around each op, the step "
               "enqueued behind a spin kernel): us per layer (add_norm = both per layer; the "
               "first norm once per step)")
@@ -95,8 +97,24 @@ def _print_breakdown(res):
                 cls[kernel_class(name)] = cls.get(kernel_class(name), 0) + us
             top = "; ".join(f"{n[:48]} {us:.0f}" for n, us, _ in rows[:3])
             print(f"  {k:18s} " + " ".join(f"{c} {cls.get(c, 0):7.1f}" for c in
-                                           ("gemm", "attention", "norm", "silu", "other")) +
-                  f" | {top}")
+                                           ("gemm", "attention", "norm", "silu", "rope",
+                                            "other")) + f" | {top}")
+        _print_kernels(kern)
+
+
+def _print_kernels(kern, top=14):
+    """Every variant's largest kernels of one eager step (torch.profiler): us per step, launches
+    per step, class; the rest summed."""
+    print(f"\n== per-kernel breakdown (torch.profiler, one eager step; the {top} largest per "
+          "variant and shape)")
+    for k, rows in sorted(kern.items(), key=lambda kv: kv[0].split()[::-1]):
+        total = sum(us for _, us, _ in rows)
+        print(f"  -- {k}: {total:.0f} us per step in {len(rows)} kernels")
+        for name, us, count in rows[:top]:
+            print(f"     {us:8.1f} us {count:4d}x  {kernel_class(name):9s} {name[:100]}")
+        rest = rows[top:]
+        if rest:
+            print(f"     {sum(us for _, us, _ in rest):8.1f} us        ({len(rest)} more kernels)")
 
 
 def _print_summary(res, by, shapes):

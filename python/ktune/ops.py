@@ -21,11 +21,15 @@ def _dtype(t, what):
 
 
 def _check(t, what, device=None, dtype=None):
-    if not hasattr(t, "is_cuda"):
-        raise InvalidArgument(f"{what}: expected a torch.Tensor, got {type(t).__name__}")
-    if not t.is_cuda:
+    """device: a device index (compared with t.get_device(): no torch.device object is made on
+    the call's path) or a torch.device."""
+    try:
+        cuda = t.is_cuda
+    except AttributeError:
+        raise InvalidArgument(f"{what}: expected a torch.Tensor, got {type(t).__name__}") from None
+    if not cuda:
         raise InvalidArgument(f"{what}: tensor is on {t.device}; ktune.ops run on GPU tensors")
-    if device is not None and t.device != device:
+    if device is not None and (t.get_device() if type(device) is int else t.device) != device:
         raise InvalidArgument(f"{what}: on {t.device}, expected {device}")
     if dtype is not None and t.dtype != dtype:
         raise InvalidArgument(f"{what}: dtype {t.dtype}, expected {dtype}")
@@ -72,21 +76,21 @@ def rms_norm(x, weight=None, eps=1e-6, residual=None):
     written into residual (in place, as vLLM's fused_add_rms_norm) and normalised; returns
     (y, residual). Else returns y (a new contiguous tensor of x's shape)."""
     _check(x, "x")
-    import torch
     x2 = _rows(x, "x")
     rows, cols = x2.shape
     dt = _dtype(x, "x")
+    dev = x.get_device()
     if weight is not None:
-        _check(weight, "weight", x.device, x.dtype)
-        if tuple(weight.shape) != (cols,) or weight.stride(0) != 1:
+        _check(weight, "weight", dev, x.dtype)
+        if weight.shape != (cols,) or weight.stride(0) != 1:
             raise InvalidArgument(f"weight: expected contiguous shape ({cols},), got "
                                   f"{tuple(weight.shape)}")
     if residual is not None:
-        _check(residual, "residual", x.device, x.dtype)
+        _check(residual, "residual", dev, x.dtype)
         if residual.shape != x.shape or not residual.is_contiguous():
             raise InvalidArgument(f"residual: expected a contiguous tensor of shape "
                                   f"{tuple(x.shape)}")
-    y = torch.empty((rows, cols), dtype=x.dtype, device=x.device)
+    y = x2.new_empty((rows, cols))  # x's dtype and device, contiguous
     res = residual.data_ptr() if residual is not None else 0
     _ktune.rmsnorm(_tuner(x), dt, rows, cols, y.data_ptr(), x2.data_ptr(),
                    weight.data_ptr() if weight is not None else 0, res, res, x2.stride(0), cols,
@@ -99,13 +103,12 @@ def rms_norm(x, weight=None, eps=1e-6, residual=None):
 def silu_mul(x):
     """silu(x[..., :d]) * x[..., d:] for x of last dimension 2d; returns [..., d]."""
     _check(x, "x")
-    import torch
     x2 = _rows(x, "x")
     rows, two_d = x2.shape
     if two_d % 2:
         raise InvalidArgument(f"x: last dimension {two_d} is odd (expected 2*d)")
     d = two_d // 2
-    out = torch.empty((rows, d), dtype=x.dtype, device=x.device)
+    out = x2.new_empty((rows, d))
     _ktune.silu_mul(_tuner(x), _dtype(x, "x"), rows, d, out.data_ptr(), x2.data_ptr(),
                     x2.stride(0), d, _stream(x))
     return out if x.dim() == 2 else out.view(*x.shape[:-1], d)

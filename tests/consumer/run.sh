@@ -42,6 +42,12 @@ grep -q "launches=1$" "$work/c1.log" && { echo "FAIL: the first run did not tune
 # A second process finds the winner in the tuning database: one launch, nothing tuned again.
 "$work/c_embed" | tee "$work/c2.log"
 grep -q "launches=1$" "$work/c2.log" || { echo "FAIL: the second run did not hit the database"; exit 1; }
+echo "== examples/llama.cc (the public C++ API only): installed headers + pkg-config + c++"
+${CXX:-c++} -std=c++20 -O1 -Wall -Wextra -Werror -o "$work/llama" "$src/examples/llama.cc" \
+  $(pkg-config --cflags --libs ktune) -Wl,-rpath,"$libdir"
+KTUNE_BACKEND=sim "$work/llama" --check | tee "$work/llama.log"
+grep -q "^families registered: llama_rope_kv key" "$work/llama.log" ||
+  { echo "FAIL: llama --check on the simulated backend"; exit 1; }
 echo "== the library finds its worker from its own location (dladdr)"
 cc -std=c11 -Wall -Wextra -Werror -o "$work/worker_lookup" "$src/tests/consumer/worker_lookup.c" \
   $(pkg-config --cflags --libs ktune) -Wl,-rpath,"$libdir"
