@@ -132,19 +132,6 @@ Status TunerEngine::runInWorker(const WorkerBatch& b, const ResultFn& on_result)
   return worker->run(b, on_result);
 }
 
-void writeFailed(TunerEngine& e, const std::string& family, const std::string& key,
-                 const char* what, const Status& st, std::atomic<bool>* reported) {
-  if (reported && reported->exchange(true)) return;
-  e.log() << "ktune: " << family << " [" << key << "]: could not write " << what << ": "
-          << st.toString() << " (said once per key)\n";
-}
-
-void recordPartial(TunerEngine& e, FamilyState& fs, const std::string& key,
-                   const CandidateResult& r, std::atomic<bool>* write_reported) {
-  Status st = fs.journal->append(key, r);
-  if (!st.ok()) writeFailed(e, fs.f.name, key, "a partial result", st, write_reported);
-}
-
 bool benchIsolated(TunerEngine& e, IsolatedBatch& ib, std::string* why) {
   const ErasedFamily& f = ib.fs.f;
   if (!f.args_json || !f.make_problem) {

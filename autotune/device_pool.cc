@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "autotune/engine.h"
+#include "autotune/partial_record.h"
 
 namespace ktune {
 

@@ -1,6 +1,7 @@
-// The engine behind Tuner (internal; not part of the registration API): the registered families
-// with their selected configs, the loaded functions, the benchmark lock and the isolation worker.
-// A tuning run (autotune/tuning_run.h) works on one family and key through it.
+// The engine behind the facade Tuner (internal; the facade's files include it, never the reverse:
+// dev/include_graph.py): the registered families with their selected configs, the loaded
+// functions, the benchmark lock and the isolation worker. A tuning run (autotune/tuning_run.h)
+// works on one family and key through it.
 #pragma once
 
 #include <atomic>
@@ -18,9 +19,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "autotune/autotuner.h"
 #include "autotune/benchmarker.h"
 #include "autotune/database.h"
+#include "autotune/engine_types.h"
 #include "autotune/family.h"
 #include "autotune/isolation.h"
 #include "autotune/journal.h"
@@ -225,7 +226,5 @@ struct TunerEngine {
 Status checkOwnConfig(const ErasedFamily& f, const Config& c, const std::string& origin);
 
 }  // namespace detail
-
-struct Tuner::Impl : detail::TunerEngine {};
 
 }  // namespace ktune

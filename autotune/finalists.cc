@@ -6,7 +6,7 @@
 
 #include "autotune/bench_stage.h"
 #include "autotune/search.h"
-#include "autotune/tuning_run.h"
+#include "autotune/run_candidate.h"
 
 namespace ktune {
 

@@ -14,21 +14,6 @@
 namespace ktune {
 namespace detail {
 
-void fail(Cand& c, const Status& s) {
-  c.live = false;
-  c.r.status = s.ok() ? Code::kInternal : s.code();
-  c.r.reason = s.message();
-  c.r.date = isoUtcNow();
-}
-
-bool persistentFailure(const CandidateResult& r) {
-  if (r.status == Code::kOk) return false;
-  if (r.reason.rfind("pruned", 0) == 0 || rejectedAsSlower(r)) return false;
-  return r.status == Code::kCompileError || r.status == Code::kOutOfResources ||
-         r.status == Code::kLaunchError || r.status == Code::kDeviceFault ||
-         r.status == Code::kWrongResult || r.status == Code::kTimeout;
-}
-
 namespace {
 
 std::string fmt3(double v) { return strprintf("%.3g", v); }
@@ -284,6 +269,11 @@ Expected<TuneReport> runTuning(TunerEngine& e, FamilyState& fs, const void* p,
                                const std::string& key, StreamHandle s, WinnerBinary* winner) {
   TuningRun run(e, fs, p, key, s);
   return run.run(winner);
+}
+
+Expected<TuneReport> TunerEngine::tuneKey(FamilyState& fs, const void* p, const std::string& key,
+                                          StreamHandle s, WinnerBinary* bin) {
+  return runTuning(*this, fs, p, key, s, bin);
 }
 
 }  // namespace detail
