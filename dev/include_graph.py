@@ -8,6 +8,9 @@ Rules for autotune/ (its own files; ops/ and vendor/ sit above the engine and ar
      (engine.cc -> tuning_run.h -> engine.h), even though every header has an include guard.
   2. No engine file includes the facade, autotune/autotuner.h: the facade includes the engine,
      never the reverse. The facade's own files and programs over it are listed in FACADE.
+  3. The tuning run's stages, the finalists and the device pool (STAGES) use the engine through its
+     narrow interface (TunerEngine's methods): they name none of its fields (`e_.opts`,
+     `e_.worker->...`), which stay the facade's and the engine's own files' business.
 Prints each violation and exits 1; exits 0 with a one-line summary otherwise.
 """
 import os
@@ -21,6 +24,14 @@ FACADE_HEADER = "autotune/autotuner.h"
 # (offline.cc: Tuner::tuneFromFile) and the worker program built on it.
 FACADE = {"autotune/autotuner.h", "autotune/autotuner.cc", "autotune/offline.cc",
           "autotune/worker_main.cc"}
+STAGES = {"autotune/tuning_run.cc", "autotune/tuning_run_bench.cc", "autotune/tuning_run_race.cc",
+          "autotune/tuning_run_stages.h", "autotune/tuning_run.h", "autotune/device_pool.cc",
+          "autotune/finalists.cc", "autotune/partial_record.cc", "autotune/run_candidate.cc"}
+ENGINE_FIELDS = ("backend opts device compiler store ir_mu ir_compiler validator space_backend "
+                 "families_mu families modules_mu functions modules bench_mu bench worker "
+                 "iso_fallback iso_warned devices progress_mu shared_warned").split()
+# An engine reached as e / e_ / x.e (the stages' names for it), then one of its fields.
+FIELD_USE = re.compile(r"\be_?\.(" + "|".join(ENGINE_FIELDS) + r")\b(?!\s*\()")
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 
 
@@ -54,6 +65,14 @@ def main():
     for p in paths:
         with open(os.path.join(ROOT, p), encoding="utf-8") as fh:
             text = fh.read()
+        if p in STAGES:
+            for n, line in enumerate(text.splitlines(), 1):
+                if line.lstrip().startswith("//"):
+                    continue
+                m = FIELD_USE.search(line)
+                if m:
+                    errors.append(f"{p}:{n}: a stage reaches into the engine's field "
+                                  f"'{m.group(1)}' (use TunerEngine's interface)")
         for inc in INCLUDE.findall(text):
             if inc == FACADE_HEADER and p not in FACADE:
                 errors.append(f"{p}: includes the facade {FACADE_HEADER} (engine files must not)")
@@ -99,7 +118,8 @@ def main():
     if errors:
         return 1
     n = sum(len(v) for v in edges.values())
-    print(f"autotune layering: {len(paths)} files, {n} module edges, no ring, facade not included")
+    print(f"autotune layering: {len(paths)} files, {n} module edges, no ring, facade not included, "
+          "stages use the engine's interface")
     return 0
 
 
