@@ -30,7 +30,7 @@ namespace ktune {
 using detail::FamilyState;
 using detail::Selected;
 
-Tuner::Tuner(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Tuner::Tuner(std::unique_ptr<detail::TunerEngine> engine) : impl_(std::move(engine)) {}
 
 Tuner::~Tuner() {
   if (!impl_) return;
@@ -40,7 +40,7 @@ Tuner::~Tuner() {
 Expected<std::unique_ptr<Tuner>> Tuner::create(std::shared_ptr<Backend> backend,
                                                EngineOptions opts) {
   if (!backend) return Status::InvalidArgument("Tuner::create: null backend");
-  auto impl = std::make_unique<Impl>();
+  auto impl = std::make_unique<detail::TunerEngine>();
   KTUNE_ASSIGN_OR_RETURN(auto devs, backend->devices());
   const int dev = opts.options.device;
   if (dev < 0 || dev >= static_cast<int>(devs.size())) {

@@ -41,6 +41,7 @@
 #include "autotune/benchmarker.h"
 #include "autotune/candidate_bench.h"
 #include "autotune/database.h"
+#include "autotune/engine_types.h"
 #include "autotune/family.h"
 #include "autotune/isolation.h"
 #include "autotune/key.h"
@@ -56,70 +57,10 @@ namespace ktune {
 
 class CodeObjectStore;
 
-// Which config runs for a problem, and why.
-struct Selection {
-  std::string key;
-  std::string config;  // config string or vendor id
-  std::string source;  // "jit", "default", vendor source
-  // Where the config came from: "memory" (tuned by this process), "database", "pinned" (a pinned
-  // database entry), "remote" (another machine tuned it), "waited" (another process tuned it while
-  // this one waited), "pulled" (mirrored by `ktune remote pull`, verified on first use), "default"
-  // (not tuned yet / tuning off). Kept after the config is in memory. A shared winner ("remote",
-  // "waited" from the remote, "pulled") was compiled here and its output verified before use.
-  std::string origin;
-  TimingStats stats;
-};
-
-// The engine's options: the public ktune::TunerOptions (every user knob, the environment's
-// overlay, the device ordinal) plus engine-only hooks. Each setting lives in exactly one place.
-struct EngineOptions {
-  // Every user-facing knob (include/ktune/options.hpp): cache_dir, tuning, verbose,
-  // compile_threads, pipeline, warmup_ms/rep_ms (the do_bench budgets), static_prune,
-  // retry_failed, record_untuned_path, database_path, isolate, worker_path, worker_plugins,
-  // device.
-  Options options;
-  // Watchdog and fallback of isolated benchmarking (used when options.isolate). See isolation.h.
-  IsolationOptions isolation;
-  // Null = compilerForArch(device arch).
-  std::shared_ptr<Compiler> compiler;
-  // Compiles the modules of per-config source callbacks (KernelFamily::source_fn) in languages
-  // other than C++. Null = openIrCompiler(), opened on first use.
-  std::shared_ptr<Compiler> ir_compiler;
-  std::ostream* log = nullptr;  // verbose output; null = std::cerr
-  std::function<void(const TuneProgress&)> progress;
-  std::shared_ptr<SearchStrategy> search;  // null = searchNamed(options.search)
-  // do_bench harness settings (flush, run counts, early rejection). The budgets are
-  // options.warmup_ms / options.rep_ms: Tuner::create rejects a `bench` whose warmup_ms/rep_ms
-  // differ from BenchOptions' defaults instead of silently replacing them.
-  BenchOptions bench;
-  // Finalists (autotune/finalists.h; how many with options.finalists, the minimum gain with
-  // options.finalist_margin): interleaved rounds.
-  int finalist_rounds = 6;
-  // Results shared with other processes and machines (autotune/shared_tuning.h; made by
-  // remote::makeSharedTuning from options.remote_cache). Null: this process's cache only.
-  std::shared_ptr<SharedTuning> shared;
-  // Family<P>::tune (a forced tuning run) first takes a key the shared cache holds (see
-  // Tuner::fetchShared) instead of tuning it again. Off by default; `ktune tune` turns it on, so a
-  // warm remote makes it compile and benchmark nothing.
-  bool tune_reads_shared = false;
-};
-
 namespace detail {
 struct FamilyState;  // per-family runtime state, owned by the Tuner
+struct TunerEngine;  // the engine behind the facade (autotune/engine.h)
 }  // namespace detail
-
-// What one call launched, for a caller that can tell when a later problem would launch the same
-// (the same key and the same launch dims; a data family compares the integer arguments its key and
-// launch rule read): Family::launchPlanned then runs it with new arguments, skipping the key, the
-// lookup and the family's launch and args callbacks. A plan is current while its family's
-// selections are unchanged (Family::planCurrent); only plain JIT launches make one (not a vendor
-// candidate, not a family with before_launch).
-struct LaunchPlan {
-  uint64_t family = 0;  // the family's process-unique id; 0: no plan
-  uint64_t epoch = 0;   // the family's selections when the plan was made
-  FunctionHandle fn;
-  LaunchDims dims;
-};
 
 class Tuner;
 
@@ -253,11 +194,10 @@ class Tuner : public CandidateBench {
   static const std::string& familyName(detail::FamilyState* f);
 
  private:
-  struct Impl;
-  explicit Tuner(std::unique_ptr<Impl> impl);
+  explicit Tuner(std::unique_ptr<detail::TunerEngine> engine);
   Expected<detail::FamilyState*> addErased(detail::ErasedFamily f);
   Expected<detail::FamilyState*> findErased(const std::string& name, const std::type_info& type);
-  std::unique_ptr<Impl> impl_;
+  std::unique_ptr<detail::TunerEngine> impl_;  // the facade's engine (autotune/engine.h)
 };
 
 template <class P>

@@ -157,17 +157,19 @@ Status TunerEngine::runInWorker(const WorkerBatch& b, const ResultFn& on_result)
   return worker->run(b, on_result);
 }
 
-void writeFailed(TunerEngine& e, const std::string& family, const std::string& key,
-                 const char* what, const Status& st, std::atomic<bool>* reported) {
-  if (reported && reported->exchange(true)) return;
-  e.log() << "ktune: " << family << " [" << key << "]: could not write " << what << ": "
-          << st.toString() << " (said once per key)\n";
+void TunerEngine::prepareWorkers(const std::string& family, const std::string& args_json) {
+  std::string ignored;
+  if (devices) {
+    devices->prepare(family, args_json);
+  } else if (makeWorker(&ignored)) {
+    (void)worker->prepare(family, args_json);
+  }
 }
 
-void recordPartial(TunerEngine& e, FamilyState& fs, const std::string& key,
-                   const CandidateResult& r, std::atomic<bool>* write_reported) {
-  Status st = fs.journal->append(key, r);
-  if (!st.ok()) writeFailed(e, fs.f.name, key, "a partial result", st, write_reported);
+bool TunerEngine::noteFallback(const std::string& family, const std::string& why) {
+  ++iso_fallback.fallbacks;
+  // Once per family and reason: a family without make_problem would say it every key.
+  return iso_warned.insert(family + "|" + why).second || opts.options.verbose;
 }
 
 bool benchIsolated(TunerEngine& e, IsolatedBatch& ib, std::string* why) {
@@ -179,13 +181,13 @@ bool benchIsolated(TunerEngine& e, IsolatedBatch& ib, std::string* why) {
            "pointers, which no other process can use: tune it with isolation off)";
     return false;
   }
-  if (e.devices) return e.devices->benchWorkers(ib, why);  // one worker per device
+  if (e.devicePool()) return e.devicePool()->benchWorkers(ib, why);  // one worker per device
   if (!e.makeWorker(why)) return false;
   WorkerBatch b;
   b.family = f.name;
   b.key = ib.key;
   b.args_json = f.args_json(ib.p);
-  b.bench = ib.bench ? *ib.bench : e.opts.bench;
+  b.bench = ib.bench ? *ib.bench : e.engineOptions().bench;
   b.best_ms = *ib.best;
   for (size_t i : ib.todo) {
     const Cand& c = ib.cands[i];
@@ -200,7 +202,7 @@ bool benchIsolated(TunerEngine& e, IsolatedBatch& ib, std::string* why) {
       e.progress({f.name, ib.key, "bench", ++*ib.bench_index, ib.total, ib.cands[ib.todo[j]].r.config});
   };
   startProgress(0);
-  Status st = e.worker->run(b, [&](size_t j, const CandidateResult& r) {
+  Status st = e.runInWorker(b, [&](size_t j, const CandidateResult& r) {
     Cand& c = ib.cands[ib.todo[j]];
     const std::string co_key = c.r.code_object_key;
     c.r = r;

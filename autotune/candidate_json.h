@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "autotune/database.h"
+#include "autotune/results.h"
 #include "base/status.h"
 
 namespace ktune::candidatejson {

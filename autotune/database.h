@@ -52,36 +52,10 @@
 #include <utility>
 #include <vector>
 
+#include "autotune/results.h"
 #include "base/status.h"
 
 namespace ktune {
-
-// do_bench statistics of one candidate, in milliseconds.
-struct TimingStats {
-  double median_ms = 0, p20_ms = 0, p80_ms = 0, min_ms = 0, max_ms = 0, mean_ms = 0, std_ms = 0;
-  int runs = 0;
-};
-
-// One measured or failed candidate of a tuning run.
-struct CandidateResult {
-  std::string config;          // Config::toString(), or a vendor algorithm id ("cublaslt:algo=...")
-  std::string source = "jit";  // "jit", "cublaslt", "hipblaslt", "default"
-  Code status = Code::kOk;     // failure code when it failed (compile error, wrong result, ...)
-  std::string reason;          // human-readable failure reason / prune reason
-  TimingStats stats;
-  std::string code_object_key;
-  double max_error = 0;
-  std::string date;  // ISO 8601 UTC, when measured / when it failed
-  int device = -1;   // device ordinal it was benchmarked on; -1 = the tuner's own device
-};
-
-// A candidate stopped early as slower than the best so far (early rejection): measured, not
-// failed. It is stored with Code::kTimeout and a reason starting "slower than best" (the
-// Benchmarker's status), which older databases hold too; tables and reports show it apart from
-// the failures, as "slower than best ...".
-inline bool rejectedAsSlower(const CandidateResult& c) {
-  return c.status == Code::kTimeout && c.reason.rfind("slower than best", 0) == 0;
-}
 
 // Identifies where entries are valid. Entries recorded under one validator are never used under
 // another (a different GPU, driver or compiler may pick a different winner).

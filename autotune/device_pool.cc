@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "autotune/engine.h"
+#include "autotune/partial_record.h"
 
 namespace ktune {
 
@@ -109,7 +110,7 @@ DevicePool::~DevicePool() {
   for (auto& lane : lanes_) lane->thread.join();
 }
 
-bool DevicePool::inProcess() const { return e_.backend->vendor() == Vendor::kSimulated; }
+bool DevicePool::inProcess() const { return e_.runtime().vendor() == Vendor::kSimulated; }
 
 void DevicePool::finish(IsolatedBatch& b, size_t i, int device, double busy_ms) {
   Cand& c = b.cands[i];
@@ -139,10 +140,10 @@ Status DevicePool::benchInProcess(IsolatedBatch& b) {
     return Status::Unsupported("several devices in one process: only the simulated backend");
   addShares(b, devices_);
   const auto t0 = Clock::now();
-  KTUNE_ASSIGN_OR_RETURN(EventHandle e0, e_.backend->createEvent());
-  auto e1 = e_.backend->createEvent();
+  KTUNE_ASSIGN_OR_RETURN(EventHandle e0, e_.runtime().createEvent());
+  auto e1 = e_.runtime().createEvent();
   if (!e1.ok()) {
-    (void)e_.backend->destroyEvent(e0);
+    (void)e_.runtime().destroyEvent(e0);
     return e1.status();
   }
   for (size_t i : b.todo) {
@@ -152,24 +153,24 @@ Status DevicePool::benchInProcess(IsolatedBatch& b) {
       if (b.rep && b.rep->devices[k].busy_ms < b.rep->devices[lane].busy_ms) lane = k;
     Cand& c = b.cands[i];
     e_.progress({b.fs.f.name, b.key, "bench", ++*b.bench_index, b.total, c.r.config});
-    Status st = e_.backend->setDevice(devices_[lane]);
-    if (st.ok()) st = e_.backend->recordEvent(e0);
+    Status st = e_.runtime().setDevice(devices_[lane]);
+    if (st.ok()) st = e_.runtime().recordEvent(e0);
     if (!st.ok()) {
       fail(c, st);
     } else {
-      e_.benchOne(b.fs.f, b.p, c, b.bench ? *b.bench : e_.opts.bench, *b.best, {}, b.rep);
+      e_.benchOne(b.fs.f, b.p, c, b.bench ? *b.bench : e_.engineOptions().bench, *b.best, {}, b.rep);
     }
     float ms = 0;
-    if (st.ok() && e_.backend->recordEvent(*e1).ok() && e_.backend->synchronizeEvent(*e1).ok()) {
-      auto t = e_.backend->elapsedMs(e0, *e1);
+    if (st.ok() && e_.runtime().recordEvent(*e1).ok() && e_.runtime().synchronizeEvent(*e1).ok()) {
+      auto t = e_.runtime().elapsedMs(e0, *e1);
       if (t.ok()) ms = *t;
     }
     finish(b, i, devices_[lane], ms);
   }
-  (void)e_.backend->destroyEvent(e0);
-  (void)e_.backend->destroyEvent(*e1);
+  (void)e_.runtime().destroyEvent(e0);
+  (void)e_.runtime().destroyEvent(*e1);
   if (b.rep) b.rep->devices_wall_ms += msSince(t0);
-  return e_.backend->setDevice(e_.opts.options.device);
+  return e_.runtime().setDevice(e_.options().device);
 }
 
 void DevicePool::laneLoop(Lane& lane) {
@@ -215,7 +216,7 @@ void DevicePool::laneJob(Lane& lane, std::unique_lock<std::mutex>& l) {
     wb.family = b.fs.f.name;
     wb.key = b.key;
     wb.args_json = sh.args_json;
-    wb.bench = b.bench ? *b.bench : e_.opts.bench;
+    wb.bench = b.bench ? *b.bench : e_.engineOptions().bench;
     wb.best_ms = *b.best;
     wb.candidates.push_back({c.r.config, c.vendor_source.empty() ? "jit" : c.vendor_source,
                              c.r.code_object_key});
@@ -254,7 +255,7 @@ bool DevicePool::startLanes(std::string* why) {
     }
     auto lane = std::make_unique<Lane>();
     lane->device = d;
-    lane->worker = std::make_unique<WorkerSupervisor>(std::move(*wl), e_.opts.isolation);
+    lane->worker = std::make_unique<WorkerSupervisor>(std::move(*wl), e_.engineOptions().isolation);
     lanes_.push_back(std::move(lane));
   }
   for (auto& lane : lanes_) lane->thread = std::thread([this, p = lane.get()] { laneLoop(*p); });
@@ -318,7 +319,7 @@ Status DevicePool::runBatches(const std::vector<WorkerBatch>& batches,
   Shared& sh = *shared_;
   size_t primary = 0;  // the tuner's own device: a single batch (the finalists) runs there
   for (size_t k = 0; k < lanes_.size(); ++k)
-    if (lanes_[k]->device == e_.opts.options.device) primary = k;
+    if (lanes_[k]->device == e_.options().device) primary = k;
   std::vector<Status> status(batches.size());
   size_t left = batches.size();
   std::unique_lock<std::mutex> l(sh.mu);

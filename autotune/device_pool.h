@@ -32,7 +32,8 @@
 #include <string>
 #include <vector>
 
-#include "autotune/bench_stage.h"
+#include "autotune/isolation.h"
+#include "autotune/run_candidate.h"
 #include "base/device.h"
 #include "base/status.h"
 
@@ -49,6 +50,8 @@ Status checkDeviceList(const std::vector<int>& list, const std::vector<DeviceInf
                        int primary);
 
 namespace detail {
+
+struct TunerEngine;
 
 class DevicePool {
  public:

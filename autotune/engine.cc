@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <utility>
 
-#include "autotune/tuning_run.h"
 #include "base/fs.h"
 #include "compiler/store/store.h"
 
@@ -271,11 +270,6 @@ Expected<Selected*> TunerEngine::resolve(FamilyState& fs, const void* p, const K
   KTUNE_ASSIGN_OR_RETURN(auto sel, selectConfig(fs, p, rep.winner, rep.winner_source, "memory", &bin));
   sel->stats = rep.winner_stats;
   return publish(fs, kb, std::move(sel));
-}
-
-Expected<TuneReport> TunerEngine::tuneKey(FamilyState& fs, const void* p, const std::string& key,
-                                         StreamHandle s, WinnerBinary* bin) {
-  return runTuning(*this, fs, p, key, s, bin);
 }
 
 }  // namespace detail

@@ -1,6 +1,7 @@
-// The engine behind Tuner (internal; not part of the registration API): the registered families
-// with their selected configs, the loaded functions, the benchmark lock and the isolation worker.
-// A tuning run (autotune/tuning_run.h) works on one family and key through it.
+// The engine behind the facade Tuner (internal; the facade's files include it, never the reverse:
+// dev/include_graph.py): the registered families with their selected configs, the loaded
+// functions, the benchmark lock and the isolation worker. A tuning run (autotune/tuning_run.h)
+// works on one family and key through it.
 #pragma once
 
 #include <atomic>
@@ -18,9 +19,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "autotune/autotuner.h"
 #include "autotune/benchmarker.h"
 #include "autotune/database.h"
+#include "autotune/engine_types.h"
 #include "autotune/family.h"
 #include "autotune/isolation.h"
 #include "autotune/journal.h"
@@ -87,7 +88,36 @@ struct WinnerBinary {
   CodeObject co;
 };
 
+// The engine. The facade (Tuner) and the engine's own files (engine.cc, bench_stage.cc,
+// shared_stage.cc) use its state; the tuning run's stages, the finalists and the device pool use
+// only the narrow interface first below (dev/include_graph.py checks they name no field).
 struct TunerEngine {
+  // ---- The stages' interface.
+  // Every user knob (include/ktune/options.hpp) and the engine-only settings (bench harness,
+  // search strategy, finalist rounds, isolation).
+  const Options& options() const { return opts.options; }
+  const EngineOptions& engineOptions() const { return opts; }
+  const DeviceInfo& deviceInfo() const { return device; }
+  Backend& runtime() { return *backend; }
+  // "cuda" / "hip" / "" for ConfigSpace::enumerate.
+  const std::string& spaceBackend() const { return space_backend; }
+  Benchmarker& benchmarker() { return *bench; }
+  // Several devices (Options::devices): the pool; null on one device.
+  DevicePool* devicePool() const { return devices.get(); }
+  // Starts building a family's problem in every worker now (the pool's, else the engine's own
+  // worker, started if needed), so it overlaps the compiles. The caller holds bench_mu.
+  void prepareWorkers(const std::string& family, const std::string& args_json);
+  // Counts a fallback from isolation to in-process benchmarking; true when it is to be said (the
+  // first time for this family and reason, or always with verbose).
+  bool noteFallback(const std::string& family, const std::string& why);
+  // Logs one line under the progress lock (compile threads and the benchmarking thread report
+  // concurrently).
+  void logLine(const std::string& line) {
+    std::lock_guard<std::mutex> l(progress_mu);
+    log() << line << "\n";
+  }
+
+  // ---- State (the facade's and the engine's own files).
   std::shared_ptr<Backend> backend;
   EngineOptions opts;
   DeviceInfo device;
@@ -235,7 +265,5 @@ struct TunerEngine {
 Status checkOwnConfig(const ErasedFamily& f, const Config& c, const std::string& origin);
 
 }  // namespace detail
-
-struct Tuner::Impl : detail::TunerEngine {};
 
 }  // namespace ktune

@@ -6,7 +6,7 @@
 
 #include "autotune/bench_stage.h"
 #include "autotune/search.h"
-#include "autotune/tuning_run.h"
+#include "autotune/run_candidate.h"
 
 namespace ktune {
 
@@ -155,8 +155,8 @@ int findBaseline(const FinalistRun& fr) {
 
 // One round's bench budget: a slice of the run's, at least a few runs each.
 BenchOptions roundOptions(const TunerEngine& e, bool last) {
-  BenchOptions bo = e.opts.bench;
-  const int rounds = std::max(1, e.opts.finalist_rounds);
+  BenchOptions bo = e.engineOptions().bench;
+  const int rounds = std::max(1, e.engineOptions().finalist_rounds);
   bo.warmup_ms = std::max(bo.warmup_ms / rounds, 0.0);
   bo.rep_ms = std::max(bo.rep_ms / rounds, 0.0);
   bo.min_runs = std::max(3, bo.min_runs / 2);
@@ -232,7 +232,7 @@ bool roundInWorker(FinalistRun& fr, const std::vector<size_t>& fin, const std::v
 }  // namespace
 
 int runFinalists(FinalistRun& fr, DefaultComparison* cmp) {
-  const int k = fr.e.opts.options.finalists;
+  const int k = fr.e.options().finalists;
   std::vector<CandidateResult> results;
   for (const Cand& c : fr.cands) results.push_back(c.r);
   const int fastest = chooseWinner(results);
@@ -256,7 +256,7 @@ int runFinalists(FinalistRun& fr, DefaultComparison* cmp) {
   }
   if (fin.empty()) return fastest;  // only results resumed from an interrupted run passed
   // A single finalist has nothing to be compared with: one round re-verifies it.
-  const int rounds = fin.size() < 2 ? 1 : std::max(2, fr.e.opts.finalist_rounds);
+  const int rounds = fin.size() < 2 ? 1 : std::max(2, fr.e.engineOptions().finalist_rounds);
   std::vector<std::vector<double>> times(fin.size(), std::vector<double>(rounds, -1.0));
   std::vector<TimingStats> stats(fin.size());
   for (int r = 0; r < rounds; ++r) {
@@ -288,7 +288,7 @@ int runFinalists(FinalistRun& fr, DefaultComparison* cmp) {
   if (fin.size() < 2) {
     if (fr.cands[fin[0]].live) return static_cast<int>(fin[0]);
   } else {
-    w = decideFinalists(times, base >= 0 ? 0 : -1, fr.e.opts.options.finalist_margin, cmp);
+    w = decideFinalists(times, base >= 0 ? 0 : -1, fr.e.options().finalist_margin, cmp);
     if (base >= 0) {
       cmp->baseline = fr.cands[base].r.config;
       cmp->baseline_source = fr.cands[base].r.source;

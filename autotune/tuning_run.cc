@@ -14,21 +14,6 @@
 namespace ktune {
 namespace detail {
 
-void fail(Cand& c, const Status& s) {
-  c.live = false;
-  c.r.status = s.ok() ? Code::kInternal : s.code();
-  c.r.reason = s.message();
-  c.r.date = isoUtcNow();
-}
-
-bool persistentFailure(const CandidateResult& r) {
-  if (r.status == Code::kOk) return false;
-  if (r.reason.rfind("pruned", 0) == 0 || rejectedAsSlower(r)) return false;
-  return r.status == Code::kCompileError || r.status == Code::kOutOfResources ||
-         r.status == Code::kLaunchError || r.status == Code::kDeviceFault ||
-         r.status == Code::kWrongResult || r.status == Code::kTimeout;
-}
-
 namespace {
 
 std::string fmt3(double v) { return strprintf("%.3g", v); }
@@ -56,7 +41,7 @@ void TuningRun::enumerate() {
     }
     return;
   }
-  Enumeration en = f_.space.enumerate(e_.space_backend, shared_limit_);
+  Enumeration en = f_.space.enumerate(e_.spaceBackend(), shared_limit_);
   rep_.enumerated = static_cast<int>(en.accepted.size() + en.rejected.size());
   accepted_ = std::move(en.accepted);
   for (auto& rj : en.rejected) {
@@ -78,7 +63,7 @@ void TuningRun::loadHistory() {
   for (auto& r : fs_.journal->candidatesFor(key_)) earlier.push_back(std::move(r));
   for (auto& r : earlier) {
     if (persistentFailure(r)) {
-      if (!e_.opts.options.retry_failed) known_[r.source + "|" + r.config] = r;
+      if (!e_.options().retry_failed) known_[r.source + "|" + r.config] = r;
     } else if ((r.status == Code::kOk && r.stats.runs > 0) ||
                rejectedAsSlower(r)) {
       measured_[r.source + "|" + r.config] = r;
@@ -103,7 +88,7 @@ void TuningRun::applyHistory(Cand& x, const std::string& id) {
 
 // Stage "select": the search strategy's configs, then the vendor candidates.
 void TuningRun::select() {
-  for (size_t i : e_.opts.search->select(accepted_)) {
+  for (size_t i : e_.engineOptions().search->select(accepted_)) {
     Cand x;
     x.config = accepted_[i];
     x.r.config = x.config.toString();
@@ -126,7 +111,7 @@ void TuningRun::select() {
 
 // Stage "launch": launch dims and the thread-count check (before compiling).
 void TuningRun::checkLaunchDims() {
-  const DeviceInfo& d = e_.device;
+  const DeviceInfo& d = e_.deviceInfo();
   for (auto& c : cands_) {
     if (!c.live || !c.vendor_source.empty()) continue;
     c.dims = f_.launch(c.config, p_, d);
@@ -149,7 +134,7 @@ void TuningRun::checkLaunchDims() {
 // others: the fastest that passed can win, and the default is measured, never failed for lacking
 // a binary. One that cannot be loaded stays out of the re-timing, its result untouched.
 void TuningRun::reviveResumed() {
-  const int k = e_.opts.options.finalists;
+  const int k = e_.options().finalists;
   if (k <= 0) return;
   auto isDefault = [&](const Cand& c) {
     return c.is_default || (c.vendor_source.empty() && !f_.default_config.params().empty() &&
@@ -177,14 +162,14 @@ void TuningRun::reviveResumed() {
       bool hit = false;
       auto co = e_.compileConfig(fs_, c.config, p_, &co_key, &hit, &note);
       if (!co.ok()) {
-        if (e_.opts.options.verbose)
+        if (e_.options().verbose)
           e_.log() << "ktune: " << f_.name << " [" << key_ << "]: resumed " << c.r.config
                    << " not re-timed: " << co.status().toString() << "\n";
         continue;
       }
       c.co = std::move(co).value();
       c.r.code_object_key = co_key;
-      c.dims = f_.launch(c.config, p_, e_.device);
+      c.dims = f_.launch(c.config, p_, e_.deviceInfo());
     }
     c.live = true;
     c.revived = true;
@@ -249,14 +234,14 @@ Expected<TuneReport> TuningRun::run(WinnerBinary* winner) {
   loadHistory();
   select();
   checkLaunchDims();
-  rep_.search = e_.opts.search->name();
+  rep_.search = e_.engineOptions().search->name();
   size_t live_jit = 0;
   for (const Cand& c : cands_) live_jit += c.live && c.vendor_source.empty() ? 1 : 0;
   // Spaces below kMinGuided are measured in full: racing them would save little.
-  if (e_.opts.search->guided() && live_jit >= guided::kMinGuided) {
+  if (e_.engineOptions().search->guided() && live_jit >= guided::kMinGuided) {
     KTUNE_RETURN_IF_ERROR(compileAndRace());
   } else {
-    if (e_.opts.search->guided()) rep_.search = "exhaustive (guided: space below " +
+    if (e_.engineOptions().search->guided()) rep_.search = "exhaustive (guided: space below " +
                                                 std::to_string(guided::kMinGuided) + ")";
     KTUNE_RETURN_IF_ERROR(compileAndBench());
   }
@@ -270,7 +255,7 @@ Expected<TuneReport> TuningRun::run(WinnerBinary* winner) {
   }
   rep_.total_wall_ms = msSince(t_start);
   e_.progress({f_.name, key_, "done", total_, total_, rep_.winner});
-  if (e_.opts.options.verbose) {
+  if (e_.options().verbose) {
     e_.log() << rep_.tree();
     e_.log() << "  compile " << fmt3(rep_.compile_wall_ms) << " ms, bench "
              << fmt3(rep_.bench_wall_ms) << " ms (" << fmt3(rep_.bench_overlap_ms)
@@ -284,6 +269,11 @@ Expected<TuneReport> runTuning(TunerEngine& e, FamilyState& fs, const void* p,
                                const std::string& key, StreamHandle s, WinnerBinary* winner) {
   TuningRun run(e, fs, p, key, s);
   return run.run(winner);
+}
+
+Expected<TuneReport> TunerEngine::tuneKey(FamilyState& fs, const void* p, const std::string& key,
+                                          StreamHandle s, WinnerBinary* bin) {
+  return runTuning(*this, fs, p, key, s, bin);
 }
 
 }  // namespace detail

@@ -26,31 +26,10 @@
 #include <vector>
 
 #include "autotune/engine.h"
+#include "autotune/run_candidate.h"
 
 namespace ktune {
 namespace detail {
-
-// One candidate of a tuning run: a JIT config or a vendor candidate, and what became of it.
-struct Cand {
-  Config config;
-  CandidateResult r;
-  bool live = true;  // still in the running
-  CodeObject co;
-  LaunchDims dims;
-  int dup_of = -1;
-  bool hit = false;
-  std::string vendor_source;  // non-empty: vendor candidate (r.config is its id)
-  bool is_default = false;    // the vendor's default candidate (VendorCandidate::is_default)
-  bool resumed = false;   // measured by an earlier, interrupted run (partial result reused)
-  bool revived = false;   // resumed, and its binary loaded again so the finalists can re-time it
-  bool recorded = false;  // already written to the database as a partial result
-};
-
-// Marks the candidate failed with `s` (an OK status becomes kInternal).
-void fail(Cand& c, const Status& s);
-// Failures that depend on the config itself, not on this run's context: worth remembering so a
-// later tuning run skips them (unless retry_failed).
-bool persistentFailure(const CandidateResult& r);
 
 // Runs the stages above for `key` of `fs` on problem `p`. Errors: the run could not start or
 // isolation was requested and the worker cannot benchmark this family (see

@@ -24,10 +24,7 @@ void TuningRun::compileOne(size_t j) {
   } else {
     fail(c, co.status());
   }
-  if (!note.empty() && e_.opts.options.verbose) {
-    std::lock_guard<std::mutex> l(e_.progress_mu);
-    e_.log() << "ktune: " << note << "\n";
-  }
+  if (!note.empty() && e_.options().verbose) e_.logLine("ktune: " + note);
 }
 
 // Static pruning: the family's own rule (the built-in ones, makeStaticPruner, obey
@@ -35,9 +32,9 @@ void TuningRun::compileOne(size_t j) {
 // options.static_prune (KTUNE_STATIC_PRUNE).
 std::optional<std::string> TuningRun::pruneReason(const Cand& c) const {
   if (f_.prune)
-    if (auto why = f_.prune(c.config, c.co, e_.device)) return why;
-  if (!e_.opts.options.static_prune) return std::nullopt;
-  const std::string& arch = c.co.arch.empty() ? e_.device.arch : c.co.arch;
+    if (auto why = f_.prune(c.config, c.co, e_.deviceInfo())) return why;
+  if (!e_.options().static_prune) return std::nullopt;
+  const std::string& arch = c.co.arch.empty() ? e_.deviceInfo().arch : c.co.arch;
   return spillPruneReason(c.co.resources, Arch(arch).isAmd());
 }
 
@@ -86,7 +83,7 @@ void TuningRun::admit(size_t i, std::vector<size_t>& batch) {
 void TuningRun::benchInProcess(size_t i) {
   Cand& c = cands_[i];
   e_.progress({f_.name, key_, "bench", ++bench_index_, total_, c.r.config});
-  e_.benchOne(f_, p_, c, round_bo_ ? *round_bo_ : e_.opts.bench, best_, s_, &rep_);
+  e_.benchOne(f_, p_, c, round_bo_ ? *round_bo_ : e_.engineOptions().bench, best_, s_, &rep_);
   if (c.r.status == Code::kOk && (best_ <= 0 || c.r.stats.median_ms < best_))
     best_ = c.r.stats.median_ms;
   const auto t_rec = Clock::now();
@@ -120,14 +117,12 @@ Status TuningRun::benchThroughWorker(const std::vector<size_t>& iso_batch) {
   if (!e_.mayFallBack()) {
     return Status::Unavailable(
         "family " + f_.name + " [" + key_ + "]: isolated benchmarking was requested (" +
-        std::string(e_.opts.options.isolate_explicit ? "KTUNE_ISOLATE=1" : "options.isolate") +
+        std::string(e_.options().isolate_explicit ? "KTUNE_ISOLATE=1" : "options.isolate") +
         ") but the worker cannot benchmark it: " + why +
         " (set KTUNE_ISOLATE=0 to benchmark in the tuning process)");
   }
   iso_off_ = true;
-  ++e_.iso_fallback.fallbacks;
-  // Once per family and reason: a family without make_problem would say it every key.
-  if (e_.iso_warned.insert(f_.name + "|" + why).second || e_.opts.options.verbose) {
+  if (e_.noteFallback(f_.name, why)) {
     e_.log() << "ktune: " << f_.name << " [" << key_
              << "]: isolated benchmarking unavailable, benchmarking in-process: " << why << "\n";
   }
@@ -148,7 +143,7 @@ Status TuningRun::bench(std::vector<size_t> batch) {
   for (size_t i : batch) {
     // IsolationOptions::vendor_in_process (off by default): trusted library code runs here; with
     // several devices it is spread with the rest instead (their workers are started at once).
-    if (!iso_off_ && e_.opts.isolation.vendor_in_process && !e_.devices &&
+    if (!iso_off_ && e_.engineOptions().isolation.vendor_in_process && !e_.devicePool() &&
         !cands_[i].vendor_source.empty()) {
       benchInProcess(i);
     } else {
@@ -156,10 +151,10 @@ Status TuningRun::bench(std::vector<size_t> batch) {
     }
   }
   if (!iso_off_ && !iso_batch.empty()) KTUNE_RETURN_IF_ERROR(benchThroughWorker(iso_batch));
-  if (e_.devices && e_.devices->inProcess()) {  // several simulated devices (device_pool.h)
+  if (e_.devicePool() && e_.devicePool()->inProcess()) {  // several simulated devices (device_pool.h)
     IsolatedBatch ib{fs_,    p_,           key_,   cands_, batch,           &best_,
                      &done_, &bench_index_, total_, &rep_,  &write_reported_, round_bo_};
-    KTUNE_RETURN_IF_ERROR(e_.devices->benchInProcess(ib));
+    KTUNE_RETURN_IF_ERROR(e_.devicePool()->benchInProcess(ib));
   }
   for (size_t i : batch)
     if (!done_[i]) benchInProcess(i);
@@ -174,16 +169,11 @@ Status TuningRun::bench(std::vector<size_t> batch) {
 // compiles run), so a cold run takes about max(compile, bench) rather than the sum; without it,
 // everything is compiled first. The isolation worker starts before the compiles.
 Status TuningRun::compileAndBench() {
-  if (e_.opts.options.isolate && f_.args_json && f_.make_problem) {
+  if (e_.options().isolate && f_.args_json && f_.make_problem) {
     // The workers build this key's problem while we compile (run() reports start failures).
-    std::string ignored;
-    if (e_.devices) {
-      e_.devices->prepare(f_.name, f_.args_json(p_));
-    } else if (e_.makeWorker(&ignored)) {
-      (void)e_.worker->prepare(f_.name, f_.args_json(p_));
-    }
+    e_.prepareWorkers(f_.name, f_.args_json(p_));
   }
-  const bool pipeline = e_.opts.options.pipeline;
+  const bool pipeline = e_.options().pipeline;
   const auto t_compile = Clock::now();
   for (size_t i = 0; i < cands_.size(); ++i) {
     if (cands_[i].live && cands_[i].vendor_source.empty()) to_compile_.push_back(i);
@@ -195,12 +185,12 @@ Status TuningRun::compileAndBench() {
     has_vendor_ |= !c.vendor_source.empty() && c.live;
   }
   done_.assign(cands_.size(), false);
-  iso_off_ = !e_.opts.options.isolate;
+  iso_off_ = !e_.options().isolate;
   const size_t n = to_compile_.size();
   // The progress index counts finished compiles (monotonic, as the CLI shows "n/total"); it is
   // sent under the pool's lock (lock order: pool, then progress; never reverse).
   CompilePool pool(
-      n, CompilePool::threadsFor(n, e_.opts.options.compile_threads, pipeline),
+      n, CompilePool::threadsFor(n, e_.options().compile_threads, pipeline),
       [&](size_t j) { compileOne(j); },
       [&](size_t j, size_t finished) {
         e_.progress({f_.name, key_, "compile", static_cast<int>(finished), static_cast<int>(n),

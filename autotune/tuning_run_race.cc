@@ -77,7 +77,7 @@ std::vector<size_t> TuningRun::priorOrder() {
     const Cand& c = cands_[i];
     guided::PriorItem it;
     const double tile = guided::tileIntensity(c.config);
-    it.static_score = guided::waveEfficiency(c.dims, e_.device.multiprocessors) *
+    it.static_score = guided::waveEfficiency(c.dims, e_.deviceInfo().multiprocessors) *
                       (tile > 0 ? guided::tileFactor(tile, best_tile) : untiled);
     if (auto h = hist.find(c.r.config); h != hist.end()) it.history = h->second;
     it.is_default = c.config == def || c.config == f_.default_config;
@@ -95,7 +95,7 @@ Status TuningRun::compileChunk(const std::vector<size_t>& chunk, std::vector<siz
   const size_t base = to_compile_.size();
   to_compile_.insert(to_compile_.end(), chunk.begin(), chunk.end());
   CompilePool pool(
-      chunk.size(), CompilePool::threadsFor(chunk.size(), e_.opts.options.compile_threads, false),
+      chunk.size(), CompilePool::threadsFor(chunk.size(), e_.options().compile_threads, false),
       [&](size_t j) { compileOne(base + j); },
       [&](size_t, size_t finished) {
         e_.progress({f_.name, key_, "compile", static_cast<int>(base + finished),
@@ -139,13 +139,11 @@ Status TuningRun::compileAndRace() {
   rep_.search = "guided";
   const std::vector<size_t> order = priorOrder();
   done_.assign(cands_.size(), false);
-  iso_off_ = !e_.opts.options.isolate;
-  if (e_.opts.options.isolate && f_.args_json && f_.make_problem) {
-    std::string ignored;
-    if (e_.devices) e_.devices->prepare(f_.name, f_.args_json(p_));
-    else if (e_.makeWorker(&ignored)) (void)e_.worker->prepare(f_.name, f_.args_json(p_));
+  iso_off_ = !e_.options().isolate;
+  if (e_.options().isolate && f_.args_json && f_.make_problem) {
+    e_.prepareWorkers(f_.name, f_.args_json(p_));
   }
-  const BenchOptions r1 = firstRound(e_.opts.bench);
+  const BenchOptions r1 = firstRound(e_.engineOptions().bench);
   round_bo_ = &r1;
   TuneReport::SearchRound first{1, 0, 0};
   // Vendor candidates first: no compile runs now, and they set a strong bar for early rejection.
@@ -162,8 +160,8 @@ Status TuningRun::compileAndRace() {
   const size_t n = order.size(), min_n = guided::minExplore(n);
   // A chunk keeps every compile thread busy, and with several devices every device.
   const size_t chunk_n = std::max<size_t>(
-      {4, static_cast<size_t>(CompilePool::threadsFor(n, e_.opts.options.compile_threads, false)),
-       2 * e_.opts.options.devices.size()});
+      {4, static_cast<size_t>(CompilePool::threadsFor(n, e_.options().compile_threads, false)),
+       2 * e_.options().devices.size()});
   size_t next = 0, since_leader = 0;
   double leader = best_;
   while (next < n) {
@@ -183,13 +181,13 @@ Status TuningRun::compileAndRace() {
     }
     const std::vector<size_t> rest(order.begin() + next, order.end());
     rep_.regret_estimate = regretOf(rest);
-    if (e_.opts.options.verbose) {
+    if (e_.options().verbose) {
       e_.log() << strprintf("ktune: %s [%s]: guided: %zu of %zu raced, leader %.4g ms, %zu since a "
                             "new leader, regret estimate %.2f%%\n",
                             f_.name.c_str(), key_.c_str(), next, n, leader, since_leader,
                             100 * rep_.regret_estimate);
     }
-    if (e_.opts.options.budget_s > 0 && msSince(t0) > 1e3 * e_.opts.options.budget_s) {
+    if (e_.options().budget_s > 0 && msSince(t0) > 1e3 * e_.options().budget_s) {
       rep_.budget_hit = next < n;
       break;
     }
@@ -227,7 +225,7 @@ Status TuningRun::raceRounds() {
     rep_.rounds.back().eliminated =
         rep_.rounds.back().benchmarked - static_cast<int>(alive.size());
     if (alive.size() <= 1 || r > 1 + kLaterRounds) return Status::Ok();
-    const BenchOptions bo = laterRound(e_.opts.bench, r);
+    const BenchOptions bo = laterRound(e_.engineOptions().bench, r);
     round_bo_ = &bo;
     for (size_t i : alive) done_[i] = false;
     rep_.rounds.push_back({r, static_cast<int>(alive.size()), 0});

@@ -30,7 +30,7 @@ class TuningRun {
       : e_(e), fs_(fs), f_(fs.f), p_(p), key_(key), s_(s) {
     rep_.family = f_.name;
     rep_.key = key;
-    shared_limit_ = std::max(e.device.shared_per_block_optin, e.device.shared_per_block);
+    shared_limit_ = std::max(e.deviceInfo().shared_per_block_optin, e.deviceInfo().shared_per_block);
   }
   Expected<TuneReport> run(WinnerBinary* winner);
 

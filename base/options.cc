@@ -181,10 +181,6 @@ Expected<TunerOptions> TunerOptions::fromEnv() {
   if (const char* v = env("KTUNE_CLANG")) o.clang = v;
   if (const char* v = env("KTUNE_RETRY_FAILED"))
     KTUNE_RETURN_IF_ERROR(parseBool("KTUNE_RETRY_FAILED", v, &o.retry_failed));
-  if (const char* v = env("KTUNE_REQUIRE_TOOLS"))
-    KTUNE_RETURN_IF_ERROR(parseBool("KTUNE_REQUIRE_TOOLS", v, &o.require_tools));
-  if (const char* v = env("KTUNE_TEST_QUICK"))
-    KTUNE_RETURN_IF_ERROR(parseBool("KTUNE_TEST_QUICK", v, &o.test_quick));
   if (const char* v = env("KTUNE_REMOTE_CACHE")) {
     auto u = parseRemoteUrl(v);
     if (!u.ok()) return u.status().withContext("KTUNE_REMOTE_CACHE");
@@ -197,6 +193,15 @@ Expected<TunerOptions> TunerOptions::fromEnv() {
   if (const char* v = env("KTUNE_LEASE_WAIT_MS"))
     KTUNE_RETURN_IF_ERROR(parseInt("KTUNE_LEASE_WAIT_MS", v, &o.lease_wait_ms));
   return o;
+}
+
+Expected<TestSettings> testSettingsFromEnv() {
+  TestSettings t;
+  if (const char* v = env("KTUNE_REQUIRE_TOOLS"))
+    KTUNE_RETURN_IF_ERROR(parseBool("KTUNE_REQUIRE_TOOLS", v, &t.require_tools));
+  if (const char* v = env("KTUNE_TEST_QUICK"))
+    KTUNE_RETURN_IF_ERROR(parseBool("KTUNE_TEST_QUICK", v, &t.test_quick));
+  return t;
 }
 
 }  // namespace ktune

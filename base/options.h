@@ -1,6 +1,6 @@
 // The options struct is public (include/ktune/options.hpp: ktune::TunerOptions); inside the
 // library it is also called Options. Every environment variable ktune reads is read in one place,
-// TunerOptions::fromEnv() (base/options.cc).
+// TunerOptions::fromEnv() (base/options.cc), and the test suite's own settings beside it.
 #pragma once
 
 #include <string>
@@ -10,6 +10,18 @@
 
 namespace ktune {
 using Options = TunerOptions;
+
+// Settings of ktune's own test suite (tests/README.md), not of the library (which ignores them),
+// so they are no part of the public TunerOptions; read with the other variables in options.cc.
+struct TestSettings {
+  // KTUNE_REQUIRE_TOOLS=1: a test whose compiler or tool is missing fails instead of skipping
+  // (CI sets it: there every tool is installed, so a skip would hide a broken install).
+  bool require_tools = false;
+  // KTUNE_TEST_QUICK=1: the slowest sweeps sample their spaces instead of covering them all.
+  bool test_quick = false;
+};
+// Defaults overlaid with the environment; kInvalidArgument naming the variable for a bad value.
+Expected<TestSettings> testSettingsFromEnv();
 
 // A Redis location, parsed from redis://[user:password@]host:port/db (port default 6379, db
 // default 0). Only the parser in options.cc builds one.

@@ -1,21 +1,27 @@
 // Registering your own kernel with ktune: a bf16 scaled add, z = alpha * x + beta * y, that is
-// not one of ktune's templates. The kernel is written in ktune's kernel language (prelude.cuh),
-// so one source compiles with NVRTC (NVIDIA) and hiprtc/clang (AMD); its tunables (BLOCK, VEC)
-// arrive as -D defines. The first call for a new size bucket tunes; later calls are a hash
-// lookup and a launch; a later process reuses the tuning database and code-object store.
+// not one of ktune's templates, over a problem struct of your own with typed callbacks
+// (<ktune/typed.hpp>, the @triton.autotune-like API; only the installed headers are used). The
+// kernel is written in ktune's kernel language (prelude.cuh), so one source compiles with NVRTC
+// (NVIDIA) and hiprtc/clang (AMD); its tunables (BLOCK, VEC) arrive as -D defines. The first call
+// for a new size bucket tunes; later calls are a hash lookup and a launch; a later process reuses
+// the tuning database and code-object store.
 //
 // Run: ./ktune_user_kernel [n]. Environment: KTUNE_VERBOSE=1 prints what was tried,
-// KTUNE_TUNING=0 runs the default config, KTUNE_CACHE_DIR moves the cache.
-// With no GPU it says so, checks that the kernel compiles (if NVRTC is installed) and runs the
-// same registration on ktune's simulated backend so the flow can still be seen.
+// KTUNE_TUNING=0 runs the default config, KTUNE_CACHE_DIR moves the cache, KTUNE_BACKEND=sim the
+// simulated backend. With no GPU it says so and runs the same registration on ktune's simulated
+// backend (a host function stands in for the kernel) so the flow can still be seen; `ktune compile`
+// shows what the compilers make of the source without a GPU.
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
-#include "autotune/autotuner.h"
-#include "compiler/sim/sim_compiler.h"
-#include "runtime/sim/sim_backend.h"
+#include <ktune/ktune.hpp>
 
 namespace {
 
@@ -47,79 +53,130 @@ KTUNE_KERNEL void example_scaled_add(long long n, float alpha, float beta,
 }
 )";
 
-// The problem type is yours: whatever the key, launch and argument functions need.
+// bf16 <-> float on the host (round to nearest even; NaN stays NaN).
+uint16_t toBf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return 0x7fc0;
+  return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+float fromBf16(uint16_t h) {
+  uint32_t u = uint32_t(h) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+// The problem type is yours: whatever the key, launch and argument callbacks need.
 struct ScaledAdd {
   int64_t n = 0;
   float alpha = 1, beta = 1;
   ktune::DevicePtr x = 0, y = 0, z = 0;
 };
 
-ktune::KernelFamily<ScaledAdd> scaledAddFamily(ktune::Backend* backend) {
+// Elements of z that differ from alpha * x + beta * y beyond bf16 rounding (NaN counts).
+ktune::Expected<int64_t> wrongElements(ktune::Autotuner& t, const ScaledAdd& p) {
+  std::vector<uint16_t> x(p.n), y(p.n), z(p.n);
+  KTUNE_RETURN_IF_ERROR(t.copyToHost(x.data(), p.x, p.n * 2));
+  KTUNE_RETURN_IF_ERROR(t.copyToHost(y.data(), p.y, p.n * 2));
+  KTUNE_RETURN_IF_ERROR(t.copyToHost(z.data(), p.z, p.n * 2));
+  int64_t bad = 0;
+  for (int64_t i = 0; i < p.n; ++i) {
+    float ref = p.alpha * fromBf16(x[i]) + p.beta * fromBf16(y[i]);
+    if (!(std::fabs(fromBf16(z[i]) - ref) <= 2e-2f * (1 + std::fabs(ref)))) ++bad;
+  }
+  return bad;
+}
+
+ktune::TypedKernelSpec<ScaledAdd> scaledAddSpec(ktune::Autotuner* tuner) {
   using namespace ktune;
-  KernelFamily<ScaledAdd> f;
-  f.name = "example_scaled_add";
-  f.source = kSource;
-  f.entry = "example_scaled_add";
-  f.space.addInts("BLOCK", {128, 256, 512}).addInts("VEC", {1, 2, 4, 8}).addInts("WAVES", {1, 4});
-  f.default_config = Config{{"BLOCK", 256}, {"VEC", 8}, {"WAVES", 4}};
+  TypedKernelSpec<ScaledAdd> s;
+  s.name = "example_scaled_add";
+  s.source = kSource;
+  s.entry = "example_scaled_add";
+  s.space = {{"BLOCK", {128, 256, 512}}, {"VEC", {1, 2, 4, 8}}, {"WAVES", {1, 4}}};
+  s.default_config = {{"BLOCK", 256}, {"VEC", 8}, {"WAVES", 4}};
   // WAVES only shapes the grid, so it is not a compile-time define (identical binaries are
   // compiled once and told apart by their launch dimensions).
-  f.defines = [](const Config& c, const ScaledAdd&) {
-    return Defines{{"VEC", c.getStr("VEC")}};
-  };
+  s.defines = {"VEC"};
   // Sizes within a power of two share a tuning.
-  f.key = [](const ScaledAdd& p, KeyBuilder& k) { k.add("n", nextPow2(p.n)); };
-  f.launch = [](const Config& c, const ScaledAdd& p, const DeviceInfo& d) {
-    int64_t per_block = c.getInt("BLOCK") * c.getInt("VEC");
-    int64_t blocks = ceilDiv(p.n, per_block);
-    if (d.multiprocessors > 0) blocks = std::min(blocks, d.multiprocessors * c.getInt("WAVES"));
-    LaunchDims l;
-    l.grid.x = static_cast<unsigned>(std::max<int64_t>(blocks, 1));
-    l.block.x = static_cast<unsigned>(c.getInt("BLOCK"));
-    return l;
+  s.key = [](const ScaledAdd& p, KeyFields& k) { k.add("n", pow2Ceil(p.n)); };
+  s.launch = [](const Knobs& c, const ScaledAdd& p, const DeviceFacts& d) {
+    int64_t blocks = cdiv(p.n, c["BLOCK"] * c["VEC"]);
+    if (d.multiprocessors > 0) blocks = std::min<int64_t>(blocks, d.multiprocessors * c["WAVES"]);
+    return Launch::linear(blocks, c["BLOCK"]);
   };
-  f.args = [](const ScaledAdd& p, KernelArgs& a) {
+  s.args = [](const ScaledAdd& p, ArgPack& a) {
     a.add(static_cast<long long>(p.n)).add(p.alpha).add(p.beta).add(p.x).add(p.y).add(p.z);
   };
-  // Before every tuning run: poison z so a config that skips elements fails verification.
-  f.pre_run = [backend](const ScaledAdd& p, StreamHandle s) {
-    return poisonNaN(*backend, p.z, DType::kBF16, p.n, s);
+  // Before every tuning run: poison z (bf16 NaN) so a config that skips elements fails verify.
+  s.before_run = [tuner](const ScaledAdd& p, StreamHandle st) {
+    std::vector<uint16_t> nan(p.n, 0x7fc0);
+    KTUNE_RETURN_IF_ERROR(tuner->synchronize(st));
+    return tuner->copyToDevice(p.z, nan.data(), p.n * 2);
   };
-  f.verify = [backend](const ScaledAdd& p, StreamHandle) -> Expected<VerifyResult> {
-    std::vector<uint16_t> x(p.n), y(p.n);
-    KTUNE_RETURN_IF_ERROR(backend->copyToHost(x.data(), p.x, p.n * 2));
-    KTUNE_RETURN_IF_ERROR(backend->copyToHost(y.data(), p.y, p.n * 2));
-    std::vector<double> ref(p.n);
-    for (int64_t i = 0; i < p.n; ++i)
-      ref[i] = double(p.alpha) * bf16ToFloat(x[i]) + double(p.beta) * bf16ToFloat(y[i]);
-    return compareDevice(*backend, p.z, DType::kBF16, ref, toleranceFor(DType::kBF16, 2));
+  s.verify = [tuner](const ScaledAdd& p, StreamHandle) -> Status {
+    KTUNE_ASSIGN_OR_RETURN(int64_t bad, wrongElements(*tuner, p));
+    if (bad == 0) return Status::Ok();
+    return Status::WrongResult(std::to_string(bad) + " of " + std::to_string(p.n) +
+                               " elements wrong");
   };
-  return f;
+  return s;
 }
 
 // Host model of the kernel for the simulated backend (no GPU): same arguments, same result, and
 // a made-up cost that favours wide vectors, so the tuner has something to choose.
-void registerSimulatedKernel(ktune::SimBackend& sim) {
+ktune::SimKernelFns simulatedKernel() {
   using namespace ktune;
-  sim.registerKernel(
-      "example_scaled_add",
-      SimKernel{[](const SimLaunch& L) {
-                  auto n = L.arg<long long>(0);
-                  auto alpha = L.arg<float>(1), beta = L.arg<float>(2);
-                  auto* x = static_cast<uint16_t*>(L.backend->hostPtr(L.arg<DevicePtr>(3)));
-                  auto* y = static_cast<uint16_t*>(L.backend->hostPtr(L.arg<DevicePtr>(4)));
-                  auto* z = static_cast<uint16_t*>(L.backend->hostPtr(L.arg<DevicePtr>(5)));
-                  for (long long i = 0; i < n; ++i)
-                    z[i] = floatToBf16(alpha * bf16ToFloat(x[i]) + beta * bf16ToFloat(y[i]));
-                  return Status::Ok();
-                },
-                [](const SimLaunch& L) {
-                  double bytes = 6.0 * double(L.arg<long long>(0));
-                  double eff = 0.5 + 0.05 * double(L.define("VEC", 1)) +
-                               (L.block.x == 256 ? 0.05 : 0.0);
-                  return bytes / (2.0e9 * eff);  // ms at a made-up 2 TB/s peak
-                },
-                nullptr});
+  SimKernelFns k;
+  k.run = [](const SimLaunchView& l) {
+    long long n;
+    float alpha, beta;
+    DevicePtr p[3];
+    std::memcpy(&n, l.arg(0), sizeof n);
+    std::memcpy(&alpha, l.arg(1), sizeof alpha);
+    std::memcpy(&beta, l.arg(2), sizeof beta);
+    for (int i = 0; i < 3; ++i) std::memcpy(&p[i], l.arg(3 + i), sizeof p[i]);
+    auto* x = static_cast<const uint16_t*>(l.hostPtr(p[0]));
+    auto* y = static_cast<const uint16_t*>(l.hostPtr(p[1]));
+    auto* z = static_cast<uint16_t*>(l.hostPtr(p[2]));
+    for (long long i = 0; i < n; ++i) z[i] = toBf16(alpha * fromBf16(x[i]) + beta * fromBf16(y[i]));
+    return Status::Ok();
+  };
+  k.cost = [](const SimLaunchView& l) {
+    long long n;
+    std::memcpy(&n, l.arg(0), sizeof n);
+    double eff = 0.5 + 0.05 * double(l.knob("VEC", 1)) + (l.block(0) == 256 ? 0.05 : 0.0);
+    return 6.0 * double(n) / (2.0e9 * eff);  // ms at a made-up 2 TB/s peak
+  };
+  return k;
+}
+
+// The tuner of KTUNE_BACKEND (default: the GPU), else the simulated backend (said so).
+ktune::Expected<std::unique_ptr<ktune::Autotuner>> openTuner(bool* simulated) {
+  using namespace ktune;
+  KTUNE_ASSIGN_OR_RETURN(TunerOptions opts, TunerOptions::fromEnv());
+  if (opts.backend != "sim") {
+    auto real = Autotuner::create(opts);
+    if (real.ok()) return real;
+    std::printf("no GPU: %s\n", real.status().toString().c_str());
+  }
+  std::printf("running the same registration on the simulated backend\n");
+  *simulated = true;
+  opts.backend = "sim";
+  opts.cache_dir = (opts.cache_dir.empty() ? TunerOptions::defaultCacheDir() : opts.cache_dir) +
+                   "/example-sim";  // keep simulated entries apart
+  // The host model really computes every launch: keep the simulated run short.
+  opts.warmup_ms = 0.05;
+  opts.rep_ms = 0.5;
+  KTUNE_ASSIGN_OR_RETURN(auto t, Autotuner::create(opts));
+  KTUNE_RETURN_IF_ERROR(t->registerSimKernel("example_scaled_add", simulatedKernel()));
+  return t;
+}
+
+int fail(const char* what, const ktune::Status& st) {
+  std::fprintf(stderr, "%s: %s\n", what, st.toString().c_str());
+  return 1;
 }
 
 }  // namespace
@@ -131,93 +188,41 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s [n > 0]\n", argv[0]);
     return 2;
   }
-  auto env = Options::fromEnv();
-  if (!env.ok()) {
-    std::fprintf(stderr, "%s\n", env.status().toString().c_str());
-    return 2;
-  }
-  EngineOptions topts;
-  topts.options = *env;
-
-  std::shared_ptr<Backend> backend;
-  auto real = openBackend(env->backend == "sim" ? "none" : env->backend);
-  if (real.ok()) {
-    backend = std::shared_ptr<Backend>(std::move(real).value());
-  } else {
-    std::printf("no GPU: %s\n", real.status().toString().c_str());
-    auto nvrtc = compilerForArch("sm_90a");
-    if (nvrtc.ok()) {
-      CompileRequest req{kSource, "example_scaled_add.cu", "example_scaled_add",
-                         {{"VEC", "8"}}, "sm_90a", {}, kDumpNone};
-      auto co = (*nvrtc)->compile(req);
-      std::printf("compile check with %s for sm_90a: %s\n", (*nvrtc)->name().c_str(),
-                  co.ok() ? "ok" : co.status().toString().c_str());
-    }
-    std::printf("running the same registration on the simulated backend\n");
-    SimOptions so;
-    so.device.name = "simulated device for the example";
-    so.device.arch = "sim";
-    so.device.multiprocessors = 100;
-    so.device.max_threads_per_block = 1024;
-    auto sim = std::make_shared<SimBackend>(so);
-    registerSimulatedKernel(*sim);
-    backend = sim;
-    topts.compiler = std::make_shared<SimCompiler>();
-    topts.options.cache_dir += "/example-sim";  // keep simulated entries apart
-    // The host model really computes every launch: keep the simulated run short.
-    if (argc <= 1) n = (1 << 14) + 3;
-    topts.options.warmup_ms = 0.05;
-    topts.options.rep_ms = 0.5;
-  }
-
-  auto tuner = Tuner::create(backend, topts);
-  if (!tuner.ok()) {
-    std::fprintf(stderr, "%s\n", tuner.status().toString().c_str());
-    return 1;
-  }
-  auto op = (*tuner)->add(scaledAddFamily(backend.get()));
-  if (!op.ok()) {
-    std::fprintf(stderr, "%s\n", op.status().toString().c_str());
-    return 1;
-  }
+  bool simulated = false;
+  auto tuner = openTuner(&simulated);
+  if (!tuner.ok()) return fail("ktune", tuner.status());
+  Autotuner& t = **tuner;
+  if (simulated && argc <= 1) n = (1 << 14) + 3;
+  auto op = addTypedKernel(t, scaledAddSpec(&t));
+  if (!op.ok()) return fail("register", op.status());
 
   ScaledAdd p;
   p.n = n;
   p.alpha = 0.5f;
   p.beta = -2.0f;
-  std::vector<uint16_t> hx(n), hy(n), hz(n);
+  std::vector<uint16_t> hx(n), hy(n);
   std::mt19937 rng(42);
   std::uniform_real_distribution<float> u(-1.f, 1.f);
   for (int64_t i = 0; i < n; ++i) {
-    hx[i] = floatToBf16(u(rng));
-    hy[i] = floatToBf16(u(rng));
+    hx[i] = toBf16(u(rng));
+    hy[i] = toBf16(u(rng));
   }
   for (DevicePtr* d : {&p.x, &p.y, &p.z}) {
-    auto a = backend->alloc(n * 2);
-    if (!a.ok()) {
-      std::fprintf(stderr, "%s\n", a.status().toString().c_str());
-      return 1;
-    }
+    auto a = t.alloc(n * 2);
+    if (!a.ok()) return fail("alloc", a.status());
     *d = *a;
   }
-  Status st = backend->copyToDevice(p.x, hx.data(), n * 2);
-  if (st.ok()) st = backend->copyToDevice(p.y, hy.data(), n * 2);
+  Status st = t.copyToDevice(p.x, hx.data(), n * 2);
+  if (st.ok()) st = t.copyToDevice(p.y, hy.data(), n * 2);
   if (st.ok()) st = (*op)(p);  // tunes on the first call for this size bucket
-  if (st.ok()) st = backend->synchronize();
-  if (st.ok()) st = backend->copyToHost(hz.data(), p.z, n * 2);
-  if (!st.ok()) {
-    std::fprintf(stderr, "scaled add failed: %s\n", st.toString().c_str());
-    return 1;
-  }
-  int64_t bad = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    float ref = p.alpha * bf16ToFloat(hx[i]) + p.beta * bf16ToFloat(hy[i]);
-    if (std::fabs(bf16ToFloat(hz[i]) - ref) > 2e-2f * (1 + std::fabs(ref))) ++bad;
-  }
+  if (st.ok()) st = t.synchronize();
+  auto bad = st.ok() ? wrongElements(t, p) : Expected<int64_t>(st);
+  if (!bad.ok()) return fail("scaled add failed", bad.status());
   auto sel = op->lookup(p);
+  if (!sel.ok()) return fail("lookup", sel.status());
   std::printf("key %s -> %s (%s), median %.4f ms; %lld of %lld elements wrong\n",
-              sel->key.c_str(), sel->config.c_str(), sel->origin.c_str(), sel->stats.median_ms,
-              static_cast<long long>(bad), static_cast<long long>(n));
-  for (DevicePtr d : {p.x, p.y, p.z}) (void)backend->free(d);
-  return bad == 0 ? 0 : 1;
+              sel->key.c_str(), sel->winner.c_str(), sel->origin.c_str(), sel->median_ms,
+              static_cast<long long>(*bad), static_cast<long long>(n));
+  for (DevicePtr d : {p.x, p.y, p.z}) (void)t.free(d);
+  return *bad == 0 ? 0 : 1;
 }

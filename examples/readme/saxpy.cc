@@ -1,9 +1,11 @@
-// z = a * x + y, registered from data and tuned on its first call (README.md shows this file).
+// z = a * x + y over a problem struct of ours, registered with typed callbacks
+// (<ktune/typed.hpp>) and tuned on its first call (README.md shows this file).
 //   KTUNE_BACKEND=sim ./saxpy   no GPU: a host function stands in for the kernel
 //   ./saxpy                     on a GPU: NVRTC or hiprtc compiles kSource for every config
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include <ktune/ktune.hpp>
@@ -14,6 +16,13 @@ KTUNE_KERNEL void my_saxpy(long long n, const float* x, const float* y, float* z
   for (int k = 0; k < VEC; ++k)
     if (i + k < n) z[i + k] = a * x[i + k] + y[i + k];
 })";
+
+// The problem: whatever the key, launch and argument callbacks need.
+struct Saxpy {
+  long long n;
+  ktune::DevicePtr x, y, z;
+  float a;
+};
 
 // Errors are values: print the Status (it says what is missing and what to do) and stop.
 static int fail(const ktune::Status& st) {
@@ -51,19 +60,21 @@ int main() {
     if (auto st = tuner.registerSimKernel("my_saxpy", fns); !st.ok()) return fail(st);
   }
 
-  ktune::KernelSpec s;
+  ktune::TypedKernelSpec<Saxpy> s;
   s.name = "saxpy";
   s.source = kSource;
   s.entry = "my_saxpy";
-  s.space_json = R"({"params": {"BLOCK": [128, 256, 512], "VEC": [1, 2, 4]},
-                     "constraints": ["BLOCK * VEC <= 2048"]})";
-  s.args = {{"n", ktune::ArgType::kI64}, {"x", ktune::ArgType::kPtr}, {"y", ktune::ArgType::kPtr},
-            {"z", ktune::ArgType::kPtr}, {"a", ktune::ArgType::kF32}};
-  s.key = {"pow2(n)"};  // sizes within a power of two share a tuning
-  s.grid = {"cdiv(n, BLOCK * VEC)"};
-  s.block = {"BLOCK"};
+  s.space = {{"BLOCK", {128, 256, 512}}, {"VEC", {1, 2, 4}}};  // each reaches kSource as -D
+  s.constraint = [](const ktune::Knobs& c) { return c["BLOCK"] * c["VEC"] <= 2048; };
+  s.key = [](const Saxpy& p, ktune::KeyFields& k) {
+    k.add("n", ktune::pow2Ceil(p.n));  // sizes within a power of two share a tuning
+  };
+  s.launch = [](const ktune::Knobs& c, const Saxpy& p, const ktune::DeviceFacts&) {
+    return ktune::Launch::linear(ktune::cdiv(p.n, c["BLOCK"] * c["VEC"]), c["BLOCK"]);
+  };
+  s.args = [](const Saxpy& p, ktune::ArgPack& a) { a.add(p.n).add(p.x).add(p.y).add(p.z).add(p.a); };
   s.no_verify = true;  // no reference kernel: the result is checked below instead
-  auto saxpy = tuner.addKernel(s);  // every expression is checked here
+  auto saxpy = ktune::addTypedKernel(tuner, std::move(s));  // the spec is checked here
   if (!saxpy.ok()) return fail(saxpy.status());
 
   const long long n = 1 << 20;
@@ -76,21 +87,19 @@ int main() {
   if (auto st = tuner.copyToDevice(*y, hy.data(), bytes); !st.ok()) return fail(st);
 
   // The first call per key tunes (compiles, times and records every config), then launches.
-  const ktune::Value args[] = {ktune::Value::i64(n), ktune::Value::ptr(*x), ktune::Value::ptr(*y),
-                               ktune::Value::ptr(*z), ktune::Value::f32(2.f)};
-  ktune::Status st = (*saxpy)(args, 5);
+  const Saxpy p{n, *x, *y, *z, 2.f};
+  ktune::Status st = (*saxpy)(p);
   if (st.ok()) st = tuner.synchronize();
   if (st.ok()) st = tuner.copyToHost(hz.data(), *z, bytes);
   if (!st.ok()) return fail(st);
   for (long long i = 0; i < n; ++i)
     if (hz[i] != 2.f * hx[i] + hy[i]) return fail(ktune::Status::Internal("wrong result"));
 
-  auto key = saxpy->key(args, 5);  // "pow2(n)=1048576"
-  if (!key.ok()) return fail(key.status());
-  auto rep = tuner.report("saxpy", *key);  // what was tried for the key, and the winner
+  const std::string key = saxpy->key(p);  // "n=1048576"
+  auto rep = tuner.report("saxpy", key);  // what was tried for the key, and the winner
   if (!rep.ok()) return fail(rep.status());
   std::printf("saxpy on %s: key %s, winner %s (%.2f us)\n", tuner.deviceName().c_str(),
-              key->c_str(), rep->winner.c_str(), rep->median_ms * 1e3);
+              key.c_str(), rep->winner.c_str(), rep->median_ms * 1e3);
   for (auto p : {*x, *y, *z}) (void)tuner.free(p);
   return 0;
 }

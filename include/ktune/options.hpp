@@ -119,14 +119,6 @@ struct KTUNE_API TunerOptions {
   // tunes the key itself. Default 300000.
   int lease_wait_ms = 300000;
 
-
-  // Settings of ktune's own test suite (tests/README.md); the library ignores them.
-  // KTUNE_REQUIRE_TOOLS=1: a test whose compiler or tool is missing fails instead of skipping
-  // (CI sets it: there every tool is installed, so a skip would hide a broken install).
-  bool require_tools = false;
-  // KTUNE_TEST_QUICK=1: the slowest sweeps sample their spaces instead of covering them all.
-  bool test_quick = false;
-
   // Defaults overlaid with the environment. Fails with kInvalidArgument naming the variable
   // when a value does not parse (e.g. KTUNE_REP_MS=abc).
   static Expected<TunerOptions> fromEnv();

@@ -10,7 +10,7 @@ soname=$(readelf -d "$lib" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 syms=$(nm -D --defined-only "$lib" | awk '{print $3}' | c++filt)
 [[ -n $syms ]] || { echo "FAIL: no exported symbols"; exit 1; }
 # Public C++ API, from include/ktune/*.hpp (KTUNE_API declarations).
-public='^(ktune::(Status::|codeName\(|TunerOptions::|Autotuner::|Kernel::|KeyReport::|SimLaunchView::|version\(|ops::(rmsnorm|siluMul|gemm|lookupRmsnorm|lookupSiluMul|lookupGemm)\()|ktune_[a-z0-9_]+$)'
+public='^(ktune::(Status::|codeName\(|TunerOptions::|Autotuner::|Kernel::|KeyReport::|SimLaunchView::|Knobs::|KeyFields::|ArgPack::|ErasedKernel::|addErasedKernel\(|version\(|ops::(rmsnorm|siluMul|gemm|lookupRmsnorm|lookupSiluMul|lookupGemm)\()|ktune_[a-z0-9_]+$)'
 bad=$(grep -Ev "$public" <<< "$syms" || true)
 if [[ -n $bad ]]; then
   echo "FAIL: libktune exports symbols outside the public API:"

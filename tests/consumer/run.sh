@@ -42,10 +42,36 @@ grep -q "launches=1$" "$work/c1.log" && { echo "FAIL: the first run did not tune
 # A second process finds the winner in the tuning database: one launch, nothing tuned again.
 "$work/c_embed" | tee "$work/c2.log"
 grep -q "launches=1$" "$work/c2.log" || { echo "FAIL: the second run did not hit the database"; exit 1; }
-echo "== examples/llama.cc (the public C++ API only): installed headers + pkg-config + c++"
-${CXX:-c++} -std=c++20 -O1 -Wall -Wextra -Werror -o "$work/llama" "$src/examples/llama.cc" \
-  $(pkg-config --cflags --libs ktune) -Wl,-rpath,"$libdir"
-KTUNE_BACKEND=sim "$work/llama" --check | tee "$work/llama.log"
+echo "== every example under examples/ from the installed package only"
+# C: pkg-config + cc, each file alone; C++: one outside project over examples/*.cc and the
+# README's example project (examples/readme). Each is built; the ones that run without a GPU on the
+# simulated backend run once.
+for f in "$src"/examples/*.c "$src"/examples/readme/*.c; do
+  name=$(basename "$f" .c)
+  cc -std=c11 -Wall -Wextra -Werror -o "$work/ex_$name" "$f" $(pkg-config --cflags --libs ktune) \
+    -lm -Wl,-rpath,"$libdir" || { echo "FAIL: example $f does not build from the install"; exit 1; }
+done
+mkdir -p "$work/ptx"
+(cd "$work" && KTUNE_CACHE_DIR=$work/cache-ex ./ex_c_compiler sim "$work/ptx") > "$work/ex_c_compiler.log" ||
+  { cat "$work/ex_c_compiler.log"; echo "FAIL: examples/c_compiler.c"; exit 1; }
+grep -q "result ok" "$work/ex_c_compiler.log" || { cat "$work/ex_c_compiler.log"; echo "FAIL: c_compiler result"; exit 1; }
+for proj in "$src/tests/consumer/examples:-DKTUNE_EXAMPLES_DIR=$src/examples" "$src/examples/readme:"; do
+  dir=${proj%%:*} def=${proj#*:}
+  out=$work/ex-$(basename "$dir")
+  "$cmake_bin" -S "$dir" -B "$out" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" $def \
+    > "$out.configure.log" 2>&1 || { cat "$out.configure.log"; echo "FAIL: configure $dir"; exit 1; }
+  "$cmake_bin" --build "$out" > "$out.build.log" 2>&1 ||
+    { cat "$out.build.log"; echo "FAIL: an example in $dir does not build from the install"; exit 1; }
+done
+KTUNE_BACKEND=sim KTUNE_CACHE_DIR=$work/cache-ex "$work/ex-examples/user_kernel" 5003 > "$work/ex_user_kernel.log" ||
+  { cat "$work/ex_user_kernel.log"; echo "FAIL: examples/user_kernel.cc"; exit 1; }
+grep -q "0 of 5003 elements wrong" "$work/ex_user_kernel.log" ||
+  { cat "$work/ex_user_kernel.log"; echo "FAIL: user_kernel result"; exit 1; }
+KTUNE_BACKEND=sim KTUNE_CACHE_DIR=$work/cache-ex "$work/ex-readme/saxpy" > "$work/ex_saxpy.log" ||
+  { cat "$work/ex_saxpy.log"; echo "FAIL: examples/readme/saxpy.cc"; exit 1; }
+
+echo "== examples/llama.cc (built above from the install): its check on the simulated backend"
+KTUNE_BACKEND=sim KTUNE_CACHE_DIR=$work/cache-ex "$work/ex-examples/llama" --check | tee "$work/llama.log"
 grep -q "^families registered: llama_rope_kv key" "$work/llama.log" ||
   { echo "FAIL: llama --check on the simulated backend"; exit 1; }
 echo "== the library finds its worker from its own location (dladdr)"

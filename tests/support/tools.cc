@@ -2,16 +2,18 @@
 
 namespace ktune::testsupport {
 namespace {
-Options& settings() {
-  static Options o;
-  return o;
+TestSettings& settings() {
+  static TestSettings t;
+  return t;
 }
 }  // namespace
 
 Status init() {
-  auto o = Options::fromEnv();
+  auto o = Options::fromEnv();  // a bad KTUNE_* value fails the whole suite at once
   if (!o.ok()) return o.status();
-  settings() = std::move(o).value();
+  auto t = testSettingsFromEnv();
+  if (!t.ok()) return t.status();
+  settings() = *t;
   return Status::Ok();
 }
 

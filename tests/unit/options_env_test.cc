@@ -110,8 +110,6 @@ const std::map<std::string, Case>& cases() {
           return o.worker_plugins == std::vector<std::string>{"/a/one.so", "/b/two.so"};
         },
         ""}},
-      {"KTUNE_REQUIRE_TOOLS", {"1", [](const Options& o) { return o.require_tools; }, "perhaps"}},
-      {"KTUNE_TEST_QUICK", {"1", [](const Options& o) { return o.test_quick; }, "fast"}},
       {"KTUNE_REMOTE_CACHE",
        {"redis://127.0.0.1:6390/2",
         [](const Options& o) { return o.remote_cache == "redis://127.0.0.1:6390/2"; },
@@ -166,8 +164,9 @@ TEST(OptionsFromEnv, EveryDocumentedVariableReachesItsField) {
   }
   for (const std::string& name : documented()) {
     if (name == "KTUNE_TEST_ENOSPC_DIR" || name.rfind("KTUNE_WITH_", 0) == 0 ||
-        name.rfind("KTUNE_BUILD_", 0) == 0 || name == "KTUNE_SANITIZE")
-      continue;  // CMake options and test-only shim settings, not runtime variables
+        name.rfind("KTUNE_BUILD_", 0) == 0 || name == "KTUNE_SANITIZE" ||
+        name == "KTUNE_REQUIRE_TOOLS" || name == "KTUNE_TEST_QUICK")
+      continue;  // CMake options and the test suite's settings (TestSettingsFromEnv below)
     EXPECT_TRUE(cases().count(name)) << name << " is documented in README.md but not tested here";
   }
 }
@@ -184,6 +183,31 @@ TEST(OptionsFromEnv, BadValuesAreRefusedNamingTheVariable) {
     EXPECT_EQ(o.status().code(), Code::kInvalidArgument);
     EXPECT_NE(o.status().message().find(name), std::string::npos) << o.status().toString();
     env.unset(name);
+  }
+}
+
+// The test suite's settings are read beside the options (base/options.cc) but are not public
+// options: each reaches TestSettings, and a bad value is refused naming the variable.
+TEST(TestSettingsFromEnv, EachReachesItsFieldAndBadValuesAreRefused) {
+  ScopedEnv env;
+  env.unset("KTUNE_REQUIRE_TOOLS");
+  env.unset("KTUNE_TEST_QUICK");
+  auto d = testSettingsFromEnv();
+  ASSERT_TRUE(d.ok()) << d.status().toString();
+  EXPECT_FALSE(d->require_tools);
+  EXPECT_FALSE(d->test_quick);
+  env.set("KTUNE_REQUIRE_TOOLS", "1");
+  env.set("KTUNE_TEST_QUICK", "1");
+  auto t = testSettingsFromEnv();
+  ASSERT_TRUE(t.ok()) << t.status().toString();
+  EXPECT_TRUE(t->require_tools);
+  EXPECT_TRUE(t->test_quick);
+  for (const char* name : {"KTUNE_REQUIRE_TOOLS", "KTUNE_TEST_QUICK"}) {
+    env.set(name, "perhaps");
+    auto bad = testSettingsFromEnv();
+    ASSERT_FALSE(bad.ok()) << name;
+    EXPECT_NE(bad.status().message().find(name), std::string::npos) << bad.status().toString();
+    env.set(name, "1");
   }
 }
 

@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""The engine's include graph (ctest `autotune_layering`; well under a second).
+
+Rules for autotune/ (its own files; ops/ and vendor/ sit above the engine and are not scanned):
+  1. No cycle between modules, a module being a file stem (engine.h + engine.cc, with its private
+     parts named stem_*: tuning_run_bench.cc belongs to tuning_run): a .cc that
+     includes a header whose includes lead back to the .cc's own header is a ring
+     (engine.cc -> tuning_run.h -> engine.h), even though every header has an include guard.
+  2. No engine file includes the facade, autotune/autotuner.h: the facade includes the engine,
+     never the reverse. The facade's own files and programs over it are listed in FACADE.
+  3. The tuning run's stages, the finalists and the device pool (STAGES) use the engine through its
+     narrow interface (TunerEngine's methods): they name none of its fields (`e_.opts`,
+     `e_.worker->...`), which stay the facade's and the engine's own files' business.
+Prints each violation and exits 1; exits 0 with a one-line summary otherwise.
+"""
+import os
+import re
+import sys
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+DIR = "autotune"
+FACADE_HEADER = "autotune/autotuner.h"
+# Files allowed to include the facade: the facade itself, the Tuner methods it declares
+# (offline.cc: Tuner::tuneFromFile) and the worker program built on it.
+FACADE = {"autotune/autotuner.h", "autotune/autotuner.cc", "autotune/offline.cc",
+          "autotune/worker_main.cc"}
+STAGES = {"autotune/tuning_run.cc", "autotune/tuning_run_bench.cc", "autotune/tuning_run_race.cc",
+          "autotune/tuning_run_stages.h", "autotune/tuning_run.h", "autotune/device_pool.cc",
+          "autotune/finalists.cc", "autotune/partial_record.cc", "autotune/run_candidate.cc"}
+ENGINE_FIELDS = ("backend opts device compiler store ir_mu ir_compiler validator space_backend "
+                 "families_mu families modules_mu functions modules bench_mu bench worker "
+                 "iso_fallback iso_warned devices progress_mu shared_warned").split()
+# An engine reached as e / e_ / x.e (the stages' names for it), then one of its fields.
+FIELD_USE = re.compile(r"\be_?\.(" + "|".join(ENGINE_FIELDS) + r")\b(?!\s*\()")
+INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
+
+
+def files():
+    out = []
+    for name in sorted(os.listdir(os.path.join(ROOT, DIR))):
+        if name.endswith((".h", ".cc")) and not name.endswith("_test.cc"):
+            out.append(DIR + "/" + name)
+    return out
+
+
+def modules_of(paths):
+    """file -> module: its stem, or the stem of another module it extends (tuning_run_bench.cc,
+    tuning_run_stages.h -> tuning_run; isolation_wire.h -> isolation): a module's private parts."""
+    stems = {os.path.splitext(p)[0] for p in paths}
+    out = {}
+    for p in paths:
+        stem = os.path.splitext(p)[0]
+        owners = [s for s in stems if stem.startswith(s + "_")]
+        out[p] = max(owners, key=len) if owners else stem
+    return out
+
+
+def main():
+    paths = files()
+    own = set(paths)
+    mod = modules_of(paths)
+    module = mod.__getitem__
+    edges = {}  # module -> {module: (file, included header)}
+    errors = []
+    for p in paths:
+        with open(os.path.join(ROOT, p), encoding="utf-8") as fh:
+            text = fh.read()
+        if p in STAGES:
+            for n, line in enumerate(text.splitlines(), 1):
+                if line.lstrip().startswith("//"):
+                    continue
+                m = FIELD_USE.search(line)
+                if m:
+                    errors.append(f"{p}:{n}: a stage reaches into the engine's field "
+                                  f"'{m.group(1)}' (use TunerEngine's interface)")
+        for inc in INCLUDE.findall(text):
+            if inc == FACADE_HEADER and p not in FACADE:
+                errors.append(f"{p}: includes the facade {FACADE_HEADER} (engine files must not)")
+            if inc not in own:
+                continue
+            a, b = module(p), module(inc)
+            if a != b:
+                edges.setdefault(a, {}).setdefault(b, (p, inc))
+    # Cycle search over modules (iterative DFS, colours).
+    colour = {}
+    stack_path = []
+
+    def dfs(start):
+        todo = [(start, iter(sorted(edges.get(start, {}))))]
+        colour[start] = 1
+        stack_path.append(start)
+        while todo:
+            node, it = todo[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                colour[node] = 2
+                stack_path.pop()
+                todo.pop()
+                continue
+            c = colour.get(nxt, 0)
+            if c == 1:
+                ring = stack_path[stack_path.index(nxt):] + [nxt]
+                hops = []
+                for x, y in zip(ring, ring[1:]):
+                    f, h = edges[x][y]
+                    hops.append(f"{f} includes {h}")
+                errors.append("include ring " + " -> ".join(ring) + ": " + "; ".join(hops))
+            elif c == 0:
+                colour[nxt] = 1
+                stack_path.append(nxt)
+                todo.append((nxt, iter(sorted(edges.get(nxt, {})))))
+
+    for m in sorted(set(mod.values())):
+        if colour.get(m, 0) == 0:
+            dfs(m)
+    for e in errors:
+        print("autotune layering: " + e)
+    if errors:
+        return 1
+    n = sum(len(v) for v in edges.values())
+    print(f"autotune layering: {len(paths)} files, {n} module edges, no ring, facade not included, "
+          "stages use the engine's interface")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

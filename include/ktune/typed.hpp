@@ -1,0 +1,249 @@
+// ktune — registering a kernel family over your own problem type: the @triton.autotune-like API.
+//
+//   struct Saxpy { int64_t n; ktune::DevicePtr x, y; float a; };     // your problem type
+//   ktune::TypedKernelSpec<Saxpy> s;
+//   s.name = "saxpy"; s.source = kSource; s.entry = "my_saxpy";
+//   s.space = {{"BLOCK", {128, 256, 512}}, {"VEC", {1, 2, 4}}};
+//   s.constraint = [](const ktune::Knobs& c) { return c["BLOCK"] * c["VEC"] <= 2048; };
+//   s.key = [](const Saxpy& p, ktune::KeyFields& k) { k.add("n", ktune::pow2Ceil(p.n)); };
+//   s.launch = [](const ktune::Knobs& c, const Saxpy& p, const ktune::DeviceFacts&) {
+//     return ktune::Launch::linear(ktune::cdiv(p.n, c["BLOCK"] * c["VEC"]), c["BLOCK"]);
+//   };
+//   s.args = [](const Saxpy& p, ktune::ArgPack& a) { a.add(p.n).add(p.x).add(p.y).add(p.a); };
+//   KTUNE_ASSIGN_OR_RETURN(auto saxpy, ktune::addTypedKernel(*tuner, std::move(s)));
+//   KTUNE_RETURN_IF_ERROR(saxpy(Saxpy{n, x, y, 2.f}, stream));  // tunes on a new key's first call
+//
+// The space's knobs reach the kernel as -D NAME=value defines (TypedKernelSpec::defines narrows
+// them). A call runs as a call of a Kernel registered from data (kernel.hpp): key -> in-memory
+// table (hit: the launch callback, the argument callback and a launch; no allocation) -> tuning
+// database -> tuning. The callbacks run on the calling thread, or on the tuning thread while a key
+// is tuned; they must not call back into the tuner. The string-based KernelSpec (kernel.hpp) is
+// what the C API and the other languages use; both register the same kind of engine family.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <typeinfo>
+#include <utility>
+#include <vector>
+
+#include "ktune/export.h"
+#include "ktune/report.hpp"
+#include "ktune/status.hpp"
+#include "ktune/tuner.hpp"
+#include "ktune/types.hpp"
+
+namespace ktune {
+
+inline int64_t cdiv(int64_t a, int64_t b) { return b == 0 ? 0 : (a + b - 1) / b; }
+// The smallest power of two >= n (1 for n <= 1): a key that buckets sizes.
+inline int64_t pow2Ceil(int64_t n) {
+  int64_t p = 1;
+  while (p < n && p < (int64_t{1} << 62)) p <<= 1;
+  return p;
+}
+
+// The knob values of one config, as the callbacks see them.
+class KTUNE_API Knobs {
+ public:
+  // The knob's value; 0 for a name the space does not have.
+  int64_t get(const char* name) const;
+  int64_t operator[](const char* name) const { return get(name); }
+  // "BLOCK=256,VEC=2".
+  std::string toString() const;
+
+  explicit Knobs(const void* config) : config_(config) {}
+
+ private:
+  const void* config_;
+};
+
+// The key of a problem: named integer fields, in order. A name is kept by pointer, so pass string
+// literals (or strings that live as long as the tuner).
+class KTUNE_API KeyFields {
+ public:
+  KeyFields& add(const char* name, int64_t value);
+  explicit KeyFields(void* builder) : builder_(builder) {}
+
+ private:
+  void* builder_;
+};
+
+// The kernel's arguments, in its parameter order, as the kernel declares them (int64_t for a
+// `long long`, DevicePtr for a pointer, float, ...).
+class KTUNE_API ArgPack {
+ public:
+  template <class T>
+  ArgPack& add(const T& v) {
+    static_assert(std::is_trivially_copyable_v<T>, "kernel arguments must be trivially copyable");
+    addBytes(&v, sizeof(T), alignof(T));
+    return *this;
+  }
+  void addBytes(const void* p, size_t size, size_t align);
+  explicit ArgPack(void* args) : args_(args) {}
+
+ private:
+  void* args_;
+};
+
+// Grid and block (x, y, z) and the dynamic shared memory of one launch.
+struct Launch {
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block[3] = {1, 1, 1};
+  size_t shared_bytes = 0;
+  // A 1-D launch of `blocks` blocks of `threads` threads (at least one block).
+  static Launch linear(int64_t blocks, int64_t threads) {
+    Launch l;
+    l.grid[0] = static_cast<unsigned>(blocks > 0 ? blocks : 1);
+    l.block[0] = static_cast<unsigned>(threads);
+    return l;
+  }
+};
+
+// What a launch rule may read of the tuner's device.
+struct DeviceFacts {
+  std::string name, arch;   // "NVIDIA H100 80GB HBM3", "sm_90a"; "sim" when simulated
+  int multiprocessors = 0;  // SMs / CUs
+  int warp_size = 32;       // 32, or 64 on AMD
+};
+
+struct KnobValues {
+  std::string name;  // [A-Za-z_][A-Za-z0-9_]*
+  std::vector<int64_t> values;
+};
+
+// A kernel family over problem type P. Required: name, source, entry, space, key, launch, args.
+template <class P>
+struct TypedKernelSpec {
+  std::string name;    // [A-Za-z0-9_.-]+; names the family's tuning database
+  std::string source;  // CUDA/HIP C++ kernel source (may #include "prelude.cuh")
+  std::string entry;   // extern "C" entry name
+  std::vector<std::string> compile_options;
+  std::vector<KnobValues> space;
+  // Optional: a config is kept only where this holds.
+  std::function<bool(const Knobs&)> constraint;
+  // What runs with tuning off (every knob named); empty = the first value of every knob.
+  std::vector<std::pair<std::string, int64_t>> default_config;
+  // The knobs passed to the compiler as -D defines; empty = every knob. A knob that only shapes
+  // the launch stays out, so its configs share one binary.
+  std::vector<std::string> defines;
+  std::function<void(const P&, KeyFields&)> key;
+  std::function<Launch(const Knobs&, const P&, const DeviceFacts&)> launch;
+  // Set when `launch` reads only what `key` reads of the problem: the dims are computed once per
+  // key instead of on every call.
+  bool launch_per_key = false;
+  std::function<void(const P&, ArgPack&)> args;
+  // Optional, Triton's reset_to_zero / restore_value: before every run of a config while a key is
+  // tuned (untimed) and before the launch that follows the tuning.
+  std::function<Status(const P&, StreamHandle)> before_run;
+  // Optional: checks a candidate's output after one run (the stream is synchronised first). OK:
+  // correct; a kWrongResult status: the candidate is rejected with its message; any other error
+  // fails the candidate too. Without it set no_verify, or the tuner notes once that candidates
+  // are timed unverified.
+  std::function<Status(const P&, StreamHandle)> verify;
+  bool no_verify = false;
+};
+
+// The type-erased form of TypedKernelSpec<P> (problems as const void*): what the library takes.
+struct ErasedKernelSpec {
+  std::string name, source, entry;
+  std::vector<std::string> compile_options;
+  std::vector<KnobValues> space;
+  std::function<bool(const Knobs&)> constraint;
+  std::vector<std::pair<std::string, int64_t>> default_config;
+  std::vector<std::string> defines;
+  std::function<void(const void*, KeyFields&)> key;
+  std::function<Launch(const Knobs&, const void*, const DeviceFacts&)> launch;
+  bool launch_per_key = false;
+  std::function<void(const void*, ArgPack&)> args;
+  std::function<Status(const void*, StreamHandle)> before_run;
+  std::function<Status(const void*, StreamHandle)> verify;
+  bool no_verify = false;
+  const std::type_info* problem_type = nullptr;
+};
+
+// Handle to a family registered with addTypedKernel, over type-erased problems.
+class KTUNE_API ErasedKernel {
+ public:
+  ErasedKernel() = default;
+  Status call(const void* p, StreamHandle stream) const;
+  Expected<KeyReport> tune(const void* p, StreamHandle stream) const;
+  // What runs for p's key and where it came from (origin "memory", "database", "default", ...),
+  // without compiling, tuning or launching.
+  Expected<KeyReport> lookup(const void* p) const;
+  std::string key(const void* p) const;
+  const std::string& name() const;
+  bool valid() const { return impl_ != nullptr; }
+
+  struct Impl;
+  explicit ErasedKernel(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+// Registers an erased spec on `tuner` (and opens its tuning database). kInvalidArgument naming the
+// field for a missing callback, a bad name or knob, or a name already registered.
+KTUNE_API Expected<ErasedKernel> addErasedKernel(Autotuner& tuner, ErasedKernelSpec spec);
+
+// Handle to a typed family; cheap to copy; valid while its Autotuner lives. Thread-safe.
+template <class P>
+class TypedKernel {
+ public:
+  TypedKernel() = default;
+  explicit TypedKernel(ErasedKernel k) : k_(std::move(k)) {}
+  // Runs the kernel for p on `stream`, tuning first when p's key is new (and tuning is on).
+  Status operator()(const P& p, StreamHandle stream = {}) const { return k_.call(&p, stream); }
+  // Forces a tuning run for p's key and returns what was tried.
+  Expected<KeyReport> tune(const P& p, StreamHandle stream = {}) const {
+    return k_.tune(&p, stream);
+  }
+  Expected<KeyReport> lookup(const P& p) const { return k_.lookup(&p); }
+  std::string key(const P& p) const { return k_.key(&p); }
+  const std::string& name() const { return k_.name(); }
+  bool valid() const { return k_.valid(); }
+
+ private:
+  ErasedKernel k_;
+};
+
+template <class P>
+Expected<TypedKernel<P>> addTypedKernel(Autotuner& tuner, TypedKernelSpec<P> s) {
+  ErasedKernelSpec e;
+  e.name = std::move(s.name);
+  e.source = std::move(s.source);
+  e.entry = std::move(s.entry);
+  e.compile_options = std::move(s.compile_options);
+  e.space = std::move(s.space);
+  e.constraint = std::move(s.constraint);
+  e.default_config = std::move(s.default_config);
+  e.defines = std::move(s.defines);
+  if (s.key)
+    e.key = [g = std::move(s.key)](const void* p, KeyFields& k) { g(*static_cast<const P*>(p), k); };
+  if (s.launch)
+    e.launch = [g = std::move(s.launch)](const Knobs& c, const void* p, const DeviceFacts& d) {
+      return g(c, *static_cast<const P*>(p), d);
+    };
+  e.launch_per_key = s.launch_per_key;
+  if (s.args)
+    e.args = [g = std::move(s.args)](const void* p, ArgPack& a) { g(*static_cast<const P*>(p), a); };
+  if (s.before_run)
+    e.before_run = [g = std::move(s.before_run)](const void* p, StreamHandle st) {
+      return g(*static_cast<const P*>(p), st);
+    };
+  if (s.verify)
+    e.verify = [g = std::move(s.verify)](const void* p, StreamHandle st) {
+      return g(*static_cast<const P*>(p), st);
+    };
+  e.no_verify = s.no_verify;
+  e.problem_type = &typeid(P);
+  auto k = addErasedKernel(tuner, std::move(e));
+  if (!k.ok()) return k.status();
+  return TypedKernel<P>(std::move(k).value());
+}
+
+}  // namespace ktune
