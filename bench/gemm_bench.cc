@@ -15,7 +15,8 @@
 //   CLOCKS gemm <shape> <before> | <after>
 // which dev/bench_table.py combines over repeated processes (dev/bench_device.sh).
 //
-//   gemm_bench [--wgmma] [--sweep] [--rounds=N] [--shapes=...] [--benchmark_filter=...]
+//   gemm_bench [--wgmma] [--sweep] [--rounds=N] [--shapes=large|small|decode|MxNxK,...]
+//              [--benchmark_filter=...]
 //
 // The pre-pass times every curated config (and the skinny kernel for small M) and picks the
 // fastest. Skips everything (exit 0, message on stderr) when no CUDA device, NVRTC or cuBLASLt.
@@ -67,7 +68,7 @@ bool g_wgmma = false;  // --wgmma: also try the Hopper kernels (wgmma, tma)
 // --kinds=mma,tma,...: only these kernel kinds (default: mma, skinny, decode, and with --wgmma
 // wgmma, tma)
 std::vector<gemm::KernelKind> g_kinds;
-std::string g_shape_filter;  // --shapes=large (M >= 1024) | small | MxNxK,...
+std::string g_shape_filter;  // --shapes=large (M >= 1024) | small | decode (M <= 128) | MxNxK,...
 
 bool kindEnabled(gemm::KernelKind k) {
   if (!g_kinds.empty()) return std::find(g_kinds.begin(), g_kinds.end(), k) != g_kinds.end();
@@ -111,8 +112,8 @@ struct ShapeSpec {
 struct Row {
   std::string name, mode, config, lt_best;
   double flops = 0;
-  fair::Interval ktune, lt0, ltbest, read;  // us
-  fair::Interval lt0_ratio, ltbest_ratio, read_ratio;  // peer time / ktune time
+  fair::Interval ktune, lt0, ltbest, read, gated;  // us; gated: the same config with act silu_mul
+  fair::Interval lt0_ratio, ltbest_ratio, read_ratio, gated_ratio;  // peer time / ktune time
   std::string clocks;
 };
 std::vector<Row> g_rows;
@@ -249,27 +250,45 @@ void registerMode(const ShapeRun& r, bool flush, gemm::KernelKind k, const Confi
         [&](int i) { return g->runner->launch(k, c, r.s, flush ? r.buf : r.sets[size_t(i) % r.sets.size()]); },
         [&](int i) { return ltLaunch(r, lt0, flush, i); },
         [&](int i) { return ltLaunch(r, ltbest, flush, i); }};
-    if (rb.fn) fns.push_back(rb.fn);
-    const char* names[] = {"ktune", "cublaslt0", "cublaslt_best", "read_bound"};
+    Row row;
+    std::vector<const char*> names = {"ktune", "cublaslt0", "cublaslt_best"};
+    std::vector<fair::Interval*> t = {&row.ktune, &row.lt0, &row.ltbest};
+    std::vector<fair::Interval*> ratios = {&row.lt0_ratio, &row.ltbest_ratio};
+    if (rb.fn) {
+      fns.push_back(rb.fn);
+      names.push_back("read_bound");
+      t.push_back(&row.read);
+      ratios.push_back(&row.read_ratio);
+    }
+    // The decode config with the gate/up epilogue over the same weights (B = [gate; up], C gets
+    // N/2 columns): what fusing SiLU*Mul into the GEMM costs (issue 32: <= 1.03x the plain GEMM).
+    gemm::GemmShape gs = r.s;
+    gs.act = gemm::Activation::kSiluMul;
+    gs.ldc = gs.n / 2;
+    if (k == gemm::KernelKind::kDecode && gemm::applicable(k, c, gs).ok()) {
+      fns.push_back([&, gs](int i) {
+        return g->runner->launch(k, c, gs, flush ? r.buf : r.sets[size_t(i) % r.sets.size()]);
+      });
+      names.push_back("silu_mul");
+      t.push_back(&row.gated);
+      ratios.push_back(&row.gated_ratio);
+    }
     for (auto& f : fns)
       for (int i = 0; i < 3; ++i) (void)f(i);  // warm-up
     const std::string before = clocksNow();
     int counter = 0;
     auto samples = fair::interleave(static_cast<int>(fns.size()), g->rounds,
                                     [&](int v) { return sampleUs(fns[size_t(v)], ++counter, flush); });
-    Row row;
     row.name = r.name;
     row.mode = mode;
     row.config = std::string(gemm::kernelKindName(k)) + ":" + c.toString();
     row.lt_best = "idx=" + std::to_string(ltbest.index);
     row.flops = r.flops;
-    fair::Interval* t[] = {&row.ktune, &row.lt0, &row.ltbest, &row.read};
     for (size_t v = 0; v < fns.size(); ++v) {
       *t[v] = fair::medianInterval(samples[v]);
       std::printf("RESULT gemm %s/%s %s %.3f %.3f %.3f %d\n", r.name.c_str(), mode.c_str(), names[v],
                   t[v]->median, t[v]->lo, t[v]->hi, t[v]->n);
     }
-    fair::Interval* ratios[] = {&row.lt0_ratio, &row.ltbest_ratio, &row.read_ratio};
     for (size_t v = 1; v < fns.size(); ++v) {
       *ratios[v - 1] = fair::ratioInterval(samples[v], samples[0]);
       std::printf("RATIO gemm %s/%s %s/ktune %.4f %.4f %.4f %d\n", r.name.c_str(), mode.c_str(),
@@ -430,7 +449,14 @@ void precompile(const std::vector<ShapeSpec>& shapes) {
     for (auto k : kNvidiaKinds) {
       if ((k == gemm::KernelKind::kSkinny || k == gemm::KernelKind::kDecode) && sp.m > 128) continue;
       if (!kindEnabled(k)) continue;
-      for (auto& c : candidates(k, s)) jobs.push_back({k, {c, s}});
+      for (auto& c : candidates(k, s)) {
+        jobs.push_back({k, {c, s}});
+        if (k != gemm::KernelKind::kDecode || sp.n % 2) continue;
+        gemm::GemmShape gs = s;  // the gate/up variant registerMode times beside the winner
+        gs.act = gemm::Activation::kSiluMul;
+        gs.ldc = gs.n / 2;
+        jobs.push_back({k, {c, gs}});
+      }
     }
   }
   CompilePool::parallelFor(jobs.size(), CompilePool::threadsFor(jobs.size(), 0, false), [&](size_t j) {
@@ -467,24 +493,18 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (!ktune::setup()) return 0;
   if (ktune::g_rounds_flag > 0) ktune::g->rounds = ktune::g_rounds_flag;
-  const std::vector<ktune::ShapeSpec> shapes = {
+  std::vector<ktune::ShapeSpec> shapes = {
       {8192, 8192, 8192, Layout::kNT},  {4096, 4096, 4096, Layout::kNT},
       {4096, 4096, 4096, Layout::kNN},  {1024, 14336, 4096, Layout::kNT},
       {4096, 4096, 14336, Layout::kNT}, {4096, 6144, 4096, Layout::kNT},
-      {1, 4096, 4096, Layout::kNT},     {16, 4096, 4096, Layout::kNT},
-      {128, 4096, 4096, Layout::kNT},   {16, 14336, 4096, Layout::kNT},
-      // Decode (issue 32): M = 2..64 over the five LLM weight shapes; each row reports its
-      // weight-read bound (read/ktune). --shapes=small selects them with the other M < 1024.
-      {2, 4096, 4096, Layout::kNT},     {4, 4096, 4096, Layout::kNT},
-      {8, 4096, 4096, Layout::kNT},     {32, 4096, 4096, Layout::kNT},
-      {64, 4096, 4096, Layout::kNT},    {1, 6144, 4096, Layout::kNT},
-      {8, 6144, 4096, Layout::kNT},     {16, 6144, 4096, Layout::kNT},
-      {64, 6144, 4096, Layout::kNT},    {1, 14336, 4096, Layout::kNT},
-      {8, 14336, 4096, Layout::kNT},    {64, 14336, 4096, Layout::kNT},
-      {1, 4096, 14336, Layout::kNT},    {16, 4096, 14336, Layout::kNT},
-      {64, 4096, 14336, Layout::kNT},   {1, 28672, 4096, Layout::kNT},
-      {16, 28672, 4096, Layout::kNT},   {64, 28672, 4096, Layout::kNT},
   };
+  // Decode (issue 32): M = 1..128 (powers of two) over the five LLM weight shapes; each row
+  // reports its weight-read bound (read/ktune) and, where the decode kernel wins, its gate/up
+  // epilogue (silu_mul/ktune). --shapes=small (M < 1024) or decode (M <= 128) selects them.
+  const std::pair<int64_t, int64_t> weights[] = {
+      {4096, 4096}, {6144, 4096}, {14336, 4096}, {4096, 14336}, {28672, 4096}};
+  for (const auto& [n, k] : weights)
+    for (int64_t m = 1; m <= 128; m *= 2) shapes.push_back({m, n, k, Layout::kNT});
   std::vector<ktune::ShapeSpec> chosen;
   // --shapes=large | small | MxNxK[:LAYOUT][,...] (shapes of the list above; NT without a layout).
   const std::string list = "," + ktune::g_shape_filter + ",";
@@ -493,6 +513,7 @@ int main(int argc, char** argv) {
     if (ktune::g_shape_filter.empty() ||
         (ktune::g_shape_filter == "large" && s.m >= 1024) ||
         (ktune::g_shape_filter == "small" && s.m < 1024) ||
+        (ktune::g_shape_filter == "decode" && s.m <= 128) ||
         (s.layout == Layout::kNT && list.find("," + id + ",") != std::string::npos) ||
         list.find("," + id + ":" + ktune::gemm::layoutName(s.layout) + ",") != std::string::npos)
       chosen.push_back(s);
@@ -511,12 +532,13 @@ int main(int argc, char** argv) {
     return std::string(x.n > 0 ? b : "-");
   };
   for (const auto& r : ktune::g_rows)
-    std::printf("%-26s %-5s %-24s %-24s %-24s %-22s %-22s %s\n  ktune %s, best cuBLASLt %s; %s\n",
+    std::printf("%-26s %-5s %-24s %-24s %-24s %-22s %-22s %s\n  ktune %s, best cuBLASLt %s; "
+                "silu_mul/ktune %s; %s\n",
                 r.name.c_str(), r.mode.c_str(), iv(r.ktune, "%.2f [%.2f,%.2f]").c_str(),
                 iv(r.lt0, "%.2f [%.2f,%.2f]").c_str(), iv(r.ltbest, "%.2f [%.2f,%.2f]").c_str(),
                 iv(r.lt0_ratio, "%.3f [%.3f,%.3f]").c_str(), iv(r.ltbest_ratio, "%.3f [%.3f,%.3f]").c_str(),
                 iv(r.read_ratio, "%.3f [%.3f,%.3f]").c_str(), r.config.c_str(), r.lt_best.c_str(),
-                r.clocks.c_str());
+                iv(r.gated_ratio, "%.3f [%.3f,%.3f]").c_str(), r.clocks.c_str());
   benchmark::Shutdown();
   return 0;
 }
