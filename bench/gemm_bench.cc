@@ -239,11 +239,20 @@ std::string clocksNow() {
   return c.ok() ? c->toString() : "clocks unavailable";
 }
 
+// The gate/up variant of a shape (act silu_mul over the same N weight rows, N/2 columns of C).
+gemm::GemmShape gatedShape(gemm::GemmShape s) {
+  s.act = gemm::Activation::kSiluMul;
+  s.ldc = s.n / 2;
+  return s;
+}
+
 // Registers the interleaved measurement of one (shape, mode): ktune's config, cuBLASLt #0, the
 // best cuBLASLt algorithm and (when given) the weight-read bound, g->rounds rounds, each variant
 // first in turn; RESULT/RATIO/CLOCKS lines and a summary row.
+// `gated`: the fastest decode config of the gate/up variant (empty: none applies).
 void registerMode(const ShapeRun& r, bool flush, gemm::KernelKind k, const Config& c,
-                  const cublaslt::LtAlgo& lt0, const cublaslt::LtAlgo& ltbest, const bench::ReadChoice& rb) {
+                  const cublaslt::LtAlgo& lt0, const cublaslt::LtAlgo& ltbest, const bench::ReadChoice& rb,
+                  const Config& gated) {
   const std::string mode = flush ? "flush" : "rot";
   benchmark::RegisterBenchmark((r.name + "/" + mode).c_str(), [=](benchmark::State& st) {
     std::vector<std::function<Status(int)>> fns = {
@@ -260,14 +269,14 @@ void registerMode(const ShapeRun& r, bool flush, gemm::KernelKind k, const Confi
       t.push_back(&row.read);
       ratios.push_back(&row.read_ratio);
     }
-    // The decode config with the gate/up epilogue over the same weights (B = [gate; up], C gets
-    // N/2 columns): what fusing SiLU*Mul into the GEMM costs (issue 32: <= 1.03x the plain GEMM).
-    gemm::GemmShape gs = r.s;
-    gs.act = gemm::Activation::kSiluMul;
-    gs.ldc = gs.n / 2;
-    if (k == gemm::KernelKind::kDecode && gemm::applicable(k, c, gs).ok()) {
+    // The gate/up epilogue over the same weights (B = [gate; up], C gets N/2 columns) with its own
+    // fastest decode config: what fusing SiLU*Mul into the GEMM costs (issue 32: <= 1.03x the
+    // plain GEMM's best).
+    const gemm::GemmShape gs = gatedShape(r.s);
+    if (!gated.empty()) {
       fns.push_back([&, gs](int i) {
-        return g->runner->launch(k, c, gs, flush ? r.buf : r.sets[size_t(i) % r.sets.size()]);
+        return g->runner->launch(gemm::KernelKind::kDecode, gated, gs,
+                                 flush ? r.buf : r.sets[size_t(i) % r.sets.size()]);
       });
       names.push_back("silu_mul");
       t.push_back(&row.gated);
@@ -281,7 +290,8 @@ void registerMode(const ShapeRun& r, bool flush, gemm::KernelKind k, const Confi
                                     [&](int v) { return sampleUs(fns[size_t(v)], ++counter, flush); });
     row.name = r.name;
     row.mode = mode;
-    row.config = std::string(gemm::kernelKindName(k)) + ":" + c.toString();
+    row.config = std::string(gemm::kernelKindName(k)) + ":" + c.toString() +
+                 (gated.empty() ? "" : "; silu_mul decode:" + gated.toString());
     row.lt_best = "idx=" + std::to_string(ltbest.index);
     row.flops = r.flops;
     for (size_t v = 0; v < fns.size(); ++v) {
@@ -337,17 +347,19 @@ void runShape(const ShapeSpec& sp) {
 
   // Pre-pass: every curated config of every applicable kernel; keep the fastest.
   struct Cand { KernelKind k; Config c; double us; };
-  auto pick = [&](bool flush) {
+  auto pick = [&](bool flush, const gemm::GemmShape& shape) {
     std::vector<Cand> cands;
     for (KernelKind k : kNvidiaKinds) {
       if ((k == KernelKind::kSkinny || k == KernelKind::kDecode) && sp.m > 128) continue;
-      if (!kindEnabled(k)) continue;
-      for (const Config& cfg : candidates(k, s)) {
+      if (!kindEnabled(k) || (shape.act == gemm::Activation::kSiluMul && k != KernelKind::kDecode))
+        continue;
+      for (const Config& cfg : candidates(k, shape)) {
         const double us = timeUs([&](int i) {
-          return g->runner->launch(k, cfg, s, flush ? buf : sets[i % copies]);
+          return g->runner->launch(k, cfg, shape, flush ? buf : sets[i % copies]);
         }, 10, flush);
-        std::fprintf(stderr, "cand %s %s %s %s %.2f\n", name.c_str(), flush ? "flush" : "rot",
-                     gemm::kernelKindName(k), cfg.toString().c_str(), us);
+        std::fprintf(stderr, "cand %s %s %s%s %s %.2f\n", name.c_str(), flush ? "flush" : "rot",
+                     gemm::kernelKindName(k), shape.act == gemm::Activation::kSiluMul ? " silu_mul" : "",
+                     cfg.toString().c_str(), us);
         if (us > 0) cands.push_back({k, cfg, us});
         else std::fprintf(stderr, "%s: %s %s failed\n", name.c_str(), gemm::kernelKindName(k),
                           cfg.toString().c_str());
@@ -357,9 +369,13 @@ void runShape(const ShapeSpec& sp) {
     return *std::min_element(cands.begin(), cands.end(),
                              [](const Cand& x, const Cand& y) { return x.us < y.us; });
   };
-  const Cand best = pick(true);
+  const Cand best = pick(true, s);
   if (best.us < 0) return;
-  const Cand rbest = rotate ? pick(false) : best;
+  const Cand rbest = rotate ? pick(false, s) : best;
+  const bool gate_up = kindEnabled(KernelKind::kDecode) && sp.m <= 128 && sp.n % 2 == 0 &&
+                       sp.layout == gemm::Layout::kNT;
+  const Cand gbest = gate_up ? pick(true, gatedShape(s)) : Cand{KernelKind::kDecode, Config(), -1};
+  const Cand grbest = gate_up && rotate ? pick(false, gatedShape(s)) : gbest;
   auto lp = toLtProblem(s);
   if (!lp.ok()) return;
   auto algos = g->lt->heuristics(*lp, 8, g->ws_bytes);
@@ -391,7 +407,8 @@ void runShape(const ShapeSpec& sp) {
       for (const auto& u : sets) bs.push_back(u.b);
       rb = readBound(flush ? std::vector<DevicePtr>{buf.b} : bs, sp.n * sp.k * 2, flush);
     }
-    registerMode(run, flush, bc.k, bc.c, algos->front(), ltbest, rb);
+    const Cand& gc = flush ? gbest : grbest;
+    registerMode(run, flush, bc.k, bc.c, algos->front(), ltbest, rb, gc.us > 0 ? gc.c : Config());
   }
 }
 
@@ -452,10 +469,7 @@ void precompile(const std::vector<ShapeSpec>& shapes) {
       for (auto& c : candidates(k, s)) {
         jobs.push_back({k, {c, s}});
         if (k != gemm::KernelKind::kDecode || sp.n % 2) continue;
-        gemm::GemmShape gs = s;  // the gate/up variant registerMode times beside the winner
-        gs.act = gemm::Activation::kSiluMul;
-        gs.ldc = gs.n / 2;
-        jobs.push_back({k, {c, gs}});
+        jobs.push_back({k, {c, gatedShape(s)}});  // the gate/up variant timed beside the winner
       }
     }
   }
