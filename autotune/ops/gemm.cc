@@ -425,6 +425,12 @@ Status checkCall(const GemmCall& call) {
     return Status::InvalidArgument("GEMM needs non-null A, B and C buffers");
   if (call.shape.has_bias && !call.buf.bias)
     return Status::InvalidArgument("GEMM with has_bias needs a bias buffer");
+  // The gate/up pair has one kernel: say why it cannot run rather than fail every candidate.
+  if (call.shape.act == gemm::Activation::kSiluMul &&
+      gemm::curatedConfigs(gemm::KernelKind::kDecode, withAlignment(call.shape, call.buf)).empty())
+    return Status::Unsupported("act silu_mul (gate/up pair) runs on the decode kernel only: layout "
+                               "NT, M <= 128, K % 8 == 0, lda and ldb % 8 == 0, 16-byte aligned A "
+                               "and B; got " + gemm::shapeKey(withAlignment(call.shape, call.buf)));
   return Status::Ok();
 }
 }  // namespace

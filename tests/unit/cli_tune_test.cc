@@ -110,6 +110,11 @@ TEST_F(Cli, TuneGemmGateUpEpilogueOnTheSimulatedDevice) {
             "", kSim);
   EXPECT_NE(r.code, 0) << r.out;
   EXPECT_HAS(r.err, "even N");
+  r = ktune({"tune", "gemm", "--m", "129", "--n", "64", "--k", "256", "--layout", "NT",
+             "--epilogue", "silu_mul"},
+            "", kSim);
+  EXPECT_NE(r.code, 0) << r.out;
+  EXPECT_HAS(r.err, "M <= 128");
 }
 
 TEST_F(Cli, FromFileIsValidatedFirst) {
