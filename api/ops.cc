@@ -59,10 +59,10 @@ Expected<GemmCall> toCall(const GemmParams& p) {
   call.shape = gemm::denseShape(layout, ab, c, p.m, p.n, p.k);
   if (p.lda) call.shape.lda = p.lda;
   if (p.ldb) call.shape.ldb = p.ldb;
-  if (p.ldc) call.shape.ldc = p.ldc;
+  call.shape.act = act;
+  call.shape.ldc = p.ldc ? p.ldc : gemm::outCols(call.shape);  // silu_mul: N/2 columns
   call.shape.alpha = p.alpha;
   call.shape.beta = p.beta;
-  call.shape.act = act;
   call.shape.has_bias = p.bias != 0;
   call.buf = GemmBuffers{p.a, p.b, p.out, p.bias};
   return call;

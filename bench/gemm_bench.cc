@@ -15,7 +15,8 @@
 //   CLOCKS gemm <shape> <before> | <after>
 // which dev/bench_table.py combines over repeated processes (dev/bench_device.sh).
 //
-//   gemm_bench [--wgmma] [--sweep] [--rounds=N] [--shapes=...] [--benchmark_filter=...]
+//   gemm_bench [--wgmma] [--sweep] [--rounds=N] [--shapes=large|small|decode|MxNxK,...]
+//              [--benchmark_filter=...]
 //
 // The pre-pass times every curated config (and the skinny kernel for small M) and picks the
 // fastest. Skips everything (exit 0, message on stderr) when no CUDA device, NVRTC or cuBLASLt.
@@ -67,7 +68,7 @@ bool g_wgmma = false;  // --wgmma: also try the Hopper kernels (wgmma, tma)
 // --kinds=mma,tma,...: only these kernel kinds (default: mma, skinny, decode, and with --wgmma
 // wgmma, tma)
 std::vector<gemm::KernelKind> g_kinds;
-std::string g_shape_filter;  // --shapes=large (M >= 1024) | small | MxNxK,...
+std::string g_shape_filter;  // --shapes=large (M >= 1024) | small | decode (M <= 128) | MxNxK,...
 
 bool kindEnabled(gemm::KernelKind k) {
   if (!g_kinds.empty()) return std::find(g_kinds.begin(), g_kinds.end(), k) != g_kinds.end();
@@ -111,8 +112,8 @@ struct ShapeSpec {
 struct Row {
   std::string name, mode, config, lt_best;
   double flops = 0;
-  fair::Interval ktune, lt0, ltbest, read;  // us
-  fair::Interval lt0_ratio, ltbest_ratio, read_ratio;  // peer time / ktune time
+  fair::Interval ktune, lt0, ltbest, read, gated;  // us; gated: the same config with act silu_mul
+  fair::Interval lt0_ratio, ltbest_ratio, read_ratio, gated_ratio;  // peer time / ktune time
   std::string clocks;
 };
 std::vector<Row> g_rows;
@@ -238,38 +239,66 @@ std::string clocksNow() {
   return c.ok() ? c->toString() : "clocks unavailable";
 }
 
+// The gate/up variant of a shape (act silu_mul over the same N weight rows, N/2 columns of C).
+gemm::GemmShape gatedShape(gemm::GemmShape s) {
+  s.act = gemm::Activation::kSiluMul;
+  s.ldc = s.n / 2;
+  return s;
+}
+
 // Registers the interleaved measurement of one (shape, mode): ktune's config, cuBLASLt #0, the
 // best cuBLASLt algorithm and (when given) the weight-read bound, g->rounds rounds, each variant
 // first in turn; RESULT/RATIO/CLOCKS lines and a summary row.
+// `gated`: the fastest decode config of the gate/up variant (empty: none applies).
 void registerMode(const ShapeRun& r, bool flush, gemm::KernelKind k, const Config& c,
-                  const cublaslt::LtAlgo& lt0, const cublaslt::LtAlgo& ltbest, const bench::ReadChoice& rb) {
+                  const cublaslt::LtAlgo& lt0, const cublaslt::LtAlgo& ltbest, const bench::ReadChoice& rb,
+                  const Config& gated) {
   const std::string mode = flush ? "flush" : "rot";
   benchmark::RegisterBenchmark((r.name + "/" + mode).c_str(), [=](benchmark::State& st) {
     std::vector<std::function<Status(int)>> fns = {
         [&](int i) { return g->runner->launch(k, c, r.s, flush ? r.buf : r.sets[size_t(i) % r.sets.size()]); },
         [&](int i) { return ltLaunch(r, lt0, flush, i); },
         [&](int i) { return ltLaunch(r, ltbest, flush, i); }};
-    if (rb.fn) fns.push_back(rb.fn);
-    const char* names[] = {"ktune", "cublaslt0", "cublaslt_best", "read_bound"};
+    Row row;
+    std::vector<const char*> names = {"ktune", "cublaslt0", "cublaslt_best"};
+    std::vector<fair::Interval*> t = {&row.ktune, &row.lt0, &row.ltbest};
+    std::vector<fair::Interval*> ratios = {&row.lt0_ratio, &row.ltbest_ratio};
+    if (rb.fn) {
+      fns.push_back(rb.fn);
+      names.push_back("read_bound");
+      t.push_back(&row.read);
+      ratios.push_back(&row.read_ratio);
+    }
+    // The gate/up epilogue over the same weights (B = [gate; up], C gets N/2 columns) with its own
+    // fastest decode config: what fusing SiLU*Mul into the GEMM costs (issue 32: <= 1.03x the
+    // plain GEMM's best).
+    const gemm::GemmShape gs = gatedShape(r.s);
+    if (!gated.empty()) {
+      fns.push_back([&, gs](int i) {
+        return g->runner->launch(gemm::KernelKind::kDecode, gated, gs,
+                                 flush ? r.buf : r.sets[size_t(i) % r.sets.size()]);
+      });
+      names.push_back("silu_mul");
+      t.push_back(&row.gated);
+      ratios.push_back(&row.gated_ratio);
+    }
     for (auto& f : fns)
       for (int i = 0; i < 3; ++i) (void)f(i);  // warm-up
     const std::string before = clocksNow();
     int counter = 0;
     auto samples = fair::interleave(static_cast<int>(fns.size()), g->rounds,
                                     [&](int v) { return sampleUs(fns[size_t(v)], ++counter, flush); });
-    Row row;
     row.name = r.name;
     row.mode = mode;
-    row.config = std::string(gemm::kernelKindName(k)) + ":" + c.toString();
+    row.config = std::string(gemm::kernelKindName(k)) + ":" + c.toString() +
+                 (gated.empty() ? "" : "; silu_mul decode:" + gated.toString());
     row.lt_best = "idx=" + std::to_string(ltbest.index);
     row.flops = r.flops;
-    fair::Interval* t[] = {&row.ktune, &row.lt0, &row.ltbest, &row.read};
     for (size_t v = 0; v < fns.size(); ++v) {
       *t[v] = fair::medianInterval(samples[v]);
       std::printf("RESULT gemm %s/%s %s %.3f %.3f %.3f %d\n", r.name.c_str(), mode.c_str(), names[v],
                   t[v]->median, t[v]->lo, t[v]->hi, t[v]->n);
     }
-    fair::Interval* ratios[] = {&row.lt0_ratio, &row.ltbest_ratio, &row.read_ratio};
     for (size_t v = 1; v < fns.size(); ++v) {
       *ratios[v - 1] = fair::ratioInterval(samples[v], samples[0]);
       std::printf("RATIO gemm %s/%s %s/ktune %.4f %.4f %.4f %d\n", r.name.c_str(), mode.c_str(),
@@ -318,17 +347,19 @@ void runShape(const ShapeSpec& sp) {
 
   // Pre-pass: every curated config of every applicable kernel; keep the fastest.
   struct Cand { KernelKind k; Config c; double us; };
-  auto pick = [&](bool flush) {
+  auto pick = [&](bool flush, const gemm::GemmShape& shape) {
     std::vector<Cand> cands;
     for (KernelKind k : kNvidiaKinds) {
       if ((k == KernelKind::kSkinny || k == KernelKind::kDecode) && sp.m > 128) continue;
-      if (!kindEnabled(k)) continue;
-      for (const Config& cfg : candidates(k, s)) {
+      if (!kindEnabled(k) || (shape.act == gemm::Activation::kSiluMul && k != KernelKind::kDecode))
+        continue;
+      for (const Config& cfg : candidates(k, shape)) {
         const double us = timeUs([&](int i) {
-          return g->runner->launch(k, cfg, s, flush ? buf : sets[i % copies]);
+          return g->runner->launch(k, cfg, shape, flush ? buf : sets[i % copies]);
         }, 10, flush);
-        std::fprintf(stderr, "cand %s %s %s %s %.2f\n", name.c_str(), flush ? "flush" : "rot",
-                     gemm::kernelKindName(k), cfg.toString().c_str(), us);
+        std::fprintf(stderr, "cand %s %s %s%s %s %.2f\n", name.c_str(), flush ? "flush" : "rot",
+                     gemm::kernelKindName(k), shape.act == gemm::Activation::kSiluMul ? " silu_mul" : "",
+                     cfg.toString().c_str(), us);
         if (us > 0) cands.push_back({k, cfg, us});
         else std::fprintf(stderr, "%s: %s %s failed\n", name.c_str(), gemm::kernelKindName(k),
                           cfg.toString().c_str());
@@ -338,9 +369,13 @@ void runShape(const ShapeSpec& sp) {
     return *std::min_element(cands.begin(), cands.end(),
                              [](const Cand& x, const Cand& y) { return x.us < y.us; });
   };
-  const Cand best = pick(true);
+  const Cand best = pick(true, s);
   if (best.us < 0) return;
-  const Cand rbest = rotate ? pick(false) : best;
+  const Cand rbest = rotate ? pick(false, s) : best;
+  const bool gate_up = kindEnabled(KernelKind::kDecode) && sp.m <= 128 && sp.n % 2 == 0 &&
+                       sp.layout == gemm::Layout::kNT;
+  const Cand gbest = gate_up ? pick(true, gatedShape(s)) : Cand{KernelKind::kDecode, Config(), -1};
+  const Cand grbest = gate_up && rotate ? pick(false, gatedShape(s)) : gbest;
   auto lp = toLtProblem(s);
   if (!lp.ok()) return;
   auto algos = g->lt->heuristics(*lp, 8, g->ws_bytes);
@@ -372,7 +407,8 @@ void runShape(const ShapeSpec& sp) {
       for (const auto& u : sets) bs.push_back(u.b);
       rb = readBound(flush ? std::vector<DevicePtr>{buf.b} : bs, sp.n * sp.k * 2, flush);
     }
-    registerMode(run, flush, bc.k, bc.c, algos->front(), ltbest, rb);
+    const Cand& gc = flush ? gbest : grbest;
+    registerMode(run, flush, bc.k, bc.c, algos->front(), ltbest, rb, gc.us > 0 ? gc.c : Config());
   }
 }
 
@@ -430,7 +466,11 @@ void precompile(const std::vector<ShapeSpec>& shapes) {
     for (auto k : kNvidiaKinds) {
       if ((k == gemm::KernelKind::kSkinny || k == gemm::KernelKind::kDecode) && sp.m > 128) continue;
       if (!kindEnabled(k)) continue;
-      for (auto& c : candidates(k, s)) jobs.push_back({k, {c, s}});
+      for (auto& c : candidates(k, s)) {
+        jobs.push_back({k, {c, s}});
+        if (k != gemm::KernelKind::kDecode || sp.n % 2) continue;
+        jobs.push_back({k, {c, gatedShape(s)}});  // the gate/up variant timed beside the winner
+      }
     }
   }
   CompilePool::parallelFor(jobs.size(), CompilePool::threadsFor(jobs.size(), 0, false), [&](size_t j) {
@@ -467,24 +507,18 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (!ktune::setup()) return 0;
   if (ktune::g_rounds_flag > 0) ktune::g->rounds = ktune::g_rounds_flag;
-  const std::vector<ktune::ShapeSpec> shapes = {
+  std::vector<ktune::ShapeSpec> shapes = {
       {8192, 8192, 8192, Layout::kNT},  {4096, 4096, 4096, Layout::kNT},
       {4096, 4096, 4096, Layout::kNN},  {1024, 14336, 4096, Layout::kNT},
       {4096, 4096, 14336, Layout::kNT}, {4096, 6144, 4096, Layout::kNT},
-      {1, 4096, 4096, Layout::kNT},     {16, 4096, 4096, Layout::kNT},
-      {128, 4096, 4096, Layout::kNT},   {16, 14336, 4096, Layout::kNT},
-      // Decode (issue 32): M = 2..64 over the five LLM weight shapes; each row reports its
-      // weight-read bound (read/ktune). --shapes=small selects them with the other M < 1024.
-      {2, 4096, 4096, Layout::kNT},     {4, 4096, 4096, Layout::kNT},
-      {8, 4096, 4096, Layout::kNT},     {32, 4096, 4096, Layout::kNT},
-      {64, 4096, 4096, Layout::kNT},    {1, 6144, 4096, Layout::kNT},
-      {8, 6144, 4096, Layout::kNT},     {16, 6144, 4096, Layout::kNT},
-      {64, 6144, 4096, Layout::kNT},    {1, 14336, 4096, Layout::kNT},
-      {8, 14336, 4096, Layout::kNT},    {64, 14336, 4096, Layout::kNT},
-      {1, 4096, 14336, Layout::kNT},    {16, 4096, 14336, Layout::kNT},
-      {64, 4096, 14336, Layout::kNT},   {1, 28672, 4096, Layout::kNT},
-      {16, 28672, 4096, Layout::kNT},   {64, 28672, 4096, Layout::kNT},
   };
+  // Decode (issue 32): M = 1..128 (powers of two) over the five LLM weight shapes; each row
+  // reports its weight-read bound (read/ktune) and, where the decode kernel wins, its gate/up
+  // epilogue (silu_mul/ktune). --shapes=small (M < 1024) or decode (M <= 128) selects them.
+  const std::pair<int64_t, int64_t> weights[] = {
+      {4096, 4096}, {6144, 4096}, {14336, 4096}, {4096, 14336}, {28672, 4096}};
+  for (const auto& [n, k] : weights)
+    for (int64_t m = 1; m <= 128; m *= 2) shapes.push_back({m, n, k, Layout::kNT});
   std::vector<ktune::ShapeSpec> chosen;
   // --shapes=large | small | MxNxK[:LAYOUT][,...] (shapes of the list above; NT without a layout).
   const std::string list = "," + ktune::g_shape_filter + ",";
@@ -493,6 +527,7 @@ int main(int argc, char** argv) {
     if (ktune::g_shape_filter.empty() ||
         (ktune::g_shape_filter == "large" && s.m >= 1024) ||
         (ktune::g_shape_filter == "small" && s.m < 1024) ||
+        (ktune::g_shape_filter == "decode" && s.m <= 128) ||
         (s.layout == Layout::kNT && list.find("," + id + ",") != std::string::npos) ||
         list.find("," + id + ":" + ktune::gemm::layoutName(s.layout) + ",") != std::string::npos)
       chosen.push_back(s);
@@ -511,12 +546,13 @@ int main(int argc, char** argv) {
     return std::string(x.n > 0 ? b : "-");
   };
   for (const auto& r : ktune::g_rows)
-    std::printf("%-26s %-5s %-24s %-24s %-24s %-22s %-22s %s\n  ktune %s, best cuBLASLt %s; %s\n",
+    std::printf("%-26s %-5s %-24s %-24s %-24s %-22s %-22s %s\n  ktune %s, best cuBLASLt %s; "
+                "silu_mul/ktune %s; %s\n",
                 r.name.c_str(), r.mode.c_str(), iv(r.ktune, "%.2f [%.2f,%.2f]").c_str(),
                 iv(r.lt0, "%.2f [%.2f,%.2f]").c_str(), iv(r.ltbest, "%.2f [%.2f,%.2f]").c_str(),
                 iv(r.lt0_ratio, "%.3f [%.3f,%.3f]").c_str(), iv(r.ltbest_ratio, "%.3f [%.3f,%.3f]").c_str(),
                 iv(r.read_ratio, "%.3f [%.3f,%.3f]").c_str(), r.config.c_str(), r.lt_best.c_str(),
-                r.clocks.c_str());
+                iv(r.gated_ratio, "%.3f [%.3f,%.3f]").c_str(), r.clocks.c_str());
   benchmark::Shutdown();
   return 0;
 }

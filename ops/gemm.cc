@@ -110,7 +110,10 @@ struct GemmOp::State {
                     gemm::KernelKind main_kind, const DeviceInfo& dev,
                     const std::string& curated_path) const {
     const gemm::GemmShape s = withAlignment(call.shape, call.buf);
-    for (gemm::KernelKind k : {gemm::KernelKind::kTma, gemm::KernelKind::kWgmma, main_kind}) {
+    // The gate/up pair (silu_mul) runs on the decode kernel only.
+    const bool gated = s.act == gemm::Activation::kSiluMul;
+    for (gemm::KernelKind k : {gated ? gemm::KernelKind::kDecode : gemm::KernelKind::kTma,
+                               gemm::KernelKind::kWgmma, main_kind}) {
       if (std::find(kinds.begin(), kinds.end(), k) == kinds.end()) continue;
       auto c = gemm::curatedConfigs(k, s, dev, curated_path);
       if (c.ok() && !c->empty()) return withKind(c->front(), k);
@@ -142,6 +145,13 @@ struct GemmOp::State {
     // cuBLASLt on the H100 for an A at +2 bytes): the JIT default config, whose unaligned path
     // handles any address, is the reference then.
     if (vendor && vendor->run("", s, b, stream).ok()) return Status::Ok();
+    if (s.act == gemm::Activation::kSiluMul) {  // no vendor epilogue: the decode kernel's default
+      const auto c = gemm::curatedConfigs(gemm::KernelKind::kDecode, s);
+      if (c.empty())
+        return Status::Unsupported("act silu_mul: no decode GEMM config computes this shape "
+                                   "(layout NT, M <= 128, K % 8 == 0, 16-byte aligned A and B)");
+      return ref_runner->launch(gemm::KernelKind::kDecode, c.front(), s, b, stream);
+    }
     return ref_runner->launch(default_kind, default_config, s, b, stream);
   }
 
@@ -187,12 +197,13 @@ struct GemmOp::State {
     // the rows on both sides of every M-tile boundary (tiles of any multiple of verify_tile rows),
     // plus 32 seeded random rows; whole rows, so every N-tile boundary is checked too. Staged
     // copies keep that to a few milliseconds per candidate.
-    if (s.m * s.n > (int64_t(1) << 20) || s.ldc != s.n) {
-      const auto rows = s.m * s.n > (int64_t(1) << 20) ? tileBoundaryRows(s.m, verifyTileFor(s), 32)
-                                                        : sampleRows(s.m, s.m);
-      return compareDeviceRowsToTrusted(be, call.buf.c, ref, dtypeOf(s.c), s.n, s.ldc, rows, tol);
+    const int64_t cols = gemm::outCols(s);
+    if (s.m * cols > (int64_t(1) << 20) || s.ldc != cols) {
+      const auto rows = s.m * cols > (int64_t(1) << 20) ? tileBoundaryRows(s.m, verifyTileFor(s), 32)
+                                                         : sampleRows(s.m, s.m);
+      return compareDeviceRowsToTrusted(be, call.buf.c, ref, dtypeOf(s.c), cols, s.ldc, rows, tol);
     }
-    return compareDeviceToTrusted(be, call.buf.c, ref, dtypeOf(s.c), s.m * s.n, tol);
+    return compareDeviceToTrusted(be, call.buf.c, ref, dtypeOf(s.c), s.m * cols, tol);
   }
 };
 
@@ -415,6 +426,12 @@ Status checkCall(const GemmCall& call) {
     return Status::InvalidArgument("GEMM needs non-null A, B and C buffers");
   if (call.shape.has_bias && !call.buf.bias)
     return Status::InvalidArgument("GEMM with has_bias needs a bias buffer");
+  // The gate/up pair has one kernel: say why it cannot run rather than fail every candidate.
+  if (call.shape.act == gemm::Activation::kSiluMul &&
+      gemm::curatedConfigs(gemm::KernelKind::kDecode, withAlignment(call.shape, call.buf)).empty())
+    return Status::Unsupported("act silu_mul (gate/up pair) runs on the decode kernel only: layout "
+                               "NT, M <= 128, K % 8 == 0, lda and ldb % 8 == 0, 16-byte aligned A "
+                               "and B; got " + gemm::shapeKey(withAlignment(call.shape, call.buf)));
   return Status::Ok();
 }
 }  // namespace

@@ -114,7 +114,7 @@ const char* nameIn(E v, const char* const (&names)[N]) {
   return i < N ? names[i] : "?";
 }
 constexpr const char* kLayoutNames[] = {"NN", "NT", "TN", "TT"};
-constexpr const char* kActivationNames[] = {"none", "silu", "gelu"};
+constexpr const char* kActivationNames[] = {"none", "silu", "gelu", "silu_mul"};
 constexpr const char* kKindNames[] = {"mma", "skinny", "mfma", "wgmma", "tma", "decode"};
 }  // namespace
 
@@ -143,9 +143,10 @@ Expected<ElemType> parseElemType(const std::string& s) {
   return Status::InvalidArgument("unknown GEMM element type '" + s + "' (expected f16, bf16, f32)");
 }
 Expected<Activation> parseActivation(const std::string& s) {
-  for (Activation a : {Activation::kNone, Activation::kSilu, Activation::kGelu})
+  for (Activation a : {Activation::kNone, Activation::kSilu, Activation::kGelu, Activation::kSiluMul})
     if (s == activationName(a)) return a;
-  return Status::InvalidArgument("unknown activation '" + s + "' (expected none, silu, gelu)");
+  return Status::InvalidArgument("unknown activation '" + s +
+                                 "' (expected none, silu, gelu, silu_mul)");
 }
 int64_t elemBytes(ElemType t) { return t == ElemType::kF32 ? 4 : 2; }
 
@@ -162,6 +163,8 @@ GemmShape denseShape(Layout layout, ElemType ab, ElemType c, int64_t m, int64_t 
   s.ldc = n;
   return s;
 }
+
+int64_t outCols(const GemmShape& s) { return s.act == Activation::kSiluMul ? s.n / 2 : s.n; }
 
 int64_t storedRowsA(const GemmShape& s) { return transA(s.layout) ? s.k : s.m; }
 int64_t storedColsA(const GemmShape& s) { return transA(s.layout) ? s.m : s.k; }
@@ -192,9 +195,12 @@ Status validate(const GemmShape& s) {
     return Status::InvalidArgument("ldb=" + std::to_string(s.ldb) + " is shorter than a row of B (" +
                                    std::to_string(storedColsB(s)) + " for layout " +
                                    layoutName(s.layout) + ")");
-  if (s.ldc < s.n)
-    return Status::InvalidArgument("ldc=" + std::to_string(s.ldc) + " is shorter than N=" +
-                                   std::to_string(s.n));
+  if (s.act == Activation::kSiluMul && s.n % 2 != 0)
+    return Status::InvalidArgument("act silu_mul needs an even N (the [gate; up] weight has N/2 "
+                                   "rows of each), got N=" + std::to_string(s.n));
+  if (s.ldc < outCols(s))
+    return Status::InvalidArgument("ldc=" + std::to_string(s.ldc) + " is shorter than a row of C (" +
+                                   std::to_string(outCols(s)) + ")");
   if (!std::isfinite(s.alpha) || !std::isfinite(s.beta))
     return Status::InvalidArgument("alpha and beta must be finite");
   // Byte spans of A, B, C must fit comfortably in int64: derived sizes (snapshots of C, bounds
@@ -205,7 +211,7 @@ Status validate(const GemmShape& s) {
   };
   for (const View& v : {View{"A", storedRowsA(s), s.lda, storedColsA(s), elemBytes(s.ab)},
                         View{"B", storedRowsB(s), s.ldb, storedColsB(s), elemBytes(s.ab)},
-                        View{"C", s.m, s.ldc, s.n, elemBytes(s.c)}}) {
+                        View{"C", s.m, s.ldc, outCols(s), elemBytes(s.c)}}) {
     int64_t t = 0;
     if (__builtin_mul_overflow(v.rows - 1, v.ld, &t) || __builtin_add_overflow(t, v.cols, &t) ||
         __builtin_mul_overflow(t, v.esize, &t) || t > (int64_t(1) << 60))
@@ -278,6 +284,10 @@ int64_t launchSharedBytes(KernelKind k, const Config& c) {
 
 Status applicable(KernelKind k, const Config& c, const GemmShape& s) {
   KTUNE_RETURN_IF_ERROR(validate(s));
+  if (s.act == Activation::kSiluMul && k != KernelKind::kDecode)
+    return Status::Unsupported(std::string("act silu_mul (gate/up pair) runs on the decode kernel "
+                                           "only (layout NT, M <= 128), not on ") +
+                               kernelKindName(k));
   return desc(k).applicable(c, s);
 }
 
@@ -314,21 +324,28 @@ Expected<LaunchPlan> launchPlan(KernelKind k, const Config& c, const GemmShape& 
 
 std::vector<double> reference(const GemmShape& s, const float* a, const float* b,
                               const float* c_in, const float* bias) {
-  std::vector<double> out(static_cast<size_t>(s.m * s.n));
   const bool ta = transA(s.layout), tb = transB(s.layout);
+  std::vector<double> acc(static_cast<size_t>(s.m * s.n));
   std::vector<double> brow(static_cast<size_t>(s.k));
   for (int64_t j = 0; j < s.n; ++j) {
     for (int64_t kk = 0; kk < s.k; ++kk) brow[kk] = tb ? b[j * s.ldb + kk] : b[kk * s.ldb + j];
     for (int64_t i = 0; i < s.m; ++i) {
-      double acc = 0;
+      double v = 0;
       for (int64_t kk = 0; kk < s.k; ++kk)
-        acc += static_cast<double>(ta ? a[kk * s.lda + i] : a[i * s.lda + kk]) * brow[kk];
-      double v = s.alpha * acc;
-      if (s.beta != 0.0f && c_in) v += s.beta * static_cast<double>(c_in[i * s.ldc + j]);
-      if (s.has_bias && bias) v += bias[j];
-      out[i * s.n + j] = activate(v, s.act);
+        v += static_cast<double>(ta ? a[kk * s.lda + i] : a[i * s.lda + kk]) * brow[kk];
+      acc[i * s.n + j] = s.alpha * v + (s.has_bias && bias ? bias[j] : 0.0);
     }
   }
+  const int64_t cols = outCols(s);
+  std::vector<double> out(static_cast<size_t>(s.m * cols));
+  for (int64_t i = 0; i < s.m; ++i)
+    for (int64_t j = 0; j < cols; ++j) {
+      const double c = s.beta != 0.0f && c_in ? s.beta * static_cast<double>(c_in[i * s.ldc + j]) : 0;
+      const double v = acc[i * s.n + j];
+      out[i * cols + j] = s.act == Activation::kSiluMul
+                              ? activate(v, Activation::kSilu) * acc[i * s.n + cols + j] + c
+                              : activate(v + c, s.act);
+    }
   return out;
 }
 

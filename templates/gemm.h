@@ -33,7 +33,11 @@ enum class Layout { kNN = 0, kNT = 1, kTN = 2, kTT = 3 };
 // f16 1, bf16 2), the numbering of the row-wise kernels too.
 using ElemType = DType;
 // kGelu is the exact (erf) form on NVIDIA, the tanh form on AMD (no libm there).
-enum class Activation { kNone = 0, kSilu = 1, kGelu = 2 };
+// kSiluMul is the gated form of an MLP's gate/up pair: B holds the concatenated [gate; up] weight
+// (N rows: the first N/2 gate, the last N/2 up) and C gets N/2 columns,
+//   C[m][j] = silu(alpha*G[m][j] + bias[j]) * (alpha*U[m][j] + bias[N/2+j]) + beta*C[m][j]
+// with G, U the two halves of op(A)*op(B). Only the decode kernel (layout NT) computes it.
+enum class Activation { kNone = 0, kSilu = 1, kGelu = 2, kSiluMul = 3 };
 // kWgmma: Hopper (sm_90a) warpgroup MMA fed by cp.async, layout NT only (split-K capable).
 // kTma: Hopper warpgroup MMA fed by TMA, warp-specialised, persistent grid; every layout (MN-major
 // operands through wgmma's transpose flag). Its launches take tensor maps after the common
@@ -42,7 +46,7 @@ enum class KernelKind { kMma, kSkinny, kMfma, kWgmma, kTma, kDecode };
 
 const char* layoutName(Layout l);          // "NN", "NT", "TN", "TT"
 const char* elemTypeName(ElemType t);      // "f16", "bf16", "f32"
-const char* activationName(Activation a);  // "none", "silu", "gelu"
+const char* activationName(Activation a);  // "none", "silu", "gelu", "silu_mul"
 const char* kernelKindName(KernelKind k);  // "mma", "skinny", "mfma", "wgmma", "tma", "decode"
 Expected<Layout> parseLayout(const std::string& s);
 Expected<ElemType> parseElemType(const std::string& s);
@@ -66,7 +70,10 @@ struct GemmShape {
   bool aligned16 = true;
 };
 
-// A shape with dense leading dimensions for `layout`.
+// Columns of C: N/2 for Activation::kSiluMul (the gate/up pair), N otherwise.
+int64_t outCols(const GemmShape& s);
+
+// A shape with dense leading dimensions for `layout` (act none: ldc = N).
 GemmShape denseShape(Layout layout, ElemType ab, ElemType c, int64_t m, int64_t n, int64_t k);
 // Rows/columns of the stored A and B for this layout: A is a_rows x a_cols, etc.
 int64_t storedRowsA(const GemmShape& s);
@@ -74,7 +81,8 @@ int64_t storedColsA(const GemmShape& s);
 int64_t storedRowsB(const GemmShape& s);
 int64_t storedColsB(const GemmShape& s);
 // kInvalidArgument naming the problem: non-positive or too large (> 2^31-1) dims, leading
-// dimensions shorter than a stored row, f32 inputs, or non-finite alpha/beta.
+// dimensions shorter than a stored row, f32 inputs, non-finite alpha/beta, or an odd N with
+// Activation::kSiluMul.
 Status validate(const GemmShape& s);
 // True when the 16-byte (cp.async / vector load) path is legal for this shape.
 bool fastPathOk(const GemmShape& s);
@@ -100,7 +108,8 @@ std::vector<KernelKind> kernelsForArch(const std::string& arch);
 // mma:    BLOCK_M/N/K, WARPS_M, WARPS_N, NUM_STAGES, GROUP_M, SPLIT_K, MIN_BLOCKS.
 // skinny: SK_NT, SK_MT, SK_U, NUM_WARPS, SPLIT_K, SK_DEPTH, SK_PF.
 // decode: DC_WARPS (4|8), DC_NT (1|2), DC_MT (1..16: M <= 8*DC_MT, the smallest such tier), DC_U
-//         (1|2|4), DC_DEPTH (2|4), DC_PF (1|2), DC_XR (0|1), DC_GRID (1|2 blocks per SM, stream-K).
+//         (1|2|4), DC_DEPTH (2|4), DC_PF (1|2), DC_XR (0|1), DC_GRID (1|2|3 blocks per SM,
+//         stream-K; 0: one block per tile, no split of K).
 // mfma:   BLOCK_M/N (32..256), BLOCK_K (16..128), MATRIX_INSTR (16|32), NUM_WAVES (4|8),
 //         WAVES_PER_EU (0..4), NUM_STAGES (0|1|2, the guide's AMD meaning), GROUP_M (1|4|8),
 //         SPLIT_K (1|2|4).
@@ -176,8 +185,8 @@ Expected<std::vector<Config>> curatedConfigs(KernelKind k, const GemmShape& s, c
 Status checkCuratedTable(std::string_view json_text);
 
 // float64 reference. a, b, c_in are the stored matrices (with the shape's leading dims) already
-// converted to float; c_in may be null when beta == 0, bias null when !has_bias. Returns M*N
-// values, row-major dense. kGelu uses the erf form.
+// converted to float; c_in may be null when beta == 0, bias null when !has_bias. Returns
+// M*outCols(s) values, row-major dense. kGelu uses the erf form.
 std::vector<double> reference(const GemmShape& s, const float* a, const float* b,
                               const float* c_in, const float* bias);
 

@@ -32,7 +32,8 @@ namespace ktune::cli {
 const char* const kTuneUsage =
     "ktune tune rmsnorm|silu_mul --rows R --cols C [--dtype bf16|f16|f32] [--residual] [--no-weight]\n"
     "       ktune tune gemm --m M --n N --k K [--dtype bf16|f16] [--out-dtype ...] [--layout NN|NT|TN|TT]\n"
-    "                       [--epilogue none|bias|bias_silu|bias_gelu|silu|gelu] [--full-space]\n"
+    "                       [--epilogue none|bias|residual|silu|gelu|silu_mul, '+'-joined]\n"
+    "                       [--full-space]\n"
     "                       [--kinds mma,skinny,decode,wgmma,tma,mfma (only these kernels)]\n"
     "       ktune tune gemm --suite llm\n"
     "       ktune tune --from-file untuned.jsonl [--queue redis://host:port/db [--queue-name N]]\n"
@@ -67,17 +68,31 @@ std::vector<GemmCase> llmSuite(gemm::ElemType dt) {
   return out;
 }
 
+// "+"-joined parts: bias, residual (beta = 1: C += ...), and at most one activation (silu, gelu,
+// silu_mul: the gate/up pair, C gets N/2 columns); "bias_silu" / "bias_gelu" as before.
 Status parseEpilogue(const std::string& e, gemm::GemmShape* s) {
   if (e.empty() || e == "none") return Status::Ok();
-  std::string act = e;
-  if (e.rfind("bias", 0) == 0) {
-    s->has_bias = true;
-    act = e.size() > 5 ? e.substr(5) : "none";
+  size_t at = 0;
+  while (at <= e.size()) {
+    const size_t end = std::min(e.find('+', at), e.size());
+    std::string part = e.substr(at, end - at);
+    at = end + 1;
+    if (part.rfind("bias", 0) == 0) {
+      s->has_bias = true;
+      part = part.size() > 5 ? part.substr(5) : "";
+    }
+    if (part.empty()) continue;
+    if (part == "residual") {
+      s->beta = 1.0f;
+      continue;
+    }
+    auto a = gemm::parseActivation(part);
+    if (!a.ok())
+      return Status::InvalidArgument("--epilogue '" + e + "': '" + part +
+                                     "' (expected '+'-joined bias, residual and one of silu, "
+                                     "gelu, silu_mul; e.g. bias+silu_mul)");
+    s->act = *a;
   }
-  auto a = gemm::parseActivation(act);
-  if (!a.ok()) return Status::InvalidArgument("--epilogue '" + e +
-                                              "' (expected none, bias, bias_silu, bias_gelu, silu, gelu)");
-  s->act = *a;
   return Status::Ok();
 }
 
@@ -193,6 +208,7 @@ int parseGemmCases(TuneRequest* t) {
   auto s = gemm::denseShape(*layout, ab, cdt, mnk[0], mnk[1], mnk[2]);
   Status e = parseEpilogue(a.get("--epilogue"), &s);
   if (!e.ok()) return usage(e.message(), kTuneUsage);
+  s.ldc = gemm::outCols(s);  // dense C: N/2 columns for silu_mul
   Status v = gemm::validate(s);
   if (!v.ok()) return fail(v);
   t->gemm_cases.push_back({"gemm", s});

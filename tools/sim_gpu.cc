@@ -92,7 +92,8 @@ Status hostGemm(const SimLaunch& l) {
     // launch was a fresh allocation faulted in each time.
     const size_t e = sizeOf(ct);
     for (int64_t i = 0; i < s.m; ++i)
-      std::memset(static_cast<unsigned char*>(c) + size_t(i * s.ldc) * e, 0, size_t(s.n) * e);
+      std::memset(static_cast<unsigned char*>(c) + size_t(i * s.ldc) * e, 0,
+                  size_t(gemm::outCols(s)) * e);
     return Status::Ok();
   }
   std::vector<double> out(size_t(s.m * s.n), 0.0);
@@ -106,8 +107,9 @@ Status hostGemm(const SimLaunch& l) {
     out = gemm::reference(s, a.data(), b.data(), cin.empty() ? nullptr : cin.data(),
                           bias.empty() ? nullptr : bias.data());
   }
+  const int64_t cols = gemm::outCols(s);  // N/2 for the gate/up pair (act silu_mul)
   for (int64_t i = 0; i < s.m; ++i)
-    for (int64_t j = 0; j < s.n; ++j) storeFromDouble(c, ct, i * s.ldc + j, out[size_t(i * s.n + j)]);
+    for (int64_t j = 0; j < cols; ++j) storeFromDouble(c, ct, i * s.ldc + j, out[size_t(i * cols + j)]);
   return Status::Ok();
 }
 
@@ -359,7 +361,7 @@ SimGpu openSimGpu(int devices) {
   gk.run = hostGemm;
   gk.cost = gemmCost;
   for (auto k : {gemm::KernelKind::kMma, gemm::KernelKind::kSkinny, gemm::KernelKind::kWgmma,
-                 gemm::KernelKind::kTma, gemm::KernelKind::kMfma})
+                 gemm::KernelKind::kTma, gemm::KernelKind::kMfma, gemm::KernelKind::kDecode})
     sim->registerKernel(gemm::entryName(k), gk);
   SimGpu out;
   out.backend = sim;

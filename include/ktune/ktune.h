@@ -290,7 +290,8 @@ typedef struct ktune_gemm_params {
   int64_t m, n, k;
   int64_t lda, ldb, ldc;  /* 0 = dense */
   float alpha, beta;
-  const char* activation; /* "none", "silu", "gelu" (NULL = "none") */
+  const char* activation; /* "none", "silu", "gelu", "silu_mul" (NULL = "none"); silu_mul: B
+                             is [gate; up] (N rows), C gets N/2 columns, decode kernel only */
   uint64_t a, b, c, bias; /* bias 0 = none */
 } ktune_gemm_params;
 

@@ -51,7 +51,7 @@ struct GemmParams {
   int64_t m = 0, n = 0, k = 0;
   int64_t lda = 0, ldb = 0, ldc = 0;  // 0 = dense for the layout
   float alpha = 1.0f, beta = 0.0f;
-  std::string activation = "none";    // none, silu, gelu
+  std::string activation = "none";    // none, silu, gelu, silu_mul (gate/up pair: C has N/2 cols)
   DevicePtr a = 0, b = 0, out = 0, bias = 0;  // bias 0 = none
 };
 

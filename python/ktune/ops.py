@@ -126,22 +126,52 @@ def _operand(t, what, rows, cols):
                           f"{t.stride()}); call .contiguous()")
 
 
-def _gemm_params(a, b, bias, epilogue, out):
+_EPILOGUES = (None, "none", "silu", "gelu", "silu_mul")
+
+
+def _gemm_params(a, b, bias, epilogue, out, beta=0.0):
     m, k = a.shape
     n = b.shape[1]
     la, lda = _operand(a, "a", m, k)
     lb, ldb = _operand(b, "b", k, n)
-    if epilogue not in (None, "none", "silu", "gelu"):
-        raise InvalidArgument(f"epilogue {epilogue!r}: expected None, 'silu' or 'gelu'")
+    if epilogue not in _EPILOGUES:
+        raise InvalidArgument(f"epilogue {epilogue!r}: expected None, 'silu', 'gelu' or 'silu_mul'")
     return {"layout": la + lb, "ab": _dtype(a, "a"), "c": _dtype(out, "out"), "m": m, "n": n,
-            "k": k, "lda": lda, "ldb": ldb, "ldc": out.stride(0), "alpha": 1.0, "beta": 0.0,
+            "k": k, "lda": lda, "ldb": ldb, "ldc": out.stride(0), "alpha": 1.0, "beta": beta,
             "activation": epilogue or "none", "a": a.data_ptr(), "b": b.data_ptr(),
             "out": out.data_ptr(), "bias": bias.data_ptr() if bias is not None else 0}
 
 
-def gemm(a, b, bias=None, epilogue=None):
-    """act(a @ b + bias) for a [M, K], b [K, N] (either may be a transposed view, e.g. w.t()),
-    bias [N] or None, epilogue None / "silu" / "gelu"; float16 or bfloat16. Returns [M, N]."""
+def _gemm_out(a, cols, residual, out):
+    """The output tensor [M, cols]: `out` (checked), else a new one; holds `residual` when given
+    (no copy when out is residual: C += a @ b in place)."""
+    import torch
+    shape = (a.shape[0], cols)
+    if residual is not None:
+        _check(residual, "residual", a.device, a.dtype)
+        if tuple(residual.shape) != shape:
+            raise InvalidArgument(f"residual: expected shape {shape}, got {tuple(residual.shape)}")
+    if out is None:
+        return (residual.clone(memory_format=torch.contiguous_format) if residual is not None
+                else torch.empty(shape, dtype=a.dtype, device=a.device))
+    _check(out, "out", a.device, a.dtype)
+    if tuple(out.shape) != shape or out.stride(1) != 1:
+        raise InvalidArgument(f"out: expected shape {shape} with contiguous rows, got "
+                              f"{tuple(out.shape)} strides {out.stride()}")
+    if residual is not None and out.data_ptr() != residual.data_ptr():
+        out.copy_(residual)
+    return out
+
+
+def gemm(a, b, bias=None, epilogue=None, residual=None, out=None):
+    """act(a @ b + bias + residual) for a [M, K], b [K, N] (either may be a transposed view, e.g.
+    w.t()), bias [N] or None, residual [M, N] or None, epilogue None / "silu" / "gelu" /
+    "silu_mul"; float16 or bfloat16. Returns [M, N] (`out` when given; out=residual adds in
+    place). epilogue "silu_mul" is an MLP's gate/up pair in one GEMM: b's first N/2 columns are
+    the gate, the last N/2 the up projection (w = cat([w_gate, w_up]) of shape [N, K], passed as
+    w.t()); it returns silu(g) * u of shape [M, N/2] with g, u the two halves of a @ b + bias,
+    plus residual [M, N/2] after the product. It runs on the decode kernel (M <= 128, b from a
+    row-major [N, K] weight, K % 8 == 0)."""
     _check(a, "a")
     _check(b, "b", a.device, a.dtype)
     import torch
@@ -153,8 +183,12 @@ def gemm(a, b, bias=None, epilogue=None):
         _check(bias, "bias", a.device, a.dtype)
         if tuple(bias.shape) != (b.shape[1],) or bias.stride(0) != 1:
             raise InvalidArgument(f"bias: expected contiguous shape ({b.shape[1]},)")
-    out = torch.empty((a.shape[0], b.shape[1]), dtype=a.dtype, device=a.device)
-    _ktune.gemm(_tuner(a), _gemm_params(a, b, bias, epilogue, out), _stream(a))
+    n = b.shape[1]
+    if epilogue == "silu_mul" and n % 2:
+        raise InvalidArgument(f"epilogue 'silu_mul': b has {n} columns (expected 2*d: gate, up)")
+    out = _gemm_out(a, n // 2 if epilogue == "silu_mul" else n, residual, out)
+    beta = 1.0 if residual is not None else 0.0
+    _ktune.gemm(_tuner(a), _gemm_params(a, b, bias, epilogue, out, beta), _stream(a))
     return out
 
 
@@ -190,7 +224,7 @@ def register_torch_ops():
 
     @_gemm.register_fake
     def _(a, b, bias, epilogue):
-        return a.new_empty((a.shape[0], b.shape[1]))
+        return a.new_empty((a.shape[0], b.shape[1] // (2 if epilogue == "silu_mul" else 1)))
 
     register_torch_ops._done = True
     return torch.ops.ktune

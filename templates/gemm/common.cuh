@@ -65,6 +65,41 @@ KTUNE_DEVICE void mma16816(float (&d)[4], unsigned a0, unsigned a1, unsigned a2,
                : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 
+#ifdef KGEMM_STREAM_PF
+// Weight-streaming kernels (skinny, decode) define KGEMM_STREAM_PF to their prefetch knob before
+// including this file. A streaming 16-byte load of weights (read once): no L1 allocation; 1 adds an
+// L2 prefetch of the whole 256-byte block (the other lanes/warps that read the rest of it then hit
+// L2), 2 also an evict-first L2 policy (l2_policy), 0 neither. Zeros when !pred (predicated in PTX:
+// no branch per load).
+KTUNE_DEVICE uint4 ld_stream(const unsigned short* p, bool pred, unsigned long long policy) {
+  uint4 v;
+  (void)policy;
+#if KGEMM_STREAM_PF == 2
+#define KGEMM_LD "ld.global.nc.L1::no_allocate.L2::cache_hint.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4], %6;\n"
+#elif KGEMM_STREAM_PF == 1
+#define KGEMM_LD "ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];\n"
+#else
+#define KGEMM_LD "ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];\n"
+#endif
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %5, 0;\n"
+      "mov.b32 %0, 0;\nmov.b32 %1, 0;\nmov.b32 %2, 0;\nmov.b32 %3, 0;\n"
+      "@p " KGEMM_LD "}\n"
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+      : "l"(p), "r"((int)pred), "l"(policy));
+#undef KGEMM_LD
+  return v;
+}
+
+KTUNE_DEVICE unsigned long long l2_policy() {
+  unsigned long long pol = 0;
+#if KGEMM_STREAM_PF == 2
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(pol));
+#endif
+  return pol;
+}
+#endif  // KGEMM_STREAM_PF
+
 // Split-K, after this block added its slice into the fp32 workspace: true (in every thread) for
 // the block whose slice arrived last for its tile, which then finishes the tile and resets
 // `*counter`. `flag` is one word of shared memory.

@@ -202,10 +202,11 @@ struct Problem {
     std::vector<unsigned char> h(c.bytes.size());
     EXPECT_TRUE(env().backend->synchronize().ok());
     EXPECT_TRUE(env().backend->copyToHost(h.data(), dc.p, h.size()).ok());
-    std::vector<double> out(static_cast<size_t>(s.m * s.n));
+    const int64_t cols = gemm::outCols(s);  // N/2 for the gate/up pair
+    std::vector<double> out(static_cast<size_t>(s.m * cols));
     for (int64_t i = 0; i < s.m; ++i)
-      for (int64_t j = 0; j < s.n; ++j)
-        out[i * s.n + j] = loadAsDouble(h.data(), toDType(s.c), i * s.ldc + j);
+      for (int64_t j = 0; j < cols; ++j)
+        out[i * cols + j] = loadAsDouble(h.data(), toDType(s.c), i * s.ldc + j);
     return out;
   }
   std::vector<double> hostReference() const {
@@ -434,8 +435,10 @@ TEST(GemmGpu, SkinnyVsReference) {
 TEST(GemmGpu, DecodeVsReference) {
   REQUIRE_GPU();
   std::vector<GemmShape> shapes;
-  for (int64_t m = 1; m <= 128; m += (m < 16 ? 1 : 9))
+  for (int64_t m = 1; m <= 128; ++m)
     shapes.push_back(shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, m, 333, 1032));
+  for (int64_t m : {3, 12, 31, 64, 97})
+    shapes.push_back(shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, m, 77, 1000));
   shapes.push_back(shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 128, 4099, 520));
   shapes.push_back(shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 1, 4096, 4096));
   shapes.push_back(shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 16, 14336, 4096));
@@ -460,6 +463,48 @@ TEST(GemmGpu, DecodeVsReference) {
     EXPECT_FALSE(configs.empty()) << gemm::shapeKey(s);
     for (const Config& c : configs) expectMatches(KernelKind::kDecode, c, p, ref, 2);
   }
+}
+
+// The decode kind's fused epilogues: the gate/up pair (silu_mul: N/2 odd, with bias, with C +=),
+// the residual add (beta = 1) and a padded, odd ldc, over every M tier, against float64.
+TEST(GemmGpu, DecodeFusedEpilogues) {
+  REQUIRE_GPU();
+  struct Case { int64_t m, n, k; ElemType c; bool bias; Activation act; float beta; int64_t pad; };
+  const Case cases[] = {
+      {1, 666, 1032, ElemType::kBF16, false, Activation::kSiluMul, 0.f, 0},
+      {5, 666, 1032, ElemType::kBF16, true, Activation::kSiluMul, 0.f, 3},
+      {16, 666, 1000, ElemType::kF32, true, Activation::kSiluMul, 1.f, 0},
+      {33, 2 * 4099, 520, ElemType::kBF16, false, Activation::kSiluMul, 1.f, 0},
+      {128, 666, 1032, ElemType::kF16, true, Activation::kSiluMul, 0.f, 1},
+      {4, 2 * 14336, 4096, ElemType::kBF16, false, Activation::kSiluMul, 0.f, 0},
+      {8, 333, 1032, ElemType::kBF16, false, Activation::kNone, 1.f, 5},
+      {64, 4096, 1032, ElemType::kBF16, true, Activation::kNone, 1.f, 0},
+  };
+  std::vector<GemmShape> shapes;
+  std::vector<std::tuple<KernelKind, Config, GemmShape>> jobs;
+  for (const Case& cs : cases) {
+    GemmShape s = shapeOf(Layout::kNT, ElemType::kBF16, cs.c, cs.m, cs.n, cs.k);
+    s.has_bias = cs.bias;
+    s.act = cs.act;
+    s.beta = cs.beta;
+    s.ldc = gemm::outCols(s) + cs.pad;
+    shapes.push_back(s);
+    for (auto& c : gemm::curatedConfigs(KernelKind::kDecode, s)) jobs.emplace_back(KernelKind::kDecode, c, s);
+  }
+  precompile(jobs);
+  uint32_t seed = 950;
+  for (const GemmShape& s : shapes) {
+    Problem p(s, seed++);
+    const auto ref = p.hostReference();
+    const auto configs = gemm::curatedConfigs(KernelKind::kDecode, s);
+    EXPECT_FALSE(configs.empty()) << gemm::shapeKey(s);
+    for (const Config& c : configs) expectMatches(KernelKind::kDecode, c, p, ref, 2);
+  }
+  // Every other kind refuses the gate/up pair with a reason.
+  const GemmShape g = shapes.front();
+  Status st = env().runner->launch(KernelKind::kMma, mmaConfig(64, 64, 32, 2, 2, 3), g,
+                                   GemmBuffers{1, 1, 1, 0});
+  EXPECT_EQ(st.code(), Code::kUnsupported) << st.toString();
 }
 
 TEST(GemmGpu, UnalignedPointerFallsBackToSafePath) {
@@ -725,6 +770,51 @@ TEST(GemmGpu, TunableOpTunesVerifiesAndRuns) {
   Status st = (**op)(GemmCall{bad, p.buffers()});
   EXPECT_EQ(st.code(), Code::kInvalidArgument);
   EXPECT_NE(st.message().find("lda"), std::string::npos) << st.message();
+}
+
+// The tuned op on the decode kind alone: the gate/up pair (silu_mul, bias) and a plain decode GEMM
+// tune with no candidate failing (the op gave decode's stream-K configs no workspace: only
+// SPLIT_K configs got one), and the tuned calls match float64.
+TEST(GemmGpu, DecodeOpTunesTheGateUpPair) {
+  REQUIRE_GPU();
+  EngineOptions o;
+  o.options.cache_dir = (std::filesystem::temp_directory_path() / "ktune-gemm-decode-op").string();
+  std::filesystem::remove_all(o.options.cache_dir);
+  o.options.warmup_ms = 2;
+  o.options.rep_ms = 8;
+  o.options.compile_threads = 0;
+  auto tuner = Tuner::create(env().backend, o);
+  ASSERT_TRUE(tuner.ok()) << tuner.status().toString();
+  GemmOp::OpOptions oo;
+  oo.kinds = {KernelKind::kDecode};
+  auto op = GemmOp::create(std::shared_ptr<Tuner>(std::move(tuner).value()), oo);
+  ASSERT_TRUE(op.ok()) << op.status().toString();
+  GemmShape gate = shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 16, 2 * 4099, 1032);
+  gate.act = Activation::kSiluMul;
+  gate.has_bias = true;
+  gate.ldc = 4099;
+  uint32_t seed = 990;
+  for (const GemmShape& s : {gate, shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 3, 4096, 4096)}) {
+    Problem p(s, seed++);
+    p.resetC();
+    auto rep = (*op)->tune(GemmCall{s, p.buffers()});
+    ASSERT_TRUE(rep.ok()) << rep.status().toString();
+    EXPECT_NE(rep->winner.find("KIND=decode"), std::string::npos) << rep->winner;
+    int ok = 0;
+    for (const auto& c : rep->candidates) {
+      ok += c.status == Code::kOk;
+      EXPECT_TRUE(c.status == Code::kOk || c.status == Code::kUnsupported || rejectedAsSlower(c))
+          << gemm::shapeKey(s) << " " << c.config << ": " << c.reason;
+    }
+    EXPECT_GT(ok, 1);
+    const auto ref = p.hostReference();
+    p.resetC();
+    Status st = (**op)(GemmCall{s, p.buffers()});
+    ASSERT_TRUE(st.ok()) << st.toString();
+    auto cr = compare(p.download(), ref, s.c, s.k);
+    EXPECT_TRUE(cr.ok) << "tuned call (" << rep->winner << "): " << cr.bad << " bad, " << cr.nans
+                       << " NaN; first " << cr.first;
+  }
 }
 
 }  // namespace

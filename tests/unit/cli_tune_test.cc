@@ -88,6 +88,35 @@ TEST_F(Cli, TuneGemmOnTheSimulatedDevice) {
   EXPECT_HAS(r.err, "none of the --kinds runs on sm_90a");
 }
 
+// --epilogue: the gate/up pair with bias and a residual add ('+'-joined) tunes on the decode kernel
+// only (the sim computes C from the float64 reference; verification reads N/2 columns).
+TEST_F(Cli, TuneGemmGateUpEpilogueOnTheSimulatedDevice) {
+  CliRun r = ktune({"tune", "gemm", "--m", "4", "--n", "64", "--k", "256", "--layout", "NT",
+                    "--epilogue", "bias+silu_mul+residual", "--json"},
+                   "", kSim);
+  ASSERT_EQ(r.code, 0) << r.err;
+  json j = json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.out;
+  EXPECT_HAS(j["winner"].get<std::string>(), "KIND=decode");
+  // C is dense at N/2 columns; the key's epilogue bits: bias 1 | silu_mul 3 << 1 | beta 8 | a16 16.
+  EXPECT_HAS(j["key"].get<std::string>(), "ldc=32,epi=31");
+  for (const auto& c : j["candidates"]) EXPECT_NE(c["status"], "wrong_result") << c.dump();
+  r = ktune({"tune", "gemm", "--m", "4", "--n", "64", "--k", "256", "--epilogue", "bias+swish"},
+            "", kSim);
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_HAS(r.err, "'swish'");
+  r = ktune({"tune", "gemm", "--m", "4", "--n", "63", "--k", "256", "--layout", "NT",
+             "--epilogue", "silu_mul"},
+            "", kSim);
+  EXPECT_NE(r.code, 0) << r.out;
+  EXPECT_HAS(r.err, "even N");
+  r = ktune({"tune", "gemm", "--m", "129", "--n", "64", "--k", "256", "--layout", "NT",
+             "--epilogue", "silu_mul"},
+            "", kSim);
+  EXPECT_NE(r.code, 0) << r.out;
+  EXPECT_HAS(r.err, "M <= 128");
+}
+
 TEST_F(Cli, FromFileIsValidatedFirst) {
   CliRun r = ktune({"tune", "--from-file", root_ + "/missing.jsonl"}, "", kNoGpu);
   EXPECT_EQ(r.code, 1) << r.err;

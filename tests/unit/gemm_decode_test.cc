@@ -1,10 +1,11 @@
 // CI (no GPU): the decode GEMM kind (templates/gemm/decode): its space and register budget, its
 // launch rule (stream-K grid, workspace, counters), the reasons it refuses a problem, its curated
 // configs, and that a spread of its configs compiles with NVRTC for sm_90a to PTX holding
-// mma.sync without spills.
+// mma.sync without spills; the gate/up (silu_mul) epilogue's contract.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cmath>
 #include <thread>
 
 #include "compiler/compiler.h"
@@ -79,6 +80,10 @@ TEST(GemmDecode, LaunchRuleIsStreamKOverTheSms) {
   Config m16 = decodeConfig(16, 1);
   m16.set("DC_U", int64_t{1});
   m16.set("DC_XR", int64_t{0});
+  // DC_GRID = 0: one block per tile of 16*DC_NT rows, whatever the SM count.
+  auto t = launchPlan(KernelKind::kDecode, decodeConfig(1, 0), nt(1, 4099, 4096), dev);
+  ASSERT_TRUE(t.ok()) << t.status().toString();
+  EXPECT_EQ(t->grid.x, 257u);
   auto r = launchPlan(KernelKind::kDecode, m16, nt(128, 28672, 4096), dev);
   ASSERT_TRUE(r.ok()) << r.status().toString();
   EXPECT_EQ(r->grid.x, 132u);
@@ -114,6 +119,60 @@ TEST(GemmDecode, RefusesWhatItCannotComputeWithAReason) {
             Code::kUnsupported);
 }
 
+// The gate/up pair (act silu_mul): B = [gate; up], C gets N/2 columns; its checks, its key, the
+// float64 reference against a hand computation, and only the decode kind computes it.
+TEST(GemmDecode, SiluMulIsTheGateUpPairOnTheDecodeKernel) {
+  auto a = parseActivation("silu_mul");
+  ASSERT_TRUE(a.ok()) << a.status().toString();
+  EXPECT_EQ(*a, Activation::kSiluMul);
+  EXPECT_EQ(activationName(Activation::kSiluMul), std::string("silu_mul"));
+  GemmShape s = nt(2, 4, 8);
+  s.act = Activation::kSiluMul;
+  s.ldc = 2;
+  EXPECT_EQ(outCols(s), 2);
+  EXPECT_TRUE(validate(s).ok()) << validate(s).toString();
+  EXPECT_NE(shapeKey(s).find("act=silu_mul"), std::string::npos) << shapeKey(s);
+  GemmShape odd = nt(2, 5, 8);
+  odd.act = Activation::kSiluMul;
+  Status v = validate(odd);
+  EXPECT_EQ(v.code(), Code::kInvalidArgument);
+  EXPECT_NE(v.toString().find("even N"), std::string::npos) << v.toString();
+  GemmShape narrow = s;
+  narrow.ldc = 1;
+  EXPECT_EQ(validate(narrow).code(), Code::kInvalidArgument);
+  // C[m][j] = silu(alpha*g + bias[j]) * (alpha*u + bias[N/2 + j]) + beta*C[m][j].
+  s.has_bias = true;
+  s.alpha = 0.5f;
+  s.beta = 2.0f;
+  std::vector<float> A(2 * 8), B(4 * 8), bias = {0.25f, -0.5f, 1.0f, 0.125f}, C = {1, 2, 3, 4};
+  for (size_t i = 0; i < A.size(); ++i) A[i] = float(int(i % 5) - 2) / 4;
+  for (size_t i = 0; i < B.size(); ++i) B[i] = float(int(i % 7) - 3) / 8;
+  const auto ref = reference(s, A.data(), B.data(), C.data(), bias.data());
+  ASSERT_EQ(ref.size(), 4u);
+  for (int m = 0; m < 2; ++m)
+    for (int j = 0; j < 2; ++j) {
+      double g = 0, u = 0;
+      for (int k = 0; k < 8; ++k) {
+        g += double(A[m * 8 + k]) * B[j * 8 + k];
+        u += double(A[m * 8 + k]) * B[(j + 2) * 8 + k];
+      }
+      g = 0.5 * g + bias[j];
+      u = 0.5 * u + bias[2 + j];
+      EXPECT_NEAR(ref[m * 2 + j], g / (1 + std::exp(-g)) * u + 2.0 * C[m * 2 + j], 1e-12);
+    }
+  EXPECT_TRUE(applicable(KernelKind::kDecode, decodeConfig(1), s).ok());
+  auto plan = launchPlan(KernelKind::kDecode, decodeConfig(1), s, h100Like());
+  ASSERT_TRUE(plan.ok()) << plan.status().toString();
+  EXPECT_EQ(plan->counters, 1);
+  for (KernelKind k : {KernelKind::kMma, KernelKind::kSkinny, KernelKind::kWgmma, KernelKind::kTma}) {
+    const auto cs = curatedConfigs(k, nt(2, 4096, 4096));
+    if (cs.empty()) continue;
+    Status st = applicable(k, cs.front(), s);
+    EXPECT_EQ(st.code(), Code::kUnsupported) << kernelKindName(k);
+    EXPECT_NE(st.toString().find("decode kernel only"), std::string::npos) << st.toString();
+  }
+}
+
 TEST(GemmDecode, CuratedConfigsCoverEveryDecodeM) {
   for (int64_t m = 1; m <= 128; m += (m < 16 ? 1 : 7)) {
     const GemmShape s = nt(m, 4096, 4096);
@@ -139,6 +198,15 @@ TEST(GemmDecode, ConfigsCompileWithMmaSyncAndNoSpills) {
       jobs.emplace_back(c, nt(m, 4096, 4096));
   const auto acc = configSpace(KernelKind::kDecode).enumerate("cuda", 227 * 1024).accepted;
   for (size_t j = 0; j < acc.size(); j += 151) jobs.emplace_back(acc[j], nt(8 * acc[j].getInt("DC_MT"), 4096, 4096));
+  // The gate/up epilogue (with bias and C +=) at the smallest and the largest tier.
+  for (int64_t m : {1, 128}) {
+    GemmShape g = nt(m, 8192, 4096);
+    g.act = Activation::kSiluMul;
+    g.has_bias = true;
+    g.beta = 1.0f;
+    g.ldc = 4096;
+    jobs.emplace_back(curatedConfigs(KernelKind::kDecode, g).front(), g);
+  }
   std::vector<std::string> failures(jobs.size());
   std::atomic<size_t> next{0};
   auto work = [&] {

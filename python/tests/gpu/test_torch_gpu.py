@@ -185,6 +185,28 @@ def test_gemm_nt_with_bias(epilogue):
     assert out.shape == (256, 384) and rel_err(out, ref) < 2e-2
 
 
+@pytest.mark.parametrize("m", [1, 16, 128])
+def test_gemm_gate_up_silu_mul_and_residual(m):
+    """The decode path's fused epilogues: [gate; up] in one GEMM (silu_mul, N/2 columns out) with
+    bias and a residual, and a plain GEMM adding into its residual in place (out=residual)."""
+    k, d = 1024, 688
+    x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(2 * d, k, device="cuda", dtype=torch.bfloat16) / 16  # cat([w_gate, w_up])
+    bias = torch.randn(2 * d, device="cuda", dtype=torch.bfloat16)
+    res = torch.randn(m, d, device="cuda", dtype=torch.bfloat16)
+    out = ktune.ops.gemm(x, w.t(), bias=bias, epilogue="silu_mul", residual=res)
+    h = x.float() @ w.float().t() + bias.float()
+    ref = F.silu(h[:, :d]) * h[:, d:] + res.float()
+    assert out.shape == (m, d) and rel_err(out, ref) < 2e-2
+    w2 = torch.randn(d, k, device="cuda", dtype=torch.bfloat16) / 16
+    acc = res.clone()
+    got = ktune.ops.gemm(x, w2.t(), residual=acc, out=acc)
+    assert got.data_ptr() == acc.data_ptr()
+    assert rel_err(acc, x.float() @ w2.float().t() + res.float()) < 2e-2
+    with pytest.raises(ktune.InvalidArgument, match="silu_mul"):
+        ktune.ops.gemm(x, w[:-1].t(), epilogue="silu_mul")
+
+
 def test_checks_name_the_argument():
     x = torch.randn(4, 8, dtype=torch.bfloat16)
     with pytest.raises(ktune.InvalidArgument, match="x: tensor is on cpu"):

@@ -28,7 +28,7 @@ ConfigSpace buildSpace() {
       .addInts("DC_DEPTH", {2, 4}, "cuda")
       .addInts("DC_PF", {1, 2}, "cuda")
       .addInts("DC_XR", {0, 1}, "cuda")
-      .addInts("DC_GRID", {1, 2, 3}, "cuda");
+      .addInts("DC_GRID", {0, 1, 2, 3}, "cuda");
   s.constrain("register estimate DC_DEPTH*(8*DC_NT*DC_U + 4*DC_MT*DC_U*DC_XR) + "
               "4*DC_MT*DC_U*(1-DC_XR) + 4*DC_NT*DC_MT <= 232",
               [](K c) { return registerEstimate(c) <= 232; });
@@ -61,15 +61,19 @@ Status applicable(K c, const GemmShape& s) {
 }
 
 // A persistent grid of DC_GRID blocks per SM (never more blocks than (tile, block step) units);
-// the M x N fp32 workspace and one counter per tile of 16*DC_NT rows, zero between calls.
+// DC_GRID = 0: one block per tile, all of K (no range cuts a tile, so no block reduces through the
+// workspace: the probe measured that reduction chain as stream-K's cost at 4096x4096, see
+// bench/NOTES.md). The M x N fp32 workspace and one counter per tile of 16*DC_NT rows, zero between
+// calls.
 Status plan(K c, const GemmShape& s, const DeviceInfo& dev, LaunchPlan& p) {
   const int64_t warps = knob(c, "DC_WARPS"), nt = knob(c, "DC_NT");
   const int64_t units = ceilDiv(s.n, 16 * nt) * ceilDiv(s.k, 32 * knob(c, "DC_U") * warps);
   const int64_t sms = std::max(1, dev.multiprocessors);
-  const int64_t grid = std::min(units, sms * knob(c, "DC_GRID"));
+  const int64_t tiles = ceilDiv(s.n, 16 * nt);
+  const int64_t grid = knob(c, "DC_GRID") == 0 ? tiles : std::min(units, sms * knob(c, "DC_GRID"));
   p.grid = Dim3{static_cast<unsigned>(grid), 1u, 1u};
   p.block = Dim3{static_cast<unsigned>(32 * warps), 1u, 1u};
-  p.counters = ceilDiv(s.n, 16 * nt);
+  p.counters = tiles;
   p.workspace_bytes = s.m * s.n * 4;
   return Status::Ok();
 }

@@ -3,6 +3,12 @@
 //
 //   C[M][N] = act(alpha * A[M][K] * B[N][K]^T + beta * C + bias)    (LAYOUT NT only)
 //
+// ACT 3 (silu_mul, the gate/up pair): B is [gate; up] (N rows, N/2 each) and C gets N/2 columns,
+// C[m][j] = silu(alpha*G[m][j] + bias[j]) * (alpha*U[m][j] + bias[N/2 + j]) + beta*C[m][j]. The
+// 16-row mma tile t then reads gate rows j0..j0+7 as its rows 0-7 and up rows N/2+j0.. as rows
+// 8-15 (j0 = 8*t): the pair's two sums meet in one tile, so the epilogue needs no second pass and
+// writes half the bytes.
+//
 // Work: the weight rows B are cut in tiles of DC_NT*16 rows and K in block steps of
 // DC_WARPS*32*DC_U; the (tile, block step) units, tile-major, are split into gridDim.x equal
 // contiguous ranges (stream-K): each block streams the same number of weight bytes, so no SM idles
@@ -33,6 +39,7 @@
 #error "decode.cuh: define DC_WARPS, DC_NT, DC_MT, DC_U, DC_DEPTH, DC_PF and DC_XR (see gemm::defines)"
 #endif
 #include "prelude.cuh"
+#define KGEMM_STREAM_PF DC_PF
 #include "gemm_common.cuh"
 
 namespace kd {
@@ -47,35 +54,7 @@ constexpr int kStep = 32 * kU;                 // k per warp step: 4 lanes x kU 
 constexpr int kBlockStep = kStep * kWarps;     // k per block step (one unit)
 constexpr int kRedStride = kBM + 1;            // padded row of the reduction buffer
 
-// Streaming 16-byte load of weights (read once): no L1 allocation; DC_PF adds an L2 prefetch of the
-// 256-byte block and, with 2, an evict-first policy. Zeros when !pred (predicated PTX, no branch).
-KTUNE_DEVICE uint4 ld_stream(const unsigned short* p, bool pred, unsigned long long policy) {
-  uint4 v;
-  (void)policy;
-#if DC_PF == 2
-#define KD_LD "ld.global.nc.L1::no_allocate.L2::cache_hint.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4], %6;\n"
-#elif DC_PF == 1
-#define KD_LD "ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];\n"
-#else
-#define KD_LD "ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];\n"
-#endif
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %5, 0;\n"
-      "mov.b32 %0, 0;\nmov.b32 %1, 0;\nmov.b32 %2, 0;\nmov.b32 %3, 0;\n"
-      "@p " KD_LD "}\n"
-      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-      : "l"(p), "r"((int)pred), "l"(policy));
-#undef KD_LD
-  return v;
-}
-
-KTUNE_DEVICE unsigned long long l2_policy() {
-  unsigned long long pol = 0;
-#if DC_PF == 2
-  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(pol));
-#endif
-  return pol;
-}
+// ld_stream and l2_policy: gemm_common.cuh (KGEMM_STREAM_PF = DC_PF).
 
 struct Frag {
   uint4 w[kNT][kU][2];  // weight rows g and g+8 of each 16-row tile
@@ -109,9 +88,21 @@ struct Prob {
   float* ws;
   unsigned* counters;
   int M, N, K, nsteps;  // nsteps: block steps per tile (all of K)
+  int half;             // ACT 3: N/2, the first up row
   long lda, ldb, ldc;
   float alpha, beta;
 };
+
+// The weight row behind row n of the tile at row0 (tile rows run over N; with ACT 3 over the
+// gate/up pairs, see the top), or -1 past N.
+KTUNE_DEVICE int weight_row(const Prob& p, int row0, int n) {
+#if ACT == 3
+  const int j = (row0 + (n & ~15)) / 2 + (n & 7);
+  return j < p.half ? j + ((n >> 3) & 1) * p.half : -1;
+#else
+  return row0 + n < p.N ? row0 + n : -1;
+#endif
+}
 
 // Output element (n, m) of accumulator (t, mt, e): n = row0 + t*16 + g + (e/2)*8, m = mt*8 + 2q + e%2.
 KTUNE_DEVICE void store_out(const Prob& p, int n, int m, float v) {
@@ -122,6 +113,20 @@ KTUNE_DEVICE void store_out(const Prob& p, int n, int m, float v) {
   v += out_to_float(p.bias[n]);
 #endif
   *dst = out_from_float(activate(v));
+}
+
+// ACT 3: output column j from the gate and up sums.
+KTUNE_DEVICE void store_gated(const Prob& p, int j, int m, float gate, float up) {
+  gate *= p.alpha;
+  up *= p.alpha;
+#if HAS_BIAS
+  gate += out_to_float(p.bias[j]);
+  up += out_to_float(p.bias[p.half + j]);
+#endif
+  float v = gate / (1.0f + __expf(-gate)) * up;
+  out_t* dst = p.C + (long)m * p.ldc + j;
+  if (p.beta != 0.0f) v += p.beta * out_to_float(*dst);
+  *dst = out_from_float(v);
 }
 
 // The warp's acc into its slice of `red` ([kWarps][kBN][kRedStride]), and acc zeroed.
@@ -146,6 +151,16 @@ KTUNE_DEVICE float warp_sum(const float* red, int n, int m) {
   return v;
 }
 
+// The tile's sum for row n (weight row `row`), column m: from the warps' slices, or (a range cut
+// the tile) from the workspace, which it leaves zero.
+KTUNE_DEVICE float tile_sum(const Prob& p, const float* red, bool whole, int row, int n, int m) {
+  if (whole) return warp_sum(red, n, m);
+  float* w = p.ws + (long)m * p.N + row;
+  const float v = ld_cg(w);
+  st_cg(w, 0.0f);
+  return v;
+}
+
 // End of the block's run of `steps` block steps over the tile at row0 (block-uniform): store, or
 // add into the workspace and let the block that completes the tile's count store. Ends with a
 // barrier, so `red` is free again.
@@ -157,8 +172,8 @@ KTUNE_DEVICE void flush(const Prob& p, float* red, float (&acc)[kNT][kMT][4], in
   const bool whole = steps == p.nsteps;
   if (!whole) {
     for (int i = tid; i < kBN * kBM; i += kThreads) {
-      const int n = i % kBN, m = i / kBN;
-      if (row0 + n < p.N && m < p.M) atomicAdd(p.ws + (long)m * p.N + row0 + n, warp_sum(red, n, m));
+      const int n = i % kBN, m = i / kBN, row = weight_row(p, row0, n);
+      if (row >= 0 && m < p.M) atomicAdd(p.ws + (long)m * p.N + row, warp_sum(red, n, m));
     }
     __threadfence();
     __syncthreads();
@@ -171,19 +186,22 @@ KTUNE_DEVICE void flush(const Prob& p, float* red, float (&acc)[kNT][kMT][4], in
     if (last) __threadfence();
   }
   if (whole || last) {
+#if ACT == 3
+    // Gate row n and up row n + 8 of each 16-row tile make one output column.
+    for (int i = tid; i < kBN / 2 * kBM; i += kThreads) {
+      const int c = i % (kBN / 2), m = i / (kBN / 2), n = (c & ~7) * 2 + (c & 7);
+      const int row = weight_row(p, row0, n);
+      if (row < 0 || m >= p.M) continue;
+      store_gated(p, row, m, tile_sum(p, red, whole, row, n, m),
+                  tile_sum(p, red, whole, row + p.half, n + 8, m));
+    }
+#else
     for (int i = tid; i < kBN * kBM; i += kThreads) {
       const int n = i % kBN, m = i / kBN;
       if (row0 + n >= p.N || m >= p.M) continue;
-      float v;
-      if (whole) {
-        v = warp_sum(red, n, m);
-      } else {
-        float* w = p.ws + (long)m * p.N + row0 + n;
-        v = ld_cg(w);
-        st_cg(w, 0.0f);
-      }
-      store_out(p, row0 + n, m, v);
+      store_out(p, row0 + n, m, tile_sum(p, red, whole, row0 + n, n, m));
     }
+#endif
   }
   __syncthreads();
 }
@@ -200,7 +218,7 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int g = lane >> 2, q = lane & 3;
   Prob p{A, B, reinterpret_cast<out_t*>(Cv), reinterpret_cast<const out_t*>(biasv), workspace,
-         counters, M, N, K, (K + kBlockStep - 1) / kBlockStep, lda, ldb, ldc, alpha, beta};
+         counters, M, N, K, (K + kBlockStep - 1) / kBlockStep, N / 2, lda, ldb, ldc, alpha, beta};
 
   // This block's range [u0, u1) of the (tile, block step) units.
   const long units = (long)((N + kBN - 1) / kBN) * p.nsteps;
@@ -231,9 +249,9 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
     for (int t = 0; t < kNT; ++t)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const int n = tile * kBN + t * 16 + g + h * 8;
-        rok[t][h] = s < S && n < N;
-        rp[t][h] = B + (long)n * ldb + k0;
+        const int n = weight_row(p, tile * kBN, t * 16 + g + h * 8);
+        rok[t][h] = s < S && n >= 0;
+        rp[t][h] = B + (long)(n < 0 ? 0 : n) * ldb + k0;
       }
 #pragma unroll
     for (int ui = 0; ui < kU; ++ui) {

@@ -27,6 +27,7 @@
 #error "skinny.cuh: define SK_NT, SK_MT, SK_U, NUM_WARPS, SPLIT_K, SK_DEPTH and SK_PF (see gemm::defines)"
 #endif
 #include "prelude.cuh"
+#define KGEMM_STREAM_PF SK_PF
 #include "gemm_common.cuh"
 
 namespace ks {
@@ -40,36 +41,7 @@ constexpr int kBN = kNT * 16, kBM = kMT * 8;
 constexpr int kStep = 32 * kU;       // k per warp step: 4 lanes x kU chunks x 8
 constexpr int kRedStride = kBM + 1;  // padded row of the reduction buffer
 
-// Streaming 16-byte load of weights (read once): no L1 allocation; SK_PF adds an L2 prefetch of the
-// whole 256-byte block (the other lanes/warps that read the rest of it then hit L2) and, with 2,
-// an evict-first L2 policy. Loads zeros when !pred (predicated in PTX: no branch per load).
-KTUNE_DEVICE uint4 ld_stream(const unsigned short* p, bool pred, unsigned long long policy) {
-  uint4 v;
-  (void)policy;
-#if SK_PF == 2
-#define KS_LD "ld.global.nc.L1::no_allocate.L2::cache_hint.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4], %6;\n"
-#elif SK_PF == 1
-#define KS_LD "ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];\n"
-#else
-#define KS_LD "ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];\n"
-#endif
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %5, 0;\n"
-      "mov.b32 %0, 0;\nmov.b32 %1, 0;\nmov.b32 %2, 0;\nmov.b32 %3, 0;\n"
-      "@p " KS_LD "}\n"
-      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-      : "l"(p), "r"((int)pred), "l"(policy));
-#undef KS_LD
-  return v;
-}
-
-KTUNE_DEVICE unsigned long long l2_policy() {
-  unsigned long long pol = 0;
-#if SK_PF == 2
-  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(pol));
-#endif
-  return pol;
-}
+// ld_stream and l2_policy: gemm_common.cuh (KGEMM_STREAM_PF = SK_PF).
 
 struct Frag {
   uint4 w[kNT][kU][2];  // B rows g and g+8 of each 16-row tile
