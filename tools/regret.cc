@@ -80,8 +80,8 @@ Expected<Side> makeSide(std::shared_ptr<Backend> backend, Options o, const std::
   EngineOptions eo;
   eo.options = std::move(o);
   eo.options.search = search;
-  eo.options.cache_dir = dir;
-  eo.options.database_path.clear();
+  eo.options.cache_dir = ro.shared_store ? ro.cache_root + "/store" : dir;
+  eo.options.database_path = ro.shared_store ? dir + "/tuning_db.json" : std::string();
   eo.options.isolate = false;  // both sides time in this process, on the same buffers
   eo.options.remote_cache.clear();
   if (ro.sim) {
@@ -90,6 +90,7 @@ Expected<Side> makeSide(std::shared_ptr<Backend> backend, Options o, const std::
   }
   eo.compiler = ro.compiler;
   KTUNE_RETURN_IF_ERROR(makeDirs(dir));
+  KTUNE_RETURN_IF_ERROR(makeDirs(eo.options.cache_dir));
   KTUNE_ASSIGN_OR_RETURN(auto t, Tuner::create(std::move(backend), eo));
   Side s;
   s.tuner = std::shared_ptr<Tuner>(std::move(t));
@@ -216,6 +217,13 @@ RegretRow oneShape(Side& ex, Side& gd, const RegretShape& s, const RegretOptions
 }
 
 }  // namespace
+
+std::vector<RegretShape> spread(const std::vector<RegretShape>& all, size_t limit) {
+  if (limit == 0 || limit >= all.size()) return all;
+  std::vector<RegretShape> out;
+  for (size_t i = 0; i < limit; ++i) out.push_back(all[i * all.size() / limit]);
+  return out;
+}
 
 Expected<std::vector<RegretShape>> regretSet(const std::string& name) {
   if (name == "ci") return ciSet();

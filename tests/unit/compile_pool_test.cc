@@ -60,6 +60,43 @@ TEST(CompilePool, TakeHandsOutJobsWhileOthersStillRun) {
   EXPECT_TRUE(pool.finished());
 }
 
+// Lazy mode (the guided race): with a window, job i starts only once i < taken + window, so jobs
+// the consumer never asks for never start; cancel() drops the rest, and take() then hands out
+// what was running and ends.
+TEST(CompilePool, WindowPacesJobsAndCancelDropsTheRest) {
+  constexpr size_t kJobs = 40, kWindow = 4;
+  std::atomic<size_t> ran{0};
+  CompilePool pool(kJobs, 2, [&](size_t) { ++ran; });
+  pool.setWindow(kWindow);
+  pool.start();
+  size_t taken = 0;
+  while (taken < 6) {
+    auto got = pool.take();
+    ASSERT_FALSE(got.empty());
+    taken += got.size();
+    EXPECT_LE(pool.started(), taken + kWindow);  // never more than the window ahead
+  }
+  pool.cancel();
+  for (std::vector<size_t> got; !(got = pool.take()).empty();) taken += got.size();
+  EXPECT_TRUE(pool.finished());
+  EXPECT_EQ(taken, pool.started());  // every started job handed out once
+  EXPECT_EQ(ran.load(), pool.started());
+  EXPECT_LE(pool.started(), 6 + 2 * kWindow);
+  EXPECT_LT(pool.started(), kJobs);  // the rest never ran
+}
+
+// A lazy pool destroyed with jobs held back by its window does not wait for them.
+TEST(CompilePool, LazyPoolDestroyedEarlyDoesNotHang) {
+  std::atomic<size_t> ran{0};
+  {
+    CompilePool pool(100, 2, [&](size_t) { ++ran; });
+    pool.setWindow(2);
+    pool.start();
+    EXPECT_FALSE(pool.take().empty());
+  }
+  EXPECT_LT(ran.load(), 100u);
+}
+
 TEST(CompilePool, NoJobsAndThreadCounts) {
   CompilePool none(0, 4, [](size_t) { ADD_FAILURE() << "no job to run"; });
   none.start();
