@@ -158,9 +158,9 @@ Status TuningRun::compileAndRace() {
   const std::vector<size_t> vendor = raceVendors();
   const size_t n = order.size(), min_n = guided::minExplore(n);
   const int threads = CompilePool::threadsFor(n, e_.opts.options.compile_threads, true);
-  // The window keeps every compile thread busy, and with several devices every device.
-  const size_t window = std::max({min_n, 2 * static_cast<size_t>(threads),
-                                  2 * e_.opts.options.devices.size()});
+  // The window keeps every compile thread busy (and with several devices every device) and little
+  // more: when the race stops, at most the window's candidates were compiled and not raced.
+  const size_t window = std::max(static_cast<size_t>(threads) + 2, 2 * e_.opts.options.devices.size());
   to_compile_ = order;
   CompilePool pool(n, threads, [&](size_t j) { compileOne(j); },
                    [&](size_t j, size_t finished) {

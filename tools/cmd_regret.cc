@@ -17,7 +17,7 @@ namespace ktune::cli {
 const char* const kRegretUsage =
     "ktune regret [--set ci|gpu] [--ops gemm,rmsnorm,silu_mul] [--limit N] [--rounds R]\n"
     "             [--cache DIR (empty or absent; default a fresh temporary directory)] [--cold]\n"
-    "             [--json]\n"
+    "             [--deadline SECONDS (no shape starts after it)] [--json]\n"
     "  Tunes every shape of the set twice in this process, exhaustively then with the guided\n"
     "  search (each with its own database; one code-object store, so the guided side tunes with a\n"
     "  warm store; --cold: each side its own cold store), and prints per key the guided winner's\n"
@@ -84,7 +84,7 @@ nlohmann::json rowsJson(const std::vector<RegretRow>& rows) {
 
 int cmdRegret(const std::vector<std::string>& argv) {
   auto args = parseArgs(argv, {{"--set", true}, {"--ops", true}, {"--limit", true},
-                               {"--rounds", true}, {"--cache", true}, {"--cold"}, {"--json"}});
+                               {"--rounds", true}, {"--cache", true}, {"--cold"}, {"--deadline", true}, {"--json"}});
   if (!args.ok()) return usage(args.status().message(), kRegretUsage);
   if (args->help) return help(kRegretUsage);
   auto opts = Options::fromEnv();
@@ -99,6 +99,7 @@ int cmdRegret(const std::vector<std::string>& argv) {
   shapes = spread(shapes, limit > 0 ? size_t(limit) : 0);
   RegretOptions ro;
   ro.shared_store = !args->has("--cold");
+  ro.deadline_s = std::atof(args->get("--deadline", "0").c_str());
   ro.rounds = std::max(2, std::atoi(args->get("--rounds", "6").c_str()));
   std::shared_ptr<Backend> backend;
   if (opts->backend == "sim") {

@@ -237,7 +237,9 @@ Expected<std::vector<RegretRow>> runRegret(std::shared_ptr<Backend> backend, con
   KTUNE_ASSIGN_OR_RETURN(Side ex, makeSide(backend, base, "exhaustive", o.cache_root + "/exhaustive", o));
   KTUNE_ASSIGN_OR_RETURN(Side gd, makeSide(backend, base, "guided", o.cache_root + "/guided", o));
   std::vector<RegretRow> rows;
+  const auto t0 = std::chrono::steady_clock::now();
   for (const RegretShape& s : shapes) {
+    if (o.deadline_s > 0 && secondsOf(t0) > o.deadline_s) break;
     rows.push_back(oneShape(ex, gd, s, o));
     if (o.on_row) o.on_row(rows.back());
   }

@@ -52,6 +52,8 @@ struct RegretOptions {
   // Called with each row as soon as its shape is done (a long GPU run shows progress, and a run
   // cut short by a time limit keeps what it measured).
   std::function<void(const RegretRow&)> on_row;
+  // > 0: no shape starts after this many seconds (a time-boxed run ends with its summary).
+  double deadline_s = 0;
 };
 
 // `limit` shapes of `all` spread evenly over it (every category of a set keeps a share), in order;
