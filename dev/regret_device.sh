@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # GPU machine, one call: the guided search's tuning time and quality against the exhaustive one,
 # and the peers' tuning time in the same run (issue 34). Steps in order of priority, each
-# time-boxed against one deadline (DEADLINE seconds from the start, default 270), so a short
+# time-boxed against one deadline (DEADLINE seconds from the start, default 330), so a short
 # device grant still brings back the first ones:
 #   1. one GEMM shape (4096^3 NT), guided: cold (empty cache) and warm code-object store (fresh
 #      database); the LLM suite (8 shapes) the same way; each report's bench stage split into
@@ -12,20 +12,26 @@
 #      ROW_LIMIT, default 24 and 10; 0 = all 62 + 24), both searches in one process on one shared store, per key the
 #      guided winner's time over the exhaustive winner's (interleaved re-timing) and each side's
 #      tuning time. With the whole set this step needs about 6-9 minutes.
-# Build as dev/device_build.sh (carry .devdeps); logs under $OUT; a short table last.
-# Usage: bash dev/regret_device.sh   (SKIP_BUILD=1 reuses /tmp/kb)
+# Builds as dev/device_build.sh does (carry .devdeps); logs under $OUT; a short table last.
+# Usage: bash dev/regret_device.sh   (SKIP_BUILD=1 reuses $KB, default /tmp/kb-regret)
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 T0=$(date +%s)
-DEADLINE=${DEADLINE:-270}
+DEADLINE=${DEADLINE:-330}
 left() { echo $(( DEADLINE - ($(date +%s) - T0) )); }
 now() { date +%s.%N; }
 el() { awk -v a="$1" -v b="$(now)" 'BEGIN{printf "%.2f", b-a}'; }
+# Its own build directory (KB): a warm machine may hold another tree's /tmp/kb.
+KB=${KB:-/tmp/kb-regret}
 if [ -z "${SKIP_BUILD:-}" ]; then
-  S=$(now); bash dev/device_build.sh ktune ktune-worker > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+  S=$(now)
+  { if [ -d .devdeps ]; then for f in .devdeps/*.deb; do dpkg -x "$f" /opt/deps; done; fi
+    cmake -S . -B "$KB" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=/opt/deps/usr -DKTUNE_WERROR=OFF &&
+    cmake --build "$KB" -j"$(nproc)" --target ktune ktune-worker; } > "$OUT/build.log" 2>&1 ||
+    { tail -30 "$OUT/build.log"; exit 1; }
   echo "build $(el $S)s"
 fi
-K=/tmp/kb/tools/ktune
+K=$KB/tools/ktune
 SUM="$OUT/summary.txt"; : > "$SUM"
 row() { echo "$*" | tee -a "$SUM"; }
 nvidia-smi --query-gpu=name,clocks.sm,power.draw --format=csv,noheader | tee -a "$SUM"
@@ -58,7 +64,7 @@ for pass in cold warm; do
 done
 
 # 2. The peers (time-boxed; their own compile caches are cold in a fresh machine).
-P=$(( $(left) > 150 ? 75 : $(left) / 3 ))
+P=$(( $(left) * 2 / 5 )); [ "$P" -gt 90 ] && P=90
 if [ "$P" -gt 20 ]; then
   timeout $P env PYTHONUNBUFFERED=1 python3 bench/tuning_peers.py --budget=$(( P / 2 - 5 )) \
     --shapes=4096x4096x4096,16x4096x4096 > "$OUT/peers.txt" 2>&1
