@@ -29,7 +29,8 @@ void CompilePool::loop() {
     {
       std::unique_lock<std::mutex> l(mu_);
       room_.wait(l, [&] {
-        return cancelled_ || next_ >= jobs_ || window_ == 0 || next_ < taken_ + window_;
+        return cancelled_ || next_ >= jobs_ || window_ == 0 || next_ < floor_ ||
+               next_ < taken_ + window_;
       });
       if (cancelled_ || next_ >= jobs_) return;
       i = next_++;
@@ -47,9 +48,10 @@ void CompilePool::loop() {
   }
 }
 
-void CompilePool::setWindow(size_t window) {
+void CompilePool::setWindow(size_t window, size_t floor) {
   std::lock_guard<std::mutex> l(mu_);
   window_ = window;
+  floor_ = floor;
 }
 
 void CompilePool::cancel() {

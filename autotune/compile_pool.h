@@ -40,10 +40,10 @@ class CompilePool {
   // Finished jobs not taken yet, in finishing order; waits for at least one. Empty once every
   // job has been taken.
   std::vector<size_t> take();
-  // Lazy mode (call before start()): a job starts only while fewer than `window` finished jobs
-  // wait untaken or run ahead of take(), i.e. job i waits until i < taken + window. The consumer
-  // paces the compiles: jobs it never asks for are never started.
-  void setWindow(size_t window);
+  // Lazy mode (call before start()): job i starts only once i < max(floor, taken + window), where
+  // taken counts the jobs take() handed out: the first `floor` jobs run at once, the rest at most
+  // `window` ahead of the consumer. Jobs it never asks for are never started.
+  void setWindow(size_t window, size_t floor = 0);
   // No job starts after this; the ones running finish. take() then returns the finished ones not
   // taken yet, and empty once every started job is taken.
   void cancel();
@@ -70,7 +70,7 @@ class CompilePool {
   std::condition_variable cv_, room_;
   std::deque<size_t> ready_;
   size_t next_ = 0, finished_ = 0, taken_ = 0;
-  size_t window_ = 0;  // 0: no limit
+  size_t window_ = 0, floor_ = 0;  // window_ 0: no limit
   bool cancelled_ = false;
   size_t limit() const { return cancelled_ ? next_ : jobs_; }  // jobs that will finish (locked)
   std::chrono::steady_clock::time_point t0_;

@@ -22,6 +22,8 @@ namespace {
 constexpr double kRegretStop = 0.005;
 // Candidates whose first-round interval reaches the leader's get at most this many more rounds.
 constexpr int kLaterRounds = 2;
+// Compiles past the first min_n run at most this many candidates ahead of the race.
+constexpr size_t kWindow = 4;
 // A first-round candidate is verified when its median is within this factor of the best so far.
 constexpr double kVerifyWithin = 1.1;
 
@@ -158,16 +160,18 @@ Status TuningRun::compileAndRace() {
   const std::vector<size_t> vendor = raceVendors();
   const size_t n = order.size(), min_n = guided::minExplore(n);
   const int threads = CompilePool::threadsFor(n, e_.opts.options.compile_threads, true);
-  // The window keeps every compile thread busy (and with several devices every device) and little
-  // more: when the race stops, at most the window's candidates were compiled and not raced.
-  const size_t window = std::max(static_cast<size_t>(threads) + 2, 2 * e_.opts.options.devices.size());
+  // The first min_n compile at once (the race takes them all); past them, compiles run only a
+  // small window ahead of the race: the race may stop after any batch, and a compile that is
+  // running then must still end (an NVRTC compile cannot be stopped), so its wait is bounded by
+  // the window. With several devices the window keeps each busy.
+  const size_t window = std::max<size_t>(kWindow, 2 * e_.opts.options.devices.size());
   to_compile_ = order;
   CompilePool pool(n, threads, [&](size_t j) { compileOne(j); },
                    [&](size_t j, size_t finished) {
                      e_.progress({f_.name, key_, "compile", static_cast<int>(finished),
                                   static_cast<int>(n), cands_[to_compile_[j]].r.config});
                    });
-  pool.setWindow(window);
+  pool.setWindow(window, min_n);
   pool_ = &pool;
   pool.start();
   first.benchmarked += static_cast<int>(vendor.size());
@@ -175,6 +179,7 @@ Status TuningRun::compileAndRace() {
   std::vector<bool> taken(n, false);
   size_t explored = 0, since_leader = 0;
   double leader = best_;
+  bool stopping = false;
   for (std::vector<size_t> got; st.ok() && !(got = pool.take()).empty();) {
     std::sort(got.begin(), got.end());  // prior order within what finished together
     std::vector<size_t> batch;
@@ -185,7 +190,7 @@ Status TuningRun::compileAndRace() {
     explored += got.size();
     first.benchmarked += static_cast<int>(batch.size());
     st = bench(batch);
-    if (!st.ok()) break;
+    if (!st.ok() || stopping) continue;  // stopping: the compiles that were running, raced too
     if (best_ > 0 && (leader <= 0 || best_ < leader * (1 - 1e-9))) {
       leader = best_;
       since_leader = 0;
@@ -204,15 +209,17 @@ Status TuningRun::compileAndRace() {
     }
     if (e_.opts.options.budget_s > 0 && msSince(t0) > 1e3 * e_.opts.options.budget_s) {
       rep_.budget_hit = explored < n;
-      break;
+      stopping = true;
+    } else if (explored >= min_n && since_leader >= guided::patience(explored) &&
+               rep_.regret_estimate < kRegretStop) {
+      stopping = true;
     }
-    if (explored >= min_n && since_leader >= guided::patience(explored) &&
-        rep_.regret_estimate < kRegretStop)
-      break;
+    // No compile starts after this; the ones running are waited for anyway, so they are raced
+    // too (a round of a compiled candidate costs far less than its compile).
+    if (stopping) pool.cancel();
   }
   pool.cancel();
-  // Compiles that were running when the race stopped end here; they are compiled, not raced.
-  for (std::vector<size_t> got; !(got = pool.take()).empty();) {}
+  for (std::vector<size_t> got; !(got = pool.take()).empty();) {}  // after an error only
   pool_ = nullptr;
   rep_.compile_wall_ms = pool.wallMs();
   const size_t started = pool.started();

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
@@ -83,6 +84,34 @@ TEST(CompilePool, WindowPacesJobsAndCancelDropsTheRest) {
   EXPECT_EQ(ran.load(), pool.started());
   EXPECT_LE(pool.started(), 6 + 2 * kWindow);
   EXPECT_LT(pool.started(), kJobs);  // the rest never ran
+}
+
+// With a floor, the first `floor` jobs start at once, the rest only `window` ahead of take().
+TEST(CompilePool, FloorStartsTheFirstJobsAtOnce) {
+  constexpr size_t kFloor = 6, kWindow = 1;
+  std::mutex mu;
+  std::condition_variable cv;
+  size_t running_max = 0, ran = 0;
+  CompilePool pool(30, 8, [&](size_t) {
+    std::lock_guard<std::mutex> l(mu);
+    running_max = std::max(running_max, ++ran);
+    cv.notify_all();
+  });
+  pool.setWindow(kWindow, kFloor);
+  pool.start();
+  {
+    std::unique_lock<std::mutex> l(mu);
+    cv.wait(l, [&] { return ran >= kFloor; });  // no take() yet: the floor's jobs ran anyway
+  }
+  EXPECT_EQ(pool.started(), kFloor);
+  size_t taken = 0;
+  while (taken < kFloor + 3) {
+    taken += pool.take().size();
+    EXPECT_LE(pool.started(), std::max(kFloor, taken + kWindow));
+  }
+  pool.cancel();
+  for (std::vector<size_t> got; !(got = pool.take()).empty();) taken += got.size();
+  EXPECT_EQ(taken, pool.started());
 }
 
 // A lazy pool destroyed with jobs held back by its window does not wait for them.
