@@ -38,9 +38,14 @@ nvidia-smi --query-gpu=name,clocks.sm,power.draw --format=csv,noheader | tee -a 
 # The tuning reports' stage split: one line per key.
 split() { python3 - "$1" <<'EOF'
 import json, sys
-t = open(sys.argv[1]).read(); i = min([x for x in (t.find('{'), t.find('[')) if x >= 0] or [-1])
-if i < 0: print("  no JSON"); sys.exit()
-d = json.loads(t[i:]); d = d if isinstance(d, list) else [d]
+t = open(sys.argv[1]).read(); dec = json.JSONDecoder(); d = []
+i = t.find('{')  # one report per key, concatenated (the suite), or one list
+while i >= 0:
+    try: o, end = dec.raw_decode(t[i:])
+    except ValueError: break
+    d += o if isinstance(o, list) else [o]
+    i = t.find('{', i + end)
+if not d: print("  no JSON"); sys.exit()
 for r in d:
     s = r.get("search", {}); s = s if isinstance(s, dict) else {}
     rounds = " ".join("r%d:%d/%d/-%d" % (x["round"], x.get("compiled", 0), x["benchmarked"], x["eliminated"]) for x in s.get("rounds", []))

@@ -240,6 +240,28 @@ TEST(GuidedBenchStage, FirstRoundReadsBackOnlyCandidatesThatCanLead) {
   EXPECT_TRUE(wrong_failed) << rep->tree();
 }
 
+// `ktune regret --limit N` takes N shapes spread over the set, so a time-boxed GPU run keeps every
+// category (the set lists prefill, then decode, odd and layout shapes).
+TEST(GuidedRegret, LimitSpreadsOverTheSet) {
+  auto set = cli::regretSet("gpu");
+  ASSERT_TRUE(set.ok());
+  int gemm = 0, rows = 0;
+  for (const auto& s : *set) (s.op == "gemm" ? gemm : rows) += 1;
+  EXPECT_GE(gemm, 60);
+  EXPECT_GE(rows, 20);
+  const auto some = cli::spread(*set, 8);
+  ASSERT_EQ(some.size(), 8u);
+  EXPECT_EQ(some.front().name, set->front().name);
+  bool decode = false, odd = false, layout = false;
+  for (const auto& s : cli::spread(std::vector<cli::RegretShape>(set->begin(), set->begin() + gemm), 6)) {
+    decode |= s.name.rfind("decode", 0) == 0;
+    odd |= s.name.rfind("odd", 0) == 0;
+    layout |= s.name.rfind("layout", 0) == 0;
+  }
+  EXPECT_TRUE(decode && odd && layout);
+  EXPECT_EQ(cli::spread(*set, 0).size(), set->size());
+}
+
 // The regret harness on the simulated device: every key's guided winner within 1% of the
 // exhaustive winner (the cost model is exact, so the re-timing ratio is exact too), and the guided
 // search compiles fewer configs than the exhaustive one.
