@@ -84,6 +84,9 @@ Expected<std::unique_ptr<Tuner>> Tuner::create(std::shared_ptr<Backend> backend,
   }
   opts.bench.warmup_ms = opts.options.warmup_ms;
   opts.bench.rep_ms = opts.options.rep_ms;
+  // A real device's run count follows the wall cost of a run (flush and launch included); the
+  // simulated device's host time is the simulator's, not a device's, so it counts device time.
+  opts.bench.count_overhead = backend->name() != "sim";
   impl->compiler = opts.compiler;
   impl->ir_compiler = opts.ir_compiler;
   impl->backend = std::move(backend);

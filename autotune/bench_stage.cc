@@ -108,7 +108,10 @@ void TunerEngine::benchOne(const ErasedFamily& f, const void* p, Cand& c,
   };
   TimingStats partial;
   auto stats = bench->measure(s, run, bo, before, &partial);
-  if (stats.ok() && reverify) {
+  // A candidate timed without the check first (verify_within) is read back only if it can lead.
+  const bool late_verify = f.verify && !bo.verify && !reverify && bo.verify_within > 0 &&
+                           stats.ok() && (best <= 0 || stats->median_ms <= best * bo.verify_within);
+  if (stats.ok() && (reverify || late_verify)) {
     Status st = verifyOutput(f, p, c, s, " after the last timed run");
     if (!st.ok()) stats = st;
   }

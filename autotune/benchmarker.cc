@@ -1,8 +1,10 @@
 #include "autotune/benchmarker.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <utility>
 
 #include "base/format.h"
 
@@ -21,6 +23,18 @@ double quantile(const std::vector<double>& sorted, double q) {
 }
 
 std::string fmtMs(double v) { return strprintf("%.4g ms", v); }
+
+// Warm-up and measured run counts from the budgets, `est` (device ms of a run) and the host wall
+// ms of a timed run (count_overhead, benchmarker.h).
+std::pair<int, int> runCounts(const BenchOptions& opts, double est, double host_per_run) {
+  const double per_run = opts.count_overhead ? std::max(est, host_per_run) : est;
+  // Warm-up runs have no flush between them: device time is their cost, and what warms the clocks.
+  int n_warm = std::max(1, static_cast<int>(opts.warmup_ms / est));
+  n_warm = std::min(n_warm, std::max(opts.max_runs, 1));
+  int n_rep = static_cast<int>(opts.rep_ms / per_run);
+  n_rep = std::clamp(n_rep, std::max(opts.min_runs, 1), std::max(opts.max_runs, 1));
+  return {n_warm, n_rep};
+}
 }  // namespace
 
 double medianRelHalfWidth(const std::vector<double>& v) {
@@ -154,19 +168,26 @@ Expected<TimingStats> Benchmarker::measure(StreamHandle stream, const std::funct
   KTUNE_RETURN_IF_ERROR(backend_.checkError());
 
   const int est_runs = std::max(1, opts.estimate_runs);
+  // Host wall time of the last estimate batch, per run: what one timed run really costs (a
+  // budget, not a figure: the figures stay device time).
+  auto host_t0 = std::chrono::steady_clock::now();
+  int host_runs = 1;
   KTUNE_RETURN_IF_ERROR(timed(1));
   KTUNE_RETURN_IF_ERROR(quickReject());
-  if (est_runs > 1) KTUNE_RETURN_IF_ERROR(timed(est_runs - 1));
+  if (est_runs > 1) {
+    host_t0 = std::chrono::steady_clock::now();
+    host_runs = est_runs - 1;
+    KTUNE_RETURN_IF_ERROR(timed(est_runs - 1));
+  }
+  const double host_per_run =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - host_t0).count() /
+      host_runs;
   KTUNE_RETURN_IF_ERROR(tooSlow());
   double est = 0;
   for (double x : samples) est += x;
   est /= static_cast<double>(samples.size());
   est = std::max(est, 1e-6);
-
-  int n_warm = std::max(1, static_cast<int>(opts.warmup_ms / est));
-  n_warm = std::min(n_warm, std::max(opts.max_runs, 1));
-  int n_rep = static_cast<int>(opts.rep_ms / est);
-  n_rep = std::clamp(n_rep, std::max(opts.min_runs, 1), std::max(opts.max_runs, 1));
+  const auto [n_warm, n_rep] = runCounts(opts, est, host_per_run);
 
   for (int i = 0; i < n_warm; ++i) {
     if (before_run) KTUNE_RETURN_IF_ERROR(before_run(-1));

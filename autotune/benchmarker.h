@@ -1,7 +1,8 @@
 // ktune do_bench — device-event timing of a callable, usable on its own.
 //
 // Method (Triton's do_bench, with TunableOp's early rejection): run once (errors surface here),
-// time a few calls to estimate the cost, derive warm-up and measured run counts from the budgets,
+// time a few calls to estimate the cost of one run (count_overhead: the host wall time of a timed
+// run when larger), derive warm-up and measured run counts from the budgets,
 // warm up, then for each measured run: optional per-run hook, L2 flush of a buffer of 2x the
 // device's L2 unless told otherwise (autotune/l2_flush.h: by default a read kernel, which leaves
 // clean lines; a memset where no kernel can run, or when asked), event record, fn, event record.
@@ -53,10 +54,23 @@ struct BenchOptions {
   // Off only where the same binary on the same problem was verified already in this run (the
   // later rounds of a guided race, the finalists' rounds but the last).
   bool verify = true;
+  // For the tuner's candidates, with verify off (the Benchmarker ignores it): > 0 verifies the
+  // output after the timed runs instead, and only when the candidate's median is within this
+  // factor of best_ms (or there is no best yet): a candidate that cannot win is never read back
+  // (the read-back of a wide output costs tens of ms), and one that could lead is checked before
+  // it sets the bar for early rejection. The finalists verify again whichever wins.
+  double verify_within = 0;
   // > 0: the measured runs stop early once the 95% interval of the median (order statistics) is
   // within +-target_ci of it (a fraction; at least min_runs runs): a 1 ms kernel whose runs agree
   // to 0.2% needs a handful of runs, a noisy 10 us one many (rep_ms still caps the time).
   double target_ci = 0;
+  // The run counts come from the budgets divided by the cost of one run. true: that cost is the
+  // larger of the kernel's device time and the host wall time of one timed estimate run (flush,
+  // event records and launch included, as Triton's do_bench times its cache clear with the
+  // kernel): a 3 us kernel behind a 35 us flush gets ~1/12 of the runs a device-time count
+  // gives it, for the same wall budget. false: device time only (a Tuner turns it on for every
+  // backend but the simulated one, whose host time is the simulator's).
+  bool count_overhead = false;
 };
 
 // Half-width of the 95% interval of the median of `sorted` (ascending) from order statistics,

@@ -13,7 +13,10 @@ int CompilePool::threadsFor(size_t jobs, int requested, bool leave_core) {
 CompilePool::CompilePool(size_t jobs, int threads, Job job, Done done)
     : jobs_(jobs), threads_(std::max(1, threads)), job_(std::move(job)), done_(std::move(done)) {}
 
-CompilePool::~CompilePool() { join(); }
+CompilePool::~CompilePool() {
+  cancel();  // jobs not started yet are dropped (a lazy pool's would wait for take() forever)
+  join();
+}
 
 void CompilePool::join() {
   for (auto& t : pool_)
@@ -24,21 +27,49 @@ void CompilePool::loop() {
   for (;;) {
     size_t i;
     {
-      std::lock_guard<std::mutex> l(mu_);
-      if (next_ >= jobs_) return;
+      std::unique_lock<std::mutex> l(mu_);
+      room_.wait(l, [&] {
+        return cancelled_ || next_ >= jobs_ || window_ == 0 || next_ < floor_ ||
+               next_ < taken_ + window_;
+      });
+      if (cancelled_ || next_ >= jobs_) return;
       i = next_++;
     }
     job_(i);
     {
       std::lock_guard<std::mutex> l(mu_);
       ready_.push_back(i);
-      if (++finished_ == jobs_)
+      if (++finished_ == limit())
         wall_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0_)
                        .count();
       if (done_) done_(i, finished_);
     }
-    cv_.notify_one();
+    cv_.notify_all();
   }
+}
+
+void CompilePool::setWindow(size_t window, size_t floor) {
+  std::lock_guard<std::mutex> l(mu_);
+  window_ = window;
+  floor_ = floor;
+}
+
+void CompilePool::cancel() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (cancelled_) return;
+    cancelled_ = true;
+    if (finished_ == limit() && wall_ms_ == 0)
+      wall_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0_)
+                     .count();
+  }
+  room_.notify_all();
+  cv_.notify_all();
+}
+
+size_t CompilePool::started() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return next_;
 }
 
 void CompilePool::start() {
@@ -54,18 +85,22 @@ void CompilePool::runAll() {
 }
 
 std::vector<size_t> CompilePool::take() {
-  std::unique_lock<std::mutex> l(mu_);
-  if (taken_ >= jobs_) return {};
-  cv_.wait(l, [&] { return !ready_.empty(); });
-  std::vector<size_t> got(ready_.begin(), ready_.end());
-  ready_.clear();
-  taken_ += got.size();
+  std::vector<size_t> got;
+  {
+    std::unique_lock<std::mutex> l(mu_);
+    if (taken_ >= limit()) return {};
+    cv_.wait(l, [&] { return !ready_.empty() || taken_ >= limit(); });
+    got.assign(ready_.begin(), ready_.end());
+    ready_.clear();
+    taken_ += got.size();
+  }
+  room_.notify_all();
   return got;
 }
 
 bool CompilePool::finished() const {
   std::lock_guard<std::mutex> l(mu_);
-  return finished_ == jobs_;
+  return finished_ == limit();
 }
 
 double CompilePool::wallMs() const {

@@ -40,7 +40,16 @@ class CompilePool {
   // Finished jobs not taken yet, in finishing order; waits for at least one. Empty once every
   // job has been taken.
   std::vector<size_t> take();
-  // Whether every job has finished.
+  // Lazy mode (call before start()): job i starts only once i < max(floor, taken + window), where
+  // taken counts the jobs take() handed out: the first `floor` jobs run at once, the rest at most
+  // `window` ahead of the consumer. Jobs it never asks for are never started.
+  void setWindow(size_t window, size_t floor = 0);
+  // No job starts after this; the ones running finish. take() then returns the finished ones not
+  // taken yet, and empty once every started job is taken.
+  void cancel();
+  // Jobs started so far (all of them run to the end, cancel() or not).
+  size_t started() const;
+  // Whether every job has finished (after cancel(): every started one).
   bool finished() const;
   // Milliseconds from start()/runAll() to the last job's end (0 while jobs run).
   double wallMs() const;
@@ -58,9 +67,12 @@ class CompilePool {
   Done done_;
   std::vector<std::thread> pool_;
   mutable std::mutex mu_;
-  std::condition_variable cv_;
+  std::condition_variable cv_, room_;
   std::deque<size_t> ready_;
   size_t next_ = 0, finished_ = 0, taken_ = 0;
+  size_t window_ = 0, floor_ = 0;  // window_ 0: no limit
+  bool cancelled_ = false;
+  size_t limit() const { return cancelled_ ? next_ : jobs_; }  // jobs that will finish (locked)
   std::chrono::steady_clock::time_point t0_;
   double wall_ms_ = 0;
 };

@@ -25,7 +25,8 @@ Json benchToJson(const BenchOptions& b) {
               {"l2_flush_bytes", b.l2_flush_bytes}, {"rotate_buffers", b.rotate_buffers},
               {"abort_factor", b.abort_factor},
               {"check_every", b.check_every}, {"reverify", b.reverify},
-              {"verify", b.verify}, {"target_ci", b.target_ci}};
+              {"verify", b.verify}, {"target_ci", b.target_ci},
+              {"verify_within", b.verify_within}, {"count_overhead", b.count_overhead}};
 }
 
 BenchOptions benchFromJson(const Json& j) {
@@ -45,6 +46,8 @@ BenchOptions benchFromJson(const Json& j) {
   b.reverify = j.value("reverify", b.reverify);
   b.verify = j.value("verify", b.verify);
   b.target_ci = j.value("target_ci", b.target_ci);
+  b.verify_within = j.value("verify_within", b.verify_within);
+  b.count_overhead = j.value("count_overhead", b.count_overhead);
   return b;
 }
 

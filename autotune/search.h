@@ -102,6 +102,7 @@ struct TuneReport {
     int round = 0;        // 1: the first, short round of every candidate reached
     int benchmarked = 0;  // candidates timed in this round
     int eliminated = 0;   // of them, out after it (rejected early, or interval cannot beat the leader)
+    int compiled = 0;     // compile jobs run for it (store hits included; round 1 only)
   };
   std::vector<SearchRound> rounds;  // guided only
   int reached = 0;      // JIT candidates the guided search took into the race (compiled or hit)

@@ -1,8 +1,9 @@
 // The guided search of a tuning run (autotune/guided.h has the rules, docs/search.md the story):
-// the live JIT candidates in prior order, compiled a chunk at a time, each chunk's candidates
-// given a short first round as soon as they are compiled; exploration stops once the regret the
-// static prior allows for the rest is small and no new leader came for a while (or the budget is
-// spent); then later rounds for the candidates whose interval still reaches the leader's.
+// the live JIT candidates in prior order, compiled lazily by a paced pool, each finished batch
+// given a short first round while the next compiles run (only a candidate that can lead is read
+// back); exploration stops once the regret the static prior allows for the rest is small and no
+// new leader came for a while (or the budget is spent), and the compiles not started are dropped;
+// then later rounds for the candidates whose interval still reaches the leader's.
 #include <algorithm>
 #include <cmath>
 
@@ -21,6 +22,10 @@ namespace {
 constexpr double kRegretStop = 0.005;
 // Candidates whose first-round interval reaches the leader's get at most this many more rounds.
 constexpr int kLaterRounds = 2;
+// Compiles past the first min_n run at most this many candidates ahead of the race.
+constexpr size_t kWindow = 4;
+// A first-round candidate is verified when its median is within this factor of the best so far.
+constexpr double kVerifyWithin = 1.1;
 
 // First round: a short do_bench with a precision target and the usual early rejection.
 BenchOptions firstRound(const BenchOptions& base) {
@@ -29,6 +34,9 @@ BenchOptions firstRound(const BenchOptions& base) {
   bo.rep_ms = base.rep_ms / 4;
   bo.min_runs = std::max(3, base.min_runs / 2);
   bo.target_ci = 0.01;
+  // Read back only a candidate that can lead (benchOne): the others are out after this round.
+  bo.verify = false;
+  bo.verify_within = kVerifyWithin;
   return bo;
 }
 
@@ -89,24 +97,6 @@ std::vector<size_t> TuningRun::priorOrder() {
   return order;
 }
 
-// Compiles `chunk` (indices into cands_) on the pool and admits them; admitted originals go into
-// `batch`.
-Status TuningRun::compileChunk(const std::vector<size_t>& chunk, std::vector<size_t>& batch) {
-  const size_t base = to_compile_.size();
-  to_compile_.insert(to_compile_.end(), chunk.begin(), chunk.end());
-  CompilePool pool(
-      chunk.size(), CompilePool::threadsFor(chunk.size(), e_.options().compile_threads, false),
-      [&](size_t j) { compileOne(base + j); },
-      [&](size_t, size_t finished) {
-        e_.progress({f_.name, key_, "compile", static_cast<int>(base + finished),
-                     static_cast<int>(rep_.reached + chunk.size()), ""});
-      });
-  pool.runAll();
-  rep_.compile_wall_ms += pool.wallMs();
-  for (size_t j = 0; j < chunk.size(); ++j) admit(chunk[j], batch);
-  return Status::Ok();
-}
-
 double TuningRun::regretOf(const std::vector<size_t>& rest) const {
   std::vector<guided::Measured> measured;
   double leader = 0;
@@ -134,6 +124,25 @@ void TuningRun::markNotReached(const std::vector<size_t>& rest, size_t explored)
   }
 }
 
+// Vendor candidates first (nothing to compile, and they set a strong bar for early rejection),
+// timed while the first compiles run; returns them. best_ starts from resumed results.
+std::vector<size_t> TuningRun::raceVendors() {
+  std::vector<size_t> vendor;
+  for (size_t i = 0; i < cands_.size(); ++i) {
+    if (cands_[i].resumed && cands_[i].r.status == Code::kOk && cands_[i].r.stats.runs > 0 &&
+        (best_ <= 0 || cands_[i].r.stats.median_ms < best_))
+      best_ = cands_[i].r.stats.median_ms;
+    if (!cands_[i].vendor_source.empty() && cands_[i].live) vendor.push_back(i);
+  }
+  has_vendor_ = !vendor.empty();
+  return vendor;
+}
+
+// Round 1 with lazy compiles: one pool over the prior order, paced by a window (compiles run at
+// most `window` candidates ahead of the race, so a config the race never asks for is never
+// compiled), each finished batch admitted and timed while the next compiles run. Exploration
+// stops once the regret the prior allows for the rest is small and no new leader came for a
+// while, or when the budget is spent; the pool is cancelled then.
 Status TuningRun::compileAndRace() {
   const auto t0 = Clock::now();
   rep_.search = "guided";
@@ -145,64 +154,85 @@ Status TuningRun::compileAndRace() {
   }
   const BenchOptions r1 = firstRound(e_.engineOptions().bench);
   round_bo_ = &r1;
-  TuneReport::SearchRound first{1, 0, 0};
-  // Vendor candidates first: no compile runs now, and they set a strong bar for early rejection.
-  std::vector<size_t> vendor;
-  for (size_t i = 0; i < cands_.size(); ++i) {
-    if (cands_[i].resumed && cands_[i].r.status == Code::kOk && cands_[i].r.stats.runs > 0 &&
-        (best_ <= 0 || cands_[i].r.stats.median_ms < best_))
-      best_ = cands_[i].r.stats.median_ms;
-    if (!cands_[i].vendor_source.empty() && cands_[i].live) vendor.push_back(i);
-  }
-  has_vendor_ = !vendor.empty();
-  first.benchmarked += static_cast<int>(vendor.size());
-  KTUNE_RETURN_IF_ERROR(bench(vendor));
+  TuneReport::SearchRound first{1, 0, 0, 0};
+  const std::vector<size_t> vendor = raceVendors();
   const size_t n = order.size(), min_n = guided::minExplore(n);
-  // A chunk keeps every compile thread busy, and with several devices every device.
-  const size_t chunk_n = std::max<size_t>(
-      {4, static_cast<size_t>(CompilePool::threadsFor(n, e_.options().compile_threads, false)),
-       2 * e_.options().devices.size()});
-  size_t next = 0, since_leader = 0;
+  const int threads = CompilePool::threadsFor(n, e_.options().compile_threads, true);
+  // The first min_n compile at once (the race takes them all); past them, compiles run only a
+  // small window ahead of the race: the race may stop after any batch, and a compile that is
+  // running then must still end (an NVRTC compile cannot be stopped), so its wait is bounded by
+  // the window. With several devices the window keeps each busy.
+  const size_t window = std::max<size_t>(kWindow, 2 * e_.options().devices.size());
+  to_compile_ = order;
+  CompilePool pool(n, threads, [&](size_t j) { compileOne(j); },
+                   [&](size_t j, size_t finished) {
+                     e_.progress({f_.name, key_, "compile", static_cast<int>(finished),
+                                  static_cast<int>(n), cands_[to_compile_[j]].r.config});
+                   });
+  pool.setWindow(window, min_n);
+  pool_ = &pool;
+  pool.start();
+  first.benchmarked += static_cast<int>(vendor.size());
+  Status st = bench(vendor);
+  std::vector<bool> taken(n, false);
+  size_t explored = 0, since_leader = 0;
   double leader = best_;
-  while (next < n) {
-    const size_t take = next == 0 ? std::max(min_n, chunk_n) : chunk_n;
-    std::vector<size_t> chunk(order.begin() + next, order.begin() + std::min(n, next + take));
-    next += chunk.size();
-    rep_.reached += static_cast<int>(chunk.size());
+  bool stopping = false;
+  for (std::vector<size_t> got; st.ok() && !(got = pool.take()).empty();) {
+    std::sort(got.begin(), got.end());  // prior order within what finished together
     std::vector<size_t> batch;
-    KTUNE_RETURN_IF_ERROR(compileChunk(chunk, batch));
+    for (size_t j : got) {
+      taken[j] = true;
+      admit(order[j], batch);
+    }
+    explored += got.size();
     first.benchmarked += static_cast<int>(batch.size());
-    KTUNE_RETURN_IF_ERROR(bench(batch));
+    st = bench(batch);
+    if (!st.ok() || stopping) continue;  // stopping: the compiles that were running, raced too
     if (best_ > 0 && (leader <= 0 || best_ < leader * (1 - 1e-9))) {
       leader = best_;
       since_leader = 0;
     } else {
-      since_leader += chunk.size();
+      since_leader += got.size();
     }
-    const std::vector<size_t> rest(order.begin() + next, order.end());
+    std::vector<size_t> rest;
+    for (size_t j = 0; j < n; ++j)
+      if (!taken[j]) rest.push_back(order[j]);
     rep_.regret_estimate = regretOf(rest);
     if (e_.options().verbose) {
       e_.log() << strprintf("ktune: %s [%s]: guided: %zu of %zu raced, leader %.4g ms, %zu since a "
                             "new leader, regret estimate %.2f%%\n",
-                            f_.name.c_str(), key_.c_str(), next, n, leader, since_leader,
+                            f_.name.c_str(), key_.c_str(), explored, n, leader, since_leader,
                             100 * rep_.regret_estimate);
     }
     if (e_.options().budget_s > 0 && msSince(t0) > 1e3 * e_.options().budget_s) {
-      rep_.budget_hit = next < n;
-      break;
+      rep_.budget_hit = explored < n;
+      stopping = true;
+    } else if (explored >= min_n && since_leader >= guided::patience(explored) &&
+               rep_.regret_estimate < kRegretStop) {
+      stopping = true;
     }
-    if (next >= min_n && since_leader >= guided::patience(next) &&
-        rep_.regret_estimate < kRegretStop)
-      break;
+    // No compile starts after this; the ones running are waited for anyway, so they are raced
+    // too (a round of a compiled candidate costs far less than its compile).
+    if (stopping) pool.cancel();
   }
-  markNotReached(std::vector<size_t>(order.begin() + next, order.end()), next);
-  for (size_t i : to_compile_) (cands_[i].hit ? rep_.store_hits : rep_.compiled) += 1;
+  pool.cancel();
+  for (std::vector<size_t> got; !(got = pool.take()).empty();) {}  // after an error only
+  pool_ = nullptr;
+  rep_.compile_wall_ms = pool.wallMs();
+  const size_t started = pool.started();
+  std::vector<size_t> rest;
+  for (size_t j = 0; j < n; ++j)
+    if (!taken[j]) rest.push_back(order[j]);
+  markNotReached(rest, explored);
+  rep_.reached = static_cast<int>(explored);
+  for (size_t j = 0; j < started; ++j) (cands_[order[j]].hit ? rep_.store_hits : rep_.compiled) += 1;
+  first.compiled = static_cast<int>(started);
+  KTUNE_RETURN_IF_ERROR(st);
   KTUNE_RETURN_IF_ERROR(settleSetAside());
   rep_.rounds.push_back(first);
   round_bo_ = nullptr;
-  const Status st = raceRounds();
-  rep_.bench_overlap_ms = 0;
-  return st;
+  return raceRounds();
 }
 
 // Rounds 2.. : the candidates whose interval still reaches the leader's, with more runs each.
@@ -228,7 +258,7 @@ Status TuningRun::raceRounds() {
     const BenchOptions bo = laterRound(e_.engineOptions().bench, r);
     round_bo_ = &bo;
     for (size_t i : alive) done_[i] = false;
-    rep_.rounds.push_back({r, static_cast<int>(alive.size()), 0});
+    rep_.rounds.push_back({r, static_cast<int>(alive.size()), 0, 0});
     const Status st = bench(alive);
     round_bo_ = nullptr;
     KTUNE_RETURN_IF_ERROR(st);

@@ -44,7 +44,7 @@ class TuningRun {
   // The guided search (tuning_run_race.cc): prior order, lazy compiles, the race's rounds.
   Status compileAndRace();
   std::vector<size_t> priorOrder();
-  Status compileChunk(const std::vector<size_t>& chunk, std::vector<size_t>& batch);
+  std::vector<size_t> raceVendors();
   Status raceRounds();
   void markNotReached(const std::vector<size_t>& rest, size_t explored);
   double regretOf(const std::vector<size_t>& rest) const;

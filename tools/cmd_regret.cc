@@ -16,10 +16,13 @@ namespace ktune::cli {
 
 const char* const kRegretUsage =
     "ktune regret [--set ci|gpu] [--ops gemm,rmsnorm,silu_mul] [--limit N] [--rounds R]\n"
-    "             [--cache DIR (empty or absent; default a fresh temporary directory)] [--json]\n"
-    "  Tunes every shape of the set twice in this process, exhaustively and with the guided search\n"
-    "  (each with its own cold cache), and prints per key the guided winner's time over the\n"
-    "  exhaustive winner's (interleaved re-timing of the two) and each side's tuning time.\n"
+    "             [--cache DIR (empty or absent; default a fresh temporary directory)] [--cold]\n"
+    "             [--deadline SECONDS (no shape starts after it)] [--json]\n"
+    "  Tunes every shape of the set twice in this process, exhaustively then with the guided\n"
+    "  search (each with its own database; one code-object store, so the guided side tunes with a\n"
+    "  warm store; --cold: each side its own cold store), and prints per key the guided winner's\n"
+    "  time over the exhaustive winner's (interleaved re-timing of the two) and each side's tuning\n"
+    "  time. --limit N: N shapes spread evenly over the set (each category keeps a share).\n"
     "  KTUNE_BACKEND=sim runs it on the simulated device (deterministic costs; --set ci).";
 
 namespace {
@@ -81,7 +84,7 @@ nlohmann::json rowsJson(const std::vector<RegretRow>& rows) {
 
 int cmdRegret(const std::vector<std::string>& argv) {
   auto args = parseArgs(argv, {{"--set", true}, {"--ops", true}, {"--limit", true},
-                               {"--rounds", true}, {"--cache", true}, {"--json"}});
+                               {"--rounds", true}, {"--cache", true}, {"--cold"}, {"--deadline", true}, {"--json"}});
   if (!args.ok()) return usage(args.status().message(), kRegretUsage);
   if (args->help) return help(kRegretUsage);
   auto opts = Options::fromEnv();
@@ -92,8 +95,11 @@ int cmdRegret(const std::vector<std::string>& argv) {
   const std::string ops = args->get("--ops", "");
   const long limit = std::atol(args->get("--limit", "0").c_str());
   for (const auto& s : *set)
-    if (wanted(ops, s.op) && (limit <= 0 || long(shapes.size()) < limit)) shapes.push_back(s);
+    if (wanted(ops, s.op)) shapes.push_back(s);
+  shapes = spread(shapes, limit > 0 ? size_t(limit) : 0);
   RegretOptions ro;
+  ro.shared_store = !args->has("--cold");
+  ro.deadline_s = std::atof(args->get("--deadline", "0").c_str());
   ro.rounds = std::max(2, std::atoi(args->get("--rounds", "6").c_str()));
   std::shared_ptr<Backend> backend;
   if (opts->backend == "sim") {

@@ -80,8 +80,8 @@ Expected<Side> makeSide(std::shared_ptr<Backend> backend, Options o, const std::
   EngineOptions eo;
   eo.options = std::move(o);
   eo.options.search = search;
-  eo.options.cache_dir = dir;
-  eo.options.database_path.clear();
+  eo.options.cache_dir = ro.shared_store ? ro.cache_root + "/store" : dir;
+  eo.options.database_path = ro.shared_store ? dir + "/tuning_db.json" : std::string();
   eo.options.isolate = false;  // both sides time in this process, on the same buffers
   eo.options.remote_cache.clear();
   if (ro.sim) {
@@ -90,6 +90,7 @@ Expected<Side> makeSide(std::shared_ptr<Backend> backend, Options o, const std::
   }
   eo.compiler = ro.compiler;
   KTUNE_RETURN_IF_ERROR(makeDirs(dir));
+  KTUNE_RETURN_IF_ERROR(makeDirs(eo.options.cache_dir));
   KTUNE_ASSIGN_OR_RETURN(auto t, Tuner::create(std::move(backend), eo));
   Side s;
   s.tuner = std::shared_ptr<Tuner>(std::move(t));
@@ -217,6 +218,13 @@ RegretRow oneShape(Side& ex, Side& gd, const RegretShape& s, const RegretOptions
 
 }  // namespace
 
+std::vector<RegretShape> spread(const std::vector<RegretShape>& all, size_t limit) {
+  if (limit == 0 || limit >= all.size()) return all;
+  std::vector<RegretShape> out;
+  for (size_t i = 0; i < limit; ++i) out.push_back(all[i * all.size() / limit]);
+  return out;
+}
+
 Expected<std::vector<RegretShape>> regretSet(const std::string& name) {
   if (name == "ci") return ciSet();
   if (name == "gpu") return gpuSet();
@@ -229,7 +237,9 @@ Expected<std::vector<RegretRow>> runRegret(std::shared_ptr<Backend> backend, con
   KTUNE_ASSIGN_OR_RETURN(Side ex, makeSide(backend, base, "exhaustive", o.cache_root + "/exhaustive", o));
   KTUNE_ASSIGN_OR_RETURN(Side gd, makeSide(backend, base, "guided", o.cache_root + "/guided", o));
   std::vector<RegretRow> rows;
+  const auto t0 = std::chrono::steady_clock::now();
   for (const RegretShape& s : shapes) {
+    if (o.deadline_s > 0 && secondsOf(t0) > o.deadline_s) break;
     rows.push_back(oneShape(ex, gd, s, o));
     if (o.on_row) o.on_row(rows.back());
   }

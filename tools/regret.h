@@ -40,14 +40,25 @@ struct RegretRow {
 };
 
 struct RegretOptions {
-  std::string cache_root;  // <root>/exhaustive and <root>/guided; must be empty or absent
+  std::string cache_root;  // <root>/store, <root>/exhaustive, <root>/guided; empty or absent
+  // One code-object store for both sides (<root>/store), each side its own database: the
+  // exhaustive side tunes a shape first and compiles every config, so the guided side tunes with
+  // a warm store (its time is the warm-store tuning time) and the whole set fits a shorter run.
+  // false: each side its own cold store (<root>/<side>), both timings cold on their first shapes.
+  bool shared_store = true;
   int rounds = 6;          // interleaved re-timing rounds when the winners differ
   std::shared_ptr<Compiler> compiler;  // null: the device's (the simulated GPU passes its own)
   bool sim = false;        // simulated device: the CLI's short do_bench budgets
   // Called with each row as soon as its shape is done (a long GPU run shows progress, and a run
   // cut short by a time limit keeps what it measured).
   std::function<void(const RegretRow&)> on_row;
+  // > 0: no shape starts after this many seconds (a time-boxed run ends with its summary).
+  double deadline_s = 0;
 };
+
+// `limit` shapes of `all` spread evenly over it (every category of a set keeps a share), in order;
+// all of them when limit <= 0 or >= its size.
+std::vector<RegretShape> spread(const std::vector<RegretShape>& all, size_t limit);
 
 // A named list: "ci" (a handful of small GEMM and row-wise shapes the simulated device tunes in
 // seconds), "gpu" (>= 60 GEMM shapes: the LLM suite, decode M = 1..128, odd shapes, NN/NT/TN;

@@ -24,7 +24,7 @@ nlohmann::json searchJson(const TuneReport& r) {
   j["rounds"] = nlohmann::json::array();
   for (const auto& rd : r.rounds)
     j["rounds"].push_back({{"round", rd.round}, {"benchmarked", rd.benchmarked},
-                           {"eliminated", rd.eliminated}});
+                           {"eliminated", rd.eliminated}, {"compiled", rd.compiled}});
   return j;
 }
 

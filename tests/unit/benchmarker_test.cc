@@ -7,9 +7,11 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <unistd.h>
@@ -72,6 +74,43 @@ TEST(Benchmarker, StatsAndEarlyRejection) {
   EXPECT_GT(partial.runs, 0);
   auto failing = measure(*b, {}, [] { return Status::LaunchError("nope"); }, bo);
   EXPECT_EQ(failing.status().code(), Code::kLaunchError);
+}
+
+// count_overhead: the run count follows the wall cost of a timed run, not only the kernel's
+// device time. A 20 us kernel whose every run costs >= 1 ms of host time gets about rep_ms / 1 ms
+// runs (clamped to min_runs), where device time alone would give it rep_ms / 20 us.
+TEST(Benchmarker, RunCountFollowsTheWallCostOfARun) {
+  SimOptions o;
+  o.device.arch = "sm_90a";
+  o.device.l2_bytes = 1 << 20;
+  o.memory_bytes_per_ms = 1e9;
+  auto b = std::make_shared<SimBackend>(o);
+  b->registerKernel("k", SimKernel{nullptr, [](const SimLaunch&) { return 0.02; }, nullptr});
+  CompileRequest r;
+  r.entry = "k";
+  r.arch = "sm_90a";
+  auto co = SimCompiler().compile(r);
+  ASSERT_TRUE(co.ok()) << co.status().toString();
+  auto f = *b->getFunction(*b->loadModule(co->binary), "k");
+  KernelArgs a;
+  auto slow_host = [&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));  // a launch that costs the host
+    return b->launch(f, {1}, {32}, 0, a.data());
+  };
+  BenchOptions bo;
+  bo.warmup_ms = 0.02;
+  bo.rep_ms = 4.0;
+  bo.min_runs = 2;
+  Benchmarker bench(*b, o.device);
+  auto device_only = bench.measure({}, slow_host, bo);
+  ASSERT_TRUE(device_only.ok()) << device_only.status().toString();
+  EXPECT_EQ(device_only->runs, 200);  // 4 ms / 20 us
+  bo.count_overhead = true;
+  auto wall = bench.measure({}, slow_host, bo);
+  ASSERT_TRUE(wall.ok()) << wall.status().toString();
+  EXPECT_LE(wall->runs, 4);  // 4 ms / (>= 1 ms per run)
+  EXPECT_GE(wall->runs, 2);
+  EXPECT_NEAR(wall->median_ms, 0.02, 1e-6);  // the figure stays device time
 }
 
 // A simulated device whose read flush kernel is registered (costing 1 ms, so a flush inside the

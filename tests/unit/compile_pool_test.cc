@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
@@ -58,6 +59,71 @@ TEST(CompilePool, TakeHandsOutJobsWhileOthersStillRun) {
   for (std::vector<size_t> got; !(got = pool.take()).empty();) total += got.size();
   EXPECT_EQ(total, 4u);
   EXPECT_TRUE(pool.finished());
+}
+
+// Lazy mode (the guided race): with a window, job i starts only once i < taken + window, so jobs
+// the consumer never asks for never start; cancel() drops the rest, and take() then hands out
+// what was running and ends.
+TEST(CompilePool, WindowPacesJobsAndCancelDropsTheRest) {
+  constexpr size_t kJobs = 40, kWindow = 4;
+  std::atomic<size_t> ran{0};
+  CompilePool pool(kJobs, 2, [&](size_t) { ++ran; });
+  pool.setWindow(kWindow);
+  pool.start();
+  size_t taken = 0;
+  while (taken < 6) {
+    auto got = pool.take();
+    ASSERT_FALSE(got.empty());
+    taken += got.size();
+    EXPECT_LE(pool.started(), taken + kWindow);  // never more than the window ahead
+  }
+  pool.cancel();
+  for (std::vector<size_t> got; !(got = pool.take()).empty();) taken += got.size();
+  EXPECT_TRUE(pool.finished());
+  EXPECT_EQ(taken, pool.started());  // every started job handed out once
+  EXPECT_EQ(ran.load(), pool.started());
+  EXPECT_LE(pool.started(), 6 + 2 * kWindow);
+  EXPECT_LT(pool.started(), kJobs);  // the rest never ran
+}
+
+// With a floor, the first `floor` jobs start at once, the rest only `window` ahead of take().
+TEST(CompilePool, FloorStartsTheFirstJobsAtOnce) {
+  constexpr size_t kFloor = 6, kWindow = 1;
+  std::mutex mu;
+  std::condition_variable cv;
+  size_t running_max = 0, ran = 0;
+  CompilePool pool(30, 8, [&](size_t) {
+    std::lock_guard<std::mutex> l(mu);
+    running_max = std::max(running_max, ++ran);
+    cv.notify_all();
+  });
+  pool.setWindow(kWindow, kFloor);
+  pool.start();
+  {
+    std::unique_lock<std::mutex> l(mu);
+    cv.wait(l, [&] { return ran >= kFloor; });  // no take() yet: the floor's jobs ran anyway
+  }
+  EXPECT_EQ(pool.started(), kFloor);
+  size_t taken = 0;
+  while (taken < kFloor + 3) {
+    taken += pool.take().size();
+    EXPECT_LE(pool.started(), std::max(kFloor, taken + kWindow));
+  }
+  pool.cancel();
+  for (std::vector<size_t> got; !(got = pool.take()).empty();) taken += got.size();
+  EXPECT_EQ(taken, pool.started());
+}
+
+// A lazy pool destroyed with jobs held back by its window does not wait for them.
+TEST(CompilePool, LazyPoolDestroyedEarlyDoesNotHang) {
+  std::atomic<size_t> ran{0};
+  {
+    CompilePool pool(100, 2, [&](size_t) { ++ran; });
+    pool.setWindow(2);
+    pool.start();
+    EXPECT_FALSE(pool.take().empty());
+  }
+  EXPECT_LT(ran.load(), 100u);
 }
 
 TEST(CompilePool, NoJobsAndThreadCounts) {

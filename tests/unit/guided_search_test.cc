@@ -182,6 +182,86 @@ TEST(GuidedBenchStage, FinalistsVerifyOnlyInTheLastRound) {
   EXPECT_EQ(verified.load(), 3 + 3 * 3) << rep->tree();
 }
 
+// The race's first round reads an output back only when the candidate can lead (its median within
+// 1.1x the best so far): a 24-config space verifies a handful, not all of them. A wrong candidate
+// faster than every other is still caught before it sets the bar, and does not win.
+TEST(GuidedBenchStage, FirstRoundReadsBackOnlyCandidatesThatCanLead) {
+  TmpDir dir;
+  SimOptions so;
+  so.device.arch = "sm_90a";
+  auto sim = std::make_shared<SimBackend>(so);
+  std::atomic<int64_t> last_cost{0};
+  sim->registerKernel("lazy_cost", SimKernel{nullptr, [&](const SimLaunch& l) {
+                                               last_cost = l.define("COST");
+                                               return double(l.define("COST")) * 1e-3;
+                                             }, nullptr});
+  EngineOptions eo;
+  eo.options.cache_dir = dir.path;
+  eo.options.warmup_ms = 0.05;
+  eo.options.rep_ms = 0.2;
+  eo.options.finalists = 0;  // the plain fastest: every verification below is the race's
+  eo.options.search = "guided";
+  eo.compiler = std::make_shared<SimCompiler>();
+  auto t = Tuner::create(sim, eo);
+  ASSERT_TRUE(t.ok()) << t.status().toString();
+  KernelFamily<Nothing> f;
+  f.name = "lazy_cost";
+  f.source = "// simulated";
+  f.entry = "lazy_cost";
+  f.configs.push_back(Config{{"COST", int64_t(10)}});  // fastest, and wrong
+  for (int64_t c = 20; c < 44; ++c) f.configs.push_back(Config{{"COST", c}});
+  f.default_config = f.configs.back();
+  f.key = [](const Nothing& p, KeyBuilder& k) { k.add("n", p.n); };
+  f.launch = [](const Config&, const Nothing&, const DeviceInfo&) { return LaunchDims{{1}, {64}}; };
+  f.args = [](const Nothing& p, KernelArgs& a) { a.add(p.n); };
+  std::atomic<int> verified{0};
+  f.verify = [&](const Nothing&, StreamHandle) -> Expected<VerifyResult> {
+    ++verified;
+    VerifyResult v;
+    if (last_cost.load() == 10) {
+      v.ok = false;
+      v.checked = v.mismatches = 1;
+    }
+    return v;
+  };
+  auto fam = (*t)->add(std::move(f));
+  ASSERT_TRUE(fam.ok()) << fam.status().toString();
+  auto rep = fam->tune(Nothing{});
+  ASSERT_TRUE(rep.ok()) << rep.status().toString();
+  EXPECT_EQ(rep->search, "guided");
+  EXPECT_EQ(rep->winner, "COST=20") << rep->tree();
+  ASSERT_FALSE(rep->rounds.empty());
+  EXPECT_GE(rep->rounds[0].benchmarked, 16);
+  // The default (43, first in the prior's order, no best yet), 10 (caught), 20, 21, 22.
+  EXPECT_LE(verified.load(), 5) << rep->tree();
+  bool wrong_failed = false;
+  for (const auto& c : rep->candidates)
+    if (c.config == "COST=10") wrong_failed = c.status == Code::kWrongResult;
+  EXPECT_TRUE(wrong_failed) << rep->tree();
+}
+
+// `ktune regret --limit N` takes N shapes spread over the set, so a time-boxed GPU run keeps every
+// category (the set lists prefill, then decode, odd and layout shapes).
+TEST(GuidedRegret, LimitSpreadsOverTheSet) {
+  auto set = cli::regretSet("gpu");
+  ASSERT_TRUE(set.ok());
+  int gemm = 0, rows = 0;
+  for (const auto& s : *set) (s.op == "gemm" ? gemm : rows) += 1;
+  EXPECT_GE(gemm, 60);
+  EXPECT_GE(rows, 20);
+  const auto some = cli::spread(*set, 8);
+  ASSERT_EQ(some.size(), 8u);
+  EXPECT_EQ(some.front().name, set->front().name);
+  bool decode = false, odd = false, layout = false;
+  for (const auto& s : cli::spread(std::vector<cli::RegretShape>(set->begin(), set->begin() + gemm), 6)) {
+    decode |= s.name.rfind("decode", 0) == 0;
+    odd |= s.name.rfind("odd", 0) == 0;
+    layout |= s.name.rfind("layout", 0) == 0;
+  }
+  EXPECT_TRUE(decode && odd && layout);
+  EXPECT_EQ(cli::spread(*set, 0).size(), set->size());
+}
+
 // The regret harness on the simulated device: every key's guided winner within 1% of the
 // exhaustive winner (the cost model is exact, so the re-timing ratio is exact too), and the guided
 // search compiles fewer configs than the exhaustive one.

@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Tuning time of the peers (issue 34), for dev/regret_device.sh: how long Triton's autotuner and
+torch.compile(mode="max-autotune") take to tune a bf16 GEMM, on the shapes `ktune tune gemm` is
+timed on, in the same device run.
+
+- Triton: the tutorial matmul (03-matrix-multiplication) with the tutorial's CUDA autotune
+  configs, keyed on (M, N, K); timed from the first call of a shape (compile + benchmark of every
+  config) to its result on the host, then a second call to show the cached path.
+- Inductor: torch.compile(mm, mode="max-autotune", dynamic=False) of a matmul, timed from the
+  first call (Dynamo trace, Inductor codegen, Triton template autotuning and cuBLAS comparison) to
+  its result; torch._dynamo.reset() between shapes so each is compiled and tuned on its own.
+
+Each peer runs in this process, time-boxed by --budget (seconds per peer; a shape that would
+start after it is skipped and said so). Prints one line per shape and peer, then a summary.
+Usage: python3 bench/tuning_peers.py [--budget S] [--shapes MxNxK,...]
+"""
+import os
+import sys
+import time
+
+try:
+    import torch
+    import triton
+    import triton.language as tl
+except ImportError as e:  # pragma: no cover
+    print(f"tuning_peers.py: skipped ({e})")
+    sys.exit(0)
+
+if not torch.cuda.is_available():
+    print("tuning_peers.py: skipped (no GPU)")
+    sys.exit(0)
+
+
+def _cfg(bm, bn, bk, stages, warps):
+    return triton.Config({"BLOCK_SIZE_M": bm, "BLOCK_SIZE_N": bn, "BLOCK_SIZE_K": bk,
+                          "GROUP_SIZE_M": 8}, num_stages=stages, num_warps=warps)
+
+
+# The tutorial's get_cuda_autotune_config(): eight configs, then four it lists for fp8 inputs.
+TUTORIAL_CONFIGS = [
+    _cfg(128, 256, 64, 3, 8), _cfg(64, 256, 32, 4, 4), _cfg(128, 128, 32, 4, 4),
+    _cfg(128, 64, 32, 4, 4), _cfg(64, 128, 32, 4, 4), _cfg(128, 32, 32, 4, 4),
+    _cfg(64, 32, 32, 5, 2), _cfg(32, 64, 32, 5, 2),
+    _cfg(128, 256, 128, 3, 8), _cfg(256, 128, 128, 3, 8), _cfg(256, 64, 128, 4, 4),
+    _cfg(64, 256, 128, 4, 4),
+]
+
+
+@triton.autotune(configs=TUTORIAL_CONFIGS, key=["M", "N", "K"])
+@triton.jit
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+                  stride_cm, stride_cn, BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr,
+                  BLOCK_SIZE_K: tl.constexpr, GROUP_SIZE_M: tl.constexpr):
+    pid = tl.program_id(axis=0)
+    num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)
+    num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
+    num_pid_in_group = GROUP_SIZE_M * num_pid_n
+    group_id = pid // num_pid_in_group
+    first_pid_m = group_id * GROUP_SIZE_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_SIZE_M)
+    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+    pid_n = (pid % num_pid_in_group) // group_size_m
+    offs_am = (pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)) % M
+    offs_bn = (pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)) % N
+    offs_k = tl.arange(0, BLOCK_SIZE_K)
+    a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
+    b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
+    acc = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
+        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_SIZE_K, other=0.0)
+        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BLOCK_SIZE_K * stride_ak
+        b_ptrs += BLOCK_SIZE_K * stride_bk
+    c = acc.to(tl.bfloat16)
+    offs_cm = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
+    offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+    c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
+    tl.store(c_ptrs, c, mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
+
+
+def triton_mm(a, b):
+    M, K = a.shape
+    _, N = b.shape
+    c = torch.empty((M, N), device=a.device, dtype=torch.bfloat16)
+    grid = lambda META: (triton.cdiv(M, META["BLOCK_SIZE_M"]) * triton.cdiv(N, META["BLOCK_SIZE_N"]),)
+    matmul_kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                        c.stride(0), c.stride(1))
+    return c
+
+
+def timed(fn):
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    out = fn()
+    torch.cuda.synchronize()
+    return time.perf_counter() - t0, out
+
+
+def inputs(m, n, k):
+    a = torch.randn((m, k), device="cuda", dtype=torch.bfloat16)
+    b = torch.randn((n, k), device="cuda", dtype=torch.bfloat16).t()  # NT, as ktune's default
+    return a, b
+
+
+def main():
+    budget = 90.0
+    shapes = [(4096, 4096, 4096), (4096, 28672, 4096), (16, 4096, 4096)]
+    for arg in sys.argv[1:]:
+        if arg.startswith("--budget="):
+            budget = float(arg.split("=", 1)[1])
+        elif arg.startswith("--shapes="):
+            shapes = [tuple(int(x) for x in s.split("x")) for s in arg.split("=", 1)[1].split(",")]
+    os.environ.setdefault("TRITON_PRINT_AUTOTUNING", "0")
+    print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}, triton {triton.__version__}")
+    print(f"triton tutorial autotuner: {len(TUTORIAL_CONFIGS)} configs")
+    rows = []
+    for name, first_call in (("triton autotune", lambda a, b: triton_mm(a, b)), ("inductor max-autotune", None)):
+        t_peer = time.perf_counter()
+        # Inductor's max-autotune takes tens of seconds a shape: the first shape only.
+        for (m, n, k) in (shapes if first_call is not None else shapes[:1]):
+            if time.perf_counter() - t_peer > budget:  # pragma: no cover
+                print(f"{name} {m}x{n}x{k}: skipped (peer budget {budget:.0f} s spent)")
+                continue
+            a, b = inputs(m, n, k)
+            if first_call is None:
+                torch._dynamo.reset()
+                f = torch.compile(lambda x, y: x @ y, mode="max-autotune", dynamic=False)
+                call = lambda: f(a, b)
+            else:
+                call = lambda: first_call(a, b)
+            try:
+                t_tune, out = timed(call)
+                # Before the next call: Inductor's CUDA graphs reuse the output's memory.
+                err = (out.float() - (a.float() @ b.float())).abs().max().item()
+                del out
+                t_again, _ = timed(call)
+                line = f"{name} {m}x{n}x{k}: tuning {t_tune:.2f} s (first call to result), " \
+                       f"next call {1e3 * t_again:.2f} ms, max |err| {err:.3g}"
+                rows.append((name, m, n, k, t_tune))
+            except Exception as e:  # a peer failing is a line, not the end of the run
+                line = f"{name} {m}x{n}x{k}: failed: {type(e).__name__}: {str(e)[:200]}"
+            print(line, flush=True)
+    print("\n== peers' tuning time ==")
+    for name, m, n, k, t in rows:
+        print(f"{name:24s} {m}x{n}x{k}: {t:.2f} s")
+
+
+if __name__ == "__main__":
+    main()
