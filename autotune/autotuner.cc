@@ -34,6 +34,7 @@ Tuner::Tuner(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Tuner::~Tuner() {
   if (!impl_) return;
+  impl_->shapes.reset();  // the background thread stops before the modules go
   for (ModuleHandle m : impl_->modules) (void)impl_->backend->unloadModule(m);
 }
 
@@ -257,6 +258,27 @@ Status Tuner::call(detail::FamilyState* fs, const void* p, StreamHandle s, Launc
   return impl_->launchSelected(*fs, *sel, p, s, plan);
 }
 
+Status Tuner::prepare(detail::FamilyState* fs, const void* p, StreamHandle s) {
+  KeyBuilder kb;
+  fs->f.key(p, kb);
+  {
+    std::shared_lock<std::shared_mutex> l(fs->mu);
+    if (fs->map.count(kb)) return Status::Ok();
+  }
+  bool tuned = false;
+  KTUNE_ASSIGN_OR_RETURN(Selected* sel, impl_->resolve(*fs, p, kb, s, &tuned));
+  (void)sel;
+  if (tuned && fs->f.pre_run) KTUNE_RETURN_IF_ERROR(fs->f.pre_run(p, s));
+  return Status::Ok();
+}
+
+predict::Prediction Tuner::predict(detail::FamilyState* fs, const void* p) {
+  return impl_->shapes->predictFor(*fs, p, keyString(fs, p));
+}
+
+void Tuner::waitBackground() { impl_->shapes->drain(); }
+uint64_t Tuner::backgroundTuned() const { return impl_->shapes->completed(); }
+
 bool Tuner::planCurrent(detail::FamilyState* fs, const LaunchPlan& plan) {
   return plan.family == fs->id && plan.epoch == fs->epoch.load(std::memory_order_acquire);
 }
@@ -308,6 +330,7 @@ Expected<TuneReport> Tuner::tune(detail::FamilyState* fs, const void* p, StreamH
     std::lock_guard<std::mutex> bl(impl_->bench_mu);
     KTUNE_ASSIGN_OR_RETURN(rep, impl_->tuneKey(*fs, p, kb.toString(), s, &bin));
   }
+  impl_->shapes->invalidate(*fs);
   if (impl_->opts.shared) impl_->publishShared(*fs, kb.toString());
   if (!rep.winner.empty()) {
     auto sel = impl_->selectConfig(*fs, p, rep.winner, rep.winner_source, "memory", &bin);

@@ -32,6 +32,7 @@ Status TunerEngine::verifyOutput(const ErasedFamily& f, const void* p, Cand& c, 
 void TunerEngine::benchOne(const ErasedFamily& f, const void* p, Cand& c,
                            const BenchOptions& bo_in, double best, StreamHandle s,
                            TuneReport* rep) {
+  DynamicShapes::beforeCandidate();  // background tuning's pause (autotune/shapes.h)
   std::function<Status()> run;
   using PhaseClock = std::chrono::steady_clock;
   auto t_phase = PhaseClock::now();

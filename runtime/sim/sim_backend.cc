@@ -203,7 +203,42 @@ Status SimBackend::setDevice(int ordinal) {
   return Status::Ok();
 }
 
+namespace {
+thread_local bool t_capture_relaxed = false;
+}  // namespace
+
+void SimBackend::setCapturing(StreamHandle s, bool on) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = std::find(capturing_.begin(), capturing_.end(), s.p);
+  if (on && it == capturing_.end()) capturing_.push_back(s.p);
+  if (!on && it != capturing_.end()) capturing_.erase(it);
+}
+
+int64_t SimBackend::captureViolations() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return capture_violations_;
+}
+
+Expected<bool> SimBackend::isCapturing(StreamHandle s) {
+  std::lock_guard<std::mutex> l(mu_);
+  return std::find(capturing_.begin(), capturing_.end(), s.p) != capturing_.end();
+}
+
+Status SimBackend::relaxCaptureMode() {
+  t_capture_relaxed = true;
+  return Status::Ok();
+}
+
+Status SimBackend::captureGuard(const char* what) {
+  if (t_capture_relaxed) return Status::Ok();
+  std::lock_guard<std::mutex> l(mu_);
+  if (capturing_.empty()) return Status::Ok();
+  ++capture_violations_;
+  return Status::Unsupported(std::string("sim: ") + what + " during a stream capture");
+}
+
 Expected<DevicePtr> SimBackend::alloc(size_t bytes) {
+  KTUNE_RETURN_IF_ERROR(captureGuard("alloc"));
   if (bytes == 0) return Status::InvalidArgument("alloc(0): size must be positive");
   std::lock_guard<std::mutex> l(mu_);
   if (opts_.device.global_mem_bytes > 0) {
@@ -221,6 +256,7 @@ Expected<DevicePtr> SimBackend::alloc(size_t bytes) {
 }
 
 Status SimBackend::free(DevicePtr p) {
+  KTUNE_RETURN_IF_ERROR(captureGuard("free"));
   if (p == 0) return Status::Ok();
   std::lock_guard<std::mutex> l(mu_);
   auto it = mem_.find(p);
@@ -232,6 +268,7 @@ Status SimBackend::free(DevicePtr p) {
 }
 
 Status SimBackend::copyToDevice(DevicePtr dst, const void* src, size_t bytes) {
+  KTUNE_RETURN_IF_ERROR(captureGuard("copyToDevice"));
   std::lock_guard<std::mutex> l(mu_);
   unsigned char* h = nullptr;
   KTUNE_RETURN_IF_ERROR(rangeCheck(dst, bytes, "copyToDevice", &h));
@@ -240,6 +277,7 @@ Status SimBackend::copyToDevice(DevicePtr dst, const void* src, size_t bytes) {
 }
 
 Status SimBackend::copyToHost(void* dst, DevicePtr src, size_t bytes) {
+  KTUNE_RETURN_IF_ERROR(captureGuard("copyToHost"));
   std::lock_guard<std::mutex> l(mu_);
   unsigned char* h = nullptr;
   KTUNE_RETURN_IF_ERROR(rangeCheck(src, bytes, "copyToHost", &h));
@@ -288,7 +326,7 @@ Status SimBackend::destroyStream(StreamHandle s) {
   return Status::Ok();
 }
 
-Status SimBackend::synchronize(StreamHandle) { return Status::Ok(); }
+Status SimBackend::synchronize(StreamHandle) { return captureGuard("synchronize"); }
 
 Expected<EventHandle> SimBackend::createEvent() { return EventHandle{new Event}; }
 
@@ -307,6 +345,7 @@ Status SimBackend::recordEvent(EventHandle e, StreamHandle s) {
 }
 
 Status SimBackend::synchronizeEvent(EventHandle e) {
+  KTUNE_RETURN_IF_ERROR(captureGuard("synchronizeEvent"));
   if (!e.p) return Status::InvalidArgument("synchronizeEvent: null event");
   return Status::Ok();
 }
@@ -323,6 +362,7 @@ Expected<float> SimBackend::elapsedMs(EventHandle start, EventHandle end) {
 }
 
 Expected<ModuleHandle> SimBackend::loadModule(const std::string& image) {
+  KTUNE_RETURN_IF_ERROR(captureGuard("loadModule"));
   KTUNE_ASSIGN_OR_RETURN(SimImage img, parseSimImage(image));
   std::shared_ptr<SimKernel> k;
   {
