@@ -118,7 +118,7 @@ Prediction predict(const std::vector<Neighbour>& index, const std::string& key,
   for (const auto& n : index) {
     if (n.key == key) continue;
     const double d = distance(pk, n.parsed);
-    if (d <= kMaxDistance) near.emplace_back(d, &n);
+    if (d < kMaxDistance) near.emplace_back(d, &n);
   }
   std::stable_sort(near.begin(), near.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });

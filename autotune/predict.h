@@ -32,7 +32,9 @@
 namespace ktune::predict {
 
 inline constexpr size_t kNeighbours = 4;
-inline constexpr double kMaxDistance = 8.0;   // farther entries say nothing (another category)
+// Only neighbours closer than one category step: same layout, dtypes and epilogue (another
+// category's winners are not evidence for this one), numeric fields within a factor of ~15.
+inline constexpr double kMaxDistance = 4.0;
 inline constexpr double kUnreachedScore = 0.5;
 inline constexpr double kDefaultMargin = 0.02;
 // The name of the default in a Prediction's `source` when the caller's default was chosen.
