@@ -34,7 +34,7 @@ Tuner::Tuner(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Tuner::~Tuner() {
   if (!impl_) return;
-  impl_->shapes.reset();  // the background thread stops before the modules go
+  impl_->shapes->stop();  // the background thread stops before the modules go
   for (ModuleHandle m : impl_->modules) (void)impl_->backend->unloadModule(m);
 }
 

@@ -26,7 +26,9 @@ thread_local Pacer* t_pacer = nullptr;
 
 DynamicShapes::DynamicShapes(TunerEngine& e) : e_(e) {}
 
-DynamicShapes::~DynamicShapes() {
+DynamicShapes::~DynamicShapes() { stop(); }
+
+void DynamicShapes::stop() {
   {
     std::lock_guard<std::mutex> l(mu_);
     stop_ = true;

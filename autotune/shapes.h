@@ -45,6 +45,9 @@ class DynamicShapes {
   static constexpr size_t kMaxQueued = 1024;
   explicit DynamicShapes(TunerEngine& e);
   ~DynamicShapes();  // stops the thread: a run in progress finishes (without pauses), the rest is dropped
+  // The same, callable while the engine is whole (~Tuner calls it first: the run in progress still
+  // publishes through the engine, so the engine must not be half torn down). Idempotent.
+  void stop();
   DynamicShapes(const DynamicShapes&) = delete;
   DynamicShapes& operator=(const DynamicShapes&) = delete;
 
