@@ -9,15 +9,19 @@
 #      interleaved re-timing of the target).
 # Logs under $OUT, the table last.
 #   bash dev/shape_device.sh          (carry .devdeps)   SHAPE_NK=4096x4096 HELD_OUT="7 77 ..."
+#   SHAPE_STAGE=first_call            only the build and bench/shape_first_call_bench
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 T0=$(date +%s)
 export KTUNE_CACHE_DIR=${KTUNE_CACHE_DIR:-/tmp/kcache}
 NK=${SHAPE_NK:-4096x4096}; N=${NK%x*}; K=${NK#*x}
 HELD_OUT=${HELD_OUT:-"3 13 77 333 777 1500 3001 5555"}
-bash dev/device_build.sh ktune ktune-worker shapes_gpu_test > "$OUT/build.log" 2>&1 \
+bash dev/device_build.sh ktune ktune-worker shapes_gpu_test shape_first_call_bench > "$OUT/build.log" 2>&1 \
   || { tail -40 "$OUT/build.log"; exit 1; }
 echo "build: $(( $(date +%s) - T0 )) s"
+# The first call of an unseen key in background mode vs a tuned call (host CPU time).
+timeout 150 /tmp/kb/bench/shape_first_call_bench 32 2>&1 | tee "$OUT/first_call.log" | grep -E "RESULT|SKIP|tuned so far"
+[ "${SHAPE_STAGE:-all}" = first_call ] && exit 0
 KT=/tmp/kb/tools/ktune
 nvidia-smi --query-gpu=name,clocks.sm,power.draw --format=csv,noheader
 timeout 120 /tmp/kb/tests/shapes_gpu_test > "$OUT/shapes_gpu_test.log" 2>&1
