@@ -57,6 +57,15 @@ Expected<std::unique_ptr<Tuner>> Tuner::create(std::shared_ptr<Backend> backend,
   }
   KTUNE_RETURN_IF_ERROR(backend->setDevice(dev));
   impl->device = devs[dev];
+  // Background tuning on a GPU benchmarks in the isolation worker unless told otherwise: a faulting
+  // candidate in this process would poison the caller's context (a sticky illegal-address error
+  // was seen on an H100 with in-process tuning, bench/NOTES.md), and the worker's allocations and
+  // synchronisations cannot touch the caller's stream captures.
+  if (opts.options.background && backend->vendor() != Vendor::kSimulated &&
+      !opts.options.isolate_explicit && !opts.options.isolate) {
+    opts.options.isolate = true;
+    opts.isolation.fallback_in_process = true;
+  }
   if (!opts.compiler) {
     auto c = compilerForArch(impl->device.arch, opts.options.clang);
     if (!c.ok()) return c.status().withContext("Tuner::create: no compiler for " + impl->device.arch);

@@ -10,7 +10,10 @@
 // epoch bumped), so the next call runs it. Bound on the caller's GPU: the tuning thread has at
 // most one candidate in flight (the engine's bench lock) and, before each candidate, pauses for
 // (1 - duty) / duty times the time the previous one took (EngineOptions::background_duty, 0.25 by
-// default: the tuner holds the GPU at most a quarter of the wall time while it tunes). The queue
+// default: the tuner holds the GPU at most a quarter of the wall time while it tunes). The pauses
+// apply where candidates are benchmarked in this process; on a GPU background mode defaults to the
+// isolation worker (Tuner::create), where a batch runs without them: one candidate in flight is
+// then the only bound (not measured yet, bench/NOTES.md). The queue
 // holds at most kMaxQueued keys (more stay predicted). A family without make_problem/args_json
 // is not tuned in the background (its keys stay predicted; said once in the log).
 // Capture: a call whose stream is capturing (Backend::isCapturing) never tunes, synchronises,

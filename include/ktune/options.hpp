@@ -34,6 +34,7 @@ struct KTUNE_API TunerOptions {
   // the tuner, on its own stream, pausing between candidates so the caller's GPU work keeps most
   // of the device; the winner replaces the prediction for the next call. A call never waits for
   // tuning. The family must be able to rebuild its problem (make_problem; the built-in ops can).
+  // On a GPU it implies isolate (unless KTUNE_ISOLATE is set): candidates run in the worker.
   bool background = false;
   // KTUNE_RECORD_UNTUNED=<file>: append keys that ran untuned (JSON lines) for offline tuning.
   std::string record_untuned_path;
