@@ -223,6 +223,15 @@ Expected<Selected*> TunerEngine::resolve(FamilyState& fs, const void* p, const K
   if (auto c = backend->isCapturing(s); c.ok()) capturing = *c;
   // 1. Database (a predicted entry is not a winner: it is predicted again below, or tuned).
   if (auto e = fs.db->lookup(key); e && e->predicted) {
+    // A recorded prediction (`ktune predict --record`) runs where an untuned key would run a
+    // prediction or the default; synchronous tuning measures the key instead.
+    if (!opts.options.tuning || opts.options.background || capturing) {
+      auto sel = shapes->selectKnown(fs, p, e->winner, e->winner_source, "predicted", capturing);
+      if (sel.ok()) {
+        if (opts.options.tuning) shapes->enqueue(fs, p, key);
+        return publish(fs, kb, std::move(sel).value());
+      }
+    }
   } else if (capturing && e && !e->winner.empty()) {
     auto sel = shapes->selectKnown(fs, p, e->winner, e->winner_source,
                                    e->pinned ? "pinned" : "database", true);

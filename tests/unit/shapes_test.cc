@@ -240,6 +240,32 @@ TEST(Shapes, DestroyingTheTunerWithKeysQueuedStopsCleanly) {
   SUCCEED();
 }
 
+TEST(Shapes, ARecordedPredictionRunsWithTuningOffAndIsMeasuredWithTuningOn) {
+  Env env;
+  env.cost["BLOCK=512,VEC=1"] = 0.01;
+  DbEntry e;
+  e.key = "n=2048,dtype=f32";
+  e.winner = "BLOCK=256,VEC=2";
+  e.predicted = true;
+  {
+    auto t = Tuner::create(env.backend, env.options(/*tuning=*/false)).value();
+    auto f = t->add(env.family()).value();
+    ASSERT_TRUE(t->database("scale")->record(e).ok());
+    Scale p = env.problem(2048);
+    ASSERT_EQ(f.key(p), e.key);
+    ASSERT_TRUE(f(p).ok());
+    EXPECT_EQ(f.lookup(p)->origin, "predicted");
+    EXPECT_EQ(f.lookup(p)->config, "BLOCK=256,VEC=2");
+  }
+  auto t = Tuner::create(env.backend, env.options()).value();
+  auto f = t->add(env.family()).value();
+  Scale p = env.problem(2048);
+  ASSERT_TRUE(f(p).ok());  // synchronous tuning: the prediction is not a winner, the key is tuned
+  EXPECT_EQ(f.lookup(p)->origin, "memory");
+  EXPECT_EQ(f.lookup(p)->config, "BLOCK=512,VEC=1");
+  EXPECT_FALSE(t->database("scale")->lookup(e.key)->predicted);
+}
+
 TEST(Shapes, KtuneTuningBackgroundInTheEnvironment) {
   ASSERT_EQ(setenv("KTUNE_TUNING", "background", 1), 0);
   auto o = TunerOptions::fromEnv();
