@@ -193,7 +193,10 @@ int ktune_tuner_create_ex(const ktune_tuner_options* o, ktune_tuner** out) {
   if (o->device >= 0) opts.device = o->device;
   if (o->cache_dir) opts.cache_dir = o->cache_dir;
   if (o->database_path) opts.database_path = o->database_path;
-  if (o->tuning >= 0) opts.tuning = o->tuning != 0;
+  if (o->tuning >= 0) {
+    opts.tuning = o->tuning != 0;
+    opts.background = o->tuning == KTUNE_TUNING_BACKGROUND;
+  }
   if (o->verbose >= 0) opts.verbose = o->verbose;
   if (o->isolate >= 0) opts.isolate = o->isolate != 0;
   if (has_remote && o->remote_cache) {

@@ -34,6 +34,7 @@ Tuner::Tuner(std::unique_ptr<detail::TunerEngine> engine) : impl_(std::move(engi
 
 Tuner::~Tuner() {
   if (!impl_) return;
+  impl_->shapes->stop();  // the background thread stops before the modules go
   for (ModuleHandle m : impl_->modules) (void)impl_->backend->unloadModule(m);
 }
 
@@ -56,6 +57,15 @@ Expected<std::unique_ptr<Tuner>> Tuner::create(std::shared_ptr<Backend> backend,
   }
   KTUNE_RETURN_IF_ERROR(backend->setDevice(dev));
   impl->device = devs[dev];
+  // Background tuning on a GPU benchmarks in the isolation worker unless told otherwise: a faulting
+  // candidate in this process would poison the caller's context (a sticky illegal-address error
+  // was seen on an H100 with in-process tuning, bench/NOTES.md), and the worker's allocations and
+  // synchronisations cannot touch the caller's stream captures.
+  if (opts.options.background && backend->vendor() != Vendor::kSimulated &&
+      !opts.options.isolate_explicit && !opts.options.isolate) {
+    opts.options.isolate = true;
+    opts.isolation.fallback_in_process = true;
+  }
   if (!opts.compiler) {
     auto c = compilerForArch(impl->device.arch, opts.options.clang);
     if (!c.ok()) return c.status().withContext("Tuner::create: no compiler for " + impl->device.arch);
@@ -260,6 +270,27 @@ Status Tuner::call(detail::FamilyState* fs, const void* p, StreamHandle s, Launc
   return impl_->launchSelected(*fs, *sel, p, s, plan);
 }
 
+Status Tuner::prepare(detail::FamilyState* fs, const void* p, StreamHandle s) {
+  KeyBuilder kb;
+  fs->f.key(p, kb);
+  {
+    std::shared_lock<std::shared_mutex> l(fs->mu);
+    if (fs->map.count(kb)) return Status::Ok();
+  }
+  bool tuned = false;
+  KTUNE_ASSIGN_OR_RETURN(Selected* sel, impl_->resolve(*fs, p, kb, s, &tuned));
+  (void)sel;
+  if (tuned && fs->f.pre_run) KTUNE_RETURN_IF_ERROR(fs->f.pre_run(p, s));
+  return Status::Ok();
+}
+
+predict::Prediction Tuner::predict(detail::FamilyState* fs, const void* p) {
+  return impl_->shapes->predictFor(*fs, p, keyString(fs, p));
+}
+
+void Tuner::waitBackground() { impl_->shapes->drain(); }
+uint64_t Tuner::backgroundTuned() const { return impl_->shapes->completed(); }
+
 bool Tuner::planCurrent(detail::FamilyState* fs, const LaunchPlan& plan) {
   return plan.family == fs->id && plan.epoch == fs->epoch.load(std::memory_order_acquire);
 }
@@ -311,6 +342,7 @@ Expected<TuneReport> Tuner::tune(detail::FamilyState* fs, const void* p, StreamH
     std::lock_guard<std::mutex> bl(impl_->bench_mu);
     KTUNE_ASSIGN_OR_RETURN(rep, impl_->tuneKey(*fs, p, kb.toString(), s, &bin));
   }
+  impl_->shapes->invalidate(*fs);
   if (impl_->opts.shared) impl_->publishShared(*fs, kb.toString());
   if (!rep.winner.empty()) {
     auto sel = impl_->selectConfig(*fs, p, rep.winner, rep.winner_source, "memory", &bin);

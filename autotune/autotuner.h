@@ -45,6 +45,7 @@
 #include "autotune/family.h"
 #include "autotune/isolation.h"
 #include "autotune/key.h"
+#include "autotune/predict.h"
 #include "autotune/search.h"
 #include "autotune/shared_tuning.h"
 #include "autotune/verifier.h"
@@ -80,6 +81,13 @@ class Family {
   Expected<TuneReport> tune(const P& p, StreamHandle stream = {}) const;
   // Which config would run for p, without compiling, tuning or launching.
   Expected<Selection> lookup(const P& p) const;
+  // Resolves p's key as a call would (database, prediction, tuning as the options say) and loads
+  // its function, without launching: run it before a stream capture so the captured call loads
+  // nothing (autotune/engine_shapes.h).
+  Status prepare(const P& p, StreamHandle stream = {}) const;
+  // The config predicted for p's key from the family's tuned neighbours (autotune/predict.h), with
+  // the neighbours and the confidence; compiles, tunes and launches nothing.
+  Expected<predict::Prediction> predict(const P& p) const;
   // p's key from the shared cache, without tuning (see Tuner::fetchShared).
   std::optional<TuneReport> fetchShared(const P& p) const;
   // The key string of p.
@@ -190,6 +198,12 @@ class Tuner : public CandidateBench {
   Status launchPlanned(const LaunchPlan& plan, void** args, StreamHandle s);
   Expected<TuneReport> tune(detail::FamilyState* f, const void* p, StreamHandle s);
   Expected<Selection> lookup(detail::FamilyState* f, const void* p);
+  Status prepare(detail::FamilyState* f, const void* p, StreamHandle s);
+  predict::Prediction predict(detail::FamilyState* f, const void* p);
+  // Background tuning (options.background): waits until every queued key is tuned (or dropped);
+  // the number of keys tuned in the background so far. Thread-safe.
+  void waitBackground();
+  uint64_t backgroundTuned() const;
   std::string keyString(detail::FamilyState* f, const void* p);
   static const std::string& familyName(detail::FamilyState* f);
 
@@ -222,6 +236,16 @@ template <class P>
 Expected<Selection> Family<P>::lookup(const P& p) const {
   if (!state_) return Status::InvalidArgument("lookup() on an empty ktune::Family");
   return tuner_->lookup(state_, &p);
+}
+template <class P>
+Status Family<P>::prepare(const P& p, StreamHandle stream) const {
+  if (!state_) return Status::InvalidArgument("prepare() on an empty ktune::Family");
+  return tuner_->prepare(state_, &p, stream);
+}
+template <class P>
+Expected<predict::Prediction> Family<P>::predict(const P& p) const {
+  if (!state_) return Status::InvalidArgument("predict() on an empty ktune::Family");
+  return tuner_->predict(state_, &p);
 }
 template <class P>
 std::optional<TuneReport> Family<P>::fetchShared(const P& p) const {

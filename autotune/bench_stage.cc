@@ -51,6 +51,7 @@ Status TunerEngine::contextLost() {
 void TunerEngine::benchOne(const ErasedFamily& f, const void* p, Cand& c,
                            const BenchOptions& bo_in, double best, StreamHandle s,
                            TuneReport* rep) {
+  DynamicShapes::beforeCandidate();  // background tuning's pause (autotune/engine_shapes.h)
   if (Status lost = contextLost(); !lost.ok()) {
     fail(c, lost);
     return;

@@ -99,6 +99,10 @@ struct DbEntry {
   // Mirrored from a shared cache (`ktune remote pull`) and not yet run here: the engine compiles
   // and verifies its winner on first use before it trusts it (written as "unverified": true).
   bool unverified = false;
+  // Predicted from tuned neighbours (autotune/predict.h), never measured for this key (written as
+  // "predicted": true): a call runs it like a default, tuning replaces it, prediction never learns
+  // from it and it is never shared as a winner.
+  bool predicted = false;
 };
 
 // One entry as the JSON text of its object in the database file (without the key), and back;

@@ -66,6 +66,7 @@ json entryToJson(const DbEntry& e) {
          {"pinned", e.pinned}};
   if (e.vs_default.rounds > 0) j["vs_default"] = comparisonToJson(e.vs_default);
   if (e.unverified) j["unverified"] = true;
+  if (e.predicted) j["predicted"] = true;
   return j;
 }
 
@@ -83,6 +84,7 @@ DbEntry entryFromJson(const std::string& key, const json& j) {
   readField(j, "date", e.date);
   readField(j, "pinned", e.pinned);
   readField(j, "unverified", e.unverified);
+  readField(j, "predicted", e.predicted);
   if (j.contains("vs_default")) e.vs_default = comparisonFromJson(j.at("vs_default"));
   return e;
 }

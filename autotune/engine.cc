@@ -142,6 +142,7 @@ Expected<std::unique_ptr<Selected>> TunerEngine::selectConfig(FamilyState& fs, c
     // from the store.
     KTUNE_ASSIGN_OR_RETURN(sel->fn, loadFunction(bin->code_object_key, bin->co));
     sel->code_object_key = bin->code_object_key;
+    shapes->remember(DynamicShapes::memoKey(fs.f, sel->config, p), sel->code_object_key, sel->fn);
     return sel;
   }
   std::string key, note;
@@ -152,6 +153,7 @@ Expected<std::unique_ptr<Selected>> TunerEngine::selectConfig(FamilyState& fs, c
   if (!note.empty() && opts.options.verbose) log() << "ktune: " << note << "\n";
   KTUNE_ASSIGN_OR_RETURN(sel->fn, loadFunction(key, co));
   sel->code_object_key = key;
+  shapes->remember(DynamicShapes::memoKey(fs.f, sel->config, p), key, sel->fn);
   return sel;
 }
 
@@ -215,8 +217,28 @@ Expected<Selected*> TunerEngine::resolve(FamilyState& fs, const void* p, const K
     if (it != fs.map.end()) return it->second;
   }
   const std::string key = kb.toString();
-  // 1. Database.
-  if (auto e = fs.db->lookup(key); e && e->unverified && !e->winner.empty() && !e->pinned) {
+  // Inside a stream capture nothing may tune, synchronise, allocate or load (autotune/engine_shapes.h).
+  bool capturing = false;
+  if (auto c = backend->isCapturing(s); c.ok()) capturing = *c;
+  // 1. Database (a predicted entry is not a winner: it is predicted again below, or tuned).
+  if (auto e = fs.db->lookup(key); e && e->predicted) {
+    // A recorded prediction (`ktune predict --record`) runs where an untuned key would run a
+    // prediction or the default; synchronous tuning measures the key instead.
+    if (!opts.options.tuning || opts.options.background || capturing) {
+      auto sel = shapes->selectKnown(fs, p, e->winner, e->winner_source, "predicted", capturing);
+      if (sel.ok()) {
+        if (opts.options.tuning) shapes->enqueue(fs, p, key);
+        return publish(fs, kb, std::move(sel).value());
+      }
+    }
+  } else if (capturing && e && !e->winner.empty()) {
+    auto sel = shapes->selectKnown(fs, p, e->winner, e->winner_source,
+                                   e->pinned ? "pinned" : "database", true);
+    if (sel.ok()) {
+      (*sel)->stats = e->winner_stats;
+      return publish(fs, kb, std::move(sel).value());
+    }
+  } else if (e && e->unverified && !e->winner.empty() && !e->pinned) {
     // Mirrored from the fleet (`ktune remote pull`): data until it has run correctly here.
     if (Selected* sel = adoptShared(fs, p, kb, key, *e, "pulled", s)) return sel;
   } else if (e && !e->winner.empty()) {
@@ -230,18 +252,27 @@ Expected<Selected*> TunerEngine::resolve(FamilyState& fs, const void* p, const K
           << (opts.options.tuning ? "retuning" : "using the default config") << "\n";
   }
   // 2. Shared results: another process or machine tuned it.
-  if (opts.shared) {
+  if (opts.shared && !capturing) {
     if (Selected* shared = fromShared(fs, p, kb, key, s)) return shared;
   }
   // 3. Tuning off: the vendor default or the default config, key recorded for offline tuning.
   if (!opts.options.tuning) {
-    KTUNE_ASSIGN_OR_RETURN(auto sel, selectDefault(fs, p, key));
+    auto [config, source] = defaultOf(fs.f, p);
+    KTUNE_ASSIGN_OR_RETURN(auto sel, capturing ? shapes->selectKnown(fs, p, config, source,
+                                                                     "default", true)
+                                               : selectDefault(fs, p, key));
     std::string path = opts.options.record_untuned_path.empty()
                            ? joinPath(opts.options.cache_dir, "untuned.jsonl")
                            : opts.options.record_untuned_path;
     std::string args = fs.f.args_json ? fs.f.args_json(p) : "{}";
     Status st = appendUntunedKey(path, fs.f.name, key, args);
     if (!st.ok()) log() << "ktune: could not record untuned key: " << st.toString() << "\n";
+    return publish(fs, kb, std::move(sel));
+  }
+  // 3b. Background tuning, or a capture: the predicted config now, the key tuned off this thread.
+  if (opts.options.background || capturing) {
+    KTUNE_ASSIGN_OR_RETURN(auto sel, shapes->selectPredicted(fs, p, key, capturing));
+    shapes->enqueue(fs, p, key);
     return publish(fs, kb, std::move(sel));
   }
   // 4. Tune, one process at a time per key when results are shared.
@@ -257,6 +288,7 @@ Expected<Selected*> TunerEngine::resolve(FamilyState& fs, const void* p, const K
   bl.unlock();
   *tuned = true;
   if (report) *report = rep;
+  shapes->invalidate(fs);  // a new measured neighbour for predictions
   if (opts.shared) publishShared(fs, key);  // before the lease goes: waiters look for it
   if (rep.winner.empty()) {
     std::string why;

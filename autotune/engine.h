@@ -26,6 +26,7 @@
 #include "autotune/isolation.h"
 #include "autotune/journal.h"
 #include "autotune/key.h"
+#include "autotune/engine_shapes.h"
 
 namespace ktune {
 
@@ -258,6 +259,10 @@ struct TunerEngine {
   bool mayFallBack() const {
     return opts.isolation.fallback_in_process && !opts.options.isolate_explicit;
   }
+
+  // Predictions, background tuning and capture-safe selection (autotune/engine_shapes.h). Last: its
+  // thread stops before anything it uses is torn down (~Tuner resets it first).
+  std::unique_ptr<DynamicShapes> shapes = std::make_unique<DynamicShapes>(*this);
 };
 
 // A recorded, pinned or imported winner must be one of family f's own configs: kInvalidArgument

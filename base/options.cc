@@ -119,7 +119,10 @@ std::string TunerOptions::defaultCacheDir() {
 Expected<TunerOptions> TunerOptions::fromEnv() {
   Options o;
   o.cache_dir = defaultCacheDir();
-  if (const char* v = env("KTUNE_TUNING")) KTUNE_RETURN_IF_ERROR(parseBool("KTUNE_TUNING", v, &o.tuning));
+  if (const char* v = env("KTUNE_TUNING")) {
+    o.background = std::string(v) == "background";
+    if (!o.background) KTUNE_RETURN_IF_ERROR(parseBool("KTUNE_TUNING", v, &o.tuning));
+  }
   if (const char* v = env("KTUNE_RECORD_UNTUNED")) o.record_untuned_path = v;
   if (const char* v = env("KTUNE_DB")) o.database_path = v;
   if (const char* v = env("KTUNE_CURATED")) o.curated_path = v;

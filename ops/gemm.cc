@@ -453,6 +453,18 @@ std::optional<TuneReport> GemmOp::fetchShared(const gemm::GemmShape& shape) {
   return st_->family.fetchShared(GemmCall{s, GemmBuffers{}});
 }
 
+Expected<predict::Prediction> GemmOp::predict(const gemm::GemmShape& shape) {
+  KTUNE_RETURN_IF_ERROR(gemm::validate(shape));
+  gemm::GemmShape s = shape;
+  s.aligned16 = true;  // what withAlignment finds for device allocations
+  return st_->family.predict(GemmCall{s, GemmBuffers{}});
+}
+
+Status GemmOp::prepare(const GemmCall& call, StreamHandle stream) {
+  KTUNE_RETURN_IF_ERROR(checkCall(call));
+  return st_->family.prepare(GemmCall{withAlignment(call.shape, call.buf), call.buf}, stream);
+}
+
 Expected<Selection> GemmOp::lookup(const GemmCall& call) {
   KTUNE_RETURN_IF_ERROR(checkCall(call));
   return st_->family.lookup(GemmCall{withAlignment(call.shape, call.buf), call.buf});

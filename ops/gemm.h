@@ -135,6 +135,11 @@ class GemmOp {
   // (Tuner::fetchShared), for A and B on 16-byte boundaries as device allocations are; nullopt on a
   // miss, without a shared cache, or for an invalid shape.
   std::optional<TuneReport> fetchShared(const gemm::GemmShape& shape);
+  // The config predicted for the shape from the tuned GEMM keys (Family::predict; A and B taken as
+  // 16-byte aligned, as device allocations are). kInvalidArgument for an invalid shape.
+  Expected<predict::Prediction> predict(const gemm::GemmShape& shape);
+  // Resolves and loads the call's config without launching (Family::prepare): before a capture.
+  Status prepare(const GemmCall& call, StreamHandle stream = {});
   bool hasCublasLt() const;
   // "cublaslt" or "hipblaslt" when the vendor library was opened (its algorithms are candidates
   // and its first heuristic choice the vendor default), "" otherwise.

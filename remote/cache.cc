@@ -122,6 +122,7 @@ Expected<std::pair<Validator, DbEntry>> RemoteCache::readEntry(const std::string
   auto e = entryFromJsonText(key, j.at("entry").dump());
   if (!e.ok()) return rejected(*this, e.status().message());
   if (e->winner.empty()) return rejected(*this, rkey + " has no winner");
+  if (e->predicted) return rejected(*this, rkey + " is a prediction, not a measured winner");
   if (e->code_object_keys.size() > limits_.max_objects_per_entry) {
     return rejected(*this, rkey + " names too many code objects");
   }
@@ -131,6 +132,8 @@ Expected<std::pair<Validator, DbEntry>> RemoteCache::readEntry(const std::string
 }
 
 Status RemoteCache::putEntry(const std::string& family, const Validator& v, const DbEntry& e) {
+  // A predicted config was never measured for its key: sharing it would make it a winner elsewhere.
+  if (e.predicted) return Status::InvalidArgument("entry " + e.key + " is predicted, not measured");
   json entry = json::parse(entryToJsonText(e), nullptr, false);
   json j{{"format", kEntryFormat},
          {"schema", KTUNE_SCHEMA_VERSION},

@@ -142,6 +142,16 @@ class Backend {
   // Last asynchronous error, if any (a faulted kernel poisons the context on CUDA).
   virtual Status checkError() = 0;
 
+  // Whether `s` is capturing into a graph (cuStreamIsCapturing): a call then must not tune,
+  // synchronise, allocate or load. Default: never (no graphs on this backend).
+  virtual Expected<bool> isCapturing(StreamHandle s) {
+    (void)s;
+    return false;
+  }
+  // Puts the calling thread in relaxed capture mode (cuThreadExchangeStreamCaptureMode), so its
+  // allocations and synchronisations do not break another thread's capture. Default: no-op.
+  virtual Status relaxCaptureMode() { return Status::Ok(); }
+
   // A tensor-memory-accelerator descriptor (CUtensorMap on NVIDIA sm_90+) for a 2-D row-major
   // matrix, passed by value to kernels that load tiles with cp.async.bulk.tensor. Pure host
   // work (no device call); thread-safe. Default: kUnsupported (no TMA on this backend).

@@ -111,7 +111,8 @@ nlohmann::json statsJson(const TimingStats& s) {
 nlohmann::json entryJson(const DbEntry& e, const Validator& v, bool candidates) {
   nlohmann::json j = {{"key", e.key}, {"winner", e.winner}, {"source", e.winner_source},
                       {"stats", statsJson(e.winner_stats)}, {"date", e.date}, {"pinned", e.pinned},
-                      {"device", v.device_name}, {"arch", v.arch}, {"unverified", e.unverified}};
+                      {"device", v.device_name}, {"arch", v.arch}, {"unverified", e.unverified},
+                      {"origin", e.predicted ? "predicted" : "measured"}};
   if (!candidates) return j;
   j["candidates"] = nlohmann::json::array();
   for (const auto& c : e.candidates)
@@ -126,7 +127,10 @@ nlohmann::json entryJson(const DbEntry& e, const Validator& v, bool candidates) 
 void printEntry(const DbEntry& e, const Validator& v, bool candidates) {
   const std::string src = e.winner_source == "jit" ? "" : printable(e.winner_source) + " ";
   // An entry pulled from the shared cache is data until this process has run and checked it.
-  const char* trust = e.unverified ? "  UNVERIFIED (pulled; verified before its first use)" : "";
+  // A predicted entry (autotune/predict.h) was never timed for its key: never read as a winner.
+  const char* trust = e.unverified  ? "  UNVERIFIED (pulled; verified before its first use)"
+                      : e.predicted ? "  PREDICTED (from tuned neighbours; not measured)"
+                                    : "  measured";
   std::printf("%s  [%s %s]\n  winner %s%s  %.2f us%s%s  (%s)\n", printable(e.key).c_str(),
               printable(v.device_name).c_str(), printable(v.arch).c_str(), src.c_str(),
               printable(e.winner).c_str(), e.winner_stats.median_ms * 1e3,
@@ -166,11 +170,16 @@ int dbLs(const Options& o, bool json) {
       nlohmann::json fj = {{"family", fam}, {"devices", nlohmann::json::array()}};
       auto db = openFamily(f, fam);
       if (db.ok()) {
-        for (const auto& [v, n] : (*db)->validators())
+        for (const auto& [v, n] : (*db)->validators()) {
+          int predicted = 0;  // never mistaken for measured winners (autotune/predict.h)
+          if (auto dv = openFamily(f, fam, v); dv.ok())
+            for (const auto& e : (*dv)->entries()) predicted += e.predicted ? 1 : 0;
           fj["devices"].push_back({{"device_name", v.device_name}, {"arch", v.arch},
                                    {"backend", v.backend}, {"driver_version", v.driver_version},
                                    {"compiler", v.compiler + " " + v.compiler_version},
-                                   {"entries", n}});
+                                   {"entries", n}, {"measured", n - predicted},
+                                   {"predicted", predicted}});
+        }
       }
       row["families"].push_back(fj);
     }
@@ -190,11 +199,12 @@ int dbLs(const Options& o, bool json) {
       for (const auto& fj : r["families"]) {
         std::printf("%s  (%s)\n", printable(fj["family"].get<std::string>()).c_str(), file.c_str());
         for (const auto& d : fj["devices"])
-          std::printf("  %-28s %-8s driver %-8s %-22s %d entries\n",
+          std::printf("  %-28s %-8s driver %-8s %-22s %d entries (%d measured, %d predicted)\n",
                       printable(d["device_name"].get<std::string>()).c_str(),
                       printable(d["arch"].get<std::string>()).c_str(),
                       printable(d["driver_version"].get<std::string>()).c_str(),
-                      printable(d["compiler"].get<std::string>()).c_str(), d["entries"].get<int>());
+                      printable(d["compiler"].get<std::string>()).c_str(), d["entries"].get<int>(),
+                      d["measured"].get<int>(), d["predicted"].get<int>());
       }
     }
   }

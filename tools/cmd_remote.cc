@@ -132,6 +132,7 @@ int push(remote::RemoteCache& cache, const Options& o, const std::vector<std::st
       auto db = TuningDatabase::open(path, v, family);
       if (!db.ok() || count == 0) continue;
       for (const auto& e : (*db)->entries()) {
+        if (e.predicted) continue;  // never shared as a winner (remote/cache.cc refuses it too)
         Status s = cache.publishFrom(family, v, e, **store);
         if (s.ok()) ++pushed;
         else {

@@ -31,7 +31,8 @@ namespace ktune::cli {
 
 const char* const kTuneUsage =
     "ktune tune rmsnorm|silu_mul --rows R --cols C [--dtype bf16|f16|f32] [--residual] [--no-weight]\n"
-    "       ktune tune gemm --m M --n N --k K [--dtype bf16|f16] [--out-dtype ...] [--layout NN|NT|TN|TT]\n"
+    "       ktune tune gemm --m M|LO..HI --n N --k K [--dtype bf16|f16] [--out-dtype ...]\n"
+    "                       [--layout NN|NT|TN|TT]\n"
     "                       [--epilogue none|bias|residual|silu|gelu|silu_mul, '+'-joined]\n"
     "                       [--full-space]\n"
     "                       [--kinds mma,skinny,decode,wgmma,tma,mfma (only these kernels)]\n"
@@ -198,7 +199,19 @@ int parseGemmCases(TuneRequest* t) {
     return usage("gemm needs --m --n --k (or --suite llm)", kTuneUsage);
   long long mnk[3];
   const char* names[3] = {"--m", "--n", "--k"};
+  if (const std::string m = a.get("--m"); m.find("..") != std::string::npos) {
+    auto lo = parseIntFlag("--m", m.substr(0, m.find("..")), 1, (1LL << 31) - 1);
+    auto hi = parseIntFlag("--m", m.substr(m.find("..") + 2), 1, (1LL << 31) - 1);
+    if (!lo.ok() || !hi.ok() || *hi < *lo)
+      return usage("--m LO..HI needs 1 <= LO <= HI", kTuneUsage);
+    t->m_lo = *lo;
+    t->m_hi = *hi;
+  }
   for (int i = 0; i < 3; ++i) {
+    if (i == 0 && t->m_hi > 0) {
+      mnk[0] = t->m_lo;
+      continue;
+    }
     auto v = parseIntFlag(names[i], a.get(names[i]), 1, (1LL << 31) - 1);
     if (!v.ok()) return usage(v.status().message(), kTuneUsage);
     mnk[i] = *v;
@@ -211,6 +224,14 @@ int parseGemmCases(TuneRequest* t) {
   s.ldc = gemm::outCols(s);  // dense C: N/2 columns for silu_mul
   Status v = gemm::validate(s);
   if (!v.ok()) return fail(v);
+  if (t->m_hi > 0) {
+    for (long long m : rangeMs(t->m_lo, t->m_hi)) {
+      auto r = gemm::denseShape(*layout, ab, cdt, m, mnk[1], mnk[2]);
+      (void)parseEpilogue(a.get("--epilogue"), &r);  // parsed above: cannot fail here
+      t->gemm_cases.push_back({"gemm", r});
+    }
+    return -1;
+  }
   t->gemm_cases.push_back({"gemm", s});
   return -1;
 }
@@ -472,6 +493,7 @@ int runGemm(const std::shared_ptr<Tuner>& tuner, Backend& backend, const TuneReq
     printTuneReport(*rep, m, t.json, vendor_ms);
     if (rep->winner.empty()) rc = kExitFailed;
   }
+  if (t.m_hi > 0 && rc == kExitOk) rc = reportRange(**gop, t);
   return rc;
 }
 

@@ -24,6 +24,7 @@ int cmdOccupancy(const std::vector<std::string>& args);
 int cmdRemote(const std::vector<std::string>& args);
 int cmdServe(const std::vector<std::string>& args);
 int cmdRegret(const std::vector<std::string>& args);
+int cmdPredict(const std::vector<std::string>& args);
 // The remote as `ktune info` shows it: JSON text {"url", "client", "reachable", "ping_ms",
 // "summary", "problem" (when configured but unusable)}; asks the remote once, within its timeout.
 std::string remoteInfoJson(const Options& o);

@@ -21,6 +21,7 @@ static const char* kHelp =
     "  explain <template|file.cu>   resource, occupancy and ISA report of one config (as compile --report)\n"
     "  tune rmsnorm|silu_mul|gemm   tune on the GPU (without one: compile and analyse the space)\n"
     "  regret [--set ci|gpu]        guided search vs exhaustive, per key (docs/search.md)\n"
+    "  predict gemm --m M --n N --k K  the config an untuned shape runs, from tuned neighbours\n"
     "  cache ls|show|dump|rm|clear|verify|diff|path   inspect the code-object cache\n"
     "  db ls|show|verify|rm|export|import   inspect the tuning database\n"
     "  report FAMILY|--all|--compare  a tuning run as one HTML page; compare two databases\n"
@@ -62,6 +63,7 @@ int dispatchUnchecked(const std::vector<std::string>& args) {
   if (cmd == "cache") return cmdCache(rest);
   if (cmd == "tune") return cmdTune(rest);
   if (cmd == "regret") return cmdRegret(rest);
+  if (cmd == "predict") return cmdPredict(rest);
   if (cmd == "db") return cmdDb(rest);
   if (cmd == "report") return cmdReport(rest);
   if (cmd == "occupancy") return cmdOccupancy(rest);

@@ -10,6 +10,10 @@
 #include "templates/gemm.h"
 #include "tools/args.h"
 
+namespace ktune {
+class GemmOp;
+}
+
 namespace ktune::cli {
 
 extern const char* const kTuneUsage;
@@ -29,6 +33,7 @@ struct TuneRequest {
   long long rows = 0, cols = 0;
   std::vector<GemmCase> gemm_cases;
   std::vector<gemm::KernelKind> kinds;  // --kinds; empty = every kind of the arch
+  long long m_lo = 0, m_hi = 0;  // --m LO..HI (range pre-tuning, tools/cmd_predict.cc); 0 = none
 };
 
 // Parses and validates argv into *t. Returns -1 to go on, else the exit code to return (usage
@@ -40,6 +45,12 @@ int checkKindsForArch(const TuneRequest& t, const std::string& arch);
 
 // The no-GPU path: compile (through the code-object store) and analyse the request's configs for
 // --arch (default sm_90a), and say why timing needs a GPU.
+// Range pre-tuning (`ktune tune gemm --m LO..HI`): the M values tuned for [lo, hi] (at most
+// `max_n`: ends, powers of two, 1.5x midpoints; predict::rangePoints), and the report, after they
+// were tuned, of what every other M in the range runs and its predicted regret. Returns an exit code.
+std::vector<long long> rangeMs(long long lo, long long hi);
+int reportRange(GemmOp& op, const TuneRequest& t);
+
 int analyseWithoutGpu(const TuneRequest& t, const Options& opts, const std::string& why_no_gpu);
 
 }  // namespace ktune::cli

@@ -77,13 +77,18 @@ typedef void* ktune_stream; /* CUstream / hipStream_t of the tuner's backend; NU
 
 /* Options of ktune_tuner_create_ex. Unset fields (NULL, or -1 for the ints) keep the value
  * from the environment (KTUNE_*; see the README), which keeps the documented default. */
+/* ktune_tuner_options.tuning: tune untuned keys off the caller's thread (README "Dynamic shapes"). */
+#define KTUNE_TUNING_BACKGROUND 2
+
 typedef struct ktune_tuner_options {
   size_t struct_size;     /* sizeof(ktune_tuner_options) */
   const char* backend;    /* "auto" | "cuda" | "hip" | "sim" */
   int device;             /* ordinal; -1 = KTUNE default (0) */
   const char* cache_dir;  /* code-object store and databases */
   const char* database_path; /* one database file instead of one per family */
-  int tuning;             /* 0 = off (default config, untuned keys recorded), 1 = on */
+  int tuning;             /* 0 = off (default config, untuned keys recorded), 1 = on,
+                             KTUNE_TUNING_BACKGROUND (2) = an untuned key runs its predicted config
+                             at once and is tuned on a thread of the tuner (KTUNE_TUNING=background) */
   int verbose;            /* 0, 1, 2 */
   int isolate;            /* 1 = benchmark candidates in the ktune-worker process; families
                              registered from data then refuse (KTUNE_ERR_UNAVAILABLE): their

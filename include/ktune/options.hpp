@@ -29,6 +29,13 @@ struct KTUNE_API TunerOptions {
   // KTUNE_TUNING=0 turns tuning off: a key with no database entry runs the default config and is
   // recorded as untuned. Default on.
   bool tuning = true;
+  // KTUNE_TUNING=background (with tuning on): an untuned key runs its predicted config (from the
+  // family's tuned neighbours; the default when none is near) at once and is tuned on a thread of
+  // the tuner, on its own stream, pausing between candidates so the caller's GPU work keeps most
+  // of the device; the winner replaces the prediction for the next call. A call never waits for
+  // tuning. The family must be able to rebuild its problem (make_problem; the built-in ops can).
+  // On a GPU it implies isolate (unless KTUNE_ISOLATE is set): candidates run in the worker.
+  bool background = false;
   // KTUNE_RECORD_UNTUNED=<file>: append keys that ran untuned (JSON lines) for offline tuning.
   std::string record_untuned_path;
   // KTUNE_DB=<file>: use this tuning database file instead of one per family under cache_dir.

@@ -47,6 +47,7 @@ const std::vector<OptionField>& optionFields() {
       field("device", &TunerOptions::device),
       field("cache_dir", &TunerOptions::cache_dir),
       field("tuning", &TunerOptions::tuning),
+      field("background", &TunerOptions::background),
       field("record_untuned_path", &TunerOptions::record_untuned_path),
       field("database_path", &TunerOptions::database_path),
       field("verbose", &TunerOptions::verbose),

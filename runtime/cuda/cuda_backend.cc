@@ -339,6 +339,24 @@ class CudaBackend final : public Backend {
     return cuError(api_, r, "checkError (cuStreamQuery)", Code::kLaunchError);
   }
 
+  Expected<bool> isCapturing(StreamHandle s) override {
+    if (api_.cuStreamIsCapturing == nullptr) return false;
+    int status = 0;  // CU_STREAM_CAPTURE_STATUS_NONE / _ACTIVE / _INVALIDATED
+    CUresult r = api_.cuStreamIsCapturing(stream(s), &status);
+    // CUDA_ERROR_STREAM_CAPTURE_IMPLICIT (906): the legacy stream while another stream captures
+    // in global mode. Anything done on it now would break that capture: treat it as capturing.
+    if (r == 906) return true;
+    if (r != CUDA_SUCCESS) return cuError(api_, r, "cuStreamIsCapturing", Code::kLaunchError);
+    return status != 0;
+  }
+
+  Status relaxCaptureMode() override {
+    if (api_.cuThreadExchangeStreamCaptureMode == nullptr) return Status::Ok();
+    int mode = 2;  // CU_STREAM_CAPTURE_MODE_RELAXED
+    KTUNE_CU(api_.cuThreadExchangeStreamCaptureMode(&mode), "cuThreadExchangeStreamCaptureMode");
+    return Status::Ok();
+  }
+
   Expected<TensorMap> encodeTensorMap2D(const TensorMap2DDesc& d) override {
     if (api_.cuTensorMapEncodeTiled == nullptr)
       return Status::Unsupported("this CUDA driver has no cuTensorMapEncodeTiled (needs 12.0+)");

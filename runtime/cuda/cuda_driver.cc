@@ -114,6 +114,14 @@ Expected<std::unique_ptr<Driver>> loadDriver() {
   KTUNE_RESOLVE(cuLaunchKernel, "cuLaunchKernel");
   KTUNE_RESOLVE(cuOccupancyMaxActiveBlocksPerMultiprocessor,
                 "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+  if (!resolve(L, gp2, gp1, want, "cuStreamIsCapturing", {"cuStreamIsCapturing"},
+               a.cuStreamIsCapturing)
+           .ok())
+    a.cuStreamIsCapturing = nullptr;
+  if (!resolve(L, gp2, gp1, want, "cuThreadExchangeStreamCaptureMode",
+               {"cuThreadExchangeStreamCaptureMode"}, a.cuThreadExchangeStreamCaptureMode)
+           .ok())
+    a.cuThreadExchangeStreamCaptureMode = nullptr;
   if (!resolve(L, gp2, gp1, want, "cuTensorMapEncodeTiled", {"cuTensorMapEncodeTiled"},
                a.cuTensorMapEncodeTiled)
            .ok())

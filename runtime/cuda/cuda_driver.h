@@ -111,6 +111,9 @@ struct CudaApi {
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                              unsigned, unsigned, CUstream, void**, void**);
   CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int*, CUfunction, int, size_t);
+  // Optional: null when absent (isCapturing then says no, relaxCaptureMode does nothing).
+  CUresult (*cuStreamIsCapturing)(CUstream, int*);
+  CUresult (*cuThreadExchangeStreamCaptureMode)(int*);
   // Optional (CUDA 12.0+ drivers): null when absent; encodeTensorMap2D then says so.
   CUresult (*cuTensorMapEncodeTiled)(void*, int, unsigned, void*, const unsigned long long*,
                                      const unsigned long long*, const unsigned*, const unsigned*,

@@ -203,7 +203,42 @@ Status SimBackend::setDevice(int ordinal) {
   return Status::Ok();
 }
 
+namespace {
+thread_local bool t_capture_relaxed = false;
+}  // namespace
+
+void SimBackend::setCapturing(StreamHandle s, bool on) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = std::find(capturing_.begin(), capturing_.end(), s.p);
+  if (on && it == capturing_.end()) capturing_.push_back(s.p);
+  if (!on && it != capturing_.end()) capturing_.erase(it);
+}
+
+int64_t SimBackend::captureViolations() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return capture_violations_;
+}
+
+Expected<bool> SimBackend::isCapturing(StreamHandle s) {
+  std::lock_guard<std::mutex> l(mu_);
+  return std::find(capturing_.begin(), capturing_.end(), s.p) != capturing_.end();
+}
+
+Status SimBackend::relaxCaptureMode() {
+  t_capture_relaxed = true;
+  return Status::Ok();
+}
+
+Status SimBackend::captureGuard(const char* what) {
+  if (t_capture_relaxed) return Status::Ok();
+  std::lock_guard<std::mutex> l(mu_);
+  if (capturing_.empty()) return Status::Ok();
+  ++capture_violations_;
+  return Status::Unsupported(std::string("sim: ") + what + " during a stream capture");
+}
+
 Expected<DevicePtr> SimBackend::alloc(size_t bytes) {
+  KTUNE_RETURN_IF_ERROR(captureGuard("alloc"));
   if (bytes == 0) return Status::InvalidArgument("alloc(0): size must be positive");
   KTUNE_RETURN_IF_ERROR(lostContext());
   std::lock_guard<std::mutex> l(mu_);
@@ -222,6 +257,7 @@ Expected<DevicePtr> SimBackend::alloc(size_t bytes) {
 }
 
 Status SimBackend::free(DevicePtr p) {
+  KTUNE_RETURN_IF_ERROR(captureGuard("free"));
   if (p == 0) return Status::Ok();
   std::lock_guard<std::mutex> l(mu_);
   auto it = mem_.find(p);
@@ -233,6 +269,7 @@ Status SimBackend::free(DevicePtr p) {
 }
 
 Status SimBackend::copyToDevice(DevicePtr dst, const void* src, size_t bytes) {
+  KTUNE_RETURN_IF_ERROR(captureGuard("copyToDevice"));
   std::lock_guard<std::mutex> l(mu_);
   unsigned char* h = nullptr;
   KTUNE_RETURN_IF_ERROR(rangeCheck(dst, bytes, "copyToDevice", &h));
@@ -241,6 +278,7 @@ Status SimBackend::copyToDevice(DevicePtr dst, const void* src, size_t bytes) {
 }
 
 Status SimBackend::copyToHost(void* dst, DevicePtr src, size_t bytes) {
+  KTUNE_RETURN_IF_ERROR(captureGuard("copyToHost"));
   std::lock_guard<std::mutex> l(mu_);
   unsigned char* h = nullptr;
   KTUNE_RETURN_IF_ERROR(rangeCheck(src, bytes, "copyToHost", &h));
@@ -289,7 +327,10 @@ Status SimBackend::destroyStream(StreamHandle s) {
   return Status::Ok();
 }
 
-Status SimBackend::synchronize(StreamHandle) { return lostContext(); }
+Status SimBackend::synchronize(StreamHandle) {
+  KTUNE_RETURN_IF_ERROR(captureGuard("synchronize"));
+  return lostContext();
+}
 
 Status SimBackend::lostContext() const {
   std::lock_guard<std::mutex> l(mu_);
@@ -313,6 +354,7 @@ Status SimBackend::recordEvent(EventHandle e, StreamHandle s) {
 }
 
 Status SimBackend::synchronizeEvent(EventHandle e) {
+  KTUNE_RETURN_IF_ERROR(captureGuard("synchronizeEvent"));
   if (!e.p) return Status::InvalidArgument("synchronizeEvent: null event");
   return Status::Ok();
 }
@@ -329,6 +371,7 @@ Expected<float> SimBackend::elapsedMs(EventHandle start, EventHandle end) {
 }
 
 Expected<ModuleHandle> SimBackend::loadModule(const std::string& image) {
+  KTUNE_RETURN_IF_ERROR(captureGuard("loadModule"));
   KTUNE_RETURN_IF_ERROR(lostContext());
   KTUNE_ASSIGN_OR_RETURN(SimImage img, parseSimImage(image));
   std::shared_ptr<SimKernel> k;

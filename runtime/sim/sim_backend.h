@@ -104,6 +104,14 @@ class SimBackend : public Backend {
   // simulated device time was spent on that device.
   double deviceClockMs(int ordinal) const;
   const SimOptions& options() const { return opts_; }
+  // Stream capture, simulated (what cuStreamBeginCapture / cuStreamEndCapture do to a stream):
+  // while any stream captures, alloc, free, copies to or from the host, synchronisations and
+  // module loads from a thread not in relaxed mode (relaxCaptureMode) fail with kUnsupported and
+  // count as capture violations, as CUDA's global capture mode refuses them.
+  void setCapturing(StreamHandle s, bool on);
+  int64_t captureViolations() const;
+  Expected<bool> isCapturing(StreamHandle s) override;
+  Status relaxCaptureMode() override;
 
   Vendor vendor() const override { return Vendor::kSimulated; }
   std::string name() const override { return "sim"; }
@@ -169,6 +177,9 @@ class SimBackend : public Backend {
   std::vector<std::unique_ptr<Module>> modules_;
   Status sticky_;
   Status lost_;  // the fault that lost the context (faults_lose_context)
+  std::vector<void*> capturing_;  // streams capturing now (guarded by mu_)
+  int64_t capture_violations_ = 0;
+  Status captureGuard(const char* what);
 };
 
 // Parsed form of a "sim" code object (written by compiler/sim/sim_compiler.cc).

@@ -1,0 +1,196 @@
+#include "autotune/predict.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <set>
+
+#include "autotune/guided.h"
+
+namespace ktune::predict {
+
+ParsedKey parseKey(const std::string& key) {
+  ParsedKey k;
+  size_t i = 0;
+  while (i <= key.size()) {
+    size_t j = key.find(',', i);
+    if (j == std::string::npos) j = key.size();
+    const std::string f = key.substr(i, j - i);
+    const size_t eq = f.find('=');
+    if (eq != std::string::npos) {
+      const std::string v = f.substr(eq + 1);
+      char* end = nullptr;
+      const long long x = v.empty() ? 0 : std::strtoll(v.c_str(), &end, 10);
+      const bool num = !v.empty() && end && *end == '\0';
+      k.names.push_back(f.substr(0, eq));
+      k.is_num.push_back(num);
+      k.num.push_back(num ? std::log2(1.0 + std::fabs(double(x))) : 0.0);
+      k.str.push_back(num ? std::string() : v);
+    }
+    i = j + 1;
+  }
+  return k;
+}
+
+double distance(const ParsedKey& a, const ParsedKey& b) {
+  const double cat = guided::kCategoryDistance * guided::kCategoryDistance;
+  double sq = 0;
+  for (size_t i = 0; i < a.names.size(); ++i) {
+    size_t j = 0;
+    while (j < b.names.size() && b.names[j] != a.names[i]) ++j;
+    if (j == b.names.size()) {
+      sq += cat;
+    } else if (a.is_num[i] && b.is_num[j]) {
+      const double d = a.num[i] - b.num[j];
+      sq += d * d;
+    } else if (a.is_num[i] != b.is_num[j] || a.str[i] != b.str[j]) {
+      sq += cat;
+    }
+  }
+  for (const auto& n : b.names)
+    if (std::find(a.names.begin(), a.names.end(), n) == a.names.end()) sq += cat;
+  return std::sqrt(sq);
+}
+
+namespace {
+
+bool timed(const CandidateResult& c) { return c.stats.runs > 0 && c.stats.median_ms > 0; }
+
+// The default's median at an entry: the candidate its default comparison names; 0 when unknown.
+double defaultMs(const DbEntry& e) {
+  if (e.vs_default.baseline.empty()) return 0;
+  for (const auto& c : e.candidates)
+    if (c.config == e.vs_default.baseline && c.source == e.vs_default.baseline_source && timed(c))
+      return c.stats.median_ms;
+  return e.vs_default.baseline_ms > 0 && e.vs_default.ratio > 0 ? e.vs_default.baseline_ms : 0;
+}
+
+}  // namespace
+
+std::vector<Neighbour> indexEntries(const std::vector<DbEntry>& entries) {
+  std::vector<Neighbour> out;
+  for (const DbEntry& e : entries) {
+    if (e.winner.empty() || e.predicted || e.unverified) continue;
+    double fastest = 0;
+    for (const auto& c : e.candidates)
+      if (c.status == Code::kOk && timed(c))
+        fastest = fastest <= 0 ? c.stats.median_ms : std::min(fastest, c.stats.median_ms);
+    if (fastest <= 0) continue;
+    Neighbour n;
+    n.key = e.key;
+    n.parsed = parseKey(e.key);
+    n.winner = e.winner;
+    n.winner_source = e.winner_source;
+    for (const auto& c : e.candidates) {
+      if (c.source != "jit" || !timed(c)) continue;
+      // Stopped early as slower than the best: at most half as good (its median is a lower bound).
+      double s = fastest / c.stats.median_ms;
+      if (c.status != Code::kOk) s = std::min(s, kUnreachedScore);
+      n.scores.emplace_back(c.config, std::min(1.0, s));
+    }
+    if (const double d = defaultMs(e); d > 0) n.scores.emplace_back(kDefaultClass, std::min(1.0, fastest / d));
+    out.push_back(std::move(n));
+  }
+  return out;
+}
+
+namespace {
+
+double scoreAt(const Neighbour& n, const std::string& cls, bool* known) {
+  for (const auto& [c, s] : n.scores)
+    if (c == cls) {
+      *known = true;
+      return s;
+    }
+  *known = false;
+  return kUnreachedScore;
+}
+
+}  // namespace
+
+Prediction predict(const std::vector<Neighbour>& index, const std::string& key,
+                   const std::function<bool(const std::string&)>& applicable) {
+  Prediction out;
+  out.source = kDefaultClass;
+  const ParsedKey pk = parseKey(key);
+  std::vector<std::pair<double, const Neighbour*>> near;
+  for (const auto& n : index) {
+    if (n.key == key) continue;
+    const double d = distance(pk, n.parsed);
+    if (d < kMaxDistance) near.emplace_back(d, &n);
+  }
+  std::stable_sort(near.begin(), near.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  if (near.size() > kNeighbours) near.resize(kNeighbours);
+  if (near.empty()) {
+    out.basis = "no tuned neighbours";
+    return out;
+  }
+  // Candidate classes: every config a neighbour measured, plus the default.
+  std::set<std::string> classes{kDefaultClass};
+  for (const auto& [d, n] : near)
+    for (const auto& [c, s] : n->scores) classes.insert(c);
+  double wsum = 0;
+  for (const auto& [d, n] : near) wsum += 1.0 / (1.0 + d);
+  auto score = [&](const std::string& cls) {
+    double acc = 0, wk = 0;
+    for (const auto& [d, n] : near) {
+      bool known = false;
+      const double s = scoreAt(*n, cls, &known);
+      const double w = 1.0 / (1.0 + d);
+      if (cls == kDefaultClass && !known) continue;  // not compared there: no evidence either way
+      acc += w * s;
+      wk += w;
+    }
+    return wk > 0 ? acc / wk : kUnreachedScore;
+  };
+  std::string best = kDefaultClass;
+  out.default_score = score(kDefaultClass);
+  double best_score = out.default_score * (1.0 + kDefaultMargin);
+  for (const auto& cls : classes) {
+    if (cls == kDefaultClass || !applicable(cls)) continue;
+    const double s = score(cls);
+    if (s > best_score) best = cls, best_score = s;
+  }
+  out.source = best == kDefaultClass ? kDefaultClass : "jit";
+  out.config = best == kDefaultClass ? "" : best;
+  out.score = best == kDefaultClass ? out.default_score : best_score;
+  out.basis = best == kDefaultClass ? "default beats the rest" : "neighbours";
+  double close = 0;
+  for (const auto& [d, n] : near) {
+    bool known = false;
+    Used u{n->key, n->winner, n->winner_source, d, 1.0 / (1.0 + d), scoreAt(*n, best, &known)};
+    if (known && u.score >= 0.97) close += u.weight;
+    out.neighbours.push_back(std::move(u));
+  }
+  out.confidence = (1.0 / (1.0 + near.front().first)) * (close / wsum);
+  return out;
+}
+
+std::vector<int64_t> rangePoints(int64_t lo, int64_t hi, size_t max_n) {
+  std::set<int64_t> pow2, mids;
+  if (lo < 1) lo = 1;
+  if (hi < lo) return {};
+  for (int64_t p = 1; p <= hi && p > 0; p *= 2) {
+    if (p >= lo) pow2.insert(p);
+    const int64_t m = p + p / 2;  // 1.5 x: between p and 2p
+    if (m > p && m >= lo && m <= hi) mids.insert(m);
+  }
+  pow2.insert(lo);
+  pow2.insert(hi);
+  std::vector<int64_t> mid(mids.begin(), mids.end());
+  // Thin the midpoints (every other one, from the small end) until the whole fits max_n.
+  while (!mid.empty() && pow2.size() + mid.size() > max_n) {
+    std::vector<int64_t> kept;
+    for (size_t i = 0; i < mid.size(); ++i)
+      if (i % 2 == 1) kept.push_back(mid[i]);
+    if (kept.size() == mid.size()) break;
+    mid = std::move(kept);
+  }
+  std::set<int64_t> all(pow2.begin(), pow2.end());
+  all.insert(mid.begin(), mid.end());
+  return {all.begin(), all.end()};
+}
+
+}  // namespace ktune::predict

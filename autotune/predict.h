@@ -1,0 +1,95 @@
+// Prediction of a config for a key that was never tuned, from the family's tuned keys in its
+// database (this device's validator). Pure functions over plain values (no engine), so the engine,
+// `ktune predict`, range pre-tuning and the tests use the same rule.
+//
+// Model: k nearest measured neighbours. A key is a point whose integer fields are coordinates in
+// log2(1 + |v|) and whose string fields (layout, dtype) are categories (guided::keyDistance: a
+// different category or a missing field is kCategoryDistance away, far enough that other layouts
+// never outvote same-layout neighbours). Each neighbour says, for every config it measured, how
+// close that config came to its fastest candidate (fastest median / config median, 1 = won). A
+// config's score is the closeness-weighted mean of that over the neighbours; a neighbour that did
+// not reach a config counts as kUnreachedScore for it (an unmeasured config is rarely the best one
+// there). The family default (its vendor heuristic's own pick for the new key, else its default
+// config) is a candidate like the others, scored by how the default did at each neighbour
+// ("vs_default"). Vendor algorithms other than the default are per-shape picks of the library and
+// are not carried over. The prediction is the best-scoring config that is applicable to the new key
+// (the caller's check: constraints, shared memory, alignment), and it replaces the default only when
+// its score beats the default's by kDefaultMargin, so a prediction is not slower than the default on
+// the neighbours' evidence.
+// Why nearest neighbours and not a fitted model: a GEMM's best tile changes in steps along M (wave
+// quantisation) with a handful of tuned keys per N x K; neighbour votes in log-M follow those steps
+// without a model to fit, stay exact on tuned keys and are explained by listing the neighbours.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "autotune/database.h"
+
+namespace ktune::predict {
+
+inline constexpr size_t kNeighbours = 4;
+// Only neighbours closer than one category step: same layout, dtypes and epilogue (another
+// category's winners are not evidence for this one), numeric fields within a factor of ~15.
+inline constexpr double kMaxDistance = 4.0;
+inline constexpr double kUnreachedScore = 0.5;
+inline constexpr double kDefaultMargin = 0.02;
+// The name of the default in a Prediction's `source` when the caller's default was chosen.
+inline constexpr const char* kDefaultClass = "default";
+
+// A key's fields, parsed once: integers as log2(1 + |v|), strings as categories.
+struct ParsedKey {
+  std::vector<std::string> names;
+  std::vector<double> num;  // log value, for integer fields
+  std::vector<std::string> str;  // value, for string fields ("" for integers)
+  std::vector<bool> is_num;
+};
+ParsedKey parseKey(const std::string& key);
+// Equal to guided::keyDistance on the keys the ParsedKeys came from.
+double distance(const ParsedKey& a, const ParsedKey& b);
+
+// One measured entry, reduced to what prediction needs.
+struct Neighbour {
+  std::string key;
+  ParsedKey parsed;
+  std::string winner, winner_source;
+  // config string -> fastest / its median, JIT configs only; kDefaultClass -> the default's.
+  std::vector<std::pair<std::string, double>> scores;
+};
+// The entries a prediction may learn from: measured (a winner, not predicted, not unverified).
+std::vector<Neighbour> indexEntries(const std::vector<DbEntry>& entries);
+
+struct Used {
+  std::string key, winner, winner_source;
+  double distance = 0;
+  double weight = 0;   // closeness weight 1 / (1 + distance)
+  double score = 0;    // the predicted config's score there (kUnreachedScore when not measured)
+};
+struct Prediction {
+  std::string config;         // config string (JIT) or the default's config / vendor id
+  std::string source = "jit"; // "jit", or kDefaultClass when the family default was chosen
+  double score = 0;           // predicted time of the fastest / predicted config's (1 = as good)
+  double default_score = 0;   // the same for the default
+  // 0..1: proximity of the nearest neighbour (1 / (1 + d)) times the weighted share of the
+  // neighbours where the predicted config was within 3% of the fastest.
+  double confidence = 0;
+  std::vector<Used> neighbours;
+  std::string basis;  // "neighbours", "no tuned neighbours", "default beats the rest"
+  // The regret predicted for this config: 1 / score - 1 (0.05 = 5% slower than the best).
+  double predictedRegret() const { return score > 0 ? 1.0 / score - 1.0 : 0.0; }
+};
+// `applicable(config)`: whether a JIT config can run the new key. `exclude_key`: the key itself
+// (a tuned key is not its own neighbour). Deterministic.
+Prediction predict(const std::vector<Neighbour>& index, const std::string& key,
+                   const std::function<bool(const std::string&)>& applicable);
+
+// Range pre-tuning: the M values to tune in [lo, hi]: the ends, the powers of two inside, and the
+// geometric midpoints between consecutive ones (x 1.5 after a power of two: 3, 6, 12, 24, ...,
+// where wave quantisation changes the best tile between two powers), thinned to at most `max_n`
+// by keeping every other midpoint first. Sorted, unique.
+std::vector<int64_t> rangePoints(int64_t lo, int64_t hi, size_t max_n);
+
+}  // namespace ktune::predict
