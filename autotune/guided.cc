@@ -8,10 +8,7 @@
 
 namespace ktune::guided {
 
-namespace {
-
-// "a=1,b=x" -> {{a,"1"},{b,"x"}} (a value holding '=' or ',' is not expected in keys).
-std::vector<std::pair<std::string, std::string>> fields(const std::string& key) {
+std::vector<std::pair<std::string, std::string>> keyFields(const std::string& key) {
   std::vector<std::pair<std::string, std::string>> out;
   size_t i = 0;
   while (i <= key.size()) {
@@ -25,6 +22,8 @@ std::vector<std::pair<std::string, std::string>> fields(const std::string& key) 
   return out;
 }
 
+namespace {
+
 bool integer(const std::string& s, long long* v) {
   if (s.empty()) return false;
   char* end = nullptr;
@@ -35,7 +34,7 @@ bool integer(const std::string& s, long long* v) {
 }  // namespace
 
 double keyDistance(const std::string& a, const std::string& b) {
-  const auto fa = fields(a), fb = fields(b);
+  const auto fa = keyFields(a), fb = keyFields(b);
   double sq = 0;
   for (const auto& [name, va] : fa) {
     auto it = std::find_if(fb.begin(), fb.end(), [&](const auto& f) { return f.first == name; });

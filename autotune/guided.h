@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "autotune/database.h"
@@ -33,6 +34,9 @@ namespace ktune::guided {
 // kCategoryDistance (a different layout or dtype is far: its winners say little).
 inline constexpr double kCategoryDistance = 4.0;
 double keyDistance(const std::string& a, const std::string& b);
+// A key string's fields in order: "a=1,b=x" -> {{a,"1"},{b,"x"}} (a value holding '=' or ',' is
+// not expected in keys).
+std::vector<std::pair<std::string, std::string>> keyFields(const std::string& key);
 
 // History: for each config string, the closeness-weighted mean over the `neighbours` nearest
 // entries (other keys, with a measured winner) of fastest-median / its median, for the configs

@@ -12,23 +12,14 @@ namespace ktune::predict {
 
 ParsedKey parseKey(const std::string& key) {
   ParsedKey k;
-  size_t i = 0;
-  while (i <= key.size()) {
-    size_t j = key.find(',', i);
-    if (j == std::string::npos) j = key.size();
-    const std::string f = key.substr(i, j - i);
-    const size_t eq = f.find('=');
-    if (eq != std::string::npos) {
-      const std::string v = f.substr(eq + 1);
-      char* end = nullptr;
-      const long long x = v.empty() ? 0 : std::strtoll(v.c_str(), &end, 10);
-      const bool num = !v.empty() && end && *end == '\0';
-      k.names.push_back(f.substr(0, eq));
-      k.is_num.push_back(num);
-      k.num.push_back(num ? std::log2(1.0 + std::fabs(double(x))) : 0.0);
-      k.str.push_back(num ? std::string() : v);
-    }
-    i = j + 1;
+  for (const auto& [name, v] : guided::keyFields(key)) {
+    char* end = nullptr;
+    const long long x = v.empty() ? 0 : std::strtoll(v.c_str(), &end, 10);
+    const bool num = !v.empty() && end && *end == '\0';
+    k.names.push_back(name);
+    k.is_num.push_back(num);
+    k.num.push_back(num ? std::log2(1.0 + std::fabs(double(x))) : 0.0);
+    k.str.push_back(num ? std::string() : v);
   }
   return k;
 }
