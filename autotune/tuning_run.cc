@@ -183,6 +183,9 @@ int TuningRun::choose() {
   reviveResumed();
   FinalistRun fr{e_, fs_, p_, key_, s_, cands_, iso_used_};
   int w = runFinalists(fr, &rep_.vs_default);
+  // A context lost during the run (TunerEngine::noteFault) leaves no winner: what was measured
+  // before the fault cannot be run or verified now, and the rest was never measured.
+  if (!e_.contextLost().ok()) w = -1;
   rep_.finalists_ms = msSince(t0);
   bench_ms_ += rep_.finalists_ms;
   copyDuplicates();  // after the re-timing: a finalist that failed it takes its copies along
