@@ -227,6 +227,11 @@ int ktune_tuner_create_ex(const ktune_tuner_options* o, ktune_tuner** out) {
 void ktune_tuner_destroy(ktune_tuner* t) { delete t; }
 const char* ktune_tuner_backend(const ktune_tuner* t) { return t ? t->backend.c_str() : ""; }
 const char* ktune_tuner_arch(const ktune_tuner* t) { return t ? t->arch.c_str() : ""; }
+uint64_t ktune_tuner_wait_background(ktune_tuner* t) {
+  if (!t || !t->t) return 0;
+  t->t->waitBackground();
+  return t->t->backgroundTuned();
+}
 
 int ktune_family_register(ktune_tuner* t, const ktune_family_desc* d, ktune_family** out) {
   if (!t || !out) return invalid("ktune_family_register: null tuner or out");

@@ -65,6 +65,9 @@ Expected<std::unique_ptr<Autotuner>> Autotuner::create(const TunerOptions& optio
   return std::unique_ptr<Autotuner>(new Autotuner(std::move(impl)));
 }
 
+void Autotuner::waitBackground() { impl_->tuner->waitBackground(); }
+uint64_t Autotuner::backgroundTuned() const { return impl_->tuner->backgroundTuned(); }
+
 Expected<Kernel> Autotuner::addKernel(const KernelSpec& spec) {
   KTUNE_ASSIGN_OR_RETURN(auto data, api::parseKernelSpec(spec));
   KTUNE_ASSIGN_OR_RETURN(auto fam, impl_->tuner->add(api::toEngineFamily(data)));

@@ -118,6 +118,10 @@ KTUNE_API void ktune_tuner_destroy(ktune_tuner* t);
  * valid while the tuner lives. */
 KTUNE_API const char* ktune_tuner_backend(const ktune_tuner* t);
 KTUNE_API const char* ktune_tuner_arch(const ktune_tuner* t);
+/* Background tuning (KTUNE_TUNING=background, KTUNE_TUNING_BACKGROUND): blocks until every key
+ * queued so far is tuned or failed; returns how many keys the background thread has tuned in
+ * all (0 without background tuning, or for a NULL tuner). */
+KTUNE_API uint64_t ktune_tuner_wait_background(ktune_tuner* t);
 
 /* ---------------------------------------------------------------- families */
 

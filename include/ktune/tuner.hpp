@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -61,6 +62,13 @@ class KTUNE_API Autotuner {
   ~Autotuner();
   Autotuner(const Autotuner&) = delete;
   Autotuner& operator=(const Autotuner&) = delete;
+
+  // Background tuning (options.background): blocks until every key queued so far is tuned (or
+  // failed), then returns; and how many keys the background thread has tuned. Neither starts
+  // anything: without background tuning the first returns at once and the second is 0. For
+  // warm-up before timing, and for tests that must not wait by sleeping.
+  void waitBackground();
+  uint64_t backgroundTuned() const;
 
   // Registers a kernel family from data (kernel.hpp) and opens its tuning database.
   // kInvalidArgument naming the field for a bad spec or a name already registered here.

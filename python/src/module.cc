@@ -179,6 +179,14 @@ void bindTuner(py::module_& m) {
       .def_property_readonly("arch", [](const PyTuner& t) { return t.t->arch(); })
       .def_property_readonly("cache_dir", [](const PyTuner& t) { return t.t->cacheDir(); })
       .def("clear_cache", [](PyTuner& t) { check(t.t->clearCache()); })
+      .def("wait_background",
+           [](PyTuner& t) {
+             {
+               py::gil_scoped_release nogil;  // the tuning thread may call back into Python
+               t.t->waitBackground();
+             }
+             return t.t->backgroundTuned();
+           })
       .def("report", [](const PyTuner& t, const std::string& family, const std::string& key) {
         return unwrap(t.t->report(family, key)).toJson();
       })

@@ -232,3 +232,22 @@ def test_same_kernel_declared_twice_shares_its_family(sim):
     other = make(space={"BLOCK": [64], "VEC": [1]})
     with pytest.raises(ktune.InvalidArgument, match="py_saxpy"):
         other(8, 1.0, x, y)  # another space under a registered name
+
+
+def test_background_mode_runs_at_once_and_waits_on_request(sim):
+    # Background tuning (KTUNE_TUNING=background): the first call of an unseen key runs at once
+    # (one launch, nothing tuned on the caller's thread). A kernel registered from Python cannot
+    # have its buffers rebuilt on the tuning thread (no make_problem), so nothing is queued and
+    # wait_background() returns at once with 0 keys tuned in the background.
+    ktune.set_options(background=True)
+    t = ktune.get_tuner()
+    assert t.options()["background"] is True
+    saxpy = make(restore_value=["y"])
+    n = 1000
+    x = np.arange(n, dtype=np.float32)
+    y = np.ones(n, dtype=np.float32)
+    before = RUNS["count"]
+    saxpy(n, 2.0, x, y)
+    np.testing.assert_allclose(y, 2.0 * np.arange(n) + 1.0)
+    assert RUNS["count"] == before + 1
+    assert t.wait_background() == 0

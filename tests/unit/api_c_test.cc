@@ -76,11 +76,11 @@ class CApi : public ::testing::Test {
     ktune_tuner_destroy(t_);
     (void)ktune::removeTree(dir_);
   }
-  int open(ktune_tuner** t, int isolate = 0) {
+  int open(ktune_tuner** t, int isolate = 0, int tuning = 1) {
     ktune_tuner_options o = KTUNE_TUNER_OPTIONS_INIT;
     o.backend = "sim";
     o.cache_dir = dir_.c_str();
-    o.tuning = 1;
+    o.tuning = tuning;
     o.isolate = isolate;
     int rc = ktune_tuner_create_ex(&o, t);
     if (rc == KTUNE_OK) rc = ktune_sim_register_kernel(*t, "c_twice", run, cost, &rec_);
@@ -217,6 +217,28 @@ TEST_F(CApi, BeforeRunPrecedesEveryTuningLaunch) {
   ktune_family* g = nullptr;
   ASSERT_EQ(ktune_family_register(t_, &old, &g), KTUNE_OK) << ktune_last_error();
   ASSERT_EQ(ktune_family_call(g, v.data(), 3, nullptr), KTUNE_OK) << ktune_last_error();
+}
+
+// Background tuning through the C API: the first call of an unseen key runs one launch at once
+// (nothing tuned on the caller's thread). A family registered from data cannot have its buffers
+// rebuilt on the tuning thread, so nothing is queued and the wait returns at once with 0 tuned.
+TEST_F(CApi, BackgroundModeCallsAtOnceAndTheWaitReturns) {
+  ktune_tuner* bg = nullptr;
+  ASSERT_EQ(open(&bg, 0, KTUNE_TUNING_BACKGROUND), KTUNE_OK) << ktune_last_error();
+  ktune_family_desc d = desc();
+  ktune_family* f = nullptr;
+  ASSERT_EQ(ktune_family_register(bg, &d, &f), KTUNE_OK) << ktune_last_error();
+  const int64_t n = 1000;
+  uint64_t x = 0, y = 0;
+  ASSERT_EQ(ktune_malloc(bg, n * 4, &x), KTUNE_OK);
+  ASSERT_EQ(ktune_malloc(bg, n * 4, &y), KTUNE_OK);
+  auto v = values(n, x, y);
+  const int before = rec_.launches;
+  ASSERT_EQ(ktune_family_call(f, v.data(), 3, nullptr), KTUNE_OK) << ktune_last_error();
+  EXPECT_EQ(rec_.launches, before + 1);
+  EXPECT_EQ(ktune_tuner_wait_background(bg), 0u);
+  EXPECT_EQ(ktune_tuner_wait_background(nullptr), 0u);
+  ktune_tuner_destroy(bg);
 }
 
 TEST_F(CApi, MistakesAreCodesWithMessages) {
