@@ -4,7 +4,7 @@
 set -euo pipefail
 PKGS=(cmake ninja-build make g++ git pkg-config libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
       libamdhip64-dev libamd-comgr-dev rocm-device-libs clang-19 llvm-19 lld-19 mlir-19-tools
-      libclang-rt-19-dev chromium ccache redis-server libhiredis-dev
+      libclang-rt-19-dev chromium ccache redis-server
       pybind11-dev python3-dev python3-venv python3-pip python3-setuptools python3-numpy
       python3-pytest)
 missing=()

@@ -22,7 +22,7 @@ namespace {
 const char* kUsage =
     "ktune remote ping | ls [FAMILY] | stats [--queue-name N] | push [FAMILY...] | pull [FAMILY...]"
     "  [--remote redis://host:port/db] [--json]\n"
-    "  ping     is the remote reachable? round-trip time and the hiredis library\n"
+    "  ping     is the remote reachable? round-trip time and the client\n"
     "  ls       the shared entries (family, validator hash, key), of one FAMILY or all\n"
     "  stats    published / fetched / rejected counts and the queue's progress\n"
     "  push     publish the local databases (or the FAMILYs named) and their code objects\n"
