@@ -7,10 +7,12 @@
 #include <sstream>
 
 #include "autotune/database.h"
+#include "base/format.h"
 #include "base/fs.h"
 #include "base/json_bounded.h"
 #include "base/options.h"
 #include "compiler/store/store.h"
+#include "ops/tune_args.h"
 #include "remote/cache.h"
 #include "remote/queue.h"
 #include "tools/args.h"
@@ -258,18 +260,34 @@ int enqueueFile(const std::string& path, const std::string& url, const std::stri
   if (!client.ok()) return fail(client.status());
   auto text = readFile(path);
   if (!text.ok()) return fail(text.status());
+  // Each line is checked as a server would check it (parseBuiltinTuneItem) before it is shared:
+  // a bad line is reported by its number and left out, the others are enqueued.
   std::vector<std::string> items;
   std::istringstream in(*text);
+  int n = 0, bad = 0;
   for (std::string line; std::getline(in, line);) {
+    ++n;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    auto checked = parseBuiltinTuneItem(line);
+    if (!checked.ok()) {
+      ++bad;
+      std::fprintf(stderr, "ktune: %s line %d not enqueued: %s\n", printable(path).c_str(), n,
+                   printable(checked.status().message()).c_str());
+      continue;
+    }
     auto j = parseJsonOrDiscarded(line);
-    if (j.is_discarded() || !j.is_object() || !j.contains("family")) continue;
     j.erase("date");  // the same key recorded twice is one item
     items.push_back(j.dump());
   }
+  if (items.empty())
+    return fail(Status::InvalidArgument("'" + path + "' holds no valid untuned keys (" +
+                                        std::to_string(bad) + " bad lines)"));
   remote::Queue q(*client, queue);
   Status s = q.enqueue(items);
   if (!s.ok()) return fail(s);
-  if (json) std::printf("{\"enqueued\":%zu,\"queue\":\"%s\"}\n", items.size(), queue.c_str());
+  if (json)
+    std::printf("{\"enqueued\":%zu,\"rejected\":%d,\"queue\":\"%s\"}\n", items.size(), bad,
+                queue.c_str());
   else std::printf("enqueued %zu keys on queue '%s' of %s\n", items.size(), queue.c_str(),
                    (*client)->options().url.display().c_str());
   return kExitOk;

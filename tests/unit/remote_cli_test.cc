@@ -98,11 +98,17 @@ TEST(RemoteCliTest, PingPushLsPullStatsAndEnqueue) {
   // Keys for `ktune serve`.
   ASSERT_TRUE(writeFileAtomic(dir + "/keys.jsonl",
                               "{\"family\":\"rmsnorm_bf16\",\"key\":\"k1\",\"rows\":8,\"cols\":512}\n"
-                              "{\"family\":\"rmsnorm_bf16\",\"key\":\"k2\",\"rows\":16,\"cols\":512}\n")
+                              "{\"family\":\"rmsnorm_bf16\",\"key\":\"k2\",\"rows\":16,\"cols\":512}\n"
+                              "{\"family\":\"rmsnorm_bf16\",\"key\":\"k3\",\"rows\":-4,\"cols\":512}\n")
                   .ok());
+  // The third line is checked as a server would check it and is never shared: reported by its
+  // number, the rest enqueued.
   Cli enq = ktune(a, {"tune", "--from-file", dir + "/keys.jsonl", "--queue", url, "--json"});
   ASSERT_EQ(enq.rc, 0) << enq.err;
   EXPECT_EQ(enq.json()["enqueued"], 2);
+  EXPECT_EQ(enq.json()["rejected"], 1);
+  EXPECT_NE(enq.err.find("line 3 not enqueued"), std::string::npos) << enq.err;
+  EXPECT_NE(enq.err.find("rows"), std::string::npos) << enq.err;
   Cli stats = ktune(a, {"remote", "stats", "--remote", url, "--json"});
   ASSERT_EQ(stats.rc, 0) << stats.err;
   EXPECT_EQ(stats.json()["queue"]["pending"], 2);
