@@ -212,6 +212,29 @@ int dbLs(const Options& o, bool json) {
   return bad ? kExitCorrupt : kExitOk;
 }
 
+// Entries of file `f` that are not measured winners of this machine: pulled from the shared cache
+// and not yet verified by a run here (`unverified`), or predicted (autotune/predict.h). Neither is
+// a problem of the file; `db verify` lists them so an operator sees what runs on trust.
+nlohmann::json trustCounts(const std::string& f, const std::vector<std::string>& families) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& fam : families) {
+    auto db = openFamily(f, fam);
+    if (!db.ok()) continue;
+    int unverified = 0, predicted = 0;
+    for (const auto& [v, n] : (*db)->validators()) {
+      auto dv = openFamily(f, fam, v);
+      if (!dv.ok()) continue;
+      for (const auto& e : (*dv)->entries()) {
+        unverified += e.unverified ? 1 : 0;
+        predicted += e.predicted ? 1 : 0;
+      }
+    }
+    if (unverified || predicted)
+      out.push_back({{"family", fam}, {"unverified", unverified}, {"predicted", predicted}});
+  }
+  return out;
+}
+
 int dbVerify(const Options& o, bool json) {
   auto files = dbFiles(o);
   if (!files.ok()) return failEnv(files.status());
@@ -225,6 +248,7 @@ int dbVerify(const Options& o, bool json) {
     } else {
       row["families"] = sum->families;
       for (const auto& w : sum->warnings) row["problems"].push_back(w);
+      row["trust"] = trustCounts(f, sum->families);
     }
     problems += int(row["problems"].size());
     out.push_back(row);
@@ -232,10 +256,16 @@ int dbVerify(const Options& o, bool json) {
   if (json) {
     std::printf("%s\n", dumpJson(out).c_str());
   } else {
-    for (const auto& r : out)
+    for (const auto& r : out) {
+      const std::string file = printable(r["file"].get<std::string>());
       for (const auto& p : r["problems"])
-        std::printf("CORRUPT %s: %s\n", r["file"].get<std::string>().c_str(),
-                    printable(p.get<std::string>()).c_str());
+        std::printf("CORRUPT %s: %s\n", file.c_str(), printable(p.get<std::string>()).c_str());
+      for (const auto& t : r.value("trust", nlohmann::json::array()))
+        std::printf("NOTE %s: %s: %d UNVERIFIED (pulled from the shared cache, checked on first "
+                    "use), %d predicted (not measured here)\n",
+                    file.c_str(), printable(t["family"].get<std::string>()).c_str(),
+                    t["unverified"].get<int>(), t["predicted"].get<int>());
+    }
     std::printf("%zu database%s checked, %d problem%s\n", out.size(), out.size() == 1 ? "" : "s",
                 problems, problems == 1 ? "" : "s");
   }
