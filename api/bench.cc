@@ -27,17 +27,10 @@ Expected<BenchStats> Autotuner::benchmark(const std::function<Status()>& fn,
   // when this one goes.
   Tuner& t = *impl_->tuner;
   Benchmarker b(*impl_->backend, t.device(), L2Flush::compilerFor(*impl_->backend, t.compiler()));
-  BenchStats out;
-  KTUNE_ASSIGN_OR_RETURN(TimingStats s, b.measure(stream, fn, o, before, nullptr, &out.samples_ms));
-  out.median_ms = s.median_ms;
-  out.p20_ms = s.p20_ms;
-  out.p80_ms = s.p80_ms;
-  out.min_ms = s.min_ms;
-  out.max_ms = s.max_ms;
-  out.mean_ms = s.mean_ms;
-  out.std_ms = s.std_ms;
-  out.runs = s.runs;
-  return out;
+  std::vector<double> samples;
+  KTUNE_ASSIGN_OR_RETURN(BenchStats s, b.measure(stream, fn, o, before, nullptr, &samples));
+  s.samples_ms = std::move(samples);  // the engine's own type: nothing to copy across
+  return s;
 }
 
 }  // namespace ktune

@@ -16,7 +16,7 @@ CandidateView viewOf(const CandidateResult& c) {
   v.p80_ms = c.stats.p80_ms;
   return v;
 }
-void setStats(KeyReport* r, const TimingStats& s) {
+void setStats(KeyReport* r, const BenchStats& s) {
   r->median_ms = s.median_ms;
   r->p20_ms = s.p20_ms;
   r->p80_ms = s.p80_ms;

@@ -107,7 +107,7 @@ void TunerEngine::benchOne(const ErasedFamily& f, const void* p, Cand& c,
     if (f.pre_run) return f.pre_run(p, s);
     return Status::Ok();
   };
-  TimingStats partial;
+  BenchStats partial;
   auto stats = bench->measure(s, run, bo, before, &partial);
   // A candidate timed without the check first (verify_within) is read back only if it can lead.
   const bool late_verify = f.verify && !bo.verify && !reverify && bo.verify_within > 0 &&

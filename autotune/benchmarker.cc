@@ -53,8 +53,8 @@ bool isSlowerThanBest(const Status& s) {
   return s.code() == Code::kTimeout && s.message().rfind(kSlowerPrefix, 0) == 0;
 }
 
-TimingStats computeStats(std::vector<double> v) {
-  TimingStats t;
+BenchStats computeStats(std::vector<double> v) {
+  BenchStats t;
   if (v.empty()) return t;
   std::sort(v.begin(), v.end());
   t.runs = static_cast<int>(v.size());
@@ -93,10 +93,10 @@ Status Benchmarker::ensureEvents(size_t pairs) {
   return Status::Ok();
 }
 
-Expected<TimingStats> Benchmarker::measure(StreamHandle stream, const std::function<Status()>& fn,
+Expected<BenchStats> Benchmarker::measure(StreamHandle stream, const std::function<Status()>& fn,
                                            const BenchOptions& opts,
                                            const std::function<Status(int)>& before_run,
-                                           TimingStats* partial,
+                                           BenchStats* partial,
                                            std::vector<double>* samples_out) {
   if (!fn) return Status::InvalidArgument("measure: no function to time");
   const int64_t flush_bytes = opts.l2_flush_bytes > 0 ? opts.l2_flush_bytes : 2 * device_.l2_bytes;
@@ -132,7 +132,7 @@ Expected<TimingStats> Benchmarker::measure(StreamHandle stream, const std::funct
   // Early rejection against the best median so far.
   auto tooSlow = [&]() -> Status {
     if (opts.best_ms <= 0 || samples.size() < 3) return Status::Ok();
-    TimingStats s = computeStats(samples);
+    BenchStats s = computeStats(samples);
     double k = opts.abort_factor;
     if (k <= 0) {
       double spread = s.median_ms > 0 ? (s.p80_ms - s.p20_ms) / s.median_ms : 0;
@@ -209,13 +209,13 @@ Expected<TimingStats> Benchmarker::measure(StreamHandle stream, const std::funct
       if (medianRelHalfWidth(sorted) <= opts.target_ci) break;
     }
   }
-  TimingStats s = computeStats(samples);
+  BenchStats s = computeStats(samples);
   if (partial) *partial = s;
   if (samples_out) *samples_out = std::move(samples);
   return s;
 }
 
-Expected<TimingStats> measure(Backend& backend, StreamHandle stream,
+Expected<BenchStats> measure(Backend& backend, StreamHandle stream,
                               const std::function<Status()>& fn, const BenchOptions& opts) {
   KTUNE_ASSIGN_OR_RETURN(auto devs, backend.devices());
   DeviceInfo d = devs.empty() ? DeviceInfo{} : devs.front();

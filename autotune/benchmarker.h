@@ -80,7 +80,7 @@ double medianRelHalfWidth(const std::vector<double>& sorted);
 // True for the Status measure() returns when a candidate was stopped as slower than the best.
 bool isSlowerThanBest(const Status& s);
 // Statistics of a sample (ms). Empty -> all zero.
-TimingStats computeStats(std::vector<double> samples_ms);
+BenchStats computeStats(std::vector<double> samples_ms);
 
 class Benchmarker {
  public:
@@ -106,10 +106,10 @@ class Benchmarker {
   // Status of fn/before_run/the backend, or a slower-than-best Status (see above; `partial`, if
   // given, receives the statistics measured up to the rejection; `samples`, if given, every
   // measured run's time in order).
-  Expected<TimingStats> measure(StreamHandle stream, const std::function<Status()>& fn,
+  Expected<BenchStats> measure(StreamHandle stream, const std::function<Status()>& fn,
                                 const BenchOptions& opts = {},
                                 const std::function<Status(int)>& before_run = nullptr,
-                                TimingStats* partial = nullptr,
+                                BenchStats* partial = nullptr,
                                 std::vector<double>* samples_out = nullptr);
 
  private:
@@ -123,7 +123,7 @@ class Benchmarker {
 };
 
 // One-shot form of Benchmarker::measure (allocates and frees the flush buffer; memset flushes).
-Expected<TimingStats> measure(Backend& backend, StreamHandle stream,
+Expected<BenchStats> measure(Backend& backend, StreamHandle stream,
                               const std::function<Status()>& fn, const BenchOptions& opts = {});
 
 }  // namespace ktune

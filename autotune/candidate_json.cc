@@ -17,7 +17,7 @@ Code codeFromName(const std::string& s) {
   return Code::kInternal;
 }
 
-// The JSON names of TimingStats' members, in statsMembers()'s order.
+// The JSON names of BenchStats' members, in statsMembers()'s order.
 constexpr std::array<const char*, 8> kStatsNames = {"median_ms", "p20_ms",  "p80_ms", "min_ms",
                                                     "max_ms",    "mean_ms", "std_ms", "runs"};
 
@@ -26,10 +26,10 @@ auto statsMembers(S& s) {
   return std::tie(s.median_ms, s.p20_ms, s.p80_ms, s.min_ms, s.max_ms, s.mean_ms, s.std_ms, s.runs);
 }
 
-json statsToJson(const TimingStats& s) { return jsonfields::writeFields(kStatsNames, statsMembers(s)); }
+json statsToJson(const BenchStats& s) { return jsonfields::writeFields(kStatsNames, statsMembers(s)); }
 
-TimingStats statsFromJson(const json& j) {
-  TimingStats s;
+BenchStats statsFromJson(const json& j) {
+  BenchStats s;
   if (!j.is_object()) return s;
   jsonfields::readFields(j, kStatsNames, statsMembers(s));
   return s;

@@ -12,10 +12,10 @@ namespace ktune::candidatejson {
 
 // The Code named `s` (codeName's inverse); kInternal for an unknown name.
 Code codeFromName(const std::string& s);
-nlohmann::json statsToJson(const TimingStats& s);
+nlohmann::json statsToJson(const BenchStats& s);
 // Missing fields read as zero. Throws nlohmann/std exceptions on mistyped or out-of-range fields
 // (callers catch and report).
-TimingStats statsFromJson(const nlohmann::json& j);
+BenchStats statsFromJson(const nlohmann::json& j);
 nlohmann::json candidateToJson(const CandidateResult& c);
 // As statsFromJson; a missing "status" reads as `missing_status`.
 CandidateResult candidateFromJson(const nlohmann::json& j, Code missing_status = Code::kOk);

@@ -90,7 +90,7 @@ struct DbEntry {
   std::string key;
   std::string winner;
   std::string winner_source = "jit";
-  TimingStats winner_stats;
+  BenchStats winner_stats;
   std::vector<CandidateResult> candidates;
   std::vector<std::string> code_object_keys;
   DefaultComparison vs_default;  // written as "vs_default" when vs_default.rounds > 0

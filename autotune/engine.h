@@ -46,7 +46,7 @@ struct Selected {
   LaunchDims dims;
   bool dims_cached = false;
   std::string origin;  // "memory" (tuned here), "database", "pinned", "default", "remote", "waited"
-  TimingStats stats;
+  BenchStats stats;
 };
 
 struct FamilyState {

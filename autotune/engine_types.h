@@ -32,7 +32,7 @@ struct Selection {
   // (not tuned yet / tuning off). Kept after the config is in memory. A shared winner ("remote",
   // "waited" from the remote, "pulled") was compiled here and its output verified before use.
   std::string origin;
-  TimingStats stats;
+  BenchStats stats;
 };
 
 // The engine's options: the public ktune::TunerOptions (every user knob, the environment's

@@ -180,7 +180,7 @@ void failFinalist(Cand& c, const CandidateResult& r) {
 // One round in this process: each finalist verified and timed in `order`.
 void roundInProcess(FinalistRun& fr, const std::vector<size_t>& fin, const std::vector<size_t>& order,
                     bool last, std::vector<std::vector<double>>& times, int round,
-                    std::vector<TimingStats>& stats) {
+                    std::vector<BenchStats>& stats) {
   const BenchOptions bo = roundOptions(fr.e, last);
   for (size_t j : order) {
     Cand& c = fr.cands[fin[j]];
@@ -199,7 +199,7 @@ void roundInProcess(FinalistRun& fr, const std::vector<size_t>& fin, const std::
 // One round through the worker; false when the worker could not run it.
 bool roundInWorker(FinalistRun& fr, const std::vector<size_t>& fin, const std::vector<size_t>& order,
                    bool last, std::vector<std::vector<double>>& times, int round,
-                   std::vector<TimingStats>& stats, std::string* why) {
+                   std::vector<BenchStats>& stats, std::string* why) {
   WorkerBatch b;
   b.family = fr.fs.f.name;
   b.key = fr.key;
@@ -258,7 +258,7 @@ int runFinalists(FinalistRun& fr, DefaultComparison* cmp) {
   // A single finalist has nothing to be compared with: one round re-verifies it.
   const int rounds = fin.size() < 2 ? 1 : std::max(2, fr.e.engineOptions().finalist_rounds);
   std::vector<std::vector<double>> times(fin.size(), std::vector<double>(rounds, -1.0));
-  std::vector<TimingStats> stats(fin.size());
+  std::vector<BenchStats> stats(fin.size());
   for (int r = 0; r < rounds; ++r) {
     const auto order = finalistOrder(fin.size(), r);
     std::string why;

@@ -175,7 +175,7 @@ size_t minExplore(size_t n) {
 
 size_t patience(size_t explored) { return std::max<size_t>(4, explored / 4); }
 
-double relHalfWidth(const TimingStats& s) {
+double relHalfWidth(const BenchStats& s) {
   if (s.runs <= 0 || s.median_ms <= 0) return 1;
   // For a normal sample p80 - p20 = 1.68 sigma, and the median's standard error is 1.25 sigma /
   // sqrt(n): 1.96 x 1.25 / 1.68 = 1.46.
@@ -183,7 +183,7 @@ double relHalfWidth(const TimingStats& s) {
   return std::max(kIntervalFloor, hw / s.median_ms);
 }
 
-bool canBeat(const TimingStats& c, const TimingStats& l) {
+bool canBeat(const BenchStats& c, const BenchStats& l) {
   const double lo = c.median_ms * (1 - relHalfWidth(c));
   const double hi = l.median_ms * (1 + relHalfWidth(l));
   return lo <= hi;

@@ -97,9 +97,9 @@ size_t patience(size_t explored);
 // 95% half-width of a candidate's median from its stats (p20/p80 spread, runs), relative, with
 // a floor (rounds run at different times: drift the spread does not show).
 inline constexpr double kIntervalFloor = 0.002;
-double relHalfWidth(const TimingStats& s);
+double relHalfWidth(const BenchStats& s);
 // Whether a candidate with stats `c` can still beat the leader `l` (its interval reaches
 // the leader's).
-bool canBeat(const TimingStats& c, const TimingStats& l);
+bool canBeat(const BenchStats& c, const BenchStats& l);
 
 }  // namespace ktune::guided

@@ -5,14 +5,10 @@
 #include <string>
 
 #include "base/status.h"
+#include "ktune/stats.hpp"
 
 namespace ktune {
 
-// do_bench statistics of one candidate, in milliseconds.
-struct TimingStats {
-  double median_ms = 0, p20_ms = 0, p80_ms = 0, min_ms = 0, max_ms = 0, mean_ms = 0, std_ms = 0;
-  int runs = 0;
-};
 
 // One measured or failed candidate of a tuning run.
 struct CandidateResult {
@@ -20,7 +16,7 @@ struct CandidateResult {
   std::string source = "jit";  // "jit", "cublaslt", "hipblaslt", "default"
   Code status = Code::kOk;     // failure code when it failed (compile error, wrong result, ...)
   std::string reason;          // human-readable failure reason / prune reason
-  TimingStats stats;
+  BenchStats stats;
   std::string code_object_key;
   double max_error = 0;
   std::string date;  // ISO 8601 UTC, when measured / when it failed

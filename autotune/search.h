@@ -59,7 +59,7 @@ struct TuneReport {
   std::string family, key;
   std::string winner;             // config string or vendor id; "" if nothing passed
   std::string winner_source;      // "jit", "default", or a vendor source ("cublaslt")
-  TimingStats winner_stats;
+  BenchStats winner_stats;
   // The finalists' interleaved re-timing against the default (rounds == 0: none was made).
   DefaultComparison vs_default;
   std::vector<CandidateResult> candidates;  // every candidate, rejected-before-compile included

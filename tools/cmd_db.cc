@@ -104,7 +104,7 @@ Expected<std::shared_ptr<TuningDatabase>> openFamily(const std::string& path,
   return db;
 }
 
-nlohmann::json statsJson(const TimingStats& s) {
+nlohmann::json statsJson(const BenchStats& s) {
   return {{"median_ms", s.median_ms}, {"p20_ms", s.p20_ms}, {"p80_ms", s.p80_ms}, {"runs", s.runs}};
 }
 

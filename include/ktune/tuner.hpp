@@ -24,6 +24,7 @@
 #include "ktune/options.hpp"
 #include "ktune/report.hpp"
 #include "ktune/sim.hpp"
+#include "ktune/stats.hpp"
 #include "ktune/status.hpp"
 #include "ktune/types.hpp"
 
@@ -41,14 +42,6 @@ struct BenchSettings {
   // timed; a memset where no kernel can be compiled, e.g. the simulated backend); false memsets
   // it (dirty lines, whose write-back lands in the measured run).
   bool flush_read = true;
-};
-
-// Device milliseconds of the measured runs: median, p20, p80 (linear interpolation), min, max,
-// mean, standard deviation, run count, and every run's time in order.
-struct BenchStats {
-  double median_ms = 0, p20_ms = 0, p80_ms = 0, min_ms = 0, max_ms = 0, mean_ms = 0, std_ms = 0;
-  int runs = 0;
-  std::vector<double> samples_ms;
 };
 
 class KTUNE_API Autotuner {

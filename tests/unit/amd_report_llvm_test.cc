@@ -153,7 +153,7 @@ TEST(ReportLds, TuningReportUsesTheCandidatesLaunch) {
     CandidateResult c;
     c.config = config;
     c.date = e.date;
-    c.stats = {0.3, 0.3, 0.31, 0.29, 0.32, 0.3, 0.001, 50};
+    c.stats = {0.3, 0.3, 0.31, 0.29, 0.32, 0.3, 0.001, 50, {}};
     c.code_object_key = sha256Hex(config);
     ASSERT_TRUE((*store)->put(c.code_object_key, co).ok());
     e.candidates.push_back(c);

@@ -65,7 +65,7 @@ TEST(Benchmarker, StatsAndEarlyRejection) {
   ASSERT_TRUE(bench.measure({}, fn, no_flush).ok());
   EXPECT_EQ(b->memsetCount(), memsets_before);
   bo.best_ms = 0.02 / 3;  // this candidate is 3x slower than the best
-  TimingStats partial;
+  BenchStats partial;
   int64_t before = b->launchCount("k");
   auto slow = bench.measure({}, fn, bo, nullptr, &partial);
   ASSERT_FALSE(slow.ok());

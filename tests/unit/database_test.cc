@@ -27,8 +27,8 @@ Validator mi300() {
   return {"0.1.0", "hip", "6.2", "hiprtc", "6.2", "AMD Instinct MI300X", "gfx942"};
 }
 
-TimingStats stats(double median) {
-  TimingStats s;
+BenchStats stats(double median) {
+  BenchStats s;
   s.median_ms = median;
   s.p20_ms = median * 0.9;
   s.p80_ms = median * 1.1;

@@ -88,7 +88,7 @@ TEST(GuidedRace, RegretAndIntervals) {
   EXPECT_DOUBLE_EQ(guided::tileFactor(0, 128), 1);
   EXPECT_DOUBLE_EQ(guided::regretEstimate({{1.0, 1.0, ""}}, {{0.5, ""}}, 1.0), 0);  // 2 ms
   EXPECT_DOUBLE_EQ(guided::regretEstimate({{1.0, 1.0, ""}}, {}, 1.0), 0);           // none left
-  TimingStats a, b;
+  BenchStats a, b;
   a.runs = b.runs = 100;
   a.median_ms = 1.0;
   a.p20_ms = a.p80_ms = 1.0;

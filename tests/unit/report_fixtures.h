@@ -93,7 +93,7 @@ inline DbEntry llmEntry(const std::string& key, int index, int vendor, CodeObjec
                                  0.1 * std::abs(bn - 128) / 64 + 0.05 * (bk == 32) +
                                  0.04 * (st == 3) + 0.06 * (wm == 1);
             const double med = base * shape * (1 + 0.05 * unit(seed));
-            c.stats = {med, med * 0.985, med * 1.02, med * 0.97, med * 1.1, med, med * 0.01, 60};
+            c.stats = {med, med * 0.985, med * 1.02, med * 0.97, med * 1.1, med, med * 0.01, 60, {}};
             if (bm == 256 && bn == 256 && st == 4) {
               c.status = Code::kOutOfResources;
               c.reason = "shared 264 KiB > 227 KiB per block";
@@ -128,7 +128,7 @@ inline DbEntry llmEntry(const std::string& key, int index, int vendor, CodeObjec
     c.source = "cublaslt";
     c.config = "cublaslt:idx=" + std::to_string(i) + ":algo=" + std::to_string(1000 + 37 * i);
     const double med = base * (i == 0 ? 1.12 : 1.03 + 0.06 * i) * (1 + 0.02 * unit(seed));
-    c.stats = {med, med * 0.99, med * 1.015, med * 0.98, med * 1.05, med, med * 0.005, 80};
+    c.stats = {med, med * 0.99, med * 1.015, med * 0.98, med * 1.05, med, med * 0.005, 80, {}};
     c.date = e.date;
     e.candidates.push_back(std::move(c));
   }
