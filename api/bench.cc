@@ -14,13 +14,7 @@ Expected<BenchStats> Autotuner::benchmark(const std::function<Status()>& fn,
   if (!(settings.warmup_ms >= 0) || !(settings.rep_ms >= 0) || settings.min_runs < 1 ||
       settings.max_runs < settings.min_runs)
     return Status::InvalidArgument("benchmark: budgets must be >= 0 and 1 <= min_runs <= max_runs");
-  BenchOptions o;
-  o.warmup_ms = settings.warmup_ms;
-  o.rep_ms = settings.rep_ms;
-  o.min_runs = settings.min_runs;
-  o.max_runs = settings.max_runs;
-  o.flush_l2 = settings.flush_l2;
-  o.flush_kind = settings.flush_read ? FlushKind::kRead : FlushKind::kMemset;
+  const BenchOptions o(settings);  // the engine's harness options are the public settings, extended
   std::function<Status(int)> before;
   if (before_run) before = [&before_run](int) { return before_run(); };
   // A harness of its own: the tuner's is used by tuning threads, and its flush buffer is freed

@@ -81,7 +81,7 @@ Benchmarker::~Benchmarker() {
 }
 
 void Benchmarker::prepare(const BenchOptions& opts) {
-  if (opts.flush_l2 && opts.rotate_buffers <= 0 && opts.flush_kind == FlushKind::kRead)
+  if (opts.flush_l2 && opts.rotate_buffers <= 0 && opts.flushKind() == FlushKind::kRead)
     (void)flush_.prepareRead();  // a failure falls back to the memset in flush()
 }
 
@@ -113,7 +113,7 @@ Expected<BenchStats> Benchmarker::measure(StreamHandle stream, const std::functi
     for (int i = 0; i < n; ++i, ++run_index) {
       if (before_run) KTUNE_RETURN_IF_ERROR(before_run(run_index));
       if (flush) {
-        auto ran = flush_.flush(opts.flush_kind, flush_bytes, stream);
+        auto ran = flush_.flush(opts.flushKind(), flush_bytes, stream);
         if (!ran.ok()) return ran.status().withContext("L2 flush");
         last_flush_ = *ran;
       }

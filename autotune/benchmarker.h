@@ -27,18 +27,22 @@
 #include "autotune/database.h"
 #include "autotune/l2_flush.h"
 #include "compiler/compiler.h"
+#include "ktune/stats.hpp"
 #include "runtime/backend.h"
 
 namespace ktune {
 
-struct BenchOptions {
-  double warmup_ms = 5.0;  // warm-up budget (device time)
-  double rep_ms = 20.0;    // measurement budget (device time)
+// The harness's options: the public do_bench settings (ktune/stats.hpp: budgets, run counts, the
+// flush and how it flushes) and what only the engine's candidates use. The budgets default to a
+// tuning candidate's (TunerOptions::warmup_ms / rep_ms), not to a standalone measurement's.
+struct BenchOptions : BenchSettings {
+  BenchOptions() {
+    warmup_ms = 5.0;  // warm-up budget (device time)
+    rep_ms = 20.0;    // measurement budget (device time)
+  }
+  explicit BenchOptions(const BenchSettings& s) : BenchSettings(s) {}
+  FlushKind flushKind() const { return flush_read ? FlushKind::kRead : FlushKind::kMemset; }
   int estimate_runs = 5;    // timed calls used to estimate one call's cost
-  int min_runs = 10;
-  int max_runs = 10000;
-  bool flush_l2 = true;
-  FlushKind flush_kind = FlushKind::kRead;  // how flush_l2 flushes (l2_flush.h)
   int64_t l2_flush_bytes = 0;  // 0 = 2 x DeviceInfo.l2_bytes (no flush if that is unknown)
   // >0: the caller rotates this many input copies in its per-run hook; no L2 flush then.
   int rotate_buffers = 0;

@@ -21,7 +21,7 @@ Json benchToJson(const BenchOptions& b) {
   return Json{{"warmup_ms", b.warmup_ms},         {"rep_ms", b.rep_ms},
               {"estimate_runs", b.estimate_runs}, {"min_runs", b.min_runs},
               {"max_runs", b.max_runs},           {"flush_l2", b.flush_l2},
-              {"flush_kind", flushKindName(b.flush_kind)},
+              {"flush_kind", flushKindName(b.flushKind())},
               {"l2_flush_bytes", b.l2_flush_bytes}, {"rotate_buffers", b.rotate_buffers},
               {"abort_factor", b.abort_factor},
               {"check_every", b.check_every}, {"reverify", b.reverify},
@@ -39,7 +39,8 @@ BenchOptions benchFromJson(const Json& j) {
   b.max_runs = j.value("max_runs", b.max_runs);
   b.flush_l2 = j.value("flush_l2", b.flush_l2);
   b.l2_flush_bytes = j.value("l2_flush_bytes", b.l2_flush_bytes);
-  b.flush_kind = parseFlushKind(j.value("flush_kind", "read")).value_or(b.flush_kind);
+  b.flush_read = parseFlushKind(j.value("flush_kind", "read")).value_or(b.flushKind()) ==
+                 FlushKind::kRead;
   b.rotate_buffers = j.value("rotate_buffers", b.rotate_buffers);
   b.abort_factor = j.value("abort_factor", b.abort_factor);
   b.check_every = j.value("check_every", b.check_every);

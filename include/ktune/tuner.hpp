@@ -30,20 +30,6 @@
 
 namespace ktune {
 
-// Autotuner::benchmark's budgets (the engine's defaults for a standalone measurement are
-// triton.testing.do_bench's: 25 ms of warm-up, 100 ms measured).
-struct BenchSettings {
-  double warmup_ms = 25.0;  // device time of the warm-up runs
-  double rep_ms = 100.0;    // device time of the measured runs
-  int min_runs = 10;
-  int max_runs = 10000;
-  bool flush_l2 = true;     // clear the last-level cache before every measured run (untimed)
-  // How: true reads a buffer of 2x the cache with a kernel (clean lines, as candidates are
-  // timed; a memset where no kernel can be compiled, e.g. the simulated backend); false memsets
-  // it (dirty lines, whose write-back lands in the measured run).
-  bool flush_read = true;
-};
-
 class KTUNE_API Autotuner {
  public:
   // Opens options.backend ("auto" | "cuda" | "hip" | "sim"), device options.device, the store

@@ -49,7 +49,7 @@ TEST_F(L2FlushGpu, HarnessReadsByDefaultAndMemsetsOnRequest) {
     bo.warmup_ms = 2;
     bo.rep_ms = 20;
     for (FlushKind k : {FlushKind::kRead, FlushKind::kMemset}) {
-      bo.flush_kind = k;
+      bo.flush_read = k == FlushKind::kRead;
       auto s = bench.measure({}, copy, bo);
       ASSERT_TRUE(s.ok()) << s.status().toString();
       ASSERT_EQ(bench.lastFlush(), k) << flushKindName(k);

@@ -154,7 +154,7 @@ TEST(Benchmarker, ReadFlushByDefaultMemsetWhenAskedNoneWhenOff) {
   BenchOptions bo;
   bo.warmup_ms = 0.1;
   bo.rep_ms = 1.0;
-  ASSERT_EQ(bo.flush_kind, FlushKind::kRead);
+  ASSERT_EQ(bo.flushKind(), FlushKind::kRead);
   int64_t reads = sim.b->launchCount(L2Flush::kReadEntry), memsets = sim.b->memsetCount();
   auto s = bench.measure({}, sim.fn(), bo);
   ASSERT_TRUE(s.ok()) << s.status().toString();
@@ -168,7 +168,7 @@ TEST(Benchmarker, ReadFlushByDefaultMemsetWhenAskedNoneWhenOff) {
 
   memsets = sim.b->memsetCount();
   reads = sim.b->launchCount(L2Flush::kReadEntry);
-  bo.flush_kind = FlushKind::kMemset;
+  bo.flush_read = false;
   s = bench.measure({}, sim.fn(), bo);
   ASSERT_TRUE(s.ok()) << s.status().toString();
   EXPECT_EQ(sim.b->launchCount(L2Flush::kReadEntry), reads);
@@ -209,13 +209,13 @@ TEST(Benchmarker, FlushKindCrossesToTheIsolationWorker) {
   EXPECT_EQ(parseFlushKind("memset"), FlushKind::kMemset);
   EXPECT_FALSE(parseFlushKind("bogus").has_value());
   BenchOptions bo;
-  bo.flush_kind = FlushKind::kMemset;
-  EXPECT_EQ(isolation_wire::benchFromJson(isolation_wire::benchToJson(bo)).flush_kind,
+  bo.flush_read = false;
+  EXPECT_EQ(isolation_wire::benchFromJson(isolation_wire::benchToJson(bo)).flushKind(),
             FlushKind::kMemset);
-  bo.flush_kind = FlushKind::kRead;
-  EXPECT_EQ(isolation_wire::benchFromJson(isolation_wire::benchToJson(bo)).flush_kind,
+  bo.flush_read = true;
+  EXPECT_EQ(isolation_wire::benchFromJson(isolation_wire::benchToJson(bo)).flushKind(),
             FlushKind::kRead);
-  EXPECT_EQ(isolation_wire::benchFromJson(nlohmann::json::object()).flush_kind, FlushKind::kRead);
+  EXPECT_EQ(isolation_wire::benchFromJson(nlohmann::json::object()).flushKind(), FlushKind::kRead);
 }
 
 // The worker readies the requested flush before it announces the problem (which starts the first
@@ -228,11 +228,11 @@ TEST(Benchmarker, WorkerPreparesTheFlushBeforeTheFirstCandidate) {
       return std::shared_ptr<void>(std::make_shared<int>(0));
     }
     void prepareBench(const BenchOptions& b) override {
-      calls.push_back(std::string("prepare ") + flushKindName(b.flush_kind));
+      calls.push_back(std::string("prepare ") + flushKindName(b.flushKind()));
     }
     CandidateResult benchmarkCandidate(const std::string&, const void*, const WorkerCandidate& c,
                                        const BenchOptions& b, double, StreamHandle) override {
-      calls.push_back("bench " + c.config + " " + flushKindName(b.flush_kind));
+      calls.push_back("bench " + c.config + " " + flushKindName(b.flushKind()));
       CandidateResult r;
       r.config = c.config;
       r.status = Code::kOk;
@@ -240,7 +240,7 @@ TEST(Benchmarker, WorkerPreparesTheFlushBeforeTheFirstCandidate) {
     }
   } rec;
   BenchOptions bo;
-  bo.flush_kind = FlushKind::kMemset;
+  bo.flush_read = false;
   const nlohmann::json req = {{"op", "bench"}, {"family", "f"}, {"key", "k"}, {"args", "{}"},
                               {"best_ms", 0}, {"bench", isolation_wire::benchToJson(bo)},
                               {"candidates", {{{"config", "A=1"}}, {{"config", "A=2"}}}}};
