@@ -36,11 +36,4 @@ struct SimLaunchView::Impl {
   const SimLaunch* launch = nullptr;
 };
 
-namespace api {
-// Public views of engine results (report.cc).
-KeyReport reportOf(const TuneReport& r);
-KeyReport reportOf(const std::string& family, const DbEntry& e, const std::string& origin);
-KeyReport reportOf(const std::string& family, const Selection& s);
-}  // namespace api
-
 }  // namespace ktune

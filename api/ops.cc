@@ -79,10 +79,6 @@ Expected<GemmOp*> gemmOp(Autotuner& t) {
   return impl.gemm.get();
 }
 
-std::string rowwiseFamily(const char* op, DType t) {
-  return std::string(op) + dtypeName(engineDType(t));
-}
-
 }  // namespace
 
 Status rmsnorm(Autotuner& t, const RmsNormParams& p, StreamHandle s) {
@@ -103,21 +99,18 @@ Status gemm(Autotuner& t, const GemmParams& p, StreamHandle s) {
 
 Expected<KeyReport> lookupRmsnorm(Autotuner& t, const RmsNormParams& p) {
   KTUNE_RETURN_IF_ERROR(needsGpu(t, "rmsnorm"));
-  KTUNE_ASSIGN_OR_RETURN(Selection sel, ::ktune::lookupRmsnorm(*t.impl().tuner, toArgs(p)));
-  return api::reportOf(rowwiseFamily("rmsnorm_", p.dtype), sel);
+  return ::ktune::lookupRmsnorm(*t.impl().tuner, toArgs(p));
 }
 
 Expected<KeyReport> lookupSiluMul(Autotuner& t, const SiluMulParams& p) {
   KTUNE_RETURN_IF_ERROR(needsGpu(t, "silu_mul"));
-  KTUNE_ASSIGN_OR_RETURN(Selection sel, ::ktune::lookupSiluMul(*t.impl().tuner, toArgs(p)));
-  return api::reportOf(rowwiseFamily("silu_mul_", p.dtype), sel);
+  return ::ktune::lookupSiluMul(*t.impl().tuner, toArgs(p));
 }
 
 Expected<KeyReport> lookupGemm(Autotuner& t, const GemmParams& p) {
   KTUNE_ASSIGN_OR_RETURN(GemmOp * op, gemmOp(t));
   KTUNE_ASSIGN_OR_RETURN(GemmCall call, toCall(p));
-  KTUNE_ASSIGN_OR_RETURN(Selection sel, op->lookup(call));
-  return api::reportOf("gemm", sel);
+  return op->lookup(call);
 }
 
 }  // namespace ktune::ops

@@ -84,7 +84,7 @@ Expected<KeyReport> Autotuner::report(const std::string& family, const std::stri
   if (!db) return Status::NotFound("family '" + family + "' is not registered on this tuner");
   auto e = db->lookup(key);
   if (!e) return Status::NotFound("family '" + family + "': key '" + key + "' was not tuned");
-  return api::reportOf(family, *e, "database");
+  return reportOf(family, std::move(*e), "database");
 }
 
 Expected<std::string> Autotuner::exportDatabase(const std::string& family) const {
@@ -215,7 +215,7 @@ Expected<KeyReport> Kernel::tune(const Value* args, size_t count, StreamHandle s
   if (!impl_) return Status::InvalidArgument("tune() on an empty ktune::Kernel");
   KTUNE_RETURN_IF_ERROR(impl_->data->checkArgs(args, count));
   KTUNE_ASSIGN_OR_RETURN(TuneReport r, impl_->family.tune(api::DataProblem{args, count}, stream));
-  return api::reportOf(r);
+  return KeyReport(std::move(r));  // the run's statistics stay in the engine
 }
 
 Expected<std::string> Kernel::key(const Value* args, size_t count) const {

@@ -148,13 +148,12 @@ Status ErasedKernel::call(const void* p, StreamHandle stream) const {
 Expected<KeyReport> ErasedKernel::tune(const void* p, StreamHandle stream) const {
   if (!impl_) return Status::InvalidArgument("tune() on an empty ktune::TypedKernel");
   KTUNE_ASSIGN_OR_RETURN(TuneReport r, impl_->family.tune(api::TypedProblem{p}, stream));
-  return api::reportOf(r);
+  return KeyReport(std::move(r));  // the run's statistics stay in the engine
 }
 
 Expected<KeyReport> ErasedKernel::lookup(const void* p) const {
   if (!impl_) return Status::InvalidArgument("lookup() on an empty ktune::TypedKernel");
-  KTUNE_ASSIGN_OR_RETURN(Selection s, impl_->family.lookup(api::TypedProblem{p}));
-  return api::reportOf(impl_->family.name(), s);
+  return impl_->family.lookup(api::TypedProblem{p});
 }
 
 std::string ErasedKernel::key(const void* p) const {

@@ -318,13 +318,7 @@ std::optional<TuneReport> Tuner::fetchShared(detail::FamilyState* fs, const void
   std::optional<DbEntry> e = impl_->peekShared(*fs, key);
   if (!e) return std::nullopt;
   TuneReport r;
-  r.family = fs->f.name;
-  r.key = key;
-  r.winner = e->winner;
-  r.winner_source = e->winner_source;
-  r.winner_stats = e->winner_stats;
-  r.from = "remote";
-  r.candidates = e->candidates;
+  static_cast<KeyReport&>(r) = reportOf(fs->f.name, std::move(*e), "remote");
   return r;
 }
 
@@ -354,30 +348,31 @@ Expected<TuneReport> Tuner::tune(detail::FamilyState* fs, const void* p, StreamH
   return rep;
 }
 
-Expected<Selection> Tuner::lookup(detail::FamilyState* fs, const void* p) {
+Expected<KeyReport> Tuner::lookup(detail::FamilyState* fs, const void* p) {
   KeyBuilder kb;
   fs->f.key(p, kb);
-  Selection out;
+  KeyReport out;
+  out.family = fs->f.name;
   out.key = kb.toString();
   {
     std::shared_lock<std::shared_mutex> l(fs->mu);
     auto it = fs->map.find(kb);
     if (it != fs->map.end()) {
-      out.config = it->second->config_str;
-      out.source = it->second->source;
+      out.winner = it->second->config_str;
+      out.winner_source = it->second->source;
       out.origin = it->second->origin;  // where the selected config came from
-      out.stats = it->second->stats;
+      out.winner_stats = it->second->stats;
       return out;
     }
   }
   if (auto e = fs->db->lookup(out.key); e && !e->winner.empty()) {
-    out.config = e->winner;
-    out.source = e->winner_source;
+    out.winner = e->winner;
+    out.winner_source = e->winner_source;
     out.origin = e->pinned ? "pinned" : "database";
-    out.stats = e->winner_stats;
+    out.winner_stats = e->winner_stats;
     return out;
   }
-  std::tie(out.config, out.source) = detail::defaultOf(fs->f, p);
+  std::tie(out.winner, out.winner_source) = detail::defaultOf(fs->f, p);
   out.origin = "default";
   return out;
 }

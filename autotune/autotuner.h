@@ -79,8 +79,9 @@ class Family {
   Status launchPlanned(const LaunchPlan& plan, void** args, StreamHandle stream = {}) const;
   // Forces a tuning run for p's key (even if tuned), records it, and returns the report.
   Expected<TuneReport> tune(const P& p, StreamHandle stream = {}) const;
-  // Which config would run for p, without compiling, tuning or launching.
-  Expected<Selection> lookup(const P& p) const;
+  // Which config would run for p and where it comes from (KeyReport::origin; no candidates),
+  // without compiling, tuning or launching.
+  Expected<KeyReport> lookup(const P& p) const;
   // Resolves p's key as a call would (database, prediction, tuning as the options say) and loads
   // its function, without launching: run it before a stream capture so the captured call loads
   // nothing (autotune/engine_shapes.h).
@@ -197,7 +198,7 @@ class Tuner : public CandidateBench {
   static bool planCurrent(detail::FamilyState* f, const LaunchPlan& plan);
   Status launchPlanned(const LaunchPlan& plan, void** args, StreamHandle s);
   Expected<TuneReport> tune(detail::FamilyState* f, const void* p, StreamHandle s);
-  Expected<Selection> lookup(detail::FamilyState* f, const void* p);
+  Expected<KeyReport> lookup(detail::FamilyState* f, const void* p);
   Status prepare(detail::FamilyState* f, const void* p, StreamHandle s);
   predict::Prediction predict(detail::FamilyState* f, const void* p);
   // Background tuning (options.background): waits until every queued key is tuned (or dropped);
@@ -233,7 +234,7 @@ Expected<TuneReport> Family<P>::tune(const P& p, StreamHandle stream) const {
   return tuner_->tune(state_, &p, stream);
 }
 template <class P>
-Expected<Selection> Family<P>::lookup(const P& p) const {
+Expected<KeyReport> Family<P>::lookup(const P& p) const {
   if (!state_) return Status::InvalidArgument("lookup() on an empty ktune::Family");
   return tuner_->lookup(state_, &p);
 }

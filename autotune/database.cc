@@ -459,4 +459,16 @@ Status appendUntunedKey(const std::string& path, const std::string& family,
   return appendLocked(path, text, "untuned-keys file", kLockTimeoutMs);
 }
 
+KeyReport reportOf(const std::string& family, DbEntry e, const std::string& origin) {
+  KeyReport r;
+  r.family = family;
+  r.key = std::move(e.key);
+  r.winner = std::move(e.winner);
+  r.winner_source = std::move(e.winner_source);
+  r.origin = origin;
+  r.winner_stats = std::move(e.winner_stats);
+  r.candidates = std::move(e.candidates);
+  return r;
+}
+
 }  // namespace ktune

@@ -105,6 +105,11 @@ struct DbEntry {
   bool predicted = false;
 };
 
+// The public report of an entry of `family` (its winner, the winner's stats and every candidate),
+// with `origin` ("database", "remote", ...): what Autotuner::report and a shared-cache fetch hand
+// out. The one place an entry becomes a report.
+KeyReport reportOf(const std::string& family, DbEntry e, const std::string& origin);
+
 // One entry as the JSON text of its object in the database file (without the key), and back;
 // used to share entries between machines (remote/). entryFromJsonText: kCorrupt with the reason
 // for text that is not such an object or has a wrong type; never throws.

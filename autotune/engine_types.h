@@ -1,5 +1,6 @@
 // The engine's value types that the facade (autotune/autotuner.h) hands out and takes in: its
-// options, what runs for a problem (Selection) and what one call launched (LaunchPlan). Engine
+// options and what one call launched (LaunchPlan); what runs for a problem is the public
+// ktune::KeyReport (lookup: no candidates). Engine
 // headers include this, never the facade.
 #pragma once
 
@@ -20,20 +21,6 @@
 #include "runtime/backend.h"
 
 namespace ktune {
-
-// Which config runs for a problem, and why.
-struct Selection {
-  std::string key;
-  std::string config;  // config string or vendor id
-  std::string source;  // "jit", "default", vendor source
-  // Where the config came from: "memory" (tuned by this process), "database", "pinned" (a pinned
-  // database entry), "remote" (another machine tuned it), "waited" (another process tuned it while
-  // this one waited), "pulled" (mirrored by `ktune remote pull`, verified on first use), "default"
-  // (not tuned yet / tuning off). Kept after the config is in memory. A shared winner ("remote",
-  // "waited" from the remote, "pulled") was compiled here and its output verified before use.
-  std::string origin;
-  BenchStats stats;
-};
 
 // The engine's options: the public ktune::TunerOptions (every user knob, the environment's
 // overlay, the device ordinal) plus engine-only hooks. Each setting lives in exactly one place.

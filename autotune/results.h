@@ -1,27 +1,14 @@
-// What a tuning run measured of one candidate: its do_bench statistics and result, the records
-// the tuning database, its journal, the isolation worker's protocol and the reports all hold.
+// What a tuning run measured of one candidate (the public ktune::CandidateResult, ktune/report.hpp:
+// the record the tuning database, its journal, the isolation worker's protocol and the reports all
+// hold) and how the engine reads it.
 #pragma once
 
 #include <string>
 
 #include "base/status.h"
-#include "ktune/stats.hpp"
+#include "ktune/report.hpp"
 
 namespace ktune {
-
-
-// One measured or failed candidate of a tuning run.
-struct CandidateResult {
-  std::string config;          // Config::toString(), or a vendor algorithm id ("cublaslt:algo=...")
-  std::string source = "jit";  // "jit", "cublaslt", "hipblaslt", "default"
-  Code status = Code::kOk;     // failure code when it failed (compile error, wrong result, ...)
-  std::string reason;          // human-readable failure reason / prune reason
-  BenchStats stats;
-  std::string code_object_key;
-  double max_error = 0;
-  std::string date;  // ISO 8601 UTC, when measured / when it failed
-  int device = -1;   // device ordinal it was benchmarked on; -1 = the tuner's own device
-};
 
 // A candidate stopped early as slower than the best so far (early rejection): measured, not
 // failed. It is stored with Code::kTimeout and a reason starting "slower than best" (the

@@ -89,7 +89,7 @@ int chooseWinner(const std::vector<CandidateResult>& c) {
 
 std::string TuneReport::tree() const {
   std::string s = family + " [" + key + "]";
-  if (from_database) s += " (from database)";
+  if (origin == "remote") s += " (from the shared cache)";
   s += ": " + std::to_string(candidates.size()) + " candidates";
   if (compiled || store_hits) {
     s += ", " + std::to_string(compiled) + " compiled, " + std::to_string(store_hits) +

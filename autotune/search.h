@@ -55,14 +55,14 @@ struct TuneProgress {
   std::string config;
 };
 
-struct TuneReport {
-  std::string family, key;
-  std::string winner;             // config string or vendor id; "" if nothing passed
-  std::string winner_source;      // "jit", "default", or a vendor source ("cublaslt")
-  BenchStats winner_stats;
+// The report of one tuning run: the key's result (the public ktune::KeyReport: family, key, winner,
+// its stats and every candidate, rejected-before-compile included) and how the run went. origin:
+// "tuned" (this run measured it) or "remote" (taken from the shared cache, nothing compiled or
+// benchmarked: see Tuner::fetchShared).
+struct TuneReport : KeyReport {
+  TuneReport() { origin = "tuned"; }
   // The finalists' interleaved re-timing against the default (rounds == 0: none was made).
   DefaultComparison vs_default;
-  std::vector<CandidateResult> candidates;  // every candidate, rejected-before-compile included
   int enumerated = 0;     // configs before constraints
   int compiled = 0;       // compile() calls actually made (store misses)
   int store_hits = 0;
@@ -77,10 +77,6 @@ struct TuneReport {
   // the output comparison), timing, partial-result writes. Zero for candidates benchmarked in
   // the isolation worker (their time is in bench_wall_ms only).
   double load_ms = 0, verify_ms = 0, measure_ms = 0, record_ms = 0;
-  bool from_database = false;
-  // "tuned" (this run measured it) or "remote" (taken from the shared cache, nothing compiled or
-  // benchmarked: see Tuner::fetchShared).
-  std::string from = "tuned";
   // Runs spread over several devices (Options::devices): per device, the candidates it benchmarked
   // and its busy time in ms (device time measured with events for devices driven in this process,
   // the wall time of the device's worker otherwise). Empty for a one-device run.

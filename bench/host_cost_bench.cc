@@ -333,16 +333,16 @@ Status addFamilyFnVariants(Bench& B, std::vector<Variant>& v, Tuner& tuner,
   const bench::Noop p{buf, 1000};
   KTUNE_RETURN_IF_ERROR(fam(p));
   KTUNE_RETURN_IF_ERROR(B.be->synchronize());
-  KTUNE_ASSIGN_OR_RETURN(Selection sel, fam.lookup(p));
+  KTUNE_ASSIGN_OR_RETURN(KeyReport sel, fam.lookup(p));
   TuningDatabase* db = tuner.database(fam.name());
   auto e = db ? db->lookup(sel.key) : std::nullopt;
   std::string co_key;
   if (e)
     for (const CandidateResult& c : e->candidates)
-      if (c.config == sel.config && !c.code_object_key.empty()) co_key = c.code_object_key;
-  if (co_key.empty()) return Status::NotFound("no code object recorded for " + sel.config);
+      if (c.config == sel.winner && !c.code_object_key.empty()) co_key = c.code_object_key;
+  if (co_key.empty()) return Status::NotFound("no code object recorded for " + sel.winner);
   KTUNE_ASSIGN_OR_RETURN(CodeObject co, tuner.store().get(co_key));
-  KTUNE_ASSIGN_OR_RETURN(Config cfg, Config::parse(sel.config));
+  KTUNE_ASSIGN_OR_RETURN(Config cfg, Config::parse(sel.winner));
   const unsigned threads = unsigned(cfg.getInt("THREADS"));
   void* mod = nullptr;
   void* fn = nullptr;
@@ -352,7 +352,7 @@ Status addFamilyFnVariants(Bench& B, std::vector<Variant>& v, Tuner& tuner,
   v.push_back({"family_raw", [&B, rn, fn, threads](int) {
                  return ok(B.drv.launch(fn, 1, 1, 1, threads, 1, 1, 0, nullptr, rn->args, nullptr),
                            "cuLaunchKernel");
-               }, "cuLaunchKernel of the family's winner (" + sel.config + ")"});
+               }, "cuLaunchKernel of the family's winner (" + sel.winner + ")"});
   KTUNE_ASSIGN_OR_RETURN(ModuleHandle m, B.be->loadModule(co.binary));
   KTUNE_ASSIGN_OR_RETURN(FunctionHandle f, B.be->getFunction(m, "ktune_bench_noop"));
   auto packed = std::make_shared<KernelArgs>();

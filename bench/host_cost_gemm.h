@@ -56,7 +56,7 @@ inline std::shared_ptr<GemmOp> addGemmOp(Bench& B, std::vector<Variant>& v, cons
   }
   (void)B.be->synchronize();
   auto sel = sop->lookup(calls[0]);
-  const std::string note = sel.ok() ? sel->source + " " + sel->config.substr(0, 60) : "?";
+  const std::string note = sel.ok() ? sel->winner_source + " " + sel->winner.substr(0, 60) : "?";
   v.push_back(
       {name, [sop, calls](int i) { return (*sop)(calls[size_t(i) % calls.size()]); }, note});
   return sop;
@@ -68,11 +68,11 @@ inline std::shared_ptr<GemmOp> addGemmOp(Bench& B, std::vector<Variant>& v, cons
 // beyond this is ktune's own work. TMA winners only (the parameter block below is theirs).
 inline Status addRawWinner(Bench& B, std::vector<Variant>& v, GemmOp& op,
                            const std::vector<GemmCall>& calls) {
-  KTUNE_ASSIGN_OR_RETURN(Selection sel, op.lookup(calls[0]));
-  KTUNE_ASSIGN_OR_RETURN(Config c, Config::parse(sel.config));
+  KTUNE_ASSIGN_OR_RETURN(KeyReport sel, op.lookup(calls[0]));
+  KTUNE_ASSIGN_OR_RETURN(Config c, Config::parse(sel.winner));
   auto kind = gemm_ops::kindOf(c);
-  if (sel.source != "jit" || !kind.ok() || *kind != gemm::KernelKind::kTma)
-    return Status::Unsupported("winner is not a TMA kernel: " + sel.source + " " + sel.config);
+  if (sel.winner_source != "jit" || !kind.ok() || *kind != gemm::KernelKind::kTma)
+    return Status::Unsupported("winner is not a TMA kernel: " + sel.winner_source + " " + sel.winner);
   const Config knobs = gemm_ops::knobsOf(c);
   const gemm::GemmShape s = withAlignment(calls[0].shape, calls[0].buf);
   auto runner = std::make_shared<GemmRunner>(*B.be, *B.cc, B.dev);

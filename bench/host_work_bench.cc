@@ -98,8 +98,8 @@ Status setupGemm(World& w) {
   }
   for (const auto& c : w.calls) KTUNE_RETURN_IF_ERROR((*w.gemm)(c));
   KTUNE_ASSIGN_OR_RETURN(auto sel, w.gemm->lookup(w.calls[0]));
-  if (sel.config.find("KIND=tma") == std::string::npos)
-    return Status::Internal("the GEMM default is not a TMA config: " + sel.config);
+  if (sel.winner.find("KIND=tma") == std::string::npos)
+    return Status::Internal("the GEMM default is not a TMA config: " + sel.winner);
   return Status::Ok();
 }
 

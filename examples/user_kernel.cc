@@ -221,7 +221,8 @@ int main(int argc, char** argv) {
   auto sel = op->lookup(p);
   if (!sel.ok()) return fail("lookup", sel.status());
   std::printf("key %s -> %s (%s), median %.4f ms; %lld of %lld elements wrong\n",
-              sel->key.c_str(), sel->winner.c_str(), sel->origin.c_str(), sel->median_ms,
+              sel->key.c_str(), sel->winner.c_str(), sel->origin.c_str(),
+              sel->winner_stats.median_ms,
               static_cast<long long>(*bad), static_cast<long long>(n));
   for (DevicePtr d : {p.x, p.y, p.z}) (void)t.free(d);
   return *bad == 0 ? 0 : 1;

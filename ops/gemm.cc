@@ -465,7 +465,7 @@ Status GemmOp::prepare(const GemmCall& call, StreamHandle stream) {
   return st_->family.prepare(GemmCall{withAlignment(call.shape, call.buf), call.buf}, stream);
 }
 
-Expected<Selection> GemmOp::lookup(const GemmCall& call) {
+Expected<KeyReport> GemmOp::lookup(const GemmCall& call) {
   KTUNE_RETURN_IF_ERROR(checkCall(call));
   return st_->family.lookup(GemmCall{withAlignment(call.shape, call.buf), call.buf});
 }

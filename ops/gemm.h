@@ -130,7 +130,7 @@ class GemmOp {
   // shapes or null buffers.
   Status operator()(const GemmCall& call, StreamHandle stream = {});
   Expected<TuneReport> tune(const GemmCall& call, StreamHandle stream = {});
-  Expected<Selection> lookup(const GemmCall& call);
+  Expected<KeyReport> lookup(const GemmCall& call);
   // The shape's result from the shared cache without buffers, compiling or benchmarking
   // (Tuner::fetchShared), for A and B on 16-byte boundaries as device allocations are; nullopt on a
   // miss, without a shared cache, or for an invalid shape.

@@ -69,8 +69,8 @@ class RowwiseOps {
   Expected<TuneReport> tune(const RmsNormArgs& a, StreamHandle stream = {}) const;
   Expected<TuneReport> tune(const SiluMulArgs& a, StreamHandle stream = {}) const;
   // Which config would run, without compiling, tuning or launching.
-  Expected<Selection> lookup(const RmsNormArgs& a) const;
-  Expected<Selection> lookup(const SiluMulArgs& a) const;
+  Expected<KeyReport> lookup(const RmsNormArgs& a) const;
+  Expected<KeyReport> lookup(const SiluMulArgs& a) const;
 
  private:
   RowwiseOps() = default;
@@ -101,7 +101,7 @@ Expected<TuneReport> tuneSiluMul(Tuner& tuner, const SiluMulArgs& a, StreamHandl
 // instead of on first use — needed before Tuner::tuneFromFile can match recorded keys to them.
 Status registerRowwiseOps(Tuner& tuner);
 // Which config would run, without compiling, tuning or launching.
-Expected<Selection> lookupRmsnorm(Tuner& tuner, const RmsNormArgs& a);
-Expected<Selection> lookupSiluMul(Tuner& tuner, const SiluMulArgs& a);
+Expected<KeyReport> lookupRmsnorm(Tuner& tuner, const RmsNormArgs& a);
+Expected<KeyReport> lookupSiluMul(Tuner& tuner, const SiluMulArgs& a);
 
 }  // namespace ktune

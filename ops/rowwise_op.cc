@@ -130,12 +130,12 @@ Expected<TuneReport> tuneSiluMul(Tuner& tuner, const SiluMulArgs& a, StreamHandl
   return f.tune(a, stream);
 }
 
-Expected<Selection> lookupRmsnorm(Tuner& tuner, const RmsNormArgs& a) {
+Expected<KeyReport> lookupRmsnorm(Tuner& tuner, const RmsNormArgs& a) {
   KTUNE_ASSIGN_OR_RETURN(auto f, rmsFamily(tuner, a));
   return f.lookup(a);
 }
 
-Expected<Selection> lookupSiluMul(Tuner& tuner, const SiluMulArgs& a) {
+Expected<KeyReport> lookupSiluMul(Tuner& tuner, const SiluMulArgs& a) {
   KTUNE_ASSIGN_OR_RETURN(auto f, siluFamily(tuner, a));
   return f.lookup(a);
 }
@@ -187,12 +187,12 @@ Expected<TuneReport> RowwiseOps::tune(const SiluMulArgs& a, StreamHandle stream)
   return f.tune(a, stream);
 }
 
-Expected<Selection> RowwiseOps::lookup(const RmsNormArgs& a) const {
+Expected<KeyReport> RowwiseOps::lookup(const RmsNormArgs& a) const {
   KTUNE_ASSIGN_OR_RETURN(auto f, rmsFamily(a));
   return f.lookup(a);
 }
 
-Expected<Selection> RowwiseOps::lookup(const SiluMulArgs& a) const {
+Expected<KeyReport> RowwiseOps::lookup(const SiluMulArgs& a) const {
   KTUNE_ASSIGN_OR_RETURN(auto f, siluFamily(a));
   return f.lookup(a);
 }

@@ -32,13 +32,13 @@ nlohmann::json reportJson(const TuneReport& r, const Metric& m) {
   nlohmann::json j = {{"family", r.family}, {"key", r.key}, {"winner", r.winner},
                       {"winner_source", r.winner_source},
                       {"winner_median_ms", r.winner_stats.median_ms},
-                      {"from", r.from}, {"compiled", r.compiled}, {"store_hits", r.store_hits},
+                      {"from", r.origin}, {"compiled", r.compiled}, {"store_hits", r.store_hits},
                       {"duplicates", r.duplicates}, {"pruned", r.pruned},
                       {"compile_wall_ms", r.compile_wall_ms}, {"bench_wall_ms", r.bench_wall_ms},
                       {"bench_overlap_ms", r.bench_overlap_ms}, {"finalists_ms", r.finalists_ms},
                       {"bench_load_ms", r.load_ms}, {"bench_verify_ms", r.verify_ms},
                       {"bench_measure_ms", r.measure_ms}, {"bench_record_ms", r.record_ms},
-                      {"total_wall_ms", r.total_wall_ms}, {"from_database", r.from_database},
+                      {"total_wall_ms", r.total_wall_ms}, {"from_database", r.origin == "database"},
                       {"unit", m.unit}};
   if (m.peer > 0) j["peer"] = {{"name", m.peer_name}, {"value", m.peer}};
   j["search"] = searchJson(r);
@@ -131,7 +131,7 @@ void printTuneReport(const TuneReport& r, const Metric& m, bool json, double ven
               "bench %.2f s (%.2f s of it while compiling), total %.2f s%s\n",
               r.compiled, r.store_hits, r.duplicates, r.pruned, r.compile_wall_ms / 1e3,
               r.bench_wall_ms / 1e3, r.bench_overlap_ms / 1e3, r.total_wall_ms / 1e3,
-              r.from == "remote" ? " (from the shared cache)" : r.from_database ? " (from database)" : "");
+              r.origin == "remote" ? " (from the shared cache)" : "");
   if (r.load_ms + r.verify_ms + r.measure_ms + r.record_ms > 0)
     std::printf("  bench in this process: load %.2f s, verify %.2f s, measure %.2f s, record %.2f s\n",
                 r.load_ms / 1e3, r.verify_ms / 1e3, r.measure_ms / 1e3, r.record_ms / 1e3);

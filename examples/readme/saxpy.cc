@@ -99,7 +99,7 @@ int main() {
   auto rep = tuner.report("saxpy", key);  // what was tried for the key, and the winner
   if (!rep.ok()) return fail(rep.status());
   std::printf("saxpy on %s: key %s, winner %s (%.2f us)\n", tuner.deviceName().c_str(),
-              key.c_str(), rep->winner.c_str(), rep->median_ms * 1e3);
+              key.c_str(), rep->winner.c_str(), rep->winner_stats.median_ms * 1e3);
   for (auto p : {*x, *y, *z}) (void)tuner.free(p);
   return 0;
 }

@@ -761,7 +761,7 @@ TEST(GemmGpu, TunableOpTunesVerifiesAndRuns) {
                        << " NaN; first " << cr.first;
     auto sel = (*op)->lookup(GemmCall{s, p.buffers()});
     ASSERT_TRUE(sel.ok()) << sel.status().toString();
-    EXPECT_EQ(sel->config, rep->winner);
+    EXPECT_EQ(sel->winner, rep->winner);
   }
   // Bad input is a clear error, not a crash.
   GemmShape bad = shapes[0];

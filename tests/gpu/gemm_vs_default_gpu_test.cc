@@ -146,8 +146,8 @@ TEST(GemmVsDefaultGpu, TuningOffRunsTheVendorDefault) {
   ASSERT_TRUE((**op)(**call).ok());
   auto sel = (*op)->lookup(**call);
   ASSERT_TRUE(sel.ok());
-  EXPECT_EQ(sel->source, "cublaslt");
-  EXPECT_EQ(sel->config.rfind("cublaslt:idx=0:", 0), 0u) << sel->config;
+  EXPECT_EQ(sel->winner_source, "cublaslt");
+  EXPECT_EQ(sel->winner.rfind("cublaslt:idx=0:", 0), 0u) << sel->winner;
   EXPECT_EQ(sel->origin, "default");
 }
 

@@ -137,7 +137,7 @@ TEST(IsolationGemmGpu, CandidatesRunInTheWorkerAndTheWinnerIsCorrect) {
   EXPECT_EQ(checkNt(*env.backend, call), "");
   auto sel = (*op)->lookup(call);
   ASSERT_TRUE(sel.ok());
-  EXPECT_EQ(sel->config, rep->winner);
+  EXPECT_EQ(sel->winner, rep->winner);
 }
 
 TEST(IsolationGemmGpu, RecordedUntunedKeysAreTunedOfflineThroughTheWorker) {

@@ -142,7 +142,7 @@ TEST_F(RowwiseOpsGpu, SiluMulTunedOpMatchesReference) {
   auto sel = lookupSiluMul(*tuner_, a);
   ASSERT_TRUE(sel.ok());
   std::printf("[ tuned op ] silu_mul bf16 %lldx%lld key %s -> %s (%s)\n", (long long)R,
-              (long long)D, sel->key.c_str(), sel->config.c_str(), sel->origin.c_str());
+              (long long)D, sel->key.c_str(), sel->winner.c_str(), sel->origin.c_str());
   // Second call: memory hit, same result.
   ASSERT_TRUE(siluMul(*tuner_, a).ok());
   ASSERT_TRUE(backend_->synchronize().ok());

@@ -349,7 +349,7 @@ TEST_F(CxxApi, SharedRuleOverKnobsPrunesBeforeCompiling) {
   int rejected = 0;
   for (const auto& c : r->candidates) {
     if (c.config.find("T=3") == std::string::npos) continue;
-    EXPECT_NE(c.status, "ok") << c.config;
+    EXPECT_NE(c.status, ktune::Code::kOk) << c.config;
     EXPECT_NE(c.reason.find("shared"), std::string::npos) << c.reason;
     ++rejected;
   }

@@ -107,7 +107,7 @@ TEST_F(TypedApi, TunesCallsAndReportsThroughTheProblemStruct) {
   EXPECT_EQ(r->winner, "BLOCK=256,VEC=2");
   int wrong = 0;
   for (const auto& c : r->candidates) {
-    if (c.status != "wrong_result") continue;
+    if (c.status != ktune::Code::kWrongResult) continue;
     ++wrong;
     EXPECT_NE(c.reason.find("out=-1"), std::string::npos) << c.reason;
   }

@@ -227,7 +227,7 @@ TEST(Tuner, DatabaseHitInAFreshTunerRecompilesNothing) {
   auto sel = fam2->lookup(p);
   ASSERT_TRUE(sel.ok());
   EXPECT_EQ(sel->origin, "database");
-  EXPECT_EQ(sel->config, "BLOCK=512,VEC=2");
+  EXPECT_EQ(sel->winner, "BLOCK=512,VEC=2");
   ASSERT_TRUE((*fam2)(p).ok());
   EXPECT_EQ(env.compiler->compileCount(), 0);
   EXPECT_EQ(env.backend->totalLaunches(), launches + 1);  // no tuning runs
@@ -260,7 +260,7 @@ TEST(Tuner, FamilyWithAnEmptyKeyIsRecordedAndFound) {
   auto sel = fam2->lookup(env.problem(77));  // any problem: one key
   ASSERT_TRUE(sel.ok()) << sel.status().toString();
   EXPECT_EQ(sel->origin, "database");
-  EXPECT_EQ(sel->config, "BLOCK=512,VEC=2");
+  EXPECT_EQ(sel->winner, "BLOCK=512,VEC=2");
   ASSERT_TRUE((*fam2)(p).ok());
   EXPECT_EQ(env.compiler->compileCount(), 0);
 }

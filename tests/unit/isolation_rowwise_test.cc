@@ -127,12 +127,12 @@ TEST_F(IsolationRowwise, WorkerBenchmarksRmsNormAndSiluMulCandidates) {
     auto ssel = sf->lookup(s);
     ASSERT_TRUE(rsel.ok() && ssel.ok());
     EXPECT_EQ(rsel->origin, "memory");
-    winners[isolated][0] = rsel->config;
-    winners[isolated][1] = ssel->config;
+    winners[isolated][0] = rsel->winner;
+    winners[isolated][1] = ssel->winner;
 
     const IsolationStats st = run.tuner->isolationStats();
     std::printf("%s: rmsnorm winner %s, silu_mul winner %s, %d candidates through the worker\n",
-                isolated ? "isolated" : "in-process", rsel->config.c_str(), ssel->config.c_str(),
+                isolated ? "isolated" : "in-process", rsel->winner.c_str(), ssel->winner.c_str(),
                 st.candidates_sent);
     if (isolated) {
       // One worker served both families; every candidate ran there, none here but the winners.

@@ -315,7 +315,7 @@ TEST(Isolation, WorkerIsReusedAcrossCandidatesAndKeys) {
   EXPECT_EQ(st.fallbacks, 0);
   auto sel = t.fam.lookup(*p2);
   ASSERT_TRUE(sel.ok());
-  EXPECT_EQ(sel->config, "BLOCK=256,MODE=0");
+  EXPECT_EQ(sel->winner, "BLOCK=256,MODE=0");
   // The parent never ran a timed candidate: only the two real calls launched here.
   EXPECT_EQ(env.backend->launchCount("iso_scale"), 2);
 }

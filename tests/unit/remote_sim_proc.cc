@@ -101,7 +101,7 @@ int run(const Args& a) {
     nlohmann::json j{{"key", current}, {"from", sel->origin},
                      {"compiled", env.compiler->compileCount() - c0},
                      {"launches", env.backend->totalLaunches() - l0},
-                     {"correct", correct}, {"ran", env.last_launched}, {"winner", sel->config}};
+                     {"correct", correct}, {"ran", env.last_launched}, {"winner", sel->winner}};
     std::printf("%s\n", j.dump().c_str());
     std::fflush(stdout);
     return sel->origin;

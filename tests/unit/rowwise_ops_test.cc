@@ -204,8 +204,8 @@ TEST_F(RowwiseOpsSim, RmsNormTunesVerifiesAndRunsInPlaceResidualOnce) {
   }
   auto sel = lookupRmsnorm(*tuner_, a);
   ASSERT_TRUE(sel.ok()) << sel.status().toString();
-  EXPECT_NE(sel->config.find("THREADS=128"), std::string::npos) << sel->config;
-  EXPECT_NE(sel->config.find("ROWS_PER_BLOCK=2"), std::string::npos) << sel->config;
+  EXPECT_NE(sel->winner.find("THREADS=128"), std::string::npos) << sel->winner;
+  EXPECT_NE(sel->winner.find("ROWS_PER_BLOCK=2"), std::string::npos) << sel->winner;
   EXPECT_NE(sel->key.find("cols=64"), std::string::npos) << sel->key;
 
   // The wrong-result config was tried and rejected by verification.
@@ -243,8 +243,8 @@ TEST_F(RowwiseOpsSim, SiluMulTunesAndMatchesReference) {
   for (size_t i = 0; i < ref.size(); ++i) ASSERT_NEAR(got[i], ref[i], 1e-2 * (1 + std::fabs(ref[i])));
   auto sel = lookupSiluMul(*tuner_, a);
   ASSERT_TRUE(sel.ok());
-  EXPECT_NE(sel->config.find("THREADS=512"), std::string::npos) << sel->config;
-  EXPECT_NE(sel->config.find("UNROLL=1"), std::string::npos) << sel->config;
+  EXPECT_NE(sel->winner.find("THREADS=512"), std::string::npos) << sel->winner;
+  EXPECT_NE(sel->winner.find("UNROLL=1"), std::string::npos) << sel->winner;
   // Invalid input: clear error, nothing launched.
   const auto before = sim_->totalLaunches();
   auto bad = a;
@@ -276,11 +276,11 @@ TEST_F(RowwiseOpsSim, RowwiseOpsObjectSharesTheTunersFamilies) {
   EXPECT_EQ(sel->origin, "memory");
   auto free_sel = lookupSiluMul(*tuner_, a);  // the same family, already tuned
   ASSERT_TRUE(free_sel.ok());
-  EXPECT_EQ(free_sel->config, sel->config);
+  EXPECT_EQ(free_sel->winner, sel->winner);
   EXPECT_EQ(free_sel->origin, "memory");
   auto again = RowwiseOps::create(*tuner_);  // takes the families already registered
   ASSERT_TRUE(again.ok()) << again.status().toString();
-  EXPECT_EQ((*again)->lookup(a)->config, sel->config);
+  EXPECT_EQ((*again)->lookup(a)->winner, sel->winner);
   auto bad = a;
   bad.out = 0;
   EXPECT_EQ((*ops)->siluMul(bad).code(), Code::kInvalidArgument);
@@ -317,7 +317,7 @@ TEST_F(RowwiseOpsSim, OfflineTuningFromRecordedKeys) {
   auto sel = lookupSiluMul(*tuner_, a);
   ASSERT_TRUE(sel.ok());
   EXPECT_NE(sel->origin, "default");
-  EXPECT_NE(sel->config.find("THREADS=512"), std::string::npos) << sel->config;
+  EXPECT_NE(sel->winner.find("THREADS=512"), std::string::npos) << sel->winner;
 }
 
 }  // namespace

@@ -147,7 +147,7 @@ TEST(Shapes, BackgroundRunsThePredictionAtOnceAndTheWinnerReplacesIt) {
   EXPECT_EQ(pred.config, "BLOCK=256,VEC=2");
   ASSERT_TRUE(fb(p).ok());  // returns while the tuning thread is held at the gate
   EXPECT_EQ(fb.lookup(p)->origin, "predicted");
-  EXPECT_EQ(fb.lookup(p)->config, "BLOCK=256,VEC=2");
+  EXPECT_EQ(fb.lookup(p)->winner, "BLOCK=256,VEC=2");
   std::vector<float> y(2048);
   ASSERT_TRUE(env.backend->copyToHost(y.data(), p.y, y.size() * 4).ok());
   EXPECT_EQ(y[5], 2.f * (float(5 % 17) - 8.f));  // the predicted config really ran
@@ -255,14 +255,14 @@ TEST(Shapes, ARecordedPredictionRunsWithTuningOffAndIsMeasuredWithTuningOn) {
     ASSERT_EQ(f.key(p), e.key);
     ASSERT_TRUE(f(p).ok());
     EXPECT_EQ(f.lookup(p)->origin, "predicted");
-    EXPECT_EQ(f.lookup(p)->config, "BLOCK=256,VEC=2");
+    EXPECT_EQ(f.lookup(p)->winner, "BLOCK=256,VEC=2");
   }
   auto t = Tuner::create(env.backend, env.options()).value();
   auto f = t->add(env.family()).value();
   Scale p = env.problem(2048);
   ASSERT_TRUE(f(p).ok());  // synchronous tuning: the prediction is not a winner, the key is tuned
   EXPECT_EQ(f.lookup(p)->origin, "memory");
-  EXPECT_EQ(f.lookup(p)->config, "BLOCK=512,VEC=1");
+  EXPECT_EQ(f.lookup(p)->winner, "BLOCK=512,VEC=1");
   EXPECT_FALSE(t->database("scale")->lookup(e.key)->predicted);
 }
 

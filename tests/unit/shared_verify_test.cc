@@ -62,7 +62,7 @@ TEST(SharedVerify, PulledWinnerIsVerifiedOnFirstUseThenTrusted) {
   auto sel = fam->lookup(p);
   ASSERT_TRUE(sel.ok());
   EXPECT_EQ(sel->origin, "pulled");
-  EXPECT_EQ(sel->config, "BLOCK=256,VEC=2");
+  EXPECT_EQ(sel->winner, "BLOCK=256,VEC=2");
   auto e = onlyEntry(env);
   ASSERT_TRUE(e.has_value());
   EXPECT_FALSE(e->unverified) << "recorded as verified: later processes trust it";
@@ -82,7 +82,7 @@ TEST(SharedVerify, TamperedPulledWinnerIsRejectedBeforeUse) {
   auto sel = fam->lookup(p);
   ASSERT_TRUE(sel.ok());
   EXPECT_EQ(sel->origin, "memory") << "tuned here after the rejection";
-  EXPECT_NE(sel->config, "BLOCK=64,VEC=1");
+  EXPECT_NE(sel->winner, "BLOCK=64,VEC=1");
   EXPECT_NE(env.log.str().find("rejected"), std::string::npos) << env.log.str();
   std::vector<float> x(1024), y(1024);
   ASSERT_TRUE(env.backend->copyToHost(x.data(), p.x, 4096).ok());
