@@ -32,99 +32,19 @@ using detail::Selected;
 
 Tuner::Tuner(std::unique_ptr<detail::TunerEngine> engine) : impl_(std::move(engine)) {}
 
-Tuner::~Tuner() {
-  if (!impl_) return;
-  impl_->shapes->stop();  // the background thread stops before the modules go
-  for (ModuleHandle m : impl_->modules) (void)impl_->backend->unloadModule(m);
-}
+Tuner::~Tuner() = default;
 
 Expected<std::unique_ptr<Tuner>> Tuner::create(std::shared_ptr<Backend> backend,
                                                EngineOptions opts) {
-  if (!backend) return Status::InvalidArgument("Tuner::create: null backend");
-  auto impl = std::make_unique<detail::TunerEngine>();
-  KTUNE_ASSIGN_OR_RETURN(auto devs, backend->devices());
-  const int dev = opts.options.device;
-  if (dev < 0 || dev >= static_cast<int>(devs.size())) {
-    return Status::NotFound("Tuner::create: device " + std::to_string(dev) +
-                            " not found (" + std::to_string(devs.size()) + " devices on backend " +
-                            backend->name() + ")");
-  }
-  KTUNE_RETURN_IF_ERROR(checkDeviceList(opts.options.devices, devs, dev).withContext("Tuner::create"));
-  if (opts.options.devices.size() > 1 && !opts.options.isolate &&
-      backend->vendor() != Vendor::kSimulated) {
-    return Status::InvalidArgument("Tuner::create: spreading candidates over several GPUs needs "
-                                   "isolation, one worker per GPU (options.isolate / KTUNE_ISOLATE=1)");
-  }
-  KTUNE_RETURN_IF_ERROR(backend->setDevice(dev));
-  impl->device = devs[dev];
-  // Background tuning on a GPU benchmarks in the isolation worker unless told otherwise: a faulting
-  // candidate in this process would poison the caller's context (a sticky illegal-address error
-  // was seen on an H100 with in-process tuning, bench/NOTES.md), and the worker's allocations and
-  // synchronisations cannot touch the caller's stream captures.
-  if (opts.options.background && backend->vendor() != Vendor::kSimulated &&
-      !opts.options.isolate_explicit && !opts.options.isolate) {
-    opts.options.isolate = true;
-    opts.isolation.fallback_in_process = true;
-  }
-  if (!opts.compiler) {
-    auto c = compilerForArch(impl->device.arch, opts.options.clang);
-    if (!c.ok()) return c.status().withContext("Tuner::create: no compiler for " + impl->device.arch);
-    opts.compiler = std::shared_ptr<Compiler>(std::move(c).value());
-  }
-  if (!opts.compiler->supportsArch(impl->device.arch)) {
-    return Status::Unsupported("Tuner::create: compiler " + opts.compiler->name() +
-                               " cannot target " + impl->device.arch);
-  }
-  if (opts.options.cache_dir.empty()) opts.options.cache_dir = Options::defaultCacheDir();
-  KTUNE_ASSIGN_OR_RETURN(impl->store, CodeObjectStore::open(opts.options.cache_dir));
-  if (opts.options.search != "guided" && opts.options.search != "exhaustive")
-    return Status::InvalidArgument("Tuner::create: options.search must be guided or exhaustive, got '" +
-                                   opts.options.search + "'");
-  if (!(opts.options.budget_s >= 0))
-    return Status::InvalidArgument("Tuner::create: options.budget_s must be >= 0");
-  if (!opts.search) opts.search = searchNamed(opts.options.search);
-  // The budgets live in options (one place, the environment's too). bench.* may only hold the
-  // defaults or the values create() copied there (options taken from another tuner's options()).
-  auto budget_ok = [](double bench, double def, double opt) { return bench == def || bench == opt; };
-  if (!budget_ok(opts.bench.warmup_ms, BenchOptions{}.warmup_ms, opts.options.warmup_ms) ||
-      !budget_ok(opts.bench.rep_ms, BenchOptions{}.rep_ms, opts.options.rep_ms)) {
-    return Status::InvalidArgument(
-        "Tuner::create: set the do_bench budgets in options.warmup_ms / options.rep_ms "
-        "(KTUNE_WARMUP_MS / KTUNE_REP_MS), not in bench.warmup_ms / bench.rep_ms");
-  }
-  opts.bench.warmup_ms = opts.options.warmup_ms;
-  opts.bench.rep_ms = opts.options.rep_ms;
-  // A real device's run count follows the wall cost of a run (flush and launch included); the
-  // simulated device's host time is the simulator's, not a device's, so it counts device time.
-  opts.bench.count_overhead = backend->name() != "sim";
-  impl->compiler = opts.compiler;
-  impl->ir_compiler = opts.ir_compiler;
-  impl->backend = std::move(backend);
-  const std::string& arch = impl->device.arch;
-  impl->space_backend = Arch(arch).spaceBackend();
-  impl->validator = Validator{KTUNE_VERSION,
-                              impl->backend->name(),
-                              impl->device.driver_version.empty() ? impl->backend->version()
-                                                                  : impl->device.driver_version,
-                              impl->compiler->name(),
-                              impl->compiler->version(),
-                              impl->device.name,
-                              arch};
-  impl->opts = std::move(opts);
-  // The isolation worker builds its Tuner here too, so both sides flush alike.
-  impl->bench = std::make_unique<Benchmarker>(
-      *impl->backend, impl->device, L2Flush::compilerFor(*impl->backend, *impl->compiler),
-      impl->opts.log);
-  if (impl->opts.options.devices.size() > 1)
-    impl->devices = std::make_shared<detail::DevicePool>(*impl, impl->opts.options.devices);
-  return std::unique_ptr<Tuner>(new Tuner(std::move(impl)));
+  KTUNE_ASSIGN_OR_RETURN(auto engine, detail::TunerEngine::create(std::move(backend), std::move(opts)));
+  return std::unique_ptr<Tuner>(new Tuner(std::move(engine)));
 }
 
-const DeviceInfo& Tuner::device() const { return impl_->device; }
-Backend& Tuner::backend() { return *impl_->backend; }
-Compiler& Tuner::compiler() { return *impl_->compiler; }
-CodeObjectStore& Tuner::store() { return *impl_->store; }
-const EngineOptions& Tuner::options() const { return impl_->opts; }
+const DeviceInfo& Tuner::device() const { return impl_->deviceInfo(); }
+Backend& Tuner::backend() { return impl_->runtime(); }
+Compiler& Tuner::compiler() { return impl_->compiler(); }
+CodeObjectStore& Tuner::store() { return impl_->store(); }
+const EngineOptions& Tuner::options() const { return impl_->engineOptions(); }
 const std::string& Tuner::familyName(detail::FamilyState* f) { return f->f.name; }
 
 Expected<detail::FamilyState*> Tuner::findErased(const std::string& name,
@@ -136,21 +56,10 @@ Expected<detail::FamilyState*> Tuner::findErased(const std::string& name,
   return fs;
 }
 
-TuningDatabase* Tuner::database(const std::string& family) {
-  std::lock_guard<std::mutex> l(impl_->families_mu);
-  for (auto& f : impl_->families) {
-    if (f->f.name == family) return f->db.get();
-  }
-  return nullptr;
-}
+TuningDatabase* Tuner::database(const std::string& family) { return impl_->database(family); }
 
 Status Tuner::importDatabase(const std::string& family, const std::string& text) {
-  detail::FamilyState* fs = nullptr;
-  {
-    std::lock_guard<std::mutex> l(impl_->families_mu);
-    for (auto& f : impl_->families)
-      if (f->f.name == family) fs = f.get();
-  }
+  detail::FamilyState* fs = impl_->findFamily(family);
   if (!fs) return Status::NotFound("family '" + family + "' is not registered on this tuner");
   const detail::ErasedFamily& f = fs->f;
   auto check = [&f](const Validator&, const std::string& source, const std::string& config) {
@@ -185,7 +94,6 @@ struct LastHit {
   Selected* sel = nullptr;
 };
 thread_local LastHit t_last_hit;
-std::atomic<uint64_t> g_next_family_id{1};
 }  // namespace
 
 Expected<detail::FamilyState*> Tuner::addErased(detail::ErasedFamily f) {
@@ -209,33 +117,7 @@ Expected<detail::FamilyState*> Tuner::addErased(detail::ErasedFamily f) {
   }
   if (f.vendor_candidates && !f.vendor_launch) return bad("vendor candidates without vendor_launch");
   if (f.source_name.empty()) f.source_name = f.name + ".cu";
-  std::lock_guard<std::mutex> l(impl_->families_mu);
-  for (auto& g : impl_->families) {
-    if (g->f.name == f.name) return bad("already registered on this tuner");
-  }
-  std::string path = impl_->opts.options.database_path.empty()
-                         ? joinPath(joinPath(impl_->opts.options.cache_dir, "db"), f.name + ".json")
-                         : impl_->opts.options.database_path;
-  KTUNE_ASSIGN_OR_RETURN(auto db, TuningDatabase::open(path, impl_->validator, f.name));
-  for (const auto& w : db->warnings()) impl_->log() << "ktune: " << w << "\n";
-  if (!f.verify && jit) {
-    // Unverified candidates can win with wrong results: say so, once per family.
-    if (!f.no_verify) {
-      impl_->log() << "ktune: family " << f.name << ": no verify function, so candidates are timed "
-                   << "unverified ("
-                   << (f.verify_hint.empty() ? "add KernelFamily::verify, or set "
-                                               "KernelFamily::no_verify to make this choice explicit"
-                                             : f.verify_hint)
-                   << ")\n";
-    }
-  }
-  auto st = std::make_unique<FamilyState>();
-  st->id = g_next_family_id.fetch_add(1, std::memory_order_relaxed);
-  st->f = std::move(f);
-  st->journal = std::make_unique<TuningJournal>(db->path(), st->f.name, impl_->validator.id());
-  st->db = std::move(db);
-  impl_->families.push_back(std::move(st));
-  return impl_->families.back().get();
+  return impl_->addFamily(std::move(f));
 }
 
 // ---------------------------------------------------------------- the call
@@ -285,18 +167,18 @@ Status Tuner::prepare(detail::FamilyState* fs, const void* p, StreamHandle s) {
 }
 
 predict::Prediction Tuner::predict(detail::FamilyState* fs, const void* p) {
-  return impl_->shapes->predictFor(*fs, p, keyString(fs, p));
+  return impl_->dynamicShapes().predictFor(*fs, p, keyString(fs, p));
 }
 
-void Tuner::waitBackground() { impl_->shapes->drain(); }
-uint64_t Tuner::backgroundTuned() const { return impl_->shapes->completed(); }
+void Tuner::waitBackground() { impl_->dynamicShapes().drain(); }
+uint64_t Tuner::backgroundTuned() const { return impl_->dynamicShapes().completed(); }
 
 bool Tuner::planCurrent(detail::FamilyState* fs, const LaunchPlan& plan) {
   return plan.family == fs->id && plan.epoch == fs->epoch.load(std::memory_order_acquire);
 }
 
 Status Tuner::launchPlanned(const LaunchPlan& plan, void** args, StreamHandle s) {
-  return impl_->backend->launch(plan.fn, plan.dims.grid, plan.dims.block, plan.dims.shared, args,
+  return impl_->runtime().launch(plan.fn, plan.dims.grid, plan.dims.block, plan.dims.shared, args,
                                 s);
 }
 
@@ -307,7 +189,7 @@ std::string Tuner::keyString(detail::FamilyState* fs, const void* p) {
 }
 
 std::optional<TuneReport> Tuner::fetchShared(detail::FamilyState* fs, const void* p) {
-  if (!impl_->opts.shared) return std::nullopt;
+  if (!impl_->engineOptions().shared) return std::nullopt;
   KeyBuilder kb;
   fs->f.key(p, kb);
   if (kb.overflowed()) return std::nullopt;
@@ -323,7 +205,7 @@ std::optional<TuneReport> Tuner::fetchShared(detail::FamilyState* fs, const void
 }
 
 Expected<TuneReport> Tuner::tune(detail::FamilyState* fs, const void* p, StreamHandle s) {
-  if (impl_->opts.tune_reads_shared) {
+  if (impl_->engineOptions().tune_reads_shared) {
     if (auto r = fetchShared(fs, p)) return std::move(*r);
   }
   KeyBuilder kb;
@@ -333,11 +215,11 @@ Expected<TuneReport> Tuner::tune(detail::FamilyState* fs, const void* p, StreamH
   TuneReport rep;
   detail::WinnerBinary bin;
   {
-    std::lock_guard<std::mutex> bl(impl_->bench_mu);
+    std::lock_guard<std::mutex> bl(impl_->benchLock());
     KTUNE_ASSIGN_OR_RETURN(rep, impl_->tuneKey(*fs, p, kb.toString(), s, &bin));
   }
-  impl_->shapes->invalidate(*fs);
-  if (impl_->opts.shared) impl_->publishShared(*fs, kb.toString());
+  impl_->dynamicShapes().invalidate(*fs);
+  if (impl_->engineOptions().shared) impl_->publishShared(*fs, kb.toString());
   if (!rep.winner.empty()) {
     auto sel = impl_->selectConfig(*fs, p, rep.winner, rep.winner_source, "memory", &bin);
     if (sel.ok()) {
@@ -379,23 +261,9 @@ Expected<KeyReport> Tuner::lookup(detail::FamilyState* fs, const void* p) {
 
 // ---------------------------------------------------------------- isolation (worker side)
 
-void Tuner::prestartWorker() {
-  if (!impl_->opts.options.isolate) return;
-  std::lock_guard<std::mutex> l(impl_->bench_mu);
-  if (impl_->devices) {  // one worker per device instead (device_pool.h)
-    impl_->devices->prestart();
-    return;
-  }
-  std::string ignored;
-  if (impl_->makeWorker(&ignored)) (void)impl_->worker->prestart();
-}
+void Tuner::prestartWorker() { impl_->prestartWorker(); }
 
-IsolationStats Tuner::isolationStats() const {
-  std::lock_guard<std::mutex> l(impl_->bench_mu);
-  IsolationStats s = impl_->worker ? impl_->worker->stats() : IsolationStats{};
-  s.fallbacks = impl_->iso_fallback.fallbacks;
-  return s;
-}
+IsolationStats Tuner::isolationStats() const { return impl_->isolationStats(); }
 
 Expected<std::shared_ptr<void>> Tuner::makeProblem(const std::string& family,
                                                    const std::string& args_json) {
@@ -407,10 +275,7 @@ Expected<std::shared_ptr<void>> Tuner::makeProblem(const std::string& family,
   return fs->f.make_problem(args_json);
 }
 
-void Tuner::prepareBench(const BenchOptions& bench) {
-  std::lock_guard<std::mutex> l(impl_->bench_mu);
-  impl_->bench->prepare(bench);
-}
+void Tuner::prepareBench(const BenchOptions& bench) { impl_->prepareBench(bench); }
 
 CandidateResult Tuner::benchmarkCandidate(const std::string& family, const void* p,
                                           const WorkerCandidate& wc, const BenchOptions& bench,

@@ -60,7 +60,7 @@ class CodeObjectStore;
 
 namespace detail {
 struct FamilyState;  // per-family runtime state, owned by the Tuner
-struct TunerEngine;  // the engine behind the facade (autotune/engine.h)
+class TunerEngine;  // the engine behind the facade (autotune/engine.h)
 }  // namespace detail
 
 class Tuner;

@@ -268,7 +268,7 @@ CandidateResult TunerEngine::benchCandidate(const std::string& family, const voi
     }
     // The parent compiled it into the shared store; recompile only if the entry vanished.
     auto co = wc.code_object_key.empty() ? Expected<CodeObject>(Status::NotFound("no key"))
-                                         : store->get(wc.code_object_key);
+                                         : store_->get(wc.code_object_key);
     if (!co.ok()) {
       std::string k, note;
       bool hit = false;

@@ -51,7 +51,7 @@ Status checkDeviceList(const std::vector<int>& list, const std::vector<DeviceInf
 
 namespace detail {
 
-struct TunerEngine;
+class TunerEngine;
 
 class DevicePool {
  public:

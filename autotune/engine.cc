@@ -66,7 +66,7 @@ Expected<CompileRequest> TunerEngine::requestFor(const ErasedFamily& f, const Co
 }
 
 Expected<Compiler*> TunerEngine::compilerOf(Language l) {
-  if (l == Language::kCpp) return compiler.get();
+  if (l == Language::kCpp) return compiler_.get();
   std::lock_guard<std::mutex> g(ir_mu);
   if (!ir_compiler) {
     KTUNE_ASSIGN_OR_RETURN(auto c, openIrCompiler());
@@ -86,12 +86,12 @@ Expected<CodeObject> TunerEngine::compileConfig(FamilyState& fs, const Config& c
   *co_key = codeObjectKey(req, comp->name(), comp->version());
   // The object is asked for by the key computed here from the family's own source and config:
   // whatever else a shared entry lists is never fetched.
-  if (from_shared && opts.shared && !store->get(*co_key).ok()) {
+  if (from_shared && opts.shared && !store_->get(*co_key).ok()) {
     std::string why;
-    (void)opts.shared->fetchObject(*co_key, *store, &why);
+    (void)opts.shared->fetchObject(*co_key, *store_, &why);
     warnShared(fs.f.name, "", why);  // a rejected object: compiled here instead
   }
-  return store->getOrCompile(*comp, req, hit, note);
+  return store_->getOrCompile(*comp, req, hit, note);
 }
 
 // A recorded or pinned winner must be one of this family's own configs (a database shared with

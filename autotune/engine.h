@@ -89,10 +89,21 @@ struct WinnerBinary {
   CodeObject co;
 };
 
-// The engine. The facade (Tuner) and the engine's own files (engine.cc, bench_stage.cc,
-// shared_stage.cc) use its state; the tuning run's stages, the finalists and the device pool use
-// only the narrow interface first below (dev/include_graph.py checks they name no field).
-struct TunerEngine {
+// The engine. Its state is private: the facade (Tuner), the tuning run's stages, the finalists,
+// the device pool and the dynamic shapes use its methods (dev/include_graph.py checks the stages
+// name no field); only the engine's own member functions (engine.cc, bench_stage.cc,
+// shared_stage.cc, tuning_run.cc's tuneKey) touch the fields.
+class TunerEngine {
+ public:
+  // Checks the options against the backend's devices and opens the store and the compiler (the
+  // errors Tuner::create documents).
+  static Expected<std::unique_ptr<TunerEngine>> create(std::shared_ptr<Backend> backend,
+                                                       EngineOptions opts);
+  // Stops background tuning, then unloads every module it loaded.
+  ~TunerEngine();
+  TunerEngine(const TunerEngine&) = delete;
+  TunerEngine& operator=(const TunerEngine&) = delete;
+
   // ---- The stages' interface.
   // Every user knob (include/ktune/options.hpp) and the engine-only settings (bench harness,
   // search strategy, finalist rounds, isolation).
@@ -100,9 +111,16 @@ struct TunerEngine {
   const EngineOptions& engineOptions() const { return opts; }
   const DeviceInfo& deviceInfo() const { return device; }
   Backend& runtime() { return *backend; }
+  Compiler& compiler() { return *compiler_; }
+  CodeObjectStore& store() { return *store_; }
   // "cuda" / "hip" / "" for ConfigSpace::enumerate.
   const std::string& spaceBackend() const { return space_backend; }
   Benchmarker& benchmarker() { return *bench; }
+  // One benchmark at a time on the device: timings must not overlap. Held around tuning runs,
+  // worker start-up and the worker side's candidates.
+  std::mutex& benchLock() { return bench_mu; }
+  // Predictions, background tuning and capture-safe selection (autotune/engine_shapes.h).
+  DynamicShapes& dynamicShapes() { return *shapes; }
   // Several devices (Options::devices): the pool; null on one device.
   DevicePool* devicePool() const { return devices.get(); }
   // Starts building a family's problem in every worker now (the pool's, else the engine's own
@@ -118,40 +136,19 @@ struct TunerEngine {
     log() << line << "\n";
   }
 
-  // ---- State (the facade's and the engine's own files).
-  std::shared_ptr<Backend> backend;
-  EngineOptions opts;
-  DeviceInfo device;
-  std::shared_ptr<Compiler> compiler;
-  std::shared_ptr<CodeObjectStore> store;
-  std::mutex ir_mu;  // guards ir_compiler
-  std::shared_ptr<Compiler> ir_compiler;  // opts.ir_compiler, or the IR front door once needed
-  Validator validator;
-  std::string space_backend;  // "cuda" / "hip" / "" for ConfigSpace::enumerate
-
-  std::mutex families_mu;
-  std::vector<std::unique_ptr<FamilyState>> families;
-
-  std::mutex modules_mu;
-  std::unordered_map<std::string, FunctionHandle> functions;  // code-object key -> function
-  std::vector<ModuleHandle> modules;
-
-  std::mutex bench_mu;  // one benchmark at a time on the device: timings must not overlap
-  std::unique_ptr<Benchmarker> bench;
-
-  // Isolation: the worker (started on first use, reused across tuning runs; guarded by bench_mu).
-  std::unique_ptr<WorkerSupervisor> worker;
-  IsolationStats iso_fallback;  // counters kept when no supervisor exists
-  std::set<std::string> iso_warned;  // fallback warnings already printed
-
-  // Options::devices with more than one device: the candidates are spread over them
-  // (autotune/device_pool.h). Null on one device. Declared after the members it uses, so it goes
-  // first (its lane threads and their workers stop before the rest is torn down).
-  std::shared_ptr<DevicePool> devices;
+  // ---- The facade's interface (Tuner; autotune/autotuner.h documents each).
+  // Registers a checked family and opens its database (the facade checked its fields).
+  Expected<FamilyState*> addFamily(ErasedFamily f);
+  // The database of a registered family; nullptr if unknown.
+  TuningDatabase* database(const std::string& family);
+  // Starts the isolation worker(s) now (Tuner::prestartWorker).
+  void prestartWorker();
+  IsolationStats isolationStats();
+  // Worker side of isolation: the harness's flush kernel compiled and loaded now.
+  void prepareBench(const BenchOptions& b);
 
   std::ostream& log() { return opts.log ? *opts.log : std::cerr; }
   // Serialised: compile threads and the benchmarking thread report concurrently.
-  std::mutex progress_mu;
   void progress(const TuneProgress& pr) {
     if (!opts.progress) return;
     std::lock_guard<std::mutex> l(progress_mu);
@@ -211,7 +208,6 @@ struct TunerEngine {
   // A shared-cache problem: the first is printed as a warning even without KTUNE_VERBOSE (then
   // shared_warned is set), every one with it.
   void warnShared(const std::string& family, const std::string& key, const std::string& what);
-  std::atomic<bool> shared_warned{false};
   void publishShared(FamilyState& fs, const std::string& key);
   Selected* publish(FamilyState& fs, const KeyBuilder& kb, std::unique_ptr<Selected> sel);
   // What runs for an untuned key with tuning off: the family's vendor default (a
@@ -227,8 +223,6 @@ struct TunerEngine {
   // remembered as that candidate's own failure). Isolation (KTUNE_ISOLATE=1) survives such faults.
   void noteFault(const Cand& c);
   Status contextLost();
-  std::mutex lost_mu;
-  std::string context_lost_by;  // empty while the context is usable
 
   // Verify + measure one live candidate in this process (early rejection against best); fills
   // c.r (status, reason, stats, date). Faults and launch errors are results.
@@ -260,8 +254,47 @@ struct TunerEngine {
     return opts.isolation.fallback_in_process && !opts.options.isolate_explicit;
   }
 
+
+ private:
+  TunerEngine() = default;
+
+  std::shared_ptr<Backend> backend;
+  EngineOptions opts;
+  DeviceInfo device;
+  std::shared_ptr<Compiler> compiler_;
+  std::shared_ptr<CodeObjectStore> store_;
+  std::mutex ir_mu;  // guards ir_compiler
+  std::shared_ptr<Compiler> ir_compiler;  // opts.ir_compiler, or the IR front door once needed
+  Validator validator;
+  std::string space_backend;  // "cuda" / "hip" / "" for ConfigSpace::enumerate
+
+  std::mutex families_mu;
+  std::vector<std::unique_ptr<FamilyState>> families;
+
+  std::mutex modules_mu;
+  std::unordered_map<std::string, FunctionHandle> functions;  // code-object key -> function
+  std::vector<ModuleHandle> modules;
+
+  std::mutex bench_mu;  // one benchmark at a time on the device: timings must not overlap
+  std::unique_ptr<Benchmarker> bench;
+
+  // Isolation: the worker (started on first use, reused across tuning runs; guarded by bench_mu).
+  std::unique_ptr<WorkerSupervisor> worker;
+  IsolationStats iso_fallback;  // counters kept when no supervisor exists
+  std::set<std::string> iso_warned;  // fallback warnings already printed
+
+  // Options::devices with more than one device: the candidates are spread over them
+  // (autotune/device_pool.h). Null on one device. Declared after the members it uses, so it goes
+  // first (its lane threads and their workers stop before the rest is torn down).
+  std::shared_ptr<DevicePool> devices;
+
+  std::mutex progress_mu;  // serialises log lines and progress callbacks
+  std::atomic<bool> shared_warned{false};  // see warnShared
+  std::mutex lost_mu;
+  std::string context_lost_by;  // empty while the context is usable (noteFault)
+
   // Predictions, background tuning and capture-safe selection (autotune/engine_shapes.h). Last: its
-  // thread stops before anything it uses is torn down (~Tuner resets it first).
+  // thread stops before anything it uses is torn down (~TunerEngine stops it first).
   std::unique_ptr<DynamicShapes> shapes = std::make_unique<DynamicShapes>(*this);
 };
 

@@ -85,7 +85,7 @@ void DynamicShapes::invalidate(FamilyState& fs) {
 predict::Prediction DynamicShapes::predictFor(FamilyState& fs, const void* p,
                                               const std::string& key) {
   const ErasedFamily& f = fs.f;
-  const int64_t limit = std::max(e_.device.shared_per_block_optin, e_.device.shared_per_block);
+  const int64_t limit = std::max(e_.deviceInfo().shared_per_block_optin, e_.deviceInfo().shared_per_block);
   auto applicable = [&](const std::string& text) {
     auto c = Config::parse(text);
     if (!c.ok() || !checkOwnConfig(f, *c, "predicted").ok()) return false;
@@ -94,7 +94,7 @@ predict::Prediction DynamicShapes::predictFor(FamilyState& fs, const void* p,
                      [&](const Config& x) { return x.toString() == text; }))
       return false;
     if (limit > 0 && f.space.sharedBytesOf(*c) > limit) return false;
-    return !f.launch || !f.launch(*c, p, e_.device).refused;  // the key's own rule: alignment, layout
+    return !f.launch || !f.launch(*c, p, e_.deviceInfo()).refused;  // the key's own rule: alignment, layout
   };
   predict::Prediction pr = predict::predict(*indexOf(fs), key, applicable);
   if (pr.source == predict::kDefaultClass) std::tie(pr.config, pr.source) = defaultOf(f, p);
@@ -119,7 +119,7 @@ Expected<std::unique_ptr<Selected>> DynamicShapes::selectKnown(
   sel->source = "jit";
   sel->origin = origin;
   if (fs.f.launch_per_key) {
-    sel->dims = fs.f.launch(sel->config, p, e_.device);
+    sel->dims = fs.f.launch(sel->config, p, e_.deviceInfo());
     sel->dims_cached = true;
   }
   return sel;
@@ -135,7 +135,7 @@ Expected<std::unique_ptr<Selected>> DynamicShapes::selectPredicted(FamilyState& 
     auto sel = selectKnown(fs, p, pr.config, pr.source, is_default ? "default" : "predicted",
                             capturing);
     if (sel.ok() || is_default) return sel;
-    if (e_.opts.options.verbose)
+    if (e_.options().verbose)
       e_.log() << "ktune: " << fs.f.name << " [" << key << "]: predicted " << pr.config
                << " unusable (" << sel.status().toString() << "); the default runs\n";
   }
@@ -191,13 +191,13 @@ void DynamicShapes::beforeCandidate() {
 }
 
 void DynamicShapes::loop() {
-  (void)e_.backend->setDevice(e_.opts.options.device);
+  (void)e_.runtime().setDevice(e_.options().device);
   // Another thread's capture in global mode must not be broken by this thread's allocations,
   // synchronisations or module loads.
-  (void)e_.backend->relaxCaptureMode();
+  (void)e_.runtime().relaxCaptureMode();
   StreamHandle s{};
-  if (auto st = e_.backend->createStream(); st.ok()) s = *st;
-  Pacer pacer{this, &mu_, &cv_, &stop_, std::clamp(e_.opts.background_duty, 0.01, 1.0), false, {}};
+  if (auto st = e_.runtime().createStream(); st.ok()) s = *st;
+  Pacer pacer{this, &mu_, &cv_, &stop_, std::clamp(e_.engineOptions().background_duty, 0.01, 1.0), false, {}};
   t_pacer = &pacer;
   for (;;) {
     Item it;
@@ -220,7 +220,7 @@ void DynamicShapes::loop() {
     idle_cv_.notify_all();
   }
   t_pacer = nullptr;
-  if (s.p) (void)e_.backend->destroyStream(s);
+  if (s.p) (void)e_.runtime().destroyStream(s);
   {
     std::lock_guard<std::mutex> l(mu_);
     busy_ = false;
@@ -242,12 +242,12 @@ void DynamicShapes::tuneOne(const Item& it, StreamHandle s) {
   WinnerBinary bin;
   Expected<TuneReport> rep = Status::Internal("not run");
   {
-    std::lock_guard<std::mutex> bl(e_.bench_mu);
+    std::lock_guard<std::mutex> bl(e_.benchLock());
     rep = e_.tuneKey(fs, prob->get(), it.key, s, &bin);
   }
-  (void)e_.backend->synchronize(s);  // the problem's buffers are freed next
+  (void)e_.runtime().synchronize(s);  // the problem's buffers are freed next
   if (!rep.ok()) return warn(rep.status().toString());
-  if (e_.opts.shared) e_.publishShared(fs, it.key);
+  if (e_.engineOptions().shared) e_.publishShared(fs, it.key);
   invalidate(fs);
   if (rep->winner.empty()) return warn("no candidate passed");
   auto sel = e_.selectConfig(fs, prob->get(), rep->winner, rep->winner_source, "memory", &bin);

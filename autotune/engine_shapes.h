@@ -38,7 +38,7 @@
 
 namespace ktune::detail {
 
-struct TunerEngine;
+class TunerEngine;
 struct FamilyState;
 struct Selected;
 struct ErasedFamily;

@@ -38,7 +38,7 @@ int decideFinalists(const std::vector<std::vector<double>>& times, int baseline,
 double studentT95(int dof);
 
 namespace detail {
-struct TunerEngine;
+class TunerEngine;
 struct FamilyState;
 struct Cand;
 

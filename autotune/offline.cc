@@ -55,13 +55,7 @@ Expected<OfflineTuneReport> Tuner::tuneFromFile(const std::string& path, StreamH
       ++out.already_tuned;
       continue;
     }
-    FamilyState* fs = nullptr;
-    {
-      std::lock_guard<std::mutex> l(impl_->families_mu);
-      for (auto& f : impl_->families) {
-        if (f->f.name == fam) fs = f.get();
-      }
-    }
+    FamilyState* fs = impl_->findFamily(fam);
     if (!fs) {
       skip("family '" + fam + "' is not registered on this tuner");
       continue;
@@ -87,7 +81,7 @@ Expected<OfflineTuneReport> Tuner::tuneFromFile(const std::string& path, StreamH
       out.keys.push_back({fam, k2, "local", 0});
       continue;
     }
-    if (impl_->opts.shared && impl_->opts.options.tuning) {
+    if (impl_->engineOptions().shared && impl_->options().tuning) {
       // Shared results: resolve the key as a call does (shared cache, then one tuner per key), so
       // a key another server published or is tuning is not tuned again here.
       KeyBuilder kb;

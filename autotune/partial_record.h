@@ -12,7 +12,7 @@
 namespace ktune {
 namespace detail {
 
-struct TunerEngine;
+class TunerEngine;
 struct FamilyState;
 
 // Appends one finished candidate to the family's tuning journal (resumable tuning).

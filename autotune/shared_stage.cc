@@ -143,7 +143,7 @@ void TunerEngine::publishShared(FamilyState& fs, const std::string& key) {
   std::optional<DbEntry> e = fs.db->lookup(key);
   if (!e || e->winner.empty()) return;
   std::string why;
-  opts.shared->publish(fs.f.name, validator, *e, *store, &why);
+  opts.shared->publish(fs.f.name, validator, *e, *store_, &why);
   note(*this, fs, key, why);
 }
 

@@ -11,6 +11,8 @@ Rules for autotune/ (its own files; ops/ and vendor/ sit above the engine and ar
   3. The tuning run's stages, the finalists and the device pool (STAGES) use the engine through its
      narrow interface (TunerEngine's methods): they name none of its fields (`e_.opts`,
      `e_.worker->...`), which stay the facade's and the engine's own files' business.
+  4. TunerEngine (autotune/engine.h) declares no data member before its `private:` section: the
+     facade and every other caller go through its methods (the compiler then enforces rule 3 too).
 Prints each violation and exits 1; exits 0 with a one-line summary otherwise.
 """
 import os
@@ -32,6 +34,9 @@ ENGINE_FIELDS = ("backend opts device compiler store ir_mu ir_compiler validator
                  "iso_fallback iso_warned devices progress_mu shared_warned").split()
 # An engine reached as e / e_ / x.e (the stages' names for it), then one of its fields.
 FIELD_USE = re.compile(r"\be_?\.(" + "|".join(ENGINE_FIELDS) + r")\b(?!\s*\()")
+# A data member's declaration: a line ending in ';' with no parenthesis (methods have one).
+MEMBER_DECL = re.compile(r"^\s*[A-Za-z_][\w:<>,\s\*&]*[\s\*&](\w+)"
+                         r"\s*(\{[^()]*\}|=[^;()]*)?\s*;\s*(//.*)?$")
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 
 
@@ -55,6 +60,25 @@ def modules_of(paths):
     return out
 
 
+def public_fields(text):
+    """Data members TunerEngine declares before `private:` (rule 4), or None when there is no
+    `class TunerEngine` with a private section."""
+    start = text.find("class TunerEngine {")
+    if start < 0:
+        return None
+    end = text.find("\n private:", start)
+    if end < 0:
+        return None
+    out = []
+    for line in text[start:end].splitlines()[1:]:
+        if line.lstrip().startswith("//") or "(" in line or ")" in line or line.strip() == "public:":
+            continue
+        m = MEMBER_DECL.match(line)
+        if m and not line.lstrip().startswith(("using ", "return ", "friend ")):
+            out.append(m.group(1))
+    return out
+
+
 def main():
     paths = files()
     own = set(paths)
@@ -65,6 +89,13 @@ def main():
     for p in paths:
         with open(os.path.join(ROOT, p), encoding="utf-8") as fh:
             text = fh.read()
+        if p == "autotune/engine.h":
+            pub = public_fields(text)
+            if pub is None:
+                errors.append(f"{p}: no `class TunerEngine {{` with a `private:` section (rule 4)")
+            for name in pub or []:
+                errors.append(f"{p}: TunerEngine's public part declares the field '{name}' "
+                              "(make it private and add a method)")
         if p in STAGES:
             for n, line in enumerate(text.splitlines(), 1):
                 if line.lstrip().startswith("//"):
@@ -119,7 +150,7 @@ def main():
         return 1
     n = sum(len(v) for v in edges.values())
     print(f"autotune layering: {len(paths)} files, {n} module edges, no ring, facade not included, "
-          "stages use the engine's interface")
+          "stages use the engine's interface, its fields are private")
     return 0
 
 

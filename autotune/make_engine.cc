@@ -1,0 +1,165 @@
+// The engine's set-up and the parts of it the facade reaches through methods: creating it from a
+// backend and options, registering a family, the isolation worker's start and counters.
+#include <atomic>
+#include <memory>
+#include <utility>
+
+#include "autotune/device_pool.h"
+#include "autotune/engine.h"
+#include "base/fs.h"
+#include "base/version.h"
+#include "compiler/store/store.h"
+
+namespace ktune {
+namespace detail {
+namespace {
+// Unique in the process (an address can be reused by a later family): FamilyState::id.
+std::atomic<uint64_t> g_next_family_id{1};
+}  // namespace
+
+Expected<std::unique_ptr<TunerEngine>> TunerEngine::create(std::shared_ptr<Backend> backend,
+                                                           EngineOptions opts) {
+  if (!backend) return Status::InvalidArgument("Tuner::create: null backend");
+  std::unique_ptr<TunerEngine> e(new TunerEngine());
+  KTUNE_ASSIGN_OR_RETURN(auto devs, backend->devices());
+  const int dev = opts.options.device;
+  if (dev < 0 || dev >= static_cast<int>(devs.size())) {
+    return Status::NotFound("Tuner::create: device " + std::to_string(dev) +
+                            " not found (" + std::to_string(devs.size()) + " devices on backend " +
+                            backend->name() + ")");
+  }
+  KTUNE_RETURN_IF_ERROR(checkDeviceList(opts.options.devices, devs, dev).withContext("Tuner::create"));
+  if (opts.options.devices.size() > 1 && !opts.options.isolate &&
+      backend->vendor() != Vendor::kSimulated) {
+    return Status::InvalidArgument("Tuner::create: spreading candidates over several GPUs needs "
+                                   "isolation, one worker per GPU (options.isolate / KTUNE_ISOLATE=1)");
+  }
+  KTUNE_RETURN_IF_ERROR(backend->setDevice(dev));
+  e->device = devs[dev];
+  // Background tuning on a GPU benchmarks in the isolation worker unless told otherwise: a faulting
+  // candidate in this process would poison the caller's context (a sticky illegal-address error
+  // was seen on an H100 with in-process tuning, bench/NOTES.md), and the worker's allocations and
+  // synchronisations cannot touch the caller's stream captures.
+  if (opts.options.background && backend->vendor() != Vendor::kSimulated &&
+      !opts.options.isolate_explicit && !opts.options.isolate) {
+    opts.options.isolate = true;
+    opts.isolation.fallback_in_process = true;
+  }
+  if (!opts.compiler) {
+    auto c = compilerForArch(e->device.arch, opts.options.clang);
+    if (!c.ok()) return c.status().withContext("Tuner::create: no compiler for " + e->device.arch);
+    opts.compiler = std::shared_ptr<Compiler>(std::move(c).value());
+  }
+  if (!opts.compiler->supportsArch(e->device.arch)) {
+    return Status::Unsupported("Tuner::create: compiler " + opts.compiler->name() +
+                               " cannot target " + e->device.arch);
+  }
+  if (opts.options.cache_dir.empty()) opts.options.cache_dir = Options::defaultCacheDir();
+  KTUNE_ASSIGN_OR_RETURN(e->store_, CodeObjectStore::open(opts.options.cache_dir));
+  if (opts.options.search != "guided" && opts.options.search != "exhaustive")
+    return Status::InvalidArgument("Tuner::create: options.search must be guided or exhaustive, got '" +
+                                   opts.options.search + "'");
+  if (!(opts.options.budget_s >= 0))
+    return Status::InvalidArgument("Tuner::create: options.budget_s must be >= 0");
+  if (!opts.search) opts.search = searchNamed(opts.options.search);
+  // The budgets live in options (one place, the environment's too). bench.* may only hold the
+  // defaults or the values create() copied there (options taken from another tuner's options()).
+  auto budget_ok = [](double bench, double def, double opt) { return bench == def || bench == opt; };
+  if (!budget_ok(opts.bench.warmup_ms, BenchOptions{}.warmup_ms, opts.options.warmup_ms) ||
+      !budget_ok(opts.bench.rep_ms, BenchOptions{}.rep_ms, opts.options.rep_ms)) {
+    return Status::InvalidArgument(
+        "Tuner::create: set the do_bench budgets in options.warmup_ms / options.rep_ms "
+        "(KTUNE_WARMUP_MS / KTUNE_REP_MS), not in bench.warmup_ms / bench.rep_ms");
+  }
+  opts.bench.warmup_ms = opts.options.warmup_ms;
+  opts.bench.rep_ms = opts.options.rep_ms;
+  // A real device's run count follows the wall cost of a run (flush and launch included); the
+  // simulated device's host time is the simulator's, not a device's, so it counts device time.
+  opts.bench.count_overhead = backend->name() != "sim";
+  e->compiler_ = opts.compiler;
+  e->ir_compiler = opts.ir_compiler;
+  e->backend = std::move(backend);
+  const std::string& arch = e->device.arch;
+  e->space_backend = Arch(arch).spaceBackend();
+  e->validator = Validator{KTUNE_VERSION,
+                              e->backend->name(),
+                              e->device.driver_version.empty() ? e->backend->version()
+                                                                  : e->device.driver_version,
+                              e->compiler_->name(),
+                              e->compiler_->version(),
+                              e->device.name,
+                              arch};
+  e->opts = std::move(opts);
+  // The isolation worker builds its Tuner here too, so both sides flush alike.
+  e->bench = std::make_unique<Benchmarker>(
+      *e->backend, e->device, L2Flush::compilerFor(*e->backend, *e->compiler_),
+      e->opts.log);
+  if (e->opts.options.devices.size() > 1)
+    e->devices = std::make_shared<DevicePool>(*e, e->opts.options.devices);
+  return e;
+}
+
+TunerEngine::~TunerEngine() {
+  shapes->stop();  // the background thread stops before the modules go
+  for (ModuleHandle m : modules) (void)backend->unloadModule(m);
+}
+
+Expected<FamilyState*> TunerEngine::addFamily(ErasedFamily f) {
+  std::lock_guard<std::mutex> l(families_mu);
+  for (auto& g : families) {
+    if (g->f.name == f.name)
+      return Status::InvalidArgument("family '" + f.name + "': already registered on this tuner");
+  }
+  std::string path = opts.options.database_path.empty()
+                         ? joinPath(joinPath(opts.options.cache_dir, "db"), f.name + ".json")
+                         : opts.options.database_path;
+  KTUNE_ASSIGN_OR_RETURN(auto db, TuningDatabase::open(path, validator, f.name));
+  for (const auto& w : db->warnings()) log() << "ktune: " << w << "\n";
+  if (!f.verify && f.jit() && !f.no_verify) {
+    // Unverified candidates can win with wrong results: say so, once per family.
+    log() << "ktune: family " << f.name << ": no verify function, so candidates are timed "
+          << "unverified ("
+          << (f.verify_hint.empty() ? "add KernelFamily::verify, or set "
+                                      "KernelFamily::no_verify to make this choice explicit"
+                                    : f.verify_hint)
+          << ")\n";
+  }
+  auto st = std::make_unique<FamilyState>();
+  st->id = g_next_family_id.fetch_add(1, std::memory_order_relaxed);
+  st->f = std::move(f);
+  st->journal = std::make_unique<TuningJournal>(db->path(), st->f.name, validator.id());
+  st->db = std::move(db);
+  families.push_back(std::move(st));
+  return families.back().get();
+}
+
+TuningDatabase* TunerEngine::database(const std::string& family) {
+  FamilyState* fs = findFamily(family);
+  return fs ? fs->db.get() : nullptr;
+}
+
+void TunerEngine::prestartWorker() {
+  if (!opts.options.isolate) return;
+  std::lock_guard<std::mutex> l(bench_mu);
+  if (devices) {  // one worker per device instead (device_pool.h)
+    devices->prestart();
+    return;
+  }
+  std::string ignored;
+  if (makeWorker(&ignored)) (void)worker->prestart();
+}
+
+IsolationStats TunerEngine::isolationStats() {
+  std::lock_guard<std::mutex> l(bench_mu);
+  IsolationStats s = worker ? worker->stats() : IsolationStats{};
+  s.fallbacks = iso_fallback.fallbacks;
+  return s;
+}
+
+void TunerEngine::prepareBench(const BenchOptions& b) {
+  std::lock_guard<std::mutex> l(bench_mu);
+  bench->prepare(b);
+}
+
+}  // namespace detail
+}  // namespace ktune
