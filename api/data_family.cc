@@ -5,7 +5,9 @@
 #include <cctype>
 #include <cstring>
 #include <limits>
+#include <typeinfo>
 
+#include "autotune/key.h"
 #include "base/json_bounded.h"
 
 namespace ktune::api {
@@ -164,10 +166,10 @@ Status checkNames(const KernelSpec& s) {
 }
 
 // Slots of one evaluation: knobs from `c` (when given), arguments, device values.
-void fillSlots(const DataFamily& f, const Config* c, const DataProblem& p, const DeviceInfo* d,
+void fillSlots(const DataFamily& f, const Knobs* c, const DataProblem& p, const DeviceFacts* d,
                int64_t* v) {
   if (c) {
-    for (size_t i = 0; i < f.knobs.size(); ++i) v[i] = c->getInt(f.knobs[i]);
+    for (size_t i = 0; i < f.knobs.size(); ++i) v[i] = c->get(f.knobs[i].c_str());
   }
   for (size_t i = 0; i < p.count && i < f.spec.args.size(); ++i) {
     const Value& a = p.args[i];
@@ -185,18 +187,7 @@ unsigned dimOf(const Expr& e, bool has, const int64_t* v) {
   return static_cast<unsigned>(x);
 }
 
-// The engine's source_fn over the public one (the language by name).
-std::function<Expected<ConfigModule>(const Config&, const DataProblem&)> moduleOfConfig(
-    std::function<Expected<ConfigSource>(const std::string&)> fn) {
-  return [fn = std::move(fn)](const Config& c, const DataProblem&) -> Expected<ConfigModule> {
-    KTUNE_ASSIGN_OR_RETURN(ConfigSource src, fn(c.toString()));
-    ConfigModule m;
-    KTUNE_ASSIGN_OR_RETURN(m.language, parseLanguage(src.language));
-    m.text = std::move(src.text);
-    m.entry = std::move(src.entry);
-    return m;
-  };
-}
+const DataProblem& problemOf(const void* p) { return *static_cast<const DataProblem*>(p); }
 
 // True when the launch rule (grid, block or shared bytes) reads expression slot `slot`.
 bool launchReads(const DataFamily& f, int slot) {
@@ -260,73 +251,64 @@ Expected<std::shared_ptr<const DataFamily>> parseKernelSpec(const KernelSpec& sp
   return std::shared_ptr<const DataFamily>(std::move(f));
 }
 
-KernelFamily<DataProblem> toEngineFamily(std::shared_ptr<const DataFamily> fam) {
+namespace {
+
+// Constraints and the shared-memory pre-check: knob expressions of the spec.
+void setSpaceRules(const std::shared_ptr<const DataFamily>& fam, ErasedKernelSpec& e) {
   const DataFamily& f = *fam;
-  KernelFamily<DataProblem> e;
-  e.name = f.spec.name;
-  e.source = f.spec.source;
-  e.entry = f.spec.entry;
-  e.compile_options = f.spec.compile_options;
-  if (f.spec.source_fn) e.source_fn = moduleOfConfig(f.spec.source_fn);
-  if (f.spec.before_run) {
-    e.pre_run = [fam](const DataProblem& p, StreamHandle s) {
-      return fam->spec.before_run(p.args, p.count, s);
-    };
-  }
-  e.default_config = f.default_config;
-  e.no_verify = f.spec.no_verify;
-  e.verify_hint = "families registered from data have no verifier; set KernelSpec::no_verify "
-                  "(C: ktune_family_desc.no_verify = 1) to make this choice explicit";
-  for (size_t i = 0; i < f.knobs.size(); ++i) e.space.addInts(f.knobs[i], f.knob_values[i]);
   for (size_t i = 0; i < f.constraints.size(); ++i) {
-    e.space.constrain(f.constraints[i].text(), [fam, i](const Config& c) {
+    e.constraints.push_back({f.constraints[i].text(), [fam, i](const Knobs& c) {
       int64_t v[DataFamily::kMaxSlots] = {};
       fillSlots(*fam, &c, DataProblem{}, nullptr, v);
       int64_t r = 0;
       return fam->constraints[i].evalFast(v, &r) && r != 0;
-    });
+    }});
   }
   // A shared-memory rule over knobs alone also drops configs that cannot fit before compiling.
-  bool knobs_only = fam->has_shared;
+  bool knobs_only = f.has_shared;
   for (int slot = static_cast<int>(f.knobs.size()); slot <= f.slotWarpSize(); ++slot)
     knobs_only = knobs_only && !f.shared.uses(slot);
   if (knobs_only) {
-    e.space.sharedBytes([fam](const Config& c) {
+    e.shared_bytes = [fam](const Knobs& c) {
       int64_t v[DataFamily::kMaxSlots] = {};
       fillSlots(*fam, &c, DataProblem{}, nullptr, v);
       int64_t r = 0;
       return fam->shared.evalFast(v, &r) ? r : std::numeric_limits<int64_t>::max();
-    });
+    };
   }
+}
+
+// Key, launch rule and arguments: the hot path's callbacks.
+void setCallbacks(const std::shared_ptr<const DataFamily>& fam, ErasedKernelSpec& e) {
   // The hot path's slot arrays are not zeroed (784 bytes, a libc memset per call): fillSlots writes
   // every slot a key or launch expression can read (key fields read arguments only).
-  e.key = [fam](const DataProblem& p, KeyBuilder& k) {
+  e.key = [fam](const void* p, KeyFields& k) {
     int64_t v[DataFamily::kMaxSlots];
-    fillSlots(*fam, nullptr, p, nullptr, v);
+    fillSlots(*fam, nullptr, problemOf(p), nullptr, v);
     for (size_t i = 0; i < fam->key.size(); ++i) {
       int64_t x = 0;
       if (!fam->key[i].evalFast(v, &x)) x = INT64_MIN;  // the launch rule fails as well
       k.add(fam->key_names[i].c_str(), x);
     }
   };
-  e.launch = [fam](const Config& c, const DataProblem& p, const DeviceInfo& d) {
+  e.launch = [fam](const Knobs& c, const void* p, const DeviceFacts& d) {
     int64_t v[DataFamily::kMaxSlots];
-    fillSlots(*fam, &c, p, &d, v);
-    LaunchDims l;
-    l.grid = Dim3{dimOf(fam->grid[0], fam->has_grid[0], v), dimOf(fam->grid[1], fam->has_grid[1], v),
-                  dimOf(fam->grid[2], fam->has_grid[2], v)};
-    l.block = Dim3{dimOf(fam->block[0], fam->has_block[0], v),
-                   dimOf(fam->block[1], fam->has_block[1], v),
-                   dimOf(fam->block[2], fam->has_block[2], v)};
+    fillSlots(*fam, &c, problemOf(p), &d, v);
+    Launch l;
+    for (int i = 0; i < 3; ++i) {
+      l.grid[i] = dimOf(fam->grid[i], fam->has_grid[i], v);
+      l.block[i] = dimOf(fam->block[i], fam->has_block[i], v);
+    }
     int64_t sh = 0;
-    if (fam->has_shared && (!fam->shared.evalFast(v, &sh) || sh < 0)) l.grid.x = 0;
-    l.shared = static_cast<size_t>(sh);
+    if (fam->has_shared && (!fam->shared.evalFast(v, &sh) || sh < 0)) l.grid[0] = 0;
+    l.shared_bytes = static_cast<size_t>(sh);
     return l;
   };
-  e.launch_per_key = launchPerKey(f);
-  e.args = [fam](const DataProblem& p, KernelArgs& a) {
-    for (size_t i = 0; i < p.count; ++i) {
-      const Value& x = p.args[i];
+  e.launch_per_key = launchPerKey(*fam);
+  e.args = [](const void* p, ArgPack& a) {
+    const DataProblem& d = problemOf(p);
+    for (size_t i = 0; i < d.count; ++i) {
+      const Value& x = d.args[i];
       switch (x.type) {
         case ArgType::kPtr: a.add(x.v.ptr); break;
         case ArgType::kI32: a.add(x.v.i32); break;
@@ -336,6 +318,33 @@ KernelFamily<DataProblem> toEngineFamily(std::shared_ptr<const DataFamily> fam) 
       }
     }
   };
+}
+
+}  // namespace
+
+ErasedKernelSpec toTypedSpec(std::shared_ptr<const DataFamily> fam) {
+  const DataFamily& f = *fam;
+  ErasedKernelSpec e;
+  e.name = f.spec.name;
+  e.source = f.spec.source;
+  e.entry = f.spec.entry;
+  e.compile_options = f.spec.compile_options;
+  if (f.spec.source_fn) {
+    e.source_fn = [fam](const Knobs& c, const void*) { return fam->spec.source_fn(c.toString()); };
+  }
+  if (f.spec.before_run) {
+    e.before_run = [fam](const void* p, StreamHandle s) {
+      return fam->spec.before_run(problemOf(p).args, problemOf(p).count, s);
+    };
+  }
+  for (size_t i = 0; i < f.knobs.size(); ++i) e.space.push_back({f.knobs[i], f.knob_values[i]});
+  for (const auto& k : f.knobs) e.default_config.emplace_back(k, f.default_config.getInt(k));
+  e.no_verify = f.spec.no_verify;
+  e.verify_hint = "families registered from data have no verifier; set KernelSpec::no_verify "
+                  "(C: ktune_family_desc.no_verify = 1) to make this choice explicit";
+  setSpaceRules(fam, e);
+  setCallbacks(fam, e);
+  e.problem_type = &typeid(DataProblem);
   return e;
 }
 

@@ -1,7 +1,7 @@
 // A kernel family described by data (ktune::KernelSpec, the C API's ktune_family_desc) turned
-// into an engine family: the space from JSON, the launch rule, key and constraints as parsed
-// expressions (api/expr.h), the arguments packed from typed values. Used by the C++ Autotuner
-// and, through it, by the C API.
+// into the typed registration (ktune/typed.hpp, over DataProblem): the space from JSON, the launch
+// rule, key and constraints as parsed expressions (api/expr.h), the arguments packed from typed
+// values. Used by the C++ Autotuner and, through it, by the C API.
 #pragma once
 
 #include <cstdint>
@@ -10,8 +10,9 @@
 #include <vector>
 
 #include "api/expr.h"
-#include "autotune/autotuner.h"
+#include "base/config.h"
 #include "ktune/kernel.hpp"
+#include "ktune/typed.hpp"
 
 namespace ktune::api {
 
@@ -55,7 +56,7 @@ struct DataFamily {
 // field and what is wrong.
 Expected<std::shared_ptr<const DataFamily>> parseKernelSpec(const KernelSpec& spec);
 
-// The engine family of a parsed spec.
-KernelFamily<DataProblem> toEngineFamily(std::shared_ptr<const DataFamily> fam);
+// The typed registration of a parsed spec (problems: DataProblem objects).
+ErasedKernelSpec toTypedSpec(std::shared_ptr<const DataFamily> fam);
 
 }  // namespace ktune::api

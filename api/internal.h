@@ -13,9 +13,21 @@
 #include "ktune/report.hpp"
 #include "ktune/sim.hpp"
 #include "ktune/tuner.hpp"
+#include "ktune/typed.hpp"
 #include "runtime/sim/sim_backend.h"
 
 namespace ktune {
+
+namespace api {
+// The engine's problem type for every family registered through the public API (typed.hpp, and
+// data families on top of it): the caller's problem behind a pointer, valid during the call.
+struct TypedProblem {
+  const void* p = nullptr;
+};
+// Checks `spec` and registers it on the tuner's engine (typed.cc): the one path from the public
+// registration to the engine.
+Expected<Family<TypedProblem>> addFamily(Autotuner& tuner, ErasedKernelSpec spec);
+}  // namespace api
 
 struct Autotuner::Impl {
   std::shared_ptr<Backend> backend;
@@ -26,9 +38,13 @@ struct Autotuner::Impl {
   ~Impl() { gemm.reset(); }         // the op holds a reference to the tuner's family
 };
 
+struct ErasedKernel::Impl {
+  Family<api::TypedProblem> family;
+};
+
 struct Kernel::Impl {
   std::shared_ptr<const api::DataFamily> data;
-  Family<api::DataProblem> family;
+  Family<api::TypedProblem> family;  // over api::DataProblem objects
   unsigned plan_slot = 0;  // which of the calling thread's launch plans this kernel uses (tuner.cc)
 };
 

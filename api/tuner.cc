@@ -70,7 +70,7 @@ uint64_t Autotuner::backgroundTuned() const { return impl_->tuner->backgroundTun
 
 Expected<Kernel> Autotuner::addKernel(const KernelSpec& spec) {
   KTUNE_ASSIGN_OR_RETURN(auto data, api::parseKernelSpec(spec));
-  KTUNE_ASSIGN_OR_RETURN(auto fam, impl_->tuner->add(api::toEngineFamily(data)));
+  KTUNE_ASSIGN_OR_RETURN(auto fam, api::addFamily(*this, api::toTypedSpec(data)));
   static std::atomic<unsigned> next_plan_slot{0};
   auto k = std::make_shared<Kernel::Impl>();
   k->data = std::move(data);
@@ -201,7 +201,8 @@ Status Kernel::operator()(const Value* args, size_t count, StreamHandle stream) 
   if (launchIfPlanned(*impl_, args, count, stream, &st)) return st;
   KTUNE_RETURN_IF_ERROR(impl_->data->checkArgs(args, count));
   LaunchPlan plan;
-  st = impl_->family(api::DataProblem{args, count}, stream, &plan);
+  const api::DataProblem p{args, count};
+  st = impl_->family(api::TypedProblem{&p}, stream, &plan);
   if (st.ok()) keepPlan(*impl_, args, plan);
   return st;
 }
@@ -214,14 +215,16 @@ bool Kernel::callPlanned(const Value* args, size_t count, StreamHandle stream,
 Expected<KeyReport> Kernel::tune(const Value* args, size_t count, StreamHandle stream) const {
   if (!impl_) return Status::InvalidArgument("tune() on an empty ktune::Kernel");
   KTUNE_RETURN_IF_ERROR(impl_->data->checkArgs(args, count));
-  KTUNE_ASSIGN_OR_RETURN(TuneReport r, impl_->family.tune(api::DataProblem{args, count}, stream));
+  const api::DataProblem p{args, count};
+  KTUNE_ASSIGN_OR_RETURN(TuneReport r, impl_->family.tune(api::TypedProblem{&p}, stream));
   return KeyReport(std::move(r));  // the run's statistics stay in the engine
 }
 
 Expected<std::string> Kernel::key(const Value* args, size_t count) const {
   if (!impl_) return Status::InvalidArgument("key() on an empty ktune::Kernel");
   KTUNE_RETURN_IF_ERROR(impl_->data->checkArgs(args, count));
-  return impl_->family.key(api::DataProblem{args, count});
+  const api::DataProblem p{args, count};
+  return impl_->family.key(api::TypedProblem{&p});
 }
 
 const std::string& Kernel::name() const {

@@ -1,6 +1,8 @@
-// The typed registration (include/ktune/typed.hpp): an ErasedKernelSpec becomes an engine family
-// whose problem is the caller's object behind a pointer; its callbacks see the engine's config,
-// key and argument buffers through the small public views (Knobs, KeyFields, ArgPack).
+// The typed registration (include/ktune/typed.hpp), the one way a family reaches the engine from
+// the public API: an ErasedKernelSpec becomes an engine family whose problem is the caller's object
+// behind a pointer; its callbacks see the engine's config, key and argument buffers through the
+// small public views (Knobs, KeyFields, ArgPack). Data families (KernelSpec, api/data_family.h)
+// are parsed into such a spec first.
 #include <algorithm>
 #include <cctype>
 #include <utility>
@@ -25,12 +27,6 @@ void ArgPack::addBytes(const void* p, size_t size, size_t align) {
 }
 
 namespace api {
-
-// The engine's problem type for typed families: the caller's problem (valid during the call).
-struct TypedProblem {
-  const void* p = nullptr;
-};
-
 namespace {
 
 bool identifier(const std::string& s) {
@@ -42,8 +38,9 @@ bool identifier(const std::string& s) {
 
 Status checkSpec(const ErasedKernelSpec& s) {
   const std::string who = "typed kernel '" + s.name + "': ";
-  if (s.source.empty() || s.entry.empty())
-    return Status::InvalidArgument(who + "source and entry are required");
+  if (s.source_fn ? !s.source.empty() : (s.source.empty() || s.entry.empty()))
+    return Status::InvalidArgument(who + (s.source_fn ? "source_fn replaces source: give one of them"
+                                                      : "source and entry are required"));
   if (!s.key || !s.launch || !s.args)
     return Status::InvalidArgument(who + "key, launch and args are required");
   if (s.space.empty()) return Status::InvalidArgument(who + "the space has no knob");
@@ -76,6 +73,10 @@ void setSpace(const ErasedKernelSpec& s, KernelFamily<TypedProblem>& f) {
   if (s.constraint)
     f.space.constrain("constraint of " + s.name,
                       [g = s.constraint](const Config& c) { return g(Knobs(&c)); });
+  for (const auto& k : s.constraints)
+    f.space.constrain(k.name, [g = k.holds](const Config& c) { return g(Knobs(&c)); });
+  if (s.shared_bytes)
+    f.space.sharedBytes([g = s.shared_bytes](const Config& c) { return g(Knobs(&c)); });
   for (const auto& k : s.space) f.default_config.set(k.name, k.values.front());
   for (const auto& [n, v] : s.default_config) f.default_config.set(n, v);
   if (!s.defines.empty()) {
@@ -87,9 +88,24 @@ void setSpace(const ErasedKernelSpec& s, KernelFamily<TypedProblem>& f) {
   }
 }
 
+// The engine's source_fn over the public one (the language by name).
+void setSourceFn(const ErasedKernelSpec& s, KernelFamily<TypedProblem>& f) {
+  if (!s.source_fn) return;
+  f.source_fn = [g = s.source_fn](const Config& c,
+                                  const TypedProblem& t) -> Expected<ConfigModule> {
+    KTUNE_ASSIGN_OR_RETURN(ConfigSource src, g(Knobs(&c), problemOf(t)));
+    ConfigModule m;
+    KTUNE_ASSIGN_OR_RETURN(m.language, parseLanguage(src.language));
+    m.text = std::move(src.text);
+    m.entry = std::move(src.entry);
+    return m;
+  };
+}
+
 KernelFamily<TypedProblem> toEngine(ErasedKernelSpec s, const DeviceInfo& dev) {
   KernelFamily<TypedProblem> f;
   setSpace(s, f);
+  setSourceFn(s, f);
   f.name = s.name;
   f.source = s.source;
   f.entry = s.entry;
@@ -121,20 +137,22 @@ KernelFamily<TypedProblem> toEngine(ErasedKernelSpec s, const DeviceInfo& dev) {
       return verdictOf(g(problemOf(t), st));
     };
   f.no_verify = s.no_verify;
+  f.verify_hint = s.verify_hint;
   return f;
 }
 
 }  // namespace
+
+Expected<Family<TypedProblem>> addFamily(Autotuner& tuner, ErasedKernelSpec spec) {
+  KTUNE_RETURN_IF_ERROR(checkSpec(spec));
+  Tuner& t = *tuner.impl().tuner;
+  return t.add(toEngine(std::move(spec), t.device()));
+}
+
 }  // namespace api
 
-struct ErasedKernel::Impl {
-  Family<api::TypedProblem> family;
-};
-
 Expected<ErasedKernel> addErasedKernel(Autotuner& tuner, ErasedKernelSpec spec) {
-  KTUNE_RETURN_IF_ERROR(api::checkSpec(spec));
-  Tuner& t = *tuner.impl().tuner;
-  KTUNE_ASSIGN_OR_RETURN(auto fam, t.add(api::toEngine(std::move(spec), t.device())));
+  KTUNE_ASSIGN_OR_RETURN(auto fam, api::addFamily(tuner, std::move(spec)));
   auto k = std::make_shared<ErasedKernel::Impl>();
   k->family = fam;
   return ErasedKernel(std::move(k));

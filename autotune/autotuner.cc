@@ -36,7 +36,8 @@ Tuner::~Tuner() = default;
 
 Expected<std::unique_ptr<Tuner>> Tuner::create(std::shared_ptr<Backend> backend,
                                                EngineOptions opts) {
-  KTUNE_ASSIGN_OR_RETURN(auto engine, detail::TunerEngine::create(std::move(backend), std::move(opts)));
+  KTUNE_ASSIGN_OR_RETURN(auto engine,
+                         detail::TunerEngine::create(std::move(backend), std::move(opts)));
   return std::unique_ptr<Tuner>(new Tuner(std::move(engine)));
 }
 

@@ -1,10 +1,12 @@
 // The typed registration (include/ktune/typed.hpp) on the simulated backend, through the public
 // headers only: the problem struct reaches the key, launch and args callbacks; the space's
 // constraint and defines apply; the winner is the simulated fastest; verify rejects a wrong
-// config; a second tuner finds the result in the database; a bad spec names its field.
+// config; a second tuner finds the result in the database; a bad spec names its field; named
+// constraints, the shared-memory pre-check and generated sources (what data families use).
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <atomic>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -140,6 +142,50 @@ TEST_F(TypedApi, TunesCallsAndReportsThroughTheProblemStruct) {
   ASSERT_TRUE(sel2.ok());
   EXPECT_EQ(sel2->winner, "BLOCK=256,VEC=2");
   EXPECT_EQ(sel2->origin, "database");
+}
+
+// What the string-based KernelSpec is built on: named constraints, a shared-memory rule over the
+// knobs (configs that cannot fit are failed before they are compiled) and per-config sources.
+TEST_F(TypedApi, NamedConstraintsSharedBytesAndGeneratedSources) {
+  auto t = open();
+  ASSERT_TRUE(t);
+  auto s = spec(t.get());
+  s.constraint = nullptr;
+  s.constraints = {{"VEC <= 2", [](const ktune::Knobs& c) { return c["VEC"] <= 2; }}};
+  // BLOCK=1024 needs 128 KiB: more than the simulated device's 96 KiB opt-in.
+  s.shared_bytes = [](const ktune::Knobs& c) { return c["BLOCK"] * int64_t{128}; };
+  std::atomic<int> generated{0}, too_big{0};
+  s.source.clear();
+  s.source_fn = [&](const ktune::Knobs& c,
+                    const Problem& p) -> ktune::Expected<ktune::ConfigSource> {
+    ++generated;
+    if (c["BLOCK"] == 1024) ++too_big;
+    EXPECT_EQ(p.n, 3000);
+    ktune::ConfigSource src;
+    src.language = "cpp";
+    src.text = "KTUNE_KERNEL void typed_k(long long n, int* out) {}  // " + c.toString();
+    return src;
+  };
+  auto k = ktune::addTypedKernel(*t, s);
+  ASSERT_TRUE(k.ok()) << k.status().toString();
+  auto out = t->alloc(64);
+  ASSERT_TRUE(out.ok());
+  auto r = k->tune(Problem{3000, *out});
+  ASSERT_TRUE(r.ok()) << r.status().toString();
+  // 3 x 3 configs, VEC=4 dropped by the named constraint: 6 candidates, 2 of them too big.
+  EXPECT_EQ(r->candidates.size(), 6u);
+  int failed = 0;
+  for (const auto& c : r->candidates) {
+    if (c.config.find("BLOCK=1024") == std::string::npos) continue;
+    ++failed;
+    EXPECT_NE(c.status, ktune::Code::kOk) << c.config;
+    EXPECT_NE(c.reason.find("shared"), std::string::npos) << c.reason;
+  }
+  EXPECT_EQ(failed, 2);
+  EXPECT_EQ(r->winner, "BLOCK=256,VEC=2");
+  EXPECT_GE(generated.load(), 4);
+  EXPECT_EQ(too_big.load(), 0) << "a config that cannot fit was generated and compiled";
+  ASSERT_TRUE(t->free(*out).ok());
 }
 
 TEST_F(TypedApi, BadSpecsNameTheirField) {
