@@ -19,7 +19,7 @@ Expected<BenchStats> Autotuner::benchmark(const std::function<Status()>& fn,
   if (before_run) before = [&before_run](int) { return before_run(); };
   // A harness of its own: the tuner's is used by tuning threads, and its flush buffer is freed
   // when this one goes.
-  Tuner& t = *impl_->tuner;
+  Engine& t = *impl_->tuner;
   Benchmarker b(*impl_->backend, t.device(), L2Flush::compilerFor(*impl_->backend, t.compiler()));
   std::vector<double> samples;
   KTUNE_ASSIGN_OR_RETURN(BenchStats s, b.measure(stream, fn, o, before, nullptr, &samples));

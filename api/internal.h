@@ -32,7 +32,7 @@ Expected<Family<TypedProblem>> addFamily(Autotuner& tuner, ErasedKernelSpec spec
 struct Autotuner::Impl {
   std::shared_ptr<Backend> backend;
   std::shared_ptr<SimBackend> sim;  // set on the simulated backend
-  std::shared_ptr<Tuner> tuner;
+  std::shared_ptr<Engine> tuner;
   std::mutex mu;                    // guards gemm's creation
   std::unique_ptr<GemmOp> gemm;
   ~Impl() { gemm.reset(); }         // the op holds a reference to the tuner's family

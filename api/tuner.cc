@@ -60,8 +60,8 @@ Expected<std::unique_ptr<Autotuner>> Autotuner::create(const TunerOptions& optio
     if (!url.ok()) return url.status().withContext("remote_cache");
     eo.shared = remote::makeSharedTuning(options);
   }
-  KTUNE_ASSIGN_OR_RETURN(auto t, Tuner::create(impl->backend, std::move(eo)));
-  impl->tuner = std::shared_ptr<Tuner>(std::move(t));
+  KTUNE_ASSIGN_OR_RETURN(auto t, Engine::create(impl->backend, std::move(eo)));
+  impl->tuner = std::shared_ptr<Engine>(std::move(t));
   return std::unique_ptr<Autotuner>(new Autotuner(std::move(impl)));
 }
 

@@ -145,7 +145,7 @@ KernelFamily<TypedProblem> toEngine(ErasedKernelSpec s, const DeviceInfo& dev) {
 
 Expected<Family<TypedProblem>> addFamily(Autotuner& tuner, ErasedKernelSpec spec) {
   KTUNE_RETURN_IF_ERROR(checkSpec(spec));
-  Tuner& t = *tuner.impl().tuner;
+  Engine& t = *tuner.impl().tuner;
   return t.add(toEngine(std::move(spec), t.device()));
 }
 

@@ -30,25 +30,25 @@ namespace ktune {
 using detail::FamilyState;
 using detail::Selected;
 
-Tuner::Tuner(std::unique_ptr<detail::TunerEngine> engine) : impl_(std::move(engine)) {}
+Engine::Engine(std::unique_ptr<detail::TunerEngine> engine) : impl_(std::move(engine)) {}
 
-Tuner::~Tuner() = default;
+Engine::~Engine() = default;
 
-Expected<std::unique_ptr<Tuner>> Tuner::create(std::shared_ptr<Backend> backend,
+Expected<std::unique_ptr<Engine>> Engine::create(std::shared_ptr<Backend> backend,
                                                EngineOptions opts) {
   KTUNE_ASSIGN_OR_RETURN(auto engine,
                          detail::TunerEngine::create(std::move(backend), std::move(opts)));
-  return std::unique_ptr<Tuner>(new Tuner(std::move(engine)));
+  return std::unique_ptr<Engine>(new Engine(std::move(engine)));
 }
 
-const DeviceInfo& Tuner::device() const { return impl_->deviceInfo(); }
-Backend& Tuner::backend() { return impl_->runtime(); }
-Compiler& Tuner::compiler() { return impl_->compiler(); }
-CodeObjectStore& Tuner::store() { return impl_->store(); }
-const EngineOptions& Tuner::options() const { return impl_->engineOptions(); }
-const std::string& Tuner::familyName(detail::FamilyState* f) { return f->f.name; }
+const DeviceInfo& Engine::device() const { return impl_->deviceInfo(); }
+Backend& Engine::backend() { return impl_->runtime(); }
+Compiler& Engine::compiler() { return impl_->compiler(); }
+CodeObjectStore& Engine::store() { return impl_->store(); }
+const EngineOptions& Engine::options() const { return impl_->engineOptions(); }
+const std::string& Engine::familyName(detail::FamilyState* f) { return f->f.name; }
 
-Expected<detail::FamilyState*> Tuner::findErased(const std::string& name,
+Expected<detail::FamilyState*> Engine::findErased(const std::string& name,
                                                  const std::type_info& type) {
   FamilyState* fs = impl_->findFamily(name);
   if (!fs) return Status::NotFound("family '" + name + "' is not registered on this tuner");
@@ -57,9 +57,9 @@ Expected<detail::FamilyState*> Tuner::findErased(const std::string& name,
   return fs;
 }
 
-TuningDatabase* Tuner::database(const std::string& family) { return impl_->database(family); }
+TuningDatabase* Engine::database(const std::string& family) { return impl_->database(family); }
 
-Status Tuner::importDatabase(const std::string& family, const std::string& text) {
+Status Engine::importDatabase(const std::string& family, const std::string& text) {
   detail::FamilyState* fs = impl_->findFamily(family);
   if (!fs) return Status::NotFound("family '" + family + "' is not registered on this tuner");
   const detail::ErasedFamily& f = fs->f;
@@ -97,7 +97,7 @@ struct LastHit {
 thread_local LastHit t_last_hit;
 }  // namespace
 
-Expected<detail::FamilyState*> Tuner::addErased(detail::ErasedFamily f) {
+Expected<detail::FamilyState*> Engine::addErased(detail::ErasedFamily f) {
   auto bad = [&](const std::string& what) {
     return Status::InvalidArgument("family '" + f.name + "': " + what);
   };
@@ -123,7 +123,7 @@ Expected<detail::FamilyState*> Tuner::addErased(detail::ErasedFamily f) {
 
 // ---------------------------------------------------------------- the call
 
-Status Tuner::call(detail::FamilyState* fs, const void* p, StreamHandle s, LaunchPlan* plan) {
+Status Engine::call(detail::FamilyState* fs, const void* p, StreamHandle s, LaunchPlan* plan) {
   KeyBuilder kb;
   fs->f.key(p, kb);
   Selected* sel = nullptr;
@@ -153,7 +153,7 @@ Status Tuner::call(detail::FamilyState* fs, const void* p, StreamHandle s, Launc
   return impl_->launchSelected(*fs, *sel, p, s, plan);
 }
 
-Status Tuner::prepare(detail::FamilyState* fs, const void* p, StreamHandle s) {
+Status Engine::prepare(detail::FamilyState* fs, const void* p, StreamHandle s) {
   KeyBuilder kb;
   fs->f.key(p, kb);
   {
@@ -167,29 +167,29 @@ Status Tuner::prepare(detail::FamilyState* fs, const void* p, StreamHandle s) {
   return Status::Ok();
 }
 
-predict::Prediction Tuner::predict(detail::FamilyState* fs, const void* p) {
+predict::Prediction Engine::predict(detail::FamilyState* fs, const void* p) {
   return impl_->dynamicShapes().predictFor(*fs, p, keyString(fs, p));
 }
 
-void Tuner::waitBackground() { impl_->dynamicShapes().drain(); }
-uint64_t Tuner::backgroundTuned() const { return impl_->dynamicShapes().completed(); }
+void Engine::waitBackground() { impl_->dynamicShapes().drain(); }
+uint64_t Engine::backgroundTuned() const { return impl_->dynamicShapes().completed(); }
 
-bool Tuner::planCurrent(detail::FamilyState* fs, const LaunchPlan& plan) {
+bool Engine::planCurrent(detail::FamilyState* fs, const LaunchPlan& plan) {
   return plan.family == fs->id && plan.epoch == fs->epoch.load(std::memory_order_acquire);
 }
 
-Status Tuner::launchPlanned(const LaunchPlan& plan, void** args, StreamHandle s) {
+Status Engine::launchPlanned(const LaunchPlan& plan, void** args, StreamHandle s) {
   return impl_->runtime().launch(plan.fn, plan.dims.grid, plan.dims.block, plan.dims.shared, args,
                                 s);
 }
 
-std::string Tuner::keyString(detail::FamilyState* fs, const void* p) {
+std::string Engine::keyString(detail::FamilyState* fs, const void* p) {
   KeyBuilder kb;
   fs->f.key(p, kb);
   return kb.toString();
 }
 
-std::optional<TuneReport> Tuner::fetchShared(detail::FamilyState* fs, const void* p) {
+std::optional<TuneReport> Engine::fetchShared(detail::FamilyState* fs, const void* p) {
   if (!impl_->engineOptions().shared) return std::nullopt;
   KeyBuilder kb;
   fs->f.key(p, kb);
@@ -205,7 +205,7 @@ std::optional<TuneReport> Tuner::fetchShared(detail::FamilyState* fs, const void
   return r;
 }
 
-Expected<TuneReport> Tuner::tune(detail::FamilyState* fs, const void* p, StreamHandle s) {
+Expected<TuneReport> Engine::tune(detail::FamilyState* fs, const void* p, StreamHandle s) {
   if (impl_->engineOptions().tune_reads_shared) {
     if (auto r = fetchShared(fs, p)) return std::move(*r);
   }
@@ -231,7 +231,7 @@ Expected<TuneReport> Tuner::tune(detail::FamilyState* fs, const void* p, StreamH
   return rep;
 }
 
-Expected<KeyReport> Tuner::lookup(detail::FamilyState* fs, const void* p) {
+Expected<KeyReport> Engine::lookup(detail::FamilyState* fs, const void* p) {
   KeyBuilder kb;
   fs->f.key(p, kb);
   KeyReport out;
@@ -262,11 +262,11 @@ Expected<KeyReport> Tuner::lookup(detail::FamilyState* fs, const void* p) {
 
 // ---------------------------------------------------------------- isolation (worker side)
 
-void Tuner::prestartWorker() { impl_->prestartWorker(); }
+void Engine::prestartWorker() { impl_->prestartWorker(); }
 
-IsolationStats Tuner::isolationStats() const { return impl_->isolationStats(); }
+IsolationStats Engine::isolationStats() const { return impl_->isolationStats(); }
 
-Expected<std::shared_ptr<void>> Tuner::makeProblem(const std::string& family,
+Expected<std::shared_ptr<void>> Engine::makeProblem(const std::string& family,
                                                    const std::string& args_json) {
   FamilyState* fs = impl_->findFamily(family);
   if (!fs) return Status::NotFound("family '" + family + "' is not registered in this process");
@@ -276,9 +276,9 @@ Expected<std::shared_ptr<void>> Tuner::makeProblem(const std::string& family,
   return fs->f.make_problem(args_json);
 }
 
-void Tuner::prepareBench(const BenchOptions& bench) { impl_->prepareBench(bench); }
+void Engine::prepareBench(const BenchOptions& bench) { impl_->prepareBench(bench); }
 
-CandidateResult Tuner::benchmarkCandidate(const std::string& family, const void* p,
+CandidateResult Engine::benchmarkCandidate(const std::string& family, const void* p,
                                           const WorkerCandidate& wc, const BenchOptions& bench,
                                           double best_ms, StreamHandle s) {
   return impl_->benchCandidate(family, p, wc, bench, best_ms, s);

@@ -1,5 +1,5 @@
-// ktune registration API — an @triton.autotune-like way to register a kernel family and call it.
-//
+// Engine: internal; the public ktune::Autotuner drives one, as do the built-in ops and the CLI.
+// Registers a kernel family (KernelFamily<P>: TypedKernelSpec plus engine-only fields), calls it.
 //   struct Saxpy { int64_t n; DevicePtr x, y; float a; };        // the user's "problem" type
 //   KernelFamily<Saxpy> f;
 //   f.name = "saxpy"; f.source = kSrc; f.entry = "ktune_saxpy";
@@ -23,7 +23,7 @@
 // in the database, launch. Concurrent first calls for one key tune once; the others wait.
 // Failures of single candidates are data (see search.h); a call fails only when no candidate at
 // all can run (then the Status lists why).
-// Thread safety: Tuner and Family<P> methods may be called from any thread.
+// Thread safety: Engine and Family<P> methods may be called from any thread.
 #pragma once
 
 #include <cstdint>
@@ -59,13 +59,13 @@ namespace ktune {
 class CodeObjectStore;
 
 namespace detail {
-struct FamilyState;  // per-family runtime state, owned by the Tuner
+struct FamilyState;  // per-family runtime state, owned by the Engine
 class TunerEngine;  // the engine behind the facade (autotune/engine.h)
 }  // namespace detail
 
-class Tuner;
+class Engine;
 
-// Handle to a registered family; cheap to copy; valid while its Tuner lives.
+// Handle to a registered family; cheap to copy; valid while its Engine lives.
 template <class P>
 class Family {
  public:
@@ -89,7 +89,7 @@ class Family {
   // The config predicted for p's key from the family's tuned neighbours (autotune/predict.h), with
   // the neighbours and the confidence; compiles, tunes and launches nothing.
   Expected<predict::Prediction> predict(const P& p) const;
-  // p's key from the shared cache, without tuning (see Tuner::fetchShared).
+  // p's key from the shared cache, without tuning (see Engine::fetchShared).
   std::optional<TuneReport> fetchShared(const P& p) const;
   // The key string of p.
   std::string key(const P& p) const;
@@ -97,9 +97,9 @@ class Family {
   bool valid() const { return state_ != nullptr; }
 
  private:
-  friend class Tuner;
-  Family(Tuner* t, detail::FamilyState* s) : tuner_(t), state_(s) {}
-  Tuner* tuner_ = nullptr;
+  friend class Engine;
+  Family(Engine* t, detail::FamilyState* s) : tuner_(t), state_(s) {}
+  Engine* tuner_ = nullptr;
   detail::FamilyState* state_ = nullptr;
 };
 
@@ -116,15 +116,15 @@ struct OfflineTuneReport {
   std::vector<Key> keys;
 };
 
-class Tuner : public CandidateBench {
+class Engine : public CandidateBench {
  public:
   // Opens the store (<cache_dir>) and picks the compiler. Fails with the reason when the device
   // ordinal is missing, the cache directory is unsafe, or no compiler targets the device's arch.
-  static Expected<std::unique_ptr<Tuner>> create(std::shared_ptr<Backend> backend,
+  static Expected<std::unique_ptr<Engine>> create(std::shared_ptr<Backend> backend,
                                                  EngineOptions opts = {});
-  ~Tuner();
-  Tuner(const Tuner&) = delete;
-  Tuner& operator=(const Tuner&) = delete;
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
 
   // Registers a family and opens its tuning database (<cache>/db/<name>.json, or
   // options.database_path). kInvalidArgument for a missing required field, a bad name, or a
@@ -179,7 +179,7 @@ class Tuner : public CandidateBench {
   // Worker side of isolation: verifies and benchmarks one candidate for `p` (from makeProblem) in
   // THIS process, loading its code object from the store (recompiling if the entry is gone).
   // Every failure (unknown family, bad config, fault, wrong result, slower than best_ms) is the
-  // returned result's status and reason. Serialised with tuning runs of this Tuner.
+  // returned result's status and reason. Serialised with tuning runs of this Engine.
   CandidateResult benchmarkCandidate(const std::string& family, const void* p,
                                      const WorkerCandidate& c, const BenchOptions& bench,
                                      double best_ms, StreamHandle s = {}) override;
@@ -209,7 +209,7 @@ class Tuner : public CandidateBench {
   static const std::string& familyName(detail::FamilyState* f);
 
  private:
-  explicit Tuner(std::unique_ptr<detail::TunerEngine> engine);
+  explicit Engine(std::unique_ptr<detail::TunerEngine> engine);
   Expected<detail::FamilyState*> addErased(detail::ErasedFamily f);
   Expected<detail::FamilyState*> findErased(const std::string& name, const std::type_info& type);
   std::unique_ptr<detail::TunerEngine> impl_;  // the facade's engine (autotune/engine.h)
@@ -222,7 +222,7 @@ Status Family<P>::operator()(const P& p, StreamHandle stream, LaunchPlan* plan) 
 }
 template <class P>
 bool Family<P>::planCurrent(const LaunchPlan& plan) const {
-  return state_ && Tuner::planCurrent(state_, plan);
+  return state_ && Engine::planCurrent(state_, plan);
 }
 template <class P>
 Status Family<P>::launchPlanned(const LaunchPlan& plan, void** args, StreamHandle stream) const {
@@ -260,7 +260,7 @@ std::string Family<P>::key(const P& p) const {
 template <class P>
 const std::string& Family<P>::name() const {
   static const std::string kEmpty;
-  return state_ ? Tuner::familyName(state_) : kEmpty;
+  return state_ ? Engine::familyName(state_) : kEmpty;
 }
 
 }  // namespace ktune

@@ -72,7 +72,7 @@ struct BenchOptions : BenchSettings {
   // larger of the kernel's device time and the host wall time of one timed estimate run (flush,
   // event records and launch included, as Triton's do_bench times its cache clear with the
   // kernel): a 3 us kernel behind a 35 us flush gets ~1/12 of the runs a device-time count
-  // gives it, for the same wall budget. false: device time only (a Tuner turns it on for every
+  // gives it, for the same wall budget. false: device time only (a Engine turns it on for every
   // backend but the simulated one, whose host time is the simulator's).
   bool count_overhead = false;
 };

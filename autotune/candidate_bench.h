@@ -1,6 +1,6 @@
 // What the isolation worker needs from the engine: rebuild a problem from its JSON and verify +
 // time one candidate for it. The worker (autotune/isolation.h) serves requests through this
-// interface, so it does not depend on the tuner; Tuner implements it.
+// interface, so it does not depend on the tuner; Engine implements it.
 #pragma once
 
 #include <memory>

@@ -65,7 +65,7 @@ class DevicePool {
   const std::vector<int>& devices() const { return devices_; }
   // Whether the devices can be driven from this process (the simulated backend).
   bool inProcess() const;
-  // Starts the lane threads and their workers without waiting for them (Tuner::prestartWorker).
+  // Starts the lane threads and their workers without waiting for them (Engine::prestartWorker).
   void prestart();
   // Benchmarks b's candidates through one worker per device. false with *why when no worker could
   // benchmark any of them (the caller decides, as for one worker); candidates a dead worker left

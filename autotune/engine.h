@@ -1,4 +1,4 @@
-// The engine behind the facade Tuner (internal; the facade's files include it, never the reverse:
+// The engine behind the facade Engine (internal; the facade's files include it, never the reverse:
 // dev/include_graph.py): the registered families with their selected configs, the loaded
 // functions, the benchmark lock and the isolation worker. A tuning run (autotune/tuning_run.h)
 // works on one family and key through it.
@@ -59,7 +59,7 @@ struct FamilyState {
   std::unordered_map<KeyBuilder, Selected*, KeyBuilderHash> map;
   std::vector<std::unique_ptr<Selected>> owned;  // never freed before the tuner: no dangling hits
   // Unique in the process (an address can be reused by a later family): a thread's last hit
-  // (Tuner::call) names its family by id. `epoch` changes whenever `map` does, so a cached hit is
+  // (Engine::call) names its family by id. `epoch` changes whenever `map` does, so a cached hit is
   // used only while the map still says the same.
   uint64_t id = 0;
   std::atomic<uint64_t> epoch{0};
@@ -89,14 +89,14 @@ struct WinnerBinary {
   CodeObject co;
 };
 
-// The engine. Its state is private: the facade (Tuner), the tuning run's stages, the finalists,
+// The engine. Its state is private: the facade (Engine), the tuning run's stages, the finalists,
 // the device pool and the dynamic shapes use its methods (dev/include_graph.py checks the stages
 // name no field); only the engine's own member functions (engine.cc, bench_stage.cc,
 // shared_stage.cc, tuning_run.cc's tuneKey) touch the fields.
 class TunerEngine {
  public:
   // Checks the options against the backend's devices and opens the store and the compiler (the
-  // errors Tuner::create documents).
+  // errors Engine::create documents).
   static Expected<std::unique_ptr<TunerEngine>> create(std::shared_ptr<Backend> backend,
                                                        EngineOptions opts);
   // Stops background tuning, then unloads every module it loaded.
@@ -136,12 +136,12 @@ class TunerEngine {
     log() << line << "\n";
   }
 
-  // ---- The facade's interface (Tuner; autotune/autotuner.h documents each).
+  // ---- The facade's interface (Engine; autotune/autotuner.h documents each).
   // Registers a checked family and opens its database (the facade checked its fields).
   Expected<FamilyState*> addFamily(ErasedFamily f);
   // The database of a registered family; nullptr if unknown.
   TuningDatabase* database(const std::string& family);
-  // Starts the isolation worker(s) now (Tuner::prestartWorker).
+  // Starts the isolation worker(s) now (Engine::prestartWorker).
   void prestartWorker();
   IsolationStats isolationStats();
   // Worker side of isolation: the harness's flush kernel compiled and loaded now.
@@ -243,7 +243,7 @@ class TunerEngine {
   Status runInWorker(const WorkerBatch& b, const ResultFn& on_result);
   // How to start a worker on device `dev` (kNotFound when there is no worker executable).
   Expected<WorkerLaunch> workerLaunch(int dev) const;
-  // Worker side of isolation: Tuner::benchmarkCandidate (see candidate_bench.h).
+  // Worker side of isolation: Engine::benchmarkCandidate (see candidate_bench.h).
   CandidateResult benchCandidate(const std::string& family, const void* p,
                                  const WorkerCandidate& wc, const BenchOptions& bench,
                                  double best_ms, StreamHandle s);

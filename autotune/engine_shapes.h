@@ -12,7 +12,7 @@
 // (1 - duty) / duty times the time the previous one took (EngineOptions::background_duty, 0.25 by
 // default: the tuner holds the GPU at most a quarter of the wall time while it tunes). The pauses
 // apply where candidates are benchmarked in this process; on a GPU background mode defaults to the
-// isolation worker (Tuner::create), where a batch runs without them: one candidate in flight is
+// isolation worker (Engine::create), where a batch runs without them: one candidate in flight is
 // then the only bound (not measured yet, bench/NOTES.md). The queue
 // holds at most kMaxQueued keys (more stay predicted). A family without make_problem/args_json
 // is not tuned in the background (its keys stay predicted; said once in the log).
@@ -48,7 +48,7 @@ class DynamicShapes {
   static constexpr size_t kMaxQueued = 1024;
   explicit DynamicShapes(TunerEngine& e);
   ~DynamicShapes();  // stops the thread: a run in progress finishes (without pauses), the rest is dropped
-  // The same, callable while the engine is whole (~Tuner calls it first: the run in progress still
+  // The same, callable while the engine is whole (~Engine calls it first: the run in progress still
   // publishes through the engine, so the engine must not be half torn down). Idempotent.
   void stop();
   DynamicShapes(const DynamicShapes&) = delete;

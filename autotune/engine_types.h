@@ -41,7 +41,7 @@ struct EngineOptions {
   std::function<void(const TuneProgress&)> progress;
   std::shared_ptr<SearchStrategy> search;  // null = searchNamed(options.search)
   // do_bench harness settings (flush, run counts, early rejection). The budgets are
-  // options.warmup_ms / options.rep_ms: Tuner::create rejects a `bench` whose warmup_ms/rep_ms
+  // options.warmup_ms / options.rep_ms: Engine::create rejects a `bench` whose warmup_ms/rep_ms
   // differ from BenchOptions' defaults instead of silently replacing them.
   BenchOptions bench;
   // Finalists (autotune/finalists.h; how many with options.finalists, the minimum gain with
@@ -51,7 +51,7 @@ struct EngineOptions {
   // remote::makeSharedTuning from options.remote_cache). Null: this process's cache only.
   std::shared_ptr<SharedTuning> shared;
   // Family<P>::tune (a forced tuning run) first takes a key the shared cache holds (see
-  // Tuner::fetchShared) instead of tuning it again. Off by default; `ktune tune` turns it on, so a
+  // Engine::fetchShared) instead of tuning it again. Off by default; `ktune tune` turns it on, so a
   // warm remote makes it compile and benchmark nothing.
   bool tune_reads_shared = false;
   // Background tuning (options.background, autotune/engine_shapes.h): the share of wall time the tuning

@@ -125,7 +125,7 @@ struct KernelFamily {
 namespace detail {
 // Type-erased family (what KernelFamily<P> becomes inside the tuner).
 struct ErasedFamily {
-  const std::type_info* problem_type = nullptr;  // typeid(P): Tuner::family<P> checks it
+  const std::type_info* problem_type = nullptr;  // typeid(P): Engine::family<P> checks it
   std::string name, source, source_name, entry;
   std::function<std::string(const Config&, const void*)> entry_fn;
   std::function<Expected<ConfigModule>(const Config&, const void*)> source_fn;

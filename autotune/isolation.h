@@ -22,7 +22,7 @@
 //          -> {"event":"result","index":i,"result":{CandidateResult}}   one per candidate
 //          -> {"event":"done"}                   or {"event":"error","message":...} (whole batch)
 // A worker plugin is a shared library exporting
-//   extern "C" ktune::Status ktune_register_families(ktune::Tuner&);        (required)
+//   extern "C" ktune::Status ktune_register_families(ktune::Engine&);        (required)
 //   extern "C" ktune::Status ktune_worker_backend(std::shared_ptr<ktune::Backend>*,
 //                                                 std::shared_ptr<ktune::Compiler>*);  (optional)
 // The second lets a plugin supply the backend/compiler (e.g. a simulated one in tests); without
@@ -151,7 +151,7 @@ class WorkerSupervisor {
 };
 
 // The worker side: serves bench requests read from in_fd, writing JSON lines to out_fd, with the
-// families registered on `bench` (a Tuner). Returns OK on EOF of in_fd; kDeviceFault after a candidate
+// families registered on `bench` (a Engine). Returns OK on EOF of in_fd; kDeviceFault after a candidate
 // faulted (the result was sent; the caller should exit so the next candidate gets a fresh device
 // context); another error when out_fd cannot be written. Single-threaded.
 Status serveWorker(CandidateBench& bench, int in_fd, int out_fd);

@@ -19,19 +19,19 @@ std::atomic<uint64_t> g_next_family_id{1};
 
 Expected<std::unique_ptr<TunerEngine>> TunerEngine::create(std::shared_ptr<Backend> backend,
                                                            EngineOptions opts) {
-  if (!backend) return Status::InvalidArgument("Tuner::create: null backend");
+  if (!backend) return Status::InvalidArgument("Engine::create: null backend");
   std::unique_ptr<TunerEngine> e(new TunerEngine());
   KTUNE_ASSIGN_OR_RETURN(auto devs, backend->devices());
   const int dev = opts.options.device;
   if (dev < 0 || dev >= static_cast<int>(devs.size())) {
-    return Status::NotFound("Tuner::create: device " + std::to_string(dev) +
+    return Status::NotFound("Engine::create: device " + std::to_string(dev) +
                             " not found (" + std::to_string(devs.size()) + " devices on backend " +
                             backend->name() + ")");
   }
-  KTUNE_RETURN_IF_ERROR(checkDeviceList(opts.options.devices, devs, dev).withContext("Tuner::create"));
+  KTUNE_RETURN_IF_ERROR(checkDeviceList(opts.options.devices, devs, dev).withContext("Engine::create"));
   if (opts.options.devices.size() > 1 && !opts.options.isolate &&
       backend->vendor() != Vendor::kSimulated) {
-    return Status::InvalidArgument("Tuner::create: spreading candidates over several GPUs needs "
+    return Status::InvalidArgument("Engine::create: spreading candidates over several GPUs needs "
                                    "isolation, one worker per GPU (options.isolate / KTUNE_ISOLATE=1)");
   }
   KTUNE_RETURN_IF_ERROR(backend->setDevice(dev));
@@ -47,20 +47,20 @@ Expected<std::unique_ptr<TunerEngine>> TunerEngine::create(std::shared_ptr<Backe
   }
   if (!opts.compiler) {
     auto c = compilerForArch(e->device.arch, opts.options.clang);
-    if (!c.ok()) return c.status().withContext("Tuner::create: no compiler for " + e->device.arch);
+    if (!c.ok()) return c.status().withContext("Engine::create: no compiler for " + e->device.arch);
     opts.compiler = std::shared_ptr<Compiler>(std::move(c).value());
   }
   if (!opts.compiler->supportsArch(e->device.arch)) {
-    return Status::Unsupported("Tuner::create: compiler " + opts.compiler->name() +
+    return Status::Unsupported("Engine::create: compiler " + opts.compiler->name() +
                                " cannot target " + e->device.arch);
   }
   if (opts.options.cache_dir.empty()) opts.options.cache_dir = Options::defaultCacheDir();
   KTUNE_ASSIGN_OR_RETURN(e->store_, CodeObjectStore::open(opts.options.cache_dir));
   if (opts.options.search != "guided" && opts.options.search != "exhaustive")
-    return Status::InvalidArgument("Tuner::create: options.search must be guided or exhaustive, got '" +
+    return Status::InvalidArgument("Engine::create: options.search must be guided or exhaustive, got '" +
                                    opts.options.search + "'");
   if (!(opts.options.budget_s >= 0))
-    return Status::InvalidArgument("Tuner::create: options.budget_s must be >= 0");
+    return Status::InvalidArgument("Engine::create: options.budget_s must be >= 0");
   if (!opts.search) opts.search = searchNamed(opts.options.search);
   // The budgets live in options (one place, the environment's too). bench.* may only hold the
   // defaults or the values create() copied there (options taken from another tuner's options()).
@@ -68,7 +68,7 @@ Expected<std::unique_ptr<TunerEngine>> TunerEngine::create(std::shared_ptr<Backe
   if (!budget_ok(opts.bench.warmup_ms, BenchOptions{}.warmup_ms, opts.options.warmup_ms) ||
       !budget_ok(opts.bench.rep_ms, BenchOptions{}.rep_ms, opts.options.rep_ms)) {
     return Status::InvalidArgument(
-        "Tuner::create: set the do_bench budgets in options.warmup_ms / options.rep_ms "
+        "Engine::create: set the do_bench budgets in options.warmup_ms / options.rep_ms "
         "(KTUNE_WARMUP_MS / KTUNE_REP_MS), not in bench.warmup_ms / bench.rep_ms");
   }
   opts.bench.warmup_ms = opts.options.warmup_ms;
@@ -90,7 +90,7 @@ Expected<std::unique_ptr<TunerEngine>> TunerEngine::create(std::shared_ptr<Backe
                               e->device.name,
                               arch};
   e->opts = std::move(opts);
-  // The isolation worker builds its Tuner here too, so both sides flush alike.
+  // The isolation worker builds its Engine here too, so both sides flush alike.
   e->bench = std::make_unique<Benchmarker>(
       *e->backend, e->device, L2Flush::compilerFor(*e->backend, *e->compiler_),
       e->opts.log);

@@ -27,7 +27,7 @@ Expected<std::shared_ptr<void>> makeProblemNoThrow(FamilyState& fs, const std::s
 }
 }  // namespace
 
-Expected<OfflineTuneReport> Tuner::tuneFromFile(const std::string& path, StreamHandle s) {
+Expected<OfflineTuneReport> Engine::tuneFromFile(const std::string& path, StreamHandle s) {
   KTUNE_ASSIGN_OR_RETURN(std::string text, readFile(path));
   OfflineTuneReport out;
   std::istringstream in(text);

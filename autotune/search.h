@@ -58,7 +58,7 @@ struct TuneProgress {
 // The report of one tuning run: the key's result (the public ktune::KeyReport: family, key, winner,
 // its stats and every candidate, rejected-before-compile included) and how the run went. origin:
 // "tuned" (this run measured it) or "remote" (taken from the shared cache, nothing compiled or
-// benchmarked: see Tuner::fetchShared).
+// benchmarked: see Engine::fetchShared).
 struct TuneReport : KeyReport {
   TuneReport() { origin = "tuned"; }
   // The finalists' interleaved re-timing against the default (rounds == 0: none was made).

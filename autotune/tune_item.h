@@ -1,5 +1,5 @@
 // One offline tuning item: a line of an untuned-keys file (`ktune tune --from-file`,
-// Tuner::tuneFromFile) or a `ktune serve` queue item, {"family", "key", "date", ...the problem's
+// Engine::tuneFromFile) or a `ktune serve` queue item, {"family", "key", "date", ...the problem's
 // args}. Items come from outside the process (a file anyone may have edited, a shared queue), so
 // each is checked field by field here, before a problem is built from it: a wrong type, a
 // negative stride or a problem too large to allocate is a Status naming the field, never an

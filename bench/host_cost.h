@@ -67,8 +67,8 @@ struct Variant {
   std::string note;
 };
 
-// A Tuner of its own (cache dir under /tmp) for one op.
-inline Expected<std::shared_ptr<Tuner>> tunerFor(Bench& B, const std::string& tag,
+// A Engine of its own (cache dir under /tmp) for one op.
+inline Expected<std::shared_ptr<Engine>> tunerFor(Bench& B, const std::string& tag,
                                                  int vendor_algos) {
   std::string tmpl = "/tmp/ktune-hostcost-" + tag + "-XXXXXX";
   std::vector<char> buf(tmpl.begin(), tmpl.end());
@@ -78,8 +78,8 @@ inline Expected<std::shared_ptr<Tuner>> tunerFor(Bench& B, const std::string& ta
   o.options.cache_dir = buf.data();
   o.options.isolate = false;
   o.options.vendor_algos = vendor_algos;
-  KTUNE_ASSIGN_OR_RETURN(auto t, Tuner::create(B.be, o));
-  return std::shared_ptr<Tuner>(std::move(t));
+  KTUNE_ASSIGN_OR_RETURN(auto t, Engine::create(B.be, o));
+  return std::shared_ptr<Engine>(std::move(t));
 }
 
 inline Status ok(int driver_status, const char* what) {

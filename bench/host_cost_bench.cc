@@ -328,7 +328,7 @@ Status addRawVariants(Bench& B, std::vector<Variant>& v, DevicePtr buf) {
 // tuning run wrote), block size and argument values, launched raw (cuLaunchKernel) and through
 // Backend::launch with the arguments packed once. Against `raw` they show what the family's kernel
 // costs the driver; against `registration` what the engine's call adds on top.
-Status addFamilyFnVariants(Bench& B, std::vector<Variant>& v, Tuner& tuner,
+Status addFamilyFnVariants(Bench& B, std::vector<Variant>& v, Engine& tuner,
                            const Family<bench::Noop>& fam, DevicePtr buf) {
   const bench::Noop p{buf, 1000};
   KTUNE_RETURN_IF_ERROR(fam(p));
@@ -418,7 +418,7 @@ void addRowwiseVariants(Bench& B, std::vector<Variant>& v) {
   sa.d = 4096;
   sa.x = *x;
   sa.out = *y;
-  std::shared_ptr<Tuner> t = *tuner;
+  std::shared_ptr<Engine> t = *tuner;
   if (rmsnorm(*t, ra).ok() && siluMul(*t, sa).ok() && B.be->synchronize().ok()) {
     v.push_back({"rmsnorm", [t, ra](int) { return rmsnorm(*t, ra); }, "bf16 4096x4096"});
     v.push_back({"silu_mul", [t, sa](int) { return siluMul(*t, sa); }, "bf16 4096x2x4096"});

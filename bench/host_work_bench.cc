@@ -46,7 +46,7 @@ class TmaSim final : public SimBackend {
 
 struct World {
   std::shared_ptr<TmaSim> sim;
-  std::shared_ptr<Tuner> tuner;
+  std::shared_ptr<Engine> tuner;
   std::unique_ptr<GemmOp> gemm;
   std::vector<GemmCall> calls;
   Family<bench::Noop> noop;
@@ -137,8 +137,8 @@ Status setup(World& w) {
   o.options.tuning = false;  // every path runs its default: no tuning, only the per-call work
   o.options.isolate = false;
   o.compiler = cc;
-  KTUNE_ASSIGN_OR_RETURN(auto t, Tuner::create(w.sim, o));
-  w.tuner = std::shared_ptr<Tuner>(std::move(t));
+  KTUNE_ASSIGN_OR_RETURN(auto t, Engine::create(w.sim, o));
+  w.tuner = std::shared_ptr<Engine>(std::move(t));
   KTUNE_ASSIGN_OR_RETURN(w.noop, w.tuner->add(bench::noopFamily("bench_noop")));
   KTUNE_ASSIGN_OR_RETURN(w.noop_fn, simFunction(*w.sim, *cc, "ktune_bench_noop"));
   KTUNE_ASSIGN_OR_RETURN(w.gemm_fn,

@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
     t.options.retry_failed = false;
     t.options.worker_plugins = {plugin};
     t.isolation.fallback_in_process = false;
-    KTUNE_ASSIGN_OR_RETURN(auto tuner, Tuner::create(backend, t));
+    KTUNE_ASSIGN_OR_RETURN(auto tuner, Engine::create(backend, t));
     KTUNE_ASSIGN_OR_RETURN(auto fam,
                            tuner->add(isogpu::userFamily(backend.get(), "iso_user_good", false)));
     std::vector<std::shared_ptr<isogpu::UserProblem>> probs;

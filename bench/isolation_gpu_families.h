@@ -93,7 +93,7 @@ inline KernelFamily<UserProblem> userFamily(Backend* b, const std::string& name,
 }
 
 // What the worker registers: the family with the bad configs and the all-good one (bench).
-inline Status registerUserFamilies(Tuner& t) {
+inline Status registerUserFamilies(Engine& t) {
   auto a = t.add(userFamily(&t.backend(), "iso_user_bad", true));
   if (!a.ok()) return a.status();
   auto g = t.add(userFamily(&t.backend(), "iso_user_good", false));

@@ -46,9 +46,9 @@ int main(int argc, char** argv) {
   EngineOptions o;
   o.options = *env;
   o.options.background = true;
-  auto t = Tuner::create(backend, o);
+  auto t = Engine::create(backend, o);
   if (!t.ok()) return std::fprintf(stderr, "%s\n", t.status().toString().c_str()), 1;
-  std::shared_ptr<Tuner> tuner(std::move(*t));
+  std::shared_ptr<Engine> tuner(std::move(*t));
   auto op = GemmOp::create(tuner);
   if (!op.ok()) return std::fprintf(stderr, "%s\n", op.status().toString().c_str()), 1;
   auto shape = [](int64_t m) {

@@ -39,7 +39,7 @@ using bench::noopFamily;
 
 struct Env {
   std::shared_ptr<Backend> backend;
-  std::shared_ptr<Tuner> tuner;
+  std::shared_ptr<Engine> tuner;
   Family<Noop> family;
   DevicePtr buf = 0;
   std::string skip;
@@ -62,7 +62,7 @@ Env& env() {
     o.options.cache_dir = e.cache_dir;
     o.options.warmup_ms = 2;
     o.options.rep_ms = 5;
-    auto t = Tuner::create(e.backend, o);
+    auto t = Engine::create(e.backend, o);
     if (!t.ok()) {
       e.skip = t.status().toString();
       return e;
@@ -222,7 +222,7 @@ void BM_RawDriverLaunch(benchmark::State& state) {
 }
 
 // Fresh process: the parent tunes 100 keys into a cache dir, then runs this binary again as a
-// child that opens the GPU, creates a Tuner and makes its first call. The child reports its
+// child that opens the GPU, creates a Engine and makes its first call. The child reports its
 // timings; the parent checks that the store gained no entry (nothing recompiled).
 int childFirstCall(const std::string& cache_dir) {
   using Clock = std::chrono::steady_clock;
@@ -235,7 +235,7 @@ int childFirstCall(const std::string& cache_dir) {
   auto t1 = Clock::now();
   EngineOptions o;
   o.options.cache_dir = cache_dir;
-  auto t = Tuner::create(backend, o);
+  auto t = Engine::create(backend, o);
   if (!t.ok()) return 4;
   auto f = (*t)->add(noopFamily("bench_noop_100"));
   if (!f.ok()) return 5;
@@ -271,7 +271,7 @@ void BM_FreshProcess100Entries(benchmark::State& state) {
     o.options.cache_dir = dir;
     o.options.warmup_ms = 1;
     o.options.rep_ms = 2;
-    auto t = Tuner::create(e.backend, o);
+    auto t = Engine::create(e.backend, o);
     if (!t.ok()) return state.SkipWithError(t.status().toString().c_str());
     auto f = (*t)->add(noopFamily("bench_noop_100"));
     if (!f.ok()) return state.SkipWithError(f.status().toString().c_str());

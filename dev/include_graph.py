@@ -22,8 +22,8 @@ import sys
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 DIR = "autotune"
 FACADE_HEADER = "autotune/autotuner.h"
-# Files allowed to include the facade: the facade itself, the Tuner methods it declares
-# (offline.cc: Tuner::tuneFromFile) and the worker program built on it.
+# Files allowed to include the facade: the facade itself, the Engine methods it declares
+# (offline.cc: Engine::tuneFromFile) and the worker program built on it.
 FACADE = {"autotune/autotuner.h", "autotune/autotuner.cc", "autotune/offline.cc",
           "autotune/worker_main.cc"}
 STAGES = {"autotune/tuning_run.cc", "autotune/tuning_run_bench.cc", "autotune/tuning_run_race.cc",

@@ -10,8 +10,8 @@
 
 namespace ktune {
 
-Expected<BuiltinOps> registerBuiltinOps(std::shared_ptr<Tuner> tuner) {
-  if (!tuner) return Status::InvalidArgument("registerBuiltinOps needs a Tuner");
+Expected<BuiltinOps> registerBuiltinOps(std::shared_ptr<Engine> tuner) {
+  if (!tuner) return Status::InvalidArgument("registerBuiltinOps needs a Engine");
   BuiltinOps out;
   if (tuner->device().vendor == Vendor::kSimulated) {
     out.notes.push_back("built-in ops are not served on the simulated device " +

@@ -28,7 +28,7 @@ struct BuiltinOps {
 // kernels need a real GPU backend) and a note says so. An op that cannot be registered is left
 // out with a note; only a null tuner is an error (kInvalidArgument). Call it once per tuner,
 // before serving or tuneFromFile; not concurrently with other registrations on the same tuner.
-Expected<BuiltinOps> registerBuiltinOps(std::shared_ptr<Tuner> tuner);
+Expected<BuiltinOps> registerBuiltinOps(std::shared_ptr<Engine> tuner);
 
 }  // namespace ktune
 

@@ -45,8 +45,8 @@ PruneFn makeGemmPruner(const Options& env, bool disassemble) {
 }  // namespace
 
 struct GemmOp::State {
-  Tuner* tuner = nullptr;
-  std::shared_ptr<Tuner> keep_tuner;  // set by create(shared_ptr): the op keeps its tuner alive
+  Engine* tuner = nullptr;
+  std::shared_ptr<Engine> keep_tuner;  // set by create(shared_ptr): the op keeps its tuner alive
   Family<GemmCall> family;
   // cuBLASLt / hipBLASLt: vendor candidates and the trusted reference (null without the library).
   std::unique_ptr<GemmVendor> vendor;
@@ -337,14 +337,14 @@ void openVendor(GemmOp::State* S, const std::string& backend, bool sim,
 
 }  // namespace
 
-Expected<std::unique_ptr<GemmOp>> GemmOp::create(std::shared_ptr<Tuner> tuner, OpOptions options) {
-  if (!tuner) return Status::InvalidArgument("GemmOp::create needs a Tuner");
+Expected<std::unique_ptr<GemmOp>> GemmOp::create(std::shared_ptr<Engine> tuner, OpOptions options) {
+  if (!tuner) return Status::InvalidArgument("GemmOp::create needs a Engine");
   KTUNE_ASSIGN_OR_RETURN(auto op, create(*tuner, std::move(options)));
   op->st_->keep_tuner = std::move(tuner);
   return op;
 }
 
-Expected<std::unique_ptr<GemmOp>> GemmOp::create(Tuner& tuner, OpOptions options) {
+Expected<std::unique_ptr<GemmOp>> GemmOp::create(Engine& tuner, OpOptions options) {
   const DeviceInfo& dev = tuner.device();
   // A simulated device (KTUNE_BACKEND=sim) gets the kernels of the vendor its arch names.
   const bool sim = dev.vendor == Vendor::kSimulated;

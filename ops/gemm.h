@@ -115,13 +115,13 @@ class GemmOp {
     std::vector<std::string> hipblaslt_paths;
   };
   // Registers the family "gemm" on `tuner`, which must outlive the op (as with Family<P>; this
-  // takes what Tuner::create returns: GemmOp::create(**tuner)). Fails when the tuner's device
+  // takes what Engine::create returns: GemmOp::create(**tuner)). Fails when the tuner's device
   // has no GEMM kernel.
-  static Expected<std::unique_ptr<GemmOp>> create(Tuner& tuner, OpOptions options);
-  static Expected<std::unique_ptr<GemmOp>> create(Tuner& tuner) { return create(tuner, OpOptions{}); }
+  static Expected<std::unique_ptr<GemmOp>> create(Engine& tuner, OpOptions options);
+  static Expected<std::unique_ptr<GemmOp>> create(Engine& tuner) { return create(tuner, OpOptions{}); }
   // The same, and the op keeps a shared tuner alive.
-  static Expected<std::unique_ptr<GemmOp>> create(std::shared_ptr<Tuner> tuner, OpOptions options);
-  static Expected<std::unique_ptr<GemmOp>> create(std::shared_ptr<Tuner> tuner) {
+  static Expected<std::unique_ptr<GemmOp>> create(std::shared_ptr<Engine> tuner, OpOptions options);
+  static Expected<std::unique_ptr<GemmOp>> create(std::shared_ptr<Engine> tuner) {
     return create(std::move(tuner), OpOptions{});
   }
   ~GemmOp();
@@ -132,7 +132,7 @@ class GemmOp {
   Expected<TuneReport> tune(const GemmCall& call, StreamHandle stream = {});
   Expected<KeyReport> lookup(const GemmCall& call);
   // The shape's result from the shared cache without buffers, compiling or benchmarking
-  // (Tuner::fetchShared), for A and B on 16-byte boundaries as device allocations are; nullopt on a
+  // (Engine::fetchShared), for A and B on 16-byte boundaries as device allocations are; nullopt on a
   // miss, without a shared cache, or for an invalid shape.
   std::optional<TuneReport> fetchShared(const gemm::GemmShape& shape);
   // The config predicted for the shape from the tuned GEMM keys (Family::predict; A and B taken as

@@ -53,7 +53,7 @@ struct Session {
 constexpr auto kSessionGap = std::chrono::seconds(5);
 
 struct FamilyCtx {
-  Tuner* tuner = nullptr;
+  Engine* tuner = nullptr;
   std::mutex mu;
   std::unique_ptr<Session> session;
 
@@ -139,7 +139,7 @@ VerifyResult compareRow(const std::vector<unsigned char>& got, DType t, const st
 }
 
 // ---------------------------------------------------------------------------------------------
-// Family registration (one per dtype and op, per Tuner)
+// Family registration (one per dtype and op, per Engine)
 // ---------------------------------------------------------------------------------------------
 std::string rmsId(const RmsNormArgs& a) {
   std::string s;
@@ -150,7 +150,7 @@ std::string rmsId(const RmsNormArgs& a) {
   return s;
 }
 
-// Offline tuning (KTUNE_TUNING=0 records keys; `ktune tune --from-file` / Tuner::tuneFromFile
+// Offline tuning (KTUNE_TUNING=0 records keys; `ktune tune --from-file` / Engine::tuneFromFile
 // and the isolation worker rebuild a problem): the args as JSON, and a problem with its own
 // random-filled buffers made from that JSON. The buffers are freed with the returned problem.
 
@@ -350,7 +350,7 @@ const RowKernel<rw::SiluMulProblem> kSiluMulKernel{
 // The family of kernel `k` for dtype `dt` on t's device, less its problem-specific parts (key,
 // args, JSON, verification). The launch rule is a template argument: it runs on every launch.
 template <class A, class P, rw::LaunchShape (*kLaunch)(const Config&, const P&, const DeviceInfo&)>
-KernelFamily<A> kernelFamily(Tuner& t, rw::RowDType dt, const RowKernel<P>& k) {
+KernelFamily<A> kernelFamily(Engine& t, rw::RowDType dt, const RowKernel<P>& k) {
   const auto lim = rw::limitsFor(t.device());
   KernelFamily<A> f;
   f.name = std::string(k.op) + "_" + rw::name(dt);
@@ -375,7 +375,7 @@ KernelFamily<A> kernelFamily(Tuner& t, rw::RowDType dt, const RowKernel<P>& k) {
   return f;
 }
 
-KernelFamily<RmsNormArgs> rmsFamilyDesc(Tuner& t, rw::RowDType dt, std::shared_ptr<FamilyCtx> ctx) {
+KernelFamily<RmsNormArgs> rmsFamilyDesc(Engine& t, rw::RowDType dt, std::shared_ptr<FamilyCtx> ctx) {
   auto f = kernelFamily<RmsNormArgs, rw::RmsNormProblem, rw::rmsNormLaunch>(t, dt, kRmsNormKernel);
   f.key = [](const RmsNormArgs& a, KeyBuilder& k) {
     const auto p = toProblem(a);
@@ -427,7 +427,7 @@ Expected<VerifyResult> siluVerify(FamilyCtx& ctx, const SiluMulArgs& a, StreamHa
   return verifySampledRows(ctx, siluId(a), "silu_mul", p.dtype, s, check);
 }
 
-KernelFamily<SiluMulArgs> siluFamilyDesc(Tuner& t, rw::RowDType dt, std::shared_ptr<FamilyCtx> ctx) {
+KernelFamily<SiluMulArgs> siluFamilyDesc(Engine& t, rw::RowDType dt, std::shared_ptr<FamilyCtx> ctx) {
   auto f = kernelFamily<SiluMulArgs, rw::SiluMulProblem, rw::siluMulLaunch>(t, dt, kSiluMulKernel);
   f.key = [](const SiluMulArgs& a, KeyBuilder& k) {
     k.add("d", a.d)
@@ -514,7 +514,7 @@ std::string familyName(bool rms, rw::RowDType dt) {
 // The tuner's family `name`, registered from desc() on first use. The tuner owns the family (and,
 // through its closures, the family's context): no registry of tuners is kept here.
 template <class A>
-Expected<Family<A>> familyOn(Tuner& t, const std::string& name,
+Expected<Family<A>> familyOn(Engine& t, const std::string& name,
                              const std::function<KernelFamily<A>()>& desc) {
   auto f = t.template family<A>(name);
   if (f.ok() || f.status().code() != Code::kNotFound) return f;
@@ -523,7 +523,7 @@ Expected<Family<A>> familyOn(Tuner& t, const std::string& name,
   return t.template family<A>(name);  // another thread registered it first
 }
 
-Expected<Family<RmsNormArgs>> rmsFamilyOf(Tuner& t, rw::RowDType dt) {
+Expected<Family<RmsNormArgs>> rmsFamilyOf(Engine& t, rw::RowDType dt) {
   return familyOn<RmsNormArgs>(t, familyName(true, dt), [&] {
     auto ctx = std::make_shared<FamilyCtx>();
     ctx->tuner = &t;
@@ -531,7 +531,7 @@ Expected<Family<RmsNormArgs>> rmsFamilyOf(Tuner& t, rw::RowDType dt) {
   });
 }
 
-Expected<Family<SiluMulArgs>> siluFamilyOf(Tuner& t, rw::RowDType dt) {
+Expected<Family<SiluMulArgs>> siluFamilyOf(Engine& t, rw::RowDType dt) {
   return familyOn<SiluMulArgs>(t, familyName(false, dt), [&] {
     auto ctx = std::make_shared<FamilyCtx>();
     ctx->tuner = &t;

@@ -1,11 +1,11 @@
 // ktune tuned row-wise ops: RMSNorm (optionally with vLLM's fused residual add) and SiLU·Mul, as
-// kernel families on a Tuner (templates/rowwise.h kernels).
+// kernel families on a Engine (templates/rowwise.h kernels).
 //
 //   ktune::RmsNormArgs a;
 //   a.dtype = DType::kBF16; a.rows = 4096; a.cols = 4096; a.x = x; a.y = y; a.weight = w;
 //   KTUNE_RETURN_IF_ERROR(ktune::rmsnorm(*tuner, a, stream));   // tunes on the first call per key
 //
-// Families are registered on a Tuner on first use, one per dtype: "rmsnorm_bf16", "rmsnorm_f16",
+// Families are registered on a Engine on first use, one per dtype: "rmsnorm_bf16", "rmsnorm_f16",
 // "rmsnorm_f32", "silu_mul_bf16", ... Key: exact cols (or d), rows bucketed (powers of two up to
 // 4096, then multiples of 4096), weight/residual flags and the common byte alignment of the
 // pointers and row strides (it decides the vector width). While tuning, every candidate is
@@ -15,11 +15,11 @@
 // Inputs are validated on every call (null or misaligned pointers, sizes <= 0, strides shorter
 // than a row, unsupported or mismatched dtypes) and rejected with kInvalidArgument /
 // kUnsupported before anything is launched.
-// RowwiseOps is the op object (as GemmOp): created on a Tuner, it registers the six families and
+// RowwiseOps is the op object (as GemmOp): created on a Engine, it registers the six families and
 // runs, tunes and looks up calls. The free functions below do the same through the families
-// registered on the Tuner they are given (registering them on first use); the Tuner owns them.
-// Thread safety: the functions may be called from any thread; calls on one Tuner share its
-// families. A Tuner must outlive its calls and its RowwiseOps.
+// registered on the Engine they are given (registering them on first use); the Engine owns them.
+// Thread safety: the functions may be called from any thread; calls on one Engine share its
+// families. A Engine must outlive its calls and its RowwiseOps.
 #pragma once
 
 #include <cstdint>
@@ -55,14 +55,14 @@ struct SiluMulArgs {
   int64_t x_stride = 0, out_stride = 0;  // elements; 0 = contiguous (2d / d)
 };
 
-// The row-wise ops of one Tuner (which must outlive the object). Every method validates the args
+// The row-wise ops of one Engine (which must outlive the object). Every method validates the args
 // first (kInvalidArgument / kUnsupported naming the bad field) and runs on `stream`; tuning on
-// first use per key when the Tuner's options allow it, else the default config.
+// first use per key when the Engine's options allow it, else the default config.
 class RowwiseOps {
  public:
   // Registers rmsnorm_* and silu_mul_* for f32/f16/bf16 on `tuner` (or takes the ones already
-  // registered there). Errors: the Tuner's, e.g. a family name taken by another problem type.
-  static Expected<std::unique_ptr<RowwiseOps>> create(Tuner& tuner);
+  // registered there). Errors: the Engine's, e.g. a family name taken by another problem type.
+  static Expected<std::unique_ptr<RowwiseOps>> create(Engine& tuner);
   Status rmsnorm(const RmsNormArgs& a, StreamHandle stream = {}) const;
   Status siluMul(const SiluMulArgs& a, StreamHandle stream = {}) const;
   // Forces a tuning run for the args' key (outputs are overwritten) and returns the report.
@@ -88,20 +88,20 @@ rowwise::RmsNormProblem toProblem(const RmsNormArgs& a);
 rowwise::SiluMulProblem toProblem(const SiluMulArgs& a);
 
 // Runs the op on `stream`: validate, then the tuned config for the key (tuning on first use
-// when the Tuner's options allow it, else the default config). Errors: validation, or the
-// Tuner's Status when no candidate can run.
-Status rmsnorm(Tuner& tuner, const RmsNormArgs& a, StreamHandle stream = {});
-Status siluMul(Tuner& tuner, const SiluMulArgs& a, StreamHandle stream = {});
+// when the Engine's options allow it, else the default config). Errors: validation, or the
+// Engine's Status when no candidate can run.
+Status rmsnorm(Engine& tuner, const RmsNormArgs& a, StreamHandle stream = {});
+Status siluMul(Engine& tuner, const SiluMulArgs& a, StreamHandle stream = {});
 
 // Forces a tuning run for the args' key (on the caller's buffers; outputs are overwritten) and
 // returns the report with every candidate.
-Expected<TuneReport> tuneRmsnorm(Tuner& tuner, const RmsNormArgs& a, StreamHandle stream = {});
-Expected<TuneReport> tuneSiluMul(Tuner& tuner, const SiluMulArgs& a, StreamHandle stream = {});
+Expected<TuneReport> tuneRmsnorm(Engine& tuner, const RmsNormArgs& a, StreamHandle stream = {});
+Expected<TuneReport> tuneSiluMul(Engine& tuner, const SiluMulArgs& a, StreamHandle stream = {});
 // Registers every row-wise family (rmsnorm_* and silu_mul_* for f32/f16/bf16) on `tuner` now,
-// instead of on first use — needed before Tuner::tuneFromFile can match recorded keys to them.
-Status registerRowwiseOps(Tuner& tuner);
+// instead of on first use — needed before Engine::tuneFromFile can match recorded keys to them.
+Status registerRowwiseOps(Engine& tuner);
 // Which config would run, without compiling, tuning or launching.
-Expected<KeyReport> lookupRmsnorm(Tuner& tuner, const RmsNormArgs& a);
-Expected<KeyReport> lookupSiluMul(Tuner& tuner, const SiluMulArgs& a);
+Expected<KeyReport> lookupRmsnorm(Engine& tuner, const RmsNormArgs& a);
+Expected<KeyReport> lookupSiluMul(Engine& tuner, const SiluMulArgs& a);
 
 }  // namespace ktune

@@ -1,4 +1,4 @@
-// Internal to the row-wise ops (ops/rowwise*.cc): the families on a Tuner and the
+// Internal to the row-wise ops (ops/rowwise*.cc): the families on a Engine and the
 // argument helpers shared by validation (rowwise_op.cc) and the families' hooks (rowwise.cc).
 #pragma once
 
@@ -16,8 +16,8 @@ Status checkPtr(DevicePtr p, size_t esize, const char* op, const char* what);
 // Bytes a [rows, cols] view with row stride `stride` (elements) spans.
 size_t spanBytes(int64_t rows, int64_t cols, int64_t stride, size_t esize);
 bool overlaps(DevicePtr a, size_t an, DevicePtr b, size_t bn);
-// The Tuner's rmsnorm_<dtype> / silu_mul_<dtype> family, registered on first use.
-Expected<Family<RmsNormArgs>> rmsFamilyOf(Tuner& t, rowwise::RowDType dt);
-Expected<Family<SiluMulArgs>> siluFamilyOf(Tuner& t, rowwise::RowDType dt);
+// The Engine's rmsnorm_<dtype> / silu_mul_<dtype> family, registered on first use.
+Expected<Family<RmsNormArgs>> rmsFamilyOf(Engine& t, rowwise::RowDType dt);
+Expected<Family<SiluMulArgs>> siluFamilyOf(Engine& t, rowwise::RowDType dt);
 
 }  // namespace ktune::rowwise_ops

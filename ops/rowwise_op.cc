@@ -15,13 +15,13 @@ using rowwise_ops::spanBytes;
 
 namespace {
 
-Expected<Family<RmsNormArgs>> rmsFamily(Tuner& t, const RmsNormArgs& a) {
+Expected<Family<RmsNormArgs>> rmsFamily(Engine& t, const RmsNormArgs& a) {
   KTUNE_RETURN_IF_ERROR(validate(a));
   KTUNE_ASSIGN_OR_RETURN(auto dt, rowType(a.dtype, "rmsnorm"));
   return rowwise_ops::rmsFamilyOf(t, dt);
 }
 
-Expected<Family<SiluMulArgs>> siluFamily(Tuner& t, const SiluMulArgs& a) {
+Expected<Family<SiluMulArgs>> siluFamily(Engine& t, const SiluMulArgs& a) {
   KTUNE_RETURN_IF_ERROR(validate(a));
   KTUNE_ASSIGN_OR_RETURN(auto dt, rowType(a.dtype, "silu_mul"));
   return rowwise_ops::siluFamilyOf(t, dt);
@@ -110,42 +110,42 @@ rw::SiluMulProblem toProblem(const SiluMulArgs& a) {
 // ---------------------------------------------------------------------------------------------
 // Public entry points
 // ---------------------------------------------------------------------------------------------
-Status rmsnorm(Tuner& tuner, const RmsNormArgs& a, StreamHandle stream) {
+Status rmsnorm(Engine& tuner, const RmsNormArgs& a, StreamHandle stream) {
   KTUNE_ASSIGN_OR_RETURN(auto f, rmsFamily(tuner, a));
   return f(a, stream);
 }
 
-Status siluMul(Tuner& tuner, const SiluMulArgs& a, StreamHandle stream) {
+Status siluMul(Engine& tuner, const SiluMulArgs& a, StreamHandle stream) {
   KTUNE_ASSIGN_OR_RETURN(auto f, siluFamily(tuner, a));
   return f(a, stream);
 }
 
-Expected<TuneReport> tuneRmsnorm(Tuner& tuner, const RmsNormArgs& a, StreamHandle stream) {
+Expected<TuneReport> tuneRmsnorm(Engine& tuner, const RmsNormArgs& a, StreamHandle stream) {
   KTUNE_ASSIGN_OR_RETURN(auto f, rmsFamily(tuner, a));
   return f.tune(a, stream);
 }
 
-Expected<TuneReport> tuneSiluMul(Tuner& tuner, const SiluMulArgs& a, StreamHandle stream) {
+Expected<TuneReport> tuneSiluMul(Engine& tuner, const SiluMulArgs& a, StreamHandle stream) {
   KTUNE_ASSIGN_OR_RETURN(auto f, siluFamily(tuner, a));
   return f.tune(a, stream);
 }
 
-Expected<KeyReport> lookupRmsnorm(Tuner& tuner, const RmsNormArgs& a) {
+Expected<KeyReport> lookupRmsnorm(Engine& tuner, const RmsNormArgs& a) {
   KTUNE_ASSIGN_OR_RETURN(auto f, rmsFamily(tuner, a));
   return f.lookup(a);
 }
 
-Expected<KeyReport> lookupSiluMul(Tuner& tuner, const SiluMulArgs& a) {
+Expected<KeyReport> lookupSiluMul(Engine& tuner, const SiluMulArgs& a) {
   KTUNE_ASSIGN_OR_RETURN(auto f, siluFamily(tuner, a));
   return f.lookup(a);
 }
 
-Status registerRowwiseOps(Tuner& tuner) { return RowwiseOps::create(tuner).status(); }
+Status registerRowwiseOps(Engine& tuner) { return RowwiseOps::create(tuner).status(); }
 
 // ---------------------------------------------------------------------------------------------
 // The op object
 // ---------------------------------------------------------------------------------------------
-Expected<std::unique_ptr<RowwiseOps>> RowwiseOps::create(Tuner& tuner) {
+Expected<std::unique_ptr<RowwiseOps>> RowwiseOps::create(Engine& tuner) {
   std::unique_ptr<RowwiseOps> ops(new RowwiseOps());
   for (auto dt : {rw::RowDType::kF32, rw::RowDType::kF16, rw::RowDType::kBF16}) {
     const int i = dtypeIndex(dt);

@@ -1,11 +1,11 @@
-// ktune-worker — the isolation worker (see autotune/isolation.h). Started by a Tuner with
+// ktune-worker — the isolation worker (see autotune/isolation.h). Started by a Engine with
 // Options::isolate; not meant to be run by hand. It opens the backend, loads plugins (user
-// families), registers them on its own Tuner over the shared store, and serves bench requests on
+// families), registers them on its own Engine over the shared store, and serves bench requests on
 // stdin/stdout until EOF. Exit status: 0 on EOF, 3 after a candidate faulted the device (its
 // context is lost), 2 on a start-up error (printed on stderr, which the tuner reports).
 //
 // The worker lives with the ops, not in the engine: the engine's side is serveWorker and the
-// Tuner; the built-in ops (row-wise, GEMM) are registered on that Tuner here, after the plugins,
+// Engine; the built-in ops (row-wise, GEMM) are registered on that Engine here, after the plugins,
 // through the same registration calls a plugin's ktune_register_families makes
 // (registerBuiltinOps). The engine itself knows no op (tests/layering_check.py).
 #include <cstdio>
@@ -24,7 +24,7 @@
 
 namespace {
 
-using RegisterFn = ktune::Status (*)(ktune::Tuner&);
+using RegisterFn = ktune::Status (*)(ktune::Engine&);
 using BackendFn = ktune::Status (*)(std::shared_ptr<ktune::Backend>*,
                                     std::shared_ptr<ktune::Compiler>*);
 
@@ -89,10 +89,10 @@ int main(int argc, char** argv) {
     if (!b.ok()) return fail(b.status().toString());
     backend = std::shared_ptr<ktune::Backend>(std::move(b).value());
   }
-  auto created = ktune::Tuner::create(backend, topts);
+  auto created = ktune::Engine::create(backend, topts);
   if (!created.ok()) return fail(created.status().toString());
   // Shared: the GEMM op keeps a reference to its tuner.
-  std::shared_ptr<ktune::Tuner> tuner(std::move(created).value());
+  std::shared_ptr<ktune::Engine> tuner(std::move(created).value());
   for (size_t i = 0; i < libs.size(); ++i) {
     RegisterFn rf = nullptr;
     ktune::Status st = libs[i].bind(rf, "ktune_register_families");

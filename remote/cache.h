@@ -56,7 +56,7 @@ struct RemoteEntryInfo {
 // "ktune:<schema>:" — the prefix of every key ktune writes.
 std::string keyPrefix();
 std::string validatorHash(const Validator& v);
-// A family name as Tuner::add accepts it ([A-Za-z0-9_.-]+, a safe file name).
+// A family name as Engine::add accepts it ([A-Za-z0-9_.-]+, a safe file name).
 bool validFamilyName(const std::string& f);
 
 // The MAC of a shared code object: HMAC-SHA256 keyed by the fleet's secret over the length-prefixed

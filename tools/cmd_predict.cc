@@ -55,7 +55,7 @@ void printPrediction(const predict::Prediction& p, const std::string& key) {
 }
 
 // The tuner `ktune predict` reads the database with: nothing is compiled or tuned.
-Expected<std::shared_ptr<Tuner>> predictTuner(const Options& o) {
+Expected<std::shared_ptr<Engine>> predictTuner(const Options& o) {
   EngineOptions e;
   e.options = o;
   e.options.isolate = false;
@@ -68,8 +68,8 @@ Expected<std::shared_ptr<Tuner>> predictTuner(const Options& o) {
     KTUNE_ASSIGN_OR_RETURN(auto b, openBackend(o.backend));
     backend = std::move(b);
   }
-  KTUNE_ASSIGN_OR_RETURN(auto t, Tuner::create(backend, e));
-  return std::shared_ptr<Tuner>(std::move(t));
+  KTUNE_ASSIGN_OR_RETURN(auto t, Engine::create(backend, e));
+  return std::shared_ptr<Engine>(std::move(t));
 }
 
 }  // namespace

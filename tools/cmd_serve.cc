@@ -40,7 +40,7 @@ const char* kUsage =
 // Tunes one queued key (an untuned-key JSON line) and says how it was resolved. An item that
 // fails validation (ops/tune_args.h: types, ranges, strides, memory) is kInvalidArgument with
 // the field and the reason, checked before anything is allocated: serve() parks it.
-Expected<std::string> tuneItem(Tuner& tuner, const std::string& item, const std::string& tmp) {
+Expected<std::string> tuneItem(Engine& tuner, const std::string& item, const std::string& tmp) {
   if (item.find('\n') != std::string::npos || item.find('\r') != std::string::npos) {
     return Status::InvalidArgument("queue item holds a line break (one JSON line expected)");
   }
@@ -103,9 +103,9 @@ int cmdServe(const std::vector<std::string>& argv) {
   if (!backend.ok()) return fail(backend.status());
   if (args->has("--no-isolate")) topts.options.isolate = false;
   topts.shared = remote::makeSharedTuning(o);  // the queue's Redis is also the shared cache
-  auto tuner_or = Tuner::create(*backend, topts);
+  auto tuner_or = Engine::create(*backend, topts);
   if (!tuner_or.ok()) return fail(tuner_or.status());
-  std::shared_ptr<Tuner> tuner(std::move(*tuner_or));
+  std::shared_ptr<Engine> tuner(std::move(*tuner_or));
   auto gop = GemmOp::create(tuner);
   (void)gop;
   Status reg = registerRowwiseOps(*tuner);

@@ -131,7 +131,7 @@ struct Buffers {
 // Same-run copy bandwidth (bytes read + written per second) for `bytes` moved in total: the
 // benches' copy peer (bench/fair/peers.h: best ktune_copy config or the driver copy, L2 flushed
 // by reads before every run, median of 25 runs).
-Expected<double> copyBandwidth(Tuner& tuner, Backend& b, int64_t bytes_moved) {
+Expected<double> copyBandwidth(Engine& tuner, Backend& b, int64_t bytes_moved) {
   KTUNE_ASSIGN_OR_RETURN(auto peers, StreamPeers::create(b, tuner.compiler(), tuner.device()));
   KTUNE_ASSIGN_OR_RETURN(StreamPeers::Peer peer, peers->copyPeer(bytes_moved));
   KTUNE_ASSIGN_OR_RETURN(fair::Interval bw, peers->bandwidth(peer));
@@ -339,7 +339,7 @@ Gpu openGpu(const Options& opts, bool no_gpu) {
   return g;
 }
 
-Expected<std::shared_ptr<Tuner>> makeTuner(const Gpu& gpu, const Options& opts, const TuneRequest& t,
+Expected<std::shared_ptr<Engine>> makeTuner(const Gpu& gpu, const Options& opts, const TuneRequest& t,
                                            Progress* progress) {
   EngineOptions topts;
   topts.options = opts;
@@ -372,11 +372,11 @@ Expected<std::shared_ptr<Tuner>> makeTuner(const Gpu& gpu, const Options& opts, 
       if (p.phase == "done") progress->finish();
     };
   }
-  KTUNE_ASSIGN_OR_RETURN(auto tuner, Tuner::create(gpu.backend, topts));
-  return std::shared_ptr<Tuner>(std::move(tuner));
+  KTUNE_ASSIGN_OR_RETURN(auto tuner, Engine::create(gpu.backend, topts));
+  return std::shared_ptr<Engine>(std::move(tuner));
 }
 
-int runFromFile(Tuner& tuner, const std::shared_ptr<Tuner>& shared, const TuneRequest& t) {
+int runFromFile(Engine& tuner, const std::shared_ptr<Engine>& shared, const TuneRequest& t) {
   // Built-in families must exist before the file's lines can be matched to them.
   auto gop = GemmOp::create(shared);
   (void)gop;
@@ -402,7 +402,7 @@ int runFromFile(Tuner& tuner, const std::shared_ptr<Tuner>& shared, const TuneRe
   return r->skipped > 0 ? kExitFailed : kExitOk;
 }
 
-Expected<TuneReport> tuneRmsnormOp(Tuner& tuner, Buffers& bufs, const TuneRequest& t, int64_t* bytes) {
+Expected<TuneReport> tuneRmsnormOp(Engine& tuner, Buffers& bufs, const TuneRequest& t, int64_t* bytes) {
   RmsNormArgs a;
   a.dtype = t.dtype; a.rows = t.rows; a.cols = t.cols;
   const int64_t elem_bytes = int64_t(sizeOf(t.dtype));
@@ -420,7 +420,7 @@ Expected<TuneReport> tuneRmsnormOp(Tuner& tuner, Buffers& bufs, const TuneReques
   return tuneRmsnorm(tuner, a);
 }
 
-Expected<TuneReport> tuneSiluMulOp(Tuner& tuner, Buffers& bufs, const TuneRequest& t, int64_t* bytes) {
+Expected<TuneReport> tuneSiluMulOp(Engine& tuner, Buffers& bufs, const TuneRequest& t, int64_t* bytes) {
   SiluMulArgs a;
   a.dtype = t.dtype; a.rows = t.rows; a.d = t.cols;
   KTUNE_ASSIGN_OR_RETURN(a.x, bufs.random(t.dtype, t.rows * 2 * t.cols, 1));
@@ -429,7 +429,7 @@ Expected<TuneReport> tuneSiluMulOp(Tuner& tuner, Buffers& bufs, const TuneReques
   return tuneSiluMul(tuner, a);
 }
 
-int runRowwise(Tuner& tuner, Backend& backend, const TuneRequest& t) {
+int runRowwise(Engine& tuner, Backend& backend, const TuneRequest& t) {
   Buffers bufs;
   bufs.b = &backend;
   int64_t bytes = 0;
@@ -457,7 +457,7 @@ Expected<GemmCall> gemmBuffers(Buffers& bufs, const gemm::GemmShape& s) {
   return call;
 }
 
-int runGemm(const std::shared_ptr<Tuner>& tuner, Backend& backend, const TuneRequest& t) {
+int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRequest& t) {
   if (int rc = checkKindsForArch(t, tuner->device().arch); rc >= 0) return rc;
   GemmOp::OpOptions gopts;
   gopts.full_space = t.args.has("--full-space");

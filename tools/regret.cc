@@ -70,7 +70,7 @@ std::vector<RegretShape> ciSet() {
 
 // One op of one tuner: GEMM through GemmOp, row-wise through RowwiseOps.
 struct Side {
-  std::shared_ptr<Tuner> tuner;
+  std::shared_ptr<Engine> tuner;
   std::unique_ptr<GemmOp> gemm;
   std::unique_ptr<RowwiseOps> rows;
 };
@@ -91,9 +91,9 @@ Expected<Side> makeSide(std::shared_ptr<Backend> backend, Options o, const std::
   eo.compiler = ro.compiler;
   KTUNE_RETURN_IF_ERROR(makeDirs(dir));
   KTUNE_RETURN_IF_ERROR(makeDirs(eo.options.cache_dir));
-  KTUNE_ASSIGN_OR_RETURN(auto t, Tuner::create(std::move(backend), eo));
+  KTUNE_ASSIGN_OR_RETURN(auto t, Engine::create(std::move(backend), eo));
   Side s;
-  s.tuner = std::shared_ptr<Tuner>(std::move(t));
+  s.tuner = std::shared_ptr<Engine>(std::move(t));
   KTUNE_ASSIGN_OR_RETURN(s.gemm, GemmOp::create(*s.tuner));
   KTUNE_ASSIGN_OR_RETURN(s.rows, RowwiseOps::create(*s.tuner));
   return s;
@@ -111,7 +111,7 @@ struct Problem {
   }
 };
 
-Expected<Problem> makeProblem(Tuner& t, const RegretShape& s) {
+Expected<Problem> makeProblem(Engine& t, const RegretShape& s) {
   Problem p;
   if (s.op == "gemm") {
     KTUNE_ASSIGN_OR_RETURN(p.gemm, makeGemmProblem(t.backend(), t.device(), s.gemm, 1));
@@ -151,7 +151,7 @@ std::string label(const TuneReport& r) {
 }
 
 // Interleaved re-timing of the two winners on the exhaustive side's tuner (it compiled both).
-Status retime(Tuner& t, const std::string& family, const Problem& p, const CandidateResult& a,
+Status retime(Engine& t, const std::string& family, const Problem& p, const CandidateResult& a,
               const CandidateResult& b, int rounds, RegretRow* row) {
   std::vector<double> logs;
   BenchOptions bo = t.options().bench;

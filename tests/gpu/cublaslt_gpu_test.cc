@@ -78,7 +78,7 @@ TEST(CublasLtGpu, GemmOpReleasesItsHandle) {
   const int live0 = cublaslt::CublasLt::liveHandles();
   {
     EngineOptions o;
-    auto t = Tuner::create(be, o);
+    auto t = Engine::create(be, o);
     ASSERT_TRUE(t.ok()) << t.status().toString();
     auto op = GemmOp::create(**t);
     ASSERT_TRUE(op.ok()) << op.status().toString();

@@ -729,9 +729,9 @@ TEST(GemmGpu, TunableOpTunesVerifiesAndRuns) {
   o.options.rep_ms = 8;
   o.options.vendor_algos = 4;
   o.options.compile_threads = 0;
-  auto tuner = Tuner::create(env().backend, o);
+  auto tuner = Engine::create(env().backend, o);
   ASSERT_TRUE(tuner.ok()) << tuner.status().toString();
-  std::shared_ptr<Tuner> t = std::move(tuner).value();
+  std::shared_ptr<Engine> t = std::move(tuner).value();
   auto op = GemmOp::create(t);
   ASSERT_TRUE(op.ok()) << op.status().toString();
   std::vector<GemmShape> shapes;
@@ -783,11 +783,11 @@ TEST(GemmGpu, DecodeOpTunesTheGateUpPair) {
   o.options.warmup_ms = 2;
   o.options.rep_ms = 8;
   o.options.compile_threads = 0;
-  auto tuner = Tuner::create(env().backend, o);
+  auto tuner = Engine::create(env().backend, o);
   ASSERT_TRUE(tuner.ok()) << tuner.status().toString();
   GemmOp::OpOptions oo;
   oo.kinds = {KernelKind::kDecode};
-  auto op = GemmOp::create(std::shared_ptr<Tuner>(std::move(tuner).value()), oo);
+  auto op = GemmOp::create(std::shared_ptr<Engine>(std::move(tuner).value()), oo);
   ASSERT_TRUE(op.ok()) << op.status().toString();
   GemmShape gate = shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 16, 2 * 4099, 1032);
   gate.act = Activation::kSiluMul;

@@ -101,9 +101,9 @@ double interleavedRatio(GemmOp& op, const GemmCall& call, int rounds) {
 
 TEST(GemmVsDefaultGpu, TunedOpNeverLosesToTheVendorDefault) {
   REQUIRE_GPU();
-  auto t = Tuner::create(gpu().backend, options("ktune-gemm-vs-default"));
+  auto t = Engine::create(gpu().backend, options("ktune-gemm-vs-default"));
   ASSERT_TRUE(t.ok()) << t.status().toString();
-  std::shared_ptr<Tuner> tuner = std::move(t).value();
+  std::shared_ptr<Engine> tuner = std::move(t).value();
   auto op = GemmOp::create(tuner);
   ASSERT_TRUE(op.ok()) << op.status().toString();
   ASSERT_TRUE((*op)->hasCublasLt());
@@ -136,9 +136,9 @@ TEST(GemmVsDefaultGpu, TunedOpNeverLosesToTheVendorDefault) {
 
 TEST(GemmVsDefaultGpu, TuningOffRunsTheVendorDefault) {
   REQUIRE_GPU();
-  auto t = Tuner::create(gpu().backend, options("ktune-gemm-tuning-off", false));
+  auto t = Engine::create(gpu().backend, options("ktune-gemm-tuning-off", false));
   ASSERT_TRUE(t.ok()) << t.status().toString();
-  std::shared_ptr<Tuner> tuner = std::move(t).value();
+  std::shared_ptr<Engine> tuner = std::move(t).value();
   auto op = GemmOp::create(tuner);
   ASSERT_TRUE(op.ok()) << op.status().toString();
   auto call = makeGemmProblem(*gpu().backend, gpu().dev, shapeOf(256, 512, 384), 3);

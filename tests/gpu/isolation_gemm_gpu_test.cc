@@ -90,9 +90,9 @@ std::string checkNt(Backend& b, const GemmCall& call) {
 TEST(IsolationGemmGpu, CandidatesRunInTheWorkerAndTheWinnerIsCorrect) {
   GpuEnv env;
   if (!env.backend) GTEST_SKIP() << "no GPU: " << env.why;
-  auto created = Tuner::create(env.backend, env.options());
+  auto created = Engine::create(env.backend, env.options());
   ASSERT_TRUE(created.ok()) << created.status().toString();
-  std::shared_ptr<Tuner> tuner(std::move(created).value());
+  std::shared_ptr<Engine> tuner(std::move(created).value());
   auto op = GemmOp::create(tuner);
   ASSERT_TRUE(op.ok()) << op.status().toString();
 
@@ -152,9 +152,9 @@ TEST(IsolationGemmGpu, RecordedUntunedKeysAreTunedOfflineThroughTheWorker) {
     EngineOptions o = env.options();
     o.options.tuning = false;
     o.options.record_untuned_path = untuned;
-    auto t = Tuner::create(env.backend, o);
+    auto t = Engine::create(env.backend, o);
     ASSERT_TRUE(t.ok()) << t.status().toString();
-    std::shared_ptr<Tuner> tuner(std::move(t).value());
+    std::shared_ptr<Engine> tuner(std::move(t).value());
     auto op = GemmOp::create(tuner);
     ASSERT_TRUE(op.ok()) << op.status().toString();
     auto call = makeGemmProblem(*env.backend, tuner->device(), shape, 5);
@@ -179,9 +179,9 @@ TEST(IsolationGemmGpu, RecordedUntunedKeysAreTunedOfflineThroughTheWorker) {
   ASSERT_TRUE(text.ok()) << text.status().toString();
   EXPECT_NE(text->find("\"aligned16\":false"), std::string::npos) << *text;
 
-  auto t = Tuner::create(env.backend, env.options());
+  auto t = Engine::create(env.backend, env.options());
   ASSERT_TRUE(t.ok());
-  std::shared_ptr<Tuner> tuner(std::move(t).value());
+  std::shared_ptr<Engine> tuner(std::move(t).value());
   auto op = GemmOp::create(tuner);
   ASSERT_TRUE(op.ok());
   auto r = tuner->tuneFromFile(untuned);

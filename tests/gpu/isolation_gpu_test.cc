@@ -53,7 +53,7 @@ const CandidateResult* find(const TuneReport& r, const std::string& config) {
 TEST(IsolationGpu, FaultingAndLoopingKernelsAreRecordedAndTheHostStaysHealthy) {
   GpuEnv env;
   if (!env.backend) GTEST_SKIP() << "no GPU: " << env.why;
-  auto tuner = Tuner::create(env.backend, env.options());
+  auto tuner = Engine::create(env.backend, env.options());
   ASSERT_TRUE(tuner.ok()) << tuner.status().toString();
   auto fam = (*tuner)->add(isogpu::userFamily(env.backend.get(), "iso_user_bad", true));
   ASSERT_TRUE(fam.ok()) << fam.status().toString();
@@ -99,7 +99,7 @@ TEST(IsolationGpu, FaultingAndLoopingKernelsAreRecordedAndTheHostStaysHealthy) {
   for (size_t i = 0; i < y.size(); i += 4099) EXPECT_EQ(y[i], 2.f * (float(i % 13) - 6.f));
 
   // A later run skips both without waiting or crashing.
-  auto tuner2 = Tuner::create(env.backend, env.options());
+  auto tuner2 = Engine::create(env.backend, env.options());
   ASSERT_TRUE(tuner2.ok());
   auto fam2 = (*tuner2)->add(isogpu::userFamily(env.backend.get(), "iso_user_bad", true));
   ASSERT_TRUE(fam2.ok());

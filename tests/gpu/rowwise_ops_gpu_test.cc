@@ -1,4 +1,4 @@
-// Tuned row-wise ops through the engine (ops/rowwise.h) on a real GPU: the Tuner tunes
+// Tuned row-wise ops through the engine (ops/rowwise.h) on a real GPU: the Engine tunes
 // (compile, benchmark, verify) on the caller's buffers, in-place calls are applied exactly once,
 // results match the float64 reference, a second call hits the in-memory table. Skips without a GPU.
 #include <gtest/gtest.h>
@@ -64,7 +64,7 @@ class RowwiseOpsGpu : public ::testing::Test {
     std::filesystem::remove_all(dir_);
     EngineOptions to;
     to.options.cache_dir = dir_.string();
-    auto t = Tuner::create(backend_, to);
+    auto t = Engine::create(backend_, to);
     ASSERT_TRUE(t.ok()) << t.status().toString();
     tuner_ = std::move(*t);
   }
@@ -88,7 +88,7 @@ class RowwiseOpsGpu : public ::testing::Test {
     for (auto p : ptrs_) (void)backend_->free(p);
   }
   std::shared_ptr<Backend> backend_;
-  std::unique_ptr<Tuner> tuner_;
+  std::unique_ptr<Engine> tuner_;
   std::filesystem::path dir_;
   std::vector<DevicePtr> ptrs_;
 };

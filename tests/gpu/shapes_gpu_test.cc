@@ -54,9 +54,9 @@ class ShapesGpu : public ::testing::Test {
     o.options.cache_dir = dir_.string();
     o.options.warmup_ms = 1;
     o.options.rep_ms = 3;
-    auto t = Tuner::create(backend_, o);
+    auto t = Engine::create(backend_, o);
     ASSERT_TRUE(t.ok()) << t.status().toString();
-    tuner_ = std::shared_ptr<Tuner>(std::move(*t));
+    tuner_ = std::shared_ptr<Engine>(std::move(*t));
     s_ = backend_->createStream().value();
   }
   void TearDown() override {
@@ -98,7 +98,7 @@ class ShapesGpu : public ::testing::Test {
 
   GraphApi api_;
   std::shared_ptr<Backend> backend_;
-  std::shared_ptr<Tuner> tuner_;
+  std::shared_ptr<Engine> tuner_;
   std::filesystem::path dir_;
   StreamHandle s_{};
 };

@@ -61,7 +61,7 @@ class SourceFnMlirGpu : public ::testing::Test {
     eo.options.rep_ms = 10;
     eo.options.static_prune = false;  // every config is benchmarked and verified
     eo.bench.abort_factor = 1e9;        // no early rejection: every config is timed whole
-    auto t = Tuner::create(backend_, eo);
+    auto t = Engine::create(backend_, eo);
     ASSERT_TRUE(t.ok()) << t.status().toString();
     tuner_ = std::move(*t);
   }
@@ -157,7 +157,7 @@ class SourceFnMlirGpu : public ::testing::Test {
   }
 
   std::shared_ptr<Backend> backend_;
-  std::unique_ptr<Tuner> tuner_;
+  std::unique_ptr<Engine> tuner_;
   std::string arch_, dir_;
   std::vector<DevicePtr> allocs_;
 };

@@ -34,7 +34,7 @@ double cost(void*, const ktune_sim_launch* l) {
 const ktune_arg kArgs[] = {{"n", KTUNE_ARG_I64}, {"y", KTUNE_ARG_PTR}};
 const char* const kKey[] = {"n"};
 
-struct Tuner {
+struct Engine {
   ktune_tuner* t = nullptr;
   ktune_family* f = nullptr;
   Seen seen;
@@ -73,7 +73,7 @@ struct Tuner {
     if (rc == KTUNE_OK) rc = ktune_family_call(f, v, 2, nullptr);
     return rc;
   }
-  ~Tuner() { ktune_tuner_destroy(t); }
+  ~Engine() { ktune_tuner_destroy(t); }
 };
 
 TEST(CApiRemote, SecondMachineRunsThePublishedWinnerWithoutTuning) {
@@ -83,13 +83,13 @@ TEST(CApiRemote, SecondMachineRunsThePublishedWinnerWithoutTuning) {
   const std::string dir = ::mkdtemp(tmpl);
   const std::string url = server.url();
   {
-    Tuner a;
+    Engine a;
     ASSERT_EQ(a.open(dir + "/a", url.c_str()), KTUNE_OK) << ktune_last_error();
     ASSERT_EQ(a.call(), KTUNE_OK) << ktune_last_error();
     EXPECT_GT(a.seen.launches, 4);  // tuned here: every config ran
     EXPECT_EQ(a.seen.block, 128);
   }
-  Tuner b;
+  Engine b;
   ASSERT_EQ(b.open(dir + "/b", url.c_str()), KTUNE_OK) << ktune_last_error();
   ASSERT_EQ(b.call(), KTUNE_OK) << ktune_last_error();
   EXPECT_EQ(b.seen.launches, 2) << "one check before use and the call: nothing benchmarked";
@@ -101,12 +101,12 @@ TEST(CApiRemote, SecondMachineRunsThePublishedWinnerWithoutTuning) {
 
   // Without the option (and without KTUNE_REMOTE_CACHE) a third machine tunes by itself.
   ::unsetenv("KTUNE_REMOTE_CACHE");
-  Tuner c;
+  Engine c;
   ASSERT_EQ(c.open(dir + "/c", nullptr), KTUNE_OK) << ktune_last_error();
   ASSERT_EQ(c.call(), KTUNE_OK);
   EXPECT_GT(c.seen.launches, 4);
 
-  Tuner bad;
+  Engine bad;
   EXPECT_EQ(bad.open(dir + "/d", "http://cache:80"), KTUNE_ERR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(ktune_last_error()).find("remote_cache"), std::string::npos)
       << ktune_last_error();

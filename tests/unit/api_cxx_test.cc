@@ -374,7 +374,7 @@ TEST(TunerOptions, OneStructFromTheEnvironment) {
   EXPECT_NE(bad.status().message().find("KTUNE_WARMUP_MS"), std::string::npos);
 }
 
-// Regression: Tuner::create used to overwrite bench.warmup_ms / rep_ms with the options' values,
+// Regression: Engine::create used to overwrite bench.warmup_ms / rep_ms with the options' values,
 // silently discarding what the caller set there.
 TEST(TunerOptions, BenchBudgetsOutsideOptionsAreRefused) {
   char tmpl[] = "/tmp/ktune-opts-XXXXXX";
@@ -386,13 +386,13 @@ TEST(TunerOptions, BenchBudgetsOutsideOptionsAreRefused) {
   eo.compiler = std::make_shared<ktune::SimCompiler>();
   eo.options.cache_dir = dir;
   eo.bench.warmup_ms = 1;
-  auto t = ktune::Tuner::create(backend, eo);
+  auto t = ktune::Engine::create(backend, eo);
   ASSERT_FALSE(t.ok());
   EXPECT_NE(t.status().message().find("options.warmup_ms"), std::string::npos);
   eo.bench = ktune::BenchOptions{};
   eo.options.warmup_ms = 1;
   eo.options.device = 3;  // the device ordinal is an option too
-  t = ktune::Tuner::create(backend, eo);
+  t = ktune::Engine::create(backend, eo);
   EXPECT_EQ(t.status().code(), ktune::Code::kNotFound);
   (void)ktune::removeTree(dir);
 }

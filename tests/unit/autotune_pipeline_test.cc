@@ -90,7 +90,7 @@ TEST(Pipeline, BenchmarksStartBeforeTheLastCompileAndNotWithoutIt) {
         if (pr.phase == "bench") benched.open();
       };
     }
-    auto t = Tuner::create(env.backend, pipelineOptions(env, pipeline, &rec));
+    auto t = Engine::create(env.backend, pipelineOptions(env, pipeline, &rec));
     ASSERT_TRUE(t.ok());
     auto fam = (*t)->add(env.family());
     auto rep = fam->tune(env.problem(4096));
@@ -147,7 +147,7 @@ TEST(Pipeline, SameOutcomeAsCompilingEverythingFirst) {
     o.progress = [&](const TuneProgress& pr) {
       if (pr.phase == "compile" && pr.config == "BLOCK=512,VEC=1") first_dup_compiled.open();
     };
-    auto t = Tuner::create(env.backend, o);
+    auto t = Engine::create(env.backend, o);
     ASSERT_TRUE(t.ok());
     auto fam = (*t)->add(std::move(f));
     auto rep = fam->tune(env.problem(4096));
@@ -198,7 +198,7 @@ TEST(Pipeline, PruningEverythingBenchmarksThemAnyway) {
   for (int b : {64, 128, 256, 512, 1024, 2048})
     for (int v : {1, 2, 4})
       env.spill.insert("BLOCK=" + std::to_string(b) + ",VEC=" + std::to_string(v));
-  auto t = Tuner::create(env.backend, pipelineOptions(env, true, nullptr));
+  auto t = Engine::create(env.backend, pipelineOptions(env, true, nullptr));
   ASSERT_TRUE(t.ok());
   auto fam = (*t)->add(env.family());
   auto rep = fam->tune(env.problem(4096));
@@ -213,7 +213,7 @@ TEST(Pipeline, PruningWithAVendorCandidate) {
   env.spill = {"BLOCK=256,VEC=2"};
   auto f = env.family();
   addVendor(f, env);
-  auto t = Tuner::create(env.backend, pipelineOptions(env, true, nullptr));
+  auto t = Engine::create(env.backend, pipelineOptions(env, true, nullptr));
   ASSERT_TRUE(t.ok());
   auto fam = (*t)->add(std::move(f));
   auto rep = fam->tune(env.problem(4096));
@@ -231,7 +231,7 @@ TEST(Pipeline, VendorCandidateIsBenchmarkedAfterEveryCompile) {
   Recorder rec;
   auto f = env.family();
   addVendor(f, env);
-  auto t = Tuner::create(env.backend, pipelineOptions(env, true, &rec));
+  auto t = Engine::create(env.backend, pipelineOptions(env, true, &rec));
   ASSERT_TRUE(t.ok());
   auto fam = (*t)->add(std::move(f));
   auto rep = fam->tune(env.problem(4096));
@@ -282,7 +282,7 @@ TEST(Pipeline, PartialResultsOfAPipelinedRunAreReused) {
       snapshot_taken.open();
     }
   };
-  auto t1 = Tuner::create(env.backend, o);
+  auto t1 = Engine::create(env.backend, o);
   ASSERT_TRUE(t1.ok());
   auto fam1 = (*t1)->add(env.family());
   ASSERT_TRUE(fam1.ok());
@@ -302,7 +302,7 @@ TEST(Pipeline, PartialResultsOfAPipelinedRunAreReused) {
   // Without finalists: their re-timing runs resumed candidates again on purpose (their binaries
   // loaded back, resume_winner_test.cc); here no resumed candidate may be measured again.
   o2.options.finalists = 0;
-  auto t2 = Tuner::create(env.backend, o2);
+  auto t2 = Engine::create(env.backend, o2);
   ASSERT_TRUE(t2.ok());
   auto fam2 = (*t2)->add(env.family());
   ASSERT_TRUE(fam2.ok());

@@ -34,7 +34,7 @@ TEST(Tuner, PicksFastestAndRecordsEveryFailureWithAReason) {
   env.fault.insert("BLOCK=512,VEC=1");
   env.wrong.insert("BLOCK=128,VEC=1");
   env.cost["BLOCK=256,VEC=4"] = 0.03;  // 3x slower than the best: rejected early
-  auto t = Tuner::create(env.backend, env.options());
+  auto t = Engine::create(env.backend, env.options());
   ASSERT_TRUE(t.ok()) << t.status().toString();
   auto fam = (*t)->add(env.family());
   ASSERT_TRUE(fam.ok()) << fam.status().toString();
@@ -83,7 +83,7 @@ TEST(Tuner, PicksFastestAndRecordsEveryFailureWithAReason) {
   // ... unless retry_failed.
   auto o = env.options();
   o.options.retry_failed = true;
-  auto t3 = Tuner::create(env.backend, o);
+  auto t3 = Engine::create(env.backend, o);
   auto fam3 = (*t3)->add(env.family());
   env.compiler->resetCounters();
   auto rep3 = fam3->tune(p);
@@ -98,7 +98,7 @@ TEST(Tuner, IdenticalBinariesBenchmarkedOnceAndSpillsPruned) {
   env.spill.insert("BLOCK=128,VEC=4");
   EngineOptions o = env.options();
   o.options.finalists = 0;  // count the bench stage's verifications only (finalists_test: the rest)
-  auto t = Tuner::create(env.backend, o);
+  auto t = Engine::create(env.backend, o);
   auto f = env.family();
   // Same launch dims for every VEC, so VEC-less binaries are true duplicates.
   f.launch = [](const Config& c, const Scale& p, const DeviceInfo&) {
@@ -140,7 +140,7 @@ TEST(Tuner, OneSwitchTurnsSpillPruningOff) {
     env.spill.insert("BLOCK=128,VEC=4");
     EngineOptions o = env.options();
     o.options.static_prune = on;
-    auto t = Tuner::create(env.backend, o);
+    auto t = Engine::create(env.backend, o);
     ASSERT_TRUE(t.ok());
     auto fam = (*t)->add(env.family());
     ASSERT_TRUE(fam.ok());
@@ -168,7 +168,7 @@ TEST(Tuner, UnwritableDatabaseIsOneLinePerKey) {
   EngineOptions o = env.options();
   o.options.database_path = env.dir + "/file/db.json";
   env.compile_error.insert("BLOCK=128,VEC=2");  // a failure worth recording as well
-  auto t = Tuner::create(env.backend, o);
+  auto t = Engine::create(env.backend, o);
   ASSERT_TRUE(t.ok()) << t.status().toString();
   auto fam = (*t)->add(env.family());
   ASSERT_TRUE(fam.ok());
@@ -201,7 +201,7 @@ TEST(Tuner, ParallelCompileUsesSeveralThreads) {
   env.on_compile = [&](const std::string&) {
     if (started++ < 2 && !two.arrive(std::chrono::seconds(60))) met = false;
   };
-  auto t = Tuner::create(env.backend, env.options());
+  auto t = Engine::create(env.backend, env.options());
   auto fam = (*t)->add(env.family());
   auto rep = fam->tune(env.problem(64));
   ASSERT_TRUE(rep.ok());
@@ -215,14 +215,14 @@ TEST(Tuner, DatabaseHitInAFreshTunerRecompilesNothing) {
   env.cost["BLOCK=512,VEC=2"] = 0.005;
   Scale p = env.problem(5000);
   {
-    auto t = Tuner::create(env.backend, env.options());
+    auto t = Engine::create(env.backend, env.options());
     auto fam = (*t)->add(env.family());
     ASSERT_TRUE((*fam)(p).ok());
     EXPECT_EQ(fam->lookup(p)->origin, "memory");  // tuned by this process
   }
   env.compiler->resetCounters();
   int64_t launches = env.backend->totalLaunches();
-  auto t2 = Tuner::create(env.backend, env.options());  // "new process", same cache dir
+  auto t2 = Engine::create(env.backend, env.options());  // "new process", same cache dir
   auto fam2 = (*t2)->add(env.family());
   auto sel = fam2->lookup(p);
   ASSERT_TRUE(sel.ok());
@@ -249,13 +249,13 @@ TEST(Tuner, FamilyWithAnEmptyKeyIsRecordedAndFound) {
     return f;
   };
   {
-    auto t = Tuner::create(env.backend, env.options());
+    auto t = Engine::create(env.backend, env.options());
     auto fam = (*t)->add(keyless());
     ASSERT_TRUE((*fam)(p).ok());
     EXPECT_EQ(fam->key(p), KeyBuilder::kNoFields);
   }
   env.compiler->resetCounters();
-  auto t2 = Tuner::create(env.backend, env.options());
+  auto t2 = Engine::create(env.backend, env.options());
   auto fam2 = (*t2)->add(keyless());
   auto sel = fam2->lookup(env.problem(77));  // any problem: one key
   ASSERT_TRUE(sel.ok()) << sel.status().toString();
@@ -269,7 +269,7 @@ TEST(Tuner, TuningOffRunsDefaultAndRecordsUntunedKeysThenTuneFromFile) {
   Env env;
   env.cost["BLOCK=64,VEC=4"] = 0.001;
   auto off = env.options(false);
-  auto t = Tuner::create(env.backend, off);
+  auto t = Engine::create(env.backend, off);
   auto fam = (*t)->add(env.family());
   Scale a = env.problem(100), b = env.problem(3000), c = env.problem(3500);
   ASSERT_TRUE((*fam)(a).ok());
@@ -285,7 +285,7 @@ TEST(Tuner, TuningOffRunsDefaultAndRecordsUntunedKeysThenTuneFromFile) {
   EXPECT_NE(text->find("n=128,dtype=f32"), std::string::npos) << *text;
   EXPECT_EQ((*t)->database("scale")->entries().size(), 0u);
 
-  auto t2 = Tuner::create(env.backend, off);  // offline tuning ignores options.tuning
+  auto t2 = Engine::create(env.backend, off);  // offline tuning ignores options.tuning
   auto fam2 = (*t2)->add(env.family());
   auto rep = (*t2)->tuneFromFile(path);
   ASSERT_TRUE(rep.ok()) << rep.status().toString();
@@ -294,7 +294,7 @@ TEST(Tuner, TuningOffRunsDefaultAndRecordsUntunedKeysThenTuneFromFile) {
   EXPECT_EQ((*t2)->database("scale")->entries().size(), 2u);
   auto again = (*t2)->tuneFromFile(path);
   EXPECT_EQ(again->already_tuned, 2);
-  auto t3 = Tuner::create(env.backend, off);
+  auto t3 = Engine::create(env.backend, off);
   auto fam3 = (*t3)->add(env.family());
   ASSERT_TRUE((*fam3)(a).ok());
   EXPECT_EQ(env.last_launched, "BLOCK=64,VEC=4");
@@ -306,7 +306,7 @@ TEST(Tuner, TuningOffRunsDefaultAndRecordsUntunedKeysThenTuneFromFile) {
 TEST(Tuner, LaunchPerKeyComputesTheDimsOncePerSelectedKey) {
   for (bool per_key : {true, false}) {
     Env env;
-    auto t = Tuner::create(env.backend, env.options());
+    auto t = Engine::create(env.backend, env.options());
     ASSERT_TRUE(t.ok());
     auto f = env.family();
     f.configs = {*Config::parse("BLOCK=128,VEC=1"), *Config::parse("BLOCK=256,VEC=2")};
@@ -332,13 +332,13 @@ TEST(Tuner, LaunchPerKeyComputesTheDimsOncePerSelectedKey) {
   }
 }
 
-// The hot path remembers the calling thread's last hit (Tuner::call): it must follow a retune of
+// The hot path remembers the calling thread's last hit (Engine::call): it must follow a retune of
 // the same key, alternate between keys and families, and never carry over to a new tuner.
 TEST(Tuner, CachedHitFollowsRetuneKeysAndNewTuners) {
   Env env;
   Scale small = env.problem(1000), big = env.problem(5000);
   {
-    auto t = Tuner::create(env.backend, env.options());
+    auto t = Engine::create(env.backend, env.options());
     ASSERT_TRUE(t.ok());
     auto f = env.family();
     f.configs = {*Config::parse("BLOCK=128,VEC=1"), *Config::parse("BLOCK=256,VEC=2")};
@@ -372,7 +372,7 @@ TEST(Tuner, CachedHitFollowsRetuneKeysAndNewTuners) {
   }
   // A new tuner (its family may sit at the freed family's address) with the other config pinned
   // for the same key: the call must not reuse the old tuner's hit.
-  auto t2 = Tuner::create(env.backend, env.options());
+  auto t2 = Engine::create(env.backend, env.options());
   ASSERT_TRUE(t2.ok());
   auto f2 = env.family();
   f2.configs = {*Config::parse("BLOCK=128,VEC=1"), *Config::parse("BLOCK=256,VEC=2")};
@@ -390,7 +390,7 @@ TEST(Tuner, CachedHitFollowsRetuneKeysAndNewTuners) {
 TEST(Tuner, PinnedConfigIsUsed) {
   Env env;
   Scale p = env.problem(777);
-  auto t = Tuner::create(env.backend, env.options());
+  auto t = Engine::create(env.backend, env.options());
   auto fam = (*t)->add(env.family());
   DbEntry e;
   e.key = fam->key(p);
@@ -406,7 +406,7 @@ TEST(Tuner, PinnedConfigIsUsed) {
 
 TEST(Tuner, BucketingMapsNearbyShapesToOneKey) {
   Env env;
-  auto t = Tuner::create(env.backend, env.options());
+  auto t = Engine::create(env.backend, env.options());
   auto fam = (*t)->add(env.family());
   Scale a = env.problem(1000), b = env.problem(1023), c = env.problem(1025);
   EXPECT_EQ(fam->key(a), "n=1024,dtype=f32");
@@ -431,7 +431,7 @@ TEST(Tuner, AFaultThatLosesTheContextBlamesOnlyItsCause) {
   env.cost["BLOCK=256,VEC=2"] = 0.01;
   env.fault.insert("BLOCK=512,VEC=1");
   {
-    auto t = Tuner::create(env.backend, env.options());
+    auto t = Engine::create(env.backend, env.options());
     ASSERT_TRUE(t.ok());
     auto fam = (*t)->add(env.family());
     ASSERT_TRUE(fam.ok());
@@ -452,7 +452,7 @@ TEST(Tuner, AFaultThatLosesTheContextBlamesOnlyItsCause) {
   fresh.fault.insert("BLOCK=512,VEC=1");
   EngineOptions o = fresh.options();
   o.options.cache_dir = env.dir;
-  auto t = Tuner::create(fresh.backend, o);
+  auto t = Engine::create(fresh.backend, o);
   ASSERT_TRUE(t.ok());
   auto fam = (*t)->add(fresh.family());
   ASSERT_TRUE(fam.ok());
@@ -478,7 +478,7 @@ TEST(Tuner, LaunchFailureAndTrapAreRecordedAndTuningContinues) {
   env.cost["BLOCK=256,VEC=2"] = 0.01;
   env.launch_error.insert("BLOCK=64,VEC=2");
   env.trap.insert("BLOCK=128,VEC=4");
-  auto t = Tuner::create(env.backend, env.options());
+  auto t = Engine::create(env.backend, env.options());
   ASSERT_TRUE(t.ok());
   auto fam = (*t)->add(env.family());
   ASSERT_TRUE(fam.ok());
@@ -523,7 +523,7 @@ TEST(Tuner, ConcurrentFirstCallsTuneOnce) {
   o.progress = [&](const TuneProgress& pr) {
     if (pr.phase == "enumerate") ++tunings;
   };
-  auto t = Tuner::create(env.backend, o);
+  auto t = Engine::create(env.backend, o);
   auto fam = (*t)->add(env.family());
   // Each thread has its own buffers (problems of one size: one key), as callers on separate
   // streams would; sharing one output would be a data race between the eight launches.
@@ -550,7 +550,7 @@ TEST(Tuner, VerboseTreeAndClearErrors) {
   Env env;
   auto o = env.options();
   o.options.verbose = 1;
-  auto t = Tuner::create(env.backend, o);
+  auto t = Engine::create(env.backend, o);
   auto fam = (*t)->add(env.family());
   ASSERT_TRUE((*fam)(env.problem(10)).ok());
   EXPECT_NE(env.log.str().find("scale [n=16,dtype=f32]"), std::string::npos) << env.log.str();
@@ -599,7 +599,7 @@ TEST(Tuner, VendorCandidatesCompeteWithJit) {
     KTUNE_RETURN_IF_ERROR(env.backend->copyToDevice(p.y, x.data(), p.n * 4));
     return env.backend->memset8(p.y, 0, 0, s);
   };
-  auto t = Tuner::create(env.backend, env.options());
+  auto t = Engine::create(env.backend, env.options());
   auto fam = (*t)->add(std::move(f));
   auto rep = fam->tune(env.problem(64));
   ASSERT_TRUE(rep.ok());

@@ -303,7 +303,7 @@ TEST_F(CliDb, UnwritableDatabaseIsReportedOncePerKey) {
 // hand edit) is never run: it is refused with a message and the key is tuned again.
 TEST(DbWinnerSpace, AWinnerOutsideTheSpaceIsRetuned) {
   tunertest::Env env;
-  auto tuner = Tuner::create(env.backend, env.options());
+  auto tuner = Engine::create(env.backend, env.options());
   ASSERT_TRUE(tuner.ok()) << tuner.status().toString();
   auto fam = (*tuner)->add(env.family());
   ASSERT_TRUE(fam.ok()) << fam.status().toString();

@@ -86,7 +86,7 @@ PoolRun tuneOn(int n_devices) {
   for (int d = 0; d < n_devices && n_devices > 1; ++d) eo.options.devices.push_back(d);
   eo.compiler = std::make_shared<SimCompiler>();
   PoolRun out;
-  auto tu = Tuner::create(sim, eo);
+  auto tu = Engine::create(sim, eo);
   EXPECT_TRUE(tu.ok()) << tu.status().toString();
   if (!tu.ok()) return out;
   auto fam = (*tu)->add(costFamily());
@@ -166,7 +166,7 @@ TEST(DevicePool, DeviceLists) {
   eo.options.cache_dir = "/tmp/ktune-pool-unused";
   eo.options.devices = {0, 2};
   eo.compiler = std::make_shared<SimCompiler>();
-  auto tu = Tuner::create(sim, eo);
+  auto tu = Engine::create(sim, eo);
   ASSERT_FALSE(tu.ok());
   EXPECT_NE(tu.status().message().find("no device 2"), std::string::npos) << tu.status().toString();
 }

@@ -106,7 +106,7 @@ NoisyRun tuneNoisy(uint64_t seed, const std::map<std::string, double>& costs, do
   o.options.pipeline = false;  // benchmark in candidate order: the noise draws are reproducible
   o.options.compile_threads = 1;
   if (margin >= 0) o.options.finalist_margin = margin;
-  auto t = Tuner::create(env.backend, o);
+  auto t = Engine::create(env.backend, o);
   EXPECT_TRUE(t.ok()) << t.status().toString();
   auto fam = (*t)->add(std::move(f));
   EXPECT_TRUE(fam.ok()) << fam.status().toString();
@@ -221,7 +221,7 @@ TEST(Finalists, VendorCandidatesAreTimedAfterEveryCompile) {
     to_compile = pr.total;
     compiled = std::max(compiled.load(), pr.index);
   };
-  auto t = Tuner::create(env.backend, o);
+  auto t = Engine::create(env.backend, o);
   ASSERT_TRUE(t.ok()) << t.status().toString();
   auto fam = (*t)->add(std::move(f));
   ASSERT_TRUE(fam.ok());
@@ -240,7 +240,7 @@ Expected<TuneReport> tuneFastVsDefault(Env& env) {
   f.configs = {*Config::parse("BLOCK=256,VEC=2"), *Config::parse("BLOCK=128,VEC=1")};
   env.cost["BLOCK=256,VEC=2"] = 0.02;
   env.cost["BLOCK=128,VEC=1"] = 0.05;
-  KTUNE_ASSIGN_OR_RETURN(auto t, Tuner::create(env.backend, env.options()));
+  KTUNE_ASSIGN_OR_RETURN(auto t, Engine::create(env.backend, env.options()));
   KTUNE_ASSIGN_OR_RETURN(auto fam, t->add(std::move(f)));
   return fam.tune(env.problem(1024));
 }
@@ -295,7 +295,7 @@ TEST(Finalists, TuningOffRunsTheVendorDefault) {
     ran = id;
     return Status::Ok();
   };
-  auto t = Tuner::create(env.backend, env.options(/*tuning=*/false));
+  auto t = Engine::create(env.backend, env.options(/*tuning=*/false));
   ASSERT_TRUE(t.ok());
   auto fam = (*t)->add(std::move(f));
   ASSERT_TRUE(fam.ok());
@@ -307,7 +307,7 @@ TEST(Finalists, TuningOffRunsTheVendorDefault) {
   Env env2;
   auto g = env2.family();
   g.default_for = [](const Scale&) { return Config{{"BLOCK", 256}, {"VEC", 2}}; };
-  auto t2 = Tuner::create(env2.backend, env2.options(false));
+  auto t2 = Engine::create(env2.backend, env2.options(false));
   ASSERT_TRUE(t2.ok());
   auto fam2 = (*t2)->add(std::move(g));
   ASSERT_TRUE(fam2.ok());

@@ -285,17 +285,17 @@ struct TmpDir {
   ~TmpDir() { (void)removeTree(path); }
 };
 
-std::shared_ptr<Tuner> makeTuner(std::shared_ptr<Backend> backend, const std::string& dir) {
+std::shared_ptr<Engine> makeTuner(std::shared_ptr<Backend> backend, const std::string& dir) {
   EngineOptions o;
   o.options.cache_dir = dir;
   o.options.vendor_algos = 0;  // no cuBLASLt (the simulated device has no CUDA context)
   o.compiler = std::make_shared<SimCompiler>();
-  auto t = Tuner::create(std::move(backend), o);
+  auto t = Engine::create(std::move(backend), o);
   EXPECT_TRUE(t.ok()) << t.status().toString();
-  return t.ok() ? std::shared_ptr<Tuner>(std::move(t).value()) : nullptr;
+  return t.ok() ? std::shared_ptr<Engine>(std::move(t).value()) : nullptr;
 }
 
-// GemmOp::create takes what Tuner::create returns (a unique_ptr) as well as a shared tuner
+// GemmOp::create takes what Engine::create returns (a unique_ptr) as well as a shared tuner
 // (issue 12: it took only a shared_ptr).
 TEST(GemmProblemFamily, CreateTakesTheTunerThatTunerCreateReturns) {
   TmpDir dir;
@@ -304,7 +304,7 @@ TEST(GemmProblemFamily, CreateTakesTheTunerThatTunerCreateReturns) {
   o.options.cache_dir = dir.path;
   o.options.vendor_algos = 0;
   o.compiler = std::make_shared<SimCompiler>();
-  Expected<std::unique_ptr<Tuner>> t = Tuner::create(sim, o);
+  Expected<std::unique_ptr<Engine>> t = Engine::create(sim, o);
   ASSERT_TRUE(t.ok()) << t.status().toString();
   auto op = GemmOp::create(**t);
   ASSERT_TRUE(op.ok()) << op.status().toString();

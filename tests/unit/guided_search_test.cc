@@ -157,7 +157,7 @@ TEST(GuidedBenchStage, FinalistsVerifyOnlyInTheLastRound) {
   eo.options.rep_ms = 0.2;
   eo.options.finalists = 3;
   eo.compiler = std::make_shared<SimCompiler>();
-  auto t = Tuner::create(sim, eo);
+  auto t = Engine::create(sim, eo);
   ASSERT_TRUE(t.ok()) << t.status().toString();
   KernelFamily<Nothing> f;
   f.name = "fin_cost";
@@ -202,7 +202,7 @@ TEST(GuidedBenchStage, FirstRoundReadsBackOnlyCandidatesThatCanLead) {
   eo.options.finalists = 0;  // the plain fastest: every verification below is the race's
   eo.options.search = "guided";
   eo.compiler = std::make_shared<SimCompiler>();
-  auto t = Tuner::create(sim, eo);
+  auto t = Engine::create(sim, eo);
   ASSERT_TRUE(t.ok()) << t.status().toString();
   KernelFamily<Nothing> f;
   f.name = "lazy_cost";

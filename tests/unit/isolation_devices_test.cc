@@ -57,7 +57,7 @@ Outcome tuneFamily(const std::string& family, int n_devices) {
   eo.log = &log;
   Outcome out;
   {
-    auto tu = Tuner::create(sim, eo);
+    auto tu = Engine::create(sim, eo);
     EXPECT_TRUE(tu.ok()) << tu.status().toString();
     if (!tu.ok()) return out;
     std::vector<Config> configs;

@@ -198,7 +198,7 @@ inline std::vector<std::pair<std::string, std::vector<Config>>> isoFamilies() {
 }
 
 // The families every worker registers.
-inline Status registerIsoFamilies(Tuner& t, Backend* b) {
+inline Status registerIsoFamilies(Engine& t, Backend* b) {
   for (auto& [name, configs] : isoFamilies()) {
     auto r = t.add(isoFamily(b, name, configs));
     if (!r.ok()) return r.status();

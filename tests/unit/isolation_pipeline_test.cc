@@ -92,7 +92,7 @@ TEST(IsolationPipeline, BatchesGoThroughOneWorkerWhileCompiling) {
     SCOPED_TRACE(pipeline ? "pipeline on" : "pipeline off");
     Env env;
     Recorder rec;
-    auto tu = Tuner::create(env.backend, env.options(pipeline, 40, &rec));
+    auto tu = Engine::create(env.backend, env.options(pipeline, 40, &rec));
     ASSERT_TRUE(tu.ok()) << tu.status().toString();
     const std::vector<Config> configs = slowConfigs();
     auto fam = (*tu)->add(isotest::isoFamily(env.backend.get(), "iso_slow", configs));
@@ -138,7 +138,7 @@ TEST(IsolationPipeline, FallbackIsDecidedOncePerKey) {
   Recorder rec;
   auto o = env.options(true, 30, &rec);
   o.isolation.fallback_in_process = true;
-  auto tu = Tuner::create(env.backend, o);
+  auto tu = Engine::create(env.backend, o);
   ASSERT_TRUE(tu.ok());
   std::vector<Config> configs;
   for (int64_t b : {32, 64, 128, 256, 512, 1024}) configs.push_back(isotest::cfg(b, 0));
@@ -183,7 +183,7 @@ TEST(IsolationPipeline, RequestedIsolationRefusesInsteadOfFallingBack) {
       o.options.isolate_explicit = true;
       o.isolation.fallback_in_process = true;
     }
-    auto tu = Tuner::create(env.backend, o);
+    auto tu = Engine::create(env.backend, o);
     ASSERT_TRUE(tu.ok());
     std::vector<Config> configs = {isotest::cfg(64, 0), isotest::cfg(256, 0)};
     auto fam = (*tu)->add(isotest::isoFamily(env.backend.get(), "iso_plain", configs,
@@ -208,7 +208,7 @@ TEST(IsolationPipeline, FinalistsRetimedInTheWorker) {
   Env env;
   auto o = env.options(false, 1, nullptr);
   o.options.finalists = 3;
-  auto tu = Tuner::create(env.backend, o);
+  auto tu = Engine::create(env.backend, o);
   ASSERT_TRUE(tu.ok()) << tu.status().toString();
   const std::vector<Config> configs = slowConfigs();
   auto fam = (*tu)->add(isotest::isoFamily(env.backend.get(), "iso_slow", configs));

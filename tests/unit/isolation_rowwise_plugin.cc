@@ -13,6 +13,6 @@ extern "C" ktune::Status ktune_worker_backend(std::shared_ptr<ktune::Backend>* b
   return ktune::Status::Ok();
 }
 
-extern "C" ktune::Status ktune_register_families(ktune::Tuner& tuner) {
+extern "C" ktune::Status ktune_register_families(ktune::Engine& tuner) {
   return ktune::registerRowwiseOps(tuner);
 }

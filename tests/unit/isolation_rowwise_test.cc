@@ -36,7 +36,7 @@ class IsolationRowwise : public ::testing::Test {
 
   struct Run {
     cli::SimGpu gpu;
-    std::unique_ptr<Tuner> tuner;
+    std::unique_ptr<Engine> tuner;
   };
   // A tuner on a fresh simulated GPU; its own cache dir per run, so nothing is shared but the
   // deterministic cost model.
@@ -52,7 +52,7 @@ class IsolationRowwise : public ::testing::Test {
     o.options.worker_plugins = {KTUNE_ISOLATION_ROWWISE_PLUGIN};
     o.compiler = r.gpu.compiler;
     o.log = &log_;
-    auto t = Tuner::create(r.gpu.backend, o);
+    auto t = Engine::create(r.gpu.backend, o);
     EXPECT_TRUE(t.ok()) << t.status().toString();
     if (t.ok()) r.tuner = std::move(t).value();
     return r;

@@ -21,7 +21,7 @@ extern "C" ktune::Status ktune_worker_backend(std::shared_ptr<ktune::Backend>* b
   return ktune::Status::Ok();
 }
 
-extern "C" ktune::Status ktune_register_families(ktune::Tuner& tuner) {
+extern "C" ktune::Status ktune_register_families(ktune::Engine& tuner) {
   if (!g_backend) return ktune::Status::Internal("ktune_worker_backend was not called first");
   // The MODE=6 overlap gate: a folder of the tuner's cache, which every worker of a run shares.
   ktune::isotest::gateDir() = tuner.options().options.cache_dir + "/overlap_gate";

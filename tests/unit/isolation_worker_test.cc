@@ -76,12 +76,12 @@ const CandidateResult* find(const TuneReport& r, const std::string& config) {
 
 // Registers the test families on a fresh tuner and returns the handle of `name`.
 struct Tuned {
-  std::unique_ptr<Tuner> tuner;
+  std::unique_ptr<Engine> tuner;
   Family<IsoProblem> fam;
 };
 Tuned make(IsoEnv& env, const std::string& name, EngineOptions o) {
   Tuned t;
-  auto tu = Tuner::create(env.backend, std::move(o));
+  auto tu = Engine::create(env.backend, std::move(o));
   EXPECT_TRUE(tu.ok()) << tu.status().toString();
   t.tuner = std::move(tu).value();
   auto all = isotest::isoFamilies();
@@ -170,7 +170,7 @@ TEST(IsolationProtocol, MissingWorkerIsAClearError) {
 // the bench request then reuses it (one construction in all).
 TEST(IsolationProtocol, PrepareBuildsTheProblemOnceAndAnswersNothing) {
   IsoEnv env;
-  auto tu = Tuner::create(env.backend, env.options(false));
+  auto tu = Engine::create(env.backend, env.options(false));
   ASSERT_TRUE(tu.ok());
   std::atomic<int> builds{0};
   auto f = isotest::isoFamily(env.backend.get(), "iso_good", isotest::isoFamilies()[2].second);
@@ -349,7 +349,7 @@ TEST(Isolation, VendorCandidatesGoThroughTheWorkerByDefault) {
     IsoEnv env;
     auto o = env.options();
     o.isolation.vendor_in_process = in_process;
-    auto tu = Tuner::create(env.backend, o);
+    auto tu = Engine::create(env.backend, o);
     ASSERT_TRUE(tu.ok());
     auto f = isotest::isoFamily(env.backend.get(), "iso_good", isotest::isoFamilies()[2].second);
     int vendor_runs = 0;
@@ -408,7 +408,7 @@ TEST(Isolation, FamilyWithoutMakeProblemFallsBackInProcess) {
   IsoEnv env;
   auto o = env.options();
   o.isolation.fallback_in_process = true;
-  auto tu = Tuner::create(env.backend, o);
+  auto tu = Engine::create(env.backend, o);
   ASSERT_TRUE(tu.ok());
   auto f = (*tu)->add(isotest::isoFamily(env.backend.get(), "iso_plain",
                                          {isotest::cfg(64, 0), isotest::cfg(256, 0)},

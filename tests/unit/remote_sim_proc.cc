@@ -9,7 +9,7 @@
 // reference), ran: the config of the last kernel launched (what the binary's defines say).
 // --key-file: the fleet's HMAC key (Options::remote_key). --wrong CONFIG: that config computes 3x
 // (an attacker's kernel, or a config wrong for this problem). With --serve it serves the queue until drained, each item through
-// Tuner::tuneFromFile as `ktune serve` does, and prints {"key","from","compiled"} per item.
+// Engine::tuneFromFile as `ktune serve` does, and prints {"key","from","compiled"} per item.
 // --gate NAME: RPUSH the key to the Redis list NAME when its tuning starts (the tests' gate).
 // --stall: stop forever at that point (a server killed in the middle of a key).
 #include <unistd.h>
@@ -77,7 +77,7 @@ int run(const Args& a) {
       for (;;) ::pause();
     }
   };
-  auto tuner = Tuner::create(env.backend, t);
+  auto tuner = Engine::create(env.backend, t);
   if (!tuner.ok()) {
     std::fprintf(stderr, "%s\n", tuner.status().toString().c_str());
     return 2;
@@ -113,7 +113,7 @@ int run(const Args& a) {
     so.heartbeat_ms = 50;
     so.poll_ms = 10;
     so.idle_exit_ms = 100;
-    // As `ktune serve` does: each item through Tuner::tuneFromFile (its per-key report).
+    // As `ktune serve` does: each item through Engine::tuneFromFile (its per-key report).
     const std::string tmp = o.cache_dir + "/item.jsonl";
     Status s = remote::serve(q, so, [&](const std::string& item) -> Expected<std::string> {
       KTUNE_RETURN_IF_ERROR(makeDirs(o.cache_dir));

@@ -202,7 +202,7 @@ TEST(RemoteSlow, RemoteTroubleIsWarnedOnceWithoutVerbose) {
   Options o = t.options;
   o.remote_cache = silent.url();
   t.shared = remote::makeSharedTuning(o);
-  auto tuner = Tuner::create(env.backend, t);
+  auto tuner = Engine::create(env.backend, t);
   ASSERT_TRUE(tuner.ok()) << tuner.status().toString();
   auto fam = (*tuner)->add(env.family());
   ASSERT_TRUE(fam.ok());

@@ -79,7 +79,7 @@ TEST(ReportHtml, DatabaseTunedOnTheSimulatedBackendRendersEverySection) {
   env.compile_error.insert("BLOCK=128,VEC=2");
   env.fault.insert("BLOCK=512,VEC=1");
   env.wrong.insert("BLOCK=128,VEC=1");
-  auto t = Tuner::create(env.backend, env.options());
+  auto t = Engine::create(env.backend, env.options());
   ASSERT_TRUE(t.ok()) << t.status().toString();
   auto fam = (*t)->add(env.family());
   ASSERT_TRUE(fam.ok());

@@ -75,7 +75,7 @@ EngineOptions sharedOptions(Env& env, const std::string& dir) {
 void expectExactWinners(const std::string& dir, const std::string& trial) {
   Env env;
   costByKey(env);
-  auto t = Tuner::create(env.backend, sharedOptions(env, dir));
+  auto t = Engine::create(env.backend, sharedOptions(env, dir));
   ASSERT_TRUE(t.ok()) << t.status().toString();
   auto fam = (*t)->add(env.family());
   ASSERT_TRUE(fam.ok());
@@ -116,7 +116,7 @@ TEST(ResumeWinner, KilledRunsJournalKeepsTheExactWinner) {
     }
     started.insert(pr.config);
   };
-  auto t1 = Tuner::create(env.backend, o);
+  auto t1 = Engine::create(env.backend, o);
   ASSERT_TRUE(t1.ok());
   auto f1 = (*t1)->add(env.family());
   ASSERT_TRUE(f1.ok());
@@ -126,7 +126,7 @@ TEST(ResumeWinner, KilledRunsJournalKeepsTheExactWinner) {
   ASSERT_TRUE(snapped) << rep1->tree();
   EXPECT_EQ(rep1->winner, best);
 
-  auto t2 = Tuner::create(env.backend, sharedOptions(env, snap));
+  auto t2 = Engine::create(env.backend, sharedOptions(env, snap));
   ASSERT_TRUE(t2.ok());
   auto f2 = (*t2)->add(env.family());
   ASSERT_TRUE(f2.ok());
@@ -161,7 +161,7 @@ TEST(ResumeWinner, KilledRunsJournalKeepsTheExactWinner) {
       (void)!::write(fd, "k", 1);
       for (;;) ::pause();
     };
-    auto t = Tuner::create(env.backend, o);
+    auto t = Engine::create(env.backend, o);
     auto fam = t.ok() ? (*t)->add(env.family()) : Expected<Family<Scale>>(t.status());
     if (!fam.ok()) ::_exit(3);
     const size_t nk = keys().size();

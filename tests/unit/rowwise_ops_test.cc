@@ -151,7 +151,7 @@ class RowwiseOpsSim : public ::testing::Test {
     to.options.rep_ms = 5;
     to.bench.min_runs = 3;
     to.bench.max_runs = 5;
-    auto t = Tuner::create(sim_, to);
+    auto t = Engine::create(sim_, to);
     ASSERT_TRUE(t.ok()) << t.status().toString();
     tuner_ = std::move(*t);
   }
@@ -174,7 +174,7 @@ class RowwiseOpsSim : public ::testing::Test {
   }
 
   std::shared_ptr<SimBackend> sim_;
-  std::unique_ptr<Tuner> tuner_;
+  std::unique_ptr<Engine> tuner_;
   std::filesystem::path dir_;
 };
 
@@ -254,9 +254,9 @@ TEST_F(RowwiseOpsSim, SiluMulTunesAndMatchesReference) {
 }
 
 
-// RowwiseOps (the op object, issue 11): it registers the six families on its Tuner, shares them
-// with the free functions (one tuning per key, whichever is called), and a second Tuner gets its
-// own families (no process-global registry: the Tuner owns them).
+// RowwiseOps (the op object, issue 11): it registers the six families on its Engine, shares them
+// with the free functions (one tuning per key, whichever is called), and a second Engine gets its
+// own families (no process-global registry: the Engine owns them).
 TEST_F(RowwiseOpsSim, RowwiseOpsObjectSharesTheTunersFamilies) {
   auto ops = RowwiseOps::create(*tuner_);
   ASSERT_TRUE(ops.ok()) << ops.status().toString();
@@ -304,7 +304,7 @@ TEST_F(RowwiseOpsSim, OfflineTuningFromRecordedKeys) {
   EngineOptions off = tuner_->options();
   off.options.tuning = false;
   off.options.record_untuned_path = untuned;
-  auto t_off = Tuner::create(sim_, off);
+  auto t_off = Engine::create(sim_, off);
   ASSERT_TRUE(t_off.ok()) << t_off.status().toString();
   ASSERT_TRUE(siluMul(**t_off, a).ok());
   auto sel_off = lookupSiluMul(**t_off, a);

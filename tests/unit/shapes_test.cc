@@ -93,7 +93,7 @@ TEST(Predict, TheDefaultStaysUnlessAConfigBeatsItByTheMargin) {
 }
 
 // The family's tuned keys n=1024 and n=4096 (BLOCK=256,VEC=2 fastest everywhere).
-void tuneNeighbours(Env& env, Tuner& t, Family<Scale>& f) {
+void tuneNeighbours(Env& env, Engine& t, Family<Scale>& f) {
   for (int64_t n : {1024, 4096}) {
     Scale p = env.problem(n);
     ASSERT_TRUE(f(p).ok());
@@ -124,7 +124,7 @@ TEST(Shapes, BackgroundRunsThePredictionAtOnceAndTheWinnerReplacesIt) {
   env.cost["BLOCK=256,VEC=2"] = 0.01;
   EngineOptions o = env.options();
   o.background_duty = 1;  // no pauses: the test waits with waitBackground(), never by sleeping
-  auto t = Tuner::create(env.backend, o).value();
+  auto t = Engine::create(env.backend, o).value();
   auto f = t->add(env.family()).value();
   tuneNeighbours(env, *t, f);
 
@@ -133,7 +133,7 @@ TEST(Shapes, BackgroundRunsThePredictionAtOnceAndTheWinnerReplacesIt) {
   EngineOptions ob = env.options();
   ob.options.background = true;
   ob.background_duty = 1;
-  auto tb = Tuner::create(env.backend, ob).value();
+  auto tb = Engine::create(env.backend, ob).value();
   Gate gate;
   KernelFamily<Scale> fam = env.family();
   auto reset = fam.pre_run;
@@ -168,13 +168,13 @@ TEST(Shapes, ACallInsideACaptureNeverTunesSynchronisesOrLoads) {
   EngineOptions o = env.options();
   o.background_duty = 1;
   {
-    auto t = Tuner::create(env.backend, o).value();
+    auto t = Engine::create(env.backend, o).value();
     auto f = t->add(env.family()).value();
     tuneNeighbours(env, *t, f);
   }
   // A fresh process: nothing loaded yet. Synchronous tuning mode (the default). Its background
   // tuning waits at the gate until the test has looked at the captured calls.
-  auto t = Tuner::create(env.backend, o).value();
+  auto t = Engine::create(env.backend, o).value();
   Gate gate;
   KernelFamily<Scale> fam = env.family();
   auto reset = fam.pre_run;
@@ -207,7 +207,7 @@ TEST(Shapes, ACallInsideACaptureNeverTunesSynchronisesOrLoads) {
 TEST(Shapes, TuningOffInsideACaptureRunsTheLoadedDefault) {
   Env env;
   EngineOptions o = env.options(/*tuning=*/false);
-  auto t = Tuner::create(env.backend, o).value();
+  auto t = Engine::create(env.backend, o).value();
   auto f = t->add(env.family()).value();
   Scale a = env.problem(1024), b = env.problem(2048);
   ASSERT_TRUE(f(a).ok());  // loads the default config
@@ -219,7 +219,7 @@ TEST(Shapes, TuningOffInsideACaptureRunsTheLoadedDefault) {
   EXPECT_EQ(t->backgroundTuned(), 0u);
 }
 
-// Regression: ~Tuner once reset the engine's pointer to this machinery before joining its thread,
+// Regression: ~Engine once reset the engine's pointer to this machinery before joining its thread,
 // and a run finishing during the destruction published through the null pointer (a crash in about
 // one run of three; repeated here so it cannot pass by luck).
 TEST(Shapes, DestroyingTheTunerWithKeysQueuedStopsCleanly) {
@@ -229,7 +229,7 @@ TEST(Shapes, DestroyingTheTunerWithKeysQueuedStopsCleanly) {
     o.options.background = true;
     o.background_duty = 0.5;  // pauses too: the destructor must cut them short
     o.options.cache_dir = env.dir + "/round" + std::to_string(round);  // every key untuned again
-    auto t = Tuner::create(env.backend, o).value();
+    auto t = Engine::create(env.backend, o).value();
     auto f = t->add(env.family()).value();
     for (int64_t n : {100, 1000, 10000, 100000}) {
       Scale p = env.problem(n);
@@ -248,7 +248,7 @@ TEST(Shapes, ARecordedPredictionRunsWithTuningOffAndIsMeasuredWithTuningOn) {
   e.winner = "BLOCK=256,VEC=2";
   e.predicted = true;
   {
-    auto t = Tuner::create(env.backend, env.options(/*tuning=*/false)).value();
+    auto t = Engine::create(env.backend, env.options(/*tuning=*/false)).value();
     auto f = t->add(env.family()).value();
     ASSERT_TRUE(t->database("scale")->record(e).ok());
     Scale p = env.problem(2048);
@@ -257,7 +257,7 @@ TEST(Shapes, ARecordedPredictionRunsWithTuningOffAndIsMeasuredWithTuningOn) {
     EXPECT_EQ(f.lookup(p)->origin, "predicted");
     EXPECT_EQ(f.lookup(p)->winner, "BLOCK=256,VEC=2");
   }
-  auto t = Tuner::create(env.backend, env.options()).value();
+  auto t = Engine::create(env.backend, env.options()).value();
   auto f = t->add(env.family()).value();
   Scale p = env.problem(2048);
   ASSERT_TRUE(f(p).ok());  // synchronous tuning: the prediction is not a winner, the key is tuned

@@ -16,7 +16,7 @@ namespace {
 // Tunes n=1024 once, then rewrites its database entry as a pull would leave it, with `winner`.
 void recordPulled(tunertest::Env& env, const std::string& winner) {
   {
-    auto tuner = Tuner::create(env.backend, env.options());
+    auto tuner = Engine::create(env.backend, env.options());
     ASSERT_TRUE(tuner.ok());
     auto fam = (*tuner)->add(env.family());
     ASSERT_TRUE(fam.ok());
@@ -51,7 +51,7 @@ std::optional<DbEntry> onlyEntry(const tunertest::Env& env) {
 TEST(SharedVerify, PulledWinnerIsVerifiedOnFirstUseThenTrusted) {
   tunertest::Env env;
   recordPulled(env, "BLOCK=256,VEC=2");
-  auto tuner = Tuner::create(env.backend, env.options());
+  auto tuner = Engine::create(env.backend, env.options());
   ASSERT_TRUE(tuner.ok());
   auto fam = (*tuner)->add(env.family());
   ASSERT_TRUE(fam.ok());
@@ -73,7 +73,7 @@ TEST(SharedVerify, TamperedPulledWinnerIsRejectedBeforeUse) {
   tunertest::Env env;
   env.wrong.insert("BLOCK=64,VEC=1");
   recordPulled(env, "BLOCK=64,VEC=1");
-  auto tuner = Tuner::create(env.backend, env.options());
+  auto tuner = Engine::create(env.backend, env.options());
   ASSERT_TRUE(tuner.ok());
   auto fam = (*tuner)->add(env.family());
   ASSERT_TRUE(fam.ok());

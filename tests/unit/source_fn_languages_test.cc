@@ -108,7 +108,7 @@ TEST_P(SourceFnLanguages, EveryLanguageIsCompiledCachedAndAnalysedThroughTheEngi
   EngineOptions eo = env.options();
   eo.options.retry_failed = true;  // the second run compiles (or finds) every config again
   eo.options.static_prune = false;
-  auto tuner = Tuner::create(env.backend, eo);
+  auto tuner = Engine::create(env.backend, eo);
   ASSERT_TRUE(tuner.ok()) << tuner.status().toString();
   auto fam = (*tuner)->add(family());
   ASSERT_TRUE(fam.ok()) << fam.status().toString();

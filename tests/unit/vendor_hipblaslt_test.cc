@@ -372,11 +372,11 @@ TEST(HipBlasLtGemmOp, AlgorithmsAreCandidatesOnASimulatedGfx942AndTheFastestIsRe
     o.options.rep_ms = 0.5;
     o.options.vendor_algos = 3;
     o.compiler = compiler;
-    auto tuner = Tuner::create(backend, o);
+    auto tuner = Engine::create(backend, o);
     ASSERT_TRUE(tuner.ok()) << tuner.status().toString();
     GemmOp::OpOptions go;
     go.hipblaslt_paths = {fake.path()};
-    auto op = GemmOp::create(std::shared_ptr<Tuner>(std::move(*tuner)), go);
+    auto op = GemmOp::create(std::shared_ptr<Engine>(std::move(*tuner)), go);
     ASSERT_TRUE(op.ok()) << op.status().toString();
     EXPECT_EQ((*op)->vendorLibrary(), "hipblaslt");
     auto call = makeGemmProblem(*backend, backend->options().device, g_sim.shape, 3);
