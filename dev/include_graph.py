@@ -13,7 +13,8 @@ Rules for autotune/ (its own files; ops/ and vendor/ sit above the engine and ar
      `e_.worker->...`), which stay the facade's and the engine's own files' business.
   4. TunerEngine (autotune/engine.h) declares no data member before its `private:` section: the
      facade and every other caller go through its methods (the compiler then enforces rule 3 too).
-Prints each violation and exits 1; exits 0 with a one-line summary otherwise.
+Prints each violation and exits 1; exits 0 with a one-line summary otherwise. `--self-test` checks
+rule 4's reading of a class on small examples (ctest autotune_layering_self_test).
 """
 import os
 import re
@@ -154,5 +155,28 @@ def main():
     return 0
 
 
+def self_test():
+    """Rule 4 on examples: a public field is named, methods and private fields are not."""
+    head = "class TunerEngine {\n public:\n  const Options& options() const { return opts; }\n"
+    tail = " private:\n  EngineOptions opts;\n};\n"
+    cases = [
+        (head + tail, []),
+        (head + "  std::mutex bench_mu;  // one at a time\n" + tail, ["bench_mu"]),
+        (head + "  std::atomic<bool> warned{false};\n  int n = 0;\n" + tail, ["warned", "n"]),
+        (head + "  Expected<int> f(int a,\n                  int b = 0);\n"
+         "  using Fn = std::function<void(int)>;\n" + tail, []),
+        ("struct TunerEngine {\n  int x;\n};\n", None),
+    ]
+    bad = 0
+    for text, want in cases:
+        got = public_fields(text)
+        if got != want:
+            print(f"autotune layering self-test: expected {want}, got {got} for:\n{text}")
+            bad += 1
+    if not bad:
+        print(f"autotune layering self-test: {len(cases)} cases pass")
+    return 1 if bad else 0
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(self_test() if sys.argv[1:] == ["--self-test"] else main())
