@@ -22,6 +22,8 @@
 #   LLAMA_CXX_S=60          of it, what is kept for the C++ decoder
 #   LLAMA_ARGS="--shapes d1,d32 --compile-shapes d1"   a shorter run
 #   LLAMA_CXX_ARGS="--layers 8"                        the C++ decoder's arguments
+#   LLAMA_BIN=DIR           prebuilt libktune.so.0.1, ktune, ktune-worker, ktune_llama of this
+#                           commit (dev/llama_quick_install.sh): the build takes seconds
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 W=/tmp/llw; rm -rf "$W"; mkdir -p "$W"
@@ -31,18 +33,38 @@ BUDGET=${LLAMA_BUDGET_S:-430}
 CXX_S=${LLAMA_CXX_S:-60}
 KB=${KTUNE_BUILD_DIR:-/tmp/kb}
 elapsed() { echo $(( $(date +%s) - T0 )); }
-export KTUNE_CACHE_DIR=${KTUNE_CACHE_DIR:-/tmp/kcache}
+# Cold caches of our own (a warm machine may hold a teammate's tuning database, build tree or
+# inductor cache): the tuning and compile times below are first-call figures.
+if [ -z "${KTUNE_CACHE_DIR:-}" ]; then export KTUNE_CACHE_DIR=/tmp/llama_kcache; rm -rf "$KTUNE_CACHE_DIR"; fi
+export TORCHINDUCTOR_CACHE_DIR=/tmp/llama_inductor TRITON_CACHE_DIR=/tmp/llama_triton
+rm -rf "$TORCHINDUCTOR_CACHE_DIR" "$TRITON_CACHE_DIR"
+if [ -f "$KB/CMakeCache.txt" ] && ! grep -qx "CMAKE_HOME_DIRECTORY:INTERNAL=$PWD" "$KB/CMakeCache.txt"; then
+  echo "$KB was configured for another tree: removed"; rm -rf "$KB"
+fi
 finish() {  # the logs back in few files
   cp "$W"/llama.log "$W"/llama.json "$W"/llama_cxx.log "$OUT"/ 2>/dev/null
   tar -C "$W" -czf "$OUT/llama_logs.tgz" --exclude=llama_kpy . 2>/dev/null
 }
 trap finish EXIT
 
-# 1. Build in the background; torch-only work beside it.
-( PY_TESTS=0 PY_BENCH=0 OUT="$W" bash dev/python_device.sh > "$W/install.log" 2>&1
-  echo "install rc=$? at $(elapsed) s" >> "$W/install.log"
-  cmake --build "$KB" --target ktune_llama -j"$(nproc)" > "$W/cxx_build.log" 2>&1
-  echo "C++ build rc=$? at $(elapsed) s" >> "$W/install.log" ) &
+# 1. Build in the background; torch-only work beside it. With LLAMA_BIN (C++ binaries of this
+# commit built on the developers' machine, carried) only the extension modules are compiled here
+# (dev/llama_quick_install.sh); else, or if that fails, the whole build.
+LLAMA_LL=$KB/examples/ktune_llama
+if [ -n "${LLAMA_BIN:-}" ] && [ -x "$LLAMA_BIN/ktune_llama" ]; then
+  LLAMA_BIN=$(cd "$LLAMA_BIN" && pwd); LLAMA_LL=$LLAMA_BIN/ktune_llama
+  export LD_LIBRARY_PATH="/tmp/kpy/ktune${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
+( if [ -n "${LLAMA_BIN:-}" ] && bash dev/llama_quick_install.sh "$LLAMA_BIN" /tmp/kpy > "$W/install.log" 2>&1; then
+    echo "python package: prebuilt C++ + extension modules compiled here, $(elapsed) s" >> "$W/install.log"
+  else
+    [ -n "${LLAMA_BIN:-}" ] && { echo "quick install failed: the whole build"; tail -5 "$W/install.log"; }
+    PY_TESTS=0 PY_BENCH=0 OUT="$W" bash dev/python_device.sh > "$W/install.log" 2>&1
+    echo "install rc=$? at $(elapsed) s" >> "$W/install.log"
+    cmake --build "$KB" --target ktune_llama -j"$(nproc)" > "$W/cxx_build.log" 2>&1
+    echo "C++ build rc=$? at $(elapsed) s" >> "$W/install.log"
+    echo "$KB/examples/ktune_llama" > "$W/cxx_path"
+  fi ) &
 BUILD=$!
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv,noheader
 PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" $PY python/examples/llama.py --self-check \
@@ -51,7 +73,8 @@ PYTHONUNBUFFERED=1 timeout 150 $PY python/examples/llama.py --only-tunableop \
   --json "$W/llama.json" --deadline-s 130 ${LLAMA_ARGS:-} > "$W/tunableop.log" 2>&1
 echo "tunableop child rc=$? at $(elapsed) s: $(grep -c '"variant"' "$W/llama_tunableop.json" 2>/dev/null) entries"
 wait $BUILD
-grep -E "^python package|^ktune |rc=" "$W/install.log"
+grep -E "^python package|^ktune |rc=|failed" "$W/install.log"
+[ -f "$W/cxx_path" ] && LLAMA_LL=$(cat "$W/cxx_path")
 if [ -f /tmp/kpy/ktune/__init__.py ]; then
   export PYTHONPATH="/tmp/kpy${PYTHONPATH:+:$PYTHONPATH}"
 else
@@ -77,12 +100,12 @@ else
 fi
 
 # 4. The C++ decoder.
-if [ -x "$KB/examples/ktune_llama" ]; then
+if [ -x "$LLAMA_LL" ]; then
   # The check with tuning off: the default configs against the CPU reference, in seconds.
-  KTUNE_TUNING=0 timeout 30 "$KB/examples/ktune_llama" --check > "$W/cxx_check.log" 2>&1
+  KTUNE_TUNING=0 timeout 30 "$LLAMA_LL" --check > "$W/cxx_check.log" 2>&1
   echo "C++ check rc=$?: $(grep -c ' ok$' "$W/cxx_check.log") ok, $(grep -c FAILED "$W/cxx_check.log") failed"
   LEFT=$(( BUDGET - $(elapsed) ))
-  timeout $(( LEFT > 30 ? LEFT : 30 )) "$KB/examples/ktune_llama" --budget-s $(( LEFT > 45 ? LEFT - 25 : 5 )) \
+  timeout $(( LEFT > 30 ? LEFT : 30 )) "$LLAMA_LL" --budget-s $(( LEFT > 45 ? LEFT - 25 : 5 )) \
     ${LLAMA_CXX_ARGS:-} > "$W/llama_cxx.log" 2>&1
   echo "C++ decoder rc=$? at $(elapsed) s"
 else
