@@ -19,7 +19,9 @@
 #   LLAMA_BUDGET_S=430      the script's wall budget (s): the harness skips compile shapes,
 #                           timing rounds past 3, breakdowns and repeat processes that would
 #                           overrun it
-#   LLAMA_CXX_S=60          of it, what is kept for the C++ decoder
+#   LLAMA_CXX_S=60          of it, what is kept for the C++ decoder (0: not run)
+#   LLAMA_TUNABLEOP_JSON=F  an earlier run's TunableOp process (llama_tunableop.json), reused
+#   LLAMA_HOST_COST=0       without the host-cost table
 #   LLAMA_ARGS="--shapes d1,d32 --compile-shapes d1"   a shorter run
 #   LLAMA_CXX_ARGS="--layers 8"                        the C++ decoder's arguments
 #   LLAMA_BIN=DIR           prebuilt libktune.so.0.1, ktune, ktune-worker, ktune_llama of this
@@ -69,9 +71,14 @@ BUILD=$!
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv,noheader
 PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" $PY python/examples/llama.py --self-check \
   2>&1 | tee "$W/selfcheck.log" | tail -2
-PYTHONUNBUFFERED=1 timeout 150 $PY python/examples/llama.py --only-tunableop \
-  --json "$W/llama.json" --deadline-s 130 ${LLAMA_ARGS:-} > "$W/tunableop.log" 2>&1
-echo "tunableop child rc=$? at $(elapsed) s: $(grep -c '"variant"' "$W/llama_tunableop.json" 2>/dev/null) entries"
+if [ -n "${LLAMA_TUNABLEOP_JSON:-}" ]; then  # an earlier run's TunableOp process, reused
+  cp "$LLAMA_TUNABLEOP_JSON" "$W/llama_tunableop.json"
+  echo "tunableop: reused $LLAMA_TUNABLEOP_JSON"
+else
+  PYTHONUNBUFFERED=1 timeout 150 $PY python/examples/llama.py --only-tunableop \
+    --json "$W/llama.json" --deadline-s 130 ${LLAMA_ARGS:-} > "$W/tunableop.log" 2>&1
+  echo "tunableop child rc=$? at $(elapsed) s: $(grep -c '"variant"' "$W/llama_tunableop.json" 2>/dev/null) entries"
+fi
 wait $BUILD
 grep -E "^python package|^ktune |rc=|failed" "$W/install.log"
 [ -f "$W/cxx_path" ] && LLAMA_LL=$(cat "$W/cxx_path")
@@ -92,7 +99,7 @@ echo "harness rc=$? at $(elapsed) s"
 grep -E "FAILED|failed|no graph|skipped|unavailable|Error|rc |refused" "$W/llama.log" | head -24 | cut -c1-220
 
 # 3. Host cost per ktune.ops call beside torch's op, when it fits.
-if [ $(( BUDGET - CXX_S - $(elapsed) )) -ge 35 ]; then
+if [ "${LLAMA_HOST_COST:-1}" != 0 ] && [ $(( BUDGET - CXX_S - $(elapsed) )) -ge 35 ]; then
   (cd python/bench && timeout 35 $PY ops_host_cost.py 3 > "$W/host_cost.log" 2>&1)
   echo "host cost rc=$? at $(elapsed) s"
 else
@@ -100,7 +107,9 @@ else
 fi
 
 # 4. The C++ decoder.
-if [ -x "$LLAMA_LL" ]; then
+if [ "$CXX_S" = 0 ]; then
+  echo "C++ decoder: not run (LLAMA_CXX_S=0)"
+elif [ -x "$LLAMA_LL" ]; then
   # The check with tuning off: the default configs against the CPU reference, in seconds.
   KTUNE_TUNING=0 timeout 30 "$LLAMA_LL" --check > "$W/cxx_check.log" 2>&1
   echo "C++ check rc=$?: $(grep -c ' ok$' "$W/cxx_check.log") ok, $(grep -c FAILED "$W/cxx_check.log") failed"

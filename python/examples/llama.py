@@ -323,15 +323,21 @@ def capture(fn):
     return g, out
 
 
-def set_up(entry, ref, tol, graphs, log):
-    """First call (tunes or compiles; timed), a second call checked against ref, a graph captured
-    and its replay checked against the eager output. Returns the eager output."""
+def first_call(entry):
+    """The first call (tunes or compiles), timed."""
     import torch
     entry.pre()
     t0 = time.perf_counter()
     entry.eager()
     torch.cuda.synchronize()
     entry.setup_s = time.perf_counter() - t0
+
+
+def set_up(entry, ref, tol, graphs, log):
+    """After the first call: a second call checked against ref, a graph captured and its replay
+    checked against the eager output. Returns the eager output."""
+    import torch
+    entry.pre()
     out = entry.eager().clone()
     torch.cuda.synchronize()
     entry.err = 0.0 if ref is None else rel_err(out, ref)
@@ -524,6 +530,10 @@ def set_up_all(a, model, cfg, states, names, t_start, log):
         shapes = [s for s in a.shapes if name != "compile" or s in a.compile_shapes]
         if name == "ktune":
             shapes = tuning_order(shapes)
+        # Every first call (tuning, compiling) of the variant before any capture: a graph holds
+        # the addresses of what its kernels use, so nothing it uses may be reallocated by a
+        # later shape's tuning.
+        firsts = []
         for s in shapes:
             left = a.deadline_s - (time.perf_counter() - t_start)
             # Skipped, not killed: the budget must still time and report what was set up.
@@ -533,12 +543,19 @@ def set_up_all(a, model, cfg, states, names, t_start, log):
             st = states[s]
             en = Entry(name, s, (lambda st=st, call=call: call(st)), pre)
             try:
-                out = set_up(en, refs.get(s), a.tol, not a.no_graphs, log)
+                first_call(en)
+                firsts.append(en)
             except Exception as e:  # noqa: BLE001  (a variant that fails is reported, not fatal)
                 log(f"  {name} {s}: FAILED {type(e).__name__}: {str(e).splitlines()[0][:160]}")
+        for en in sorted(firsts, key=lambda e: a.shapes.index(e.shape)):
+            try:
+                out = set_up(en, refs.get(en.shape), a.tol, not a.no_graphs, log)
+            except Exception as e:  # noqa: BLE001
+                log(f"  {name} {en.shape}: FAILED {type(e).__name__}: "
+                    f"{str(e).splitlines()[0][:160]}")
                 continue
             if name == "torch":
-                refs[s] = out
+                refs[en.shape] = out
             entries.append(en)
     return entries, ops_of
 
