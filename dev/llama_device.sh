@@ -15,7 +15,8 @@
 #      per shape, sharing the Python run's tuning database, so only its attention family tunes).
 # Everything is written under /tmp/llw; $OUT gets llama.log, llama.json, the C++ log and one tgz of
 # the rest (the device tool returns at most 8 files). The tables come last.
-#   bash dev/llama_device.sh                      (carry .devdeps)
+#   bash dev/llama_device.sh                      (carry .devdeps; dev/llama_stage.sh stages a
+#                                                 commit with its C++ core for LLAMA_BIN)
 #   LLAMA_BUDGET_S=430      the script's wall budget (s): the harness skips compile shapes,
 #                           timing rounds past 3, breakdowns and repeat processes that would
 #                           overrun it
