@@ -26,8 +26,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -207,56 +207,30 @@ class Llama {
     return ktune::ops::gemm(t_, p, st);
   }
   // act = silu(h · w_gateᵀ) * (h · w_upᵀ): one GEMM with the SiLU·Mul epilogue where this ktune
-  // has it (activation "silu_mul", decode rows, on the decode kernel), else the GEMM and
-  // ktune::ops::siluMul. Decided per row count on its first call: fused where ktune accepts the
-  // epilogue and it times faster than the pair (the decode kernel loses to cuBLASLt at M = 128).
+  // has it (activation "silu_mul"), else the GEMM and ktune::ops::siluMul. The epilogue runs on
+  // the decode kernel only, which keeps up with cuBLASLt up to M = 16 and falls behind above
+  // (bench/NOTES.md, issue 32 and 36), so it is used up to kFusedMaxRows rows; a row count that
+  // ktune refuses (kInvalidArgument / kUnsupported) runs unfused from then on, the others stay fused.
+  static constexpr int64_t kFusedMaxRows = 16;
   Status gateUp(int64_t rows, const Step& s, const Layer& L, StreamHandle st) const {
-    auto it = fused_rows_.find(rows);
-    if (it == fused_rows_.end()) {
-      KTUNE_ASSIGN_OR_RETURN(bool fused, chooseGateUp(rows, s, L, st));
-      it = fused_rows_.emplace(rows, fused).first;
+    const Cfg& c = m_.c;
+    if (rows <= kFusedMaxRows && !unfused_rows_.count(rows)) {
+      ktune::ops::GemmParams p;
+      p.layout = "NT", p.activation = "silu_mul";
+      p.m = rows, p.n = 2 * c.inter, p.k = c.hidden, p.ldc = c.inter;
+      p.a = s.h, p.b = L.wgu, p.out = s.act;
+      Status r = ktune::ops::gemm(t_, p, st);
+      if (r.ok() || (r.code() != ktune::Code::kInvalidArgument &&
+                     r.code() != ktune::Code::kUnsupported))
+        return r;
+      std::printf("gate/up at M=%lld: no fused SiLU·Mul epilogue (%.200s); GEMM + siluMul\n",
+                  static_cast<long long>(rows), r.toString().c_str());
+      unfused_rows_.insert(rows);
     }
-    return it->second ? fusedGateUp(rows, s, L, st) : plainGateUp(rows, s, L, st);
-  }
-  Status fusedGateUp(int64_t rows, const Step& s, const Layer& L, StreamHandle st) const {
-    const Cfg& c = m_.c;
-    ktune::ops::GemmParams p;
-    p.layout = "NT", p.activation = "silu_mul";
-    p.m = rows, p.n = 2 * c.inter, p.k = c.hidden, p.ldc = c.inter;
-    p.a = s.h, p.b = L.wgu, p.out = s.act;
-    return ktune::ops::gemm(t_, p, st);
-  }
-  Status plainGateUp(int64_t rows, const Step& s, const Layer& L, StreamHandle st) const {
-    const Cfg& c = m_.c;
     KTUNE_RETURN_IF_ERROR(linear(rows, 2 * c.inter, c.hidden, s.h, L.wgu, s.gu, st));
     ktune::ops::SiluMulParams sp;
     sp.rows = rows, sp.d = c.inter, sp.out = s.act, sp.x = s.gu;
     return ktune::ops::siluMul(t_, sp, st);
-  }
-  // Both paths tuned by a first call, then timed; a refusal (kInvalidArgument / kUnsupported)
-  // means unfused. Both leave the same act, so the step goes on.
-  Expected<bool> chooseGateUp(int64_t rows, const Step& s, const Layer& L, StreamHandle st) const {
-    if (rows > 128) return false;
-    Status r = fusedGateUp(rows, s, L, st);
-    if (!r.ok()) {
-      if (r.code() != ktune::Code::kInvalidArgument && r.code() != ktune::Code::kUnsupported)
-        return r;
-      std::printf("gate/up at M=%lld: no fused SiLU·Mul epilogue (%.200s); GEMM + siluMul\n",
-                  static_cast<long long>(rows), r.toString().c_str());
-      return false;
-    }
-    KTUNE_RETURN_IF_ERROR(plainGateUp(rows, s, L, st));
-    ktune::BenchSettings bs;
-    bs.warmup_ms = 2, bs.rep_ms = 20, bs.min_runs = 5, bs.flush_l2 = false;
-    KTUNE_ASSIGN_OR_RETURN(ktune::BenchStats f,
-                           t_.benchmark([&] { return fusedGateUp(rows, s, L, st); }, bs));
-    KTUNE_ASSIGN_OR_RETURN(ktune::BenchStats u,
-                           t_.benchmark([&] { return plainGateUp(rows, s, L, st); }, bs));
-    const bool fused = f.median_ms < u.median_ms;
-    std::printf("gate/up at M=%lld: fused %.1f us, GEMM + siluMul %.1f us: %s\n",
-                static_cast<long long>(rows), f.median_ms * 1e3, u.median_ms * 1e3,
-                fused ? "fused" : "unfused");
-    return fused;
   }
   // y = rmsnorm(x (+ residual, written to residual_out)) * w.
   Status norm(int64_t rows, DevicePtr y, DevicePtr x, DevicePtr w, DevicePtr residual,
@@ -293,7 +267,7 @@ class Llama {
   ktune::Autotuner& t_;
   const Model& m_;
   ktune::Kernel rope_, attn_;
-  mutable std::map<int64_t, bool> fused_rows_;  // single-threaded use: one Llama per thread
+  mutable std::set<int64_t> unfused_rows_;  // single-threaded use: one Llama per thread
 };
 
 struct Args {

@@ -204,7 +204,7 @@ class Decoder:
               rope_f=None):
         o = self.attention(ops, h, w, kc, vc, pos, cos, sin, batch, tokens, rec, rope_f)
         h, x = _op(rec, "add_norm", ops.add_norm, o, x, w["mlp_norm"])
-        if getattr(ops, "fused_gate_up", False) and h.shape[0] <= 128:
+        if getattr(ops, "fused_gate_up", False) and h.shape[0] <= ops.FUSED_MAX_ROWS:
             a = _op(rec, "gate_up_silu", ops.gate_up_silu, h, w["wgu"])
         else:
             gu = _op(rec, "gate_up", ops.linear, h, w["wgu"])

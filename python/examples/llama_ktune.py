@@ -35,52 +35,27 @@ class KtuneOps:
         self.k, self.eps, self.cfg = ktune.ops, eps, cfg
         self.rope = rope_kv_family() if cfg is not None else None
         # ktune.ops.gemm(epilogue="silu_mul"): gate/up GEMM and SiLU·Mul in one kernel, where
-        # this ktune has it (decode rows only, on the decode kernel). Per row count, the first
-        # call tunes both paths and times them: the fused one is kept only where it is faster (the
-        # decode kernel loses to cuBLASLt at M = 128), a refused one runs unfused.
+        # this ktune has it. It runs on the decode kernel only, which keeps up with cuBLASLt up to
+        # M = 16 and falls behind above (bench/NOTES.md: 64x28672x4096 127 µs vs 86; the Llama
+        # step at batch 128 lost 0.785x with it), so it is used up to FUSED_MAX_ROWS rows; a row
+        # count it refuses runs GEMM + SiLU·Mul from then on (the others stay fused: a step
+        # captured fused must run the same eager).
         self.fused_gate_up = "silu_mul" in getattr(self.k, "_EPILOGUES", ())
-        self.fused_rows = {}  # M -> True (fused) / False (unfused)
+        self.unfused_rows = set()
+
+    FUSED_MAX_ROWS = 16
 
     def gate_up_silu(self, h, wgu):
         m = h.shape[0]
-        fused = self.fused_rows.get(m)
-        if fused is None:
-            fused = self.fused_rows[m] = self._choose_gate_up(h, wgu)
-        if fused:
-            return self.k.gemm(h, wgu.t(), epilogue="silu_mul")
+        if self.fused_gate_up and m <= self.FUSED_MAX_ROWS and m not in self.unfused_rows:
+            import ktune
+            try:
+                return self.k.gemm(h, wgu.t(), epilogue="silu_mul")
+            except (ktune.InvalidArgument, ktune.Unsupported) as e:
+                print(f"  ktune: gemm epilogue='silu_mul' refused at M={m} "
+                      f"({str(e).splitlines()[0][:200]}); unfused at M={m}", flush=True)
+                self.unfused_rows.add(m)
         return self.k.silu_mul(self.k.gemm(h, wgu.t()))
-
-    def _choose_gate_up(self, h, wgu, reps=3, calls=5):
-        """Fused or unfused gate/up + SiLU·Mul at h's row count: both tuned by a first call, then
-        timed interleaved (CUDA events, best of `reps` x `calls` calls)."""
-        import ktune
-        import torch
-        m = h.shape[0]
-        if not self.fused_gate_up or m > 128 or torch.cuda.is_current_stream_capturing():
-            return False
-        runs = {True: lambda: self.k.gemm(h, wgu.t(), epilogue="silu_mul"),
-                False: lambda: self.k.silu_mul(self.k.gemm(h, wgu.t()))}
-        try:
-            runs[True]()
-        except (ktune.InvalidArgument, ktune.Unsupported) as e:
-            print(f"  ktune: gemm epilogue='silu_mul' refused at M={m} "
-                  f"({str(e).splitlines()[0][:200]}); unfused at M={m}", flush=True)
-            return False
-        runs[False]()
-        best = {True: float("inf"), False: float("inf")}
-        for _ in range(reps):
-            for fused, fn in runs.items():
-                s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                s.record()
-                for _ in range(calls):
-                    fn()
-                e.record()
-                e.synchronize()
-                best[fused] = min(best[fused], s.elapsed_time(e) * 1e3 / calls)
-        print(f"  ktune: gate/up + SiLU·Mul at M={m}: fused {best[True]:.1f} us, unfused "
-              f"{best[False]:.1f} us: {'fused' if best[True] < best[False] else 'unfused'}",
-              flush=True)
-        return best[True] < best[False]
 
     def rope_kv(self, qkv, kc, vc, rope_f, B, T):
         """Rotated q [B, T, nq, hd] (a new tensor); rotated k and v written into the caches."""
