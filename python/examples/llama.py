@@ -35,12 +35,12 @@ behind a spin kernel so the events time the device, not the host) and a kernel t
 """
 import argparse
 import json
-import random
-import statistics
 import sys
 import time
 
 import llama_procs
+from llama_timing import (Entry, first_call, kernel_table, op_breakdown, rel_err, set_up,
+                          timing_rounds)
 
 SHAPES = {"d1": (1, 1), "d8": (8, 1), "d32": (32, 1), "d128": (128, 1), "p2048": (1, 2048)}
 VARIANTS = ("torch", "tunableop", "compile", "ktune")
@@ -257,13 +257,6 @@ def run(model, ops, st, rec=None):
                          st["batch"], st["tokens"], rec, st.get("rope_f"))
 
 
-def rel_err(out, ref):
-    o, r = out.float(), ref.float()
-    if not bool(o.isfinite().all()):
-        return float("inf")
-    return float((o - r).norm() / r.norm().clamp_min(1e-30))
-
-
 # ---------------------------------------------------------------------------------------------
 # Self-check: decode after a prefill of T tokens equals a prefill of T+1 tokens (last row).
 
@@ -293,173 +286,6 @@ def self_check():
     if not err < 1e-4:
         raise SystemExit("self-check FAILED")
     print("self-check ok")
-
-
-# ---------------------------------------------------------------------------------------------
-# Variants: set up (tune / compile, check, capture), time, break down.
-
-class Entry:
-    """One variant on one shape: its eager callable, its graph, its check and setup time."""
-
-    def __init__(self, variant, shape, eager, pre=None):
-        self.variant, self.shape, self.eager, self.pre = variant, shape, eager, pre or (lambda: 0)
-        self.graph, self.err, self.graph_err, self.setup_s = None, None, None, 0.0
-        self.failed = False
-        self.times = {"graph": [], "eager": []}
-
-
-def capture(fn):
-    import torch
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(2):
-            fn()
-    torch.cuda.current_stream().wait_stream(s)
-    torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        out = fn()
-    return g, out
-
-
-def first_call(entry):
-    """The first call (tunes or compiles), timed."""
-    import torch
-    entry.pre()
-    t0 = time.perf_counter()
-    entry.eager()
-    torch.cuda.synchronize()
-    entry.setup_s = time.perf_counter() - t0
-
-
-def set_up(entry, ref, tol, graphs, log):
-    """After the first call: a second call checked against ref, a graph captured and its replay
-    checked against the eager output. Returns the eager output."""
-    import torch
-    entry.pre()
-    out = entry.eager().clone()
-    torch.cuda.synchronize()
-    entry.err = 0.0 if ref is None else rel_err(out, ref)
-    ok = entry.err <= tol
-    if graphs:
-        try:
-            entry.graph, gout = capture(entry.eager)
-            entry.graph.replay()
-            torch.cuda.synchronize()
-            entry.graph_err = rel_err(gout, out)
-        except Exception as e:  # noqa: BLE001  (a variant that cannot be captured runs eager)
-            entry.graph = None
-            log(f"  {entry.variant} {entry.shape}: no graph ({str(e).splitlines()[0][:100]})")
-    log(f"  {entry.variant:9s} {entry.shape:6s} first call {entry.setup_s:7.2f} s  rel err vs "
-        f"torch {entry.err:.2e} {'ok' if ok else 'FAILED (tol %.0e)' % tol}  graph "
-        + ("-" if entry.graph_err is None else f"{entry.graph_err:.1e}"))
-    return out
-
-
-def time_ms(fn, n):
-    import torch
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    torch.cuda.synchronize()
-    s.record()
-    for _ in range(n):
-        fn()
-    e.record()
-    e.synchronize()
-    return s.elapsed_time(e) / n
-
-
-def timing_rounds(entries, rounds, log, left_s=None):
-    """rounds interleaved rounds; after 3, fewer when left_s() (the wall budget left) runs low."""
-    rng = random.Random(0)
-    t0 = time.perf_counter()
-    for r in range(rounds):
-        per_round = (time.perf_counter() - t0) / r if r else 0
-        if r >= 3 and left_s is not None and left_s() < 2 * per_round + 30:
-            log(f"  timing stopped after {r} rounds ({left_s():.0f} s of the budget left)")
-            break
-        order = list(entries)
-        rng.shuffle(order)
-        for en in order:
-            n = 3 if shape_of(en.shape)[1] > 1 else 20
-            if en.failed:
-                continue
-            try:
-                en.pre()
-                if en.graph is not None:
-                    en.graph.replay()
-                    en.times["graph"].append(time_ms(en.graph.replay, n))
-                en.times["eager"].append(time_ms(en.eager, max(2, n // 2)))
-            except Exception as e:  # noqa: BLE001  (dropped from later rounds, reported)
-                en.failed = True
-                log(f"  {en.variant} {en.shape}: timing FAILED {type(e).__name__}: "
-                    f"{str(e).splitlines()[0][:160]}")
-        log(f"  round {r + 1}/{rounds} done")
-
-
-class OpRecorder:
-    """CUDA events around each op of one step (all enqueued behind a spin kernel)."""
-
-    def __init__(self):
-        self.marks = []
-
-    def __call__(self, name, fn, *args):
-        import torch
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        out = fn(*args)
-        e.record()
-        self.marks.append((name, s, e))
-        return out
-
-
-def op_breakdown(model, ops, st, pre, layers):
-    """µs per layer per op of one eager step, device time only (the host enqueues the whole step
-    behind a spin kernel, so no op waits for its launch). Median of 5 gated steps."""
-    import torch
-    pre()
-    spin = 200_000_000
-    per = []
-    for _ in range(5):
-        for _ in range(4):
-            rec = OpRecorder()
-            torch.cuda.synchronize()
-            torch.cuda._sleep(spin)
-            gate = torch.cuda.Event()
-            gate.record()
-            run(model, ops, st, rec)
-            caught_up = gate.query()
-            torch.cuda.synchronize()
-            if not caught_up:
-                break
-            spin *= 2
-        tot = {}
-        for name, s, e in rec.marks:
-            tot[name] = tot.get(name, 0.0) + s.elapsed_time(e) * 1e3
-        per.append(tot)
-    return {k: statistics.median(p[k] for p in per) / (1 if k == "norm" else layers)
-            for k in per[0]}
-
-
-def kernel_table(fn, steps=3):
-    """(name, µs per step) of every kernel of `steps` calls, by torch.profiler, largest first."""
-    import torch
-    from torch.profiler import ProfilerActivity, profile
-    fn()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(steps):
-            fn()
-        torch.cuda.synchronize()
-    rows = []
-    for ev in prof.key_averages():
-        t = getattr(ev, "self_device_time_total", None)
-        if t is None:
-            t = getattr(ev, "self_cuda_time_total", 0)
-        if t > 0:
-            rows.append((ev.key, t / steps, ev.count // steps))
-    return sorted(rows, key=lambda r: -r[1])
-
 
 
 # ---------------------------------------------------------------------------------------------
@@ -541,7 +367,8 @@ def set_up_all(a, model, cfg, states, names, t_start, log):
                 log(f"  {name} {s}: skipped ({left:.0f} s of the budget left)")
                 continue
             st = states[s]
-            en = Entry(name, s, (lambda st=st, call=call: call(st)), pre)
+            en = Entry(name, s, (lambda st=st, call=call: call(st)), pre,
+                       calls=3 if shape_of(s)[1] > 1 else 20)
             try:
                 first_call(en)
                 firsts.append(en)
@@ -575,7 +402,9 @@ def breakdowns(a, model, states, entries, ops_of, log, left_s):
         try:
             if en.variant != "compile":
                 ops, pre = ops_of[en.variant]
-                ops_bd[key] = op_breakdown(model, ops, states[en.shape], pre, a.layers)
+                st = states[en.shape]
+                ops_bd[key] = op_breakdown(lambda rec, ops=ops, st=st: run(model, ops, st, rec),
+                                           pre, a.layers)
             en.pre()
             kern[key] = kernel_table(en.eager)
         except Exception as e:  # noqa: BLE001

@@ -64,7 +64,7 @@ def run_tunableop(a, log):
     return _run(argv, tunableop_env(a), budget + 15 if budget else None, out, log, "tunableop")
 
 
-def run_repeats(a, log, left_s, need_s=70):
+def run_repeats(a, log, left_s, need_s=45):
     """procs - 1 more processes timing torch and ktune (warm caches: the ktune database and code
     objects of the first process), 3 rounds each, no breakdown; each one only while left_s()
     leaves need_s. Returns their JSON results."""

@@ -24,6 +24,7 @@ def test_rope_kv_family_registers_and_keys(sim):
 import llama  # noqa: E402
 import llama_procs  # noqa: E402
 import llama_report  # noqa: E402
+import llama_timing  # noqa: E402
 
 
 def test_tuning_order_tunes_the_decode_ends_and_the_prefill_first():
@@ -32,6 +33,11 @@ def test_tuning_order_tunes_the_decode_ends_and_the_prefill_first():
         ["d1", "d128", "p2048", "d32", "d8"]
     assert llama.tuning_order(["d32", "d1"]) == ["d1", "d32"]
     assert llama.tuning_order(["p2048"]) == ["p2048"]
+
+
+def test_entries_time_fewer_prefill_steps_per_batch():
+    assert llama_timing.Entry("ktune", "d1", lambda: None).calls == 20
+    assert llama_timing.Entry("ktune", "p2048", lambda: None, calls=3).calls == 3
 
 
 def test_children_get_the_run_shape_and_their_own_variants():
