@@ -64,7 +64,7 @@ def parse_args(argv=None):
                    help="torch.compile one decoder layer, reused by every layer (default: "
                         "compiles in a fraction of the time), or the whole stack (35-45 s per "
                         "shape at 8 layers)")
-    p.add_argument("--breakdown", default="d1,d32", help="shapes of the per-op breakdown")
+    p.add_argument("--breakdown", default="d1,d32,d128", help="shapes of the per-op breakdown")
     p.add_argument("--rounds", type=int, default=7, help="interleaved timing rounds (>= 3)")
     p.add_argument("--tol", type=float, default=3e-2, help="relative L2 tolerance vs torch eager")
     p.add_argument("--no-graphs", action="store_true", help="eager timings only")
