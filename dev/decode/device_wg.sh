@@ -6,6 +6,8 @@
 # seconds each, then the other GemmGpu.Decode* tests in what is left (TEST_S). Logs under $OUT.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+exec > >(tee "$OUT/summary.txt") 2>&1  # the summary survives a cut call
+nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
 S=$(date +%s)
 bash dev/device_build.sh gemm_gpu_test gemm_bench > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
 echo "build $(( $(date +%s) - S ))s"
