@@ -509,6 +509,7 @@ TEST(GemmGpu, DecodeFusedEpilogues) {
 
 // The decode kind's wgmma body (DC_WG=1): every M tier, both warpgroup counts and slab counts,
 // every grid rule (stream-K ranges that cut tiles, and DC_GRID=0), ring depths and k per stage,
+// both producer widths,
 // on odd N, K tails (K % 64 != 0), M not a power of two, the gate/up pair, bias, C += and f32 C.
 TEST(GemmGpu, DecodeWgmmaVsReference) {
   REQUIRE_GPU();
@@ -522,8 +523,9 @@ TEST(GemmGpu, DecodeWgmmaVsReference) {
       {97, 2 * 333, 1032, ElemType::kF16, true, Activation::kSiluMul, 0.f},
       {128, 4096, 4096, ElemType::kBF16, false, Activation::kNone, 0.f},
   };
-  const int64_t knobs[][5] = {  // DC_WARPS, DC_NT, DC_U, DC_DEPTH, DC_GRID
-      {4, 1, 1, 4, 2}, {4, 1, 2, 2, 0}, {8, 1, 1, 2, 1}, {4, 2, 1, 2, 3}, {8, 1, 4, 2, 2}};
+  const int64_t knobs[][6] = {  // DC_WARPS, DC_NT, DC_U, DC_DEPTH, DC_GRID, DC_PF (producers)
+      {4, 1, 1, 4, 2, 1}, {4, 1, 2, 2, 0, 1}, {8, 1, 1, 2, 1, 1}, {4, 2, 1, 2, 3, 1},
+      {8, 1, 4, 2, 2, 1}, {4, 1, 1, 4, 2, 2}, {8, 1, 2, 2, 1, 2}, {4, 1, 4, 2, 0, 2}};
   std::vector<std::tuple<KernelKind, Config, GemmShape>> jobs;
   std::vector<GemmShape> shapes;
   for (const Case& cs : cases) {
@@ -540,7 +542,7 @@ TEST(GemmGpu, DecodeWgmmaVsReference) {
     std::vector<Config> out;
     for (const auto& k : knobs) {
       Config c{{"DC_WG", int64_t{1}}, {"DC_WARPS", k[0]}, {"DC_NT", k[1]}, {"DC_MT", mt},
-               {"DC_U", k[2]},        {"DC_DEPTH", k[3]}, {"DC_PF", int64_t{1}},
+               {"DC_U", k[2]},        {"DC_DEPTH", k[3]}, {"DC_PF", k[5]},
                {"DC_XR", int64_t{0}}, {"DC_GRID", k[4]}};
       if (gemm::configSpace(KernelKind::kDecode).validate(c).ok() &&
           gemm::launchPlan(KernelKind::kDecode, c, s, env().dev).ok())

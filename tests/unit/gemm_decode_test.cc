@@ -95,10 +95,11 @@ TEST(GemmDecode, LaunchRuleIsStreamKOverTheSms) {
   EXPECT_EQ(r->workspace_bytes, 128 * 28672 * 4);
 }
 
-Config wgConfig(int64_t mt, int64_t warps, int64_t nt_, int64_t u, int64_t depth, int64_t grid) {
+Config wgConfig(int64_t mt, int64_t warps, int64_t nt_, int64_t u, int64_t depth, int64_t grid,
+                int64_t pf = 1) {
   return Config{{"DC_WG", int64_t{1}}, {"DC_WARPS", warps}, {"DC_NT", nt_},
                 {"DC_MT", mt},         {"DC_U", u},         {"DC_DEPTH", depth},
-                {"DC_PF", int64_t{1}}, {"DC_XR", int64_t{0}}, {"DC_GRID", grid}};
+                {"DC_PF", pf},         {"DC_XR", int64_t{0}}, {"DC_GRID", grid}};
 }
 
 // DC_WG = 1 (decode_wg.cuh): its knobs pinned where unused, its ring's shared memory, its launch
@@ -111,7 +112,7 @@ TEST(GemmDecode, WgmmaVariantSpaceAndLaunchRule) {
     if (c.getInt("DC_WG") == 0) continue;
     ++wgs;
     EXPECT_EQ(c.getInt("DC_XR"), 0) << c.toString();
-    EXPECT_EQ(c.getInt("DC_PF"), 1) << c.toString();
+    EXPECT_GE(c.getInt("DC_PF"), 1) << c.toString();  // the producer width: a warp or a warpgroup
     EXPECT_LE(sharedBytes(KernelKind::kDecode, c), 227 * 1024) << c.toString();
   }
   EXPECT_GT(wgs, 100u);
@@ -128,6 +129,11 @@ TEST(GemmDecode, WgmmaVariantSpaceAndLaunchRule) {
   ASSERT_TRUE(p.ok()) << p.status().toString();
   EXPECT_EQ(p->grid.x, 2u * 132u);
   EXPECT_EQ(p->block.x, 4u * 32u + 32u);
+  Config wide = c;
+  wide.set("DC_PF", int64_t{2});  // a producer warpgroup
+  auto pw = launchPlan(KernelKind::kDecode, wide, nt(8, 4096, 4096), dev);
+  ASSERT_TRUE(pw.ok()) << pw.status().toString();
+  EXPECT_EQ(pw->block.x, 4u * 32u + 128u);
   EXPECT_EQ(p->counters, 4096 / 64);
   EXPECT_EQ(p->workspace_bytes, 8 * 4096 * 4);
   // DC_GRID = 0: one block per 128-row tile (two warpgroups), no workspace.
@@ -246,7 +252,7 @@ TEST(GemmDecode, CuratedConfigsCoverEveryDecodeM) {
   EXPECT_TRUE(curatedConfigs(KernelKind::kDecode, nt(129, 4096, 4096)).empty());
 }
 
-// The curated configs of the smallest and largest M tier and every 151st config of the accepted
+// The curated configs of the smallest and largest M tier and every 251st config of the accepted
 // space (each compiled for a shape of its own tier; NVRTC takes seconds per config on CI's two
 // cores), for sm_90a: no spills, mma.sync in the PTX.
 TEST(GemmDecode, ConfigsCompileWithMmaSyncAndNoSpills) {
@@ -257,7 +263,7 @@ TEST(GemmDecode, ConfigsCompileWithMmaSyncAndNoSpills) {
     for (const Config& c : curatedConfigs(KernelKind::kDecode, nt(m, 4096, 4096)))
       jobs.emplace_back(c, nt(m, 4096, 4096));
   const auto acc = configSpace(KernelKind::kDecode).enumerate("cuda", 227 * 1024).accepted;
-  for (size_t j = 0; j < acc.size(); j += 151) jobs.emplace_back(acc[j], nt(8 * acc[j].getInt("DC_MT"), 4096, 4096));
+  for (size_t j = 0; j < acc.size(); j += 251) jobs.emplace_back(acc[j], nt(8 * acc[j].getInt("DC_MT"), 4096, 4096));
   // The gate/up epilogue (with bias and C +=) at the smallest and the largest tier.
   for (int64_t m : {1, 128}) {
     GemmShape g = nt(m, 8192, 4096);
@@ -266,7 +272,7 @@ TEST(GemmDecode, ConfigsCompileWithMmaSyncAndNoSpills) {
     g.beta = 1.0f;
     g.ldc = 4096;
     jobs.emplace_back(curatedConfigs(KernelKind::kDecode, g).front(), g);
-    jobs.emplace_back(m == 1 ? wgConfig(1, 4, 1, 1, 4, 2) : wgConfig(16, 8, 1, 1, 2, 1), g);
+    jobs.emplace_back(m == 1 ? wgConfig(1, 4, 1, 1, 4, 2) : wgConfig(16, 8, 1, 1, 2, 1, 2), g);
   }
   std::vector<std::string> failures(jobs.size());
   std::atomic<size_t> next{0};

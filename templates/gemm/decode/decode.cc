@@ -40,9 +40,10 @@ ConfigSpace buildSpace() {
   s.constrain("DC_WG == 1 || register estimate DC_DEPTH*(8*DC_NT*DC_U + 4*DC_MT*DC_U*DC_XR) + "
               "4*DC_MT*DC_U*(1-DC_XR) + 4*DC_NT*DC_MT <= 232",
               [](K c) { return wg(c) || registerEstimate(c) <= 232; });
-  // The wgmma body has no register ring and no prefetch knob: one value each, no duplicates.
-  s.constrain("DC_WG == 0 || (DC_XR == 0 && DC_PF == 1)",
-              [](K c) { return !wg(c) || (knob(c, "DC_XR") == 0 && knob(c, "DC_PF") == 1); });
+  // The wgmma body has no register ring (DC_XR pinned) and reads DC_PF as its producer width
+  // (1: a warp, 2: a warpgroup).
+  s.constrain("DC_WG == 0 || (DC_XR == 0 && DC_PF >= 1)",
+              [](K c) { return !wg(c) || (knob(c, "DC_XR") == 0 && knob(c, "DC_PF") >= 1); });
   // Accumulators: 4*DC_MT floats per 64-row slab and thread; 128 of them (two slabs at the widest
   // tier) spill under ptxas (sm_90a), 64 do not.
   s.constrain("DC_WG == 0 || DC_NT * DC_MT <= 16",
@@ -83,9 +84,9 @@ Status applicable(K c, const GemmShape& s) {
 // workspace: the probe measured that reduction chain as stream-K's cost at 4096x4096, see
 // bench/NOTES.md). The M x N fp32 workspace and one counter per tile of 16*DC_NT rows, zero between
 // calls.
-// DC_WG = 1: tiles of 64*DC_NT*DC_WARPS/4 rows, units of 64*DC_U k, DC_WARPS + 1 warps (the
-// producer), sm_90a only. A grid whose ranges cut no tile (DC_GRID = 0, or one unit per tile)
-// needs neither workspace nor counters.
+// DC_WG = 1: tiles of 64*DC_NT*DC_WARPS/4 rows, units of 64*DC_U k, DC_WARPS consumer warps + the
+// producer warp (DC_PF = 2: warpgroup), sm_90a only. A grid whose ranges cut no tile (DC_GRID = 0,
+// or one unit per tile) needs neither workspace nor counters.
 Status plan(K c, const GemmShape& s, const DeviceInfo& dev, LaunchPlan& p) {
   if (wg(c) && dev.arch != "sm_90a")
     return Status::Unsupported("decode GEMM with DC_WG=1 (wgmma) needs arch sm_90a, device is " +
@@ -99,7 +100,8 @@ Status plan(K c, const GemmShape& s, const DeviceInfo& dev, LaunchPlan& p) {
   const int64_t sms = std::max(1, dev.multiprocessors);
   const int64_t grid = knob(c, "DC_GRID") == 0 ? tiles : std::min(units, sms * knob(c, "DC_GRID"));
   p.grid = Dim3{static_cast<unsigned>(grid), 1u, 1u};
-  p.block = Dim3{static_cast<unsigned>(32 * warps + (wg(c) ? 32 : 0)), 1u, 1u};
+  const int64_t producers = !wg(c) ? 0 : knob(c, "DC_PF") == 2 ? 128 : 32;
+  p.block = Dim3{static_cast<unsigned>(32 * warps + producers), 1u, 1u};
   if (steps > 1 && tiles % grid != 0) {  // else every range is whole tiles (grid divides tiles)
     p.counters = tiles;
     p.workspace_bytes = s.m * s.n * 4;

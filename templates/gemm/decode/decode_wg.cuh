@@ -5,8 +5,9 @@
 // rows; one descriptor per 64-row slab, the k16 steps advance it by 32 bytes).
 //
 // Warp roles: DC_WARPS/4 consumer warpgroups, each owning DC_NT slabs of 64 weight rows of the
-// tile (a tile: 64*DC_NT*DC_WARPS/4 rows), and one producer warp that streams every (tile, k step)
-// unit of the block's range through a ring of 2*DC_DEPTH shared-memory stages: per stage the tile's
+// tile (a tile: 64*DC_NT*DC_WARPS/4 rows), and a producer warp (DC_PF = 2: a warpgroup) that
+// streams every (tile, k step) unit of the block's range through a ring of 2*DC_DEPTH
+// shared-memory stages: per stage the tile's
 // weight rows x 64*DC_U k and the A rows x the same k (A is re-read from L2 by every tile; the
 // weight bytes come from DRAM once). The producer writes with cp.async (16-byte, zero-filled past
 // N, M and K: no tensor map, so the launch needs nothing beyond the common arguments) and keeps
@@ -20,14 +21,15 @@
 // counter stores (the same last-block protocol, among the consumer threads only: named barrier 1).
 //
 // Knobs here: DC_WARPS (4, 8: consumer warpgroups), DC_NT (64-row slabs per warpgroup), DC_MT
-// (wgmma N / 8), DC_U (k per stage / 64), DC_DEPTH (stages / 2), DC_GRID; DC_PF and DC_XR unused
-// (the space pins them). Dynamic shared memory: 2*DC_DEPTH * (tile rows + 8*DC_MT) * 128*DC_U
+// (wgmma N / 8), DC_U (k per stage / 64), DC_DEPTH (stages / 2), DC_GRID, DC_PF (1: one producer
+// warp, 2: a producer warpgroup); DC_XR unused (the space pins it to 0). Dynamic shared memory: 2*DC_DEPTH * (tile rows + 8*DC_MT) * 128*DC_U
 // bytes + 1024 (alignment) + the barriers (16 bytes per stage + 16).
 namespace kd {
 
 constexpr int kCWarps = DC_WARPS;                 // consumer warps
 constexpr int kConsumers = 32 * kCWarps;          // consumer threads
-constexpr int kThreads = kConsumers + 32;         // + the producer warp
+constexpr int kProducers = DC_PF == 2 ? 128 : 32;  // producer threads: a warp or a warpgroup
+constexpr int kThreads = kConsumers + kProducers;
 constexpr int kNT = DC_NT;                        // 64-row slabs per warpgroup
 constexpr int kBN = 64 * kNT * (kCWarps / 4);     // weight rows per tile
 constexpr int kBM = 8 * DC_MT;                    // wgmma N: A rows per tile
@@ -127,22 +129,25 @@ KTUNE_DEVICE void mma_stage(float (&acc)[kNT][kAcc], unsigned w, unsigned x) {
     }
 }
 
-// One stage's copies by the producer lane: the tile's weight rows (row r of the tile is weight row
-// weight_row(p, row0, r); k chunks of one row on consecutive lanes) and the A rows, k0.. k0+kBK.
-KTUNE_DEVICE void produce(const Prob& p, unsigned w, unsigned x, int row0, int k0, int lane) {
+// One stage's copies by producer thread t: the tile's weight rows (row r of the tile is weight row
+// weight_row(p, row0, r)) and the A rows, k0 .. k0+kBK. A row's 8*kU 16-byte chunks sit on
+// consecutive threads, so each thread keeps one chunk (c, u) and steps over rows: no index
+// division per copy (one producer warp is issue-bound on its address arithmetic, bench/NOTES.md).
+KTUNE_DEVICE void produce(const Prob& p, unsigned w, unsigned x, int row0, int k0, int t) {
+  constexpr int kPer = 8 * kU, kStep = kProducers / kPer;  // chunks per row; rows per pass
+  static_assert(kProducers % kPer == 0, "a pass must cover whole rows");
+  const int c = t & 7, u = (t >> 3) % kU, k = k0 + u * 64 + c * 8;
+  const bool kin = k < p.K;
 #pragma unroll 4
-  for (int i = lane; i < kBN * 8 * kU; i += 32) {
-    const int c = i & 7, u = (i >> 3) % kU, r = i / (8 * kU);
-    const int n = weight_row(p, row0, r), k = k0 + u * 64 + c * 8;
-    const bool ok = n >= 0 && k < p.K;
+  for (int r = t / kPer; r < kBN; r += kStep) {
+    const int n = weight_row(p, row0, r);
+    const bool ok = kin && n >= 0;
     cp16(w + u * kBN * 128 + r * 128 + ((c ^ (r & 7)) << 4), ok ? p.B + (long)n * p.ldb + k : p.B,
          ok ? 16 : 0);
   }
 #pragma unroll 2
-  for (int i = lane; i < kBM * 8 * kU; i += 32) {
-    const int c = i & 7, u = (i >> 3) % kU, r = i / (8 * kU);
-    const int k = k0 + u * 64 + c * 8;
-    const bool ok = r < p.M && k < p.K;
+  for (int r = t / kPer; r < kBM; r += kStep) {
+    const bool ok = kin && r < p.M;
     cp16(x + u * kBM * 128 + r * 128 + ((c ^ (r & 7)) << 4), ok ? p.A + (long)r * p.lda + k : p.A,
          ok ? 16 : 0);
   }
@@ -242,15 +247,15 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   const int S = (int)(u1 - u0);
   if (tid == 0) {
     for (int i = 0; i < kStages; ++i) {
-      mbar_init(full + 8 * i, 32);        // every producer lane, after its copies landed
+      mbar_init(full + 8 * i, kProducers);  // every producer thread, after its copies landed
       mbar_init(empty + 8 * i, kCWarps);  // one lane per consumer warp
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
 
-  if (tid >= kConsumers) {  // the producer warp
-    const int lane = tid & 31;
+  if (tid >= kConsumers) {  // the producer warp(s)
+    const int pt = tid - kConsumers;
     constexpr int kLag = kStages - 1;  // stages in flight behind the one just issued
 #pragma unroll 1
     for (int s = 0; s < S; ++s) {
@@ -259,7 +264,7 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
       const long u = u0 + s;
       const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
       const unsigned w = base + slot * kStageBytes;
-      produce(p, w, w + kWBytes, tile * kBN, st * kBK, lane);
+      produce(p, w, w + kWBytes, tile * kBN, st * kBK, pt);
       ktune::cp_async_commit();
       if (s >= kLag) {
         ktune::cp_async_wait<kLag>();
