@@ -80,6 +80,7 @@ struct GemmOp::State {
                      [this](const TensorMap2DDesc& d) { return tuner->backend().encodeTensorMap2D(d); });
     const bool c_ok = m.c_ok && call.shape.c != gemm::ElemType::kF32;
     args.add(m.a).add(m.b).add(m.c).add(static_cast<int32_t>(c_ok));
+    args.add(call.buf.scale_a).add(call.buf.scale_b);
   }
 
   ~State() {
@@ -145,6 +146,13 @@ struct GemmOp::State {
     // cuBLASLt on the H100 for an A at +2 bytes): the JIT default config, whose unaligned path
     // handles any address, is the reference then.
     if (vendor && vendor->run("", s, b, stream).ok()) return Status::Ok();
+    if (isFp8(s.ab)) {  // one fp8 kernel (e5m2 x e5m2 has no cuBLASLt algorithm): its default
+      const auto c = gemm::curatedConfigs(gemm::KernelKind::kTma, s);
+      if (c.empty())
+        return Status::Unsupported("fp8 GEMM: no tma config computes this shape (layout NT, "
+                                   "16-byte aligned A and B, lda and ldb % 16 == 0)");
+      return ref_runner->launch(gemm::KernelKind::kTma, c.front(), s, b, stream);
+    }
     if (s.act == gemm::Activation::kSiluMul) {  // no vendor epilogue: the decode kernel's default
       const auto c = gemm::curatedConfigs(gemm::KernelKind::kDecode, s);
       if (c.empty())
