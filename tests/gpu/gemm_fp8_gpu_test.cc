@@ -111,25 +111,26 @@ struct Fp8Problem {
   float sa, sb;
   std::vector<unsigned char> ab, bb, cb, biasb;
   std::vector<float> av, bv, cv, biasv;
-  DevBuf da, db, dc, dbias, dscales;
+  DevBuf da, db, dc, dbias, dsa, dsb;  // the scales in allocations of their own (16-byte aligned)
   Fp8Problem(const GemmShape& shape, float scale_a, float scale_b, uint32_t seed)
       : s(shape), sa(scale_a), sb(scale_b),
         da(size_t(shape.m * shape.lda)), db(size_t(shape.n * shape.ldb)),
-        dc(size_t(shape.m * shape.ldc * 2)), dbias(size_t(shape.n * 2)), dscales(8) {
+        dc(size_t(shape.m * shape.ldc * 2)), dbias(size_t(shape.n * 2)), dsa(4), dsb(4) {
     std::mt19937 rng(seed);
     randomValues(s.ab, s.m * s.lda, rng, ab, av);
     randomValues(s.ab, s.n * s.ldb, rng, bb, bv);
     randomValues(DType::kBF16, s.m * s.ldc, rng, cb, cv);
     randomValues(DType::kBF16, s.n, rng, biasb, biasv);
     Backend& be = *env().backend;
-    const float scales[2] = {sa, sb};
+
     EXPECT_TRUE(be.copyToDevice(da.p, ab.data(), ab.size()).ok());
     EXPECT_TRUE(be.copyToDevice(db.p, bb.data(), bb.size()).ok());
     EXPECT_TRUE(be.copyToDevice(dbias.p, biasb.data(), biasb.size()).ok());
-    EXPECT_TRUE(be.copyToDevice(dscales.p, scales, sizeof(scales)).ok());
+    EXPECT_TRUE(be.copyToDevice(dsa.p, &sa, sizeof(float)).ok());
+    EXPECT_TRUE(be.copyToDevice(dsb.p, &sb, sizeof(float)).ok());
   }
   GemmBuffers buffers() const {
-    return {da.p, db.p, dc.p, s.has_bias ? dbias.p : 0, dscales.p, dscales.p + 4};
+    return {da.p, db.p, dc.p, s.has_bias ? dbias.p : 0, dsa.p, dsb.p};
   }
   void resetC() {  // the input C (beta != 0) or NaN everywhere (unwritten elements fail)
     std::vector<unsigned char> c = cb;
@@ -207,7 +208,7 @@ TEST(GemmFp8Gpu, JitKernelMatchesTheFloat64Reference) {
   };
   const std::vector<Case> cases = {
       {200, 264, 512, ElemType::kF8E4M3, false, 0.0f, tmaConfig(256, 2, 4, 1, 1, 1)},
-      {1000, 520, 272, ElemType::kF8E5M2, true, 0.5f, tmaConfig(192, 2, 5, 1, 1, 1)},
+      {1000, 520, 272, ElemType::kF8E5M2, true, 0.5f, tmaConfig(192, 2, 4, 1, 1, 1)},
       {333, 700, 1024, ElemType::kF8E4M3, true, 0.0f, tmaConfig(128, 1, 8, 1, 0, 1)},
       {600, 1000, 2048, ElemType::kF8E4M3, false, 0.0f, tmaConfig(256, 2, 4, 2, 0, 1)},
       {256, 2048, 4096, ElemType::kF8E4M3, false, 0.0f, tmaConfig(128, 1, 8, 1, 1, 2)},
@@ -223,7 +224,10 @@ TEST(GemmFp8Gpu, JitKernelMatchesTheFloat64Reference) {
     p.resetC();
     const std::string what = cs.c.toString() + " | " + gemm::shapeKey(s);
     Status st = env().runner->launch(KernelKind::kTma, cs.c, s, p.buffers());
-    ASSERT_TRUE(st.ok()) << what << ": " << st.toString();
+    if (!st.ok()) {
+      ADD_FAILURE() << what << ": " << st.toString();
+      continue;
+    }
     double worst = 0;
     const std::string bad = p.check(allRows(s.m), &worst);
     EXPECT_TRUE(bad.empty()) << what << ": " << bad;
@@ -254,7 +258,15 @@ TEST(GemmFp8Gpu, LargeJitAndCublasLtFp8MatchTheReference) {
   DevBuf ws(size_t(cublaslt::kWorkspaceBytes));
   p.resetC();
   Status st = env().lt->run(*lp, nullptr, b.a, b.b, b.c, 0, ws.p, cublaslt::kWorkspaceBytes);
-  ASSERT_TRUE(st.ok()) << st.toString();
+  if (!st.ok()) {
+    // Which part cuBLASLt refuses: the same problem with the scales folded into alpha.
+    cublaslt::LtProblem folded = *lp;
+    folded.scale_a = folded.scale_b = 0;
+    folded.alpha = p.sa * p.sb;
+    const Status st2 = env().lt->run(folded, nullptr, b.a, b.b, b.c, 0, ws.p, cublaslt::kWorkspaceBytes);
+    FAIL() << "cuBLASLt FP8 with scale pointers: " << st.toString()
+           << "; with the scales in alpha instead: " << st2.toString();
+  }
   bad = p.check(rows, &worst);
   EXPECT_TRUE(bad.empty()) << "cuBLASLt fp8: " << bad;
   std::printf("fp8 cublaslt 4096^3: worst error / tolerance %.3g\n", worst);
