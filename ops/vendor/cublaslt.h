@@ -75,7 +75,8 @@ struct LtColumnMajor {
 };
 LtColumnMajor columnMajorView(const LtProblem& p);
 // kInvalidArgument naming `lib` and the defect: non-positive dims, short leading dims, f32 inputs;
-// kUnsupported for fp8 inputs in another layout than NT.
+// kUnsupported for fp8 inputs in another layout than NT; kInvalidArgument for fp8 scale pointers
+// that are not 16-byte aligned.
 Status checkLtProblem(const LtProblem& p, const std::string& lib);
 // "<lib>:idx=<index>:algo=<2*n hex digits>" for an opaque algorithm of n bytes.
 std::string algoId(const std::string& lib, int index, const void* bytes, size_t n);

@@ -158,6 +158,13 @@ TEST(GemmFp8, CublasLtView) {
   EXPECT_EQ(nn->ab, cublaslt::LtType::kF8E5M2);
   EXPECT_EQ(cublaslt::checkLtProblem(*nn, "cuBLASLt").code(), Code::kUnsupported);
   EXPECT_EQ(cublaslt::checkLtProblem(*lp, "hipBLASLt").code(), Code::kUnsupported);
+  // Scale pointers: 16-byte aligned (cuBLASLt refused one 4 bytes into an allocation).
+  cublaslt::LtProblem scaled = *lp;
+  scaled.scale_a = 0x10000;
+  scaled.scale_b = 0x10004;
+  EXPECT_EQ(cublaslt::checkLtProblem(scaled, "cuBLASLt").code(), Code::kInvalidArgument);
+  scaled.scale_b = 0x10010;
+  EXPECT_TRUE(cublaslt::checkLtProblem(scaled, "cuBLASLt").ok());
 }
 
 // The fp8 kernel compiles for sm_90a under NVRTC: the fp8 wgmma (k32, no transpose flags), TMA

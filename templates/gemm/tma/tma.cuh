@@ -279,6 +279,14 @@ KTUNE_DEVICE void produce(const TensorMap* tmA, const TensorMap* tmB, unsigned s
 
 #include "tma_epilogue.cuh"
 
+// alpha with the per-tensor scales (FP8 dequantisation; null = 1) folded in: read once per thread,
+// so the epilogue still does one multiply per element.
+KTUNE_DEVICE float scaled_alpha(float alpha, const float* scale_a, const float* scale_b) {
+  if (scale_a) alpha *= __ldg(scale_a);
+  if (scale_b) alpha *= __ldg(scale_b);
+  return alpha;
+}
+
 #if SPLIT_K > 1
 // A split tail tile: splits > 0 leave this warpgroup's partial sums in their workspace slot and
 // count them (false: nothing to store); split 0 waits for the count, adds every slot into acc
@@ -396,9 +404,7 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
   asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
 #endif
   const int cw = wg - 1, lane = tid & 31, warp = (tid >> 5) & 3;
-  // Per-tensor scales (FP8 dequantisation; null = 1) go into alpha once: one multiply per element.
-  if (scale_a) alpha *= __ldg(scale_a);
-  if (scale_b) alpha *= __ldg(scale_b);
+  alpha = scaled_alpha(alpha, scale_a, scale_b);
   const int g = lane >> 2, q = lane & 3;
   out_t* C = reinterpret_cast<out_t*>(Cv);
   const out_t* bias = reinterpret_cast<const out_t*>(biasv);
