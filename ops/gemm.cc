@@ -434,6 +434,11 @@ Status checkCall(const GemmCall& call) {
     return Status::InvalidArgument("GEMM needs non-null A, B and C buffers");
   if (call.shape.has_bias && !call.buf.bias)
     return Status::InvalidArgument("GEMM with has_bias needs a bias buffer");
+  // FP8 has one layout (both operands K-major): say so rather than fail every candidate.
+  if (isFp8(call.shape.ab) && call.shape.layout != gemm::Layout::kNT)
+    return Status::Unsupported(std::string("fp8 GEMM needs layout NT (A [M][K], B [N][K]: both "
+                                           "K-major, as fp8 wgmma and cuBLASLt FP8 read them), got ") +
+                               gemm::layoutName(call.shape.layout));
   // The gate/up pair has one kernel: say why it cannot run rather than fail every candidate.
   if (call.shape.act == gemm::Activation::kSiluMul &&
       gemm::curatedConfigs(gemm::KernelKind::kDecode, withAlignment(call.shape, call.buf)).empty())

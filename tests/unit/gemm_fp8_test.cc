@@ -6,14 +6,18 @@
 #include <cmath>
 #include <string>
 #include <thread>
+#include <unistd.h>
 #include <tuple>
 #include <vector>
 
+#include "autotune/autotuner.h"
 #include "base/dtype.h"
+#include "base/fs.h"
 #include "compiler/compiler.h"
 #include "ops/gemm.h"
 #include "templates/gemm.h"
 #include "tests/support/tools.h"
+#include "tools/sim_gpu.h"
 
 namespace ktune::gemm {
 namespace {
@@ -211,6 +215,30 @@ TEST(GemmFp8Nvrtc, KernelCompilesForSm90a) {
   t2.join();
   for (const auto& f : failures)
     if (!f.empty()) ADD_FAILURE() << f;
+}
+
+// The tuned op refuses an fp8 call in another layout than NT before tuning anything, naming the
+// layout rule (rather than failing every candidate), and keys fp8 apart from bf16.
+TEST(GemmFp8Op, RefusesOtherLayoutsUpFrontAndKeysTheDtype) {
+  const std::string dir = "/tmp/ktune-gemm-fp8-op-" + std::to_string(::getpid());
+  cli::SimGpu gpu = cli::openSimGpu();
+  EngineOptions o;
+  o.options.cache_dir = dir;
+  o.options.vendor_algos = 0;
+  o.compiler = gpu.compiler;
+  auto t = Tuner::create(gpu.backend, o);
+  ASSERT_TRUE(t.ok()) << t.status().toString();
+  auto op = GemmOp::create(**t);
+  ASSERT_TRUE(op.ok()) << op.status().toString();
+  const GemmBuffers buf{0x10000, 0x20000, 0x30000, 0};
+  for (Layout l : {Layout::kNN, Layout::kTN, Layout::kTT}) {
+    const Status st = (**op)(GemmCall{fp8Shape(l, 64, 64, 64), buf});
+    EXPECT_EQ(st.code(), Code::kUnsupported) << layoutName(l);
+    EXPECT_TRUE(has(st.message(), "layout NT")) << st.message();
+  }
+  EXPECT_NE(shapeKey(fp8Shape(Layout::kNT, 64, 64, 64)),
+            shapeKey(denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 64, 64, 64)));
+  (void)removeTree(dir);
 }
 
 }  // namespace
