@@ -112,6 +112,17 @@ TEST(GemmFp8, ShapeRulesKindsAndLayouts) {
   EXPECT_EQ(validate(out8).code(), Code::kInvalidArgument);
 }
 
+// Offline tuning and the shared queue rebuild a call from JSON: an fp8 shape round-trips.
+TEST(GemmFp8, ShapeJsonRoundTrips) {
+  GemmCall call;
+  call.shape = fp8Shape(Layout::kNT, 128, 256, 512, ElemType::kF8E5M2);
+  const std::string text = gemmCallToJson(call);
+  EXPECT_TRUE(has(text, "\"f8e5m2\"")) << text;
+  auto back = gemmShapeFromJson(text);
+  ASSERT_TRUE(back.ok()) << back.status().toString();
+  EXPECT_EQ(shapeKey(*back), shapeKey(call.shape));
+}
+
 // The tensor maps: A and B boxes are 64 rows of 128 one-byte elements (the same 128-byte swizzled
 // rows as the 16-bit kernel's 64 x 64 boxes), C stays 64 x 64 bf16; shared memory and the launch
 // rule are the bf16 kernel's.
