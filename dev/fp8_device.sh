@@ -15,7 +15,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,te
 bash dev/device_build.sh gemm_fp8_gpu_test gemm_bench > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
 echo "build ok at $(( $(date +%s) - T0 )) s"
 {
-  CUBLASLT_LOG_LEVEL=2 timeout 90 /tmp/kb/tests/gemm_fp8_gpu_test; echo "gpu test rc=$?"
+  CUBLASLT_LOG_LEVEL=1 timeout 90 /tmp/kb/tests/gemm_fp8_gpu_test; echo "gpu test rc=$?"
 } > "$OUT/gpu_test.log" 2>&1
 grep -E -A3 "^\[  (PASSED|FAILED|  OK|SKIPPED) |Failure|worst|rc=|winner|cublasLt\]" "$OUT/gpu_test.log" | cut -c1-400 | head -60
 for p in $(seq 1 "${PROCS:-3}"); do
