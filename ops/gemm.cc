@@ -80,6 +80,7 @@ struct GemmOp::State {
                      [this](const TensorMap2DDesc& d) { return tuner->backend().encodeTensorMap2D(d); });
     const bool c_ok = m.c_ok && call.shape.c != gemm::ElemType::kF32;
     args.add(m.a).add(m.b).add(m.c).add(static_cast<int32_t>(c_ok));
+    args.add(call.buf.scale_a).add(call.buf.scale_b);
   }
 
   ~State() {
@@ -144,6 +145,13 @@ struct GemmOp::State {
     // cuBLASLt on the H100 for an A at +2 bytes): the JIT default config, whose unaligned path
     // handles any address, is the reference then.
     if (vendor && vendor->run("", s, b, stream).ok()) return Status::Ok();
+    if (isFp8(s.ab)) {  // one fp8 kernel (e5m2 x e5m2 has no cuBLASLt algorithm): its default
+      const auto c = gemm::curatedConfigs(gemm::KernelKind::kTma, s);
+      if (c.empty())
+        return Status::Unsupported("fp8 GEMM: no tma config computes this shape (layout NT, "
+                                   "16-byte aligned A and B, lda and ldb % 16 == 0)");
+      return ref_runner->launch(gemm::KernelKind::kTma, c.front(), s, b, stream);
+    }
     if (s.act == gemm::Activation::kSiluMul) {  // no vendor epilogue: the decode kernel's default
       const auto c = gemm::curatedConfigs(gemm::KernelKind::kDecode, s);
       if (c.empty())
@@ -426,6 +434,11 @@ Status checkCall(const GemmCall& call) {
     return Status::InvalidArgument("GEMM needs non-null A, B and C buffers");
   if (call.shape.has_bias && !call.buf.bias)
     return Status::InvalidArgument("GEMM with has_bias needs a bias buffer");
+  // FP8 has one layout (both operands K-major): say so rather than fail every candidate.
+  if (isFp8(call.shape.ab) && call.shape.layout != gemm::Layout::kNT)
+    return Status::Unsupported(std::string("fp8 GEMM needs layout NT (A [M][K], B [N][K]: both "
+                                           "K-major, as fp8 wgmma and cuBLASLt FP8 read them), got ") +
+                               gemm::layoutName(call.shape.layout));
   // The gate/up pair has one kernel: say why it cannot run rather than fail every candidate.
   if (call.shape.act == gemm::Activation::kSiluMul &&
       gemm::curatedConfigs(gemm::KernelKind::kDecode, withAlignment(call.shape, call.buf)).empty())
