@@ -13,7 +13,7 @@ using ktune::capi::fail;
 using ktune::capi::invalid;
 using ktune::capi::tunerOf;
 
-bool dtypeOk(int32_t d) { return d >= KTUNE_DTYPE_F32 && d <= KTUNE_DTYPE_BF16; }
+bool dtypeOk(int32_t d) { return d >= KTUNE_DTYPE_F32 && d <= KTUNE_DTYPE_F8E5M2; }
 ktune::ops::DType dt(int32_t d) { return static_cast<ktune::ops::DType>(d); }
 
 // A row-wise op's C entry point: the argument checks, the C params copied into the C++ ones Q
@@ -72,6 +72,8 @@ int ktune_gemm(ktune_tuner* t, const ktune_gemm_params* p, ktune_stream s) {
   q.b = p->b;
   q.out = p->c;
   q.bias = p->bias;
+  q.scale_a = p->scale_a;
+  q.scale_b = p->scale_b;
   ktune::Status st = ktune::ops::gemm(*tunerOf(t), q, ktune::StreamHandle{s});
   return st.ok() ? KTUNE_OK : fail(st);
 }

@@ -14,6 +14,8 @@ namespace {
     case DType::kF32: return ::ktune::DType::kF32;
     case DType::kF16: return ::ktune::DType::kF16;
     case DType::kBF16: return ::ktune::DType::kBF16;
+    case DType::kF8E4M3: return ::ktune::DType::kF8E4M3;
+    case DType::kF8E5M2: return ::ktune::DType::kF8E5M2;
   }
   return ::ktune::DType::kF64;  // rejected by the op's validation
 }
@@ -23,6 +25,8 @@ Expected<gemm::ElemType> gemmElem(DType t) {
     case DType::kF32: return gemm::ElemType::kF32;
     case DType::kF16: return gemm::ElemType::kF16;
     case DType::kBF16: return gemm::ElemType::kBF16;
+    case DType::kF8E4M3: return gemm::ElemType::kF8E4M3;
+    case DType::kF8E5M2: return gemm::ElemType::kF8E5M2;
   }
   return Status::InvalidArgument("gemm: unknown dtype " + std::to_string(static_cast<int>(t)));
 }
@@ -64,7 +68,7 @@ Expected<GemmCall> toCall(const GemmParams& p) {
   call.shape.alpha = p.alpha;
   call.shape.beta = p.beta;
   call.shape.has_bias = p.bias != 0;
-  call.buf = GemmBuffers{p.a, p.b, p.out, p.bias};
+  call.buf = GemmBuffers{p.a, p.b, p.out, p.bias, p.scale_a, p.scale_b};
   return call;
 }
 

@@ -1,5 +1,6 @@
 #include "base/dtype.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -10,7 +11,7 @@ size_t sizeOf(DType t) {
     case DType::kF32: case DType::kTF32: case DType::kI32: return 4;
     case DType::kF16: case DType::kBF16: return 2;
     case DType::kF64: return 8;
-    case DType::kI8: case DType::kU8: return 1;
+    case DType::kI8: case DType::kU8: case DType::kF8E4M3: case DType::kF8E5M2: return 1;
   }
   return 1;
 }
@@ -25,6 +26,8 @@ const char* dtypeName(DType t) {
     case DType::kI32: return "i32";
     case DType::kI8: return "i8";
     case DType::kU8: return "u8";
+    case DType::kF8E4M3: return "f8e4m3";
+    case DType::kF8E5M2: return "f8e5m2";
   }
   return "unknown";
 }
@@ -38,8 +41,11 @@ Expected<DType> parseDType(std::string_view n) {
   if (n == "i32" || n == "int32") return DType::kI32;
   if (n == "i8" || n == "int8") return DType::kI8;
   if (n == "u8" || n == "uint8") return DType::kU8;
+  if (n == "f8e4m3" || n == "fp8e4m3" || n == "e4m3" || n == "float8_e4m3fn") return DType::kF8E4M3;
+  if (n == "f8e5m2" || n == "fp8e5m2" || n == "e5m2" || n == "float8_e5m2") return DType::kF8E5M2;
   return Status::InvalidArgument("unknown dtype '" + std::string(n) +
-                                 "' (expected f32, f16, bf16, tf32, f64, i32, i8 or u8)");
+                                 "' (expected f32, f16, bf16, tf32, f64, i32, i8, u8, f8e4m3 or "
+                                 "f8e5m2)");
 }
 
 bool isFloating(DType t) {
@@ -86,6 +92,51 @@ float halfToFloat(uint16_t h) {
 }
 
 namespace {
+// The two formats: mantissa bits, exponent bias, largest finite magnitude's bit pattern.
+struct Fp8Format {
+  int man, bias;
+  uint8_t max_bits;
+};
+Fp8Format fp8Format(DType t) {
+  return t == DType::kF8E4M3 ? Fp8Format{3, 7, 0x7e} : Fp8Format{2, 15, 0x7b};
+}
+}  // namespace
+
+float fp8ToFloat(uint8_t v, DType t) {
+  const Fp8Format f = fp8Format(t);
+  const int e_bits = 7 - f.man, e = (v >> f.man) & ((1 << e_bits) - 1), m = v & ((1 << f.man) - 1);
+  const float sign = (v & 0x80) ? -1.0f : 1.0f;
+  if (t == DType::kF8E4M3 && (v & 0x7f) == 0x7f) return std::nanf("");
+  if (t == DType::kF8E5M2 && e == 31) return m ? std::nanf("") : sign * INFINITY;
+  if (e == 0) return sign * std::ldexp(static_cast<float>(m), 1 - f.bias - f.man);
+  return sign * std::ldexp(static_cast<float>((1 << f.man) | m), e - f.bias - f.man);
+}
+
+uint8_t floatToFp8(float x, DType t) {
+  const Fp8Format f = fp8Format(t);
+  const uint8_t sign = std::signbit(x) ? 0x80 : 0;
+  if (std::isnan(x)) return t == DType::kF8E4M3 ? 0x7f : 0x7e;
+  const float a = std::fabs(x);
+  const float max = fp8ToFloat(f.max_bits, t);
+  if (a >= max) return static_cast<uint8_t>(sign | f.max_bits);
+  // Spacing of the representable values around a: 2^(exponent - man), at least the subnormal step.
+  int exp = 0;
+  std::frexp(a, &exp);  // a = frac * 2^exp, frac in [0.5, 1)
+  const int min_exp = 1 - f.bias;  // exponent of the smallest normal, as 2^min_exp
+  const float step = std::ldexp(1.0f, std::max(exp - 1, min_exp) - f.man);
+  const float q = std::nearbyint(a / step) * step;  // round half to even (default mode)
+  if (q >= max) return static_cast<uint8_t>(sign | f.max_bits);
+  if (q == 0.0f) return sign;
+  int qe = 0;
+  const float qf = std::frexp(q, &qe);  // q = qf * 2^qe
+  const int biased = qe - 1 + f.bias;
+  if (biased <= 0)  // subnormal: q / 2^(min_exp - man)
+    return static_cast<uint8_t>(sign | static_cast<int>(q / std::ldexp(1.0f, min_exp - f.man)));
+  const int man = static_cast<int>((qf * 2.0f - 1.0f) * static_cast<float>(1 << f.man));
+  return static_cast<uint8_t>(sign | (biased << f.man) | man);
+}
+
+namespace {
 
 // Element i of an array of T at `b`, read and written bytewise (no alignment assumed).
 template <typename T>
@@ -112,6 +163,7 @@ double loadAsDouble(const void* data, DType t, int64_t i) {
     case DType::kI32: return loadAt<int32_t>(b, i);
     case DType::kI8: return static_cast<int8_t>(b[i]);
     case DType::kU8: return b[i];
+    case DType::kF8E4M3: case DType::kF8E5M2: return fp8ToFloat(b[i], t);
   }
   return 0;
 }
@@ -126,6 +178,7 @@ void storeFromDouble(void* data, DType t, int64_t i, double v) {
     case DType::kI32: return storeAt(b, i, static_cast<int32_t>(v));
     case DType::kI8: b[i] = static_cast<unsigned char>(static_cast<int8_t>(v)); return;
     case DType::kU8: b[i] = static_cast<unsigned char>(v); return;
+    case DType::kF8E4M3: case DType::kF8E5M2: b[i] = floatToFp8(static_cast<float>(v), t); return;
   }
 }
 

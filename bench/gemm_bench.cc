@@ -15,8 +15,13 @@
 //   CLOCKS gemm <shape> <before> | <after>
 // which dev/bench_table.py combines over repeated processes (dev/bench_device.sh).
 //
-//   gemm_bench [--wgmma] [--sweep] [--rounds=N] [--shapes=large|small|decode|MxNxK,...]
+//   gemm_bench [--wgmma] [--sweep] [--rounds=N] [--shapes=large|small|decode|fp8|MxNxK,...]
 //              [--benchmark_filter=...]
+//
+// FP8 (issue 33): e4m3 x e4m3 -> bf16 at 4096^3 and 8192^3 (NT, unit scales) on the tma kind's fp8
+// wgmma against cuBLASLt's FP8 algorithms (fast accumulation, the JIT kernel's numerics); cuBLASLt
+// #0 FP8 is the verification reference. --shapes=fp8 runs them with the bf16 NT shapes of the
+// same sizes, and an "FP8 gemm" line gives fp8 JIT TFLOP/s over bf16 JIT TFLOP/s.
 //
 // The pre-pass times every curated config (and the skinny kernel for small M) and picks the
 // fastest. Skips everything (exit 0, message on stderr) when no CUDA device, NVRTC or cuBLASLt.
@@ -105,6 +110,7 @@ std::vector<Config> candidates(gemm::KernelKind k, const gemm::GemmShape& s) {
 struct ShapeSpec {
   int64_t m, n, k;
   gemm::Layout layout;
+  gemm::ElemType ab = gemm::ElemType::kBF16;  // A and B (C is bf16)
 };
 
 // One (shape, mode) of the summary table: every variant's median with its interval, and the
@@ -156,8 +162,8 @@ struct Bufs {
   DevicePtr a = 0, b = 0, c = 0;
 };
 
-Status fillRandom(DevicePtr p, int64_t count, uint32_t seed) {
-  return ktune::fillRandom(*g->be, p, DType::kBF16, count, seed);
+Status fillRandom(DevicePtr p, DType t, int64_t count, uint32_t seed) {
+  return ktune::fillRandom(*g->be, p, t, count, seed);
 }
 
 bench::ReadKernels g_read;  // the weight-read bound's kernels (bench/gemm_read_bound.h)
@@ -318,14 +324,15 @@ void registerMode(const ShapeRun& r, bool flush, gemm::KernelKind k, const Confi
 
 void runShape(const ShapeSpec& sp) {
   using gemm::KernelKind;
-  gemm::GemmShape s =
-      gemm::denseShape(sp.layout, gemm::ElemType::kBF16, gemm::ElemType::kBF16, sp.m, sp.n, sp.k);
-  const std::string name = std::string(gemm::layoutName(sp.layout)) + "_" + std::to_string(sp.m) +
-                           "x" + std::to_string(sp.n) + "x" + std::to_string(sp.k);
+  gemm::GemmShape s = gemm::denseShape(sp.layout, sp.ab, gemm::ElemType::kBF16, sp.m, sp.n, sp.k);
+  const int64_t eb = gemm::elemBytes(sp.ab);
+  const std::string name = (isFp8(sp.ab) ? std::string(gemm::elemTypeName(sp.ab)) + "_" : "") +
+                           gemm::layoutName(sp.layout) + "_" + std::to_string(sp.m) + "x" +
+                           std::to_string(sp.n) + "x" + std::to_string(sp.k);
   // Small-M (weight-streaming) shapes are also timed back to back over rotating copies of A and B
   // (enough that the copies not in use exceed 2x L2) instead of after a flush.
   const bool rotate = sp.m <= 128;
-  const int64_t ab_bytes = (sp.m + sp.n) * sp.k * 2;
+  const int64_t ab_bytes = (sp.m + sp.n) * sp.k * eb;
   const int copies = rotate ? static_cast<int>(std::min<int64_t>(
                                   16, (2 * g->dev.l2_bytes + ab_bytes - 1) / ab_bytes + 1))
                             : 1;
@@ -333,14 +340,14 @@ void runShape(const ShapeSpec& sp) {
   auto c = g->be->alloc(static_cast<size_t>(sp.m * sp.n * 2));
   if (!c.ok()) return;
   for (int i = 0; i < copies; ++i) {
-    auto a = g->be->alloc(static_cast<size_t>(sp.m * sp.k * 2));
-    auto bb = g->be->alloc(static_cast<size_t>(sp.n * sp.k * 2));
+    auto a = g->be->alloc(static_cast<size_t>(sp.m * sp.k * eb));
+    auto bb = g->be->alloc(static_cast<size_t>(sp.n * sp.k * eb));
     if (!a.ok() || !bb.ok()) {
       std::fprintf(stderr, "%s: allocation failed\n", name.c_str());
       return;
     }
-    (void)fillRandom(*a, sp.m * sp.k, 1 + 2 * i);
-    (void)fillRandom(*bb, sp.n * sp.k, 2 + 2 * i);
+    (void)fillRandom(*a, sp.ab, sp.m * sp.k, 1 + 2 * i);
+    (void)fillRandom(*bb, sp.ab, sp.n * sp.k, 2 + 2 * i);
     sets.push_back(GemmBuffers{*a, *bb, *c, 0});
   }
   const GemmBuffers buf = sets[0];
@@ -405,7 +412,7 @@ void runShape(const ShapeSpec& sp) {
     if (rotate && !g_read.kernels.empty()) {
       std::vector<DevicePtr> bs;
       for (const auto& u : sets) bs.push_back(u.b);
-      rb = readBound(flush ? std::vector<DevicePtr>{buf.b} : bs, sp.n * sp.k * 2, flush);
+      rb = readBound(flush ? std::vector<DevicePtr>{buf.b} : bs, sp.n * sp.k * eb, flush);
     }
     const Cand& gc = flush ? gbest : grbest;
     registerMode(run, flush, bc.k, bc.c, algos->front(), ltbest, rb, gc.us > 0 ? gc.c : Config());
@@ -462,7 +469,7 @@ bool setup() {
 void precompile(const std::vector<ShapeSpec>& shapes) {
   std::vector<std::pair<gemm::KernelKind, std::pair<Config, gemm::GemmShape>>> jobs;
   for (const auto& sp : shapes) {
-    auto s = gemm::denseShape(sp.layout, gemm::ElemType::kBF16, gemm::ElemType::kBF16, sp.m, sp.n, sp.k);
+    auto s = gemm::denseShape(sp.layout, sp.ab, gemm::ElemType::kBF16, sp.m, sp.n, sp.k);
     for (auto k : kNvidiaKinds) {
       if ((k == gemm::KernelKind::kSkinny || k == gemm::KernelKind::kDecode) && sp.m > 128) continue;
       if (!kindEnabled(k)) continue;
@@ -519,16 +526,22 @@ int main(int argc, char** argv) {
       {4096, 4096}, {6144, 4096}, {14336, 4096}, {4096, 14336}, {28672, 4096}};
   for (const auto& [n, k] : weights)
     for (int64_t m = 1; m <= 128; m *= 2) shapes.push_back({m, n, k, Layout::kNT});
+  // FP8 (issue 33): e4m3 -> bf16, NT (the one layout fp8 wgmma reads).
+  for (int64_t d : {4096, 8192}) shapes.push_back({d, d, d, Layout::kNT, ktune::gemm::ElemType::kF8E4M3});
   std::vector<ktune::ShapeSpec> chosen;
   // --shapes=large | small | MxNxK[:LAYOUT][,...] (shapes of the list above; NT without a layout).
   const std::string list = "," + ktune::g_shape_filter + ",";
   for (const auto& s : shapes) {
     const std::string id = std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+    const bool fp8 = ktune::isFp8(s.ab);
     if (ktune::g_shape_filter.empty() ||
-        (ktune::g_shape_filter == "large" && s.m >= 1024) ||
+        (ktune::g_shape_filter == "fp8" && s.layout == Layout::kNT && s.m == s.n && s.n == s.k &&
+         (s.m == 4096 || s.m == 8192)) ||
+        (fp8 && list.find(",fp8,") != std::string::npos) ||
+        (ktune::g_shape_filter == "large" && s.m >= 1024 && !fp8) ||
         (ktune::g_shape_filter == "small" && s.m < 1024) ||
         (ktune::g_shape_filter == "decode" && s.m <= 128) ||
-        (s.layout == Layout::kNT && list.find("," + id + ",") != std::string::npos) ||
+        (s.layout == Layout::kNT && !fp8 && list.find("," + id + ",") != std::string::npos) ||
         list.find("," + id + ":" + ktune::gemm::layoutName(s.layout) + ",") != std::string::npos)
       chosen.push_back(s);
   }
@@ -553,6 +566,17 @@ int main(int argc, char** argv) {
                 iv(r.lt0_ratio, "%.3f [%.3f,%.3f]").c_str(), iv(r.ltbest_ratio, "%.3f [%.3f,%.3f]").c_str(),
                 iv(r.read_ratio, "%.3f [%.3f,%.3f]").c_str(), r.config.c_str(), r.lt_best.c_str(),
                 iv(r.gated_ratio, "%.3f [%.3f,%.3f]").c_str(), r.clocks.c_str());
+  // FP8 against the bf16 JIT kernel of the same size, same run (target >= 1.6x).
+  for (const auto& f : ktune::g_rows) {
+    if (f.name.rfind("f8", 0) != 0) continue;
+    const std::string bf = f.name.substr(f.name.find('_') + 1);
+    for (const auto& b : ktune::g_rows)
+      if (b.name == bf && b.mode == f.mode && f.ktune.n > 0 && b.ktune.n > 0)
+        std::printf("FP8 gemm %s fp8_jit_tflops %.1f bf16_jit_tflops %.1f fp8/bf16 %.3f "
+                    "ltbest_fp8/ktune_fp8 %.3f\n",
+                    bf.c_str(), f.flops / f.ktune.median * 1e-6, b.flops / b.ktune.median * 1e-6,
+                    b.ktune.median / f.ktune.median, f.ltbest_ratio.median);
+  }
   benchmark::Shutdown();
   return 0;
 }

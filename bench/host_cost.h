@@ -50,7 +50,8 @@ struct GemmArgs {
   float ab[2] = {1, 0};
   TensorMap maps[3];
   int32_t c_tma = 1;
-  void* args[18];
+  DevicePtr scales[2] = {};  // the TMA kernel's scale_a, scale_b (null: 1)
+  void* args[20];
   void bind() {
     for (int i = 0; i < 6; ++i) args[i] = &ptr[i];
     for (int i = 0; i < 3; ++i)
@@ -58,6 +59,8 @@ struct GemmArgs {
     args[12] = &ab[0];
     args[13] = &ab[1];
     args[17] = &c_tma;
+    args[18] = &scales[0];
+    args[19] = &scales[1];
   }
 };
 

@@ -1,69 +1,130 @@
 #!/usr/bin/env bash
-# GPU machine: the Llama-style decoder of python/examples/llama.py, end to end, in one call: the
-# package built and installed (dev/python_device.sh without its tests and bench, over /tmp/kb),
-# the harness's self-check, then the timed run (torch, TunableOp in its own process,
-# torch.compile max-autotune, ktune.ops; decode batch 1/8/32/128 at context 1024 and a 2048-token
-# prefill), then the same decoder in C++ (examples/llama.cc: its --check against the CPU
-# reference, then tokens/s per shape, sharing the Python run's tuning database, so only its own
-# two families tune). Logs, JSON and TunableOp's results under $OUT; the tables last.
-#   bash dev/llama_device.sh                      (carry .devdeps; about 9 minutes cold)
+# GPU machine: the Llama-style decoder of python/examples/llama.py, end to end, in one call:
+#   1. the package built and installed in the background (dev/python_device.sh without its tests
+#      and bench, over /tmp/kb, then the C++ decoder's target in the same tree); meanwhile, with
+#      torch alone, the harness's self-check and TunableOp's child process (TunableOp beside a
+#      torch baseline of its own process; its graphed rows are device time, its eager rows ran
+#      beside the build's compilers);
+#   2. the timed run: torch, TunableOp (read from step 1), torch.compile max-autotune (one layer
+#      compiled, reused by every layer), ktune.ops; decode batch 1/8/32/128 at context 1024 and a
+#      2048-token prefill; then repeat processes timing torch and ktune with warm caches, while the
+#      budget lasts;
+#   3. each ktune.ops call's host cost beside torch's op (python/bench/ops_host_cost.py), if the
+#      budget leaves time for it;
+#   4. the same decoder in C++ (examples/llama.cc: --check against the CPU reference, then tokens/s
+#      per shape, sharing the Python run's tuning database, so only its attention family tunes).
+# Everything is written under /tmp/llw; $OUT gets llama.log, llama.json, the C++ log and one tgz of
+# the rest (the device tool returns at most 8 files). The tables come last.
+#   bash dev/llama_device.sh                      (carry .devdeps; dev/llama_stage.sh stages a
+#                                                 commit with its C++ core for LLAMA_BIN)
+#   LLAMA_BUDGET_S=430      the script's wall budget (s): the harness skips compile shapes,
+#                           timing rounds past 3, breakdowns and repeat processes that would
+#                           overrun it
+#   LLAMA_CXX_S=60          of it, what is kept for the C++ decoder (0: not run)
+#   LLAMA_TUNABLEOP_JSON=F  an earlier run's TunableOp process (llama_tunableop.json), reused
+#   LLAMA_HOST_COST=0       without the host-cost table
 #   LLAMA_ARGS="--shapes d1,d32 --compile-shapes d1"   a shorter run
-#   LLAMA_BUDGET_S=555                            the whole script's wall budget: the harness
-#                                                 skips compile shapes (and timing rounds past
-#                                                 3) that would overrun it
-#   LLAMA_CXX_S=60                                of it, what is kept for the C++ decoder
-#   LLAMA_CXX_ARGS="--layers 8"                   the C++ decoder's arguments
-# The installed package is also left in $OUT/llama_kpy.tgz: unpacked into .devwork/llama_kpy and
-# carried, a later call skips the build.
+#   LLAMA_CXX_ARGS="--layers 8"                        the C++ decoder's arguments
+#   LLAMA_BIN=DIR           prebuilt libktune.so.0.1, ktune, ktune-worker, ktune_llama of this
+#                           commit (dev/llama_quick_install.sh): the build takes seconds
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+W=/tmp/llw; rm -rf "$W"; mkdir -p "$W"
 PY=${PYTHON:-python3}
 T0=$(date +%s)
-export KTUNE_CACHE_DIR=${KTUNE_CACHE_DIR:-/tmp/kcache}
-if [ -f .devwork/llama_kpy/ktune/__init__.py ]; then
-  export PYTHONPATH="$PWD/.devwork/llama_kpy${PYTHONPATH:+:$PYTHONPATH}"
-  echo "python package: carried .devwork/llama_kpy"
-else
-  PY_TESTS=0 PY_BENCH_ARGS=--only=none bash dev/python_device.sh > "$OUT/llama_install.log" 2>&1
-  grep -E "^python package|^ktune " "$OUT/llama_install.log"
-  if [ -f /tmp/kpy/ktune/__init__.py ]; then
-    export PYTHONPATH="/tmp/kpy${PYTHONPATH:+:$PYTHONPATH}"
-    tar -C /tmp/kpy -czf "$OUT/llama_kpy.tgz" ktune 2>/dev/null
-  else
-    export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
-  fi
-fi
-$PY -c "import ktune.ops" || { tail -40 "$OUT/llama_install.log"; exit 1; }
-echo "build + install $(( $(date +%s) - T0 )) s"
-nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv,noheader
-$PY python/examples/llama.py --self-check 2>&1 | tee "$OUT/llama_selfcheck.log" | tail -2
-# The C++ decoder: one more target in the package's build tree (seconds) before the harness, or,
-# with the package carried, a build of its own in the background (the harness's tuning is on the
-# GPU and its compiles are cached; its eager rows are host-bound and may read slower then).
+BUDGET=${LLAMA_BUDGET_S:-430}
+CXX_S=${LLAMA_CXX_S:-60}
 KB=${KTUNE_BUILD_DIR:-/tmp/kb}
-if [ -f "$KB/CMakeCache.txt" ]; then
-  cmake --build "$KB" --target ktune_llama -j"$(nproc)" > "$OUT/llama_cxx_build.log" 2>&1; CXX_BUILD=
-else
-  bash dev/device_build.sh ktune_llama > "$OUT/llama_cxx_build.log" 2>&1 & CXX_BUILD=$!
+elapsed() { echo $(( $(date +%s) - T0 )); }
+# Cold caches of our own (a warm machine may hold a teammate's tuning database, build tree or
+# inductor cache): the tuning and compile times below are first-call figures.
+if [ -z "${KTUNE_CACHE_DIR:-}" ]; then export KTUNE_CACHE_DIR=/tmp/llama_kcache; rm -rf "$KTUNE_CACHE_DIR"; fi
+export TORCHINDUCTOR_CACHE_DIR=/tmp/llama_inductor TRITON_CACHE_DIR=/tmp/llama_triton
+rm -rf "$TORCHINDUCTOR_CACHE_DIR" "$TRITON_CACHE_DIR"
+if [ -f "$KB/CMakeCache.txt" ] && ! grep -qx "CMAKE_HOME_DIRECTORY:INTERNAL=$PWD" "$KB/CMakeCache.txt"; then
+  echo "$KB was configured for another tree: removed"; rm -rf "$KB"
 fi
-LEFT=$(( ${LLAMA_BUDGET_S:-555} - ${LLAMA_CXX_S:-60} - ($(date +%s) - T0) ))
+finish() {  # the logs back in few files
+  cp "$W"/llama.log "$W"/llama.json "$W"/llama_cxx.log "$OUT"/ 2>/dev/null
+  tar -C "$W" -czf "$OUT/llama_logs.tgz" --exclude=llama_kpy . 2>/dev/null
+}
+trap finish EXIT
+
+# 1. Build in the background; torch-only work beside it. With LLAMA_BIN (C++ binaries of this
+# commit built on the developers' machine, carried) only the extension modules are compiled here
+# (dev/llama_quick_install.sh); else, or if that fails, the whole build.
+LLAMA_LL=$KB/examples/ktune_llama
+if [ -n "${LLAMA_BIN:-}" ] && [ -x "$LLAMA_BIN/ktune_llama" ]; then
+  LLAMA_BIN=$(cd "$LLAMA_BIN" && pwd); LLAMA_LL=$LLAMA_BIN/ktune_llama
+  export LD_LIBRARY_PATH="/tmp/kpy/ktune${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
+( if [ -n "${LLAMA_BIN:-}" ] && bash dev/llama_quick_install.sh "$LLAMA_BIN" /tmp/kpy > "$W/install.log" 2>&1; then
+    echo "python package: prebuilt C++ + extension modules compiled here, $(elapsed) s" >> "$W/install.log"
+  else
+    [ -n "${LLAMA_BIN:-}" ] && { echo "quick install failed: the whole build"; tail -5 "$W/install.log"; }
+    PY_TESTS=0 PY_BENCH=0 OUT="$W" bash dev/python_device.sh > "$W/install.log" 2>&1
+    echo "install rc=$? at $(elapsed) s" >> "$W/install.log"
+    cmake --build "$KB" --target ktune_llama -j"$(nproc)" > "$W/cxx_build.log" 2>&1
+    echo "C++ build rc=$? at $(elapsed) s" >> "$W/install.log"
+    echo "$KB/examples/ktune_llama" > "$W/cxx_path"
+  fi ) &
+BUILD=$!
+nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv,noheader
+PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" $PY python/examples/llama.py --self-check \
+  2>&1 | tee "$W/selfcheck.log" | tail -2
+if [ -n "${LLAMA_TUNABLEOP_JSON:-}" ]; then  # an earlier run's TunableOp process, reused
+  cp "$LLAMA_TUNABLEOP_JSON" "$W/llama_tunableop.json"
+  echo "tunableop: reused $LLAMA_TUNABLEOP_JSON"
+else
+  PYTHONUNBUFFERED=1 timeout 150 $PY python/examples/llama.py --only-tunableop \
+    --json "$W/llama.json" --deadline-s 130 ${LLAMA_ARGS:-} > "$W/tunableop.log" 2>&1
+  echo "tunableop child rc=$? at $(elapsed) s: $(grep -c '"variant"' "$W/llama_tunableop.json" 2>/dev/null) entries"
+fi
+wait $BUILD
+grep -E "^python package|^ktune |rc=|failed" "$W/install.log"
+[ -f "$W/cxx_path" ] && LLAMA_LL=$(cat "$W/cxx_path")
+if [ -f /tmp/kpy/ktune/__init__.py ]; then
+  export PYTHONPATH="/tmp/kpy${PYTHONPATH:+:$PYTHONPATH}"
+else
+  export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
+fi
+$PY -c "import ktune.ops" || { tail -40 "$W/install.log"; exit 1; }
+
+# 2. The harness.
+LEFT=$(( BUDGET - CXX_S - $(elapsed) ))
 echo "harness: $LEFT s of the budget left"
-PYTHONUNBUFFERED=1 timeout "$LEFT" $PY python/examples/llama.py --json "$OUT/llama.json" \
-  --deadline-s $(( LEFT - 20 )) ${LLAMA_ARGS:-} > "$OUT/llama.log" 2>&1
-echo "harness rc=$? ($(( $(date +%s) - T0 )) s in all)"
-grep -E "FAILED|no graph|skipped|unavailable|Error|rc " "$OUT/llama.log" | head -20 | cut -c1-220
-sed -n '/^== /,$p' "$OUT/llama.log" | cut -c1-230
-[ -n "$CXX_BUILD" ] && wait $CXX_BUILD
-if [ -x "$KB/examples/ktune_llama" ]; then
-  # The check with tuning off: the default configs against the CPU reference, in seconds (tuning
-  # the tiny model's keys would take a minute).
-  KTUNE_TUNING=0 timeout 60 "$KB/examples/ktune_llama" --check 2>&1 |
-    tee "$OUT/llama_cxx_check.log" | tail -4
-  LEFT=$(( ${LLAMA_BUDGET_S:-555} - ($(date +%s) - T0) ))
-  echo "== C++ decoder (examples/llama.cc, public API only): $LEFT s left"
-  timeout $(( LEFT > 30 ? LEFT : 30 )) "$KB/examples/ktune_llama" --budget-s $(( LEFT > 45 ? LEFT - 40 : 5 )) \
-    ${LLAMA_CXX_ARGS:-} 2>&1 | tee "$OUT/llama_cxx.log"
-  echo "C++ decoder rc=${PIPESTATUS[0]} ($(( $(date +%s) - T0 )) s in all)"
+PYTHONUNBUFFERED=1 timeout "$LEFT" $PY python/examples/llama.py --json "$W/llama.json" \
+  --tunableop-json "$W/llama_tunableop.json" --deadline-s $(( LEFT - 15 )) ${LLAMA_ARGS:-} \
+  > "$W/llama.log" 2>&1
+echo "harness rc=$? at $(elapsed) s"
+grep -E "FAILED|failed|no graph|skipped|unavailable|Error|rc |refused" "$W/llama.log" | head -24 | cut -c1-220
+
+# 3. Host cost per ktune.ops call beside torch's op, when it fits.
+if [ "${LLAMA_HOST_COST:-1}" != 0 ] && [ $(( BUDGET - CXX_S - $(elapsed) )) -ge 35 ]; then
+  (cd python/bench && timeout 35 $PY ops_host_cost.py 3 > "$W/host_cost.log" 2>&1)
+  echo "host cost rc=$? at $(elapsed) s"
 else
-  tail -20 "$OUT/llama_cxx_build.log"
+  echo "host cost: skipped (budget)"
 fi
+
+# 4. The C++ decoder.
+if [ "$CXX_S" = 0 ]; then
+  echo "C++ decoder: not run (LLAMA_CXX_S=0)"
+elif [ -x "$LLAMA_LL" ]; then
+  # The check with tuning off: the default configs against the CPU reference, in seconds.
+  KTUNE_TUNING=0 timeout 30 "$LLAMA_LL" --check > "$W/cxx_check.log" 2>&1
+  echo "C++ check rc=$?: $(grep -c ' ok$' "$W/cxx_check.log") ok, $(grep -c FAILED "$W/cxx_check.log") failed"
+  LEFT=$(( BUDGET - $(elapsed) ))
+  timeout $(( LEFT > 30 ? LEFT : 30 )) "$LLAMA_LL" --budget-s $(( LEFT > 45 ? LEFT - 25 : 5 )) \
+    ${LLAMA_CXX_ARGS:-} > "$W/llama_cxx.log" 2>&1
+  echo "C++ decoder rc=$? at $(elapsed) s"
+else
+  tail -20 "$W/cxx_build.log"
+fi
+
+# The tables last.
+sed -n '/^== /,$p' "$W/llama.log" | grep -v "^     " | cut -c1-230
+grep -E "^==|^  [a-z_]+ +[0-9]" "$W/host_cost.log" 2>/dev/null | head -8
+echo "== C++ decoder (examples/llama.cc, public API only)"
+cat "$W/cxx_check.log" "$W/llama_cxx.log" 2>/dev/null | tail -12
+echo "total $(elapsed) s"

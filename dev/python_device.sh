@@ -11,6 +11,7 @@
 #   PY_BENCH_ARGS=--max-autotune         adds torch.compile(mode="max-autotune") to the GEMMs
 #   PY_BENCH_ARGS=--only=call,bandwidth  some of the bench's three tables (call, bandwidth, gemm)
 #   PY_TESTS=0                           no pytest, flush test or simulated-backend call cost
+#   PY_BENCH=0                           no bench_gpu.py (the package alone: dev/llama_device.sh)
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 PY=${PYTHON:-python3}
@@ -60,6 +61,8 @@ fi
 (cd python/bench && timeout 60 $PY bench_call_cpu.py > "$OUT/py_call_cpu.txt" 2>&1)
 echo "call cost on the simulated backend (binding + engine host work, ns):"; tail -6 "$OUT/py_call_cpu.txt"
 fi
+if [ "${PY_BENCH:-1}" != 0 ]; then
 (cd python/bench && timeout 500 $PY bench_gpu.py ${PY_BENCH_ARGS:-} > "$OUT/py_bench.txt" 2>&1)
 echo "bench rc=$?"; grep -v "^RESULT" "$OUT/py_bench.txt" | tail -70 | cut -c1-200
+fi
 echo "python stage $(( $(date +%s) - T0 ))s"

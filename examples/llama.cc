@@ -27,6 +27,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -206,11 +207,14 @@ class Llama {
     return ktune::ops::gemm(t_, p, st);
   }
   // act = silu(h · w_gateᵀ) * (h · w_upᵀ): one GEMM with the SiLU·Mul epilogue where this ktune
-  // has it (activation "silu_mul", decode rows), else the GEMM and ktune::ops::siluMul. A ktune
-  // that refuses the epilogue (kInvalidArgument / kUnsupported) is asked once.
+  // has it (activation "silu_mul"), else the GEMM and ktune::ops::siluMul. The epilogue runs on
+  // the decode kernel only, which keeps up with cuBLASLt up to M = 16 and falls behind above
+  // (bench/NOTES.md, issue 32 and 36), so it is used up to kFusedMaxRows rows; a row count that
+  // ktune refuses (kInvalidArgument / kUnsupported) runs unfused from then on, the others stay fused.
+  static constexpr int64_t kFusedMaxRows = 16;
   Status gateUp(int64_t rows, const Step& s, const Layer& L, StreamHandle st) const {
     const Cfg& c = m_.c;
-    if (fused_gate_up_ && rows <= 128) {
+    if (rows <= kFusedMaxRows && !unfused_rows_.count(rows)) {
       ktune::ops::GemmParams p;
       p.layout = "NT", p.activation = "silu_mul";
       p.m = rows, p.n = 2 * c.inter, p.k = c.hidden, p.ldc = c.inter;
@@ -219,9 +223,9 @@ class Llama {
       if (r.ok() || (r.code() != ktune::Code::kInvalidArgument &&
                      r.code() != ktune::Code::kUnsupported))
         return r;
-      std::printf("gate/up: no fused SiLU·Mul epilogue here (%s); GEMM + siluMul\n",
-                  r.toString().c_str());
-      fused_gate_up_ = false;
+      std::printf("gate/up at M=%lld: no fused SiLU·Mul epilogue (%.200s); GEMM + siluMul\n",
+                  static_cast<long long>(rows), r.toString().c_str());
+      unfused_rows_.insert(rows);
     }
     KTUNE_RETURN_IF_ERROR(linear(rows, 2 * c.inter, c.hidden, s.h, L.wgu, s.gu, st));
     ktune::ops::SiluMulParams sp;
@@ -263,7 +267,7 @@ class Llama {
   ktune::Autotuner& t_;
   const Model& m_;
   ktune::Kernel rope_, attn_;
-  mutable bool fused_gate_up_ = true;  // single-threaded use: one Llama per thread
+  mutable std::set<int64_t> unfused_rows_;  // single-threaded use: one Llama per thread
 };
 
 struct Args {

@@ -65,7 +65,7 @@ Expected<bool> SplitKScratch::ensure(Backend& b, int64_t bytes, int64_t count,
                                      StreamHandle stream) {
   bool grew = false;
   if (bytes > workspace_bytes) {
-    if (workspace) KTUNE_RETURN_IF_ERROR(b.free(workspace));
+    if (workspace) retired.push_back(workspace);
     workspace = 0;
     workspace_bytes = 0;
     KTUNE_ASSIGN_OR_RETURN(workspace, b.alloc(static_cast<size_t>(bytes)));
@@ -74,7 +74,7 @@ Expected<bool> SplitKScratch::ensure(Backend& b, int64_t bytes, int64_t count,
     grew = true;
   }
   if (count > counter_count) {
-    if (counters) KTUNE_RETURN_IF_ERROR(b.free(counters));
+    if (counters) retired.push_back(counters);
     counters = 0;
     counter_count = 0;
     KTUNE_ASSIGN_OR_RETURN(counters, b.alloc(static_cast<size_t>(count) * 4));
@@ -88,6 +88,8 @@ Expected<bool> SplitKScratch::ensure(Backend& b, int64_t bytes, int64_t count,
 void SplitKScratch::release(Backend& b) {
   if (workspace) (void)b.free(workspace);
   if (counters) (void)b.free(counters);
+  for (DevicePtr p : retired) (void)b.free(p);
+  retired.clear();
   workspace = counters = 0;
   workspace_bytes = counter_count = 0;
 }

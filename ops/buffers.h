@@ -39,9 +39,12 @@ class DeviceBuffers {
 // The split-K scratch of the GEMM kernels: a float workspace and 32-bit tile counters, grown on
 // demand and zeroed when (re)allocated (the kernels leave them zero again). The owner locks around
 // it, never uses it from two streams at once, and calls release() before the backend goes.
+// Outgrown buffers are kept (retired) until release(), not freed: a CUDA graph captured before
+// the growth still holds their addresses, and its replay would write freed memory.
 struct SplitKScratch {
   DevicePtr workspace = 0, counters = 0;
   int64_t workspace_bytes = 0, counter_count = 0;
+  std::vector<DevicePtr> retired;
 
   // At least `bytes` of workspace and `count` counters; what it allocates is zeroed on `stream`.
   // True when it allocated (the caller synchronises if the zeroing must be done before other

@@ -80,6 +80,7 @@ struct GemmOp::State {
                      [this](const TensorMap2DDesc& d) { return tuner->backend().encodeTensorMap2D(d); });
     const bool c_ok = m.c_ok && call.shape.c != gemm::ElemType::kF32;
     args.add(m.a).add(m.b).add(m.c).add(static_cast<int32_t>(c_ok));
+    args.add(call.buf.scale_a).add(call.buf.scale_b);
   }
 
   ~State() {
@@ -91,15 +92,14 @@ struct GemmOp::State {
     scratch.release(be);
   }
 
-  // Split-K workspace for problem s: M*N floats and one counter per smallest tile, or more when a
-  // kernel asks for it (the TMA kernel's split tail: min_bytes / min_counters); zeroed once.
-  Status ensureWorkspace(const gemm::GemmShape& s, int64_t min_bytes = 0, int64_t min_counters = 0) {
+  // The scratch each (config, problem) launches with, from its launch rule (gemm::launchPlan).
+  ScratchPlanCache scratch_plans;
+
+  // At least `bytes` of split-K workspace and `counters` counters, zeroed once when allocated.
+  Status ensureScratch(int64_t bytes, int64_t counters) {
     std::lock_guard<std::mutex> lock(mu);
     Backend& be = tuner->backend();
-    const int64_t bytes = std::max(s.m * s.n * 4, min_bytes);
-    const int64_t count = std::max({((s.m + 63) / 64) * ((s.n + 63) / 64),
-                                    ((s.m + 7) / 8) * ((s.n + 15) / 16), min_counters});
-    KTUNE_ASSIGN_OR_RETURN(bool grew, scratch.ensure(be, bytes, count));
+    KTUNE_ASSIGN_OR_RETURN(bool grew, scratch.ensure(be, bytes, counters));
     if (grew) KTUNE_RETURN_IF_ERROR(be.synchronize());
     return Status::Ok();
   }
@@ -145,6 +145,13 @@ struct GemmOp::State {
     // cuBLASLt on the H100 for an A at +2 bytes): the JIT default config, whose unaligned path
     // handles any address, is the reference then.
     if (vendor && vendor->run("", s, b, stream).ok()) return Status::Ok();
+    if (isFp8(s.ab)) {  // one fp8 kernel (e5m2 x e5m2 has no cuBLASLt algorithm): its default
+      const auto c = gemm::curatedConfigs(gemm::KernelKind::kTma, s);
+      if (c.empty())
+        return Status::Unsupported("fp8 GEMM: no tma config computes this shape (layout NT, "
+                                   "16-byte aligned A and B, lda and ldb % 16 == 0)");
+      return ref_runner->launch(gemm::KernelKind::kTma, c.front(), s, b, stream);
+    }
     if (s.act == gemm::Activation::kSiluMul) {  // no vendor epilogue: the decode kernel's default
       const auto c = gemm::curatedConfigs(gemm::KernelKind::kDecode, s);
       if (c.empty())
@@ -288,18 +295,19 @@ void addRunHooks(KernelFamily<GemmCall>& f, GemmOp::State* S) {
     if (S->tma) S->addTensorMaps(call, a);
   };
   f.before_launch = [S](const Config& c, const GemmCall& call, StreamHandle) -> Status {
-    // The decode kind always reduces through the workspace (stream-K, last block per tile), with
-    // no SPLIT_K knob: it needs the workspace on its first launch like any split-K config.
-    const bool decode = c.getStr("KIND") == gemm::kernelKindName(gemm::KernelKind::kDecode);
-    if (!decode && c.getInt("SPLIT_K", 1) <= 1) return Status::Ok();
-    if (c.getStr("KIND") == gemm::kernelKindName(gemm::KernelKind::kTma)) {
-      // TMA kernel's split tail: one BLOCK_M x BLOCK_N fp32 slot and CONSUMERS
-      // counters per block of the persistent grid (at most one block per SM; gemm.cc launchPlan).
-      const auto scratch =
-          gemm::tmaSplitScratch(c, std::max(1, S->tuner->device().multiprocessors));
-      return S->ensureWorkspace(call.shape, scratch.workspace_bytes, scratch.counters);
-    }
-    return S->ensureWorkspace(call.shape);
+    // The config's own launch rule says what it reduces through (split-K slices, stream-K ranges
+    // that cut a tile, the TMA kernel's split tail), cached per (config, problem).
+    const DeviceInfo& dev = S->tuner->device();
+    KTUNE_ASSIGN_OR_RETURN(
+        const ScratchPlanCache::Need need,
+        S->scratch_plans.get(c, withAlignment(call.shape, call.buf),
+                             [&dev](const Config& cfg, const gemm::GemmShape& s)
+                                 -> Expected<gemm::LaunchPlan> {
+                               KTUNE_ASSIGN_OR_RETURN(gemm::KernelKind k, kindOf(cfg));
+                               return gemm::launchPlan(k, knobsOf(cfg), s, dev);
+                             }));
+    if (need.workspace_bytes == 0 && need.counters == 0) return Status::Ok();
+    return S->ensureScratch(need.workspace_bytes, need.counters);
   };
   f.pre_run = [S](const GemmCall& call, StreamHandle s) { return S->preRun(call, s); };
   // Timed runs overwrite C completely when beta == 0: no re-poisoning (an M*N memset per sample);
@@ -426,6 +434,11 @@ Status checkCall(const GemmCall& call) {
     return Status::InvalidArgument("GEMM needs non-null A, B and C buffers");
   if (call.shape.has_bias && !call.buf.bias)
     return Status::InvalidArgument("GEMM with has_bias needs a bias buffer");
+  // FP8 has one layout (both operands K-major): say so rather than fail every candidate.
+  if (isFp8(call.shape.ab) && call.shape.layout != gemm::Layout::kNT)
+    return Status::Unsupported(std::string("fp8 GEMM needs layout NT (A [M][K], B [N][K]: both "
+                                           "K-major, as fp8 wgmma and cuBLASLt FP8 read them), got ") +
+                               gemm::layoutName(call.shape.layout));
   // The gate/up pair has one kernel: say why it cannot run rather than fail every candidate.
   if (call.shape.act == gemm::Activation::kSiluMul &&
       gemm::curatedConfigs(gemm::KernelKind::kDecode, withAlignment(call.shape, call.buf)).empty())

@@ -27,9 +27,13 @@
 
 namespace ktune {
 
-// Device buffers of one GEMM call (bias may be 0 when the shape has no bias).
+// Device buffers of one GEMM call (bias may be 0 when the shape has no bias). scale_a / scale_b:
+// per-tensor dequantisation scales of fp8 A and B, one device float each (0: scale 1), applied in
+// the epilogue (C = act(alpha * sa * sb * op(A) * op(B) + beta * C + bias)); ignored by 16-bit
+// kernels other than the TMA one, which applies them too.
 struct GemmBuffers {
   DevicePtr a = 0, b = 0, c = 0, bias = 0;
+  DevicePtr scale_a = 0, scale_b = 0;
 };
 
 // Shape facts derived from the buffers: sets shape.aligned16 from the A/B addresses.

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "base/config.h"
 #include "base/device.h"
 #include "base/status.h"
 #include "templates/gemm.h"
@@ -49,6 +50,36 @@ class TensorMapCache {
   std::unordered_map<Key, Maps, Hash> maps_;
   std::deque<Key> order_;  // insertion order, for eviction
   int64_t encodes_ = 0;
+};
+
+// The scratch a GEMM launch needs (gemm::launchPlan's workspace_bytes and counters), cached per
+// (config, problem): the launch rule is asked once, a later launch of the same pair costs a hash
+// and a compare, no allocation. The op sizes its split-K workspace from it, so a kernel's own rule
+// (stream-K ranges that cut tiles, a persistent grid's split tail) decides, never its kind.
+// Thread-safe. Bounded: at `capacity` entries the cache starts over.
+class ScratchPlanCache {
+ public:
+  struct Need {
+    int64_t workspace_bytes = 0, counters = 0;
+  };
+  using PlanFn = std::function<Expected<gemm::LaunchPlan>(const Config&, const gemm::GemmShape&)>;
+  explicit ScratchPlanCache(size_t capacity = 4096) : capacity_(capacity ? capacity : 1) {}
+
+  // `c` is the op's config (KIND and knobs); errors are the plan's (not cached).
+  Expected<Need> get(const Config& c, const gemm::GemmShape& s, const PlanFn& plan);
+  // Launch rules asked so far (tests).
+  int64_t plans() const;
+
+ private:
+  struct Entry {
+    Config config;
+    gemm::GemmShape shape;
+    Need need;
+  };
+  const size_t capacity_;
+  mutable std::mutex mu_;
+  std::unordered_multimap<size_t, Entry> entries_;  // by hash of (config, shape)
+  int64_t plans_ = 0;
 };
 
 }  // namespace ktune

@@ -141,7 +141,7 @@ Expected<gemm::GemmShape> gemmShapeFromJson(const std::string& text) {
                                                  gemm::parseLayout, "NN, NT, TN, TT"));
   KTUNE_ASSIGN_OR_RETURN(gemm::ElemType ab,
                          enumField<gemm::ElemType>(j, "ab", true, gemm::ElemType::kBF16,
-                                                   gemm::parseElemType, "bf16, f16"));
+                                                   gemm::parseElemType, "bf16, f16, f8e4m3, f8e5m2"));
   KTUNE_ASSIGN_OR_RETURN(gemm::ElemType c,
                          enumField<gemm::ElemType>(j, "c", true, gemm::ElemType::kBF16,
                                                    gemm::parseElemType, "bf16, f16, f32"));

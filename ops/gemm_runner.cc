@@ -23,9 +23,11 @@ Expected<cublaslt::LtProblem> toLtProblem(const gemm::GemmShape& s) {
     return Status::Unsupported(std::string("cuBLASLt candidates do not cover activation ") +
                                gemm::activationName(s.act));
   auto lt = [](gemm::ElemType t) {
-    return t == gemm::ElemType::kF16   ? cublaslt::LtType::kF16
-           : t == gemm::ElemType::kBF16 ? cublaslt::LtType::kBF16
-                                        : cublaslt::LtType::kF32;
+    return t == gemm::ElemType::kF16      ? cublaslt::LtType::kF16
+           : t == gemm::ElemType::kBF16   ? cublaslt::LtType::kBF16
+           : t == gemm::ElemType::kF8E4M3 ? cublaslt::LtType::kF8E4M3
+           : t == gemm::ElemType::kF8E5M2 ? cublaslt::LtType::kF8E5M2
+                                          : cublaslt::LtType::kF32;
   };
   cublaslt::LtProblem p;
   p.trans_a = s.layout == gemm::Layout::kTN || s.layout == gemm::Layout::kTT;
@@ -138,6 +140,7 @@ Status GemmRunner::launch(gemm::KernelKind kind, const Config& config, const gem
     }
     const bool c_ok = m.c_ok && s.c != gemm::ElemType::kF32;
     args_.add(m.a).add(m.b).add(c_ok ? m.c : TensorMap{}).add(static_cast<int32_t>(c_ok));
+    args_.add(buf.scale_a).add(buf.scale_b);
   }
   return backend_.launch(l->function, plan.grid, plan.block, static_cast<size_t>(plan.shared_bytes),
                          args_.data(), stream);

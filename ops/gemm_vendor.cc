@@ -43,6 +43,7 @@ class LtVendor final : public GemmVendor {
   Status run(const std::string& id, const gemm::GemmShape& s, const GemmBuffers& buf,
              StreamHandle stream) const override {
     KTUNE_ASSIGN_OR_RETURN(auto lp, toLtProblem(s));
+    lp.scale_a = buf.scale_a, lp.scale_b = buf.scale_b;  // fp8 dequantisation, per call
     if (id.empty())
       return lib_->run(lp, nullptr, buf.a, buf.b, buf.c, buf.bias, workspace_, kLtWorkspaceBytes, stream);
     KTUNE_ASSIGN_OR_RETURN(Algo algo, parsed(id));

@@ -120,7 +120,8 @@ constexpr const char* kKindNames[] = {"mma", "skinny", "mfma", "wgmma", "tma", "
 
 const char* layoutName(Layout l) { return nameIn(l, kLayoutNames); }
 const char* elemTypeName(ElemType t) {
-  return t == ElemType::kF16 || t == ElemType::kBF16 || t == ElemType::kF32 ? dtypeName(t) : "?";
+  return t == ElemType::kF16 || t == ElemType::kBF16 || t == ElemType::kF32 || isFp8(t) ? dtypeName(t)
+                                                                                      : "?";
 }
 const char* activationName(Activation a) { return nameIn(a, kActivationNames); }
 const char* kernelKindName(KernelKind k) { return nameIn(k, kKindNames); }
@@ -138,9 +139,14 @@ Expected<Layout> parseLayout(const std::string& s) {
   return Status::InvalidArgument("unknown GEMM layout '" + s + "' (expected NN, NT, TN or TT)");
 }
 Expected<ElemType> parseElemType(const std::string& s) {
-  for (ElemType t : {ElemType::kF16, ElemType::kBF16, ElemType::kF32})
+  for (ElemType t : {ElemType::kF16, ElemType::kBF16, ElemType::kF32, ElemType::kF8E4M3,
+                     ElemType::kF8E5M2})
     if (s == elemTypeName(t)) return t;
-  return Status::InvalidArgument("unknown GEMM element type '" + s + "' (expected f16, bf16, f32)");
+  // The other spellings of the fp8 formats (fp8e4m3, float8_e4m3fn, ...).
+  auto d = parseDType(s);
+  if (d.ok() && isFp8(*d)) return *d;
+  return Status::InvalidArgument("unknown GEMM element type '" + s +
+                                 "' (expected f16, bf16, f32, f8e4m3 or f8e5m2)");
 }
 Expected<Activation> parseActivation(const std::string& s) {
   for (Activation a : {Activation::kNone, Activation::kSilu, Activation::kGelu, Activation::kSiluMul})
@@ -148,7 +154,7 @@ Expected<Activation> parseActivation(const std::string& s) {
   return Status::InvalidArgument("unknown activation '" + s +
                                  "' (expected none, silu, gelu, silu_mul)");
 }
-int64_t elemBytes(ElemType t) { return t == ElemType::kF32 ? 4 : 2; }
+int64_t elemBytes(ElemType t) { return static_cast<int64_t>(sizeOf(t)); }
 
 GemmShape denseShape(Layout layout, ElemType ab, ElemType c, int64_t m, int64_t n, int64_t k) {
   GemmShape s;
@@ -181,9 +187,9 @@ Status validate(const GemmShape& s) {
   if (s.ab == ElemType::kF32)
     return Status::InvalidArgument("GEMM inputs must be f16 or bf16 (f32 inputs are not supported; "
                                    "convert A and B first)");
-  if (s.ab != ElemType::kF16 && s.ab != ElemType::kBF16)
-    return Status::InvalidArgument(std::string("GEMM inputs must be f16 or bf16, got ") +
-                                   dtypeName(s.ab));
+  if (s.ab != ElemType::kF16 && s.ab != ElemType::kBF16 && !isFp8(s.ab))
+    return Status::InvalidArgument(std::string("GEMM inputs must be f16, bf16, f8e4m3 or f8e5m2, "
+                                               "got ") + dtypeName(s.ab));
   if (s.c != ElemType::kF16 && s.c != ElemType::kBF16 && s.c != ElemType::kF32)
     return Status::InvalidArgument(std::string("GEMM output must be f16, bf16 or f32, got ") +
                                    dtypeName(s.c));
@@ -223,7 +229,10 @@ Status validate(const GemmShape& s) {
   return Status::Ok();
 }
 
-bool fastPathOk(const GemmShape& s) { return s.aligned16 && s.lda % 8 == 0 && s.ldb % 8 == 0; }
+bool fastPathOk(const GemmShape& s) {
+  const int64_t eb = elemBytes(s.ab);
+  return s.aligned16 && (s.lda * eb) % 16 == 0 && (s.ldb * eb) % 16 == 0;
+}
 
 std::string shapeKey(const GemmShape& s) {
   std::string k = std::string(layoutName(s.layout)) + ":" + elemTypeName(s.ab) + ">" +
@@ -288,6 +297,10 @@ Status applicable(KernelKind k, const Config& c, const GemmShape& s) {
     return Status::Unsupported(std::string("act silu_mul (gate/up pair) runs on the decode kernel "
                                            "only (layout NT, M <= 128), not on ") +
                                kernelKindName(k));
+  // FP8 inputs have one kernel: the TMA kernel with the fp8 wgmma (tma.cuh, KT_FP8).
+  if (isFp8(s.ab) && k != KernelKind::kTma)
+    return Status::Unsupported(std::string("fp8 inputs run on the tma kernel only (sm_90a, layout "
+                                           "NT), not on ") + kernelKindName(k));
   return desc(k).applicable(c, s);
 }
 

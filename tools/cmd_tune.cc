@@ -31,7 +31,7 @@ namespace ktune::cli {
 
 const char* const kTuneUsage =
     "ktune tune rmsnorm|silu_mul --rows R --cols C [--dtype bf16|f16|f32] [--residual] [--no-weight]\n"
-    "       ktune tune gemm --m M|LO..HI --n N --k K [--dtype bf16|f16] [--out-dtype ...]\n"
+    "       ktune tune gemm --m M|LO..HI --n N --k K [--dtype bf16|f16|fp8e4m3|fp8e5m2] [--out-dtype ...]\n"
     "                       [--layout NN|NT|TN|TT]\n"
     "                       [--epilogue none|bias|residual|silu|gelu|silu_mul, '+'-joined]\n"
     "                       [--full-space]\n"
@@ -65,7 +65,8 @@ std::vector<GemmCase> llmSuite(gemm::ElemType dt) {
                       {"decode qkv", 16, 6144, 4096},        {"decode o", 16, 4096, 4096},
                       {"decode gate_up", 16, 28672, 4096},   {"decode down", 16, 4096, 14336}};
   for (const auto& s : shapes)
-    out.push_back({s.n, gemm::denseShape(gemm::Layout::kNT, dt, dt, s.m, s.n_, s.k)});
+    out.push_back({s.n, gemm::denseShape(gemm::Layout::kNT, dt, isFp8(dt) ? gemm::ElemType::kBF16 : dt,
+                                         s.m, s.n_, s.k)});
   return out;
 }
 
@@ -182,9 +183,11 @@ Status checkUntunedFile(const std::string& path) {
 
 int parseGemmCases(TuneRequest* t) {
   const ParsedArgs& a = t->args;
-  if (t->dtype == DType::kF32) return usage("gemm --dtype must be bf16 or f16", kTuneUsage);
-  gemm::ElemType ab = t->dtype == DType::kF16 ? gemm::ElemType::kF16 : gemm::ElemType::kBF16;
-  gemm::ElemType cdt = ab;
+  if (t->dtype == DType::kF32)
+    return usage("gemm --dtype must be bf16, f16, fp8e4m3 or fp8e5m2", kTuneUsage);
+  gemm::ElemType ab = t->dtype == DType::kF16 || isFp8(t->dtype) ? t->dtype : gemm::ElemType::kBF16;
+  // FP8 inputs write bf16 (C and bias) unless --out-dtype says otherwise.
+  gemm::ElemType cdt = isFp8(ab) ? gemm::ElemType::kBF16 : ab;
   if (a.has("--out-dtype")) {
     auto o = gemm::parseElemType(a.get("--out-dtype"));
     if (!o.ok()) return usage(o.status().message(), kTuneUsage);
@@ -216,7 +219,8 @@ int parseGemmCases(TuneRequest* t) {
     if (!v.ok()) return usage(v.status().message(), kTuneUsage);
     mnk[i] = *v;
   }
-  auto layout = gemm::parseLayout(a.get("--layout", "NN"));
+  // FP8 runs in layout NT only (both operands K-major): its default.
+  auto layout = gemm::parseLayout(a.get("--layout", isFp8(ab) ? "NT" : "NN"));
   if (!layout.ok()) return usage(layout.status().message(), kTuneUsage);
   auto s = gemm::denseShape(*layout, ab, cdt, mnk[0], mnk[1], mnk[2]);
   Status e = parseEpilogue(a.get("--epilogue"), &s);
@@ -281,8 +285,9 @@ int parseTuneRequest(const std::vector<std::string>& argv, TuneRequest* t) {
     return usage("unknown op '" + t->op + "' (rmsnorm, silu_mul, gemm)", kTuneUsage);
   if (a.has("--dtype")) {
     auto d = parseDType(a.get("--dtype"));
-    if (!d.ok() || (*d != DType::kBF16 && *d != DType::kF16 && *d != DType::kF32))
-      return usage("--dtype must be bf16, f16 or f32", kTuneUsage);
+    if (!d.ok() || (*d != DType::kBF16 && *d != DType::kF16 && *d != DType::kF32 &&
+                    !(isFp8(*d) && t->op == "gemm")))
+      return usage("--dtype must be bf16, f16 or f32 (gemm: also fp8e4m3, fp8e5m2)", kTuneUsage);
     t->dtype = *d;
   }
   if (t->op == "gemm") return parseGemmCases(t);

@@ -274,7 +274,14 @@ KTUNE_API int ktune_worker_path(ktune_tuner* t, char** path);
 
 /* ---------------------------------------------------------------- tuned ops (GPU backends) */
 
-enum { KTUNE_DTYPE_F32 = 0, KTUNE_DTYPE_F16 = 1, KTUNE_DTYPE_BF16 = 2 };
+/* F8E4M3 / F8E5M2: FP8 GEMM inputs only (ktune_gemm's ab_dtype, layout "NT", sm_90a). */
+enum {
+  KTUNE_DTYPE_F32 = 0,
+  KTUNE_DTYPE_F16 = 1,
+  KTUNE_DTYPE_BF16 = 2,
+  KTUNE_DTYPE_F8E4M3 = 3,
+  KTUNE_DTYPE_F8E5M2 = 4
+};
 
 typedef struct ktune_rmsnorm_params {
   int32_t dtype;
@@ -294,7 +301,7 @@ typedef struct ktune_silu_mul_params {
 
 typedef struct ktune_gemm_params {
   const char* layout;     /* "NN", "NT", "TN", "TT" (NULL = "NN") */
-  int32_t ab_dtype;       /* KTUNE_DTYPE_F16 or _BF16 */
+  int32_t ab_dtype;       /* KTUNE_DTYPE_F16, _BF16, _F8E4M3 or _F8E5M2 (layout "NT") */
   int32_t c_dtype;
   int64_t m, n, k;
   int64_t lda, ldb, ldc;  /* 0 = dense */
@@ -302,6 +309,8 @@ typedef struct ktune_gemm_params {
   const char* activation; /* "none", "silu", "gelu", "silu_mul" (NULL = "none"); silu_mul: B
                              is [gate; up] (N rows), C gets N/2 columns, decode kernel only */
   uint64_t a, b, c, bias; /* bias 0 = none */
+  uint64_t scale_a, scale_b; /* fp8: one device float each, the per-tensor dequantisation scales
+                                (C = alpha * scale_a * scale_b * A * B + ...); 0 = 1.0 */
 } ktune_gemm_params;
 
 KTUNE_API int ktune_rmsnorm(ktune_tuner* t, const ktune_rmsnorm_params* p, ktune_stream s);

@@ -19,8 +19,8 @@ class Autotuner;
 
 namespace ops {
 
-// Element types. The numbering is the C API's (KTUNE_DTYPE_*).
-enum class DType : int32_t { kF32 = 0, kF16 = 1, kBF16 = 2 };
+// Element types. The numbering is the C API's (KTUNE_DTYPE_*). kF8E4M3 / kF8E5M2: GEMM inputs only.
+enum class DType : int32_t { kF32 = 0, kF16 = 1, kBF16 = 2, kF8E4M3 = 3, kF8E5M2 = 4 };
 
 // y = x / rms(x) * weight over rows of `cols` elements. With residual set: s = x + residual is
 // written to residual_out (may equal residual) and normalised (vLLM's fused_add_rms_norm).
@@ -46,13 +46,16 @@ struct SiluMulParams {
 // A and B are stored transposed ("NT": B is N x K).
 struct GemmParams {
   std::string layout = "NN";         // NN, NT, TN, TT
-  DType ab = DType::kBF16;           // A and B: kF16 or kBF16
+  DType ab = DType::kBF16;           // A and B: kF16, kBF16, kF8E4M3 or kF8E5M2 (layout NT)
   DType c = DType::kBF16;            // C and bias
   int64_t m = 0, n = 0, k = 0;
   int64_t lda = 0, ldb = 0, ldc = 0;  // 0 = dense for the layout
   float alpha = 1.0f, beta = 0.0f;
   std::string activation = "none";    // none, silu, gelu, silu_mul (gate/up pair: C has N/2 cols)
   DevicePtr a = 0, b = 0, out = 0, bias = 0;  // bias 0 = none
+  // FP8 per-tensor dequantisation scales: one device float each (0 = 1.0), applied in the
+  // epilogue: C = act(alpha * scale_a * scale_b * op(A) * op(B) + beta * C + bias).
+  DevicePtr scale_a = 0, scale_b = 0;
 };
 
 KTUNE_API Status rmsnorm(Autotuner& tuner, const RmsNormParams& p, StreamHandle stream = {});

@@ -26,9 +26,10 @@ struct LtHeuristicResult {
   float wavesCount;
   int reserved[4];
 };
-constexpr int kCudaR16F = 2, kCudaR16BF = 14, kCudaR32F = 0;
+constexpr int kCudaR16F = 2, kCudaR16BF = 14, kCudaR32F = 0, kCudaR8FE4M3 = 28, kCudaR8FE5M2 = 29;
 constexpr int kComputeF32 = 68;  // CUBLAS_COMPUTE_32F
 constexpr int kDescTransA = 3, kDescTransB = 4, kDescEpilogue = 7, kDescBiasPointer = 8;
+constexpr int kDescAScalePointer = 17, kDescBScalePointer = 18, kDescFastAccum = 25;
 constexpr uint32_t kEpilogueDefault = 1, kEpilogueBias = 4;
 constexpr int kPrefMaxWorkspace = 1;
 constexpr int kOpN = 0, kOpT = 1;
@@ -37,6 +38,8 @@ int cudaType(LtType t) {
   switch (t) {
     case LtType::kF16: return kCudaR16F;
     case LtType::kBF16: return kCudaR16BF;
+    case LtType::kF8E4M3: return kCudaR8FE4M3;
+    case LtType::kF8E5M2: return kCudaR8FE5M2;
     default: return kCudaR32F;
   }
 }
@@ -95,6 +98,10 @@ Status makeDescs(const CublasLt::Api& api, const LtProblem& p, Descs& d) {
     return ltError("set TRANSB", st);
   const uint32_t epi = p.bias ? kEpilogueBias : kEpilogueDefault;
   if ((st = api.descSet(d.op, kDescEpilogue, &epi, sizeof(epi)))) return ltError("set EPILOGUE", st);
+  if (isFp8(p.ab)) {
+    const int8_t fast = p.fast_accum ? 1 : 0;
+    if ((st = api.descSet(d.op, kDescFastAccum, &fast, sizeof(fast)))) return ltError("set FAST_ACCUM", st);
+  }
   if ((st = api.layoutCreate(&d.a, cudaType(p.ab), v.a_rows, v.a_cols, v.a_ld)))
     return ltError("MatrixLayoutCreate(B)", st);
   if ((st = api.layoutCreate(&d.b, cudaType(p.ab), v.b_rows, v.b_cols, v.b_ld)))
@@ -108,18 +115,18 @@ std::atomic<int> g_live_handles{0};
 
 // The fields of a problem that shape its descriptors (alpha, beta and pointers are per call).
 struct ProblemKey {
-  bool trans_a, trans_b, bias;
+  bool trans_a, trans_b, bias, fast_accum;
   LtType ab, c;
   int64_t m, n, k, lda, ldb, ldc;
   bool operator==(const ProblemKey&) const = default;
 };
 ProblemKey keyOf(const LtProblem& p) {
-  return {p.trans_a, p.trans_b, p.bias, p.ab, p.c, p.m, p.n, p.k, p.lda, p.ldb, p.ldc};
+  return {p.trans_a, p.trans_b, p.bias, p.fast_accum, p.ab, p.c, p.m, p.n, p.k, p.lda, p.ldb, p.ldc};
 }
 struct ProblemHash {
   size_t operator()(const ProblemKey& k) const {
     size_t h = (size_t(k.trans_a) | size_t(k.trans_b) << 1 | size_t(k.bias) << 2 |
-                size_t(k.ab) << 3 | size_t(k.c) << 6);
+                size_t(k.ab) << 3 | size_t(k.c) << 6 | size_t(k.fast_accum) << 9);
     for (int64_t v : {k.m, k.n, k.k, k.lda, k.ldb, k.ldc})
       h ^= std::hash<int64_t>()(v) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
     return h;
@@ -160,6 +167,14 @@ Status checkLtProblem(const LtProblem& p, const std::string& lib) {
   if (p.lda < a_cols || p.ldb < b_cols || p.ldc < p.n)
     return Status::InvalidArgument(lib + " GEMM leading dimension shorter than a row");
   if (p.ab == LtType::kF32) return Status::InvalidArgument(lib + " candidates take f16/bf16 inputs");
+  if (isFp8(p.ab) && lib != "cuBLASLt")
+    return Status::Unsupported(lib + " candidates take no fp8 inputs in ktune");
+  if (isFp8(p.ab) && (p.trans_a || !p.trans_b))
+    return Status::Unsupported(lib + " FP8 GEMM needs A [M][K] and B [N][K] (layout NT)");
+  // A scale pointer 4 bytes into an allocation made cublasLtMatmul fail where the same scale in an
+  // allocation of its own worked (bench/NOTES.md, "FP8 and prefill (issue 33)").
+  if (isFp8(p.ab) && ((p.scale_a | p.scale_b) & 15) != 0)
+    return Status::InvalidArgument(lib + " FP8 GEMM needs 16-byte aligned scale pointers");
   return Status::Ok();
 }
 
@@ -349,11 +364,20 @@ Status CublasLt::run(const LtProblem& p, const LtAlgo* algo, DevicePtr a, Device
     slot = std::move(fresh);
   }
   const std::shared_ptr<Descs> d = slot;
-  if (p.bias) {
-    // The bias pointer lives in the shared descriptor: set and used under the lock.
+  if (p.bias || isFp8(p.ab)) {
+    // The bias and scale pointers live in the shared descriptor: set and used under the lock.
     const void* bp = reinterpret_cast<const void*>(bias);
-    const LtStatus st = api_->descSet(d->op, kDescBiasPointer, &bp, sizeof(bp));
+    LtStatus st = p.bias ? api_->descSet(d->op, kDescBiasPointer, &bp, sizeof(bp)) : 0;
     if (st) return ltError("set BIAS_POINTER", st);
+    if (isFp8(p.ab)) {
+      // The library's A is our B (columnMajorView): the scales swap places too.
+      const void* sa = reinterpret_cast<const void*>(p.scale_b);
+      const void* sb = reinterpret_cast<const void*>(p.scale_a);
+      if ((st = api_->descSet(d->op, kDescAScalePointer, &sa, sizeof(sa))))
+        return ltError("set A_SCALE_POINTER", st);
+      if ((st = api_->descSet(d->op, kDescBScalePointer, &sb, sizeof(sb))))
+        return ltError("set B_SCALE_POINTER", st);
+    }
   } else {
     lock.unlock();  // read-only descriptors: no lock needed while enqueuing
   }

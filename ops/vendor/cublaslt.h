@@ -31,7 +31,9 @@ namespace ktune::cublaslt {
 // 32 MiB is what NVIDIA's cuBLAS documentation recommends for Hopper.
 constexpr int64_t kWorkspaceBytes = int64_t(32) << 20;
 
-enum class LtType { kF16, kBF16, kF32 };
+// kF8E4M3 / kF8E5M2: FP8 inputs (A and B only; cuBLASLt takes e4m3 x e4m3, e4m3 x e5m2 and
+// e5m2 x e4m3, not e5m2 x e5m2, and only the "TN" column-major form: ktune's layout NT).
+enum class LtType { kF16, kBF16, kF32, kF8E4M3, kF8E5M2 };
 
 // Row-major GEMM: C[M][N] = alpha * op(A) * op(B) + beta * C (+ bias[N]).
 // trans_a: A stored [K][M] (else [M][K]); trans_b: B stored [N][K] (else [K][N]).
@@ -43,7 +45,13 @@ struct LtProblem {
   int64_t lda = 0, ldb = 0, ldc = 0;
   float alpha = 1.0f, beta = 0.0f;
   bool bias = false;  // bias has N elements of type `c`
+  // FP8 inputs: per-tensor scales (device floats; 0 = 1), per call like alpha and the pointers,
+  // and CUBLASLT_MATMUL_DESC_FAST_ACCUM (accumulate in the tensor cores' own fp32 accumulator
+  // throughout, as ktune's fp8 kernel does; false: cuBLASLt's slower periodic promotion).
+  DevicePtr scale_a = 0, scale_b = 0;
+  bool fast_accum = true;
 };
+inline bool isFp8(LtType t) { return t == LtType::kF8E4M3 || t == LtType::kF8E5M2; }
 
 // One algorithm from the heuristic. The 64 algo bytes re-create it with the same library version.
 struct LtAlgo {
@@ -66,7 +74,9 @@ struct LtColumnMajor {
   int64_t a_ld = 0, b_ld = 0, c_ld = 0;
 };
 LtColumnMajor columnMajorView(const LtProblem& p);
-// kInvalidArgument naming `lib` and the defect: non-positive dims, short leading dims, f32 inputs.
+// kInvalidArgument naming `lib` and the defect: non-positive dims, short leading dims, f32 inputs;
+// kUnsupported for fp8 inputs in another layout than NT; kInvalidArgument for fp8 scale pointers
+// that are not 16-byte aligned.
 Status checkLtProblem(const LtProblem& p, const std::string& lib);
 // "<lib>:idx=<index>:algo=<2*n hex digits>" for an opaque algorithm of n bytes.
 std::string algoId(const std::string& lib, int index, const void* bytes, size_t n);

@@ -35,17 +35,26 @@ class KtuneOps:
         self.k, self.eps, self.cfg = ktune.ops, eps, cfg
         self.rope = rope_kv_family() if cfg is not None else None
         # ktune.ops.gemm(epilogue="silu_mul"): gate/up GEMM and SiLU·Mul in one kernel, where
-        # this ktune has it (decode rows only); a call it refuses switches it off for good.
+        # this ktune has it. It runs on the decode kernel only, which keeps up with cuBLASLt up to
+        # M = 16 and falls behind above (bench/NOTES.md: 64x28672x4096 127 µs vs 86; the Llama
+        # step at batch 128 lost 0.785x with it), so it is used up to FUSED_MAX_ROWS rows; a row
+        # count it refuses runs GEMM + SiLU·Mul from then on (the others stay fused: a step
+        # captured fused must run the same eager).
         self.fused_gate_up = "silu_mul" in getattr(self.k, "_EPILOGUES", ())
+        self.unfused_rows = set()
+
+    FUSED_MAX_ROWS = 16
 
     def gate_up_silu(self, h, wgu):
-        if self.fused_gate_up and h.shape[0] <= 128:
+        m = h.shape[0]
+        if self.fused_gate_up and m <= self.FUSED_MAX_ROWS and m not in self.unfused_rows:
             import ktune
             try:
                 return self.k.gemm(h, wgu.t(), epilogue="silu_mul")
             except (ktune.InvalidArgument, ktune.Unsupported) as e:
-                print(f"  ktune: gemm epilogue='silu_mul' refused ({e}); unfused from now on")
-                self.fused_gate_up = False
+                print(f"  ktune: gemm epilogue='silu_mul' refused at M={m} "
+                      f"({str(e).splitlines()[0][:200]}); unfused at M={m}", flush=True)
+                self.unfused_rows.add(m)
         return self.k.silu_mul(self.k.gemm(h, wgu.t()))
 
     def rope_kv(self, qkv, kc, vc, rope_f, B, T):

@@ -70,8 +70,62 @@ def report(res):
     tun = {v: sum(e["setup_s"] for e in res["entries"] if e["variant"] == v) for v in variants}
     print("  first-call totals (tuning / compile + one step), s: " +
           ", ".join(f"{v} {t:.1f}" for v, t in tun.items()))
+    _print_tuning(res, by, shapes)
     _print_breakdown(res)
     _print_summary(res, by, shapes)
+    _print_processes(res, shapes)
+
+
+def _print_tuning(res, by, shapes):
+    """Tuning / compile time per shape and for the whole model (first calls: ktune tunes every
+    key the step meets, max-autotune compiles and autotunes; both include one step)."""
+    order = res.get("order_ktune") or shapes
+    print(f"\n== tuning / compile time (first call, s); ktune tuned its shapes in the order "
+          f"{', '.join(order)} (each batch size starts from its tuned neighbours' winners)")
+    tot = {"ktune": 0.0, "compile": 0.0, "tunableop": 0.0}
+    both = [0.0, 0.0]
+    for s in shapes:
+        row = {v: by[(v, s)]["setup_s"] for v in tot if (v, s) in by}
+        for v, t in row.items():
+            tot[v] += t
+        if "ktune" in row and "compile" in row:
+            both[0] += row["ktune"]
+            both[1] += row["compile"]
+        print(f"  {s:6s} " + "  ".join(f"{v} {row[v]:6.1f}" if v in row else f"{v} {'-':>6s}"
+                                       for v in tot))
+    ratio = both[0] / both[1] if both[1] else float("nan")
+    print(f"  whole model: ktune {tot['ktune']:.1f} s, max-autotune {tot['compile']:.1f} s, "
+          f"TunableOp {tot['tunableop']:.1f} s; ktune / max-autotune over the shapes both ran: "
+          f"{ratio:.3f} (target <= 0.2)")
+
+
+def _print_processes(res, shapes):
+    """torch and ktune per process: the first process and the repeats (warm caches), medians per
+    process and the median over processes [min, max]."""
+    procs = [res] + list(res.get("procs", []))
+    if len(procs) < 2:
+        return
+    print(f"\n== over {len(procs)} processes (1 = the main run, the others torch and ktune only, "
+          "warm caches, 3 rounds): tokens/s per process medians; ktune/torch = per-round ratio, "
+          "median per process; last: the median over processes [min, max]")
+    for s in shapes:
+        for w, tag in (("graph_ms", "G"), ("eager_ms", "E")):
+            cells = {"torch": [], "ktune": [], "ratio": []}
+            for p in procs:
+                by = {(e["variant"], e["shape"]): e for e in p.get("entries", [])}
+                t, k = by.get(("torch", s)), by.get(("ktune", s))
+                if t is None or k is None or not t[w] or not k[w]:
+                    continue
+                cells["torch"].append(_tps(t[w], s)[0])
+                cells["ktune"].append(_tps(k[w], s)[0])
+                cells["ratio"].append(_ratio(k[w], t[w])[0])
+            if not cells["ratio"]:
+                continue
+            m = _med(cells["ratio"])
+            print(f"  {s:6s} {tag} torch " + "/".join(f"{x:.0f}" for x in cells["torch"]) +
+                  "  ktune " + "/".join(f"{x:.0f}" for x in cells["ktune"]) +
+                  "  ktune/torch " + "/".join(f"{x:.3f}" for x in cells["ratio"]) +
+                  f"  -> {m[0]:.3f} [{m[1]:.3f}, {m[2]:.3f}]")
 
 
 def _print_breakdown(res):

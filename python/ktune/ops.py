@@ -14,9 +14,14 @@ def _dtype(t, what):
     import torch
     if not _DTYPES:
         _DTYPES.update({torch.float32: 0, torch.float16: 1, torch.bfloat16: 2})
+        # FP8 GEMM inputs (KTUNE_DTYPE_F8E4M3 / _F8E5M2), where this torch has them.
+        for name, code in (("float8_e4m3fn", 3), ("float8_e5m2", 4)):
+            if hasattr(torch, name):
+                _DTYPES[getattr(torch, name)] = code
     code = _DTYPES.get(t.dtype)
     if code is None:
-        raise InvalidArgument(f"{what}: dtype {t.dtype} not supported (float32, float16, bfloat16)")
+        raise InvalidArgument(f"{what}: dtype {t.dtype} not supported (float32, float16, bfloat16; "
+                              f"gemm inputs also float8_e4m3fn, float8_e5m2)")
     return code
 
 
@@ -142,19 +147,20 @@ def _gemm_params(a, b, bias, epilogue, out, beta=0.0):
             "out": out.data_ptr(), "bias": bias.data_ptr() if bias is not None else 0}
 
 
-def _gemm_out(a, cols, residual, out):
-    """The output tensor [M, cols]: `out` (checked), else a new one; holds `residual` when given
-    (no copy when out is residual: C += a @ b in place)."""
+def _gemm_out(a, cols, residual, out, dtype=None):
+    """The output tensor [M, cols] of `dtype` (default a's): `out` (checked), else a new one; holds
+    `residual` when given (no copy when out is residual: C += a @ b in place)."""
     import torch
+    dtype = dtype or a.dtype
     shape = (a.shape[0], cols)
     if residual is not None:
-        _check(residual, "residual", a.device, a.dtype)
+        _check(residual, "residual", a.device, dtype)
         if tuple(residual.shape) != shape:
             raise InvalidArgument(f"residual: expected shape {shape}, got {tuple(residual.shape)}")
     if out is None:
         return (residual.clone(memory_format=torch.contiguous_format) if residual is not None
-                else torch.empty(shape, dtype=a.dtype, device=a.device))
-    _check(out, "out", a.device, a.dtype)
+                else torch.empty(shape, dtype=dtype, device=a.device))
+    _check(out, "out", a.device, dtype)
     if tuple(out.shape) != shape or out.stride(1) != 1:
         raise InvalidArgument(f"out: expected shape {shape} with contiguous rows, got "
                               f"{tuple(out.shape)} strides {out.stride()}")
@@ -163,7 +169,22 @@ def _gemm_out(a, cols, residual, out):
     return out
 
 
-def gemm(a, b, bias=None, epilogue=None, residual=None, out=None):
+def _scale(s, what, a):
+    """An fp8 scale as a device pointer: a one-element float32 tensor on a's device (as
+    torch._scaled_mm takes them; a Python number is copied to one), None = 1.0."""
+    import torch
+    if s is None:
+        return 0, None
+    if not isinstance(s, torch.Tensor):
+        s = torch.tensor([float(s)], dtype=torch.float32, device=a.device)
+    _check(s, what, a.device, torch.float32)
+    if s.numel() != 1:
+        raise InvalidArgument(f"{what}: expected one per-tensor scale, got {s.numel()} elements")
+    return s.data_ptr(), s
+
+
+def gemm(a, b, bias=None, epilogue=None, residual=None, out=None, scale_a=None, scale_b=None,
+         out_dtype=None):
     """act(a @ b + bias + residual) for a [M, K], b [K, N] (either may be a transposed view, e.g.
     w.t()), bias [N] or None, residual [M, N] or None, epilogue None / "silu" / "gelu" /
     "silu_mul"; float16 or bfloat16. Returns [M, N] (`out` when given; out=residual adds in
@@ -171,24 +192,40 @@ def gemm(a, b, bias=None, epilogue=None, residual=None, out=None):
     the gate, the last N/2 the up projection (w = cat([w_gate, w_up]) of shape [N, K], passed as
     w.t()); it returns silu(g) * u of shape [M, N/2] with g, u the two halves of a @ b + bias,
     plus residual [M, N/2] after the product. It runs on the decode kernel (M <= 128, b from a
-    row-major [N, K] weight, K % 8 == 0)."""
+    row-major [N, K] weight, K % 8 == 0).
+
+    FP8: a and b torch.float8_e4m3fn (or float8_e5m2), a row-major [M, K] and b the transpose view
+    of a row-major [N, K] weight (w.t(): both K-major, as Hopper's fp8 wgmma reads them),
+    scale_a / scale_b the per-tensor dequantisation scales (one-element float32 tensors or
+    numbers; None = 1), out_dtype the result's (default torch.bfloat16): out = (a * scale_a) @
+    (b * scale_b) (+ bias, in out_dtype), accumulated in fp32. sm_90a only."""
     _check(a, "a")
     _check(b, "b", a.device, a.dtype)
     import torch
-    if a.dtype not in (torch.float16, torch.bfloat16):
-        raise InvalidArgument(f"a: dtype {a.dtype}; gemm takes float16 or bfloat16")
+    fp8 = a.dtype in (getattr(torch, "float8_e4m3fn", None), getattr(torch, "float8_e5m2", None))
+    if a.dtype not in (torch.float16, torch.bfloat16) and not fp8:
+        raise InvalidArgument(f"a: dtype {a.dtype}; gemm takes float16, bfloat16 or float8_e4m3fn "
+                              f"/ float8_e5m2")
+    if not fp8 and (scale_a is not None or scale_b is not None):
+        raise InvalidArgument("scale_a / scale_b: only fp8 inputs take scales")
+    out_dtype = out_dtype or (torch.bfloat16 if fp8 else a.dtype)
     if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
         raise InvalidArgument(f"shapes {tuple(a.shape)} @ {tuple(b.shape)} do not multiply")
     if bias is not None:
-        _check(bias, "bias", a.device, a.dtype)
+        _check(bias, "bias", a.device, out_dtype)
         if tuple(bias.shape) != (b.shape[1],) or bias.stride(0) != 1:
             raise InvalidArgument(f"bias: expected contiguous shape ({b.shape[1]},)")
     n = b.shape[1]
     if epilogue == "silu_mul" and n % 2:
         raise InvalidArgument(f"epilogue 'silu_mul': b has {n} columns (expected 2*d: gate, up)")
-    out = _gemm_out(a, n // 2 if epilogue == "silu_mul" else n, residual, out)
+    out = _gemm_out(a, n // 2 if epilogue == "silu_mul" else n, residual, out, out_dtype)
     beta = 1.0 if residual is not None else 0.0
-    _ktune.gemm(_tuner(a), _gemm_params(a, b, bias, epilogue, out, beta), _stream(a))
+    params = _gemm_params(a, b, bias, epilogue, out, beta)
+    if fp8:
+        # The scale tensors stay referenced until the call is enqueued (keep_*).
+        params["scale_a"], keep_a = _scale(scale_a, "scale_a", a)
+        params["scale_b"], keep_b = _scale(scale_b, "scale_b", a)
+    _ktune.gemm(_tuner(a), params, _stream(a))
     return out
 
 

@@ -12,7 +12,7 @@ namespace ktune::py_ext {
 namespace {
 
 ops::DType dtypeOf(int code) {
-  if (code < 0 || code > 2) check(Status::InvalidArgument("dtype code " + std::to_string(code)));
+  if (code < 0 || code > 4) check(Status::InvalidArgument("dtype code " + std::to_string(code)));
   return static_cast<ops::DType>(code);
 }
 
@@ -58,6 +58,8 @@ ops::GemmParams gemmParams(const py::dict& d) {
   p.activation = d["activation"].cast<std::string>();
   p.a = d["a"].cast<uint64_t>(); p.b = d["b"].cast<uint64_t>();
   p.out = d["out"].cast<uint64_t>(); p.bias = d["bias"].cast<uint64_t>();
+  if (d.contains("scale_a")) p.scale_a = d["scale_a"].cast<uint64_t>();  // fp8 scales (0: 1.0)
+  if (d.contains("scale_b")) p.scale_b = d["scale_b"].cast<uint64_t>();
   return p;
 }
 

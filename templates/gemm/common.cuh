@@ -4,7 +4,7 @@
 // is this file plus its own folder's files and nothing of the other kernels.
 //
 // Problem defines (gemm::defines() sets them all; a missing one is an error, never a default):
-//   LAYOUT 0 NN, 1 NT, 2 TN, 3 TT;  DTYPE_AB 1 f16, 2 bf16;  DTYPE_C 0 f32, 1 f16, 2 bf16 (ktune
+//   LAYOUT 0 NN, 1 NT, 2 TN, 3 TT;  DTYPE_AB 1 f16, 2 bf16, 8 f8e4m3, 9 f8e5m2 (tma only);  DTYPE_C 0 f32, 1 f16, 2 bf16 (ktune
 //   DType values, as the row-wise kernels);
 //   HAS_BIAS 0/1;  ACT 0 none, 1 SiLU, 2 GELU (erf form on NVIDIA, tanh form on AMD: no libm).
 #ifdef KTUNE_GEMM_INAPPLICABLE
@@ -13,8 +13,8 @@
 #if !defined(LAYOUT) || !defined(DTYPE_AB) || !defined(DTYPE_C) || !defined(HAS_BIAS) || !defined(ACT)
 #error "ktune GEMM: define LAYOUT, DTYPE_AB, DTYPE_C, HAS_BIAS and ACT (see gemm::defines in templates/gemm.h)"
 #endif
-#if DTYPE_AB != 1 && DTYPE_AB != 2
-#error "ktune GEMM: DTYPE_AB must be 1 (f16) or 2 (bf16)"
+#if DTYPE_AB != 1 && DTYPE_AB != 2 && DTYPE_AB != 8 && DTYPE_AB != 9
+#error "ktune GEMM: DTYPE_AB must be 1 (f16), 2 (bf16), 8 (f8e4m3) or 9 (f8e5m2; the tma kernel only)"
 #endif
 #if DTYPE_C != 0 && DTYPE_C != 1 && DTYPE_C != 2
 #error "ktune GEMM: DTYPE_C must be 0 (f32), 1 (f16) or 2 (bf16)"

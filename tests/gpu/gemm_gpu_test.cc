@@ -507,6 +507,62 @@ TEST(GemmGpu, DecodeFusedEpilogues) {
   EXPECT_EQ(st.code(), Code::kUnsupported) << st.toString();
 }
 
+// The decode kind's wgmma body (DC_WG=1): every M tier, both warpgroup counts and slab counts,
+// every grid rule (stream-K ranges that cut tiles, and DC_GRID=0), ring depths and k per stage,
+// both producer widths,
+// on odd N, K tails (K % 64 != 0), M not a power of two, the gate/up pair, bias, C += and f32 C.
+TEST(GemmGpu, DecodeWgmmaVsReference) {
+  REQUIRE_GPU();
+  if (env().dev.arch != "sm_90a") GTEST_SKIP() << "DC_WG=1 needs sm_90a, device is " << env().dev.arch;
+  struct Case { int64_t m, n, k; ElemType c; bool bias; Activation act; float beta; };
+  const Case cases[] = {
+      {1, 333, 1032, ElemType::kBF16, false, Activation::kNone, 0.f},
+      {13, 4099, 520, ElemType::kBF16, true, Activation::kNone, 0.f},
+      {31, 1001, 1000, ElemType::kF32, false, Activation::kNone, 1.f},
+      {64, 77, 4104, ElemType::kBF16, false, Activation::kNone, 0.f},
+      {97, 2 * 333, 1032, ElemType::kF16, true, Activation::kSiluMul, 0.f},
+      {128, 4096, 4096, ElemType::kBF16, false, Activation::kNone, 0.f},
+  };
+  const int64_t knobs[][6] = {  // DC_WARPS, DC_NT, DC_U, DC_DEPTH, DC_GRID, DC_PF (producers)
+      {4, 1, 1, 4, 2, 1}, {4, 1, 2, 2, 0, 1}, {8, 1, 1, 2, 1, 1}, {4, 2, 1, 2, 3, 1},
+      {8, 1, 4, 2, 2, 1}, {4, 1, 1, 4, 2, 2}, {8, 1, 2, 2, 1, 2}, {4, 1, 4, 2, 0, 2}};
+  std::vector<std::tuple<KernelKind, Config, GemmShape>> jobs;
+  std::vector<GemmShape> shapes;
+  for (const Case& cs : cases) {
+    GemmShape s = shapeOf(Layout::kNT, ElemType::kBF16, cs.c, cs.m, cs.n, cs.k);
+    s.has_bias = cs.bias;
+    s.act = cs.act;
+    s.beta = cs.beta;
+    s.ldc = gemm::outCols(s);
+    shapes.push_back(s);
+  }
+  auto configsFor = [&](const GemmShape& s) {
+    int64_t mt = 1;
+    while (mt < 16 && 8 * mt < s.m) mt *= 2;
+    std::vector<Config> out;
+    for (const auto& k : knobs) {
+      Config c{{"DC_WG", int64_t{1}}, {"DC_WARPS", k[0]}, {"DC_NT", k[1]}, {"DC_MT", mt},
+               {"DC_U", k[2]},        {"DC_DEPTH", k[3]}, {"DC_PF", k[5]},
+               {"DC_XR", int64_t{0}}, {"DC_GRID", k[4]}};
+      if (gemm::configSpace(KernelKind::kDecode).validate(c).ok() &&
+          gemm::launchPlan(KernelKind::kDecode, c, s, env().dev).ok())
+        out.push_back(c);
+    }
+    return out;
+  };
+  for (const GemmShape& s : shapes)
+    for (const Config& c : configsFor(s)) jobs.emplace_back(KernelKind::kDecode, c, s);
+  precompile(jobs);
+  uint32_t seed = 990;
+  for (const GemmShape& s : shapes) {
+    Problem p(s, seed++);
+    const auto ref = p.hostReference();
+    const auto configs = configsFor(s);
+    EXPECT_GE(configs.size(), 3u) << gemm::shapeKey(s);
+    for (const Config& c : configs) expectMatches(KernelKind::kDecode, c, p, ref, 2);
+  }
+}
+
 TEST(GemmGpu, UnalignedPointerFallsBackToSafePath) {
   REQUIRE_GPU();
   // A offset by one element: not 16-byte aligned, so the element-wise path must be used.

@@ -285,6 +285,15 @@ TEST_F(CApi, MistakesAreCodesWithMessages) {
   EXPECT_EQ(ktune_rmsnorm(t_, &rp, nullptr), KTUNE_ERR_UNSUPPORTED);  // no GPU kernels on sim
   rp.dtype = 9;
   EXPECT_EQ(ktune_rmsnorm(t_, &rp, nullptr), KTUNE_ERR_INVALID_ARGUMENT);
+  // FP8 GEMM inputs are KTUNE_DTYPE_* values (the op then says the sim has no GPU kernels).
+  ktune_gemm_params gp{};
+  gp.layout = "NT";
+  gp.ab_dtype = KTUNE_DTYPE_F8E4M3;
+  gp.c_dtype = KTUNE_DTYPE_BF16;
+  gp.m = gp.n = gp.k = 64;
+  EXPECT_EQ(ktune_gemm(t_, &gp, nullptr), KTUNE_ERR_UNSUPPORTED);
+  gp.ab_dtype = KTUNE_DTYPE_F8E5M2 + 1;
+  EXPECT_EQ(ktune_gemm(t_, &gp, nullptr), KTUNE_ERR_INVALID_ARGUMENT);
   EXPECT_STREQ(ktune_status_name(KTUNE_ERR_NOT_FOUND), "not_found");
   EXPECT_STREQ(ktune_status_name(99), "unknown");
 

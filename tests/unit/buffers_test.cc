@@ -89,5 +89,29 @@ TEST(SplitKScratch, GrowsZeroedAndKeepsWhatItHas) {
   EXPECT_FALSE(sim.free(last).ok()) << "release freed the workspace";
 }
 
+// A CUDA graph captured before the scratch grew still launches with the old addresses: growing
+// must leave the outgrown buffers allocated (and as they were) until release(). Before, they were
+// freed at once, and the replay of a decode step captured at batch 128 wrote freed memory once the
+// prefill had grown the workspace (an illegal address in python/examples/llama.py's timing).
+TEST(SplitKScratch, OutgrownBuffersStayAllocatedUntilRelease) {
+  SimBackend sim;
+  SplitKScratch s;
+  ASSERT_TRUE(s.ensure(sim, 64, 4).ok());
+  const DevicePtr ws = s.workspace, cs = s.counters;
+  ASSERT_TRUE(s.ensure(sim, 4096, 64).ok());
+  ASSERT_NE(s.workspace, ws);
+  ASSERT_NE(s.counters, cs);
+  std::vector<unsigned char> w(64, 0xff);
+  std::vector<uint32_t> c(4, 7);
+  EXPECT_TRUE(sim.copyToHost(w.data(), ws, w.size()).ok()) << "the old workspace was freed";
+  EXPECT_TRUE(sim.copyToHost(c.data(), cs, c.size() * 4).ok()) << "the old counters were freed";
+  EXPECT_EQ(w, std::vector<unsigned char>(64, 0));
+  EXPECT_EQ(c, std::vector<uint32_t>(4, 0));
+  s.release(sim);
+  EXPECT_FALSE(sim.free(ws).ok()) << "release must free the outgrown workspace too";
+  EXPECT_FALSE(sim.free(cs).ok()) << "release must free the outgrown counters too";
+  EXPECT_TRUE(s.retired.empty());
+}
+
 }  // namespace
 }  // namespace ktune

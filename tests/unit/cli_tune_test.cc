@@ -117,6 +117,19 @@ TEST_F(Cli, TuneGemmGateUpEpilogueOnTheSimulatedDevice) {
   EXPECT_HAS(r.err, "M <= 128");
 }
 
+// FP8 (issue 33): --dtype fp8e4m3 is a GEMM input type only, and fp8 runs in layout NT (the op
+// says so before tuning anything).
+TEST_F(Cli, TuneGemmFp8DtypeAndLayoutRule) {
+  CliRun r = ktune({"tune", "rmsnorm", "--rows", "4", "--cols", "256", "--dtype", "fp8e4m3"}, "", kSim);
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_HAS(r.err, "gemm: also fp8e4m3");
+  r = ktune({"tune", "gemm", "--m", "64", "--n", "64", "--k", "64", "--dtype", "fp8e4m3", "--layout",
+             "NN"},
+            "", kSim);
+  EXPECT_NE(r.code, 0) << r.out;
+  EXPECT_HAS(r.err, "fp8 GEMM needs layout NT");
+}
+
 TEST_F(Cli, FromFileIsValidatedFirst) {
   CliRun r = ktune({"tune", "--from-file", root_ + "/missing.jsonl"}, "", kNoGpu);
   EXPECT_EQ(r.code, 1) << r.err;

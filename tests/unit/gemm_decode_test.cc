@@ -27,7 +27,7 @@ DeviceInfo h100Like() {
 }
 
 Config decodeConfig(int64_t mt, int64_t grid = 2) {
-  return Config{{"DC_WARPS", int64_t{8}}, {"DC_NT", int64_t{1}}, {"DC_MT", mt},
+  return Config{{"DC_WG", int64_t{0}},    {"DC_WARPS", int64_t{8}}, {"DC_NT", int64_t{1}}, {"DC_MT", mt},
                 {"DC_U", int64_t{4}},     {"DC_DEPTH", int64_t{2}}, {"DC_PF", int64_t{1}},
                 {"DC_XR", int64_t{1}},    {"DC_GRID", grid}};
 }
@@ -41,6 +41,7 @@ TEST(GemmDecode, SpaceKeepsTheRegisterBudget) {
   EXPECT_GT(e.accepted.size(), 50u);
   EXPECT_FALSE(e.rejected.empty());
   for (const Config& c : e.accepted) {
+    if (c.getInt("DC_WG") != 0) continue;  // the wgmma body: GemmDecode.WgmmaVariant*
     const int64_t nt = c.getInt("DC_NT"), mt = c.getInt("DC_MT"), u = c.getInt("DC_U");
     const int64_t xr = c.getInt("DC_XR"), x = 4 * mt * u;
     EXPECT_LE(c.getInt("DC_DEPTH") * (8 * nt * u + xr * x) + (1 - xr) * x + 4 * nt * mt, 232)
@@ -76,7 +77,9 @@ TEST(GemmDecode, LaunchRuleIsStreamKOverTheSms) {
   auto q = launchPlan(KernelKind::kDecode, decodeConfig(1), nt(1, 17, 8), dev);
   ASSERT_TRUE(q.ok()) << q.status().toString();
   EXPECT_EQ(q->grid.x, 2u);
-  EXPECT_EQ(q->counters, 2);
+  // ... and each unit is a whole tile: no range is cut, so no workspace and no counters.
+  EXPECT_EQ(q->counters, 0);
+  EXPECT_EQ(q->workspace_bytes, 0);
   Config m16 = decodeConfig(16, 1);
   m16.set("DC_U", int64_t{1});
   m16.set("DC_XR", int64_t{0});
@@ -84,10 +87,73 @@ TEST(GemmDecode, LaunchRuleIsStreamKOverTheSms) {
   auto t = launchPlan(KernelKind::kDecode, decodeConfig(1, 0), nt(1, 4099, 4096), dev);
   ASSERT_TRUE(t.ok()) << t.status().toString();
   EXPECT_EQ(t->grid.x, 257u);
+  EXPECT_EQ(t->workspace_bytes, 0);  // no range cuts a tile
+  EXPECT_EQ(t->counters, 0);
   auto r = launchPlan(KernelKind::kDecode, m16, nt(128, 28672, 4096), dev);
   ASSERT_TRUE(r.ok()) << r.status().toString();
   EXPECT_EQ(r->grid.x, 132u);
   EXPECT_EQ(r->workspace_bytes, 128 * 28672 * 4);
+}
+
+Config wgConfig(int64_t mt, int64_t warps, int64_t nt_, int64_t u, int64_t depth, int64_t grid,
+                int64_t pf = 1) {
+  return Config{{"DC_WG", int64_t{1}}, {"DC_WARPS", warps}, {"DC_NT", nt_},
+                {"DC_MT", mt},         {"DC_U", u},         {"DC_DEPTH", depth},
+                {"DC_PF", pf},         {"DC_XR", int64_t{0}}, {"DC_GRID", grid}};
+}
+
+// DC_WG = 1 (decode_wg.cuh): its knobs pinned where unused, its ring's shared memory, its launch
+// rule (tiles of 64*DC_NT*DC_WARPS/4 rows, units of 64*DC_U k, a producer warp) and sm_90a only.
+TEST(GemmDecode, WgmmaVariantSpaceAndLaunchRule) {
+  const ConfigSpace& sp = configSpace(KernelKind::kDecode);
+  auto e = sp.enumerate("cuda", 227 * 1024);
+  size_t wgs = 0;
+  for (const Config& c : e.accepted) {
+    if (c.getInt("DC_WG") == 0) continue;
+    ++wgs;
+    EXPECT_EQ(c.getInt("DC_XR"), 0) << c.toString();
+    EXPECT_GE(c.getInt("DC_PF"), 1) << c.toString();  // the producer width: a warp or a warpgroup
+    EXPECT_LE(sharedBytes(KernelKind::kDecode, c), 227 * 1024) << c.toString();
+  }
+  EXPECT_GT(wgs, 100u);
+  Config pinned = wgConfig(1, 4, 1, 1, 4, 2);
+  pinned.set("DC_XR", int64_t{1});
+  EXPECT_FALSE(sp.validate(pinned).ok());
+  // 8 stages x (64 weight rows + 8 A rows) x 128 bytes + alignment + 16 mbarriers + the flag.
+  const Config c = wgConfig(1, 4, 1, 1, 4, 2);
+  EXPECT_EQ(sharedBytes(KernelKind::kDecode, c), 8 * 72 * 128 + 1024 + 16 * 8 + 16);
+  // 256-row tiles at M = 128, 4 stages of 2 x 64 k: over the opt-in limit.
+  EXPECT_GT(sharedBytes(KernelKind::kDecode, wgConfig(16, 8, 2, 2, 2, 1)), 227 * 1024);
+  const DeviceInfo dev = h100Like();
+  auto p = launchPlan(KernelKind::kDecode, c, nt(8, 4096, 4096), dev);
+  ASSERT_TRUE(p.ok()) << p.status().toString();
+  EXPECT_EQ(p->grid.x, 2u * 132u);
+  EXPECT_EQ(p->block.x, 4u * 32u + 32u);
+  Config wide = c;
+  wide.set("DC_PF", int64_t{2});  // a producer warpgroup
+  auto pw = launchPlan(KernelKind::kDecode, wide, nt(8, 4096, 4096), dev);
+  ASSERT_TRUE(pw.ok()) << pw.status().toString();
+  EXPECT_EQ(pw->block.x, 4u * 32u + 128u);
+  EXPECT_EQ(p->counters, 4096 / 64);
+  EXPECT_EQ(p->workspace_bytes, 8 * 4096 * 4);
+  // DC_GRID = 0: one block per 128-row tile (two warpgroups), no workspace.
+  auto q = launchPlan(KernelKind::kDecode, wgConfig(16, 8, 1, 1, 2, 0), nt(128, 4100, 4104), dev);
+  ASSERT_TRUE(q.ok()) << q.status().toString();
+  EXPECT_EQ(q->grid.x, 33u);
+  EXPECT_EQ(q->block.x, 288u);
+  EXPECT_EQ(q->workspace_bytes, 0);
+  EXPECT_EQ(q->counters, 0);
+  // Not on other NVIDIA architectures (the mma.sync body covers them).
+  DeviceInfo a100 = dev;
+  a100.arch = "sm_80";
+  auto r = launchPlan(KernelKind::kDecode, c, nt(8, 4096, 4096), a100);
+  EXPECT_EQ(r.status().code(), Code::kUnsupported);
+  EXPECT_NE(r.status().toString().find("sm_90a"), std::string::npos) << r.status().toString();
+  EXPECT_TRUE(launchPlan(KernelKind::kDecode, decodeConfig(1), nt(8, 4096, 4096), a100).ok());
+  // Same M tier rule as the mma.sync body: DC_MT = 4 serves 17..32.
+  EXPECT_TRUE(applicable(KernelKind::kDecode, wgConfig(4, 4, 1, 1, 4, 2), nt(17, 64, 64)).ok());
+  EXPECT_EQ(applicable(KernelKind::kDecode, wgConfig(4, 4, 1, 1, 4, 2), nt(33, 64, 64)).code(),
+            Code::kUnsupported);
 }
 
 TEST(GemmDecode, RefusesWhatItCannotComputeWithAReason) {
@@ -163,7 +229,7 @@ TEST(GemmDecode, SiluMulIsTheGateUpPairOnTheDecodeKernel) {
   EXPECT_TRUE(applicable(KernelKind::kDecode, decodeConfig(1), s).ok());
   auto plan = launchPlan(KernelKind::kDecode, decodeConfig(1), s, h100Like());
   ASSERT_TRUE(plan.ok()) << plan.status().toString();
-  EXPECT_EQ(plan->counters, 1);
+  EXPECT_EQ(plan->counters, 0);  // one unit: the tile is never cut
   for (KernelKind k : {KernelKind::kMma, KernelKind::kSkinny, KernelKind::kWgmma, KernelKind::kTma}) {
     const auto cs = curatedConfigs(k, nt(2, 4096, 4096));
     if (cs.empty()) continue;
@@ -186,7 +252,7 @@ TEST(GemmDecode, CuratedConfigsCoverEveryDecodeM) {
   EXPECT_TRUE(curatedConfigs(KernelKind::kDecode, nt(129, 4096, 4096)).empty());
 }
 
-// The curated configs of the smallest and largest M tier and every 151st config of the accepted
+// The curated configs of the smallest and largest M tier and every 251st config of the accepted
 // space (each compiled for a shape of its own tier; NVRTC takes seconds per config on CI's two
 // cores), for sm_90a: no spills, mma.sync in the PTX.
 TEST(GemmDecode, ConfigsCompileWithMmaSyncAndNoSpills) {
@@ -197,7 +263,7 @@ TEST(GemmDecode, ConfigsCompileWithMmaSyncAndNoSpills) {
     for (const Config& c : curatedConfigs(KernelKind::kDecode, nt(m, 4096, 4096)))
       jobs.emplace_back(c, nt(m, 4096, 4096));
   const auto acc = configSpace(KernelKind::kDecode).enumerate("cuda", 227 * 1024).accepted;
-  for (size_t j = 0; j < acc.size(); j += 151) jobs.emplace_back(acc[j], nt(8 * acc[j].getInt("DC_MT"), 4096, 4096));
+  for (size_t j = 0; j < acc.size(); j += 251) jobs.emplace_back(acc[j], nt(8 * acc[j].getInt("DC_MT"), 4096, 4096));
   // The gate/up epilogue (with bias and C +=) at the smallest and the largest tier.
   for (int64_t m : {1, 128}) {
     GemmShape g = nt(m, 8192, 4096);
@@ -206,6 +272,7 @@ TEST(GemmDecode, ConfigsCompileWithMmaSyncAndNoSpills) {
     g.beta = 1.0f;
     g.ldc = 4096;
     jobs.emplace_back(curatedConfigs(KernelKind::kDecode, g).front(), g);
+    jobs.emplace_back(m == 1 ? wgConfig(1, 4, 1, 1, 4, 2) : wgConfig(16, 8, 1, 1, 2, 1, 2), g);
   }
   std::vector<std::string> failures(jobs.size());
   std::atomic<size_t> next{0};
@@ -224,8 +291,10 @@ TEST(GemmDecode, ConfigsCompileWithMmaSyncAndNoSpills) {
         failures[j] = c.toString() + ": " + r.status().toString().substr(0, 2000);
       else if (r->resources.spills())
         failures[j] = c.toString() + ": spills";
-      else if (r->dumps["ptx"].find("mma.sync.aligned.m16n8k16") == std::string::npos)
-        failures[j] = c.toString() + ": PTX lacks mma.sync.aligned.m16n8k16";
+      else if (r->dumps["ptx"].find(c.getInt("DC_WG") ? "wgmma.mma_async.sync.aligned.m64n"
+                                                       : "mma.sync.aligned.m16n8k16") ==
+               std::string::npos)
+        failures[j] = c.toString() + ": PTX lacks its matrix instruction";
     }
   };
   std::thread t1(work), t2(work);

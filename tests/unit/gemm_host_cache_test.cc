@@ -87,6 +87,80 @@ TEST(TensorMapCache, FailuresAreCachedAsNotOkAndTheOldestIsEvicted) {
   EXPECT_EQ(enc.calls, 12);
 }
 
+DeviceInfo hopper() {
+  DeviceInfo d;
+  d.vendor = Vendor::kNvidia;
+  d.arch = "sm_90a";
+  d.shared_per_block = 48 * 1024;
+  d.shared_per_block_optin = 227 * 1024;
+  d.multiprocessors = 132;
+  return d;
+}
+
+// The op's split-K scratch comes from each config's launch rule (issue 32): before, the op chose
+// it by kind (SPLIT_K > 1, "decode", "tma"), so a decode config that cuts no tile still got an
+// M x N workspace and the TMA split tail's slots were sized for one block per SM, not for the
+// plan's grid. The rule is asked once per (config, problem).
+TEST(ScratchPlanCache, AsksTheLaunchRuleOncePerConfigAndProblem) {
+  const DeviceInfo dev = hopper();
+  int calls = 0;
+  const ScratchPlanCache::PlanFn plan = [&](const Config& c, const gemm::GemmShape& s) {
+    ++calls;
+    auto kind = gemm::parseKernelKind(c.getStr("KIND"));
+    Config knobs;
+    for (const auto& [n, v] : c.params())
+      if (n != "KIND") knobs.set(n, v);
+    return kind.ok() ? gemm::launchPlan(*kind, knobs, s, dev) : Expected<gemm::LaunchPlan>(kind.status());
+  };
+  ScratchPlanCache cache;
+  const auto s = gemm::denseShape(gemm::Layout::kNT, gemm::ElemType::kBF16, gemm::ElemType::kBF16,
+                                  16, 4096, 4096);
+  Config streamk{{"KIND", std::string("decode")}, {"DC_WG", int64_t{0}}, {"DC_WARPS", int64_t{8}},
+                 {"DC_NT", int64_t{1}},  {"DC_MT", int64_t{2}}, {"DC_U", int64_t{2}},
+                 {"DC_DEPTH", int64_t{2}}, {"DC_PF", int64_t{1}}, {"DC_XR", int64_t{1}},
+                 {"DC_GRID", int64_t{2}}};
+  auto a = cache.get(streamk, s, plan);
+  ASSERT_TRUE(a.ok()) << a.status().toString();
+  EXPECT_EQ(a->workspace_bytes, 16 * 4096 * 4);
+  EXPECT_EQ(a->counters, 4096 / 16);
+  ASSERT_TRUE(cache.get(streamk, s, plan).ok());
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(cache.plans(), 1);
+  // One block per tile over all of K: nothing to reduce, no scratch.
+  Config whole = streamk;
+  whole.set("DC_GRID", int64_t{0});
+  auto b = cache.get(whole, s, plan);
+  ASSERT_TRUE(b.ok()) << b.status().toString();
+  EXPECT_EQ(b->workspace_bytes, 0);
+  EXPECT_EQ(b->counters, 0);
+  // Another problem is another entry.
+  gemm::GemmShape s2 = s;
+  s2.n = 8192;
+  s2.ldc = 8192;
+  auto c = cache.get(streamk, s2, plan);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->workspace_bytes, 16 * 8192 * 4);
+  EXPECT_EQ(calls, 3);
+  // The TMA kernel's split tail: one slot per block of the plan's grid (here 2 tiles x SPLIT_K 4
+  // = 8 blocks), not one per SM.
+  Config tma{{"KIND", std::string("tma")}, {"BLOCK_N", int64_t{128}}, {"CONSUMERS", int64_t{1}},
+             {"WG_M", int64_t{1}},          {"NUM_STAGES", int64_t{4}}, {"GROUP_M", int64_t{8}},
+             {"CLUSTER_M", int64_t{1}},     {"EPI_TMA", int64_t{1}},    {"SPLIT_K", int64_t{4}}};
+  const auto small = gemm::denseShape(gemm::Layout::kNT, gemm::ElemType::kBF16,
+                                      gemm::ElemType::kBF16, 64, 256, 4096);
+  auto t = cache.get(tma, small, plan);
+  ASSERT_TRUE(t.ok()) << t.status().toString();
+  const gemm::TmaSplitScratch want = gemm::tmaSplitScratch(tma, 8);
+  EXPECT_EQ(t->workspace_bytes, want.workspace_bytes);
+  EXPECT_EQ(t->counters, want.counters);
+  // A refused plan is the caller's error, and not cached.
+  const auto big = gemm::denseShape(gemm::Layout::kNT, gemm::ElemType::kBF16,
+                                    gemm::ElemType::kBF16, 200, 4096, 4096);
+  EXPECT_EQ(cache.get(streamk, big, plan).status().code(), Code::kUnsupported);
+  EXPECT_EQ(cache.get(streamk, big, plan).status().code(), Code::kUnsupported);
+  EXPECT_EQ(calls, 6);
+}
+
 constexpr const char* kFakeLt = R"C(
 #include <stdint.h>
 #include <stdlib.h>

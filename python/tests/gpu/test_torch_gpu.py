@@ -185,6 +185,21 @@ def test_gemm_nt_with_bias(epilogue):
     assert out.shape == (256, 384) and rel_err(out, ref) < 2e-2
 
 
+@pytest.mark.skipif(not hasattr(torch, "float8_e4m3fn") or
+                    torch.cuda.get_device_capability() != (9, 0), reason="fp8 GEMM needs sm_90a")
+def test_gemm_fp8_scaled():
+    """FP8 (issue 33): e4m3 a [M, K] and w.t() of a [N, K] weight, per-tensor scales (a tensor and
+    a number), bf16 out, against float math on the dequantised values; other layouts refused."""
+    a = (torch.randn(256, 512, device="cuda") * 4).to(torch.float8_e4m3fn)
+    w = (torch.randn(384, 512, device="cuda") * 4).to(torch.float8_e4m3fn)
+    sa = torch.tensor([0.25], device="cuda")
+    out = ktune.ops.gemm(a, w.t(), scale_a=sa, scale_b=0.5)
+    ref = (a.float() * 0.25) @ (w.float() * 0.5).t()
+    assert out.dtype == torch.bfloat16 and out.shape == (256, 384) and rel_err(out, ref) < 2e-2
+    with pytest.raises(ktune.Unsupported, match="layout NT"):
+        ktune.ops.gemm(a, w.t().contiguous(), scale_a=sa)  # B stored [K][N]: layout NN
+
+
 @pytest.mark.parametrize("m", [1, 16, 128])
 def test_gemm_gate_up_silu_mul_and_residual(m):
     """The decode path's fused epilogues: [gate; up] in one GEMM (silu_mul, N/2 columns out) with

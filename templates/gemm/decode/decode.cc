@@ -19,9 +19,17 @@ int64_t registerEstimate(K c) {
          (knob(c, "DC_XR") ? 0 : x) + 4 * nt * mt;
 }
 
+bool wg(K c) { return knob(c, "DC_WG") != 0; }
+// DC_WG = 1 (decode_wg.cuh): weight rows per tile and shared-memory ring bytes.
+int64_t wgTileRows(K c) { return 64 * knob(c, "DC_NT") * (knob(c, "DC_WARPS") / 4); }
+int64_t wgRingBytes(K c) {
+  return 2 * knob(c, "DC_DEPTH") * (wgTileRows(c) + 8 * knob(c, "DC_MT")) * 128 * knob(c, "DC_U");
+}
+
 ConfigSpace buildSpace() {
   ConfigSpace s;
-  s.addInts("DC_WARPS", {4, 8}, "cuda")
+  s.addInts("DC_WG", {0, 1}, "cuda")
+      .addInts("DC_WARPS", {4, 8}, "cuda")
       .addInts("DC_NT", {1, 2}, "cuda")
       .addInts("DC_MT", {1, 2, 4, 8, 16}, "cuda")
       .addInts("DC_U", {1, 2, 4}, "cuda")
@@ -29,15 +37,26 @@ ConfigSpace buildSpace() {
       .addInts("DC_PF", {1, 2}, "cuda")
       .addInts("DC_XR", {0, 1}, "cuda")
       .addInts("DC_GRID", {0, 1, 2, 3}, "cuda");
-  s.constrain("register estimate DC_DEPTH*(8*DC_NT*DC_U + 4*DC_MT*DC_U*DC_XR) + "
+  s.constrain("DC_WG == 1 || register estimate DC_DEPTH*(8*DC_NT*DC_U + 4*DC_MT*DC_U*DC_XR) + "
               "4*DC_MT*DC_U*(1-DC_XR) + 4*DC_NT*DC_MT <= 232",
-              [](K c) { return registerEstimate(c) <= 232; });
+              [](K c) { return wg(c) || registerEstimate(c) <= 232; });
+  // The wgmma body has no register ring (DC_XR pinned) and reads DC_PF as its producer width
+  // (1: a warp, 2: a warpgroup).
+  s.constrain("DC_WG == 0 || (DC_XR == 0 && DC_PF >= 1)",
+              [](K c) { return !wg(c) || (knob(c, "DC_XR") == 0 && knob(c, "DC_PF") >= 1); });
+  // Accumulators: 4*DC_MT floats per 64-row slab and thread; 128 of them (two slabs at the widest
+  // tier) spill under ptxas (sm_90a), 64 do not.
+  s.constrain("DC_WG == 0 || DC_NT * DC_MT <= 16",
+              [](K c) { return !wg(c) || knob(c, "DC_NT") * knob(c, "DC_MT") <= 16; });
+
   s.sharedBytes([](K c) { return decodeKernel().shared_bytes(c); });
   return s;
 }
 
-// The warps' sums of one tile: [DC_WARPS][16*DC_NT][8*DC_MT + 1] floats.
+// The warps' sums of one tile: [DC_WARPS][16*DC_NT][8*DC_MT + 1] floats; DC_WG = 1: the ring,
+// 1024 bytes to align it for the swizzle, two mbarriers per stage and the last-block flag.
 int64_t sharedBytes(K c) {
+  if (wg(c)) return wgRingBytes(c) + 1024 + 16 * 2 * knob(c, "DC_DEPTH") + 16;
   return knob(c, "DC_WARPS") * 16 * knob(c, "DC_NT") * (8 * knob(c, "DC_MT") + 1) * 4;
 }
 
@@ -65,16 +84,28 @@ Status applicable(K c, const GemmShape& s) {
 // workspace: the probe measured that reduction chain as stream-K's cost at 4096x4096, see
 // bench/NOTES.md). The M x N fp32 workspace and one counter per tile of 16*DC_NT rows, zero between
 // calls.
+// DC_WG = 1: tiles of 64*DC_NT*DC_WARPS/4 rows, units of 64*DC_U k, DC_WARPS consumer warps + the
+// producer warp (DC_PF = 2: warpgroup), sm_90a only. A grid whose ranges cut no tile (DC_GRID = 0,
+// or one unit per tile) needs neither workspace nor counters.
 Status plan(K c, const GemmShape& s, const DeviceInfo& dev, LaunchPlan& p) {
+  if (wg(c) && dev.arch != "sm_90a")
+    return Status::Unsupported("decode GEMM with DC_WG=1 (wgmma) needs arch sm_90a, device is " +
+                               dev.arch);
   const int64_t warps = knob(c, "DC_WARPS"), nt = knob(c, "DC_NT");
-  const int64_t units = ceilDiv(s.n, 16 * nt) * ceilDiv(s.k, 32 * knob(c, "DC_U") * warps);
+  const int64_t rows = wg(c) ? wgTileRows(c) : 16 * nt;
+  const int64_t tiles = ceilDiv(s.n, rows);
+  const int64_t steps = wg(c) ? ceilDiv(s.k, 64 * knob(c, "DC_U"))
+                              : ceilDiv(s.k, 32 * knob(c, "DC_U") * warps);
+  const int64_t units = tiles * steps;
   const int64_t sms = std::max(1, dev.multiprocessors);
-  const int64_t tiles = ceilDiv(s.n, 16 * nt);
   const int64_t grid = knob(c, "DC_GRID") == 0 ? tiles : std::min(units, sms * knob(c, "DC_GRID"));
   p.grid = Dim3{static_cast<unsigned>(grid), 1u, 1u};
-  p.block = Dim3{static_cast<unsigned>(32 * warps), 1u, 1u};
-  p.counters = tiles;
-  p.workspace_bytes = s.m * s.n * 4;
+  const int64_t producers = !wg(c) ? 0 : knob(c, "DC_PF") == 2 ? 128 : 32;
+  p.block = Dim3{static_cast<unsigned>(32 * warps + producers), 1u, 1u};
+  if (steps > 1 && tiles % grid != 0) {  // else every range is whole tiles (grid divides tiles)
+    p.counters = tiles;
+    p.workspace_bytes = s.m * s.n * 4;
+  }
   return Status::Ok();
 }
 

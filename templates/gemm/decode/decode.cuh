@@ -34,9 +34,25 @@
 // lda % 8 == 0, ldb % 8 == 0, A and B 16-byte aligned, M <= 8*DC_MT.
 // Dynamic shared memory: DC_WARPS * DC_NT*16 * (DC_MT*8 + 1) * 4 bytes (the warps' sums).
 // Arguments: as the skinny kernel; `counters` holds ceil(N / (16*DC_NT)) counters.
+//
+// DC_WG = 1 (sm_90a) swaps the mma.sync body for a warpgroup-MMA one (decode_wg.cuh, described
+// there): weight tiles of 64 rows are wgmma's A operand from shared memory and the M rows of A its
+// N side (8*DC_MT = 8..128), streamed through a shared-memory ring by a producer warp. The knobs
+// keep their names with that kernel's meaning; the helpers below (problem, gate/up row mapping,
+// epilogue stores) serve both.
 #if !defined(DC_WARPS) || !defined(DC_NT) || !defined(DC_MT) || !defined(DC_U) || \
     !defined(DC_DEPTH) || !defined(DC_PF) || !defined(DC_XR)
 #error "decode.cuh: define DC_WARPS, DC_NT, DC_MT, DC_U, DC_DEPTH, DC_PF and DC_XR (see gemm::defines)"
+#endif
+#ifndef DC_WG
+#define DC_WG 0
+#endif
+#if DC_WG  // the prelude's wgmma helpers for the operand type
+#if DTYPE_AB == 2
+#define KTUNE_WGMMA_T "bf16"
+#else
+#define KTUNE_WGMMA_T "f16"
+#endif
 #endif
 #include "prelude.cuh"
 #define KGEMM_STREAM_PF DC_PF
@@ -45,28 +61,6 @@
 namespace kd {
 
 using namespace kgemm;
-
-constexpr int kWarps = DC_WARPS, kNT = DC_NT, kMT = DC_MT, kU = DC_U, kD = DC_DEPTH;
-static_assert(kD >= 1 && kD <= 8, "DC_DEPTH must be 1..8");
-constexpr int kThreads = 32 * kWarps;
-constexpr int kBN = 16 * kNT, kBM = 8 * kMT;  // a tile: weight rows x A rows
-constexpr int kStep = 32 * kU;                 // k per warp step: 4 lanes x kU chunks x 8
-constexpr int kBlockStep = kStep * kWarps;     // k per block step (one unit)
-constexpr int kRedStride = kBM + 1;            // padded row of the reduction buffer
-
-// ld_stream and l2_policy: gemm_common.cuh (KGEMM_STREAM_PF = DC_PF).
-
-struct Frag {
-  uint4 w[kNT][kU][2];  // weight rows g and g+8 of each 16-row tile
-#if DC_XR
-  uint4 x[kMT][kU];  // A row g of each 8-row tile, loaded with the weights
-#endif
-};
-
-// A row (token) chunk: L1-allocating (every warp of the block reads it), zeros when !ok.
-KTUNE_DEVICE uint4 ld_x(const unsigned short* p, bool ok) {
-  return ok ? __ldg(reinterpret_cast<const uint4*>(p)) : make_uint4(0, 0, 0, 0);
-}
 
 // Workspace words through L2 only (the other blocks' atomics land there): __ldcg/__stcg's PTX,
 // written out because clang's CUDA shims have no float overloads of them.
@@ -127,6 +121,35 @@ KTUNE_DEVICE void store_gated(const Prob& p, int j, int m, float gate, float up)
   out_t* dst = p.C + (long)m * p.ldc + j;
   if (p.beta != 0.0f) v += p.beta * out_to_float(*dst);
   *dst = out_from_float(v);
+}
+
+}  // namespace kd
+
+#if DC_WG
+#include "decode_wg.cuh"
+#else
+namespace kd {
+
+constexpr int kWarps = DC_WARPS, kNT = DC_NT, kMT = DC_MT, kU = DC_U, kD = DC_DEPTH;
+static_assert(kD >= 1 && kD <= 8, "DC_DEPTH must be 1..8");
+constexpr int kThreads = 32 * kWarps;
+constexpr int kBN = 16 * kNT, kBM = 8 * kMT;  // a tile: weight rows x A rows
+constexpr int kStep = 32 * kU;                 // k per warp step: 4 lanes x kU chunks x 8
+constexpr int kBlockStep = kStep * kWarps;     // k per block step (one unit)
+constexpr int kRedStride = kBM + 1;            // padded row of the reduction buffer
+
+// ld_stream and l2_policy: gemm_common.cuh (KGEMM_STREAM_PF = DC_PF).
+
+struct Frag {
+  uint4 w[kNT][kU][2];  // weight rows g and g+8 of each 16-row tile
+#if DC_XR
+  uint4 x[kMT][kU];  // A row g of each 8-row tile, loaded with the weights
+#endif
+};
+
+// A row (token) chunk: L1-allocating (every warp of the block reads it), zeros when !ok.
+KTUNE_DEVICE uint4 ld_x(const unsigned short* p, bool ok) {
+  return ok ? __ldg(reinterpret_cast<const uint4*>(p)) : make_uint4(0, 0, 0, 0);
 }
 
 // The warp's acc into its slice of `red` ([kWarps][kBN][kRedStride]), and acc zeroed.
@@ -207,6 +230,7 @@ KTUNE_DEVICE void flush(const Prob& p, float* red, float (&acc)[kNT][kMT][4], in
 }
 
 }  // namespace kd
+
 
 KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
     ktune_gemm_decode(const unsigned short* __restrict__ A, const unsigned short* __restrict__ B,
@@ -324,3 +348,4 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
     }
   }
 }
+#endif  // DC_WG

@@ -14,7 +14,8 @@ TmaSplitScratch tmaSplitScratch(const Config& c, int64_t blocks) {
 }
 
 namespace {
-// A 2-D tensor map of 64 x 64 boxes with the 128-byte swizzle over a matrix as stored.
+// A 2-D tensor map of 64-row boxes, 128 bytes wide (64 16-bit or 128 8-bit elements), with the
+// 128-byte swizzle over a matrix as stored.
 TensorMap2DDesc boxMap(DevicePtr p, int elem_bytes, int64_t rows, int64_t cols, int64_t ld) {
   TensorMap2DDesc t;
   t.base = p;
@@ -23,7 +24,7 @@ TensorMap2DDesc boxMap(DevicePtr p, int elem_bytes, int64_t rows, int64_t cols, 
   t.cols = static_cast<uint64_t>(cols);
   t.row_stride_bytes = static_cast<uint64_t>(ld) * static_cast<uint64_t>(elem_bytes);
   t.box_rows = 64;
-  t.box_cols = 64;
+  t.box_cols = static_cast<uint32_t>(128 / elem_bytes);
   t.swizzle_bytes = 128;
   return t;
 }
@@ -78,7 +79,15 @@ int64_t sharedBytes(K c) {
 }
 
 Status applicable(K, const GemmShape& s) {
-  if (s.ab == ElemType::kF32) return Status::Unsupported("TMA GEMM takes 16-bit A and B (f16, bf16)");
+  if (s.ab == ElemType::kF32)
+    return Status::Unsupported("TMA GEMM takes 16-bit or fp8 A and B (f16, bf16, f8e4m3, f8e5m2)");
+  // wgmma reads 8-bit operands K-major only (its transpose flag exists for 16-bit types): an fp8
+  // A must be stored [M][K] and B [N][K]. Nothing is transposed behind the caller's back (a copy
+  // of the weights per call would cost more than the GEMM saves).
+  if (isFp8(s.ab) && s.layout != Layout::kNT)
+    return Status::Unsupported(std::string("fp8 GEMM needs layout NT (A [M][K], B [N][K], both "
+                                           "K-major as the fp8 wgmma reads them), got ") +
+                               layoutName(s.layout) + "; store A or B transposed first");
   return needFastPath(s, "TMA");
 }
 

@@ -54,6 +54,13 @@
 // SM), so the wait cannot deadlock. The same mechanism splits a single partial round (few tiles,
 // e.g. M = 128): the host then launches up to SPLIT_K x tiles blocks (at most one per SM).
 //
+// FP8 (DTYPE_AB 8 = e4m3, 9 = e5m2; layout NT only): the same kernel with the m64nNk32 fp8 wgmma.
+// A k-tile is 128 elements (still 128 bytes per row, so boxes, swizzle, descriptors and shared
+// memory are byte for byte those of the 16-bit kernel), fp32 accumulators, and the per-tensor
+// scales (scale_a, scale_b: device floats, null = 1) folded into alpha once per block before the
+// epilogue: C = act(alpha * sa * sb * A * B + beta * C + bias). wgmma has no transpose for 8-bit
+// operands, so both must be K-major (the host refuses the other layouts).
+//
 // Config: BLOCK_N (128 | 192 | 256), CONSUMERS (1 | 2), WG_M (1 | 2; BLOCK_M = 64 * WG_M * CONSUMERS;
 // WG_M * BLOCK_N <= 256 keeps the accumulators at <= 128 registers), NUM_STAGES (2..8), GROUP_M,
 // CLUSTER_M (1 | 2), SPLIT_K (1 | 2 | 4).
@@ -75,10 +82,22 @@
 #define KT_A_MN (LAYOUT == 2 || LAYOUT == 3)
 #define KT_B_MN (LAYOUT == 0 || LAYOUT == 2)
 
-#if DTYPE_AB == 2
+#define KT_FP8 (DTYPE_AB == 8 || DTYPE_AB == 9)
+#if KT_FP8 && (KT_A_MN || KT_B_MN)
+#error "tma.cuh: fp8 operands must both be K-major (layout NT)"
+#endif
+#if DTYPE_AB == 8
+#define KTUNE_WGMMA_T "e4m3"
+#elif DTYPE_AB == 9
+#define KTUNE_WGMMA_T "e5m2"
+#elif DTYPE_AB == 2
 #define KTUNE_WGMMA_T "bf16"
 #else
 #define KTUNE_WGMMA_T "f16"
+#endif
+#if KT_FP8
+#define KTUNE_WGMMA_K "k32"
+#define KTUNE_WGMMA_TRANS ""
 #endif
 #if KT_A_MN
 #define KTUNE_WGMMA_TA "1"
@@ -93,12 +112,14 @@ namespace kt {
 
 using namespace kgemm;
 
-constexpr int kBN = BLOCK_N, kBK = 64, kCons = CONSUMERS, kWgM = WG_M;
+// kElem: bytes per A/B element; a k-tile is always 128 bytes of K (64 16-bit or 128 fp8 values).
+constexpr int kElem = KT_FP8 ? 1 : 2;
+constexpr int kBN = BLOCK_N, kBK = 128 / kElem, kCons = CONSUMERS, kWgM = WG_M;
 constexpr int kBM = 64 * kWgM * kCons;
 constexpr int kThreads = 128 * (kCons + 1);
 constexpr int kStages = NUM_STAGES;
 constexpr int kATile = kBM * kBK, kBTile = kBN * kBK;  // elements per stage
-constexpr unsigned kStageBytes = (kATile + kBTile) * 2;
+constexpr unsigned kStageBytes = (kATile + kBTile) * kElem;
 constexpr int kAcc = kBN / 2;  // fp32 accumulators per thread per 64-row slab
 
 static_assert(kBN == 128 || kBN == 192 || kBN == 256, "BLOCK_N must be 128, 192 or 256");
@@ -165,7 +186,7 @@ KTUNE_DEVICE void box_coords(int k0, int row0, int& c0, int& r0) {
     c0 = k0, r0 = row0;
   }
 }
-// wgmma descriptor of k16 step `kk` of a stage's operand starting at `addr`: K-major steps 32 bytes
+// wgmma descriptor of k step `kk` (32 bytes of K: k16 16-bit or k32 fp8) of a stage's operand starting at `addr`: K-major steps 32 bytes
 // inside the swizzled rows; MN-major steps two 8-row atoms (2048 bytes), 64-wide chunks 8192 apart.
 template <bool kMnMajor>
 KTUNE_DEVICE unsigned long long operand_desc(unsigned addr, int kk) {
@@ -235,21 +256,21 @@ KTUNE_DEVICE void produce(const TensorMap* tmA, const TensorMap* tmB, unsigned s
 #pragma unroll
       for (int b = 0; b < kBM / 64; ++b) {
         box_coords<KT_A_MN>(kt * kBK, m0 + b * 64, c0, r0);
-        tma_load_2d(sA + (s * kATile + b * 64 * kBK) * 2, tmA, c0, r0, full + 8 * s);
+        tma_load_2d(sA + (s * kATile + b * 64 * kBK) * kElem, tmA, c0, r0, full + 8 * s);
       }
 #if CLUSTER_M > 1
       // This block's half of the B tile, into both blocks.
 #pragma unroll
       for (int b = rank * (kBN / 128); b < (rank + 1) * (kBN / 128); ++b) {
         box_coords<KT_B_MN>(kt * kBK, n0 + b * 64, c0, r0);
-        tma_load_2d_multicast(sB + (s * kBTile + b * 64 * kBK) * 2, tmB, c0, r0, full + 8 * s,
+        tma_load_2d_multicast(sB + (s * kBTile + b * 64 * kBK) * kElem, tmB, c0, r0, full + 8 * s,
                               (unsigned short)0x3);
       }
 #else
 #pragma unroll
       for (int b = 0; b < kBN / 64; ++b) {
         box_coords<KT_B_MN>(kt * kBK, n0 + b * 64, c0, r0);
-        tma_load_2d(sB + (s * kBTile + b * 64 * kBK) * 2, tmB, c0, r0, full + 8 * s);
+        tma_load_2d(sB + (s * kBTile + b * 64 * kBK) * kElem, tmB, c0, r0, full + 8 * s);
       }
 #endif
     }
@@ -257,6 +278,14 @@ KTUNE_DEVICE void produce(const TensorMap* tmA, const TensorMap* tmB, unsigned s
 }
 
 #include "tma_epilogue.cuh"
+
+// alpha with the per-tensor scales (FP8 dequantisation; null = 1) folded in: read once per thread,
+// so the epilogue still does one multiply per element.
+KTUNE_DEVICE float scaled_alpha(float alpha, const float* scale_a, const float* scale_b) {
+  if (scale_a) alpha *= __ldg(scale_a);
+  if (scale_b) alpha *= __ldg(scale_b);
+  return alpha;
+}
 
 #if SPLIT_K > 1
 // A split tail tile: splits > 0 leave this warpgroup's partial sums in their workspace slot and
@@ -320,7 +349,8 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
                    int K, long lda, long ldb, long ldc, float alpha, float beta,
                    const __grid_constant__ kt::TensorMap tmA,
                    const __grid_constant__ kt::TensorMap tmB,
-                   const __grid_constant__ kt::TensorMap tmC, int c_tma_ok) {
+                   const __grid_constant__ kt::TensorMap tmC, int c_tma_ok,
+                   const float* __restrict__ scale_a, const float* __restrict__ scale_b) {
   using namespace kt;
   (void)A, (void)B, (void)lda, (void)ldb;
 #if SPLIT_K == 1
@@ -329,8 +359,8 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   unsigned char* base = smem_raw + ((1024u - (smem_addr(smem_raw) & 1023u)) & 1023u);
   const unsigned sA = smem_addr(base);
-  const unsigned sB = sA + kStages * kATile * 2;
-  const unsigned epi = sB + kStages * kBTile * 2;   // kCons buffers of kEpiBytes
+  const unsigned sB = sA + kStages * kATile * kElem;
+  const unsigned epi = sB + kStages * kBTile * kElem;  // kCons buffers of kEpiBytes
   const unsigned full = epi + kCons * kEpiBytes;    // kStages barriers of 8 bytes
   const unsigned empty = full + kStages * 8;
 
@@ -374,6 +404,7 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
   asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
 #endif
   const int cw = wg - 1, lane = tid & 31, warp = (tid >> 5) & 3;
+  alpha = scaled_alpha(alpha, scale_a, scale_b);
   const int g = lane >> 2, q = lane & 3;
   out_t* C = reinterpret_cast<out_t*>(Cv);
   const out_t* bias = reinterpret_cast<const out_t*>(biasv);
@@ -401,13 +432,13 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
 #else
       mbar_wait(full + 8 * s, (it / kStages) & 1u);
 #endif
-      const unsigned a_stage = sA + s * kATile * 2, b_stage = sB + s * kBTile * 2;
+      const unsigned a_stage = sA + s * kATile * kElem, b_stage = sB + s * kBTile * kElem;
       ktune::wgmma_fence();
 #pragma unroll
-      for (int kk = 0; kk < kBK / 16; ++kk)
+      for (int kk = 0; kk < 4; ++kk)  // 128 bytes of K in steps of 32
 #pragma unroll
         for (int w = 0; w < kWgM; ++w)
-          mma_step(acc[w], operand_desc<KT_A_MN>(a_stage + (cw * kWgM + w) * 64 * kBK * 2, kk),
+          mma_step(acc[w], operand_desc<KT_A_MN>(a_stage + (cw * kWgM + w) * 64 * kBK * kElem, kk),
                    operand_desc<KT_B_MN>(b_stage, kk));
       ktune::wgmma_commit();
       ktune::wgmma_wait<1>();

@@ -1,0 +1,303 @@
+// The decode GEMM's warpgroup-MMA body (DC_WG = 1, sm_90a; part of decode.cuh, after its shared
+// helpers). Swap AB on wgmma: C^T = B * A^T, so the weight rows fill wgmma's 64-row side and the
+// M <= 128 rows of A are its N (8*DC_MT), both operands K-major from shared memory with the
+// 128-byte swizzle (16-byte chunk c of row r at chunk c ^ (r % 8) in each 1024-byte group of 8
+// rows; one descriptor per 64-row slab, the k16 steps advance it by 32 bytes).
+//
+// Warp roles: DC_WARPS/4 consumer warpgroups, each owning DC_NT slabs of 64 weight rows of the
+// tile (a tile: 64*DC_NT*DC_WARPS/4 rows), and a producer warp (DC_PF = 2: a warpgroup) that
+// streams every (tile, k step) unit of the block's range through a ring of 2*DC_DEPTH
+// shared-memory stages: per stage the tile's
+// weight rows x 64*DC_U k and the A rows x the same k (A is re-read from L2 by every tile; the
+// weight bytes come from DRAM once). The producer writes with cp.async (16-byte, zero-filled past
+// N, M and K: no tensor map, so the launch needs nothing beyond the common arguments) and keeps
+// 2*DC_DEPTH - 1 stages in flight: after issuing stage s it waits for its copies of stage
+// s - (2*DC_DEPTH - 1), fences them into the async proxy (wgmma reads shared memory through it)
+// and arrives on that stage's `full` barrier; consumers wait on `full`, run the stage's wgmmas to
+// completion and arrive on `empty`, which the producer waits on before it refills the slot.
+// The block's range of units is cut as in the mma.sync body (stream-K over gridDim.x blocks, or
+// DC_GRID = 0: one block per tile, all of K); a run that covers a whole tile stores straight from
+// the accumulators, a cut one adds into the workspace and the block that completes the tile's
+// counter stores (the same last-block protocol, among the consumer threads only: named barrier 1).
+//
+// Knobs here: DC_WARPS (4, 8: consumer warpgroups), DC_NT (64-row slabs per warpgroup), DC_MT
+// (wgmma N / 8), DC_U (k per stage / 64), DC_DEPTH (stages / 2), DC_GRID, DC_PF (1: one producer
+// warp, 2: a producer warpgroup); DC_XR unused (the space pins it to 0). Dynamic shared memory: 2*DC_DEPTH * (tile rows + 8*DC_MT) * 128*DC_U
+// bytes + 1024 (alignment) + the barriers (16 bytes per stage + 16).
+namespace kd {
+
+constexpr int kCWarps = DC_WARPS;                 // consumer warps
+constexpr int kConsumers = 32 * kCWarps;          // consumer threads
+constexpr int kProducers = DC_PF == 2 ? 128 : 32;  // producer threads: a warp or a warpgroup
+constexpr int kThreads = kConsumers + kProducers;
+constexpr int kNT = DC_NT;                        // 64-row slabs per warpgroup
+constexpr int kBN = 64 * kNT * (kCWarps / 4);     // weight rows per tile
+constexpr int kBM = 8 * DC_MT;                    // wgmma N: A rows per tile
+constexpr int kU = DC_U, kBK = 64 * kU;           // k per stage (unit)
+constexpr int kStages = 2 * DC_DEPTH;
+constexpr int kWBytes = kBN * kBK * 2, kXBytes = kBM * kBK * 2;
+constexpr int kStageBytes = kWBytes + kXBytes;    // a multiple of 1024: swizzle groups stay aligned
+constexpr int kAcc = kBM / 2;                     // fp32 accumulators per thread per slab
+static_assert(kCWarps == 4 || kCWarps == 8, "DC_WARPS must be 4 or 8 with DC_WG");
+static_assert(kBM == 8 || kBM == 16 || kBM == 32 || kBM == 64 || kBM == 128, "DC_MT: 1..16");
+static_assert(kStageBytes % 1024 == 0, "stage size must keep the 1024-byte swizzle alignment");
+
+using ktune::smem_addr;
+using ktune::make_desc_addr;
+
+// mbarriers (shared::cta): the ring's full/empty handshakes. Each kernel folder carries its own
+// copy (tma.cuh has its twins) so that editing one kernel never changes another's sources or keys.
+KTUNE_DEVICE void mbar_init(unsigned bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+KTUNE_DEVICE void mbar_arrive(unsigned bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+KTUNE_DEVICE void mbar_wait(unsigned bar, unsigned parity) {
+  unsigned done = 0;
+  do {
+    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                 "selp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done)
+                 : "r"(bar), "r"(parity)
+                 : "memory");
+  } while (!done);
+}
+KTUNE_DEVICE void consumers_sync() { asm volatile("bar.sync 1, %0;\n" ::"n"(kConsumers) : "memory"); }
+
+// 16 bytes global -> shared, zero-filled beyond `bytes` (0 or 16 here).
+KTUNE_DEVICE void cp16(unsigned dst, const void* src, int bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes)
+               : "memory");
+}
+
+// wgmma m64nNk16 for the small N tiers (the prelude has N = 128 and up); scale_d 0 ignores d.
+KTUNE_DEVICE void wgmma_n8(float (&d)[4], unsigned long long da, unsigned long long db, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n8k16.f32." KTUNE_WGMMA_T "." KTUNE_WGMMA_T " "
+      "{%0,%1,%2,%3}, %4, %5, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "l"(da), "l"(db), "r"(scale_d));
+}
+KTUNE_DEVICE void wgmma_n16(float (&d)[8], unsigned long long da, unsigned long long db, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n16k16.f32." KTUNE_WGMMA_T "." KTUNE_WGMMA_T " "
+      "{%0,%1,%2,%3,%4,%5,%6,%7}, %8, %9, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+      : "l"(da), "l"(db), "r"(scale_d));
+}
+KTUNE_DEVICE void wgmma_n32(float (&d)[16], unsigned long long da, unsigned long long db, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n32k16.f32." KTUNE_WGMMA_T "." KTUNE_WGMMA_T " "
+      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, %16, %17, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+      : "l"(da), "l"(db), "r"(scale_d));
+}
+KTUNE_DEVICE void wgmma_n64(float (&d)[32], unsigned long long da, unsigned long long db, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32." KTUNE_WGMMA_T "." KTUNE_WGMMA_T " "
+      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "l"(da), "l"(db), "r"(scale_d));
+}
+
+KTUNE_DEVICE void mma_stage(float (&acc)[kNT][kAcc], unsigned w, unsigned x) {
+#pragma unroll
+  for (int u = 0; u < kU; ++u)
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+      const unsigned long long db = make_desc_addr(x + u * kBM * 128 + kk * 32);
+#pragma unroll
+      for (int t = 0; t < kNT; ++t) {
+        const unsigned long long da = make_desc_addr(w + u * kBN * 128 + t * 64 * 128 + kk * 32);
+#if DC_MT == 1
+        wgmma_n8(acc[t], da, db, 1);
+#elif DC_MT == 2
+        wgmma_n16(acc[t], da, db, 1);
+#elif DC_MT == 4
+        wgmma_n32(acc[t], da, db, 1);
+#elif DC_MT == 8
+        wgmma_n64(acc[t], da, db, 1);
+#else
+        ktune::wgmma_n128(acc[t], da, db, 1);
+#endif
+      }
+    }
+}
+
+// One stage's copies by producer thread t: the tile's weight rows (row r of the tile is weight row
+// weight_row(p, row0, r)) and the A rows, k0 .. k0+kBK. A row's 8*kU 16-byte chunks sit on
+// consecutive threads, so each thread keeps one chunk (c, u) and steps over rows: no index
+// division per copy (one producer warp is issue-bound on its address arithmetic, bench/NOTES.md).
+KTUNE_DEVICE void produce(const Prob& p, unsigned w, unsigned x, int row0, int k0, int t) {
+  constexpr int kPer = 8 * kU, kStep = kProducers / kPer;  // chunks per row; rows per pass
+  static_assert(kProducers % kPer == 0, "a pass must cover whole rows");
+  const int c = t & 7, u = (t >> 3) % kU, k = k0 + u * 64 + c * 8;
+  const bool kin = k < p.K;
+#pragma unroll 4
+  for (int r = t / kPer; r < kBN; r += kStep) {
+    const int n = weight_row(p, row0, r);
+    const bool ok = kin && n >= 0;
+    cp16(w + u * kBN * 128 + r * 128 + ((c ^ (r & 7)) << 4), ok ? p.B + (long)n * p.ldb + k : p.B,
+         ok ? 16 : 0);
+  }
+#pragma unroll 2
+  for (int r = t / kPer; r < kBM; r += kStep) {
+    const bool ok = kin && r < p.M;
+    cp16(x + u * kBM * 128 + r * 128 + ((c ^ (r & 7)) << 4), ok ? p.A + (long)r * p.lda + k : p.A,
+         ok ? 16 : 0);
+  }
+}
+
+// Calls f(v, n, m) for accumulator v of slab t: n the tile row (weight row via weight_row), m the
+// A row. Accumulator j*4 + e: row warp*16 + lane/4 + (e/2)*8 of the slab, column j*8 + 2*(lane%4)
+// + e%2.
+template <class F>
+KTUNE_DEVICE void for_each_acc(float (&acc)[kNT][kAcc], int ctid, F f) {
+  const int wg = ctid >> 7, warp = (ctid >> 5) & 3, lane = ctid & 31;
+#pragma unroll
+  for (int t = 0; t < kNT; ++t)
+#pragma unroll
+    for (int j = 0; j < kBM / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        f(acc[t][j * 4 + e], (wg * kNT + t) * 64 + warp * 16 + (lane >> 2) + (e >> 1) * 8,
+          j * 8 + (lane & 3) * 2 + (e & 1));
+}
+
+// End of the block's run of `steps` units over the tile at row0 (uniform over the consumers):
+// store, or add into the workspace and let the block that completes the tile's count store.
+// Leaves acc zero. `flag`: one shared word.
+KTUNE_DEVICE void flush(const Prob& p, float (&acc)[kNT][kAcc], int row0, int steps, int ctid,
+                        volatile unsigned* flag) {
+  const bool whole = steps == p.nsteps;
+  if (!whole) {
+    for_each_acc(acc, ctid, [&](float& v, int n, int m) {
+      const int row = weight_row(p, row0, n);
+      if (row >= 0 && m < p.M) atomicAdd(p.ws + (long)m * p.N + row, v);
+    });
+    __threadfence();
+    consumers_sync();
+    if (ctid == 0) {
+      unsigned* cnt = p.counters + row0 / kBN;
+      const unsigned last = atomicAdd(cnt, (unsigned)steps) + (unsigned)steps == (unsigned)p.nsteps;
+      if (last) *cnt = 0u;
+      *flag = last ? 1u : 0u;
+    }
+    consumers_sync();
+    const bool last = *flag != 0u;
+    if (last) {
+      __threadfence();
+      for_each_acc(acc, ctid, [&](float& v, int n, int m) {
+        const int row = weight_row(p, row0, n);
+        if (row < 0 || m >= p.M) return;
+        float* w = p.ws + (long)m * p.N + row;
+        v = ld_cg(w);
+        st_cg(w, 0.0f);
+      });
+    }
+    // The next flush's first barrier orders every consumer's read of `flag` before its rewrite.
+    if (!last) {
+      for_each_acc(acc, ctid, [](float& v, int, int) { v = 0.0f; });
+      return;
+    }
+  }
+#if ACT == 3
+  // Gate row n (n % 16 < 8) and up row n + 8 sit in one thread: accumulators e and e + 2.
+  const int wg = ctid >> 7, warp = (ctid >> 5) & 3, lane = ctid & 31;
+#pragma unroll
+  for (int t = 0; t < kNT; ++t)
+#pragma unroll
+    for (int j = 0; j < kBM / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int n = (wg * kNT + t) * 64 + warp * 16 + (lane >> 2), m = j * 8 + (lane & 3) * 2 + e;
+        const int col = weight_row(p, row0, n);
+        if (col >= 0 && m < p.M) store_gated(p, col, m, acc[t][j * 4 + e], acc[t][j * 4 + 2 + e]);
+      }
+#else
+  for_each_acc(acc, ctid, [&](float& v, int n, int m) {
+    if (row0 + n < p.N && m < p.M) store_out(p, row0 + n, m, v);
+  });
+#endif
+  for_each_acc(acc, ctid, [](float& v, int, int) { v = 0.0f; });
+}
+
+}  // namespace kd
+
+KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
+    ktune_gemm_decode(const unsigned short* __restrict__ A, const unsigned short* __restrict__ B,
+                      void* Cv, const void* biasv, float* workspace, unsigned* counters, int M,
+                      int N, int K, long lda, long ldb, long ldc, float alpha, float beta) {
+  using namespace kd;
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  const unsigned base = (smem_addr(smem_raw) + 1023u) & ~1023u;
+  const unsigned full = base + kStages * kStageBytes, empty = full + 8 * kStages;
+  volatile unsigned* flag = reinterpret_cast<volatile unsigned*>(
+      smem_raw + (empty + 8 * kStages - smem_addr(smem_raw)));
+  const int tid = threadIdx.x;
+  Prob p{A, B, reinterpret_cast<out_t*>(Cv), reinterpret_cast<const out_t*>(biasv), workspace,
+         counters, M, N, K, (K + kBK - 1) / kBK, N / 2, lda, ldb, ldc, alpha, beta};
+  const long units = (long)((N + kBN - 1) / kBN) * p.nsteps;
+  const long u0 = units * blockIdx.x / gridDim.x, u1 = units * (blockIdx.x + 1) / gridDim.x;
+  const int S = (int)(u1 - u0);
+  if (tid == 0) {
+    for (int i = 0; i < kStages; ++i) {
+      mbar_init(full + 8 * i, kProducers);  // every producer thread, after its copies landed
+      mbar_init(empty + 8 * i, kCWarps);  // one lane per consumer warp
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+
+  if (tid >= kConsumers) {  // the producer warp(s)
+    const int pt = tid - kConsumers;
+    constexpr int kLag = kStages - 1;  // stages in flight behind the one just issued
+#pragma unroll 1
+    for (int s = 0; s < S; ++s) {
+      const int slot = s % kStages;
+      if (s >= kStages) mbar_wait(empty + 8 * slot, ((s / kStages) - 1) & 1);
+      const long u = u0 + s;
+      const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
+      const unsigned w = base + slot * kStageBytes;
+      produce(p, w, w + kWBytes, tile * kBN, st * kBK, pt);
+      ktune::cp_async_commit();
+      if (s >= kLag) {
+        ktune::cp_async_wait<kLag>();
+        ktune::fence_proxy_async();
+        mbar_arrive(full + 8 * ((s - kLag) % kStages));
+      }
+    }
+    ktune::cp_async_wait<0>();
+    ktune::fence_proxy_async();
+    for (int s = S > kLag ? S - kLag : 0; s < S; ++s) mbar_arrive(full + 8 * (s % kStages));
+    return;
+  }
+
+  float acc[kNT][kAcc];
+  for_each_acc(acc, tid, [](float& v, int, int) { v = 0.0f; });
+  int run = 0;  // units of the current run (tile) so far
+#pragma unroll 1
+  for (int s = 0; s < S; ++s) {
+    const int slot = s % kStages;
+    mbar_wait(full + 8 * slot, (s / kStages) & 1);
+    const unsigned w = base + slot * kStageBytes;
+    ktune::wgmma_fence();
+    mma_stage(acc, w + (tid >> 7) * kNT * 64 * 128, w + kWBytes);
+    ktune::wgmma_commit();
+    ktune::wgmma_wait<0>();
+    __syncwarp();
+    if ((tid & 31) == 0) mbar_arrive(empty + 8 * slot);
+    ++run;
+    const long u = u0 + s;
+    const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
+    if (st == p.nsteps - 1 || s == S - 1) {
+      flush(p, acc, tile * kBN, run, tid, flag);
+      run = 0;
+    }
+  }
+}
