@@ -285,9 +285,9 @@ TEST(GemmFp8Gpu, TunedOpRacesJitAgainstCublasLtFp8) {
   o.options.rep_ms = 8;
   o.options.vendor_algos = 4;
   const std::shared_ptr<Backend>& be = env().backend;
-  auto t = Tuner::create(be, o);
+  auto t = Engine::create(be, o);
   ASSERT_TRUE(t.ok()) << t.status().toString();
-  std::shared_ptr<Tuner> tuner = std::move(t).value();
+  std::shared_ptr<Engine> tuner = std::move(t).value();
   auto op = GemmOp::create(tuner);
   ASSERT_TRUE(op.ok()) << op.status().toString();
   const GemmShape s =

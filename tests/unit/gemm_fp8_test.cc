@@ -237,7 +237,7 @@ TEST(GemmFp8Op, RefusesOtherLayoutsUpFrontAndKeysTheDtype) {
   o.options.cache_dir = dir;
   o.options.vendor_algos = 0;
   o.compiler = gpu.compiler;
-  auto t = Tuner::create(gpu.backend, o);
+  auto t = Engine::create(gpu.backend, o);
   ASSERT_TRUE(t.ok()) << t.status().toString();
   auto op = GemmOp::create(**t);
   ASSERT_TRUE(op.ok()) << op.status().toString();
