@@ -190,6 +190,8 @@ void DynamicShapes::beforeCandidate() {
   pc->resumed = std::chrono::steady_clock::now();
 }
 
+bool DynamicShapes::pacing() { return t_pacer && t_pacer->duty < 1; }
+
 void DynamicShapes::loop() {
   (void)e_.backend->setDevice(e_.opts.options.device);
   // Another thread's capture in global mode must not be broken by this thread's allocations,
@@ -197,7 +199,7 @@ void DynamicShapes::loop() {
   (void)e_.backend->relaxCaptureMode();
   StreamHandle s{};
   if (auto st = e_.backend->createStream(); st.ok()) s = *st;
-  Pacer pacer{this, &mu_, &cv_, &stop_, std::clamp(e_.opts.background_duty, 0.01, 1.0), false, {}};
+  Pacer pacer{this, &mu_, &cv_, &stop_, std::clamp(e_.opts.options.background_duty, 0.01, 1.0), false, {}};
   t_pacer = &pacer;
   for (;;) {
     Item it;

@@ -9,11 +9,11 @@
 // winner is published like any tuned selection (the map entry swapped under the family's lock, the
 // epoch bumped), so the next call runs it. Bound on the caller's GPU: the tuning thread has at
 // most one candidate in flight (the engine's bench lock) and, before each candidate, pauses for
-// (1 - duty) / duty times the time the previous one took (EngineOptions::background_duty, 0.25 by
-// default: the tuner holds the GPU at most a quarter of the wall time while it tunes). The pauses
-// apply where candidates are benchmarked in this process; on a GPU background mode defaults to the
-// isolation worker (Tuner::create), where a batch runs without them: one candidate in flight is
-// then the only bound (not measured yet, bench/NOTES.md). The queue
+// (1 - duty) / duty times the time the previous one took (TunerOptions::background_duty, 0.25 by
+// default: the tuner holds the GPU at most a quarter of the wall time while it tunes). On a GPU
+// background mode defaults to the isolation worker (Tuner::create); the pauses apply there too:
+// with a duty below 1 the candidates go to the worker one per request (and the finalists' rounds
+// one round per request), each after its pause (measured: bench/NOTES.md). The queue
 // holds at most kMaxQueued keys (more stay predicted). A family without make_problem/args_json
 // is not tuned in the background (its keys stay predicted; said once in the log).
 // Capture: a call whose stream is capturing (Backend::isCapturing) never tunes, synchronises,
@@ -86,6 +86,9 @@ class DynamicShapes {
   // Called by the engine before each candidate's benchmark: on the background thread, pauses as
   // the duty cycle says; elsewhere nothing.
   static void beforeCandidate();
+  // Whether this thread is the background thread with a duty cycle below 1 (the isolation path
+  // then sends one candidate per worker request, so the pauses apply there too).
+  static bool pacing();
 
  private:
   struct Item {

@@ -123,7 +123,7 @@ TEST(Shapes, BackgroundRunsThePredictionAtOnceAndTheWinnerReplacesIt) {
   Env env;
   env.cost["BLOCK=256,VEC=2"] = 0.01;
   EngineOptions o = env.options();
-  o.background_duty = 1;  // no pauses: the test waits with waitBackground(), never by sleeping
+  o.options.background_duty = 1;  // no pauses: the test waits with waitBackground(), never by sleeping
   auto t = Tuner::create(env.backend, o).value();
   auto f = t->add(env.family()).value();
   tuneNeighbours(env, *t, f);
@@ -132,7 +132,7 @@ TEST(Shapes, BackgroundRunsThePredictionAtOnceAndTheWinnerReplacesIt) {
   // the test has seen the call return with the prediction.
   EngineOptions ob = env.options();
   ob.options.background = true;
-  ob.background_duty = 1;
+  ob.options.background_duty = 1;
   auto tb = Tuner::create(env.backend, ob).value();
   Gate gate;
   KernelFamily<Scale> fam = env.family();
@@ -166,7 +166,7 @@ TEST(Shapes, ACallInsideACaptureNeverTunesSynchronisesOrLoads) {
   Env env;
   env.cost["BLOCK=256,VEC=2"] = 0.01;
   EngineOptions o = env.options();
-  o.background_duty = 1;
+  o.options.background_duty = 1;
   {
     auto t = Tuner::create(env.backend, o).value();
     auto f = t->add(env.family()).value();
@@ -227,7 +227,7 @@ TEST(Shapes, DestroyingTheTunerWithKeysQueuedStopsCleanly) {
   for (int round = 0; round < 8; ++round) {
     EngineOptions o = env.options();
     o.options.background = true;
-    o.background_duty = 0.5;  // pauses too: the destructor must cut them short
+    o.options.background_duty = 0.5;  // pauses too: the destructor must cut them short
     o.options.cache_dir = env.dir + "/round" + std::to_string(round);  // every key untuned again
     auto t = Tuner::create(env.backend, o).value();
     auto f = t->add(env.family()).value();
