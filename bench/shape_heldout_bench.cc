@@ -252,7 +252,13 @@ Expected<Trained> train(Ctx& c, const Buffers& b, int64_t n, int64_t k, double s
                         Clock::time_point t0) {
   Trained t;
   const auto start = Clock::now();
-  for (int64_t m : predict::rangePoints(1, c.args->max_m, c.args->train)) {
+  // Spread first (every 8th point, then every 4th, ...), so a time limit leaves a spread of M.
+  const std::vector<int64_t> pts = predict::rangePoints(1, c.args->max_m, c.args->train);
+  std::vector<int64_t> order;
+  for (size_t step : {8, 4, 2, 1})
+    for (size_t i = 0; i < pts.size(); i += step)
+      if (std::find(order.begin(), order.end(), pts[i]) == order.end()) order.push_back(pts[i]);
+  for (int64_t m : order) {
     if (stop_at_s > 0 && since(t0) > stop_at_s) break;
     auto r = c.op->tune(GemmCall{shapeOf(m, n, k), b.buf});
     if (!r.ok()) return r.status().withContext("tuning M=" + std::to_string(m));
@@ -260,6 +266,7 @@ Expected<Trained> train(Ctx& c, const Buffers& b, int64_t n, int64_t k, double s
     if (r->winner_source == "jit" && std::find(t.wins.begin(), t.wins.end(), r->winner) == t.wins.end())
       t.wins.push_back(r->winner);
   }
+  std::sort(t.ms.begin(), t.ms.end());
   t.seconds = since(start);
   return t;
 }
@@ -306,6 +313,7 @@ int run(const Args& a) {
   eo.options = *env;
   eo.options.isolate = false;  // one process, one set of buffers: the re-timing is interleaved
   eo.options.background = false;
+  eo.finalist_rounds = 3;  // training only: the held-out re-timing below is the measurement
   std::shared_ptr<Backend> backend;
   if (env->backend == "sim") {
     cli::SimGpu g = cli::openSimGpu(1);
@@ -335,7 +343,8 @@ int run(const Args& a) {
     auto b = makeBuffers(*backend, a.max_m, n, k);
     if (!b.ok()) return std::fprintf(stderr, "%s\n", b.status().toString().c_str()), 1;
     bufs.push_back(std::move(*b));
-    auto tr = train(c, bufs.back(), n, k, a.train_s, t0);
+    const double stop_at = a.train_s * double(bufs.size()) / double(a.nk.size());  // an equal share each
+    auto tr = train(c, bufs.back(), n, k, stop_at, t0);
     if (!tr.ok()) return std::fprintf(stderr, "%s\n", tr.status().toString().c_str()), 1;
     std::printf("TRAIN %ldx%ld: %zu M tuned in %.1f s, %zu distinct JIT winners\n", long(n), long(k),
                 tr->ms.size(), tr->seconds, tr->wins.size());
