@@ -289,6 +289,7 @@ predict::Prediction Tuner::predict(detail::FamilyState* fs, const void* p) {
 }
 
 void Tuner::waitBackground() { impl_->shapes->drain(); }
+void Tuner::cancelBackground(detail::FamilyState* f) { impl_->shapes->cancel(*f); }
 uint64_t Tuner::backgroundTuned() const { return impl_->shapes->completed(); }
 
 bool Tuner::planCurrent(detail::FamilyState* fs, const LaunchPlan& plan) {

@@ -128,9 +128,11 @@ Expected<std::unique_ptr<Selected>> DynamicShapes::selectKnown(
 Expected<std::unique_ptr<Selected>> DynamicShapes::selectPredicted(FamilyState& fs, const void* p,
                                                                    const std::string& key,
                                                                    bool capturing) {
+  // predictFor resolved the default only when it chose it; otherwise the default is resolved
+  // below only if the predicted config cannot run (each resolution may be a vendor heuristic query,
+  // the largest part of an unseen key's first call).
   const predict::Prediction pr = predictFor(fs, p, key);
-  const auto [def, def_source] = defaultOf(fs.f, p);
-  const bool is_default = pr.config == def && pr.source == def_source;
+  const bool is_default = pr.basis != "neighbours";
   if (!pr.config.empty()) {
     auto sel = selectKnown(fs, p, pr.config, pr.source, is_default ? "default" : "predicted",
                             capturing);
@@ -139,6 +141,7 @@ Expected<std::unique_ptr<Selected>> DynamicShapes::selectPredicted(FamilyState& 
       e_.log() << "ktune: " << fs.f.name << " [" << key << "]: predicted " << pr.config
                << " unusable (" << sel.status().toString() << "); the default runs\n";
   }
+  const auto [def, def_source] = defaultOf(fs.f, p);
   if (def_source.empty()) {
     return Status::Unsupported("family " + fs.f.name + " [" + key + "]: nothing predicted and " +
                                "no default config");
@@ -167,6 +170,20 @@ void DynamicShapes::enqueue(FamilyState& fs, const void* p, const std::string& k
 void DynamicShapes::drain() {
   std::unique_lock<std::mutex> l(mu_);
   idle_cv_.wait(l, [&] { return stop_ || (queue_.empty() && !busy_); });
+}
+
+void DynamicShapes::cancel(FamilyState& fs) {
+  std::unique_lock<std::mutex> l(mu_);
+  for (auto it = queue_.begin(); it != queue_.end();) {
+    if (it->fs != &fs) {
+      ++it;
+      continue;
+    }
+    pending_.erase({it->fs, it->key});
+    it = queue_.erase(it);
+  }
+  idle_cv_.wait(l, [&] { return !busy_ || current_ != &fs; });
+  idle_cv_.notify_all();  // drain() may be waiting on a queue that is empty now
 }
 
 uint64_t DynamicShapes::completed() const {
@@ -210,6 +227,7 @@ void DynamicShapes::loop() {
       it = std::move(queue_.front());
       queue_.pop_front();
       busy_ = true;
+      current_ = it.fs;
     }
     pacer.started = false;
     tuneOne(it, s);
@@ -217,6 +235,7 @@ void DynamicShapes::loop() {
       std::lock_guard<std::mutex> l(mu_);
       pending_.erase({it.fs, it.key});
       busy_ = false;
+      current_ = nullptr;
       ++completed_;
     }
     idle_cv_.notify_all();

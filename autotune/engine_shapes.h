@@ -74,6 +74,9 @@ class DynamicShapes {
   void invalidate(FamilyState& fs);
   // Waits until the queue is empty and no key is being tuned in the background.
   void drain();
+  // Drops fs's queued keys and waits until no key of fs is being tuned: called before whatever
+  // fs's callbacks point at goes away (an op destroyed before its tuner).
+  void cancel(FamilyState& fs);
   // Keys tuned in the background so far (published or not).
   uint64_t completed() const;
 
@@ -106,6 +109,7 @@ class DynamicShapes {
   std::deque<Item> queue_;
   std::set<std::pair<FamilyState*, std::string>> pending_;
   bool busy_ = false, stop_ = false;
+  FamilyState* current_ = nullptr;  // the family of the key being tuned (null when idle)
   uint64_t completed_ = 0;
   std::set<FamilyState*> warned_;
   std::unordered_map<FamilyState*, std::shared_ptr<const std::vector<predict::Neighbour>>> index_;

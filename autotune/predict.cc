@@ -136,13 +136,22 @@ Prediction predict(const std::vector<Neighbour>& index, const std::string& key,
     }
     return wk > 0 ? acc / wk : kUnreachedScore;
   };
+  // The closeness weight of the neighbours where `cls` was within 3% of the fastest, as a share.
+  auto agreement = [&](const std::string& cls) {
+    double close = 0;
+    for (const auto& [d, n] : near) {
+      bool known = false;
+      if (scoreAt(*n, cls, &known) >= 0.97 && known) close += 1.0 / (1.0 + d);
+    }
+    return close / wsum;
+  };
   std::string best = kDefaultClass;
   out.default_score = score(kDefaultClass);
   double best_score = out.default_score * (1.0 + kDefaultMargin);
   for (const auto& cls : classes) {
     if (cls == kDefaultClass || !applicable(cls)) continue;
     const double s = score(cls);
-    if (s > best_score) best = cls, best_score = s;
+    if (s > best_score && agreement(cls) >= kMinAgreement) best = cls, best_score = s;
   }
   out.source = best == kDefaultClass ? kDefaultClass : "jit";
   out.config = best == kDefaultClass ? "" : best;

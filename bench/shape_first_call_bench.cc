@@ -34,6 +34,7 @@ double median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   using namespace ktune;
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a crash later must not eat the lines printed before
   const int unseen = argc > 1 ? std::max(1, std::atoi(argv[1])) : 32;
   auto env = TunerOptions::fromEnv();
   if (!env.ok()) return std::fprintf(stderr, "%s\n", env.status().toString().c_str()), 1;
@@ -82,6 +83,18 @@ int main(int argc, char** argv) {
     if (!st.ok()) return std::fprintf(stderr, "%s\n", st.toString().c_str()), 1;
     predicted += (*op)->lookup(*p).value().origin != "memory";
   }
+  // What an unseen key's default costs alone: lookup() of keys never called resolves only the
+  // family default (for the GEMM op with cuBLASLt: the heuristic query for the new shape).
+  std::vector<double> def_us;
+  for (int i = 0; i < 8; ++i) {
+    auto p = makeGemmProblem(*backend, tuner->device(), shape(65 + unseen + i), 1).value();
+    const double t0 = threadUs();
+    auto sel = (*op)->lookup(*p);
+    def_us.push_back(threadUs() - t0);
+    if (!sel.ok()) return std::fprintf(stderr, "%s\n", sel.status().toString().c_str()), 1;
+  }
+  std::printf("RESULT shape_first_call_default_lookup_us %.2f (median of %zu unseen keys)\n",
+              median(def_us), def_us.size());
   const double h = median(hit), f = median(first);
   std::printf("RESULT shape_first_call tuned_us %.2f first_unseen_us %.2f extra_us %.2f "
               "max_first_us %.2f n_unseen %d still_predicted_after %d\n",

@@ -14,6 +14,7 @@
 # machine) when they run here, else built with dev/device_build.sh. The Python extension is
 # compiled here against prebuilt/libktune.so (this Python's headers), in the background.
 #   bash dev/shape_device.sh     (carry .devdeps)   HELDOUT_S=110 TRAIN_S=55 HELDOUT=26
+#   SHAPE_STAGE=first_call       step 1 only
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 T0=$(date +%s)
@@ -44,6 +45,8 @@ if [ $rc -ne 0 ] && [ "$(el)" -lt 70 ]; then
     --tool memcheck --print-limit 3 "$KB/shape_first_call_bench" 1 > "$OUT/sanitizer.log" 2>&1
   echo "compute-sanitizer rc=$?:"; grep -E "Invalid|at .*ktune_|candidate|config" "$OUT/sanitizer.log" | head -8 | cut -c1-300
 fi
+
+[ "${SHAPE_STAGE:-all}" = first_call ] && { echo "total: $(el) s"; exit 0; }
 
 # Python extension, compiled while the benches below run (5 files, nice).
 PY=python3

@@ -92,6 +92,22 @@ TEST(Predict, TheDefaultStaysUnlessAConfigBeatsItByTheMargin) {
   EXPECT_EQ(p.source, predict::kDefaultClass);  // 1% better is within kDefaultMargin
 }
 
+// C averages far better than the default D but was near-best (within 3%) at no neighbour: with A
+// and B inapplicable to the new key, the default runs (on the H100's held-out keys such
+// predictions were mostly slower than the default). With A applicable, A (near-best where it
+// was measured) is predicted.
+TEST(Predict, AConfigNearBestAtTooFewNeighboursDoesNotReplaceTheDefault) {
+  std::vector<DbEntry> es = {
+      entry("M=16", {cand("A", 1.0), cand("C", 1.10), cand("D", 1.40)}, "D"),
+      entry("M=24", {cand("A", 1.0), cand("C", 1.10), cand("D", 1.40)}, "D"),
+      entry("M=64", {cand("B", 1.0), cand("C", 1.10), cand("D", 1.40)}, "D")};
+  auto idx = predict::indexEntries(es);
+  auto p = predict::predict(idx, "M=32", [](const std::string& c) { return c != "A" && c != "B"; });
+  EXPECT_EQ(p.source, predict::kDefaultClass) << p.config;
+  auto q = predict::predict(idx, "M=32", [](const std::string& c) { return c != "B"; });
+  EXPECT_EQ(q.config, "A");
+}
+
 // The family's tuned keys n=1024 and n=4096 (BLOCK=256,VEC=2 fastest everywhere).
 void tuneNeighbours(Env& env, Tuner& t, Family<Scale>& f) {
   for (int64_t n : {1024, 4096}) {
