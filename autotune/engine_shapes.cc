@@ -104,17 +104,21 @@ predict::Prediction DynamicShapes::predictFor(FamilyState& fs, const void* p,
 Expected<std::unique_ptr<Selected>> DynamicShapes::selectKnown(
     FamilyState& fs, const void* p, const std::string& config, const std::string& source,
     const std::string& origin, bool capturing) {
-  // A vendor candidate loads nothing; outside a capture the engine compiles or loads as needed.
+  // A vendor candidate loads nothing. A JIT config whose function is loaded already comes from the
+  // memo (no source hash, no store read: most of an unseen key's first call otherwise); outside a
+  // capture anything else is compiled or loaded by the engine.
   const bool vendor = source != "jit" && source != "default";
-  if (vendor || !capturing) return e_.selectConfig(fs, p, config, source, origin);
+  if (vendor) return e_.selectConfig(fs, p, config, source, origin);
   auto sel = std::make_unique<Selected>();
   KTUNE_ASSIGN_OR_RETURN(sel->config, Config::parse(config));
   if (!recall(memoKey(fs.f, sel->config, p), &sel->code_object_key, &sel->fn)) {
+    if (!capturing) return e_.selectConfig(fs, p, config, source, origin);
     return Status::Unsupported("family " + fs.f.name + ": config " + config +
                                " is not loaded and a call inside a stream capture loads no "
                                "module; call the family's prepare() (or run the key once) "
                                "before capturing");
   }
+  if (origin != "default") KTUNE_RETURN_IF_ERROR(checkOwnConfig(fs.f, sel->config, origin));
   sel->config_str = config;
   sel->source = "jit";
   sel->origin = origin;

@@ -63,6 +63,7 @@ struct Neighbour {
   ParsedKey parsed;
   std::string winner, winner_source;
   // config string -> fastest / its median, JIT configs only; kDefaultClass -> the default's.
+  // Sorted by config string (indexEntries).
   std::vector<std::pair<std::string, double>> scores;
 };
 // The entries a prediction may learn from: measured (a winner, not predicted, not unverified).
