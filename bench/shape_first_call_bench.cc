@@ -5,8 +5,7 @@
 // the unseen keys (M = 65..64+N_UNSEEN) get a prediction whose function is loaded; each unseen
 // key is called once. The GPU is not kept busy behind a spin kernel here (unlike host_cost_bench):
 // the figures include launch back-pressure if the device falls behind, which only makes them larger.
-//   shape_first_call_bench [N_UNSEEN]   (default 32; KTUNE_BACKEND=sim: the CLI's simulated GPU,
-//                                       host work only, N x K = 4096 x 4096)
+//   shape_first_call_bench [N_UNSEEN]   (default 32; needs a GPU)
 #include <time.h>
 
 #include <algorithm>
@@ -17,7 +16,6 @@
 #include "autotune/autotuner.h"
 #include "ops/gemm.h"
 #include "runtime/backend.h"
-#include "tools/sim_gpu.h"
 
 namespace {
 
@@ -43,30 +41,19 @@ int main(int argc, char** argv) {
   EngineOptions o;
   o.options = *env;
   o.options.background = true;
-  std::shared_ptr<Backend> backend;
-  if (env->backend == "sim") {
-    // The CLI's simulated GPU (host GEMMs, no vendor library): the host work of a call only,
-    // without the vendor's heuristic query; short budgets, as every run computes on the host.
-    cli::SimGpu g = cli::openSimGpu(1);
-    backend = g.backend;
-    o.compiler = g.compiler;
-    o.options.warmup_ms = std::min(o.options.warmup_ms, 0.02);
-    o.options.rep_ms = std::min(o.options.rep_ms, 0.1);
-  } else {
-    auto b = openBackend(env->backend);
-    if (!b.ok()) {
-      std::printf("SKIP: %s\n", b.status().toString().c_str());
-      return 0;
-    }
-    backend = std::move(*b);
+  auto b = openBackend(env->backend);
+  if (!b.ok() || (*b)->vendor() == Vendor::kSimulated) {
+    // The simulated GEMM kernels live in the CLI (tools/sim_gpu.h), which bench/ may not include.
+    std::printf("SKIP: needs a GPU (%s)\n", b.ok() ? "simulated backend" : b.status().toString().c_str());
+    return 0;
   }
+  std::shared_ptr<Backend> backend(std::move(*b));
   auto t = Tuner::create(backend, o);
   if (!t.ok()) return std::fprintf(stderr, "%s\n", t.status().toString().c_str()), 1;
   std::shared_ptr<Tuner> tuner(std::move(*t));
   auto op = GemmOp::create(tuner);
   if (!op.ok()) return std::fprintf(stderr, "%s\n", op.status().toString().c_str()), 1;
-  // The simulated GEMM computes on the host below its size limit: 4096 keeps it to the cost model.
-  const int64_t nk = env->backend == "sim" ? 4096 : 1024;
+  const int64_t nk = 1024;
   auto shape = [nk](int64_t m) {
     return gemm::denseShape(gemm::Layout::kNT, gemm::ElemType::kBF16, gemm::ElemType::kBF16, m,
                             nk, nk);

@@ -14,8 +14,7 @@
 // every other round. A candidate's time is the geometric mean of its rounds' medians.
 //   shape_heldout_bench [--nk 6144x4096,...] [--train 20] [--max-m 8192] [--heldout 26] [--rounds 3]
 //                       [--top 3] [--vendor 3] [--train-s S] [--deadline-s S] [--out rows.jsonl]
-// KTUNE_BACKEND=sim runs it on the simulated GPU (cost model only: a check of the harness, not a
-// measurement). Training budgets: KTUNE_WARMUP_MS / KTUNE_REP_MS as for any tuning run.
+// Needs a GPU. Training budgets: KTUNE_WARMUP_MS / KTUNE_REP_MS as for any tuning run.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -35,7 +34,6 @@
 #include "ops/gemm.h"
 #include "ops/gemm_vendor.h"
 #include "runtime/backend.h"
-#include "tools/sim_gpu.h"
 
 namespace ktune {
 namespace {
@@ -45,7 +43,7 @@ using Clock = std::chrono::steady_clock;
 struct Args {
   std::vector<std::pair<int64_t, int64_t>> nk{{6144, 4096}, {4096, 4096}, {28672, 4096}, {4096, 14336}};
   size_t train = 20;
-  int64_t max_m = 8192;  // M range 1..max_m (a small one for the simulated device)
+  int64_t max_m = 8192;  // M range 1..max_m
   int heldout = 26, rounds = 3, top = 3, vendor = 3;
   double train_s = 0, deadline_s = 0;  // 0: no limit
   std::string out;
@@ -154,7 +152,7 @@ std::vector<std::string> topJit(const DbEntry& e, int k) {
 struct Ctx {
   Tuner* tuner;
   GemmOp* op;
-  const GemmVendor* vendor;  // null: no vendor library (simulated device)
+  const GemmVendor* vendor;  // null: no vendor library
   const Args* args;
 };
 
@@ -314,27 +312,20 @@ int run(const Args& a) {
   eo.options.isolate = false;  // one process, one set of buffers: the re-timing is interleaved
   eo.options.background = false;
   eo.finalist_rounds = 3;  // training only: the held-out re-timing below is the measurement
-  std::shared_ptr<Backend> backend;
-  if (env->backend == "sim") {
-    cli::SimGpu g = cli::openSimGpu(1);
-    backend = g.backend;
-    eo.compiler = g.compiler;
-    // The CLI's short budgets on the simulated device (each simulated run computes on the host).
-    eo.options.warmup_ms = std::min(eo.options.warmup_ms, 0.02);
-    eo.options.rep_ms = std::min(eo.options.rep_ms, 0.1);
-  } else {
-    auto b = openBackend(env->backend);
-    if (!b.ok()) return std::printf("SKIP: %s\n", b.status().toString().c_str()), 0;
-    backend = std::move(*b);
+  auto b = openBackend(env->backend);
+  if (!b.ok() || (*b)->vendor() == Vendor::kSimulated) {
+    // The simulated GEMM kernels live in the CLI (tools/sim_gpu.h), which bench/ may not include.
+    std::printf("SKIP: needs a GPU (%s)\n", b.ok() ? "simulated backend" : b.status().toString().c_str());
+    return 0;
   }
+  std::shared_ptr<Backend> backend(std::move(*b));
   auto t = Tuner::create(backend, eo);
   if (!t.ok()) return std::fprintf(stderr, "%s\n", t.status().toString().c_str()), 1;
   std::shared_ptr<Tuner> tuner(std::move(*t));
   auto op = GemmOp::create(tuner);
   if (!op.ok()) return std::fprintf(stderr, "%s\n", op.status().toString().c_str()), 1;
   std::unique_ptr<GemmVendor> vendor;
-  if (env->backend != "sim")
-    if (auto v = openGemmVendor("cuda", *backend, {}); v.ok()) vendor = std::move(*v);
+  if (auto v = openGemmVendor("cuda", *backend, {}); v.ok()) vendor = std::move(*v);
   Ctx c{tuner.get(), op->get(), vendor.get(), &a};
   const auto t0 = Clock::now();
   std::vector<Buffers> bufs;
