@@ -172,6 +172,7 @@ predict::Prediction Engine::predict(detail::FamilyState* fs, const void* p) {
 }
 
 void Engine::waitBackground() { impl_->dynamicShapes().drain(); }
+void Engine::cancelBackground(detail::FamilyState* f) { impl_->dynamicShapes().cancel(*f); }
 uint64_t Engine::backgroundTuned() const { return impl_->dynamicShapes().completed(); }
 
 bool Engine::planCurrent(detail::FamilyState* fs, const LaunchPlan& plan) {

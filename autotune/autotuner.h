@@ -91,6 +91,9 @@ class Family {
   Expected<predict::Prediction> predict(const P& p) const;
   // p's key from the shared cache, without tuning (see Engine::fetchShared).
   std::optional<TuneReport> fetchShared(const P& p) const;
+  // Drops this family's keys queued for background tuning and waits for one in progress: before
+  // the state its callbacks use is destroyed (Engine::cancelBackground).
+  void cancelBackground() const;
   // The key string of p.
   std::string key(const P& p) const;
   const std::string& name() const;
@@ -205,6 +208,9 @@ class Engine : public CandidateBench {
   // the number of keys tuned in the background so far. Thread-safe.
   void waitBackground();
   uint64_t backgroundTuned() const;
+  // Drops f's keys queued for background tuning and waits for one of them in progress (an op
+  // calls it before its state, which f's callbacks use, goes away). Thread-safe.
+  void cancelBackground(detail::FamilyState* f);
   std::string keyString(detail::FamilyState* f, const void* p);
   static const std::string& familyName(detail::FamilyState* f);
 
@@ -247,6 +253,10 @@ template <class P>
 Expected<predict::Prediction> Family<P>::predict(const P& p) const {
   if (!state_) return Status::InvalidArgument("predict() on an empty ktune::Family");
   return tuner_->predict(state_, &p);
+}
+template <class P>
+void Family<P>::cancelBackground() const {
+  if (state_) tuner_->cancelBackground(state_);
 }
 template <class P>
 std::optional<TuneReport> Family<P>::fetchShared(const P& p) const {

@@ -187,26 +187,20 @@ bool benchIsolated(TunerEngine& e, IsolatedBatch& ib, std::string* why) {
   }
   if (e.devicePool()) return e.devicePool()->benchWorkers(ib, why);  // one worker per device
   if (!e.makeWorker(why)) return false;
-  WorkerBatch b;
-  b.family = f.name;
-  b.key = ib.key;
-  b.args_json = f.args_json(ib.p);
-  b.bench = ib.bench ? *ib.bench : e.engineOptions().bench;
-  b.best_ms = *ib.best;
+  std::vector<WorkerCandidate> all;
   for (size_t i : ib.todo) {
     const Cand& c = ib.cands[i];
     WorkerCandidate wc;
     wc.config = c.r.config;
     wc.source = c.vendor_source.empty() ? "jit" : c.vendor_source;
     wc.code_object_key = c.r.code_object_key;
-    b.candidates.push_back(std::move(wc));
+    all.push_back(std::move(wc));
   }
   auto startProgress = [&](size_t j) {
     if (j < ib.todo.size())
       e.progress({f.name, ib.key, "bench", ++*ib.bench_index, ib.total, ib.cands[ib.todo[j]].r.config});
   };
-  startProgress(0);
-  Status st = e.runInWorker(b, [&](size_t j, const CandidateResult& r) {
+  auto onResult = [&](size_t j, const CandidateResult& r) {
     Cand& c = ib.cands[ib.todo[j]];
     const std::string co_key = c.r.code_object_key;
     c.r = r;
@@ -218,7 +212,24 @@ bool benchIsolated(TunerEngine& e, IsolatedBatch& ib, std::string* why) {
     recordPartial(e, ib.fs, ib.key, c.r, ib.write_reported);
     c.recorded = true;
     startProgress(j + 1);
-  });
+  };
+  startProgress(0);
+  // Background tuning with a duty cycle below 1 sends one candidate per request and pauses before
+  // each (DynamicShapes::beforeCandidate), so the worker's batch keeps the pacing too; otherwise one
+  // batch of all.
+  const size_t per = DynamicShapes::pacing() ? 1 : std::max<size_t>(1, all.size());
+  Status st = Status::Ok();
+  for (size_t first = 0; first < all.size() && st.ok(); first += per) {
+    if (per < all.size()) DynamicShapes::beforeCandidate();
+    WorkerBatch b;
+    b.family = f.name;
+    b.key = ib.key;
+    b.args_json = f.args_json(ib.p);
+    b.bench = ib.bench ? *ib.bench : e.engineOptions().bench;
+    b.best_ms = *ib.best;
+    b.candidates.assign(all.begin() + first, all.begin() + std::min(all.size(), first + per));
+    st = e.runInWorker(b, [&](size_t jb, const CandidateResult& r) { onResult(first + jb, r); });
+  }
   if (st.ok()) return true;
   *why = st.toString();
   // Once candidates ran in the worker, the ones left may include the kind that crashed it, and

@@ -104,17 +104,21 @@ predict::Prediction DynamicShapes::predictFor(FamilyState& fs, const void* p,
 Expected<std::unique_ptr<Selected>> DynamicShapes::selectKnown(
     FamilyState& fs, const void* p, const std::string& config, const std::string& source,
     const std::string& origin, bool capturing) {
-  // A vendor candidate loads nothing; outside a capture the engine compiles or loads as needed.
+  // A vendor candidate loads nothing. A JIT config whose function is loaded already comes from the
+  // memo (no source hash, no store read: most of an unseen key's first call otherwise); outside a
+  // capture anything else is compiled or loaded by the engine.
   const bool vendor = source != "jit" && source != "default";
-  if (vendor || !capturing) return e_.selectConfig(fs, p, config, source, origin);
+  if (vendor) return e_.selectConfig(fs, p, config, source, origin);
   auto sel = std::make_unique<Selected>();
   KTUNE_ASSIGN_OR_RETURN(sel->config, Config::parse(config));
   if (!recall(memoKey(fs.f, sel->config, p), &sel->code_object_key, &sel->fn)) {
+    if (!capturing) return e_.selectConfig(fs, p, config, source, origin);
     return Status::Unsupported("family " + fs.f.name + ": config " + config +
                                " is not loaded and a call inside a stream capture loads no "
                                "module; call the family's prepare() (or run the key once) "
                                "before capturing");
   }
+  if (origin != "default") KTUNE_RETURN_IF_ERROR(checkOwnConfig(fs.f, sel->config, origin));
   sel->config_str = config;
   sel->source = "jit";
   sel->origin = origin;
@@ -128,9 +132,11 @@ Expected<std::unique_ptr<Selected>> DynamicShapes::selectKnown(
 Expected<std::unique_ptr<Selected>> DynamicShapes::selectPredicted(FamilyState& fs, const void* p,
                                                                    const std::string& key,
                                                                    bool capturing) {
+  // predictFor resolved the default only when it chose it; otherwise the default is resolved
+  // below only if the predicted config cannot run (each resolution may be a vendor heuristic query,
+  // the largest part of an unseen key's first call).
   const predict::Prediction pr = predictFor(fs, p, key);
-  const auto [def, def_source] = defaultOf(fs.f, p);
-  const bool is_default = pr.config == def && pr.source == def_source;
+  const bool is_default = pr.basis != "neighbours";
   if (!pr.config.empty()) {
     auto sel = selectKnown(fs, p, pr.config, pr.source, is_default ? "default" : "predicted",
                             capturing);
@@ -139,6 +145,7 @@ Expected<std::unique_ptr<Selected>> DynamicShapes::selectPredicted(FamilyState& 
       e_.log() << "ktune: " << fs.f.name << " [" << key << "]: predicted " << pr.config
                << " unusable (" << sel.status().toString() << "); the default runs\n";
   }
+  const auto [def, def_source] = defaultOf(fs.f, p);
   if (def_source.empty()) {
     return Status::Unsupported("family " + fs.f.name + " [" + key + "]: nothing predicted and " +
                                "no default config");
@@ -169,6 +176,20 @@ void DynamicShapes::drain() {
   idle_cv_.wait(l, [&] { return stop_ || (queue_.empty() && !busy_); });
 }
 
+void DynamicShapes::cancel(FamilyState& fs) {
+  std::unique_lock<std::mutex> l(mu_);
+  for (auto it = queue_.begin(); it != queue_.end();) {
+    if (it->fs != &fs) {
+      ++it;
+      continue;
+    }
+    pending_.erase({it->fs, it->key});
+    it = queue_.erase(it);
+  }
+  idle_cv_.wait(l, [&] { return !busy_ || current_ != &fs; });
+  idle_cv_.notify_all();  // drain() may be waiting on a queue that is empty now
+}
+
 uint64_t DynamicShapes::completed() const {
   std::lock_guard<std::mutex> l(mu_);
   return completed_;
@@ -190,6 +211,8 @@ void DynamicShapes::beforeCandidate() {
   pc->resumed = std::chrono::steady_clock::now();
 }
 
+bool DynamicShapes::pacing() { return t_pacer && t_pacer->duty < 1; }
+
 void DynamicShapes::loop() {
   (void)e_.runtime().setDevice(e_.options().device);
   // Another thread's capture in global mode must not be broken by this thread's allocations,
@@ -197,7 +220,7 @@ void DynamicShapes::loop() {
   (void)e_.runtime().relaxCaptureMode();
   StreamHandle s{};
   if (auto st = e_.runtime().createStream(); st.ok()) s = *st;
-  Pacer pacer{this, &mu_, &cv_, &stop_, std::clamp(e_.engineOptions().background_duty, 0.01, 1.0), false, {}};
+  Pacer pacer{this, &mu_, &cv_, &stop_, std::clamp(e_.options().background_duty, 0.01, 1.0), false, {}};
   t_pacer = &pacer;
   for (;;) {
     Item it;
@@ -208,6 +231,7 @@ void DynamicShapes::loop() {
       it = std::move(queue_.front());
       queue_.pop_front();
       busy_ = true;
+      current_ = it.fs;
     }
     pacer.started = false;
     tuneOne(it, s);
@@ -215,6 +239,7 @@ void DynamicShapes::loop() {
       std::lock_guard<std::mutex> l(mu_);
       pending_.erase({it.fs, it.key});
       busy_ = false;
+      current_ = nullptr;
       ++completed_;
     }
     idle_cv_.notify_all();

@@ -9,11 +9,11 @@
 // winner is published like any tuned selection (the map entry swapped under the family's lock, the
 // epoch bumped), so the next call runs it. Bound on the caller's GPU: the tuning thread has at
 // most one candidate in flight (the engine's bench lock) and, before each candidate, pauses for
-// (1 - duty) / duty times the time the previous one took (EngineOptions::background_duty, 0.25 by
-// default: the tuner holds the GPU at most a quarter of the wall time while it tunes). The pauses
-// apply where candidates are benchmarked in this process; on a GPU background mode defaults to the
-// isolation worker (Engine::create), where a batch runs without them: one candidate in flight is
-// then the only bound (not measured yet, bench/NOTES.md). The queue
+// (1 - duty) / duty times the time the previous one took (TunerOptions::background_duty, 0.25 by
+// default: the tuner holds the GPU at most a quarter of the wall time while it tunes). On a GPU
+// background mode defaults to the isolation worker (Engine::create); the pauses apply there too:
+// with a duty below 1 the candidates go to the worker one per request (and the finalists' rounds
+// one round per request), each after its pause (measured: bench/NOTES.md). The queue
 // holds at most kMaxQueued keys (more stay predicted). A family without make_problem/args_json
 // is not tuned in the background (its keys stay predicted; said once in the log).
 // Capture: a call whose stream is capturing (Backend::isCapturing) never tunes, synchronises,
@@ -74,6 +74,9 @@ class DynamicShapes {
   void invalidate(FamilyState& fs);
   // Waits until the queue is empty and no key is being tuned in the background.
   void drain();
+  // Drops fs's queued keys and waits until no key of fs is being tuned: called before whatever
+  // fs's callbacks point at goes away (an op destroyed before its tuner).
+  void cancel(FamilyState& fs);
   // Keys tuned in the background so far (published or not).
   uint64_t completed() const;
 
@@ -86,6 +89,9 @@ class DynamicShapes {
   // Called by the engine before each candidate's benchmark: on the background thread, pauses as
   // the duty cycle says; elsewhere nothing.
   static void beforeCandidate();
+  // Whether this thread is the background thread with a duty cycle below 1 (the isolation path
+  // then sends one candidate per worker request, so the pauses apply there too).
+  static bool pacing();
 
  private:
   struct Item {
@@ -103,6 +109,7 @@ class DynamicShapes {
   std::deque<Item> queue_;
   std::set<std::pair<FamilyState*, std::string>> pending_;
   bool busy_ = false, stop_ = false;
+  FamilyState* current_ = nullptr;  // the family of the key being tuned (null when idle)
   uint64_t completed_ = 0;
   std::set<FamilyState*> warned_;
   std::unordered_map<FamilyState*, std::shared_ptr<const std::vector<predict::Neighbour>>> index_;

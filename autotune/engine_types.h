@@ -54,10 +54,6 @@ struct EngineOptions {
   // Engine::fetchShared) instead of tuning it again. Off by default; `ktune tune` turns it on, so a
   // warm remote makes it compile and benchmark nothing.
   bool tune_reads_shared = false;
-  // Background tuning (options.background, autotune/engine_shapes.h): the share of wall time the tuning
-  // thread may keep the device busy; it pauses (1 - duty) / duty times each candidate's time
-  // before the next. 1 = no pauses (tests).
-  double background_duty = 0.25;
 };
 
 // What one call launched, for a caller that can tell when a later problem would launch the same

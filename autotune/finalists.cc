@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "autotune/bench_stage.h"
+#include "autotune/engine_shapes.h"
 #include "autotune/search.h"
 #include "autotune/run_candidate.h"
 
@@ -200,6 +201,7 @@ void roundInProcess(FinalistRun& fr, const std::vector<size_t>& fin, const std::
 bool roundInWorker(FinalistRun& fr, const std::vector<size_t>& fin, const std::vector<size_t>& order,
                    bool last, std::vector<std::vector<double>>& times, int round,
                    std::vector<BenchStats>& stats, std::string* why) {
+  DynamicShapes::beforeCandidate();  // background tuning's pause, once per round in the worker
   WorkerBatch b;
   b.family = fr.fs.f.name;
   b.key = fr.key;

@@ -374,6 +374,7 @@ Status WorkerSupervisor::run(const WorkerBatch& batch,
       if (++write_failures > 2) return Status::Unavailable("isolation worker does not accept requests");
       continue;
     }
+    ++stats_.requests;
     const size_t offset = next;
     bool problem_ready = false;
     auto deadline = Clock::now() + std::chrono::milliseconds(int64_t(opts_.startup_timeout_ms));

@@ -77,6 +77,7 @@ struct IsolationStats {
   int crashes = 0;           // worker deaths with a candidate in flight
   int timeouts = 0;          // candidates killed by the watchdog
   int candidates_sent = 0;   // candidates benchmarked through the worker
+  int requests = 0;          // bench requests written to a worker (a batch, or part of one)
   int fallbacks = 0;         // tuning runs benchmarked in-process although isolation was on
 };
 

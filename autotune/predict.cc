@@ -81,6 +81,9 @@ std::vector<Neighbour> indexEntries(const std::vector<DbEntry>& entries) {
       n.scores.emplace_back(c.config, std::min(1.0, s));
     }
     if (const double d = defaultMs(e); d > 0) n.scores.emplace_back(kDefaultClass, std::min(1.0, fastest / d));
+    // Sorted by config (the first of duplicates kept), for scoreAt's binary search.
+    std::stable_sort(n.scores.begin(), n.scores.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
     out.push_back(std::move(n));
   }
   return out;
@@ -89,13 +92,10 @@ std::vector<Neighbour> indexEntries(const std::vector<DbEntry>& entries) {
 namespace {
 
 double scoreAt(const Neighbour& n, const std::string& cls, bool* known) {
-  for (const auto& [c, s] : n.scores)
-    if (c == cls) {
-      *known = true;
-      return s;
-    }
-  *known = false;
-  return kUnreachedScore;
+  auto it = std::lower_bound(n.scores.begin(), n.scores.end(), cls,
+                             [](const auto& a, const std::string& c) { return a.first < c; });
+  *known = it != n.scores.end() && it->first == cls;
+  return *known ? it->second : kUnreachedScore;
 }
 
 }  // namespace
@@ -136,13 +136,24 @@ Prediction predict(const std::vector<Neighbour>& index, const std::string& key,
     }
     return wk > 0 ? acc / wk : kUnreachedScore;
   };
+  // The closeness weight of the neighbours where `cls` was within 3% of the fastest, as a share.
+  auto agreement = [&](const std::string& cls) {
+    double close = 0;
+    for (const auto& [d, n] : near) {
+      bool known = false;
+      if (scoreAt(*n, cls, &known) >= 0.97 && known) close += 1.0 / (1.0 + d);
+    }
+    return close / wsum;
+  };
   std::string best = kDefaultClass;
   out.default_score = score(kDefaultClass);
   double best_score = out.default_score * (1.0 + kDefaultMargin);
+  // applicable() last: it is the caller's launch-rule check, the costly part of a prediction on an
+  // unseen key's first call, and only a config that would win needs it.
   for (const auto& cls : classes) {
-    if (cls == kDefaultClass || !applicable(cls)) continue;
+    if (cls == kDefaultClass) continue;
     const double s = score(cls);
-    if (s > best_score) best = cls, best_score = s;
+    if (s > best_score && agreement(cls) >= kMinAgreement && applicable(cls)) best = cls, best_score = s;
   }
   out.source = best == kDefaultClass ? kDefaultClass : "jit";
   out.config = best == kDefaultClass ? "" : best;

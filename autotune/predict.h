@@ -15,7 +15,8 @@
 // are not carried over. The prediction is the best-scoring config that is applicable to the new key
 // (the caller's check: constraints, shared memory, alignment), and it replaces the default only when
 // its score beats the default's by kDefaultMargin, so a prediction is not slower than the default on
-// the neighbours' evidence.
+// the neighbours' evidence, and only when it was near-best at neighbours holding kMinAgreement of
+// the closeness weight.
 // Why nearest neighbours and not a fitted model: a GEMM's best tile changes in steps along M (wave
 // quantisation) with a handful of tuned keys per N x K; neighbour votes in log-M follow those steps
 // without a model to fit, stay exact on tuned keys and are explained by listing the neighbours.
@@ -37,6 +38,11 @@ inline constexpr size_t kNeighbours = 4;
 inline constexpr double kMaxDistance = 4.0;
 inline constexpr double kUnreachedScore = 0.5;
 inline constexpr double kDefaultMargin = 0.02;
+// A JIT config replaces the default only where it was near-best (within 3% of the fastest) at
+// neighbours holding at least this share of the closeness weight: a config that merely averaged
+// better than the default without being near-best anywhere was slower than the default on most
+// held-out keys where it was predicted (bench/NOTES.md, issue 35's held-out run).
+inline constexpr double kMinAgreement = 0.5;
 // The name of the default in a Prediction's `source` when the caller's default was chosen.
 inline constexpr const char* kDefaultClass = "default";
 
@@ -57,6 +63,7 @@ struct Neighbour {
   ParsedKey parsed;
   std::string winner, winner_source;
   // config string -> fastest / its median, JIT configs only; kDefaultClass -> the default's.
+  // Sorted by config string (indexEntries).
   std::vector<std::pair<std::string, double>> scores;
 };
 // The entries a prediction may learn from: measured (a winner, not predicted, not unverified).

@@ -123,6 +123,11 @@ Expected<TunerOptions> TunerOptions::fromEnv() {
     o.background = std::string(v) == "background";
     if (!o.background) KTUNE_RETURN_IF_ERROR(parseBool("KTUNE_TUNING", v, &o.tuning));
   }
+  if (const char* v = env("KTUNE_BACKGROUND_DUTY")) {
+    KTUNE_RETURN_IF_ERROR(parseDouble("KTUNE_BACKGROUND_DUTY", v, &o.background_duty));
+    if (!(o.background_duty > 0 && o.background_duty <= 1))
+      return Status::InvalidArgument(std::string("KTUNE_BACKGROUND_DUTY='") + v + "' must be in (0, 1]");
+  }
   if (const char* v = env("KTUNE_RECORD_UNTUNED")) o.record_untuned_path = v;
   if (const char* v = env("KTUNE_DB")) o.database_path = v;
   if (const char* v = env("KTUNE_CURATED")) o.curated_path = v;

@@ -215,7 +215,11 @@ struct GemmOp::State {
 };
 
 GemmOp::GemmOp(std::unique_ptr<State> st) : st_(std::move(st)) {}
-GemmOp::~GemmOp() = default;
+// The family's callbacks point at this op's state: background tuning of its keys must be over
+// before the state goes (the tuner may outlive the op).
+GemmOp::~GemmOp() {
+  if (st_) st_->family.cancelBackground();
+}
 
 bool GemmOp::hasCublasLt() const { return vendorLibrary() == "cublaslt"; }
 std::string GemmOp::vendorLibrary() const { return st_->vendor ? st_->vendor->source() : ""; }

@@ -36,6 +36,10 @@ struct KTUNE_API TunerOptions {
   // tuning. The family must be able to rebuild its problem (make_problem; the built-in ops can).
   // On a GPU it implies isolate (unless KTUNE_ISOLATE is set): candidates run in the worker.
   bool background = false;
+  // KTUNE_BACKGROUND_DUTY=<0..1]: the share of wall time background tuning may keep the device
+  // busy: before each candidate it pauses (1 - duty) / duty times the previous candidate's time,
+  // in the worker's case too (one candidate per request then). 1 = no pauses.
+  double background_duty = 0.25;
   // KTUNE_RECORD_UNTUNED=<file>: append keys that ran untuned (JSON lines) for offline tuning.
   std::string record_untuned_path;
   // KTUNE_DB=<file>: use this tuning database file instead of one per family under cache_dir.

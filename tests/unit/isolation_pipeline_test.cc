@@ -130,6 +130,33 @@ TEST(IsolationPipeline, BatchesGoThroughOneWorkerWhileCompiling) {
   }
 }
 
+// Background tuning through the worker keeps its duty cycle (issue 35): with a duty below 1 the
+// candidates go to the worker one per request, each after its pause; with duty 1 they go as one
+// batch. Before, the worker got the whole batch and the pauses never applied there.
+TEST(IsolationPipeline, BackgroundPacingSendsOneCandidatePerWorkerRequest) {
+  for (double duty : {1.0, 0.5}) {
+    SCOPED_TRACE("duty " + std::to_string(duty));
+    Env env;
+    EngineOptions o = env.options(false, 1, nullptr);
+    o.options.background = true;
+    o.options.background_duty = duty;
+    auto tu = Engine::create(env.backend, o);
+    ASSERT_TRUE(tu.ok()) << tu.status().toString();
+    const std::vector<Config> configs = slowConfigs();
+    auto fam = (*tu)->add(isotest::isoFamily(env.backend.get(), "iso_slow", configs));
+    ASSERT_TRUE(fam.ok()) << fam.status().toString();
+    auto p = isotest::makeIsoProblem(env.backend.get(), 1000);
+    ASSERT_TRUE((*fam)(*p).ok());  // returns at once; the key tunes on the background thread
+    (*tu)->waitBackground();
+    ASSERT_EQ((*tu)->backgroundTuned(), 1u) << env.log.str();
+    EXPECT_EQ(fam->lookup(*p)->origin, "memory") << env.log.str();
+    const IsolationStats st = (*tu)->isolationStats();
+    EXPECT_EQ(st.candidates_sent, 8);
+    if (duty < 1) EXPECT_EQ(st.requests, st.candidates_sent);
+    else EXPECT_EQ(st.requests, 1);
+  }
+}
+
 // A family the worker cannot rebuild (no make_problem): with fallback_in_process, the first batch
 // falls back and the later batches of the key go in-process directly (one fallback, one warning,
 // no worker started).

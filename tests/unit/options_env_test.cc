@@ -90,6 +90,8 @@ const std::map<std::string, Case>& cases() {
       {"KTUNE_REP_MS", {"33", [](const Options& o) { return o.rep_ms == 33.0; }, "0"}},
       {"KTUNE_STATIC_PRUNE", {"0", [](const Options& o) { return !o.static_prune; }, "2"}},
       {"KTUNE_SEARCH", {"exhaustive", [](const Options& o) { return o.search == "exhaustive"; }, "random"}},
+      {"KTUNE_BACKGROUND_DUTY",
+       {"0.5", [](const Options& o) { return o.background_duty == 0.5; }, "0"}},
       {"KTUNE_BUDGET", {"1.5", [](const Options& o) { return o.budget_s == 1.5; }, "-1"}},
       {"KTUNE_VENDOR_ALGOS", {"3", [](const Options& o) { return o.vendor_algos == 3; }, "x"}},
       {"KTUNE_FINALISTS", {"2", [](const Options& o) { return o.finalists == 2; }, "-1"}},

@@ -1,0 +1,385 @@
+// Held-out quality of predicted GEMM configs (issue 35): for each N x K of the LLM suite, tune the
+// range-pre-tuning M values (predict::rangePoints(1, 8192, 20); guided search, one code-object
+// store, so each config compiles once for every M), then for other M values (odd ones included,
+// never a tuned one) take the config the op predicts from those tuned keys and re-time it,
+// interleaved on one set of buffers, against the family default (cuBLASLt's heuristic #0 for that
+// shape) and against the best of a reduced candidate list. The reduced list stands in for an
+// exhaustive tuning run of every held-out key (which would cost the whole device budget): the
+// prediction, the default, the vendor's next heuristic picks for the shape, the top configs of the
+// prediction's neighbours and the JIT winners of every tuned key of that N x K. Its winner is
+// therefore a lower bound on how good the prediction could be among configs that won nearby, not
+// the full space's winner (bench/NOTES.md says so beside the figures).
+// Rounds: round 0 verifies and times every candidate; those more than 1.25x the best are dropped
+// (the prediction and the default always stay); the others are timed again, the order reversed
+// every other round. A candidate's time is the geometric mean of its rounds' medians.
+//   shape_heldout_bench [--nk 6144x4096,...] [--train 20] [--max-m 8192] [--heldout 26] [--rounds 3]
+//                       [--top 3] [--vendor 3] [--train-s S] [--deadline-s S] [--out rows.jsonl]
+// Needs a GPU. Training budgets: KTUNE_WARMUP_MS / KTUNE_REP_MS as for any tuning run.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "autotune/autotuner.h"
+#include "autotune/predict.h"
+#include "ops/buffers.h"
+#include "ops/gemm.h"
+#include "ops/gemm_vendor.h"
+#include "runtime/backend.h"
+
+namespace ktune {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Args {
+  std::vector<std::pair<int64_t, int64_t>> nk{{6144, 4096}, {4096, 4096}, {28672, 4096}, {4096, 14336}};
+  size_t train = 20;
+  int64_t max_m = 8192;  // M range 1..max_m
+  int heldout = 26, rounds = 3, top = 3, vendor = 3;
+  double train_s = 0, deadline_s = 0;  // 0: no limit
+  std::string out;
+};
+
+bool parseArgs(int argc, char** argv, Args* a) {
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string f = argv[i], v = argv[i + 1];
+    if (f == "--nk") {
+      a->nk.clear();
+      for (size_t at = 0; at < v.size();) {
+        const size_t end = std::min(v.find(',', at), v.size());
+        const std::string one = v.substr(at, end - at);
+        const size_t x = one.find('x');
+        if (x == std::string::npos) return false;
+        a->nk.push_back({std::atoll(one.substr(0, x).c_str()), std::atoll(one.substr(x + 1).c_str())});
+        at = end + 1;
+      }
+    } else if (f == "--train") a->train = size_t(std::atoi(v.c_str()));
+    else if (f == "--max-m") a->max_m = std::max<int64_t>(16, std::atoll(v.c_str()));
+    else if (f == "--heldout") a->heldout = std::atoi(v.c_str());
+    else if (f == "--rounds") a->rounds = std::max(1, std::atoi(v.c_str()));
+    else if (f == "--top") a->top = std::atoi(v.c_str());
+    else if (f == "--vendor") a->vendor = std::atoi(v.c_str());
+    else if (f == "--train-s") a->train_s = std::atof(v.c_str());
+    else if (f == "--deadline-s") a->deadline_s = std::atof(v.c_str());
+    else if (f == "--out") a->out = v;
+    else return false;
+  }
+  return (argc % 2) == 1;
+}
+
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+gemm::GemmShape shapeOf(int64_t m, int64_t n, int64_t k) {
+  auto s = gemm::denseShape(gemm::Layout::kNT, gemm::ElemType::kBF16, gemm::ElemType::kBF16, m, n, k);
+  s.aligned16 = true;
+  return s;
+}
+
+// `count` held-out M values in [2, max_m], spread in log space, none of them tuned; every other one
+// odd, and shifted per N x K (`salt`) so the N x K do not all see the same M.
+std::vector<int64_t> heldOutMs(int count, const std::vector<int64_t>& tuned, int salt, int64_t max_m) {
+  std::set<int64_t> out;
+  const double lo = std::log(2.0), hi = std::log(double(max_m) * 0.98);
+  for (int i = 0; i < count; ++i) {
+    const double t = (i + 0.37 * ((salt * 7 + i * 3) % 5) / 4.0) / std::max(1, count - 1);
+    int64_t m = std::llround(std::exp(lo + std::min(1.0, t) * (hi - lo)));
+    if (i % 2 == 0) m |= 1;
+    while (std::binary_search(tuned.begin(), tuned.end(), m) || out.count(m)) ++m;
+    out.insert(std::min<int64_t>(m, max_m));
+  }
+  return {out.begin(), out.end()};
+}
+
+// A, B and C of the largest M of one N x K; every key of it uses the leading rows.
+struct Buffers {
+  std::unique_ptr<DeviceBuffers> own;
+  GemmBuffers buf;
+};
+
+Expected<Buffers> makeBuffers(Backend& b, int64_t m, int64_t n, int64_t k) {
+  Buffers x;
+  x.own = std::make_unique<DeviceBuffers>(b);
+  KTUNE_ASSIGN_OR_RETURN(x.buf.a, x.own->random(DType::kBF16, m * k, 1));
+  KTUNE_ASSIGN_OR_RETURN(x.buf.b, x.own->random(DType::kBF16, n * k, 2));
+  KTUNE_ASSIGN_OR_RETURN(x.buf.c, x.own->alloc(size_t(m * n) * 2));
+  return x;
+}
+
+struct Cand {
+  std::string config, source = "jit", role;  // role: "predicted", "default", "vendor", "neighbour"
+  std::vector<double> ms;                     // one median per round it was timed in
+  std::string error;
+  double time() const {
+    double s = 0;
+    for (double x : ms) s += std::log(x);
+    return ms.empty() ? 0 : std::exp(s / double(ms.size()));
+  }
+};
+
+void addCand(std::vector<Cand>& v, const std::string& config, const std::string& source,
+             const std::string& role) {
+  if (config.empty()) return;
+  for (const Cand& c : v)
+    if (c.config == config && c.source == source) return;
+  Cand c;
+  c.config = config;
+  c.source = source;
+  c.role = role;
+  v.push_back(std::move(c));
+}
+
+// The JIT configs of an entry, fastest first (measured ones only).
+std::vector<std::string> topJit(const DbEntry& e, int k) {
+  std::vector<std::pair<double, std::string>> v;
+  for (const auto& c : e.candidates)
+    if (c.source == "jit" && c.status == Code::kOk && c.stats.median_ms > 0)
+      v.emplace_back(c.stats.median_ms, c.config);
+  std::sort(v.begin(), v.end());
+  std::vector<std::string> out;
+  for (int i = 0; i < k && i < int(v.size()); ++i) out.push_back(v[size_t(i)].second);
+  return out;
+}
+
+struct Ctx {
+  Engine* tuner;
+  GemmOp* op;
+  const GemmVendor* vendor;  // null: no vendor library
+  const Args* args;
+};
+
+// The reduced list of one held-out key (see the file comment).
+std::vector<Cand> candidatesFor(Ctx& c, const GemmCall& call, const predict::Prediction& p,
+                                const KeyReport& def, const std::vector<std::string>& winners) {
+  std::vector<Cand> v;
+  addCand(v, p.source == "jit" ? p.config : def.winner, p.source == "jit" ? "jit" : def.winner_source,
+          "predicted");
+  addCand(v, def.winner, def.winner_source, "default");
+  if (c.vendor)
+    for (const auto& vc : c.vendor->candidates(call.shape, c.args->vendor + 1))
+      addCand(v, vc.id, vc.source, "vendor");
+  TuningDatabase* db = c.tuner->database("gemm");
+  for (const auto& n : p.neighbours)
+    if (auto e = db->lookup(n.key))
+      for (const auto& cfg : topJit(*e, c.args->top)) addCand(v, cfg, "jit", "neighbour");
+  for (const auto& w : winners) addCand(v, w, "jit", "neighbour");
+  return v;
+}
+
+// Interleaved rounds over `v` (file comment); false when the prediction or the default failed.
+bool retime(Ctx& c, const GemmCall& call, std::vector<Cand>& v) {
+  BenchOptions bo = c.tuner->options().bench;
+  bo.warmup_ms = c.tuner->options().options.warmup_ms;
+  bo.rep_ms = c.tuner->options().options.rep_ms;
+  std::vector<size_t> live(v.size());
+  for (size_t i = 0; i < v.size(); ++i) live[i] = i;
+  for (int r = 0; r < c.args->rounds; ++r) {
+    bo.verify = r == 0;
+    std::vector<size_t> order = live;
+    if (r % 2 == 1) std::reverse(order.begin(), order.end());
+    for (size_t i : order) {
+      CandidateResult res = c.tuner->benchmarkCandidate("gemm", &call, {v[i].config, v[i].source, ""}, bo, 0);
+      if (res.status == Code::kOk) v[i].ms.push_back(std::max(res.stats.median_ms, 1e-9));
+      else v[i].error = res.reason.empty() ? "failed" : res.reason;
+    }
+    double best = 0;
+    for (size_t i : live)
+      if (v[i].error.empty() && !v[i].ms.empty()) best = best <= 0 ? v[i].ms.back() : std::min(best, v[i].ms.back());
+    std::vector<size_t> keep;
+    for (size_t i : live) {
+      const bool anchor = v[i].role == "predicted" || v[i].role == "default";
+      if (!v[i].error.empty()) continue;
+      if (anchor || r > 0 || v[i].ms.back() <= 1.25 * best) keep.push_back(i);
+    }
+    live = keep;
+  }
+  return v[0].error.empty() && (v.size() < 2 || v[1].error.empty() || v[1].role != "default");
+}
+
+struct Row {
+  int64_t m = 0, n = 0, k = 0;
+  std::string predicted, winner, error;
+  double confidence = 0, vs_winner = 1, vs_default = 1;
+  int candidates = 0;
+  bool is_default = false;
+};
+
+Row heldOutRow(Ctx& c, const Buffers& b, int64_t m, int64_t n, int64_t k,
+               const std::vector<std::string>& winners) {
+  Row row;
+  row.m = m;
+  row.n = n;
+  row.k = k;
+  GemmCall call{shapeOf(m, n, k), b.buf};
+  auto p = c.op->predict(call.shape);
+  auto def = c.op->lookup(call);
+  if (!p.ok() || !def.ok()) return row.error = (!p.ok() ? p.status() : def.status()).toString(), row;
+  std::vector<Cand> v = candidatesFor(c, call, *p, *def, winners);
+  row.confidence = p->confidence;
+  row.is_default = p->source != "jit";
+  row.predicted = (v[0].source == "jit" ? "" : v[0].source + ":") + v[0].config;
+  row.candidates = int(v.size());
+  if (!retime(c, call, v)) return row.error = "predicted/default failed: " + v[0].error, row;
+  const Cand* win = nullptr;
+  const Cand* d = &v[0];
+  for (const Cand& x : v) {
+    if (x.config == def->winner && x.source == def->winner_source) d = &x;
+    if (x.error.empty() && !x.ms.empty() && (!win || x.time() < win->time())) win = &x;
+  }
+  row.winner = (win->source == "jit" ? "" : win->source + ":") + win->config;
+  row.vs_winner = v[0].time() / win->time();
+  row.vs_default = v[0].time() / d->time();
+  return row;
+}
+
+struct Trained {
+  std::vector<int64_t> ms;        // tuned M values
+  std::vector<std::string> wins;  // distinct JIT winners
+  double seconds = 0;
+};
+
+Expected<Trained> train(Ctx& c, const Buffers& b, int64_t n, int64_t k, double stop_at_s,
+                        Clock::time_point t0) {
+  Trained t;
+  const auto start = Clock::now();
+  // Spread first (every 8th point, then every 4th, ...), so a time limit leaves a spread of M.
+  const std::vector<int64_t> pts = predict::rangePoints(1, c.args->max_m, c.args->train);
+  std::vector<int64_t> order;
+  for (size_t step : {8, 4, 2, 1})
+    for (size_t i = 0; i < pts.size(); i += step)
+      if (std::find(order.begin(), order.end(), pts[i]) == order.end()) order.push_back(pts[i]);
+  for (int64_t m : order) {
+    if (stop_at_s > 0 && since(t0) > stop_at_s) break;
+    auto r = c.op->tune(GemmCall{shapeOf(m, n, k), b.buf});
+    if (!r.ok()) return r.status().withContext("tuning M=" + std::to_string(m));
+    t.ms.push_back(m);
+    if (r->winner_source == "jit" && std::find(t.wins.begin(), t.wins.end(), r->winner) == t.wins.end())
+      t.wins.push_back(r->winner);
+  }
+  std::sort(t.ms.begin(), t.ms.end());
+  t.seconds = since(start);
+  return t;
+}
+
+double pct(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, size_t(std::ceil(q * double(v.size())) - 1))];
+}
+
+void summary(const char* what, const std::vector<Row>& rows) {
+  std::vector<double> w, d;
+  double logs = 0;
+  int as_default = 0;
+  for (const Row& r : rows) {
+    if (!r.error.empty()) continue;
+    w.push_back(r.vs_winner);
+    d.push_back(r.vs_default);
+    logs += std::log(r.vs_winner);
+    as_default += r.is_default ? 1 : 0;
+  }
+  if (w.empty()) return (void)std::printf("%-12s no rows\n", what);
+  std::printf("%-12s n=%3zu  vs_winner geomean %.3f p95 %.3f max %.3f | vs_default max %.3f "
+              "geomean %.3f | predicted the default %d\n",
+              what, w.size(), std::exp(logs / double(w.size())), pct(w, 0.95), pct(w, 1.0),
+              pct(d, 1.0), [&] { double s = 0; for (double x : d) s += std::log(x); return std::exp(s / double(d.size())); }(),
+              as_default);
+}
+
+void writeRow(std::ofstream& f, const Row& r) {
+  if (!f) return;
+  f << nlohmann::json{{"m", r.m}, {"n", r.n}, {"k", r.k}, {"predicted", r.predicted},
+                      {"winner", r.winner}, {"confidence", r.confidence},
+                      {"vs_winner", r.vs_winner}, {"vs_default", r.vs_default},
+                      {"candidates", r.candidates}, {"predicted_default", r.is_default},
+                      {"error", r.error}}.dump()
+    << "\n";
+}
+
+int run(const Args& a) {
+  auto env = TunerOptions::fromEnv();
+  if (!env.ok()) return std::fprintf(stderr, "%s\n", env.status().toString().c_str()), 1;
+  EngineOptions eo;
+  eo.options = *env;
+  eo.options.isolate = false;  // one process, one set of buffers: the re-timing is interleaved
+  eo.options.background = false;
+  eo.finalist_rounds = 3;  // training only: the held-out re-timing below is the measurement
+  auto b = openBackend(env->backend);
+  if (!b.ok() || (*b)->vendor() == Vendor::kSimulated) {
+    // The simulated GEMM kernels live in the CLI (tools/sim_gpu.h), which bench/ may not include.
+    std::printf("SKIP: needs a GPU (%s)\n", b.ok() ? "simulated backend" : b.status().toString().c_str());
+    return 0;
+  }
+  std::shared_ptr<Backend> backend(std::move(*b));
+  auto t = Engine::create(backend, eo);
+  if (!t.ok()) return std::fprintf(stderr, "%s\n", t.status().toString().c_str()), 1;
+  std::shared_ptr<Engine> tuner(std::move(*t));
+  auto op = GemmOp::create(tuner);
+  if (!op.ok()) return std::fprintf(stderr, "%s\n", op.status().toString().c_str()), 1;
+  std::unique_ptr<GemmVendor> vendor;
+  if (auto v = openGemmVendor("cuda", *backend, {}); v.ok()) vendor = std::move(*v);
+  Ctx c{tuner.get(), op->get(), vendor.get(), &a};
+  const auto t0 = Clock::now();
+  std::vector<Buffers> bufs;
+  std::vector<Trained> trained;
+  for (const auto& [n, k] : a.nk) {
+    auto b = makeBuffers(*backend, a.max_m, n, k);
+    if (!b.ok()) return std::fprintf(stderr, "%s\n", b.status().toString().c_str()), 1;
+    bufs.push_back(std::move(*b));
+    const double stop_at = a.train_s * double(bufs.size()) / double(a.nk.size());  // an equal share each
+    auto tr = train(c, bufs.back(), n, k, stop_at, t0);
+    if (!tr.ok()) return std::fprintf(stderr, "%s\n", tr.status().toString().c_str()), 1;
+    std::printf("TRAIN %ldx%ld: %zu M tuned in %.1f s, %zu distinct JIT winners\n", long(n), long(k),
+                tr->ms.size(), tr->seconds, tr->wins.size());
+    std::fflush(stdout);
+    trained.push_back(std::move(*tr));
+  }
+  std::vector<std::vector<int64_t>> held;
+  for (size_t i = 0; i < a.nk.size(); ++i) held.push_back(heldOutMs(a.heldout, trained[i].ms, int(i), a.max_m));
+  std::ofstream out;
+  if (!a.out.empty()) out.open(a.out);
+  std::vector<Row> rows;
+  std::vector<std::vector<Row>> per(a.nk.size());
+  // Round-robin over the N x K, so a deadline leaves every N x K about the same share.
+  for (int j = 0; j < a.heldout; ++j) {
+    for (size_t i = 0; i < a.nk.size(); ++i) {
+      if (size_t(j) >= held[i].size()) continue;
+      if (a.deadline_s > 0 && since(t0) > a.deadline_s) break;
+      Row r = heldOutRow(c, bufs[i], held[i][size_t(j)], a.nk[i].first, a.nk[i].second, trained[i].wins);
+      writeRow(out, r);
+      if (!r.error.empty()) std::printf("ERROR M=%ld %s\n", long(r.m), r.error.c_str());
+      rows.push_back(r);
+      per[i].push_back(r);
+    }
+  }
+  std::printf("held-out keys: %zu in %.1f s total (predicted config / best of the reduced list, and / "
+              "the default; interleaved, %d rounds)\n", rows.size(), since(t0), a.rounds);
+  for (size_t i = 0; i < a.nk.size(); ++i) {
+    const std::string name = std::to_string(a.nk[i].first) + "x" + std::to_string(a.nk[i].second);
+    summary(name.c_str(), per[i]);
+  }
+  summary("all", rows);
+  return 0;
+}
+
+}  // namespace
+}  // namespace ktune
+
+int main(int argc, char** argv) {
+  ktune::Args a;
+  if (!ktune::parseArgs(argc, argv, &a)) {
+    std::fprintf(stderr, "usage: shape_heldout_bench [--nk NxK,...] [--train 20] [--max-m 8192] [--heldout 26] "
+                         "[--rounds 3] [--top 3] [--vendor 3] [--train-s S] [--deadline-s S] "
+                         "[--out FILE]\n");
+    return 2;
+  }
+  return ktune::run(a);
+}
