@@ -21,6 +21,7 @@
 #include "autotune/device_pool.h"
 #include "autotune/engine.h"
 #include "autotune/isolation.h"
+#include "autotune/l2_flush_store.h"
 #include "base/fs.h"
 #include "base/version.h"
 #include "compiler/store/store.h"
@@ -111,6 +112,7 @@ Expected<std::unique_ptr<Tuner>> Tuner::create(std::shared_ptr<Backend> backend,
                               impl->device.name,
                               arch};
   impl->opts = std::move(opts);
+  setFlushKernelStore(impl->store);  // the read flush kernel is a store hit in a warm process
   // The isolation worker builds its Tuner here too, so both sides flush alike.
   impl->bench = std::make_unique<Benchmarker>(
       *impl->backend, impl->device, L2Flush::compilerFor(*impl->backend, *impl->compiler),
