@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -308,6 +309,21 @@ TEST(GuidedRegret, LimitSpreadsOverTheSet) {
   }
   EXPECT_TRUE(decode && odd && layout);
   EXPECT_EQ(cli::spread(*set, 0).size(), set->size());
+  // A deadline run's order: every shape once, and a short prefix already has every category.
+  const auto ordered = cli::spreadOrder(std::vector<cli::RegretShape>(set->begin(), set->begin() + gemm));
+  ASSERT_EQ(ordered.size(), size_t(gemm));
+  std::set<std::string> names;
+  for (const auto& s : ordered) names.insert(s.name);
+  EXPECT_EQ(names.size(), size_t(gemm));
+  bool p = false, d = false, o = false, l = false;
+  for (size_t i = 0; i < 8; ++i) {
+    const std::string& n = ordered[i].name;
+    p |= n.rfind("llm prefill", 0) == 0;
+    d |= n.rfind("decode", 0) == 0;
+    o |= n.rfind("odd", 0) == 0;
+    l |= n.rfind("layout", 0) == 0;
+  }
+  EXPECT_TRUE(p && d && o && l);
 }
 
 // The regret harness on the simulated device: every key's guided winner within 1% of the
