@@ -24,8 +24,10 @@ constexpr double kRegretStop = 0.005;
 constexpr int kLaterRounds = 2;
 // Compiles past the first min_n run at most this many candidates ahead of the race.
 constexpr size_t kWindow = 4;
-// A first-round candidate is verified when its median is within this factor of the best so far.
-constexpr double kVerifyWithin = 1.1;
+// A first-round candidate is verified when its median is within this factor of the best so far:
+// when it would set a new bar. One that comes close without leading is not read back here: if it
+// becomes a finalist, the finalists' first round verifies it (finalists.h).
+constexpr double kVerifyWithin = 1.0;
 
 // First round: a short do_bench with a precision target and the usual early rejection.
 BenchOptions firstRound(const BenchOptions& base) {
