@@ -210,6 +210,7 @@ TEST(GuidedBenchStage, FinalistsRunUntilTheDecisionIsSettled) {
   EXPECT_EQ(rep->vs_default.finalists, 1);
   EXPECT_EQ(rep->vs_default.rounds, 1);
   EXPECT_EQ(rep->vs_default.decision, "default is fastest");
+  EXPECT_NE(rep->tree().find("re-verified alone"), std::string::npos) << rep->tree();
 }
 
 TEST(GuidedRace, FinalistsSettledRule) {
