@@ -175,7 +175,9 @@ Status TuningRun::compileAndRace() {
   pool_ = &pool;
   pool.start();
   first.benchmarked += static_cast<int>(vendor.size());
+  const auto t_vendor = Clock::now();
   Status st = bench(vendor);
+  const double vendor_ms = msSince(t_vendor);
   std::vector<bool> taken(n, false);
   size_t explored = 0, since_leader = 0;
   double leader = best_;
@@ -234,6 +236,11 @@ Status TuningRun::compileAndRace() {
   KTUNE_RETURN_IF_ERROR(settleSetAside());
   rep_.rounds.push_back(first);
   round_bo_ = nullptr;
+  // Where a guided run's time goes, for a GPU run's log (KTUNE_VERBOSE=1).
+  if (e_.options().verbose)
+    e_.log() << strprintf("ktune: %s [%s]: guided: round 1 %.0f ms (vendor candidates %.0f ms, "
+                          "%zu raced, %zu compiled)\n",
+                          f_.name.c_str(), key_.c_str(), msSince(t0), vendor_ms, explored, started);
   return raceRounds();
 }
 
@@ -261,8 +268,12 @@ Status TuningRun::raceRounds() {
     round_bo_ = &bo;
     for (size_t i : alive) done_[i] = false;
     rep_.rounds.push_back({r, static_cast<int>(alive.size()), 0, 0});
+    const auto t_round = Clock::now();
     const Status st = bench(alive);
     round_bo_ = nullptr;
+    if (e_.options().verbose)
+      e_.log() << strprintf("ktune: %s [%s]: guided: round %d %.0f ms (%zu candidates)\n",
+                            f_.name.c_str(), key_.c_str(), r, msSince(t_round), alive.size());
     KTUNE_RETURN_IF_ERROR(st);
     in_round = alive;
   }

@@ -7,7 +7,8 @@
 #      code-object store (fresh database); the LLM suite (8 shapes) the same way in its own cache;
 #      per key the engine's split (compile / bench = load verify measure + finalists, rounds) and
 #      the process's own start-up outside the engine (JSON "process": start, worker spawn, GPU
-#      open, tuner, op with cuBLASLt, buffers);
+#      open, tuner, op with cuBLASLt, buffers); and one more warm run with KTUNE_VERBOSE=1 for
+#      the race's round times and the finalists' (their count, rounds and decision);
 #   2. `ktune regret --set gpu`: every GEMM key (62: LLM suite, decode M = 1..128, odd shapes,
 #      NN/NT/TN), then every row-wise key (24), both searches in one process on one shared store,
 #      per key the guided winner's time over the exhaustive winner's (interleaved re-timing) and
@@ -84,6 +85,12 @@ for what in one suite; do
     S=$(now); timeout $lim $K tune gemm $args --json --quiet > "$OUT/${what}_$pass.json" 2> "$OUT/${what}_$pass.err"
     rc=$?; row "guided $what ($args) $pass: wall $(el $S)s rc=$rc"; split "$OUT/${what}_$pass.json" | tee -a "$SUM"
   done
+  # Once more warm with the engine's log: the race's round times and the finalists' (not timed).
+  if [ $what = one ]; then
+    rm -rf "$KTUNE_CACHE_DIR/db"
+    KTUNE_VERBOSE=1 timeout $lim $K tune gemm $args --json --quiet > /dev/null 2> "$OUT/one_warm_verbose.err"
+    grep -E "guided: round|finalists [0-9]" "$OUT/one_warm_verbose.err" | sed 's/\[[^]]*\]//' | tee -a "$SUM"
+  fi
 done
 unset KTUNE_CACHE_DIR
 
