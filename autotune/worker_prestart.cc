@@ -59,4 +59,13 @@ std::unique_ptr<WorkerSupervisor> takeEarlyWorker(const WorkerLaunch& launch,
   return std::move(e.worker);
 }
 
+bool stopEarlyWorker() {
+  std::unique_ptr<WorkerSupervisor> w;
+  {
+    std::lock_guard<std::mutex> l(mu);
+    w = std::move(early().worker);
+  }
+  return w != nullptr;  // its destructor ends the process (EOF, then SIGKILL) and reaps it
+}
+
 }  // namespace ktune

@@ -28,4 +28,10 @@ Status prestartWorkerEarly(WorkerLaunch launch, IsolationOptions iso);
 std::unique_ptr<WorkerSupervisor> takeEarlyWorker(const WorkerLaunch& launch,
                                                   const IsolationOptions& iso);
 
+// Stops the worker prestartWorkerEarly started, unless a tuner took it; true when there was one.
+// A GPU in exclusive-process mode admits one context: when this process cannot open the GPU
+// while an early worker may hold it, the caller stops it and tries again (its tuner then starts
+// a worker of its own, which cannot open the GPU either, and benchmarks in process, as before).
+bool stopEarlyWorker();
+
 }  // namespace ktune

@@ -554,6 +554,8 @@ int cmdTune(const std::vector<std::string>& argv) {
   prestartWorkerIfIsolating(*opts, t);
   auto t0 = std::chrono::steady_clock::now();
   Gpu gpu = openGpu(*opts, t.args.has("--no-gpu"));
+  // An exclusive-process GPU admits one context, which the early worker may have taken.
+  if (!gpu.backend && stopEarlyWorker()) gpu = openGpu(*opts, t.args.has("--no-gpu"));
   noteProcessMs("open_gpu_ms", msSinceT(t0));
   if (!gpu.backend) {
     if (!t.from_file.empty())
@@ -564,6 +566,7 @@ int cmdTune(const std::vector<std::string>& argv) {
   Progress progress(t.quiet, t.json);
   t0 = std::chrono::steady_clock::now();
   auto tuner = makeTuner(gpu, *opts, t, &progress);
+  if (!tuner.ok() && stopEarlyWorker()) tuner = makeTuner(gpu, *opts, t, &progress);  // as above
   if (!tuner.ok()) return fail(tuner.status());
   (*tuner)->prestartWorker();  // its start-up overlaps the problem set-up below
   noteProcessMs("tuner_ms", msSinceT(t0));

@@ -428,6 +428,11 @@ TEST(Isolation, WorkerStartedBeforeTheTunerIsTheOneThatTunes) {
   EXPECT_EQ(t.tuner->isolationStats().starts, 1);
   EXPECT_EQ(t.tuner->isolationStats().candidates_sent, 4);
   EXPECT_EQ(takeEarlyWorker(*wl, o.isolation), nullptr);  // the tuner took it
+  EXPECT_FALSE(stopEarlyWorker());                         // nothing left to stop
+  // One not taken can be stopped (the CLI does when it cannot open an exclusive-process GPU).
+  ASSERT_TRUE(prestartWorkerEarly(*wl, o.isolation).ok());
+  EXPECT_TRUE(stopEarlyWorker());
+  EXPECT_EQ(takeEarlyWorker(*wl, o.isolation), nullptr);
 }
 
 TEST(Isolation, FamilyWithoutMakeProblemFallsBackInProcess) {
