@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "autotune/device_pool.h"
+#include "autotune/worker_prestart.h"
 #include "base/fs.h"
 #include "compiler/store/store.h"
 
@@ -147,7 +148,9 @@ bool TunerEngine::makeWorker(std::string* why) {
     *why = wl.status().toString();
     return false;
   }
-  worker = std::make_unique<WorkerSupervisor>(std::move(*wl), opts.isolation);
+  // One the caller started before opening its GPU (worker_prestart.h), when it matches.
+  worker = takeEarlyWorker(*wl, opts.isolation);
+  if (!worker) worker = std::make_unique<WorkerSupervisor>(std::move(*wl), opts.isolation);
   return true;
 }
 

@@ -6,6 +6,7 @@
 
 #include "autotune/bench_stage.h"
 #include "autotune/engine_shapes.h"
+#include "autotune/guided.h"
 #include "autotune/search.h"
 #include "autotune/run_candidate.h"
 
@@ -70,6 +71,39 @@ Paired paired(const std::vector<double>& a, const std::vector<double>& b) {
 }
 
 }  // namespace
+
+bool finalistsSettled(const std::vector<std::vector<double>>& times, int baseline, double margin) {
+  if (times.empty()) return true;
+  if (static_cast<int>(times.front().size()) < kMinFinalistRounds) return false;
+  const bool have_base =
+      baseline >= 0 && baseline < static_cast<int>(times.size()) && complete(times[baseline]);
+  // The reference: the best challenger by its paired ratio to the default, or without a default
+  // the fastest median.
+  int ref = -1;
+  Paired ref_p;
+  double ref_med = 0;
+  bool all_kept = true;
+  for (size_t i = 0; i < times.size(); ++i) {
+    if (static_cast<int>(i) == baseline || !complete(times[i])) continue;
+    if (have_base) {
+      const Paired p = paired(times[i], times[baseline]);
+      if (p.lo < 1 - margin) all_kept = false;
+      if (ref < 0 || p.ratio < ref_p.ratio) ref = static_cast<int>(i), ref_p = p;
+    } else {
+      const double m = medianOf(times[i]);
+      if (ref < 0 || m < ref_med) ref = static_cast<int>(i), ref_med = m;
+    }
+  }
+  if (ref < 0 || (have_base && all_kept)) return true;
+  if (have_base && ref_p.hi >= 1 - margin) return false;
+  // The reference wins: settled unless another could still be more than a tie faster than it.
+  for (size_t i = 0; i < times.size(); ++i) {
+    if (static_cast<int>(i) == baseline || static_cast<int>(i) == ref || !complete(times[i]))
+      continue;
+    if (paired(times[i], times[ref]).lo < 1 - kFinalistTie) return false;
+  }
+  return true;
+}
 
 int decideFinalists(const std::vector<std::vector<double>>& times, int baseline, double margin,
                     DefaultComparison* cmp) {
@@ -155,7 +189,7 @@ int findBaseline(const FinalistRun& fr) {
 }
 
 // One round's bench budget: a slice of the run's, at least a few runs each.
-BenchOptions roundOptions(const TunerEngine& e, bool last) {
+BenchOptions roundOptions(const TunerEngine& e, bool check) {
   BenchOptions bo = e.engineOptions().bench;
   const int rounds = std::max(1, e.engineOptions().finalist_rounds);
   bo.warmup_ms = std::max(bo.warmup_ms / rounds, 0.0);
@@ -163,12 +197,13 @@ BenchOptions roundOptions(const TunerEngine& e, bool last) {
   bo.min_runs = std::max(3, bo.min_runs / 2);
   bo.best_ms = 0;  // no early rejection: every finalist is timed in full (the worker keeps its
   bo.abort_factor = 1e9;  // own best across a batch, so the factor turns it off there too)
-  bo.reverify = last;
-  // Every finalist passed verification when it was first measured: the last round checks it
-  // again (before, during and after its runs); the rounds before only time it. A verification
-  // reads back the output (tens of ms for a wide GEMM), which per round and finalist was most
-  // of the re-timing's cost.
-  bo.verify = last;
+  bo.reverify = check;
+  // Every finalist passed verification when it was first measured: the first round checks it
+  // again (before, during and after its runs), the rounds after only time it. The first, because
+  // the rounds stop as soon as the decision is settled (finalistsSettled): which round is the
+  // last is not known in advance. A verification reads back the output (tens of ms for a wide
+  // GEMM), which per round and finalist was most of the re-timing's cost.
+  bo.verify = check;
   return bo;
 }
 
@@ -180,9 +215,9 @@ void failFinalist(Cand& c, const CandidateResult& r) {
 
 // One round in this process: each finalist verified and timed in `order`.
 void roundInProcess(FinalistRun& fr, const std::vector<size_t>& fin, const std::vector<size_t>& order,
-                    bool last, std::vector<std::vector<double>>& times, int round,
+                    bool check, std::vector<std::vector<double>>& times, int round,
                     std::vector<BenchStats>& stats) {
-  const BenchOptions bo = roundOptions(fr.e, last);
+  const BenchOptions bo = roundOptions(fr.e, check);
   for (size_t j : order) {
     Cand& c = fr.cands[fin[j]];
     if (!c.live) continue;
@@ -199,14 +234,14 @@ void roundInProcess(FinalistRun& fr, const std::vector<size_t>& fin, const std::
 
 // One round through the worker; false when the worker could not run it.
 bool roundInWorker(FinalistRun& fr, const std::vector<size_t>& fin, const std::vector<size_t>& order,
-                   bool last, std::vector<std::vector<double>>& times, int round,
+                   bool check, std::vector<std::vector<double>>& times, int round,
                    std::vector<BenchStats>& stats, std::string* why) {
   DynamicShapes::beforeCandidate();  // background tuning's pause, once per round in the worker
   WorkerBatch b;
   b.family = fr.fs.f.name;
   b.key = fr.key;
   b.args_json = fr.fs.f.args_json(fr.p);
-  b.bench = roundOptions(fr.e, last);
+  b.bench = roundOptions(fr.e, check);
   std::vector<size_t> sent;
   for (size_t j : order) {
     const Cand& c = fr.cands[fin[j]];
@@ -231,41 +266,104 @@ bool roundInWorker(FinalistRun& fr, const std::vector<size_t>& fin, const std::v
   return st.ok();
 }
 
-}  // namespace
-
-int runFinalists(FinalistRun& fr, DefaultComparison* cmp) {
-  const int k = fr.e.options().finalists;
-  std::vector<CandidateResult> results;
-  for (const Cand& c : fr.cands) results.push_back(c.r);
-  const int fastest = chooseWinner(results);
-  if (k <= 0 || fastest < 0) return fastest;
-  // Finalists: the k fastest passed originals, and the default.
+// The finalists (indices into cands): the default first when there is one (*base >= 0), then
+// up to k of the fastest passed originals whose race interval still reaches the leader's (the
+// leader itself always): a candidate the race already put clearly behind cannot win the
+// re-timing, so it is not re-timed.
+std::vector<size_t> pickFinalists(FinalistRun& fr, int k, int* base) {
   std::vector<size_t> order_by_time;
   for (size_t i = 0; i < fr.cands.size(); ++i)
     if (passed(fr.cands[i]) && fr.cands[i].dup_of < 0) order_by_time.push_back(i);
   std::stable_sort(order_by_time.begin(), order_by_time.end(), [&](size_t a, size_t b) {
     return fr.cands[a].r.stats.median_ms < fr.cands[b].r.stats.median_ms;
   });
-  const int base = findBaseline(fr);
+  *base = findBaseline(fr);
   std::vector<size_t> fin;
-  if (base >= 0) {
-    fin.push_back(static_cast<size_t>(base));
-    fr.cands[base].live = true;  // a default stopped early runs again (usableBaseline)
+  if (*base >= 0) {
+    fin.push_back(static_cast<size_t>(*base));
+    fr.cands[*base].live = true;  // a default stopped early runs again (usableBaseline)
   }
+  if (order_by_time.empty()) return fin;
+  const BenchStats& lead = fr.cands[order_by_time.front()].r.stats;
   for (size_t i : order_by_time) {
-    if (static_cast<int>(fin.size()) >= k + (base >= 0 ? 1 : 0)) break;
-    if (static_cast<int>(i) != base) fin.push_back(i);
+    if (static_cast<int>(fin.size()) >= k + (*base >= 0 ? 1 : 0)) break;
+    if (static_cast<int>(i) == *base) continue;
+    if (i != order_by_time.front() && !guided::canBeat(fr.cands[i].r.stats, lead, kRaceDrift))
+      continue;
+    fin.push_back(i);
   }
+  return fin;
+}
+
+// The race's ratio of finalist 1 to the default (finalist 0), at the pessimistic ends of both
+// intervals; 0 when it does not separate them (see kRaceClear).
+double raceSeparation(const FinalistRun& fr, const std::vector<size_t>& fin, int base,
+                      double margin) {
+  if (base < 0 || fin.size() != 2) return 0;
+  const BenchStats& d = fr.cands[fin[0]].r.stats;
+  const BenchStats& l = fr.cands[fin[1]].r.stats;
+  if (!passed(fr.cands[fin[0]]) || d.median_ms <= 0 || l.median_ms <= 0) return 0;
+  const double hi = l.median_ms * (1 + guided::relHalfWidth(l)) /
+                    (d.median_ms * (1 - guided::relHalfWidth(d)));
+  return hi < 1 - margin - kRaceClear ? hi : 0;
+}
+
+// One interleaved round confirmed the race's separation of the leader from the default: the
+// leader wins with the round's ratio, the interval spanning the race's and the round's.
+int separatedWin(const std::vector<std::vector<double>>& times, double race_hi, double margin,
+                 DefaultComparison* cmp) {
+  if (times[0][0] <= 0 || times[1][0] < 0) return -1;
+  const double r0 = times[1][0] / times[0][0];
+  if (r0 >= 1 - margin - kRaceClear / 2) return -1;
+  DefaultComparison c;
+  c.margin = margin;
+  c.finalists = 2;
+  c.rounds = 1;
+  c.baseline_ms = times[0][0];
+  c.winner_ms = times[1][0];
+  c.ratio = r0;
+  c.ratio_lo = r0 * (1 - kRaceClear / 2);
+  c.ratio_hi = std::max(race_hi, r0);
+  c.decision = "faster than the default";
+  *cmp = c;
+  return 1;
+}
+
+DefaultComparison soleDefault(double ms, double margin) {
+  DefaultComparison c;
+  c.margin = margin;
+  c.finalists = 1;
+  c.rounds = 1;
+  c.baseline_ms = c.winner_ms = ms;
+  c.decision = "default is fastest";
+  return c;
+}
+
+}  // namespace
+
+int runFinalists(FinalistRun& fr, DefaultComparison* cmp) {
+  const int k = fr.e.options().finalists;
+  const double margin = fr.e.options().finalist_margin;
+  std::vector<CandidateResult> results;
+  for (const Cand& c : fr.cands) results.push_back(c.r);
+  const int fastest = chooseWinner(results);
+  if (k <= 0 || fastest < 0) return fastest;
+  int base = -1;
+  const std::vector<size_t> fin = pickFinalists(fr, k, &base);
   if (fin.empty()) return fastest;  // only results resumed from an interrupted run passed
-  // A single finalist has nothing to be compared with: one round re-verifies it.
+  const double race_hi = raceSeparation(fr, fin, base, margin);
+  // A single finalist has nothing to be compared with: one round re-verifies it. Otherwise the
+  // rounds stop once the decision is settled.
   const int rounds = fin.size() < 2 ? 1 : std::max(2, fr.e.engineOptions().finalist_rounds);
-  std::vector<std::vector<double>> times(fin.size(), std::vector<double>(rounds, -1.0));
+  std::vector<std::vector<double>> times(fin.size());
   std::vector<BenchStats> stats(fin.size());
+  int w = -1;
   for (int r = 0; r < rounds; ++r) {
+    for (auto& t : times) t.push_back(-1.0);
     const auto order = finalistOrder(fin.size(), r);
     std::string why;
     if (fr.isolated) {
-      if (!roundInWorker(fr, fin, order, r + 1 == rounds, times, r, stats, &why)) {
+      if (!roundInWorker(fr, fin, order, r == 0, times, r, stats, &why)) {
         fr.e.log() << "ktune: " << fr.fs.f.name << " [" << fr.key
                    << "]: re-timing the finalists in the worker failed (" << why
                    << "); keeping the first measurements\n";
@@ -273,28 +371,31 @@ int runFinalists(FinalistRun& fr, DefaultComparison* cmp) {
         return fastest;
       }
     } else {
-      roundInProcess(fr, fin, order, r + 1 == rounds, times, r, stats);
+      roundInProcess(fr, fin, order, r == 0, times, r, stats);
     }
+    for (size_t j = 0; j < fin.size(); ++j)
+      if (!fr.cands[fin[j]].live) std::fill(times[j].begin(), times[j].end(), -1.0);
+    if (r == 0 && race_hi > 0 && (w = separatedWin(times, race_hi, margin, cmp)) >= 0) break;
+    if (finalistsSettled(times, base >= 0 ? 0 : -1, margin)) break;
   }
   for (size_t j = 0; j < fin.size(); ++j) {
     Cand& c = fr.cands[fin[j]];
-    if (!c.live) {
-      std::fill(times[j].begin(), times[j].end(), -1.0);
-    } else if (c.r.status != Code::kOk) {  // the default, stopped early before: now measured
+    if (c.live && c.r.status != Code::kOk) {  // the default, stopped early before: now measured
       c.r.status = Code::kOk;
       c.r.reason.clear();
       c.r.stats = stats[j];
     }
   }
-  int w = -1;
   if (fin.size() < 2) {
-    if (fr.cands[fin[0]].live) return static_cast<int>(fin[0]);
-  } else {
-    w = decideFinalists(times, base >= 0 ? 0 : -1, fr.e.options().finalist_margin, cmp);
-    if (base >= 0) {
-      cmp->baseline = fr.cands[base].r.config;
-      cmp->baseline_source = fr.cands[base].r.source;
-    }
+    w = fr.cands[fin[0]].live ? 0 : -1;
+    // The default alone: the race put every other candidate clearly behind it.
+    if (w == 0 && base >= 0) *cmp = soleDefault(times[0][0], margin);
+  } else if (w < 0) {
+    w = decideFinalists(times, base >= 0 ? 0 : -1, margin, cmp);
+  }
+  if (w >= 0 && base >= 0) {
+    cmp->baseline = fr.cands[base].r.config;
+    cmp->baseline_source = fr.cands[base].r.source;
   }
   if (w >= 0) return static_cast<int>(fin[w]);
   // Every finalist failed its re-check: the plain fastest of what is left.

@@ -37,6 +37,26 @@ int decideFinalists(const std::vector<std::vector<double>>& times, int baseline,
 // Two-sided 95% Student t quantile for `dof` degrees of freedom (1.96 beyond the table).
 double studentT95(int dof);
 
+// The re-timing stops as soon as more rounds could not change the decision (at least
+// kMinFinalistRounds rounds, at most options' finalist_rounds): every challenger's paired interval
+// lies at or above 1 - margin (the default stays, whatever the next rounds say), or the best
+// challenger's lies below it and no other could be more than kFinalistTie faster than it. With
+// steady timings (long kernels) that is after the minimum; a near-tie runs every round.
+inline constexpr int kMinFinalistRounds = 3;
+inline constexpr double kFinalistTie = 0.005;
+// times[i]: finalist i's medians of the rounds run so far (< 0: dropped); baseline as for
+// decideFinalists. Without a baseline: settled when no finalist could be kFinalistTie faster than
+// the fastest. Fewer than kMinFinalistRounds rounds: never settled.
+bool finalistsSettled(const std::vector<std::vector<double>>& times, int baseline, double margin);
+
+// Which finalists are still uncertain after the race: a candidate enters the re-timing only when
+// its race interval (guided::relHalfWidth, widened by kRaceDrift for rounds run at different
+// times) reaches the leader's. And the leader is "separated" from the default when even the
+// pessimistic ends of both intervals put it more than kRaceClear beyond the margin: then one
+// interleaved round that agrees (its ratio below 1 - margin - kRaceClear / 2) decides.
+inline constexpr double kRaceDrift = 0.01;
+inline constexpr double kRaceClear = 0.05;
+
 namespace detail {
 class TunerEngine;
 struct FamilyState;

@@ -183,9 +183,9 @@ double relHalfWidth(const BenchStats& s) {
   return std::max(kIntervalFloor, hw / s.median_ms);
 }
 
-bool canBeat(const BenchStats& c, const BenchStats& l) {
+bool canBeat(const BenchStats& c, const BenchStats& l, double slack) {
   const double lo = c.median_ms * (1 - relHalfWidth(c));
-  const double hi = l.median_ms * (1 + relHalfWidth(l));
+  const double hi = l.median_ms * (1 + relHalfWidth(l)) * (1 + slack);
   return lo <= hi;
 }
 

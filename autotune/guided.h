@@ -99,7 +99,7 @@ size_t patience(size_t explored);
 inline constexpr double kIntervalFloor = 0.002;
 double relHalfWidth(const BenchStats& s);
 // Whether a candidate with stats `c` can still beat the leader `l` (its interval reaches
-// the leader's).
-bool canBeat(const BenchStats& c, const BenchStats& l);
+// the leader's, the leader's upper end widened by `slack`, a fraction).
+bool canBeat(const BenchStats& c, const BenchStats& l, double slack = 0);
 
 }  // namespace ktune::guided

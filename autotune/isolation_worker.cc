@@ -99,6 +99,9 @@ Status serveWorker(CandidateBench& tuner, int in_fd, int out_fd) {
     return Status::Ok();
   };
   KTUNE_RETURN_IF_ERROR(send(Json{{"event", "hello"}, {"pid", int64_t(::getpid())}}));
+  // The default flush (the read kernel, loaded from the store when it holds it) readied while the
+  // parent sets up its first request, rather than after that request came.
+  tuner.prepareBench(BenchOptions{});
   std::string inbuf;
   std::string cached_family, cached_args;
   std::shared_ptr<void> problem;

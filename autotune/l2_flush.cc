@@ -1,5 +1,7 @@
 #include "autotune/l2_flush.h"
 
+#include "autotune/l2_flush_store.h"
+
 #include <algorithm>
 #include <atomic>
 #include <iostream>
@@ -27,8 +29,12 @@ KTUNE_KERNEL KTUNE_LAUNCH_BOUNDS(THREADS, 0) void ktune_flush_read(
 }
 )";
 
+std::mutex store_mu;
+std::weak_ptr<CodeObjectStore> flush_store;  // setFlushKernelStore
+
 // The read kernel's code object, compiled once per process per compiler, version and arch
-// (successes only: a failed compile is retried by the next L2Flush).
+// (successes only: a failed compile is retried by the next L2Flush), through the code-object
+// store when a Engine gave one (a store hit costs a file read, not a compile).
 Expected<std::shared_ptr<const CodeObject>> compiledReadKernel(Compiler& compiler,
                                                                const std::string& arch) {
   static std::mutex mu;
@@ -38,13 +44,18 @@ Expected<std::shared_ptr<const CodeObject>> compiledReadKernel(Compiler& compile
     std::lock_guard<std::mutex> l(mu);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
   }
+  std::shared_ptr<CodeObjectStore> store;
+  {
+    std::lock_guard<std::mutex> l(store_mu);
+    store = flush_store.lock();
+  }
   CompileRequest r;
   r.source = kReadSource;
   r.source_name = std::string(L2Flush::kReadEntry) + ".cu";
   r.entry = L2Flush::kReadEntry;
   r.defines = {{"THREADS", std::to_string(L2Flush::kReadThreads)}};
   r.arch = arch;
-  KTUNE_ASSIGN_OR_RETURN(CodeObject co, compiler.compile(r));
+  KTUNE_ASSIGN_OR_RETURN(CodeObject co, store ? store->getOrCompile(compiler, r) : compiler.compile(r));
   auto shared = std::make_shared<const CodeObject>(std::move(co));
   std::lock_guard<std::mutex> l(mu);
   return cache.emplace(key, std::move(shared)).first->second;
@@ -53,6 +64,11 @@ Expected<std::shared_ptr<const CodeObject>> compiledReadKernel(Compiler& compile
 std::atomic<bool> fallback_said{false};
 
 }  // namespace
+
+void setFlushKernelStore(std::weak_ptr<CodeObjectStore> store) {
+  std::lock_guard<std::mutex> l(store_mu);
+  flush_store = std::move(store);
+}
 
 const char* flushKindName(FlushKind k) { return k == FlushKind::kRead ? "read" : "memset"; }
 

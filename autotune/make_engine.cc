@@ -6,6 +6,7 @@
 
 #include "autotune/device_pool.h"
 #include "autotune/engine.h"
+#include "autotune/l2_flush_store.h"
 #include "base/fs.h"
 #include "base/version.h"
 #include "compiler/store/store.h"
@@ -90,6 +91,7 @@ Expected<std::unique_ptr<TunerEngine>> TunerEngine::create(std::shared_ptr<Backe
                               e->device.name,
                               arch};
   e->opts = std::move(opts);
+  setFlushKernelStore(e->store_);  // the read flush kernel is a store hit in a warm process
   // The isolation worker builds its Engine here too, so both sides flush alike.
   e->bench = std::make_unique<Benchmarker>(
       *e->backend, e->device, L2Flush::compilerFor(*e->backend, *e->compiler_),

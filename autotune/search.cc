@@ -61,10 +61,15 @@ std::string describe(const DefaultComparison& c) {
     return b;
   }
   // The default's config whole: a cut one reads the same as its neighbours.
-  std::snprintf(b, sizeof(b),
-                ": %s; best challenger %.3fx its time, 95%% interval "
-                "[%.3f, %.3f] (%d finalists, %d interleaved rounds)",
-                c.decision.c_str(), c.ratio, c.ratio_lo, c.ratio_hi, c.finalists, c.rounds);
+  if (c.finalists < 2) {  // finalists.h: nothing in the race came near the default
+    std::snprintf(b, sizeof(b), ": %s (re-verified alone: no candidate's race interval reached it)",
+                  c.decision.c_str());
+  } else {
+    std::snprintf(b, sizeof(b),
+                  ": %s; best challenger %.3fx its time, 95%% interval "
+                  "[%.3f, %.3f] (%d finalists, %d interleaved rounds)",
+                  c.decision.c_str(), c.ratio, c.ratio_lo, c.ratio_hi, c.finalists, c.rounds);
+  }
   return "vs default " + (c.baseline_source == "jit" ? "" : c.baseline_source + " ") +
          c.baseline + b;
 }

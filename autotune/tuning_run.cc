@@ -187,6 +187,10 @@ int TuningRun::choose() {
   // before the fault cannot be run or verified now, and the rest was never measured.
   if (!e_.contextLost().ok()) w = -1;
   rep_.finalists_ms = msSince(t0);
+  if (e_.options().verbose)
+    e_.log() << strprintf("ktune: %s [%s]: finalists %.0f ms (%d finalists, %d rounds: %s)\n",
+                          f_.name.c_str(), key_.c_str(), rep_.finalists_ms, rep_.vs_default.finalists,
+                          rep_.vs_default.rounds, rep_.vs_default.decision.c_str());
   bench_ms_ += rep_.finalists_ms;
   copyDuplicates();  // after the re-timing: a finalist that failed it takes its copies along
   for (auto& c : cands_) rep_.candidates.push_back(c.r);

@@ -24,8 +24,10 @@ constexpr double kRegretStop = 0.005;
 constexpr int kLaterRounds = 2;
 // Compiles past the first min_n run at most this many candidates ahead of the race.
 constexpr size_t kWindow = 4;
-// A first-round candidate is verified when its median is within this factor of the best so far.
-constexpr double kVerifyWithin = 1.1;
+// A first-round candidate is verified when its median is within this factor of the best so far:
+// when it would set a new bar. One that comes close without leading is not read back here: if it
+// becomes a finalist, the finalists' first round verifies it (finalists.h).
+constexpr double kVerifyWithin = 1.0;
 
 // First round: a short do_bench with a precision target and the usual early rejection.
 BenchOptions firstRound(const BenchOptions& base) {
@@ -173,7 +175,9 @@ Status TuningRun::compileAndRace() {
   pool_ = &pool;
   pool.start();
   first.benchmarked += static_cast<int>(vendor.size());
+  const auto t_vendor = Clock::now();
   Status st = bench(vendor);
+  const double vendor_ms = msSince(t_vendor);
   std::vector<bool> taken(n, false);
   size_t explored = 0, since_leader = 0;
   double leader = best_;
@@ -232,6 +236,11 @@ Status TuningRun::compileAndRace() {
   KTUNE_RETURN_IF_ERROR(settleSetAside());
   rep_.rounds.push_back(first);
   round_bo_ = nullptr;
+  // Where a guided run's time goes, for a GPU run's log (KTUNE_VERBOSE=1).
+  if (e_.options().verbose)
+    e_.log() << strprintf("ktune: %s [%s]: guided: round 1 %.0f ms (vendor candidates %.0f ms, "
+                          "%zu raced, %zu compiled)\n",
+                          f_.name.c_str(), key_.c_str(), msSince(t0), vendor_ms, explored, started);
   return raceRounds();
 }
 
@@ -259,8 +268,12 @@ Status TuningRun::raceRounds() {
     round_bo_ = &bo;
     for (size_t i : alive) done_[i] = false;
     rep_.rounds.push_back({r, static_cast<int>(alive.size()), 0, 0});
+    const auto t_round = Clock::now();
     const Status st = bench(alive);
     round_bo_ = nullptr;
+    if (e_.options().verbose)
+      e_.log() << strprintf("ktune: %s [%s]: guided: round %d %.0f ms (%zu candidates)\n",
+                            f_.name.c_str(), key_.c_str(), r, msSince(t_round), alive.size());
     KTUNE_RETURN_IF_ERROR(st);
     in_round = alive;
   }

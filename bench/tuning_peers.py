@@ -10,13 +10,77 @@ timed on, in the same device run.
   first call (Dynamo trace, Inductor codegen, Triton template autotuning and cuBLAS comparison) to
   its result; torch._dynamo.reset() between shapes so each is compiled and tuned on its own.
 
-Each peer runs in this process, time-boxed by --budget (seconds per peer; a shape that would
-start after it is skipped and said so). Prints one line per shape and peer, then a summary.
-Usage: python3 bench/tuning_peers.py [--budget S] [--shapes MxNxK,...]
+Each peer runs in a child process of its own, killed when it passes --budget seconds (a
+torch.compile call cannot be interrupted from inside: max-autotune may take minutes for one
+shape, so an in-process budget could not hold). A peer cut by its budget is a line saying so,
+with the time as a lower bound: "> S s". Inductor gets a fresh cache directory
+(TORCHINDUCTOR_CACHE_DIR) so its figure is a cold tuning, like ktune's cold one; Triton's cache is
+whatever the machine has (cold on a fresh device machine). Prints one line per shape and peer,
+then a summary.
+Usage: python3 bench/tuning_peers.py [--budget S] [--shapes MxNxK,...] [--peers triton,inductor]
 """
 import os
+import signal
+import subprocess
 import sys
+import tempfile
 import time
+
+PEERS = ("triton", "inductor")
+
+
+def _parent():
+    """Runs every peer in a child with a hard time limit (before torch is imported here)."""
+    budget, shapes, peers = 90.0, None, list(PEERS)
+    for arg in sys.argv[1:]:
+        if arg.startswith("--budget="):
+            budget = float(arg.split("=", 1)[1])
+        elif arg.startswith("--shapes="):
+            shapes = arg.split("=", 1)[1]
+        elif arg.startswith("--peers="):
+            peers = [p for p in arg.split("=", 1)[1].split(",") if p in PEERS]
+    summary = []
+    for peer in peers:
+        cmd = [sys.executable, os.path.abspath(__file__), f"--child={peer}"]
+        if shapes:
+            cmd.append(f"--shapes={shapes}")
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        if peer == "inductor":
+            env["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="inductor-cold-")
+        t0 = time.perf_counter()
+        # Its own process group: Inductor compiles in worker processes, which must go with it
+        # (left running they would load the GPU machine during the next measurement).
+        child = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                 text=True, start_new_session=True)
+        try:
+            out, _ = child.communicate(timeout=budget)
+            note = f"rc={child.returncode}"
+        except subprocess.TimeoutExpired:
+            note = f"killed at its budget of {budget:.0f} s"
+        finally:
+            try:
+                os.killpg(child.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if "killed" in note:
+            out, _ = child.communicate()
+        wall = time.perf_counter() - t0
+        lines = out.splitlines()
+        for line in lines:
+            print(line, flush=True)
+        tuned = [ln for ln in lines if ": tuning " in ln]
+        if not tuned and "killed" in note:
+            # Import and start-up are part of the child's wall, so this bounds the tuning.
+            print(f"{peer}: no shape finished: tuning > {wall:.0f} s wall of its process ({note})")
+        summary.append(f"{peer}: child process {wall:.1f} s wall, {note}")
+    print("\n== peers' processes ==")
+    for line in summary:
+        print(line)
+
+
+if __name__ == "__main__" and not any(a.startswith("--child=") for a in sys.argv[1:]):
+    _parent()
+    sys.exit(0)
 
 try:
     import torch
@@ -104,46 +168,44 @@ def inputs(m, n, k):
 
 
 def main():
-    budget = 90.0
     shapes = [(4096, 4096, 4096), (4096, 28672, 4096), (16, 4096, 4096)]
+    peer = "triton"
     for arg in sys.argv[1:]:
-        if arg.startswith("--budget="):
-            budget = float(arg.split("=", 1)[1])
+        if arg.startswith("--child="):
+            peer = arg.split("=", 1)[1]
         elif arg.startswith("--shapes="):
             shapes = [tuple(int(x) for x in s.split("x")) for s in arg.split("=", 1)[1].split(",")]
     os.environ.setdefault("TRITON_PRINT_AUTOTUNING", "0")
     print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}, triton {triton.__version__}")
-    print(f"triton tutorial autotuner: {len(TUTORIAL_CONFIGS)} configs")
+    if peer == "triton":
+        print(f"triton tutorial autotuner: {len(TUTORIAL_CONFIGS)} configs")
+        name, first_call = "triton autotune", lambda a, b: triton_mm(a, b)
+    else:
+        name, first_call = "inductor max-autotune", None
     rows = []
-    for name, first_call in (("triton autotune", lambda a, b: triton_mm(a, b)), ("inductor max-autotune", None)):
-        t_peer = time.perf_counter()
-        # Inductor's max-autotune takes tens of seconds a shape: the first shape only.
-        for (m, n, k) in (shapes if first_call is not None else shapes[:1]):
-            if time.perf_counter() - t_peer > budget:  # pragma: no cover
-                print(f"{name} {m}x{n}x{k}: skipped (peer budget {budget:.0f} s spent)")
-                continue
-            a, b = inputs(m, n, k)
-            if first_call is None:
-                torch._dynamo.reset()
-                f = torch.compile(lambda x, y: x @ y, mode="max-autotune", dynamic=False)
-                call = lambda: f(a, b)
-            else:
-                call = lambda: first_call(a, b)
-            try:
-                t_tune, out = timed(call)
-                # Before the next call: Inductor's CUDA graphs reuse the output's memory.
-                err = (out.float() - (a.float() @ b.float())).abs().max().item()
-                del out
-                t_again, _ = timed(call)
-                line = f"{name} {m}x{n}x{k}: tuning {t_tune:.2f} s (first call to result), " \
-                       f"next call {1e3 * t_again:.2f} ms, max |err| {err:.3g}"
-                rows.append((name, m, n, k, t_tune))
-            except Exception as e:  # a peer failing is a line, not the end of the run
-                line = f"{name} {m}x{n}x{k}: failed: {type(e).__name__}: {str(e)[:200]}"
-            print(line, flush=True)
-    print("\n== peers' tuning time ==")
+    # Inductor's max-autotune takes tens of seconds a shape: the first shape only.
+    for (m, n, k) in (shapes if first_call is not None else shapes[:1]):
+        a, b = inputs(m, n, k)
+        if first_call is None:
+            torch._dynamo.reset()
+            f = torch.compile(lambda x, y: x @ y, mode="max-autotune", dynamic=False)
+            call = lambda: f(a, b)
+        else:
+            call = lambda: first_call(a, b)
+        try:
+            t_tune, out = timed(call)
+            # Before the next call: Inductor's CUDA graphs reuse the output's memory.
+            err = (out.float() - (a.float() @ b.float())).abs().max().item()
+            del out
+            t_again, _ = timed(call)
+            line = f"{name} {m}x{n}x{k}: tuning {t_tune:.2f} s (first call to result), " \
+                   f"next call {1e3 * t_again:.2f} ms, max |err| {err:.3g}"
+            rows.append((name, m, n, k, t_tune))
+        except Exception as e:  # a peer failing is a line, not the end of the run
+            line = f"{name} {m}x{n}x{k}: failed: {type(e).__name__}: {str(e)[:200]}"
+        print(line, flush=True)
     for name, m, n, k, t in rows:
-        print(f"{name:24s} {m}x{n}x{k}: {t:.2f} s")
+        print(f"summary {name:24s} {m}x{n}x{k}: {t:.2f} s")
 
 
 if __name__ == "__main__":

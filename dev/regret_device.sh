@@ -1,23 +1,31 @@
 #!/usr/bin/env bash
 # GPU machine, one call: the guided search's tuning time and quality against the exhaustive one,
-# and the peers' tuning time in the same run (issue 34). Steps in order of priority, each
-# time-boxed against one deadline (DEADLINE seconds from the start, default 330), so a short
-# device grant still brings back the first ones:
-#   1. one GEMM shape (4096^3 NT), guided: cold (empty cache) and warm code-object store (fresh
-#      database); the LLM suite (8 shapes) the same way; each report's bench stage split into
-#      load / verify / measure / finalists (JSON);
-#   2. the peers: Triton's tutorial autotuner and torch.compile(mode="max-autotune"), tuning time
-#      from first call to result (bench/tuning_peers.py);
-#   3. `ktune regret --set gpu`: GEMM then row-wise keys spread over the set (GEMM_LIMIT,
-#      ROW_LIMIT, default 24 and 10; 0 = all 62 + 24), both searches in one process on one shared store, per key the
-#      guided winner's time over the exhaustive winner's (interleaved re-timing) and each side's
-#      tuning time. With the whole set this step needs about 6-9 minutes.
+# and the peers' tuning time in the same run (issue 34). Everything is time-boxed against one
+# deadline (DEADLINE seconds from the start, default 520: one 9-minute device call with margin),
+# steps in order of priority:
+#   1. tuning time, guided: one GEMM shape (4096^3 NT) cold (empty cache) then with a warm
+#      code-object store (fresh database); the LLM suite (8 shapes) the same way in its own cache;
+#      per key the engine's split (compile / bench = load verify measure + finalists, rounds) and
+#      the process's own start-up outside the engine (JSON "process": start, worker spawn, GPU
+#      open, tuner, op with cuBLASLt, buffers); and one more warm run with KTUNE_VERBOSE=1 for
+#      the race's round times and the finalists' (their count, rounds and decision);
+#   2. `ktune regret --set gpu`: every GEMM key (62: LLM suite, decode M = 1..128, odd shapes,
+#      NN/NT/TN), then every row-wise key (24), both searches in one process on one shared store,
+#      per key the guided winner's time over the exhaustive winner's (interleaved re-timing) and
+#      each side's tuning time. A --deadline keeps PEER_RESERVE seconds for step 3; the shapes run
+#      in an order whose every prefix is spread over the set, so a cut run still covers every
+#      category (GEMM_LIMIT / ROW_LIMIT > 0 take that many spread shapes instead of all);
+#   3. the peers, each in its own process killed at its budget (bench/tuning_peers.py): Triton's
+#      tutorial autotuner, then torch.compile(mode="max-autotune") with a cold Inductor cache.
 # Builds as dev/device_build.sh does (carry .devdeps); logs under $OUT; a short table last.
-# Usage: bash dev/regret_device.sh   (SKIP_BUILD=1 reuses $KB, default /tmp/kb-regret)
+# Usage: DEADLINE=520 bash dev/regret_device.sh   (SKIP_BUILD=1 reuses $KB, default /tmp/kb-regret)
+# Dry run of the logic on a CPU machine: KTUNE_BACKEND=sim SKIP_BUILD=1 KB=build REGRET_SET=ci \
+#   SHAPE="--m 512 --n 512 --k 4096" SUITE="--m 256 --n 1024 --k 4096" bash dev/regret_device.sh
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 T0=$(date +%s)
-DEADLINE=${DEADLINE:-330}
+DEADLINE=${DEADLINE:-520}
+PEER_RESERVE=${PEER_RESERVE:-130}
 left() { echo $(( DEADLINE - ($(date +%s) - T0) )); }
 now() { date +%s.%N; }
 el() { awk -v a="$1" -v b="$(now)" 'BEGIN{printf "%.2f", b-a}'; }
@@ -34,8 +42,10 @@ fi
 K=$KB/tools/ktune
 SUM="$OUT/summary.txt"; : > "$SUM"
 row() { echo "$*" | tee -a "$SUM"; }
-nvidia-smi --query-gpu=name,clocks.sm,power.draw --format=csv,noheader | tee -a "$SUM"
-# The tuning reports' stage split: one line per key.
+if command -v nvidia-smi > /dev/null; then
+  nvidia-smi --query-gpu=name,clocks.sm,power.draw --format=csv,noheader | tee -a "$SUM"
+fi
+# The tuning reports' split: one line per key, then the process's start-up outside the engine.
 split() { python3 - "$1" <<'EOF'
 import json, sys
 t = open(sys.argv[1]).read(); dec = json.JSONDecoder(); d = []
@@ -48,47 +58,67 @@ while i >= 0:
 if not d: print("  no JSON"); sys.exit()
 for r in d:
     s = r.get("search", {}); s = s if isinstance(s, dict) else {}
+    v = r.get("vs_default", {})
     rounds = " ".join("r%d:%d/%d/-%d" % (x["round"], x.get("compiled", 0), x["benchmarked"], x["eliminated"]) for x in s.get("rounds", []))
-    print("  %-28s total %5.0f ms: compile %4.0f | bench %4.0f = load %3.0f verify %4.0f measure %4.0f + finalists %4.0f | "
+    print("  %-28s total %5.0f ms: compile %4.0f | bench %4.0f = load %3.0f verify %4.0f measure %4.0f + finalists %4.0f (%s x %s rounds, %s) | "
           "compiled %s hits %s not_reached %s regret %.2f%% rounds(compiled/timed/-out) %s" % (
           r.get("key", "")[:28], r.get("total_wall_ms", 0), r.get("compile_wall_ms", 0), r.get("bench_wall_ms", 0),
           r.get("bench_load_ms", 0), r.get("bench_verify_ms", 0), r.get("bench_measure_ms", 0), r.get("finalists_ms", 0),
+          v.get("finalists", 0), v.get("rounds", 0), v.get("decision", "-"),
           s.get("compiled"), s.get("store_hits"), s.get("not_reached"), 100 * (s.get("regret_estimate") or 0), rounds))
+p = d[-1].get("process", {})
+if p:
+    print("  process (ms, outside the engine): " + " ".join("%s %.0f" % (k[:-3] if k.endswith("_ms") else k, v) for k, v in sorted(p.items())))
+print("  engine total %.0f ms over %d keys" % (sum(r.get("total_wall_ms", 0) for r in d), len(d)))
 EOF
 }
 
-# 1. Tuning time, guided: one shape and the suite, cold and with a warm store (fresh database).
-export KTUNE_CACHE_DIR=/tmp/kr-guided; rm -rf "$KTUNE_CACHE_DIR"
-for pass in cold warm; do
-  [ "$pass" = warm ] && rm -rf "$KTUNE_CACHE_DIR/db"
-  S=$(now); timeout 60 $K tune gemm --m 4096 --n 4096 --k 4096 --layout NT --json --quiet > "$OUT/one_$pass.json" 2>&1
-  row "guided 4096^3 NT $pass: wall $(el $S)s"; split "$OUT/one_$pass.json" | tee -a "$SUM"
-  rm -rf "$KTUNE_CACHE_DIR/db"
-  S=$(now); timeout 90 $K tune gemm --suite llm --json --quiet > "$OUT/suite_$pass.json" 2>&1
-  row "guided suite llm $pass: wall $(el $S)s rc=$?"; split "$OUT/suite_$pass.json" >> "$SUM"
+# 1. Tuning time, guided: one shape and the suite, each cold (its own empty cache) and then with
+# the warm code-object store (fresh database).
+SHAPE=${SHAPE:---m 4096 --n 4096 --k 4096 --layout NT}
+SUITE=${SUITE:---suite llm}
+for what in one suite; do
+  export KTUNE_CACHE_DIR=/tmp/kr-guided-$what; rm -rf "$KTUNE_CACHE_DIR"
+  if [ $what = one ]; then args=$SHAPE; lim=60; else args=$SUITE; lim=120; fi
+  for pass in cold warm; do
+    [ "$pass" = warm ] && rm -rf "$KTUNE_CACHE_DIR/db"
+    S=$(now); timeout $lim $K tune gemm $args --json --quiet > "$OUT/${what}_$pass.json" 2> "$OUT/${what}_$pass.err"
+    rc=$?; row "guided $what ($args) $pass: wall $(el $S)s rc=$rc"; split "$OUT/${what}_$pass.json" | tee -a "$SUM"
+  done
+  # Once more warm with the engine's log: the race's round times and the finalists' (not timed).
+  if [ $what = one ]; then
+    rm -rf "$KTUNE_CACHE_DIR/db"
+    KTUNE_VERBOSE=1 timeout $lim $K tune gemm $args --json --quiet > /dev/null 2> "$OUT/one_warm_verbose.err"
+    grep -E "guided: round|finalists [0-9]" "$OUT/one_warm_verbose.err" | sed 's/\[[^]]*\]//' | tee -a "$SUM"
+  fi
 done
+unset KTUNE_CACHE_DIR
 
-# 2. The peers (time-boxed; their own compile caches are cold in a fresh machine).
-P=$(( $(left) * 2 / 5 )); [ "$P" -gt 90 ] && P=90
+# 2. The regret harness (rows print as they finish; the deadline keeps the summary).
+SET=${REGRET_SET:-gpu}
+G=$(( ($(left) - PEER_RESERVE - 10) * 68 / 100 ))
+if [ "$G" -gt 30 ]; then
+  timeout $G $K regret --set $SET --ops gemm --limit "${GEMM_LIMIT:-0}" --deadline $(( G - 30 )) > "$OUT/regret_gemm.txt" 2> "$OUT/regret_gemm.err"
+  row "regret gemm rc=$? (limit ${G}s)"; grep -E "^keys" "$OUT/regret_gemm.txt" | tee -a "$SUM"
+fi
+R=$(( $(left) - PEER_RESERVE - 5 ))
+if [ "$R" -gt 20 ]; then
+  timeout $R $K regret --set $SET --ops rmsnorm,silu_mul --limit "${ROW_LIMIT:-0}" --deadline $(( R - 15 )) > "$OUT/regret_rows.txt" 2> "$OUT/regret_rows.err"
+  row "regret rows rc=$? (limit ${R}s)"; grep -E "^keys" "$OUT/regret_rows.txt" | tee -a "$SUM"
+fi
+
+# 3. The peers, each killed at its budget (their compile caches are cold in a fresh machine).
+P=$(( $(left) - 5 ))
 if [ "$P" -gt 20 ]; then
-  timeout $P env PYTHONUNBUFFERED=1 python3 bench/tuning_peers.py --budget=$(( P / 2 - 5 )) \
+  TB=$(( P / 3 )); [ "$TB" -gt 40 ] && TB=40
+  timeout $(( TB + 10 )) python3 bench/tuning_peers.py --peers=triton --budget=$TB \
     --shapes=4096x4096x4096,16x4096x4096 > "$OUT/peers.txt" 2>&1
-  echo "peers rc=$? (limit ${P}s)" >> "$OUT/peers.txt"
-  grep -E "^(device|triton|inductor)|skipped|rc=" "$OUT/peers.txt" | tee -a "$SUM"
+  IB=$(( $(left) - 8 ))
+  [ "$IB" -gt 15 ] && timeout $(( IB + 5 )) python3 bench/tuning_peers.py --peers=inductor --budget=$IB \
+    --shapes=4096x4096x4096 >> "$OUT/peers.txt" 2>&1
+  grep -E "^(device|triton|inductor|summary)|skipped|killed|no shape" "$OUT/peers.txt" | tee -a "$SUM"
 fi
-
-# 3. The regret harness (rows print as they finish; a timeout keeps what ran).
-R=$(( $(left) - 10 )); G=$(( R * 7 / 10 ))
-if [ "$G" -gt 20 ]; then
-  timeout $G $K regret --set gpu --ops gemm --limit "${GEMM_LIMIT:-24}" --deadline $(( G - 25 )) > "$OUT/regret_gemm.txt" 2> "$OUT/regret_gemm.err"
-  echo "regret gemm rc=$? (limit ${G}s)"
-fi
-R=$(( $(left) - 5 ))
-if [ "$R" -gt 15 ]; then
-  timeout $R $K regret --set gpu --ops rmsnorm,silu_mul --limit "${ROW_LIMIT:-10}" --deadline $(( R - 10 )) > "$OUT/regret_rows.txt" 2> "$OUT/regret_rows.err"
-  echo "regret rows rc=$? (limit ${R}s)"
-fi
-echo; echo "== regret (GEMM) =="; cat "$OUT/regret_gemm.txt" 2>/dev/null | cut -c1-150
-echo "== regret (row-wise) =="; cat "$OUT/regret_rows.txt" 2>/dev/null | cut -c1-150
+echo; echo "== regret (GEMM) =="; cut -c1-150 "$OUT/regret_gemm.txt" 2>/dev/null
+echo "== regret (row-wise) =="; cut -c1-150 "$OUT/regret_rows.txt" 2>/dev/null
 echo "== summary =="; cat "$SUM"
 echo "total $(( $(date +%s) - T0 ))s"

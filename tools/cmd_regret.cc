@@ -23,6 +23,7 @@ const char* const kRegretUsage =
     "  warm store; --cold: each side its own cold store), and prints per key the guided winner's\n"
     "  time over the exhaustive winner's (interleaved re-timing of the two) and each side's tuning\n"
     "  time. --limit N: N shapes spread evenly over the set (each category keeps a share).\n"
+    "  With --deadline the shapes run in an order whose every prefix is spread over the set.\n"
     "  KTUNE_BACKEND=sim runs it on the simulated device (deterministic costs; --set ci).";
 
 namespace {
@@ -100,6 +101,9 @@ int cmdRegret(const std::vector<std::string>& argv) {
   RegretOptions ro;
   ro.shared_store = !args->has("--cold");
   ro.deadline_s = std::atof(args->get("--deadline", "0").c_str());
+  // A run that may be cut by its deadline takes the shapes in an order whose every prefix covers
+  // the set's categories (prefill, decode, odd, layouts; row counts).
+  if (ro.deadline_s > 0) shapes = spreadOrder(shapes);
   ro.rounds = std::max(2, std::atoi(args->get("--rounds", "6").c_str()));
   std::shared_ptr<Backend> backend;
   if (opts->backend == "sim") {

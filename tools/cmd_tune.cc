@@ -3,6 +3,7 @@
 // (tune_analyse.cc). `ktune tune --from-file untuned.jsonl`: offline tuning of keys recorded with
 // tuning off.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -10,8 +11,11 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include <unistd.h>
+
 #include "autotune/autotuner.h"
 #include "autotune/device_pool.h"
+#include "autotune/worker_prestart.h"
 #include "ops/buffers.h"
 #include "ops/gemm.h"
 #include "bench/fair/peers.h"
@@ -317,6 +321,10 @@ int checkKindsForArch(const TuneRequest& t, const std::string& arch) {
 
 namespace {
 
+double msSinceT(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
 struct Gpu {
   std::shared_ptr<Backend> backend;
   std::shared_ptr<Compiler> compiler;  // set for the simulated device
@@ -467,8 +475,10 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
   GemmOp::OpOptions gopts;
   gopts.full_space = t.args.has("--full-space");
   gopts.kinds = t.kinds;
-  auto gop = GemmOp::create(tuner, gopts);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto gop = GemmOp::create(tuner, gopts);  // opens the vendor library
   if (!gop.ok()) return fail(gop.status());
+  noteProcessMs("op_ms", msSinceT(t0));
   int rc = kExitOk;
   for (const auto& gc : t.gemm_cases) {
     const auto& s = gc.shape;
@@ -484,8 +494,10 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
     if (hit) {
       rep = std::move(*hit);
     } else {
+      const auto b0 = std::chrono::steady_clock::now();
       auto call = gemmBuffers(bufs, s);
       if (!call.ok()) return fail(call.status());
+      noteProcessMs("buffers_ms", msSinceT(b0));  // this key's random inputs
       rep = (*gop)->tune(*call);
     }
     if (!rep.ok()) { rc = fail(rep.status()); continue; }
@@ -504,12 +516,52 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
 
 }  // namespace
 
+namespace {
+
+// Milliseconds since this process started (exec, dynamic loading and static set-up included),
+// from the kernel's start time; 0 where /proc cannot say.
+double processAgeMs() {
+  std::string stat, up;
+  if (auto s = readFile("/proc/self/stat"); s.ok()) stat = *s;
+  if (auto u = readFile("/proc/uptime"); u.ok()) up = *u;
+  const size_t paren = stat.rfind(')');
+  if (paren == std::string::npos || up.empty()) return 0;
+  std::istringstream in(stat.substr(paren + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && (in >> field); ++i) {}  // field 22: start time in clock ticks
+  const double ticks = std::atof(field.c_str()), hz = double(::sysconf(_SC_CLK_TCK));
+  if (ticks <= 0 || hz <= 0) return 0;
+  return std::max(0.0, 1e3 * (std::atof(up.c_str()) - ticks / hz));
+}
+
+// Starts the isolation worker before this process opens its GPU, so the two start-ups (driver
+// context, vendor library, tuner) overlap (worker_prestart.h); the tuner made below takes it.
+// Only where the tuner will isolate on one real GPU and a GPU device node exists (a CPU-only
+// machine analyses without a GPU: no worker to start).
+void prestartWorkerIfIsolating(const Options& opts, const TuneRequest& t) {
+  const bool isolate = opts.isolate_explicit ? opts.isolate : !t.args.has("--no-isolate");
+  if (!isolate || opts.backend == "sim" || t.args.has("--no-gpu") || t.args.has("--devices")) return;
+  if (!pathExists("/dev/nvidiactl") && !pathExists("/dev/kfd")) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto wl = earlyWorkerLaunch(opts);
+  if (wl.ok()) (void)prestartWorkerEarly(std::move(*wl), IsolationOptions{});
+  noteProcessMs("worker_spawn_ms", msSinceT(t0));
+}
+
+}  // namespace
+
 int cmdTune(const std::vector<std::string>& argv) {
+  noteProcessMs("start_ms", processAgeMs());
   TuneRequest t;
   if (int rc = parseTuneRequest(argv, &t); rc >= 0) return rc;
   auto opts = Options::fromEnv();
   if (!opts.ok()) return fail(opts.status());
+  prestartWorkerIfIsolating(*opts, t);
+  auto t0 = std::chrono::steady_clock::now();
   Gpu gpu = openGpu(*opts, t.args.has("--no-gpu"));
+  // An exclusive-process GPU admits one context, which the early worker may have taken.
+  if (!gpu.backend && stopEarlyWorker()) gpu = openGpu(*opts, t.args.has("--no-gpu"));
+  noteProcessMs("open_gpu_ms", msSinceT(t0));
   if (!gpu.backend) {
     if (!t.from_file.empty())
       return fail(Status::Unavailable("offline tuning needs a GPU: " + gpu.why_none),
@@ -517,9 +569,12 @@ int cmdTune(const std::vector<std::string>& argv) {
     return analyseWithoutGpu(t, *opts, gpu.why_none);
   }
   Progress progress(t.quiet, t.json);
+  t0 = std::chrono::steady_clock::now();
   auto tuner = makeTuner(gpu, *opts, t, &progress);
+  if (!tuner.ok() && stopEarlyWorker()) tuner = makeTuner(gpu, *opts, t, &progress);  // as above
   if (!tuner.ok()) return fail(tuner.status());
   (*tuner)->prestartWorker();  // its start-up overlaps the problem set-up below
+  noteProcessMs("tuner_ms", msSinceT(t0));
   const DeviceInfo& dev = (*tuner)->device();
   if (!t.json && !t.quiet)
     std::fprintf(stderr, "device: %s (%s), cache %s\n", dev.name.c_str(), dev.arch.c_str(),

@@ -225,6 +225,20 @@ std::vector<RegretShape> spread(const std::vector<RegretShape>& all, size_t limi
   return out;
 }
 
+std::vector<RegretShape> spreadOrder(const std::vector<RegretShape>& all) {
+  size_t bits = 0;
+  while ((size_t{1} << bits) < all.size()) ++bits;
+  auto reversed = [bits](size_t i) {
+    size_t r = 0;
+    for (size_t b = 0; b < bits; ++b) r |= ((i >> b) & 1) << (bits - 1 - b);
+    return r;
+  };
+  std::vector<RegretShape> out;
+  for (size_t i = 0; i < (size_t{1} << bits); ++i)
+    if (const size_t j = reversed(i); j < all.size()) out.push_back(all[j]);
+  return out;
+}
+
 Expected<std::vector<RegretShape>> regretSet(const std::string& name) {
   if (name == "ci") return ciSet();
   if (name == "gpu") return gpuSet();

@@ -60,6 +60,10 @@ struct RegretOptions {
 // all of them when limit <= 0 or >= its size.
 std::vector<RegretShape> spread(const std::vector<RegretShape>& all, size_t limit);
 
+// All of `all` in an order whose every prefix is spread evenly over it (index order by bit
+// reversal): a run cut by its deadline after any number of shapes has measured every category.
+std::vector<RegretShape> spreadOrder(const std::vector<RegretShape>& all);
+
 // A named list: "ci" (a handful of small GEMM and row-wise shapes the simulated device tunes in
 // seconds), "gpu" (>= 60 GEMM shapes: the LLM suite, decode M = 1..128, odd shapes, NN/NT/TN;
 // >= 20 row-wise shapes). kInvalidArgument for another name.

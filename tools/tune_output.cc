@@ -9,6 +9,12 @@
 
 namespace ktune::cli {
 namespace {
+nlohmann::json& processTimes();
+}  // namespace
+
+void noteProcessMs(const std::string& name, double ms) { processTimes()[name] = ms; }
+
+namespace {
 
 // Which search ran and, for a guided one, what each round did (docs/search.md).
 nlohmann::json searchJson(const TuneReport& r) {
@@ -28,6 +34,11 @@ nlohmann::json searchJson(const TuneReport& r) {
   return j;
 }
 
+nlohmann::json& processTimes() {
+  static nlohmann::json j = nlohmann::json::object();
+  return j;
+}
+
 nlohmann::json reportJson(const TuneReport& r, const Metric& m) {
   nlohmann::json j = {{"family", r.family}, {"key", r.key}, {"winner", r.winner},
                       {"winner_source", r.winner_source},
@@ -42,6 +53,7 @@ nlohmann::json reportJson(const TuneReport& r, const Metric& m) {
                       {"unit", m.unit}};
   if (m.peer > 0) j["peer"] = {{"name", m.peer_name}, {"value", m.peer}};
   j["search"] = searchJson(r);
+  if (!processTimes().empty()) j["process"] = processTimes();
   if (!r.devices.empty()) {
     j["devices"] = nlohmann::json::array();
     for (const auto& d : r.devices)

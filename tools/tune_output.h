@@ -23,6 +23,11 @@ struct Metric {
 };
 
 void printTuneReport(const TuneReport& r, const Metric& m, bool json, double vendor_default_ms);
+// Start-up figures of this process (ms) the tune command measured outside the engine (process
+// start, opening the GPU, the tuner, the op with its vendor library, a key's buffers): every JSON
+// report carries those noted so far as "process", so a run shows where its time outside
+// total_wall_ms went. Later notes of one name replace earlier ones.
+void noteProcessMs(const std::string& name, double ms);
 
 // One analysed config of the no-GPU path.
 struct Analysed {

@@ -18,6 +18,8 @@
 
 #include "autotune/isolation.h"
 #include "autotune/isolation_wire.h"
+#include "autotune/l2_flush_store.h"
+#include "base/fs.h"
 
 #include "compiler/sim/sim_compiler.h"
 #include "runtime/sim/sim_backend.h"
@@ -122,8 +124,8 @@ struct FlushSim {
   FunctionHandle k{};
   KernelArgs args;
   int64_t last_flush_vectors = 0;
-  explicit FlushSim(bool register_flush) {
-    o.device.arch = "sm_90a";
+  explicit FlushSim(bool register_flush, const std::string& arch = "sm_90a") {
+    o.device.arch = arch;
     o.device.l2_bytes = 1 << 20;
     o.device.multiprocessors = 2;
     o.memory_bytes_per_ms = 1e9;
@@ -139,7 +141,7 @@ struct FlushSim {
     }
     CompileRequest r;
     r.entry = "k";
-    r.arch = "sm_90a";
+    r.arch = arch;
     k = *b->getFunction(*b->loadModule(compiler.compile(r)->binary), "k");
   }
   std::function<Status()> fn() {
@@ -204,6 +206,35 @@ TEST(Benchmarker, ReadFlushFallsBackToMemsetOnceSaid) {
   EXPECT_EQ(said.find("falls back", said.find("falls back") + 1), std::string::npos) << said;
 }
 
+// The read flush kernel goes through the code-object store a Engine registered (every tuning
+// process and isolation worker used to compile it with NVRTC at start): the compile lands in the
+// store, so the next process loads it. An arch no other test here uses: the kernel is also kept
+// per process, and a kept one never reaches the store.
+TEST(Benchmarker, ReadFlushKernelIsKeptInTheCodeObjectStore) {
+  char t[] = "/tmp/ktune-flush-store-XXXXXX";
+  const std::string dir = ::mkdtemp(t);
+  auto store = CodeObjectStore::open(dir);
+  ASSERT_TRUE(store.ok()) << store.status().toString();
+  setFlushKernelStore(*store);
+  {
+    FlushSim sim(true, "sm_86");
+    sim.compiler.resetCounters();
+    Benchmarker bench(*sim.b, sim.o.device, &sim.compiler);
+    bench.prepare(BenchOptions{});
+    EXPECT_EQ(sim.compiler.compileCount(), 1);
+    auto entries = (*store)->list();
+    ASSERT_TRUE(entries.ok());
+    ASSERT_EQ(entries->size(), 1u);
+    EXPECT_EQ(entries->front().entry, L2Flush::kReadEntry);
+    EXPECT_EQ(entries->front().arch, "sm_86");
+    auto s = bench.measure({}, sim.fn(), BenchOptions{});
+    ASSERT_TRUE(s.ok()) << s.status().toString();
+    EXPECT_EQ(bench.lastFlush(), FlushKind::kRead);
+  }
+  setFlushKernelStore({});
+  (void)removeTree(dir);
+}
+
 TEST(Benchmarker, FlushKindCrossesToTheIsolationWorker) {
   EXPECT_EQ(parseFlushKind("read"), FlushKind::kRead);
   EXPECT_EQ(parseFlushKind("memset"), FlushKind::kMemset);
@@ -257,8 +288,10 @@ TEST(Benchmarker, WorkerPreparesTheFlushBeforeTheFirstCandidate) {
   char buf[4096];
   for (ssize_t k; (k = ::read(out[0], buf, sizeof buf)) > 0;) said.append(buf, size_t(k));
   ::close(out[0]);
-  EXPECT_EQ(rec.calls, (std::vector<std::string>{"problem", "prepare memset", "bench A=1 memset",
-                                                  "bench A=2 memset"}));
+  // The default flush is readied right after the hello, before any request came (it overlaps the
+  // parent's set-up); a request's own kind again before its first candidate.
+  EXPECT_EQ(rec.calls, (std::vector<std::string>{"prepare read", "problem", "prepare memset",
+                                                  "bench A=1 memset", "bench A=2 memset"}));
   EXPECT_NE(said.find("\"problem\""), std::string::npos) << said;
   EXPECT_NE(said.find("\"done\""), std::string::npos) << said;
 }

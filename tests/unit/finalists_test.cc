@@ -193,6 +193,26 @@ TEST(Finalists, MarginKeepsTheDefaultAcrossSeedsForSubMarginGaps) {
   EXPECT_GT(challenger_without_margin, 0);
 }
 
+// The re-timing lasts as long as the decision is uncertain (finalistsSettled): a steady 6% win
+// with 0.2% noise is settled after the minimum of rounds (the slower JIT config, clearly behind
+// the leader in the race, is not re-timed at all), while a 0.6% gap under 0.5% noise, which the
+// margin has to judge, takes more rounds on some seeds. Before, every key ran all 6 rounds.
+TEST(Finalists, RoundsFollowTheUncertainty) {
+  const std::map<std::string, double> steady = {{"BLOCK=256,VEC=2", 0.047}, {"BLOCK=128,VEC=1", 0.052}};
+  const std::map<std::string, double> near = {{"BLOCK=256,VEC=2", 0.0497}, {"BLOCK=128,VEC=1", 0.052}};
+  int longer = 0;
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    const TuneReport r = tuneNoisy(seed, steady, 0.002).rep;
+    EXPECT_EQ(r.winner, "BLOCK=256,VEC=2") << "seed " << seed << "\n" << r.tree();
+    EXPECT_EQ(r.vs_default.finalists, 2) << r.tree();
+    EXPECT_LE(r.vs_default.rounds, kMinFinalistRounds) << r.tree();
+    const TuneReport n = tuneNoisy(seed, near, 0.005).rep;
+    EXPECT_EQ(n.winner_source, "fakeblas") << "seed " << seed << "\n" << n.tree();
+    if (n.vs_default.rounds > kMinFinalistRounds) ++longer;
+  }
+  EXPECT_GT(longer, 0);
+}
+
 // Vendor and JIT candidates are timed under the same conditions: with the pipeline on (compiles
 // overlapping the benchmarks), every launch of the vendor candidate comes after the last compile
 // finished (compiles take 40 ms each here, so a vendor candidate timed up front would overlap

@@ -244,7 +244,8 @@ TEST(IsolationPipeline, FinalistsRetimedInTheWorker) {
   auto rep = fam->tune(*p);
   ASSERT_TRUE(rep.ok()) << rep.status().toString() << "\n" << env.log.str();
   EXPECT_EQ(rep->winner, "BLOCK=256,MODE=5") << rep->tree();
-  EXPECT_GT(rep->vs_default.rounds, 1) << rep->tree();
+  // One round when the race already separated the winner from the default (finalists.h).
+  EXPECT_GE(rep->vs_default.rounds, 1) << rep->tree();
   EXPECT_GE(rep->vs_default.finalists, 2);
   EXPECT_GT((*tu)->isolationStats().candidates_sent, static_cast<int>(configs.size()));
   EXPECT_EQ(env.backend->launchCount("iso_scale"), 0);  // nothing timed in this process

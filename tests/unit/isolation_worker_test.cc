@@ -17,6 +17,7 @@
 
 #include "autotune/autotuner.h"
 #include "autotune/isolation.h"
+#include "autotune/worker_prestart.h"
 #include "base/fs.h"
 #include "base/options.h"
 #include "bench/isolation_gpu_families.h"
@@ -402,6 +403,36 @@ TEST(Isolation, PrestartedWorkerIsTheOneThatTunes) {
   off.tuner->prestartWorker();
   ASSERT_TRUE(off.fam.tune(*p).ok());
   EXPECT_EQ(off.tuner->isolationStats().starts, 0);
+}
+
+// A worker started before the tuner existed (the CLI starts it before opening its own GPU, so the
+// two start-ups overlap: worker_prestart.h) is the one the tuner's first run uses; one started
+// for another launch is not taken.
+TEST(Isolation, WorkerStartedBeforeTheTunerIsTheOneThatTunes) {
+  IsoEnv env;
+  const EngineOptions o = env.options();
+  auto wl = earlyWorkerLaunch(o.options);
+  ASSERT_TRUE(wl.ok()) << wl.status().toString();
+  EXPECT_EQ(wl->backend, "auto");
+  EXPECT_EQ(wl->cache_dir, env.dir);
+  ASSERT_TRUE(prestartWorkerEarly(*wl, o.isolation).ok());
+  WorkerLaunch other = *wl;
+  other.device = 1;
+  EXPECT_EQ(takeEarlyWorker(other, o.isolation), nullptr);
+  IsolationOptions slower = o.isolation;
+  slower.timeout_floor_ms *= 2;
+  EXPECT_EQ(takeEarlyWorker(*wl, slower), nullptr);
+  auto t = make(env, "iso_good", o);
+  auto p = isotest::makeIsoProblem(env.backend.get(), 1000);
+  ASSERT_TRUE(t.fam.tune(*p).ok()) << env.log.str();
+  EXPECT_EQ(t.tuner->isolationStats().starts, 1);
+  EXPECT_EQ(t.tuner->isolationStats().candidates_sent, 4);
+  EXPECT_EQ(takeEarlyWorker(*wl, o.isolation), nullptr);  // the tuner took it
+  EXPECT_FALSE(stopEarlyWorker());                         // nothing left to stop
+  // One not taken can be stopped (the CLI does when it cannot open an exclusive-process GPU).
+  ASSERT_TRUE(prestartWorkerEarly(*wl, o.isolation).ok());
+  EXPECT_TRUE(stopEarlyWorker());
+  EXPECT_EQ(takeEarlyWorker(*wl, o.isolation), nullptr);
 }
 
 TEST(Isolation, FamilyWithoutMakeProblemFallsBackInProcess) {
