@@ -37,24 +37,33 @@ grep -E "^\[  (PASSED|FAILED) " "$L/gemm_fp8_gpu_test.log"
 step shapes_gpu_test 25 "$PB/tests/shapes_gpu_test" --gtest_brief=1
 grep -E "^\[  (PASSED|FAILED) " "$L/shapes_gpu_test.log"
 K=$PB/tools/ktune
-tune_json() {  # name cache args...
-  local n=$1 c=$2; shift 2
-  KTUNE_CACHE_DIR=$c KTUNE_DB=$c/db.json step "$n" 40 "$K" tune gemm "$@" --json
-  python3 - "$L/$n.log" <<'PY'
+tune_json() {  # name cache args...: wall time with process start, the engine's split per key
+  local n=$1 c=$2 b=$3; shift 3
+  if [ "$(left)" -lt "$b" ]; then echo "$n: skipped ($(left) s left)"; return; fi
+  local s; s=$(date +%s.%N)
+  KTUNE_CACHE_DIR=$c KTUNE_DB=$c/db.json timeout "$b" "$K" tune gemm "$@" --json > "$L/$n.json" 2> "$L/$n.err"
+  local rc=$?
+  echo "$n: rc=$rc wall $(awk -v a="$s" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2f", b-a}') s"
+  python3 - "$L/$n.json" <<'PY'
 import json, sys
-t = open(sys.argv[1]).read(); i = t.find("{")
-try: j = json.loads(t[i:])
-except Exception as e: print("  no JSON:", e); sys.exit()
-ks = j.get("keys") or j.get("results") or []
-print("  process:", j.get("process"), " wall_ms:", j.get("wall_ms"), " keys:", len(ks))
-for k in ks[:8]:
-    print("   ", k.get("key", "")[:60], {x: k.get(x) for x in ("winner_source", "total_wall_ms", "compiled", "search")})
+t, d, ks, i = open(sys.argv[1]).read(), json.JSONDecoder(), [], 0
+while True:  # one JSON object per key (the suite prints several)
+    i = t.find("{", i)
+    if i < 0: break
+    try: o, i = d.raw_decode(t, i)
+    except ValueError: break
+    ks += o if isinstance(o, list) else [o]
+for k in ks:
+    print("   %-46s %-8s total %7.0f ms compile %6.0f bench %6.0f fin %5.0f compiled %3s process %s" % (
+        str(k.get("key", ""))[:46], k.get("winner_source", ""), k.get("total_wall_ms", 0),
+        k.get("compile_wall_ms", 0), k.get("bench_wall_ms", 0), k.get("finalists_ms", 0),
+        k.get("compiled", ""), {a: round(b) for a, b in (k.get("process") or {}).items()}))
 PY
 }
-tune_json tune_cold /tmp/kc-t1 --m 4096 --n 4096 --k 4096
-rm -f /tmp/kc-t1/db.json; tune_json tune_warm /tmp/kc-t1 --m 4096 --n 4096 --k 4096
-tune_json suite_cold /tmp/kc-t2 --suite llm
-rm -f /tmp/kc-t2/db.json; tune_json suite_warm /tmp/kc-t2 --suite llm
+tune_json tune_cold /tmp/kc-t1 20 --m 4096 --n 4096 --k 4096 --layout NT
+rm -f /tmp/kc-t1/db.json; tune_json tune_warm /tmp/kc-t1 15 --m 4096 --n 4096 --k 4096 --layout NT
+tune_json suite_cold /tmp/kc-t2 40 --suite llm
+rm -f /tmp/kc-t2/db.json; tune_json suite_warm /tmp/kc-t2 30 --suite llm
 B=$(( $(left) - 25 ))
 if [ "$B" -gt 40 ]; then
   BB=$PB/bench REPS=${REPS:-2} BUDGET_S=$B OUT=$L \
