@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the engine's concurrency-heavy CPU tests with ThreadSanitizer and runs them: the tuner
 # (parallel compiles, concurrent first calls), background tuning (shapes_test: the tuning thread, its
-# pauses and shutdown), the compile/bench pipeline (compile threads hand
+# pauses and shutdown; shapes_ops_test: a GEMM op destroyed while its keys tune), the compile/bench
+# pipeline (compile threads hand
 # candidates to the benchmarking thread) and isolation (worker supervisor, prepare requests).
 # Any race report fails the stage (halt_on_error=1). The isolation tests' worker raises SIGSEGV /
 # SIGABRT on purpose, so TSan must not handle those signals (handle_segv=0, handle_abort=0).
@@ -11,7 +12,8 @@ cd "$(dirname "$0")/.."
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}  # ccache hits across clones (CMakeLists.txt)
 BUILD=${TSAN_BUILD_DIR:-build-tsan}
 JOBS=${SANITIZE_JOBS:-$(nproc)}
-TESTS=(autotune_tuner_test autotune_pipeline_test isolation_worker_test isolation_pipeline_test shapes_test)
+TESTS=(autotune_tuner_test autotune_pipeline_test isolation_worker_test isolation_pipeline_test shapes_test
+       shapes_ops_test)
 bash scripts/configure.sh "$BUILD" -S . -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKTUNE_BUILD_BENCH=OFF -DKTUNE_BUILD_EXAMPLES=OFF \
   -DCMAKE_CXX_FLAGS="-fsanitize=thread -g" -DCMAKE_C_FLAGS="-fsanitize=thread -g" \
   -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=thread" \
