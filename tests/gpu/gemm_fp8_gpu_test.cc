@@ -30,8 +30,17 @@
 #include "ops/vendor/cublaslt.h"
 #include "runtime/backend.h"
 #include "templates/gemm.h"
+#include "tests/gpu/gemm_gpu_env.h"
 
 namespace ktune {
+namespace gemm_gpu {
+Env& env() {
+  static Env* e = openEnv([](const DeviceInfo& d) {
+    return d.arch != "sm_90a" ? "fp8 GEMM needs sm_90a, device is " + d.arch : std::string();
+  });
+  return *e;
+}
+}  // namespace gemm_gpu
 namespace {
 
 using gemm::ElemType;
@@ -39,59 +48,9 @@ using gemm::GemmShape;
 using gemm::KernelKind;
 using gemm::Layout;
 
-struct Env {
-  std::shared_ptr<Backend> backend;
-  std::unique_ptr<Compiler> compiler;
-  DeviceInfo dev;
-  std::unique_ptr<GemmRunner> runner;
-  std::unique_ptr<cublaslt::CublasLt> lt;
-  std::string skip;
-};
+using gemm_gpu::env;
 
-Env& env() {
-  static Env* e = [] {
-    auto* e = new Env();
-    auto skip = [e](std::string why) {
-      e->skip = std::move(why);
-      return e;
-    };
-    auto b = openCudaBackend();
-    if (!b.ok()) return skip("no GPU: " + b.status().toString());
-    e->backend = std::move(b).value();
-    auto devs = e->backend->devices();
-    if (!devs.ok() || devs->empty()) return skip("no GPU: no CUDA device");
-    if (!e->backend->setDevice(0).ok()) return skip("no GPU: setDevice failed");
-    e->dev = (*devs)[0];
-    if (e->dev.arch != "sm_90a") return skip("fp8 GEMM needs sm_90a, device is " + e->dev.arch);
-    auto c = compilerForArch(e->dev.arch);
-    if (!c.ok()) return skip("no compiler: " + c.status().toString());
-    e->compiler = std::move(c).value();
-    e->runner = std::make_unique<GemmRunner>(*e->backend, *e->compiler, e->dev);
-    auto lt = cublaslt::CublasLt::open();
-    if (lt.ok()) e->lt = std::move(lt).value();
-    return e;
-  }();
-  return *e;
-}
-
-#define REQUIRE_GPU()                                    \
-  do {                                                   \
-    if (!env().skip.empty()) GTEST_SKIP() << env().skip; \
-  } while (0)
-
-struct DevBuf {
-  DevicePtr p = 0;
-  explicit DevBuf(size_t n) {
-    auto r = env().backend->alloc(std::max<size_t>(n, 16));
-    EXPECT_TRUE(r.ok()) << r.status().toString();
-    if (r.ok()) p = *r;
-  }
-  ~DevBuf() {
-    if (p) (void)env().backend->free(p);
-  }
-  DevBuf(const DevBuf&) = delete;
-  DevBuf& operator=(const DevBuf&) = delete;
-};
+using gemm_gpu::DevBuf;
 
 // Random values of type t (uniform in [-1, 1] before rounding): their bytes and exact values.
 void randomValues(DType t, int64_t n, std::mt19937& rng, std::vector<unsigned char>& bytes,

@@ -18,8 +18,17 @@
 #include "runtime/backend.h"
 #include "ops/vendor/cublaslt.h"
 #include "templates/gemm.h"
+#include "tests/gpu/gemm_gpu_env.h"
 
 namespace ktune {
+namespace gemm_gpu {
+Env& env() {
+  static Env* e = openEnv([](const DeviceInfo& d) {
+    return d.cc_major < 8 ? "no GPU: mma.sync GEMM needs sm_80+, device is " + d.arch : std::string();
+  });
+  return *e;
+}
+}  // namespace gemm_gpu
 namespace {
 
 using gemm::Activation;
@@ -28,79 +37,13 @@ using gemm::GemmShape;
 using gemm::KernelKind;
 using gemm::Layout;
 
-struct Env {
-  std::shared_ptr<Backend> backend;
-  std::unique_ptr<Compiler> compiler;
-  DeviceInfo dev;
-  std::unique_ptr<GemmRunner> runner;
-  std::unique_ptr<cublaslt::CublasLt> lt;
-  std::string skip;  // non-empty: why the tests skip
-  std::string lt_skip;
-};
-
-Env& env() {
-  static Env* e = [] {
-    auto* e = new Env();
-    auto b = openCudaBackend();
-    if (!b.ok()) {
-      e->skip = "no GPU: " + b.status().toString();
-      return e;
-    }
-    e->backend = std::move(b).value();
-    auto devs = e->backend->devices();
-    if (!devs.ok() || devs->empty()) {
-      e->skip = "no GPU: no CUDA device";
-      return e;
-    }
-    if (Status s = e->backend->setDevice(0); !s.ok()) {
-      e->skip = "no GPU: " + s.toString();
-      return e;
-    }
-    e->dev = (*devs)[0];
-    if (e->dev.cc_major < 8) {
-      e->skip = "no GPU: mma.sync GEMM needs sm_80+, device is " + e->dev.arch;
-      return e;
-    }
-    auto c = compilerForArch(e->dev.arch);
-    if (!c.ok()) {
-      e->skip = "no compiler for " + e->dev.arch + ": " + c.status().toString();
-      return e;
-    }
-    e->compiler = std::move(c).value();
-    e->runner = std::make_unique<GemmRunner>(*e->backend, *e->compiler, e->dev);
-    auto lt = cublaslt::CublasLt::open();
-    if (lt.ok()) e->lt = std::move(lt).value();
-    else e->lt_skip = lt.status().toString();
-    return e;
-  }();
-  return *e;
-}
-
-#define REQUIRE_GPU()                                        \
-  do {                                                       \
-    if (!env().skip.empty()) GTEST_SKIP() << env().skip;     \
-  } while (0)
+using gemm_gpu::DevBuf;
+using gemm_gpu::env;
 
 DType toDType(ElemType t) {
   return t == ElemType::kF16 ? DType::kF16 : t == ElemType::kBF16 ? DType::kBF16 : DType::kF32;
 }
 
-// A device buffer freed on scope exit.
-struct DevBuf {
-  DevicePtr p = 0;
-  size_t bytes = 0;
-  DevBuf() = default;
-  explicit DevBuf(size_t n) : bytes(std::max<size_t>(n, 16)) {
-    auto r = env().backend->alloc(bytes);
-    EXPECT_TRUE(r.ok()) << r.status().toString();
-    if (r.ok()) p = *r;
-  }
-  ~DevBuf() {
-    if (p) (void)env().backend->free(p);
-  }
-  DevBuf(const DevBuf&) = delete;
-  DevBuf& operator=(const DevBuf&) = delete;
-};
 
 // Host matrix: storage bytes (of type t) plus the exactly representable float values.
 struct HostMat {
