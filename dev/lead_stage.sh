@@ -2,9 +2,9 @@
 # Dev machine: a clean export of HEAD for the lead's GPU pass, with this tree's Release binaries in
 # pb/ laid out like a build tree (tools/, tests/, bench/, api/), so the device call compiles nothing.
 # x86-64 only; the GPU libraries are opened at run time. dev/lead_device.sh builds when they fail.
-#   bash dev/lead_stage.sh [DEST]     (default /work/main/.devwork/lead; BUILD_DIR=build)
+#   bash dev/lead_stage.sh [DEST]     (default .devwork/lead in this checkout; BUILD_DIR=build)
 set -euo pipefail
-DEST=${1:-/work/main/.devwork/lead}
+DEST=${1:-$(git rev-parse --show-toplevel)/.devwork/lead}
 B=${BUILD_DIR:-build}
 rm -rf "$DEST" && mkdir -p "$DEST" && git archive HEAD | tar -x -C "$DEST"
 for f in tools/ktune tools/ktune-worker tests/gemm_gpu_test tests/gemm_fp8_gpu_test \

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Developers' machine: stages this commit for dev/llama_device.sh in the checkout the device tool
-# sends (default /work/main): the tree as .devwork/llama (git archive HEAD) and the C++ core built
+# sends (default: this checkout's top level): the tree as .devwork/llama (git archive HEAD) and the C++ core built
 # here as .devwork/llama_bin (libktune.so.0.1, ktune, ktune-worker, ktune_llama; the GPU machine then
 # compiles only the Python extension modules). Then one device call:
 #   run(carry=[".devwork/llama", ".devwork/llama_bin", ".devdeps"], command="cd .devwork/llama &&
@@ -8,7 +8,7 @@
 #   bash dev/llama_stage.sh [CHECKOUT] [BUILD=build]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-DEST=${1:-/work/main}
+DEST=${1:-$(git rev-parse --show-toplevel)}
 BUILD=${2:-build}
 export CCACHE_BASEDIR=$PWD
 cmake --build "$BUILD" -j2 --target libktune ktune ktune-worker ktune_llama

@@ -2,9 +2,9 @@
 # Dev machine: a clean export of HEAD for the GPU machine, with this tree's Release binaries in
 # prebuilt/ (dev/shape_device.sh runs them when they run there, and builds otherwise): the device
 # call then spends no minute compiling. x86-64 only; the GPU libraries are opened at run time.
-#   bash dev/shape_stage.sh [DEST]     (default /work/main/.devwork/shape; BUILD_DIR=build)
+#   bash dev/shape_stage.sh [DEST]     (default .devwork/shape in this checkout; BUILD_DIR=build)
 set -euo pipefail
-DEST=${1:-/work/main/.devwork/shape}
+DEST=${1:-$(git rev-parse --show-toplevel)/.devwork/shape}
 B=${BUILD_DIR:-build}
 rm -rf "$DEST" && mkdir -p "$DEST" && git archive HEAD | tar -x -C "$DEST"
 mkdir -p "$DEST/prebuilt"
