@@ -44,15 +44,18 @@
 //
 // Split tail (SPLIT_K = 2 | 4, no clusters): when the tiles do not fill the last round of the
 // persistent grid (e.g. 448 tiles on 132 SMs: 3 full rounds + 52 tiles, so 80 SMs idle for a whole
-// tile's time), the T tiles of that round are split along K into S = min(SPLIT_K, grid / T)
-// units that run side by side (52 x 2 units: the last round takes half as long). A unit with split
-// index s > 0 writes its fp32 accumulators to the workspace in register order (thread-contiguous
-// float4, so the writes are coalesced and need no layout change), then increments its tile's counter
-// (release); the s = 0 unit finishes its own K range, waits for S - 1 arrivals (acquire), adds the
-// partials, zeroes the slots and the counter (the launch contract: workspace and counters are left
-// zero) and runs the epilogue. All units of the round are resident at once (grid <= SMs, one block per
-// SM), so the wait cannot deadlock. The same mechanism splits a single partial round (few tiles,
-// e.g. M = 128): the host then launches up to SPLIT_K x tiles blocks (at most one per SM).
+// tile's time), the k-tiles of that round's tiles are shared out stream-K style: cut into equal
+// contiguous ranges, one per block, each at most one tile's K long (tma_schedule.cuh; at most
+// SPLIT_K ranges per tile when that leaves SMs idle anyway). A range that ends a tile without
+// starting it (a contributor) writes its fp32 accumulators to its block's workspace slot in
+// register order (thread-contiguous float4, so the writes are coalesced and need no layout change),
+// then increments its tile's counter (release); the range that starts the tile (the reducer)
+// finishes its own K range, waits for its contributors (acquire), adds the partials, zeroes the
+// slots and the counter (the launch contract: workspace and counters are left zero) and runs the
+// epilogue. All blocks are resident at once (grid <= SMs, one block per SM) and a reducer only
+// waits for ranges its contributors run before any wait of their own, so the wait cannot deadlock.
+// The same mechanism splits a single partial round (few tiles, e.g. M = 128): the host then
+// launches up to SPLIT_K x tiles blocks (at most one per SM).
 //
 // FP8 (DTYPE_AB 8 = e4m3, 9 = e5m2; layout NT only): the same kernel with the m64nNk32 fp8 wgmma.
 // A k-tile is 128 elements (still 128 bytes per row, so boxes, swizzle, descriptors and shared
@@ -151,24 +154,7 @@ KTUNE_DEVICE void tile_coords(int tile, int grid_m, int grid_n, int rank, int& m
   n0 = ((tile % in_group) / group_rows) * kBN;
 }
 
-// The block's work: units u = first, first + step, ... < units. Units below `full` are whole tiles
-// (tile u, all k-tiles); the rest are the last round's tiles split in `S` K ranges.
-struct Unit {
-  int tile, kb, ke;  // output tile, k-tile range [kb, ke)
-  int split, tail;   // split index (0 = the one that reduces and stores) and tail-tile index; -1: whole
-};
-KTUNE_DEVICE Unit unit_of(int u, int full, int S, int ktiles) {
-  Unit r;
-  if (u < full || S == 1) {
-    r.tile = u, r.kb = 0, r.ke = ktiles, r.split = 0, r.tail = -1;
-  } else {
-    const int v = u - full;
-    r.tail = v / S, r.split = v % S;
-    r.tile = full + r.tail;
-    r.kb = r.split * ktiles / S, r.ke = (r.split + 1) * ktiles / S;
-  }
-  return r;
-}
+#include "tma_schedule.cuh"
 
 KTUNE_DEVICE unsigned ld_acquire(const unsigned* p) {
   unsigned v;
@@ -235,13 +221,14 @@ KTUNE_DEVICE void release_slot(unsigned empty, unsigned empty_partner, unsigned 
 // The producer warpgroup's one issuing thread: every unit's k-tiles of A and B into the stage ring
 // through TMA, each stage once the consumers (of both blocks of a cluster) released it.
 KTUNE_DEVICE void produce(const TensorMap* tmA, const TensorMap* tmB, unsigned sA, unsigned sB,
-                          unsigned full, unsigned empty, int first_tile, int tile_step, int units,
-                          int whole, int S, int ktiles, int grid_m, int grid_n, int rank) {
+                          unsigned full, unsigned empty, const Sched& sc, int grid_m, int grid_n,
+                          int rank) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(tmA)) : "memory");
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(tmB)) : "memory");
   unsigned it = 0;
-  for (int u = first_tile; u < units; u += tile_step) {
-    const Unit un = unit_of(u, whole, S, ktiles);
+  const int units = sched_units(sc);
+  for (int j = 0; j < units; ++j) {
+    const Unit un = sched_unit(sc, j);
     int m0, n0;
     tile_coords(un.tile, grid_m, grid_n, rank, m0, n0);
     for (int kt = un.kb; kt < un.ke; ++kt, ++it) {
@@ -288,18 +275,18 @@ KTUNE_DEVICE float scaled_alpha(float alpha, const float* scale_a, const float* 
 }
 
 #if SPLIT_K > 1
-// A split tail tile: splits > 0 leave this warpgroup's partial sums in their workspace slot and
-// count them (false: nothing to store); split 0 waits for the count, adds every slot into acc
-// (zeroing them for the next launch) and stores the tile.
-KTUNE_DEVICE bool splitk_exchange(float (&acc)[kWgM][kAcc], const Unit& un, float* workspace,
-                                  unsigned* counters, int S, int cw, int tid) {
-  // Split tile: this warpgroup's share of the partial sums, one slot per (tile, split, consumer).
+// A split tail piece (see tma_schedule.cuh): a contributor leaves this warpgroup's partial sums in
+// its block's workspace slot and counts them (false: nothing to store); the reducer waits for the
+// count of its contributors, adds their slots into acc (zeroing them for the next launch) and
+// stores the tile.
+KTUNE_DEVICE bool splitk_exchange(float (&acc)[kWgM][kAcc], const Unit& un, const Sched& sc,
+                                  float* workspace, unsigned* counters, int cw, int tid) {
+  // One slot per (block, consumer): a block contributes at most one partial tile per launch.
   constexpr int kSlot = kWgM * kAcc * 128;  // floats
   const int wt = tid & 127;
   unsigned* ctr = counters + un.tail * kCons + cw;
   if (un.split > 0) {
-    float4* dst = reinterpret_cast<float4*>(
-        workspace + (long)((un.tail * (S - 1) + un.split - 1) * kCons + cw) * kSlot);
+    float4* dst = reinterpret_cast<float4*>(workspace + (long)(sc.first * kCons + cw) * kSlot);
 #pragma unroll
     for (int w = 0; w < kWgM; ++w)
 #pragma unroll
@@ -311,17 +298,18 @@ KTUNE_DEVICE bool splitk_exchange(float (&acc)[kWgM][kAcc], const Unit& un, floa
       __threadfence();  // ... and visible device-wide before the count (release)
       atomicAdd(ctr, 1u);
     }
-    return false;  // the split-0 unit stores the tile
+    return false;  // the reducer stores the tile
   }
+  const int nc = sched_contributors(sc, un.tail);
+  if (nc == 0) return true;
   if (wt == 0) {
-    while (ld_acquire(ctr) < static_cast<unsigned>(S - 1)) {
+    while (ld_acquire(ctr) < static_cast<unsigned>(nc)) {
     }
     *ctr = 0;  // nobody else touches it in this launch
   }
   bar_named(1 + cw, 128);
-  for (int sp = 1; sp < S; ++sp) {
-    float4* src = reinterpret_cast<float4*>(
-        workspace + (long)((un.tail * (S - 1) + sp - 1) * kCons + cw) * kSlot);
+  for (int b = sc.first + 1; b <= sc.first + nc; ++b) {
+    float4* src = reinterpret_cast<float4*>(workspace + (long)(b * kCons + cw) * kSlot);
 #pragma unroll
     for (int w = 0; w < kWgM; ++w)
 #pragma unroll
@@ -375,13 +363,8 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
   const int rank = 0;
   const int first_tile = blockIdx.x, tile_step = gridDim.x;
 #endif
-  // Whole rounds, then the last round's tiles split along K (see the header).
-  const int whole = (ntiles / tile_step) * tile_step, tail = ntiles - whole;
-  int S = 1;
-#if SPLIT_K > 1
-  if (tail > 0) S = max(1, min(min(SPLIT_K, tile_step / tail), ktiles));
-#endif
-  const int units = whole + tail * S;
+  // Whole rounds, then the last round's tiles split along K (tma_schedule.cuh).
+  const Sched sc = make_sched(ntiles, ktiles, first_tile, tile_step, SPLIT_K);
 
   init_barriers(full, empty, tid);
 
@@ -391,8 +374,7 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
 #endif
     if (tid == 0)
-      produce(&tmA, &tmB, sA, sB, full, empty, first_tile, tile_step, units, whole, S, ktiles,
-              grid_m, grid_n, rank);
+      produce(&tmA, &tmB, sA, sB, full, empty, sc, grid_m, grid_n, rank);
 #if CLUSTER_M > 1
     cluster_sync();
 #endif
@@ -417,8 +399,9 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
   const unsigned empty_partner = 0;
 #endif
   unsigned it = 0;
-  for (int u = first_tile; u < units; u += tile_step) {
-    const Unit un = unit_of(u, whole, S, ktiles);
+  const int units = sched_units(sc);
+  for (int j = 0; j < units; ++j) {
+    const Unit un = sched_unit(sc, j);
     int m0, n0;
     tile_coords(un.tile, grid_m, grid_n, rank, m0, n0);
 #pragma unroll
@@ -448,7 +431,7 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
     ktune::wgmma_wait<0>();
     if (un.ke > un.kb && lane == 0) release_slot(empty, empty_partner, (it - 1) % kStages);
 #if SPLIT_K > 1
-    if (un.tail >= 0 && !splitk_exchange(acc, un, workspace, counters, S, cw, tid)) continue;
+    if (un.tail >= 0 && !splitk_exchange(acc, un, sc, workspace, counters, cw, tid)) continue;
 #endif
 #pragma unroll
     for (int w = 0; w < kWgM; ++w) {
