@@ -15,8 +15,8 @@
 //   CLOCKS gemm <shape> <before> | <after>
 // which dev/bench_table.py combines over repeated processes (dev/bench_device.sh).
 //
-//   gemm_bench [--wgmma] [--sweep] [--rounds=N] [--shapes=large|small|decode|fp8|MxNxK,...]
-//              [--benchmark_filter=...]
+//   gemm_bench [--wgmma] [--sweep] [--rounds=N] [--shapes=large|small|decode|fp8|prefill|MxNxK,...]
+//              [--only=CONFIG;...] [--profile] [--benchmark_filter=...]
 //
 // FP8 (issue 33): e4m3 x e4m3 -> bf16 at 4096^3 and 8192^3 (NT, unit scales) on the tma kind's fp8
 // wgmma against cuBLASLt's FP8 algorithms (fast accumulation, the JIT kernel's numerics); cuBLASLt
@@ -86,12 +86,24 @@ constexpr gemm::KernelKind kNvidiaKinds[] = {gemm::KernelKind::kMma, gemm::Kerne
                                              gemm::KernelKind::kDecode};
 int g_rounds_flag = 0;  // --rounds=N (>= 3)
 bool g_sweep = false;  // --sweep: also time a spread of each kernel's space (printed per config)
+// --only=CONFIG;CONFIG...: the JIT candidates are exactly these configs (where they apply);
+// --profile: launch each candidate and cuBLASLt #0 once per shape, no timing (for ncu).
+std::vector<std::string> g_only;
+bool g_profile = false;
 
 // The configs timed in the pre-pass: the curated set, plus with --sweep a spread of the space
 // (skinny: every accepted config with the problem's A tile; wgmma: every accepted config that
 // applies). Every candidate's time goes to stderr ("cand ..." lines) so a run documents them all.
 std::vector<Config> candidates(gemm::KernelKind k, const gemm::GemmShape& s) {
   auto out = gemm::curatedConfigs(k, s);
+  if (!g_only.empty()) {
+    out.clear();
+    for (const std::string& t : g_only) {
+      auto c = Config::parse(t);
+      if (c.ok() && gemm::applicable(k, *c, s).ok()) out.push_back(*c);
+    }
+    return out;
+  }
   if (!g_sweep || k == gemm::KernelKind::kMma) return out;
   const int64_t mt = std::clamp<int64_t>((s.m + 7) / 8, 1, 8);
   for (const Config& c : gemm::configSpace(k).enumerate("cuda", g->dev.shared_per_block_optin).accepted) {
@@ -322,6 +334,26 @@ void registerMode(const ShapeRun& r, bool flush, gemm::KernelKind k, const Confi
   })->UseManualTime()->Iterations(1);
 }
 
+// --profile: one launch of every candidate and of cuBLASLt #0, in that order (PROFILE lines name
+// them), so `ncu -k regex:...` sees each kernel once.
+void profileShape(const std::string& name, const gemm::GemmShape& s, const GemmBuffers& buf) {
+  for (gemm::KernelKind k : kNvidiaKinds) {
+    if (!kindEnabled(k)) continue;
+    for (const Config& cfg : candidates(k, s)) {
+      const Status st = g->runner->launch(k, cfg, s, buf);
+      std::printf("PROFILE %s %s %s %s\n", name.c_str(), gemm::kernelKindName(k), cfg.toString().c_str(),
+                  st.ok() ? "ok" : st.toString().c_str());
+    }
+  }
+  auto lp = toLtProblem(s);
+  auto algos = lp.ok() ? g->lt->heuristics(*lp, 1, g->ws_bytes) : Expected<std::vector<cublaslt::LtAlgo>>(lp.status());
+  if (algos.ok() && !algos->empty()) {
+    const Status st = g->lt->run(*lp, &algos->front(), buf.a, buf.b, buf.c, 0, g->ws, g->ws_bytes);
+    std::printf("PROFILE %s cublaslt idx=0 %s\n", name.c_str(), st.ok() ? "ok" : st.toString().c_str());
+  }
+  (void)g->be->synchronize();
+}
+
 void runShape(const ShapeSpec& sp) {
   using gemm::KernelKind;
   gemm::GemmShape s = gemm::denseShape(sp.layout, sp.ab, gemm::ElemType::kBF16, sp.m, sp.n, sp.k);
@@ -352,6 +384,10 @@ void runShape(const ShapeSpec& sp) {
   }
   const GemmBuffers buf = sets[0];
 
+  if (g_profile) {
+    profileShape(name, s, buf);
+    return;
+  }
   // Pre-pass: every curated config of every applicable kernel; keep the fastest.
   struct Cand { KernelKind k; Config c; double us; };
   auto pick = [&](bool flush, const gemm::GemmShape& shape) {
@@ -498,6 +534,12 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--wgmma") ktune::g_wgmma = true;
     else if (std::string(argv[i]) == "--sweep") ktune::g_sweep = true;
+    else if (std::string(argv[i]) == "--profile") ktune::g_profile = true;
+    else if (std::string(argv[i]).rfind("--only=", 0) == 0) {
+      std::string list = std::string(argv[i]).substr(7) + ";";
+      for (size_t p = 0, q; (q = list.find(';', p)) != std::string::npos; p = q + 1)
+        if (q > p) ktune::g_only.push_back(list.substr(p, q - p));
+    }
     else if (std::string(argv[i]).rfind("--kinds=", 0) == 0) {
       std::string list = std::string(argv[i]).substr(8) + ",";
       for (size_t p = 0, q; (q = list.find(',', p)) != std::string::npos; p = q + 1)
@@ -528,17 +570,25 @@ int main(int argc, char** argv) {
     for (int64_t m = 1; m <= 128; m *= 2) shapes.push_back({m, n, k, Layout::kNT});
   // FP8 (issue 33): e4m3 -> bf16, NT (the one layout fp8 wgmma reads).
   for (int64_t d : {4096, 8192}) shapes.push_back({d, d, d, Layout::kNT, ktune::gemm::ElemType::kF8E4M3});
+  // --shapes=prefill: issue 33's bf16 prefill targets (the large NT shapes above and these).
+  const size_t extra = shapes.size();
+  shapes.push_back({2048, 28672, 8192, Layout::kNT});
+  shapes.push_back({3000, 5000, 1000, Layout::kNT});
+  shapes.push_back({3000, 5000, 1000, Layout::kNN});
   std::vector<ktune::ShapeSpec> chosen;
   // --shapes=large | small | MxNxK[:LAYOUT][,...] (shapes of the list above; NT without a layout).
   const std::string list = "," + ktune::g_shape_filter + ",";
-  for (const auto& s : shapes) {
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const auto& s = shapes[i];
     const std::string id = std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
     const bool fp8 = ktune::isFp8(s.ab);
-    if (ktune::g_shape_filter.empty() ||
+    const bool prefill = i >= extra || (s.m >= 1024 && !fp8 && s.layout == Layout::kNT);
+    if ((ktune::g_shape_filter.empty() && i < extra) ||
+        (ktune::g_shape_filter == "prefill" && prefill) ||
         (ktune::g_shape_filter == "fp8" && s.layout == Layout::kNT && s.m == s.n && s.n == s.k &&
          (s.m == 4096 || s.m == 8192)) ||
         (fp8 && list.find(",fp8,") != std::string::npos) ||
-        (ktune::g_shape_filter == "large" && s.m >= 1024 && !fp8) ||
+        (ktune::g_shape_filter == "large" && s.m >= 1024 && !fp8 && i < extra) ||
         (ktune::g_shape_filter == "small" && s.m < 1024) ||
         (ktune::g_shape_filter == "decode" && s.m <= 128) ||
         (s.layout == Layout::kNT && !fp8 && list.find("," + id + ",") != std::string::npos) ||

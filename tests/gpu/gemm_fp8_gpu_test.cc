@@ -155,7 +155,7 @@ Config tmaConfig(int64_t bn, int64_t cons, int64_t stages, int64_t cluster, int6
 }
 
 // The JIT fp8 kernel over the code paths (both consumer counts, BLOCK_N 128/192/256, the split
-// tail, clusters, direct and TMA-store epilogues), e4m3 and e5m2, odd M/N, bias, beta and scales.
+// tail, clusters, direct, TMA-store and deferred epilogues), e4m3 and e5m2, odd M/N, bias, beta and scales.
 TEST(GemmFp8Gpu, JitKernelMatchesTheFloat64Reference) {
   REQUIRE_GPU();
   struct Case {
@@ -172,6 +172,8 @@ TEST(GemmFp8Gpu, JitKernelMatchesTheFloat64Reference) {
       {600, 1000, 2048, ElemType::kF8E4M3, false, 0.0f, tmaConfig(256, 2, 4, 2, 0, 1)},
       {256, 2048, 4096, ElemType::kF8E4M3, false, 0.0f, tmaConfig(128, 1, 8, 1, 1, 2)},
       {128, 4096, 1024, ElemType::kF8E4M3, false, 0.0f, tmaConfig(128, 2, 6, 1, 1, 4)},
+      // The deferred epilogue (C stored during the next tile's k-loop) over a stream-K tail.
+      {1280, 5120, 256, ElemType::kF8E4M3, true, 0.5f, tmaConfig(256, 2, 4, 1, 2, 2)},
   };
   uint32_t seed = 7;
   for (const Case& cs : cases) {

@@ -630,7 +630,8 @@ TEST(GemmGpu, TmaEveryLayoutVsReference) {
   };
   const std::vector<Config> cfgs = {tma(256, 2, 1, 4, 1, 1, 1), tma(128, 1, 1, 8, 1, 0, 1),
                                     tma(192, 2, 1, 4, 1, 1, 1), tma(128, 2, 2, 4, 1, 1, 1),
-                                    tma(256, 2, 1, 4, 2, 0, 1), tma(256, 2, 1, 4, 1, 1, 2)};
+                                    tma(256, 2, 1, 4, 2, 0, 1), tma(256, 2, 1, 4, 1, 1, 2),
+                                    tma(192, 2, 1, 4, 1, 2, 1), tma(128, 1, 2, 4, 1, 2, 2)};
   struct Case { int64_t m, n, k; ElemType ab, c; bool bias; Activation act; float beta; };
   const Case cases[] = {
       {300, 520, 264, ElemType::kBF16, ElemType::kBF16, false, Activation::kNone, 0.f},
@@ -669,25 +670,29 @@ TEST(GemmGpu, TmaEveryLayoutVsReference) {
   }
 }
 
-// The TMA kernel's split tail (SPLIT_K 2 | 4): the last round of the persistent grid split along K
-// (several rounds + a short one; a single partial round; uneven K splits; beta, bias, SiLU), three
+// The TMA kernel's split tail (SPLIT_K 2 | 4): the last round of the persistent grid shared out along
+// K (several rounds + a short one; a single partial round; uneven K splits; ranges that cross tile
+// boundaries; beta, bias, SiLU; the deferred epilogue), three
 // launches in a row (the counters must come back to zero), then the mma split-K kernel on the same
 // runner (the shared workspace must be left zero).
 TEST(GemmGpu, TmaSplitTailIsCorrectAndSelfCleaning) {
   REQUIRE_GPU();
   if (env().dev.arch != "sm_90a") GTEST_SKIP() << "tma needs sm_90a, device is " << env().dev.arch;
-  auto tma = [](int64_t bn, int64_t cons, int64_t wgm, int64_t split) {
+  auto tma = [](int64_t bn, int64_t cons, int64_t wgm, int64_t split, int64_t epi = 1) {
     return Config{{"BLOCK_N", bn},          {"CONSUMERS", cons},     {"WG_M", wgm},
                   {"NUM_STAGES", int64_t{4}}, {"GROUP_M", int64_t{8}}, {"CLUSTER_M", int64_t{1}},
-                  {"EPI_TMA", int64_t{1}},   {"SPLIT_K", split}};
+                  {"EPI_TMA", epi},          {"SPLIT_K", split}};
   };
   const std::vector<Config> cfgs = {tma(256, 2, 1, 2), tma(256, 2, 1, 4), tma(128, 2, 1, 4),
-                                    tma(128, 1, 2, 2)};
+                                    tma(128, 1, 2, 2), tma(256, 2, 1, 2, 2)};
   struct Case { int64_t m, n, k; bool bias; Activation act; float beta; };
   const Case cases[] = {
       {1152, 4096, 200, true, Activation::kSilu, 0.5f},  // 144 tiles of 128x256: 132 + 12
       {640, 2560, 1000, false, Activation::kNone, 0.f},  // 50 tiles: one partial round
       {1000, 3000, 520, true, Activation::kNone, 0.f},   // ragged edges, 9 k-tiles split 4 ways
+      // 200 tiles of 128x256 = 132 + 68: the tail's 340 k-tiles in 132 ranges of 2-3 that cross
+      // tile boundaries (stream-K: a block ends one tile and starts the next).
+      {1280, 5120, 264, false, Activation::kNone, 0.5f},
   };
   std::vector<std::tuple<KernelKind, Config, GemmShape>> jobs;
   std::vector<GemmShape> shapes;

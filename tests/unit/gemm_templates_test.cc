@@ -379,7 +379,10 @@ TEST_P(GemmNvrtcTmaPart, TmaSpaceCompilesForSm90a) {
   // epilogue with one pipeline depth per tile shape.
   for (size_t i = 0; i < space.size(); ++i)
     if (space[i].getInt("GROUP_M") == 8 && (!quick || i % 4 == 0) &&
-        (space[i].getInt("EPI_TMA") == 0 || space[i].getInt("NUM_STAGES") == 3))
+        (space[i].getInt("EPI_TMA") == 0 ||
+         (space[i].getInt("EPI_TMA") == 1 && space[i].getInt("NUM_STAGES") == 3) ||
+         (space[i].getInt("EPI_TMA") == 2 && space[i].getInt("NUM_STAGES") == 4 &&
+          space[i].getInt("SPLIT_K") == 2)))
       jobs.emplace_back(KernelKind::kTma, space[i], s);
   GemmShape f = denseShape(Layout::kNT, ElemType::kF16, ElemType::kF32, 1000, 33, 4097);
   f.lda = f.ldb = 4104;
@@ -408,7 +411,7 @@ TEST_P(GemmNvrtcTmaPart, TmaSpaceCompilesForSm90a) {
       return "PTX lacks setmaxnreg";
     if (c.getInt("CLUSTER_M") == 2 && ptx.find(".multicast::cluster") == std::string::npos)
       return "PTX lacks the multicast copy";
-    if (c.getInt("EPI_TMA") == 1 && sh.c != ElemType::kF32 &&
+    if (c.getInt("EPI_TMA") >= 1 && sh.c != ElemType::kF32 &&
         ptx.find("cp.async.bulk.tensor.2d.global.shared") == std::string::npos)
       return "PTX lacks the TMA store";
     // wgmma's transpose flags: A MN-major for TN/TT, B MN-major for NN/TN.
@@ -477,6 +480,14 @@ TEST(GemmTma, LaunchRuleApplicabilityAndTensorMaps) {
   EXPECT_FALSE(configSpace(KernelKind::kTma).validate(split_pair).ok());
   split.set("EPI_TMA", int64_t{0});
   EXPECT_FALSE(configSpace(KernelKind::kTma).validate(split).ok());
+  // The deferred epilogue (EPI_TMA 2) uses the same C buffers as EPI_TMA 1: 4 stages still fit.
+  Config defer = big;
+  defer.set("EPI_TMA", int64_t{2});
+  defer.set("SPLIT_K", int64_t{2});
+  ASSERT_TRUE(configSpace(KernelKind::kTma).validate(defer).ok());
+  auto pd = launchPlan(KernelKind::kTma, defer, s, h);
+  ASSERT_TRUE(pd.ok()) << pd.status().toString();
+  EXPECT_EQ(pd->shared_bytes, 4 * (128 + 256) * 128 + 2 * 16384 + 1024 + 256);
   Config too_deep = big;
   too_deep.set("NUM_STAGES", int64_t{5});  // 5 x 48 KiB > 227 KiB
   EXPECT_EQ(launchPlan(KernelKind::kTma, too_deep, s, h).status().code(), Code::kOutOfResources);

@@ -26,11 +26,13 @@
 // `full` completes once per fill (parity (it / STAGES) & 1), `empty` once per release; the
 // producer's first wait on each `empty` passes at once (parity 1 of a fresh barrier).
 //
-// Epilogue (EPI_TMA = 1, 16-bit C): each consumer warpgroup converts its accumulators into a
+// Epilogue (EPI_TMA = 1 | 2, 16-bit C): each consumer warpgroup converts its accumulators into a
 // 16 KiB shared buffer (two 64 x 64 boxes, 128-byte swizzle, so the quad's 4-byte writes hit 32
 // distinct banks) and one thread issues TMA stores of the boxes (bulk async group), 128 columns
 // at a time; the next use of the buffer waits only for the copy engine to have READ it. The
-// consumers go on to the next tile's MMAs while C is written. When the host could not build a
+// consumers go on to the next tile's MMAs while C is written. EPI_TMA = 2 defers even the shared
+// memory writes: C is packed into registers and written one piece per k-tile of the next tile,
+// after that k-tile's MMAs are issued (tma_epilogue.cuh). When the host could not build a
 // tensor map for C (c_tma_ok == 0: fp32 C, unaligned C or ldc) the direct path is used.
 //
 // Clusters (CLUSTER_M = 2): two blocks on neighbouring SMs take vertically adjacent tiles (same B
@@ -71,7 +73,7 @@
 // 1 SiLU, 2 GELU erf), LAYOUT (0 NN, 1 NT, 2 TN, 3 TT). Host requirements (launch rule): 16-byte
 // aligned A and B, lda % 8 == 0, ldb % 8 == 0; tmA / tmB = boxes of 64 x 64 over A and B as stored
 // (cols = the contiguous dimension).
-// Dynamic shared memory: NUM_STAGES * (BLOCK_M + BLOCK_N) * 128 + EPI_TMA * CONSUMERS * 16384 +
+// Dynamic shared memory: NUM_STAGES * (BLOCK_M + BLOCK_N) * 128 + (EPI_TMA > 0) * CONSUMERS * 16384 +
 // 1024 (alignment) + 256 (barriers).
 // Workspace (SPLIT_K > 1): gridDim.x * BLOCK_M * BLOCK_N floats and gridDim.x * CONSUMERS counters,
 // both zero at launch and left zero. The parameter list starts like every ktune GEMM kernel's, so
@@ -140,6 +142,8 @@ static_assert(SPLIT_K == 1 || CLUSTER_M == 1, "the split tail is not combined wi
 #define KT_EPI_TMA 0
 #endif
 constexpr int kEpiBytes = KT_EPI_TMA ? 16384 : 0;  // per consumer warpgroup
+// EPI_TMA = 2: the TMA-store epilogue deferred into the next tile's k-loop (tma_epilogue.cuh).
+#define KT_DEFER (KT_EPI_TMA && EPI_TMA == 2)
 constexpr int kCluster = CLUSTER_M;
 
 #include "tma_primitives.cuh"
@@ -398,6 +402,12 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
 #else
   const unsigned empty_partner = 0;
 #endif
+#if KT_DEFER
+  // The previous tile's packed C (tma_epilogue.cuh): `pend` pieces left, stored from the next k-loop.
+  unsigned pk[kWgM][kAcc / 2];
+  int pend = 0, pm0 = 0, pn0 = 0;
+  const unsigned ebuf = epi + cw * kEpiBytes;
+#endif
   unsigned it = 0;
   const int units = sched_units(sc);
   for (int j = 0; j < units; ++j) {
@@ -424,14 +434,31 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
           mma_step(acc[w], operand_desc<KT_A_MN>(a_stage + (cw * kWgM + w) * 64 * kBK * kElem, kk),
                    operand_desc<KT_B_MN>(b_stage, kk));
       ktune::wgmma_commit();
+#if KT_DEFER
+      // One piece of the previous tile's C while this k-tile's MMAs run.
+      if (kt - un.kb < pend)
+        flush_pieces(pk, kt - un.kb, &tmC, ebuf, pm0, pn0, warp, g, q, tid & 127, 1 + cw);
+#endif
       ktune::wgmma_wait<1>();
       // The wgmma group of the previous k-tile has finished reading its slot: hand it back.
       if (kt > un.kb && lane == 0) release_slot(empty, empty_partner, (it - 1) % kStages);
     }
     ktune::wgmma_wait<0>();
     if (un.ke > un.kb && lane == 0) release_slot(empty, empty_partner, (it - 1) % kStages);
+#if KT_DEFER
+    for (int p = un.ke - un.kb; p < pend; ++p)  // a unit shorter than the pieces
+      flush_pieces(pk, p, &tmC, ebuf, pm0, pn0, warp, g, q, tid & 127, 1 + cw);
+    pend = 0;
+#endif
 #if SPLIT_K > 1
     if (un.tail >= 0 && !splitk_exchange(acc, un, sc, workspace, counters, cw, tid)) continue;
+#endif
+#if KT_DEFER
+    if (c_tma_ok) {
+      pm0 = m0 + cw * kWgM * 64, pn0 = n0, pend = kPieces;
+      pack_tile(acc, pk, C, bias, pm0, n0, warp, g, q, M, N, ldc, alpha, beta);
+      continue;
+    }
 #endif
 #pragma unroll
     for (int w = 0; w < kWgM; ++w) {
@@ -446,6 +473,9 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
                  alpha, beta, pair_ok);
     }
   }
+#if KT_DEFER
+  for (int p = 0; p < pend; ++p) flush_pieces(pk, p, &tmC, ebuf, pm0, pn0, warp, g, q, tid & 127, 1 + cw);
+#endif
 #if KT_EPI_TMA
   if ((tid & 127) == 0) bulk_wait0();  // C is written and the buffer read before the block exits
 #else

@@ -69,6 +69,88 @@ KTUNE_DEVICE void store_slab_tma(const float (&acc)[kAcc], const TensorMap* tmC,
 }
 #endif
 
+#if KT_EPI_TMA && EPI_TMA == 2
+// The deferred TMA-store epilogue (EPI_TMA = 2): the tile's C values (alpha, beta, bias,
+// activation applied) are packed into registers, two 16-bit values per register, as soon as its
+// accumulators are final; the next tile's first MMAs are issued and, while the tensor cores run
+// them, the packed values go through the shared buffer and TMA stores one piece (up to two 64 x 64
+// boxes) per k-tile. So the consumer's tensor cores idle only for the packing, not for the shared
+// memory round trip and the wait for the copy engine to have read the buffer.
+constexpr int kHalves = (kBN / 64 + 1) / 2;  // pieces per 64-row slab
+constexpr int kPieces = kWgM * kHalves;      // <= 2 (WG_M * BLOCK_N <= 256)
+
+KTUNE_DEVICE unsigned pack2(float v0, float v1) {
+  const out_t o0 = ktune::from_float<out_t>(activate(v0));
+  const out_t o1 = ktune::from_float<out_t>(activate(v1));
+  return (unsigned)*reinterpret_cast<const unsigned short*>(&o0) |
+         ((unsigned)*reinterpret_cast<const unsigned short*>(&o1) << 16);
+}
+
+// pk[w][j * 2 + h] = C values of row slab_m0 + w * 64 + warp * 16 + g + h * 8, columns
+// n0 + j * 8 + 2q and + 1.
+KTUNE_DEVICE void pack_tile(const float (&acc)[kWgM][kAcc], unsigned (&pk)[kWgM][kAcc / 2],
+                            const out_t* C, const out_t* bias, int slab_m0, int n0, int warp, int g,
+                            int q, int M, int N, long ldc, float alpha, float beta) {
+#pragma unroll
+  for (int w = 0; w < kWgM; ++w)
+#pragma unroll
+    for (int j = 0; j < kBN / 8; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = slab_m0 + w * 64 + warp * 16 + g + h * 8, c = n0 + j * 8 + q * 2;
+        float v0 = alpha * acc[w][j * 4 + h * 2], v1 = alpha * acc[w][j * 4 + h * 2 + 1];
+        if (beta != 0.0f && r < M) {
+          if (c < N) v0 += beta * ktune::to_float(C[(long)r * ldc + c]);
+          if (c + 1 < N) v1 += beta * ktune::to_float(C[(long)r * ldc + c + 1]);
+        }
+#if HAS_BIAS
+        if (c < N) v0 += ktune::to_float(bias[c]);
+        if (c + 1 < N) v1 += ktune::to_float(bias[c + 1]);
+#else
+        (void)bias;
+#endif
+        pk[w][j * 2 + h] = pack2(v0, v1);
+      }
+}
+
+// Piece kP of the packed tile (slab kP / kHalves, 128 columns starting at (kP % kHalves) * 128)
+// through the warpgroup's buffer and TMA stores (the store of the previous piece must have read it).
+template <int kP>
+KTUNE_DEVICE void flush_piece(const unsigned (&pk)[kWgM][kAcc / 2], const TensorMap* tmC,
+                              unsigned buf, int slab_m0, int n0, int warp, int g, int q, int wg_tid,
+                              int bar_id) {
+  constexpr int w = kP / kHalves, half = kP % kHalves;
+  constexpr int boxes = kBN / 64 - 2 * half < 2 ? kBN / 64 - 2 * half : 2;
+  if (wg_tid == 0) bulk_wait_read0();
+  bar_named(bar_id, 128);
+#pragma unroll
+  for (int jj = 0; jj < 8 * boxes; ++jj)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = warp * 16 + g + h * 8, box = jj >> 3, chunk = jj & 7;
+      const unsigned addr = buf + box * 8192 + row * 128 + ((chunk ^ (row & 7)) << 4) + q * 4;
+      asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(pk[w][(half * 16 + jj) * 2 + h])
+                   : "memory");
+    }
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  bar_named(bar_id, 128);
+  if (wg_tid == 0) {
+    tma_store_2d(tmC, buf, n0 + half * 128, slab_m0 + w * 64);
+    if (boxes == 2) tma_store_2d(tmC, buf + 8192, n0 + half * 128 + 64, slab_m0 + w * 64);
+    bulk_commit();
+  }
+}
+
+// Piece p (runtime) of the packed tile: the register indices stay compile-time constants.
+KTUNE_DEVICE void flush_pieces(const unsigned (&pk)[kWgM][kAcc / 2], int p, const TensorMap* tmC,
+                               unsigned buf, int slab_m0, int n0, int warp, int g, int q, int wg_tid,
+                               int bar_id) {
+  if (p == 0) flush_piece<0>(pk, tmC, buf, slab_m0, n0, warp, g, q, wg_tid, bar_id);
+  if (kPieces > 1 && p == 1)
+    flush_piece<(kPieces > 1 ? 1 : 0)>(pk, tmC, buf, slab_m0, n0, warp, g, q, wg_tid, bar_id);
+}
+#endif
+
 // Stores one 64-row slab of accumulators: element j*4 + e is row r0 + (e/2)*8, column
 // n0 + j*8 + 2q + (e%2); column pairs go out as one 4- or 8-byte store when C allows it.
 KTUNE_DEVICE void store_slab(const float (&acc)[kAcc], out_t* C, const out_t* bias, int r0, int n0,
