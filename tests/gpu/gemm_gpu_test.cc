@@ -631,7 +631,7 @@ TEST(GemmGpu, TmaEveryLayoutVsReference) {
   const std::vector<Config> cfgs = {tma(256, 2, 1, 4, 1, 1, 1), tma(128, 1, 1, 8, 1, 0, 1),
                                     tma(192, 2, 1, 4, 1, 1, 1), tma(128, 2, 2, 4, 1, 1, 1),
                                     tma(256, 2, 1, 4, 2, 0, 1), tma(256, 2, 1, 4, 1, 1, 2),
-                                    tma(192, 2, 1, 4, 1, 2, 1), tma(128, 1, 2, 4, 1, 2, 2)};
+                                    tma(192, 2, 1, 4, 1, 2, 1), tma(128, 2, 2, 4, 1, 2, 2)};
   struct Case { int64_t m, n, k; ElemType ab, c; bool bias; Activation act; float beta; };
   const Case cases[] = {
       {300, 520, 264, ElemType::kBF16, ElemType::kBF16, false, Activation::kNone, 0.f},

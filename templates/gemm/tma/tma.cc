@@ -67,10 +67,12 @@ ConfigSpace buildSpace() {
   s.constrain("SPLIT_K == 1 || (EPI_TMA >= 1 && CLUSTER_M == 1)", [](K c) {
     return knob(c, "SPLIT_K") == 1 || (knob(c, "EPI_TMA") >= 1 && knob(c, "CLUSTER_M") == 1);
   });
-  // The deferred epilogue (EPI_TMA = 2) is offered without clusters: the cluster variant has not
-  // won a shape, and the space stays 1.4x rather than 1.6x the size.
-  s.constrain("EPI_TMA < 2 || CLUSTER_M == 1",
-              [](K c) { return knob(c, "EPI_TMA") < 2 || knob(c, "CLUSTER_M") == 1; });
+  // The deferred epilogue (EPI_TMA = 2) holds the packed C (up to 64 registers) beside the
+  // accumulators: offered with two consumers (setmaxnreg gives them 232 registers; one consumer
+  // with WG_M 2 spills at 255), and without clusters (the cluster variant has not won a shape).
+  s.constrain("EPI_TMA < 2 || (CONSUMERS == 2 && CLUSTER_M == 1)", [](K c) {
+    return knob(c, "EPI_TMA") < 2 || (knob(c, "CONSUMERS") == 2 && knob(c, "CLUSTER_M") == 1);
+  });
   s.sharedBytes([](K c) { return tmaKernel().shared_bytes(c); });
   return s;
 }
