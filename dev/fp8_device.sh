@@ -17,6 +17,7 @@ T0=$(date +%s)
 left() { echo $(( ${BUDGET:-230} - ($(date +%s) - T0) )); }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv > "$OUT/gpu.txt" 2>&1
 PB=$PWD/pb
+export LD_LIBRARY_PATH="$PB/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 if ! "$PB/bench/gemm_bench" --shapes=none > /dev/null 2> "$OUT/prebuilt.err"; then
   echo "prebuilt binaries do not run ($(tail -1 "$OUT/prebuilt.err")): building"
   bash dev/device_build.sh gemm_gpu_test gemm_fp8_gpu_test gemm_bench > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }

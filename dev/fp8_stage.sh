@@ -9,5 +9,8 @@ rm -rf "$DEST" && mkdir -p "$DEST" && git archive HEAD | tar -x -C "$DEST"
 for f in tests/gemm_gpu_test tests/gemm_fp8_gpu_test bench/gemm_bench; do
   mkdir -p "$DEST/pb/$(dirname "$f")" && cp "$B/$f" "$DEST/pb/$f"
 done
-strip "$DEST"/pb/*/* 2>/dev/null || true
+# gemm_bench links Google Benchmark as a shared library the GPU machine does not have.
+mkdir -p "$DEST/pb/lib"
+ldd "$B/bench/gemm_bench" | awk '/libbenchmark/ {print $3}' | xargs -r -I{} cp -L {} "$DEST/pb/lib/"
+strip "$DEST"/pb/tests/* "$DEST"/pb/bench/* 2>/dev/null || true
 du -sh "$DEST" "$DEST/pb"

@@ -95,7 +95,8 @@ TEST(GemmTmaSchedule, CoversEveryKTileOnceWithOneReducerPerSplitTile) {
 
 // The figures the kernel's header quotes: 448 tiles of 128x256 on 132 SMs (1024x14336x4096) split
 // in two run 104 ranges of exactly half a tile; with SPLIT_K 4 all 132 blocks share the tail, so
-// the last round costs 52 / 132 of a tile; 512 tiles (4096^3) share 116 tiles over 132 blocks.
+// the last round costs 52 / 132 of a tile; 2048 tiles (8192^3) share 68 over 132 blocks; 512 tiles
+// (4096^3) keep their tail of 116 whole.
 TEST(GemmTmaSchedule, StreamKTailOfTheLlmShapes) {
   kt::Sched s = kt::make_sched(448, 64, 0, 132, 2);
   EXPECT_EQ(s.whole, 396);
@@ -104,10 +105,15 @@ TEST(GemmTmaSchedule, StreamKTailOfTheLlmShapes) {
   s = kt::make_sched(448, 64, 131, 132, 4);
   EXPECT_EQ(s.workers, 132);
   EXPECT_LE(s.hi - s.lo, 26);  // 52 * 64 / 132 = 25.2 k-tiles instead of 64
-  s = kt::make_sched(512, 64, 5, 132, 2);
+  // 2048 tiles (8192^3): a tail of 68 of 132 tiles, 68 * 128 / 132 = 65.9 k-tiles per block.
+  s = kt::make_sched(2048, 128, 5, 132, 2);
   EXPECT_EQ(s.workers, 132);
-  EXPECT_EQ(kt::sched_units(s), 3 + s.pieces);
-  EXPECT_LE(s.hi - s.lo, 57);  // 116 * 64 / 132 = 56.2 instead of a whole tile
+  EXPECT_EQ(kt::sched_units(s), 15 + s.pieces);
+  EXPECT_LE(s.hi - s.lo, 66);
+  // 512 tiles (4096^3): a tail of 116 of 132 is more than 60% of a round and stays whole.
+  s = kt::make_sched(512, 64, 5, 132, 2);
+  EXPECT_EQ(s.workers, 0);
+  EXPECT_EQ(kt::sched_units(s), 4);
   // SPLIT_K 1: every tile whole.
   s = kt::make_sched(448, 64, 0, 132, 1);
   EXPECT_EQ(s.whole, 448);

@@ -48,7 +48,8 @@
 // persistent grid (e.g. 448 tiles on 132 SMs: 3 full rounds + 52 tiles, so 80 SMs idle for a whole
 // tile's time), the k-tiles of that round's tiles are shared out stream-K style: cut into equal
 // contiguous ranges, one per block, each at most one tile's K long (tma_schedule.cuh; at most
-// SPLIT_K ranges per tile when that leaves SMs idle anyway). A range that ends a tile without
+// SPLIT_K ranges per tile when that leaves SMs idle anyway; tails of more than 60% of a round stay
+// whole). A range that ends a tile without
 // starting it (a contributor) writes its fp32 accumulators to its block's workspace slot in
 // register order (thread-contiguous float4, so the writes are coalesced and need no layout change),
 // then increments its tile's counter (release); the range that starts the tile (the reducer)
