@@ -329,6 +329,48 @@ KTUNE_DEVICE bool splitk_exchange(float (&acc)[kWgM][kAcc], const Unit& un, cons
 }
 #endif
 
+// One k-tile of this consumer's MMAs, once the stage's `full` barrier (phase `parity`) completed:
+// 128 bytes of K in four wgmma steps per 64-row slab, committed as one group (not waited for).
+KTUNE_DEVICE void mma_ktile(float (&acc)[kWgM][kAcc], unsigned full_bar, unsigned parity,
+                            unsigned a_stage, unsigned b_stage, int cw) {
+#if CLUSTER_M > 1
+  mbar_wait_cluster(full_bar, parity);  // half the bytes come from the partner
+#else
+  mbar_wait(full_bar, parity);
+#endif
+  ktune::wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk)  // 128 bytes of K in steps of 32
+#pragma unroll
+    for (int w = 0; w < kWgM; ++w)
+      mma_step(acc[w], operand_desc<KT_A_MN>(a_stage + (cw * kWgM + w) * 64 * kBK * kElem, kk),
+               operand_desc<KT_B_MN>(b_stage, kk));
+  ktune::wgmma_commit();
+}
+
+// This consumer's rows of the tile (slabs of 64 from slab_m0): through its shared buffer `buf` and
+// TMA stores when tmC is given (a tensor map of C), else stored directly.
+KTUNE_DEVICE void store_tile(const float (&acc)[kWgM][kAcc], const TensorMap* tmC, unsigned buf,
+                             out_t* C, const out_t* bias, int slab_m0, int n0, int warp, int g, int q,
+                             int wg_tid, int bar_id, int M, int N, long ldc, float alpha, float beta) {
+  const bool pair_ok = (ldc & 1) == 0 &&
+                       (reinterpret_cast<unsigned long long>(C) & (2 * sizeof(out_t) - 1)) == 0;
+#pragma unroll
+  for (int w = 0; w < kWgM; ++w) {
+#if KT_EPI_TMA
+    if (tmC) {
+      store_slab_tma(acc[w], tmC, buf, C, bias, slab_m0 + w * 64, n0, warp, g, q, wg_tid, bar_id, M,
+                     N, ldc, alpha, beta);
+      continue;
+    }
+#else
+    (void)tmC, (void)buf, (void)wg_tid, (void)bar_id;
+#endif
+    store_slab(acc[w], C, bias, slab_m0 + w * 64 + warp * 16 + g, n0, q, M, N, ldc, alpha, beta,
+               pair_ok);
+  }
+}
+
 }  // namespace kt
 
 #if CLUSTER_M > 1
@@ -395,8 +437,6 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
   const int g = lane >> 2, q = lane & 3;
   out_t* C = reinterpret_cast<out_t*>(Cv);
   const out_t* bias = reinterpret_cast<const out_t*>(biasv);
-  const bool pair_ok = (ldc & 1) == 0 &&
-                       (reinterpret_cast<unsigned long long>(Cv) & (2 * sizeof(out_t) - 1)) == 0;
   float acc[kWgM][kAcc];
 #if CLUSTER_M > 1
   const unsigned empty_partner = map_to_rank(empty, static_cast<unsigned>(rank ^ 1));
@@ -421,20 +461,8 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
       for (int i = 0; i < kAcc; ++i) acc[w][i] = 0.0f;
     for (int kt = un.kb; kt < un.ke; ++kt, ++it) {
       const unsigned s = it % kStages;
-#if CLUSTER_M > 1
-      mbar_wait_cluster(full + 8 * s, (it / kStages) & 1u);  // half the bytes come from the partner
-#else
-      mbar_wait(full + 8 * s, (it / kStages) & 1u);
-#endif
-      const unsigned a_stage = sA + s * kATile * kElem, b_stage = sB + s * kBTile * kElem;
-      ktune::wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < 4; ++kk)  // 128 bytes of K in steps of 32
-#pragma unroll
-        for (int w = 0; w < kWgM; ++w)
-          mma_step(acc[w], operand_desc<KT_A_MN>(a_stage + (cw * kWgM + w) * 64 * kBK * kElem, kk),
-                   operand_desc<KT_B_MN>(b_stage, kk));
-      ktune::wgmma_commit();
+      mma_ktile(acc, full + 8 * s, (it / kStages) & 1u, sA + s * kATile * kElem,
+                sB + s * kBTile * kElem, cw);
 #if KT_DEFER
       // One piece of the previous tile's C while this k-tile's MMAs run.
       if (kt - un.kb < pend)
@@ -461,18 +489,8 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
       continue;
     }
 #endif
-#pragma unroll
-    for (int w = 0; w < kWgM; ++w) {
-#if KT_EPI_TMA
-      if (c_tma_ok) {
-        store_slab_tma(acc[w], &tmC, epi + cw * kEpiBytes, C, bias, m0 + (cw * kWgM + w) * 64, n0,
-                       warp, g, q, tid & 127, 1 + cw, M, N, ldc, alpha, beta);
-        continue;
-      }
-#endif
-      store_slab(acc[w], C, bias, m0 + (cw * kWgM + w) * 64 + warp * 16 + g, n0, q, M, N, ldc,
-                 alpha, beta, pair_ok);
-    }
+    store_tile(acc, c_tma_ok ? &tmC : nullptr, epi + cw * kEpiBytes, C, bias, m0 + cw * kWgM * 64,
+               n0, warp, g, q, tid & 127, 1 + cw, M, N, ldc, alpha, beta);
   }
 #if KT_DEFER
   for (int p = 0; p < pend; ++p) flush_pieces(pk, p, &tmC, ebuf, pm0, pn0, warp, g, q, tid & 127, 1 + cw);
