@@ -348,29 +348,6 @@ KTUNE_DEVICE void mma_ktile(float (&acc)[kWgM][kAcc], unsigned full_bar, unsigne
   ktune::wgmma_commit();
 }
 
-// This consumer's rows of the tile (slabs of 64 from slab_m0): through its shared buffer `buf` and
-// TMA stores when tmC is given (a tensor map of C), else stored directly.
-KTUNE_DEVICE void store_tile(const float (&acc)[kWgM][kAcc], const TensorMap* tmC, unsigned buf,
-                             out_t* C, const out_t* bias, int slab_m0, int n0, int warp, int g, int q,
-                             int wg_tid, int bar_id, int M, int N, long ldc, float alpha, float beta) {
-  const bool pair_ok = (ldc & 1) == 0 &&
-                       (reinterpret_cast<unsigned long long>(C) & (2 * sizeof(out_t) - 1)) == 0;
-#pragma unroll
-  for (int w = 0; w < kWgM; ++w) {
-#if KT_EPI_TMA
-    if (tmC) {
-      store_slab_tma(acc[w], tmC, buf, C, bias, slab_m0 + w * 64, n0, warp, g, q, wg_tid, bar_id, M,
-                     N, ldc, alpha, beta);
-      continue;
-    }
-#else
-    (void)tmC, (void)buf, (void)wg_tid, (void)bar_id;
-#endif
-    store_slab(acc[w], C, bias, slab_m0 + w * 64 + warp * 16 + g, n0, q, M, N, ldc, alpha, beta,
-               pair_ok);
-  }
-}
-
 }  // namespace kt
 
 #if CLUSTER_M > 1
