@@ -22,9 +22,10 @@ export LD_LIBRARY_PATH="$PB/api${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # The isolation tests start the worker and load the plugin from their build paths.
 if [ -f "$PB/BUILD_DIR" ]; then
   BD=$(cat "$PB/BUILD_DIR")
-  if mkdir -p "$BD/tools" "$BD/tests" 2>/dev/null; then
-    ln -sf "$PB/tools/ktune-worker" "$BD/tools/ktune-worker"
-    ln -sf "$PB/tests/libktune_isolation_gpu_plugin.so" "$BD/tests/libktune_isolation_gpu_plugin.so"
+  if mkdir -p "$BD/tools" "$BD/tests" 2>/dev/null; then  # never over a real build's files
+    for f in tools/ktune-worker tests/libktune_isolation_gpu_plugin.so; do
+      [ -e "$BD/$f" ] || ln -s "$PB/$f" "$BD/$f"
+    done
   else
     echo "note: cannot create $BD here: the isolation GPU tests will not find their worker"
   fi
@@ -34,7 +35,7 @@ export KTUNE_CACHE_DIR=/tmp/kc-gpu-pass
 
 # 1. GPU tests, each cut at TEST_END (a cut program is not a pass: its summary is missing).
 TEST_END=$(( T0 + TEST_S ))
-count() { sed -n "s/^\[  $1 *\] \([0-9]*\) test.*/\1/p" "$2" | head -1; }
+count() { local c; c=$(sed -n "s/^\[  $1 *\] \([0-9]*\) test.*/\1/p" "$2" | head -1); echo "${c:-0}"; }
 run_test() {  # name program [shard total]
   local n=$1 p=$2 s b rc; s=$(date +%s); b=$(( TEST_END - s ))
   [ "$b" -lt 10 ] && { echo "$n: not started (test budget spent)"; return; }
