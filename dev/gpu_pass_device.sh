@@ -65,7 +65,7 @@ xargs -P "${JOBS:-4}" -L 1 bash -c 'run_test "$0" "$1" ${2:-} ${3:-}' < "$JOBS_F
 # 2. The fair benches in the time left (15 s kept for the table and the tarball).
 BB_S=$(( $(left) - 15 ))
 if [ "$BB_S" -gt 40 ]; then
-  BB=$PB/bench REPS=${REPS:-2} BUDGET_S=$(( BB_S - 30 )) OUT=$L PROGRAMS="gemm rowwise" \
+  BB=$PB/bench REPS=${REPS:-2} BUDGET_S=$(( BB_S - 30 )) OUT=$L PROGRAMS=${PROGRAMS:-gemm rowwise} \
     GEMM_TIMEOUT=$(( BB_S / 3 )) ROWWISE_TIMEOUT=40 \
     GEMM_SHAPES=${GEMM_SHAPES:-4096x4096x4096,4096x6144x4096,4096x4096x14336,1024x14336x4096,16x6144x4096,16x4096x4096,16x28672x4096,16x4096x14336} \
     bash dev/bench_device.sh > "$L/fair.log" 2>&1

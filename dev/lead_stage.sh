@@ -20,6 +20,7 @@ if [ "${GPU:-0}" = 1 ]; then
   for f in "$B"/tests/*_gpu_test "$B"/tests/libktune_isolation_gpu_plugin.so; do
     [ -f "$f" ] && cp "$f" "$DEST/pb/tests/"
   done
+  [ -f "$B/bench/host_cost_bench" ] && cp "$B/bench/host_cost_bench" "$DEST/pb/bench/"
   realpath "$B" > "$DEST/pb/BUILD_DIR"
 fi
 strip "$DEST"/pb/*/* 2>/dev/null || true
