@@ -19,14 +19,9 @@
 namespace ktune {
 
 namespace api {
-// The engine's problem type for every family registered through the public API (typed.hpp, and
-// data families on top of it): the caller's problem behind a pointer, valid during the call.
-struct TypedProblem {
-  const void* p = nullptr;
-};
-// Checks `spec` and registers it on the tuner's engine (typed.cc): the one path from the public
-// registration to the engine.
-Expected<Family<TypedProblem>> addFamily(Autotuner& tuner, ErasedKernelSpec spec);
+// Checks `spec` and registers it on the tuner's engine (typed.cc, Engine::addSpec): the one path
+// from the public registration to the engine.
+Expected<detail::FamilyState*> addFamily(Autotuner& tuner, ErasedKernelSpec spec);
 }  // namespace api
 
 struct Autotuner::Impl {
@@ -39,12 +34,13 @@ struct Autotuner::Impl {
 };
 
 struct ErasedKernel::Impl {
-  Family<api::TypedProblem> family;
+  Engine* engine = nullptr;  // the Autotuner's; p of the calls is the caller's problem
+  detail::FamilyState* state = nullptr;
 };
 
 struct Kernel::Impl {
   std::shared_ptr<const api::DataFamily> data;
-  Family<api::TypedProblem> family;  // over api::DataProblem objects
+  Family<api::DataProblem> family;
   unsigned plan_slot = 0;  // which of the calling thread's launch plans this kernel uses (tuner.cc)
 };
 

@@ -70,11 +70,11 @@ uint64_t Autotuner::backgroundTuned() const { return impl_->tuner->backgroundTun
 
 Expected<Kernel> Autotuner::addKernel(const KernelSpec& spec) {
   KTUNE_ASSIGN_OR_RETURN(auto data, api::parseKernelSpec(spec));
-  KTUNE_ASSIGN_OR_RETURN(auto fam, api::addFamily(*this, api::toTypedSpec(data)));
+  KTUNE_RETURN_IF_ERROR(api::addFamily(*this, api::toTypedSpec(data)).status());
   static std::atomic<unsigned> next_plan_slot{0};
   auto k = std::make_shared<Kernel::Impl>();
+  KTUNE_ASSIGN_OR_RETURN(k->family, impl_->tuner->family<api::DataProblem>(data->spec.name));
   k->data = std::move(data);
-  k->family = fam;
   k->plan_slot = next_plan_slot.fetch_add(1, std::memory_order_relaxed);
   return Kernel(std::move(k));
 }
@@ -202,7 +202,7 @@ Status Kernel::operator()(const Value* args, size_t count, StreamHandle stream) 
   KTUNE_RETURN_IF_ERROR(impl_->data->checkArgs(args, count));
   LaunchPlan plan;
   const api::DataProblem p{args, count};
-  st = impl_->family(api::TypedProblem{&p}, stream, &plan);
+  st = impl_->family(p, stream, &plan);
   if (st.ok()) keepPlan(*impl_, args, plan);
   return st;
 }
@@ -216,7 +216,7 @@ Expected<KeyReport> Kernel::tune(const Value* args, size_t count, StreamHandle s
   if (!impl_) return Status::InvalidArgument("tune() on an empty ktune::Kernel");
   KTUNE_RETURN_IF_ERROR(impl_->data->checkArgs(args, count));
   const api::DataProblem p{args, count};
-  KTUNE_ASSIGN_OR_RETURN(TuneReport r, impl_->family.tune(api::TypedProblem{&p}, stream));
+  KTUNE_ASSIGN_OR_RETURN(TuneReport r, impl_->family.tune(p, stream));
   return KeyReport(std::move(r));  // the run's statistics stay in the engine
 }
 
@@ -224,7 +224,7 @@ Expected<std::string> Kernel::key(const Value* args, size_t count) const {
   if (!impl_) return Status::InvalidArgument("key() on an empty ktune::Kernel");
   KTUNE_RETURN_IF_ERROR(impl_->data->checkArgs(args, count));
   const api::DataProblem p{args, count};
-  return impl_->family.key(api::TypedProblem{&p});
+  return impl_->family.key(p);
 }
 
 const std::string& Kernel::name() const {

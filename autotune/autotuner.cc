@@ -97,6 +97,11 @@ struct LastHit {
 thread_local LastHit t_last_hit;
 }  // namespace
 
+Expected<detail::FamilyState*> Engine::addSpec(ErasedKernelSpec spec, FamilyExtras extras) {
+  KTUNE_RETURN_IF_ERROR(detail::checkSpec(spec, extras));
+  return addErased(detail::toErasedFamily(std::move(spec), std::move(extras), device()));
+}
+
 Expected<detail::FamilyState*> Engine::addErased(detail::ErasedFamily f) {
   auto bad = [&](const std::string& what) {
     return Status::InvalidArgument("family '" + f.name + "': " + what);

@@ -1,18 +1,22 @@
 // Engine: internal; the public ktune::Autotuner drives one, as do the built-in ops and the CLI.
-// Registers a kernel family (KernelFamily<P>: TypedKernelSpec plus engine-only fields), calls it.
+// Registers a kernel family described by the one registration type, TypedKernelSpec<P>
+// (ktune/typed.hpp: a user's kernel, a worker plugin and the built-in ops alike; the ops add
+// engine objects through FamilyExtras, autotune/family.h), and calls it.
 //   struct Saxpy { int64_t n; DevicePtr x, y; float a; };        // the user's "problem" type
-//   KernelFamily<Saxpy> f;
-//   f.name = "saxpy"; f.source = kSrc; f.entry = "ktune_saxpy";
-//   f.space.addInts("BLOCK", {128, 256, 512}).addInts("VEC", {1, 2, 4});
-//   f.key = [](const Saxpy& p, KeyBuilder& k) { k.add("n", nextPow2(p.n)); };
-//   f.launch = [](const Config& c, const Saxpy& p, const DeviceInfo&) {
-//     return LaunchDims{{unsigned(ceilDiv(p.n, c.getInt("BLOCK") * c.getInt("VEC")))},
-//                       {unsigned(c.getInt("BLOCK"))}};
+//   TypedKernelSpec<Saxpy> s;
+//   s.name = "saxpy"; s.source = kSrc; s.entry = "ktune_saxpy";
+//   s.space = {{"BLOCK", {128, 256, 512}}, {"VEC", {1, 2, 4}}};
+//   s.key = [](const Saxpy& p, KeyFields& k) { k.add("n", pow2Ceil(p.n)); };
+//   s.launch = [](const Knobs& c, const Saxpy& p, const DeviceFacts&) {
+//     return Launch::linear(cdiv(p.n, c["BLOCK"] * c["VEC"]), c["BLOCK"]);
 //   };
-//   f.args = [](const Saxpy& p, KernelArgs& a) { a.add(p.n).add(p.x).add(p.y).add(p.a); };
-//   f.default_config = Config{{"BLOCK", 256}, {"VEC", 1}};
-//   KTUNE_ASSIGN_OR_RETURN(auto saxpy, tuner->add(std::move(f)));
+//   s.args = [](const Saxpy& p, ArgPack& a) { a.add(p.n).add(p.x).add(p.y).add(p.a); };
+//   KTUNE_ASSIGN_OR_RETURN(auto saxpy, engine->add(std::move(s)));
 //   KTUNE_RETURN_IF_ERROR(saxpy(problem, stream));       // tunes on first call per key
+//
+// The engine's own unit tests also register through KernelFamily<P> (autotune/family.h), the
+// typed form of its erased family; nothing outside the engine and its tests uses it
+// (dev/include_graph.py checks).
 //
 // A call: key -> in-memory hash map (hit: launch; the hot path is one shared-lock hash lookup,
 // argument packing into a thread-local KernelArgs and a launch — no allocation) -> tuning
@@ -132,6 +136,21 @@ class Engine : public CandidateBench {
   // Registers a family and opens its tuning database (<cache>/db/<name>.json, or
   // options.database_path). kInvalidArgument for a missing required field, a bad name, or a
   // name already registered.
+  // Registers a family described by the one registration type, TypedKernelSpec<P>
+  // (ktune/typed.hpp: what a user's kernel, a worker plugin and the built-in ops all use), with
+  // the engine objects the built-in ops add (FamilyExtras, autotune/family.h), and opens its
+  // tuning database as above. kInvalidArgument as above, or naming the spec's missing field.
+  template <class P>
+  Expected<Family<P>> add(TypedKernelSpec<P> spec, FamilyExtras extras = {}) {
+    auto st = addSpec(eraseSpec(std::move(spec)), std::move(extras));
+    if (!st.ok()) return st.status();
+    return Family<P>(this, *st);
+  }
+  // The same for an erased spec: p, in calls through the returned state, is what the spec's
+  // callbacks get (the public API's kernels call the engine's type-erased entry points with it).
+  Expected<detail::FamilyState*> addSpec(ErasedKernelSpec spec, FamilyExtras extras = {});
+
+  // The engine's own unit tests' form of a family (KernelFamily<P>, autotune/family.h).
   template <class P>
   Expected<Family<P>> add(KernelFamily<P> f) {
     auto st = addErased(detail::erase(std::move(f)));

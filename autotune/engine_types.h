@@ -34,7 +34,7 @@ struct EngineOptions {
   IsolationOptions isolation;
   // Null = compilerForArch(device arch).
   std::shared_ptr<Compiler> compiler;
-  // Compiles the modules of per-config source callbacks (KernelFamily::source_fn) in languages
+  // Compiles the modules of per-config source callbacks (TypedKernelSpec::source_fn) in languages
   // other than C++. Null = openIrCompiler(), opened on first use.
   std::shared_ptr<Compiler> ir_compiler;
   std::ostream* log = nullptr;  // verbose output; null = std::cerr

@@ -25,8 +25,11 @@
 //   extern "C" ktune::Status ktune_register_families(ktune::Engine&);        (required)
 //   extern "C" ktune::Status ktune_worker_backend(std::shared_ptr<ktune::Backend>*,
 //                                                 std::shared_ptr<ktune::Compiler>*);  (optional)
-// The second lets a plugin supply the backend/compiler (e.g. a simulated one in tests); without
-// it the worker opens Options::backend ("auto" = the GPU backend) and the arch's compiler.
+// The first registers the plugin's families on the worker's engine with Engine::add, each a
+// TypedKernelSpec<P> (ktune/typed.hpp) with args_json and make_problem: the registration the
+// built-in ops use there too (ops/worker_main.cc). The second lets a plugin supply the
+// backend/compiler (e.g. a simulated one in tests); without it the worker opens Options::backend
+// ("auto" = the GPU backend) and the arch's compiler.
 #pragma once
 
 #include <functional>

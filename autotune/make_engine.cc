@@ -121,8 +121,8 @@ Expected<FamilyState*> TunerEngine::addFamily(ErasedFamily f) {
     // Unverified candidates can win with wrong results: say so, once per family.
     log() << "ktune: family " << f.name << ": no verify function, so candidates are timed "
           << "unverified ("
-          << (f.verify_hint.empty() ? "add KernelFamily::verify, or set "
-                                      "KernelFamily::no_verify to make this choice explicit"
+          << (f.verify_hint.empty() ? "add TypedKernelSpec::verify, or set "
+                                      "TypedKernelSpec::no_verify to make this choice explicit"
                                     : f.verify_hint)
           << ")\n";
   }

@@ -1,7 +1,7 @@
 // Static pruning: drop a compiled config before benchmarking when its compiler report already
 // says it cannot be fast — it spills, its occupancy is below a threshold (zero: it cannot even
 // launch), or the ISA lacks the matrix instruction the config exists for (the compiler fell back
-// to scalar FMAs). Plugs into KernelFamily::prune; the engine records each pruned candidate as
+// to scalar FMAs). Plugs into FamilyExtras::prune; the engine records each pruned candidate as
 // "pruned: <reason>" in the tuning report and database, and never prunes every candidate.
 //
 //   f.prune = makeStaticPruner(staticPruneOptionsFrom(tuner.options().options), launchFn);
@@ -59,8 +59,8 @@ using PruneFn =
 // enabled = o.static_prune; everything else at its default.
 StaticPruneOptions staticPruneOptionsFrom(const Options& o);
 
-// The KernelFamily::prune callback: nullopt to keep a config, else the reason without the
-// engine's "pruned: " prefix, e.g. "occupancy 0 blocks/SM (registers 255 x 512 threads: ...)",
+// The FamilyExtras::prune callback (autotune/family.h): nullopt to keep a config, else the reason
+// without the engine's "pruned: " prefix, e.g. "occupancy 0 blocks/SM (registers 255 x 512 threads: ...)",
 // "no v_mfma instruction in ISA", "spills 48 B stores, 48 B loads". `launch` may be null (then
 // the kernel's own bound / 256 threads and no dynamic shared memory). Never fails; thread-safe
 // (the callback may be called from several threads; disassembly tools are run per call).

@@ -1,5 +1,5 @@
 // The noop kernel family the call-cost benches time (tuned_call_bench, host_cost_bench): the same
-// kernel registered through the registration API (KernelFamily<Noop>), and from data through the
+// kernel registered through the registration API (TypedKernelSpec<Noop>), and from data through the
 // C API with the public C++ handle behind it.
 #pragma once
 
@@ -28,21 +28,17 @@ struct Noop {
   int64_t n = 0;
 };
 
-inline KernelFamily<Noop> noopFamily(const std::string& name) {
-  KernelFamily<Noop> f;
+inline TypedKernelSpec<Noop> noopFamily(const std::string& name) {
+  TypedKernelSpec<Noop> f;
   f.name = name;
   f.source = kNoopSource;
   f.entry = "ktune_bench_noop";
-  f.configs = {Config{{"THREADS", int64_t(64)}}, Config{{"THREADS", int64_t(128)}}};
-  f.default_config = f.configs[0];
-  f.key = [](const Noop& p, KeyBuilder& k) { k.add("n", p.n); };
-  f.launch = [](const Config& c, const Noop&, const DeviceInfo&) {
-    LaunchDims d;
-    d.grid = {1, 1, 1};
-    d.block = {unsigned(c.getInt("THREADS")), 1, 1};
-    return d;
+  f.space = {{"THREADS", {64, 128}}};  // the default: the first value
+  f.key = [](const Noop& p, KeyFields& k) { k.add("n", p.n); };
+  f.launch = [](const Knobs& c, const Noop&, const DeviceFacts&) {
+    return Launch::linear(1, c["THREADS"]);
   };
-  f.args = [](const Noop& p, KernelArgs& a) { a.add(p.p).add(static_cast<long long>(p.n)); };
+  f.args = [](const Noop& p, ArgPack& a) { a.add(p.p).add(static_cast<long long>(p.n)); };
   return f;
 }
 

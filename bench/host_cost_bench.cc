@@ -17,7 +17,7 @@
 //   backend      Backend::launch of the same kernel, arguments packed once
 //   backend_pack Backend::launch, arguments packed per call into a reused KernelArgs (what the
 //                registration API's call does before its launch)
-//   registration the tuned noop family through the registration API (KernelFamily<Noop>)
+//   registration the tuned noop family through the registration API (TypedKernelSpec<Noop>)
 //   family_raw   cuLaunchKernel of that family's winner (its code object, block, arguments)
 //   family_backend  Backend::launch of the same, arguments packed once
 //   cxx_data     the same kernel registered from data, through the public C++ handle
@@ -370,7 +370,7 @@ Status addLaunchVariants(Bench& B, std::vector<Variant>& v) {
   KTUNE_ASSIGN_OR_RETURN(auto tuner, tunerFor(B, "noop", 0));
   KTUNE_ASSIGN_OR_RETURN(Family<bench::Noop> fam, tuner->add(bench::noopFamily("bench_noop")));
   v.push_back({"registration", [tuner, fam, buf](int) mutable { return fam(bench::Noop{buf, 1000}); },
-               "KernelFamily<Noop> call"});
+               "TypedKernelSpec<Noop> call"});
   if (Status s = addFamilyFnVariants(B, v, *tuner, fam, buf); !s.ok())
     std::fprintf(stderr, "family_raw / family_backend skipped: %s\n", s.toString().c_str());
   auto data = std::make_shared<bench::DataFamily>(bench::makeDataFamily());

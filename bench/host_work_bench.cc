@@ -5,7 +5,7 @@
 // per call (key, lookup, launch dims, argument packing, tensor maps, validation), which the real
 // driver's cuLaunchKernel cost then adds to on a GPU.
 //   BM_SimLaunch/2args, BM_SimLaunch/gemm_args   the bare launches (the baselines)
-//   BM_Registration      KernelFamily<Noop> through the registration API (tuning off: default)
+//   BM_Registration      TypedKernelSpec<Noop> through the registration API (tuning off: default)
 //   BM_GemmTma           the GEMM op, TMA default config, A/B/C rotating over 4 buffer sets
 //   BM_RmsNorm / BM_SiluMul          the free functions rmsnorm() / siluMul() (bf16 4096 x 1024)
 //   BM_RmsNormOps / BM_SiluMulOps    the same through a RowwiseOps object

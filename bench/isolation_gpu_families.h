@@ -1,5 +1,6 @@
-// A user kernel family for the isolation GPU test and bench, registered through the public API
-// identically in the test process and in the worker (tests/gpu/isolation_gpu_plugin.cc).
+// A user kernel family for the isolation GPU test and bench, described by the public spec
+// (ktune/typed.hpp) and registered identically in the test process and in the worker
+// (tests/gpu/isolation_gpu_plugin.cc: a user's plugin).
 // y = 2 * x over n floats; MODE picks the behaviour: 0 good, 1 writes to address 0x10 (illegal
 // address), 2 loops forever (a volatile load keeps the loop alive).
 #pragma once
@@ -48,40 +49,37 @@ inline Expected<std::shared_ptr<UserProblem>> makeUserProblem(Backend* b, int64_
   return p;
 }
 
-inline Config cfg(int64_t block, int64_t mode) { return Config{{"BLOCK", block}, {"MODE", mode}}; }
-
-// `bad`: include the faulting and the looping config among the good ones.
-inline KernelFamily<UserProblem> userFamily(Backend* b, const std::string& name, bool bad) {
-  KernelFamily<UserProblem> f;
+// `bad`: the faulting (BLOCK=256,MODE=1) and the looping (BLOCK=512,MODE=2) config beside the
+// good ones (MODE=0).
+inline TypedKernelSpec<UserProblem> userFamily(Backend* b, const std::string& name, bool bad) {
+  TypedKernelSpec<UserProblem> f;
   f.name = name;
   f.source = kSource;
   f.entry = "iso_user";
-  f.configs = {cfg(128, 0), cfg(256, 0), cfg(512, 0), cfg(1024, 0)};
-  if (bad) {
-    f.configs.insert(f.configs.begin() + 1, cfg(256, 1));
-    f.configs.insert(f.configs.begin() + 3, cfg(512, 2));
-  }
-  f.key = [](const UserProblem& p, KeyBuilder& k) { k.add("n", nextPow2(p.n)); };
-  f.launch = [](const Config& c, const UserProblem& p, const DeviceInfo&) {
-    unsigned block = unsigned(c.getInt("BLOCK"));
-    return LaunchDims{{unsigned(std::max<int64_t>(1, ceilDiv(p.n, block)))}, {block}};
+  f.space = {{"BLOCK", {128, 256, 512, 1024}}, {"MODE", {0, 1, 2}}};
+  f.constraint = [bad](const Knobs& c) {
+    return c["MODE"] == 0 || (bad && ((c["BLOCK"] == 256 && c["MODE"] == 1) ||
+                                      (c["BLOCK"] == 512 && c["MODE"] == 2)));
   };
-  f.args = [](const UserProblem& p, KernelArgs& a) {
+  f.default_config = {{"BLOCK", 256}, {"MODE", 0}};
+  f.key = [](const UserProblem& p, KeyFields& k) { k.add("n", pow2Ceil(p.n)); };
+  f.launch = [](const Knobs& c, const UserProblem& p, const DeviceFacts&) {
+    return Launch::linear(cdiv(p.n, c["BLOCK"]), c["BLOCK"]);
+  };
+  f.args = [](const UserProblem& p, ArgPack& a) {
     a.add(static_cast<long long>(p.n)).add(p.x).add(p.y);
   };
-  f.pre_run = [b](const UserProblem& p, StreamHandle s) {
+  f.before_run = [b](const UserProblem& p, StreamHandle s) {
     return b->memset8(p.y, 0xff, size_t(p.n) * 4, s);  // NaN: unwritten outputs fail
   };
-  f.verify = [b](const UserProblem& p, StreamHandle) -> Expected<VerifyResult> {
+  f.verify = [b](const UserProblem& p, StreamHandle) -> Status {
     std::vector<float> x(size_t(p.n)), y(size_t(p.n));
     KTUNE_RETURN_IF_ERROR(b->copyToHost(x.data(), p.x, x.size() * 4));
     KTUNE_RETURN_IF_ERROR(b->copyToHost(y.data(), p.y, y.size() * 4));
-    VerifyResult v;
-    v.ok = true;
-    for (size_t i = 0; i < x.size(); ++i) v.ok = v.ok && y[i] == 2.f * x[i];
-    return v;
+    for (size_t i = 0; i < x.size(); ++i)
+      if (y[i] != 2.f * x[i]) return Status::WrongResult("y[" + std::to_string(i) + "] != 2 x");
+    return Status::Ok();
   };
-  f.default_config = cfg(256, 0);
   f.args_json = [](const UserProblem& p) { return "{\"n\":" + std::to_string(p.n) + "}"; };
   f.make_problem = [b](const std::string& j) -> Expected<std::shared_ptr<UserProblem>> {
     auto js = nlohmann::json::parse(j, nullptr, false);

@@ -9,7 +9,8 @@
 # and calls this). About 4-6 minutes of device time with the defaults. Logs under $OUT/fair/.
 # A run is not started once BUDGET_S seconds (default 420) have passed, so the whole stays inside
 # one 10-minute device command; the table says how many processes each figure comes from.
-#   [REPS=3] [BUDGET_S=420] [GEMM_SHAPES=...] [ROWWISE_FILTER=...] bash dev/bench_device.sh
+#   [REPS=3] [BUDGET_S=420] [GEMM_SHAPES=...] [ROWWISE_FILTER=...] [PROGRAMS="gemm rowwise host"]
+#   [GEMM_TIMEOUT=150] [ROWWISE_TIMEOUT=120] bash dev/bench_device.sh
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; D="$OUT/fair"; mkdir -p "$D"
 BB=${BB:-/tmp/kb/bench}
@@ -25,17 +26,19 @@ run_one() {  # name rep
   local S; S=$(now)
   if [ "$(el "$T0")" -ge "$BUDGET_S" ]; then echo "  $1 rep $2 skipped: budget ${BUDGET_S}s spent"; return; fi
   case "$1" in
-    gemm) timeout 150 "$BB/gemm_bench" --wgmma --rounds=15 --shapes="$GEMM_SHAPES" \
+    gemm) timeout "${GEMM_TIMEOUT:-150}" "$BB/gemm_bench" --wgmma --rounds=15 --shapes="$GEMM_SHAPES" \
             > "$D/gemm.$2.log" 2> "$D/gemm.$2.err" ;;
-    rowwise) timeout 120 "$BB/rowwise_bench" --benchmark_filter="$ROWWISE_FILTER" \
+    rowwise) timeout "${ROWWISE_TIMEOUT:-120}" "$BB/rowwise_bench" --benchmark_filter="$ROWWISE_FILTER" \
             > "$D/rowwise.$2.log" 2> "$D/rowwise.$2.err" ;;
     host) timeout 90 "$BB/host_cost_bench" --rounds=30 > "$D/host.$2.log" 2> "$D/host.$2.err" ;;
   esac
   echo "  $1 rep $2 rc=$? $(el "$S")s"
 }
-order=(gemm rowwise host)
+# PROGRAMS narrows the set (e.g. "gemm rowwise" where host_cost_bench is not built).
+read -r -a order <<< "${PROGRAMS:-gemm rowwise host}"
+np=${#order[@]}
 for r in $(seq 1 "$REPS"); do
-  for i in 0 1 2; do run_one "${order[$(( (i + r - 1) % 3 ))]}" "$r"; done
+  for i in $(seq 0 $(( np - 1 ))); do run_one "${order[$(( (i + r - 1) % np ))]}" "$r"; done
 done
 echo "fair benches done in $(el "$T0")s"
 grep -h "VERIFY" "$D"/gemm.*.log | sort | uniq -c | sed 's/^/  /' | head -20

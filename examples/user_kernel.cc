@@ -153,7 +153,7 @@ ktune::SimKernelFns simulatedKernel() {
 }
 
 // The tuner of KTUNE_BACKEND (default: the GPU), else the simulated backend (said so).
-ktune::Expected<std::unique_ptr<ktune::Autotuner>> openTuner(bool* simulated) {
+ktune::Expected<std::unique_ptr<ktune::Autotuner>> openAutotuner(bool* simulated) {
   using namespace ktune;
   KTUNE_ASSIGN_OR_RETURN(TunerOptions opts, TunerOptions::fromEnv());
   if (opts.backend != "sim") {
@@ -189,7 +189,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   bool simulated = false;
-  auto tuner = openTuner(&simulated);
+  auto tuner = openAutotuner(&simulated);
   if (!tuner.ok()) return fail("ktune", tuner.status());
   Autotuner& t = **tuner;
   if (simulated && argc <= 1) n = (1 << 14) + 3;

@@ -271,25 +271,28 @@ void gemmKey(const GemmCall& call, KeyBuilder& k) {
   k.add("epi", epi);  // bit 0 bias, bits 1-2 activation, bit 3 beta != 0, bit 4 16-byte aligned
 }
 
-LaunchDims gemmLaunch(const Config& c, const GemmCall& call, const DeviceInfo& d) {
-  LaunchDims dims;
+Launch gemmLaunch(const Config& c, const GemmCall& call, const DeviceInfo& d) {
+  Launch dims;
   auto k = kindOf(c);
   auto plan = k.ok() ? gemm::launchPlan(*k, knobsOf(c), withAlignment(call.shape, call.buf), d)
                      : Expected<gemm::LaunchPlan>(k.status());
   if (!plan.ok()) {
-    dims.grid = Dim3{0, 0, 0};  // a launch would be refused; the reason is the candidate's failure
-    dims.refused = std::make_shared<const Status>(plan.status());
+    dims.grid[0] = 0;  // a launch would be refused; the reason is the candidate's failure
+    dims.refused = plan.status();
     return dims;
   }
-  dims.grid = plan->grid;
-  dims.block = plan->block;
-  dims.shared = static_cast<size_t>(plan->shared_bytes);
+  dims.grid[0] = plan->grid.x, dims.grid[1] = plan->grid.y, dims.grid[2] = plan->grid.z;
+  dims.block[0] = plan->block.x, dims.block[1] = plan->block.y, dims.block[2] = plan->block.z;
+  dims.shared_bytes = static_cast<size_t>(plan->shared_bytes);
   return dims;
 }
 
+const GemmCall& callOf(const void* p) { return *static_cast<const GemmCall*>(p); }
+
 // The run-time hooks of the family: arguments, split-K workspace, C restore, verification.
-void addRunHooks(KernelFamily<GemmCall>& f, GemmOp::State* S) {
-  f.args = [S](const GemmCall& call, KernelArgs& a) {
+void addRunHooks(TypedKernelSpec<GemmCall>& f, FamilyExtras& x, GemmOp::State* S) {
+  f.args = [S](const GemmCall& call, ArgPack& pack) {
+    KernelArgs& a = EngineViews::args(pack);
     const auto& s = call.shape;
     a.add(call.buf.a).add(call.buf.b).add(call.buf.c).add(call.buf.bias);
     a.add(S->scratch.workspace).add(S->scratch.counters);
@@ -298,7 +301,8 @@ void addRunHooks(KernelFamily<GemmCall>& f, GemmOp::State* S) {
     a.add(s.alpha).add(s.beta);
     if (S->tma) S->addTensorMaps(call, a);
   };
-  f.before_launch = [S](const Config& c, const GemmCall& call, StreamHandle) -> Status {
+  f.before_launch = [S](const Knobs& knobs, const GemmCall& call, StreamHandle) -> Status {
+    const Config& c = EngineViews::config(knobs);
     // The config's own launch rule says what it reduces through (split-K slices, stream-K ranges
     // that cut a tile, the TMA kernel's split tail), cached per (config, problem).
     const DeviceInfo& dev = S->tuner->device();
@@ -313,18 +317,18 @@ void addRunHooks(KernelFamily<GemmCall>& f, GemmOp::State* S) {
     if (need.workspace_bytes == 0 && need.counters == 0) return Status::Ok();
     return S->ensureScratch(need.workspace_bytes, need.counters);
   };
-  f.pre_run = [S](const GemmCall& call, StreamHandle s) { return S->preRun(call, s); };
+  f.before_run = [S](const GemmCall& call, StreamHandle s) { return S->preRun(call, s); };
   // Timed runs overwrite C completely when beta == 0: no re-poisoning (an M*N memset per sample);
   // with beta != 0 C is restored as before verification.
-  f.pre_timed_run = [S](const GemmCall& call, StreamHandle s) -> Status {
+  f.before_timed_run = [S](const GemmCall& call, StreamHandle s) -> Status {
     if (call.shape.beta == 0.0f) return Status::Ok();
     return S->preRun(call, s);
   };
-  f.verify = [S](const GemmCall& call, StreamHandle s) { return S->verify(call, s); };
+  x.verify = [S](const void* p, StreamHandle s) { return S->verify(callOf(p), s); };
 }
 
 // The vendor library's algorithms as candidates (when it was opened).
-void addVendorCandidates(KernelFamily<GemmCall>& f, GemmOp::State* S) {
+void addVendorCandidates(TypedKernelSpec<GemmCall>& f, GemmOp::State* S) {
   if (!S->vendor) return;
   f.vendor_candidates = [S](const GemmCall& call) {
     return S->vendor->candidates(withAlignment(call.shape, call.buf), S->vendor_algos);
@@ -381,41 +385,44 @@ Expected<std::unique_ptr<GemmOp>> GemmOp::create(Engine& tuner, OpOptions option
   S->default_kind = main_kind;
   S->ref_runner = std::make_unique<GemmRunner>(tuner.backend(), tuner.compiler(), dev);
 
-  KernelFamily<GemmCall> f;
+  TypedKernelSpec<GemmCall> f;
+  FamilyExtras x;  // the configs (with their string KIND), pruning, defines per problem
   f.name = "gemm";
   // Each kind compiles from its own source (gemm::kernelSource), so editing one kernel leaves the
   // other kinds' cached code objects valid. KTUNE_GEMM_INAPPLICABLE turns a config that cannot
   // compute the problem into a compile error (that candidate's failure; tuning goes on).
   f.source = std::string(gemm::kernelSource(main_kind));
-  f.source_fn = [](const Config& c, const GemmCall&) -> Expected<ConfigModule> {
+  x.source_fn = [](const Config& c, const void*) -> Expected<ConfigModule> {
     ConfigModule m;
     auto k = kindOf(c);
     m.text = std::string(gemm::kernelSource(k.ok() ? *k : gemm::KernelKind::kMma));
     return m;
   };
-  f.source_name = "gemm_family.cu";
+  x.source_name = "gemm_family.cu";
   f.entry = gemm::entryName(main_kind);
-  f.entry_fn = [](const Config& c, const GemmCall&) {
+  x.entry_fn = [](const Config& c, const void*) {
     auto k = kindOf(c);
     return std::string(gemm::entryName(k.ok() ? *k : gemm::KernelKind::kMma));
   };
   KTUNE_ASSIGN_OR_RETURN(auto kinds, familyKinds(S, dev, backend, options));
-  KTUNE_ASSIGN_OR_RETURN(f.configs,
+  KTUNE_ASSIGN_OR_RETURN(x.configs,
                          gemm_ops::familyConfigs(
                              kinds, backend, options.full_space,
                              std::max(dev.shared_per_block_optin, dev.shared_per_block), dev,
                              curated_path));
-  S->verify_tile = gemm_ops::verifyTile(f.configs);
-  f.default_for = [S, kinds, main_kind, dev, curated_path](const GemmCall& call) {
-    return S->defaultFor(call, kinds, main_kind, dev, curated_path);
+  S->verify_tile = gemm_ops::verifyTile(x.configs);
+  x.default_for = [S, kinds, main_kind, dev, curated_path](const void* p) {
+    return S->defaultFor(callOf(p), kinds, main_kind, dev, curated_path);
   };
-  f.defines = gemmDefines;
-  f.key = gemmKey;
-  f.launch = gemmLaunch;
+  x.defines = [](const Config& c, const void* p) { return gemmDefines(c, callOf(p)); };
+  f.key = [](const GemmCall& call, KeyFields& k) { gemmKey(call, EngineViews::key(k)); };
+  f.launch = [dev](const Knobs& c, const GemmCall& call, const DeviceFacts&) {
+    return gemmLaunch(EngineViews::config(c), call, dev);
+  };
   f.launch_per_key = true;  // gemmKey holds every shape field launchPlan reads: dims once per key
-  addRunHooks(f, S);
-  f.prune = makeGemmPruner(tuner.options().options, dev.vendor == Vendor::kAmd);
-  f.default_config = withKind(S->default_config, main_kind);
+  addRunHooks(f, x, S);
+  x.prune = makeGemmPruner(tuner.options().options, dev.vendor == Vendor::kAmd);
+  x.default_config = withKind(S->default_config, main_kind);
   addVendorCandidates(f, S);
   // Offline tuning (ktune tune --from-file) and the isolation worker rebuild a call from its
   // shape; the data is deterministic (seed 1), so every rebuild of one shape in a process sees the
@@ -427,7 +434,7 @@ Expected<std::unique_ptr<GemmOp>> GemmOp::create(Engine& tuner, OpOptions option
     KTUNE_ASSIGN_OR_RETURN(gemm::GemmShape shape, gemmShapeFromJson(text));
     return makeGemmProblem(S->tuner->backend(), S->tuner->device(), shape, 1);
   };
-  KTUNE_ASSIGN_OR_RETURN(S->family, tuner.add(std::move(f)));
+  KTUNE_ASSIGN_OR_RETURN(S->family, tuner.add(std::move(f), std::move(x)));
   return std::unique_ptr<GemmOp>(new GemmOp(std::move(st)));
 }
 

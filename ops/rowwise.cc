@@ -347,37 +347,51 @@ const RowKernel<rw::SiluMulProblem> kSiluMulKernel{
     "silu_mul", rw::siluMulSource, rw::kSiluMulSource, rw::kSiluMulEntry, rw::siluMulSpace,
     rw::siluMulDefaultConfig, rw::siluMulDefines, rw::SiluMulProblem{.rows = 1, .d = 4096}};
 
+// A row-wise family as registered: the one spec, and the engine objects of its space.
+template <class A>
+struct RowFamily {
+  TypedKernelSpec<A> spec;
+  FamilyExtras extras;
+};
+
 // The family of kernel `k` for dtype `dt` on t's device, less its problem-specific parts (key,
 // args, JSON, verification). The launch rule is a template argument: it runs on every launch.
 template <class A, class P, rw::LaunchShape (*kLaunch)(const Config&, const P&, const DeviceInfo&)>
-KernelFamily<A> kernelFamily(Engine& t, rw::RowDType dt, const RowKernel<P>& k) {
+RowFamily<A> kernelFamily(Engine& t, rw::RowDType dt, const RowKernel<P>& k) {
   const auto lim = rw::limitsFor(t.device());
-  KernelFamily<A> f;
+  RowFamily<A> r;
+  auto& [f, x] = r;
   f.name = std::string(k.op) + "_" + rw::name(dt);
   f.source = std::string(k.source());
-  f.source_name = k.file;
+  x.source_name = k.file;
   f.entry = k.entry;
-  f.space = k.space(dt, lim);
-  f.default_config = k.default_config(dt, lim);
-  f.prune = makeStaticPruner(staticPruneOptionsFrom(t.options().options),
+  x.space = k.space(dt, lim);
+  x.default_config = k.default_config(dt, lim);
+  x.prune = makeStaticPruner(staticPruneOptionsFrom(t.options().options),
                              [probe = k.probe](const Config& c, const DeviceInfo& d) {
                                const auto l = kLaunch(c, probe, d);
                                return PruneLaunch{int(l.block.x * l.block.y * l.block.z),
                                                   int64_t(l.shared)};
                              });
-  f.defines = [defines = k.defines](const Config& c, const A& a) {
-    return defines(c, toProblem(a));
+  x.defines = [defines = k.defines](const Config& c, const void* a) {
+    return defines(c, toProblem(*static_cast<const A*>(a)));
   };
-  f.launch = [](const Config& c, const A& a, const DeviceInfo& d) {
-    const auto l = kLaunch(c, toProblem(a), d);
-    return LaunchDims{l.grid, l.block, l.shared};
+  f.launch = [dev = t.device()](const Knobs& c, const A& a, const DeviceFacts&) {
+    const auto l = kLaunch(EngineViews::config(c), toProblem(a), dev);
+    Launch out;
+    out.grid[0] = l.grid.x, out.grid[1] = l.grid.y, out.grid[2] = l.grid.z;
+    out.block[0] = l.block.x, out.block[1] = l.block.y, out.block[2] = l.block.z;
+    out.shared_bytes = l.shared;
+    return out;
   };
-  return f;
+  return r;
 }
 
-KernelFamily<RmsNormArgs> rmsFamilyDesc(Engine& t, rw::RowDType dt, std::shared_ptr<FamilyCtx> ctx) {
-  auto f = kernelFamily<RmsNormArgs, rw::RmsNormProblem, rw::rmsNormLaunch>(t, dt, kRmsNormKernel);
-  f.key = [](const RmsNormArgs& a, KeyBuilder& k) {
+RowFamily<RmsNormArgs> rmsFamilyDesc(Engine& t, rw::RowDType dt, std::shared_ptr<FamilyCtx> ctx) {
+  auto r = kernelFamily<RmsNormArgs, rw::RmsNormProblem, rw::rmsNormLaunch>(t, dt, kRmsNormKernel);
+  auto& f = r.spec;
+  f.key = [](const RmsNormArgs& a, KeyFields& kf) {
+    KeyBuilder& k = EngineViews::key(kf);
     const auto p = toProblem(a);
     k.add("cols", a.cols)
         .add("rows", bucketPow2Capped(a.rows, 4096))
@@ -392,15 +406,18 @@ KernelFamily<RmsNormArgs> rmsFamilyDesc(Engine& t, rw::RowDType dt, std::shared_
         .dump();
   };
   f.make_problem = [ctx](const std::string& text) { return rmsMakeProblem(*ctx, text); };
-  f.args = [](const RmsNormArgs& a, KernelArgs& k) {
+  f.args = [](const RmsNormArgs& a, ArgPack& pack) {
+    KernelArgs& k = EngineViews::args(pack);
     const auto st = rw::kernelStrides(toProblem(a));
     k.add(a.y).add(a.x).add(a.weight).add(a.residual).add(a.residual_out);
     k.add((long long)a.rows).add((long long)a.cols).add((long long)st.x).add((long long)st.y);
     k.add((long long)st.r).add((long long)st.ro).add(a.eps);
   };
-  f.pre_run = [ctx](const RmsNormArgs& a, StreamHandle s) { return rmsPreRun(*ctx, a, s); };
-  f.verify = [ctx](const RmsNormArgs& a, StreamHandle s) { return rmsVerify(*ctx, a, s); };
-  return f;
+  f.before_run = [ctx](const RmsNormArgs& a, StreamHandle s) { return rmsPreRun(*ctx, a, s); };
+  r.extras.verify = [ctx](const void* a, StreamHandle s) {
+    return rmsVerify(*ctx, *static_cast<const RmsNormArgs*>(a), s);
+  };
+  return r;
 }
 
 std::string siluId(const SiluMulArgs& a) {
@@ -427,10 +444,11 @@ Expected<VerifyResult> siluVerify(FamilyCtx& ctx, const SiluMulArgs& a, StreamHa
   return verifySampledRows(ctx, siluId(a), "silu_mul", p.dtype, s, check);
 }
 
-KernelFamily<SiluMulArgs> siluFamilyDesc(Engine& t, rw::RowDType dt, std::shared_ptr<FamilyCtx> ctx) {
-  auto f = kernelFamily<SiluMulArgs, rw::SiluMulProblem, rw::siluMulLaunch>(t, dt, kSiluMulKernel);
-  f.key = [](const SiluMulArgs& a, KeyBuilder& k) {
-    k.add("d", a.d)
+RowFamily<SiluMulArgs> siluFamilyDesc(Engine& t, rw::RowDType dt, std::shared_ptr<FamilyCtx> ctx) {
+  auto r = kernelFamily<SiluMulArgs, rw::SiluMulProblem, rw::siluMulLaunch>(t, dt, kSiluMulKernel);
+  auto& f = r.spec;
+  f.key = [](const SiluMulArgs& a, KeyFields& kf) {
+    EngineViews::key(kf).add("d", a.d)
         .add("rows", bucketPow2Capped(a.rows, 4096))
         .add("align", rw::alignmentBytes(toProblem(a)));
   };
@@ -454,12 +472,12 @@ KernelFamily<SiluMulArgs> siluFamilyDesc(Engine& t, rw::RowDType dt, std::shared
     KTUNE_RETURN_IF_ERROR(validate(a));
     return ownedProblem(a, std::move(bufs));
   };
-  f.args = [](const SiluMulArgs& a, KernelArgs& k) {
+  f.args = [](const SiluMulArgs& a, ArgPack& pack) {
     const auto st = rw::kernelStrides(toProblem(a));
-    k.add(a.out).add(a.x).add((long long)a.rows).add((long long)a.d).add((long long)st.x)
+    EngineViews::args(pack).add(a.out).add(a.x).add((long long)a.rows).add((long long)a.d).add((long long)st.x)
         .add((long long)st.out);
   };
-  f.pre_run = [ctx](const SiluMulArgs& a, StreamHandle s) -> Status {
+  f.before_run = [ctx](const SiluMulArgs& a, StreamHandle s) -> Status {
     std::lock_guard<std::mutex> lk(ctx->mu);
     const auto p = toProblem(a);
     const auto st = rw::kernelStrides(p);
@@ -473,8 +491,10 @@ KernelFamily<SiluMulArgs> siluFamilyDesc(Engine& t, rw::RowDType dt, std::shared
     if (!aliased) KTUNE_RETURN_IF_ERROR(ctx->tuner->backend().memset8(a.out, 0xff, on, s));
     return Status::Ok();
   };
-  f.verify = [ctx](const SiluMulArgs& a, StreamHandle s) { return siluVerify(*ctx, a, s); };
-  return f;
+  r.extras.verify = [ctx](const void* a, StreamHandle s) {
+    return siluVerify(*ctx, *static_cast<const SiluMulArgs*>(a), s);
+  };
+  return r;
 }
 
 }  // namespace
@@ -515,10 +535,11 @@ std::string familyName(bool rms, rw::RowDType dt) {
 // through its closures, the family's context): no registry of tuners is kept here.
 template <class A>
 Expected<Family<A>> familyOn(Engine& t, const std::string& name,
-                             const std::function<KernelFamily<A>()>& desc) {
+                             const std::function<RowFamily<A>()>& desc) {
   auto f = t.template family<A>(name);
   if (f.ok() || f.status().code() != Code::kNotFound) return f;
-  auto added = t.add(desc());
+  auto [spec, extras] = desc();
+  auto added = t.add(std::move(spec), std::move(extras));
   if (added.ok()) return added;
   return t.template family<A>(name);  // another thread registered it first
 }

@@ -19,7 +19,8 @@
 // database -> tuning. The callbacks run on the calling thread, or on the tuning thread while a key
 // is tuned; they must not call back into the tuner. This is the one registration of a kernel
 // family: the string-based KernelSpec (kernel.hpp), what the C API and the other languages use, is
-// parsed into a spec of this kind and registered through addErasedKernel.
+// parsed into a spec of this kind and registered through addErasedKernel, and the library's own
+// ops (GEMM, RMSNorm, SiLU·Mul) and isolation-worker plugins register specs of this kind too.
 #pragma once
 
 #include <cstddef>
@@ -61,6 +62,7 @@ class KTUNE_API Knobs {
   explicit Knobs(const void* config) : config_(config) {}
 
  private:
+  friend struct EngineViews;  // the library's own ops read the engine's config behind the view
   const void* config_;
 };
 
@@ -72,6 +74,7 @@ class KTUNE_API KeyFields {
   explicit KeyFields(void* builder) : builder_(builder) {}
 
  private:
+  friend struct EngineViews;
   void* builder_;
 };
 
@@ -89,6 +92,7 @@ class KTUNE_API ArgPack {
   explicit ArgPack(void* args) : args_(args) {}
 
  private:
+  friend struct EngineViews;
   void* args_;
 };
 
@@ -97,6 +101,9 @@ struct Launch {
   unsigned grid[3] = {1, 1, 1};
   unsigned block[3] = {1, 1, 1};
   size_t shared_bytes = 0;
+  // Set (not OK) when the config cannot run this problem (e.g. a tile kind for another layout):
+  // the candidate fails with this reason before it is compiled, and no call launches it.
+  Status refused;
   // A 1-D launch of `blocks` blocks of `threads` threads (at least one block).
   static Launch linear(int64_t blocks, int64_t threads) {
     Launch l;
@@ -116,6 +123,16 @@ struct DeviceFacts {
 struct KnobValues {
   std::string name;  // [A-Za-z_][A-Za-z0-9_]*
   std::vector<int64_t> values;
+};
+
+// A candidate that is not a JIT config: a vendor library's algorithm ("cublaslt:idx=3;..."). Its
+// id must let the spec's vendor_launch run it again, in this process or a later one.
+struct VendorCandidate {
+  std::string id;
+  std::string source;  // "cublaslt", "hipblaslt", ...: names the candidate's origin in reports
+  // The library's own default choice (e.g. cuBLASLt's heuristic #0): what runs with tuning off,
+  // and the default a tuned winner must beat by more than the measured noise.
+  bool is_default = false;
 };
 
 // A named condition on a config's knobs; the name appears where a config is dropped for it.
@@ -166,6 +183,23 @@ struct TypedKernelSpec {
   // are timed unverified.
   std::function<Status(const P&, StreamHandle)> verify;
   bool no_verify = false;
+  // What the note about a family without verify suggests instead (empty: set verify or no_verify).
+  std::string verify_hint;
+  // Optional, before EVERY launch of a config, calls included (e.g. size or zero the workspace a
+  // split reduction uses); timed as part of the candidate.
+  std::function<Status(const Knobs&, const P&, StreamHandle)> before_launch;
+  // Optional, replaces before_run before each timed run (untimed): what timing alone needs (e.g.
+  // restore an in-place input), without what only verification needs (re-poisoned outputs that
+  // every run overwrites cost device time on every sample).
+  std::function<Status(const P&, StreamHandle)> before_timed_run;
+  // Optional vendor-library candidates for p, raced with the JIT configs, and how to run one.
+  std::function<std::vector<VendorCandidate>(const P&)> vendor_candidates;
+  std::function<Status(const std::string& id, const P&, StreamHandle)> vendor_launch;
+  // Optional: p as a JSON object (recorded for keys run untuned; do not use the names "family",
+  // "key" or "date"), and its inverse: a problem with its own buffers built from that text. With
+  // both, keys can be tuned offline (`ktune tune --from-file`) and in the isolation worker.
+  std::function<std::string(const P&)> args_json;
+  std::function<Expected<std::shared_ptr<P>>(const std::string& args_json)> make_problem;
 };
 
 // The type-erased form of TypedKernelSpec<P> (problems as const void*): what the library takes.
@@ -186,8 +220,13 @@ struct ErasedKernelSpec {
   std::function<Status(const void*, StreamHandle)> before_run;
   std::function<Status(const void*, StreamHandle)> verify;
   bool no_verify = false;
-  // What the note about a family without verify suggests (empty: set verify or no_verify).
   std::string verify_hint;
+  std::function<Status(const Knobs&, const void*, StreamHandle)> before_launch;
+  std::function<Status(const void*, StreamHandle)> before_timed_run;
+  std::function<std::vector<VendorCandidate>(const void*)> vendor_candidates;
+  std::function<Status(const std::string&, const void*, StreamHandle)> vendor_launch;
+  std::function<std::string(const void*)> args_json;
+  std::function<Expected<std::shared_ptr<void>>(const std::string&)> make_problem;
   const std::type_info* problem_type = nullptr;
 };
 
@@ -236,15 +275,49 @@ class TypedKernel {
   ErasedKernel k_;
 };
 
+// eraseSpec's part for the optional run hooks, vendor candidates and problem JSON.
+template <class P, class Typed>
+void eraseRunHooks(TypedKernelSpec<P>& s, ErasedKernelSpec& e, Typed typed) {
+  if (s.before_launch)
+    e.before_launch = [g = std::move(s.before_launch), typed](const Knobs& c, const void* p,
+                                                              StreamHandle st) {
+      return g(c, typed(p), st);
+    };
+  if (s.before_timed_run)
+    e.before_timed_run = [g = std::move(s.before_timed_run), typed](const void* p, StreamHandle st) {
+      return g(typed(p), st);
+    };
+  if (s.vendor_candidates)
+    e.vendor_candidates = [g = std::move(s.vendor_candidates), typed](const void* p) {
+      return g(typed(p));
+    };
+  if (s.vendor_launch)
+    e.vendor_launch = [g = std::move(s.vendor_launch), typed](const std::string& id, const void* p,
+                                                              StreamHandle st) {
+      return g(id, typed(p), st);
+    };
+  if (s.args_json)
+    e.args_json = [g = std::move(s.args_json), typed](const void* p) { return g(typed(p)); };
+  if (s.make_problem)
+    e.make_problem = [g = std::move(s.make_problem)](
+                         const std::string& j) -> Expected<std::shared_ptr<void>> {
+      auto r = g(j);
+      if (!r.ok()) return r.status();
+      return std::shared_ptr<void>(std::move(r).value());
+    };
+}
+
+// The erased form of a typed spec (problems as const void* pointing at a P).
 template <class P>
-Expected<TypedKernel<P>> addTypedKernel(Autotuner& tuner, TypedKernelSpec<P> s) {
+ErasedKernelSpec eraseSpec(TypedKernelSpec<P> s) {
+  auto typed = [](const void* p) -> const P& { return *static_cast<const P*>(p); };
   ErasedKernelSpec e;
   e.name = std::move(s.name);
   e.source = std::move(s.source);
   e.entry = std::move(s.entry);
   if (s.source_fn)
-    e.source_fn = [g = std::move(s.source_fn)](const Knobs& c, const void* p) {
-      return g(c, *static_cast<const P*>(p));
+    e.source_fn = [g = std::move(s.source_fn), typed](const Knobs& c, const void* p) {
+      return g(c, typed(p));
     };
   e.compile_options = std::move(s.compile_options);
   e.space = std::move(s.space);
@@ -254,25 +327,32 @@ Expected<TypedKernel<P>> addTypedKernel(Autotuner& tuner, TypedKernelSpec<P> s) 
   e.default_config = std::move(s.default_config);
   e.defines = std::move(s.defines);
   if (s.key)
-    e.key = [g = std::move(s.key)](const void* p, KeyFields& k) { g(*static_cast<const P*>(p), k); };
+    e.key = [g = std::move(s.key), typed](const void* p, KeyFields& k) { g(typed(p), k); };
   if (s.launch)
-    e.launch = [g = std::move(s.launch)](const Knobs& c, const void* p, const DeviceFacts& d) {
-      return g(c, *static_cast<const P*>(p), d);
+    e.launch = [g = std::move(s.launch), typed](const Knobs& c, const void* p, const DeviceFacts& d) {
+      return g(c, typed(p), d);
     };
   e.launch_per_key = s.launch_per_key;
   if (s.args)
-    e.args = [g = std::move(s.args)](const void* p, ArgPack& a) { g(*static_cast<const P*>(p), a); };
+    e.args = [g = std::move(s.args), typed](const void* p, ArgPack& a) { g(typed(p), a); };
   if (s.before_run)
-    e.before_run = [g = std::move(s.before_run)](const void* p, StreamHandle st) {
-      return g(*static_cast<const P*>(p), st);
+    e.before_run = [g = std::move(s.before_run), typed](const void* p, StreamHandle st) {
+      return g(typed(p), st);
     };
   if (s.verify)
-    e.verify = [g = std::move(s.verify)](const void* p, StreamHandle st) {
-      return g(*static_cast<const P*>(p), st);
+    e.verify = [g = std::move(s.verify), typed](const void* p, StreamHandle st) {
+      return g(typed(p), st);
     };
   e.no_verify = s.no_verify;
+  e.verify_hint = std::move(s.verify_hint);
+  eraseRunHooks(s, e, typed);
   e.problem_type = &typeid(P);
-  auto k = addErasedKernel(tuner, std::move(e));
+  return e;
+}
+
+template <class P>
+Expected<TypedKernel<P>> addTypedKernel(Autotuner& tuner, TypedKernelSpec<P> s) {
+  auto k = addErasedKernel(tuner, eraseSpec(std::move(s)));
   if (!k.ok()) return k.status();
   return TypedKernel<P>(std::move(k).value());
 }

@@ -14,12 +14,15 @@ from ._errors import Error, InvalidArgument, NotFound, Unavailable, Unsupported
 from ._space import Config
 from ._tuners import get_tuner, reset, set_options
 
+# The tuner get_tuner() returns: the C++ ktune::Autotuner (device, store, databases).
+Autotuner = _ktune.Autotuner
+
 __version__ = _ktune.version()
 
 from . import cache, db, ops  # noqa: E402  (they use the names above)
 from ._bench import do_bench  # noqa: E402
 from ._cli import explain  # noqa: E402
 
-__all__ = ["Autotuned", "Config", "Error", "InvalidArgument", "JitKernel", "NotFound",
+__all__ = ["Autotuned", "Autotuner", "Config", "Error", "InvalidArgument", "JitKernel", "NotFound",
            "Unavailable", "Unsupported", "autotune", "cache", "db", "do_bench", "explain",
            "get_tuner", "jit", "kernel", "ops", "reset", "set_options", "__version__"]

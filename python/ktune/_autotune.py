@@ -196,7 +196,7 @@ def autotune(configs=None, key=(), *, space=None, constraints=(), prune_configs_
     fn(configs, named_args)} run once at registration (named_args is {}). source_fn(config) ->
     (text, language) or (text, language, entry) generates each config's module instead of the
     kernel's C++ source (language "ptx", "cuda", "llvm", "mlir", "cubin", ...; config is a dict
-    of knob values; an exception fails that config with its message). Tuner options (backend,
+    of knob values; an exception fails that config with its message). Autotuner options (backend,
     cache_dir, remote_cache, tuning, ...) select the tuner; unset ones come from ktune.set_options
     and the environment."""
     configs, exprs = _configs(configs, space, constraints, prune_configs_by, prune)

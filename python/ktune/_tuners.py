@@ -43,7 +43,8 @@ def cli_env():
 
 
 def get_tuner(**options):
-    """The tuner for the default options overlaid with ``options`` (created on first use).
+    """The ktune.Autotuner for the default options overlaid with ``options`` (created on first
+    use).
     Raises ktune.Unavailable when the backend has no device."""
     merged = dict(_defaults)
     merged.update({k: v for k, v in options.items() if v is not None})
@@ -52,7 +53,7 @@ def get_tuner(**options):
     with _lock:
         t = _tuners.get(key)
         if t is None:
-            t = _ktune.Tuner(merged)
+            t = _ktune.Autotuner(merged)
             _tuners[key] = t
         return t
 

@@ -32,11 +32,11 @@ T unwrap(Expected<T> e) {
 }
 
 // A tuner shared by the Python objects that use it (kernels keep it alive).
-struct PyTuner {
+struct PyAutotuner {
   std::unique_ptr<Autotuner> t;
   TunerOptions options;
 };
-using TunerRef = std::shared_ptr<PyTuner>;
+using AutotunerRef = std::shared_ptr<PyAutotuner>;
 
 // A Python callable held by C++ code that may outlive the interpreter or run on engine threads:
 // it is released with the GIL held, and leaked (never touched) once the interpreter is gone.
@@ -57,7 +57,7 @@ struct PyCallable {
 
 // A registered kernel family as the Python object ktune._ktune.Kernel holds it.
 struct PyKernel {
-  TunerRef tuner;
+  AutotunerRef tuner;
   Kernel k;
   std::vector<ArgSpec> args;
 };

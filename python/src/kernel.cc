@@ -150,7 +150,7 @@ std::vector<std::string> strings(const py::dict& d, const char* name) {
 // spec: {"name", "source", "entry", "space_json", "args": [(name, type)], "key": [...],
 //        "grid": [...], "block": [...], "shared_bytes": str, "compile_options": [...],
 //        "source_fn": callable or None, "before_run": callable or None}
-PyKernel addKernel(const TunerRef& t, const py::dict& spec) {
+PyKernel addKernel(const AutotunerRef& t, const py::dict& spec) {
   KernelSpec s;
   s.name = spec["name"].cast<std::string>();
   s.source = spec["source"].cast<std::string>();
@@ -246,7 +246,7 @@ R invoke(const PyCallable& fn, const std::shared_ptr<const std::vector<ArgType>>
 
 // run(launch) -> None and cost(launch) -> float (simulated ms). A run that raises fails the
 // launch with kInternal carrying the Python error; a cost that raises counts as 1e9 ms.
-void registerSim(PyTuner& t, const std::string& entry, const std::vector<std::string>& sig,
+void registerSim(PyAutotuner& t, const std::string& entry, const std::vector<std::string>& sig,
                  py::object run, py::object cost) {
   auto types = std::make_shared<std::vector<ArgType>>();
   for (const auto& s : sig) types->push_back(argType(s));

@@ -1,4 +1,4 @@
-// ktune._ktune: the Tuner (device, store, databases, memory) and the library's version. The
+// ktune._ktune: the Autotuner (device, store, databases, memory) and the library's version. The
 // Python package (python/ktune) builds its API on these few calls.
 #include <pybind11/stl.h>
 
@@ -36,12 +36,12 @@ OptionField field(const char* name, T TunerOptions::*member) {
           [member](const TunerOptions& o) { return py::cast(o.*member); }};
 }
 
-// Settable, but not listed by Tuner.options(): where this machine keeps its files and tools.
+// Settable, but not listed by Autotuner.options(): where this machine keeps its files and tools.
 bool shownByOptions(const std::string& name) {
   return name != "record_untuned_path" && name != "worker_path" && name != "clang";
 }
 
-// Every TunerOptions field a Python caller may set, in the order Tuner.options() lists them.
+// Every TunerOptions field a Python caller may set, in the order Autotuner.options() lists them.
 const std::vector<OptionField>& optionFields() {
   static const std::vector<OptionField> kFields = {
       field("device", &TunerOptions::device),
@@ -87,7 +87,7 @@ py::dict optionsDict(const TunerOptions& o) {
 
 // Options = the environment (TunerOptions::fromEnv, the one place ktune reads it) overlaid with
 // the caller's fields; an unknown field or a value of the wrong type is an InvalidArgument.
-TunerRef createTuner(const py::dict& overrides) {
+AutotunerRef createAutotuner(const py::dict& overrides) {
   TunerOptions o = unwrap(TunerOptions::fromEnv());
   for (auto item : overrides) {
     std::string name = py::str(item.first);
@@ -101,7 +101,7 @@ TunerRef createTuner(const py::dict& overrides) {
                                     std::string(py::str(py::type::of(item.second))) + ")"));
     }
   }
-  auto ref = std::make_shared<PyTuner>();
+  auto ref = std::make_shared<PyAutotuner>();
   ref->options = o;
   {
     py::gil_scoped_release nogil;  // opening a GPU backend can take a while
@@ -128,7 +128,7 @@ py::buffer_info contiguous(const py::buffer& b, bool writable) {
 
 // Autotuner::benchmark for a Python callable (called with the GIL held, on this thread): the
 // stats as a dict with every run's time; an exception of fn or before_run is re-raised as is.
-py::dict benchmark(PyTuner& t, const py::function& fn, double warmup_ms, double rep_ms,
+py::dict benchmark(PyAutotuner& t, const py::function& fn, double warmup_ms, double rep_ms,
                    int min_runs, const std::string& flush, uintptr_t stream,
                    const py::object& before_run) {
   if (flush != "read" && flush != "memset" && flush != "none")
@@ -170,49 +170,49 @@ py::dict benchmark(PyTuner& t, const py::function& fn, double warmup_ms, double 
   return d;
 }
 
-void bindTuner(py::module_& m) {
-  py::class_<PyTuner, TunerRef>(m, "Tuner")
-      .def(py::init(&createTuner), py::arg("options") = py::dict())
-      .def("options", [](const PyTuner& t) { return optionsDict(t.options); })
-      .def_property_readonly("backend", [](const PyTuner& t) { return t.t->backendName(); })
-      .def_property_readonly("device_name", [](const PyTuner& t) { return t.t->deviceName(); })
-      .def_property_readonly("arch", [](const PyTuner& t) { return t.t->arch(); })
-      .def_property_readonly("cache_dir", [](const PyTuner& t) { return t.t->cacheDir(); })
-      .def("clear_cache", [](PyTuner& t) { check(t.t->clearCache()); })
+void bindAutotuner(py::module_& m) {
+  py::class_<PyAutotuner, AutotunerRef>(m, "Autotuner")
+      .def(py::init(&createAutotuner), py::arg("options") = py::dict())
+      .def("options", [](const PyAutotuner& t) { return optionsDict(t.options); })
+      .def_property_readonly("backend", [](const PyAutotuner& t) { return t.t->backendName(); })
+      .def_property_readonly("device_name", [](const PyAutotuner& t) { return t.t->deviceName(); })
+      .def_property_readonly("arch", [](const PyAutotuner& t) { return t.t->arch(); })
+      .def_property_readonly("cache_dir", [](const PyAutotuner& t) { return t.t->cacheDir(); })
+      .def("clear_cache", [](PyAutotuner& t) { check(t.t->clearCache()); })
       .def("wait_background",
-           [](PyTuner& t) {
+           [](PyAutotuner& t) {
              {
                py::gil_scoped_release nogil;  // the tuning thread may call back into Python
                t.t->waitBackground();
              }
              return t.t->backgroundTuned();
            })
-      .def("report", [](const PyTuner& t, const std::string& family, const std::string& key) {
+      .def("report", [](const PyAutotuner& t, const std::string& family, const std::string& key) {
         return unwrap(t.t->report(family, key)).toJson();
       })
-      .def("export_db", [](const PyTuner& t, const std::string& f) {
+      .def("export_db", [](const PyAutotuner& t, const std::string& f) {
         return unwrap(t.t->exportDatabase(f));
       })
-      .def("import_db", [](PyTuner& t, const std::string& f, const std::string& json) {
+      .def("import_db", [](PyAutotuner& t, const std::string& f, const std::string& json) {
         check(t.t->importDatabase(f, json));
       })
-      .def("remove_key", [](PyTuner& t, const std::string& f, const std::string& key) {
+      .def("remove_key", [](PyAutotuner& t, const std::string& f, const std::string& key) {
         check(t.t->removeKey(f, key));
       })
-      .def("alloc", [](PyTuner& t, size_t bytes) { return unwrap(t.t->alloc(bytes)); })
-      .def("free", [](PyTuner& t, uint64_t p) { check(t.t->free(p)); })
-      .def("copy_to_device", [](PyTuner& t, uint64_t dst, const py::buffer& src) {
+      .def("alloc", [](PyAutotuner& t, size_t bytes) { return unwrap(t.t->alloc(bytes)); })
+      .def("free", [](PyAutotuner& t, uint64_t p) { check(t.t->free(p)); })
+      .def("copy_to_device", [](PyAutotuner& t, uint64_t dst, const py::buffer& src) {
         py::buffer_info info = contiguous(src, false);
         check(t.t->copyToDevice(dst, info.ptr, size_t(info.size * info.itemsize)));
       })
-      .def("copy_to_host", [](PyTuner& t, const py::buffer& dst, uint64_t src) {
+      .def("copy_to_host", [](PyAutotuner& t, const py::buffer& dst, uint64_t src) {
         py::buffer_info info = contiguous(dst, true);
         check(t.t->copyToHost(info.ptr, src, size_t(info.size * info.itemsize)));
       })
       .def("benchmark", &benchmark, py::arg("fn"), py::arg("warmup_ms"), py::arg("rep_ms"),
            py::arg("min_runs") = 10, py::arg("flush") = "read", py::arg("stream") = 0,
            py::arg("before_run") = py::none())
-      .def("synchronize", [](PyTuner& t, uintptr_t s) {
+      .def("synchronize", [](PyAutotuner& t, uintptr_t s) {
         Status st;
         {
           py::gil_scoped_release nogil;
@@ -230,7 +230,7 @@ PYBIND11_MODULE(_ktune, m) {
   namespace kp = ktune::py_ext;
   m.doc() = "ktune's C++ core (the public API of libktune); use the ktune package instead";
   m.def("version", [] { return std::string(ktune::version()); });
-  kp::bindTuner(m);
+  kp::bindAutotuner(m);
   kp::bindKernel(m);
   kp::bindOps(m);
   kp::bindLauncher(m);

@@ -17,7 +17,7 @@ ops::DType dtypeOf(int code) {
 }
 
 template <typename P, typename Op>
-void run(PyTuner& t, const P& p, uintptr_t stream, Op op) {
+void run(PyAutotuner& t, const P& p, uintptr_t stream, Op op) {
   Status st;
   {
     py::gil_scoped_release nogil;
@@ -66,33 +66,33 @@ ops::GemmParams gemmParams(const py::dict& d) {
 }  // namespace
 
 void bindOps(py::module_& m) {
-  m.def("rmsnorm", [](PyTuner& t, int dtype, int64_t rows, int64_t cols, uint64_t y, uint64_t x,
+  m.def("rmsnorm", [](PyAutotuner& t, int dtype, int64_t rows, int64_t cols, uint64_t y, uint64_t x,
                       uint64_t w, uint64_t res, uint64_t res_out, int64_t xs, int64_t ys,
                       float eps, uintptr_t stream) {
     run(t, rmsnormParams(dtype, rows, cols, y, x, w, res, res_out, xs, ys, eps), stream,
         [](Autotuner& a, const ops::RmsNormParams& p, StreamHandle s) { return ops::rmsnorm(a, p, s); });
   });
-  m.def("silu_mul", [](PyTuner& t, int dtype, int64_t rows, int64_t d, uint64_t out, uint64_t x,
+  m.def("silu_mul", [](PyAutotuner& t, int dtype, int64_t rows, int64_t d, uint64_t out, uint64_t x,
                        int64_t xs, int64_t os, uintptr_t stream) {
     run(t, siluParams(dtype, rows, d, out, x, xs, os), stream,
         [](Autotuner& a, const ops::SiluMulParams& p, StreamHandle s) { return ops::siluMul(a, p, s); });
   });
-  m.def("gemm", [](PyTuner& t, const py::dict& d, uintptr_t stream) {
+  m.def("gemm", [](PyAutotuner& t, const py::dict& d, uintptr_t stream) {
     run(t, gemmParams(d), stream,
         [](Autotuner& a, const ops::GemmParams& p, StreamHandle s) { return ops::gemm(a, p, s); });
   });
-  m.def("gemm_report", [](PyTuner& t, const py::dict& d) {
+  m.def("gemm_report", [](PyAutotuner& t, const py::dict& d) {
     return unwrap(ops::lookupGemm(*t.t, gemmParams(d))).toJson();
   });
   // The report of a contiguous call's key: the lookup checks its parameters as a call would, so
   // it gets stand-in addresses (256-byte aligned, like any allocator's; never dereferenced).
   constexpr uint64_t kAddr = uint64_t{1} << 20;
-  m.def("rmsnorm_report", [](PyTuner& t, int dtype, int64_t rows, int64_t cols) {
+  m.def("rmsnorm_report", [](PyAutotuner& t, int dtype, int64_t rows, int64_t cols) {
     return unwrap(ops::lookupRmsnorm(*t.t, rmsnormParams(dtype, rows, cols, kAddr, 2 * kAddr,
                                                           3 * kAddr, 0, 0, cols, cols, 1e-6f)))
         .toJson();
   });
-  m.def("silu_mul_report", [](PyTuner& t, int dtype, int64_t rows, int64_t d) {
+  m.def("silu_mul_report", [](PyAutotuner& t, int dtype, int64_t rows, int64_t d) {
     return unwrap(ops::lookupSiluMul(*t.t, siluParams(dtype, rows, d, kAddr, 2 * kAddr, 2 * d, d)))
         .toJson();
   });

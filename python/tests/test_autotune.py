@@ -25,6 +25,13 @@ def test_import_and_version():
     assert ktune.__version__ == ktune._ktune.version()
 
 
+def test_the_tuner_is_named_autotuner_as_in_cpp(sim):
+    # One name per concept: the C++ ktune::Autotuner is ktune.Autotuner, with no second name.
+    assert isinstance(ktune.get_tuner(), ktune.Autotuner)
+    assert ktune.Autotuner.__name__ == "Autotuner"
+    assert not hasattr(ktune._ktune, "Tuner")
+
+
 def test_tunes_first_call_then_hits(sim):
     saxpy = make(restore_value=["y"])  # y += a*x: tuning runs it many times
     n = 1000

@@ -2,7 +2,8 @@
 // headers only: the problem struct reaches the key, launch and args callbacks; the space's
 // constraint and defines apply; the winner is the simulated fastest; verify rejects a wrong
 // config; a second tuner finds the result in the database; a bad spec names its field; named
-// constraints, the shared-memory pre-check and generated sources (what data families use).
+// constraints, the shared-memory pre-check and generated sources (what data families use); the
+// hooks the built-in ops use (refusal, before-launch and before-timed-run hooks, vendor candidates).
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -185,6 +186,68 @@ TEST_F(TypedApi, NamedConstraintsSharedBytesAndGeneratedSources) {
   EXPECT_EQ(r->winner, "BLOCK=256,VEC=2");
   EXPECT_GE(generated.load(), 4);
   EXPECT_EQ(too_big.load(), 0) << "a config that cannot fit was generated and compiled";
+  ASSERT_TRUE(t->free(*out).ok());
+}
+
+// The hooks the built-in ops register through (the one registration type): a launch rule that
+// refuses a config for a problem, a hook before every launch and one before every timed run, and
+// vendor candidates raced with the JIT configs. A regression test of the ops' move onto the
+// public spec: each hook must reach the engine.
+TEST_F(TypedApi, OpsHooksReachTheEngineThroughThePublicSpec) {
+  auto t = open();
+  ASSERT_TRUE(t);
+  auto s = spec(t.get());
+  auto launch = s.launch;
+  s.launch = [launch](const ktune::Knobs& c, const Problem& p, const ktune::DeviceFacts& d) {
+    ktune::Launch l = launch(c, p, d);
+    if (c["VEC"] == 4) l.refused = ktune::Status::Unsupported("VEC=4 is refused for this problem");
+    return l;
+  };
+  std::atomic<int> before_launch{0}, before_timed{0}, vendor_asked{0}, vendor_runs{0};
+  s.before_launch = [&](const ktune::Knobs& c, const Problem&, ktune::StreamHandle) {
+    EXPECT_NE(c["VEC"], 4) << "a refused config was launched";
+    ++before_launch;
+    return ktune::Status::Ok();
+  };
+  s.before_timed_run = [&](const Problem&, ktune::StreamHandle) {
+    ++before_timed;
+    return ktune::Status::Ok();
+  };
+  s.vendor_candidates = [&](const Problem&) {
+    ++vendor_asked;
+    return std::vector<ktune::VendorCandidate>{{"vend:algo=1", "vend", false}};
+  };
+  ktune::Autotuner* tp = t.get();
+  s.vendor_launch = [&, tp](const std::string& id, const Problem& p, ktune::StreamHandle) {
+    EXPECT_EQ(id, "vend:algo=1");
+    ++vendor_runs;
+    const int32_t v = 7;  // what verify expects
+    return tp->copyToDevice(p.out, &v, sizeof v);
+  };
+  auto k = ktune::addTypedKernel(*t, s);
+  ASSERT_TRUE(k.ok()) << k.status().toString();
+  auto out = t->alloc(64);
+  ASSERT_TRUE(out.ok());
+  auto r = k->tune(Problem{3000, *out});
+  ASSERT_TRUE(r.ok()) << r.status().toString();
+  int refused = 0, vendor = 0;
+  for (const auto& c : r->candidates) {
+    if (c.source == "vend") {
+      ++vendor;
+      EXPECT_EQ(c.config, "vend:algo=1");
+      EXPECT_EQ(c.status, ktune::Code::kOk) << c.reason;
+    } else if (c.config.find("VEC=4") != std::string::npos) {
+      ++refused;
+      EXPECT_NE(c.status, ktune::Code::kOk) << c.config;
+      EXPECT_NE(c.reason.find("VEC=4 is refused"), std::string::npos) << c.reason;
+    }
+  }
+  EXPECT_EQ(refused, 2);  // VEC=4 with BLOCK 128 and 256, never compiled nor launched
+  EXPECT_EQ(vendor, 1);
+  EXPECT_GT(vendor_asked.load(), 0);
+  EXPECT_GT(vendor_runs.load(), 0);
+  EXPECT_GT(before_launch.load(), 0);
+  EXPECT_GT(before_timed.load(), 0);
   ASSERT_TRUE(t->free(*out).ok());
 }
 

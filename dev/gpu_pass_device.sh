@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# The GPU regression pass after a change that should alter no behaviour (issue 31's move of the
+# ops onto the public registration), in ONE device call of at most DEADLINE seconds (default 290):
+#   1. every GPU test program (tests/*_gpu_test) with prebuilt binaries: gemm_vs_default_gpu_test
+#      alone first (it asserts a tuned winner beats the default: timing), then the others JOBS at
+#      a time (default 4; gemm_gpu_test split into GEMM_SHARDS gtest shards, default 3), all under
+#      TEST_S seconds (default 150); compiles dominate them and the machine has 16 cores;
+#   2. the fair benches (dev/bench_device.sh, PROGRAMS="gemm rowwise", REPS processes, default
+#      2): gemm_bench on the LLM suite's shapes (GEMM_SHAPES) and rowwise_bench, in the time left.
+# The tests and benches share one kernel cache, so the benches reuse the tests' code objects.
+# Staging on the dev machine: `GPU=1 bash dev/lead_stage.sh` (pb.tar.xz: tools, every GPU test,
+# benches, libktune, the isolation plugin and the build path compiled into the isolation tests).
+# Logs under $OUT (tarball), a short table last. Usage: DEADLINE=290 bash dev/gpu_pass_device.sh
+set -uo pipefail
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; L=/tmp/gpu-pass-logs; rm -rf "$L"; mkdir -p "$L"
+T0=$(date +%s); DEADLINE=${DEADLINE:-290}; TEST_S=${TEST_S:-150}
+left() { echo $(( DEADLINE - ($(date +%s) - T0) )); }
+[ -f pb.tar.xz ] && [ ! -d pb ] && tar -xJf pb.tar.xz
+PB=$PWD/pb
+export LD_LIBRARY_PATH="$PB/api${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+"$PB/tools/ktune" --version > "$L/prebuilt.log" 2>&1 || { echo "prebuilt binaries do not run:"; tail -3 "$L/prebuilt.log"; exit 1; }
+# The isolation tests start the worker and load the plugin from their build paths.
+if [ -f "$PB/BUILD_DIR" ]; then
+  BD=$(cat "$PB/BUILD_DIR")
+  if mkdir -p "$BD/tools" "$BD/tests" 2>/dev/null; then  # never over a real build's files
+    for f in tools/ktune-worker tests/libktune_isolation_gpu_plugin.so; do
+      [ -e "$BD/$f" ] || ln -s "$PB/$f" "$BD/$f"
+    done
+  else
+    echo "note: cannot create $BD here: the isolation GPU tests will not find their worker"
+  fi
+fi
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw --format=csv,noheader | tee "$L/gpu.txt"
+export KTUNE_CACHE_DIR=/tmp/kc-gpu-pass
+
+# 1. GPU tests, each cut at TEST_END (a cut program is not a pass: its summary is missing).
+TEST_END=$(( T0 + TEST_S ))
+count() { local c; c=$(sed -n "s/^\[  $1 *\] \([0-9]*\) test.*/\1/p" "$2" | head -1); echo "${c:-0}"; }
+run_test() {  # name program [shard total]
+  local n=$1 p=$2 s b rc; s=$(date +%s); b=$(( TEST_END - s ))
+  [ "$b" -lt 10 ] && { echo "$n: not started (test budget spent)"; return; }
+  if [ -n "${3:-}" ]; then export GTEST_SHARD_INDEX=$3 GTEST_TOTAL_SHARDS=$4; fi
+  timeout "$b" "$p" --gtest_brief=1 > "$L/$n.log" 2>&1; rc=$?
+  printf "%-30s rc=%-3s %4ss passed %-3s failed %-3s skipped %-3s%s\n" "$n" "$rc" \
+    "$(( $(date +%s) - s ))" "$(count PASSED "$L/$n.log")" "$(count FAILED "$L/$n.log")" \
+    "$(count SKIPPED "$L/$n.log")" "$([ "$rc" = 124 ] && echo ' cut by the budget: not a pass')"
+}
+export -f run_test count; export L TEST_END
+run_test gemm_vs_default_gpu_test "$PB/tests/gemm_vs_default_gpu_test" | tee "$L/tests.txt"
+JOBS_FILE=$L/jobs.txt; : > "$JOBS_FILE"
+GEMM_SHARDS=${GEMM_SHARDS:-3}
+# The GEMM shards first (the longest), so the pool drains evenly.
+for i in $(seq 0 $(( GEMM_SHARDS - 1 ))); do
+  echo "gemm_gpu_test.$i $PB/tests/gemm_gpu_test $i $GEMM_SHARDS" >> "$JOBS_FILE"
+done
+for p in "$PB"/tests/*_gpu_test; do
+  case "$(basename "$p")" in
+    gemm_vs_default_gpu_test|gemm_gpu_test) ;;
+    *) echo "$(basename "$p") $p" >> "$JOBS_FILE" ;;
+  esac
+done
+xargs -P "${JOBS:-4}" -L 1 bash -c 'run_test "$0" "$1" ${2:-} ${3:-}' < "$JOBS_FILE" \
+  | tee -a "$L/tests.txt"
+
+# 2. The fair benches in the time left (15 s kept for the table and the tarball).
+BB_S=$(( $(left) - 15 ))
+if [ "$BB_S" -gt 40 ]; then
+  BB=$PB/bench REPS=${REPS:-2} BUDGET_S=$(( BB_S - 30 )) OUT=$L PROGRAMS=${PROGRAMS:-gemm rowwise} \
+    GEMM_TIMEOUT=$(( BB_S / 3 )) ROWWISE_TIMEOUT=40 \
+    GEMM_SHAPES=${GEMM_SHAPES:-4096x4096x4096,4096x6144x4096,4096x4096x14336,1024x14336x4096,16x6144x4096,16x4096x4096,16x28672x4096,16x4096x14336} \
+    bash dev/bench_device.sh > "$L/fair.log" 2>&1
+else echo "fair benches: skipped ($(left) s left)" | tee "$L/fair.log"; fi
+tar -czf "$OUT/gpu_pass_logs.tgz" -C "$L" .
+echo "== GPU tests"; cat "$L/tests.txt"
+echo "== fair benches"; tail -40 "$L/fair.log"
+echo "total $(( $(date +%s) - T0 ))s"
