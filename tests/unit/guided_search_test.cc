@@ -107,6 +107,18 @@ TEST(GuidedRace, RegretAndIntervals) {
 
 // A first timed run far above the best ends the candidate at once: before, a config 10x slower
 // than the best ran the first call and the whole estimate (1 + 5 runs) before the first check.
+// The lazy pool's first wave: min_n at once, and on a machine with idle compile threads the
+// window's next compiles beside them instead of a second wave after them (a Hopper GEMM compile is
+// ~0.5-1 s of NVRTC: the second wave was a whole compile time of a cold tuning).
+TEST(GuidedRace, FirstWaveFillsIdleCompileThreads) {
+  EXPECT_EQ(guided::firstWave(74, 12, 4, 15), 15u);  // 16 cores less one: 15 at once, not 12
+  EXPECT_EQ(guided::firstWave(74, 12, 4, 63), 16u);  // never more than min_n + window
+  EXPECT_EQ(guided::firstWave(74, 12, 4, 2), 12u);   // a 2-core machine: as before
+  EXPECT_EQ(guided::firstWave(74, 12, 4, 0), 12u);
+  EXPECT_EQ(guided::firstWave(10, 10, 4, 32), 10u);  // never more than the jobs
+  EXPECT_EQ(guided::firstWave(14, 12, 4, 32), 14u);
+}
+
 TEST(GuidedRace, OneRunFarAboveTheBestEndsTheCandidate) {
   SimOptions o;
   o.device.arch = "sm_90a";
@@ -194,6 +206,27 @@ TEST(GuidedBenchStage, FinalistsStopOnceTheRaceSeparatesTheLeader) {
   EXPECT_EQ(rep->vs_default.rounds, 1);
   EXPECT_NEAR(rep->vs_default.ratio, 20.0 / 22.0, 1e-3);
   EXPECT_EQ(fc.verified.load(), 3 + 2 * 3) << rep->tree();
+}
+
+// The report says what the compile stage was made of: each store miss's job time (compiler and
+// store write) beside the compiler's own, the pool's threads and first wave; a warm store, none.
+TEST(GuidedBenchStage, ReportsTheCompileJobs) {
+  FinCost fc;
+  auto rep = fc.tune({20, 21, 22});
+  ASSERT_TRUE(rep.ok()) << rep.status().toString();
+  const TuneReport::CompileJobs& cj = rep->compile_jobs;
+  EXPECT_EQ(cj.jobs, rep->compiled);
+  EXPECT_EQ(cj.jobs, 3);
+  EXPECT_GE(cj.threads, 1);
+  EXPECT_GE(cj.first_wave, 1);
+  EXPECT_GT(cj.job_ms_max, 0);
+  EXPECT_GE(cj.job_ms_sum, cj.job_ms_max);
+  EXPECT_GE(cj.job_ms_sum, cj.compiler_ms_sum);
+  EXPECT_GE(cj.compiler_ms_sum, cj.compiler_ms_max);
+  auto again = fc.tune({20, 21, 22, 23});  // same store: three hits, one new compile
+  ASSERT_TRUE(again.ok()) << again.status().toString();
+  EXPECT_EQ(again->store_hits, 3);
+  EXPECT_EQ(again->compile_jobs.jobs, 1);
 }
 
 TEST(GuidedBenchStage, FinalistsRunUntilTheDecisionIsSettled) {
