@@ -129,6 +129,14 @@ TEST(Isolation, WorkerAndPluginsFromTheEnvironment) {
   EXPECT_EQ(st.candidates_sent, 4);
   EXPECT_EQ(st.fallbacks, 0);
   EXPECT_EQ(env.backend->launchCount("iso_scale"), 0) << "timed here, not in the worker";
+  // The worker said where its start-up went (ms since its main(), in order) and what its problem
+  // and flush set-up took: the parts of a tuning run's wait for its first candidate.
+  for (const char* k : {"backend", "engine", "ops", "problem", "bench_prepare"})
+    EXPECT_EQ(st.worker_ms.count(k), 1u) << k;
+  if (st.worker_ms.size() >= 3) {
+    EXPECT_LE(st.worker_ms.at("backend"), st.worker_ms.at("engine"));
+    EXPECT_LE(st.worker_ms.at("engine"), st.worker_ms.at("ops"));
+  }
 
   // Without the plugin the worker cannot start on the sim backend: no result comes from it.
   IsoEnv env2;
