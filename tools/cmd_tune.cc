@@ -502,6 +502,7 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
     if (hit) {
       rep = std::move(*hit);
     } else {
+      (*gop)->prepareWorker(s);  // the worker builds its inputs while this process fills its own
       const auto b0 = std::chrono::steady_clock::now();
       auto call = gemmBuffers(bufs, s);
       if (!call.ok()) return fail(call.status());

@@ -329,6 +329,29 @@ TEST(Isolation, WorkerIsReusedAcrossCandidatesAndKeys) {
   EXPECT_EQ(env.backend->launchCount("iso_scale"), 2);
 }
 
+// Engine::prepareWorker hands the worker a problem before the tuning run asks (the CLI, before its
+// own inputs): the run then uses that worker and its problem; without isolation it starts nothing.
+TEST(Isolation, AProblemPreparedEarlyServesTheRun) {
+  IsoEnv env;
+  auto t = make(env, "iso_good", env.options());
+  t.tuner->prepareWorker("iso_good", "{\"n\":1000}");
+  auto p = isotest::makeIsoProblem(env.backend.get(), 1000);
+  auto rep = t.fam.tune(*p);
+  ASSERT_TRUE(rep.ok()) << rep.status().toString() << "\n" << env.log.str();
+  EXPECT_EQ(rep->winner, "BLOCK=256,MODE=0");
+  const IsolationStats st = t.tuner->isolationStats();
+  EXPECT_EQ(st.starts, 1);
+  EXPECT_EQ(st.candidates_sent, 4);
+  EXPECT_EQ(st.fallbacks, 0);
+  EXPECT_EQ(st.worker_ms.count("problem"), 1u);
+  IsoEnv env2;
+  auto o = env2.options();
+  o.options.isolate = false;
+  auto t2 = make(env2, "iso_good", o);
+  t2.tuner->prepareWorker("iso_good", "{\"n\":1000}");
+  EXPECT_EQ(t2.tuner->isolationStats().starts, 0);
+}
+
 // A family whose modules come from a per-config source callback is benchmarked in the worker too:
 // the worker's copy of the family (the plugin's) loads each binary from the store by its key, a
 // faulting module is a result, and nothing is timed in the tuner's process.
