@@ -164,6 +164,7 @@ struct FinCost {
   TmpDir dir;
   std::shared_ptr<SimBackend> sim;
   std::atomic<int> verified{0};
+  int compile_threads = 0;  // options.compile_threads (0: the machine's)
   Expected<TuneReport> tune(const std::vector<int64_t>& costs) {
     SimOptions so;
     so.device.arch = "sm_90a";
@@ -176,6 +177,7 @@ struct FinCost {
     eo.options.warmup_ms = 0.05;
     eo.options.rep_ms = 0.2;
     eo.options.finalists = 3;
+    eo.options.compile_threads = compile_threads;
     eo.compiler = std::make_shared<SimCompiler>();
     KTUNE_ASSIGN_OR_RETURN(auto t, Engine::create(sim, eo));
     KernelFamily<Nothing> f;
@@ -227,6 +229,23 @@ TEST(GuidedBenchStage, ReportsTheCompileJobs) {
   ASSERT_TRUE(again.ok()) << again.status().toString();
   EXPECT_EQ(again->store_hits, 3);
   EXPECT_EQ(again->compile_jobs.jobs, 1);
+}
+
+// With 16 compile threads a 40-config space (min_n 8, window 4) starts 12 compiles at once, and
+// the race still finds the fastest.
+TEST(GuidedBenchStage, TheFirstWaveUsesTheIdleThreads) {
+  FinCost fc;
+  fc.compile_threads = 16;
+  std::vector<int64_t> costs;
+  for (int64_t c = 20; c < 60; ++c) costs.push_back(c);
+  auto rep = fc.tune(costs);
+  ASSERT_TRUE(rep.ok()) << rep.status().toString();
+  EXPECT_EQ(rep->search, "guided");
+  EXPECT_EQ(rep->compile_jobs.threads, 16);
+  EXPECT_EQ(rep->compile_jobs.first_wave, 12);
+  EXPECT_GE(rep->compiled, 12);
+  EXPECT_LT(rep->compiled, 40);
+  EXPECT_EQ(rep->winner, "COST=20") << rep->tree();
 }
 
 TEST(GuidedBenchStage, FinalistsRunUntilTheDecisionIsSettled) {
