@@ -269,6 +269,9 @@ Expected<KeyReport> Engine::lookup(detail::FamilyState* fs, const void* p) {
 // ---------------------------------------------------------------- isolation (worker side)
 
 void Engine::prestartWorker() { impl_->prestartWorker(); }
+void Engine::prepareWorker(const std::string& family, const std::string& args_json) {
+  impl_->prepareWorkerEarly(family, args_json);
+}
 
 IsolationStats Engine::isolationStats() const { return impl_->isolationStats(); }
 

@@ -194,6 +194,12 @@ class Engine : public CandidateBench {
   // off or a worker already runs; a worker that cannot start is reported by the tuning run that
   // needs it, exactly as without this call. Thread-safe.
   void prestartWorker();
+  // Sends a registered family's problem (its args_json) to the isolation worker now, without
+  // waiting: the worker builds its inputs and reference while the caller makes its own, and the
+  // first tuning run of that problem finds them built (the worker's start-up and problem are the
+  // first candidate's wait). A tuning run of another problem replaces it. No-op when isolation is
+  // off. Thread-safe.
+  void prepareWorker(const std::string& family, const std::string& args_json);
   // Worker side of isolation: builds a problem of a registered family from its args_json
   // (make_problem). kNotFound for an unknown family, kUnsupported without make_problem.
   Expected<std::shared_ptr<void>> makeProblem(const std::string& family,

@@ -1,11 +1,44 @@
 #include "autotune/compile_pool.h"
 
+#include <sched.h>
+
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <string>
 
 namespace ktune {
 
+namespace {
+
+// The cgroup v2 quota in CPUs ("200000 100000" in cpu.max: 2), 0 when unlimited or unknown.
+int cgroupQuotaCpus() {
+  std::ifstream in("/sys/fs/cgroup/cpu.max");
+  std::string quota, period;
+  if (!(in >> quota >> period) || quota == "max") return 0;
+  const double q = std::atof(quota.c_str()), p = std::atof(period.c_str());
+  if (q <= 0 || p <= 0) return 0;
+  return std::max(1, static_cast<int>(std::ceil(q / p)));
+}
+
+}  // namespace
+
+int CompilePool::usableCores() {
+  static const int cores = [] {
+    int n = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (::sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+      n = std::min(n, CPU_COUNT(&set));
+    if (const int quota = cgroupQuotaCpus(); quota > 0) n = std::min(n, quota);
+    return n;
+  }();
+  return cores;
+}
+
 int CompilePool::threadsFor(size_t jobs, int requested, bool leave_core) {
-  const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int hw = usableCores();
   int n = requested > 0 ? requested : (leave_core && hw > 4 ? hw - 1 : hw);
   return std::max(1, std::min<int>(n, static_cast<int>(std::min<size_t>(jobs, 1 << 16))));
 }

@@ -26,6 +26,10 @@ class CompilePool {
   // more than four when `leave_core` (work running beside the compiles, e.g. timing launches,
   // must not wait for a time slice); never more than jobs, never less than one.
   static int threadsFor(size_t jobs, int requested, bool leave_core);
+  // Cores this process may run on: the online CPUs, fewer when the affinity mask (a cpuset) or a
+  // cgroup v2 CPU quota (cpu.max) allows fewer. A container on a large host sees every CPU of the
+  // host in hardware_concurrency(); compiles sized to that oversubscribe its share.
+  static int usableCores();
 
   CompilePool(size_t jobs, int threads, Job job, Done done = {});
   // Joins the threads (waits for the jobs that run).

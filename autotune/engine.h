@@ -143,6 +143,8 @@ class TunerEngine {
   TuningDatabase* database(const std::string& family);
   // Starts the isolation worker(s) now (Engine::prestartWorker).
   void prestartWorker();
+  // Sends a family's problem to the worker(s) now (Engine::prepareWorker).
+  void prepareWorkerEarly(const std::string& family, const std::string& args_json);
   IsolationStats isolationStats();
   // Worker side of isolation: the harness's flush kernel compiled and loaded now.
   void prepareBench(const BenchOptions& b);

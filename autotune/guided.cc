@@ -175,6 +175,11 @@ size_t minExplore(size_t n) {
 
 size_t patience(size_t explored) { return std::max<size_t>(4, explored / 4); }
 
+size_t firstWave(size_t n, size_t min_n, size_t window, int threads) {
+  const size_t idle = threads > 0 ? static_cast<size_t>(threads) : 1;
+  return std::min(n, std::max(min_n, std::min(idle, min_n + window)));
+}
+
 double relHalfWidth(const BenchStats& s) {
   if (s.runs <= 0 || s.median_ms <= 0) return 1;
   // For a normal sample p80 - p20 = 1.68 sigma, and the median's standard error is 1.25 sigma /

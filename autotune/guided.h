@@ -93,6 +93,12 @@ inline constexpr size_t kMinGuided = 16;
 size_t minExplore(size_t n);
 // Keep exploring after `since_leader` candidates without a new leader?
 size_t patience(size_t explored);
+// Compiles started at once, of n (the lazy pool's floor): the min_n the race takes anyway, and
+// while compile threads would otherwise idle, up to `window` more: those are the ones the pool
+// would start as soon as the race takes its first batch, and started then they form a second
+// wave that costs a whole compile time (a Hopper GEMM config is ~0.5-1 s of NVRTC) after the
+// first. With threads <= min_n it is min_n (the pacing of a small machine is unchanged).
+size_t firstWave(size_t n, size_t min_n, size_t window, int threads);
 
 // 95% half-width of a candidate's median from its stats (p20/p80 spread, runs), relative, with
 // a floor (rounds run at different times: drift the spread does not show).

@@ -280,6 +280,15 @@ Status WorkerSupervisor::spawn() {
   return Status::Ok();
 }
 
+namespace {
+// The worker's own timings (IsolationStats::worker_ms) from one of its lines; non-numbers ignored.
+void noteWorkerMs(IsolationStats& s, const Json& ms) {
+  if (!ms.is_object()) return;
+  for (const auto& [name, v] : ms.items())
+    if (v.is_number()) s.worker_ms[name] = v.get<double>();
+}
+}  // namespace
+
 Status WorkerSupervisor::awaitHello() {
   // Wait for the hello line (plugins loaded, device opened).
   auto deadline = Clock::now() + std::chrono::milliseconds(int64_t(opts_.startup_timeout_ms));
@@ -291,6 +300,7 @@ Status WorkerSupervisor::awaitHello() {
       Json j = parseJsonOrDiscarded(line);
       if (!j.is_discarded() && j.is_object() && j.value("event", "") == "hello") {
         proc_->ready = true;
+        noteWorkerMs(stats_, j.value("startup_ms", Json::object()));
         return Status::Ok();
       }
       continue;  // not ours (a plugin printing to stdout): ignore
@@ -428,6 +438,8 @@ Status WorkerSupervisor::run(const WorkerBatch& batch,
       std::string ev = j.value("event", "");
       if (ev == "problem") {
         problem_ready = true;
+        noteWorkerMs(stats_, Json{{"problem", j.value("problem_ms", 0.0)},
+                                  {"bench_prepare", j.value("bench_prepare_ms", 0.0)}});
         deadline = Clock::now() + std::chrono::milliseconds(int64_t(candidateTimeoutMs()));
       } else if (ev == "result") {
         size_t idx = offset + j.value("index", size_t(0));

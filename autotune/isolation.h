@@ -33,6 +33,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -82,6 +83,11 @@ struct IsolationStats {
   int candidates_sent = 0;   // candidates benchmarked through the worker
   int requests = 0;          // bench requests written to a worker (a batch, or part of one)
   int fallbacks = 0;         // tuning runs benchmarked in-process although isolation was on
+  // Where the worker's time before its first candidate went, in ms, as it reported them: from its
+  // hello (the last start), "backend" (device opened), "engine" and "ops" (the built-in ops, the
+  // vendor library with them), each since its main() began; from its last "problem" event,
+  // "problem" (inputs and reference built) and "bench_prepare" (flush buffers and kernel).
+  std::map<std::string, double> worker_ms;
 };
 
 // One tuning run's benchmarking for the worker.
@@ -158,7 +164,9 @@ class WorkerSupervisor {
 // families registered on `bench` (a Engine). Returns OK on EOF of in_fd; kDeviceFault after a candidate
 // faulted (the result was sent; the caller should exit so the next candidate gets a fresh device
 // context); another error when out_fd cannot be written. Single-threaded.
-Status serveWorker(CandidateBench& bench, int in_fd, int out_fd);
+// startup_ms goes into the hello line (the worker's own start-up split, IsolationStats::worker_ms).
+Status serveWorker(CandidateBench& bench, int in_fd, int out_fd,
+                   const std::map<std::string, double>& startup_ms = {});
 
 // JSON form of a CandidateResult (the worker protocol and tests).
 std::string candidateResultToJson(const CandidateResult& r);

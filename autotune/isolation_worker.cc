@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include "autotune/candidate_json.h"
@@ -92,19 +93,28 @@ Expected<CandidateResult> candidateResultFromJson(const std::string& text) {
   return resultFromJson(j);
 }
 
-Status serveWorker(CandidateBench& tuner, int in_fd, int out_fd) {
+namespace {
+double msSinceT0(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+}  // namespace
+
+Status serveWorker(CandidateBench& tuner, int in_fd, int out_fd,
+                   const std::map<std::string, double>& startup_ms) {
   auto send = [&](const Json& j) -> Status {
     if (!writeAll(out_fd, j.dump() + "\n"))
       return Status::IoError(std::string("worker: cannot write results: ") + std::strerror(errno));
     return Status::Ok();
   };
-  KTUNE_RETURN_IF_ERROR(send(Json{{"event", "hello"}, {"pid", int64_t(::getpid())}}));
+  KTUNE_RETURN_IF_ERROR(send(Json{{"event", "hello"}, {"pid", int64_t(::getpid())},
+                                  {"startup_ms", Json(startup_ms)}}));
   // The default flush (the read kernel, loaded from the store when it holds it) readied while the
   // parent sets up its first request, rather than after that request came.
   tuner.prepareBench(BenchOptions{});
   std::string inbuf;
   std::string cached_family, cached_args;
   std::shared_ptr<void> problem;
+  double problem_ms = 0;  // the last problem's build (reported with the "problem" event)
   char buf[65536];
   for (;;) {
     size_t nl;
@@ -126,7 +136,9 @@ Status serveWorker(CandidateBench& tuner, int in_fd, int out_fd) {
       std::string family = req.value("family", ""), args = req.value("args", "");
       if (!problem || family != cached_family || args != cached_args) {
         problem.reset();
+        const auto t0 = std::chrono::steady_clock::now();
         auto p = tuner.makeProblem(family, args);
+        problem_ms = msSinceT0(t0);
         if (p.ok()) {
           problem = std::move(p).value();
           cached_family = family;
@@ -146,7 +158,9 @@ Status serveWorker(CandidateBench& tuner, int in_fd, int out_fd) {
     std::string args = req.value("args", "");
     if (!problem || family != cached_family || args != cached_args) {
       problem.reset();  // free the previous problem's buffers first
+      const auto t0 = std::chrono::steady_clock::now();
       auto p = tuner.makeProblem(family, args);
+      problem_ms = msSinceT0(t0);
       if (!p.ok()) {
         KTUNE_RETURN_IF_ERROR(send(Json{{"event", "error"},
                                         {"code", codeName(p.status().code())},
@@ -160,8 +174,11 @@ Status serveWorker(CandidateBench& tuner, int in_fd, int out_fd) {
     BenchOptions bench = benchFromJson(req.value("bench", Json::object()));
     // Still under the supervisor's start-up deadline: the "problem" event starts the first
     // candidate's, which should not pay for compiling the flush kernel.
+    const auto t_prep = std::chrono::steady_clock::now();
     tuner.prepareBench(bench);
-    KTUNE_RETURN_IF_ERROR(send(Json{{"event", "problem"}}));
+    const double prepare_ms = msSinceT0(t_prep);
+    KTUNE_RETURN_IF_ERROR(send(Json{{"event", "problem"}, {"problem_ms", problem_ms},
+                                    {"bench_prepare_ms", prepare_ms}}));
     double best = req.value("best_ms", 0.0);
     const Json& cs = req["candidates"];
     for (size_t i = 0; i < cs.size(); ++i) {

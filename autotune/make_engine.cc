@@ -151,6 +151,12 @@ void TunerEngine::prestartWorker() {
   if (makeWorker(&ignored)) (void)worker->prestart();
 }
 
+void TunerEngine::prepareWorkerEarly(const std::string& family, const std::string& args_json) {
+  if (!opts.options.isolate) return;
+  std::lock_guard<std::mutex> l(bench_mu);
+  prepareWorkers(family, args_json);
+}
+
 IsolationStats TunerEngine::isolationStats() {
   std::lock_guard<std::mutex> l(bench_mu);
   IsolationStats s = worker ? worker->stats() : IsolationStats{};

@@ -28,6 +28,7 @@ struct Cand {
   LaunchDims dims;
   int dup_of = -1;
   bool hit = false;
+  double compile_job_ms = 0;  // host wall time of its compile job (compiler and store write)
   std::string vendor_source;  // non-empty: vendor candidate (r.config is its id)
   bool is_default = false;    // the vendor's default candidate (VendorCandidate::is_default)
   bool resumed = false;   // measured by an earlier, interrupted run (partial result reused)

@@ -71,6 +71,16 @@ struct TuneReport : KeyReport {
   int skipped_known_failed = 0;  // failed earlier (database blacklist) and not retried
   int resumed = 0;  // measured by an earlier, interrupted run of this key and reused (not re-run)
   double compile_wall_ms = 0, bench_wall_ms = 0, total_wall_ms = 0;  // host wall time
+  // The compile jobs that missed the store: their count, the sum and the longest of each job's
+  // wall time (compiler and store write) and of the compiler's own time (CodeObject::compile_ms),
+  // the pool's threads and the jobs it started at once. With jobs > threads, job_ms_sum / threads
+  // near compile_wall_ms says the compiles were CPU-bound; job_ms_max near compile_wall_ms, that
+  // one compile (or one slowed by contention) was the stage.
+  struct CompileJobs {
+    int jobs = 0, threads = 0, first_wave = 0;
+    double job_ms_sum = 0, job_ms_max = 0, compiler_ms_sum = 0, compiler_ms_max = 0;
+  };
+  CompileJobs compile_jobs;
   // Part of bench_wall_ms spent while candidates were still compiling (options.pipeline).
   double bench_overlap_ms = 0;
   // Where the in-process bench phase went (host wall ms): module loads, verification runs (incl.

@@ -18,13 +18,33 @@ namespace detail {
 void TuningRun::compileOne(size_t j) {
   Cand& c = cands_[to_compile_[j]];
   std::string note;
+  const auto t0 = Clock::now();
   auto co = e_.compileConfig(fs_, c.config, p_, &c.r.code_object_key, &c.hit, &note);
+  c.compile_job_ms = msSince(t0);
   if (co.ok()) {
     c.co = std::move(co).value();
   } else {
     fail(c, co.status());
   }
   if (!note.empty() && e_.options().verbose) e_.logLine("ktune: " + note);
+}
+
+// The compile jobs' own times (store misses), beside the pool's wall time: whether a long
+// compile stage was long compiles (contention for the CPU, a heavy kernel) or compiles that
+// waited (pacing, too few threads), and how much of a job was the store's write.
+void TuningRun::noteCompileJobs(int threads, size_t first_wave) {
+  TuneReport::CompileJobs& cj = rep_.compile_jobs;
+  cj.threads = threads;
+  cj.first_wave = static_cast<int>(first_wave);
+  for (size_t i : to_compile_) {
+    const Cand& c = cands_[i];
+    if (c.hit || c.compile_job_ms <= 0) continue;
+    ++cj.jobs;
+    cj.job_ms_sum += c.compile_job_ms;
+    cj.job_ms_max = std::max(cj.job_ms_max, c.compile_job_ms);
+    cj.compiler_ms_sum += c.co.compile_ms;
+    cj.compiler_ms_max = std::max(cj.compiler_ms_max, c.co.compile_ms);
+  }
 }
 
 // Static pruning: the family's own rule (the built-in ones, makeStaticPruner, obey
@@ -226,6 +246,8 @@ Status TuningRun::compileAndBench() {
   pool_ = nullptr;
   rep_.compile_wall_ms = n == 0 ? msSince(t_compile) : pool.wallMs();
   if (!st.ok()) return st;  // the pool joins its threads on the way out
+  const int threads = CompilePool::threadsFor(n, e_.options().compile_threads, pipeline);
+  noteCompileJobs(threads, std::min(n, static_cast<size_t>(threads)));
   for (size_t i : to_compile_) {
     if (cands_[i].hit) {
       ++rep_.store_hits;

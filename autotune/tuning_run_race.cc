@@ -160,10 +160,11 @@ Status TuningRun::compileAndRace() {
   const std::vector<size_t> vendor = raceVendors();
   const size_t n = order.size(), min_n = guided::minExplore(n);
   const int threads = CompilePool::threadsFor(n, e_.options().compile_threads, true);
-  // The first min_n compile at once (the race takes them all); past them, compiles run only a
-  // small window ahead of the race: the race may stop after any batch, and a compile that is
-  // running then must still end (an NVRTC compile cannot be stopped), so its wait is bounded by
-  // the window. With several devices the window keeps each busy.
+  // The first min_n compile at once (the race takes them all), and with idle threads the next
+  // `window` beside them (guided::firstWave); past them, compiles run only a small window ahead
+  // of the race: the race may stop after any batch, and a compile that is running then must
+  // still end (an NVRTC compile cannot be stopped), so its wait is bounded by the window. With
+  // several devices the window keeps each busy.
   const size_t window = std::max<size_t>(kWindow, 2 * e_.options().devices.size());
   to_compile_ = order;
   CompilePool pool(n, threads, [&](size_t j) { compileOne(j); },
@@ -171,7 +172,7 @@ Status TuningRun::compileAndRace() {
                      e_.progress({f_.name, key_, "compile", static_cast<int>(finished),
                                   static_cast<int>(n), cands_[to_compile_[j]].r.config});
                    });
-  pool.setWindow(window, min_n);
+  pool.setWindow(window, guided::firstWave(n, min_n, window, threads));
   pool_ = &pool;
   pool.start();
   first.benchmarked += static_cast<int>(vendor.size());
@@ -225,6 +226,7 @@ Status TuningRun::compileAndRace() {
   pool_ = nullptr;
   rep_.compile_wall_ms = pool.wallMs();
   const size_t started = pool.started();
+  noteCompileJobs(threads, guided::firstWave(n, min_n, window, threads));
   std::vector<size_t> rest;
   for (size_t j = 0; j < n; ++j)
     if (!taken[j]) rest.push_back(order[j]);

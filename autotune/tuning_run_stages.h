@@ -49,6 +49,7 @@ class TuningRun {
   void markNotReached(const std::vector<size_t>& rest, size_t explored);
   double regretOf(const std::vector<size_t>& rest) const;
   void compileOne(size_t j);
+  void noteCompileJobs(int threads, size_t first_wave);
   void admit(size_t i, std::vector<size_t>& batch);
   std::optional<std::string> pruneReason(const Cand& c) const;
   Status bench(std::vector<size_t> batch);

@@ -4,10 +4,13 @@
 # deadline (DEADLINE seconds from the start, default 520: one 9-minute device call with margin),
 # steps in order of priority:
 #   1. tuning time, guided: one GEMM shape (4096^3 NT) cold (empty cache) then with a warm
-#      code-object store (fresh database); the LLM suite (8 shapes) the same way in its own cache;
+#      code-object store (fresh database), then cold once more (empty cache again); the LLM suite
+#      (8 shapes) cold and warm in its own cache; per key the compile jobs (count, threads, first
+#      wave, each job's and the compiler's time: slow compiles or compiles that waited);
 #      per key the engine's split (compile / bench = load verify measure + finalists, rounds) and
 #      the process's own start-up outside the engine (JSON "process": start, worker spawn, GPU
-#      open, tuner, op with cuBLASLt, buffers); and one more warm run with KTUNE_VERBOSE=1 for
+#      open, tuner, worker prestart, op with cuBLASLt, buffers, and the worker's own: backend,
+#      engine, ops, problem, bench_prepare); and one more warm run with KTUNE_VERBOSE=1 for
 #      the race's round times and the finalists' (their count, rounds and decision);
 #   2. `ktune regret --set gpu`: every GEMM key (62: LLM suite, decode M = 1..128, odd shapes,
 #      NN/NT/TN), then every row-wise key (24), both searches in one process on one shared store,
@@ -66,6 +69,12 @@ for r in d:
           r.get("bench_load_ms", 0), r.get("bench_verify_ms", 0), r.get("bench_measure_ms", 0), r.get("finalists_ms", 0),
           v.get("finalists", 0), v.get("rounds", 0), v.get("decision", "-"),
           s.get("compiled"), s.get("store_hits"), s.get("not_reached"), 100 * (s.get("regret_estimate") or 0), rounds))
+for r in d:  # the compile stage: slow compiles (contention, a heavy kernel) or compiles that waited
+    c = r.get("compile_jobs") or {}
+    if c.get("jobs"):
+        print("  %-28s compile jobs %d on %d threads (first wave %d): job sum %.0f max %.0f ms, compiler sum %.0f max %.0f ms; stage %.0f ms" % (
+              r.get("key", "")[:28], c["jobs"], c.get("threads", 0), c.get("first_wave", 0), c.get("job_ms_sum", 0),
+              c.get("job_ms_max", 0), c.get("compiler_ms_sum", 0), c.get("compiler_ms_max", 0), r.get("compile_wall_ms", 0)))
 p = d[-1].get("process", {})
 if p:
     print("  process (ms, outside the engine): " + " ".join("%s %.0f" % (k[:-3] if k.endswith("_ms") else k, v) for k, v in sorted(p.items())))
@@ -80,8 +89,12 @@ SUITE=${SUITE:---suite llm}
 for what in one suite; do
   export KTUNE_CACHE_DIR=/tmp/kr-guided-$what; rm -rf "$KTUNE_CACHE_DIR"
   if [ $what = one ]; then args=$SHAPE; lim=60; else args=$SUITE; lim=120; fi
-  for pass in cold warm; do
+  passes="cold warm"; [ $what = one ] && passes="cold warm cold_again"
+  for pass in $passes; do
     [ "$pass" = warm ] && rm -rf "$KTUNE_CACHE_DIR/db"
+    # A second cold run right after the first (empty cache again): whether the first one's
+    # compile stage was its own cost or the machine's state (a build or killed tests just before).
+    [ "$pass" = cold_again ] && rm -rf "$KTUNE_CACHE_DIR"
     S=$(now); timeout $lim $K tune gemm $args --json --quiet > "$OUT/${what}_$pass.json" 2> "$OUT/${what}_$pass.err"
     rc=$?; row "guided $what ($args) $pass: wall $(el $S)s rc=$rc"; split "$OUT/${what}_$pass.json" | tee -a "$SUM"
   done

@@ -477,6 +477,13 @@ std::optional<TuneReport> GemmOp::fetchShared(const gemm::GemmShape& shape) {
   return st_->family.fetchShared(GemmCall{s, GemmBuffers{}});
 }
 
+void GemmOp::prepareWorker(const gemm::GemmShape& shape) {
+  if (!gemm::validate(shape).ok()) return;
+  gemm::GemmShape s = shape;
+  s.aligned16 = true;  // what withAlignment finds for device allocations
+  st_->tuner->prepareWorker(st_->family.name(), gemmCallToJson(GemmCall{s, GemmBuffers{}}));
+}
+
 Expected<predict::Prediction> GemmOp::predict(const gemm::GemmShape& shape) {
   KTUNE_RETURN_IF_ERROR(gemm::validate(shape));
   gemm::GemmShape s = shape;

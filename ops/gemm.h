@@ -139,6 +139,10 @@ class GemmOp {
   // (Engine::fetchShared), for A and B on 16-byte boundaries as device allocations are; nullopt on a
   // miss, without a shared cache, or for an invalid shape.
   std::optional<TuneReport> fetchShared(const gemm::GemmShape& shape);
+  // Has the isolation worker build this shape's problem now (Engine::prepareWorker), for A and B
+  // on 16-byte boundaries as device allocations are: the CLI calls it before filling its own
+  // inputs, which the worker's then overlap. No-op for an invalid shape or without isolation.
+  void prepareWorker(const gemm::GemmShape& shape);
   // The config predicted for the shape from the tuned GEMM keys (Family::predict; A and B taken as
   // 16-byte aligned, as device allocations are). kInvalidArgument for an invalid shape.
   Expected<predict::Prediction> predict(const gemm::GemmShape& shape);

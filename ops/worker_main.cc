@@ -8,9 +8,11 @@
 // Engine; the built-in ops (row-wise, GEMM) are registered on that Engine here, after the plugins,
 // through the same registration calls a plugin's ktune_register_families makes
 // (registerBuiltinOps). The engine itself knows no op (tests/layering_check.py).
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,6 +38,14 @@ int fail(const std::string& msg) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Its start-up split, sent with the hello (IsolationStats::worker_ms): the worker's start is on
+  // a tuning run's critical path (the first candidate waits for it).
+  const auto t_main = std::chrono::steady_clock::now();
+  std::map<std::string, double> startup_ms;
+  auto mark = [&](const char* what) {
+    startup_ms[what] =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_main).count();
+  };
   std::string cache_dir, backend_name = "auto";
   int device = 0;
   std::vector<std::string> plugins;
@@ -89,8 +99,10 @@ int main(int argc, char** argv) {
     if (!b.ok()) return fail(b.status().toString());
     backend = std::shared_ptr<ktune::Backend>(std::move(b).value());
   }
+  mark("backend");
   auto created = ktune::Engine::create(backend, topts);
   if (!created.ok()) return fail(created.status().toString());
+  mark("engine");
   // Shared: the GEMM op keeps a reference to its tuner.
   std::shared_ptr<ktune::Engine> tuner(std::move(created).value());
   for (size_t i = 0; i < libs.size(); ++i) {
@@ -108,7 +120,8 @@ int main(int argc, char** argv) {
   if (backend->vendor() != ktune::Vendor::kSimulated) {
     for (const auto& n : ops->notes) std::fprintf(stderr, "ktune-worker: %s\n", n.c_str());
   }
-  ktune::Status st = ktune::serveWorker(*tuner, 0, 1);
+  mark("ops");
+  ktune::Status st = ktune::serveWorker(*tuner, 0, 1, startup_ms);
   if (st.code() == ktune::Code::kDeviceFault) {
     std::fprintf(stderr, "ktune-worker: %s\n", st.toString().c_str());
     std::fflush(stderr);

@@ -53,6 +53,11 @@ nlohmann::json reportJson(const TuneReport& r, const Metric& m) {
                       {"unit", m.unit}};
   if (m.peer > 0) j["peer"] = {{"name", m.peer_name}, {"value", m.peer}};
   j["search"] = searchJson(r);
+  const TuneReport::CompileJobs& cj = r.compile_jobs;
+  j["compile_jobs"] = {{"jobs", cj.jobs}, {"threads", cj.threads}, {"first_wave", cj.first_wave},
+                       {"job_ms_sum", cj.job_ms_sum}, {"job_ms_max", cj.job_ms_max},
+                       {"compiler_ms_sum", cj.compiler_ms_sum},
+                       {"compiler_ms_max", cj.compiler_ms_max}};
   if (!processTimes().empty()) j["process"] = processTimes();
   if (!r.devices.empty()) {
     j["devices"] = nlohmann::json::array();

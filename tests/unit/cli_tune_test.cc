@@ -81,8 +81,13 @@ TEST_F(Cli, TuneGemmOnTheSimulatedDevice) {
   for (const auto& c : j["candidates"]) EXPECT_NE(c["status"], "wrong_result") << c.dump();
   // Where the run's time outside the engine went (docs/search.md): the process's start-up pieces.
   ASSERT_TRUE(j.contains("process")) << r.out;
-  for (const char* k : {"start_ms", "open_gpu_ms", "tuner_ms", "op_ms", "buffers_ms"})
+  for (const char* k :
+       {"start_ms", "open_gpu_ms", "tuner_ms", "worker_prestart_ms", "op_ms", "buffers_ms"})
     EXPECT_GE(j["process"].value(k, -1.0), 0.0) << k << ": " << j["process"].dump();
+  // And what the compile stage was made of: one job per store miss, on at least one thread.
+  ASSERT_TRUE(j.contains("compile_jobs")) << r.out;
+  EXPECT_EQ(j["compile_jobs"].value("jobs", -1), j.value("compiled", -2)) << j["compile_jobs"].dump();
+  EXPECT_GE(j["compile_jobs"].value("threads", 0), 1);
   // --kinds that exist nowhere on the device: a usage error with a hint, not "0 configs".
   r = ktune({"tune", "gemm", "--m", "32", "--n", "48", "--k", "64", "--kinds", "mfma"}, "", kSim);
   EXPECT_EQ(r.code, 2) << r.out << r.err;

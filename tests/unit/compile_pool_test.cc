@@ -135,6 +135,11 @@ TEST(CompilePool, NoJobsAndThreadCounts) {
   EXPECT_EQ(CompilePool::threadsFor(10, 2, true), 2);   // as requested
   EXPECT_EQ(CompilePool::threadsFor(0, 0, false), 1);   // at least one
   EXPECT_GE(CompilePool::threadsFor(100, 0, false), 1);
+  // Sized to the cores this process may use (affinity, cgroup quota), not to the host's CPUs.
+  EXPECT_GE(CompilePool::usableCores(), 1);
+  EXPECT_LE(CompilePool::usableCores(),
+            static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  EXPECT_LE(CompilePool::threadsFor(1000, 0, false), CompilePool::usableCores());
   std::atomic<int> n{0};
   CompilePool::parallelFor(7, 16, [&](size_t) { ++n; });
   EXPECT_EQ(n.load(), 7);

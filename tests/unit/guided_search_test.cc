@@ -107,6 +107,18 @@ TEST(GuidedRace, RegretAndIntervals) {
 
 // A first timed run far above the best ends the candidate at once: before, a config 10x slower
 // than the best ran the first call and the whole estimate (1 + 5 runs) before the first check.
+// The lazy pool's first wave: min_n at once, and on a machine with idle compile threads the
+// window's next compiles beside them instead of a second wave after them (a Hopper GEMM compile is
+// ~0.5-1 s of NVRTC: the second wave was a whole compile time of a cold tuning).
+TEST(GuidedRace, FirstWaveFillsIdleCompileThreads) {
+  EXPECT_EQ(guided::firstWave(74, 12, 4, 15), 15u);  // 16 cores less one: 15 at once, not 12
+  EXPECT_EQ(guided::firstWave(74, 12, 4, 63), 16u);  // never more than min_n + window
+  EXPECT_EQ(guided::firstWave(74, 12, 4, 2), 12u);   // a 2-core machine: as before
+  EXPECT_EQ(guided::firstWave(74, 12, 4, 0), 12u);
+  EXPECT_EQ(guided::firstWave(10, 10, 4, 32), 10u);  // never more than the jobs
+  EXPECT_EQ(guided::firstWave(14, 12, 4, 32), 14u);
+}
+
 TEST(GuidedRace, OneRunFarAboveTheBestEndsTheCandidate) {
   SimOptions o;
   o.device.arch = "sm_90a";
@@ -152,6 +164,7 @@ struct FinCost {
   TmpDir dir;
   std::shared_ptr<SimBackend> sim;
   std::atomic<int> verified{0};
+  int compile_threads = 0;  // options.compile_threads (0: the machine's)
   Expected<TuneReport> tune(const std::vector<int64_t>& costs) {
     SimOptions so;
     so.device.arch = "sm_90a";
@@ -164,6 +177,7 @@ struct FinCost {
     eo.options.warmup_ms = 0.05;
     eo.options.rep_ms = 0.2;
     eo.options.finalists = 3;
+    eo.options.compile_threads = compile_threads;
     eo.compiler = std::make_shared<SimCompiler>();
     KTUNE_ASSIGN_OR_RETURN(auto t, Engine::create(sim, eo));
     KernelFamily<Nothing> f;
@@ -194,6 +208,44 @@ TEST(GuidedBenchStage, FinalistsStopOnceTheRaceSeparatesTheLeader) {
   EXPECT_EQ(rep->vs_default.rounds, 1);
   EXPECT_NEAR(rep->vs_default.ratio, 20.0 / 22.0, 1e-3);
   EXPECT_EQ(fc.verified.load(), 3 + 2 * 3) << rep->tree();
+}
+
+// The report says what the compile stage was made of: each store miss's job time (compiler and
+// store write) beside the compiler's own, the pool's threads and first wave; a warm store, none.
+TEST(GuidedBenchStage, ReportsTheCompileJobs) {
+  FinCost fc;
+  auto rep = fc.tune({20, 21, 22});
+  ASSERT_TRUE(rep.ok()) << rep.status().toString();
+  const TuneReport::CompileJobs& cj = rep->compile_jobs;
+  EXPECT_EQ(cj.jobs, rep->compiled);
+  EXPECT_EQ(cj.jobs, 3);
+  EXPECT_GE(cj.threads, 1);
+  EXPECT_GE(cj.first_wave, 1);
+  EXPECT_GT(cj.job_ms_max, 0);
+  EXPECT_GE(cj.job_ms_sum, cj.job_ms_max);
+  EXPECT_GE(cj.job_ms_sum, cj.compiler_ms_sum);
+  EXPECT_GE(cj.compiler_ms_sum, cj.compiler_ms_max);
+  auto again = fc.tune({20, 21, 22, 23});  // same store: three hits, one new compile
+  ASSERT_TRUE(again.ok()) << again.status().toString();
+  EXPECT_EQ(again->store_hits, 3);
+  EXPECT_EQ(again->compile_jobs.jobs, 1);
+}
+
+// With 16 compile threads a 40-config space (min_n 8, window 4) starts 12 compiles at once, and
+// the race still finds the fastest.
+TEST(GuidedBenchStage, TheFirstWaveUsesTheIdleThreads) {
+  FinCost fc;
+  fc.compile_threads = 16;
+  std::vector<int64_t> costs;
+  for (int64_t c = 20; c < 60; ++c) costs.push_back(c);
+  auto rep = fc.tune(costs);
+  ASSERT_TRUE(rep.ok()) << rep.status().toString();
+  EXPECT_EQ(rep->search, "guided");
+  EXPECT_EQ(rep->compile_jobs.threads, 16);
+  EXPECT_EQ(rep->compile_jobs.first_wave, 12);
+  EXPECT_GE(rep->compiled, 12);
+  EXPECT_LT(rep->compiled, 40);
+  EXPECT_EQ(rep->winner, "COST=20") << rep->tree();
 }
 
 TEST(GuidedBenchStage, FinalistsRunUntilTheDecisionIsSettled) {

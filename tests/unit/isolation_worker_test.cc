@@ -129,6 +129,14 @@ TEST(Isolation, WorkerAndPluginsFromTheEnvironment) {
   EXPECT_EQ(st.candidates_sent, 4);
   EXPECT_EQ(st.fallbacks, 0);
   EXPECT_EQ(env.backend->launchCount("iso_scale"), 0) << "timed here, not in the worker";
+  // The worker said where its start-up went (ms since its main(), in order) and what its problem
+  // and flush set-up took: the parts of a tuning run's wait for its first candidate.
+  for (const char* k : {"backend", "engine", "ops", "problem", "bench_prepare"})
+    EXPECT_EQ(st.worker_ms.count(k), 1u) << k;
+  if (st.worker_ms.size() >= 3) {
+    EXPECT_LE(st.worker_ms.at("backend"), st.worker_ms.at("engine"));
+    EXPECT_LE(st.worker_ms.at("engine"), st.worker_ms.at("ops"));
+  }
 
   // Without the plugin the worker cannot start on the sim backend: no result comes from it.
   IsoEnv env2;
@@ -319,6 +327,29 @@ TEST(Isolation, WorkerIsReusedAcrossCandidatesAndKeys) {
   EXPECT_EQ(sel->winner, "BLOCK=256,MODE=0");
   // The parent never ran a timed candidate: only the two real calls launched here.
   EXPECT_EQ(env.backend->launchCount("iso_scale"), 2);
+}
+
+// Engine::prepareWorker hands the worker a problem before the tuning run asks (the CLI, before its
+// own inputs): the run then uses that worker and its problem; without isolation it starts nothing.
+TEST(Isolation, AProblemPreparedEarlyServesTheRun) {
+  IsoEnv env;
+  auto t = make(env, "iso_good", env.options());
+  t.tuner->prepareWorker("iso_good", "{\"n\":1000}");
+  auto p = isotest::makeIsoProblem(env.backend.get(), 1000);
+  auto rep = t.fam.tune(*p);
+  ASSERT_TRUE(rep.ok()) << rep.status().toString() << "\n" << env.log.str();
+  EXPECT_EQ(rep->winner, "BLOCK=256,MODE=0");
+  const IsolationStats st = t.tuner->isolationStats();
+  EXPECT_EQ(st.starts, 1);
+  EXPECT_EQ(st.candidates_sent, 4);
+  EXPECT_EQ(st.fallbacks, 0);
+  EXPECT_EQ(st.worker_ms.count("problem"), 1u);
+  IsoEnv env2;
+  auto o = env2.options();
+  o.options.isolate = false;
+  auto t2 = make(env2, "iso_good", o);
+  t2.tuner->prepareWorker("iso_good", "{\"n\":1000}");
+  EXPECT_EQ(t2.tuner->isolationStats().starts, 0);
 }
 
 // A family whose modules come from a per-config source callback is benchmarked in the worker too:
