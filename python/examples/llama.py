@@ -406,7 +406,7 @@ def breakdowns(a, model, states, entries, ops_of, log, left_s):
         # TunableOp runs torch's code on the GEMMs it picked: its kernels are in its CSV.
         if en.shape not in a.breakdown or en.variant == "tunableop":
             continue
-        if left_s() < 15:
+        if left_s() < 5:  # each takes a second or two
             log(f"  breakdown {en.variant} {en.shape}: skipped ({left_s():.0f} s of the budget "
                 "left)")
             continue
