@@ -349,10 +349,14 @@ def tuning_order(shapes):
 
 def set_up_all(a, model, cfg, states, names, t_start, log):
     """Every variant's entries: first calls (tuning / compiling; ktune's timed op by op), checks
-    and captures. Returns (entries, ops_of, ktune's first-call seconds per shape and op)."""
-    entries, refs, ops_of, first_ops = [], {}, {}, {}
+    and captures. Returns (entries, ops_of, ktune's first-call seconds per shape and op, with
+    "init_s": each variant's set-up before its first call)."""
+    entries, refs, ops_of, first_ops = [], {}, {}, {"init_s": {}}
     for name in names:
+        t0 = time.perf_counter()
         v = make_variant(name, model, cfg, "tunableop" in names, log, a.compile_scope)
+        # outside the first calls: ktune's tuner and its rotary family are made here
+        first_ops["init_s"][name] = time.perf_counter() - t0
         if v is None:
             continue
         ops, pre, call = v

@@ -218,7 +218,11 @@ def _print_bounds(res, shapes):
 def _print_first_ops(res):
     """Where ktune's tuning time goes: the first call of each shape, op by op (host wall, the
     device synchronised around each op; an op's first layer tunes its keys)."""
-    fo = res.get("first_ops") or {}
+    fo = dict(res.get("first_ops") or {})
+    init = fo.pop("init_s", {})
+    if init:
+        print("\n== set-up of each variant before its first call (s; ktune: its tuner and the "
+              "rotary family registered): " + ", ".join(f"{k} {v:.2f}" for k, v in init.items()))
     if not fo:
         return
     cols = list(dict.fromkeys(k for d in fo.values() for k in d))

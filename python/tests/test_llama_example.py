@@ -85,7 +85,7 @@ def test_report_prints_ratios_tuning_time_and_processes(capsys):
     res = dict(device="GPU", torch="2", cfg={}, compile_scope="layer", order_ktune=["d1"],
                layers=8, context=1024, rounds=3, entries=entries, ops={}, kernels={},
                total_s=1.0, copy={"tbs": 4.0, "bytes": 2 << 30}, step_bytes={"d1": 4e9},
-               first_ops={"d1": {"qkv": 1.0, "down": 2.5}},
+               first_ops={"d1": {"qkv": 1.0, "down": 2.5}, "init_s": {"ktune": 0.25}},
                tunableop_results=[["GemmTunableOp_BFloat16_TN", "tn_1_2_3", "Default", "0.1"]],
                procs=[_proc(2.2, 1.6, 1.5), _proc(2.4, 1.6, 1.7)])
     llama_report.report(res)
@@ -101,6 +101,7 @@ def test_report_prints_ratios_tuning_time_and_processes(capsys):
     assert "d1     4.000 GB  floor 1.000 ms" in out and "ktune 1.600 (0.62)" in out
     first = [line.split() for line in out.splitlines() if line.startswith("  all ")]
     assert first == [["all", "1.00", "2.50", "3.50"]]  # ktune's first call by op, summed
+    assert "before its first call" in out and "ktune 0.25" in out
     # the table: ktune/torch G per process 1.250, 1.375, 1.500 -> median 1.375 [1.250, 1.500]
     row = next(line for line in out.splitlines() if line.startswith("| 1 |"))
     cells = [c.strip() for c in row.strip("|").split("|")]
