@@ -2,8 +2,9 @@
 # GPU machine: the Llama-style decoder of python/examples/llama.py, end to end, in one call:
 #   1. the package built and installed in the background (with LLAMA_BIN: only the extension
 #      modules, dev/llama_quick_install.sh; else dev/python_device.sh without its tests and bench,
-#      over /tmp/kb, then the C++ decoder's target in the same tree); meanwhile, with torch alone,
-#      the harness's self-check;
+#      over /tmp/kb, then the C++ decoder's target in the same tree); meanwhile the harness's
+#      self-check, and the harness itself starts (torch's and TunableOp's entries; it waits for
+#      the package before ktune's);
 #   2. the harness in --procs processes (default 3): the first with cold caches of its own (ktune's
 #      database and code objects, inductor, Triton, TunableOp: the tuning / compile times), the
 #      device's copy rate, every variant (torch, TunableOp, torch.compile max-autotune with one
@@ -53,14 +54,18 @@ finish() {  # the rest of the logs back in one file
 }
 trap finish EXIT
 
-# 1. Build in the background; torch-only work beside it. With LLAMA_BIN (C++ binaries of this
-# commit built on the developers' machine, carried) only the extension modules are compiled here
-# (dev/llama_quick_install.sh); else, or if that fails, the whole build.
+# 1. Build in the background. With LLAMA_BIN (C++ binaries of this commit built on the
+# developers' machine, carried) only the extension modules are compiled here
+# (dev/llama_quick_install.sh); else, or if that fails, the whole build. Both install into
+# /tmp/kpy and then touch /tmp/kpy.done: the harness starts at once, makes torch's and TunableOp's
+# entries meanwhile and waits for that file before ktune's (LLAMA_WAIT_FOR), so the build overlaps
+# no tuning or compile time; the self-check runs beside both.
 LLAMA_LL=$KB/examples/ktune_llama
 if [ -n "${LLAMA_BIN:-}" ] && [ -x "$LLAMA_BIN/ktune_llama" ]; then
   LLAMA_BIN=$(cd "$LLAMA_BIN" && pwd); LLAMA_LL=$LLAMA_BIN/ktune_llama
   export LD_LIBRARY_PATH="/tmp/kpy/ktune${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
+rm -rf /tmp/kpy /tmp/kpy.done
 ( if [ -n "${LLAMA_BIN:-}" ] && bash dev/llama_quick_install.sh "$LLAMA_BIN" /tmp/kpy > "$W/install.log" 2>&1; then
     echo "python package: prebuilt C++ + extension modules compiled here, $(elapsed) s" >> "$W/install.log"
   else
@@ -70,20 +75,14 @@ fi
     cmake --build "$KB" --target ktune_llama -j"$(nproc)" > "$W/cxx_build.log" 2>&1
     echo "C++ build rc=$? at $(elapsed) s" >> "$W/install.log"
     echo "$KB/examples/ktune_llama" > "$W/cxx_path"
-  fi ) &
+  fi
+  touch /tmp/kpy.done ) &
 BUILD=$!
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv,noheader
 PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" $PY python/examples/llama.py --self-check \
-  2>&1 | tee "$W/selfcheck.log" | tail -2
-wait $BUILD
-grep -E "^python package|^ktune |rc=|failed" "$W/install.log"
-[ -f "$W/cxx_path" ] && LLAMA_LL=$(cat "$W/cxx_path")
-if [ -f /tmp/kpy/ktune/__init__.py ]; then
-  export PYTHONPATH="/tmp/kpy${PYTHONPATH:+:$PYTHONPATH}"
-else
-  export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
-fi
-$PY -c "import ktune.ops" || { tail -40 "$W/install.log"; exit 1; }
+  > "$W/selfcheck.log" 2>&1 &
+CHECK=$!
+export PYTHONPATH="/tmp/kpy${PYTHONPATH:+:$PYTHONPATH}" LLAMA_WAIT_FOR=/tmp/kpy.done
 
 # 2. The harness: its log and JSON straight into $OUT, the repeat processes' JSON and TunableOp's
 # results file beside them.
@@ -93,6 +92,10 @@ PYTHONUNBUFFERED=1 timeout "$LEFT" $PY python/examples/llama.py --json "$OUT/lla
   --deadline-s $(( LEFT - 15 )) $ARGS > "$OUT/llama.log" 2>&1
 RC=$?
 echo "harness rc=$RC at $(elapsed) s"
+wait $BUILD $CHECK
+grep -E "^python package|^ktune |rc=|failed" "$W/install.log"
+tail -2 "$W/selfcheck.log"
+[ -f "$W/cxx_path" ] && LLAMA_LL=$(cat "$W/cxx_path")
 grep -E "FAILED|failed|no graph|skipped|unavailable|Error|rc |refused" "$OUT/llama.log" | head -24 | cut -c1-220
 if [ "$RC" != 0 ] && [ -f "$OUT/llama.json" ]; then  # cut short: the tables from what was written
   (cd python/examples && $PY llama_report.py "$OUT/llama.json" "$OUT"/llama_proc*.json) \

@@ -293,6 +293,24 @@ def self_check():
 # ---------------------------------------------------------------------------------------------
 # The run.
 
+def _wait_for_package(log, limit_s=600):
+    """LLAMA_WAIT_FOR=FILE: the ktune package is being built beside this process (the device
+    script starts the harness meanwhile, so torch's set-up overlaps the build); wait until FILE
+    exists, then let the import system look again at sys.path folders it found missing."""
+    import importlib
+    import os
+    path = os.environ.get("LLAMA_WAIT_FOR")
+    if not path:
+        return
+    t0 = time.perf_counter()
+    while not os.path.exists(path) and time.perf_counter() - t0 < limit_s:
+        time.sleep(0.2)
+    log(f"  ktune package: waited {time.perf_counter() - t0:.1f} s for {path}")
+    for entry in [k for k, v in sys.path_importer_cache.items() if v is None]:
+        del sys.path_importer_cache[entry]
+    importlib.invalidate_caches()
+
+
 def make_variant(name, model, cfg, use_tunable, log, compile_scope="layer"):
     """(ops, pre, call(st)) of a variant, or None when it cannot run here. With use_tunable
     (TunableOp among this process's variants) every variant's pre sets TunableOp's process-wide
@@ -305,6 +323,7 @@ def make_variant(name, model, cfg, use_tunable, log, compile_scope="layer"):
         return t_ops, pre, lambda st: run(model, t_ops, st)
     if name == "ktune":
         try:
+            _wait_for_package(log)
             from llama_ktune import KtuneOps
             k_ops = KtuneOps(cfg["eps"], cfg)
         except Exception as e:  # noqa: BLE001  (reported, the other variants still run)

@@ -108,3 +108,26 @@ def test_report_prints_ratios_tuning_time_and_processes(capsys):
     assert cells[3] == "1.375 [1.250, 1.500]"
     assert cells[4] == "1.375 [1.250, 1.500]"  # vs TunableOp (same times as torch here)
     assert cells[6] == "0.938 [0.938, 1.062]"  # vs max-autotune: 1.5 / 1.6, 1.5 / 1.6, 1.7 / 1.6
+
+
+def test_waiting_for_the_package_built_beside_the_harness(tmp_path, monkeypatch):
+    # The device script starts the harness while ktune is still being built into a folder that
+    # is on sys.path but missing: once the marker exists, the import must find the new folder.
+    import importlib
+    import threading
+    pkg = tmp_path / "kpy"
+    monkeypatch.syspath_prepend(str(pkg))
+    assert importlib.util.find_spec("llama_wait_probe_mod") is None  # caches the missing folder
+    monkeypatch.setenv("LLAMA_WAIT_FOR", str(tmp_path / "kpy.done"))
+
+    def build():
+        pkg.mkdir()
+        (pkg / "llama_wait_probe_mod.py").write_text("VALUE = 42\n")
+        (tmp_path / "kpy.done").touch()
+    timer = threading.Timer(0.3, build)
+    timer.start()
+    logs = []
+    llama._wait_for_package(logs.append, limit_s=30)
+    timer.join()
+    assert importlib.import_module("llama_wait_probe_mod").VALUE == 42
+    assert logs and "waited" in logs[0]
