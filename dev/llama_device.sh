@@ -1,29 +1,31 @@
 #!/usr/bin/env bash
 # GPU machine: the Llama-style decoder of python/examples/llama.py, end to end, in one call:
-#   1. the package built and installed in the background (dev/python_device.sh without its tests
-#      and bench, over /tmp/kb, then the C++ decoder's target in the same tree); meanwhile, with
-#      torch alone, the harness's self-check and TunableOp's child process (TunableOp beside a
-#      torch baseline of its own process; its graphed rows are device time, its eager rows ran
-#      beside the build's compilers);
-#   2. the timed run: torch, TunableOp (read from step 1), torch.compile max-autotune (one layer
-#      compiled, reused by every layer), ktune.ops; decode batch 1/8/32/128 at context 1024 and a
-#      2048-token prefill; then repeat processes timing torch and ktune with warm caches, while the
-#      budget lasts;
-#   3. each ktune.ops call's host cost beside torch's op (python/bench/ops_host_cost.py), if the
-#      budget leaves time for it;
-#   4. the same decoder in C++ (examples/llama.cc: --check against the CPU reference, then tokens/s
-#      per shape, sharing the Python run's tuning database, so only its attention family tunes).
-# Everything is written under /tmp/llw; $OUT gets llama.log, llama.json, the C++ log and one tgz of
-# the rest (the device tool returns at most 8 files). The tables come last.
+#   1. the package built and installed in the background (with LLAMA_BIN: only the extension
+#      modules, dev/llama_quick_install.sh; else dev/python_device.sh without its tests and bench,
+#      over /tmp/kb, then the C++ decoder's target in the same tree); meanwhile the harness's
+#      self-check, and the harness itself starts (torch's and TunableOp's entries; it waits for
+#      the package before ktune's);
+#   2. the harness in --procs processes (default 3): the first with cold caches of its own (ktune's
+#      database and code objects, inductor, Triton, TunableOp: the tuning / compile times), the
+#      device's copy rate, every variant (torch, TunableOp, torch.compile max-autotune with one
+#      layer compiled and reused by every layer, ktune.ops) on decode batch 1/8/32/128 at context
+#      1024 and a 2048-token prefill, timing rounds and the per-op / per-kernel breakdowns; then
+#      the repeats, every variant again with the caches it warmed, while the budget lasts;
+#   3. optional: each ktune.ops call's host cost beside torch's op (LLAMA_HOST_COST=1) and the
+#      same decoder in C++ (LLAMA_CXX_S=60: examples/llama.cc --check against the CPU reference,
+#      then tokens/s per shape, sharing the Python run's tuning database).
+# The harness writes its log and JSON straight into $OUT (they come back even when the call is
+# cut); $OUT also gets one tgz of the rest (the device tool returns at most 8 files). The tables
+# come last.
 #   bash dev/llama_device.sh                      (carry .devdeps; dev/llama_stage.sh stages a
 #                                                 commit with its C++ core for LLAMA_BIN)
-#   LLAMA_BUDGET_S=430      the script's wall budget (s): the harness skips compile shapes,
+#   LLAMA_BUDGET_S=400      the script's wall budget (s): the harness skips compile shapes,
 #                           timing rounds past 3, breakdowns and repeat processes that would
 #                           overrun it
-#   LLAMA_CXX_S=60          of it, what is kept for the C++ decoder (0: not run)
-#   LLAMA_TUNABLEOP_JSON=F  an earlier run's TunableOp process (llama_tunableop.json), reused
-#   LLAMA_HOST_COST=0       without the host-cost table
-#   LLAMA_ARGS="--shapes d1,d32 --compile-shapes d1"   a shorter run
+#   LLAMA_CXX_S=0           of it, what is kept for the C++ decoder (0: not run)
+#   LLAMA_HOST_COST=0       1: the host-cost table too (when 35 s are left)
+#   LLAMA_ARGS="--shapes d1,d32 --compile-shapes d1"   a shorter run (default: --rounds 5
+#                           --breakdown d1,d8,d128 --repeat-need-s 45)
 #   LLAMA_CXX_ARGS="--layers 8"                        the C++ decoder's arguments
 #   LLAMA_BIN=DIR           prebuilt libktune.so.0.1, ktune, ktune-worker, ktune_llama of this
 #                           commit (dev/llama_quick_install.sh): the build takes seconds
@@ -32,8 +34,9 @@ OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 W=/tmp/llw; rm -rf "$W"; mkdir -p "$W"
 PY=${PYTHON:-python3}
 T0=$(date +%s)
-BUDGET=${LLAMA_BUDGET_S:-430}
-CXX_S=${LLAMA_CXX_S:-60}
+BUDGET=${LLAMA_BUDGET_S:-400}
+CXX_S=${LLAMA_CXX_S:-0}
+ARGS=${LLAMA_ARGS:---rounds 5 --breakdown d1,d8,d128 --repeat-need-s 45}
 KB=${KTUNE_BUILD_DIR:-/tmp/kb}
 elapsed() { echo $(( $(date +%s) - T0 )); }
 # Cold caches of our own (a warm machine may hold a teammate's tuning database, build tree or
@@ -41,23 +44,28 @@ elapsed() { echo $(( $(date +%s) - T0 )); }
 if [ -z "${KTUNE_CACHE_DIR:-}" ]; then export KTUNE_CACHE_DIR=/tmp/llama_kcache; rm -rf "$KTUNE_CACHE_DIR"; fi
 export TORCHINDUCTOR_CACHE_DIR=/tmp/llama_inductor TRITON_CACHE_DIR=/tmp/llama_triton
 rm -rf "$TORCHINDUCTOR_CACHE_DIR" "$TRITON_CACHE_DIR"
+unset PYTORCH_TUNABLEOP_ENABLED  # it would override the harness's per-variant switch
 if [ -f "$KB/CMakeCache.txt" ] && ! grep -qx "CMAKE_HOME_DIRECTORY:INTERNAL=$PWD" "$KB/CMakeCache.txt"; then
   echo "$KB was configured for another tree: removed"; rm -rf "$KB"
 fi
-finish() {  # the logs back in few files
-  cp "$W"/llama.log "$W"/llama.json "$W"/llama_cxx.log "$OUT"/ 2>/dev/null
+finish() {  # the rest of the logs back in one file
+  cp "$W"/llama_cxx.log "$OUT"/ 2>/dev/null
   tar -C "$W" -czf "$OUT/llama_logs.tgz" --exclude=llama_kpy . 2>/dev/null
 }
 trap finish EXIT
 
-# 1. Build in the background; torch-only work beside it. With LLAMA_BIN (C++ binaries of this
-# commit built on the developers' machine, carried) only the extension modules are compiled here
-# (dev/llama_quick_install.sh); else, or if that fails, the whole build.
+# 1. Build in the background. With LLAMA_BIN (C++ binaries of this commit built on the
+# developers' machine, carried) only the extension modules are compiled here
+# (dev/llama_quick_install.sh); else, or if that fails, the whole build. Both install into
+# /tmp/kpy and then touch /tmp/kpy.done: the harness starts at once, makes torch's and TunableOp's
+# entries meanwhile and waits for that file before ktune's (LLAMA_WAIT_FOR), so the build overlaps
+# no tuning or compile time; the self-check runs beside both.
 LLAMA_LL=$KB/examples/ktune_llama
 if [ -n "${LLAMA_BIN:-}" ] && [ -x "$LLAMA_BIN/ktune_llama" ]; then
   LLAMA_BIN=$(cd "$LLAMA_BIN" && pwd); LLAMA_LL=$LLAMA_BIN/ktune_llama
   export LD_LIBRARY_PATH="/tmp/kpy/ktune${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
+rm -rf /tmp/kpy /tmp/kpy.done
 ( if [ -n "${LLAMA_BIN:-}" ] && bash dev/llama_quick_install.sh "$LLAMA_BIN" /tmp/kpy > "$W/install.log" 2>&1; then
     echo "python package: prebuilt C++ + extension modules compiled here, $(elapsed) s" >> "$W/install.log"
   else
@@ -67,40 +75,36 @@ fi
     cmake --build "$KB" --target ktune_llama -j"$(nproc)" > "$W/cxx_build.log" 2>&1
     echo "C++ build rc=$? at $(elapsed) s" >> "$W/install.log"
     echo "$KB/examples/ktune_llama" > "$W/cxx_path"
-  fi ) &
+  fi
+  touch /tmp/kpy.done ) &
 BUILD=$!
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv,noheader
 PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" $PY python/examples/llama.py --self-check \
-  2>&1 | tee "$W/selfcheck.log" | tail -2
-if [ -n "${LLAMA_TUNABLEOP_JSON:-}" ]; then  # an earlier run's TunableOp process, reused
-  cp "$LLAMA_TUNABLEOP_JSON" "$W/llama_tunableop.json"
-  echo "tunableop: reused $LLAMA_TUNABLEOP_JSON"
-else
-  PYTHONUNBUFFERED=1 timeout 150 $PY python/examples/llama.py --only-tunableop \
-    --json "$W/llama.json" --deadline-s 130 ${LLAMA_ARGS:-} > "$W/tunableop.log" 2>&1
-  echo "tunableop child rc=$? at $(elapsed) s: $(grep -c '"variant"' "$W/llama_tunableop.json" 2>/dev/null) entries"
-fi
-wait $BUILD
-grep -E "^python package|^ktune |rc=|failed" "$W/install.log"
-[ -f "$W/cxx_path" ] && LLAMA_LL=$(cat "$W/cxx_path")
-if [ -f /tmp/kpy/ktune/__init__.py ]; then
-  export PYTHONPATH="/tmp/kpy${PYTHONPATH:+:$PYTHONPATH}"
-else
-  export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
-fi
-$PY -c "import ktune.ops" || { tail -40 "$W/install.log"; exit 1; }
+  > "$W/selfcheck.log" 2>&1 &
+CHECK=$!
+export PYTHONPATH="/tmp/kpy${PYTHONPATH:+:$PYTHONPATH}" LLAMA_WAIT_FOR=/tmp/kpy.done
 
-# 2. The harness.
+# 2. The harness: its log and JSON straight into $OUT, the repeat processes' JSON and TunableOp's
+# results file beside them.
 LEFT=$(( BUDGET - CXX_S - $(elapsed) ))
 echo "harness: $LEFT s of the budget left"
-PYTHONUNBUFFERED=1 timeout "$LEFT" $PY python/examples/llama.py --json "$W/llama.json" \
-  --tunableop-json "$W/llama_tunableop.json" --deadline-s $(( LEFT - 15 )) ${LLAMA_ARGS:-} \
-  > "$W/llama.log" 2>&1
-echo "harness rc=$? at $(elapsed) s"
-grep -E "FAILED|failed|no graph|skipped|unavailable|Error|rc |refused" "$W/llama.log" | head -24 | cut -c1-220
+PYTHONUNBUFFERED=1 timeout "$LEFT" $PY python/examples/llama.py --json "$OUT/llama.json" \
+  --deadline-s $(( LEFT - 15 )) $ARGS > "$OUT/llama.log" 2>&1
+RC=$?
+echo "harness rc=$RC at $(elapsed) s"
+wait $BUILD $CHECK
+grep -E "^python package|^ktune |rc=|failed" "$W/install.log"
+tail -2 "$W/selfcheck.log"
+[ -f "$W/cxx_path" ] && LLAMA_LL=$(cat "$W/cxx_path")
+grep -E "FAILED|failed|no graph|skipped|unavailable|Error|rc |refused" "$OUT/llama.log" | head -24 | cut -c1-220
+if [ "$RC" != 0 ] && [ -f "$OUT/llama.json" ]; then  # cut short: the tables from what was written
+  (cd python/examples && $PY llama_report.py "$OUT/llama.json" "$OUT"/llama_proc*.json) \
+    > "$W/report.log" 2>&1
+  echo "== report from the JSON files (the harness did not finish)"; cat "$W/report.log" >> "$OUT/llama.log"
+fi
 
 # 3. Host cost per ktune.ops call beside torch's op, when it fits.
-if [ "${LLAMA_HOST_COST:-1}" != 0 ] && [ $(( BUDGET - CXX_S - $(elapsed) )) -ge 35 ]; then
+if [ "${LLAMA_HOST_COST:-0}" != 0 ] && [ $(( BUDGET - CXX_S - $(elapsed) )) -ge 35 ]; then
   (cd python/bench && timeout 35 $PY ops_host_cost.py 3 > "$W/host_cost.log" 2>&1)
   echo "host cost rc=$? at $(elapsed) s"
 else
@@ -123,7 +127,7 @@ else
 fi
 
 # The tables last.
-sed -n '/^== /,$p' "$W/llama.log" | grep -v "^     " | cut -c1-230
+sed -n '/^== /,$p' "$OUT/llama.log" | grep -v "^     " | cut -c1-230
 grep -E "^==|^  [a-z_]+ +[0-9]" "$W/host_cost.log" 2>/dev/null | head -8
 echo "== C++ decoder (examples/llama.cc, public API only)"
 cat "$W/cxx_check.log" "$W/llama_cxx.log" 2>/dev/null | tail -12

@@ -3,9 +3,9 @@
   torch      cuBLAS through F.linear, F.rms_norm, SiLU·Mul in torch ops (eager PyTorch);
   tunableop  the same code with PyTorch TunableOp on (torch.cuda.tunable.enable(True), what
              PYTORCH_TUNABLEOP_ENABLED=1 does, with tuning on), tuned before timing; TunableOp's
-             state is process-global, so it runs in a child process of its own, beside a torch
-             baseline of that process (TunableOp switched off for it: the environment variable
-             is not set, since it overrides enable(False));
+             switch is process-global, so every variant's `pre` sets it (on for this one, off
+             for the others) before each of its calls, captures and timed batches; the
+             environment variable must not be set, since it overrides enable(False));
   compile    torch.compile(mode="max-autotune-no-cudagraphs") of the torch code (max-autotune's
              kernel search), captured into a CUDA graph the same way as the others;
   ktune      every linear layer through ktune.ops.gemm, the norms through ktune.ops.rms_norm (the
@@ -23,11 +23,13 @@ Decode steps (batch 1, 8, 32, 128 at context 1024: the step writes position 1024
 first 1024 positions hold random keys and values, and attends over all 1025) and a prefill (batch
 1 x 2048 tokens from position 0) are timed as CUDA graph replays and as eager calls, variants
 interleaved in rounds (each round shuffles the order); figures are the median over rounds with
-their range. Before timing, every variant's output is checked against torch eager's (relative L2
-error of the final hidden states, bf16 tolerance) and each graph's output against its own eager
-output. A per-op breakdown of one decode step (CUDA events around each op, the step enqueued
-behind a spin kernel so the events time the device, not the host) and a kernel table
-(torch.profiler) follow.
+their range; the run is repeated in --procs processes (the later ones with the tuning database,
+code objects and compile caches the first one warmed; tuning / compile times are the first's) and
+the table gives the median over processes with their range. Before timing, every variant's output
+is checked against torch eager's (relative L2 error of the final hidden states, bf16 tolerance)
+and each graph's output against its own eager output. A per-op breakdown of one decode step (CUDA
+events around each op, the step enqueued behind a spin kernel so the events time the device, not
+the host) and a kernel table (torch.profiler) follow.
 
   python3 llama.py --help
   python3 llama.py --self-check      tiny dims, float32, CPU or GPU: decode == prefill's last row
@@ -39,8 +41,8 @@ import sys
 import time
 
 import llama_procs
-from llama_timing import (Entry, first_call, kernel_table, op_breakdown, rel_err, set_up,
-                          timing_rounds)
+from llama_timing import (Entry, WallRecorder, copy_rate, first_call, kernel_table, op_breakdown,
+                          rel_err, set_up, timing_rounds)
 
 SHAPES = {"d1": (1, 1), "d8": (8, 1), "d32": (32, 1), "d128": (128, 1), "p2048": (1, 2048)}
 VARIANTS = ("torch", "tunableop", "compile", "ktune")
@@ -75,13 +77,13 @@ def parse_args(argv=None):
                    help="tiny float32 model: decode after prefill == prefill of one more token")
     p.add_argument("--tiny", action="store_true", help="tiny dims (a quick GPU smoke run)")
     p.add_argument("--procs", type=int, default=3,
-                   help="processes per figure: after the main one, procs - 1 more time torch and "
-                        "ktune with warm caches (each skipped when --deadline-s would be overrun)")
-    p.add_argument("--tunableop-json", default="",
-                   help="TunableOp's child already ran (e.g. beside a build): read its JSON here")
-    p.add_argument("--only-tunableop", action="store_true",
-                   help="run TunableOp's child process alone (JSON beside --json, for a later "
-                        "--tunableop-json; it needs no ktune, so it can run beside the build)")
+                   help="processes per figure: after the main one, procs - 1 more time every "
+                        "variant with warm caches (each skipped when --deadline-s would be "
+                        "overrun)")
+    p.add_argument("--repeat-rounds", type=int, default=3, help="timing rounds of a repeat process")
+    p.add_argument("--repeat-need-s", type=float, default=70,
+                   help="wall time a repeat process is assumed to need before one has run (then: "
+                        "the last one's)")
     p.add_argument("--child", default="", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     a.shapes = _names(a.shapes, SHAPES, "shape")
@@ -291,31 +293,50 @@ def self_check():
 # ---------------------------------------------------------------------------------------------
 # The run.
 
-def make_variant(name, model, cfg, child, log, compile_scope="layer"):
-    """(ops, pre, call(st)) of a variant, or None when it cannot run here."""
+def _wait_for_package(log, limit_s=600):
+    """LLAMA_WAIT_FOR=FILE: the ktune package is being built beside this process (the device
+    script starts the harness meanwhile, so torch's set-up overlaps the build); wait until FILE
+    exists, then let the import system look again at sys.path folders it found missing."""
+    import importlib
+    import os
+    path = os.environ.get("LLAMA_WAIT_FOR")
+    if not path:
+        return
+    t0 = time.perf_counter()
+    while not os.path.exists(path) and time.perf_counter() - t0 < limit_s:
+        time.sleep(0.2)
+    log(f"  ktune package: waited {time.perf_counter() - t0:.1f} s for {path}")
+    for entry in [k for k, v in sys.path_importer_cache.items() if v is None]:
+        del sys.path_importer_cache[entry]
+    importlib.invalidate_caches()
+
+
+def make_variant(name, model, cfg, use_tunable, log, compile_scope="layer"):
+    """(ops, pre, call(st)) of a variant, or None when it cannot run here. With use_tunable
+    (TunableOp among this process's variants) every variant's pre sets TunableOp's process-wide
+    switch: on for tunableop, off for the others."""
     import torch
     t_ops = TorchOps(cfg["eps"])
     tun = getattr(torch.cuda, "tunable", None)
-
-    def tunable(on):
-        return (lambda: tun.enable(on)) if child and tun is not None else None
+    pre = (lambda: tun.enable(name == "tunableop")) if use_tunable and tun is not None else None
     if name in ("torch", "tunableop"):
-        return t_ops, tunable(name == "tunableop"), lambda st: run(model, t_ops, st)
+        return t_ops, pre, lambda st: run(model, t_ops, st)
     if name == "ktune":
         try:
+            _wait_for_package(log)
             from llama_ktune import KtuneOps
             k_ops = KtuneOps(cfg["eps"], cfg)
         except Exception as e:  # noqa: BLE001  (reported, the other variants still run)
             log(f"  ktune unavailable: {e}")
             return None
-        return k_ops, None, lambda st: run(model, k_ops, st)
+        return k_ops, pre, lambda st: run(model, k_ops, st)
     torch._dynamo.config.cache_size_limit = max(torch._dynamo.config.cache_size_limit, 64)
     mode = "max-autotune-no-cudagraphs"
     if compile_scope == "model":
         step = torch.compile(lambda x, kcs, vcs, pos, cos, sin, b, t: model.forward(
             t_ops, x, kcs, vcs, pos, cos, sin, b, t), mode=mode, dynamic=False)
-        return t_ops, None, lambda st: step(st["x"], st["kcs"], st["vcs"], st["pos"], st["cos"],
-                                            st["sin"], st["batch"], st["tokens"])
+        return t_ops, pre, lambda st: step(st["x"], st["kcs"], st["vcs"], st["pos"], st["cos"],
+                                           st["sin"], st["batch"], st["tokens"])
     # One compiled layer (its weights and caches as arguments, so every layer reuses it): the
     # same GEMM shapes are autotuned, the graph to compile is a layer's, not the stack's.
     # Inductor still fuses within the layer (norm prologues, rotary + cache write); only the
@@ -331,7 +352,7 @@ def make_variant(name, model, cfg, child, log, compile_scope="layer"):
                     t_ops, h, x, w, kc, vc, pos, cos, sin, nxt, b, t), mode=mode, dynamic=False)
         return model.forward(t_ops, st["x"], st["kcs"], st["vcs"], st["pos"], st["cos"],
                              st["sin"], b, t, layer_fn=fn)
-    return t_ops, None, call
+    return t_ops, pre, call
 
 
 def tuning_order(shapes):
@@ -346,9 +367,15 @@ def tuning_order(shapes):
 
 
 def set_up_all(a, model, cfg, states, names, t_start, log):
-    entries, refs, ops_of = [], {}, {}
+    """Every variant's entries: first calls (tuning / compiling; ktune's timed op by op), checks
+    and captures. Returns (entries, ops_of, ktune's first-call seconds per shape and op, with
+    "init_s": each variant's set-up before its first call)."""
+    entries, refs, ops_of, first_ops = [], {}, {}, {"init_s": {}}
     for name in names:
-        v = make_variant(name, model, cfg, a.child == "tunableop", log, a.compile_scope)
+        t0 = time.perf_counter()
+        v = make_variant(name, model, cfg, "tunableop" in names, log, a.compile_scope)
+        # outside the first calls: ktune's tuner and its rotary family are made here
+        first_ops["init_s"][name] = time.perf_counter() - t0
         if v is None:
             continue
         ops, pre, call = v
@@ -362,15 +389,22 @@ def set_up_all(a, model, cfg, states, names, t_start, log):
         firsts = []
         for s in shapes:
             left = a.deadline_s - (time.perf_counter() - t_start)
-            # Skipped, not killed: the budget must still time and report what was set up.
-            if a.deadline_s and left < (75 if name == "compile" else 20 if a.child else 45):
+            # Skipped, not killed: the budget must still time and report what was set up. A
+            # repeat process finds its caches warm: a few seconds per shape.
+            need = 15 if a.child else 75 if name == "compile" else 45
+            if a.deadline_s and left < need:
                 log(f"  {name} {s}: skipped ({left:.0f} s of the budget left)")
                 continue
             st = states[s]
             en = Entry(name, s, (lambda st=st, call=call: call(st)), pre,
                        calls=3 if shape_of(s)[1] > 1 else 20)
             try:
-                first_call(en)
+                if name == "ktune":  # where the tuning time goes: the same call, op by op
+                    rec = WallRecorder()
+                    first_call(en, lambda rec=rec, st=st: run(model, ops, st, rec))
+                    first_ops[s] = rec.seconds
+                else:
+                    first_call(en)
                 firsts.append(en)
             except Exception as e:  # noqa: BLE001  (a variant that fails is reported, not fatal)
                 log(f"  {name} {s}: FAILED {type(e).__name__}: {str(e).splitlines()[0][:160]}")
@@ -384,17 +418,18 @@ def set_up_all(a, model, cfg, states, names, t_start, log):
             if name == "torch":
                 refs[en.shape] = out
             entries.append(en)
-    return entries, ops_of
+    return entries, ops_of, first_ops
 
 
 def breakdowns(a, model, states, entries, ops_of, log, left_s):
-    """Per-op event breakdown (eager variants) and kernel tables (every variant) of the
-    breakdown shapes; TunableOp's child breaks down TunableOp only (its torch is the parent's)."""
+    """Per-op event breakdown (eager variants) and kernel tables (every variant but TunableOp) of
+    the breakdown shapes."""
     ops_bd, kern = {}, {}
     for en in entries:
-        if en.shape not in a.breakdown or (a.child and en.variant == "torch"):
+        # TunableOp runs torch's code on the GEMMs it picked: its kernels are in its CSV.
+        if en.shape not in a.breakdown or en.variant == "tunableop":
             continue
-        if left_s() < 15:
+        if left_s() < 5:  # each takes a second or two
             log(f"  breakdown {en.variant} {en.shape}: skipped ({left_s():.0f} s of the budget "
                 "left)")
             continue
@@ -419,59 +454,97 @@ def _write(a, res, t_start):
             json.dump(res, f, indent=1)
 
 
+def _tunableop_setup(a, names, log):
+    """TunableOp among the variants: its results file beside the JSON, tuning on (its pre turns
+    it on and off). PYTORCH_TUNABLEOP_ENABLED is dropped first: it would override enable(False)
+    for every other variant. Before torch is imported."""
+    import os
+    if "tunableop" not in names:
+        return
+    if os.environ.pop("PYTORCH_TUNABLEOP_ENABLED", None) is not None:
+        log("  PYTORCH_TUNABLEOP_ENABLED dropped: TunableOp is switched per variant")
+    base = os.path.splitext(os.path.abspath(a.json or "llama.json"))[0]
+    os.environ.setdefault("PYTORCH_TUNABLEOP_FILENAME", base + "_tunableop_results%d.csv")
+    import torch
+    tun = getattr(torch.cuda, "tunable", None)
+    if tun is None:
+        log("  tunableop: this torch has no torch.cuda.tunable; not run")
+        names.remove("tunableop")
+        return
+    tun.tuning_enable(True)
+
+
+def _tunableop_results():
+    """TunableOp's choices so far (op, shape, solution, time), as strings; [] without it."""
+    import torch
+    try:
+        return [[str(x) for x in r] for r in torch.cuda.tunable.get_results()]
+    except Exception:  # noqa: BLE001  (only reported)
+        return []
+
+
+def _step_bytes(model, states):
+    """Bytes a step must read at least, per shape: every weight, and for a decode step the whole
+    KV cache it attends over (the floor at the device's copy rate)."""
+    w = sum(t.numel() * t.element_size() for layer in model.layers for t in layer.values())
+    out = {}
+    for s, st in states.items():
+        kv = sum(t.numel() * t.element_size() for t in st["kcs"] + st["vcs"])
+        out[s] = w + (kv if st["tokens"] == 1 else 0)
+    return w, out
+
+
 def main_run(a):
     t_start = time.perf_counter()
-    tag = {"tunableop": "[tunableop child] ", "timing": "[repeat process] "}.get(a.child, "")
+    tag = "[repeat process] " if a.child else ""
     left_s = (lambda: a.deadline_s - (time.perf_counter() - t_start)) if a.deadline_s else \
         (lambda: float("inf"))
 
     def log(msg):
         print(tag + msg, flush=True)
-    child = {}
-    if "tunableop" in a.variants and not a.child:
-        child = llama_procs.load(a.tunableop_json) if a.tunableop_json else \
-            llama_procs.run_tunableop(a, log)
-        if a.tunableop_json:
-            log(f"tunableop: {a.tunableop_json} ({len(child.get('entries', []))} entries)")
+    # torch first (the reference every variant is checked against), compile last (its shapes
+    # are the ones skipped when the wall budget runs short).
+    names = ["torch"] + [v for v in ("tunableop", "ktune", "compile") if v in a.variants]
+    _tunableop_setup(a, names, log)
     import torch
     if not torch.cuda.is_available():
         raise SystemExit("no CUDA device: the timed run needs a GPU (--self-check runs anywhere)")
     cfg, dt = (TINY if a.tiny else LLAMA3_8B), torch.bfloat16
-    # torch first (the reference every variant is checked against), compile last (its shapes
-    # are the ones skipped when the wall budget runs short).
-    if a.child == "tunableop" and getattr(torch.cuda, "tunable", None) is not None:
-        torch.cuda.tunable.enable(True)  # the torch variant's pre switches it off again
-        torch.cuda.tunable.tuning_enable(True)
-    names = ["torch", "tunableop"] if a.child == "tunableop" else \
-        ["torch"] + [v for v in ("ktune", "compile") if v in a.variants]
     log(f"device {torch.cuda.get_device_name()}, torch {torch.__version__}, {a.layers} layers "
         f"{cfg}, variants {names}, shapes {a.shapes}")
+    copy = None if a.child else copy_rate()
+    if copy:
+        log(f"device-to-device copy: {copy['tbs']:.3f} TB/s (bytes read + written; median of "
+            f"{copy['reps']} copies of {copy['bytes'] / 2**30:.0f} GiB)")
     model = Decoder(cfg, a.layers, "cuda", dt)
     states = {s: model.state(*shape_of(s), a.context, "cuda", dt) for s in a.shapes}
-    entries, ops_of = set_up_all(a, model, cfg, states, names, t_start, log)
-    log(f"timing {len(entries)} entries in {a.rounds} interleaved rounds")
-    timing_rounds(entries, a.rounds, log, left_s if a.deadline_s else None)
-    ops_bd, kern = breakdowns(a, model, states, entries, ops_of, log, left_s)
+    weight_bytes, step_bytes = _step_bytes(model, states)
+    entries, ops_of, first_ops = set_up_all(a, model, cfg, states, names, t_start, log)
+    rounds = a.rounds
+    # Rounds past 3 and the breakdowns leave the repeat processes the time they are expected to
+    # take: the median over processes needs them more than a longer first process.
+    reserve = 0 if a.child else (a.procs - 1) * a.repeat_need_s
+    main_left = lambda: left_s() - reserve  # noqa: E731
+    log(f"timing {len(entries)} entries in {rounds} interleaved rounds")
+    timing_rounds(entries, rounds, log, main_left if a.deadline_s else None)
+    ops_bd, kern = breakdowns(a, model, states, entries, ops_of, log, main_left)
     res = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "cfg": cfg,
            "compile_scope": a.compile_scope, "order_ktune": tuning_order(a.shapes),
-           "layers": a.layers, "context": a.context, "rounds": a.rounds,
+           "layers": a.layers, "context": a.context, "rounds": rounds, "copy": copy,
+           "weight_bytes": weight_bytes, "step_bytes": step_bytes, "first_ops": first_ops,
+           "tunableop_results": _tunableop_results() if "tunableop" in names else [],
            "entries": [dict(variant=e.variant, shape=e.shape, setup_s=e.setup_s, err=e.err,
                             graph_err=e.graph_err, graph_ms=e.times["graph"],
                             eager_ms=e.times["eager"]) for e in entries],
            "ops": ops_bd, "kernels": {k: v[:40] for k, v in kern.items()}}
-    if a.child == "tunableop":
-        write = getattr(getattr(torch.cuda, "tunable", None), "write_file", None)
-        if write is not None:  # torch 2.11 has none: the results are written at exit
-            write()
-    elif not a.child:
-        llama_procs.merge_tunableop(res, child)
+    if not a.child:
         _write(a, res, t_start)  # kept if a repeat process takes the rest of the budget
         # The repeats need the GPU's memory: this process's graphs and cached blocks go first.
         del entries, ops_of, states
         torch.cuda.synchronize()
         torch.cuda.empty_cache()
         try:
-            res["procs"] = llama_procs.run_repeats(a, log, left_s)
+            res["procs"] = llama_procs.run_repeats(a, names, log, left_s)
         except Exception as e:  # noqa: BLE001  (the first process's figures still count)
             log(f"repeat processes FAILED: {type(e).__name__}: {e}")
     _write(a, res, t_start)
@@ -490,8 +563,6 @@ def main(argv=None):
         a.shapes = [s if s[0] == "d" else "p128" for s in a.shapes]
         a.compile_shapes = [s if s[0] == "d" else "p128" for s in a.compile_shapes]
         a.breakdown = [s if s[0] == "d" else "p128" for s in a.breakdown]
-    if a.only_tunableop:
-        return 0 if llama_procs.run_tunableop(a, lambda m: print(m, flush=True)) else 1
     main_run(a)
     return 0
 

@@ -47,12 +47,11 @@ def report(res):
     by = {(e["variant"], e["shape"]): e for e in res["entries"]}
     shapes = list(dict.fromkeys(e["shape"] for e in res["entries"]))
     variants = list(dict.fromkeys(e["variant"] for e in res["entries"]))
-    base = lambda v: "torch@child" if v == "tunableop" else "torch"  # noqa: E731
     print(f"\n== {res['device']}, torch {res['torch']}, {res['layers']} layers, decode context "
           f"{res['context']}; tokens/s = batch*tokens / step time, median over {res['rounds']} "
           "interleaved rounds [min, max]; G = CUDA graph replay, E = eager calls; 'vs torch' = "
-          "torch step time / variant step time per round (TunableOp against its own process's "
-          "torch); first call = tuning / compile (s); compile = torch.compile of "
+          "torch step time / variant step time per round; first call = tuning / compile (s); "
+          "compile = torch.compile of "
           f"{res.get('compile_scope', 'model')} scope")
     print(f"  {'shape':6s} {'variant':11s} {'G tok/s':>22s} {'E tok/s':>22s} {'vs torch G':>22s} "
           f"{'vs torch E':>22s} {'first s':>7s} {'rel err':>8s}")
@@ -61,8 +60,8 @@ def report(res):
             e = by.get((v, s))
             if e is None:
                 continue
-            t = by.get((base(v), s))
-            own = t is not None and v not in ("torch", "torch@child")
+            t = by.get(("torch", s))
+            own = t is not None and v != "torch"
             rg = _ratio(e["graph_ms"], t["graph_ms"]) if own else None
             re_ = _ratio(e["eager_ms"], t["eager_ms"]) if own else None
             print(f"  {s:6s} {v:11s} {_fmt(_tps(e['graph_ms'], s))} {_fmt(_tps(e['eager_ms'], s))}"
@@ -71,9 +70,12 @@ def report(res):
     print("  first-call totals (tuning / compile + one step), s: " +
           ", ".join(f"{v} {t:.1f}" for v, t in tun.items()))
     _print_tuning(res, by, shapes)
+    _print_first_ops(res)
     _print_breakdown(res)
     _print_summary(res, by, shapes)
+    _print_bounds(res, shapes)
     _print_processes(res, shapes)
+    _print_table(res, shapes)
 
 
 def _print_tuning(res, by, shapes):
@@ -97,35 +99,141 @@ def _print_tuning(res, by, shapes):
     print(f"  whole model: ktune {tot['ktune']:.1f} s, max-autotune {tot['compile']:.1f} s, "
           f"TunableOp {tot['tunableop']:.1f} s; ktune / max-autotune over the shapes both ran: "
           f"{ratio:.3f} (target <= 0.2)")
+    picks = {}
+    for r in res.get("tunableop_results") or []:
+        # (op signature, params signature, solution, time): the solution TunableOp kept
+        name = "_".join(r[2].split("_")[:2]) if len(r) > 2 else "?"
+        picks[name] = picks.get(name, 0) + 1
+    if picks:
+        print("  TunableOp's choices: " + ", ".join(f"{k} x{v}" for k, v in picks.items()) +
+              f" ({sum(picks.values())} GEMM shapes)")
+
+
+VARIANTS = ("torch", "tunableop", "compile", "ktune")
+
+
+def over_procs(res, shapes):
+    """Per shape, variant and timing (graph_ms / eager_ms): the tokens/s median of each process;
+    per shape, peer and timing: ktune's per-round ratio over the peer (peer step / ktune step),
+    its median in each process. {(shape, variant, w): [..]}, {(shape, peer, w): [..]}."""
+    tps, ratio = {}, {}
+    for p in [res] + list(res.get("procs", [])):
+        by = {(e["variant"], e["shape"]): e for e in p.get("entries", [])}
+        for s in shapes:
+            k = by.get(("ktune", s))
+            for w in ("graph_ms", "eager_ms"):
+                for v in VARIANTS:
+                    e = by.get((v, s))
+                    if e is None or not e[w]:
+                        continue
+                    tps.setdefault((s, v, w), []).append(_tps(e[w], s)[0])
+                    if v != "ktune" and k is not None and k[w]:
+                        ratio.setdefault((s, v, w), []).append(_ratio(k[w], e[w])[0])
+    return tps, ratio
 
 
 def _print_processes(res, shapes):
-    """torch and ktune per process: the first process and the repeats (warm caches), medians per
-    process and the median over processes [min, max]."""
+    """Every variant per process (the first one and the repeats, warm caches): tokens/s medians
+    per process and ktune's ratios; the median over processes [min, max]."""
     procs = [res] + list(res.get("procs", []))
-    if len(procs) < 2:
-        return
-    print(f"\n== over {len(procs)} processes (1 = the main run, the others torch and ktune only, "
-          "warm caches, 3 rounds): tokens/s per process medians; ktune/torch = per-round ratio, "
-          "median per process; last: the median over processes [min, max]")
+    tps, ratio = over_procs(res, shapes)
+    print(f"\n== over {len(procs)} processes (1 = the main run, {res['rounds']} rounds; the others "
+          "warm caches, " + ", ".join(f"{p.get('rounds', '?')}" for p in procs[1:]) +
+          " rounds): per process, tokens/s medians and ktune/peer = median per-round ratio; "
+          "-> the median over processes [min, max]")
     for s in shapes:
         for w, tag in (("graph_ms", "G"), ("eager_ms", "E")):
-            cells = {"torch": [], "ktune": [], "ratio": []}
-            for p in procs:
-                by = {(e["variant"], e["shape"]): e for e in p.get("entries", [])}
-                t, k = by.get(("torch", s)), by.get(("ktune", s))
-                if t is None or k is None or not t[w] or not k[w]:
+            for v in VARIANTS:
+                xs = tps.get((s, v, w))
+                if not xs:
                     continue
-                cells["torch"].append(_tps(t[w], s)[0])
-                cells["ktune"].append(_tps(k[w], s)[0])
-                cells["ratio"].append(_ratio(k[w], t[w])[0])
-            if not cells["ratio"]:
-                continue
-            m = _med(cells["ratio"])
-            print(f"  {s:6s} {tag} torch " + "/".join(f"{x:.0f}" for x in cells["torch"]) +
-                  "  ktune " + "/".join(f"{x:.0f}" for x in cells["ktune"]) +
-                  "  ktune/torch " + "/".join(f"{x:.3f}" for x in cells["ratio"]) +
-                  f"  -> {m[0]:.3f} [{m[1]:.3f}, {m[2]:.3f}]")
+                line = f"  {s:6s} {tag} {v:9s} tok/s " + "/".join(f"{x:.0f}" for x in xs)
+                m = _med(xs)
+                line += f"  -> {m[0]:.0f} [{m[1]:.0f}, {m[2]:.0f}]"
+                r = ratio.get((s, v, w))
+                if r:
+                    m = _med(r)
+                    line += ("   ktune/" + v + " " + "/".join(f"{x:.3f}" for x in r) +
+                             f" -> {m[0]:.3f} [{m[1]:.3f}, {m[2]:.3f}]")
+                print(line)
+
+
+def _cell(xs, fmt):
+    if not xs:
+        return "—"
+    m = _med(xs)
+    if len(xs) == 1:
+        return fmt.format(m[0]) + " (1 process)"
+    return f"{fmt.format(m[0])} [{fmt.format(m[1])}, {fmt.format(m[2])}]"
+
+
+def _print_table(res, shapes):
+    """The table for bench/NOTES.md (markdown): median over processes [min, max]."""
+    tps, ratio = over_procs(res, shapes)
+    n = 1 + len(res.get("procs", []))
+    print(f"\n== table (markdown; median over {n} processes [min, max] of each process's median "
+          "over its rounds; ratios per round, then per process)")
+    cols = [("torch G tok/s", tps, "torch", "graph_ms", "{:.0f}"),
+            ("ktune G tok/s", tps, "ktune", "graph_ms", "{:.0f}"),
+            ("ktune / torch G", ratio, "torch", "graph_ms", "{:.3f}"),
+            ("ktune / TunableOp G", ratio, "tunableop", "graph_ms", "{:.3f}"),
+            ("max-autotune G tok/s", tps, "compile", "graph_ms", "{:.0f}"),
+            ("ktune / max-autotune G", ratio, "compile", "graph_ms", "{:.3f}"),
+            ("torch E tok/s", tps, "torch", "eager_ms", "{:.0f}"),
+            ("ktune E tok/s", tps, "ktune", "eager_ms", "{:.0f}"),
+            ("ktune / torch E", ratio, "torch", "eager_ms", "{:.3f}")]
+    print("| decode batch / prefill | " + " | ".join(c[0] for c in cols) + " |")
+    print("|---" * (len(cols) + 1) + "|")
+    for s in shapes:
+        b, t = shape_of(s)
+        name = str(b) if t == 1 else f"prefill {b} x {t}"
+        print(f"| {name} | " + " | ".join(_cell(src.get((s, v, w)), f) for _, src, v, w, f in cols)
+              + " |")
+
+
+def _print_bounds(res, shapes):
+    """Each shape's floor: the bytes a step must read (weights, and the KV cache a decode step
+    attends over) at the device's measured copy rate; each variant's graphed step against it."""
+    copy, sb = res.get("copy"), res.get("step_bytes") or {}
+    if not copy or not sb:
+        return
+    rate = copy["tbs"] * 1e12
+    by = {(e["variant"], e["shape"]): e for e in res["entries"]}
+    print(f"\n== the read floor at this device's copy rate ({copy['tbs']:.3f} TB/s, bytes read + "
+          f"written by a {copy['bytes'] / 2**30:.0f} GiB device-to-device copy, same run): "
+          "floor = bytes / rate; per variant the graphed step (ms, median) and floor / step")
+    for s in shapes:
+        if s not in sb or shape_of(s)[1] != 1:
+            continue
+        floor = sb[s] / rate * 1e3
+        cells = []
+        for v in VARIANTS:
+            e = by.get((v, s))
+            if e and e["graph_ms"]:
+                ms = statistics.median(e["graph_ms"])
+                cells.append(f"{v} {ms:.3f} ({floor / ms:.2f})")
+        print(f"  {s:6s} {sb[s] / 1e9:.3f} GB  floor {floor:.3f} ms  " + "  ".join(cells))
+
+
+def _print_first_ops(res):
+    """Where ktune's tuning time goes: the first call of each shape, op by op (host wall, the
+    device synchronised around each op; an op's first layer tunes its keys)."""
+    fo = dict(res.get("first_ops") or {})
+    init = fo.pop("init_s", {})
+    if init:
+        print("\n== set-up of each variant before its first call (s; ktune: its tuner and the "
+              "rotary family registered): " + ", ".join(f"{k} {v:.2f}" for k, v in init.items()))
+    if not fo:
+        return
+    cols = list(dict.fromkeys(k for d in fo.values() for k in d))
+    print("\n== ktune's first call by op (s; tuning order " + ", ".join(fo) + ")")
+    print(f"  {'shape':6s} " + " ".join(f"{c:>12s}" for c in cols) + f" {'total':>8s}")
+    for s, d in fo.items():
+        print(f"  {s:6s} " + " ".join(f"{d.get(c, 0):12.2f}" for c in cols) +
+              f" {sum(d.values()):8.2f}")
+    print(f"  {'all':6s} " + " ".join(f"{sum(d.get(c, 0) for d in fo.values()):12.2f}"
+                                      for c in cols) +
+          f" {sum(sum(d.values()) for d in fo.values()):8.2f}")
 
 
 def _print_breakdown(res):
@@ -173,7 +281,7 @@ def _print_kernels(kern, top=14):
 
 def _print_summary(res, by, shapes):
     print("\n== summary: tokens/s median [range]; ktune/x = x's step time / ktune's (same "
-          "process per round; vs tunableop through each process's torch)")
+          "process per round)")
     print(f"  {'shape':6s} {'torch G':>10s} {'ktune G':>10s} {'ktune/torch G':>14s} "
           f"{'ktune/tunop G':>14s} {'ktune/compile G':>16s} {'torch E':>10s} {'ktune E':>10s} "
           f"{'ktune/torch E':>14s} graphed")
@@ -181,12 +289,10 @@ def _print_summary(res, by, shapes):
         t, k = by.get(("torch", s)), by.get(("ktune", s))
         if t is None:
             continue
-        c, tu, tc = by.get(("compile", s)), by.get(("tunableop", s)), by.get(("torch@child", s))
+        c, tu = by.get(("compile", s)), by.get(("tunableop", s))
         kg = k and _ratio(k["graph_ms"], t["graph_ms"])
-        vs_tun = None
-        if k and tu and tc and kg:
-            tun_g = _ratio(tu["graph_ms"], tc["graph_ms"])
-            vs_tun = tun_g and kg[0] / tun_g[0]
+        vs_tun = k and tu and _ratio(k["graph_ms"], tu["graph_ms"])
+        vs_tun = vs_tun and vs_tun[0]
         vs_c = k and c and _ratio(k["graph_ms"], c["graph_ms"])
         tps = lambda e, w: (_tps(e[w], s) or [float("nan")])[0] if e else float("nan")  # noqa
         graphed = ",".join(v for v in ("torch", "tunableop", "compile", "ktune")
@@ -199,6 +305,22 @@ def _print_summary(res, by, shapes):
     print(f"  total {res['total_s']:.0f} s")
 
 
-if __name__ == "__main__":
-    with open(sys.argv[1]) as f:
-        report(json.load(f))
+def load_run(path, repeats=()):
+    """The first process's JSON with the repeat processes' (their own files, when the first one
+    was cut before it merged them) as its "procs"."""
+    with open(path) as f:
+        res = json.load(f)
+    if repeats and not res.get("procs"):
+        res["procs"] = []
+        for i, p in enumerate(repeats):
+            try:
+                with open(p) as f:
+                    res["procs"].append(dict(json.load(f), process=i + 2))
+            except (OSError, ValueError):
+                print(f"  {p}: not read")
+    res.setdefault("total_s", 0.0)
+    return res
+
+
+if __name__ == "__main__":  # python3 llama_report.py llama.json [llama_proc2.json ...]
+    report(load_run(sys.argv[1], sys.argv[2:]))

@@ -40,14 +40,50 @@ def capture(fn):
     return g, out
 
 
-def first_call(entry):
-    """The first call (tunes or compiles), timed."""
+def first_call(entry, fn=None):
+    """The first call (tunes or compiles), timed; fn: the same call made another way (op by op
+    under a WallRecorder)."""
     import torch
     entry.pre()
     t0 = time.perf_counter()
-    entry.eager()
+    (fn or entry.eager)()
     torch.cuda.synchronize()
     entry.setup_s = time.perf_counter() - t0
+
+
+class WallRecorder:
+    """Host wall seconds per op name of one call (the device synchronised around each op): where
+    a first call's tuning time goes."""
+
+    def __init__(self):
+        self.seconds = {}
+
+    def __call__(self, name, fn, *args):
+        import torch
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        out = fn(*args)
+        torch.cuda.synchronize()
+        self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - t0
+        return out
+
+
+def copy_rate(nbytes=2 << 30, reps=10):
+    """The device's copy rate: bytes read + written per second by a device-to-device copy of
+    nbytes (torch's copy_), median of reps; the floor a step's bytes are compared with."""
+    import torch
+    bufs = [torch.empty(nbytes, dtype=torch.uint8, device="cuda") for _ in range(2)]
+
+    def copy():
+        bufs[1].copy_(bufs[0])
+    for _ in range(3):
+        copy()
+    ms = [time_ms(copy, 1) for _ in range(reps)]
+    bufs.clear()  # the memory back to the caching allocator, then to the device
+    torch.cuda.empty_cache()
+    med = statistics.median(ms)
+    return {"bytes": nbytes, "reps": reps, "ms": med, "tbs": 2 * nbytes / (med * 1e-3) / 1e12,
+            "all_ms": ms}
 
 
 def set_up(entry, ref, tol, graphs, log):

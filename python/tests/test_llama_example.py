@@ -41,16 +41,30 @@ def test_entries_time_fewer_prefill_steps_per_batch():
 
 
 def test_children_get_the_run_shape_and_their_own_variants():
-    a = llama.parse_args(["--shapes", "d1,p2048", "--layers", "2", "--json", "/tmp/x/llama.json"])
-    argv = llama_procs.child_argv(a, "timing", "/tmp/x/p2.json", variants=("torch", "ktune"),
-                                  rounds=3, breakdown=(), deadline_s=42)
+    a = llama.parse_args(["--shapes", "d1,p2048", "--layers", "2", "--json", "/tmp/x/llama.json",
+                          "--compile-shapes", "d1"])
+    argv = llama_procs.child_argv(a, "timing", "/tmp/x/p2.json",
+                                  variants=("torch", "tunableop", "ktune", "compile"), rounds=3,
+                                  breakdown=(), deadline_s=42)
     child = llama.parse_args(argv[2:])
     assert child.child == "timing" and child.shapes == ["d1", "p2048"] and child.layers == 2
-    assert child.variants == ["torch", "ktune"] and child.rounds == 3 and child.breakdown == []
+    assert child.variants == ["torch", "tunableop", "ktune", "compile"]
+    assert child.compile_shapes == ["d1"] and child.compile_scope == "layer"
+    assert child.rounds == 3 and child.breakdown == []
     assert child.deadline_s == 42 and child.json == "/tmp/x/p2.json"
-    env = llama_procs.tunableop_env(a)
-    assert env["PYTORCH_TUNABLEOP_FILENAME"] == "/tmp/x/llama_tunableop_results%d.csv"
-    assert "PYTORCH_TUNABLEOP_ENABLED" not in env
+
+
+def test_repeat_processes_stop_when_the_last_one_would_not_fit(monkeypatch):
+    a = llama.parse_args(["--json", "/tmp/x/llama.json", "--procs", "4"])
+    runs = []
+    monkeypatch.setattr(llama_procs, "_run",
+                        lambda argv, env, timeout, out, log, what: runs.append(out) or {"x": 1})
+    left = iter([100.0, 60.0, 2.0])  # the third repeat finds 2 s left: skipped
+    logs = []
+    procs = llama_procs.run_repeats(a, ["torch", "ktune"], logs.append, lambda: next(left))
+    assert [p["process"] for p in procs] == [2, 3]
+    assert runs == ["/tmp/x/llama_proc2.json", "/tmp/x/llama_proc3.json"]
+    assert any("process 4 of 4: skipped" in m for m in logs)
 
 
 def _entry(variant, shape, ms, setup_s=1.0):
@@ -58,18 +72,62 @@ def _entry(variant, shape, ms, setup_s=1.0):
                 graph_ms=[ms, ms * 1.01, ms * 0.99], eager_ms=[2 * ms, 2 * ms, 2 * ms])
 
 
+def _proc(torch_ms, ktune_ms, compile_ms):
+    return dict(rounds=3, entries=[_entry("torch", "d1", torch_ms), _entry("tunableop", "d1",
+                                                                            torch_ms),
+                                   _entry("ktune", "d1", ktune_ms),
+                                   _entry("compile", "d1", compile_ms)])
+
+
 def test_report_prints_ratios_tuning_time_and_processes(capsys):
     entries = [_entry("torch", "d1", 2.0), _entry("ktune", "d1", 1.6, 10.0),
-               _entry("compile", "d1", 1.5, 40.0), _entry("torch@child", "d1", 2.0),
-               _entry("tunableop", "d1", 2.0, 0.1)]
+               _entry("compile", "d1", 1.5, 40.0), _entry("tunableop", "d1", 2.0, 0.1)]
     res = dict(device="GPU", torch="2", cfg={}, compile_scope="layer", order_ktune=["d1"],
                layers=8, context=1024, rounds=3, entries=entries, ops={}, kernels={},
-               total_s=1.0, procs=[dict(entries=[_entry("torch", "d1", 2.2),
-                                                 _entry("ktune", "d1", 1.6)])])
+               total_s=1.0, copy={"tbs": 4.0, "bytes": 2 << 30}, step_bytes={"d1": 4e9},
+               first_ops={"d1": {"qkv": 1.0, "down": 2.5}, "init_s": {"ktune": 0.25}},
+               tunableop_results=[["GemmTunableOp_BFloat16_TN", "tn_1_2_3", "Default", "0.1"]],
+               procs=[_proc(2.2, 1.6, 1.5), _proc(2.4, 1.6, 1.7)])
     llama_report.report(res)
     out = capsys.readouterr().out
     assert "whole model: ktune 10.0 s, max-autotune 40.0 s" in out
     assert "ktune / max-autotune over the shapes both ran: 0.250" in out
-    assert "over 2 processes" in out
-    summary = next(line for line in out.splitlines() if line.startswith("  d1 ") and "torch," in line)
+    assert "TunableOp's choices: Default x1 (1 GEMM shapes)" in out
+    assert "over 3 processes" in out
+    summary = next(line for line in out.splitlines()
+                   if line.startswith("  d1 ") and "torch," in line)
     assert summary.split()[3] == "1.250"  # ktune/torch G: 2.0 / 1.6 per round
+    # the floor: 4 GB at 4 TB/s = 1 ms; ktune's graphed step 1.6 ms
+    assert "d1     4.000 GB  floor 1.000 ms" in out and "ktune 1.600 (0.62)" in out
+    first = [line.split() for line in out.splitlines() if line.startswith("  all ")]
+    assert first == [["all", "1.00", "2.50", "3.50"]]  # ktune's first call by op, summed
+    assert "before its first call" in out and "ktune 0.25" in out
+    # the table: ktune/torch G per process 1.250, 1.375, 1.500 -> median 1.375 [1.250, 1.500]
+    row = next(line for line in out.splitlines() if line.startswith("| 1 |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[3] == "1.375 [1.250, 1.500]"
+    assert cells[4] == "1.375 [1.250, 1.500]"  # vs TunableOp (same times as torch here)
+    assert cells[6] == "0.938 [0.938, 1.062]"  # vs max-autotune: 1.5 / 1.6, 1.5 / 1.6, 1.7 / 1.6
+
+
+def test_waiting_for_the_package_built_beside_the_harness(tmp_path, monkeypatch):
+    # The device script starts the harness while ktune is still being built into a folder that
+    # is on sys.path but missing: once the marker exists, the import must find the new folder.
+    import importlib
+    import threading
+    pkg = tmp_path / "kpy"
+    monkeypatch.syspath_prepend(str(pkg))
+    assert importlib.util.find_spec("llama_wait_probe_mod") is None  # caches the missing folder
+    monkeypatch.setenv("LLAMA_WAIT_FOR", str(tmp_path / "kpy.done"))
+
+    def build():
+        pkg.mkdir()
+        (pkg / "llama_wait_probe_mod.py").write_text("VALUE = 42\n")
+        (tmp_path / "kpy.done").touch()
+    timer = threading.Timer(0.3, build)
+    timer.start()
+    logs = []
+    llama._wait_for_package(logs.append, limit_s=30)
+    timer.join()
+    assert importlib.import_module("llama_wait_probe_mod").VALUE == 42
+    assert logs and "waited" in logs[0]
