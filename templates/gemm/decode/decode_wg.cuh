@@ -20,15 +20,25 @@
 // the accumulators, a cut one adds into the workspace and the block that completes the tile's
 // counter stores (the same last-block protocol, among the consumer threads only: named barrier 1).
 //
+// DC_WG = 2 feeds the same ring by TMA instead (sm_90a; the launch passes tensor maps, see
+// gemm::decodeAMap / decodeBMap): one elected producer thread posts each stage's byte count on
+// its `full` barrier (expect_tx) and issues one cp.async.bulk.tensor per weight box (64 rows x 64
+// k; with silu_mul 8 rows, so that the gate/up rows interleave every 8 rows as above) and per A
+// box (min(8*DC_MT, 64) rows x 64 k). The copies complete the barrier themselves (zero-filled
+// past N, M and K), so the producer never waits for its own copies and every stage of the ring
+// can be in flight; it issues a few instructions per 8 KB where the cp.async producer issued one
+// warp instruction per 512 bytes plus its address arithmetic.
+//
 // Knobs here: DC_WARPS (4, 8: consumer warpgroups), DC_NT (64-row slabs per warpgroup), DC_MT
 // (wgmma N / 8), DC_U (k per stage / 64), DC_DEPTH (stages / 2), DC_GRID, DC_PF (1: one producer
 // warp, 2: a producer warpgroup); DC_XR unused (the space pins it to 0). Dynamic shared memory: 2*DC_DEPTH * (tile rows + 8*DC_MT) * 128*DC_U
 // bytes + 1024 (alignment) + the barriers (16 bytes per stage + 16).
+#define DC_TMA (DC_WG == 2)
 namespace kd {
 
 constexpr int kCWarps = DC_WARPS;                 // consumer warps
 constexpr int kConsumers = 32 * kCWarps;          // consumer threads
-constexpr int kProducers = DC_PF == 2 ? 128 : 32;  // producer threads: a warp or a warpgroup
+constexpr int kProducers = DC_PF == 2 && !DC_TMA ? 128 : 32;  // a warp or a warpgroup
 constexpr int kThreads = kConsumers + kProducers;
 constexpr int kNT = DC_NT;                        // 64-row slabs per warpgroup
 constexpr int kBN = 64 * kNT * (kCWarps / 4);     // weight rows per tile
@@ -41,6 +51,8 @@ constexpr int kAcc = kBM / 2;                     // fp32 accumulators per threa
 static_assert(kCWarps == 4 || kCWarps == 8, "DC_WARPS must be 4 or 8 with DC_WG");
 static_assert(kBM == 8 || kBM == 16 || kBM == 32 || kBM == 64 || kBM == 128, "DC_MT: 1..16");
 static_assert(kStageBytes % 1024 == 0, "stage size must keep the 1024-byte swizzle alignment");
+// DC_TMA: rows of an A box and of a weight box (gemm::decodeABoxRows / decodeBMap).
+constexpr int kXBox = kBM < 64 ? kBM : 64, kWBox = ACT == 3 ? 8 : 64;
 
 using ktune::smem_addr;
 using ktune::make_desc_addr;
@@ -63,6 +75,24 @@ KTUNE_DEVICE void mbar_wait(unsigned bar, unsigned parity) {
                  : "memory");
   } while (!done);
 }
+#if DC_TMA
+// The 128 bytes of a CUtensorMap, passed by value (__grid_constant__).
+struct __align__(64) TensorMap {
+  unsigned long long v[16];
+};
+KTUNE_DEVICE void mbar_expect_tx(unsigned bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+// One box of a 2-D tensor map at (col c0, row r0) into shared memory, completing on `bar`.
+KTUNE_DEVICE void tma_load_2d(unsigned dst, const TensorMap* map, int c0, int r0, unsigned bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(r0), "r"(bar)
+      : "memory");
+}
+#endif
 KTUNE_DEVICE void consumers_sync() { asm volatile("bar.sync 1, %0;\n" ::"n"(kConsumers) : "memory"); }
 
 // 16 bytes global -> shared, zero-filled beyond `bytes` (0 or 16 here).
@@ -129,6 +159,30 @@ KTUNE_DEVICE void mma_stage(float (&acc)[kNT][kAcc], unsigned w, unsigned x) {
     }
 }
 
+#if DC_TMA
+// The weight row of weight box b of the tile at row0 (N: past the end, a box of zeros).
+KTUNE_DEVICE int box_row(const Prob& p, int row0, int b) {
+  const int r = weight_row(p, row0, b * kWBox);
+  return r < 0 ? p.N : r;
+}
+
+// One stage by the elected producer thread: its byte count on `bar`, then the boxes in the layout
+// of produce() below (a row's kU boxes back to back: one longer DRAM run per row).
+KTUNE_DEVICE void produce_tma(const Prob& p, const TensorMap* tmW, const TensorMap* tmA, unsigned w,
+                              unsigned bar, int row0, int k0) {
+  mbar_expect_tx(bar, kStageBytes);
+#pragma unroll
+  for (int b = 0; b < kBN / kWBox; ++b)
+#pragma unroll
+    for (int u = 0; u < kU; ++u)
+      tma_load_2d(w + u * kBN * 128 + b * kWBox * 128, tmW, k0 + u * 64, box_row(p, row0, b), bar);
+#pragma unroll
+  for (int xb = 0; xb < kBM / kXBox; ++xb)
+#pragma unroll
+    for (int u = 0; u < kU; ++u)
+      tma_load_2d(w + kWBytes + u * kBM * 128 + xb * kXBox * 128, tmA, k0 + u * 64, xb * kXBox, bar);
+}
+#else
 // One stage's copies by producer thread t: the tile's weight rows (row r of the tile is weight row
 // weight_row(p, row0, r)) and the A rows, k0 .. k0+kBK. A row's 8*kU 16-byte chunks sit on
 // consecutive threads, so each thread keeps one chunk (c, u) and steps over rows: no index
@@ -152,6 +206,8 @@ KTUNE_DEVICE void produce(const Prob& p, unsigned w, unsigned x, int row0, int k
          ok ? 16 : 0);
   }
 }
+
+#endif
 
 // Calls f(v, n, m) for accumulator v of slab t: n the tile row (weight row via weight_row), m the
 // A row. Accumulator j*4 + e: row warp*16 + lane/4 + (e/2)*8 of the slab, column j*8 + 2*(lane%4)
@@ -232,7 +288,14 @@ KTUNE_DEVICE void flush(const Prob& p, float (&acc)[kNT][kAcc], int row0, int st
 KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
     ktune_gemm_decode(const unsigned short* __restrict__ A, const unsigned short* __restrict__ B,
                       void* Cv, const void* biasv, float* workspace, unsigned* counters, int M,
-                      int N, int K, long lda, long ldb, long ldc, float alpha, float beta) {
+                      int N, int K, long lda, long ldb, long ldc, float alpha, float beta
+#if DC_TMA  // the TMA kernel's tail (gemm::tmaDescriptors, unread), then the decode boxes' maps
+                      , const __grid_constant__ kd::TensorMap, const __grid_constant__ kd::TensorMap,
+                      const __grid_constant__ kd::TensorMap, int, const float*, const float*,
+                      const __grid_constant__ kd::TensorMap tmX,
+                      const __grid_constant__ kd::TensorMap tmW
+#endif
+) {
   using namespace kd;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const unsigned base = (smem_addr(smem_raw) + 1023u) & ~1023u;
@@ -247,13 +310,28 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   const int S = (int)(u1 - u0);
   if (tid == 0) {
     for (int i = 0; i < kStages; ++i) {
-      mbar_init(full + 8 * i, kProducers);  // every producer thread, after its copies landed
+      // DC_TMA: the producer's expect_tx; else every producer thread, after its copies landed.
+      mbar_init(full + 8 * i, DC_TMA ? 1 : kProducers);
       mbar_init(empty + 8 * i, kCWarps);  // one lane per consumer warp
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
 
+#if DC_TMA
+  if (tid >= kConsumers) {  // one elected thread of the producer warp
+    if (tid != kConsumers) return;
+#pragma unroll 1
+    for (int s = 0; s < S; ++s) {
+      const int slot = s % kStages;
+      if (s >= kStages) mbar_wait(empty + 8 * slot, ((s / kStages) - 1) & 1);
+      const long u = u0 + s;
+      const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
+      produce_tma(p, &tmW, &tmX, base + slot * kStageBytes, full + 8 * slot, tile * kBN, st * kBK);
+    }
+    return;
+  }
+#else
   if (tid >= kConsumers) {  // the producer warp(s)
     const int pt = tid - kConsumers;
     constexpr int kLag = kStages - 1;  // stages in flight behind the one just issued
@@ -277,6 +355,7 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
     for (int s = S > kLag ? S - kLag : 0; s < S; ++s) mbar_arrive(full + 8 * (s % kStages));
     return;
   }
+#endif
 
   float acc[kNT][kAcc];
   for_each_acc(acc, tid, [](float& v, int, int) { v = 0.0f; });
