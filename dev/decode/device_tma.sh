@@ -13,7 +13,8 @@ OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 exec > >(tee "$OUT/summary.txt") 2>&1  # the summary survives a cut call
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.draw --format=csv,noheader
 B=$PWD/pb
-if ldd "$B/bench/gemm_bench" "$B/tests/gemm_gpu_test" 2>&1 | grep -q "not found" || [ ! -x "$B/bench/gemm_bench" ]; then
+export LD_LIBRARY_PATH="$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+if ! "$B/bench/gemm_bench" --help > /dev/null 2>&1 || ! "$B/tests/gemm_gpu_test" --gtest_list_tests > /dev/null 2>&1; then
   S=$(date +%s)
   bash dev/device_build.sh gemm_gpu_test gemm_bench > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
   echo "build $(( $(date +%s) - S ))s"; B=/tmp/kb

@@ -10,5 +10,6 @@ rm -rf "$DEST" && mkdir -p "$DEST" && git archive HEAD | tar -x -C "$DEST"
 for f in tests/gemm_gpu_test bench/gemm_bench; do
   mkdir -p "$DEST/pb/$(dirname "$f")" && cp "$B/$f" "$DEST/pb/$f"
 done
+mkdir -p "$DEST/pb/lib" && cp -L /lib/x86_64-linux-gnu/libbenchmark.so.1debian "$DEST/pb/lib/"  # not on the GPU machine
 strip "$DEST"/pb/*/* 2>/dev/null || true
 du -sh "$DEST" "$DEST/pb"
