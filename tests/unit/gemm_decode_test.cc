@@ -334,6 +334,36 @@ TEST(GemmDecode, TmaFedBodySpaceLaunchRuleAndMaps) {
   a100.arch = "sm_80";
   EXPECT_EQ(launchPlan(KernelKind::kDecode, c, nt(8, 4096, 4096), a100).status().code(),
             Code::kUnsupported);
+  // DC_GRID = 4, 5: a cluster of 2 or 4 blocks per tile, no workspace, no counters.
+  Config cl = c;
+  cl.set("DC_GRID", int64_t{4});
+  auto q = launchPlan(KernelKind::kDecode, cl, nt(8, 4099, 4104), dev);
+  ASSERT_TRUE(q.ok()) << q.status().toString();
+  EXPECT_EQ(q->grid.x, 2u * 65u);
+  EXPECT_EQ(q->workspace_bytes, 0);
+  EXPECT_EQ(q->counters, 0);
+  cl.set("DC_GRID", int64_t{5});
+  auto q4 = launchPlan(KernelKind::kDecode, cl, nt(8, 4096, 4096), dev);
+  ASSERT_TRUE(q4.ok()) << q4.status().toString();
+  EXPECT_EQ(q4->grid.x, 4u * 64u);
+  // Only the TMA-fed body splits over a cluster; its ring must hold the other blocks' sums
+  // (3 x 128 threads x 64 floats at the 128 tier > 2 stages x 192 rows x 128 bytes).
+  Config cp4 = cp;
+  cp4.set("DC_GRID", int64_t{4});
+  EXPECT_FALSE(sp.validate(cp4).ok());
+  EXPECT_FALSE(sp.validate(wgConfig(16, 4, 1, 1, 1, 5)).ok());
+  Config small_ring = wgConfig(16, 4, 1, 1, 1, 5);
+  small_ring.set("DC_WG", int64_t{2});
+  EXPECT_FALSE(sp.validate(small_ring).ok());
+  small_ring.set("DC_GRID", int64_t{4});  // one slot of 32 KB fits the 48 KB ring
+  EXPECT_TRUE(sp.validate(small_ring).ok()) << sp.validate(small_ring).toString();
+  // 1 KB of each weight row per stage: TMA only.
+  Config u8 = cp;
+  u8.set("DC_U", int64_t{8});
+  u8.set("DC_DEPTH", int64_t{1});
+  EXPECT_FALSE(sp.validate(u8).ok());
+  u8.set("DC_WG", int64_t{2});
+  EXPECT_TRUE(sp.validate(u8).ok()) << sp.validate(u8).toString();
   // B's boxes: 64 weight rows; 8 with silu_mul (the gate/up rows interleave every 8 rows).
   GemmShape g = nt(4, 8190, 1000);
   g.act = Activation::kSiluMul;
@@ -368,16 +398,17 @@ TEST(GemmDecode, TmaFedBodySpaceLaunchRuleAndMaps) {
   EXPECT_GE(tma, 8u);
 }
 
-// The TMA-fed body compiles for sm_90a (plain, bias + C +=, gate/up) at the smallest, a middle and
-// the largest tier: bulk tensor copies and wgmma in the PTX, no spills.
+// The TMA-fed body compiles for sm_90a (plain, bias + C +=, gate/up; stream-K and both cluster
+// splits) at the smallest, a middle and the largest tier: bulk tensor copies and wgmma in the PTX
+// (and the cluster reduction's stores), no spills.
 TEST(GemmDecode, TmaFedBodyCompilesWithBulkTensorCopies) {
   auto cc = compilerForArch("sm_90a");
   if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
   std::vector<std::pair<Config, GemmShape>> jobs;
-  // (M, DC_MT, DC_WARPS, DC_U, DC_DEPTH, gate/up with bias and C +=)
-  const int64_t cases[][6] = {{1, 1, 4, 2, 4, 0}, {40, 8, 4, 1, 4, 1}, {128, 16, 8, 1, 2, 1}};
+  // (M, DC_MT, DC_WARPS, DC_U, DC_DEPTH, gate/up with bias and C +=, DC_GRID)
+  const int64_t cases[][7] = {{1, 1, 4, 8, 1, 0, 5}, {40, 8, 4, 1, 4, 1, 4}, {128, 16, 8, 1, 2, 1, 1}};
   for (const auto& k : cases) {
-    Config c = wgConfig(k[1], k[2], 1, k[3], k[4], 1);
+    Config c = wgConfig(k[1], k[2], 1, k[3], k[4], k[6]);
     c.set("DC_WG", int64_t{2});
     GemmShape g = nt(k[0], 8192, 4096);
     if (k[5]) {
@@ -408,6 +439,8 @@ TEST(GemmDecode, TmaFedBodyCompilesWithBulkTensorCopies) {
       else if (r->dumps["ptx"].find("cp.async.bulk.tensor.2d") == std::string::npos ||
                r->dumps["ptx"].find("wgmma.mma_async") == std::string::npos)
         failures[j] = c.toString() + ": PTX lacks bulk tensor copies or wgmma";
+      else if (c.getInt("DC_GRID") >= 4 && r->dumps["ptx"].find("st.shared::cluster") == std::string::npos)
+        failures[j] = c.toString() + ": PTX lacks the cluster reduction";
     }
   };
   std::thread t1(work), t2(work);

@@ -57,17 +57,25 @@ int64_t wgRingBytes(K c) {
   return 2 * knob(c, "DC_DEPTH") * (wgTileRows(c) + 8 * knob(c, "DC_MT")) * 128 * knob(c, "DC_U");
 }
 
+// DC_GRID = 4, 5: blocks per cluster (one cluster per tile), 1 otherwise.
+int64_t clusterBlocks(K c) { return knob(c, "DC_GRID") == 4 ? 2 : knob(c, "DC_GRID") == 5 ? 4 : 1; }
+// The sums the other blocks of a cluster hand to the first: (blocks - 1) x consumer threads x
+// DC_NT x 4*DC_MT floats.
+int64_t clusterReduceBytes(K c) {
+  return (clusterBlocks(c) - 1) * 32 * knob(c, "DC_WARPS") * knob(c, "DC_NT") * 4 * knob(c, "DC_MT") * 4;
+}
+
 ConfigSpace buildSpace() {
   ConfigSpace s;
   s.addInts("DC_WG", {0, 1, 2}, "cuda")
       .addInts("DC_WARPS", {4, 8}, "cuda")
       .addInts("DC_NT", {1, 2}, "cuda")
       .addInts("DC_MT", {1, 2, 4, 8, 16}, "cuda")
-      .addInts("DC_U", {1, 2, 4}, "cuda")
+      .addInts("DC_U", {1, 2, 4, 8}, "cuda")
       .addInts("DC_DEPTH", {2, 4}, "cuda")
       .addInts("DC_PF", {1, 2}, "cuda")
       .addInts("DC_XR", {0, 1}, "cuda")
-      .addInts("DC_GRID", {0, 1, 2, 3}, "cuda");
+      .addInts("DC_GRID", {0, 1, 2, 3, 4, 5}, "cuda");
   s.constrain("DC_WG >= 1 || register estimate DC_DEPTH*(8*DC_NT*DC_U + 4*DC_MT*DC_U*DC_XR) + "
               "4*DC_MT*DC_U*(1-DC_XR) + 4*DC_NT*DC_MT <= 232",
               [](K c) { return wg(c) || registerEstimate(c) <= 232; });
@@ -78,6 +86,13 @@ ConfigSpace buildSpace() {
   // The TMA-fed body (DC_WG = 2) has one elected producer thread: DC_PF pinned to 1.
   s.constrain("DC_WG != 2 || DC_PF == 1",
               [](K c) { return !tmaFed(c) || knob(c, "DC_PF") == 1; });
+  // 1 KB of each weight row per stage: the TMA-fed body only (the probe measured longer runs per
+  // row faster; the cp.async producer's pass must cover whole rows).
+  s.constrain("DC_U < 8 || DC_WG == 2", [](K c) { return knob(c, "DC_U") < 8 || tmaFed(c); });
+  // DC_GRID = 4, 5: K split over a cluster of 2 or 4 blocks per tile, reduced in the first block's
+  // ring (the TMA-fed body only): the ring must hold the other blocks' sums.
+  s.constrain("DC_GRID < 4 || (DC_WG == 2 && ring bytes >= cluster reduce bytes)",
+              [](K c) { return knob(c, "DC_GRID") < 4 || (tmaFed(c) && wgRingBytes(c) >= clusterReduceBytes(c)); });
   // Accumulators: 4*DC_MT floats per 64-row slab and thread; 128 of them (two slabs at the widest
   // tier) spill under ptxas (sm_90a), 64 do not.
   s.constrain("DC_WG == 0 || DC_NT * DC_MT <= 16",
@@ -119,7 +134,8 @@ Status applicable(K c, const GemmShape& s) {
 // bench/NOTES.md). The M x N fp32 workspace and one counter per tile of 16*DC_NT rows, zero between
 // calls.
 // DC_WG = 1, 2: tiles of 64*DC_NT*DC_WARPS/4 rows, units of 64*DC_U k, DC_WARPS consumer warps + the
-// producer warp (DC_WG = 1 with DC_PF = 2: warpgroup), sm_90a only. A grid whose ranges cut no tile (DC_GRID = 0,
+// producer warp (DC_WG = 1 with DC_PF = 2: warpgroup), sm_90a only; DC_GRID = 4, 5: a cluster of
+// 2 or 4 blocks per tile splitting its K, reduced in distributed shared memory (no workspace). A grid whose ranges cut no tile (DC_GRID = 0,
 // or one unit per tile) needs neither workspace nor counters.
 Status plan(K c, const GemmShape& s, const DeviceInfo& dev, LaunchPlan& p) {
   if (wg(c) && dev.arch != "sm_90a")
@@ -132,11 +148,12 @@ Status plan(K c, const GemmShape& s, const DeviceInfo& dev, LaunchPlan& p) {
                               : ceilDiv(s.k, 32 * knob(c, "DC_U") * warps);
   const int64_t units = tiles * steps;
   const int64_t sms = std::max(1, dev.multiprocessors);
-  const int64_t grid = knob(c, "DC_GRID") == 0 ? tiles : std::min(units, sms * knob(c, "DC_GRID"));
+  const int64_t g = knob(c, "DC_GRID");
+  const int64_t grid = g == 0 ? tiles : g >= 4 ? tiles * clusterBlocks(c) : std::min(units, sms * g);
   p.grid = Dim3{static_cast<unsigned>(grid), 1u, 1u};
   const int64_t producers = !wg(c) ? 0 : knob(c, "DC_PF") == 2 && !tmaFed(c) ? 128 : 32;
   p.block = Dim3{static_cast<unsigned>(32 * warps + producers), 1u, 1u};
-  if (steps > 1 && tiles % grid != 0) {  // else every range is whole tiles (grid divides tiles)
+  if (g < 4 && steps > 1 && tiles % grid != 0) {  // else every range is whole tiles (grid divides tiles)
     p.counters = tiles;
     p.workspace_bytes = s.m * s.n * 4;
   }

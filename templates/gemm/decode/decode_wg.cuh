@@ -29,10 +29,16 @@
 // can be in flight; it issues a few instructions per 8 KB where the cp.async producer issued one
 // warp instruction per 512 bytes plus its address arithmetic.
 //
+// DC_GRID = 4, 5 (TMA-fed only): one cluster of 2 or 4 blocks per tile, each streaming its part
+// of K; the partial sums meet in the first block's ring over distributed shared memory (two
+// cluster barriers), so no block goes through the global workspace and its chain of dependent L2
+// round trips (the probe measured stream-K's reduction at ~20% of a 4096x4096 call).
+//
 // Knobs here: DC_WARPS (4, 8: consumer warpgroups), DC_NT (64-row slabs per warpgroup), DC_MT
-// (wgmma N / 8), DC_U (k per stage / 64), DC_DEPTH (stages / 2), DC_GRID, DC_PF (1: one producer
-// warp, 2: a producer warpgroup); DC_XR unused (the space pins it to 0). Dynamic shared memory: 2*DC_DEPTH * (tile rows + 8*DC_MT) * 128*DC_U
-// bytes + 1024 (alignment) + the barriers (16 bytes per stage + 16).
+// (wgmma N / 8), DC_U (k per stage / 64; 8 with TMA only), DC_DEPTH (stages / 2), DC_GRID, DC_PF
+// (1: one producer warp, 2: a producer warpgroup); DC_XR unused (the space pins it to 0). Dynamic
+// shared memory: 2*DC_DEPTH * (tile rows + 8*DC_MT) * 128*DC_U bytes + 1024 (alignment) + the
+// barriers (16 bytes per stage + 16).
 #define DC_TMA (DC_WG == 2)
 namespace kd {
 
@@ -92,6 +98,28 @@ KTUNE_DEVICE void tma_load_2d(unsigned dst, const TensorMap* map, int c0, int r0
       "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(r0), "r"(bar)
       : "memory");
 }
+#if DC_GRID >= 4
+// Split K over a cluster: its kCL blocks stream one tile's K in kCL parts; the partial sums meet in
+// the first block's shared memory (distributed shared memory), never in global memory.
+constexpr int kCL = DC_GRID == 4 ? 2 : 4;
+KTUNE_DEVICE void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+}
+KTUNE_DEVICE unsigned cluster_rank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+// The shared::cluster address of `addr` (a shared::cta address of this block) in block `rank`.
+KTUNE_DEVICE unsigned map_to_rank(unsigned addr, unsigned rank) {
+  unsigned r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(addr), "r"(rank));
+  return r;
+}
+KTUNE_DEVICE void st_cluster(unsigned addr, float v) {
+  asm volatile("st.shared::cluster.f32 [%0], %1;\n" ::"r"(addr), "f"(v) : "memory");
+}
+#endif
 #endif
 KTUNE_DEVICE void consumers_sync() { asm volatile("bar.sync 1, %0;\n" ::"n"(kConsumers) : "memory"); }
 
@@ -283,9 +311,41 @@ KTUNE_DEVICE void flush(const Prob& p, float (&acc)[kNT][kAcc], int row0, int st
   for_each_acc(acc, ctid, [](float& v, int, int) { v = 0.0f; });
 }
 
+#if DC_TMA && DC_GRID >= 4
+// After the main loop (every thread of the cluster, producer warps too, passes both barriers): the
+// blocks of rank r > 0 write their sums into slot r - 1 of rank 0's ring (idle by then; the space
+// checks it holds kCL - 1 slots), rank 0 adds them and stores the tile (whole: no workspace).
+KTUNE_DEVICE void cluster_reduce(const Prob& p, float (&acc)[kNT][kAcc], unsigned base,
+                                 const float* ring, int row0, unsigned rank, int ctid,
+                                 volatile unsigned* flag) {
+  constexpr int kSlot = kNT * kAcc * kConsumers;  // floats
+  cluster_sync();
+  if (rank > 0) {
+    const unsigned dst = map_to_rank(base, 0) + (rank - 1) * kSlot * 4;
+#pragma unroll
+    for (int t = 0; t < kNT; ++t)
+#pragma unroll
+      for (int i = 0; i < kAcc; ++i) st_cluster(dst + ((t * kAcc + i) * kConsumers + ctid) * 4, acc[t][i]);
+  }
+  cluster_sync();
+  if (rank != 0) return;
+  for (int r = 1; r < kCL; ++r)
+#pragma unroll
+    for (int t = 0; t < kNT; ++t)
+#pragma unroll
+      for (int i = 0; i < kAcc; ++i) acc[t][i] += ring[(r - 1) * kSlot + (t * kAcc + i) * kConsumers + ctid];
+  flush(p, acc, row0, p.nsteps, ctid, flag);
+}
+#endif
+
 }  // namespace kd
 
-KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
+#if DC_TMA && DC_GRID >= 4
+#define KTUNE_DC_CLUSTER __cluster_dims__(kd::kCL, 1, 1)
+#else
+#define KTUNE_DC_CLUSTER
+#endif
+KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
     ktune_gemm_decode(const unsigned short* __restrict__ A, const unsigned short* __restrict__ B,
                       void* Cv, const void* biasv, float* workspace, unsigned* counters, int M,
                       int N, int K, long lda, long ldb, long ldc, float alpha, float beta
@@ -305,8 +365,14 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   const int tid = threadIdx.x;
   Prob p{A, B, reinterpret_cast<out_t*>(Cv), reinterpret_cast<const out_t*>(biasv), workspace,
          counters, M, N, K, (K + kBK - 1) / kBK, N / 2, lda, ldb, ldc, alpha, beta};
+#if DC_TMA && DC_GRID >= 4  // a cluster per tile, block `rank` takes part `rank` of its K steps
+  const unsigned rank = cluster_rank();
+  const long t0 = (long)(blockIdx.x / kCL) * p.nsteps;
+  const long u0 = t0 + p.nsteps * (long)rank / kCL, u1 = t0 + p.nsteps * (long)(rank + 1) / kCL;
+#else
   const long units = (long)((N + kBN - 1) / kBN) * p.nsteps;
   const long u0 = units * blockIdx.x / gridDim.x, u1 = units * (blockIdx.x + 1) / gridDim.x;
+#endif
   const int S = (int)(u1 - u0);
   if (tid == 0) {
     for (int i = 0; i < kStages; ++i) {
@@ -320,15 +386,18 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
 
 #if DC_TMA
   if (tid >= kConsumers) {  // one elected thread of the producer warp
-    if (tid != kConsumers) return;
 #pragma unroll 1
-    for (int s = 0; s < S; ++s) {
+    for (int s = 0; s < (tid == kConsumers ? S : 0); ++s) {
       const int slot = s % kStages;
       if (s >= kStages) mbar_wait(empty + 8 * slot, ((s / kStages) - 1) & 1);
       const long u = u0 + s;
       const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
       produce_tma(p, &tmW, &tmX, base + slot * kStageBytes, full + 8 * slot, tile * kBN, st * kBK);
     }
+#if DC_GRID >= 4
+    cluster_sync();  // cluster_reduce's two barriers
+    cluster_sync();
+#endif
     return;
   }
 #else
@@ -372,11 +441,17 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
     __syncwarp();
     if ((tid & 31) == 0) mbar_arrive(empty + 8 * slot);
     ++run;
+#if !(DC_TMA && DC_GRID >= 4)
     const long u = u0 + s;
     const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
     if (st == p.nsteps - 1 || s == S - 1) {
       flush(p, acc, tile * kBN, run, tid, flag);
       run = 0;
     }
+#endif
   }
+#if DC_TMA && DC_GRID >= 4
+  cluster_reduce(p, acc, base, reinterpret_cast<const float*>(smem_raw + (base - smem_addr(smem_raw))),
+                 (int)(blockIdx.x / kCL) * kBN, rank, tid, flag);
+#endif
 }
