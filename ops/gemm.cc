@@ -85,15 +85,13 @@ struct GemmOp::State {
     args.add(m.a).add(m.b).add(m.c).add(static_cast<int32_t>(c_ok));
     args.add(call.buf.scale_a).add(call.buf.scale_b);
   }
-  // Then the decode kernel's own A and B maps (zeroed when they cannot be encoded: then no
-  // TMA-fed decode config is applicable to the call).
+  // Then the decode kernel's own maps (gemm::decodeDescriptors; zeroed when they cannot be
+  // encoded: then no TMA-fed decode config is applicable to the call).
   void addDecodeMaps(const GemmCall& call, KernelArgs& args) {
-    gemm::TmaDescriptors d = gemm::tmaDescriptors(call.shape, call.buf.a, call.buf.b, call.buf.c);
-    d.a = gemm::decodeAMap(call.shape, call.buf.a);
-    d.b = gemm::decodeBMap(call.shape, call.buf.b);
     const TensorMapCache::Maps m = tma_maps.get(
-        d, [this](const TensorMap2DDesc& x) { return tuner->backend().encodeTensorMap2D(x); });
-    args.add(m.a).add(m.b);
+        gemm::decodeDescriptors(call.shape, call.buf.a, call.buf.b),
+        [this](const TensorMap2DDesc& x) { return tuner->backend().encodeTensorMap2D(x); });
+    args.add(m.a).add(m.b).add(m.c);
   }
 
   ~State() {

@@ -142,16 +142,14 @@ Status GemmRunner::launch(gemm::KernelKind kind, const Config& config, const gem
     const bool c_ok = m.c_ok && s.c != gemm::ElemType::kF32;
     args_.add(m.a).add(m.b).add(c_ok ? m.c : TensorMap{}).add(static_cast<int32_t>(c_ok));
     args_.add(buf.scale_a).add(buf.scale_b);
-    if (decode_maps) {  // then A's and B's maps in the decode kernel's boxes
-      gemm::TmaDescriptors x = d;
-      x.a = gemm::decodeAMap(s, buf.a);
-      x.b = gemm::decodeBMap(s, buf.b);
+    if (decode_maps) {  // then the maps in the decode kernel's boxes
+      const gemm::TmaDescriptors x = gemm::decodeDescriptors(s, buf.a, buf.b);
       const TensorMapCache::Maps mx = tma_maps_.get(x, encode);
-      if (!mx.a_ok || !mx.b_ok) {
-        auto r = backend_.encodeTensorMap2D(!mx.a_ok ? x.a : x.b);
+      if (!mx.a_ok || !mx.b_ok || !mx.c_ok) {
+        auto r = backend_.encodeTensorMap2D(!mx.a_ok ? x.a : !mx.b_ok ? x.b : x.c);
         return r.ok() ? Status::Internal("decode tensor map failed to encode earlier") : r.status();
       }
-      args_.add(mx.a).add(mx.b);
+      args_.add(mx.a).add(mx.b).add(mx.c);
     }
   }
   return backend_.launch(l->function, plan.grid, plan.block, static_cast<size_t>(plan.shared_bytes),

@@ -364,19 +364,23 @@ TEST(GemmDecode, TmaFedBodySpaceLaunchRuleAndMaps) {
   EXPECT_FALSE(sp.validate(u8).ok());
   u8.set("DC_WG", int64_t{2});
   EXPECT_TRUE(sp.validate(u8).ok()) << sp.validate(u8).toString();
-  // B's boxes: 64 weight rows; 8 with silu_mul (the gate/up rows interleave every 8 rows).
+  // The weights in boxes of 64 rows and of 8 (the gate/up rows' 8-row interleave).
   GemmShape g = nt(4, 8190, 1000);
   g.act = Activation::kSiluMul;
   g.ldb = 1008;
   EXPECT_TRUE(applicable(KernelKind::kDecode, c, g).ok()) << applicable(KernelKind::kDecode, c, g).toString();
-  const TensorMap2DDesc w = decodeBMap(g, 8192);
-  EXPECT_EQ(w.rows, 8190u);
-  EXPECT_EQ(w.cols, 1000u);
-  EXPECT_EQ(w.row_stride_bytes, 2016u);
-  EXPECT_EQ(w.box_rows, 8u);
-  EXPECT_EQ(w.box_cols, 64u);
-  EXPECT_TRUE(checkTensorMap2D(w).ok()) << checkTensorMap2D(w).toString();
-  EXPECT_EQ(decodeBMap(nt(4, 8190, 1000), 8192).box_rows, 64u);
+  const TmaDescriptors dd = decodeDescriptors(g, 4096, 8192);
+  for (const TensorMap2DDesc& w : {dd.b, dd.c}) {
+    EXPECT_EQ(w.base, 8192u);
+    EXPECT_EQ(w.rows, 8190u);
+    EXPECT_EQ(w.cols, 1000u);
+    EXPECT_EQ(w.row_stride_bytes, 2016u);
+    EXPECT_EQ(w.box_cols, 64u);
+    EXPECT_TRUE(checkTensorMap2D(w).ok()) << checkTensorMap2D(w).toString();
+  }
+  EXPECT_EQ(dd.b.box_rows, 64u);
+  EXPECT_EQ(dd.c.box_rows, 8u);
+  EXPECT_EQ(dd.a.base, 4096u);
   // A's boxes: the tier's rows (8, 16, 32, 64), 64 at the 128 tier (two boxes per stage).
   const std::pair<int64_t, int64_t> tiers[] = {{1, 8}, {8, 8}, {9, 16}, {17, 32}, {33, 64}, {65, 64}, {128, 64}};
   for (auto [m, rows] : tiers) EXPECT_EQ(decodeABoxRows(m), rows) << m;
@@ -405,10 +409,11 @@ TEST(GemmDecode, TmaFedBodyCompilesWithBulkTensorCopies) {
   auto cc = compilerForArch("sm_90a");
   if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
   std::vector<std::pair<Config, GemmShape>> jobs;
-  // (M, DC_MT, DC_WARPS, DC_U, DC_DEPTH, gate/up with bias and C +=, DC_GRID)
-  const int64_t cases[][7] = {{1, 1, 4, 8, 1, 0, 5}, {40, 8, 4, 1, 4, 1, 4}, {128, 16, 8, 1, 2, 1, 1}};
+  // (M, DC_MT, DC_WARPS, DC_U, DC_DEPTH, gate/up with bias and C +=, DC_GRID, DC_NT)
+  const int64_t cases[][8] = {{1, 1, 4, 8, 1, 0, 5, 1}, {40, 8, 4, 1, 4, 1, 4, 1},
+                              {128, 16, 8, 1, 2, 1, 1, 1}, {16, 2, 8, 4, 1, 1, 4, 2}};
   for (const auto& k : cases) {
-    Config c = wgConfig(k[1], k[2], 1, k[3], k[4], k[6]);
+    Config c = wgConfig(k[1], k[2], k[7], k[3], k[4], k[6]);
     c.set("DC_WG", int64_t{2});
     GemmShape g = nt(k[0], 8192, 4096);
     if (k[5]) {

@@ -24,12 +24,16 @@ TensorMap2DDesc decodeAMap(const GemmShape& s, DevicePtr a) {
   return t;
 }
 
-TensorMap2DDesc decodeBMap(const GemmShape& s, DevicePtr b) {
+TensorMap2DDesc decodeBMap(const GemmShape& s, DevicePtr b, uint32_t box_rows) {
   TensorMap2DDesc t = decodeAMap(s, b);
   t.rows = static_cast<uint64_t>(s.n);
   t.row_stride_bytes = static_cast<uint64_t>(s.ldb) * static_cast<uint64_t>(t.elem_bytes);
-  t.box_rows = s.act == Activation::kSiluMul ? 8 : 64;
+  t.box_rows = box_rows;
   return t;
+}
+
+TmaDescriptors decodeDescriptors(const GemmShape& s, DevicePtr a, DevicePtr b) {
+  return {decodeAMap(s, a), decodeBMap(s, b, 64), decodeBMap(s, b, 8)};
 }
 
 namespace detail {

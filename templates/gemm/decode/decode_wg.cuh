@@ -58,7 +58,11 @@ static_assert(kCWarps == 4 || kCWarps == 8, "DC_WARPS must be 4 or 8 with DC_WG"
 static_assert(kBM == 8 || kBM == 16 || kBM == 32 || kBM == 64 || kBM == 128, "DC_MT: 1..16");
 static_assert(kStageBytes % 1024 == 0, "stage size must keep the 1024-byte swizzle alignment");
 // DC_TMA: rows of an A box and of a weight box (gemm::decodeABoxRows / decodeBMap).
-constexpr int kXBox = kBM < 64 ? kBM : 64, kWBox = ACT == 3 ? 8 : 64;
+// With silu_mul and two slabs per warpgroup the slabs pair up as (64 gate rows, the 64 up rows of
+// the same columns): whole 64-row boxes, and gate and up of a column meet in one thread
+// (kPairs); one slab per warpgroup keeps the 8-row interleave of weight_row with 8-row boxes.
+constexpr bool kPairs = DC_TMA && ACT == 3 && kNT == 2;
+constexpr int kXBox = kBM < 64 ? kBM : 64, kWBox = ACT == 3 && !kPairs ? 8 : 64;
 
 using ktune::smem_addr;
 using ktune::make_desc_addr;
@@ -189,8 +193,9 @@ KTUNE_DEVICE void mma_stage(float (&acc)[kNT][kAcc], unsigned w, unsigned x) {
 
 #if DC_TMA
 // The weight row of weight box b of the tile at row0 (N: past the end, a box of zeros).
+KTUNE_DEVICE int tile_row(const Prob& p, int row0, int n);
 KTUNE_DEVICE int box_row(const Prob& p, int row0, int b) {
-  const int r = weight_row(p, row0, b * kWBox);
+  const int r = tile_row(p, row0, b * kWBox);
   return r < 0 ? p.N : r;
 }
 
@@ -237,6 +242,13 @@ KTUNE_DEVICE void produce(const Prob& p, unsigned w, unsigned x, int row0, int k
 
 #endif
 
+// The weight row behind row n of the tile at row0, or -1 (past N; with silu_mul a column past N/2).
+KTUNE_DEVICE int tile_row(const Prob& p, int row0, int n) {
+  if (!kPairs) return weight_row(p, row0, n);
+  const int j = row0 / 2 + (n >> 7) * 64 + (n & 63);
+  return j < p.half ? j + ((n >> 6) & 1) * p.half : -1;
+}
+
 // Calls f(v, n, m) for accumulator v of slab t: n the tile row (weight row via weight_row), m the
 // A row. Accumulator j*4 + e: row warp*16 + lane/4 + (e/2)*8 of the slab, column j*8 + 2*(lane%4)
 // + e%2.
@@ -261,7 +273,7 @@ KTUNE_DEVICE void flush(const Prob& p, float (&acc)[kNT][kAcc], int row0, int st
   const bool whole = steps == p.nsteps;
   if (!whole) {
     for_each_acc(acc, ctid, [&](float& v, int n, int m) {
-      const int row = weight_row(p, row0, n);
+      const int row = tile_row(p, row0, n);
       if (row >= 0 && m < p.M) atomicAdd(p.ws + (long)m * p.N + row, v);
     });
     __threadfence();
@@ -277,7 +289,7 @@ KTUNE_DEVICE void flush(const Prob& p, float (&acc)[kNT][kAcc], int row0, int st
     if (last) {
       __threadfence();
       for_each_acc(acc, ctid, [&](float& v, int n, int m) {
-        const int row = weight_row(p, row0, n);
+        const int row = tile_row(p, row0, n);
         if (row < 0 || m >= p.M) return;
         float* w = p.ws + (long)m * p.N + row;
         v = ld_cg(w);
@@ -291,6 +303,17 @@ KTUNE_DEVICE void flush(const Prob& p, float (&acc)[kNT][kAcc], int row0, int st
     }
   }
 #if ACT == 3
+  if (kPairs) {  // slab 2t: the gate sums of columns j0 + r, slab 2t + 1: the up sums
+    const int wg = ctid >> 7, warp = (ctid >> 5) & 3, lane = ctid & 31;
+#pragma unroll
+    for (int i = 0; i < kAcc; ++i) {
+      const int r = warp * 16 + (lane >> 2) + ((i & 3) >> 1) * 8;
+      const int m = (i >> 2) * 8 + (lane & 3) * 2 + (i & 1), col = row0 / 2 + wg * 64 + r;
+      if (col < p.half && m < p.M) store_gated(p, col, m, acc[0][i], acc[kNT - 1][i]);
+    }
+    for_each_acc(acc, ctid, [](float& v, int, int) { v = 0.0f; });
+    return;
+  }
   // Gate row n (n % 16 < 8) and up row n + 8 sit in one thread: accumulators e and e + 2.
   const int wg = ctid >> 7, warp = (ctid >> 5) & 3, lane = ctid & 31;
 #pragma unroll
@@ -353,7 +376,8 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
                       , const __grid_constant__ kd::TensorMap, const __grid_constant__ kd::TensorMap,
                       const __grid_constant__ kd::TensorMap, int, const float*, const float*,
                       const __grid_constant__ kd::TensorMap tmX,
-                      const __grid_constant__ kd::TensorMap tmW
+                      const __grid_constant__ kd::TensorMap tmW64,
+                      const __grid_constant__ kd::TensorMap tmW8
 #endif
 ) {
   using namespace kd;
@@ -386,13 +410,18 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
 
 #if DC_TMA
   if (tid >= kConsumers) {  // one elected thread of the producer warp
+    const TensorMap* tmW = kWBox == 8 ? &tmW8 : &tmW64;
+    if (tid == kConsumers) {  // the descriptors' first use should not wait for their fetch
+      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(tmW)) : "memory");
+      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&tmX)) : "memory");
+    }
 #pragma unroll 1
     for (int s = 0; s < (tid == kConsumers ? S : 0); ++s) {
       const int slot = s % kStages;
       if (s >= kStages) mbar_wait(empty + 8 * slot, ((s / kStages) - 1) & 1);
       const long u = u0 + s;
       const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
-      produce_tma(p, &tmW, &tmX, base + slot * kStageBytes, full + 8 * slot, tile * kBN, st * kBK);
+      produce_tma(p, tmW, &tmX, base + slot * kStageBytes, full + 8 * slot, tile * kBN, st * kBK);
     }
 #if DC_GRID >= 4
     cluster_sync();  // cluster_reduce's two barriers
