@@ -2,7 +2,7 @@
 # GPU machine, one call (issue 32, the decode kind's TMA-fed body DC_WG=2). Binaries from pb/
 # (dev/decode/stage.sh built them on the dev machine; a build with dev/device_build.sh when they
 # are missing or do not load). Steps, each cut by its own limit, logs under $OUT:
-#   1. GemmGpu.DecodeTma* (TMA_S s); nothing else runs if it fails or hangs;
+#   1. GemmGpu.DecodeTma* (or the filter TEST1; TMA_S s); nothing else runs if it fails or hangs;
 #   2. PROCS processes (default 1) of gemm_bench --kinds=$KINDS --shapes=$SHAPES --rounds=$ROUNDS
 #      (BENCH_S s each; PROBE=1 adds dev/decode/tma_probe.json's configs to the pre-pass); the
 #      summary of each, then process 1's pre-pass (every candidate's time, flush) for the decode
@@ -21,9 +21,9 @@ if ! "$B/bench/gemm_bench" --help > /dev/null 2>&1 || ! "$B/tests/gemm_gpu_test"
 fi
 export KTUNE_CACHE_DIR=/tmp/kcache
 S=$(date +%s)
-timeout "${TMA_S:-40}" "$B/tests/gemm_gpu_test" --gtest_filter='GemmGpu.DecodeTma*' > "$OUT/tmatest.log" 2>&1
+timeout "${TMA_S:-40}" "$B/tests/gemm_gpu_test" --gtest_filter="${TEST1:-GemmGpu.DecodeTma*}" > "$OUT/tmatest.log" 2>&1
 rc=$?
-echo "TMA test rc=$rc $(( $(date +%s) - S ))s"
+echo "tests ${TEST1:-GemmGpu.DecodeTma*} rc=$rc $(( $(date +%s) - S ))s"
 grep -E "^\[ *(OK|FAILED|SKIPPED|PASSED) |Failure|bad|rror" "$OUT/tmatest.log" | head -20
 [ "$rc" = 0 ] || exit 2
 CUR=""; [ "${PROBE:-0}" = 1 ] && CUR="--curated=dev/decode/tma_probe.json"
