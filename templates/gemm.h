@@ -175,8 +175,8 @@ TmaDescriptors tmaDescriptors(const GemmShape& s, DevicePtr a, DevicePtr b, Devi
 // launch's tail (tmaDescriptors' maps, c_ok, the two scale pointers; not read) and then the three
 // maps of decodeDescriptors (128-byte swizzle, boxes 64 k wide): A in boxes of decodeABoxRows(M) =
 // min(8*DC_MT, 64) rows (a function of M alone: DC_MT is M's tier), then the weights [N][K] in
-// boxes of 64 rows, then the same in boxes of 8 rows (the gate/up pair's 8-row interleave when a
-// warpgroup has one slab). Other configs take no maps.
+// boxes of 64 rows, then the same in boxes of 32 rows (the gate/up pair when a warpgroup has one
+// slab: 32 gate rows, then the 32 up rows of the same columns). Other configs take no maps.
 bool decodeTakesTensorMaps(KernelKind k, const Config& c);
 int64_t decodeABoxRows(int64_t m);
 TensorMap2DDesc decodeAMap(const GemmShape& s, DevicePtr a);

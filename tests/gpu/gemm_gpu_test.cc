@@ -515,13 +515,14 @@ TEST(GemmGpu, DecodeWgmmaVsReference) {
 
 // DC_WG = 2 (TMA-fed ring): the same cases over its grid rules (stream-K, one block per tile,
 // clusters of 2 and 4 splitting K), one and two warpgroups and slabs, 1..8 x 64 k per stage and
-// ring depths; A in boxes of its tier's rows, the gate/up rows in 8-row boxes.
+// ring depths; A in boxes of its tier's rows, the gate/up halves in 32-row boxes.
 TEST(GemmGpu, DecodeTmaVsReference) {
   REQUIRE_GPU();
   if (env().dev.arch != "sm_90a") GTEST_SKIP() << "DC_WG=2 needs sm_90a, device is " << env().dev.arch;
   checkDecodeWgBody(2, {{4, 1, 2, 4, 1, 1}, {4, 1, 1, 4, 2, 1}, {4, 2, 1, 4, 1, 1}, {8, 1, 1, 2, 0, 1},
                         {4, 2, 2, 2, 3, 1}, {8, 2, 1, 2, 1, 1}, {4, 1, 4, 2, 0, 1}, {4, 1, 4, 2, 4, 1},
-                        {4, 2, 4, 1, 5, 1}, {4, 1, 8, 1, 4, 1}, {8, 1, 2, 1, 4, 1}});
+                        {4, 2, 4, 1, 5, 1}, {4, 1, 8, 1, 4, 1}, {8, 1, 2, 1, 4, 1}, {4, 1, 2, 2, 4, 1},
+                        {4, 1, 1, 2, 1, 1}});
 }
 
 TEST(GemmGpu, UnalignedPointerFallsBackToSafePath) {

@@ -309,7 +309,7 @@ TEST(GemmDecode, ConfigsCompileWithMmaSyncAndNoSpills) {
 
 // DC_WG = 2, the TMA-fed ring: its knobs (DC_PF pinned), one producer warp, the same ring bytes as
 // the cp.async body, and the tensor maps its launch carries (A in boxes of its M tier's rows, up to
-// 64; weights in boxes of 64 rows, 8 for the gate/up pair).
+// 64; weights in boxes of 64 rows and 32 for the gate/up halves).
 TEST(GemmDecode, TmaFedBodySpaceLaunchRuleAndMaps) {
   const ConfigSpace& sp = configSpace(KernelKind::kDecode);
   Config c = wgConfig(1, 4, 1, 2, 4, 1);
@@ -320,7 +320,8 @@ TEST(GemmDecode, TmaFedBodySpaceLaunchRuleAndMaps) {
   EXPECT_FALSE(sp.validate(wide).ok());
   Config cp = c;
   cp.set("DC_WG", int64_t{1});
-  EXPECT_EQ(sharedBytes(KernelKind::kDecode, c), sharedBytes(KernelKind::kDecode, cp));
+  // The same ring as the cp.async body, plus the gate/up hand-over: 64 threads x 4 floats.
+  EXPECT_EQ(sharedBytes(KernelKind::kDecode, c), sharedBytes(KernelKind::kDecode, cp) + 64 * 4 * 4);
   EXPECT_TRUE(decodeTakesTensorMaps(KernelKind::kDecode, c));
   EXPECT_FALSE(decodeTakesTensorMaps(KernelKind::kDecode, cp));
   EXPECT_FALSE(decodeTakesTensorMaps(KernelKind::kDecode, decodeConfig(1)));
@@ -364,7 +365,7 @@ TEST(GemmDecode, TmaFedBodySpaceLaunchRuleAndMaps) {
   EXPECT_FALSE(sp.validate(u8).ok());
   u8.set("DC_WG", int64_t{2});
   EXPECT_TRUE(sp.validate(u8).ok()) << sp.validate(u8).toString();
-  // The weights in boxes of 64 rows and of 8 (the gate/up rows' 8-row interleave).
+  // The weights in boxes of 64 rows and of 32 (a slab's gate half and up half).
   GemmShape g = nt(4, 8190, 1000);
   g.act = Activation::kSiluMul;
   g.ldb = 1008;
@@ -379,8 +380,16 @@ TEST(GemmDecode, TmaFedBodySpaceLaunchRuleAndMaps) {
     EXPECT_TRUE(checkTensorMap2D(w).ok()) << checkTensorMap2D(w).toString();
   }
   EXPECT_EQ(dd.b.box_rows, 64u);
-  EXPECT_EQ(dd.c.box_rows, 8u);
+  EXPECT_EQ(dd.c.box_rows, 32u);
   EXPECT_EQ(dd.a.base, 4096u);
+  // The one-slab gate/up hand-over at the 128 tier fits 160 threads' registers, not 288's.
+  GemmShape g128 = nt(128, 8192, 4096);
+  g128.act = Activation::kSiluMul;
+  Config w8 = wgConfig(16, 8, 1, 1, 2, 1);
+  w8.set("DC_WG", int64_t{2});
+  EXPECT_EQ(applicable(KernelKind::kDecode, w8, g128).code(), Code::kUnsupported);
+  w8.set("DC_WARPS", int64_t{4});
+  EXPECT_TRUE(applicable(KernelKind::kDecode, w8, g128).ok());
   // A's boxes: the tier's rows (8, 16, 32, 64), 64 at the 128 tier (two boxes per stage).
   const std::pair<int64_t, int64_t> tiers[] = {{1, 8}, {8, 8}, {9, 16}, {17, 32}, {33, 64}, {65, 64}, {128, 64}};
   for (auto [m, rows] : tiers) EXPECT_EQ(decodeABoxRows(m), rows) << m;
@@ -411,7 +420,7 @@ TEST(GemmDecode, TmaFedBodyCompilesWithBulkTensorCopies) {
   std::vector<std::pair<Config, GemmShape>> jobs;
   // (M, DC_MT, DC_WARPS, DC_U, DC_DEPTH, gate/up with bias and C +=, DC_GRID, DC_NT)
   const int64_t cases[][8] = {{1, 1, 4, 8, 1, 0, 5, 1}, {40, 8, 4, 1, 4, 1, 4, 1},
-                              {128, 16, 8, 1, 2, 1, 1, 1}, {16, 2, 8, 4, 1, 1, 4, 2}};
+                              {128, 16, 4, 2, 2, 1, 1, 1}, {16, 2, 8, 4, 1, 1, 4, 2}};
   for (const auto& k : cases) {
     Config c = wgConfig(k[1], k[2], k[7], k[3], k[4], k[6]);
     c.set("DC_WG", int64_t{2});

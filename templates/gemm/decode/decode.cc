@@ -33,7 +33,7 @@ TensorMap2DDesc decodeBMap(const GemmShape& s, DevicePtr b, uint32_t box_rows) {
 }
 
 TmaDescriptors decodeDescriptors(const GemmShape& s, DevicePtr a, DevicePtr b) {
-  return {decodeAMap(s, a), decodeBMap(s, b, 64), decodeBMap(s, b, 8)};
+  return {decodeAMap(s, a), decodeBMap(s, b, 64), decodeBMap(s, b, 32)};
 }
 
 namespace detail {
@@ -107,9 +107,12 @@ ConfigSpace buildSpace() {
 }
 
 // The warps' sums of one tile: [DC_WARPS][16*DC_NT][8*DC_MT + 1] floats; DC_WG = 1: the ring,
-// 1024 bytes to align it for the swizzle, two mbarriers per stage and the last-block flag.
+// 1024 bytes to align it for the swizzle, two mbarriers per stage and the last-block flag; DC_WG = 2
+// also the gate/up hand-over (half the consumer threads x 4*DC_MT floats).
 int64_t sharedBytes(K c) {
-  if (wg(c)) return wgRingBytes(c) + 1024 + 16 * 2 * knob(c, "DC_DEPTH") + 16;
+  if (wg(c))
+    return wgRingBytes(c) + 1024 + 16 * 2 * knob(c, "DC_DEPTH") + 16 +
+           (tmaFed(c) ? 16 * knob(c, "DC_WARPS") * 4 * knob(c, "DC_MT") * 4 : 0);
   return knob(c, "DC_WARPS") * 16 * knob(c, "DC_NT") * (8 * knob(c, "DC_MT") + 1) * 4;
 }
 
@@ -124,6 +127,12 @@ Status applicable(K c, const GemmShape& s) {
   // columns, and tuning it would only cost time.
   int64_t tier = 1;
   while (tier < 16 && 8 * tier < s.m) tier *= 2;
+  // The gate/up hand-over of a one-slab warpgroup (decode_wg.cuh, kHalves) on top of 64
+  // accumulators spills under ptxas (sm_90a) at 288 threads' register budget; at 160 it does not.
+  if (tmaFed(c) && s.act == Activation::kSiluMul && knob(c, "DC_NT") == 1 &&
+      knob(c, "DC_WARPS") == 8 && knob(c, "DC_MT") == 16)
+    return Status::Unsupported("decode GEMM with DC_WG=2, silu_mul, DC_NT=1 and DC_MT=16 needs "
+                               "DC_WARPS=4 (with 8 the gate/up epilogue spills registers)");
   if (s.m > 128 || knob(c, "DC_MT") != tier)
     return Status::Unsupported("decode GEMM covers M <= 128 with DC_MT the smallest power of two >= "
                                "ceil(M/8) (" + std::to_string(tier) + " for M=" +

@@ -23,7 +23,8 @@
 // DC_WG = 2 feeds the same ring by TMA instead (sm_90a; the launch passes tensor maps, see
 // gemm::decodeAMap / decodeBMap): one elected producer thread posts each stage's byte count on
 // its `full` barrier (expect_tx) and issues one cp.async.bulk.tensor per weight box (64 rows x 64
-// k; with silu_mul 8 rows, so that the gate/up rows interleave every 8 rows as above) and per A
+// k; with silu_mul and one slab per warpgroup 32 rows: gate rows, then the up rows of the same
+// columns, see kHalves) and per A
 // box (min(8*DC_MT, 64) rows x 64 k). The copies complete the barrier themselves (zero-filled
 // past N, M and K), so the producer never waits for its own copies and every stage of the ring
 // can be in flight; it issues a few instructions per 8 KB where the cp.async producer issued one
@@ -38,7 +39,8 @@
 // (wgmma N / 8), DC_U (k per stage / 64; 8 with TMA only), DC_DEPTH (stages / 2), DC_GRID, DC_PF
 // (1: one producer warp, 2: a producer warpgroup); DC_XR unused (the space pins it to 0). Dynamic
 // shared memory: 2*DC_DEPTH * (tile rows + 8*DC_MT) * 128*DC_U bytes + 1024 (alignment) + the
-// barriers (16 bytes per stage + 16).
+// barriers (16 bytes per stage + 16); DC_WG = 2 also the gate/up hand-over, 16*DC_WARPS * 4*DC_MT
+// floats.
 #define DC_TMA (DC_WG == 2)
 namespace kd {
 
@@ -60,9 +62,11 @@ static_assert(kStageBytes % 1024 == 0, "stage size must keep the 1024-byte swizz
 // DC_TMA: rows of an A box and of a weight box (gemm::decodeABoxRows / decodeBMap).
 // With silu_mul and two slabs per warpgroup the slabs pair up as (64 gate rows, the 64 up rows of
 // the same columns): whole 64-row boxes, and gate and up of a column meet in one thread
-// (kPairs); one slab per warpgroup keeps the 8-row interleave of weight_row with 8-row boxes.
-constexpr bool kPairs = DC_TMA && ACT == 3 && kNT == 2;
-constexpr int kXBox = kBM < 64 ? kBM : 64, kWBox = ACT == 3 && !kPairs ? 8 : 64;
+// (kPairs); with one slab per warpgroup the slab's rows 0-31 are gate rows and 32-63 the up rows
+// of the same 32 columns (kHalves: 32-row boxes; the epilogue hands the up sums to the gate rows'
+// threads through shared memory).
+constexpr bool kPairs = DC_TMA && ACT == 3 && kNT == 2, kHalves = DC_TMA && ACT == 3 && kNT == 1;
+constexpr int kXBox = kBM < 64 ? kBM : 64, kWBox = kPairs ? 64 : kHalves ? 32 : 64;
 
 using ktune::smem_addr;
 using ktune::make_desc_addr;
@@ -244,6 +248,10 @@ KTUNE_DEVICE void produce(const Prob& p, unsigned w, unsigned x, int row0, int k
 
 // The weight row behind row n of the tile at row0, or -1 (past N; with silu_mul a column past N/2).
 KTUNE_DEVICE int tile_row(const Prob& p, int row0, int n) {
+  if (kHalves) {
+    const int j = row0 / 2 + (n >> 6) * 32 + (n & 31);
+    return j < p.half ? j + ((n >> 5) & 1) * p.half : -1;
+  }
   if (!kPairs) return weight_row(p, row0, n);
   const int j = row0 / 2 + (n >> 7) * 64 + (n & 63);
   return j < p.half ? j + ((n >> 6) & 1) * p.half : -1;
@@ -314,6 +322,30 @@ KTUNE_DEVICE void flush(const Prob& p, float (&acc)[kNT][kAcc], int row0, int st
     for_each_acc(acc, ctid, [](float& v, int, int) { v = 0.0f; });
     return;
   }
+  if (kHalves) {  // warps 2, 3 of a warpgroup hold the up sums of warps 0, 1's gate columns
+    // Each side hands the other half of its sums over ([kAcc][kConsumers / 2] floats after the
+    // flag word, counted by sharedBytes) and stores half the columns: gate warps i < kAcc/2, up
+    // warps the rest.
+    const int wg = ctid >> 7, warp = (ctid >> 5) & 3, lane = ctid & 31;
+    const bool up = warp >= 2;
+    float* x = reinterpret_cast<float*>(const_cast<unsigned*>(flag) + 4) + wg * 64 + (warp & 1) * 32 + lane;
+#pragma unroll
+    for (int i = 0; i < kAcc; ++i)
+      if ((i < kAcc / 2) == up) x[i * (kConsumers / 2)] = acc[0][i];
+    consumers_sync();
+#pragma unroll
+    for (int i = 0; i < kAcc; ++i) {
+      if ((i < kAcc / 2) == up) continue;
+      const int r = (warp & 1) * 16 + (lane >> 2) + ((i & 3) >> 1) * 8;
+      const int m = (i >> 2) * 8 + (lane & 3) * 2 + (i & 1), col = row0 / 2 + wg * 32 + r;
+      const float other = x[i * (kConsumers / 2)];
+      if (col < p.half && m < p.M)
+        store_gated(p, col, m, up ? other : acc[0][i], up ? acc[0][i] : other);
+    }
+    consumers_sync();  // the next flush may write x again
+    for_each_acc(acc, ctid, [](float& v, int, int) { v = 0.0f; });
+    return;
+  }
   // Gate row n (n % 16 < 8) and up row n + 8 sit in one thread: accumulators e and e + 2.
   const int wg = ctid >> 7, warp = (ctid >> 5) & 3, lane = ctid & 31;
 #pragma unroll
@@ -377,7 +409,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
                       const __grid_constant__ kd::TensorMap, int, const float*, const float*,
                       const __grid_constant__ kd::TensorMap tmX,
                       const __grid_constant__ kd::TensorMap tmW64,
-                      const __grid_constant__ kd::TensorMap tmW8
+                      const __grid_constant__ kd::TensorMap tmW32
 #endif
 ) {
   using namespace kd;
@@ -410,7 +442,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
 
 #if DC_TMA
   if (tid >= kConsumers) {  // one elected thread of the producer warp
-    const TensorMap* tmW = kWBox == 8 ? &tmW8 : &tmW64;
+    const TensorMap* tmW = kWBox == 32 ? &tmW32 : &tmW64;
     if (tid == kConsumers) {  // the descriptors' first use should not wait for their fetch
       asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(tmW)) : "memory");
       asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&tmX)) : "memory");
