@@ -89,46 +89,7 @@ KTUNE_DEVICE void mbar_wait(unsigned bar, unsigned parity) {
                  : "memory");
   } while (!done);
 }
-#if DC_TMA
-// The 128 bytes of a CUtensorMap, passed by value (__grid_constant__).
-struct __align__(64) TensorMap {
-  unsigned long long v[16];
-};
-KTUNE_DEVICE void mbar_expect_tx(unsigned bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
-               : "memory");
-}
-// One box of a 2-D tensor map at (col c0, row r0) into shared memory, completing on `bar`.
-KTUNE_DEVICE void tma_load_2d(unsigned dst, const TensorMap* map, int c0, int r0, unsigned bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
-      " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
-      "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(r0), "r"(bar)
-      : "memory");
-}
-#if DC_GRID >= 4
-// Split K over a cluster: its kCL blocks stream one tile's K in kCL parts; the partial sums meet in
-// the first block's shared memory (distributed shared memory), never in global memory.
-constexpr int kCL = DC_GRID == 4 ? 2 : 4;
-KTUNE_DEVICE void cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
-}
-KTUNE_DEVICE unsigned cluster_rank() {
-  unsigned r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-  return r;
-}
-// The shared::cluster address of `addr` (a shared::cta address of this block) in block `rank`.
-KTUNE_DEVICE unsigned map_to_rank(unsigned addr, unsigned rank) {
-  unsigned r;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(addr), "r"(rank));
-  return r;
-}
-KTUNE_DEVICE void st_cluster(unsigned addr, float v) {
-  asm volatile("st.shared::cluster.f32 [%0], %1;\n" ::"r"(addr), "f"(v) : "memory");
-}
-#endif
-#endif
+#include "decode_tma.cuh"
 KTUNE_DEVICE void consumers_sync() { asm volatile("bar.sync 1, %0;\n" ::"n"(kConsumers) : "memory"); }
 
 // 16 bytes global -> shared, zero-filled beyond `bytes` (0 or 16 here).
@@ -393,6 +354,55 @@ KTUNE_DEVICE void cluster_reduce(const Prob& p, float (&acc)[kNT][kAcc], unsigne
 }
 #endif
 
+#if DC_TMA
+// The producer warp: its elected thread (`lead`) streams the block's S units from u0 through the
+// ring; then (cluster split) the whole warp passes cluster_reduce's two barriers.
+KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorMap* tmX, unsigned base,
+                              unsigned full, unsigned empty, long u0, int S, bool lead) {
+  if (lead) {  // the descriptors' first use should not wait for their fetch
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(tmW)) : "memory");
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(tmX)) : "memory");
+  }
+#pragma unroll 1
+  for (int s = 0; s < S; ++s) {
+    const int slot = s % kStages;
+    if (s >= kStages) mbar_wait(empty + 8 * slot, ((s / kStages) - 1) & 1);
+    const long u = u0 + s;
+    const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
+    produce_tma(p, tmW, tmX, base + slot * kStageBytes, full + 8 * slot, tile * kBN, st * kBK);
+  }
+#if DC_GRID >= 4
+  cluster_sync();
+  cluster_sync();
+#endif
+}
+#else
+// The producer warp(s), thread pt: S units from u0 by cp.async, 2*DC_DEPTH - 1 stages in flight
+// behind the one just issued (each stage's `full` arrival once its copies landed).
+KTUNE_DEVICE void produce_all(const Prob& p, unsigned base, unsigned full, unsigned empty, long u0,
+                              int S, int pt) {
+  constexpr int kLag = kStages - 1;
+#pragma unroll 1
+  for (int s = 0; s < S; ++s) {
+    const int slot = s % kStages;
+    if (s >= kStages) mbar_wait(empty + 8 * slot, ((s / kStages) - 1) & 1);
+    const long u = u0 + s;
+    const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
+    const unsigned w = base + slot * kStageBytes;
+    produce(p, w, w + kWBytes, tile * kBN, st * kBK, pt);
+    ktune::cp_async_commit();
+    if (s >= kLag) {
+      ktune::cp_async_wait<kLag>();
+      ktune::fence_proxy_async();
+      mbar_arrive(full + 8 * ((s - kLag) % kStages));
+    }
+  }
+  ktune::cp_async_wait<0>();
+  ktune::fence_proxy_async();
+  for (int s = S > kLag ? S - kLag : 0; s < S; ++s) mbar_arrive(full + 8 * (s % kStages));
+}
+#endif
+
 }  // namespace kd
 
 #if DC_TMA && DC_GRID >= 4
@@ -440,52 +450,15 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   }
   __syncthreads();
 
-#if DC_TMA
-  if (tid >= kConsumers) {  // one elected thread of the producer warp
-    const TensorMap* tmW = kWBox == 32 ? &tmW32 : &tmW64;
-    if (tid == kConsumers) {  // the descriptors' first use should not wait for their fetch
-      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(tmW)) : "memory");
-      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&tmX)) : "memory");
-    }
-#pragma unroll 1
-    for (int s = 0; s < (tid == kConsumers ? S : 0); ++s) {
-      const int slot = s % kStages;
-      if (s >= kStages) mbar_wait(empty + 8 * slot, ((s / kStages) - 1) & 1);
-      const long u = u0 + s;
-      const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
-      produce_tma(p, tmW, &tmX, base + slot * kStageBytes, full + 8 * slot, tile * kBN, st * kBK);
-    }
-#if DC_GRID >= 4
-    cluster_sync();  // cluster_reduce's two barriers
-    cluster_sync();
-#endif
-    return;
-  }
-#else
   if (tid >= kConsumers) {  // the producer warp(s)
-    const int pt = tid - kConsumers;
-    constexpr int kLag = kStages - 1;  // stages in flight behind the one just issued
-#pragma unroll 1
-    for (int s = 0; s < S; ++s) {
-      const int slot = s % kStages;
-      if (s >= kStages) mbar_wait(empty + 8 * slot, ((s / kStages) - 1) & 1);
-      const long u = u0 + s;
-      const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
-      const unsigned w = base + slot * kStageBytes;
-      produce(p, w, w + kWBytes, tile * kBN, st * kBK, pt);
-      ktune::cp_async_commit();
-      if (s >= kLag) {
-        ktune::cp_async_wait<kLag>();
-        ktune::fence_proxy_async();
-        mbar_arrive(full + 8 * ((s - kLag) % kStages));
-      }
-    }
-    ktune::cp_async_wait<0>();
-    ktune::fence_proxy_async();
-    for (int s = S > kLag ? S - kLag : 0; s < S; ++s) mbar_arrive(full + 8 * (s % kStages));
+#if DC_TMA
+    produce_all(p, kWBox == 32 ? &tmW32 : &tmW64, &tmX, base, full, empty, u0, tid == kConsumers ? S : 0,
+                tid == kConsumers);
+#else
+    produce_all(p, base, full, empty, u0, S, tid - kConsumers);
+#endif
     return;
   }
-#endif
 
   float acc[kNT][kAcc];
   for_each_acc(acc, tid, [](float& v, int, int) { v = 0.0f; });
