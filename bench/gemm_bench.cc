@@ -16,7 +16,7 @@
 // which dev/bench_table.py combines over repeated processes (dev/bench_device.sh).
 //
 //   gemm_bench [--wgmma] [--sweep] [--rounds=N] [--shapes=large|small|decode|fp8|prefill|MxNxK,...]
-//              [--only=CONFIG;...] [--profile] [--benchmark_filter=...]
+//              [--only=CONFIG;...] [--curated=FILE] [--profile] [--benchmark_filter=...]
 //
 // FP8 (issue 33): e4m3 x e4m3 -> bf16 at 4096^3 and 8192^3 (NT, unit scales) on the tma kind's fp8
 // wgmma against cuBLASLt's FP8 algorithms (fast accumulation, the JIT kernel's numerics); cuBLASLt
@@ -94,16 +94,19 @@ bool g_profile = false;
 // The configs timed in the pre-pass: the curated set, plus with --sweep a spread of the space
 // (skinny: every accepted config with the problem's A tile; wgmma: every accepted config that
 // applies). Every candidate's time goes to stderr ("cand ..." lines) so a run documents them all.
+std::string g_curated;  // --curated=FILE: a curated-table overlay (probe configs), before the shipped list
 std::vector<Config> candidates(gemm::KernelKind k, const gemm::GemmShape& s) {
-  auto out = gemm::curatedConfigs(k, s);
   if (!g_only.empty()) {
-    out.clear();
+    std::vector<Config> out;
     for (const std::string& t : g_only) {
       auto c = Config::parse(t);
       if (c.ok() && gemm::applicable(k, *c, s).ok()) out.push_back(*c);
     }
     return out;
   }
+  auto overlaid = gemm::curatedConfigs(k, s, g->dev, g_curated);
+  if (!overlaid.ok()) std::fprintf(stderr, "--curated: %s\n", overlaid.status().toString().c_str());
+  auto out = overlaid.ok() ? *overlaid : gemm::curatedConfigs(k, s);
   if (!g_sweep || k == gemm::KernelKind::kMma) return out;
   const int64_t mt = std::clamp<int64_t>((s.m + 7) / 8, 1, 8);
   for (const Config& c : gemm::configSpace(k).enumerate("cuda", g->dev.shared_per_block_optin).accepted) {
@@ -547,6 +550,8 @@ int main(int argc, char** argv) {
           if (list.substr(p, q - p) == ktune::gemm::kernelKindName(k)) ktune::g_kinds.push_back(k);
     } else if (std::string(argv[i]).rfind("--rounds=", 0) == 0) {
       ktune::g_rounds_flag = std::max(3, std::atoi(argv[i] + 9));
+    } else if (std::string(argv[i]).rfind("--curated=", 0) == 0) {
+      ktune::g_curated = std::string(argv[i]).substr(10);
     } else if (std::string(argv[i]).rfind("--shapes=", 0) == 0) {
       ktune::g_shape_filter = std::string(argv[i]).substr(9);
     }

@@ -70,6 +70,9 @@ struct GemmOp::State {
   // TMA tensor maps (kTma kernels take them as arguments), keyed by the descriptors so a caller
   // that changes pointers every call pays the encoding once per pointer (gemm_host_cache.h).
   bool tma = false;
+  // The decode kind on sm_90a: its TMA-fed configs take the same maps, then A's own
+  // (gemm::decodeTakesTensorMaps); the other kinds' kernels ignore arguments past their own.
+  bool decode_maps = false;
   TensorMapCache tma_maps;
 
   // Appends the A, B and C tensor maps for `call` (zeroed maps when they cannot be encoded: then
@@ -81,6 +84,14 @@ struct GemmOp::State {
     const bool c_ok = m.c_ok && call.shape.c != gemm::ElemType::kF32;
     args.add(m.a).add(m.b).add(m.c).add(static_cast<int32_t>(c_ok));
     args.add(call.buf.scale_a).add(call.buf.scale_b);
+  }
+  // Then the decode kernel's own maps (gemm::decodeDescriptors; zeroed when they cannot be
+  // encoded: then no TMA-fed decode config is applicable to the call).
+  void addDecodeMaps(const GemmCall& call, KernelArgs& args) {
+    const TensorMapCache::Maps m = tma_maps.get(
+        gemm::decodeDescriptors(call.shape, call.buf.a, call.buf.b),
+        [this](const TensorMap2DDesc& x) { return tuner->backend().encodeTensorMap2D(x); });
+    args.add(m.a).add(m.b).add(m.c);
   }
 
   ~State() {
@@ -237,6 +248,11 @@ Expected<std::vector<gemm::KernelKind>> familyKinds(GemmOp::State* S, const Devi
     kinds.push_back(gemm::KernelKind::kTma);
     S->tma = true;
   }
+  const auto decodeMaps = [&dev](const std::vector<gemm::KernelKind>& ks) {
+    return dev.arch == "sm_90a" &&
+           std::find(ks.begin(), ks.end(), gemm::KernelKind::kDecode) != ks.end();
+  };
+  S->decode_maps = decodeMaps(kinds);
   if (options.kinds.empty()) return kinds;
   std::vector<gemm::KernelKind> keep;
   for (auto k : kinds)
@@ -246,6 +262,7 @@ Expected<std::vector<gemm::KernelKind>> familyKinds(GemmOp::State* S, const Devi
     return Status::Unsupported("none of the requested GEMM kernel kinds runs on " + dev.name +
                                " (" + dev.arch + ")");
   S->tma = std::find(keep.begin(), keep.end(), gemm::KernelKind::kTma) != keep.end();
+  S->decode_maps = decodeMaps(keep);
   return keep;
 }
 
@@ -299,7 +316,8 @@ void addRunHooks(TypedKernelSpec<GemmCall>& f, FamilyExtras& x, GemmOp::State* S
     a.add(static_cast<int32_t>(s.m)).add(static_cast<int32_t>(s.n)).add(static_cast<int32_t>(s.k));
     a.add(static_cast<int64_t>(s.lda)).add(static_cast<int64_t>(s.ldb)).add(static_cast<int64_t>(s.ldc));
     a.add(s.alpha).add(s.beta);
-    if (S->tma) S->addTensorMaps(call, a);
+    if (S->tma || S->decode_maps) S->addTensorMaps(call, a);
+    if (S->decode_maps) S->addDecodeMaps(call, a);
   };
   f.before_launch = [S](const Knobs& knobs, const GemmCall& call, StreamHandle) -> Status {
     const Config& c = EngineViews::config(knobs);

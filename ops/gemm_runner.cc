@@ -129,10 +129,11 @@ Status GemmRunner::launch(gemm::KernelKind kind, const Config& config, const gem
   args_.add(static_cast<int32_t>(s.m)).add(static_cast<int32_t>(s.n)).add(static_cast<int32_t>(s.k));
   args_.add(static_cast<int64_t>(s.lda)).add(static_cast<int64_t>(s.ldb)).add(static_cast<int64_t>(s.ldc));
   args_.add(s.alpha).add(s.beta);
-  if (kind == gemm::KernelKind::kTma) {
+  const bool decode_maps = gemm::decodeTakesTensorMaps(kind, config);
+  if (kind == gemm::KernelKind::kTma || decode_maps) {
+    const auto encode = [this](const TensorMap2DDesc& x) { return backend_.encodeTensorMap2D(x); };
     const gemm::TmaDescriptors d = gemm::tmaDescriptors(s, buf.a, buf.b, buf.c);
-    const TensorMapCache::Maps m = tma_maps_.get(
-        d, [this](const TensorMap2DDesc& x) { return backend_.encodeTensorMap2D(x); });
+    const TensorMapCache::Maps m = tma_maps_.get(d, encode);
     // A or B that cannot be encoded: encode again for the driver's reason (not cached).
     if (!m.a_ok || !m.b_ok) {
       auto r = backend_.encodeTensorMap2D(!m.a_ok ? d.a : d.b);
@@ -141,6 +142,15 @@ Status GemmRunner::launch(gemm::KernelKind kind, const Config& config, const gem
     const bool c_ok = m.c_ok && s.c != gemm::ElemType::kF32;
     args_.add(m.a).add(m.b).add(c_ok ? m.c : TensorMap{}).add(static_cast<int32_t>(c_ok));
     args_.add(buf.scale_a).add(buf.scale_b);
+    if (decode_maps) {  // then the maps in the decode kernel's boxes
+      const gemm::TmaDescriptors x = gemm::decodeDescriptors(s, buf.a, buf.b);
+      const TensorMapCache::Maps mx = tma_maps_.get(x, encode);
+      if (!mx.a_ok || !mx.b_ok || !mx.c_ok) {
+        auto r = backend_.encodeTensorMap2D(!mx.a_ok ? x.a : !mx.b_ok ? x.b : x.c);
+        return r.ok() ? Status::Internal("decode tensor map failed to encode earlier") : r.status();
+      }
+      args_.add(mx.a).add(mx.b).add(mx.c);
+    }
   }
   return backend_.launch(l->function, plan.grid, plan.block, static_cast<size_t>(plan.shared_bytes),
                          args_.data(), stream);

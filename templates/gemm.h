@@ -172,6 +172,18 @@ struct TmaDescriptors {
 };
 TmaDescriptors tmaDescriptors(const GemmShape& s, DevicePtr a, DevicePtr b, DevicePtr c);
 
+// The decode kernel's TMA-fed body (DC_WG = 2) takes, after the common arguments, the kTma
+// launch's tail (tmaDescriptors' maps, c_ok, the two scale pointers; not read) and then the three
+// maps of decodeDescriptors (128-byte swizzle, boxes 64 k wide): A in boxes of decodeABoxRows(M) =
+// min(8*DC_MT, 64) rows (a function of M alone: DC_MT is M's tier), then the weights [N][K] in
+// boxes of 64 rows, then the same in boxes of 32 rows (the gate/up pair when a warpgroup has one
+// slab: 32 gate rows, then the 32 up rows of the same columns). Other configs take no maps.
+bool decodeTakesTensorMaps(KernelKind k, const Config& c);
+int64_t decodeABoxRows(int64_t m);
+TensorMap2DDesc decodeAMap(const GemmShape& s, DevicePtr a);
+TensorMap2DDesc decodeBMap(const GemmShape& s, DevicePtr b, uint32_t box_rows);
+TmaDescriptors decodeDescriptors(const GemmShape& s, DevicePtr a, DevicePtr b);
+
 // A small hand-picked list of good configs for this problem, best first (the default config when
 // tuning is off, the candidate set of the tuned op without a full space, the "small tuned set" of
 // the benchmarks). Data, not code: templates/gemm/curated.json, built into the library, looked up

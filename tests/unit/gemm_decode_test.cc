@@ -259,10 +259,13 @@ TEST(GemmDecode, ConfigsCompileWithMmaSyncAndNoSpills) {
   auto cc = compilerForArch("sm_90a");
   if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
   std::vector<std::pair<Config, GemmShape>> jobs;
+  // (The TMA-fed body, DC_WG = 2: GemmDecode.TmaFedBodyCompilesWithBulkTensorCopies.)
   for (int64_t m : {1, 128})
     for (const Config& c : curatedConfigs(KernelKind::kDecode, nt(m, 4096, 4096)))
-      jobs.emplace_back(c, nt(m, 4096, 4096));
-  const auto acc = configSpace(KernelKind::kDecode).enumerate("cuda", 227 * 1024).accepted;
+      if (!decodeTakesTensorMaps(KernelKind::kDecode, c)) jobs.emplace_back(c, nt(m, 4096, 4096));
+  std::vector<Config> acc;
+  for (const Config& c : configSpace(KernelKind::kDecode).enumerate("cuda", 227 * 1024).accepted)
+    if (!decodeTakesTensorMaps(KernelKind::kDecode, c)) acc.push_back(c);
   for (size_t j = 0; j < acc.size(); j += 251) jobs.emplace_back(acc[j], nt(8 * acc[j].getInt("DC_MT"), 4096, 4096));
   // The gate/up epilogue (with bias and C +=) at the smallest and the largest tier.
   for (int64_t m : {1, 128}) {
@@ -295,6 +298,163 @@ TEST(GemmDecode, ConfigsCompileWithMmaSyncAndNoSpills) {
                                                        : "mma.sync.aligned.m16n8k16") ==
                std::string::npos)
         failures[j] = c.toString() + ": PTX lacks its matrix instruction";
+    }
+  };
+  std::thread t1(work), t2(work);
+  t1.join();
+  t2.join();
+  for (const auto& f : failures)
+    if (!f.empty()) ADD_FAILURE() << f;
+}
+
+// DC_WG = 2, the TMA-fed ring: its knobs (DC_PF pinned), one producer warp, the same ring bytes as
+// the cp.async body, and the tensor maps its launch carries (A in boxes of its M tier's rows, up to
+// 64; weights in boxes of 64 rows and 32 for the gate/up halves).
+TEST(GemmDecode, TmaFedBodySpaceLaunchRuleAndMaps) {
+  const ConfigSpace& sp = configSpace(KernelKind::kDecode);
+  Config c = wgConfig(1, 4, 1, 2, 4, 1);
+  c.set("DC_WG", int64_t{2});
+  ASSERT_TRUE(sp.validate(c).ok()) << sp.validate(c).toString();
+  Config wide = c;
+  wide.set("DC_PF", int64_t{2});
+  EXPECT_FALSE(sp.validate(wide).ok());
+  Config cp = c;
+  cp.set("DC_WG", int64_t{1});
+  // The same ring as the cp.async body, plus the gate/up hand-over: 64 threads x 4 floats.
+  EXPECT_EQ(sharedBytes(KernelKind::kDecode, c), sharedBytes(KernelKind::kDecode, cp) + 64 * 4 * 4);
+  EXPECT_TRUE(decodeTakesTensorMaps(KernelKind::kDecode, c));
+  EXPECT_FALSE(decodeTakesTensorMaps(KernelKind::kDecode, cp));
+  EXPECT_FALSE(decodeTakesTensorMaps(KernelKind::kDecode, decodeConfig(1)));
+  const DeviceInfo dev = h100Like();
+  auto p = launchPlan(KernelKind::kDecode, c, nt(8, 4096, 4096), dev);
+  ASSERT_TRUE(p.ok()) << p.status().toString();
+  EXPECT_EQ(p->grid.x, 132u);
+  EXPECT_EQ(p->block.x, 4u * 32u + 32u);
+  EXPECT_EQ(p->counters, 4096 / 64);
+  DeviceInfo a100 = dev;
+  a100.arch = "sm_80";
+  EXPECT_EQ(launchPlan(KernelKind::kDecode, c, nt(8, 4096, 4096), a100).status().code(),
+            Code::kUnsupported);
+  // DC_GRID = 4, 5: a cluster of 2 or 4 blocks per tile, no workspace, no counters.
+  Config cl = c;
+  cl.set("DC_GRID", int64_t{4});
+  auto q = launchPlan(KernelKind::kDecode, cl, nt(8, 4099, 4104), dev);
+  ASSERT_TRUE(q.ok()) << q.status().toString();
+  EXPECT_EQ(q->grid.x, 2u * 65u);
+  EXPECT_EQ(q->workspace_bytes, 0);
+  EXPECT_EQ(q->counters, 0);
+  cl.set("DC_GRID", int64_t{5});
+  auto q4 = launchPlan(KernelKind::kDecode, cl, nt(8, 4096, 4096), dev);
+  ASSERT_TRUE(q4.ok()) << q4.status().toString();
+  EXPECT_EQ(q4->grid.x, 4u * 64u);
+  // Only the TMA-fed body splits over a cluster; its ring must hold the other blocks' sums
+  // (3 x 128 threads x 64 floats at the 128 tier > 2 stages x 192 rows x 128 bytes).
+  Config cp4 = cp;
+  cp4.set("DC_GRID", int64_t{4});
+  EXPECT_FALSE(sp.validate(cp4).ok());
+  EXPECT_FALSE(sp.validate(wgConfig(16, 4, 1, 1, 1, 5)).ok());
+  Config small_ring = wgConfig(16, 4, 1, 1, 1, 5);
+  small_ring.set("DC_WG", int64_t{2});
+  EXPECT_FALSE(sp.validate(small_ring).ok());
+  small_ring.set("DC_GRID", int64_t{4});  // one slot of 32 KB fits the 48 KB ring
+  EXPECT_TRUE(sp.validate(small_ring).ok()) << sp.validate(small_ring).toString();
+  // 1 KB of each weight row per stage: TMA only.
+  Config u8 = cp;
+  u8.set("DC_U", int64_t{8});
+  u8.set("DC_DEPTH", int64_t{1});
+  EXPECT_FALSE(sp.validate(u8).ok());
+  u8.set("DC_WG", int64_t{2});
+  EXPECT_TRUE(sp.validate(u8).ok()) << sp.validate(u8).toString();
+  // The weights in boxes of 64 rows and of 32 (a slab's gate half and up half).
+  GemmShape g = nt(4, 8190, 1000);
+  g.act = Activation::kSiluMul;
+  g.ldb = 1008;
+  EXPECT_TRUE(applicable(KernelKind::kDecode, c, g).ok()) << applicable(KernelKind::kDecode, c, g).toString();
+  const TmaDescriptors dd = decodeDescriptors(g, 4096, 8192);
+  for (const TensorMap2DDesc& w : {dd.b, dd.c}) {
+    EXPECT_EQ(w.base, 8192u);
+    EXPECT_EQ(w.rows, 8190u);
+    EXPECT_EQ(w.cols, 1000u);
+    EXPECT_EQ(w.row_stride_bytes, 2016u);
+    EXPECT_EQ(w.box_cols, 64u);
+    EXPECT_TRUE(checkTensorMap2D(w).ok()) << checkTensorMap2D(w).toString();
+  }
+  EXPECT_EQ(dd.b.box_rows, 64u);
+  EXPECT_EQ(dd.c.box_rows, 32u);
+  EXPECT_EQ(dd.a.base, 4096u);
+  // The one-slab gate/up hand-over at the 128 tier fits 160 threads' registers, not 288's.
+  GemmShape g128 = nt(128, 8192, 4096);
+  g128.act = Activation::kSiluMul;
+  Config w8 = wgConfig(16, 8, 1, 1, 2, 1);
+  w8.set("DC_WG", int64_t{2});
+  EXPECT_EQ(applicable(KernelKind::kDecode, w8, g128).code(), Code::kUnsupported);
+  w8.set("DC_WARPS", int64_t{4});
+  EXPECT_TRUE(applicable(KernelKind::kDecode, w8, g128).ok());
+  // A's boxes: the tier's rows (8, 16, 32, 64), 64 at the 128 tier (two boxes per stage).
+  const std::pair<int64_t, int64_t> tiers[] = {{1, 8}, {8, 8}, {9, 16}, {17, 32}, {33, 64}, {65, 64}, {128, 64}};
+  for (auto [m, rows] : tiers) EXPECT_EQ(decodeABoxRows(m), rows) << m;
+  GemmShape s = nt(5, 4096, 1000);
+  s.lda = 1024;
+  const TensorMap2DDesc a = decodeAMap(s, 4096);
+  EXPECT_EQ(a.rows, 5u);
+  EXPECT_EQ(a.cols, 1000u);
+  EXPECT_EQ(a.row_stride_bytes, 2048u);
+  EXPECT_EQ(a.box_rows, 8u);
+  EXPECT_EQ(a.box_cols, 64u);
+  EXPECT_EQ(a.swizzle_bytes, 128u);
+  EXPECT_TRUE(checkTensorMap2D(a).ok()) << checkTensorMap2D(a).toString();
+  // Every curated TMA config is a valid point of the space.
+  size_t tma = 0;
+  for (int64_t m : {1, 16, 32, 128})
+    for (const Config& k : curatedConfigs(KernelKind::kDecode, nt(m, 4096, 4096)))
+      tma += decodeTakesTensorMaps(KernelKind::kDecode, k) ? 1 : 0;
+  EXPECT_GE(tma, 8u);
+}
+
+// The TMA-fed body compiles for sm_90a (plain, bias + C +=, gate/up; stream-K and both cluster
+// splits) at the smallest, a middle and the largest tier: bulk tensor copies and wgmma in the PTX
+// (and the cluster reduction's stores), no spills.
+TEST(GemmDecode, TmaFedBodyCompilesWithBulkTensorCopies) {
+  auto cc = compilerForArch("sm_90a");
+  if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
+  std::vector<std::pair<Config, GemmShape>> jobs;
+  // (M, DC_MT, DC_WARPS, DC_U, DC_DEPTH, gate/up with bias and C +=, DC_GRID, DC_NT)
+  const int64_t cases[][8] = {{1, 1, 4, 8, 1, 0, 5, 1}, {40, 8, 4, 1, 4, 1, 4, 1},
+                              {128, 16, 4, 2, 2, 1, 1, 1}, {16, 2, 8, 4, 1, 1, 4, 2}};
+  for (const auto& k : cases) {
+    Config c = wgConfig(k[1], k[2], k[7], k[3], k[4], k[6]);
+    c.set("DC_WG", int64_t{2});
+    GemmShape g = nt(k[0], 8192, 4096);
+    if (k[5]) {
+      g.act = Activation::kSiluMul;
+      g.has_bias = true;
+      g.beta = 1.0f;
+      g.ldc = 4096;
+    }
+    jobs.emplace_back(c, g);
+  }
+  std::vector<std::string> failures(jobs.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t j; (j = next++) < jobs.size();) {
+      const auto& [c, s] = jobs[j];
+      CompileRequest req;
+      req.source = std::string(kernelSource(KernelKind::kDecode));
+      req.source_name = sourceFile(KernelKind::kDecode);
+      req.entry = entryName(KernelKind::kDecode);
+      req.defines = defines(KernelKind::kDecode, c, s);
+      req.arch = "sm_90a";
+      req.dumps = kDumpPtx;
+      auto r = (*cc)->compile(req);
+      if (!r.ok())
+        failures[j] = c.toString() + ": " + r.status().toString().substr(0, 2000);
+      else if (r->resources.spills())
+        failures[j] = c.toString() + ": spills";
+      else if (r->dumps["ptx"].find("cp.async.bulk.tensor.2d") == std::string::npos ||
+               r->dumps["ptx"].find("wgmma.mma_async") == std::string::npos)
+        failures[j] = c.toString() + ": PTX lacks bulk tensor copies or wgmma";
+      else if (c.getInt("DC_GRID") >= 4 && r->dumps["ptx"].find("st.shared::cluster") == std::string::npos)
+        failures[j] = c.toString() + ": PTX lacks the cluster reduction";
     }
   };
   std::thread t1(work), t2(work);

@@ -3,7 +3,40 @@
 
 #include "templates/gemm/kernel.h"
 
-namespace ktune::gemm::detail {
+namespace ktune::gemm {
+
+int64_t decodeABoxRows(int64_t m) {
+  int64_t rows = 8;
+  while (rows < 64 && rows < m) rows *= 2;
+  return rows;
+}
+
+TensorMap2DDesc decodeAMap(const GemmShape& s, DevicePtr a) {
+  TensorMap2DDesc t;
+  t.base = a;
+  t.elem_bytes = static_cast<int>(elemBytes(s.ab));
+  t.rows = static_cast<uint64_t>(s.m);
+  t.cols = static_cast<uint64_t>(s.k);
+  t.row_stride_bytes = static_cast<uint64_t>(s.lda) * static_cast<uint64_t>(t.elem_bytes);
+  t.box_rows = static_cast<uint32_t>(decodeABoxRows(s.m));
+  t.box_cols = 64;
+  t.swizzle_bytes = 128;
+  return t;
+}
+
+TensorMap2DDesc decodeBMap(const GemmShape& s, DevicePtr b, uint32_t box_rows) {
+  TensorMap2DDesc t = decodeAMap(s, b);
+  t.rows = static_cast<uint64_t>(s.n);
+  t.row_stride_bytes = static_cast<uint64_t>(s.ldb) * static_cast<uint64_t>(t.elem_bytes);
+  t.box_rows = box_rows;
+  return t;
+}
+
+TmaDescriptors decodeDescriptors(const GemmShape& s, DevicePtr a, DevicePtr b) {
+  return {decodeAMap(s, a), decodeBMap(s, b, 64), decodeBMap(s, b, 32)};
+}
+
+namespace detail {
 namespace {
 
 using K = const Config&;
@@ -20,30 +53,50 @@ int64_t registerEstimate(K c) {
 }
 
 bool wg(K c) { return knob(c, "DC_WG") != 0; }
-// DC_WG = 1 (decode_wg.cuh): weight rows per tile and shared-memory ring bytes.
+bool tmaFed(K c) { return knob(c, "DC_WG") == 2; }
+// DC_WG = 1, 2 (decode_wg.cuh): weight rows per tile and shared-memory ring bytes (the same
+// layout whether the ring is filled by cp.async or by TMA).
 int64_t wgTileRows(K c) { return 64 * knob(c, "DC_NT") * (knob(c, "DC_WARPS") / 4); }
 int64_t wgRingBytes(K c) {
   return 2 * knob(c, "DC_DEPTH") * (wgTileRows(c) + 8 * knob(c, "DC_MT")) * 128 * knob(c, "DC_U");
 }
 
+// DC_GRID = 4, 5: blocks per cluster (one cluster per tile), 1 otherwise.
+int64_t clusterBlocks(K c) { return knob(c, "DC_GRID") == 4 ? 2 : knob(c, "DC_GRID") == 5 ? 4 : 1; }
+// The sums the other blocks of a cluster hand to the first: (blocks - 1) x consumer threads x
+// DC_NT x 4*DC_MT floats.
+int64_t clusterReduceBytes(K c) {
+  return (clusterBlocks(c) - 1) * 32 * knob(c, "DC_WARPS") * knob(c, "DC_NT") * 4 * knob(c, "DC_MT") * 4;
+}
+
 ConfigSpace buildSpace() {
   ConfigSpace s;
-  s.addInts("DC_WG", {0, 1}, "cuda")
+  s.addInts("DC_WG", {0, 1, 2}, "cuda")
       .addInts("DC_WARPS", {4, 8}, "cuda")
       .addInts("DC_NT", {1, 2}, "cuda")
       .addInts("DC_MT", {1, 2, 4, 8, 16}, "cuda")
-      .addInts("DC_U", {1, 2, 4}, "cuda")
+      .addInts("DC_U", {1, 2, 4, 8}, "cuda")
       .addInts("DC_DEPTH", {2, 4}, "cuda")
       .addInts("DC_PF", {1, 2}, "cuda")
       .addInts("DC_XR", {0, 1}, "cuda")
-      .addInts("DC_GRID", {0, 1, 2, 3}, "cuda");
-  s.constrain("DC_WG == 1 || register estimate DC_DEPTH*(8*DC_NT*DC_U + 4*DC_MT*DC_U*DC_XR) + "
+      .addInts("DC_GRID", {0, 1, 2, 3, 4, 5}, "cuda");
+  s.constrain("DC_WG >= 1 || register estimate DC_DEPTH*(8*DC_NT*DC_U + 4*DC_MT*DC_U*DC_XR) + "
               "4*DC_MT*DC_U*(1-DC_XR) + 4*DC_NT*DC_MT <= 232",
               [](K c) { return wg(c) || registerEstimate(c) <= 232; });
   // The wgmma body has no register ring (DC_XR pinned) and reads DC_PF as its producer width
   // (1: a warp, 2: a warpgroup).
   s.constrain("DC_WG == 0 || (DC_XR == 0 && DC_PF >= 1)",
               [](K c) { return !wg(c) || (knob(c, "DC_XR") == 0 && knob(c, "DC_PF") >= 1); });
+  // The TMA-fed body (DC_WG = 2) has one elected producer thread: DC_PF pinned to 1.
+  s.constrain("DC_WG != 2 || DC_PF == 1",
+              [](K c) { return !tmaFed(c) || knob(c, "DC_PF") == 1; });
+  // 1 KB of each weight row per stage: the TMA-fed body only (the probe measured longer runs per
+  // row faster; the cp.async producer's pass must cover whole rows).
+  s.constrain("DC_U < 8 || DC_WG == 2", [](K c) { return knob(c, "DC_U") < 8 || tmaFed(c); });
+  // DC_GRID = 4, 5: K split over a cluster of 2 or 4 blocks per tile, reduced in the first block's
+  // ring (the TMA-fed body only): the ring must hold the other blocks' sums.
+  s.constrain("DC_GRID < 4 || (DC_WG == 2 && ring bytes >= cluster reduce bytes)",
+              [](K c) { return knob(c, "DC_GRID") < 4 || (tmaFed(c) && wgRingBytes(c) >= clusterReduceBytes(c)); });
   // Accumulators: 4*DC_MT floats per 64-row slab and thread; 128 of them (two slabs at the widest
   // tier) spill under ptxas (sm_90a), 64 do not.
   s.constrain("DC_WG == 0 || DC_NT * DC_MT <= 16",
@@ -54,9 +107,12 @@ ConfigSpace buildSpace() {
 }
 
 // The warps' sums of one tile: [DC_WARPS][16*DC_NT][8*DC_MT + 1] floats; DC_WG = 1: the ring,
-// 1024 bytes to align it for the swizzle, two mbarriers per stage and the last-block flag.
+// 1024 bytes to align it for the swizzle, two mbarriers per stage and the last-block flag; DC_WG = 2
+// also the gate/up hand-over (half the consumer threads x 4*DC_MT floats).
 int64_t sharedBytes(K c) {
-  if (wg(c)) return wgRingBytes(c) + 1024 + 16 * 2 * knob(c, "DC_DEPTH") + 16;
+  if (wg(c))
+    return wgRingBytes(c) + 1024 + 16 * 2 * knob(c, "DC_DEPTH") + 16 +
+           (tmaFed(c) ? 16 * knob(c, "DC_WARPS") * 4 * knob(c, "DC_MT") * 4 : 0);
   return knob(c, "DC_WARPS") * 16 * knob(c, "DC_NT") * (8 * knob(c, "DC_MT") + 1) * 4;
 }
 
@@ -71,6 +127,12 @@ Status applicable(K c, const GemmShape& s) {
   // columns, and tuning it would only cost time.
   int64_t tier = 1;
   while (tier < 16 && 8 * tier < s.m) tier *= 2;
+  // The gate/up hand-over of a one-slab warpgroup (decode_wg.cuh, kHalves) on top of 64
+  // accumulators spills under ptxas (sm_90a) at 288 threads' register budget; at 160 it does not.
+  if (tmaFed(c) && s.act == Activation::kSiluMul && knob(c, "DC_NT") == 1 &&
+      knob(c, "DC_WARPS") == 8 && knob(c, "DC_MT") == 16)
+    return Status::Unsupported("decode GEMM with DC_WG=2, silu_mul, DC_NT=1 and DC_MT=16 needs "
+                               "DC_WARPS=4 (with 8 the gate/up epilogue spills registers)");
   if (s.m > 128 || knob(c, "DC_MT") != tier)
     return Status::Unsupported("decode GEMM covers M <= 128 with DC_MT the smallest power of two >= "
                                "ceil(M/8) (" + std::to_string(tier) + " for M=" +
@@ -84,12 +146,13 @@ Status applicable(K c, const GemmShape& s) {
 // workspace: the probe measured that reduction chain as stream-K's cost at 4096x4096, see
 // bench/NOTES.md). The M x N fp32 workspace and one counter per tile of 16*DC_NT rows, zero between
 // calls.
-// DC_WG = 1: tiles of 64*DC_NT*DC_WARPS/4 rows, units of 64*DC_U k, DC_WARPS consumer warps + the
-// producer warp (DC_PF = 2: warpgroup), sm_90a only. A grid whose ranges cut no tile (DC_GRID = 0,
+// DC_WG = 1, 2: tiles of 64*DC_NT*DC_WARPS/4 rows, units of 64*DC_U k, DC_WARPS consumer warps + the
+// producer warp (DC_WG = 1 with DC_PF = 2: warpgroup), sm_90a only; DC_GRID = 4, 5: a cluster of
+// 2 or 4 blocks per tile splitting its K, reduced in distributed shared memory (no workspace). A grid whose ranges cut no tile (DC_GRID = 0,
 // or one unit per tile) needs neither workspace nor counters.
 Status plan(K c, const GemmShape& s, const DeviceInfo& dev, LaunchPlan& p) {
   if (wg(c) && dev.arch != "sm_90a")
-    return Status::Unsupported("decode GEMM with DC_WG=1 (wgmma) needs arch sm_90a, device is " +
+    return Status::Unsupported("decode GEMM with DC_WG=1 or 2 (wgmma) needs arch sm_90a, device is " +
                                dev.arch);
   const int64_t warps = knob(c, "DC_WARPS"), nt = knob(c, "DC_NT");
   const int64_t rows = wg(c) ? wgTileRows(c) : 16 * nt;
@@ -98,11 +161,12 @@ Status plan(K c, const GemmShape& s, const DeviceInfo& dev, LaunchPlan& p) {
                               : ceilDiv(s.k, 32 * knob(c, "DC_U") * warps);
   const int64_t units = tiles * steps;
   const int64_t sms = std::max(1, dev.multiprocessors);
-  const int64_t grid = knob(c, "DC_GRID") == 0 ? tiles : std::min(units, sms * knob(c, "DC_GRID"));
+  const int64_t g = knob(c, "DC_GRID");
+  const int64_t grid = g == 0 ? tiles : g >= 4 ? tiles * clusterBlocks(c) : std::min(units, sms * g);
   p.grid = Dim3{static_cast<unsigned>(grid), 1u, 1u};
-  const int64_t producers = !wg(c) ? 0 : knob(c, "DC_PF") == 2 ? 128 : 32;
+  const int64_t producers = !wg(c) ? 0 : knob(c, "DC_PF") == 2 && !tmaFed(c) ? 128 : 32;
   p.block = Dim3{static_cast<unsigned>(32 * warps + producers), 1u, 1u};
-  if (steps > 1 && tiles % grid != 0) {  // else every range is whole tiles (grid divides tiles)
+  if (g < 4 && steps > 1 && tiles % grid != 0) {  // else every range is whole tiles (grid divides tiles)
     p.counters = tiles;
     p.workspace_bytes = s.m * s.n * 4;
   }
@@ -118,4 +182,10 @@ const KernelDesc& decodeKernel() {
   return d;
 }
 
-}  // namespace ktune::gemm::detail
+}  // namespace detail
+
+bool decodeTakesTensorMaps(KernelKind k, const Config& c) {
+  return k == KernelKind::kDecode && c.getInt("DC_WG", 0) == 2;
+}
+
+}  // namespace ktune::gemm

@@ -20,15 +20,33 @@
 // the accumulators, a cut one adds into the workspace and the block that completes the tile's
 // counter stores (the same last-block protocol, among the consumer threads only: named barrier 1).
 //
+// DC_WG = 2 feeds the same ring by TMA instead (sm_90a; the launch passes tensor maps, see
+// gemm::decodeAMap / decodeBMap): one elected producer thread posts each stage's byte count on
+// its `full` barrier (expect_tx) and issues one cp.async.bulk.tensor per weight box (64 rows x 64
+// k; with silu_mul and one slab per warpgroup 32 rows: gate rows, then the up rows of the same
+// columns, see kHalves) and per A
+// box (min(8*DC_MT, 64) rows x 64 k). The copies complete the barrier themselves (zero-filled
+// past N, M and K), so the producer never waits for its own copies and every stage of the ring
+// can be in flight; it issues a few instructions per 8 KB where the cp.async producer issued one
+// warp instruction per 512 bytes plus its address arithmetic.
+//
+// DC_GRID = 4, 5 (TMA-fed only): one cluster of 2 or 4 blocks per tile, each streaming its part
+// of K; the partial sums meet in the first block's ring over distributed shared memory (two
+// cluster barriers), so no block goes through the global workspace and its chain of dependent L2
+// round trips (the probe measured stream-K's reduction at ~20% of a 4096x4096 call).
+//
 // Knobs here: DC_WARPS (4, 8: consumer warpgroups), DC_NT (64-row slabs per warpgroup), DC_MT
-// (wgmma N / 8), DC_U (k per stage / 64), DC_DEPTH (stages / 2), DC_GRID, DC_PF (1: one producer
-// warp, 2: a producer warpgroup); DC_XR unused (the space pins it to 0). Dynamic shared memory: 2*DC_DEPTH * (tile rows + 8*DC_MT) * 128*DC_U
-// bytes + 1024 (alignment) + the barriers (16 bytes per stage + 16).
+// (wgmma N / 8), DC_U (k per stage / 64; 8 with TMA only), DC_DEPTH (stages / 2), DC_GRID, DC_PF
+// (1: one producer warp, 2: a producer warpgroup); DC_XR unused (the space pins it to 0). Dynamic
+// shared memory: 2*DC_DEPTH * (tile rows + 8*DC_MT) * 128*DC_U bytes + 1024 (alignment) + the
+// barriers (16 bytes per stage + 16); DC_WG = 2 also the gate/up hand-over, 16*DC_WARPS * 4*DC_MT
+// floats.
+#define DC_TMA (DC_WG == 2)
 namespace kd {
 
 constexpr int kCWarps = DC_WARPS;                 // consumer warps
 constexpr int kConsumers = 32 * kCWarps;          // consumer threads
-constexpr int kProducers = DC_PF == 2 ? 128 : 32;  // producer threads: a warp or a warpgroup
+constexpr int kProducers = DC_PF == 2 && !DC_TMA ? 128 : 32;  // a warp or a warpgroup
 constexpr int kThreads = kConsumers + kProducers;
 constexpr int kNT = DC_NT;                        // 64-row slabs per warpgroup
 constexpr int kBN = 64 * kNT * (kCWarps / 4);     // weight rows per tile
@@ -41,6 +59,14 @@ constexpr int kAcc = kBM / 2;                     // fp32 accumulators per threa
 static_assert(kCWarps == 4 || kCWarps == 8, "DC_WARPS must be 4 or 8 with DC_WG");
 static_assert(kBM == 8 || kBM == 16 || kBM == 32 || kBM == 64 || kBM == 128, "DC_MT: 1..16");
 static_assert(kStageBytes % 1024 == 0, "stage size must keep the 1024-byte swizzle alignment");
+// DC_TMA: rows of an A box and of a weight box (gemm::decodeABoxRows / decodeBMap).
+// With silu_mul and two slabs per warpgroup the slabs pair up as (64 gate rows, the 64 up rows of
+// the same columns): whole 64-row boxes, and gate and up of a column meet in one thread
+// (kPairs); with one slab per warpgroup the slab's rows 0-31 are gate rows and 32-63 the up rows
+// of the same 32 columns (kHalves: 32-row boxes; the epilogue hands the up sums to the gate rows'
+// threads through shared memory).
+constexpr bool kPairs = DC_TMA && ACT == 3 && kNT == 2, kHalves = DC_TMA && ACT == 3 && kNT == 1;
+constexpr int kXBox = kBM < 64 ? kBM : 64, kWBox = kPairs ? 64 : kHalves ? 32 : 64;
 
 using ktune::smem_addr;
 using ktune::make_desc_addr;
@@ -63,6 +89,7 @@ KTUNE_DEVICE void mbar_wait(unsigned bar, unsigned parity) {
                  : "memory");
   } while (!done);
 }
+#include "decode_tma.cuh"
 KTUNE_DEVICE void consumers_sync() { asm volatile("bar.sync 1, %0;\n" ::"n"(kConsumers) : "memory"); }
 
 // 16 bytes global -> shared, zero-filled beyond `bytes` (0 or 16 here).
@@ -129,6 +156,31 @@ KTUNE_DEVICE void mma_stage(float (&acc)[kNT][kAcc], unsigned w, unsigned x) {
     }
 }
 
+#if DC_TMA
+// The weight row of weight box b of the tile at row0 (N: past the end, a box of zeros).
+KTUNE_DEVICE int tile_row(const Prob& p, int row0, int n);
+KTUNE_DEVICE int box_row(const Prob& p, int row0, int b) {
+  const int r = tile_row(p, row0, b * kWBox);
+  return r < 0 ? p.N : r;
+}
+
+// One stage by the elected producer thread: its byte count on `bar`, then the boxes in the layout
+// of produce() below (a row's kU boxes back to back: one longer DRAM run per row).
+KTUNE_DEVICE void produce_tma(const Prob& p, const TensorMap* tmW, const TensorMap* tmA, unsigned w,
+                              unsigned bar, int row0, int k0) {
+  mbar_expect_tx(bar, kStageBytes);
+#pragma unroll
+  for (int b = 0; b < kBN / kWBox; ++b)
+#pragma unroll
+    for (int u = 0; u < kU; ++u)
+      tma_load_2d(w + u * kBN * 128 + b * kWBox * 128, tmW, k0 + u * 64, box_row(p, row0, b), bar);
+#pragma unroll
+  for (int xb = 0; xb < kBM / kXBox; ++xb)
+#pragma unroll
+    for (int u = 0; u < kU; ++u)
+      tma_load_2d(w + kWBytes + u * kBM * 128 + xb * kXBox * 128, tmA, k0 + u * 64, xb * kXBox, bar);
+}
+#else
 // One stage's copies by producer thread t: the tile's weight rows (row r of the tile is weight row
 // weight_row(p, row0, r)) and the A rows, k0 .. k0+kBK. A row's 8*kU 16-byte chunks sit on
 // consecutive threads, so each thread keeps one chunk (c, u) and steps over rows: no index
@@ -151,6 +203,19 @@ KTUNE_DEVICE void produce(const Prob& p, unsigned w, unsigned x, int row0, int k
     cp16(x + u * kBM * 128 + r * 128 + ((c ^ (r & 7)) << 4), ok ? p.A + (long)r * p.lda + k : p.A,
          ok ? 16 : 0);
   }
+}
+
+#endif
+
+// The weight row behind row n of the tile at row0, or -1 (past N; with silu_mul a column past N/2).
+KTUNE_DEVICE int tile_row(const Prob& p, int row0, int n) {
+  if (kHalves) {
+    const int j = row0 / 2 + (n >> 6) * 32 + (n & 31);
+    return j < p.half ? j + ((n >> 5) & 1) * p.half : -1;
+  }
+  if (!kPairs) return weight_row(p, row0, n);
+  const int j = row0 / 2 + (n >> 7) * 64 + (n & 63);
+  return j < p.half ? j + ((n >> 6) & 1) * p.half : -1;
 }
 
 // Calls f(v, n, m) for accumulator v of slab t: n the tile row (weight row via weight_row), m the
@@ -177,7 +242,7 @@ KTUNE_DEVICE void flush(const Prob& p, float (&acc)[kNT][kAcc], int row0, int st
   const bool whole = steps == p.nsteps;
   if (!whole) {
     for_each_acc(acc, ctid, [&](float& v, int n, int m) {
-      const int row = weight_row(p, row0, n);
+      const int row = tile_row(p, row0, n);
       if (row >= 0 && m < p.M) atomicAdd(p.ws + (long)m * p.N + row, v);
     });
     __threadfence();
@@ -193,7 +258,7 @@ KTUNE_DEVICE void flush(const Prob& p, float (&acc)[kNT][kAcc], int row0, int st
     if (last) {
       __threadfence();
       for_each_acc(acc, ctid, [&](float& v, int n, int m) {
-        const int row = weight_row(p, row0, n);
+        const int row = tile_row(p, row0, n);
         if (row < 0 || m >= p.M) return;
         float* w = p.ws + (long)m * p.N + row;
         v = ld_cg(w);
@@ -207,6 +272,41 @@ KTUNE_DEVICE void flush(const Prob& p, float (&acc)[kNT][kAcc], int row0, int st
     }
   }
 #if ACT == 3
+  if (kPairs) {  // slab 2t: the gate sums of columns j0 + r, slab 2t + 1: the up sums
+    const int wg = ctid >> 7, warp = (ctid >> 5) & 3, lane = ctid & 31;
+#pragma unroll
+    for (int i = 0; i < kAcc; ++i) {
+      const int r = warp * 16 + (lane >> 2) + ((i & 3) >> 1) * 8;
+      const int m = (i >> 2) * 8 + (lane & 3) * 2 + (i & 1), col = row0 / 2 + wg * 64 + r;
+      if (col < p.half && m < p.M) store_gated(p, col, m, acc[0][i], acc[kNT - 1][i]);
+    }
+    for_each_acc(acc, ctid, [](float& v, int, int) { v = 0.0f; });
+    return;
+  }
+  if (kHalves) {  // warps 2, 3 of a warpgroup hold the up sums of warps 0, 1's gate columns
+    // Each side hands the other half of its sums over ([kAcc][kConsumers / 2] floats after the
+    // flag word, counted by sharedBytes) and stores half the columns: gate warps i < kAcc/2, up
+    // warps the rest.
+    const int wg = ctid >> 7, warp = (ctid >> 5) & 3, lane = ctid & 31;
+    const bool up = warp >= 2;
+    float* x = reinterpret_cast<float*>(const_cast<unsigned*>(flag) + 4) + wg * 64 + (warp & 1) * 32 + lane;
+#pragma unroll
+    for (int i = 0; i < kAcc; ++i)
+      if ((i < kAcc / 2) == up) x[i * (kConsumers / 2)] = acc[0][i];
+    consumers_sync();
+#pragma unroll
+    for (int i = 0; i < kAcc; ++i) {
+      if ((i < kAcc / 2) == up) continue;
+      const int r = (warp & 1) * 16 + (lane >> 2) + ((i & 3) >> 1) * 8;
+      const int m = (i >> 2) * 8 + (lane & 3) * 2 + (i & 1), col = row0 / 2 + wg * 32 + r;
+      const float other = x[i * (kConsumers / 2)];
+      if (col < p.half && m < p.M)
+        store_gated(p, col, m, up ? other : acc[0][i], up ? acc[0][i] : other);
+    }
+    consumers_sync();  // the next flush may write x again
+    for_each_acc(acc, ctid, [](float& v, int, int) { v = 0.0f; });
+    return;
+  }
   // Gate row n (n % 16 < 8) and up row n + 8 sit in one thread: accumulators e and e + 2.
   const int wg = ctid >> 7, warp = (ctid >> 5) & 3, lane = ctid & 31;
 #pragma unroll
@@ -227,12 +327,101 @@ KTUNE_DEVICE void flush(const Prob& p, float (&acc)[kNT][kAcc], int row0, int st
   for_each_acc(acc, ctid, [](float& v, int, int) { v = 0.0f; });
 }
 
+#if DC_TMA && DC_GRID >= 4
+// After the main loop (every thread of the cluster, producer warps too, passes both barriers): the
+// blocks of rank r > 0 write their sums into slot r - 1 of rank 0's ring (idle by then; the space
+// checks it holds kCL - 1 slots), rank 0 adds them and stores the tile (whole: no workspace).
+KTUNE_DEVICE void cluster_reduce(const Prob& p, float (&acc)[kNT][kAcc], unsigned base,
+                                 const float* ring, int row0, unsigned rank, int ctid,
+                                 volatile unsigned* flag) {
+  constexpr int kSlot = kNT * kAcc * kConsumers;  // floats
+  cluster_sync();
+  if (rank > 0) {
+    const unsigned dst = map_to_rank(base, 0) + (rank - 1) * kSlot * 4;
+#pragma unroll
+    for (int t = 0; t < kNT; ++t)
+#pragma unroll
+      for (int i = 0; i < kAcc; ++i) st_cluster(dst + ((t * kAcc + i) * kConsumers + ctid) * 4, acc[t][i]);
+  }
+  cluster_sync();
+  if (rank != 0) return;
+  for (int r = 1; r < kCL; ++r)
+#pragma unroll
+    for (int t = 0; t < kNT; ++t)
+#pragma unroll
+      for (int i = 0; i < kAcc; ++i) acc[t][i] += ring[(r - 1) * kSlot + (t * kAcc + i) * kConsumers + ctid];
+  flush(p, acc, row0, p.nsteps, ctid, flag);
+}
+#endif
+
+#if DC_TMA
+// The producer warp: its elected thread (`lead`) streams the block's S units from u0 through the
+// ring; then (cluster split) the whole warp passes cluster_reduce's two barriers.
+KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorMap* tmX, unsigned base,
+                              unsigned full, unsigned empty, long u0, int S, bool lead) {
+  if (lead) {  // the descriptors' first use should not wait for their fetch
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(tmW)) : "memory");
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(tmX)) : "memory");
+  }
+#pragma unroll 1
+  for (int s = 0; s < S; ++s) {
+    const int slot = s % kStages;
+    if (s >= kStages) mbar_wait(empty + 8 * slot, ((s / kStages) - 1) & 1);
+    const long u = u0 + s;
+    const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
+    produce_tma(p, tmW, tmX, base + slot * kStageBytes, full + 8 * slot, tile * kBN, st * kBK);
+  }
+#if DC_GRID >= 4
+  cluster_sync();
+  cluster_sync();
+#endif
+}
+#else
+// The producer warp(s), thread pt: S units from u0 by cp.async, 2*DC_DEPTH - 1 stages in flight
+// behind the one just issued (each stage's `full` arrival once its copies landed).
+KTUNE_DEVICE void produce_all(const Prob& p, unsigned base, unsigned full, unsigned empty, long u0,
+                              int S, int pt) {
+  constexpr int kLag = kStages - 1;
+#pragma unroll 1
+  for (int s = 0; s < S; ++s) {
+    const int slot = s % kStages;
+    if (s >= kStages) mbar_wait(empty + 8 * slot, ((s / kStages) - 1) & 1);
+    const long u = u0 + s;
+    const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
+    const unsigned w = base + slot * kStageBytes;
+    produce(p, w, w + kWBytes, tile * kBN, st * kBK, pt);
+    ktune::cp_async_commit();
+    if (s >= kLag) {
+      ktune::cp_async_wait<kLag>();
+      ktune::fence_proxy_async();
+      mbar_arrive(full + 8 * ((s - kLag) % kStages));
+    }
+  }
+  ktune::cp_async_wait<0>();
+  ktune::fence_proxy_async();
+  for (int s = S > kLag ? S - kLag : 0; s < S; ++s) mbar_arrive(full + 8 * (s % kStages));
+}
+#endif
+
 }  // namespace kd
 
-KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
+#if DC_TMA && DC_GRID >= 4
+#define KTUNE_DC_CLUSTER __cluster_dims__(kd::kCL, 1, 1)
+#else
+#define KTUNE_DC_CLUSTER
+#endif
+KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
     ktune_gemm_decode(const unsigned short* __restrict__ A, const unsigned short* __restrict__ B,
                       void* Cv, const void* biasv, float* workspace, unsigned* counters, int M,
-                      int N, int K, long lda, long ldb, long ldc, float alpha, float beta) {
+                      int N, int K, long lda, long ldb, long ldc, float alpha, float beta
+#if DC_TMA  // the TMA kernel's tail (gemm::tmaDescriptors, unread), then the decode boxes' maps
+                      , const __grid_constant__ kd::TensorMap, const __grid_constant__ kd::TensorMap,
+                      const __grid_constant__ kd::TensorMap, int, const float*, const float*,
+                      const __grid_constant__ kd::TensorMap tmX,
+                      const __grid_constant__ kd::TensorMap tmW64,
+                      const __grid_constant__ kd::TensorMap tmW32
+#endif
+) {
   using namespace kd;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const unsigned base = (smem_addr(smem_raw) + 1023u) & ~1023u;
@@ -242,12 +431,19 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   const int tid = threadIdx.x;
   Prob p{A, B, reinterpret_cast<out_t*>(Cv), reinterpret_cast<const out_t*>(biasv), workspace,
          counters, M, N, K, (K + kBK - 1) / kBK, N / 2, lda, ldb, ldc, alpha, beta};
+#if DC_TMA && DC_GRID >= 4  // a cluster per tile, block `rank` takes part `rank` of its K steps
+  const unsigned rank = cluster_rank();
+  const long t0 = (long)(blockIdx.x / kCL) * p.nsteps;
+  const long u0 = t0 + p.nsteps * (long)rank / kCL, u1 = t0 + p.nsteps * (long)(rank + 1) / kCL;
+#else
   const long units = (long)((N + kBN - 1) / kBN) * p.nsteps;
   const long u0 = units * blockIdx.x / gridDim.x, u1 = units * (blockIdx.x + 1) / gridDim.x;
+#endif
   const int S = (int)(u1 - u0);
   if (tid == 0) {
     for (int i = 0; i < kStages; ++i) {
-      mbar_init(full + 8 * i, kProducers);  // every producer thread, after its copies landed
+      // DC_TMA: the producer's expect_tx; else every producer thread, after its copies landed.
+      mbar_init(full + 8 * i, DC_TMA ? 1 : kProducers);
       mbar_init(empty + 8 * i, kCWarps);  // one lane per consumer warp
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -255,26 +451,12 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   __syncthreads();
 
   if (tid >= kConsumers) {  // the producer warp(s)
-    const int pt = tid - kConsumers;
-    constexpr int kLag = kStages - 1;  // stages in flight behind the one just issued
-#pragma unroll 1
-    for (int s = 0; s < S; ++s) {
-      const int slot = s % kStages;
-      if (s >= kStages) mbar_wait(empty + 8 * slot, ((s / kStages) - 1) & 1);
-      const long u = u0 + s;
-      const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
-      const unsigned w = base + slot * kStageBytes;
-      produce(p, w, w + kWBytes, tile * kBN, st * kBK, pt);
-      ktune::cp_async_commit();
-      if (s >= kLag) {
-        ktune::cp_async_wait<kLag>();
-        ktune::fence_proxy_async();
-        mbar_arrive(full + 8 * ((s - kLag) % kStages));
-      }
-    }
-    ktune::cp_async_wait<0>();
-    ktune::fence_proxy_async();
-    for (int s = S > kLag ? S - kLag : 0; s < S; ++s) mbar_arrive(full + 8 * (s % kStages));
+#if DC_TMA
+    produce_all(p, kWBox == 32 ? &tmW32 : &tmW64, &tmX, base, full, empty, u0, tid == kConsumers ? S : 0,
+                tid == kConsumers);
+#else
+    produce_all(p, base, full, empty, u0, S, tid - kConsumers);
+#endif
     return;
   }
 
@@ -293,11 +475,17 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
     __syncwarp();
     if ((tid & 31) == 0) mbar_arrive(empty + 8 * slot);
     ++run;
+#if !(DC_TMA && DC_GRID >= 4)
     const long u = u0 + s;
     const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
     if (st == p.nsteps - 1 || s == S - 1) {
       flush(p, acc, tile * kBN, run, tid, flag);
       run = 0;
     }
+#endif
   }
+#if DC_TMA && DC_GRID >= 4
+  cluster_reduce(p, acc, base, reinterpret_cast<const float*>(smem_raw + (base - smem_addr(smem_raw))),
+                 (int)(blockIdx.x / kCL) * kBN, rank, tid, flag);
+#endif
 }

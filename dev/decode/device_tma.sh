@@ -1,0 +1,55 @@
+#!/bin/bash
+# GPU machine, one call (issue 32, the decode kind's TMA-fed body DC_WG=2). Binaries from pb/
+# (dev/decode/stage.sh built them on the dev machine; a build with dev/device_build.sh when they
+# are missing or do not load). Steps, each cut by its own limit, logs under $OUT:
+#   1. GemmGpu.DecodeTma* (or the filter TEST1; TMA_S s); nothing else runs if it fails or hangs;
+#   2. PROCS processes (default 1) of gemm_bench --kinds=$KINDS --shapes=$SHAPES --rounds=$ROUNDS
+#      (BENCH_S s each; PROBE=1 adds dev/decode/tma_probe.json's configs to the pre-pass); the
+#      summary of each, then process 1's pre-pass (every candidate's time, flush) for the decode
+#      kind, and the same run's read bound and cuBLASLt best;
+#   3. the other GemmGpu.Decode* tests (TEST_S s; 0 skips them).
+set -uo pipefail
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+exec > >(tee "$OUT/summary.txt") 2>&1  # the summary survives a cut call
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.draw --format=csv,noheader
+B=$PWD/pb
+export LD_LIBRARY_PATH="$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+if ! "$B/bench/gemm_bench" --help > /dev/null 2>&1 || ! "$B/tests/gemm_gpu_test" --gtest_list_tests > /dev/null 2>&1; then
+  S=$(date +%s)
+  bash dev/device_build.sh gemm_gpu_test gemm_bench > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+  echo "build $(( $(date +%s) - S ))s"; B=/tmp/kb
+fi
+export KTUNE_CACHE_DIR=/tmp/kcache
+S=$(date +%s)
+timeout "${TMA_S:-40}" "$B/tests/gemm_gpu_test" --gtest_filter="${TEST1:-GemmGpu.DecodeTma*}" > "$OUT/tmatest.log" 2>&1
+rc=$?
+echo "tests ${TEST1:-GemmGpu.DecodeTma*} rc=$rc $(( $(date +%s) - S ))s"
+grep -E "^\[ *(OK|FAILED|SKIPPED|PASSED) |Failure|bad|rror" "$OUT/tmatest.log" | head -20
+[ "$rc" = 0 ] || exit 2
+CUR=""; [ "${PROBE:-0}" = 1 ] && CUR="--curated=dev/decode/tma_probe.json"
+for p in $(seq 1 "${PROCS:-1}"); do
+  S=$(date +%s)
+  timeout "${BENCH_S:-60}" "$B/bench/gemm_bench" --kinds=${KINDS:-decode} $CUR --shapes=${SHAPES:-1x4096x4096} \
+    --rounds=${ROUNDS:-4} > "$OUT/bench$p.log" 2> "$OUT/bench$p.err"
+  echo "bench $p rc=$? $(( $(date +%s) - S ))s"
+done
+grep -h "^VERIFY" "$OUT"/bench*.log | grep -v " ok " | head -10
+grep -h "compile failed\|failed$" "$OUT"/bench*.err | head -5
+for p in $(seq 1 "${PROCS:-1}"); do
+  echo "== process $p"
+  if grep -q "interleaved rounds" "$OUT/bench$p.log"; then
+    sed -n '/interleaved rounds/,$p' "$OUT/bench$p.log" | cut -c1-230
+  else
+    grep "^RATIO" "$OUT/bench$p.log" | cut -c1-160
+  fi
+done
+echo "== process 1 pre-pass, flush: shape variant config us (decode; cuBLASLt)"
+grep -h "^cand .* flush " "$OUT/bench1.err" | grep -v skinny | \
+  sed -e 's/DC_PF=1,//; s/DC_XR=0,//; s/DC_MT=[0-9]*,//; s/^cand //; s/ flush / /; s/gemm_NT_//' | cut -c1-150 | head -150
+if [ "${TEST_S:-30}" != 0 ]; then
+  S=$(date +%s)
+  timeout "${TEST_S:-30}" "$B/tests/gemm_gpu_test" \
+    --gtest_filter='GemmGpu.Decode*:-GemmGpu.DecodeTma*' > "$OUT/gputest.log" 2>&1
+  echo "decode tests rc=$? $(( $(date +%s) - S ))s"
+  grep -E "^\[ *(OK|FAILED|SKIPPED|PASSED) |Failure|bad," "$OUT/gputest.log" | head -20
+fi

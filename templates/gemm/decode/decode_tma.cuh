@@ -1,0 +1,44 @@
+// The decode GEMM's TMA and cluster primitives (part of decode_wg.cuh, inside namespace kd, for
+// DC_WG = 2): the tensor-map argument type, expect_tx, the 2-D box load, and for DC_GRID = 4, 5 the
+// cluster barrier, rank and distributed-shared-memory store. tma.cuh has twins of some of them:
+// each kernel folder keeps its own so that editing one kernel never changes another's sources.
+#if DC_TMA
+// The 128 bytes of a CUtensorMap, passed by value (__grid_constant__).
+struct __align__(64) TensorMap {
+  unsigned long long v[16];
+};
+KTUNE_DEVICE void mbar_expect_tx(unsigned bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+// One box of a 2-D tensor map at (col c0, row r0) into shared memory, completing on `bar`.
+KTUNE_DEVICE void tma_load_2d(unsigned dst, const TensorMap* map, int c0, int r0, unsigned bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(r0), "r"(bar)
+      : "memory");
+}
+#if DC_GRID >= 4
+// Split K over a cluster: its kCL blocks stream one tile's K in kCL parts; the partial sums meet in
+// the first block's shared memory (distributed shared memory), never in global memory.
+constexpr int kCL = DC_GRID == 4 ? 2 : 4;
+KTUNE_DEVICE void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+}
+KTUNE_DEVICE unsigned cluster_rank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+// The shared::cluster address of `addr` (a shared::cta address of this block) in block `rank`.
+KTUNE_DEVICE unsigned map_to_rank(unsigned addr, unsigned rank) {
+  unsigned r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(addr), "r"(rank));
+  return r;
+}
+KTUNE_DEVICE void st_cluster(unsigned addr, float v) {
+  asm volatile("st.shared::cluster.f32 [%0], %1;\n" ::"r"(addr), "f"(v) : "memory");
+}
+#endif
+#endif
