@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <limits>
+#include <thread>
 #include <utility>
 
 #include "base/format.h"
@@ -107,6 +109,24 @@ Expected<BenchStats> Benchmarker::measure(StreamHandle stream, const std::functi
 
   std::vector<double> samples;
   int run_index = 0;
+  // Pacing per run (BenchOptions::pace_*): before a chunk of work that would take the stretch
+  // since the last pause past the slice, the host waits (the work before it has finished: every
+  // chunk ends synchronised) for (1 - duty) / duty times that stretch's wall time.
+  const bool pacing = opts.pace_slice_ms > 0 && opts.pace_duty > 0 && opts.pace_duty < 1;
+  auto resumed = std::chrono::steady_clock::now();
+  auto pauseBefore = [&](double next_ms) {
+    if (!pacing) return;
+    const auto busy = std::chrono::steady_clock::now() - resumed;
+    if (std::chrono::duration<double, std::milli>(busy).count() + next_ms <= opts.pace_slice_ms)
+      return;
+    std::this_thread::sleep_for(busy * ((1 - opts.pace_duty) / opts.pace_duty));
+    resumed = std::chrono::steady_clock::now();
+  };
+  // Runs per chunk under pacing, from the wall cost of one run (flush, launch and kernel).
+  auto perChunk = [&](double run_ms) {
+    if (!pacing || run_ms <= 0) return std::numeric_limits<int>::max();
+    return std::max(1, static_cast<int>(opts.pace_slice_ms / run_ms));
+  };
   // Times `n` runs, each with its own event pair, and appends the device times.
   auto timed = [&](int n) -> Status {
     KTUNE_RETURN_IF_ERROR(ensureEvents(static_cast<size_t>(n)));
@@ -172,12 +192,27 @@ Expected<BenchStats> Benchmarker::measure(StreamHandle stream, const std::functi
   // budget, not a figure: the figures stay device time).
   auto host_t0 = std::chrono::steady_clock::now();
   int host_runs = 1;
+  auto first_t0 = std::chrono::steady_clock::now();
   KTUNE_RETURN_IF_ERROR(timed(1));
   KTUNE_RETURN_IF_ERROR(quickReject());
+  const double first_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - first_t0).count();
   if (est_runs > 1) {
+    // Paced: one run per timed batch, each after its pause as needed.
+    const int chunk = perChunk(first_ms);
     host_t0 = std::chrono::steady_clock::now();
     host_runs = est_runs - 1;
-    KTUNE_RETURN_IF_ERROR(timed(est_runs - 1));
+    double paused_ms = 0;
+    for (int done = 0; done < est_runs - 1;) {
+      const int n = std::min(chunk, est_runs - 1 - done);
+      const auto p0 = std::chrono::steady_clock::now();
+      pauseBefore(n * first_ms);
+      paused_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - p0).count();
+      KTUNE_RETURN_IF_ERROR(timed(n));
+      done += n;
+    }
+    host_t0 += std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+        std::chrono::duration<double, std::milli>(paused_ms));
   }
   const double host_per_run =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - host_t0).count() /
@@ -189,7 +224,12 @@ Expected<BenchStats> Benchmarker::measure(StreamHandle stream, const std::functi
   est = std::max(est, 1e-6);
   const auto [n_warm, n_rep] = runCounts(opts, est, host_per_run);
 
+  const int warm_chunk = perChunk(est);
   for (int i = 0; i < n_warm; ++i) {
+    if (pacing && i % warm_chunk == 0) {
+      KTUNE_RETURN_IF_ERROR(backend_.synchronize(stream));
+      pauseBefore(std::min(warm_chunk, n_warm - i) * est);
+    }
     if (before_run) KTUNE_RETURN_IF_ERROR(before_run(-1));
     KTUNE_RETURN_IF_ERROR(fn());
   }
@@ -197,9 +237,11 @@ Expected<BenchStats> Benchmarker::measure(StreamHandle stream, const std::functi
   KTUNE_RETURN_IF_ERROR(backend_.checkError());
 
   samples.clear();  // the estimate ran cold; keep only warmed-up runs
-  const int batch = std::max(opts.check_every, 1);
+  const double run_ms = std::max(est, host_per_run);
+  const int batch = std::min(std::max(opts.check_every, 1), perChunk(run_ms));
   for (int done = 0; done < n_rep;) {
     int n = std::min(batch, n_rep - done);
+    pauseBefore(n * run_ms);
     KTUNE_RETURN_IF_ERROR(timed(n));
     done += n;
     KTUNE_RETURN_IF_ERROR(tooSlow());
@@ -209,6 +251,7 @@ Expected<BenchStats> Benchmarker::measure(StreamHandle stream, const std::functi
       if (medianRelHalfWidth(sorted) <= opts.target_ci) break;
     }
   }
+  pauseBefore(std::numeric_limits<double>::infinity());  // the last stretch's pause, too
   BenchStats s = computeStats(samples);
   if (partial) *partial = s;
   if (samples_out) *samples_out = std::move(samples);
