@@ -113,6 +113,30 @@ TEST(Predict, AConfigNearBestAtTooFewNeighboursDoesNotReplaceTheDefault) {
   EXPECT_EQ(q.config, "A");
 }
 
+// The neighbours must not disagree with replacing the default (issue 35's rule for "never slower
+// than the default", fixed before the second held-out set was measured): A is near-best at the
+// two nearest neighbours but slower than the default D at a third that timed both -> D. And a
+// config the nearest neighbour never measured does not replace D either.
+TEST(Predict, TheDefaultStaysWhereTheNeighboursDisagree) {
+  auto all = [](const std::string&) { return true; };
+  std::vector<DbEntry> es = {
+      entry("M=16", {cand("A", 1.0), cand("D", 1.30)}, "D"),
+      entry("M=24", {cand("A", 1.0), cand("D", 1.30)}, "D"),
+      entry("M=64", {cand("A", 1.25), cand("E", 1.0), cand("D", 1.10)}, "D")};
+  auto p = predict::predict(predict::indexEntries(es), "M=20", all);
+  EXPECT_EQ(p.source, predict::kDefaultClass) << p.config;
+  es[2].candidates[0].stats.median_ms = 1.05;  // A faster than D there too: A
+  EXPECT_EQ(predict::predict(predict::indexEntries(es), "M=20", all).config, "A");
+  std::vector<DbEntry> far = {
+      entry("M=32", {cand("B", 1.0), cand("D", 1.02)}, "D"),
+      entry("M=16", {cand("B", 1.0), cand("C", 1.0), cand("D", 3.0)}, "D"),
+      entry("M=24", {cand("C", 1.0), cand("D", 3.0)}, "D")};
+  // Nearest to M=30 is M=32, which never measured C (C averages best but is not known there).
+  auto q = predict::predict(predict::indexEntries(far), "M=30",
+                            [](const std::string& c) { return c != "B"; });
+  EXPECT_EQ(q.source, predict::kDefaultClass) << q.config;
+}
+
 // The family's tuned keys n=1024 and n=4096 (BLOCK=256,VEC=2 fastest everywhere).
 void tuneNeighbours(Env& env, Engine& t, Family<Scale>& f) {
   for (int64_t n : {1024, 4096}) {
