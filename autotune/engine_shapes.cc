@@ -183,6 +183,7 @@ bool DynamicShapes::defaultMemo(FamilyState& fs, const void* p, Config* c, std::
 void DynamicShapes::addReady(FamilyState& fs, Ready r) {
   std::lock_guard<std::mutex> l(mu_);
   auto& cur = ready_[&fs];
+  if (cur && !cur->empty() && cur->front().memo == r.memo) return;  // most recent already
   auto next = std::make_shared<std::vector<Ready>>();
   next->push_back(std::move(r));
   if (cur) {
@@ -227,7 +228,10 @@ std::unique_ptr<Selected> DynamicShapes::selectReady(FamilyState& fs, const void
 void DynamicShapes::pushResolve(Resolve r) {
   {
     std::lock_guard<std::mutex> l(mu_);
-    if (stop_ || rqueue_.size() >= kMaxQueued) return;
+    if (stop_ || rqueue_.size() >= kMaxQueued) {
+      preloading_.erase(r.preload_memo);
+      return;
+    }
     rqueue_.push_back(std::move(r));
     if (!resolver_.joinable()) resolver_ = std::thread([this] { resolverLoop(); });
   }
@@ -236,7 +240,7 @@ void DynamicShapes::pushResolve(Resolve r) {
 
 void DynamicShapes::resolveLater(FamilyState& fs, const void* p, const std::string& key,
                                  const KeyBuilder& kb, const Selected* provisional) {
-  pushResolve(Resolve{&fs, key, fs.f.args_json(p), kb, provisional});
+  pushResolve(Resolve{&fs, key, fs.f.args_json(p), kb, provisional, {}});
 }
 
 void DynamicShapes::preloadLater(FamilyState& fs, const void* p) {
@@ -249,7 +253,13 @@ void DynamicShapes::preloadLater(FamilyState& fs, const void* p) {
       addReady(fs, Ready{std::move(memo), std::move(c), std::move(co_key), fn});
     return;
   }
-  pushResolve(Resolve{&fs, "", fs.f.args_json(p), KeyBuilder{}, nullptr});
+  {
+    // One load per default: a fresh process's first calls of many tuned keys of one kind all find
+    // it missing, and each resolver item rebuilds a problem (device buffers) to load it.
+    std::lock_guard<std::mutex> l(mu_);
+    if (!preloading_.insert(memo).second) return;
+  }
+  pushResolve(Resolve{&fs, "", fs.f.args_json(p), KeyBuilder{}, nullptr, memo});
 }
 
 void DynamicShapes::preloadNow(FamilyState& fs, const void* p) {
@@ -304,13 +314,21 @@ void DynamicShapes::resolveOne(const Resolve& r) {
   FamilyState& fs = *r.fs;
   auto prob = fs.f.make_problem(r.args_json);
   if (!prob.ok()) {
+    std::lock_guard<std::mutex> l(mu_);
+    preloading_.erase(r.preload_memo);
+  }
+  if (!prob.ok()) {
     e_.log() << "ktune: " << fs.f.name << " [" << r.key << "]: resolving the prediction: "
              << prob.status().toString() << "; the provisional config stays\n";
     return;
   }
   const void* p = prob->get();
   preloadNow(fs, p);  // the next unseen key of this kind takes the fast path
-  if (!r.provisional) return;
+  if (!r.provisional) {
+    std::lock_guard<std::mutex> l(mu_);
+    preloading_.erase(r.preload_memo);
+    return;
+  }
   auto sel = selectPredicted(fs, p, r.key, false);
   if (sel.ok()) {
     std::unique_lock<std::shared_mutex> l(fs.mu);
@@ -344,8 +362,14 @@ void DynamicShapes::drain() {
 
 void DynamicShapes::cancel(FamilyState& fs) {
   std::unique_lock<std::mutex> l(mu_);
-  for (auto it = rqueue_.begin(); it != rqueue_.end();)
-    it = it->fs == &fs ? rqueue_.erase(it) : it + 1;
+  for (auto it = rqueue_.begin(); it != rqueue_.end();) {
+    if (it->fs != &fs) {
+      ++it;
+      continue;
+    }
+    preloading_.erase(it->preload_memo);
+    it = rqueue_.erase(it);
+  }
   // The resolver may queue fs's key for tuning as it finishes: wait for it, then drop fs's keys.
   idle_cv_.wait(l, [&] { return !rbusy_ || rcurrent_ != &fs; });
   for (auto it = queue_.begin(); it != queue_.end();) {

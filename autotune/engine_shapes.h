@@ -134,6 +134,7 @@ class DynamicShapes {
     std::string key, args_json;
     KeyBuilder kb;
     const Selected* provisional;  // null: only load the kind's JIT default
+    std::string preload_memo;     // for a load-only item: its default's memo key
   };
   void loop();
   void tuneOne(const Item& it, StreamHandle s);
@@ -173,6 +174,7 @@ class DynamicShapes {
   std::unordered_map<FamilyState*, std::shared_ptr<const std::vector<predict::Neighbour>>> index_;
   std::unordered_map<std::string, std::pair<std::string, FunctionHandle>> memo_;
   std::unordered_map<FamilyState*, std::shared_ptr<const std::vector<Ready>>> ready_;
+  std::set<std::string> preloading_;  // memo keys of defaults queued for loading
   std::thread thread_;  // last: started after the rest exists
   std::thread resolver_;
 };

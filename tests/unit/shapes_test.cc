@@ -306,6 +306,42 @@ TEST(Shapes, AnUnseenKeysFirstCallLeavesTheHeavyPartsToTheResolver) {
   EXPECT_EQ(counts.on(counts.compiles, caller), 0);
 }
 
+// The database keys of a fresh process in background mode each ask the resolver to load their
+// kind's default (for later unseen keys); one load per default, not one rebuilt problem per key.
+TEST(Shapes, TheDefaultOfAKindIsLoadedOnceForManyDatabaseKeys) {
+  Env env;
+  env.cost["BLOCK=256,VEC=2"] = 0.01;  // the winners are not the default: it is not loaded by them
+  EngineOptions o = env.options();
+  o.options.background_duty = 1;
+  {
+    auto t = Engine::create(env.backend, o).value();
+    auto f = t->add(env.family()).value();
+    tuneNeighbours(env, *t, f);
+  }
+  const std::thread::id caller = std::this_thread::get_id();
+  testsupport::Gate gate;
+  std::atomic<int> rebuilt{0};
+  KernelFamily<Scale> fam = env.family();
+  auto make = fam.make_problem;
+  fam.make_problem = [&, make](const std::string& j) {
+    if (std::this_thread::get_id() != caller) {
+      EXPECT_TRUE(gate.wait());
+      ++rebuilt;
+    }
+    return make(j);
+  };
+  o.options.background = true;
+  auto t = Engine::create(env.backend, o).value();
+  auto f = t->add(std::move(fam)).value();
+  Scale a = env.problem(1024), b = env.problem(4096);
+  ASSERT_TRUE(f(a).ok());
+  ASSERT_TRUE(f(b).ok());  // the resolver still holds the first load at the gate
+  gate.open();
+  t->waitBackground();
+  EXPECT_EQ(rebuilt.load(), 1);
+  EXPECT_EQ(f.lookup(a)->origin, "database");
+}
+
 TEST(Shapes, ACallInsideACaptureNeverTunesSynchronisesOrLoads) {
   Env env;
   env.cost["BLOCK=256,VEC=2"] = 0.01;
