@@ -232,7 +232,7 @@ Row heldOutRow(Ctx& c, const Buffers& b, int64_t m, int64_t n, int64_t k,
   if (!p.ok() || !def.ok()) return row.error = (!p.ok() ? p.status() : def.status()).toString(), row;
   std::vector<Cand> v = candidatesFor(c, call, *p, *def, winners);
   row.confidence = p->confidence;
-  row.is_default = p->source != "jit";
+  row.is_default = p->basis != "neighbours";
   row.predicted = (v[0].source == "jit" ? "" : v[0].source + ":") + v[0].config;
   row.candidates = int(v.size());
   if (!retime(c, call, v)) return row.error = "predicted/default failed: " + v[0].error, row;

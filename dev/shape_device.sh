@@ -11,7 +11,7 @@
 # machine) when they run here, else built with dev/device_build.sh. The Python extension is
 # compiled here against prebuilt/libktune.so (this Python's headers), in the background.
 #   bash dev/shape_device.sh  (carry .devdeps)  HELDOUT_S=110 TRAIN_S=55 HELDOUT=26 SEED=0 ROUNDS=3
-#   SHAPE_STAGE=first_call       step 1 only
+#   SHAPE_STAGE=first_call       step 1 only;  SHAPE_STAGE=heldout  step 3 only
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 T0=$(date +%s)
@@ -30,9 +30,10 @@ echo "binaries ready: $(el) s ($KB)"
 nvidia-smi --query-gpu=name,clocks.sm,power.draw,driver_version --format=csv,noheader
 
 # 1. First-call host cost (background mode, isolation worker), then in-process tuning.
-timeout ${FIRST_S:-35} "$KB/shape_first_call_bench" 32 > "$OUT/first_call.log" 2>&1
-echo "first_call rc=$? ($(el) s): $(grep -E 'RESULT|SKIP' "$OUT/first_call.log")"
-grep -iE "error|fault" "$OUT/first_call.log" | head -3
+[ "${SHAPE_STAGE:-all}" = heldout ] && FIRST_S=0 && BUSY_S=0
+[ "${FIRST_S:-35}" -gt 0 ] && timeout ${FIRST_S:-35} "$KB/shape_first_call_bench" 32 > "$OUT/first_call.log" 2>&1
+echo "first_call rc=$? ($(el) s): $(grep -sE 'RESULT|SKIP' "$OUT/first_call.log")"
+grep -siE "error|fault" "$OUT/first_call.log" | head -3
 if [ "${INPROC:-0}" = 1 ]; then
 KTUNE_DB=/tmp/inproc_db.json KTUNE_ISOLATE=0 KTUNE_VERBOSE=1 timeout 30 \
   "$KB/shape_first_call_bench" 4 > "$OUT/first_call_inproc.log" 2>&1
@@ -63,9 +64,9 @@ PYB=
 [ "${PY_TEST:-0}" = 1 ] && PYB=$!
 
 # 2. Busy stream.
-timeout ${BUSY_S:-55} "$KB/shape_busy_stream_bench" --duty "${DUTIES:-0.25}" --max-s "${BUSY_MAX_S:-20}" \
+[ "${BUSY_S:-55}" -gt 0 ] && timeout ${BUSY_S:-55} "$KB/shape_busy_stream_bench" --duty "${DUTIES:-0.25}" --max-s "${BUSY_MAX_S:-20}" \
   > "$OUT/busy.log" 2>&1
-echo "busy_stream rc=$? ($(el) s):"; grep -E "RESULT|SKIP|rror" "$OUT/busy.log" | cut -c1-400
+echo "busy_stream rc=$? ($(el) s):"; grep -sE "RESULT|SKIP|rror" "$OUT/busy.log" | cut -c1-400
 
 # 3. Held-out quality (its own database; the store is shared with the runs above).
 KTUNE_DB=/tmp/heldout_db.json KTUNE_WARMUP_MS=${WARMUP_MS:-2} KTUNE_REP_MS=${REP_MS:-8} \
@@ -84,7 +85,7 @@ echo "test_graphs rc=$? ($(el) s): $(tail -1 "$OUT/test_graphs.log")"
 grep -E "^E |Error" "$OUT/test_graphs.log" | head -8 | cut -c1-300
 fi
 echo "== table =="
-grep -h RESULT "$OUT/first_call.log" "$OUT/busy.log" | cut -c1-260
+grep -hs RESULT "$OUT/first_call.log" "$OUT/busy.log" | cut -c1-260
 grep -vE "^ktune:|^TRAIN|^ERROR" "$OUT/heldout.log" | tail -8 | cut -c1-200
 nvidia-smi --query-gpu=name,clocks.sm,power.draw --format=csv,noheader
 echo "total: $(el) s"
