@@ -44,20 +44,6 @@ double distance(const ParsedKey& a, const ParsedKey& b) {
   return std::sqrt(sq);
 }
 
-int vendorRank(const std::string& id) {
-  size_t at = id.rfind("idx=", 0) == 0 ? 0 : id.find(":idx=");
-  if (at == std::string::npos) return -1;
-  at += id[at] == ':' ? 5 : 4;
-  const size_t end = id.find(':', at);
-  if (end == std::string::npos || end == at || end - at > 4) return -1;
-  int n = 0;
-  for (size_t i = at; i < end; ++i) {
-    if (id[i] < '0' || id[i] > '9') return -1;
-    n = n * 10 + (id[i] - '0');
-  }
-  return n;
-}
-
 namespace {
 
 bool timed(const CandidateResult& c) { return c.stats.runs > 0 && c.stats.median_ms > 0; }
@@ -88,17 +74,11 @@ std::vector<Neighbour> indexEntries(const std::vector<DbEntry>& entries) {
     n.winner = e.winner;
     n.winner_source = e.winner_source;
     for (const auto& c : e.candidates) {
-      if (!timed(c)) continue;
-      std::string cls = c.config;
-      if (c.source != "jit") {
-        const int rank = vendorRank(c.config);
-        if (rank < 1) continue;  // rank 0 is the default (below); an unranked id is per shape
-        cls = kVendorRank + std::to_string(rank);
-      }
+      if (c.source != "jit" || !timed(c)) continue;
       // Stopped early as slower than the best: at most half as good (its median is a lower bound).
       double s = fastest / c.stats.median_ms;
       if (c.status != Code::kOk) s = std::min(s, kUnreachedScore);
-      n.scores.emplace_back(std::move(cls), std::min(1.0, s));
+      n.scores.emplace_back(c.config, std::min(1.0, s));
     }
     if (const double d = defaultMs(e); d > 0) n.scores.emplace_back(kDefaultClass, std::min(1.0, fastest / d));
     // Sorted by config (the first of duplicates kept), for scoreAt's binary search.
@@ -189,9 +169,7 @@ Prediction predict(const std::vector<Neighbour>& index, const std::string& key,
     if (s > best_score && agreement(cls) >= kMinAgreement && consistent(cls) && applicable(cls))
       best = cls, best_score = s;
   }
-  out.source = best == kDefaultClass                 ? kDefaultClass
-               : best.rfind(kVendorRank, 0) == 0 ? kVendorRank
-                                                   : "jit";
+  out.source = best == kDefaultClass ? kDefaultClass : "jit";
   out.config = best == kDefaultClass ? "" : best;
   out.score = best == kDefaultClass ? out.default_score : best_score;
   out.basis = best == kDefaultClass ? "default beats the rest" : "neighbours";

@@ -11,11 +11,8 @@
 // not reach a config counts as kUnreachedScore for it (an unmeasured config is rarely the best one
 // there). The family default (its vendor heuristic's own pick for the new key, else its default
 // config) is a candidate like the others, scored by how the default did at each neighbour
-// ("vs_default"). Vendor algorithms other than the default are per-shape picks of the library: the
-// same serialised algorithm rarely wins at two shapes, so they are carried over by their rank in
-// the library's heuristic list for the shape (a class kVendorRank + N for an id naming ":idx=N:";
-// N >= 1, rank 0 being the default), and the caller maps a predicted rank to the new shape's own
-// N-th algorithm. The prediction is the best-scoring config that is applicable to the new key
+// ("vs_default"). Vendor algorithms other than the default are per-shape picks of the library and
+// are not carried over. The prediction is the best-scoring config that is applicable to the new key
 // (the caller's check: constraints, shared memory, alignment), and it replaces the default only when
 // its score beats the default's by kDefaultMargin, so a prediction is not slower than the default on
 // the neighbours' evidence, and only when it was near-best at neighbours holding kMinAgreement of
@@ -50,11 +47,6 @@ inline constexpr double kDefaultMargin = 0.02;
 inline constexpr double kMinAgreement = 0.5;
 // The name of the default in a Prediction's `source` when the caller's default was chosen.
 inline constexpr const char* kDefaultClass = "default";
-// The class of a vendor algorithm by its heuristic rank: kVendorRank + "N" (Prediction::source is
-// kVendorRank too until the caller maps it to the new shape's N-th algorithm).
-inline constexpr const char* kVendorRank = "vendor-rank=";
-// N of a vendor id naming its heuristic rank (":idx=N:" or "idx=N:" at the start); -1 otherwise.
-int vendorRank(const std::string& id);
 
 // A key's fields, parsed once: integers as log2(1 + |v|), strings as categories.
 struct ParsedKey {
@@ -72,8 +64,7 @@ struct Neighbour {
   std::string key;
   ParsedKey parsed;
   std::string winner, winner_source;
-  // config string -> fastest / its median, JIT configs; kDefaultClass -> the default's; the vendor
-  // algorithms of rank >= 1 under kVendorRank + N.
+  // config string -> fastest / its median, JIT configs only; kDefaultClass -> the default's.
   // Sorted by config string (indexEntries).
   std::vector<std::pair<std::string, double>> scores;
 };
@@ -88,7 +79,7 @@ struct Used {
 };
 struct Prediction {
   std::string config;         // config string (JIT) or the default's config / vendor id
-  std::string source = "jit"; // "jit", kDefaultClass (the family default) or kVendorRank
+  std::string source = "jit"; // "jit", or kDefaultClass when the family default was chosen
   double score = 0;           // predicted time of the fastest / predicted config's (1 = as good)
   double default_score = 0;   // the same for the default
   // 0..1: proximity of the nearest neighbour (1 / (1 + d)) times the weighted share of the

@@ -168,7 +168,8 @@ struct Ctx {
 std::vector<Cand> candidatesFor(Ctx& c, const GemmCall& call, const predict::Prediction& p,
                                 const KeyReport& def, const std::vector<std::string>& winners) {
   std::vector<Cand> v;
-  addCand(v, p.source == "jit" ? p.config : def.winner, p.source == "jit" ? "jit" : def.winner_source,
+  // The prediction as predicted (a JIT config, or a vendor id: the default's or another's).
+  addCand(v, p.config.empty() ? def.winner : p.config, p.config.empty() ? def.winner_source : p.source,
           "predicted");
   addCand(v, def.winner, def.winner_source, "default");
   if (c.vendor)

@@ -137,41 +137,6 @@ TEST(Predict, TheDefaultStaysWhereTheNeighboursDisagree) {
   EXPECT_EQ(q.source, predict::kDefaultClass) << q.config;
 }
 
-// Vendor algorithms are carried over by their rank in the library's heuristic list for the shape
-// (the serialised algorithm differs from shape to shape): rank 2 won at both neighbours, so the
-// new shape's own rank-2 algorithm is predicted, under the same rules as a JIT config.
-TEST(Predict, AVendorAlgorithmIsCarriedOverByItsHeuristicRank) {
-  EXPECT_EQ(predict::vendorRank("cublaslt:idx=2:algo=00ff"), 2);
-  EXPECT_EQ(predict::vendorRank("idx=13:algo=00"), 13);
-  EXPECT_EQ(predict::vendorRank("cublaslt:algo=00"), -1);
-  EXPECT_EQ(predict::vendorRank("cublaslt:idx=x:algo=00"), -1);
-  auto vcand = [](const std::string& id, double ms) {
-    CandidateResult c = cand(id, ms);
-    c.source = "fakeblas";
-    return c;
-  };
-  auto ent = [&](const std::string& key, const std::string& suffix, double r2_ms) {
-    DbEntry e = entry(key, {vcand("fakeblas:idx=0:algo=" + suffix + "0", 1.2),
-                            vcand("fakeblas:idx=2:algo=" + suffix + "2", r2_ms), cand("A", 1.5)},
-                      "fakeblas:idx=0:algo=" + suffix + "0");
-    e.vs_default.baseline_source = "fakeblas";
-    return e;
-  };
-  std::vector<DbEntry> es = {ent("M=16", "a", 1.0), ent("M=32", "b", 1.0)};
-  auto all = [](const std::string&) { return true; };
-  auto p = predict::predict(predict::indexEntries(es), "M=24", all);
-  EXPECT_EQ(p.source, predict::kVendorRank);
-  EXPECT_EQ(p.config, std::string(predict::kVendorRank) + "2");
-  // The new shape's list has no rank 2: the default stays.
-  auto q = predict::predict(predict::indexEntries(es), "M=24", [](const std::string& c) {
-    return c.rfind(predict::kVendorRank, 0) != 0;
-  });
-  EXPECT_EQ(q.source, predict::kDefaultClass);
-  // Rank 2 slower than the default at one neighbour: the neighbours disagree, the default stays.
-  es[1] = ent("M=32", "b", 1.3);
-  EXPECT_EQ(predict::predict(predict::indexEntries(es), "M=24", all).source, predict::kDefaultClass);
-}
-
 // The family's tuned keys n=1024 and n=4096 (BLOCK=256,VEC=2 fastest everywhere).
 void tuneNeighbours(Env& env, Engine& t, Family<Scale>& f) {
   for (int64_t n : {1024, 4096}) {
