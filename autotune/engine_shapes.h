@@ -26,9 +26,11 @@
 // default is loaded yet (the first key of its kind in the process) does the caller select as before.
 // Pacing per run, not only on average: on the background thread every benchmark's runs go in
 // stretches of at most kSliceMs (one run when a run is longer), each followed by a pause of
-// (1 - duty) / duty times its wall time (BenchOptions::pace_*), the last one included. So the timed
-// runs leave the caller's stream at least (1 - duty) of any window of kSliceMs / duty (16 ms at the
-// default 0.25); per candidate, its first launch and verification read-back are not paced.
+// (1 - duty) / duty times its wall time (BenchOptions::pace_*), the last one included. So in any
+// window of W ms the timed runs take at most duty * W + (1 - duty) * kSliceMs (each whole
+// stretch-and-pause is duty busy; a window can end right after a stretch): 8 ms of 20 at the
+// default 0.25, where a whole do_bench used to run unpaused. Per candidate, its first launch and
+// verification read-back are not paced.
 // Capture: a call whose stream is capturing (Backend::isCapturing) never tunes, synchronises,
 // allocates or loads a module: only a config whose function is already loaded (the memo below) is
 // used; its key is queued for the background thread, which sets relaxed capture mode on itself.
