@@ -234,6 +234,8 @@ Expected<TuneReport> Engine::tune(detail::FamilyState* fs, const void* p, Stream
       impl_->publish(*fs, kb, std::move(sel).value());
     }
   }
+  // Unseen keys of this kind then run a loaded default on their first call (engine_shapes.h).
+  if (impl_->options().background) impl_->dynamicShapes().preloadNow(*fs, p);
   return rep;
 }
 

@@ -52,7 +52,6 @@ Status TunerEngine::contextLost() {
 void TunerEngine::benchOne(const ErasedFamily& f, const void* p, Cand& c,
                            const BenchOptions& bo_in, double best, StreamHandle s,
                            TuneReport* rep) {
-  DynamicShapes::beforeCandidate();  // background tuning's pause (autotune/engine_shapes.h)
   if (Status lost = contextLost(); !lost.ok()) {
     fail(c, lost);
     return;
@@ -100,6 +99,7 @@ void TunerEngine::benchOne(const ErasedFamily& f, const void* p, Cand& c,
   lap(&TuneReport::verify_ms);
   BenchOptions bo = bo_in;
   bo.best_ms = best;
+  DynamicShapes::pace(bo);  // the background thread's pacing per run
   const bool reverify = bo.reverify && f.verify;
   std::function<Status(int)> before = [&](int i) -> Status {
     // Run index 2 starts once timed runs 0 and 1 are done: the second run's output is checked.
@@ -154,7 +154,9 @@ bool TunerEngine::makeWorker(std::string* why) {
   return true;
 }
 
-Status TunerEngine::runInWorker(const WorkerBatch& b, const ResultFn& on_result) {
+Status TunerEngine::runInWorker(const WorkerBatch& b_in, const ResultFn& on_result) {
+  WorkerBatch b = b_in;
+  DynamicShapes::pace(b.bench);  // the background thread's pacing per run, done by the worker
   if (devices) {
     return devices->runBatches(
         {b}, [&](size_t, size_t k, const CandidateResult& r) { on_result(k, r); });
@@ -217,13 +219,12 @@ bool benchIsolated(TunerEngine& e, IsolatedBatch& ib, std::string* why) {
     startProgress(j + 1);
   };
   startProgress(0);
-  // Background tuning with a duty cycle below 1 sends one candidate per request and pauses before
-  // each (DynamicShapes::beforeCandidate), so the worker's batch keeps the pacing too; otherwise one
+  // Background tuning with a duty cycle below 1 sends one candidate per request (the worker paces
+  // each one's runs: DynamicShapes::pace; a stop never waits for a whole batch); otherwise one
   // batch of all.
   const size_t per = DynamicShapes::pacing() ? 1 : std::max<size_t>(1, all.size());
   Status st = Status::Ok();
   for (size_t first = 0; first < all.size() && st.ok(); first += per) {
-    if (per < all.size()) DynamicShapes::beforeCandidate();
     WorkerBatch b;
     b.family = f.name;
     b.key = ib.key;

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <limits>
+#include <thread>
 #include <utility>
 
 #include "base/format.h"
@@ -35,6 +37,71 @@ std::pair<int, int> runCounts(const BenchOptions& opts, double est, double host_
   n_rep = std::clamp(n_rep, std::max(opts.min_runs, 1), std::max(opts.max_runs, 1));
   return {n_warm, n_rep};
 }
+// Early rejection against the best median so far.
+Status tooSlowStatus(const std::vector<double>& samples, const BenchOptions& opts,
+                     BenchStats* partial) {
+  if (opts.best_ms <= 0 || samples.size() < 3) return Status::Ok();
+  BenchStats s = computeStats(samples);
+  double k = opts.abort_factor;
+  if (k <= 0) {
+    double spread = s.median_ms > 0 ? (s.p80_ms - s.p20_ms) / s.median_ms : 0;
+    k = std::clamp(1.15 + 2.0 * spread, 1.15, 1.5);
+  }
+  if (s.median_ms <= k * opts.best_ms) return Status::Ok();
+  if (partial) *partial = s;
+  char kb[16];
+  std::snprintf(kb, sizeof(kb), "%.2f", k);
+  return Status::Timeout(std::string(kSlowerPrefix) + ": median " + fmtMs(s.median_ms) + " > " +
+                         kb + " x best " + fmtMs(opts.best_ms) + " after " +
+                         std::to_string(s.runs) + " runs");
+}
+
+// One run far beyond the best ends it (see the header): the factor leaves room for a first run
+// that is slow for reasons of its own (a cold instruction cache, a lazy module load).
+Status quickRejectStatus(const std::vector<double>& samples, const BenchOptions& opts,
+                         BenchStats* partial) {
+  if (opts.best_ms <= 0 || samples.empty()) return Status::Ok();
+  const double k = std::max(3.0, 2.0 * (opts.abort_factor > 0 ? opts.abort_factor : 1.5));
+  if (samples.front() <= k * opts.best_ms) return Status::Ok();
+  if (partial) *partial = computeStats(samples);
+  return Status::Timeout(std::string(kSlowerPrefix) + ": first run " + fmtMs(samples.front()) +
+                         " > " + strprintf("%.2f", k) + " x best " + fmtMs(opts.best_ms) +
+                         " after 1 run");
+}
+
+double msSince(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+}
+
+// Pacing per run (BenchOptions::pace_*): before a chunk of work that would take the stretch since
+// the last pause past the slice, the host waits (the work before it has finished: every chunk
+// ends synchronised) for (1 - duty) / duty times that stretch's wall time.
+class RunPacer {
+ public:
+  explicit RunPacer(const BenchOptions& o)
+      : on_(o.pace_slice_ms > 0 && o.pace_duty > 0 && o.pace_duty < 1),
+        duty_(o.pace_duty),
+        slice_(o.pace_slice_ms) {}
+  bool on() const { return on_; }
+  // Pauses if `next_ms` more would overrun the slice; returns the time paused.
+  std::chrono::steady_clock::duration before(double next_ms) {
+    if (!on_ || msSince(resumed_) + next_ms <= slice_) return {};
+    const auto t = std::chrono::steady_clock::now();
+    std::this_thread::sleep_for((t - resumed_) * ((1 - duty_) / duty_));
+    resumed_ = std::chrono::steady_clock::now();
+    return resumed_ - t;
+  }
+  // Runs per chunk, from the wall cost of one run (flush, launch and kernel).
+  int perChunk(double run_ms) const {
+    if (!on_ || run_ms <= 0) return std::numeric_limits<int>::max();
+    return std::max(1, static_cast<int>(slice_ / run_ms));
+  }
+
+ private:
+  bool on_;
+  double duty_, slice_;
+  std::chrono::steady_clock::time_point resumed_ = std::chrono::steady_clock::now();
+};
 }  // namespace
 
 double medianRelHalfWidth(const std::vector<double>& v) {
@@ -107,6 +174,7 @@ Expected<BenchStats> Benchmarker::measure(StreamHandle stream, const std::functi
 
   std::vector<double> samples;
   int run_index = 0;
+  RunPacer pacer(opts);
   // Times `n` runs, each with its own event pair, and appends the device times.
   auto timed = [&](int n) -> Status {
     KTUNE_RETURN_IF_ERROR(ensureEvents(static_cast<size_t>(n)));
@@ -129,37 +197,8 @@ Expected<BenchStats> Benchmarker::measure(StreamHandle stream, const std::functi
     }
     return Status::Ok();
   };
-  // Early rejection against the best median so far.
-  auto tooSlow = [&]() -> Status {
-    if (opts.best_ms <= 0 || samples.size() < 3) return Status::Ok();
-    BenchStats s = computeStats(samples);
-    double k = opts.abort_factor;
-    if (k <= 0) {
-      double spread = s.median_ms > 0 ? (s.p80_ms - s.p20_ms) / s.median_ms : 0;
-      k = std::clamp(1.15 + 2.0 * spread, 1.15, 1.5);
-    }
-    if (s.median_ms > k * opts.best_ms) {
-      if (partial) *partial = s;
-      char kb[16];
-      std::snprintf(kb, sizeof(kb), "%.2f", k);
-      return Status::Timeout(std::string(kSlowerPrefix) + ": median " + fmtMs(s.median_ms) +
-                             " > " + kb + " x best " + fmtMs(opts.best_ms) + " after " +
-                             std::to_string(s.runs) + " runs");
-    }
-    return Status::Ok();
-  };
-
-  // One run far beyond the best ends it (see the header): the factor leaves room for a first run
-  // that is slow for reasons of its own (a cold instruction cache, a lazy module load).
-  auto quickReject = [&]() -> Status {
-    if (opts.best_ms <= 0 || samples.empty()) return Status::Ok();
-    const double k = std::max(3.0, 2.0 * (opts.abort_factor > 0 ? opts.abort_factor : 1.5));
-    if (samples.front() <= k * opts.best_ms) return Status::Ok();
-    if (partial) *partial = computeStats(samples);
-    return Status::Timeout(std::string(kSlowerPrefix) + ": first run " + fmtMs(samples.front()) +
-                           " > " + strprintf("%.2f", k) + " x best " + fmtMs(opts.best_ms) +
-                           " after 1 run");
-  };
+  auto tooSlow = [&] { return tooSlowStatus(samples, opts, partial); };
+  auto quickReject = [&] { return quickRejectStatus(samples, opts, partial); };
 
   // First call: surfaces launch errors before anything is timed.
   if (before_run) KTUNE_RETURN_IF_ERROR(before_run(-1));
@@ -174,14 +213,19 @@ Expected<BenchStats> Benchmarker::measure(StreamHandle stream, const std::functi
   int host_runs = 1;
   KTUNE_RETURN_IF_ERROR(timed(1));
   KTUNE_RETURN_IF_ERROR(quickReject());
+  const double first_ms = msSince(host_t0);
   if (est_runs > 1) {
+    const int chunk = pacer.perChunk(first_ms);
     host_t0 = std::chrono::steady_clock::now();
     host_runs = est_runs - 1;
-    KTUNE_RETURN_IF_ERROR(timed(est_runs - 1));
+    for (int done = 0; done < est_runs - 1;) {
+      const int n = std::min(chunk, est_runs - 1 - done);
+      host_t0 += pacer.before(n * first_ms);  // the pause is not a run's cost
+      KTUNE_RETURN_IF_ERROR(timed(n));
+      done += n;
+    }
   }
-  const double host_per_run =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - host_t0).count() /
-      host_runs;
+  const double host_per_run = msSince(host_t0) / host_runs;
   KTUNE_RETURN_IF_ERROR(tooSlow());
   double est = 0;
   for (double x : samples) est += x;
@@ -189,7 +233,12 @@ Expected<BenchStats> Benchmarker::measure(StreamHandle stream, const std::functi
   est = std::max(est, 1e-6);
   const auto [n_warm, n_rep] = runCounts(opts, est, host_per_run);
 
+  const int warm_chunk = pacer.perChunk(est);
   for (int i = 0; i < n_warm; ++i) {
+    if (pacer.on() && i % warm_chunk == 0) {
+      KTUNE_RETURN_IF_ERROR(backend_.synchronize(stream));
+      pacer.before(std::min(warm_chunk, n_warm - i) * est);
+    }
     if (before_run) KTUNE_RETURN_IF_ERROR(before_run(-1));
     KTUNE_RETURN_IF_ERROR(fn());
   }
@@ -197,9 +246,11 @@ Expected<BenchStats> Benchmarker::measure(StreamHandle stream, const std::functi
   KTUNE_RETURN_IF_ERROR(backend_.checkError());
 
   samples.clear();  // the estimate ran cold; keep only warmed-up runs
-  const int batch = std::max(opts.check_every, 1);
+  const double run_ms = std::max(est, host_per_run);
+  const int batch = std::min(std::max(opts.check_every, 1), pacer.perChunk(run_ms));
   for (int done = 0; done < n_rep;) {
     int n = std::min(batch, n_rep - done);
+    pacer.before(n * run_ms);
     KTUNE_RETURN_IF_ERROR(timed(n));
     done += n;
     KTUNE_RETURN_IF_ERROR(tooSlow());
@@ -209,6 +260,7 @@ Expected<BenchStats> Benchmarker::measure(StreamHandle stream, const std::functi
       if (medianRelHalfWidth(sorted) <= opts.target_ci) break;
     }
   }
+  pacer.before(std::numeric_limits<double>::infinity());  // the last stretch's pause, too
   BenchStats s = computeStats(samples);
   if (partial) *partial = s;
   if (samples_out) *samples_out = std::move(samples);

@@ -75,6 +75,13 @@ struct BenchOptions : BenchSettings {
   // gives it, for the same wall budget. false: device time only (a Engine turns it on for every
   // backend but the simulated one, whose host time is the simulator's).
   bool count_overhead = false;
+  // Pacing per run (background tuning beside a caller's GPU work; the Benchmarker applies it):
+  // with pace_slice_ms > 0 and pace_duty < 1, after at most pace_slice_ms of queued device time
+  // (whole runs; at least one) the stream is synchronised and the host pauses for
+  // (1 - pace_duty) / pace_duty times the wall time since the last pause. The samples stay
+  // device times of single runs; only the gaps between them grow.
+  double pace_duty = 1;
+  double pace_slice_ms = 0;
 };
 
 // Half-width of the 95% interval of the median of `sorted` (ascending) from order statistics,

@@ -245,6 +245,7 @@ Expected<Selected*> TunerEngine::resolve(FamilyState& fs, const void* p, const K
     auto sel = selectConfig(fs, p, e->winner, e->winner_source, e->pinned ? "pinned" : "database");
     if (sel.ok()) {
       (*sel)->stats = e->winner_stats;
+      if (opts.options.background) shapes->preloadLater(fs, p);  // for unseen keys of its kind
       return publish(fs, kb, std::move(sel).value());
     }
     log() << "ktune: " << fs.f.name << " [" << key << "]: database winner '" << e->winner
@@ -270,9 +271,19 @@ Expected<Selected*> TunerEngine::resolve(FamilyState& fs, const void* p, const K
     return publish(fs, kb, std::move(sel));
   }
   // 3b. Background tuning, or a capture: the predicted config now, the key tuned off this thread.
+  // Outside a capture, a loaded default runs at once and the prediction is resolved off this
+  // thread too (autotune/engine_shapes.h): no vendor query, no module load on the caller.
+  if (opts.options.background && !capturing) {
+    if (auto ready = shapes->selectReady(fs, p)) {
+      Selected* raw = publish(fs, kb, std::move(ready));
+      shapes->resolveLater(fs, p, key, kb, raw);
+      return raw;
+    }
+  }
   if (opts.options.background || capturing) {
     KTUNE_ASSIGN_OR_RETURN(auto sel, shapes->selectPredicted(fs, p, key, capturing));
     shapes->enqueue(fs, p, key);
+    if (opts.options.background && !capturing) shapes->preloadLater(fs, p);
     return publish(fs, kb, std::move(sel));
   }
   // 4. Tune, one process at a time per key when results are shared.

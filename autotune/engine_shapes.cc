@@ -10,15 +10,9 @@ namespace ktune::detail {
 
 namespace {
 
-// The background thread's pacing state (beforeCandidate); null on every other thread.
+// The background thread's pacing (pace()); null on every other thread.
 struct Pacer {
-  DynamicShapes* owner = nullptr;
-  std::mutex* mu = nullptr;
-  std::condition_variable* cv = nullptr;
-  const bool* stop = nullptr;
   double duty = 1;
-  bool started = false;
-  std::chrono::steady_clock::time_point resumed;
 };
 thread_local Pacer* t_pacer = nullptr;
 
@@ -33,8 +27,10 @@ void DynamicShapes::stop() {
     std::lock_guard<std::mutex> l(mu_);
     stop_ = true;
     queue_.clear();
+    rqueue_.clear();
   }
   cv_.notify_all();
+  if (resolver_.joinable()) resolver_.join();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -162,22 +158,220 @@ void DynamicShapes::enqueue(FamilyState& fs, const void* p, const std::string& k
     return;
   }
   std::string args = fs.f.args_json(p);
+  bool queued = false;
   {
     std::lock_guard<std::mutex> l(mu_);
-    if (stop_ || queue_.size() >= kMaxQueued || !pending_.insert({&fs, key}).second) return;
-    queue_.push_back(Item{&fs, key, std::move(args)});
-    if (!thread_.joinable()) thread_ = std::thread([this] { loop(); });
+    queued = queueLocked(fs, key, std::move(args));
+  }
+  if (queued) cv_.notify_all();
+}
+
+bool DynamicShapes::queueLocked(FamilyState& fs, const std::string& key, std::string args) {
+  if (stop_ || queue_.size() >= kMaxQueued || !pending_.insert({&fs, key}).second) return false;
+  queue_.push_back(Item{&fs, key, std::move(args)});
+  if (!thread_.joinable()) thread_ = std::thread([this] { loop(); });
+  return true;
+}
+
+bool DynamicShapes::defaultMemo(FamilyState& fs, const void* p, Config* c, std::string* memo) const {
+  if (!fs.f.jit()) return false;
+  *c = fs.f.default_for ? fs.f.default_for(p) : fs.f.default_config;
+  *memo = memoKey(fs.f, *c, p);
+  return true;
+}
+
+void DynamicShapes::addReady(FamilyState& fs, Ready r) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto& cur = ready_[&fs];
+  if (cur && !cur->empty() && cur->front().memo == r.memo) return;  // most recent already
+  auto next = std::make_shared<std::vector<Ready>>();
+  next->push_back(std::move(r));
+  if (cur) {
+    for (const Ready& x : *cur)
+      if (x.memo != next->front().memo && next->size() < kMaxReady) next->push_back(x);
+  }
+  cur = std::move(next);  // readers keep the list they took
+}
+
+std::unique_ptr<Selected> DynamicShapes::selectReady(FamilyState& fs, const void* p) {
+  if (!fs.f.make_problem || !fs.f.args_json) return nullptr;  // nothing could resolve it later
+  std::shared_ptr<const std::vector<Ready>> list;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = ready_.find(&fs);
+    if (it == ready_.end()) return nullptr;
+    list = it->second;
+  }
+  // Not p's own default config (finding that is most of the cost, e.g. the GEMM op's curated
+  // lists): a loaded default that compiles identically for p runs it correctly, and the resolver
+  // replaces it with the prediction within a fraction of a millisecond.
+  for (const Ready& r : *list) {
+    if (memoKey(fs.f, r.config, p) != r.memo) continue;
+    LaunchDims d = fs.f.launch(r.config, p, e_.deviceInfo());
+    if (d.refused) continue;
+    auto sel = std::make_unique<Selected>();
+    sel->config = r.config;
+    sel->config_str = r.config.toString();
+    sel->source = "jit";
+    sel->origin = "provisional";
+    sel->fn = r.fn;
+    sel->code_object_key = r.co_key;
+    if (fs.f.launch_per_key) {
+      sel->dims = std::move(d);
+      sel->dims_cached = true;
+    }
+    return sel;
+  }
+  return nullptr;
+}
+
+void DynamicShapes::pushResolve(Resolve r) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (stop_ || rqueue_.size() >= kMaxQueued) {
+      preloading_.erase(r.preload_memo);
+      return;
+    }
+    rqueue_.push_back(std::move(r));
+    if (!resolver_.joinable()) resolver_ = std::thread([this] { resolverLoop(); });
   }
   cv_.notify_all();
 }
 
+void DynamicShapes::resolveLater(FamilyState& fs, const void* p, const std::string& key,
+                                 const KeyBuilder& kb, const Selected* provisional) {
+  pushResolve(Resolve{&fs, key, fs.f.args_json(p), kb, provisional, {}});
+}
+
+void DynamicShapes::preloadLater(FamilyState& fs, const void* p) {
+  Config c;
+  std::string memo, co_key;
+  FunctionHandle fn;
+  if (!fs.f.make_problem || !fs.f.args_json || !defaultMemo(fs, p, &c, &memo)) return;
+  if (recall(memo, &co_key, &fn)) {  // loaded already (e.g. it is the key's own winner)
+    if (!fs.f.launch(c, p, e_.deviceInfo()).refused)
+      addReady(fs, Ready{std::move(memo), std::move(c), std::move(co_key), fn});
+    return;
+  }
+  {
+    // One load per default: a fresh process's first calls of many tuned keys of one kind all find
+    // it missing, and each resolver item rebuilds a problem (device buffers) to load it.
+    std::lock_guard<std::mutex> l(mu_);
+    if (!preloading_.insert(memo).second) return;
+  }
+  pushResolve(Resolve{&fs, "", fs.f.args_json(p), KeyBuilder{}, nullptr, memo});
+}
+
+void DynamicShapes::preloadNow(FamilyState& fs, const void* p) {
+  Config c;
+  std::string memo, co_key;
+  FunctionHandle fn;
+  if (!defaultMemo(fs, p, &c, &memo)) return;
+  if (!recall(memo, &co_key, &fn)) {
+    if (fs.f.launch(c, p, e_.deviceInfo()).refused) return;
+    if (!e_.selectConfig(fs, p, c.toString(), "jit", "default").ok()) return;  // fills the memo
+    if (!recall(memo, &co_key, &fn)) return;
+  }
+  addReady(fs, Ready{std::move(memo), std::move(c), std::move(co_key), fn});
+}
+
+uint64_t DynamicShapes::resolved() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return resolved_;
+}
+
+void DynamicShapes::resolverLoop() {
+  (void)e_.runtime().setDevice(e_.options().device);
+  (void)e_.runtime().relaxCaptureMode();  // as the tuning thread: never breaks another's capture
+  for (;;) {
+    Resolve r;
+    {
+      std::unique_lock<std::mutex> l(mu_);
+      cv_.wait(l, [&] { return stop_ || !rqueue_.empty(); });
+      if (stop_) break;
+      r = std::move(rqueue_.front());
+      rqueue_.pop_front();
+      rbusy_ = true;
+      rcurrent_ = r.fs;
+    }
+    resolveOne(r);
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      rbusy_ = false;
+      rcurrent_ = nullptr;
+    }
+    idle_cv_.notify_all();
+  }
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    rbusy_ = false;
+    rcurrent_ = nullptr;
+  }
+  idle_cv_.notify_all();
+}
+
+void DynamicShapes::resolveOne(const Resolve& r) {
+  FamilyState& fs = *r.fs;
+  auto prob = fs.f.make_problem(r.args_json);
+  if (!prob.ok()) {
+    std::lock_guard<std::mutex> l(mu_);
+    preloading_.erase(r.preload_memo);
+  }
+  if (!prob.ok()) {
+    e_.log() << "ktune: " << fs.f.name << " [" << r.key << "]: resolving the prediction: "
+             << prob.status().toString() << "; the provisional config stays\n";
+    return;
+  }
+  const void* p = prob->get();
+  preloadNow(fs, p);  // the next unseen key of this kind takes the fast path
+  if (!r.provisional) {
+    std::lock_guard<std::mutex> l(mu_);
+    preloading_.erase(r.preload_memo);
+    return;
+  }
+  auto sel = selectPredicted(fs, p, r.key, false);
+  if (sel.ok()) {
+    std::unique_lock<std::shared_mutex> l(fs.mu);
+    auto it = fs.map.find(r.kb);
+    if (it != fs.map.end() && it->second == r.provisional) {  // not tuned in the meantime
+      it->second = sel->get();
+      fs.owned.push_back(std::move(sel).value());
+      fs.epoch.fetch_add(1, std::memory_order_release);  // threads' cached hits look again
+      l.unlock();
+      std::lock_guard<std::mutex> g(mu_);
+      ++resolved_;
+    }
+  } else if (e_.options().verbose) {
+    e_.log() << "ktune: " << fs.f.name << " [" << r.key << "]: no prediction ("
+             << sel.status().toString() << "); the provisional config stays\n";
+  }
+  bool queued = false;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    queued = queueLocked(fs, r.key, r.args_json);
+  }
+  if (queued) cv_.notify_all();
+}
+
 void DynamicShapes::drain() {
   std::unique_lock<std::mutex> l(mu_);
-  idle_cv_.wait(l, [&] { return stop_ || (queue_.empty() && !busy_); });
+  idle_cv_.wait(l, [&] {
+    return stop_ || (queue_.empty() && !busy_ && rqueue_.empty() && !rbusy_);
+  });
 }
 
 void DynamicShapes::cancel(FamilyState& fs) {
   std::unique_lock<std::mutex> l(mu_);
+  for (auto it = rqueue_.begin(); it != rqueue_.end();) {
+    if (it->fs != &fs) {
+      ++it;
+      continue;
+    }
+    preloading_.erase(it->preload_memo);
+    it = rqueue_.erase(it);
+  }
+  // The resolver may queue fs's key for tuning as it finishes: wait for it, then drop fs's keys.
+  idle_cv_.wait(l, [&] { return !rbusy_ || rcurrent_ != &fs; });
   for (auto it = queue_.begin(); it != queue_.end();) {
     if (it->fs != &fs) {
       ++it;
@@ -195,23 +389,13 @@ uint64_t DynamicShapes::completed() const {
   return completed_;
 }
 
-void DynamicShapes::beforeCandidate() {
-  Pacer* pc = t_pacer;
-  if (!pc) return;
-  const auto now = std::chrono::steady_clock::now();
-  if (pc->started && pc->duty < 1) {
-    const auto busy = now - pc->resumed;
-    const auto pause = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-        busy * ((1 - pc->duty) / pc->duty));
-    std::unique_lock<std::mutex> l(*pc->mu);
-    // A pacing pause, not synchronisation: the destructor's notify ends it at once.
-    pc->cv->wait_for(l, pause, [pc] { return *pc->stop; });
-  }
-  pc->started = true;
-  pc->resumed = std::chrono::steady_clock::now();
-}
-
 bool DynamicShapes::pacing() { return t_pacer && t_pacer->duty < 1; }
+
+void DynamicShapes::pace(BenchOptions& bo) {
+  if (!pacing()) return;
+  bo.pace_duty = t_pacer->duty;
+  bo.pace_slice_ms = kSliceMs;
+}
 
 void DynamicShapes::loop() {
   (void)e_.runtime().setDevice(e_.options().device);
@@ -220,7 +404,7 @@ void DynamicShapes::loop() {
   (void)e_.runtime().relaxCaptureMode();
   StreamHandle s{};
   if (auto st = e_.runtime().createStream(); st.ok()) s = *st;
-  Pacer pacer{this, &mu_, &cv_, &stop_, std::clamp(e_.options().background_duty, 0.01, 1.0), false, {}};
+  Pacer pacer{std::clamp(e_.options().background_duty, 0.01, 1.0)};
   t_pacer = &pacer;
   for (;;) {
     Item it;
@@ -233,7 +417,6 @@ void DynamicShapes::loop() {
       busy_ = true;
       current_ = it.fs;
     }
-    pacer.started = false;
     tuneOne(it, s);
     {
       std::lock_guard<std::mutex> l(mu_);

@@ -8,14 +8,29 @@
 // args_json (make_problem: the caller's buffers are never touched after the call returns). The
 // winner is published like any tuned selection (the map entry swapped under the family's lock, the
 // epoch bumped), so the next call runs it. Bound on the caller's GPU: the tuning thread has at
-// most one candidate in flight (the engine's bench lock) and, before each candidate, pauses for
-// (1 - duty) / duty times the time the previous one took (TunerOptions::background_duty, 0.25 by
-// default: the tuner holds the GPU at most a quarter of the wall time while it tunes). On a GPU
-// background mode defaults to the isolation worker (Engine::create); the pauses apply there too:
-// with a duty below 1 the candidates go to the worker one per request (and the finalists' rounds
-// one round per request), each after its pause (measured: bench/NOTES.md). The queue
+// most one candidate in flight (the engine's bench lock) and paces every benchmark's runs (below;
+// TunerOptions::background_duty, 0.25 by default). On a GPU background mode defaults to the
+// isolation worker (Engine::create), which paces the runs the same way; with a duty below 1 the
+// candidates go to the worker one per request (and the finalists' rounds one round per request),
+// so a stop never waits for a whole batch (measured: bench/NOTES.md). The queue
 // holds at most kMaxQueued keys (more stay predicted). A family without make_problem/args_json
 // is not tuned in the background (its keys stay predicted; said once in the log).
+// An unseen key's first call in background mode (outside a capture) does nothing heavy on the
+// caller's thread: it runs the family's JIT default for the key if that function is loaded already
+// (origin "provisional"; a memo lookup and the key's launch rule) and hands the rest to a second
+// thread, the resolver: the prediction (its neighbour scores, the vendor's heuristic query for the
+// new shape, module loads) replaces the provisional selection as soon as it is ready (unless the
+// key was tuned first), then the key goes on the tuning queue. The resolver also loads each kind's
+// JIT default the first time it sees one of its keys (and after a key is tuned or read from the
+// database in this mode), so later unseen keys of that kind take the fast path. Only when no
+// default is loaded yet (the first key of its kind in the process) does the caller select as before.
+// Pacing per run, not only on average: on the background thread every benchmark's runs go in
+// stretches of at most kSliceMs (one run when a run is longer), each followed by a pause of
+// (1 - duty) / duty times its wall time (BenchOptions::pace_*), the last one included. So in any
+// window of W ms the timed runs take at most duty * W + (1 - duty) * kSliceMs (each whole
+// stretch-and-pause is duty busy; a window can end right after a stretch): 8 ms of 20 at the
+// default 0.25, where a whole do_bench used to run unpaused. Per candidate, its first launch and
+// verification read-back are not paced.
 // Capture: a call whose stream is capturing (Backend::isCapturing) never tunes, synchronises,
 // allocates or loads a module: only a config whose function is already loaded (the memo below) is
 // used; its key is queued for the background thread, which sets relaxed capture mode on itself.
@@ -32,6 +47,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "autotune/benchmarker.h"
+#include "autotune/key.h"
 #include "autotune/predict.h"
 #include "base/config.h"
 #include "runtime/backend.h"
@@ -46,6 +63,8 @@ struct ErasedFamily;
 class DynamicShapes {
  public:
   static constexpr size_t kMaxQueued = 1024;
+  // The longest stretch of GPU work the background thread queues before a pause (see above).
+  static constexpr double kSliceMs = 4.0;
   explicit DynamicShapes(TunerEngine& e);
   ~DynamicShapes();  // stops the thread: a run in progress finishes (without pauses), the rest is dropped
   // The same, callable while the engine is whole (~Engine calls it first: the run in progress still
@@ -67,6 +86,20 @@ class DynamicShapes {
                                                   const std::string& config,
                                                   const std::string& source,
                                                   const std::string& origin, bool capturing);
+  // Background mode, outside a capture: the caller's whole share of an unseen key's selection —
+  // the family's JIT default for p if its function is loaded (origin "provisional"); null when it
+  // is not (or the key's launch rule refuses it).
+  std::unique_ptr<Selected> selectReady(FamilyState& fs, const void* p);
+  // Queues the rest for the resolver thread: the prediction replaces `provisional` in the map if
+  // that is still the key's selection, then the key is queued for tuning. Never blocks on either.
+  void resolveLater(FamilyState& fs, const void* p, const std::string& key, const KeyBuilder& kb,
+                    const Selected* provisional);
+  // Background mode: has the resolver load p's JIT default unless it is loaded (cheap when it is).
+  void preloadLater(FamilyState& fs, const void* p);
+  // Loads p's JIT default on this thread unless it is loaded (a tuning call's thread).
+  void preloadNow(FamilyState& fs, const void* p);
+  // Keys whose prediction the resolver published in place of a provisional selection.
+  uint64_t resolved() const;
   // Queues p's key for the background thread (started on first use). No-op for a key queued or
   // being tuned, or a family that cannot rebuild its problem. Never blocks on tuning.
   void enqueue(FamilyState& fs, const void* p, const std::string& key);
@@ -86,20 +119,44 @@ class DynamicShapes {
   void remember(const std::string& memo, const std::string& co_key, FunctionHandle fn);
   bool recall(const std::string& memo, std::string* co_key, FunctionHandle* fn) const;
 
-  // Called by the engine before each candidate's benchmark: on the background thread, pauses as
-  // the duty cycle says; elsewhere nothing.
-  static void beforeCandidate();
   // Whether this thread is the background thread with a duty cycle below 1 (the isolation path
   // then sends one candidate per worker request, so the pauses apply there too).
   static bool pacing();
+  // On the background thread with a duty cycle below 1: sets bo's per-run pacing (slices of
+  // kSliceMs, each followed by its pause); elsewhere leaves bo as it is.
+  static void pace(BenchOptions& bo);
 
  private:
   struct Item {
     FamilyState* fs;
     std::string key, args_json;
   };
+  struct Resolve {
+    FamilyState* fs;
+    std::string key, args_json;
+    KeyBuilder kb;
+    const Selected* provisional;  // null: only load the kind's JIT default
+    std::string preload_memo;     // for a load-only item: its default's memo key
+  };
   void loop();
   void tuneOne(const Item& it, StreamHandle s);
+  void resolverLoop();
+  void resolveOne(const Resolve& r);
+  void pushResolve(Resolve r);
+  // Queues a tuning item (mu_ held).
+  bool queueLocked(FamilyState& fs, const std::string& key, std::string args);
+  // Loaded JIT defaults of a family, as the fast path looks for one that runs p: a config whose
+  // memo key (entry, config, defines) for p is the one it was loaded under. Most recent first.
+  struct Ready {
+    std::string memo;
+    Config config;
+    std::string co_key;
+    FunctionHandle fn;
+  };
+  static constexpr size_t kMaxReady = 16;
+  void addReady(FamilyState& fs, Ready r);
+  // The memo key of p's JIT default; false when the family has none.
+  bool defaultMemo(FamilyState& fs, const void* p, Config* c, std::string* memo) const;
   std::shared_ptr<const std::vector<predict::Neighbour>> indexOf(FamilyState& fs);
 
   TunerEngine& e_;
@@ -109,12 +166,19 @@ class DynamicShapes {
   std::deque<Item> queue_;
   std::set<std::pair<FamilyState*, std::string>> pending_;
   bool busy_ = false, stop_ = false;
+  std::deque<Resolve> rqueue_;
+  bool rbusy_ = false;
+  FamilyState* rcurrent_ = nullptr;
+  uint64_t resolved_ = 0;
   FamilyState* current_ = nullptr;  // the family of the key being tuned (null when idle)
   uint64_t completed_ = 0;
   std::set<FamilyState*> warned_;
   std::unordered_map<FamilyState*, std::shared_ptr<const std::vector<predict::Neighbour>>> index_;
   std::unordered_map<std::string, std::pair<std::string, FunctionHandle>> memo_;
+  std::unordered_map<FamilyState*, std::shared_ptr<const std::vector<Ready>>> ready_;
+  std::set<std::string> preloading_;  // memo keys of defaults queued for loading
   std::thread thread_;  // last: started after the rest exists
+  std::thread resolver_;
 };
 
 }  // namespace ktune::detail

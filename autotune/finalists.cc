@@ -236,7 +236,6 @@ void roundInProcess(FinalistRun& fr, const std::vector<size_t>& fin, const std::
 bool roundInWorker(FinalistRun& fr, const std::vector<size_t>& fin, const std::vector<size_t>& order,
                    bool check, std::vector<std::vector<double>>& times, int round,
                    std::vector<BenchStats>& stats, std::string* why) {
-  DynamicShapes::beforeCandidate();  // background tuning's pause, once per round in the worker
   WorkerBatch b;
   b.family = fr.fs.f.name;
   b.key = fr.key;

@@ -27,7 +27,8 @@ Json benchToJson(const BenchOptions& b) {
               {"abort_factor", b.abort_factor},
               {"check_every", b.check_every}, {"reverify", b.reverify},
               {"verify", b.verify}, {"target_ci", b.target_ci},
-              {"verify_within", b.verify_within}, {"count_overhead", b.count_overhead}};
+              {"verify_within", b.verify_within}, {"count_overhead", b.count_overhead},
+              {"pace_duty", b.pace_duty},         {"pace_slice_ms", b.pace_slice_ms}};
 }
 
 BenchOptions benchFromJson(const Json& j) {
@@ -44,6 +45,8 @@ BenchOptions benchFromJson(const Json& j) {
                  FlushKind::kRead;
   b.rotate_buffers = j.value("rotate_buffers", b.rotate_buffers);
   b.abort_factor = j.value("abort_factor", b.abort_factor);
+  b.pace_duty = j.value("pace_duty", b.pace_duty);
+  b.pace_slice_ms = j.value("pace_slice_ms", b.pace_slice_ms);
   b.check_every = j.value("check_every", b.check_every);
   b.reverify = j.value("reverify", b.reverify);
   b.verify = j.value("verify", b.verify);

@@ -145,6 +145,19 @@ Prediction predict(const std::vector<Neighbour>& index, const std::string& key,
     }
     return close / wsum;
   };
+  // The neighbours must not disagree with replacing the default: the config was measured and
+  // near-best at the nearest neighbour, and no neighbour that timed both saw it slower than the
+  // default.
+  auto consistent = [&](const std::string& cls) {
+    bool known = false;
+    if (scoreAt(*near.front().second, cls, &known) < 0.97 || !known) return false;
+    for (const auto& [d, n] : near) {
+      bool kc = false, kd = false;
+      const double sc = scoreAt(*n, cls, &kc), sd = scoreAt(*n, kDefaultClass, &kd);
+      if (kc && kd && sc < sd) return false;
+    }
+    return true;
+  };
   std::string best = kDefaultClass;
   out.default_score = score(kDefaultClass);
   double best_score = out.default_score * (1.0 + kDefaultMargin);
@@ -153,7 +166,8 @@ Prediction predict(const std::vector<Neighbour>& index, const std::string& key,
   for (const auto& cls : classes) {
     if (cls == kDefaultClass) continue;
     const double s = score(cls);
-    if (s > best_score && agreement(cls) >= kMinAgreement && applicable(cls)) best = cls, best_score = s;
+    if (s > best_score && agreement(cls) >= kMinAgreement && consistent(cls) && applicable(cls))
+      best = cls, best_score = s;
   }
   out.source = best == kDefaultClass ? kDefaultClass : "jit";
   out.config = best == kDefaultClass ? "" : best;

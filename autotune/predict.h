@@ -16,7 +16,9 @@
 // (the caller's check: constraints, shared memory, alignment), and it replaces the default only when
 // its score beats the default's by kDefaultMargin, so a prediction is not slower than the default on
 // the neighbours' evidence, and only when it was near-best at neighbours holding kMinAgreement of
-// the closeness weight.
+// the closeness weight, measured and near-best at the nearest neighbour, and not slower than the
+// default at any neighbour that timed both (else the neighbours disagree and the default stays:
+// the rule behind "never slower than the default").
 // Why nearest neighbours and not a fitted model: a GEMM's best tile changes in steps along M (wave
 // quantisation) with a handful of tuned keys per N x K; neighbour votes in log-M follow those steps
 // without a model to fit, stay exact on tuned keys and are explained by listing the neighbours.

@@ -147,12 +147,20 @@ int phase(std::shared_ptr<Backend> be, const TunerOptions& env, const Args& a, d
   alone.insert(alone.end(), after.begin(), after.end());
   const double base = mean(alone), busy = mean(during);
   const double worst = during.empty() ? base : *std::min_element(during.begin(), during.end());
+  // The noise floor of a single batch: the slowest batch with nothing tuning, and the 95th
+  // percentile of the batch losses while tuning.
+  const double worst_alone = alone.empty() ? base : *std::min_element(alone.begin(), alone.end());
+  std::vector<double> sorted = during;
+  std::sort(sorted.begin(), sorted.end());
+  const double p5 = sorted.empty() ? base : sorted[sorted.size() / 20];
   std::printf("RESULT busy_stream duty %.2f fg %ldx%ldx%ld bg %ldx%ldx%ld: alone %.1f GEMM/s "
               "(before %.1f, after %.1f), while tuning %.1f GEMM/s over %.1f s (%zu batches of %d): "
-              "loss %.1f%%, worst batch %.1f%%; bg tuned %s; bg first call %.0f us wall\n",
+              "loss %.1f%%, worst batch %.1f%% (P95 batch %.1f%%; worst batch alone %.1f%%); "
+              "bg tuned %s; bg first call %.0f us wall\n",
               duty, long(a.fg[0]), long(a.fg[1]), long(a.fg[2]), long(bgmnk[0]), long(bgmnk[1]),
               long(bgmnk[2]), base, mean(before), mean(after), busy, tuning_s, during.size(), calls,
-              100 * (1 - busy / base), 100 * (1 - worst / base),
+              100 * (1 - busy / base), 100 * (1 - worst / base), 100 * (1 - p5 / base),
+              100 * (1 - worst_alone / base),
               tuner->backgroundTuned() ? "yes" : "NO (max-s reached)", first_call_us);
   std::fflush(stdout);
   return 0;

@@ -13,7 +13,8 @@
 // (the prediction and the default always stay); the others are timed again, the order reversed
 // every other round. A candidate's time is the geometric mean of its rounds' medians.
 //   shape_heldout_bench [--nk 6144x4096,...] [--train 20] [--max-m 8192] [--heldout 26] [--rounds 3]
-//                       [--top 3] [--vendor 3] [--train-s S] [--deadline-s S] [--out rows.jsonl]
+//                       [--top 3] [--vendor 3] [--train-s S] [--deadline-s S] [--seed S]
+//                       [--out rows.jsonl]
 // Needs a GPU. Training budgets: KTUNE_WARMUP_MS / KTUNE_REP_MS as for any tuning run.
 #include <algorithm>
 #include <chrono>
@@ -45,6 +46,7 @@ struct Args {
   size_t train = 20;
   int64_t max_m = 8192;  // M range 1..max_m
   int heldout = 26, rounds = 3, top = 3, vendor = 3;
+  int seed = 0;  // 0: the first held-out set's M values; another seed draws other M values
   double train_s = 0, deadline_s = 0;  // 0: no limit
   std::string out;
 };
@@ -65,6 +67,7 @@ bool parseArgs(int argc, char** argv, Args* a) {
     } else if (f == "--train") a->train = size_t(std::atoi(v.c_str()));
     else if (f == "--max-m") a->max_m = std::max<int64_t>(16, std::atoll(v.c_str()));
     else if (f == "--heldout") a->heldout = std::atoi(v.c_str());
+    else if (f == "--seed") a->seed = std::atoi(v.c_str());
     else if (f == "--rounds") a->rounds = std::max(1, std::atoi(v.c_str()));
     else if (f == "--top") a->top = std::atoi(v.c_str());
     else if (f == "--vendor") a->vendor = std::atoi(v.c_str());
@@ -86,11 +89,16 @@ gemm::GemmShape shapeOf(int64_t m, int64_t n, int64_t k) {
 
 // `count` held-out M values in [2, max_m], spread in log space, none of them tuned; every other one
 // odd, and shifted per N x K (`salt`) so the N x K do not all see the same M.
-std::vector<int64_t> heldOutMs(int count, const std::vector<int64_t>& tuned, int salt, int64_t max_m) {
+// With a seed, each M's offset inside its step is drawn from the seed instead.
+std::vector<int64_t> heldOutMs(int count, const std::vector<int64_t>& tuned, int salt, int64_t max_m,
+                               int seed) {
   std::set<int64_t> out;
   const double lo = std::log(2.0), hi = std::log(double(max_m) * 0.98);
+  uint64_t x = 0x9E3779B97F4A7C15ull * uint64_t(seed * 131 + salt + 1);
   for (int i = 0; i < count; ++i) {
-    const double t = (i + 0.37 * ((salt * 7 + i * 3) % 5) / 4.0) / std::max(1, count - 1);
+    x ^= x >> 31, x *= 0xBF58476D1CE4E5B9ull, x ^= x >> 29;  // splitmix-style steps
+    const double u = seed == 0 ? 0.37 * ((salt * 7 + i * 3) % 5) / 4.0 : double(x >> 11) * 0x1p-53;
+    const double t = (i + u) / std::max(1, count - 1);
     int64_t m = std::llround(std::exp(lo + std::min(1.0, t) * (hi - lo)));
     if (i % 2 == 0) m |= 1;
     while (std::binary_search(tuned.begin(), tuned.end(), m) || out.count(m)) ++m;
@@ -160,7 +168,8 @@ struct Ctx {
 std::vector<Cand> candidatesFor(Ctx& c, const GemmCall& call, const predict::Prediction& p,
                                 const KeyReport& def, const std::vector<std::string>& winners) {
   std::vector<Cand> v;
-  addCand(v, p.source == "jit" ? p.config : def.winner, p.source == "jit" ? "jit" : def.winner_source,
+  // The prediction as predicted (a JIT config, or a vendor id: the default's or another's).
+  addCand(v, p.config.empty() ? def.winner : p.config, p.config.empty() ? def.winner_source : p.source,
           "predicted");
   addCand(v, def.winner, def.winner_source, "default");
   if (c.vendor)
@@ -224,7 +233,7 @@ Row heldOutRow(Ctx& c, const Buffers& b, int64_t m, int64_t n, int64_t k,
   if (!p.ok() || !def.ok()) return row.error = (!p.ok() ? p.status() : def.status()).toString(), row;
   std::vector<Cand> v = candidatesFor(c, call, *p, *def, winners);
   row.confidence = p->confidence;
-  row.is_default = p->source != "jit";
+  row.is_default = p->basis != "neighbours";
   row.predicted = (v[0].source == "jit" ? "" : v[0].source + ":") + v[0].config;
   row.candidates = int(v.size());
   if (!retime(c, call, v)) return row.error = "predicted/default failed: " + v[0].error, row;
@@ -343,7 +352,8 @@ int run(const Args& a) {
     trained.push_back(std::move(*tr));
   }
   std::vector<std::vector<int64_t>> held;
-  for (size_t i = 0; i < a.nk.size(); ++i) held.push_back(heldOutMs(a.heldout, trained[i].ms, int(i), a.max_m));
+  for (size_t i = 0; i < a.nk.size(); ++i)
+    held.push_back(heldOutMs(a.heldout, trained[i].ms, int(i), a.max_m, a.seed));
   std::ofstream out;
   if (!a.out.empty()) out.open(a.out);
   std::vector<Row> rows;
@@ -377,7 +387,7 @@ int main(int argc, char** argv) {
   ktune::Args a;
   if (!ktune::parseArgs(argc, argv, &a)) {
     std::fprintf(stderr, "usage: shape_heldout_bench [--nk NxK,...] [--train 20] [--max-m 8192] [--heldout 26] "
-                         "[--rounds 3] [--top 3] [--vendor 3] [--train-s S] [--deadline-s S] "
+                         "[--rounds 3] [--top 3] [--vendor 3] [--train-s S] [--deadline-s S] [--seed S] "
                          "[--out FILE]\n");
     return 2;
   }

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <sstream>
@@ -113,6 +114,67 @@ TEST(Benchmarker, RunCountFollowsTheWallCostOfARun) {
   EXPECT_LE(wall->runs, 4);  // 4 ms / (>= 1 ms per run)
   EXPECT_GE(wall->runs, 2);
   EXPECT_NEAR(wall->median_ms, 0.02, 1e-6);  // the figure stays device time
+}
+
+// Pacing per run (background tuning, issue 35): the runs go in stretches of at most the slice
+// (one run when a run is longer), each followed by a pause of (1 - duty) / duty times its wall
+// time, the last one too; the samples stay the runs' own device times. Runs cost ~1 ms of host
+// time here (a sleep in the launch), so a stretch of a 4 ms slice holds about 4 of them.
+TEST(Benchmarker, PacingCutsTheRunsInSlicesEachFollowedByItsPause) {
+  SimOptions o;
+  o.device.arch = "sm_90a";
+  auto b = std::make_shared<SimBackend>(o);
+  b->registerKernel("k", SimKernel{nullptr, [](const SimLaunch&) { return 0.02; }, nullptr});
+  CompileRequest r;
+  r.entry = "k";
+  r.arch = "sm_90a";
+  auto co = SimCompiler().compile(r);
+  ASSERT_TRUE(co.ok()) << co.status().toString();
+  auto f = *b->getFunction(*b->loadModule(co->binary), "k");
+  KernelArgs a;
+  using Clock = std::chrono::steady_clock;
+  std::vector<Clock::time_point> starts;
+  auto run = [&] {
+    starts.push_back(Clock::now());
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return b->launch(f, {1}, {32}, 0, a.data());
+  };
+  BenchOptions bo;
+  bo.warmup_ms = 0.02;
+  bo.rep_ms = 24.0;
+  bo.count_overhead = true;
+  bo.flush_l2 = false;
+  bo.pace_duty = 0.5;
+  bo.pace_slice_ms = 4.0;
+  Benchmarker bench(*b, o.device);
+  const auto t0 = Clock::now();
+  auto st = bench.measure({}, run, bo);
+  const double wall = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  ASSERT_TRUE(st.ok()) << st.status().toString();
+  EXPECT_NEAR(st->median_ms, 0.02, 1e-6);  // device time, the pauses are not in it
+  const double busy = double(starts.size());  // >= 1 ms of host time each
+  EXPECT_GE(wall, busy / bo.pace_duty * 0.95) << starts.size() << " runs";
+  // A pause is at least as long as the stretch before it (duty 0.5) and a stretch is at least one
+  // run: gaps over 2.5 ms are pauses. Between two pauses: at most slice / run + 1 runs.
+  size_t stretch = 1, longest = 0, pauses = 0;
+  for (size_t i = 1; i < starts.size(); ++i) {
+    const double gap = std::chrono::duration<double, std::milli>(starts[i] - starts[i - 1]).count();
+    if (gap > 2.5) {
+      ++pauses;
+      longest = std::max(longest, stretch);
+      stretch = 1;
+    } else {
+      ++stretch;
+    }
+  }
+  longest = std::max(longest, stretch);
+  EXPECT_LE(longest, 5u);
+  EXPECT_GE(pauses, starts.size() / 5 - 1);
+  // The isolation worker paces the same way: the fields cross the wire.
+  bo.pace_duty = 0.25;
+  const BenchOptions back = isolation_wire::benchFromJson(isolation_wire::benchToJson(bo));
+  EXPECT_EQ(back.pace_duty, 0.25);
+  EXPECT_EQ(back.pace_slice_ms, 4.0);
 }
 
 // A simulated device whose read flush kernel is registered (costing 1 ms, so a flush inside the

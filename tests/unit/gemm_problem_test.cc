@@ -4,6 +4,8 @@
 // built-in ops a worker serves include "gemm" on a device with GEMM kernels.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <unistd.h>
 
 #include <cmath>
@@ -107,7 +109,13 @@ TEST(GemmProblemJson, RoundTripKeepsEveryField) {
   ASSERT_TRUE(back.ok()) << back.status().toString() << "\n" << text;
   expectSameShape(s, *back);
 
+  // Written by hand (a background-mode first call's cost): the text json::dump() gives.
+  EXPECT_EQ(nlohmann::json::parse(text).dump(), text);
   auto nt = gemm::denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 256, 256, 256);
+  nt.alpha = 0.1f;
+  nt.beta = 1e-20f;
+  EXPECT_EQ(nlohmann::json::parse(gemmCallToJson(GemmCall{nt, {}})).dump(),
+            gemmCallToJson(GemmCall{nt, {}}));
   auto nt_back = gemmShapeFromJson(gemmCallToJson(GemmCall{nt, {}}));
   ASSERT_TRUE(nt_back.ok()) << nt_back.status().toString();
   expectSameShape(nt, *nt_back);

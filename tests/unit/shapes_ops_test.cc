@@ -6,6 +6,10 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <time.h>
+
+#include <algorithm>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -48,6 +52,68 @@ TEST(ShapesOps, DestroyingTheOpStopsBackgroundTuningOfItsKeys) {
   EXPECT_EQ(tuner->backgroundTuned(), at_destroy) << "a key of the destroyed op was tuned after it";
   EXPECT_LT(at_destroy, 5u) << "every key was tuned before the op went: the test proves nothing";
   calls.clear();
+  tuner.reset();
+  (void)removeTree(dir);
+}
+
+double threadUs() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return t.tv_sec * 1e6 + t.tv_nsec * 1e-3;
+}
+
+// The host cost of an unseen GEMM key's first call in background mode, on the simulated GPU (CPU
+// time of the calling thread): the first call of each unseen key minus its second call (the same
+// selection then, and the same simulated GEMM computed on the host by the launch). Two neighbour
+// keys are tuned first, so the default's function is loaded (Engine::tune preloads it) and every
+// unseen key takes the fast path. Prints the figure (bench/NOTES.md); asserts that the first calls
+// ran the loaded default and never waited for tuning.
+TEST(ShapesOps, AnUnseenGemmKeysFirstCallRunsTheLoadedDefault) {
+  char tmpl[] = "/tmp/ktune-shapes-ops-XXXXXX";
+  const std::string dir = ::mkdtemp(tmpl);
+  cli::SimGpu g = cli::openSimGpu(1);
+  EngineOptions o;
+  o.compiler = g.compiler;
+  o.options.cache_dir = dir;
+  o.options.background = true;
+  o.options.background_duty = 1;
+  o.options.isolate = false;
+  o.options.warmup_ms = 0.02;
+  o.options.rep_ms = 0.1;
+  auto t = Engine::create(g.backend, o);
+  ASSERT_TRUE(t.ok()) << t.status().toString();
+  std::shared_ptr<Engine> tuner(std::move(*t));
+  auto op = GemmOp::create(tuner);
+  ASSERT_TRUE(op.ok()) << op.status().toString();
+  auto call = [&](int64_t m) {
+    auto s = gemm::denseShape(gemm::Layout::kNT, gemm::ElemType::kBF16, gemm::ElemType::kBF16, m,
+                              32, 32);
+    return makeGemmProblem(*g.backend, tuner->device(), s, 1).value();
+  };
+  std::vector<std::shared_ptr<GemmCall>> keep;
+  for (int64_t m : {16, 64}) {
+    keep.push_back(call(m));
+    auto r = (*op)->tune(*keep.back());
+    ASSERT_TRUE(r.ok()) << r.status().toString();
+  }
+  std::vector<double> extra;
+  int provisional = 0;
+  for (int64_t m = 17; m < 17 + 24; ++m) {
+    keep.push_back(call(m));
+    const double t0 = threadUs();
+    ASSERT_TRUE((**op)(*keep.back()).ok());
+    const double t1 = threadUs();
+    provisional += (*op)->lookup(*keep.back()).value().origin == "provisional";
+    const double t2 = threadUs();
+    ASSERT_TRUE((**op)(*keep.back()).ok());
+    extra.push_back((t1 - t0) - (threadUs() - t2));
+  }
+  std::sort(extra.begin(), extra.end());
+  std::printf("RESULT sim_gemm_first_call_extra_us median %.2f max %.2f (%zu unseen keys, "
+              "%d still provisional when looked up)\n",
+              extra[extra.size() / 2], extra.back(), extra.size(), provisional);
+  op->reset();  // drops the keys still queued
+  keep.clear();
   tuner.reset();
   (void)removeTree(dir);
 }
