@@ -14,7 +14,7 @@ OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; L=/tmp/lead-logs; mkdir -p "$L"
 T0=$(date +%s); DEADLINE=${DEADLINE:-230}
 left() { echo $(( DEADLINE - ($(date +%s) - T0) )); }
 PB=$PWD/pb
-export LD_LIBRARY_PATH="$PB/api${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export LD_LIBRARY_PATH="$PB/api:$PB/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 if ! "$PB/tools/ktune" --version > "$L/prebuilt.log" 2>&1; then
   echo "prebuilt binaries do not run ($(tail -1 "$L/prebuilt.log")): building"
   bash dev/device_build.sh ktune ktune-worker gemm_gpu_test gemm_fp8_gpu_test shapes_gpu_test \

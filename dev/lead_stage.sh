@@ -13,6 +13,9 @@ for f in tools/ktune tools/ktune-worker tests/gemm_gpu_test tests/gemm_fp8_gpu_t
   mkdir -p "$DEST/pb/$(dirname "$f")" && cp "$B/$f" "$DEST/pb/$f"
 done
 mkdir -p "$DEST/pb/api" && cp -L "$B/api/libktune.so.0.1" "$DEST/pb/api/"
+# Google Benchmark's shared library is not on the GPU machine: the benches carry it (pb/lib).
+mkdir -p "$DEST/pb/lib"
+ldd "$B/bench/gemm_bench" | awk '/libbenchmark/ {print $3}' | xargs -r -I{} cp -L {} "$DEST/pb/lib/"
 # GPU=1 (dev/gpu_pass_device.sh): every GPU test program and the isolation GPU plugin too. The
 # isolation tests have the worker's and the plugin's build paths compiled in: BUILD_DIR records
 # them so the device script can put the carried files there.
@@ -23,7 +26,7 @@ if [ "${GPU:-0}" = 1 ]; then
   [ -f "$B/bench/host_cost_bench" ] && cp "$B/bench/host_cost_bench" "$DEST/pb/bench/"
   realpath "$B" > "$DEST/pb/BUILD_DIR"
 fi
-strip "$DEST"/pb/*/* 2>/dev/null || true
+strip "$DEST"/pb/{tools,tests,bench,api}/* 2>/dev/null || true
 # The carry limit is 64 MiB: PACK=1 (default with GPU=1) ships pb/ as one xz tarball.
 if [ "${PACK:-${GPU:-0}}" = 1 ]; then
   tar -cJf "$DEST/pb.tar.xz" -C "$DEST" pb && rm -rf "$DEST/pb"
