@@ -15,6 +15,21 @@ KTUNE_DEVICE void bulk_wait_read0() { asm volatile("cp.async.bulk.wait_group.rea
 KTUNE_DEVICE void bulk_wait0() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
 
 #if KT_EPI_TMA
+// Adds beta * C and the bias to the pair of values of row r, columns c and c + 1 (inside M x N).
+KTUNE_DEVICE void add_beta_bias(float& v0, float& v1, const out_t* C, const out_t* bias, int r, int c,
+                                int M, int N, long ldc, float beta) {
+  if (beta != 0.0f && r < M) {
+    if (c < N) v0 += beta * ktune::to_float(C[(long)r * ldc + c]);
+    if (c + 1 < N) v1 += beta * ktune::to_float(C[(long)r * ldc + c + 1]);
+  }
+#if HAS_BIAS
+  if (c < N) v0 += ktune::to_float(bias[c]);
+  if (c + 1 < N) v1 += ktune::to_float(bias[c + 1]);
+#else
+  (void)bias;
+#endif
+}
+
 // One 64-row slab through the warpgroup's shared buffer `buf` and TMA stores (see the header).
 // Row of accumulator j*4 + e: slab row warp*16 + g + (e/2)*8, column n0 + j*8 + 2q + (e%2).
 KTUNE_DEVICE void store_slab_tma(const float (&acc)[kAcc], const TensorMap* tmC, unsigned buf,
@@ -38,16 +53,7 @@ KTUNE_DEVICE void store_slab_tma(const float (&acc)[kAcc], const TensorMap* tmC,
         const int row = warp * 16 + g + h * 8;
         const int r = slab_m0 + row, c = n0 + j * 8 + q * 2;
         float v0 = alpha * acc[j * 4 + h * 2], v1 = alpha * acc[j * 4 + h * 2 + 1];
-        if (beta != 0.0f && r < M) {
-          if (c < N) v0 += beta * ktune::to_float(C[(long)r * ldc + c]);
-          if (c + 1 < N) v1 += beta * ktune::to_float(C[(long)r * ldc + c + 1]);
-        }
-#if HAS_BIAS
-        if (c < N) v0 += ktune::to_float(bias[c]);
-        if (c + 1 < N) v1 += ktune::to_float(bias[c + 1]);
-#else
-        (void)bias;
-#endif
+        add_beta_bias(v0, v1, C, bias, r, c, M, N, ldc, beta);
         const out_t o0 = ktune::from_float<out_t>(activate(v0));
         const out_t o1 = ktune::from_float<out_t>(activate(v1));
         const unsigned short b0 = *reinterpret_cast<const unsigned short*>(&o0);
@@ -99,16 +105,7 @@ KTUNE_DEVICE void pack_tile(const float (&acc)[kWgM][kAcc], unsigned (&pk)[kWgM]
       for (int h = 0; h < 2; ++h) {
         const int r = slab_m0 + w * 64 + warp * 16 + g + h * 8, c = n0 + j * 8 + q * 2;
         float v0 = alpha * acc[w][j * 4 + h * 2], v1 = alpha * acc[w][j * 4 + h * 2 + 1];
-        if (beta != 0.0f && r < M) {
-          if (c < N) v0 += beta * ktune::to_float(C[(long)r * ldc + c]);
-          if (c + 1 < N) v1 += beta * ktune::to_float(C[(long)r * ldc + c + 1]);
-        }
-#if HAS_BIAS
-        if (c < N) v0 += ktune::to_float(bias[c]);
-        if (c + 1 < N) v1 += ktune::to_float(bias[c + 1]);
-#else
-        (void)bias;
-#endif
+        add_beta_bias(v0, v1, C, bias, r, c, M, N, ldc, beta);
         pk[w][j * 2 + h] = pack2(v0, v1);
       }
 }
