@@ -14,9 +14,9 @@
 //   KTUNE_ASSIGN_OR_RETURN(auto saxpy, engine->add(std::move(s)));
 //   KTUNE_RETURN_IF_ERROR(saxpy(problem, stream));       // tunes on first call per key
 //
-// The engine's own unit tests also register through KernelFamily<P> (autotune/family.h), the
-// typed form of its erased family; nothing outside the engine and its tests uses it
-// (dev/include_graph.py checks).
+// The engine's own unit tests register the same way (tests/unit/spec_family.h); the engine's
+// erased family (detail::ErasedFamily, autotune/family.h) has no typed twin (dev/include_graph.py
+// checks).
 //
 // A call: key -> in-memory hash map (hit: launch; the hot path is one shared-lock hash lookup,
 // argument packing into a thread-local KernelArgs and a launch — no allocation) -> tuning
@@ -149,14 +149,6 @@ class Engine : public CandidateBench {
   // The same for an erased spec: p, in calls through the returned state, is what the spec's
   // callbacks get (the public API's kernels call the engine's type-erased entry points with it).
   Expected<detail::FamilyState*> addSpec(ErasedKernelSpec spec, FamilyExtras extras = {});
-
-  // The engine's own unit tests' form of a family (KernelFamily<P>, autotune/family.h).
-  template <class P>
-  Expected<Family<P>> add(KernelFamily<P> f) {
-    auto st = addErased(detail::erase(std::move(f)));
-    if (!st.ok()) return st.status();
-    return Family<P>(this, *st);
-  }
 
   // The family registered as `name`, for problems of type P: kNotFound when there is none,
   // kInvalidArgument when it was registered over another problem type. Thread-safe.

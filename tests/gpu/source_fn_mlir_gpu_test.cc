@@ -1,6 +1,6 @@
 // The MLIR-written RMSNorm and SiLU·Mul (templates/mlir/), lowered to PTX on a machine with
 // mlir-opt-19 (dev/mlir_lower.sh writes .mlirptx/), tuned on the GPU through the per-config
-// source callback (KernelFamily::source_fn, language PTX): every config is compiled through the
+// source callback (FamilyExtras::source_fn, language PTX): every config is compiled through the
 // store, benchmarked, and verified against the float64 references of the C++ templates (random
 // bf16 data, outputs poisoned with NaN before each run). Skips without a GPU, or when the lowered
 // modules for the device's arch are missing (saying how to make them).
@@ -16,6 +16,7 @@
 #include "templates/mlir/mlir_kernels.h"
 #include "templates/rowwise.h"
 #include "tests/gpu/mlir_gpu_util.h"
+#include "tests/unit/spec_family.h"
 
 namespace ktune {
 namespace {
@@ -79,14 +80,16 @@ class SourceFnMlirGpu : public ::testing::Test {
   }
 
   // The family of MLIR kernel `name`: one PTX module per config, from the lowered files.
-  KernelFamily<RowProblem> family(const std::string& name) {
-    KernelFamily<RowProblem> f;
+  testfamily::SpecFamily<RowProblem> family(const std::string& name) {
+    testfamily::SpecFamily<RowProblem> fam;
+    auto& [f, x] = fam;
     f.name = "mlir_ptx_" + name;
     f.entry = templates::mlirKernelEntry(name);
-    for (const auto& m : templates::mlirRowwiseConfigs(name, arch_)) f.configs.push_back(toConfig(m));
+    for (const auto& m : templates::mlirRowwiseConfigs(name, arch_)) x.configs.push_back(toConfig(m));
     const std::string arch = arch_;
     // The module follows the problem too: RMSNorm's register items come from the row length.
-    f.source_fn = [name, arch](const Config& c, const RowProblem& p) -> Expected<ConfigModule> {
+    x.source_fn = [name, arch](const Config& c, const void* vp) -> Expected<ConfigModule> {
+      const RowProblem& p = testfamily::problemOf<RowProblem>(vp);
       const auto m = templates::mlirConfigFor(
           name, p.d, {"bf16", int(c.getInt("VEC")), int(c.getInt("THREADS")),
                       int(c.getInt("ROWS_PER_BLOCK"))});
@@ -96,15 +99,23 @@ class SourceFnMlirGpu : public ::testing::Test {
           mod.text, readFile(kPtxDir + "/" + templates::mlirKernelFileName(name, arch, m, "ptx")));
       return mod;
     };
-    f.key = [](const RowProblem& p, KeyBuilder& k) { k.add("rows", p.rows).add("d", p.d); };
-    f.launch = [](const Config& c, const RowProblem& p, const DeviceInfo&) {
-      const templates::MlirRowwiseConfig m{"bf16", int(c.getInt("VEC")), int(c.getInt("THREADS")),
-                                           int(c.getInt("ROWS_PER_BLOCK"))};
+    f.key = [](const RowProblem& p, KeyFields& k) { k.add("rows", p.rows).add("d", p.d); };
+    f.launch = [](const Knobs& c, const RowProblem& p, const DeviceFacts&) {
+      const templates::MlirRowwiseConfig m{"bf16", int(c["VEC"]), int(c["THREADS"]),
+                                           int(c["ROWS_PER_BLOCK"])};
       const auto s = templates::mlirKernelLaunch(p.kernel, m, p.rows, p.d);
-      return LaunchDims{s.grid, s.block};
+      Launch l;
+      l.grid[0] = s.grid.x;
+      l.grid[1] = s.grid.y;
+      l.grid[2] = s.grid.z;
+      l.block[0] = s.block.x;
+      l.block[1] = s.block.y;
+      l.block[2] = s.block.z;
+      return l;
     };
     // Config-independent arguments (the kernels take d, not d / VEC): one list for every config.
-    f.args = [](const RowProblem& p, KernelArgs& a) {
+    f.args = [](const RowProblem& p, ArgPack& pack) {
+      KernelArgs& a = EngineViews::args(pack);
       if (p.kernel == "rmsnorm") {
         addMemref(a, p.x, p.rows * p.d);
         addMemref(a, p.w, p.d);
@@ -117,11 +128,12 @@ class SourceFnMlirGpu : public ::testing::Test {
       }
     };
     Backend* b = backend_.get();
-    f.pre_run = [b](const RowProblem& p, StreamHandle s) {
+    f.before_run = [b](const RowProblem& p, StreamHandle s) {
       return b->memset8(p.y, 0xff, p.y_bytes, s);  // bf16 0xffff is NaN: unwritten fails
     };
-    f.pre_timed_run = [](const RowProblem&, StreamHandle) { return Status::Ok(); };
-    f.verify = [b](const RowProblem& p, StreamHandle) -> Expected<VerifyResult> {
+    f.before_timed_run = [](const RowProblem&, StreamHandle) { return Status::Ok(); };
+    x.verify = [b](const void* vp, StreamHandle) -> Expected<VerifyResult> {
+      const RowProblem& p = testfamily::problemOf<RowProblem>(vp);
       std::vector<unsigned char> out(p.y_bytes);
       KTUNE_RETURN_IF_ERROR(b->copyToHost(out.data(), p.y, out.size()));
       VerifyResult r;
@@ -131,13 +143,13 @@ class SourceFnMlirGpu : public ::testing::Test {
       r.ok = r.mismatches == 0;
       return r;
     };
-    return f;
+    return fam;
   }
 
   // Tunes `f` for `p`: every config must compile, run and verify; then the tuned call.
-  void tuneAndCheck(KernelFamily<RowProblem> f, const RowProblem& p) {
-    const size_t configs = f.configs.size();
-    auto fam = tuner_->add(std::move(f));
+  void tuneAndCheck(testfamily::SpecFamily<RowProblem> f, const RowProblem& p) {
+    const size_t configs = f.extras.configs.size();
+    auto fam = addFamily(*tuner_, std::move(f));
     ASSERT_TRUE(fam.ok()) << fam.status().toString();
     auto rep = fam->tune(p);
     ASSERT_TRUE(rep.ok()) << rep.status().toString();

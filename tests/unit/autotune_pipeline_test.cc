@@ -42,11 +42,11 @@ EngineOptions pipelineOptions(Env& env, bool pipeline, Recorder* rec) {
   return o;
 }
 
-void addVendor(KernelFamily<Scale>& f, Env& env) {
-  f.vendor_candidates = [](const Scale&) {
+void addVendor(testfamily::SpecFamily<Scale>& f, Env& env) {
+  f.spec.vendor_candidates = [](const Scale&) {
     return std::vector<VendorCandidate>{{"fake:algo=1", "fakeblas"}};
   };
-  f.vendor_launch = [&env](const std::string&, const Scale& p, StreamHandle s) -> Status {
+  f.spec.vendor_launch = [&env](const std::string&, const Scale& p, StreamHandle s) -> Status {
     std::vector<float> x(p.n);
     KTUNE_RETURN_IF_ERROR(env.backend->copyToHost(x.data(), p.x, p.n * 4));
     for (auto& v : x) v *= 2;
@@ -92,7 +92,7 @@ TEST(Pipeline, BenchmarksStartBeforeTheLastCompileAndNotWithoutIt) {
     }
     auto t = Engine::create(env.backend, pipelineOptions(env, pipeline, &rec));
     ASSERT_TRUE(t.ok());
-    auto fam = (*t)->add(env.family());
+    auto fam = addFamily(**t, env.family());
     auto rep = fam->tune(env.problem(4096));
     ASSERT_TRUE(rep.ok()) << rep.status().toString();
     EXPECT_EQ(rep->winner, "BLOCK=256,VEC=2") << rep->tree();
@@ -121,7 +121,7 @@ TEST(Pipeline, SameOutcomeAsCompilingEverythingFirst) {
     Env env;
     env.compile_delay_ms = 5;
     env.compile_error = {"BLOCK=64,VEC=1"};
-    env.dup_vec = {"BLOCK=512,VEC=1", "BLOCK=512,VEC=2"};  // one binary (see f.launch)
+    env.dup_vec = {"BLOCK=512,VEC=1", "BLOCK=512,VEC=2"};  // one binary (see f.spec.launch)
     env.spill = {"BLOCK=1024,VEC=1"};
     env.wrong = {"BLOCK=128,VEC=4"};
     env.fault = {"BLOCK=64,VEC=4"};
@@ -129,8 +129,11 @@ TEST(Pipeline, SameOutcomeAsCompilingEverythingFirst) {
     auto f = env.family();
     // Launch dims independent of VEC, so the two VEC-less binaries are true duplicates (the
     // simulated kernel covers all n whatever the grid).
-    f.launch = [](const Config& c, const Scale& p, const DeviceInfo&) {
-      return LaunchDims{{unsigned(ceilDiv(p.n, c.getInt("BLOCK")))}, {unsigned(c.getInt("BLOCK"))}};
+    f.spec.launch = [](const Knobs& c, const Scale& p, const DeviceFacts&) {
+      Launch l;
+      l.grid[0] = unsigned(ceilDiv(p.n, c["BLOCK"]));
+      l.block[0] = unsigned(c["BLOCK"]);
+      return l;
     };
     addVendor(f, env);
     // Of the two identical binaries, the first to finish compiling is the one benchmarked. Without
@@ -149,7 +152,7 @@ TEST(Pipeline, SameOutcomeAsCompilingEverythingFirst) {
     };
     auto t = Engine::create(env.backend, o);
     ASSERT_TRUE(t.ok());
-    auto fam = (*t)->add(std::move(f));
+    auto fam = addFamily(**t, std::move(f));
     auto rep = fam->tune(env.problem(4096));
     ASSERT_TRUE(rep.ok()) << rep.status().toString();
     EXPECT_TRUE(gate_ok.load());
@@ -200,7 +203,7 @@ TEST(Pipeline, PruningEverythingBenchmarksThemAnyway) {
       env.spill.insert("BLOCK=" + std::to_string(b) + ",VEC=" + std::to_string(v));
   auto t = Engine::create(env.backend, pipelineOptions(env, true, nullptr));
   ASSERT_TRUE(t.ok());
-  auto fam = (*t)->add(env.family());
+  auto fam = addFamily(**t, env.family());
   auto rep = fam->tune(env.problem(4096));
   ASSERT_TRUE(rep.ok());
   EXPECT_EQ(rep->pruned, 0) << rep->tree();
@@ -215,7 +218,7 @@ TEST(Pipeline, PruningWithAVendorCandidate) {
   addVendor(f, env);
   auto t = Engine::create(env.backend, pipelineOptions(env, true, nullptr));
   ASSERT_TRUE(t.ok());
-  auto fam = (*t)->add(std::move(f));
+  auto fam = addFamily(**t, std::move(f));
   auto rep = fam->tune(env.problem(4096));
   ASSERT_TRUE(rep.ok());
   EXPECT_EQ(rep->pruned, 1);
@@ -233,7 +236,7 @@ TEST(Pipeline, VendorCandidateIsBenchmarkedAfterEveryCompile) {
   addVendor(f, env);
   auto t = Engine::create(env.backend, pipelineOptions(env, true, &rec));
   ASSERT_TRUE(t.ok());
-  auto fam = (*t)->add(std::move(f));
+  auto fam = addFamily(**t, std::move(f));
   auto rep = fam->tune(env.problem(4096));
   ASSERT_TRUE(rep.ok());
   const int vendor = rec.first("bench:fake:algo=1");
@@ -284,7 +287,7 @@ TEST(Pipeline, PartialResultsOfAPipelinedRunAreReused) {
   };
   auto t1 = Engine::create(env.backend, o);
   ASSERT_TRUE(t1.ok());
-  auto fam1 = (*t1)->add(env.family());
+  auto fam1 = addFamily(**t1, env.family());
   ASSERT_TRUE(fam1.ok());
   auto rep1 = fam1->tune(env.problem(4096));
   ASSERT_TRUE(rep1.ok()) << rep1.status().toString();
@@ -304,7 +307,7 @@ TEST(Pipeline, PartialResultsOfAPipelinedRunAreReused) {
   o2.options.finalists = 0;
   auto t2 = Engine::create(env.backend, o2);
   ASSERT_TRUE(t2.ok());
-  auto fam2 = (*t2)->add(env.family());
+  auto fam2 = addFamily(**t2, env.family());
   ASSERT_TRUE(fam2.ok());
   auto rep2 = fam2->tune(env.problem(4096));
   ASSERT_TRUE(rep2.ok()) << rep2.status().toString();

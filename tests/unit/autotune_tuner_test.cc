@@ -36,7 +36,7 @@ TEST(Tuner, PicksFastestAndRecordsEveryFailureWithAReason) {
   env.cost["BLOCK=256,VEC=4"] = 0.03;  // 3x slower than the best: rejected early
   auto t = Engine::create(env.backend, env.options());
   ASSERT_TRUE(t.ok()) << t.status().toString();
-  auto fam = (*t)->add(env.family());
+  auto fam = addFamily(**t, env.family());
   ASSERT_TRUE(fam.ok()) << fam.status().toString();
   Scale p = env.problem(1000);
   auto rep = fam->tune(p);
@@ -84,7 +84,7 @@ TEST(Tuner, PicksFastestAndRecordsEveryFailureWithAReason) {
   auto o = env.options();
   o.options.retry_failed = true;
   auto t3 = Engine::create(env.backend, o);
-  auto fam3 = (*t3)->add(env.family());
+  auto fam3 = addFamily(**t3, env.family());
   env.compiler->resetCounters();
   auto rep3 = fam3->tune(p);
   ASSERT_TRUE(rep3.ok());
@@ -101,16 +101,19 @@ TEST(Tuner, IdenticalBinariesBenchmarkedOnceAndSpillsPruned) {
   auto t = Engine::create(env.backend, o);
   auto f = env.family();
   // Same launch dims for every VEC, so VEC-less binaries are true duplicates.
-  f.launch = [](const Config& c, const Scale& p, const DeviceInfo&) {
-    return LaunchDims{{unsigned(ceilDiv(p.n, c.getInt("BLOCK")))}, {unsigned(c.getInt("BLOCK"))}};
+  f.spec.launch = [](const Knobs& c, const Scale& p, const DeviceFacts&) {
+    Launch l;
+    l.grid[0] = unsigned(ceilDiv(p.n, c["BLOCK"]));
+    l.block[0] = unsigned(c["BLOCK"]);
+    return l;
   };
   std::atomic<int> verified{0};
-  auto inner = f.verify;
-  f.verify = [&](const Scale& p, StreamHandle s) {
+  auto inner = f.extras.verify;
+  f.extras.verify = [&](const void* p, StreamHandle s) {
     ++verified;
     return inner(p, s);
   };
-  auto fam = (*t)->add(std::move(f));
+  auto fam = addFamily(**t, std::move(f));
   ASSERT_TRUE(fam.ok());
   auto rep = fam->tune(env.problem(256));
   ASSERT_TRUE(rep.ok());
@@ -142,7 +145,7 @@ TEST(Tuner, OneSwitchTurnsSpillPruningOff) {
     o.options.static_prune = on;
     auto t = Engine::create(env.backend, o);
     ASSERT_TRUE(t.ok());
-    auto fam = (*t)->add(env.family());
+    auto fam = addFamily(**t, env.family());
     ASSERT_TRUE(fam.ok());
     auto rep = fam->tune(env.problem(256));
     ASSERT_TRUE(rep.ok());
@@ -170,7 +173,7 @@ TEST(Tuner, UnwritableDatabaseIsOneLinePerKey) {
   env.compile_error.insert("BLOCK=128,VEC=2");  // a failure worth recording as well
   auto t = Engine::create(env.backend, o);
   ASSERT_TRUE(t.ok()) << t.status().toString();
-  auto fam = (*t)->add(env.family());
+  auto fam = addFamily(**t, env.family());
   ASSERT_TRUE(fam.ok());
   std::vector<std::string> keys;
   for (int64_t n : {256, 1 << 16}) {
@@ -202,7 +205,7 @@ TEST(Tuner, ParallelCompileUsesSeveralThreads) {
     if (started++ < 2 && !two.arrive(std::chrono::seconds(60))) met = false;
   };
   auto t = Engine::create(env.backend, env.options());
-  auto fam = (*t)->add(env.family());
+  auto fam = addFamily(**t, env.family());
   auto rep = fam->tune(env.problem(64));
   ASSERT_TRUE(rep.ok());
   EXPECT_TRUE(met.load()) << "two compiles never ran at the same time";
@@ -216,14 +219,14 @@ TEST(Tuner, DatabaseHitInAFreshTunerRecompilesNothing) {
   Scale p = env.problem(5000);
   {
     auto t = Engine::create(env.backend, env.options());
-    auto fam = (*t)->add(env.family());
+    auto fam = addFamily(**t, env.family());
     ASSERT_TRUE((*fam)(p).ok());
     EXPECT_EQ(fam->lookup(p)->origin, "memory");  // tuned by this process
   }
   env.compiler->resetCounters();
   int64_t launches = env.backend->totalLaunches();
   auto t2 = Engine::create(env.backend, env.options());  // "new process", same cache dir
-  auto fam2 = (*t2)->add(env.family());
+  auto fam2 = addFamily(**t2, env.family());
   auto sel = fam2->lookup(p);
   ASSERT_TRUE(sel.ok());
   EXPECT_EQ(sel->origin, "database");
@@ -245,18 +248,18 @@ TEST(Tuner, FamilyWithAnEmptyKeyIsRecordedAndFound) {
   Scale p = env.problem(5000);
   auto keyless = [&] {
     auto f = env.family();
-    f.key = [](const Scale&, KeyBuilder&) {};
+    f.spec.key = [](const Scale&, KeyFields&) {};
     return f;
   };
   {
     auto t = Engine::create(env.backend, env.options());
-    auto fam = (*t)->add(keyless());
+    auto fam = addFamily(**t, keyless());
     ASSERT_TRUE((*fam)(p).ok());
     EXPECT_EQ(fam->key(p), KeyBuilder::kNoFields);
   }
   env.compiler->resetCounters();
   auto t2 = Engine::create(env.backend, env.options());
-  auto fam2 = (*t2)->add(keyless());
+  auto fam2 = addFamily(**t2, keyless());
   auto sel = fam2->lookup(env.problem(77));  // any problem: one key
   ASSERT_TRUE(sel.ok()) << sel.status().toString();
   EXPECT_EQ(sel->origin, "database");
@@ -270,7 +273,7 @@ TEST(Tuner, TuningOffRunsDefaultAndRecordsUntunedKeysThenTuneFromFile) {
   env.cost["BLOCK=64,VEC=4"] = 0.001;
   auto off = env.options(false);
   auto t = Engine::create(env.backend, off);
-  auto fam = (*t)->add(env.family());
+  auto fam = addFamily(**t, env.family());
   Scale a = env.problem(100), b = env.problem(3000), c = env.problem(3500);
   ASSERT_TRUE((*fam)(a).ok());
   EXPECT_EQ(env.last_launched, "BLOCK=128,VEC=1");
@@ -286,7 +289,7 @@ TEST(Tuner, TuningOffRunsDefaultAndRecordsUntunedKeysThenTuneFromFile) {
   EXPECT_EQ((*t)->database("scale")->entries().size(), 0u);
 
   auto t2 = Engine::create(env.backend, off);  // offline tuning ignores options.tuning
-  auto fam2 = (*t2)->add(env.family());
+  auto fam2 = addFamily(**t2, env.family());
   auto rep = (*t2)->tuneFromFile(path);
   ASSERT_TRUE(rep.ok()) << rep.status().toString();
   EXPECT_EQ(rep->lines, 2);
@@ -295,28 +298,29 @@ TEST(Tuner, TuningOffRunsDefaultAndRecordsUntunedKeysThenTuneFromFile) {
   auto again = (*t2)->tuneFromFile(path);
   EXPECT_EQ(again->already_tuned, 2);
   auto t3 = Engine::create(env.backend, off);
-  auto fam3 = (*t3)->add(env.family());
+  auto fam3 = addFamily(**t3, env.family());
   ASSERT_TRUE((*fam3)(a).ok());
   EXPECT_EQ(env.last_launched, "BLOCK=64,VEC=4");
   EXPECT_EQ(fam3->lookup(a)->origin, "database");
 }
 
-// KernelFamily::launch_per_key: the launch dims are computed when a key's config is selected (after
-// tuning here), not on every call; without the flag the launch rule runs on every call.
+// TypedKernelSpec::launch_per_key: the launch dims are computed when a key's config is selected
+// (after tuning here), not on every call; without the flag the launch rule runs on every call.
 TEST(Tuner, LaunchPerKeyComputesTheDimsOncePerSelectedKey) {
   for (bool per_key : {true, false}) {
     Env env;
     auto t = Engine::create(env.backend, env.options());
     ASSERT_TRUE(t.ok());
     auto f = env.family();
-    f.configs = {*Config::parse("BLOCK=128,VEC=1"), *Config::parse("BLOCK=256,VEC=2")};
+    f.extras.configs = {*Config::parse("BLOCK=128,VEC=1"), *Config::parse("BLOCK=256,VEC=2")};
     std::atomic<int> rule_calls{0};
-    f.launch = [&rule_calls, inner = f.launch](const Config& c, const Scale& p, const DeviceInfo& d) {
+    f.spec.launch = [&rule_calls, inner = f.spec.launch](const Knobs& c, const Scale& p,
+                                                          const DeviceFacts& d) {
       ++rule_calls;
       return inner(c, p, d);
     };
-    f.launch_per_key = per_key;  // the key holds nextPow2(n): exact for n = 4096
-    auto fam = (*t)->add(std::move(f));
+    f.spec.launch_per_key = per_key;  // the key holds nextPow2(n): exact for n = 4096
+    auto fam = addFamily(**t, std::move(f));
     ASSERT_TRUE(fam.ok());
     Scale p = env.problem(4096);
     ASSERT_TRUE((*fam)(p).ok());  // tunes, then launches the winner
@@ -341,8 +345,8 @@ TEST(Tuner, CachedHitFollowsRetuneKeysAndNewTuners) {
     auto t = Engine::create(env.backend, env.options());
     ASSERT_TRUE(t.ok());
     auto f = env.family();
-    f.configs = {*Config::parse("BLOCK=128,VEC=1"), *Config::parse("BLOCK=256,VEC=2")};
-    auto fam = (*t)->add(std::move(f));
+    f.extras.configs = {*Config::parse("BLOCK=128,VEC=1"), *Config::parse("BLOCK=256,VEC=2")};
+    auto fam = addFamily(**t, std::move(f));
     ASSERT_TRUE(fam.ok());
     env.cost["BLOCK=128,VEC=1"] = 0.01;
     env.cost["BLOCK=256,VEC=2"] = 0.5;
@@ -375,8 +379,8 @@ TEST(Tuner, CachedHitFollowsRetuneKeysAndNewTuners) {
   auto t2 = Engine::create(env.backend, env.options());
   ASSERT_TRUE(t2.ok());
   auto f2 = env.family();
-  f2.configs = {*Config::parse("BLOCK=128,VEC=1"), *Config::parse("BLOCK=256,VEC=2")};
-  auto fam2 = (*t2)->add(std::move(f2));
+  f2.extras.configs = {*Config::parse("BLOCK=128,VEC=1"), *Config::parse("BLOCK=256,VEC=2")};
+  auto fam2 = addFamily(**t2, std::move(f2));
   ASSERT_TRUE(fam2.ok());
   DbEntry e;
   e.key = fam2->key(small);
@@ -391,7 +395,7 @@ TEST(Tuner, PinnedConfigIsUsed) {
   Env env;
   Scale p = env.problem(777);
   auto t = Engine::create(env.backend, env.options());
-  auto fam = (*t)->add(env.family());
+  auto fam = addFamily(**t, env.family());
   DbEntry e;
   e.key = fam->key(p);
   e.winner = "BLOCK=1024,VEC=1";
@@ -407,7 +411,7 @@ TEST(Tuner, PinnedConfigIsUsed) {
 TEST(Tuner, BucketingMapsNearbyShapesToOneKey) {
   Env env;
   auto t = Engine::create(env.backend, env.options());
-  auto fam = (*t)->add(env.family());
+  auto fam = addFamily(**t, env.family());
   Scale a = env.problem(1000), b = env.problem(1023), c = env.problem(1025);
   EXPECT_EQ(fam->key(a), "n=1024,dtype=f32");
   EXPECT_EQ(fam->key(a), fam->key(b));
@@ -433,7 +437,7 @@ TEST(Tuner, AFaultThatLosesTheContextBlamesOnlyItsCause) {
   {
     auto t = Engine::create(env.backend, env.options());
     ASSERT_TRUE(t.ok());
-    auto fam = (*t)->add(env.family());
+    auto fam = addFamily(**t, env.family());
     ASSERT_TRUE(fam.ok());
     Scale p = env.problem(1000);
     auto rep = fam->tune(p);
@@ -454,7 +458,7 @@ TEST(Tuner, AFaultThatLosesTheContextBlamesOnlyItsCause) {
   o.options.cache_dir = env.dir;
   auto t = Engine::create(fresh.backend, o);
   ASSERT_TRUE(t.ok());
-  auto fam = (*t)->add(fresh.family());
+  auto fam = addFamily(**t, fresh.family());
   ASSERT_TRUE(fam.ok());
   Scale p = fresh.problem(1000);
   auto rep = fam->tune(p);
@@ -480,7 +484,7 @@ TEST(Tuner, LaunchFailureAndTrapAreRecordedAndTuningContinues) {
   env.trap.insert("BLOCK=128,VEC=4");
   auto t = Engine::create(env.backend, env.options());
   ASSERT_TRUE(t.ok());
-  auto fam = (*t)->add(env.family());
+  auto fam = addFamily(**t, env.family());
   ASSERT_TRUE(fam.ok());
   Scale p = env.problem(1000);
   auto rep = fam->tune(p);
@@ -524,7 +528,7 @@ TEST(Tuner, ConcurrentFirstCallsTuneOnce) {
     if (pr.phase == "enumerate") ++tunings;
   };
   auto t = Engine::create(env.backend, o);
-  auto fam = (*t)->add(env.family());
+  auto fam = addFamily(**t, env.family());
   // Each thread has its own buffers (problems of one size: one key), as callers on separate
   // streams would; sharing one output would be a data race between the eight launches.
   std::vector<Scale> ps;
@@ -551,29 +555,29 @@ TEST(Tuner, VerboseTreeAndClearErrors) {
   auto o = env.options();
   o.options.verbose = 1;
   auto t = Engine::create(env.backend, o);
-  auto fam = (*t)->add(env.family());
+  auto fam = addFamily(**t, env.family());
   ASSERT_TRUE((*fam)(env.problem(10)).ok());
   EXPECT_NE(env.log.str().find("scale [n=16,dtype=f32]"), std::string::npos) << env.log.str();
   EXPECT_NE(env.log.str().find("winner:"), std::string::npos);
 
   auto bad = env.family();
-  bad.key = nullptr;
-  EXPECT_EQ((*t)->add(std::move(bad)).status().code(), Code::kInvalidArgument);
-  EXPECT_EQ((*t)->add(env.family()).status().code(), Code::kInvalidArgument);  // duplicate name
+  bad.spec.key = nullptr;
+  EXPECT_EQ(addFamily(**t, std::move(bad)).status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(addFamily(**t, env.family()).status().code(), Code::kInvalidArgument);  // duplicate name
   auto slash = env.family();
-  slash.name = "../x";
-  EXPECT_EQ((*t)->add(std::move(slash)).status().code(), Code::kInvalidArgument);
+  slash.spec.name = "../x";
+  EXPECT_EQ(addFamily(**t, std::move(slash)).status().code(), Code::kInvalidArgument);
 
   // Every candidate wrong: the call fails with the reasons, nothing is recorded as winner.
   auto allwrong = env.family();
-  allwrong.name = "allwrong";
-  allwrong.verify = [](const Scale&, StreamHandle) -> Expected<VerifyResult> {
+  allwrong.spec.name = "allwrong";
+  allwrong.extras.verify = [](const void*, StreamHandle) -> Expected<VerifyResult> {
     VerifyResult r;
     r.ok = false;
     r.mismatches = 1;
     return r;
   };
-  auto fw = (*t)->add(std::move(allwrong));
+  auto fw = addFamily(**t, std::move(allwrong));
   Status st = (*fw)(env.problem(10));
   EXPECT_FALSE(st.ok());
   EXPECT_NE(st.message().find("no candidate passed"), std::string::npos);
@@ -585,12 +589,12 @@ TEST(Tuner, VerboseTreeAndClearErrors) {
 TEST(Tuner, VendorCandidatesCompeteWithJit) {
   Env env;
   auto f = env.family();
-  f.configs = {Config{{"BLOCK", 256}, {"VEC", 1}}};
+  f.extras.configs = {Config{{"BLOCK", 256}, {"VEC", 1}}};
   int vendor_runs = 0;
-  f.vendor_candidates = [](const Scale&) {
+  f.spec.vendor_candidates = [](const Scale&) {
     return std::vector<VendorCandidate>{{"fake:algo=1", "fakeblas"}};
   };
-  f.vendor_launch = [&](const std::string& id, const Scale& p, StreamHandle s) -> Status {
+  f.spec.vendor_launch = [&](const std::string& id, const Scale& p, StreamHandle s) -> Status {
     ++vendor_runs;
     // A "library" call: correct result, cheaper than the JIT kernel in simulated time.
     std::vector<float> x(p.n);
@@ -600,7 +604,7 @@ TEST(Tuner, VendorCandidatesCompeteWithJit) {
     return env.backend->memset8(p.y, 0, 0, s);
   };
   auto t = Engine::create(env.backend, env.options());
-  auto fam = (*t)->add(std::move(f));
+  auto fam = addFamily(**t, std::move(f));
   auto rep = fam->tune(env.problem(64));
   ASSERT_TRUE(rep.ok());
   EXPECT_EQ(rep->winner_source, "fakeblas") << rep->tree();  // takes 0 simulated time

@@ -305,7 +305,7 @@ TEST(DbWinnerSpace, AWinnerOutsideTheSpaceIsRetuned) {
   tunertest::Env env;
   auto tuner = Engine::create(env.backend, env.options());
   ASSERT_TRUE(tuner.ok()) << tuner.status().toString();
-  auto fam = (*tuner)->add(env.family());
+  auto fam = addFamily(**tuner, env.family());
   ASSERT_TRUE(fam.ok()) << fam.status().toString();
   tunertest::Scale p = env.problem(4096);
   auto sel = fam->lookup(p);

@@ -18,6 +18,7 @@
 #include "base/fs.h"
 #include "compiler/sim/sim_compiler.h"
 #include "runtime/sim/sim_backend.h"
+#include "tests/unit/spec_family.h"
 #include "tests/unit/cli_fixture.h"
 
 namespace ktune {
@@ -40,17 +41,18 @@ struct Nothing {
 };
 
 // 24 configs whose simulated cost is their COST define (us), all distinct; the cheapest wins.
-KernelFamily<Nothing> costFamily() {
-  KernelFamily<Nothing> f;
+testfamily::SpecFamily<Nothing> costFamily() {
+  testfamily::SpecFamily<Nothing> fam;
+  auto& [f, x] = fam;
   f.name = "pool_cost";
   f.source = "// simulated: pool_cost()";
   f.entry = "pool_cost";
-  for (int i = 0; i < 24; ++i) f.configs.push_back(Config{{"COST", int64_t(20 + (i * 37) % 50 + i)}});
-  f.key = [](const Nothing& p, KeyBuilder& k) { k.add("n", p.n); };
-  f.launch = [](const Config&, const Nothing&, const DeviceInfo&) { return LaunchDims{{1}, {64}}; };
-  f.args = [](const Nothing& p, KernelArgs& a) { a.add(p.n); };
-  f.default_config = f.configs.front();
-  return f;
+  for (int i = 0; i < 24; ++i) x.configs.push_back(Config{{"COST", int64_t(20 + (i * 37) % 50 + i)}});
+  f.key = [](const Nothing& p, KeyFields& k) { k.add("n", p.n); };
+  f.launch = [](const Knobs&, const Nothing&, const DeviceFacts&) { return Launch::linear(1, 64); };
+  f.args = [](const Nothing& p, ArgPack& a) { a.add(p.n); };
+  x.default_config = x.configs.front();
+  return fam;
 }
 
 struct PoolRun {
@@ -89,7 +91,7 @@ PoolRun tuneOn(int n_devices) {
   auto tu = Engine::create(sim, eo);
   EXPECT_TRUE(tu.ok()) << tu.status().toString();
   if (!tu.ok()) return out;
-  auto fam = (*tu)->add(costFamily());
+  auto fam = addFamily(**tu, costFamily());
   EXPECT_TRUE(fam.ok()) << fam.status().toString();
   auto rep = fam->tune(Nothing{});
   EXPECT_TRUE(rep.ok()) << rep.status().toString();

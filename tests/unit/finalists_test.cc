@@ -67,13 +67,13 @@ TEST(Finalists, DefaultFastestAndMissingTimes) {
 
 // A vendor "library" whose call takes `ms` of simulated device time (a memset on the stream, so
 // the simulated noise applies) and computes the right result.
-void addVendor(Env& env, KernelFamily<Scale>& f, double ms, double bytes_per_ms) {
+void addVendor(Env& env, testfamily::SpecFamily<Scale>& f, double ms, double bytes_per_ms) {
   const size_t bytes = static_cast<size_t>(ms * bytes_per_ms);
   DevicePtr scratch = *env.backend->alloc(bytes);
-  f.vendor_candidates = [](const Scale&) {
+  f.spec.vendor_candidates = [](const Scale&) {
     return std::vector<VendorCandidate>{{"fake:idx=0", "fakeblas", true}};
   };
-  f.vendor_launch = [&env, scratch, bytes](const std::string&, const Scale& p,
+  f.spec.vendor_launch = [&env, scratch, bytes](const std::string&, const Scale& p,
                                            StreamHandle s) -> Status {
     std::vector<float> x(p.n);
     KTUNE_RETURN_IF_ERROR(env.backend->copyToHost(x.data(), p.x, p.n * 4));
@@ -96,9 +96,9 @@ NoisyRun tuneNoisy(uint64_t seed, const std::map<std::string, double>& costs, do
   const double kBw = 1e6;
   Env env(noise, seed, kBw);
   auto f = env.family();
-  f.configs.clear();
+  f.extras.configs.clear();
   for (const auto& [cfg, ms] : costs) {
-    f.configs.push_back(*Config::parse(cfg));
+    f.extras.configs.push_back(*Config::parse(cfg));
     env.cost[cfg] = ms;
   }
   addVendor(env, f, 0.05, kBw);
@@ -108,7 +108,7 @@ NoisyRun tuneNoisy(uint64_t seed, const std::map<std::string, double>& costs, do
   if (margin >= 0) o.options.finalist_margin = margin;
   auto t = Engine::create(env.backend, o);
   EXPECT_TRUE(t.ok()) << t.status().toString();
-  auto fam = (*t)->add(std::move(f));
+  auto fam = addFamily(**t, std::move(f));
   EXPECT_TRUE(fam.ok()) << fam.status().toString();
   auto rep = fam->tune(env.problem(4096));
   EXPECT_TRUE(rep.ok()) << rep.status().toString();
@@ -223,11 +223,11 @@ TEST(Finalists, VendorCandidatesAreTimedAfterEveryCompile) {
   Env env(0, 1, kBw);
   env.compile_delay_ms = 40;
   auto f = env.family();
-  f.configs = {*Config::parse("BLOCK=128,VEC=1"), *Config::parse("BLOCK=256,VEC=2"),
+  f.extras.configs = {*Config::parse("BLOCK=128,VEC=1"), *Config::parse("BLOCK=256,VEC=2"),
                *Config::parse("BLOCK=512,VEC=1"), *Config::parse("BLOCK=64,VEC=4")};
   addVendor(env, f, 0.05, kBw);
   std::atomic<int> compiled{0}, to_compile{0}, vendor_runs{0}, during_compiles{0};
-  f.vendor_launch = [&, inner = f.vendor_launch](const std::string& id, const Scale& p,
+  f.spec.vendor_launch = [&, inner = f.spec.vendor_launch](const std::string& id, const Scale& p,
                                                  StreamHandle s) {
     ++vendor_runs;
     if (to_compile.load() == 0 || compiled.load() < to_compile.load()) ++during_compiles;
@@ -243,7 +243,7 @@ TEST(Finalists, VendorCandidatesAreTimedAfterEveryCompile) {
   };
   auto t = Engine::create(env.backend, o);
   ASSERT_TRUE(t.ok()) << t.status().toString();
-  auto fam = (*t)->add(std::move(f));
+  auto fam = addFamily(**t, std::move(f));
   ASSERT_TRUE(fam.ok());
   auto rep = fam->tune(env.problem(4096));
   ASSERT_TRUE(rep.ok()) << rep.status().toString();
@@ -257,11 +257,11 @@ TEST(Finalists, VendorCandidatesAreTimedAfterEveryCompile) {
 // (0.05 ms), on exact timings.
 Expected<TuneReport> tuneFastVsDefault(Env& env) {
   auto f = env.family();
-  f.configs = {*Config::parse("BLOCK=256,VEC=2"), *Config::parse("BLOCK=128,VEC=1")};
+  f.extras.configs = {*Config::parse("BLOCK=256,VEC=2"), *Config::parse("BLOCK=128,VEC=1")};
   env.cost["BLOCK=256,VEC=2"] = 0.02;
   env.cost["BLOCK=128,VEC=1"] = 0.05;
   KTUNE_ASSIGN_OR_RETURN(auto t, Engine::create(env.backend, env.options()));
-  KTUNE_ASSIGN_OR_RETURN(auto fam, t->add(std::move(f)));
+  KTUNE_ASSIGN_OR_RETURN(auto fam, addFamily(*t, std::move(f)));
   return fam.tune(env.problem(1024));
 }
 
@@ -306,18 +306,18 @@ TEST(Finalists, TuningOffRunsTheVendorDefault) {
   auto f = env.family();
   int vendor_runs = 0;
   std::string ran;
-  f.vendor_candidates = [](const Scale&) {
+  f.spec.vendor_candidates = [](const Scale&) {
     return std::vector<VendorCandidate>{{"fake:idx=1", "fakeblas", false},
                                         {"fake:idx=0", "fakeblas", true}};
   };
-  f.vendor_launch = [&](const std::string& id, const Scale&, StreamHandle) {
+  f.spec.vendor_launch = [&](const std::string& id, const Scale&, StreamHandle) {
     ++vendor_runs;
     ran = id;
     return Status::Ok();
   };
   auto t = Engine::create(env.backend, env.options(/*tuning=*/false));
   ASSERT_TRUE(t.ok());
-  auto fam = (*t)->add(std::move(f));
+  auto fam = addFamily(**t, std::move(f));
   ASSERT_TRUE(fam.ok());
   ASSERT_TRUE((*fam)(env.problem(64)).ok());
   EXPECT_EQ(vendor_runs, 1);
@@ -326,10 +326,10 @@ TEST(Finalists, TuningOffRunsTheVendorDefault) {
   // Without a vendor default the JIT default runs (default_for when given).
   Env env2;
   auto g = env2.family();
-  g.default_for = [](const Scale&) { return Config{{"BLOCK", 256}, {"VEC", 2}}; };
+  g.extras.default_for = [](const void*) { return Config{{"BLOCK", 256}, {"VEC", 2}}; };
   auto t2 = Engine::create(env2.backend, env2.options(false));
   ASSERT_TRUE(t2.ok());
-  auto fam2 = (*t2)->add(std::move(g));
+  auto fam2 = addFamily(**t2, std::move(g));
   ASSERT_TRUE(fam2.ok());
   ASSERT_TRUE((*fam2)(env2.problem(64)).ok());
   EXPECT_EQ(env2.launches["BLOCK=256,VEC=2"], 1);

@@ -20,6 +20,7 @@
 #include "base/fs.h"
 #include "compiler/sim/sim_compiler.h"
 #include "runtime/sim/sim_backend.h"
+#include "tests/unit/spec_family.h"
 #include "tools/regret.h"
 #include "tools/sim_gpu.h"
 
@@ -180,21 +181,22 @@ struct FinCost {
     eo.options.compile_threads = compile_threads;
     eo.compiler = std::make_shared<SimCompiler>();
     KTUNE_ASSIGN_OR_RETURN(auto t, Engine::create(sim, eo));
-    KernelFamily<Nothing> f;
+    testfamily::SpecFamily<Nothing> fam;
+    auto& [f, x] = fam;
     f.name = "fin_cost";
     f.source = "// simulated";
     f.entry = "fin_cost";
-    for (int64_t c : costs) f.configs.push_back(Config{{"COST", c}});
-    f.default_config = f.configs.back();
-    f.key = [](const Nothing& p, KeyBuilder& k) { k.add("n", p.n); };
-    f.launch = [](const Config&, const Nothing&, const DeviceInfo&) { return LaunchDims{{1}, {64}}; };
-    f.args = [](const Nothing& p, KernelArgs& a) { a.add(p.n); };
-    f.verify = [this](const Nothing&, StreamHandle) -> Expected<VerifyResult> {
+    for (int64_t c : costs) x.configs.push_back(Config{{"COST", c}});
+    x.default_config = x.configs.back();
+    f.key = [](const Nothing& p, KeyFields& k) { k.add("n", p.n); };
+    f.launch = [](const Knobs&, const Nothing&, const DeviceFacts&) { return Launch::linear(1, 64); };
+    f.args = [](const Nothing& p, ArgPack& a) { a.add(p.n); };
+    x.verify = [this](const void*, StreamHandle) -> Expected<VerifyResult> {
       ++verified;
       return VerifyResult{};
     };
-    KTUNE_ASSIGN_OR_RETURN(auto fam, t->add(std::move(f)));
-    return fam.tune(Nothing{});
+    KTUNE_ASSIGN_OR_RETURN(auto added, addFamily(*t, std::move(fam)));
+    return added.tune(Nothing{});
   }
 };
 
@@ -306,18 +308,19 @@ TEST(GuidedBenchStage, FirstRoundReadsBackOnlyCandidatesThatCanLead) {
   eo.compiler = std::make_shared<SimCompiler>();
   auto t = Engine::create(sim, eo);
   ASSERT_TRUE(t.ok()) << t.status().toString();
-  KernelFamily<Nothing> f;
+  testfamily::SpecFamily<Nothing> lazy;
+  auto& [f, x] = lazy;
   f.name = "lazy_cost";
   f.source = "// simulated";
   f.entry = "lazy_cost";
-  f.configs.push_back(Config{{"COST", int64_t(10)}});  // fastest, and wrong
-  for (int64_t c = 20; c < 44; ++c) f.configs.push_back(Config{{"COST", c}});
-  f.default_config = f.configs.back();
-  f.key = [](const Nothing& p, KeyBuilder& k) { k.add("n", p.n); };
-  f.launch = [](const Config&, const Nothing&, const DeviceInfo&) { return LaunchDims{{1}, {64}}; };
-  f.args = [](const Nothing& p, KernelArgs& a) { a.add(p.n); };
+  x.configs.push_back(Config{{"COST", int64_t(10)}});  // fastest, and wrong
+  for (int64_t c = 20; c < 44; ++c) x.configs.push_back(Config{{"COST", c}});
+  x.default_config = x.configs.back();
+  f.key = [](const Nothing& p, KeyFields& k) { k.add("n", p.n); };
+  f.launch = [](const Knobs&, const Nothing&, const DeviceFacts&) { return Launch::linear(1, 64); };
+  f.args = [](const Nothing& p, ArgPack& a) { a.add(p.n); };
   std::atomic<int> verified{0};
-  f.verify = [&](const Nothing&, StreamHandle) -> Expected<VerifyResult> {
+  x.verify = [&](const void*, StreamHandle) -> Expected<VerifyResult> {
     ++verified;
     VerifyResult v;
     if (last_cost.load() == 10) {
@@ -326,7 +329,7 @@ TEST(GuidedBenchStage, FirstRoundReadsBackOnlyCandidatesThatCanLead) {
     }
     return v;
   };
-  auto fam = (*t)->add(std::move(f));
+  auto fam = addFamily(**t, std::move(lazy));
   ASSERT_TRUE(fam.ok()) << fam.status().toString();
   auto rep = fam->tune(Nothing{});
   ASSERT_TRUE(rep.ok()) << rep.status().toString();

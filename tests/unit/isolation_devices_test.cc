@@ -63,7 +63,7 @@ Outcome tuneFamily(const std::string& family, int n_devices) {
     std::vector<Config> configs;
     for (auto& [n, cs] : isotest::isoFamilies())
       if (n == family) configs = cs;
-    auto fam = (*tu)->add(isotest::isoFamily(sim.get(), family, configs));
+    auto fam = addFamily(**tu, isotest::isoFamily(sim.get(), family, configs));
     EXPECT_TRUE(fam.ok()) << fam.status().toString();
     auto p = isotest::makeIsoProblem(sim.get(), 1000);
     auto rep = fam->tune(*p);

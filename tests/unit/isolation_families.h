@@ -23,6 +23,7 @@
 #include "autotune/autotuner.h"
 #include "compiler/sim/sim_compiler.h"
 #include "runtime/sim/sim_backend.h"
+#include "tests/unit/spec_family.h"
 
 namespace ktune::isotest {
 
@@ -130,13 +131,13 @@ inline std::shared_ptr<IsoProblem> makeIsoProblem(Backend* b, int64_t n) {
   });
 }
 
-// Family "iso_generated": a generated module per config (KernelFamily::source_fn, "ptx" text
+// Family "iso_generated": a generated module per config (FamilyExtras::source_fn, "ptx" text
 // naming the config) instead of a source. The test process compiles it with the simulated compiler
 // standing in for the IR front door (EngineOptions::ir_compiler); the worker finds the binaries in
 // the store by their keys.
-inline void useGeneratedModules(KernelFamily<IsoProblem>& f) {
-  f.source.clear();
-  f.source_fn = [](const Config& c, const IsoProblem&) -> Expected<ConfigModule> {
+inline void useGeneratedModules(testfamily::SpecFamily<IsoProblem>& f) {
+  f.spec.source.clear();
+  f.extras.source_fn = [](const Config& c, const void*) -> Expected<ConfigModule> {
     ConfigModule m;
     m.language = Language::kPtx;
     m.text = "// generated iso_scale for " + c.toString();
@@ -144,20 +145,25 @@ inline void useGeneratedModules(KernelFamily<IsoProblem>& f) {
   };
 }
 
-inline KernelFamily<IsoProblem> isoFamily(Backend* b, const std::string& name,
-                                          std::vector<Config> configs, bool offline = true) {
-  KernelFamily<IsoProblem> f;
+inline testfamily::SpecFamily<IsoProblem> isoFamily(Backend* b, const std::string& name,
+                                                    std::vector<Config> configs,
+                                                    bool offline = true) {
+  testfamily::SpecFamily<IsoProblem> fam;
+  auto& [f, x] = fam;
   f.name = name;
   f.source = "// simulated: iso_scale(n, x, y)";
   f.entry = "iso_scale";
-  f.configs = std::move(configs);
-  f.key = [](const IsoProblem& p, KeyBuilder& k) { k.add("n", nextPow2(p.n)); };
-  f.launch = [](const Config& c, const IsoProblem& p, const DeviceInfo&) {
-    unsigned block = unsigned(c.getInt("BLOCK"));
-    return LaunchDims{{unsigned(ceilDiv(p.n, block))}, {block}};
+  x.configs = std::move(configs);
+  f.key = [](const IsoProblem& p, KeyFields& k) { k.add("n", nextPow2(p.n)); };
+  f.launch = [](const Knobs& c, const IsoProblem& p, const DeviceFacts&) {
+    Launch l;
+    l.block[0] = unsigned(c["BLOCK"]);
+    l.grid[0] = unsigned(ceilDiv(p.n, l.block[0]));
+    return l;
   };
-  f.args = [](const IsoProblem& p, KernelArgs& a) { a.add(p.n).add(p.x).add(p.y); };
-  f.verify = [b](const IsoProblem& p, StreamHandle) -> Expected<VerifyResult> {
+  f.args = [](const IsoProblem& p, ArgPack& a) { a.add(p.n).add(p.x).add(p.y); };
+  x.verify = [b](const void* vp, StreamHandle) -> Expected<VerifyResult> {
+    const IsoProblem& p = testfamily::problemOf<IsoProblem>(vp);
     std::vector<float> x(size_t(p.n)), y(size_t(p.n));
     KTUNE_RETURN_IF_ERROR(b->copyToHost(x.data(), p.x, x.size() * 4));
     KTUNE_RETURN_IF_ERROR(b->copyToHost(y.data(), p.y, y.size() * 4));
@@ -166,8 +172,8 @@ inline KernelFamily<IsoProblem> isoFamily(Backend* b, const std::string& name,
     for (size_t i = 0; i < x.size(); ++i) v.ok = v.ok && y[i] == 2.f * x[i];
     return v;
   };
-  f.default_config = f.configs.front();
-  if (name == "iso_generated") useGeneratedModules(f);
+  x.default_config = x.configs.front();
+  if (name == "iso_generated") useGeneratedModules(fam);
   if (offline) {
     f.args_json = [](const IsoProblem& p) { return "{\"n\":" + std::to_string(p.n) + "}"; };
     f.make_problem = [b](const std::string& j) -> Expected<std::shared_ptr<IsoProblem>> {
@@ -177,7 +183,7 @@ inline KernelFamily<IsoProblem> isoFamily(Backend* b, const std::string& name,
       return makeIsoProblem(b, js["n"].get<int64_t>());
     };
   }
-  return f;
+  return fam;
 }
 
 inline Config cfg(int64_t block, int64_t mode) { return Config{{"BLOCK", block}, {"MODE", mode}}; }
@@ -200,7 +206,7 @@ inline std::vector<std::pair<std::string, std::vector<Config>>> isoFamilies() {
 // The families every worker registers.
 inline Status registerIsoFamilies(Engine& t, Backend* b) {
   for (auto& [name, configs] : isoFamilies()) {
-    auto r = t.add(isoFamily(b, name, configs));
+    auto r = testfamily::addFamily(t, isoFamily(b, name, configs));
     if (!r.ok()) return r.status();
   }
   return Status::Ok();

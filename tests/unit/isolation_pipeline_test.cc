@@ -95,7 +95,7 @@ TEST(IsolationPipeline, BatchesGoThroughOneWorkerWhileCompiling) {
     auto tu = Engine::create(env.backend, env.options(pipeline, 40, &rec));
     ASSERT_TRUE(tu.ok()) << tu.status().toString();
     const std::vector<Config> configs = slowConfigs();
-    auto fam = (*tu)->add(isotest::isoFamily(env.backend.get(), "iso_slow", configs));
+    auto fam = addFamily(**tu, isotest::isoFamily(env.backend.get(), "iso_slow", configs));
     ASSERT_TRUE(fam.ok()) << fam.status().toString();
     auto p = isotest::makeIsoProblem(env.backend.get(), 1000);
     auto rep = fam->tune(*p);
@@ -143,7 +143,7 @@ TEST(IsolationPipeline, BackgroundPacingSendsOneCandidatePerWorkerRequest) {
     auto tu = Engine::create(env.backend, o);
     ASSERT_TRUE(tu.ok()) << tu.status().toString();
     const std::vector<Config> configs = slowConfigs();
-    auto fam = (*tu)->add(isotest::isoFamily(env.backend.get(), "iso_slow", configs));
+    auto fam = addFamily(**tu, isotest::isoFamily(env.backend.get(), "iso_slow", configs));
     ASSERT_TRUE(fam.ok()) << fam.status().toString();
     auto p = isotest::makeIsoProblem(env.backend.get(), 1000);
     ASSERT_TRUE((*fam)(*p).ok());  // returns at once; the key tunes on the background thread
@@ -169,7 +169,7 @@ TEST(IsolationPipeline, FallbackIsDecidedOncePerKey) {
   ASSERT_TRUE(tu.ok());
   std::vector<Config> configs;
   for (int64_t b : {32, 64, 128, 256, 512, 1024}) configs.push_back(isotest::cfg(b, 0));
-  auto fam = (*tu)->add(isotest::isoFamily(env.backend.get(), "iso_plain", configs,
+  auto fam = addFamily(**tu, isotest::isoFamily(env.backend.get(), "iso_plain", configs,
                                            /*offline=*/false));
   ASSERT_TRUE(fam.ok());
   auto p = isotest::makeIsoProblem(env.backend.get(), 1000);
@@ -213,7 +213,7 @@ TEST(IsolationPipeline, RequestedIsolationRefusesInsteadOfFallingBack) {
     auto tu = Engine::create(env.backend, o);
     ASSERT_TRUE(tu.ok());
     std::vector<Config> configs = {isotest::cfg(64, 0), isotest::cfg(256, 0)};
-    auto fam = (*tu)->add(isotest::isoFamily(env.backend.get(), "iso_plain", configs,
+    auto fam = addFamily(**tu, isotest::isoFamily(env.backend.get(), "iso_plain", configs,
                                              /*offline=*/false));
     ASSERT_TRUE(fam.ok());
     auto p = isotest::makeIsoProblem(env.backend.get(), 1000);
@@ -238,7 +238,7 @@ TEST(IsolationPipeline, FinalistsRetimedInTheWorker) {
   auto tu = Engine::create(env.backend, o);
   ASSERT_TRUE(tu.ok()) << tu.status().toString();
   const std::vector<Config> configs = slowConfigs();
-  auto fam = (*tu)->add(isotest::isoFamily(env.backend.get(), "iso_slow", configs));
+  auto fam = addFamily(**tu, isotest::isoFamily(env.backend.get(), "iso_slow", configs));
   ASSERT_TRUE(fam.ok()) << fam.status().toString();
   auto p = isotest::makeIsoProblem(env.backend.get(), 1000);
   auto rep = fam->tune(*p);

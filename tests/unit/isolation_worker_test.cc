@@ -88,7 +88,7 @@ Tuned make(IsoEnv& env, const std::string& name, EngineOptions o) {
   auto all = isotest::isoFamilies();
   for (auto& [n, cs] : all) {
     if (n != name) continue;
-    auto f = t.tuner->add(isotest::isoFamily(env.backend.get(), n, cs));
+    auto f = addFamily(*t.tuner, isotest::isoFamily(env.backend.get(), n, cs));
     EXPECT_TRUE(f.ok()) << f.status().toString();
     t.fam = *f;
   }
@@ -183,12 +183,12 @@ TEST(IsolationProtocol, PrepareBuildsTheProblemOnceAndAnswersNothing) {
   ASSERT_TRUE(tu.ok());
   std::atomic<int> builds{0};
   auto f = isotest::isoFamily(env.backend.get(), "iso_good", isotest::isoFamilies()[2].second);
-  auto inner = f.make_problem;
-  f.make_problem = [&builds, inner](const std::string& j) {
+  auto inner = f.spec.make_problem;
+  f.spec.make_problem = [&builds, inner](const std::string& j) {
     ++builds;
     return inner(j);
   };
-  ASSERT_TRUE((*tu)->add(std::move(f)).ok());
+  ASSERT_TRUE(addFamily(**tu, std::move(f)).ok());
   int in[2], out[2];
   ASSERT_EQ(::pipe(in), 0);
   ASSERT_EQ(::pipe(out), 0);
@@ -386,10 +386,10 @@ TEST(Isolation, VendorCandidatesGoThroughTheWorkerByDefault) {
     auto f = isotest::isoFamily(env.backend.get(), "iso_good", isotest::isoFamilies()[2].second);
     int vendor_runs = 0;
     Backend* be = env.backend.get();
-    f.vendor_candidates = [](const IsoProblem&) {
+    f.spec.vendor_candidates = [](const IsoProblem&) {
       return std::vector<VendorCandidate>{{"fake:algo=0", "fakeblas"}};
     };
-    f.vendor_launch = [&vendor_runs, be](const std::string&, const IsoProblem& p, StreamHandle s) -> Status {
+    f.spec.vendor_launch = [&vendor_runs, be](const std::string&, const IsoProblem& p, StreamHandle s) -> Status {
       ++vendor_runs;
       std::vector<float> x(size_t(p.n));
       KTUNE_RETURN_IF_ERROR(be->copyToHost(x.data(), p.x, x.size() * 4));
@@ -397,7 +397,7 @@ TEST(Isolation, VendorCandidatesGoThroughTheWorkerByDefault) {
       KTUNE_RETURN_IF_ERROR(be->copyToDevice(p.y, x.data(), x.size() * 4));
       return be->memset8(p.y, 0, 0, s);
     };
-    auto fam = (*tu)->add(std::move(f));
+    auto fam = addFamily(**tu, std::move(f));
     ASSERT_TRUE(fam.ok());
     auto p = isotest::makeIsoProblem(env.backend.get(), 1000);
     auto rep = fam->tune(*p);
@@ -472,7 +472,7 @@ TEST(Isolation, FamilyWithoutMakeProblemFallsBackInProcess) {
   o.isolation.fallback_in_process = true;
   auto tu = Engine::create(env.backend, o);
   ASSERT_TRUE(tu.ok());
-  auto f = (*tu)->add(isotest::isoFamily(env.backend.get(), "iso_plain",
+  auto f = addFamily(**tu, isotest::isoFamily(env.backend.get(), "iso_plain",
                                          {isotest::cfg(64, 0), isotest::cfg(256, 0)},
                                          /*offline=*/false));
   ASSERT_TRUE(f.ok());

@@ -82,7 +82,7 @@ int run(const Args& a) {
     std::fprintf(stderr, "%s\n", tuner.status().toString().c_str());
     return 2;
   }
-  auto fam = (*tuner)->add(env.family());
+  auto fam = addFamily(**tuner, env.family());
   if (!fam.ok()) return 2;
   auto one = [&](int64_t n) -> Expected<std::string> {
     auto p = env.problem(n);

@@ -204,7 +204,7 @@ TEST(RemoteSlow, RemoteTroubleIsWarnedOnceWithoutVerbose) {
   t.shared = remote::makeSharedTuning(o);
   auto tuner = Engine::create(env.backend, t);
   ASSERT_TRUE(tuner.ok()) << tuner.status().toString();
-  auto fam = (*tuner)->add(env.family());
+  auto fam = addFamily(**tuner, env.family());
   ASSERT_TRUE(fam.ok());
   for (int64_t n : {1024, 2048, 4096}) {
     auto p = env.problem(n);

@@ -81,7 +81,7 @@ TEST(ReportHtml, DatabaseTunedOnTheSimulatedBackendRendersEverySection) {
   env.wrong.insert("BLOCK=128,VEC=1");
   auto t = Engine::create(env.backend, env.options());
   ASSERT_TRUE(t.ok()) << t.status().toString();
-  auto fam = (*t)->add(env.family());
+  auto fam = addFamily(**t, env.family());
   ASSERT_TRUE(fam.ok());
   for (int64_t n : {int64_t(1000), int64_t(70000), int64_t(1) << 20}) {
     tunertest::Scale p = env.problem(n);

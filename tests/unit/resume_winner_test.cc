@@ -77,7 +77,7 @@ void expectExactWinners(const std::string& dir, const std::string& trial) {
   costByKey(env);
   auto t = Engine::create(env.backend, sharedOptions(env, dir));
   ASSERT_TRUE(t.ok()) << t.status().toString();
-  auto fam = (*t)->add(env.family());
+  auto fam = addFamily(**t, env.family());
   ASSERT_TRUE(fam.ok());
   for (const auto& [n, best] : keys()) {
     Scale p;
@@ -118,7 +118,7 @@ TEST(ResumeWinner, KilledRunsJournalKeepsTheExactWinner) {
   };
   auto t1 = Engine::create(env.backend, o);
   ASSERT_TRUE(t1.ok());
-  auto f1 = (*t1)->add(env.family());
+  auto f1 = addFamily(**t1, env.family());
   ASSERT_TRUE(f1.ok());
   auto p = env.problem(n);
   auto rep1 = f1->tune(p);
@@ -128,7 +128,7 @@ TEST(ResumeWinner, KilledRunsJournalKeepsTheExactWinner) {
 
   auto t2 = Engine::create(env.backend, sharedOptions(env, snap));
   ASSERT_TRUE(t2.ok());
-  auto f2 = (*t2)->add(env.family());
+  auto f2 = addFamily(**t2, env.family());
   ASSERT_TRUE(f2.ok());
   auto rep2 = f2->tune(p);
   ASSERT_TRUE(rep2.ok()) << rep2.status().toString();
@@ -162,7 +162,7 @@ TEST(ResumeWinner, KilledRunsJournalKeepsTheExactWinner) {
       for (;;) ::pause();
     };
     auto t = Engine::create(env.backend, o);
-    auto fam = t.ok() ? (*t)->add(env.family()) : Expected<Family<Scale>>(t.status());
+    auto fam = t.ok() ? addFamily(**t, env.family()) : Expected<Family<Scale>>(t.status());
     if (!fam.ok()) ::_exit(3);
     const size_t nk = keys().size();
     for (size_t i = 0; i < nk; ++i) {

@@ -170,7 +170,7 @@ TEST(Shapes, BackgroundRunsThePredictionAtOnceAndTheWinnerReplacesIt) {
   EngineOptions o = env.options();
   o.options.background_duty = 1;  // no pauses: the test waits with waitBackground(), never by sleeping
   auto t = Engine::create(env.backend, o).value();
-  auto f = t->add(env.family()).value();
+  auto f = addFamily(*t, env.family()).value();
   tuneNeighbours(env, *t, f);
 
   // A second tuner on the same cache in background mode; its tuning runs wait at the gate until
@@ -180,13 +180,13 @@ TEST(Shapes, BackgroundRunsThePredictionAtOnceAndTheWinnerReplacesIt) {
   ob.options.background_duty = 1;
   auto tb = Engine::create(env.backend, ob).value();
   Gate gate;
-  KernelFamily<Scale> fam = env.family();
-  auto reset = fam.pre_run;
-  fam.pre_run = [&gate, reset](const Scale& p, StreamHandle s) {
+  testfamily::SpecFamily<Scale> fam = env.family();
+  auto reset = fam.spec.before_run;
+  fam.spec.before_run = [&gate, reset](const Scale& p, StreamHandle s) {
     gate.wait();
     return reset(p, s);
   };
-  auto fb = tb->add(std::move(fam)).value();
+  auto fb = addFamily(*tb, std::move(fam)).value();
   Scale p = env.problem(2048);
   auto pred = fb.predict(p).value();
   EXPECT_EQ(pred.config, "BLOCK=256,VEC=2");
@@ -235,7 +235,7 @@ TEST(Shapes, AnUnseenKeysFirstCallLeavesTheHeavyPartsToTheResolver) {
   o.options.background_duty = 1;
   {
     auto t = Engine::create(env.backend, o).value();
-    auto f = t->add(env.family()).value();
+    auto f = addFamily(*t, env.family()).value();
     tuneNeighbours(env, *t, f);
   }
   const std::thread::id caller = std::this_thread::get_id();
@@ -246,28 +246,28 @@ TEST(Shapes, AnUnseenKeysFirstCallLeavesTheHeavyPartsToTheResolver) {
   };
   std::atomic<bool> vendor_on{true}, hold_workers{false};
   testsupport::Gate resolver_gate, tuning_gate;
-  KernelFamily<Scale> fam = env.family();
-  fam.vendor_candidates = [&](const Scale&) {
+  testfamily::SpecFamily<Scale> fam = env.family();
+  fam.spec.vendor_candidates = [&](const Scale&) {
     std::lock_guard<std::mutex> l(counts.mu);
     ++counts.vendor[std::this_thread::get_id()];
     return vendor_on ? std::vector<VendorCandidate>{{"fake:0", "fakeblas", true}}
                      : std::vector<VendorCandidate>{};
   };
-  fam.vendor_launch = [&env](const std::string&, const Scale& p, StreamHandle) -> Status {
+  fam.spec.vendor_launch = [&env](const std::string&, const Scale& p, StreamHandle) -> Status {
     auto* x = static_cast<float*>(env.backend->hostPtr(p.x));
     auto* y = static_cast<float*>(env.backend->hostPtr(p.y));
     for (int64_t i = 0; i < p.n; ++i) y[i] = 2 * x[i];
     return Status::Ok();
   };
-  auto make = fam.make_problem;
-  fam.make_problem = [&, make](const std::string& j) {
+  auto make = fam.spec.make_problem;
+  fam.spec.make_problem = [&, make](const std::string& j) {
     if (hold_workers && std::this_thread::get_id() != caller) {
       EXPECT_TRUE(resolver_gate.wait());
     }
     return make(j);
   };
-  auto reset = fam.pre_run;
-  fam.pre_run = [&, reset](const Scale& p, StreamHandle s) {
+  auto reset = fam.spec.before_run;
+  fam.spec.before_run = [&, reset](const Scale& p, StreamHandle s) {
     if (std::this_thread::get_id() != caller) {
       EXPECT_TRUE(tuning_gate.wait());
     }
@@ -276,7 +276,7 @@ TEST(Shapes, AnUnseenKeysFirstCallLeavesTheHeavyPartsToTheResolver) {
   EngineOptions ob = o;
   ob.options.background = true;
   auto t = Engine::create(env.backend, ob).value();
-  auto f = t->add(std::move(fam)).value();
+  auto f = addFamily(*t, std::move(fam)).value();
   Scale tuned = env.problem(1024), unseen = env.problem(2048);
   ASSERT_TRUE(f(tuned).ok());  // from the database: loads its winner, the default config
   t->waitBackground();
@@ -315,15 +315,15 @@ TEST(Shapes, TheDefaultOfAKindIsLoadedOnceForManyDatabaseKeys) {
   o.options.background_duty = 1;
   {
     auto t = Engine::create(env.backend, o).value();
-    auto f = t->add(env.family()).value();
+    auto f = addFamily(*t, env.family()).value();
     tuneNeighbours(env, *t, f);
   }
   const std::thread::id caller = std::this_thread::get_id();
   testsupport::Gate gate;
   std::atomic<int> rebuilt{0};
-  KernelFamily<Scale> fam = env.family();
-  auto make = fam.make_problem;
-  fam.make_problem = [&, make](const std::string& j) {
+  testfamily::SpecFamily<Scale> fam = env.family();
+  auto make = fam.spec.make_problem;
+  fam.spec.make_problem = [&, make](const std::string& j) {
     if (std::this_thread::get_id() != caller) {
       EXPECT_TRUE(gate.wait());
       ++rebuilt;
@@ -332,7 +332,7 @@ TEST(Shapes, TheDefaultOfAKindIsLoadedOnceForManyDatabaseKeys) {
   };
   o.options.background = true;
   auto t = Engine::create(env.backend, o).value();
-  auto f = t->add(std::move(fam)).value();
+  auto f = addFamily(*t, std::move(fam)).value();
   Scale a = env.problem(1024), b = env.problem(4096);
   ASSERT_TRUE(f(a).ok());
   ASSERT_TRUE(f(b).ok());  // the resolver still holds the first load at the gate
@@ -349,20 +349,20 @@ TEST(Shapes, ACallInsideACaptureNeverTunesSynchronisesOrLoads) {
   o.options.background_duty = 1;
   {
     auto t = Engine::create(env.backend, o).value();
-    auto f = t->add(env.family()).value();
+    auto f = addFamily(*t, env.family()).value();
     tuneNeighbours(env, *t, f);
   }
   // A fresh process: nothing loaded yet. Synchronous tuning mode (the default). Its background
   // tuning waits at the gate until the test has looked at the captured calls.
   auto t = Engine::create(env.backend, o).value();
   Gate gate;
-  KernelFamily<Scale> fam = env.family();
-  auto reset = fam.pre_run;
-  fam.pre_run = [&gate, reset](const Scale& p, StreamHandle s) {
+  testfamily::SpecFamily<Scale> fam = env.family();
+  auto reset = fam.spec.before_run;
+  fam.spec.before_run = [&gate, reset](const Scale& p, StreamHandle s) {
     gate.wait();
     return reset(p, s);
   };
-  auto f = t->add(std::move(fam)).value();
+  auto f = addFamily(*t, std::move(fam)).value();
   Scale tuned = env.problem(1024), unseen = env.problem(2048);
   StreamHandle s = env.backend->createStream().value();
   env.backend->setCapturing(s, true);
@@ -388,7 +388,7 @@ TEST(Shapes, TuningOffInsideACaptureRunsTheLoadedDefault) {
   Env env;
   EngineOptions o = env.options(/*tuning=*/false);
   auto t = Engine::create(env.backend, o).value();
-  auto f = t->add(env.family()).value();
+  auto f = addFamily(*t, env.family()).value();
   Scale a = env.problem(1024), b = env.problem(2048);
   ASSERT_TRUE(f(a).ok());  // loads the default config
   env.backend->setCapturing({}, true);
@@ -410,7 +410,7 @@ TEST(Shapes, DestroyingTheTunerWithKeysQueuedStopsCleanly) {
     o.options.background_duty = 0.5;  // pauses too: the destructor must cut them short
     o.options.cache_dir = env.dir + "/round" + std::to_string(round);  // every key untuned again
     auto t = Engine::create(env.backend, o).value();
-    auto f = t->add(env.family()).value();
+    auto f = addFamily(*t, env.family()).value();
     for (int64_t n : {100, 1000, 10000, 100000}) {
       Scale p = env.problem(n);
       ASSERT_TRUE(f(p).ok());
@@ -429,7 +429,7 @@ TEST(Shapes, ARecordedPredictionRunsWithTuningOffAndIsMeasuredWithTuningOn) {
   e.predicted = true;
   {
     auto t = Engine::create(env.backend, env.options(/*tuning=*/false)).value();
-    auto f = t->add(env.family()).value();
+    auto f = addFamily(*t, env.family()).value();
     ASSERT_TRUE(t->database("scale")->record(e).ok());
     Scale p = env.problem(2048);
     ASSERT_EQ(f.key(p), e.key);
@@ -438,7 +438,7 @@ TEST(Shapes, ARecordedPredictionRunsWithTuningOffAndIsMeasuredWithTuningOn) {
     EXPECT_EQ(f.lookup(p)->winner, "BLOCK=256,VEC=2");
   }
   auto t = Engine::create(env.backend, env.options()).value();
-  auto f = t->add(env.family()).value();
+  auto f = addFamily(*t, env.family()).value();
   Scale p = env.problem(2048);
   ASSERT_TRUE(f(p).ok());  // synchronous tuning: the prediction is not a winner, the key is tuned
   EXPECT_EQ(f.lookup(p)->origin, "memory");

@@ -18,7 +18,7 @@ void recordPulled(tunertest::Env& env, const std::string& winner) {
   {
     auto tuner = Engine::create(env.backend, env.options());
     ASSERT_TRUE(tuner.ok());
-    auto fam = (*tuner)->add(env.family());
+    auto fam = addFamily(**tuner, env.family());
     ASSERT_TRUE(fam.ok());
     auto p = env.problem(1024);
     ASSERT_TRUE((*fam)(p).ok());
@@ -53,7 +53,7 @@ TEST(SharedVerify, PulledWinnerIsVerifiedOnFirstUseThenTrusted) {
   recordPulled(env, "BLOCK=256,VEC=2");
   auto tuner = Engine::create(env.backend, env.options());
   ASSERT_TRUE(tuner.ok());
-  auto fam = (*tuner)->add(env.family());
+  auto fam = addFamily(**tuner, env.family());
   ASSERT_TRUE(fam.ok());
   auto p = env.problem(1024);
   const int64_t l0 = env.backend->totalLaunches();
@@ -75,7 +75,7 @@ TEST(SharedVerify, TamperedPulledWinnerIsRejectedBeforeUse) {
   recordPulled(env, "BLOCK=64,VEC=1");
   auto tuner = Engine::create(env.backend, env.options());
   ASSERT_TRUE(tuner.ok());
-  auto fam = (*tuner)->add(env.family());
+  auto fam = addFamily(**tuner, env.family());
   ASSERT_TRUE(fam.ok());
   auto p = env.problem(1024);
   ASSERT_TRUE((*fam)(p).ok());

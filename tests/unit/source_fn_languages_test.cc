@@ -73,25 +73,29 @@ class SourceFnLanguages : public ::testing::TestWithParam<std::string> {
     return nvidia() ? Language::kCubin : Language::kHsaco;
   }
 
-  KernelFamily<Saxpy> family() {
-    KernelFamily<Saxpy> f;
+  testfamily::SpecFamily<Saxpy> family() {
+    testfamily::SpecFamily<Saxpy> fam;
+    auto& f = fam.spec;
     f.name = "saxpy_generated";
     f.entry = "saxpy";
-    f.space.addInts("LANG", {0, 1, 2, 3}).addInts("BLOCK", {128, 256});
-    f.source_fn = [this](const Config& c, const Saxpy&) -> Expected<ConfigModule> {
-      const std::string level = kLangs[c.getInt("LANG")];
-      ConfigModule m;
-      m.language = languageOf(level);
-      m.text = modules_.at(static_cast<int>(c.getInt("BLOCK"))).at(level);
+    f.space = {{"LANG", {0, 1, 2, 3}}, {"BLOCK", {128, 256}}};
+    f.source_fn = [this](const Knobs& c, const Saxpy&) -> Expected<ConfigSource> {
+      const std::string level = kLangs[c["LANG"]];
+      ConfigSource m;
+      m.language = languageName(languageOf(level));
+      m.text = modules_.at(static_cast<int>(c["BLOCK"])).at(level);
       return m;
     };
-    f.key = [](const Saxpy& p, KeyBuilder& k) { k.add("n", p.n); };
-    f.launch = [](const Config& c, const Saxpy& p, const DeviceInfo&) {
-      const auto b = static_cast<unsigned>(c.getInt("BLOCK"));
-      return LaunchDims{{static_cast<unsigned>((p.n + b - 1) / b)}, {b}};
+    f.key = [](const Saxpy& p, KeyFields& k) { k.add("n", p.n); };
+    f.launch = [](const Knobs& c, const Saxpy& p, const DeviceFacts&) {
+      const auto b = static_cast<unsigned>(c["BLOCK"]);
+      Launch l;
+      l.grid[0] = static_cast<unsigned>((p.n + b - 1) / b);
+      l.block[0] = b;
+      return l;
     };
-    f.args = [](const Saxpy& p, KernelArgs& a) { a.add(int32_t(p.n)); };
-    return f;
+    f.args = [](const Saxpy& p, ArgPack& a) { a.add(int32_t(p.n)); };
+    return fam;
   }
 
   std::map<int, std::map<std::string, std::string>> modules_;
@@ -110,7 +114,7 @@ TEST_P(SourceFnLanguages, EveryLanguageIsCompiledCachedAndAnalysedThroughTheEngi
   eo.options.static_prune = false;
   auto tuner = Engine::create(env.backend, eo);
   ASSERT_TRUE(tuner.ok()) << tuner.status().toString();
-  auto fam = (*tuner)->add(family());
+  auto fam = addFamily(**tuner, family());
   ASSERT_TRUE(fam.ok()) << fam.status().toString();
 
   auto rep = fam->tune(Saxpy{1 << 20});

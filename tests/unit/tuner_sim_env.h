@@ -20,6 +20,7 @@
 #include "base/fs.h"
 #include "compiler/sim/sim_compiler.h"
 #include "runtime/sim/sim_backend.h"
+#include "tests/unit/spec_family.h"
 
 namespace ktune::tunertest {
 
@@ -152,42 +153,48 @@ struct Env {
     return p;
   }
 
-  KernelFamily<Scale> family() {
-    KernelFamily<Scale> f;
+  // The family as registered: the spec and, beside it, the engine's verifier (VerifyResult with
+  // the largest error) over the same callbacks the tests replace one at a time.
+  testfamily::SpecFamily<Scale> family() {
+    testfamily::SpecFamily<Scale> fam;
+    auto& [f, x] = fam;
     f.name = "scale";
     f.source = "KTUNE_KERNEL void ktune_scale(long n, const float* x, float* y) {}";
     f.entry = "ktune_scale";
-    f.space.addInts("BLOCK", {64, 128, 256, 512, 1024, 2048}).addInts("VEC", {1, 2, 4});
-    f.space.constrain("BLOCK * VEC <= 2048",
-                      [](const Config& c) { return c.getInt("BLOCK") * c.getInt("VEC") <= 2048; });
+    f.space = {{"BLOCK", {64, 128, 256, 512, 1024, 2048}}, {"VEC", {1, 2, 4}}};
+    f.constraints = {{"BLOCK * VEC <= 2048",
+                      [](const Knobs& c) { return c["BLOCK"] * c["VEC"] <= 2048; }}};
     // 2048 threads would not fit; shared use of BLOCK=1024,VEC=2 exceeds the opt-in limit.
-    f.space.sharedBytes([](const Config& c) { return c.getInt("BLOCK") * c.getInt("VEC") * 128; });
-    f.key = [](const Scale& p, KeyBuilder& k) { k.add("n", nextPow2(p.n)).add("dtype", "f32"); };
-    f.launch = [](const Config& c, const Scale& p, const DeviceInfo&) {
-      LaunchDims d;
-      d.grid.x = unsigned(ceilDiv(p.n, c.getInt("BLOCK") * c.getInt("VEC")));
-      d.block.x = unsigned(c.getInt("BLOCK"));
-      return d;
+    f.shared_bytes = [](const Knobs& c) { return c["BLOCK"] * c["VEC"] * 128; };
+    f.key = [](const Scale& p, KeyFields& k) {
+      EngineViews::key(k).add("n", nextPow2(p.n)).add("dtype", "f32");
     };
-    f.args = [](const Scale& p, KernelArgs& a) { a.add(p.n).add(p.x).add(p.y); };
-    f.pre_run = [this](const Scale& p, StreamHandle s) {
+    f.launch = [](const Knobs& c, const Scale& p, const DeviceFacts&) {
+      Launch l;
+      l.grid[0] = unsigned(ceilDiv(p.n, c["BLOCK"] * c["VEC"]));
+      l.block[0] = unsigned(c["BLOCK"]);
+      return l;
+    };
+    f.args = [](const Scale& p, ArgPack& a) { a.add(p.n).add(p.x).add(p.y); };
+    f.before_run = [this](const Scale& p, StreamHandle s) {
       return poisonNaN(*backend, p.y, DType::kF32, p.n, s);
     };
-    f.verify = [this](const Scale& p, StreamHandle) -> Expected<VerifyResult> {
+    x.verify = [this](const void* vp, StreamHandle) -> Expected<VerifyResult> {
+      const Scale& p = testfamily::problemOf<Scale>(vp);
       std::vector<float> xs(p.n);
       KTUNE_RETURN_IF_ERROR(backend->copyToHost(xs.data(), p.x, p.n * 4));
       std::vector<double> ref(xs.begin(), xs.end());
       for (auto& r : ref) r *= 2;
       return compareDevice(*backend, p.y, DType::kF32, ref, toleranceFor(DType::kF32));
     };
-    f.default_config = Config{{"BLOCK", 128}, {"VEC", 1}};
+    f.default_config = {{"BLOCK", 128}, {"VEC", 1}};
     f.args_json = [](const Scale& p) { return "{\"n\":" + std::to_string(p.n) + "}"; };
     f.make_problem = [this](const std::string& j) -> Expected<std::shared_ptr<Scale>> {
       auto pos = j.find("\"n\":");
       if (pos == std::string::npos) return Status::InvalidArgument("no n in " + j);
       return std::make_shared<Scale>(problem(std::stoll(j.substr(pos + 4))));
     };
-    return f;
+    return fam;
   }
 };
 
