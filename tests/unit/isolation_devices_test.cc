@@ -76,7 +76,12 @@ Outcome tuneFamily(const std::string& family, int n_devices) {
         if (!measured) out.reasons += c.config + ": " + c.reason + "\n";
         if (c.device >= 0) ++out.named[c.device];
       }
-      for (const auto& d : rep->devices) out.per_device[d.device] = d.candidates;
+      // A device whose worker started late may get no candidate at all (the pool hands work to
+      // whichever worker is free): it is reported with 0, so `named` counts it as 0 too.
+      for (const auto& d : rep->devices) {
+        out.per_device[d.device] = d.candidates;
+        out.named.emplace(d.device, 0);
+      }
     }
     EXPECT_EQ(sim->launchCount("iso_scale"), 0) << "a candidate ran in the tuner's process";
   }
