@@ -15,7 +15,7 @@
 // candidate gets a fresh context. The worker is reused across candidates and tuning runs.
 //
 // Protocol (JSON lines over the worker's stdin/stdout, a socketpair):
-//   worker -> {"event":"hello","pid":N,"families":[...]}                      once, at start
+//   worker -> {"event":"hello","pid":N,"startup_ms":{...}}                    once, at start
 //   parent -> {"op":"bench","family","args","key","best_ms","bench":{...},
 //              "candidates":[{"config","source","code_object_key"}]}
 //   worker -> {"event":"problem"}                              the problem was built
