@@ -22,7 +22,17 @@ namespace api {
 // Checks `spec` and registers it on the tuner's engine (typed.cc, Engine::addSpec): the one path
 // from the public registration to the engine.
 Expected<detail::FamilyState*> addFamily(Autotuner& tuner, ErasedKernelSpec spec);
+// The device the simulated backend describes (tuner.cc); the isolation worker's is the same.
+DeviceInfo simulatedDevice();
 }  // namespace api
+
+// Makes the public handle over an engine built elsewhere: the isolation worker (worker.cc) hands
+// its plugins an Autotuner over the worker's own engine.
+struct AutotunerAccess {
+  static std::unique_ptr<Autotuner> wrap(std::unique_ptr<Autotuner::Impl> impl) {
+    return std::unique_ptr<Autotuner>(new Autotuner(std::move(impl)));
+  }
+};
 
 struct Autotuner::Impl {
   std::shared_ptr<Backend> backend;

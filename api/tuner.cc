@@ -11,7 +11,7 @@
 #include "remote/shared.h"
 
 namespace ktune {
-namespace {
+namespace api {
 
 // The device the simulated backend describes: a fictional GPU with the usual CUDA-like launch
 // limits, so launch rules are checked the way a real device would check them.
@@ -30,7 +30,7 @@ DeviceInfo simulatedDevice() {
   return d;
 }
 
-}  // namespace
+}  // namespace api
 
 const char* version() { return KTUNE_VERSION; }
 
@@ -43,7 +43,7 @@ Expected<std::unique_ptr<Autotuner>> Autotuner::create(const TunerOptions& optio
   eo.options = options;
   if (options.backend == "sim") {
     SimOptions so;
-    so.device = simulatedDevice();
+    so.device = api::simulatedDevice();
     impl->sim = std::make_shared<SimBackend>(so);
     impl->backend = impl->sim;
     eo.compiler = std::make_shared<SimCompiler>();

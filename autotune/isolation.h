@@ -15,21 +15,25 @@
 // candidate gets a fresh context. The worker is reused across candidates and tuning runs.
 //
 // Protocol (JSON lines over the worker's stdin/stdout, a socketpair):
-//   worker -> {"event":"hello","pid":N,"families":[...]}                      once, at start
+//   worker -> {"event":"hello","pid":N,"startup_ms":{...}}                    once, at start
 //   parent -> {"op":"bench","family","args","key","best_ms","bench":{...},
 //              "candidates":[{"config","source","code_object_key"}]}
 //   worker -> {"event":"problem"}                              the problem was built
 //          -> {"event":"result","index":i,"result":{CandidateResult}}   one per candidate
 //          -> {"event":"done"}                   or {"event":"error","message":...} (whole batch)
-// A worker plugin is a shared library exporting
-//   extern "C" ktune::Status ktune_register_families(ktune::Engine&);        (required)
+// A worker plugin is a shared library that links libktune.so and defines
+//   extern "C" ktune::Status ktune_register_kernels(ktune::Autotuner&);     (ktune/plugin.hpp)
+// which registers the plugin's families, each a TypedKernelSpec<P> with args_json and make_problem,
+// on an Autotuner over the worker's engine (the worker's program is in libktune, api/worker.cc, so
+// plugin and worker share one copy of the library). The library's own test plugins
+// (tests/unit/isolation_*_plugin.cc) use an internal form instead, not for users:
+//   extern "C" ktune::Status ktune_register_families(ktune::Engine&);       (Engine::add)
 //   extern "C" ktune::Status ktune_worker_backend(std::shared_ptr<ktune::Backend>*,
 //                                                 std::shared_ptr<ktune::Compiler>*);  (optional)
-// The first registers the plugin's families on the worker's engine with Engine::add, each a
-// TypedKernelSpec<P> (ktune/typed.hpp) with args_json and make_problem: the registration the
-// built-in ops use there too (ops/worker_main.cc). The second lets a plugin supply the
-// backend/compiler (e.g. a simulated one in tests); without it the worker opens Options::backend
-// ("auto" = the GPU backend) and the arch's compiler.
+// The second lets a plugin supply the backend/compiler (a simulated one with fault injection);
+// without it the worker opens its --backend: "sim" (the simulated backend, whose kernels the
+// plugins register with Autotuner::registerSimKernel), or "auto" / a GPU backend with the arch's
+// compiler. The built-in ops are registered on the same engine after the plugins.
 #pragma once
 
 #include <functional>

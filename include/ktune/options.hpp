@@ -59,7 +59,7 @@ struct KTUNE_API TunerOptions {
   // running program, then on PATH).
   std::string worker_path;
   // KTUNE_WORKER_PLUGINS=<a.so>:<b.so>: shared libraries the worker loads to register user
-  // families (each exports ktune_register_families; see autotune/isolation.h).
+  // families (each defines ktune_register_kernels; see ktune/plugin.hpp).
   std::vector<std::string> worker_plugins;
   // KTUNE_COMPILE_THREADS=N: parallel JIT compiles. 0 = all hardware threads (one fewer while
   // candidates are benchmarked during the compiles, see pipeline).

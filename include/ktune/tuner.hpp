@@ -105,6 +105,7 @@ class KTUNE_API Autotuner {
   Impl& impl() { return *impl_; }
 
  private:
+  friend struct AutotunerAccess;  // the library's isolation worker wraps its own engine
   explicit Autotuner(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

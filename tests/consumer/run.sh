@@ -74,6 +74,34 @@ echo "== examples/llama.cc (built above from the install): its check on the simu
 KTUNE_BACKEND=sim KTUNE_CACHE_DIR=$work/cache-ex "$work/ex-examples/llama" --check | tee "$work/llama.log"
 grep -q "^families registered: llama_rope_kv key" "$work/llama.log" ||
   { echo "FAIL: llama --check on the simulated backend"; exit 1; }
+echo "== a worker plugin built from the install prefix only (ktune/plugin.hpp)"
+"$cmake_bin" -S "$src/tests/consumer/plugin" -B "$work/plugin" -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_PREFIX_PATH="$prefix" > "$work/plugin.configure.log" 2>&1 || { cat "$work/plugin.configure.log"; exit 1; }
+"$cmake_bin" --build "$work/plugin" > "$work/plugin.build.log" 2>&1 ||
+  { cat "$work/plugin.build.log"; echo "FAIL: the plugin does not build from the install"; exit 1; }
+plugin=$work/plugin/libsaxpy_plugin.so
+# It exports the entry point (hidden visibility otherwise) and uses the installed libktune.so,
+# the worker's own copy, instead of carrying an engine of its own.
+nm -D --defined-only "$plugin" | grep -qw ktune_register_kernels ||
+  { echo "FAIL: the plugin does not export ktune_register_kernels"; exit 1; }
+readelf -d "$plugin" | grep -q 'NEEDED.*libktune\.so' || { echo "FAIL: the plugin does not link libktune.so"; exit 1; }
+readelf -d "$prefix/bin/ktune-worker" | grep -q 'NEEDED.*libktune\.so' ||
+  { echo "FAIL: ktune-worker does not link libktune.so"; exit 1; }
+# The installed worker loads it and registers its family (a plugin that fails to load or register
+# stops the worker with status 2 before its hello; EOF then ends the worker).
+env -u KTUNE_WORKER_PLUGINS "$prefix/bin/ktune-worker" --cache-dir "$work/cache-plugin" --backend sim \
+  --plugin "$plugin" < /dev/null > "$work/plugin-hello.log" 2> "$work/plugin-worker.err" ||
+  { cat "$work/plugin-worker.err"; echo "FAIL: ktune-worker with the plugin"; exit 1; }
+grep -q '^{"event":"hello"' "$work/plugin-hello.log" ||
+  { cat "$work/plugin-hello.log" "$work/plugin-worker.err"; echo "FAIL: no hello from the worker with the plugin"; exit 1; }
+# Isolated tuning through it: the worker's simulated costs (VEC=1 fastest) pick the winner, not
+# the tuner's (VEC=4), so the candidates were timed in the worker, found beside libktune.so.
+(cd "$work" && env -u KTUNE_WORKER KTUNE_BACKEND=sim KTUNE_CACHE_DIR=$work/cache-plugin \
+  "$work/plugin/plugin_host" "$plugin") > "$work/plugin-host.log" 2>&1 ||
+  { cat "$work/plugin-host.log"; echo "FAIL: isolated tuning with the plugin"; exit 1; }
+cat "$work/plugin-host.log"
+grep -q "^winner BLOCK=[0-9]*,VEC=1 (6 candidates), 0 of 5003 elements wrong$" "$work/plugin-host.log" ||
+  { echo "FAIL: the candidates were not timed in the worker with the plugin's family"; exit 1; }
 echo "== the library finds its worker from its own location (dladdr)"
 cc -std=c11 -Wall -Wextra -Werror -o "$work/worker_lookup" "$src/tests/consumer/worker_lookup.c" \
   $(pkg-config --cflags --libs ktune) -Wl,-rpath,"$libdir"
