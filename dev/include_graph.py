@@ -30,9 +30,8 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 DIR = "autotune"
 FACADE_HEADER = "autotune/autotuner.h"
 # Files allowed to include the facade: the facade itself, the Engine methods it declares
-# (offline.cc: Engine::tuneFromFile) and the worker program built on it.
-FACADE = {"autotune/autotuner.h", "autotune/autotuner.cc", "autotune/offline.cc",
-          "autotune/worker_main.cc"}
+# (offline.cc: Engine::tuneFromFile). (The worker program, api/worker.cc, is outside this folder.)
+FACADE = {"autotune/autotuner.h", "autotune/autotuner.cc", "autotune/offline.cc"}
 STAGES = {"autotune/tuning_run.cc", "autotune/tuning_run_bench.cc", "autotune/tuning_run_race.cc",
           "autotune/tuning_run_stages.h", "autotune/tuning_run.h", "autotune/device_pool.cc",
           "autotune/finalists.cc", "autotune/partial_record.cc", "autotune/run_candidate.cc"}
