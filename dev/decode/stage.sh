@@ -4,7 +4,7 @@
 # a build tree, so dev/decode/device_tma.sh compiles nothing there. x86-64; GPU libraries are
 # opened at run time.   bash dev/decode/stage.sh [DEST]     (BUILD_DIR=build)
 set -euo pipefail
-DEST=${1:-/work/main/.devwork/decode}
+DEST=${1:-$(git rev-parse --show-toplevel)/.devwork/decode}
 B=${BUILD_DIR:-build}
 rm -rf "$DEST" && mkdir -p "$DEST" && git archive HEAD | tar -x -C "$DEST"
 for f in tests/gemm_gpu_test bench/gemm_bench; do
