@@ -28,6 +28,17 @@
 namespace ktune {
 namespace {
 
+// Registers a kernel "k" of 0.02 ms on the simulated backend and loads it.
+Expected<FunctionHandle> loadFixedKernel(SimBackend& b) {
+  b.registerKernel("k", SimKernel{nullptr, [](const SimLaunch&) { return 0.02; }, nullptr});
+  CompileRequest r;
+  r.entry = "k";
+  r.arch = "sm_90a";
+  KTUNE_ASSIGN_OR_RETURN(auto co, SimCompiler().compile(r));
+  KTUNE_ASSIGN_OR_RETURN(auto m, b.loadModule(co.binary));
+  return b.getFunction(m, "k");
+}
+
 TEST(Benchmarker, StatsAndEarlyRejection) {
   EXPECT_DOUBLE_EQ(computeStats({3, 1, 2, 5, 4}).median_ms, 3);
   EXPECT_DOUBLE_EQ(computeStats({3, 1, 2, 5, 4}).p20_ms, 1.8);
@@ -38,13 +49,9 @@ TEST(Benchmarker, StatsAndEarlyRejection) {
   o.device.l2_bytes = 1 << 20;  // small, so the flush buffer stays cheap
   o.memory_bytes_per_ms = 1e9;
   auto b = std::make_shared<SimBackend>(o);
-  b->registerKernel("k", SimKernel{nullptr, [](const SimLaunch&) { return 0.02; }, nullptr});
-  CompileRequest r;
-  r.entry = "k";
-  r.arch = "sm_90a";
-  auto co = SimCompiler().compile(r);
-  ASSERT_TRUE(co.ok()) << co.status().toString();
-  auto f = *b->getFunction(*b->loadModule(co->binary), "k");
+  auto fk = loadFixedKernel(*b);
+  ASSERT_TRUE(fk.ok()) << fk.status().toString();
+  const FunctionHandle f = *fk;
   KernelArgs a;
   auto fn = [&] { return b->launch(f, {1}, {32}, 0, a.data()); };
   BenchOptions bo;
@@ -88,13 +95,9 @@ TEST(Benchmarker, RunCountFollowsTheWallCostOfARun) {
   o.device.l2_bytes = 1 << 20;
   o.memory_bytes_per_ms = 1e9;
   auto b = std::make_shared<SimBackend>(o);
-  b->registerKernel("k", SimKernel{nullptr, [](const SimLaunch&) { return 0.02; }, nullptr});
-  CompileRequest r;
-  r.entry = "k";
-  r.arch = "sm_90a";
-  auto co = SimCompiler().compile(r);
-  ASSERT_TRUE(co.ok()) << co.status().toString();
-  auto f = *b->getFunction(*b->loadModule(co->binary), "k");
+  auto fk = loadFixedKernel(*b);
+  ASSERT_TRUE(fk.ok()) << fk.status().toString();
+  const FunctionHandle f = *fk;
   KernelArgs a;
   auto slow_host = [&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));  // a launch that costs the host
@@ -124,13 +127,9 @@ TEST(Benchmarker, PacingCutsTheRunsInSlicesEachFollowedByItsPause) {
   SimOptions o;
   o.device.arch = "sm_90a";
   auto b = std::make_shared<SimBackend>(o);
-  b->registerKernel("k", SimKernel{nullptr, [](const SimLaunch&) { return 0.02; }, nullptr});
-  CompileRequest r;
-  r.entry = "k";
-  r.arch = "sm_90a";
-  auto co = SimCompiler().compile(r);
-  ASSERT_TRUE(co.ok()) << co.status().toString();
-  auto f = *b->getFunction(*b->loadModule(co->binary), "k");
+  auto fk = loadFixedKernel(*b);
+  ASSERT_TRUE(fk.ok()) << fk.status().toString();
+  const FunctionHandle f = *fk;
   KernelArgs a;
   using Clock = std::chrono::steady_clock;
   std::vector<Clock::time_point> starts;

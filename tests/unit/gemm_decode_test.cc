@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <functional>
 #include <thread>
 
 #include "compiler/compiler.h"
@@ -255,6 +256,40 @@ TEST(GemmDecode, CuratedConfigsCoverEveryDecodeM) {
 // The curated configs of the smallest and largest M tier and every 251st config of the accepted
 // space (each compiled for a shape of its own tier; NVRTC takes seconds per config on CI's two
 // cores), for sm_90a: no spills, mma.sync in the PTX.
+// Compiles each (config, shape) of the decode kind for sm_90a on two threads; a failure for every
+// job that does not compile, spills, or whose PTX `check` refuses (check returns the reason).
+void compileEach(Compiler& cc, const std::vector<std::pair<Config, GemmShape>>& jobs,
+                 const std::function<std::string(const Config&, const std::string&)>& check) {
+  std::vector<std::string> failures(jobs.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t j; (j = next++) < jobs.size();) {
+      const auto& [c, s] = jobs[j];
+      CompileRequest req;
+      req.source = std::string(kernelSource(KernelKind::kDecode));
+      req.source_name = sourceFile(KernelKind::kDecode);
+      req.entry = entryName(KernelKind::kDecode);
+      req.defines = defines(KernelKind::kDecode, c, s);
+      req.arch = "sm_90a";
+      req.dumps = kDumpPtx;
+      auto r = cc.compile(req);
+      std::string why;
+      if (!r.ok())
+        why = r.status().toString().substr(0, 2000);
+      else if (r->resources.spills())
+        why = "spills";
+      else
+        why = check(c, r->dumps["ptx"]);
+      if (!why.empty()) failures[j] = c.toString() + ": " + why;
+    }
+  };
+  std::thread t1(work), t2(work);
+  t1.join();
+  t2.join();
+  for (const auto& f : failures)
+    if (!f.empty()) ADD_FAILURE() << f;
+}
+
 TEST(GemmDecode, ConfigsCompileWithMmaSyncAndNoSpills) {
   auto cc = compilerForArch("sm_90a");
   if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
@@ -277,34 +312,12 @@ TEST(GemmDecode, ConfigsCompileWithMmaSyncAndNoSpills) {
     jobs.emplace_back(curatedConfigs(KernelKind::kDecode, g).front(), g);
     jobs.emplace_back(m == 1 ? wgConfig(1, 4, 1, 1, 4, 2) : wgConfig(16, 8, 1, 1, 2, 1, 2), g);
   }
-  std::vector<std::string> failures(jobs.size());
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t j; (j = next++) < jobs.size();) {
-      const auto& [c, s] = jobs[j];
-      CompileRequest req;
-      req.source = std::string(kernelSource(KernelKind::kDecode));
-      req.source_name = sourceFile(KernelKind::kDecode);
-      req.entry = entryName(KernelKind::kDecode);
-      req.defines = defines(KernelKind::kDecode, c, s);
-      req.arch = "sm_90a";
-      req.dumps = kDumpPtx;
-      auto r = (*cc)->compile(req);
-      if (!r.ok())
-        failures[j] = c.toString() + ": " + r.status().toString().substr(0, 2000);
-      else if (r->resources.spills())
-        failures[j] = c.toString() + ": spills";
-      else if (r->dumps["ptx"].find(c.getInt("DC_WG") ? "wgmma.mma_async.sync.aligned.m64n"
-                                                       : "mma.sync.aligned.m16n8k16") ==
-               std::string::npos)
-        failures[j] = c.toString() + ": PTX lacks its matrix instruction";
-    }
-  };
-  std::thread t1(work), t2(work);
-  t1.join();
-  t2.join();
-  for (const auto& f : failures)
-    if (!f.empty()) ADD_FAILURE() << f;
+  compileEach(**cc, jobs, [](const Config& c, const std::string& ptx) -> std::string {
+    if (ptx.find(c.getInt("DC_WG") ? "wgmma.mma_async.sync.aligned.m64n"
+                                   : "mma.sync.aligned.m16n8k16") == std::string::npos)
+      return "PTX lacks its matrix instruction";
+    return "";
+  });
 }
 
 // DC_WG = 2, the TMA-fed ring: its knobs (DC_PF pinned), one producer warp, the same ring bytes as
@@ -433,35 +446,14 @@ TEST(GemmDecode, TmaFedBodyCompilesWithBulkTensorCopies) {
     }
     jobs.emplace_back(c, g);
   }
-  std::vector<std::string> failures(jobs.size());
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t j; (j = next++) < jobs.size();) {
-      const auto& [c, s] = jobs[j];
-      CompileRequest req;
-      req.source = std::string(kernelSource(KernelKind::kDecode));
-      req.source_name = sourceFile(KernelKind::kDecode);
-      req.entry = entryName(KernelKind::kDecode);
-      req.defines = defines(KernelKind::kDecode, c, s);
-      req.arch = "sm_90a";
-      req.dumps = kDumpPtx;
-      auto r = (*cc)->compile(req);
-      if (!r.ok())
-        failures[j] = c.toString() + ": " + r.status().toString().substr(0, 2000);
-      else if (r->resources.spills())
-        failures[j] = c.toString() + ": spills";
-      else if (r->dumps["ptx"].find("cp.async.bulk.tensor.2d") == std::string::npos ||
-               r->dumps["ptx"].find("wgmma.mma_async") == std::string::npos)
-        failures[j] = c.toString() + ": PTX lacks bulk tensor copies or wgmma";
-      else if (c.getInt("DC_GRID") >= 4 && r->dumps["ptx"].find("st.shared::cluster") == std::string::npos)
-        failures[j] = c.toString() + ": PTX lacks the cluster reduction";
-    }
-  };
-  std::thread t1(work), t2(work);
-  t1.join();
-  t2.join();
-  for (const auto& f : failures)
-    if (!f.empty()) ADD_FAILURE() << f;
+  compileEach(**cc, jobs, [](const Config& c, const std::string& ptx) -> std::string {
+    if (ptx.find("cp.async.bulk.tensor.2d") == std::string::npos ||
+        ptx.find("wgmma.mma_async") == std::string::npos)
+      return "PTX lacks bulk tensor copies or wgmma";
+    if (c.getInt("DC_GRID") >= 4 && ptx.find("st.shared::cluster") == std::string::npos)
+      return "PTX lacks the cluster reduction";
+    return "";
+  });
 }
 
 }  // namespace

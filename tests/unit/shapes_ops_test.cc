@@ -22,10 +22,8 @@
 namespace ktune {
 namespace {
 
-TEST(ShapesOps, DestroyingTheOpStopsBackgroundTuningOfItsKeys) {
-  char tmpl[] = "/tmp/ktune-shapes-ops-XXXXXX";
-  const std::string dir = ::mkdtemp(tmpl);
-  cli::SimGpu g = cli::openSimGpu(1);
+// Background mode on the simulated GPU, tuning in this process with short budgets.
+EngineOptions backgroundOptions(const cli::SimGpu& g, const std::string& dir) {
   EngineOptions o;
   o.compiler = g.compiler;
   o.options.cache_dir = dir;
@@ -34,7 +32,14 @@ TEST(ShapesOps, DestroyingTheOpStopsBackgroundTuningOfItsKeys) {
   o.options.isolate = false;      // candidates run in this process, on the op's callbacks
   o.options.warmup_ms = 0.02;     // the simulated device computes every run on the host
   o.options.rep_ms = 0.1;
-  auto t = Engine::create(g.backend, o);
+  return o;
+}
+
+TEST(ShapesOps, DestroyingTheOpStopsBackgroundTuningOfItsKeys) {
+  char tmpl[] = "/tmp/ktune-shapes-ops-XXXXXX";
+  const std::string dir = ::mkdtemp(tmpl);
+  cli::SimGpu g = cli::openSimGpu(1);
+  auto t = Engine::create(g.backend, backgroundOptions(g, dir));
   ASSERT_TRUE(t.ok()) << t.status().toString();
   std::shared_ptr<Engine> tuner(std::move(*t));
   auto op = GemmOp::create(tuner);
@@ -72,15 +77,7 @@ TEST(ShapesOps, AnUnseenGemmKeysFirstCallRunsTheLoadedDefault) {
   char tmpl[] = "/tmp/ktune-shapes-ops-XXXXXX";
   const std::string dir = ::mkdtemp(tmpl);
   cli::SimGpu g = cli::openSimGpu(1);
-  EngineOptions o;
-  o.compiler = g.compiler;
-  o.options.cache_dir = dir;
-  o.options.background = true;
-  o.options.background_duty = 1;
-  o.options.isolate = false;
-  o.options.warmup_ms = 0.02;
-  o.options.rep_ms = 0.1;
-  auto t = Engine::create(g.backend, o);
+  auto t = Engine::create(g.backend, backgroundOptions(g, dir));
   ASSERT_TRUE(t.ok()) << t.status().toString();
   std::shared_ptr<Engine> tuner(std::move(*t));
   auto op = GemmOp::create(tuner);
