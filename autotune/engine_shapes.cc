@@ -10,11 +10,8 @@ namespace ktune::detail {
 
 namespace {
 
-// The background thread's pacing (pace()); null on every other thread.
-struct Pacer {
-  double duty = 1;
-};
-thread_local Pacer* t_pacer = nullptr;
+// The background tuning thread's duty (pace()); 1 (no pacing) on every other thread.
+thread_local double t_duty = 1;
 
 }  // namespace
 
@@ -389,11 +386,11 @@ uint64_t DynamicShapes::completed() const {
   return completed_;
 }
 
-bool DynamicShapes::pacing() { return t_pacer && t_pacer->duty < 1; }
+bool DynamicShapes::pacing() { return t_duty < 1; }
 
 void DynamicShapes::pace(BenchOptions& bo) {
   if (!pacing()) return;
-  bo.pace_duty = t_pacer->duty;
+  bo.pace_duty = t_duty;
   bo.pace_slice_ms = kSliceMs;
 }
 
@@ -404,8 +401,7 @@ void DynamicShapes::loop() {
   (void)e_.runtime().relaxCaptureMode();
   StreamHandle s{};
   if (auto st = e_.runtime().createStream(); st.ok()) s = *st;
-  Pacer pacer{std::clamp(e_.options().background_duty, 0.01, 1.0)};
-  t_pacer = &pacer;
+  t_duty = std::clamp(e_.options().background_duty, 0.01, 1.0);
   for (;;) {
     Item it;
     {
@@ -427,7 +423,7 @@ void DynamicShapes::loop() {
     }
     idle_cv_.notify_all();
   }
-  t_pacer = nullptr;
+  t_duty = 1;
   if (s.p) (void)e_.runtime().destroyStream(s);
   {
     std::lock_guard<std::mutex> l(mu_);
