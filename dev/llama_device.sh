@@ -25,7 +25,7 @@
 #   LLAMA_CXX_S=0           of it, what is kept for the C++ decoder (0: not run)
 #   LLAMA_HOST_COST=0       1: the host-cost table too (when 35 s are left)
 #   LLAMA_ARGS="--shapes d1,d32 --compile-shapes d1"   a shorter run (default: --rounds 5
-#                           --breakdown d1,d8,d128 --repeat-need-s 45)
+#                           --breakdown d1,d128,p2048 --repeat-need-s 45)
 #   LLAMA_CXX_ARGS="--layers 8"                        the C++ decoder's arguments
 #   LLAMA_BIN=DIR           prebuilt libktune.so.0.1, ktune, ktune-worker, ktune_llama of this
 #                           commit (dev/llama_quick_install.sh): the build takes seconds
@@ -36,7 +36,7 @@ PY=${PYTHON:-python3}
 T0=$(date +%s)
 BUDGET=${LLAMA_BUDGET_S:-400}
 CXX_S=${LLAMA_CXX_S:-0}
-ARGS=${LLAMA_ARGS:---rounds 5 --breakdown d1,d8,d128 --repeat-need-s 45}
+ARGS=${LLAMA_ARGS:---rounds 5 --breakdown d1,d128,p2048 --repeat-need-s 45}
 KB=${KTUNE_BUILD_DIR:-/tmp/kb}
 elapsed() { echo $(( $(date +%s) - T0 )); }
 # Cold caches of our own (a warm machine may hold a teammate's tuning database, build tree or

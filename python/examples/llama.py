@@ -8,8 +8,10 @@
              environment variable must not be set, since it overrides enable(False));
   compile    torch.compile(mode="max-autotune-no-cudagraphs") of the torch code (max-autotune's
              kernel search), captured into a CUDA graph the same way as the others;
-  ktune      every linear layer through ktune.ops.gemm, the norms through ktune.ops.rms_norm (the
-             residual add fused into it, as vLLM's fused_add_rms_norm), SiLU·Mul through
+  ktune      every linear layer through ktune.ops.gemm, the residual adds in the o_proj / down
+             GEMMs' epilogue (gemm(residual=x, out=x)), the norms through ktune.ops.rms_norm
+             (--ktune-add norm: the add fused into the norm instead, as vLLM's
+             fused_add_rms_norm), SiLU·Mul through
              ktune.ops.silu_mul, or fused into the gate/up GEMM where ktune.ops.gemm offers
              epilogue="silu_mul" (decode rows, M <= 128); rotary + KV-cache write in one tuned
              kernel (llama_rope_kv of examples/llama_kernels.h, registered with ktune.autotune:
@@ -46,6 +48,7 @@ from llama_timing import (Entry, WallRecorder, copy_rate, first_call, kernel_tab
 
 SHAPES = {"d1": (1, 1), "d8": (8, 1), "d32": (32, 1), "d128": (128, 1), "p2048": (1, 2048)}
 VARIANTS = ("torch", "tunableop", "compile", "ktune")
+PREFILL_CALLS = 8  # prefill steps per timed batch (decode: 20)
 LLAMA3_8B = dict(hidden=4096, inter=14336, n_heads=32, n_kv=8, head_dim=128, eps=1e-5,
                  theta=500000.0)
 TINY = dict(hidden=256, inter=512, n_heads=8, n_kv=2, head_dim=32, eps=1e-5, theta=10000.0)
@@ -67,6 +70,9 @@ def parse_args(argv=None):
                         "compiles in a fraction of the time), or the whole stack (35-45 s per "
                         "shape at 8 layers)")
     p.add_argument("--breakdown", default="d1,d32,d128", help="shapes of the per-op breakdown")
+    p.add_argument("--ktune-add", default="gemm", choices=("gemm", "norm"),
+                   help="where ktune adds the residual: in the o_proj / down GEMM's epilogue "
+                        "(default), or fused into the RMSNorm after it")
     p.add_argument("--rounds", type=int, default=7, help="interleaved timing rounds (>= 3)")
     p.add_argument("--tol", type=float, default=3e-2, help="relative L2 tolerance vs torch eager")
     p.add_argument("--no-graphs", action="store_true", help="eager timings only")
@@ -205,14 +211,13 @@ class Decoder:
     def layer(self, ops, h, x, w, kc, vc, pos, cos, sin, nxt, batch, tokens, rec=None,
               rope_f=None):
         o = self.attention(ops, h, w, kc, vc, pos, cos, sin, batch, tokens, rec, rope_f)
-        h, x = _op(rec, "add_norm", ops.add_norm, o, x, w["mlp_norm"])
+        h, x = _proj_add_norm(ops, rec, "o_proj", o, w["wo"], x, w["mlp_norm"])
         if getattr(ops, "fused_gate_up", False) and h.shape[0] <= ops.FUSED_MAX_ROWS:
             a = _op(rec, "gate_up_silu", ops.gate_up_silu, h, w["wgu"])
         else:
             gu = _op(rec, "gate_up", ops.linear, h, w["wgu"])
             a = _op(rec, "silu_mul", ops.silu_mul, gu)
-        d = _op(rec, "down", ops.linear, a, w["wdown"])
-        return _op(rec, "add_norm", ops.add_norm, d, x, nxt)
+        return _proj_add_norm(ops, rec, "down", a, w["wdown"], x, nxt)
 
     def attention(self, ops, h, w, kc, vc, pos, cos, sin, B, T, rec, rope_f=None):
         F = self.torch.nn.functional
@@ -242,8 +247,20 @@ class Decoder:
             sd = lambda: F.scaled_dot_product_attention(  # noqa: E731
                 q.transpose(1, 2), kc, vc, is_causal=True,
                 enable_gqa=True).transpose(1, 2).reshape(B * T, nq * hd)
-        o = _op(rec, "attn", sd)
-        return _op(rec, "o_proj", ops.linear, o, w["wo"])
+        return _op(rec, "attn", sd)
+
+
+def _proj_add_norm(ops, rec, name, a, w, x, norm_w):
+    """x + a @ w.T, then its RMSNorm: (normed, new residual). Ops with linear_add (ktune) add the
+    residual in the GEMM's epilogue (x updated in place, C = A·Bᵀ + C) and run a plain norm, as
+    inductor folds the add into a neighbour; the others run the GEMM, then add + norm in one op.
+    The op names stay those of the unfused form (the breakdown's columns): name = the GEMM
+    (with the add for linear_add), add_norm = the norm (with the add otherwise)."""
+    if getattr(ops, "linear_add", None) is not None:
+        x = _op(rec, name, ops.linear_add, a, w, x)
+        return _op(rec, "add_norm", ops.norm, x, norm_w), x
+    d = _op(rec, name, ops.linear, a, w)
+    return _op(rec, "add_norm", ops.add_norm, d, x, norm_w)
 
 
 def _rope(x, cos, sin):
@@ -311,7 +328,7 @@ def _wait_for_package(log, limit_s=600):
     importlib.invalidate_caches()
 
 
-def make_variant(name, model, cfg, use_tunable, log, compile_scope="layer"):
+def make_variant(name, model, cfg, use_tunable, log, compile_scope="layer", ktune_add="gemm"):
     """(ops, pre, call(st)) of a variant, or None when it cannot run here. With use_tunable
     (TunableOp among this process's variants) every variant's pre sets TunableOp's process-wide
     switch: on for tunableop, off for the others."""
@@ -325,7 +342,7 @@ def make_variant(name, model, cfg, use_tunable, log, compile_scope="layer"):
         try:
             _wait_for_package(log)
             from llama_ktune import KtuneOps
-            k_ops = KtuneOps(cfg["eps"], cfg)
+            k_ops = KtuneOps(cfg["eps"], cfg, residual_gemm=ktune_add == "gemm")
         except Exception as e:  # noqa: BLE001  (reported, the other variants still run)
             log(f"  ktune unavailable: {e}")
             return None
@@ -373,7 +390,8 @@ def set_up_all(a, model, cfg, states, names, t_start, log):
     entries, refs, ops_of, first_ops = [], {}, {}, {"init_s": {}}
     for name in names:
         t0 = time.perf_counter()
-        v = make_variant(name, model, cfg, "tunableop" in names, log, a.compile_scope)
+        v = make_variant(name, model, cfg, "tunableop" in names, log, a.compile_scope,
+                         a.ktune_add)
         # outside the first calls: ktune's tuner and its rotary family are made here
         first_ops["init_s"][name] = time.perf_counter() - t0
         if v is None:
@@ -396,8 +414,9 @@ def set_up_all(a, model, cfg, states, names, t_start, log):
                 log(f"  {name} {s}: skipped ({left:.0f} s of the budget left)")
                 continue
             st = states[s]
+            # 8 prefill steps per timed batch (3 before: its rounds swung by up to 15%)
             en = Entry(name, s, (lambda st=st, call=call: call(st)), pre,
-                       calls=3 if shape_of(s)[1] > 1 else 20)
+                       calls=PREFILL_CALLS if shape_of(s)[1] > 1 else 20)
             try:
                 if name == "ktune":  # where the tuning time goes: the same call, op by op
                     rec = WallRecorder()

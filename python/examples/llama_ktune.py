@@ -30,9 +30,16 @@ class KtuneOps:
     name = "ktune"
     clone_input = True  # the fused residual add writes the residual in place
 
-    def __init__(self, eps, cfg=None):
+    def __init__(self, eps, cfg=None, residual_gemm=True):
         import ktune.ops
         self.k, self.eps, self.cfg = ktune.ops, eps, cfg
+        # The residual add in the o_proj / down GEMM's epilogue (C = A·Bᵀ + C in place) and a plain
+        # RMSNorm after it, instead of GEMM + fused add-and-norm: one M x H pass less per add, and
+        # the step's norms share one key per shape (the step's first norm is a plain one too), so
+        # the residual-norm keys are not tuned at all. None: the GEMM + add_norm form.
+        if not residual_gemm:
+            self.linear_add = None
+        self.residual_refused = False
         self.rope = rope_kv_family() if cfg is not None else None
         # ktune.ops.gemm(epilogue="silu_mul"): gate/up GEMM and SiLU·Mul in one kernel, where
         # this ktune has it. It runs on the decode kernel only, which keeps up with cuBLASLt up to
@@ -69,6 +76,19 @@ class KtuneOps:
 
     def linear(self, x, w):
         return self.k.gemm(x, w.t())
+
+    def linear_add(self, a, w, resid):
+        """resid += a @ w.T in the GEMM's epilogue; resid returned. A ktune that refuses the
+        residual form adds it with a torch op from then on (said once)."""
+        if not self.residual_refused:
+            import ktune
+            try:
+                return self.k.gemm(a, w.t(), residual=resid, out=resid)
+            except (ktune.InvalidArgument, ktune.Unsupported) as e:
+                print(f"  ktune: gemm residual= refused ({str(e).splitlines()[0][:200]}); "
+                      "GEMM + add from now on", flush=True)
+                self.residual_refused = True
+        return resid.add_(self.k.gemm(a, w.t()))
 
     def norm(self, x, w):
         return self.k.rms_norm(x, w, self.eps)

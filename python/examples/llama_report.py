@@ -241,9 +241,10 @@ def _print_breakdown(res):
     if ops:
         cols = ["qkv", "rope_kv", "attn", "o_proj", "add_norm", "gate_up", "silu_mul",
                 "gate_up_silu", "down"]
-        print("\n== one decode step by op, eager, device time (events around each op, the step "
+        print("\n== one step by op, eager, device time (events around each op, the step "
               "enqueued behind a spin kernel): us per layer (add_norm = both per layer; the "
-              "first norm once per step)")
+              "first norm once per step; where ktune adds the residual in the GEMM epilogue, "
+              "o_proj and down include the add and add_norm is a plain norm)")
         print(f"  {'variant shape':18s} " + " ".join(f"{c:>8s}" for c in cols) +
               f" {'layer':>8s} {'norm':>6s}")
         for k, d in sorted(ops.items(), key=lambda kv: kv[0].split()[::-1]):
@@ -262,6 +263,7 @@ def _print_breakdown(res):
                                            ("gemm", "attention", "norm", "silu", "rope",
                                             "other")) + f" | {top}")
         _print_kernels(kern)
+        _print_vs_compile(kern)
 
 
 def _print_kernels(kern, top=14):
@@ -277,6 +279,44 @@ def _print_kernels(kern, top=14):
         rest = rows[top:]
         if rest:
             print(f"     {sum(us for _, us, _ in rest):8.1f} us        ({len(rest)} more kernels)")
+
+
+def class_totals(rows):
+    """{kernel class: us per step} of one kernel table."""
+    cls = {}
+    for name, us, _ in rows:
+        cls[kernel_class(name)] = cls.get(kernel_class(name), 0) + us
+    return cls
+
+
+def vs_compile(kern):
+    """Per shape with both kernel tables: ktune's and max-autotune's us per step by kernel class
+    and in all, and the classes where ktune's kernels take longer (largest loss first)."""
+    out = {}
+    for key, rows in kern.items():
+        variant, shape = key.split()
+        other = kern.get(f"compile {shape}")
+        if variant != "ktune" or other is None:
+            continue
+        k, c = class_totals(rows), class_totals(other)
+        classes = sorted(set(k) | set(c), key=lambda x: -(k.get(x, 0) - c.get(x, 0)))
+        out[shape] = dict(ktune=k, compile=c, ktune_us=sum(k.values()),
+                          compile_us=sum(c.values()),
+                          loses=[x for x in classes if k.get(x, 0) > c.get(x, 0)])
+    return out
+
+
+def _print_vs_compile(kern):
+    cmp = vs_compile(kern)
+    if not cmp:
+        return
+    print("\n== ktune against max-autotune by kernel class (torch.profiler, one eager step, us "
+          "per step; ktune - max-autotune; the classes where ktune's kernels take longer)")
+    for shape, d in cmp.items():
+        cells = " ".join(f"{x} {d['ktune'].get(x, 0) - d['compile'].get(x, 0):+8.1f}"
+                         for x in ("gemm", "attention", "norm", "silu", "rope", "other"))
+        print(f"  {shape:6s} ktune {d['ktune_us']:8.0f} max-autotune {d['compile_us']:8.0f}  "
+              f"{cells}  | ktune loses on: {', '.join(d['loses']) or 'none'}")
 
 
 def _print_summary(res, by, shapes):

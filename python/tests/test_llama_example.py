@@ -131,3 +131,60 @@ def test_waiting_for_the_package_built_beside_the_harness(tmp_path, monkeypatch)
     timer.join()
     assert importlib.import_module("llama_wait_probe_mod").VALUE == 42
     assert logs and "waited" in logs[0]
+
+
+class _Ops:
+    """Stand-in ops that log their calls (strings for tensors): llama.py's layer logic only."""
+
+    def __init__(self, residual_gemm):
+        self.calls = []
+        if residual_gemm:
+            self.linear_add = lambda a, w, x: self.calls.append(("linear_add", a, w, x)) or x + "'"
+
+    def linear(self, a, w):
+        self.calls.append(("linear", a, w))
+        return a + "@" + w
+
+    def norm(self, x, w):
+        self.calls.append(("norm", x, w))
+        return "n(" + x + ")"
+
+    def add_norm(self, d, x, w):
+        self.calls.append(("add_norm", d, x, w))
+        return "n(" + x + "+" + d + ")", x + "+" + d
+
+
+def test_the_residual_add_goes_into_the_gemm_where_the_ops_offer_it():
+    # ktune: x += a @ w.T in the GEMM's epilogue, then a plain norm (the step's one norm key per
+    # shape); the op names stay the unfused form's, so the breakdown's columns line up.
+    names = []
+    rec = lambda name, fn, *args: names.append(name) or fn(*args)  # noqa: E731
+    ops = _Ops(residual_gemm=True)
+    h, x = llama._proj_add_norm(ops, rec, "down", "a", "w", "x", "nw")
+    assert ops.calls == [("linear_add", "a", "w", "x"), ("norm", "x'", "nw")]
+    assert (h, x) == ("n(x')", "x'") and names == ["down", "add_norm"]
+    # torch (and ktune --ktune-add norm): GEMM, then add + norm in one op
+    names.clear()
+    ops = _Ops(residual_gemm=False)
+    h, x = llama._proj_add_norm(ops, rec, "o_proj", "a", "w", "x", "nw")
+    assert ops.calls == [("linear", "a", "w"), ("add_norm", "a@w", "x", "nw")]
+    assert (h, x) == ("n(x+a@w)", "x+a@w") and names == ["o_proj", "add_norm"]
+
+
+def test_children_keep_the_residual_form():
+    a = llama.parse_args(["--ktune-add", "norm", "--json", "/tmp/x/llama.json"])
+    child = llama.parse_args(llama_procs.child_argv(a, "timing", "/tmp/x/p2.json")[2:])
+    assert child.ktune_add == "norm"
+    assert llama.parse_args([]).ktune_add == "gemm"
+
+
+def test_the_report_names_the_kernel_class_that_loses_to_max_autotune():
+    kern = {"ktune p2048": [("ktune_gemm_tma_x", 900.0, 40), ("ktune_silu_mul_x", 45.0, 8),
+                            ("flash_fwd", 300.0, 8)],
+            "compile p2048": [("triton_tem_fused_mm_1", 880.0, 40),
+                              ("triton_poi_fused_mul_silu_2", 50.0, 8), ("flash_fwd", 300.0, 8)],
+            "ktune d1": [("ktune_gemm_decode", 500.0, 8)]}
+    cmp = llama_report.vs_compile(kern)
+    assert list(cmp) == ["p2048"]  # d1 has no max-autotune table
+    d = cmp["p2048"]
+    assert d["loses"] == ["gemm"] and d["ktune_us"] == 1245.0 and d["compile_us"] == 1230.0

@@ -32,6 +32,12 @@ def silu_mul(x):
 
 
 def gemm(a, b, bias=None, epilogue=None, residual=None, out=None):
-    _tune("gemm", a.shape, b.shape, epilogue)
+    _tune("gemm", a.shape, b.shape, epilogue, residual is not None)
     c = a._new(a.a @ b.a)
-    return silu_mul(c) if epilogue == "silu_mul" else c
+    c = silu_mul(c) if epilogue == "silu_mul" else c
+    if residual is not None:
+        c = c._new(c.a + residual.a)
+    if out is not None:
+        out.a[...] = c.a
+        return out
+    return c
