@@ -1,4 +1,5 @@
-"""A Llama-3-8B-shaped decoder stack, end to end, in four variants of the same model:
+"""A Llama-3-8B-shaped decoder stack, end to end, in four variants of the same model (and a
+fifth, ktune with one fusion off):
 
   torch      cuBLAS through F.linear, F.rms_norm, SiLU·Mul in torch ops (eager PyTorch);
   tunableop  the same code with PyTorch TunableOp on (torch.cuda.tunable.enable(True), what
@@ -11,11 +12,14 @@
   ktune      every linear layer through ktune.ops.gemm, the residual adds in the o_proj / down
              GEMMs' epilogue (gemm(residual=x, out=x)), the norms through ktune.ops.rms_norm
              (--ktune-add norm: the add fused into the norm instead, as vLLM's
-             fused_add_rms_norm), SiLU·Mul through
-             ktune.ops.silu_mul, or fused into the gate/up GEMM where ktune.ops.gemm offers
-             epilogue="silu_mul" (decode rows, M <= 128); rotary + KV-cache write in one tuned
-             kernel (llama_rope_kv of examples/llama_kernels.h, registered with ktune.autotune:
-             the same source and space as the C++ decoder's); tuned before timing.
+             fused_add_rms_norm), SiLU·Mul through ktune.ops.silu_mul, or fused into the gate/up
+             GEMM where ktune.ops.gemm offers epilogue="silu_mul" (decode rows, M <= 16);
+             rotary + KV-cache write in one tuned kernel (llama_rope_kv of
+             examples/llama_kernels.h, registered with ktune.autotune: the same source and space
+             as the C++ decoder's); tuned before timing;
+  ktune_unfused  (--unfused-shapes, decode batch 1 and 8 by default) ktune with the gate/up GEMM
+             and SiLU·Mul as two ops where ktune fuses them: the fusion measured against ktune's
+             own pair in the same rounds (its extra keys' tuning is not counted in ktune's).
 The torch variants run rotary as torch ops; every variant runs the same attention call
 (F.scaled_dot_product_attention over a static KV cache; decode groups the 4 query heads of each KV
 head into one SDPA query block, prefill passes enable_gqa). Weights are random bf16 made at
@@ -47,7 +51,7 @@ from llama_timing import (Entry, WallRecorder, copy_rate, first_call, kernel_tab
                           rel_err, set_up, timing_rounds)
 
 SHAPES = {"d1": (1, 1), "d8": (8, 1), "d32": (32, 1), "d128": (128, 1), "p2048": (1, 2048)}
-VARIANTS = ("torch", "tunableop", "compile", "ktune")
+VARIANTS = ("torch", "tunableop", "compile", "ktune", "ktune_unfused")
 PREFILL_CALLS = 8  # prefill steps per timed batch (decode: 20)
 LLAMA3_8B = dict(hidden=4096, inter=14336, n_heads=32, n_kv=8, head_dim=128, eps=1e-5,
                  theta=500000.0)
@@ -65,6 +69,11 @@ def parse_args(argv=None):
     p.add_argument("--compile-shapes", default="d1,d8,d32,d128,p2048",
                    help="shapes the compile variant runs (skipped in order once --deadline-s "
                         "would be overrun)")
+    p.add_argument("--unfused-shapes", default="d1,d8",
+                   help="shapes of the ktune_unfused variant: ktune with the gate/up GEMM and "
+                        "SiLU·Mul as two ops where ktune fuses them (decode rows <= 16), to "
+                        "measure the fusion against ktune's own unfused pair (its keys' tuning "
+                        "is not counted in ktune's)")
     p.add_argument("--compile-scope", default="layer", choices=("layer", "model"),
                    help="torch.compile one decoder layer, reused by every layer (default: "
                         "compiles in a fraction of the time), or the whole stack (35-45 s per "
@@ -95,6 +104,7 @@ def parse_args(argv=None):
     a.shapes = _names(a.shapes, SHAPES, "shape")
     a.variants = _names(a.variants, VARIANTS, "variant")
     a.compile_shapes = _names(a.compile_shapes, SHAPES, "shape") if a.compile_shapes else []
+    a.unfused_shapes = _names(a.unfused_shapes, SHAPES, "shape") if a.unfused_shapes else []
     a.breakdown = _names(a.breakdown, SHAPES, "shape") if a.breakdown else []
     if a.layers < 1 or a.context < 1 or a.rounds < 1:
         p.error("--layers, --context and --rounds must be positive")
@@ -338,11 +348,13 @@ def make_variant(name, model, cfg, use_tunable, log, compile_scope="layer", ktun
     pre = (lambda: tun.enable(name == "tunableop")) if use_tunable and tun is not None else None
     if name in ("torch", "tunableop"):
         return t_ops, pre, lambda st: run(model, t_ops, st)
-    if name == "ktune":
+    if name in ("ktune", "ktune_unfused"):
         try:
             _wait_for_package(log)
             from llama_ktune import KtuneOps
             k_ops = KtuneOps(cfg["eps"], cfg, residual_gemm=ktune_add == "gemm")
+            if name == "ktune_unfused":
+                k_ops.name, k_ops.fused_gate_up = name, False
         except Exception as e:  # noqa: BLE001  (reported, the other variants still run)
             log(f"  ktune unavailable: {e}")
             return None
@@ -398,7 +410,8 @@ def set_up_all(a, model, cfg, states, names, t_start, log):
             continue
         ops, pre, call = v
         ops_of[name] = (ops, pre or (lambda: 0))
-        shapes = [s for s in a.shapes if name != "compile" or s in a.compile_shapes]
+        only = {"compile": a.compile_shapes, "ktune_unfused": a.unfused_shapes}.get(name)
+        shapes = [s for s in a.shapes if only is None or s in only]
         if name == "ktune":
             shapes = tuning_order(shapes)
         # Every first call (tuning, compiling) of the variant before any capture: a graph holds
@@ -523,7 +536,8 @@ def main_run(a):
         print(tag + msg, flush=True)
     # torch first (the reference every variant is checked against), compile last (its shapes
     # are the ones skipped when the wall budget runs short).
-    names = ["torch"] + [v for v in ("tunableop", "ktune", "compile") if v in a.variants]
+    names = ["torch"] + [v for v in ("tunableop", "ktune", "ktune_unfused", "compile")
+                         if v in a.variants]
     _tunableop_setup(a, names, log)
     import torch
     if not torch.cuda.is_available():
@@ -581,6 +595,7 @@ def main(argv=None):
         a.context = min(a.context, 64)
         a.shapes = [s if s[0] == "d" else "p128" for s in a.shapes]
         a.compile_shapes = [s if s[0] == "d" else "p128" for s in a.compile_shapes]
+        a.unfused_shapes = [s for s in a.unfused_shapes if s[0] == "d"]
         a.breakdown = [s if s[0] == "d" else "p128" for s in a.breakdown]
     main_run(a)
     return 0

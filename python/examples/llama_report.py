@@ -109,7 +109,7 @@ def _print_tuning(res, by, shapes):
               f" ({sum(picks.values())} GEMM shapes)")
 
 
-VARIANTS = ("torch", "tunableop", "compile", "ktune")
+VARIANTS = ("torch", "tunableop", "compile", "ktune", "ktune_unfused")
 
 
 def over_procs(res, shapes):
@@ -335,7 +335,7 @@ def _print_summary(res, by, shapes):
         vs_tun = vs_tun and vs_tun[0]
         vs_c = k and c and _ratio(k["graph_ms"], c["graph_ms"])
         tps = lambda e, w: (_tps(e[w], s) or [float("nan")])[0] if e else float("nan")  # noqa
-        graphed = ",".join(v for v in ("torch", "tunableop", "compile", "ktune")
+        graphed = ",".join(v for v in VARIANTS
                            if by.get((v, s)) and by[(v, s)]["graph_ms"])
         print(f"  {s:6s} {tps(t, 'graph_ms'):10.0f} {tps(k, 'graph_ms'):10.0f} "
               f"{(kg or [math.nan])[0]:14.3f} {(vs_tun or math.nan):14.3f} "

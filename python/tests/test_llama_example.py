@@ -171,11 +171,14 @@ def test_the_residual_add_goes_into_the_gemm_where_the_ops_offer_it():
     assert (h, x) == ("n(x+a@w)", "x+a@w") and names == ["o_proj", "add_norm"]
 
 
-def test_children_keep_the_residual_form():
-    a = llama.parse_args(["--ktune-add", "norm", "--json", "/tmp/x/llama.json"])
+def test_children_keep_the_residual_form_and_the_unfused_shapes():
+    a = llama.parse_args(["--ktune-add", "norm", "--json", "/tmp/x/llama.json",
+                          "--unfused-shapes", "d1"])
     child = llama.parse_args(llama_procs.child_argv(a, "timing", "/tmp/x/p2.json")[2:])
-    assert child.ktune_add == "norm"
-    assert llama.parse_args([]).ktune_add == "gemm"
+    assert child.ktune_add == "norm" and child.unfused_shapes == ["d1"]
+    d = llama.parse_args([])
+    assert d.ktune_add == "gemm" and d.unfused_shapes == ["d1", "d8"]
+    assert "ktune_unfused" in d.variants
 
 
 def test_the_report_names_the_kernel_class_that_loses_to_max_autotune():
