@@ -76,6 +76,7 @@ def report(res):
     _print_bounds(res, shapes)
     _print_processes(res, shapes)
     _print_table(res, shapes)
+    _print_md_breakdowns(res, shapes)
 
 
 def _print_tuning(res, by, shapes):
@@ -343,6 +344,57 @@ def _print_summary(res, by, shapes):
               f"{tps(k, 'eager_ms'):10.0f} "
               f"{((k and _ratio(k['eager_ms'], t['eager_ms'])) or [math.nan])[0]:14.3f} {graphed}")
     print(f"  total {res['total_s']:.0f} s")
+
+
+def _md(header, rows):
+    print("| " + " | ".join(header) + " |")
+    print("|---" * len(header) + "|")
+    for r in rows:
+        print("| " + " | ".join(r) + " |")
+
+
+def _print_md_breakdowns(res, shapes):
+    """The first process's tuning time, ktune's first call by op, the per-op breakdown and the
+    kernel classes against max-autotune, as markdown tables for bench/NOTES.md."""
+    by = {(e["variant"], e["shape"]): e for e in res["entries"]}
+    print("\n== tuning / compile time, first process (markdown, s)")
+    rows = []
+    for v, name in (("ktune", "ktune"), ("compile", "max-autotune (one layer)"),
+                    ("tunableop", "TunableOp"), ("ktune_unfused", "ktune_unfused (extra keys)")):
+        cells = [f"{by[(v, s)]['setup_s']:.2f}" if (v, s) in by else "—" for s in shapes]
+        if any(c != "—" for c in cells):
+            tot = sum(by[(v, s)]["setup_s"] for s in shapes if (v, s) in by)
+            rows.append([name] + cells + [f"**{tot:.1f} s**"])
+    _md([""] + shapes + ["whole model"], rows)
+    fo = {k: v for k, v in (res.get("first_ops") or {}).items() if k != "init_s"}
+    if fo:
+        cols = list(dict.fromkeys(k for d in fo.values() for k in d))
+        print("\n== ktune's first call by op (markdown, s)")
+        rows = [[s] + [f"{d[c]:.2f}" if c in d else "—" for c in cols] +
+                [f"{sum(d.values()):.2f}"] for s, d in fo.items()]
+        rows.append(["all"] + [f"{sum(d.get(c, 0) for d in fo.values()):.2f}" for c in cols] +
+                    [f"{sum(sum(d.values()) for d in fo.values()):.2f}"])
+        _md(["shape"] + cols + ["total"], rows)
+    ops = res.get("ops") or {}
+    if ops:
+        cols = [c for c in ("qkv", "rope_kv", "attn", "o_proj", "add_norm", "gate_up",
+                            "silu_mul", "gate_up_silu", "down")
+                if any(c in d for d in ops.values())]
+        print("\n== one step by op (markdown; eager, device time, us per layer; norm = the "
+              "step's first norm, once)")
+        rows = [[k] + [f"{d[c]:.1f}" if c in d else "—" for c in cols] +
+                [f"{sum(d.get(c, 0) for c in cols):.1f}", f"{d.get('norm', 0):.1f}"]
+                for k, d in sorted(ops.items(), key=lambda kv: kv[0].split()[::-1])]
+        _md(["variant shape"] + cols + ["layer", "norm"], rows)
+    cmp = vs_compile(res.get("kernels") or {})
+    if cmp:
+        classes = ("gemm", "attention", "norm", "silu", "rope", "other")
+        print("\n== kernels by class, ktune / max-autotune (markdown; torch.profiler, one eager "
+              "step, us per step)")
+        rows = [[s, f"{d['ktune_us']:.0f} / {d['compile_us']:.0f}"] +
+                [f"{d['ktune'].get(c, 0):.1f} / {d['compile'].get(c, 0):.1f}" for c in classes] +
+                [", ".join(d["loses"]) or "none"] for s, d in cmp.items()]
+        _md(["shape", "all"] + list(classes) + ["ktune slower on"], rows)
 
 
 def load_run(path, repeats=()):
