@@ -26,7 +26,7 @@ timeout "${TMA_S:-40}" "$B/tests/gemm_gpu_test" --gtest_filter="${TEST1:-GemmGpu
 rc=$?
 echo "tests ${TEST1:-GemmGpu.DecodeTma*} rc=$rc $(( $(date +%s) - S ))s"
 grep -E "^\[ *(OK|FAILED|SKIPPED|PASSED) |Failure|bad|rror" "$OUT/tmatest.log" | head -20
-[ "$rc" = 0 ] || exit 2
+[ "$rc" = 0 ] || [ "${TEST_GATE:-1}" = 0 ] || exit 2  # TEST_GATE=0: bench anyway (its VERIFY lines still check)
 CUR=""; [ "${PROBE:-0}" = 1 ] && CUR="--curated=${PROBE_FILE:-dev/decode/tma_probe.json}"
 for p in $(seq 1 "${PROCS:-1}"); do
   S=$(date +%s)
