@@ -50,13 +50,24 @@ python3 dev/decode/prepass_top.py "${TOP:-6}" < "$OUT/bench1.err"
 #    bytes (gemm_bench --profile) at NCU_SHAPES: duration, DRAM throughput, L2/DRAM tables.
 if [ "${NCU:-0}" = 1 ] && command -v ncu > /dev/null; then
   S=$(date +%s)
+  # NCU_AUTO=1: add the pre-pass's fastest decode config (plain, flush) of each NCU_SHAPES shape.
+  if [ "${NCU_AUTO:-0}" = 1 ]; then
+    AUTO=$(python3 dev/decode/prepass_top.py --best-decode "${NCU_SHAPES:-1x4096x4096,1x28672x4096}" < "$OUT/bench1.err")
+    NCU_CFGS="${NCU_CFGS:+$NCU_CFGS;}$AUTO"; echo "ncu configs: $NCU_CFGS"
+  fi
   timeout "${NCU_S:-90}" ncu --clock-control none -k 'regex:ktune_gemm_decode|ktune_read_bound' \
     --section SpeedOfLight --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables \
     --section LaunchStats --section Occupancy --section WarpStateStats \
     --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_read.sum.per_second,sm__cycles_active.avg,sm__cycles_active.max,gpc__cycles_elapsed.max \
     "$B/bench/gemm_bench" --kinds=decode --profile --only="${NCU_CFGS:-}" \
-    --shapes="${NCU_SHAPES:-1x4096x4096,1x28672x4096}" > "$OUT/ncu.txt" 2>&1
+    --print-details all --shapes="${NCU_SHAPES:-1x4096x4096,1x28672x4096}" > "$OUT/ncu.txt" 2>&1
   echo "ncu rc=$? $(( $(date +%s) - S ))s"
+  # L2 sectors and requests by name (a separate pass: a name this ncu lacks fails only this one).
+  timeout "${NCU2_S:-30}" ncu --clock-control none -k 'regex:ktune_gemm_decode|ktune_read_bound' \
+    --metrics lts__t_sectors_op_read.sum,lts__t_requests_op_read.sum,lts__t_sectors_op_read_lookup_hit.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_requests_srcunit_tex_op_read.sum,dram__sectors_read.sum \
+    "$B/bench/gemm_bench" --kinds=decode --profile --only="${NCU_CFGS:-}" \
+    --shapes="${NCU_SHAPES:-1x4096x4096,1x28672x4096}" > "$OUT/ncu2.txt" 2>&1
+  echo "ncu2 rc=$?"; grep -E "^  [a-z_0-9]+.*\(|lts__|dram__|ERROR" "$OUT/ncu2.txt" | head -60
   grep -E "^PROFILE|^  [a-z_0-9]+.*\(|Duration|DRAM Throughput|Memory Throughput|gpu__time|dram__bytes|sm__cycles_active|gpc__cycles|L2 Hit Rate |Warp Cycles Per Issued|Achieved Occupancy|Stall" "$OUT/ncu.txt" | head -80
 fi
 if [ "${TEST_S:-30}" != 0 ]; then
