@@ -33,7 +33,7 @@ TensorMap2DDesc decodeBMap(const GemmShape& s, DevicePtr b, uint32_t box_rows) {
 }
 
 TmaDescriptors decodeDescriptors(const GemmShape& s, DevicePtr a, DevicePtr b) {
-  return {decodeAMap(s, a), decodeBMap(s, b, 64), decodeBMap(s, b, 16)};
+  return {decodeAMap(s, a), decodeBMap(s, b, 64), decodeBMap(s, b, 32)};
 }
 
 namespace detail {
@@ -79,7 +79,7 @@ ConfigSpace buildSpace() {
       .addInts("DC_DEPTH", {2, 4}, "cuda")
       .addInts("DC_PF", {1, 2}, "cuda")
       .addInts("DC_XR", {0, 1}, "cuda")
-      .addInts("DC_GRID", {0, 1, 2, 3, 4, 5, 6, 7}, "cuda");
+      .addInts("DC_GRID", {0, 1, 2, 3, 4, 5, 6}, "cuda");
   s.constrain("DC_WG >= 1 || register estimate DC_DEPTH*(8*DC_NT*DC_U + 4*DC_MT*DC_U*DC_XR) + "
               "4*DC_MT*DC_U*(1-DC_XR) + 4*DC_NT*DC_MT <= 232",
               [](K c) { return wg(c) || registerEstimate(c) <= 232; });
@@ -95,12 +95,11 @@ ConfigSpace buildSpace() {
   s.constrain("DC_U < 8 || DC_WG == 2", [](K c) { return knob(c, "DC_U") < 8 || tmaFed(c); });
   // DC_GRID = 4, 5: K split over a cluster of 2 or 4 blocks per tile, reduced in the first block's
   // ring (the TMA-fed body only): the ring must hold the other blocks' sums.
-  // DC_GRID = 6, 7: persistent, whole tiles or equal column ranges per block (the TMA-fed body
-  // only; no reduction).
-  s.constrain("DC_GRID < 4 || (DC_WG == 2 && (DC_GRID >= 6 || ring bytes >= cluster reduce bytes))",
+  // DC_GRID = 6: persistent, whole tiles per block (the TMA-fed body only; no reduction).
+  s.constrain("DC_GRID < 4 || (DC_WG == 2 && (DC_GRID == 6 || ring bytes >= cluster reduce bytes))",
               [](K c) {
                 return knob(c, "DC_GRID") < 4 ||
-                       (tmaFed(c) && (knob(c, "DC_GRID") >= 6 || wgRingBytes(c) >= clusterReduceBytes(c)));
+                       (tmaFed(c) && (knob(c, "DC_GRID") == 6 || wgRingBytes(c) >= clusterReduceBytes(c)));
               });
   // Accumulators: 4*DC_MT floats per 64-row slab and thread; 128 of them (two slabs at the widest
   // tier) spill under ptxas (sm_90a), 64 do not.
@@ -154,10 +153,9 @@ Status applicable(K c, const GemmShape& s) {
 // DC_WG = 1, 2: tiles of 64*DC_NT*DC_WARPS/4 rows, units of 64*DC_U k, DC_WARPS consumer warps + the
 // producer warp (DC_WG = 1 with DC_PF = 2: warpgroup), sm_90a only; DC_GRID = 4, 5: a cluster of
 // 2 or 4 blocks per tile splitting its K, reduced in distributed shared memory (no workspace);
-// DC_GRID = 6: persistent, min(tiles, SMs) blocks each streaming a contiguous range of whole tiles;
-// 7: min(SMs, output columns / 16) blocks, equal ranges of 16 columns (a range's last tile partial).
-// A grid whose ranges cut no tile's K (DC_GRID = 0, 6, 7, or one unit per tile) needs neither
-// workspace nor counters.
+// DC_GRID = 6: persistent, min(tiles, SMs) blocks each streaming a contiguous range of whole tiles.
+// A grid whose ranges cut no tile (DC_GRID = 0, 6, or one unit per tile) needs neither workspace
+// nor counters.
 Status plan(K c, const GemmShape& s, const DeviceInfo& dev, LaunchPlan& p) {
   if (wg(c) && dev.arch != "sm_90a")
     return Status::Unsupported("decode GEMM with DC_WG=1 or 2 (wgmma) needs arch sm_90a, device is " +
@@ -170,10 +168,8 @@ Status plan(K c, const GemmShape& s, const DeviceInfo& dev, LaunchPlan& p) {
   const int64_t units = tiles * steps;
   const int64_t sms = std::max(1, dev.multiprocessors);
   const int64_t g = knob(c, "DC_GRID");
-  const int64_t cols = s.act == Activation::kSiluMul ? s.n / 2 : s.n;
   const int64_t grid = g == 0   ? tiles
                        : g == 6 ? std::min(tiles, sms)
-                       : g == 7 ? std::min(ceilDiv(cols, 16), sms)
                        : g >= 4 ? tiles * clusterBlocks(c)
                                 : std::min(units, sms * g);
   p.grid = Dim3{static_cast<unsigned>(grid), 1u, 1u};

@@ -40,11 +40,6 @@
 // K (no reduction), one prologue per SM instead of one per tile, and no gap between a block's end
 // and the next block's first copy where N makes several waves of tiles (28672 rows: 448 tiles of
 // 64 on 132 SMs).
-// DC_GRID = 7 (TMA-fed only): the same persistent grid, the output columns cut in equal ranges of
-// 16 (not whole tiles; 28672 rows on 132 SMs: 3.4 tiles each, where whole tiles leave the SMs with
-// three waiting for those with four); a range's last tile loads only its columns' rows, in 16-row
-// boxes, and stores only its columns (the tile's other rows of shared memory are stale: their
-// sums are never stored, and a row's sums depend on that row alone).
 //
 // Knobs here: DC_WARPS (4, 8: consumer warpgroups), DC_NT (64-row slabs per warpgroup), DC_MT
 // (wgmma N / 8), DC_U (k per stage / 64; 8 with TMA only), DC_DEPTH (stages / 2), DC_GRID, DC_PF
@@ -78,10 +73,7 @@ static_assert(kStageBytes % 1024 == 0, "stage size must keep the 1024-byte swizz
 // of the same 32 columns (kHalves: 32-row boxes; the epilogue hands the up sums to the gate rows'
 // threads through shared memory).
 constexpr bool kPairs = DC_TMA && ACT == 3 && kNT == 2, kHalves = DC_TMA && ACT == 3 && kNT == 1;
-constexpr int kXBox = kBM < 64 ? kBM : 64, kWBox = kHalves ? 16 : 64;
-// Output columns per tile (a gated column takes a gate and an up row) and the weight rows of a
-// small box (the third tensor map: kHalves' halves, and a range's last tile, DC_GRID = 7).
-constexpr int kCols = kPairs || kHalves ? kBN / 2 : kBN, kSBox = 16;
+constexpr int kXBox = kBM < 64 ? kBM : 64, kWBox = kPairs ? 64 : kHalves ? 32 : 64;
 
 using ktune::smem_addr;
 using ktune::make_desc_addr;
@@ -174,42 +166,21 @@ KTUNE_DEVICE void mma_stage(float (&acc)[kNT][kAcc], unsigned w, unsigned x) {
 #if DC_TMA
 // The weight row of weight box b of the tile at row0 (N: past the end, a box of zeros).
 KTUNE_DEVICE int tile_row(const Prob& p, int row0, int n);
-KTUNE_DEVICE int box_row(const Prob& p, int row0, int b, int rows = kWBox) {
-  const int r = tile_row(p, row0, b * rows);
+KTUNE_DEVICE int box_row(const Prob& p, int row0, int b) {
+  const int r = tile_row(p, row0, b * kWBox);
   return r < 0 ? p.N : r;
-}
-// The output column (within the tile) of tile row n (tile_row's layout).
-KTUNE_DEVICE int tile_col(int n) {
-  if (kHalves) return (n >> 6) * 32 + (n & 31);
-  if (kPairs) return (n >> 7) * 64 + (n & 63);
-  return n;
 }
 
 // One stage by the elected producer thread: its byte count on `bar`, then the boxes in the layout
 // of produce() below (a row's kU boxes back to back: one longer DRAM run per row).
-// lim < kCols (a persistent range's last tile): only the boxes of its first lim columns, 16 rows each.
-KTUNE_DEVICE void produce_tma(const Prob& p, const TensorMap* tmW, const TensorMap* tmS, const TensorMap* tmA,
-                              unsigned w, unsigned bar, int row0, int k0, int lim) {
-  if (lim >= kCols) {
-    mbar_expect_tx(bar, kStageBytes);
+KTUNE_DEVICE void produce_tma(const Prob& p, const TensorMap* tmW, const TensorMap* tmA, unsigned w,
+                              unsigned bar, int row0, int k0) {
+  mbar_expect_tx(bar, kStageBytes);
 #pragma unroll
-    for (int b = 0; b < kBN / kWBox; ++b)
+  for (int b = 0; b < kBN / kWBox; ++b)
 #pragma unroll
-      for (int u = 0; u < kU; ++u)
-        tma_load_2d(w + u * kBN * 128 + b * kWBox * 128, kWBox == kSBox ? tmS : tmW, k0 + u * 64,
-                    box_row(p, row0, b), bar);
-  } else {
-    int boxes = 0;
-#pragma unroll
-    for (int b = 0; b < kBN / kSBox; ++b) boxes += tile_col(b * kSBox) < lim ? 1 : 0;
-    mbar_expect_tx(bar, boxes * kSBox * 128 * kU + kXBytes);
-#pragma unroll
-    for (int b = 0; b < kBN / kSBox; ++b)
-      if (tile_col(b * kSBox) < lim)
-#pragma unroll
-        for (int u = 0; u < kU; ++u)
-          tma_load_2d(w + u * kBN * 128 + b * kSBox * 128, tmS, k0 + u * 64, box_row(p, row0, b, kSBox), bar);
-  }
+    for (int u = 0; u < kU; ++u)
+      tma_load_2d(w + u * kBN * 128 + b * kWBox * 128, tmW, k0 + u * 64, box_row(p, row0, b), bar);
 #pragma unroll
   for (int xb = 0; xb < kBM / kXBox; ++xb)
 #pragma unroll
@@ -274,7 +245,7 @@ KTUNE_DEVICE void for_each_acc(float (&acc)[kNT][kAcc], int ctid, F f) {
 // store, or add into the workspace and let the block that completes the tile's count store.
 // Leaves acc zero. `flag`: one shared word.
 KTUNE_DEVICE void flush(const Prob& p, float (&acc)[kNT][kAcc], int row0, int steps, int ctid,
-                        volatile unsigned* flag, int lim = kCols) {
+                        volatile unsigned* flag) {
   const bool whole = steps == p.nsteps;
   if (!whole) {
     for_each_acc(acc, ctid, [&](float& v, int n, int m) {
@@ -314,7 +285,7 @@ KTUNE_DEVICE void flush(const Prob& p, float (&acc)[kNT][kAcc], int row0, int st
     for (int i = 0; i < kAcc; ++i) {
       const int r = warp * 16 + (lane >> 2) + ((i & 3) >> 1) * 8;
       const int m = (i >> 2) * 8 + (lane & 3) * 2 + (i & 1), col = row0 / 2 + wg * 64 + r;
-      if (col < p.half && wg * 64 + r < lim && m < p.M) store_gated(p, col, m, acc[0][i], acc[kNT - 1][i]);
+      if (col < p.half && m < p.M) store_gated(p, col, m, acc[0][i], acc[kNT - 1][i]);
     }
     for_each_acc(acc, ctid, [](float& v, int, int) { v = 0.0f; });
     return;
@@ -336,7 +307,7 @@ KTUNE_DEVICE void flush(const Prob& p, float (&acc)[kNT][kAcc], int row0, int st
       const int r = (warp & 1) * 16 + (lane >> 2) + ((i & 3) >> 1) * 8;
       const int m = (i >> 2) * 8 + (lane & 3) * 2 + (i & 1), col = row0 / 2 + wg * 32 + r;
       const float other = x[i * (kConsumers / 2)];
-      if (col < p.half && wg * 32 + r < lim && m < p.M)
+      if (col < p.half && m < p.M)
         store_gated(p, col, m, up ? other : acc[0][i], up ? acc[0][i] : other);
     }
     consumers_sync();  // the next flush may write x again
@@ -357,7 +328,7 @@ KTUNE_DEVICE void flush(const Prob& p, float (&acc)[kNT][kAcc], int row0, int st
       }
 #else
   for_each_acc(acc, ctid, [&](float& v, int n, int m) {
-    if (row0 + n < p.N && n < lim && m < p.M) store_out(p, row0 + n, m, v);
+    if (row0 + n < p.N && m < p.M) store_out(p, row0 + n, m, v);
   });
 #endif
   for_each_acc(acc, ctid, [](float& v, int, int) { v = 0.0f; });
@@ -391,29 +362,10 @@ KTUNE_DEVICE void cluster_reduce(const Prob& p, float (&acc)[kNT][kAcc], unsigne
 #endif
 
 #if DC_TMA
-// Unit u of the block's range: its tile's first row (tile_row's row0), k step, and how many of the
-// tile's columns are the block's (kCols, except at a DC_GRID = 7 range's end: columns c0..c1,
-// u counted from 0).
-KTUNE_DEVICE int unit_tile(const Prob& p, long u, int c0, int c1, int& row0, int& st) {
-  const int tile = (int)(u / p.nsteps);
-  st = (int)(u - (long)tile * p.nsteps);
-#if DC_GRID == 7
-  const int cs = c0 + tile * kCols;
-  row0 = kCols == kBN ? cs : 2 * cs;
-  return min(kCols, c1 - cs);
-#else
-  (void)c0;
-  (void)c1;
-  row0 = tile * kBN;
-  return kCols;
-#endif
-}
-
 // The producer warp: its elected thread (`lead`) streams the block's S units from u0 through the
 // ring; then (cluster split) the whole warp passes cluster_reduce's two barriers.
-KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorMap* tmS, const TensorMap* tmX,
-                              unsigned base, unsigned full, unsigned empty, long u0, int S, bool lead,
-                              int c0, int c1) {
+KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorMap* tmX, unsigned base,
+                              unsigned full, unsigned empty, long u0, int S, bool lead) {
   if (lead) {  // the descriptors' first use should not wait for their fetch
     asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(tmW)) : "memory");
     asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(tmX)) : "memory");
@@ -422,9 +374,9 @@ KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorM
   for (int s = 0; s < S; ++s) {
     const int slot = s % kStages;
     if (s >= kStages) mbar_wait(empty + 8 * slot, ((s / kStages) - 1) & 1);
-    int row0, st;
-    const int lim = unit_tile(p, u0 + s, c0, c1, row0, st);
-    produce_tma(p, tmW, tmS, tmX, base + slot * kStageBytes, full + 8 * slot, row0, st * kBK, lim);
+    const long u = u0 + s;
+    const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
+    produce_tma(p, tmW, tmX, base + slot * kStageBytes, full + 8 * slot, tile * kBN, st * kBK);
   }
 #if DC_CLUSTER
   cluster_sync();
@@ -474,7 +426,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
                       const __grid_constant__ kd::TensorMap, int, const float*, const float*,
                       const __grid_constant__ kd::TensorMap tmX,
                       const __grid_constant__ kd::TensorMap tmW64,
-                      const __grid_constant__ kd::TensorMap tmS  // 16-row boxes
+                      const __grid_constant__ kd::TensorMap tmW32
 #endif
 ) {
   using namespace kd;
@@ -494,17 +446,9 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   const long tiles = (N + kBN - 1) / kBN;
   const long u0 = tiles * blockIdx.x / gridDim.x * p.nsteps;
   const long u1 = tiles * (blockIdx.x + 1) / gridDim.x * p.nsteps;
-#elif DC_GRID == 7  // persistent: block b streams output columns c0..c1, equal ranges of 16
-  const long groups = ((kCols == kBN ? N : p.half) + 15) / 16;
-  const int c0 = 16 * (int)(groups * blockIdx.x / gridDim.x);
-  const int c1 = min(kCols == kBN ? N : p.half, 16 * (int)(groups * (blockIdx.x + 1) / gridDim.x));
-  const long u0 = 0, u1 = (long)((c1 - c0 + kCols - 1) / kCols) * p.nsteps;
 #else
   const long units = (long)((N + kBN - 1) / kBN) * p.nsteps;
   const long u0 = units * blockIdx.x / gridDim.x, u1 = units * (blockIdx.x + 1) / gridDim.x;
-#endif
-#if DC_TMA && DC_GRID != 7
-  const int c0 = 0, c1 = 0;
 #endif
   const int S = (int)(u1 - u0);
   if (tid == 0) {
@@ -519,8 +463,8 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
 
   if (tid >= kConsumers) {  // the producer warp(s)
 #if DC_TMA
-    produce_all(p, &tmW64, &tmS, &tmX, base, full, empty, u0, tid == kConsumers ? S : 0,
-                tid == kConsumers, c0, c1);
+    produce_all(p, kWBox == 32 ? &tmW32 : &tmW64, &tmX, base, full, empty, u0, tid == kConsumers ? S : 0,
+                tid == kConsumers);
 #else
     produce_all(p, base, full, empty, u0, S, tid - kConsumers);
 #endif
@@ -543,16 +487,10 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
     if ((tid & 31) == 0) mbar_arrive(empty + 8 * slot);
     ++run;
 #if !DC_CLUSTER
-#if DC_TMA
-    int row0, st;
-    const int lim = unit_tile(p, u0 + s, c0, c1, row0, st);
-#else
     const long u = u0 + s;
     const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
-    const int row0 = tile * kBN, lim = kCols;
-#endif
     if (st == p.nsteps - 1 || s == S - 1) {
-      flush(p, acc, row0, run, tid, flag, lim);
+      flush(p, acc, tile * kBN, run, tid, flag);
       run = 0;
     }
 #endif
