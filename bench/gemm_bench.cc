@@ -348,6 +348,15 @@ void profileShape(const std::string& name, const gemm::GemmShape& s, const GemmB
                   st.ok() ? "ok" : st.toString().c_str());
     }
   }
+  // The weight read alone, one fixed variant of the read bound (512 threads x 4 loads, 2 blocks per
+  // SM), so a profile compares the GEMM's DRAM traffic with a linear read of the same bytes.
+  for (const bench::ReadChoice& rc :
+       bench::readLaunches(*g->be, g->dev, g_read, {buf.b}, s.n * s.k * gemm::elemBytes(s.ab)))
+    if (rc.how.rfind("read 512x4,", 0) == 0) {
+      const Status st = rc.fn(0);
+      std::printf("PROFILE %s %s %s\n", name.c_str(), rc.how.c_str(), st.ok() ? "ok" : st.toString().c_str());
+      break;
+    }
   auto lp = toLtProblem(s);
   auto algos = lp.ok() ? g->lt->heuristics(*lp, 1, g->ws_bytes) : Expected<std::vector<cublaslt::LtAlgo>>(lp.status());
   if (algos.ok() && !algos->empty()) {

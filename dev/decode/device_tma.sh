@@ -7,7 +7,8 @@
 #      (BENCH_S s each; PROBE=1 adds dev/decode/tma_probe.json's configs to the pre-pass); the
 #      summary of each, then process 1's pre-pass (every candidate's time, flush) for the decode
 #      kind, and the same run's read bound and cuBLASLt best;
-#   3. the other GemmGpu.Decode* tests (TEST_S s; 0 skips them).
+#   3. NCU=1: ncu over NCU_CFGS at NCU_SHAPES (see step 4 below);
+#   4. the other GemmGpu.Decode* tests (TEST_S s; 0 skips them).
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 exec > >(tee "$OUT/summary.txt") 2>&1  # the summary survives a cut call
@@ -25,8 +26,8 @@ timeout "${TMA_S:-40}" "$B/tests/gemm_gpu_test" --gtest_filter="${TEST1:-GemmGpu
 rc=$?
 echo "tests ${TEST1:-GemmGpu.DecodeTma*} rc=$rc $(( $(date +%s) - S ))s"
 grep -E "^\[ *(OK|FAILED|SKIPPED|PASSED) |Failure|bad|rror" "$OUT/tmatest.log" | head -20
-[ "$rc" = 0 ] || exit 2
-CUR=""; [ "${PROBE:-0}" = 1 ] && CUR="--curated=dev/decode/tma_probe.json"
+[ "$rc" = 0 ] || [ "${TEST_GATE:-1}" = 0 ] || exit 2  # TEST_GATE=0: bench anyway (its VERIFY lines still check)
+CUR=""; [ "${PROBE:-0}" = 1 ] && CUR="--curated=${PROBE_FILE:-dev/decode/tma_probe.json}"
 for p in $(seq 1 "${PROCS:-1}"); do
   S=$(date +%s)
   timeout "${BENCH_S:-60}" "$B/bench/gemm_bench" --kinds=${KINDS:-decode} $CUR --shapes=${SHAPES:-1x4096x4096} \
@@ -43,9 +44,32 @@ for p in $(seq 1 "${PROCS:-1}"); do
     grep "^RATIO" "$OUT/bench$p.log" | cut -c1-160
   fi
 done
-echo "== process 1 pre-pass, flush: shape variant config us (decode; cuBLASLt)"
-grep -h "^cand .* flush " "$OUT/bench1.err" | grep -v skinny | \
-  sed -e 's/DC_PF=1,//; s/DC_XR=0,//; s/DC_MT=[0-9]*,//; s/^cand //; s/ flush / /; s/gemm_NT_//' | cut -c1-150 | head -150
+echo "== process 1 pre-pass: the ${TOP:-6} fastest per shape, mode and variant (us)"
+python3 dev/decode/prepass_top.py "${TOP:-6}" < "$OUT/bench1.err"
+# 4. NCU=1: one ncu pass over the decode configs NCU_CFGS (;-separated) and a linear read of the same
+#    bytes (gemm_bench --profile) at NCU_SHAPES: duration, DRAM throughput, L2/DRAM tables.
+if [ "${NCU:-0}" = 1 ] && command -v ncu > /dev/null; then
+  S=$(date +%s)
+  # NCU_AUTO=1: add the pre-pass's fastest decode config (plain, flush) of each NCU_SHAPES shape.
+  if [ "${NCU_AUTO:-0}" = 1 ]; then
+    AUTO=$(python3 dev/decode/prepass_top.py --best-decode "${NCU_SHAPES:-1x4096x4096,1x28672x4096}" < "$OUT/bench1.err")
+    NCU_CFGS="${NCU_CFGS:+$NCU_CFGS;}$AUTO"; echo "ncu configs: $NCU_CFGS"
+  fi
+  timeout "${NCU_S:-90}" ncu --clock-control none -k 'regex:ktune_gemm_decode|ktune_read_bound' \
+    --section SpeedOfLight --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables \
+    --section LaunchStats --section Occupancy --section WarpStateStats \
+    --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_read.sum.per_second,sm__cycles_active.avg,sm__cycles_active.max,gpc__cycles_elapsed.max \
+    "$B/bench/gemm_bench" --kinds=decode --profile --only="${NCU_CFGS:-}" \
+    --print-details all --shapes="${NCU_SHAPES:-1x4096x4096,1x28672x4096}" > "$OUT/ncu.txt" 2>&1
+  echo "ncu rc=$? $(( $(date +%s) - S ))s"
+  # L2 sectors and requests by name (a separate pass: a name this ncu lacks fails only this one).
+  timeout "${NCU2_S:-30}" ncu --clock-control none -k 'regex:ktune_gemm_decode|ktune_read_bound' \
+    --metrics lts__t_sectors_op_read.sum,lts__t_requests_op_read.sum,lts__t_sectors_op_read_lookup_hit.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_requests_srcunit_tex_op_read.sum,dram__sectors_read.sum \
+    "$B/bench/gemm_bench" --kinds=decode --profile --only="${NCU_CFGS:-}" \
+    --shapes="${NCU_SHAPES:-1x4096x4096,1x28672x4096}" > "$OUT/ncu2.txt" 2>&1
+  echo "ncu2 rc=$?"; grep -E "^  [a-z_0-9]+.*\(|lts__|dram__|ERROR" "$OUT/ncu2.txt" | head -60
+  grep -E "^PROFILE|^  [a-z_0-9]+.*\(|Duration|DRAM Throughput|Memory Throughput|gpu__time|dram__bytes|sm__cycles_active|gpc__cycles|L2 Hit Rate |Warp Cycles Per Issued|Achieved Occupancy|Stall" "$OUT/ncu.txt" | head -80
+fi
 if [ "${TEST_S:-30}" != 0 ]; then
   S=$(date +%s)
   timeout "${TEST_S:-30}" "$B/tests/gemm_gpu_test" \

@@ -466,6 +466,9 @@ void checkDecodeWgBody(int64_t wg, const std::vector<std::array<int64_t, 6>>& kn
       {128, 4096, 4096, ElemType::kBF16, false, Activation::kNone, 0.f},
       {3, 2 * 4099, 1000, ElemType::kBF16, true, Activation::kSiluMul, 1.f},
       {40, 2 * 129, 4104, ElemType::kBF16, false, Activation::kSiluMul, 0.f},
+      // More tiles than SMs: a persistent block (DC_GRID = 6) streams several whole tiles.
+      {6, 18000, 520, ElemType::kBF16, true, Activation::kNone, 0.f},
+      {9, 2 * 9001, 264, ElemType::kBF16, false, Activation::kSiluMul, 0.f},
   };
   std::vector<std::tuple<KernelKind, Config, GemmShape>> jobs;
   std::vector<GemmShape> shapes;
@@ -522,7 +525,7 @@ TEST(GemmGpu, DecodeTmaVsReference) {
   checkDecodeWgBody(2, {{4, 1, 2, 4, 1, 1}, {4, 1, 1, 4, 2, 1}, {4, 2, 1, 4, 1, 1}, {8, 1, 1, 2, 0, 1},
                         {4, 2, 2, 2, 3, 1}, {8, 2, 1, 2, 1, 1}, {4, 1, 4, 2, 0, 1}, {4, 1, 4, 2, 4, 1},
                         {4, 2, 4, 1, 5, 1}, {4, 1, 8, 1, 4, 1}, {8, 1, 2, 1, 4, 1}, {4, 1, 2, 2, 4, 1},
-                        {4, 1, 1, 2, 1, 1}});
+                        {4, 1, 1, 2, 1, 1}, {4, 1, 4, 2, 6, 1}, {4, 2, 2, 2, 6, 1}, {8, 1, 8, 1, 6, 1}});
 }
 
 TEST(GemmGpu, UnalignedPointerFallsBackToSafePath) {

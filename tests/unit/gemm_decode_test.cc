@@ -360,6 +360,21 @@ TEST(GemmDecode, TmaFedBodySpaceLaunchRuleAndMaps) {
   auto q4 = launchPlan(KernelKind::kDecode, cl, nt(8, 4096, 4096), dev);
   ASSERT_TRUE(q4.ok()) << q4.status().toString();
   EXPECT_EQ(q4->grid.x, 4u * 64u);
+  // DC_GRID = 6: persistent, one block per SM at most one per tile, whole tiles: no workspace.
+  Config per = c;
+  per.set("DC_GRID", int64_t{6});
+  ASSERT_TRUE(sp.validate(per).ok()) << sp.validate(per).toString();
+  auto r6 = launchPlan(KernelKind::kDecode, per, nt(8, 28672, 4096), dev);
+  ASSERT_TRUE(r6.ok()) << r6.status().toString();
+  EXPECT_EQ(r6->grid.x, 132u);
+  EXPECT_EQ(r6->workspace_bytes, 0);
+  EXPECT_EQ(r6->counters, 0);
+  auto r6small = launchPlan(KernelKind::kDecode, per, nt(8, 4096, 4096), dev);
+  ASSERT_TRUE(r6small.ok());
+  EXPECT_EQ(r6small->grid.x, 64u);
+  Config per_cp = per;
+  per_cp.set("DC_WG", int64_t{1});
+  EXPECT_FALSE(sp.validate(per_cp).ok());
   // Only the TMA-fed body splits over a cluster; its ring must hold the other blocks' sums
   // (3 x 128 threads x 64 floats at the 128 tier > 2 stages x 192 rows x 128 bytes).
   Config cp4 = cp;
@@ -424,8 +439,8 @@ TEST(GemmDecode, TmaFedBodySpaceLaunchRuleAndMaps) {
   EXPECT_GE(tma, 8u);
 }
 
-// The TMA-fed body compiles for sm_90a (plain, bias + C +=, gate/up; stream-K and both cluster
-// splits) at the smallest, a middle and the largest tier: bulk tensor copies and wgmma in the PTX
+// The TMA-fed body compiles for sm_90a (plain, bias + C +=, gate/up; stream-K, both cluster
+// splits and the persistent whole-tile grid) at the smallest, a middle and the largest tier: bulk tensor copies and wgmma in the PTX
 // (and the cluster reduction's stores), no spills.
 TEST(GemmDecode, TmaFedBodyCompilesWithBulkTensorCopies) {
   auto cc = compilerForArch("sm_90a");
@@ -433,7 +448,8 @@ TEST(GemmDecode, TmaFedBodyCompilesWithBulkTensorCopies) {
   std::vector<std::pair<Config, GemmShape>> jobs;
   // (M, DC_MT, DC_WARPS, DC_U, DC_DEPTH, gate/up with bias and C +=, DC_GRID, DC_NT)
   const int64_t cases[][8] = {{1, 1, 4, 8, 1, 0, 5, 1}, {40, 8, 4, 1, 4, 1, 4, 1},
-                              {128, 16, 4, 2, 2, 1, 1, 1}, {16, 2, 8, 4, 1, 1, 4, 2}};
+                              {128, 16, 4, 2, 2, 1, 1, 1}, {16, 2, 8, 4, 1, 1, 4, 2},
+                              {8, 1, 4, 2, 2, 1, 6, 2}};
   for (const auto& k : cases) {
     Config c = wgConfig(k[1], k[2], k[7], k[3], k[4], k[6]);
     c.set("DC_WG", int64_t{2});
@@ -450,8 +466,9 @@ TEST(GemmDecode, TmaFedBodyCompilesWithBulkTensorCopies) {
     if (ptx.find("cp.async.bulk.tensor.2d") == std::string::npos ||
         ptx.find("wgmma.mma_async") == std::string::npos)
       return "PTX lacks bulk tensor copies or wgmma";
-    if (c.getInt("DC_GRID") >= 4 && ptx.find("st.shared::cluster") == std::string::npos)
-      return "PTX lacks the cluster reduction";
+    const bool cluster = c.getInt("DC_GRID") == 4 || c.getInt("DC_GRID") == 5;
+    if (cluster != (ptx.find("st.shared::cluster") != std::string::npos))
+      return cluster ? "PTX lacks the cluster reduction" : "PTX has a cluster reduction";
     return "";
   });
 }

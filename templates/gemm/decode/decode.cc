@@ -79,7 +79,7 @@ ConfigSpace buildSpace() {
       .addInts("DC_DEPTH", {2, 4}, "cuda")
       .addInts("DC_PF", {1, 2}, "cuda")
       .addInts("DC_XR", {0, 1}, "cuda")
-      .addInts("DC_GRID", {0, 1, 2, 3, 4, 5}, "cuda");
+      .addInts("DC_GRID", {0, 1, 2, 3, 4, 5, 6}, "cuda");
   s.constrain("DC_WG >= 1 || register estimate DC_DEPTH*(8*DC_NT*DC_U + 4*DC_MT*DC_U*DC_XR) + "
               "4*DC_MT*DC_U*(1-DC_XR) + 4*DC_NT*DC_MT <= 232",
               [](K c) { return wg(c) || registerEstimate(c) <= 232; });
@@ -95,8 +95,12 @@ ConfigSpace buildSpace() {
   s.constrain("DC_U < 8 || DC_WG == 2", [](K c) { return knob(c, "DC_U") < 8 || tmaFed(c); });
   // DC_GRID = 4, 5: K split over a cluster of 2 or 4 blocks per tile, reduced in the first block's
   // ring (the TMA-fed body only): the ring must hold the other blocks' sums.
-  s.constrain("DC_GRID < 4 || (DC_WG == 2 && ring bytes >= cluster reduce bytes)",
-              [](K c) { return knob(c, "DC_GRID") < 4 || (tmaFed(c) && wgRingBytes(c) >= clusterReduceBytes(c)); });
+  // DC_GRID = 6: persistent, whole tiles per block (the TMA-fed body only; no reduction).
+  s.constrain("DC_GRID < 4 || (DC_WG == 2 && (DC_GRID == 6 || ring bytes >= cluster reduce bytes))",
+              [](K c) {
+                return knob(c, "DC_GRID") < 4 ||
+                       (tmaFed(c) && (knob(c, "DC_GRID") == 6 || wgRingBytes(c) >= clusterReduceBytes(c)));
+              });
   // Accumulators: 4*DC_MT floats per 64-row slab and thread; 128 of them (two slabs at the widest
   // tier) spill under ptxas (sm_90a), 64 do not.
   s.constrain("DC_WG == 0 || DC_NT * DC_MT <= 16",
@@ -148,8 +152,10 @@ Status applicable(K c, const GemmShape& s) {
 // calls.
 // DC_WG = 1, 2: tiles of 64*DC_NT*DC_WARPS/4 rows, units of 64*DC_U k, DC_WARPS consumer warps + the
 // producer warp (DC_WG = 1 with DC_PF = 2: warpgroup), sm_90a only; DC_GRID = 4, 5: a cluster of
-// 2 or 4 blocks per tile splitting its K, reduced in distributed shared memory (no workspace). A grid whose ranges cut no tile (DC_GRID = 0,
-// or one unit per tile) needs neither workspace nor counters.
+// 2 or 4 blocks per tile splitting its K, reduced in distributed shared memory (no workspace);
+// DC_GRID = 6: persistent, min(tiles, SMs) blocks each streaming a contiguous range of whole tiles.
+// A grid whose ranges cut no tile (DC_GRID = 0, 6, or one unit per tile) needs neither workspace
+// nor counters.
 Status plan(K c, const GemmShape& s, const DeviceInfo& dev, LaunchPlan& p) {
   if (wg(c) && dev.arch != "sm_90a")
     return Status::Unsupported("decode GEMM with DC_WG=1 or 2 (wgmma) needs arch sm_90a, device is " +
@@ -162,7 +168,10 @@ Status plan(K c, const GemmShape& s, const DeviceInfo& dev, LaunchPlan& p) {
   const int64_t units = tiles * steps;
   const int64_t sms = std::max(1, dev.multiprocessors);
   const int64_t g = knob(c, "DC_GRID");
-  const int64_t grid = g == 0 ? tiles : g >= 4 ? tiles * clusterBlocks(c) : std::min(units, sms * g);
+  const int64_t grid = g == 0   ? tiles
+                       : g == 6 ? std::min(tiles, sms)
+                       : g >= 4 ? tiles * clusterBlocks(c)
+                                : std::min(units, sms * g);
   p.grid = Dim3{static_cast<unsigned>(grid), 1u, 1u};
   const int64_t producers = !wg(c) ? 0 : knob(c, "DC_PF") == 2 && !tmaFed(c) ? 128 : 32;
   p.block = Dim3{static_cast<unsigned>(32 * warps + producers), 1u, 1u};

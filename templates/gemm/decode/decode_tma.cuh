@@ -19,7 +19,7 @@ KTUNE_DEVICE void tma_load_2d(unsigned dst, const TensorMap* map, int c0, int r0
       "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(r0), "r"(bar)
       : "memory");
 }
-#if DC_GRID >= 4
+#if DC_CLUSTER
 // Split K over a cluster: its kCL blocks stream one tile's K in kCL parts; the partial sums meet in
 // the first block's shared memory (distributed shared memory), never in global memory.
 constexpr int kCL = DC_GRID == 4 ? 2 : 4;

@@ -35,6 +35,12 @@
 // cluster barriers), so no block goes through the global workspace and its chain of dependent L2
 // round trips (the probe measured stream-K's reduction at ~20% of a 4096x4096 call).
 //
+// DC_GRID = 6 (TMA-fed only): persistent, one block per SM (at most one per tile), each streaming a
+// contiguous range of whole tiles through its ring without draining it between tiles: no split of
+// K (no reduction), one prologue per SM instead of one per tile, and no gap between a block's end
+// and the next block's first copy where N makes several waves of tiles (28672 rows: 448 tiles of
+// 64 on 132 SMs).
+//
 // Knobs here: DC_WARPS (4, 8: consumer warpgroups), DC_NT (64-row slabs per warpgroup), DC_MT
 // (wgmma N / 8), DC_U (k per stage / 64; 8 with TMA only), DC_DEPTH (stages / 2), DC_GRID, DC_PF
 // (1: one producer warp, 2: a producer warpgroup); DC_XR unused (the space pins it to 0). Dynamic
@@ -42,6 +48,7 @@
 // barriers (16 bytes per stage + 16); DC_WG = 2 also the gate/up hand-over, 16*DC_WARPS * 4*DC_MT
 // floats.
 #define DC_TMA (DC_WG == 2)
+#define DC_CLUSTER (DC_TMA && (DC_GRID == 4 || DC_GRID == 5))
 namespace kd {
 
 constexpr int kCWarps = DC_WARPS;                 // consumer warps
@@ -327,7 +334,7 @@ KTUNE_DEVICE void flush(const Prob& p, float (&acc)[kNT][kAcc], int row0, int st
   for_each_acc(acc, ctid, [](float& v, int, int) { v = 0.0f; });
 }
 
-#if DC_TMA && DC_GRID >= 4
+#if DC_CLUSTER
 // After the main loop (every thread of the cluster, producer warps too, passes both barriers): the
 // blocks of rank r > 0 write their sums into slot r - 1 of rank 0's ring (idle by then; the space
 // checks it holds kCL - 1 slots), rank 0 adds them and stores the tile (whole: no workspace).
@@ -371,7 +378,7 @@ KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorM
     const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
     produce_tma(p, tmW, tmX, base + slot * kStageBytes, full + 8 * slot, tile * kBN, st * kBK);
   }
-#if DC_GRID >= 4
+#if DC_CLUSTER
   cluster_sync();
   cluster_sync();
 #endif
@@ -405,7 +412,7 @@ KTUNE_DEVICE void produce_all(const Prob& p, unsigned base, unsigned full, unsig
 
 }  // namespace kd
 
-#if DC_TMA && DC_GRID >= 4
+#if DC_CLUSTER
 #define KTUNE_DC_CLUSTER __cluster_dims__(kd::kCL, 1, 1)
 #else
 #define KTUNE_DC_CLUSTER
@@ -431,10 +438,14 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   const int tid = threadIdx.x;
   Prob p{A, B, reinterpret_cast<out_t*>(Cv), reinterpret_cast<const out_t*>(biasv), workspace,
          counters, M, N, K, (K + kBK - 1) / kBK, N / 2, lda, ldb, ldc, alpha, beta};
-#if DC_TMA && DC_GRID >= 4  // a cluster per tile, block `rank` takes part `rank` of its K steps
+#if DC_CLUSTER  // a cluster per tile, block `rank` takes part `rank` of its K steps
   const unsigned rank = cluster_rank();
   const long t0 = (long)(blockIdx.x / kCL) * p.nsteps;
   const long u0 = t0 + p.nsteps * (long)rank / kCL, u1 = t0 + p.nsteps * (long)(rank + 1) / kCL;
+#elif DC_GRID == 6  // persistent: block b streams whole tiles [tiles*b/grid, tiles*(b+1)/grid)
+  const long tiles = (N + kBN - 1) / kBN;
+  const long u0 = tiles * blockIdx.x / gridDim.x * p.nsteps;
+  const long u1 = tiles * (blockIdx.x + 1) / gridDim.x * p.nsteps;
 #else
   const long units = (long)((N + kBN - 1) / kBN) * p.nsteps;
   const long u0 = units * blockIdx.x / gridDim.x, u1 = units * (blockIdx.x + 1) / gridDim.x;
@@ -475,7 +486,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
     __syncwarp();
     if ((tid & 31) == 0) mbar_arrive(empty + 8 * slot);
     ++run;
-#if !(DC_TMA && DC_GRID >= 4)
+#if !DC_CLUSTER
     const long u = u0 + s;
     const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
     if (st == p.nsteps - 1 || s == S - 1) {
@@ -484,7 +495,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
     }
 #endif
   }
-#if DC_TMA && DC_GRID >= 4
+#if DC_CLUSTER
   cluster_reduce(p, acc, base, reinterpret_cast<const float*>(smem_raw + (base - smem_addr(smem_raw))),
                  (int)(blockIdx.x / kCL) * kBN, rank, tid, flag);
 #endif
