@@ -48,7 +48,7 @@ import time
 
 import llama_procs
 from llama_timing import (Entry, WallRecorder, copy_rate, first_call, kernel_table, op_breakdown,
-                          rel_err, set_up, timing_rounds)
+                          rel_err, rounds_done, set_up, timing_rounds)
 
 SHAPES = {"d1": (1, 1), "d8": (8, 1), "d32": (32, 1), "d128": (128, 1), "p2048": (1, 2048)}
 VARIANTS = ("torch", "tunableop", "compile", "ktune", "ktune_unfused")
@@ -560,6 +560,7 @@ def main_run(a):
     main_left = lambda: left_s() - reserve  # noqa: E731
     log(f"timing {len(entries)} entries in {rounds} interleaved rounds")
     timing_rounds(entries, rounds, log, main_left if a.deadline_s else None)
+    rounds = rounds_done(entries, rounds)  # fewer when the budget stopped them
     ops_bd, kern = breakdowns(a, model, states, entries, ops_of, log, main_left)
     res = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "cfg": cfg,
            "compile_scope": a.compile_scope, "order_ktune": tuning_order(a.shapes),

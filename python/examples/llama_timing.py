@@ -150,6 +150,13 @@ def timing_rounds(entries, rounds, log, left_s=None):
         log(f"  round {r + 1}/{rounds} done")
 
 
+def rounds_done(entries, asked):
+    """The timing rounds that ran (timing_rounds stops early when the budget runs low): the most
+    any entry has; `asked` when none ran."""
+    return max((max(len(e.times["graph"]), len(e.times["eager"])) for e in entries),
+               default=0) or asked
+
+
 class OpRecorder:
     """CUDA events around each op of one step (all enqueued behind a spin kernel)."""
 

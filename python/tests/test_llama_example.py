@@ -191,3 +191,13 @@ def test_the_report_names_the_kernel_class_that_loses_to_max_autotune():
     assert list(cmp) == ["p2048"]  # d1 has no max-autotune table
     d = cmp["p2048"]
     assert d["loses"] == ["gemm"] and d["ktune_us"] == 1245.0 and d["compile_us"] == 1230.0
+
+
+def test_the_report_counts_the_rounds_that_ran():
+    # A run whose budget stopped the timing after 3 of 5 rounds says 3 (it said 5).
+    e = llama_timing.Entry("ktune", "d1", lambda: None)
+    e.times["graph"], e.times["eager"] = [1.0, 1.1, 1.2], [2.0, 2.1, 2.2]
+    f = llama_timing.Entry("torch", "d1", lambda: None)
+    f.times["eager"] = [2.0, 2.1]  # failed in round 3
+    assert llama_timing.rounds_done([e, f], 5) == 3
+    assert llama_timing.rounds_done([], 5) == 5
