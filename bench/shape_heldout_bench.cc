@@ -262,6 +262,16 @@ Row heldOutRow(Ctx& c, const Buffers& b, int64_t m, int64_t n, int64_t k,
   return row;
 }
 
+// 0..n-1 spread first (every 8th, then every 4th, ...), so a time limit leaves a spread of M.
+std::vector<size_t> spreadOrder(size_t n) {
+  std::vector<size_t> order;
+  std::vector<bool> seen(n, false);
+  for (size_t step : {8, 4, 2, 1})
+    for (size_t i = 0; i < n; i += step)
+      if (!seen[i]) seen[i] = true, order.push_back(i);
+  return order;
+}
+
 struct Trained {
   std::vector<int64_t> ms;        // tuned M values
   std::vector<std::string> wins;  // distinct JIT winners
@@ -272,13 +282,9 @@ Expected<Trained> train(Ctx& c, const Buffers& b, int64_t n, int64_t k, double s
                         Clock::time_point t0) {
   Trained t;
   const auto start = Clock::now();
-  // Spread first (every 8th point, then every 4th, ...), so a time limit leaves a spread of M.
   const std::vector<int64_t> pts = predict::rangePoints(1, c.args->max_m, c.args->train);
-  std::vector<int64_t> order;
-  for (size_t step : {8, 4, 2, 1})
-    for (size_t i = 0; i < pts.size(); i += step)
-      if (std::find(order.begin(), order.end(), pts[i]) == order.end()) order.push_back(pts[i]);
-  for (int64_t m : order) {
+  for (size_t i : spreadOrder(pts.size())) {
+    const int64_t m = pts[i];
     if (stop_at_s > 0 && since(t0) > stop_at_s) break;
     auto r = c.op->tune(GemmCall{shapeOf(m, n, k), b.buf});
     if (!r.ok()) return r.status().withContext("tuning M=" + std::to_string(m));
@@ -372,12 +378,13 @@ int run(const Args& a) {
   if (!a.out.empty()) out.open(a.out);
   std::vector<Row> rows;
   std::vector<std::vector<Row>> per(a.nk.size());
-  // Round-robin over the N x K, so a deadline leaves every N x K about the same share.
-  for (int j = 0; j < a.heldout; ++j) {
+  // Round-robin over the N x K, so a deadline leaves every N x K about the same share, and over
+  // each N x K's M spread first, so it leaves a spread of M (not the smallest ones).
+  for (size_t j : spreadOrder(size_t(std::max(0, a.heldout)))) {
     for (size_t i = 0; i < a.nk.size(); ++i) {
-      if (size_t(j) >= held[i].size()) continue;
+      if (j >= held[i].size()) continue;
       if (a.deadline_s > 0 && since(t0) > a.deadline_s) break;
-      Row r = heldOutRow(c, bufs[i], held[i][size_t(j)], a.nk[i].first, a.nk[i].second, trained[i].wins);
+      Row r = heldOutRow(c, bufs[i], held[i][j], a.nk[i].first, a.nk[i].second, trained[i].wins);
       writeRow(out, r);
       if (!r.error.empty()) std::printf("ERROR M=%ld %s\n", long(r.m), r.error.c_str());
       rows.push_back(r);

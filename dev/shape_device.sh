@@ -76,6 +76,9 @@ KTUNE_DB=/tmp/heldout_db.json KTUNE_WARMUP_MS=${WARMUP_MS:-2} KTUNE_REP_MS=${REP
   --rounds "${ROUNDS:-3}" --vendor "${VENDOR:-3}" --out "$OUT/heldout.jsonl" \
   > "$OUT/heldout.log" 2>&1
 echo "heldout rc=$? ($(el) s):"; grep -vE "^ktune:" "$OUT/heldout.log" | tail -12 | cut -c1-300
+# The training database (every candidate's time per tuned key, the vendor ranks included): what a
+# prediction rule can be checked against offline.
+gzip -c /tmp/heldout_db.json > "$OUT/heldout_db.json.gz" 2>/dev/null
 
 # 4. torch.cuda.graph capture of tuned ktune.ops calls.
 if [ -n "$PYB" ]; then
