@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
-#include <string>
 #include <utility>
 
 #include "autotune/engine.h"
@@ -81,18 +79,7 @@ predict::Prediction DynamicShapes::predictFor(FamilyState& fs, const void* p,
                                               const std::string& key) {
   const ErasedFamily& f = fs.f;
   const int64_t limit = std::max(e_.deviceInfo().shared_per_block_optin, e_.deviceInfo().shared_per_block);
-  // The new shape's own vendor algorithms, asked once and only if a ranked one could win (the
-  // vendor's heuristic query).
-  std::vector<VendorCandidate> vendor;
-  bool asked = false;
-  auto vendorAt = [&](const std::string& cls) -> const VendorCandidate* {
-    if (!asked && f.vendor_candidates && f.vendor_launch) vendor = f.vendor_candidates(p);
-    asked = true;
-    const int rank = std::atoi(cls.c_str() + std::char_traits<char>::length(predict::kVendorRank));
-    return rank >= 1 && size_t(rank) < vendor.size() ? &vendor[size_t(rank)] : nullptr;
-  };
   auto applicable = [&](const std::string& text) {
-    if (text.rfind(predict::kVendorRank, 0) == 0) return vendorAt(text) != nullptr;
     auto c = Config::parse(text);
     if (!c.ok() || !checkOwnConfig(f, *c, "predicted").ok()) return false;
     if (!f.configs.empty() &&
@@ -103,16 +90,7 @@ predict::Prediction DynamicShapes::predictFor(FamilyState& fs, const void* p,
     return !f.launch || !f.launch(*c, p, e_.deviceInfo()).refused;  // the key's own rule: alignment, layout
   };
   predict::Prediction pr = predict::predict(*indexOf(fs), key, applicable);
-  if (pr.source == predict::kDefaultClass) {
-    // The vendor's list asked already: its default is the one marked so.
-    const auto d = std::find_if(vendor.begin(), vendor.end(), [](const auto& v) { return v.is_default; });
-    if (d != vendor.end()) pr.config = d->id, pr.source = d->source;
-    else std::tie(pr.config, pr.source) = defaultOf(f, p);
-  } else if (pr.source == predict::kVendorRank) {
-    const VendorCandidate* v = vendorAt(pr.config);  // applicable: present
-    pr.config = v->id;
-    pr.source = v->source;
-  }
+  if (pr.source == predict::kDefaultClass) std::tie(pr.config, pr.source) = defaultOf(f, p);
   return pr;
 }
 

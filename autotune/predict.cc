@@ -88,17 +88,11 @@ std::vector<Neighbour> indexEntries(const std::vector<DbEntry>& entries) {
     n.winner = e.winner;
     n.winner_source = e.winner_source;
     for (const auto& c : e.candidates) {
-      if (!timed(c)) continue;
-      std::string cls = c.config;
-      if (c.source != "jit") {
-        const int rank = vendorRank(c.config);
-        if (rank < 1) continue;  // rank 0 is the default (below); an unranked id is per shape
-        cls = kVendorRank + std::to_string(rank);
-      }
+      if (c.source != "jit" || !timed(c)) continue;
       // Stopped early as slower than the best: at most half as good (its median is a lower bound).
       double s = fastest / c.stats.median_ms;
       if (c.status != Code::kOk) s = std::min(s, kUnreachedScore);
-      n.scores.emplace_back(std::move(cls), std::min(1.0, s));
+      n.scores.emplace_back(c.config, std::min(1.0, s));
     }
     if (const double d = defaultMs(e); d > 0) n.scores.emplace_back(kDefaultClass, std::min(1.0, fastest / d));
     // Sorted by config (the first of duplicates kept), for scoreAt's binary search.
@@ -116,47 +110,6 @@ double scoreAt(const Neighbour& n, const std::string& cls, bool* known) {
                              [](const auto& a, const std::string& c) { return a.first < c; });
   *known = it != n.scores.end() && it->first == cls;
   return *known ? it->second : kUnreachedScore;
-}
-
-bool isRank(const std::string& cls) { return cls.rfind(kVendorRank, 0) == 0; }
-
-// Every field equal but one numeric field at most (same names, kinds and categories).
-bool alongOneAxis(const ParsedKey& a, const ParsedKey& b) {
-  if (a.names != b.names || a.is_num != b.is_num || a.str != b.str) return false;
-  int differ = 0;
-  for (size_t i = 0; i < a.num.size(); ++i) differ += a.is_num[i] && a.num[i] != b.num[i] ? 1 : 0;
-  return differ <= 1;
-}
-
-using Near = std::vector<std::pair<double, const Neighbour*>>;
-
-// The vendor-rank rule (predict.h): the rank class and its weighted geometric-mean gain over the
-// default at the evidence neighbours; an empty class when no rank qualifies.
-std::pair<std::string, double> rankRule(const Near& near, const ParsedKey& pk) {
-  Near ev;
-  for (const auto& dn : near)
-    if (ev.size() < kRankNeighbours && alongOneAxis(pk, dn.second->parsed)) ev.push_back(dn);
-  if (ev.size() < kRankNeighbours) return {};
-  std::set<std::string> ranks;
-  for (const auto& [d, n] : ev)
-    for (const auto& [c, s] : n->scores)
-      if (isRank(c)) ranks.insert(c);
-  std::pair<std::string, double> best{"", 1.0 + kDefaultMargin};
-  for (const auto& r : ranks) {
-    double lw = 0, wsum = 0;
-    bool ok = true;
-    for (const auto& [d, n] : ev) {
-      bool kr = false, kd = false;
-      const double sr = scoreAt(*n, r, &kr), sd = scoreAt(*n, kDefaultClass, &kd);
-      ok = ok && kr && kd && sd > 0 && sr >= sd;
-      if (!ok) break;
-      lw += std::log(sr / sd) / (1.0 + d);
-      wsum += 1.0 / (1.0 + d);
-    }
-    const double gain = ok ? std::exp(lw / wsum) : 0;
-    if (gain > best.second) best = {r, gain};
-  }
-  return best;
 }
 
 }  // namespace
@@ -225,18 +178,12 @@ Prediction predict(const std::vector<Neighbour>& index, const std::string& key,
   // applicable() last: it is the caller's launch-rule check, the costly part of a prediction on an
   // unseen key's first call, and only a config that would win needs it.
   for (const auto& cls : classes) {
-    if (cls == kDefaultClass || isRank(cls)) continue;
+    if (cls == kDefaultClass) continue;
     const double s = score(cls);
     if (s > best_score && agreement(cls) >= kMinAgreement && consistent(cls) && applicable(cls))
       best = cls, best_score = s;
   }
-  // Where the JIT rule keeps the default, a vendor algorithm of another heuristic rank may replace
-  // it (rankRule); a JIT pick stays (it passed the stricter rule above).
-  if (best == kDefaultClass) {
-    const auto [rank, gain] = rankRule(near, pk);
-    if (!rank.empty() && applicable(rank)) best = rank, best_score = std::min(1.0, out.default_score * gain);
-  }
-  out.source = best == kDefaultClass ? kDefaultClass : isRank(best) ? kVendorRank : "jit";
+  out.source = best == kDefaultClass ? kDefaultClass : "jit";
   out.config = best == kDefaultClass ? "" : best;
   out.score = best == kDefaultClass ? out.default_score : best_score;
   out.basis = best == kDefaultClass ? "default beats the rest" : "neighbours";

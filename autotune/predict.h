@@ -11,11 +11,8 @@
 // not reach a config counts as kUnreachedScore for it (an unmeasured config is rarely the best one
 // there). The family default (its vendor heuristic's own pick for the new key, else its default
 // config) is a candidate like the others, scored by how the default did at each neighbour
-// ("vs_default"). Vendor algorithms other than the default are per-shape picks of the library: the
-// same serialised algorithm rarely wins at two shapes, so they are carried over by their rank in
-// the library's heuristic list for each shape (class kVendorRank + N for an id naming ":idx=N:",
-// N >= 1; rank 0 is the default), under a rule of their own (rankRule below), and the caller maps
-// a predicted rank to the new shape's own N-th algorithm. The prediction is the best-scoring config that is applicable to the new key
+// ("vs_default"). Vendor algorithms other than the default are per-shape picks of the library and
+// are not carried over. The prediction is the best-scoring config that is applicable to the new key
 // (the caller's check: constraints, shared memory, alignment), and it replaces the default only when
 // its score beats the default's by kDefaultMargin, so a prediction is not slower than the default on
 // the neighbours' evidence, and only when it was near-best at neighbours holding kMinAgreement of
@@ -50,22 +47,11 @@ inline constexpr double kDefaultMargin = 0.02;
 inline constexpr double kMinAgreement = 0.5;
 // The name of the default in a Prediction's `source` when the caller's default was chosen.
 inline constexpr const char* kDefaultClass = "default";
-// The class of a vendor algorithm by its heuristic rank: kVendorRank + "N" (Prediction::source and
-// config are kVendorRank and the class until the caller maps them to the new shape's N-th
-// algorithm).
-inline constexpr const char* kVendorRank = "vendor-rank=";
-// N of a vendor id naming its heuristic rank (":idx=N:" or "idx=N:" at the start); -1 otherwise.
+// N of a vendor id naming its heuristic rank for its shape (":idx=N:" or "idx=N:" at the start);
+// -1 otherwise. Not used by the prediction (vendor picks other than the default are not carried
+// over: a rule carrying them over by rank was measured and taken out, bench/NOTES.md, issue 35
+// fifth pass); the held-out bench labels candidates with it.
 int vendorRank(const std::string& id);
-// The vendor-rank rule, used only where the JIT rule keeps the default. Evidence: the
-// kRankNeighbours nearest tuned keys (among the kNeighbours) that differ from the new key in one
-// numeric field only (for GEMM: the same N x K, layout and dtypes, another M): a heuristic rank is
-// a position in the library's list for one shape, and lists of shapes that differ in more than
-// one field are not comparable rank by rank. A rank is predicted when it was timed at each of
-// them, never slower than the default at any, and faster than the default by kDefaultMargin in
-// their closeness-weighted geometric mean of default time / rank time; the best such rank.
-// Why the two nearest only: on the held-out sets the winning rank held over runs of two to four
-// adjacent M (about one step of the range pre-tuning's grid) and changed beyond.
-inline constexpr size_t kRankNeighbours = 2;
 
 // A key's fields, parsed once: integers as log2(1 + |v|), strings as categories.
 struct ParsedKey {
@@ -83,8 +69,8 @@ struct Neighbour {
   std::string key;
   ParsedKey parsed;
   std::string winner, winner_source;
-  // config string -> fastest / its median, JIT configs; kDefaultClass -> the default's; the vendor
-  // algorithms of rank >= 1 under kVendorRank + N. Sorted by config string (indexEntries).
+  // config string -> fastest / its median, JIT configs only; kDefaultClass -> the default's.
+  // Sorted by config string (indexEntries).
   std::vector<std::pair<std::string, double>> scores;
 };
 // The entries a prediction may learn from: measured (a winner, not predicted, not unverified).
@@ -98,7 +84,7 @@ struct Used {
 };
 struct Prediction {
   std::string config;         // config string (JIT) or the default's config / vendor id
-  std::string source = "jit"; // "jit", kDefaultClass (the family default) or kVendorRank
+  std::string source = "jit"; // "jit", or kDefaultClass when the family default was chosen
   double score = 0;           // predicted time of the fastest / predicted config's (1 = as good)
   double default_score = 0;   // the same for the default
   // 0..1: proximity of the nearest neighbour (1 / (1 + d)) times the weighted share of the
@@ -109,8 +95,7 @@ struct Prediction {
   // The regret predicted for this config: 1 / score - 1 (0.05 = 5% slower than the best).
   double predictedRegret() const { return score > 0 ? 1.0 / score - 1.0 : 0.0; }
 };
-// `applicable(config)`: whether a JIT config can run the new key, or for a kVendorRank class,
-// whether the new key's own heuristic list has that rank. `exclude_key`: the key itself
+// `applicable(config)`: whether a JIT config can run the new key. `exclude_key`: the key itself
 // (a tuned key is not its own neighbour). Deterministic.
 Prediction predict(const std::vector<Neighbour>& index, const std::string& key,
                    const std::function<bool(const std::string&)>& applicable);
