@@ -44,6 +44,20 @@ double distance(const ParsedKey& a, const ParsedKey& b) {
   return std::sqrt(sq);
 }
 
+int vendorRank(const std::string& id) {
+  size_t at = id.rfind("idx=", 0) == 0 ? 0 : id.find(":idx=");
+  if (at == std::string::npos) return -1;
+  at += id[at] == ':' ? 5 : 4;
+  const size_t end = id.find(':', at);
+  if (end == std::string::npos || end == at || end - at > 4) return -1;
+  int n = 0;
+  for (size_t i = at; i < end; ++i) {
+    if (id[i] < '0' || id[i] > '9') return -1;
+    n = n * 10 + (id[i] - '0');
+  }
+  return n;
+}
+
 namespace {
 
 bool timed(const CandidateResult& c) { return c.stats.runs > 0 && c.stats.median_ms > 0; }

@@ -47,6 +47,11 @@ inline constexpr double kDefaultMargin = 0.02;
 inline constexpr double kMinAgreement = 0.5;
 // The name of the default in a Prediction's `source` when the caller's default was chosen.
 inline constexpr const char* kDefaultClass = "default";
+// N of a vendor id naming its heuristic rank for its shape (":idx=N:" or "idx=N:" at the start);
+// -1 otherwise. Not used by the prediction (vendor picks other than the default are not carried
+// over: a rule carrying them over by rank was measured and taken out, bench/NOTES.md, issue 35
+// fifth pass); the held-out bench labels candidates with it.
+int vendorRank(const std::string& id);
 
 // A key's fields, parsed once: integers as log2(1 + |v|), strings as categories.
 struct ParsedKey {

@@ -219,7 +219,17 @@ struct Row {
   double confidence = 0, vs_winner = 1, vs_default = 1;
   int candidates = 0;
   bool is_default = false;
+  bool is_rank = false;  // a vendor algorithm other than the default, carried over by its rank
+  nlohmann::json times = nlohmann::json::array();  // [role, "jit:config" or "rN", ms] per candidate
 };
+
+// A candidate's label in the rows: a vendor algorithm by its heuristic rank for the key (ids are
+// per shape), a JIT config as itself.
+std::string labelOf(const Cand& c) {
+  if (c.source == "jit") return "jit:" + c.config;
+  const int r = predict::vendorRank(c.config);
+  return r >= 0 ? "r" + std::to_string(r) : c.source + ":" + c.config;
+}
 
 Row heldOutRow(Ctx& c, const Buffers& b, int64_t m, int64_t n, int64_t k,
                const std::vector<std::string>& winners) {
@@ -234,6 +244,7 @@ Row heldOutRow(Ctx& c, const Buffers& b, int64_t m, int64_t n, int64_t k,
   std::vector<Cand> v = candidatesFor(c, call, *p, *def, winners);
   row.confidence = p->confidence;
   row.is_default = p->basis != "neighbours";
+  row.is_rank = !row.is_default && p->source != "jit";
   row.predicted = (v[0].source == "jit" ? "" : v[0].source + ":") + v[0].config;
   row.candidates = int(v.size());
   if (!retime(c, call, v)) return row.error = "predicted/default failed: " + v[0].error, row;
@@ -243,10 +254,22 @@ Row heldOutRow(Ctx& c, const Buffers& b, int64_t m, int64_t n, int64_t k,
     if (x.config == def->winner && x.source == def->winner_source) d = &x;
     if (x.error.empty() && !x.ms.empty() && (!win || x.time() < win->time())) win = &x;
   }
+  for (const Cand& x : v)
+    if (x.error.empty() && !x.ms.empty()) row.times.push_back({x.role, labelOf(x), x.time()});
   row.winner = (win->source == "jit" ? "" : win->source + ":") + win->config;
   row.vs_winner = v[0].time() / win->time();
   row.vs_default = v[0].time() / d->time();
   return row;
+}
+
+// 0..n-1 spread first (every 8th, then every 4th, ...), so a time limit leaves a spread of M.
+std::vector<size_t> spreadOrder(size_t n) {
+  std::vector<size_t> order;
+  std::vector<bool> seen(n, false);
+  for (size_t step : {8, 4, 2, 1})
+    for (size_t i = 0; i < n; i += step)
+      if (!seen[i]) seen[i] = true, order.push_back(i);
+  return order;
 }
 
 struct Trained {
@@ -259,13 +282,9 @@ Expected<Trained> train(Ctx& c, const Buffers& b, int64_t n, int64_t k, double s
                         Clock::time_point t0) {
   Trained t;
   const auto start = Clock::now();
-  // Spread first (every 8th point, then every 4th, ...), so a time limit leaves a spread of M.
   const std::vector<int64_t> pts = predict::rangePoints(1, c.args->max_m, c.args->train);
-  std::vector<int64_t> order;
-  for (size_t step : {8, 4, 2, 1})
-    for (size_t i = 0; i < pts.size(); i += step)
-      if (std::find(order.begin(), order.end(), pts[i]) == order.end()) order.push_back(pts[i]);
-  for (int64_t m : order) {
+  for (size_t i : spreadOrder(pts.size())) {
+    const int64_t m = pts[i];
     if (stop_at_s > 0 && since(t0) > stop_at_s) break;
     auto r = c.op->tune(GemmCall{shapeOf(m, n, k), b.buf});
     if (!r.ok()) return r.status().withContext("tuning M=" + std::to_string(m));
@@ -287,20 +306,21 @@ double pct(std::vector<double> v, double q) {
 void summary(const char* what, const std::vector<Row>& rows) {
   std::vector<double> w, d;
   double logs = 0;
-  int as_default = 0;
+  int as_default = 0, as_rank = 0;
   for (const Row& r : rows) {
     if (!r.error.empty()) continue;
     w.push_back(r.vs_winner);
     d.push_back(r.vs_default);
     logs += std::log(r.vs_winner);
     as_default += r.is_default ? 1 : 0;
+    as_rank += r.is_rank ? 1 : 0;
   }
   if (w.empty()) return (void)std::printf("%-12s no rows\n", what);
   std::printf("%-12s n=%3zu  vs_winner geomean %.3f p95 %.3f max %.3f | vs_default max %.3f "
-              "geomean %.3f | predicted the default %d\n",
+              "geomean %.3f | predicted the default %d, a vendor rank %d\n",
               what, w.size(), std::exp(logs / double(w.size())), pct(w, 0.95), pct(w, 1.0),
               pct(d, 1.0), [&] { double s = 0; for (double x : d) s += std::log(x); return std::exp(s / double(d.size())); }(),
-              as_default);
+              as_default, as_rank);
 }
 
 void writeRow(std::ofstream& f, const Row& r) {
@@ -309,7 +329,7 @@ void writeRow(std::ofstream& f, const Row& r) {
                       {"winner", r.winner}, {"confidence", r.confidence},
                       {"vs_winner", r.vs_winner}, {"vs_default", r.vs_default},
                       {"candidates", r.candidates}, {"predicted_default", r.is_default},
-                      {"error", r.error}}.dump()
+                      {"predicted_rank", r.is_rank}, {"times", r.times}, {"error", r.error}}.dump()
     << "\n";
 }
 
@@ -358,12 +378,13 @@ int run(const Args& a) {
   if (!a.out.empty()) out.open(a.out);
   std::vector<Row> rows;
   std::vector<std::vector<Row>> per(a.nk.size());
-  // Round-robin over the N x K, so a deadline leaves every N x K about the same share.
-  for (int j = 0; j < a.heldout; ++j) {
+  // Round-robin over the N x K, so a deadline leaves every N x K about the same share, and over
+  // each N x K's M spread first, so it leaves a spread of M (not the smallest ones).
+  for (size_t j : spreadOrder(size_t(std::max(0, a.heldout)))) {
     for (size_t i = 0; i < a.nk.size(); ++i) {
-      if (size_t(j) >= held[i].size()) continue;
+      if (j >= held[i].size()) continue;
       if (a.deadline_s > 0 && since(t0) > a.deadline_s) break;
-      Row r = heldOutRow(c, bufs[i], held[i][size_t(j)], a.nk[i].first, a.nk[i].second, trained[i].wins);
+      Row r = heldOutRow(c, bufs[i], held[i][j], a.nk[i].first, a.nk[i].second, trained[i].wins);
       writeRow(out, r);
       if (!r.error.empty()) std::printf("ERROR M=%ld %s\n", long(r.m), r.error.c_str());
       rows.push_back(r);

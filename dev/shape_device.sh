@@ -11,6 +11,7 @@
 # machine) when they run here, else built with dev/device_build.sh. The Python extension is
 # compiled here against prebuilt/libktune.so (this Python's headers), in the background.
 #   bash dev/shape_device.sh  (carry .devdeps)  HELDOUT_S=110 TRAIN_S=55 HELDOUT=26 SEED=0 ROUNDS=3
+#     VENDOR=3 (cuBLASLt ranks after #0 in the held-out keys' reduced lists; TRAIN_S=0: no limit)
 #   SHAPE_STAGE=first_call       step 1 only;  SHAPE_STAGE=heldout  step 3 only
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -72,9 +73,12 @@ echo "busy_stream rc=$? ($(el) s):"; grep -sE "RESULT|SKIP|rror" "$OUT/busy.log"
 KTUNE_DB=/tmp/heldout_db.json KTUNE_WARMUP_MS=${WARMUP_MS:-2} KTUNE_REP_MS=${REP_MS:-8} \
   timeout $(( ${HELDOUT_S:-110} + 15 )) "$KB/shape_heldout_bench" --heldout "${HELDOUT:-26}" \
   --train-s "${TRAIN_S:-55}" --deadline-s "${HELDOUT_S:-110}" --seed "${SEED:-0}" \
-  --rounds "${ROUNDS:-3}" --out "$OUT/heldout.jsonl" \
+  --rounds "${ROUNDS:-3}" --vendor "${VENDOR:-3}" --out "$OUT/heldout.jsonl" \
   > "$OUT/heldout.log" 2>&1
 echo "heldout rc=$? ($(el) s):"; grep -vE "^ktune:" "$OUT/heldout.log" | tail -12 | cut -c1-300
+# The training database (every candidate's time per tuned key, the vendor ranks included): what a
+# prediction rule can be checked against offline.
+gzip -c /tmp/heldout_db.json > "$OUT/heldout_db.json.gz" 2>/dev/null
 
 # 4. torch.cuda.graph capture of tuned ktune.ops calls.
 if [ -n "$PYB" ]; then

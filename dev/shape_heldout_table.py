@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""Table of a held-out run (bench/shape_heldout_bench --out rows.jsonl), per N x K and overall:
+predicted / best of the reduced list (geomean, P95, max), predicted / default (max), default / best
+(geomean), how many keys predicted a JIT config or a vendor rank, and how the vendor-rank
+predictions did against the default. With --ranks R the "best" is recomputed over the JIT
+candidates and the vendor ranks 0..R only (the earlier passes' lists had R = 3); rows without
+per-candidate times (older runs) keep their recorded ratios.
+  python3 dev/shape_heldout_table.py heldout.jsonl [--ranks 3]
+"""
+import json
+import math
+import sys
+
+
+def p95(v):
+    v = sorted(v)
+    return v[min(len(v) - 1, math.ceil(0.95 * len(v)) - 1)]
+
+
+def gm(v):
+    return math.exp(sum(math.log(x) for x in v) / len(v))
+
+
+def ratios(r, max_rank):
+    """(predicted / best, predicted / default, default / best) of one row."""
+    t = r.get("times") or []
+    if not t:
+        return r["vs_winner"], r["vs_default"], r["vs_winner"] / r["vs_default"]
+    pred = next(ms for role, _, ms in t if role == "predicted")
+    dflt = next((ms for role, _, ms in t if role == "default"), pred)
+    keep = [ms for role, label, ms in t
+            if max_rank is None or role == "predicted" or not label.startswith("r")
+            or int(label[1:]) <= max_rank]
+    best = min(keep)
+    return pred / best, pred / dflt, dflt / best
+
+
+def main(argv):
+    path = argv[1]
+    max_rank = int(argv[argv.index("--ranks") + 1]) if "--ranks" in argv else None
+    rows = [json.loads(x) for x in open(path) if x.strip()]
+    rows = [r for r in rows if not r.get("error")]
+    groups = {}
+    for r in rows:
+        groups.setdefault(f'{r["n"]} x {r["k"]}', []).append(r)
+    print("| N x K | keys | predicted / best: geomean | P95 | max | predicted / default: max "
+          "| default / best: geomean | JIT predicted | rank predicted |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name, rs in list(groups.items()) + [("all", rows)]:
+        x = [ratios(r, max_rank) for r in rs]
+        w, d, db = [a for a, _, _ in x], [b for _, b, _ in x], [c for _, _, c in x]
+        jit = sum(1 for r in rs if not r["predicted_default"] and not r.get("predicted_rank"))
+        rank = sum(1 for r in rs if r.get("predicted_rank"))
+        print(f"| {name} | {len(rs)} | {gm(w):.3f} | {p95(w):.3f} | {max(w):.3f} | {max(d):.3f} "
+              f"| {gm(db):.3f} | {jit} | {rank} |")
+    for r in rows:
+        if r.get("predicted_rank"):
+            w, d, db = ratios(r, max_rank)
+            lab = next((lb for role, lb, _ in r.get("times", []) if role == "predicted"), "?")
+            print(f'rank prediction {r["m"]}x{r["n"]}x{r["k"]}: {lab} predicted/default {d:.3f} '
+                  f"predicted/best {w:.3f} default/best {db:.3f} winner {r['winner'][:40]}")
+
+
+if __name__ == "__main__":
+    main(sys.argv)
