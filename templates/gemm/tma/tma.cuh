@@ -238,11 +238,7 @@ KTUNE_DEVICE void produce(const TensorMap* tmA, const TensorMap* tmB, unsigned s
     tile_coords(un.tile, grid_m, grid_n, rank, m0, n0);
     for (int kt = un.kb; kt < un.ke; ++kt, ++it) {
       const unsigned s = it % kStages, round = it / kStages;
-#if CLUSTER_M > 1
-      mbar_wait_cluster(empty + 8 * s, (round & 1u) ^ 1u);
-#else
-      mbar_wait(empty + 8 * s, (round & 1u) ^ 1u);
-#endif
+      mbar_wait(empty + 8 * s, (round & 1u) ^ 1u);  // CTA scope in a cluster too (see mbar_wait)
       mbar_expect_tx(full + 8 * s, kStageBytes);
       int c0, r0;
 #pragma unroll
@@ -333,11 +329,7 @@ KTUNE_DEVICE bool splitk_exchange(float (&acc)[kWgM][kAcc], const Unit& un, cons
 // 128 bytes of K in four wgmma steps per 64-row slab, committed as one group (not waited for).
 KTUNE_DEVICE void mma_ktile(float (&acc)[kWgM][kAcc], unsigned full_bar, unsigned parity,
                             unsigned a_stage, unsigned b_stage, int cw) {
-#if CLUSTER_M > 1
-  mbar_wait_cluster(full_bar, parity);  // half the bytes come from the partner
-#else
-  mbar_wait(full_bar, parity);
-#endif
+  mbar_wait(full_bar, parity);  // in a cluster half the bytes come from the partner (see mbar_wait)
   ktune::wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < 4; ++kk)  // 128 bytes of K in steps of 32
