@@ -10,7 +10,8 @@
 #      8 in the same run): bf16 and fp8 at 4096^3 and 8192^3 (FP8 JIT / bf16 JIT), the tail shape,
 #      and a K sweep at 4096x4096 (K 2048 / 8192: the K-independent share of a tile's time).
 #   3. the device-to-device copy rate (torch), for the memory bounds.
-# Logs under $OUT, the tables last.   BUDGET (120) ROUNDS (3) NCU (1) BENCH (1)
+#   4. gemm_fp8_gpu_test's JIT cases (TESTS=1).
+# Logs under $OUT, the tables last.   BUDGET (120) ROUNDS (3) NCU (1) BENCH (1) TESTS (1)
 set -uo pipefail
 export PATH="$PATH:/usr/local/cuda/bin"
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -48,6 +49,13 @@ if [ "${BENCH:-1}" = 1 ] && [ "$(left)" -gt 25 ]; then
     --rounds="${ROUNDS:-3}" > "$OUT/bench1.txt" 2> "$OUT/bench1.err"
   echo "bench rc=$? at $(( $(date +%s) - T0 )) s"
   grep -E "^VERIFY" "$OUT/bench1.txt" | grep -v " ok " | head -5
+fi
+# The cluster variant's barriers changed: the fp8 JIT cases (a cluster pair at an odd M, the deferred
+# epilogue over a stream-K tail, splits) against the float64 reference.
+if [ "${TESTS:-1}" = 1 ] && [ "$(left)" -gt 20 ] && [ -x "$PB/tests/gemm_fp8_gpu_test" ]; then
+  timeout $(( $(left) - 8 )) "$PB/tests/gemm_fp8_gpu_test" --gtest_filter='*JitKernel*' > "$OUT/fp8_test.log" 2>&1
+  echo "gemm_fp8_gpu_test rc=$? at $(( $(date +%s) - T0 )) s"
+  grep -E "^\[  (PASSED|FAILED) |Failure|worst error" "$OUT/fp8_test.log" | cut -c1-200 | head -12
 fi
 if [ "$(left)" -gt 6 ]; then
   timeout $(( $(left) - 2 )) python3 -c "
