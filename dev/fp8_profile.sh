@@ -3,7 +3,8 @@
 # each skipped once it would overrun (binaries staged by dev/fp8_stage.sh into pb/).
 #   1. ncu (clocks left alone) over `gemm_bench --profile`: the tuning-off default tma config ($D)
 #      and cuBLASLt's best algorithms at 4096^3, 1024x14336x4096 and 8192^3; at 4096^3 also the
-#      two-block cluster config ($CL) and its cluster-less twin ($T) (the cluster probe).
+#      two-block cluster configs ($CL, and $CL2 with the deferred epilogue) and the cluster-less
+#      twin of $CL ($T) (the cluster probe).
 #      Metrics: those of dev/ncu_table.py that this ncu knows (throughputs, tensor pipe, stall
 #      reasons, launch/cluster figures), plus the LaunchStats and Occupancy sections.
 #   2. one gemm_bench process, fair method (read flush, interleaved rounds, cuBLASLt #0 and best of
@@ -27,6 +28,7 @@ P='BLOCK_N=256,CONSUMERS=2,WG_M=1,NUM_STAGES=4'
 D="$P,GROUP_M=16,CLUSTER_M=1,EPI_TMA=2,SPLIT_K=2"
 T="$P,GROUP_M=8,CLUSTER_M=1,EPI_TMA=1,SPLIT_K=1"
 CL="$P,GROUP_M=8,CLUSTER_M=2,EPI_TMA=1,SPLIT_K=1"
+CL2="$P,GROUP_M=16,CLUSTER_M=2,EPI_TMA=2,SPLIT_K=1"
 E1="$P,GROUP_M=16,CLUSTER_M=1,EPI_TMA=1,SPLIT_K=2"
 S4="$P,GROUP_M=16,CLUSTER_M=1,EPI_TMA=2,SPLIT_K=4"
 Q=4096x4096x4096
@@ -38,13 +40,13 @@ if [ "${NCU:-1}" = 1 ] && command -v ncu > /dev/null; then
   echo "ncu query done at $(( $(date +%s) - T0 )) s"
   timeout $(( $(left) - 45 )) ncu --clock-control none -k 'regex:^(ktune_gemm|[^k])' --launch-count 12 \
     --section LaunchStats --section Occupancy "${SEC[@]}" --csv --page raw --log-file "$OUT/ncu.csv" \
-    "$PB/bench/gemm_bench" --kinds=tma --profile --only="$D;$T@$Q;$CL@$Q" \
+    "$PB/bench/gemm_bench" --kinds=tma --profile --only="$D;$T@$Q;$CL@$Q;$CL2@$Q" \
     --profile_lt="0,6@8192x8192x8192" --shapes=$Q,1024x14336x4096,8192x8192x8192 \
     > "$OUT/ncu_bench.txt" 2> "$OUT/ncu_bench.err"
   echo "ncu rc=$? at $(( $(date +%s) - T0 )) s"
 fi
 if [ "${BENCH:-1}" = 1 ] && [ "$(left)" -gt 25 ]; then
-  timeout $(( $(left) - 8 )) "$PB/bench/gemm_bench" --kinds=tma --only="$D;$E1;$T;$CL;$S4@1024x14336x4096" \
+  timeout $(( $(left) - 8 )) "$PB/bench/gemm_bench" --kinds=tma --only="$D;$E1;$T;$CL;$CL2;$S4@1024x14336x4096" \
     --shapes=fp8,$Q,8192x8192x8192,1024x14336x4096,4096x4096x2048,4096x4096x8192 \
     --rounds="${ROUNDS:-3}" > "$OUT/bench1.txt" 2> "$OUT/bench1.err"
   echo "bench rc=$? at $(( $(date +%s) - T0 )) s"
