@@ -43,6 +43,9 @@
 // pair walks the same tiles in lockstep, so phases agree; a pair whose second tile lies below M
 // loads zeros and stores nothing. Both blocks meet at a cluster barrier after the barriers are
 // initialised and again before exit (no block leaves while its partner may still write to it).
+// The barrier waits are CTA-scope like every other wait (see mbar_wait): with a cluster-scope
+// acquire on each k-tile's waits the variant was far slower; with them it runs level with the
+// same tile without a cluster, as L2 is not what bounds this kernel (bench/NOTES.md, issue 33).
 //
 // Split tail (SPLIT_K = 2 | 4, no clusters): when the tiles do not fill the last round of the
 // persistent grid (e.g. 448 tiles on 132 SMs: 3 full rounds + 52 tiles, so 80 SMs idle for a whole
