@@ -16,7 +16,9 @@
 // which dev/bench_table.py combines over repeated processes (dev/bench_device.sh).
 //
 //   gemm_bench [--wgmma] [--sweep] [--rounds=N] [--shapes=large|small|decode|fp8|prefill|MxNxK,...]
-//              [--only=CONFIG;...] [--curated=FILE] [--profile] [--benchmark_filter=...]
+//              [--only=CONFIG;...] [--curated=FILE] [--profile] [--profile_lt=I,J,...]
+//              [--benchmark_filter=...]
+// An MxNxK of --shapes that is not in the built-in list is added as a bf16 NT shape.
 //
 // FP8 (issue 33): e4m3 x e4m3 -> bf16 at 4096^3 and 8192^3 (NT, unit scales) on the tma kind's fp8
 // wgmma against cuBLASLt's FP8 algorithms (fast accumulation, the JIT kernel's numerics); cuBLASLt
@@ -87,9 +89,19 @@ constexpr gemm::KernelKind kNvidiaKinds[] = {gemm::KernelKind::kMma, gemm::Kerne
 int g_rounds_flag = 0;  // --rounds=N (>= 3)
 bool g_sweep = false;  // --sweep: also time a spread of each kernel's space (printed per config)
 // --only=CONFIG;CONFIG...: the JIT candidates are exactly these configs (where they apply);
-// --profile: launch each candidate and cuBLASLt #0 once per shape, no timing (for ncu).
+// --profile: launch each candidate and cuBLASLt #0 once per shape, no timing (for ncu);
+// --profile_lt=I,J,...: the cuBLASLt heuristic ranks launched there instead of #0 alone (an
+// entry "I@MxNxK" for that shape only; --profile_lt= launches none).
 std::vector<std::string> g_only;
 bool g_profile = false;
+std::vector<std::string> g_profile_lt = {"0"};
+
+// An --only or --profile_lt entry "X@MxNxK" applies to that shape only; "X" to every shape.
+bool forShape(const std::string& entry, const gemm::GemmShape& s) {
+  const size_t at = entry.find('@');
+  return at == std::string::npos || entry.substr(at + 1) == std::to_string(s.m) + "x" +
+                                        std::to_string(s.n) + "x" + std::to_string(s.k);
+}
 
 // The configs timed in the pre-pass: the curated set, plus with --sweep a spread of the space
 // (skinny: every accepted config with the problem's A tile; wgmma: every accepted config that
@@ -99,7 +111,8 @@ std::vector<Config> candidates(gemm::KernelKind k, const gemm::GemmShape& s) {
   if (!g_only.empty()) {
     std::vector<Config> out;
     for (const std::string& t : g_only) {
-      auto c = Config::parse(t);
+      if (!forShape(t, s)) continue;
+      auto c = Config::parse(t.substr(0, t.find('@')));
       if (c.ok() && gemm::applicable(k, *c, s).ok()) out.push_back(*c);
     }
     return out;
@@ -337,8 +350,8 @@ void registerMode(const ShapeRun& r, bool flush, gemm::KernelKind k, const Confi
   })->UseManualTime()->Iterations(1);
 }
 
-// --profile: one launch of every candidate and of cuBLASLt #0, in that order (PROFILE lines name
-// them), so `ncu -k regex:...` sees each kernel once.
+// --profile: one launch of every candidate and of the --profile_lt cuBLASLt algorithms (#0 by
+// default), in that order (PROFILE lines name them), so `ncu -k regex:...` sees each kernel once.
 void profileShape(const std::string& name, const gemm::GemmShape& s, const GemmBuffers& buf) {
   for (gemm::KernelKind k : kNvidiaKinds) {
     if (!kindEnabled(k)) continue;
@@ -358,10 +371,16 @@ void profileShape(const std::string& name, const gemm::GemmShape& s, const GemmB
       break;
     }
   auto lp = toLtProblem(s);
-  auto algos = lp.ok() ? g->lt->heuristics(*lp, 1, g->ws_bytes) : Expected<std::vector<cublaslt::LtAlgo>>(lp.status());
-  if (algos.ok() && !algos->empty()) {
-    const Status st = g->lt->run(*lp, &algos->front(), buf.a, buf.b, buf.c, 0, g->ws, g->ws_bytes);
-    std::printf("PROFILE %s cublaslt idx=0 %s\n", name.c_str(), st.ok() ? "ok" : st.toString().c_str());
+  std::vector<int> ranks;
+  for (const std::string& e : g_profile_lt)
+    if (forShape(e, s)) ranks.push_back(std::max(0, std::atoi(e.c_str())));
+  const int want = ranks.empty() ? 1 : 1 + *std::max_element(ranks.begin(), ranks.end());
+  auto algos = lp.ok() ? g->lt->heuristics(*lp, want, g->ws_bytes) : Expected<std::vector<cublaslt::LtAlgo>>(lp.status());
+  for (int idx : ranks) {
+    if (!algos.ok() || idx >= static_cast<int>(algos->size())) continue;
+    const auto& al = (*algos)[static_cast<size_t>(idx)];
+    const Status st = g->lt->run(*lp, &al, buf.a, buf.b, buf.c, 0, g->ws, g->ws_bytes);
+    std::printf("PROFILE %s cublaslt idx=%d %s\n", name.c_str(), idx, st.ok() ? "ok" : st.toString().c_str());
   }
   (void)g->be->synchronize();
 }
@@ -440,6 +459,12 @@ void runShape(const ShapeSpec& sp) {
   }
   const ShapeRun run{name, sp, s, *lp, buf, sets, 2.0 * sp.m * sp.n * sp.k};
   verifyTimed(run, algos->front(), best, rbest);
+  // --only is a probe: every listed config that ran is checked, not only the fastest.
+  if (!g_only.empty())
+    for (const Config& cfg : candidates(best.k, s))
+      if (!(cfg == best.c) && !(cfg == rbest.c))
+        verifyOne(run, std::string(gemm::kernelKindName(best.k)) + ":" + cfg.toString(), algos->front(),
+                  [&](const GemmBuffers& u) { return g->runner->launch(best.k, cfg, s, u); });
   for (bool flush : {true, false}) {
     if (!flush && !rotate) continue;
     const Cand bc = flush ? best : rbest;
@@ -547,6 +572,12 @@ int main(int argc, char** argv) {
     if (std::string(argv[i]) == "--wgmma") ktune::g_wgmma = true;
     else if (std::string(argv[i]) == "--sweep") ktune::g_sweep = true;
     else if (std::string(argv[i]) == "--profile") ktune::g_profile = true;
+    else if (std::string(argv[i]).rfind("--profile_lt=", 0) == 0) {
+      ktune::g_profile_lt.clear();
+      std::string list = std::string(argv[i]).substr(13) + ",";
+      for (size_t p = 0, q; (q = list.find(',', p)) != std::string::npos; p = q + 1)
+        if (q > p) ktune::g_profile_lt.push_back(list.substr(p, q - p));
+    }
     else if (std::string(argv[i]).rfind("--only=", 0) == 0) {
       std::string list = std::string(argv[i]).substr(7) + ";";
       for (size_t p = 0, q; (q = list.find(';', p)) != std::string::npos; p = q + 1)
@@ -589,6 +620,20 @@ int main(int argc, char** argv) {
   shapes.push_back({2048, 28672, 8192, Layout::kNT});
   shapes.push_back({3000, 5000, 1000, Layout::kNT});
   shapes.push_back({3000, 5000, 1000, Layout::kNN});
+  // Any other MxNxK of the list (e.g. a K sweep): bf16 NT.
+  for (size_t p = 0; p < ktune::g_shape_filter.size();) {
+    const size_t q = std::min(ktune::g_shape_filter.find(',', p), ktune::g_shape_filter.size());
+    long long m = 0, n = 0, k = 0;
+    char tail = 0;
+    const std::string tok = ktune::g_shape_filter.substr(p, q - p);
+    p = q + 1;
+    if (std::sscanf(tok.c_str(), "%lldx%lldx%lld%c", &m, &n, &k, &tail) != 3 || m <= 0 || n <= 0 || k <= 0)
+      continue;
+    if (std::none_of(shapes.begin(), shapes.end(), [&](const ktune::ShapeSpec& s) {
+          return s.m == m && s.n == n && s.k == k && s.layout == Layout::kNT && !ktune::isFp8(s.ab);
+        }))
+      shapes.push_back({m, n, k, Layout::kNT});
+  }
   std::vector<ktune::ShapeSpec> chosen;
   // --shapes=large | small | MxNxK[:LAYOUT][,...] (shapes of the list above; NT without a layout).
   const std::string list = "," + ktune::g_shape_filter + ",";

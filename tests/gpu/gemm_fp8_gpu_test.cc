@@ -174,6 +174,9 @@ TEST(GemmFp8Gpu, JitKernelMatchesTheFloat64Reference) {
       {128, 4096, 1024, ElemType::kF8E4M3, false, 0.0f, tmaConfig(128, 2, 6, 1, 1, 4)},
       // The deferred epilogue (C stored during the next tile's k-loop) over a stream-K tail.
       {1280, 5120, 256, ElemType::kF8E4M3, true, 0.5f, tmaConfig(256, 2, 4, 1, 2, 2)},
+      // A cluster pair (partner's B half multicast, CTA-scope waits) with the deferred epilogue;
+      // M = 600 leaves the last pair's second block wholly below M.
+      {600, 1000, 1024, ElemType::kF8E4M3, true, 0.5f, tmaConfig(256, 2, 4, 2, 2, 1)},
   };
   uint32_t seed = 7;
   for (const Case& cs : cases) {

@@ -69,9 +69,9 @@ ConfigSpace buildSpace() {
   });
   // The deferred epilogue (EPI_TMA = 2) holds the packed C (up to 64 registers) beside the
   // accumulators: offered with two consumers (setmaxnreg gives them 232 registers; one consumer
-  // with WG_M 2 spills at 255), and without clusters (the cluster variant has not won a shape).
-  s.constrain("EPI_TMA < 2 || (CONSUMERS == 2 && CLUSTER_M == 1)", [](K c) {
-    return knob(c, "EPI_TMA") < 2 || (knob(c, "CONSUMERS") == 2 && knob(c, "CLUSTER_M") == 1);
+  // with WG_M 2 spills at 255), with or without clusters.
+  s.constrain("EPI_TMA < 2 || CONSUMERS == 2", [](K c) {
+    return knob(c, "EPI_TMA") < 2 || knob(c, "CONSUMERS") == 2;
   });
   s.sharedBytes([](K c) { return tmaKernel().shared_bytes(c); });
   return s;

@@ -43,6 +43,9 @@
 // pair walks the same tiles in lockstep, so phases agree; a pair whose second tile lies below M
 // loads zeros and stores nothing. Both blocks meet at a cluster barrier after the barriers are
 // initialised and again before exit (no block leaves while its partner may still write to it).
+// The barrier waits are CTA-scope like every other wait (see mbar_wait): with a cluster-scope
+// acquire on each k-tile's waits the variant was far slower; with them it runs level with the
+// same tile without a cluster, as L2 is not what bounds this kernel (bench/NOTES.md, issue 33).
 //
 // Split tail (SPLIT_K = 2 | 4, no clusters): when the tiles do not fill the last round of the
 // persistent grid (e.g. 448 tiles on 132 SMs: 3 full rounds + 52 tiles, so 80 SMs idle for a whole
@@ -238,11 +241,7 @@ KTUNE_DEVICE void produce(const TensorMap* tmA, const TensorMap* tmB, unsigned s
     tile_coords(un.tile, grid_m, grid_n, rank, m0, n0);
     for (int kt = un.kb; kt < un.ke; ++kt, ++it) {
       const unsigned s = it % kStages, round = it / kStages;
-#if CLUSTER_M > 1
-      mbar_wait_cluster(empty + 8 * s, (round & 1u) ^ 1u);
-#else
-      mbar_wait(empty + 8 * s, (round & 1u) ^ 1u);
-#endif
+      mbar_wait(empty + 8 * s, (round & 1u) ^ 1u);  // CTA scope in a cluster too (see mbar_wait)
       mbar_expect_tx(full + 8 * s, kStageBytes);
       int c0, r0;
 #pragma unroll
@@ -333,11 +332,7 @@ KTUNE_DEVICE bool splitk_exchange(float (&acc)[kWgM][kAcc], const Unit& un, cons
 // 128 bytes of K in four wgmma steps per 64-row slab, committed as one group (not waited for).
 KTUNE_DEVICE void mma_ktile(float (&acc)[kWgM][kAcc], unsigned full_bar, unsigned parity,
                             unsigned a_stage, unsigned b_stage, int cw) {
-#if CLUSTER_M > 1
-  mbar_wait_cluster(full_bar, parity);  // half the bytes come from the partner
-#else
-  mbar_wait(full_bar, parity);
-#endif
+  mbar_wait(full_bar, parity);  // in a cluster half the bytes come from the partner (see mbar_wait)
   ktune::wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < 4; ++kk)  // 128 bytes of K in steps of 32

@@ -17,21 +17,22 @@ KTUNE_DEVICE void mbar_expect_tx(unsigned bar, unsigned bytes) {
 KTUNE_DEVICE void mbar_arrive(unsigned bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
-// fn(bar, parity): spins until phase `parity` of mbarrier `bar` has completed; `sem` is the
-// wait's PTX semantics/scope qualifier ("" for the CTA default).
-#define KTUNE_MBAR_WAIT(fn, sem)                                                    \
-  KTUNE_DEVICE void fn(unsigned bar, unsigned parity) {                             \
-    unsigned done = 0;                                                              \
-    do {                                                                            \
-      asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity" sem                 \
-                   ".shared::cta.b64 p, [%1], %2;\n"                                \
-                   "selp.u32 %0, 1, 0, p;\n}\n"                                     \
-                   : "=r"(done)                                                     \
-                   : "r"(bar), "r"(parity)                                          \
-                   : "memory");                                                     \
-    } while (!done);                                                                \
-  }
-KTUNE_MBAR_WAIT(mbar_wait, "")
+// Spins until phase `parity` of mbarrier `bar` has completed. CTA scope (the default acquire) also
+// for the barriers a cluster partner signals (its multicast bytes on `full`, its consumers'
+// arrivals on `empty`), as CUTLASS's cluster pipelines do: the copy engine's complete_tx makes
+// the bytes it wrote visible to the threads that see the phase complete, and the partner arrives
+// only after its wgmma reads of the slot have finished. A cluster-scope acquire on every k-tile's
+// waits was what the two-block cluster variant had when it measured 1.43x slower (bench/NOTES.md).
+KTUNE_DEVICE void mbar_wait(unsigned bar, unsigned parity) {
+  unsigned done = 0;
+  do {
+    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                 "selp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done)
+                 : "r"(bar), "r"(parity)
+                 : "memory");
+  } while (!done);
+}
 #if CLUSTER_M > 1
 KTUNE_DEVICE unsigned cluster_rank() {
   unsigned r;
@@ -44,12 +45,10 @@ KTUNE_DEVICE unsigned map_to_rank(unsigned addr, unsigned rank) {
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(addr), "r"(rank));
   return r;
 }
+// An arrival on the partner's barrier (the default release semantics, as CUTLASS's ClusterBarrier).
 KTUNE_DEVICE void mbar_arrive_cluster(unsigned cluster_addr) {
-  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_addr)
-               : "memory");
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_addr) : "memory");
 }
-// mbar_wait whose acquire covers the partner block's releases (cluster scope).
-KTUNE_MBAR_WAIT(mbar_wait_cluster, ".acquire.cluster")
 KTUNE_DEVICE void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
 }
