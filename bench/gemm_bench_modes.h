@@ -1,0 +1,136 @@
+// gemm_bench's measurements: the interleaved rounds of one (shape, mode) registered as a Google
+// Benchmark (RESULT / RATIO / CLOCKS lines and a summary row), and --profile's single launches.
+// Included by bench/gemm_bench.cc only.
+#pragma once
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bench/gemm_bench_timing.h"
+
+namespace ktune::gemm_bench {
+
+inline std::string clocksNow() {
+  auto c = fair::readGpuClocks(0);
+  return c.ok() ? c->toString() : "clocks unavailable";
+}
+
+// The gate/up variant of a shape (act silu_mul over the same N weight rows, N/2 columns of C).
+inline gemm::GemmShape gatedShape(gemm::GemmShape s) {
+  s.act = gemm::Activation::kSiluMul;
+  s.ldc = s.n / 2;
+  return s;
+}
+
+// Registers the interleaved measurement of one (shape, mode): ktune's config, cuBLASLt #0, the
+// best cuBLASLt algorithm and (when given) the weight-read bound, g->rounds rounds, each variant
+// first in turn; RESULT/RATIO/CLOCKS lines and a summary row.
+// `gated`: the fastest decode config of the gate/up variant (empty: none applies).
+inline void registerMode(const ShapeRun& r, bool flush, gemm::KernelKind k, const Config& c,
+                  const cublaslt::LtAlgo& lt0, const cublaslt::LtAlgo& ltbest, const bench::ReadChoice& rb,
+                  const Config& gated) {
+  const std::string mode = flush ? "flush" : "rot";
+  benchmark::RegisterBenchmark((r.name + "/" + mode).c_str(), [=](benchmark::State& st) {
+    std::vector<std::function<Status(int)>> fns = {
+        [&](int i) { return g->runner->launch(k, c, r.s, flush ? r.buf : r.sets[size_t(i) % r.sets.size()]); },
+        [&](int i) { return ltLaunch(r, lt0, flush, i); },
+        [&](int i) { return ltLaunch(r, ltbest, flush, i); }};
+    Row row;
+    std::vector<const char*> names = {"ktune", "cublaslt0", "cublaslt_best"};
+    std::vector<fair::Interval*> t = {&row.ktune, &row.lt0, &row.ltbest};
+    std::vector<fair::Interval*> ratios = {&row.lt0_ratio, &row.ltbest_ratio};
+    if (rb.fn) {
+      fns.push_back(rb.fn);
+      names.push_back("read_bound");
+      t.push_back(&row.read);
+      ratios.push_back(&row.read_ratio);
+    }
+    // The gate/up epilogue over the same weights (B = [gate; up], C gets N/2 columns) with its own
+    // fastest decode config: what fusing SiLU*Mul into the GEMM costs (issue 32: <= 1.03x the
+    // plain GEMM's best).
+    const gemm::GemmShape gs = gatedShape(r.s);
+    if (!gated.empty()) {
+      fns.push_back([&, gs](int i) {
+        return g->runner->launch(gemm::KernelKind::kDecode, gated, gs,
+                                 flush ? r.buf : r.sets[size_t(i) % r.sets.size()]);
+      });
+      names.push_back("silu_mul");
+      t.push_back(&row.gated);
+      ratios.push_back(&row.gated_ratio);
+    }
+    for (auto& f : fns)
+      for (int i = 0; i < 3; ++i) (void)f(i);  // warm-up
+    const std::string before = clocksNow();
+    int counter = 0;
+    auto samples = fair::interleave(static_cast<int>(fns.size()), g->rounds,
+                                    [&](int v) { return sampleUs(fns[size_t(v)], ++counter, flush); });
+    row.name = r.name;
+    row.mode = mode;
+    row.config = std::string(gemm::kernelKindName(k)) + ":" + c.toString() +
+                 (gated.empty() ? "" : "; silu_mul decode:" + gated.toString());
+    row.lt_best = "idx=" + std::to_string(ltbest.index);
+    row.flops = r.flops;
+    for (size_t v = 0; v < fns.size(); ++v) {
+      *t[v] = fair::medianInterval(samples[v]);
+      std::printf("RESULT gemm %s/%s %s %.3f %.3f %.3f %d\n", r.name.c_str(), mode.c_str(), names[v],
+                  t[v]->median, t[v]->lo, t[v]->hi, t[v]->n);
+    }
+    for (size_t v = 1; v < fns.size(); ++v) {
+      *ratios[v - 1] = fair::ratioInterval(samples[v], samples[0]);
+      std::printf("RATIO gemm %s/%s %s/ktune %.4f %.4f %.4f %d\n", r.name.c_str(), mode.c_str(),
+                  names[v], ratios[v - 1]->median, ratios[v - 1]->lo, ratios[v - 1]->hi, ratios[v - 1]->n);
+    }
+    row.clocks = before + " | " + clocksNow();
+    std::printf("CLOCKS gemm %s/%s %s\n", r.name.c_str(), mode.c_str(), row.clocks.c_str());
+    for (auto _ : st) st.SetIterationTime(row.ktune.median * 1e-6);
+    st.counters["ktune_us"] = row.ktune.median;
+    st.counters["lt0_over_ktune"] = row.lt0_ratio.median;
+    st.counters["ltbest_over_ktune"] = row.ltbest_ratio.median;
+    st.counters["TFLOP/s"] = r.flops / (row.ktune.median * 1e-6) / 1e12;
+    st.SetLabel(row.config);
+    g_rows.push_back(row);
+  })->UseManualTime()->Iterations(1);
+}
+
+// --profile: one launch of every candidate and of the --profile_lt cuBLASLt algorithms (#0 by
+// default), in that order (PROFILE lines name them), so `ncu -k regex:...` sees each kernel once.
+inline void profileShape(const std::string& name, const gemm::GemmShape& s, const GemmBuffers& buf) {
+  for (gemm::KernelKind k : kNvidiaKinds) {
+    if (!kindEnabled(k)) continue;
+    for (const Config& cfg : candidates(k, s)) {
+      const Status st = g->runner->launch(k, cfg, s, buf);
+      std::printf("PROFILE %s %s %s %s\n", name.c_str(), gemm::kernelKindName(k), cfg.toString().c_str(),
+                  st.ok() ? "ok" : st.toString().c_str());
+    }
+  }
+  // The weight read alone, one fixed variant of the read bound (512 threads x 4 loads, 2 blocks per
+  // SM), so a profile compares the GEMM's DRAM traffic with a linear read of the same bytes.
+  for (const bench::ReadChoice& rc :
+       bench::readLaunches(*g->be, g->dev, g_read, {buf.b}, s.n * s.k * gemm::elemBytes(s.ab)))
+    if (rc.how.rfind("read 512x4,", 0) == 0) {
+      const Status st = rc.fn(0);
+      std::printf("PROFILE %s %s %s\n", name.c_str(), rc.how.c_str(), st.ok() ? "ok" : st.toString().c_str());
+      break;
+    }
+  auto lp = toLtProblem(s);
+  std::vector<int> ranks;
+  for (const std::string& e : g_profile_lt)
+    if (forShape(e, s)) ranks.push_back(std::max(0, std::atoi(e.c_str())));
+  const int want = ranks.empty() ? 1 : 1 + *std::max_element(ranks.begin(), ranks.end());
+  auto algos = lp.ok() ? g->lt->heuristics(*lp, want, g->ws_bytes) : Expected<std::vector<cublaslt::LtAlgo>>(lp.status());
+  for (int idx : ranks) {
+    if (!algos.ok() || idx >= static_cast<int>(algos->size())) continue;
+    const auto& al = (*algos)[static_cast<size_t>(idx)];
+    const Status st = g->lt->run(*lp, &al, buf.a, buf.b, buf.c, 0, g->ws, g->ws_bytes);
+    std::printf("PROFILE %s cublaslt idx=%d %s\n", name.c_str(), idx, st.ok() ? "ok" : st.toString().c_str());
+  }
+  (void)g->be->synchronize();
+}
+
+}  // namespace ktune::gemm_bench
