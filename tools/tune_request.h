@@ -1,5 +1,6 @@
-// `ktune tune`'s parsed request, shared by the tuning path (cmd_tune.cc) and the no-GPU analysis
-// (tune_analyse.cc). Everything is checked here, before any GPU, compiler or file is touched.
+// `ktune tune`'s parsed request (read by tune_request.cc), shared by the tuning path (cmd_tune.cc)
+// and the no-GPU analysis (tune_analyse.cc). Everything is checked here, before any GPU, compiler
+// or file is touched.
 #pragma once
 
 #include <string>
