@@ -1,6 +1,7 @@
 #include "ops/rowwise_families.h"
 
 #include "ops/buffers.h"
+#include "ops/rowwise_session.h"
 
 #include <algorithm>
 #include <chrono>
@@ -25,118 +26,6 @@ namespace rowwise_ops {
 namespace rw = rowwise;
 
 namespace {
-
-// Up to 64 row indices spread over [0, rows), first and last included.
-std::vector<int64_t> sampleRows(int64_t rows) {
-  const int64_t n = std::min<int64_t>(rows, 64);
-  std::vector<int64_t> out;
-  for (int64_t i = 0; i < n; ++i) out.push_back(n == 1 ? 0 : i * (rows - 1) / (n - 1));
-  return out;
-}
-
-// Tuning-session state of one family: the inputs as they were before the first tuning run
-// (sampled rows on the host for verification, device backups of inputs an in-place call
-// overwrites). A new session starts when the problem's buffers change or after a pause.
-struct Session {
-  std::string id;
-  std::chrono::steady_clock::time_point last;
-  std::vector<int64_t> rows;
-  std::vector<std::vector<unsigned char>> in_rows;   // per sampled row: inputs (x | r or x)
-  std::vector<unsigned char> weight;
-  struct Backup {
-    DevicePtr dst = 0, copy = 0;
-    size_t bytes = 0;
-  };
-  std::vector<Backup> backups;
-};
-
-constexpr auto kSessionGap = std::chrono::seconds(5);
-
-struct FamilyCtx {
-  Engine* tuner = nullptr;
-  std::mutex mu;
-  std::unique_ptr<Session> session;
-
-  ~FamilyCtx() { dropSession(); }
-  void dropSession() {
-    if (session && tuner) {
-      for (auto& b : session->backups) (void)tuner->backend().free(b.copy);
-    }
-    session.reset();
-  }
-};
-
-Status readRow(Backend& b, DevicePtr base, int64_t row, int64_t stride, int64_t n, size_t es,
-               std::vector<unsigned char>& out) {
-  const size_t off = out.size();
-  out.resize(off + size_t(n) * es);
-  return b.copyToHost(out.data() + off, base + DevicePtr(row * stride) * es, size_t(n) * es);
-}
-
-// Starts a session (snapshot) or, within one, restores in-place inputs from the backups.
-// `inputs`: (base, stride, cols) per input whose sampled rows are kept; `aliased`: input regions
-// an output overwrites.
-Status beginOrRestore(FamilyCtx& ctx, const std::string& id, int64_t rows, size_t es,
-                      const std::vector<std::tuple<DevicePtr, int64_t, int64_t>>& inputs,
-                      DevicePtr weight, int64_t wcols,
-                      const std::vector<std::pair<DevicePtr, size_t>>& aliased,
-                      StreamHandle stream) {
-  Backend& b = ctx.tuner->backend();
-  const auto now = std::chrono::steady_clock::now();
-  if (ctx.session && ctx.session->id == id && now - ctx.session->last < kSessionGap) {
-    for (const auto& bk : ctx.session->backups)
-      KTUNE_RETURN_IF_ERROR(b.copyDeviceToDevice(bk.dst, bk.copy, bk.bytes, stream));
-    ctx.session->last = now;
-    return Status::Ok();
-  }
-  ctx.dropSession();
-  KTUNE_RETURN_IF_ERROR(b.synchronize(stream));
-  auto s = std::make_unique<Session>();
-  s->id = id;
-  s->last = now;
-  s->rows = sampleRows(rows);
-  for (int64_t r : s->rows) {
-    std::vector<unsigned char> buf;
-    for (const auto& [base, stride, cols] : inputs)
-      KTUNE_RETURN_IF_ERROR(readRow(b, base, r, stride, cols, es, buf));
-    s->in_rows.push_back(std::move(buf));
-  }
-  if (weight) KTUNE_RETURN_IF_ERROR(readRow(b, weight, 0, 0, wcols, es, s->weight));
-  for (const auto& [dst, bytes] : aliased) {
-    auto copy = b.alloc(bytes);
-    if (!copy.ok()) {
-      for (auto& bk : s->backups) (void)b.free(bk.copy);
-      return copy.status().withContext("backing up an in-place input for tuning");
-    }
-    s->backups.push_back({dst, *copy, bytes});
-    KTUNE_RETURN_IF_ERROR(b.copyDeviceToDevice(*copy, dst, bytes, stream));
-  }
-  ctx.session = std::move(s);
-  return Status::Ok();
-}
-
-void merge(VerifyResult& into, const VerifyResult& r) {
-  if (!r.ok && into.ok) {
-    into.first_bad = into.checked + r.first_bad;
-    into.first_bad_out = r.first_bad_out;
-    into.first_bad_ref = r.first_bad_ref;
-  }
-  into.ok = into.ok && r.ok;
-  into.checked += r.checked;
-  into.mismatches += r.mismatches;
-  into.nans += r.nans;
-  into.max_abs_error = std::max(into.max_abs_error, r.max_abs_error);
-  into.max_rel_error = std::max(into.max_rel_error, r.max_rel_error);
-  into.tol = r.tol;
-}
-
-VerifyResult compareRow(const std::vector<unsigned char>& got, DType t, const std::vector<double>& ref,
-                        Tolerance tol) {
-  double scale = 1.0;
-  for (double v : ref) scale = std::max(scale, std::fabs(v));
-  tol.atol *= scale;  // outputs of O(max |ref|): compare absolutely near zero
-  return compareHost(got.data(), t, ref.data(), int64_t(ref.size()), tol);
-}
 
 // ---------------------------------------------------------------------------------------------
 // Family registration (one per dtype and op, per Engine)
@@ -256,49 +145,6 @@ Status rmsPreRun(FamilyCtx& c, const RmsNormArgs& a, StreamHandle s) {
   return Status::Ok();
 }
 
-// The same problem as one contiguous row: the reference runs row by row.
-rw::RmsNormProblem oneRow(rw::RmsNormProblem p) {
-  p.rows = 1;
-  p.x_stride = p.y_stride = p.r_stride = p.ro_stride = 0;
-  return p;
-}
-rw::SiluMulProblem oneRow(rw::SiluMulProblem p) {
-  p.rows = 1;
-  p.x_stride = p.out_stride = 0;
-  return p;
-}
-
-// What verify reads a problem with: the kernel's view, its strides and element size, and the
-// view as one contiguous row (oneRow).
-template <class A>
-struct RowView {
-  explicit RowView(const A& a)
-      : p(toProblem(a)), st(rw::kernelStrides(p)), es(rw::sizeOf(p.dtype)), one(oneRow(p)) {}
-  decltype(toProblem(std::declval<const A&>())) p;
-  decltype(rw::kernelStrides(p)) st;
-  size_t es;
-  decltype(p) one;
-};
-
-// verify's frame: with the context locked and stream `s` finished, each sampled row's input from
-// the session's snapshot (`id` must be this problem's), as doubles, is handed to
-// check(session, i, input, total), which compares the kernel's output row i with the reference.
-template <class Check>
-Expected<VerifyResult> verifySampledRows(FamilyCtx& ctx, const std::string& id, const char* op,
-                                         rw::RowDType dt, StreamHandle s, Check check) {
-  std::lock_guard<std::mutex> lk(ctx.mu);
-  KTUNE_RETURN_IF_ERROR(ctx.tuner->backend().synchronize(s));
-  if (!ctx.session || ctx.session->id != id)
-    return Status::Internal(std::string(op) + " verify: no input snapshot (pre_run did not run)");
-  const size_t es = rw::sizeOf(dt);
-  VerifyResult total;
-  for (size_t i = 0; i < ctx.session->rows.size(); ++i) {
-    const auto& raw = ctx.session->in_rows[i];
-    const auto in = rw::unpack(dt, raw.data(), raw.size() / es);
-    KTUNE_RETURN_IF_ERROR(check(*ctx.session, i, in, total));
-  }
-  return total;
-}
 
 // verify: the sampled rows against the float64 reference on the session's input snapshot.
 Expected<VerifyResult> rmsVerify(FamilyCtx& c, const RmsNormArgs& a, StreamHandle s) {
