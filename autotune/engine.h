@@ -165,6 +165,16 @@ class TunerEngine {
   Expected<CodeObject> compileConfig(FamilyState& fs, const Config& c, const void* p,
                                      std::string* co_key, bool* hit, std::string* note,
                                      bool from_shared = false);
+  // Whether the code-object store holds config `c`'s object (its metadata; a corrupt entry is
+  // found, and compiled again, only when it is loaded). False when the request cannot be made.
+  bool inStore(FamilyState& fs, const Config& c, const void* p);
+  // The request of config `c`, its compiler and its code-object key.
+  struct KeyedRequest {
+    CompileRequest req;
+    Compiler* compiler = nullptr;
+    std::string key;
+  };
+  Expected<KeyedRequest> keyedRequest(FamilyState& fs, const Config& c, const void* p);
   // The request of config `c`: the family's source with the config's defines, or the module its
   // source_fn generated (errors name the config).
   Expected<CompileRequest> requestFor(const ErasedFamily& f, const Config& c, const void* p);
