@@ -81,6 +81,11 @@ void CompilePool::loop() {
 bool CompilePool::mayStart(size_t i) const {
   if (window_ == 0 || i < floor_) return true;
   if (i >= taken_ + window_) return false;
+  // Past the first wave only once the consumer has judged all of it: a run that stops there
+  // (the common case: the first wave covers what the consumer takes anyway) waits for no
+  // compile it started on speculation.
+  for (size_t j = 0; j < floor_ && j < asked_past_.size(); ++j)
+    if (!asked_past_[j]) return false;
   if (cheap_.empty() || cheap_[i]) return true;
   for (size_t j = 0; j < i; ++j)
     if (cheap_[j] && !asked_past_[j]) return false;
@@ -91,14 +96,14 @@ void CompilePool::setCheap(std::vector<char> cheap) {
   std::lock_guard<std::mutex> l(mu_);
   if (cheap.size() != jobs_) cheap.clear();
   cheap_ = std::move(cheap);
-  taken_flag_.assign(cheap_.size(), 0);
-  asked_past_.assign(cheap_.size(), 0);
 }
 
 void CompilePool::setWindow(size_t window, size_t floor) {
   std::lock_guard<std::mutex> l(mu_);
   window_ = window;
   floor_ = floor;
+  taken_flag_.assign(jobs_, 0);
+  asked_past_.assign(jobs_, 0);
 }
 
 void CompilePool::cancel() {

@@ -45,8 +45,10 @@ class CompilePool {
   // job has been taken.
   std::vector<size_t> take();
   // Lazy mode (call before start()): job i starts only once i < max(floor, taken + window), where
-  // taken counts the jobs take() handed out: the first `floor` jobs run at once, the rest at most
-  // `window` ahead of the consumer. Jobs it never asks for are never started.
+  // taken counts the jobs take() handed out: the first `floor` jobs (the first wave) run at once,
+  // the rest at most `window` ahead of the consumer, and only once the consumer has taken every
+  // job of the first wave and come back to take() after that. Jobs it never asks for are never
+  // started.
   void setWindow(size_t window, size_t floor = 0);
   // Lazy mode, jobs known to be cheap (a code object the store already holds: loading it is
   // milliseconds, compiling is seconds): an expensive job past the floor also waits until every

@@ -148,6 +148,23 @@ TEST(CompilePool, ExpensiveJobsWaitUntilTheCheapOnesBeforeThemAreJudged) {
   }
 }
 
+// Past the first wave (the floor), nothing starts until the consumer has taken all of it and
+// come back: a consumer that stops after the first wave waits for no speculative compile.
+TEST(CompilePool, NothingPastTheFirstWaveStartsBeforeItIsJudged) {
+  std::atomic<size_t> ran{0};
+  CompilePool pool(10, 4, [&](size_t) { ++ran; });
+  pool.setWindow(4, 3);
+  pool.start();
+  std::set<size_t> taken;
+  while (taken.size() < 3) {
+    for (size_t i : pool.take()) taken.insert(i);
+    EXPECT_EQ(pool.started(), 3u);
+  }
+  pool.cancel();
+  EXPECT_TRUE(pool.take().empty());
+  EXPECT_EQ(ran.load(), 3u);
+}
+
 // A lazy pool destroyed with jobs held back by its window does not wait for them.
 TEST(CompilePool, LazyPoolDestroyedEarlyDoesNotHang) {
   std::atomic<size_t> ran{0};
