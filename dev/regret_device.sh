@@ -5,15 +5,16 @@
 # at most 330 s with the machine's start), steps in order of priority:
 #   1. tuning time, guided: one GEMM shape (4096^3 NT) cold (empty cache) then with the warm
 #      code-object store (fresh database; KTUNE_VERBOSE=1: the race's rounds and finalists in
-#      its stderr); per run the engine's split, the compile jobs and the process's start-up
-#      (JSON "process"); COLD_AGAIN=1 adds a second cold run;
+#      its stderr), then both once more (AGAIN=0: not); per run the engine's split, the compile
+#      jobs and the process's start-up (JSON "process");
 #   2. `ktune regret --set gpu`: every GEMM key (62: LLM suite, decode M = 1..128, odd shapes,
 #      NN/NT/TN), then every row-wise key (24), both searches in one process on one shared store,
 #      per key the guided winner's time over the exhaustive winner's (interleaved re-timing, the
 #      full do_bench budgets) and each side's tuning time. The exhaustive side runs with its
-#      do_bench budgets x EXH_BUDGET (default 0.5; 1 = the full ones) so the whole set fits:
+#      do_bench budgets x EXH_BUDGET (default 0.4; 1 = the full ones) so the whole set fits:
 #      every config of every key is still compiled, timed and early-rejected as exhaustively,
-#      with half the runs, and its own finalists re-time the close ones interleaved. --deadline
+#      with fewer runs, and its own finalists re-time the close ones interleaved; the winners'
+#      re-timing has RETIME_ROUNDS interleaved rounds (default 4) with the full budgets. --deadline
 #      keeps RESERVE seconds for steps 3-4; the shapes run in an order whose every prefix is spread
 #      over the set (GEMM_LIMIT / ROW_LIMIT > 0: that many spread shapes instead of all);
 #   3. the LLM suite (8 keys), guided, cold and then with the warm store (fresh database);
@@ -102,23 +103,28 @@ tuned one "$SHAPE" cold 40
 rm -rf "$KTUNE_CACHE_DIR/db"
 KTUNE_VERBOSE=1 tuned one "$SHAPE" warm 30
 grep -E "guided: round|finalists [0-9]" "$OUT/one_warm.err" | sed 's/\[[^]]*\]//' | tee -a "$SUM"
-if [ "${COLD_AGAIN:-0}" = 1 ]; then rm -rf "$KTUNE_CACHE_DIR"; tuned one "$SHAPE" cold_again 40; fi
+# A second pair (empty cache again, then warm again): the spread between two processes.
+if [ "${AGAIN:-1}" = 1 ]; then
+  rm -rf "$KTUNE_CACHE_DIR"; tuned one "$SHAPE" cold_again 40
+  rm -rf "$KTUNE_CACHE_DIR/db"; tuned one "$SHAPE" warm_again 30
+fi
 unset KTUNE_CACHE_DIR
 
 # 2. The regret harness (rows print as they finish; the deadline keeps the summary). GEMM gets
 # 70% of what is left after RESERVE, the row-wise keys the rest.
 SET=${REGRET_SET:-gpu}
-EXH_BUDGET=${EXH_BUDGET:-0.5}
+EXH_BUDGET=${EXH_BUDGET:-0.4}
+RT=${RETIME_ROUNDS:-4}
 G=$(( ($(left) - RESERVE - 10) * 70 / 100 ))
 if [ "$G" -gt 30 ]; then
   timeout $G $K regret --set $SET --ops gemm --limit "${GEMM_LIMIT:-0}" --deadline $(( G - 15 )) \
-    --exhaustive-budget $EXH_BUDGET > "$OUT/regret_gemm.txt" 2> "$OUT/regret_gemm.err"
+    --rounds $RT --exhaustive-budget $EXH_BUDGET > "$OUT/regret_gemm.txt" 2> "$OUT/regret_gemm.err"
   row "regret gemm rc=$? (limit ${G}s, exhaustive budgets x $EXH_BUDGET)"; grep -E "^keys" "$OUT/regret_gemm.txt" | tee -a "$SUM"
 fi
 R=$(( $(left) - RESERVE - 5 ))
 if [ "$R" -gt 20 ]; then
   timeout $R $K regret --set $SET --ops rmsnorm,silu_mul --limit "${ROW_LIMIT:-0}" --deadline $(( R - 10 )) \
-    --exhaustive-budget $EXH_BUDGET > "$OUT/regret_rows.txt" 2> "$OUT/regret_rows.err"
+    --rounds $RT --exhaustive-budget $EXH_BUDGET > "$OUT/regret_rows.txt" 2> "$OUT/regret_rows.err"
   row "regret rows rc=$? (limit ${R}s, exhaustive budgets x $EXH_BUDGET)"; grep -E "^keys" "$OUT/regret_rows.txt" | tee -a "$SUM"
 fi
 
