@@ -75,8 +75,7 @@ Expected<Compiler*> TunerEngine::compilerOf(Language l) {
   return ir_compiler.get();
 }
 
-Expected<TunerEngine::KeyedRequest> TunerEngine::keyedRequest(FamilyState& fs, const Config& c,
-                                                              const void* p) {
+Expected<KeyedRequest> TunerEngine::keyedRequest(FamilyState& fs, const Config& c, const void* p) {
   KeyedRequest kr;
   KTUNE_ASSIGN_OR_RETURN(kr.req, requestFor(fs.f, c, p));
   KTUNE_ASSIGN_OR_RETURN(kr.compiler, compilerOf(kr.req.language));
