@@ -148,7 +148,11 @@ if [ "$P" -gt 20 ]; then
     --shapes=4096x4096x4096 >> "$OUT/peers.txt" 2>&1
   grep -E "^(device|triton|inductor|summary)|skipped|killed|no shape" "$OUT/peers.txt" | tee -a "$SUM"
 fi
-echo; echo "== regret (GEMM) =="; cut -c1-150 "$OUT/regret_gemm.txt" 2>/dev/null
-echo "== regret (row-wise) =="; cut -c1-150 "$OUT/regret_rows.txt" 2>/dev/null
+# Only a few files come back from a device call: the JSON and stderr logs go in one tarball.
+( cd "$OUT" && ls | grep -vE '^(summary|regret_gemm|regret_rows|peers)\.txt$|^logs\.tgz$' > .pack &&
+  tar -czf logs.tgz -T .pack && xargs rm -f < .pack; rm -f .pack )
+# The output's tail is what a caller sees first: the summary, then the per-key tables (GEMM last).
 echo "== summary =="; cat "$SUM"
+echo "== regret (row-wise) =="; cut -c1-110 "$OUT/regret_rows.txt" 2>/dev/null
+echo "== regret (GEMM) =="; cut -c1-110 "$OUT/regret_gemm.txt" 2>/dev/null
 echo "total $(( $(date +%s) - T0 ))s"
