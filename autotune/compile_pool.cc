@@ -61,10 +61,7 @@ void CompilePool::loop() {
     size_t i;
     {
       std::unique_lock<std::mutex> l(mu_);
-      room_.wait(l, [&] {
-        return cancelled_ || next_ >= jobs_ || window_ == 0 || next_ < floor_ ||
-               next_ < taken_ + window_;
-      });
+      room_.wait(l, [&] { return cancelled_ || next_ >= jobs_ || mayStart(next_); });
       if (cancelled_ || next_ >= jobs_) return;
       i = next_++;
     }
@@ -81,10 +78,32 @@ void CompilePool::loop() {
   }
 }
 
+bool CompilePool::mayStart(size_t i) const {
+  if (window_ == 0 || i < floor_) return true;
+  if (i >= taken_ + window_) return false;
+  // Past the first wave only once the consumer has judged all of it: a run that stops there
+  // (the common case: the first wave covers what the consumer takes anyway) waits for no
+  // compile it started on speculation.
+  for (size_t j = 0; j < floor_ && j < asked_past_.size(); ++j)
+    if (!asked_past_[j]) return false;
+  if (cheap_.empty() || cheap_[i]) return true;
+  for (size_t j = 0; j < i; ++j)
+    if (cheap_[j] && !asked_past_[j]) return false;
+  return true;
+}
+
+void CompilePool::setCheap(std::vector<char> cheap) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (cheap.size() != jobs_) cheap.clear();
+  cheap_ = std::move(cheap);
+}
+
 void CompilePool::setWindow(size_t window, size_t floor) {
   std::lock_guard<std::mutex> l(mu_);
   window_ = window;
   floor_ = floor;
+  taken_flag_.assign(jobs_, 0);
+  asked_past_.assign(jobs_, 0);
 }
 
 void CompilePool::cancel() {
@@ -121,11 +140,15 @@ std::vector<size_t> CompilePool::take() {
   std::vector<size_t> got;
   {
     std::unique_lock<std::mutex> l(mu_);
+    asked_past_ = taken_flag_;  // the consumer is back: what it took before is judged
+    room_.notify_all();
     if (taken_ >= limit()) return {};
     cv_.wait(l, [&] { return !ready_.empty() || taken_ >= limit(); });
     got.assign(ready_.begin(), ready_.end());
     ready_.clear();
     taken_ += got.size();
+    if (!taken_flag_.empty())
+      for (size_t i : got) taken_flag_[i] = 1;
   }
   room_.notify_all();
   return got;

@@ -45,9 +45,18 @@ class CompilePool {
   // job has been taken.
   std::vector<size_t> take();
   // Lazy mode (call before start()): job i starts only once i < max(floor, taken + window), where
-  // taken counts the jobs take() handed out: the first `floor` jobs run at once, the rest at most
-  // `window` ahead of the consumer. Jobs it never asks for are never started.
+  // taken counts the jobs take() handed out: the first `floor` jobs (the first wave) run at once,
+  // the rest at most `window` ahead of the consumer, and only once the consumer has taken every
+  // job of the first wave and come back to take() after that. Jobs it never asks for are never
+  // started.
   void setWindow(size_t window, size_t floor = 0);
+  // Lazy mode, jobs known to be cheap (a code object the store already holds: loading it is
+  // milliseconds, compiling is seconds): an expensive job past the floor also waits until every
+  // cheap job before it has been handed out and the consumer has come back to take() after that.
+  // The consumer decides whether to go on between two take() calls, so the cheap jobs ahead are
+  // judged before an expensive one is started (a compile cannot be stopped once it runs). Call
+  // before start(); cheap.size() == jobs (anything else: no job is cheap).
+  void setCheap(std::vector<char> cheap);
   // No job starts after this; the ones running finish. take() then returns the finished ones not
   // taken yet, and empty once every started job is taken.
   void cancel();
@@ -75,6 +84,9 @@ class CompilePool {
   std::deque<size_t> ready_;
   size_t next_ = 0, finished_ = 0, taken_ = 0;
   size_t window_ = 0, floor_ = 0;  // window_ 0: no limit
+  std::vector<char> cheap_;         // setCheap(); empty: no job is cheap
+  std::vector<char> taken_flag_, asked_past_;  // per job: handed out; handed out before a take()
+  bool mayStart(size_t i) const;    // locked
   bool cancelled_ = false;
   size_t limit() const { return cancelled_ ? next_ : jobs_; }  // jobs that will finish (locked)
   std::chrono::steady_clock::time_point t0_;

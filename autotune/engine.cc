@@ -75,15 +75,30 @@ Expected<Compiler*> TunerEngine::compilerOf(Language l) {
   return ir_compiler.get();
 }
 
+Expected<KeyedRequest> TunerEngine::keyedRequest(FamilyState& fs, const Config& c, const void* p) {
+  KeyedRequest kr;
+  KTUNE_ASSIGN_OR_RETURN(kr.req, requestFor(fs.f, c, p));
+  KTUNE_ASSIGN_OR_RETURN(kr.compiler, compilerOf(kr.req.language));
+  // The simulated compiler stands in for every language: it gets the knobs as defines too, so a
+  // simulated kernel reads them as it does for C++ (real modules carry them in their text).
+  if (kr.req.language != Language::kCpp && kr.compiler->name() == "sim")
+    kr.req.defines = definesFor(fs.f, c, p);
+  kr.key = codeObjectKey(kr.req, kr.compiler->name(), kr.compiler->version());
+  return kr;
+}
+
+bool TunerEngine::inStore(FamilyState& fs, const Config& c, const void* p) {
+  auto kr = keyedRequest(fs, c, p);
+  return kr.ok() && store_->metadataJson(kr->key).ok();
+}
+
 Expected<CodeObject> TunerEngine::compileConfig(FamilyState& fs, const Config& c, const void* p,
                                                 std::string* co_key, bool* hit, std::string* note,
                                                 bool from_shared) {
-  KTUNE_ASSIGN_OR_RETURN(CompileRequest req, requestFor(fs.f, c, p));
-  KTUNE_ASSIGN_OR_RETURN(Compiler* comp, compilerOf(req.language));
-  // The simulated compiler stands in for every language: it gets the knobs as defines too, so a
-  // simulated kernel reads them as it does for C++ (real modules carry them in their text).
-  if (req.language != Language::kCpp && comp->name() == "sim") req.defines = definesFor(fs.f, c, p);
-  *co_key = codeObjectKey(req, comp->name(), comp->version());
+  KTUNE_ASSIGN_OR_RETURN(KeyedRequest kr, keyedRequest(fs, c, p));
+  CompileRequest& req = kr.req;
+  Compiler* comp = kr.compiler;
+  *co_key = kr.key;
   // The object is asked for by the key computed here from the family's own source and config:
   // whatever else a shared entry lists is never fetched.
   if (from_shared && opts.shared && !store_->get(*co_key).ok()) {

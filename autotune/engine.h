@@ -82,6 +82,13 @@ Defines definesFor(const ErasedFamily& f, const Config& c, const void* p);
 struct Cand;
 class DevicePool;
 
+// A config's compile request, its compiler and its code-object key (TunerEngine::keyedRequest).
+struct KeyedRequest {
+  CompileRequest req;
+  Compiler* compiler = nullptr;
+  std::string key;
+};
+
 // The winner's binary as the tuning run compiled it, so the caller loads it without reading the
 // store again.
 struct WinnerBinary {
@@ -165,6 +172,9 @@ class TunerEngine {
   Expected<CodeObject> compileConfig(FamilyState& fs, const Config& c, const void* p,
                                      std::string* co_key, bool* hit, std::string* note,
                                      bool from_shared = false);
+  // Whether the code-object store holds config `c`'s object (its metadata; a corrupt entry is
+  // found, and compiled again, only when it is loaded). False when the request cannot be made.
+  bool inStore(FamilyState& fs, const Config& c, const void* p);
   // The request of config `c`: the family's source with the config's defines, or the module its
   // source_fn generated (errors name the config).
   Expected<CompileRequest> requestFor(const ErasedFamily& f, const Config& c, const void* p);
@@ -258,6 +268,8 @@ class TunerEngine {
 
 
  private:
+  // The request of config `c`, its compiler and its code-object key.
+  Expected<KeyedRequest> keyedRequest(FamilyState& fs, const Config& c, const void* p);
   TunerEngine() = default;
 
   std::shared_ptr<Backend> backend;

@@ -126,6 +126,19 @@ void TuningRun::markNotReached(const std::vector<size_t>& rest, size_t explored)
   }
 }
 
+// Per position of `order`, whether the store holds the config's code object. The race takes a
+// store hit in milliseconds, so with a warm store it reaches the hits ahead of a miss before the
+// pool starts compiling that miss (CompilePool::setCheap): a miss is compiled only when the race,
+// having timed the hits before it, still wants more candidates. Probed on the pool's threads
+// (each probe builds the config's source and hashes it).
+std::vector<char> TuningRun::storeHits(const std::vector<size_t>& order, int threads) {
+  std::vector<char> hit(order.size(), 0);
+  CompilePool::parallelFor(order.size(), threads, [&](size_t j) {
+    hit[j] = e_.inStore(fs_, cands_[order[j]].config, p_) ? 1 : 0;
+  });
+  return hit;
+}
+
 // Vendor candidates first (nothing to compile, and they set a strong bar for early rejection),
 // timed while the first compiles run; returns them. best_ starts from resumed results.
 std::vector<size_t> TuningRun::raceVendors() {
@@ -173,6 +186,7 @@ Status TuningRun::compileAndRace() {
                                   static_cast<int>(n), cands_[to_compile_[j]].r.config});
                    });
   pool.setWindow(window, guided::firstWave(n, min_n, window, threads));
+  pool.setCheap(storeHits(order, threads));
   pool_ = &pool;
   pool.start();
   first.benchmarked += static_cast<int>(vendor.size());
@@ -182,6 +196,7 @@ Status TuningRun::compileAndRace() {
   std::vector<bool> taken(n, false);
   size_t explored = 0, since_leader = 0;
   double leader = best_;
+  long leader_pos = -1;  // the leader's position in the prior's order (-1: vendor or resumed)
   bool stopping = false;
   for (std::vector<size_t> got; st.ok() && !(got = pool.take()).empty();) {
     std::sort(got.begin(), got.end());  // prior order within what finished together
@@ -194,12 +209,22 @@ Status TuningRun::compileAndRace() {
     first.benchmarked += static_cast<int>(batch.size());
     st = bench(batch);
     if (!st.ok() || stopping) continue;  // stopping: the compiles that were running, raced too
-    if (best_ > 0 && (leader <= 0 || best_ < leader * (1 - 1e-9))) {
-      leader = best_;
-      since_leader = 0;
-    } else {
-      since_leader += got.size();
+    // Patience counts the candidates after the leader in the prior's order, not the batches
+    // since it came: how the finished compiles happen to be batched (one by one when cold, all
+    // at once from a warm store) must not change when the race stops.
+    for (size_t j : got) {
+      const Cand& c = cands_[order[j]];
+      if (passedOriginal(c) && (leader <= 0 || c.r.stats.median_ms < leader * (1 - 1e-9))) {
+        leader = c.r.stats.median_ms;
+        leader_pos = static_cast<long>(j);
+      }
     }
+    if (best_ > 0 && (leader <= 0 || best_ < leader * (1 - 1e-9))) {  // not one of this batch
+      leader = best_;
+      leader_pos = static_cast<long>(got.back());
+    }
+    since_leader = 0;
+    for (size_t j = 0; j < n; ++j) since_leader += taken[j] && long(j) > leader_pos ? 1 : 0;
     std::vector<size_t> rest;
     for (size_t j = 0; j < n; ++j)
       if (!taken[j]) rest.push_back(order[j]);

@@ -45,6 +45,7 @@ class TuningRun {
   Status compileAndRace();
   std::vector<size_t> priorOrder();
   std::vector<size_t> raceVendors();
+  std::vector<char> storeHits(const std::vector<size_t>& order, int threads);
   Status raceRounds();
   void markNotReached(const std::vector<size_t>& rest, size_t explored);
   double regretOf(const std::vector<size_t>& rest) const;

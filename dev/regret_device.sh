@@ -1,40 +1,46 @@
 #!/usr/bin/env bash
-# GPU machine, one call: the guided search's tuning time and quality against the exhaustive one,
-# and the peers' tuning time in the same run (issue 34). Everything is time-boxed against one
-# deadline (DEADLINE seconds from the start, default 520: one 9-minute device call with margin),
-# steps in order of priority:
-#   1. tuning time, guided: one GEMM shape (4096^3 NT) cold (empty cache) then with a warm
-#      code-object store (fresh database), then cold once more (empty cache again); the LLM suite
-#      (8 shapes) cold and warm in its own cache; per key the compile jobs (count, threads, first
-#      wave, each job's and the compiler's time: slow compiles or compiles that waited);
-#      per key the engine's split (compile / bench = load verify measure + finalists, rounds) and
-#      the process's own start-up outside the engine (JSON "process": start, worker spawn, GPU
-#      open, tuner, worker prestart, op with cuBLASLt, buffers, and the worker's own: backend,
-#      engine, ops, problem, bench_prepare); and one more warm run with KTUNE_VERBOSE=1 for
-#      the race's round times and the finalists' (their count, rounds and decision);
+# GPU machine, one call: the guided search's quality against the exhaustive one over the whole
+# regret set, its tuning time, and the peers' tuning time in the same run (issue 34). Everything
+# is time-boxed against one deadline (DEADLINE seconds from the start, default 230: one call of
+# at most 330 s with the machine's start), steps in order of priority:
+#   1. tuning time, guided: one GEMM shape (4096^3 NT) cold (empty cache) then with the warm
+#      code-object store (fresh database; KTUNE_VERBOSE=1: the race's rounds and finalists in
+#      its stderr), then both once more (AGAIN=0: not); per run the engine's split, the compile
+#      jobs and the process's start-up (JSON "process");
 #   2. `ktune regret --set gpu`: every GEMM key (62: LLM suite, decode M = 1..128, odd shapes,
 #      NN/NT/TN), then every row-wise key (24), both searches in one process on one shared store,
-#      per key the guided winner's time over the exhaustive winner's (interleaved re-timing) and
-#      each side's tuning time. A --deadline keeps PEER_RESERVE seconds for step 3; the shapes run
-#      in an order whose every prefix is spread over the set, so a cut run still covers every
-#      category (GEMM_LIMIT / ROW_LIMIT > 0 take that many spread shapes instead of all);
-#   3. the peers, each in its own process killed at its budget (bench/tuning_peers.py): Triton's
-#      tutorial autotuner, then torch.compile(mode="max-autotune") with a cold Inductor cache.
-# Builds as dev/device_build.sh does (carry .devdeps); logs under $OUT; a short table last.
-# Usage: DEADLINE=520 bash dev/regret_device.sh   (SKIP_BUILD=1 reuses $KB, default /tmp/kb-regret)
+#      per key the guided winner's time over the exhaustive winner's (interleaved re-timing, the
+#      full do_bench budgets) and each side's tuning time. The exhaustive side runs with its
+#      do_bench budgets x EXH_BUDGET (default 0.4; 1 = the full ones) so the whole set fits:
+#      every config of every key is still compiled, timed and early-rejected as exhaustively,
+#      with fewer runs, and its own finalists re-time the close ones interleaved; the winners'
+#      re-timing has RETIME_ROUNDS interleaved rounds (default 4) with the full budgets. --deadline
+#      keeps RESERVE seconds for steps 3-4; the shapes run in an order whose every prefix is spread
+#      over the set (GEMM_LIMIT / ROW_LIMIT > 0: that many spread shapes instead of all);
+#   3. the LLM suite (8 keys), guided, cold and then with the warm store (fresh database);
+#   4. the peers, each in its own process killed at its budget (bench/tuning_peers.py): Triton's
+#      tutorial autotuner (4096^3 and 16x4096x4096), then torch.compile(mode="max-autotune")
+#      with a cold Inductor cache (4096^3), in what is left.
+# Binaries: pb.tar.xz from `bash dev/regret_stage.sh` on the dev machine (Release ktune and
+# ktune-worker; nothing is built here), else $KB with SKIP_BUILD=1, else a build as
+# dev/device_build.sh does (carry .devdeps; minutes). Logs under $OUT; a short table last.
+# Usage: DEADLINE=230 bash dev/regret_device.sh
 # Dry run of the logic on a CPU machine: KTUNE_BACKEND=sim SKIP_BUILD=1 KB=build REGRET_SET=ci \
 #   SHAPE="--m 512 --n 512 --k 4096" SUITE="--m 256 --n 1024 --k 4096" bash dev/regret_device.sh
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 T0=$(date +%s)
-DEADLINE=${DEADLINE:-520}
-PEER_RESERVE=${PEER_RESERVE:-130}
+DEADLINE=${DEADLINE:-230}
+RESERVE=${RESERVE:-60}
 left() { echo $(( DEADLINE - ($(date +%s) - T0) )); }
 now() { date +%s.%N; }
 el() { awk -v a="$1" -v b="$(now)" 'BEGIN{printf "%.2f", b-a}'; }
 # Its own build directory (KB): a warm machine may hold another tree's /tmp/kb.
 KB=${KB:-/tmp/kb-regret}
-if [ -z "${SKIP_BUILD:-}" ]; then
+[ -f pb.tar.xz ] && [ ! -d pb ] && tar -xJf pb.tar.xz
+if [ -x pb/tools/ktune ]; then
+  KB=$PWD/pb
+elif [ -z "${SKIP_BUILD:-}" ]; then
   S=$(now)
   { if [ -d .devdeps ]; then for f in .devdeps/*.deb; do dpkg -x "$f" /opt/deps; done; fi
     cmake -S . -B "$KB" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=/opt/deps/usr -DKTUNE_WERROR=OFF &&
@@ -43,6 +49,7 @@ if [ -z "${SKIP_BUILD:-}" ]; then
   echo "build $(el $S)s"
 fi
 K=$KB/tools/ktune
+"$K" --version > /dev/null 2>&1 || { echo "no runnable $K"; exit 1; }
 SUM="$OUT/summary.txt"; : > "$SUM"
 row() { echo "$*" | tee -a "$SUM"; }
 if command -v nvidia-smi > /dev/null; then
@@ -82,45 +89,55 @@ print("  engine total %.0f ms over %d keys" % (sum(r.get("total_wall_ms", 0) for
 EOF
 }
 
-# 1. Tuning time, guided: one shape and the suite, each cold (its own empty cache) and then with
-# the warm code-object store (fresh database).
+# 1. Tuning time, guided, one shape: cold (its own empty cache), then the warm code-object store
+# with a fresh database (the engine's log in its stderr: the race's rounds, the finalists).
 SHAPE=${SHAPE:---m 4096 --n 4096 --k 4096 --layout NT}
 SUITE=${SUITE:---suite llm}
-for what in one suite; do
-  export KTUNE_CACHE_DIR=/tmp/kr-guided-$what; rm -rf "$KTUNE_CACHE_DIR"
-  if [ $what = one ]; then args=$SHAPE; lim=60; else args=$SUITE; lim=120; fi
-  passes="cold warm"; [ $what = one ] && passes="cold warm cold_again"
-  for pass in $passes; do
-    [ "$pass" = warm ] && rm -rf "$KTUNE_CACHE_DIR/db"
-    # A second cold run right after the first (empty cache again): whether the first one's
-    # compile stage was its own cost or the machine's state (a build or killed tests just before).
-    [ "$pass" = cold_again ] && rm -rf "$KTUNE_CACHE_DIR"
-    S=$(now); timeout $lim $K tune gemm $args --json --quiet > "$OUT/${what}_$pass.json" 2> "$OUT/${what}_$pass.err"
-    rc=$?; row "guided $what ($args) $pass: wall $(el $S)s rc=$rc"; split "$OUT/${what}_$pass.json" | tee -a "$SUM"
-  done
-  # Once more warm with the engine's log: the race's round times and the finalists' (not timed).
-  if [ $what = one ]; then
-    rm -rf "$KTUNE_CACHE_DIR/db"
-    KTUNE_VERBOSE=1 timeout $lim $K tune gemm $args --json --quiet > /dev/null 2> "$OUT/one_warm_verbose.err"
-    grep -E "guided: round|finalists [0-9]" "$OUT/one_warm_verbose.err" | sed 's/\[[^]]*\]//' | tee -a "$SUM"
-  fi
-done
+tuned() {  # what args passes...: one timed `ktune tune gemm` run, its split into the summary
+  local what=$1 args=$2 pass=$3 lim=$4
+  S=$(now); timeout $lim $K tune gemm $args --json --quiet > "$OUT/${what}_$pass.json" 2> "$OUT/${what}_$pass.err"
+  rc=$?; row "guided $what ($args) $pass: wall $(el $S)s rc=$rc"; split "$OUT/${what}_$pass.json" | tee -a "$SUM"
+}
+export KTUNE_CACHE_DIR=/tmp/kr-guided-one; rm -rf "$KTUNE_CACHE_DIR"
+tuned one "$SHAPE" cold 40
+rm -rf "$KTUNE_CACHE_DIR/db"
+KTUNE_VERBOSE=1 tuned one "$SHAPE" warm 30
+grep -E "guided: round|finalists [0-9]" "$OUT/one_warm.err" | sed 's/\[[^]]*\]//' | tee -a "$SUM"
+# A second pair (empty cache again, then warm again): the spread between two processes.
+if [ "${AGAIN:-1}" = 1 ]; then
+  rm -rf "$KTUNE_CACHE_DIR"; tuned one "$SHAPE" cold_again 40
+  rm -rf "$KTUNE_CACHE_DIR/db"; tuned one "$SHAPE" warm_again 30
+fi
 unset KTUNE_CACHE_DIR
 
-# 2. The regret harness (rows print as they finish; the deadline keeps the summary).
+# 2. The regret harness (rows print as they finish; the deadline keeps the summary). GEMM gets
+# 70% of what is left after RESERVE, the row-wise keys the rest.
 SET=${REGRET_SET:-gpu}
-G=$(( ($(left) - PEER_RESERVE - 10) * 68 / 100 ))
+EXH_BUDGET=${EXH_BUDGET:-0.4}
+RT=${RETIME_ROUNDS:-4}
+G=$(( ($(left) - RESERVE - 10) * 70 / 100 ))
 if [ "$G" -gt 30 ]; then
-  timeout $G $K regret --set $SET --ops gemm --limit "${GEMM_LIMIT:-0}" --deadline $(( G - 30 )) > "$OUT/regret_gemm.txt" 2> "$OUT/regret_gemm.err"
-  row "regret gemm rc=$? (limit ${G}s)"; grep -E "^keys" "$OUT/regret_gemm.txt" | tee -a "$SUM"
+  timeout $G $K regret --set $SET --ops gemm --limit "${GEMM_LIMIT:-0}" --deadline $(( G - 15 )) \
+    --rounds $RT --exhaustive-budget $EXH_BUDGET > "$OUT/regret_gemm.txt" 2> "$OUT/regret_gemm.err"
+  row "regret gemm rc=$? (limit ${G}s, exhaustive budgets x $EXH_BUDGET)"; grep -E "^keys" "$OUT/regret_gemm.txt" | tee -a "$SUM"
 fi
-R=$(( $(left) - PEER_RESERVE - 5 ))
+R=$(( $(left) - RESERVE - 5 ))
 if [ "$R" -gt 20 ]; then
-  timeout $R $K regret --set $SET --ops rmsnorm,silu_mul --limit "${ROW_LIMIT:-0}" --deadline $(( R - 15 )) > "$OUT/regret_rows.txt" 2> "$OUT/regret_rows.err"
-  row "regret rows rc=$? (limit ${R}s)"; grep -E "^keys" "$OUT/regret_rows.txt" | tee -a "$SUM"
+  timeout $R $K regret --set $SET --ops rmsnorm,silu_mul --limit "${ROW_LIMIT:-0}" --deadline $(( R - 10 )) \
+    --rounds $RT --exhaustive-budget $EXH_BUDGET > "$OUT/regret_rows.txt" 2> "$OUT/regret_rows.err"
+  row "regret rows rc=$? (limit ${R}s, exhaustive budgets x $EXH_BUDGET)"; grep -E "^keys" "$OUT/regret_rows.txt" | tee -a "$SUM"
 fi
 
-# 3. The peers, each killed at its budget (their compile caches are cold in a fresh machine).
+# 3. The LLM suite, guided, cold (its own empty cache) and with the warm store (fresh database).
+if [ "$(left)" -gt 35 ]; then
+  export KTUNE_CACHE_DIR=/tmp/kr-guided-suite; rm -rf "$KTUNE_CACHE_DIR"
+  tuned suite "$SUITE" cold $(( $(left) - 15 ))
+  rm -rf "$KTUNE_CACHE_DIR/db"
+  [ "$(left)" -gt 15 ] && tuned suite "$SUITE" warm $(( $(left) - 5 ))
+  unset KTUNE_CACHE_DIR
+fi
+
+# 4. The peers, each killed at its budget (their compile caches are cold in a fresh machine).
 P=$(( $(left) - 5 ))
 if [ "$P" -gt 20 ]; then
   TB=$(( P / 3 )); [ "$TB" -gt 40 ] && TB=40
@@ -131,7 +148,11 @@ if [ "$P" -gt 20 ]; then
     --shapes=4096x4096x4096 >> "$OUT/peers.txt" 2>&1
   grep -E "^(device|triton|inductor|summary)|skipped|killed|no shape" "$OUT/peers.txt" | tee -a "$SUM"
 fi
-echo; echo "== regret (GEMM) =="; cut -c1-150 "$OUT/regret_gemm.txt" 2>/dev/null
-echo "== regret (row-wise) =="; cut -c1-150 "$OUT/regret_rows.txt" 2>/dev/null
+# Only a few files come back from a device call: the JSON and stderr logs go in one tarball.
+( cd "$OUT" && ls | grep -vE '^(summary|regret_gemm|regret_rows|peers)\.txt$|^logs\.tgz$' > .pack &&
+  tar -czf logs.tgz -T .pack && xargs rm -f < .pack; rm -f .pack )
+# The output's tail is what a caller sees first: the summary, then the per-key tables (GEMM last).
 echo "== summary =="; cat "$SUM"
+echo "== regret (row-wise) =="; cut -c1-110 "$OUT/regret_rows.txt" 2>/dev/null
+echo "== regret (GEMM) =="; cut -c1-110 "$OUT/regret_gemm.txt" 2>/dev/null
 echo "total $(( $(date +%s) - T0 ))s"

@@ -88,6 +88,10 @@ Expected<Side> makeSide(std::shared_ptr<Backend> backend, Options o, const std::
     eo.options.warmup_ms = std::min(eo.options.warmup_ms, 0.02);
     eo.options.rep_ms = std::min(eo.options.rep_ms, 0.1);
   }
+  if (search == "exhaustive" && ro.exhaustive_budget > 0 && ro.exhaustive_budget != 1) {
+    eo.options.warmup_ms *= ro.exhaustive_budget;
+    eo.options.rep_ms *= ro.exhaustive_budget;
+  }
   eo.compiler = ro.compiler;
   KTUNE_RETURN_IF_ERROR(makeDirs(dir));
   KTUNE_RETURN_IF_ERROR(makeDirs(eo.options.cache_dir));
@@ -150,11 +154,11 @@ std::string label(const TuneReport& r) {
   return r.winner_source == "jit" ? r.winner : r.winner_source + ":" + r.winner;
 }
 
-// Interleaved re-timing of the two winners on the exhaustive side's tuner (it compiled both).
+// Interleaved re-timing of the two winners on the exhaustive side's tuner (it compiled both),
+// with the budgets of `bo` (the guided side's: the full ones).
 Status retime(Engine& t, const std::string& family, const Problem& p, const CandidateResult& a,
-              const CandidateResult& b, int rounds, RegretRow* row) {
+              const CandidateResult& b, int rounds, const BenchOptions& bo, RegretRow* row) {
   std::vector<double> logs;
-  BenchOptions bo = t.options().bench;
   for (int r = 0; r < rounds; ++r) {
     double ms[2] = {0, 0};
     for (int k = 0; k < 2; ++k) {
@@ -211,7 +215,7 @@ RegretRow oneShape(Side& ex, Side& gd, const RegretShape& s, const RegretOptions
   const CandidateResult *a = winnerOf(*re), *b = winnerOf(*rg);
   if (!a || !b) return row.error = "a side recorded no winner", row;
   if (a->config == b->config && a->source == b->source) return row;
-  Status st = retime(*ex.tuner, re->family, *p, *a, *b, o.rounds, &row);
+  Status st = retime(*ex.tuner, re->family, *p, *a, *b, o.rounds, gd.tuner->options().bench, &row);
   if (!st.ok()) row.error = st.toString();
   return row;
 }

@@ -47,6 +47,11 @@ struct RegretOptions {
   // false: each side its own cold store (<root>/<side>), both timings cold on their first shapes.
   bool shared_store = true;
   int rounds = 6;          // interleaved re-timing rounds when the winners differ
+  // The exhaustive side's do_bench budgets (warm-up and measurement) scaled by this, so a set of
+  // 60+ keys fits one device call; its winner still goes through its own finalists' interleaved
+  // rounds, and the re-timing against the guided winner uses the full budgets. 1: as the guided
+  // side (the engine's defaults).
+  double exhaustive_budget = 1;
   std::shared_ptr<Compiler> compiler;  // null: the device's (the simulated GPU passes its own)
   bool sim = false;        // simulated device: the CLI's short do_bench budgets
   // Called with each row as soon as its shape is done (a long GPU run shows progress, and a run

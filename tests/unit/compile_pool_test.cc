@@ -114,6 +114,57 @@ TEST(CompilePool, FloorStartsTheFirstJobsAtOnce) {
   EXPECT_EQ(taken, pool.started());
 }
 
+// Cheap jobs (store hits) ahead of an expensive one (a compile): the expensive job starts only
+// once the consumer has taken every cheap job before it and come back for more, so a consumer
+// that stops after the cheap ones (a warm store's race) starts no compile. Regression: with the
+// window alone, jobs 4-5 started as soon as the hits were handed out, and a warm run waited
+// seconds for two compiles its race did not want.
+TEST(CompilePool, ExpensiveJobsWaitUntilTheCheapOnesBeforeThemAreJudged) {
+  for (bool go_on : {false, true}) {
+    std::atomic<size_t> ran{0};
+    CompilePool pool(8, 4, [&](size_t) { ++ran; });
+    pool.setWindow(4, 2);
+    pool.setCheap({1, 1, 1, 1, 0, 0, 0, 0});
+    pool.start();
+    std::set<size_t> taken;
+    while (taken.size() < 4) {
+      for (size_t i : pool.take()) taken.insert(i);
+      EXPECT_LE(pool.started(), 4u) << "a compile started before the hits were judged";
+    }
+    EXPECT_EQ(taken, (std::set<size_t>{0, 1, 2, 3}));
+    EXPECT_EQ(pool.started(), 4u);
+    if (go_on) {  // the consumer wants more: the compiles start, the window ahead of it
+      auto got = pool.take();
+      ASSERT_FALSE(got.empty());
+      EXPECT_GE(*std::min_element(got.begin(), got.end()), 4u);
+      EXPECT_GT(pool.started(), 4u);
+    }
+    pool.cancel();
+    for (std::vector<size_t> got; !(got = pool.take()).empty();) {}
+    EXPECT_EQ(ran.load(), pool.started());
+    if (!go_on) {
+      EXPECT_EQ(ran.load(), 4u);
+    }
+  }
+}
+
+// Past the first wave (the floor), nothing starts until the consumer has taken all of it and
+// come back: a consumer that stops after the first wave waits for no speculative compile.
+TEST(CompilePool, NothingPastTheFirstWaveStartsBeforeItIsJudged) {
+  std::atomic<size_t> ran{0};
+  CompilePool pool(10, 4, [&](size_t) { ++ran; });
+  pool.setWindow(4, 3);
+  pool.start();
+  std::set<size_t> taken;
+  while (taken.size() < 3) {
+    for (size_t i : pool.take()) taken.insert(i);
+    EXPECT_EQ(pool.started(), 3u);
+  }
+  pool.cancel();
+  EXPECT_TRUE(pool.take().empty());
+  EXPECT_EQ(ran.load(), 3u);
+}
+
 // A lazy pool destroyed with jobs held back by its window does not wait for them.
 TEST(CompilePool, LazyPoolDestroyedEarlyDoesNotHang) {
   std::atomic<size_t> ran{0};

@@ -166,6 +166,7 @@ struct FinCost {
   std::shared_ptr<SimBackend> sim;
   std::atomic<int> verified{0};
   int compile_threads = 0;  // options.compile_threads (0: the machine's)
+  std::string db;           // options.database_path (empty: the default)
   Expected<TuneReport> tune(const std::vector<int64_t>& costs) {
     SimOptions so;
     so.device.arch = "sm_90a";
@@ -179,6 +180,7 @@ struct FinCost {
     eo.options.rep_ms = 0.2;
     eo.options.finalists = 3;
     eo.options.compile_threads = compile_threads;
+    if (!db.empty()) eo.options.database_path = db;
     eo.compiler = std::make_shared<SimCompiler>();
     KTUNE_ASSIGN_OR_RETURN(auto t, Engine::create(sim, eo));
     testfamily::SpecFamily<Nothing> fam;
@@ -231,6 +233,34 @@ TEST(GuidedBenchStage, ReportsTheCompileJobs) {
   ASSERT_TRUE(again.ok()) << again.status().toString();
   EXPECT_EQ(again->store_hits, 3);
   EXPECT_EQ(again->compile_jobs.jobs, 1);
+}
+
+// A warm store, a fresh database: the race times the store's hits first and compiles nothing it
+// does not want (regression: the pool's window started compiles past the hits before the race
+// had judged them, and the warm run waited for them).
+TEST(GuidedBenchStage, AWarmStoreCompilesNothingTheRaceDoesNotWant) {
+  FinCost fc;
+  fc.compile_threads = 16;
+  // Prior order: the default (the last config), then list order. Each config of the first wave
+  // (12 of 40) is faster than the one before, the fastest last, so the race always goes on past
+  // the first wave: the warm run meets store hits beyond it, then misses.
+  std::vector<int64_t> costs;
+  for (int64_t i = 0; i < 40; ++i) costs.push_back(i < 10 ? 40 - i : i == 10 ? 20 : 50 + i);
+  fc.db = fc.dir.path + "/cold_db.json";
+  auto cold = fc.tune(costs);
+  ASSERT_TRUE(cold.ok()) << cold.status().toString();
+  ASSERT_GT(cold->compiled, 12) << cold->tree();  // past the first wave
+  ASSERT_LT(cold->compiled, 40);
+  for (int pass = 0; pass < 3; ++pass) {
+    fc.db = fc.dir.path + "/warm_db" + std::to_string(pass) + ".json";
+    auto warm = fc.tune(costs);
+    ASSERT_TRUE(warm.ok()) << warm.status().toString();
+    EXPECT_EQ(warm->compiled, 0) << warm->tree();
+    // At most the cold run's objects: that run also raced the compiles running when it stopped.
+    EXPECT_GT(warm->store_hits, 0);
+    EXPECT_LE(warm->store_hits, cold->compiled);
+    EXPECT_EQ(warm->winner, "COST=20");
+  }
 }
 
 // With 16 compile threads a 40-config space (min_n 8, window 4) starts 12 compiles at once, and

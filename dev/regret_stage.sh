@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Dev machine: a clean export of HEAD with this tree's Release `ktune` and `ktune-worker` packed in
+# pb.tar.xz, for dev/regret_device.sh (the device call then builds nothing). x86-64 only; the GPU
+# libraries are opened at run time.
+#   bash dev/regret_stage.sh [DEST]   (default .devwork/search of the lead's checkout; BUILD_DIR=build)
+set -euo pipefail
+DEST=${1:-/work/main/.devwork/search}
+B=${BUILD_DIR:-build}
+rm -rf "$DEST" && mkdir -p "$DEST" && git archive HEAD | tar -x -C "$DEST"
+mkdir -p "$DEST/pb/tools"
+cp "$B/tools/ktune" "$B/tools/ktune-worker" "$DEST/pb/tools/"
+strip "$DEST"/pb/tools/* 2>/dev/null || true
+tar -cJf "$DEST/pb.tar.xz" -C "$DEST" pb && rm -rf "$DEST/pb"
+du -sh "$DEST" "$DEST/pb.tar.xz"
