@@ -401,6 +401,9 @@ void DynamicShapes::loop() {
   (void)e_.runtime().relaxCaptureMode();
   StreamHandle s{};
   if (auto st = e_.runtime().createStream(); st.ok()) s = *st;
+  // Nor by its copies: a capture of a blocking stream fails on any legacy-stream operation
+  // (whatever the mode), so this thread's copies and default-stream work go to its own stream.
+  if (s.p) (void)e_.runtime().setThreadStream(s);
   t_duty = std::clamp(e_.options().background_duty, 0.01, 1.0);
   for (;;) {
     Item it;
@@ -424,6 +427,7 @@ void DynamicShapes::loop() {
     idle_cv_.notify_all();
   }
   t_duty = 1;
+  (void)e_.runtime().setThreadStream(StreamHandle{});
   if (s.p) (void)e_.runtime().destroyStream(s);
   {
     std::lock_guard<std::mutex> l(mu_);

@@ -151,6 +151,15 @@ class Backend {
   // Puts the calling thread in relaxed capture mode (cuThreadExchangeStreamCaptureMode), so its
   // allocations and synchronisations do not break another thread's capture. Default: no-op.
   virtual Status relaxCaptureMode() { return Status::Ok(); }
+  // Makes `s` the calling thread's default stream: its synchronous copies, error checks and every
+  // call given the default stream ({}) go to `s` instead of the legacy stream ({} clears it). A
+  // thread working beside another thread's capture needs this: while a blocking stream captures,
+  // any legacy-stream operation fails and invalidates that capture
+  // (CUDA_ERROR_STREAM_CAPTURE_IMPLICIT), whatever the capture mode. Default: no-op.
+  virtual Status setThreadStream(StreamHandle s) {
+    (void)s;
+    return Status::Ok();
+  }
 
   // A tensor-memory-accelerator descriptor (CUtensorMap on NVIDIA sm_90+) for a 2-D row-major
   // matrix, passed by value to kernels that load tiles with cp.async.bulk.tensor. Pure host

@@ -20,6 +20,8 @@ using namespace cuda_detail;
 
 // The context ktune last made current on this thread (see the header: one compare per launch).
 thread_local CUcontext t_current_ctx = nullptr;
+// The calling thread's stand-in for the legacy default stream (setThreadStream), or null.
+thread_local CUstream t_thread_stream = nullptr;
 
 #define KTUNE_CU(call_expr, name)                                   \
   do {                                                              \
@@ -82,6 +84,11 @@ class CudaBackend final : public Backend {
     if (bytes == 0) return Status::Ok();
     if (dst == 0 || src == nullptr) return nullCopy("copyToDevice");
     KTUNE_RETURN_IF_ERROR(ensureCurrent());
+    if (t_thread_stream != nullptr) {  // never the legacy stream: see setThreadStream
+      KTUNE_CU(api_.cuMemcpyHtoDAsync(dst, src, bytes, t_thread_stream), "cuMemcpyHtoDAsync");
+      KTUNE_CU(api_.cuStreamSynchronize(t_thread_stream), "cuStreamSynchronize");
+      return Status::Ok();
+    }
     KTUNE_CU(api_.cuMemcpyHtoD(dst, src, bytes), "cuMemcpyHtoD");
     return Status::Ok();
   }
@@ -90,6 +97,11 @@ class CudaBackend final : public Backend {
     if (bytes == 0) return Status::Ok();
     if (dst == nullptr || src == 0) return nullCopy("copyToHost");
     KTUNE_RETURN_IF_ERROR(ensureCurrent());
+    if (t_thread_stream != nullptr) {  // never the legacy stream: see setThreadStream
+      KTUNE_CU(api_.cuMemcpyDtoHAsync(dst, src, bytes, t_thread_stream), "cuMemcpyDtoHAsync");
+      KTUNE_CU(api_.cuStreamSynchronize(t_thread_stream), "cuStreamSynchronize");
+      return Status::Ok();
+    }
     KTUNE_CU(api_.cuMemcpyDtoH(dst, src, bytes), "cuMemcpyDtoH");
     return Status::Ok();
   }
@@ -334,7 +346,7 @@ class CudaBackend final : public Backend {
     // Never synchronises: cuStreamQuery returns a sticky kernel fault if one has happened and
     // CUDA_ERROR_NOT_READY while work is still running.
     KTUNE_RETURN_IF_ERROR(ensureCurrent());
-    CUresult r = api_.cuStreamQuery(nullptr);
+    CUresult r = api_.cuStreamQuery(t_thread_stream);
     if (r == CUDA_SUCCESS || r == CUDA_ERROR_NOT_READY) return Status::Ok();
     return cuError(api_, r, "checkError (cuStreamQuery)", Code::kLaunchError);
   }
@@ -354,6 +366,11 @@ class CudaBackend final : public Backend {
     if (api_.cuThreadExchangeStreamCaptureMode == nullptr) return Status::Ok();
     int mode = 2;  // CU_STREAM_CAPTURE_MODE_RELAXED
     KTUNE_CU(api_.cuThreadExchangeStreamCaptureMode(&mode), "cuThreadExchangeStreamCaptureMode");
+    return Status::Ok();
+  }
+
+  Status setThreadStream(StreamHandle s) override {
+    t_thread_stream = static_cast<CUstream>(s.p);
     return Status::Ok();
   }
 
@@ -379,7 +396,10 @@ class CudaBackend final : public Backend {
   }
 
  private:
-  static CUstream stream(StreamHandle s) { return static_cast<CUstream>(s.p); }
+  // The default stream ({}) is the legacy stream, or the calling thread's own (setThreadStream).
+  static CUstream stream(StreamHandle s) {
+    return s.p != nullptr ? static_cast<CUstream>(s.p) : t_thread_stream;
+  }
   static CUevent event(EventHandle e) { return static_cast<CUevent>(e.p); }
 
   static Status nullCopy(const char* what) {

@@ -94,6 +94,8 @@ Expected<std::unique_ptr<Driver>> loadDriver() {
   KTUNE_RESOLVE(cuMemcpyHtoD, "cuMemcpyHtoD_v2");
   KTUNE_RESOLVE(cuMemcpyDtoH, "cuMemcpyDtoH_v2");
   KTUNE_RESOLVE(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2");
+  KTUNE_RESOLVE(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
+  KTUNE_RESOLVE(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
   KTUNE_RESOLVE(cuMemsetD8Async, "cuMemsetD8Async");
   KTUNE_RESOLVE(cuMemsetD32Async, "cuMemsetD32Async");
   KTUNE_RESOLVE(cuStreamCreate, "cuStreamCreate");

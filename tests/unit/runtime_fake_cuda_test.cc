@@ -39,6 +39,9 @@ int fake_launches = 0;
 int fake_sticky = 0;               /* sticky error after a faulting launch */
 unsigned fake_last_grid[3], fake_last_block[3], fake_last_shared;
 int fake_dyn_shared_attr = 48 * 1024;
+int fake_legacy_copies = 0;        /* synchronous copies: they run on the legacy stream */
+void* fake_last_copy_stream = 0;   /* the stream of the last asynchronous host copy */
+void* fake_last_launch_stream = 0;
 
 static const char* err_name(CUresult r) {
   switch (r) {
@@ -94,8 +97,10 @@ CUresult cuMemAlloc_v2(CUdeviceptr* p, size_t n) {
   *p = (CUdeviceptr)(uintptr_t)malloc(n); return 0;
 }
 CUresult cuMemFree_v2(CUdeviceptr p) { free((void*)(uintptr_t)p); return 0; }
-CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void* s, size_t n) { memcpy((void*)(uintptr_t)d, s, n); return fake_sticky; }
-CUresult cuMemcpyDtoH_v2(void* d, CUdeviceptr s, size_t n) { memcpy(d, (void*)(uintptr_t)s, n); return fake_sticky; }
+CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void* s, size_t n) { ++fake_legacy_copies; memcpy((void*)(uintptr_t)d, s, n); return fake_sticky; }
+CUresult cuMemcpyDtoH_v2(void* d, CUdeviceptr s, size_t n) { ++fake_legacy_copies; memcpy(d, (void*)(uintptr_t)s, n); return fake_sticky; }
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void* s, size_t n, void* st) { fake_last_copy_stream = st; memcpy((void*)(uintptr_t)d, s, n); return fake_sticky; }
+CUresult cuMemcpyDtoHAsync_v2(void* d, CUdeviceptr s, size_t n, void* st) { fake_last_copy_stream = st; memcpy(d, (void*)(uintptr_t)s, n); return fake_sticky; }
 CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s, size_t n, void* st) { (void)st; memcpy((void*)(uintptr_t)d, (void*)(uintptr_t)s, n); return fake_sticky; }
 CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, void* st) { (void)st; memset((void*)(uintptr_t)d, v, n); return fake_sticky; }
 CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, void* st) {
@@ -134,8 +139,9 @@ CUresult cuFuncGetAttribute(int* v, int a, void* f) {
 CUresult cuFuncSetAttribute(void* f, int a, int v) { (void)f; if (a == 8) fake_dyn_shared_attr = v; return 0; }
 CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                         unsigned bz, unsigned shm, void* st, void** args, void** extra) {
-  (void)f; (void)st; (void)args; (void)extra;
+  (void)f; (void)args; (void)extra;
   if (fake_sticky) return fake_sticky;
+  fake_last_launch_stream = st;
   ++fake_launches;
   fake_last_grid[0] = gx; fake_last_grid[1] = gy; fake_last_grid[2] = gz;
   fake_last_block[0] = bx; fake_last_block[1] = by; fake_last_block[2] = bz;
@@ -157,6 +163,8 @@ static const struct Entry kEntries[] = {
   {"cuMemAlloc", (void*)cuMemAlloc_v2}, {"cuMemFree", (void*)cuMemFree_v2},
   {"cuMemcpyHtoD", (void*)cuMemcpyHtoD_v2}, {"cuMemcpyDtoH", (void*)cuMemcpyDtoH_v2},
   {"cuMemcpyDtoDAsync", (void*)cuMemcpyDtoDAsync_v2}, E(cuMemsetD8Async), E(cuMemsetD32Async),
+  {"cuMemcpyHtoDAsync", (void*)cuMemcpyHtoDAsync_v2},
+  {"cuMemcpyDtoHAsync", (void*)cuMemcpyDtoHAsync_v2},
   E(cuStreamCreate), {"cuStreamDestroy", (void*)cuStreamDestroy_v2}, E(cuStreamSynchronize),
   E(cuStreamQuery), E(cuEventCreate), {"cuEventDestroy", (void*)cuEventDestroy_v2},
   E(cuEventRecord), E(cuEventSynchronize), E(cuEventElapsedTime), E(cuModuleLoadDataEx),
@@ -311,6 +319,42 @@ TEST_F(FakeCudaTest, MemoryAndEvents) {
   EXPECT_EQ(backend_->elapsedMs(*e0, EventHandle{}).status().code(), Code::kInvalidArgument);
   EXPECT_TRUE(backend_->destroyEvent(*e0).ok());
   EXPECT_TRUE(backend_->destroyEvent(*e1).ok());
+}
+
+// A thread beside another thread's capture must not touch the legacy stream (a capture of a
+// blocking stream fails on any legacy-stream operation): with a thread stream set, its host copies
+// and default-stream launches go to that stream; other threads keep the legacy stream.
+TEST_F(FakeCudaTest, AThreadStreamTakesTheThreadsCopiesAndDefaultStreamWork) {
+  auto p = backend_->alloc(64);
+  ASSERT_TRUE(p.ok()) << p.status().toString();
+  auto s = backend_->createStream();
+  ASSERT_TRUE(s.ok()) << s.status().toString();
+  FunctionHandle f = kernel();
+  KernelArgs args;
+  args.add(int{1});
+  std::vector<uint32_t> in(16, 5), out(16, 0);
+  const int legacy_before = fake<int>("fake_legacy_copies");
+  ASSERT_TRUE(backend_->setThreadStream(*s).ok());
+  ASSERT_TRUE(backend_->copyToDevice(*p, in.data(), 64).ok());
+  EXPECT_EQ(fake<void*>("fake_last_copy_stream"), s->p);
+  ASSERT_TRUE(backend_->copyToHost(out.data(), *p, 64).ok());
+  EXPECT_EQ(fake<void*>("fake_last_copy_stream"), s->p);
+  EXPECT_EQ(in, out);
+  ASSERT_TRUE(backend_->launch(f, {1, 1, 1}, {32, 1, 1}, 0, args.data()).ok());
+  EXPECT_EQ(fake<void*>("fake_last_launch_stream"), s->p);
+  EXPECT_EQ(fake<int>("fake_legacy_copies"), legacy_before) << "a copy went to the legacy stream";
+  std::thread t([&] {  // another thread: still the legacy stream
+    EXPECT_TRUE(backend_->copyToDevice(*p, in.data(), 64).ok());
+    EXPECT_TRUE(backend_->launch(f, {1, 1, 1}, {32, 1, 1}, 0, args.data()).ok());
+    EXPECT_EQ(fake<void*>("fake_last_launch_stream"), nullptr);
+  });
+  t.join();
+  EXPECT_EQ(fake<int>("fake_legacy_copies"), legacy_before + 1);
+  ASSERT_TRUE(backend_->setThreadStream(StreamHandle{}).ok());
+  ASSERT_TRUE(backend_->copyToHost(out.data(), *p, 64).ok());
+  EXPECT_EQ(fake<int>("fake_legacy_copies"), legacy_before + 2);
+  EXPECT_TRUE(backend_->destroyStream(*s).ok());
+  EXPECT_TRUE(backend_->free(*p).ok());
 }
 
 TEST_F(FakeCudaTest, LaunchBindsTheContextOncePerThread) {
