@@ -280,6 +280,10 @@ uint64_t DynamicShapes::resolved() const {
 void DynamicShapes::resolverLoop() {
   (void)e_.runtime().setDevice(e_.options().device);
   (void)e_.runtime().relaxCaptureMode();  // as the tuning thread: never breaks another's capture
+  // Its problems are made (allocated and filled) here: on its own stream, as the tuning thread's.
+  StreamHandle s{};
+  if (auto st = e_.runtime().createStream(); st.ok()) s = *st;
+  if (s.p) (void)e_.runtime().setThreadStream(s);
   for (;;) {
     Resolve r;
     {
@@ -299,6 +303,8 @@ void DynamicShapes::resolverLoop() {
     }
     idle_cv_.notify_all();
   }
+  (void)e_.runtime().setThreadStream(StreamHandle{});
+  if (s.p) (void)e_.runtime().destroyStream(s);
   {
     std::lock_guard<std::mutex> l(mu_);
     rbusy_ = false;
