@@ -158,8 +158,11 @@ TEST(CompilePool, NothingPastTheFirstWaveStartsBeforeItIsJudged) {
   std::set<size_t> taken;
   while (taken.size() < 3) {
     for (size_t i : pool.take()) taken.insert(i);
-    EXPECT_EQ(pool.started(), 3u);
+    // The workers start the wave's jobs at their own pace: a job can be taken before its
+    // neighbours have started, so here only "never past the wave" holds.
+    EXPECT_LE(pool.started(), 3u);
   }
+  EXPECT_EQ(pool.started(), 3u);  // every job taken had started
   pool.cancel();
   EXPECT_TRUE(pool.take().empty());
   EXPECT_EQ(ran.load(), 3u);
