@@ -2,9 +2,9 @@
 # Dev machine: a clean export of HEAD with this tree's Release `ktune` and `ktune-worker` packed in
 # pb.tar.xz, for dev/regret_device.sh (the device call then builds nothing). x86-64 only; the GPU
 # libraries are opened at run time.
-#   bash dev/regret_stage.sh [DEST]   (default .devwork/search of the lead's checkout; BUILD_DIR=build)
+#   bash dev/regret_stage.sh [DEST]   (default .devwork/search in this checkout; BUILD_DIR=build)
 set -euo pipefail
-DEST=${1:-/work/main/.devwork/search}
+DEST=${1:-$(git rev-parse --show-toplevel)/.devwork/search}
 B=${BUILD_DIR:-build}
 rm -rf "$DEST" && mkdir -p "$DEST" && git archive HEAD | tar -x -C "$DEST"
 mkdir -p "$DEST/pb/tools"
