@@ -10,6 +10,27 @@ namespace ktune::detail {
 
 namespace {
 
+// A background thread's set-up for as long as it lives: its device; relaxed capture mode, so its
+// allocations, synchronisations and module loads never break another thread's capture in global
+// mode; and its own stream as its default stream, since a capture of a blocking stream fails on
+// any legacy-stream operation whatever the mode (its copies and {}-stream work go there instead).
+struct OwnStream {
+  OwnStream(Backend& b, int device) : rt(b) {
+    (void)rt.setDevice(device);
+    (void)rt.relaxCaptureMode();
+    if (auto st = rt.createStream(); st.ok()) stream = *st;
+    if (stream.p) (void)rt.setThreadStream(stream);
+  }
+  ~OwnStream() {
+    (void)rt.setThreadStream(StreamHandle{});
+    if (stream.p) (void)rt.destroyStream(stream);
+  }
+  OwnStream(const OwnStream&) = delete;
+  OwnStream& operator=(const OwnStream&) = delete;
+  Backend& rt;
+  StreamHandle stream{};
+};
+
 // The background tuning thread's duty (pace()); 1 (no pacing) on every other thread.
 thread_local double t_duty = 1;
 
@@ -278,12 +299,8 @@ uint64_t DynamicShapes::resolved() const {
 }
 
 void DynamicShapes::resolverLoop() {
-  (void)e_.runtime().setDevice(e_.options().device);
-  (void)e_.runtime().relaxCaptureMode();  // as the tuning thread: never breaks another's capture
-  // Its problems are made (allocated and filled) here: on its own stream, as the tuning thread's.
-  StreamHandle s{};
-  if (auto st = e_.runtime().createStream(); st.ok()) s = *st;
-  if (s.p) (void)e_.runtime().setThreadStream(s);
+  // Its problems are made (allocated and filled) here: as the tuning thread, on its own stream.
+  const OwnStream own(e_.runtime(), e_.options().device);
   for (;;) {
     Resolve r;
     {
@@ -303,8 +320,6 @@ void DynamicShapes::resolverLoop() {
     }
     idle_cv_.notify_all();
   }
-  (void)e_.runtime().setThreadStream(StreamHandle{});
-  if (s.p) (void)e_.runtime().destroyStream(s);
   {
     std::lock_guard<std::mutex> l(mu_);
     rbusy_ = false;
@@ -401,15 +416,8 @@ void DynamicShapes::pace(BenchOptions& bo) {
 }
 
 void DynamicShapes::loop() {
-  (void)e_.runtime().setDevice(e_.options().device);
-  // Another thread's capture in global mode must not be broken by this thread's allocations,
-  // synchronisations or module loads.
-  (void)e_.runtime().relaxCaptureMode();
-  StreamHandle s{};
-  if (auto st = e_.runtime().createStream(); st.ok()) s = *st;
-  // Nor by its copies: a capture of a blocking stream fails on any legacy-stream operation
-  // (whatever the mode), so this thread's copies and default-stream work go to its own stream.
-  if (s.p) (void)e_.runtime().setThreadStream(s);
+  const OwnStream own(e_.runtime(), e_.options().device);
+  const StreamHandle s = own.stream;
   t_duty = std::clamp(e_.options().background_duty, 0.01, 1.0);
   for (;;) {
     Item it;
@@ -433,8 +441,6 @@ void DynamicShapes::loop() {
     idle_cv_.notify_all();
   }
   t_duty = 1;
-  (void)e_.runtime().setThreadStream(StreamHandle{});
-  if (s.p) (void)e_.runtime().destroyStream(s);
   {
     std::lock_guard<std::mutex> l(mu_);
     busy_ = false;
