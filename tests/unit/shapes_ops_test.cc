@@ -35,30 +35,45 @@ EngineOptions backgroundOptions(const cli::SimGpu& g, const std::string& dir) {
   return o;
 }
 
-TEST(ShapesOps, DestroyingTheOpStopsBackgroundTuningOfItsKeys) {
-  char tmpl[] = "/tmp/ktune-shapes-ops-XXXXXX";
-  const std::string dir = ::mkdtemp(tmpl);
+// A shared tuner in background mode on the simulated GPU, with its own cache folder, and a GEMM
+// op over it; the op goes first, then the problems, the tuner and the folder.
+class ShapesOps : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/ktune-shapes-ops-XXXXXX";
+    dir = ::mkdtemp(tmpl);
+    auto t = Engine::create(g.backend, backgroundOptions(g, dir));
+    ASSERT_TRUE(t.ok()) << t.status().toString();
+    tuner = std::shared_ptr<Engine>(std::move(*t));
+    auto o = GemmOp::create(tuner);
+    ASSERT_TRUE(o.ok()) << o.status().toString();
+    op = std::move(*o);
+  }
+  void TearDown() override {
+    op.reset();
+    calls.clear();
+    tuner.reset();
+    (void)removeTree(dir);
+  }
+  std::string dir;
   cli::SimGpu g = cli::openSimGpu(1);
-  auto t = Engine::create(g.backend, backgroundOptions(g, dir));
-  ASSERT_TRUE(t.ok()) << t.status().toString();
-  std::shared_ptr<Engine> tuner(std::move(*t));
-  auto op = GemmOp::create(tuner);
-  ASSERT_TRUE(op.ok()) << op.status().toString();
+  std::shared_ptr<Engine> tuner;
+  std::unique_ptr<GemmOp> op;
   std::vector<std::shared_ptr<GemmCall>> calls;
+};
+
+TEST_F(ShapesOps, DestroyingTheOpStopsBackgroundTuningOfItsKeys) {
   for (int64_t m : {16, 24, 40, 48, 56}) {
     auto s = gemm::denseShape(gemm::Layout::kNT, gemm::ElemType::kBF16, gemm::ElemType::kBF16, m,
                               64, 64);
     calls.push_back(makeGemmProblem(*g.backend, tuner->device(), s, 1).value());
-    ASSERT_TRUE((**op)(*calls.back()).ok());  // returns at once; the key is queued
+    ASSERT_TRUE((*op)(*calls.back()).ok());  // returns at once; the key is queued
   }
-  op->reset();  // waits for the key in progress, drops the others
+  op.reset();  // waits for the key in progress, drops the others
   const uint64_t at_destroy = tuner->backgroundTuned();
   tuner->waitBackground();
   EXPECT_EQ(tuner->backgroundTuned(), at_destroy) << "a key of the destroyed op was tuned after it";
   EXPECT_LT(at_destroy, 5u) << "every key was tuned before the op went: the test proves nothing";
-  calls.clear();
-  tuner.reset();
-  (void)removeTree(dir);
 }
 
 double threadUs() {
@@ -73,46 +88,34 @@ double threadUs() {
 // keys are tuned first, so the default's function is loaded (Engine::tune preloads it) and every
 // unseen key takes the fast path. Prints the figure (bench/NOTES.md); asserts that the first calls
 // ran the loaded default and never waited for tuning.
-TEST(ShapesOps, AnUnseenGemmKeysFirstCallRunsTheLoadedDefault) {
-  char tmpl[] = "/tmp/ktune-shapes-ops-XXXXXX";
-  const std::string dir = ::mkdtemp(tmpl);
-  cli::SimGpu g = cli::openSimGpu(1);
-  auto t = Engine::create(g.backend, backgroundOptions(g, dir));
-  ASSERT_TRUE(t.ok()) << t.status().toString();
-  std::shared_ptr<Engine> tuner(std::move(*t));
-  auto op = GemmOp::create(tuner);
-  ASSERT_TRUE(op.ok()) << op.status().toString();
+TEST_F(ShapesOps, AnUnseenGemmKeysFirstCallRunsTheLoadedDefault) {
   auto call = [&](int64_t m) {
     auto s = gemm::denseShape(gemm::Layout::kNT, gemm::ElemType::kBF16, gemm::ElemType::kBF16, m,
                               32, 32);
     return makeGemmProblem(*g.backend, tuner->device(), s, 1).value();
   };
-  std::vector<std::shared_ptr<GemmCall>> keep;
   for (int64_t m : {16, 64}) {
-    keep.push_back(call(m));
-    auto r = (*op)->tune(*keep.back());
+    calls.push_back(call(m));
+    auto r = op->tune(*calls.back());
     ASSERT_TRUE(r.ok()) << r.status().toString();
   }
   std::vector<double> extra;
   int provisional = 0;
   for (int64_t m = 17; m < 17 + 24; ++m) {
-    keep.push_back(call(m));
+    calls.push_back(call(m));
     const double t0 = threadUs();
-    ASSERT_TRUE((**op)(*keep.back()).ok());
+    ASSERT_TRUE((*op)(*calls.back()).ok());
     const double t1 = threadUs();
-    provisional += (*op)->lookup(*keep.back()).value().origin == "provisional";
+    provisional += op->lookup(*calls.back()).value().origin == "provisional";
     const double t2 = threadUs();
-    ASSERT_TRUE((**op)(*keep.back()).ok());
+    ASSERT_TRUE((*op)(*calls.back()).ok());
     extra.push_back((t1 - t0) - (threadUs() - t2));
   }
   std::sort(extra.begin(), extra.end());
   std::printf("RESULT sim_gemm_first_call_extra_us median %.2f max %.2f (%zu unseen keys, "
               "%d still provisional when looked up)\n",
               extra[extra.size() / 2], extra.back(), extra.size(), provisional);
-  op->reset();  // drops the keys still queued
-  keep.clear();
-  tuner.reset();
-  (void)removeTree(dir);
+  op.reset();  // drops the keys still queued
 }
 
 }  // namespace
