@@ -645,15 +645,17 @@ TEST(GemmGpu, TmaEveryLayoutVsReference) {
   REQUIRE_GPU();
   if (env().dev.arch != "sm_90a") GTEST_SKIP() << "tma needs sm_90a, device is " << env().dev.arch;
   auto tma = [](int64_t bn, int64_t cons, int64_t wgm, int64_t st, int64_t cl, int64_t epi,
-                int64_t split) {
+                int64_t split, int64_t pp = 0) {
     return Config{{"BLOCK_N", bn},          {"CONSUMERS", cons}, {"WG_M", wgm},
                   {"NUM_STAGES", st},      {"GROUP_M", int64_t{8}}, {"CLUSTER_M", cl},
-                  {"EPI_TMA", epi},        {"SPLIT_K", split}};
+                  {"EPI_TMA", epi},        {"SPLIT_K", split},      {"PINGPONG", pp}};
   };
+  // The last two: ping-pong consumers (64x256 and 128x128 tiles, one per consumer warpgroup).
   const std::vector<Config> cfgs = {tma(256, 2, 1, 4, 1, 1, 1), tma(128, 1, 1, 8, 1, 0, 1),
                                     tma(192, 2, 1, 4, 1, 1, 1), tma(128, 2, 2, 4, 1, 1, 1),
                                     tma(256, 2, 1, 4, 2, 0, 1), tma(256, 2, 1, 4, 1, 1, 2),
-                                    tma(192, 2, 1, 4, 1, 2, 1), tma(128, 2, 2, 4, 1, 2, 2)};
+                                    tma(192, 2, 1, 4, 1, 2, 1), tma(128, 2, 2, 4, 1, 2, 2),
+                                    tma(256, 2, 1, 4, 1, 1, 1, 1), tma(128, 2, 2, 5, 1, 0, 1, 1)};
   struct Case { int64_t m, n, k; ElemType ab, c; bool bias; Activation act; float beta; };
   const Case cases[] = {
       {300, 520, 264, ElemType::kBF16, ElemType::kBF16, false, Activation::kNone, 0.f},
@@ -675,7 +677,8 @@ TEST(GemmGpu, TmaEveryLayoutVsReference) {
       for (const Config& c : cfgs) jobs.emplace_back(KernelKind::kTma, c, s);
     }
     bigs.push_back(shapeOf(l, ElemType::kBF16, ElemType::kBF16, 2048, 2048, 2048));
-    jobs.emplace_back(KernelKind::kTma, cfgs[0], bigs.back());
+    for (size_t i : {size_t{0}, cfgs.size() - 2, cfgs.size() - 1})
+      jobs.emplace_back(KernelKind::kTma, cfgs[i], bigs.back());
   }
   precompile(jobs);
   uint32_t seed = 4000;
@@ -688,7 +691,9 @@ TEST(GemmGpu, TmaEveryLayoutVsReference) {
   for (const GemmShape& s : bigs) {
     Problem p(s, seed++);
     const auto ref = p.cublasReference();
-    expectMatches(KernelKind::kTma, cfgs[0], p, ref);
+    // Ping-pong at 2048^3: 256 tiles, two per block, one on each consumer.
+    for (size_t i : {size_t{0}, cfgs.size() - 2, cfgs.size() - 1})
+      expectMatches(KernelKind::kTma, cfgs[i], p, ref);
   }
 }
 
@@ -703,7 +708,7 @@ TEST(GemmGpu, TmaSplitTailIsCorrectAndSelfCleaning) {
   auto tma = [](int64_t bn, int64_t cons, int64_t wgm, int64_t split, int64_t epi = 1) {
     return Config{{"BLOCK_N", bn},          {"CONSUMERS", cons},     {"WG_M", wgm},
                   {"NUM_STAGES", int64_t{4}}, {"GROUP_M", int64_t{8}}, {"CLUSTER_M", int64_t{1}},
-                  {"EPI_TMA", epi},          {"SPLIT_K", split}};
+                  {"EPI_TMA", epi},          {"SPLIT_K", split},      {"PINGPONG", int64_t{0}}};
   };
   const std::vector<Config> cfgs = {tma(256, 2, 1, 2), tma(256, 2, 1, 4), tma(128, 2, 1, 4),
                                     tma(128, 1, 2, 2), tma(256, 2, 1, 2, 2)};
