@@ -11,7 +11,7 @@
 #   3. ncu (clocks left alone; the metrics of dev/ncu_table.py) over one launch each of D, P1, P2 and
 #      cuBLASLt #0 at 4096^3 and 1024x14336x4096.
 #   4. the device-to-device copy rate (torch): the memory bounds of the figures.
-# Logs under $OUT, tables last.   BUDGET (150) ROUNDS (5) TEST_S (45) NCU (1)
+# Logs under $OUT, tables last.   BUDGET (150) ROUNDS (5) TEST_S (45) TESTS (1) BENCH (1) NCU (1)
 set -uo pipefail
 export PATH="$PATH:/usr/local/cuda/bin"
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -33,6 +33,7 @@ P3="BLOCK_N=256,$C2,WG_M=1,NUM_STAGES=5,GROUP_M=16,EPI_TMA=0,SPLIT_K=1,PINGPONG=
 P4="BLOCK_N=192,$C2,WG_M=1,NUM_STAGES=6,GROUP_M=16,EPI_TMA=1,SPLIT_K=1,PINGPONG=1"
 SHAPES=fp8,4096x4096x4096,8192x8192x8192,4096x6144x4096,4096x4096x14336,1024x14336x4096,2048x28672x8192,3000x5000x1000,3000x5000x1000:NN
 TS=${TEST_S:-45}
+if [ "${TESTS:-1}" = 1 ]; then
 timeout "$TS" "$PB/tests/gemm_fp8_gpu_test" --gtest_filter='*JitKernel*:*LargeJit*' > "$OUT/fp8_test.log" 2>&1 &
 F=$!
 timeout "$TS" "$PB/tests/gemm_gpu_test" --gtest_filter='GemmGpu.TmaEveryLayout*' > "$OUT/gemm_test.log" 2>&1
@@ -43,10 +44,12 @@ grep -hE "^\[  (PASSED|FAILED) |Failure|ping|PINGPONG=1.*worst" "$OUT/fp8_test.l
 if [ "$RF" = 124 ] || [ "$RB" = 124 ]; then
   echo "a test ran out of time (a ping-pong hang would look like this): no benches"; exit 1
 fi
+fi
 for v in nopp pp; do
+  [ "${BENCH:-1}" = 1 ] || break
   ONLY="$D;$B"; [ "$v" = pp ] && ONLY="$P1;$P2;$P3;$P4"
   [ "$(left)" -gt 40 ] || { echo "bench $v skipped: $(left) s left"; continue; }
-  timeout $(( $(left) / 2 > 35 ? $(left) / 2 : 35 )) "$PB/bench/gemm_bench" --kinds=tma --only="$ONLY" \
+  timeout $(( $(left) / 2 > 35 ? $(left) / 2 : 35 )) stdbuf -oL "$PB/bench/gemm_bench" --kinds=tma --only="$ONLY" \
     --shapes=$SHAPES --rounds="${ROUNDS:-5}" > "$OUT/bench_$v.txt" 2> "$OUT/bench_$v.err"
   at "bench $v rc=$?"
   grep -E "^VERIFY" "$OUT/bench_$v.txt" | grep -v " ok " | head -5
