@@ -437,8 +437,6 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
 
   const int tid = threadIdx.x, wg = tid >> 7;
   const int grid_m = (M + kCluster * kBM - 1) / (kCluster * kBM), grid_n = (N + kBN - 1) / kBN;
-  const int ntiles = grid_m * grid_n;
-  const int ktiles = (K + kBK - 1) / kBK;
 #if CLUSTER_M > 1
   const int rank = static_cast<int>(cluster_rank());
   const int first_tile = blockIdx.x / kCluster, tile_step = gridDim.x / kCluster;
@@ -447,7 +445,7 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
   const int first_tile = blockIdx.x, tile_step = gridDim.x;
 #endif
   // Whole rounds, then the last round's tiles split along K (tma_schedule.cuh).
-  const Sched sc = make_sched(ntiles, ktiles, first_tile, tile_step, SPLIT_K);
+  const Sched sc = make_sched(grid_m * grid_n, (K + kBK - 1) / kBK, first_tile, tile_step, SPLIT_K);
 
   init_barriers(full, empty, tid);
 
