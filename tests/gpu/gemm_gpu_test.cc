@@ -39,6 +39,7 @@ using gemm::KernelKind;
 using gemm::Layout;
 
 using gemm_gpu::DevBuf;
+using gemm_gpu::precompile;
 using gemm_gpu::env;
 
 DType toDType(ElemType t) {
@@ -197,23 +198,6 @@ Config mmaConfig(int64_t bm, int64_t bn, int64_t bk, int64_t wm, int64_t wn, int
 
 GemmShape shapeOf(Layout l, ElemType ab, ElemType c, int64_t m, int64_t n, int64_t k) {
   return gemm::denseShape(l, ab, c, m, n, k);
-}
-
-// Compiles all (kind, config, shape) instances on several threads first (NVRTC is slow per
-// kernel; the GPU machine has many cores).
-void precompile(const std::vector<std::tuple<KernelKind, Config, GemmShape>>& jobs) {
-  const unsigned n = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
-  std::atomic<size_t> next{0};
-  std::vector<std::thread> th;
-  for (unsigned i = 0; i < n; ++i)
-    th.emplace_back([&] {
-      for (size_t j; (j = next++) < jobs.size();) {
-        const auto& [k, c, s] = jobs[j];
-        auto r = env().runner->compile(k, c, s);
-        EXPECT_TRUE(r.ok()) << describe(k, c, s) << ": " << r.status().toString();
-      }
-    });
-  for (auto& t : th) t.join();
 }
 
 const Layout kLayouts[] = {Layout::kNN, Layout::kNT, Layout::kTN, Layout::kTT};
