@@ -74,9 +74,12 @@
 // warpgroup owns a whole tile of its own (BLOCK_M = 64 * WG_M rows), the block's tiles alternating
 // between them; the producer fills the one stage ring with their k-tiles in tile order. A pair of
 // named barriers orders the mainloops: a consumer issues its tile's MMAs only once the other has
-// issued all of its own, then runs its epilogue while the other's MMAs keep the tensor pipe busy.
-// So the pipe does not wait for an epilogue or a tile switch (the cooperative schedule, both
-// warpgroups on one tile, idles through both; bench/NOTES.md, issue 33).
+// issued all of its own, then runs its epilogue while the other's MMAs keep the tensor pipe busy
+// (the cooperative schedule, both warpgroups on one tile, idles through the epilogue and the tile
+// switch). The order is also what keeps the shared ring's parity waits exact: a consumer waits on
+// a `full` phase only once the previous fill of that slot (the other's k-tile) has completed.
+// Measured slower than the cooperative tile so far: one warpgroup at a time feeds the pipe, with
+// one wgmma group in flight, and a 64-row tile drains a stage in half the time (bench/NOTES.md).
 //
 // Config: BLOCK_N (128 | 192 | 256), CONSUMERS (1 | 2), WG_M (1 | 2; BLOCK_M = 64 * WG_M * CONSUMERS;
 // WG_M * BLOCK_N <= 256 keeps the accumulators at <= 128 registers), NUM_STAGES (2..8), GROUP_M,
