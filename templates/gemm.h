@@ -119,7 +119,9 @@ std::vector<KernelKind> kernelsForArch(const std::string& arch);
 // tma:    BLOCK_N (128|192|256), CONSUMERS (1|2), WG_M (1|2), NUM_STAGES (2..8), GROUP_M, CLUSTER_M
 //         (1|2), EPI_TMA (0|1: C through shared memory and TMA stores; 2: the same, deferred into
 //         the next tile's k-loop; CONSUMERS=2, CLUSTER_M=1), SPLIT_K (1|2|4: share the last, partly idle round
-//         of the persistent grid out along K, stream-K style; with EPI_TMA>=1, CLUSTER_M=1).
+//         of the persistent grid out along K, stream-K style; with EPI_TMA>=1, CLUSTER_M=1),
+//         PINGPONG (0|1: each consumer warpgroup on a 64*WG_M-row tile of its own, one's epilogue
+//         under the other's MMAs; CONSUMERS=2, CLUSTER_M=1, SPLIT_K=1, EPI_TMA<=1).
 // The returned space is built once and shared (immutable, thread-safe).
 const ConfigSpace& configSpace(KernelKind k);
 // Shared memory (or LDS) per block that a config needs, in bytes: static and dynamic together

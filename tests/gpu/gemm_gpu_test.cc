@@ -39,6 +39,7 @@ using gemm::KernelKind;
 using gemm::Layout;
 
 using gemm_gpu::DevBuf;
+using gemm_gpu::precompile;
 using gemm_gpu::env;
 
 DType toDType(ElemType t) {
@@ -197,23 +198,6 @@ Config mmaConfig(int64_t bm, int64_t bn, int64_t bk, int64_t wm, int64_t wn, int
 
 GemmShape shapeOf(Layout l, ElemType ab, ElemType c, int64_t m, int64_t n, int64_t k) {
   return gemm::denseShape(l, ab, c, m, n, k);
-}
-
-// Compiles all (kind, config, shape) instances on several threads first (NVRTC is slow per
-// kernel; the GPU machine has many cores).
-void precompile(const std::vector<std::tuple<KernelKind, Config, GemmShape>>& jobs) {
-  const unsigned n = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
-  std::atomic<size_t> next{0};
-  std::vector<std::thread> th;
-  for (unsigned i = 0; i < n; ++i)
-    th.emplace_back([&] {
-      for (size_t j; (j = next++) < jobs.size();) {
-        const auto& [k, c, s] = jobs[j];
-        auto r = env().runner->compile(k, c, s);
-        EXPECT_TRUE(r.ok()) << describe(k, c, s) << ": " << r.status().toString();
-      }
-    });
-  for (auto& t : th) t.join();
 }
 
 const Layout kLayouts[] = {Layout::kNN, Layout::kNT, Layout::kTN, Layout::kTT};
@@ -645,15 +629,17 @@ TEST(GemmGpu, TmaEveryLayoutVsReference) {
   REQUIRE_GPU();
   if (env().dev.arch != "sm_90a") GTEST_SKIP() << "tma needs sm_90a, device is " << env().dev.arch;
   auto tma = [](int64_t bn, int64_t cons, int64_t wgm, int64_t st, int64_t cl, int64_t epi,
-                int64_t split) {
+                int64_t split, int64_t pp = 0) {
     return Config{{"BLOCK_N", bn},          {"CONSUMERS", cons}, {"WG_M", wgm},
                   {"NUM_STAGES", st},      {"GROUP_M", int64_t{8}}, {"CLUSTER_M", cl},
-                  {"EPI_TMA", epi},        {"SPLIT_K", split}};
+                  {"EPI_TMA", epi},        {"SPLIT_K", split},      {"PINGPONG", pp}};
   };
+  // The last two: ping-pong consumers (64x256 and 128x128 tiles, one per consumer warpgroup).
   const std::vector<Config> cfgs = {tma(256, 2, 1, 4, 1, 1, 1), tma(128, 1, 1, 8, 1, 0, 1),
                                     tma(192, 2, 1, 4, 1, 1, 1), tma(128, 2, 2, 4, 1, 1, 1),
                                     tma(256, 2, 1, 4, 2, 0, 1), tma(256, 2, 1, 4, 1, 1, 2),
-                                    tma(192, 2, 1, 4, 1, 2, 1), tma(128, 2, 2, 4, 1, 2, 2)};
+                                    tma(192, 2, 1, 4, 1, 2, 1), tma(128, 2, 2, 4, 1, 2, 2),
+                                    tma(256, 2, 1, 4, 1, 1, 1, 1), tma(128, 2, 2, 5, 1, 0, 1, 1)};
   struct Case { int64_t m, n, k; ElemType ab, c; bool bias; Activation act; float beta; };
   const Case cases[] = {
       {300, 520, 264, ElemType::kBF16, ElemType::kBF16, false, Activation::kNone, 0.f},
@@ -675,7 +661,8 @@ TEST(GemmGpu, TmaEveryLayoutVsReference) {
       for (const Config& c : cfgs) jobs.emplace_back(KernelKind::kTma, c, s);
     }
     bigs.push_back(shapeOf(l, ElemType::kBF16, ElemType::kBF16, 2048, 2048, 2048));
-    jobs.emplace_back(KernelKind::kTma, cfgs[0], bigs.back());
+    for (size_t i : {size_t{0}, cfgs.size() - 2, cfgs.size() - 1})
+      jobs.emplace_back(KernelKind::kTma, cfgs[i], bigs.back());
   }
   precompile(jobs);
   uint32_t seed = 4000;
@@ -688,7 +675,9 @@ TEST(GemmGpu, TmaEveryLayoutVsReference) {
   for (const GemmShape& s : bigs) {
     Problem p(s, seed++);
     const auto ref = p.cublasReference();
-    expectMatches(KernelKind::kTma, cfgs[0], p, ref);
+    // Ping-pong at 2048^3: 256 tiles, two per block, one on each consumer.
+    for (size_t i : {size_t{0}, cfgs.size() - 2, cfgs.size() - 1})
+      expectMatches(KernelKind::kTma, cfgs[i], p, ref);
   }
 }
 
@@ -703,7 +692,7 @@ TEST(GemmGpu, TmaSplitTailIsCorrectAndSelfCleaning) {
   auto tma = [](int64_t bn, int64_t cons, int64_t wgm, int64_t split, int64_t epi = 1) {
     return Config{{"BLOCK_N", bn},          {"CONSUMERS", cons},     {"WG_M", wgm},
                   {"NUM_STAGES", int64_t{4}}, {"GROUP_M", int64_t{8}}, {"CLUSTER_M", int64_t{1}},
-                  {"EPI_TMA", epi},          {"SPLIT_K", split}};
+                  {"EPI_TMA", epi},          {"SPLIT_K", split},      {"PINGPONG", int64_t{0}}};
   };
   const std::vector<Config> cfgs = {tma(256, 2, 1, 2), tma(256, 2, 1, 4), tma(128, 2, 1, 4),
                                     tma(128, 1, 2, 2), tma(256, 2, 1, 2, 2)};
