@@ -489,8 +489,8 @@ void checkDecodeWgBody(int64_t wg, const std::vector<std::array<int64_t, 6>>& kn
     shapes.push_back(s);
   }
   auto configsFor = [&](const GemmShape& s) {
-    int64_t mt = 1;
-    while (mt < 16 && 8 * mt < s.m) mt *= 2;
+    int64_t mt = 1;  // the tier: rows of A / 8, or for the FMA body (DC_WG = 3) rows of A
+    while (mt < 16 && (wg == 3 ? 1 : 8) * mt < s.m) mt *= 2;
     std::vector<Config> out;
     for (const auto& k : knobs) {
       Config c{{"DC_WG", wg},           {"DC_WARPS", k[0]}, {"DC_NT", k[1]}, {"DC_MT", mt},

@@ -4,6 +4,7 @@
 // mma.sync without spills; the gate/up (silu_mul) epilogue's contract.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <functional>
@@ -329,13 +330,14 @@ TEST(GemmDecode, ConfigsCompileWithMmaSyncAndNoSpills) {
   });
 }
 
-Config fmaConfig(int64_t warps, int64_t nt_, int64_t u, int64_t depth, int64_t grid) {
+Config fmaConfig(int64_t warps, int64_t nt_, int64_t u, int64_t depth, int64_t grid, int64_t mt = 1) {
   return Config{{"DC_WG", int64_t{3}}, {"DC_WARPS", warps}, {"DC_NT", nt_},
-                {"DC_MT", int64_t{1}}, {"DC_U", u},         {"DC_DEPTH", depth},
+                {"DC_MT", mt},         {"DC_U", u},         {"DC_DEPTH", depth},
                 {"DC_PF", int64_t{1}}, {"DC_XR", int64_t{0}}, {"DC_GRID", grid}};
 }
 
-// DC_WG = 3, the CUDA-core FMA body: M <= 8 only (DC_MT 1, DC_XR 0, grids 0..3 pinned), no shared
+// DC_WG = 3, the CUDA-core FMA body: M <= 8 only (DC_MT the power of two >= M, DC_XR 0, grids
+// 0..3 pinned), no shared
 // memory, no workspace; groups of 2*DC_NT rows (silu_mul: DC_NT columns) over DC_WARPS warps a
 // block, one group per warp (DC_GRID = 0) or DC_GRID blocks per SM; any NVIDIA architecture.
 TEST(GemmDecode, FmaBodySpaceAndLaunchRule) {
@@ -344,18 +346,22 @@ TEST(GemmDecode, FmaBodySpaceAndLaunchRule) {
   for (const Config& c : sp.enumerate("cuda", 227 * 1024).accepted) {
     if (c.getInt("DC_WG") != 3) continue;
     ++fmas;
-    EXPECT_EQ(c.getInt("DC_MT"), 1) << c.toString();
+    EXPECT_LE(c.getInt("DC_MT"), 8) << c.toString();
     EXPECT_EQ(c.getInt("DC_XR"), 0) << c.toString();
     EXPECT_LE(c.getInt("DC_GRID"), 3) << c.toString();
-    EXPECT_LE(c.getInt("DC_DEPTH") * 2 * c.getInt("DC_NT") * c.getInt("DC_U") * 4 + 16 * c.getInt("DC_NT"), 80)
+    const int64_t nt = c.getInt("DC_NT"), mt = c.getInt("DC_MT"), u = c.getInt("DC_U");
+    const int64_t w = c.getInt("DC_WARPS"), g = c.getInt("DC_GRID");
+    EXPECT_LE(c.getInt("DC_DEPTH") * 8 * nt * u + 2 * nt * mt + 8 * mt * std::min<int64_t>(u, 2) + 8,
+              std::min<int64_t>(255, 2048 / (w * (g ? g : 16 / w))) - 24)
         << c.toString();
     EXPECT_EQ(sharedBytes(KernelKind::kDecode, c), 0) << c.toString();
   }
   EXPECT_GT(fmas, 20u);
-  EXPECT_FALSE(sp.validate(fmaConfig(8, 2, 2, 2, 1)).ok());  // 64 ring + 32 accumulator registers
-  Config t2 = fmaConfig(4, 1, 2, 2, 1);
-  t2.set("DC_MT", int64_t{2});
-  EXPECT_FALSE(sp.validate(t2).ok());
+  // 8 rows of A at 128 registers a thread (two blocks of 8 warps per SM): over the budget (spills);
+  // at 170 (three blocks of 4 warps), within.
+  EXPECT_FALSE(sp.validate(fmaConfig(8, 2, 1, 2, 0, 8)).ok());
+  EXPECT_TRUE(sp.validate(fmaConfig(4, 2, 1, 2, 3, 8)).ok());
+  EXPECT_FALSE(sp.validate(fmaConfig(4, 1, 2, 2, 1, 16)).ok());
   DeviceInfo dev = h100Like();
   dev.arch = "sm_80";  // no sm_90a instruction in this body
   auto p = launchPlan(KernelKind::kDecode, fmaConfig(8, 2, 1, 2, 0), nt(1, 4099, 4096), dev);
@@ -365,19 +371,29 @@ TEST(GemmDecode, FmaBodySpaceAndLaunchRule) {
   EXPECT_EQ(p->shared_bytes, 0);
   EXPECT_EQ(p->workspace_bytes, 0);
   EXPECT_EQ(p->counters, 0);
-  auto q = launchPlan(KernelKind::kDecode, fmaConfig(4, 1, 2, 2, 2), nt(8, 28672, 4096), dev);
+  auto q = launchPlan(KernelKind::kDecode, fmaConfig(4, 1, 2, 2, 2, 8), nt(8, 28672, 4096), dev);
   ASSERT_TRUE(q.ok()) << q.status().toString();
   EXPECT_EQ(q->grid.x, 2u * 132u);
   GemmShape g = nt(3, 2 * 14336, 4096);  // gate/up: 14336 columns in groups of DC_NT = 2
   g.act = Activation::kSiluMul;
   g.ldc = 14336;
-  auto r = launchPlan(KernelKind::kDecode, fmaConfig(4, 2, 1, 2, 0), g, dev);
+  auto r = launchPlan(KernelKind::kDecode, fmaConfig(4, 2, 1, 2, 0, 4), g, dev);
   ASSERT_TRUE(r.ok()) << r.status().toString();
   EXPECT_EQ(r->grid.x, 14336u / 2u / 4u);
-  EXPECT_TRUE(applicable(KernelKind::kDecode, fmaConfig(4, 1, 2, 2, 0), nt(8, 64, 64)).ok());
-  const Status nine = applicable(KernelKind::kDecode, fmaConfig(4, 1, 2, 2, 0), nt(9, 64, 64));
+  EXPECT_TRUE(applicable(KernelKind::kDecode, fmaConfig(4, 1, 2, 2, 0, 8), nt(8, 64, 64)).ok());
+  EXPECT_TRUE(applicable(KernelKind::kDecode, fmaConfig(4, 1, 2, 2, 0, 4), nt(3, 64, 64)).ok());
+  const Status three = applicable(KernelKind::kDecode, fmaConfig(4, 1, 2, 2, 0, 2), nt(3, 64, 64));
+  EXPECT_EQ(three.code(), Code::kUnsupported);
+  EXPECT_NE(three.toString().find("power of two >= M"), std::string::npos) << three.toString();
+  const Status nine = applicable(KernelKind::kDecode, fmaConfig(4, 1, 2, 2, 0, 8), nt(9, 64, 64));
   EXPECT_EQ(nine.code(), Code::kUnsupported);
   EXPECT_NE(nine.toString().find("M <= 8"), std::string::npos) << nine.toString();
+  // The curated list's DC_MT "auto" follows the same rule for this body.
+  for (int64_t m : {1, 2, 3, 5, 8})
+    for (const Config& c : curatedConfigs(KernelKind::kDecode, nt(m, 4096, 4096)))
+      if (c.getInt("DC_WG") == 3) {
+        EXPECT_TRUE(c.getInt("DC_MT") >= m && c.getInt("DC_MT") < 2 * m) << m;
+      }
 }
 
 // The FMA body compiles for sm_90a (its curated configs; gate/up with bias and C +=, f16 operands,
@@ -387,7 +403,7 @@ TEST(GemmDecode, FmaBodyCompilesWithoutMatrixInstructions) {
   auto cc = compilerForArch("sm_90a");
   if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
   std::vector<std::pair<Config, GemmShape>> jobs;
-  GemmShape g = nt(4, 8192, 4096);
+  GemmShape g = nt(3, 8192, 4096);
   g.act = Activation::kSiluMul;
   g.has_bias = true;
   g.beta = 1.0f;
@@ -396,9 +412,14 @@ TEST(GemmDecode, FmaBodyCompilesWithoutMatrixInstructions) {
   for (const Config& c : curatedConfigs(KernelKind::kDecode, nt(1, 4096, 4096)))
     if (c.getInt("DC_WG") == 3) jobs.emplace_back(c, nt(1, 4096, 4096));
   EXPECT_GE(jobs.size(), 2u) << "the curated list offers the FMA body at M = 1";
-  jobs.emplace_back(fmaConfig(4, 2, 1, 2, 3), nt(8, 4096, 4096));
-  jobs.emplace_back(fmaConfig(8, 2, 1, 2, 0), g);
-  jobs.emplace_back(fmaConfig(4, 1, 4, 2, 1), h);
+  jobs.emplace_back(fmaConfig(4, 2, 1, 2, 3, 4), nt(4, 4096, 4096));
+  jobs.emplace_back(fmaConfig(8, 2, 1, 2, 0, 4), g);
+  jobs.emplace_back(fmaConfig(4, 1, 2, 2, 1, 8), h);
+  // At the register budget with 8 rows of A: 136 of 146 (three blocks of 4 warps), 104 of 104.
+  GemmShape g8 = g;
+  g8.m = 8;
+  jobs.emplace_back(fmaConfig(4, 2, 1, 2, 3, 8), g8);
+  jobs.emplace_back(fmaConfig(8, 1, 1, 2, 2, 8), nt(7, 4096, 4096));
   compileEach(**cc, jobs, [](const Config&, const std::string& ptx) { return fmaBodyCheck(ptx); });
 }
 

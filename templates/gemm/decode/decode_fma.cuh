@@ -11,23 +11,25 @@
 // the warps of a block take the range's groups in turn. A warp streams whole rows: per stage each
 // lane loads DC_U 16-byte chunks of each of its R rows (the warp reads 512*DC_U contiguous bytes
 // of a row), into a ring of DC_DEPTH register stages that runs across the warp's groups, so the
-// stream never drains between them. The rows of A (at most 8) are read per stage through L1
-// (__ldg: every warp of the SM reads the same few KB) and widened once per stage, then each
-// weight chunk is widened once and used for every row of A. At a group's end the lanes' partial
-// sums are reduced with warp shuffles and lane r*8+m stores output (row r, token m): no shared
-// memory, no barrier, no workspace.
+// stream never drains between them. The DC_MT rows of A (DC_MT: the smallest power of two >= M,
+// at most 8; a compile-time count, so no instruction is spent on rows past it and the kernel's
+// code stays small) are read per stage through L1 (__ldg: every warp of the SM reads the same few
+// KB) and widened once per stage, then each weight chunk is widened once per 4 rows of A. At a
+// group's end the lanes' partial sums are reduced with warp shuffles and lane r*DC_MT+m stores
+// output (row r, token m): no shared memory, no barrier, no workspace.
 //
 // Knobs here: DC_WARPS (warps per block), DC_NT (R/2), DC_U (16-byte chunks per row and lane per
 // stage), DC_DEPTH (ring stages), DC_GRID (0..3), DC_PF (the weight loads' L2 prefetch / policy,
-// as ld_stream); DC_MT is 1 (M <= 8) and DC_XR 0 (the space pins them).
+// as ld_stream), DC_MT (rows of A: 1, 2, 4, 8); DC_XR 0 (the space pins it).
 namespace kd {
 
 constexpr int kWarps = DC_WARPS, kNT = DC_NT, kR = 2 * DC_NT, kU = DC_U, kD = DC_DEPTH;
 constexpr int kThreads = 32 * kWarps;
-constexpr int kMaxM = 8;                 // rows of A (tier DC_MT = 1)
+constexpr int kMaxM = DC_MT;             // rows of A computed (M <= DC_MT)
+constexpr int kMG = kMaxM < 4 ? kMaxM : 4;  // rows of A widened at a time
 constexpr int kStageK = 256 * kU;        // k per stage: 32 lanes x 8 x DC_U
 constexpr int kMinBlocks = DC_GRID ? DC_GRID : 16 / kWarps;  // registers for that many blocks per SM
-static_assert(DC_MT == 1, "DC_WG=3 covers M <= 8 (DC_MT=1)");
+static_assert(kMaxM == 1 || kMaxM == 2 || kMaxM == 4 || kMaxM == 8, "DC_WG=3: DC_MT is 1, 2, 4 or 8");
 static_assert(kD >= 1 && kD <= 8, "DC_DEPTH must be 1..8");
 static_assert(kR * kMaxM <= 32, "one lane per output of a group");
 
@@ -75,8 +77,7 @@ KTUNE_DEVICE void finish(const Prob& p, float (&acc)[kR][kMaxM], int gi, int lan
 #pragma unroll
   for (int r = 0; r < kR; ++r)
 #pragma unroll
-    for (int m = 0; m < kMaxM; ++m)
-      if (m < p.M) acc[r][m] = warp_total(acc[r][m]);  // warp-uniform
+    for (int m = 0; m < kMaxM; ++m) acc[r][m] = warp_total(acc[r][m]);
 #pragma unroll
   for (int r = 0; r < kR; ++r)
 #pragma unroll
@@ -149,11 +150,10 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(kd::kThreads, kd::kMinBlocks)
       const int k = k0 + ui * 256;
       const bool kin = k < K;
 #pragma unroll
-      for (int mh = 0; mh < kMaxM; mh += 4) {
-        if (mh < M) {  // warp-uniform
-        float x[4][8];
+      for (int mh = 0; mh < kMaxM; mh += kMG) {
+        float x[kMG][8];  // rows past M read as zeros (their sums are never stored)
 #pragma unroll
-        for (int mm = 0; mm < 4; ++mm) {
+        for (int mm = 0; mm < kMG; ++mm) {
           const bool ok = kin && mh + mm < M;
           const uint4 v = ok ? __ldg(reinterpret_cast<const uint4*>(A + (long)(mh + mm) * lda + k))
                              : make_uint4(0, 0, 0, 0);
@@ -164,11 +164,9 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(kd::kThreads, kd::kMinBlocks)
           float w[8];
           widen(f.w[r][ui], w);
 #pragma unroll
-          for (int mm = 0; mm < 4; ++mm)
-            if (mh + mm < M)  // warp-uniform
+          for (int mm = 0; mm < kMG; ++mm)
 #pragma unroll
-              for (int e = 0; e < 8; ++e) acc[r][mh + mm] = fmaf(w[e], x[mm][e], acc[r][mh + mm]);
-        }
+            for (int e = 0; e < 8; ++e) acc[r][mh + mm] = fmaf(w[e], x[mm][e], acc[r][mh + mm]);
         }
       }
     }
