@@ -415,11 +415,13 @@ TEST(GemmDecode, FmaBodyCompilesWithoutMatrixInstructions) {
   jobs.emplace_back(fmaConfig(4, 2, 1, 2, 3, 4), nt(4, 4096, 4096));
   jobs.emplace_back(fmaConfig(8, 2, 1, 2, 0, 4), g);
   jobs.emplace_back(fmaConfig(4, 1, 2, 2, 1, 8), h);
-  // At the register budget with 8 rows of A: 136 of 146 (three blocks of 4 warps), 104 of 104.
+  // At the register budget with 8 rows of A: 136 of 146 (three blocks of 4 warps), 104 of 104;
+  // with one row, 58 of 61 (three blocks of 8 warps).
   GemmShape g8 = g;
   g8.m = 8;
   jobs.emplace_back(fmaConfig(4, 2, 1, 2, 3, 8), g8);
   jobs.emplace_back(fmaConfig(8, 1, 1, 2, 2, 8), nt(7, 4096, 4096));
+  jobs.emplace_back(fmaConfig(8, 1, 2, 2, 3), nt(1, 4096, 4096));
   compileEach(**cc, jobs, [](const Config&, const std::string& ptx) { return fmaBodyCheck(ptx); });
 }
 

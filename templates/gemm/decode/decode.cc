@@ -99,15 +99,15 @@ ConfigSpace buildSpace() {
               "4*DC_MT*DC_U*(1-DC_XR) + 4*DC_NT*DC_MT <= 232",
               [](K c) { return knob(c, "DC_WG") >= 1 || registerEstimate(c) <= 232; });
   // The FMA body: DC_MT rows of A (<= 8), no A ring (DC_XR = 0), grids 0..3 (one group per warp or
-  // DC_GRID blocks per SM), at most 16 warps per SM for the persistent grids (its launch bounds
+  // DC_GRID blocks per SM), at most 24 warps per SM for the persistent grids (its launch bounds
   // ask for DC_GRID blocks per SM), and its register estimate within what the bounds leave.
-  s.constrain("DC_WG != 3 || (DC_MT <= 8 && DC_XR == 0 && DC_GRID <= 3 && DC_WARPS*DC_GRID <= 16 && "
+  s.constrain("DC_WG != 3 || (DC_MT <= 8 && DC_XR == 0 && DC_GRID <= 3 && DC_WARPS*DC_GRID <= 24 && "
               "DC_DEPTH*8*DC_NT*DC_U + 2*DC_NT*DC_MT + 8*DC_MT*min(DC_U,2) + 8 <= "
               "min(255, 2048/(DC_WARPS*blocks per SM)) - 24)",
               [](K c) {
                 return !fma(c) || (knob(c, "DC_MT") <= 8 && knob(c, "DC_XR") == 0 &&
                                    knob(c, "DC_GRID") <= 3 &&
-                                   knob(c, "DC_WARPS") * knob(c, "DC_GRID") <= 16 &&
+                                   knob(c, "DC_WARPS") * knob(c, "DC_GRID") <= 24 &&
                                    fmaRegs(c) <= fmaRegBudget(c));
               });
   // The wgmma body has no register ring (DC_XR pinned) and reads DC_PF as its producer width
