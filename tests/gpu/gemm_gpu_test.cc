@@ -536,16 +536,17 @@ TEST(GemmGpu, DecodeTmaVsReference) {
                         {4, 1, 1, 2, 1, 1}, {4, 1, 4, 2, 6, 1}, {4, 2, 2, 2, 6, 1}, {8, 1, 8, 1, 6, 1}});
 }
 
-// DC_WG = 3 (the CUDA-core FMA body, M <= 8): one group per warp and persistent grids, groups of 2
-// and 4 rows (gate/up: 1 and 2 columns), 1..4 chunks per stage, ring depths 2 and 4, both load
-// policies; on every M up to 8, odd N, K not a multiple of a stage (256*DC_U), more groups than
+// DC_WG = 3 (the CUDA-core FMA body, M <= 8): one group per warp and persistent grids (up to three
+// blocks of 8 warps per SM), groups of 2 and 4 rows (gate/up: 1 and 2 columns), 1..4 chunks per
+// stage, ring depths 2 and 4, both load policies; on every M up to 8, odd N, K not a multiple of a stage (256*DC_U), more groups than
 // warps, the gate/up pair (odd N/2, bias, C +=), f32 and f16 C, f16 operands, against float64.
 TEST(GemmGpu, DecodeFmaVsReference) {
   REQUIRE_GPU();
   const auto bf = ElemType::kBF16;
   checkDecodeWgBody(3,
                     {{8, 1, 2, 2, 0, 1}, {8, 1, 4, 2, 2, 1}, {4, 2, 1, 2, 3, 1}, {8, 2, 1, 2, 0, 2},
-                     {4, 1, 2, 4, 1, 1}, {8, 1, 1, 2, 2, 2}, {4, 1, 4, 2, 0, 1}, {8, 2, 1, 2, 1, 1}},
+                     {4, 1, 2, 4, 1, 1}, {8, 1, 1, 2, 2, 2}, {4, 1, 4, 2, 0, 1}, {8, 2, 1, 2, 1, 1},
+                     {8, 2, 2, 2, 1, 1}, {8, 1, 2, 2, 3, 1}, {4, 1, 4, 2, 3, 1}},
                     {{1, 333, 1032, bf, false, Activation::kNone, 0.f},
                      {2, 4099, 520, bf, true, Activation::kNone, 0.f},
                      {3, 1001, 1000, ElemType::kF32, false, Activation::kNone, 1.f},
