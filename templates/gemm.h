@@ -111,7 +111,8 @@ std::vector<KernelKind> kernelsForArch(const std::string& arch);
 //         (1|2|4), DC_DEPTH (2|4), DC_PF (1|2), DC_XR (0|1), DC_GRID (1|2|3 blocks per SM,
 //         stream-K; 0: one block per tile, no split of K), DC_WG (0 mma.sync; 1 wgmma, sm_90a:
 //         DC_WARPS/4 consumer warpgroups of DC_NT 64-row slabs, 2*DC_DEPTH ring stages of 64*DC_U k,
-//         DC_PF 1|2: a producer warp or warpgroup).
+//         DC_PF 1|2: a producer warp or warpgroup; 2 the same ring fed by TMA; 3 a CUDA-core GEMV
+//         for M <= 8, DC_MT then the power of two >= M, templates/gemm/decode/decode_fma.cuh).
 // mfma:   BLOCK_M/N (32..256), BLOCK_K (16..128), MATRIX_INSTR (16|32), NUM_WAVES (4|8),
 //         WAVES_PER_EU (0..4), NUM_STAGES (0|1|2, the guide's AMD meaning), GROUP_M (1|4|8),
 //         SPLIT_K (1|2|4).

@@ -439,9 +439,17 @@ TEST(GemmGpu, DecodeFusedEpilogues) {
 // knob rows given (DC_WARPS, DC_NT, DC_U, DC_DEPTH, DC_GRID, DC_PF), each where it is valid and
 // launchable, on odd N, K tails (K % 64 != 0), M not a power of two, the gate/up pair, bias, C +=
 // and f32 C, against float64 (twice each).
-void checkDecodeWgBody(int64_t wg, const std::vector<std::array<int64_t, 6>>& knobs) {
-  struct Case { int64_t m, n, k; ElemType c; bool bias; Activation act; float beta; };
-  const Case cases[] = {
+struct DecodeCase {
+  int64_t m, n, k;
+  ElemType c;
+  bool bias;
+  Activation act;
+  float beta;
+  ElemType ab = ElemType::kBF16;
+};
+void checkDecodeWgBody(int64_t wg, const std::vector<std::array<int64_t, 6>>& knobs,
+                       std::vector<DecodeCase> cases = {}) {
+  if (cases.empty()) cases = {
       {1, 333, 1032, ElemType::kBF16, false, Activation::kNone, 0.f},
       {13, 4099, 520, ElemType::kBF16, true, Activation::kNone, 0.f},
       {31, 1001, 1000, ElemType::kF32, false, Activation::kNone, 1.f},
@@ -456,8 +464,8 @@ void checkDecodeWgBody(int64_t wg, const std::vector<std::array<int64_t, 6>>& kn
   };
   std::vector<std::tuple<KernelKind, Config, GemmShape>> jobs;
   std::vector<GemmShape> shapes;
-  for (const Case& cs : cases) {
-    GemmShape s = shapeOf(Layout::kNT, ElemType::kBF16, cs.c, cs.m, cs.n, cs.k);
+  for (const DecodeCase& cs : cases) {
+    GemmShape s = shapeOf(Layout::kNT, cs.ab, cs.c, cs.m, cs.n, cs.k);
     s.has_bias = cs.bias;
     s.act = cs.act;
     s.beta = cs.beta;
@@ -465,8 +473,8 @@ void checkDecodeWgBody(int64_t wg, const std::vector<std::array<int64_t, 6>>& kn
     shapes.push_back(s);
   }
   auto configsFor = [&](const GemmShape& s) {
-    int64_t mt = 1;
-    while (mt < 16 && 8 * mt < s.m) mt *= 2;
+    int64_t mt = 1;  // the tier: rows of A / 8, or for the FMA body (DC_WG = 3) rows of A
+    while (mt < 16 && (wg == 3 ? 1 : 8) * mt < s.m) mt *= 2;
     std::vector<Config> out;
     for (const auto& k : knobs) {
       Config c{{"DC_WG", wg},           {"DC_WARPS", k[0]}, {"DC_NT", k[1]}, {"DC_MT", mt},
@@ -510,6 +518,29 @@ TEST(GemmGpu, DecodeTmaVsReference) {
                         {4, 2, 2, 2, 3, 1}, {8, 2, 1, 2, 1, 1}, {4, 1, 4, 2, 0, 1}, {4, 1, 4, 2, 4, 1},
                         {4, 2, 4, 1, 5, 1}, {4, 1, 8, 1, 4, 1}, {8, 1, 2, 1, 4, 1}, {4, 1, 2, 2, 4, 1},
                         {4, 1, 1, 2, 1, 1}, {4, 1, 4, 2, 6, 1}, {4, 2, 2, 2, 6, 1}, {8, 1, 8, 1, 6, 1}});
+}
+
+// DC_WG = 3 (the CUDA-core FMA body, M <= 8): one group per warp and persistent grids (up to three
+// blocks of 8 warps per SM), groups of 2 and 4 rows (gate/up: 1 and 2 columns), 1..4 chunks per
+// stage, ring depths 2 and 4, both load policies; on every M up to 8, odd N, K not a multiple of a stage (256*DC_U), more groups than
+// warps, the gate/up pair (odd N/2, bias, C +=), f32 and f16 C, f16 operands, against float64.
+TEST(GemmGpu, DecodeFmaVsReference) {
+  REQUIRE_GPU();
+  const auto bf = ElemType::kBF16;
+  checkDecodeWgBody(3,
+                    {{8, 1, 2, 2, 0, 1}, {8, 1, 4, 2, 2, 1}, {4, 2, 1, 2, 3, 1}, {8, 2, 1, 2, 0, 2},
+                     {4, 1, 2, 4, 1, 1}, {8, 1, 1, 2, 2, 2}, {4, 1, 4, 2, 0, 1}, {8, 2, 1, 2, 1, 1},
+                     {8, 2, 2, 2, 1, 1}, {8, 1, 2, 2, 3, 1}, {4, 1, 4, 2, 3, 1}},
+                    {{1, 333, 1032, bf, false, Activation::kNone, 0.f},
+                     {2, 4099, 520, bf, true, Activation::kNone, 0.f},
+                     {3, 1001, 1000, ElemType::kF32, false, Activation::kNone, 1.f},
+                     {4, 18000, 520, bf, true, Activation::kNone, 0.f},
+                     {5, 2 * 333, 1032, ElemType::kF16, true, Activation::kSiluMul, 0.f},
+                     {6, 2 * 9001, 264, bf, false, Activation::kSiluMul, 0.f},
+                     {7, 2 * 4099, 264, bf, true, Activation::kSiluMul, 1.f},
+                     {8, 77, 4104, bf, false, Activation::kNone, 0.f},
+                     {1, 2 * 14336, 4096, bf, false, Activation::kSiluMul, 0.f},
+                     {8, 4096, 4096, ElemType::kF16, false, Activation::kNone, 0.f, ElemType::kF16}});
 }
 
 TEST(GemmGpu, UnalignedPointerFallsBackToSafePath) {
