@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "autotune/autotuner.h"
+#include "autotune/finalists.h"
 #include "autotune/guided.h"
 #include "base/fs.h"
 #include "compiler/sim/sim_compiler.h"
@@ -154,6 +155,9 @@ TEST(LaunchFloor, ALaunchBoundKeyStopsRacingTies) {
   EXPECT_LE(rep->reached, 20) << rep->tree();
   EXPECT_GE(rep->reached, 8) << rep->tree();  // min_n: the floor does not skip the first ones
   EXPECT_EQ(rep->rounds.size(), 1u) << rep->tree();  // no later rounds for the tie
+  // The finalists: the default and the leader only (3 of the tie before), the minimum of rounds.
+  EXPECT_LE(rep->vs_default.finalists, 2) << rep->tree();
+  EXPECT_LE(rep->vs_default.rounds, kMinFinalistRounds) << rep->tree();
   EXPECT_NE(rep->tree().find("at the launch floor"), std::string::npos);
 }
 
