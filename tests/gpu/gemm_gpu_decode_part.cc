@@ -1,0 +1,251 @@
+// The decode kernel's GPU tests (part of the gemm_gpu_test program: KTUNE_TEST_PARTS in
+// tests/CMakeLists.txt): every body against the float64 reference over M = 1..128 and odd N/K,
+// the fused epilogues, and the tuned op on the gate/up pair.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "autotune/autotuner.h"
+#include "autotune/results.h"
+#include "ops/gemm.h"
+#include "templates/gemm.h"
+#include "tests/gpu/gemm_gpu_env.h"
+#include "tests/gpu/gemm_gpu_problem.h"
+
+namespace ktune {
+namespace {
+
+using namespace gemm_gpu;  // NOLINT: the shared helpers (gemm_gpu_problem.h)
+
+TEST(GemmGpu, DecodeVsReference) {
+  REQUIRE_GPU();
+  std::vector<GemmShape> shapes;
+  for (int64_t m = 1; m <= 128; ++m)
+    shapes.push_back(shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, m, 333, 1032));
+  for (int64_t m : {3, 12, 31, 64, 97})
+    shapes.push_back(shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, m, 77, 1000));
+  shapes.push_back(shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 128, 4099, 520));
+  shapes.push_back(shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 1, 4096, 4096));
+  shapes.push_back(shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 16, 14336, 4096));
+  GemmShape epi = shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kF32, 33, 1000, 4096);
+  epi.has_bias = true;
+  epi.act = Activation::kGelu;
+  epi.beta = 0.5f;
+  shapes.push_back(epi);
+  GemmShape silu = shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kF16, 7, 1001, 1000);
+  silu.has_bias = true;
+  silu.act = Activation::kSilu;
+  shapes.push_back(silu);
+  std::vector<std::tuple<KernelKind, Config, GemmShape>> jobs;
+  for (const GemmShape& s : shapes)
+    for (auto& c : gemm::curatedConfigs(KernelKind::kDecode, s)) jobs.emplace_back(KernelKind::kDecode, c, s);
+  precompile(jobs);
+  uint32_t seed = 900;
+  for (const GemmShape& s : shapes) {
+    Problem p(s, seed++);
+    const auto ref = p.hostReference();
+    const auto configs = gemm::curatedConfigs(KernelKind::kDecode, s);
+    EXPECT_FALSE(configs.empty()) << gemm::shapeKey(s);
+    for (const Config& c : configs) expectMatches(KernelKind::kDecode, c, p, ref, 2);
+  }
+}
+
+// The decode kind's fused epilogues: the gate/up pair (silu_mul: N/2 odd, with bias, with C +=),
+// the residual add (beta = 1) and a padded, odd ldc, over every M tier, against float64.
+TEST(GemmGpu, DecodeFusedEpilogues) {
+  REQUIRE_GPU();
+  struct Case { int64_t m, n, k; ElemType c; bool bias; Activation act; float beta; int64_t pad; };
+  const Case cases[] = {
+      {1, 666, 1032, ElemType::kBF16, false, Activation::kSiluMul, 0.f, 0},
+      {5, 666, 1032, ElemType::kBF16, true, Activation::kSiluMul, 0.f, 3},
+      {16, 666, 1000, ElemType::kF32, true, Activation::kSiluMul, 1.f, 0},
+      {33, 2 * 4099, 520, ElemType::kBF16, false, Activation::kSiluMul, 1.f, 0},
+      {128, 666, 1032, ElemType::kF16, true, Activation::kSiluMul, 0.f, 1},
+      {4, 2 * 14336, 4096, ElemType::kBF16, false, Activation::kSiluMul, 0.f, 0},
+      {8, 333, 1032, ElemType::kBF16, false, Activation::kNone, 1.f, 5},
+      {64, 4096, 1032, ElemType::kBF16, true, Activation::kNone, 1.f, 0},
+  };
+  std::vector<GemmShape> shapes;
+  std::vector<std::tuple<KernelKind, Config, GemmShape>> jobs;
+  for (const Case& cs : cases) {
+    GemmShape s = shapeOf(Layout::kNT, ElemType::kBF16, cs.c, cs.m, cs.n, cs.k);
+    s.has_bias = cs.bias;
+    s.act = cs.act;
+    s.beta = cs.beta;
+    s.ldc = gemm::outCols(s) + cs.pad;
+    shapes.push_back(s);
+    for (auto& c : gemm::curatedConfigs(KernelKind::kDecode, s)) jobs.emplace_back(KernelKind::kDecode, c, s);
+  }
+  precompile(jobs);
+  uint32_t seed = 950;
+  for (const GemmShape& s : shapes) {
+    Problem p(s, seed++);
+    const auto ref = p.hostReference();
+    const auto configs = gemm::curatedConfigs(KernelKind::kDecode, s);
+    EXPECT_FALSE(configs.empty()) << gemm::shapeKey(s);
+    for (const Config& c : configs) expectMatches(KernelKind::kDecode, c, p, ref, 2);
+  }
+  // Every other kind refuses the gate/up pair with a reason.
+  const GemmShape g = shapes.front();
+  Status st = env().runner->launch(KernelKind::kMma, mmaConfig(64, 64, 32, 2, 2, 3), g,
+                                   GemmBuffers{1, 1, 1, 0});
+  EXPECT_EQ(st.code(), Code::kUnsupported) << st.toString();
+}
+
+// The decode kind's wgmma bodies (DC_WG = wg: 1 the cp.async ring, 2 the TMA-fed one) with the
+// knob rows given (DC_WARPS, DC_NT, DC_U, DC_DEPTH, DC_GRID, DC_PF), each where it is valid and
+// launchable, on odd N, K tails (K % 64 != 0), M not a power of two, the gate/up pair, bias, C +=
+// and f32 C, against float64 (twice each).
+struct DecodeCase {
+  int64_t m, n, k;
+  ElemType c;
+  bool bias;
+  Activation act;
+  float beta;
+  ElemType ab = ElemType::kBF16;
+};
+void checkDecodeWgBody(int64_t wg, const std::vector<std::array<int64_t, 6>>& knobs,
+                       std::vector<DecodeCase> cases = {}) {
+  if (cases.empty()) cases = {
+      {1, 333, 1032, ElemType::kBF16, false, Activation::kNone, 0.f},
+      {13, 4099, 520, ElemType::kBF16, true, Activation::kNone, 0.f},
+      {31, 1001, 1000, ElemType::kF32, false, Activation::kNone, 1.f},
+      {64, 77, 4104, ElemType::kBF16, false, Activation::kNone, 0.f},
+      {97, 2 * 333, 1032, ElemType::kF16, true, Activation::kSiluMul, 0.f},
+      {128, 4096, 4096, ElemType::kBF16, false, Activation::kNone, 0.f},
+      {3, 2 * 4099, 1000, ElemType::kBF16, true, Activation::kSiluMul, 1.f},
+      {40, 2 * 129, 4104, ElemType::kBF16, false, Activation::kSiluMul, 0.f},
+      // More tiles than SMs: a persistent block (DC_GRID = 6) streams several whole tiles.
+      {6, 18000, 520, ElemType::kBF16, true, Activation::kNone, 0.f},
+      {9, 2 * 9001, 264, ElemType::kBF16, false, Activation::kSiluMul, 0.f},
+  };
+  std::vector<std::tuple<KernelKind, Config, GemmShape>> jobs;
+  std::vector<GemmShape> shapes;
+  for (const DecodeCase& cs : cases) {
+    GemmShape s = shapeOf(Layout::kNT, cs.ab, cs.c, cs.m, cs.n, cs.k);
+    s.has_bias = cs.bias;
+    s.act = cs.act;
+    s.beta = cs.beta;
+    s.ldc = gemm::outCols(s);
+    shapes.push_back(s);
+  }
+  auto configsFor = [&](const GemmShape& s) {
+    int64_t mt = 1;  // the tier: rows of A / 8, or for the FMA body (DC_WG = 3) rows of A
+    while (mt < 16 && (wg == 3 ? 1 : 8) * mt < s.m) mt *= 2;
+    std::vector<Config> out;
+    for (const auto& k : knobs) {
+      Config c{{"DC_WG", wg},           {"DC_WARPS", k[0]}, {"DC_NT", k[1]}, {"DC_MT", mt},
+               {"DC_U", k[2]},        {"DC_DEPTH", k[3]}, {"DC_PF", k[5]},
+               {"DC_XR", int64_t{0}}, {"DC_GRID", k[4]}};
+      if (gemm::configSpace(KernelKind::kDecode).validate(c).ok() &&
+          gemm::launchPlan(KernelKind::kDecode, c, s, env().dev).ok())
+        out.push_back(c);
+    }
+    return out;
+  };
+  for (const GemmShape& s : shapes)
+    for (const Config& c : configsFor(s)) jobs.emplace_back(KernelKind::kDecode, c, s);
+  precompile(jobs);
+  uint32_t seed = 990;
+  for (const GemmShape& s : shapes) {
+    Problem p(s, seed++);
+    const auto ref = p.hostReference();
+    const auto configs = configsFor(s);
+    EXPECT_GE(configs.size(), 2u) << gemm::shapeKey(s);
+    for (const Config& c : configs) expectMatches(KernelKind::kDecode, c, p, ref, 2);
+  }
+}
+
+// DC_WG = 1: every M tier, both warpgroup counts and slab counts, every grid rule (stream-K ranges
+// that cut tiles, and DC_GRID=0), ring depths and k per stage, both producer widths.
+TEST(GemmGpu, DecodeWgmmaVsReference) {
+  REQUIRE_GPU();
+  if (env().dev.arch != "sm_90a") GTEST_SKIP() << "DC_WG=1 needs sm_90a, device is " << env().dev.arch;
+  checkDecodeWgBody(1, {{4, 1, 1, 4, 2, 1}, {4, 1, 2, 2, 0, 1}, {8, 1, 1, 2, 1, 1}, {4, 2, 1, 2, 3, 1},
+                        {8, 1, 4, 2, 2, 1}, {4, 1, 1, 4, 2, 2}, {8, 1, 2, 2, 1, 2}, {4, 1, 4, 2, 0, 2}});
+}
+
+// DC_WG = 2 (TMA-fed ring): the same cases over its grid rules (stream-K, one block per tile,
+// clusters of 2 and 4 splitting K), one and two warpgroups and slabs, 1..8 x 64 k per stage and
+// ring depths; A in boxes of its tier's rows, the gate/up halves in 32-row boxes.
+TEST(GemmGpu, DecodeTmaVsReference) {
+  REQUIRE_GPU();
+  if (env().dev.arch != "sm_90a") GTEST_SKIP() << "DC_WG=2 needs sm_90a, device is " << env().dev.arch;
+  checkDecodeWgBody(2, {{4, 1, 2, 4, 1, 1}, {4, 1, 1, 4, 2, 1}, {4, 2, 1, 4, 1, 1}, {8, 1, 1, 2, 0, 1},
+                        {4, 2, 2, 2, 3, 1}, {8, 2, 1, 2, 1, 1}, {4, 1, 4, 2, 0, 1}, {4, 1, 4, 2, 4, 1},
+                        {4, 2, 4, 1, 5, 1}, {4, 1, 8, 1, 4, 1}, {8, 1, 2, 1, 4, 1}, {4, 1, 2, 2, 4, 1},
+                        {4, 1, 1, 2, 1, 1}, {4, 1, 4, 2, 6, 1}, {4, 2, 2, 2, 6, 1}, {8, 1, 8, 1, 6, 1}});
+}
+
+// DC_WG = 3 (the CUDA-core FMA body, M <= 8): one group per warp and persistent grids (up to three
+// blocks of 8 warps per SM), groups of 2 and 4 rows (gate/up: 1 and 2 columns), 1..4 chunks per
+// stage, ring depths 2 and 4, both load policies; on every M up to 8, odd N, K not a multiple of a stage (256*DC_U), more groups than
+// warps, the gate/up pair (odd N/2, bias, C +=), f32 and f16 C, f16 operands, against float64.
+TEST(GemmGpu, DecodeFmaVsReference) {
+  REQUIRE_GPU();
+  const auto bf = ElemType::kBF16;
+  checkDecodeWgBody(3,
+                    {{8, 1, 2, 2, 0, 1}, {8, 1, 4, 2, 2, 1}, {4, 2, 1, 2, 3, 1}, {8, 2, 1, 2, 0, 2},
+                     {4, 1, 2, 4, 1, 1}, {8, 1, 1, 2, 2, 2}, {4, 1, 4, 2, 0, 1}, {8, 2, 1, 2, 1, 1},
+                     {8, 2, 2, 2, 1, 1}, {8, 1, 2, 2, 3, 1}, {4, 1, 4, 2, 3, 1}},
+                    {{1, 333, 1032, bf, false, Activation::kNone, 0.f},
+                     {2, 4099, 520, bf, true, Activation::kNone, 0.f},
+                     {3, 1001, 1000, ElemType::kF32, false, Activation::kNone, 1.f},
+                     {4, 18000, 520, bf, true, Activation::kNone, 0.f},
+                     {5, 2 * 333, 1032, ElemType::kF16, true, Activation::kSiluMul, 0.f},
+                     {6, 2 * 9001, 264, bf, false, Activation::kSiluMul, 0.f},
+                     {7, 2 * 4099, 264, bf, true, Activation::kSiluMul, 1.f},
+                     {8, 77, 4104, bf, false, Activation::kNone, 0.f},
+                     {1, 2 * 14336, 4096, bf, false, Activation::kSiluMul, 0.f},
+                     {8, 4096, 4096, ElemType::kF16, false, Activation::kNone, 0.f, ElemType::kF16}});
+}
+
+TEST(GemmGpu, DecodeOpTunesTheGateUpPair) {
+  REQUIRE_GPU();
+  EngineOptions o;
+  o.options.cache_dir = (std::filesystem::temp_directory_path() / "ktune-gemm-decode-op").string();
+  std::filesystem::remove_all(o.options.cache_dir);
+  o.options.warmup_ms = 2;
+  o.options.rep_ms = 8;
+  o.options.compile_threads = 0;
+  auto tuner = Engine::create(env().backend, o);
+  ASSERT_TRUE(tuner.ok()) << tuner.status().toString();
+  GemmOp::OpOptions oo;
+  oo.kinds = {KernelKind::kDecode};
+  auto op = GemmOp::create(std::shared_ptr<Engine>(std::move(tuner).value()), oo);
+  ASSERT_TRUE(op.ok()) << op.status().toString();
+  GemmShape gate = shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 16, 2 * 4099, 1032);
+  gate.act = Activation::kSiluMul;
+  gate.has_bias = true;
+  gate.ldc = 4099;
+  uint32_t seed = 990;
+  for (const GemmShape& s : {gate, shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 3, 4096, 4096)}) {
+    Problem p(s, seed++);
+    p.resetC();
+    auto rep = (*op)->tune(GemmCall{s, p.buffers()});
+    ASSERT_TRUE(rep.ok()) << rep.status().toString();
+    EXPECT_NE(rep->winner.find("KIND=decode"), std::string::npos) << rep->winner;
+    int ok = 0;
+    for (const auto& c : rep->candidates) {
+      ok += c.status == Code::kOk;
+      EXPECT_TRUE(c.status == Code::kOk || c.status == Code::kUnsupported || rejectedAsSlower(c))
+          << gemm::shapeKey(s) << " " << c.config << ": " << c.reason;
+    }
+    EXPECT_GT(ok, 1);
+    const auto ref = p.hostReference();
+    p.resetC();
+    Status st = (**op)(GemmCall{s, p.buffers()});
+    ASSERT_TRUE(st.ok()) << st.toString();
+    auto cr = compare(p.download(), ref, s.c, s.k);
+    EXPECT_TRUE(cr.ok) << "tuned call (" << rep->winner << "): " << cr.bad << " bad, " << cr.nans
+                       << " NaN; first " << cr.first;
+  }
+}
+
+}  // namespace
+}  // namespace ktune
