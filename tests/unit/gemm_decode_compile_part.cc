@@ -5,11 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <functional>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -17,17 +15,13 @@
 #include "templates/gemm.h"
 #include "tests/support/tools.h"
 #include "tests/unit/gemm_decode_test_util.h"
+#include "tests/unit/gemm_test_util.h"
 
 namespace ktune::gemm {
 namespace {
 
 using namespace decode_test;  // NOLINT: the shared helpers (gemm_decode_test_util.h)
 
-// The curated configs of the smallest and largest M tier and every 251st config of the accepted
-// space (each compiled for a shape of its own tier; NVRTC takes seconds per config on CI's two
-// cores), for sm_90a: no spills, mma.sync in the PTX.
-// Compiles each (config, shape) of the decode kind for sm_90a on two threads; a failure for every
-// job that does not compile, spills, or whose PTX `check` refuses (check returns the reason).
 // The FMA body's PTX: fp32 FMAs, no matrix instruction (the point of the body).
 std::string fmaBodyCheck(const std::string& ptx) {
   if (ptx.find("fma.rn.f32") == std::string::npos) return "PTX lacks fp32 FMAs";
@@ -35,38 +29,19 @@ std::string fmaBodyCheck(const std::string& ptx) {
   return "";
 }
 
+// Compiles each (config, shape) of the decode kind for sm_90a (testutil::compileJobs): a failure
+// for every job that does not compile, spills, or whose PTX `check` refuses.
 void compileEach(Compiler& cc, const std::vector<std::pair<Config, GemmShape>>& jobs,
                  const std::function<std::string(const Config&, const std::string&)>& check) {
-  std::vector<std::string> failures(jobs.size());
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t j; (j = next++) < jobs.size();) {
-      const auto& [c, s] = jobs[j];
-      CompileRequest req;
-      req.source = std::string(kernelSource(KernelKind::kDecode));
-      req.source_name = sourceFile(KernelKind::kDecode);
-      req.entry = entryName(KernelKind::kDecode);
-      req.defines = defines(KernelKind::kDecode, c, s);
-      req.arch = "sm_90a";
-      req.dumps = kDumpPtx;
-      auto r = cc.compile(req);
-      std::string why;
-      if (!r.ok())
-        why = r.status().toString().substr(0, 2000);
-      else if (r->resources.spills())
-        why = "spills";
-      else
-        why = check(c, r->dumps["ptx"]);
-      if (!why.empty()) failures[j] = c.toString() + ": " + why;
-    }
-  };
-  std::thread t1(work), t2(work);
-  t1.join();
-  t2.join();
-  for (const auto& f : failures)
-    if (!f.empty()) ADD_FAILURE() << f;
+  std::vector<testutil::CompileJob> all;
+  for (const auto& [c, s] : jobs) all.emplace_back(KernelKind::kDecode, c, s);
+  auto failures = testutil::compileJobs(
+      cc, all, [&](const Config& c, const GemmShape&, const std::string& ptx) { return check(c, ptx); });
+  for (const auto& f : failures) ADD_FAILURE() << f;
 }
 
+// The curated configs of the smallest and largest M tier and every 251st config of the accepted
+// space (each compiled for a shape of its own tier), for sm_90a: no spills, mma.sync in the PTX.
 TEST(GemmDecode, ConfigsCompileWithMmaSyncAndNoSpills) {
   auto cc = compilerForArch("sm_90a");
   if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
@@ -131,7 +106,7 @@ TEST(GemmDecode, FmaBodySpaceAndLaunchRule) {
   EXPECT_FALSE(sp.validate(fmaConfig(8, 2, 1, 2, 0, 8)).ok());
   EXPECT_TRUE(sp.validate(fmaConfig(4, 2, 1, 2, 3, 8)).ok());
   EXPECT_FALSE(sp.validate(fmaConfig(4, 1, 2, 2, 1, 16)).ok());
-  DeviceInfo dev = h100Like();
+  DeviceInfo dev = sm90aDevice();
   dev.arch = "sm_80";  // no sm_90a instruction in this body
   auto p = launchPlan(KernelKind::kDecode, fmaConfig(8, 2, 1, 2, 0), nt(1, 4099, 4096), dev);
   ASSERT_TRUE(p.ok()) << p.status().toString();
@@ -212,7 +187,7 @@ TEST(GemmDecode, TmaFedBodySpaceLaunchRuleAndMaps) {
   EXPECT_TRUE(decodeTakesTensorMaps(KernelKind::kDecode, c));
   EXPECT_FALSE(decodeTakesTensorMaps(KernelKind::kDecode, cp));
   EXPECT_FALSE(decodeTakesTensorMaps(KernelKind::kDecode, decodeConfig(1)));
-  const DeviceInfo dev = h100Like();
+  const DeviceInfo dev = sm90aDevice();
   auto p = launchPlan(KernelKind::kDecode, c, nt(8, 4096, 4096), dev);
   ASSERT_TRUE(p.ok()) << p.status().toString();
   EXPECT_EQ(p->grid.x, 132u);

@@ -47,7 +47,7 @@ TEST(GemmDecode, SpaceKeepsTheRegisterBudget) {
 }
 
 TEST(GemmDecode, LaunchRuleIsStreamKOverTheSms) {
-  const DeviceInfo dev = h100Like();
+  const DeviceInfo dev = sm90aDevice();
   auto p = launchPlan(KernelKind::kDecode, decodeConfig(1), nt(1, 4096, 4096), dev);
   ASSERT_TRUE(p.ok()) << p.status().toString();
   EXPECT_EQ(p->grid.x, 2u * 132u);
@@ -101,7 +101,7 @@ TEST(GemmDecode, WgmmaVariantSpaceAndLaunchRule) {
   EXPECT_EQ(sharedBytes(KernelKind::kDecode, c), 8 * 72 * 128 + 1024 + 16 * 8 + 16);
   // 256-row tiles at M = 128, 4 stages of 2 x 64 k: over the opt-in limit.
   EXPECT_GT(sharedBytes(KernelKind::kDecode, wgConfig(16, 8, 2, 2, 2, 1)), 227 * 1024);
-  const DeviceInfo dev = h100Like();
+  const DeviceInfo dev = sm90aDevice();
   auto p = launchPlan(KernelKind::kDecode, c, nt(8, 4096, 4096), dev);
   ASSERT_TRUE(p.ok()) << p.status().toString();
   EXPECT_EQ(p->grid.x, 2u * 132u);
@@ -204,7 +204,7 @@ TEST(GemmDecode, SiluMulIsTheGateUpPairOnTheDecodeKernel) {
       EXPECT_NEAR(ref[m * 2 + j], g / (1 + std::exp(-g)) * u + 2.0 * C[m * 2 + j], 1e-12);
     }
   EXPECT_TRUE(applicable(KernelKind::kDecode, decodeConfig(1), s).ok());
-  auto plan = launchPlan(KernelKind::kDecode, decodeConfig(1), s, h100Like());
+  auto plan = launchPlan(KernelKind::kDecode, decodeConfig(1), s, sm90aDevice());
   ASSERT_TRUE(plan.ok()) << plan.status().toString();
   EXPECT_EQ(plan->counters, 0);  // one unit: the tile is never cut
   for (KernelKind k : {KernelKind::kMma, KernelKind::kSkinny, KernelKind::kWgmma, KernelKind::kTma}) {
@@ -223,7 +223,7 @@ TEST(GemmDecode, CuratedConfigsCoverEveryDecodeM) {
     ASSERT_FALSE(cs.empty()) << "M=" << m;
     for (const Config& c : cs) {
       EXPECT_TRUE(configSpace(KernelKind::kDecode).validate(c).ok()) << c.toString();
-      EXPECT_TRUE(launchPlan(KernelKind::kDecode, c, s, h100Like()).ok()) << c.toString();
+      EXPECT_TRUE(launchPlan(KernelKind::kDecode, c, s, sm90aDevice()).ok()) << c.toString();
     }
   }
   EXPECT_TRUE(curatedConfigs(KernelKind::kDecode, nt(129, 4096, 4096)).empty());

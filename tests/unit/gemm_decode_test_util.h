@@ -5,19 +5,11 @@
 #include <cstdint>
 
 #include "templates/gemm.h"
+#include "tests/unit/gemm_test_util.h"
 
 namespace ktune::gemm::decode_test {
 
-inline DeviceInfo h100Like() {
-  DeviceInfo d;
-  d.vendor = Vendor::kNvidia;
-  d.name = "test sm_90a device";
-  d.arch = "sm_90a";
-  d.shared_per_block = 48 * 1024;
-  d.shared_per_block_optin = 227 * 1024;
-  d.multiprocessors = 132;
-  return d;
-}
+using testutil::sm90aDevice;
 
 inline Config decodeConfig(int64_t mt, int64_t grid = 2) {
   return Config{{"DC_WG", int64_t{0}},    {"DC_WARPS", int64_t{8}}, {"DC_NT", int64_t{1}}, {"DC_MT", mt},

@@ -18,6 +18,7 @@
 #include "base/fs.h"
 #include "base/subprocess.h"
 #include "tests/support/tools.h"
+#include "tests/unit/gemm_test_util.h"
 
 namespace ktune {
 namespace {
@@ -87,22 +88,14 @@ TEST(TensorMapCache, FailuresAreCachedAsNotOkAndTheOldestIsEvicted) {
   EXPECT_EQ(enc.calls, 12);
 }
 
-DeviceInfo hopper() {
-  DeviceInfo d;
-  d.vendor = Vendor::kNvidia;
-  d.arch = "sm_90a";
-  d.shared_per_block = 48 * 1024;
-  d.shared_per_block_optin = 227 * 1024;
-  d.multiprocessors = 132;
-  return d;
-}
+using gemm::testutil::sm90aDevice;
 
 // The op's split-K scratch comes from each config's launch rule (issue 32): before, the op chose
 // it by kind (SPLIT_K > 1, "decode", "tma"), so a decode config that cuts no tile still got an
 // M x N workspace and the TMA split tail's slots were sized for one block per SM, not for the
 // plan's grid. The rule is asked once per (config, problem).
 TEST(ScratchPlanCache, AsksTheLaunchRuleOncePerConfigAndProblem) {
-  const DeviceInfo dev = hopper();
+  const DeviceInfo dev = sm90aDevice();
   int calls = 0;
   const ScratchPlanCache::PlanFn plan = [&](const Config& c, const gemm::GemmShape& s) {
     ++calls;

@@ -16,26 +16,13 @@
 #include "templates/embedded.h"
 #include "templates/gemm.h"
 #include "tests/support/tools.h"
+#include "tests/unit/gemm_test_util.h"
 
 namespace ktune::gemm {
 namespace {
 
-DeviceInfo h100Like() {
-  DeviceInfo d;
-  d.vendor = Vendor::kNvidia;
-  d.name = "test sm_90a device";
-  d.arch = "sm_90a";
-  d.shared_per_block = 48 * 1024;
-  d.shared_per_block_optin = 227 * 1024;
-  d.multiprocessors = 132;
-  return d;
-}
-
-Config mma(int64_t bm, int64_t bn, int64_t bk, int64_t wm, int64_t wn, int64_t st, int64_t split = 1) {
-  return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn},     {"BLOCK_K", bk},
-                {"WARPS_M", wm}, {"WARPS_N", wn},     {"NUM_STAGES", st},
-                {"GROUP_M", int64_t{8}}, {"SPLIT_K", split}, {"MIN_BLOCKS", int64_t{0}}};
-}
+using testutil::mmaConfig;
+using testutil::sm90aDevice;
 
 TEST(GemmSpace, MmaConstraintsRejectImpossibleConfigs) {
   const ConfigSpace& sp = configSpace(KernelKind::kMma);
@@ -54,11 +41,11 @@ TEST(GemmSpace, MmaConstraintsRejectImpossibleConfigs) {
   for (const auto& r : e.rejected)
     if (r.reason.find("shared") != std::string::npos) saw_shared_reject = true;
   EXPECT_TRUE(saw_shared_reject);
-  EXPECT_EQ(sharedBytes(KernelKind::kMma, mma(128, 256, 32, 2, 4, 4)), 4 * (128 * 32 + 32 * 256) * 2);
+  EXPECT_EQ(sharedBytes(KernelKind::kMma, mmaConfig(128, 256, 32, 2, 4, 4)), 4 * (128 * 32 + 32 * 256) * 2);
   // 1 x 1 warps is rejected, as is a warp tile that does not divide the block.
-  EXPECT_FALSE(sp.validate(mma(128, 128, 32, 1, 1, 3)).ok());
-  EXPECT_FALSE(sp.validate(mma(64, 64, 32, 4, 2, 3)).ok());
-  EXPECT_TRUE(sp.validate(mma(128, 128, 32, 2, 2, 3)).ok());
+  EXPECT_FALSE(sp.validate(mmaConfig(128, 128, 32, 1, 1, 3)).ok());
+  EXPECT_FALSE(sp.validate(mmaConfig(64, 64, 32, 4, 2, 3)).ok());
+  EXPECT_TRUE(sp.validate(mmaConfig(128, 128, 32, 2, 2, 3)).ok());
 }
 
 TEST(GemmSpace, SkinnyAndMfmaSpaces) {
@@ -116,9 +103,9 @@ TEST(GemmShapeTest, ValidateAndAlignment) {
 }
 
 TEST(GemmLaunch, GridsSplitKAndApplicability) {
-  const DeviceInfo dev = h100Like();
+  const DeviceInfo dev = sm90aDevice();
   GemmShape s = denseShape(Layout::kNN, ElemType::kBF16, ElemType::kBF16, 1000, 1000, 4097);
-  auto p = launchPlan(KernelKind::kMma, mma(128, 256, 32, 2, 4, 4, 2), s, dev);
+  auto p = launchPlan(KernelKind::kMma, mmaConfig(128, 256, 32, 2, 4, 4, 2), s, dev);
   ASSERT_TRUE(p.ok()) << p.status().toString();
   EXPECT_EQ(p->grid.x, 8u * 4u);
   EXPECT_EQ(p->grid.z, 2u);
@@ -127,12 +114,12 @@ TEST(GemmLaunch, GridsSplitKAndApplicability) {
   EXPECT_EQ(p->counters, 32);
   // SPLIT_K=4 over K=64 with BLOCK_K=32 leaves empty slices.
   GemmShape small = denseShape(Layout::kNN, ElemType::kBF16, ElemType::kBF16, 64, 64, 64);
-  auto q = launchPlan(KernelKind::kMma, mma(128, 128, 32, 2, 2, 3, 4), small, dev);
+  auto q = launchPlan(KernelKind::kMma, mmaConfig(128, 128, 32, 2, 2, 3, 4), small, dev);
   EXPECT_EQ(q.status().code(), Code::kUnsupported);
   // Shared memory over the device limit -> out of resources.
   DeviceInfo tiny = dev;
   tiny.shared_per_block_optin = 64 * 1024;
-  auto r = launchPlan(KernelKind::kMma, mma(128, 256, 32, 2, 4, 4), s, tiny);
+  auto r = launchPlan(KernelKind::kMma, mmaConfig(128, 256, 32, 2, 4, 4), s, tiny);
   EXPECT_EQ(r.status().code(), Code::kOutOfResources);
   // Skinny: NT and aligned only.
   Config skc{{"SK_NT", int64_t{1}},    {"SK_MT", int64_t{2}},    {"SK_U", int64_t{2}},
@@ -154,7 +141,7 @@ TEST(GemmLaunch, GridsSplitKAndApplicability) {
   unal.aligned16 = false;
   EXPECT_EQ(applicable(KernelKind::kSkinny, skc, unal).code(), Code::kUnsupported);
   // The mma kernel always applies; unaligned shapes compile the element-wise path.
-  auto defs = defines(KernelKind::kMma, mma(128, 128, 32, 2, 2, 3), unal);
+  auto defs = defines(KernelKind::kMma, mmaConfig(128, 128, 32, 2, 2, 3), unal);
   bool aligned_flag = true;
   for (auto& [k, v] : defs)
     if (k == "ALIGNED") aligned_flag = v == "1";
@@ -170,7 +157,7 @@ TEST(GemmLaunch, CuratedConfigsAreValidAndApplicable) {
       EXPECT_FALSE(cs.empty()) << kernelKindName(kind) << " " << shapeKey(s);
       for (const Config& c : cs) {
         EXPECT_TRUE(configSpace(kind).validate(c).ok()) << c.toString();
-        EXPECT_TRUE(launchPlan(kind, c, s, h100Like()).ok()) << c.toString();
+        EXPECT_TRUE(launchPlan(kind, c, s, sm90aDevice()).ok()) << c.toString();
       }
     }
   }
@@ -226,56 +213,17 @@ class GemmNvrtc : public ::testing::Test {
   // (e.g. 256x64 tiles with A stored [K][M] spill ~90 bytes), which the config space cannot
   // see; the tuner prunes spilling binaries from the compiler report at run time.
   bool allow_spills_ = false;
-  Status compileOne(KernelKind kind, const Config& cfg, const GemmShape& s, std::string* ptx) {
-    CompileRequest req;
-    req.source = std::string(kernelSource(kind));
-    req.source_name = sourceFile(kind);
-    req.entry = entryName(kind);
-    req.defines = defines(kind, cfg, s);
-    req.arch = "sm_90a";
-    req.dumps = ptx ? kDumpPtx : kDumpNone;
-    auto r = cc_->compile(req);
-    if (!r.ok()) return r.status();
-    if (r->resources.spills() && !allow_spills_)
-      return Status::OutOfResources("spills: " + cfg.toString() + " " + r->log);
-    if (r->resources.spills())
-      std::printf("note: %s with %s spills %lld bytes\n", cfg.toString().c_str(),
-                  shapeKey(s).c_str(), static_cast<long long>(r->resources.spill_store_bytes));
-    if (ptx) *ptx = r->dumps["ptx"];
-    return Status::Ok();
-  }
-  // Compiles every job on 2 threads; returns the failures. `check` inspects the PTX of a job that
-  // compiled (an empty string = fine); the default wants mma.sync m16n8k16.
-  using PtxCheck = std::function<std::string(const Config&, const GemmShape&, const std::string&)>;
-  std::vector<std::string> compileAll(
-      const std::vector<std::tuple<KernelKind, Config, GemmShape>>& jobs, PtxCheck check = {}) {
+  using PtxCheck = testutil::PtxCheck;
+  // The jobs' failures (testutil::compileJobs); the default check wants mma.sync m16n8k16.
+  std::vector<std::string> compileAll(const std::vector<testutil::CompileJob>& jobs,
+                                      PtxCheck check = {}) {
     if (!check)
       check = [](const Config&, const GemmShape&, const std::string& ptx) {
         return ptx.find("mma.sync.aligned.m16n8k16") == std::string::npos
                    ? std::string("PTX lacks mma.sync.aligned.m16n8k16")
                    : std::string();
       };
-    std::vector<std::string> failures(jobs.size());
-    std::atomic<size_t> next{0};
-    auto work = [&] {
-      for (size_t j; (j = next++) < jobs.size();) {
-        const auto& [k, c, s] = jobs[j];
-        std::string ptx;
-        Status st = compileOne(k, c, s, &ptx);
-        if (!st.ok()) {
-          failures[j] = c.toString() + ": " + st.toString().substr(0, 2000);
-        } else if (std::string why = check(c, s, ptx); !why.empty()) {
-          failures[j] = c.toString() + ": " + why;
-        }
-      }
-    };
-    std::thread t1(work), t2(work);
-    t1.join();
-    t2.join();
-    std::vector<std::string> out;
-    for (auto& f : failures)
-      if (!f.empty()) out.push_back(f);
-    return out;
+    return testutil::compileJobs(*cc_, jobs, check, allow_spills_);
   }
   std::unique_ptr<Compiler> cc_;
 };
@@ -336,7 +284,7 @@ TEST_F(GemmNvrtc, WgmmaCuratedConfigsCompileForSm90a) {
        }))
     ADD_FAILURE() << fl;
   // Launch rule (wgmma kernel): sm_90a only, NT only.
-  DeviceInfo h = h100Like();
+  DeviceInfo h = sm90aDevice();
   auto p = launchPlan(KernelKind::kWgmma, curatedConfigs(KernelKind::kWgmma, s).front(), s, h);
   ASSERT_TRUE(p.ok()) << p.status().toString();
   EXPECT_EQ(p->block.x, 256u);
@@ -349,7 +297,7 @@ TEST_F(GemmNvrtc, WgmmaCuratedConfigsCompileForSm90a) {
   GemmShape d = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 128, 4096, 4096);
   Config sk{{"BLOCK_N", int64_t{128}}, {"WARPGROUPS", int64_t{2}}, {"NUM_STAGES", int64_t{6}},
             {"GROUP_M", int64_t{8}},   {"SPLIT_K", int64_t{4}}};
-  auto ps = launchPlan(KernelKind::kWgmma, sk, d, h100Like());
+  auto ps = launchPlan(KernelKind::kWgmma, sk, d, sm90aDevice());
   ASSERT_TRUE(ps.ok()) << ps.status().toString();
   EXPECT_EQ(ps->grid.x, 32u);
   EXPECT_EQ(ps->grid.z, 4u);
@@ -442,7 +390,7 @@ TEST(GemmTma, LaunchRuleApplicabilityAndTensorMaps) {
   f.beta = 0.5f;
 
   // Launch rule: persistent grid of min(tiles, SMs), (CONSUMERS + 1) warpgroups, NT + 16-byte path.
-  DeviceInfo h = h100Like();
+  DeviceInfo h = sm90aDevice();
   Config big{{"BLOCK_N", int64_t{256}}, {"CONSUMERS", int64_t{2}}, {"WG_M", int64_t{1}},
              {"NUM_STAGES", int64_t{4}}, {"GROUP_M", int64_t{8}}, {"CLUSTER_M", int64_t{1}},
              {"EPI_TMA", int64_t{0}}, {"SPLIT_K", int64_t{1}}, {"PINGPONG", int64_t{0}}};
