@@ -1,0 +1,152 @@
+// The TMA kernel's launch rule, applicability and tensor-map descriptors, no compile (part of the
+// gemm_templates_test program: KTUNE_TEST_PARTS in tests/CMakeLists.txt).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "templates/gemm.h"
+#include "tests/unit/gemm_test_util.h"
+
+namespace ktune::gemm {
+namespace {
+
+using testutil::sm90aDevice;
+
+// The TMA kernel's launch rule, applicability and tensor-map descriptors (no compile).
+TEST(GemmTma, LaunchRuleApplicabilityAndTensorMaps) {
+  GemmShape s = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 4096, 4096, 4096);
+  GemmShape f = denseShape(Layout::kNT, ElemType::kF16, ElemType::kF32, 1000, 33, 4097);
+  f.lda = f.ldb = 4104;
+  f.has_bias = true;
+  f.act = Activation::kGelu;
+  f.beta = 0.5f;
+
+  // Launch rule: persistent grid of min(tiles, SMs), (CONSUMERS + 1) warpgroups, NT + 16-byte path.
+  DeviceInfo h = sm90aDevice();
+  Config big{{"BLOCK_N", int64_t{256}}, {"CONSUMERS", int64_t{2}}, {"WG_M", int64_t{1}},
+             {"NUM_STAGES", int64_t{4}}, {"GROUP_M", int64_t{8}}, {"CLUSTER_M", int64_t{1}},
+             {"EPI_TMA", int64_t{0}}, {"SPLIT_K", int64_t{1}}, {"PINGPONG", int64_t{0}}};
+  auto p = launchPlan(KernelKind::kTma, big, s, h);
+  ASSERT_TRUE(p.ok()) << p.status().toString();
+  EXPECT_EQ(p->block.x, 384u);
+  EXPECT_EQ(p->grid.x, static_cast<unsigned>(std::min(h.multiprocessors, 32 * 16)));
+  EXPECT_EQ(p->shared_bytes, 4 * (128 + 256) * 128 + 1024 + 256);
+  GemmShape tiny = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 1, 256, 64);
+  auto pt = launchPlan(KernelKind::kTma, big, tiny, h);
+  ASSERT_TRUE(pt.ok());
+  EXPECT_EQ(pt->grid.x, 1u);
+  // Clusters of two: whole clusters, at most one block per SM; a lone tile still gets a pair.
+  Config pair = big;
+  pair.set("CLUSTER_M", int64_t{2});
+  auto pp = launchPlan(KernelKind::kTma, pair, s, h);
+  ASSERT_TRUE(pp.ok());
+  EXPECT_EQ(pp->grid.x, 132u);
+  EXPECT_EQ(launchPlan(KernelKind::kTma, pair, tiny, h)->grid.x, 2u);
+  // Split tail: still one block per SM at most, up to SPLIT_K blocks per tile when the tiles are
+  // fewer than the SMs; one BLOCK_M x BLOCK_N fp32 slot and CONSUMERS counters per block.
+  Config split = big;
+  split.set("EPI_TMA", int64_t{1});
+  split.set("SPLIT_K", int64_t{2});
+  ASSERT_TRUE(configSpace(KernelKind::kTma).validate(split).ok());
+  GemmShape wide = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 1024, 14336, 4096);
+  auto ps = launchPlan(KernelKind::kTma, split, wide, h);
+  ASSERT_TRUE(ps.ok()) << ps.status().toString();
+  EXPECT_EQ(ps->grid.x, 132u);
+  EXPECT_EQ(ps->workspace_bytes, int64_t{132} * 128 * 256 * 4);
+  EXPECT_EQ(ps->counters, 132 * 2);
+  EXPECT_EQ(launchPlan(KernelKind::kTma, split, tiny, h)->grid.x, 2u);
+  GemmShape few = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 640, 2560, 1000);
+  EXPECT_EQ(launchPlan(KernelKind::kTma, split, few, h)->grid.x, 100u);  // 50 tiles x 2
+  // Not with clusters, nor with the direct-store epilogue (keeps the space small).
+  Config split_pair = split;
+  split_pair.set("CLUSTER_M", int64_t{2});
+  EXPECT_FALSE(configSpace(KernelKind::kTma).validate(split_pair).ok());
+  split.set("EPI_TMA", int64_t{0});
+  EXPECT_FALSE(configSpace(KernelKind::kTma).validate(split).ok());
+  // The deferred epilogue (EPI_TMA 2) uses the same C buffers as EPI_TMA 1: 4 stages still fit.
+  Config defer = big;
+  defer.set("EPI_TMA", int64_t{2});
+  defer.set("SPLIT_K", int64_t{2});
+  ASSERT_TRUE(configSpace(KernelKind::kTma).validate(defer).ok());
+  auto pd = launchPlan(KernelKind::kTma, defer, s, h);
+  ASSERT_TRUE(pd.ok()) << pd.status().toString();
+  EXPECT_EQ(pd->shared_bytes, 4 * (128 + 256) * 128 + 2 * 16384 + 1024 + 256);
+  Config too_deep = big;
+  too_deep.set("NUM_STAGES", int64_t{5});  // 5 x 48 KiB > 227 KiB
+  EXPECT_EQ(launchPlan(KernelKind::kTma, too_deep, s, h).status().code(), Code::kOutOfResources);
+  // Ping-pong: a block tile is one consumer's (64 x 256), so a stage holds 64 A rows; twice the
+  // tiles, the same persistent grid; two consumers, no cluster, no split tail, EPI_TMA 0 or 1.
+  Config ping = big;
+  ping.set("PINGPONG", int64_t{1});
+  ping.set("EPI_TMA", int64_t{1});
+  ASSERT_TRUE(configSpace(KernelKind::kTma).validate(ping).ok());
+  auto ppl = launchPlan(KernelKind::kTma, ping, s, h);
+  ASSERT_TRUE(ppl.ok()) << ppl.status().toString();
+  EXPECT_EQ(ppl->block.x, 384u);
+  EXPECT_EQ(ppl->shared_bytes, 4 * (64 + 256) * 128 + 2 * 16384 + 1024 + 256);
+  EXPECT_EQ(launchPlan(KernelKind::kTma, ping, denseShape(Layout::kNT, ElemType::kBF16,
+                                                       ElemType::kBF16, 64, 1024, 64), h)->grid.x,
+            4u);  // 4 tiles of 64 x 256 (the cooperative 128-row tile: also 4)
+  EXPECT_EQ(launchPlan(KernelKind::kTma, ping, denseShape(Layout::kNT, ElemType::kBF16,
+                                                       ElemType::kBF16, 256, 256, 64), h)->grid.x,
+            4u);  // 4 tiles of 64 rows (cooperative: 2 of 128)
+  for (auto [knob, v] : {std::pair<const char*, int64_t>{"CONSUMERS", 1}, {"CLUSTER_M", 2},
+                         {"SPLIT_K", 2}, {"EPI_TMA", 2}}) {
+    Config bad = ping;
+    bad.set(knob, v);
+    EXPECT_FALSE(configSpace(KernelKind::kTma).validate(bad).ok()) << knob;
+  }
+  Config regs = big;
+  regs.set("WG_M", int64_t{2});  // 256 accumulators per thread
+  EXPECT_FALSE(configSpace(KernelKind::kTma).validate(regs).ok());
+  GemmShape nn = denseShape(Layout::kNN, ElemType::kBF16, ElemType::kBF16, 256, 256, 256);
+  EXPECT_TRUE(applicable(KernelKind::kTma, big, nn).ok());  // every layout (MN-major operands)
+  GemmShape f32in = denseShape(Layout::kNT, ElemType::kF32, ElemType::kF32, 256, 256, 256);
+  EXPECT_FALSE(applicable(KernelKind::kTma, big, f32in).ok());
+  GemmShape odd = s;
+  odd.lda = 4100;  // rows not 16-byte multiples: no tensor map
+  EXPECT_EQ(applicable(KernelKind::kTma, big, odd).code(), Code::kUnsupported);
+  h.arch = "sm_80";
+  EXPECT_EQ(launchPlan(KernelKind::kTma, big, s, h).status().code(), Code::kUnsupported);
+
+  // Tensor-map descriptors: A is M x K with lda, B is N x K with ldb, 64 x 64 boxes, 128-byte
+  // swizzle; they pass the TMA rules, and bad ones are named.
+  auto d = tmaDescriptors(f, 0x10000, 0x20000, 0x30000);
+  EXPECT_EQ(d.c.rows, 1000u);
+  EXPECT_EQ(d.c.cols, 33u);
+  EXPECT_EQ(d.c.elem_bytes, 4);  // f32 C: 256-byte box rows exceed the swizzle -> direct stores
+  EXPECT_FALSE(checkTensorMap2D(d.c).ok());
+  EXPECT_EQ(d.a.rows, 1000u);
+  EXPECT_EQ(d.a.cols, 4097u);
+  EXPECT_EQ(d.a.row_stride_bytes, 4104u * 2);
+  EXPECT_EQ(d.b.rows, 33u);
+  EXPECT_TRUE(checkTensorMap2D(d.a).ok()) << checkTensorMap2D(d.a).toString();
+  EXPECT_TRUE(checkTensorMap2D(d.b).ok());
+  // Transposed storage: TN's A is K x M, NN's / TN's B is K x N.
+  GemmShape tn = denseShape(Layout::kTN, ElemType::kBF16, ElemType::kBF16, 300, 520, 264);
+  auto dt = tmaDescriptors(tn, 0x10000, 0x20000, 0x30000);
+  EXPECT_EQ(dt.a.rows, 264u);
+  EXPECT_EQ(dt.a.cols, 300u);
+  EXPECT_EQ(dt.b.rows, 264u);
+  EXPECT_EQ(dt.b.cols, 520u);
+  EXPECT_EQ(dt.b.row_stride_bytes, static_cast<uint64_t>(tn.ldb) * 2);
+  TensorMap2DDesc bad = d.a;
+  bad.base = 0x10008;
+  EXPECT_NE(checkTensorMap2D(bad).message().find("16-byte aligned"), std::string::npos);
+  bad = d.a;
+  bad.row_stride_bytes = 4100 * 2;
+  EXPECT_NE(checkTensorMap2D(bad).message().find("multiple of 16"), std::string::npos);
+  bad = d.a;
+  bad.box_cols = 128;  // 256-byte box rows exceed the 128-byte swizzle
+  EXPECT_NE(checkTensorMap2D(bad).message().find("swizzle"), std::string::npos);
+  bad = d.a;
+  bad.base = 0;
+  EXPECT_EQ(checkTensorMap2D(bad).code(), Code::kInvalidArgument);
+}
+
+// AMD: every MFMA config compiling for gfx90a and gfx942, with occupancy and ISA checks, lives in
+// amd_spaces_test (one program for all AMD sweeps, so the compiles are shared).
+
+}  // namespace
+}  // namespace ktune::gemm
