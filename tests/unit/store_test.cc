@@ -15,91 +15,14 @@
 
 #include "base/fs.h"
 #include "base/sha256.h"
+#include "tests/unit/store_test_util.h"
 
 namespace ktune {
 namespace {
 
 namespace fs = std::filesystem;
 
-class FakeCompiler : public Compiler {
- public:
-  std::string name() const override { return "fake"; }
-  std::string version() const override { return "1.0"; }
-  bool supportsArch(const std::string&) const override { return true; }
-  Expected<CodeObject> compile(const CompileRequest& req) override {
-    ++compiles;
-    if (req.source.find("#error") != std::string::npos) {
-      return Status::CompileError("fake: #error in " + req.source_name);
-    }
-    CodeObject o;
-    // Deterministic, a few KiB, content depends on the request (so torn writes would show).
-    std::string seed = sha256Hex(req.source + "|" + req.entry + "|" + req.arch);
-    for (int i = 0; i < 64; ++i) o.binary += seed + std::to_string(i);
-    o.binary.push_back('\0');
-    o.binary.push_back('\xff');
-    o.format = "sim";
-    o.arch = req.arch;
-    o.entry = req.entry;
-    o.lowered_entry = "_Z" + req.entry;
-    o.compiler = name();
-    o.compiler_version = version();
-    o.options = req.options;
-    o.resources.registers = 40;
-    o.resources.vgpr = 128;
-    o.resources.agpr = 64;
-    o.resources.sgpr = 30;
-    o.resources.shared_bytes = 49152;
-    o.resources.spill_store_bytes = 8;
-    o.resources.wave_size = 64;
-    o.log = "ptxas info: fake";
-    o.compile_ms = 12.5;
-    if (req.dumps & kDumpIsa) o.dumps["isa"] = "v_mfma_f32_32x32x8_bf16 v[0:15]\n" + req.entry;
-    if (req.dumps & kDumpSource) o.dumps["source"] = req.source;
-    return o;
-  }
-  std::atomic<int> compiles{0};
-};
-
-CompileRequest request(const std::string& entry, unsigned dumps = kDumpNone) {
-  CompileRequest r;
-  r.source = "extern \"C\" __global__ void " + entry + "() {}";
-  r.source_name = entry + ".cu";
-  r.entry = entry;
-  r.defines = {{"BLOCK", "128"}};
-  r.arch = "gfx90a";
-  r.options = {"-O3"};
-  r.dumps = dumps;
-  return r;
-}
-
-class StoreTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    root_ = fs::temp_directory_path() /
-            ("ktune_store_test_" + std::to_string(::getpid()) + "_" + info->name());
-    fs::remove_all(root_);
-    dir_ = (root_ / "cache").string();
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::permissions(root_ / "cache", fs::perms::owner_all, ec);
-    fs::remove_all(root_, ec);
-  }
-  std::shared_ptr<CodeObjectStore> openStore() {
-    auto s = CodeObjectStore::open(dir_);
-    EXPECT_TRUE(s.ok()) << s.status().toString();
-    return s.ok() ? *s : nullptr;
-  }
-  std::string binPath(const std::string& key) {
-    return dir_ + "/objects/" + key.substr(0, 2) + "/" + key + ".bin";
-  }
-  std::string jsonPath(const std::string& key) {
-    return dir_ + "/objects/" + key.substr(0, 2) + "/" + key + ".json";
-  }
-  fs::path root_;
-  std::string dir_;
-};
+using namespace storetest;  // NOLINT: the shared fake compiler and fixture (store_test_util.h)
 
 TEST(CodeObjectKey, CoversEveryFieldButSourceName) {
   CompileRequest base = request("k", kDumpIsa);
@@ -435,122 +358,6 @@ TEST_F(StoreTest, UnwritableStoreStillReadsAndGetOrCompileStillReturnsTheObject)
             Code::kIoError);
   fs::permissions(dir_ + "/objects", fs::perms::owner_all);
 }
-
-// 4 processes x 4 threads, each doing getOrCompile/get on a mix of shared and private keys while
-// others write them. Any corrupt read, failed call or wrong binary makes a child exit non-zero.
-TEST_F(StoreTest, ConcurrentWritersFromProcessesAndThreadsNeverTear) {
-  ASSERT_TRUE(openStore());
-  constexpr int kProcs = 4, kThreads = 4, kShared = 12, kPrivate = 6, kRounds = 3;
-  std::vector<pid_t> kids;
-  for (int p = 0; p < kProcs; ++p) {
-    pid_t pid = ::fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      int failures = 0;
-      {
-        auto store = CodeObjectStore::open(dir_);
-        if (!store.ok()) ::_exit(10);
-        FakeCompiler fc;
-        std::atomic<int> bad{0};
-        std::vector<std::thread> threads;
-        for (int t = 0; t < kThreads; ++t) {
-          threads.emplace_back([&, t] {
-            FakeCompiler local;
-            for (int round = 0; round < kRounds; ++round) {
-              for (int i = 0; i < kShared + kPrivate; ++i) {
-                int id = i < kShared ? (i + t) % kShared : i;
-                std::string entry = i < kShared ? "shared" + std::to_string(id)
-                                                : "p" + std::to_string(p) + "_t" +
-                                                      std::to_string(t) + "_" + std::to_string(i);
-                CompileRequest req = request(entry, id % 3 == 0 ? kDumpIsa : kDumpNone);
-                std::string note;
-                auto o = (*store)->getOrCompile(local, req, nullptr, &note);
-                CodeObject want = fc.compile(req).value();
-                if (!o.ok() || o->binary != want.binary || !note.empty()) ++bad;
-                // Same-key overwrite while others read: put() must not uncommit a good entry.
-                if (round == 1 && !(*store)->put(codeObjectKey(req, "fake", "1.0"), want).ok())
-                  ++bad;
-                auto g = (*store)->get(codeObjectKey(req, "fake", "1.0"));
-                if (!g.ok() || g->binary != want.binary) ++bad;
-              }
-            }
-          });
-        }
-        for (auto& th : threads) th.join();
-        failures = bad.load();
-      }
-      ::_exit(failures == 0 ? 0 : 1);
-    }
-    kids.push_back(pid);
-  }
-  for (pid_t pid : kids) {
-    int status = 0;
-    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
-  }
-  auto store = openStore();
-  VerifyReport v = store->verify();
-  EXPECT_EQ(v.checked, kShared + kProcs * kThreads * kPrivate);
-  for (const auto& [k, why] : v.corrupt) ADD_FAILURE() << k << ": " << why;
-  // No stray temp files from completed writes.
-  for (const auto& e : fs::recursive_directory_iterator(dir_ + "/objects")) {
-    EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << e.path();
-  }
-}
-
-// A compiler that is not bit-reproducible: writers of one key store different bytes. Readers
-// may see "not found" while an entry is replaced, but never a false "corrupt".
-TEST_F(StoreTest, ReplacingAnEntryWithDifferentBytesNeverReadsAsCorrupt) {
-  ASSERT_TRUE(openStore());
-  std::vector<std::string> keys;
-  for (int i = 0; i < 3; ++i) keys.push_back(codeObjectKey(request("nd" + std::to_string(i)), "f", "1"));
-  std::vector<pid_t> kids;
-  for (int p = 0; p < 3; ++p) {
-    pid_t pid = ::fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      auto store = CodeObjectStore::open(dir_);
-      if (!store.ok()) ::_exit(10);
-      std::atomic<int> bad{0};
-      std::vector<std::thread> threads;
-      for (int t = 0; t < 4; ++t) {
-        threads.emplace_back([&, t] {
-          for (int round = 0; round < (t == 0 ? 40 : 400); ++round) {
-            const std::string& key = keys[size_t(round + t) % keys.size()];
-            if (t == 0) {
-              CodeObject o;
-              o.binary = "pid" + std::to_string(::getpid()) + "r" + std::to_string(round) +
-                         std::string(size_t(100 + round * 7), 'b');
-              o.dumps["isa"] = "isa of " + o.binary.substr(0, 12);
-              if (!(*store)->put(key, o).ok()) ++bad;
-            } else {
-              auto g = (*store)->get(key);
-              if (!g.ok() && g.status().code() != Code::kNotFound) ++bad;
-              if (g.ok() && g->dumps.at("isa") != "isa of " + g->binary.substr(0, 12)) ++bad;
-            }
-          }
-        });
-      }
-      for (auto& th : threads) th.join();
-      ::_exit(bad.load() == 0 ? 0 : 1);
-    }
-    kids.push_back(pid);
-  }
-  for (pid_t pid : kids) {
-    int status = 0;
-    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
-  }
-  VerifyReport v = openStore()->verify();
-  EXPECT_EQ(v.checked, 3);
-  EXPECT_TRUE(v.corrupt.empty());
-}
-
-}  // namespace
-}  // namespace ktune
-
-namespace ktune {
-namespace {
 
 // Dumps are not part of the key: a request for a dump the entry lacks compiles once more and adds
 // it to the same entry (one entry, not one per set of dumps); every later request is a hit.
