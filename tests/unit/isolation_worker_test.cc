@@ -1,6 +1,6 @@
 // Isolated benchmarking on the simulated backend (CI): a supervised ktune-worker process runs the
 // candidates; faults, crashes and hangs kill only the worker; failures are blacklisted; the worker
-// is reused; a SIGKILLed tuner resumes from its partial results.
+// is reused (a SIGKILLed tuner resuming from its partial results: isolation_resume_part.cc).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -22,6 +22,7 @@
 #include "base/options.h"
 #include "bench/isolation_gpu_families.h"
 #include "tests/unit/isolation_families.h"
+#include "tests/unit/isolation_test_env.h"
 #include "tests/support/tools.h"
 
 namespace ktune {
@@ -29,71 +30,7 @@ namespace {
 
 using isotest::IsoProblem;
 
-struct IsoEnv {
-  std::string dir;
-  std::shared_ptr<SimBackend> backend;
-  std::ostringstream log;
-  std::mutex mu;
-  std::map<std::string, int> launches;  // "BLOCK=b,MODE=m" -> launches in this process
-
-  IsoEnv() {
-    char tmpl[] = "/tmp/ktune-isolation-XXXXXX";
-    dir = ::mkdtemp(tmpl);
-    SimOptions o;
-    o.device = isotest::isoDevice();
-    backend = std::make_shared<SimBackend>(o);
-    isotest::registerIsoKernels(*backend, [this](int64_t block, int64_t mode) {
-      std::lock_guard<std::mutex> l(mu);
-      ++launches[isotest::cfg(block, mode).toString()];
-    });
-  }
-  ~IsoEnv() { (void)removeTree(dir); }
-
-  EngineOptions options(bool isolate = true) {
-    EngineOptions t;
-    t.options.cache_dir = dir;
-    t.options.warmup_ms = 0.2;
-    t.options.rep_ms = 1.0;
-    t.options.compile_threads = 2;
-    t.options.isolate = isolate;
-    t.options.finalists = 0;  // counts below are the bench stage's (finalists: pipeline test)
-    t.options.worker_path = KTUNE_WORKER_PATH;
-    t.options.worker_plugins = {KTUNE_ISOLATION_SIM_PLUGIN};
-    t.isolation.fallback_in_process = false;  // a broken worker must fail the tests visibly
-    t.compiler = std::make_shared<SimCompiler>();
-    t.ir_compiler = t.compiler;  // generated modules (iso_generated) become sim binaries too
-    t.log = &log;
-    return t;
-  }
-
-};
-
-const CandidateResult* find(const TuneReport& r, const std::string& config) {
-  for (const auto& c : r.candidates) {
-    if (c.config == config) return &c;
-  }
-  return nullptr;
-}
-
-// Registers the test families on a fresh tuner and returns the handle of `name`.
-struct Tuned {
-  std::unique_ptr<Engine> tuner;
-  Family<IsoProblem> fam;
-};
-Tuned make(IsoEnv& env, const std::string& name, EngineOptions o) {
-  Tuned t;
-  auto tu = Engine::create(env.backend, std::move(o));
-  EXPECT_TRUE(tu.ok()) << tu.status().toString();
-  t.tuner = std::move(tu).value();
-  auto all = isotest::isoFamilies();
-  for (auto& [n, cs] : all) {
-    if (n != name) continue;
-    auto f = addFamily(*t.tuner, isotest::isoFamily(env.backend.get(), n, cs));
-    EXPECT_TRUE(f.ok()) << f.status().toString();
-    t.fam = *f;
-  }
-  return t;
-}
+using namespace isotest::env;  // NOLINT: the shared environment (isolation_test_env.h)
 
 // KTUNE_WORKER and KTUNE_WORKER_PLUGINS, read from the environment (Options::fromEnv), are what
 // the tuner starts the worker with: the plugin named only there serves the family (the worker
@@ -485,83 +422,6 @@ TEST(Isolation, FamilyWithoutMakeProblemFallsBackInProcess) {
   EXPECT_NE(env.log.str().find("make_problem"), std::string::npos) << env.log.str();
 }
 
-// Tunes iso_slow in a child process, SIGKILLs it after `done_before_kill` candidates finished,
-// and checks that a rerun reuses them.
-void killAndResume(bool isolate) {
-  IsoEnv env;
-  const int kDone = 3;
-  int pfd[2];
-  ASSERT_EQ(::pipe(pfd), 0);
-  pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    ::close(pfd[0]);
-    auto o = env.options(isolate);
-    o.progress = [&](const TuneProgress& pr) {
-      if (pr.phase != "bench") return;
-      std::string line = std::to_string(pr.index) + "\n";
-      (void)!::write(pfd[1], line.data(), line.size());
-      // Past the kill point the tuner stops here until SIGKILL arrives, so it is always killed
-      // mid-run (a loaded machine could otherwise let it finish before the parent reacts).
-      if (pr.index > kDone)
-        for (;;) ::pause();
-    };
-    auto t = make(env, "iso_slow", o);
-    auto p = isotest::makeIsoProblem(env.backend.get(), 1000);
-    (void)t.fam.tune(*p);
-    ::_exit(0);
-  }
-  ::close(pfd[1]);
-  // Progress "bench i" is sent when candidate i starts, after candidate i-1 was recorded.
-  std::string buf;
-  char c;
-  int started = 0;
-  while (started <= kDone && ::read(pfd[0], &c, 1) == 1) {
-    if (c == '\n') {
-      started = std::atoi(buf.c_str());
-      buf.clear();
-    } else {
-      buf += c;
-    }
-  }
-  ::kill(pid, SIGKILL);
-  int st = 0;
-  ::waitpid(pid, &st, 0);
-  ::close(pfd[0]);
-  ASSERT_TRUE(WIFSIGNALED(st)) << "the tuner finished before it could be killed";
-
-  auto t = make(env, "iso_slow", env.options(isolate));
-  auto p = isotest::makeIsoProblem(env.backend.get(), 1000);
-  auto rep = t.fam.tune(*p);
-  ASSERT_TRUE(rep.ok()) << rep.status().toString();
-  EXPECT_GE(rep->resumed, kDone);
-  EXPECT_LT(rep->resumed, 8);
-  EXPECT_EQ(rep->winner, "BLOCK=256,MODE=5");
-  for (const auto& c2 : rep->candidates) {
-    EXPECT_TRUE(c2.status == Code::kOk || c2.reason.rfind("slower than best", 0) == 0)
-        << c2.config << ": " << c2.reason;
-  }
-  if (isolate) {
-    EXPECT_EQ(t.tuner->isolationStats().candidates_sent, 8 - rep->resumed);
-  } else {
-    // The parent's simulated backend ran only the candidates not measured before (each at least
-    // once), none of the resumed ones: exactly `resumed` configs were never launched here.
-    std::lock_guard<std::mutex> l(env.mu);
-    int never = 0;
-    for (const auto& c2 : rep->candidates) {
-      const int n = env.launches.count(c2.config) ? env.launches.at(c2.config) : 0;
-      never += n == 0;
-    }
-    EXPECT_EQ(never, rep->resumed);
-    EXPECT_EQ(static_cast<int>(env.launches.size()), 8 - rep->resumed);
-    for (const auto& [config, n] : env.launches) EXPECT_GE(n, 1) << config;
-  }
-  // Finished: partial results are gone, the entry is recorded.
-  auto e = t.tuner->database("iso_slow")->lookup(rep->key);
-  ASSERT_TRUE(e.has_value());
-  EXPECT_EQ(e->winner, "BLOCK=256,MODE=5");
-}
-
 // The GPU test's user kernels (fault at 0x10, endless loop) compile, so on a GPU they fail only
 // at run time, as intended.
 TEST(IsolationProtocol, GpuTestKernelsCompileWithNvrtc) {
@@ -581,8 +441,6 @@ TEST(IsolationProtocol, GpuTestKernelsCompileWithNvrtc) {
   }
 }
 
-TEST(Isolation, SigkilledIsolatedTunerResumes) { killAndResume(true); }
-TEST(Isolation, SigkilledInProcessTunerResumes) { killAndResume(false); }
 
 }  // namespace
 }  // namespace ktune
