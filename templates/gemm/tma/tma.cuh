@@ -296,53 +296,7 @@ KTUNE_DEVICE float scaled_alpha(float alpha, const float* scale_a, const float* 
 }
 
 #if SPLIT_K > 1
-// A split tail piece (see tma_schedule.cuh): a contributor leaves this warpgroup's partial sums in
-// its block's workspace slot and counts them (false: nothing to store); the reducer waits for the
-// count of its contributors, adds their slots into acc (zeroing them for the next launch) and
-// stores the tile.
-KTUNE_DEVICE bool splitk_exchange(float (&acc)[kWgM][kAcc], const Unit& un, const Sched& sc,
-                                  float* workspace, unsigned* counters, int cw, int tid) {
-  // One slot per (block, consumer): a block contributes at most one partial tile per launch.
-  constexpr int kSlot = kWgM * kAcc * 128;  // floats
-  const int wt = tid & 127;
-  unsigned* ctr = counters + un.tail * kCons + cw;
-  if (un.split > 0) {
-    float4* dst = reinterpret_cast<float4*>(workspace + (long)(sc.first * kCons + cw) * kSlot);
-#pragma unroll
-    for (int w = 0; w < kWgM; ++w)
-#pragma unroll
-      for (int i = 0; i < kAcc; i += 4)
-        __stcg(dst + ((w * kAcc + i) / 4) * 128 + wt,
-               make_float4(acc[w][i], acc[w][i + 1], acc[w][i + 2], acc[w][i + 3]));
-    bar_named(1 + cw, 128);  // every thread's partials are written ...
-    if (wt == 0) {
-      __threadfence();  // ... and visible device-wide before the count (release)
-      atomicAdd(ctr, 1u);
-    }
-    return false;  // the reducer stores the tile
-  }
-  const int nc = sched_contributors(sc, un.tail);
-  if (nc == 0) return true;
-  if (wt == 0) {
-    while (ld_acquire(ctr) < static_cast<unsigned>(nc)) {
-    }
-    *ctr = 0;  // nobody else touches it in this launch
-  }
-  bar_named(1 + cw, 128);
-  for (int b = sc.first + 1; b <= sc.first + nc; ++b) {
-    float4* src = reinterpret_cast<float4*>(workspace + (long)(b * kCons + cw) * kSlot);
-#pragma unroll
-    for (int w = 0; w < kWgM; ++w)
-#pragma unroll
-      for (int i = 0; i < kAcc; i += 4) {
-        float4* p = src + ((w * kAcc + i) / 4) * 128 + wt;
-        const float4 v = __ldcg(p);
-        acc[w][i] += v.x, acc[w][i + 1] += v.y, acc[w][i + 2] += v.z, acc[w][i + 3] += v.w;
-        __stcg(p, make_float4(0.f, 0.f, 0.f, 0.f));
-      }
-  }
-  return true;
-}
+#include "tma_splitk.cuh"
 #endif
 
 // One k-tile of this consumer's MMAs, once the stage's `full` barrier (phase `parity`) completed:
@@ -361,53 +315,7 @@ KTUNE_DEVICE void mma_ktile(float (&acc)[kWgM][kAcc], unsigned full_bar, unsigne
 }
 
 #if PINGPONG
-KTUNE_DEVICE void bar_arrive_named(int id, int threads) {
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
-
-// The ping-pong consumer (PINGPONG = 1, see the header): units j = cw, cw + 2, ... of the block's
-// schedule, each a whole tile of this warpgroup; `it` counts every k-tile of the ring, the other
-// consumer's included. Named barrier 3 + cw completes when the other consumer has issued all MMAs
-// of the previous unit (its 128 arrivals + this warpgroup's 128); consumer 1's arrival at the start
-// stands for a unit -1, so arrivals and waits pair up exactly for any unit count.
-KTUNE_DEVICE void consume_pingpong(const Sched& sc, int grid_m, int grid_n, unsigned sA, unsigned sB,
-                                   unsigned full, unsigned empty, const TensorMap* tmC,
-                                   unsigned ebuf, out_t* C, const out_t* bias, int M, int N,
-                                   long ldc, float alpha, float beta, int cw, int tid) {
-  const int lane = tid & 31, warp = (tid >> 5) & 3, g = lane >> 2, q = lane & 3;
-  const int units = sched_units(sc);
-  float acc[kWgM][kAcc];
-  if (cw == 1 && units > 0) bar_arrive_named(3, 256);
-  unsigned it = 0;
-  for (int j = 0; j < units; ++j) {
-    const Unit un = sched_unit(sc, j);
-    if ((j & 1) != cw) {  // the other consumer's tile: skip its k-tiles in the ring
-      it += un.ke - un.kb;
-      continue;
-    }
-    int m0, n0;
-    tile_coords(un.tile, grid_m, grid_n, 0, m0, n0);
-#pragma unroll
-    for (int w = 0; w < kWgM; ++w)
-#pragma unroll
-      for (int i = 0; i < kAcc; ++i) acc[w][i] = 0.0f;
-    bar_named(3 + cw, 256);  // the other consumer's MMAs are all issued: the pipe is ours
-    for (int kt = un.kb; kt < un.ke; ++kt, ++it) {
-      const unsigned s = it % kStages;
-      mma_ktile(acc, full + 8 * s, (it / kStages) & 1u, sA + s * kATile * kElem,
-                sB + s * kBTile * kElem, cw);
-      ktune::wgmma_wait<1>();
-      if (kt > un.kb && lane == 0) mbar_arrive(empty + 8 * ((it - 1) % kStages));
-    }
-    // Every MMA of this tile is issued: the other consumer's turn, while this one drains and
-    // stores (the next unit, if any, is the other's).
-    if (j + 1 < units) bar_arrive_named(3 + (cw ^ 1), 256);
-    ktune::wgmma_wait<0>();
-    if (un.ke > un.kb && lane == 0) mbar_arrive(empty + 8 * ((it - 1) % kStages));
-    store_tile(acc, tmC, ebuf, C, bias, m0, n0, warp, g, q, tid & 127, 1 + cw, M, N, ldc, alpha,
-               beta);
-  }
-}
+#include "tma_pingpong.cuh"
 #endif
 
 }  // namespace kt
