@@ -1,4 +1,4 @@
-// The Hopper TMA GEMM's host side (tma.cuh, tma_primitives.cuh and tma_epilogue.cuh beside it):
+// The Hopper TMA GEMM's host side (tma.cuh and the tma_*.cuh files it includes beside it):
 // space, persistent launch rule with the split tail's scratch, tensor maps.
 #include <algorithm>
 #include <limits>
