@@ -66,15 +66,7 @@ if [ "${NCU:-1}" = 1 ] && [ "$(left)" -gt 30 ] && command -v ncu > /dev/null; th
   at "ncu rc=$?"
 fi
 if [ "$(left)" -gt 5 ]; then
-  timeout $(( $(left) - 1 )) python3 -c "
-import torch
-x = torch.empty(1 << 30, dtype=torch.uint8, device='cuda'); y = torch.empty_like(x)
-for _ in range(3): y.copy_(x)
-s, e = torch.cuda.Event(True), torch.cuda.Event(True); ts = []
-for _ in range(10):
-    s.record(); y.copy_(x); e.record(); e.synchronize(); ts.append(s.elapsed_time(e))
-ts.sort(); print('COPY d2d 1 GiB: median %.1f us, %.0f GB/s (read + write)' % (ts[5] * 1e3, 2 * x.numel() / ts[5] / 1e6))
-" > "$OUT/copy.txt" 2>&1
+  timeout $(( $(left) - 1 )) python3 dev/copy_rate.py > "$OUT/copy.txt" 2>&1
 fi
 cat "$OUT/gpu.txt" "$OUT/copy.txt" 2>/dev/null
 for v in nopp pp; do

@@ -60,15 +60,7 @@ if [ "${TESTS:-1}" = 1 ] && [ "$(left)" -gt 20 ] && [ -x "$PB/tests/gemm_fp8_gpu
   grep -E "^\[  (PASSED|FAILED) |Failure|worst error" "$OUT/fp8_test.log" | cut -c1-200 | head -12
 fi
 if [ "$(left)" -gt 6 ]; then
-  timeout $(( $(left) - 2 )) python3 -c "
-import torch
-x = torch.empty(1 << 30, dtype=torch.uint8, device='cuda'); y = torch.empty_like(x)
-for _ in range(3): y.copy_(x)
-s, e = torch.cuda.Event(True), torch.cuda.Event(True); ts = []
-for _ in range(10):
-    s.record(); y.copy_(x); e.record(); e.synchronize(); ts.append(s.elapsed_time(e))
-ts.sort(); print('COPY d2d 1 GiB: median %.1f us, %.0f GB/s (read + write)' % (ts[5] * 1e3, 2 * x.numel() / ts[5] / 1e6))
-" > "$OUT/copy.txt" 2>&1
+  timeout $(( $(left) - 2 )) python3 dev/copy_rate.py > "$OUT/copy.txt" 2>&1
 fi
 cat "$OUT/gpu.txt" "$OUT/copy.txt" 2>/dev/null
 grep -h "^cand" "$OUT"/bench1.err 2>/dev/null | sed 's/BLOCK_N=256,CONSUMERS=2,WG_M=1,NUM_STAGES=4,//; s/CLUSTER_M=1,//; s/GROUP_M=//'
