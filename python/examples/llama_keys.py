@@ -36,8 +36,9 @@ def _count(text, what):
 def parse(lines):
     """The tuning runs in a log, in order: dicts with variant, shape, op (the first call that
     tuned the key; "?" before any mark), family, key, candidates, compiled, store_hits, raced,
-    not_reached, round1_s, vendor_s, later_s (rounds 2..), finalists_s, compile_s, bench_s,
-    overlap_s, total_s (the engine's host wall figures; 0 where its log has none)."""
+    not_reached, launch_floor (the race stopped at a tie of launch-bound configs), round1_s,
+    vendor_s, later_s (rounds 2..), finalists_s, compile_s, bench_s, overlap_s, total_s (the
+    engine's host wall figures; 0 where its log has none)."""
     where, pending, runs, last = ("?", "?", "?"), {}, [], None
     for line in lines:
         line = line.rstrip("\n")
@@ -67,7 +68,8 @@ def parse(lines):
             last = dict(variant=where[0], shape=where[1], op=where[2], family=m[1], key=m[2],
                         candidates=int(m[3]), compiled=_count(rest, "compiled"),
                         store_hits=_count(rest, "store hits"), raced=_count(rest, "raced"),
-                        not_reached=_count(rest, "not reached"), round1_s=0.0, vendor_s=0.0,
+                        not_reached=_count(rest, "not reached"),
+                        launch_floor="at the launch floor" in rest, round1_s=0.0, vendor_s=0.0,
                         later_s=0.0, finalists_s=0.0, compile_s=0.0, bench_s=0.0, overlap_s=0.0,
                         total_s=0.0)
             last.update(pending.pop((m[1], m[2]), {}))
@@ -104,7 +106,8 @@ def report(runs, first_ops=None):
     _md(["variant shape op", "family", "key", "cand.", "compiled / hits", "raced",
          "round 1 (vendor)", "rounds 2+", "finalists", "compile", "bench", "total"],
         [[f"{r['variant']} {r['shape']} {r['op']}", r["family"], short_key(r["key"]),
-          r["candidates"], f"{r['compiled']} / {r['store_hits']}", r["raced"] or "all",
+          r["candidates"], f"{r['compiled']} / {r['store_hits']}",
+          f"{r['raced'] or 'all'}{' (floor)' if r.get('launch_floor') else ''}",
           f"{r['round1_s']:.2f} ({r['vendor_s']:.2f})", f"{r['later_s']:.2f}",
           f"{r['finalists_s']:.2f}", f"{r['compile_s']:.2f}", f"{r['bench_s']:.2f}",
           f"**{r['total_s']:.2f}**"] for r in runs])

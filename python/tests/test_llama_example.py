@@ -221,7 +221,7 @@ ktune: gemm [{key}]: guided: round 1 4.2e+03 ms (vendor candidates 310 ms, 16 ra
 ktune: gemm [{key}]: guided: round 2 230 ms (5 candidates)
 ktune: gemm [{key}]: guided: round 3 120 ms (2 candidates)
 ktune: gemm [{key}]: finalists 650 ms (3 finalists, 4 rounds: default kept: within noise)
-gemm [{key}]: 137 candidates, 14 compiled, 2 store hits, guided: 16 raced, 121 not reached, regret <= 1.00%
+gemm [{key}]: 137 candidates, 14 compiled, 2 store hits, guided: 16 raced, 121 not reached, regret <= 1.00%, at the launch floor
   ├─ * KIND=decode 0.0120 ms (p20 0.0119, p80 0.0121, 40 runs)
   └─   KIND=mma  compile error: spills
   compile 3.9e+03 ms, bench 1.2e+03 ms (800 ms of it while compiling), total 5.5e+03 ms (host wall)
@@ -239,6 +239,7 @@ rmsnorm_bf16 [cols=4096,rows=1,w=1,res=0,align=16]: 12 candidates, 0 compiled, 1
     assert abs(g["later_s"] - 0.35) < 1e-9 and abs(g["finalists_s"] - 0.65) < 1e-9
     assert (g["compile_s"], g["bench_s"], g["total_s"]) == (3.9, 1.2, 5.5)
     assert abs(runs[0]["total_s"] - 1.06) < 1e-9 and runs[0]["raced"] == 0
+    assert g["launch_floor"] and not runs[0]["launch_floor"]
     assert llama_keys.short_key(key) == "M=1,N=6144,K=4096,epi=16"
 
 
