@@ -341,7 +341,7 @@ DefaultComparison soleDefault(double ms, double margin) {
 }  // namespace
 
 int runFinalists(FinalistRun& fr, DefaultComparison* cmp) {
-  const int k = fr.e.options().finalists;
+  const int k = fr.at_floor ? std::min(1, fr.e.options().finalists) : fr.e.options().finalists;
   const double margin = fr.e.options().finalist_margin;
   std::vector<CandidateResult> results;
   for (const Cand& c : fr.cands) results.push_back(c.r);
@@ -353,7 +353,8 @@ int runFinalists(FinalistRun& fr, DefaultComparison* cmp) {
   const double race_hi = raceSeparation(fr, fin, base, margin);
   // A single finalist has nothing to be compared with: one round re-verifies it. Otherwise the
   // rounds stop once the decision is settled.
-  const int rounds = fin.size() < 2 ? 1 : std::max(2, fr.e.engineOptions().finalist_rounds);
+  int rounds = fin.size() < 2 ? 1 : std::max(2, fr.e.engineOptions().finalist_rounds);
+  if (fr.at_floor) rounds = std::min(rounds, kMinFinalistRounds);
   std::vector<std::vector<double>> times(fin.size());
   std::vector<BenchStats> stats(fin.size());
   int w = -1;

@@ -71,6 +71,9 @@ struct FinalistRun {
   StreamHandle s;
   std::vector<Cand>& cands;
   bool isolated;  // candidates of this key were benchmarked in the worker: re-time them there
+  // The guided race stopped at the launch floor (guided.h): the candidates in the leader's tie are
+  // a tie, so only the leader is re-timed against the default, for kMinFinalistRounds rounds.
+  bool at_floor = false;
 };
 
 // Runs the stage (engine options: options.finalists, options.finalist_margin, finalist_rounds) and

@@ -131,10 +131,56 @@ std::vector<size_t> priorOrder(const std::vector<PriorItem>& items) {
   return idx;
 }
 
-double regretEstimate(const std::vector<Measured>& measured,
-                      const std::vector<Unmeasured>& unmeasured, double leader_ms) {
-  if (leader_ms <= 0 || unmeasured.empty()) return 0;
+namespace {
+
+// The floor one tie cluster gives: the configs whose intervals reach `m`'s, when at least
+// kFloorTies of them span kFloorSpread in static score (0 otherwise); *tie: its width.
+double clusterFloor(const std::vector<Measured>& group, const Measured& m, double* tie) {
+  size_t tied = 0;
+  double s_lo = 0, s_hi = 0, w = 0;
+  for (const Measured& x : group) {
+    if (x.ms <= 0 || x.static_score <= 0) continue;
+    if (x.ms * (1 - x.half_width) > m.ms * (1 + m.half_width) ||
+        x.ms * (1 + x.half_width) < m.ms * (1 - m.half_width))
+      continue;
+    ++tied;
+    s_lo = s_lo <= 0 ? x.static_score : std::min(s_lo, x.static_score);
+    s_hi = std::max(s_hi, x.static_score);
+    w = std::max(w, std::fabs(x.ms / m.ms - 1) + x.half_width + m.half_width);
+  }
+  const double r = s_lo > 0 ? s_hi / s_lo : 0;
+  if (tied < kFloorTies || r < kFloorSpread) return 0;
+  *tie = w;
+  return m.ms * std::max(0.0, 1 - w / (r - 1));
+}
+
+}  // namespace
+
+double launchFloor(const std::vector<Measured>& group, double* tie) {
+  if (tie) *tie = 0;
+  double best = 0;
+  for (const Measured& m : group)
+    if (m.ms > 0 && m.static_score > 0) best = best <= 0 ? m.ms : std::min(best, m.ms);
+  if (best <= 0) return 0;
+  double floor = 0, w = 0;
+  for (const Measured& m : group) {
+    if (m.ms <= 0 || m.static_score <= 0 || m.ms > best * (1 + kFloorNear)) continue;
+    double t = 0;
+    const double f = clusterFloor(group, m, &t);
+    if (f > floor) floor = f, w = t;
+  }
+  if (floor <= 0) return 0;
+  if (tie) *tie = w;
+  // A config faster than the cluster's floor shows the floor lies lower, by what the model cannot
+  // say: the group's best is then the estimate.
+  return std::min(floor, best);
+}
+
+Regret regretWithFloor(const std::vector<Measured>& measured,
+                       const std::vector<Unmeasured>& unmeasured, double leader_ms) {
+  if (leader_ms <= 0 || unmeasured.empty()) return {};
   std::map<std::string, double> c;  // group -> smallest time x score
+  std::map<std::string, std::vector<Measured>> groups;
   double c_any = 0;
   for (const Measured& m : measured) {
     if (m.ms <= 0 || m.static_score <= 0) continue;
@@ -142,23 +188,37 @@ double regretEstimate(const std::vector<Measured>& measured,
     auto [it, fresh] = c.emplace(m.group, x);
     if (!fresh) it->second = std::min(it->second, x);
     c_any = c_any <= 0 ? x : std::min(c_any, x);
+    groups[m.group].push_back(m);
   }
-  if (c_any <= 0) return 1;  // nothing to calibrate on: anything may be faster
+  if (c_any <= 0) return {1, 0};  // nothing to calibrate on: anything may be faster
   // A group with nothing measured is taken as a typical one: the median of the groups' constants
   // (the most optimistic group's would let one underrated kernel keep every other kind "fast").
   std::vector<double> cs;
   for (const auto& [g, x] : c) cs.push_back(x);
   std::sort(cs.begin(), cs.end());
   c_any = cs[(cs.size() - 1) / 2];
-  double best_pred = 0;
+  std::map<std::string, std::pair<double, double>> floors;  // group -> (floor ms, tie)
+  for (const auto& [g, ms] : groups) {
+    double tie = 0;
+    const double fl = launchFloor(ms, &tie);
+    if (fl > 0) floors[g] = {fl, tie};
+  }
+  double best_pred = 0, best_tie = 0;
   for (const Unmeasured& u : unmeasured) {
     if (u.static_score <= 0) continue;
     auto it = c.find(u.group);
-    const double pred = (it == c.end() ? c_any : it->second) / u.static_score;
-    best_pred = best_pred <= 0 ? pred : std::min(best_pred, pred);
+    double pred = (it == c.end() ? c_any : it->second) / u.static_score, tie = 0;
+    if (auto f = floors.find(u.group); f != floors.end() && f->second.first >= pred)
+      pred = f->second.first, tie = f->second.second;
+    if (best_pred <= 0 || pred < best_pred) best_pred = pred, best_tie = tie;
   }
-  if (best_pred <= 0) return 0;
-  return std::max(0.0, leader_ms / best_pred - 1.0);
+  if (best_pred <= 0) return {};
+  return {std::max(0.0, leader_ms / best_pred - 1.0), best_tie};
+}
+
+double regretEstimate(const std::vector<Measured>& measured,
+                      const std::vector<Unmeasured>& unmeasured, double leader_ms) {
+  return regretWithFloor(measured, unmeasured, leader_ms).estimate;
 }
 
 std::string groupOf(const Config& c) {
@@ -192,6 +252,11 @@ bool canBeat(const BenchStats& c, const BenchStats& l, double slack) {
   const double lo = c.median_ms * (1 - relHalfWidth(c));
   const double hi = l.median_ms * (1 + relHalfWidth(l)) * (1 + slack);
   return lo <= hi;
+}
+
+bool newLeader(const BenchStats& c, const BenchStats& l) {
+  if (l.runs <= 0 || l.median_ms <= 0) return true;
+  return c.median_ms < l.median_ms && !canBeat(l, c);
 }
 
 }  // namespace ktune::guided

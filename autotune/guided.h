@@ -78,6 +78,7 @@ struct Measured {
   double ms = 0;
   double static_score = 0;
   std::string group;
+  double half_width = 0;  // relative 95% half-width of ms (relHalfWidth): its measurement floor
 };
 struct Unmeasured {
   double static_score = 0;
@@ -85,6 +86,35 @@ struct Unmeasured {
 };
 double regretEstimate(const std::vector<Measured>& measured,
                       const std::vector<Unmeasured>& unmeasured, double leader_ms);
+
+// Launch floor. A kernel whose time is set by its launch and ramp rather than by its work (a
+// row-wise kernel over a few rows: a few µs whatever its config) breaks the model above: configs
+// whose static scores differ several-fold run within each other's measurement interval, and the
+// model keeps promising that the high-score configs not yet measured run several-fold faster, so
+// the race never stops (82 of 96 SiLU·Mul configs raced at 32 rows). Under the model time =
+// a + b / score (a >= 0 the launch floor, b >= 0 the work), such a tie bounds the work term: with
+// w the tie's width (relative, measurement intervals included) and r = s_hi / s_lo the spread of
+// the tied configs' scores, b (1/s_lo - 1/s_hi) <= w x best, so no config of the group runs below
+// t x (1 - w / (r - 1)), t the cluster's time. A group is at its floor when at least kFloorTies
+// measured configs tie (their intervals reach one config's) within kFloorNear of the group's best,
+// and their scores span kFloorSpread or more (r >= 2: the bound is then within the tie itself).
+// Returns that floor in ms (at most the group's best), 0 when the group (the measured configs of
+// one calibration group) is not at its floor; *tie: w. A cluster of slow configs far from the best
+// says nothing about the floor (compute-bound kernels have such chance ties).
+inline constexpr size_t kFloorTies = 3;
+inline constexpr double kFloorSpread = 2.0;
+inline constexpr double kFloorNear = 0.05;
+double launchFloor(const std::vector<Measured>& group, double* tie = nullptr);
+// regretEstimate with the launch floor: an unmeasured config of a group at its floor is predicted
+// no faster than that floor. `tie` > 0 when the best prediction is such a floor: the estimate is
+// then within the tie of the group's best (a regret the measurements cannot resolve), and the race
+// may stop below max(kRegretStop, tie) instead of kRegretStop: the tie is a tie.
+struct Regret {
+  double estimate = 0;
+  double tie = 0;
+};
+Regret regretWithFloor(const std::vector<Measured>& measured,
+                       const std::vector<Unmeasured>& unmeasured, double leader_ms);
 // The calibration group of a config: its string-valued parameters ("KIND=tma").
 std::string groupOf(const Config& c);
 
@@ -107,5 +137,10 @@ double relHalfWidth(const BenchStats& s);
 // Whether a candidate with stats `c` can still beat the leader `l` (its interval reaches
 // the leader's, the leader's upper end widened by `slack`, a fraction).
 bool canBeat(const BenchStats& c, const BenchStats& l, double slack = 0);
+// Whether `c` is a new leader against the leader `l` that set the race's patience: faster by
+// more than both measurement intervals (l cannot beat c). A faster median inside the intervals
+// is a tie, and a tie does not restart the patience (a launch-bound key's candidates tie within
+// noise, and each noise-level "new leader" kept its race going).
+bool newLeader(const BenchStats& c, const BenchStats& l);
 
 }  // namespace ktune::guided

@@ -104,8 +104,9 @@ std::string TuneReport::tree() const {
   if (pruned) s += ", " + std::to_string(pruned) + " pruned";
   if (skipped_known_failed) s += ", " + std::to_string(skipped_known_failed) + " known-failed";
   if (search == "guided") {
-    s += strprintf(", guided: %d raced, %d not reached, regret <= %.2f%%%s", reached, not_reached,
-                   100.0 * regret_estimate, budget_hit ? ", budget hit" : "");
+    s += strprintf(", guided: %d raced, %d not reached, regret <= %.2f%%%s%s", reached, not_reached,
+                   100.0 * regret_estimate, budget_hit ? ", budget hit" : "",
+                   launch_floor ? ", at the launch floor" : "");
   }
   s += "\n";
   for (size_t i = 0; i < candidates.size(); ++i) {

@@ -117,6 +117,9 @@ struct TuneReport : KeyReport {
   // plausibly be than the winner, from the static prior calibrated on the measured candidates.
   double regret_estimate = 0;
   bool budget_hit = false;  // options.budget_s ended the exploration
+  // The race stopped at the launch floor (guided.h: launchFloor): the candidates in the leader's
+  // tie were not raced further.
+  bool launch_floor = false;
   int history_neighbours = 0;  // tuned keys of the family the prior used
 
   // TunableOp-like tree: family/key, then one line per candidate with its median or its reason,

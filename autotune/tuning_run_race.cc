@@ -99,20 +99,29 @@ std::vector<size_t> TuningRun::priorOrder() {
   return order;
 }
 
-double TuningRun::regretOf(const std::vector<size_t>& rest) const {
+guided::Regret TuningRun::regretOf(const std::vector<size_t>& rest) const {
   std::vector<guided::Measured> measured;
-  double leader = 0;
-  for (const Cand& c : cands_) {
-    if (passedOriginal(c) && (leader <= 0 || c.r.stats.median_ms < leader)) leader = c.r.stats.median_ms;
-  }
+  const int lead = leaderIndex();
+  const double leader = lead >= 0 ? cands_[lead].r.stats.median_ms : 0;
   for (size_t i = 0; i < cands_.size(); ++i) {
     const Cand& c = cands_[i];
     if (c.vendor_source.empty() && c.r.stats.runs > 0 && c.r.stats.median_ms > 0)
-      measured.push_back({c.r.stats.median_ms, static_score_[i], guided::groupOf(c.config)});
+      measured.push_back({c.r.stats.median_ms, static_score_[i], guided::groupOf(c.config),
+                          guided::relHalfWidth(c.r.stats)});
   }
   std::vector<guided::Unmeasured> unmeasured;
   for (size_t i : rest) unmeasured.push_back({static_score_[i], guided::groupOf(cands_[i].config)});
-  return guided::regretEstimate(measured, unmeasured, leader);
+  return guided::regretWithFloor(measured, unmeasured, leader);
+}
+
+// The fastest candidate that passed so far (vendor, resumed or JIT), -1 when none.
+int TuningRun::leaderIndex() const {
+  int lead = -1;
+  for (size_t i = 0; i < cands_.size(); ++i)
+    if (passedOriginal(cands_[i]) &&
+        (lead < 0 || cands_[i].r.stats.median_ms < cands_[lead].r.stats.median_ms))
+      lead = static_cast<int>(i);
+  return lead;
 }
 
 void TuningRun::markNotReached(const std::vector<size_t>& rest, size_t explored) {
@@ -194,9 +203,13 @@ Status TuningRun::compileAndRace() {
   Status st = bench(vendor);
   const double vendor_ms = msSince(t_vendor);
   std::vector<bool> taken(n, false);
+  std::vector<long> pos_of(cands_.size(), -1);  // candidate -> its position in the prior's order
+  for (size_t j = 0; j < n; ++j) pos_of[order[j]] = static_cast<long>(j);
   size_t explored = 0, since_leader = 0;
-  double leader = best_;
-  long leader_pos = -1;  // the leader's position in the prior's order (-1: vendor or resumed)
+  // The leader that last restarted the patience (a tie with it does not: guided::newLeader) and
+  // its position in the prior's order (-1: vendor or resumed).
+  int anchor = leaderIndex();
+  long leader_pos = -1;
   bool stopping = false;
   for (std::vector<size_t> got; st.ok() && !(got = pool.take()).empty();) {
     std::sort(got.begin(), got.end());  // prior order within what finished together
@@ -212,35 +225,34 @@ Status TuningRun::compileAndRace() {
     // Patience counts the candidates after the leader in the prior's order, not the batches
     // since it came: how the finished compiles happen to be batched (one by one when cold, all
     // at once from a warm store) must not change when the race stops.
-    for (size_t j : got) {
-      const Cand& c = cands_[order[j]];
-      if (passedOriginal(c) && (leader <= 0 || c.r.stats.median_ms < leader * (1 - 1e-9))) {
-        leader = c.r.stats.median_ms;
-        leader_pos = static_cast<long>(j);
-      }
-    }
-    if (best_ > 0 && (leader <= 0 || best_ < leader * (1 - 1e-9))) {  // not one of this batch
-      leader = best_;
-      leader_pos = static_cast<long>(got.back());
+    const int lead = leaderIndex();
+    if (lead >= 0 && lead != anchor &&
+        (anchor < 0 || guided::newLeader(cands_[lead].r.stats, cands_[anchor].r.stats))) {
+      anchor = lead;
+      leader_pos = pos_of[lead] >= 0 && taken[pos_of[lead]] ? pos_of[lead] : long(got.back());
     }
     since_leader = 0;
     for (size_t j = 0; j < n; ++j) since_leader += taken[j] && long(j) > leader_pos ? 1 : 0;
     std::vector<size_t> rest;
     for (size_t j = 0; j < n; ++j)
       if (!taken[j]) rest.push_back(order[j]);
-    rep_.regret_estimate = regretOf(rest);
+    const guided::Regret rg = regretOf(rest);
+    rep_.regret_estimate = rg.estimate;
+    const double leader = lead >= 0 ? cands_[lead].r.stats.median_ms : 0;
     if (e_.options().verbose) {
       e_.log() << strprintf("ktune: %s [%s]: guided: %zu of %zu raced, leader %.4g ms, %zu since a "
-                            "new leader, regret estimate %.2f%%\n",
+                            "new leader, regret estimate %.2f%%%s\n",
                             f_.name.c_str(), key_.c_str(), explored, n, leader, since_leader,
-                            100 * rep_.regret_estimate);
+                            100 * rg.estimate, rg.tie > 0 ? " (launch floor)" : "");
     }
     if (e_.options().budget_s > 0 && msSince(t0) > 1e3 * e_.options().budget_s) {
       rep_.budget_hit = explored < n;
       stopping = true;
     } else if (explored >= min_n && since_leader >= guided::patience(explored) &&
-               rep_.regret_estimate < kRegretStop) {
+               rg.estimate < std::max(kRegretStop, rg.tie)) {
       stopping = true;
+      // At the launch floor the tied candidates are a tie: no later rounds (raceRounds).
+      rep_.launch_floor = rg.tie > 0;
     }
     // No compile starts after this; the ones running are waited for anyway, so they are raced
     // too (a round of a compiled candidate costs far less than its compile).
@@ -273,16 +285,13 @@ Status TuningRun::compileAndRace() {
 
 // Rounds 2.. : the candidates whose interval still reaches the leader's, with more runs each.
 Status TuningRun::raceRounds() {
+  if (rep_.launch_floor) return Status::Ok();  // the finalists compare the leader and the default
   std::vector<size_t> in_round;
   for (size_t i = 0; i < cands_.size(); ++i)
     if (done_[i] && !cands_[i].resumed && cands_[i].dup_of < 0 && cands_[i].r.stats.runs > 0)
       in_round.push_back(i);
   for (int r = 2;; ++r) {
-    int leader = -1;
-    for (size_t i = 0; i < cands_.size(); ++i)
-      if (passedOriginal(cands_[i]) &&
-          (leader < 0 || cands_[i].r.stats.median_ms < cands_[leader].r.stats.median_ms))
-        leader = static_cast<int>(i);
+    const int leader = leaderIndex();
     std::vector<size_t> alive;
     for (size_t i : in_round)
       if (passedOriginal(cands_[i]) && leader >= 0 &&

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "autotune/guided.h"
 #include "autotune/tuning_run.h"
 
 namespace ktune {
@@ -48,7 +49,8 @@ class TuningRun {
   std::vector<char> storeHits(const std::vector<size_t>& order, int threads);
   Status raceRounds();
   void markNotReached(const std::vector<size_t>& rest, size_t explored);
-  double regretOf(const std::vector<size_t>& rest) const;
+  guided::Regret regretOf(const std::vector<size_t>& rest) const;
+  int leaderIndex() const;
   void compileOne(size_t j);
   void noteCompileJobs(int threads, size_t first_wave);
   void admit(size_t i, std::vector<size_t>& batch);

@@ -24,7 +24,7 @@ export LD_LIBRARY_PATH="$PB/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 "$PB/bench/gemm_bench" --shapes=none > /dev/null 2> "$OUT/prebuilt.err" ||
   { echo "prebuilt gemm_bench does not run: $(tail -2 "$OUT/prebuilt.err")"; exit 1; }
 export KTUNE_CACHE_DIR=/tmp/kc-fp8
-P='BLOCK_N=256,CONSUMERS=2,WG_M=1,NUM_STAGES=4'
+P='BLOCK_N=256,CONSUMERS=2,WG_M=1,NUM_STAGES=4,PINGPONG=0'
 D="$P,GROUP_M=16,CLUSTER_M=1,EPI_TMA=2,SPLIT_K=2"
 T="$P,GROUP_M=8,CLUSTER_M=1,EPI_TMA=1,SPLIT_K=1"
 CL="$P,GROUP_M=8,CLUSTER_M=2,EPI_TMA=1,SPLIT_K=1"

@@ -11,6 +11,7 @@
 # Staging on the dev machine: `GPU=1 bash dev/lead_stage.sh` (pb.tar.xz: tools, every GPU test,
 # benches, libktune, the isolation plugin and the build path compiled into the isolation tests).
 # Logs under $OUT (tarball), a short table last. Usage: DEADLINE=290 bash dev/gpu_pass_device.sh
+# (TUNE=1: one shape's cold/warm tuning time first; SUITE=1: the main job's winners per key.)
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; L=/tmp/gpu-pass-logs; rm -rf "$L"; mkdir -p "$L"
 T0=$(date +%s); DEADLINE=${DEADLINE:-290}; TEST_S=${TEST_S:-150}
@@ -44,6 +45,16 @@ if [ "${TUNE:-0}" = 1 ]; then
       | tee -a "$L/tune.txt"
   done
   TEST_S=$(( TEST_S + $(date +%s) - T0 ))
+fi
+# 0b. SUITE=1: the main job (`ktune tune gemm --suite llm`, empty cache of its own) and its winners
+#     per key, JIT or cuBLASLt (issues 32 and 33 count the JIT winners), before the tests too.
+if [ "${SUITE:-0}" = 1 ]; then
+  s=$(date +%s)
+  KTUNE_CACHE_DIR=/tmp/kc-suite KTUNE_DB=/tmp/kc-suite/db.json timeout 90 "$PB/tools/ktune" \
+    tune gemm --suite llm --json > "$L/suite.json" 2> "$L/suite.err"
+  echo "suite: rc=$? wall $(( $(date +%s) - s )) s" > "$L/suite.txt"
+  python3 dev/suite_winners.py "$L/suite.json" >> "$L/suite.txt" 2>&1
+  TEST_S=$(( TEST_S + $(date +%s) - s ))
 fi
 
 # 1. GPU tests, each cut at TEST_END (a cut program is not a pass: its summary is missing).
@@ -85,6 +96,7 @@ if [ "$BB_S" -gt 40 ]; then
 else echo "fair benches: skipped ($(left) s left)" | tee "$L/fair.log"; fi
 tar -czf "$OUT/gpu_pass_logs.tgz" -C "$L" .
 [ -f "$L/tune.txt" ] && { echo "== tuning time"; cat "$L/tune.txt"; }
+[ -f "$L/suite.txt" ] && { echo "== the main job's winners"; cat "$L/suite.txt"; }
 echo "== GPU tests"; cat "$L/tests.txt"
 echo "== fair benches"; tail -40 "$L/fair.log"
 echo "total $(( $(date +%s) - T0 ))s"

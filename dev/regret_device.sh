@@ -6,7 +6,8 @@
 #   1. tuning time, guided: one GEMM shape (4096^3 NT) cold (empty cache) then with the warm
 #      code-object store (fresh database; KTUNE_VERBOSE=1: the race's rounds and finalists in
 #      its stderr), then both once more (AGAIN=0: not); per run the engine's split, the compile
-#      jobs and the process's start-up (JSON "process");
+#      jobs and the process's start-up (JSON "process"); then three launch-bound row-wise keys
+#      cold (ROWKEYS=0: not), the launch floor's target;
 #   2. `ktune regret --set gpu`: every GEMM key (62: LLM suite, decode M = 1..128, odd shapes,
 #      NN/NT/TN), then every row-wise key (24), both searches in one process on one shared store,
 #      per key the guided winner's time over the exhaustive winner's (interleaved re-timing, the
@@ -20,7 +21,7 @@
 #   3. the LLM suite (8 keys), guided, cold and then with the warm store (fresh database);
 #   4. the peers, each in its own process killed at its budget (bench/tuning_peers.py): Triton's
 #      tutorial autotuner (4096^3 and 16x4096x4096), then torch.compile(mode="max-autotune")
-#      with a cold Inductor cache (4096^3), in what is left.
+#      with a cold Inductor cache (4096^3), in what is left (PEERS=0: not).
 # Binaries: pb.tar.xz from `bash dev/regret_stage.sh` on the dev machine (Release ktune and
 # ktune-worker; nothing is built here), else $KB with SKIP_BUILD=1, else a build as
 # dev/device_build.sh does (carry .devdeps; minutes). Logs under $OUT; a short table last.
@@ -75,7 +76,8 @@ for r in d:
           r.get("key", "")[:28], r.get("total_wall_ms", 0), r.get("compile_wall_ms", 0), r.get("bench_wall_ms", 0),
           r.get("bench_load_ms", 0), r.get("bench_verify_ms", 0), r.get("bench_measure_ms", 0), r.get("finalists_ms", 0),
           v.get("finalists", 0), v.get("rounds", 0), v.get("decision", "-"),
-          s.get("compiled"), s.get("store_hits"), s.get("not_reached"), 100 * (s.get("regret_estimate") or 0), rounds))
+          s.get("compiled"), s.get("store_hits"), s.get("not_reached"), 100 * (s.get("regret_estimate") or 0), rounds)
+          + (" launch floor" if s.get("launch_floor") else ""))
 for r in d:  # the compile stage: slow compiles (contention, a heavy kernel) or compiles that waited
     c = r.get("compile_jobs") or {}
     if c.get("jobs"):
@@ -109,6 +111,19 @@ if [ "${AGAIN:-1}" = 1 ]; then
   rm -rf "$KTUNE_CACHE_DIR/db"; tuned one "$SHAPE" warm_again 30
 fi
 unset KTUNE_CACHE_DIR
+# 1b. Row-wise keys the launch floor is for (issue 36's tuning time: SiLU·Mul at 32 rows raced 82
+# of 96 configs), cold: the race's reach and the tuning time (ROWKEYS=0: not).
+if [ "${ROWKEYS:-1}" = 1 ]; then
+  export KTUNE_CACHE_DIR=/tmp/kr-guided-rows
+  for rk in "silu_mul --rows 32 --cols 14336" "silu_mul --rows 8 --cols 14336" "rmsnorm --rows 32 --cols 4096"; do
+    for k in "$K" "$KB/tools/ktune-nofloor"; do  # the latter: a build without the rule, if staged
+      [ -x "$k" ] || continue
+      rm -rf "$KTUNE_CACHE_DIR"; S=$(now); timeout 30 $k tune $rk --json --quiet > "$OUT/rowkey.json" 2> "$OUT/rowkey.err"
+      rc=$?; row "guided $rk cold ($(basename $k)): wall $(el $S)s rc=$rc"; split "$OUT/rowkey.json" | head -1 | tee -a "$SUM"
+    done
+  done
+  unset KTUNE_CACHE_DIR
+fi
 
 # 2. The regret harness (rows print as they finish; the deadline keeps the summary). GEMM gets
 # 70% of what is left after RESERVE, the row-wise keys the rest.
@@ -139,7 +154,7 @@ fi
 
 # 4. The peers, each killed at its budget (their compile caches are cold in a fresh machine).
 P=$(( $(left) - 5 ))
-if [ "$P" -gt 20 ]; then
+if [ "${PEERS:-1}" = 1 ] && [ "$P" -gt 20 ]; then
   TB=$(( P / 3 )); [ "$TB" -gt 40 ] && TB=40
   timeout $(( TB + 10 )) python3 bench/tuning_peers.py --peers=triton --budget=$TB \
     --shapes=4096x4096x4096,16x4096x4096 > "$OUT/peers.txt" 2>&1

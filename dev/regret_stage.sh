@@ -2,13 +2,16 @@
 # Dev machine: a clean export of HEAD with this tree's Release `ktune` and `ktune-worker` packed in
 # pb.tar.xz, for dev/regret_device.sh (the device call then builds nothing). x86-64 only; the GPU
 # libraries are opened at run time.
-#   bash dev/regret_stage.sh [DEST]   (default .devwork/search in this checkout; BUILD_DIR=build)
+#   bash dev/regret_stage.sh [DEST]   (default .devwork/search in this checkout; BUILD_DIR=build;
+#   NOFLOOR=path: also a build without the launch-floor rule, as pb/tools/ktune-nofloor)
 set -euo pipefail
 DEST=${1:-$(git rev-parse --show-toplevel)/.devwork/search}
 B=${BUILD_DIR:-build}
 rm -rf "$DEST" && mkdir -p "$DEST" && git archive HEAD | tar -x -C "$DEST"
 mkdir -p "$DEST/pb/tools"
 cp "$B/tools/ktune" "$B/tools/ktune-worker" "$DEST/pb/tools/"
+# NOFLOOR=path: a ktune built without a rule under test, timed beside this one by the device script.
+[ -n "${NOFLOOR:-}" ] && cp "$NOFLOOR" "$DEST/pb/tools/ktune-nofloor"
 strip "$DEST"/pb/tools/* 2>/dev/null || true
 tar -cJf "$DEST/pb.tar.xz" -C "$DEST" pb && rm -rf "$DEST/pb"
 du -sh "$DEST" "$DEST/pb.tar.xz"

@@ -111,7 +111,8 @@ std::vector<KernelKind> kernelsForArch(const std::string& arch);
 //         (1|2|4), DC_DEPTH (2|4), DC_PF (1|2), DC_XR (0|1), DC_GRID (1|2|3 blocks per SM,
 //         stream-K; 0: one block per tile, no split of K), DC_WG (0 mma.sync; 1 wgmma, sm_90a:
 //         DC_WARPS/4 consumer warpgroups of DC_NT 64-row slabs, 2*DC_DEPTH ring stages of 64*DC_U k,
-//         DC_PF 1|2: a producer warp or warpgroup).
+//         DC_PF 1|2: a producer warp or warpgroup; 2 the same ring fed by TMA; 3 a CUDA-core GEMV
+//         for M <= 8, DC_MT then the power of two >= M, templates/gemm/decode/decode_fma.cuh).
 // mfma:   BLOCK_M/N (32..256), BLOCK_K (16..128), MATRIX_INSTR (16|32), NUM_WAVES (4|8),
 //         WAVES_PER_EU (0..4), NUM_STAGES (0|1|2, the guide's AMD meaning), GROUP_M (1|4|8),
 //         SPLIT_K (1|2|4).
@@ -119,7 +120,9 @@ std::vector<KernelKind> kernelsForArch(const std::string& arch);
 // tma:    BLOCK_N (128|192|256), CONSUMERS (1|2), WG_M (1|2), NUM_STAGES (2..8), GROUP_M, CLUSTER_M
 //         (1|2), EPI_TMA (0|1: C through shared memory and TMA stores; 2: the same, deferred into
 //         the next tile's k-loop; CONSUMERS=2, CLUSTER_M=1), SPLIT_K (1|2|4: share the last, partly idle round
-//         of the persistent grid out along K, stream-K style; with EPI_TMA>=1, CLUSTER_M=1).
+//         of the persistent grid out along K, stream-K style; with EPI_TMA>=1, CLUSTER_M=1),
+//         PINGPONG (0|1: each consumer warpgroup on a 64*WG_M-row tile of its own, one's epilogue
+//         under the other's MMAs; CONSUMERS=2, CLUSTER_M=1, SPLIT_K=1, EPI_TMA<=1).
 // The returned space is built once and shared (immutable, thread-safe).
 const ConfigSpace& configSpace(KernelKind k);
 // Shared memory (or LDS) per block that a config needs, in bytes: static and dynamic together

@@ -26,6 +26,7 @@ nlohmann::json searchJson(const TuneReport& r) {
   j["store_hits"] = r.store_hits;
   j["regret_estimate"] = r.regret_estimate;
   j["budget_hit"] = r.budget_hit;
+  j["launch_floor"] = r.launch_floor;
   j["history_neighbours"] = r.history_neighbours;
   j["rounds"] = nlohmann::json::array();
   for (const auto& rd : r.rounds)

@@ -40,7 +40,7 @@ class CudaBackend final : public Backend {
   Expected<std::vector<DeviceInfo>> devices() override {
     std::vector<DeviceInfo> out;
     for (const auto& slot : d_->devices) {
-      KTUNE_ASSIGN_OR_RETURN(DeviceInfo info, readInfo(*slot));
+      KTUNE_ASSIGN_OR_RETURN(DeviceInfo info, readDeviceInfo(*d_, *slot));
       out.push_back(std::move(info));
     }
     return out;
@@ -458,61 +458,6 @@ class CudaBackend final : public Backend {
   Status ensureCurrent() {
     if (t_current_ctx != nullptr && t_current_slot != nullptr) return Status::Ok();
     return setDevice(0);
-  }
-
-  Expected<DeviceInfo> readInfo(DeviceSlot& slot) {
-    DeviceInfo info;
-    info.vendor = Vendor::kNvidia;
-    info.ordinal = slot.ordinal;
-    char buf[256] = {};
-    KTUNE_CU(api_.cuDeviceGetName(buf, sizeof(buf) - 1, slot.dev), "cuDeviceGetName");
-    info.name = buf;
-    auto get = [&](int attr, const char* what, auto& out) -> Status {
-      int v = 0;
-      CUresult r = api_.cuDeviceGetAttribute(&v, attr, slot.dev);
-      if (r != CUDA_SUCCESS) return cuError(api_, r, what);
-      out = v;
-      return Status::Ok();
-    };
-    KTUNE_RETURN_IF_ERROR(get(kAttrComputeCapabilityMajor, "cuDeviceGetAttribute(CC major)",
-                              info.cc_major));
-    KTUNE_RETURN_IF_ERROR(get(kAttrComputeCapabilityMinor, "cuDeviceGetAttribute(CC minor)",
-                              info.cc_minor));
-    info.arch = cudaArchName(info.cc_major, info.cc_minor);
-    KTUNE_RETURN_IF_ERROR(get(kAttrMultiprocessorCount, "cuDeviceGetAttribute(SM count)",
-                              info.multiprocessors));
-    KTUNE_RETURN_IF_ERROR(get(kAttrWarpSize, "cuDeviceGetAttribute(warp size)", info.warp_size));
-    KTUNE_RETURN_IF_ERROR(get(kAttrMaxSharedMemoryPerBlock,
-                              "cuDeviceGetAttribute(shared per block)", info.shared_per_block));
-    KTUNE_RETURN_IF_ERROR(get(kAttrMaxSharedMemoryPerBlockOptin,
-                              "cuDeviceGetAttribute(shared per block opt-in)",
-                              info.shared_per_block_optin));
-    KTUNE_RETURN_IF_ERROR(get(kAttrMaxSharedMemoryPerMultiprocessor,
-                              "cuDeviceGetAttribute(shared per SM)", info.shared_per_sm));
-    KTUNE_RETURN_IF_ERROR(get(kAttrMaxRegistersPerBlock, "cuDeviceGetAttribute(regs per block)",
-                              info.regs_per_block));
-    KTUNE_RETURN_IF_ERROR(get(kAttrMaxRegistersPerMultiprocessor,
-                              "cuDeviceGetAttribute(regs per SM)", info.regs_per_sm));
-    KTUNE_RETURN_IF_ERROR(get(kAttrMaxThreadsPerBlock, "cuDeviceGetAttribute(threads per block)",
-                              info.max_threads_per_block));
-    KTUNE_RETURN_IF_ERROR(get(kAttrMaxThreadsPerMultiprocessor,
-                              "cuDeviceGetAttribute(threads per SM)", info.max_threads_per_sm));
-    KTUNE_RETURN_IF_ERROR(get(kAttrMaxBlocksPerMultiprocessor,
-                              "cuDeviceGetAttribute(blocks per SM)", info.max_blocks_per_sm));
-    KTUNE_RETURN_IF_ERROR(get(kAttrL2CacheSize, "cuDeviceGetAttribute(L2 size)", info.l2_bytes));
-    // Clocks and bus width are informational (newer drivers may stop reporting some): 0 if absent.
-    (void)get(kAttrClockRate, "clock", info.clock_khz);
-    (void)get(kAttrMemoryClockRate, "memory clock", info.mem_clock_khz);
-    (void)get(kAttrGlobalMemoryBusWidth, "bus width", info.mem_bus_width_bits);
-    size_t total = 0;
-    KTUNE_CU(api_.cuDeviceTotalMem(&total, slot.dev), "cuDeviceTotalMem");
-    info.global_mem_bytes = static_cast<int64_t>(total);
-    char bus[64] = {};
-    if (api_.cuDeviceGetPCIBusId(bus, sizeof(bus) - 1, slot.dev) == CUDA_SUCCESS) {
-      info.pci_bus_id = bus;
-    }
-    info.driver_version = cudaVersionString(d_->driver_version);
-    return info;
   }
 
   static thread_local DeviceSlot* t_current_slot;

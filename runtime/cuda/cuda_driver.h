@@ -11,6 +11,7 @@
 
 #include "base/dylib.h"
 #include "base/status.h"
+#include "runtime/backend.h"
 #include "runtime/launch_check.h"
 
 namespace ktune::cuda_detail {
@@ -158,6 +159,8 @@ std::string errorText(const CudaApi& api, CUresult r);
 [[gnu::noinline, gnu::cold]] Status cuError(const CudaApi& api, CUresult r, const char* call,
                                              Code fallback = Code::kInternal,
                                              const std::string& detail = {});
+// The DeviceInfo of one device slot (name, compute capability, limits, memory, PCI bus id).
+Expected<DeviceInfo> readDeviceInfo(const Driver& d, const DeviceSlot& slot);
 // The process-wide driver connection: loaded on first use, never torn down. Thread-safe.
 const Expected<Driver*>& driver();
 

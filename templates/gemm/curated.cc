@@ -19,7 +19,8 @@ using json = nlohmann::json;
 struct Entry {
   Config config;
   // SK_MT "auto": ceil(M / 8) clamped to 1..8 (one A tile covers M); DC_MT "auto": the smallest
-  // power of two >= ceil(M / 8), at most 16 (the decode kernel's tiers).
+  // power of two >= ceil(M / 8), at most 16 (the decode kernel's tiers; its FMA body, DC_WG = 3:
+  // the smallest power of two >= M).
   const char* auto_mt = nullptr;
   int64_t max_m = -1, min_m = -1, max_n = -1, min_n = -1, max_mn = -1;
 };
@@ -122,8 +123,10 @@ std::vector<Config> select(KernelKind k, const std::vector<Entry>& entries, cons
     if (e.auto_mt && std::string(e.auto_mt) == "SK_MT")
       c.set("SK_MT", std::clamp<int64_t>(detail::ceilDiv(s.m, 8), 1, 8));
     if (e.auto_mt && std::string(e.auto_mt) == "DC_MT") {
+      // The decode kind's FMA body (DC_WG = 3) counts rows of A, its other bodies 8-row tiles.
+      const int64_t unit = c.getInt("DC_WG", 0) == 3 ? 1 : 8;
       int64_t mt = 1;
-      while (mt < 16 && 8 * mt < s.m) mt *= 2;
+      while (mt < 16 && unit * mt < s.m) mt *= 2;
       c.set("DC_MT", mt);
     }
     if (!configSpace(k).validate(c).ok() || !applicable(k, c, s).ok()) continue;

@@ -7,10 +7,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
+#include <tuple>
 #include <utility>
+#include <vector>
 
 #include "compiler/compiler.h"
 #include "ops/gemm.h"
@@ -73,6 +77,24 @@ struct DevBuf {
   DevBuf(const DevBuf&) = delete;
   DevBuf& operator=(const DevBuf&) = delete;
 };
+
+// Compiles all (kind, config, shape) instances on several threads first (NVRTC is slow per
+// kernel; the GPU machine has many cores), so a test's budget goes to running them.
+inline void precompile(const std::vector<std::tuple<gemm::KernelKind, Config, gemm::GemmShape>>& jobs) {
+  const unsigned n = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> th;
+  for (unsigned i = 0; i < n; ++i)
+    th.emplace_back([&] {
+      for (size_t j; (j = next++) < jobs.size();) {
+        const auto& [k, c, s] = jobs[j];
+        auto r = env().runner->compile(k, c, s);
+        EXPECT_TRUE(r.ok()) << gemm::kernelKindName(k) << " " << c.toString() << " | "
+                            << gemm::shapeKey(s) << ": " << r.status().toString();
+      }
+    });
+  for (auto& t : th) t.join();
+}
 
 }  // namespace ktune::gemm_gpu
 

@@ -39,6 +39,7 @@ using gemm::KernelKind;
 using gemm::Layout;
 
 using gemm_gpu::DevBuf;
+using gemm_gpu::precompile;
 using gemm_gpu::env;
 
 DType toDType(ElemType t) {
@@ -197,23 +198,6 @@ Config mmaConfig(int64_t bm, int64_t bn, int64_t bk, int64_t wm, int64_t wn, int
 
 GemmShape shapeOf(Layout l, ElemType ab, ElemType c, int64_t m, int64_t n, int64_t k) {
   return gemm::denseShape(l, ab, c, m, n, k);
-}
-
-// Compiles all (kind, config, shape) instances on several threads first (NVRTC is slow per
-// kernel; the GPU machine has many cores).
-void precompile(const std::vector<std::tuple<KernelKind, Config, GemmShape>>& jobs) {
-  const unsigned n = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
-  std::atomic<size_t> next{0};
-  std::vector<std::thread> th;
-  for (unsigned i = 0; i < n; ++i)
-    th.emplace_back([&] {
-      for (size_t j; (j = next++) < jobs.size();) {
-        const auto& [k, c, s] = jobs[j];
-        auto r = env().runner->compile(k, c, s);
-        EXPECT_TRUE(r.ok()) << describe(k, c, s) << ": " << r.status().toString();
-      }
-    });
-  for (auto& t : th) t.join();
 }
 
 const Layout kLayouts[] = {Layout::kNN, Layout::kNT, Layout::kTN, Layout::kTT};
@@ -455,9 +439,17 @@ TEST(GemmGpu, DecodeFusedEpilogues) {
 // knob rows given (DC_WARPS, DC_NT, DC_U, DC_DEPTH, DC_GRID, DC_PF), each where it is valid and
 // launchable, on odd N, K tails (K % 64 != 0), M not a power of two, the gate/up pair, bias, C +=
 // and f32 C, against float64 (twice each).
-void checkDecodeWgBody(int64_t wg, const std::vector<std::array<int64_t, 6>>& knobs) {
-  struct Case { int64_t m, n, k; ElemType c; bool bias; Activation act; float beta; };
-  const Case cases[] = {
+struct DecodeCase {
+  int64_t m, n, k;
+  ElemType c;
+  bool bias;
+  Activation act;
+  float beta;
+  ElemType ab = ElemType::kBF16;
+};
+void checkDecodeWgBody(int64_t wg, const std::vector<std::array<int64_t, 6>>& knobs,
+                       std::vector<DecodeCase> cases = {}) {
+  if (cases.empty()) cases = {
       {1, 333, 1032, ElemType::kBF16, false, Activation::kNone, 0.f},
       {13, 4099, 520, ElemType::kBF16, true, Activation::kNone, 0.f},
       {31, 1001, 1000, ElemType::kF32, false, Activation::kNone, 1.f},
@@ -472,8 +464,8 @@ void checkDecodeWgBody(int64_t wg, const std::vector<std::array<int64_t, 6>>& kn
   };
   std::vector<std::tuple<KernelKind, Config, GemmShape>> jobs;
   std::vector<GemmShape> shapes;
-  for (const Case& cs : cases) {
-    GemmShape s = shapeOf(Layout::kNT, ElemType::kBF16, cs.c, cs.m, cs.n, cs.k);
+  for (const DecodeCase& cs : cases) {
+    GemmShape s = shapeOf(Layout::kNT, cs.ab, cs.c, cs.m, cs.n, cs.k);
     s.has_bias = cs.bias;
     s.act = cs.act;
     s.beta = cs.beta;
@@ -481,8 +473,8 @@ void checkDecodeWgBody(int64_t wg, const std::vector<std::array<int64_t, 6>>& kn
     shapes.push_back(s);
   }
   auto configsFor = [&](const GemmShape& s) {
-    int64_t mt = 1;
-    while (mt < 16 && 8 * mt < s.m) mt *= 2;
+    int64_t mt = 1;  // the tier: rows of A / 8, or for the FMA body (DC_WG = 3) rows of A
+    while (mt < 16 && (wg == 3 ? 1 : 8) * mt < s.m) mt *= 2;
     std::vector<Config> out;
     for (const auto& k : knobs) {
       Config c{{"DC_WG", wg},           {"DC_WARPS", k[0]}, {"DC_NT", k[1]}, {"DC_MT", mt},
@@ -526,6 +518,29 @@ TEST(GemmGpu, DecodeTmaVsReference) {
                         {4, 2, 2, 2, 3, 1}, {8, 2, 1, 2, 1, 1}, {4, 1, 4, 2, 0, 1}, {4, 1, 4, 2, 4, 1},
                         {4, 2, 4, 1, 5, 1}, {4, 1, 8, 1, 4, 1}, {8, 1, 2, 1, 4, 1}, {4, 1, 2, 2, 4, 1},
                         {4, 1, 1, 2, 1, 1}, {4, 1, 4, 2, 6, 1}, {4, 2, 2, 2, 6, 1}, {8, 1, 8, 1, 6, 1}});
+}
+
+// DC_WG = 3 (the CUDA-core FMA body, M <= 8): one group per warp and persistent grids (up to three
+// blocks of 8 warps per SM), groups of 2 and 4 rows (gate/up: 1 and 2 columns), 1..4 chunks per
+// stage, ring depths 2 and 4, both load policies; on every M up to 8, odd N, K not a multiple of a stage (256*DC_U), more groups than
+// warps, the gate/up pair (odd N/2, bias, C +=), f32 and f16 C, f16 operands, against float64.
+TEST(GemmGpu, DecodeFmaVsReference) {
+  REQUIRE_GPU();
+  const auto bf = ElemType::kBF16;
+  checkDecodeWgBody(3,
+                    {{8, 1, 2, 2, 0, 1}, {8, 1, 4, 2, 2, 1}, {4, 2, 1, 2, 3, 1}, {8, 2, 1, 2, 0, 2},
+                     {4, 1, 2, 4, 1, 1}, {8, 1, 1, 2, 2, 2}, {4, 1, 4, 2, 0, 1}, {8, 2, 1, 2, 1, 1},
+                     {8, 2, 2, 2, 1, 1}, {8, 1, 2, 2, 3, 1}, {4, 1, 4, 2, 3, 1}},
+                    {{1, 333, 1032, bf, false, Activation::kNone, 0.f},
+                     {2, 4099, 520, bf, true, Activation::kNone, 0.f},
+                     {3, 1001, 1000, ElemType::kF32, false, Activation::kNone, 1.f},
+                     {4, 18000, 520, bf, true, Activation::kNone, 0.f},
+                     {5, 2 * 333, 1032, ElemType::kF16, true, Activation::kSiluMul, 0.f},
+                     {6, 2 * 9001, 264, bf, false, Activation::kSiluMul, 0.f},
+                     {7, 2 * 4099, 264, bf, true, Activation::kSiluMul, 1.f},
+                     {8, 77, 4104, bf, false, Activation::kNone, 0.f},
+                     {1, 2 * 14336, 4096, bf, false, Activation::kSiluMul, 0.f},
+                     {8, 4096, 4096, ElemType::kF16, false, Activation::kNone, 0.f, ElemType::kF16}});
 }
 
 TEST(GemmGpu, UnalignedPointerFallsBackToSafePath) {
@@ -645,15 +660,17 @@ TEST(GemmGpu, TmaEveryLayoutVsReference) {
   REQUIRE_GPU();
   if (env().dev.arch != "sm_90a") GTEST_SKIP() << "tma needs sm_90a, device is " << env().dev.arch;
   auto tma = [](int64_t bn, int64_t cons, int64_t wgm, int64_t st, int64_t cl, int64_t epi,
-                int64_t split) {
+                int64_t split, int64_t pp = 0) {
     return Config{{"BLOCK_N", bn},          {"CONSUMERS", cons}, {"WG_M", wgm},
                   {"NUM_STAGES", st},      {"GROUP_M", int64_t{8}}, {"CLUSTER_M", cl},
-                  {"EPI_TMA", epi},        {"SPLIT_K", split}};
+                  {"EPI_TMA", epi},        {"SPLIT_K", split},      {"PINGPONG", pp}};
   };
+  // The last two: ping-pong consumers (64x256 and 128x128 tiles, one per consumer warpgroup).
   const std::vector<Config> cfgs = {tma(256, 2, 1, 4, 1, 1, 1), tma(128, 1, 1, 8, 1, 0, 1),
                                     tma(192, 2, 1, 4, 1, 1, 1), tma(128, 2, 2, 4, 1, 1, 1),
                                     tma(256, 2, 1, 4, 2, 0, 1), tma(256, 2, 1, 4, 1, 1, 2),
-                                    tma(192, 2, 1, 4, 1, 2, 1), tma(128, 2, 2, 4, 1, 2, 2)};
+                                    tma(192, 2, 1, 4, 1, 2, 1), tma(128, 2, 2, 4, 1, 2, 2),
+                                    tma(256, 2, 1, 4, 1, 1, 1, 1), tma(128, 2, 2, 5, 1, 0, 1, 1)};
   struct Case { int64_t m, n, k; ElemType ab, c; bool bias; Activation act; float beta; };
   const Case cases[] = {
       {300, 520, 264, ElemType::kBF16, ElemType::kBF16, false, Activation::kNone, 0.f},
@@ -675,7 +692,8 @@ TEST(GemmGpu, TmaEveryLayoutVsReference) {
       for (const Config& c : cfgs) jobs.emplace_back(KernelKind::kTma, c, s);
     }
     bigs.push_back(shapeOf(l, ElemType::kBF16, ElemType::kBF16, 2048, 2048, 2048));
-    jobs.emplace_back(KernelKind::kTma, cfgs[0], bigs.back());
+    for (size_t i : {size_t{0}, cfgs.size() - 2, cfgs.size() - 1})
+      jobs.emplace_back(KernelKind::kTma, cfgs[i], bigs.back());
   }
   precompile(jobs);
   uint32_t seed = 4000;
@@ -688,7 +706,9 @@ TEST(GemmGpu, TmaEveryLayoutVsReference) {
   for (const GemmShape& s : bigs) {
     Problem p(s, seed++);
     const auto ref = p.cublasReference();
-    expectMatches(KernelKind::kTma, cfgs[0], p, ref);
+    // Ping-pong at 2048^3: 256 tiles, two per block, one on each consumer.
+    for (size_t i : {size_t{0}, cfgs.size() - 2, cfgs.size() - 1})
+      expectMatches(KernelKind::kTma, cfgs[i], p, ref);
   }
 }
 
@@ -703,7 +723,7 @@ TEST(GemmGpu, TmaSplitTailIsCorrectAndSelfCleaning) {
   auto tma = [](int64_t bn, int64_t cons, int64_t wgm, int64_t split, int64_t epi = 1) {
     return Config{{"BLOCK_N", bn},          {"CONSUMERS", cons},     {"WG_M", wgm},
                   {"NUM_STAGES", int64_t{4}}, {"GROUP_M", int64_t{8}}, {"CLUSTER_M", int64_t{1}},
-                  {"EPI_TMA", epi},          {"SPLIT_K", split}};
+                  {"EPI_TMA", epi},          {"SPLIT_K", split},      {"PINGPONG", int64_t{0}}};
   };
   const std::vector<Config> cfgs = {tma(256, 2, 1, 2), tma(256, 2, 1, 4), tma(128, 2, 1, 4),
                                     tma(128, 1, 2, 2), tma(256, 2, 1, 2, 2)};

@@ -4,6 +4,7 @@
 // mma.sync without spills; the gate/up (silu_mul) epilogue's contract.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <functional>
@@ -110,7 +111,7 @@ TEST(GemmDecode, WgmmaVariantSpaceAndLaunchRule) {
   auto e = sp.enumerate("cuda", 227 * 1024);
   size_t wgs = 0;
   for (const Config& c : e.accepted) {
-    if (c.getInt("DC_WG") == 0) continue;
+    if (c.getInt("DC_WG") != 1 && c.getInt("DC_WG") != 2) continue;
     ++wgs;
     EXPECT_EQ(c.getInt("DC_XR"), 0) << c.toString();
     EXPECT_GE(c.getInt("DC_PF"), 1) << c.toString();  // the producer width: a warp or a warpgroup
@@ -258,6 +259,13 @@ TEST(GemmDecode, CuratedConfigsCoverEveryDecodeM) {
 // cores), for sm_90a: no spills, mma.sync in the PTX.
 // Compiles each (config, shape) of the decode kind for sm_90a on two threads; a failure for every
 // job that does not compile, spills, or whose PTX `check` refuses (check returns the reason).
+// The FMA body's PTX: fp32 FMAs, no matrix instruction (the point of the body).
+std::string fmaBodyCheck(const std::string& ptx) {
+  if (ptx.find("fma.rn.f32") == std::string::npos) return "PTX lacks fp32 FMAs";
+  if (ptx.find("mma") != std::string::npos) return "PTX has a matrix instruction";
+  return "";
+}
+
 void compileEach(Compiler& cc, const std::vector<std::pair<Config, GemmShape>>& jobs,
                  const std::function<std::string(const Config&, const std::string&)>& check) {
   std::vector<std::string> failures(jobs.size());
@@ -297,7 +305,8 @@ TEST(GemmDecode, ConfigsCompileWithMmaSyncAndNoSpills) {
   // (The TMA-fed body, DC_WG = 2: GemmDecode.TmaFedBodyCompilesWithBulkTensorCopies.)
   for (int64_t m : {1, 128})
     for (const Config& c : curatedConfigs(KernelKind::kDecode, nt(m, 4096, 4096)))
-      if (!decodeTakesTensorMaps(KernelKind::kDecode, c)) jobs.emplace_back(c, nt(m, 4096, 4096));
+      if (!decodeTakesTensorMaps(KernelKind::kDecode, c) && c.getInt("DC_WG") != 3)
+        jobs.emplace_back(c, nt(m, 4096, 4096));
   std::vector<Config> acc;
   for (const Config& c : configSpace(KernelKind::kDecode).enumerate("cuda", 227 * 1024).accepted)
     if (!decodeTakesTensorMaps(KernelKind::kDecode, c)) acc.push_back(c);
@@ -313,11 +322,107 @@ TEST(GemmDecode, ConfigsCompileWithMmaSyncAndNoSpills) {
     jobs.emplace_back(m == 1 ? wgConfig(1, 4, 1, 1, 4, 2) : wgConfig(16, 8, 1, 1, 2, 1, 2), g);
   }
   compileEach(**cc, jobs, [](const Config& c, const std::string& ptx) -> std::string {
+    if (c.getInt("DC_WG") == 3) return fmaBodyCheck(ptx);
     if (ptx.find(c.getInt("DC_WG") ? "wgmma.mma_async.sync.aligned.m64n"
                                    : "mma.sync.aligned.m16n8k16") == std::string::npos)
       return "PTX lacks its matrix instruction";
     return "";
   });
+}
+
+Config fmaConfig(int64_t warps, int64_t nt_, int64_t u, int64_t depth, int64_t grid, int64_t mt = 1) {
+  return Config{{"DC_WG", int64_t{3}}, {"DC_WARPS", warps}, {"DC_NT", nt_},
+                {"DC_MT", mt},         {"DC_U", u},         {"DC_DEPTH", depth},
+                {"DC_PF", int64_t{1}}, {"DC_XR", int64_t{0}}, {"DC_GRID", grid}};
+}
+
+// DC_WG = 3, the CUDA-core FMA body: M <= 8 only (DC_MT the power of two >= M, DC_XR 0, grids
+// 0..3 pinned), no shared
+// memory, no workspace; groups of 2*DC_NT rows (silu_mul: DC_NT columns) over DC_WARPS warps a
+// block, one group per warp (DC_GRID = 0) or DC_GRID blocks per SM; any NVIDIA architecture.
+TEST(GemmDecode, FmaBodySpaceAndLaunchRule) {
+  const ConfigSpace& sp = configSpace(KernelKind::kDecode);
+  size_t fmas = 0;
+  for (const Config& c : sp.enumerate("cuda", 227 * 1024).accepted) {
+    if (c.getInt("DC_WG") != 3) continue;
+    ++fmas;
+    EXPECT_LE(c.getInt("DC_MT"), 8) << c.toString();
+    EXPECT_EQ(c.getInt("DC_XR"), 0) << c.toString();
+    EXPECT_LE(c.getInt("DC_GRID"), 3) << c.toString();
+    const int64_t nt = c.getInt("DC_NT"), mt = c.getInt("DC_MT"), u = c.getInt("DC_U");
+    const int64_t w = c.getInt("DC_WARPS"), g = c.getInt("DC_GRID");
+    EXPECT_LE(c.getInt("DC_DEPTH") * 8 * nt * u + 2 * nt * mt + 8 * mt * std::min<int64_t>(u, 2) + 8,
+              std::min<int64_t>(255, 2048 / (w * (g ? g : 16 / w))) - 24)
+        << c.toString();
+    EXPECT_EQ(sharedBytes(KernelKind::kDecode, c), 0) << c.toString();
+  }
+  EXPECT_GT(fmas, 20u);
+  // 8 rows of A at 128 registers a thread (two blocks of 8 warps per SM): over the budget (spills);
+  // at 170 (three blocks of 4 warps), within.
+  EXPECT_FALSE(sp.validate(fmaConfig(8, 2, 1, 2, 0, 8)).ok());
+  EXPECT_TRUE(sp.validate(fmaConfig(4, 2, 1, 2, 3, 8)).ok());
+  EXPECT_FALSE(sp.validate(fmaConfig(4, 1, 2, 2, 1, 16)).ok());
+  DeviceInfo dev = h100Like();
+  dev.arch = "sm_80";  // no sm_90a instruction in this body
+  auto p = launchPlan(KernelKind::kDecode, fmaConfig(8, 2, 1, 2, 0), nt(1, 4099, 4096), dev);
+  ASSERT_TRUE(p.ok()) << p.status().toString();
+  EXPECT_EQ(p->grid.x, 129u);  // ceil(ceil(4099 / 4) / 8)
+  EXPECT_EQ(p->block.x, 256u);
+  EXPECT_EQ(p->shared_bytes, 0);
+  EXPECT_EQ(p->workspace_bytes, 0);
+  EXPECT_EQ(p->counters, 0);
+  auto q = launchPlan(KernelKind::kDecode, fmaConfig(4, 1, 2, 2, 2, 8), nt(8, 28672, 4096), dev);
+  ASSERT_TRUE(q.ok()) << q.status().toString();
+  EXPECT_EQ(q->grid.x, 2u * 132u);
+  GemmShape g = nt(3, 2 * 14336, 4096);  // gate/up: 14336 columns in groups of DC_NT = 2
+  g.act = Activation::kSiluMul;
+  g.ldc = 14336;
+  auto r = launchPlan(KernelKind::kDecode, fmaConfig(4, 2, 1, 2, 0, 4), g, dev);
+  ASSERT_TRUE(r.ok()) << r.status().toString();
+  EXPECT_EQ(r->grid.x, 14336u / 2u / 4u);
+  EXPECT_TRUE(applicable(KernelKind::kDecode, fmaConfig(4, 1, 2, 2, 0, 8), nt(8, 64, 64)).ok());
+  EXPECT_TRUE(applicable(KernelKind::kDecode, fmaConfig(4, 1, 2, 2, 0, 4), nt(3, 64, 64)).ok());
+  const Status three = applicable(KernelKind::kDecode, fmaConfig(4, 1, 2, 2, 0, 2), nt(3, 64, 64));
+  EXPECT_EQ(three.code(), Code::kUnsupported);
+  EXPECT_NE(three.toString().find("power of two >= M"), std::string::npos) << three.toString();
+  const Status nine = applicable(KernelKind::kDecode, fmaConfig(4, 1, 2, 2, 0, 8), nt(9, 64, 64));
+  EXPECT_EQ(nine.code(), Code::kUnsupported);
+  EXPECT_NE(nine.toString().find("M <= 8"), std::string::npos) << nine.toString();
+  // The curated list's DC_MT "auto" follows the same rule for this body.
+  for (int64_t m : {1, 2, 3, 5, 8})
+    for (const Config& c : curatedConfigs(KernelKind::kDecode, nt(m, 4096, 4096)))
+      if (c.getInt("DC_WG") == 3) {
+        EXPECT_TRUE(c.getInt("DC_MT") >= m && c.getInt("DC_MT") < 2 * m) << m;
+      }
+}
+
+// The FMA body compiles for sm_90a (its curated configs; gate/up with bias and C +=, f16 operands,
+// a persistent grid of 3 blocks per SM with 4-row groups): fp32 FMAs and no matrix instruction in the PTX, no
+// spills.
+TEST(GemmDecode, FmaBodyCompilesWithoutMatrixInstructions) {
+  auto cc = compilerForArch("sm_90a");
+  if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
+  std::vector<std::pair<Config, GemmShape>> jobs;
+  GemmShape g = nt(3, 8192, 4096);
+  g.act = Activation::kSiluMul;
+  g.has_bias = true;
+  g.beta = 1.0f;
+  g.ldc = 4096;
+  GemmShape h = denseShape(Layout::kNT, ElemType::kF16, ElemType::kF32, 8, 4096, 4096);
+  for (const Config& c : curatedConfigs(KernelKind::kDecode, nt(1, 4096, 4096)))
+    if (c.getInt("DC_WG") == 3) jobs.emplace_back(c, nt(1, 4096, 4096));
+  EXPECT_GE(jobs.size(), 2u) << "the curated list offers the FMA body at M = 1";
+  jobs.emplace_back(fmaConfig(4, 2, 1, 2, 3, 4), nt(4, 4096, 4096));
+  jobs.emplace_back(fmaConfig(8, 2, 1, 2, 0, 4), g);
+  jobs.emplace_back(fmaConfig(4, 1, 2, 2, 1, 8), h);
+  // At the register budget with 8 rows of A: 136 of 146 (three blocks of 4 warps), 104 of 104;
+  // with one row, 58 of 61 (three blocks of 8 warps).
+  GemmShape g8 = g;
+  g8.m = 8;
+  jobs.emplace_back(fmaConfig(4, 2, 1, 2, 3, 8), g8);
+  jobs.emplace_back(fmaConfig(8, 1, 1, 2, 2, 8), nt(7, 4096, 4096));
+  jobs.emplace_back(fmaConfig(8, 1, 2, 2, 3), nt(1, 4096, 4096));
+  compileEach(**cc, jobs, [](const Config&, const std::string& ptx) { return fmaBodyCheck(ptx); });
 }
 
 // DC_WG = 2, the TMA-fed ring: its knobs (DC_PF pinned), one producer warp, the same ring bytes as

@@ -66,10 +66,10 @@ GemmShape fp8Shape(Layout l, int64_t m, int64_t n, int64_t k, ElemType t = ElemT
 }
 
 Config tmaConfig(int64_t bn, int64_t cons, int64_t stages, int64_t cluster, int64_t epi,
-                 int64_t split) {
-  return Config{{"BLOCK_N", bn},           {"CONSUMERS", cons}, {"WG_M", int64_t{1}},
+                 int64_t split, int64_t pingpong = 0, int64_t wg_m = 1) {
+  return Config{{"BLOCK_N", bn},           {"CONSUMERS", cons}, {"WG_M", wg_m},
                 {"NUM_STAGES", stages},    {"GROUP_M", int64_t{8}}, {"CLUSTER_M", cluster},
-                {"EPI_TMA", epi},          {"SPLIT_K", split}};
+                {"EPI_TMA", epi},          {"SPLIT_K", split},  {"PINGPONG", pingpong}};
 }
 
 // Which problems the fp8 path takes, and how the others are refused (with a reason, never a
@@ -197,6 +197,9 @@ TEST(GemmFp8Nvrtc, KernelCompilesForSm90a) {
       {tmaConfig(128, 1, 8, 1, 1, 2), big, "m64n128k32.f32.e4m3.e4m3"},
       {tmaConfig(256, 2, 4, 2, 0, 1), big, "multicast::cluster"},
       {tmaConfig(192, 2, 5, 1, 1, 1), odd, "m64n192k32.f32.e5m2.e5m2"},
+      // Ping-pong: the consumers' order barriers (named barriers 3 and 4, arrive + sync).
+      {tmaConfig(256, 2, 4, 1, 1, 1, 1), big, "bar.arrive"},
+      {tmaConfig(128, 2, 6, 1, 0, 1, 1, 2), odd, "m64n128k32.f32.e5m2.e5m2"},
   };
   std::vector<std::string> failures(jobs.size());
   auto work = [&](size_t first) {

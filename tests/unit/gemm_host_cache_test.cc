@@ -145,7 +145,8 @@ TEST(ScratchPlanCache, AsksTheLaunchRuleOncePerConfigAndProblem) {
   // = 8 blocks), not one per SM.
   Config tma{{"KIND", std::string("tma")}, {"BLOCK_N", int64_t{128}}, {"CONSUMERS", int64_t{1}},
              {"WG_M", int64_t{1}},          {"NUM_STAGES", int64_t{4}}, {"GROUP_M", int64_t{8}},
-             {"CLUSTER_M", int64_t{1}},     {"EPI_TMA", int64_t{1}},    {"SPLIT_K", int64_t{4}}};
+             {"CLUSTER_M", int64_t{1}},     {"EPI_TMA", int64_t{1}},    {"SPLIT_K", int64_t{4}},
+             {"PINGPONG", int64_t{0}}};
   const auto small = gemm::denseShape(gemm::Layout::kNT, gemm::ElemType::kBF16,
                                       gemm::ElemType::kBF16, 64, 256, 4096);
   auto t = cache.get(tma, small, plan);

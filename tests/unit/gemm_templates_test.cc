@@ -376,9 +376,10 @@ TEST_P(GemmNvrtcTmaPart, TmaSpaceCompilesForSm90a) {
   const auto space = configSpace(KernelKind::kTma).enumerate("cuda").accepted;
   const bool quick = testsupport::quick();  // KTUNE_TEST_QUICK=1; 0 or unset: every config
   // GROUP_M only changes the tile-order arithmetic: one value covers the code paths; the TMA-store
-  // epilogue with one pipeline depth per tile shape.
+  // epilogue with one pipeline depth per tile shape; ping-pong with one depth (4 stages).
   for (size_t i = 0; i < space.size(); ++i)
     if (space[i].getInt("GROUP_M") == 8 && (!quick || i % 4 == 0) &&
+        (space[i].getInt("PINGPONG") == 0 || space[i].getInt("NUM_STAGES") == 4) &&
         (space[i].getInt("EPI_TMA") == 0 ||
          (space[i].getInt("EPI_TMA") == 1 && space[i].getInt("NUM_STAGES") == 3) ||
          (space[i].getInt("EPI_TMA") == 2 && space[i].getInt("NUM_STAGES") == 4 &&
@@ -444,7 +445,7 @@ TEST(GemmTma, LaunchRuleApplicabilityAndTensorMaps) {
   DeviceInfo h = h100Like();
   Config big{{"BLOCK_N", int64_t{256}}, {"CONSUMERS", int64_t{2}}, {"WG_M", int64_t{1}},
              {"NUM_STAGES", int64_t{4}}, {"GROUP_M", int64_t{8}}, {"CLUSTER_M", int64_t{1}},
-             {"EPI_TMA", int64_t{0}}, {"SPLIT_K", int64_t{1}}};
+             {"EPI_TMA", int64_t{0}}, {"SPLIT_K", int64_t{1}}, {"PINGPONG", int64_t{0}}};
   auto p = launchPlan(KernelKind::kTma, big, s, h);
   ASSERT_TRUE(p.ok()) << p.status().toString();
   EXPECT_EQ(p->block.x, 384u);
@@ -493,6 +494,28 @@ TEST(GemmTma, LaunchRuleApplicabilityAndTensorMaps) {
   Config too_deep = big;
   too_deep.set("NUM_STAGES", int64_t{5});  // 5 x 48 KiB > 227 KiB
   EXPECT_EQ(launchPlan(KernelKind::kTma, too_deep, s, h).status().code(), Code::kOutOfResources);
+  // Ping-pong: a block tile is one consumer's (64 x 256), so a stage holds 64 A rows; twice the
+  // tiles, the same persistent grid; two consumers, no cluster, no split tail, EPI_TMA 0 or 1.
+  Config ping = big;
+  ping.set("PINGPONG", int64_t{1});
+  ping.set("EPI_TMA", int64_t{1});
+  ASSERT_TRUE(configSpace(KernelKind::kTma).validate(ping).ok());
+  auto ppl = launchPlan(KernelKind::kTma, ping, s, h);
+  ASSERT_TRUE(ppl.ok()) << ppl.status().toString();
+  EXPECT_EQ(ppl->block.x, 384u);
+  EXPECT_EQ(ppl->shared_bytes, 4 * (64 + 256) * 128 + 2 * 16384 + 1024 + 256);
+  EXPECT_EQ(launchPlan(KernelKind::kTma, ping, denseShape(Layout::kNT, ElemType::kBF16,
+                                                       ElemType::kBF16, 64, 1024, 64), h)->grid.x,
+            4u);  // 4 tiles of 64 x 256 (the cooperative 128-row tile: also 4)
+  EXPECT_EQ(launchPlan(KernelKind::kTma, ping, denseShape(Layout::kNT, ElemType::kBF16,
+                                                       ElemType::kBF16, 256, 256, 64), h)->grid.x,
+            4u);  // 4 tiles of 64 rows (cooperative: 2 of 128)
+  for (auto [knob, v] : {std::pair<const char*, int64_t>{"CONSUMERS", 1}, {"CLUSTER_M", 2},
+                         {"SPLIT_K", 2}, {"EPI_TMA", 2}}) {
+    Config bad = ping;
+    bad.set(knob, v);
+    EXPECT_FALSE(configSpace(KernelKind::kTma).validate(bad).ok()) << knob;
+  }
   Config regs = big;
   regs.set("WG_M", int64_t{2});  // 256 accumulators per thread
   EXPECT_FALSE(configSpace(KernelKind::kTma).validate(regs).ok());

@@ -52,8 +52,23 @@ int64_t registerEstimate(K c) {
          (knob(c, "DC_XR") ? 0 : x) + 4 * nt * mt;
 }
 
-bool wg(K c) { return knob(c, "DC_WG") != 0; }
+bool wg(K c) { return knob(c, "DC_WG") == 1 || knob(c, "DC_WG") == 2; }
 bool tmaFed(K c) { return knob(c, "DC_WG") == 2; }
+// DC_WG = 3 (decode_fma.cuh): the CUDA-core FMA body, M <= 8; R = 2*DC_NT weight rows per warp.
+bool fma(K c) { return knob(c, "DC_WG") == 3; }
+// Its registers: the ring (DC_DEPTH stages x R rows x DC_U 16-byte chunks, 4 each), the
+// accumulators (R x DC_MT), the widened A chunks (8 per row of A and chunk, two chunks live) and 8
+// for a widened weight chunk; and what its launch bounds leave a thread (DC_GRID blocks per SM, or
+// 16 warps with DC_GRID = 0), less 24 for addresses and loop state. Calibrated on ptxas (sm_90a):
+// the configs under the bound compile without spills.
+int64_t fmaRegs(K c) {
+  const int64_t nt = knob(c, "DC_NT"), mt = knob(c, "DC_MT"), u = knob(c, "DC_U");
+  return knob(c, "DC_DEPTH") * 8 * nt * u + 2 * nt * mt + 8 * mt * std::min<int64_t>(u, 2) + 8;
+}
+int64_t fmaRegBudget(K c) {
+  const int64_t w = knob(c, "DC_WARPS"), g = knob(c, "DC_GRID");
+  return std::min<int64_t>(255, 2048 / (w * (g ? g : 16 / w))) - 24;
+}
 // DC_WG = 1, 2 (decode_wg.cuh): weight rows per tile and shared-memory ring bytes (the same
 // layout whether the ring is filled by cp.async or by TMA).
 int64_t wgTileRows(K c) { return 64 * knob(c, "DC_NT") * (knob(c, "DC_WARPS") / 4); }
@@ -71,7 +86,7 @@ int64_t clusterReduceBytes(K c) {
 
 ConfigSpace buildSpace() {
   ConfigSpace s;
-  s.addInts("DC_WG", {0, 1, 2}, "cuda")
+  s.addInts("DC_WG", {0, 1, 2, 3}, "cuda")
       .addInts("DC_WARPS", {4, 8}, "cuda")
       .addInts("DC_NT", {1, 2}, "cuda")
       .addInts("DC_MT", {1, 2, 4, 8, 16}, "cuda")
@@ -82,10 +97,22 @@ ConfigSpace buildSpace() {
       .addInts("DC_GRID", {0, 1, 2, 3, 4, 5, 6}, "cuda");
   s.constrain("DC_WG >= 1 || register estimate DC_DEPTH*(8*DC_NT*DC_U + 4*DC_MT*DC_U*DC_XR) + "
               "4*DC_MT*DC_U*(1-DC_XR) + 4*DC_NT*DC_MT <= 232",
-              [](K c) { return wg(c) || registerEstimate(c) <= 232; });
+              [](K c) { return knob(c, "DC_WG") >= 1 || registerEstimate(c) <= 232; });
+  // The FMA body: DC_MT rows of A (<= 8), no A ring (DC_XR = 0), grids 0..3 (one group per warp or
+  // DC_GRID blocks per SM), at most 24 warps per SM for the persistent grids (its launch bounds
+  // ask for DC_GRID blocks per SM), and its register estimate within what the bounds leave.
+  s.constrain("DC_WG != 3 || (DC_MT <= 8 && DC_XR == 0 && DC_GRID <= 3 && DC_WARPS*DC_GRID <= 24 && "
+              "DC_DEPTH*8*DC_NT*DC_U + 2*DC_NT*DC_MT + 8*DC_MT*min(DC_U,2) + 8 <= "
+              "min(255, 2048/(DC_WARPS*blocks per SM)) - 24)",
+              [](K c) {
+                return !fma(c) || (knob(c, "DC_MT") <= 8 && knob(c, "DC_XR") == 0 &&
+                                   knob(c, "DC_GRID") <= 3 &&
+                                   knob(c, "DC_WARPS") * knob(c, "DC_GRID") <= 24 &&
+                                   fmaRegs(c) <= fmaRegBudget(c));
+              });
   // The wgmma body has no register ring (DC_XR pinned) and reads DC_PF as its producer width
   // (1: a warp, 2: a warpgroup).
-  s.constrain("DC_WG == 0 || (DC_XR == 0 && DC_PF >= 1)",
+  s.constrain("DC_WG == 0 || DC_WG == 3 || (DC_XR == 0 && DC_PF >= 1)",
               [](K c) { return !wg(c) || (knob(c, "DC_XR") == 0 && knob(c, "DC_PF") >= 1); });
   // The TMA-fed body (DC_WG = 2) has one elected producer thread: DC_PF pinned to 1.
   s.constrain("DC_WG != 2 || DC_PF == 1",
@@ -103,7 +130,7 @@ ConfigSpace buildSpace() {
               });
   // Accumulators: 4*DC_MT floats per 64-row slab and thread; 128 of them (two slabs at the widest
   // tier) spill under ptxas (sm_90a), 64 do not.
-  s.constrain("DC_WG == 0 || DC_NT * DC_MT <= 16",
+  s.constrain("DC_WG == 0 || DC_WG == 3 || DC_NT * DC_MT <= 16",
               [](K c) { return !wg(c) || knob(c, "DC_NT") * knob(c, "DC_MT") <= 16; });
 
   s.sharedBytes([](K c) { return decodeKernel().shared_bytes(c); });
@@ -114,6 +141,7 @@ ConfigSpace buildSpace() {
 // 1024 bytes to align it for the swizzle, two mbarriers per stage and the last-block flag; DC_WG = 2
 // also the gate/up hand-over (half the consumer threads x 4*DC_MT floats).
 int64_t sharedBytes(K c) {
+  if (fma(c)) return 0;  // registers and warp shuffles only
   if (wg(c))
     return wgRingBytes(c) + 1024 + 16 * 2 * knob(c, "DC_DEPTH") + 16 +
            (tmaFed(c) ? 16 * knob(c, "DC_WARPS") * 4 * knob(c, "DC_MT") * 4 : 0);
@@ -129,14 +157,23 @@ Status applicable(K c, const GemmShape& s) {
         "decode GEMM needs 16-byte aligned A/B, lda % 8 == 0, ldb % 8 == 0 and K % 8 == 0");
   // Only the smallest tier that covers M: a larger one computes the same result with idle mma
   // columns, and tuning it would only cost time.
+  // The FMA body (DC_WG = 3) counts rows of A (DC_MT >= M), the others 8-row tiles.
+  const int64_t unit = fma(c) ? 1 : 8;
   int64_t tier = 1;
-  while (tier < 16 && 8 * tier < s.m) tier *= 2;
+  while (tier < 16 && unit * tier < s.m) tier *= 2;
   // The gate/up hand-over of a one-slab warpgroup (decode_wg.cuh, kHalves) on top of 64
   // accumulators spills under ptxas (sm_90a) at 288 threads' register budget; at 160 it does not.
   if (tmaFed(c) && s.act == Activation::kSiluMul && knob(c, "DC_NT") == 1 &&
       knob(c, "DC_WARPS") == 8 && knob(c, "DC_MT") == 16)
     return Status::Unsupported("decode GEMM with DC_WG=2, silu_mul, DC_NT=1 and DC_MT=16 needs "
                                "DC_WARPS=4 (with 8 the gate/up epilogue spills registers)");
+  if (fma(c) && s.m > 8)
+    return Status::Unsupported("decode GEMM with DC_WG=3 (CUDA-core FMA) covers M <= 8, got M=" +
+                               std::to_string(s.m));
+  if (fma(c) && knob(c, "DC_MT") != tier)
+    return Status::Unsupported("decode GEMM with DC_WG=3 needs DC_MT the smallest power of two >= M (" +
+                               std::to_string(tier) + " for M=" + std::to_string(s.m) + "), got DC_MT=" +
+                               std::to_string(knob(c, "DC_MT")));
   if (s.m > 128 || knob(c, "DC_MT") != tier)
     return Status::Unsupported("decode GEMM covers M <= 128 with DC_MT the smallest power of two >= "
                                "ceil(M/8) (" + std::to_string(tier) + " for M=" +
@@ -161,6 +198,14 @@ Status plan(K c, const GemmShape& s, const DeviceInfo& dev, LaunchPlan& p) {
     return Status::Unsupported("decode GEMM with DC_WG=1 or 2 (wgmma) needs arch sm_90a, device is " +
                                dev.arch);
   const int64_t warps = knob(c, "DC_WARPS"), nt = knob(c, "DC_NT");
+  if (fma(c)) {  // groups of 2*DC_NT rows (silu_mul: DC_NT columns), whole K per group
+    const int64_t groups = s.act == Activation::kSiluMul ? ceilDiv(s.n / 2, nt) : ceilDiv(s.n, 2 * nt);
+    const int64_t blocks = ceilDiv(groups, warps), g = knob(c, "DC_GRID");
+    const int64_t grid = g == 0 ? blocks : std::min(blocks, std::max(1, dev.multiprocessors) * g);
+    p.grid = Dim3{static_cast<unsigned>(grid), 1u, 1u};
+    p.block = Dim3{static_cast<unsigned>(32 * warps), 1u, 1u};
+    return Status::Ok();
+  }
   const int64_t rows = wg(c) ? wgTileRows(c) : 16 * nt;
   const int64_t tiles = ceilDiv(s.n, rows);
   const int64_t steps = wg(c) ? ceilDiv(s.k, 64 * knob(c, "DC_U"))

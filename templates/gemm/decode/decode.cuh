@@ -39,7 +39,7 @@
 // there): weight tiles of 64 rows are wgmma's A operand from shared memory and the M rows of A its
 // N side (8*DC_MT = 8..128), streamed through a shared-memory ring by a producer warp. The knobs
 // keep their names with that kernel's meaning; the helpers below (problem, gate/up row mapping,
-// epilogue stores) serve both.
+// epilogue stores) serve both. DC_WG = 3 is a CUDA-core FMA body for M <= 8 (decode_fma.cuh).
 #if !defined(DC_WARPS) || !defined(DC_NT) || !defined(DC_MT) || !defined(DC_U) || \
     !defined(DC_DEPTH) || !defined(DC_PF) || !defined(DC_XR)
 #error "decode.cuh: define DC_WARPS, DC_NT, DC_MT, DC_U, DC_DEPTH, DC_PF and DC_XR (see gemm::defines)"
@@ -47,7 +47,7 @@
 #ifndef DC_WG
 #define DC_WG 0
 #endif
-#if DC_WG  // the prelude's wgmma helpers for the operand type
+#if DC_WG == 1 || DC_WG == 2  // the prelude's wgmma helpers for the operand type
 #if DTYPE_AB == 2
 #define KTUNE_WGMMA_T "bf16"
 #else
@@ -125,7 +125,9 @@ KTUNE_DEVICE void store_gated(const Prob& p, int j, int m, float gate, float up)
 
 }  // namespace kd
 
-#if DC_WG
+#if DC_WG == 3
+#include "decode_fma.cuh"
+#elif DC_WG
 #include "decode_wg.cuh"
 #else
 namespace kd {

@@ -7,9 +7,18 @@
 
 namespace ktune::gemm {
 
+namespace {
+// Rows of a block tile: the consumers' slabs together, or one consumer's with ping-pong (each
+// consumer warpgroup then owns a tile of its own).
+int64_t tileRows(const Config& c) {
+  const int64_t wgs = c.getInt("PINGPONG", 0) != 0 ? 1 : c.getInt("CONSUMERS", 1);
+  return 64 * c.getInt("WG_M", 1) * wgs;
+}
+}  // namespace
+
 TmaSplitScratch tmaSplitScratch(const Config& c, int64_t blocks) {
   const int64_t cons = c.getInt("CONSUMERS", 1);
-  const int64_t bm = 64 * c.getInt("WG_M", 1) * cons;
+  const int64_t bm = tileRows(c);
   return {blocks * bm * c.getInt("BLOCK_N", 256) * 4, blocks * cons};
 }
 
@@ -55,7 +64,8 @@ ConfigSpace buildSpace() {
       .addInts("GROUP_M", {8, 16}, "cuda")
       .addInts("CLUSTER_M", {1, 2}, "cuda")
       .addInts("EPI_TMA", {0, 1, 2}, "cuda")
-      .addInts("SPLIT_K", {1, 2, 4}, "cuda");
+      .addInts("SPLIT_K", {1, 2, 4}, "cuda")
+      .addInts("PINGPONG", {0, 1}, "cuda");
   // Each consumer thread holds WG_M * BLOCK_N / 2 fp32 accumulators; 128 is the most that leaves
   // room for addressing under setmaxnreg's 232-register budget.
   s.constrain("WG_M * BLOCK_N <= 256", [](K c) { return knob(c, "WG_M") * knob(c, "BLOCK_N") <= 256; });
@@ -73,14 +83,22 @@ ConfigSpace buildSpace() {
   s.constrain("EPI_TMA < 2 || CONSUMERS == 2", [](K c) {
     return knob(c, "EPI_TMA") < 2 || knob(c, "CONSUMERS") == 2;
   });
+  // Ping-pong (each consumer on a tile of its own, one's epilogue under the other's MMAs): two
+  // consumers, the plain schedule (no cluster, no split tail) and an epilogue that needs no
+  // next tile of its own warpgroup (EPI_TMA 0 or 1).
+  s.constrain("PINGPONG == 0 || (CONSUMERS == 2 && CLUSTER_M == 1 && SPLIT_K == 1 && EPI_TMA <= 1)",
+              [](K c) {
+                return knob(c, "PINGPONG") == 0 ||
+                       (knob(c, "CONSUMERS") == 2 && knob(c, "CLUSTER_M") == 1 &&
+                        knob(c, "SPLIT_K") == 1 && knob(c, "EPI_TMA") <= 1);
+              });
   s.sharedBytes([](K c) { return tmaKernel().shared_bytes(c); });
   return s;
 }
 
 // Tiles + 1 KiB alignment + the full/empty mbarriers (+ the C staging buffers with EPI_TMA).
 int64_t sharedBytes(K c) {
-  return knob(c, "NUM_STAGES") * (64 * knob(c, "WG_M") * knob(c, "CONSUMERS") + knob(c, "BLOCK_N")) *
-             64 * 2 +
+  return knob(c, "NUM_STAGES") * (tileRows(c) + knob(c, "BLOCK_N")) * 64 * 2 +
          (knob(c, "EPI_TMA") > 0 ? 1 : 0) * knob(c, "CONSUMERS") * 16384 + 1024 + 256;
 }
 
@@ -101,7 +119,7 @@ Status plan(K c, const GemmShape& s, const DeviceInfo& dev, LaunchPlan& p) {
   if (dev.arch != "sm_90a")
     return Status::Unsupported("TMA GEMM needs arch sm_90a, device is " + dev.arch);
   const int64_t cluster = knob(c, "CLUSTER_M"), split = knob(c, "SPLIT_K");
-  const int64_t bm = 64 * knob(c, "WG_M") * knob(c, "CONSUMERS");
+  const int64_t bm = tileRows(c);
   // Tiles of a cluster (CLUSTER_M vertically adjacent block tiles) are walked together.
   const int64_t tiles = ceilDiv(s.m, bm * cluster) * ceilDiv(s.n, knob(c, "BLOCK_N"));
   if (tiles > std::numeric_limits<int32_t>::max())

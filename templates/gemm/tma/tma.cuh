@@ -70,9 +70,20 @@
 // epilogue: C = act(alpha * sa * sb * A * B + beta * C + bias). wgmma has no transpose for 8-bit
 // operands, so both must be K-major (the host refuses the other layouts).
 //
+// Ping-pong (PINGPONG = 1; two consumers, no clusters, no split tail, EPI_TMA 0 | 1): each consumer
+// warpgroup owns a whole tile of its own (BLOCK_M = 64 * WG_M rows), the block's tiles alternating
+// between them; the producer fills the one stage ring with their k-tiles in tile order. A pair of
+// named barriers orders the mainloops: a consumer issues its tile's MMAs only once the other has
+// issued all of its own, then runs its epilogue while the other's MMAs keep the tensor pipe busy
+// (the cooperative schedule, both warpgroups on one tile, idles through the epilogue and the tile
+// switch). The order is also what keeps the shared ring's parity waits exact: a consumer waits on
+// a `full` phase only once the previous fill of that slot (the other's k-tile) has completed.
+// Measured slower than the cooperative tile so far: one warpgroup at a time feeds the pipe, with
+// one wgmma group in flight, and a 64-row tile drains a stage in half the time (bench/NOTES.md).
+//
 // Config: BLOCK_N (128 | 192 | 256), CONSUMERS (1 | 2), WG_M (1 | 2; BLOCK_M = 64 * WG_M * CONSUMERS;
 // WG_M * BLOCK_N <= 256 keeps the accumulators at <= 128 registers), NUM_STAGES (2..8), GROUP_M,
-// CLUSTER_M (1 | 2), SPLIT_K (1 | 2 | 4).
+// CLUSTER_M (1 | 2), SPLIT_K (1 | 2 | 4), PINGPONG (0 | 1; BLOCK_M = 64 * WG_M per consumer).
 // Problem defines: DTYPE_AB (1 f16, 2 bf16), DTYPE_C (0 f32, 1 f16, 2 bf16), HAS_BIAS, ACT (0 none,
 // 1 SiLU, 2 GELU erf), LAYOUT (0 NN, 1 NT, 2 TN, 3 TT). Host requirements (launch rule): 16-byte
 // aligned A and B, lda % 8 == 0, ldb % 8 == 0; tmA / tmB = boxes of 64 x 64 over A and B as stored
@@ -84,8 +95,9 @@
 // one argument packing serves all kinds; the tensor maps come last.
 
 #if !defined(BLOCK_N) || !defined(CONSUMERS) || !defined(WG_M) || !defined(NUM_STAGES) || \
-    !defined(GROUP_M) || !defined(CLUSTER_M) || !defined(EPI_TMA) || !defined(SPLIT_K)
-#error "tma.cuh: define BLOCK_N, CONSUMERS, WG_M, NUM_STAGES, GROUP_M, CLUSTER_M, EPI_TMA and SPLIT_K (see gemm::defines)"
+    !defined(GROUP_M) || !defined(CLUSTER_M) || !defined(EPI_TMA) || !defined(SPLIT_K) || \
+    !defined(PINGPONG)
+#error "tma.cuh: define BLOCK_N, CONSUMERS, WG_M, NUM_STAGES, GROUP_M, CLUSTER_M, EPI_TMA, SPLIT_K and PINGPONG (see gemm::defines)"
 #endif
 // MN-major operands: A stored [K][M] (TN, TT), B stored [K][N] (NN, TN).
 #define KT_A_MN (LAYOUT == 2 || LAYOUT == 3)
@@ -124,7 +136,10 @@ using namespace kgemm;
 // kElem: bytes per A/B element; a k-tile is always 128 bytes of K (64 16-bit or 128 fp8 values).
 constexpr int kElem = KT_FP8 ? 1 : 2;
 constexpr int kBN = BLOCK_N, kBK = 128 / kElem, kCons = CONSUMERS, kWgM = WG_M;
-constexpr int kBM = 64 * kWgM * kCons;
+// kPP: ping-pong; a block tile is then one consumer's (kBM rows), else the consumers' together.
+constexpr bool kPP = PINGPONG != 0;
+constexpr int kBM = 64 * kWgM * (kPP ? 1 : kCons);
+constexpr int kMmaWgs = kPP ? 1 : kCons;  // consumer warpgroups that read each stage
 constexpr int kThreads = 128 * (kCons + 1);
 constexpr int kStages = NUM_STAGES;
 constexpr int kATile = kBM * kBK, kBTile = kBN * kBK;  // elements per stage
@@ -140,6 +155,8 @@ static_assert(CLUSTER_M == 1 || CLUSTER_M == 2, "CLUSTER_M must be 1 or 2");
 static_assert(CLUSTER_M == 1 || kBN % 128 == 0, "clusters split the B tile in two 64-row-box halves");
 static_assert(SPLIT_K == 1 || SPLIT_K == 2 || SPLIT_K == 4, "SPLIT_K must be 1, 2 or 4");
 static_assert(SPLIT_K == 1 || CLUSTER_M == 1, "the split tail is not combined with clusters");
+static_assert(!kPP || (kCons == 2 && CLUSTER_M == 1 && SPLIT_K == 1 && EPI_TMA <= 1),
+              "PINGPONG needs two consumers, no cluster, no split tail, EPI_TMA 0 or 1");
 #if EPI_TMA && DTYPE_C != 0
 #define KT_EPI_TMA 1
 #else
@@ -204,7 +221,7 @@ KTUNE_DEVICE void init_barriers(unsigned full, unsigned empty, int tid) {
   if (tid == 0) {
     for (int s = 0; s < kStages; ++s) {
       mbar_init(full + 8 * s, 1);
-      mbar_init(empty + 8 * s, kCluster * kCons * 4);
+      mbar_init(empty + 8 * s, kCluster * kMmaWgs * 4);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
@@ -338,10 +355,60 @@ KTUNE_DEVICE void mma_ktile(float (&acc)[kWgM][kAcc], unsigned full_bar, unsigne
   for (int kk = 0; kk < 4; ++kk)  // 128 bytes of K in steps of 32
 #pragma unroll
     for (int w = 0; w < kWgM; ++w)
-      mma_step(acc[w], operand_desc<KT_A_MN>(a_stage + (cw * kWgM + w) * 64 * kBK * kElem, kk),
+      mma_step(acc[w], operand_desc<KT_A_MN>(a_stage + ((kPP ? 0 : cw) * kWgM + w) * 64 * kBK * kElem, kk),
                operand_desc<KT_B_MN>(b_stage, kk));
   ktune::wgmma_commit();
 }
+
+#if PINGPONG
+KTUNE_DEVICE void bar_arrive_named(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+// The ping-pong consumer (PINGPONG = 1, see the header): units j = cw, cw + 2, ... of the block's
+// schedule, each a whole tile of this warpgroup; `it` counts every k-tile of the ring, the other
+// consumer's included. Named barrier 3 + cw completes when the other consumer has issued all MMAs
+// of the previous unit (its 128 arrivals + this warpgroup's 128); consumer 1's arrival at the start
+// stands for a unit -1, so arrivals and waits pair up exactly for any unit count.
+KTUNE_DEVICE void consume_pingpong(const Sched& sc, int grid_m, int grid_n, unsigned sA, unsigned sB,
+                                   unsigned full, unsigned empty, const TensorMap* tmC,
+                                   unsigned ebuf, out_t* C, const out_t* bias, int M, int N,
+                                   long ldc, float alpha, float beta, int cw, int tid) {
+  const int lane = tid & 31, warp = (tid >> 5) & 3, g = lane >> 2, q = lane & 3;
+  const int units = sched_units(sc);
+  float acc[kWgM][kAcc];
+  if (cw == 1 && units > 0) bar_arrive_named(3, 256);
+  unsigned it = 0;
+  for (int j = 0; j < units; ++j) {
+    const Unit un = sched_unit(sc, j);
+    if ((j & 1) != cw) {  // the other consumer's tile: skip its k-tiles in the ring
+      it += un.ke - un.kb;
+      continue;
+    }
+    int m0, n0;
+    tile_coords(un.tile, grid_m, grid_n, 0, m0, n0);
+#pragma unroll
+    for (int w = 0; w < kWgM; ++w)
+#pragma unroll
+      for (int i = 0; i < kAcc; ++i) acc[w][i] = 0.0f;
+    bar_named(3 + cw, 256);  // the other consumer's MMAs are all issued: the pipe is ours
+    for (int kt = un.kb; kt < un.ke; ++kt, ++it) {
+      const unsigned s = it % kStages;
+      mma_ktile(acc, full + 8 * s, (it / kStages) & 1u, sA + s * kATile * kElem,
+                sB + s * kBTile * kElem, cw);
+      ktune::wgmma_wait<1>();
+      if (kt > un.kb && lane == 0) mbar_arrive(empty + 8 * ((it - 1) % kStages));
+    }
+    // Every MMA of this tile is issued: the other consumer's turn, while this one drains and
+    // stores (the next unit, if any, is the other's).
+    if (j + 1 < units) bar_arrive_named(3 + (cw ^ 1), 256);
+    ktune::wgmma_wait<0>();
+    if (un.ke > un.kb && lane == 0) mbar_arrive(empty + 8 * ((it - 1) % kStages));
+    store_tile(acc, tmC, ebuf, C, bias, m0, n0, warp, g, q, tid & 127, 1 + cw, M, N, ldc, alpha,
+               beta);
+  }
+}
+#endif
 
 }  // namespace kt
 
@@ -373,8 +440,6 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
 
   const int tid = threadIdx.x, wg = tid >> 7;
   const int grid_m = (M + kCluster * kBM - 1) / (kCluster * kBM), grid_n = (N + kBN - 1) / kBN;
-  const int ntiles = grid_m * grid_n;
-  const int ktiles = (K + kBK - 1) / kBK;
 #if CLUSTER_M > 1
   const int rank = static_cast<int>(cluster_rank());
   const int first_tile = blockIdx.x / kCluster, tile_step = gridDim.x / kCluster;
@@ -383,7 +448,7 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
   const int first_tile = blockIdx.x, tile_step = gridDim.x;
 #endif
   // Whole rounds, then the last round's tiles split along K (tma_schedule.cuh).
-  const Sched sc = make_sched(ntiles, ktiles, first_tile, tile_step, SPLIT_K);
+  const Sched sc = make_sched(grid_m * grid_n, (K + kBK - 1) / kBK, first_tile, tile_step, SPLIT_K);
 
   init_barriers(full, empty, tid);
 
@@ -404,11 +469,15 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
 #if CONSUMERS == 2
   asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
 #endif
-  const int cw = wg - 1, lane = tid & 31, warp = (tid >> 5) & 3;
+  const int cw = wg - 1;
   alpha = scaled_alpha(alpha, scale_a, scale_b);
-  const int g = lane >> 2, q = lane & 3;
   out_t* C = reinterpret_cast<out_t*>(Cv);
   const out_t* bias = reinterpret_cast<const out_t*>(biasv);
+#if PINGPONG
+  consume_pingpong(sc, grid_m, grid_n, sA, sB, full, empty, c_tma_ok ? &tmC : nullptr,
+                   epi + cw * kEpiBytes, C, bias, M, N, ldc, alpha, beta, cw, tid);
+#else
+  const int lane = tid & 31, warp = (tid >> 5) & 3, g = lane >> 2, q = lane & 3;
   float acc[kWgM][kAcc];
 #if CLUSTER_M > 1
   const unsigned empty_partner = map_to_rank(empty, static_cast<unsigned>(rank ^ 1));
@@ -467,6 +536,7 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
 #if KT_DEFER
   for (int p = 0; p < pend; ++p) flush_pieces(pk, p, &tmC, ebuf, pm0, pn0, warp, g, q, tid & 127, 1 + cw);
 #endif
+#endif  // PINGPONG
 #if KT_EPI_TMA
   if ((tid & 127) == 0) bulk_wait0();  // C is written and the buffer read before the block exits
 #else

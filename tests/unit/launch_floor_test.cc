@@ -1,0 +1,177 @@
+// The guided race's launch-floor rule (autotune/guided.h: launchFloor, regretWithFloor,
+// newLeader): configs whose static scores differ several-fold but whose times tie are at the
+// launch floor, the rest of their group cannot beat the tie, and a faster median inside the
+// measurement intervals is not a new leader. On the simulated device: a launch-bound family (every
+// config 3 µs, grids from a quarter of the SMs to whole waves, the default the smallest grid)
+// raced every config before the rule (the static model kept promising that the high-score configs
+// left run several-fold faster), and stops after the first candidates with it.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "autotune/autotuner.h"
+#include "autotune/finalists.h"
+#include "autotune/guided.h"
+#include "base/fs.h"
+#include "compiler/sim/sim_compiler.h"
+#include "runtime/sim/sim_backend.h"
+#include "tests/unit/spec_family.h"
+
+namespace ktune {
+namespace {
+
+using guided::Measured;
+
+constexpr double kHw = guided::kIntervalFloor;  // exact timings: the interval's floor
+
+TEST(LaunchFloor, TiesAcrossScoresBoundTheGroup) {
+  // Three configs at 3 µs whose scores span 4x: at the floor. Without it the model (time ~
+  // 1 / score, calibrated on 3 µs x 0.25) promised 0.75 µs for an unmeasured score of 1.
+  const std::vector<Measured> flat = {{0.003, 0.25, "", kHw}, {0.003, 0.5, "", kHw},
+                                      {0.003, 1.0, "", kHw}};
+  double tie = 0;
+  const double fl = guided::launchFloor(flat, &tie);
+  EXPECT_NEAR(tie, 2 * kHw, 1e-12);
+  EXPECT_NEAR(fl, 0.003 * (1 - 2 * kHw / 3), 1e-12);
+  const guided::Regret rg = guided::regretWithFloor(flat, {{1.0, ""}, {0.8, ""}}, 0.003);
+  EXPECT_NEAR(rg.estimate, 0.003 / fl - 1, 1e-12);
+  EXPECT_LT(rg.estimate, rg.tie);  // within the tie: the race may stop
+  EXPECT_DOUBLE_EQ(rg.tie, tie);
+  // A faster config than the tied cluster (a better vector width at the floor): the group's best
+  // is the estimate, the regret 0.
+  std::vector<Measured> lead = flat;
+  lead.push_back({0.00292, 0.5, "", kHw});
+  EXPECT_DOUBLE_EQ(guided::launchFloor(lead, &tie), 0.00292);
+  EXPECT_DOUBLE_EQ(guided::regretWithFloor(lead, {{1.0, ""}}, 0.00292).estimate, 0);
+}
+
+TEST(LaunchFloor, ComputeBoundAndNarrowTiesAreNotAFloor) {
+  double tie = 1;
+  // Time ~ 1 / score (what the model describes): no tie, no floor; the model's estimate stands.
+  const std::vector<Measured> bound = {{4.0, 0.25, "", kHw}, {2.0, 0.5, "", kHw},
+                                       {1.0, 1.0, "", kHw}};
+  EXPECT_DOUBLE_EQ(guided::launchFloor(bound, &tie), 0);
+  EXPECT_DOUBLE_EQ(tie, 0);
+  const guided::Regret rg = guided::regretWithFloor(bound, {{2.0, ""}}, 1.0);
+  EXPECT_DOUBLE_EQ(rg.tie, 0);
+  EXPECT_NEAR(rg.estimate, 1.0, 1e-12);  // 2x the best score: 2x faster by the model
+  // Ties whose scores span less than kFloorSpread: the model may still be right about the rest.
+  EXPECT_DOUBLE_EQ(
+      guided::launchFloor({{1.0, 0.6, "", kHw}, {1.0, 0.8, "", kHw}, {1.0, 1.0, "", kHw}}), 0);
+  // Two ties are not kFloorTies.
+  EXPECT_DOUBLE_EQ(guided::launchFloor({{1.0, 0.25, "", kHw}, {1.0, 1.0, "", kHw}}), 0);
+  // A chance tie of slow configs far behind the group's best says nothing about the floor.
+  EXPECT_DOUBLE_EQ(guided::launchFloor({{0.5, 1.0, "", kHw}, {2.0, 0.25, "", kHw},
+                                        {2.0, 0.5, "", kHw}, {2.0, 1.0, "", kHw}}), 0);
+  // Per group: a floor in one kind does not stop the model's estimate for another.
+  const std::vector<Measured> two = {{0.003, 0.25, "KIND=a", kHw}, {0.003, 0.5, "KIND=a", kHw},
+                                     {0.003, 1.0, "KIND=a", kHw}, {0.004, 0.25, "KIND=b", kHw}};
+  const guided::Regret other = guided::regretWithFloor(two, {{1.0, "KIND=b"}}, 0.003);
+  EXPECT_DOUBLE_EQ(other.tie, 0);
+  EXPECT_NEAR(other.estimate, 0.003 / 0.001 - 1, 1e-9);
+}
+
+TEST(LaunchFloor, ATieIsNotANewLeader) {
+  BenchStats l;
+  l.runs = 100;
+  l.median_ms = l.p20_ms = l.p80_ms = 0.003;
+  BenchStats c = l;
+  c.median_ms = c.p20_ms = c.p80_ms = 0.003 * (1 - kHw);  // faster inside both intervals
+  EXPECT_FALSE(guided::newLeader(c, l));
+  c.median_ms = c.p20_ms = c.p80_ms = 0.003 * (1 - 3 * kHw);  // beyond them
+  EXPECT_TRUE(guided::newLeader(c, l));
+  EXPECT_TRUE(guided::newLeader(c, BenchStats{}));  // no leader yet
+  c.median_ms = 0.0031;
+  EXPECT_FALSE(guided::newLeader(c, l));  // slower
+}
+
+struct TmpDir {
+  std::string path;
+  TmpDir() {
+    char t[] = "/tmp/ktune-floor-XXXXXX";
+    path = ::mkdtemp(t);
+  }
+  ~TmpDir() { (void)removeTree(path); }
+};
+
+struct Rows {
+  int64_t n = 1;
+};
+
+// A launch-bound family: 40 configs, GRID blocks each (33 = a quarter of the 132 SMs, the
+// default, then grids whose wave efficiency rises to whole waves), every one 3 µs except where
+// `fast` says otherwise (config index -> µs).
+Expected<TuneReport> tuneFlat(const TmpDir& dir, const std::vector<std::pair<int, int64_t>>& fast) {
+  SimOptions so;
+  so.device.arch = "sm_90a";
+  so.device.multiprocessors = 132;
+  auto sim = std::make_shared<SimBackend>(so);
+  sim->registerKernel("floor_k", SimKernel{nullptr, [](const SimLaunch& l) {
+                                             return double(l.define("NS")) * 1e-6;
+                                           }, nullptr});
+  EngineOptions eo;
+  eo.options.cache_dir = dir.path;
+  eo.options.database_path = dir.path + "/db.json";
+  eo.options.warmup_ms = 0.05;
+  eo.options.rep_ms = 0.2;
+  eo.options.compile_threads = 2;
+  eo.compiler = std::make_shared<SimCompiler>();
+  KTUNE_ASSIGN_OR_RETURN(auto t, Engine::create(sim, eo));
+  testfamily::SpecFamily<Rows> fam;
+  auto& [f, x] = fam;
+  f.name = "floor_k";
+  f.source = "// simulated";
+  f.entry = "floor_k";
+  for (int i = 0; i < 40; ++i) {
+    int64_t ns = 3000;
+    for (const auto& [idx, v] : fast)
+      if (idx == i) ns = v;
+    x.configs.push_back(Config{{"GRID", int64_t(i == 0 ? 33 : 33 + 8 * i)}, {"NS", ns}});
+  }
+  x.default_config = x.configs.front();
+  f.key = [](const Rows& p, KeyFields& k) { k.add("rows", p.n); };
+  f.launch = [](const Knobs& k, const Rows&, const DeviceFacts&) {
+    return Launch::linear(k["GRID"], 64);
+  };
+  f.args = [](const Rows& p, ArgPack& a) { a.add(p.n); };
+  x.verify = [](const void*, StreamHandle) -> Expected<VerifyResult> { return VerifyResult{}; };
+  KTUNE_ASSIGN_OR_RETURN(auto added, addFamily(*t, std::move(fam)));
+  return added.tune(Rows{});
+}
+
+// Regression: before the rule this raced all 40 configs (every grid scores above the default's
+// quarter wave, so the model's estimate stayed far above 0.5% until the last one).
+TEST(LaunchFloor, ALaunchBoundKeyStopsRacingTies) {
+  TmpDir dir;
+  auto rep = tuneFlat(dir, {});
+  ASSERT_TRUE(rep.ok()) << rep.status().toString();
+  EXPECT_EQ(rep->search, "guided");
+  EXPECT_TRUE(rep->launch_floor) << rep->tree();
+  EXPECT_LE(rep->reached, 20) << rep->tree();
+  EXPECT_GE(rep->reached, 8) << rep->tree();  // min_n: the floor does not skip the first ones
+  EXPECT_EQ(rep->rounds.size(), 1u) << rep->tree();  // no later rounds for the tie
+  // The finalists: the default and the leader only (3 of the tie before), the minimum of rounds.
+  EXPECT_LE(rep->vs_default.finalists, 2) << rep->tree();
+  EXPECT_LE(rep->vs_default.rounds, kMinFinalistRounds) << rep->tree();
+  EXPECT_NE(rep->tree().find("at the launch floor"), std::string::npos);
+}
+
+// A config faster than the tie (3%, inside kFloorNear) early in the prior's order is found and
+// wins, and the race still stops early: the cluster of 3 µs ties bounds the rest.
+TEST(LaunchFloor, AFasterConfigAtTheFloorStillWins) {
+  TmpDir dir;
+  // Config 12 (GRID 129: 0.98 of a wave, the best static score: raced right after the default)
+  // 2.91 µs.
+  auto rep = tuneFlat(dir, {{12, 2910}});
+  ASSERT_TRUE(rep.ok()) << rep.status().toString();
+  EXPECT_EQ(rep->winner, "GRID=129,NS=2910") << rep->tree();
+  EXPECT_LT(rep->reached, 40) << rep->tree();
+}
+
+}  // namespace
+}  // namespace ktune
