@@ -19,10 +19,10 @@
 # come last.
 #   bash dev/llama_device.sh                      (carry .devdeps; dev/llama_stage.sh stages a
 #                                                 commit with its C++ core for LLAMA_BIN)
-#   LLAMA_BUDGET_S=430      the script's wall budget (s; 395 with the C++ decoder's 45 and the
-#                           ktune_unfused variant cut the breakdowns and the third process on an
-#                           H200): the harness skips compile shapes, timing rounds past 3,
-#                           breakdowns and repeat processes that would overrun it
+#   LLAMA_BUDGET_S=430      the script's wall budget (s; with the defaults an H200 run took 310 s
+#                           of 425, all 3 processes and breakdowns included): the harness skips
+#                           compile shapes, timing rounds past 3, breakdowns and repeat processes
+#                           that would overrun it
 #   LLAMA_CXX_S=0           of it, what is kept for the C++ decoder (0: not run)
 #   LLAMA_HOST_COST=0       1: the host-cost table too (when 35 s are left)
 #   LLAMA_ARGS="--shapes d1,d32 --compile-shapes d1"   a shorter run (default: the four variants
