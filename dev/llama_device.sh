@@ -19,14 +19,17 @@
 # come last.
 #   bash dev/llama_device.sh                      (carry .devdeps; dev/llama_stage.sh stages a
 #                                                 commit with its C++ core for LLAMA_BIN)
-#   LLAMA_BUDGET_S=470      the script's wall budget (s; 395 cut the breakdowns and the third
-#                           process on an H200 with all five variants): the harness skips compile shapes,
-#                           timing rounds past 3, breakdowns and repeat processes that would
-#                           overrun it
+#   LLAMA_BUDGET_S=430      the script's wall budget (s; with the defaults an H200 run took 310 s
+#                           of 425, all 3 processes and breakdowns included): the harness skips
+#                           compile shapes, timing rounds past 3, breakdowns and repeat processes
+#                           that would overrun it
 #   LLAMA_CXX_S=0           of it, what is kept for the C++ decoder (0: not run)
 #   LLAMA_HOST_COST=0       1: the host-cost table too (when 35 s are left)
-#   LLAMA_ARGS="--shapes d1,d32 --compile-shapes d1"   a shorter run (default: --rounds 5
-#                           --breakdown d1,d128,p2048 --repeat-need-s 45)
+#   LLAMA_ARGS="--shapes d1,d32 --compile-shapes d1"   a shorter run (default: the four variants
+#                           of the table, --rounds 5 --breakdown d1,d8,d128,p2048
+#                           --repeat-need-s 45; ktune_unfused is not in the table)
+#   LLAMA_KEYS=1            KTUNE_VERBOSE=1 for the harness: the engine's lines of each tuning run
+#                           in its log, read back into the per-key tuning table (llama_keys.py)
 #   LLAMA_CXX_ARGS="--layers 8"                        the C++ decoder's arguments
 #   LLAMA_BIN=DIR           prebuilt libktune.so.0.1, ktune, ktune-worker, ktune_llama of this
 #                           commit (dev/llama_quick_install.sh): the build takes seconds
@@ -35,9 +38,10 @@ OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 W=/tmp/llw; rm -rf "$W"; mkdir -p "$W"
 PY=${PYTHON:-python3}
 T0=$(date +%s)
-BUDGET=${LLAMA_BUDGET_S:-470}
+BUDGET=${LLAMA_BUDGET_S:-430}
 CXX_S=${LLAMA_CXX_S:-0}
-ARGS=${LLAMA_ARGS:---rounds 5 --breakdown d1,d128,p2048 --repeat-need-s 45}
+ARGS=${LLAMA_ARGS:---variants torch,tunableop,compile,ktune --rounds 5 --breakdown d1,d8,d128,p2048 --repeat-need-s 45}
+[ "${LLAMA_KEYS:-1}" != 0 ] && export KTUNE_VERBOSE=1
 KB=${KTUNE_BUILD_DIR:-/tmp/kb}
 elapsed() { echo $(( $(date +%s) - T0 )); }
 # Cold caches of our own (a warm machine may hold a teammate's tuning database, build tree or
@@ -90,14 +94,16 @@ export PYTHONPATH="/tmp/kpy${PYTHONPATH:+:$PYTHONPATH}" LLAMA_WAIT_FOR=/tmp/kpy.
 LEFT=$(( BUDGET - CXX_S - $(elapsed) ))
 echo "harness: $LEFT s of the budget left"
 PYTHONUNBUFFERED=1 timeout "$LEFT" $PY python/examples/llama.py --json "$OUT/llama.json" \
-  --deadline-s $(( LEFT - 15 )) $ARGS > "$OUT/llama.log" 2>&1
+  --engine-log "$OUT/llama.log" --deadline-s $(( LEFT - 15 )) $ARGS > "$OUT/llama.log" 2>&1
 RC=$?
 echo "harness rc=$RC at $(elapsed) s"
 wait $BUILD $CHECK
 grep -E "^python package|^ktune |rc=|failed" "$W/install.log"
 tail -2 "$W/selfcheck.log"
 [ -f "$W/cxx_path" ] && LLAMA_LL=$(cat "$W/cxx_path")
-grep -E "FAILED|failed|no graph|skipped|unavailable|Error|rc |refused" "$OUT/llama.log" | head -24 | cut -c1-220
+# (not the engine's own lines: a candidate that fails to compile or verify is part of tuning)
+grep -v -E "^  (├|└)─|^ktune: |^  (winner|vs default|compile [0-9])" "$OUT/llama.log" |
+  grep -E "FAILED|failed|no graph|skipped|unavailable|Error|rc |refused" | head -24 | cut -c1-220
 if [ "$RC" != 0 ] && [ -f "$OUT/llama.json" ]; then  # cut short: the tables from what was written
   (cd python/examples && $PY llama_report.py "$OUT/llama.json" "$OUT"/llama_proc*.json) \
     > "$W/report.log" 2>&1
@@ -127,9 +133,11 @@ else
   tail -20 "$W/cxx_build.log"
 fi
 
-# The tables last.
+# The tables last; the markdown table and the tuning totals once more at the very end.
 sed -n '/^== /,$p' "$OUT/llama.log" | grep -v "^     " | cut -c1-230
 grep -E "^==|^  [a-z_]+ +[0-9]" "$W/host_cost.log" 2>/dev/null | head -8
 echo "== C++ decoder (examples/llama.cc, public API only)"
 cat "$W/cxx_check.log" "$W/llama_cxx.log" 2>/dev/null | tail -12
+sed -n '/^== table (markdown/,/^$/p' "$OUT/llama.log"
+grep -E "^  whole model:|^  all: [0-9]+ keys" "$OUT/llama.log"
 echo "total $(elapsed) s"

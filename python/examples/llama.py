@@ -49,6 +49,7 @@ import time
 import llama_procs
 from llama_model import LLAMA3_8B, TINY, Decoder, TorchOps, run, self_check
 from llama_model import _proj_add_norm  # noqa: F401  (the tests read the layer logic here)
+from llama_layers import layer_kernels
 from llama_timing import (Entry, WallRecorder, copy_rate, first_call, kernel_table, op_breakdown,
                           rounds_done, set_up, timing_rounds)
 
@@ -87,6 +88,10 @@ def parse_args(argv=None):
     p.add_argument("--deadline-s", type=float, default=0,
                    help="wall budget: compile shapes are skipped when it would be overrun")
     p.add_argument("--json", default="", help="write every figure here")
+    p.add_argument("--engine-log", default="",
+                   help="this run's own log (stdout and stderr) where KTUNE_VERBOSE=1 puts the "
+                        "engine's lines of each tuning run: read at the end for ktune's tuning "
+                        "time key by key (llama_keys.py)")
     p.add_argument("--self-check", action="store_true",
                    help="tiny float32 model: decode after prefill == prefill of one more token")
     p.add_argument("--tiny", action="store_true", help="tiny dims (a quick GPU smoke run)")
@@ -201,12 +206,25 @@ def tuning_order(shapes):
     return ends + rest
 
 
+def _first_call_mark(a, name):
+    """With the engine's per-key lines on (KTUNE_VERBOSE, first process): a function printing
+    "[first call] VARIANT SHAPE OP" before each first call of a ktune variant (op by op for
+    ktune), which places the key lines that follow (llama_keys.py); else None."""
+    import os
+    if a.child or os.environ.get("KTUNE_VERBOSE", "0") in ("", "0") or \
+            name not in ("ktune", "ktune_unfused"):
+        return None
+    return lambda s, op: print(f"  [first call] {name} {s} {op}", flush=True)
+
+
 def set_up_all(a, model, cfg, states, names, t_start, log):
     """Every variant's entries: first calls (tuning / compiling; ktune's timed op by op), checks
     and captures. Returns (entries, ops_of, ktune's first-call seconds per shape and op, with
-    "init_s": each variant's set-up before its first call)."""
-    entries, refs, ops_of, first_ops = [], {}, {}, {"init_s": {}}
+    "init_s": each variant's set-up before its first call, and "layer0_s": per shape and op,
+    the op's first call alone)."""
+    entries, refs, ops_of, first_ops = [], {}, {}, {"init_s": {}, "layer0_s": {}}
     for name in names:
+        mark = _first_call_mark(a, name)
         t0 = time.perf_counter()
         v = make_variant(name, model, cfg, "tunableop" in names, log, a.compile_scope,
                          a.ktune_add)
@@ -238,10 +256,13 @@ def set_up_all(a, model, cfg, states, names, t_start, log):
                        calls=PREFILL_CALLS if shape_of(s)[1] > 1 else 20)
             try:
                 if name == "ktune":  # where the tuning time goes: the same call, op by op
-                    rec = WallRecorder()
+                    rec = WallRecorder(mark and (lambda op, s=s: mark(s, op)))
                     first_call(en, lambda rec=rec, st=st: run(model, ops, st, rec))
                     first_ops[s] = rec.seconds
+                    first_ops["layer0_s"][s] = rec.first
                 else:
+                    if mark:
+                        mark(s, "all")
                     first_call(en)
                 firsts.append(en)
             except Exception as e:  # noqa: BLE001  (a variant that fails is reported, not fatal)
@@ -260,9 +281,9 @@ def set_up_all(a, model, cfg, states, names, t_start, log):
 
 
 def breakdowns(a, model, states, entries, ops_of, log, left_s):
-    """Per-op event breakdown (eager variants) and kernel tables (every variant but TunableOp) of
-    the breakdown shapes."""
-    ops_bd, kern = {}, {}
+    """Per-op event breakdown (eager variants), kernel tables and one layer's kernels in order
+    (every variant but TunableOp) of the breakdown shapes."""
+    ops_bd, kern, layers = {}, {}, {}
     for en in entries:
         # TunableOp runs torch's code on the GEMMs it picked: its kernels are in its CSV.
         if en.shape not in a.breakdown or en.variant == "tunableop":
@@ -279,10 +300,11 @@ def breakdowns(a, model, states, entries, ops_of, log, left_s):
                 ops_bd[key] = op_breakdown(lambda rec, ops=ops, st=st: run(model, ops, st, rec),
                                            pre, a.layers)
             en.pre()
-            kern[key] = kernel_table(en.eager)
+            kern[key], seq = kernel_table(en.eager, steps=3)
+            layers[key] = layer_kernels(seq, 3, a.layers)
         except Exception as e:  # noqa: BLE001
             log(f"  breakdown {key} failed: {str(e).splitlines()[0][:120]}")
-    return ops_bd, kern
+    return ops_bd, kern, layers
 
 
 def _write(a, res, t_start):
@@ -359,6 +381,7 @@ def main_run(a):
     states = {s: model.state(*shape_of(s), a.context, "cuda", dt) for s in a.shapes}
     weight_bytes, step_bytes = _step_bytes(model, states)
     entries, ops_of, first_ops = set_up_all(a, model, cfg, states, names, t_start, log)
+    first_layer0 = first_ops.pop("layer0_s")
     rounds = a.rounds
     # Rounds past 3 and the breakdowns leave the repeat processes the time they are expected to
     # take: the median over processes needs them more than a longer first process.
@@ -367,16 +390,18 @@ def main_run(a):
     log(f"timing {len(entries)} entries in {rounds} interleaved rounds")
     timing_rounds(entries, rounds, log, main_left if a.deadline_s else None)
     rounds = rounds_done(entries, rounds)  # fewer when the budget stopped them
-    ops_bd, kern = breakdowns(a, model, states, entries, ops_of, log, main_left)
+    ops_bd, kern, layer_kern = breakdowns(a, model, states, entries, ops_of, log, main_left)
     res = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "cfg": cfg,
            "compile_scope": a.compile_scope, "order_ktune": tuning_order(a.shapes),
            "layers": a.layers, "context": a.context, "rounds": rounds, "copy": copy,
            "weight_bytes": weight_bytes, "step_bytes": step_bytes, "first_ops": first_ops,
+           "first_ops_first": first_layer0,
            "tunableop_results": _tunableop_results() if "tunableop" in names else [],
            "entries": [dict(variant=e.variant, shape=e.shape, setup_s=e.setup_s, err=e.err,
                             graph_err=e.graph_err, graph_ms=e.times["graph"],
                             eager_ms=e.times["eager"]) for e in entries],
-           "ops": ops_bd, "kernels": {k: v[:40] for k, v in kern.items()}}
+           "ops": ops_bd, "kernels": {k: v[:40] for k, v in kern.items()},
+           "layer_kernels": layer_kern}
     if not a.child:
         _write(a, res, t_start)  # kept if a repeat process takes the rest of the budget
         # The repeats need the GPU's memory: this process's graphs and cached blocks go first.
@@ -387,6 +412,13 @@ def main_run(a):
             res["procs"] = llama_procs.run_repeats(a, names, log, left_s)
         except Exception as e:  # noqa: BLE001  (the first process's figures still count)
             log(f"repeat processes FAILED: {type(e).__name__}: {e}")
+    if a.engine_log and not a.child:
+        import llama_keys
+        try:
+            with open(a.engine_log, errors="replace") as f:
+                res["keys"] = llama_keys.parse(f)
+        except OSError as e:
+            log(f"  --engine-log {a.engine_log}: not read ({e})")
     _write(a, res, t_start)
     if not a.child:
         from llama_report import report

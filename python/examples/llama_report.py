@@ -5,6 +5,8 @@ import math
 import statistics
 import sys
 
+import llama_keys
+import llama_layers
 from llama import shape_of
 
 
@@ -71,7 +73,10 @@ def report(res):
           ", ".join(f"{v} {t:.1f}" for v, t in tun.items()))
     _print_tuning(res, by, shapes)
     _print_first_ops(res)
+    if res.get("keys") is not None:
+        llama_keys.report(res["keys"], res.get("first_ops_first"))
     _print_breakdown(res)
+    llama_layers.report(res.get("layer_kernels"))
     _print_summary(res, by, shapes)
     _print_bounds(res, shapes)
     _print_processes(res, shapes)

@@ -53,18 +53,26 @@ def first_call(entry, fn=None):
 
 class WallRecorder:
     """Host wall seconds per op name of one call (the device synchronised around each op): where
-    a first call's tuning time goes."""
+    a first call's tuning time goes. seconds: every layer's calls of the op; first: its first call
+    alone (the one that tunes its key). mark(name), when given, runs before an op's first call
+    (llama.py prints a line there, so the engine's per-key log lines that follow are placed)."""
 
-    def __init__(self):
-        self.seconds = {}
+    def __init__(self, mark=None):
+        self.seconds, self.first, self.mark = {}, {}, mark
 
     def __call__(self, name, fn, *args):
         import torch
         torch.cuda.synchronize()
+        first = name not in self.first
+        if first and self.mark is not None:
+            self.mark(name)
         t0 = time.perf_counter()
         out = fn(*args)
         torch.cuda.synchronize()
-        self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - t0
+        dt = time.perf_counter() - t0
+        self.seconds[name] = self.seconds.get(name, 0.0) + dt
+        if first:
+            self.first[name] = dt
         return out
 
 
@@ -203,7 +211,10 @@ def op_breakdown(step, pre, layers):
 
 
 def kernel_table(fn, steps=3):
-    """(name, µs per step) of every kernel of `steps` calls, by torch.profiler, largest first."""
+    """(rows, seq) of `steps` calls by torch.profiler: rows = (name, us per step, launches per
+    step) of every kernel, largest first; seq = (name, us) of every kernel, copy and memset in
+    launch order (from the profiler's trace; [] where it cannot be read), which llama_layers.py
+    cuts into the step's layers."""
     import torch
     from torch.profiler import ProfilerActivity, profile
     fn()
@@ -219,4 +230,25 @@ def kernel_table(fn, steps=3):
             t = getattr(ev, "self_cuda_time_total", 0)
         if t > 0:
             rows.append((ev.key, t / steps, ev.count // steps))
-    return sorted(rows, key=lambda r: -r[1])
+    return sorted(rows, key=lambda r: -r[1]), _trace_sequence(prof)
+
+
+def _trace_sequence(prof):
+    """The device activities of a profile in start order, (name, us), from its Chrome trace."""
+    import json
+    import os
+    import tempfile
+    fd, path = tempfile.mkstemp(suffix=".json")
+    os.close(fd)
+    try:
+        prof.export_chrome_trace(path)
+        with open(path) as f:
+            events = json.load(f).get("traceEvents", [])
+    except Exception:  # noqa: BLE001  (the sequence is extra: the table stands without it)
+        return []
+    finally:
+        os.remove(path)
+    dev = [e for e in events if e.get("ph") == "X" and
+           e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+    dev.sort(key=lambda e: float(e.get("ts", 0)))
+    return [(str(e.get("name", "?")), float(e.get("dur", 0))) for e in dev]

@@ -201,3 +201,76 @@ def test_the_report_counts_the_rounds_that_ran():
     f.times["eager"] = [2.0, 2.1]  # failed in round 3
     assert llama_timing.rounds_done([e, f], 5) == 3
     assert llama_timing.rounds_done([], 5) == 5
+
+
+import llama_keys  # noqa: E402
+import llama_layers  # noqa: E402
+
+
+def test_each_tuning_run_is_placed_at_the_first_call_that_tuned_it():
+    # The engine's KTUNE_VERBOSE=1 lines (autotune/tuning_run*.cc): race rounds and finalists
+    # come before the key's tree, its wall figures after; a repeat process's lines are not read.
+    key = "layout=NT,ab=bf16,c=bf16,M=1,N=6144,K=4096,lda=4096,ldb=4096,ldc=6144,epi=16"
+    log = f"""  [first call] ktune d1 norm
+rmsnorm_bf16 [cols=4096,rows=1,w=1,res=0,align=16]: 12 candidates, 12 compiled, 0 store hits
+  winner: X 0.0020 ms
+  compile 812 ms, bench 420 ms (300 ms of it while compiling), total 1.06e+03 ms (host wall)
+  [first call] ktune d1 qkv
+ktune: gemm [{key}]: guided: 2 of 49 raced, leader 0.01983 ms, 1 since a new leader, regret 3%
+ktune: gemm [{key}]: guided: round 1 4.2e+03 ms (vendor candidates 310 ms, 16 raced, 14 compiled)
+ktune: gemm [{key}]: guided: round 2 230 ms (5 candidates)
+ktune: gemm [{key}]: guided: round 3 120 ms (2 candidates)
+ktune: gemm [{key}]: finalists 650 ms (3 finalists, 4 rounds: default kept: within noise)
+gemm [{key}]: 137 candidates, 14 compiled, 2 store hits, guided: 16 raced, 121 not reached, regret <= 1.00%, at the launch floor
+  ├─ * KIND=decode 0.0120 ms (p20 0.0119, p80 0.0121, 40 runs)
+  └─   KIND=mma  compile error: spills
+  compile 3.9e+03 ms, bench 1.2e+03 ms (800 ms of it while compiling), total 5.5e+03 ms (host wall)
+  [first call] ktune d1 rope_kv
+process 2: child process llama.py --child timing
+rmsnorm_bf16 [cols=4096,rows=1,w=1,res=0,align=16]: 12 candidates, 0 compiled, 12 store hits
+"""
+    runs = llama_keys.parse(log.splitlines())
+    assert [(r["shape"], r["op"], r["family"]) for r in runs] == [
+        ("d1", "norm", "rmsnorm_bf16"), ("d1", "qkv", "gemm")]
+    g = runs[1]
+    assert (g["candidates"], g["compiled"], g["store_hits"], g["raced"], g["not_reached"]) == \
+        (137, 14, 2, 16, 121)
+    assert abs(g["round1_s"] - 4.2) < 1e-9 and abs(g["vendor_s"] - 0.31) < 1e-9
+    assert abs(g["later_s"] - 0.35) < 1e-9 and abs(g["finalists_s"] - 0.65) < 1e-9
+    assert (g["compile_s"], g["bench_s"], g["total_s"]) == (3.9, 1.2, 5.5)
+    assert abs(runs[0]["total_s"] - 1.06) < 1e-9 and runs[0]["raced"] == 0
+    assert g["launch_floor"] and not runs[0]["launch_floor"]
+    assert llama_keys.short_key(key) == "M=1,N=6144,K=4096,epi=16"
+
+
+def test_the_key_table_sets_each_first_call_beside_its_keys(capsys):
+    runs = [dict(variant="ktune", shape="d1", op="qkv", family="gemm", key="M=1,N=2", candidates=9,
+                 compiled=4, store_hits=0, raced=5, not_reached=4, round1_s=3.0, vendor_s=0.3,
+                 later_s=0.5, finalists_s=0.4, compile_s=3.5, bench_s=1.0, overlap_s=0.5,
+                 total_s=4.0)]
+    llama_keys.report(runs, {"d1": {"qkv": 6.5, "attn": 0.001}})
+    out = capsys.readouterr().out
+    assert "| ktune d1 qkv | gemm | M=1,N=2 | 9 | 4 / 0 | 5 | 3.00 (0.30) | 0.50 | 0.40 | " \
+        "3.50 | 1.00 | **4.00** |" in out
+    # 2.5 s of the op's first call were outside its key's run; the attention (no key) not listed
+    assert "| d1 qkv | 6.50 | 1 | 4.00 | 2.50 |" in out and "d1 attn" not in out
+    assert "all: 1 keys, 4 compiles, compile 3.50 s, bench 1.00 s" in out
+
+
+def test_a_step_is_cut_into_its_layers():
+    # ktune's step: its input copy and the first norm, then 3 layers ending with the next norm;
+    # the layer could also be read as starting with the norm (then the last norm is outside):
+    # the shorter tail is the model's own cut.
+    layer = ["qkv", "rope", "sdpa", "o_proj", "rms", "gate_up", "down", "rms"]
+    names = ["copy", "rms"] + layer * 3
+    assert llama_layers.layer_cut(names, 3) == (2, 8, 0)
+    assert llama_layers.layer_cut(["a", "b", "c", "d", "e", "f", "g"], 3) is None
+    us = {"qkv": 17.0, "rope": 4.0, "sdpa": 20.0, "o_proj": 14.0, "rms": 5.0, "gate_up": 63.0,
+          "down": 30.0, "copy": 2.0}
+    seq = [(n, us[n] + 0.1 * s) for s in range(2) for n in names]  # two steps
+    d = llama_layers.layer_kernels(seq, 2, 3)
+    assert [x[0] for x in d["layer"]] == layer
+    assert abs(d["layer"][5][1] - 63.05) < 1e-9 and d["layer"][5][2] == 63.0
+    assert [x[0] for x in d["outside"]] == ["copy", "rms"]
+    assert abs(d["layer_us"] - (sum(us[n] for n in layer) + 0.05 * 8)) < 1e-9
+    assert llama_layers.layer_kernels(seq[:-1], 2, 3) is None  # the steps differ
