@@ -112,6 +112,56 @@ double scoreAt(const Neighbour& n, const std::string& cls, bool* known) {
   return *known ? it->second : kUnreachedScore;
 }
 
+// Every field equal but one numeric field at most (same names, kinds and categories); `axis`: the
+// index of the numeric field that differs, -1 when none does.
+bool alongOneAxis(const ParsedKey& a, const ParsedKey& b, int* axis) {
+  if (a.names != b.names || a.is_num != b.is_num || a.str != b.str) return false;
+  *axis = -1;
+  for (size_t i = 0; i < a.num.size(); ++i) {
+    if (!a.is_num[i] || a.num[i] == b.num[i]) continue;
+    if (*axis >= 0) return false;
+    *axis = int(i);
+  }
+  return true;
+}
+
+// The bracketing rule (predict.h): the JIT config near-best (within 3% of the fastest) and faster
+// than the default by kDefaultMargin at the nearest tuned key on each side of `pk` along one
+// numeric field, the one with the larger geometric mean gain; empty when no config qualifies or the key has no tuned key on one side.
+std::string bracketRule(const std::vector<Neighbour>& index, const ParsedKey& pk,
+                        const std::function<bool(const std::string&)>& applicable, double* score) {
+  const Neighbour* side[2] = {nullptr, nullptr};
+  double gap[2] = {0, 0};
+  int axis = -1;
+  for (const auto& n : index) {
+    int a = -1;
+    if (!alongOneAxis(pk, n.parsed, &a) || a < 0 || (axis >= 0 && a != axis)) continue;
+    axis = a;  // the first along-axis key fixes the field (keys of one family share their fields)
+    const double d = n.parsed.num[size_t(a)] - pk.num[size_t(a)];
+    if (std::fabs(d) >= kMaxDistance) continue;
+    const int s = d > 0 ? 1 : 0;
+    if (!side[s] || std::fabs(d) < gap[s]) side[s] = &n, gap[s] = std::fabs(d);
+  }
+  if (!side[0] || !side[1]) return "";
+  std::string best;
+  double best_gain = 1.0 + kDefaultMargin;
+  for (const auto& [cls, s0] : side[0]->scores) {
+    if (cls == kDefaultClass) continue;
+    double lg = 0, sum = 0;
+    bool ok = true;
+    for (const Neighbour* n : side) {
+      bool kc = false, kd = false;
+      const double sc = scoreAt(*n, cls, &kc), sd = scoreAt(*n, kDefaultClass, &kd);
+      ok = ok && kc && kd && sd > 0 && sc >= sd * (1.0 + kDefaultMargin) && sc >= 0.97;
+      if (!ok) break;
+      lg += 0.5 * std::log(sc / sd);
+      sum += 0.5 * sc;
+    }
+    if (ok && std::exp(lg) > best_gain && applicable(cls)) best = cls, best_gain = std::exp(lg), *score = sum;
+  }
+  return best;
+}
+
 }  // namespace
 
 Prediction predict(const std::vector<Neighbour>& index, const std::string& key,
@@ -182,6 +232,12 @@ Prediction predict(const std::vector<Neighbour>& index, const std::string& key,
     const double s = score(cls);
     if (s > best_score && agreement(cls) >= kMinAgreement && consistent(cls) && applicable(cls))
       best = cls, best_score = s;
+  }
+  // Where that rule keeps the default (a farther neighbour disagreeing, too little agreement), the
+  // two tuned keys bracketing the new one may still agree on a JIT config (bracketRule).
+  if (best == kDefaultClass) {
+    double s = 0;
+    if (std::string c = bracketRule(index, pk, applicable, &s); !c.empty()) best = c, best_score = s;
   }
   out.source = best == kDefaultClass ? kDefaultClass : "jit";
   out.config = best == kDefaultClass ? "" : best;

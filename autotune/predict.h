@@ -19,6 +19,14 @@
 // the closeness weight, measured and near-best at the nearest neighbour, and not slower than the
 // default at any neighbour that timed both (else the neighbours disagree and the default stays:
 // the rule behind "never slower than the default").
+// Where that rule keeps the default, the bracketing rule may still pick a JIT config: the nearest
+// tuned key on each side of the new key along the one field they differ in (M, say) both timed it,
+// near-best (within 3% of the fastest) and faster than the default by kDefaultMargin at each (the
+// largest geometric-mean gain wins).
+// Checked before the sixth held-out set on the fifth's per-candidate times (each key's held-out
+// neighbours as its tuned ones): it fired on 3 of 75 keys, 0.92-1.00 of the default, where the
+// rule above fired on none; carrying vendor ranks over the same way broke the 2% bound
+// (bench/NOTES.md, issue 35 sixth pass).
 // Why nearest neighbours and not a fitted model: a GEMM's best tile changes in steps along M (wave
 // quantisation) with a handful of tuned keys per N x K; neighbour votes in log-M follow those steps
 // without a model to fit, stay exact on tuned keys and are explained by listing the neighbours.

@@ -100,7 +100,8 @@ TEST(Predict, TheDefaultStaysUnlessAConfigBeatsItByTheMargin) {
 // C averages far better than the default D but was near-best (within 3%) at no neighbour: with A
 // and B inapplicable to the new key, the default runs (on the H100's held-out keys such
 // predictions were mostly slower than the default). With A applicable, A (near-best where it
-// was measured) is predicted.
+// was measured) is predicted. (M=32 lies between 24 and 64, where C beat D by 27%: the bracketing
+// rule asks it to be near-best there too, so it does not pick C either.)
 TEST(Predict, AConfigNearBestAtTooFewNeighboursDoesNotReplaceTheDefault) {
   std::vector<DbEntry> es = {
       entry("M=16", {cand("A", 1.0), cand("C", 1.10), cand("D", 1.40)}, "D"),
@@ -123,10 +124,11 @@ TEST(Predict, TheDefaultStaysWhereTheNeighboursDisagree) {
       entry("M=16", {cand("A", 1.0), cand("D", 1.30)}, "D"),
       entry("M=24", {cand("A", 1.0), cand("D", 1.30)}, "D"),
       entry("M=64", {cand("A", 1.25), cand("E", 1.0), cand("D", 1.10)}, "D")};
-  auto p = predict::predict(predict::indexEntries(es), "M=20", all);
+  // M=12: no tuned key below it, so the bracketing rule has no say (its case: the next test).
+  auto p = predict::predict(predict::indexEntries(es), "M=12", all);
   EXPECT_EQ(p.source, predict::kDefaultClass) << p.config;
   es[2].candidates[0].stats.median_ms = 1.05;  // A faster than D there too: A
-  EXPECT_EQ(predict::predict(predict::indexEntries(es), "M=20", all).config, "A");
+  EXPECT_EQ(predict::predict(predict::indexEntries(es), "M=12", all).config, "A");
   std::vector<DbEntry> far = {
       entry("M=32", {cand("B", 1.0), cand("D", 1.02)}, "D"),
       entry("M=16", {cand("B", 1.0), cand("C", 1.0), cand("D", 3.0)}, "D"),
@@ -135,6 +137,67 @@ TEST(Predict, TheDefaultStaysWhereTheNeighboursDisagree) {
   auto q = predict::predict(predict::indexEntries(far), "M=30",
                             [](const std::string& c) { return c != "B"; });
   EXPECT_EQ(q.source, predict::kDefaultClass) << q.config;
+}
+
+// The bracketing rule (fixed before the sixth held-out set): where the rule above keeps the default,
+// the nearest tuned key on each side of the new one along the field they differ in may still agree
+// on a JIT config, each seeing it faster than the default by kDefaultMargin.
+TEST(Predict, TheTwoTunedKeysBracketingANewOneCanAgreeOnAConfig) {
+  auto all = [](const std::string&) { return true; };
+  std::vector<DbEntry> es = {
+      entry("M=16,N=512", {cand("A", 1.0), cand("D", 1.30)}, "D"),
+      entry("M=24,N=512", {cand("A", 1.0), cand("B", 1.01), cand("D", 1.30)}, "D"),
+      entry("M=64,N=512", {cand("A", 1.25), cand("E", 1.0), cand("D", 1.10)}, "D")};
+  // M=20 lies between 16 and 24, both of which saw A 30% faster than D; M=64 (farther) disagrees.
+  auto p = predict::predict(predict::indexEntries(es), "M=20,N=512", all);
+  EXPECT_EQ(p.config, "A");
+  EXPECT_EQ(p.source, "jit");
+  EXPECT_EQ(p.basis, "neighbours");
+  EXPECT_GT(p.score, p.default_score);
+  // A not applicable: B was timed on one side only: the default.
+  EXPECT_EQ(predict::predict(predict::indexEntries(es), "M=20,N=512",
+                             [](const std::string& c) { return c != "A"; }).source,
+            predict::kDefaultClass);
+  // Beyond the tuned range (nothing above M=100): no bracket, and M=64 disagrees: the default.
+  EXPECT_EQ(predict::predict(predict::indexEntries(es), "M=100,N=512", all).source,
+            predict::kDefaultClass);
+  // Between 24 and 64 (A slower than D at 64): the default.
+  EXPECT_EQ(predict::predict(predict::indexEntries(es), "M=40,N=512", all).source,
+            predict::kDefaultClass);
+  // Faster by 1% only on one side: within the margin, the default.
+  auto thin = es;
+  thin[1].candidates[2].stats.median_ms = 1.01;
+  EXPECT_EQ(predict::predict(predict::indexEntries(thin), "M=20,N=512", all).source,
+            predict::kDefaultClass);
+  // The key above differs in another field too (N): not a bracket, the default.
+  auto other = es;
+  other[1].key = "M=24,N=1024";
+  EXPECT_EQ(predict::predict(predict::indexEntries(other), "M=20,N=512", all).source,
+            predict::kDefaultClass);
+}
+
+// The bracketing rule through the engine's database on the simulated backend: X beat the family
+// default (BLOCK=128,VEC=1) at the tuned n=1024 and n=4096 and lost to it at n=16384; the unseen
+// n=2048 between the first two runs X (the rule before it kept the default: a neighbour disagreed).
+TEST(Shapes, TheTunedKeysBracketingAnUnseenKeyChooseItsConfig) {
+  Env env;
+  const std::string x = "BLOCK=512,VEC=2", d = "BLOCK=128,VEC=1";
+  for (int64_t b : {64, 128, 256, 512, 1024, 2048})
+    for (int64_t v : {1, 2, 4}) env.cost["BLOCK=" + std::to_string(b) + ",VEC=" + std::to_string(v)] = 0.5;
+  env.cost[d] = 0.3;
+  auto t = Engine::create(env.backend, env.options()).value();
+  auto f = addFamily(*t, env.family()).value();
+  env.cost[x] = 0.1;
+  for (int64_t n : {1024, 4096}) ASSERT_TRUE(f(env.problem(n)).ok());
+  env.cost[x] = 0.6;  // at n=16384 X is slower than the default, and another config wins
+  env.cost["BLOCK=256,VEC=4"] = 0.1;
+  ASSERT_TRUE(f(env.problem(16384)).ok());
+  EXPECT_EQ(t->database("scale")->lookup("n=4096,dtype=f32")->winner, x);
+  auto p = f.predict(env.problem(2048)).value();
+  EXPECT_EQ(p.config, x);
+  EXPECT_EQ(p.source, "jit");
+  // Above every tuned key there is no bracket, and the nearest key saw X lose: not X.
+  EXPECT_NE(f.predict(env.problem(65536)).value().config, x);
 }
 
 // The family's tuned keys n=1024 and n=4096 (BLOCK=256,VEC=2 fastest everywhere).
