@@ -4,7 +4,8 @@ on every held-out key, and how that config did in the key's own interleaved re-t
 per-candidate times: the default r0, cuBLASLt ranks r1-r3, the neighbours' JIT configs). A rule's
 pick that the row did not time counts as the default (the rule could not be judged there: counted
 in "untimed").
-  python3 dev/shape_rule_check.py heldout.jsonl [heldout_db.json.gz]
+  python3 dev/shape_rule_check.py heldout.jsonl[.gz] [heldout_db.json.gz]
+  (the sixth pass's run: bench/data/heldout_seed4/heldout.jsonl.gz and heldout_db.json.gz)
 Without the database, each key's neighbours are the other held-out keys of its N x K (leave one
 out: how the rules were chosen before the sixth pass); with it, the tuned keys of the run.
 Rules: default (r0 always); bracket-jit (autotune/predict.h's bracketing rule: a JIT config near-best
@@ -111,7 +112,8 @@ RULES = {
 
 
 def main(argv):
-    rows = [json.loads(x) for x in open(argv[1]) if x.strip()]
+    src = gzip.open(argv[1], "rt") if argv[1].endswith(".gz") else open(argv[1])
+    rows = [json.loads(x) for x in src if x.strip()]
     rows = [r for r in rows if not r.get("error") and r.get("times")]
     db = db_points(argv[2]) if len(argv) > 2 else None
     print(f"{len(rows)} keys; neighbours: {'tuned keys (' + argv[2] + ')' if db else 'other held-out keys'}")
