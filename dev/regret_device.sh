@@ -163,6 +163,10 @@ if [ "${PEERS:-1}" = 1 ] && [ "$P" -gt 20 ]; then
     --shapes=4096x4096x4096 >> "$OUT/peers.txt" 2>&1
   grep -E "^(device|triton|inductor|summary)|skipped|killed|no shape" "$OUT/peers.txt" | tee -a "$SUM"
 fi
+# Whether the isolation worker ran (a worker that cannot start makes `ktune tune` benchmark in its
+# own process, with a line on stderr).
+row "in-process fallbacks (worker unavailable): $(cat "$OUT"/*.err 2>/dev/null | grep -c 'isolated benchmarking unavailable')"
+grep -h -m1 'isolated benchmarking unavailable' "$OUT"/*.err 2>/dev/null | cut -c1-200 | tee -a "$SUM"
 # Only a few files come back from a device call: the JSON and stderr logs go in one tarball.
 ( cd "$OUT" && ls | grep -vE '^(summary|regret_gemm|regret_rows|peers)\.txt$|^logs\.tgz$' > .pack &&
   tar -czf logs.tgz -T .pack && xargs rm -f < .pack; rm -f .pack )
