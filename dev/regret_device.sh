@@ -95,10 +95,17 @@ EOF
 # with a fresh database (the engine's log in its stderr: the race's rounds, the finalists).
 SHAPE=${SHAPE:---m 4096 --n 4096 --k 4096 --layout NT}
 SUITE=${SUITE:---suite llm}
+# The process tree's resource use (CPU time, page faults, context switches) on stderr's last line:
+# whether a slow first process spent CPU or waited (the first NVRTC use's excess, not established).
+ru() { python3 -c 'import resource, subprocess, sys
+r = subprocess.call(sys.argv[1:]); u = resource.getrusage(resource.RUSAGE_CHILDREN)
+sys.stderr.write("rusage: user %.2f s sys %.2f s majflt %d minflt %d nvcsw %d nivcsw %d\n" % (u.ru_utime,
+    u.ru_stime, u.ru_majflt, u.ru_minflt, u.ru_nvcsw, u.ru_nivcsw)); sys.exit(r)' "$@"; }
 tuned() {  # what args passes...: one timed `ktune tune gemm` run, its split into the summary
   local what=$1 args=$2 pass=$3 lim=$4
-  S=$(now); timeout $lim $K tune gemm $args --json --quiet > "$OUT/${what}_$pass.json" 2> "$OUT/${what}_$pass.err"
+  S=$(now); ru timeout $lim $K tune gemm $args --json --quiet > "$OUT/${what}_$pass.json" 2> "$OUT/${what}_$pass.err"
   rc=$?; row "guided $what ($args) $pass: wall $(el $S)s rc=$rc"; split "$OUT/${what}_$pass.json" | tee -a "$SUM"
+  grep -h '^rusage' "$OUT/${what}_$pass.err" | tail -1 | sed 's/^/  /' | tee -a "$SUM"
 }
 export KTUNE_CACHE_DIR=/tmp/kr-guided-one; rm -rf "$KTUNE_CACHE_DIR"
 tuned one "$SHAPE" cold 40
