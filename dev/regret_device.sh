@@ -25,6 +25,8 @@
 # Binaries: pb.tar.xz from `bash dev/regret_stage.sh` on the dev machine (Release ktune and
 # ktune-worker; nothing is built here), else $KB with SKIP_BUILD=1, else a build as
 # dev/device_build.sh does (carry .devdeps; minutes). Logs under $OUT; a short table last.
+# With two GPUs (PAR=1, the default when nvidia-smi lists two): the suite runs before the regret
+# sets, and the GEMM and row-wise sets run at once, one GPU each.
 # Usage: DEADLINE=230 bash dev/regret_device.sh
 # Dry run of the logic on a CPU machine: KTUNE_BACKEND=sim SKIP_BUILD=1 KB=build REGRET_SET=ci \
 #   SHAPE="--m 512 --n 512 --k 4096" SUITE="--m 256 --n 1024 --k 4096" bash dev/regret_device.sh
@@ -132,31 +134,44 @@ if [ "${ROWKEYS:-1}" = 1 ]; then
   unset KTUNE_CACHE_DIR
 fi
 
-# 2. The regret harness (rows print as they finish; the deadline keeps the summary). GEMM gets
-# 70% of what is left after RESERVE, the row-wise keys the rest.
+# 2. The regret harness (rows print as they finish; the deadline keeps the summary), and 3. the
+# LLM suite, guided, cold (its own empty cache) and with the warm store (fresh database).
 SET=${REGRET_SET:-gpu}
 EXH_BUDGET=${EXH_BUDGET:-0.4}
 RT=${RETIME_ROUNDS:-4}
-G=$(( ($(left) - RESERVE - 10) * 70 / 100 ))
-if [ "$G" -gt 30 ]; then
-  timeout $G $K regret --set $SET --ops gemm --limit "${GEMM_LIMIT:-0}" --deadline $(( G - 15 )) \
-    --rounds $RT --exhaustive-budget $EXH_BUDGET > "$OUT/regret_gemm.txt" 2> "$OUT/regret_gemm.err"
-  row "regret gemm rc=$? (limit ${G}s, exhaustive budgets x $EXH_BUDGET)"; grep -E "^keys" "$OUT/regret_gemm.txt" | tee -a "$SUM"
-fi
-R=$(( $(left) - RESERVE - 5 ))
-if [ "$R" -gt 20 ]; then
-  timeout $R $K regret --set $SET --ops rmsnorm,silu_mul --limit "${ROW_LIMIT:-0}" --deadline $(( R - 10 )) \
-    --rounds $RT --exhaustive-budget $EXH_BUDGET > "$OUT/regret_rows.txt" 2> "$OUT/regret_rows.err"
-  row "regret rows rc=$? (limit ${R}s, exhaustive budgets x $EXH_BUDGET)"; grep -E "^keys" "$OUT/regret_rows.txt" | tee -a "$SUM"
-fi
-
-# 3. The LLM suite, guided, cold (its own empty cache) and with the warm store (fresh database).
-if [ "$(left)" -gt 35 ]; then
+regret() {  # ops file seconds: one `ktune regret` run of that many seconds at most
+  timeout $3 $K regret --set $SET --ops $1 --limit "$4" --deadline $(( $3 - ${5:-15} )) \
+    --rounds $RT --exhaustive-budget $EXH_BUDGET > "$OUT/$2.txt" 2> "$OUT/$2.err"
+  row "$2 rc=$? (limit ${3}s, exhaustive budgets x $EXH_BUDGET)"; grep -E "^keys" "$OUT/$2.txt" | tee -a "$SUM"
+}
+suite() {
   export KTUNE_CACHE_DIR=/tmp/kr-guided-suite; rm -rf "$KTUNE_CACHE_DIR"
   tuned suite "$SUITE" cold $(( $(left) - 15 ))
   rm -rf "$KTUNE_CACHE_DIR/db"
   [ "$(left)" -gt 15 ] && tuned suite "$SUITE" warm $(( $(left) - 5 ))
   unset KTUNE_CACHE_DIR
+}
+NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+if [ "${PAR:-1}" = 1 ] && [ "$NGPU" -ge 2 ]; then
+  # Two GPUs: the suite alone first (its tuning time), then the GEMM and the row-wise regret sets
+  # at once, one GPU each, each its own cache (the ratios are GPU timings on separate GPUs; the
+  # two processes' tuning times share the host's CPUs).
+  [ "$(left)" -gt 35 ] && suite
+  L=$(( $(left) - RESERVE - 5 ))
+  if [ "$L" -gt 30 ]; then
+    ( export CUDA_VISIBLE_DEVICES=0 KTUNE_CACHE_DIR=/tmp/kr-regret-gemm
+      regret gemm regret_gemm $L "${GEMM_LIMIT:-0}" ) &
+    ( export CUDA_VISIBLE_DEVICES=1 KTUNE_CACHE_DIR=/tmp/kr-regret-rows
+      regret rmsnorm,silu_mul regret_rows $L "${ROW_LIMIT:-0}" 10 ) &
+    wait
+  fi
+else
+  # One GPU: GEMM gets 70% of what is left after RESERVE, the row-wise keys the rest, then the suite.
+  G=$(( ($(left) - RESERVE - 10) * 70 / 100 ))
+  [ "$G" -gt 30 ] && regret gemm regret_gemm $G "${GEMM_LIMIT:-0}"
+  R=$(( $(left) - RESERVE - 5 ))
+  [ "$R" -gt 20 ] && regret rmsnorm,silu_mul regret_rows $R "${ROW_LIMIT:-0}" 10
+  [ "$(left)" -gt 35 ] && suite
 fi
 
 # 4. The peers, each killed at its budget (their compile caches are cold in a fresh machine).
