@@ -124,11 +124,14 @@ unset KTUNE_CACHE_DIR
 # of 96 configs), cold: the race's reach and the tuning time (ROWKEYS=0: not).
 if [ "${ROWKEYS:-1}" = 1 ]; then
   export KTUNE_CACHE_DIR=/tmp/kr-guided-rows
+  n=0
   for rk in "silu_mul --rows 32 --cols 14336" "silu_mul --rows 8 --cols 14336" "rmsnorm --rows 32 --cols 4096"; do
+    n=$((n + 1))
     for k in "$K" "$KB/tools/ktune-nofloor"; do  # the latter: a build without the rule, if staged
       [ -x "$k" ] || continue
-      rm -rf "$KTUNE_CACHE_DIR"; S=$(now); timeout 30 $k tune $rk --json --quiet > "$OUT/rowkey.json" 2> "$OUT/rowkey.err"
-      rc=$?; row "guided $rk cold ($(basename $k)): wall $(el $S)s rc=$rc"; split "$OUT/rowkey.json" | head -1 | tee -a "$SUM"
+      f="$OUT/rowkey${n}_$(basename $k)"  # its JSON keeps every candidate's time (logs.tgz)
+      rm -rf "$KTUNE_CACHE_DIR"; S=$(now); timeout 30 $k tune $rk --json --quiet > "$f.json" 2> "$f.err"
+      rc=$?; row "guided $rk cold ($(basename $k)): wall $(el $S)s rc=$rc"; split "$f.json" | head -1 | tee -a "$SUM"
     done
   done
   unset KTUNE_CACHE_DIR
