@@ -138,9 +138,10 @@ double relHalfWidth(const BenchStats& s);
 // the leader's, the leader's upper end widened by `slack`, a fraction).
 bool canBeat(const BenchStats& c, const BenchStats& l, double slack = 0);
 // Whether `c` is a new leader against the leader `l` that set the race's patience: faster by
-// more than both measurement intervals (l cannot beat c). A faster median inside the intervals
-// is a tie, and a tie does not restart the patience (a launch-bound key's candidates tie within
-// noise, and each noise-level "new leader" kept its race going).
+// more than both measurement intervals (l cannot beat c). At the launch floor a faster median
+// inside the intervals is a tie, and a tie does not restart the patience (a launch-bound key's
+// candidates tie within noise, and each noise-level "new leader" would keep its race going); the
+// race applies it there only (elsewhere any faster median restarts the patience, as measured).
 bool newLeader(const BenchStats& c, const BenchStats& l);
 
 }  // namespace ktune::guided

@@ -56,6 +56,14 @@ BenchOptions laterRound(const BenchOptions& base, int r) {
   return bo;
 }
 
+// Whether a new leader restarts the race's patience against the one that last did: any faster
+// median, but at the launch floor only one faster by more than both intervals (guided::newLeader:
+// there a faster median is a tie). Elsewhere as the stopping rule was measured with.
+bool restartsPatience(const Cand& lead, const Cand& anchor, bool at_floor) {
+  if (at_floor) return guided::newLeader(lead.r.stats, anchor.r.stats);
+  return lead.r.stats.median_ms < anchor.r.stats.median_ms * (1 - 1e-9);
+}
+
 bool passedOriginal(const Cand& c) {
   return c.live && c.dup_of < 0 && c.r.status == Code::kOk && c.r.stats.runs > 0;
 }
@@ -225,19 +233,19 @@ Status TuningRun::compileAndRace() {
     // Patience counts the candidates after the leader in the prior's order, not the batches
     // since it came: how the finished compiles happen to be batched (one by one when cold, all
     // at once from a warm store) must not change when the race stops.
-    const int lead = leaderIndex();
-    if (lead >= 0 && lead != anchor &&
-        (anchor < 0 || guided::newLeader(cands_[lead].r.stats, cands_[anchor].r.stats))) {
-      anchor = lead;
-      leader_pos = pos_of[lead] >= 0 && taken[pos_of[lead]] ? pos_of[lead] : long(got.back());
-    }
-    since_leader = 0;
-    for (size_t j = 0; j < n; ++j) since_leader += taken[j] && long(j) > leader_pos ? 1 : 0;
     std::vector<size_t> rest;
     for (size_t j = 0; j < n; ++j)
       if (!taken[j]) rest.push_back(order[j]);
     const guided::Regret rg = regretOf(rest);
     rep_.regret_estimate = rg.estimate;
+    const int lead = leaderIndex();
+    if (lead >= 0 && lead != anchor &&
+        (anchor < 0 || restartsPatience(cands_[lead], cands_[anchor], rg.tie > 0))) {
+      anchor = lead;
+      leader_pos = pos_of[lead] >= 0 && taken[pos_of[lead]] ? pos_of[lead] : long(got.back());
+    }
+    since_leader = 0;
+    for (size_t j = 0; j < n; ++j) since_leader += taken[j] && long(j) > leader_pos ? 1 : 0;
     const double leader = lead >= 0 ? cands_[lead].r.stats.median_ms : 0;
     if (e_.options().verbose) {
       e_.log() << strprintf("ktune: %s [%s]: guided: %zu of %zu raced, leader %.4g ms, %zu since a "

@@ -25,6 +25,8 @@
 # Binaries: pb.tar.xz from `bash dev/regret_stage.sh` on the dev machine (Release ktune and
 # ktune-worker; nothing is built here), else $KB with SKIP_BUILD=1, else a build as
 # dev/device_build.sh does (carry .devdeps; minutes). Logs under $OUT; a short table last.
+# With two GPUs (PAR=1, the default when nvidia-smi lists two): the suite runs before the regret
+# sets, and the GEMM and row-wise sets run at once, one GPU each.
 # Usage: DEADLINE=230 bash dev/regret_device.sh
 # Dry run of the logic on a CPU machine: KTUNE_BACKEND=sim SKIP_BUILD=1 KB=build REGRET_SET=ci \
 #   SHAPE="--m 512 --n 512 --k 4096" SUITE="--m 256 --n 1024 --k 4096" bash dev/regret_device.sh
@@ -95,10 +97,17 @@ EOF
 # with a fresh database (the engine's log in its stderr: the race's rounds, the finalists).
 SHAPE=${SHAPE:---m 4096 --n 4096 --k 4096 --layout NT}
 SUITE=${SUITE:---suite llm}
+# The process tree's resource use (CPU time, page faults, context switches) on stderr's last line:
+# whether a slow first process spent CPU or waited (the first NVRTC use's excess, not established).
+ru() { python3 -c 'import resource, subprocess, sys
+r = subprocess.call(sys.argv[1:]); u = resource.getrusage(resource.RUSAGE_CHILDREN)
+sys.stderr.write("rusage: user %.2f s sys %.2f s majflt %d minflt %d nvcsw %d nivcsw %d\n" % (u.ru_utime,
+    u.ru_stime, u.ru_majflt, u.ru_minflt, u.ru_nvcsw, u.ru_nivcsw)); sys.exit(r)' "$@"; }
 tuned() {  # what args passes...: one timed `ktune tune gemm` run, its split into the summary
   local what=$1 args=$2 pass=$3 lim=$4
-  S=$(now); timeout $lim $K tune gemm $args --json --quiet > "$OUT/${what}_$pass.json" 2> "$OUT/${what}_$pass.err"
+  S=$(now); ru timeout $lim $K tune gemm $args --json --quiet > "$OUT/${what}_$pass.json" 2> "$OUT/${what}_$pass.err"
   rc=$?; row "guided $what ($args) $pass: wall $(el $S)s rc=$rc"; split "$OUT/${what}_$pass.json" | tee -a "$SUM"
+  grep -h '^rusage' "$OUT/${what}_$pass.err" | tail -1 | sed 's/^/  /' | tee -a "$SUM"
 }
 export KTUNE_CACHE_DIR=/tmp/kr-guided-one; rm -rf "$KTUNE_CACHE_DIR"
 tuned one "$SHAPE" cold 40
@@ -115,41 +124,57 @@ unset KTUNE_CACHE_DIR
 # of 96 configs), cold: the race's reach and the tuning time (ROWKEYS=0: not).
 if [ "${ROWKEYS:-1}" = 1 ]; then
   export KTUNE_CACHE_DIR=/tmp/kr-guided-rows
+  n=0
   for rk in "silu_mul --rows 32 --cols 14336" "silu_mul --rows 8 --cols 14336" "rmsnorm --rows 32 --cols 4096"; do
+    n=$((n + 1))
     for k in "$K" "$KB/tools/ktune-nofloor"; do  # the latter: a build without the rule, if staged
       [ -x "$k" ] || continue
-      rm -rf "$KTUNE_CACHE_DIR"; S=$(now); timeout 30 $k tune $rk --json --quiet > "$OUT/rowkey.json" 2> "$OUT/rowkey.err"
-      rc=$?; row "guided $rk cold ($(basename $k)): wall $(el $S)s rc=$rc"; split "$OUT/rowkey.json" | head -1 | tee -a "$SUM"
+      f="$OUT/rowkey${n}_$(basename $k)"  # its JSON keeps every candidate's time (logs.tgz)
+      rm -rf "$KTUNE_CACHE_DIR"; S=$(now); timeout 30 $k tune $rk --json --quiet > "$f.json" 2> "$f.err"
+      rc=$?; row "guided $rk cold ($(basename $k)): wall $(el $S)s rc=$rc"; split "$f.json" | head -1 | tee -a "$SUM"
     done
   done
   unset KTUNE_CACHE_DIR
 fi
 
-# 2. The regret harness (rows print as they finish; the deadline keeps the summary). GEMM gets
-# 70% of what is left after RESERVE, the row-wise keys the rest.
+# 2. The regret harness (rows print as they finish; the deadline keeps the summary), and 3. the
+# LLM suite, guided, cold (its own empty cache) and with the warm store (fresh database).
 SET=${REGRET_SET:-gpu}
 EXH_BUDGET=${EXH_BUDGET:-0.4}
 RT=${RETIME_ROUNDS:-4}
-G=$(( ($(left) - RESERVE - 10) * 70 / 100 ))
-if [ "$G" -gt 30 ]; then
-  timeout $G $K regret --set $SET --ops gemm --limit "${GEMM_LIMIT:-0}" --deadline $(( G - 15 )) \
-    --rounds $RT --exhaustive-budget $EXH_BUDGET > "$OUT/regret_gemm.txt" 2> "$OUT/regret_gemm.err"
-  row "regret gemm rc=$? (limit ${G}s, exhaustive budgets x $EXH_BUDGET)"; grep -E "^keys" "$OUT/regret_gemm.txt" | tee -a "$SUM"
-fi
-R=$(( $(left) - RESERVE - 5 ))
-if [ "$R" -gt 20 ]; then
-  timeout $R $K regret --set $SET --ops rmsnorm,silu_mul --limit "${ROW_LIMIT:-0}" --deadline $(( R - 10 )) \
-    --rounds $RT --exhaustive-budget $EXH_BUDGET > "$OUT/regret_rows.txt" 2> "$OUT/regret_rows.err"
-  row "regret rows rc=$? (limit ${R}s, exhaustive budgets x $EXH_BUDGET)"; grep -E "^keys" "$OUT/regret_rows.txt" | tee -a "$SUM"
-fi
-
-# 3. The LLM suite, guided, cold (its own empty cache) and with the warm store (fresh database).
-if [ "$(left)" -gt 35 ]; then
+regret() {  # ops file seconds: one `ktune regret` run of that many seconds at most
+  timeout $3 $K regret --set $SET --ops $1 --limit "$4" --deadline $(( $3 - ${5:-15} )) \
+    --rounds $RT --exhaustive-budget $EXH_BUDGET > "$OUT/$2.txt" 2> "$OUT/$2.err"
+  row "$2 rc=$? (limit ${3}s, exhaustive budgets x $EXH_BUDGET)"; grep -E "^keys" "$OUT/$2.txt" | tee -a "$SUM"
+}
+suite() {
   export KTUNE_CACHE_DIR=/tmp/kr-guided-suite; rm -rf "$KTUNE_CACHE_DIR"
   tuned suite "$SUITE" cold $(( $(left) - 15 ))
   rm -rf "$KTUNE_CACHE_DIR/db"
   [ "$(left)" -gt 15 ] && tuned suite "$SUITE" warm $(( $(left) - 5 ))
   unset KTUNE_CACHE_DIR
+}
+NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+if [ "${PAR:-1}" = 1 ] && [ "$NGPU" -ge 2 ]; then
+  # Two GPUs: the suite alone first (its tuning time), then the GEMM and the row-wise regret sets
+  # at once, one GPU each, each its own cache (the ratios are GPU timings on separate GPUs; the
+  # two processes' tuning times share the host's CPUs).
+  [ "$(left)" -gt 35 ] && suite
+  L=$(( $(left) - RESERVE - 5 ))
+  if [ "$L" -gt 30 ]; then
+    ( export CUDA_VISIBLE_DEVICES=0 KTUNE_CACHE_DIR=/tmp/kr-regret-gemm
+      regret gemm regret_gemm $L "${GEMM_LIMIT:-0}" ) &
+    ( export CUDA_VISIBLE_DEVICES=1 KTUNE_CACHE_DIR=/tmp/kr-regret-rows
+      regret rmsnorm,silu_mul regret_rows $L "${ROW_LIMIT:-0}" 10 ) &
+    wait
+  fi
+else
+  # One GPU: GEMM gets 70% of what is left after RESERVE, the row-wise keys the rest, then the suite.
+  G=$(( ($(left) - RESERVE - 10) * 70 / 100 ))
+  [ "$G" -gt 30 ] && regret gemm regret_gemm $G "${GEMM_LIMIT:-0}"
+  R=$(( $(left) - RESERVE - 5 ))
+  [ "$R" -gt 20 ] && regret rmsnorm,silu_mul regret_rows $R "${ROW_LIMIT:-0}" 10
+  [ "$(left)" -gt 35 ] && suite
 fi
 
 # 4. The peers, each killed at its budget (their compile caches are cold in a fresh machine).
@@ -163,6 +188,10 @@ if [ "${PEERS:-1}" = 1 ] && [ "$P" -gt 20 ]; then
     --shapes=4096x4096x4096 >> "$OUT/peers.txt" 2>&1
   grep -E "^(device|triton|inductor|summary)|skipped|killed|no shape" "$OUT/peers.txt" | tee -a "$SUM"
 fi
+# Whether the isolation worker ran (a worker that cannot start makes `ktune tune` benchmark in its
+# own process, with a line on stderr).
+row "in-process fallbacks (worker unavailable): $(cat "$OUT"/*.err 2>/dev/null | grep -c 'isolated benchmarking unavailable')"
+grep -h -m1 'isolated benchmarking unavailable' "$OUT"/*.err 2>/dev/null | cut -c1-200 | tee -a "$SUM"
 # Only a few files come back from a device call: the JSON and stderr logs go in one tarball.
 ( cd "$OUT" && ls | grep -vE '^(summary|regret_gemm|regret_rows|peers)\.txt$|^logs\.tgz$' > .pack &&
   tar -czf logs.tgz -T .pack && xargs rm -f < .pack; rm -f .pack )

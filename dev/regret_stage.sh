@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Dev machine: a clean export of HEAD with this tree's Release `ktune` and `ktune-worker` packed in
-# pb.tar.xz, for dev/regret_device.sh (the device call then builds nothing). x86-64 only; the GPU
-# libraries are opened at run time.
+# Dev machine: a clean export of HEAD with this tree's Release `ktune`, `ktune-worker` and
+# libktune.so packed in pb.tar.xz, for dev/regret_device.sh (the device call then builds nothing).
+# x86-64 only; the GPU libraries are opened at run time.
 #   bash dev/regret_stage.sh [DEST]   (default .devwork/search in this checkout; BUILD_DIR=build;
 #   NOFLOOR=path: also a build without the launch-floor rule, as pb/tools/ktune-nofloor)
 set -euo pipefail
@@ -10,8 +10,11 @@ B=${BUILD_DIR:-build}
 rm -rf "$DEST" && mkdir -p "$DEST" && git archive HEAD | tar -x -C "$DEST"
 mkdir -p "$DEST/pb/tools"
 cp "$B/tools/ktune" "$B/tools/ktune-worker" "$DEST/pb/tools/"
+# ktune-worker links libktune.so and finds it at $ORIGIN/.. (its run path): without it the worker
+# cannot start there and `ktune tune` falls back to benchmarking in its own process.
+cp -L "$B/api/libktune.so.0.1" "$DEST/pb/"
 # NOFLOOR=path: a ktune built without a rule under test, timed beside this one by the device script.
 [ -n "${NOFLOOR:-}" ] && cp "$NOFLOOR" "$DEST/pb/tools/ktune-nofloor"
-strip "$DEST"/pb/tools/* 2>/dev/null || true
+strip "$DEST"/pb/tools/* "$DEST"/pb/*.so* 2>/dev/null || true
 tar -cJf "$DEST/pb.tar.xz" -C "$DEST" pb && rm -rf "$DEST/pb"
 du -sh "$DEST" "$DEST/pb.tar.xz"

@@ -1,6 +1,7 @@
 #include "ops/buffers.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "autotune/compile_pool.h"
 
@@ -16,6 +17,42 @@ uint64_t splitmix64(uint64_t& state) {
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
   return z ^ (z >> 31);
 }
+// One chunk of the sequence: element i gets lo + span x u_i. The store is chosen once per chunk
+// (an inlined conversion for the common dtypes) instead of storeFromDouble's switch per element:
+// that call was most of the fill's time (a 4096-wide GEMM's three operands, ~50 M elements, are on
+// every tuning run's critical path in the caller and again in the isolation worker). The values
+// are storeFromDouble's, bit for bit (tests/unit/buffers_test.cc).
+template <class Store>
+void fillChunk(unsigned char* h, int64_t n, uint64_t state, double lo, double span, Store store) {
+  for (int64_t i = 0; i < n; ++i) {
+    const double u = static_cast<double>(splitmix64(state) >> 11) * 0x1p-53;  // [0, 1)
+    store(h, i, lo + span * u);
+  }
+}
+
+void fillChunk(unsigned char* h, DType t, int64_t n, uint64_t state, double lo, double span) {
+  switch (t) {
+    case DType::kBF16:
+      return fillChunk(h, n, state, lo, span, [](unsigned char* b, int64_t i, double v) {
+        const uint16_t x = floatToBf16(static_cast<float>(v));
+        std::memcpy(b + 2 * i, &x, 2);
+      });
+    case DType::kF16:
+      return fillChunk(h, n, state, lo, span, [](unsigned char* b, int64_t i, double v) {
+        const uint16_t x = floatToHalf(static_cast<float>(v));
+        std::memcpy(b + 2 * i, &x, 2);
+      });
+    case DType::kF32:
+      return fillChunk(h, n, state, lo, span, [](unsigned char* b, int64_t i, double v) {
+        const float x = static_cast<float>(v);
+        std::memcpy(b + 4 * i, &x, 4);
+      });
+    default:
+      return fillChunk(h, n, state, lo, span,
+                       [t](unsigned char* b, int64_t i, double v) { storeFromDouble(b, t, i, v); });
+  }
+}
+
 }  // namespace
 
 Status fillRandom(Backend& b, DevicePtr dst, DType t, int64_t count, uint64_t seed, double lo,
@@ -36,11 +73,7 @@ Status fillRandom(Backend& b, DevicePtr dst, DType t, int64_t count, uint64_t se
       const int64_t off = (first + int64_t(j)) * kChunk, n = std::min(kChunk, count - off);
       std::vector<unsigned char>& h = host[j];
       h.resize(static_cast<size_t>(n) * es);
-      uint64_t state = seed + uint64_t(off) * kSplitmixIncrement;
-      for (int64_t i = 0; i < n; ++i) {
-        const double u = static_cast<double>(splitmix64(state) >> 11) * 0x1p-53;  // [0, 1)
-        storeFromDouble(h.data(), t, i, lo + (hi - lo) * u);
-      }
+      fillChunk(h.data(), t, n, seed + uint64_t(off) * kSplitmixIncrement, lo, hi - lo);
     });
     for (int64_t j = 0; j < here; ++j) {
       const int64_t off = (first + j) * kChunk;

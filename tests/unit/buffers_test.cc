@@ -33,8 +33,12 @@ std::vector<unsigned char> serialReference(DType t, int64_t count, uint64_t seed
 TEST(FillRandom, SameValuesAsOneSerialSequenceAcrossChunksAndThreads) {
   SimBackend sim;
   // More than one chunk (2^20 elements) per thread round, and a ragged last chunk.
+  // Every dtype's store (the common ones have their own inlined loop), values bit for bit.
   for (auto [t, count] : {std::pair{DType::kF32, (int64_t(9) << 20) + 17},
-                          std::pair{DType::kBF16, int64_t(1000)}}) {
+                          std::pair{DType::kBF16, (int64_t(3) << 20) + 5},
+                          std::pair{DType::kF16, int64_t(100000)},
+                          std::pair{DType::kF8E4M3, int64_t(1000)},
+                          std::pair{DType::kI8, int64_t(1000)}}) {
     SCOPED_TRACE(dtypeName(t));
     const size_t bytes = static_cast<size_t>(count) * sizeOf(t);
     auto p = sim.alloc(bytes);
