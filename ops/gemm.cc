@@ -186,26 +186,47 @@ struct GemmOp::State {
     return tile;
   }
 
-  Expected<VerifyResult> verify(const GemmCall& call, StreamHandle stream) {
+  // The trusted output of `call`'s key in kb.reference, computed once (`mu` held): C's snapshot
+  // (beta != 0, taken by preRun) or zeros, then the reference kernel.
+  Status ensureReference(KeyBuffers& kb, const GemmCall& call, StreamHandle stream) {
+    if (kb.have_reference) return Status::Ok();
     Backend& be = tuner->backend();
     const auto& s = call.shape;
     const size_t c_bytes = static_cast<size_t>(s.m * s.ldc * gemm::elemBytes(s.c));
+    if (!kb.reference) {
+      KTUNE_ASSIGN_OR_RETURN(kb.reference, be.alloc(c_bytes));
+    }
+    if (s.beta != 0.0f && kb.c_snapshot)
+      KTUNE_RETURN_IF_ERROR(be.copyDeviceToDevice(kb.reference, kb.c_snapshot, c_bytes, stream));
+    else
+      KTUNE_RETURN_IF_ERROR(be.memset8(kb.reference, 0, c_bytes, stream));
+    KTUNE_RETURN_IF_ERROR(launchReference(call, kb.reference, stream));
+    KTUNE_RETURN_IF_ERROR(be.synchronize(stream));
+    kb.have_reference = true;
+    return Status::Ok();
+  }
+
+  // A rebuilt problem's reference, before any candidate runs (make_problem: the isolation worker's
+  // problem build and offline tuning). Computed at the first verification instead, its one-time
+  // cost landed in the first candidate's watchdog window in the worker: where the vendor refuses
+  // the pointers (A at +2 bytes) or has no such GEMM (fp8, the gate/up epilogue), the reference
+  // is a JIT kernel compiled there, and under a loaded machine that compile outlasted the 2 s
+  // watchdog, so every candidate of the key was killed as hung, the compile with it each time.
+  // Best effort: a reference that fails here is computed again, and reported, by verify().
+  void prepareReference(const GemmCall& call) {
+    if (!preRun(call, {}).ok()) return;  // takes the C snapshot the reference starts from
+    std::lock_guard<std::mutex> lock(mu);
+    (void)ensureReference(per_key[gemm::shapeKey(call.shape)], call, {});
+  }
+
+  Expected<VerifyResult> verify(const GemmCall& call, StreamHandle stream) {
+    Backend& be = tuner->backend();
+    const auto& s = call.shape;
     DevicePtr ref = 0;
     {
       std::lock_guard<std::mutex> lock(mu);
       auto& kb = per_key[gemm::shapeKey(s)];
-      if (!kb.have_reference) {
-        if (!kb.reference) {
-          KTUNE_ASSIGN_OR_RETURN(kb.reference, be.alloc(c_bytes));
-        }
-        if (s.beta != 0.0f && kb.c_snapshot)
-          KTUNE_RETURN_IF_ERROR(be.copyDeviceToDevice(kb.reference, kb.c_snapshot, c_bytes, stream));
-        else
-          KTUNE_RETURN_IF_ERROR(be.memset8(kb.reference, 0, c_bytes, stream));
-        KTUNE_RETURN_IF_ERROR(launchReference(call, kb.reference, stream));
-        KTUNE_RETURN_IF_ERROR(be.synchronize(stream));
-        kb.have_reference = true;
-      }
+      KTUNE_RETURN_IF_ERROR(ensureReference(kb, call, stream));
       ref = kb.reference;
     }
     Tolerance tol = toleranceFor(dtypeOf(s.c), s.k);
@@ -450,7 +471,10 @@ Expected<std::unique_ptr<GemmOp>> GemmOp::create(Engine& tuner, OpOptions option
     // Typed fields and the memory the problem needs, before allocating (checkBuiltinTuneArgs).
     KTUNE_RETURN_IF_ERROR(checkBuiltinTuneArgs("gemm", parseJsonOrDiscarded(text)));
     KTUNE_ASSIGN_OR_RETURN(gemm::GemmShape shape, gemmShapeFromJson(text));
-    return makeGemmProblem(S->tuner->backend(), S->tuner->device(), shape, 1);
+    KTUNE_ASSIGN_OR_RETURN(std::shared_ptr<GemmCall> call,
+                           makeGemmProblem(S->tuner->backend(), S->tuner->device(), shape, 1));
+    S->prepareReference(*call);
+    return call;
   };
   KTUNE_ASSIGN_OR_RETURN(S->family, tuner.add(std::move(f), std::move(x)));
   return std::unique_ptr<GemmOp>(new GemmOp(std::move(st)));

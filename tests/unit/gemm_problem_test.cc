@@ -51,7 +51,7 @@ DeviceInfo nvidiaLikeDevice(int64_t mem_bytes) {
 }
 
 // The simulated backend, reporting an NVIDIA device (SimBackend itself always says kSimulated),
-// so the GEMM op registers on it. Nothing here launches a kernel.
+// so the GEMM op registers on it. Kernels launch only where a test registers one (the reference).
 class NvidiaLikeSim : public SimBackend {
  public:
   explicit NvidiaLikeSim(int64_t mem_bytes) : SimBackend(simOptions(mem_bytes)) {}
@@ -350,6 +350,45 @@ TEST(GemmProblemFamily, MakeProblemRebuildsACallWithTheSameKey) {
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), Code::kInvalidArgument);
   EXPECT_NE(bad.status().message().find("'m'"), std::string::npos);
+}
+
+// A rebuilt problem (the isolation worker's, offline tuning's) has its reference computed by
+// make_problem, before any candidate: computed at the first verification, the reference's one-time
+// cost (a JIT compile where the vendor refuses the pointers) fell in the first candidate's watchdog
+// window in the worker, which killed every candidate of a misaligned key as hung on a loaded
+// machine. The reference starts from C's snapshot (beta != 0), and a second rebuild of the key
+// reuses it.
+TEST(GemmProblemFamily, MakeProblemComputesTheReferenceBeforeAnyCandidate) {
+  TmpDir dir;
+  auto sim = std::make_shared<NvidiaLikeSim>(int64_t(1) << 30);
+  std::vector<unsigned char> c_at_launch;
+  SimKernel ref;
+  ref.run = [&c_at_launch](const SimLaunch& L) {
+    const DevicePtr c = L.arg<DevicePtr>(2);
+    const auto* h = static_cast<const unsigned char*>(L.backend->hostPtr(c));
+    if (!h) return Status::DeviceFault("reference C not allocated");
+    c_at_launch.assign(h, h + 64 * 80 * 2);
+    return Status::Ok();
+  };
+  sim->registerKernel("ktune_gemm_mma", ref);  // the JIT default: no vendor library here
+  auto tuner = makeTuner(sim, dir.path);
+  ASSERT_NE(tuner, nullptr);
+  auto op = GemmOp::create(tuner);
+  ASSERT_TRUE(op.ok()) << op.status().toString();
+  auto s = gemm::denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 64, 80, 64);
+  s.beta = 0.5f;
+  s.aligned16 = false;
+  const std::string args = gemmCallToJson(GemmCall{s, {}});
+  auto p = tuner->makeProblem("gemm", args);
+  ASSERT_TRUE(p.ok()) << p.status().toString();
+  EXPECT_EQ(sim->launchCount("ktune_gemm_mma"), 1) << "the reference ran in make_problem";
+  const GemmCall& call = *static_cast<const GemmCall*>(p->get());
+  std::vector<unsigned char> c(c_at_launch.size());
+  ASSERT_TRUE(sim->copyToHost(c.data(), call.buf.c, c.size()).ok());
+  EXPECT_EQ(c_at_launch, c) << "the reference started from the problem's C (its snapshot)";
+  auto again = tuner->makeProblem("gemm", args);
+  ASSERT_TRUE(again.ok()) << again.status().toString();
+  EXPECT_EQ(sim->launchCount("ktune_gemm_mma"), 1) << "one reference per key";
 }
 
 TEST(GemmProblemFamily, WorkerRegistrationServesGemmOnAGemmDevice) {
