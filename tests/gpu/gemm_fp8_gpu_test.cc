@@ -271,12 +271,7 @@ TEST(GemmFp8Gpu, LargeJitAndCublasLtFp8MatchTheReference) {
 TEST(GemmFp8Gpu, TunedOpRacesJitAgainstCublasLtFp8) {
   REQUIRE_GPU();
   if (!env().lt) GTEST_SKIP() << "cuBLASLt unavailable";
-  EngineOptions o;
-  o.options.cache_dir = (std::filesystem::temp_directory_path() / "ktune-gemm-fp8-op").string();
-  std::filesystem::remove_all(o.options.cache_dir);
-  o.options.warmup_ms = 2;
-  o.options.rep_ms = 8;
-  o.options.vendor_algos = 4;
+  EngineOptions o = gemm_gpu::opTestOptions("ktune-gemm-fp8-op", 4);
   const std::shared_ptr<Backend>& be = env().backend;
   auto t = Engine::create(be, o);
   ASSERT_TRUE(t.ok()) << t.status().toString();

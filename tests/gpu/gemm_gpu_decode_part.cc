@@ -207,11 +207,7 @@ TEST(GemmGpu, DecodeFmaVsReference) {
 
 TEST(GemmGpu, DecodeOpTunesTheGateUpPair) {
   REQUIRE_GPU();
-  EngineOptions o;
-  o.options.cache_dir = (std::filesystem::temp_directory_path() / "ktune-gemm-decode-op").string();
-  std::filesystem::remove_all(o.options.cache_dir);
-  o.options.warmup_ms = 2;
-  o.options.rep_ms = 8;
+  EngineOptions o = opTestOptions("ktune-gemm-decode-op", EngineOptions{}.options.vendor_algos);
   o.options.compile_threads = 0;
   auto tuner = Engine::create(env().backend, o);
   ASSERT_TRUE(tuner.ok()) << tuner.status().toString();

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
@@ -16,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "autotune/autotuner.h"
 #include "compiler/compiler.h"
 #include "ops/gemm.h"
 #include "ops/vendor/cublaslt.h"
@@ -77,6 +79,19 @@ struct DevBuf {
   DevBuf(const DevBuf&) = delete;
   DevBuf& operator=(const DevBuf&) = delete;
 };
+
+// The tuner options of the op tests (the tuned GEMM op end to end): a fresh cache in the temp
+// folder `name`, short do_bench budgets (2 ms warm-up, 8 ms measurement), `vendor_algos`
+// cuBLASLt candidates.
+inline EngineOptions opTestOptions(const std::string& name, int vendor_algos) {
+  EngineOptions o;
+  o.options.cache_dir = (std::filesystem::temp_directory_path() / name).string();
+  std::filesystem::remove_all(o.options.cache_dir);
+  o.options.warmup_ms = 2;
+  o.options.rep_ms = 8;
+  o.options.vendor_algos = vendor_algos;
+  return o;
+}
 
 // Compiles all (kind, config, shape) instances on several threads first (NVRTC is slow per
 // kernel; the GPU machine has many cores), so a test's budget goes to running them.

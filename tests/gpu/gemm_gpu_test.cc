@@ -418,12 +418,7 @@ TEST(GemmGpu, TmaSplitTailIsCorrectAndSelfCleaning) {
 // candidate, records the winner, and the tuned call writes the right result.
 TEST(GemmGpu, TunableOpTunesVerifiesAndRuns) {
   REQUIRE_GPU();
-  EngineOptions o;
-  o.options.cache_dir = (std::filesystem::temp_directory_path() / "ktune-gemm-op-test").string();
-  std::filesystem::remove_all(o.options.cache_dir);
-  o.options.warmup_ms = 2;
-  o.options.rep_ms = 8;
-  o.options.vendor_algos = 4;
+  EngineOptions o = opTestOptions("ktune-gemm-op-test", 4);
   o.options.compile_threads = 0;
   auto tuner = Engine::create(env().backend, o);
   ASSERT_TRUE(tuner.ok()) << tuner.status().toString();
