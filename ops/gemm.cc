@@ -422,7 +422,9 @@ Expected<std::unique_ptr<GemmOp>> GemmOp::create(Engine& tuner, OpOptions option
   if (curated.empty()) return Status::Internal("no curated GEMM config for " + backend);
   S->default_config = curated.front();
   S->default_kind = main_kind;
-  S->ref_runner = std::make_unique<GemmRunner>(tuner.backend(), tuner.compiler(), dev);
+  // The reference kernel compiles through the store: a restarted worker finds it there.
+  S->ref_runner =
+      std::make_unique<GemmRunner>(tuner.backend(), tuner.compiler(), dev, &tuner.store());
 
   TypedKernelSpec<GemmCall> f;
   FamilyExtras x;  // the configs (with their string KIND), pruning, defines per problem

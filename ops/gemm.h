@@ -52,8 +52,10 @@ Expected<cublaslt::LtProblem> toLtProblem(const gemm::GemmShape& s);
 // split-K from several threads at once must use separate runners.
 class GemmRunner {
  public:
-  // `backend` and `compiler` must outlive the runner; setDevice() must already be done.
-  GemmRunner(Backend& backend, Compiler& compiler, DeviceInfo device);
+  // `backend`, `compiler` (and `store`) must outlive the runner; setDevice() must already be done.
+  // With a code-object store, kernels compile through it (a later process finds them there).
+  GemmRunner(Backend& backend, Compiler& compiler, DeviceInfo device,
+             CodeObjectStore* store = nullptr);
   ~GemmRunner();
   GemmRunner(const GemmRunner&) = delete;
   GemmRunner& operator=(const GemmRunner&) = delete;
@@ -81,6 +83,7 @@ class GemmRunner {
   Backend& backend_;
   Compiler& compiler_;
   DeviceInfo device_;
+  CodeObjectStore* store_ = nullptr;
   std::mutex mu_;
   std::map<std::string, std::unique_ptr<Loaded>> kernels_;
   SplitKScratch scratch_;

@@ -7,6 +7,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "compiler/store/store.h"
 #include "templates/embedded.h"
 
 namespace ktune {
@@ -46,8 +47,9 @@ Expected<cublaslt::LtProblem> toLtProblem(const gemm::GemmShape& s) {
   return p;
 }
 
-GemmRunner::GemmRunner(Backend& backend, Compiler& compiler, DeviceInfo device)
-    : backend_(backend), compiler_(compiler), device_(std::move(device)) {}
+GemmRunner::GemmRunner(Backend& backend, Compiler& compiler, DeviceInfo device,
+                       CodeObjectStore* store)
+    : backend_(backend), compiler_(compiler), device_(std::move(device)), store_(store) {}
 
 GemmRunner::~GemmRunner() {
   for (auto& [k, l] : kernels_) (void)backend_.unloadModule(l->module);
@@ -74,7 +76,7 @@ Expected<GemmRunner::Loaded*> GemmRunner::load(std::unique_lock<std::mutex>& loc
   req.defines = std::move(defs);
   req.arch = device_.arch;
   lock.unlock();
-  auto compiled = compiler_.compile(req);
+  auto compiled = store_ ? store_->getOrCompile(compiler_, req) : compiler_.compile(req);
   lock.lock();
   if (!compiled.ok()) return compiled.status();
   it = kernels_.find(key);  // another thread may have finished the same kernel meanwhile

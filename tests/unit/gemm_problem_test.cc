@@ -389,6 +389,22 @@ TEST(GemmProblemFamily, MakeProblemComputesTheReferenceBeforeAnyCandidate) {
   auto again = tuner->makeProblem("gemm", args);
   ASSERT_TRUE(again.ok()) << again.status().toString();
   EXPECT_EQ(sim->launchCount("ktune_gemm_mma"), 1) << "one reference per key";
+
+  // A later process (a restarted worker) on the same cache: the reference kernel comes from the
+  // code-object store, it is not compiled again.
+  EngineOptions o;
+  o.options.cache_dir = dir.path;
+  o.options.vendor_algos = 0;
+  auto cc = std::make_shared<SimCompiler>();
+  o.compiler = cc;
+  auto later = Engine::create(sim, o);
+  ASSERT_TRUE(later.ok()) << later.status().toString();
+  std::shared_ptr<Engine> t2(std::move(later).value());
+  auto op2 = GemmOp::create(t2);
+  ASSERT_TRUE(op2.ok()) << op2.status().toString();
+  ASSERT_TRUE(t2->makeProblem("gemm", args).ok());
+  EXPECT_EQ(sim->launchCount("ktune_gemm_mma"), 2) << "the later process's own reference";
+  EXPECT_EQ(cc->compileCount(), 0) << "the reference kernel is a store hit";
 }
 
 TEST(GemmProblemFamily, WorkerRegistrationServesGemmOnAGemmDevice) {
