@@ -18,12 +18,7 @@ OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 T0=$(date +%s)
 left() { echo $(( ${BUDGET:-150} - ($(date +%s) - T0) )); }
 at() { echo "$1 at $(( $(date +%s) - T0 )) s"; }
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv > "$OUT/gpu.txt" 2>&1
-PB=$PWD/pb
-export LD_LIBRARY_PATH="$PB/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-"$PB/bench/gemm_bench" --shapes=none > /dev/null 2> "$OUT/prebuilt.err" ||
-  { echo "prebuilt gemm_bench does not run: $(tail -2 "$OUT/prebuilt.err")"; exit 1; }
-export KTUNE_CACHE_DIR=/tmp/kc-fp8
+. dev/fp8_device_common.sh
 C2='CONSUMERS=2,CLUSTER_M=1'
 D="BLOCK_N=256,$C2,WG_M=1,NUM_STAGES=4,GROUP_M=16,EPI_TMA=2,SPLIT_K=2,PINGPONG=0"
 B="BLOCK_N=256,$C2,WG_M=1,NUM_STAGES=4,GROUP_M=16,EPI_TMA=2,SPLIT_K=1,PINGPONG=0"

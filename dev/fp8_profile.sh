@@ -18,12 +18,7 @@ export PATH="$PATH:/usr/local/cuda/bin"
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 T0=$(date +%s)
 left() { echo $(( ${BUDGET:-120} - ($(date +%s) - T0) )); }
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv > "$OUT/gpu.txt" 2>&1
-PB=$PWD/pb
-export LD_LIBRARY_PATH="$PB/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-"$PB/bench/gemm_bench" --shapes=none > /dev/null 2> "$OUT/prebuilt.err" ||
-  { echo "prebuilt gemm_bench does not run: $(tail -2 "$OUT/prebuilt.err")"; exit 1; }
-export KTUNE_CACHE_DIR=/tmp/kc-fp8
+. dev/fp8_device_common.sh
 P='BLOCK_N=256,CONSUMERS=2,WG_M=1,NUM_STAGES=4,PINGPONG=0'
 D="$P,GROUP_M=16,CLUSTER_M=1,EPI_TMA=2,SPLIT_K=2"
 T="$P,GROUP_M=8,CLUSTER_M=1,EPI_TMA=1,SPLIT_K=1"
