@@ -77,10 +77,15 @@ GEMM_SHARDS=${GEMM_SHARDS:-3}
 for i in $(seq 0 $(( GEMM_SHARDS - 1 ))); do
   echo "gemm_gpu_test.$i $PB/tests/gemm_gpu_test $i $GEMM_SHARDS" >> "$JOBS_FILE"
 done
+# Then the other long programs (the sixth session's pass cut analysis and rowwise at the end of
+# the queue), then the rest.
+LONG="analysis_gpu_test rowwise_gpu_test gemm_fp8_gpu_test rowwise_ops_gpu_test isolation_gemm_gpu_test"
+for n in $LONG; do [ -x "$PB/tests/$n" ] && echo "$n $PB/tests/$n" >> "$JOBS_FILE"; done
 for p in "$PB"/tests/*_gpu_test; do
-  case "$(basename "$p")" in
-    gemm_vs_default_gpu_test|gemm_gpu_test) ;;
-    *) echo "$(basename "$p") $p" >> "$JOBS_FILE" ;;
+  n=$(basename "$p")
+  case " gemm_vs_default_gpu_test gemm_gpu_test $LONG " in
+    *" $n "*) ;;
+    *) echo "$n $p" >> "$JOBS_FILE" ;;
   esac
 done
 xargs -P "${JOBS:-4}" -L 1 bash -c 'run_test "$0" "$1" ${2:-} ${3:-}' < "$JOBS_FILE" \
