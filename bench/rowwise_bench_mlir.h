@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -135,6 +136,28 @@ inline void addMemref(KernelArgs& a, DevicePtr p, int64_t n) {
   a.add(p).add(p).add(int64_t(0)).add(n).add(int64_t(1));
 }
 
+// The launch of MLIR config `c` of `kernel` over R rows of `cols` columns (null when that config
+// did not compile): its arguments are added once per config by `add_args(a, vector width)` into
+// `args` (which must outlive the launch).
+inline std::function<Status()> mlirLaunch(
+    const std::string& kernel, const Config& c, int64_t R, int64_t cols,
+    std::map<std::string, KernelArgs>& args,
+    const std::function<void(KernelArgs&, int64_t)>& add_args) {
+  auto& X = ctx();
+  const auto m = fromConfig(kernel, c, cols);
+  auto it = X.fns.find(mlirKey(kernel, m));
+  if (it == X.fns.end()) return nullptr;
+  const std::string key = c.toString();
+  KernelArgs& a = args[key];
+  if (a.count() == 0) add_args(a, m.vec);
+  const auto shape = templates::mlirKernelLaunch(kernel, m, R, cols);
+  const FunctionHandle f = it->second;
+  Backend* b = X.b.get();
+  return [&args, b, f, shape, key] {
+    return b->launch(f, shape.grid, shape.block, 0, args[key].data());
+  };
+}
+
 inline void BM_MlirRmsNorm(benchmark::State& state, int64_t R, int64_t C) {
   auto& X = ctx();
   if (!X.error.empty()) {
@@ -153,23 +176,14 @@ inline void BM_MlirRmsNorm(benchmark::State& state, int64_t R, int64_t C) {
   row.name = "mlir rmsnorm bf16 " + std::to_string(R) + "x" + std::to_string(C);
   row.bytes = double(rmsNormBytes(p));
   std::map<std::string, KernelArgs> args;  // per VEC (dv differs)
-  auto launch_of = [&](const Config& c) -> std::function<Status()> {
-    const auto m = fromConfig("rmsnorm", c, C);
-    auto it = X.fns.find(mlirKey("rmsnorm", m));
-    if (it == X.fns.end()) return nullptr;
-    KernelArgs& a = args[c.toString()];
-    if (a.count() == 0) {
-      const int64_t dv = C / m.vec;
+  auto launch_of = [&](const Config& c) {
+    return mlirLaunch("rmsnorm", c, R, C, args, [&](KernelArgs& a, int64_t vec) {
+      const int64_t dv = C / vec;
       addMemref(a, x.p, R * dv);
       addMemref(a, w.p, dv);
       addMemref(a, y.p, R * dv);
       a.add(R).add(C).add(float(1.0 / double(C))).add(1e-6f);
-    }
-    const auto shape = templates::mlirKernelLaunch("rmsnorm", m, R, C);
-    const FunctionHandle f = it->second;
-    return [&, f, shape, key = c.toString()] {
-      return X.b->launch(f, shape.grid, shape.block, 0, args[key].data());
-    };
+    });
   };
   if (cs.empty()) {
     state.SkipWithError("no MLIR config compiled");
@@ -197,22 +211,13 @@ inline void BM_MlirSiluMul(benchmark::State& state, int64_t R, int64_t d) {
   row.name = "mlir silu_mul bf16 " + std::to_string(R) + "x" + std::to_string(d);
   row.bytes = double(siluMulBytes(p));
   std::map<std::string, KernelArgs> args;
-  auto launch_of = [&](const Config& c) -> std::function<Status()> {
-    const auto m = fromConfig("silu_mul", c, d);
-    auto it = X.fns.find(mlirKey("silu_mul", m));
-    if (it == X.fns.end()) return nullptr;
-    const int64_t dv = d / m.vec;
-    KernelArgs& a = args[c.toString()];
-    if (a.count() == 0) {
+  auto launch_of = [&](const Config& c) {
+    return mlirLaunch("silu_mul", c, R, d, args, [&](KernelArgs& a, int64_t vec) {
+      const int64_t dv = d / vec;
       addMemref(a, o.p, R * dv);
       addMemref(a, x.p, R * 2 * dv);
       a.add(R).add(d);
-    }
-    const auto shape = templates::mlirKernelLaunch("silu_mul", m, R, d);
-    const FunctionHandle f = it->second;
-    return [&, f, shape, key = c.toString()] {
-      return X.b->launch(f, shape.grid, shape.block, 0, args[key].data());
-    };
+    });
   };
   if (cs.empty()) {
     state.SkipWithError("no MLIR config compiled");
