@@ -22,6 +22,22 @@ namespace {
 
 using namespace gemm_gpu;  // NOLINT: the shared helpers (gemm_gpu_problem.h)
 
+// Every curated config of `kind` for each shape (compiled on every core first) against the
+// float64 host reference, twice; each shape must have curated configs. Seeds from `seed` on.
+void curatedVsHostReference(KernelKind kind, const std::vector<GemmShape>& shapes, uint32_t seed) {
+  std::vector<std::tuple<KernelKind, Config, GemmShape>> jobs;
+  for (const GemmShape& s : shapes)
+    for (auto& c : gemm::curatedConfigs(kind, s)) jobs.emplace_back(kind, c, s);
+  precompile(jobs);
+  for (const GemmShape& s : shapes) {
+    Problem p(s, seed++);
+    const auto ref = p.hostReference();
+    const auto configs = gemm::curatedConfigs(kind, s);
+    EXPECT_FALSE(configs.empty()) << gemm::shapeKey(s);
+    for (const Config& c : configs) expectMatches(kind, c, p, ref, 2);
+  }
+}
+
 TEST(GemmGpu, DecodeVsReference) {
   REQUIRE_GPU();
   std::vector<GemmShape> shapes;
@@ -41,18 +57,7 @@ TEST(GemmGpu, DecodeVsReference) {
   silu.has_bias = true;
   silu.act = Activation::kSilu;
   shapes.push_back(silu);
-  std::vector<std::tuple<KernelKind, Config, GemmShape>> jobs;
-  for (const GemmShape& s : shapes)
-    for (auto& c : gemm::curatedConfigs(KernelKind::kDecode, s)) jobs.emplace_back(KernelKind::kDecode, c, s);
-  precompile(jobs);
-  uint32_t seed = 900;
-  for (const GemmShape& s : shapes) {
-    Problem p(s, seed++);
-    const auto ref = p.hostReference();
-    const auto configs = gemm::curatedConfigs(KernelKind::kDecode, s);
-    EXPECT_FALSE(configs.empty()) << gemm::shapeKey(s);
-    for (const Config& c : configs) expectMatches(KernelKind::kDecode, c, p, ref, 2);
-  }
+  curatedVsHostReference(KernelKind::kDecode, shapes, 900);
 }
 
 // The decode kind's fused epilogues: the gate/up pair (silu_mul: N/2 odd, with bias, with C +=),
@@ -71,7 +76,6 @@ TEST(GemmGpu, DecodeFusedEpilogues) {
       {64, 4096, 1032, ElemType::kBF16, true, Activation::kNone, 1.f, 0},
   };
   std::vector<GemmShape> shapes;
-  std::vector<std::tuple<KernelKind, Config, GemmShape>> jobs;
   for (const Case& cs : cases) {
     GemmShape s = shapeOf(Layout::kNT, ElemType::kBF16, cs.c, cs.m, cs.n, cs.k);
     s.has_bias = cs.bias;
@@ -79,17 +83,8 @@ TEST(GemmGpu, DecodeFusedEpilogues) {
     s.beta = cs.beta;
     s.ldc = gemm::outCols(s) + cs.pad;
     shapes.push_back(s);
-    for (auto& c : gemm::curatedConfigs(KernelKind::kDecode, s)) jobs.emplace_back(KernelKind::kDecode, c, s);
   }
-  precompile(jobs);
-  uint32_t seed = 950;
-  for (const GemmShape& s : shapes) {
-    Problem p(s, seed++);
-    const auto ref = p.hostReference();
-    const auto configs = gemm::curatedConfigs(KernelKind::kDecode, s);
-    EXPECT_FALSE(configs.empty()) << gemm::shapeKey(s);
-    for (const Config& c : configs) expectMatches(KernelKind::kDecode, c, p, ref, 2);
-  }
+  curatedVsHostReference(KernelKind::kDecode, shapes, 950);
   // Every other kind refuses the gate/up pair with a reason.
   const GemmShape g = shapes.front();
   Status st = env().runner->launch(KernelKind::kMma, mmaConfig(64, 64, 32, 2, 2, 3), g,
