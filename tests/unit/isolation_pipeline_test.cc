@@ -17,6 +17,7 @@
 #include "base/fs.h"
 #include "tests/support/gate.h"
 #include "tests/unit/isolation_families.h"
+#include "tests/unit/isolation_test_env.h"
 #include "tests/unit/progress_recorder.h"
 
 namespace ktune {
@@ -50,17 +51,9 @@ struct Env {
   // 2 compile threads, each compile takes `compile_ms` (and, with the pipeline and a recorder,
   // waits for the first benchmark after the first two): candidates come out in several batches.
   EngineOptions options(bool pipeline, double compile_ms, Recorder* rec) {
-    EngineOptions t;
-    t.options.cache_dir = dir;
-    t.options.warmup_ms = 0.2;
-    t.options.rep_ms = 1.0;
-    t.options.compile_threads = 2;
-    t.options.isolate = true;
-    t.options.finalists = 0;  // counts below are the bench stage's (FinalistsRetimedInTheWorker)
+    // (Finalists are off: FinalistsRetimedInTheWorker turns them on for itself.)
+    EngineOptions t = isotest::env::isoEngineOptions(dir, &log, /*isolate=*/true);
     t.options.pipeline = pipeline;
-    t.options.worker_path = KTUNE_WORKER_PATH;
-    t.options.worker_plugins = {KTUNE_ISOLATION_SIM_PLUGIN};
-    t.isolation.fallback_in_process = false;  // a broken worker must fail the tests visibly
     const bool hold = pipeline && rec;
     t.compiler = std::make_shared<SimCompiler>([this, compile_ms, hold](const CompileRequest&) {
       if (hold && compile_starts++ >= 2 && !benched.wait(std::chrono::seconds(60))) gate_ok = false;
@@ -68,7 +61,6 @@ struct Env {
       d.delay_ms = compile_ms;
       return d;
     });
-    t.log = &log;
     if (rec) {
       rec->then = [this](const TuneProgress& pr) {
         if (pr.phase == "bench") benched.open();

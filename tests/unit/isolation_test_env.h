@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include <map>
+#include <ostream>
 #include <memory>
 #include <mutex>
 #include <sstream>
@@ -17,6 +18,24 @@
 #include "tests/unit/isolation_families.h"
 
 namespace ktune::isotest::env {
+
+// The engine options of the isolation tests: the real ktune-worker (KTUNE_WORKER_PATH) with the
+// sim plugin, tiny do_bench budgets, 2 compile threads, no finalists (the counts the tests check
+// are the bench stage's), no in-process fallback (a broken worker must fail the tests visibly).
+inline EngineOptions isoEngineOptions(const std::string& cache_dir, std::ostream* log, bool isolate) {
+  EngineOptions t;
+  t.options.cache_dir = cache_dir;
+  t.options.warmup_ms = 0.2;
+  t.options.rep_ms = 1.0;
+  t.options.compile_threads = 2;
+  t.options.isolate = isolate;
+  t.options.finalists = 0;
+  t.options.worker_path = KTUNE_WORKER_PATH;
+  t.options.worker_plugins = {KTUNE_ISOLATION_SIM_PLUGIN};
+  t.isolation.fallback_in_process = false;
+  t.log = log;
+  return t;
+}
 
 struct IsoEnv {
   std::string dir;
@@ -39,22 +58,11 @@ struct IsoEnv {
   ~IsoEnv() { (void)removeTree(dir); }
 
   EngineOptions options(bool isolate = true) {
-    EngineOptions t;
-    t.options.cache_dir = dir;
-    t.options.warmup_ms = 0.2;
-    t.options.rep_ms = 1.0;
-    t.options.compile_threads = 2;
-    t.options.isolate = isolate;
-    t.options.finalists = 0;  // counts below are the bench stage's (finalists: pipeline test)
-    t.options.worker_path = KTUNE_WORKER_PATH;
-    t.options.worker_plugins = {KTUNE_ISOLATION_SIM_PLUGIN};
-    t.isolation.fallback_in_process = false;  // a broken worker must fail the tests visibly
+    EngineOptions t = isoEngineOptions(dir, &log, isolate);
     t.compiler = std::make_shared<SimCompiler>();
     t.ir_compiler = t.compiler;  // generated modules (iso_generated) become sim binaries too
-    t.log = &log;
     return t;
   }
-
 };
 
 inline const CandidateResult* find(const TuneReport& r, const std::string& config) {
