@@ -197,7 +197,9 @@ struct TypedKernelSpec {
   std::function<Status(const std::string& id, const P&, StreamHandle)> vendor_launch;
   // Optional: p as a JSON object (recorded for keys run untuned; do not use the names "family",
   // "key" or "date"), and its inverse: a problem with its own buffers built from that text. With
-  // both, keys can be tuned offline (`ktune tune --from-file`) and in the isolation worker.
+  // both, keys can be tuned offline (`ktune tune --from-file`) and in the isolation worker. Do
+  // one-time work verification needs (a trusted reference, its compile) in make_problem: the
+  // worker's watchdog times each candidate from the end of the problem's build.
   std::function<std::string(const P&)> args_json;
   std::function<Expected<std::shared_ptr<P>>(const std::string& args_json)> make_problem;
 };
