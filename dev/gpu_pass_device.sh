@@ -70,19 +70,25 @@ run_test() {  # name program [shard total]
     "$(count SKIPPED "$L/$n.log")" "$([ "$rc" = 124 ] && echo ' cut by the budget: not a pass')"
 }
 export -f run_test count; export L TEST_END
-run_test gemm_vs_default_gpu_test "$PB/tests/gemm_vs_default_gpu_test" | tee "$L/tests.txt"
-JOBS_FILE=$L/jobs.txt; : > "$JOBS_FILE"
-GEMM_SHARDS=${GEMM_SHARDS:-3}
+JOBS_FILE=$L/jobs.txt; : > "$JOBS_FILE"; : > "$L/tests.txt"
+# ONLY="a b": just those programs, all at once (a follow-up to a pass that cut or failed them).
+if [ -n "${ONLY:-}" ]; then
+  for n in $ONLY; do echo "$n $PB/tests/$n" >> "$JOBS_FILE"; done
+  GEMM_SHARDS=0; LONG=""
+else
+  run_test gemm_vs_default_gpu_test "$PB/tests/gemm_vs_default_gpu_test" | tee "$L/tests.txt"
+  GEMM_SHARDS=${GEMM_SHARDS:-3}
+  LONG="analysis_gpu_test rowwise_gpu_test gemm_fp8_gpu_test rowwise_ops_gpu_test isolation_gemm_gpu_test"
+fi
 # The GEMM shards first (the longest), so the pool drains evenly.
 for i in $(seq 0 $(( GEMM_SHARDS - 1 ))); do
   echo "gemm_gpu_test.$i $PB/tests/gemm_gpu_test $i $GEMM_SHARDS" >> "$JOBS_FILE"
 done
 # Then the other long programs (the sixth session's pass cut analysis and rowwise at the end of
 # the queue), then the rest.
-LONG="analysis_gpu_test rowwise_gpu_test gemm_fp8_gpu_test rowwise_ops_gpu_test isolation_gemm_gpu_test"
 for n in $LONG; do [ -x "$PB/tests/$n" ] && echo "$n $PB/tests/$n" >> "$JOBS_FILE"; done
 for p in "$PB"/tests/*_gpu_test; do
-  n=$(basename "$p")
+  n=$(basename "$p"); [ -n "${ONLY:-}" ] && break
   case " gemm_vs_default_gpu_test gemm_gpu_test $LONG " in
     *" $n "*) ;;
     *) echo "$n $p" >> "$JOBS_FILE" ;;
