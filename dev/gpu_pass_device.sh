@@ -59,7 +59,12 @@ fi
 
 # 1. GPU tests, each cut at TEST_END (a cut program is not a pass: its summary is missing).
 TEST_END=$(( T0 + TEST_S ))
-count() { local c; c=$(sed -n "s/^\[  $1 *\] \([0-9]*\) test.*/\1/p" "$2" | head -1); echo "${c:-0}"; }
+# FAILED: gtest's brief mode prints no failure summary, so the failed tests' own lines count.
+count() {
+  local c
+  if [ "$1" = FAILED ]; then c=$(grep -c '^\[  FAILED  \] [A-Za-z_0-9/.]* (' "$2"); echo "${c:-0}"; return; fi
+  c=$(sed -n "s/^\[  $1 *\] \([0-9]*\) test.*/\1/p" "$2" | head -1); echo "${c:-0}"
+}
 run_test() {  # name program [shard total]
   local n=$1 p=$2 s b rc; s=$(date +%s); b=$(( TEST_END - s ))
   [ "$b" -lt 10 ] && { echo "$n: not started (test budget spent)"; return; }
