@@ -188,10 +188,9 @@ TEST(GemmGpu, DecodeFmaVsReference) {
                     {{8, 1, 2, 2, 0, 1}, {8, 1, 4, 2, 2, 1}, {4, 2, 1, 2, 3, 1}, {8, 2, 1, 2, 0, 2},
                      {4, 1, 2, 4, 1, 1}, {8, 1, 1, 2, 2, 2}, {4, 1, 4, 2, 0, 1}, {8, 2, 1, 2, 1, 1},
                      {8, 2, 2, 2, 1, 1}, {8, 1, 2, 2, 3, 1}, {4, 1, 4, 2, 3, 1},
-                     // A in shared memory (DC_XR = 1), the block's warps splitting each row's K (2),
-                     // the k order rotated per warp (3); plain loads (DC_PF = 0).
-                     {8, 1, 2, 2, 2, 1, 1}, {8, 1, 2, 2, 0, 0, 1}, {8, 1, 2, 2, 2, 1, 2}, {4, 2, 1, 2, 3, 1, 2},
-                     {8, 1, 4, 2, 0, 1, 2}, {8, 1, 2, 2, 2, 1, 3}, {4, 1, 2, 4, 1, 2, 3}},
+                     // Plain loads (DC_PF = 0), the ring refilled before the FMAs (DC_XR = 1).
+                     {8, 1, 2, 2, 2, 0}, {8, 1, 2, 2, 0, 0, 1}, {4, 1, 4, 2, 3, 0, 1}, {8, 2, 1, 2, 1, 1, 1},
+                     {4, 2, 1, 2, 3, 0, 1}},
                     {{1, 333, 1032, bf, false, Activation::kNone, 0.f},
                      {2, 4099, 520, bf, true, Activation::kNone, 0.f},
                      {3, 1001, 1000, ElemType::kF32, false, Activation::kNone, 1.f},

@@ -82,7 +82,7 @@ Config fmaConfig(int64_t warps, int64_t nt_, int64_t u, int64_t depth, int64_t g
 }
 
 // DC_WG = 3, the CUDA-core FMA body: M <= 8 only (DC_MT the power of two >= M, grids 0..3
-// pinned), no shared memory at DC_XR = 0 (DC_XR >= 1: tested below), no workspace; groups of 2*DC_NT rows (silu_mul: DC_NT columns) over DC_WARPS warps a
+// pinned), no shared memory, no workspace; groups of 2*DC_NT rows (silu_mul: DC_NT columns) over DC_WARPS warps a
 // block, one group per warp (DC_GRID = 0) or DC_GRID blocks per SM; any NVIDIA architecture.
 TEST(GemmDecode, FmaBodySpaceAndLaunchRule) {
   const ConfigSpace& sp = configSpace(KernelKind::kDecode);
@@ -139,36 +139,36 @@ TEST(GemmDecode, FmaBodySpaceAndLaunchRule) {
       }
 }
 
-// DC_XR >= 1 (the FMA body only): the DC_MT rows of A in shared memory, sized by K at launch and
-// refused with a reason over 46 KB; DC_XR 2 and 3 are not the other bodies'. DC_XR = 2 (warps
-// split each row's K) walks fewer stages per group but launches the same grid.
-TEST(GemmDecode, FmaBodyKeepsAInSharedMemory) {
+// The FMA body's own knob values: DC_PF = 0 (plain loads) and DC_XR = 1 (the ring slot refilled
+// before the stage's FMAs, one more stage of registers in the estimate); no other body takes
+// DC_PF = 0.
+TEST(GemmDecode, FmaBodyPlainLoadsAndEarlyRefill) {
   const ConfigSpace& sp = configSpace(KernelKind::kDecode);
-  size_t shared = 0;
-  for (const Config& c : sp.enumerate("cuda", 227 * 1024).accepted)
-    if (c.getInt("DC_XR") >= 2) {
+  size_t plain = 0, early = 0;
+  for (const Config& c : sp.enumerate("cuda", 227 * 1024).accepted) {
+    if (c.getInt("DC_PF") == 0) {
       EXPECT_EQ(c.getInt("DC_WG"), 3) << c.toString();
-      ++shared;
+      ++plain;
     }
-  EXPECT_GT(shared, 20u);
-  Config mma = decodeConfig(1);
-  mma.set("DC_XR", int64_t{2});
-  EXPECT_FALSE(sp.validate(mma).ok());
-  const DeviceInfo dev = sm90aDevice();
-  for (int64_t xr : {1, 2, 3}) {
-    auto p = launchPlan(KernelKind::kDecode, fmaConfig(8, 1, 2, 2, 2, 1, xr), nt(1, 8192, 14336), dev);
-    ASSERT_TRUE(p.ok()) << p.status().toString();
-    EXPECT_EQ(p->shared_bytes, 14336 * 2);
-    EXPECT_EQ(p->grid.x, 2u * 132u);
-    EXPECT_EQ(p->workspace_bytes, 0);
+    early += c.getInt("DC_WG") == 3 && c.getInt("DC_XR") == 1;
   }
-  auto q = launchPlan(KernelKind::kDecode, fmaConfig(4, 1, 2, 2, 2, 4, 1), nt(3, 4096, 4096), dev);
-  ASSERT_TRUE(q.ok()) << q.status().toString();
-  EXPECT_EQ(q->shared_bytes, 4 * 4096 * 2);  // DC_MT rows, the ones past M zeros
-  const Status big = applicable(KernelKind::kDecode, fmaConfig(4, 1, 2, 2, 2, 8, 1), nt(8, 4096, 4096));
-  EXPECT_EQ(big.code(), Code::kUnsupported);
-  EXPECT_NE(big.toString().find("DC_XR=0"), std::string::npos) << big.toString();
-  EXPECT_TRUE(applicable(KernelKind::kDecode, fmaConfig(4, 1, 2, 2, 2, 8, 0), nt(8, 4096, 4096)).ok());
+  EXPECT_GT(plain, 20u);
+  EXPECT_GT(early, 20u);
+  Config mma = decodeConfig(1);
+  mma.set("DC_PF", int64_t{0});
+  EXPECT_FALSE(sp.validate(mma).ok());
+  Config c = fmaConfig(8, 1, 2, 2, 2, 1, 1);
+  c.set("DC_PF", int64_t{0});
+  EXPECT_TRUE(sp.validate(c).ok()) << sp.validate(c).toString();
+  // 8 rows of A, 4-row groups, three blocks of 4 warps: within the budget with DC_XR = 0, over it
+  // with the extra stage.
+  EXPECT_TRUE(sp.validate(fmaConfig(4, 2, 1, 2, 3, 8, 0)).ok());
+  EXPECT_FALSE(sp.validate(fmaConfig(4, 2, 1, 2, 3, 8, 1)).ok());
+  const DeviceInfo dev = sm90aDevice();
+  auto p = launchPlan(KernelKind::kDecode, c, nt(1, 8192, 14336), dev);
+  ASSERT_TRUE(p.ok()) << p.status().toString();
+  EXPECT_EQ(p->grid.x, 2u * 132u);
+  EXPECT_EQ(p->shared_bytes, 0);
 }
 
 // The FMA body compiles for sm_90a (its curated configs; gate/up with bias and C +=, f16 operands,
@@ -197,10 +197,10 @@ TEST(GemmDecode, FmaBodyCompilesWithoutMatrixInstructions) {
   jobs.emplace_back(fmaConfig(4, 2, 1, 2, 3, 8), g8);
   jobs.emplace_back(fmaConfig(8, 1, 1, 2, 2, 8), nt(7, 4096, 4096));
   jobs.emplace_back(fmaConfig(8, 1, 2, 2, 3), nt(1, 4096, 4096));
-  // A in shared memory: plain, split K (with the gate/up pair, bias and C +=), rotated.
+  // The ring refilled before the FMAs (with the gate/up pair, bias and C +=, and 2 rows of A).
   jobs.emplace_back(fmaConfig(8, 1, 2, 2, 2, 1, 1), nt(1, 4096, 4096));
-  jobs.emplace_back(fmaConfig(8, 1, 2, 2, 2, 4, 2), g);
-  jobs.emplace_back(fmaConfig(4, 2, 1, 2, 3, 2, 3), nt(2, 4096, 4096));
+  jobs.emplace_back(fmaConfig(4, 1, 2, 2, 3, 4, 1), g);
+  jobs.emplace_back(fmaConfig(4, 2, 1, 2, 3, 2, 1), nt(2, 4096, 4096));
   compileEach(**cc, jobs, [](const Config&, const std::string& ptx) { return fmaBodyCheck(ptx); });
 }
 

@@ -56,20 +56,15 @@ bool wg(K c) { return knob(c, "DC_WG") == 1 || knob(c, "DC_WG") == 2; }
 bool tmaFed(K c) { return knob(c, "DC_WG") == 2; }
 // DC_WG = 3 (decode_fma.cuh): the CUDA-core FMA body, M <= 8; R = 2*DC_NT weight rows per warp.
 bool fma(K c) { return knob(c, "DC_WG") == 3; }
-// Its registers: the ring (DC_DEPTH stages x R rows x DC_U 16-byte chunks, 4 each), the
+// Its registers: the ring (DC_DEPTH stages, one more with DC_XR = 1, x R rows x DC_U 16-byte chunks, 4 each), the
 // accumulators (R x DC_MT), the widened A chunks (8 per row of A and chunk, two chunks live) and 8
 // for a widened weight chunk; and what its launch bounds leave a thread (DC_GRID blocks per SM, or
 // 16 warps with DC_GRID = 0), less 24 for addresses and loop state. Calibrated on ptxas (sm_90a):
 // the configs under the bound compile without spills.
 int64_t fmaRegs(K c) {
   const int64_t nt = knob(c, "DC_NT"), mt = knob(c, "DC_MT"), u = knob(c, "DC_U");
-  return knob(c, "DC_DEPTH") * 8 * nt * u + 2 * nt * mt + 8 * mt * std::min<int64_t>(u, 2) + 8;
+  return (knob(c, "DC_DEPTH") + knob(c, "DC_XR")) * 8 * nt * u + 2 * nt * mt + 8 * mt * std::min<int64_t>(u, 2) + 8;
 }
-// DC_XR >= 1: the DC_MT rows of A in shared memory, sized by K at launch; kept under the 48 KB a
-// launch gets without opting in (the runner opts in from the config alone), less the barrier
-// buffers.
-constexpr int64_t kFmaSharedALimit = 46 * 1024;
-int64_t fmaSharedA(K c, const GemmShape& s) { return knob(c, "DC_MT") * s.k * 2; }
 int64_t fmaRegBudget(K c) {
   const int64_t w = knob(c, "DC_WARPS"), g = knob(c, "DC_GRID");
   return std::min<int64_t>(255, 2048 / (w * (g ? g : 16 / w))) - 24;
@@ -97,19 +92,20 @@ ConfigSpace buildSpace() {
       .addInts("DC_MT", {1, 2, 4, 8, 16}, "cuda")
       .addInts("DC_U", {1, 2, 4, 8}, "cuda")
       .addInts("DC_DEPTH", {2, 4}, "cuda")
-      .addInts("DC_PF", {1, 2}, "cuda")
-      .addInts("DC_XR", {0, 1, 2, 3}, "cuda")
+      .addInts("DC_PF", {0, 1, 2}, "cuda")
+      .addInts("DC_XR", {0, 1}, "cuda")
       .addInts("DC_GRID", {0, 1, 2, 3, 4, 5, 6}, "cuda");
-  // DC_XR 2 and 3 are the FMA body's (A in shared memory with a split or rotated k walk).
-  s.constrain("DC_WG == 3 || DC_XR <= 1", [](K c) { return fma(c) || knob(c, "DC_XR") <= 1; });
+  // Plain weight loads (DC_PF = 0): the FMA body's (decode_fma.cuh says why).
+  s.constrain("DC_PF >= 1 || DC_WG == 3", [](K c) { return knob(c, "DC_PF") >= 1 || fma(c); });
   s.constrain("DC_WG >= 1 || register estimate DC_DEPTH*(8*DC_NT*DC_U + 4*DC_MT*DC_U*DC_XR) + "
               "4*DC_MT*DC_U*(1-DC_XR) + 4*DC_NT*DC_MT <= 232",
               [](K c) { return knob(c, "DC_WG") >= 1 || registerEstimate(c) <= 232; });
-  // The FMA body: DC_MT rows of A (<= 8), DC_XR any of 0..3 (decode_fma.cuh), grids 0..3 (one group per warp or
+  // The FMA body: DC_MT rows of A (<= 8), DC_XR 0 or 1 (the ring refilled after or before a stage's
+  // FMAs), grids 0..3 (one group per warp or
   // DC_GRID blocks per SM), at most 24 warps per SM for the persistent grids (its launch bounds
   // ask for DC_GRID blocks per SM), and its register estimate within what the bounds leave.
   s.constrain("DC_WG != 3 || (DC_MT <= 8 && DC_GRID <= 3 && DC_WARPS*DC_GRID <= 24 && "
-              "DC_DEPTH*8*DC_NT*DC_U + 2*DC_NT*DC_MT + 8*DC_MT*min(DC_U,2) + 8 <= "
+              "(DC_DEPTH+DC_XR)*8*DC_NT*DC_U + 2*DC_NT*DC_MT + 8*DC_MT*min(DC_U,2) + 8 <= "
               "min(255, 2048/(DC_WARPS*blocks per SM)) - 24)",
               [](K c) {
                 return !fma(c) || (knob(c, "DC_MT") <= 8 && knob(c, "DC_GRID") <= 3 &&
@@ -147,7 +143,7 @@ ConfigSpace buildSpace() {
 // 1024 bytes to align it for the swizzle, two mbarriers per stage and the last-block flag; DC_WG = 2
 // also the gate/up hand-over (half the consumer threads x 4*DC_MT floats).
 int64_t sharedBytes(K c) {
-  if (fma(c)) return 0;  // registers and shuffles; DC_XR >= 1: A in shared memory, sized by K in plan()
+  if (fma(c)) return 0;  // registers and warp shuffles only
   if (wg(c))
     return wgRingBytes(c) + 1024 + 16 * 2 * knob(c, "DC_DEPTH") + 16 +
            (tmaFed(c) ? 16 * knob(c, "DC_WARPS") * 4 * knob(c, "DC_MT") * 4 : 0);
@@ -176,11 +172,6 @@ Status applicable(K c, const GemmShape& s) {
   if (fma(c) && s.m > 8)
     return Status::Unsupported("decode GEMM with DC_WG=3 (CUDA-core FMA) covers M <= 8, got M=" +
                                std::to_string(s.m));
-  if (fma(c) && knob(c, "DC_XR") >= 1 && fmaSharedA(c, s) > kFmaSharedALimit)
-    return Status::Unsupported("decode GEMM with DC_WG=3 and DC_XR>=1 keeps DC_MT rows of A in shared "
-                               "memory: " + std::to_string(fmaSharedA(c, s)) + " B for K=" +
-                               std::to_string(s.k) + " > " + std::to_string(kFmaSharedALimit) +
-                               " (use DC_XR=0)");
   if (fma(c) && knob(c, "DC_MT") != tier)
     return Status::Unsupported("decode GEMM with DC_WG=3 needs DC_MT the smallest power of two >= M (" +
                                std::to_string(tier) + " for M=" + std::to_string(s.m) + "), got DC_MT=" +
@@ -215,7 +206,6 @@ Status plan(K c, const GemmShape& s, const DeviceInfo& dev, LaunchPlan& p) {
     const int64_t grid = g == 0 ? blocks : std::min(blocks, std::max(1, dev.multiprocessors) * g);
     p.grid = Dim3{static_cast<unsigned>(grid), 1u, 1u};
     p.block = Dim3{static_cast<unsigned>(32 * warps), 1u, 1u};
-    p.shared_bytes = knob(c, "DC_XR") >= 1 ? fmaSharedA(c, s) : 0;
     return Status::Ok();
   }
   const int64_t rows = wg(c) ? wgTileRows(c) : 16 * nt;

@@ -16,22 +16,18 @@
 // code stays small) are read per stage through L1 (__ldg: every warp of the SM reads the same few
 // KB) and widened once per stage, then each weight chunk is widened once per 4 rows of A. At a
 // group's end the lanes' partial sums are reduced with warp shuffles and lane r*DC_MT+m stores
-// output (row r, token m): no workspace; with DC_XR = 0 no shared memory and no barrier.
+// output (row r, token m): no shared memory, no barrier, no workspace.
 //
 // Knobs here: DC_WARPS (warps per block), DC_NT (R/2), DC_U (16-byte chunks per row and lane per
 // stage), DC_DEPTH (ring stages), DC_GRID (0..3), DC_PF (the weight loads' L2 prefetch / policy,
-// as ld_stream), DC_MT (rows of A: 1, 2, 4, 8), DC_XR (where A lives and how a block walks its
-// rows, below).
+// as ld_stream; 0, plain loads, is this body's: the L2::256B prefetch of 1 and 2 made 20% of the L2
+// lookups hits with no DRAM byte saved), DC_MT (rows of A: 1, 2, 4, 8), DC_XR (1: a ring slot is
+// refilled as soon as its data arrived, before the stage's FMAs, so DC_DEPTH stages stay in flight
+// while a warp computes: one more stage of registers; 0: refilled after the FMAs).
 //
-// DC_XR = 0: A through L1 every stage (above). 1: the block copies the DC_MT rows of A into shared
-// memory once (behind the ring's first loads, so the weight stream starts first) and every stage
-// reads them there: no A re-read from L2 when the weight stream evicts L1, no L2 round trip on a
-// stage's critical path. 2: as 1, and the block's warps split each row's K instead of taking
-// rows in turn: per stage the block reads DC_WARPS*512*DC_U contiguous bytes of each of its R
-// rows (whole rows at K <= that), so the chip streams long linear runs like a plain read; the
-// warps' sums meet in shared memory at each group's end (one barrier per group, two buffers).
-// 3: as 1, and each warp starts its rows at a different stage (k order rotated by the warp's index),
-// so the warps of the chip do not all read the same offset of their rows at once.
+// The epilogue's reads of C (beta != 0, the residual add) and of the bias are issued when a group's
+// first stage is computed and consumed at its end: read at the end, they waited on DRAM after the
+// last weight byte (3-14% of a flushed 13-19 us GEMM, bench/NOTES.md).
 namespace kd {
 
 constexpr int kWarps = DC_WARPS, kNT = DC_NT, kR = 2 * DC_NT, kU = DC_U, kD = DC_DEPTH;
@@ -40,11 +36,6 @@ constexpr int kMaxM = DC_MT;             // rows of A computed (M <= DC_MT)
 constexpr int kMG = kMaxM < 4 ? kMaxM : 4;  // rows of A widened at a time
 constexpr int kStageK = 256 * kU;        // k per stage: 32 lanes x 8 x DC_U
 constexpr int kMinBlocks = DC_GRID ? DC_GRID : 16 / kWarps;  // registers for that many blocks per SM
-constexpr bool kXs = DC_XR >= 1;     // A in shared memory
-constexpr bool kSplit = DC_XR == 2;  // the block's warps split each row's K
-constexpr bool kRot = DC_XR == 3;    // k order rotated per warp
-constexpr int kKW = kSplit ? kWarps : 1;  // warps along one row's K
-static_assert(DC_XR >= 0 && DC_XR <= 3, "DC_WG=3: DC_XR is 0..3");
 static_assert(kMaxM == 1 || kMaxM == 2 || kMaxM == 4 || kMaxM == 8, "DC_WG=3: DC_MT is 1, 2, 4 or 8");
 static_assert(kD >= 1 && kD <= 8, "DC_DEPTH must be 1..8");
 static_assert(kR * kMaxM <= 32, "one lane per output of a group");
@@ -88,8 +79,45 @@ KTUNE_DEVICE float warp_total(float v) {
   return v;
 }
 
+// What the epilogue of a group reads besides the sums, loaded at the group's start by the lane
+// that stores (lane r*DC_MT + m): C (beta != 0) and the bias (silu_mul: the gate's and the up's).
+struct Early {
+  float c = 0.0f, bg = 0.0f, bu = 0.0f;
+};
+KTUNE_DEVICE Early early(const Prob& p, int gi, int lane) {
+  Early e;
+  const int r = lane / kMaxM, m = lane % kMaxM, row = lane < kR * kMaxM ? group_row(p, gi, r) : -1;
+#if ACT == 3
+  if (r >= kNT) return e;
+#endif
+  if (row < 0 || m >= p.M) return e;
+  if (p.beta != 0.0f) e.c = out_to_float(p.C[(long)m * p.ldc + row]);
+#if HAS_BIAS
+  e.bg = out_to_float(p.bias[row]);
+#if ACT == 3
+  e.bu = out_to_float(p.bias[p.half + row]);
+#endif
+#endif
+  return e;
+}
+
+// store_out / store_gated (decode.cuh) with C and the bias already read.
+KTUNE_DEVICE void store_early(const Prob& p, int row, int m, float v, float up, const Early& e) {
+#if ACT == 3
+  const float g = v * p.alpha + e.bg;
+  float o = g / (1.0f + __expf(-g)) * (up * p.alpha + e.bu);
+  if (p.beta != 0.0f) o += p.beta * e.c;
+#else
+  (void)up;
+  float o = v * p.alpha;
+  if (p.beta != 0.0f) o += p.beta * e.c;
+  o = activate(o + e.bg);
+#endif
+  p.C[(long)m * p.ldc + row] = out_from_float(o);
+}
+
 // End of group gi: the lanes' sums reduced, one lane per output stores it, acc zeroed.
-KTUNE_DEVICE void finish(const Prob& p, float (&acc)[kR][kMaxM], int gi, int lane) {
+KTUNE_DEVICE void finish(const Prob& p, float (&acc)[kR][kMaxM], int gi, int lane, const Early& e) {
 #pragma unroll
   for (int r = 0; r < kR; ++r)
 #pragma unroll
@@ -101,47 +129,15 @@ KTUNE_DEVICE void finish(const Prob& p, float (&acc)[kR][kMaxM], int gi, int lan
       const int row = group_row(p, gi, r);
 #if ACT == 3
       if (r < kNT && lane == r * kMaxM + m && m < p.M && row >= 0)
-        store_gated(p, row, m, acc[r][m], acc[r + kNT][m]);
+        store_early(p, row, m, acc[r][m], acc[r + kNT][m], e);
 #else
-      if (lane == r * kMaxM + m && m < p.M && row >= 0) store_out(p, row, m, acc[r][m]);
+      if (lane == r * kMaxM + m && m < p.M && row >= 0) store_early(p, row, m, acc[r][m], 0.0f, e);
 #endif
     }
 #pragma unroll
   for (int r = 0; r < kR; ++r)
 #pragma unroll
     for (int m = 0; m < kMaxM; ++m) acc[r][m] = 0.0f;
-}
-
-// DC_XR = 2, end of group gi (block-uniform): each warp's totals into buffer par of red, one
-// barrier, warp 0 adds the warps' sums and stores; acc zeroed. Two buffers of [kWarps][32] (par: the group's
-// parity): a warp writes buffer par again only after the next group's barrier, which warp 0
-// reaches after reading it.
-KTUNE_DEVICE void finish_split(const Prob& p, float (&acc)[kR][kMaxM], int gi, int lane, int warp,
-                               float* red, int par) {
-  red += par * kWarps * 32;  // [kWarps][32]
-#pragma unroll
-  for (int r = 0; r < kR; ++r)
-#pragma unroll
-    for (int m = 0; m < kMaxM; ++m) {
-      const float v = warp_total(acc[r][m]);
-      if (lane == r * kMaxM + m) red[warp * 32 + lane] = v;
-      acc[r][m] = 0.0f;
-    }
-  __syncthreads();
-  if (warp != 0 || lane >= kR * kMaxM) return;
-  const int r = lane / kMaxM, m = lane % kMaxM, row = group_row(p, gi, r);
-  float v = 0.0f;
-#pragma unroll
-  for (int w = 0; w < kWarps; ++w) v += red[w * 32 + lane];
-#if ACT == 3
-  if (r >= kNT || m >= p.M || row < 0) return;
-  float up = 0.0f;
-#pragma unroll
-  for (int w = 0; w < kWarps; ++w) up += red[w * 32 + lane + kNT * kMaxM];
-  store_gated(p, row, m, v, up);
-#else
-  if (m < p.M && row >= 0) store_out(p, row, m, v);
-#endif
 }
 
 }  // namespace kd
@@ -152,7 +148,7 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(kd::kThreads, kd::kMinBlocks)
                       int N, int K, long lda, long ldb, long ldc, float alpha, float beta) {
   using namespace kd;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int T = (K + kStageK * kKW - 1) / (kStageK * kKW);  // stages per group (all of K)
+  const int T = (K + kStageK - 1) / kStageK;  // stages per group (all of K)
   Prob p{A, B, reinterpret_cast<out_t*>(Cv), reinterpret_cast<const out_t*>(biasv), workspace,
          counters, M, N, K, T, N / 2, lda, ldb, ldc, alpha, beta};
 #if ACT == 3
@@ -162,24 +158,14 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(kd::kThreads, kd::kMinBlocks)
 #endif
   const int g0 = (int)(groups * blockIdx.x / gridDim.x);
   const int g1 = (int)(groups * (blockIdx.x + 1) / gridDim.x);
-  // DC_XR = 2: every warp walks all of the block's groups (a k slice of each); else warp w takes
-  // groups g0 + w, g0 + w + DC_WARPS, ...
-  const int gstep = kSplit ? 1 : kWarps, gfirst = kSplit ? g0 : g0 + warp;
-  const int mine = kSplit ? g1 - g0 : g1 - g0 > warp ? (g1 - g0 - warp + kWarps - 1) / kWarps : 0;
+  const int mine = g1 - g0 > warp ? (g1 - g0 - warp + kWarps - 1) / kWarps : 0;
   const int S = mine * T;  // this warp's stages
-  const int kw = kSplit ? warp : 0;  // this warp's k slice of a stage
-  // DC_XR = 3: this warp's stage i of a group is stage (i + rot) % T.
-  const int rot = kRot ? (int)((blockIdx.x * (unsigned)kWarps + warp) % (unsigned)T) : 0;
   const unsigned long long pol = l2_policy();
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  const unsigned short* xs = reinterpret_cast<const unsigned short*>(smem_raw);  // [DC_MT][K]
-  __shared__ float red[kSplit ? 2 * kWarps * 32 : 1];  // DC_XR = 2: the warps' sums, two buffers
 
   // The load cursor: group lg, stage lst of it, ls stages issued.
-  int lg = gfirst, lst = 0, ls = 0;
-  auto kstage = [&](int st) { return kRot && st + rot >= T ? st + rot - T : st + rot; };
+  int lg = g0 + warp, lst = 0, ls = 0;
   auto load = [&](Frag& f) {
-    const int k0 = (kstage(lst) * kKW + kw) * kStageK + lane * 8;
+    const int k0 = lst * kStageK + lane * 8;
 #pragma unroll
     for (int r = 0; r < kR; ++r) {
       const int row = group_row(p, lg, r);
@@ -191,7 +177,7 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(kd::kThreads, kd::kMinBlocks)
     ++ls;
     if (++lst == T) {
       lst = 0;
-      lg += gstep;
+      lg += kWarps;
     }
   };
 
@@ -202,7 +188,7 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(kd::kThreads, kd::kMinBlocks)
     for (int m = 0; m < kMaxM; ++m) acc[r][m] = 0.0f;
 
   auto compute = [&](const Frag& f, int st) {
-    const int k0 = (kstage(st) * kKW + kw) * kStageK + lane * 8;
+    const int k0 = st * kStageK + lane * 8;
 #pragma unroll
     for (int ui = 0; ui < kU; ++ui) {
       const int k = k0 + ui * 256;
@@ -212,12 +198,9 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(kd::kThreads, kd::kMinBlocks)
         float x[kMG][8];  // rows past M read as zeros (their sums are never stored)
 #pragma unroll
         for (int mm = 0; mm < kMG; ++mm) {
-          uint4 v = make_uint4(0, 0, 0, 0);
-          if (kXs) {  // rows past M are zeros in shared memory
-            if (kin) v = *reinterpret_cast<const uint4*>(xs + (long)(mh + mm) * K + k);
-          } else if (kin && mh + mm < M) {
-            v = __ldg(reinterpret_cast<const uint4*>(A + (long)(mh + mm) * lda + k));
-          }
+          const bool ok = kin && mh + mm < M;
+          const uint4 v = ok ? __ldg(reinterpret_cast<const uint4*>(A + (long)(mh + mm) * lda + k))
+                             : make_uint4(0, 0, 0, 0);
           widen(v, x[mm]);
         }
 #pragma unroll
@@ -236,34 +219,31 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(kd::kThreads, kd::kMinBlocks)
   Frag f[kD];
 #pragma unroll
   for (int d = 0; d < kD; ++d) load(f[d]);
-  if (kXs) {  // A into shared memory behind the ring's first loads (zeros past M)
-    uint4* xw = reinterpret_cast<uint4*>(smem_raw);
-    const int per = K / 8;
-    for (int i = threadIdx.x; i < kMaxM * per; i += kThreads) {
-      const int m = i / per, c = i - m * per;
-      xw[i] = m < M ? __ldg(reinterpret_cast<const uint4*>(A + (long)m * lda + c * 8)) : make_uint4(0, 0, 0, 0);
-    }
-    __syncthreads();
-  }
-  int cst = 0, cg = gfirst, par = 0;  // the compute cursor: stage cst of group cg
+  int cst = 0, cg = g0 + warp;  // the compute cursor: stage cst of group cg
+  Early e;
 #pragma unroll 1
   for (int s = 0; s < S; s += kD) {
 #pragma unroll
     for (int d = 0; d < kD; ++d) {
-      if (s + d < S) {  // warp-uniform (block-uniform with DC_XR = 2)
+      if (s + d < S) {  // warp-uniform
+        if (cst == 0) e = early(p, cg, lane);
+#if DC_XR
+        const Frag cur = f[d];  // waits for the stage's data, then refills its slot at once
+        load(f[d]);
+        compute(cur, cst);
+#else
         compute(f[d], cst);
+#endif
         if (++cst == T) {
-          if (kSplit) {
-            finish_split(p, acc, cg, lane, warp, red, par);
-            par ^= 1;
-          } else {
-            finish(p, acc, cg, lane);
-          }
+          finish(p, acc, cg, lane, e);
           cst = 0;
-          cg += gstep;
+          cg += kWarps;
         }
       }
-      load(f[d]);
+#if DC_XR
+      else
+#endif
+        load(f[d]);
     }
   }
 }
