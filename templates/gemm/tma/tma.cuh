@@ -149,7 +149,9 @@ constexpr int kAcc = kBN / 2;  // fp32 accumulators per thread per 64-row slab
 static_assert(kBN == 128 || kBN == 192 || kBN == 256, "BLOCK_N must be 128, 192 or 256");
 static_assert(kCons == 1 || kCons == 2, "CONSUMERS must be 1 or 2");
 static_assert(kWgM == 1 || kWgM == 2, "WG_M must be 1 or 2");
-static_assert(kWgM * kBN <= 256, "WG_M * BLOCK_N <= 256 (accumulator registers)");
+// Ping-pong's consumer owns one tile per warpgroup, so it may hold a 128 x 192 tile (192
+// accumulators per thread under setmaxnreg's 232 registers); the cooperative kernel stays at 128.
+static_assert(kWgM * kBN <= (kPP ? 384 : 256), "WG_M * BLOCK_N <= 256 (384 with PINGPONG): accumulator registers");
 static_assert(kStages >= 2 && kStages <= 8, "NUM_STAGES must be in [2, 8]");
 static_assert(CLUSTER_M == 1 || CLUSTER_M == 2, "CLUSTER_M must be 1 or 2");
 static_assert(CLUSTER_M == 1 || kBN % 128 == 0, "clusters split the B tile in two 64-row-box halves");
@@ -162,7 +164,11 @@ static_assert(!kPP || (kCons == 2 && CLUSTER_M == 1 && SPLIT_K == 1 && EPI_TMA <
 #else
 #define KT_EPI_TMA 0
 #endif
-constexpr int kEpiBytes = KT_EPI_TMA ? 16384 : 0;  // per consumer warpgroup
+// C staging buffer per consumer warpgroup: two 64 x 64 boxes, or one with ping-pong (its epilogue
+// runs under the other consumer's MMAs, so a smaller buffer costs nothing there and leaves room for
+// a fifth stage of 128 x 192 tiles).
+constexpr int kEpiBoxes = kPP ? 1 : 2;
+constexpr int kEpiBytes = KT_EPI_TMA ? kEpiBoxes * 8192 : 0;
 // EPI_TMA = 2: the TMA-store epilogue deferred into the next tile's k-loop (tma_epilogue.cuh).
 #define KT_DEFER (KT_EPI_TMA && EPI_TMA == 2)
 constexpr int kCluster = CLUSTER_M;
