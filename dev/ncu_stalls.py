@@ -16,7 +16,15 @@ import sys
 
 
 def classify(rows, i):
+    # A warp stalled on a barrier or an mbarrier's try_wait is sampled at the instruction after it
+    # (the try_wait's result branch, the first instruction behind a bar.sync): look one or two back.
     op = rows[i][1]
+    if i > 0 and "GMMA" not in op and "DEPBAR" not in op:
+        prev = rows[i - 1][1]
+        if prev.startswith("BAR") and "BAR.ARV" not in prev:
+            return "named barrier (BAR): waiting behind it"
+        if "TRYWAIT" in prev:
+            return classify(rows, i - 1)
     if "DEPBAR" in op and "WARPGROUP" in op:
         return "wgmma wait (WARPGROUP.DEPBAR)"
     if op.startswith("HGMMA") or op.startswith("QGMMA") or "GMMA" in op.split(" ")[0]:
@@ -80,8 +88,10 @@ def tables(path):
         for c, (a, n) in sorted(sums.items(), key=lambda kv: -kv[1][0]):
             print(f"{c:48} {100 * a / total:10.1f} {100 * n / total:13.1f}")
         print("top instructions (samples %, SASS):")
-        for s, op, _ in sorted(rows, key=lambda r: -r[0])[:12]:
-            print(f"  {100 * s / total:5.1f}  {op[:90]}")
+        order = sorted(range(len(rows)), key=lambda k: -rows[k][0])[:16]
+        for k in order:
+            prev = rows[k - 1][1][:40] if k > 0 else ""
+            print(f"  {100 * rows[k][0] / total:5.1f}  {rows[k][1][:70]:70}  after: {prev}")
         print()
 
 

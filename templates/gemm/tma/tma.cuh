@@ -159,6 +159,7 @@ static_assert(SPLIT_K == 1 || SPLIT_K == 2 || SPLIT_K == 4, "SPLIT_K must be 1, 
 static_assert(SPLIT_K == 1 || CLUSTER_M == 1, "the split tail is not combined with clusters");
 static_assert(!kPP || (kCons == 2 && CLUSTER_M == 1 && SPLIT_K == 1 && EPI_TMA <= 1),
               "PINGPONG needs two consumers, no cluster, no split tail, EPI_TMA 0 or 1");
+static_assert(PINGPONG < 2 || kStages >= 3, "PINGPONG 2 holds two slots while it waits for a third");
 #if EPI_TMA && DTYPE_C != 0
 #define KT_EPI_TMA 1
 #else
