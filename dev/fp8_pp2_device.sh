@@ -3,10 +3,10 @@
 # against a deadline of BUDGET seconds, steps in order, each skipped once it would overrun
 # (binaries staged by dev/fp8_stage.sh into pb/, nothing is built here).
 #   1. TESTS=1 (fp8: the first only): gemm_fp8_gpu_test's JIT cases and gemm_gpu_test's every-layout
-#      TMA case (both with the 128 x 192 and PINGPONG 2 configs) at odd shapes against the float64 reference.
+#      TMA case (both with a 128 x 192 ping-pong config) at odd shapes against the float64 reference.
 #   2. PROCS gemm_bench processes, fair method (read flush, interleaved rounds, cuBLASLt #0 and the
-#      best of 8 in the same process) over $ONLY (PRESET 1: the cooperative default D and B, and the
-#      ping-pong tiles Q1..Q4; PRESET 2: D, Q1, Q4 and R1..R3 = PINGPONG 2) on $SHAPES.
+#      best of 8 in the same process) over $ONLY (default: the cooperative default D and B, and the
+#      ping-pong tiles Q1..Q4) on $SHAPES.
 #   3. NCU=1: ncu's source page (PC-sampled warp stalls per SASS instruction, dev/ncu_stalls.py) and
 #      the SOL/stall metrics of dev/ncu_table.py for one launch each of $NCU_CFGS at $NCU_SHAPE.
 #   4. the device-to-device copy rate (torch): the memory bound of the figures.
@@ -25,15 +25,7 @@ Q1="BLOCK_N=192,$C2,WG_M=2,NUM_STAGES=5,GROUP_M=16,EPI_TMA=1,SPLIT_K=1,PINGPONG=
 Q2="BLOCK_N=128,$C2,WG_M=2,NUM_STAGES=6,GROUP_M=16,EPI_TMA=1,SPLIT_K=1,PINGPONG=1"
 Q3="BLOCK_N=256,$C2,WG_M=1,NUM_STAGES=5,GROUP_M=16,EPI_TMA=1,SPLIT_K=1,PINGPONG=1"
 Q4="BLOCK_N=192,$C2,WG_M=2,NUM_STAGES=4,GROUP_M=16,EPI_TMA=1,SPLIT_K=1,PINGPONG=1"
-# PINGPONG 2: two wgmma groups in flight (wait_group 2), the same tiles.
-R1="BLOCK_N=192,$C2,WG_M=2,NUM_STAGES=5,GROUP_M=16,EPI_TMA=1,SPLIT_K=1,PINGPONG=2"
-R2="BLOCK_N=128,$C2,WG_M=2,NUM_STAGES=6,GROUP_M=16,EPI_TMA=1,SPLIT_K=1,PINGPONG=2"
-R3="BLOCK_N=256,$C2,WG_M=1,NUM_STAGES=5,GROUP_M=16,EPI_TMA=1,SPLIT_K=1,PINGPONG=2"
-case "${PRESET:-1}" in
-  2) DEF="$D;$Q1;$R1;$R2;$R3;$Q4" ;;
-  *) DEF="$D;$B;$Q1;$Q2;$Q3;$Q4" ;;
-esac
-ONLY=${ONLY:-$DEF}
+ONLY=${ONLY:-"$D;$B;$Q1;$Q2;$Q3;$Q4"}
 SHAPES=${SHAPES:-fp8,4096x4096x4096,8192x8192x8192,1024x14336x4096,4096x6144x4096,4096x4096x14336,2048x28672x8192}
 if [ "${TESTS:-0}" != 0 ]; then  # TESTS=fp8: the fp8 program only
   TS=${TEST_S:-40}
@@ -43,11 +35,11 @@ if [ "${TESTS:-0}" != 0 ]; then  # TESTS=fp8: the fp8 program only
   [ "$TESTS" = fp8 ] || { timeout "$TS" stdbuf -oL "$PB/tests/gemm_gpu_test" --gtest_filter='GemmGpu.TmaEveryLayout*' > "$OUT/gemm_test.log" 2>&1; RB=$?; }
   wait $F; RF=$?
   at "tests: gemm_fp8_gpu_test rc=$RF, gemm_gpu_test rc=$RB"
-  grep -hE "^\[  (PASSED|FAILED) |Failure|PINGPONG=[12].*worst" "$OUT/fp8_test.log" "$OUT/gemm_test.log" 2>/dev/null | cut -c1-200 | head -14
+  grep -hE "^\[  (PASSED|FAILED) |Failure|PINGPONG=1.*worst" "$OUT/fp8_test.log" "$OUT/gemm_test.log" 2>/dev/null | cut -c1-200 | head -14
   [ "$RF" = 124 ] && tail -3 "$OUT/fp8_test.log" | cut -c1-200
 fi
 for p in $(seq 1 "${PROCS:-1}"); do
-  [ "$(left)" -gt "${BENCH_S:-45}" ] || { echo "bench $p skipped: $(left) s left"; break; }
+  [ "$(left)" -ge "${BENCH_S:-45}" ] || { echo "bench $p skipped: $(left) s left"; break; }
   timeout "${BENCH_S:-45}" stdbuf -oL "$PB/bench/gemm_bench" --kinds=tma --only="$ONLY" \
     --shapes="$SHAPES" --rounds="${ROUNDS:-3}" > "$OUT/bench_$p.txt" 2> "$OUT/bench_$p.err"
   at "bench $p rc=$?"

@@ -189,11 +189,6 @@ TEST(GemmFp8Gpu, JitKernelMatchesTheFloat64Reference) {
       {64, 256, 512, ElemType::kF8E4M3, true, 0.0f, tmaConfig(256, 2, 4, 1, 1, 1, 1)},
       // 128x192 ping-pong tiles (192 accumulators per thread, one-box C buffers), ragged M and N.
       {1000, 3000, 512, ElemType::kF8E4M3, true, 0.5f, tmaConfig(192, 2, 5, 1, 1, 1, 1, 2)},
-      // PINGPONG 2 (two wgmma groups in flight, slots released two k-tiles late): a K of 3 and
-      // of 5 k-tiles and a 1-k-tile unit's release path.
-      {700, 1500, 640, ElemType::kF8E5M2, true, 0.5f, tmaConfig(192, 2, 4, 1, 1, 1, 2, 2)},
-      {300, 1000, 384, ElemType::kF8E4M3, false, 0.0f, tmaConfig(128, 2, 3, 1, 0, 1, 2, 2)},
-      {200, 600, 128, ElemType::kF8E4M3, false, 0.0f, tmaConfig(256, 2, 3, 1, 1, 1, 2, 1)},
   };
   auto shapeOf = [](const Case& cs) {
     GemmShape s = gemm::denseShape(Layout::kNT, cs.t, ElemType::kBF16, cs.m, cs.n, cs.k);

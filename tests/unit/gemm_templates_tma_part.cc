@@ -112,13 +112,6 @@ TEST(GemmTma, LaunchRuleApplicabilityAndTensorMaps) {
   EXPECT_EQ(pr->grid.x, 132u);  // 32 x 22 tiles of 128 x 192
   regs.set("BLOCK_N", int64_t{256});  // 256 accumulators: not even with ping-pong
   EXPECT_FALSE(configSpace(KernelKind::kTma).validate(regs).ok());
-  // PINGPONG 2 (two wgmma groups in flight) holds two slots while it waits for a third.
-  Config deep = ping;
-  deep.set("PINGPONG", int64_t{2});
-  EXPECT_TRUE(configSpace(KernelKind::kTma).validate(deep).ok());
-  EXPECT_EQ(launchPlan(KernelKind::kTma, deep, s, h)->shared_bytes, ppl->shared_bytes);
-  deep.set("NUM_STAGES", int64_t{2});
-  EXPECT_FALSE(configSpace(KernelKind::kTma).validate(deep).ok());
   GemmShape nn = denseShape(Layout::kNN, ElemType::kBF16, ElemType::kBF16, 256, 256, 256);
   EXPECT_TRUE(applicable(KernelKind::kTma, big, nn).ok());  // every layout (MN-major operands)
   GemmShape f32in = denseShape(Layout::kNT, ElemType::kF32, ElemType::kF32, 256, 256, 256);

@@ -65,13 +65,13 @@ ConfigSpace buildSpace() {
       .addInts("CLUSTER_M", {1, 2}, "cuda")
       .addInts("EPI_TMA", {0, 1, 2}, "cuda")
       .addInts("SPLIT_K", {1, 2, 4}, "cuda")
-      .addInts("PINGPONG", {0, 1, 2}, "cuda");
+      .addInts("PINGPONG", {0, 1}, "cuda");
   // Each consumer thread holds WG_M * BLOCK_N / 2 fp32 accumulators; 128 is the most that leaves
   // room for the cooperative kernel's addressing and deferred epilogue under setmaxnreg's
   // 232-register budget; a ping-pong consumer (one tile, no packed C) also takes 128 x 192 (192).
-  s.constrain("WG_M * BLOCK_N <= 256 || (PINGPONG >= 1 && WG_M * BLOCK_N <= 384)", [](K c) {
+  s.constrain("WG_M * BLOCK_N <= 256 || (PINGPONG == 1 && WG_M * BLOCK_N <= 384)", [](K c) {
     const int64_t acc = knob(c, "WG_M") * knob(c, "BLOCK_N");
-    return acc <= 256 || (knob(c, "PINGPONG") >= 1 && acc <= 384);
+    return acc <= 256 || (knob(c, "PINGPONG") == 1 && acc <= 384);
   });
   s.constrain("CLUSTER_M == 1 || BLOCK_N % 128 == 0",
               [](K c) { return knob(c, "CLUSTER_M") == 1 || knob(c, "BLOCK_N") % 128 == 0; });
@@ -96,9 +96,6 @@ ConfigSpace buildSpace() {
                        (knob(c, "CONSUMERS") == 2 && knob(c, "CLUSTER_M") == 1 &&
                         knob(c, "SPLIT_K") == 1 && knob(c, "EPI_TMA") <= 1);
               });
-  // PINGPONG 2 holds the slots of two k-tiles while it waits for a third: at least 3 stages.
-  s.constrain("PINGPONG < 2 || NUM_STAGES >= 3",
-              [](K c) { return knob(c, "PINGPONG") < 2 || knob(c, "NUM_STAGES") >= 3; });
   s.sharedBytes([](K c) { return tmaKernel().shared_bytes(c); });
   return s;
 }

@@ -1,10 +1,5 @@
 // The TMA GEMM's ping-pong consumer (PINGPONG = 1; what it does and why: tma.cuh's header),
 // included by tma.cuh where its kernel needs it: it uses that file's constants and helpers.
-// wgmma groups the feeding consumer keeps in flight: PINGPONG 1 waits for the previous k-tile's
-// group after issuing one (wait_group 1), PINGPONG 2 for the one before (wait_group 2: the next
-// group is queued behind two, and each slot goes back one k-tile later, one stage fewer ahead).
-constexpr int kDepth = PINGPONG >= 2 ? 2 : 1;
-
 KTUNE_DEVICE void bar_arrive_named(int id, int threads) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
@@ -40,16 +35,14 @@ KTUNE_DEVICE void consume_pingpong(const Sched& sc, int grid_m, int grid_n, unsi
       const unsigned s = it % kStages;
       mma_ktile(acc, full + 8 * s, (it / kStages) & 1u, sA + s * kATile * kElem,
                 sB + s * kBTile * kElem, cw);
-      // kDepth groups stay in flight; the slot of the k-tile kDepth back is free (its group done).
-      ktune::wgmma_wait<kDepth>();
-      if (kt >= un.kb + kDepth && lane == 0) mbar_arrive(empty + 8 * ((it - kDepth) % kStages));
+      ktune::wgmma_wait<1>();
+      if (kt > un.kb && lane == 0) mbar_arrive(empty + 8 * ((it - 1) % kStages));
     }
     // Every MMA of this tile is issued: the other consumer's turn, while this one drains and
     // stores (the next unit, if any, is the other's).
     if (j + 1 < units) bar_arrive_named(3 + (cw ^ 1), 256);
     ktune::wgmma_wait<0>();
-    if (lane == 0)  // the slots of the last kDepth k-tiles (fewer in a shorter unit)
-      for (int d = 1; d <= kDepth && d <= un.ke - un.kb; ++d) mbar_arrive(empty + 8 * ((it - d) % kStages));
+    if (un.ke > un.kb && lane == 0) mbar_arrive(empty + 8 * ((it - 1) % kStages));
     store_tile(acc, tmC, ebuf, C, bias, m0, n0, warp, g, q, tid & 127, 1 + cw, M, N, ldc, alpha,
                beta);
   }
