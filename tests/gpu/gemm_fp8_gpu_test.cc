@@ -187,6 +187,8 @@ TEST(GemmFp8Gpu, JitKernelMatchesTheFloat64Reference) {
       {1280, 5120, 256, ElemType::kF8E4M3, true, 0.5f, tmaConfig(256, 2, 4, 1, 1, 1, 1)},
       {1500, 2000, 384, ElemType::kF8E5M2, false, 0.0f, tmaConfig(128, 2, 6, 1, 0, 1, 1, 2)},
       {64, 256, 512, ElemType::kF8E4M3, true, 0.0f, tmaConfig(256, 2, 4, 1, 1, 1, 1)},
+      // 128x192 ping-pong tiles (192 accumulators per thread, one-box C buffers), ragged M and N.
+      {1000, 3000, 512, ElemType::kF8E4M3, true, 0.5f, tmaConfig(192, 2, 5, 1, 1, 1, 1, 2)},
   };
   auto shapeOf = [](const Case& cs) {
     GemmShape s = gemm::denseShape(Layout::kNT, cs.t, ElemType::kBF16, cs.m, cs.n, cs.k);
