@@ -6,7 +6,9 @@ predictions did against the default. With --ranks R the "best" is recomputed ove
 candidates and the vendor ranks 0..R only (the earlier passes' lists had R = 3); rows without
 per-candidate times (older runs) keep their recorded ratios.
   python3 dev/shape_heldout_table.py heldout.jsonl [--ranks 3]
+Rows of a --race run (the default) also get the bare prediction's table (before the race).
 """
+import gzip
 import json
 import math
 import sys
@@ -38,7 +40,8 @@ def ratios(r, max_rank):
 def main(argv):
     path = argv[1]
     max_rank = int(argv[argv.index("--ranks") + 1]) if "--ranks" in argv else None
-    rows = [json.loads(x) for x in open(path) if x.strip()]
+    src = gzip.open(path, "rt") if path.endswith(".gz") else open(path)
+    rows = [json.loads(x) for x in src if x.strip()]
     rows = [r for r in rows if not r.get("error")]
     groups = {}
     for r in rows:
@@ -53,6 +56,21 @@ def main(argv):
         rank = sum(1 for r in rs if r.get("predicted_rank"))
         print(f"| {name} | {len(rs)} | {gm(w):.3f} | {p95(w):.3f} | {max(w):.3f} | {max(d):.3f} "
               f"| {gm(db):.3f} | {jit} | {rank} |")
+    raced = [r for r in rows if r.get("raced")]
+    if raced:  # the race's pick is "predicted"; the bare prediction was re-timed beside it
+        print("\nbare prediction (before the race), same rounds:")
+        print("| N x K | keys | / best: geomean | P95 | max | / default: max | race changed the config |")
+        print("|---|---|---|---|---|---|---|")
+        rg = {}
+        for r in raced:
+            rg.setdefault(f'{r["n"]} x {r["k"]}', []).append(r)
+        for name, rs in list(rg.items()) + [("all", raced)]:
+            w = [r["unraced_vs_winner"] for r in rs]
+            d = [r["unraced_vs_default"] for r in rs]
+            changed = sum(1 for r in rs if any(role == "unraced" for role, _, _ in r["times"]))
+            print(f"| {name} | {len(rs)} | {gm(w):.3f} | {p95(w):.3f} | {max(w):.3f} | {max(d):.3f} | {changed} |")
+        ms = sorted(r["race_ms"] for r in raced)
+        print(f"race wall time per key: median {ms[len(ms) // 2]:.1f} ms, max {ms[-1]:.1f} ms")
     for r in rows:
         if r.get("predicted_rank"):
             w, d, db = ratios(r, max_rank)
