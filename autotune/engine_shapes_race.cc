@@ -1,6 +1,7 @@
 // The race of background mode (autotune/engine_shapes.h, autotune/predict.h: raceSet): before an
 // unseen key's full tuning, the tuning thread times the default, the prediction and the vendor's
 // next picks for the key and publishes the fastest in place of the prediction.
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -56,7 +57,8 @@ void DynamicShapes::raceOne(const Item& it, StreamHandle s) {
   if (set.size() < 2) return;
   const std::vector<double> ms = raceTimes(e_, fs.f.name, p, set, s);
   (void)e_.runtime().synchronize(s);  // the problem's buffers are freed next
-  const size_t pick = predict::racePick(ms);
+  const size_t keep = size_t(std::find(set.begin(), set.end(), predict::RaceEntry{pr.config, pr.source}) - set.begin());
+  const size_t pick = predict::racePick(ms, keep);
   if (pick >= set.size()) return;
   auto sel = selectKnown(fs, p, set[pick].config, set[pick].source, "raced", false);
   if (!sel.ok()) return;

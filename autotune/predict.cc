@@ -272,11 +272,12 @@ std::vector<RaceEntry> raceSet(const RaceEntry& dflt, const RaceEntry& predicted
   return out;
 }
 
-size_t racePick(const std::vector<double>& ms) {
+size_t racePick(const std::vector<double>& ms, size_t keep) {
   size_t best = std::string::npos;
   for (size_t i = 0; i < ms.size(); ++i)
     if (ms[i] > 0 && (best == std::string::npos || ms[i] < ms[best])) best = i;
   if (best == std::string::npos || ms[0] <= 0) return best;
+  if (ms[0] > kRaceMaxMs) return keep < ms.size() ? keep : 0;
   return ms[best] * (1.0 + kRaceMargin) < ms[0] ? best : 0;
 }
 

@@ -235,6 +235,7 @@ struct Row {
   double confidence = 0, vs_winner = 1, vs_default = 1;
   double unraced_vs_winner = 1, unraced_vs_default = 1, race_ms = 0;  // the bare prediction; the race's wall time
   std::string raced;  // the race's pick (label); empty without --race
+  nlohmann::json race = nlohmann::json::array();  // [label, ms] per raced entry (0: failed)
   int candidates = 0;
   bool is_default = false;
   bool is_rank = false;  // a vendor algorithm other than the default, carried over by its rank
@@ -270,8 +271,16 @@ Row heldOutRow(Ctx& c, const Buffers& b, int64_t m, int64_t n, int64_t k,
     const predict::RaceEntry bare{p->config.empty() ? def->winner : p->config,
                                   p->config.empty() ? def->winner_source : p->source};
     const auto set = predict::raceSet({def->winner, def->winner_source}, bare, vendor);
-    const size_t i = predict::racePick(c.tuner->raceTimes("gemm", &call, set));
+    const std::vector<double> ms = c.tuner->raceTimes("gemm", &call, set);
+    const size_t keep = size_t(std::find(set.begin(), set.end(), bare) - set.begin());
+    const size_t i = predict::racePick(ms, keep);
     pick = i < set.size() ? set[i] : bare;
+    for (size_t j = 0; j < set.size(); ++j) {  // the race's own times, for offline checks
+      Cand x;
+      x.config = set[j].config;
+      x.source = set[j].source;
+      row.race.push_back({labelOf(x), ms[j]});
+    }
     row.race_ms = since(t0) * 1e3;
   }
   std::vector<Cand> v = candidatesFor(c, call, *p, *def, winners, c.args->race ? &pick : nullptr);
@@ -400,7 +409,7 @@ void writeRow(std::ofstream& f, const Row& r) {
                       {"vs_winner", r.vs_winner}, {"vs_default", r.vs_default},
                       {"candidates", r.candidates}, {"predicted_default", r.is_default},
                       {"predicted_rank", r.is_rank}, {"times", r.times}, {"error", r.error},
-                      {"raced", r.raced}, {"race_ms", r.race_ms},
+                      {"raced", r.raced}, {"race_ms", r.race_ms}, {"race", r.race},
                       {"unraced_vs_winner", r.unraced_vs_winner},
                       {"unraced_vs_default", r.unraced_vs_default}}.dump()
     << "\n";

@@ -6,7 +6,8 @@ predictions did against the default. With --ranks R the "best" is recomputed ove
 candidates and the vendor ranks 0..R only (the earlier passes' lists had R = 3); rows without
 per-candidate times (older runs) keep their recorded ratios.
   python3 dev/shape_heldout_table.py heldout.jsonl [--ranks 3]
-Rows of a --race run (the default) also get the bare prediction's table (before the race).
+Rows of a --race run (the default) also get the bare prediction's table (before the race), and with
+--race-max-ms X the race replayed as if it ran only where the default took under X ms.
 """
 import gzip
 import json
@@ -29,7 +30,10 @@ def ratios(r, max_rank):
     if not t:
         return r["vs_winner"], r["vs_default"], r["vs_winner"] / r["vs_default"]
     pred = next(ms for role, _, ms in t if role == "predicted")
-    dflt = next((ms for role, _, ms in t if role == "default"), pred)
+    # The default: its own row, else the candidate labelled r0 (a race pick or a prediction equal
+    # to the default is listed once, under its first role), else the prediction.
+    dflt = next((ms for role, _, ms in t if role == "default"),
+                next((ms for _, label, ms in t if label == "r0"), pred))
     keep = [ms for role, label, ms in t
             if max_rank is None or role == "predicted" or not label.startswith("r")
             or int(label[1:]) <= max_rank]
@@ -66,9 +70,26 @@ def main(argv):
             rg.setdefault(f'{r["n"]} x {r["k"]}', []).append(r)
         for name, rs in list(rg.items()) + [("all", raced)]:
             w = [r["unraced_vs_winner"] for r in rs]
-            d = [r["unraced_vs_default"] for r in rs]
+            d = [r["unraced_vs_winner"] / ratios(r, max_rank)[2] for r in rs]
             changed = sum(1 for r in rs if any(role == "unraced" for role, _, _ in r["times"]))
             print(f"| {name} | {len(rs)} | {gm(w):.3f} | {p95(w):.3f} | {max(w):.3f} | {max(d):.3f} | {changed} |")
+        if "--race-max-ms" in argv:  # replay predict::kRaceMaxMs on these rows (post hoc)
+            lim = float(argv[argv.index("--race-max-ms") + 1])
+            print(f"\nrace only where the default ran under {lim} ms (else the bare prediction), same rounds:")
+            print("| N x K | keys | / best: geomean | P95 | max | / default: max | keys > 1.02x default |")
+            print("|---|---|---|---|---|---|---|")
+            for name, rs in list(rg.items()) + [("all", raced)]:
+                w, d = [], []
+                for r in rs:
+                    pw, pd, dw = ratios(r, max_rank)
+                    best_ms = min(ms for _, _, ms in r["times"])
+                    r0 = dw * best_ms
+                    if r0 > lim:
+                        pw = r["unraced_vs_winner"]
+                    w.append(pw)
+                    d.append(pw / dw)
+                print(f"| {name} | {len(rs)} | {gm(w):.3f} | {p95(w):.3f} | {max(w):.3f} | {max(d):.3f} "
+                      f"| {sum(x > 1.02 for x in d)} |")
         ms = sorted(r["race_ms"] for r in raced)
         print(f"race wall time per key: median {ms[len(ms) // 2]:.1f} ms, max {ms[-1]:.1f} ms")
     for r in rows:

@@ -133,11 +133,16 @@ TEST(PredictRace, TheSetHoldsTheDefaultThePredictionAndTheNextVendorPicks) {
   set = predict::raceSet(d, d, vendor);  // the prediction is the default: no duplicate
   ASSERT_EQ(set.size(), 4u);
   EXPECT_EQ(set[1].config, "v:idx=1");
-  EXPECT_EQ(predict::racePick({1.0, 0.98, 0.99}), 0u);  // within the margin: the default stays
-  EXPECT_EQ(predict::racePick({1.0, 0.95, 0.90}), 2u);
-  EXPECT_EQ(predict::racePick({1.0, 0.0, 0.5}), 2u);    // a failed entry is never picked
-  EXPECT_EQ(predict::racePick({0.0, 0.7, 0.5}), 2u);    // no default time: the fastest
-  EXPECT_EQ(predict::racePick({0.0, 0.0}), std::string::npos);
+  const double t = predict::kRaceMaxMs / 2;  // a default short enough to race
+  EXPECT_EQ(predict::racePick({t, 0.98 * t, 0.99 * t}, 1), 0u);  // within the margin: the default
+  EXPECT_EQ(predict::racePick({t, 0.95 * t, 0.90 * t}, 0), 2u);
+  EXPECT_EQ(predict::racePick({t, 0.0, 0.5 * t}, 0), 2u);    // a failed entry is never picked
+  EXPECT_EQ(predict::racePick({0.0, 0.7 * t, 0.5 * t}, 0), 2u);  // no default time: the fastest
+  EXPECT_EQ(predict::racePick({0.0, 0.0}, 0), std::string::npos);
+  // A default longer than kRaceMaxMs: no race, the prediction (index `keep`) stays.
+  const double big = 2 * predict::kRaceMaxMs;
+  EXPECT_EQ(predict::racePick({big, 0.5 * big, 0.4 * big}, 1), 1u);
+  EXPECT_EQ(predict::racePick({big, 0.5 * big}, 0), 0u);
 }
 
 // An unseen key queued for background tuning is raced first: its prediction (the default, rank 0)
@@ -149,7 +154,8 @@ TEST(ShapesVendorRank, AnUnseenKeyIsRacedAmongTheDefaultAndTheVendorPicksBeforeI
   Env env(/*noise=*/0, /*seed=*/1, bytes_per_ms);
   for (int64_t b : {64, 128, 256, 512, 1024, 2048})
     for (int64_t v : {1, 2, 4}) env.cost["BLOCK=" + std::to_string(b) + ",VEC=" + std::to_string(v)] = 0.5;
-  const std::map<int, double> rank_ms = {{0, 0.2}, {1, 0.3}, {2, 0.1}};
+  // Short enough to race (predict::kRaceMaxMs).
+  const std::map<int, double> rank_ms = {{0, 0.1}, {1, 0.15}, {2, 0.05}};
   const DevicePtr scratch = *env.backend->alloc(size_t(0.3 * bytes_per_ms) + 1);
   std::mutex mu;
   std::vector<std::string> launched;
