@@ -50,6 +50,22 @@ TEST(FillRandom, SameValuesAsOneSerialSequenceAcrossChunksAndThreads) {
   }
 }
 
+// `ktune tune gemm` with several keys fills each operand once at the largest count any key needs
+// and hands every key a prefix of it (tools/cmd_tune.cc, SharedOperands): that is a key's own fill
+// only because element i depends on the seed and i, never on the count.
+TEST(FillRandom, APrefixOfALargerFillIsTheSmallerFill) {
+  SimBackend sim;
+  const int64_t small = (int64_t(1) << 20) + 3, large = (int64_t(5) << 20) + 11;
+  auto a = sim.alloc(size_t(small) * 2);
+  auto b = sim.alloc(size_t(large) * 2);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE(fillRandom(sim, *a, DType::kBF16, small, 12).ok());
+  ASSERT_TRUE(fillRandom(sim, *b, DType::kBF16, large, 12).ok());
+  EXPECT_EQ(std::memcmp(sim.hostPtr(*a), sim.hostPtr(*b), size_t(small) * 2), 0);
+  ASSERT_TRUE(sim.free(*a).ok());
+  ASSERT_TRUE(sim.free(*b).ok());
+}
+
 // The GEMM split-K scratch: what it allocates is zeroed (the kernels count on zero workspace and
 // counters), asking for no more keeps the buffers and their contents, asking for more of one
 // reallocates that one only, and release frees both.
