@@ -119,12 +119,53 @@ bool finalistsWorthMoreRounds(const std::vector<std::vector<double>>& times, int
   return found && best.ratio < 1 - margin && best.hi >= 1;
 }
 
+namespace {
+// Chance that a challenger with per-round log ratios `l` wins after `planned` rounds when the
+// rounds left continue its trend (their mean distributed around the mean so far, with the spread
+// so far).
+double winChance(const std::vector<double>& l, double margin, int planned) {
+  const int n = static_cast<int>(l.size()), left = planned - n;
+  if (n < 2 || left <= 0) return 1;
+  const double mean = std::accumulate(l.begin(), l.end(), 0.0) / n;
+  double ss = 0;
+  for (double x : l) ss += (x - mean) * (x - mean);
+  const double sd = std::sqrt(ss / (n - 1));
+  // The final mean must be below both log(1 - margin) and minus the final interval's half-width.
+  const double need = std::min(std::log(1 - margin),
+                               -studentT95(planned - 1) * sd / std::sqrt(double(planned)));
+  const double rest = (planned * need - n * mean) / left;  // the mean the rounds left must reach
+  if (sd <= 0) return rest > mean ? 1 : 0;
+  const double z = (rest - mean) / (sd / std::sqrt(double(left)));
+  return 0.5 * std::erfc(-z / std::sqrt(2.0));
+}
+}  // namespace
+
+bool finalistsCanStillWin(const std::vector<std::vector<double>>& times, int baseline,
+                          double margin, int planned) {
+  if (baseline < 0 || baseline >= static_cast<int>(times.size()) || !complete(times[baseline]))
+    return true;
+  for (size_t i = 0; i < times.size(); ++i) {
+    if (static_cast<int>(i) == baseline || !complete(times[i])) continue;
+    std::vector<double> l;
+    for (size_t r = 0; r < times[i].size() && r < times[baseline].size(); ++r)
+      l.push_back(std::log(positive(times[i][r]) / positive(times[baseline][r])));
+    // A gain above the margin by the mean or the median of its rounds (one disturbed round moves
+    // the mean only) is never given up: finalistsWorthMoreRounds may give it more rounds instead.
+    const double mean = l.empty() ? 0 : std::accumulate(l.begin(), l.end(), 0.0) / double(l.size());
+    const double bar = std::log(1 - margin);
+    if (mean < bar || medianOf(l) < bar || winChance(l, margin, planned) >= kFinalistWinChance)
+      return true;
+  }
+  return false;
+}
+
 bool finalistsWantAnotherRound(const std::vector<std::vector<double>>& times, int baseline,
                                double margin, int planned, int extra) {
   const int done = times.empty() ? 0 : static_cast<int>(times.front().size());
   if (done == 0) return !times.empty();
   if (finalistsSettled(times, baseline, margin)) return false;
-  if (done < planned) return true;
+  if (done < planned)
+    return done < kMinFinalistRounds || finalistsCanStillWin(times, baseline, margin, planned);
   return done < planned + extra && finalistsWorthMoreRounds(times, baseline, margin);
 }
 

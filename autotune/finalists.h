@@ -59,8 +59,19 @@ bool finalistsSettled(const std::vector<std::vector<double>>& times, int baselin
 inline constexpr int kFinalistExtraRounds = 6;
 bool finalistsWorthMoreRounds(const std::vector<std::vector<double>>& times, int baseline,
                               double margin);
+// A near-tie with the default ran every planned round (6 rounds x up to 4 finalists: ~0.25 s of a
+// warm 4096-cubed key's 0.7 s engine) although the margin could no longer be met: a challenger
+// can still win when the mean or the median of its per-round log ratios is below 1 - margin (one
+// disturbed round moves the mean only; such a gain may get extra rounds instead), or when,
+// continuing the trend of its rounds so far (their mean and spread), the chance that after
+// `planned` rounds its ratio is below 1 - margin with an interval below 1 is at least
+// kFinalistWinChance. Futile for every challenger: the default stays.
+inline constexpr double kFinalistWinChance = 0.05;
+bool finalistsCanStillWin(const std::vector<std::vector<double>>& times, int baseline,
+                          double margin, int planned);
 // The stage's loop rule: whether another round runs after times.front().size() rounds: not once
-// settled (finalistsSettled), always up to `planned`, then while finalistsWorthMoreRounds, up to
+// settled (finalistsSettled), nor from kMinFinalistRounds on when no challenger can still win
+// (finalistsCanStillWin); up to `planned`, then while finalistsWorthMoreRounds, up to
 // `planned + extra`.
 bool finalistsWantAnotherRound(const std::vector<std::vector<double>>& times, int baseline,
                                double margin, int planned, int extra);
