@@ -269,11 +269,15 @@ Expected<std::vector<RegretRow>> runRegret(std::shared_ptr<Backend> backend, con
   KTUNE_ASSIGN_OR_RETURN(Side gd, makeSide(backend, base, "guided", o.cache_root + "/guided", o));
   std::vector<RegretRow> rows;
   const auto t0 = std::chrono::steady_clock::now();
+  // Every shape's problem is filled anew: the largest fill of each operand stays on the device
+  // for the run, and the next shape's inputs are a copy of its prefix (ops/buffers.h).
+  keepRandomFills(backend.get());
   for (const RegretShape& s : shapes) {
     if (o.deadline_s > 0 && secondsOf(t0) > o.deadline_s) break;
     rows.push_back(oneShape(ex, gd, s, o));
     if (o.on_row) o.on_row(rows.back());
   }
+  keepRandomFills(nullptr);
   return rows;
 }
 
