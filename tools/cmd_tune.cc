@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -241,20 +240,17 @@ std::vector<GemmOperand> gemmOperands(const gemm::GemmShape& s) {
   return o;
 }
 
-// The GEMM operands of all of a command's keys, each filled once at the largest count any key
-// needs and shared by the keys: fillRandom's element i does not depend on the count, so the
-// first n elements of the large fill are a fill of n, bit for bit, and a key sees the inputs it
-// would have had alone. Key by key, the LLM suite filled ~2.5x the elements (its 28672-wide
-// operands twice). C is filled again for a key that reads it (beta != 0): the keys before wrote it.
+// The GEMM operands of a command's keys, shared by them: an operand is filled again only when a
+// key needs more of it than the fill so far holds (then at that key's count). fillRandom's element
+// i does not depend on the count, so the first n elements of a larger fill are a fill of n, bit
+// for bit, and a key sees the inputs it would have had alone. Key by key, the LLM suite filled its
+// 28672-wide operands twice and every operand of every key; growing as the keys need it keeps each
+// key's fill no larger than the isolation worker's for the same key (its kept fills grow the same
+// way, ops/buffers.h), which runs at the same time. C is filled again for a key that reads it
+// (beta != 0): the keys before wrote it.
 class SharedOperands {
  public:
-  SharedOperands(Backend& b, const std::vector<GemmCase>& cases) : b_(&b) {
-    for (const auto& gc : cases)
-      for (const GemmOperand& o : gemmOperands(gc.shape)) {
-        int64_t& most = most_[{int(o.t), o.seed}];
-        most = std::max(most, o.count);
-      }
-  }
+  explicit SharedOperands(Backend& b) : b_(&b) {}
   ~SharedOperands() {
     for (const Slot& s : slots_) (void)b_->free(s.p);
   }
@@ -276,21 +272,25 @@ class SharedOperands {
   struct Slot {
     DType t;
     uint64_t seed;
+    int64_t count;
     DevicePtr p;
   };
   Expected<DevicePtr> get(const GemmOperand& o, bool refill) {
-    const int64_t n = most_[{int(o.t), o.seed}];
-    for (Slot& s : slots_) {
-      if (int(s.t) != int(o.t) || s.seed != o.seed) continue;
-      if (refill) KTUNE_RETURN_IF_ERROR(fillRandom(*b_, s.p, o.t, n, o.seed));
-      return s.p;
+    for (auto it = slots_.begin(); it != slots_.end(); ++it) {
+      if (int(it->t) != int(o.t) || it->seed != o.seed) continue;
+      if (it->count >= o.count) {
+        if (refill) KTUNE_RETURN_IF_ERROR(fillRandom(*b_, it->p, o.t, o.count, o.seed));
+        return it->p;
+      }
+      (void)b_->free(it->p);
+      slots_.erase(it);
+      break;
     }
-    KTUNE_ASSIGN_OR_RETURN(DevicePtr p, randomBuffer(*b_, o.t, n, o.seed));
-    slots_.push_back({o.t, o.seed, p});
+    KTUNE_ASSIGN_OR_RETURN(DevicePtr p, randomBuffer(*b_, o.t, o.count, o.seed));
+    slots_.push_back({o.t, o.seed, o.count, p});
     return p;
   }
   Backend* b_;
-  std::map<std::pair<int, uint64_t>, int64_t> most_;
   std::vector<Slot> slots_;
 };
 
@@ -304,7 +304,7 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
   if (!gop.ok()) return fail(gop.status());
   noteProcessMs("op_ms", msSinceT(t0));
   int rc = kExitOk;
-  SharedOperands operands(backend, t.gemm_cases);  // filled when a key first needs them
+  SharedOperands operands(backend);  // filled as the keys need them
   for (const auto& gc : t.gemm_cases) {
     const auto& s = gc.shape;
     if (!t.json && !t.quiet)
