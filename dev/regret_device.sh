@@ -24,7 +24,7 @@
 #      with a cold Inductor cache (4096^3), in what is left (PEERS=0: not).
 # Binaries: pb.tar.xz from `bash dev/regret_stage.sh` on the dev machine (Release ktune and
 # ktune-worker; nothing is built here), else $KB with SKIP_BUILD=1, else a build as
-# dev/device_build.sh does (carry .devdeps; minutes). Logs under $OUT; a short table last.
+# dev/device_build.sh does (carry .devdeps; minutes). Logs packed in $OUT/logs.tgz; a short table last.
 # With two GPUs (PAR=1, the default when nvidia-smi lists two): the suite runs before the regret
 # sets, and the GEMM and row-wise sets run at once, one GPU each. One GPU: SUITE_FIRST=1 runs the
 # suite before the regret sets (which then take what is left: the GEMM table is written row by row
