@@ -68,10 +68,15 @@ Expected<std::vector<Config>> familyConfigs(const std::vector<gemm::KernelKind>&
         add(k, c);
       continue;
     }
+    // One representative M per tier of the M-dependent knobs (DC_MT "auto": 1, 2, 4, 8, 16 row
+    // tiles; SK_MT "auto"): a key's candidates include the curated configs of its own tier. M = 32
+    // was missing, so keys of 17..32 rows had no decode candidate at all, and a gate/up pair
+    // (silu_mul runs on the decode kernel only) found no winner there.
     for (auto [m, n, kk] : {std::tuple<int64_t, int64_t, int64_t>{4096, 4096, 4096},
                             {128, 4096, 4096},
                             {1, 4096, 4096},
                             {16, 4096, 4096},
+                            {32, 4096, 4096},
                             {64, 4096, 4096}}) {
       const auto s = gemm::denseShape(gemm::Layout::kNT, gemm::ElemType::kBF16,
                                       gemm::ElemType::kBF16, m, n, kk);

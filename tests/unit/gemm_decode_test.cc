@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "compiler/compiler.h"
+#include "ops/gemm_configs.h"
 #include "templates/gemm.h"
 #include "tests/support/tools.h"
 #include "tests/unit/gemm_decode_test_util.h"
@@ -227,6 +228,24 @@ TEST(GemmDecode, CuratedConfigsCoverEveryDecodeM) {
     }
   }
   EXPECT_TRUE(curatedConfigs(KernelKind::kDecode, nt(129, 4096, 4096)).empty());
+}
+
+// The GEMM family's candidates are the curated configs of representative problems, not of the
+// key: every M of 1..128 must find a decode config of its own DC_MT tier among them. Keys of
+// 17..32 rows found none, so a gate/up pair there (silu_mul runs on the decode kernel only) had
+// no candidate and `ktune tune gemm --epilogue silu_mul` found no winner.
+TEST(GemmDecode, TheFamilysCandidatesCoverEveryDecodeM) {
+  auto family = gemm_ops::familyConfigs({KernelKind::kDecode}, "cuda", false, 227 * 1024,
+                                        sm90aDevice(), "");
+  ASSERT_TRUE(family.ok()) << family.status().toString();
+  for (int64_t m = 1; m <= 128; ++m) {
+    GemmShape s = nt(m, 4096, 4096);
+    s.act = Activation::kSiluMul;
+    int applicable = 0;
+    for (const Config& c : *family)
+      applicable += gemm::applicable(KernelKind::kDecode, gemm_ops::knobsOf(c), s).ok();
+    EXPECT_GE(applicable, 2) << "M=" << m;
+  }
 }
 
 }  // namespace
