@@ -26,6 +26,25 @@ def rope_kv_family():
                           name="llama_rope_kv", default={"HPB": 4})(k)
 
 
+_PDL = [None]  # the pdl option last set through pdl_switch
+
+
+def pdl_switch(on):
+    """A variant's `pre`: ktune.set_options(pdl=on) where it changes (the ops then use the tuner
+    of that setting; the other stays alive in ktune's tuner table, with its selections, over the
+    same database and code objects). A ktune without the option (no KTUNE_PDL): a no-op."""
+    import ktune
+    if not hasattr(ktune, "set_options"):  # a stand-in package (dev/llama_cpu)
+        return lambda: None
+
+    def pre():
+        if _PDL[0] is not on:
+            _PDL[0] = on
+            if "pdl" in ktune.get_tuner().options():
+                ktune.set_options(pdl=on)
+    return pre
+
+
 class KtuneOps:
     name = "ktune"
     clone_input = True  # the fused residual add writes the residual in place
