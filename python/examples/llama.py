@@ -13,7 +13,7 @@ fifth, ktune with one fusion off):
              GEMMs' epilogue (gemm(residual=x, out=x)), the norms through ktune.ops.rms_norm
              (--ktune-add norm: the add fused into the norm instead, as vLLM's
              fused_add_rms_norm), SiLU·Mul through ktune.ops.silu_mul, or fused into the gate/up
-             GEMM where ktune.ops.gemm offers epilogue="silu_mul" (decode rows, M <= 16);
+             GEMM where ktune.ops.gemm offers epilogue="silu_mul" (decode rows, M <= 4);
              rotary + KV-cache write in one tuned kernel (llama_rope_kv of
              examples/llama_kernels.h, registered with ktune.autotune: the same source and space
              as the C++ decoder's); tuned before timing;
@@ -86,7 +86,8 @@ def parse_args(argv=None):
                    help="torch.compile one decoder layer, reused by every layer (default: "
                         "compiles in a fraction of the time), or the whole stack (35-45 s per "
                         "shape at 8 layers)")
-    p.add_argument("--breakdown", default="d1,d32,d128", help="shapes of the per-op breakdown")
+    p.add_argument("--breakdown", default="d1,d32,d128",
+                   help="shapes of the per-op breakdown (none: no breakdown)")
     p.add_argument("--ktune-add", default="gemm", choices=("gemm", "norm"),
                    help="where ktune adds the residual: in the o_proj / down GEMM's epilogue "
                         "(default), or fused into the RMSNorm after it")
@@ -118,7 +119,7 @@ def parse_args(argv=None):
     a.compile_shapes = _names(a.compile_shapes, SHAPES, "shape") if a.compile_shapes else []
     a.unfused_shapes = _names(a.unfused_shapes, SHAPES, "shape") if a.unfused_shapes else []
     a.nopdl_shapes = _names(a.nopdl_shapes, SHAPES, "shape") if a.nopdl_shapes else []
-    a.breakdown = _names(a.breakdown, SHAPES, "shape") if a.breakdown else []
+    a.breakdown = _names(a.breakdown, SHAPES, "shape") if a.breakdown not in ("", "none") else []
     if a.layers < 1 or a.context < 1 or a.rounds < 1:
         p.error("--layers, --context and --rounds must be positive")
     return a
