@@ -21,7 +21,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw --format=csv,noh
 timeout 40 "$BIN/pdl_gpu_test" > "$OUT/pdl_gpu_test.log" 2>&1
 echo "pdl_gpu_test rc=$? at $(el) s"
 grep -E "^\[pdl\]|OK \]|FAILED|SKIPPED|Failure|differ|Expected|Which is" "$OUT/pdl_gpu_test.log" | head -12
-timeout 30 "$BIN/ktune_llama" --check > "$OUT/cxx_check.log" 2>&1
+timeout 25 "$BIN/ktune_llama" --check > "$OUT/cxx_check.log" 2>&1
 echo "C++ check (tuning on) rc=$? at $(el) s: $(grep -c ' ok$' "$OUT/cxx_check.log") ok, $(grep -c FAILED "$OUT/cxx_check.log") failed"
 grep -E "check|FAILED" "$OUT/cxx_check.log" | head -5
 for pdl in 1 0 1 0; do
