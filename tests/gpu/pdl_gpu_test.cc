@@ -80,13 +80,16 @@ class PdlGpu : public ::testing::Test {
     std::filesystem::remove_all(dir_);
   }
 
-  // An engine with tuning off and no vendor algorithms: every call runs its default config, the
-  // GEMM a decode kernel (the op restricted to that kind), the same configs with pdl on and off.
-  Tuned engine(bool pdl) {
+  // An engine over the test's database, without vendor algorithms and with the GEMM op restricted
+  // to its decode kernels: the engine with `tuning` tunes the chain's keys (a decode winner), the
+  // other runs the same winners from the database.
+  Tuned engine(bool pdl, bool tuning) {
     Tuned t;
     EngineOptions o;
     o.options.cache_dir = dir_.string();
-    o.options.tuning = false;
+    o.options.tuning = tuning;
+    o.options.warmup_ms = 1;
+    o.options.rep_ms = 3;
     o.options.vendor_algos = 0;
     o.options.pdl = pdl;
     auto e = Engine::create(backend_, o);
@@ -172,11 +175,18 @@ class PdlGpu : public ::testing::Test {
 };
 
 TEST_F(PdlGpu, CapturedProgrammaticChainReplaysBitIdenticalToOrdinaryLaunches) {
-  Tuned off = engine(false), on = engine(true);
-  ASSERT_TRUE(off.gemm && on.gemm);
+  Tuned on = engine(/*pdl=*/true, /*tuning=*/true);
+  ASSERT_TRUE(on.gemm);
+  resetX();
+  chain(on);  // tunes the three keys (and loads every kernel before the captures)
+  Tuned off = engine(/*pdl=*/false, /*tuning=*/false);
+  ASSERT_TRUE(off.gemm);
   auto report = on.gemm->lookup(gemmCall());
   ASSERT_TRUE(report.ok()) << report.status().toString();
   EXPECT_NE(report->winner.find("KIND=decode"), std::string::npos) << report->winner;
+  auto report_off = off.gemm->lookup(gemmCall());
+  ASSERT_TRUE(report_off.ok()) << report_off.status().toString();
+  ASSERT_EQ(report_off->winner, report->winner) << "both engines must run the same GEMM config";
 
   resetX();
   chain(off);
@@ -186,7 +196,7 @@ TEST_F(PdlGpu, CapturedProgrammaticChainReplaysBitIdenticalToOrdinaryLaunches) {
   ASSERT_EQ(finite, want.size()) << "the reference chain produced NaN or Inf";
 
   resetX();
-  chain(on);  // eager, with the attribute: also loads every kernel before the capture
+  chain(on);  // eager, with the attribute
   EXPECT_EQ(readX(), want) << "eager programmatic launches differ";
 
   void* exec_on = capture(on);
