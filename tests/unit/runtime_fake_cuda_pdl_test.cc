@@ -3,8 +3,9 @@
 // cuLaunchKernelEx with the programmatic-stream-serialization attribute on a compute capability
 // 9.0 device; without the bit, on an older device, or with a driver that lacks cuLaunchKernelEx,
 // it is the ordinary cuLaunchKernel and still succeeds. The backend reads the driver and the
-// device once per process, so each case runs in a child process (a death test: fork, the parent
-// never opens the driver) with the fake's environment set before the backend opens.
+// device once per process, so each case runs in a child process of its own (a death test,
+// "threadsafe": the program run again for that test; the parent never opens the driver), with the
+// fake's environment set before the backend opens. The child reuses the parent's fake.
 #include <gtest/gtest.h>
 
 #include <dlfcn.h>
@@ -65,7 +66,13 @@ namespace {
 
 class FakeCudaPdlTest : public ::testing::Test {
  protected:
+  static constexpr const char* kDirVar = "KTUNE_TEST_FAKE_CUDA_DIR";
   static void SetUpTestSuite() {
+    if (const char* d = std::getenv(kDirVar)) {  // a death test's child: the parent built it
+      dir_ = d;
+      child_ = true;
+      return;
+    }
     auto built = buildFakeCuda();
     if (!built.ok() && built.status().code() == Code::kUnavailable) {
       skip_reason_ = built.status().message();
@@ -73,9 +80,11 @@ class FakeCudaPdlTest : public ::testing::Test {
     }
     ASSERT_TRUE(built.ok()) << built.status().toString();
     dir_ = *built;
+    ::setenv(kDirVar, dir_.c_str(), 1);
   }
   static void TearDownTestSuite() {
-    if (dir_.empty()) return;
+    if (dir_.empty() || child_) return;
+    ::unsetenv(kDirVar);
     ::unlink((dir_ + "/libcuda.so.1").c_str());
     ::unlink((dir_ + "/fake_cuda.c").c_str());
     ::rmdir(dir_.c_str());
@@ -83,8 +92,10 @@ class FakeCudaPdlTest : public ::testing::Test {
   void SetUp() override {
     if (!skip_reason_.empty()) KTUNE_SKIP_WITHOUT_TOOL(skip_reason_);
     ASSERT_FALSE(dir_.empty());
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
   }
   static inline std::string dir_, skip_reason_;
+  static inline bool child_ = false;
 };
 
 TEST_F(FakeCudaPdlTest, ProgrammaticWaitGoesThroughLaunchKernelExOnComputeCapability9) {
