@@ -64,6 +64,18 @@ inline void registerMode(const ShapeRun& r, bool flush, gemm::KernelKind k, cons
       t.push_back(&row.gated);
       ratios.push_back(&row.gated_ratio);
     }
+    // The residual add (beta = 1, C += A*B^T) with the same config at decode sizes: what reading C
+    // back costs in the epilogue (a Llama o_proj / down_proj).
+    gemm::GemmShape rs = r.s;
+    rs.beta = 1.0f;
+    if (r.sp.m <= 128) {
+      fns.push_back([&, rs](int i) {
+        return g->runner->launch(k, c, rs, flush ? r.buf : r.sets[size_t(i) % r.sets.size()]);
+      });
+      names.push_back("residual");
+      t.push_back(&row.resid);
+      ratios.push_back(&row.resid_ratio);
+    }
     for (auto& f : fns)
       for (int i = 0; i < 3; ++i) (void)f(i);  // warm-up
     const std::string before = clocksNow();

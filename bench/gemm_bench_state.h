@@ -111,6 +111,7 @@ struct Row {
   double flops = 0;
   fair::Interval ktune, lt0, ltbest, read, gated;  // us; gated: the same config with act silu_mul
   fair::Interval lt0_ratio, ltbest_ratio, read_ratio, gated_ratio;  // peer time / ktune time
+  fair::Interval resid, resid_ratio;  // the same config with beta = 1 (C += A*B^T: the residual add)
   std::string clocks;
 };
 inline std::vector<Row> g_rows;

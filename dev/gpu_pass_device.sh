@@ -59,7 +59,12 @@ fi
 
 # 1. GPU tests, each cut at TEST_END (a cut program is not a pass: its summary is missing).
 TEST_END=$(( T0 + TEST_S ))
-count() { local c; c=$(sed -n "s/^\[  $1 *\] \([0-9]*\) test.*/\1/p" "$2" | head -1); echo "${c:-0}"; }
+# FAILED: gtest's brief mode prints no failure summary, so the failed tests' own lines count.
+count() {
+  local c
+  if [ "$1" = FAILED ]; then c=$(grep -c '^\[  FAILED  \] [A-Za-z_0-9/.]* (' "$2"); echo "${c:-0}"; return; fi
+  c=$(sed -n "s/^\[  $1 *\] \([0-9]*\) test.*/\1/p" "$2" | head -1); echo "${c:-0}"
+}
 run_test() {  # name program [shard total]
   local n=$1 p=$2 s b rc; s=$(date +%s); b=$(( TEST_END - s ))
   [ "$b" -lt 10 ] && { echo "$n: not started (test budget spent)"; return; }
@@ -70,19 +75,25 @@ run_test() {  # name program [shard total]
     "$(count SKIPPED "$L/$n.log")" "$([ "$rc" = 124 ] && echo ' cut by the budget: not a pass')"
 }
 export -f run_test count; export L TEST_END
-run_test gemm_vs_default_gpu_test "$PB/tests/gemm_vs_default_gpu_test" | tee "$L/tests.txt"
-JOBS_FILE=$L/jobs.txt; : > "$JOBS_FILE"
-GEMM_SHARDS=${GEMM_SHARDS:-3}
+JOBS_FILE=$L/jobs.txt; : > "$JOBS_FILE"; : > "$L/tests.txt"
+# ONLY="a b": just those programs, all at once (a follow-up to a pass that cut or failed them).
+if [ -n "${ONLY:-}" ]; then
+  for n in $ONLY; do echo "$n $PB/tests/$n" >> "$JOBS_FILE"; done
+  GEMM_SHARDS=0; LONG=""
+else
+  run_test gemm_vs_default_gpu_test "$PB/tests/gemm_vs_default_gpu_test" | tee "$L/tests.txt"
+  GEMM_SHARDS=${GEMM_SHARDS:-3}
+  LONG="analysis_gpu_test rowwise_gpu_test gemm_fp8_gpu_test rowwise_ops_gpu_test isolation_gemm_gpu_test"
+fi
 # The GEMM shards first (the longest), so the pool drains evenly.
 for i in $(seq 0 $(( GEMM_SHARDS - 1 ))); do
   echo "gemm_gpu_test.$i $PB/tests/gemm_gpu_test $i $GEMM_SHARDS" >> "$JOBS_FILE"
 done
 # Then the other long programs (the sixth session's pass cut analysis and rowwise at the end of
 # the queue), then the rest.
-LONG="analysis_gpu_test rowwise_gpu_test gemm_fp8_gpu_test rowwise_ops_gpu_test isolation_gemm_gpu_test"
 for n in $LONG; do [ -x "$PB/tests/$n" ] && echo "$n $PB/tests/$n" >> "$JOBS_FILE"; done
 for p in "$PB"/tests/*_gpu_test; do
-  n=$(basename "$p")
+  n=$(basename "$p"); [ -n "${ONLY:-}" ] && break
   case " gemm_vs_default_gpu_test gemm_gpu_test $LONG " in
     *" $n "*) ;;
     *) echo "$n $p" >> "$JOBS_FILE" ;;

@@ -58,7 +58,7 @@ if [ "${NCU:-0}" = 1 ] && command -v ncu > /dev/null; then
   timeout "${NCU_S:-90}" ncu --clock-control none -k 'regex:ktune_gemm_decode|ktune_read_bound' \
     --section SpeedOfLight --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables \
     --section LaunchStats --section Occupancy --section WarpStateStats \
-    --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_read.sum.per_second,sm__cycles_active.avg,sm__cycles_active.max,gpc__cycles_elapsed.max \
+    --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_read.sum.per_second,sm__cycles_active.avg,sm__cycles_active.max,gpc__cycles_elapsed.max,launch__waves_per_multiprocessor,lts__t_sector_hit_rate.pct,dram__throughput.avg.pct_of_peak_sustained_elapsed \
     "$B/bench/gemm_bench" --kinds=decode --profile --only="${NCU_CFGS:-}" \
     --print-details all --shapes="${NCU_SHAPES:-1x4096x4096,1x28672x4096}" > "$OUT/ncu.txt" 2>&1
   echo "ncu rc=$? $(( $(date +%s) - S ))s"
@@ -68,7 +68,7 @@ if [ "${NCU:-0}" = 1 ] && command -v ncu > /dev/null; then
     "$B/bench/gemm_bench" --kinds=decode --profile --only="${NCU_CFGS:-}" \
     --shapes="${NCU_SHAPES:-1x4096x4096,1x28672x4096}" > "$OUT/ncu2.txt" 2>&1
   echo "ncu2 rc=$?"; grep -E "^  [a-z_0-9]+.*\(|lts__|dram__|ERROR" "$OUT/ncu2.txt" | head -60
-  grep -E "^PROFILE|^  [a-z_0-9]+.*\(|Duration|DRAM Throughput|Memory Throughput|gpu__time|dram__bytes|sm__cycles_active|gpc__cycles|L2 Hit Rate |Warp Cycles Per Issued|Achieved Occupancy|Stall" "$OUT/ncu.txt" | head -80
+  grep -E "^PROFILE|^  [a-z_0-9]+.*\(|Duration|DRAM Throughput|Memory Throughput|gpu__time|dram__bytes|dram__throughput|sm__cycles_active|gpc__cycles|launch__waves|lts__t_sector_hit|L2 Hit Rate |Warp Cycles Per Issued|Achieved Occupancy|Stall" "$OUT/ncu.txt" | head -${NCU_LINES:-80}
 fi
 if [ "${TEST_S:-30}" != 0 ]; then
   S=$(date +%s)

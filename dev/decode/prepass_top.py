@@ -23,9 +23,9 @@ for line in sys.stdin:
         continue
     if kind == "decode":
         full.setdefault((re.sub(r"^(gemm_)?NT_", "", shape), mode, "silu_mul" if gated else "plain"), []).append((t, cfg))
-    short = re.sub(r"DC_(PF|XR|MT)=\d+,?", "", cfg)
+    short = re.sub(r"DC_MT=\d+,?", "", cfg)
     for k, v in (("DC_WG=", "WG"), ("DC_WARPS=", "W"), ("DC_NT=", "NT"), ("DC_U=", "U"),
-                 ("DC_DEPTH=", "D"), ("DC_GRID=", "G"), (",", " ")):
+                 ("DC_DEPTH=", "D"), ("DC_GRID=", "G"), ("DC_PF=", "PF"), ("DC_XR=", "XR"), (",", " ")):
         short = short.replace(k, v)
     rows.setdefault((shape.replace("gemm_NT_", ""), mode, "silu_mul" if gated else "plain"), []).append(
         (t, kind + " " + short.strip()))

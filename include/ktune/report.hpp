@@ -24,6 +24,10 @@ struct CandidateResult {
   double max_error = 0;
   std::string date;  // ISO 8601 UTC, when measured / when it failed
   int device = -1;   // device ordinal it was benchmarked on; -1 = the tuner's own device
+
+  // It ran and passed. A guided search reports the candidates it never reached as kOk with no
+  // runs: they count as neither passed nor failed.
+  bool measured() const { return status == Code::kOk && stats.runs > 0; }
 };
 
 // A key's tuning result. `origin` says where the selection comes from: "memory" (tuned by this

@@ -93,7 +93,7 @@ TEST(GemmGpu, DecodeFusedEpilogues) {
 }
 
 // The decode kind's wgmma bodies (DC_WG = wg: 1 the cp.async ring, 2 the TMA-fed one) with the
-// knob rows given (DC_WARPS, DC_NT, DC_U, DC_DEPTH, DC_GRID, DC_PF), each where it is valid and
+// knob rows given (DC_WARPS, DC_NT, DC_U, DC_DEPTH, DC_GRID, DC_PF[, DC_XR]), each where it is valid and
 // launchable, on odd N, K tails (K % 64 != 0), M not a power of two, the gate/up pair, bias, C +=
 // and f32 C, against float64 (twice each).
 struct DecodeCase {
@@ -104,7 +104,7 @@ struct DecodeCase {
   float beta;
   ElemType ab = ElemType::kBF16;
 };
-void checkDecodeWgBody(int64_t wg, const std::vector<std::array<int64_t, 6>>& knobs,
+void checkDecodeWgBody(int64_t wg, const std::vector<std::array<int64_t, 7>>& knobs,
                        std::vector<DecodeCase> cases = {}) {
   if (cases.empty()) cases = {
       {1, 333, 1032, ElemType::kBF16, false, Activation::kNone, 0.f},
@@ -136,7 +136,7 @@ void checkDecodeWgBody(int64_t wg, const std::vector<std::array<int64_t, 6>>& kn
     for (const auto& k : knobs) {
       Config c{{"DC_WG", wg},           {"DC_WARPS", k[0]}, {"DC_NT", k[1]}, {"DC_MT", mt},
                {"DC_U", k[2]},        {"DC_DEPTH", k[3]}, {"DC_PF", k[5]},
-               {"DC_XR", int64_t{0}}, {"DC_GRID", k[4]}};
+               {"DC_XR", k[6]}, {"DC_GRID", k[4]}};
       if (gemm::configSpace(KernelKind::kDecode).validate(c).ok() &&
           gemm::launchPlan(KernelKind::kDecode, c, s, env().dev).ok())
         out.push_back(c);
@@ -187,7 +187,10 @@ TEST(GemmGpu, DecodeFmaVsReference) {
   checkDecodeWgBody(3,
                     {{8, 1, 2, 2, 0, 1}, {8, 1, 4, 2, 2, 1}, {4, 2, 1, 2, 3, 1}, {8, 2, 1, 2, 0, 2},
                      {4, 1, 2, 4, 1, 1}, {8, 1, 1, 2, 2, 2}, {4, 1, 4, 2, 0, 1}, {8, 2, 1, 2, 1, 1},
-                     {8, 2, 2, 2, 1, 1}, {8, 1, 2, 2, 3, 1}, {4, 1, 4, 2, 3, 1}},
+                     {8, 2, 2, 2, 1, 1}, {8, 1, 2, 2, 3, 1}, {4, 1, 4, 2, 3, 1},
+                     // Plain loads (DC_PF = 0), the ring refilled before the FMAs (DC_XR = 1).
+                     {8, 1, 2, 2, 2, 0}, {8, 1, 2, 2, 0, 0, 1}, {4, 1, 4, 2, 3, 0, 1}, {8, 2, 1, 2, 1, 1, 1},
+                     {4, 2, 1, 2, 3, 0, 1}},
                     {{1, 333, 1032, bf, false, Activation::kNone, 0.f},
                      {2, 4099, 520, bf, true, Activation::kNone, 0.f},
                      {3, 1001, 1000, ElemType::kF32, false, Activation::kNone, 1.f},
@@ -223,7 +226,7 @@ TEST(GemmGpu, DecodeOpTunesTheGateUpPair) {
     EXPECT_NE(rep->winner.find("KIND=decode"), std::string::npos) << rep->winner;
     int ok = 0;
     for (const auto& c : rep->candidates) {
-      ok += c.status == Code::kOk;
+      ok += c.measured();
       EXPECT_TRUE(c.status == Code::kOk || c.status == Code::kUnsupported || rejectedAsSlower(c))
           << gemm::shapeKey(s) << " " << c.config << ": " << c.reason;
     }

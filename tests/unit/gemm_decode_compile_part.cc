@@ -74,15 +74,15 @@ TEST(GemmDecode, ConfigsCompileWithMmaSyncAndNoSpills) {
   });
 }
 
-Config fmaConfig(int64_t warps, int64_t nt_, int64_t u, int64_t depth, int64_t grid, int64_t mt = 1) {
+Config fmaConfig(int64_t warps, int64_t nt_, int64_t u, int64_t depth, int64_t grid, int64_t mt = 1,
+                 int64_t xr = 0) {
   return Config{{"DC_WG", int64_t{3}}, {"DC_WARPS", warps}, {"DC_NT", nt_},
                 {"DC_MT", mt},         {"DC_U", u},         {"DC_DEPTH", depth},
-                {"DC_PF", int64_t{1}}, {"DC_XR", int64_t{0}}, {"DC_GRID", grid}};
+                {"DC_PF", int64_t{1}}, {"DC_XR", xr},       {"DC_GRID", grid}};
 }
 
-// DC_WG = 3, the CUDA-core FMA body: M <= 8 only (DC_MT the power of two >= M, DC_XR 0, grids
-// 0..3 pinned), no shared
-// memory, no workspace; groups of 2*DC_NT rows (silu_mul: DC_NT columns) over DC_WARPS warps a
+// DC_WG = 3, the CUDA-core FMA body: M <= 8 only (DC_MT the power of two >= M, grids 0..3
+// pinned), no shared memory, no workspace; groups of 2*DC_NT rows (silu_mul: DC_NT columns) over DC_WARPS warps a
 // block, one group per warp (DC_GRID = 0) or DC_GRID blocks per SM; any NVIDIA architecture.
 TEST(GemmDecode, FmaBodySpaceAndLaunchRule) {
   const ConfigSpace& sp = configSpace(KernelKind::kDecode);
@@ -91,7 +91,6 @@ TEST(GemmDecode, FmaBodySpaceAndLaunchRule) {
     if (c.getInt("DC_WG") != 3) continue;
     ++fmas;
     EXPECT_LE(c.getInt("DC_MT"), 8) << c.toString();
-    EXPECT_EQ(c.getInt("DC_XR"), 0) << c.toString();
     EXPECT_LE(c.getInt("DC_GRID"), 3) << c.toString();
     const int64_t nt = c.getInt("DC_NT"), mt = c.getInt("DC_MT"), u = c.getInt("DC_U");
     const int64_t w = c.getInt("DC_WARPS"), g = c.getInt("DC_GRID");
@@ -140,6 +139,38 @@ TEST(GemmDecode, FmaBodySpaceAndLaunchRule) {
       }
 }
 
+// The FMA body's own knob values: DC_PF = 0 (plain loads) and DC_XR = 1 (the ring slot refilled
+// before the stage's FMAs, one more stage of registers in the estimate); no other body takes
+// DC_PF = 0.
+TEST(GemmDecode, FmaBodyPlainLoadsAndEarlyRefill) {
+  const ConfigSpace& sp = configSpace(KernelKind::kDecode);
+  size_t plain = 0, early = 0;
+  for (const Config& c : sp.enumerate("cuda", 227 * 1024).accepted) {
+    if (c.getInt("DC_PF") == 0) {
+      EXPECT_EQ(c.getInt("DC_WG"), 3) << c.toString();
+      ++plain;
+    }
+    early += c.getInt("DC_WG") == 3 && c.getInt("DC_XR") == 1;
+  }
+  EXPECT_GT(plain, 20u);
+  EXPECT_GT(early, 20u);
+  Config mma = decodeConfig(1);
+  mma.set("DC_PF", int64_t{0});
+  EXPECT_FALSE(sp.validate(mma).ok());
+  Config c = fmaConfig(8, 1, 2, 2, 2, 1, 1);
+  c.set("DC_PF", int64_t{0});
+  EXPECT_TRUE(sp.validate(c).ok()) << sp.validate(c).toString();
+  // 8 rows of A, 4-row groups, three blocks of 4 warps: within the budget with DC_XR = 0, over it
+  // with the extra stage.
+  EXPECT_TRUE(sp.validate(fmaConfig(4, 2, 1, 2, 3, 8, 0)).ok());
+  EXPECT_FALSE(sp.validate(fmaConfig(4, 2, 1, 2, 3, 8, 1)).ok());
+  const DeviceInfo dev = sm90aDevice();
+  auto p = launchPlan(KernelKind::kDecode, c, nt(1, 8192, 14336), dev);
+  ASSERT_TRUE(p.ok()) << p.status().toString();
+  EXPECT_EQ(p->grid.x, 2u * 132u);
+  EXPECT_EQ(p->shared_bytes, 0);
+}
+
 // The FMA body compiles for sm_90a (its curated configs; gate/up with bias and C +=, f16 operands,
 // a persistent grid of 3 blocks per SM with 4-row groups): fp32 FMAs and no matrix instruction in the PTX, no
 // spills.
@@ -166,6 +197,10 @@ TEST(GemmDecode, FmaBodyCompilesWithoutMatrixInstructions) {
   jobs.emplace_back(fmaConfig(4, 2, 1, 2, 3, 8), g8);
   jobs.emplace_back(fmaConfig(8, 1, 1, 2, 2, 8), nt(7, 4096, 4096));
   jobs.emplace_back(fmaConfig(8, 1, 2, 2, 3), nt(1, 4096, 4096));
+  // The ring refilled before the FMAs (with the gate/up pair, bias and C +=, and 2 rows of A).
+  jobs.emplace_back(fmaConfig(8, 1, 2, 2, 2, 1, 1), nt(1, 4096, 4096));
+  jobs.emplace_back(fmaConfig(4, 1, 2, 2, 3, 4, 1), g);
+  jobs.emplace_back(fmaConfig(4, 2, 1, 2, 3, 2, 1), nt(2, 4096, 4096));
   compileEach(**cc, jobs, [](const Config&, const std::string& ptx) { return fmaBodyCheck(ptx); });
 }
 

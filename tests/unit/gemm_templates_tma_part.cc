@@ -84,7 +84,7 @@ TEST(GemmTma, LaunchRuleApplicabilityAndTensorMaps) {
   auto ppl = launchPlan(KernelKind::kTma, ping, s, h);
   ASSERT_TRUE(ppl.ok()) << ppl.status().toString();
   EXPECT_EQ(ppl->block.x, 384u);
-  EXPECT_EQ(ppl->shared_bytes, 4 * (64 + 256) * 128 + 2 * 16384 + 1024 + 256);
+  EXPECT_EQ(ppl->shared_bytes, 4 * (64 + 256) * 128 + 2 * 8192 + 1024 + 256);  // one C box each
   EXPECT_EQ(launchPlan(KernelKind::kTma, ping, denseShape(Layout::kNT, ElemType::kBF16,
                                                        ElemType::kBF16, 64, 1024, 64), h)->grid.x,
             4u);  // 4 tiles of 64 x 256 (the cooperative 128-row tile: also 4)
@@ -99,6 +99,18 @@ TEST(GemmTma, LaunchRuleApplicabilityAndTensorMaps) {
   }
   Config regs = big;
   regs.set("WG_M", int64_t{2});  // 256 accumulators per thread
+  EXPECT_FALSE(configSpace(KernelKind::kTma).validate(regs).ok());
+  regs.set("BLOCK_N", int64_t{192});  // 192: a ping-pong consumer's 128 x 192 tile only
+  regs.set("EPI_TMA", int64_t{1});
+  EXPECT_FALSE(configSpace(KernelKind::kTma).validate(regs).ok());
+  regs.set("PINGPONG", int64_t{1});
+  ASSERT_TRUE(configSpace(KernelKind::kTma).validate(regs).ok());
+  regs.set("NUM_STAGES", int64_t{5});  // 5 stages of (128 + 192) rows and two 8 KiB C boxes fit
+  auto pr = launchPlan(KernelKind::kTma, regs, s, h);
+  ASSERT_TRUE(pr.ok()) << pr.status().toString();
+  EXPECT_EQ(pr->shared_bytes, 5 * (128 + 192) * 128 + 2 * 8192 + 1024 + 256);
+  EXPECT_EQ(pr->grid.x, 132u);  // 32 x 22 tiles of 128 x 192
+  regs.set("BLOCK_N", int64_t{256});  // 256 accumulators: not even with ping-pong
   EXPECT_FALSE(configSpace(KernelKind::kTma).validate(regs).ok());
   GemmShape nn = denseShape(Layout::kNN, ElemType::kBF16, ElemType::kBF16, 256, 256, 256);
   EXPECT_TRUE(applicable(KernelKind::kTma, big, nn).ok());  // every layout (MN-major operands)

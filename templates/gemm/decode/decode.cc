@@ -56,14 +56,14 @@ bool wg(K c) { return knob(c, "DC_WG") == 1 || knob(c, "DC_WG") == 2; }
 bool tmaFed(K c) { return knob(c, "DC_WG") == 2; }
 // DC_WG = 3 (decode_fma.cuh): the CUDA-core FMA body, M <= 8; R = 2*DC_NT weight rows per warp.
 bool fma(K c) { return knob(c, "DC_WG") == 3; }
-// Its registers: the ring (DC_DEPTH stages x R rows x DC_U 16-byte chunks, 4 each), the
+// Its registers: the ring (DC_DEPTH stages, one more with DC_XR = 1, x R rows x DC_U 16-byte chunks, 4 each), the
 // accumulators (R x DC_MT), the widened A chunks (8 per row of A and chunk, two chunks live) and 8
 // for a widened weight chunk; and what its launch bounds leave a thread (DC_GRID blocks per SM, or
 // 16 warps with DC_GRID = 0), less 24 for addresses and loop state. Calibrated on ptxas (sm_90a):
 // the configs under the bound compile without spills.
 int64_t fmaRegs(K c) {
   const int64_t nt = knob(c, "DC_NT"), mt = knob(c, "DC_MT"), u = knob(c, "DC_U");
-  return knob(c, "DC_DEPTH") * 8 * nt * u + 2 * nt * mt + 8 * mt * std::min<int64_t>(u, 2) + 8;
+  return (knob(c, "DC_DEPTH") + knob(c, "DC_XR")) * 8 * nt * u + 2 * nt * mt + 8 * mt * std::min<int64_t>(u, 2) + 8;
 }
 int64_t fmaRegBudget(K c) {
   const int64_t w = knob(c, "DC_WARPS"), g = knob(c, "DC_GRID");
@@ -92,21 +92,23 @@ ConfigSpace buildSpace() {
       .addInts("DC_MT", {1, 2, 4, 8, 16}, "cuda")
       .addInts("DC_U", {1, 2, 4, 8}, "cuda")
       .addInts("DC_DEPTH", {2, 4}, "cuda")
-      .addInts("DC_PF", {1, 2}, "cuda")
+      .addInts("DC_PF", {0, 1, 2}, "cuda")
       .addInts("DC_XR", {0, 1}, "cuda")
       .addInts("DC_GRID", {0, 1, 2, 3, 4, 5, 6}, "cuda");
+  // Plain weight loads (DC_PF = 0): the FMA body's (decode_fma.cuh says why).
+  s.constrain("DC_PF >= 1 || DC_WG == 3", [](K c) { return knob(c, "DC_PF") >= 1 || fma(c); });
   s.constrain("DC_WG >= 1 || register estimate DC_DEPTH*(8*DC_NT*DC_U + 4*DC_MT*DC_U*DC_XR) + "
               "4*DC_MT*DC_U*(1-DC_XR) + 4*DC_NT*DC_MT <= 232",
               [](K c) { return knob(c, "DC_WG") >= 1 || registerEstimate(c) <= 232; });
-  // The FMA body: DC_MT rows of A (<= 8), no A ring (DC_XR = 0), grids 0..3 (one group per warp or
+  // The FMA body: DC_MT rows of A (<= 8), DC_XR 0 or 1 (the ring refilled after or before a stage's
+  // FMAs), grids 0..3 (one group per warp or
   // DC_GRID blocks per SM), at most 24 warps per SM for the persistent grids (its launch bounds
   // ask for DC_GRID blocks per SM), and its register estimate within what the bounds leave.
-  s.constrain("DC_WG != 3 || (DC_MT <= 8 && DC_XR == 0 && DC_GRID <= 3 && DC_WARPS*DC_GRID <= 24 && "
-              "DC_DEPTH*8*DC_NT*DC_U + 2*DC_NT*DC_MT + 8*DC_MT*min(DC_U,2) + 8 <= "
+  s.constrain("DC_WG != 3 || (DC_MT <= 8 && DC_GRID <= 3 && DC_WARPS*DC_GRID <= 24 && "
+              "(DC_DEPTH+DC_XR)*8*DC_NT*DC_U + 2*DC_NT*DC_MT + 8*DC_MT*min(DC_U,2) + 8 <= "
               "min(255, 2048/(DC_WARPS*blocks per SM)) - 24)",
               [](K c) {
-                return !fma(c) || (knob(c, "DC_MT") <= 8 && knob(c, "DC_XR") == 0 &&
-                                   knob(c, "DC_GRID") <= 3 &&
+                return !fma(c) || (knob(c, "DC_MT") <= 8 && knob(c, "DC_GRID") <= 3 &&
                                    knob(c, "DC_WARPS") * knob(c, "DC_GRID") <= 24 &&
                                    fmaRegs(c) <= fmaRegBudget(c));
               });

@@ -123,6 +123,23 @@ KTUNE_DEVICE void store_gated(const Prob& p, int j, int m, float gate, float up)
   *dst = out_from_float(v);
 }
 
+// A residual add (beta != 0) reads C in the epilogue, after the tile's last weight byte, and waited
+// on DRAM there (bench/NOTES.md: 4-14% of a flushed 13-19 us decode GEMM): the 128-byte lines of
+// output columns [c0, c1) of every row of A, and the bias's, prefetched into L2 at the start.
+// Threads t of nt share the lines.
+KTUNE_DEVICE void prefetch_out(const Prob& p, int c0, int c1, int t, int nt) {
+  constexpr int per = 128 / (int)sizeof(out_t);  // columns per line
+  c1 = min(c1, ACT == 3 ? p.half : p.N);
+  const int lines = c1 > c0 ? (c1 - c0 + per - 1) / per : 0;
+  const int crows = p.beta != 0.0f ? p.M : 0;
+  const int rows = crows + (HAS_BIAS ? (ACT == 3 ? 2 : 1) : 0);
+  for (int i = t; i < lines * rows; i += nt) {
+    const int r = i / lines, c = c0 + (i - r * lines) * per;
+    const out_t* a = r < crows ? p.C + (long)r * p.ldc + c : p.bias + (long)(r - crows) * p.half + c;
+    asm volatile("prefetch.global.L2 [%0];\n" ::"l"(a));
+  }
+}
+
 }  // namespace kd
 
 #if DC_WG == 3

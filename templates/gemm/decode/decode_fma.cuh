@@ -20,7 +20,14 @@
 //
 // Knobs here: DC_WARPS (warps per block), DC_NT (R/2), DC_U (16-byte chunks per row and lane per
 // stage), DC_DEPTH (ring stages), DC_GRID (0..3), DC_PF (the weight loads' L2 prefetch / policy,
-// as ld_stream), DC_MT (rows of A: 1, 2, 4, 8); DC_XR 0 (the space pins it).
+// as ld_stream; 0, plain loads, is this body's: the L2::256B prefetch of 1 and 2 made 20% of the L2
+// lookups hits with no DRAM byte saved), DC_MT (rows of A: 1, 2, 4, 8), DC_XR (1: a ring slot is
+// refilled as soon as its data arrived, before the stage's FMAs, so DC_DEPTH stages stay in flight
+// while a warp computes: one more stage of registers; 0: refilled after the FMAs).
+//
+// The epilogue's reads of C (beta != 0, the residual add) and of the bias are issued when a group's
+// first stage is computed and consumed at its end: read at the end, they waited on DRAM after the
+// last weight byte (3-14% of a flushed 13-19 us GEMM, bench/NOTES.md).
 namespace kd {
 
 constexpr int kWarps = DC_WARPS, kNT = DC_NT, kR = 2 * DC_NT, kU = DC_U, kD = DC_DEPTH;
@@ -72,8 +79,45 @@ KTUNE_DEVICE float warp_total(float v) {
   return v;
 }
 
+// What the epilogue of a group reads besides the sums, loaded at the group's start by the lane
+// that stores (lane r*DC_MT + m): C (beta != 0) and the bias (silu_mul: the gate's and the up's).
+struct Early {
+  float c = 0.0f, bg = 0.0f, bu = 0.0f;
+};
+KTUNE_DEVICE Early early(const Prob& p, int gi, int lane) {
+  Early e;
+  const int r = lane / kMaxM, m = lane % kMaxM, row = lane < kR * kMaxM ? group_row(p, gi, r) : -1;
+#if ACT == 3
+  if (r >= kNT) return e;
+#endif
+  if (row < 0 || m >= p.M) return e;
+  if (p.beta != 0.0f) e.c = out_to_float(p.C[(long)m * p.ldc + row]);
+#if HAS_BIAS
+  e.bg = out_to_float(p.bias[row]);
+#if ACT == 3
+  e.bu = out_to_float(p.bias[p.half + row]);
+#endif
+#endif
+  return e;
+}
+
+// store_out / store_gated (decode.cuh) with C and the bias already read.
+KTUNE_DEVICE void store_early(const Prob& p, int row, int m, float v, float up, const Early& e) {
+#if ACT == 3
+  const float g = v * p.alpha + e.bg;
+  float o = g / (1.0f + __expf(-g)) * (up * p.alpha + e.bu);
+  if (p.beta != 0.0f) o += p.beta * e.c;
+#else
+  (void)up;
+  float o = v * p.alpha;
+  if (p.beta != 0.0f) o += p.beta * e.c;
+  o = activate(o + e.bg);
+#endif
+  p.C[(long)m * p.ldc + row] = out_from_float(o);
+}
+
 // End of group gi: the lanes' sums reduced, one lane per output stores it, acc zeroed.
-KTUNE_DEVICE void finish(const Prob& p, float (&acc)[kR][kMaxM], int gi, int lane) {
+KTUNE_DEVICE void finish(const Prob& p, float (&acc)[kR][kMaxM], int gi, int lane, const Early& e) {
 #pragma unroll
   for (int r = 0; r < kR; ++r)
 #pragma unroll
@@ -85,9 +129,9 @@ KTUNE_DEVICE void finish(const Prob& p, float (&acc)[kR][kMaxM], int gi, int lan
       const int row = group_row(p, gi, r);
 #if ACT == 3
       if (r < kNT && lane == r * kMaxM + m && m < p.M && row >= 0)
-        store_gated(p, row, m, acc[r][m], acc[r + kNT][m]);
+        store_early(p, row, m, acc[r][m], acc[r + kNT][m], e);
 #else
-      if (lane == r * kMaxM + m && m < p.M && row >= 0) store_out(p, row, m, acc[r][m]);
+      if (lane == r * kMaxM + m && m < p.M && row >= 0) store_early(p, row, m, acc[r][m], 0.0f, e);
 #endif
     }
 #pragma unroll
@@ -177,19 +221,30 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(kd::kThreads, kd::kMinBlocks)
 #pragma unroll
   for (int d = 0; d < kD; ++d) load(f[d]);
   int cst = 0, cg = g0 + warp;  // the compute cursor: stage cst of group cg
+  Early e;
 #pragma unroll 1
   for (int s = 0; s < S; s += kD) {
 #pragma unroll
     for (int d = 0; d < kD; ++d) {
       if (s + d < S) {  // warp-uniform
+        if (cst == 0) e = early(p, cg, lane);
+#if DC_XR
+        const Frag cur = f[d];  // waits for the stage's data, then refills its slot at once
+        load(f[d]);
+        compute(cur, cst);
+#else
         compute(f[d], cst);
+#endif
         if (++cst == T) {
-          finish(p, acc, cg, lane);
+          finish(p, acc, cg, lane, e);
           cst = 0;
           cg += kWarps;
         }
       }
-      load(f[d]);
+#if DC_XR
+      else
+#endif
+        load(f[d]);
     }
   }
 }

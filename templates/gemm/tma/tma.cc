@@ -67,8 +67,12 @@ ConfigSpace buildSpace() {
       .addInts("SPLIT_K", {1, 2, 4}, "cuda")
       .addInts("PINGPONG", {0, 1}, "cuda");
   // Each consumer thread holds WG_M * BLOCK_N / 2 fp32 accumulators; 128 is the most that leaves
-  // room for addressing under setmaxnreg's 232-register budget.
-  s.constrain("WG_M * BLOCK_N <= 256", [](K c) { return knob(c, "WG_M") * knob(c, "BLOCK_N") <= 256; });
+  // room for the cooperative kernel's addressing and deferred epilogue under setmaxnreg's
+  // 232-register budget; a ping-pong consumer (one tile, no packed C) also takes 128 x 192 (192).
+  s.constrain("WG_M * BLOCK_N <= 256 || (PINGPONG == 1 && WG_M * BLOCK_N <= 384)", [](K c) {
+    const int64_t acc = knob(c, "WG_M") * knob(c, "BLOCK_N");
+    return acc <= 256 || (knob(c, "PINGPONG") == 1 && acc <= 384);
+  });
   s.constrain("CLUSTER_M == 1 || BLOCK_N % 128 == 0",
               [](K c) { return knob(c, "CLUSTER_M") == 1 || knob(c, "BLOCK_N") % 128 == 0; });
   // The split tail (SPLIT_K > 1) is offered with the TMA-store epilogue and without clusters only:
@@ -96,10 +100,12 @@ ConfigSpace buildSpace() {
   return s;
 }
 
-// Tiles + 1 KiB alignment + the full/empty mbarriers (+ the C staging buffers with EPI_TMA).
+// Tiles + 1 KiB alignment + the full/empty mbarriers (+ the C staging buffers with EPI_TMA: two
+// 64 x 64 boxes per consumer, one with ping-pong; tma.cuh's kEpiBytes).
 int64_t sharedBytes(K c) {
+  const int64_t epi = knob(c, "EPI_TMA") > 0 ? (knob(c, "PINGPONG") != 0 ? 8192 : 16384) : 0;
   return knob(c, "NUM_STAGES") * (tileRows(c) + knob(c, "BLOCK_N")) * 64 * 2 +
-         (knob(c, "EPI_TMA") > 0 ? 1 : 0) * knob(c, "CONSUMERS") * 16384 + 1024 + 256;
+         knob(c, "CONSUMERS") * epi + 1024 + 256;
 }
 
 Status applicable(K, const GemmShape& s) {

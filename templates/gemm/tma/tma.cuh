@@ -78,18 +78,22 @@
 // (the cooperative schedule, both warpgroups on one tile, idles through the epilogue and the tile
 // switch). The order is also what keeps the shared ring's parity waits exact: a consumer waits on
 // a `full` phase only once the previous fill of that slot (the other's k-tile) has completed.
-// Measured slower than the cooperative tile so far: one warpgroup at a time feeds the pipe, with
-// one wgmma group in flight, and a 64-row tile drains a stage in half the time (bench/NOTES.md).
+// A consumer tile may be 128 x 192 (WG_M 2: 192 accumulators per thread under setmaxnreg's 232),
+// whose stage feeds 768 MMA cycles for 40 KiB (a 64 x 256 tile: 512 for 40 KiB), and the C staging
+// buffer is one 64 x 64 box per consumer (its stores run under the other's MMAs), so 5 stages fit.
+// Per tile it still runs a little below the cooperative kernel's tensor-pipe rate; it wins only
+// where its tile count fills the last round better (bench/NOTES.md, issue 33).
 //
 // Config: BLOCK_N (128 | 192 | 256), CONSUMERS (1 | 2), WG_M (1 | 2; BLOCK_M = 64 * WG_M * CONSUMERS;
-// WG_M * BLOCK_N <= 256 keeps the accumulators at <= 128 registers), NUM_STAGES (2..8), GROUP_M,
-// CLUSTER_M (1 | 2), SPLIT_K (1 | 2 | 4), PINGPONG (0 | 1; BLOCK_M = 64 * WG_M per consumer).
+// WG_M * BLOCK_N <= 256 keeps the accumulators at <= 128 registers; 384 with PINGPONG), NUM_STAGES
+// (2..8), GROUP_M, CLUSTER_M (1 | 2), SPLIT_K (1 | 2 | 4), PINGPONG (0 | 1; BLOCK_M = 64 * WG_M per
+// consumer).
 // Problem defines: DTYPE_AB (1 f16, 2 bf16), DTYPE_C (0 f32, 1 f16, 2 bf16), HAS_BIAS, ACT (0 none,
 // 1 SiLU, 2 GELU erf), LAYOUT (0 NN, 1 NT, 2 TN, 3 TT). Host requirements (launch rule): 16-byte
 // aligned A and B, lda % 8 == 0, ldb % 8 == 0; tmA / tmB = boxes of 64 x 64 over A and B as stored
 // (cols = the contiguous dimension).
-// Dynamic shared memory: NUM_STAGES * (BLOCK_M + BLOCK_N) * 128 + (EPI_TMA > 0) * CONSUMERS * 16384 +
-// 1024 (alignment) + 256 (barriers).
+// Dynamic shared memory: NUM_STAGES * (BLOCK_M + BLOCK_N) * 128 + (EPI_TMA > 0) * CONSUMERS * 16384
+// (8192 with PINGPONG) + 1024 (alignment) + 256 (barriers).
 // Workspace (SPLIT_K > 1): gridDim.x * BLOCK_M * BLOCK_N floats and gridDim.x * CONSUMERS counters,
 // both zero at launch and left zero. The parameter list starts like every ktune GEMM kernel's, so
 // one argument packing serves all kinds; the tensor maps come last.
@@ -149,7 +153,9 @@ constexpr int kAcc = kBN / 2;  // fp32 accumulators per thread per 64-row slab
 static_assert(kBN == 128 || kBN == 192 || kBN == 256, "BLOCK_N must be 128, 192 or 256");
 static_assert(kCons == 1 || kCons == 2, "CONSUMERS must be 1 or 2");
 static_assert(kWgM == 1 || kWgM == 2, "WG_M must be 1 or 2");
-static_assert(kWgM * kBN <= 256, "WG_M * BLOCK_N <= 256 (accumulator registers)");
+// Ping-pong's consumer owns one tile per warpgroup, so it may hold a 128 x 192 tile (192
+// accumulators per thread under setmaxnreg's 232 registers); the cooperative kernel stays at 128.
+static_assert(kWgM * kBN <= (kPP ? 384 : 256), "WG_M * BLOCK_N <= 256 (384 with PINGPONG): accumulator registers");
 static_assert(kStages >= 2 && kStages <= 8, "NUM_STAGES must be in [2, 8]");
 static_assert(CLUSTER_M == 1 || CLUSTER_M == 2, "CLUSTER_M must be 1 or 2");
 static_assert(CLUSTER_M == 1 || kBN % 128 == 0, "clusters split the B tile in two 64-row-box halves");
@@ -162,7 +168,11 @@ static_assert(!kPP || (kCons == 2 && CLUSTER_M == 1 && SPLIT_K == 1 && EPI_TMA <
 #else
 #define KT_EPI_TMA 0
 #endif
-constexpr int kEpiBytes = KT_EPI_TMA ? 16384 : 0;  // per consumer warpgroup
+// C staging buffer per consumer warpgroup: two 64 x 64 boxes, or one with ping-pong (its epilogue
+// runs under the other consumer's MMAs, so a smaller buffer costs nothing there and leaves room for
+// a fifth stage of 128 x 192 tiles).
+constexpr int kEpiBoxes = kPP ? 1 : 2;
+constexpr int kEpiBytes = KT_EPI_TMA ? kEpiBoxes * 8192 : 0;
 // EPI_TMA = 2: the TMA-store epilogue deferred into the next tile's k-loop (tma_epilogue.cuh).
 #define KT_DEFER (KT_EPI_TMA && EPI_TMA == 2)
 constexpr int kCluster = CLUSTER_M;

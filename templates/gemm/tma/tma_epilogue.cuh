@@ -36,18 +36,18 @@ KTUNE_DEVICE void store_slab_tma(const float (&acc)[kAcc], const TensorMap* tmC,
                                  const out_t* C, const out_t* bias, int slab_m0, int n0, int warp,
                                  int g, int q, int wg_tid, int bar_id, int M, int N, long ldc,
                                  float alpha, float beta) {
-  // Groups of up to two 64-column boxes (the buffer's size): BLOCK_N 192 is one group of two and
-  // one of one.
+  // Groups of up to kEpiBoxes 64-column boxes (the buffer's size): with two, BLOCK_N 192 is one
+  // group of two and one of one.
   constexpr int kBoxes = kBN / 64;
 #pragma unroll
-  for (int half = 0; half < (kBoxes + 1) / 2; ++half) {
-    const int boxes = min(2, kBoxes - 2 * half);
+  for (int half = 0; half < (kBoxes + kEpiBoxes - 1) / kEpiBoxes; ++half) {
+    const int boxes = min(kEpiBoxes, kBoxes - kEpiBoxes * half);
     if (wg_tid == 0) bulk_wait_read0();  // the previous stores have read the buffer
     bar_named(bar_id, 128);
 #pragma unroll
     for (int jj = 0; jj < 16; ++jj) {
       if (jj >= 8 * boxes) break;
-      const int j = half * 16 + jj;
+      const int j = half * 8 * kEpiBoxes + jj;
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int row = warp * 16 + g + h * 8;
@@ -67,8 +67,8 @@ KTUNE_DEVICE void store_slab_tma(const float (&acc)[kAcc], const TensorMap* tmC,
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
     bar_named(bar_id, 128);
     if (wg_tid == 0) {
-      tma_store_2d(tmC, buf, n0 + half * 128, slab_m0);
-      if (boxes == 2) tma_store_2d(tmC, buf + 8192, n0 + half * 128 + 64, slab_m0);
+      tma_store_2d(tmC, buf, n0 + half * 64 * kEpiBoxes, slab_m0);
+      if (boxes == 2) tma_store_2d(tmC, buf + 8192, n0 + half * 64 * kEpiBoxes + 64, slab_m0);
       bulk_commit();
     }
   }

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# GPU machine, issue 33, ping-pong with 128-row consumer tiles (tma PINGPONG = 1, WG_M 2): one call
+# against a deadline of BUDGET seconds, steps in order, each skipped once it would overrun
+# (binaries staged by dev/fp8_stage.sh into pb/, nothing is built here).
+#   1. TESTS=1 (fp8: the first only): gemm_fp8_gpu_test's JIT cases and gemm_gpu_test's every-layout
+#      TMA case (both with a 128 x 192 ping-pong config) at odd shapes against the float64 reference.
+#   2. PROCS gemm_bench processes, fair method (read flush, interleaved rounds, cuBLASLt #0 and the
+#      best of 8 in the same process) over $ONLY (default: the cooperative default D and B, and the
+#      ping-pong tiles Q1..Q4) on $SHAPES.
+#   3. NCU=1: ncu's source page (PC-sampled warp stalls per SASS instruction, dev/ncu_stalls.py) and
+#      the SOL/stall metrics of dev/ncu_table.py for one launch each of $NCU_CFGS at $NCU_SHAPE.
+#   4. the device-to-device copy rate (torch): the memory bound of the figures.
+# Logs under $OUT, tables last.   BUDGET (150) ROUNDS (3) PROCS (1) BENCH_S (45) TEST_S (40)
+set -uo pipefail
+export PATH="$PATH:/usr/local/cuda/bin"
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+T0=$(date +%s)
+left() { echo $(( ${BUDGET:-150} - ($(date +%s) - T0) )); }
+at() { echo "$1 at $(( $(date +%s) - T0 )) s"; }
+. dev/fp8_device_common.sh
+C2='CONSUMERS=2,CLUSTER_M=1'
+D="BLOCK_N=256,$C2,WG_M=1,NUM_STAGES=4,GROUP_M=16,EPI_TMA=2,SPLIT_K=2,PINGPONG=0"
+B="BLOCK_N=256,$C2,WG_M=1,NUM_STAGES=4,GROUP_M=16,EPI_TMA=2,SPLIT_K=1,PINGPONG=0"
+Q1="BLOCK_N=192,$C2,WG_M=2,NUM_STAGES=5,GROUP_M=16,EPI_TMA=1,SPLIT_K=1,PINGPONG=1"
+Q2="BLOCK_N=128,$C2,WG_M=2,NUM_STAGES=6,GROUP_M=16,EPI_TMA=1,SPLIT_K=1,PINGPONG=1"
+Q3="BLOCK_N=256,$C2,WG_M=1,NUM_STAGES=5,GROUP_M=16,EPI_TMA=1,SPLIT_K=1,PINGPONG=1"
+Q4="BLOCK_N=192,$C2,WG_M=2,NUM_STAGES=4,GROUP_M=16,EPI_TMA=1,SPLIT_K=1,PINGPONG=1"
+ONLY=${ONLY:-"$D;$B;$Q1;$Q2;$Q3;$Q4"}
+SHAPES=${SHAPES:-fp8,4096x4096x4096,8192x8192x8192,1024x14336x4096,4096x6144x4096,4096x4096x14336,2048x28672x8192}
+if [ "${TESTS:-0}" != 0 ]; then  # TESTS=fp8: the fp8 program only
+  TS=${TEST_S:-40}
+  timeout "$TS" stdbuf -oL "$PB/tests/gemm_fp8_gpu_test" --gtest_filter='*JitKernel*' > "$OUT/fp8_test.log" 2>&1 &
+  F=$!
+  RB=0
+  [ "$TESTS" = fp8 ] || { timeout "$TS" stdbuf -oL "$PB/tests/gemm_gpu_test" --gtest_filter='GemmGpu.TmaEveryLayout*' > "$OUT/gemm_test.log" 2>&1; RB=$?; }
+  wait $F; RF=$?
+  at "tests: gemm_fp8_gpu_test rc=$RF, gemm_gpu_test rc=$RB"
+  grep -hE "^\[  (PASSED|FAILED) |Failure|PINGPONG=1.*worst" "$OUT/fp8_test.log" "$OUT/gemm_test.log" 2>/dev/null | cut -c1-200 | head -14
+  [ "$RF" = 124 ] && tail -3 "$OUT/fp8_test.log" | cut -c1-200
+fi
+for p in $(seq 1 "${PROCS:-1}"); do
+  [ "$(left)" -ge "${BENCH_S:-45}" ] || { echo "bench $p skipped: $(left) s left"; break; }
+  timeout "${BENCH_S:-45}" stdbuf -oL "$PB/bench/gemm_bench" --kinds=tma --only="$ONLY" \
+    --shapes="$SHAPES" --rounds="${ROUNDS:-3}" > "$OUT/bench_$p.txt" 2> "$OUT/bench_$p.err"
+  at "bench $p rc=$?"
+  grep -E "^VERIFY" "$OUT/bench_$p.txt" | grep -v " ok " | head -5
+done
+if [ "${NCU:-1}" = 1 ] && command -v ncu > /dev/null; then
+  Q=${NCU_SHAPE:-4096x4096x4096}
+  i=0
+  for c in ${NCU_CFGS:-D Q1}; do
+    [ "$(left)" -gt 14 ] || { echo "ncu $c skipped: $(left) s left"; continue; }
+    i=$((i + 1))
+    timeout $(( $(left) - 8 )) ncu --clock-control none -k 'regex:^ktune_gemm' --launch-count 1 \
+      --section SourceCounters --section WarpStateStats --section SpeedOfLight -f -o "/tmp/ncu_$c" \
+      "$PB/bench/gemm_bench" --kinds=tma --profile --only="${!c}" --profile_lt= --shapes="$Q" \
+      > "$OUT/ncu_bench_$c.txt" 2>&1
+    at "ncu $c rc=$?"
+    { echo "== $c: ${!c} at $Q"
+      ncu -i "/tmp/ncu_$c.ncu-rep" --page details --section SpeedOfLight --section WarpStateStats 2>&1 |
+        grep -E "Duration|SM Frequency|Compute \(SM\) Throughput|Stall|Warp Cycles Per Issued" | head -14
+      ncu -i "/tmp/ncu_$c.ncu-rep" --page source --csv --print-source sass > "/tmp/src_$c.csv" 2> "/tmp/src_$c.err" &&
+        python3 dev/ncu_stalls.py "/tmp/src_$c.csv" || tail -3 "/tmp/src_$c.err"
+    } >> "$OUT/ncu_stalls.txt" 2>&1
+  done
+fi
+if [ "$(left)" -gt 5 ]; then
+  timeout $(( $(left) - 1 )) python3 dev/copy_rate.py > "$OUT/copy.txt" 2>&1
+fi
+cat "$OUT/gpu.txt" "$OUT/copy.txt" 2>/dev/null
+for p in $(seq 1 "${PROCS:-1}"); do
+  [ -f "$OUT/bench_$p.err" ] || continue
+  echo "== process $p: pre-pass (us)"
+  grep -h "^cand" "$OUT/bench_$p.err" | grep -v cublaslt |
+    sed 's/CONSUMERS=2,CLUSTER_M=1,//; s/GROUP_M=16,//; s/NUM_STAGES=/S/; s/BLOCK_N=/N/; s/WG_M=/W/' | awk '{print $2, $5, $6}'
+  grep -h "^cand" "$OUT/bench_$p.err" | grep cublaslt | awk '{print $2, $5, $6}' | sort -k1,1 -k3,3n | awk '!seen[$1]++'
+  grep -E "^(RESULT|RATIO|FP8)" "$OUT/bench_$p.txt" | sed 's/ gemm / /' | cut -c1-110
+done
+[ -f "$OUT/ncu_stalls.txt" ] && cat "$OUT/ncu_stalls.txt"
+at total
