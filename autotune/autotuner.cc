@@ -179,6 +179,11 @@ predict::Prediction Engine::predict(detail::FamilyState* fs, const void* p) {
 void Engine::waitBackground() { impl_->dynamicShapes().drain(); }
 void Engine::cancelBackground(detail::FamilyState* f) { impl_->dynamicShapes().cancel(*f); }
 uint64_t Engine::backgroundTuned() const { return impl_->dynamicShapes().completed(); }
+uint64_t Engine::backgroundRaced() const { return impl_->dynamicShapes().raced(); }
+std::vector<double> Engine::raceTimes(const std::string& family, const void* p,
+                                      const std::vector<predict::RaceEntry>& set, StreamHandle s) {
+  return detail::DynamicShapes::raceTimes(*impl_, family, p, set, s);
+}
 
 bool Engine::planCurrent(detail::FamilyState* fs, const LaunchPlan& plan) {
   return plan.family == fs->id && plan.epoch == fs->epoch.load(std::memory_order_acquire);

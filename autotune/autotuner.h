@@ -225,6 +225,12 @@ class Engine : public CandidateBench {
   // the number of keys tuned in the background so far. Thread-safe.
   void waitBackground();
   uint64_t backgroundTuned() const;
+  // Keys whose background race (autotune/predict.h: raceSet) replaced their prediction so far.
+  uint64_t backgroundRaced() const;
+  // The race's timing of `set` for p of `family` in this process (predict.h's budgets; <= 0:
+  // failed), what background mode does before a key's full tuning; the held-out bench uses it.
+  std::vector<double> raceTimes(const std::string& family, const void* p,
+                                const std::vector<predict::RaceEntry>& set, StreamHandle s = {});
   // Drops f's keys queued for background tuning and waits for one of them in progress (an op
   // calls it before its state, which f's callbacks use, goes away). Thread-safe.
   void cancelBackground(detail::FamilyState* f);

@@ -45,6 +45,7 @@ void DynamicShapes::stop() {
     std::lock_guard<std::mutex> l(mu_);
     stop_ = true;
     queue_.clear();
+    races_.clear();
     rqueue_.clear();
   }
   cv_.notify_all();
@@ -187,6 +188,7 @@ void DynamicShapes::enqueue(FamilyState& fs, const void* p, const std::string& k
 
 bool DynamicShapes::queueLocked(FamilyState& fs, const std::string& key, std::string args) {
   if (stop_ || queue_.size() >= kMaxQueued || !pending_.insert({&fs, key}).second) return false;
+  races_.push_back(Item{&fs, key, args});
   queue_.push_back(Item{&fs, key, std::move(args)});
   if (!thread_.joinable()) thread_ = std::thread([this] { loop(); });
   return true;
@@ -375,7 +377,7 @@ void DynamicShapes::resolveOne(const Resolve& r) {
 void DynamicShapes::drain() {
   std::unique_lock<std::mutex> l(mu_);
   idle_cv_.wait(l, [&] {
-    return stop_ || (queue_.empty() && !busy_ && rqueue_.empty() && !rbusy_);
+    return stop_ || (queue_.empty() && races_.empty() && !busy_ && rqueue_.empty() && !rbusy_);
   });
 }
 
@@ -391,6 +393,8 @@ void DynamicShapes::cancel(FamilyState& fs) {
   }
   // The resolver may queue fs's key for tuning as it finishes: wait for it, then drop fs's keys.
   idle_cv_.wait(l, [&] { return !rbusy_ || rcurrent_ != &fs; });
+  races_.erase(std::remove_if(races_.begin(), races_.end(), [&](const Item& x) { return x.fs == &fs; }),
+               races_.end());
   for (auto it = queue_.begin(); it != queue_.end();) {
     if (it->fs != &fs) {
       ++it;
@@ -408,6 +412,11 @@ uint64_t DynamicShapes::completed() const {
   return completed_;
 }
 
+uint64_t DynamicShapes::raced() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return raced_;
+}
+
 bool DynamicShapes::pacing() { return t_duty < 1; }
 
 void DynamicShapes::pace(BenchOptions& bo) {
@@ -422,22 +431,26 @@ void DynamicShapes::loop() {
   t_duty = std::clamp(e_.options().background_duty, 0.01, 1.0);
   for (;;) {
     Item it;
+    bool race = false;
     {
       std::unique_lock<std::mutex> l(mu_);
-      cv_.wait(l, [&] { return stop_ || !queue_.empty(); });
+      cv_.wait(l, [&] { return stop_ || !queue_.empty() || !races_.empty(); });
       if (stop_) break;
-      it = std::move(queue_.front());
-      queue_.pop_front();
+      race = !races_.empty();
+      std::deque<Item>& q = race ? races_ : queue_;
+      it = std::move(q.front());
+      q.pop_front();
       busy_ = true;
       current_ = it.fs;
     }
-    tuneOne(it, s);
+    if (race) raceOne(it, s);
+    else tuneOne(it, s);
     {
       std::lock_guard<std::mutex> l(mu_);
-      pending_.erase({it.fs, it.key});
+      if (!race) pending_.erase({it.fs, it.key});
       busy_ = false;
       current_ = nullptr;
-      ++completed_;
+      if (!race) ++completed_;
     }
     idle_cv_.notify_all();
   }

@@ -31,6 +31,10 @@
 // stretch-and-pause is duty busy; a window can end right after a stretch): 8 ms of 20 at the
 // default 0.25, where a whole do_bench used to run unpaused. Per candidate, its first launch and
 // verification read-back are not paced.
+// The race: every key queued for background tuning is first raced (predict.h: raceSet/racePick) on
+// the tuning thread, ahead of any queued tuning run: the default, the prediction and the vendor's
+// next picks for the key are timed (a few ms each) and the fastest replaces the key's prediction
+// (origin "raced") unless a measured selection took its place; the full tuning follows as before.
 // Capture: a call whose stream is capturing (Backend::isCapturing) never tunes, synchronises,
 // allocates or loads a module: only a config whose function is already loaded (the memo below) is
 // used; its key is queued for the background thread, which sets relaxed capture mode on itself.
@@ -112,6 +116,11 @@ class DynamicShapes {
   void cancel(FamilyState& fs);
   // Keys tuned in the background so far (published or not).
   uint64_t completed() const;
+  // Keys whose race published a selection (raced() <= keys queued).
+  uint64_t raced() const;
+  // Each entry's time for p (predict.h's race budgets, interleaved rounds; <= 0: failed), on s.
+  static std::vector<double> raceTimes(TunerEngine& e, const std::string& family, const void* p,
+                                       const std::vector<predict::RaceEntry>& set, StreamHandle s);
 
   // Memo of loaded functions by what determines a code object (entry, config, defines), so a
   // predicted config's function is found without hashing its source or reading the store.
@@ -140,6 +149,7 @@ class DynamicShapes {
   };
   void loop();
   void tuneOne(const Item& it, StreamHandle s);
+  void raceOne(const Item& it, StreamHandle s);
   void resolverLoop();
   void resolveOne(const Resolve& r);
   void pushResolve(Resolve r);
@@ -164,6 +174,8 @@ class DynamicShapes {
   std::condition_variable cv_;       // queue, stop
   std::condition_variable idle_cv_;  // drain
   std::deque<Item> queue_;
+  std::deque<Item> races_;  // worked off before queue_
+  uint64_t raced_ = 0;
   std::set<std::pair<FamilyState*, std::string>> pending_;
   bool busy_ = false, stop_ = false;
   std::deque<Resolve> rqueue_;

@@ -254,6 +254,33 @@ Prediction predict(const std::vector<Neighbour>& index, const std::string& key,
   return out;
 }
 
+std::vector<RaceEntry> raceSet(const RaceEntry& dflt, const RaceEntry& predicted,
+                               const std::vector<RaceEntry>& vendor) {
+  std::vector<RaceEntry> out;
+  auto add = [&](const RaceEntry& e) {
+    if (!e.config.empty() && std::find(out.begin(), out.end(), e) == out.end()) out.push_back(e);
+  };
+  add(dflt);
+  add(predicted);
+  size_t taken = 0;
+  for (const RaceEntry& v : vendor) {
+    if (taken >= kRaceVendor) break;
+    if (v == dflt) continue;
+    add(v);
+    ++taken;
+  }
+  return out;
+}
+
+size_t racePick(const std::vector<double>& ms, size_t keep) {
+  size_t best = std::string::npos;
+  for (size_t i = 0; i < ms.size(); ++i)
+    if (ms[i] > 0 && (best == std::string::npos || ms[i] < ms[best])) best = i;
+  if (best == std::string::npos || ms[0] <= 0) return best;
+  if (ms[0] > kRaceMaxMs) return keep < ms.size() ? keep : 0;
+  return ms[best] * (1.0 + kRaceMargin) < ms[0] ? best : 0;
+}
+
 std::vector<int64_t> rangePoints(int64_t lo, int64_t hi, size_t max_n) {
   std::set<int64_t> pow2, mids;
   if (lo < 1) lo = 1;

@@ -108,6 +108,42 @@ struct Prediction {
 Prediction predict(const std::vector<Neighbour>& index, const std::string& key,
                    const std::function<bool(const std::string&)>& applicable);
 
+// The race (background mode): a prediction is a guess among configs that won nearby, and the
+// vendor's per-shape picks are not carried over (above), so before an unseen key's full tuning the
+// background thread times a small set for the key itself: the default, the prediction and the
+// vendor's next kRaceVendor heuristic picks for the new shape, all loaded already (a vendor
+// algorithm loads nothing; the prediction is what the caller runs anyway, so timing it in the
+// caller's process adds no risk). kRaceRounds interleaved rounds of kRaceWarmupMs / kRaceRepMs
+// each (under 0.1 s of GPU time per key). Chosen on the sixth held-out set's per-candidate times
+// with a simulated 1% measurement noise: ranks 1-3 and a 3% margin kept every key within 2% of the
+// default (a 2% margin let noise through on 0.1% of draws); bench/NOTES.md, issue 35 seventh pass.
+inline constexpr size_t kRaceVendor = 3;
+inline constexpr double kRaceMargin = 0.03;
+inline constexpr int kRaceRounds = 3;
+inline constexpr double kRaceWarmupMs = 1.0;
+inline constexpr double kRaceRepMs = 4.0;
+struct RaceEntry {
+  std::string config, source;
+  bool operator==(const RaceEntry& o) const { return config == o.config && source == o.source; }
+};
+// The race's set: the default first, then the prediction, then the vendor's first kRaceVendor
+// picks in their order (`vendor`: the new shape's own algorithms, the default's among them),
+// without duplicates or empty configs.
+std::vector<RaceEntry> raceSet(const RaceEntry& dflt, const RaceEntry& predicted,
+                               const std::vector<RaceEntry>& vendor);
+// No race where the default runs longer than this (ms): compute-bound GEMMs' vendor algorithms
+// were within a few % of each other and changed order from run to run by 5-10% (the same key's
+// ranks on two H200 runs; the first fresh set's race picked three such keys 4.8-9.3% slower than
+// the default by the re-timing), which a race of a few ms cannot resolve; latency-bound keys,
+// where the vendor's per-shape picks differed by 10-25%, are all below it. Chosen after that set
+// (bench/NOTES.md, issue 35 seventh pass): not yet measured on fresh keys.
+inline constexpr double kRaceMaxMs = 0.2;
+// The index of the race's pick given each entry's time (<= 0: it failed): the fastest, where it
+// beats the default (index 0) by kRaceMargin; else the default. `keep` (the prediction's index,
+// 0 when it is the default) where the default took longer than kRaceMaxMs. Without a default time
+// the fastest; with no time at all, npos.
+size_t racePick(const std::vector<double>& ms, size_t keep);
+
 // Range pre-tuning: the M values to tune in [lo, hi]: the ends, the powers of two inside, and the
 // geometric midpoints between consecutive ones (x 1.5 after a power of two: 3, 6, 12, 24, ...,
 // where wave quantisation changes the best tile between two powers), thinned to at most `max_n`

@@ -14,9 +14,13 @@
 // every other round. A candidate's time is the geometric mean of its rounds' medians.
 //   shape_heldout_bench [--nk 6144x4096,...] [--train 20] [--max-m 8192] [--heldout 26] [--rounds 3]
 //                       [--top 3] [--vendor 3] [--train-s S] [--deadline-s S] [--seed S]
-//                       [--out rows.jsonl]
+//                       [--race 1] [--reuse-db 0] [--out rows.jsonl]
+// --race 1 (default): the "predicted" config is the race's pick (background mode times the default,
+// the prediction and the vendor's next picks for the key before tuning it: predict.h), timed by the
+// engine's own race apart from the re-timing; the bare prediction is re-timed too ("unraced").
 // Needs a GPU. Training budgets: KTUNE_WARMUP_MS / KTUNE_REP_MS as for any tuning run.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -26,6 +30,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -46,7 +51,11 @@ struct Args {
   size_t train = 20;
   int64_t max_m = 8192;  // M range 1..max_m
   int heldout = 26, rounds = 3, top = 3, vendor = 3;
-  int seed = 0;  // 0: the first held-out set's M values; another seed draws other M values
+  int seed = 0;
+  bool race = true;
+  // Training keys already measured in the database (KTUNE_DB: an earlier run's training database)
+  // are not tuned again: their recorded results are the training.
+  bool reuse = false;  // the config in use after background mode's race (predict.h), not the bare prediction  // 0: the first held-out set's M values; another seed draws other M values
   double train_s = 0, deadline_s = 0;  // 0: no limit
   std::string out;
 };
@@ -68,6 +77,8 @@ bool parseArgs(int argc, char** argv, Args* a) {
     else if (f == "--max-m") a->max_m = std::max<int64_t>(16, std::atoll(v.c_str()));
     else if (f == "--heldout") a->heldout = std::atoi(v.c_str());
     else if (f == "--seed") a->seed = std::atoi(v.c_str());
+    else if (f == "--race") a->race = std::atoi(v.c_str()) != 0;
+    else if (f == "--reuse-db") a->reuse = std::atoi(v.c_str()) != 0;
     else if (f == "--rounds") a->rounds = std::max(1, std::atoi(v.c_str()));
     else if (f == "--top") a->top = std::atoi(v.c_str());
     else if (f == "--vendor") a->vendor = std::atoi(v.c_str());
@@ -166,11 +177,14 @@ struct Ctx {
 
 // The reduced list of one held-out key (see the file comment).
 std::vector<Cand> candidatesFor(Ctx& c, const GemmCall& call, const predict::Prediction& p,
-                                const KeyReport& def, const std::vector<std::string>& winners) {
+                                const KeyReport& def, const std::vector<std::string>& winners,
+                                const predict::RaceEntry* raced) {
   std::vector<Cand> v;
   // The prediction as predicted (a JIT config, or a vendor id: the default's or another's).
-  addCand(v, p.config.empty() ? def.winner : p.config, p.config.empty() ? def.winner_source : p.source,
-          "predicted");
+  const predict::RaceEntry bare{p.config.empty() ? def.winner : p.config,
+                                p.config.empty() ? def.winner_source : p.source};
+  if (raced) addCand(v, raced->config, raced->source, "predicted");
+  addCand(v, bare.config, bare.source, raced ? "unraced" : "predicted");
   addCand(v, def.winner, def.winner_source, "default");
   if (c.vendor)
     for (const auto& vc : c.vendor->candidates(call.shape, c.args->vendor + 1))
@@ -204,19 +218,24 @@ bool retime(Ctx& c, const GemmCall& call, std::vector<Cand>& v) {
       if (v[i].error.empty() && !v[i].ms.empty()) best = best <= 0 ? v[i].ms.back() : std::min(best, v[i].ms.back());
     std::vector<size_t> keep;
     for (size_t i : live) {
-      const bool anchor = v[i].role == "predicted" || v[i].role == "default";
+      const bool anchor = v[i].role == "predicted" || v[i].role == "default" || v[i].role == "unraced";
       if (!v[i].error.empty()) continue;
       if (anchor || r > 0 || v[i].ms.back() <= 1.25 * best) keep.push_back(i);
     }
     live = keep;
   }
-  return v[0].error.empty() && (v.size() < 2 || v[1].error.empty() || v[1].role != "default");
+  for (const Cand& x : v)
+    if (x.role == "default" && !x.error.empty()) return false;
+  return v[0].error.empty();
 }
 
 struct Row {
   int64_t m = 0, n = 0, k = 0;
   std::string predicted, winner, error;
   double confidence = 0, vs_winner = 1, vs_default = 1;
+  double unraced_vs_winner = 1, unraced_vs_default = 1, race_ms = 0;  // the bare prediction; the race's wall time
+  std::string raced;  // the race's pick (label); empty without --race
+  nlohmann::json race = nlohmann::json::array();  // [label, ms] per raced entry (0: failed)
   int candidates = 0;
   bool is_default = false;
   bool is_rank = false;  // a vendor algorithm other than the default, carried over by its rank
@@ -241,7 +260,30 @@ Row heldOutRow(Ctx& c, const Buffers& b, int64_t m, int64_t n, int64_t k,
   auto p = c.op->predict(call.shape);
   auto def = c.op->lookup(call);
   if (!p.ok() || !def.ok()) return row.error = (!p.ok() ? p.status() : def.status()).toString(), row;
-  std::vector<Cand> v = candidatesFor(c, call, *p, *def, winners);
+  // The race as background mode runs it (predict.h): its own timing, apart from the re-timing below.
+  predict::RaceEntry pick;
+  if (c.args->race) {
+    const auto t0 = Clock::now();
+    std::vector<predict::RaceEntry> vendor;
+    if (c.vendor)
+      for (const auto& vc : c.vendor->candidates(call.shape, int(predict::kRaceVendor) + 1))
+        vendor.push_back({vc.id, vc.source});
+    const predict::RaceEntry bare{p->config.empty() ? def->winner : p->config,
+                                  p->config.empty() ? def->winner_source : p->source};
+    const auto set = predict::raceSet({def->winner, def->winner_source}, bare, vendor);
+    const std::vector<double> ms = c.tuner->raceTimes("gemm", &call, set);
+    const size_t keep = size_t(std::find(set.begin(), set.end(), bare) - set.begin());
+    const size_t i = predict::racePick(ms, keep);
+    pick = i < set.size() ? set[i] : bare;
+    for (size_t j = 0; j < set.size(); ++j) {  // the race's own times, for offline checks
+      Cand x;
+      x.config = set[j].config;
+      x.source = set[j].source;
+      row.race.push_back({labelOf(x), ms[j]});
+    }
+    row.race_ms = since(t0) * 1e3;
+  }
+  std::vector<Cand> v = candidatesFor(c, call, *p, *def, winners, c.args->race ? &pick : nullptr);
   row.confidence = p->confidence;
   row.is_default = p->basis != "neighbours";
   row.is_rank = !row.is_default && p->source != "jit";
@@ -250,8 +292,10 @@ Row heldOutRow(Ctx& c, const Buffers& b, int64_t m, int64_t n, int64_t k,
   if (!retime(c, call, v)) return row.error = "predicted/default failed: " + v[0].error, row;
   const Cand* win = nullptr;
   const Cand* d = &v[0];
+  const Cand* bare = &v[0];
   for (const Cand& x : v) {
     if (x.config == def->winner && x.source == def->winner_source) d = &x;
+    if (x.role == "unraced" && x.error.empty() && !x.ms.empty()) bare = &x;
     if (x.error.empty() && !x.ms.empty() && (!win || x.time() < win->time())) win = &x;
   }
   for (const Cand& x : v)
@@ -259,6 +303,9 @@ Row heldOutRow(Ctx& c, const Buffers& b, int64_t m, int64_t n, int64_t k,
   row.winner = (win->source == "jit" ? "" : win->source + ":") + win->config;
   row.vs_winner = v[0].time() / win->time();
   row.vs_default = v[0].time() / d->time();
+  row.unraced_vs_winner = bare->time() / win->time();
+  row.unraced_vs_default = bare->time() / d->time();
+  if (c.args->race) row.raced = labelOf(v[0]);
   return row;
 }
 
@@ -270,6 +317,32 @@ std::vector<size_t> spreadOrder(size_t n) {
     for (size_t i = 0; i < n; i += step)
       if (!seen[i]) seen[i] = true, order.push_back(i);
   return order;
+}
+
+// Every JIT config a held-out key's list can hold (the tuned keys' top configs and winners),
+// compiled on several threads before the keys are timed one by one: the candidate path compiles
+// outside the engine's bench lock, so the threads' compiles overlap and their (shortest) timings
+// queue. The timings are discarded. A store warm from training makes this a second or two.
+void warmStore(Ctx& c, const Buffers& b, int64_t n, int64_t k, const std::vector<std::string>& winners) {
+  std::set<std::string> cfgs(winners.begin(), winners.end());
+  TuningDatabase* db = c.tuner->database("gemm");
+  for (const DbEntry& e : db->entries())
+    if (e.key.find(",N=" + std::to_string(n) + ",K=" + std::to_string(k) + ",") != std::string::npos)
+      for (const auto& cfg : topJit(e, c.args->top)) cfgs.insert(cfg);
+  const std::vector<std::string> list(cfgs.begin(), cfgs.end());
+  BenchOptions bo = c.tuner->options().bench;
+  bo.warmup_ms = 0.01;
+  bo.rep_ms = 0.01;
+  bo.verify = false;
+  const GemmCall call{shapeOf(64, n, k), b.buf};
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> th;
+  for (unsigned i = 0; i < std::max(1u, std::min(12u, std::thread::hardware_concurrency())); ++i)
+    th.emplace_back([&] {
+      for (size_t j; (j = next++) < list.size();)
+        (void)c.tuner->benchmarkCandidate("gemm", &call, {list[j], "jit", ""}, bo, 0);
+    });
+  for (auto& t : th) t.join();
 }
 
 struct Trained {
@@ -286,7 +359,13 @@ Expected<Trained> train(Ctx& c, const Buffers& b, int64_t n, int64_t k, double s
   for (size_t i : spreadOrder(pts.size())) {
     const int64_t m = pts[i];
     if (stop_at_s > 0 && since(t0) > stop_at_s) break;
-    auto r = c.op->tune(GemmCall{shapeOf(m, n, k), b.buf});
+    const GemmCall call{shapeOf(m, n, k), b.buf};
+    Expected<KeyReport> r = Status::NotFound("not looked up");
+    if (c.args->reuse) r = c.op->lookup(call);
+    if (!r.ok() || r->origin != "database") {
+      auto tuned = c.op->tune(call);
+      r = tuned.ok() ? Expected<KeyReport>(KeyReport(*tuned)) : Expected<KeyReport>(tuned.status());
+    }
     if (!r.ok()) return r.status().withContext("tuning M=" + std::to_string(m));
     t.ms.push_back(m);
     if (r->winner_source == "jit" && std::find(t.wins.begin(), t.wins.end(), r->winner) == t.wins.end())
@@ -329,7 +408,10 @@ void writeRow(std::ofstream& f, const Row& r) {
                       {"winner", r.winner}, {"confidence", r.confidence},
                       {"vs_winner", r.vs_winner}, {"vs_default", r.vs_default},
                       {"candidates", r.candidates}, {"predicted_default", r.is_default},
-                      {"predicted_rank", r.is_rank}, {"times", r.times}, {"error", r.error}}.dump()
+                      {"predicted_rank", r.is_rank}, {"times", r.times}, {"error", r.error},
+                      {"raced", r.raced}, {"race_ms", r.race_ms}, {"race", r.race},
+                      {"unraced_vs_winner", r.unraced_vs_winner},
+                      {"unraced_vs_default", r.unraced_vs_default}}.dump()
     << "\n";
 }
 
@@ -366,8 +448,10 @@ int run(const Args& a) {
     const double stop_at = a.train_s * double(bufs.size()) / double(a.nk.size());  // an equal share each
     auto tr = train(c, bufs.back(), n, k, stop_at, t0);
     if (!tr.ok()) return std::fprintf(stderr, "%s\n", tr.status().toString().c_str()), 1;
-    std::printf("TRAIN %ldx%ld: %zu M tuned in %.1f s, %zu distinct JIT winners\n", long(n), long(k),
-                tr->ms.size(), tr->seconds, tr->wins.size());
+    const auto w0 = Clock::now();
+    warmStore(c, bufs.back(), n, k, tr->wins);
+    std::printf("TRAIN %ldx%ld: %zu M tuned in %.1f s, %zu distinct JIT winners; store warmed in %.1f s\n",
+                long(n), long(k), tr->ms.size(), tr->seconds, tr->wins.size(), since(w0));
     std::fflush(stdout);
     trained.push_back(std::move(*tr));
   }
@@ -398,6 +482,11 @@ int run(const Args& a) {
     summary(name.c_str(), per[i]);
   }
   summary("all", rows);
+  if (a.race) {  // the bare prediction, re-timed in the same rounds
+    std::vector<Row> bare = rows;
+    for (Row& r : bare) r.vs_winner = r.unraced_vs_winner, r.vs_default = r.unraced_vs_default;
+    summary("unraced", bare);
+  }
   return 0;
 }
 
@@ -408,7 +497,7 @@ int main(int argc, char** argv) {
   ktune::Args a;
   if (!ktune::parseArgs(argc, argv, &a)) {
     std::fprintf(stderr, "usage: shape_heldout_bench [--nk NxK,...] [--train 20] [--max-m 8192] [--heldout 26] "
-                         "[--rounds 3] [--top 3] [--vendor 3] [--train-s S] [--deadline-s S] [--seed S] "
+                         "[--rounds 3] [--top 3] [--vendor 3] [--train-s S] [--deadline-s S] [--seed S] [--race 1] [--reuse-db 0] "
                          "[--out FILE]\n");
     return 2;
   }

@@ -65,20 +65,28 @@ count() {
   if [ "$1" = FAILED ]; then c=$(grep -c '^\[  FAILED  \] [A-Za-z_0-9/.]* (' "$2"); echo "${c:-0}"; return; fi
   c=$(sed -n "s/^\[  $1 *\] \([0-9]*\) test.*/\1/p" "$2" | head -1); echo "${c:-0}"
 }
-run_test() {  # name program [shard total]
-  local n=$1 p=$2 s b rc; s=$(date +%s); b=$(( TEST_END - s ))
+run_test() {  # name program [shard total | --gtest_filter=...]
+  local n=$1 p=$2 s b rc extra=(); s=$(date +%s); b=$(( TEST_END - s ))
   [ "$b" -lt 10 ] && { echo "$n: not started (test budget spent)"; return; }
-  if [ -n "${3:-}" ]; then export GTEST_SHARD_INDEX=$3 GTEST_TOTAL_SHARDS=$4; fi
-  timeout "$b" "$p" --gtest_brief=1 > "$L/$n.log" 2>&1; rc=$?
+  case "${3:-}" in
+    --gtest*) extra=("$3") ;;
+    ?*) export GTEST_SHARD_INDEX=$3 GTEST_TOTAL_SHARDS=$4 ;;
+  esac
+  timeout "$b" "$p" --gtest_brief=1 "${extra[@]}" > "$L/$n.log" 2>&1; rc=$?
   printf "%-30s rc=%-3s %4ss passed %-3s failed %-3s skipped %-3s%s\n" "$n" "$rc" \
     "$(( $(date +%s) - s ))" "$(count PASSED "$L/$n.log")" "$(count FAILED "$L/$n.log")" \
     "$(count SKIPPED "$L/$n.log")" "$([ "$rc" = 124 ] && echo ' cut by the budget: not a pass')"
 }
 export -f run_test count; export L TEST_END
 JOBS_FILE=$L/jobs.txt; : > "$JOBS_FILE"; : > "$L/tests.txt"
-# ONLY="a b": just those programs, all at once (a follow-up to a pass that cut or failed them).
+# ONLY="a b=Filter*:Other*": just those programs (b with a gtest filter), all at once: a
+# follow-up to a pass that cut or failed them, or the programs a merge touched.
 if [ -n "${ONLY:-}" ]; then
-  for n in $ONLY; do echo "$n $PB/tests/$n" >> "$JOBS_FILE"; done
+  for e in $ONLY; do
+    n=${e%%=*}
+    if [ "$n" = "$e" ]; then echo "$n $PB/tests/$n" >> "$JOBS_FILE"
+    else echo "$n $PB/tests/$n --gtest_filter=${e#*=}" >> "$JOBS_FILE"; fi
+  done
   GEMM_SHARDS=0; LONG=""
 else
   run_test gemm_vs_default_gpu_test "$PB/tests/gemm_vs_default_gpu_test" | tee "$L/tests.txt"

@@ -12,6 +12,8 @@
 # compiled here against prebuilt/libktune.so (this Python's headers), in the background.
 #   bash dev/shape_device.sh  (carry .devdeps)  HELDOUT_S=110 TRAIN_S=55 HELDOUT=26 SEED=0 ROUNDS=3
 #     VENDOR=3 (cuBLASLt ranks after #0 in the held-out keys' reduced lists; TRAIN_S=0: no limit)
+#     RACE=1 (the rows' "predicted" config is background mode's race pick; 0: the bare prediction)
+#     REUSE_DB=bench/data/heldout_seed4/heldout_db.json.gz (that run's training, not tuned again)
 #   SHAPE_STAGE=first_call       step 1 only;  SHAPE_STAGE=heldout  step 3 only
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -69,11 +71,14 @@ PYB=
   > "$OUT/busy.log" 2>&1
 echo "busy_stream rc=$? ($(el) s):"; grep -sE "RESULT|SKIP|rror" "$OUT/busy.log" | cut -c1-400
 
-# 3. Held-out quality (its own database; the store is shared with the runs above).
+# 3. Held-out quality (its own database; the store is shared with the runs above). REUSE_DB=FILE.gz:
+# that earlier run's training database is the training (its keys are not tuned again).
+[ -n "${REUSE_DB:-}" ] && gzip -dc "$REUSE_DB" > /tmp/heldout_db.json
 KTUNE_DB=/tmp/heldout_db.json KTUNE_WARMUP_MS=${WARMUP_MS:-2} KTUNE_REP_MS=${REP_MS:-8} \
   timeout $(( ${HELDOUT_S:-110} + 15 )) "$KB/shape_heldout_bench" --heldout "${HELDOUT:-26}" \
   --train-s "${TRAIN_S:-55}" --deadline-s "${HELDOUT_S:-110}" --seed "${SEED:-0}" \
-  --rounds "${ROUNDS:-3}" --vendor "${VENDOR:-3}" --out "$OUT/heldout.jsonl" \
+  --rounds "${ROUNDS:-3}" --vendor "${VENDOR:-3}" --race "${RACE:-1}" --reuse-db $([ -n "${REUSE_DB:-}" ] && echo 1 || echo 0) \
+  --out "$OUT/heldout.jsonl" \
   > "$OUT/heldout.log" 2>&1
 echo "heldout rc=$? ($(el) s):"; grep -vE "^ktune:" "$OUT/heldout.log" | tail -12 | cut -c1-300
 # The training database (every candidate's time per tuned key, the vendor ranks included): what a

@@ -4,7 +4,7 @@ on every held-out key, and how that config did in the key's own interleaved re-t
 per-candidate times: the default r0, cuBLASLt ranks r1-r3, the neighbours' JIT configs). A rule's
 pick that the row did not time counts as the default (the rule could not be judged there: counted
 in "untimed").
-  python3 dev/shape_rule_check.py heldout.jsonl[.gz] [heldout_db.json.gz]
+  python3 dev/shape_rule_check.py heldout.jsonl[.gz] [heldout_db.json.gz] [--race]
   (the sixth pass's run: bench/data/heldout_seed4/heldout.jsonl.gz and heldout_db.json.gz)
 Without the database, each key's neighbours are the other held-out keys of its N x K (leave one
 out: how the rules were chosen before the sixth pass); with it, the tuned keys of the run.
@@ -115,7 +115,7 @@ def main(argv):
     src = gzip.open(argv[1], "rt") if argv[1].endswith(".gz") else open(argv[1])
     rows = [json.loads(x) for x in src if x.strip()]
     rows = [r for r in rows if not r.get("error") and r.get("times")]
-    db = db_points(argv[2]) if len(argv) > 2 else None
+    db = db_points(argv[2]) if len(argv) > 2 and not argv[2].startswith("--") else None
     print(f"{len(rows)} keys; neighbours: {'tuned keys (' + argv[2] + ')' if db else 'other held-out keys'}")
     print("| rule | keys | / best: geomean | P95 | max | / default: max | > 1.02x default | fired | untimed |")
     print("|---|---|---|---|---|---|---|---|---|")
@@ -137,6 +137,39 @@ def main(argv):
             d.append(t[c] / t["r0"])
         print(f"| {name} | {len(w)} | {gm(w):.4f} | {p95(w):.3f} | {max(w):.3f} | {max(d):.3f} "
               f"| {sum(x > 1.02 for x in d)} | {fired} | {untimed} |")
+    if "--race" in argv:
+        race_table(rows)
+
+
+def race_table(rows, draws=40):
+    """The race (autotune/predict.h: raceSet / racePick) replayed on the rows' own times: the
+    default, the prediction and ranks 1..V timed with a simulated measurement noise (lognormal,
+    sigma 0-2%, 40 draws), the fastest kept where it beats the default by the margin. Offline, not a
+    measurement: how the race's set and margin were chosen on the sixth pass's rows."""
+    import random
+    print("\n| race: ranks | margin | noise | / best: geomean | P95 | max | / default: max | keys > 1.02x default (mean per draw) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for nv in (1, 2, 3):
+        for margin in (0.0, 0.02, 0.03):
+            for noise in (0.0, 0.01, 0.02):
+                w, d = [], []
+                for draw in range(draws if noise else 1):
+                    rnd = random.Random(draw)
+                    for r in rows:
+                        t = row_times(r)
+                        pred = next((lab for role, lab, _ in r["times"] if role == "predicted"), "r0")
+                        pred = "r0" if r["predicted_default"] else pred
+                        s = list(dict.fromkeys(["r0", pred] + [f"r{i}" for i in range(1, nv + 1)]))
+                        s = [c for c in s if c in t]
+                        meas = {c: t[c] * math.exp(rnd.gauss(0, noise)) for c in s}
+                        pick = min(s, key=meas.get)
+                        if meas[pick] * (1 + margin) >= meas["r0"]:
+                            pick = "r0"
+                        w.append(t[pick] / min(t.values()))
+                        d.append(t[pick] / t["r0"])
+                n = draws if noise else 1
+                print(f"| 1-{nv} | {margin:.2f} | {noise:.2f} | {gm(w):.4f} | {p95(w):.3f} | {max(w):.3f} "
+                      f"| {max(d):.3f} | {sum(x > 1.02 for x in d) / n:.2f} |")
 
 
 if __name__ == "__main__":

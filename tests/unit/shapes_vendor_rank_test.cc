@@ -4,9 +4,12 @@
 // algorithms take simulated time (a memset on the caller's stream).
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "autotune/predict.h"
@@ -113,6 +116,103 @@ TEST(ShapesVendorRank, TuningRecordsEveryRankAndAnUnseenKeyRunsTheDefault) {
   gate.open();
   t->waitBackground();
   EXPECT_EQ(f.lookup(p)->origin, "memory");
+  ASSERT_TRUE(env.backend->destroyStream(s).ok());
+}
+
+// The race's set and pick (predict.h): the default first, the prediction, then the vendor's next
+// kRaceVendor picks; a config replaces the default only when it beats it by kRaceMargin.
+TEST(PredictRace, TheSetHoldsTheDefaultThePredictionAndTheNextVendorPicks) {
+  const predict::RaceEntry d{"v:idx=0", "blas"}, jit{"BLOCK=64", "jit"};
+  const std::vector<predict::RaceEntry> vendor = {
+      d, {"v:idx=1", "blas"}, {"v:idx=2", "blas"}, {"v:idx=3", "blas"}, {"v:idx=4", "blas"}};
+  auto set = predict::raceSet(d, jit, vendor);
+  ASSERT_EQ(set.size(), 5u);
+  EXPECT_EQ(set[0], d);
+  EXPECT_EQ(set[1], jit);
+  EXPECT_EQ(set[4].config, "v:idx=3");  // ranks 1-3; rank 4 stays out
+  set = predict::raceSet(d, d, vendor);  // the prediction is the default: no duplicate
+  ASSERT_EQ(set.size(), 4u);
+  EXPECT_EQ(set[1].config, "v:idx=1");
+  const double t = predict::kRaceMaxMs / 2;  // a default short enough to race
+  EXPECT_EQ(predict::racePick({t, 0.98 * t, 0.99 * t}, 1), 0u);  // within the margin: the default
+  EXPECT_EQ(predict::racePick({t, 0.95 * t, 0.90 * t}, 0), 2u);
+  EXPECT_EQ(predict::racePick({t, 0.0, 0.5 * t}, 0), 2u);    // a failed entry is never picked
+  EXPECT_EQ(predict::racePick({0.0, 0.7 * t, 0.5 * t}, 0), 2u);  // no default time: the fastest
+  EXPECT_EQ(predict::racePick({0.0, 0.0}, 0), std::string::npos);
+  // A default longer than kRaceMaxMs: no race, the prediction (index `keep`) stays.
+  const double big = 2 * predict::kRaceMaxMs;
+  EXPECT_EQ(predict::racePick({big, 0.5 * big, 0.4 * big}, 1), 1u);
+  EXPECT_EQ(predict::racePick({big, 0.5 * big}, 0), 0u);
+}
+
+// An unseen key queued for background tuning is raced first: its prediction (the default, rank 0)
+// is replaced by the fastest of rank 0-2 for the key itself (rank 2) before its full tuning starts,
+// and the tuning's winner replaces that in turn. The background thread's problems are built by
+// make_problem: its first call (the race) and its second (the tuning) wait at gates.
+TEST(ShapesVendorRank, AnUnseenKeyIsRacedAmongTheDefaultAndTheVendorPicksBeforeItsTuning) {
+  const double bytes_per_ms = 1e7;
+  Env env(/*noise=*/0, /*seed=*/1, bytes_per_ms);
+  for (int64_t b : {64, 128, 256, 512, 1024, 2048})
+    for (int64_t v : {1, 2, 4}) env.cost["BLOCK=" + std::to_string(b) + ",VEC=" + std::to_string(v)] = 0.5;
+  // Short enough to race (predict::kRaceMaxMs).
+  const std::map<int, double> rank_ms = {{0, 0.1}, {1, 0.15}, {2, 0.05}};
+  const DevicePtr scratch = *env.backend->alloc(size_t(0.3 * bytes_per_ms) + 1);
+  std::mutex mu;
+  std::vector<std::string> launched;
+  testsupport::Gate race_gate, tune_gate;
+  std::atomic<int> made{0};
+  testfamily::SpecFamily<Scale> fam = env.family();
+  fam.spec.vendor_candidates = [&](const Scale& p) {
+    std::vector<VendorCandidate> v;
+    for (size_t r = 0; r < 3; ++r)
+      v.push_back({"fake:idx=" + std::to_string(r) + ":n=" + std::to_string(p.n), "fakeblas", r == 0});
+    return v;
+  };
+  fam.spec.vendor_launch = [&](const std::string& id, const Scale& p, StreamHandle s) -> Status {
+    auto* x = static_cast<float*>(env.backend->hostPtr(p.x));
+    auto* y = static_cast<float*>(env.backend->hostPtr(p.y));
+    for (int64_t i = 0; i < p.n; ++i) y[i] = 2 * x[i];
+    {
+      std::lock_guard<std::mutex> l(mu);
+      launched.push_back(id);
+    }
+    return env.backend->memset8(scratch, 0, size_t(rank_ms.at(predict::vendorRank(id)) * bytes_per_ms), s);
+  };
+  auto make = fam.spec.make_problem;
+  fam.spec.make_problem = [&, make](const std::string& j) {
+    const int n = made++;
+    EXPECT_TRUE((n == 0 ? race_gate : tune_gate).wait()) << n;
+    return make(j);
+  };
+  EngineOptions o = env.options();
+  o.options.background_duty = 1;
+  auto t = Engine::create(env.backend, o).value();
+  auto f = addFamily(*t, std::move(fam)).value();
+  Scale p = env.problem(2048);
+  StreamHandle s = env.backend->createStream().value();
+  env.backend->setCapturing(s, true);
+  ASSERT_TRUE(f(p, s).ok());  // inside a capture: the prediction (the default) runs, the key is queued
+  env.backend->setCapturing(s, false);
+  EXPECT_EQ(f.lookup(p)->origin, "default");
+  EXPECT_EQ(t->backgroundRaced(), 0u);
+  race_gate.open();
+  for (int i = 0; i < 2000 && t->backgroundRaced() == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_EQ(t->backgroundRaced(), 1u);
+  EXPECT_EQ(made.load(), 2);  // the tuning has not started its problem: it waits at its gate
+  auto sel = f.lookup(p);
+  EXPECT_EQ(sel->origin, "raced");
+  EXPECT_EQ(sel->winner, "fake:idx=2:n=2048");
+  ASSERT_TRUE(f(p, s).ok());
+  ASSERT_TRUE(env.backend->synchronize(s).ok());
+  {
+    std::lock_guard<std::mutex> l(mu);
+    EXPECT_EQ(launched.back(), "fake:idx=2:n=2048");
+  }
+  tune_gate.open();
+  t->waitBackground();
+  EXPECT_EQ(f.lookup(p)->origin, "memory");
+  EXPECT_EQ(t->backgroundRaced(), 1u);
   ASSERT_TRUE(env.backend->destroyStream(s).ok());
 }
 
