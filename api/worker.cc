@@ -24,6 +24,7 @@
 #include "base/options.h"
 #include "compiler/sim/sim_compiler.h"
 #include "ktune/plugin.hpp"
+#include "ops/buffers.h"
 #include "ops/builtin.h"
 #include "runtime/backend.h"
 
@@ -164,6 +165,10 @@ extern "C" int ktune_worker_main(int argc, char** argv) {
     for (const auto& n : ops->notes) std::fprintf(stderr, "ktune-worker: %s\n", n.c_str());
   }
   mark("ops");
+  // Each key's problem is built anew (serveWorker keeps one at a time): the largest fill of each
+  // operand stays on the device, so the next key's random inputs are a device copy of its prefix
+  // (ops/buffers.h); the LLM suite's keys share their N x K. For the worker's life.
+  keepRandomFills(&engine->backend());
   Status st = serveWorker(*engine, 0, 1, startup_ms);
   if (st.code() == Code::kDeviceFault) {
     std::fprintf(stderr, "ktune-worker: %s\n", st.toString().c_str());

@@ -105,6 +105,70 @@ bool finalistsSettled(const std::vector<std::vector<double>>& times, int baselin
   return true;
 }
 
+bool finalistsWorthMoreRounds(const std::vector<std::vector<double>>& times, int baseline,
+                              double margin) {
+  if (baseline < 0 || baseline >= static_cast<int>(times.size()) || !complete(times[baseline]))
+    return false;
+  bool found = false;
+  Paired best;
+  for (size_t i = 0; i < times.size(); ++i) {
+    if (static_cast<int>(i) == baseline || !complete(times[i])) continue;
+    const Paired p = paired(times[i], times[baseline]);
+    if (!found || p.ratio < best.ratio) best = p, found = true;
+  }
+  return found && best.ratio < 1 - margin && best.hi >= 1;
+}
+
+namespace {
+// Chance that a challenger with per-round log ratios `l` wins after `planned` rounds when the
+// rounds left continue its trend (their mean distributed around the mean so far, with the spread
+// so far).
+double winChance(const std::vector<double>& l, double margin, int planned) {
+  const int n = static_cast<int>(l.size()), left = planned - n;
+  if (n < 2 || left <= 0) return 1;
+  const double mean = std::accumulate(l.begin(), l.end(), 0.0) / n;
+  double ss = 0;
+  for (double x : l) ss += (x - mean) * (x - mean);
+  const double sd = std::sqrt(ss / (n - 1));
+  // The final mean must be below both log(1 - margin) and minus the final interval's half-width.
+  const double need = std::min(std::log(1 - margin),
+                               -studentT95(planned - 1) * sd / std::sqrt(double(planned)));
+  const double rest = (planned * need - n * mean) / left;  // the mean the rounds left must reach
+  if (sd <= 0) return rest > mean ? 1 : 0;
+  const double z = (rest - mean) / (sd / std::sqrt(double(left)));
+  return 0.5 * std::erfc(-z / std::sqrt(2.0));
+}
+}  // namespace
+
+bool finalistsCanStillWin(const std::vector<std::vector<double>>& times, int baseline,
+                          double margin, int planned) {
+  if (baseline < 0 || baseline >= static_cast<int>(times.size()) || !complete(times[baseline]))
+    return true;
+  for (size_t i = 0; i < times.size(); ++i) {
+    if (static_cast<int>(i) == baseline || !complete(times[i])) continue;
+    std::vector<double> l;
+    for (size_t r = 0; r < times[i].size() && r < times[baseline].size(); ++r)
+      l.push_back(std::log(positive(times[i][r]) / positive(times[baseline][r])));
+    // A gain above the margin by the mean or the median of its rounds (one disturbed round moves
+    // the mean only) is never given up: finalistsWorthMoreRounds may give it more rounds instead.
+    const double mean = l.empty() ? 0 : std::accumulate(l.begin(), l.end(), 0.0) / double(l.size());
+    const double bar = std::log(1 - margin);
+    if (mean < bar || medianOf(l) < bar || winChance(l, margin, planned) >= kFinalistWinChance)
+      return true;
+  }
+  return false;
+}
+
+bool finalistsWantAnotherRound(const std::vector<std::vector<double>>& times, int baseline,
+                               double margin, int planned, int extra) {
+  const int done = times.empty() ? 0 : static_cast<int>(times.front().size());
+  if (done == 0) return !times.empty();
+  if (finalistsSettled(times, baseline, margin)) return false;
+  if (done < planned)
+    return done < kMinFinalistRounds || finalistsCanStillWin(times, baseline, margin, planned);
+  return done < planned + extra && finalistsWorthMoreRounds(times, baseline, margin);
+}
+
 int decideFinalists(const std::vector<std::vector<double>>& times, int baseline, double margin,
                     DefaultComparison* cmp) {
   DefaultComparison c;
@@ -355,10 +419,13 @@ int runFinalists(FinalistRun& fr, DefaultComparison* cmp) {
   // rounds stop once the decision is settled.
   int rounds = fin.size() < 2 ? 1 : std::max(2, fr.e.engineOptions().finalist_rounds);
   if (fr.at_floor) rounds = std::min(rounds, kMinFinalistRounds);
+  // Past the planned rounds only while a gain above the margin is still undecided.
+  const int extra = fin.size() < 2 || fr.at_floor ? 0 : kFinalistExtraRounds;
+  const int b = base >= 0 ? 0 : -1;
   std::vector<std::vector<double>> times(fin.size());
   std::vector<BenchStats> stats(fin.size());
   int w = -1;
-  for (int r = 0; r < rounds; ++r) {
+  for (int r = 0; finalistsWantAnotherRound(times, b, margin, rounds, extra); ++r) {
     for (auto& t : times) t.push_back(-1.0);
     const auto order = finalistOrder(fin.size(), r);
     std::string why;
@@ -376,7 +443,6 @@ int runFinalists(FinalistRun& fr, DefaultComparison* cmp) {
     for (size_t j = 0; j < fin.size(); ++j)
       if (!fr.cands[fin[j]].live) std::fill(times[j].begin(), times[j].end(), -1.0);
     if (r == 0 && race_hi > 0 && (w = separatedWin(times, race_hi, margin, cmp)) >= 0) break;
-    if (finalistsSettled(times, base >= 0 ? 0 : -1, margin)) break;
   }
   for (size_t j = 0; j < fin.size(); ++j) {
     Cand& c = fr.cands[fin[j]];
@@ -391,7 +457,7 @@ int runFinalists(FinalistRun& fr, DefaultComparison* cmp) {
     // The default alone: the race put every other candidate clearly behind it.
     if (w == 0 && base >= 0) *cmp = soleDefault(times[0][0], margin);
   } else if (w < 0) {
-    w = decideFinalists(times, base >= 0 ? 0 : -1, margin, cmp);
+    w = decideFinalists(times, b, margin, cmp);
   }
   if (w >= 0 && base >= 0) {
     cmp->baseline = fr.cands[base].r.config;

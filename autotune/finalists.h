@@ -38,7 +38,8 @@ int decideFinalists(const std::vector<std::vector<double>>& times, int baseline,
 double studentT95(int dof);
 
 // The re-timing stops as soon as more rounds could not change the decision (at least
-// kMinFinalistRounds rounds, at most options' finalist_rounds): every challenger's paired interval
+// kMinFinalistRounds rounds, at most options' finalist_rounds, plus kFinalistExtraRounds for an
+// undecided gain above the margin: finalistsWorthMoreRounds below): every challenger's interval
 // lies at or above 1 - margin (the default stays, whatever the next rounds say), or the best
 // challenger's lies below it and no other could be more than kFinalistTie faster than it. With
 // steady timings (long kernels) that is after the minimum; a near-tie runs every round.
@@ -48,6 +49,32 @@ inline constexpr double kFinalistTie = 0.005;
 // decideFinalists. Without a baseline: settled when no finalist could be kFinalistTie faster than
 // the fastest. Fewer than kMinFinalistRounds rounds: never settled.
 bool finalistsSettled(const std::vector<std::vector<double>>& times, int baseline, double margin);
+
+// A gain the margin would take (the best challenger's paired ratio to the default below
+// 1 - margin) whose interval still reaches 1 after the planned rounds: on a GPU one disturbed round
+// (±2-3% per round at the H200's finalist budgets) is enough for that, and the default was then
+// kept where another run of the same search, or the exhaustive one, recorded the challenger 2-4%
+// faster (bench/NOTES.md, issue 34). Such a key gets up to kFinalistExtraRounds more rounds, until
+// the decision settles; a near-tie (ratio above 1 - margin) never does, so its cost is unchanged.
+inline constexpr int kFinalistExtraRounds = 6;
+bool finalistsWorthMoreRounds(const std::vector<std::vector<double>>& times, int baseline,
+                              double margin);
+// A near-tie with the default ran every planned round (6 rounds x up to 4 finalists: ~0.25 s of a
+// warm 4096-cubed key's 0.7 s engine) although the margin could no longer be met: a challenger
+// can still win when the mean or the median of its per-round log ratios is below 1 - margin (one
+// disturbed round moves the mean only; such a gain may get extra rounds instead), or when,
+// continuing the trend of its rounds so far (their mean and spread), the chance that after
+// `planned` rounds its ratio is below 1 - margin with an interval below 1 is at least
+// kFinalistWinChance. Futile for every challenger: the default stays.
+inline constexpr double kFinalistWinChance = 0.05;
+bool finalistsCanStillWin(const std::vector<std::vector<double>>& times, int baseline,
+                          double margin, int planned);
+// The stage's loop rule: whether another round runs after times.front().size() rounds: not once
+// settled (finalistsSettled), nor from kMinFinalistRounds on when no challenger can still win
+// (finalistsCanStillWin); up to `planned`, then while finalistsWorthMoreRounds, up to
+// `planned + extra`.
+bool finalistsWantAnotherRound(const std::vector<std::vector<double>>& times, int baseline,
+                               double margin, int planned, int extra);
 
 // Which finalists are still uncertain after the race: a candidate enters the re-timing only when
 // its race interval (guided::relHalfWidth, widened by kRaceDrift for rounds run at different

@@ -24,14 +24,20 @@
 #      with a cold Inductor cache (4096^3), in what is left (PEERS=0: not).
 # Binaries: pb.tar.xz from `bash dev/regret_stage.sh` on the dev machine (Release ktune and
 # ktune-worker; nothing is built here), else $KB with SKIP_BUILD=1, else a build as
-# dev/device_build.sh does (carry .devdeps; minutes). Logs under $OUT; a short table last.
+# dev/device_build.sh does (carry .devdeps; minutes). Logs packed in $OUT/logs.tgz; a short table last.
 # With two GPUs (PAR=1, the default when nvidia-smi lists two): the suite runs before the regret
-# sets, and the GEMM and row-wise sets run at once, one GPU each.
+# sets, and the GEMM and row-wise sets run at once, one GPU each. One GPU: SUITE_FIRST=1 runs the
+# suite before the regret sets (which then take what is left: the GEMM table is written row by row
+# to $OUT/regret_gemm.txt, so a deadline cut keeps every finished key); ROWS=0 gives the GEMM set
+# all of it.
 # Usage: DEADLINE=230 bash dev/regret_device.sh
 # Dry run of the logic on a CPU machine: KTUNE_BACKEND=sim SKIP_BUILD=1 KB=build REGRET_SET=ci \
 #   SHAPE="--m 512 --n 512 --k 4096" SUITE="--m 256 --n 1024 --k 4096" bash dev/regret_device.sh
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+# The per-run JSON and stderr logs go to $W, packed into $OUT/logs.tgz at the end: a device call
+# returns only a few files, and a call cut before the packing must still return the tables.
+W=${W:-/tmp/regret-logs}; rm -rf "$W"; mkdir -p "$W"
 T0=$(date +%s)
 DEADLINE=${DEADLINE:-230}
 RESERVE=${RESERVE:-60}
@@ -105,15 +111,15 @@ sys.stderr.write("rusage: user %.2f s sys %.2f s majflt %d minflt %d nvcsw %d ni
     u.ru_stime, u.ru_majflt, u.ru_minflt, u.ru_nvcsw, u.ru_nivcsw)); sys.exit(r)' "$@"; }
 tuned() {  # what args passes...: one timed `ktune tune gemm` run, its split into the summary
   local what=$1 args=$2 pass=$3 lim=$4
-  S=$(now); ru timeout $lim $K tune gemm $args --json --quiet > "$OUT/${what}_$pass.json" 2> "$OUT/${what}_$pass.err"
-  rc=$?; row "guided $what ($args) $pass: wall $(el $S)s rc=$rc"; split "$OUT/${what}_$pass.json" | tee -a "$SUM"
-  grep -h '^rusage' "$OUT/${what}_$pass.err" | tail -1 | sed 's/^/  /' | tee -a "$SUM"
+  S=$(now); ru timeout $lim $K tune gemm $args --json --quiet > "$W/${what}_$pass.json" 2> "$W/${what}_$pass.err"
+  rc=$?; row "guided $what ($args) $pass: wall $(el $S)s rc=$rc"; split "$W/${what}_$pass.json" | tee -a "$SUM"
+  grep -h '^rusage' "$W/${what}_$pass.err" | tail -1 | sed 's/^/  /' | tee -a "$SUM"
 }
 export KTUNE_CACHE_DIR=/tmp/kr-guided-one; rm -rf "$KTUNE_CACHE_DIR"
 tuned one "$SHAPE" cold 40
 rm -rf "$KTUNE_CACHE_DIR/db"
 KTUNE_VERBOSE=1 tuned one "$SHAPE" warm 30
-grep -E "guided: round|finalists [0-9]" "$OUT/one_warm.err" | sed 's/\[[^]]*\]//' | tee -a "$SUM"
+grep -E "guided: round|finalists [0-9]" "$W/one_warm.err" | sed 's/\[[^]]*\]//' | tee -a "$SUM"
 # A second pair (empty cache again, then warm again): the spread between two processes.
 if [ "${AGAIN:-1}" = 1 ]; then
   rm -rf "$KTUNE_CACHE_DIR"; tuned one "$SHAPE" cold_again 40
@@ -129,7 +135,7 @@ if [ "${ROWKEYS:-1}" = 1 ]; then
     n=$((n + 1))
     for k in "$K" "$KB/tools/ktune-nofloor"; do  # the latter: a build without the rule, if staged
       [ -x "$k" ] || continue
-      f="$OUT/rowkey${n}_$(basename $k)"  # its JSON keeps every candidate's time (logs.tgz)
+      f="$W/rowkey${n}_$(basename $k)"  # its JSON keeps every candidate's time (logs.tgz)
       rm -rf "$KTUNE_CACHE_DIR"; S=$(now); timeout 30 $k tune $rk --json --quiet > "$f.json" 2> "$f.err"
       rc=$?; row "guided $rk cold ($(basename $k)): wall $(el $S)s rc=$rc"; split "$f.json" | head -1 | tee -a "$SUM"
     done
@@ -144,7 +150,7 @@ EXH_BUDGET=${EXH_BUDGET:-0.4}
 RT=${RETIME_ROUNDS:-4}
 regret() {  # ops file seconds: one `ktune regret` run of that many seconds at most
   timeout $3 $K regret --set $SET --ops $1 --limit "$4" --deadline $(( $3 - ${5:-15} )) \
-    --rounds $RT --exhaustive-budget $EXH_BUDGET > "$OUT/$2.txt" 2> "$OUT/$2.err"
+    --rounds $RT --exhaustive-budget $EXH_BUDGET > "$OUT/$2.txt" 2> "$W/$2.err"
   row "$2 rc=$? (limit ${3}s, exhaustive budgets x $EXH_BUDGET)"; grep -E "^keys" "$OUT/$2.txt" | tee -a "$SUM"
 }
 suite() {
@@ -169,12 +175,15 @@ if [ "${PAR:-1}" = 1 ] && [ "$NGPU" -ge 2 ]; then
     wait
   fi
 else
-  # One GPU: GEMM gets 70% of what is left after RESERVE, the row-wise keys the rest, then the suite.
-  G=$(( ($(left) - RESERVE - 10) * 70 / 100 ))
+  # One GPU: GEMM gets 70% of what is left after RESERVE (ROWS=0: all of it), the row-wise keys
+  # the rest, then the suite (SUITE_FIRST=1: the suite first, then the regret sets in what is left).
+  [ "${SUITE_FIRST:-0}" = 1 ] && [ "$(left)" -gt 35 ] && suite
+  SHARE=70; [ "${ROWS:-1}" = 1 ] || SHARE=100
+  G=$(( ($(left) - RESERVE - 10) * SHARE / 100 ))
   [ "$G" -gt 30 ] && regret gemm regret_gemm $G "${GEMM_LIMIT:-0}"
   R=$(( $(left) - RESERVE - 5 ))
-  [ "$R" -gt 20 ] && regret rmsnorm,silu_mul regret_rows $R "${ROW_LIMIT:-0}" 10
-  [ "$(left)" -gt 35 ] && suite
+  [ "${ROWS:-1}" = 1 ] && [ "$R" -gt 20 ] && regret rmsnorm,silu_mul regret_rows $R "${ROW_LIMIT:-0}" 10
+  [ "${SUITE_FIRST:-0}" = 1 ] || { [ "$(left)" -gt 35 ] && suite; }
 fi
 
 # 4. The peers, each killed at its budget (their compile caches are cold in a fresh machine).
@@ -190,11 +199,12 @@ if [ "${PEERS:-1}" = 1 ] && [ "$P" -gt 20 ]; then
 fi
 # Whether the isolation worker ran (a worker that cannot start makes `ktune tune` benchmark in its
 # own process, with a line on stderr).
-row "in-process fallbacks (worker unavailable): $(cat "$OUT"/*.err 2>/dev/null | grep -c 'isolated benchmarking unavailable')"
-grep -h -m1 'isolated benchmarking unavailable' "$OUT"/*.err 2>/dev/null | cut -c1-200 | tee -a "$SUM"
+row "in-process fallbacks (worker unavailable): $(cat "$W"/*.err 2>/dev/null | grep -c 'isolated benchmarking unavailable')"
+grep -h -m1 'isolated benchmarking unavailable' "$W"/*.err 2>/dev/null | cut -c1-200 | tee -a "$SUM"
 # Only a few files come back from a device call: the JSON and stderr logs go in one tarball.
-( cd "$OUT" && ls | grep -vE '^(summary|regret_gemm|regret_rows|peers)\.txt$|^logs\.tgz$' > .pack &&
-  tar -czf logs.tgz -T .pack && xargs rm -f < .pack; rm -f .pack )
+tar -czf "$OUT/logs.tgz" -C "$W" .
+# The finalist decisions where the winners differ (the regret tables' indented lines).
+grep -h -B1 "finalists: exhaustive" "$OUT"/regret_*.txt 2>/dev/null | cut -c1-220 | tee -a "$SUM"
 # The output's tail is what a caller sees first: the summary, then the per-key tables (GEMM last).
 echo "== summary =="; cat "$SUM"
 echo "== regret (row-wise) =="; cut -c1-110 "$OUT/regret_rows.txt" 2>/dev/null

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 
 #include "autotune/compile_pool.h"
 
@@ -53,10 +54,87 @@ void fillChunk(unsigned char* h, DType t, int64_t n, uint64_t state, double lo, 
   }
 }
 
+// What keepRandomFills keeps: per (dtype, seed, range), the largest fill made so far.
+struct KeptFill {
+  DType t;
+  uint64_t seed;
+  double lo, hi;
+  int64_t count;
+  DevicePtr p;
+};
+struct KeptFills {
+  std::mutex mu;
+  Backend* b = nullptr;
+  std::vector<KeptFill> fills;
+};
+KeptFills& keptFills() {
+  static KeptFills k;
+  return k;
+}
+
+Status generate(Backend& b, DevicePtr dst, DType t, int64_t count, uint64_t seed, double lo,
+                double hi);
+
+// fillRandom through the kept fills (k.mu held): a copy when one covers `count`, else a fresh
+// fill that then replaces the kept one (a failure to keep it only costs the next fill).
+Status fillKept(KeptFills& k, DevicePtr dst, DType t, int64_t count, uint64_t seed, double lo,
+                double hi) {
+  Backend& b = *k.b;
+  const size_t bytes = static_cast<size_t>(count) * sizeOf(t);
+  for (auto it = k.fills.begin(); it != k.fills.end(); ++it) {
+    if (it->t != t || it->seed != seed || it->lo != lo || it->hi != hi) continue;
+    if (it->count >= count) {
+      KTUNE_RETURN_IF_ERROR(b.copyDeviceToDevice(dst, it->p, bytes));
+      return b.synchronize();
+    }
+    (void)b.free(it->p);
+    k.fills.erase(it);
+    break;
+  }
+  KTUNE_RETURN_IF_ERROR(generate(b, dst, t, count, seed, lo, hi));
+  auto keep = b.alloc(bytes);
+  if (!keep.ok()) return Status::Ok();
+  if (!b.copyDeviceToDevice(*keep, dst, bytes).ok() || !b.synchronize().ok()) {
+    (void)b.free(*keep);
+    return Status::Ok();
+  }
+  k.fills.push_back({t, seed, lo, hi, count, *keep});
+  return Status::Ok();
+}
+
 }  // namespace
+
+void keepRandomFills(Backend* b) {
+  KeptFills& k = keptFills();
+  std::lock_guard<std::mutex> l(k.mu);
+  if (k.b && k.b != b)
+    for (const KeptFill& f : k.fills) (void)k.b->free(f.p);
+  if (k.b != b) k.fills.clear();
+  k.b = b;
+}
+
+size_t keptRandomFillBytes() {
+  KeptFills& k = keptFills();
+  std::lock_guard<std::mutex> l(k.mu);
+  size_t n = 0;
+  for (const KeptFill& f : k.fills) n += static_cast<size_t>(f.count) * sizeOf(f.t);
+  return n;
+}
 
 Status fillRandom(Backend& b, DevicePtr dst, DType t, int64_t count, uint64_t seed, double lo,
                   double hi) {
+  KeptFills& k = keptFills();
+  {
+    std::lock_guard<std::mutex> l(k.mu);
+    if (k.b == &b && count > 0) return fillKept(k, dst, t, count, seed, lo, hi);
+  }
+  return generate(b, dst, t, count, seed, lo, hi);
+}
+
+namespace {
+
+Status generate(Backend& b, DevicePtr dst, DType t, int64_t count, uint64_t seed, double lo,
+                double hi) {
   constexpr int64_t kChunk = int64_t(1) << 20;
   constexpr int kMaxThreads = 8;
   const size_t es = sizeOf(t);
@@ -83,6 +161,8 @@ Status fillRandom(Backend& b, DevicePtr dst, DType t, int64_t count, uint64_t se
   }
   return Status::Ok();
 }
+
+}  // namespace
 
 DeviceBuffers::~DeviceBuffers() {
   for (DevicePtr p : ptrs_) (void)b_->free(p);

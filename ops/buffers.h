@@ -19,6 +19,17 @@ namespace ktune {
 Status fillRandom(Backend& b, DevicePtr dst, DType t, int64_t count, uint64_t seed,
                   double lo = -1.0, double hi = 1.0);
 
+// A process that fills many problems on one device, one after the other (the isolation worker:
+// each key's problem is built anew, and the LLM suite's keys share their N x K), can keep each
+// (dtype, seed, range)'s largest fill on the device: fillRandom of a count the kept fill covers is
+// then a device-to-device copy of its prefix (the values are the same: element i depends on the
+// seed and i only). Off by default, since it holds device memory for as long as it is on;
+// keepRandomFills(&b) turns it on for backend b (one device), keepRandomFills(nullptr) frees what
+// is kept and turns it off. The backend must outlive the setting. Thread-safe.
+void keepRandomFills(Backend* b);
+// Bytes of device memory the kept fills hold (0 when off).
+size_t keptRandomFillBytes();
+
 // Device allocations freed together when the object goes (the backend must outlive it).
 class DeviceBuffers {
  public:

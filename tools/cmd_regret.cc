@@ -52,6 +52,10 @@ void printRow(const RegretRow& r) {
                 r.exhaustive_winner == r.guided_winner
                     ? r.guided_winner.substr(0, 60).c_str()
                     : (r.exhaustive_winner.substr(0, 40) + " | " + r.guided_winner.substr(0, 40)).c_str());
+    // Different winners: each side's finalist decision (the line's tail, after the winners).
+    if (r.exhaustive_winner != r.guided_winner)
+      std::printf("%-34s   finalists: exhaustive %s | guided %s\n", "", r.exhaustive_why.c_str(),
+                  r.guided_why.c_str());
   }
   std::fflush(stdout);
 }
@@ -74,7 +78,8 @@ nlohmann::json rowsJson(const std::vector<RegretRow>& rows) {
                  {"exhaustive_s", r.exhaustive_s}, {"guided_s", r.guided_s},
                  {"candidates", r.candidates}, {"exhaustive_compiled", r.exhaustive_compiled},
                  {"guided_compiled", r.guided_compiled}, {"guided_reached", r.guided_reached},
-                 {"regret_estimate", r.regret_estimate}, {"error", r.error}});
+                 {"regret_estimate", r.regret_estimate}, {"exhaustive_why", r.exhaustive_why},
+                 {"guided_why", r.guided_why}, {"error", r.error}});
   const RegretSummary s = summarize(rows);
   return {{"rows", a},
           {"summary", {{"keys", s.keys}, {"within_1pct", s.within_1pct}, {"geomean", s.geomean},

@@ -9,6 +9,7 @@
 #include "ops/buffers.h"
 #include "ops/gemm.h"
 #include "ops/rowwise.h"
+#include "base/format.h"
 #include "base/fs.h"
 
 namespace ktune::cli {
@@ -181,6 +182,16 @@ Status retime(Engine& t, const std::string& family, const Problem& p, const Cand
   return Status::Ok();
 }
 
+// The finalists' decision in a few words, its ratio to the default and the finalists x rounds.
+std::string whyOf(const TuneReport& r) {
+  const DefaultComparison& c = r.vs_default;
+  if (c.rounds == 0) return "no finalists";
+  std::string d = c.decision;
+  if (const size_t colon = d.find(": "); colon != std::string::npos) d = d.substr(colon + 2);
+  return strprintf("%s %.3f [%.3f, %.3f] %dx%d", d.c_str(), c.ratio, c.ratio_lo, c.ratio_hi,
+                   c.finalists, c.rounds);
+}
+
 double secondsOf(const std::chrono::steady_clock::time_point& t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -212,6 +223,8 @@ RegretRow oneShape(Side& ex, Side& gd, const RegretShape& s, const RegretOptions
   row.guided_compiled = rg->compiled + rg->store_hits;
   row.guided_reached = rg->search == "guided" ? rg->reached : row.guided_compiled;
   row.regret_estimate = rg->regret_estimate;
+  row.exhaustive_why = whyOf(*re);
+  row.guided_why = whyOf(*rg);
   const CandidateResult *a = winnerOf(*re), *b = winnerOf(*rg);
   if (!a || !b) return row.error = "a side recorded no winner", row;
   if (a->config == b->config && a->source == b->source) return row;
@@ -256,11 +269,15 @@ Expected<std::vector<RegretRow>> runRegret(std::shared_ptr<Backend> backend, con
   KTUNE_ASSIGN_OR_RETURN(Side gd, makeSide(backend, base, "guided", o.cache_root + "/guided", o));
   std::vector<RegretRow> rows;
   const auto t0 = std::chrono::steady_clock::now();
+  // Every shape's problem is filled anew: the largest fill of each operand stays on the device
+  // for the run, and the next shape's inputs are a copy of its prefix (ops/buffers.h).
+  keepRandomFills(backend.get());
   for (const RegretShape& s : shapes) {
     if (o.deadline_s > 0 && secondsOf(t0) > o.deadline_s) break;
     rows.push_back(oneShape(ex, gd, s, o));
     if (o.on_row) o.on_row(rows.back());
   }
+  keepRandomFills(nullptr);
   return rows;
 }
 

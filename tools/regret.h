@@ -36,6 +36,9 @@ struct RegretRow {
   int exhaustive_compiled = 0, guided_compiled = 0;  // compiles + store hits each made
   int guided_reached = 0;
   double regret_estimate = 0;  // the guided run's own estimate
+  // Each side's finalist decision ("within noise 0.971 [0.941, 1.002] 2x6"): where the winners
+  // differ, whether a side kept the default over a gain its rounds could not separate.
+  std::string exhaustive_why, guided_why;
   std::string error;           // non-empty: this shape failed (the others still ran)
 };
 

@@ -50,6 +50,42 @@ TEST(FillRandom, SameValuesAsOneSerialSequenceAcrossChunksAndThreads) {
   }
 }
 
+// `ktune tune gemm` with several keys fills each operand once at the largest count any key needs
+// and hands every key a prefix of it (tools/cmd_tune.cc, SharedOperands): that is a key's own fill
+// only because element i depends on the seed and i, never on the count.
+TEST(FillRandom, APrefixOfALargerFillIsTheSmallerFill) {
+  SimBackend sim;
+  const int64_t small = (int64_t(1) << 20) + 3, large = (int64_t(5) << 20) + 11;
+  auto a = sim.alloc(size_t(small) * 2);
+  auto b = sim.alloc(size_t(large) * 2);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE(fillRandom(sim, *a, DType::kBF16, small, 12).ok());
+  ASSERT_TRUE(fillRandom(sim, *b, DType::kBF16, large, 12).ok());
+  EXPECT_EQ(std::memcmp(sim.hostPtr(*a), sim.hostPtr(*b), size_t(small) * 2), 0);
+  ASSERT_TRUE(sim.free(*a).ok());
+  ASSERT_TRUE(sim.free(*b).ok());
+}
+
+// keepRandomFills (the isolation worker's and the regret harness's setting): a fill the kept one
+// covers is a copy of its prefix, a larger one replaces it, and every fill holds the values of a
+// fresh one; off again, nothing is kept.
+TEST(FillRandom, KeptFillsGiveTheSameValues) {
+  SimBackend sim;
+  keepRandomFills(&sim);
+  for (int64_t count : {int64_t(1) << 20, (int64_t(3) << 20) + 7, int64_t(2) << 20}) {
+    SCOPED_TRACE(count);
+    auto p = sim.alloc(size_t(count) * 2);
+    ASSERT_TRUE(p.ok());
+    ASSERT_TRUE(fillRandom(sim, *p, DType::kBF16, count, 7).ok());
+    const auto want = serialReference(DType::kBF16, count, 7, -1.0, 1.0);
+    EXPECT_EQ(std::memcmp(sim.hostPtr(*p), want.data(), size_t(count) * 2), 0);
+    ASSERT_TRUE(sim.free(*p).ok());
+  }
+  EXPECT_EQ(keptRandomFillBytes(), ((size_t(3) << 20) + 7) * 2);  // the largest, once
+  keepRandomFills(nullptr);
+  EXPECT_EQ(keptRandomFillBytes(), 0u);
+}
+
 // The GEMM split-K scratch: what it allocates is zeroed (the kernels count on zero workspace and
 // counters), asking for no more keeps the buffers and their contents, asking for more of one
 // reallocates that one only, and release frees both.

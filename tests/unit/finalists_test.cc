@@ -65,6 +65,49 @@ TEST(Finalists, DefaultFastestAndMissingTimes) {
   EXPECT_EQ(decideFinalists({{1.0}, {0.5}}, 0, 0, &c), 0);
 }
 
+// The stage's rounds on scripted per-round medians: the default at 0.25 ms, the challenger at
+// `ratio` of it with a small alternating jitter, except one disturbed round (a round-level shift,
+// as a GPU's clocks give, that per-launch noise cannot model) where it is 3% slower than the
+// default. Returns the rounds run and fills the decision.
+int scriptedRounds(double ratio, int extra, DefaultComparison* c, int* winner) {
+  std::vector<std::vector<double>> times(2);
+  for (int r = 0; finalistsWantAnotherRound(times, 0, 0.01, 6, extra); ++r) {
+    const double jitter = r % 2 ? 1.002 : 0.998;
+    times[0].push_back(0.25);
+    times[1].push_back(r == 1 ? 0.25 * 1.03 : 0.25 * ratio * jitter);
+  }
+  *winner = decideFinalists(times, 0, 0.01, c);
+  return static_cast<int>(times[0].size());
+}
+
+// A 3% gain with one disturbed round among the planned 6: the interval reaches 1 after them, so
+// the default was kept ("within noise") where the exhaustive search or another run recorded the
+// challenger (the cuBLASLt flips of the regret runs, bench/NOTES.md, issue 34). The extra rounds
+// settle it; a near-tie (0.5%, below the margin) gets none, so its cost is unchanged.
+TEST(Finalists, OneDisturbedRoundDoesNotKeepTheDefaultOverAGainAboveTheMargin) {
+  DefaultComparison c;
+  int w = -1;
+  // Without extra rounds: the case the rule is for.
+  EXPECT_EQ(scriptedRounds(0.97, 0, &c, &w), 6);
+  EXPECT_EQ(w, 0);
+  EXPECT_EQ(c.decision, "default kept: within noise");
+  EXPECT_LT(c.ratio, 0.99);
+  const int rounds = scriptedRounds(0.97, kFinalistExtraRounds, &c, &w);
+  EXPECT_GT(rounds, 6);
+  EXPECT_LE(rounds, 6 + kFinalistExtraRounds);
+  EXPECT_EQ(w, 1);
+  EXPECT_EQ(c.decision, "faster than the default");
+  EXPECT_LT(c.ratio_hi, 1.0);
+  // A near-tie: once the margin is out of its reach it stops at the minimum (finalistsCanStillWin).
+  EXPECT_EQ(scriptedRounds(0.995, kFinalistExtraRounds, &c, &w), kMinFinalistRounds);
+  EXPECT_EQ(w, 0);
+  // The predicate itself: a gain above the margin with an interval reaching 1, nothing else.
+  EXPECT_TRUE(finalistsWorthMoreRounds({{1, 1, 1}, {0.96, 1.04, 0.96}}, 0, 0.01));
+  EXPECT_FALSE(finalistsWorthMoreRounds({{1, 1, 1}, {0.96, 0.961, 0.959}}, 0, 0.01));
+  EXPECT_FALSE(finalistsWorthMoreRounds({{1, 1, 1}, {0.995, 1.02, 0.97}}, 0, 0.01));
+  EXPECT_FALSE(finalistsWorthMoreRounds({{1, 1, 1}, {0.96, 1.04, 0.96}}, -1, 0.01));
+}
+
 // A vendor "library" whose call takes `ms` of simulated device time (a memset on the stream, so
 // the simulated noise applies) and computes the right result.
 void addVendor(Env& env, testfamily::SpecFamily<Scale>& f, double ms, double bytes_per_ms) {
@@ -193,14 +236,14 @@ TEST(Finalists, MarginKeepsTheDefaultAcrossSeedsForSubMarginGaps) {
   EXPECT_GT(challenger_without_margin, 0);
 }
 
-// The re-timing lasts as long as the decision is uncertain (finalistsSettled): a steady 6% win
-// with 0.2% noise is settled after the minimum of rounds (the slower JIT config, clearly behind
-// the leader in the race, is not re-timed at all), while a 0.6% gap under 0.5% noise, which the
-// margin has to judge, takes more rounds on some seeds. Before, every key ran all 6 rounds.
+// The re-timing lasts as long as the decision is uncertain (finalistsSettled) and can still
+// change: a steady 6% win with 0.2% noise is settled after the minimum of rounds (the slower JIT
+// config, clearly behind the leader in the race, is not re-timed at all); a 0.6% gap under 0.5%
+// noise, below the margin, keeps the default and stops at the minimum once the margin is out of
+// its reach (finalistsCanStillWin; before, such a near-tie ran every round).
 TEST(Finalists, RoundsFollowTheUncertainty) {
   const std::map<std::string, double> steady = {{"BLOCK=256,VEC=2", 0.047}, {"BLOCK=128,VEC=1", 0.052}};
   const std::map<std::string, double> near = {{"BLOCK=256,VEC=2", 0.0497}, {"BLOCK=128,VEC=1", 0.052}};
-  int longer = 0;
   for (uint64_t seed = 1; seed <= 3; ++seed) {
     const TuneReport r = tuneNoisy(seed, steady, 0.002).rep;
     EXPECT_EQ(r.winner, "BLOCK=256,VEC=2") << "seed " << seed << "\n" << r.tree();
@@ -208,9 +251,8 @@ TEST(Finalists, RoundsFollowTheUncertainty) {
     EXPECT_LE(r.vs_default.rounds, kMinFinalistRounds) << r.tree();
     const TuneReport n = tuneNoisy(seed, near, 0.005).rep;
     EXPECT_EQ(n.winner_source, "fakeblas") << "seed " << seed << "\n" << n.tree();
-    if (n.vs_default.rounds > kMinFinalistRounds) ++longer;
+    EXPECT_EQ(n.vs_default.rounds, kMinFinalistRounds) << "seed " << seed << "\n" << n.tree();
   }
-  EXPECT_GT(longer, 0);
 }
 
 // Vendor and JIT candidates are timed under the same conditions: with the pipeline on (compiles

@@ -443,6 +443,8 @@ TEST(GuidedRegret, SameQualityAsExhaustiveWithFewerCompiles) {
   for (const auto& r : *rows) {
     ASSERT_TRUE(r.error.empty()) << r.name << ": " << r.error;
     EXPECT_LE(r.ratio, 1.01) << r.name << ": " << r.exhaustive_winner << " | " << r.guided_winner;
+    // Each side's finalist decision, printed where the winners differ.
+    EXPECT_FALSE(r.exhaustive_why.empty() || r.guided_why.empty()) << r.name;
     if (r.family == "gemm") {
       ++gemm_keys;
       EXPECT_LT(r.guided_compiled, r.exhaustive_compiled) << r.name;
