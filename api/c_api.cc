@@ -127,6 +127,7 @@ ktune::KernelSpec specOf(const ktune_family_desc& d) {
   if (d.source_fn) s.source_fn = sourceFnOf(d.source_fn, d.source_user);
   if (d.before_run) s.before_run = beforeRunOf(d.before_run, d.before_run_user);
   s.no_verify = d.no_verify != 0;  // zero when an older desc lacks it (copied into a zeroed one)
+  s.programmatic_wait = d.programmatic_wait != 0;  // likewise
   return s;
 }
 

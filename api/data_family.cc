@@ -340,6 +340,7 @@ ErasedKernelSpec toTypedSpec(std::shared_ptr<const DataFamily> fam) {
   for (size_t i = 0; i < f.knobs.size(); ++i) e.space.push_back({f.knobs[i], f.knob_values[i]});
   for (const auto& k : f.knobs) e.default_config.emplace_back(k, f.default_config.getInt(k));
   e.no_verify = f.spec.no_verify;
+  e.programmatic_wait = f.spec.programmatic_wait;
   e.verify_hint = "families registered from data have no verifier; set KernelSpec::no_verify "
                   "(C: ktune_family_desc.no_verify = 1) to make this choice explicit";
   setSpaceRules(fam, e);

@@ -190,8 +190,8 @@ bool Engine::planCurrent(detail::FamilyState* fs, const LaunchPlan& plan) {
 }
 
 Status Engine::launchPlanned(const LaunchPlan& plan, void** args, StreamHandle s) {
-  return impl_->runtime().launch(plan.fn, plan.dims.grid, plan.dims.block, plan.dims.shared, args,
-                                s);
+  return impl_->runtime().launchWith(plan.fn, plan.dims.grid, plan.dims.block, plan.dims.shared,
+                                    args, s, plan.flags);
 }
 
 std::string Engine::keyString(detail::FamilyState* fs, const void* p) {

@@ -148,6 +148,7 @@ Expected<std::unique_ptr<Selected>> TunerEngine::selectConfig(FamilyState& fs, c
   sel->source = "jit";
   KTUNE_ASSIGN_OR_RETURN(sel->config, Config::parse(config_str));
   if (origin != "default") KTUNE_RETURN_IF_ERROR(checkOwnConfig(fs.f, sel->config, origin));
+  sel->launch_flags = launchFlags(fs.f, sel->config);
   if (fs.f.launch_per_key) {
     sel->dims = fs.f.launch(sel->config, p, device);
     sel->dims_cached = true;
@@ -211,11 +212,12 @@ Status TunerEngine::launchSelected(FamilyState& fs, const Selected& sel, const v
     plan->family = fs.id;
     plan->fn = sel.fn;
     plan->dims = d;
+    plan->flags = sel.launch_flags;
   }
   thread_local KernelArgs args;  // reused: no allocation once warm
   args.clear();
   fs.f.args(p, args);
-  return backend->launch(sel.fn, d.grid, d.block, d.shared, args.data(), s);
+  return backend->launchWith(sel.fn, d.grid, d.block, d.shared, args.data(), s, sel.launch_flags);
 }
 
 Expected<Selected*> TunerEngine::resolve(FamilyState& fs, const void* p, const KeyBuilder& kb,

@@ -45,6 +45,7 @@ struct Selected {
   // The launch dims, computed once at selection for a family with launch_per_key.
   LaunchDims dims;
   bool dims_cached = false;
+  unsigned launch_flags = 0;  // LaunchFlag bits of a call's launch (TunerEngine::launchFlags)
   std::string origin;  // "memory" (tuned here), "database", "pinned", "default", "remote", "waited"
   BenchStats stats;
 };
@@ -115,6 +116,13 @@ class TunerEngine {
   // Every user knob (include/ktune/options.hpp) and the engine-only settings (bench harness,
   // search strategy, finalist rounds, isolation).
   const Options& options() const { return opts.options; }
+  // The LaunchFlag bits a call of `c` launches with: kLaunchProgrammaticWait where the family says
+  // the config's kernel waits and TunerOptions::pdl is on. Tuning runs never use them.
+  unsigned launchFlags(const ErasedFamily& f, const Config& c) const {
+    return opts.options.pdl && f.programmatic_wait && f.programmatic_wait(c)
+               ? kLaunchProgrammaticWait
+               : 0u;
+  }
   const EngineOptions& engineOptions() const { return opts; }
   const DeviceInfo& deviceInfo() const { return device; }
   Backend& runtime() { return *backend; }

@@ -137,6 +137,7 @@ Expected<std::unique_ptr<Selected>> DynamicShapes::selectKnown(
   sel->config_str = config;
   sel->source = "jit";
   sel->origin = origin;
+  sel->launch_flags = e_.launchFlags(fs.f, sel->config);
   if (fs.f.launch_per_key) {
     sel->dims = fs.f.launch(sel->config, p, e_.deviceInfo());
     sel->dims_cached = true;

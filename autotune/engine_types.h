@@ -67,6 +67,7 @@ struct LaunchPlan {
   uint64_t epoch = 0;   // the family's selections when the plan was made
   FunctionHandle fn;
   LaunchDims dims;
+  unsigned flags = 0;  // LaunchFlag bits (runtime/backend.h)
 };
 
 }  // namespace ktune

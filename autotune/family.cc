@@ -99,6 +99,7 @@ void setCallRules(const ErasedKernelSpec& s, const DeviceInfo& dev, ErasedFamily
       g(p, fields);
     };
   f.launch_per_key = s.launch_per_key;
+  if (s.programmatic_wait) f.programmatic_wait = [](const Config&) { return true; };
   if (!s.launch || !s.args) return;  // a family of vendor candidates only
   DeviceFacts facts{dev.name, dev.arch, dev.multiprocessors, dev.warp_size};
   f.launch = [g = s.launch, facts](const Config& c, const void* p, const DeviceInfo&) {
@@ -123,6 +124,7 @@ void setRunHooks(ErasedKernelSpec& s, FamilyExtras& x, ErasedFamily& f) {
                                                        StreamHandle st) {
       return g(Knobs(&c), p, st);
     };
+  if (x.programmatic_wait) f.programmatic_wait = std::move(x.programmatic_wait);
   f.pre_run = std::move(s.before_run);
   f.pre_timed_run = std::move(s.before_timed_run);
   if (x.verify) {

@@ -74,6 +74,9 @@ struct FamilyExtras {
   std::function<Expected<ConfigModule>(const Config&, const void*)> source_fn;
   // The check with what it measured (the largest error is recorded with the candidate).
   std::function<Expected<VerifyResult>(const void*, StreamHandle)> verify;
+  // Per config, replaces the spec's programmatic_wait: whether this config's kernel waits
+  // (KTUNE_PDL_WAIT) before touching memory (a family of several kernel kinds, not all waiting).
+  std::function<bool(const Config&)> programmatic_wait;
 };
 
 namespace detail {
@@ -90,6 +93,9 @@ struct ErasedFamily {
   std::function<void(const void*, KeyBuilder&)> key;
   std::function<LaunchDims(const Config&, const void*, const DeviceInfo&)> launch;
   bool launch_per_key = false;
+  // Whether a config's kernel waits with KTUNE_PDL_WAIT (null: none does); see
+  // TypedKernelSpec::programmatic_wait.
+  std::function<bool(const Config&)> programmatic_wait;
   std::function<void(const void*, KernelArgs&)> args;
   std::function<Status(const Config&, const void*, StreamHandle)> before_launch;
   std::function<Status(const void*, StreamHandle)> pre_run;

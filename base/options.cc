@@ -189,6 +189,7 @@ Expected<TunerOptions> TunerOptions::fromEnv() {
   if (const char* v = env("KTUNE_CLANG")) o.clang = v;
   if (const char* v = env("KTUNE_RETRY_FAILED"))
     KTUNE_RETURN_IF_ERROR(parseBool("KTUNE_RETRY_FAILED", v, &o.retry_failed));
+  if (const char* v = env("KTUNE_PDL")) KTUNE_RETURN_IF_ERROR(parseBool("KTUNE_PDL", v, &o.pdl));
   if (const char* v = env("KTUNE_REMOTE_CACHE")) {
     auto u = parseRemoteUrl(v);
     if (!u.ok()) return u.status().withContext("KTUNE_REMOTE_CACHE");

@@ -13,7 +13,7 @@
 //   ktune::tid_x/tid_y/bid_x/bid_y/bid_z/bdim_x/bdim_y/gdim_x/gdim_y, sync_threads, lane_id,
 //   shfl_xor(float,int), warp_reduce_sum/max(float), half_t, bf16_t, to_float, from_float<T>,
 //   Vec<T,N>, load_vec/store_vec/load_vec_once, exp_fast, rsqrt,
-//   cp_async16/cp_async_commit/cp_async_wait<N>,
+//   cp_async16/cp_async_commit/cp_async_wait<N>, KTUNE_PDL_WAIT() / KTUNE_PDL_LAUNCH_DEPENDENTS(),
 //   AMD MFMA wrappers (mfma_16x16x16_f16/bf16, mfma_32x32x8_f16/bf16).
 #pragma once
 
@@ -412,6 +412,24 @@ KTUNE_DEVICE void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 #endif
 }
+
+// ---------------------------------------------------------------------------------------------
+// Programmatic dependent launch (NVIDIA sm_90+). A kernel whose family declares that it waits
+// (programmatic_wait) may be launched by the tuned op while the previous kernel on the stream is
+// still running; KTUNE_PDL_WAIT() then blocks until that kernel has finished and its writes are
+// visible. So nothing before the wait may read an input or write an output (a preceding kernel
+// may still write the one or read the other); setup from kernel arguments and shared memory only.
+// KTUNE_PDL_LAUNCH_DEPENDENTS() lets the next such kernel's blocks be scheduled before this one
+// ends (without it, they start when this grid exits). Both are no-ops below sm_90, on AMD, and
+// when the kernel was launched without the attribute (griddepcontrol.wait then returns at once).
+// ---------------------------------------------------------------------------------------------
+#if KTUNE_NVIDIA && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define KTUNE_PDL_WAIT() asm volatile("griddepcontrol.wait;\n" ::: "memory")
+#define KTUNE_PDL_LAUNCH_DEPENDENTS() asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory")
+#else
+#define KTUNE_PDL_WAIT() ((void)0)
+#define KTUNE_PDL_LAUNCH_DEPENDENTS() ((void)0)
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // NVIDIA Hopper (sm_90a) warpgroup MMA helpers, compiled when the kernel defines KTUNE_WGMMA_T

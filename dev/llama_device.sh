@@ -26,8 +26,10 @@
 #   LLAMA_CXX_S=0           of it, what is kept for the C++ decoder (0: not run)
 #   LLAMA_HOST_COST=0       1: the host-cost table too (when 35 s are left)
 #   LLAMA_ARGS="--shapes d1,d32 --compile-shapes d1"   a shorter run (default: the four variants
-#                           of the table, --rounds 5 --breakdown d1,d8,d128,p2048
-#                           --repeat-need-s 45; ktune_unfused is not in the table)
+#                           of the table and ktune_nopdl (ktune with KTUNE_PDL off, d1 and d8),
+#                           --rounds 5 --breakdown d1,d8 --repeat-need-s 45; ktune_unfused is not
+#                           in the table)
+#   LLAMA_PDL_TEST=1        pdl_gpu_test from LLAMA_BIN first, beside the package build (0: not run)
 #   LLAMA_KEYS=1            KTUNE_VERBOSE=1 for the harness: the engine's lines of each tuning run
 #                           in its log, read back into the per-key tuning table (llama_keys.py)
 #   LLAMA_CXX_ARGS="--layers 8"                        the C++ decoder's arguments
@@ -40,7 +42,7 @@ PY=${PYTHON:-python3}
 T0=$(date +%s)
 BUDGET=${LLAMA_BUDGET_S:-430}
 CXX_S=${LLAMA_CXX_S:-0}
-ARGS=${LLAMA_ARGS:---variants torch,tunableop,compile,ktune --rounds 5 --breakdown d1,d8,d128,p2048 --repeat-need-s 45}
+ARGS=${LLAMA_ARGS:---variants torch,tunableop,compile,ktune,ktune_nopdl --rounds 5 --breakdown d1,d8 --repeat-need-s 45}
 [ "${LLAMA_KEYS:-1}" != 0 ] && export KTUNE_VERBOSE=1
 KB=${KTUNE_BUILD_DIR:-/tmp/kb}
 elapsed() { echo $(( $(date +%s) - T0 )); }
@@ -84,6 +86,13 @@ rm -rf /tmp/kpy /tmp/kpy.done
   touch /tmp/kpy.done ) &
 BUILD=$!
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv,noheader
+# 0. The PDL GPU test (prebuilt by dev/llama_stage.sh, about 10 s) while the package builds: done
+# before the harness reaches TunableOp's tuning, the first timing it would disturb.
+PDLT=
+if [ "${LLAMA_PDL_TEST:-1}" != 0 ] && [ -n "${LLAMA_BIN:-}" ] && [ -x "$LLAMA_BIN/pdl_gpu_test" ]; then
+  KTUNE_CACHE_DIR=/tmp/pdl_kc timeout 30 "$LLAMA_BIN/pdl_gpu_test" > "$OUT/pdl_gpu_test.log" 2>&1 &
+  PDLT=$!
+fi
 PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" $PY python/examples/llama.py --self-check \
   > "$W/selfcheck.log" 2>&1 &
 CHECK=$!
@@ -133,6 +142,10 @@ else
   tail -20 "$W/cxx_build.log"
 fi
 
+if [ -n "$PDLT" ]; then
+  wait "$PDLT"; echo "pdl_gpu_test rc=$?"
+  grep -E "^\[pdl\]|OK \]|FAILED|Failure" "$OUT/pdl_gpu_test.log" | head -6
+fi
 # The tables last; the markdown table and the tuning totals once more at the very end.
 sed -n '/^== /,$p' "$OUT/llama.log" | grep -v "^     " | cut -c1-230
 grep -E "^==|^  [a-z_]+ +[0-9]" "$W/host_cost.log" 2>/dev/null | head -8

@@ -17,5 +17,8 @@ mkdir -p "$DEST/.devwork/llama" "$DEST/.devwork/llama_bin"
 git archive HEAD | tar -x -C "$DEST/.devwork/llama"
 cp -L "$BUILD/api/libktune.so.0.1" "$BUILD/tools/ktune" "$BUILD/tools/ktune-worker" \
   "$BUILD/examples/ktune_llama" "$DEST/.devwork/llama_bin/"
+# The PDL GPU test (dev/llama_pdl_probe.sh), when built: a static program, no libbenchmark.
+[ -x "$BUILD/tests/pdl_gpu_test" ] && cp "$BUILD/tests/pdl_gpu_test" "$DEST/.devwork/llama_bin/" &&
+  strip "$DEST/.devwork/llama_bin/pdl_gpu_test"
 git status --porcelain --untracked-files=no | grep -q . && echo "note: uncommitted changes are not staged"
 echo "staged $(git rev-parse --short HEAD) in $DEST/.devwork/llama{,_bin}"

@@ -209,9 +209,10 @@ class Llama {
   // act = silu(h · w_gateᵀ) * (h · w_upᵀ): one GEMM with the SiLU·Mul epilogue where this ktune
   // has it (activation "silu_mul"), else the GEMM and ktune::ops::siluMul. The epilogue runs on
   // the decode kernel only, which keeps up with cuBLASLt up to M = 16 and falls behind above
-  // (bench/NOTES.md, issue 32 and 36), so it is used up to kFusedMaxRows rows; a row count that
-  // ktune refuses (kInvalidArgument / kUnsupported) runs unfused from then on, the others stay fused.
-  static constexpr int64_t kFusedMaxRows = 16;
+  // (bench/NOTES.md, issue 32 and 36), and at 8 rows the fused kernel lost 4.1 µs per layer to
+  // the GEMM + SiLU·Mul pair, so it is used up to kFusedMaxRows rows; a row count that ktune
+  // refuses (kInvalidArgument / kUnsupported) runs unfused from then on, the others stay fused.
+  static constexpr int64_t kFusedMaxRows = 4;
   Status gateUp(int64_t rows, const Step& s, const Layer& L, StreamHandle st) const {
     const Cfg& c = m_.c;
     if (rows <= kFusedMaxRows && !unfused_rows_.count(rows)) {

@@ -29,26 +29,72 @@ inline const char* kKernelSource = R"(
 #ifndef WARPS
 #define WARPS 8
 #endif
+#ifndef VEC
+#define VEC 1
+#endif
+
+// VEC pairs (i, i + hd / 2) per thread, moved as VEC-element vectors where the addresses allow
+// (16-byte accesses at VEC 8; the scalar path otherwise, and for a head dim VEC does not divide).
+template <int V>
+KTUNE_DEVICE void rope_pairs(const ktune::bf16_t* x, ktune::bf16_t* dst, const float* c,
+                             const float* s, int i, int half, bool rotate) {
+  float a[V], b[V];
+  const bool vec = V > 1 && i + V <= half &&
+                   (((unsigned long long)(x + i) | (unsigned long long)(x + i + half) |
+                     (unsigned long long)(dst + i) | (unsigned long long)(dst + i + half)) &
+                    (V * sizeof(ktune::bf16_t) - 1)) == 0;
+  if (vec) {
+    const ktune::Vec<ktune::bf16_t, V> va = ktune::load_vec<V>(x + i);
+    const ktune::Vec<ktune::bf16_t, V> vb = ktune::load_vec<V>(x + i + half);
+#pragma unroll
+    for (int e = 0; e < V; ++e) a[e] = ktune::to_float(va[e]), b[e] = ktune::to_float(vb[e]);
+  } else {
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+      const bool in = i + e < half;
+      a[e] = in ? ktune::to_float(x[i + e]) : 0.f;
+      b[e] = in ? ktune::to_float(x[i + e + half]) : 0.f;
+    }
+  }
+  if (rotate) {  // q or k: rotate each pair (i + e, i + e + half)
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+      const float cc = i + e < half ? c[i + e] : 0.f, ss = i + e < half ? s[i + e] : 0.f;
+      const float y0 = a[e] * cc - b[e] * ss, y1 = b[e] * cc + a[e] * ss;
+      a[e] = y0, b[e] = y1;
+    }
+  }
+  if (vec) {
+    ktune::Vec<ktune::bf16_t, V> oa, ob;
+#pragma unroll
+    for (int e = 0; e < V; ++e)
+      oa[e] = ktune::from_float<ktune::bf16_t>(a[e]), ob[e] = ktune::from_float<ktune::bf16_t>(b[e]);
+    ktune::store_vec<V>(dst + i, oa);
+    ktune::store_vec<V>(dst + i + half, ob);
+  } else {
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+      if (i + e >= half) break;
+      dst[i + e] = ktune::from_float<ktune::bf16_t>(a[e]);
+      dst[i + e + half] = ktune::from_float<ktune::bf16_t>(b[e]);
+    }
+  }
+}
 
 KTUNE_KERNEL void llama_rope_kv(const ktune::bf16_t* __restrict__ qkv, long long ld,
                                 ktune::bf16_t* __restrict__ qo, ktune::bf16_t* __restrict__ kc,
                                 ktune::bf16_t* __restrict__ vc,
                                 const float* __restrict__ cos_t, const float* __restrict__ sin_t,
                                 int B, int T, int nq, int nkv, int hd, int S, int pos0) {
-  const int half = hd / 2;
+  KTUNE_PDL_WAIT();  // nothing is read or written before it (programmatic_wait below)
+  KTUNE_PDL_LAUNCH_DEPENDENTS();
+  const int half = hd / 2, tph = (half + VEC - 1) / VEC;  // threads per head
   const int row = (int)ktune::bid_x();  // b * T + t
-  const int head = (int)(ktune::bid_y() * HPB + ktune::tid_x() / half);
-  const int i = (int)(ktune::tid_x() % half);
+  const int head = (int)(ktune::bid_y() * HPB + ktune::tid_x() / tph);
+  const int i = (int)(ktune::tid_x() % tph) * VEC;
   if (head >= nq + 2 * nkv || row >= B * T) return;
   const int b = row / T, t = row % T;
   const ktune::bf16_t* x = qkv + (long long)row * ld + (long long)head * hd;
-  const float x0 = ktune::to_float(x[i]), x1 = ktune::to_float(x[i + half]);
-  float y0 = x0, y1 = x1;
-  if (head < nq + nkv) {  // q or k: rotate the pair (i, i + half)
-    const float c = cos_t[t * half + i], s = sin_t[t * half + i];
-    y0 = x0 * c - x1 * s;
-    y1 = x1 * c + x0 * s;
-  }
   ktune::bf16_t* dst;
   if (head < nq) {
     dst = qo + ((long long)row * nq + head) * hd;
@@ -56,8 +102,7 @@ KTUNE_KERNEL void llama_rope_kv(const ktune::bf16_t* __restrict__ qkv, long long
     const int kh = head < nq + nkv ? head - nq : head - nq - nkv;
     dst = (head < nq + nkv ? kc : vc) + (((long long)b * nkv + kh) * S + pos0 + t) * hd;
   }
-  dst[i] = ktune::from_float<ktune::bf16_t>(y0);
-  dst[i + half] = ktune::from_float<ktune::bf16_t>(y1);
+  rope_pairs<VEC>(x, dst, cos_t + t * half, sin_t + t * half, i, half, head < nq + nkv);
 }
 
 // One block per (query token, query head, batch). Its warps split the key positions and keep an
@@ -124,6 +169,8 @@ KTUNE_KERNEL void llama_attn(const ktune::bf16_t* __restrict__ q, long long ldq,
                              long long ldo, int B, int T, int nq, int nkv, int hd, int S, int pos0,
                              float scale) {
   (void)B;
+  KTUNE_PDL_WAIT();
+  KTUNE_PDL_LAUNCH_DEPENDENTS();
   // One set of shared arrays for every instantiation (each declaring its own would add up).
   __shared__ float s_m[WARPS], s_l[WARPS], s_acc[WARPS][8 * KTUNE_WARP_SIZE];
 #define KTUNE_LLAMA_ATTN(D) \
@@ -150,16 +197,18 @@ inline ktune::KernelSpec ropeKvSpec() {
   s.name = "llama_rope_kv";
   s.source = kKernelSource;
   s.entry = "llama_rope_kv";
-  // HPB heads per block; hd / 2 threads per head.
-  s.space_json = R"({"params": {"HPB": [1, 2, 4, 8]}, "default": {"HPB": 4}})";
+  // HPB heads per block; cdiv(hd / 2, VEC) threads per head, each rotating VEC pairs.
+  s.space_json =
+      R"({"params": {"HPB": [1, 2, 4, 8], "VEC": [1, 2, 4, 8]}, "default": {"HPB": 4, "VEC": 1}})";
   s.args = {{"qkv", ArgType::kPtr}, {"ld", ArgType::kI64}, {"qo", ArgType::kPtr},
             {"kc", ArgType::kPtr}, {"vc", ArgType::kPtr}, {"cos", ArgType::kPtr},
             {"sin", ArgType::kPtr}};
   addShapeArgs(s.args);
   s.key = {"pow2(B * T)", "nq", "nkv", "hd"};
   s.grid = {"B * T", "cdiv(nq + 2 * nkv, HPB)"};
-  s.block = {"HPB * (hd / 2)"};
+  s.block = {"HPB * cdiv(hd / 2, VEC)"};
   s.no_verify = true;  // llama --check compares the whole model with a CPU reference
+  s.programmatic_wait = true;  // KTUNE_PDL_WAIT first: calls overlap the previous kernel's tail
   return s;
 }
 
@@ -178,6 +227,7 @@ inline ktune::KernelSpec attnSpec() {
   s.grid = {"T", "nq", "B"};
   s.block = {"WARPS * warp_size"};
   s.no_verify = true;
+  s.programmatic_wait = true;
   return s;
 }
 

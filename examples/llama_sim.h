@@ -28,7 +28,8 @@ inline uint16_t* simBf16(const ktune::SimLaunchView& v, size_t i) {
   return static_cast<uint16_t*>(v.hostPtr(simArg<ktune::DevicePtr>(v, i)));
 }
 
-// llama_rope_kv: one block per (row, HPB heads), hd / 2 threads per head, as the kernel.
+// llama_rope_kv: one block per (row, HPB heads), cdiv(hd / 2, VEC) threads per head, each
+// rotating VEC pairs, as the kernel.
 inline ktune::Status simRopeKv(const ktune::SimLaunchView& v) {
   const uint16_t* qkv = simBf16(v, 0);
   const int64_t ld = simArg<int64_t>(v, 1);
@@ -38,26 +39,29 @@ inline ktune::Status simRopeKv(const ktune::SimLaunchView& v) {
   int d[7];
   for (int i = 0; i < 7; ++i) d[i] = simArg<int32_t>(v, 7 + i);
   const int B = d[0], T = d[1], nq = d[2], nkv = d[3], hd = d[4], S = d[5], pos0 = d[6];
-  const int half = hd / 2, hpb = int(v.knob("HPB", 4));
-  if (!qkv || !qo || !kc || !vc || !cs || !sn || int(v.block(0)) != hpb * half)
+  const int half = hd / 2, hpb = int(v.knob("HPB", 4)), vec = int(v.knob("VEC", 1));
+  const int tph = (half + vec - 1) / vec;
+  if (!qkv || !qo || !kc || !vc || !cs || !sn || int(v.block(0)) != hpb * tph)
     return ktune::Status::InvalidArgument("llama_rope_kv (sim): bad pointer or block size");
   for (unsigned row = 0; row < v.grid(0); ++row)
     for (unsigned by = 0; by < v.grid(1); ++by)
       for (unsigned tid = 0; tid < v.block(0); ++tid) {
-        const int head = int(by) * hpb + int(tid) / half, i = int(tid) % half;
+        const int head = int(by) * hpb + int(tid) / tph, i0 = int(tid) % tph * vec;
         if (head >= nq + 2 * nkv || int(row) >= B * T) continue;
         const int b = int(row) / T, t = int(row) % T;
         const uint16_t* x = qkv + int64_t(row) * ld + int64_t(head) * hd;
-        float y0 = fromBf16(x[i]), y1 = fromBf16(x[i + half]);
-        if (head < nq + nkv) {
-          const float c = cs[t * half + i], s = sn[t * half + i], x0 = y0, x1 = y1;
-          y0 = x0 * c - x1 * s, y1 = x1 * c + x0 * s;
-        }
         const int kh = head < nq + nkv ? head - nq : head - nq - nkv;
         uint16_t* dst = head < nq ? qo + (int64_t(row) * nq + head) * hd
                                   : (head < nq + nkv ? kc : vc) +
                                         ((int64_t(b) * nkv + kh) * S + pos0 + t) * hd;
-        dst[i] = toBf16(y0), dst[i + half] = toBf16(y1);
+        for (int i = i0; i < i0 + vec && i < half; ++i) {
+          float y0 = fromBf16(x[i]), y1 = fromBf16(x[i + half]);
+          if (head < nq + nkv) {
+            const float c = cs[t * half + i], s = sn[t * half + i], x0 = y0, x1 = y1;
+            y0 = x0 * c - x1 * s, y1 = x1 * c + x0 * s;
+          }
+          dst[i] = toBf16(y0), dst[i + half] = toBf16(y1);
+        }
       }
   return ktune::Status::Ok();
 }
@@ -101,7 +105,8 @@ inline ktune::Status simAttn(const ktune::SimLaunchView& v) {
 inline ktune::Status registerSimKernels(ktune::Autotuner& t) {
   KTUNE_RETURN_IF_ERROR(t.registerSimKernel(
       "llama_rope_kv", {simRopeKv, [](const ktune::SimLaunchView& v) {
-                          return 0.002 + 0.001 * std::abs(double(v.knob("HPB", 4)) - 2);
+                          return 0.002 + 0.001 * std::abs(double(v.knob("HPB", 4)) - 2) +
+                                 0.0005 * std::abs(double(v.knob("VEC", 1)) - 4);
                         }}));
   return t.registerSimKernel("llama_attn", {simAttn, [](const ktune::SimLaunchView& v) {
                                               return 0.01 + 0.001 * std::abs(

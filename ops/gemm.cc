@@ -263,6 +263,12 @@ Expected<std::unique_ptr<GemmOp>> GemmOp::create(Engine& tuner, OpOptions option
   f.launch_per_key = true;  // gemmKey holds every shape field launchPlan reads: dims once per key
   addRunHooks(f, x, S);
   x.prune = makeGemmPruner(tuner.options().options, dev.vendor == Vendor::kAmd);
+  // The decode bodies wait for the previous kernel before they touch memory (KTUNE_PDL_WAIT first
+  // in each ktune_gemm_decode), so calls may launch them as programmatic dependent launches.
+  x.programmatic_wait = [](const Config& c) {
+    auto k = kindOf(c);
+    return k.ok() && *k == gemm::KernelKind::kDecode;
+  };
   x.default_config = withKind(S->default_config, main_kind);
   addVendorCandidates(f, S);
   // Offline tuning (ktune tune --from-file) and the isolation worker rebuild a call from its

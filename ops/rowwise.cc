@@ -213,6 +213,7 @@ RowFamily<A> kernelFamily(Engine& t, rw::RowDType dt, const RowKernel<P>& k) {
   f.entry = k.entry;
   x.space = k.space(dt, lim);
   x.default_config = k.default_config(dt, lim);
+  f.programmatic_wait = true;  // both kernels start with KTUNE_PDL_WAIT (templates/kernels/)
   x.prune = makeStaticPruner(staticPruneOptionsFrom(t.options().options),
                              [probe = k.probe](const Config& c, const DeviceInfo& d) {
                                const auto l = kLaunch(c, probe, d);

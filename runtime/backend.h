@@ -94,6 +94,15 @@ class KernelArgs {
   std::vector<void*> heap_ptrs_;
 };
 
+// Bits of Backend::launchWith's `flags`: what a launch may do beyond launch().
+enum LaunchFlag : unsigned {
+  // The kernel runs KTUNE_PDL_WAIT() (compiler/prelude.cuh) before it reads an input or writes an
+  // output, so it may start while the previous kernel on the stream still runs: a programmatic
+  // dependent launch on CUDA devices of compute capability 9.0+ whose driver has cuLaunchKernelEx.
+  // Elsewhere (older devices or drivers, other backends) the launch is an ordinary one.
+  kLaunchProgrammaticWait = 1u << 0,
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -136,6 +145,13 @@ class Backend {
   // Launch with packed arguments (KernelArgs::data()).
   virtual Status launch(FunctionHandle f, Dim3 grid, Dim3 block, size_t dynamic_shared,
                         void** args, StreamHandle s = {}) = 0;
+  // launch() with LaunchFlag bits; a backend that cannot honour a bit launches without it.
+  // Default: launch() (no bit is honoured).
+  virtual Status launchWith(FunctionHandle f, Dim3 grid, Dim3 block, size_t dynamic_shared,
+                            void** args, StreamHandle s, unsigned flags) {
+    (void)flags;
+    return launch(f, grid, block, dynamic_shared, args, s);
+  }
   // Resident blocks per SM/CU for this function, block size and dynamic shared memory.
   virtual Expected<int> occupancyBlocksPerSm(FunctionHandle f, int block_threads,
                                              size_t dynamic_shared) = 0;

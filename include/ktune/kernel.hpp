@@ -126,6 +126,10 @@ struct KernelSpec {
   // their results (check the winner's output yourself), and registering it says so once. Set
   // no_verify to make that choice explicit and silence the note.
   bool no_verify = false;
+  // Set when the kernel runs KTUNE_PDL_WAIT() (prelude.cuh) before it reads an input or writes an
+  // output: calls then launch it as a programmatic dependent launch where the device has one
+  // (TypedKernelSpec::programmatic_wait). Never set it for a kernel without the wait.
+  bool programmatic_wait = false;
 };
 
 class Autotuner;

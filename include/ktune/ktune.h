@@ -234,10 +234,14 @@ typedef struct ktune_family_desc {
    * their results, and registering says so once. no_verify = 1 makes that choice explicit and
    * silences the note (KernelSpec::no_verify). Read only when struct_size covers it. */
   int no_verify;
+  /* 1: the kernel runs KTUNE_PDL_WAIT() before it touches memory, so calls may launch it as a
+   * programmatic dependent launch (KernelSpec::programmatic_wait). Read only when struct_size
+   * covers it. */
+  int programmatic_wait;
 } ktune_family_desc;
 #define KTUNE_FAMILY_DESC_INIT                                                              \
   { sizeof(ktune_family_desc), NULL, NULL, NULL, NULL, NULL, 0, NULL, 0, {NULL, NULL, NULL}, \
-    {NULL, NULL, NULL}, NULL, NULL, 0, NULL, NULL, NULL, NULL, 0 }
+    {NULL, NULL, NULL}, NULL, NULL, 0, NULL, NULL, NULL, NULL, 0, 0 }
 
 /* Registers a family on the tuner and opens its tuning database. */
 KTUNE_API int ktune_family_register(ktune_tuner* t, const ktune_family_desc* desc,

@@ -109,6 +109,12 @@ struct KTUNE_API TunerOptions {
   std::string clang;
   // KTUNE_RETRY_FAILED=1: retry candidates recorded as failed instead of skipping them.
   bool retry_failed = false;
+  // KTUNE_PDL=0|1: a tuned call launches a kernel whose family declares that it waits for the
+  // previous kernel (KTUNE_PDL_WAIT, TypedKernelSpec::programmatic_wait) as a programmatic
+  // dependent launch, so its start overlaps the previous kernel's end (CUDA, compute capability
+  // 9.0+; elsewhere an ordinary launch). Candidates are always timed with ordinary launches.
+  // Default on.
+  bool pdl = true;
   // KTUNE_REMOTE_CACHE=redis://[user:password@]host:port/db: a shared tuning cache, lease and
   // queue server (remote/). Empty = none. Validated by fromEnv (parseRemoteUrl).
   std::string remote_cache;

@@ -173,6 +173,12 @@ struct TypedKernelSpec {
   // Set when `launch` reads only what `key` reads of the problem: the dims are computed once per
   // key instead of on every call.
   bool launch_per_key = false;
+  // Set when every config's kernel runs KTUNE_PDL_WAIT() (prelude.cuh) before it reads an input
+  // or writes an output: calls (not tuning runs) then launch it as a programmatic dependent launch
+  // on devices that have one (CUDA sm_90+, TunerOptions::pdl), so it may start while the previous
+  // kernel on the stream still runs. Never set it for a kernel without the wait: it could read
+  // its inputs before they are written. Default off.
+  bool programmatic_wait = false;
   std::function<void(const P&, ArgPack&)> args;
   // Optional, Triton's reset_to_zero / restore_value: before every run of a config while a key is
   // tuned (untimed) and before the launch that follows the tuning.
@@ -218,6 +224,7 @@ struct ErasedKernelSpec {
   std::function<void(const void*, KeyFields&)> key;
   std::function<Launch(const Knobs&, const void*, const DeviceFacts&)> launch;
   bool launch_per_key = false;
+  bool programmatic_wait = false;
   std::function<void(const void*, ArgPack&)> args;
   std::function<Status(const void*, StreamHandle)> before_run;
   std::function<Status(const void*, StreamHandle)> verify;
@@ -335,6 +342,7 @@ ErasedKernelSpec eraseSpec(TypedKernelSpec<P> s) {
       return g(c, typed(p), d);
     };
   e.launch_per_key = s.launch_per_key;
+  e.programmatic_wait = s.programmatic_wait;
   if (s.args)
     e.args = [g = std::move(s.args), typed](const void* p, ArgPack& a) { g(typed(p), a); };
   if (s.before_run)

@@ -13,13 +13,17 @@ fifth, ktune with one fusion off):
              GEMMs' epilogue (gemm(residual=x, out=x)), the norms through ktune.ops.rms_norm
              (--ktune-add norm: the add fused into the norm instead, as vLLM's
              fused_add_rms_norm), SiLU·Mul through ktune.ops.silu_mul, or fused into the gate/up
-             GEMM where ktune.ops.gemm offers epilogue="silu_mul" (decode rows, M <= 16);
+             GEMM where ktune.ops.gemm offers epilogue="silu_mul" (decode rows, M <= 4);
              rotary + KV-cache write in one tuned kernel (llama_rope_kv of
              examples/llama_kernels.h, registered with ktune.autotune: the same source and space
              as the C++ decoder's); tuned before timing;
   ktune_unfused  (--unfused-shapes, decode batch 1 and 8 by default) ktune with the gate/up GEMM
              and SiLU·Mul as two ops where ktune fuses them: the fusion measured against ktune's
-             own pair in the same rounds (its extra keys' tuning is not counted in ktune's).
+             own pair in the same rounds (its extra keys' tuning is not counted in ktune's);
+  ktune_nopdl  (--nopdl-shapes, decode batch 1 and 8 by default) ktune with programmatic
+             dependent launches off (ktune.set_options(pdl=False) in its `pre`, pdl=True in the
+             other ktune variants': two tuners over the same database and code objects, so it
+             tunes nothing): what PDL gains, in the same rounds.
 The torch variants run rotary as torch ops; every variant runs the same attention call
 (F.scaled_dot_product_attention over a static KV cache; decode groups the 4 query heads of each KV
 head into one SDPA query block, prefill passes enable_gqa). Weights are random bf16 made at
@@ -54,7 +58,8 @@ from llama_timing import (Entry, WallRecorder, copy_rate, first_call, kernel_tab
                           rounds_done, set_up, timing_rounds)
 
 SHAPES = {"d1": (1, 1), "d8": (8, 1), "d32": (32, 1), "d128": (128, 1), "p2048": (1, 2048)}
-VARIANTS = ("torch", "tunableop", "compile", "ktune", "ktune_unfused")
+VARIANTS = ("torch", "tunableop", "compile", "ktune", "ktune_unfused", "ktune_nopdl")
+KTUNE_VARIANTS = ("ktune", "ktune_unfused", "ktune_nopdl")
 PREFILL_CALLS = 8  # prefill steps per timed batch (decode: 20)
 
 
@@ -74,11 +79,15 @@ def parse_args(argv=None):
                         "SiLU·Mul as two ops where ktune fuses them (decode rows <= 16), to "
                         "measure the fusion against ktune's own unfused pair (its keys' tuning "
                         "is not counted in ktune's)")
+    p.add_argument("--nopdl-shapes", default="d1,d8",
+                   help="shapes of the ktune_nopdl variant: ktune without programmatic dependent "
+                        "launches (KTUNE_PDL=0), against ktune in the same rounds")
     p.add_argument("--compile-scope", default="layer", choices=("layer", "model"),
                    help="torch.compile one decoder layer, reused by every layer (default: "
                         "compiles in a fraction of the time), or the whole stack (35-45 s per "
                         "shape at 8 layers)")
-    p.add_argument("--breakdown", default="d1,d32,d128", help="shapes of the per-op breakdown")
+    p.add_argument("--breakdown", default="d1,d32,d128",
+                   help="shapes of the per-op breakdown (none: no breakdown)")
     p.add_argument("--ktune-add", default="gemm", choices=("gemm", "norm"),
                    help="where ktune adds the residual: in the o_proj / down GEMM's epilogue "
                         "(default), or fused into the RMSNorm after it")
@@ -109,7 +118,8 @@ def parse_args(argv=None):
     a.variants = _names(a.variants, VARIANTS, "variant")
     a.compile_shapes = _names(a.compile_shapes, SHAPES, "shape") if a.compile_shapes else []
     a.unfused_shapes = _names(a.unfused_shapes, SHAPES, "shape") if a.unfused_shapes else []
-    a.breakdown = _names(a.breakdown, SHAPES, "shape") if a.breakdown else []
+    a.nopdl_shapes = _names(a.nopdl_shapes, SHAPES, "shape") if a.nopdl_shapes else []
+    a.breakdown = _names(a.breakdown, SHAPES, "shape") if a.breakdown not in ("", "none") else []
     if a.layers < 1 or a.context < 1 or a.rounds < 1:
         p.error("--layers, --context and --rounds must be positive")
     return a
@@ -159,17 +169,21 @@ def make_variant(name, model, cfg, use_tunable, log, compile_scope="layer", ktun
     pre = (lambda: tun.enable(name == "tunableop")) if use_tunable and tun is not None else None
     if name in ("torch", "tunableop"):
         return t_ops, pre, lambda st: run(model, t_ops, st)
-    if name in ("ktune", "ktune_unfused"):
+    if name in KTUNE_VARIANTS:
         try:
             _wait_for_package(log)
-            from llama_ktune import KtuneOps
+            from llama_ktune import KtuneOps, pdl_switch
             k_ops = KtuneOps(cfg["eps"], cfg, residual_gemm=ktune_add == "gemm")
             if name == "ktune_unfused":
                 k_ops.name, k_ops.fused_gate_up = name, False
+            if name == "ktune_nopdl":
+                k_ops.name = name
+            pdl = pdl_switch(name != "ktune_nopdl")
         except Exception as e:  # noqa: BLE001  (reported, the other variants still run)
             log(f"  ktune unavailable: {e}")
             return None
-        return k_ops, pre, lambda st: run(model, k_ops, st)
+        k_pre = (lambda: (pdl(), pre())) if pre else pdl
+        return k_ops, k_pre, lambda st: run(model, k_ops, st)
     torch._dynamo.config.cache_size_limit = max(torch._dynamo.config.cache_size_limit, 64)
     mode = "max-autotune-no-cudagraphs"
     if compile_scope == "model":
@@ -234,7 +248,8 @@ def set_up_all(a, model, cfg, states, names, t_start, log):
             continue
         ops, pre, call = v
         ops_of[name] = (ops, pre or (lambda: 0))
-        only = {"compile": a.compile_shapes, "ktune_unfused": a.unfused_shapes}.get(name)
+        only = {"compile": a.compile_shapes, "ktune_unfused": a.unfused_shapes,
+                "ktune_nopdl": a.nopdl_shapes}.get(name)
         shapes = [s for s in a.shapes if only is None or s in only]
         if name == "ktune":
             shapes = tuning_order(shapes)
@@ -364,7 +379,8 @@ def main_run(a):
         print(tag + msg, flush=True)
     # torch first (the reference every variant is checked against), compile last (its shapes
     # are the ones skipped when the wall budget runs short).
-    names = ["torch"] + [v for v in ("tunableop", "ktune", "ktune_unfused", "compile")
+    names = ["torch"] + [v for v in ("tunableop", "ktune", "ktune_unfused", "ktune_nopdl",
+                                     "compile")
                          if v in a.variants]
     _tunableop_setup(a, names, log)
     import torch
@@ -435,6 +451,7 @@ def main(argv=None):
         a.shapes = [s if s[0] == "d" else "p128" for s in a.shapes]
         a.compile_shapes = [s if s[0] == "d" else "p128" for s in a.compile_shapes]
         a.unfused_shapes = [s for s in a.unfused_shapes if s[0] == "d"]
+        a.nopdl_shapes = [s for s in a.nopdl_shapes if s[0] == "d"]
         a.breakdown = [s if s[0] == "d" else "p128" for s in a.breakdown]
     main_run(a)
     return 0

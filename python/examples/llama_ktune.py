@@ -21,9 +21,29 @@ def rope_kv_family():
            ("cos", "ptr"), ("sin", "ptr")] + [(n, "i32") for n in
                                               ("B", "T", "nq", "nkv", "hd", "S", "pos0")]
     k = ktune.kernel(src, "llama_rope_kv", grid=["B * T", "cdiv(nq + 2 * nkv, HPB)"],
-                     block="HPB * (hd / 2)", signature=sig)
-    return ktune.autotune(space={"HPB": [1, 2, 4, 8]}, key=["pow2(B * T)", "nq", "nkv", "hd"],
-                          name="llama_rope_kv", default={"HPB": 4})(k)
+                     block="HPB * cdiv(hd / 2, VEC)", signature=sig, programmatic_wait=True)
+    return ktune.autotune(space={"HPB": [1, 2, 4, 8], "VEC": [1, 2, 4, 8]},
+                          key=["pow2(B * T)", "nq", "nkv", "hd"], name="llama_rope_kv",
+                          default={"HPB": 4, "VEC": 1})(k)
+
+
+_PDL = [None]  # the pdl option last set through pdl_switch
+
+
+def pdl_switch(on):
+    """A variant's `pre`: ktune.set_options(pdl=on) where it changes (the ops then use the tuner
+    of that setting; the other stays alive in ktune's tuner table, with its selections, over the
+    same database and code objects). A ktune without the option (no KTUNE_PDL): a no-op."""
+    import ktune
+    if not hasattr(ktune, "set_options"):  # a stand-in package (dev/llama_cpu)
+        return lambda: None
+
+    def pre():
+        if _PDL[0] is not on:
+            _PDL[0] = on
+            if "pdl" in ktune.get_tuner().options():
+                ktune.set_options(pdl=on)
+    return pre
 
 
 class KtuneOps:
@@ -44,13 +64,14 @@ class KtuneOps:
         # ktune.ops.gemm(epilogue="silu_mul"): gate/up GEMM and SiLU·Mul in one kernel, where
         # this ktune has it. It runs on the decode kernel only, which keeps up with cuBLASLt up to
         # M = 16 and falls behind above (bench/NOTES.md: 64x28672x4096 127 µs vs 86; the Llama
-        # step at batch 128 lost 0.785x with it), so it is used up to FUSED_MAX_ROWS rows; a row
+        # step at batch 128 lost 0.785x with it; at batch 8 the fused kernel lost 4.1 µs per layer
+        # to the GEMM + SiLU·Mul pair), so it is used up to FUSED_MAX_ROWS rows; a row
         # count it refuses runs GEMM + SiLU·Mul from then on (the others stay fused: a step
         # captured fused must run the same eager).
         self.fused_gate_up = "silu_mul" in getattr(self.k, "_EPILOGUES", ())
         self.unfused_rows = set()
 
-    FUSED_MAX_ROWS = 16
+    FUSED_MAX_ROWS = 4
 
     def gate_up_silu(self, h, wgu):
         m = h.shape[0]

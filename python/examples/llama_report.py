@@ -115,7 +115,7 @@ def _print_tuning(res, by, shapes):
               f" ({sum(picks.values())} GEMM shapes)")
 
 
-VARIANTS = ("torch", "tunableop", "compile", "ktune", "ktune_unfused")
+VARIANTS = ("torch", "tunableop", "compile", "ktune", "ktune_unfused", "ktune_nopdl")
 
 
 def over_procs(res, shapes):

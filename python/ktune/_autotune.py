@@ -11,7 +11,7 @@ class JitKernel:
     """A kernel source with its entry, signature and launch rule (expressions; see the README)."""
 
     def __init__(self, source, entry, signature, grid, block=None, shared_bytes=None,
-                 compile_options=(), sim_run=None, sim_cost=None):
+                 compile_options=(), sim_run=None, sim_cost=None, programmatic_wait=False):
         self.source, self.entry = source or "", entry or ""
         if signature is None and not source:
             raise InvalidArgument(f"kernel {entry!r}: no source to read the signature from; "
@@ -23,6 +23,9 @@ class JitKernel:
         self.shared_bytes = shared_bytes
         self.compile_options = list(compile_options)
         self.sim_run, self.sim_cost = sim_run, sim_cost
+        # The source runs KTUNE_PDL_WAIT() before touching memory: calls may launch it as a
+        # programmatic dependent launch (sm_90+; KTUNE_PDL). Never set it without the wait.
+        self.programmatic_wait = bool(programmatic_wait)
 
 
 def jit(fn=None, *, grid, block=None, shared_bytes=None, entry=None, source=None,
@@ -116,7 +119,7 @@ class Autotuned(_ktune.Launcher):
         spec = {"name": self.name, "source": jk.source, "entry": jk.entry,
                 "space_json": self.space_json, "args": jk.signature, "key": self.key,
                 "grid": jk.grid, "block": jk.block, "shared_bytes": jk.shared_bytes,
-                "compile_options": jk.compile_options,
+                "compile_options": jk.compile_options, "programmatic_wait": jk.programmatic_wait,
                 # Only with hooks: the engine then takes the GIL before every benchmark run.
                 "before_run": _args.HookSlot() if self._hooks else None,
                 "source_fn": (_args.SourceFn(self._source_fn) if self._source_fn is not None

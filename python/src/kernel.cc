@@ -149,7 +149,8 @@ std::vector<std::string> strings(const py::dict& d, const char* name) {
 
 // spec: {"name", "source", "entry", "space_json", "args": [(name, type)], "key": [...],
 //        "grid": [...], "block": [...], "shared_bytes": str, "compile_options": [...],
-//        "source_fn": callable or None, "before_run": callable or None}
+//        "source_fn": callable or None, "before_run": callable or None,
+//        "programmatic_wait": bool (optional)}
 PyKernel addKernel(const AutotunerRef& t, const py::dict& spec) {
   KernelSpec s;
   s.name = spec["name"].cast<std::string>();
@@ -170,6 +171,7 @@ PyKernel addKernel(const AutotunerRef& t, const py::dict& spec) {
     s.source_fn = sourceFnOf(spec["source_fn"]);
   if (spec.contains("before_run") && !spec["before_run"].is_none())
     s.before_run = beforeRunOf(spec["before_run"]);
+  if (spec.contains("programmatic_wait")) s.programmatic_wait = spec["programmatic_wait"].cast<bool>();
   PyKernel k;
   k.tuner = t;
   k.args = s.args;

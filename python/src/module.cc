@@ -64,6 +64,7 @@ const std::vector<OptionField>& optionFields() {
       field("backend", &TunerOptions::backend),
       field("clang", &TunerOptions::clang),
       field("retry_failed", &TunerOptions::retry_failed),
+      field("pdl", &TunerOptions::pdl),
       field("remote_cache", &TunerOptions::remote_cache),
       field("remote_timeout_ms", &TunerOptions::remote_timeout_ms),
       field("lease_ms", &TunerOptions::lease_ms),

@@ -274,3 +274,30 @@ def test_a_step_is_cut_into_its_layers():
     assert [x[0] for x in d["outside"]] == ["copy", "rms"]
     assert abs(d["layer_us"] - (sum(us[n] for n in layer) + 0.05 * 8)) < 1e-9
     assert llama_layers.layer_kernels(seq[:-1], 2, 3) is None  # the steps differ
+
+
+def test_children_keep_the_nopdl_shapes_and_it_is_a_variant():
+    a = llama.parse_args(["--json", "/tmp/x/llama.json", "--nopdl-shapes", "d1",
+                          "--breakdown", "none"])
+    assert a.breakdown == []
+    child = llama.parse_args(llama_procs.child_argv(a, "timing", "/tmp/x/p2.json")[2:])
+    assert child.nopdl_shapes == ["d1"]
+    d = llama.parse_args([])
+    assert d.nopdl_shapes == ["d1", "d8"] and "ktune_nopdl" in d.variants
+    assert "ktune_nopdl" in llama_report.VARIANTS
+
+
+def test_pdl_switch_sets_the_option_only_when_it_changes(monkeypatch):
+    # Each ktune variant's pre: pdl=True for ktune, pdl=False for ktune_nopdl; set_options() makes
+    # the ops take another tuner, so it must not run before every call of the same variant.
+    import types
+    calls = []
+    fake = types.SimpleNamespace(
+        set_options=lambda **o: calls.append(o),
+        get_tuner=lambda: types.SimpleNamespace(options=lambda: {"pdl": True}))
+    monkeypatch.setitem(sys.modules, "ktune", fake)
+    monkeypatch.setattr(llama_ktune, "_PDL", [None])
+    on, off = llama_ktune.pdl_switch(True), llama_ktune.pdl_switch(False)
+    for pre in (on, on, off, off, on):
+        pre()
+    assert calls == [{"pdl": True}, {"pdl": False}, {"pdl": True}]

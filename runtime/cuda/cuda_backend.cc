@@ -253,6 +253,7 @@ class CudaBackend final : public Backend {
     f->fn = fn;
     f->ctx = mod->slot->ctx;
     f->limits = &mod->slot->limits;
+    f->programmatic = mod->slot->programmatic;
     f->name = name;
     FunctionHandle h{f.get()};
     mod->functions.push_back(std::move(f));
@@ -320,6 +321,26 @@ class CudaBackend final : public Backend {
     CUresult r = api_.cuLaunchKernel(fn->fn, grid.x, grid.y, grid.z, block.x, block.y, block.z,
                                      static_cast<unsigned>(dynamic_shared), stream(s), args,
                                      nullptr);
+    if (__builtin_expect(r == CUDA_SUCCESS, 1)) return st;
+    return launchError(fn, r, grid, block, dynamic_shared);
+  }
+
+  // A programmatic dependent launch where asked for and the device and driver have it (sm_90+,
+  // cuLaunchKernelEx); launch() otherwise. Captured into a graph it becomes a programmatic edge.
+  Status launchWith(FunctionHandle f, Dim3 grid, Dim3 block, size_t dynamic_shared, void** args,
+                    StreamHandle s, unsigned flags) override {
+    auto* fn = static_cast<CudaFunction*>(f.p);
+    if (!(flags & kLaunchProgrammaticWait) || fn == nullptr || !fn->programmatic)
+      return launch(f, grid, block, dynamic_shared, args, s);
+    Status st = checkLaunch(grid, block, dynamic_shared, *fn->limits);
+    if (__builtin_expect(!st.ok(), 0)) return st;
+    if (__builtin_expect(t_current_ctx != fn->ctx, 0)) KTUNE_RETURN_IF_ERROR(bind(fn->ctx));
+    CUlaunchAttribute attr{};
+    attr.id = kLaunchAttrProgrammaticStreamSerialization;
+    attr.value.programmatic_stream_serialization_allowed = 1;
+    CUlaunchConfig cfg{grid.x, grid.y, grid.z, block.x, block.y, block.z,
+                       static_cast<unsigned>(dynamic_shared), stream(s), &attr, 1};
+    CUresult r = api_.cuLaunchKernelEx(&cfg, fn->fn, args, nullptr);
     if (__builtin_expect(r == CUDA_SUCCESS, 1)) return st;
     return launchError(fn, r, grid, block, dynamic_shared);
   }
@@ -438,6 +459,11 @@ class CudaBackend final : public Backend {
       for (int i = 0; i < 3; ++i) slot.limits.max_grid[i] = static_cast<unsigned>(v[3 + i]);
       slot.limits.max_threads_per_block = static_cast<unsigned>(v[6]);
       slot.limits.max_dynamic_shared = static_cast<uint64_t>(v[7]);
+      int cc_major = 0;
+      slot.programmatic = api_.cuLaunchKernelEx != nullptr &&
+                          api_.cuDeviceGetAttribute(&cc_major, kAttrComputeCapabilityMajor,
+                                                    slot.dev) == CUDA_SUCCESS &&
+                          cc_major >= 9;
     });
     return slot.retain_status;
   }

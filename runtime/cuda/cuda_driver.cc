@@ -124,6 +124,9 @@ Expected<std::unique_ptr<Driver>> loadDriver() {
                {"cuThreadExchangeStreamCaptureMode"}, a.cuThreadExchangeStreamCaptureMode)
            .ok())
     a.cuThreadExchangeStreamCaptureMode = nullptr;
+  if (!resolve(L, gp2, gp1, want, "cuLaunchKernelEx", {"cuLaunchKernelEx"}, a.cuLaunchKernelEx)
+           .ok())
+    a.cuLaunchKernelEx = nullptr;
   if (!resolve(L, gp2, gp1, want, "cuTensorMapEncodeTiled", {"cuTensorMapEncodeTiled"},
                a.cuTensorMapEncodeTiled)
            .ok())

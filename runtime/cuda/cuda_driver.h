@@ -74,6 +74,26 @@ constexpr unsigned long long kProcAddressLegacyStream = 1;  // NOLINT
 // The cuda.h whose prototypes we copied; never ask the driver for a newer ABI than this.
 constexpr int kHeaderCudaVersion = 13000;
 
+// cuLaunchKernelEx's arguments (cuda.h's CUlaunchAttribute / CUlaunchConfig layouts).
+constexpr int kLaunchAttrProgrammaticStreamSerialization = 6;
+struct alignas(8) CUlaunchAttribute {
+  int id;
+  char pad[4];
+  union {
+    char bytes[64];
+    int programmatic_stream_serialization_allowed;
+  } value;
+};
+static_assert(sizeof(CUlaunchAttribute) == 72, "CUlaunchAttribute must match cuda.h");
+struct CUlaunchConfig {
+  unsigned grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes;
+  CUstream stream;
+  CUlaunchAttribute* attrs;
+  unsigned num_attrs;
+};
+
+static_assert(sizeof(CUlaunchConfig) == 56, "CUlaunchConfig must match cuda.h");
+
 // Driver entry points, resolved once. Signatures are CUDA 13.0's (unchanged since 11.x for these).
 struct CudaApi {
   CUresult (*cuInit)(unsigned int);
@@ -117,6 +137,8 @@ struct CudaApi {
   // Optional: null when absent (isCapturing then says no, relaxCaptureMode does nothing).
   CUresult (*cuStreamIsCapturing)(CUstream, int*);
   CUresult (*cuThreadExchangeStreamCaptureMode)(int*);
+  // Optional (CUDA 11.8+ drivers): null when absent; launchWith then launches with cuLaunchKernel.
+  CUresult (*cuLaunchKernelEx)(const CUlaunchConfig*, CUfunction, void**, void**);
   // Optional (CUDA 12.0+ drivers): null when absent; encodeTensorMap2D then says so.
   CUresult (*cuTensorMapEncodeTiled)(void*, int, unsigned, void*, const unsigned long long*,
                                      const unsigned long long*, const unsigned*, const unsigned*,
@@ -130,6 +152,8 @@ struct DeviceSlot {
   Status retain_status;
   CUcontext ctx = nullptr;  // primary context, retained once, never released
   LaunchLimits limits;
+  // Compute capability 9.0+ and a driver with cuLaunchKernelEx: programmatic dependent launches.
+  bool programmatic = false;
 };
 
 struct Driver {
@@ -150,6 +174,7 @@ struct CudaFunction {
   CUfunction fn = nullptr;
   CUcontext ctx = nullptr;
   const LaunchLimits* limits = nullptr;
+  bool programmatic = false;  // its device's DeviceSlot::programmatic
   std::string name;
 };
 

@@ -151,6 +151,12 @@ int64_t SimBackend::launchCount(const std::string& entry) const {
   return it == launch_counts_.end() ? 0 : it->second;
 }
 
+int64_t SimBackend::programmaticLaunchCount(const std::string& entry) const {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = programmatic_counts_.find(entry);
+  return it == programmatic_counts_.end() ? 0 : it->second;
+}
+
 int64_t SimBackend::totalLaunches() const {
   std::lock_guard<std::mutex> l(mu_);
   return total_launches_;
@@ -446,6 +452,15 @@ Status SimBackend::setMaxDynamicShared(FunctionHandle fh, int64_t bytes) {
   }
   f->max_dynamic_shared = bytes;
   return Status::Ok();
+}
+
+Status SimBackend::launchWith(FunctionHandle fh, Dim3 grid, Dim3 block, size_t dynamic_shared,
+                              void** args, StreamHandle s, unsigned flags) {
+  if ((flags & kLaunchProgrammaticWait) && fh.p) {
+    std::lock_guard<std::mutex> l(mu_);
+    ++programmatic_counts_[static_cast<Function*>(fh.p)->module->image.entry];
+  }
+  return launch(fh, grid, block, dynamic_shared, args, s);
 }
 
 Status SimBackend::launch(FunctionHandle fh, Dim3 grid, Dim3 block, size_t dynamic_shared,

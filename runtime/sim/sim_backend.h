@@ -94,6 +94,9 @@ class SimBackend : public Backend {
   // Launches of `entry` so far (successful or not).
   int64_t launchCount(const std::string& entry) const;
   int64_t totalLaunches() const;
+  // Launches of `entry` so far that asked for a programmatic dependent launch (launchWith with
+  // kLaunchProgrammaticWait); the simulated device runs them as ordinary launches.
+  int64_t programmaticLaunchCount(const std::string& entry) const;
   // memset8/memset32 calls that succeeded so far, and the bytes they wrote (what a test sees of
   // the benchmarker's L2 flush before each timed run).
   int64_t memsetCount() const;
@@ -144,6 +147,8 @@ class SimBackend : public Backend {
   Status setMaxDynamicShared(FunctionHandle f, int64_t bytes) override;
   Status launch(FunctionHandle f, Dim3 grid, Dim3 block, size_t dynamic_shared, void** args,
                 StreamHandle s = {}) override;
+  Status launchWith(FunctionHandle f, Dim3 grid, Dim3 block, size_t dynamic_shared, void** args,
+                    StreamHandle s, unsigned flags) override;
   Expected<int> occupancyBlocksPerSm(FunctionHandle f, int block_threads,
                                      size_t dynamic_shared) override;
   Status checkError() override;
@@ -165,6 +170,7 @@ class SimBackend : public Backend {
   DevicePtr next_addr_;
   std::map<std::string, std::shared_ptr<SimKernel>> kernels_;
   std::map<std::string, int64_t> launch_counts_;
+  std::map<std::string, int64_t> programmatic_counts_;
   int64_t total_launches_ = 0;
   int64_t memset_count_ = 0, memset_bytes_ = 0;
   // One default stream per device; current_ is the device setDevice chose (one per backend, not

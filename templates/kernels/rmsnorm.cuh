@@ -320,6 +320,8 @@ KTUNE_KERNEL KTUNE_LAUNCH_BOUNDS(THREADS * ROWS_PER_BLOCK, KTUNE_RW_OCC) void kt
     ktune_rw::T* r_out, long long rows, long long cols, long long x_stride, long long y_stride,
     long long r_stride, long long ro_stride, float eps) {
   using namespace ktune_rw;
+  KTUNE_PDL_WAIT();  // prelude.cuh: nothing above reads an input or writes an output
+  KTUNE_PDL_LAUNCH_DEPENDENTS();
   __shared__ float red[2][kRows][kWarps];
   const int tx = (int)ktune::tid_x();
   const int ty = (int)ktune::tid_y();

@@ -60,6 +60,8 @@ KTUNE_KERNEL KTUNE_LAUNCH_BOUNDS(THREADS, 0) void ktune_silu_mul(
     ktune_rw::T* out, const ktune_rw::T* x, long long rows, long long d, long long x_stride,
     long long out_stride) {
   using namespace ktune_rw;
+  KTUNE_PDL_WAIT();  // prelude.cuh: nothing above reads an input or writes an output
+  KTUNE_PDL_LAUNCH_DEPENDENTS();
   typedef ktune::Vec<T, kVec> V;
   const int tx = (int)ktune::tid_x();
   const long long nv = d / kVec;  // whole vectors per row

@@ -15,30 +15,10 @@
 #include "ops/gemm.h"
 #include "ops/rowwise.h"
 #include "runtime/backend.h"
+#include "tests/gpu/cuda_graph_api.h"
 
 namespace ktune {
 namespace {
-
-// The driver's graph entry points, opened like the runtime opens libcuda (no link dependency).
-struct GraphApi {
-  int (*begin)(void*, int) = nullptr;
-  int (*end)(void*, void**) = nullptr;
-  int (*instantiate)(void**, void*, unsigned long long) = nullptr;
-  int (*launch)(void*, void*) = nullptr;
-  int (*exec_destroy)(void*) = nullptr;
-  int (*destroy)(void*) = nullptr;
-  bool open() {
-    void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!h) return false;
-    begin = reinterpret_cast<decltype(begin)>(dlsym(h, "cuStreamBeginCapture_v2"));
-    end = reinterpret_cast<decltype(end)>(dlsym(h, "cuStreamEndCapture"));
-    instantiate = reinterpret_cast<decltype(instantiate)>(dlsym(h, "cuGraphInstantiateWithFlags"));
-    launch = reinterpret_cast<decltype(launch)>(dlsym(h, "cuGraphLaunch"));
-    exec_destroy = reinterpret_cast<decltype(exec_destroy)>(dlsym(h, "cuGraphExecDestroy"));
-    destroy = reinterpret_cast<decltype(destroy)>(dlsym(h, "cuGraphDestroy"));
-    return begin && end && instantiate && launch && exec_destroy && destroy;
-  }
-};
 
 class ShapesGpu : public ::testing::Test {
  protected:

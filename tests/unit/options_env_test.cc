@@ -101,6 +101,7 @@ const std::map<std::string, Case>& cases() {
       {"KTUNE_SIM_DEVICES", {"4", [](const Options& o) { return o.sim_devices == 4; }, "65"}},
       {"KTUNE_CLANG", {"/opt/clang", [](const Options& o) { return o.clang == "/opt/clang"; }, ""}},
       {"KTUNE_RETRY_FAILED", {"1", [](const Options& o) { return o.retry_failed; }, "yes please"}},
+      {"KTUNE_PDL", {"0", [](const Options& o) { return !o.pdl; }, "later"}},
       {"KTUNE_ISOLATE",
        {"1", [](const Options& o) { return o.isolate && o.isolate_explicit; }, "on-ish"}},
       {"KTUNE_WORKER",

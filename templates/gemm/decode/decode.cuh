@@ -256,6 +256,7 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
                       void* Cv, const void* biasv, float* workspace, unsigned* counters, int M,
                       int N, int K, long lda, long ldb, long ldc, float alpha, float beta) {
   using namespace kd;
+  KTUNE_PDL_WAIT(); KTUNE_PDL_LAUNCH_DEPENDENTS();  // prelude.cuh: no memory access above
   extern __shared__ __align__(16) unsigned char smem_raw[];
   float* red = reinterpret_cast<float*>(smem_raw);  // [kWarps][kBN][kRedStride]
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;

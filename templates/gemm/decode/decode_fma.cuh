@@ -147,6 +147,7 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(kd::kThreads, kd::kMinBlocks)
                       void* Cv, const void* biasv, float* workspace, unsigned* counters, int M,
                       int N, int K, long lda, long ldb, long ldc, float alpha, float beta) {
   using namespace kd;
+  KTUNE_PDL_WAIT(); KTUNE_PDL_LAUNCH_DEPENDENTS();  // prelude.cuh: no memory access above
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int T = (K + kStageK - 1) / kStageK;  // stages per group (all of K)
   Prob p{A, B, reinterpret_cast<out_t*>(Cv), reinterpret_cast<const out_t*>(biasv), workspace,
