@@ -1,6 +1,16 @@
-# Sourced by the issue-33 device scripts (dev/fp8_profile.sh, dev/fp8_pingpong_device.sh) after
-# they set OUT and T0: the GPU's clocks and power into $OUT/gpu.txt, the prebuilt binaries of pb/
-# (their libbenchmark in pb/lib) checked to run here, and one kernel cache for the call.
+# Sourced first by the issue-33 device scripts (dev/fp8_profile.sh, dev/fp8_pingpong_device.sh,
+# dev/fp8_pp2_device.sh): OUT, the clock T0, left() (seconds of BUDGET left; the script's own
+# default in BUDGET_DEFAULT) and at(), the cooperative default D and its one-slice form B; the
+# GPU's clocks and power into $OUT/gpu.txt, the prebuilt binaries of pb/ (their libbenchmark in
+# pb/lib) checked to run here, and one kernel cache for the call.
+export PATH="$PATH:/usr/local/cuda/bin"
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+T0=$(date +%s)
+left() { echo $(( ${BUDGET:-${BUDGET_DEFAULT:-150}} - ($(date +%s) - T0) )); }
+at() { echo "$1 at $(( $(date +%s) - T0 )) s"; }
+C2='CONSUMERS=2,CLUSTER_M=1'
+D="BLOCK_N=256,$C2,WG_M=1,NUM_STAGES=4,GROUP_M=16,EPI_TMA=2,SPLIT_K=2,PINGPONG=0"
+B="BLOCK_N=256,$C2,WG_M=1,NUM_STAGES=4,GROUP_M=16,EPI_TMA=2,SPLIT_K=1,PINGPONG=0"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv > "$OUT/gpu.txt" 2>&1
 PB=$PWD/pb
 export LD_LIBRARY_PATH="$PB/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"

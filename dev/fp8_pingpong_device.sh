@@ -13,15 +13,7 @@
 #   4. the device-to-device copy rate (torch): the memory bounds of the figures.
 # Logs under $OUT, tables last.   BUDGET (150) ROUNDS (5) TEST_S (45) TESTS (1) BENCH (1) NCU (1)
 set -uo pipefail
-export PATH="$PATH:/usr/local/cuda/bin"
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-T0=$(date +%s)
-left() { echo $(( ${BUDGET:-150} - ($(date +%s) - T0) )); }
-at() { echo "$1 at $(( $(date +%s) - T0 )) s"; }
 . dev/fp8_device_common.sh
-C2='CONSUMERS=2,CLUSTER_M=1'
-D="BLOCK_N=256,$C2,WG_M=1,NUM_STAGES=4,GROUP_M=16,EPI_TMA=2,SPLIT_K=2,PINGPONG=0"
-B="BLOCK_N=256,$C2,WG_M=1,NUM_STAGES=4,GROUP_M=16,EPI_TMA=2,SPLIT_K=1,PINGPONG=0"
 P1="BLOCK_N=256,$C2,WG_M=1,NUM_STAGES=4,GROUP_M=16,EPI_TMA=1,SPLIT_K=1,PINGPONG=1"
 P2="BLOCK_N=128,$C2,WG_M=2,NUM_STAGES=6,GROUP_M=16,EPI_TMA=1,SPLIT_K=1,PINGPONG=1"
 P3="BLOCK_N=256,$C2,WG_M=1,NUM_STAGES=5,GROUP_M=16,EPI_TMA=0,SPLIT_K=1,PINGPONG=1"

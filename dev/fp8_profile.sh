@@ -14,10 +14,7 @@
 #   4. gemm_fp8_gpu_test's JIT cases (TESTS=1).
 # Logs under $OUT, the tables last.   BUDGET (120) ROUNDS (3) NCU (1) BENCH (1) TESTS (1)
 set -uo pipefail
-export PATH="$PATH:/usr/local/cuda/bin"
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-T0=$(date +%s)
-left() { echo $(( ${BUDGET:-120} - ($(date +%s) - T0) )); }
+BUDGET_DEFAULT=120
 . dev/fp8_device_common.sh
 P='BLOCK_N=256,CONSUMERS=2,WG_M=1,NUM_STAGES=4,PINGPONG=0'
 D="$P,GROUP_M=16,CLUSTER_M=1,EPI_TMA=2,SPLIT_K=2"

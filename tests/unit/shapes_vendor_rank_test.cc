@@ -22,6 +22,42 @@ namespace {
 using tunertest::Env;
 using tunertest::Scale;
 
+// A fake vendor library of three ranked algorithms (rank 0 the heuristic's default) that compute
+// y = 2x and take rank_ms[rank] of simulated time (a memset of that many bytes on the stream);
+// every launch's id is recorded.
+struct FakeVendors {
+  Env& env;
+  std::map<int, double> rank_ms;
+  double bytes_per_ms;
+  DevicePtr scratch = 0;
+  std::mutex mu;
+  std::vector<std::string> launched;
+
+  FakeVendors(Env& e, std::map<int, double> ms, double bpm)
+      : env(e), rank_ms(std::move(ms)), bytes_per_ms(bpm),
+        scratch(*e.backend->alloc(size_t(0.3 * bpm) + 1)) {}
+
+  void addTo(testfamily::SpecFamily<Scale>& fam) {
+    fam.spec.vendor_candidates = [](const Scale& p) {
+      std::vector<VendorCandidate> v;
+      for (size_t r = 0; r < 3; ++r)
+        v.push_back({"fake:idx=" + std::to_string(r) + ":n=" + std::to_string(p.n), "fakeblas", r == 0});
+      return v;
+    };
+    fam.spec.vendor_launch = [this](const std::string& id, const Scale& p, StreamHandle s) -> Status {
+      auto* x = static_cast<float*>(env.backend->hostPtr(p.x));
+      auto* y = static_cast<float*>(env.backend->hostPtr(p.y));
+      for (int64_t i = 0; i < p.n; ++i) y[i] = 2 * x[i];
+      {
+        std::lock_guard<std::mutex> l(mu);
+        launched.push_back(id);
+      }
+      const double ms = rank_ms.at(predict::vendorRank(id));
+      return env.backend->memset8(scratch, 0, size_t(ms * bytes_per_ms), s);
+    };
+  }
+};
+
 TEST(PredictVendorRank, RankIsReadFromTheVendorId) {
   EXPECT_EQ(predict::vendorRank("cublaslt:idx=2:algo=00ff"), 2);
   EXPECT_EQ(predict::vendorRank("idx=13:algo=00"), 13);
@@ -37,29 +73,10 @@ TEST(ShapesVendorRank, TuningRecordsEveryRankAndAnUnseenKeyRunsTheDefault) {
   Env env(/*noise=*/0, /*seed=*/1, bytes_per_ms);
   for (int64_t b : {64, 128, 256, 512, 1024, 2048})
     for (int64_t v : {1, 2, 4}) env.cost["BLOCK=" + std::to_string(b) + ",VEC=" + std::to_string(v)] = 0.5;
-  const std::map<int, double> rank_ms = {{0, 0.2}, {1, 0.3}, {2, 0.1}};
-  const DevicePtr scratch = *env.backend->alloc(size_t(0.3 * bytes_per_ms) + 1);
-  std::mutex mu;
-  std::vector<std::string> launched;
+  FakeVendors vendors(env, {{0, 0.2}, {1, 0.3}, {2, 0.1}}, bytes_per_ms);
   auto family = [&] {
     testfamily::SpecFamily<Scale> fam = env.family();
-    fam.spec.vendor_candidates = [&](const Scale& p) {
-      std::vector<VendorCandidate> v;
-      for (size_t r = 0; r < 3; ++r)
-        v.push_back({"fake:idx=" + std::to_string(r) + ":n=" + std::to_string(p.n), "fakeblas", r == 0});
-      return v;
-    };
-    fam.spec.vendor_launch = [&](const std::string& id, const Scale& p, StreamHandle s) -> Status {
-      auto* x = static_cast<float*>(env.backend->hostPtr(p.x));
-      auto* y = static_cast<float*>(env.backend->hostPtr(p.y));
-      for (int64_t i = 0; i < p.n; ++i) y[i] = 2 * x[i];
-      {
-        std::lock_guard<std::mutex> l(mu);
-        launched.push_back(id);
-      }
-      const double ms = rank_ms.at(predict::vendorRank(id));
-      return env.backend->memset8(scratch, 0, size_t(ms * bytes_per_ms), s);
-    };
+    vendors.addTo(fam);
     return fam;
   };
   {
@@ -106,9 +123,9 @@ TEST(ShapesVendorRank, TuningRecordsEveryRankAndAnUnseenKeyRunsTheDefault) {
   env.backend->setCapturing(s, false);
   EXPECT_EQ(f.lookup(p)->origin, "default");
   {
-    std::lock_guard<std::mutex> l(mu);
-    ASSERT_FALSE(launched.empty());
-    EXPECT_EQ(launched.back(), "fake:idx=0:n=2048");
+    std::lock_guard<std::mutex> l(vendors.mu);
+    ASSERT_FALSE(vendors.launched.empty());
+    EXPECT_EQ(vendors.launched.back(), "fake:idx=0:n=2048");
   }
   std::vector<float> y(2048);
   ASSERT_TRUE(env.backend->copyToHost(y.data(), p.y, y.size() * 4).ok());
@@ -155,29 +172,11 @@ TEST(ShapesVendorRank, AnUnseenKeyIsRacedAmongTheDefaultAndTheVendorPicksBeforeI
   for (int64_t b : {64, 128, 256, 512, 1024, 2048})
     for (int64_t v : {1, 2, 4}) env.cost["BLOCK=" + std::to_string(b) + ",VEC=" + std::to_string(v)] = 0.5;
   // Short enough to race (predict::kRaceMaxMs).
-  const std::map<int, double> rank_ms = {{0, 0.1}, {1, 0.15}, {2, 0.05}};
-  const DevicePtr scratch = *env.backend->alloc(size_t(0.3 * bytes_per_ms) + 1);
-  std::mutex mu;
-  std::vector<std::string> launched;
+  FakeVendors vendors(env, {{0, 0.1}, {1, 0.15}, {2, 0.05}}, bytes_per_ms);
   testsupport::Gate race_gate, tune_gate;
   std::atomic<int> made{0};
   testfamily::SpecFamily<Scale> fam = env.family();
-  fam.spec.vendor_candidates = [&](const Scale& p) {
-    std::vector<VendorCandidate> v;
-    for (size_t r = 0; r < 3; ++r)
-      v.push_back({"fake:idx=" + std::to_string(r) + ":n=" + std::to_string(p.n), "fakeblas", r == 0});
-    return v;
-  };
-  fam.spec.vendor_launch = [&](const std::string& id, const Scale& p, StreamHandle s) -> Status {
-    auto* x = static_cast<float*>(env.backend->hostPtr(p.x));
-    auto* y = static_cast<float*>(env.backend->hostPtr(p.y));
-    for (int64_t i = 0; i < p.n; ++i) y[i] = 2 * x[i];
-    {
-      std::lock_guard<std::mutex> l(mu);
-      launched.push_back(id);
-    }
-    return env.backend->memset8(scratch, 0, size_t(rank_ms.at(predict::vendorRank(id)) * bytes_per_ms), s);
-  };
+  vendors.addTo(fam);
   auto make = fam.spec.make_problem;
   fam.spec.make_problem = [&, make](const std::string& j) {
     const int n = made++;
@@ -206,8 +205,8 @@ TEST(ShapesVendorRank, AnUnseenKeyIsRacedAmongTheDefaultAndTheVendorPicksBeforeI
   ASSERT_TRUE(f(p, s).ok());
   ASSERT_TRUE(env.backend->synchronize(s).ok());
   {
-    std::lock_guard<std::mutex> l(mu);
-    EXPECT_EQ(launched.back(), "fake:idx=2:n=2048");
+    std::lock_guard<std::mutex> l(vendors.mu);
+    EXPECT_EQ(vendors.launched.back(), "fake:idx=2:n=2048");
   }
   tune_gate.open();
   t->waitBackground();
