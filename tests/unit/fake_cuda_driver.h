@@ -11,6 +11,8 @@
 
 #include <string>
 
+#include <gtest/gtest.h>
+
 #include "base/fs.h"
 #include "base/status.h"
 #include "base/subprocess.h"
@@ -215,6 +217,18 @@ inline Expected<std::string> buildFakeCuda() {
                                              "", 60000));
   if (r.exit_code != 0) return Status::Internal("building the fake libcuda failed: " + r.err);
   return dir;
+}
+
+// A test suite's fake libcuda: its directory; "" with the reason to skip in *skip when no C
+// compiler is installed, or "" after a failed expectation when the build itself failed.
+inline std::string fakeCudaForSuite(std::string* skip) {
+  auto built = buildFakeCuda();
+  if (!built.ok() && built.status().code() == Code::kUnavailable) {
+    *skip = built.status().message();
+    return "";
+  }
+  EXPECT_TRUE(built.ok()) << built.status().toString();
+  return built.ok() ? *built : "";
 }
 
 }  // namespace ktune

@@ -73,13 +73,8 @@ class FakeCudaPdlTest : public ::testing::Test {
       child_ = true;
       return;
     }
-    auto built = buildFakeCuda();
-    if (!built.ok() && built.status().code() == Code::kUnavailable) {
-      skip_reason_ = built.status().message();
-      return;
-    }
-    ASSERT_TRUE(built.ok()) << built.status().toString();
-    dir_ = *built;
+    dir_ = fakeCudaForSuite(&skip_reason_);
+    if (dir_.empty()) return;
     ::setenv(kDirVar, dir_.c_str(), 1);
   }
   static void TearDownTestSuite() {

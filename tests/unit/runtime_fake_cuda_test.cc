@@ -28,13 +28,8 @@ namespace {
 class FakeCudaTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    auto built = buildFakeCuda();
-    if (!built.ok() && built.status().code() == Code::kUnavailable) {
-      skip_reason_ = built.status().message();
-      return;
-    }
-    ASSERT_TRUE(built.ok()) << built.status().toString();
-    dir_ = *built;
+    dir_ = fakeCudaForSuite(&skip_reason_);
+    if (dir_.empty()) return;
     lib_ = ::dlopen((dir_ + "/libcuda.so.1").c_str(), RTLD_NOW | RTLD_GLOBAL);
     ASSERT_NE(lib_, nullptr) << ::dlerror();
   }
