@@ -310,37 +310,33 @@ class CudaBackend final : public Backend {
     return Status::Ok();
   }
 
-  // Hot path: no allocation, no lock, no string unless it fails.
   Status launch(FunctionHandle f, Dim3 grid, Dim3 block, size_t dynamic_shared, void** args,
                 StreamHandle s) override {
+    return launchWith(f, grid, block, dynamic_shared, args, s, 0);
+  }
+
+  // Hot path: no allocation, no lock, no string unless it fails. kLaunchProgrammaticWait is a
+  // programmatic dependent launch where the device and driver have it (sm_90+, cuLaunchKernelEx;
+  // captured into a graph it becomes a programmatic edge), an ordinary launch otherwise.
+  Status launchWith(FunctionHandle f, Dim3 grid, Dim3 block, size_t dynamic_shared, void** args,
+                    StreamHandle s, unsigned flags) override {
     auto* fn = static_cast<CudaFunction*>(f.p);
     if (__builtin_expect(fn == nullptr, 0)) return Status::InvalidArgument("launch: null function");
     Status st = checkLaunch(grid, block, dynamic_shared, *fn->limits);
     if (__builtin_expect(!st.ok(), 0)) return st;
     if (__builtin_expect(t_current_ctx != fn->ctx, 0)) KTUNE_RETURN_IF_ERROR(bind(fn->ctx));
-    CUresult r = api_.cuLaunchKernel(fn->fn, grid.x, grid.y, grid.z, block.x, block.y, block.z,
-                                     static_cast<unsigned>(dynamic_shared), stream(s), args,
-                                     nullptr);
-    if (__builtin_expect(r == CUDA_SUCCESS, 1)) return st;
-    return launchError(fn, r, grid, block, dynamic_shared);
-  }
-
-  // A programmatic dependent launch where asked for and the device and driver have it (sm_90+,
-  // cuLaunchKernelEx); launch() otherwise. Captured into a graph it becomes a programmatic edge.
-  Status launchWith(FunctionHandle f, Dim3 grid, Dim3 block, size_t dynamic_shared, void** args,
-                    StreamHandle s, unsigned flags) override {
-    auto* fn = static_cast<CudaFunction*>(f.p);
-    if (!(flags & kLaunchProgrammaticWait) || fn == nullptr || !fn->programmatic)
-      return launch(f, grid, block, dynamic_shared, args, s);
-    Status st = checkLaunch(grid, block, dynamic_shared, *fn->limits);
-    if (__builtin_expect(!st.ok(), 0)) return st;
-    if (__builtin_expect(t_current_ctx != fn->ctx, 0)) KTUNE_RETURN_IF_ERROR(bind(fn->ctx));
-    CUlaunchAttribute attr{};
-    attr.id = kLaunchAttrProgrammaticStreamSerialization;
-    attr.value.programmatic_stream_serialization_allowed = 1;
-    CUlaunchConfig cfg{grid.x, grid.y, grid.z, block.x, block.y, block.z,
-                       static_cast<unsigned>(dynamic_shared), stream(s), &attr, 1};
-    CUresult r = api_.cuLaunchKernelEx(&cfg, fn->fn, args, nullptr);
+    CUresult r;
+    if ((flags & kLaunchProgrammaticWait) && fn->programmatic) {
+      CUlaunchAttribute attr{};
+      attr.id = kLaunchAttrProgrammaticStreamSerialization;
+      attr.value.programmatic_stream_serialization_allowed = 1;
+      CUlaunchConfig cfg{grid.x, grid.y, grid.z, block.x, block.y, block.z,
+                         static_cast<unsigned>(dynamic_shared), stream(s), &attr, 1};
+      r = api_.cuLaunchKernelEx(&cfg, fn->fn, args, nullptr);
+    } else {
+      r = api_.cuLaunchKernel(fn->fn, grid.x, grid.y, grid.z, block.x, block.y, block.z,
+                              static_cast<unsigned>(dynamic_shared), stream(s), args, nullptr);
+    }
     if (__builtin_expect(r == CUDA_SUCCESS, 1)) return st;
     return launchError(fn, r, grid, block, dynamic_shared);
   }
