@@ -13,7 +13,7 @@ namespace ktune::detail {
 
 std::vector<double> DynamicShapes::raceTimes(TunerEngine& e, const std::string& family,
                                              const void* p, const std::vector<predict::RaceEntry>& set,
-                                             StreamHandle s) {
+                                             StreamHandle s, double default_over_ms) {
   BenchOptions bo = e.engineOptions().bench;
   bo.warmup_ms = predict::kRaceWarmupMs;
   bo.rep_ms = predict::kRaceRepMs;
@@ -29,6 +29,7 @@ std::vector<double> DynamicShapes::raceTimes(TunerEngine& e, const std::string& 
       if (c.status == Code::kOk && c.stats.median_ms > 0) ms[i].push_back(c.stats.median_ms);
       else failed[i] = true;
     }
+    if (r == 0 && default_over_ms > 0 && !ms[0].empty() && ms[0][0] > default_over_ms) break;
   }
   std::vector<double> out(set.size(), 0.0);
   for (size_t i = 0; i < set.size(); ++i) {
@@ -55,7 +56,7 @@ void DynamicShapes::raceOne(const Item& it, StreamHandle s) {
     for (const auto& v : fs.f.vendor_candidates(p)) vendor.push_back({v.id, v.source});
   const auto set = predict::raceSet({def, def_source}, {pr.config, pr.source}, vendor);
   if (set.size() < 2) return;
-  const std::vector<double> ms = raceTimes(e_, fs.f.name, p, set, s);
+  const std::vector<double> ms = raceTimes(e_, fs.f.name, p, set, s, predict::kRaceMaxMs);
   (void)e_.runtime().synchronize(s);  // the problem's buffers are freed next
   const size_t keep = size_t(std::find(set.begin(), set.end(), predict::RaceEntry{pr.config, pr.source}) - set.begin());
   const size_t pick = predict::racePick(ms, keep);

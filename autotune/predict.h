@@ -135,8 +135,8 @@ std::vector<RaceEntry> raceSet(const RaceEntry& dflt, const RaceEntry& predicted
 // were within a few % of each other and changed order from run to run by 5-10% (the same key's
 // ranks on two H200 runs; the first fresh set's race picked three such keys 4.8-9.3% slower than
 // the default by the re-timing), which a race of a few ms cannot resolve; latency-bound keys,
-// where the vendor's per-shape picks differed by 10-25%, are all below it. Chosen after that set
-// (bench/NOTES.md, issue 35 seventh pass): not yet measured on fresh keys.
+// where the vendor's per-shape picks differed by 10-25%, are all below it. Chosen after that set,
+// then measured on a fresh one (bench/NOTES.md, issue 35 seventh pass).
 inline constexpr double kRaceMaxMs = 0.2;
 // The index of the race's pick given each entry's time (<= 0: it failed): the fastest, where it
 // beats the default (index 0) by kRaceMargin; else the default. `keep` (the prediction's index,
