@@ -257,7 +257,8 @@ Status TuningRun::compileAndRace() {
       rep_.budget_hit = explored < n;
       stopping = true;
     } else if (explored >= min_n && since_leader >= guided::patience(explored) &&
-               rg.estimate < std::max(kRegretStop, rg.tie)) {
+               (rg.estimate < std::max(kRegretStop, rg.tie) ||
+                since_leader >= guided::kStallAfter)) {
       stopping = true;
       // At the launch floor the tied candidates are a tie: no later rounds (raceRounds).
       rep_.launch_floor = rg.tie > 0;

@@ -173,5 +173,22 @@ TEST(LaunchFloor, AFasterConfigAtTheFloorStillWins) {
   EXPECT_LT(rep->reached, 40) << rep->tree();
 }
 
+// Regression (the stall rule, guided::kStallAfter): the default (a quarter wave, the lowest static
+// score) is fastest and every other config is 7-20% slower, in distinct steps (no tie, so no
+// launch floor). The model, calibrated on the default's time x its low score, promised the
+// high-score configs several-fold faster until the last one was raced: all 40 raced. The race now
+// stops kStallAfter candidates after the leader.
+TEST(LaunchFloor, ARaceWithoutANewLeaderStalls) {
+  TmpDir dir;
+  std::vector<std::pair<int, int64_t>> slow;
+  for (int i = 1; i < 40; ++i) slow.push_back({i, 3200 + 15 * i});
+  auto rep = tuneFlat(dir, slow);
+  ASSERT_TRUE(rep.ok()) << rep.status().toString();
+  EXPECT_EQ(rep->winner, "GRID=33,NS=3000") << rep->tree();
+  EXPECT_FALSE(rep->launch_floor) << rep->tree();
+  EXPECT_GE(rep->reached, int(guided::kStallAfter)) << rep->tree();
+  EXPECT_LE(rep->reached, int(guided::kStallAfter) + 8) << rep->tree();
+}
+
 }  // namespace
 }  // namespace ktune
