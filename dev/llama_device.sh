@@ -26,9 +26,12 @@
 #   LLAMA_CXX_S=0           of it, what is kept for the C++ decoder (0: not run)
 #   LLAMA_HOST_COST=0       1: the host-cost table too (when 35 s are left)
 #   LLAMA_ARGS="--shapes d1,d32 --compile-shapes d1"   a shorter run (default: the four variants
-#                           of the table and ktune_nopdl (ktune with KTUNE_PDL off, d1 and d8),
-#                           --rounds 5 --breakdown d1,d8 --repeat-need-s 45; ktune_unfused is not
-#                           in the table)
+#                           of the table, ktune_fused (gate/up + SiLU·Mul fused up to 16 rows, d8)
+#                           and ktune_nopdl (ktune with KTUNE_PDL off, d1 and d8), --rounds 5
+#                           --breakdown d1,d8 --repeat-need-s 45; ktune_unfused is not in the table)
+#   LLAMA_CXX_FUSED=1       after the C++ decoder's shapes, d8 again with gate/up + SiLU·Mul fused
+#                           up to 16 rows, then d8 as ktune runs it (two more processes, when 20 s
+#                           of the budget are left)
 #   LLAMA_PDL_TEST=1        pdl_gpu_test from LLAMA_BIN first, beside the package build (0: not run)
 #   LLAMA_KEYS=1            KTUNE_VERBOSE=1 for the harness: the engine's lines of each tuning run
 #                           in its log, read back into the per-key tuning table (llama_keys.py)
@@ -42,7 +45,7 @@ PY=${PYTHON:-python3}
 T0=$(date +%s)
 BUDGET=${LLAMA_BUDGET_S:-430}
 CXX_S=${LLAMA_CXX_S:-0}
-ARGS=${LLAMA_ARGS:---variants torch,tunableop,compile,ktune,ktune_nopdl --rounds 5 --breakdown d1,d8 --repeat-need-s 45}
+ARGS=${LLAMA_ARGS:---variants torch,tunableop,compile,ktune,ktune_fused,ktune_nopdl --rounds 5 --breakdown d1,d8 --repeat-need-s 45}
 [ "${LLAMA_KEYS:-1}" != 0 ] && export KTUNE_VERBOSE=1
 KB=${KTUNE_BUILD_DIR:-/tmp/kb}
 elapsed() { echo $(( $(date +%s) - T0 )); }
@@ -138,6 +141,16 @@ elif [ -x "$LLAMA_LL" ]; then
   timeout $(( LEFT > 30 ? LEFT : 30 )) "$LLAMA_LL" --budget-s $(( LEFT > 45 ? LEFT - 25 : 5 )) \
     ${LLAMA_CXX_ARGS:-} > "$W/llama_cxx.log" 2>&1
   echo "C++ decoder rc=$? at $(elapsed) s"
+  # Fused against unfused gate/up + SiLU·Mul at 8 rows in C++ (every launch ktune's), the
+  # unfused run last so that both orders are seen beside the first run's d8.
+  if [ "${LLAMA_CXX_FUSED:-1}" != 0 ]; then
+    for f in 16 4; do
+      [ $(( BUDGET - $(elapsed) )) -ge 20 ] || { echo "C++ d8 fused-max-rows $f: skipped (budget)"; continue; }
+      timeout 25 "$LLAMA_LL" --shapes d8 --fused-max-rows $f --rep-ms 300 ${LLAMA_CXX_ARGS:-} \
+        >> "$W/llama_cxx.log" 2>&1
+      echo "C++ decoder d8 fused-max-rows $f rc=$? at $(elapsed) s"
+    done
+  fi
 else
   tail -20 "$W/cxx_build.log"
 fi
@@ -150,7 +163,7 @@ fi
 sed -n '/^== /,$p' "$OUT/llama.log" | grep -v "^     " | cut -c1-230
 grep -E "^==|^  [a-z_]+ +[0-9]" "$W/host_cost.log" 2>/dev/null | head -8
 echo "== C++ decoder (examples/llama.cc, public API only)"
-cat "$W/cxx_check.log" "$W/llama_cxx.log" 2>/dev/null | tail -12
+cat "$W/cxx_check.log" "$W/llama_cxx.log" 2>/dev/null | tail -20
 sed -n '/^== table (markdown/,/^$/p' "$OUT/llama.log"
 grep -E "^  whole model:|^  all: [0-9]+ keys" "$OUT/llama.log"
 echo "total $(elapsed) s"

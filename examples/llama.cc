@@ -171,6 +171,9 @@ class Llama {
   Llama(ktune::Autotuner& t, const Model& m, ktune::Kernel rope, ktune::Kernel attn)
       : t_(t), m_(m), rope_(std::move(rope)), attn_(std::move(attn)) {}
 
+  // Gate/up + SiLU·Mul as one GEMM up to this many rows (gateUp says why 4).
+  int64_t fused_max_rows = 4;
+
   // One forward of the whole stack; the final hidden states (normalised) end in s.h.
   Status step(const Step& s, StreamHandle st) const {
     const Cfg& c = m_.c;
@@ -210,12 +213,12 @@ class Llama {
   // has it (activation "silu_mul"), else the GEMM and ktune::ops::siluMul. The epilogue runs on
   // the decode kernel only, which keeps up with cuBLASLt up to M = 16 and falls behind above
   // (bench/NOTES.md, issue 32 and 36), and at 8 rows the fused kernel lost 4.1 µs per layer to
-  // the GEMM + SiLU·Mul pair, so it is used up to kFusedMaxRows rows; a row count that ktune
-  // refuses (kInvalidArgument / kUnsupported) runs unfused from then on, the others stay fused.
-  static constexpr int64_t kFusedMaxRows = 4;
+  // the GEMM + SiLU·Mul pair, so it is used up to fused_max_rows rows (--fused-max-rows); a row
+  // count that ktune refuses (kInvalidArgument / kUnsupported) runs unfused from then on, the
+  // others stay fused.
   Status gateUp(int64_t rows, const Step& s, const Layer& L, StreamHandle st) const {
     const Cfg& c = m_.c;
-    if (rows <= kFusedMaxRows && !unfused_rows_.count(rows)) {
+    if (rows <= fused_max_rows && !unfused_rows_.count(rows)) {
       ktune::ops::GemmParams p;
       p.layout = "NT", p.activation = "silu_mul";
       p.m = rows, p.n = 2 * c.inter, p.k = c.hidden, p.ldc = c.inter;
@@ -276,6 +279,7 @@ struct Args {
   int layers = 8, context = 1024;
   std::vector<std::string> shapes = {"d1", "d8", "d32", "d128", "p2048"};
   double budget_s = 0, rep_ms = 300;
+  int fused_max_rows = 4;  // gate/up + SiLU·Mul in one GEMM up to this many rows
 };
 
 // "dN": decode of batch N at position `context`; "pN": prefill of N tokens (batch 1) from 0.
@@ -300,6 +304,7 @@ bool parseArgs(int argc, char** argv, Args* a) {
     else if (f == "--context") a->context = std::atoi(v);
     else if (f == "--budget-s") a->budget_s = std::atof(v);
     else if (f == "--rep-ms") a->rep_ms = std::atof(v);
+    else if (f == "--fused-max-rows") a->fused_max_rows = std::atoi(v);
     else if (f == "--shapes") {
       a->shapes.clear();
       for (std::string rest = v; !rest.empty();) {
@@ -426,8 +431,10 @@ Status runTiming(ktune::Autotuner& t, const Args& a, const ktune::Kernel& rope,
   Arena mem(t);
   KTUNE_ASSIGN_OR_RETURN(Model m, makeModel(mem, kLlama3_8B, a.layers, false));
   Llama net(t, m, rope, attn);
-  std::printf("%s (%s), %d layers of Llama-3-8B shape, bf16; weights made in %.1f s\n",
-              t.deviceName().c_str(), t.arch().c_str(), a.layers, secs(t0));
+  net.fused_max_rows = a.fused_max_rows;
+  std::printf("%s (%s), %d layers of Llama-3-8B shape, bf16, gate/up + SiLU·Mul fused up to %d "
+              "rows; weights made in %.1f s\n",
+              t.deviceName().c_str(), t.arch().c_str(), a.layers, a.fused_max_rows, secs(t0));
   std::printf("%-7s %11s %22s %12s %13s\n", "shape", "step ms", "[p20, p80]", "tokens/s",
               "first step s");
   for (const auto& name : a.shapes) {
@@ -459,7 +466,7 @@ int main(int argc, char** argv) {
   Args a;
   if (!parseArgs(argc, argv, &a)) {
     std::fprintf(stderr, "usage: %s [--check] [--layers N] [--context N] [--shapes d1,d8,p2048] "
-                 "[--budget-s S] [--rep-ms MS]\n", argv[0]);
+                 "[--budget-s S] [--rep-ms MS] [--fused-max-rows N]\n", argv[0]);
     return 2;
   }
   auto opts = ktune::TunerOptions::fromEnv();

@@ -197,9 +197,12 @@ inline ktune::KernelSpec ropeKvSpec() {
   s.name = "llama_rope_kv";
   s.source = kKernelSource;
   s.entry = "llama_rope_kv";
-  // HPB heads per block; cdiv(hd / 2, VEC) threads per head, each rotating VEC pairs.
+  // HPB heads per block; cdiv(hd / 2, VEC) threads per head, each rotating VEC pairs. Four
+  // configs: up to 32 rows every config of HPB 1-8 x VEC 1-8 ran at the launch floor (within
+  // the measurement's noise), and at 128 and 2048 rows HPB 8 with VEC 4 won (VEC 8 tied it, HPB
+  // 1-2 lost by 1.3-6x); the other twelve cost a tuning run about a second of compiles.
   s.space_json =
-      R"({"params": {"HPB": [1, 2, 4, 8], "VEC": [1, 2, 4, 8]}, "default": {"HPB": 4, "VEC": 1}})";
+      R"({"params": {"HPB": [4, 8], "VEC": [1, 4]}, "default": {"HPB": 4, "VEC": 1}})";
   s.args = {{"qkv", ArgType::kPtr}, {"ld", ArgType::kI64}, {"qo", ArgType::kPtr},
             {"kc", ArgType::kPtr}, {"vc", ArgType::kPtr}, {"cos", ArgType::kPtr},
             {"sin", ArgType::kPtr}};

@@ -20,6 +20,10 @@ fifth, ktune with one fusion off):
   ktune_unfused  (--unfused-shapes, decode batch 1 and 8 by default) ktune with the gate/up GEMM
              and SiLU·Mul as two ops where ktune fuses them: the fusion measured against ktune's
              own pair in the same rounds (its extra keys' tuning is not counted in ktune's);
+  ktune_fused  (--fused-shapes, decode batch 8 by default) ktune with gate/up + SiLU·Mul fused up
+             to 16 rows instead of 4: the fusion measured against ktune's unfused pair where
+             ktune does not fuse, in the same rounds (its extra key's tuning is not counted in
+             ktune's);
   ktune_nopdl  (--nopdl-shapes, decode batch 1 and 8 by default) ktune with programmatic
              dependent launches off (ktune.set_options(pdl=False) in its `pre`, pdl=True in the
              other ktune variants': two tuners over the same database and code objects, so it
@@ -58,8 +62,10 @@ from llama_timing import (Entry, WallRecorder, copy_rate, first_call, kernel_tab
                           rounds_done, set_up, timing_rounds)
 
 SHAPES = {"d1": (1, 1), "d8": (8, 1), "d32": (32, 1), "d128": (128, 1), "p2048": (1, 2048)}
-VARIANTS = ("torch", "tunableop", "compile", "ktune", "ktune_unfused", "ktune_nopdl")
-KTUNE_VARIANTS = ("ktune", "ktune_unfused", "ktune_nopdl")
+VARIANTS = ("torch", "tunableop", "compile", "ktune", "ktune_unfused", "ktune_fused",
+            "ktune_nopdl")
+KTUNE_VARIANTS = ("ktune", "ktune_unfused", "ktune_fused", "ktune_nopdl")
+FUSED_ROWS_ALT = 16  # ktune_fused's limit (ktune's own: llama_ktune.KtuneOps.FUSED_MAX_ROWS)
 PREFILL_CALLS = 8  # prefill steps per timed batch (decode: 20)
 
 
@@ -79,6 +85,10 @@ def parse_args(argv=None):
                         "SiLU·Mul as two ops where ktune fuses them (decode rows <= 16), to "
                         "measure the fusion against ktune's own unfused pair (its keys' tuning "
                         "is not counted in ktune's)")
+    p.add_argument("--fused-shapes", default="d8",
+                   help="shapes of the ktune_fused variant: ktune with gate/up + SiLU·Mul fused "
+                        f"up to {FUSED_ROWS_ALT} rows, against ktune's unfused pair above its "
+                        "limit in the same rounds")
     p.add_argument("--nopdl-shapes", default="d1,d8",
                    help="shapes of the ktune_nopdl variant: ktune without programmatic dependent "
                         "launches (KTUNE_PDL=0), against ktune in the same rounds")
@@ -119,6 +129,7 @@ def parse_args(argv=None):
     a.compile_shapes = _names(a.compile_shapes, SHAPES, "shape") if a.compile_shapes else []
     a.unfused_shapes = _names(a.unfused_shapes, SHAPES, "shape") if a.unfused_shapes else []
     a.nopdl_shapes = _names(a.nopdl_shapes, SHAPES, "shape") if a.nopdl_shapes else []
+    a.fused_shapes = _names(a.fused_shapes, SHAPES, "shape") if a.fused_shapes else []
     a.breakdown = _names(a.breakdown, SHAPES, "shape") if a.breakdown not in ("", "none") else []
     if a.layers < 1 or a.context < 1 or a.rounds < 1:
         p.error("--layers, --context and --rounds must be positive")
@@ -144,12 +155,13 @@ def shape_of(name):
 def _wait_for_package(log, limit_s=600):
     """LLAMA_WAIT_FOR=FILE: the ktune package is being built beside this process (the device
     script starts the harness meanwhile, so torch's set-up overlaps the build); wait until FILE
-    exists, then let the import system look again at sys.path folders it found missing."""
+    exists, then let the import system look again at sys.path folders it found missing. Returns
+    the seconds waited (not ktune's: the ktune variants' set-up is counted without them)."""
     import importlib
     import os
     path = os.environ.get("LLAMA_WAIT_FOR")
     if not path:
-        return
+        return 0.0
     t0 = time.perf_counter()
     while not os.path.exists(path) and time.perf_counter() - t0 < limit_s:
         time.sleep(0.2)
@@ -157,6 +169,7 @@ def _wait_for_package(log, limit_s=600):
     for entry in [k for k, v in sys.path_importer_cache.items() if v is None]:
         del sys.path_importer_cache[entry]
     importlib.invalidate_caches()
+    return time.perf_counter() - t0
 
 
 def make_variant(name, model, cfg, use_tunable, log, compile_scope="layer", ktune_add="gemm"):
@@ -171,13 +184,13 @@ def make_variant(name, model, cfg, use_tunable, log, compile_scope="layer", ktun
         return t_ops, pre, lambda st: run(model, t_ops, st)
     if name in KTUNE_VARIANTS:
         try:
-            _wait_for_package(log)
             from llama_ktune import KtuneOps, pdl_switch
             k_ops = KtuneOps(cfg["eps"], cfg, residual_gemm=ktune_add == "gemm")
+            k_ops.name = name
             if name == "ktune_unfused":
-                k_ops.name, k_ops.fused_gate_up = name, False
-            if name == "ktune_nopdl":
-                k_ops.name = name
+                k_ops.fused_gate_up = False
+            if name == "ktune_fused":
+                k_ops.FUSED_MAX_ROWS = FUSED_ROWS_ALT
             pdl = pdl_switch(name != "ktune_nopdl")
         except Exception as e:  # noqa: BLE001  (reported, the other variants still run)
             log(f"  ktune unavailable: {e}")
@@ -226,7 +239,7 @@ def _first_call_mark(a, name):
     ktune), which places the key lines that follow (llama_keys.py); else None."""
     import os
     if a.child or os.environ.get("KTUNE_VERBOSE", "0") in ("", "0") or \
-            name not in ("ktune", "ktune_unfused"):
+            name not in ("ktune", "ktune_unfused", "ktune_fused"):
         return None
     return lambda s, op: print(f"  [first call] {name} {s} {op}", flush=True)
 
@@ -235,10 +248,14 @@ def set_up_all(a, model, cfg, states, names, t_start, log):
     """Every variant's entries: first calls (tuning / compiling; ktune's timed op by op), checks
     and captures. Returns (entries, ops_of, ktune's first-call seconds per shape and op, with
     "init_s": each variant's set-up before its first call, and "layer0_s": per shape and op,
-    the op's first call alone)."""
-    entries, refs, ops_of, first_ops = [], {}, {}, {"init_s": {}, "layer0_s": {}}
+    the op's first call alone; "wait_s": the wait for the package built beside this process,
+    not in any variant's set-up)."""
+    entries, refs, ops_of = [], {}, {}
+    first_ops = {"init_s": {}, "layer0_s": {}, "wait_s": 0.0}
     for name in names:
         mark = _first_call_mark(a, name)
+        if name in KTUNE_VARIANTS:
+            first_ops["wait_s"] += _wait_for_package(log)
         t0 = time.perf_counter()
         v = make_variant(name, model, cfg, "tunableop" in names, log, a.compile_scope,
                          a.ktune_add)
@@ -249,7 +266,7 @@ def set_up_all(a, model, cfg, states, names, t_start, log):
         ops, pre, call = v
         ops_of[name] = (ops, pre or (lambda: 0))
         only = {"compile": a.compile_shapes, "ktune_unfused": a.unfused_shapes,
-                "ktune_nopdl": a.nopdl_shapes}.get(name)
+                "ktune_fused": a.fused_shapes, "ktune_nopdl": a.nopdl_shapes}.get(name)
         shapes = [s for s in a.shapes if only is None or s in only]
         if name == "ktune":
             shapes = tuning_order(shapes)
@@ -260,8 +277,9 @@ def set_up_all(a, model, cfg, states, names, t_start, log):
         for s in shapes:
             left = a.deadline_s - (time.perf_counter() - t_start)
             # Skipped, not killed: the budget must still time and report what was set up. A
-            # repeat process finds its caches warm: a few seconds per shape.
-            need = 15 if a.child else 75 if name == "compile" else 45
+            # repeat process finds its caches warm: a few seconds per shape. A cold shape took
+            # max-autotune 27-44 s and ktune at most 16 s (the cold first shape).
+            need = 15 if a.child else 75 if name == "compile" else 25
             if a.deadline_s and left < need:
                 log(f"  {name} {s}: skipped ({left:.0f} s of the budget left)")
                 continue
@@ -379,8 +397,8 @@ def main_run(a):
         print(tag + msg, flush=True)
     # torch first (the reference every variant is checked against), compile last (its shapes
     # are the ones skipped when the wall budget runs short).
-    names = ["torch"] + [v for v in ("tunableop", "ktune", "ktune_unfused", "ktune_nopdl",
-                                     "compile")
+    names = ["torch"] + [v for v in ("tunableop", "ktune", "ktune_unfused", "ktune_fused",
+                                     "ktune_nopdl", "compile")
                          if v in a.variants]
     _tunableop_setup(a, names, log)
     import torch
@@ -398,6 +416,7 @@ def main_run(a):
     weight_bytes, step_bytes = _step_bytes(model, states)
     entries, ops_of, first_ops = set_up_all(a, model, cfg, states, names, t_start, log)
     first_layer0 = first_ops.pop("layer0_s")
+    wait_s = first_ops.pop("wait_s")
     rounds = a.rounds
     # Rounds past 3 and the breakdowns leave the repeat processes the time they are expected to
     # take: the median over processes needs them more than a longer first process.
@@ -411,7 +430,7 @@ def main_run(a):
            "compile_scope": a.compile_scope, "order_ktune": tuning_order(a.shapes),
            "layers": a.layers, "context": a.context, "rounds": rounds, "copy": copy,
            "weight_bytes": weight_bytes, "step_bytes": step_bytes, "first_ops": first_ops,
-           "first_ops_first": first_layer0,
+           "first_ops_first": first_layer0, "package_wait_s": wait_s,
            "tunableop_results": _tunableop_results() if "tunableop" in names else [],
            "entries": [dict(variant=e.variant, shape=e.shape, setup_s=e.setup_s, err=e.err,
                             graph_err=e.graph_err, graph_ms=e.times["graph"],
@@ -452,6 +471,7 @@ def main(argv=None):
         a.compile_shapes = [s if s[0] == "d" else "p128" for s in a.compile_shapes]
         a.unfused_shapes = [s for s in a.unfused_shapes if s[0] == "d"]
         a.nopdl_shapes = [s for s in a.nopdl_shapes if s[0] == "d"]
+        a.fused_shapes = [s for s in a.fused_shapes if s[0] == "d"]
         a.breakdown = [s if s[0] == "d" else "p128" for s in a.breakdown]
     main_run(a)
     return 0

@@ -22,7 +22,7 @@ def rope_kv_family():
                                               ("B", "T", "nq", "nkv", "hd", "S", "pos0")]
     k = ktune.kernel(src, "llama_rope_kv", grid=["B * T", "cdiv(nq + 2 * nkv, HPB)"],
                      block="HPB * cdiv(hd / 2, VEC)", signature=sig, programmatic_wait=True)
-    return ktune.autotune(space={"HPB": [1, 2, 4, 8], "VEC": [1, 2, 4, 8]},
+    return ktune.autotune(space={"HPB": [4, 8], "VEC": [1, 4]},
                           key=["pow2(B * T)", "nq", "nkv", "hd"], name="llama_rope_kv",
                           default={"HPB": 4, "VEC": 1})(k)
 

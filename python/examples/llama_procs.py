@@ -22,6 +22,7 @@ def child_argv(a, kind, out, variants=None, rounds=None, breakdown=None, deadlin
             "--compile-shapes", ",".join(a.compile_shapes), "--compile-scope", a.compile_scope,
             "--unfused-shapes", ",".join(a.unfused_shapes),
             "--nopdl-shapes", ",".join(a.nopdl_shapes),
+            "--fused-shapes", ",".join(a.fused_shapes),
             "--rounds", str(rounds or a.rounds), "--tol", str(a.tol), "--ktune-add", a.ktune_add,
             "--breakdown", ",".join(a.breakdown if breakdown is None else breakdown)]
     if variants:
