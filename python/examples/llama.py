@@ -278,8 +278,9 @@ def set_up_all(a, model, cfg, states, names, t_start, log):
             left = a.deadline_s - (time.perf_counter() - t_start)
             # Skipped, not killed: the budget must still time and report what was set up. A
             # repeat process finds its caches warm: a few seconds per shape. A cold shape took
-            # max-autotune 27-44 s and ktune at most 16 s (the cold first shape).
-            need = 15 if a.child else 75 if name == "compile" else 25
+            # max-autotune 27-44 s and ktune at most 16 s (the cold first shape); the other ktune
+            # variants tune one key at most (ktune_nopdl none).
+            need = 15 if a.child else {"compile": 75, "ktune": 25}.get(name, 10)
             if a.deadline_s and left < need:
                 log(f"  {name} {s}: skipped ({left:.0f} s of the budget left)")
                 continue
