@@ -30,8 +30,8 @@
 #                           and ktune_nopdl (ktune with KTUNE_PDL off, d1 and d8), --rounds 5
 #                           --breakdown d1,d8 --repeat-need-s 45; ktune_unfused is not in the table)
 #   LLAMA_CXX_FUSED=1       after the C++ decoder's shapes, d8 again with gate/up + SiLU·Mul fused
-#                           up to 16 rows, then d8 as ktune runs it (two more processes, when 20 s
-#                           of the budget are left)
+#                           up to 16 rows (one more process, when 20 s of the budget are left);
+#                           LLAMA_CXX_FUSED=2: then d8 unfused once more (as ktune runs it)
 #   LLAMA_PDL_TEST=1        pdl_gpu_test from LLAMA_BIN first, beside the package build (0: not run)
 #   LLAMA_KEYS=1            KTUNE_VERBOSE=1 for the harness: the engine's lines of each tuning run
 #                           in its log, read back into the per-key tuning table (llama_keys.py)
@@ -141,10 +141,10 @@ elif [ -x "$LLAMA_LL" ]; then
   timeout $(( LEFT > 30 ? LEFT : 30 )) "$LLAMA_LL" --budget-s $(( LEFT > 45 ? LEFT - 25 : 5 )) \
     ${LLAMA_CXX_ARGS:-} > "$W/llama_cxx.log" 2>&1
   echo "C++ decoder rc=$? at $(elapsed) s"
-  # Fused against unfused gate/up + SiLU·Mul at 8 rows in C++ (every launch ktune's), the
-  # unfused run last so that both orders are seen beside the first run's d8.
+  # Fused against unfused gate/up + SiLU·Mul at 8 rows in C++ (every launch ktune's) beside the
+  # first run's d8 (unfused); with 2, unfused again last, so that both orders are seen.
   if [ "${LLAMA_CXX_FUSED:-1}" != 0 ]; then
-    for f in 16 4; do
+    for f in 16 $([ "${LLAMA_CXX_FUSED:-1}" = 2 ] && echo 4); do
       [ $(( BUDGET - $(elapsed) )) -ge 20 ] || { echo "C++ d8 fused-max-rows $f: skipped (budget)"; continue; }
       timeout 25 "$LLAMA_LL" --shapes d8 --fused-max-rows $f --rep-ms 300 ${LLAMA_CXX_ARGS:-} \
         >> "$W/llama_cxx.log" 2>&1
