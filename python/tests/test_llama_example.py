@@ -288,6 +288,17 @@ def test_children_keep_the_nopdl_shapes_and_it_is_a_variant():
     assert "ktune_nopdl" in llama_report.VARIANTS
 
 
+def test_children_keep_the_fused_shapes_and_it_is_a_variant():
+    # ktune_fused: gate/up + SiLU·Mul fused up to 16 rows where ktune (4 rows) runs the pair.
+    a = llama.parse_args(["--json", "/tmp/x/llama.json", "--fused-shapes", "d8,d16"])
+    child = llama.parse_args(llama_procs.child_argv(a, "timing", "/tmp/x/p2.json")[2:])
+    assert child.fused_shapes == ["d8", "d16"]
+    d = llama.parse_args([])
+    assert d.fused_shapes == ["d8"] and "ktune_fused" in d.variants
+    assert "ktune_fused" in llama_report.VARIANTS and "ktune_fused" in llama.KTUNE_VARIANTS
+    assert llama.FUSED_ROWS_ALT > llama_ktune.KtuneOps.FUSED_MAX_ROWS
+
+
 def test_pdl_switch_sets_the_option_only_when_it_changes(monkeypatch):
     # Each ktune variant's pre: pdl=True for ktune, pdl=False for ktune_nopdl; set_options() makes
     # the ops take another tuner, so it must not run before every call of the same variant.
