@@ -3,7 +3,7 @@
 # against a deadline of BUDGET seconds, steps in order, each skipped once it would overrun
 # (binaries staged by dev/fp8_stage.sh into pb/, nothing is built here).
 #   1. TESTS=1 (fp8: the first only): gemm_fp8_gpu_test's JIT cases and gemm_gpu_test's every-layout
-#      TMA case (both with a 128 x 192 ping-pong config) at odd shapes against the float64 reference.
+#      TMA case (GEMM_FILTER: other gemm_gpu_test cases) at odd shapes against the float64 reference.
 #   2. PROCS gemm_bench processes, fair method (read flush, interleaved rounds, cuBLASLt #0 and the
 #      best of 8 in the same process) over $ONLY (default: the cooperative default D and B, and the
 #      ping-pong tiles Q1..Q4) on $SHAPES.
@@ -24,10 +24,10 @@ if [ "${TESTS:-0}" != 0 ]; then  # TESTS=fp8: the fp8 program only
   timeout "$TS" stdbuf -oL "$PB/tests/gemm_fp8_gpu_test" --gtest_filter='*JitKernel*' > "$OUT/fp8_test.log" 2>&1 &
   F=$!
   RB=0
-  [ "$TESTS" = fp8 ] || { timeout "$TS" stdbuf -oL "$PB/tests/gemm_gpu_test" --gtest_filter='GemmGpu.TmaEveryLayout*' > "$OUT/gemm_test.log" 2>&1; RB=$?; }
+  [ "$TESTS" = fp8 ] || { timeout "$TS" stdbuf -oL "$PB/tests/gemm_gpu_test" --gtest_filter="${GEMM_FILTER:-GemmGpu.TmaEveryLayout*}" > "$OUT/gemm_test.log" 2>&1; RB=$?; }
   wait $F; RF=$?
   at "tests: gemm_fp8_gpu_test rc=$RF, gemm_gpu_test rc=$RB"
-  grep -hE "^\[  (PASSED|FAILED) |Failure|PINGPONG=1.*worst" "$OUT/fp8_test.log" "$OUT/gemm_test.log" 2>/dev/null | cut -c1-200 | head -14
+  grep -hE "^\[  (PASSED|FAILED|  OK) |Failure|PINGPONG=1.*worst|BLOCK_N=(176|224).*worst" "$OUT/fp8_test.log" "$OUT/gemm_test.log" 2>/dev/null | cut -c1-200 | head -18
   [ "$RF" = 124 ] && tail -3 "$OUT/fp8_test.log" | cut -c1-200
 fi
 for p in $(seq 1 "${PROCS:-1}"); do

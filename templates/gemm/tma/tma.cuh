@@ -146,11 +146,19 @@ constexpr int kBM = 64 * kWgM * (kPP ? 1 : kCons);
 constexpr int kMmaWgs = kPP ? 1 : kCons;  // consumer warpgroups that read each stage
 constexpr int kThreads = 128 * (kCons + 1);
 constexpr int kStages = NUM_STAGES;
-constexpr int kATile = kBM * kBK, kBTile = kBN * kBK;  // elements per stage
+// B arrives in whole 64-row boxes: a 176- or 224-wide tile loads 192 or 256 rows (the rows past
+// BLOCK_N are neighbours' or zero fill; the wgmma reads only BLOCK_N of them).
+constexpr int kBBoxes = (kBN + 63) / 64;
+constexpr int kATile = kBM * kBK, kBTile = kBBoxes * 64 * kBK;  // elements per stage
 constexpr unsigned kStageBytes = (kATile + kBTile) * kElem;
 constexpr int kAcc = kBN / 2;  // fp32 accumulators per thread per 64-row slab
 
-static_assert(kBN == 128 || kBN == 192 || kBN == 256, "BLOCK_N must be 128, 192 or 256");
+static_assert(kBN == 128 || kBN == 176 || kBN == 192 || kBN == 224 || kBN == 256,
+              "BLOCK_N must be 128, 176, 192, 224 or 256");
+// A width that is not whole 64-column boxes: the cooperative kernel without clusters and a K-major
+// B only (the MN-major descriptor steps whole 64-wide chunks; the host refuses the other layouts).
+static_assert(kBN % 64 == 0 || (!kPP && CLUSTER_M == 1 && !KT_B_MN),
+              "BLOCK_N 176 / 224: PINGPONG 0, CLUSTER_M 1 and a K-major B (layout NT or TT)");
 static_assert(kCons == 1 || kCons == 2, "CONSUMERS must be 1 or 2");
 static_assert(kWgM == 1 || kWgM == 2, "WG_M must be 1 or 2");
 // Ping-pong's consumer owns one tile per warpgroup, so it may hold a 128 x 192 tile (192
@@ -178,6 +186,9 @@ constexpr int kEpiBytes = KT_EPI_TMA ? kEpiBoxes * 8192 : 0;
 constexpr int kCluster = CLUSTER_M;
 
 #include "tma_primitives.cuh"
+#if BLOCK_N % 64 != 0
+#include "tma_wgmma_wide.cuh"
+#endif
 
 // Tile `tile` of a grid_m x grid_n grid of (kCluster * kBM) x kBN cluster tiles, in GROUP_M order;
 // this block's rows start `rank` block tiles further down.
@@ -218,8 +229,12 @@ KTUNE_DEVICE unsigned long long operand_desc(unsigned addr, int kk) {
 KTUNE_DEVICE void mma_step(float (&acc)[kAcc], unsigned long long da, unsigned long long db) {
 #if BLOCK_N == 256
   ktune::wgmma_n256(acc, da, db, 1);
+#elif BLOCK_N == 224
+  wgmma_n224(acc, da, db, 1);
 #elif BLOCK_N == 192
   ktune::wgmma_n192(acc, da, db, 1);
+#elif BLOCK_N == 176
+  wgmma_n176(acc, da, db, 1);
 #else
   ktune::wgmma_n128(acc, da, db, 1);
 #endif
@@ -286,7 +301,7 @@ KTUNE_DEVICE void produce(const TensorMap* tmA, const TensorMap* tmB, unsigned s
       }
 #else
 #pragma unroll
-      for (int b = 0; b < kBN / 64; ++b) {
+      for (int b = 0; b < kBBoxes; ++b) {
         box_coords<KT_B_MN>(kt * kBK, n0 + b * 64, c0, r0);
         tma_load_2d(sB + (s * kBTile + b * 64 * kBK) * kElem, tmB, c0, r0, full + 8 * s);
       }
