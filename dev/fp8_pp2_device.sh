@@ -9,7 +9,7 @@
 #      ping-pong tiles Q1..Q4) on $SHAPES.
 #   3. NCU=1: ncu's source page (PC-sampled warp stalls per SASS instruction, dev/ncu_stalls.py) and
 #      the SOL/stall metrics of dev/ncu_table.py for one launch each of $NCU_CFGS at $NCU_SHAPE.
-#   4. the device-to-device copy rate (torch): the memory bound of the figures.
+#   4. the device-to-device copy rate (torch): the memory bound of the figures (COPY_FIRST=1: before 2).
 # Logs under $OUT, tables last.   BUDGET (150) ROUNDS (3) PROCS (1) BENCH_S (45) TEST_S (40)
 set -uo pipefail
 . dev/fp8_device_common.sh
@@ -29,7 +29,7 @@ fi
 SHAPES=${SHAPES:-fp8,4096x4096x4096,8192x8192x8192,1024x14336x4096,4096x6144x4096,4096x4096x14336,2048x28672x8192}
 if [ "${TESTS:-0}" != 0 ]; then  # TESTS=fp8: the fp8 program only
   TS=${TEST_S:-40}
-  timeout "$TS" stdbuf -oL "$PB/tests/gemm_fp8_gpu_test" --gtest_filter='*JitKernel*' > "$OUT/fp8_test.log" 2>&1 &
+  timeout "$TS" stdbuf -oL "$PB/tests/gemm_fp8_gpu_test" --gtest_filter="${FP8_FILTER:-*JitKernel*}" > "$OUT/fp8_test.log" 2>&1 &
   F=$!
   RB=0
   [ "$TESTS" = fp8 ] || { timeout "$TS" stdbuf -oL "$PB/tests/gemm_gpu_test" --gtest_filter="${GEMM_FILTER:-GemmGpu.TmaEveryLayout*}" > "$OUT/gemm_test.log" 2>&1; RB=$?; }
@@ -37,6 +37,11 @@ if [ "${TESTS:-0}" != 0 ]; then  # TESTS=fp8: the fp8 program only
   at "tests: gemm_fp8_gpu_test rc=$RF, gemm_gpu_test rc=$RB"
   grep -hE "^\[  (PASSED|FAILED|  OK) |Failure|PINGPONG=1.*worst|BLOCK_N=(176|224).*worst" "$OUT/fp8_test.log" "$OUT/gemm_test.log" 2>/dev/null | cut -c1-200 | head -18
   [ "$RF" = 124 ] && tail -3 "$OUT/fp8_test.log" | cut -c1-200
+fi
+# COPY_FIRST=1: the copy rate before the benches (so a budget cut cannot lose the bound).
+if [ "${COPY_FIRST:-0}" = 1 ]; then
+  timeout 15 python3 dev/copy_rate.py > "$OUT/copy.txt" 2>&1
+  at "copy rate"
 fi
 for p in $(seq 1 "${PROCS:-1}"); do
   [ "$(left)" -ge "${BENCH_S:-45}" ] || { echo "bench $p skipped: $(left) s left"; break; }
@@ -64,7 +69,7 @@ if [ "${NCU:-1}" = 1 ] && command -v ncu > /dev/null; then
     } >> "$OUT/ncu_stalls.txt" 2>&1
   done
 fi
-if [ "$(left)" -gt 5 ]; then
+if [ "${COPY_FIRST:-0}" != 1 ] && [ "$(left)" -gt 5 ]; then
   timeout $(( $(left) - 1 )) python3 dev/copy_rate.py > "$OUT/copy.txt" 2>&1
 fi
 cat "$OUT/gpu.txt" "$OUT/copy.txt" 2>/dev/null
