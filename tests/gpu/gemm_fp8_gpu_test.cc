@@ -194,6 +194,7 @@ TEST(GemmFp8Gpu, JitKernelMatchesTheFloat64Reference) {
       // directly), the deferred and the TMA-store epilogues, ragged N, bias, beta, a split tail.
       {1000, 3000, 512, ElemType::kF8E4M3, true, 0.5f, tmaConfig(224, 2, 4, 1, 2, 2)},
       {1500, 2000, 384, ElemType::kF8E5M2, false, 0.0f, tmaConfig(176, 2, 4, 1, 1, 1)},
+      {1000, 3000, 512, ElemType::kF8E4M3, true, 0.5f, tmaConfig(176, 2, 5, 1, 1, 1, 1, 2)},
   };
   auto shapeOf = [](const Case& cs) {
     GemmShape s = gemm::denseShape(Layout::kNT, cs.t, ElemType::kBF16, cs.m, cs.n, cs.k);

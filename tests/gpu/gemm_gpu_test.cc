@@ -324,9 +324,10 @@ TEST(GemmGpu, TmaEveryLayoutVsReference) {
                                     tma(256, 2, 1, 4, 1, 1, 1, 1), tma(128, 2, 2, 5, 1, 0, 1, 1),
                                     tma(192, 2, 2, 5, 1, 1, 1, 1)};
   // 224- and 176-wide tiles (the columns past the last whole 64-column box stored directly): a
-  // K-major B only, so NT and TT run them and NN and TN must refuse them.
+  // K-major B only, so NT and TT run them and NN and TN must refuse them. The last: ping-pong with
+  // a 128 x 176 tile per consumer warpgroup.
   const std::vector<Config> wide = {tma(224, 2, 1, 4, 1, 2, 2), tma(176, 2, 1, 4, 1, 1, 1),
-                                    tma(224, 2, 1, 4, 1, 0, 1)};
+                                    tma(224, 2, 1, 4, 1, 0, 1), tma(176, 2, 2, 4, 1, 1, 1, 1)};
   auto kMajorB = [](Layout l) { return l == Layout::kNT || l == Layout::kTT; };
   struct Case { int64_t m, n, k; ElemType ab, c; bool bias; Activation act; float beta; };
   const Case cases[] = {
@@ -353,7 +354,9 @@ TEST(GemmGpu, TmaEveryLayoutVsReference) {
     bigs.push_back(shapeOf(l, ElemType::kBF16, ElemType::kBF16, 2048, 2048, 2048));
     for (size_t i : {size_t{0}, cfgs.size() - 2, cfgs.size() - 1})
       jobs.emplace_back(KernelKind::kTma, cfgs[i], bigs.back());
-    if (kMajorB(l)) jobs.emplace_back(KernelKind::kTma, wide[0], bigs.back());
+    if (kMajorB(l))
+      for (size_t i : {size_t{0}, wide.size() - 1})
+        jobs.emplace_back(KernelKind::kTma, wide[i], bigs.back());
   }
   precompile(jobs);
   uint32_t seed = 4000;
@@ -377,7 +380,10 @@ TEST(GemmGpu, TmaEveryLayoutVsReference) {
     // Ping-pong at 2048^3: 256 tiles, two per block, one on each consumer.
     for (size_t i : {size_t{0}, cfgs.size() - 2, cfgs.size() - 1})
       expectMatches(KernelKind::kTma, cfgs[i], p, ref);
-    if (kMajorB(s.layout)) expectMatches(KernelKind::kTma, wide[0], p, ref);  // 9 x 10 tiles
+    // 16 x 10 tiles of 128 x 224 (132 + a split tail of 28); 16 x 12 of 128 x 176 in ping-pong.
+    if (kMajorB(s.layout))
+      for (size_t i : {size_t{0}, wide.size() - 1})
+        expectMatches(KernelKind::kTma, wide[i], p, ref);
   }
 }
 

@@ -73,11 +73,11 @@ ConfigSpace buildSpace() {
     const int64_t acc = knob(c, "WG_M") * knob(c, "BLOCK_N");
     return acc <= 256 || (knob(c, "PINGPONG") == 1 && acc <= 384);
   });
-  // 176 and 224 are there for the tile count (tma_wgmma_wide.cuh): the cooperative two-consumer
-  // kernel without clusters only (what the tile count pays for; it keeps the space small).
-  s.constrain("BLOCK_N % 64 == 0 || (CONSUMERS == 2 && PINGPONG == 0 && CLUSTER_M == 1)", [](K c) {
-    return knob(c, "BLOCK_N") % 64 == 0 || (knob(c, "CONSUMERS") == 2 &&
-                                            knob(c, "PINGPONG") == 0 && knob(c, "CLUSTER_M") == 1);
+  // 176 and 224 are there for the tile count (tma_wgmma_wide.cuh): two consumers (cooperative or
+  // ping-pong) without clusters only (what the tile count pays for; it keeps the space small).
+  s.constrain("BLOCK_N % 64 == 0 || (CONSUMERS == 2 && CLUSTER_M == 1)", [](K c) {
+    return knob(c, "BLOCK_N") % 64 == 0 ||
+           (knob(c, "CONSUMERS") == 2 && knob(c, "CLUSTER_M") == 1);
   });
   s.constrain("CLUSTER_M == 1 || BLOCK_N % 128 == 0",
               [](K c) { return knob(c, "CLUSTER_M") == 1 || knob(c, "BLOCK_N") % 128 == 0; });

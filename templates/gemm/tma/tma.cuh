@@ -155,10 +155,11 @@ constexpr int kAcc = kBN / 2;  // fp32 accumulators per thread per 64-row slab
 
 static_assert(kBN == 128 || kBN == 176 || kBN == 192 || kBN == 224 || kBN == 256,
               "BLOCK_N must be 128, 176, 192, 224 or 256");
-// A width that is not whole 64-column boxes: the cooperative kernel without clusters and a K-major
-// B only (the MN-major descriptor steps whole 64-wide chunks; the host refuses the other layouts).
-static_assert(kBN % 64 == 0 || (!kPP && CLUSTER_M == 1 && !KT_B_MN),
-              "BLOCK_N 176 / 224: PINGPONG 0, CLUSTER_M 1 and a K-major B (layout NT or TT)");
+// A width that is not whole 64-column boxes: two consumers (cooperative or ping-pong) without
+// clusters and a K-major B only (the MN-major descriptor steps whole 64-wide chunks; the host
+// refuses the other layouts).
+static_assert(kBN % 64 == 0 || (kCons == 2 && CLUSTER_M == 1 && !KT_B_MN),
+              "BLOCK_N 176 / 224: CONSUMERS 2, CLUSTER_M 1 and a K-major B (layout NT or TT)");
 static_assert(kCons == 1 || kCons == 2, "CONSUMERS must be 1 or 2");
 static_assert(kWgM == 1 || kWgM == 2, "WG_M must be 1 or 2");
 // Ping-pong's consumer owns one tile per warpgroup, so it may hold a 128 x 192 tile (192

@@ -2,7 +2,8 @@
 // tma.cuh, inside its namespace kt; included only when BLOCK_N is one of them). 176 and 224 exist
 // for the tile count: 1024 x 14336 in 128 x 224 tiles is 512 tiles (3.88 rounds of 132 SMs, as
 // 4096^2 in 128 x 256), in 128 x 256 tiles 448 (3.39 rounds); 14336 / 176 gives 656 tiles of
-// 128 rows (4.97 rounds). Same operand order and flags as the prelude's n128 / n192 / n256.
+// 128 rows (4.97 rounds; cuBLASLt's ping-pong kernel there has a tile of 176 columns too). Same
+// operand order and flags as the prelude's n128 / n192 / n256.
 #if BLOCK_N == 176
 KTUNE_DEVICE void wgmma_n176(float (&d)[88], unsigned long long da, unsigned long long db, int scale_d) {
   asm volatile(
