@@ -84,15 +84,22 @@
 // Per tile it still runs a little below the cooperative kernel's tensor-pipe rate; it wins only
 // where its tile count fills the last round better (bench/NOTES.md, issue 33).
 //
-// Config: BLOCK_N (128 | 192 | 256), CONSUMERS (1 | 2), WG_M (1 | 2; BLOCK_M = 64 * WG_M * CONSUMERS;
-// WG_M * BLOCK_N <= 256 keeps the accumulators at <= 128 registers; 384 with PINGPONG), NUM_STAGES
-// (2..8), GROUP_M, CLUSTER_M (1 | 2), SPLIT_K (1 | 2 | 4), PINGPONG (0 | 1; BLOCK_M = 64 * WG_M per
-// consumer).
+// Wide tiles (BLOCK_N 176 | 224; two consumers, no cluster, K-major B): tile counts that fill the
+// persistent grid's rounds where 128 | 192 | 256 leave a short last one (N = 14336 in 128 x 176
+// tiles: 82 per row, 656 at M = 1024 = 4.97 rounds of 132 SMs). B still arrives in whole 64-row
+// boxes (192 | 256 rows per stage, the wgmma reads the first BLOCK_N), and C's columns past the
+// last whole 64-column box are stored directly (a box there would overwrite the next tile's).
+//
+// Config: BLOCK_N (128 | 176 | 192 | 224 | 256), CONSUMERS (1 | 2), WG_M (1 | 2; BLOCK_M =
+// 64 * WG_M * CONSUMERS; WG_M * BLOCK_N <= 256 keeps the accumulators at <= 128 registers; 384 with
+// PINGPONG), NUM_STAGES (2..8), GROUP_M, CLUSTER_M (1 | 2), SPLIT_K (1 | 2 | 4), PINGPONG (0 | 1;
+// BLOCK_M = 64 * WG_M per consumer).
 // Problem defines: DTYPE_AB (1 f16, 2 bf16), DTYPE_C (0 f32, 1 f16, 2 bf16), HAS_BIAS, ACT (0 none,
 // 1 SiLU, 2 GELU erf), LAYOUT (0 NN, 1 NT, 2 TN, 3 TT). Host requirements (launch rule): 16-byte
 // aligned A and B, lda % 8 == 0, ldb % 8 == 0; tmA / tmB = boxes of 64 x 64 over A and B as stored
 // (cols = the contiguous dimension).
-// Dynamic shared memory: NUM_STAGES * (BLOCK_M + BLOCK_N) * 128 + (EPI_TMA > 0) * CONSUMERS * 16384
+// Dynamic shared memory: NUM_STAGES * (BLOCK_M + BLOCK_N rounded up to 64) * 128
+// + (EPI_TMA > 0) * CONSUMERS * 16384
 // (8192 with PINGPONG) + 1024 (alignment) + 256 (barriers).
 // Workspace (SPLIT_K > 1): gridDim.x * BLOCK_M * BLOCK_N floats and gridDim.x * CONSUMERS counters,
 // both zero at launch and left zero. The parameter list starts like every ktune GEMM kernel's, so
