@@ -3,13 +3,13 @@
 # against a deadline of BUDGET seconds, steps in order, each skipped once it would overrun
 # (binaries staged by dev/fp8_stage.sh into pb/, nothing is built here).
 #   1. TESTS=1 (fp8: the first only): gemm_fp8_gpu_test's JIT cases and gemm_gpu_test's every-layout
-#      TMA case (both with a 128 x 192 ping-pong config) at odd shapes against the float64 reference.
+#      TMA case (GEMM_FILTER: other gemm_gpu_test cases) at odd shapes against the float64 reference.
 #   2. PROCS gemm_bench processes, fair method (read flush, interleaved rounds, cuBLASLt #0 and the
 #      best of 8 in the same process) over $ONLY (default: the cooperative default D and B, and the
 #      ping-pong tiles Q1..Q4) on $SHAPES.
 #   3. NCU=1: ncu's source page (PC-sampled warp stalls per SASS instruction, dev/ncu_stalls.py) and
 #      the SOL/stall metrics of dev/ncu_table.py for one launch each of $NCU_CFGS at $NCU_SHAPE.
-#   4. the device-to-device copy rate (torch): the memory bound of the figures.
+#   4. the device-to-device copy rate (torch): the memory bound of the figures (COPY_FIRST=1: before 2).
 # Logs under $OUT, tables last.   BUDGET (150) ROUNDS (3) PROCS (1) BENCH_S (45) TEST_S (40)
 set -uo pipefail
 . dev/fp8_device_common.sh
@@ -17,18 +17,31 @@ Q1="BLOCK_N=192,$C2,WG_M=2,NUM_STAGES=5,GROUP_M=16,EPI_TMA=1,SPLIT_K=1,PINGPONG=
 Q2="BLOCK_N=128,$C2,WG_M=2,NUM_STAGES=6,GROUP_M=16,EPI_TMA=1,SPLIT_K=1,PINGPONG=1"
 Q3="BLOCK_N=256,$C2,WG_M=1,NUM_STAGES=5,GROUP_M=16,EPI_TMA=1,SPLIT_K=1,PINGPONG=1"
 Q4="BLOCK_N=192,$C2,WG_M=2,NUM_STAGES=4,GROUP_M=16,EPI_TMA=1,SPLIT_K=1,PINGPONG=1"
+# C192: the curated cooperative 128x192 tile.
+C192="BLOCK_N=192,$C2,WG_M=1,NUM_STAGES=4,GROUP_M=8,EPI_TMA=1,SPLIT_K=1,PINGPONG=0"
 ONLY=${ONLY:-"$D;$B;$Q1;$Q2;$Q3;$Q4"}
+# ONLY_NAMES="D W224 Q4@8192x8192x8192 ...": the configs of those names (this file's and
+# dev/fp8_device_common.sh's), each for every shape or only at the @ shape.
+if [ -n "${ONLY_NAMES:-}" ]; then
+  ONLY=""
+  for n in $ONLY_NAMES; do v=${n%%@*}; ONLY="$ONLY${ONLY:+;}${!v}${n#"$v"}"; done
+fi
 SHAPES=${SHAPES:-fp8,4096x4096x4096,8192x8192x8192,1024x14336x4096,4096x6144x4096,4096x4096x14336,2048x28672x8192}
 if [ "${TESTS:-0}" != 0 ]; then  # TESTS=fp8: the fp8 program only
   TS=${TEST_S:-40}
-  timeout "$TS" stdbuf -oL "$PB/tests/gemm_fp8_gpu_test" --gtest_filter='*JitKernel*' > "$OUT/fp8_test.log" 2>&1 &
+  timeout "$TS" stdbuf -oL "$PB/tests/gemm_fp8_gpu_test" --gtest_filter="${FP8_FILTER:-*JitKernel*}" > "$OUT/fp8_test.log" 2>&1 &
   F=$!
   RB=0
-  [ "$TESTS" = fp8 ] || { timeout "$TS" stdbuf -oL "$PB/tests/gemm_gpu_test" --gtest_filter='GemmGpu.TmaEveryLayout*' > "$OUT/gemm_test.log" 2>&1; RB=$?; }
+  [ "$TESTS" = fp8 ] || { timeout "$TS" stdbuf -oL "$PB/tests/gemm_gpu_test" --gtest_filter="${GEMM_FILTER:-GemmGpu.TmaEveryLayout*}" > "$OUT/gemm_test.log" 2>&1; RB=$?; }
   wait $F; RF=$?
   at "tests: gemm_fp8_gpu_test rc=$RF, gemm_gpu_test rc=$RB"
-  grep -hE "^\[  (PASSED|FAILED) |Failure|PINGPONG=1.*worst" "$OUT/fp8_test.log" "$OUT/gemm_test.log" 2>/dev/null | cut -c1-200 | head -14
+  grep -hE "^\[  (PASSED|FAILED|  OK) |Failure|PINGPONG=1.*worst|BLOCK_N=(176|224).*worst" "$OUT/fp8_test.log" "$OUT/gemm_test.log" 2>/dev/null | cut -c1-200 | head -18
   [ "$RF" = 124 ] && tail -3 "$OUT/fp8_test.log" | cut -c1-200
+fi
+# COPY_FIRST=1: the copy rate before the benches (so a budget cut cannot lose the bound).
+if [ "${COPY_FIRST:-0}" = 1 ]; then
+  timeout 15 python3 dev/copy_rate.py > "$OUT/copy.txt" 2>&1
+  at "copy rate"
 fi
 for p in $(seq 1 "${PROCS:-1}"); do
   [ "$(left)" -ge "${BENCH_S:-45}" ] || { echo "bench $p skipped: $(left) s left"; break; }
@@ -56,7 +69,7 @@ if [ "${NCU:-1}" = 1 ] && command -v ncu > /dev/null; then
     } >> "$OUT/ncu_stalls.txt" 2>&1
   done
 fi
-if [ "$(left)" -gt 5 ]; then
+if [ "${COPY_FIRST:-0}" != 1 ] && [ "$(left)" -gt 5 ]; then
   timeout $(( $(left) - 1 )) python3 dev/copy_rate.py > "$OUT/copy.txt" 2>&1
 fi
 cat "$OUT/gpu.txt" "$OUT/copy.txt" 2>/dev/null

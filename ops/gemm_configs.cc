@@ -68,16 +68,17 @@ Expected<std::vector<Config>> familyConfigs(const std::vector<gemm::KernelKind>&
         add(k, c);
       continue;
     }
-    // One representative M per tier of the M-dependent knobs (DC_MT "auto": 1, 2, 4, 8, 16 row
-    // tiles; SK_MT "auto"): a key's candidates include the curated configs of its own tier. M = 32
-    // was missing, so keys of 17..32 rows had no decode candidate at all, and a gate/up pair
-    // (silu_mul runs on the decode kernel only) found no winner there.
-    for (auto [m, n, kk] : {std::tuple<int64_t, int64_t, int64_t>{4096, 4096, 4096},
-                            {128, 4096, 4096},
-                            {1, 4096, 4096},
-                            {16, 4096, 4096},
-                            {32, 4096, 4096},
-                            {64, 4096, 4096}}) {
+    // One representative shape per tier of the M-dependent knobs (DC_MT "auto": 1, 2, 4, 8, 16 row
+    // tiles, and rows of A for the decode kind's FMA body, DC_WG = 3; SK_MT "auto") and per N
+    // bound of the curated tables (min_n 8192: the persistent decode grids for wide N): a key's
+    // candidates include the curated configs of its own tier. Keys of 2..8 rows had no FMA
+    // candidate (its DC_MT counts rows, and only M = 1 was represented) and keys with N >= 8192
+    // none of the wide-N decode configs, so the tuned op could not pick what gemm_bench, which
+    // takes each shape's own curated list, measured fastest.
+    std::vector<std::tuple<int64_t, int64_t, int64_t>> reps = {{4096, 4096, 4096}};
+    for (int64_t m : {1, 2, 4, 8, 16, 32, 64, 128})
+      for (int64_t n : {4096, 28672}) reps.emplace_back(m, n, 4096);
+    for (auto [m, n, kk] : reps) {
       const auto s = gemm::denseShape(gemm::Layout::kNT, gemm::ElemType::kBF16,
                                       gemm::ElemType::kBF16, m, n, kk);
       KTUNE_ASSIGN_OR_RETURN(auto curated, gemm::curatedConfigs(k, s, dev, curated_path));

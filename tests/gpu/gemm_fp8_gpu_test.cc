@@ -157,8 +157,9 @@ Config tmaConfig(int64_t bn, int64_t cons, int64_t stages, int64_t cluster, int6
                 {"EPI_TMA", epi},       {"SPLIT_K", split},      {"PINGPONG", pingpong}};
 }
 
-// The JIT fp8 kernel over the code paths (both consumer counts, BLOCK_N 128/192/256, the split
-// tail, clusters, direct, TMA-store and deferred epilogues), e4m3 and e5m2, odd M/N, bias, beta and scales.
+// The JIT fp8 kernel over the code paths (both consumer counts, BLOCK_N 128/176/192/224/256, the
+// split tail, clusters, direct, TMA-store and deferred epilogues), e4m3 and e5m2, odd M/N, bias,
+// beta and scales.
 TEST(GemmFp8Gpu, JitKernelMatchesTheFloat64Reference) {
   REQUIRE_GPU();
   struct Case {
@@ -189,6 +190,11 @@ TEST(GemmFp8Gpu, JitKernelMatchesTheFloat64Reference) {
       {64, 256, 512, ElemType::kF8E4M3, true, 0.0f, tmaConfig(256, 2, 4, 1, 1, 1, 1)},
       // 128x192 ping-pong tiles (192 accumulators per thread, one-box C buffers), ragged M and N.
       {1000, 3000, 512, ElemType::kF8E4M3, true, 0.5f, tmaConfig(192, 2, 5, 1, 1, 1, 1, 2)},
+      // 224- and 176-wide tiles (not whole 64-column boxes: the last 32 / 48 columns stored
+      // directly), the deferred and the TMA-store epilogues, ragged N, bias, beta, a split tail.
+      {1000, 3000, 512, ElemType::kF8E4M3, true, 0.5f, tmaConfig(224, 2, 4, 1, 2, 2)},
+      {1500, 2000, 384, ElemType::kF8E5M2, false, 0.0f, tmaConfig(176, 2, 4, 1, 1, 1)},
+      {1000, 3000, 512, ElemType::kF8E4M3, true, 0.5f, tmaConfig(176, 2, 5, 1, 1, 1, 1, 2)},
   };
   auto shapeOf = [](const Case& cs) {
     GemmShape s = gemm::denseShape(Layout::kNT, cs.t, ElemType::kBF16, cs.m, cs.n, cs.k);

@@ -323,6 +323,12 @@ TEST(GemmGpu, TmaEveryLayoutVsReference) {
                                     tma(192, 2, 1, 4, 1, 2, 1), tma(128, 2, 2, 4, 1, 2, 2),
                                     tma(256, 2, 1, 4, 1, 1, 1, 1), tma(128, 2, 2, 5, 1, 0, 1, 1),
                                     tma(192, 2, 2, 5, 1, 1, 1, 1)};
+  // 224- and 176-wide tiles (the columns past the last whole 64-column box stored directly): a
+  // K-major B only, so NT and TT run them and NN and TN must refuse them. The last: ping-pong with
+  // a 128 x 176 tile per consumer warpgroup.
+  const std::vector<Config> wide = {tma(224, 2, 1, 4, 1, 2, 2), tma(176, 2, 1, 4, 1, 1, 1),
+                                    tma(224, 2, 1, 4, 1, 0, 1), tma(176, 2, 2, 4, 1, 1, 1, 1)};
+  auto kMajorB = [](Layout l) { return l == Layout::kNT || l == Layout::kTT; };
   struct Case { int64_t m, n, k; ElemType ab, c; bool bias; Activation act; float beta; };
   const Case cases[] = {
       {300, 520, 264, ElemType::kBF16, ElemType::kBF16, false, Activation::kNone, 0.f},
@@ -342,10 +348,15 @@ TEST(GemmGpu, TmaEveryLayoutVsReference) {
       s.beta = cs.beta;
       shapes.push_back(s);
       for (const Config& c : cfgs) jobs.emplace_back(KernelKind::kTma, c, s);
+      if (kMajorB(l))
+        for (const Config& c : wide) jobs.emplace_back(KernelKind::kTma, c, s);
     }
     bigs.push_back(shapeOf(l, ElemType::kBF16, ElemType::kBF16, 2048, 2048, 2048));
     for (size_t i : {size_t{0}, cfgs.size() - 2, cfgs.size() - 1})
       jobs.emplace_back(KernelKind::kTma, cfgs[i], bigs.back());
+    if (kMajorB(l))
+      for (size_t i : {size_t{0}, wide.size() - 1})
+        jobs.emplace_back(KernelKind::kTma, wide[i], bigs.back());
   }
   precompile(jobs);
   uint32_t seed = 4000;
@@ -353,6 +364,14 @@ TEST(GemmGpu, TmaEveryLayoutVsReference) {
     Problem p(s, seed++);
     const auto ref = p.hostReference();
     for (const Config& c : cfgs) expectMatches(KernelKind::kTma, c, p, ref);
+    for (const Config& c : wide) {
+      if (kMajorB(s.layout)) {
+        expectMatches(KernelKind::kTma, c, p, ref);
+        continue;
+      }
+      EXPECT_EQ(gemm::applicable(KernelKind::kTma, c, s).code(), Code::kUnsupported)
+          << c.toString() << " | " << gemm::shapeKey(s);
+    }
   }
   if (!env().lt) GTEST_SKIP() << "cuBLASLt unavailable for the large check: " << env().lt_skip;
   for (const GemmShape& s : bigs) {
@@ -361,6 +380,10 @@ TEST(GemmGpu, TmaEveryLayoutVsReference) {
     // Ping-pong at 2048^3: 256 tiles, two per block, one on each consumer.
     for (size_t i : {size_t{0}, cfgs.size() - 2, cfgs.size() - 1})
       expectMatches(KernelKind::kTma, cfgs[i], p, ref);
+    // 16 x 10 tiles of 128 x 224 (132 + a split tail of 28); 16 x 12 of 128 x 176 in ping-pong.
+    if (kMajorB(s.layout))
+      for (size_t i : {size_t{0}, wide.size() - 1})
+        expectMatches(KernelKind::kTma, wide[i], p, ref);
   }
 }
 
@@ -377,8 +400,10 @@ TEST(GemmGpu, TmaSplitTailIsCorrectAndSelfCleaning) {
                   {"NUM_STAGES", int64_t{4}}, {"GROUP_M", int64_t{8}}, {"CLUSTER_M", int64_t{1}},
                   {"EPI_TMA", epi},          {"SPLIT_K", split},      {"PINGPONG", int64_t{0}}};
   };
+  // The last: a 224-wide tile (columns past its three whole boxes stored directly), the deferred
+  // epilogue; 1152x4096 is 9 x 19 = 171 tiles (132 + 39), 1280x5120 10 x 23 = 230 (132 + 98).
   const std::vector<Config> cfgs = {tma(256, 2, 1, 2), tma(256, 2, 1, 4), tma(128, 2, 1, 4),
-                                    tma(128, 1, 2, 2), tma(256, 2, 1, 2, 2)};
+                                    tma(128, 1, 2, 2), tma(256, 2, 1, 2, 2), tma(224, 2, 1, 2, 2)};
   struct Case { int64_t m, n, k; bool bias; Activation act; float beta; };
   const Case cases[] = {
       {1152, 4096, 200, true, Activation::kSilu, 0.5f},  // 144 tiles of 128x256: 132 + 12

@@ -74,6 +74,34 @@ TEST(GemmDecode, ConfigsCompileWithMmaSyncAndNoSpills) {
   });
 }
 
+// Every body issues its first weight lines' L2 prefetch before the programmatic-launch wait (so a
+// dependent launch streams them while the previous kernel drains) and reads no global memory
+// before it (the wait orders the reads after the previous kernel's writes).
+TEST(GemmDecode, EveryBodyPrefetchesItsFirstWeightsBeforeThePdlWait) {
+  auto cc = compilerForArch("sm_90a");
+  if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
+  std::vector<std::pair<Config, GemmShape>> jobs;
+  for (int64_t wg : {0, 1, 2, 3})
+    for (int64_t m : {1, 16})
+      for (const Config& c : curatedConfigs(KernelKind::kDecode, nt(m, 4096, 4096)))
+        if (c.getInt("DC_WG") == wg) {
+          jobs.emplace_back(c, nt(m, 4096, 4096));
+          break;
+        }
+  GemmShape g = nt(16, 8192, 4096);  // the gate/up rows through the TMA body's row map
+  g.act = Activation::kSiluMul;
+  g.ldc = 4096;
+  jobs.emplace_back(curatedConfigs(KernelKind::kDecode, g).front(), g);
+  ASSERT_GE(jobs.size(), 5u);
+  compileEach(**cc, jobs, [](const Config&, const std::string& ptx) -> std::string {
+    const size_t wait = ptx.find("griddepcontrol.wait"), pre = ptx.find("prefetch.global.L2");
+    if (wait == std::string::npos || pre == std::string::npos) return "no wait or no L2 prefetch";
+    if (pre > wait) return "the first L2 prefetch comes after the wait";
+    if (ptx.find("ld.global") < wait) return "a global load before the wait";
+    return "";
+  });
+}
+
 Config fmaConfig(int64_t warps, int64_t nt_, int64_t u, int64_t depth, int64_t grid, int64_t mt = 1,
                  int64_t xr = 0) {
   return Config{{"DC_WG", int64_t{3}}, {"DC_WARPS", warps}, {"DC_NT", nt_},

@@ -248,5 +248,30 @@ TEST(GemmDecode, TheFamilysCandidatesCoverEveryDecodeM) {
   }
 }
 
+// Every curated decode/skinny config of a decode shape is among the family's candidates, so the
+// tuned op can pick what gemm_bench (which takes each shape's own curated list) times. The family
+// list used to come from M = 1/16/32/64/128 at N = 4096 only: the FMA body at 2..8 rows (its DC_MT
+// counts rows) and the wide-N persistent decode configs (min_n 8192: the LLM suite's 16x28672x4096
+// gate/up key) were never candidates.
+TEST(GemmDecode, TheFamilysCandidatesHoldEveryCuratedConfigOfADecodeShape) {
+  const std::vector<KernelKind> kinds = {KernelKind::kDecode, KernelKind::kSkinny};
+  auto family = gemm_ops::familyConfigs(kinds, "cuda", false, 227 * 1024, sm90aDevice(), "");
+  ASSERT_TRUE(family.ok()) << family.status().toString();
+  int fma_small_m = 0;
+  for (int64_t m : {1, 2, 3, 4, 8, 16, 24, 64, 100})
+    for (int64_t n : {4096, 6144, 14336, 28672})
+      for (KernelKind k : kinds) {
+        // The skinny kind's SK_MT is ceil(M/8), 1..8: the family holds its power-of-two tiers.
+        if (k == KernelKind::kSkinny && (m & (m - 1)) != 0) continue;
+        for (const Config& c : gemm::curatedConfigs(k, nt(m, n, 4096))) {
+          const Config kc = gemm_ops::withKind(c, k);
+          EXPECT_NE(std::find(family->begin(), family->end(), kc), family->end())
+              << m << "x" << n << "x4096: " << kc.toString();
+          fma_small_m += m >= 2 && m <= 8 && k == KernelKind::kDecode && c.getInt("DC_WG") == 3;
+        }
+      }
+  EXPECT_GT(fma_small_m, 0) << "the curated FMA body has no config at 2..8 rows";
+}
+
 }  // namespace
 }  // namespace ktune::gemm

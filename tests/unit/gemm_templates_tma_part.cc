@@ -157,6 +157,65 @@ TEST(GemmTma, LaunchRuleApplicabilityAndTensorMaps) {
   EXPECT_EQ(checkTensorMap2D(bad).code(), Code::kInvalidArgument);
 }
 
+// 176- and 224-wide tiles: B loads whole 64-row boxes (192 / 256 rows of shared memory per stage),
+// the tile count is what they are for, and only the cooperative kernel without clusters, on a
+// K-major B, takes them.
+TEST(GemmTma, WideTilesTheirSharedMemoryTileCountAndLayouts) {
+  const DeviceInfo h = sm90aDevice();
+  Config w{{"BLOCK_N", int64_t{224}},  {"CONSUMERS", int64_t{2}}, {"WG_M", int64_t{1}},
+           {"NUM_STAGES", int64_t{4}}, {"GROUP_M", int64_t{16}},  {"CLUSTER_M", int64_t{1}},
+           {"EPI_TMA", int64_t{2}},    {"SPLIT_K", int64_t{2}},   {"PINGPONG", int64_t{0}}};
+  const ConfigSpace& space = configSpace(KernelKind::kTma);
+  ASSERT_TRUE(space.validate(w).ok());
+  GemmShape wide = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 1024, 14336, 4096);
+  auto p = launchPlan(KernelKind::kTma, w, wide, h);
+  ASSERT_TRUE(p.ok()) << p.status().toString();
+  EXPECT_EQ(p->shared_bytes, 4 * (128 + 256) * 128 + 2 * 16384 + 1024 + 256);  // = the 256 tile's
+  EXPECT_EQ(p->grid.x, 132u);                                                  // 8 x 64 = 512 tiles
+  EXPECT_EQ(p->workspace_bytes, int64_t{132} * 128 * 224 * 4);
+  Config n176 = w;
+  n176.set("BLOCK_N", int64_t{176});
+  auto p176 = launchPlan(KernelKind::kTma, n176, wide, h);
+  ASSERT_TRUE(p176.ok()) << p176.status().toString();
+  EXPECT_EQ(p176->shared_bytes, 4 * (128 + 192) * 128 + 2 * 16384 + 1024 + 256);
+  n176.set("NUM_STAGES", int64_t{5});  // 5 x 40 KiB + the C buffers: over 227 KiB
+  EXPECT_EQ(launchPlan(KernelKind::kTma, n176, wide, h).status().code(), Code::kOutOfResources);
+  for (auto [knob, v] :
+       {std::pair<const char*, int64_t>{"CLUSTER_M", 2}, {"WG_M", 2}, {"CONSUMERS", 1}}) {
+    Config bad = w;
+    bad.set(knob, v);
+    EXPECT_FALSE(space.validate(bad).ok()) << knob;
+  }
+  // Ping-pong: 128 x 176 per consumer (176 accumulators per thread, as cuBLASLt's ping-pong tile
+  // there); a stage of 128 A rows and 192 B rows, five of them with two one-box C buffers.
+  Config pp = n176;
+  pp.set("PINGPONG", int64_t{1});
+  pp.set("WG_M", int64_t{2});
+  pp.set("EPI_TMA", int64_t{1});
+  pp.set("SPLIT_K", int64_t{1});
+  ASSERT_TRUE(space.validate(pp).ok());
+  auto ppl = launchPlan(KernelKind::kTma, pp, wide, h);
+  ASSERT_TRUE(ppl.ok()) << ppl.status().toString();
+  EXPECT_EQ(ppl->shared_bytes, 5 * (128 + 192) * 128 + 2 * 8192 + 1024 + 256);
+  EXPECT_EQ(ppl->grid.x, 132u);  // 8 x 82 = 656 tiles
+  pp.set("BLOCK_N", int64_t{224});  // 2 x 224 accumulators: too many even with ping-pong
+  EXPECT_FALSE(space.validate(pp).ok());
+  // B stored [K][N] (NN, TN) is MN-major: refused with the reason; NT and TT (and fp8's NT) run.
+  for (Layout l : {Layout::kNN, Layout::kTN}) {
+    const Status st = applicable(KernelKind::kTma, w,
+                                 denseShape(l, ElemType::kBF16, ElemType::kBF16, 256, 256, 256));
+    EXPECT_EQ(st.code(), Code::kUnsupported);
+    EXPECT_NE(st.message().find("K-major B"), std::string::npos) << st.toString();
+  }
+  for (Layout l : {Layout::kNT, Layout::kTT})
+    EXPECT_TRUE(applicable(KernelKind::kTma, w,
+                           denseShape(l, ElemType::kBF16, ElemType::kBF16, 256, 256, 256))
+                    .ok());
+  EXPECT_TRUE(applicable(KernelKind::kTma, w,
+                         denseShape(Layout::kNT, ElemType::kF8E4M3, ElemType::kBF16, 256, 256, 256))
+                  .ok());
+}
+
 // AMD: every MFMA config compiling for gfx90a and gfx942, with occupancy and ISA checks, lives in
 // amd_spaces_test (one program for all AMD sweeps, so the compiles are shared).
 

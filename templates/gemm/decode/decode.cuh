@@ -140,6 +140,25 @@ KTUNE_DEVICE void prefetch_out(const Prob& p, int c0, int c1, int t, int nt) {
   }
 }
 
+// Programmatic dependent launch: a block's (or warp's) first weight bytes, rows r < `rows` (weight
+// row row_of(r), < 0 past N) from element k0, kelems elements each, prefetched into L2 by threads t
+// of nt before KTUNE_PDL_WAIT(), so DRAM starts on them while the previous kernel drains instead of
+// after the launch ramp. Safe whatever the previous kernel writes: a model's weights never are
+// written there, but the op cannot know it; a prefetch is a hint that reads no value, and L2 is the
+// point of coherence for global memory, so a line written after the prefetch is read, after the
+// wait, as written. Without a programmatic launch the wait returns at once and the prefetches are
+// a few instructions ahead of the loads of the same lines.
+template <class RowOf>
+KTUNE_DEVICE void prefetch_weights(const Prob& p, RowOf row_of, int rows, int k0, int kelems, int t,
+                                   int nt) {
+  constexpr int per = 64;  // 16-bit elements per 128-byte line
+  const int lines = (kelems + per - 1) / per;
+  for (int i = t; i < rows * lines; i += nt) {
+    const int r = i / lines, k = k0 + (i - r * lines) * per, row = row_of(r);
+    if (row >= 0 && k < p.K) asm volatile("prefetch.global.L2 [%0];\n" ::"l"(p.B + (long)row * p.ldb + k));
+  }
+}
+
 }  // namespace kd
 
 #if DC_WG == 3
@@ -256,7 +275,6 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
                       void* Cv, const void* biasv, float* workspace, unsigned* counters, int M,
                       int N, int K, long lda, long ldb, long ldc, float alpha, float beta) {
   using namespace kd;
-  KTUNE_PDL_WAIT(); KTUNE_PDL_LAUNCH_DEPENDENTS();  // prelude.cuh: no memory access above
   extern __shared__ __align__(16) unsigned char smem_raw[];
   float* red = reinterpret_cast<float*>(smem_raw);  // [kWarps][kBN][kRedStride]
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -268,6 +286,12 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   const long units = (long)((N + kBN - 1) / kBN) * p.nsteps;
   const long u0 = units * blockIdx.x / gridDim.x, u1 = units * (blockIdx.x + 1) / gridDim.x;
   const int S = (int)(u1 - u0);
+  if (S > 0) {  // the first block step's weights into L2 before the wait (prefetch_weights)
+    const int tile = (int)(u0 / p.nsteps), st = (int)(u0 - (long)tile * p.nsteps);
+    prefetch_weights(p, [&](int n) { return weight_row(p, tile * kBN, n); }, kBN, st * kBlockStep,
+                     kBlockStep, tid, kThreads);
+  }
+  KTUNE_PDL_WAIT(); KTUNE_PDL_LAUNCH_DEPENDENTS();  // prelude.cuh: no memory read above
 
   const unsigned short* xrow[kMT];
   bool xok[kMT];

@@ -147,7 +147,6 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(kd::kThreads, kd::kMinBlocks)
                       void* Cv, const void* biasv, float* workspace, unsigned* counters, int M,
                       int N, int K, long lda, long ldb, long ldc, float alpha, float beta) {
   using namespace kd;
-  KTUNE_PDL_WAIT(); KTUNE_PDL_LAUNCH_DEPENDENTS();  // prelude.cuh: no memory access above
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int T = (K + kStageK - 1) / kStageK;  // stages per group (all of K)
   Prob p{A, B, reinterpret_cast<out_t*>(Cv), reinterpret_cast<const out_t*>(biasv), workspace,
@@ -161,6 +160,9 @@ KTUNE_KERNEL void KTUNE_LAUNCH_BOUNDS(kd::kThreads, kd::kMinBlocks)
   const int g1 = (int)(groups * (blockIdx.x + 1) / gridDim.x);
   const int mine = g1 - g0 > warp ? (g1 - g0 - warp + kWarps - 1) / kWarps : 0;
   const int S = mine * T;  // this warp's stages
+  if (mine > 0)  // the first stage of this warp's first group into L2 before the wait (decode.cuh)
+    prefetch_weights(p, [&](int r) { return group_row(p, g0 + warp, r); }, kR, 0, kStageK, lane, 32);
+  KTUNE_PDL_WAIT(); KTUNE_PDL_LAUNCH_DEPENDENTS();  // prelude.cuh: no memory read above
   const unsigned long long pol = l2_policy();
 
   // The load cursor: group lg, stage lst of it, ls stages issued.

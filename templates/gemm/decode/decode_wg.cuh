@@ -430,7 +430,6 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
 #endif
 ) {
   using namespace kd;
-  KTUNE_PDL_WAIT(); KTUNE_PDL_LAUNCH_DEPENDENTS();  // prelude.cuh: no memory access above
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const unsigned base = (smem_addr(smem_raw) + 1023u) & ~1023u;
   const unsigned full = base + kStages * kStageBytes, empty = full + 8 * kStages;
@@ -452,6 +451,12 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   const long u0 = units * blockIdx.x / gridDim.x, u1 = units * (blockIdx.x + 1) / gridDim.x;
 #endif
   const int S = (int)(u1 - u0);
+  if (S > 0) {  // the first stage's weights into L2 before the wait (prefetch_weights, decode.cuh)
+    const int tile = (int)(u0 / p.nsteps), st = (int)(u0 - (long)tile * p.nsteps);
+    prefetch_weights(p, [&](int n) { return tile_row(p, tile * kBN, n); }, kBN, st * kBK, kBK, tid,
+                     kThreads);
+  }
+  KTUNE_PDL_WAIT(); KTUNE_PDL_LAUNCH_DEPENDENTS();  // prelude.cuh: no memory read above
   if (tid == 0) {
     for (int i = 0; i < kStages; ++i) {
       // DC_TMA: the producer's expect_tx; else every producer thread, after its copies landed.

@@ -57,7 +57,7 @@ using K = const Config&;
 
 ConfigSpace buildSpace() {
   ConfigSpace s;
-  s.addInts("BLOCK_N", {128, 192, 256}, "cuda")
+  s.addInts("BLOCK_N", {128, 176, 192, 224, 256}, "cuda")
       .addInts("CONSUMERS", {1, 2}, "cuda")
       .addInts("WG_M", {1, 2}, "cuda")
       .addInts("NUM_STAGES", {2, 3, 4, 5, 6, 7, 8}, "cuda")
@@ -72,6 +72,12 @@ ConfigSpace buildSpace() {
   s.constrain("WG_M * BLOCK_N <= 256 || (PINGPONG == 1 && WG_M * BLOCK_N <= 384)", [](K c) {
     const int64_t acc = knob(c, "WG_M") * knob(c, "BLOCK_N");
     return acc <= 256 || (knob(c, "PINGPONG") == 1 && acc <= 384);
+  });
+  // 176 and 224 are there for the tile count (tma_wgmma_wide.cuh): two consumers (cooperative or
+  // ping-pong) without clusters only (what the tile count pays for; it keeps the space small).
+  s.constrain("BLOCK_N % 64 == 0 || (CONSUMERS == 2 && CLUSTER_M == 1)", [](K c) {
+    return knob(c, "BLOCK_N") % 64 == 0 ||
+           (knob(c, "CONSUMERS") == 2 && knob(c, "CLUSTER_M") == 1);
   });
   s.constrain("CLUSTER_M == 1 || BLOCK_N % 128 == 0",
               [](K c) { return knob(c, "CLUSTER_M") == 1 || knob(c, "BLOCK_N") % 128 == 0; });
@@ -102,13 +108,15 @@ ConfigSpace buildSpace() {
 
 // Tiles + 1 KiB alignment + the full/empty mbarriers (+ the C staging buffers with EPI_TMA: two
 // 64 x 64 boxes per consumer, one with ping-pong; tma.cuh's kEpiBytes).
+// B arrives in whole 64-row boxes, so a 176- or 224-wide tile's stage holds 192 or 256 B rows.
 int64_t sharedBytes(K c) {
   const int64_t epi = knob(c, "EPI_TMA") > 0 ? (knob(c, "PINGPONG") != 0 ? 8192 : 16384) : 0;
-  return knob(c, "NUM_STAGES") * (tileRows(c) + knob(c, "BLOCK_N")) * 64 * 2 +
+  const int64_t b_rows = ceilDiv(knob(c, "BLOCK_N"), 64) * 64;
+  return knob(c, "NUM_STAGES") * (tileRows(c) + b_rows) * 64 * 2 +
          knob(c, "CONSUMERS") * epi + 1024 + 256;
 }
 
-Status applicable(K, const GemmShape& s) {
+Status applicable(K c, const GemmShape& s) {
   if (s.ab == ElemType::kF32)
     return Status::Unsupported("TMA GEMM takes 16-bit or fp8 A and B (f16, bf16, f8e4m3, f8e5m2)");
   // wgmma reads 8-bit operands K-major only (its transpose flag exists for 16-bit types): an fp8
@@ -118,6 +126,12 @@ Status applicable(K, const GemmShape& s) {
     return Status::Unsupported(std::string("fp8 GEMM needs layout NT (A [M][K], B [N][K], both "
                                            "K-major as the fp8 wgmma reads them), got ") +
                                layoutName(s.layout) + "; store A or B transposed first");
+  // A B tile of 176 or 224 columns is read K-major only: the MN-major descriptor steps whole
+  // 64-column chunks (tma.cuh).
+  const bool b_mn_major = s.layout == Layout::kNN || s.layout == Layout::kTN;
+  if (b_mn_major && knob(c, "BLOCK_N") % 64 != 0)
+    return Status::Unsupported("TMA GEMM BLOCK_N " + std::to_string(knob(c, "BLOCK_N")) +
+                               " needs a K-major B (layout NT or TT), got " + layoutName(s.layout));
   return needFastPath(s, "TMA");
 }
 

@@ -14,6 +14,52 @@ KTUNE_DEVICE void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" :
 KTUNE_DEVICE void bulk_wait_read0() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
 KTUNE_DEVICE void bulk_wait0() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
 
+// Stores one 64-row slab of accumulators from column n0 + kJ0 * 8 on: element j*4 + e is row
+// r0 + (e/2)*8, column n0 + j*8 + 2q + (e%2); column pairs go out as one 4- or 8-byte store when C
+// allows it. The TMA paths use kJ0 > 0 for the columns past the last whole 64-column box of a 176-
+// or 224-wide tile (a box store there would overwrite the next tile's columns).
+template <int kJ0 = 0>
+KTUNE_DEVICE void store_slab(const float (&acc)[kAcc], out_t* C, const out_t* bias, int r0, int n0,
+                             int q, int M, int N, long ldc, float alpha, float beta, bool pair_ok) {
+#pragma unroll
+  for (int j = kJ0; j < kBN / 8; ++j)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = r0 + h * 8, c = n0 + j * 8 + q * 2;
+      if (r >= M || c >= N) continue;
+      out_t* dst = C + (long)r * ldc + c;
+      float v0 = alpha * acc[j * 4 + h * 2], v1 = alpha * acc[j * 4 + h * 2 + 1];
+      const bool two = c + 1 < N;
+      if (beta != 0.0f) {
+        v0 += beta * ktune::to_float(dst[0]);
+        if (two) v1 += beta * ktune::to_float(dst[1]);
+      }
+#if HAS_BIAS
+      v0 += ktune::to_float(bias[c]);
+      if (two) v1 += ktune::to_float(bias[c + 1]);
+#else
+      (void)bias;
+#endif
+      const out_t o0 = ktune::from_float<out_t>(activate(v0));
+      const out_t o1 = ktune::from_float<out_t>(activate(v1));
+      if (two && pair_ok) {
+        struct __align__(2 * sizeof(out_t)) Pair { out_t a, b; };
+        *reinterpret_cast<Pair*>(dst) = Pair{o0, o1};
+      } else {
+        dst[0] = o0;
+        if (two) dst[1] = o1;
+      }
+    }
+}
+
+KTUNE_DEVICE bool c_pairs_ok(const out_t* C, long ldc) {
+  return (ldc & 1) == 0 && (reinterpret_cast<unsigned long long>(C) & (2 * sizeof(out_t) - 1)) == 0;
+}
+// Whole 64-column boxes of a tile row (TMA stores); the rest of a 176- or 224-wide tile is stored
+// directly (store_slab<kFullBoxes * 8>).
+constexpr int kFullBoxes = kBN / 64;
+
+
 #if KT_EPI_TMA
 // Adds beta * C and the bias to the pair of values of row r, columns c and c + 1 (inside M x N).
 KTUNE_DEVICE void add_beta_bias(float& v0, float& v1, const out_t* C, const out_t* bias, int r, int c,
@@ -33,12 +79,15 @@ KTUNE_DEVICE void add_beta_bias(float& v0, float& v1, const out_t* C, const out_
 // One 64-row slab through the warpgroup's shared buffer `buf` and TMA stores (see the header).
 // Row of accumulator j*4 + e: slab row warp*16 + g + (e/2)*8, column n0 + j*8 + 2q + (e%2).
 KTUNE_DEVICE void store_slab_tma(const float (&acc)[kAcc], const TensorMap* tmC, unsigned buf,
-                                 const out_t* C, const out_t* bias, int slab_m0, int n0, int warp,
+                                 out_t* C, const out_t* bias, int slab_m0, int n0, int warp,
                                  int g, int q, int wg_tid, int bar_id, int M, int N, long ldc,
                                  float alpha, float beta) {
   // Groups of up to kEpiBoxes 64-column boxes (the buffer's size): with two, BLOCK_N 192 is one
   // group of two and one of one.
-  constexpr int kBoxes = kBN / 64;
+  constexpr int kBoxes = kFullBoxes;
+  if (kBN % 64 != 0)
+    store_slab<kBoxes * 8>(acc, C, bias, slab_m0 + warp * 16 + g, n0, q, M, N, ldc, alpha, beta,
+                           c_pairs_ok(C, ldc));
 #pragma unroll
   for (int half = 0; half < (kBoxes + kEpiBoxes - 1) / kEpiBoxes; ++half) {
     const int boxes = min(kEpiBoxes, kBoxes - kEpiBoxes * half);
@@ -82,7 +131,7 @@ KTUNE_DEVICE void store_slab_tma(const float (&acc)[kAcc], const TensorMap* tmC,
 // them, the packed values go through the shared buffer and TMA stores one piece (up to two 64 x 64
 // boxes) per k-tile. So the consumer's tensor cores idle only for the packing, not for the shared
 // memory round trip and the wait for the copy engine to have read the buffer.
-constexpr int kHalves = (kBN / 64 + 1) / 2;  // pieces per 64-row slab
+constexpr int kHalves = (kFullBoxes + 1) / 2;  // pieces per 64-row slab
 constexpr int kPieces = kWgM * kHalves;      // <= 2 (WG_M * BLOCK_N <= 256)
 
 KTUNE_DEVICE unsigned pack2(float v0, float v1) {
@@ -94,13 +143,21 @@ KTUNE_DEVICE unsigned pack2(float v0, float v1) {
 
 // pk[w][j * 2 + h] = C values of row slab_m0 + w * 64 + warp * 16 + g + h * 8, columns
 // n0 + j * 8 + 2q and + 1.
+// The columns past the whole boxes (176 / 224 wide) are stored directly here.
 KTUNE_DEVICE void pack_tile(const float (&acc)[kWgM][kAcc], unsigned (&pk)[kWgM][kAcc / 2],
-                            const out_t* C, const out_t* bias, int slab_m0, int n0, int warp, int g,
+                            out_t* C, const out_t* bias, int slab_m0, int n0, int warp, int g,
                             int q, int M, int N, long ldc, float alpha, float beta) {
+  if (kBN % 64 != 0) {
+    const bool pair_ok = c_pairs_ok(C, ldc);
+#pragma unroll
+    for (int w = 0; w < kWgM; ++w)
+      store_slab<kFullBoxes * 8>(acc[w], C, bias, slab_m0 + w * 64 + warp * 16 + g, n0, q, M, N,
+                                 ldc, alpha, beta, pair_ok);
+  }
 #pragma unroll
   for (int w = 0; w < kWgM; ++w)
 #pragma unroll
-    for (int j = 0; j < kBN / 8; ++j)
+    for (int j = 0; j < kFullBoxes * 8; ++j)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int r = slab_m0 + w * 64 + warp * 16 + g + h * 8, c = n0 + j * 8 + q * 2;
@@ -117,7 +174,7 @@ KTUNE_DEVICE void flush_piece(const unsigned (&pk)[kWgM][kAcc / 2], const Tensor
                               unsigned buf, int slab_m0, int n0, int warp, int g, int q, int wg_tid,
                               int bar_id) {
   constexpr int w = kP / kHalves, half = kP % kHalves;
-  constexpr int boxes = kBN / 64 - 2 * half < 2 ? kBN / 64 - 2 * half : 2;
+  constexpr int boxes = kFullBoxes - 2 * half < 2 ? kFullBoxes - 2 * half : 2;
   if (wg_tid == 0) bulk_wait_read0();
   bar_named(bar_id, 128);
 #pragma unroll
@@ -148,48 +205,12 @@ KTUNE_DEVICE void flush_pieces(const unsigned (&pk)[kWgM][kAcc / 2], int p, cons
 }
 #endif
 
-// Stores one 64-row slab of accumulators: element j*4 + e is row r0 + (e/2)*8, column
-// n0 + j*8 + 2q + (e%2); column pairs go out as one 4- or 8-byte store when C allows it.
-KTUNE_DEVICE void store_slab(const float (&acc)[kAcc], out_t* C, const out_t* bias, int r0, int n0,
-                             int q, int M, int N, long ldc, float alpha, float beta, bool pair_ok) {
-#pragma unroll
-  for (int j = 0; j < kBN / 8; ++j)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int r = r0 + h * 8, c = n0 + j * 8 + q * 2;
-      if (r >= M || c >= N) continue;
-      out_t* dst = C + (long)r * ldc + c;
-      float v0 = alpha * acc[j * 4 + h * 2], v1 = alpha * acc[j * 4 + h * 2 + 1];
-      const bool two = c + 1 < N;
-      if (beta != 0.0f) {
-        v0 += beta * ktune::to_float(dst[0]);
-        if (two) v1 += beta * ktune::to_float(dst[1]);
-      }
-#if HAS_BIAS
-      v0 += ktune::to_float(bias[c]);
-      if (two) v1 += ktune::to_float(bias[c + 1]);
-#else
-      (void)bias;
-#endif
-      const out_t o0 = ktune::from_float<out_t>(activate(v0));
-      const out_t o1 = ktune::from_float<out_t>(activate(v1));
-      if (two && pair_ok) {
-        struct __align__(2 * sizeof(out_t)) Pair { out_t a, b; };
-        *reinterpret_cast<Pair*>(dst) = Pair{o0, o1};
-      } else {
-        dst[0] = o0;
-        if (two) dst[1] = o1;
-      }
-    }
-}
-
 // This consumer's rows of the tile (slabs of 64 from slab_m0): through its shared buffer `buf` and
 // TMA stores when tmC is given (a tensor map of C), else stored directly.
 KTUNE_DEVICE void store_tile(const float (&acc)[kWgM][kAcc], const TensorMap* tmC, unsigned buf,
                              out_t* C, const out_t* bias, int slab_m0, int n0, int warp, int g, int q,
                              int wg_tid, int bar_id, int M, int N, long ldc, float alpha, float beta) {
-  const bool pair_ok = (ldc & 1) == 0 &&
-                       (reinterpret_cast<unsigned long long>(C) & (2 * sizeof(out_t) - 1)) == 0;
+  const bool pair_ok = c_pairs_ok(C, ldc);
 #pragma unroll
   for (int w = 0; w < kWgM; ++w) {
 #if KT_EPI_TMA
