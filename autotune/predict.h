@@ -35,8 +35,9 @@
 // rarely beats by much. It serves the keys just under a tuned one whose winner is a tile the key
 // below cannot use (the decode kernel's 16-row config for M = 9..15 between tuned 8 and 16).
 // Chosen offline on the per-candidate times of the held-out sets drawn with seeds 4 and 5 (their
-// training database as the neighbours): it fired on 3 keys of each, 0.91-0.93 of the default,
-// never slower; then checked on seed 6's: the same (bench/NOTES.md, issue 35 eighth pass).
+// training database as the neighbours): it fired on 3 keys of each, 0.91-0.94 of the default,
+// never slower; checked on seed 6's (the same), then measured on a fresh set (seed 7: 3 keys,
+// 0.93 of the default). bench/NOTES.md, issue 35 eighth pass.
 // Why nearest neighbours and not a fitted model: a GEMM's best tile changes in steps along M (wave
 // quantisation) with a handful of tuned keys per N x K; neighbour votes in log-M follow those steps
 // without a model to fit, stay exact on tuned keys and are explained by listing the neighbours.
