@@ -87,6 +87,7 @@ std::vector<Neighbour> indexEntries(const std::vector<DbEntry>& entries) {
     n.parsed = parseKey(e.key);
     n.winner = e.winner;
     n.winner_source = e.winner_source;
+    n.fastest_ms = fastest;
     for (const auto& c : e.candidates) {
       if (c.source != "jit" || !timed(c)) continue;
       // Stopped early as slower than the best: at most half as good (its median is a lower bound).
@@ -128,9 +129,10 @@ bool alongOneAxis(const ParsedKey& a, const ParsedKey& b, int* axis) {
 // The bracketing rule (predict.h): the JIT config near-best (within 3% of the fastest) and faster
 // than the default by kDefaultMargin at the nearest tuned key on each side of `pk` along one
 // numeric field, the one with the larger geometric mean gain; empty when no config qualifies or the key has no tuned key on one side.
-std::string bracketRule(const std::vector<Neighbour>& index, const ParsedKey& pk,
-                        const std::function<bool(const std::string&)>& applicable, double* score) {
-  const Neighbour* side[2] = {nullptr, nullptr};
+// The nearest tuned key below `pk` (side[0]) and above it (side[1]) along the one numeric field
+// they differ in, within kMaxDistance; false when a side has none.
+bool bracketing(const std::vector<Neighbour>& index, const ParsedKey& pk, const Neighbour* side[2]) {
+  side[0] = side[1] = nullptr;
   double gap[2] = {0, 0};
   int axis = -1;
   for (const auto& n : index) {
@@ -142,7 +144,13 @@ std::string bracketRule(const std::vector<Neighbour>& index, const ParsedKey& pk
     const int s = d > 0 ? 1 : 0;
     if (!side[s] || std::fabs(d) < gap[s]) side[s] = &n, gap[s] = std::fabs(d);
   }
-  if (!side[0] || !side[1]) return "";
+  return side[0] && side[1];
+}
+
+std::string bracketRule(const std::vector<Neighbour>& index, const ParsedKey& pk,
+                        const std::function<bool(const std::string&)>& applicable, double* score) {
+  const Neighbour* side[2];
+  if (!bracketing(index, pk, side)) return "";
   std::string best;
   double best_gain = 1.0 + kDefaultMargin;
   for (const auto& [cls, s0] : side[0]->scores) {
@@ -158,6 +166,30 @@ std::string bracketRule(const std::vector<Neighbour>& index, const ParsedKey& pk
       sum += 0.5 * sc;
     }
     if (ok && std::exp(lg) > best_gain && applicable(cls)) best = cls, best_gain = std::exp(lg), *score = sum;
+  }
+  return best;
+}
+
+// The upper-bracket rule (predict.h): the JIT config fastest at the tuned key above `pk` among
+// those that ran there within kUpperSlack of the fastest time at the tuned key below and beat the
+// default above by kDefaultMargin; empty when none qualifies.
+std::string upperRule(const std::vector<Neighbour>& index, const ParsedKey& pk,
+                      const std::function<bool(const std::string&)>& applicable, double* score) {
+  const Neighbour* side[2];
+  if (!bracketing(index, pk, side) || side[0]->fastest_ms <= 0 || side[1]->fastest_ms <= 0) return "";
+  const Neighbour& lo = *side[0];
+  const Neighbour& hi = *side[1];
+  bool kd = false;
+  const double sd = scoreAt(hi, kDefaultClass, &kd);
+  if (!kd || sd <= 0) return "";
+  std::string best;
+  double best_s = 0;
+  for (const auto& [cls, s] : hi.scores) {
+    if (cls == kDefaultClass || s <= kUnreachedScore || s <= best_s) continue;
+    const double ms = hi.fastest_ms / s;  // its time above: no more than that at the new key
+    if (ms > (1.0 + kUpperSlack) * lo.fastest_ms || s < sd * (1.0 + kDefaultMargin)) continue;
+    if (!applicable(cls)) continue;
+    best = cls, best_s = s, *score = std::min(1.0, lo.fastest_ms / ms);
   }
   return best;
 }
@@ -222,7 +254,7 @@ Prediction predict(const std::vector<Neighbour>& index, const std::string& key,
     }
     return true;
   };
-  std::string best = kDefaultClass;
+  std::string best = kDefaultClass, rule;
   out.default_score = score(kDefaultClass);
   double best_score = out.default_score * (1.0 + kDefaultMargin);
   // applicable() last: it is the caller's launch-rule check, the costly part of a prediction on an
@@ -231,18 +263,22 @@ Prediction predict(const std::vector<Neighbour>& index, const std::string& key,
     if (cls == kDefaultClass) continue;
     const double s = score(cls);
     if (s > best_score && agreement(cls) >= kMinAgreement && consistent(cls) && applicable(cls))
-      best = cls, best_score = s;
+      best = cls, best_score = s, rule = "vote";
   }
   // Where that rule keeps the default (a farther neighbour disagreeing, too little agreement), the
   // two tuned keys bracketing the new one may still agree on a JIT config (bracketRule).
   if (best == kDefaultClass) {
     double s = 0;
-    if (std::string c = bracketRule(index, pk, applicable, &s); !c.empty()) best = c, best_score = s;
+    if (std::string c = bracketRule(index, pk, applicable, &s); !c.empty())
+      best = c, best_score = s, rule = "bracketing keys";
+    else if (c = upperRule(index, pk, applicable, &s); !c.empty())
+      best = c, best_score = s, rule = "upper key";
   }
   out.source = best == kDefaultClass ? kDefaultClass : "jit";
   out.config = best == kDefaultClass ? "" : best;
   out.score = best == kDefaultClass ? out.default_score : best_score;
   out.basis = best == kDefaultClass ? "default beats the rest" : "neighbours";
+  out.rule = rule;
   double close = 0;
   for (const auto& [d, n] : near) {
     bool known = false;

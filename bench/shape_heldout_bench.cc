@@ -240,6 +240,9 @@ struct Row {
   bool is_default = false;
   bool is_rank = false;  // a vendor algorithm other than the default, carried over by its rank
   nlohmann::json times = nlohmann::json::array();  // [role, "jit:config" or "rN", ms] per candidate
+  // "rN" -> the vendor algorithm's own id for this shape: a rule carrying an algorithm (not a rank)
+  // over from tuned keys is checked offline against which ids each held-out key's list held.
+  nlohmann::json vendor_ids = nlohmann::json::object();
 };
 
 // A candidate's label in the rows: a vendor algorithm by its heuristic rank for the key (ids are
@@ -300,6 +303,8 @@ Row heldOutRow(Ctx& c, const Buffers& b, int64_t m, int64_t n, int64_t k,
   }
   for (const Cand& x : v)
     if (x.error.empty() && !x.ms.empty()) row.times.push_back({x.role, labelOf(x), x.time()});
+  for (const Cand& x : v)
+    if (x.source != "jit" && predict::vendorRank(x.config) >= 0) row.vendor_ids[labelOf(x)] = x.config;
   row.winner = (win->source == "jit" ? "" : win->source + ":") + win->config;
   row.vs_winner = v[0].time() / win->time();
   row.vs_default = v[0].time() / d->time();
@@ -409,7 +414,7 @@ void writeRow(std::ofstream& f, const Row& r) {
                       {"vs_winner", r.vs_winner}, {"vs_default", r.vs_default},
                       {"candidates", r.candidates}, {"predicted_default", r.is_default},
                       {"predicted_rank", r.is_rank}, {"times", r.times}, {"error", r.error},
-                      {"raced", r.raced}, {"race_ms", r.race_ms}, {"race", r.race},
+                      {"raced", r.raced}, {"race_ms", r.race_ms}, {"race", r.race}, {"vendor_ids", r.vendor_ids},
                       {"unraced_vs_winner", r.unraced_vs_winner},
                       {"unraced_vs_default", r.unraced_vs_default}}.dump()
     << "\n";

@@ -32,6 +32,7 @@ nlohmann::json predictionJson(const predict::Prediction& p, const std::string& k
                       {"config", p.config},
                       {"source", p.source},
                       {"basis", p.basis},
+                      {"rule", p.rule},
                       {"confidence", p.confidence},
                       {"score", p.score},
                       {"default_score", p.default_score},
@@ -46,8 +47,9 @@ nlohmann::json predictionJson(const predict::Prediction& p, const std::string& k
 void printPrediction(const predict::Prediction& p, const std::string& key) {
   std::printf("key        %s\npredicted  %s%s\n", key.c_str(),
               p.source == "jit" ? "" : (p.source + " ").c_str(), p.config.c_str());
-  std::printf("basis      %s; confidence %.2f; predicted regret %.1f%% (default's %.1f%%)\n",
-              p.basis.c_str(), p.confidence, 100 * p.predictedRegret(),
+  std::printf("basis      %s%s%s%s; confidence %.2f; predicted regret %.1f%% (default's %.1f%%)\n",
+              p.basis.c_str(), p.rule.empty() ? "" : " (", p.rule.c_str(), p.rule.empty() ? "" : ")",
+              p.confidence, 100 * p.predictedRegret(),
               p.default_score > 0 ? 100 * (1 / p.default_score - 1) : 0.0);
   for (const auto& n : p.neighbours)
     std::printf("  neighbour d=%.2f  %s  winner %s  (predicted config there: %.3f of fastest)\n",

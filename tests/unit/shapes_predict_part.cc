@@ -144,26 +144,57 @@ TEST(Predict, TheTwoTunedKeysBracketingANewOneCanAgreeOnAConfig) {
   EXPECT_EQ(p.source, "jit");
   EXPECT_EQ(p.basis, "neighbours");
   EXPECT_GT(p.score, p.default_score);
-  // A not applicable: B was timed on one side only: the default.
-  EXPECT_EQ(predict::predict(predict::indexEntries(es), "M=20,N=512",
-                             [](const std::string& c) { return c != "A"; }).source,
-            predict::kDefaultClass);
+  // A not applicable: B was timed on one side only: not this rule (B, 1% over the fastest time at
+  // M=16, comes from the upper-bracket rule).
+  auto noa = predict::predict(predict::indexEntries(es), "M=20,N=512",
+                              [](const std::string& c) { return c != "A"; });
+  EXPECT_EQ(noa.config, "B");
+  EXPECT_EQ(noa.rule, "upper key");
   // Beyond the tuned range (nothing above M=100): no bracket, and M=64 disagrees: the default.
   EXPECT_EQ(predict::predict(predict::indexEntries(es), "M=100,N=512", all).source,
             predict::kDefaultClass);
-  // Between 24 and 64 (A slower than D at 64): the default.
-  EXPECT_EQ(predict::predict(predict::indexEntries(es), "M=40,N=512", all).source,
-            predict::kDefaultClass);
+  // Between 24 and 64 (A slower than D at 64): not this rule (E, as fast at 64 as anything at 24,
+  // comes from the upper-bracket rule).
+  EXPECT_EQ(predict::predict(predict::indexEntries(es), "M=40,N=512", all).rule, "upper key");
   // Faster by 1% only on one side: within the margin, the default.
   auto thin = es;
   thin[1].candidates[2].stats.median_ms = 1.01;
   EXPECT_EQ(predict::predict(predict::indexEntries(thin), "M=20,N=512", all).source,
             predict::kDefaultClass);
-  // The key above differs in another field too (N): not a bracket, the default.
+  // The key above differs in another field too (N): not a bracket (the upper-bracket rule then takes
+  // M=64 as the key above).
   auto other = es;
   other[1].key = "M=24,N=1024";
-  EXPECT_EQ(predict::predict(predict::indexEntries(other), "M=20,N=512", all).source,
+  EXPECT_NE(predict::predict(predict::indexEntries(other), "M=20,N=512", all).rule, "bracketing keys");
+}
+
+// The upper-bracket rule: C won at the tuned M=16 but was never timed at M=8 (a tile the key below
+// cannot use), so neither the vote nor the bracketing rule can pick it for M=12; its time at 16 is
+// within kUpperSlack of the fastest time at 8 and 9% under the default's there, so M=12 runs C.
+TEST(Predict, TheTunedKeyAboveChoosesAConfigWithinTheSlackOfTheFastestBelow) {
+  auto all = [](const std::string&) { return true; };
+  auto es = [](double c16, double d16) {
+    return std::vector<DbEntry>{
+        entry("M=8,N=512", {cand("A", 1.0), cand("D", 1.06)}, "D"),
+        entry("M=16,N=512", {cand("C", c16), cand("A", 1.3), cand("D", d16)}, "D")};
+  };
+  auto p = predict::predict(predict::indexEntries(es(1.01, 1.10)), "M=12,N=512", all);
+  EXPECT_EQ(p.config, "C");
+  EXPECT_EQ(p.source, "jit");
+  EXPECT_EQ(p.basis, "neighbours");
+  EXPECT_EQ(p.rule, "upper key");
+  EXPECT_NEAR(p.score, 1.0 / 1.01, 1e-9);
+  // 5% over the fastest time below: the new key may be near that time, and C is not shown near it.
+  EXPECT_EQ(predict::predict(predict::indexEntries(es(1.05, 1.10)), "M=12,N=512", all).source,
             predict::kDefaultClass);
+  // C beat the default above by 1% only: within the margin, the default.
+  EXPECT_EQ(predict::predict(predict::indexEntries(es(1.01, 1.02)), "M=12,N=512", all).source,
+            predict::kDefaultClass);
+  // C not applicable to the new key, or no tuned key above it: the default.
+  EXPECT_EQ(predict::predict(predict::indexEntries(es(1.01, 1.10)), "M=12,N=512",
+                             [](const std::string& c) { return c != "C"; }).source,
+            predict::kDefaultClass);
+  EXPECT_EQ(predict::predict(predict::indexEntries(es(1.01, 1.10)), "M=20,N=512", all).rule, "");
 }
 
 // The bracketing rule through the engine's database on the simulated backend: X beat the family

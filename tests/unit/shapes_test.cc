@@ -43,6 +43,31 @@ TEST(Shapes, TheTunedKeysBracketingAnUnseenKeyChooseItsConfig) {
   EXPECT_NE(f.predict(env.problem(65536)).value().config, x);
 }
 
+// The upper-bracket rule through the engine's database: X won at the tuned n=4096 and was slow at
+// n=1024 (where Y won, as fast as X above); the unseen n=2048 between them runs X (the vote and the
+// bracketing rule keep the default there: the two tuned keys disagree).
+TEST(Shapes, TheTunedKeyAboveAnUnseenKeyChoosesItsConfig) {
+  Env env;
+  const std::string x = "BLOCK=512,VEC=2", y = "BLOCK=64,VEC=4", d = "BLOCK=128,VEC=1";
+  for (int64_t b : {64, 128, 256, 512, 1024, 2048})
+    for (int64_t v : {1, 2, 4}) env.cost["BLOCK=" + std::to_string(b) + ",VEC=" + std::to_string(v)] = 0.5;
+  env.cost[d] = 0.3;
+  auto t = Engine::create(env.backend, env.options()).value();
+  auto f = addFamily(*t, env.family()).value();
+  env.cost[y] = 0.1;
+  ASSERT_TRUE(f(env.problem(1024)).ok());
+  env.cost[y] = 0.6;
+  env.cost[x] = 0.1;
+  ASSERT_TRUE(f(env.problem(4096)).ok());
+  EXPECT_EQ(t->database("scale")->lookup("n=1024,dtype=f32")->winner, y);
+  EXPECT_EQ(t->database("scale")->lookup("n=4096,dtype=f32")->winner, x);
+  auto p = f.predict(env.problem(2048)).value();
+  EXPECT_EQ(p.config, x);
+  EXPECT_EQ(p.rule, "upper key");
+  // Below every tuned key there is no key below to bound the time: not X by this rule.
+  EXPECT_NE(f.predict(env.problem(256)).value().rule, "upper key");
+}
+
 // The family's tuned keys n=1024 and n=4096 (BLOCK=256,VEC=2 fastest everywhere).
 void tuneNeighbours(Env& env, Engine& t, Family<Scale>& f) {
   for (int64_t n : {1024, 4096}) {
