@@ -386,23 +386,52 @@ KTUNE_DEVICE void flush(const Prob& p, float (&acc)[kNT][kAcc], int row0, int st
         });
   }
 #else
-  // Element i: slab i / kAcc, accumulator i % kAcc (row and column as in for_each_acc).
+  // Accumulator j*4 + e of slab t: output row m = mb + j*8 + e%2, column col = cb + t*64 + (e/2)*8.
+  // Loops over rows (one pointer each) and a thread's 2*kNT columns keep the index arithmetic to an
+  // add per element; a residual loads all of C before the first store (store_tile says why).
   const int wg = ctid >> 7, warp = (ctid >> 5) & 3, lane = ctid & 31;
-  store_tile<kNT * kAcc>(
-      p,
-      [&](int i, int& col, int& m) {
-        const int t = i / kAcc, a = i % kAcc;
-        col = row0 + (wg * kNT + t) * 64 + warp * 16 + (lane >> 2) + ((a & 3) >> 1) * 8;
-        m = (a >> 2) * 8 + (lane & 3) * 2 + (a & 1);
-        if (col >= p.N) col = -1;
-      },
-      [&](int i, int col, float r) {
-        float v = acc[i / kAcc][i % kAcc] * p.alpha + r;
+  const int cb = row0 + wg * kNT * 64 + warp * 16 + (lane >> 2), mb = (lane & 3) * 2;
+  auto each = [&](auto f) {  // f(t, a, row pointer, col): the in-bounds elements
+#pragma unroll
+    for (int j = 0; j < kBM / 8; ++j)
+#pragma unroll
+      for (int e1 = 0; e1 < 2; ++e1) {
+        const int m = mb + j * 8 + e1;
+        if (m >= p.M) continue;
+        out_t* row = p.C + (long)m * p.ldc;
+#pragma unroll
+        for (int t = 0; t < kNT; ++t)
+#pragma unroll
+          for (int e2 = 0; e2 < 2; ++e2) {
+            const int col = cb + t * 64 + e2 * 8;
+            if (col < p.N) f(t, j * 4 + e2 * 2 + e1, row, col);
+          }
+      }
+  };
+  if (p.beta != 0.0f) {
+    out_t c[kNT][kAcc];
+#pragma unroll
+    for (int t = 0; t < kNT; ++t)
+#pragma unroll
+      for (int a = 0; a < kAcc; ++a) c[t][a] = out_from_float(0.0f);
+    each([&](int t, int a, out_t* row, int col) { c[t][a] = row[col]; });
+#pragma unroll
+    for (int t = 0; t < kNT; ++t)
+#pragma unroll
+      for (int a = 0; a < kAcc; ++a) acc[t][a] = acc[t][a] * p.alpha + p.beta * out_to_float(c[t][a]);
+  } else {
+#pragma unroll
+    for (int t = 0; t < kNT; ++t)
+#pragma unroll
+      for (int a = 0; a < kAcc; ++a) acc[t][a] *= p.alpha;
+  }
+  each([&](int t, int a, out_t* row, int col) {
+    float v = acc[t][a];
 #if HAS_BIAS
-        v += out_to_float(p.bias[col]);
+    v += out_to_float(p.bias[col]);
 #endif
-        return activate(v);
-      });
+    row[col] = out_from_float(activate(v));
+  });
 #endif
   for_each_acc(acc, ctid, [](float& v, int, int) { v = 0.0f; });
 }
