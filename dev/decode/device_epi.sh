@@ -6,6 +6,8 @@
 #   2. PROCS processes of gemm_bench --kinds=$KINDS --shapes=$SHAPES --rounds=$ROUNDS (BENCH_S s
 #      each): per process the interleaved table (JIT, cuBLASLt default/best, the read bound, the
 #      gate/up and residual ratios), then process 1's pre-pass (the TOP fastest per shape and variant);
+#      BINS="gemm_bench gemm_bench_old ..." (files in pb/bench): process p runs the ((p-1) % n)-th,
+#      an A/B of kernel sources in alternating processes; ONLY: gemm_bench --only (the configs timed);
 #   3. NCU=1: ncu over the decode config NCU_CFG, the linear read of the same bytes and cuBLASLt's
 #      heuristic #0 (gemm_bench --profile) at NCU_SHAPES: duration, DRAM and L2 throughput.
 set -uo pipefail
@@ -28,16 +30,19 @@ done
 rcs=""; for p in "${pids[@]}"; do wait "$p"; rcs="$rcs $?"; done
 echo "tests rc:$rcs ($(( $(date +%s) - T0 ))s)"
 grep -hE "^\[ *(OK|FAILED|SKIPPED|PASSED) |Failure|bad," "$OUT"/test*.log | head -30
-n=0
+n=0; read -ra BL <<< "${BINS:-gemm_bench}"
+ONLY_ARG=(); [ -n "${ONLY:-}" ] && ONLY_ARG=(--only="$ONLY")
 for p in $(seq 1 "${PROCS:-2}"); do
   fits "${BENCH_S:-15}" "bench $p" || break
-  S=$(date +%s)
-  timeout "${BENCH_S:-15}" "$B/bench/gemm_bench" --kinds=${KINDS:-decode} --shapes=${SHAPES:-32x4096x4096} \
-    --rounds=${ROUNDS:-3} > "$OUT/bench$p.log" 2> "$OUT/bench$p.err"
-  echo "bench $p rc=$? $(( $(date +%s) - S ))s"; n=$p
+  S=$(date +%s); bin=${BL[$(( (p - 1) % ${#BL[@]} ))]}
+  timeout "${BENCH_S:-15}" "$B/bench/$bin" --kinds=${KINDS:-decode} --shapes=${SHAPES:-32x4096x4096} \
+    --rounds=${ROUNDS:-3} "${ONLY_ARG[@]}" > "$OUT/bench$p.log" 2> "$OUT/bench$p.err"
+  echo "bench $p ($bin) rc=$? $(( $(date +%s) - S ))s"; n=$p
+  # The short view: JIT, cuBLASLt best, read, gate/up and residual (us), then their ratios.
+  grep -E "^RESULT .* (ktune|cublaslt_best|read_bound|silu_mul|residual) " "$OUT/bench$p.log" | awk '{printf "%s %s %s; ", $3, $4, $5} END {print ""}'
 done
 grep -h "^VERIFY" "$OUT"/bench*.log 2>/dev/null | grep -v " ok " | head -10
-for p in $(seq 1 "$n"); do
+for p in $(seq 1 "$([ "${TABLES:-1}" = 1 ] && echo "$n" || echo 0)"); do
   echo "== process $p"
   if grep -q "interleaved rounds" "$OUT/bench$p.log"; then
     sed -n '/interleaved rounds/,$p' "$OUT/bench$p.log" | cut -c1-260
