@@ -133,7 +133,9 @@ KTUNE_DEVICE void store_gated(const Prob& p, int j, int m, float gate, float up)
 // on DRAM there (bench/NOTES.md: 4-14% of a flushed 13-19 us decode GEMM): the 128-byte lines of
 // output columns [c0, c1) of every row of A, and the bias's, prefetched into L2 at the start.
 // Threads t of nt share the lines.
-KTUNE_DEVICE void prefetch_out(const Prob& p, int c0, int c1, int t, int nt) {
+// l1: into L1 instead (the wgmma bodies, at a tile's last stage, for a residual add: its epilogue's
+// loads then hit L1).
+KTUNE_DEVICE void prefetch_out(const Prob& p, int c0, int c1, int t, int nt, bool l1 = false) {
   constexpr int per = 128 / (int)sizeof(out_t);  // columns per line
   c1 = min(c1, ACT == 3 ? p.half : p.N);
   const int lines = c1 > c0 ? (c1 - c0 + per - 1) / per : 0;
@@ -142,7 +144,8 @@ KTUNE_DEVICE void prefetch_out(const Prob& p, int c0, int c1, int t, int nt) {
   for (int i = t; i < lines * rows; i += nt) {
     const int r = i / lines, c = c0 + (i - r * lines) * per;
     const out_t* a = r < crows ? p.C + (long)r * p.ldc + c : p.bias + (long)(r - crows) * p.half + c;
-    asm volatile("prefetch.global.L2 [%0];\n" ::"l"(a));
+    if (l1) asm volatile("prefetch.global.L1 [%0];\n" ::"l"(a));
+    else asm volatile("prefetch.global.L2 [%0];\n" ::"l"(a));
   }
 }
 

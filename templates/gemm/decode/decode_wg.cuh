@@ -436,6 +436,13 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
 #pragma unroll 1
   for (int s = 0; s < S; ++s) {
     const int slot = s % kStages;
+    if (DC_TMA && p.beta != 0.0f) {  // a residual's C lines into L1 while the tile's last stage lands
+      const long u = u0 + s;
+      const int tile = (int)(u / p.nsteps);
+      if (s == S - 1 || u - (long)tile * p.nsteps == p.nsteps - 1)
+        prefetch_out(p, ACT == 3 ? tile * kBN / 2 : tile * kBN, ACT == 3 ? (tile + 1) * kBN / 2 : (tile + 1) * kBN,
+                     tid, kConsumers, true);
+    }
     mbar_wait(full + 8 * slot, (s / kStages) & 1);
     const unsigned w = base + slot * kStageBytes;
     ktune::wgmma_fence();
