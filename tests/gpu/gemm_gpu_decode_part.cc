@@ -74,6 +74,9 @@ TEST(GemmGpu, DecodeFusedEpilogues) {
       {4, 2 * 14336, 4096, ElemType::kBF16, false, Activation::kSiluMul, 0.f, 0},
       {8, 333, 1032, ElemType::kBF16, false, Activation::kNone, 1.f, 5},
       {64, 4096, 1032, ElemType::kBF16, true, Activation::kNone, 1.f, 0},
+      // The widest tier's residual and gate/up with C += (the epilogue's C loads ahead of its stores).
+      {128, 4096, 1032, ElemType::kBF16, true, Activation::kNone, 1.f, 3},
+      {120, 2 * 2050, 1032, ElemType::kBF16, true, Activation::kSiluMul, 1.f, 0},
   };
   std::vector<GemmShape> shapes;
   for (const Case& cs : cases) {

@@ -385,5 +385,46 @@ TEST(GemmDecode, TmaFedBodyCompilesWithBulkTensorCopies) {
   });
 }
 
+// The TMA-fed body's epilogue at 128 rows loads every value of C a residual add (beta = 1) reads
+// before it stores the first output, and computes the gate/up outputs in straight-line code with
+// the approximate division: element by element each load of C waited its own L2 round trip and
+// each silu its own chain, which made the residual cost 1.3-1.7x and the gate/up 1.3x the plain
+// GEMM at 64..128 rows (bench/NOTES.md). In the PTX: 16-bit global loads before the first 16-bit
+// global store, exponentials before it, and no IEEE division.
+TEST(GemmDecode, TmaEpilogueLoadsTheResidualAndComputesBeforeItStores) {
+  auto cc = compilerForArch("sm_90a");
+  if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
+  std::vector<testutil::CompileJob> jobs;
+  for (const Config& c : curatedConfigs(KernelKind::kDecode, nt(128, 4096, 4096))) {
+    if (!decodeTakesTensorMaps(KernelKind::kDecode, c) || jobs.size() >= 5) continue;
+    GemmShape r = nt(128, 4096, 4096);
+    r.beta = 1.0f;
+    jobs.emplace_back(KernelKind::kDecode, c, r);
+    GemmShape g = nt(128, 4096, 4096);
+    g.act = Activation::kSiluMul;
+    if (applicable(KernelKind::kDecode, c, g).ok()) jobs.emplace_back(KernelKind::kDecode, c, g);
+  }
+  ASSERT_EQ(jobs.size(), 5u);  // three configs, two of them with the gate/up too
+  auto count_before = [](const std::string& ptx, const std::string& what, size_t end) {
+    size_t n = 0;
+    for (size_t at = ptx.find(what); at != std::string::npos && at < end; at = ptx.find(what, at + 1)) ++n;
+    return n;
+  };
+  auto failures = testutil::compileJobs(
+      **cc, jobs, [&](const Config&, const GemmShape& s, const std::string& ptx) -> std::string {
+        const size_t store = ptx.find("st.global.u16");
+        if (store == std::string::npos) return "PTX lacks a 16-bit global store";
+        if (s.act == Activation::kSiluMul) {
+          if (ptx.find("div.rn.f32") != std::string::npos) return "the gate/up epilogue divides IEEE";
+          const size_t ex = count_before(ptx, "ex2.approx", store);
+          return ex >= 16 ? "" : std::to_string(ex) + " exponentials before the first store (want >= 16)";
+        }
+        const size_t loads = count_before(ptx, "ld.global.u16", store);
+        return loads >= 32 ? "" : std::to_string(loads) + " loads of C before the first store (want >= 32)";
+      });
+  for (const auto& f : failures)
+    if (!f.empty()) ADD_FAILURE() << f;
+}
+
 }  // namespace
 }  // namespace ktune::gemm

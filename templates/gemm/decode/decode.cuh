@@ -109,6 +109,12 @@ KTUNE_DEVICE void store_out(const Prob& p, int n, int m, float v) {
   *dst = out_from_float(activate(v));
 }
 
+// silu(gate) * up with the approximate division (two instructions where the IEEE one branches to a
+// slow path): the epilogue's chain per output, and the result is rounded to 16 bits.
+KTUNE_DEVICE float silu_mul_value(float gate, float up) {
+  return __fdividef(gate, 1.0f + __expf(-gate)) * up;
+}
+
 // ACT 3: output column j from the gate and up sums.
 KTUNE_DEVICE void store_gated(const Prob& p, int j, int m, float gate, float up) {
   gate *= p.alpha;
@@ -117,7 +123,7 @@ KTUNE_DEVICE void store_gated(const Prob& p, int j, int m, float gate, float up)
   gate += out_to_float(p.bias[j]);
   up += out_to_float(p.bias[p.half + j]);
 #endif
-  float v = gate / (1.0f + __expf(-gate)) * up;
+  float v = silu_mul_value(gate, up);
   out_t* dst = p.C + (long)m * p.ldc + j;
   if (p.beta != 0.0f) v += p.beta * out_to_float(*dst);
   *dst = out_from_float(v);
@@ -127,7 +133,9 @@ KTUNE_DEVICE void store_gated(const Prob& p, int j, int m, float gate, float up)
 // on DRAM there (bench/NOTES.md: 4-14% of a flushed 13-19 us decode GEMM): the 128-byte lines of
 // output columns [c0, c1) of every row of A, and the bias's, prefetched into L2 at the start.
 // Threads t of nt share the lines.
-KTUNE_DEVICE void prefetch_out(const Prob& p, int c0, int c1, int t, int nt) {
+// l1: into L1 instead (the wgmma bodies, at a tile's last stage, for a residual add: its epilogue's
+// loads then hit L1).
+KTUNE_DEVICE void prefetch_out(const Prob& p, int c0, int c1, int t, int nt, bool l1 = false) {
   constexpr int per = 128 / (int)sizeof(out_t);  // columns per line
   c1 = min(c1, ACT == 3 ? p.half : p.N);
   const int lines = c1 > c0 ? (c1 - c0 + per - 1) / per : 0;
@@ -136,7 +144,8 @@ KTUNE_DEVICE void prefetch_out(const Prob& p, int c0, int c1, int t, int nt) {
   for (int i = t; i < lines * rows; i += nt) {
     const int r = i / lines, c = c0 + (i - r * lines) * per;
     const out_t* a = r < crows ? p.C + (long)r * p.ldc + c : p.bias + (long)(r - crows) * p.half + c;
-    asm volatile("prefetch.global.L2 [%0];\n" ::"l"(a));
+    if (l1) asm volatile("prefetch.global.L1 [%0];\n" ::"l"(a));
+    else asm volatile("prefetch.global.L2 [%0];\n" ::"l"(a));
   }
 }
 

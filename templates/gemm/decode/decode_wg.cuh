@@ -241,7 +241,9 @@ KTUNE_DEVICE void for_each_acc(float (&acc)[kNT][kAcc], int ctid, F f) {
           j * 8 + (lane & 3) * 2 + (e & 1));
 }
 
-// End of the block's run of `steps` units over the tile at row0 (uniform over the consumers):
+#include "decode_wg_epi.cuh"
+
+// End of the block's run of `steps` units over the tile at row0// End of the block's run of `steps` units over the tile at row0 (uniform over the consumers):
 // store, or add into the workspace and let the block that completes the tile's count store.
 // Leaves acc zero. `flag`: one shared word.
 KTUNE_DEVICE void flush(const Prob& p, float (&acc)[kNT][kAcc], int row0, int steps, int ctid,
@@ -278,63 +280,43 @@ KTUNE_DEVICE void flush(const Prob& p, float (&acc)[kNT][kAcc], int row0, int st
       return;
     }
   }
-#if ACT == 3
-  if (kPairs) {  // slab 2t: the gate sums of columns j0 + r, slab 2t + 1: the up sums
-    const int wg = ctid >> 7, warp = (ctid >> 5) & 3, lane = ctid & 31;
-#pragma unroll
-    for (int i = 0; i < kAcc; ++i) {
-      const int r = warp * 16 + (lane >> 2) + ((i & 3) >> 1) * 8;
-      const int m = (i >> 2) * 8 + (lane & 3) * 2 + (i & 1), col = row0 / 2 + wg * 64 + r;
-      if (col < p.half && m < p.M) store_gated(p, col, m, acc[0][i], acc[kNT - 1][i]);
-    }
-    for_each_acc(acc, ctid, [](float& v, int, int) { v = 0.0f; });
-    return;
-  }
-  if (kHalves) {  // warps 2, 3 of a warpgroup hold the up sums of warps 0, 1's gate columns
-    // Each side hands the other half of its sums over ([kAcc][kConsumers / 2] floats after the
-    // flag word, counted by sharedBytes) and stores half the columns: gate warps i < kAcc/2, up
-    // warps the rest.
-    const int wg = ctid >> 7, warp = (ctid >> 5) & 3, lane = ctid & 31;
-    const bool up = warp >= 2;
-    float* x = reinterpret_cast<float*>(const_cast<unsigned*>(flag) + 4) + wg * 64 + (warp & 1) * 32 + lane;
-#pragma unroll
-    for (int i = 0; i < kAcc; ++i)
-      if ((i < kAcc / 2) == up) x[i * (kConsumers / 2)] = acc[0][i];
-    consumers_sync();
-#pragma unroll
-    for (int i = 0; i < kAcc; ++i) {
-      if ((i < kAcc / 2) == up) continue;
-      const int r = (warp & 1) * 16 + (lane >> 2) + ((i & 3) >> 1) * 8;
-      const int m = (i >> 2) * 8 + (lane & 3) * 2 + (i & 1), col = row0 / 2 + wg * 32 + r;
-      const float other = x[i * (kConsumers / 2)];
-      if (col < p.half && m < p.M)
-        store_gated(p, col, m, up ? other : acc[0][i], up ? acc[0][i] : other);
-    }
-    consumers_sync();  // the next flush may write x again
-    for_each_acc(acc, ctid, [](float& v, int, int) { v = 0.0f; });
-    return;
-  }
-  // Gate row n (n % 16 < 8) and up row n + 8 sit in one thread: accumulators e and e + 2.
-  const int wg = ctid >> 7, warp = (ctid >> 5) & 3, lane = ctid & 31;
-#pragma unroll
-  for (int t = 0; t < kNT; ++t)
-#pragma unroll
-    for (int j = 0; j < kBM / 8; ++j)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const int n = (wg * kNT + t) * 64 + warp * 16 + (lane >> 2), m = j * 8 + (lane & 3) * 2 + e;
-        const int col = weight_row(p, row0, n);
-        if (col >= 0 && m < p.M) store_gated(p, col, m, acc[t][j * 4 + e], acc[t][j * 4 + 2 + e]);
-      }
-#else
-  for_each_acc(acc, ctid, [&](float& v, int n, int m) {
-    if (row0 + n < p.N && m < p.M) store_out(p, row0 + n, m, v);
-  });
-#endif
-  for_each_acc(acc, ctid, [](float& v, int, int) { v = 0.0f; });
+  store_acc(p, acc, row0, ctid, flag);
 }
 
 #if DC_CLUSTER
+// A cluster of two (kBM >= 16): accumulator a of a thread is A row (a / 4) * 8 + ..., so its first
+// kAcc/2 hold rows < kBM/2. Each block hands the other half to its peer's ring (idle by then), adds
+// what it got to its own half and stores it: both blocks run the epilogue on half the tile, where
+// one block summed and stored the whole tile while the other waited (the epilogue is the kernel's
+// tail). Block 1 moves its half down (rows - kBM/2) and stores through C shifted by kBM/2 rows.
+KTUNE_DEVICE void scatter_reduce(const Prob& p, float (&acc)[kNT][kAcc], unsigned base, const float* ring,
+                                 int row0, unsigned rank, int ctid, volatile unsigned* flag) {
+  constexpr int kH = kAcc / 2;
+  cluster_sync();
+  const unsigned dst = map_to_rank(base, rank ^ 1u);
+#pragma unroll
+  for (int t = 0; t < kNT; ++t)
+#pragma unroll
+    for (int i = 0; i < kH; ++i)
+      st_cluster(dst + ((t * kH + i) * kConsumers + ctid) * 4, rank == 0 ? acc[t][kH + i] : acc[t][i]);
+  cluster_sync();
+#pragma unroll
+  for (int t = 0; t < kNT; ++t)
+#pragma unroll
+    for (int i = 0; i < kH; ++i) {
+      const float mine = rank == 0 ? acc[t][i] : acc[t][kH + i];
+      acc[t][i] = mine + ring[(t * kH + i) * kConsumers + ctid];
+      acc[t][kH + i] = 0.0f;
+    }
+  Prob q = p;
+  if (rank != 0) {
+    q.C += (long)(kBM / 2) * p.ldc;
+    q.M = p.M - kBM / 2;
+  }
+  q.M = min(q.M, kBM / 2);
+  flush(q, acc, row0, p.nsteps, ctid, flag);
+}
+
 // After the main loop (every thread of the cluster, producer warps too, passes both barriers): the
 // blocks of rank r > 0 write their sums into slot r - 1 of rank 0's ring (idle by then; the space
 // checks it holds kCL - 1 slots), rank 0 adds them and stores the tile (whole: no workspace).
@@ -342,6 +324,10 @@ KTUNE_DEVICE void cluster_reduce(const Prob& p, float (&acc)[kNT][kAcc], unsigne
                                  const float* ring, int row0, unsigned rank, int ctid,
                                  volatile unsigned* flag) {
   constexpr int kSlot = kNT * kAcc * kConsumers;  // floats
+  if (kCL == 2 && kBM >= 16) {  // a pair: each block sums and stores half the A rows (scatter_reduce)
+    scatter_reduce(p, acc, base, ring, row0, rank, ctid, flag);
+    return;
+  }
   cluster_sync();
   if (rank > 0) {
     const unsigned dst = map_to_rank(base, 0) + (rank - 1) * kSlot * 4;
@@ -487,6 +473,13 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
 #pragma unroll 1
   for (int s = 0; s < S; ++s) {
     const int slot = s % kStages;
+    if (DC_TMA && p.beta != 0.0f) {  // a residual's C lines into L1 while the tile's last stage lands
+      const long u = u0 + s;
+      const int tile = (int)(u / p.nsteps);
+      if (s == S - 1 || u - (long)tile * p.nsteps == p.nsteps - 1)
+        prefetch_out(p, ACT == 3 ? tile * kBN / 2 : tile * kBN, ACT == 3 ? (tile + 1) * kBN / 2 : (tile + 1) * kBN,
+                     tid, kConsumers, true);
+    }
     mbar_wait(full + 8 * slot, (s / kStages) & 1);
     const unsigned w = base + slot * kStageBytes;
     ktune::wgmma_fence();

@@ -1,0 +1,163 @@
+// The decode GEMM's wgmma bodies' epilogue (part of decode_wg.cuh, inside namespace kd, after
+// for_each_acc): a tile's sums into C with bias, activation, the gate/up pair and the residual add.
+// The tile's outputs of this thread in three passes: every C value of a residual add (beta != 0)
+// loaded, then every output computed (straight-line code, so the bias loads and the silu chains
+// overlap), then the stores. Element by element (load C, compute, store under its bounds branch)
+// each load of C waited its own L2 round trip and each gate/up output its own dependent chain,
+// back to back; with one consumer warp per scheduler nothing hid them, and the epilogue is the
+// kernel's tail (bench/NOTES.md: the residual cost 1.3-1.7x and the gate/up 1.3x the plain GEMM at
+// 64..128 rows). at(i, col, m): output column and row of element i (col < 0: none);
+// val(i, col, r): its value given r = beta * C (col may be < 0 there: the value is dropped).
+template <int kN, int kC = kN, class At, class Val>
+KTUNE_DEVICE void store_tile(const Prob& p, At at, Val val) {
+  static_assert(kN % kC == 0, "chunks of kC elements");
+  // at() is recomputed in each pass (a few integer operations) rather than held in registers.
+  auto where = [&](int i, int& col, int& m) {
+    at(i, col, m);
+    if (m >= p.M) col = -1;
+  };
+  const bool res = p.beta != 0.0f;
+#pragma unroll
+  for (int i0 = 0; i0 < kN; i0 += kC) {  // kC < kN: a chunk's values at a time (register budget)
+    out_t c[kC];
+#pragma unroll
+    for (int i = 0; i < kC; ++i) {
+      int col, m;
+      where(i0 + i, col, m);
+      c[i] = res && col >= 0 ? p.C[(long)m * p.ldc + col] : out_from_float(0.0f);
+    }
+    float v[kC];
+#pragma unroll
+    for (int i = 0; i < kC; ++i) {
+      int col, m;
+      where(i0 + i, col, m);
+      v[i] = val(i0 + i, col < 0 ? 0 : col, p.beta * out_to_float(c[i]));
+    }
+#pragma unroll
+    for (int i = 0; i < kC; ++i) {
+      int col, m;
+      where(i0 + i, col, m);
+      if (col >= 0) p.C[(long)m * p.ldc + col] = out_from_float(v[i]);
+    }
+  }
+}
+
+// ACT 3: output column j's value from its gate and up sums, before the residual.
+KTUNE_DEVICE float gated_out(const Prob& p, int j, float gate, float up) {
+  gate *= p.alpha;
+  up *= p.alpha;
+#if HAS_BIAS
+  gate += out_to_float(p.bias[j]);
+  up += out_to_float(p.bias[p.half + j]);
+#endif
+  return silu_mul_value(gate, up);
+}
+
+// The tile's sums (whole) into C through the epilogue (bias, activation, gate/up, residual), and
+// acc zeroed. `flag`: the shared word before the gate/up hand-over.
+KTUNE_DEVICE void store_acc(const Prob& p, float (&acc)[kNT][kAcc], int row0, int ctid,
+                            volatile unsigned* flag) {
+#if ACT == 3
+  const int wg = ctid >> 7, warp = (ctid >> 5) & 3, lane = ctid & 31;
+  if (kPairs) {  // slab 2t: the gate sums of columns j0 + r, slab 2t + 1: the up sums
+    store_tile<kAcc>(
+        p,
+        [&](int i, int& col, int& m) {
+          col = row0 / 2 + wg * 64 + warp * 16 + (lane >> 2) + ((i & 3) >> 1) * 8;
+          m = (i >> 2) * 8 + (lane & 3) * 2 + (i & 1);
+          if (col >= p.half) col = -1;
+        },
+        [&](int i, int col, float r) { return gated_out(p, col, acc[0][i], acc[kNT - 1][i]) + r; });
+  } else if (kHalves) {  // warps 2, 3 of a warpgroup hold the up sums of warps 0, 1's gate columns
+    // Each side hands the other half of its sums over ([kAcc][kConsumers / 2] floats after the
+    // flag word, counted by sharedBytes) and stores half the columns: gate warps i < kAcc/2, up
+    // warps the rest.
+    const bool up = warp >= 2;
+    float* x = reinterpret_cast<float*>(const_cast<unsigned*>(flag) + 4) + wg * 64 + (warp & 1) * 32 + lane;
+#pragma unroll
+    for (int i = 0; i < kAcc; ++i)
+      if ((i < kAcc / 2) == up) x[i * (kConsumers / 2)] = acc[0][i];
+    consumers_sync();
+    // Element i: accumulator i (gate warps) or i + kAcc/2 (up warps); a select keeps both indices
+    // constant (a runtime index would put acc in local memory).
+    store_tile<kAcc / 2>(
+        p,
+        [&](int i, int& col, int& m) {
+          const int a = i + (up ? kAcc / 2 : 0);
+          col = row0 / 2 + wg * 32 + (warp & 1) * 16 + (lane >> 2) + ((a & 3) >> 1) * 8;
+          m = (a >> 2) * 8 + (lane & 3) * 2 + (a & 1);
+          if (col >= p.half) col = -1;
+        },
+        [&](int i, int col, float r) {
+          const float mine = up ? acc[0][i + kAcc / 2] : acc[0][i];
+          const float other = x[(i + (up ? kAcc / 2 : 0)) * (kConsumers / 2)];
+          return gated_out(p, col, up ? other : mine, up ? mine : other) + r;
+        });
+    consumers_sync();  // the next flush may write x again
+  } else {  // gate row n (n % 16 < 8) and up row n + 8 sit in one thread: accumulators e and e + 2
+    // Element i: slab t = i / (kAcc/2), accumulator j*4 + e of it with j = (i % (kAcc/2)) / 2.
+    constexpr int kH = kAcc / 2;
+    // Chunks of 16: both sums of an output and its C value live at once (the widest tier's 64
+    // accumulators plus 32 of each spilled under 288 threads' register budget).
+    store_tile<kNT * kH, (kNT * kH < 16 ? kNT * kH : 16)>(
+        p,
+        [&](int i, int& col, int& m) {
+          const int t = i / kH, j = (i % kH) >> 1, e = i & 1;
+          col = weight_row(p, row0, (wg * kNT + t) * 64 + warp * 16 + (lane >> 2));
+          m = j * 8 + (lane & 3) * 2 + e;
+        },
+        [&](int i, int col, float r) {
+          const int t = i / kH, j = (i % kH) >> 1, e = i & 1;
+          return gated_out(p, col, acc[t][j * 4 + e], acc[t][j * 4 + 2 + e]) + r;
+        });
+  }
+#else
+  // Accumulator j*4 + e of slab t: output row m = mb + j*8 + e%2, column col = cb + t*64 + (e/2)*8.
+  // Loops over rows (one pointer each) and a thread's 2*kNT columns keep the index arithmetic to an
+  // add per element; a residual loads all of C before the first store (store_tile says why).
+  const int wg = ctid >> 7, warp = (ctid >> 5) & 3, lane = ctid & 31;
+  const int cb = row0 + wg * kNT * 64 + warp * 16 + (lane >> 2), mb = (lane & 3) * 2;
+  auto each = [&](auto f) {  // f(t, a, row pointer, col): the in-bounds elements
+#pragma unroll
+    for (int j = 0; j < kBM / 8; ++j)
+#pragma unroll
+      for (int e1 = 0; e1 < 2; ++e1) {
+        const int m = mb + j * 8 + e1;
+        if (m >= p.M) continue;
+        out_t* row = p.C + (long)m * p.ldc;
+#pragma unroll
+        for (int t = 0; t < kNT; ++t)
+#pragma unroll
+          for (int e2 = 0; e2 < 2; ++e2) {
+            const int col = cb + t * 64 + e2 * 8;
+            if (col < p.N) f(t, j * 4 + e2 * 2 + e1, row, col);
+          }
+      }
+  };
+  if (p.beta != 0.0f) {
+    out_t c[kNT][kAcc];
+#pragma unroll
+    for (int t = 0; t < kNT; ++t)
+#pragma unroll
+      for (int a = 0; a < kAcc; ++a) c[t][a] = out_from_float(0.0f);
+    each([&](int t, int a, out_t* row, int col) { c[t][a] = row[col]; });
+#pragma unroll
+    for (int t = 0; t < kNT; ++t)
+#pragma unroll
+      for (int a = 0; a < kAcc; ++a) acc[t][a] = acc[t][a] * p.alpha + p.beta * out_to_float(c[t][a]);
+  } else {
+#pragma unroll
+    for (int t = 0; t < kNT; ++t)
+#pragma unroll
+      for (int a = 0; a < kAcc; ++a) acc[t][a] *= p.alpha;
+  }
+  each([&](int t, int a, out_t* row, int col) {
+    float v = acc[t][a];
+#if HAS_BIAS
+    v += out_to_float(p.bias[col]);
+#endif
+    row[col] = out_from_float(activate(v));
+  });
+#endif
+  for_each_acc(acc, ctid, [](float& v, int, int) { v = 0.0f; });
+}
