@@ -137,7 +137,7 @@ if [ "${PROBE:-0}" = 1 ]; then
   for pass in first second; do
     python3 -c 'import ctypes, mmap, time
 n = 256 << 20; t0 = time.time(); done = 0; maps = []
-while done < (6 << 30) and time.time() - t0 < 3:
+while done < (6 << 30) and time.time() - t0 < 2:
     m = mmap.mmap(-1, n); a = ctypes.addressof(ctypes.c_char.from_buffer(m)); ctypes.memset(a, 1, n)
     maps.append(m); done += n
 dt = time.time() - t0; print("%.2f GB in %.2f s: %.2f GB/s" % (done / 1e9, dt, done / 1e9 / dt))' > "$W/probe_mem.txt" 2>&1
