@@ -135,8 +135,6 @@ extern "C" int ktune_worker_main(int argc, char** argv) {
   };
   auto args = parseArgs(argc, argv);
   if (!args.ok()) return fail(args.status());
-  // NVRTC and cuBLASLt load while the backend opens and the engine creates its context.
-  const auto preload = preloadGpuLibraries(args->backend);
   auto env = Options::fromEnv();
   if (!env.ok()) return fail(env.status());
   EngineOptions eo;

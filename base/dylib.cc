@@ -41,13 +41,4 @@ Expected<void*> DynLib::symbol(const char* name) const {
   return p;
 }
 
-DynLibPreload::DynLibPreload(std::vector<std::vector<std::string>> lists)
-    : thread_([lists = std::move(lists)] {
-        for (const auto& names : lists) (void)DynLib::open(names, "preload");
-      }) {}
-
-DynLibPreload::~DynLibPreload() {
-  if (thread_.joinable()) thread_.join();
-}
-
 }  // namespace ktune

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -39,23 +38,6 @@ class DynLib {
  private:
   void* handle_ = nullptr;
   std::string path_;
-};
-
-// Loads libraries on a thread of its own: for each list, the first name DynLib::open can load. A
-// process that will open them later (a compiler, a vendor library) overlaps their loading (reading,
-// mapping, relocation, static set-up) with its other start-up work, the GPU context's creation
-// above all; the later DynLib::open of the same names finds them loaded (DynLib never unloads). A
-// list that loads nothing is skipped: the later open reports it. The destructor waits for the
-// thread.
-class DynLibPreload {
- public:
-  explicit DynLibPreload(std::vector<std::vector<std::string>> lists);
-  ~DynLibPreload();
-  DynLibPreload(const DynLibPreload&) = delete;
-  DynLibPreload& operator=(const DynLibPreload&) = delete;
-
- private:
-  std::thread thread_;
 };
 
 }  // namespace ktune

@@ -3,21 +3,12 @@
 #include <algorithm>
 #include <optional>
 
-#include "base/fs.h"
-#include "compiler/nvrtc/nvrtc_compiler.h"
 #include "ops/gemm_configs.h"
 #include "ops/rowwise.h"
 #include "templates/gemm.h"
 #include "templates/rowwise.h"
-#include "ops/vendor/cublaslt.h"
 
 namespace ktune {
-
-std::unique_ptr<DynLibPreload> preloadGpuLibraries(const std::string& backend) {
-  if ((backend != "auto" && backend != "cuda") || !pathExists("/dev/nvidiactl")) return nullptr;
-  return std::make_unique<DynLibPreload>(std::vector<std::vector<std::string>>{
-      nvrtcLibraryNames(NvrtcConfig{}), cublaslt::CublasLt::libraryNames()});
-}
 
 Expected<BuiltinOps> registerBuiltinOps(std::shared_ptr<Engine> tuner) {
   if (!tuner) return Status::InvalidArgument("registerBuiltinOps needs a Engine");

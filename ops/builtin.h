@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "autotune/autotuner.h"
-#include "base/dylib.h"
 #include "ops/gemm.h"
 
 namespace ktune {
@@ -30,13 +29,6 @@ struct BuiltinOps {
 // out with a note; only a null tuner is an error (kInvalidArgument). Call it once per tuner,
 // before serving or tuneFromFile; not concurrently with other registrations on the same tuner.
 Expected<BuiltinOps> registerBuiltinOps(std::shared_ptr<Engine> tuner);
-
-// Starts loading, on a thread of its own, the libraries a process serving the built-in ops on an
-// NVIDIA GPU opens after its context (NVRTC for the engine's compiler, cuBLASLt for the GEMM
-// op's candidates), so their loading overlaps the context's creation. Null unless `backend`
-// ("auto", "cuda", ...) may be CUDA and an NVIDIA device node exists. Keep it until those
-// libraries are opened (or drop it: the destructor waits for the thread).
-std::unique_ptr<DynLibPreload> preloadGpuLibraries(const std::string& backend);
 
 }  // namespace ktune
 

@@ -18,7 +18,6 @@
 #include "autotune/device_pool.h"
 #include "autotune/worker_prestart.h"
 #include "ops/buffers.h"
-#include "ops/builtin.h"
 #include "ops/gemm.h"
 #include "bench/fair/peers.h"
 #include "ops/tune_args.h"
@@ -397,8 +396,6 @@ int cmdTune(const std::vector<std::string>& argv) {
   auto opts = Options::fromEnv();
   if (!opts.ok()) return fail(opts.status());
   prestartWorkerIfIsolating(*opts, t);
-  // NVRTC and cuBLASLt load while this process opens its GPU (ops/builtin.h).
-  const auto preload = t.args.has("--no-gpu") ? nullptr : preloadGpuLibraries(opts->backend);
   auto t0 = std::chrono::steady_clock::now();
   Gpu gpu = openGpu(*opts, t.args.has("--no-gpu"));
   // An exclusive-process GPU admits one context, which the early worker may have taken.

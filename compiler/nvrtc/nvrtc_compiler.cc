@@ -278,27 +278,17 @@ class NvrtcCompiler final : public Compiler {
 
 }  // namespace
 
-namespace {
-std::string nvrtcInclude(const NvrtcConfig& config) {
-  return config.cuda_include.empty() ? std::string(KTUNE_DEFAULT_CUDA_INCLUDE) : config.cuda_include;
-}
-}  // namespace
-
-std::vector<std::string> nvrtcLibraryNames(const NvrtcConfig& config) {
+Expected<std::unique_ptr<Compiler>> openNvrtcCompiler(const NvrtcConfig& config) {
+  const std::string include =
+      config.cuda_include.empty() ? std::string(KTUNE_DEFAULT_CUDA_INCLUDE) : config.cuda_include;
   std::vector<std::string> names = config.library_candidates;
   if (names.empty()) {
-    const std::string root = parentDir(nvrtcInclude(config));
+    const std::string root = parentDir(include);
     for (const char* n : {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"}) names.push_back(n);
     for (const char* sub : {"/lib64/", "/lib/"})
       for (const char* n : {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"})
         names.push_back(root + sub + n);
   }
-  return names;
-}
-
-Expected<std::unique_ptr<Compiler>> openNvrtcCompiler(const NvrtcConfig& config) {
-  const std::string include = nvrtcInclude(config);
-  const std::vector<std::string> names = nvrtcLibraryNames(config);
   auto api = std::make_unique<NvrtcApi>();
   KTUNE_ASSIGN_OR_RETURN(api->lib, DynLib::open(names, "NVRTC"));
   const DynLib& l = api->lib;

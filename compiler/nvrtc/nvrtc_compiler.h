@@ -19,9 +19,6 @@ struct NvrtcConfig {
   std::vector<std::string> library_candidates;
 };
 
-// The libraries openNvrtcCompiler(config) tries, in its order.
-std::vector<std::string> nvrtcLibraryNames(const NvrtcConfig& config);
-
 // Opens NVRTC. kUnavailable listing every library tried when none loads. The returned compiler is
 // thread-safe (each compile uses its own nvrtcProgram).
 Expected<std::unique_ptr<Compiler>> openNvrtcCompiler(const NvrtcConfig& config);

@@ -255,14 +255,10 @@ int64_t CublasLt::descriptorBuilds() const {
   return cache_->builds;
 }
 
-std::vector<std::string> CublasLt::libraryNames(const std::vector<std::string>& extra_paths) {
+Expected<std::unique_ptr<CublasLt>> CublasLt::open(const std::vector<std::string>& extra_paths) {
   std::vector<std::string> names = {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"};
   names.insert(names.end(), extra_paths.begin(), extra_paths.end());
-  return names;
-}
-
-Expected<std::unique_ptr<CublasLt>> CublasLt::open(const std::vector<std::string>& extra_paths) {
-  KTUNE_ASSIGN_OR_RETURN(DynLib lib, DynLib::open(libraryNames(extra_paths), "cuBLASLt (libcublasLt)"));
+  KTUNE_ASSIGN_OR_RETURN(DynLib lib, DynLib::open(names, "cuBLASLt (libcublasLt)"));
   std::unique_ptr<CublasLt> lt(new CublasLt());
   lt->api_ = std::make_unique<Api>();
   Api& a = *lt->api_;

@@ -93,8 +93,6 @@ class CublasLt {
   // library is missing; kUnavailable with the cuBLAS status when the handle cannot be created
   // (e.g. no GPU / no current context).
   static Expected<std::unique_ptr<CublasLt>> open(const std::vector<std::string>& extra_paths = {});
-  // The libraries open(extra_paths) tries, in its order.
-  static std::vector<std::string> libraryNames(const std::vector<std::string>& extra_paths = {});
 
   // "cublasLt 130000 (<path>)".
   std::string version() const;

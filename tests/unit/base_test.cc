@@ -1,6 +1,5 @@
 // Base layer: Status, Config parsing, ConfigSpace enumeration, sha256, atomic files, locks,
 // subprocess, Options parsing.
-#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -71,18 +70,6 @@ TEST(DynLib, EntryPointTableDeclaresAndBinds) {
   Status s = bad.bindEntryPoints(*lib, "");
   EXPECT_EQ(s.code(), Code::kUnavailable);
   EXPECT_NE(s.message().find("no_such_function"), std::string::npos) << s.toString();
-}
-
-// A preload leaves the first loadable name of each list loaded once it is destroyed (the thread
-// joined), skipping a list none of whose names load; a later DynLib::open of that list finds it.
-TEST(DynLib, PreloadLoadsTheFirstLoadableNameOfEachList) {
-  const char* lib = "libanl.so.1";  // part of glibc, loaded by nothing in this test
-  if (::dlopen(lib, RTLD_NOW | RTLD_NOLOAD) != nullptr) GTEST_SKIP() << lib << " already loaded";
-  { DynLibPreload p({{"libktune_no_such_library.so"}, {"libktune_no_such_library.so", lib}}); }
-  EXPECT_NE(::dlopen(lib, RTLD_NOW | RTLD_NOLOAD), nullptr) << lib << " was not preloaded";
-  auto again = DynLib::open({"libktune_no_such_library.so", lib}, "anl");
-  ASSERT_TRUE(again.ok()) << again.status().toString();
-  EXPECT_EQ(again->path(), lib);
 }
 
 TEST(Config, StableStringAndParseRoundTrip) {
