@@ -118,9 +118,13 @@ sys.stderr.write("timeline: report at %.3f s, exit at %.3f s, after the report %
     (first or end) - t0, end - t0, 1e3 * (end - (first or end))))
 sys.stderr.write("rusage: user %.2f s sys %.2f s majflt %d minflt %d nvcsw %d nivcsw %d\n" % (u.ru_utime,
     u.ru_stime, u.ru_majflt, u.ru_minflt, u.ru_nvcsw, u.ru_nivcsw)); sys.exit(r)' "$@"; }
+# NVRTC 13 keeps its results in the CUDA driver's compute cache (CUDA_CACHE_PATH, ~/.nv by
+# default) where libcuda loads: a second process with an empty ktune store compiles nothing. A cold
+# pass gets a fresh one (NVRTC_CACHE=kept: the machine's, as before this was known).
 tuned() {  # what args passes...: one timed `ktune tune gemm` run, its split into the summary
-  local what=$1 args=$2 pass=$3 lim=$4
-  S=$(now); ru timeout $lim ${KK:-$K} tune gemm $args --json --quiet > "$W/${what}_$pass.json" 2> "$W/${what}_$pass.err"
+  local what=$1 args=$2 pass=$3 lim=$4 cc=${CUDA_CACHE_PATH:-}
+  case "$pass" in cold*) [ "${NVRTC_CACHE:-fresh}" = fresh ] && cc=$(mktemp -d /tmp/nvcache.XXXX) ;; esac
+  S=$(now); CUDA_CACHE_PATH=${cc:-$HOME/.nv/ComputeCache} ru timeout $lim ${KK:-$K} tune gemm $args --json --quiet > "$W/${what}_$pass.json" 2> "$W/${what}_$pass.err"
   rc=$?; row "guided $what ($args) $pass: wall $(el $S)s rc=$rc"; split "$W/${what}_$pass.json" | tee -a "$SUM"
   grep -h '^timeline\|^rusage' "$W/${what}_$pass.err" | tail -2 | sed 's/^/  /' | tee -a "$SUM"
 }
