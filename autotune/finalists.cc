@@ -140,23 +140,43 @@ double winChance(const std::vector<double>& l, double margin, int planned) {
 }
 }  // namespace
 
+bool finalistCanStillWin(const std::vector<std::vector<double>>& times, int baseline, size_t i,
+                         double margin, int planned) {
+  if (baseline < 0 || baseline >= static_cast<int>(times.size()) || !complete(times[baseline]))
+    return true;
+  if (static_cast<int>(i) == baseline || i >= times.size() || !complete(times[i])) return false;
+  std::vector<double> l;
+  for (size_t r = 0; r < times[i].size() && r < times[baseline].size(); ++r)
+    l.push_back(std::log(positive(times[i][r]) / positive(times[baseline][r])));
+  // A gain above the margin by the mean or the median of its rounds (one disturbed round moves
+  // the mean only) is never given up: finalistsWorthMoreRounds may give it more rounds instead.
+  const double mean = l.empty() ? 0 : std::accumulate(l.begin(), l.end(), 0.0) / double(l.size());
+  const double bar = std::log(1 - margin);
+  return mean < bar || medianOf(l) < bar || winChance(l, margin, planned) >= kFinalistWinChance;
+}
+
 bool finalistsCanStillWin(const std::vector<std::vector<double>>& times, int baseline,
                           double margin, int planned) {
   if (baseline < 0 || baseline >= static_cast<int>(times.size()) || !complete(times[baseline]))
     return true;
-  for (size_t i = 0; i < times.size(); ++i) {
-    if (static_cast<int>(i) == baseline || !complete(times[i])) continue;
-    std::vector<double> l;
-    for (size_t r = 0; r < times[i].size() && r < times[baseline].size(); ++r)
-      l.push_back(std::log(positive(times[i][r]) / positive(times[baseline][r])));
-    // A gain above the margin by the mean or the median of its rounds (one disturbed round moves
-    // the mean only) is never given up: finalistsWorthMoreRounds may give it more rounds instead.
-    const double mean = l.empty() ? 0 : std::accumulate(l.begin(), l.end(), 0.0) / double(l.size());
-    const double bar = std::log(1 - margin);
-    if (mean < bar || medianOf(l) < bar || winChance(l, margin, planned) >= kFinalistWinChance)
-      return true;
-  }
+  for (size_t i = 0; i < times.size(); ++i)
+    if (finalistCanStillWin(times, baseline, i, margin, planned)) return true;
   return false;
+}
+
+std::vector<size_t> finalistsLeaving(const std::vector<std::vector<double>>& times, int baseline,
+                                     double margin, int planned, const std::vector<char>& out) {
+  std::vector<size_t> leaving;
+  if (baseline < 0 || baseline >= static_cast<int>(times.size()) ||
+      static_cast<int>(times[baseline].size()) < kMinFinalistRounds ||
+      !finalistsCanStillWin(times, baseline, margin, planned))
+    return leaving;
+  for (size_t i = 0; i < times.size(); ++i) {
+    if (static_cast<int>(i) == baseline || (i < out.size() && out[i]) || !complete(times[i]))
+      continue;
+    if (!finalistCanStillWin(times, baseline, i, margin, planned)) leaving.push_back(i);
+  }
+  return leaving;
 }
 
 bool finalistsWantAnotherRound(const std::vector<std::vector<double>>& times, int baseline,
@@ -424,10 +444,16 @@ int runFinalists(FinalistRun& fr, DefaultComparison* cmp) {
   const int b = base >= 0 ? 0 : -1;
   std::vector<std::vector<double>> times(fin.size());
   std::vector<BenchStats> stats(fin.size());
+  std::vector<char> out(fin.size(), 0);  // left the rounds (finalistsLeaving): no time after
   int w = -1;
   for (int r = 0; finalistsWantAnotherRound(times, b, margin, rounds, extra); ++r) {
+    // Past the planned rounds the horizon is the extra ones' end.
+    const int horizon = r < rounds ? rounds : rounds + extra;
+    for (size_t j : finalistsLeaving(times, b, margin, horizon, out)) out[j] = 1;
     for (auto& t : times) t.push_back(-1.0);
-    const auto order = finalistOrder(fin.size(), r);
+    auto order = finalistOrder(fin.size(), r);
+    order.erase(std::remove_if(order.begin(), order.end(), [&](size_t j) { return out[j] != 0; }),
+                order.end());
     std::string why;
     if (fr.isolated) {
       if (!roundInWorker(fr, fin, order, r == 0, times, r, stats, &why)) {

@@ -69,6 +69,20 @@ bool finalistsWorthMoreRounds(const std::vector<std::vector<double>>& times, int
 inline constexpr double kFinalistWinChance = 0.05;
 bool finalistsCanStillWin(const std::vector<std::vector<double>>& times, int baseline,
                           double margin, int planned);
+// One challenger's part of finalistsCanStillWin: whether challenger i (not the baseline) can still
+// replace the default after `planned` rounds. False for a challenger without a time in every round
+// so far; true while the baseline has not.
+bool finalistCanStillWin(const std::vector<std::vector<double>>& times, int baseline, size_t i,
+                         double margin, int planned);
+// The challengers that leave the re-timing after the rounds in `times`: from kMinFinalistRounds
+// on, those that can no longer win (finalistCanStillWin) while another still can (otherwise the
+// stage stops there anyway). A challenger's later rounds bought nothing: the rounds went on for the
+// one gain still undecided (up to 10 rounds of 4 finalists for one LLM-suite key, ~0.35 s), each
+// round timing every finalist. Without a baseline, none leaves. `out`: those already gone (same
+// size as times, or empty); returns the indices leaving now. `planned`: the rounds the stage may
+// still reach (past its planned rounds, their end with the extra ones).
+std::vector<size_t> finalistsLeaving(const std::vector<std::vector<double>>& times, int baseline,
+                                     double margin, int planned, const std::vector<char>& out);
 // The stage's loop rule: whether another round runs after times.front().size() rounds: not once
 // settled (finalistsSettled), nor from kMinFinalistRounds on when no challenger can still win
 // (finalistsCanStillWin); up to `planned`, then while finalistsWorthMoreRounds, up to

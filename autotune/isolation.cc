@@ -377,8 +377,15 @@ Status WorkerSupervisor::run(const WorkerBatch& batch,
                  double(batch.bench.estimate_runs + batch.bench.check_every + 2);
     return std::max(floor_ms, dyn);
   };
+  auto msSince = [](Clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+  };
   while (next < n) {
-    KTUNE_RETURN_IF_ERROR(ensureStarted());
+    const auto t_start = Clock::now();
+    Status started = ensureStarted();
+    stats_.worker_ms["wait_start"] += msSince(t_start);
+    KTUNE_RETURN_IF_ERROR(started);
+    const auto t_request = Clock::now();
     if (!writeAll(proc_->sock, benchRequest(batch, next, best).dump() + "\n")) {
       killWorker();
       if (++write_failures > 2) return Status::Unavailable("isolation worker does not accept requests");
@@ -440,6 +447,7 @@ Status WorkerSupervisor::run(const WorkerBatch& batch,
         problem_ready = true;
         noteWorkerMs(stats_, Json{{"problem", j.value("problem_ms", 0.0)},
                                   {"bench_prepare", j.value("bench_prepare_ms", 0.0)}});
+        stats_.worker_ms["wait_problem"] += msSince(t_request);
         deadline = Clock::now() + std::chrono::milliseconds(int64_t(candidateTimeoutMs()));
       } else if (ev == "result") {
         size_t idx = offset + j.value("index", size_t(0));

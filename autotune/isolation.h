@@ -90,7 +90,10 @@ struct IsolationStats {
   // Where the worker's time before its first candidate went, in ms, as it reported them: from its
   // hello (the last start), "backend" (device opened), "engine" and "ops" (the built-in ops, the
   // vendor library with them), each since its main() began; from its last "problem" event,
-  // "problem" (inputs and reference built) and "bench_prepare" (flush buffers and kernel).
+  // "problem" (inputs and reference built) and "bench_prepare" (flush buffers and kernel). And
+  // this process's side, summed over its runs: "wait_start" (waiting for a worker's hello before
+  // a bench request) and "wait_problem" (from a bench request to its "problem" event): how much
+  // of the worker's start the tuning run waited for.
   std::map<std::string, double> worker_ms;
 };
 

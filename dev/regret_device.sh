@@ -104,17 +104,52 @@ EOF
 SHAPE=${SHAPE:---m 4096 --n 4096 --k 4096 --layout NT}
 SUITE=${SUITE:---suite llm}
 # The process tree's resource use (CPU time, page faults, context switches) on stderr's last line:
-# whether a slow first process spent CPU or waited (the first NVRTC use's excess, not established).
-ru() { python3 -c 'import resource, subprocess, sys
-r = subprocess.call(sys.argv[1:]); u = resource.getrusage(resource.RUSAGE_CHILDREN)
+# whether a slow first process spent CPU or waited; and the output's timeline from the spawn: the
+# first stdout bytes (the report: printed once the tuning is done) and the exit, whose difference
+# is the teardown after the report.
+ru() { python3 -c 'import os, resource, subprocess, sys, time
+t0 = time.time(); p = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE); first = None
+while True:
+    b = os.read(p.stdout.fileno(), 1 << 16)
+    if not b: break
+    first = first or time.time(); os.write(1, b)
+r = p.wait(); end = time.time(); u = resource.getrusage(resource.RUSAGE_CHILDREN)
+sys.stderr.write("timeline: report at %.3f s, exit at %.3f s, after the report %.0f ms\n" % (
+    (first or end) - t0, end - t0, 1e3 * (end - (first or end))))
 sys.stderr.write("rusage: user %.2f s sys %.2f s majflt %d minflt %d nvcsw %d nivcsw %d\n" % (u.ru_utime,
     u.ru_stime, u.ru_majflt, u.ru_minflt, u.ru_nvcsw, u.ru_nivcsw)); sys.exit(r)' "$@"; }
+# NVRTC 13 keeps its results in the CUDA driver's compute cache (CUDA_CACHE_PATH, ~/.nv by
+# default) where libcuda loads: a second process with an empty ktune store compiles nothing. A cold
+# pass gets a fresh one (NVRTC_CACHE=kept: the machine's, as before this was known).
 tuned() {  # what args passes...: one timed `ktune tune gemm` run, its split into the summary
-  local what=$1 args=$2 pass=$3 lim=$4
-  S=$(now); ru timeout $lim $K tune gemm $args --json --quiet > "$W/${what}_$pass.json" 2> "$W/${what}_$pass.err"
+  local what=$1 args=$2 pass=$3 lim=$4 cc=${CUDA_CACHE_PATH:-}
+  case "$pass" in cold*) [ "${NVRTC_CACHE:-fresh}" = fresh ] && cc=$(mktemp -d /tmp/nvcache.XXXX) ;; esac
+  S=$(now); CUDA_CACHE_PATH=${cc:-$HOME/.nv/ComputeCache} ru timeout $lim ${KK:-$K} tune gemm $args --json --quiet > "$W/${what}_$pass.json" 2> "$W/${what}_$pass.err"
   rc=$?; row "guided $what ($args) $pass: wall $(el $S)s rc=$rc"; split "$W/${what}_$pass.json" | tee -a "$SUM"
-  grep -h '^rusage' "$W/${what}_$pass.err" | tail -1 | sed 's/^/  /' | tee -a "$SUM"
+  grep -h '^timeline\|^rusage' "$W/${what}_$pass.err" | tail -2 | sed 's/^/  /' | tee -a "$SUM"
 }
+# 0. PROBE=1: where a machine's first compiles lose their time (the first process's compile jobs
+# took ~5x the second's, with 13x the user CPU): one NVRTC compile (ktune compile, no cache) as the
+# machine's first process, then again, then 8 at once (the first compile wave's parallelism); then
+# fresh anonymous memory touched twice (GB/s: a machine whose memory is first touched slowly).
+if [ "${PROBE:-0}" = 1 ]; then
+  pc() { S=$(now); ru $K compile gemm_wgmma --arch sm_90a --no-cache > /dev/null 2> "$W/probe_$1.err"
+    row "probe compile $1: wall $(el $S)s $(grep -h '^rusage' "$W/probe_$1.err" | tail -1)"; }
+  pc first; pc second
+  S=$(now); for i in 1 2 3 4 5 6 7 8; do $K compile gemm_wgmma --arch sm_90a --no-cache > /dev/null 2>&1 & done; wait
+  row "probe compile 8 processes at once: wall $(el $S)s"
+  for pass in first second; do
+    python3 -c 'import ctypes, mmap, time
+n = 256 << 20; t0 = time.time(); done = 0; maps = []
+while done < (6 << 30) and time.time() - t0 < 2:
+    m = mmap.mmap(-1, n); a = ctypes.addressof(ctypes.c_char.from_buffer(m)); ctypes.memset(a, 1, n)
+    maps.append(m); done += n
+dt = time.time() - t0; print("%.2f GB in %.2f s: %.2f GB/s" % (done / 1e9, dt, done / 1e9 / dt))' > "$W/probe_mem.txt" 2>&1
+    row "probe memory touch ($pass process): $(cat "$W/probe_mem.txt")"
+  done
+  pc after_memory
+fi
+
 export KTUNE_CACHE_DIR=/tmp/kr-guided-one; rm -rf "$KTUNE_CACHE_DIR"
 tuned one "$SHAPE" cold 40
 rm -rf "$KTUNE_CACHE_DIR/db"
@@ -124,6 +159,14 @@ grep -E "guided: round|finalists [0-9]" "$W/one_warm.err" | sed 's/\[[^]]*\]//' 
 if [ "${AGAIN:-1}" = 1 ]; then
   rm -rf "$KTUNE_CACHE_DIR"; tuned one "$SHAPE" cold_again 40
   rm -rf "$KTUNE_CACHE_DIR/db"; tuned one "$SHAPE" warm_again 30
+fi
+# 1c. BASE: another build's binaries (pb/base from dev/regret_stage.sh BASE=...) against these on
+# the same warm store, alternating (base, this) x BASE_PAIRS processes, each with a fresh database.
+if [ -x "$KB/base/tools/ktune" ]; then
+  for i in $(seq 1 "${BASE_PAIRS:-3}"); do
+    rm -rf "$KTUNE_CACHE_DIR/db"; KK=$KB/base/tools/ktune tuned one "$SHAPE" warm_base$i 30
+    rm -rf "$KTUNE_CACHE_DIR/db"; tuned one "$SHAPE" warm_this$i 30
+  done
 fi
 unset KTUNE_CACHE_DIR
 # 1b. Row-wise keys the launch floor is for (issue 36's tuning time: SiLU·Mul at 32 rows raced 82
@@ -150,7 +193,7 @@ EXH_BUDGET=${EXH_BUDGET:-0.4}
 RT=${RETIME_ROUNDS:-4}
 regret() {  # ops file seconds: one `ktune regret` run of that many seconds at most
   timeout $3 $K regret --set $SET --ops $1 --limit "$4" --deadline $(( $3 - ${5:-15} )) \
-    --rounds $RT --exhaustive-budget $EXH_BUDGET > "$OUT/$2.txt" 2> "$W/$2.err"
+    --skip "${6:-0}" --rounds $RT --exhaustive-budget $EXH_BUDGET > "$OUT/$2.txt" 2> "$W/$2.err"
   row "$2 rc=$? (limit ${3}s, exhaustive budgets x $EXH_BUDGET)"; grep -E "^keys" "$OUT/$2.txt" | tee -a "$SUM"
 }
 suite() {
@@ -180,7 +223,7 @@ else
   [ "${SUITE_FIRST:-0}" = 1 ] && [ "$(left)" -gt 35 ] && suite
   SHARE=70; [ "${ROWS:-1}" = 1 ] || SHARE=100
   G=$(( ($(left) - RESERVE - 10) * SHARE / 100 ))
-  [ "$G" -gt 30 ] && regret gemm regret_gemm $G "${GEMM_LIMIT:-0}"
+  [ "$G" -gt 30 ] && regret gemm regret_gemm $G "${GEMM_LIMIT:-0}" 15 "${GEMM_SKIP:-0}"
   R=$(( $(left) - RESERVE - 5 ))
   [ "${ROWS:-1}" = 1 ] && [ "$R" -gt 20 ] && regret rmsnorm,silu_mul regret_rows $R "${ROW_LIMIT:-0}" 10
   [ "${SUITE_FIRST:-0}" = 1 ] || { [ "$(left)" -gt 35 ] && suite; }

@@ -3,7 +3,8 @@
 # libktune.so packed in pb.tar.xz, for dev/regret_device.sh (the device call then builds nothing).
 # x86-64 only; the GPU libraries are opened at run time.
 #   bash dev/regret_stage.sh [DEST]   (default .devwork/search in this checkout; BUILD_DIR=build;
-#   NOFLOOR=path: also a build without the launch-floor rule, as pb/tools/ktune-nofloor)
+#   NOFLOOR=path: also a build without the launch-floor rule, as pb/tools/ktune-nofloor;
+#   BASE=dir: another build's binaries in pb/base)
 set -euo pipefail
 DEST=${1:-$(git rev-parse --show-toplevel)/.devwork/search}
 B=${BUILD_DIR:-build}
@@ -15,6 +16,13 @@ cp "$B/tools/ktune" "$B/tools/ktune-worker" "$DEST/pb/tools/"
 cp -L "$B/api/libktune.so.0.1" "$DEST/pb/"
 # NOFLOOR=path: a ktune built without a rule under test, timed beside this one by the device script.
 [ -n "${NOFLOOR:-}" ] && cp "$NOFLOOR" "$DEST/pb/tools/ktune-nofloor"
-strip "$DEST"/pb/tools/* "$DEST"/pb/*.so* 2>/dev/null || true
+# BASE=build dir of another commit (e.g. main's): its ktune, ktune-worker and libktune.so in
+# pb/base, timed against this tree's in the same call (dev/regret_device.sh, step 1c).
+if [ -n "${BASE:-}" ]; then
+  mkdir -p "$DEST/pb/base/tools"
+  cp "$BASE/tools/ktune" "$BASE/tools/ktune-worker" "$DEST/pb/base/tools/"
+  cp -L "$BASE/api/libktune.so.0.1" "$DEST/pb/base/"
+fi
+strip "$DEST"/pb/tools/* "$DEST"/pb/*.so* "$DEST"/pb/base/tools/* "$DEST"/pb/base/*.so* 2>/dev/null || true
 tar -cJf "$DEST/pb.tar.xz" -C "$DEST" pb && rm -rf "$DEST/pb"
 du -sh "$DEST" "$DEST/pb.tar.xz"

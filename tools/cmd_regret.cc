@@ -17,13 +17,15 @@ namespace ktune::cli {
 const char* const kRegretUsage =
     "ktune regret [--set ci|gpu] [--ops gemm,rmsnorm,silu_mul] [--limit N] [--rounds R]\n"
     "             [--cache DIR (empty or absent; default a fresh temporary directory)] [--cold]\n"
-    "             [--deadline SECONDS (no shape starts after it)] [--exhaustive-budget F] [--json]\n"
+    "             [--deadline SECONDS (no shape starts after it)] [--skip N] [--exhaustive-budget F]\n"
+    "             [--json]\n"
     "  Tunes every shape of the set twice in this process, exhaustively then with the guided\n"
     "  search (each with its own database; one code-object store, so the guided side tunes with a\n"
     "  warm store; --cold: each side its own cold store), and prints per key the guided winner's\n"
     "  time over the exhaustive winner's (interleaved re-timing of the two) and each side's tuning\n"
     "  time. --limit N: N shapes spread evenly over the set (each category keeps a share).\n"
-    "  With --deadline the shapes run in an order whose every prefix is spread over the set.\n"
+    "  With --deadline the shapes run in an order whose every prefix is spread over the set;\n"
+    "  --skip N leaves out that order's first N (the rest of a run its deadline cut).\n"
     "  --exhaustive-budget F: the exhaustive side's warm-up and measurement budgets times F (the\n"
     "  re-timing of the two winners keeps the full ones), for a large set in a short run.\n"
     "  KTUNE_BACKEND=sim runs it on the simulated device (deterministic costs; --set ci).";
@@ -93,7 +95,8 @@ nlohmann::json rowsJson(const std::vector<RegretRow>& rows) {
 int cmdRegret(const std::vector<std::string>& argv) {
   auto args = parseArgs(argv, {{"--set", true}, {"--ops", true}, {"--limit", true},
                                {"--rounds", true}, {"--cache", true}, {"--cold"}, {"--deadline", true},
-                               {"--exhaustive-budget", true}, {"--json"}});
+                               {"--exhaustive-budget", true}, {"--json"},
+                               {"--skip", true}});
   if (!args.ok()) return usage(args.status().message(), kRegretUsage);
   if (args->help) return help(kRegretUsage);
   auto opts = Options::fromEnv();
@@ -115,6 +118,10 @@ int cmdRegret(const std::vector<std::string>& argv) {
   // A run that may be cut by its deadline takes the shapes in an order whose every prefix covers
   // the set's categories (prefill, decode, odd, layouts; row counts).
   if (ro.deadline_s > 0) shapes = spreadOrder(shapes);
+  // --skip N: the shapes after the first N of that order, so a run cut by its deadline can be
+  // continued in another process (the order depends only on the set).
+  const size_t skip = size_t(std::max(0L, std::atol(args->get("--skip", "0").c_str())));
+  shapes.erase(shapes.begin(), shapes.begin() + std::min(skip, shapes.size()));
   ro.rounds = std::max(2, std::atoi(args->get("--rounds", "6").c_str()));
   std::shared_ptr<Backend> backend;
   if (opts->backend == "sim") {

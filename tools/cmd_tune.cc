@@ -373,6 +373,20 @@ void prestartWorkerIfIsolating(const Options& opts, const TuneRequest& t) {
   noteProcessMs("worker_spawn_ms", msSinceT(t0));
 }
 
+// Ends the command once its report is out, without tearing the GPU side down by hand. On a real
+// GPU the teardown is the isolation worker's polite exit (waited for: its buffers, modules,
+// cuBLASLt handle and context), then this process's module unloads, frees, cuBLASLt handle and
+// context: all of it after the last line was printed, on the caller's wall time, for nothing the
+// kernel does not do at exit (the worker is SIGKILLed with this process: PR_SET_PDEATHSIG). What
+// must outlive the command is already on disk: database entries and code objects are written
+// (temp file, then rename) before the tuner returns, and the journal is closed. Not with a remote
+// cache, whose lease renewer is stopped and lease released by destructors, nor on the simulated
+// device (nothing to gain, and the sanitizer builds check its teardown).
+[[noreturn]] void leaveWithoutTeardown(int rc) {
+  std::fflush(nullptr);
+  std::_Exit(rc);
+}
+
 }  // namespace
 
 int cmdTune(const std::vector<std::string>& argv) {
@@ -406,9 +420,11 @@ int cmdTune(const std::vector<std::string>& argv) {
   if (!t.json && !t.quiet)
     std::fprintf(stderr, "device: %s (%s), cache %s\n", dev.name.c_str(), dev.arch.c_str(),
                  opts->cache_dir.c_str());
-  if (!t.from_file.empty()) return runFromFile(**tuner, *tuner, t);
-  if (t.op == "gemm") return runGemm(*tuner, *gpu.backend, t);
-  return runRowwise(**tuner, *gpu.backend, t);
+  int rc = !t.from_file.empty() ? runFromFile(**tuner, *tuner, t)
+           : t.op == "gemm"      ? runGemm(*tuner, *gpu.backend, t)
+                                 : runRowwise(**tuner, *gpu.backend, t);
+  if (!gpu.sim && opts->remote_cache.empty()) leaveWithoutTeardown(rc);
+  return rc;
 }
 
 }  // namespace ktune::cli

@@ -3,6 +3,7 @@
 // candidate that is really slower than the vendor default.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -106,6 +107,53 @@ TEST(Finalists, OneDisturbedRoundDoesNotKeepTheDefaultOverAGainAboveTheMargin) {
   EXPECT_FALSE(finalistsWorthMoreRounds({{1, 1, 1}, {0.96, 0.961, 0.959}}, 0, 0.01));
   EXPECT_FALSE(finalistsWorthMoreRounds({{1, 1, 1}, {0.995, 1.02, 0.97}}, 0, 0.01));
   EXPECT_FALSE(finalistsWorthMoreRounds({{1, 1, 1}, {0.96, 1.04, 0.96}}, -1, 0.01));
+}
+
+// A challenger that can no longer win leaves the later rounds while another's gain is still being
+// decided: the default, a near-tie (0.5% faster, below the margin) and a 3% gain with one disturbed
+// round (which gets extra rounds). The rounds as the stage runs them (runFinalists): the near-tie
+// is timed kMinFinalistRounds rounds instead of all of them, and the decision is the one every
+// finalist timed to the end gives.
+TEST(Finalists, AChallengerThatCannotWinLeavesTheLaterRounds) {
+  auto run = [](bool leave, int* near_rounds, int* all_rounds, DefaultComparison* c) {
+    std::vector<std::vector<double>> times(3);
+    std::vector<char> out(3, 0);
+    for (int r = 0; finalistsWantAnotherRound(times, 0, 0.01, 6, kFinalistExtraRounds); ++r) {
+      const int horizon = r < 6 ? 6 : 6 + kFinalistExtraRounds;
+      if (leave)
+        for (size_t j : finalistsLeaving(times, 0, 0.01, horizon, out)) out[j] = 1;
+      const double jitter = r % 2 ? 1.002 : 0.998;
+      times[0].push_back(0.25);
+      times[1].push_back(out[1] ? -1.0 : 0.25 * 0.995 * jitter);
+      times[2].push_back(r == 1 ? 0.25 * 1.03 : 0.25 * 0.97 * jitter);
+    }
+    *near_rounds = static_cast<int>(std::count_if(times[1].begin(), times[1].end(),
+                                                  [](double t) { return t >= 0; }));
+    *all_rounds = static_cast<int>(times[0].size());
+    return decideFinalists(times, 0, 0.01, c);
+  };
+  DefaultComparison every, left;
+  int near_every = 0, rounds_every = 0, near_left = 0, rounds_left = 0;
+  const int w_every = run(false, &near_every, &rounds_every, &every);
+  const int w_left = run(true, &near_left, &rounds_left, &left);
+  EXPECT_EQ(w_every, 2);
+  EXPECT_EQ(every.decision, "faster than the default");
+  EXPECT_GT(rounds_every, 6) << "the gain needed the extra rounds";
+  EXPECT_EQ(near_every, rounds_every);
+  EXPECT_EQ(w_left, w_every);
+  EXPECT_EQ(left.decision, every.decision);
+  EXPECT_EQ(rounds_left, rounds_every);
+  EXPECT_EQ(near_left, kMinFinalistRounds);
+  // Nothing leaves before the minimum, nor without a default, nor when no challenger can win
+  // (the stage stops then), nor a gain above the margin.
+  const std::vector<std::vector<double>> two = {{1, 1}, {0.995, 0.995}, {0.97, 0.97}};
+  EXPECT_TRUE(finalistsLeaving(two, 0, 0.01, 6, {}).empty());
+  const std::vector<std::vector<double>> three = {{1, 1, 1}, {0.995, 0.996, 0.995}, {0.97, 0.97, 0.971}};
+  EXPECT_EQ(finalistsLeaving(three, 0, 0.01, 6, {}), (std::vector<size_t>{1}));
+  EXPECT_TRUE(finalistsLeaving(three, -1, 0.01, 6, {}).empty());
+  EXPECT_TRUE(finalistsLeaving(three, 0, 0.01, 6, {0, 1, 0}).empty()) << "already out";
+  const std::vector<std::vector<double>> ties = {{1, 1, 1}, {0.995, 0.996, 0.995}, {0.998, 0.997, 0.998}};
+  EXPECT_TRUE(finalistsLeaving(ties, 0, 0.01, 6, {}).empty());
 }
 
 // A vendor "library" whose call takes `ms` of simulated device time (a memset on the stream, so

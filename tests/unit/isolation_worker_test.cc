@@ -70,6 +70,11 @@ TEST(Isolation, WorkerAndPluginsFromTheEnvironment) {
   // and flush set-up took: the parts of a tuning run's wait for its first candidate.
   for (const char* k : {"backend", "engine", "ops", "problem", "bench_prepare"})
     EXPECT_EQ(st.worker_ms.count(k), 1u) << k;
+  // And how long this process waited for it: its hello, then its problem.
+  for (const char* k : {"wait_start", "wait_problem"}) {
+    ASSERT_EQ(st.worker_ms.count(k), 1u) << k;
+    EXPECT_GE(st.worker_ms.at(k), 0.0) << k;
+  }
   if (st.worker_ms.size() >= 3) {
     EXPECT_LE(st.worker_ms.at("backend"), st.worker_ms.at("engine"));
     EXPECT_LE(st.worker_ms.at("engine"), st.worker_ms.at("ops"));
