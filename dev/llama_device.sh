@@ -26,8 +26,8 @@
 #   LLAMA_CXX_S=0           of it, what is kept for the C++ decoder (0: not run)
 #   LLAMA_HOST_COST=0       1: the host-cost table too (when 35 s are left)
 #   LLAMA_ARGS="--shapes d1,d32 --compile-shapes d1"   a shorter run (default: the four variants
-#                           of the table, ktune_fused (gate/up + SiLU·Mul fused up to 16 rows, d8)
-#                           and ktune_nopdl (ktune with KTUNE_PDL off, d1 and d8), --rounds 5
+#                           of the table, ktune_fused (gate/up + SiLU·Mul fused up to 16 rows, on
+#                           the shapes of --fused-shapes, none by default) and ktune_nopdl (ktune with KTUNE_PDL off, d1 and d8), --rounds 5
 #                           --breakdown d1,d8 --repeat-need-s 45; ktune_unfused is not in the table)
 #   LLAMA_CXX_FUSED=1       after the C++ decoder's shapes, d8 again with gate/up + SiLU·Mul fused
 #                           up to 16 rows (one more process, when 20 s of the budget are left);

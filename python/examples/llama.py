@@ -13,15 +13,15 @@ fifth, ktune with one fusion off):
              GEMMs' epilogue (gemm(residual=x, out=x)), the norms through ktune.ops.rms_norm
              (--ktune-add norm: the add fused into the norm instead, as vLLM's
              fused_add_rms_norm), SiLU·Mul through ktune.ops.silu_mul, or fused into the gate/up
-             GEMM where ktune.ops.gemm offers epilogue="silu_mul" (decode rows, M <= 4);
+             GEMM where ktune.ops.gemm offers epilogue="silu_mul" (decode rows, M <= 8);
              rotary + KV-cache write in one tuned kernel (llama_rope_kv of
              examples/llama_kernels.h, registered with ktune.autotune: the same source and space
              as the C++ decoder's); tuned before timing;
   ktune_unfused  (--unfused-shapes, decode batch 1 and 8 by default) ktune with the gate/up GEMM
              and SiLU·Mul as two ops where ktune fuses them: the fusion measured against ktune's
              own pair in the same rounds (its extra keys' tuning is not counted in ktune's);
-  ktune_fused  (--fused-shapes, decode batch 8 by default) ktune with gate/up + SiLU·Mul fused up
-             to 16 rows instead of 4: the fusion measured against ktune's unfused pair where
+  ktune_fused  (--fused-shapes, none by default) ktune with gate/up + SiLU·Mul fused up
+             to 16 rows instead of 8: the fusion measured against ktune's unfused pair where
              ktune does not fuse, in the same rounds (its extra key's tuning is not counted in
              ktune's);
   ktune_nopdl  (--nopdl-shapes, decode batch 1 and 8 by default) ktune with programmatic
@@ -85,7 +85,7 @@ def parse_args(argv=None):
                         "SiLU·Mul as two ops where ktune fuses them (decode rows <= 16), to "
                         "measure the fusion against ktune's own unfused pair (its keys' tuning "
                         "is not counted in ktune's)")
-    p.add_argument("--fused-shapes", default="d8",
+    p.add_argument("--fused-shapes", default="",
                    help="shapes of the ktune_fused variant: ktune with gate/up + SiLU·Mul fused "
                         f"up to {FUSED_ROWS_ALT} rows, against ktune's unfused pair above its "
                         "limit in the same rounds")

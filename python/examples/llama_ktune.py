@@ -64,14 +64,15 @@ class KtuneOps:
         # ktune.ops.gemm(epilogue="silu_mul"): gate/up GEMM and SiLU·Mul in one kernel, where
         # this ktune has it. It runs on the decode kernel only, which keeps up with cuBLASLt up to
         # M = 16 and falls behind above (bench/NOTES.md: 64x28672x4096 127 µs vs 86; the Llama
-        # step at batch 128 lost 0.785x with it; at batch 8 the fused kernel lost 4.1 µs per layer
-        # to the GEMM + SiLU·Mul pair), so it is used up to FUSED_MAX_ROWS rows; a row
-        # count it refuses runs GEMM + SiLU·Mul from then on (the others stay fused: a step
-        # captured fused must run the same eager).
+        # step at batch 128 lost 0.785x with it; at batch 8, against the GEMM + SiLU·Mul pair in
+        # the same rounds, the graphed step was 1.017x faster fused over 3 processes and the
+        # fused kernel took 63.3 µs per layer against 60.1 + 4.7), so it is used up to
+        # FUSED_MAX_ROWS rows; a row count it refuses runs GEMM + SiLU·Mul from then on (the
+        # others stay fused: a step captured fused must run the same eager).
         self.fused_gate_up = "silu_mul" in getattr(self.k, "_EPILOGUES", ())
         self.unfused_rows = set()
 
-    FUSED_MAX_ROWS = 4
+    FUSED_MAX_ROWS = 8
 
     def gate_up_silu(self, h, wgu):
         m = h.shape[0]
