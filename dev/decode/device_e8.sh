@@ -11,6 +11,7 @@
 #      process 1's pre-pass (the TOP fastest per shape, mode and variant);
 #   4. EXH="MxNxK ...": those keys tuned with --search exhaustive on a cold cache each (EXH_S s).
 set -uo pipefail
+source "$(dirname "$0")/common.sh"
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 exec > >(tee "$OUT/summary.txt") 2>&1  # the summary survives a cut call
 T0=$(date +%s); DL=${DEADLINE:-170}
@@ -42,14 +43,7 @@ for p in $(seq 1 "${PROCS:-2}"); do
   echo "bench $p rc=$? $(( $(date +%s) - S ))s"; n=$p
 done
 grep -h "^VERIFY" "$OUT"/bench*.log 2>/dev/null | grep -v " ok " | head -10
-for p in $(seq 1 "$n"); do
-  echo "== process $p"
-  if grep -q "interleaved rounds" "$OUT/bench$p.log"; then
-    sed -n '/interleaved rounds/,$p' "$OUT/bench$p.log" | cut -c1-230
-  else
-    grep "^RATIO" "$OUT/bench$p.log" | cut -c1-160
-  fi
-done
+print_bench_tables "$n"
 [ "$n" -ge 1 ] && { echo "== process 1 pre-pass: the ${TOP:-6} fastest per shape, mode and variant (us)";
                     python3 dev/decode/prepass_top.py "${TOP:-6}" < "$OUT/bench1.err"; }
 for key in ${EXH:-}; do

@@ -11,6 +11,7 @@
 #   3. NCU=1: ncu over the decode config NCU_CFG, the linear read of the same bytes and cuBLASLt's
 #      heuristic #0 (gemm_bench --profile) at NCU_SHAPES: duration, DRAM and L2 throughput.
 set -uo pipefail
+source "$(dirname "$0")/common.sh"
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 exec > >(tee "$OUT/summary.txt") 2>&1
 T0=$(date +%s); DL=${DEADLINE:-110}
@@ -20,14 +21,8 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noh
 B=$PWD/pb
 export LD_LIBRARY_PATH="$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export KTUNE_CACHE_DIR=/tmp/kcache
-i=0; pids=()
-IFS=';' read -ra FILTERS <<< "${TESTS:-GemmGpu.DecodeTma*;GemmGpu.DecodeFused*;GemmGpu.DecodeWgmma*;GemmGpu.DecodeOp*;GemmGpu.DecodeVsReference:GemmGpu.DecodeFma*}"
-for f in "${FILTERS[@]}"; do
-  i=$((i + 1))
-  KTUNE_CACHE_DIR=/tmp/kcache$i timeout "${TEST_S:-45}" "$B/tests/gemm_gpu_test" --gtest_filter="$f" > "$OUT/test$i.log" 2>&1 &
-  pids+=($!)
-done
-rcs=""; for p in "${pids[@]}"; do wait "$p"; rcs="$rcs $?"; done
+start_gpu_tests "GemmGpu.DecodeTma*;GemmGpu.DecodeFused*;GemmGpu.DecodeWgmma*;GemmGpu.DecodeOp*;GemmGpu.DecodeVsReference:GemmGpu.DecodeFma*" 45
+rcs=""; for p in "${PIDS[@]}"; do wait "$p"; rcs="$rcs $?"; done
 echo "tests rc:$rcs ($(( $(date +%s) - T0 ))s)"
 grep -hE "^\[ *(OK|FAILED|SKIPPED|PASSED) |Failure|bad," "$OUT"/test*.log | head -30
 n=0; read -ra BL <<< "${BINS:-gemm_bench}"
@@ -42,14 +37,7 @@ for p in $(seq 1 "${PROCS:-2}"); do
   grep -E "^RESULT .* (ktune|cublaslt_best|read_bound|silu_mul|residual) " "$OUT/bench$p.log" | awk '{printf "%s %s %s; ", $3, $4, $5} END {print ""}'
 done
 grep -h "^VERIFY" "$OUT"/bench*.log 2>/dev/null | grep -v " ok " | head -10
-for p in $(seq 1 "$([ "${TABLES:-1}" = 1 ] && echo "$n" || echo 0)"); do
-  echo "== process $p"
-  if grep -q "interleaved rounds" "$OUT/bench$p.log"; then
-    sed -n '/interleaved rounds/,$p' "$OUT/bench$p.log" | cut -c1-260
-  else
-    grep -E "^RATIO|^RESULT" "$OUT/bench$p.log" | cut -c1-200
-  fi
-done
+print_bench_tables "$([ "${TABLES:-1}" = 1 ] && echo "$n" || echo 0)" 260
 [ "$n" -ge 1 ] && { echo "== process 1 pre-pass: the ${TOP:-4} fastest per shape, mode and variant (us)";
                     python3 dev/decode/prepass_top.py "${TOP:-4}" < "$OUT/bench1.err"; }
 if [ "${NCU:-0}" = 1 ] && command -v ncu > /dev/null && fits "${NCU_S:-25}" ncu; then

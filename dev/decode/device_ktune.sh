@@ -4,6 +4,7 @@
 # decode shapes (KINDS, SHAPES; cuBLASLt default/best, the read bound and the gate/up epilogue in the
 # same rounds), PROCS processes (default 3), each cut at BENCH_S seconds. Logs under $OUT.
 set -uo pipefail
+source "$(dirname "$0")/common.sh"
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 S=$(date +%s)
 T="gemm_gpu_test gemm_bench"; [ -n "${SKIP_TEST:-}" ] && T=gemm_bench
@@ -25,11 +26,4 @@ for p in $(seq 1 "${PROCS:-3}"); do
   echo "bench $p rc=$? $(( $(date +%s) - S ))s"
 done
 grep -h "^VERIFY" "$OUT"/bench*.log | grep -v " ok " | head -10
-for p in $(seq 1 "${PROCS:-3}"); do  # the summary, or (a process cut short) its RATIO lines
-  echo "== process $p"
-  if grep -q "interleaved rounds" "$OUT/bench$p.log"; then
-    sed -n '/interleaved rounds/,$p' "$OUT/bench$p.log" | cut -c1-200
-  else
-    grep "^RATIO" "$OUT/bench$p.log" | cut -c1-120
-  fi
-done
+print_bench_tables "${PROCS:-3}" 200

@@ -8,6 +8,7 @@
 #      kernels without the prefetch; no programmatic launch in the bench, so this is its cost
 #      alone), --shapes=$SHAPES --rounds=$ROUNDS, BENCH_S s each: read bound / ktune per process.
 set -uo pipefail
+source "$(dirname "$0")/common.sh"
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 exec > >(tee "$OUT/summary.txt") 2>&1
 T0=$(date +%s)
@@ -15,15 +16,9 @@ B=$PWD/pb
 export LD_LIBRARY_PATH="$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export KTUNE_CACHE_DIR=/tmp/kcache
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
-i=0; pids=()
-IFS=';' read -ra FILTERS <<< "${TESTS:-GemmGpu.DecodeFma*;GemmGpu.DecodeTma*;GemmGpu.DecodeVsReference:GemmGpu.DecodeWgmma*:GemmGpu.DecodeFused*:GemmGpu.DecodeOp*}"
-for f in "${FILTERS[@]}"; do
-  i=$((i + 1))
-  KTUNE_CACHE_DIR=/tmp/kcache$i timeout "${TEST_S:-40}" "$B/tests/gemm_gpu_test" --gtest_filter="$f" > "$OUT/test$i.log" 2>&1 &
-  pids+=($!)
-done
-timeout "${TEST_S:-40}" "$B/tests/pdl_gpu_test" > "$OUT/pdl.log" 2>&1 & pids+=($!)
-rcs=""; for p in "${pids[@]}"; do wait "$p"; rcs="$rcs $?"; done
+start_gpu_tests "GemmGpu.DecodeFma*;GemmGpu.DecodeTma*;GemmGpu.DecodeVsReference:GemmGpu.DecodeWgmma*:GemmGpu.DecodeFused*:GemmGpu.DecodeOp*" 40
+timeout "${TEST_S:-40}" "$B/tests/pdl_gpu_test" > "$OUT/pdl.log" 2>&1 & PIDS+=($!)
+rcs=""; for p in "${PIDS[@]}"; do wait "$p"; rcs="$rcs $?"; done
 echo "tests rc:$rcs ($(( $(date +%s) - T0 ))s)"
 grep -hE "^\[ *(OK|FAILED|SKIPPED|PASSED) |Failure|bad," "$OUT"/test*.log "$OUT/pdl.log" | head -30
 for p in $(seq 1 "${ALT:-2}"); do

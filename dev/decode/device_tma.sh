@@ -10,6 +10,7 @@
 #   3. NCU=1: ncu over NCU_CFGS at NCU_SHAPES (see step 4 below);
 #   4. the other GemmGpu.Decode* tests (TEST_S s; 0 skips them).
 set -uo pipefail
+source "$(dirname "$0")/common.sh"
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 exec > >(tee "$OUT/summary.txt") 2>&1  # the summary survives a cut call
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.draw --format=csv,noheader
@@ -36,14 +37,7 @@ for p in $(seq 1 "${PROCS:-1}"); do
 done
 grep -h "^VERIFY" "$OUT"/bench*.log | grep -v " ok " | head -10
 grep -h "compile failed\|failed$" "$OUT"/bench*.err | head -5
-for p in $(seq 1 "${PROCS:-1}"); do
-  echo "== process $p"
-  if grep -q "interleaved rounds" "$OUT/bench$p.log"; then
-    sed -n '/interleaved rounds/,$p' "$OUT/bench$p.log" | cut -c1-230
-  else
-    grep "^RATIO" "$OUT/bench$p.log" | cut -c1-160
-  fi
-done
+print_bench_tables "${PROCS:-1}"
 echo "== process 1 pre-pass: the ${TOP:-6} fastest per shape, mode and variant (us)"
 python3 dev/decode/prepass_top.py "${TOP:-6}" < "$OUT/bench1.err"
 # 4. NCU=1: one ncu pass over the decode configs NCU_CFGS (;-separated) and a linear read of the same

@@ -5,6 +5,7 @@
 # SHAPES (KINDS, default decode,skinny; ROUNDS) in PROCS processes (default 3) of at most BENCH_S
 # seconds each, then the other GemmGpu.Decode* tests in what is left (TEST_S). Logs under $OUT.
 set -uo pipefail
+source "$(dirname "$0")/common.sh"
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 exec > >(tee "$OUT/summary.txt") 2>&1  # the summary survives a cut call
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
@@ -26,14 +27,7 @@ for p in $(seq 1 "${PROCS:-3}"); do
   echo "bench $p rc=$? $(( $(date +%s) - S ))s"
 done
 grep -h "^VERIFY" "$OUT"/bench*.log | grep -v " ok " | head -10
-for p in $(seq 1 "${PROCS:-3}"); do
-  echo "== process $p"
-  if grep -q "interleaved rounds" "$OUT/bench$p.log"; then
-    sed -n '/interleaved rounds/,$p' "$OUT/bench$p.log" | cut -c1-220
-  else
-    grep "^RATIO" "$OUT/bench$p.log" | cut -c1-160
-  fi
-done
+print_bench_tables "${PROCS:-3}" 220
 echo "== process 1 pre-pass (flush): shape kind config us"
 grep -h "^cand .* flush " "$OUT/bench1.err" | sed -e 's/DC_PF=1,//; s/DC_XR=0,//; s/^cand //; s/ flush / /' | cut -c1-150 | head -80
 S=$(date +%s)

@@ -4,20 +4,12 @@ config by kind/body and the fastest cuBLASLt algorithm among the timed candidate
 exhaustive medians, us), how many decode candidates were applicable / timed / not reached, and the
 finalists' decision.   python3 dev/decode/suite_decode.py suite.json [more.json ...]"""
 import json
+import os
 import re
 import sys
 
-
-def reports(text):
-    dec, i, out = json.JSONDecoder(), 0, []
-    while i < len(text):
-        while i < len(text) and text[i].isspace():
-            i += 1
-        if i >= len(text):
-            break
-        obj, i = dec.raw_decode(text, i)
-        out.extend(obj if isinstance(obj, list) else [obj])
-    return out
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from suite_winners import reports  # noqa: E402  (one parser of the concatenated reports)
 
 
 def body(cfg):

@@ -1,0 +1,31 @@
+# Sourced by the decode device scripts (dev/decode/device_*.sh): the pieces every call repeats.
+# Needs OUT (the call's output folder) and, for start_gpu_tests, B (the prebuilt tree's root).
+
+# print_bench_tables N [WIDTH]: bench process 1..N's summary (from its "interleaved rounds" line),
+# or, for a process cut before its summary, its RATIO and RESULT lines.
+print_bench_tables() {
+  local p w=${2:-230}
+  for p in $(seq 1 "$1"); do
+    echo "== process $p"
+    if grep -q "interleaved rounds" "$OUT/bench$p.log"; then
+      sed -n '/interleaved rounds/,$p' "$OUT/bench$p.log" | cut -c1-"$w"
+    else
+      grep -E "^RATIO|^RESULT" "$OUT/bench$p.log" | cut -c1-200
+    fi
+  done
+}
+
+# start_gpu_tests DEFAULT_FILTERS DEFAULT_SECONDS: gemm_gpu_test once per ';'-separated gtest filter
+# ($TESTS, else the default), all at once, each with its own kernel cache, each cut at $TEST_S
+# seconds (else the default); logs $OUT/test<i>.log; their pids in PIDS.
+start_gpu_tests() {
+  local f i=0 filters
+  PIDS=()
+  IFS=';' read -ra filters <<< "${TESTS:-$1}"
+  for f in "${filters[@]}"; do
+    i=$((i + 1))
+    KTUNE_CACHE_DIR=/tmp/kcache$i timeout "${TEST_S:-$2}" "$B/tests/gemm_gpu_test" \
+      --gtest_filter="$f" > "$OUT/test$i.log" 2>&1 &
+    PIDS+=($!)
+  done
+}
