@@ -25,8 +25,7 @@ using tunertest::Scale;
 TEST(Shapes, TheTunedKeysBracketingAnUnseenKeyChooseItsConfig) {
   Env env;
   const std::string x = "BLOCK=512,VEC=2", d = "BLOCK=128,VEC=1";
-  for (int64_t b : {64, 128, 256, 512, 1024, 2048})
-    for (int64_t v : {1, 2, 4}) env.cost["BLOCK=" + std::to_string(b) + ",VEC=" + std::to_string(v)] = 0.5;
+  env.costEvery(0.5);
   env.cost[d] = 0.3;
   auto t = Engine::create(env.backend, env.options()).value();
   auto f = addFamily(*t, env.family()).value();
@@ -49,8 +48,7 @@ TEST(Shapes, TheTunedKeysBracketingAnUnseenKeyChooseItsConfig) {
 TEST(Shapes, TheTunedKeyAboveAnUnseenKeyChoosesItsConfig) {
   Env env;
   const std::string x = "BLOCK=512,VEC=2", y = "BLOCK=64,VEC=4", d = "BLOCK=128,VEC=1";
-  for (int64_t b : {64, 128, 256, 512, 1024, 2048})
-    for (int64_t v : {1, 2, 4}) env.cost["BLOCK=" + std::to_string(b) + ",VEC=" + std::to_string(v)] = 0.5;
+  env.costEvery(0.5);
   env.cost[d] = 0.3;
   auto t = Engine::create(env.backend, env.options()).value();
   auto f = addFamily(*t, env.family()).value();

@@ -71,8 +71,7 @@ TEST(PredictVendorRank, RankIsReadFromTheVendorId) {
 TEST(ShapesVendorRank, TuningRecordsEveryRankAndAnUnseenKeyRunsTheDefault) {
   const double bytes_per_ms = 1e7;
   Env env(/*noise=*/0, /*seed=*/1, bytes_per_ms);
-  for (int64_t b : {64, 128, 256, 512, 1024, 2048})
-    for (int64_t v : {1, 2, 4}) env.cost["BLOCK=" + std::to_string(b) + ",VEC=" + std::to_string(v)] = 0.5;
+  env.costEvery(0.5);
   FakeVendors vendors(env, {{0, 0.2}, {1, 0.3}, {2, 0.1}}, bytes_per_ms);
   auto family = [&] {
     testfamily::SpecFamily<Scale> fam = env.family();
@@ -169,8 +168,7 @@ TEST(PredictRace, TheSetHoldsTheDefaultThePredictionAndTheNextVendorPicks) {
 TEST(ShapesVendorRank, AnUnseenKeyIsRacedAmongTheDefaultAndTheVendorPicksBeforeItsTuning) {
   const double bytes_per_ms = 1e7;
   Env env(/*noise=*/0, /*seed=*/1, bytes_per_ms);
-  for (int64_t b : {64, 128, 256, 512, 1024, 2048})
-    for (int64_t v : {1, 2, 4}) env.cost["BLOCK=" + std::to_string(b) + ",VEC=" + std::to_string(v)] = 0.5;
+  env.costEvery(0.5);
   // Short enough to race (predict::kRaceMaxMs).
   FakeVendors vendors(env, {{0, 0.1}, {1, 0.15}, {2, 0.05}}, bytes_per_ms);
   testsupport::Gate race_gate, tune_gate;

@@ -69,6 +69,12 @@ struct Env {
   // a bandwidth, on memsets and copies).
   // faults_lose_context: SimOptions' (a device fault is never cleared, as an illegal address on
   // CUDA).
+  // Every config of the family's space (BLOCK x VEC) costs `ms`; tests then set the few that differ.
+  void costEvery(double ms) {
+    for (int64_t b : {64, 128, 256, 512, 1024, 2048})
+      for (int64_t v : {1, 2, 4}) cost["BLOCK=" + std::to_string(b) + ",VEC=" + std::to_string(v)] = ms;
+  }
+
   explicit Env(double noise = 0, uint64_t seed = 1, double memory_bytes_per_ms = 0,
                bool faults_lose_context = false) {
     char tmpl[] = "/tmp/ktune-engine-XXXXXX";

@@ -115,15 +115,20 @@ KTUNE_DEVICE float silu_mul_value(float gate, float up) {
   return __fdividef(gate, 1.0f + __expf(-gate)) * up;
 }
 
-// ACT 3: output column j from the gate and up sums.
-KTUNE_DEVICE void store_gated(const Prob& p, int j, int m, float gate, float up) {
+// ACT 3: output column j's value from its gate and up sums, before the residual.
+KTUNE_DEVICE float gated_out(const Prob& p, int j, float gate, float up) {
   gate *= p.alpha;
   up *= p.alpha;
 #if HAS_BIAS
   gate += out_to_float(p.bias[j]);
   up += out_to_float(p.bias[p.half + j]);
 #endif
-  float v = silu_mul_value(gate, up);
+  return silu_mul_value(gate, up);
+}
+
+// ACT 3: output column j from the gate and up sums.
+KTUNE_DEVICE void store_gated(const Prob& p, int j, int m, float gate, float up) {
+  float v = gated_out(p, j, gate, up);
   out_t* dst = p.C + (long)m * p.ldc + j;
   if (p.beta != 0.0f) v += p.beta * out_to_float(*dst);
   *dst = out_from_float(v);

@@ -42,17 +42,6 @@ KTUNE_DEVICE void store_tile(const Prob& p, At at, Val val) {
   }
 }
 
-// ACT 3: output column j's value from its gate and up sums, before the residual.
-KTUNE_DEVICE float gated_out(const Prob& p, int j, float gate, float up) {
-  gate *= p.alpha;
-  up *= p.alpha;
-#if HAS_BIAS
-  gate += out_to_float(p.bias[j]);
-  up += out_to_float(p.bias[p.half + j]);
-#endif
-  return silu_mul_value(gate, up);
-}
-
 // The tile's sums (whole) into C through the epilogue (bias, activation, gate/up, residual), and
 // acc zeroed. `flag`: the shared word before the gate/up hand-over.
 KTUNE_DEVICE void store_acc(const Prob& p, float (&acc)[kNT][kAcc], int row0, int ctid,
