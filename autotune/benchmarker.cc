@@ -8,6 +8,7 @@
 #include <thread>
 #include <utility>
 
+#include "base/clock.h"
 #include "base/format.h"
 
 namespace ktune {
@@ -69,9 +70,6 @@ Status quickRejectStatus(const std::vector<double>& samples, const BenchOptions&
                          " after 1 run");
 }
 
-double msSince(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
-}
 
 // Pacing per run (BenchOptions::pace_*): before a chunk of work that would take the stretch since
 // the last pause past the slice, the host waits (the work before it has finished: every chunk

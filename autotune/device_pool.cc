@@ -12,6 +12,7 @@
 
 #include "autotune/engine.h"
 #include "autotune/partial_record.h"
+#include "base/clock.h"
 
 namespace ktune {
 
@@ -69,9 +70,6 @@ namespace detail {
 
 using Clock = std::chrono::steady_clock;
 
-static double msSince(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
 
 // State shared by the caller's thread and the lane threads, under mu.
 struct DevicePool::Shared {

@@ -168,14 +168,15 @@ std::vector<size_t> finalistsLeaving(const std::vector<std::vector<double>>& tim
                                      double margin, int planned, const std::vector<char>& out) {
   std::vector<size_t> leaving;
   if (baseline < 0 || baseline >= static_cast<int>(times.size()) ||
-      static_cast<int>(times[baseline].size()) < kMinFinalistRounds ||
-      !finalistsCanStillWin(times, baseline, margin, planned))
+      static_cast<int>(times[baseline].size()) < kMinFinalistRounds || !complete(times[baseline]))
     return leaving;
+  bool another_can = false;  // finalistsCanStillWin, from the same per-challenger verdicts
   for (size_t i = 0; i < times.size(); ++i) {
-    if (static_cast<int>(i) == baseline || (i < out.size() && out[i]) || !complete(times[i]))
-      continue;
-    if (!finalistCanStillWin(times, baseline, i, margin, planned)) leaving.push_back(i);
+    if (static_cast<int>(i) == baseline) continue;
+    if (finalistCanStillWin(times, baseline, i, margin, planned)) another_can = true;
+    else if (!(i < out.size() && out[i]) && complete(times[i])) leaving.push_back(i);
   }
+  if (!another_can) leaving.clear();
   return leaving;
 }
 

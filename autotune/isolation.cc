@@ -21,6 +21,7 @@
 
 #include "autotune/candidate_json.h"
 #include "autotune/isolation_wire.h"
+#include "base/clock.h"
 #include "base/fs.h"
 #include "base/json_bounded.h"
 #include "base/subprocess.h"
@@ -376,9 +377,6 @@ Status WorkerSupervisor::run(const WorkerBatch& batch,
     double dyn = opts_.timeout_factor * best *
                  double(batch.bench.estimate_runs + batch.bench.check_every + 2);
     return std::max(floor_ms, dyn);
-  };
-  auto msSince = [](Clock::time_point t) {
-    return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
   };
   while (next < n) {
     const auto t_start = Clock::now();

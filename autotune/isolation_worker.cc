@@ -10,6 +10,7 @@
 #include "autotune/candidate_json.h"
 #include "autotune/isolation.h"
 #include "autotune/isolation_wire.h"
+#include "base/clock.h"
 #include "base/json_bounded.h"
 
 namespace ktune {
@@ -97,9 +98,6 @@ Expected<CandidateResult> candidateResultFromJson(const std::string& text) {
 }
 
 namespace {
-double msSinceT0(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
 }  // namespace
 
 Status serveWorker(CandidateBench& tuner, int in_fd, int out_fd,
@@ -141,7 +139,7 @@ Status serveWorker(CandidateBench& tuner, int in_fd, int out_fd,
         problem.reset();
         const auto t0 = std::chrono::steady_clock::now();
         auto p = tuner.makeProblem(family, args);
-        problem_ms = msSinceT0(t0);
+        problem_ms = msSince(t0);
         if (p.ok()) {
           problem = std::move(p).value();
           cached_family = family;
@@ -163,7 +161,7 @@ Status serveWorker(CandidateBench& tuner, int in_fd, int out_fd,
       problem.reset();  // free the previous problem's buffers first
       const auto t0 = std::chrono::steady_clock::now();
       auto p = tuner.makeProblem(family, args);
-      problem_ms = msSinceT0(t0);
+      problem_ms = msSince(t0);
       if (!p.ok()) {
         KTUNE_RETURN_IF_ERROR(send(Json{{"event", "error"},
                                         {"code", codeName(p.status().code())},
@@ -179,7 +177,7 @@ Status serveWorker(CandidateBench& tuner, int in_fd, int out_fd,
     // candidate's, which should not pay for compiling the flush kernel.
     const auto t_prep = std::chrono::steady_clock::now();
     tuner.prepareBench(bench);
-    const double prepare_ms = msSinceT0(t_prep);
+    const double prepare_ms = msSince(t_prep);
     KTUNE_RETURN_IF_ERROR(send(Json{{"event", "problem"}, {"problem_ms", problem_ms},
                                     {"bench_prepare_ms", prepare_ms}}));
     double best = req.value("best_ms", 0.0);

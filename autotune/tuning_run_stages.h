@@ -13,16 +13,13 @@
 
 #include "autotune/guided.h"
 #include "autotune/tuning_run.h"
+#include "base/clock.h"
 
 namespace ktune {
 class CompilePool;
 namespace detail {
 
 using Clock = std::chrono::steady_clock;
-
-inline double msSince(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
 
 // The stages of one run (see tuning_run.h); members are the run's state.
 class TuningRun {

@@ -120,8 +120,9 @@ int cmdRegret(const std::vector<std::string>& argv) {
   if (ro.deadline_s > 0) shapes = spreadOrder(shapes);
   // --skip N: the shapes after the first N of that order, so a run cut by its deadline can be
   // continued in another process (the order depends only on the set).
-  const size_t skip = size_t(std::max(0L, std::atol(args->get("--skip", "0").c_str())));
-  shapes.erase(shapes.begin(), shapes.begin() + std::min(skip, shapes.size()));
+  auto skip = parseIntFlag("--skip", args->get("--skip", "0"), 0, 1 << 30);
+  if (!skip.ok()) return usage(skip.status().message(), kRegretUsage);
+  shapes.erase(shapes.begin(), shapes.begin() + std::min(size_t(*skip), shapes.size()));
   ro.rounds = std::max(2, std::atoi(args->get("--rounds", "6").c_str()));
   std::shared_ptr<Backend> backend;
   if (opts->backend == "sim") {

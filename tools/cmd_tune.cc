@@ -17,6 +17,7 @@
 #include "autotune/autotuner.h"
 #include "autotune/device_pool.h"
 #include "autotune/worker_prestart.h"
+#include "base/clock.h"
 #include "ops/buffers.h"
 #include "ops/gemm.h"
 #include "bench/fair/peers.h"
@@ -81,9 +82,6 @@ Expected<double> copyBandwidth(Engine& tuner, Backend& b, int64_t bytes_moved) {
 
 namespace {
 
-double msSinceT(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
 
 struct Gpu {
   std::shared_ptr<Backend> backend;
@@ -302,7 +300,7 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
   const auto t0 = std::chrono::steady_clock::now();
   auto gop = GemmOp::create(tuner, gopts);  // opens the vendor library
   if (!gop.ok()) return fail(gop.status());
-  noteProcessMs("op_ms", msSinceT(t0));
+  noteProcessMs("op_ms", msSince(t0));
   int rc = kExitOk;
   SharedOperands operands(backend);  // filled as the keys need them
   for (const auto& gc : t.gemm_cases) {
@@ -321,7 +319,7 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
       const auto b0 = std::chrono::steady_clock::now();
       auto call = operands.call(s);
       if (!call.ok()) return fail(call.status());
-      noteProcessMs("buffers_ms", msSinceT(b0));  // this key's random inputs
+      noteProcessMs("buffers_ms", msSince(b0));  // this key's random inputs
       rep = (*gop)->tune(*call);
     }
     if (!rep.ok()) { rc = fail(rep.status()); continue; }
@@ -370,7 +368,7 @@ void prestartWorkerIfIsolating(const Options& opts, const TuneRequest& t) {
   const auto t0 = std::chrono::steady_clock::now();
   auto wl = earlyWorkerLaunch(opts);
   if (wl.ok()) (void)prestartWorkerEarly(std::move(*wl), IsolationOptions{});
-  noteProcessMs("worker_spawn_ms", msSinceT(t0));
+  noteProcessMs("worker_spawn_ms", msSince(t0));
 }
 
 // Ends the command once its report is out, without tearing the GPU side down by hand. On a real
@@ -400,7 +398,7 @@ int cmdTune(const std::vector<std::string>& argv) {
   Gpu gpu = openGpu(*opts, t.args.has("--no-gpu"));
   // An exclusive-process GPU admits one context, which the early worker may have taken.
   if (!gpu.backend && stopEarlyWorker()) gpu = openGpu(*opts, t.args.has("--no-gpu"));
-  noteProcessMs("open_gpu_ms", msSinceT(t0));
+  noteProcessMs("open_gpu_ms", msSince(t0));
   if (!gpu.backend) {
     if (!t.from_file.empty())
       return fail(Status::Unavailable("offline tuning needs a GPU: " + gpu.why_none),
@@ -412,10 +410,10 @@ int cmdTune(const std::vector<std::string>& argv) {
   auto tuner = makeTuner(gpu, *opts, t, &progress);
   if (!tuner.ok() && stopEarlyWorker()) tuner = makeTuner(gpu, *opts, t, &progress);  // as above
   if (!tuner.ok()) return fail(tuner.status());
-  noteProcessMs("tuner_ms", msSinceT(t0));
+  noteProcessMs("tuner_ms", msSince(t0));
   t0 = std::chrono::steady_clock::now();
   (*tuner)->prestartWorker();  // its start-up overlaps the problem set-up below
-  noteProcessMs("worker_prestart_ms", msSinceT(t0));
+  noteProcessMs("worker_prestart_ms", msSince(t0));
   const DeviceInfo& dev = (*tuner)->device();
   if (!t.json && !t.quiet)
     std::fprintf(stderr, "device: %s (%s), cache %s\n", dev.name.c_str(), dev.arch.c_str(),
