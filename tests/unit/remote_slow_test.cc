@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/clock.h"
 #include "base/fs.h"
 #include "compiler/store/store.h"
 #include "remote/cache.h"
@@ -32,10 +33,6 @@ using remotetest::RedisServer;
 // the caller up (scheduling, not waiting on the remote).
 constexpr int kDeadlineMs = 250;
 constexpr int kWakeupSlackMs = 300;
-
-double msSince(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
 
 // A TCP server on a free loopback port that misbehaves once a command arrives: kSilent never
 // answers; kTrickle sends an endless bulk string one byte every 20 ms; kHuge declares a 2 GiB bulk
