@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Offline checks behind the race's long plan (issue 35, ninth pass; autotune/predict.h racePlan):
   python3 dev/shape_race_check.py [DATA_DIR]        (default bench/data; reads heldout_seed{4..7})
-1. Race vs re-timing, same process: where a row holds the race's own times ("race", seeds 6 and 7),
+1. Race vs re-timing, same process: where a row holds the race's own times ("race", seeds 6 on),
    how the race's rank/default ratios compare with the re-timing's (the rows' "times"), by the
    default's time: correlation, agreement of the sign, and each label's race/re-timing bias.
 2. Re-timing vs re-timing, separate processes: keys drawn in more than one seed (M <= 17 and
@@ -53,11 +53,18 @@ def bare_label(r):
     return next(lab for role, lab, _ in r["times"] if role == "predicted")
 
 
+def race_seeds(d):
+    """The seeds whose rows hold the race's own times (6 and 7: the short plan on every key; 8 on:
+    the long plan where the default runs over kRaceMaxMs)."""
+    import os
+    return [s for s in range(6, 20) if os.path.exists(f"{d}/heldout_seed{s}/heldout.jsonl.gz")]
+
+
 def race_vs_retime(d):
     print("1. race vs re-timing, same process (rank / default ratios)")
     print("| seed | default ms | pairs | corr | same sign | race/re-timing: r0 | r1 | r2 | r3 |")
     print("|---|---|---|---|---|---|---|---|---|")
-    for s in (6, 7):
+    for s in race_seeds(d):
         for lo, hi in ((0, LIM), (LIM, 1e9)):
             xs, ys, bias = [], [], collections.defaultdict(list)
             for r in rows(d, s):

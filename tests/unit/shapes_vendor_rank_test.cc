@@ -245,7 +245,9 @@ KeyReport afterTheRace(const std::map<int, double>& rank_ms) {
   vendors.addTo(fam);
   auto make = fam.spec.make_problem;
   fam.spec.make_problem = [&, make](const std::string& j) {
-    if (made++ > 0) EXPECT_TRUE(tune_gate.wait());
+    if (made++ > 0) {
+      EXPECT_TRUE(tune_gate.wait());
+    }
     return make(j);
   };
   EngineOptions o = env.options();
