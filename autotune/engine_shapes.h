@@ -118,10 +118,13 @@ class DynamicShapes {
   uint64_t completed() const;
   // Keys whose race published a selection (raced() <= keys queued).
   uint64_t raced() const;
-  // Each entry's time for p (<= 0: failed), on s: interleaved rounds of the plan that the
-  // default's (entry 0's) first time chooses (predict::racePlan), the geometric mean of its rounds.
+  // Each entry's time for p (predict.h's race budgets, interleaved rounds; <= 0: failed), on s.
+  // default_over_ms > 0: the race stops after its first round where the default (entry 0) took
+  // longer than that, with the entries' times of that round (racePick keeps the prediction then,
+  // so the other rounds would be GPU time for nothing).
   static std::vector<double> raceTimes(TunerEngine& e, const std::string& family, const void* p,
-                                       const std::vector<predict::RaceEntry>& set, StreamHandle s);
+                                       const std::vector<predict::RaceEntry>& set, StreamHandle s,
+                                       double default_over_ms = 0);
 
   // Memo of loaded functions by what determines a code object (entry, config, defines), so a
   // predicted config's function is found without hashing its source or reading the store.

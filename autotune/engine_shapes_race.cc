@@ -13,31 +13,24 @@ namespace ktune::detail {
 
 std::vector<double> DynamicShapes::raceTimes(TunerEngine& e, const std::string& family,
                                              const void* p, const std::vector<predict::RaceEntry>& set,
-                                             StreamHandle s) {
+                                             StreamHandle s, double default_over_ms) {
   BenchOptions bo = e.engineOptions().bench;
+  bo.warmup_ms = predict::kRaceWarmupMs;
+  bo.rep_ms = predict::kRaceRepMs;
   bo.verify = false;  // the default and the prediction run unverified anyway; vendor picks are the library's
   pace(bo);
   std::vector<std::vector<double>> ms(set.size());
   std::vector<bool> failed(set.size(), false);
-  auto time = [&](size_t i) {
-    if (failed[i]) return;
-    const CandidateResult c = e.benchCandidate(family, p, {set[i].config, set[i].source, ""}, bo, 0, s);
-    if (c.status == Code::kOk && c.stats.median_ms > 0) ms[i].push_back(c.stats.median_ms);
-    else failed[i] = true;
-  };
-  // The default first, with the short plan's budgets: its time chooses the plan (predict::racePlan).
-  // Under the long plan that time was only the probe: every entry is timed afresh.
-  bo.warmup_ms = predict::kRaceWarmupMs;
-  bo.rep_ms = predict::kRaceRepMs;
-  time(0);
-  const predict::RacePlan plan = predict::racePlan(ms[0].empty() ? 0.0 : ms[0][0]);
-  size_t skip = 1;  // round 0's entries already timed
-  if (plan.rep_ms != bo.rep_ms || plan.warmup_ms != bo.warmup_ms) ms[0].clear(), skip = 0;
-  bo.warmup_ms = plan.warmup_ms;
-  bo.rep_ms = plan.rep_ms;
-  for (int r = 0; r < plan.rounds; ++r)
-    for (size_t j = r == 0 ? skip : 0; j < set.size(); ++j)
-      time(r % 2 == 1 ? set.size() - 1 - j : j);  // the order reversed every other round
+  for (int r = 0; r < predict::kRaceRounds; ++r) {
+    for (size_t j = 0; j < set.size(); ++j) {
+      const size_t i = r % 2 == 1 ? set.size() - 1 - j : j;  // the order reversed every other round
+      if (failed[i]) continue;
+      const CandidateResult c = e.benchCandidate(family, p, {set[i].config, set[i].source, ""}, bo, 0, s);
+      if (c.status == Code::kOk && c.stats.median_ms > 0) ms[i].push_back(c.stats.median_ms);
+      else failed[i] = true;
+    }
+    if (r == 0 && default_over_ms > 0 && !ms[0].empty() && ms[0][0] > default_over_ms) break;
+  }
   std::vector<double> out(set.size(), 0.0);
   for (size_t i = 0; i < set.size(); ++i) {
     if (failed[i] || ms[i].empty()) continue;
@@ -63,9 +56,10 @@ void DynamicShapes::raceOne(const Item& it, StreamHandle s) {
     for (const auto& v : fs.f.vendor_candidates(p)) vendor.push_back({v.id, v.source});
   const auto set = predict::raceSet({def, def_source}, {pr.config, pr.source}, vendor);
   if (set.size() < 2) return;
-  const std::vector<double> ms = raceTimes(e_, fs.f.name, p, set, s);
+  const std::vector<double> ms = raceTimes(e_, fs.f.name, p, set, s, predict::kRaceMaxMs);
   (void)e_.runtime().synchronize(s);  // the problem's buffers are freed next
-  const size_t pick = predict::racePick(ms);
+  const size_t keep = size_t(std::find(set.begin(), set.end(), predict::RaceEntry{pr.config, pr.source}) - set.begin());
+  const size_t pick = predict::racePick(ms, keep);
   if (pick >= set.size()) return;
   auto sel = selectKnown(fs, p, set[pick].config, set[pick].source, "raced", false);
   if (!sel.ok()) return;

@@ -308,17 +308,13 @@ std::vector<RaceEntry> raceSet(const RaceEntry& dflt, const RaceEntry& predicted
   return out;
 }
 
-RacePlan racePlan(double default_ms) {
-  if (default_ms <= kRaceMaxMs) return RacePlan{};
-  return RacePlan{kRaceLongRounds, kRaceLongWarmupMs, kRaceLongRepMs, kRaceLongMargin};
-}
-
-size_t racePick(const std::vector<double>& ms) {
+size_t racePick(const std::vector<double>& ms, size_t keep) {
   size_t best = std::string::npos;
   for (size_t i = 0; i < ms.size(); ++i)
     if (ms[i] > 0 && (best == std::string::npos || ms[i] < ms[best])) best = i;
   if (best == std::string::npos || ms[0] <= 0) return best;
-  return ms[best] * (1.0 + racePlan(ms[0]).margin) < ms[0] ? best : 0;
+  if (ms[0] > kRaceMaxMs) return keep < ms.size() ? keep : 0;
+  return ms[best] * (1.0 + kRaceMargin) < ms[0] ? best : 0;
 }
 
 std::vector<int64_t> rangePoints(int64_t lo, int64_t hi, size_t max_n) {

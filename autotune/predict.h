@@ -131,41 +131,15 @@ Prediction predict(const std::vector<Neighbour>& index, const std::string& key,
 // background thread times a small set for the key itself: the default, the prediction and the
 // vendor's next kRaceVendor heuristic picks for the new shape, all loaded already (a vendor
 // algorithm loads nothing; the prediction is what the caller runs anyway, so timing it in the
-// caller's process adds no risk). Two plans (RacePlan), by the default's own time:
-// - Short (the default runs within kRaceMaxMs): kRaceRounds interleaved rounds of kRaceWarmupMs /
-//   kRaceRepMs each, kRaceMargin. Chosen on the sixth held-out set's per-candidate times with a
-//   simulated 1% measurement noise: ranks 1-3 and a 3% margin kept every key within 2% of the
-//   default (a 2% margin let noise through on 0.1% of draws); bench/NOTES.md, issue 35 seventh pass.
-// - Long (the default runs longer): kRaceLongRounds rounds, the second in reverse order, of
-//   kRaceLongWarmupMs / kRaceLongRepMs (the held-out re-timing's own method, whose rank-vs-default
-//   ratios on compute-bound keys mostly repeated from process to process: a rank more than 5%
-//   faster than the default in one process was faster in another in 54 of 60 pairs, with a spread
-//   of about 2% per time), kRaceLongMargin. The short plan is
-//   not used there: on kernels over kRaceMaxMs its times were biased by the entry's place in the
-//   round order (the last entry +10% against the re-timing in the same process, the default +2%)
-//   and agreed with the re-timing poorly (correlation 0.4-0.5 of the rank/default ratios, 0.95-0.98
-//   on shorter kernels): its picks on three such keys of the seventh pass ran 5-9% slower than the
-//   default in the re-timing.
-//   The margin: 5% kept every key of the seed 4-6 held-out sets within 2% of the default with a
-//   simulated 2% noise per time, where 3% let 0.07 keys per draw through (dev/shape_race_check.py).
-//   bench/NOTES.md, issue 35 ninth pass.
+// caller's process adds no risk). kRaceRounds interleaved rounds of kRaceWarmupMs / kRaceRepMs
+// each (under 0.1 s of GPU time per key). Chosen on the sixth held-out set's per-candidate times
+// with a simulated 1% measurement noise: ranks 1-3 and a 3% margin kept every key within 2% of the
+// default (a 2% margin let noise through on 0.1% of draws); bench/NOTES.md, issue 35 seventh pass.
 inline constexpr size_t kRaceVendor = 3;
 inline constexpr double kRaceMargin = 0.03;
 inline constexpr int kRaceRounds = 3;
 inline constexpr double kRaceWarmupMs = 1.0;
 inline constexpr double kRaceRepMs = 4.0;
-// The default's time (ms) above which the long plan runs.
-inline constexpr double kRaceMaxMs = 0.2;
-inline constexpr double kRaceLongMargin = 0.05;
-inline constexpr int kRaceLongRounds = 2;
-inline constexpr double kRaceLongWarmupMs = 2.0;
-inline constexpr double kRaceLongRepMs = 8.0;
-struct RacePlan {
-  int rounds = kRaceRounds;
-  double warmup_ms = kRaceWarmupMs, rep_ms = kRaceRepMs, margin = kRaceMargin;
-};
-// The plan for a key whose default ran `default_ms` (<= 0: unknown, the short plan).
-RacePlan racePlan(double default_ms);
 struct RaceEntry {
   std::string config, source;
   bool operator==(const RaceEntry& o) const { return config == o.config && source == o.source; }
@@ -175,10 +149,18 @@ struct RaceEntry {
 // without duplicates or empty configs.
 std::vector<RaceEntry> raceSet(const RaceEntry& dflt, const RaceEntry& predicted,
                                const std::vector<RaceEntry>& vendor);
+// No race where the default runs longer than this (ms): compute-bound GEMMs' vendor algorithms
+// were within a few % of each other and changed order from run to run by 5-10% (the same key's
+// ranks on two H200 runs; the first fresh set's race picked three such keys 4.8-9.3% slower than
+// the default by the re-timing), which a race of a few ms cannot resolve; latency-bound keys,
+// where the vendor's per-shape picks differed by 10-25%, are all below it. Chosen after that set,
+// then measured on a fresh one (bench/NOTES.md, issue 35 seventh pass).
+inline constexpr double kRaceMaxMs = 0.2;
 // The index of the race's pick given each entry's time (<= 0: it failed): the fastest, where it
-// beats the default (index 0) by the margin of racePlan(the default's time); else the default.
-// Without a default time the fastest; with no time at all, npos.
-size_t racePick(const std::vector<double>& ms);
+// beats the default (index 0) by kRaceMargin; else the default. `keep` (the prediction's index,
+// 0 when it is the default) where the default took longer than kRaceMaxMs. Without a default time
+// the fastest; with no time at all, npos.
+size_t racePick(const std::vector<double>& ms, size_t keep);
 
 // Range pre-tuning: the M values to tune in [lo, hi]: the ends, the powers of two inside, and the
 // geometric midpoints between consecutive ones (x 1.5 after a power of two: 3, 6, 12, 24, ...,

@@ -277,7 +277,8 @@ Row heldOutRow(Ctx& c, const Buffers& b, int64_t m, int64_t n, int64_t k,
                                   p->config.empty() ? def->winner_source : p->source};
     const auto set = predict::raceSet({def->winner, def->winner_source}, bare, vendor);
     const std::vector<double> ms = c.tuner->raceTimes("gemm", &call, set);
-    const size_t i = predict::racePick(ms);
+    const size_t keep = size_t(std::find(set.begin(), set.end(), bare) - set.begin());
+    const size_t i = predict::racePick(ms, keep);
     pick = i < set.size() ? set[i] : bare;
     for (size_t j = 0; j < set.size(); ++j) {  // the race's own times, for offline checks
       Cand x;

@@ -149,29 +149,16 @@ TEST(PredictRace, TheSetHoldsTheDefaultThePredictionAndTheNextVendorPicks) {
   set = predict::raceSet(d, d, vendor);  // the prediction is the default: no duplicate
   ASSERT_EQ(set.size(), 4u);
   EXPECT_EQ(set[1].config, "v:idx=1");
-  const double t = predict::kRaceMaxMs / 2;  // a default short enough for the short plan
-  EXPECT_EQ(predict::racePick({t, 0.98 * t, 0.99 * t}), 0u);  // within the margin: the default
-  EXPECT_EQ(predict::racePick({t, 0.95 * t, 0.90 * t}), 2u);
-  EXPECT_EQ(predict::racePick({t, 0.0, 0.5 * t}), 2u);    // a failed entry is never picked
-  EXPECT_EQ(predict::racePick({0.0, 0.7 * t, 0.5 * t}), 2u);  // no default time: the fastest
-  EXPECT_EQ(predict::racePick({0.0, 0.0}), std::string::npos);
-  // A default longer than kRaceMaxMs: the long plan, whose margin is wider.
+  const double t = predict::kRaceMaxMs / 2;  // a default short enough to race
+  EXPECT_EQ(predict::racePick({t, 0.98 * t, 0.99 * t}, 1), 0u);  // within the margin: the default
+  EXPECT_EQ(predict::racePick({t, 0.95 * t, 0.90 * t}, 0), 2u);
+  EXPECT_EQ(predict::racePick({t, 0.0, 0.5 * t}, 0), 2u);    // a failed entry is never picked
+  EXPECT_EQ(predict::racePick({0.0, 0.7 * t, 0.5 * t}, 0), 2u);  // no default time: the fastest
+  EXPECT_EQ(predict::racePick({0.0, 0.0}, 0), std::string::npos);
+  // A default longer than kRaceMaxMs: no race, the prediction (index `keep`) stays.
   const double big = 2 * predict::kRaceMaxMs;
-  EXPECT_EQ(predict::racePick({big, 0.96 * big, 0.97 * big}), 0u);  // 4%: inside kRaceLongMargin
-  EXPECT_EQ(predict::racePick({big, 0.96 * big, 0.90 * big}), 2u);
-}
-
-// The plan follows the default's own time: a compute-bound default gets fewer, longer rounds than
-// a latency-bound one (and its first round's order reversed in the second: an even count).
-TEST(PredictRace, ALongDefaultGetsTheLongPlan) {
-  const predict::RacePlan s = predict::racePlan(predict::kRaceMaxMs), l = predict::racePlan(2 * predict::kRaceMaxMs);
-  EXPECT_EQ(s.rounds, predict::kRaceRounds);
-  EXPECT_EQ(s.margin, predict::kRaceMargin);
-  EXPECT_EQ(predict::racePlan(0).rep_ms, predict::kRaceRepMs);  // unknown: short
-  EXPECT_EQ(l.rounds % 2, 0);
-  EXPECT_GT(l.rep_ms, s.rep_ms);
-  EXPECT_GT(l.warmup_ms, s.warmup_ms);
-  EXPECT_GT(l.margin, s.margin);
+  EXPECT_EQ(predict::racePick({big, 0.5 * big, 0.4 * big}, 1), 1u);
+  EXPECT_EQ(predict::racePick({big, 0.5 * big}, 0), 0u);
 }
 
 // An unseen key queued for background tuning is raced first: its prediction (the default, rank 0)
@@ -224,61 +211,6 @@ TEST(ShapesVendorRank, AnUnseenKeyIsRacedAmongTheDefaultAndTheVendorPicksBeforeI
   EXPECT_EQ(f.lookup(p)->origin, "memory");
   EXPECT_EQ(t->backgroundRaced(), 1u);
   ASSERT_TRUE(env.backend->destroyStream(s).ok());
-}
-
-}  // namespace
-}  // namespace ktune
-
-namespace ktune {
-namespace {
-
-// The selection an unseen key (n = 2048) runs after its race, before its tuning (which waits at a
-// gate until the selection is read), with the fake library's ranks taking rank_ms.
-KeyReport afterTheRace(const std::map<int, double>& rank_ms) {
-  const double bytes_per_ms = 1e7;
-  Env env(/*noise=*/0, /*seed=*/1, bytes_per_ms);
-  env.costEvery(0.5);
-  FakeVendors vendors(env, rank_ms, bytes_per_ms);
-  testsupport::Gate tune_gate;
-  std::atomic<int> made{0};
-  testfamily::SpecFamily<Scale> fam = env.family();
-  vendors.addTo(fam);
-  auto make = fam.spec.make_problem;
-  fam.spec.make_problem = [&, make](const std::string& j) {
-    if (made++ > 0) {
-      EXPECT_TRUE(tune_gate.wait());
-    }
-    return make(j);
-  };
-  EngineOptions o = env.options();
-  o.options.background_duty = 1;
-  auto t = Engine::create(env.backend, o).value();
-  auto f = addFamily(*t, std::move(fam)).value();
-  Scale p = env.problem(2048);
-  StreamHandle s = env.backend->createStream().value();
-  env.backend->setCapturing(s, true);
-  EXPECT_TRUE(f(p, s).ok());  // inside a capture: the default runs, the key is queued
-  env.backend->setCapturing(s, false);
-  for (int i = 0; i < 4000 && t->backgroundRaced() == 0; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  KeyReport r = f.lookup(p).value();
-  tune_gate.open();
-  t->waitBackground();
-  EXPECT_TRUE(env.backend->destroyStream(s).ok());
-  return r;
-}
-
-// A compute-bound key (its default runs longer than kRaceMaxMs) is raced too, with the long plan:
-// a vendor pick 14% faster than the default replaces it before the key's tuning; one only 3.6%
-// faster does not (inside kRaceLongMargin, where the short race's noise on such kernels lies).
-TEST(ShapesVendorRank, AComputeBoundKeyIsRacedWithTheLongPlan) {
-  static_assert(0.28 > predict::kRaceMaxMs, "the default must take the long plan");
-  KeyReport r = afterTheRace({{0, 0.28}, {1, 0.27}, {2, 0.24}});
-  EXPECT_EQ(r.origin, "raced");
-  EXPECT_EQ(r.winner, "fake:idx=2:n=2048");
-  r = afterTheRace({{0, 0.28}, {1, 0.27}, {2, 0.29}});
-  EXPECT_EQ(r.origin, "raced");
-  EXPECT_EQ(r.winner, "fake:idx=0:n=2048");
 }
 
 }  // namespace
