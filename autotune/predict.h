@@ -149,12 +149,13 @@ struct RaceEntry {
 // without duplicates or empty configs.
 std::vector<RaceEntry> raceSet(const RaceEntry& dflt, const RaceEntry& predicted,
                                const std::vector<RaceEntry>& vendor);
-// No race where the default runs longer than this (ms): compute-bound GEMMs' vendor algorithms
-// were within a few % of each other and changed order from run to run by 5-10% (the same key's
-// ranks on two H200 runs; the first fresh set's race picked three such keys 4.8-9.3% slower than
-// the default by the re-timing), which a race of a few ms cannot resolve; latency-bound keys,
-// where the vendor's per-shape picks differed by 10-25%, are all below it. Chosen after that set,
-// then measured on a fresh one (bench/NOTES.md, issue 35 seventh pass).
+// No race where the default runs longer than this (ms): on compute-bound GEMMs the race's times
+// (entries back to back) disagree with the held-out re-timing's (each entry timed right after its
+// verification) by 2-10% per entry, with the same bias under the re-timing's own budgets and
+// order, so a race picked such keys 4.8-9.3% slower than the default by the re-timing (seventh
+// pass) and a longer race closed none (ninth pass); latency-bound keys, where the vendor's
+// per-shape picks differed by 10-25% and both timings agree, are all below it (bench/NOTES.md,
+// issue 35 seventh and ninth passes).
 inline constexpr double kRaceMaxMs = 0.2;
 // The index of the race's pick given each entry's time (<= 0: it failed): the fastest, where it
 // beats the default (index 0) by kRaceMargin; else the default. `keep` (the prediction's index,

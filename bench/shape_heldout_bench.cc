@@ -243,6 +243,8 @@ struct Row {
   // "rN" -> the vendor algorithm's own id for this shape: a rule carrying an algorithm (not a rank)
   // over from tuned keys is checked offline against which ids each held-out key's list held.
   nlohmann::json vendor_ids = nlohmann::json::object();
+  // label -> why a candidate of the list has no time (a failed run, a refused config).
+  nlohmann::json errors = nlohmann::json::object();
 };
 
 // A candidate's label in the rows: a vendor algorithm by its heuristic rank for the key (ids are
@@ -303,6 +305,7 @@ Row heldOutRow(Ctx& c, const Buffers& b, int64_t m, int64_t n, int64_t k,
   }
   for (const Cand& x : v)
     if (x.error.empty() && !x.ms.empty()) row.times.push_back({x.role, labelOf(x), x.time()});
+    else if (!x.error.empty()) row.errors[labelOf(x)] = x.error.substr(0, 200);
   for (const Cand& x : v)
     if (x.source != "jit" && predict::vendorRank(x.config) >= 0) row.vendor_ids[labelOf(x)] = x.config;
   row.winner = (win->source == "jit" ? "" : win->source + ":") + win->config;
@@ -414,7 +417,7 @@ void writeRow(std::ofstream& f, const Row& r) {
                       {"vs_winner", r.vs_winner}, {"vs_default", r.vs_default},
                       {"candidates", r.candidates}, {"predicted_default", r.is_default},
                       {"predicted_rank", r.is_rank}, {"times", r.times}, {"error", r.error},
-                      {"raced", r.raced}, {"race_ms", r.race_ms}, {"race", r.race}, {"vendor_ids", r.vendor_ids},
+                      {"raced", r.raced}, {"race_ms", r.race_ms}, {"race", r.race}, {"vendor_ids", r.vendor_ids}, {"errors", r.errors},
                       {"unraced_vs_winner", r.unraced_vs_winner},
                       {"unraced_vs_default", r.unraced_vs_default}}.dump()
     << "\n";
