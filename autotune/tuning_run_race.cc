@@ -72,11 +72,28 @@ using Classes = std::vector<std::vector<std::string>>;
 
 // Whether the race stops after a batch that met a stopping rule: the regret estimate's
 // (`by_regret`) or only the stall's. Not while a coverage class that rule waits for has no raced
-// config (guided::uncovered): those positions are returned in *cover, to be raced next.
+// config (guided::uncovered): those positions are then raced next (promoted, marked in `picked`);
+// *promoted says how many.
 bool stopsHere(bool by_regret, const Classes& classes, const std::vector<bool>& taken,
-               std::vector<size_t>* cover) {
-  *cover = guided::uncovered(classes, taken, !by_regret);
-  return cover->empty();
+               CompilePool& pool, std::vector<char>& picked, size_t* promoted) {
+  const std::vector<size_t> cover = guided::uncovered(classes, taken, !by_regret);
+  for (size_t j : cover) picked[j] = 1;
+  pool.promote(cover);
+  *promoted = cover.size();
+  return cover.empty();
+}
+
+void sortBySlot(const CompilePool& pool, std::vector<size_t>& jobs) {
+  std::sort(jobs.begin(), jobs.end(),
+            [&](size_t a, size_t b) { return pool.slotOf(a) < pool.slotOf(b); });
+}
+
+// The candidates (of `order`) at the positions not taken.
+std::vector<size_t> untaken(const std::vector<size_t>& order, const std::vector<bool>& taken) {
+  std::vector<size_t> rest;
+  for (size_t j = 0; j < order.size(); ++j)
+    if (!taken[j]) rest.push_back(order[j]);
+  return rest;
 }
 
 // Candidates taken after the one in slot `leader_slot` of the pool's start order (the prior's
@@ -203,9 +220,8 @@ Status TuningRun::compileAndRace() {
   for (size_t i : order) classes.push_back(guided::coverageClasses(cands_[i].config, f_.race_each));
   done_.assign(cands_.size(), false);
   iso_off_ = !e_.options().isolate;
-  if (e_.options().isolate && f_.args_json && f_.make_problem) {
+  if (e_.options().isolate && f_.args_json && f_.make_problem)
     e_.prepareWorkers(f_.name, f_.args_json(p_));
-  }
   const BenchOptions r1 = firstRound(e_.engineOptions().bench);
   round_bo_ = &r1;
   TuneReport::SearchRound first{1, 0, 0, 0};
@@ -243,9 +259,7 @@ Status TuningRun::compileAndRace() {
   bool stopping = false;
   std::vector<char> picked(n, 0);  // positions coverage moved ahead
   for (std::vector<size_t> got; st.ok() && !(got = pool.take()).empty();) {
-    // The start order within what finished together.
-    std::sort(got.begin(), got.end(),
-              [&](size_t a, size_t b) { return pool.slotOf(a) < pool.slotOf(b); });
+    sortBySlot(pool, got);  // the start order within what finished together
     std::vector<size_t> batch;
     for (size_t j : got) {
       taken[j] = true;
@@ -259,10 +273,7 @@ Status TuningRun::compileAndRace() {
     // coverage moved ahead), not the batches since it came: how the finished compiles happen to
     // be batched (one by one when cold, all at once from a warm store) must not change when the
     // race stops.
-    std::vector<size_t> rest;
-    for (size_t j = 0; j < n; ++j)
-      if (!taken[j]) rest.push_back(order[j]);
-    const guided::Regret rg = regretOf(rest);
+    const guided::Regret rg = regretOf(untaken(order, taken));
     rep_.regret_estimate = rg.estimate;
     const int lead = leaderIndex();
     if (lead >= 0 && lead != anchor &&
@@ -287,15 +298,13 @@ Status TuningRun::compileAndRace() {
     } else if (const bool by_regret = rg.estimate < std::max(kRegretStop, rg.tie);
                explored >= min_n && since_leader >= guided::patience(explored) &&
                (by_regret || since_leader >= guided::kStallAfter)) {
-      std::vector<size_t> cover;
-      stopping = stopsHere(by_regret, classes, taken, &cover);
+      size_t more = 0;
+      stopping = stopsHere(by_regret, classes, taken, pool, picked, &more);
       // At the launch floor the tied candidates are a tie: no later rounds (raceRounds).
       if (stopping) rep_.launch_floor = rg.tie > 0;
-      for (size_t j : cover) picked[j] = 1;
-      pool.promote(cover);
-      if (e_.options().verbose && !cover.empty())
+      if (e_.options().verbose && more > 0)
         e_.log() << strprintf("ktune: %s [%s]: guided: %zu more for classes not raced yet\n",
-                              f_.name.c_str(), key_.c_str(), cover.size());
+                              f_.name.c_str(), key_.c_str(), more);
     }
     // No compile starts after this; the ones running are waited for anyway, so they are raced
     // too (a round of a compiled candidate costs far less than its compile).
@@ -306,16 +315,11 @@ Status TuningRun::compileAndRace() {
   pool_ = nullptr;
   rep_.compile_wall_ms = pool.wallMs();
   const size_t started = pool.started();
-  std::vector<char> was_started(n, 0);
-  for (size_t j = 0; j < n; ++j) was_started[j] = pool.wasStarted(j) ? 1 : 0;
   noteCompileJobs(threads, guided::firstWave(n, min_n, window, threads));
-  std::vector<size_t> rest;
-  for (size_t j = 0; j < n; ++j)
-    if (!taken[j]) rest.push_back(order[j]);
-  markNotReached(rest, explored);
+  markNotReached(untaken(order, taken), explored);
   rep_.reached = static_cast<int>(explored);
   for (size_t j = 0; j < n; ++j)
-    if (was_started[j]) (cands_[order[j]].hit ? rep_.store_hits : rep_.compiled) += 1;
+    if (pool.wasStarted(j)) (cands_[order[j]].hit ? rep_.store_hits : rep_.compiled) += 1;
   first.compiled = static_cast<int>(started);
   KTUNE_RETURN_IF_ERROR(st);
   KTUNE_RETURN_IF_ERROR(settleSetAside());
