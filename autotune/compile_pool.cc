@@ -44,7 +44,10 @@ int CompilePool::threadsFor(size_t jobs, int requested, bool leave_core) {
 }
 
 CompilePool::CompilePool(size_t jobs, int threads, Job job, Done done)
-    : jobs_(jobs), threads_(std::max(1, threads)), job_(std::move(job)), done_(std::move(done)) {}
+    : jobs_(jobs), threads_(std::max(1, threads)), job_(std::move(job)), done_(std::move(done)),
+      seq_(jobs), slot_(jobs) {
+  for (size_t i = 0; i < jobs; ++i) seq_[i] = slot_[i] = i;
+}
 
 CompilePool::~CompilePool() {
   cancel();  // jobs not started yet are dropped (a lazy pool's would wait for take() forever)
@@ -63,7 +66,7 @@ void CompilePool::loop() {
       std::unique_lock<std::mutex> l(mu_);
       room_.wait(l, [&] { return cancelled_ || next_ >= jobs_ || mayStart(next_); });
       if (cancelled_ || next_ >= jobs_) return;
-      i = next_++;
+      i = seq_[next_++];
     }
     job_(i);
     {
@@ -78,18 +81,42 @@ void CompilePool::loop() {
   }
 }
 
-bool CompilePool::mayStart(size_t i) const {
-  if (window_ == 0 || i < floor_) return true;
-  if (i >= taken_ + window_) return false;
+bool CompilePool::mayStart(size_t slot) const {
+  if (window_ == 0 || slot < floor_) return true;
+  if (slot >= taken_ + window_) return false;
   // Past the first wave only once the consumer has judged all of it: a run that stops there
   // (the common case: the first wave covers what the consumer takes anyway) waits for no
   // compile it started on speculation.
   for (size_t j = 0; j < floor_ && j < asked_past_.size(); ++j)
-    if (!asked_past_[j]) return false;
-  if (cheap_.empty() || cheap_[i]) return true;
-  for (size_t j = 0; j < i; ++j)
-    if (cheap_[j] && !asked_past_[j]) return false;
+    if (!asked_past_[seq_[j]]) return false;
+  if (cheap_.empty() || cheap_[seq_[slot]]) return true;
+  for (size_t j = 0; j < slot; ++j)
+    if (cheap_[seq_[j]] && !asked_past_[seq_[j]]) return false;
   return true;
+}
+
+void CompilePool::promote(const std::vector<size_t>& jobs) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    std::vector<char> moved(jobs_, 0);
+    std::vector<size_t> tail;
+    for (size_t j : jobs)
+      if (j < jobs_ && slot_[j] >= next_ && !moved[j]) moved[j] = 1, tail.push_back(j);
+    for (size_t s = next_; s < jobs_; ++s)
+      if (!moved[seq_[s]]) tail.push_back(seq_[s]);
+    for (size_t k = 0; k < tail.size(); ++k) seq_[next_ + k] = tail[k], slot_[tail[k]] = next_ + k;
+  }
+  room_.notify_all();
+}
+
+size_t CompilePool::slotOf(size_t job) const {
+  std::lock_guard<std::mutex> l(mu_);
+  return job < jobs_ ? slot_[job] : job;
+}
+
+bool CompilePool::wasStarted(size_t job) const {
+  std::lock_guard<std::mutex> l(mu_);
+  return job < jobs_ && slot_[job] < next_;
 }
 
 void CompilePool::setCheap(std::vector<char> cheap) {

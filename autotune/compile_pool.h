@@ -60,8 +60,15 @@ class CompilePool {
   // No job starts after this; the ones running finish. take() then returns the finished ones not
   // taken yet, and empty once every started job is taken.
   void cancel();
-  // Jobs started so far (all of them run to the end, cancel() or not).
+  // Lazy mode: the given jobs not started yet start next, in the given order, ahead of the other
+  // jobs not started (a consumer that learnt which jobs it wants first; the window and the cheap
+  // rule then apply to the new order). Jobs started already are left as they are.
+  void promote(const std::vector<size_t>& jobs);
+  // A job's place in the order jobs start in (its index until promote() moves it).
+  size_t slotOf(size_t job) const;
+  // Jobs started so far (all of them run to the end, cancel() or not), and whether `job` is one.
   size_t started() const;
+  bool wasStarted(size_t job) const;
   // Whether every job has finished (after cancel(): every started one).
   bool finished() const;
   // Milliseconds from start()/runAll() to the last job's end (0 while jobs run).
@@ -82,11 +89,12 @@ class CompilePool {
   mutable std::mutex mu_;
   std::condition_variable cv_, room_;
   std::deque<size_t> ready_;
-  size_t next_ = 0, finished_ = 0, taken_ = 0;
+  size_t next_ = 0, finished_ = 0, taken_ = 0;  // next_: the next slot to start
+  std::vector<size_t> seq_, slot_;  // slot -> job (the start order), job -> slot
   size_t window_ = 0, floor_ = 0;  // window_ 0: no limit
   std::vector<char> cheap_;         // setCheap(); empty: no job is cheap
   std::vector<char> taken_flag_, asked_past_;  // per job: handed out; handed out before a take()
-  bool mayStart(size_t i) const;    // locked
+  bool mayStart(size_t slot) const;  // locked
   bool cancelled_ = false;
   size_t limit() const { return cancelled_ ? next_ : jobs_; }  // jobs that will finish (locked)
   std::chrono::steady_clock::time_point t0_;

@@ -77,6 +77,10 @@ struct FamilyExtras {
   // Per config, replaces the spec's programmatic_wait: whether this config's kernel waits
   // (KTUNE_PDL_WAIT) before touching memory (a family of several kernel kinds, not all waiting).
   std::function<bool(const Config&)> programmatic_wait;
+  // Parameters whose every value the guided search races at least once before it stops: those
+  // whose effect the prior (the grid's waves, a tile's intensity) cannot rank, e.g. a row-wise
+  // kernel's rows per block (autotune/guided.h, coverage).
+  std::vector<std::string> race_each;
 };
 
 namespace detail {
@@ -108,6 +112,7 @@ struct ErasedFamily {
   std::function<std::optional<std::string>(const Config&, const CodeObject&, const DeviceInfo&)>
       prune;
   std::function<std::vector<VendorCandidate>(const void*)> vendor_candidates;
+  std::vector<std::string> race_each;  // FamilyExtras::race_each
   // JIT configs to compile: a C++ source or a per-config source callback.
   bool jit() const { return !source.empty() || static_cast<bool>(source_fn); }
   std::function<Status(const std::string&, const void*, StreamHandle)> vendor_launch;

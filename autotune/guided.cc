@@ -228,6 +228,41 @@ std::string groupOf(const Config& c) {
   return g;
 }
 
+std::vector<std::string> coverageClasses(const Config& c, const std::vector<std::string>& named) {
+  std::vector<std::string> out{"group:" + groupOf(c)};
+  for (const std::string& name : named)
+    if (c.has(name)) out.push_back(name + "=" + c.getStr(name));
+  return out;
+}
+
+std::vector<size_t> uncovered(const std::vector<std::vector<std::string>>& classes,
+                              const std::vector<bool>& taken, bool with_groups) {
+  std::map<std::string, long> first;  // class -> its first untaken position, -1 once covered
+  for (size_t p = 0; p < classes.size(); ++p)
+    for (const std::string& cls : classes[p]) {
+      if (!with_groups && cls.rfind("group:", 0) == 0) continue;
+      auto [it, fresh] = first.emplace(cls, -2);
+      if (it->second == -1) continue;
+      if (p < taken.size() && taken[p]) it->second = -1;
+      else if (it->second == -2) it->second = static_cast<long>(p);
+    }
+  std::vector<size_t> out;
+  for (const auto& [cls, p] : first)
+    if (p >= 0) out.push_back(static_cast<size_t>(p));
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::vector<size_t> sameClasses(const std::vector<std::vector<std::string>>& classes,
+                                const std::vector<bool>& taken, size_t p) {
+  std::vector<size_t> out;
+  if (p >= classes.size()) return out;
+  for (size_t q = 0; q < classes.size(); ++q)
+    if (q != p && !(q < taken.size() && taken[q]) && classes[q] == classes[p]) out.push_back(q);
+  return out;
+}
+
 size_t minExplore(size_t n) {
   if (n < kMinGuided) return n;
   return std::min(n, std::max<size_t>(8, n / 6));

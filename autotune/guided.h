@@ -130,7 +130,34 @@ size_t patience(size_t explored);
 // for every config whose score is above it, and the race then compiled most of the space: 65
 // compiles for a 1-row GEMM whose leader came at the 17th candidate (26 more compiles bought a
 // 0.9% gain), 55 for a row-wise key whose leader came at the 14th (none).
+// The stall stops a race only once every calibration group with candidates has a raced config
+// (coverage below): a kind the prior ranks after 16 non-improving configs of another kind (a
+// decode kernel, scored by its waves only, behind the tiled kernels) is raced at least once.
 inline constexpr size_t kStallAfter = 16;
+
+// Coverage: classes of configs the prior cannot rank against each other, each of which the race
+// measures at least once before it stops. A class is a calibration group (groupOf: a different
+// kernel, whose constant factor the static score does not know) or one value of a parameter the
+// family names (ErasedFamily::race_each: a row-wise kernel's ROWS_PER_BLOCK, which the static
+// score does not separate: its grid's waves come out the same). The stall waits for both kinds;
+// the regret estimate's stop waits for the named values only (it already predicts an unmeasured
+// group from the measured ones' constants, but cannot tell one named value from another).
+// A class counts as covered once one of its configs was raced (timed, rejected or failed): one
+// compile per class, so the stall's bound on compiles grows by the classes' count at most.
+// Per position of the prior's order, its classes: "group:<groupOf>" and "NAME=value" for each
+// named parameter the config has.
+std::vector<std::string> coverageClasses(const Config& c, const std::vector<std::string>& named);
+// Positions to race before the race may stop: for each class with no taken position, its first
+// untaken position in the prior's order (its best-ranked config). The calibration groups' classes
+// count only when `with_groups` (a stop by the stall), the named values always. Sorted.
+std::vector<size_t> uncovered(const std::vector<std::vector<std::string>>& classes,
+                              const std::vector<bool>& taken, bool with_groups);
+// The untaken positions with the classes of position `p`, in order. When a class's first raced
+// config (a coverage pick) becomes the leader, the rest of its class is raced next: the prior
+// ranked the class after the others, so the race would otherwise go back to them.
+std::vector<size_t> sameClasses(const std::vector<std::vector<std::string>>& classes,
+                                const std::vector<bool>& taken, size_t p);
+
 // Compiles started at once, of n (the lazy pool's floor): the min_n the race takes anyway, and
 // while compile threads would otherwise idle, up to `window` more: those are the ones the pool
 // would start as soon as the race takes its first batch, and started then they form a second

@@ -68,6 +68,43 @@ bool passedOriginal(const Cand& c) {
   return c.live && c.dup_of < 0 && c.r.status == Code::kOk && c.r.stats.runs > 0;
 }
 
+using Classes = std::vector<std::vector<std::string>>;
+
+// Whether the race stops after a batch that met a stopping rule: the regret estimate's
+// (`by_regret`) or only the stall's. Not while a coverage class that rule waits for has no raced
+// config (guided::uncovered): those positions are then raced next (promoted, marked in `picked`);
+// *promoted says how many.
+bool stopsHere(bool by_regret, const Classes& classes, const std::vector<bool>& taken,
+               CompilePool& pool, std::vector<char>& picked, size_t* promoted) {
+  const std::vector<size_t> cover = guided::uncovered(classes, taken, !by_regret);
+  for (size_t j : cover) picked[j] = 1;
+  pool.promote(cover);
+  *promoted = cover.size();
+  return cover.empty();
+}
+
+void sortBySlot(const CompilePool& pool, std::vector<size_t>& jobs) {
+  std::sort(jobs.begin(), jobs.end(),
+            [&](size_t a, size_t b) { return pool.slotOf(a) < pool.slotOf(b); });
+}
+
+// The candidates (of `order`) at the positions not taken.
+std::vector<size_t> untaken(const std::vector<size_t>& order, const std::vector<bool>& taken) {
+  std::vector<size_t> rest;
+  for (size_t j = 0; j < order.size(); ++j)
+    if (!taken[j]) rest.push_back(order[j]);
+  return rest;
+}
+
+// Candidates taken after the one in slot `leader_slot` of the pool's start order (the prior's
+// order, less what coverage moved ahead): the race's patience and its stall count these.
+size_t takenAfter(const CompilePool& pool, const std::vector<bool>& taken, long leader_slot) {
+  size_t k = 0;
+  for (size_t j = 0; j < taken.size(); ++j)
+    k += taken[j] && long(pool.slotOf(j)) > leader_slot ? 1 : 0;
+  return k;
+}
+
 }  // namespace
 
 // The live JIT candidates (indices into cands_) in the prior's order; fills static_score_.
@@ -179,11 +216,12 @@ Status TuningRun::compileAndRace() {
   const auto t0 = Clock::now();
   rep_.search = "guided";
   const std::vector<size_t> order = priorOrder();
+  Classes classes;  // per position of `order`, its coverage classes
+  for (size_t i : order) classes.push_back(guided::coverageClasses(cands_[i].config, f_.race_each));
   done_.assign(cands_.size(), false);
   iso_off_ = !e_.options().isolate;
-  if (e_.options().isolate && f_.args_json && f_.make_problem) {
+  if (e_.options().isolate && f_.args_json && f_.make_problem)
     e_.prepareWorkers(f_.name, f_.args_json(p_));
-  }
   const BenchOptions r1 = firstRound(e_.engineOptions().bench);
   round_bo_ = &r1;
   TuneReport::SearchRound first{1, 0, 0, 0};
@@ -215,12 +253,13 @@ Status TuningRun::compileAndRace() {
   for (size_t j = 0; j < n; ++j) pos_of[order[j]] = static_cast<long>(j);
   size_t explored = 0, since_leader = 0;
   // The leader that last restarted the patience (a tie with it does not: guided::newLeader) and
-  // its position in the prior's order (-1: vendor or resumed).
+  // its slot in the pool's start order (-1: vendor or resumed).
   int anchor = leaderIndex();
-  long leader_pos = -1;
+  long leader_slot = -1;
   bool stopping = false;
+  std::vector<char> picked(n, 0);  // positions coverage moved ahead
   for (std::vector<size_t> got; st.ok() && !(got = pool.take()).empty();) {
-    std::sort(got.begin(), got.end());  // prior order within what finished together
+    sortBySlot(pool, got);  // the start order within what finished together
     std::vector<size_t> batch;
     for (size_t j : got) {
       taken[j] = true;
@@ -230,22 +269,22 @@ Status TuningRun::compileAndRace() {
     first.benchmarked += static_cast<int>(batch.size());
     st = bench(batch);
     if (!st.ok() || stopping) continue;  // stopping: the compiles that were running, raced too
-    // Patience counts the candidates after the leader in the prior's order, not the batches
-    // since it came: how the finished compiles happen to be batched (one by one when cold, all
-    // at once from a warm store) must not change when the race stops.
-    std::vector<size_t> rest;
-    for (size_t j = 0; j < n; ++j)
-      if (!taken[j]) rest.push_back(order[j]);
-    const guided::Regret rg = regretOf(rest);
+    // Patience counts the candidates after the leader in the start order (the prior's, less what
+    // coverage moved ahead), not the batches since it came: how the finished compiles happen to
+    // be batched (one by one when cold, all at once from a warm store) must not change when the
+    // race stops.
+    const guided::Regret rg = regretOf(untaken(order, taken));
     rep_.regret_estimate = rg.estimate;
     const int lead = leaderIndex();
     if (lead >= 0 && lead != anchor &&
         (anchor < 0 || restartsPatience(cands_[lead], cands_[anchor], rg.tie > 0))) {
       anchor = lead;
-      leader_pos = pos_of[lead] >= 0 && taken[pos_of[lead]] ? pos_of[lead] : long(got.back());
+      const bool jit = pos_of[lead] >= 0 && taken[pos_of[lead]];
+      leader_slot = long(pool.slotOf(jit ? size_t(pos_of[lead]) : got.back()));
+      // A coverage pick leads: the rest of its class comes next (guided::sameClasses).
+      if (jit && picked[pos_of[lead]]) pool.promote(guided::sameClasses(classes, taken, pos_of[lead]));
     }
-    since_leader = 0;
-    for (size_t j = 0; j < n; ++j) since_leader += taken[j] && long(j) > leader_pos ? 1 : 0;
+    since_leader = takenAfter(pool, taken, leader_slot);
     const double leader = lead >= 0 ? cands_[lead].r.stats.median_ms : 0;
     if (e_.options().verbose) {
       e_.log() << strprintf("ktune: %s [%s]: guided: %zu of %zu raced, leader %.4g ms, %zu since a "
@@ -256,12 +295,16 @@ Status TuningRun::compileAndRace() {
     if (e_.options().budget_s > 0 && msSince(t0) > 1e3 * e_.options().budget_s) {
       rep_.budget_hit = explored < n;
       stopping = true;
-    } else if (explored >= min_n && since_leader >= guided::patience(explored) &&
-               (rg.estimate < std::max(kRegretStop, rg.tie) ||
-                since_leader >= guided::kStallAfter)) {
-      stopping = true;
+    } else if (const bool by_regret = rg.estimate < std::max(kRegretStop, rg.tie);
+               explored >= min_n && since_leader >= guided::patience(explored) &&
+               (by_regret || since_leader >= guided::kStallAfter)) {
+      size_t more = 0;
+      stopping = stopsHere(by_regret, classes, taken, pool, picked, &more);
       // At the launch floor the tied candidates are a tie: no later rounds (raceRounds).
-      rep_.launch_floor = rg.tie > 0;
+      if (stopping) rep_.launch_floor = rg.tie > 0;
+      if (e_.options().verbose && more > 0)
+        e_.log() << strprintf("ktune: %s [%s]: guided: %zu more for classes not raced yet\n",
+                              f_.name.c_str(), key_.c_str(), more);
     }
     // No compile starts after this; the ones running are waited for anyway, so they are raced
     // too (a round of a compiled candidate costs far less than its compile).
@@ -273,12 +316,10 @@ Status TuningRun::compileAndRace() {
   rep_.compile_wall_ms = pool.wallMs();
   const size_t started = pool.started();
   noteCompileJobs(threads, guided::firstWave(n, min_n, window, threads));
-  std::vector<size_t> rest;
-  for (size_t j = 0; j < n; ++j)
-    if (!taken[j]) rest.push_back(order[j]);
-  markNotReached(rest, explored);
+  markNotReached(untaken(order, taken), explored);
   rep_.reached = static_cast<int>(explored);
-  for (size_t j = 0; j < started; ++j) (cands_[order[j]].hit ? rep_.store_hits : rep_.compiled) += 1;
+  for (size_t j = 0; j < n; ++j)
+    if (pool.wasStarted(j)) (cands_[order[j]].hit ? rep_.store_hits : rep_.compiled) += 1;
   first.compiled = static_cast<int>(started);
   KTUNE_RETURN_IF_ERROR(st);
   KTUNE_RETURN_IF_ERROR(settleSetAside());

@@ -218,10 +218,10 @@ if [ "${PAR:-1}" = 1 ] && [ "$NGPU" -ge 2 ]; then
     wait
   fi
 else
-  # One GPU: GEMM gets 70% of what is left after RESERVE (ROWS=0: all of it), the row-wise keys
+  # One GPU: GEMM gets GEMM_SHARE% (default 70) of what is left after RESERVE (ROWS=0: all of it), the row-wise keys
   # the rest, then the suite (SUITE_FIRST=1: the suite first, then the regret sets in what is left).
   [ "${SUITE_FIRST:-0}" = 1 ] && [ "$(left)" -gt 35 ] && suite
-  SHARE=70; [ "${ROWS:-1}" = 1 ] || SHARE=100
+  SHARE=${GEMM_SHARE:-70}; [ "${ROWS:-1}" = 1 ] || SHARE=100
   G=$(( ($(left) - RESERVE - 10) * SHARE / 100 ))
   [ "$G" -gt 30 ] && regret gemm regret_gemm $G "${GEMM_LIMIT:-0}" 15 "${GEMM_SKIP:-0}"
   R=$(( $(left) - RESERVE - 5 ))

@@ -213,6 +213,9 @@ RowFamily<A> kernelFamily(Engine& t, rw::RowDType dt, const RowKernel<P>& k) {
   f.entry = k.entry;
   x.space = k.space(dt, lim);
   x.default_config = k.default_config(dt, lim);
+  // Rows per block changes the grid by a factor the waves hide (1024 rows: 8, 4 or 2 full waves),
+  // so the prior cannot rank it: the guided race times each value before it stops.
+  x.race_each = {"ROWS_PER_BLOCK"};
   f.programmatic_wait = true;  // both kernels start with KTUNE_PDL_WAIT (templates/kernels/)
   x.prune = makeStaticPruner(staticPruneOptionsFrom(t.options().options),
                              [probe = k.probe](const Config& c, const DeviceInfo& d) {

@@ -18,7 +18,7 @@ const char* const kRegretUsage =
     "ktune regret [--set ci|gpu] [--ops gemm,rmsnorm,silu_mul] [--limit N] [--rounds R]\n"
     "             [--cache DIR (empty or absent; default a fresh temporary directory)] [--cold]\n"
     "             [--deadline SECONDS (no shape starts after it)] [--skip N] [--exhaustive-budget F]\n"
-    "             [--json]\n"
+    "             [--only TEXT] [--json]\n"
     "  Tunes every shape of the set twice in this process, exhaustively then with the guided\n"
     "  search (each with its own database; one code-object store, so the guided side tunes with a\n"
     "  warm store; --cold: each side its own cold store), and prints per key the guided winner's\n"
@@ -26,6 +26,7 @@ const char* const kRegretUsage =
     "  time. --limit N: N shapes spread evenly over the set (each category keeps a share).\n"
     "  With --deadline the shapes run in an order whose every prefix is spread over the set;\n"
     "  --skip N leaves out that order's first N (the rest of a run its deadline cut).\n"
+    "  --only TEXT: only the shapes whose name contains TEXT (\"x4096x4096 NT\").\n"
     "  --exhaustive-budget F: the exhaustive side's warm-up and measurement budgets times F (the\n"
     "  re-timing of the two winners keeps the full ones), for a large set in a short run.\n"
     "  KTUNE_BACKEND=sim runs it on the simulated device (deterministic costs; --set ci).";
@@ -96,7 +97,7 @@ int cmdRegret(const std::vector<std::string>& argv) {
   auto args = parseArgs(argv, {{"--set", true}, {"--ops", true}, {"--limit", true},
                                {"--rounds", true}, {"--cache", true}, {"--cold"}, {"--deadline", true},
                                {"--exhaustive-budget", true}, {"--json"},
-                               {"--skip", true}});
+                               {"--skip", true}, {"--only", true}});
   if (!args.ok()) return usage(args.status().message(), kRegretUsage);
   if (args->help) return help(kRegretUsage);
   auto opts = Options::fromEnv();
@@ -106,8 +107,9 @@ int cmdRegret(const std::vector<std::string>& argv) {
   std::vector<RegretShape> shapes;
   const std::string ops = args->get("--ops", "");
   const long limit = std::atol(args->get("--limit", "0").c_str());
+  const std::string only = args->get("--only", "");
   for (const auto& s : *set)
-    if (wanted(ops, s.op)) shapes.push_back(s);
+    if (wanted(ops, s.op) && s.name.find(only) != std::string::npos) shapes.push_back(s);
   shapes = spread(shapes, limit > 0 ? size_t(limit) : 0);
   RegretOptions ro;
   ro.shared_store = !args->has("--cold");

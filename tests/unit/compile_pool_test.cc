@@ -168,6 +168,38 @@ TEST(CompilePool, NothingPastTheFirstWaveStartsBeforeItIsJudged) {
   EXPECT_EQ(ran.load(), 3u);
 }
 
+// promote(): the named jobs not started yet start next, ahead of the rest (the guided race's
+// coverage picks); the window still paces them, and a started job is left where it is.
+TEST(CompilePool, PromotedJobsStartNext) {
+  std::mutex mu;
+  std::vector<size_t> order;
+  CompilePool pool(20, 1, [&](size_t i) {
+    std::lock_guard<std::mutex> l(mu);
+    order.push_back(i);
+  });
+  pool.setWindow(1, 2);
+  pool.start();
+  std::set<size_t> taken;
+  while (taken.size() < 2)
+    for (size_t i : pool.take()) taken.insert(i);
+  pool.promote({17, 0, 12});  // 0 ran already
+  EXPECT_EQ(pool.slotOf(17), 2u);
+  EXPECT_EQ(pool.slotOf(12), 3u);
+  EXPECT_EQ(pool.slotOf(2), 4u);
+  EXPECT_TRUE(pool.wasStarted(0));
+  EXPECT_FALSE(pool.wasStarted(17));
+  while (taken.size() < 5)
+    for (size_t i : pool.take()) taken.insert(i);
+  EXPECT_EQ(taken, (std::set<size_t>{0, 1, 17, 12, 2}));
+  pool.cancel();
+  for (std::vector<size_t> got; !(got = pool.take()).empty();) {}
+  std::lock_guard<std::mutex> l(mu);
+  ASSERT_GE(order.size(), 5u);
+  EXPECT_EQ(std::vector<size_t>(order.begin() + 2, order.begin() + 5),
+            (std::vector<size_t>{17, 12, 2}));
+  EXPECT_LE(pool.started(), 6u);  // the window: one ahead of the five taken
+}
+
 // A lazy pool destroyed with jobs held back by its window does not wait for them.
 TEST(CompilePool, LazyPoolDestroyedEarlyDoesNotHang) {
   std::atomic<size_t> ran{0};

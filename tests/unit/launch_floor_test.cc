@@ -103,10 +103,10 @@ struct Rows {
   int64_t n = 1;
 };
 
-// A launch-bound family: 40 configs, GRID blocks each (33 = a quarter of the 132 SMs, the
-// default, then grids whose wave efficiency rises to whole waves), every one 3 µs except where
-// `fast` says otherwise (config index -> µs).
-Expected<TuneReport> tuneFlat(const TmpDir& dir, const std::vector<std::pair<int, int64_t>>& fast) {
+// A family whose simulated kernel takes NS nanoseconds whatever its grid (GRID blocks of 64
+// threads): `configs` in that order, the first the default; `race_each` as the family names it.
+Expected<TuneReport> tuneConfigs(const TmpDir& dir, std::vector<Config> configs,
+                                 std::vector<std::string> race_each = {}) {
   SimOptions so;
   so.device.arch = "sm_90a";
   so.device.multiprocessors = 132;
@@ -127,13 +127,9 @@ Expected<TuneReport> tuneFlat(const TmpDir& dir, const std::vector<std::pair<int
   f.name = "floor_k";
   f.source = "// simulated";
   f.entry = "floor_k";
-  for (int i = 0; i < 40; ++i) {
-    int64_t ns = 3000;
-    for (const auto& [idx, v] : fast)
-      if (idx == i) ns = v;
-    x.configs.push_back(Config{{"GRID", int64_t(i == 0 ? 33 : 33 + 8 * i)}, {"NS", ns}});
-  }
+  x.configs = std::move(configs);
   x.default_config = x.configs.front();
+  x.race_each = std::move(race_each);
   f.key = [](const Rows& p, KeyFields& k) { k.add("rows", p.n); };
   f.launch = [](const Knobs& k, const Rows&, const DeviceFacts&) {
     return Launch::linear(k["GRID"], 64);
@@ -142,6 +138,24 @@ Expected<TuneReport> tuneFlat(const TmpDir& dir, const std::vector<std::pair<int
   x.verify = [](const void*, StreamHandle) -> Expected<VerifyResult> { return VerifyResult{}; };
   KTUNE_ASSIGN_OR_RETURN(auto added, addFamily(*t, std::move(fam)));
   return added.tune(Rows{});
+}
+
+// A launch-bound family: 40 configs, GRID blocks each (33 = a quarter of the 132 SMs, the
+// default, then grids whose wave efficiency rises to whole waves), every one 3 µs except where
+// `fast` says otherwise (config index -> ns).
+std::vector<Config> flatConfigs(const std::vector<std::pair<int, int64_t>>& fast) {
+  std::vector<Config> configs;
+  for (int i = 0; i < 40; ++i) {
+    int64_t ns = 3000;
+    for (const auto& [idx, v] : fast)
+      if (idx == i) ns = v;
+    configs.push_back(Config{{"GRID", int64_t(i == 0 ? 33 : 33 + 8 * i)}, {"NS", ns}});
+  }
+  return configs;
+}
+
+Expected<TuneReport> tuneFlat(const TmpDir& dir, const std::vector<std::pair<int, int64_t>>& fast) {
+  return tuneConfigs(dir, flatConfigs(fast));
 }
 
 // Regression: before the rule this raced all 40 configs (every grid scores above the default's
@@ -188,6 +202,59 @@ TEST(LaunchFloor, ARaceWithoutANewLeaderStalls) {
   EXPECT_FALSE(rep->launch_floor) << rep->tree();
   EXPECT_GE(rep->reached, int(guided::kStallAfter)) << rep->tree();
   EXPECT_LE(rep->reached, int(guided::kStallAfter) + 8) << rep->tree();
+}
+
+// Regression (coverage, guided.h): the stall stopped the race before a kind the prior ranks last
+// had a single config raced (a GEMM decode key: 0 of its 19 decode configs). The setting of
+// ARaceWithoutANewLeaderStalls (the default fastest of KIND=a, the rest slower, so the stall
+// fires), plus six KIND=b configs on the smallest grids (the lowest static scores: last in the
+// prior's order) that are the fastest of all, the fastest of them on the smallest grid. The
+// stall now waits for KIND=b's best-ranked config; it leads, so the rest of KIND=b comes next,
+// and the guided winner is KIND=b's fastest. (This cost model keeps the regret estimate high
+// for KIND=a to the end, so after KIND=b the stall runs its 16 again: most of the space is
+// raced here; the regret set's counts show the cost on real spaces.)
+TEST(LaunchFloor, TheStallWaitsForEveryKind) {
+  TmpDir dir;
+  std::vector<Config> configs;
+  for (int i = 0; i < 40; ++i)
+    configs.push_back(Config{{"GRID", int64_t(i == 0 ? 33 : 33 + 8 * i)},
+                             {"KIND", std::string("a")},
+                             {"NS", int64_t(i == 0 ? 3000 : 3200 + 15 * i)}});
+  for (int g = 9; g <= 14; ++g)  // GRID 14 (ranked first of b) 2.6 µs ... GRID 9 2.1 µs
+    configs.push_back(Config{{"GRID", int64_t(g)}, {"KIND", std::string("b")},
+                             {"NS", int64_t(2100 + 100 * (g - 9))}});
+  auto rep = tuneConfigs(dir, configs);
+  ASSERT_TRUE(rep.ok()) << rep.status().toString();
+  EXPECT_EQ(rep->winner, "GRID=9,KIND=b,NS=2100") << rep->tree();
+}
+
+// Coverage of a named parameter (FamilyExtras::race_each; the row-wise families name
+// ROWS_PER_BLOCK): a launch-bound key whose R=1 configs tie at 3 µs stops at the launch floor
+// with a regret estimate of 0, before any R=2 config (the smallest grids: last in the prior's
+// order) is raced, though R=2 is 2-3% faster (the RMSNorm key at 1024 rows: rows per block 2
+// was 2% ahead of 1). Named, R=2's best-ranked config is raced before the race stops, leads,
+// and the rest of R=2 follows it.
+TEST(LaunchFloor, EveryValueOfANamedParameterIsRacedBeforeAStop) {
+  std::vector<Config> configs;
+  for (const Config& c : flatConfigs({})) {
+    Config r = c;
+    configs.push_back(r.set("R", int64_t(1)));
+  }
+  for (int g = 9; g <= 12; ++g)  // GRID 12 (ranked first of R=2) 2.94 µs ... GRID 9 2.91 µs
+    configs.push_back(Config{{"GRID", int64_t(g)}, {"NS", int64_t(2910 + 10 * (g - 9))},
+                             {"R", int64_t(2)}});
+  TmpDir unnamed_dir;
+  auto unnamed = tuneConfigs(unnamed_dir, configs);
+  ASSERT_TRUE(unnamed.ok()) << unnamed.status().toString();
+  EXPECT_EQ(Config::parse(unnamed->winner)->getInt("R"), 1) << unnamed->tree();  // the defect
+  TmpDir dir;
+  auto rep = tuneConfigs(dir, configs, {"R"});
+  ASSERT_TRUE(rep.ok()) << rep.status().toString();
+  // An R=2 config (they are 0.3% apart: ties at the launch floor, any of them may win).
+  EXPECT_EQ(Config::parse(rep->winner)->getInt("R"), 2) << rep->tree();
+  // What coverage adds: R=2's four configs, the patience after its leader (4 here) and the
+  // compiles the window had running when the race stopped (4).
+  EXPECT_LE(rep->reached, unnamed->reached + 12) << rep->tree();
 }
 
 }  // namespace
