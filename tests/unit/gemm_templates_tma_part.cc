@@ -43,22 +43,6 @@ TEST(GemmTma, LaunchRuleApplicabilityAndTensorMaps) {
   ASSERT_TRUE(pp.ok());
   EXPECT_EQ(pp->grid.x, 132u);
   EXPECT_EQ(launchPlan(KernelKind::kTma, pair, tiny, h)->grid.x, 2u);
-  // Clusters of four (each block loads a quarter of B: BLOCK_N 256 only; two consumers and the
-  // TMA-store epilogue): 132 / 4 = 33 whole clusters; M = 3000 makes 6 cluster rows of 512.
-  Config quad = big;
-  quad.set("CLUSTER_M", int64_t{4});
-  EXPECT_FALSE(configSpace(KernelKind::kTma).validate(quad).ok());  // EPI_TMA 0
-  quad.set("EPI_TMA", int64_t{1});
-  ASSERT_TRUE(configSpace(KernelKind::kTma).validate(quad).ok());
-  EXPECT_EQ(launchPlan(KernelKind::kTma, quad, s, h)->grid.x, 132u);
-  EXPECT_EQ(launchPlan(KernelKind::kTma, quad, tiny, h)->grid.x, 4u);
-  GemmShape short_k = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 3000, 5000, 1000);
-  EXPECT_EQ(launchPlan(KernelKind::kTma, quad, short_k, h)->grid.x, 132u);  // 6 x 20 cluster tiles
-  for (auto [knob, v] : {std::pair<const char*, int64_t>{"BLOCK_N", 128}, {"CONSUMERS", 1}}) {
-    Config bad = quad;
-    bad.set(knob, v);
-    EXPECT_FALSE(configSpace(KernelKind::kTma).validate(bad).ok()) << knob;
-  }
   // Split tail: still one block per SM at most, up to SPLIT_K blocks per tile when the tiles are
   // fewer than the SMs; one BLOCK_M x BLOCK_N fp32 slot and CONSUMERS counters per block.
   Config split = big;

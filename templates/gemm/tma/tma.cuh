@@ -45,11 +45,7 @@
 // initialised and again before exit (no block leaves while its partner may still write to it).
 // The barrier waits are CTA-scope like every other wait (see mbar_wait): with a cluster-scope
 // acquire on each k-tile's waits the variant was far slower; with them it runs level with the
-// same tile without a cluster where rows are 128-byte aligned. CLUSTER_M = 4: four blocks, each
-// loading a quarter of B (BLOCK_N 256), every consumer warp arriving on all four `empty`s. What
-// clusters pay for: row pitches that are not multiples of 128 bytes (K = 1000: 2000-byte rows),
-// where each 128-byte box row costs the copy engine and L2 about 2.5 requests instead of one and
-// the loads, not the tensor pipe, bound the kernel (bench/NOTES.md, issue 33, short K).
+// same tile without a cluster, as L2 is not what bounds this kernel (bench/NOTES.md, issue 33).
 //
 // Split tail (SPLIT_K = 2 | 4, no clusters): when the tiles do not fill the last round of the
 // persistent grid (e.g. 448 tiles on 132 SMs: 3 full rounds + 52 tiles, so 80 SMs idle for a whole
@@ -96,7 +92,7 @@
 //
 // Config: BLOCK_N (128 | 176 | 192 | 224 | 256), CONSUMERS (1 | 2), WG_M (1 | 2; BLOCK_M =
 // 64 * WG_M * CONSUMERS; WG_M * BLOCK_N <= 256 keeps the accumulators at <= 128 registers; 384 with
-// PINGPONG), NUM_STAGES (2..8), GROUP_M, CLUSTER_M (1 | 2 | 4), SPLIT_K (1 | 2 | 4), PINGPONG (0 | 1;
+// PINGPONG), NUM_STAGES (2..8), GROUP_M, CLUSTER_M (1 | 2), SPLIT_K (1 | 2 | 4), PINGPONG (0 | 1;
 // BLOCK_M = 64 * WG_M per consumer).
 // Problem defines: DTYPE_AB (1 f16, 2 bf16), DTYPE_C (0 f32, 1 f16, 2 bf16), HAS_BIAS, ACT (0 none,
 // 1 SiLU, 2 GELU erf), LAYOUT (0 NN, 1 NT, 2 TN, 3 TT). Host requirements (launch rule): 16-byte
@@ -177,9 +173,8 @@ static_assert(kWgM == 1 || kWgM == 2, "WG_M must be 1 or 2");
 // accumulators per thread under setmaxnreg's 232 registers); the cooperative kernel stays at 128.
 static_assert(kWgM * kBN <= (kPP ? 384 : 256), "WG_M * BLOCK_N <= 256 (384 with PINGPONG): accumulator registers");
 static_assert(kStages >= 2 && kStages <= 8, "NUM_STAGES must be in [2, 8]");
-static_assert(CLUSTER_M == 1 || CLUSTER_M == 2 || CLUSTER_M == 4, "CLUSTER_M must be 1, 2 or 4");
-static_assert(CLUSTER_M == 1 || kBN % (64 * CLUSTER_M) == 0,
-              "clusters split the B tile into CLUSTER_M parts of whole 64-row boxes");
+static_assert(CLUSTER_M == 1 || CLUSTER_M == 2, "CLUSTER_M must be 1 or 2");
+static_assert(CLUSTER_M == 1 || kBN % 128 == 0, "clusters split the B tile in two 64-row-box halves");
 static_assert(SPLIT_K == 1 || SPLIT_K == 2 || SPLIT_K == 4, "SPLIT_K must be 1, 2 or 4");
 static_assert(SPLIT_K == 1 || CLUSTER_M == 1, "the split tail is not combined with clusters");
 static_assert(!kPP || (kCons == 2 && CLUSTER_M == 1 && SPLIT_K == 1 && EPI_TMA <= 1),
@@ -270,16 +265,14 @@ KTUNE_DEVICE void init_barriers(unsigned full, unsigned empty, int tid) {
 #endif
 }
 
-// Hands stage `s` back to the producer; in a cluster to every block's producer (each multicasts
-// its part of B into the slot of all of them). rank ^ r, r = 1 .. kCluster - 1, are the others.
-KTUNE_DEVICE void release_slot(unsigned empty, int rank, unsigned s) {
+// Hands stage `s` back to the producer; in a cluster to both blocks' producers (the partner
+// multicasts into the slot too).
+KTUNE_DEVICE void release_slot(unsigned empty, unsigned empty_partner, unsigned s) {
   mbar_arrive(empty + 8 * s);
 #if CLUSTER_M > 1
-#pragma unroll
-  for (int r = 1; r < kCluster; ++r)
-    mbar_arrive_cluster(map_to_rank(empty + 8 * s, static_cast<unsigned>(rank ^ r)));
+  mbar_arrive_cluster(empty_partner + 8 * s);
 #else
-  (void)rank;
+  (void)empty_partner;
 #endif
 }
 
@@ -307,13 +300,12 @@ KTUNE_DEVICE void produce(const TensorMap* tmA, const TensorMap* tmB, unsigned s
         tma_load_2d(sA + (s * kATile + b * 64 * kBK) * kElem, tmA, c0, r0, full + 8 * s);
       }
 #if CLUSTER_M > 1
-      // This block's part of the B tile (1 / kCluster of its boxes), into every block.
-      constexpr int kPart = kBBoxes / kCluster;
+      // This block's half of the B tile, into both blocks.
 #pragma unroll
-      for (int b = rank * kPart; b < (rank + 1) * kPart; ++b) {
+      for (int b = rank * (kBN / 128); b < (rank + 1) * (kBN / 128); ++b) {
         box_coords<KT_B_MN>(kt * kBK, n0 + b * 64, c0, r0);
         tma_load_2d_multicast(sB + (s * kBTile + b * 64 * kBK) * kElem, tmB, c0, r0, full + 8 * s,
-                              (unsigned short)((1u << kCluster) - 1u));
+                              (unsigned short)0x3);
       }
 #else
 #pragma unroll
@@ -428,6 +420,11 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
 #else
   const int lane = tid & 31, warp = (tid >> 5) & 3, g = lane >> 2, q = lane & 3;
   float acc[kWgM][kAcc];
+#if CLUSTER_M > 1
+  const unsigned empty_partner = map_to_rank(empty, static_cast<unsigned>(rank ^ 1));
+#else
+  const unsigned empty_partner = 0;
+#endif
 #if KT_DEFER
   // The previous tile's packed C (tma_epilogue.cuh): `pend` pieces left, stored from the next k-loop.
   unsigned pk[kWgM][kAcc / 2];
@@ -455,10 +452,10 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
 #endif
       ktune::wgmma_wait<1>();
       // The wgmma group of the previous k-tile has finished reading its slot: hand it back.
-      if (kt > un.kb && lane == 0) release_slot(empty, rank, (it - 1) % kStages);
+      if (kt > un.kb && lane == 0) release_slot(empty, empty_partner, (it - 1) % kStages);
     }
     ktune::wgmma_wait<0>();
-    if (un.ke > un.kb && lane == 0) release_slot(empty, rank, (it - 1) % kStages);
+    if (un.ke > un.kb && lane == 0) release_slot(empty, empty_partner, (it - 1) % kStages);
 #if KT_DEFER
     for (int p = un.ke - un.kb; p < pend; ++p)  // a unit shorter than the pieces
       flush_pieces(pk, p, &tmC, ebuf, pm0, pn0, warp, g, q, tid & 127, 1 + cw);
