@@ -53,17 +53,22 @@ done
 if [ "${NCU:-1}" = 1 ] && command -v ncu > /dev/null; then
   Q=${NCU_SHAPE:-4096x4096x4096}
   i=0
+  # Beside the sections: L2 requests and sectors from the SMs (a row that is not 128-byte aligned
+  # costs the copy engine more requests), the tensor pipe, the busiest SM, how many clusters fit.
+  NCU_M=lts__t_requests_srcunit_tex.sum,lts__t_sectors_srcunit_tex.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__cycles_active.max,sm__cycles_active.avg,launch__cluster_max_active,lts__throughput.avg.pct_of_peak_sustained_elapsed
   for c in ${NCU_CFGS:-D Q1}; do
     [ "$(left)" -gt 14 ] || { echo "ncu $c skipped: $(left) s left"; continue; }
     i=$((i + 1))
     timeout $(( $(left) - 8 )) ncu --clock-control none -k 'regex:^ktune_gemm' --launch-count 1 \
-      --section SourceCounters --section WarpStateStats --section SpeedOfLight -f -o "/tmp/ncu_$c" \
+      --section SourceCounters --section WarpStateStats --section SpeedOfLight --section LaunchStats \
+      --metrics "$NCU_M" -f -o "/tmp/ncu_$c" \
       "$PB/bench/gemm_bench" --kinds=tma --profile --only="${!c}" --profile_lt= --shapes="$Q" \
       > "$OUT/ncu_bench_$c.txt" 2>&1
     at "ncu $c rc=$?"
     { echo "== $c: ${!c} at $Q"
       ncu -i "/tmp/ncu_$c.ncu-rep" --page details --section SpeedOfLight --section WarpStateStats 2>&1 |
         grep -E "Duration|SM Frequency|Compute \(SM\) Throughput|Stall|Warp Cycles Per Issued" | head -14
+      ncu -i "/tmp/ncu_$c.ncu-rep" --page raw --csv --metrics "$NCU_M" 2>&1 | tail -2
       ncu -i "/tmp/ncu_$c.ncu-rep" --page source --csv --print-source sass > "/tmp/src_$c.csv" 2> "/tmp/src_$c.err" &&
         python3 dev/ncu_stalls.py "/tmp/src_$c.csv" || tail -3 "/tmp/src_$c.err"
     } >> "$OUT/ncu_stalls.txt" 2>&1

@@ -29,6 +29,12 @@ WANTED = [
     ("lts__throughput", [".avg.pct_of_peak_sustained_elapsed"]),
     ("lts__t_sector_hit_rate", [".pct"]),
     ("lts__t_bytes", [".sum"]),
+    # L2 requests and sectors from the SMs (TMA included): sectors per request show how many
+    # 32-byte sectors a misaligned 128-byte box row touches; writes apart for the C stores.
+    ("lts__t_requests_srcunit_tex", [".sum"]),
+    ("lts__t_sectors_srcunit_tex", [".sum"]),
+    ("lts__t_sectors_srcunit_tex_op_write", [".sum"]),
+    ("launch__waves_per_multiprocessor", [""]),
     ("l1tex__throughput", [".avg.pct_of_peak_sustained_active"]),
     ("launch__registers_per_thread", [""]),
     ("launch__grid_size", [""]),

@@ -315,12 +315,16 @@ TEST(GemmGpu, TmaEveryLayoutVsReference) {
                   {"NUM_STAGES", st},      {"GROUP_M", int64_t{8}}, {"CLUSTER_M", cl},
                   {"EPI_TMA", epi},        {"SPLIT_K", split},      {"PINGPONG", pp}};
   };
-  // The last three: ping-pong consumers (64x256, 128x128 and 128x192 tiles, one per consumer
-  // warpgroup; 192 accumulators per thread in the last).
+  // cfgs[kPairDefer]: a cluster pair with the deferred epilogue (the short-K winner, K = 1000; at
+  // the odd cases the pair's second block lies below M). The last three: ping-pong consumers
+  // (64x256, 128x128 and 128x192 tiles, one per consumer warpgroup; 192 accumulators per thread
+  // in the last).
+  constexpr size_t kPairDefer = 8;
   const std::vector<Config> cfgs = {tma(256, 2, 1, 4, 1, 1, 1), tma(128, 1, 1, 8, 1, 0, 1),
                                     tma(192, 2, 1, 4, 1, 1, 1), tma(128, 2, 2, 4, 1, 1, 1),
                                     tma(256, 2, 1, 4, 2, 0, 1), tma(256, 2, 1, 4, 1, 1, 2),
                                     tma(192, 2, 1, 4, 1, 2, 1), tma(128, 2, 2, 4, 1, 2, 2),
+                                    tma(256, 2, 1, 4, 2, 2, 1),
                                     tma(256, 2, 1, 4, 1, 1, 1, 1), tma(128, 2, 2, 5, 1, 0, 1, 1),
                                     tma(192, 2, 2, 5, 1, 1, 1, 1)};
   // 224- and 176-wide tiles (the columns past the last whole 64-column box stored directly): a
@@ -352,7 +356,7 @@ TEST(GemmGpu, TmaEveryLayoutVsReference) {
         for (const Config& c : wide) jobs.emplace_back(KernelKind::kTma, c, s);
     }
     bigs.push_back(shapeOf(l, ElemType::kBF16, ElemType::kBF16, 2048, 2048, 2048));
-    for (size_t i : {size_t{0}, cfgs.size() - 2, cfgs.size() - 1})
+    for (size_t i : {size_t{0}, kPairDefer, cfgs.size() - 2, cfgs.size() - 1})
       jobs.emplace_back(KernelKind::kTma, cfgs[i], bigs.back());
     if (kMajorB(l))
       for (size_t i : {size_t{0}, wide.size() - 1})
@@ -377,8 +381,9 @@ TEST(GemmGpu, TmaEveryLayoutVsReference) {
   for (const GemmShape& s : bigs) {
     Problem p(s, seed++);
     const auto ref = p.cublasReference();
-    // Ping-pong at 2048^3: 256 tiles, two per block, one on each consumer.
-    for (size_t i : {size_t{0}, cfgs.size() - 2, cfgs.size() - 1})
+    // Ping-pong at 2048^3: 256 tiles, two per block, one on each consumer; the pair with the
+    // deferred epilogue: 8 x 8 cluster tiles of 256 x 256 on 66 clusters.
+    for (size_t i : {size_t{0}, kPairDefer, cfgs.size() - 2, cfgs.size() - 1})
       expectMatches(KernelKind::kTma, cfgs[i], p, ref);
     // 16 x 10 tiles of 128 x 224 (132 + a split tail of 28); 16 x 12 of 128 x 176 in ping-pong.
     if (kMajorB(s.layout))
