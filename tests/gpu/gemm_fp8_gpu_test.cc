@@ -6,12 +6,14 @@
 // (4-bit significands), so the errors are (1) rounding C to bf16, at most half an ulp = 2^-9 of
 // |C| (we allow 2^-8 |ref|), and (2) the accumulation: Hopper's fp8 wgmma adds into its fp32
 // accumulator keeping about 14 significant bits (DeepSeek-V3 report, section 3.3.2), so each of
-// the K/32 additions errs by at most 2^-14 of a partial sum, itself at most S = sum_k |a_ik b_kj|;
-// the errors' signs are independent and add like a random walk: sqrt(K/32) * 2^-14 * S, i.e.
-//   |out - ref| <= 2^-8 |ref| + 2^-13 * sqrt(K / 128) * |alpha sa sb| * S       (elementwise,
-// with sqrt(K/128) at least 1). cuBLASLt's FP8 with fast accumulation has the same bound. For the
-// random inputs here the partial sums are far below S, so the observed ratio (printed) is small;
-// a 2x scale error, a missing 128-wide k-tile or a wrong tile edge exceeds the bound by far.
+// the K/32 additions errs by at most 2^-14 of a partial sum, itself at most S = sum_k |a_ik b_kj|.
+// Those errors are not independent: the accumulator truncates, so while a partial sum keeps its
+// sign they all pull the same way and add linearly (a random-walk sqrt(K/32) bound was exceeded,
+// 1.01x, by one element of a 1280x5120x256 case once its seed changed). The bound is therefore
+//   |out - ref| <= 2^-8 |ref| + (K / 32) * 2^-14 * |alpha sa sb| * S              (elementwise).
+// cuBLASLt's FP8 with fast accumulation has the same bound. For the random inputs here the partial
+// sums are far below S, so the observed ratio (printed) is small; a 2x scale error, a missing
+// 128-wide k-tile or a wrong tile edge still puts elements far past it (the check fails on any one).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -106,7 +108,7 @@ struct Fp8Problem {
     EXPECT_TRUE(env().backend->synchronize().ok());
     EXPECT_TRUE(env().backend->copyToHost(h.data(), dc.p, h.size()).ok());
     const double alpha = double(s.alpha) * sa * sb;
-    const double widen = std::max(1.0, std::sqrt(double(s.k) / 128.0));
+    const double additions = std::max(1.0, std::ceil(double(s.k) / 32.0));
     int64_t bad = 0;
     std::string first;
     *worst = 0;
@@ -122,7 +124,7 @@ struct Fp8Problem {
         if (s.beta != 0.0f) ref += double(s.beta) * cv[size_t(i * s.ldc + j)];
         const double out = loadAsDouble(h.data(), DType::kBF16, i * s.ldc + j);
         const double tol = std::ldexp(std::fabs(ref), -8) +
-                           std::ldexp(std::fabs(alpha) * abs_sum, -13) * widen + 1e-6;
+                           std::ldexp(std::fabs(alpha) * abs_sum, -14) * additions + 1e-6;
         const double err = std::fabs(out - ref);
         *worst = std::max(*worst, std::isfinite(err) ? err / tol : 1e30);
         if (!(err <= tol) && bad++ == 0)
