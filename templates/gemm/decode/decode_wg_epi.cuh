@@ -69,20 +69,21 @@ KTUNE_DEVICE void store_acc(const Prob& p, float (&acc)[kNT][kAcc], int row0, in
     for (int a = 0; a < kAcc; ++a)
       if (((a & 2) != 0) != up) x[a * (kConsumers / 2)] = acc[0][a];
     consumers_sync();
-    // Element i: accumulator a = (i/2)*4 + i%2 (+2 for the up warps); a select keeps both indices
-    // constant (a runtime index would put acc in local memory).
-    auto acc_of = [](int i, bool u) { return (i >> 1) * 4 + (i & 1) + (u ? 2 : 0); };
+    // Element i: accumulator a = (i/2)*4 + i%2 (+2 for the up warps): one output column per thread
+    // (+8 for the up warps), A row (i/2)*8 + ...; a select keeps both accumulator indices constant
+    // (a runtime index would put acc in local memory).
+    const int c0 = row0 / 2 + wg * 32 + (warp & 1) * 16 + (lane >> 2) + (up ? 8 : 0);
+    const float* xo = x + (up ? 2 : 0) * (kConsumers / 2);
     store_tile<kAcc / 2>(
         p,
         [&](int i, int& col, int& m) {
-          const int a = acc_of(i, up);
-          col = row0 / 2 + wg * 32 + (warp & 1) * 16 + (lane >> 2) + ((a & 3) >> 1) * 8;
-          m = (a >> 2) * 8 + (lane & 3) * 2 + (a & 1);
-          if (col >= p.half) col = -1;
+          col = c0 < p.half ? c0 : -1;
+          m = (i >> 1) * 8 + (lane & 3) * 2 + (i & 1);
         },
         [&](int i, int col, float r) {
-          const float mine = up ? acc[0][acc_of(i, true)] : acc[0][acc_of(i, false)];
-          const float other = x[acc_of(i, up) * (kConsumers / 2)];
+          const int a = (i >> 1) * 4 + (i & 1);
+          const float mine = up ? acc[0][a + 2] : acc[0][a];
+          const float other = xo[a * (kConsumers / 2)];
           return gated_out(p, col, up ? other : mine, up ? mine : other) + r;
         });
     consumers_sync();  // the next flush may write x again
