@@ -90,3 +90,5 @@ done
 [ "$n" -ge 1 ] && { echo "== process 1 pre-pass: the ${TOP:-3} fastest per shape, mode and variant (us)";
                     python3 dev/decode/prepass_top.py "${TOP:-3}" < "$OUT/bench1.err" | head -${TOP_LINES:-150}; }
 echo "call wall $(( $(date +%s) - T0 ))s"
+# Few files come back from a call: the logs in one archive, the bench logs and the summary beside it.
+(cd "$OUT" && tar czf logs.tgz ./*.log ./*.err ./*.json ./ncu.txt 2>/dev/null; rm -f test*.log ./*.err ncu.txt)
