@@ -180,22 +180,19 @@ TEST(GemmGpu, DecodeTmaVsReference) {
   checkDecodeWgBody(2, {{4, 1, 2, 4, 1, 1}, {4, 1, 1, 4, 2, 1}, {4, 2, 1, 4, 1, 1}, {8, 1, 1, 2, 0, 1},
                         {4, 2, 2, 2, 3, 1}, {8, 2, 1, 2, 1, 1}, {4, 1, 4, 2, 0, 1}, {4, 1, 4, 2, 4, 1},
                         {4, 2, 4, 1, 5, 1}, {4, 1, 8, 1, 4, 1}, {8, 1, 2, 1, 4, 1}, {4, 1, 2, 2, 4, 1},
-                        {4, 1, 1, 2, 1, 1}, {4, 1, 4, 2, 6, 1}, {4, 2, 2, 2, 6, 1}, {8, 1, 8, 1, 6, 1},
-                        // DC_XR = 1: the weights run ahead into L2 (the cluster split, stream-K, persistent).
-                        {4, 1, 4, 2, 4, 1, 1}, {4, 1, 2, 2, 1, 1, 1}, {8, 1, 2, 2, 6, 1, 1}});
+                        {4, 1, 1, 2, 1, 1}, {4, 1, 4, 2, 6, 1}, {4, 2, 2, 2, 6, 1}, {8, 1, 8, 1, 6, 1}});
 }
 
 // DC_GRID = 7 (a pair per tile splitting A's rows, the weight boxes multicast): one and two slabs
 // and warpgroups, 1..4 x 64 k per stage, at 65..128 rows (block 1 with 1 row, 33, 63 and 64), odd
 // N, K tails, the gate/up pair in 32-row halves and in 64-row pairs (bias, C +=), a residual, f32
-// and f16 C, against float64 (twice each); with the weights run ahead into L2 (DC_XR = 1) too, and
-// the K split (DC_GRID = 4) with it at the same rows.
+// and f16 C, against float64 (twice each).
 TEST(GemmGpu, DecodeTmaPairVsReference) {
   REQUIRE_GPU();
   if (env().dev.arch != "sm_90a") GTEST_SKIP() << "DC_WG=2 needs sm_90a, device is " << env().dev.arch;
   const auto bf = ElemType::kBF16;
   checkDecodeWgBody(2, {{4, 1, 2, 2, 7, 1}, {4, 1, 1, 4, 7, 1}, {4, 2, 1, 4, 7, 1}, {4, 1, 4, 1, 7, 1},
-                        {8, 1, 2, 2, 7, 1}, {4, 1, 2, 2, 7, 1, 1}, {4, 1, 2, 2, 4, 1, 1}},
+                        {8, 1, 2, 2, 7, 1}},
                     {{65, 333, 1032, bf, false, Activation::kNone, 0.f},
                      {97, 4099, 520, bf, true, Activation::kNone, 0.f},
                      {127, 1001, 1000, ElemType::kF32, false, Activation::kNone, 1.f},

@@ -431,7 +431,7 @@ TEST(GemmDecode, TmaEpilogueLoadsTheResidualAndComputesBeforeItStores) {
 // rows), each over all of K, the weight boxes multicast to both: the TMA-fed body only, no
 // workspace or counters, two blocks per tile; in the PTX (plain, and the gate/up in 32-row halves
 // and in 64-row pairs with bias and C +=) multicast bulk copies and the release of a ring slot in
-// the peer block (CTA-scope: no fence), and no cluster reduction. No spills.
+// the peer block (CTA scope: no fence), and no cluster reduction. No spills.
 TEST(GemmDecode, RowSplitPairMulticastsTheWeightsAndReducesNothing) {
   const ConfigSpace& sp = configSpace(KernelKind::kDecode);
   Config c = wgConfig(8, 4, 1, 2, 2, 7);
@@ -453,15 +453,9 @@ TEST(GemmDecode, RowSplitPairMulticastsTheWeightsAndReducesNothing) {
   const Status st = applicable(KernelKind::kDecode, c, nt(64, 4096, 4096));
   EXPECT_EQ(st.code(), Code::kUnsupported);
   EXPECT_NE(st.toString().find("65 <= M"), std::string::npos) << st.toString();
-  for (int64_t m : {64, 100, 128}) {
-    size_t pairs = 0;
-    for (const Config& k : curatedConfigs(KernelKind::kDecode, nt(m, 4096, 4096)))
-      if (k.getInt("DC_GRID") == 7) {
-        ++pairs;
-        EXPECT_EQ(k.getInt("DC_MT"), 8) << k.toString();
-      }
-    EXPECT_EQ(pairs > 0, m > 64) << m;
-  }
+  // Not curated: 1.3x the K split's time at 128 rows (bench/NOTES.md, ninth session).
+  for (const Config& k : curatedConfigs(KernelKind::kDecode, nt(128, 4096, 4096)))
+    EXPECT_NE(k.getInt("DC_GRID"), 7) << k.toString();
   auto cc = compilerForArch("sm_90a");
   if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
   GemmShape g = nt(120, 8192, 4096);
@@ -476,37 +470,10 @@ TEST(GemmDecode, RowSplitPairMulticastsTheWeightsAndReducesNothing) {
                 if (ptx.find(".multicast::cluster") == std::string::npos) return "PTX lacks multicast copies";
                 if (ptx.find("mbarrier.arrive.shared::cluster") == std::string::npos)
                   return "PTX lacks the release of the peer's ring slot";
-                // A cluster-scope release there is a memory barrier per stage (~0.8 us each).
+                // A cluster-scope release there is a memory barrier per stage (0.7-0.9 us each).
                 if (ptx.find("arrive.release.cluster") != std::string::npos)
                   return "PTX releases the peer's slot with a cluster-scope fence";
                 if (ptx.find("st.shared::cluster") != std::string::npos) return "PTX has a cluster reduction";
-                return "";
-              });
-}
-
-// DC_XR = 1 on the TMA-fed body: the producer prefetches each unit's weight boxes into L2 kAhead
-// units before the ring loads them (a bulk tensor prefetch in the PTX; none with DC_XR = 0); the
-// cp.async wgmma body keeps DC_XR pinned to 0.
-TEST(GemmDecode, TmaBodyRunsTheWeightsAheadIntoL2) {
-  const ConfigSpace& sp = configSpace(KernelKind::kDecode);
-  Config c = wgConfig(16, 4, 1, 2, 2, 4);
-  c.set("DC_WG", int64_t{2});
-  c.set("DC_XR", int64_t{1});
-  ASSERT_TRUE(sp.validate(c).ok()) << sp.validate(c).toString();
-  Config cp = c;
-  cp.set("DC_WG", int64_t{1});
-  EXPECT_FALSE(sp.validate(cp).ok());
-  auto cc = compilerForArch("sm_90a");
-  if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
-  Config off = c, pair = wgConfig(8, 4, 1, 2, 2, 7);
-  off.set("DC_XR", int64_t{0});
-  pair.set("DC_WG", int64_t{2});
-  pair.set("DC_XR", int64_t{1});
-  compileEach(**cc, {{c, nt(128, 4096, 4096)}, {off, nt(128, 4096, 4096)}, {pair, nt(100, 4096, 4096)}},
-              [](const Config& k, const std::string& ptx) -> std::string {
-                const bool ahead = ptx.find("cp.async.bulk.prefetch.tensor.2d.L2") != std::string::npos;
-                if (ahead != (k.getInt("DC_XR") == 1))
-                  return ahead ? "PTX prefetches with DC_XR=0" : "PTX lacks the run-ahead prefetch";
                 return "";
               });
 }

@@ -89,8 +89,7 @@ TEST(GemmDecode, WgmmaVariantSpaceAndLaunchRule) {
   for (const Config& c : e.accepted) {
     if (c.getInt("DC_WG") != 1 && c.getInt("DC_WG") != 2) continue;
     ++wgs;
-    // DC_XR: pinned on the cp.async body; the TMA-fed one's weight run-ahead into L2.
-    EXPECT_TRUE(c.getInt("DC_XR") == 0 || c.getInt("DC_WG") == 2) << c.toString();
+    EXPECT_EQ(c.getInt("DC_XR"), 0) << c.toString();
     EXPECT_GE(c.getInt("DC_PF"), 1) << c.toString();  // the producer width: a warp or a warpgroup
     EXPECT_LE(sharedBytes(KernelKind::kDecode, c), 227 * 1024) << c.toString();
   }

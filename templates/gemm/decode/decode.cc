@@ -117,12 +117,10 @@ ConfigSpace buildSpace() {
                                    knob(c, "DC_WARPS") * knob(c, "DC_GRID") <= 24 &&
                                    fmaRegs(c) <= fmaRegBudget(c));
               });
-  // The wgmma body has no register ring (DC_XR pinned; the TMA-fed one reads DC_XR = 1 as its weight
-  // run-ahead into L2) and reads DC_PF as its producer width (1: a warp, 2: a warpgroup).
-  s.constrain("DC_WG == 0 || DC_WG == 3 || ((DC_XR == 0 || DC_WG == 2) && DC_PF >= 1)",
-              [](K c) {
-                return !wg(c) || ((knob(c, "DC_XR") == 0 || tmaFed(c)) && knob(c, "DC_PF") >= 1);
-              });
+  // The wgmma body has no register ring (DC_XR pinned) and reads DC_PF as its producer width
+  // (1: a warp, 2: a warpgroup).
+  s.constrain("DC_WG == 0 || DC_WG == 3 || (DC_XR == 0 && DC_PF >= 1)",
+              [](K c) { return !wg(c) || (knob(c, "DC_XR") == 0 && knob(c, "DC_PF") >= 1); });
   // The TMA-fed body (DC_WG = 2) has one elected producer thread: DC_PF pinned to 1.
   s.constrain("DC_WG != 2 || DC_PF == 1",
               [](K c) { return !tmaFed(c) || knob(c, "DC_PF") == 1; });

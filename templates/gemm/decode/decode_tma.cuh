@@ -19,13 +19,6 @@ KTUNE_DEVICE void tma_load_2d(unsigned dst, const TensorMap* map, int c0, int r0
       "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(r0), "r"(bar)
       : "memory");
 }
-// One box of a 2-D tensor map at (col c0, row r0) into L2 only (no shared memory, no barrier).
-KTUNE_DEVICE void tma_prefetch_2d(const TensorMap* map, int c0, int r0) {
-  asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global [%0, {%1, %2}];\n" ::"l"(
-                   reinterpret_cast<unsigned long long>(map)),
-               "r"(c0), "r"(r0)
-               : "memory");
-}
 #if DC_CLUSTER || DC_MSPLIT
 // DC_CLUSTER: split K over a cluster: its kCL blocks stream one tile's K in kCL parts; the partial
 // sums meet in the first block's shared memory (distributed shared memory), never in global memory.
@@ -66,7 +59,7 @@ KTUNE_DEVICE void tma_load_2d_pair(unsigned dst, const TensorMap* map, int c0, i
 // An arrival on the barrier at shared::cluster address `bar` (the peer's, from map_to_rank), with
 // the default (CTA-scope) semantics: the consumer's wgmmas on the slot have completed (wgmma_wait)
 // before it. The cluster-scope release (.release.cluster) compiled to a memory barrier per stage and
-// warp and cost ~0.8 us per stage (bench/NOTES.md, ninth session: 42 us at 128x4096x4096).
+// warp and cost 0.7-0.9 us per stage (bench/NOTES.md, ninth session: 42 us at 128x4096x4096).
 KTUNE_DEVICE void mbar_arrive_cluster(unsigned bar) {
   asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }

@@ -44,12 +44,14 @@
 // DC_GRID = 7 (TMA-fed only, 65..128 rows of A with DC_MT = 8): a cluster of two blocks per tile
 // splitting the A rows (64 each) instead of K, each over all of K: no reduction, half the
 // accumulators and half the epilogue per block, and the weight tile multicast to both (each block
-// issues half its boxes), so L2 serves each weight byte once (decode_tma.cuh).
+// issues half its boxes), so L2 serves each weight byte once (decode_tma.cuh). Measured 1.3x the
+// K split at 128 rows and not curated: each block's ring still receives the whole weight tile, so
+// a block takes in 1 MB where the K split's take 768 KB, and at 128 rows the ring's fill rate per
+// SM (~48 GB/s, the same in every grid) is the bound (bench/NOTES.md, ninth session).
 //
 // Knobs here: DC_WARPS (4, 8: consumer warpgroups), DC_NT (64-row slabs per warpgroup), DC_MT
 // (wgmma N / 8), DC_U (k per stage / 64; 8 with TMA only), DC_DEPTH (stages / 2), DC_GRID, DC_PF
-// (1: one producer warp, 2: a producer warpgroup); DC_XR (DC_WG = 2; 1: the producer runs the
-// weight boxes kAhead stages ahead of the ring into L2, see produce_all; DC_WG = 1: pinned to 0). Dynamic
+// (1: one producer warp, 2: a producer warpgroup); DC_XR unused (the space pins it to 0). Dynamic
 // shared memory: 2*DC_DEPTH * (tile rows + 8*DC_MT) * 128*DC_U bytes + 1024 (alignment) + the
 // barriers (16 bytes per stage + 16); DC_WG = 2 also the gate/up hand-over, 16*DC_WARPS * 4*DC_MT
 // floats.
@@ -303,22 +305,6 @@ KTUNE_DEVICE void flush(const Prob& p, float (&acc)[kNT][kAcc], int row0, int st
 #include "decode_wg_cluster.cuh"
 
 #if DC_TMA
-// DC_XR = 1: the weight boxes of unit s are prefetched into L2 (cp.async.bulk.prefetch, no shared
-// memory) kAhead units before the ring loads them. The ring bounds the weight bytes a block has in
-// flight from DRAM (kStages x kWBytes: 64 KB at 128 rows, where A takes two thirds of each stage),
-// and at the DRAM latency under load that bounds the read rate (bench/NOTES.md, ninth session);
-// the run-ahead keeps about 128 KB more per block in flight and the ring's loads then hit L2.
-constexpr int kAhead = kStages + (131072 + kWBytes - 1) / kWBytes;
-KTUNE_DEVICE void prefetch_unit(const Prob& p, const TensorMap* tmW, long u, unsigned rank) {
-  const int tile = (int)(u / p.nsteps), k0 = (int)(u - (long)tile * p.nsteps) * kBK;
-#pragma unroll
-  for (int b = 0; b < kBN / kWBox; ++b)
-#pragma unroll
-    for (int uu = 0; uu < kU; ++uu)
-      if (!DC_MSPLIT || ((b * kU + uu) & 1) == (int)rank)
-        tma_prefetch_2d(tmW, k0 + uu * 64, box_row(p, tile * kBN, b));
-}
-
 // The producer warp: its elected thread (`lead`) streams the block's S units from u0 through the
 // ring; then (cluster split) the whole warp passes cluster_reduce's two barriers.
 KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorMap* tmX, unsigned base,
@@ -327,8 +313,6 @@ KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorM
     asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(tmW)) : "memory");
     asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(tmX)) : "memory");
   }
-  if (DC_XR)  // the units past the ring's first fill, up to the run-ahead distance
-    for (int s = kStages; s < min(S, kAhead); ++s) prefetch_unit(p, tmW, u0 + s, rank);
 #pragma unroll 1
   for (int s = 0; s < S; ++s) {
     const int slot = s % kStages;
@@ -336,7 +320,6 @@ KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorM
     const long u = u0 + s;
     const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
     produce_tma(p, tmW, tmX, base + slot * kStageBytes, full + 8 * slot, tile * kBN, st * kBK, rank);
-    if (DC_XR && s + kAhead < S) prefetch_unit(p, tmW, u + kAhead, rank);
   }
 #if DC_CLUSTER
   cluster_sync();
