@@ -192,7 +192,7 @@ TEST(GemmGpu, DecodeTmaPairVsReference) {
   if (env().dev.arch != "sm_90a") GTEST_SKIP() << "DC_WG=2 needs sm_90a, device is " << env().dev.arch;
   const auto bf = ElemType::kBF16;
   checkDecodeWgBody(2, {{4, 1, 2, 2, 7, 1}, {4, 1, 1, 4, 7, 1}, {4, 2, 1, 4, 7, 1}, {4, 1, 4, 1, 7, 1},
-                        {8, 1, 2, 2, 7, 1}},
+                        {8, 1, 2, 2, 7, 1}, {4, 2, 2, 2, 7, 1}},
                     {{65, 333, 1032, bf, false, Activation::kNone, 0.f},
                      {97, 4099, 520, bf, true, Activation::kNone, 0.f},
                      {127, 1001, 1000, ElemType::kF32, false, Activation::kNone, 1.f},

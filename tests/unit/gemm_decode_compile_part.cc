@@ -453,9 +453,17 @@ TEST(GemmDecode, RowSplitPairMulticastsTheWeightsAndReducesNothing) {
   const Status st = applicable(KernelKind::kDecode, c, nt(64, 4096, 4096));
   EXPECT_EQ(st.code(), Code::kUnsupported);
   EXPECT_NE(st.toString().find("65 <= M"), std::string::npos) << st.toString();
-  // Not curated: 1.3x the K split's time at 128 rows (bench/NOTES.md, ninth session).
-  for (const Config& k : curatedConfigs(KernelKind::kDecode, nt(128, 4096, 4096)))
-    EXPECT_NE(k.getInt("DC_GRID"), 7) << k.toString();
+  // Curated from 65 rows on (the gate/up pair's fastest at 128 rows of N = 6144, 14336), its DC_MT
+  // "auto" the tier of a block's half of the rows.
+  for (int64_t m : {64, 100, 128}) {
+    size_t pairs = 0;
+    for (const Config& k : curatedConfigs(KernelKind::kDecode, nt(m, 6144, 4096)))
+      if (k.getInt("DC_GRID") == 7) {
+        ++pairs;
+        EXPECT_EQ(k.getInt("DC_MT"), 8) << k.toString();
+      }
+    EXPECT_EQ(pairs > 0, m > 64) << m;
+  }
   auto cc = compilerForArch("sm_90a");
   if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
   GemmShape g = nt(120, 8192, 4096);

@@ -44,10 +44,12 @@
 // DC_GRID = 7 (TMA-fed only, 65..128 rows of A with DC_MT = 8): a cluster of two blocks per tile
 // splitting the A rows (64 each) instead of K, each over all of K: no reduction, half the
 // accumulators and half the epilogue per block, and the weight tile multicast to both (each block
-// issues half its boxes), so L2 serves each weight byte once (decode_tma.cuh). Measured 1.3x the
-// K split at 128 rows and not curated: each block's ring still receives the whole weight tile, so
-// a block takes in 1 MB where the K split's take 768 KB, and at 128 rows the ring's fill rate per
-// SM (~48 GB/s, the same in every grid) is the bound (bench/NOTES.md, ninth session).
+// issues half its boxes), so L2 serves each weight byte once (decode_tma.cuh). On the plain GEMM
+// at 128 rows 1.3x the K split: each block's ring still takes in the whole weight tile (1 MB per
+// block where the K split's take 768 KB) and the ring's fill rate per SM (~48 GB/s, the same in
+// every grid) is the bound there; with 128-row tiles the fastest gate/up at N = 6144 and 14336
+// (fewer blocks than the K split's: one wave or two instead of two or four; bench/NOTES.md,
+// ninth session).
 //
 // Knobs here: DC_WARPS (4, 8: consumer warpgroups), DC_NT (64-row slabs per warpgroup), DC_MT
 // (wgmma N / 8), DC_U (k per stage / 64; 8 with TMA only), DC_DEPTH (stages / 2), DC_GRID, DC_PF
