@@ -4,8 +4,7 @@
 # (s) would be passed:
 #   1. the GemmGpu.Decode* tests in parallel processes (TESTS: ';'-separated filters), TEST_S s; if
 #      the first two (by default the pair's own test and DecodeTmaVsReference) do not pass, the
-#      benches run without DC_GRID = 7 and the TMA body's DC_XR = 1 (an overlay of the shipped
-#      decode list less those configs);
+#      benches run without DC_GRID = 7 (an overlay of the shipped decode list less those configs);
 #   2. NCU=1: ncu of NCU_ONLY (gemm_bench --profile --only, X@MxNxK per shape) at NCU_SHAPES with the
 #      linear read of the same bytes and cuBLASLt #0: duration, DRAM and L2 bytes and %, grid, waves,
 #      plus the WarpStateStats and ComputeWorkloadAnalysis sections (stall reasons, pipe use);
@@ -47,12 +46,11 @@ import json, sys
 d = json.load(open("templates/gemm/curated.json"))
 lv = d["kernels"]["decode"]
 for k in lv:
-    lv[k] = [e for e in lv[k] if e["config"].get("DC_GRID") != 7 and
-             not (e["config"].get("DC_WG") == 2 and e["config"].get("DC_XR") == 1)]
+    lv[k] = [e for e in lv[k] if e["config"].get("DC_GRID") != 7]
 d["kernels"] = {"decode": lv}
 json.dump(d, open(sys.argv[1], "w"))
 EOF
-  CUR=(--curated="$OUT/nopair.json"); echo "tests 1-2 not passed: benches without DC_GRID=7 and the TMA body's DC_XR=1"
+  CUR=(--curated="$OUT/nopair.json"); echo "tests 1-2 not passed: benches without DC_GRID=7"
 fi
 if [ "${NCU:-1}" = 1 ] && command -v ncu > /dev/null && fits "${NCU_S:-30}" ncu; then
   S=$(date +%s)
