@@ -123,10 +123,12 @@ std::vector<Config> select(KernelKind k, const std::vector<Entry>& entries, cons
     if (e.auto_mt && std::string(e.auto_mt) == "SK_MT")
       c.set("SK_MT", std::clamp<int64_t>(detail::ceilDiv(s.m, 8), 1, 8));
     if (e.auto_mt && std::string(e.auto_mt) == "DC_MT") {
-      // The decode kind's FMA body (DC_WG = 3) counts rows of A, its other bodies 8-row tiles.
+      // The decode kind's FMA body (DC_WG = 3) counts rows of A, its other bodies 8-row tiles;
+      // DC_GRID = 7 splits the rows over a pair of blocks.
       const int64_t unit = c.getInt("DC_WG", 0) == 3 ? 1 : 8;
+      const int64_t rows = c.getInt("DC_GRID", 0) == 7 ? (s.m + 1) / 2 : s.m;
       int64_t mt = 1;
-      while (mt < 16 && unit * mt < s.m) mt *= 2;
+      while (mt < 16 && unit * mt < rows) mt *= 2;
       c.set("DC_MT", mt);
     }
     if (!configSpace(k).validate(c).ok() || !applicable(k, c, s).ok()) continue;

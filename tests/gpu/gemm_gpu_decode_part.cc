@@ -133,10 +133,13 @@ void checkDecodeWgBody(int64_t wg, const std::vector<std::array<int64_t, 7>>& kn
     shapes.push_back(s);
   }
   auto configsFor = [&](const GemmShape& s) {
-    int64_t mt = 1;  // the tier: rows of A / 8, or for the FMA body (DC_WG = 3) rows of A
-    while (mt < 16 && (wg == 3 ? 1 : 8) * mt < s.m) mt *= 2;
     std::vector<Config> out;
     for (const auto& k : knobs) {
+      // The tier: rows of A / 8 (DC_GRID = 7: a block's half of them), for the FMA body (DC_WG = 3)
+      // rows of A.
+      const int64_t rows = k[4] == 7 ? (s.m + 1) / 2 : s.m;
+      int64_t mt = 1;
+      while (mt < 16 && (wg == 3 ? 1 : 8) * mt < rows) mt *= 2;
       Config c{{"DC_WG", wg},           {"DC_WARPS", k[0]}, {"DC_NT", k[1]}, {"DC_MT", mt},
                {"DC_U", k[2]},        {"DC_DEPTH", k[3]}, {"DC_PF", k[5]},
                {"DC_XR", k[6]}, {"DC_GRID", k[4]}};
@@ -178,6 +181,26 @@ TEST(GemmGpu, DecodeTmaVsReference) {
                         {4, 2, 2, 2, 3, 1}, {8, 2, 1, 2, 1, 1}, {4, 1, 4, 2, 0, 1}, {4, 1, 4, 2, 4, 1},
                         {4, 2, 4, 1, 5, 1}, {4, 1, 8, 1, 4, 1}, {8, 1, 2, 1, 4, 1}, {4, 1, 2, 2, 4, 1},
                         {4, 1, 1, 2, 1, 1}, {4, 1, 4, 2, 6, 1}, {4, 2, 2, 2, 6, 1}, {8, 1, 8, 1, 6, 1}});
+}
+
+// DC_GRID = 7 (a pair per tile splitting A's rows, the weight boxes multicast): one and two slabs
+// and warpgroups, 1..4 x 64 k per stage, at 65..128 rows (block 1 with 1 row, 33, 63 and 64), odd
+// N, K tails, the gate/up pair in 32-row halves and in 64-row pairs (bias, C +=), a residual, f32
+// and f16 C, against float64 (twice each).
+TEST(GemmGpu, DecodeTmaPairVsReference) {
+  REQUIRE_GPU();
+  if (env().dev.arch != "sm_90a") GTEST_SKIP() << "DC_WG=2 needs sm_90a, device is " << env().dev.arch;
+  const auto bf = ElemType::kBF16;
+  checkDecodeWgBody(2, {{4, 1, 2, 2, 7, 1}, {4, 1, 1, 4, 7, 1}, {4, 2, 1, 4, 7, 1}, {4, 1, 4, 1, 7, 1},
+                        {8, 1, 2, 2, 7, 1}, {4, 2, 2, 2, 7, 1}},
+                    {{65, 333, 1032, bf, false, Activation::kNone, 0.f},
+                     {97, 4099, 520, bf, true, Activation::kNone, 0.f},
+                     {127, 1001, 1000, ElemType::kF32, false, Activation::kNone, 1.f},
+                     {128, 4096, 4096, bf, false, Activation::kNone, 0.f},
+                     {100, 2 * 333, 1032, ElemType::kF16, true, Activation::kSiluMul, 0.f},
+                     {120, 2 * 129, 4104, bf, true, Activation::kSiluMul, 1.f},
+                     {128, 77, 4104, bf, true, Activation::kNone, 1.f},
+                     {126, 2 * 4099, 264, bf, false, Activation::kSiluMul, 0.f}});
 }
 
 // DC_WG = 3 (the CUDA-core FMA body, M <= 8): one group per warp and persistent grids (up to three

@@ -56,6 +56,8 @@ bool wg(K c) { return knob(c, "DC_WG") == 1 || knob(c, "DC_WG") == 2; }
 bool tmaFed(K c) { return knob(c, "DC_WG") == 2; }
 // DC_WG = 3 (decode_fma.cuh): the CUDA-core FMA body, M <= 8; R = 2*DC_NT weight rows per warp.
 bool fma(K c) { return knob(c, "DC_WG") == 3; }
+// DC_GRID = 7 (decode_wg.cuh): a cluster of two blocks per tile, each over half the rows of A.
+bool mSplit(K c) { return knob(c, "DC_GRID") == 7; }
 // Its registers: the ring (DC_DEPTH stages, one more with DC_XR = 1, x R rows x DC_U 16-byte chunks, 4 each), the
 // accumulators (R x DC_MT), the widened A chunks (8 per row of A and chunk, two chunks live) and 8
 // for a widened weight chunk; and what its launch bounds leave a thread (DC_GRID blocks per SM, or
@@ -76,8 +78,11 @@ int64_t wgRingBytes(K c) {
   return 2 * knob(c, "DC_DEPTH") * (wgTileRows(c) + 8 * knob(c, "DC_MT")) * 128 * knob(c, "DC_U");
 }
 
-// DC_GRID = 4, 5: blocks per cluster (one cluster per tile), 1 otherwise.
-int64_t clusterBlocks(K c) { return knob(c, "DC_GRID") == 4 ? 2 : knob(c, "DC_GRID") == 5 ? 4 : 1; }
+// DC_GRID = 4, 5, 7: blocks per cluster (one cluster per tile), 1 otherwise.
+int64_t clusterBlocks(K c) {
+  const int64_t g = knob(c, "DC_GRID");
+  return g == 4 || g == 7 ? 2 : g == 5 ? 4 : 1;
+}
 // The sums the other blocks of a cluster hand to the first: (blocks - 1) x consumer threads x
 // DC_NT x 4*DC_MT floats.
 int64_t clusterReduceBytes(K c) {
@@ -94,7 +99,7 @@ ConfigSpace buildSpace() {
       .addInts("DC_DEPTH", {2, 4}, "cuda")
       .addInts("DC_PF", {0, 1, 2}, "cuda")
       .addInts("DC_XR", {0, 1}, "cuda")
-      .addInts("DC_GRID", {0, 1, 2, 3, 4, 5, 6}, "cuda");
+      .addInts("DC_GRID", {0, 1, 2, 3, 4, 5, 6, 7}, "cuda");
   // Plain weight loads (DC_PF = 0): the FMA body's (decode_fma.cuh says why).
   s.constrain("DC_PF >= 1 || DC_WG == 3", [](K c) { return knob(c, "DC_PF") >= 1 || fma(c); });
   s.constrain("DC_WG >= 1 || register estimate DC_DEPTH*(8*DC_NT*DC_U + 4*DC_MT*DC_U*DC_XR) + "
@@ -125,11 +130,13 @@ ConfigSpace buildSpace() {
   // DC_GRID = 4, 5: K split over a cluster of 2 or 4 blocks per tile, reduced in the first block's
   // ring (the TMA-fed body only): the ring must hold the other blocks' sums.
   // DC_GRID = 6: persistent, whole tiles per block (the TMA-fed body only; no reduction).
-  s.constrain("DC_GRID < 4 || (DC_WG == 2 && (DC_GRID == 6 || ring bytes >= cluster reduce bytes))",
+  // DC_GRID = 7: a pair per tile splitting the A rows, 64 each (DC_MT = 8; no reduction).
+  s.constrain("DC_GRID < 4 || (DC_WG == 2 && (DC_GRID >= 6 || ring bytes >= cluster reduce bytes))",
               [](K c) {
                 return knob(c, "DC_GRID") < 4 ||
-                       (tmaFed(c) && (knob(c, "DC_GRID") == 6 || wgRingBytes(c) >= clusterReduceBytes(c)));
+                       (tmaFed(c) && (knob(c, "DC_GRID") >= 6 || wgRingBytes(c) >= clusterReduceBytes(c)));
               });
+  s.constrain("DC_GRID != 7 || DC_MT == 8", [](K c) { return knob(c, "DC_GRID") != 7 || knob(c, "DC_MT") == 8; });
   // Accumulators: 4*DC_MT floats per 64-row slab and thread; 128 of them (two slabs at the widest
   // tier) spill under ptxas (sm_90a), 64 do not.
   s.constrain("DC_WG == 0 || DC_WG == 3 || DC_NT * DC_MT <= 16",
@@ -160,15 +167,20 @@ Status applicable(K c, const GemmShape& s) {
   // Only the smallest tier that covers M: a larger one computes the same result with idle mma
   // columns, and tuning it would only cost time.
   // The FMA body (DC_WG = 3) counts rows of A (DC_MT >= M), the others 8-row tiles.
-  const int64_t unit = fma(c) ? 1 : 8;
+  // DC_GRID = 7 splits the rows over a pair: its tier covers ceil(M/2).
+  const int64_t unit = fma(c) ? 1 : 8, rows = mSplit(c) ? (s.m + 1) / 2 : s.m;
   int64_t tier = 1;
-  while (tier < 16 && unit * tier < s.m) tier *= 2;
+  while (tier < 16 && unit * tier < rows) tier *= 2;
   // The gate/up hand-over of a one-slab warpgroup (decode_wg.cuh, kHalves) on top of 64
   // accumulators spills under ptxas (sm_90a) at 288 threads' register budget; at 160 it does not.
   if (tmaFed(c) && s.act == Activation::kSiluMul && knob(c, "DC_NT") == 1 &&
       knob(c, "DC_WARPS") == 8 && knob(c, "DC_MT") == 16)
     return Status::Unsupported("decode GEMM with DC_WG=2, silu_mul, DC_NT=1 and DC_MT=16 needs "
                                "DC_WARPS=4 (with 8 the gate/up epilogue spills registers)");
+  // Its A boxes are the shape's (decodeABoxRows: 64 rows from M = 33 on) and must be a block's rows.
+  if (mSplit(c) && (s.m <= 64 || s.m > 128))
+    return Status::Unsupported("decode GEMM with DC_GRID=7 (A rows split over a pair) covers 65 <= M "
+                               "<= 128, got M=" + std::to_string(s.m));
   if (fma(c) && s.m > 8)
     return Status::Unsupported("decode GEMM with DC_WG=3 (CUDA-core FMA) covers M <= 8, got M=" +
                                std::to_string(s.m));
@@ -177,8 +189,8 @@ Status applicable(K c, const GemmShape& s) {
                                std::to_string(tier) + " for M=" + std::to_string(s.m) + "), got DC_MT=" +
                                std::to_string(knob(c, "DC_MT")));
   if (s.m > 128 || knob(c, "DC_MT") != tier)
-    return Status::Unsupported("decode GEMM covers M <= 128 with DC_MT the smallest power of two >= "
-                               "ceil(M/8) (" + std::to_string(tier) + " for M=" +
+    return Status::Unsupported("decode GEMM covers M <= 128 with DC_MT the smallest power of two >= " +
+                               std::string(mSplit(c) ? "ceil(M/16)" : "ceil(M/8)") + " (" + std::to_string(tier) + " for M=" +
                                std::to_string(s.m) + "), got DC_MT=" +
                                std::to_string(knob(c, "DC_MT")));
   return Status::Ok();
@@ -192,7 +204,8 @@ Status applicable(K c, const GemmShape& s) {
 // DC_WG = 1, 2: tiles of 64*DC_NT*DC_WARPS/4 rows, units of 64*DC_U k, DC_WARPS consumer warps + the
 // producer warp (DC_WG = 1 with DC_PF = 2: warpgroup), sm_90a only; DC_GRID = 4, 5: a cluster of
 // 2 or 4 blocks per tile splitting its K, reduced in distributed shared memory (no workspace);
-// DC_GRID = 6: persistent, min(tiles, SMs) blocks each streaming a contiguous range of whole tiles.
+// DC_GRID = 6: persistent, min(tiles, SMs) blocks each streaming a contiguous range of whole tiles;
+// DC_GRID = 7: a pair per tile splitting the rows of A, each over all of K (no workspace).
 // A grid whose ranges cut no tile (DC_GRID = 0, 6, or one unit per tile) needs neither workspace
 // nor counters.
 Status plan(K c, const GemmShape& s, const DeviceInfo& dev, LaunchPlan& p) {

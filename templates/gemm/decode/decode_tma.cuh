@@ -1,6 +1,6 @@
 // The decode GEMM's TMA and cluster primitives (part of decode_wg.cuh, inside namespace kd, for
-// DC_WG = 2): the tensor-map argument type, expect_tx, the 2-D box load, and for DC_GRID = 4, 5 the
-// cluster barrier, rank and distributed-shared-memory store. tma.cuh has twins of some of them:
+// DC_WG = 2): the tensor-map argument type, expect_tx, the 2-D box load, and for DC_GRID = 4, 5, 7
+// the cluster barrier, rank and distributed-shared-memory store (7: the multicast load). tma.cuh has twins of some of them:
 // each kernel folder keeps its own so that editing one kernel never changes another's sources.
 #if DC_TMA
 // The 128 bytes of a CUtensorMap, passed by value (__grid_constant__).
@@ -19,10 +19,11 @@ KTUNE_DEVICE void tma_load_2d(unsigned dst, const TensorMap* map, int c0, int r0
       "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(r0), "r"(bar)
       : "memory");
 }
-#if DC_CLUSTER
-// Split K over a cluster: its kCL blocks stream one tile's K in kCL parts; the partial sums meet in
-// the first block's shared memory (distributed shared memory), never in global memory.
-constexpr int kCL = DC_GRID == 4 ? 2 : 4;
+#if DC_CLUSTER || DC_MSPLIT
+// DC_CLUSTER: split K over a cluster: its kCL blocks stream one tile's K in kCL parts; the partial
+// sums meet in the first block's shared memory (distributed shared memory), never in global memory.
+// DC_MSPLIT: a pair splits the tile's A rows instead (below).
+constexpr int kCL = DC_GRID == 5 ? 4 : 2;
 KTUNE_DEVICE void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
 }
@@ -39,6 +40,28 @@ KTUNE_DEVICE unsigned map_to_rank(unsigned addr, unsigned rank) {
 }
 KTUNE_DEVICE void st_cluster(unsigned addr, float v) {
   asm volatile("st.shared::cluster.f32 [%0], %1;\n" ::"r"(addr), "f"(v) : "memory");
+}
+#endif
+#if DC_MSPLIT
+// DC_GRID = 7: a pair per tile splitting its A rows (block r: rows r*kBM ..), each over all of K,
+// so neither reduces anything and each holds half the accumulators. The weight tile is read from L2
+// once for both: each block issues every other 32-row box of a stage with .multicast::cluster, which
+// writes it at the same offset of both blocks' rings and completes both blocks' `full` barriers at
+// that offset. A slot is refilled by both producers, so each block's `empty` barrier counts the
+// consumer warps of both (kEmptyArrivals) and a consumer warp releases its slot in both blocks.
+KTUNE_DEVICE void tma_load_2d_pair(unsigned dst, const TensorMap* map, int c0, int r0, unsigned bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(r0), "r"(bar), "h"((unsigned short)3)
+      : "memory");
+}
+// An arrival on the barrier at shared::cluster address `bar` (the peer's, from map_to_rank), with
+// the default (CTA-scope) semantics: the consumer's wgmmas on the slot have completed (wgmma_wait)
+// before it. The cluster-scope release (.release.cluster) compiled to a memory barrier per stage and
+// warp and cost 0.7-0.9 us per stage (bench/NOTES.md, ninth session: 42 us at 128x4096x4096).
+KTUNE_DEVICE void mbar_arrive_cluster(unsigned bar) {
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
 #endif
 #endif

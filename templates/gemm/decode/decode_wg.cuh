@@ -41,6 +41,16 @@
 // and the next block's first copy where N makes several waves of tiles (28672 rows: 448 tiles of
 // 64 on 132 SMs).
 //
+// DC_GRID = 7 (TMA-fed only, 65..128 rows of A with DC_MT = 8): a cluster of two blocks per tile
+// splitting the A rows (64 each) instead of K, each over all of K: no reduction, half the
+// accumulators and half the epilogue per block, and the weight tile multicast to both (each block
+// issues half its boxes), so L2 serves each weight byte once (decode_tma.cuh). On the plain GEMM
+// at 128 rows 1.3x the K split: each block's ring still takes in the whole weight tile (1 MB per
+// block where the K split's take 768 KB) and the ring's fill rate per SM (~48 GB/s, the same in
+// every grid) is the bound there; with 128-row tiles the fastest gate/up at N = 6144 and 14336
+// (fewer blocks than the K split's: one wave or two instead of two or four; bench/NOTES.md,
+// ninth session).
+//
 // Knobs here: DC_WARPS (4, 8: consumer warpgroups), DC_NT (64-row slabs per warpgroup), DC_MT
 // (wgmma N / 8), DC_U (k per stage / 64; 8 with TMA only), DC_DEPTH (stages / 2), DC_GRID, DC_PF
 // (1: one producer warp, 2: a producer warpgroup); DC_XR unused (the space pins it to 0). Dynamic
@@ -49,6 +59,7 @@
 // floats.
 #define DC_TMA (DC_WG == 2)
 #define DC_CLUSTER (DC_TMA && (DC_GRID == 4 || DC_GRID == 5))
+#define DC_MSPLIT (DC_TMA && DC_GRID == 7)  // a pair per tile splitting A's rows (decode_tma.cuh)
 namespace kd {
 
 constexpr int kCWarps = DC_WARPS;                 // consumer warps
@@ -73,7 +84,9 @@ static_assert(kStageBytes % 1024 == 0, "stage size must keep the 1024-byte swizz
 // of the same 32 columns (kHalves: 32-row boxes; the epilogue hands the up sums to the gate rows'
 // threads through shared memory).
 constexpr bool kPairs = DC_TMA && ACT == 3 && kNT == 2, kHalves = DC_TMA && ACT == 3 && kNT == 1;
-constexpr int kXBox = kBM < 64 ? kBM : 64, kWBox = kPairs ? 64 : kHalves ? 32 : 64;
+// DC_MSPLIT: 32-row weight boxes, an even count per stage to share out between the pair.
+constexpr int kXBox = kBM < 64 ? kBM : 64, kWBox = DC_MSPLIT || kHalves ? 32 : 64;
+constexpr int kEmptyArrivals = (DC_MSPLIT ? 2 : 1) * kCWarps;  // consumer warps releasing a slot
 
 using ktune::smem_addr;
 using ktune::make_desc_addr;
@@ -173,19 +186,27 @@ KTUNE_DEVICE int box_row(const Prob& p, int row0, int b) {
 
 // One stage by the elected producer thread: its byte count on `bar`, then the boxes in the layout
 // of produce() below (a row's kU boxes back to back: one longer DRAM run per row).
+// DC_MSPLIT: block `rank` issues the weight boxes of its parity to both blocks and its own A rows.
 KTUNE_DEVICE void produce_tma(const Prob& p, const TensorMap* tmW, const TensorMap* tmA, unsigned w,
-                              unsigned bar, int row0, int k0) {
+                              unsigned bar, int row0, int k0, unsigned rank) {
   mbar_expect_tx(bar, kStageBytes);
 #pragma unroll
   for (int b = 0; b < kBN / kWBox; ++b)
 #pragma unroll
-    for (int u = 0; u < kU; ++u)
-      tma_load_2d(w + u * kBN * 128 + b * kWBox * 128, tmW, k0 + u * 64, box_row(p, row0, b), bar);
+    for (int u = 0; u < kU; ++u) {
+      const unsigned dst = w + u * kBN * 128 + b * kWBox * 128;
+#if DC_MSPLIT
+      if (((b * kU + u) & 1) == (int)rank) tma_load_2d_pair(dst, tmW, k0 + u * 64, box_row(p, row0, b), bar);
+#else
+      tma_load_2d(dst, tmW, k0 + u * 64, box_row(p, row0, b), bar);
+#endif
+    }
 #pragma unroll
   for (int xb = 0; xb < kBM / kXBox; ++xb)
 #pragma unroll
     for (int u = 0; u < kU; ++u)
-      tma_load_2d(w + kWBytes + u * kBM * 128 + xb * kXBox * 128, tmA, k0 + u * 64, xb * kXBox, bar);
+      tma_load_2d(w + kWBytes + u * kBM * 128 + xb * kXBox * 128, tmA, k0 + u * 64,
+                  (DC_MSPLIT ? (int)rank * kBM : 0) + xb * kXBox, bar);
 }
 #else
 // One stage's copies by producer thread t: the tile's weight rows (row r of the tile is weight row
@@ -283,75 +304,13 @@ KTUNE_DEVICE void flush(const Prob& p, float (&acc)[kNT][kAcc], int row0, int st
   store_acc(p, acc, row0, ctid, flag);
 }
 
-#if DC_CLUSTER
-// A cluster of two (kBM >= 16): accumulator a of a thread is A row (a / 4) * 8 + ..., so its first
-// kAcc/2 hold rows < kBM/2. Each block hands the other half to its peer's ring (idle by then), adds
-// what it got to its own half and stores it: both blocks run the epilogue on half the tile, where
-// one block summed and stored the whole tile while the other waited (the epilogue is the kernel's
-// tail). Block 1 moves its half down (rows - kBM/2) and stores through C shifted by kBM/2 rows.
-KTUNE_DEVICE void scatter_reduce(const Prob& p, float (&acc)[kNT][kAcc], unsigned base, const float* ring,
-                                 int row0, unsigned rank, int ctid, volatile unsigned* flag) {
-  constexpr int kH = kAcc / 2;
-  cluster_sync();
-  const unsigned dst = map_to_rank(base, rank ^ 1u);
-#pragma unroll
-  for (int t = 0; t < kNT; ++t)
-#pragma unroll
-    for (int i = 0; i < kH; ++i)
-      st_cluster(dst + ((t * kH + i) * kConsumers + ctid) * 4, rank == 0 ? acc[t][kH + i] : acc[t][i]);
-  cluster_sync();
-#pragma unroll
-  for (int t = 0; t < kNT; ++t)
-#pragma unroll
-    for (int i = 0; i < kH; ++i) {
-      const float mine = rank == 0 ? acc[t][i] : acc[t][kH + i];
-      acc[t][i] = mine + ring[(t * kH + i) * kConsumers + ctid];
-      acc[t][kH + i] = 0.0f;
-    }
-  Prob q = p;
-  if (rank != 0) {
-    q.C += (long)(kBM / 2) * p.ldc;
-    q.M = p.M - kBM / 2;
-  }
-  q.M = min(q.M, kBM / 2);
-  flush(q, acc, row0, p.nsteps, ctid, flag);
-}
-
-// After the main loop (every thread of the cluster, producer warps too, passes both barriers): the
-// blocks of rank r > 0 write their sums into slot r - 1 of rank 0's ring (idle by then; the space
-// checks it holds kCL - 1 slots), rank 0 adds them and stores the tile (whole: no workspace).
-KTUNE_DEVICE void cluster_reduce(const Prob& p, float (&acc)[kNT][kAcc], unsigned base,
-                                 const float* ring, int row0, unsigned rank, int ctid,
-                                 volatile unsigned* flag) {
-  constexpr int kSlot = kNT * kAcc * kConsumers;  // floats
-  if (kCL == 2 && kBM >= 16) {  // a pair: each block sums and stores half the A rows (scatter_reduce)
-    scatter_reduce(p, acc, base, ring, row0, rank, ctid, flag);
-    return;
-  }
-  cluster_sync();
-  if (rank > 0) {
-    const unsigned dst = map_to_rank(base, 0) + (rank - 1) * kSlot * 4;
-#pragma unroll
-    for (int t = 0; t < kNT; ++t)
-#pragma unroll
-      for (int i = 0; i < kAcc; ++i) st_cluster(dst + ((t * kAcc + i) * kConsumers + ctid) * 4, acc[t][i]);
-  }
-  cluster_sync();
-  if (rank != 0) return;
-  for (int r = 1; r < kCL; ++r)
-#pragma unroll
-    for (int t = 0; t < kNT; ++t)
-#pragma unroll
-      for (int i = 0; i < kAcc; ++i) acc[t][i] += ring[(r - 1) * kSlot + (t * kAcc + i) * kConsumers + ctid];
-  flush(p, acc, row0, p.nsteps, ctid, flag);
-}
-#endif
+#include "decode_wg_cluster.cuh"
 
 #if DC_TMA
 // The producer warp: its elected thread (`lead`) streams the block's S units from u0 through the
 // ring; then (cluster split) the whole warp passes cluster_reduce's two barriers.
 KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorMap* tmX, unsigned base,
-                              unsigned full, unsigned empty, long u0, int S, bool lead) {
+                              unsigned full, unsigned empty, long u0, int S, bool lead, unsigned rank) {
   if (lead) {  // the descriptors' first use should not wait for their fetch
     asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(tmW)) : "memory");
     asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(tmX)) : "memory");
@@ -362,10 +321,12 @@ KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorM
     if (s >= kStages) mbar_wait(empty + 8 * slot, ((s / kStages) - 1) & 1);
     const long u = u0 + s;
     const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
-    produce_tma(p, tmW, tmX, base + slot * kStageBytes, full + 8 * slot, tile * kBN, st * kBK);
+    produce_tma(p, tmW, tmX, base + slot * kStageBytes, full + 8 * slot, tile * kBN, st * kBK, rank);
   }
 #if DC_CLUSTER
   cluster_sync();
+#endif
+#if DC_CLUSTER || DC_MSPLIT  // the consumers' barrier after their main loop (and cluster_reduce's second)
   cluster_sync();
 #endif
 }
@@ -398,7 +359,7 @@ KTUNE_DEVICE void produce_all(const Prob& p, unsigned base, unsigned full, unsig
 
 }  // namespace kd
 
-#if DC_CLUSTER
+#if DC_CLUSTER || DC_MSPLIT
 #define KTUNE_DC_CLUSTER __cluster_dims__(kd::kCL, 1, 1)
 #else
 #define KTUNE_DC_CLUSTER
@@ -428,6 +389,11 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   const unsigned rank = cluster_rank();
   const long t0 = (long)(blockIdx.x / kCL) * p.nsteps;
   const long u0 = t0 + p.nsteps * (long)rank / kCL, u1 = t0 + p.nsteps * (long)(rank + 1) / kCL;
+#elif DC_MSPLIT  // a pair per tile, all of K; block `rank` stores A rows rank*kBM ..
+  const unsigned rank = cluster_rank();
+  const long u0 = (long)(blockIdx.x / 2) * p.nsteps, u1 = u0 + p.nsteps;
+  p.C += (long)rank * kBM * ldc;
+  p.M = min(M - (int)rank * kBM, kBM);
 #elif DC_GRID == 6  // persistent: block b streams whole tiles [tiles*b/grid, tiles*(b+1)/grid)
   const long tiles = (N + kBN - 1) / kBN;
   const long u0 = tiles * blockIdx.x / gridDim.x * p.nsteps;
@@ -447,16 +413,21 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
     for (int i = 0; i < kStages; ++i) {
       // DC_TMA: the producer's expect_tx; else every producer thread, after its copies landed.
       mbar_init(full + 8 * i, DC_TMA ? 1 : kProducers);
-      mbar_init(empty + 8 * i, kCWarps);  // one lane per consumer warp
+      mbar_init(empty + 8 * i, kEmptyArrivals);  // one lane per consumer warp (of the pair)
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
+#if DC_MSPLIT
+  cluster_sync();  // the peer's barriers are initialised before its first multicast or arrival
+#elif !DC_CLUSTER
+  [[maybe_unused]] const unsigned rank = 0;
+#endif
 
   if (tid >= kConsumers) {  // the producer warp(s)
 #if DC_TMA
     produce_all(p, kWBox == 32 ? &tmW32 : &tmW64, &tmX, base, full, empty, u0, tid == kConsumers ? S : 0,
-                tid == kConsumers);
+                tid == kConsumers, rank);
 #else
     produce_all(p, base, full, empty, u0, S, tid - kConsumers);
 #endif
@@ -488,8 +459,11 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
     ktune::wgmma_wait<0>();
     __syncwarp();
     if ((tid & 31) == 0) mbar_arrive(empty + 8 * slot);
+#if DC_MSPLIT
+    if ((tid & 31) == 0) mbar_arrive_cluster(map_to_rank(empty + 8 * slot, rank ^ 1u));
+#endif
     ++run;
-#if !DC_CLUSTER
+#if !DC_CLUSTER && !DC_MSPLIT
     const long u = u0 + s;
     const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
     if (st == p.nsteps - 1 || s == S - 1) {
@@ -501,5 +475,8 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
 #if DC_CLUSTER
   cluster_reduce(p, acc, base, reinterpret_cast<const float*>(smem_raw + (base - smem_addr(smem_raw))),
                  (int)(blockIdx.x / kCL) * kBN, rank, tid, flag);
+#elif DC_MSPLIT
+  cluster_sync();  // no peer's copy or arrival reaches this block after it (the producers pass it too)
+  flush(p, acc, (int)(blockIdx.x / 2) * kBN, S, tid, flag);
 #endif
 }

@@ -59,27 +59,31 @@ KTUNE_DEVICE void store_acc(const Prob& p, float (&acc)[kNT][kAcc], int row0, in
         [&](int i, int col, float r) { return gated_out(p, col, acc[0][i], acc[kNT - 1][i]) + r; });
   } else if (kHalves) {  // warps 2, 3 of a warpgroup hold the up sums of warps 0, 1's gate columns
     // Each side hands the other half of its sums over ([kAcc][kConsumers / 2] floats after the
-    // flag word, counted by sharedBytes) and stores half the columns: gate warps i < kAcc/2, up
-    // warps the rest.
+    // flag word, counted by sharedBytes) and stores half the outputs, split by column: gate warps
+    // accumulators a with bit 1 clear (columns +0), up warps with it set (columns +8), each over
+    // every A row. Split by A row (a < kAcc/2), the up warps stored nothing once a cluster's
+    // reduce-scatter left a block half the rows (scatter_reduce): the gate warps stored it all.
     const bool up = warp >= 2;
     float* x = reinterpret_cast<float*>(const_cast<unsigned*>(flag) + 4) + wg * 64 + (warp & 1) * 32 + lane;
 #pragma unroll
-    for (int i = 0; i < kAcc; ++i)
-      if ((i < kAcc / 2) == up) x[i * (kConsumers / 2)] = acc[0][i];
+    for (int a = 0; a < kAcc; ++a)
+      if (((a & 2) != 0) != up) x[a * (kConsumers / 2)] = acc[0][a];
     consumers_sync();
-    // Element i: accumulator i (gate warps) or i + kAcc/2 (up warps); a select keeps both indices
-    // constant (a runtime index would put acc in local memory).
+    // Element i: accumulator a = (i/2)*4 + i%2 (+2 for the up warps): one output column per thread
+    // (+8 for the up warps), A row (i/2)*8 + ...; a select keeps both accumulator indices constant
+    // (a runtime index would put acc in local memory).
+    const int c0 = row0 / 2 + wg * 32 + (warp & 1) * 16 + (lane >> 2) + (up ? 8 : 0);
+    const float* xo = x + (up ? 2 : 0) * (kConsumers / 2);
     store_tile<kAcc / 2>(
         p,
         [&](int i, int& col, int& m) {
-          const int a = i + (up ? kAcc / 2 : 0);
-          col = row0 / 2 + wg * 32 + (warp & 1) * 16 + (lane >> 2) + ((a & 3) >> 1) * 8;
-          m = (a >> 2) * 8 + (lane & 3) * 2 + (a & 1);
-          if (col >= p.half) col = -1;
+          col = c0 < p.half ? c0 : -1;
+          m = (i >> 1) * 8 + (lane & 3) * 2 + (i & 1);
         },
         [&](int i, int col, float r) {
-          const float mine = up ? acc[0][i + kAcc / 2] : acc[0][i];
-          const float other = x[(i + (up ? kAcc / 2 : 0)) * (kConsumers / 2)];
+          const int a = (i >> 1) * 4 + (i & 1);
+          const float mine = up ? acc[0][a + 2] : acc[0][a];
+          const float other = xo[a * (kConsumers / 2)];
           return gated_out(p, col, up ? other : mine, up ? mine : other) + r;
         });
     consumers_sync();  // the next flush may write x again
