@@ -51,8 +51,8 @@ KTUNE_DEVICE void st_cluster(unsigned addr, float v) {
 // consumer warps of both (kEmptyArrivals) and a consumer warp releases its slot in both blocks.
 KTUNE_DEVICE void tma_load_2d_pair(unsigned dst, const TensorMap* map, int c0, int r0, unsigned bar) {
   asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
-      " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
       "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(r0), "r"(bar), "h"((unsigned short)3)
       : "memory");
 }
