@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <filesystem>
@@ -95,11 +96,23 @@ TEST_F(ShapesGpu, CapturedTunedGemmReplaysAndAnUntunedKeyIsNotTuned) {
   auto other = gemm::denseShape(gemm::Layout::kNT, gemm::ElemType::kBF16, gemm::ElemType::kBF16,
                                 65, 256, 256);
   auto q = makeGemmProblem(*backend_, tuner_->device(), other, 2).value();
+  Status st_p, st_q;
   captureAndReplay([&] {
-    EXPECT_TRUE((*op)(*p, s_).ok());
-    Status st = (*op)(*q, s_);  // untuned: predicted (or default) config, never tuned here
-    EXPECT_TRUE(st.ok()) << st.toString();
+    st_p = (*op)(*p, s_);
+    st_q = (*op)(*q, s_);  // untuned: predicted (or default) config, never tuned here
   });
+  // What each captured call ran, for a failure's diagnosis (a flaky "cuBLASLt Matmul failed with
+  // cublasStatus 13" on the untuned key was seen: whether the vendor kernel loaded lazily inside
+  // the capture while the background thread worked is not established yet).
+  auto ran = [&](const GemmCall& x) {
+    auto r = op->lookup(x);
+    const char* loading = std::getenv("CUDA_MODULE_LOADING");
+    return r.ok() ? r->winner_source + " " + r->winner + " (" + r->origin + "), CUDA_MODULE_LOADING=" +
+                        (loading ? loading : "unset")
+                  : r.status().toString();
+  };
+  EXPECT_TRUE(st_p.ok()) << st_p.toString() << "; ran " << ran(*p);
+  EXPECT_TRUE(st_q.ok()) << st_q.toString() << "; ran " << ran(*q);
   expectClose(read(p->buf.c, n), want);
   EXPECT_NE(op->lookup(*q).value().origin, "memory");
   tuner_->waitBackground();  // the captured untuned key was queued and is tuned now
