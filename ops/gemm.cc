@@ -140,21 +140,10 @@ void addRunHooks(TypedKernelSpec<GemmCall>& f, FamilyExtras& x, GemmOp::State* S
     if (S->tma || S->decode_maps) S->addTensorMaps(call, a);
     if (S->decode_maps) S->addDecodeMaps(call, a);
   };
-  f.before_launch = [S](const Knobs& knobs, const GemmCall& call, StreamHandle) -> Status {
-    const Config& c = EngineViews::config(knobs);
+  f.before_launch = [S](const Knobs& knobs, const GemmCall& call, StreamHandle stream) -> Status {
     // The config's own launch rule says what it reduces through (split-K slices, stream-K ranges
     // that cut a tile, the TMA kernel's split tail), cached per (config, problem).
-    const DeviceInfo& dev = S->tuner->device();
-    KTUNE_ASSIGN_OR_RETURN(
-        const ScratchPlanCache::Need need,
-        S->scratch_plans.get(c, withAlignment(call.shape, call.buf),
-                             [&dev](const Config& cfg, const gemm::GemmShape& s)
-                                 -> Expected<gemm::LaunchPlan> {
-                               KTUNE_ASSIGN_OR_RETURN(gemm::KernelKind k, kindOf(cfg));
-                               return gemm::launchPlan(k, knobsOf(cfg), s, dev);
-                             }));
-    if (need.workspace_bytes == 0 && need.counters == 0) return Status::Ok();
-    return S->ensureScratch(need.workspace_bytes, need.counters);
+    return S->sizeScratch(EngineViews::config(knobs), withAlignment(call.shape, call.buf), stream);
   };
   f.before_run = [S](const GemmCall& call, StreamHandle s) { return S->preRun(call, s); };
   // Timed runs overwrite C completely when beta == 0: no re-poisoning (an M*N memset per sample);
@@ -347,7 +336,14 @@ Expected<predict::Prediction> GemmOp::predict(const gemm::GemmShape& shape) {
 
 Status GemmOp::prepare(const GemmCall& call, StreamHandle stream) {
   KTUNE_RETURN_IF_ERROR(checkCall(call));
-  return st_->family.prepare(GemmCall{withAlignment(call.shape, call.buf), call.buf}, stream);
+  const GemmCall aligned{withAlignment(call.shape, call.buf), call.buf};
+  KTUNE_RETURN_IF_ERROR(st_->family.prepare(aligned, stream));
+  // What the selected config launches with, too: a split-K or stream-K config's scratch is sized
+  // here, since a call inside a capture allocates nothing.
+  KTUNE_ASSIGN_OR_RETURN(KeyReport r, st_->family.lookup(aligned));
+  if (r.winner_source != "jit" && r.winner_source != "default") return Status::Ok();
+  KTUNE_ASSIGN_OR_RETURN(Config c, Config::parse(r.winner));
+  return st_->sizeScratch(c, aligned.shape, stream);
 }
 
 Expected<KeyReport> GemmOp::lookup(const GemmCall& call) {

@@ -9,6 +9,8 @@
 
 namespace ktune {
 
+using gemm_ops::kindOf;
+using gemm_ops::knobsOf;
 using gemm_ops::withKind;
 
 void GemmOp::State::addTensorMaps(const GemmCall& call, KernelArgs& args) {
@@ -36,12 +38,36 @@ GemmOp::State::~State() {
   scratch.release(be);
 }
 
-Status GemmOp::State::ensureScratch(int64_t bytes, int64_t counters) {
+Status GemmOp::State::ensureScratch(int64_t bytes, int64_t counters, StreamHandle stream) {
   std::lock_guard<std::mutex> lock(mu);
+  if (bytes <= scratch.workspace_bytes && counters <= scratch.counter_count) return Status::Ok();
   Backend& be = tuner->backend();
+  if (auto capturing = be.isCapturing(stream); capturing.ok() && *capturing) {
+    return Status::Unsupported(
+        "this GEMM config needs " + std::to_string(bytes) + " bytes of split-K workspace and " +
+        std::to_string(counters) + " counters, more than the " +
+        std::to_string(scratch.workspace_bytes) + " and " + std::to_string(scratch.counter_count) +
+        " allocated, and a call inside a stream capture allocates nothing; call the op's "
+        "prepare() for this shape (or run it once) before capturing");
+  }
   KTUNE_ASSIGN_OR_RETURN(bool grew, scratch.ensure(be, bytes, counters));
   if (grew) KTUNE_RETURN_IF_ERROR(be.synchronize());
   return Status::Ok();
+}
+
+Status GemmOp::State::sizeScratch(const Config& c, const gemm::GemmShape& shape,
+                                  StreamHandle stream) {
+  const DeviceInfo& dev = tuner->device();
+  KTUNE_ASSIGN_OR_RETURN(
+      const ScratchPlanCache::Need need,
+      scratch_plans.get(c, shape,
+                        [&dev](const Config& cfg, const gemm::GemmShape& s)
+                            -> Expected<gemm::LaunchPlan> {
+                          KTUNE_ASSIGN_OR_RETURN(gemm::KernelKind k, kindOf(cfg));
+                          return gemm::launchPlan(k, knobsOf(cfg), s, dev);
+                        }));
+  if (need.workspace_bytes == 0 && need.counters == 0) return Status::Ok();
+  return ensureScratch(need.workspace_bytes, need.counters, stream);
 }
 
 Config GemmOp::State::defaultFor(const GemmCall& call, const std::vector<gemm::KernelKind>& kinds,

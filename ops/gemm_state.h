@@ -58,7 +58,12 @@ struct GemmOp::State {
   ScratchPlanCache scratch_plans;
 
   // At least `bytes` of split-K workspace and `counters` counters, zeroed once when allocated.
-  Status ensureScratch(int64_t bytes, int64_t counters);
+  // Inside a stream capture (of `stream`) nothing is allocated: a config that needs more than is
+  // allocated is refused with kUnsupported before any device call, so the capture stays valid
+  // (prepare() sizes the scratch of a shape's config before a capture).
+  Status ensureScratch(int64_t bytes, int64_t counters, StreamHandle stream);
+  // The scratch config `c` launches with on `shape` (its launch rule, cached), made available.
+  Status sizeScratch(const Config& c, const gemm::GemmShape& shape, StreamHandle stream);
 
   // Tuning off without cuBLASLt: the first curated config (curated best-first for the shape's
   // class) of the newest kind that can compute the call (TMA, then wgmma), else of the main kind.

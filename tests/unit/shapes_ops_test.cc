@@ -17,6 +17,7 @@
 #include "autotune/autotuner.h"
 #include "base/fs.h"
 #include "ops/gemm.h"
+#include "runtime/sim/sim_backend.h"
 #include "tools/sim_gpu.h"
 
 namespace ktune {
@@ -116,6 +117,79 @@ TEST_F(ShapesOps, AnUnseenGemmKeysFirstCallRunsTheLoadedDefault) {
               "%d still provisional when looked up)\n",
               extra[extra.size() / 2], extra.back(), extra.size(), provisional);
   op.reset();  // drops the keys still queued
+}
+
+// A GEMM config that reduces through split-K scratch, inside a stream capture: the op's scratch
+// is sized by prepare() (before, prepare only loaded the module, and the captured call allocated
+// the workspace: a capture violation, which breaks a real capture), and a captured call that
+// needs more scratch than allocated is refused before any device call (the capture stays valid).
+TEST(ShapesOpsCapture, SplitKScratchIsSizedByPrepareAndNeverAllocatedInACapture) {
+  char tmpl[] = "/tmp/ktune-shapes-cap-XXXXXX";
+  const std::string dir = ::mkdtemp(tmpl);
+  cli::SimGpu g = cli::openSimGpu(1);
+  auto* sim = dynamic_cast<SimBackend*>(g.backend.get());
+  ASSERT_NE(sim, nullptr);
+  EngineOptions o = backgroundOptions(g, dir);
+  o.options.background = false;
+  auto shape = [](int64_t m) {
+    return gemm::denseShape(gemm::Layout::kNT, gemm::ElemType::kBF16, gemm::ElemType::kBF16, m,
+                            64, 256);
+  };
+  std::string split, key_small, key_large;
+  {  // A split-K config of the family (any one that passed), recorded as both keys' winner.
+    auto t = std::shared_ptr<Engine>(Engine::create(g.backend, o).value());
+    auto op = GemmOp::create(t).value();
+    auto small = makeGemmProblem(*g.backend, t->device(), shape(16), 1).value();
+    auto large = makeGemmProblem(*g.backend, t->device(), shape(64), 2).value();
+    auto r = op->tune(*small);
+    ASSERT_TRUE(r.ok()) << r.status().toString();
+    for (const auto& c : r->candidates) {
+      if (c.status != Code::kOk || c.source != "jit") continue;
+      auto cfg = Config::parse(c.config).value();
+      if (cfg.getStr("KIND") != "mma" && cfg.getStr("KIND") != "skinny") continue;
+      cfg.set("SPLIT_K", int64_t{2});
+      split = cfg.toString();
+      break;
+    }
+    ASSERT_FALSE(split.empty()) << "no mma or skinny candidate passed on the simulated GPU";
+    key_small = r->key;
+    key_large = op->lookup(*large).value().key;
+    for (const std::string& k : {key_small, key_large}) {
+      DbEntry e;
+      e.key = k;
+      e.winner = split;
+      e.pinned = true;
+      ASSERT_TRUE(t->database("gemm")->record(e).ok());
+    }
+  }
+  // A fresh process: nothing loaded, no scratch.
+  auto t = std::shared_ptr<Engine>(Engine::create(g.backend, o).value());
+  auto op = GemmOp::create(t).value();
+  auto small = makeGemmProblem(*g.backend, t->device(), shape(16), 1).value();
+  auto large = makeGemmProblem(*g.backend, t->device(), shape(64), 2).value();
+  StreamHandle s = g.backend->createStream().value();
+  ASSERT_TRUE(op->prepare(*small, s).ok());
+  EXPECT_EQ(op->lookup(*small).value().winner, split);
+  sim->setCapturing(s, true);
+  Status st = (*op)(*small, s);
+  EXPECT_TRUE(st.ok()) << st.toString();
+  EXPECT_EQ(sim->captureViolations(), 0) << "the captured split-K call allocated its scratch";
+  // The larger key's config is loaded (the same module), its scratch is not: refused, cleanly.
+  st = (*op)(*large, s);
+  EXPECT_EQ(st.code(), Code::kUnsupported) << st.toString();
+  EXPECT_NE(st.message().find("prepare()"), std::string::npos) << st.toString();
+  EXPECT_EQ(sim->captureViolations(), 0);
+  sim->setCapturing(s, false);
+  ASSERT_TRUE(op->prepare(*large, s).ok());
+  sim->setCapturing(s, true);
+  st = (*op)(*large, s);
+  EXPECT_TRUE(st.ok()) << st.toString();
+  EXPECT_EQ(sim->captureViolations(), 0);
+  sim->setCapturing(s, false);
+  ASSERT_TRUE(g.backend->destroyStream(s).ok());
+  op.reset();
+  t.reset();
+  (void)removeTree(dir);
 }
 
 }  // namespace
