@@ -29,3 +29,21 @@ start_gpu_tests() {
     PIDS+=($!)
   done
 }
+
+# The call's deadline: T0 now, DL seconds (DEADLINE, else the script's default $1); left prints
+# the seconds left, fits N WHAT says whether N more seconds fit (else prints that WHAT is skipped).
+start_deadline() { T0=$(date +%s); DL=${DEADLINE:-$1}; }
+left() { echo $(( DL - ($(date +%s) - T0) )); }
+fits() { [ "$(left)" -gt "$1" ] || { echo "skipped $2: $(left) s left"; return 1; }; }
+
+# run_suite SECONDS: the main job (`ktune tune gemm --suite llm`) on an empty cache and database,
+# then its winners per key and the decode keys' races (dev/suite_winners.py, suite_decode.py).
+run_suite() {
+  local S
+  S=$(date +%s)
+  KTUNE_CACHE_DIR=/tmp/kc-suite KTUNE_DB=/tmp/kc-suite/db.json timeout "$1" "$B/tools/ktune" \
+    tune gemm --suite llm --json > "$OUT/suite.json" 2> "$OUT/suite.err"
+  echo "suite rc=$? wall $(( $(date +%s) - S ))s"
+  python3 dev/suite_winners.py "$OUT/suite.json"
+  python3 dev/decode/suite_decode.py "$OUT/suite.json"
+}

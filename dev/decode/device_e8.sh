@@ -14,9 +14,7 @@ set -uo pipefail
 source "$(dirname "$0")/common.sh"
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 exec > >(tee "$OUT/summary.txt") 2>&1  # the summary survives a cut call
-T0=$(date +%s); DL=${DEADLINE:-170}
-left() { echo $(( DL - ($(date +%s) - T0) )); }
-fits() { [ "$(left)" -gt "$1" ] || { echo "skipped $2: $(left) s left"; return 1; }; }
+start_deadline 170
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.draw --format=csv,noheader
 B=$PWD/pb
 export LD_LIBRARY_PATH="$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -26,12 +24,7 @@ timeout "${TEST_S:-45}" "$B/tests/gemm_gpu_test" --gtest_filter="${TEST1:-GemmGp
 echo "tests ${TEST1:-GemmGpu.DecodeFma*:GemmGpu.DecodeOp*} rc=$? $(( $(date +%s) - S ))s"
 grep -E "^\[ *(OK|FAILED|SKIPPED|PASSED) |Failure|bad," "$OUT/test.log" | head -20
 if [ "${SUITE:-1}" = 1 ] && fits "${SUITE_S:-40}" suite; then
-  S=$(date +%s)
-  KTUNE_CACHE_DIR=/tmp/kc-suite KTUNE_DB=/tmp/kc-suite/db.json timeout "${SUITE_S:-40}" "$B/tools/ktune" \
-    tune gemm --suite llm --json > "$OUT/suite.json" 2> "$OUT/suite.err"
-  echo "suite rc=$? wall $(( $(date +%s) - S ))s"
-  python3 dev/suite_winners.py "$OUT/suite.json"
-  python3 dev/decode/suite_decode.py "$OUT/suite.json"
+  run_suite "${SUITE_S:-40}"
 fi
 CUR=""; [ -n "${PROBE_FILE:-}" ] && CUR="--curated=$PROBE_FILE"
 n=0

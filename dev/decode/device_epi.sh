@@ -14,9 +14,7 @@ set -uo pipefail
 source "$(dirname "$0")/common.sh"
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 exec > >(tee "$OUT/summary.txt") 2>&1
-T0=$(date +%s); DL=${DEADLINE:-110}
-left() { echo $(( DL - ($(date +%s) - T0) )); }
-fits() { [ "$(left)" -gt "$1" ] || { echo "skipped $2: $(left) s left"; return 1; }; }
+start_deadline 110
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
 B=$PWD/pb
 export LD_LIBRARY_PATH="$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"

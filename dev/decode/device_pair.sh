@@ -16,9 +16,7 @@ set -uo pipefail
 source "$(dirname "$0")/common.sh"
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 exec > >(tee "$OUT/summary.txt") 2>&1
-T0=$(date +%s); DL=${DEADLINE:-250}
-left() { echo $(( DL - ($(date +%s) - T0) )); }
-fits() { [ "$(left)" -gt "$1" ] || { echo "skipped $2: $(left) s left"; return 1; }; }
+start_deadline 250
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.draw --format=csv,noheader
 if [ "${BUILD:-0}" = 1 ]; then  # no staged pb/: build here (carry .devdeps with benchmark.tar, the
   # Google Benchmark files of the dev machine, which the GPU machine lacks)
@@ -72,12 +70,7 @@ for p in $(seq 1 "${PROCS:-2}"); do
     --rounds=${ROUNDS:-3} > "$OUT/bench$p.log" 2> "$OUT/bench$p.err"
   echo "bench $p rc=$? $(( $(date +%s) - S ))s (limit $lim)"; n=$p
   if [ "$p" = 1 ] && [ "${SUITE:-1}" = 1 ] && fits "${SUITE_S:-25}" suite; then
-    S=$(date +%s)
-    KTUNE_CACHE_DIR=/tmp/kc-suite KTUNE_DB=/tmp/kc-suite/db.json timeout "${SUITE_S:-25}" "$B/tools/ktune" \
-      tune gemm --suite llm --json > "$OUT/suite.json" 2> "$OUT/suite.err"
-    echo "suite rc=$? wall $(( $(date +%s) - S ))s"
-    python3 dev/suite_winners.py "$OUT/suite.json"
-    python3 dev/decode/suite_decode.py "$OUT/suite.json"
+    run_suite "${SUITE_S:-25}"
   fi
 done
 grep -h "^VERIFY" "$OUT"/bench*.log 2>/dev/null | grep -v " ok " | head -10
