@@ -158,18 +158,25 @@ Status Engine::call(detail::FamilyState* fs, const void* p, StreamHandle s, Laun
   return impl_->launchSelected(*fs, *sel, p, s, plan);
 }
 
+// Everything a capture of the key's call needs, loaded: its selection (tuned, read, predicted or
+// default), a vendor selection's kernels (run once on a problem of its own: under lazy loading
+// they load on first use), and the kind's JIT default, which an unseen key of the kind runs inside
+// a capture when its own vendor config has not run here.
 Status Engine::prepare(detail::FamilyState* fs, const void* p, StreamHandle s) {
   KeyBuilder kb;
   fs->f.key(p, kb);
+  Selected* sel = nullptr;
   {
     std::shared_lock<std::shared_mutex> l(fs->mu);
-    if (fs->map.count(kb)) return Status::Ok();
+    if (auto it = fs->map.find(kb); it != fs->map.end()) sel = it->second;
   }
-  bool tuned = false;
-  KTUNE_ASSIGN_OR_RETURN(Selected* sel, impl_->resolve(*fs, p, kb, s, &tuned));
-  (void)sel;
-  if (tuned && fs->f.pre_run) KTUNE_RETURN_IF_ERROR(fs->f.pre_run(p, s));
-  return Status::Ok();
+  if (!sel) {
+    bool tuned = false;
+    KTUNE_ASSIGN_OR_RETURN(sel, impl_->resolve(*fs, p, kb, s, &tuned));
+    if (tuned && fs->f.pre_run) KTUNE_RETURN_IF_ERROR(fs->f.pre_run(p, s));
+  }
+  if (fs->f.jit()) impl_->dynamicShapes().preloadNow(*fs, p);
+  return impl_->dynamicShapes().prepareVendor(*fs, *sel, p, s);
 }
 
 predict::Prediction Engine::predict(detail::FamilyState* fs, const void* p) {

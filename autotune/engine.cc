@@ -204,7 +204,10 @@ Selected* TunerEngine::publish(FamilyState& fs, const KeyBuilder& kb, std::uniqu
 
 Status TunerEngine::launchSelected(FamilyState& fs, const Selected& sel, const void* p,
                                    StreamHandle s, LaunchPlan* plan) {
-  if (sel.vendor) return fs.f.vendor_launch(sel.config_str, p, s);
+  if (sel.vendor) {
+    if (sel.loaded.load(std::memory_order_acquire)) return fs.f.vendor_launch(sel.config_str, p, s);
+    return shapes->launchVendorFirst(fs, sel, p, s);
+  }
   const LaunchDims d = sel.dims_cached ? sel.dims : fs.f.launch(sel.config, p, device);
   if (fs.f.before_launch) {
     KTUNE_RETURN_IF_ERROR(fs.f.before_launch(sel.config, p, s));
@@ -276,8 +279,8 @@ Expected<Selected*> TunerEngine::resolve(FamilyState& fs, const void* p, const K
   // 3. Tuning off: the vendor default or the default config, key recorded for offline tuning.
   if (!opts.options.tuning) {
     auto [config, source] = defaultOf(fs.f, p);
-    KTUNE_ASSIGN_OR_RETURN(auto sel, capturing ? shapes->selectKnown(fs, p, config, source,
-                                                                     "default", true)
+    KTUNE_ASSIGN_OR_RETURN(auto sel, capturing ? shapes->selectCaptured(fs, p, config, source,
+                                                                        "default")
                                                : selectDefault(fs, p, key));
     std::string path = opts.options.record_untuned_path.empty()
                            ? joinPath(opts.options.cache_dir, "untuned.jsonl")
@@ -317,6 +320,9 @@ Expected<Selected*> TunerEngine::resolve(FamilyState& fs, const void* p, const K
   *tuned = true;
   if (report) *report = rep;
   shapes->invalidate(fs);  // a new measured neighbour for predictions
+  // An unseen key of this kind inside a later capture may need the JIT default (its own vendor
+  // config not loaded): load it now, outside any capture (engine_shapes_capture.cc).
+  if (fs.f.jit()) shapes->preloadNow(fs, p);
   if (opts.shared) publishShared(fs, key);  // before the lease goes: waiters look for it
   if (rep.winner.empty()) {
     std::string why;

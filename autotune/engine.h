@@ -48,6 +48,9 @@ struct Selected {
   unsigned launch_flags = 0;  // LaunchFlag bits of a call's launch (TunerEngine::launchFlags)
   std::string origin;  // "memory" (tuned here), "database", "pinned", "default", "remote", "waited"
   BenchStats stats;
+  // A vendor selection whose kernels are known to be loaded in this process (it has run here
+  // outside a capture): its launches skip the first-launch check (DynamicShapes::launchVendorFirst).
+  mutable std::atomic<bool> loaded{false};
 };
 
 struct FamilyState {

@@ -123,7 +123,15 @@ Expected<std::unique_ptr<Selected>> DynamicShapes::selectKnown(
   // memo (no source hash, no store read: most of an unseen key's first call otherwise); outside a
   // capture anything else is compiled or loaded by the engine.
   const bool vendor = source != "jit" && source != "default";
-  if (vendor) return e_.selectConfig(fs, p, config, source, origin);
+  if (vendor) {
+    KeyBuilder kb;
+    fs.f.key(p, kb);
+    const bool loaded = vendorLoaded(fs, kb.toString(), config);
+    if (capturing && !loaded) return refuseUnloaded(fs, kb.toString(), config);
+    auto sel = e_.selectConfig(fs, p, config, source, origin);
+    if (sel.ok() && loaded) (*sel)->loaded.store(true, std::memory_order_relaxed);
+    return sel;
+  }
   auto sel = std::make_unique<Selected>();
   KTUNE_ASSIGN_OR_RETURN(sel->config, Config::parse(config));
   if (!recall(memoKey(fs.f, sel->config, p), &sel->code_object_key, &sel->fn)) {
@@ -154,8 +162,9 @@ Expected<std::unique_ptr<Selected>> DynamicShapes::selectPredicted(FamilyState& 
   const predict::Prediction pr = predictFor(fs, p, key);
   const bool is_default = pr.basis != "neighbours";
   if (!pr.config.empty()) {
-    auto sel = selectKnown(fs, p, pr.config, pr.source, is_default ? "default" : "predicted",
-                            capturing);
+    const char* origin = is_default ? "default" : "predicted";
+    auto sel = capturing ? selectCaptured(fs, p, pr.config, pr.source, origin)
+                         : selectKnown(fs, p, pr.config, pr.source, origin, false);
     if (sel.ok() || is_default) return sel;
     if (e_.options().verbose)
       e_.log() << "ktune: " << fs.f.name << " [" << key << "]: predicted " << pr.config
@@ -166,7 +175,8 @@ Expected<std::unique_ptr<Selected>> DynamicShapes::selectPredicted(FamilyState& 
     return Status::Unsupported("family " + fs.f.name + " [" + key + "]: nothing predicted and " +
                                "no default config");
   }
-  return selectKnown(fs, p, def, def_source, "default", capturing);
+  if (capturing) return selectCaptured(fs, p, def, def_source, "default");
+  return selectKnown(fs, p, def, def_source, "default", false);
 }
 
 void DynamicShapes::enqueue(FamilyState& fs, const void* p, const std::string& key) {
@@ -487,6 +497,9 @@ void DynamicShapes::tuneOne(const Item& it, StreamHandle s) {
   auto sel = e_.selectConfig(fs, prob->get(), rep->winner, rep->winner_source, "memory", &bin);
   if (!sel.ok()) return warn(sel.status().toString());
   (*sel)->stats = rep->winner_stats;
+  // A vendor winner timed in the isolation worker has not run here: loaded now, on this thread's
+  // own problem, so a capture of the key's next call runs it without loading anything.
+  if (Status w = warmVendor(fs, **sel, prob->get(), s); !w.ok()) return warn(w.toString());
   e_.publish(fs, kb, std::move(sel).value());  // atomically replaces the prediction
 }
 

@@ -90,6 +90,28 @@ class DynamicShapes {
                                                   const std::string& config,
                                                   const std::string& source,
                                                   const std::string& origin, bool capturing);
+  // Vendor kernels under lazy loading (engine_shapes_capture.cc): whether `config` of p's family has
+  // run for `key` in this engine outside a capture (always true under eager loading), and marking it.
+  bool vendorLoaded(const FamilyState& fs, const std::string& key, const std::string& config) const;
+  void markVendorLoaded(const FamilyState& fs, const std::string& key, const std::string& config);
+  // A vendor selection's launch until it is known loaded: outside a capture it runs and is marked;
+  // inside one it runs only if loaded, else p's loaded JIT default runs in its place, else
+  // kUnsupported naming prepare().
+  Status launchVendorFirst(FamilyState& fs, const Selected& sel, const void* p, StreamHandle s);
+  // Runs vendor selection `sel` once (outside a capture) on `own`, a problem of the caller's own
+  // whose outputs may be written, unless it is loaded: its kernels are loaded afterwards.
+  Status warmVendor(FamilyState& fs, const Selected& sel, const void* own, StreamHandle s);
+  // prepare()'s share: warmVendor on a problem rebuilt from p's args (make_problem), so the call's
+  // own outputs are never written.
+  Status prepareVendor(FamilyState& fs, const Selected& sel, const void* p, StreamHandle s);
+  // Inside a capture: p's JIT default if its function is loaded (origin "default"), else one of the
+  // family's loaded defaults that compiles identically for p.
+  Expected<std::unique_ptr<Selected>> selectLoadedDefault(FamilyState& fs, const void* p);
+  // Inside a capture: selectKnown, else selectLoadedDefault, else selectKnown's reason.
+  Expected<std::unique_ptr<Selected>> selectCaptured(FamilyState& fs, const void* p,
+                                                     const std::string& config,
+                                                     const std::string& source,
+                                                     const std::string& origin);
   // Background mode, outside a capture: the caller's whole share of an unseen key's selection —
   // the family's JIT default for p if its function is loaded (origin "provisional"); null when it
   // is not (or the key's launch rule refuses it).
@@ -173,7 +195,12 @@ class DynamicShapes {
   bool defaultMemo(FamilyState& fs, const void* p, Config* c, std::string* memo) const;
   std::shared_ptr<const std::vector<predict::Neighbour>> indexOf(FamilyState& fs);
 
+  static Status refuseUnloaded(const FamilyState& fs, const std::string& key,
+                               const std::string& config);
+
   TunerEngine& e_;
+  mutable std::mutex loaded_mu_;
+  std::set<std::string> vendor_loaded_;  // family, key and vendor config run here (loadedKey)
   mutable std::mutex mu_;
   std::condition_variable cv_;       // queue, stop
   std::condition_variable idle_cv_;  // drain

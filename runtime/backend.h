@@ -164,6 +164,10 @@ class Backend {
     (void)s;
     return false;
   }
+  // Whether the driver loads a module's kernels lazily, on first use (cuModuleGetLoadingMode: CUDA's
+  // default since 12.2): a library kernel (a vendor candidate) that has not run in this process
+  // yet would then load inside a capture. Default: no (everything is loaded when it is loaded).
+  virtual bool lazyLoading() { return false; }
   // Puts the calling thread in relaxed capture mode (cuThreadExchangeStreamCaptureMode), so its
   // allocations and synchronisations do not break another thread's capture. Default: no-op.
   virtual Status relaxCaptureMode() { return Status::Ok(); }

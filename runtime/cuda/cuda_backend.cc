@@ -379,6 +379,13 @@ class CudaBackend final : public Backend {
     return status != 0;
   }
 
+  bool lazyLoading() override {
+    int mode = 0;  // CU_MODULE_EAGER_LOADING = 1, CU_MODULE_LAZY_LOADING = 2
+    if (api_.cuModuleGetLoadingMode == nullptr || api_.cuModuleGetLoadingMode(&mode) != CUDA_SUCCESS)
+      return true;
+    return mode != 1;
+  }
+
   Status relaxCaptureMode() override {
     if (api_.cuThreadExchangeStreamCaptureMode == nullptr) return Status::Ok();
     int mode = 2;  // CU_STREAM_CAPTURE_MODE_RELAXED

@@ -124,6 +124,10 @@ Expected<std::unique_ptr<Driver>> loadDriver() {
                {"cuThreadExchangeStreamCaptureMode"}, a.cuThreadExchangeStreamCaptureMode)
            .ok())
     a.cuThreadExchangeStreamCaptureMode = nullptr;
+  if (!resolve(L, gp2, gp1, want, "cuModuleGetLoadingMode", {"cuModuleGetLoadingMode"},
+               a.cuModuleGetLoadingMode)
+           .ok())
+    a.cuModuleGetLoadingMode = nullptr;
   if (!resolve(L, gp2, gp1, want, "cuLaunchKernelEx", {"cuLaunchKernelEx"}, a.cuLaunchKernelEx)
            .ok())
     a.cuLaunchKernelEx = nullptr;

@@ -137,6 +137,8 @@ struct CudaApi {
   // Optional: null when absent (isCapturing then says no, relaxCaptureMode does nothing).
   CUresult (*cuStreamIsCapturing)(CUstream, int*);
   CUresult (*cuThreadExchangeStreamCaptureMode)(int*);
+  // Optional (CUDA 11.7+ drivers): null when absent (lazyLoading then says yes: the safe answer).
+  CUresult (*cuModuleGetLoadingMode)(int*);
   // Optional (CUDA 11.8+ drivers): null when absent; launchWith then launches with cuLaunchKernel.
   CUresult (*cuLaunchKernelEx)(const CUlaunchConfig*, CUfunction, void**, void**);
   // Optional (CUDA 12.0+ drivers): null when absent; encodeTensorMap2D then says so.

@@ -115,6 +115,11 @@ class SimBackend : public Backend {
   int64_t captureViolations() const;
   Expected<bool> isCapturing(StreamHandle s) override;
   Status relaxCaptureMode() override;
+  // Whether library kernels (a family's vendor candidates) are said to load lazily (off by default,
+  // like a driver in eager mode): the engine then runs no vendor config inside a capture that has
+  // not run outside one in this process.
+  void setLazyLoading(bool on) { lazy_loading_ = on; }
+  bool lazyLoading() override { return lazy_loading_; }
 
   Vendor vendor() const override { return Vendor::kSimulated; }
   std::string name() const override { return "sim"; }
@@ -185,6 +190,7 @@ class SimBackend : public Backend {
   Status lost_;  // the fault that lost the context (faults_lose_context)
   std::vector<void*> capturing_;  // streams capturing now (guarded by mu_)
   int64_t capture_violations_ = 0;
+  std::atomic<bool> lazy_loading_{false};
   Status captureGuard(const char* what);
 };
 

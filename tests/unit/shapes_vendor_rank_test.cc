@@ -8,6 +8,7 @@
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -32,6 +33,14 @@ struct FakeVendors {
   DevicePtr scratch = 0;
   std::mutex mu;
   std::vector<std::string> launched;
+  // Lazy loading, as the library would see it: ids run outside a capture (loaded), and launches
+  // inside one of an id never run outside (a module loaded inside the capture).
+  std::set<std::string> ran_outside;
+  int cold_in_capture = 0;
+  void forget() {  // a fresh process: nothing of the library loaded
+    std::lock_guard<std::mutex> l(mu);
+    ran_outside.clear();
+  }
 
   FakeVendors(Env& e, std::map<int, double> ms, double bpm)
       : env(e), rank_ms(std::move(ms)), bytes_per_ms(bpm),
@@ -49,8 +58,12 @@ struct FakeVendors {
       auto* y = static_cast<float*>(env.backend->hostPtr(p.y));
       for (int64_t i = 0; i < p.n; ++i) y[i] = 2 * x[i];
       {
+        auto c = env.backend->isCapturing(s);
+        const bool capturing = c.ok() && *c;
         std::lock_guard<std::mutex> l(mu);
         launched.push_back(id);
+        if (capturing && !ran_outside.count(id)) ++cold_in_capture;
+        if (!capturing) ran_outside.insert(id);
       }
       const double ms = rank_ms.at(predict::vendorRank(id));
       return env.backend->memset8(scratch, 0, size_t(ms * bytes_per_ms), s);
@@ -210,6 +223,78 @@ TEST(ShapesVendorRank, AnUnseenKeyIsRacedAmongTheDefaultAndTheVendorPicksBeforeI
   t->waitBackground();
   EXPECT_EQ(f.lookup(p)->origin, "memory");
   EXPECT_EQ(t->backgroundRaced(), 1u);
+  ASSERT_TRUE(env.backend->destroyStream(s).ok());
+}
+
+// Under lazy loading (CUDA's default) a vendor kernel loads on its first run in the process, so
+// inside a capture only a vendor config that has run here outside one may run. In a fresh engine a
+// captured call of a key whose database winner is a vendor config is refused naming prepare()
+// (nothing is loaded to run instead); prepare() runs the winner once on a problem of its own and
+// loads the JIT default; then the key's winner runs in a capture, and an unseen key, whose vendor
+// default has never run here, runs the loaded JIT default. No vendor kernel first runs inside a
+// capture. Under eager loading the unseen key runs its vendor default.
+TEST(ShapesVendorCapture, UnderLazyLoadingACaptureRunsOnlyVendorKernelsThatRanOutsideIt) {
+  const double bytes_per_ms = 1e7;
+  Env env(/*noise=*/0, /*seed=*/1, bytes_per_ms);
+  env.costEvery(0.5);
+  env.backend->setLazyLoading(true);
+  FakeVendors vendors(env, {{0, 0.05}, {1, 0.3}, {2, 0.3}}, bytes_per_ms);
+  {
+    auto t = Engine::create(env.backend, env.options()).value();
+    testfamily::SpecFamily<Scale> fam = env.family();
+    vendors.addTo(fam);
+    auto f = addFamily(*t, std::move(fam)).value();
+    ASSERT_TRUE(f(env.problem(1024)).ok());
+    EXPECT_EQ(t->database("scale")->lookup("n=1024,dtype=f32")->winner, "fake:idx=0:n=1024");
+  }
+  vendors.forget();
+  EngineOptions o = env.options();
+  o.options.background_duty = 1;
+  auto t = Engine::create(env.backend, o).value();
+  testsupport::Gate gate;  // the captured keys' background work waits until the test has looked
+  std::atomic<bool> armed{false};
+  testfamily::SpecFamily<Scale> fam = env.family();
+  vendors.addTo(fam);
+  auto make = fam.spec.make_problem;
+  fam.spec.make_problem = [&, make](const std::string& j) {
+    if (armed) {
+      EXPECT_TRUE(gate.wait());
+    }
+    return make(j);
+  };
+  auto f = addFamily(*t, std::move(fam)).value();
+  Scale tuned = env.problem(1024), unseen = env.problem(2048), other = env.problem(4096);
+  StreamHandle s = env.backend->createStream().value();
+  env.backend->setCapturing(s, true);
+  Status st = f(tuned, s);
+  env.backend->setCapturing(s, false);
+  EXPECT_EQ(st.code(), Code::kUnsupported) << st.toString();
+  EXPECT_NE(st.message().find("prepare()"), std::string::npos) << st.toString();
+  ASSERT_TRUE(f.prepare(tuned, s).ok());
+  armed = true;
+  env.backend->setCapturing(s, true);
+  ASSERT_TRUE(f(tuned, s).ok());
+  ASSERT_TRUE(f(unseen, s).ok());
+  env.backend->setCapturing(s, false);
+  EXPECT_EQ(f.lookup(tuned)->winner, "fake:idx=0:n=1024");
+  EXPECT_EQ(f.lookup(unseen)->winner_source, "jit");
+  EXPECT_EQ(f.lookup(unseen)->origin, "default");
+  std::vector<float> y(2048);
+  ASSERT_TRUE(env.backend->copyToHost(y.data(), unseen.y, y.size() * 4).ok());
+  EXPECT_EQ(y[5], 2.f * (float(5 % 17) - 8.f));  // the JIT default computed it
+  env.backend->setLazyLoading(false);  // eager: every kernel of the library is loaded
+  env.backend->setCapturing(s, true);
+  ASSERT_TRUE(f(other, s).ok());
+  env.backend->setCapturing(s, false);
+  EXPECT_EQ(f.lookup(other)->winner, "fake:idx=0:n=4096");
+  {
+    std::lock_guard<std::mutex> l(vendors.mu);
+    EXPECT_EQ(vendors.cold_in_capture, 1);  // only the eager one
+  }
+  EXPECT_EQ(env.backend->captureViolations(), 0);
+  gate.open();
+  t->waitBackground();
+  EXPECT_EQ(f.lookup(unseen)->origin, "memory");
   ASSERT_TRUE(env.backend->destroyStream(s).ok());
 }
 
