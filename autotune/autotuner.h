@@ -87,8 +87,10 @@ class Family {
   // without compiling, tuning or launching.
   Expected<KeyReport> lookup(const P& p) const;
   // Resolves p's key as a call would (database, prediction, tuning as the options say) and loads
-  // its function, without launching: run it before a stream capture so the captured call loads
-  // nothing (autotune/engine_shapes.h).
+  // its function, without launching on p: run it before a stream capture so the captured call
+  // loads nothing (autotune/engine_shapes.h). A vendor selection runs once on a problem rebuilt
+  // from p's args (make_problem; its kernels load lazily otherwise), and the family's JIT default
+  // for p's kind is loaded (what an unseen key of the kind runs inside a capture).
   Status prepare(const P& p, StreamHandle stream = {}) const;
   // The config predicted for p's key from the family's tuned neighbours (autotune/predict.h), with
   // the neighbours and the confidence; compiles, tunes and launches nothing.

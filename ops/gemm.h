@@ -149,7 +149,9 @@ class GemmOp {
   // The config predicted for the shape from the tuned GEMM keys (Family::predict; A and B taken as
   // 16-byte aligned, as device allocations are). kInvalidArgument for an invalid shape.
   Expected<predict::Prediction> predict(const gemm::GemmShape& shape);
-  // Resolves and loads the call's config without launching (Family::prepare): before a capture.
+  // Resolves and loads the call's config (Family::prepare): before a capture. The call's own
+  // buffers are not launched on; a cuBLASLt selection runs once on buffers of its own (CUDA loads
+  // its kernel lazily, on first use), and the kind's JIT default is loaded too.
   Status prepare(const GemmCall& call, StreamHandle stream = {});
   bool hasCublasLt() const;
   // "cublaslt" or "hipblaslt" when the vendor library was opened (its algorithms are candidates
