@@ -83,10 +83,12 @@ int64_t clusterBlocks(K c) {
   const int64_t g = knob(c, "DC_GRID");
   return g == 4 || g == 7 ? 2 : g == 5 ? 4 : 1;
 }
-// The sums the other blocks of a cluster hand to the first: (blocks - 1) x consumer threads x
-// DC_NT x 4*DC_MT floats.
+// The sums a block of a cluster takes in (decode_wg_cluster.cuh): (blocks - 1) x consumer threads x
+// DC_NT x its part of the 4*DC_MT accumulators: 1/blocks of them in the reduce-scatter (DC_MT >=
+// blocks: every block owns 8*DC_MT/blocks rows of A), all of them in the first block otherwise.
 int64_t clusterReduceBytes(K c) {
-  return (clusterBlocks(c) - 1) * 32 * knob(c, "DC_WARPS") * knob(c, "DC_NT") * 4 * knob(c, "DC_MT") * 4;
+  const int64_t cl = clusterBlocks(c), mt = knob(c, "DC_MT");
+  return (cl - 1) * 32 * knob(c, "DC_WARPS") * knob(c, "DC_NT") * 4 * (mt >= cl ? mt / cl : mt) * 4;
 }
 
 ConfigSpace buildSpace() {
