@@ -222,6 +222,17 @@ TEST(GemmGpu, DecodeTmaQuadVsReference) {
                      {50, 2 * 4099, 264, bf, false, Activation::kSiluMul, 0.f}});
 }
 
+// DC_WG = 2 with DC_PF = 2 (A's rows by the producer warpgroup's cp.async, the weight boxes by
+// TMA): its grid rules (stream-K with the workspace, one block per tile, clusters of 2 and 4,
+// persistent), one and two warpgroups and slabs, over the default cases (M = 1..128, odd N, K
+// tails, the gate/up pair, bias, C +=, f32 and f16 C), against float64 (twice each).
+TEST(GemmGpu, DecodeTmaCpAsyncAVsReference) {
+  REQUIRE_GPU();
+  if (env().dev.arch != "sm_90a") GTEST_SKIP() << "DC_WG=2 needs sm_90a, device is " << env().dev.arch;
+  checkDecodeWgBody(2, {{4, 1, 2, 2, 4, 2}, {4, 1, 2, 2, 0, 2}, {4, 2, 2, 1, 4, 2}, {8, 1, 2, 1, 4, 2},
+                        {4, 1, 4, 2, 1, 2}, {4, 1, 2, 2, 6, 2}, {4, 2, 4, 1, 5, 2}, {8, 1, 1, 2, 0, 2}});
+}
+
 // DC_WG = 3 (the CUDA-core FMA body, M <= 8): one group per warp and persistent grids (up to three
 // blocks of 8 warps per SM), groups of 2 and 4 rows (gate/up: 1 and 2 columns), 1..4 chunks per
 // stage, ring depths 2 and 4, both load policies; on every M up to 8, odd N, K not a multiple of a stage (256*DC_U), more groups than

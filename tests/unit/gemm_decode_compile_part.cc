@@ -240,8 +240,15 @@ TEST(GemmDecode, TmaFedBodySpaceLaunchRuleAndMaps) {
   Config c = wgConfig(1, 4, 1, 2, 4, 1);
   c.set("DC_WG", int64_t{2});
   ASSERT_TRUE(sp.validate(c).ok()) << sp.validate(c).toString();
+  // DC_PF = 2: a producer warpgroup (A by cp.async beside the TMA weight boxes), not with the pair.
   Config wide = c;
   wide.set("DC_PF", int64_t{2});
+  EXPECT_TRUE(sp.validate(wide).ok()) << sp.validate(wide).toString();
+  auto pw = launchPlan(KernelKind::kDecode, wide, nt(8, 4096, 4096), sm90aDevice());
+  ASSERT_TRUE(pw.ok()) << pw.status().toString();
+  EXPECT_EQ(pw->block.x, 4u * 32u + 128u);
+  wide.set("DC_GRID", int64_t{7});
+  wide.set("DC_MT", int64_t{8});
   EXPECT_FALSE(sp.validate(wide).ok());
   Config cp = c;
   cp.set("DC_WG", int64_t{1});
@@ -517,6 +524,34 @@ TEST(GemmDecode, ClusterOfFourReduceScattersA128RowTile) {
               [](const Config&, const std::string& ptx) -> std::string {
                 if (ptx.find("st.shared::cluster") == std::string::npos) return "PTX lacks the cluster reduction";
                 if (ptx.find("barrier.cluster.arrive") == std::string::npos) return "PTX lacks the cluster barrier";
+                return "";
+              });
+}
+
+// DC_WG = 2 with DC_PF = 2: the weight boxes by TMA, A's rows by the producer warpgroup's cp.async
+// (so A's bytes, two thirds of a block's at 128 rows, bypass the TMA unit), at the K split's
+// configs, with the gate/up pair, bias and C +=; no spills.
+TEST(GemmDecode, TmaFedBodyCopiesABesideTheWeightBoxes) {
+  auto cc = compilerForArch("sm_90a");
+  if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
+  auto tma = [](int64_t mt, int64_t warps, int64_t nt_, int64_t u, int64_t depth, int64_t grid) {
+    Config c = wgConfig(mt, warps, nt_, u, depth, grid, 2);
+    c.set("DC_WG", int64_t{2});
+    return c;
+  };
+  GemmShape g = nt(64, 8192, 4104);
+  g.act = Activation::kSiluMul;
+  g.has_bias = true;
+  g.beta = 1.0f;
+  g.ldc = 4096;
+  GemmShape r = nt(100, 4099, 4104);
+  r.beta = 1.0f;
+  compileEach(**cc, {{tma(16, 4, 1, 2, 2, 4), nt(128, 4096, 4096)}, {tma(16, 4, 1, 2, 2, 0), r},
+                     {tma(8, 4, 1, 2, 2, 4), g}, {tma(2, 4, 1, 4, 2, 0), nt(16, 4096, 4096)}},
+              [](const Config&, const std::string& ptx) -> std::string {
+                if (ptx.find("cp.async.bulk.tensor") == std::string::npos) return "PTX lacks the TMA weight boxes";
+                if (ptx.find("cp.async.cg.shared.global") == std::string::npos) return "PTX lacks A's cp.async";
+                if (ptx.find("fence.proxy.async") == std::string::npos) return "PTX lacks the proxy fence";
                 return "";
               });
 }

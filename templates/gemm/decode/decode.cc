@@ -123,9 +123,11 @@ ConfigSpace buildSpace() {
   // (1: a warp, 2: a warpgroup).
   s.constrain("DC_WG == 0 || DC_WG == 3 || (DC_XR == 0 && DC_PF >= 1)",
               [](K c) { return !wg(c) || (knob(c, "DC_XR") == 0 && knob(c, "DC_PF") >= 1); });
-  // The TMA-fed body (DC_WG = 2) has one elected producer thread: DC_PF pinned to 1.
-  s.constrain("DC_WG != 2 || DC_PF == 1",
-              [](K c) { return !tmaFed(c) || knob(c, "DC_PF") == 1; });
+  // The TMA-fed body (DC_WG = 2): DC_PF = 1, one producer warp (an elected thread issues every
+  // box); DC_PF = 2, a producer warpgroup copying A's rows by cp.async beside the elected thread's
+  // weight boxes (A's bytes bypass the TMA unit), not with the row-split pair (DC_GRID = 7).
+  s.constrain("DC_WG != 2 || DC_PF == 1 || DC_GRID != 7",
+              [](K c) { return !tmaFed(c) || knob(c, "DC_PF") == 1 || knob(c, "DC_GRID") != 7; });
   // 1 KB of each weight row per stage: the TMA-fed body only (the probe measured longer runs per
   // row faster; the cp.async producer's pass must cover whole rows).
   s.constrain("DC_U < 8 || DC_WG == 2", [](K c) { return knob(c, "DC_U") < 8 || tmaFed(c); });
@@ -235,7 +237,7 @@ Status plan(K c, const GemmShape& s, const DeviceInfo& dev, LaunchPlan& p) {
                        : g >= 4 ? tiles * clusterBlocks(c)
                                 : std::min(units, sms * g);
   p.grid = Dim3{static_cast<unsigned>(grid), 1u, 1u};
-  const int64_t producers = !wg(c) ? 0 : knob(c, "DC_PF") == 2 && !tmaFed(c) ? 128 : 32;
+  const int64_t producers = !wg(c) ? 0 : knob(c, "DC_PF") == 2 ? 128 : 32;
   p.block = Dim3{static_cast<unsigned>(32 * warps + producers), 1u, 1u};
   if (g < 4 && steps > 1 && tiles % grid != 0) {  // else every range is whole tiles (grid divides tiles)
     p.counters = tiles;
