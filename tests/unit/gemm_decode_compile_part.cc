@@ -551,6 +551,8 @@ TEST(GemmDecode, TmaFedBodyCopiesABesideTheWeightBoxes) {
               [](const Config&, const std::string& ptx) -> std::string {
                 if (ptx.find("cp.async.bulk.tensor") == std::string::npos) return "PTX lacks the TMA weight boxes";
                 if (ptx.find("cp.async.cg.shared.global") == std::string::npos) return "PTX lacks A's cp.async";
+                if (ptx.find("cp.async.mbarrier.arrive.noinc") == std::string::npos)
+                  return "PTX lacks the copies' arrival on the stage's barrier";
                 if (ptx.find("fence.proxy.async") == std::string::npos) return "PTX lacks the proxy fence";
                 return "";
               });

@@ -30,9 +30,10 @@
 // can be in flight; it issues a few instructions per 8 KB where the cp.async producer issued one
 // warp instruction per 512 bytes plus its address arithmetic.
 // With DC_PF = 2 the producer is a warpgroup: the elected thread issues the weight boxes and every
-// producer thread copies a share of each stage's A rows by cp.async (the cp.async producer's
-// scheme: fence, then an arrival on `full`, 2*DC_DEPTH - 1 stages behind), so A's bytes (two
-// thirds of a block's at 128 rows) do not go through the TMA unit (bench/NOTES.md, tenth session).
+// producer thread copies a share of each stage's A rows by cp.async, its arrival on `full` made by
+// the copies' completion (cp.async.mbarrier.arrive.noinc; each consumer thread fences the proxy
+// after its wait), so A's bytes (two thirds of a block's at 128 rows) do not go through the TMA
+// unit (bench/NOTES.md, tenth session).
 //
 // DC_GRID = 4, 5 (TMA-fed only): one cluster of 2 or 4 blocks per tile, each streaming its part
 // of K; the partial sums meet in the first block's ring over distributed shared memory (two
@@ -332,13 +333,12 @@ KTUNE_DEVICE void flush(const Prob& p, float (&acc)[kNT][kAcc], int row0, int st
 #if DC_TMA
 // The producer warp(s), thread pt: the elected thread (pt = 0) streams the block's S units from u0
 // through the ring by TMA; with kXA every producer thread also copies its share of each stage's A
-// rows (cp.async) and arrives on the stage's `full` once its copies landed, 2*DC_DEPTH - 1 stages
-// behind (as the cp.async producer below). Then (cluster split) all pass cluster_reduce's two
-// barriers.
+// rows (cp.async) and has the stage's `full` count its arrival when they land (.noinc: the
+// barrier's count includes the producer threads), never waiting on its own copies. Then (cluster
+// split) all pass cluster_reduce's two barriers.
 KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorMap* tmX, unsigned base,
                               unsigned full, unsigned empty, long u0, int S, int pt, unsigned rank) {
   static_assert(!(kXA && DC_MSPLIT), "A by cp.async: not with the row-split pair");
-  constexpr int kLag = kStages - 1;
   const bool lead = pt == 0;
   const int n = kXA || lead ? S : 0;
   if (lead) {  // the descriptors' first use should not wait for their fetch
@@ -353,20 +353,10 @@ KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorM
     const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
     const unsigned w = base + slot * kStageBytes;
     if (lead) produce_tma(p, tmW, tmX, w, full + 8 * slot, tile * kBN, st * kBK, rank);
-    if constexpr (kXA) {
+    if constexpr (kXA) {  // the barrier tracks the copies: no wait here (the consumers fence)
       produce_x(p, w + kWBytes, st * kBK, pt);
-      ktune::cp_async_commit();
-      if (s >= kLag) {
-        ktune::cp_async_wait<kLag>();
-        ktune::fence_proxy_async();  // this thread's A copies -> visible to wgmma (async proxy)
-        mbar_arrive(full + 8 * ((s - kLag) % kStages));
-      }
+      asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(full + 8 * slot) : "memory");
     }
-  }
-  if constexpr (kXA) {
-    ktune::cp_async_wait<0>();
-    ktune::fence_proxy_async();
-    for (int s = n > kLag ? n - kLag : 0; s < n; ++s) mbar_arrive(full + 8 * (s % kStages));
   }
 #if DC_CLUSTER
   cluster_sync();
@@ -497,6 +487,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
                      tid, kConsumers, true);
     }
     mbar_wait(full + 8 * slot, (s / kStages) & 1);
+    if (kXA) ktune::fence_proxy_async();  // the producers' cp.async writes of A -> the async proxy
     const unsigned w = base + slot * kStageBytes;
     ktune::wgmma_fence();
     mma_stage(acc, w + (tid >> 7) * kNT * 64 * 128, w + kWBytes);
