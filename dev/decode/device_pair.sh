@@ -8,6 +8,7 @@
 #   2. NCU=1: ncu of NCU_ONLY (gemm_bench --profile --only, X@MxNxK per shape) at NCU_SHAPES with the
 #      linear read of the same bytes and cuBLASLt #0: duration, DRAM and L2 bytes and %, grid, waves,
 #      plus the WarpStateStats and ComputeWorkloadAnalysis sections (stall reasons, pipe use);
+#      NCU_EXTRA: more ncu arguments (e.g. --section Occupancy --section LaunchStats);
 #      PROBE_FILE: a gemm_bench --curated overlay for the benches and ncu (dropped if tests 1-2 fail);
 #   3. PROCS processes of gemm_bench --kinds=$KINDS --shapes=$SHAPES --rounds=$ROUNDS (BENCH_S s
 #      each, the last cut at what the deadline leaves), after process 1 SUITE=1: `ktune tune gemm
@@ -56,7 +57,7 @@ fi
 if [ "${NCU:-1}" = 1 ] && command -v ncu > /dev/null && fits "${NCU_S:-30}" ncu; then
   S=$(date +%s)
   timeout "${NCU_S:-30}" ncu --clock-control none -k 'regex:ktune_gemm_decode|ktune_read_bound|nvjet|sm90|gemm' \
-    --section WarpStateStats --section ComputeWorkloadAnalysis \
+    --section WarpStateStats --section ComputeWorkloadAnalysis ${NCU_EXTRA:-} \
     --metrics gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_bytes.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,launch__grid_size,launch__waves_per_multiprocessor \
     "$B/bench/gemm_bench" --kinds=decode "${CUR[@]}" --profile --only="${NCU_ONLY:-}" --shapes="${NCU_SHAPES:-128x4096x4096}" \
     > "$OUT/ncu.txt" 2>&1
