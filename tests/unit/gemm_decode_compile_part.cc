@@ -29,17 +29,6 @@ std::string fmaBodyCheck(const std::string& ptx) {
   return "";
 }
 
-// Compiles each (config, shape) of the decode kind for sm_90a (testutil::compileJobs): a failure
-// for every job that does not compile, spills, or whose PTX `check` refuses.
-void compileEach(Compiler& cc, const std::vector<std::pair<Config, GemmShape>>& jobs,
-                 const std::function<std::string(const Config&, const std::string&)>& check) {
-  std::vector<testutil::CompileJob> all;
-  for (const auto& [c, s] : jobs) all.emplace_back(KernelKind::kDecode, c, s);
-  auto failures = testutil::compileJobs(
-      cc, all, [&](const Config& c, const GemmShape&, const std::string& ptx) { return check(c, ptx); });
-  for (const auto& f : failures) ADD_FAILURE() << f;
-}
-
 // The curated configs of the smallest and largest M tier and every 251st config of the accepted
 // space (each compiled for a shape of its own tier), for sm_90a: no spills, mma.sync in the PTX.
 TEST(GemmDecode, ConfigsCompileWithMmaSyncAndNoSpills) {
@@ -494,68 +483,5 @@ TEST(GemmDecode, RowSplitPairMulticastsTheWeightsAndReducesNothing) {
               });
 }
 
-// DC_GRID = 5 with 128-row tiles (two warpgroups) at 65..128 rows: a cluster of four splitting K,
-// reduce-scattered (each block takes in 3 x a quarter of the sums: 48 KB, where the first block
-// taking in all of them needed 192 KB, more than a 128 KB ring), so A is read once per 128 weight
-// rows on a one-wave grid at N = 4096 (bench/NOTES.md, tenth session).
-TEST(GemmDecode, ClusterOfFourReduceScattersA128RowTile) {
-  const ConfigSpace& sp = configSpace(KernelKind::kDecode);
-  Config c = wgConfig(16, 8, 1, 1, 2, 5);
-  c.set("DC_WG", int64_t{2});
-  ASSERT_TRUE(sp.validate(c).ok()) << sp.validate(c).toString();
-  Config u2 = c;
-  u2.set("DC_U", int64_t{2});
-  u2.set("DC_DEPTH", int64_t{1});
-  ASSERT_TRUE(sp.validate(u2).ok()) << sp.validate(u2).toString();
-  const DeviceInfo dev = sm90aDevice();
-  auto p = launchPlan(KernelKind::kDecode, c, nt(128, 4096, 4096), dev);
-  ASSERT_TRUE(p.ok()) << p.status().toString();
-  EXPECT_EQ(p->grid.x, 4u * 32u);
-  EXPECT_EQ(p->block.x, 288u);
-  EXPECT_EQ(p->workspace_bytes, 0);
-  auto cc = compilerForArch("sm_90a");
-  if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
-  GemmShape r = nt(100, 4099, 4104);
-  r.has_bias = true;
-  r.beta = 1.0f;
-  Config m8 = wgConfig(8, 8, 1, 2, 2, 5);
-  m8.set("DC_WG", int64_t{2});
-  compileEach(**cc, {{c, nt(128, 4096, 4096)}, {u2, r}, {m8, nt(64, 4096, 4096)}},
-              [](const Config&, const std::string& ptx) -> std::string {
-                if (ptx.find("st.shared::cluster") == std::string::npos) return "PTX lacks the cluster reduction";
-                if (ptx.find("barrier.cluster.arrive") == std::string::npos) return "PTX lacks the cluster barrier";
-                return "";
-              });
-}
-
-// DC_WG = 2 with DC_PF = 2: the weight boxes by TMA, A's rows by the producer warpgroup's cp.async
-// (so A's bytes, two thirds of a block's at 128 rows, bypass the TMA unit), at the K split's
-// configs, with the gate/up pair, bias and C +=; no spills.
-TEST(GemmDecode, TmaFedBodyCopiesABesideTheWeightBoxes) {
-  auto cc = compilerForArch("sm_90a");
-  if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
-  auto tma = [](int64_t mt, int64_t warps, int64_t nt_, int64_t u, int64_t depth, int64_t grid) {
-    Config c = wgConfig(mt, warps, nt_, u, depth, grid, 2);
-    c.set("DC_WG", int64_t{2});
-    return c;
-  };
-  GemmShape g = nt(64, 8192, 4104);
-  g.act = Activation::kSiluMul;
-  g.has_bias = true;
-  g.beta = 1.0f;
-  g.ldc = 4096;
-  GemmShape r = nt(100, 4099, 4104);
-  r.beta = 1.0f;
-  compileEach(**cc, {{tma(16, 4, 1, 2, 2, 4), nt(128, 4096, 4096)}, {tma(16, 4, 1, 2, 2, 0), r},
-                     {tma(8, 4, 1, 2, 2, 4), g}, {tma(2, 4, 1, 4, 2, 0), nt(16, 4096, 4096)}},
-              [](const Config&, const std::string& ptx) -> std::string {
-                if (ptx.find("cp.async.bulk.tensor") == std::string::npos) return "PTX lacks the TMA weight boxes";
-                if (ptx.find("cp.async.cg.shared.global") == std::string::npos) return "PTX lacks A's cp.async";
-                if (ptx.find("cp.async.mbarrier.arrive.noinc") == std::string::npos)
-                  return "PTX lacks the copies' arrival on the stage's barrier";
-                if (ptx.find("fence.proxy.async") == std::string::npos) return "PTX lacks the proxy fence";
-                return "";
-              });
-}
 }  // namespace
 }  // namespace ktune::gemm
