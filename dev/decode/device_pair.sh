@@ -8,6 +8,8 @@
 #   2. NCU=1: ncu of NCU_ONLY (gemm_bench --profile --only, X@MxNxK per shape) at NCU_SHAPES with the
 #      linear read of the same bytes and cuBLASLt #0: duration, DRAM and L2 bytes and %, grid, waves,
 #      plus the WarpStateStats and ComputeWorkloadAnalysis sections (stall reasons, pipe use);
+#      NCU_EXTRA: more ncu arguments (e.g. --section Occupancy --section LaunchStats);
+#      PROBE_FILE: a gemm_bench --curated overlay for the benches and ncu (dropped if tests 1-2 fail);
 #   3. PROCS processes of gemm_bench --kinds=$KINDS --shapes=$SHAPES --rounds=$ROUNDS (BENCH_S s
 #      each, the last cut at what the deadline leaves), after process 1 SUITE=1: `ktune tune gemm
 #      --suite llm` on an empty cache and database (SUITE_S s) and dev/decode/suite_decode.py;
@@ -37,8 +39,10 @@ start_gpu_tests "GemmGpu.DecodeTmaPair*;GemmGpu.DecodeTmaVsReference;GemmGpu.Dec
 rcs=""; for p in "${PIDS[@]}"; do wait "$p"; rcs="$rcs $?"; done
 echo "tests rc:$rcs ($(( $(date +%s) - S ))s)"
 grep -hE "^\[ *(OK|FAILED|SKIPPED|PASSED) |Failure|bad," "$OUT"/test*.log | head -30
-CUR=()
-if ! grep -q "^\[  PASSED  \]" "$OUT/test1.log" || ! grep -q "^\[  PASSED  \]" "$OUT/test2.log"; then
+CUR=(); [ -n "${PROBE_FILE:-}" ] && CUR=(--curated="$PROBE_FILE")
+if [ -n "${PROBE_FILE:-}" ] && { ! grep -q "^\[  PASSED  \]" "$OUT/test1.log" || ! grep -q "^\[  PASSED  \]" "$OUT/test2.log"; }; then
+  CUR=(); echo "tests 1-2 not passed: benches without $PROBE_FILE"
+elif ! grep -q "^\[  PASSED  \]" "$OUT/test1.log" || ! grep -q "^\[  PASSED  \]" "$OUT/test2.log"; then
   python3 - "$OUT/nopair.json" <<'EOF'
 import json, sys
 d = json.load(open("templates/gemm/curated.json"))
@@ -53,9 +57,9 @@ fi
 if [ "${NCU:-1}" = 1 ] && command -v ncu > /dev/null && fits "${NCU_S:-30}" ncu; then
   S=$(date +%s)
   timeout "${NCU_S:-30}" ncu --clock-control none -k 'regex:ktune_gemm_decode|ktune_read_bound|nvjet|sm90|gemm' \
-    --section WarpStateStats --section ComputeWorkloadAnalysis \
+    --section WarpStateStats --section ComputeWorkloadAnalysis ${NCU_EXTRA:-} \
     --metrics gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_bytes.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,launch__grid_size,launch__waves_per_multiprocessor \
-    "$B/bench/gemm_bench" --kinds=decode --profile --only="${NCU_ONLY:-}" --shapes="${NCU_SHAPES:-128x4096x4096}" \
+    "$B/bench/gemm_bench" --kinds=decode "${CUR[@]}" --profile --only="${NCU_ONLY:-}" --shapes="${NCU_SHAPES:-128x4096x4096}" \
     > "$OUT/ncu.txt" 2>&1
   echo "ncu rc=$? $(( $(date +%s) - S ))s"
   grep -E "^PROFILE|^  [a-zA-Z_0-9]+.*\(|gpu__time|dram__|lts__|launch__|Warp Cycles Per Issued|Issue Slots Busy|Executed Ipc A|stalled|pipeline is|ERROR" \

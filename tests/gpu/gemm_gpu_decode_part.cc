@@ -203,6 +203,36 @@ TEST(GemmGpu, DecodeTmaPairVsReference) {
                      {126, 2 * 4099, 264, bf, false, Activation::kSiluMul, 0.f}});
 }
 
+// DC_GRID = 5 with 128-row tiles (two warpgroups of one slab, or one of two): a cluster of four
+// splitting K, reduce-scattered (each block sums and stores a quarter of A's rows: at 33 and 65 rows
+// the last blocks own one row or none), at 33..128 rows, odd N, K tails, bias, C +=, f32 C, the
+// gate/up pair in 32-row halves and in 64-row pairs, against float64 (twice each).
+TEST(GemmGpu, DecodeTmaQuadVsReference) {
+  REQUIRE_GPU();
+  if (env().dev.arch != "sm_90a") GTEST_SKIP() << "DC_WG=2 needs sm_90a, device is " << env().dev.arch;
+  const auto bf = ElemType::kBF16;
+  checkDecodeWgBody(2, {{8, 1, 1, 2, 5, 1}, {8, 1, 2, 1, 5, 1}, {8, 1, 2, 2, 5, 1}, {4, 2, 2, 2, 5, 1}},
+                    {{65, 333, 1032, bf, false, Activation::kNone, 0.f},
+                     {97, 4099, 520, bf, true, Activation::kNone, 0.f},
+                     {127, 1001, 1000, ElemType::kF32, false, Activation::kNone, 1.f},
+                     {128, 4096, 4096, bf, false, Activation::kNone, 0.f},
+                     {33, 2 * 333, 1032, ElemType::kF16, true, Activation::kSiluMul, 0.f},
+                     {64, 2 * 129, 4104, bf, true, Activation::kSiluMul, 1.f},
+                     {128, 77, 4104, bf, true, Activation::kNone, 1.f},
+                     {50, 2 * 4099, 264, bf, false, Activation::kSiluMul, 0.f}});
+}
+
+// DC_WG = 2 with DC_PF = 2 (A's rows by the producer warpgroup's cp.async, the weight boxes by
+// TMA): its grid rules (stream-K with the workspace, one block per tile, clusters of 2 and 4,
+// persistent), one and two warpgroups and slabs, over the default cases (M = 1..128, odd N, K
+// tails, the gate/up pair, bias, C +=, f32 and f16 C), against float64 (twice each).
+TEST(GemmGpu, DecodeTmaCpAsyncAVsReference) {
+  REQUIRE_GPU();
+  if (env().dev.arch != "sm_90a") GTEST_SKIP() << "DC_WG=2 needs sm_90a, device is " << env().dev.arch;
+  checkDecodeWgBody(2, {{4, 1, 2, 2, 4, 2}, {4, 1, 2, 2, 0, 2}, {4, 2, 2, 1, 4, 2}, {8, 1, 2, 1, 4, 2},
+                        {4, 1, 4, 2, 1, 2}, {4, 1, 2, 2, 6, 2}, {4, 2, 4, 1, 5, 2}, {8, 1, 1, 2, 0, 2}});
+}
+
 // DC_WG = 3 (the CUDA-core FMA body, M <= 8): one group per warp and persistent grids (up to three
 // blocks of 8 warps per SM), groups of 2 and 4 rows (gate/up: 1 and 2 columns), 1..4 chunks per
 // stage, ring depths 2 and 4, both load policies; on every M up to 8, odd N, K not a multiple of a stage (256*DC_U), more groups than

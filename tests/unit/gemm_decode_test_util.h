@@ -1,10 +1,19 @@
-// What gemm_decode_test.cc and its part gemm_decode_compile_part.cc share (one program): a
-// nominal sm_90a device, the base and wgmma-body decode configs and the NT bf16 shape shorthand.
+// What gemm_decode_test.cc and its parts (gemm_decode_compile_part.cc, gemm_decode_cluster_part.cc)
+// share (one program): a nominal sm_90a device, the base and wgmma-body decode configs, the NT bf16
+// shape shorthand and the NVRTC compile check.
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
 
+#include <gtest/gtest.h>
+
+#include "compiler/compiler.h"
 #include "templates/gemm.h"
+#include "tests/support/tools.h"
 #include "tests/unit/gemm_test_util.h"
 
 namespace ktune::gemm::decode_test {
@@ -27,6 +36,17 @@ inline Config wgConfig(int64_t mt, int64_t warps, int64_t nt_, int64_t u, int64_
   return Config{{"DC_WG", int64_t{1}}, {"DC_WARPS", warps}, {"DC_NT", nt_},
                 {"DC_MT", mt},         {"DC_U", u},         {"DC_DEPTH", depth},
                 {"DC_PF", pf},         {"DC_XR", int64_t{0}}, {"DC_GRID", grid}};
+}
+
+// Compiles each (config, shape) of the decode kind for sm_90a (testutil::compileJobs): a failure
+// for every job that does not compile, spills, or whose PTX `check` refuses.
+inline void compileEach(Compiler& cc, const std::vector<std::pair<Config, GemmShape>>& jobs,
+                 const std::function<std::string(const Config&, const std::string&)>& check) {
+  std::vector<testutil::CompileJob> all;
+  for (const auto& [c, s] : jobs) all.emplace_back(KernelKind::kDecode, c, s);
+  auto failures = testutil::compileJobs(
+      cc, all, [&](const Config& c, const GemmShape&, const std::string& ptx) { return check(c, ptx); });
+  for (const auto& f : failures) ADD_FAILURE() << f;
 }
 
 }  // namespace ktune::gemm::decode_test

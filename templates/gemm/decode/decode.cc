@@ -83,10 +83,12 @@ int64_t clusterBlocks(K c) {
   const int64_t g = knob(c, "DC_GRID");
   return g == 4 || g == 7 ? 2 : g == 5 ? 4 : 1;
 }
-// The sums the other blocks of a cluster hand to the first: (blocks - 1) x consumer threads x
-// DC_NT x 4*DC_MT floats.
+// The sums a block of a cluster takes in (decode_wg_cluster.cuh): (blocks - 1) x consumer threads x
+// DC_NT x its part of the 4*DC_MT accumulators: 1/blocks of them in the reduce-scatter (DC_MT >=
+// blocks: every block owns 8*DC_MT/blocks rows of A), all of them in the first block otherwise.
 int64_t clusterReduceBytes(K c) {
-  return (clusterBlocks(c) - 1) * 32 * knob(c, "DC_WARPS") * knob(c, "DC_NT") * 4 * knob(c, "DC_MT") * 4;
+  const int64_t cl = clusterBlocks(c), mt = knob(c, "DC_MT");
+  return (cl - 1) * 32 * knob(c, "DC_WARPS") * knob(c, "DC_NT") * 4 * (mt >= cl ? mt / cl : mt) * 4;
 }
 
 ConfigSpace buildSpace() {
@@ -121,9 +123,11 @@ ConfigSpace buildSpace() {
   // (1: a warp, 2: a warpgroup).
   s.constrain("DC_WG == 0 || DC_WG == 3 || (DC_XR == 0 && DC_PF >= 1)",
               [](K c) { return !wg(c) || (knob(c, "DC_XR") == 0 && knob(c, "DC_PF") >= 1); });
-  // The TMA-fed body (DC_WG = 2) has one elected producer thread: DC_PF pinned to 1.
-  s.constrain("DC_WG != 2 || DC_PF == 1",
-              [](K c) { return !tmaFed(c) || knob(c, "DC_PF") == 1; });
+  // The TMA-fed body (DC_WG = 2): DC_PF = 1, one producer warp (an elected thread issues every
+  // box); DC_PF = 2, a producer warpgroup copying A's rows by cp.async beside the elected thread's
+  // weight boxes (A's bytes bypass the TMA unit), not with the row-split pair (DC_GRID = 7).
+  s.constrain("DC_WG != 2 || DC_PF == 1 || DC_GRID != 7",
+              [](K c) { return !tmaFed(c) || knob(c, "DC_PF") == 1 || knob(c, "DC_GRID") != 7; });
   // 1 KB of each weight row per stage: the TMA-fed body only (the probe measured longer runs per
   // row faster; the cp.async producer's pass must cover whole rows).
   s.constrain("DC_U < 8 || DC_WG == 2", [](K c) { return knob(c, "DC_U") < 8 || tmaFed(c); });
@@ -233,7 +237,7 @@ Status plan(K c, const GemmShape& s, const DeviceInfo& dev, LaunchPlan& p) {
                        : g >= 4 ? tiles * clusterBlocks(c)
                                 : std::min(units, sms * g);
   p.grid = Dim3{static_cast<unsigned>(grid), 1u, 1u};
-  const int64_t producers = !wg(c) ? 0 : knob(c, "DC_PF") == 2 && !tmaFed(c) ? 128 : 32;
+  const int64_t producers = !wg(c) ? 0 : knob(c, "DC_PF") == 2 ? 128 : 32;
   p.block = Dim3{static_cast<unsigned>(32 * warps + producers), 1u, 1u};
   if (g < 4 && steps > 1 && tiles % grid != 0) {  // else every range is whole tiles (grid divides tiles)
     p.counters = tiles;

@@ -29,6 +29,11 @@
 // past N, M and K), so the producer never waits for its own copies and every stage of the ring
 // can be in flight; it issues a few instructions per 8 KB where the cp.async producer issued one
 // warp instruction per 512 bytes plus its address arithmetic.
+// With DC_PF = 2 the producer is a warpgroup: the elected thread issues the weight boxes and every
+// producer thread copies a share of each stage's A rows by cp.async, its arrival on `full` made by
+// the copies' completion (cp.async.mbarrier.arrive.noinc; each consumer thread fences the proxy
+// after its wait), so A's bytes (two thirds of a block's at 128 rows) do not go through the TMA
+// unit (bench/NOTES.md, tenth session).
 //
 // DC_GRID = 4, 5 (TMA-fed only): one cluster of 2 or 4 blocks per tile, each streaming its part
 // of K; the partial sums meet in the first block's ring over distributed shared memory (two
@@ -53,10 +58,10 @@
 //
 // Knobs here: DC_WARPS (4, 8: consumer warpgroups), DC_NT (64-row slabs per warpgroup), DC_MT
 // (wgmma N / 8), DC_U (k per stage / 64; 8 with TMA only), DC_DEPTH (stages / 2), DC_GRID, DC_PF
-// (1: one producer warp, 2: a producer warpgroup); DC_XR unused (the space pins it to 0). Dynamic
-// shared memory: 2*DC_DEPTH * (tile rows + 8*DC_MT) * 128*DC_U bytes + 1024 (alignment) + the
-// barriers (16 bytes per stage + 16); DC_WG = 2 also the gate/up hand-over, 16*DC_WARPS * 4*DC_MT
-// floats.
+// (1: one producer warp, 2: a producer warpgroup; with TMA: A by its cp.async); DC_XR unused (the
+// space pins it to 0). Dynamic shared memory: 2*DC_DEPTH * (tile rows + 8*DC_MT) * 128*DC_U bytes +
+// 1024 (alignment) + the barriers (16 bytes per stage + 16); DC_WG = 2 also the gate/up hand-over,
+// 16*DC_WARPS * 4*DC_MT floats.
 #define DC_TMA (DC_WG == 2)
 #define DC_CLUSTER (DC_TMA && (DC_GRID == 4 || DC_GRID == 5))
 #define DC_MSPLIT (DC_TMA && DC_GRID == 7)  // a pair per tile splitting A's rows (decode_tma.cuh)
@@ -64,7 +69,10 @@ namespace kd {
 
 constexpr int kCWarps = DC_WARPS;                 // consumer warps
 constexpr int kConsumers = 32 * kCWarps;          // consumer threads
-constexpr int kProducers = DC_PF == 2 && !DC_TMA ? 128 : 32;  // a warp or a warpgroup
+constexpr int kProducers = DC_PF == 2 ? 128 : 32;  // a warp or a warpgroup
+// DC_TMA with DC_PF = 2: A's rows by cp.async from the producer warpgroup beside the weight boxes
+// (its elected thread's TMA), so A's bytes bypass the TMA unit (produce_x).
+constexpr bool kXA = DC_TMA && DC_PF == 2;
 constexpr int kThreads = kConsumers + kProducers;
 constexpr int kNT = DC_NT;                        // 64-row slabs per warpgroup
 constexpr int kBN = 64 * kNT * (kCWarps / 4);     // weight rows per tile
@@ -118,39 +126,7 @@ KTUNE_DEVICE void cp16(unsigned dst, const void* src, int bytes) {
                : "memory");
 }
 
-// wgmma m64nNk16 for the small N tiers (the prelude has N = 128 and up); scale_d 0 ignores d.
-KTUNE_DEVICE void wgmma_n8(float (&d)[4], unsigned long long da, unsigned long long db, int scale_d) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n8k16.f32." KTUNE_WGMMA_T "." KTUNE_WGMMA_T " "
-      "{%0,%1,%2,%3}, %4, %5, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "l"(da), "l"(db), "r"(scale_d));
-}
-KTUNE_DEVICE void wgmma_n16(float (&d)[8], unsigned long long da, unsigned long long db, int scale_d) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n16k16.f32." KTUNE_WGMMA_T "." KTUNE_WGMMA_T " "
-      "{%0,%1,%2,%3,%4,%5,%6,%7}, %8, %9, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
-      : "l"(da), "l"(db), "r"(scale_d));
-}
-KTUNE_DEVICE void wgmma_n32(float (&d)[16], unsigned long long da, unsigned long long db, int scale_d) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n32k16.f32." KTUNE_WGMMA_T "." KTUNE_WGMMA_T " "
-      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, %16, %17, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-      : "l"(da), "l"(db), "r"(scale_d));
-}
-KTUNE_DEVICE void wgmma_n64(float (&d)[32], unsigned long long da, unsigned long long db, int scale_d) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32." KTUNE_WGMMA_T "." KTUNE_WGMMA_T " "
-      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-      : "l"(da), "l"(db), "r"(scale_d));
-}
+#include "decode_wg_mma.cuh"
 
 KTUNE_DEVICE void mma_stage(float (&acc)[kNT][kAcc], unsigned w, unsigned x) {
 #pragma unroll
@@ -189,7 +165,7 @@ KTUNE_DEVICE int box_row(const Prob& p, int row0, int b) {
 // DC_MSPLIT: block `rank` issues the weight boxes of its parity to both blocks and its own A rows.
 KTUNE_DEVICE void produce_tma(const Prob& p, const TensorMap* tmW, const TensorMap* tmA, unsigned w,
                               unsigned bar, int row0, int k0, unsigned rank) {
-  mbar_expect_tx(bar, kStageBytes);
+  mbar_expect_tx(bar, kXA ? kWBytes : kStageBytes);
 #pragma unroll
   for (int b = 0; b < kBN / kWBox; ++b)
 #pragma unroll
@@ -201,12 +177,28 @@ KTUNE_DEVICE void produce_tma(const Prob& p, const TensorMap* tmW, const TensorM
       tma_load_2d(dst, tmW, k0 + u * 64, box_row(p, row0, b), bar);
 #endif
     }
+  if (kXA) return;  // A by produce_x
 #pragma unroll
   for (int xb = 0; xb < kBM / kXBox; ++xb)
 #pragma unroll
     for (int u = 0; u < kU; ++u)
       tma_load_2d(w + kWBytes + u * kBM * 128 + xb * kXBox * 128, tmA, k0 + u * 64,
                   (DC_MSPLIT ? (int)rank * kBM : 0) + xb * kXBox, bar);
+}
+// kXA: one stage's A rows by producer thread t (cp.async, 16 bytes, zero-filled past M and K) in
+// the layout of the A boxes (the 128-byte swizzle: chunk c of row r at c ^ (r % 8)); a row's 8*kU
+// chunks on consecutive threads, as in produce() below.
+KTUNE_DEVICE void produce_x(const Prob& p, unsigned x, int k0, int t) {
+  constexpr int kPer = 8 * kU, kStep = kProducers / kPer;  // chunks per row; rows per pass
+  static_assert(!kXA || kProducers % kPer == 0, "a pass must cover whole rows");
+  const int c = t & 7, u = (t >> 3) % kU, k = k0 + u * 64 + c * 8;
+  const bool kin = k < p.K;
+#pragma unroll 4
+  for (int r = t / kPer; r < kBM; r += kStep) {
+    const bool ok = kin && r < p.M;
+    cp16(x + u * kBM * 128 + r * 128 + ((c ^ (r & 7)) << 4), ok ? p.A + (long)r * p.lda + k : p.A,
+         ok ? 16 : 0);
+  }
 }
 #else
 // One stage's copies by producer thread t: the tile's weight rows (row r of the tile is weight row
@@ -307,21 +299,32 @@ KTUNE_DEVICE void flush(const Prob& p, float (&acc)[kNT][kAcc], int row0, int st
 #include "decode_wg_cluster.cuh"
 
 #if DC_TMA
-// The producer warp: its elected thread (`lead`) streams the block's S units from u0 through the
-// ring; then (cluster split) the whole warp passes cluster_reduce's two barriers.
+// The producer warp(s), thread pt: the elected thread (pt = 0) streams the block's S units from u0
+// through the ring by TMA; with kXA every producer thread also copies its share of each stage's A
+// rows (cp.async) and has the stage's `full` count its arrival when they land (.noinc: the
+// barrier's count includes the producer threads), never waiting on its own copies. Then (cluster
+// split) all pass cluster_reduce's two barriers.
 KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorMap* tmX, unsigned base,
-                              unsigned full, unsigned empty, long u0, int S, bool lead, unsigned rank) {
+                              unsigned full, unsigned empty, long u0, int S, int pt, unsigned rank) {
+  static_assert(!(kXA && DC_MSPLIT), "A by cp.async: not with the row-split pair");
+  const bool lead = pt == 0;
+  const int n = kXA || lead ? S : 0;
   if (lead) {  // the descriptors' first use should not wait for their fetch
     asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(tmW)) : "memory");
     asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(tmX)) : "memory");
   }
 #pragma unroll 1
-  for (int s = 0; s < S; ++s) {
+  for (int s = 0; s < n; ++s) {
     const int slot = s % kStages;
     if (s >= kStages) mbar_wait(empty + 8 * slot, ((s / kStages) - 1) & 1);
     const long u = u0 + s;
     const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
-    produce_tma(p, tmW, tmX, base + slot * kStageBytes, full + 8 * slot, tile * kBN, st * kBK, rank);
+    const unsigned w = base + slot * kStageBytes;
+    if (lead) produce_tma(p, tmW, tmX, w, full + 8 * slot, tile * kBN, st * kBK, rank);
+    if constexpr (kXA) {  // the barrier tracks the copies: no wait here (the consumers fence)
+      produce_x(p, w + kWBytes, st * kBK, pt);
+      asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(full + 8 * slot) : "memory");
+    }
   }
 #if DC_CLUSTER
   cluster_sync();
@@ -411,8 +414,9 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   KTUNE_PDL_WAIT(); KTUNE_PDL_LAUNCH_DEPENDENTS();  // prelude.cuh: no memory read above
   if (tid == 0) {
     for (int i = 0; i < kStages; ++i) {
-      // DC_TMA: the producer's expect_tx; else every producer thread, after its copies landed.
-      mbar_init(full + 8 * i, DC_TMA ? 1 : kProducers);
+      // DC_TMA: the producer's expect_tx (kXA: and every producer thread after its A copies
+      // landed); else every producer thread, after its copies landed.
+      mbar_init(full + 8 * i, DC_TMA ? 1 + (kXA ? kProducers : 0) : kProducers);
       mbar_init(empty + 8 * i, kEmptyArrivals);  // one lane per consumer warp (of the pair)
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -426,8 +430,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
 
   if (tid >= kConsumers) {  // the producer warp(s)
 #if DC_TMA
-    produce_all(p, kWBox == 32 ? &tmW32 : &tmW64, &tmX, base, full, empty, u0, tid == kConsumers ? S : 0,
-                tid == kConsumers, rank);
+    produce_all(p, kWBox == 32 ? &tmW32 : &tmW64, &tmX, base, full, empty, u0, S, tid - kConsumers, rank);
 #else
     produce_all(p, base, full, empty, u0, S, tid - kConsumers);
 #endif
@@ -452,6 +455,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
                      tid, kConsumers, true);
     }
     mbar_wait(full + 8 * slot, (s / kStages) & 1);
+    if (kXA) ktune::fence_proxy_async();  // the producers' cp.async writes of A -> the async proxy
     const unsigned w = base + slot * kStageBytes;
     ktune::wgmma_fence();
     mma_stage(acc, w + (tid >> 7) * kNT * 64 * 128, w + kWBytes);

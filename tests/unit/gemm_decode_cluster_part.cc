@@ -1,0 +1,86 @@
+// The decode kind's cluster and producer variants for 33..128 rows (part of the gemm_decode_test
+// program: KTUNE_TEST_PARTS in tests/CMakeLists.txt): the cluster of four's reduce-scatter on
+// 128-row tiles and A's rows by cp.async beside the TMA weight boxes, their spaces, launch rules
+// and PTX.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "compiler/compiler.h"
+#include "templates/gemm.h"
+#include "tests/support/tools.h"
+#include "tests/unit/gemm_decode_test_util.h"
+#include "tests/unit/gemm_test_util.h"
+
+namespace ktune::gemm {
+namespace {
+
+using namespace decode_test;  // NOLINT: the shared helpers (gemm_decode_test_util.h)
+
+// DC_GRID = 5 with 128-row tiles (two warpgroups) at 65..128 rows: a cluster of four splitting K,
+// reduce-scattered (each block takes in 3 x a quarter of the sums: 48 KB, where the first block
+// taking in all of them needed 192 KB, more than a 128 KB ring), so A is read once per 128 weight
+// rows on a 128-block grid at N = 4096 (measured 1.4-1.9x slower than the pair on an H200, where
+// 30 clusters of four are co-resident: bench/NOTES.md, tenth session).
+TEST(GemmDecode, ClusterOfFourReduceScattersA128RowTile) {
+  const ConfigSpace& sp = configSpace(KernelKind::kDecode);
+  Config c = wgConfig(16, 8, 1, 1, 2, 5);
+  c.set("DC_WG", int64_t{2});
+  ASSERT_TRUE(sp.validate(c).ok()) << sp.validate(c).toString();
+  Config u2 = c;
+  u2.set("DC_U", int64_t{2});
+  u2.set("DC_DEPTH", int64_t{1});
+  ASSERT_TRUE(sp.validate(u2).ok()) << sp.validate(u2).toString();
+  const DeviceInfo dev = sm90aDevice();
+  auto p = launchPlan(KernelKind::kDecode, c, nt(128, 4096, 4096), dev);
+  ASSERT_TRUE(p.ok()) << p.status().toString();
+  EXPECT_EQ(p->grid.x, 4u * 32u);
+  EXPECT_EQ(p->block.x, 288u);
+  EXPECT_EQ(p->workspace_bytes, 0);
+  auto cc = compilerForArch("sm_90a");
+  if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
+  GemmShape r = nt(100, 4099, 4104);
+  r.has_bias = true;
+  r.beta = 1.0f;
+  Config m8 = wgConfig(8, 8, 1, 2, 2, 5);
+  m8.set("DC_WG", int64_t{2});
+  compileEach(**cc, {{u2, r}, {m8, nt(64, 4096, 4096)}},
+              [](const Config&, const std::string& ptx) -> std::string {
+                if (ptx.find("st.shared::cluster") == std::string::npos) return "PTX lacks the cluster reduction";
+                if (ptx.find("barrier.cluster.arrive") == std::string::npos) return "PTX lacks the cluster barrier";
+                return "";
+              });
+}
+
+// DC_WG = 2 with DC_PF = 2: the weight boxes by TMA, A's rows by the producer warpgroup's cp.async
+// (so A's bytes, two thirds of a block's at 128 rows, bypass the TMA unit), at the K split's
+// configs, with the gate/up pair, bias and C +=; no spills.
+TEST(GemmDecode, TmaFedBodyCopiesABesideTheWeightBoxes) {
+  auto cc = compilerForArch("sm_90a");
+  if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
+  auto tma = [](int64_t mt, int64_t warps, int64_t nt_, int64_t u, int64_t depth, int64_t grid) {
+    Config c = wgConfig(mt, warps, nt_, u, depth, grid, 2);
+    c.set("DC_WG", int64_t{2});
+    return c;
+  };
+  GemmShape g = nt(64, 8192, 4104);
+  g.act = Activation::kSiluMul;
+  g.has_bias = true;
+  g.beta = 1.0f;
+  g.ldc = 4096;
+  GemmShape r = nt(100, 4099, 4104);
+  r.beta = 1.0f;
+  // The K split pair at 128 rows with C +=; the curated config (two slabs: the gate/up pair).
+  compileEach(**cc, {{tma(16, 4, 1, 2, 2, 4), r}, {tma(8, 4, 2, 2, 1, 4), g}},
+              [](const Config&, const std::string& ptx) -> std::string {
+                if (ptx.find("cp.async.bulk.tensor") == std::string::npos) return "PTX lacks the TMA weight boxes";
+                if (ptx.find("cp.async.cg.shared.global") == std::string::npos) return "PTX lacks A's cp.async";
+                if (ptx.find("cp.async.mbarrier.arrive.noinc") == std::string::npos)
+                  return "PTX lacks the copies' arrival on the stage's barrier";
+                if (ptx.find("fence.proxy.async") == std::string::npos) return "PTX lacks the proxy fence";
+                return "";
+              });
+}
+
+}  // namespace
+}  // namespace ktune::gemm
