@@ -321,8 +321,9 @@ Expected<Selected*> TunerEngine::resolve(FamilyState& fs, const void* p, const K
   if (report) *report = rep;
   shapes->invalidate(fs);  // a new measured neighbour for predictions
   // An unseen key of this kind inside a later capture may need the JIT default (its own vendor
-  // config not loaded): load it now, outside any capture (engine_shapes_capture.cc).
-  if (fs.f.jit()) shapes->preloadNow(fs, p);
+  // config never run here, under lazy loading): load it now, outside any capture
+  // (engine_shapes_capture.cc). A load when the tuning run compiled it; else one compile per kind.
+  if (fs.f.jit() && fs.f.vendor_candidates && backend->lazyLoading()) shapes->preloadNow(fs, p);
   if (opts.shared) publishShared(fs, key);  // before the lease goes: waiters look for it
   if (rep.winner.empty()) {
     std::string why;
