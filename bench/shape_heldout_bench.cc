@@ -9,12 +9,16 @@
 // prediction's neighbours and the JIT winners of every tuned key of that N x K. Its winner is
 // therefore a lower bound on how good the prediction could be among configs that won nearby, not
 // the full space's winner (bench/NOTES.md says so beside the figures).
-// Rounds: round 0 verifies and times every candidate; those more than 1.25x the best are dropped
-// (the prediction and the default always stay); the others are timed again, the order reversed
-// every other round. A candidate's time is the geometric mean of its rounds' medians.
+// Rounds: a verification pass first (each candidate's output read back and compared with the
+// trusted one; untimed), then timed rounds that run the candidates back to back as a serving GPU
+// runs its kernels, after one discarded lead-in run. Round 0 times every candidate; those more than
+// 1.25x the best are dropped (the prediction and the default always stay); the others are timed
+// again, the order reversed every other round. A candidate's time is the geometric mean of its
+// rounds' medians. --verify-pass 0: the earlier method, round 0 verifying each candidate just
+// before timing it (the GPU idles during each host-side compare), kept to compare the two.
 //   shape_heldout_bench [--nk 6144x4096,...] [--train 20] [--max-m 8192] [--heldout 26] [--rounds 3]
 //                       [--top 3] [--vendor 3] [--train-s S] [--deadline-s S] [--seed S]
-//                       [--race 1] [--reuse-db 0] [--out rows.jsonl]
+//                       [--race 1] [--reuse-db 0] [--verify-pass 1] [--out rows.jsonl]
 // --race 1 (default): the "predicted" config is the race's pick (background mode times the default,
 // the prediction and the vendor's next picks for the key before tuning it: predict.h), timed by the
 // engine's own race apart from the re-timing; the bare prediction is re-timed too ("unraced").
@@ -55,7 +59,8 @@ struct Args {
   bool race = true;
   // Training keys already measured in the database (KTUNE_DB: an earlier run's training database)
   // are not tuned again: their recorded results are the training.
-  bool reuse = false;  // the config in use after background mode's race (predict.h), not the bare prediction  // 0: the first held-out set's M values; another seed draws other M values
+  bool reuse = false;
+  bool verify_pass = true;  // verification in its own pass before the timed rounds (file comment)
   double train_s = 0, deadline_s = 0;  // 0: no limit
   std::string out;
 };
@@ -79,6 +84,7 @@ bool parseArgs(int argc, char** argv, Args* a) {
     else if (f == "--seed") a->seed = std::atoi(v.c_str());
     else if (f == "--race") a->race = std::atoi(v.c_str()) != 0;
     else if (f == "--reuse-db") a->reuse = std::atoi(v.c_str()) != 0;
+    else if (f == "--verify-pass") a->verify_pass = std::atoi(v.c_str()) != 0;
     else if (f == "--rounds") a->rounds = std::max(1, std::atoi(v.c_str()));
     else if (f == "--top") a->top = std::atoi(v.c_str());
     else if (f == "--vendor") a->vendor = std::atoi(v.c_str());
@@ -197,6 +203,27 @@ std::vector<Cand> candidatesFor(Ctx& c, const GemmCall& call, const predict::Pre
   return v;
 }
 
+// The verification pass (file comment): each live candidate run once, its output checked, no
+// timing kept; a failed one leaves `live`. Then one discarded run of the first one left, so that
+// round 0's first candidate does not follow the last host-side compare on an idle GPU.
+void verifyPass(Ctx& c, const GemmCall& call, std::vector<Cand>& v, std::vector<size_t>& live,
+                BenchOptions bo) {
+  BenchOptions vo = bo;
+  vo.verify = true;
+  vo.warmup_ms = 0.01;
+  vo.rep_ms = 0.01;
+  std::vector<size_t> ok;
+  for (size_t i : live) {
+    CandidateResult res = c.tuner->benchmarkCandidate("gemm", &call, {v[i].config, v[i].source, ""}, vo, 0);
+    if (res.status == Code::kOk) ok.push_back(i);
+    else v[i].error = res.reason.empty() ? "failed" : res.reason;
+  }
+  live = ok;
+  bo.verify = false;
+  if (!live.empty())
+    (void)c.tuner->benchmarkCandidate("gemm", &call, {v[live[0]].config, v[live[0]].source, ""}, bo, 0);
+}
+
 // Interleaved rounds over `v` (file comment); false when the prediction or the default failed.
 bool retime(Ctx& c, const GemmCall& call, std::vector<Cand>& v) {
   BenchOptions bo = c.tuner->options().bench;
@@ -204,8 +231,9 @@ bool retime(Ctx& c, const GemmCall& call, std::vector<Cand>& v) {
   bo.rep_ms = c.tuner->options().options.rep_ms;
   std::vector<size_t> live(v.size());
   for (size_t i = 0; i < v.size(); ++i) live[i] = i;
+  if (c.args->verify_pass) verifyPass(c, call, v, live, bo);
   for (int r = 0; r < c.args->rounds; ++r) {
-    bo.verify = r == 0;
+    bo.verify = r == 0 && !c.args->verify_pass;
     std::vector<size_t> order = live;
     if (r % 2 == 1) std::reverse(order.begin(), order.end());
     for (size_t i : order) {
@@ -245,6 +273,7 @@ struct Row {
   nlohmann::json vendor_ids = nlohmann::json::object();
   // label -> why a candidate of the list has no time (a failed run, a refused config).
   nlohmann::json errors = nlohmann::json::object();
+  nlohmann::json rounds = nlohmann::json::object();  // label -> its median in each round it ran
 };
 
 // A candidate's label in the rows: a vendor algorithm by its heuristic rank for the key (ids are
@@ -304,7 +333,7 @@ Row heldOutRow(Ctx& c, const Buffers& b, int64_t m, int64_t n, int64_t k,
     if (x.error.empty() && !x.ms.empty() && (!win || x.time() < win->time())) win = &x;
   }
   for (const Cand& x : v)
-    if (x.error.empty() && !x.ms.empty()) row.times.push_back({x.role, labelOf(x), x.time()});
+    if (x.error.empty() && !x.ms.empty()) row.times.push_back({x.role, labelOf(x), x.time()}), row.rounds[labelOf(x)] = x.ms;
     else if (!x.error.empty()) row.errors[labelOf(x)] = x.error.substr(0, 200);
   for (const Cand& x : v)
     if (x.source != "jit" && predict::vendorRank(x.config) >= 0) row.vendor_ids[labelOf(x)] = x.config;
@@ -418,6 +447,7 @@ void writeRow(std::ofstream& f, const Row& r) {
                       {"candidates", r.candidates}, {"predicted_default", r.is_default},
                       {"predicted_rank", r.is_rank}, {"times", r.times}, {"error", r.error},
                       {"raced", r.raced}, {"race_ms", r.race_ms}, {"race", r.race}, {"vendor_ids", r.vendor_ids}, {"errors", r.errors},
+                      {"rounds", r.rounds},
                       {"unraced_vs_winner", r.unraced_vs_winner},
                       {"unraced_vs_default", r.unraced_vs_default}}.dump()
     << "\n";
@@ -484,7 +514,8 @@ int run(const Args& a) {
     }
   }
   std::printf("held-out keys: %zu in %.1f s total (predicted config / best of the reduced list, and / "
-              "the default; interleaved, %d rounds)\n", rows.size(), since(t0), a.rounds);
+              "the default; interleaved, %d rounds, %s)\n", rows.size(), since(t0), a.rounds,
+              a.verify_pass ? "verified in a pass of its own" : "round 0 verifying each candidate");
   for (size_t i = 0; i < a.nk.size(); ++i) {
     const std::string name = std::to_string(a.nk[i].first) + "x" + std::to_string(a.nk[i].second);
     summary(name.c_str(), per[i]);
@@ -506,7 +537,7 @@ int main(int argc, char** argv) {
   if (!ktune::parseArgs(argc, argv, &a)) {
     std::fprintf(stderr, "usage: shape_heldout_bench [--nk NxK,...] [--train 20] [--max-m 8192] [--heldout 26] "
                          "[--rounds 3] [--top 3] [--vendor 3] [--train-s S] [--deadline-s S] [--seed S] [--race 1] [--reuse-db 0] "
-                         "[--out FILE]\n");
+                         "[--verify-pass 1] [--out FILE]\n");
     return 2;
   }
   return ktune::run(a);
