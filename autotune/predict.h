@@ -38,6 +38,13 @@
 // training database as the neighbours): it fired on 3 keys of each, 0.91-0.94 of the default,
 // never slower; checked on seed 6's (the same), then measured on a fresh set (seed 7: 3 keys,
 // 0.93 of the default). bench/NOTES.md, issue 35 eighth pass.
+// The default's score at a tuned key is the better of its first-pass median (fastest / its time)
+// and the tuning's finalist comparison (winner / default, interleaved rounds after the first pass;
+// 1 where the tuning kept the default). With only the first pass, a few runs per candidate each
+// timed right after its verification, 4096x14336's default ran 0.694 ms at M = 4096 against 0.673 ms
+// in the finalists, tma-kind configs looked 15% faster than it there and near M = 2048, and the
+// bracketing rule ran one on M = 2784 8% slower than the default (seed 9's held-out set, the first
+// with the retuned database; bench/NOTES.md, issue 35 tenth pass).
 // Why nearest neighbours and not a fitted model: a GEMM's best tile changes in steps along M (wave
 // quantisation) with a handful of tuned keys per N x K; neighbour votes in log-M follow those steps
 // without a model to fit, stay exact on tuned keys and are explained by listing the neighbours.
