@@ -10,12 +10,13 @@
 // therefore a lower bound on how good the prediction could be among configs that won nearby, not
 // the full space's winner (bench/NOTES.md says so beside the figures).
 // Rounds: a verification pass first (each candidate's output read back and compared with the
-// trusted one; untimed), then timed rounds that run the candidates back to back as a serving GPU
-// runs its kernels, after one discarded lead-in run. Round 0 times every candidate; those more than
-// 1.25x the best are dropped (the prediction and the default always stay); the others are timed
-// again, the order reversed every other round. A candidate's time is the geometric mean of its
-// rounds' medians. --verify-pass 0: the earlier method, round 0 verifying each candidate just
-// before timing it (the GPU idles during each host-side compare), kept to compare the two.
+// trusted one; untimed), then a discarded lead-in of back-to-back runs, then the race (--race 1)
+// and the timed rounds, which run the candidates back to back as a busy GPU runs its kernels.
+// Round 0 times every candidate; those more than 1.25x the best are dropped (the prediction and the
+// default always stay); the others are timed again, the order reversed every other round. A
+// candidate's time is the geometric mean of its rounds' medians. --verify-pass 0: the earlier
+// method, round 0 verifying each candidate just before timing it (the GPU idles during each
+// host-side compare), kept to compare the two.
 //   shape_heldout_bench [--nk 6144x4096,...] [--train 20] [--max-m 8192] [--heldout 26] [--rounds 3]
 //                       [--top 3] [--vendor 3] [--train-s S] [--deadline-s S] [--seed S]
 //                       [--race 1] [--reuse-db 0] [--verify-pass 1] [--out rows.jsonl]
@@ -203,35 +204,44 @@ std::vector<Cand> candidatesFor(Ctx& c, const GemmCall& call, const predict::Pre
   return v;
 }
 
-// The verification pass (file comment): each live candidate run once, its output checked, no
-// timing kept; a failed one leaves `live`. Then one discarded run of the first one left, so that
-// round 0's first candidate does not follow the last host-side compare on an idle GPU.
-void verifyPass(Ctx& c, const GemmCall& call, std::vector<Cand>& v, std::vector<size_t>& live,
-                BenchOptions bo) {
-  BenchOptions vo = bo;
-  vo.verify = true;
-  vo.warmup_ms = 0.01;
-  vo.rep_ms = 0.01;
-  std::vector<size_t> ok;
-  for (size_t i : live) {
-    CandidateResult res = c.tuner->benchmarkCandidate("gemm", &call, {v[i].config, v[i].source, ""}, vo, 0);
-    if (res.status == Code::kOk) ok.push_back(i);
-    else v[i].error = res.reason.empty() ? "failed" : res.reason;
+// The lead-in of the verification pass: this long of back-to-back runs, discarded.
+constexpr double kLeadInMs = 100;
+
+// The verification pass (file comment): every candidate of `v` run once, its output read back and
+// compared, untimed; returns "source:config" -> why, for each one that failed. Then kLeadInMs of
+// back-to-back runs of the first one that passed, discarded: the GPU idles during the host-side
+// compares, and after such an idle the first tens of ms of load run faster (on compute-bound keys
+// a candidate timed first after a 10 ms lead-in ran 8% faster than its back-to-back time:
+// bench/NOTES.md, issue 35 tenth pass), so the race and the timed rounds start from the steady
+// state of a busy GPU.
+std::map<std::string, std::string> verifyPass(Ctx& c, const GemmCall& call, const std::vector<Cand>& v) {
+  BenchOptions bo = c.tuner->options().bench;
+  bo.verify = true;
+  bo.warmup_ms = 0.01;
+  bo.rep_ms = 0.01;
+  std::map<std::string, std::string> failed;
+  const Cand* first = nullptr;
+  for (const Cand& x : v) {
+    CandidateResult res = c.tuner->benchmarkCandidate("gemm", &call, {x.config, x.source, ""}, bo, 0);
+    if (res.status != Code::kOk) failed[x.source + ":" + x.config] = res.reason.empty() ? "failed" : res.reason;
+    else if (!first) first = &x;
   }
-  live = ok;
   bo.verify = false;
-  if (!live.empty())
-    (void)c.tuner->benchmarkCandidate("gemm", &call, {v[live[0]].config, v[live[0]].source, ""}, bo, 0);
+  bo.rep_ms = kLeadInMs;
+  bo.target_ci = 0;  // the whole budget, not a stop once the median is known
+  if (first) (void)c.tuner->benchmarkCandidate("gemm", &call, {first->config, first->source, ""}, bo, 0);
+  return failed;
 }
 
-// Interleaved rounds over `v` (file comment); false when the prediction or the default failed.
+// Interleaved rounds over `v`'s candidates without an error (file comment); false when the
+// prediction or the default failed. Round 0 verifies unless the verification pass ran.
 bool retime(Ctx& c, const GemmCall& call, std::vector<Cand>& v) {
   BenchOptions bo = c.tuner->options().bench;
   bo.warmup_ms = c.tuner->options().options.warmup_ms;
   bo.rep_ms = c.tuner->options().options.rep_ms;
-  std::vector<size_t> live(v.size());
-  for (size_t i = 0; i < v.size(); ++i) live[i] = i;
-  if (c.args->verify_pass) verifyPass(c, call, v, live, bo);
+  std::vector<size_t> live;
+  for (size_t i = 0; i < v.size(); ++i)
+    if (v[i].error.empty()) live.push_back(i);
   for (int r = 0; r < c.args->rounds; ++r) {
     bo.verify = r == 0 && !c.args->verify_pass;
     std::vector<size_t> order = live;
@@ -294,6 +304,9 @@ Row heldOutRow(Ctx& c, const Buffers& b, int64_t m, int64_t n, int64_t k,
   auto p = c.op->predict(call.shape);
   auto def = c.op->lookup(call);
   if (!p.ok() || !def.ok()) return row.error = (!p.ok() ? p.status() : def.status()).toString(), row;
+  // The verification pass first (the race's entries are all in the list without its pick).
+  std::map<std::string, std::string> failed;
+  if (c.args->verify_pass) failed = verifyPass(c, call, candidatesFor(c, call, *p, *def, winners, nullptr));
   // The race as background mode runs it (predict.h): its own timing, apart from the re-timing below.
   predict::RaceEntry pick;
   if (c.args->race) {
@@ -323,6 +336,8 @@ Row heldOutRow(Ctx& c, const Buffers& b, int64_t m, int64_t n, int64_t k,
   row.is_rank = !row.is_default && p->source != "jit";
   row.predicted = (v[0].source == "jit" ? "" : v[0].source + ":") + v[0].config;
   row.candidates = int(v.size());
+  for (Cand& x : v)
+    if (auto f = failed.find(x.source + ":" + x.config); f != failed.end()) x.error = f->second;
   if (!retime(c, call, v)) return row.error = "predicted/default failed: " + v[0].error, row;
   const Cand* win = nullptr;
   const Cand* d = &v[0];
