@@ -186,7 +186,7 @@ def main(argv):
     print("| default ms | pairs | geomean | sd of log | default pass / round0 | rank > 5% faster in round0: "
           "> 2% faster in pass |\n|---|---|---|---|---|---|")
     two_methods(s9p, s9r)
-    print("\n6. rejected: the tie rule on the seen sets (/ best geomean / P95 / / default max (fired))")
+    print("\n6. rejected: the tie rule on the seen sets (/ best geomean / P95 / / default max (JIT picks, the tie rule's and the others'))")
     for near, slack in ((0.97, 0.0), (0.97, 0.01), (0.99, 0.01), (0.97, 0.02)):
         print(f"near {near} slack {slack}: seed 4 {tie(db4, sets[0][2], near, slack)}; "
               f"seed 9 pass {tie(db9, s9p, near, slack)}; seed 9 round0 {tie(db9, s9r, near, slack)}")
