@@ -95,7 +95,16 @@ std::vector<Neighbour> indexEntries(const std::vector<DbEntry>& entries) {
       if (c.status != Code::kOk) s = std::min(s, kUnreachedScore);
       n.scores.emplace_back(c.config, std::min(1.0, s));
     }
-    if (const double d = defaultMs(e); d > 0) n.scores.emplace_back(kDefaultClass, std::min(1.0, fastest / d));
+    if (const double d = defaultMs(e); d > 0) {
+      // The tuning's finalist comparison (the winner and the default re-timed interleaved) outranks
+      // the default's first-pass median: the default scores at least its winner / default ratio
+      // (1 where the tuning kept the default), so a config only the first pass saw beat the
+      // default is no evidence against it (predict.h).
+      double s = std::min(1.0, fastest / d);
+      const DefaultComparison& vd = e.vs_default;
+      if (vd.rounds > 0 && vd.baseline_ms > 0 && vd.ratio > 0) s = std::max(s, std::min(1.0, vd.ratio));
+      n.scores.emplace_back(kDefaultClass, s);
+    }
     // Sorted by config (the first of duplicates kept), for scoreAt's binary search.
     std::stable_sort(n.scores.begin(), n.scores.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });

@@ -9,12 +9,17 @@
 // prediction's neighbours and the JIT winners of every tuned key of that N x K. Its winner is
 // therefore a lower bound on how good the prediction could be among configs that won nearby, not
 // the full space's winner (bench/NOTES.md says so beside the figures).
-// Rounds: round 0 verifies and times every candidate; those more than 1.25x the best are dropped
-// (the prediction and the default always stay); the others are timed again, the order reversed
-// every other round. A candidate's time is the geometric mean of its rounds' medians.
+// Rounds: a verification pass first (each candidate's output read back and compared with the
+// trusted one; untimed), then a discarded lead-in of back-to-back runs, then the race (--race 1)
+// and the timed rounds, which run the candidates back to back as a busy GPU runs its kernels.
+// Round 0 times every candidate; those more than 1.25x the best are dropped (the prediction and the
+// default always stay); the others are timed again, the order reversed every other round. A
+// candidate's time is the geometric mean of its rounds' medians. --verify-pass 0: the earlier
+// method, round 0 verifying each candidate just before timing it (the GPU idles during each
+// host-side compare), kept to compare the two.
 //   shape_heldout_bench [--nk 6144x4096,...] [--train 20] [--max-m 8192] [--heldout 26] [--rounds 3]
 //                       [--top 3] [--vendor 3] [--train-s S] [--deadline-s S] [--seed S]
-//                       [--race 1] [--reuse-db 0] [--out rows.jsonl]
+//                       [--race 1] [--reuse-db 0] [--verify-pass 1] [--out rows.jsonl]
 // --race 1 (default): the "predicted" config is the race's pick (background mode times the default,
 // the prediction and the vendor's next picks for the key before tuning it: predict.h), timed by the
 // engine's own race apart from the re-timing; the bare prediction is re-timed too ("unraced").
@@ -55,7 +60,8 @@ struct Args {
   bool race = true;
   // Training keys already measured in the database (KTUNE_DB: an earlier run's training database)
   // are not tuned again: their recorded results are the training.
-  bool reuse = false;  // the config in use after background mode's race (predict.h), not the bare prediction  // 0: the first held-out set's M values; another seed draws other M values
+  bool reuse = false;
+  bool verify_pass = true;  // verification in its own pass before the timed rounds (file comment)
   double train_s = 0, deadline_s = 0;  // 0: no limit
   std::string out;
 };
@@ -79,6 +85,7 @@ bool parseArgs(int argc, char** argv, Args* a) {
     else if (f == "--seed") a->seed = std::atoi(v.c_str());
     else if (f == "--race") a->race = std::atoi(v.c_str()) != 0;
     else if (f == "--reuse-db") a->reuse = std::atoi(v.c_str()) != 0;
+    else if (f == "--verify-pass") a->verify_pass = std::atoi(v.c_str()) != 0;
     else if (f == "--rounds") a->rounds = std::max(1, std::atoi(v.c_str()));
     else if (f == "--top") a->top = std::atoi(v.c_str());
     else if (f == "--vendor") a->vendor = std::atoi(v.c_str());
@@ -197,15 +204,46 @@ std::vector<Cand> candidatesFor(Ctx& c, const GemmCall& call, const predict::Pre
   return v;
 }
 
-// Interleaved rounds over `v` (file comment); false when the prediction or the default failed.
+// The lead-in of the verification pass: this long of back-to-back runs, discarded.
+constexpr double kLeadInMs = 100;
+
+// The verification pass (file comment): every candidate of `v` run once, its output read back and
+// compared, untimed; returns "source:config" -> why, for each one that failed. Then kLeadInMs of
+// back-to-back runs of the first one that passed, discarded: the GPU idles during the host-side
+// compares, and after such an idle the first tens of ms of load run faster (on compute-bound keys
+// a candidate timed first after a 10 ms lead-in ran 8% faster than its back-to-back time:
+// bench/NOTES.md, issue 35 tenth pass), so the race and the timed rounds start from the steady
+// state of a busy GPU.
+std::map<std::string, std::string> verifyPass(Ctx& c, const GemmCall& call, const std::vector<Cand>& v) {
+  BenchOptions bo = c.tuner->options().bench;
+  bo.verify = true;
+  bo.warmup_ms = 0.01;
+  bo.rep_ms = 0.01;
+  std::map<std::string, std::string> failed;
+  const Cand* first = nullptr;
+  for (const Cand& x : v) {
+    CandidateResult res = c.tuner->benchmarkCandidate("gemm", &call, {x.config, x.source, ""}, bo, 0);
+    if (res.status != Code::kOk) failed[x.source + ":" + x.config] = res.reason.empty() ? "failed" : res.reason;
+    else if (!first) first = &x;
+  }
+  bo.verify = false;
+  bo.rep_ms = kLeadInMs;
+  bo.target_ci = 0;  // the whole budget, not a stop once the median is known
+  if (first) (void)c.tuner->benchmarkCandidate("gemm", &call, {first->config, first->source, ""}, bo, 0);
+  return failed;
+}
+
+// Interleaved rounds over `v`'s candidates without an error (file comment); false when the
+// prediction or the default failed. Round 0 verifies unless the verification pass ran.
 bool retime(Ctx& c, const GemmCall& call, std::vector<Cand>& v) {
   BenchOptions bo = c.tuner->options().bench;
   bo.warmup_ms = c.tuner->options().options.warmup_ms;
   bo.rep_ms = c.tuner->options().options.rep_ms;
-  std::vector<size_t> live(v.size());
-  for (size_t i = 0; i < v.size(); ++i) live[i] = i;
+  std::vector<size_t> live;
+  for (size_t i = 0; i < v.size(); ++i)
+    if (v[i].error.empty()) live.push_back(i);
   for (int r = 0; r < c.args->rounds; ++r) {
-    bo.verify = r == 0;
+    bo.verify = r == 0 && !c.args->verify_pass;
     std::vector<size_t> order = live;
     if (r % 2 == 1) std::reverse(order.begin(), order.end());
     for (size_t i : order) {
@@ -245,6 +283,7 @@ struct Row {
   nlohmann::json vendor_ids = nlohmann::json::object();
   // label -> why a candidate of the list has no time (a failed run, a refused config).
   nlohmann::json errors = nlohmann::json::object();
+  nlohmann::json rounds = nlohmann::json::object();  // label -> its median in each round it ran
 };
 
 // A candidate's label in the rows: a vendor algorithm by its heuristic rank for the key (ids are
@@ -265,6 +304,9 @@ Row heldOutRow(Ctx& c, const Buffers& b, int64_t m, int64_t n, int64_t k,
   auto p = c.op->predict(call.shape);
   auto def = c.op->lookup(call);
   if (!p.ok() || !def.ok()) return row.error = (!p.ok() ? p.status() : def.status()).toString(), row;
+  // The verification pass first (the race's entries are all in the list without its pick).
+  std::map<std::string, std::string> failed;
+  if (c.args->verify_pass) failed = verifyPass(c, call, candidatesFor(c, call, *p, *def, winners, nullptr));
   // The race as background mode runs it (predict.h): its own timing, apart from the re-timing below.
   predict::RaceEntry pick;
   if (c.args->race) {
@@ -294,6 +336,8 @@ Row heldOutRow(Ctx& c, const Buffers& b, int64_t m, int64_t n, int64_t k,
   row.is_rank = !row.is_default && p->source != "jit";
   row.predicted = (v[0].source == "jit" ? "" : v[0].source + ":") + v[0].config;
   row.candidates = int(v.size());
+  for (Cand& x : v)
+    if (auto f = failed.find(x.source + ":" + x.config); f != failed.end()) x.error = f->second;
   if (!retime(c, call, v)) return row.error = "predicted/default failed: " + v[0].error, row;
   const Cand* win = nullptr;
   const Cand* d = &v[0];
@@ -304,7 +348,7 @@ Row heldOutRow(Ctx& c, const Buffers& b, int64_t m, int64_t n, int64_t k,
     if (x.error.empty() && !x.ms.empty() && (!win || x.time() < win->time())) win = &x;
   }
   for (const Cand& x : v)
-    if (x.error.empty() && !x.ms.empty()) row.times.push_back({x.role, labelOf(x), x.time()});
+    if (x.error.empty() && !x.ms.empty()) row.times.push_back({x.role, labelOf(x), x.time()}), row.rounds[labelOf(x)] = x.ms;
     else if (!x.error.empty()) row.errors[labelOf(x)] = x.error.substr(0, 200);
   for (const Cand& x : v)
     if (x.source != "jit" && predict::vendorRank(x.config) >= 0) row.vendor_ids[labelOf(x)] = x.config;
@@ -418,6 +462,7 @@ void writeRow(std::ofstream& f, const Row& r) {
                       {"candidates", r.candidates}, {"predicted_default", r.is_default},
                       {"predicted_rank", r.is_rank}, {"times", r.times}, {"error", r.error},
                       {"raced", r.raced}, {"race_ms", r.race_ms}, {"race", r.race}, {"vendor_ids", r.vendor_ids}, {"errors", r.errors},
+                      {"rounds", r.rounds},
                       {"unraced_vs_winner", r.unraced_vs_winner},
                       {"unraced_vs_default", r.unraced_vs_default}}.dump()
     << "\n";
@@ -484,7 +529,8 @@ int run(const Args& a) {
     }
   }
   std::printf("held-out keys: %zu in %.1f s total (predicted config / best of the reduced list, and / "
-              "the default; interleaved, %d rounds)\n", rows.size(), since(t0), a.rounds);
+              "the default; interleaved, %d rounds, %s)\n", rows.size(), since(t0), a.rounds,
+              a.verify_pass ? "verified in a pass of its own" : "round 0 verifying each candidate");
   for (size_t i = 0; i < a.nk.size(); ++i) {
     const std::string name = std::to_string(a.nk[i].first) + "x" + std::to_string(a.nk[i].second);
     summary(name.c_str(), per[i]);
@@ -506,7 +552,7 @@ int main(int argc, char** argv) {
   if (!ktune::parseArgs(argc, argv, &a)) {
     std::fprintf(stderr, "usage: shape_heldout_bench [--nk NxK,...] [--train 20] [--max-m 8192] [--heldout 26] "
                          "[--rounds 3] [--top 3] [--vendor 3] [--train-s S] [--deadline-s S] [--seed S] [--race 1] [--reuse-db 0] "
-                         "[--out FILE]\n");
+                         "[--verify-pass 1] [--out FILE]\n");
     return 2;
   }
   return ktune::run(a);

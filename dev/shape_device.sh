@@ -14,6 +14,8 @@
 #     VENDOR=3 (cuBLASLt ranks after #0 in the held-out keys' reduced lists; TRAIN_S=0: no limit)
 #     RACE=1 (the rows' "predicted" config is background mode's race pick; 0: the bare prediction)
 #     REUSE_DB=bench/data/heldout_seed4/heldout_db.json.gz (that run's training, not tuned again)
+#     VERIFY_PASS=1 (the re-timing's verification in a pass of its own; 0: in round 0)
+#     AGAIN_S=45 (the same keys again, the other verification method, on this call's training)
 #   SHAPE_STAGE=first_call       step 1 only;  SHAPE_STAGE=heldout  step 3 only
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -73,17 +75,24 @@ echo "busy_stream rc=$? ($(el) s):"; grep -sE "RESULT|SKIP|rror" "$OUT/busy.log"
 
 # 3. Held-out quality (its own database; the store is shared with the runs above). REUSE_DB=FILE.gz:
 # that earlier run's training database is the training (its keys are not tuned again).
+# heldout NAME DEADLINE_S REUSE VERIFY_PASS (the bench's --verify-pass: 1 verification in a pass of
+# its own, 0 round 0 verifying each candidate before timing it).
+heldout() {
+  KTUNE_DB=/tmp/heldout_db.json KTUNE_WARMUP_MS=${WARMUP_MS:-2} KTUNE_REP_MS=${REP_MS:-8} \
+    timeout $(( $2 + 15 )) "$KB/shape_heldout_bench" --heldout "${HELDOUT:-26}" \
+    --train-s "${TRAIN_S:-55}" --deadline-s "$2" --seed "${SEED:-0}" \
+    --rounds "${ROUNDS:-3}" --vendor "${VENDOR:-3}" --race "${RACE:-1}" --reuse-db "$3" \
+    --verify-pass "$4" --out "$OUT/$1.jsonl" > "$OUT/$1.log" 2>&1
+  echo "$1 rc=$? ($(el) s):"; grep -vE "^ktune:" "$OUT/$1.log" | tail -12 | cut -c1-300
+}
 [ -n "${REUSE_DB:-}" ] && gzip -dc "$REUSE_DB" > /tmp/heldout_db.json
-KTUNE_DB=/tmp/heldout_db.json KTUNE_WARMUP_MS=${WARMUP_MS:-2} KTUNE_REP_MS=${REP_MS:-8} \
-  timeout $(( ${HELDOUT_S:-110} + 15 )) "$KB/shape_heldout_bench" --heldout "${HELDOUT:-26}" \
-  --train-s "${TRAIN_S:-55}" --deadline-s "${HELDOUT_S:-110}" --seed "${SEED:-0}" \
-  --rounds "${ROUNDS:-3}" --vendor "${VENDOR:-3}" --race "${RACE:-1}" --reuse-db $([ -n "${REUSE_DB:-}" ] && echo 1 || echo 0) \
-  --out "$OUT/heldout.jsonl" \
-  > "$OUT/heldout.log" 2>&1
-echo "heldout rc=$? ($(el) s):"; grep -vE "^ktune:" "$OUT/heldout.log" | tail -12 | cut -c1-300
+heldout heldout "${HELDOUT_S:-110}" "$([ -n "${REUSE_DB:-}" ] && echo 1 || echo 0)" "${VERIFY_PASS:-1}"
 # The training database (every candidate's time per tuned key, the vendor ranks included): what a
 # prediction rule can be checked against offline.
 gzip -c /tmp/heldout_db.json > "$OUT/heldout_db.json.gz" 2>/dev/null
+# AGAIN_S=S: the same keys again in a second process on the training just written, with the other
+# verification method (heldout_again.jsonl): the two methods compared on the same keys.
+[ "${AGAIN_S:-0}" -gt 0 ] && heldout heldout_again "$AGAIN_S" 1 $(( 1 - ${VERIFY_PASS:-1} ))
 
 # 4. torch.cuda.graph capture of tuned ktune.ops calls.
 if [ -n "$PYB" ]; then
@@ -96,5 +105,6 @@ fi
 echo "== table =="
 grep -hs RESULT "$OUT/first_call.log" "$OUT/busy.log" | cut -c1-260
 grep -vE "^ktune:|^TRAIN|^ERROR" "$OUT/heldout.log" | tail -8 | cut -c1-200
+[ -s "$OUT/heldout_again.log" ] && grep -vE "^ktune:|^TRAIN|^ERROR" "$OUT/heldout_again.log" | tail -8 | cut -c1-200
 nvidia-smi --query-gpu=name,clocks.sm,power.draw --format=csv,noheader
 echo "total: $(el) s"

@@ -168,6 +168,33 @@ TEST(Predict, TheTwoTunedKeysBracketingANewOneCanAgreeOnAConfig) {
   EXPECT_NE(predict::predict(predict::indexEntries(other), "M=20,N=512", all).rule, "bracketing keys");
 }
 
+// A tuned key's finalist comparison (the default re-timed interleaved against the winner) outranks
+// the default's first-pass median: where the tuning kept the default, a config that only the first
+// pass saw 15% faster is not evidence against the default.
+TEST(Predict, AKeyWhoseTuningKeptTheDefaultDoesNotVoteAgainstIt) {
+  auto all = [](const std::string&) { return true; };
+  auto es = [](double ratio) {
+    std::vector<DbEntry> v = {entry("M=2048,N=512", {cand("A", 1.0), cand("D", 1.15)}, "D"),
+                              entry("M=4096,N=512", {cand("A", 2.0), cand("D", 2.30)}, "D")};
+    for (DbEntry& e : v) {
+      e.vs_default.baseline_ms = e.candidates[1].stats.median_ms;
+      e.vs_default.winner_ms = e.vs_default.baseline_ms * ratio;
+      e.vs_default.ratio = ratio;
+    }
+    return v;
+  };
+  // Without a finalist comparison (baseline_ms 0) the first pass decides: A, by the bracketing keys.
+  auto first = es(1.0);
+  for (DbEntry& e : first) e.vs_default.baseline_ms = 0;
+  EXPECT_EQ(predict::predict(predict::indexEntries(first), "M=2784,N=512", all).config, "A");
+  // The finalists kept the default at both (ratio 1): the default.
+  auto kept = predict::predict(predict::indexEntries(es(1.0)), "M=2784,N=512", all);
+  EXPECT_EQ(kept.source, predict::kDefaultClass);
+  EXPECT_DOUBLE_EQ(kept.default_score, 1.0);
+  // The finalists confirmed the gain (A 13% faster than the default in the interleaved rounds): A.
+  EXPECT_EQ(predict::predict(predict::indexEntries(es(0.87)), "M=2784,N=512", all).config, "A");
+}
+
 // The upper-bracket rule: C won at the tuned M=16 but was never timed at M=8 (a tile the key below
 // cannot use), so neither the vote nor the bracketing rule can pick it for M=12; its time at 16 is
 // within kUpperSlack of the fastest time at 8 and 9% under the default's there, so M=12 runs C.
