@@ -55,10 +55,14 @@ void printRow(const RegretRow& r) {
                 r.exhaustive_winner == r.guided_winner
                     ? r.guided_winner.substr(0, 60).c_str()
                     : (r.exhaustive_winner.substr(0, 40) + " | " + r.guided_winner.substr(0, 40)).c_str());
-    // Different winners: each side's finalist decision (the line's tail, after the winners).
-    if (r.exhaustive_winner != r.guided_winner)
-      std::printf("%-34s   finalists: exhaustive %s | guided %s\n", "", r.exhaustive_why.c_str(),
-                  r.guided_why.c_str());
+    // Different winners: the re-timing's interval, each side's finalist decision and winner.
+    if (r.exhaustive_winner != r.guided_winner) {
+      std::printf("%-34s   re-timed %.4f [%.4f, %.4f] over %d rounds; finalists: exhaustive %s | "
+                  "guided %s\n", "", r.ratio, r.ratio_lo, r.ratio_hi, r.retime_rounds,
+                  r.exhaustive_why.c_str(), r.guided_why.c_str());
+      std::printf("%-34s   exhaustive %s\n%-34s   guided     %s\n", "", r.exhaustive_winner.c_str(),
+                  "", r.guided_winner.c_str());
+    }
   }
   std::fflush(stdout);
 }
@@ -78,6 +82,7 @@ nlohmann::json rowsJson(const std::vector<RegretRow>& rows) {
     a.push_back({{"name", r.name}, {"family", r.family}, {"key", r.key},
                  {"exhaustive_winner", r.exhaustive_winner}, {"guided_winner", r.guided_winner},
                  {"ratio", r.ratio}, {"ratio_lo", r.ratio_lo}, {"ratio_hi", r.ratio_hi},
+                 {"retime_rounds", r.retime_rounds},
                  {"exhaustive_s", r.exhaustive_s}, {"guided_s", r.guided_s},
                  {"candidates", r.candidates}, {"exhaustive_compiled", r.exhaustive_compiled},
                  {"guided_compiled", r.guided_compiled}, {"guided_reached", r.guided_reached},
