@@ -197,6 +197,7 @@ regret() {  # ops file seconds: one `ktune regret` run of that many seconds at m
   row "$2 rc=$? (limit ${3}s, exhaustive budgets x $EXH_BUDGET)"; grep -E "^keys" "$OUT/$2.txt" | tee -a "$SUM"
 }
 suite() {
+  [ "${NOSUITE:-0}" = 1 ] && return  # NOSUITE=1: no suite (a call that has time for the sets only)
   export KTUNE_CACHE_DIR=/tmp/kr-guided-suite; rm -rf "$KTUNE_CACHE_DIR"
   tuned suite "$SUITE" cold $(( $(left) - 15 ))
   rm -rf "$KTUNE_CACHE_DIR/db"
