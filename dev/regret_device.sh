@@ -154,7 +154,7 @@ export KTUNE_CACHE_DIR=/tmp/kr-guided-one; rm -rf "$KTUNE_CACHE_DIR"
 tuned one "$SHAPE" cold 40
 rm -rf "$KTUNE_CACHE_DIR/db"
 KTUNE_VERBOSE=1 tuned one "$SHAPE" warm 30
-grep -E "guided: round|finalists [0-9]" "$W/one_warm.err" | sed 's/\[[^]]*\]//' | tee -a "$SUM"
+grep -E "guided: round|finalists [0-9]|engine set-up" "$W/one_warm.err" | sed 's/\[[^]]*\]//' | tee -a "$SUM"
 # A second pair (empty cache again, then warm again): the spread between two processes.
 if [ "${AGAIN:-1}" = 1 ]; then
   rm -rf "$KTUNE_CACHE_DIR"; tuned one "$SHAPE" cold_again 40
