@@ -138,16 +138,6 @@ double winChance(const std::vector<double>& l, double margin, int planned) {
   const double z = (rest - mean) / (sd / std::sqrt(double(left)));
   return 0.5 * std::erfc(-z / std::sqrt(2.0));
 }
-// Whether rounds with per-round log ratios `l` are too spread out to say anything about a gain of
-// a few percent: their 95% interval wider than ±kFinalistUninformed (finalists.h).
-bool uninformed(const std::vector<double>& l) {
-  const int n = static_cast<int>(l.size());
-  if (n < 2) return true;
-  const double mean = std::accumulate(l.begin(), l.end(), 0.0) / n;
-  double ss = 0;
-  for (double x : l) ss += (x - mean) * (x - mean);
-  return studentT95(n - 1) * std::sqrt(ss / (n - 1)) / std::sqrt(double(n)) > kFinalistUninformed;
-}
 }  // namespace
 
 bool finalistCanStillWin(const std::vector<std::vector<double>>& times, int baseline, size_t i,
@@ -162,7 +152,9 @@ bool finalistCanStillWin(const std::vector<std::vector<double>>& times, int base
   // the mean only) is never given up: finalistsWorthMoreRounds may give it more rounds instead.
   const double mean = l.empty() ? 0 : std::accumulate(l.begin(), l.end(), 0.0) / double(l.size());
   const double bar = std::log(1 - margin);
-  return mean < bar || medianOf(l) < bar || uninformed(l) ||
+  // Rounds too spread out to say anything (kFinalistUninformed) give nobody up either.
+  const Paired p = paired(times[i], times[baseline]);
+  return mean < bar || medianOf(l) < bar || std::log(p.hi / p.ratio) > kFinalistUninformed ||
          winChance(l, margin, planned) >= kFinalistWinChance;
 }
 
