@@ -77,9 +77,9 @@ struct FamilyExtras {
   // Per config, replaces the spec's programmatic_wait: whether this config's kernel waits
   // (KTUNE_PDL_WAIT) before touching memory (a family of several kernel kinds, not all waiting).
   std::function<bool(const Config&)> programmatic_wait;
-  // Parameters whose every value the guided search races at least once before it stops: those
-  // whose effect the prior (the grid's waves, a tile's intensity) cannot rank, e.g. a row-wise
-  // kernel's rows per block (autotune/guided.h, coverage).
+  // Parameters whose every combination of values (among the candidates) the guided search races
+  // at least once before it stops: those whose effect the prior (the grid's waves, a tile's
+  // intensity) cannot rank, e.g. a row-wise kernel's rows per block (autotune/guided.h, coverage).
   std::vector<std::string> race_each;
 };
 

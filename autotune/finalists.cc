@@ -152,7 +152,10 @@ bool finalistCanStillWin(const std::vector<std::vector<double>>& times, int base
   // the mean only) is never given up: finalistsWorthMoreRounds may give it more rounds instead.
   const double mean = l.empty() ? 0 : std::accumulate(l.begin(), l.end(), 0.0) / double(l.size());
   const double bar = std::log(1 - margin);
-  return mean < bar || medianOf(l) < bar || winChance(l, margin, planned) >= kFinalistWinChance;
+  // Rounds too spread out to say anything (kFinalistUninformed) give nobody up either.
+  const Paired p = paired(times[i], times[baseline]);
+  return mean < bar || medianOf(l) < bar || std::log(p.hi / p.ratio) > kFinalistUninformed ||
+         winChance(l, margin, planned) >= kFinalistWinChance;
 }
 
 bool finalistsCanStillWin(const std::vector<std::vector<double>>& times, int baseline,
@@ -439,7 +442,6 @@ int runFinalists(FinalistRun& fr, DefaultComparison* cmp) {
   // A single finalist has nothing to be compared with: one round re-verifies it. Otherwise the
   // rounds stop once the decision is settled.
   int rounds = fin.size() < 2 ? 1 : std::max(2, fr.e.engineOptions().finalist_rounds);
-  if (fr.at_floor) rounds = std::min(rounds, kMinFinalistRounds);
   // Past the planned rounds only while a gain above the margin is still undecided.
   const int extra = fin.size() < 2 || fr.at_floor ? 0 : kFinalistExtraRounds;
   const int b = base >= 0 ? 0 : -1;

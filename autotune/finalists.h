@@ -67,6 +67,12 @@ bool finalistsWorthMoreRounds(const std::vector<std::vector<double>>& times, int
 // `planned` rounds its ratio is below 1 - margin with an interval below 1 is at least
 // kFinalistWinChance. Futile for every challenger: the default stays.
 inline constexpr double kFinalistWinChance = 0.05;
+// ...unless its rounds say nothing yet: their 95% interval is wider than ±kFinalistUninformed (a
+// disturbed round among the first 3, or a few-µs kernel's ±3% rounds). The trend above then
+// extrapolates the disturbance, and gave up challengers whose 3 rounds read [0.94, 1.09] or
+// [0.68, 1.46] and that were 2-6% faster than the default kept (issue 34's regret runs, six of the
+// ten misses of one call). Such a challenger stays for the planned rounds.
+inline constexpr double kFinalistUninformed = 0.05;
 bool finalistsCanStillWin(const std::vector<std::vector<double>>& times, int baseline,
                           double margin, int planned);
 // One challenger's part of finalistsCanStillWin: whether challenger i (not the baseline) can still

@@ -230,8 +230,10 @@ std::string groupOf(const Config& c) {
 
 std::vector<std::string> coverageClasses(const Config& c, const std::vector<std::string>& named) {
   std::vector<std::string> out{"group:" + groupOf(c)};
+  std::string values;  // one class for the combination of the named values the config has
   for (const std::string& name : named)
-    if (c.has(name)) out.push_back(name + "=" + c.getStr(name));
+    if (c.has(name)) values += (values.empty() ? "" : ",") + name + "=" + c.getStr(name);
+  if (!values.empty()) out.push_back(values);
   return out;
 }
 

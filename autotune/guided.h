@@ -137,15 +137,18 @@ inline constexpr size_t kStallAfter = 16;
 
 // Coverage: classes of configs the prior cannot rank against each other, each of which the race
 // measures at least once before it stops. A class is a calibration group (groupOf: a different
-// kernel, whose constant factor the static score does not know) or one value of a parameter the
-// family names (ErasedFamily::race_each: a row-wise kernel's ROWS_PER_BLOCK, which the static
-// score does not separate: its grid's waves come out the same). The stall waits for both kinds;
-// the regret estimate's stop waits for the named values only (it already predicts an unmeasured
-// group from the measured ones' constants, but cannot tell one named value from another).
+// kernel, whose constant factor the static score does not know) or one combination of the values
+// of the parameters the family names (ErasedFamily::race_each: a row-wise kernel's
+// ROWS_PER_BLOCK, which the static score does not separate: its grid's waves come out the same).
+// Combinations, not each value alone: the GEMM decode kind's body (DC_WG) and its blocks per SM
+// (DC_GRID) interact, and covering each value once let a 1-row key race the winning DC_GRID only
+// with a slower body and the winning body only with another DC_GRID. The stall waits for both
+// kinds of class; the regret estimate's stop waits for the named ones only (it already predicts
+// an unmeasured group from the measured ones' constants, but cannot tell named values apart).
 // A class counts as covered once one of its configs was raced (timed, rejected or failed): one
 // compile per class, so the stall's bound on compiles grows by the classes' count at most.
-// Per position of the prior's order, its classes: "group:<groupOf>" and "NAME=value" for each
-// named parameter the config has.
+// Per position of the prior's order, its classes: "group:<groupOf>" and, when the config has any
+// named parameter, "A=x,B=y" (the named parameters it has, in the family's order).
 std::vector<std::string> coverageClasses(const Config& c, const std::vector<std::string>& named);
 // Positions to race before the race may stop: for each class with no taken position, its first
 // untaken position in the prior's order (its best-ranked config). The calibration groups' classes

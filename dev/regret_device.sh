@@ -154,7 +154,7 @@ export KTUNE_CACHE_DIR=/tmp/kr-guided-one; rm -rf "$KTUNE_CACHE_DIR"
 tuned one "$SHAPE" cold 40
 rm -rf "$KTUNE_CACHE_DIR/db"
 KTUNE_VERBOSE=1 tuned one "$SHAPE" warm 30
-grep -E "guided: round|finalists [0-9]" "$W/one_warm.err" | sed 's/\[[^]]*\]//' | tee -a "$SUM"
+grep -E "guided: round|finalists [0-9]|engine set-up" "$W/one_warm.err" | sed 's/\[[^]]*\]//' | tee -a "$SUM"
 # A second pair (empty cache again, then warm again): the spread between two processes.
 if [ "${AGAIN:-1}" = 1 ]; then
   rm -rf "$KTUNE_CACHE_DIR"; tuned one "$SHAPE" cold_again 40
@@ -197,6 +197,7 @@ regret() {  # ops file seconds: one `ktune regret` run of that many seconds at m
   row "$2 rc=$? (limit ${3}s, exhaustive budgets x $EXH_BUDGET)"; grep -E "^keys" "$OUT/$2.txt" | tee -a "$SUM"
 }
 suite() {
+  [ "${NOSUITE:-0}" = 1 ] && return  # NOSUITE=1: no suite (a call that has time for the sets only)
   export KTUNE_CACHE_DIR=/tmp/kr-guided-suite; rm -rf "$KTUNE_CACHE_DIR"
   tuned suite "$SUITE" cold $(( $(left) - 15 ))
   rm -rf "$KTUNE_CACHE_DIR/db"

@@ -247,7 +247,8 @@ Expected<std::unique_ptr<GemmOp>> GemmOp::create(Engine& tuner, OpOptions option
   x.defines = [](const Config& c, const void* p) { return gemmDefines(c, callOf(p)); };
   // The decode kind's body (DC_WG: mma.sync, wgmma, TMA-fed, CUDA-core FMA: four kernels under
   // one KIND) and its stream-K blocks per SM (DC_GRID: whole waves whatever the value) are what
-  // the prior cannot rank: the guided race times each value before it stops (autotune/guided.h).
+  // the prior cannot rank, and they interact: the guided race times each (DC_WG, DC_GRID) pair
+  // before it stops (autotune/guided.h).
   x.race_each = {"DC_WG", "DC_GRID"};
   f.key = [](const GemmCall& call, KeyFields& k) { gemmKey(call, EngineViews::key(k)); };
   f.launch = [dev](const Knobs& c, const GemmCall& call, const DeviceFacts&) {

@@ -214,8 +214,10 @@ RowFamily<A> kernelFamily(Engine& t, rw::RowDType dt, const RowKernel<P>& k) {
   x.space = k.space(dt, lim);
   x.default_config = k.default_config(dt, lim);
   // Rows per block changes the grid by a factor the waves hide (1024 rows: 8, 4 or 2 full waves),
-  // so the prior cannot rank it: the guided race times each value before it stops.
-  x.race_each = {"ROWS_PER_BLOCK"};
+  // and SiLU·Mul's load hint (L2 evict_first) changes no launch figure at all, so the prior cannot
+  // rank either: the guided race times each combination before it stops (the exhaustive winners
+  // of SiLU·Mul at 1024-4096 rows had LOAD_HINT=1 where the guided ones kept 0).
+  x.race_each = {"ROWS_PER_BLOCK", "LOAD_HINT"};
   f.programmatic_wait = true;  // both kernels start with KTUNE_PDL_WAIT (templates/kernels/)
   x.prune = makeStaticPruner(staticPruneOptionsFrom(t.options().options),
                              [probe = k.probe](const Config& c, const DeviceInfo& d) {

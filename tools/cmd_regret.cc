@@ -26,7 +26,7 @@ const char* const kRegretUsage =
     "  time. --limit N: N shapes spread evenly over the set (each category keeps a share).\n"
     "  With --deadline the shapes run in an order whose every prefix is spread over the set;\n"
     "  --skip N leaves out that order's first N (the rest of a run its deadline cut).\n"
-    "  --only TEXT: only the shapes whose name contains TEXT (\"x4096x4096 NT\").\n"
+    "  --only TEXT: only the shapes whose name contains TEXT (\"x4096x4096 NT\"; A|B: either).\n"
     "  --exhaustive-budget F: the exhaustive side's warm-up and measurement budgets times F (the\n"
     "  re-timing of the two winners keeps the full ones), for a large set in a short run.\n"
     "  KTUNE_BACKEND=sim runs it on the simulated device (deterministic costs; --set ci).";
@@ -35,6 +35,14 @@ namespace {
 
 bool wanted(const std::string& ops, const std::string& op) {
   return ops.empty() || ("," + ops + ",").find("," + op + ",") != std::string::npos;
+}
+
+// Whether `name` contains one of the '|'-separated texts of `only` (empty: every name).
+bool namedBy(const std::string& only, const std::string& name) {
+  size_t from = 0;
+  for (size_t bar; (bar = only.find('|', from)) != std::string::npos; from = bar + 1)
+    if (name.find(only.substr(from, bar - from)) != std::string::npos) return true;
+  return name.find(only.substr(from)) != std::string::npos;
 }
 
 void printHeader() {
@@ -55,10 +63,14 @@ void printRow(const RegretRow& r) {
                 r.exhaustive_winner == r.guided_winner
                     ? r.guided_winner.substr(0, 60).c_str()
                     : (r.exhaustive_winner.substr(0, 40) + " | " + r.guided_winner.substr(0, 40)).c_str());
-    // Different winners: each side's finalist decision (the line's tail, after the winners).
-    if (r.exhaustive_winner != r.guided_winner)
-      std::printf("%-34s   finalists: exhaustive %s | guided %s\n", "", r.exhaustive_why.c_str(),
-                  r.guided_why.c_str());
+    // Different winners: the re-timing's interval, each side's finalist decision and winner.
+    if (r.exhaustive_winner != r.guided_winner) {
+      std::printf("%-34s   re-timed %.4f [%.4f, %.4f] over %d rounds; finalists: exhaustive %s | "
+                  "guided %s\n", "", r.ratio, r.ratio_lo, r.ratio_hi, r.retime_rounds,
+                  r.exhaustive_why.c_str(), r.guided_why.c_str());
+      std::printf("%-34s   exhaustive %s\n%-34s   guided     %s\n", "", r.exhaustive_winner.c_str(),
+                  "", r.guided_winner.c_str());
+    }
   }
   std::fflush(stdout);
 }
@@ -78,6 +90,7 @@ nlohmann::json rowsJson(const std::vector<RegretRow>& rows) {
     a.push_back({{"name", r.name}, {"family", r.family}, {"key", r.key},
                  {"exhaustive_winner", r.exhaustive_winner}, {"guided_winner", r.guided_winner},
                  {"ratio", r.ratio}, {"ratio_lo", r.ratio_lo}, {"ratio_hi", r.ratio_hi},
+                 {"retime_rounds", r.retime_rounds},
                  {"exhaustive_s", r.exhaustive_s}, {"guided_s", r.guided_s},
                  {"candidates", r.candidates}, {"exhaustive_compiled", r.exhaustive_compiled},
                  {"guided_compiled", r.guided_compiled}, {"guided_reached", r.guided_reached},
@@ -109,7 +122,7 @@ int cmdRegret(const std::vector<std::string>& argv) {
   const long limit = std::atol(args->get("--limit", "0").c_str());
   const std::string only = args->get("--only", "");
   for (const auto& s : *set)
-    if (wanted(ops, s.op) && s.name.find(only) != std::string::npos) shapes.push_back(s);
+    if (wanted(ops, s.op) && namedBy(only, s.name)) shapes.push_back(s);
   shapes = spread(shapes, limit > 0 ? size_t(limit) : 0);
   RegretOptions ro;
   ro.shared_store = !args->has("--cold");

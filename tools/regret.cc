@@ -156,11 +156,13 @@ std::string label(const TuneReport& r) {
 }
 
 // Interleaved re-timing of the two winners on the exhaustive side's tuner (it compiled both),
-// with the budgets of `bo` (the guided side's: the full ones).
+// with the budgets of `bo` (the guided side's: the full ones), until retimeDecided.
 Status retime(Engine& t, const std::string& family, const Problem& p, const CandidateResult& a,
-              const CandidateResult& b, int rounds, const BenchOptions& bo, RegretRow* row) {
+              const CandidateResult& b, const RegretOptions& o, const BenchOptions& bo,
+              RegretRow* row) {
   std::vector<double> logs;
-  for (int r = 0; r < rounds; ++r) {
+  const int most = o.max_rounds > 0 ? o.max_rounds : 3 * o.rounds;
+  for (int r = 0; !retimeDecided(logs, o.rounds, most); ++r) {
     double ms[2] = {0, 0};
     for (int k = 0; k < 2; ++k) {
       const int which = (r % 2 == 0) ? k : 1 - k;
@@ -171,14 +173,8 @@ Status retime(Engine& t, const std::string& family, const Problem& p, const Cand
     }
     logs.push_back(std::log(ms[1] / ms[0]));
   }
-  double mean = 0, ss = 0;
-  for (double x : logs) mean += x / double(logs.size());
-  for (double x : logs) ss += (x - mean) * (x - mean);
-  const double n = double(logs.size());
-  const double half = n < 2 ? 0 : studentT95(int(n) - 1) * std::sqrt(ss / (n - 1)) / std::sqrt(n);
-  row->ratio = std::exp(mean);
-  row->ratio_lo = std::exp(mean - half);
-  row->ratio_hi = std::exp(mean + half);
+  retimeRatio(logs, &row->ratio, &row->ratio_lo, &row->ratio_hi);
+  row->retime_rounds = static_cast<int>(logs.size());
   return Status::Ok();
 }
 
@@ -228,12 +224,32 @@ RegretRow oneShape(Side& ex, Side& gd, const RegretShape& s, const RegretOptions
   const CandidateResult *a = winnerOf(*re), *b = winnerOf(*rg);
   if (!a || !b) return row.error = "a side recorded no winner", row;
   if (a->config == b->config && a->source == b->source) return row;
-  Status st = retime(*ex.tuner, re->family, *p, *a, *b, o.rounds, gd.tuner->options().bench, &row);
+  Status st = retime(*ex.tuner, re->family, *p, *a, *b, o, gd.tuner->options().bench, &row);
   if (!st.ok()) row.error = st.toString();
   return row;
 }
 
 }  // namespace
+
+void retimeRatio(const std::vector<double>& logs, double* ratio, double* lo, double* hi) {
+  double mean = 0, ss = 0;
+  for (double x : logs) mean += x / double(logs.size());
+  for (double x : logs) ss += (x - mean) * (x - mean);
+  const double n = double(logs.size());
+  const double half = n < 2 ? 0 : studentT95(int(n) - 1) * std::sqrt(ss / (n - 1)) / std::sqrt(n);
+  *ratio = std::exp(mean);
+  *lo = std::exp(mean - half);
+  *hi = std::exp(mean + half);
+}
+
+bool retimeDecided(const std::vector<double>& logs, int min_rounds, int max_rounds) {
+  const int n = static_cast<int>(logs.size());
+  if (n < min_rounds || n % 2 != 0) return false;
+  if (n >= max_rounds) return true;
+  double ratio = 1, lo = 1, hi = 1;
+  retimeRatio(logs, &ratio, &lo, &hi);
+  return hi <= kRegretWithin || lo > kRegretWithin;
+}
 
 std::vector<RegretShape> spread(const std::vector<RegretShape>& all, size_t limit) {
   if (limit == 0 || limit >= all.size()) return all;
@@ -287,7 +303,7 @@ RegretSummary summarize(const std::vector<RegretRow>& rows) {
   for (const RegretRow& r : rows) {
     if (!r.error.empty()) continue;
     ++s.keys;
-    s.within_1pct += r.ratio <= 1.01 ? 1 : 0;
+    s.within_1pct += r.ratio <= kRegretWithin ? 1 : 0;
     logsum += std::log(r.ratio);
     s.worst = std::max(s.worst, r.ratio);
     s.exhaustive_s += r.exhaustive_s;

@@ -31,6 +31,7 @@ struct RegretRow {
   // Guided winner's time over the exhaustive winner's from the interleaved re-timing (1 when they
   // are the same candidate), with its 95% interval.
   double ratio = 1, ratio_lo = 1, ratio_hi = 1;
+  int retime_rounds = 0;  // interleaved rounds run (0: the same winner, none)
   double exhaustive_s = 0, guided_s = 0;  // tuning wall time of each
   int candidates = 0;                      // JIT candidates of the key (after constraints)
   int exhaustive_compiled = 0, guided_compiled = 0;  // compiles + store hits each made
@@ -50,6 +51,10 @@ struct RegretOptions {
   // false: each side its own cold store (<root>/<side>), both timings cold on their first shapes.
   bool shared_store = true;
   int rounds = 6;          // interleaved re-timing rounds when the winners differ
+  // Up to this many (0: 3 x rounds), in pairs, while the ratio's 95% interval still holds both
+  // sides of kRegretWithin (retimeDecided): a few-µs kernel's round moves ±3%, so `rounds` alone
+  // could not tell a 2% miss from noise.
+  int max_rounds = 0;
   // The exhaustive side's do_bench budgets (warm-up and measurement) scaled by this, so a set of
   // 60+ keys fits one device call; its winner still goes through its own finalists' interleaved
   // rounds, and the re-timing against the guided winner uses the full budgets. 1: as the guided
@@ -76,6 +81,16 @@ std::vector<RegretShape> spreadOrder(const std::vector<RegretShape>& all);
 // seconds), "gpu" (>= 60 GEMM shapes: the LLM suite, decode M = 1..128, odd shapes, NN/NT/TN;
 // >= 20 row-wise shapes). kInvalidArgument for another name.
 Expected<std::vector<RegretShape>> regretSet(const std::string& name);
+
+// The quality bound the summary counts against: guided winner within 1% of the exhaustive one.
+inline constexpr double kRegretWithin = 1.01;
+// Paired ratio of the re-timing from its per-round log ratios (guided over exhaustive): the mean
+// and its 95% Student interval, exponentiated.
+void retimeRatio(const std::vector<double>& logs, double* ratio, double* lo, double* hi);
+// Whether the re-timing may stop after these rounds: at least `min_rounds` and an even count
+// (each winner first as often as last), then once the interval lies on one side of
+// kRegretWithin or `max_rounds` are done.
+bool retimeDecided(const std::vector<double>& logs, int min_rounds, int max_rounds);
 
 // Runs the harness; a shape that fails is a row with `error`. Errors: a tuner cannot be made.
 Expected<std::vector<RegretRow>> runRegret(std::shared_ptr<Backend> backend, const Options& base,

@@ -416,6 +416,29 @@ TEST(GuidedRegret, LimitSpreadsOverTheSet) {
   EXPECT_TRUE(p && d && o && l);
 }
 
+// The re-timing of two winners runs its minimum, then more rounds in pairs while its interval
+// still holds both sides of 1.01: a few-µs kernel's rounds move ±3% each, and 4 rounds at 1.0229
+// [0.99, 1.06] cannot say whether the guided winner missed by 2% or not at all.
+TEST(GuidedRegret, RetimingRunsUntilTheOnePercentQuestionIsDecided) {
+  const double d = 0.03;  // a round's log ratio moves about this much
+  std::vector<double> logs = {std::log(1.02) + d, std::log(1.02) - d, std::log(1.02) + d,
+                              std::log(1.02) - d};
+  double r = 0, lo = 0, hi = 0;
+  cli::retimeRatio(logs, &r, &lo, &hi);
+  EXPECT_NEAR(r, 1.02, 1e-9);
+  EXPECT_LT(lo, cli::kRegretWithin);
+  EXPECT_GT(hi, cli::kRegretWithin);
+  EXPECT_FALSE(cli::retimeDecided(logs, 4, 12));  // undecided: more rounds
+  EXPECT_TRUE(cli::retimeDecided(logs, 4, 4));    // at the most
+  logs.push_back(std::log(1.02));
+  EXPECT_FALSE(cli::retimeDecided(logs, 4, 12));  // odd: each winner first as often as last
+  EXPECT_FALSE(cli::retimeDecided({0.0, 0.0}, 4, 12));  // below the minimum
+  // Steady rounds decide at the minimum, on either side of 1.01.
+  EXPECT_TRUE(cli::retimeDecided({0.0, 0.0, 0.001, -0.001}, 4, 12));
+  const double miss = std::log(1.03);
+  EXPECT_TRUE(cli::retimeDecided({miss, miss + 0.001, miss - 0.001, miss}, 4, 12));
+}
+
 // The regret harness on the simulated device: every key's guided winner within 1% of the
 // exhaustive winner (the cost model is exact, so the re-timing ratio is exact too), and the guided
 // search compiles fewer configs than the exhaustive one.
