@@ -198,6 +198,7 @@ constexpr int kCluster = CLUSTER_M;
 #if BLOCK_N % 64 != 0
 #include "tma_wgmma_wide.cuh"
 #endif
+#include "tma_wgmma_first.cuh"
 
 // Tile `tile` of a grid_m x grid_n grid of (kCluster * kBM) x kBN cluster tiles, in GROUP_M order;
 // this block's rows start `rank` block tiles further down.
@@ -235,7 +236,13 @@ KTUNE_DEVICE unsigned long long operand_desc(unsigned addr, int kk) {
   return ktune::make_desc_addr(addr) + 2ull * kk;
 }
 
+// acc += A * B; kFirst: acc = A * B (wgmma_first: the old accumulators are neither read nor live).
+template <bool kFirst>
 KTUNE_DEVICE void mma_step(float (&acc)[kAcc], unsigned long long da, unsigned long long db) {
+  if (kFirst) {
+    wgmma_first(acc, da, db);
+    return;
+  }
 #if BLOCK_N == 256
   ktune::wgmma_n256(acc, da, db, 1);
 #elif BLOCK_N == 224
@@ -337,6 +344,9 @@ KTUNE_DEVICE float scaled_alpha(float alpha, const float* scale_a, const float* 
 
 // One k-tile of this consumer's MMAs, once the stage's `full` barrier (phase `parity`) completed:
 // 128 bytes of K in four wgmma steps per 64-row slab, committed as one group (not waited for).
+// kFirst: the unit's first k-tile, whose first step overwrites the accumulators (scale-d 0), so
+// the tile switch spends no instructions on zeroing them while the tensor pipe waits.
+template <bool kFirst = false>
 KTUNE_DEVICE void mma_ktile(float (&acc)[kWgM][kAcc], unsigned full_bar, unsigned parity,
                             unsigned a_stage, unsigned b_stage, int cw) {
   mbar_wait(full_bar, parity);  // in a cluster half the bytes come from the partner (see mbar_wait)
@@ -345,8 +355,12 @@ KTUNE_DEVICE void mma_ktile(float (&acc)[kWgM][kAcc], unsigned full_bar, unsigne
   for (int kk = 0; kk < 4; ++kk)  // 128 bytes of K in steps of 32
 #pragma unroll
     for (int w = 0; w < kWgM; ++w)
-      mma_step(acc[w], operand_desc<KT_A_MN>(a_stage + ((kPP ? 0 : cw) * kWgM + w) * 64 * kBK * kElem, kk),
-               operand_desc<KT_B_MN>(b_stage, kk));
+      if (kk == 0)
+        mma_step<kFirst>(acc[w], operand_desc<KT_A_MN>(a_stage + ((kPP ? 0 : cw) * kWgM + w) * 64 * kBK * kElem, 0),
+                         operand_desc<KT_B_MN>(b_stage, 0));
+      else
+        mma_step<false>(acc[w], operand_desc<KT_A_MN>(a_stage + ((kPP ? 0 : cw) * kWgM + w) * 64 * kBK * kElem, kk),
+                        operand_desc<KT_B_MN>(b_stage, kk));
   ktune::wgmma_commit();
 }
 
@@ -440,11 +454,26 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
     const Unit un = sched_unit(sc, j);
     int m0, n0;
     tile_coords(un.tile, grid_m, grid_n, rank, m0, n0);
+    // The unit's first k-tile, peeled: its first MMAs overwrite the accumulators (mma_ktile<true>),
+    // so they are neither zeroed at the tile switch nor live beside the packed C before it; a unit
+    // without k-tiles (K = 0) zeroes them.
+    int kt = un.kb;
+    if (kt < un.ke) {
+      const unsigned s = it % kStages;
+      mma_ktile<true>(acc, full + 8 * s, (it / kStages) & 1u, sA + s * kATile * kElem,
+                      sB + s * kBTile * kElem, cw);
+#if KT_DEFER
+      if (pend > 0) flush_pieces(pk, 0, &tmC, ebuf, pm0, pn0, warp, g, q, tid & 127, 1 + cw);
+#endif
+      ktune::wgmma_wait<1>();
+      ++kt, ++it;
+    } else {
 #pragma unroll
-    for (int w = 0; w < kWgM; ++w)
+      for (int w = 0; w < kWgM; ++w)
 #pragma unroll
-      for (int i = 0; i < kAcc; ++i) acc[w][i] = 0.0f;
-    for (int kt = un.kb; kt < un.ke; ++kt, ++it) {
+        for (int i = 0; i < kAcc; ++i) acc[w][i] = 0.0f;
+    }
+    for (; kt < un.ke; ++kt, ++it) {
       const unsigned s = it % kStages;
       mma_ktile(acc, full + 8 * s, (it / kStages) & 1u, sA + s * kATile * kElem,
                 sB + s * kBTile * kElem, cw);
@@ -455,7 +484,7 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
 #endif
       ktune::wgmma_wait<1>();
       // The wgmma group of the previous k-tile has finished reading its slot: hand it back.
-      if (kt > un.kb && lane == 0) release_slot(empty, empty_partner, (it - 1) % kStages);
+      if (lane == 0) release_slot(empty, empty_partner, (it - 1) % kStages);
     }
     ktune::wgmma_wait<0>();
     if (un.ke > un.kb && lane == 0) release_slot(empty, empty_partner, (it - 1) % kStages);
