@@ -192,14 +192,6 @@ constexpr int kEpiBoxes = kPP ? 1 : 2;
 constexpr int kEpiBytes = KT_EPI_TMA ? kEpiBoxes * 8192 : 0;
 // EPI_TMA = 2: the TMA-store epilogue deferred into the next tile's k-loop (tma_epilogue.cuh).
 #define KT_DEFER (KT_EPI_TMA && EPI_TMA == 2)
-// KT_SKEW = s > 0 (cooperative kernel, a probe): consumer 1 starts once consumer 0's k-tile s is
-// issued and its k-tile s - 1 has completed, so the two reach their tile switches about s k-tiles
-// apart and one's MMAs run while the other packs and starts its next tile (named barrier 5).
-#ifndef KT_SKEW
-#define KT_SKEW 0
-#endif
-constexpr unsigned kSkew = kCons == 2 ? KT_SKEW : 0;
-static_assert(KT_SKEW < NUM_STAGES, "KT_SKEW: consumer 0 runs ahead into the free stages only");
 constexpr int kCluster = CLUSTER_M;
 
 #include "tma_primitives.cuh"
@@ -458,7 +450,6 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
 #endif
   unsigned it = 0;
   const int units = sched_units(sc);
-  if (kSkew > 0 && cw == 1) bar_named(5, 256);  // consumer 0's arrival: see KT_SKEW
   for (int j = 0; j < units; ++j) {
     const Unit un = sched_unit(sc, j);
     int m0, n0;
@@ -475,7 +466,6 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
       if (pend > 0) flush_pieces(pk, 0, &tmC, ebuf, pm0, pn0, warp, g, q, tid & 127, 1 + cw);
 #endif
       ktune::wgmma_wait<1>();
-      if (kSkew > 0 && cw == 0 && it == kSkew) bar_arrive_named(5, 256);
       ++kt, ++it;
     } else {
 #pragma unroll
@@ -493,7 +483,6 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
         flush_pieces(pk, kt - un.kb, &tmC, ebuf, pm0, pn0, warp, g, q, tid & 127, 1 + cw);
 #endif
       ktune::wgmma_wait<1>();
-      if (kSkew > 0 && cw == 0 && it == kSkew) bar_arrive_named(5, 256);
       // The wgmma group of the previous k-tile has finished reading its slot: hand it back.
       if (lane == 0) release_slot(empty, empty_partner, (it - 1) % kStages);
     }
@@ -517,7 +506,6 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
     store_tile(acc, c_tma_ok ? &tmC : nullptr, epi + cw * kEpiBytes, C, bias, m0 + cw * kWgM * 64,
                n0, warp, g, q, tid & 127, 1 + cw, M, N, ldc, alpha, beta);
   }
-  if (kSkew > 0 && cw == 0 && it <= kSkew) bar_arrive_named(5, 256);  // fewer k-tiles than the skew
 #if KT_DEFER
   for (int p = 0; p < pend; ++p) flush_pieces(pk, p, &tmC, ebuf, pm0, pn0, warp, g, q, tid & 127, 1 + cw);
 #endif

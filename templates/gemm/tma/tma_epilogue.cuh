@@ -4,9 +4,6 @@
 KTUNE_DEVICE void bar_named(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
-KTUNE_DEVICE void bar_arrive_named(int id, int threads) {
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
 KTUNE_DEVICE void tma_store_2d(const TensorMap* map, unsigned src, int c0, int r0) {
   asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(
                    reinterpret_cast<unsigned long long>(map)),

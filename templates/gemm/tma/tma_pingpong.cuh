@@ -1,5 +1,8 @@
 // The TMA GEMM's ping-pong consumer (PINGPONG = 1; what it does and why: tma.cuh's header),
 // included by tma.cuh where its kernel needs it: it uses that file's constants and helpers.
+KTUNE_DEVICE void bar_arrive_named(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
 
 // The ping-pong consumer (PINGPONG = 1, see the header): units j = cw, cw + 2, ... of the block's
 // schedule, each a whole tile of this warpgroup; `it` counts every k-tile of the ring, the other
