@@ -2,7 +2,7 @@
 # dev/fp8_pp2_device.sh): OUT, the clock T0, left() (seconds of BUDGET left; the script's own
 # default in BUDGET_DEFAULT) and at(), the cooperative default D and its one-slice form B (and D's
 # schedule on 224 / 176-wide tiles, W224 / W176, ping-pong 128x176 / 128x168 tiles, P176 / P168,
-# the cluster pairs CL2, CL2E2, the KT_SKEW probe's DS1 / DS2); the
+# the cluster pairs CL2, CL2E2); the
 # GPU's clocks and power into $OUT/gpu.txt, the prebuilt binaries of pb/ (their libbenchmark in
 # pb/lib) checked to run here, and one kernel cache for the call.
 export PATH="$PATH:/usr/local/cuda/bin"
@@ -26,10 +26,6 @@ CL2="BLOCK_N=256,CONSUMERS=2,CLUSTER_M=2,WG_M=1,NUM_STAGES=4,GROUP_M=8,EPI_TMA=1
 CL2E2="BLOCK_N=256,CONSUMERS=2,CLUSTER_M=2,WG_M=1,NUM_STAGES=4,GROUP_M=16,EPI_TMA=2,SPLIT_K=1,PINGPONG=0"
 # Ping-pong with a 128x168 tile per consumer (cuBLASLt's tile at 4096x6144x4096).
 P168="BLOCK_N=168,$C2,WG_M=2,NUM_STAGES=4,GROUP_M=16,EPI_TMA=1,SPLIT_K=1,PINGPONG=1"
-# The KT_SKEW probe binary (dev/fp8_stage.sh SKEW_PROBE=1: pb/bench/gemm_bench_skew) reads GROUP_M
-# 15 / 17 as D with consumer 1 one / two k-tiles behind consumer 0 (tile order as GROUP_M 16 nearly).
-DS1="BLOCK_N=256,$C2,WG_M=1,NUM_STAGES=4,GROUP_M=15,EPI_TMA=2,SPLIT_K=2,PINGPONG=0"
-DS2="BLOCK_N=256,$C2,WG_M=1,NUM_STAGES=4,GROUP_M=17,EPI_TMA=2,SPLIT_K=2,PINGPONG=0"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv > "$OUT/gpu.txt" 2>&1
 PB=$PWD/pb
 export LD_LIBRARY_PATH="$PB/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"

@@ -11,7 +11,7 @@
 #      the SOL/stall metrics of dev/ncu_table.py for one launch each of $NCU_CFGS at $NCU_SHAPE.
 #   4. the device-to-device copy rate (torch): the memory bound of the figures (COPY_FIRST=1: before 2).
 # Logs under $OUT, tables last.   BUDGET (150) ROUNDS (3) PROCS (1) BENCH_S (45) TEST_S (40)
-# BENCH_BIN: another gemm_bench of pb/bench for steps 2 and 3 (gemm_bench_skew: fp8_stage.sh SKEW_PROBE=1).
+# BENCH_BIN: another gemm_bench of pb/bench for steps 2 and 3 (a probe binary staged beside it).
 set -uo pipefail
 . dev/fp8_device_common.sh
 Q1="BLOCK_N=192,$C2,WG_M=2,NUM_STAGES=5,GROUP_M=16,EPI_TMA=1,SPLIT_K=1,PINGPONG=1"
