@@ -511,7 +511,10 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
 #endif
 #endif  // PINGPONG
 #if KT_EPI_TMA
-  if ((tid & 127) == 0) bulk_wait0();  // C is written and the buffer read before the block exits
+  // The last stores must have read the buffer before the block's shared memory goes; their global
+  // writes complete with the grid (as CUTLASS's epilogue tail, wait_group.read), so the block does
+  // not sit out their write latency.
+  if ((tid & 127) == 0) bulk_wait_read0();
 #else
   (void)tmC, (void)c_tma_ok;
 #endif
