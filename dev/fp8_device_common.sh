@@ -1,10 +1,10 @@
 # Sourced first by the issue-33 device scripts (dev/fp8_profile.sh, dev/fp8_pingpong_device.sh,
-# dev/fp8_pp2_device.sh): OUT, the clock T0, left() (seconds of BUDGET left; the script's own
-# default in BUDGET_DEFAULT) and at(), the cooperative default D and its one-slice form B (and D's
-# schedule on 224 / 176-wide tiles, W224 / W176, ping-pong 128x176 / 128x168 tiles, P176 / P168,
-# the cluster pairs CL2, CL2E2); the
-# GPU's clocks and power into $OUT/gpu.txt, the prebuilt binaries of pb/ (their libbenchmark in
-# pb/lib) checked to run here, and one kernel cache for the call.
+# dev/fp8_pp2_device.sh, dev/fp8_final_device.sh, dev/fp8_ncu_device.sh): OUT, the clock T0,
+# left() (seconds of BUDGET left; the script's own default in BUDGET_DEFAULT) and at(), the
+# cooperative default D and its one-slice form B (and D's schedule on 224 / 176-wide tiles, W224 /
+# W176, ping-pong 128x176 tiles, P176, and the cluster pairs CL2, CL2E2); the GPU's clocks and
+# power into $OUT/gpu.txt, the prebuilt binaries of pb/ (their libbenchmark in pb/lib) checked to
+# run here, and one kernel cache for the call.
 export PATH="$PATH:/usr/local/cuda/bin"
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 T0=$(date +%s)
@@ -24,8 +24,6 @@ P176S5="BLOCK_N=176,$C2,WG_M=2,NUM_STAGES=5,GROUP_M=16,EPI_TMA=1,SPLIT_K=1,PINGP
 # four-block clusters CL4 / CL4E2 of commit 8400acc's probe are not in the kernel: bench/NOTES.md.)
 CL2="BLOCK_N=256,CONSUMERS=2,CLUSTER_M=2,WG_M=1,NUM_STAGES=4,GROUP_M=8,EPI_TMA=1,SPLIT_K=1,PINGPONG=0"
 CL2E2="BLOCK_N=256,CONSUMERS=2,CLUSTER_M=2,WG_M=1,NUM_STAGES=4,GROUP_M=16,EPI_TMA=2,SPLIT_K=1,PINGPONG=0"
-# Ping-pong with a 128x168 tile per consumer (cuBLASLt's tile at 4096x6144x4096).
-P168="BLOCK_N=168,$C2,WG_M=2,NUM_STAGES=4,GROUP_M=16,EPI_TMA=1,SPLIT_K=1,PINGPONG=1"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv > "$OUT/gpu.txt" 2>&1
 PB=$PWD/pb
 export LD_LIBRARY_PATH="$PB/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"

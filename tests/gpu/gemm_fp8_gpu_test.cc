@@ -159,7 +159,7 @@ Config tmaConfig(int64_t bn, int64_t cons, int64_t stages, int64_t cluster, int6
                 {"EPI_TMA", epi},       {"SPLIT_K", split},      {"PINGPONG", pingpong}};
 }
 
-// The JIT fp8 kernel over the code paths (both consumer counts, BLOCK_N 128/168/176/192/224/256, the
+// The JIT fp8 kernel over the code paths (both consumer counts, BLOCK_N 128/176/192/224/256, the
 // split tail, clusters, direct, TMA-store and deferred epilogues), e4m3 and e5m2, odd M/N, bias,
 // beta and scales.
 TEST(GemmFp8Gpu, JitKernelMatchesTheFloat64Reference) {
@@ -197,9 +197,6 @@ TEST(GemmFp8Gpu, JitKernelMatchesTheFloat64Reference) {
       {1000, 3000, 512, ElemType::kF8E4M3, true, 0.5f, tmaConfig(224, 2, 4, 1, 2, 2)},
       {1500, 2000, 384, ElemType::kF8E5M2, false, 0.0f, tmaConfig(176, 2, 4, 1, 1, 1)},
       {1000, 3000, 512, ElemType::kF8E4M3, true, 0.5f, tmaConfig(176, 2, 5, 1, 1, 1, 1, 2)},
-      // 128x168 ping-pong tiles (the last 40 columns of a tile stored directly), ragged N; last,
-      // so the seeds of the cases above stay what they were.
-      {1000, 3000, 512, ElemType::kF8E4M3, true, 0.5f, tmaConfig(168, 2, 4, 1, 1, 1, 1, 2)},
   };
   auto shapeOf = [](const Case& cs) {
     GemmShape s = gemm::denseShape(Layout::kNT, cs.t, ElemType::kBF16, cs.m, cs.n, cs.k);

@@ -198,26 +198,6 @@ TEST(GemmTma, WideTilesTheirSharedMemoryTileCountAndLayouts) {
   ASSERT_TRUE(ppl.ok()) << ppl.status().toString();
   EXPECT_EQ(ppl->shared_bytes, 5 * (128 + 192) * 128 + 2 * 8192 + 1024 + 256);
   EXPECT_EQ(ppl->grid.x, 132u);  // 8 x 82 = 656 tiles
-  // 128 x 168 ping-pong tiles (cuBLASLt's tile at 4096 x 6144 x 4096): 37 x 32 = 1184 tiles there
-  // (8.97 rounds); the same stage as 176. Offered as ping-pong with 128-row tiles only.
-  Config p168 = pp;
-  p168.set("BLOCK_N", int64_t{168});
-  ASSERT_TRUE(space.validate(p168).ok());
-  GemmShape qkv = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 4096, 6144, 4096);
-  auto pl168 = launchPlan(KernelKind::kTma, p168, qkv, h);
-  ASSERT_TRUE(pl168.ok()) << pl168.status().toString();
-  EXPECT_EQ(pl168->shared_bytes, 5 * (128 + 192) * 128 + 2 * 8192 + 1024 + 256);
-  EXPECT_EQ(pl168->grid.x, 132u);
-  EXPECT_EQ(applicable(KernelKind::kTma, p168,
-                       denseShape(Layout::kNN, ElemType::kBF16, ElemType::kBF16, 256, 256, 256))
-                .code(),
-            Code::kUnsupported);
-  for (auto [knob, v] : {std::pair<const char*, int64_t>{"PINGPONG", 0}, {"WG_M", 1}}) {
-    Config bad = p168;
-    bad.set(knob, v);
-    if (v == 0) bad.set("EPI_TMA", int64_t{2});
-    EXPECT_FALSE(space.validate(bad).ok()) << knob;
-  }
   pp.set("BLOCK_N", int64_t{224});  // 2 x 224 accumulators: too many even with ping-pong
   EXPECT_FALSE(space.validate(pp).ok());
   // B stored [K][N] (NN, TN) is MN-major: refused with the reason; NT and TT (and fp8's NT) run.

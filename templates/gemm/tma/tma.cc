@@ -57,7 +57,7 @@ using K = const Config&;
 
 ConfigSpace buildSpace() {
   ConfigSpace s;
-  s.addInts("BLOCK_N", {128, 168, 176, 192, 224, 256}, "cuda")
+  s.addInts("BLOCK_N", {128, 176, 192, 224, 256}, "cuda")
       .addInts("CONSUMERS", {1, 2}, "cuda")
       .addInts("WG_M", {1, 2}, "cuda")
       .addInts("NUM_STAGES", {2, 3, 4, 5, 6, 7, 8}, "cuda")
@@ -73,16 +73,11 @@ ConfigSpace buildSpace() {
     const int64_t acc = knob(c, "WG_M") * knob(c, "BLOCK_N");
     return acc <= 256 || (knob(c, "PINGPONG") == 1 && acc <= 384);
   });
-  // 168, 176 and 224 are there for the tile count (tma_wgmma_wide.cuh): two consumers (cooperative
-  // or ping-pong) without clusters only (what the tile count pays for; it keeps the space small).
+  // 176 and 224 are there for the tile count (tma_wgmma_wide.cuh): two consumers (cooperative or
+  // ping-pong) without clusters only (what the tile count pays for; it keeps the space small).
   s.constrain("BLOCK_N % 64 == 0 || (CONSUMERS == 2 && CLUSTER_M == 1)", [](K c) {
     return knob(c, "BLOCK_N") % 64 == 0 ||
            (knob(c, "CONSUMERS") == 2 && knob(c, "CLUSTER_M") == 1);
-  });
-  // 168 (cuBLASLt's ping-pong tile at 4096 x 6144): 128 x 168 ping-pong tiles only; a cooperative
-  // 64 x 168 slab per consumer would pay the tile switch on 0.66x the MMA work of 128 x 256.
-  s.constrain("BLOCK_N != 168 || (PINGPONG == 1 && WG_M == 2)", [](K c) {
-    return knob(c, "BLOCK_N") != 168 || (knob(c, "PINGPONG") == 1 && knob(c, "WG_M") == 2);
   });
   s.constrain("CLUSTER_M == 1 || BLOCK_N % 128 == 0",
               [](K c) { return knob(c, "CLUSTER_M") == 1 || knob(c, "BLOCK_N") % 128 == 0; });
@@ -113,7 +108,7 @@ ConfigSpace buildSpace() {
 
 // Tiles + 1 KiB alignment + the full/empty mbarriers (+ the C staging buffers with EPI_TMA: two
 // 64 x 64 boxes per consumer, one with ping-pong; tma.cuh's kEpiBytes).
-// B arrives in whole 64-row boxes, so a 168-, 176- or 224-wide tile's stage holds 192 or 256 B rows.
+// B arrives in whole 64-row boxes, so a 176- or 224-wide tile's stage holds 192 or 256 B rows.
 int64_t sharedBytes(K c) {
   const int64_t epi = knob(c, "EPI_TMA") > 0 ? (knob(c, "PINGPONG") != 0 ? 8192 : 16384) : 0;
   const int64_t b_rows = ceilDiv(knob(c, "BLOCK_N"), 64) * 64;
@@ -131,7 +126,7 @@ Status applicable(K c, const GemmShape& s) {
     return Status::Unsupported(std::string("fp8 GEMM needs layout NT (A [M][K], B [N][K], both "
                                            "K-major as the fp8 wgmma reads them), got ") +
                                layoutName(s.layout) + "; store A or B transposed first");
-  // A B tile of 168, 176 or 224 columns is read K-major only: the MN-major descriptor steps whole
+  // A B tile of 176 or 224 columns is read K-major only: the MN-major descriptor steps whole
   // 64-column chunks (tma.cuh).
   const bool b_mn_major = s.layout == Layout::kNN || s.layout == Layout::kTN;
   if (b_mn_major && knob(c, "BLOCK_N") % 64 != 0)

@@ -84,14 +84,13 @@
 // Per tile it still runs a little below the cooperative kernel's tensor-pipe rate; it wins only
 // where its tile count fills the last round better (bench/NOTES.md, issue 33).
 //
-// Wide tiles (BLOCK_N 168 | 176 | 224; two consumers, no cluster, K-major B): tile counts that fill
-// the persistent grid's rounds where 128 | 192 | 256 leave a short last one (N = 14336 in 128 x 176
-// tiles: 82 per row, 656 at M = 1024 = 4.97 rounds of 132 SMs; N = 6144 in 128 x 168 ping-pong
-// tiles: 37 per row, 1184 at M = 4096 = 8.97 rounds). B still arrives in whole 64-row
+// Wide tiles (BLOCK_N 176 | 224; two consumers, no cluster, K-major B): tile counts that fill the
+// persistent grid's rounds where 128 | 192 | 256 leave a short last one (N = 14336 in 128 x 176
+// tiles: 82 per row, 656 at M = 1024 = 4.97 rounds of 132 SMs). B still arrives in whole 64-row
 // boxes (192 | 256 rows per stage, the wgmma reads the first BLOCK_N), and C's columns past the
 // last whole 64-column box are stored directly (a box there would overwrite the next tile's).
 //
-// Config: BLOCK_N (128 | 168 | 176 | 192 | 224 | 256), CONSUMERS (1 | 2), WG_M (1 | 2; BLOCK_M =
+// Config: BLOCK_N (128 | 176 | 192 | 224 | 256), CONSUMERS (1 | 2), WG_M (1 | 2; BLOCK_M =
 // 64 * WG_M * CONSUMERS; WG_M * BLOCK_N <= 256 keeps the accumulators at <= 128 registers; 384 with
 // PINGPONG), NUM_STAGES (2..8), GROUP_M, CLUSTER_M (1 | 2), SPLIT_K (1 | 2 | 4), PINGPONG (0 | 1;
 // BLOCK_M = 64 * WG_M per consumer).
@@ -154,20 +153,20 @@ constexpr int kBM = 64 * kWgM * (kPP ? 1 : kCons);
 constexpr int kMmaWgs = kPP ? 1 : kCons;  // consumer warpgroups that read each stage
 constexpr int kThreads = 128 * (kCons + 1);
 constexpr int kStages = NUM_STAGES;
-// B arrives in whole 64-row boxes: a 168-, 176- or 224-wide tile loads 192 or 256 rows (the rows past
+// B arrives in whole 64-row boxes: a 176- or 224-wide tile loads 192 or 256 rows (the rows past
 // BLOCK_N are neighbours' or zero fill; the wgmma reads only BLOCK_N of them).
 constexpr int kBBoxes = (kBN + 63) / 64;
 constexpr int kATile = kBM * kBK, kBTile = kBBoxes * 64 * kBK;  // elements per stage
 constexpr unsigned kStageBytes = (kATile + kBTile) * kElem;
 constexpr int kAcc = kBN / 2;  // fp32 accumulators per thread per 64-row slab
 
-static_assert(kBN == 128 || kBN == 168 || kBN == 176 || kBN == 192 || kBN == 224 || kBN == 256,
-              "BLOCK_N must be 128, 168, 176, 192, 224 or 256");
+static_assert(kBN == 128 || kBN == 176 || kBN == 192 || kBN == 224 || kBN == 256,
+              "BLOCK_N must be 128, 176, 192, 224 or 256");
 // A width that is not whole 64-column boxes: two consumers (cooperative or ping-pong) without
 // clusters and a K-major B only (the MN-major descriptor steps whole 64-wide chunks; the host
 // refuses the other layouts).
 static_assert(kBN % 64 == 0 || (kCons == 2 && CLUSTER_M == 1 && !KT_B_MN),
-              "BLOCK_N 168 / 176 / 224: CONSUMERS 2, CLUSTER_M 1 and a K-major B (layout NT or TT)");
+              "BLOCK_N 176 / 224: CONSUMERS 2, CLUSTER_M 1 and a K-major B (layout NT or TT)");
 static_assert(kCons == 1 || kCons == 2, "CONSUMERS must be 1 or 2");
 static_assert(kWgM == 1 || kWgM == 2, "WG_M must be 1 or 2");
 // Ping-pong's consumer owns one tile per warpgroup, so it may hold a 128 x 192 tile (192
@@ -251,8 +250,6 @@ KTUNE_DEVICE void mma_step(float (&acc)[kAcc], unsigned long long da, unsigned l
   ktune::wgmma_n192(acc, da, db, 1);
 #elif BLOCK_N == 176
   wgmma_n176(acc, da, db, 1);
-#elif BLOCK_N == 168
-  wgmma_n168(acc, da, db, 1);
 #else
   ktune::wgmma_n128(acc, da, db, 1);
 #endif

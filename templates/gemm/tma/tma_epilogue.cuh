@@ -167,7 +167,7 @@ KTUNE_DEVICE void pack_values(const float (&acc)[kWgM][kAcc], unsigned (&pk)[kWg
       }
 }
 
-// The tile's C into pk (pack_values); the columns past the whole boxes (168 / 176 / 224 wide) are
+// The tile's C into pk (pack_values); the columns past the whole boxes (176 / 224 wide) are
 // stored directly here.
 KTUNE_DEVICE void pack_tile(const float (&acc)[kWgM][kAcc], unsigned (&pk)[kWgM][kAcc / 2],
                             out_t* C, const out_t* bias, int slab_m0, int n0, int warp, int g,

@@ -1,21 +1,10 @@
 // The TMA GEMM's wgmma wrappers for the tile widths that are not a multiple of 64 columns (part of
-// tma.cuh, inside its namespace kt; included only when BLOCK_N is one of them). 168, 176 and 224 exist
+// tma.cuh, inside its namespace kt; included only when BLOCK_N is one of them). 176 and 224 exist
 // for the tile count: 1024 x 14336 in 128 x 224 tiles is 512 tiles (3.88 rounds of 132 SMs, as
 // 4096^2 in 128 x 256), in 128 x 256 tiles 448 (3.39 rounds); 14336 / 176 gives 656 tiles of
-// 128 rows (4.97 rounds; cuBLASLt's ping-pong kernel there has a tile of 176 columns too); 6144 /
-// 168 gives 37 tiles per row, 1184 of 128 rows at M = 4096 (8.97 rounds, cuBLASLt's ping-pong tile
-// at 4096 x 6144 x 4096), where 128 x 192 and 128 x 256 leave 7.76 and 5.82. Same operand order and
-// flags as the prelude's n128 / n192 / n256.
-#if BLOCK_N == 168
-KTUNE_DEVICE void wgmma_n168(float (&d)[84], unsigned long long da, unsigned long long db, int scale_d) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %86, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n168" KTUNE_WGMMA_K ".f32." KTUNE_WGMMA_T "." KTUNE_WGMMA_T " "
-      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83}, %84, %85, p, 1, 1" KTUNE_WGMMA_TRANS ";\n}\n"
-      : "+f"(d[0]),"+f"(d[1]),"+f"(d[2]),"+f"(d[3]),"+f"(d[4]),"+f"(d[5]),"+f"(d[6]),"+f"(d[7]),"+f"(d[8]),"+f"(d[9]),"+f"(d[10]),"+f"(d[11]),"+f"(d[12]),"+f"(d[13]),"+f"(d[14]),"+f"(d[15]),"+f"(d[16]),"+f"(d[17]),"+f"(d[18]),"+f"(d[19]),"+f"(d[20]),"+f"(d[21]),"+f"(d[22]),"+f"(d[23]),"+f"(d[24]),"+f"(d[25]),"+f"(d[26]),"+f"(d[27]),"+f"(d[28]),"+f"(d[29]),"+f"(d[30]),"+f"(d[31]),"+f"(d[32]),"+f"(d[33]),"+f"(d[34]),"+f"(d[35]),"+f"(d[36]),"+f"(d[37]),"+f"(d[38]),"+f"(d[39]),"+f"(d[40]),"+f"(d[41]),"+f"(d[42]),"+f"(d[43]),"+f"(d[44]),"+f"(d[45]),"+f"(d[46]),"+f"(d[47]),"+f"(d[48]),"+f"(d[49]),"+f"(d[50]),"+f"(d[51]),"+f"(d[52]),"+f"(d[53]),"+f"(d[54]),"+f"(d[55]),"+f"(d[56]),"+f"(d[57]),"+f"(d[58]),"+f"(d[59]),"+f"(d[60]),"+f"(d[61]),"+f"(d[62]),"+f"(d[63]),"+f"(d[64]),"+f"(d[65]),"+f"(d[66]),"+f"(d[67]),"+f"(d[68]),"+f"(d[69]),"+f"(d[70]),"+f"(d[71]),"+f"(d[72]),"+f"(d[73]),"+f"(d[74]),"+f"(d[75]),"+f"(d[76]),"+f"(d[77]),"+f"(d[78]),"+f"(d[79]),"+f"(d[80]),"+f"(d[81]),"+f"(d[82]),"+f"(d[83])
-      : "l"(da), "l"(db), "r"(scale_d));
-}
-#elif BLOCK_N == 176
+// 128 rows (4.97 rounds; cuBLASLt's ping-pong kernel there has a tile of 176 columns too). Same
+// operand order and flags as the prelude's n128 / n192 / n256.
+#if BLOCK_N == 176
 KTUNE_DEVICE void wgmma_n176(float (&d)[88], unsigned long long da, unsigned long long db, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %90, 0;\n"
