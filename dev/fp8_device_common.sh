@@ -1,10 +1,10 @@
 # Sourced first by the issue-33 device scripts (dev/fp8_profile.sh, dev/fp8_pingpong_device.sh,
-# dev/fp8_pp2_device.sh): OUT, the clock T0, left() (seconds of BUDGET left; the script's own
-# default in BUDGET_DEFAULT) and at(), the cooperative default D and its one-slice form B (and D's
-# schedule on 224 / 176-wide tiles, W224 / W176, ping-pong 128x176 tiles, P176, and the cluster
-# pairs CL2, CL2E2); the
-# GPU's clocks and power into $OUT/gpu.txt, the prebuilt binaries of pb/ (their libbenchmark in
-# pb/lib) checked to run here, and one kernel cache for the call.
+# dev/fp8_pp2_device.sh, dev/fp8_final_device.sh, dev/fp8_ncu_device.sh): OUT, the clock T0,
+# left() (seconds of BUDGET left; the script's own default in BUDGET_DEFAULT) and at(), the
+# cooperative default D and its one-slice form B (and D's schedule on 224 / 176-wide tiles, W224 /
+# W176, ping-pong 128x176 tiles, P176, and the cluster pairs CL2, CL2E2); the GPU's clocks and
+# power into $OUT/gpu.txt, the prebuilt binaries of pb/ (their libbenchmark in pb/lib) checked to
+# run here, and one kernel cache for the call.
 export PATH="$PATH:/usr/local/cuda/bin"
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 T0=$(date +%s)

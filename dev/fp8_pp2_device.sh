@@ -11,6 +11,7 @@
 #      the SOL/stall metrics of dev/ncu_table.py for one launch each of $NCU_CFGS at $NCU_SHAPE.
 #   4. the device-to-device copy rate (torch): the memory bound of the figures (COPY_FIRST=1: before 2).
 # Logs under $OUT, tables last.   BUDGET (150) ROUNDS (3) PROCS (1) BENCH_S (45) TEST_S (40)
+# BENCH_BIN: another gemm_bench of pb/bench for steps 2 and 3 (a probe binary staged beside it).
 set -uo pipefail
 . dev/fp8_device_common.sh
 Q1="BLOCK_N=192,$C2,WG_M=2,NUM_STAGES=5,GROUP_M=16,EPI_TMA=1,SPLIT_K=1,PINGPONG=1"
@@ -45,7 +46,7 @@ if [ "${COPY_FIRST:-0}" = 1 ]; then
 fi
 for p in $(seq 1 "${PROCS:-1}"); do
   [ "$(left)" -ge "${BENCH_S:-45}" ] || { echo "bench $p skipped: $(left) s left"; break; }
-  timeout "${BENCH_S:-45}" stdbuf -oL "$PB/bench/gemm_bench" --kinds=tma --only="$ONLY" \
+  timeout "${BENCH_S:-45}" stdbuf -oL "$PB/bench/${BENCH_BIN:-gemm_bench}" --kinds=tma --only="$ONLY" \
     --shapes="$SHAPES" --rounds="${ROUNDS:-3}" > "$OUT/bench_$p.txt" 2> "$OUT/bench_$p.err"
   at "bench $p rc=$?"
   grep -E "^VERIFY" "$OUT/bench_$p.txt" | grep -v " ok " | head -5
@@ -62,7 +63,7 @@ if [ "${NCU:-1}" = 1 ] && command -v ncu > /dev/null; then
     timeout $(( $(left) - 8 )) ncu --clock-control none -k 'regex:^ktune_gemm' --launch-count 1 \
       --section SourceCounters --section WarpStateStats --section SpeedOfLight --section LaunchStats \
       --metrics "$NCU_M" -f -o "/tmp/ncu_$c" \
-      "$PB/bench/gemm_bench" --kinds=tma --profile --only="${!c}" --profile_lt= --shapes="$Q" \
+      "$PB/bench/${BENCH_BIN:-gemm_bench}" --kinds=tma --profile --only="${!c}" --profile_lt= --shapes="$Q" \
       > "$OUT/ncu_bench_$c.txt" 2>&1
     at "ncu $c rc=$?"
     { echo "== $c: ${!c} at $Q"

@@ -197,6 +197,7 @@ constexpr int kCluster = CLUSTER_M;
 #if BLOCK_N % 64 != 0
 #include "tma_wgmma_wide.cuh"
 #endif
+#include "tma_wgmma_first.cuh"
 
 // Tile `tile` of a grid_m x grid_n grid of (kCluster * kBM) x kBN cluster tiles, in GROUP_M order;
 // this block's rows start `rank` block tiles further down.
@@ -234,7 +235,13 @@ KTUNE_DEVICE unsigned long long operand_desc(unsigned addr, int kk) {
   return ktune::make_desc_addr(addr) + 2ull * kk;
 }
 
+// acc += A * B; kFirst: acc = A * B (wgmma_first: the old accumulators are neither read nor live).
+template <bool kFirst>
 KTUNE_DEVICE void mma_step(float (&acc)[kAcc], unsigned long long da, unsigned long long db) {
+  if (kFirst) {
+    wgmma_first(acc, da, db);
+    return;
+  }
 #if BLOCK_N == 256
   ktune::wgmma_n256(acc, da, db, 1);
 #elif BLOCK_N == 224
@@ -334,6 +341,9 @@ KTUNE_DEVICE float scaled_alpha(float alpha, const float* scale_a, const float* 
 
 // One k-tile of this consumer's MMAs, once the stage's `full` barrier (phase `parity`) completed:
 // 128 bytes of K in four wgmma steps per 64-row slab, committed as one group (not waited for).
+// kFirst: the unit's first k-tile, whose first step overwrites the accumulators (scale-d 0), so
+// the tile switch spends no instructions on zeroing them while the tensor pipe waits.
+template <bool kFirst = false>
 KTUNE_DEVICE void mma_ktile(float (&acc)[kWgM][kAcc], unsigned full_bar, unsigned parity,
                             unsigned a_stage, unsigned b_stage, int cw) {
   mbar_wait(full_bar, parity);  // in a cluster half the bytes come from the partner (see mbar_wait)
@@ -342,13 +352,19 @@ KTUNE_DEVICE void mma_ktile(float (&acc)[kWgM][kAcc], unsigned full_bar, unsigne
   for (int kk = 0; kk < 4; ++kk)  // 128 bytes of K in steps of 32
 #pragma unroll
     for (int w = 0; w < kWgM; ++w)
-      mma_step(acc[w], operand_desc<KT_A_MN>(a_stage + ((kPP ? 0 : cw) * kWgM + w) * 64 * kBK * kElem, kk),
-               operand_desc<KT_B_MN>(b_stage, kk));
+      if (kk == 0)
+        mma_step<kFirst>(acc[w], operand_desc<KT_A_MN>(a_stage + ((kPP ? 0 : cw) * kWgM + w) * 64 * kBK * kElem, 0),
+                         operand_desc<KT_B_MN>(b_stage, 0));
+      else
+        mma_step<false>(acc[w], operand_desc<KT_A_MN>(a_stage + ((kPP ? 0 : cw) * kWgM + w) * 64 * kBK * kElem, kk),
+                        operand_desc<KT_B_MN>(b_stage, kk));
   ktune::wgmma_commit();
 }
 
 #if PINGPONG
 #include "tma_pingpong.cuh"
+#else
+#include "tma_cooperative.cuh"
 #endif
 
 }  // namespace kt
@@ -418,68 +434,15 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
   consume_pingpong(sc, grid_m, grid_n, sA, sB, full, empty, c_tma_ok ? &tmC : nullptr,
                    epi + cw * kEpiBytes, C, bias, M, N, ldc, alpha, beta, cw, tid);
 #else
-  const int lane = tid & 31, warp = (tid >> 5) & 3, g = lane >> 2, q = lane & 3;
-  float acc[kWgM][kAcc];
-#if CLUSTER_M > 1
-  const unsigned empty_partner = map_to_rank(empty, static_cast<unsigned>(rank ^ 1));
-#else
-  const unsigned empty_partner = 0;
-#endif
-#if KT_DEFER
-  // The previous tile's packed C (tma_epilogue.cuh): `pend` pieces left, stored from the next k-loop.
-  unsigned pk[kWgM][kAcc / 2];
-  int pend = 0, pm0 = 0, pn0 = 0;
-  const unsigned ebuf = epi + cw * kEpiBytes;
-#endif
-  unsigned it = 0;
-  const int units = sched_units(sc);
-  for (int j = 0; j < units; ++j) {
-    const Unit un = sched_unit(sc, j);
-    int m0, n0;
-    tile_coords(un.tile, grid_m, grid_n, rank, m0, n0);
-#pragma unroll
-    for (int w = 0; w < kWgM; ++w)
-#pragma unroll
-      for (int i = 0; i < kAcc; ++i) acc[w][i] = 0.0f;
-    for (int kt = un.kb; kt < un.ke; ++kt, ++it) {
-      const unsigned s = it % kStages;
-      mma_ktile(acc, full + 8 * s, (it / kStages) & 1u, sA + s * kATile * kElem,
-                sB + s * kBTile * kElem, cw);
-#if KT_DEFER
-      // One piece of the previous tile's C while this k-tile's MMAs run.
-      if (kt - un.kb < pend)
-        flush_pieces(pk, kt - un.kb, &tmC, ebuf, pm0, pn0, warp, g, q, tid & 127, 1 + cw);
-#endif
-      ktune::wgmma_wait<1>();
-      // The wgmma group of the previous k-tile has finished reading its slot: hand it back.
-      if (kt > un.kb && lane == 0) release_slot(empty, empty_partner, (it - 1) % kStages);
-    }
-    ktune::wgmma_wait<0>();
-    if (un.ke > un.kb && lane == 0) release_slot(empty, empty_partner, (it - 1) % kStages);
-#if KT_DEFER
-    for (int p = un.ke - un.kb; p < pend; ++p)  // a unit shorter than the pieces
-      flush_pieces(pk, p, &tmC, ebuf, pm0, pn0, warp, g, q, tid & 127, 1 + cw);
-    pend = 0;
-#endif
-#if SPLIT_K > 1
-    if (un.tail >= 0 && !splitk_exchange(acc, un, sc, workspace, counters, cw, tid)) continue;
-#endif
-#if KT_DEFER
-    if (c_tma_ok) {
-      pm0 = m0 + cw * kWgM * 64, pn0 = n0, pend = kPieces;
-      pack_tile(acc, pk, C, bias, pm0, n0, warp, g, q, M, N, ldc, alpha, beta);
-      continue;
-    }
-#endif
-    store_tile(acc, c_tma_ok ? &tmC : nullptr, epi + cw * kEpiBytes, C, bias, m0 + cw * kWgM * 64,
-               n0, warp, g, q, tid & 127, 1 + cw, M, N, ldc, alpha, beta);
-  }
-#if KT_DEFER
-  for (int p = 0; p < pend; ++p) flush_pieces(pk, p, &tmC, ebuf, pm0, pn0, warp, g, q, tid & 127, 1 + cw);
-#endif
+  consume_cooperative(sc, grid_m, grid_n, rank, sA, sB, full, empty, &tmC, c_tma_ok != 0,
+                      epi + cw * kEpiBytes, C, bias, M, N, ldc, alpha, beta, workspace, counters,
+                      cw, tid);
 #endif  // PINGPONG
 #if KT_EPI_TMA
-  if ((tid & 127) == 0) bulk_wait0();  // C is written and the buffer read before the block exits
+  // The last stores must have read the buffer before the block's shared memory goes; their global
+  // writes complete with the grid (as CUTLASS's epilogue tail, wait_group.read), so the block does
+  // not sit out their write latency.
+  if ((tid & 127) == 0) bulk_wait_read0();
 #else
   (void)tmC, (void)c_tma_ok;
 #endif

@@ -12,7 +12,6 @@ KTUNE_DEVICE void tma_store_2d(const TensorMap* map, unsigned src, int c0, int r
 }
 KTUNE_DEVICE void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
 KTUNE_DEVICE void bulk_wait_read0() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
-KTUNE_DEVICE void bulk_wait0() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
 
 // Stores one 64-row slab of accumulators from column n0 + kJ0 * 8 on: element j*4 + e is row
 // r0 + (e/2)*8, column n0 + j*8 + 2q + (e%2); column pairs go out as one 4- or 8-byte store when C
@@ -134,16 +133,42 @@ KTUNE_DEVICE void store_slab_tma(const float (&acc)[kAcc], const TensorMap* tmC,
 constexpr int kHalves = (kFullBoxes + 1) / 2;  // pieces per 64-row slab
 constexpr int kPieces = kWgM * kHalves;      // <= 2 (WG_M * BLOCK_N <= 256)
 
+// Two C values (activation applied), v0 in the low half: one cvt of both for 16-bit C.
 KTUNE_DEVICE unsigned pack2(float v0, float v1) {
-  const out_t o0 = ktune::from_float<out_t>(activate(v0));
-  const out_t o1 = ktune::from_float<out_t>(activate(v1));
-  return (unsigned)*reinterpret_cast<const unsigned short*>(&o0) |
-         ((unsigned)*reinterpret_cast<const unsigned short*>(&o1) << 16);
+  v0 = activate(v0), v1 = activate(v1);
+  unsigned r;
+#if DTYPE_C == 2
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(v1), "f"(v0));
+#else
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(v1), "f"(v0));
+#endif
+  return r;
 }
 
 // pk[w][j * 2 + h] = C values of row slab_m0 + w * 64 + warp * 16 + g + h * 8, columns
-// n0 + j * 8 + 2q and + 1.
-// The columns past the whole boxes (176 / 224 wide) are stored directly here.
+// n0 + j * 8 + 2q and + 1. kPlain (alpha 1, beta 0: a plain GEMM, fp8 with unit scales): no
+// multiply and no C read, so the packing, while the tensor pipe waits for the next tile, is one
+// cvt per pair (plus the bias).
+template <bool kPlain>
+KTUNE_DEVICE void pack_values(const float (&acc)[kWgM][kAcc], unsigned (&pk)[kWgM][kAcc / 2],
+                              const out_t* C, const out_t* bias, int slab_m0, int n0, int warp,
+                              int g, int q, int M, int N, long ldc, float alpha, float beta) {
+#pragma unroll
+  for (int w = 0; w < kWgM; ++w)
+#pragma unroll
+    for (int j = 0; j < kFullBoxes * 8; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = slab_m0 + w * 64 + warp * 16 + g + h * 8, c = n0 + j * 8 + q * 2;
+        float v0 = acc[w][j * 4 + h * 2], v1 = acc[w][j * 4 + h * 2 + 1];
+        if (!kPlain) v0 *= alpha, v1 *= alpha;
+        add_beta_bias(v0, v1, C, bias, r, c, M, N, ldc, kPlain ? 0.0f : beta);
+        pk[w][j * 2 + h] = pack2(v0, v1);
+      }
+}
+
+// The tile's C into pk (pack_values); the columns past the whole boxes (176 / 224 wide) are
+// stored directly here.
 KTUNE_DEVICE void pack_tile(const float (&acc)[kWgM][kAcc], unsigned (&pk)[kWgM][kAcc / 2],
                             out_t* C, const out_t* bias, int slab_m0, int n0, int warp, int g,
                             int q, int M, int N, long ldc, float alpha, float beta) {
@@ -154,17 +179,10 @@ KTUNE_DEVICE void pack_tile(const float (&acc)[kWgM][kAcc], unsigned (&pk)[kWgM]
       store_slab<kFullBoxes * 8>(acc[w], C, bias, slab_m0 + w * 64 + warp * 16 + g, n0, q, M, N,
                                  ldc, alpha, beta, pair_ok);
   }
-#pragma unroll
-  for (int w = 0; w < kWgM; ++w)
-#pragma unroll
-    for (int j = 0; j < kFullBoxes * 8; ++j)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int r = slab_m0 + w * 64 + warp * 16 + g + h * 8, c = n0 + j * 8 + q * 2;
-        float v0 = alpha * acc[w][j * 4 + h * 2], v1 = alpha * acc[w][j * 4 + h * 2 + 1];
-        add_beta_bias(v0, v1, C, bias, r, c, M, N, ldc, beta);
-        pk[w][j * 2 + h] = pack2(v0, v1);
-      }
+  if (alpha == 1.0f && beta == 0.0f)
+    pack_values<true>(acc, pk, C, bias, slab_m0, n0, warp, g, q, M, N, ldc, alpha, beta);
+  else
+    pack_values<false>(acc, pk, C, bias, slab_m0, n0, warp, g, q, M, N, ldc, alpha, beta);
 }
 
 // Piece kP of the packed tile (slab kP / kHalves, 128 columns starting at (kP % kHalves) * 128)

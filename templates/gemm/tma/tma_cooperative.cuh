@@ -1,0 +1,89 @@
+// The TMA GEMM's cooperative consumer (PINGPONG = 0: both consumer warpgroups on one tile, each on
+// its WG_M x 64 rows; what it does and why: tma.cuh's header), included by tma.cuh where its kernel
+// needs it: it uses that file's constants and helpers. tmC is the kernel's tensor map of C, used
+// where c_tma_ok; ebuf is this warpgroup's C staging buffer.
+KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, int rank,
+                                      unsigned sA, unsigned sB, unsigned full, unsigned empty,
+                                      const TensorMap* tmC, bool c_tma_ok, unsigned ebuf, out_t* C,
+                                      const out_t* bias, int M, int N, long ldc, float alpha,
+                                      float beta, float* workspace, unsigned* counters, int cw,
+                                      int tid) {
+#if SPLIT_K == 1
+  (void)workspace, (void)counters;
+#endif
+  const int lane = tid & 31, warp = (tid >> 5) & 3, g = lane >> 2, q = lane & 3;
+  float acc[kWgM][kAcc];
+#if CLUSTER_M > 1
+  const unsigned empty_partner = map_to_rank(empty, static_cast<unsigned>(rank ^ 1));
+#else
+  const unsigned empty_partner = 0;
+#endif
+#if KT_DEFER
+  // The previous tile's packed C (tma_epilogue.cuh): `pend` pieces left, stored from the next
+  // k-loop.
+  unsigned pk[kWgM][kAcc / 2];
+  int pend = 0, pm0 = 0, pn0 = 0;
+#endif
+  unsigned it = 0;
+  const int units = sched_units(sc);
+  for (int j = 0; j < units; ++j) {
+    const Unit un = sched_unit(sc, j);
+    int m0, n0;
+    tile_coords(un.tile, grid_m, grid_n, rank, m0, n0);
+    // The unit's first k-tile, peeled: its first MMAs overwrite the accumulators (mma_ktile<true>),
+    // so they are neither zeroed at the tile switch nor live beside the packed C before it; a unit
+    // without k-tiles (K = 0) zeroes them.
+    int kt = un.kb;
+    if (kt < un.ke) {
+      const unsigned s = it % kStages;
+      mma_ktile<true>(acc, full + 8 * s, (it / kStages) & 1u, sA + s * kATile * kElem,
+                      sB + s * kBTile * kElem, cw);
+#if KT_DEFER
+      if (pend > 0) flush_pieces(pk, 0, tmC, ebuf, pm0, pn0, warp, g, q, tid & 127, 1 + cw);
+#endif
+      ktune::wgmma_wait<1>();
+      ++kt, ++it;
+    } else {
+#pragma unroll
+      for (int w = 0; w < kWgM; ++w)
+#pragma unroll
+        for (int i = 0; i < kAcc; ++i) acc[w][i] = 0.0f;
+    }
+    for (; kt < un.ke; ++kt, ++it) {
+      const unsigned s = it % kStages;
+      mma_ktile(acc, full + 8 * s, (it / kStages) & 1u, sA + s * kATile * kElem,
+                sB + s * kBTile * kElem, cw);
+#if KT_DEFER
+      // One piece of the previous tile's C while this k-tile's MMAs run.
+      if (kt - un.kb < pend)
+        flush_pieces(pk, kt - un.kb, tmC, ebuf, pm0, pn0, warp, g, q, tid & 127, 1 + cw);
+#endif
+      ktune::wgmma_wait<1>();
+      // The wgmma group of the previous k-tile has finished reading its slot: hand it back.
+      if (lane == 0) release_slot(empty, empty_partner, (it - 1) % kStages);
+    }
+    ktune::wgmma_wait<0>();
+    if (un.ke > un.kb && lane == 0) release_slot(empty, empty_partner, (it - 1) % kStages);
+#if KT_DEFER
+    for (int p = un.ke - un.kb; p < pend; ++p)  // a unit shorter than the pieces
+      flush_pieces(pk, p, tmC, ebuf, pm0, pn0, warp, g, q, tid & 127, 1 + cw);
+    pend = 0;
+#endif
+#if SPLIT_K > 1
+    if (un.tail >= 0 && !splitk_exchange(acc, un, sc, workspace, counters, cw, tid)) continue;
+#endif
+#if KT_DEFER
+    if (c_tma_ok) {
+      pm0 = m0 + cw * kWgM * 64, pn0 = n0, pend = kPieces;
+      pack_tile(acc, pk, C, bias, pm0, n0, warp, g, q, M, N, ldc, alpha, beta);
+      continue;
+    }
+#endif
+    store_tile(acc, c_tma_ok ? tmC : nullptr, ebuf, C, bias, m0 + cw * kWgM * 64,
+               n0, warp, g, q, tid & 127, 1 + cw, M, N, ldc, alpha, beta);
+  }
+#if KT_DEFER
+  for (int p = 0; p < pend; ++p)
+    flush_pieces(pk, p, tmC, ebuf, pm0, pn0, warp, g, q, tid & 127, 1 + cw);
+#endif
+}
