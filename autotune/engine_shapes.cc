@@ -116,43 +116,6 @@ predict::Prediction DynamicShapes::predictFor(FamilyState& fs, const void* p,
   return pr;
 }
 
-Expected<std::unique_ptr<Selected>> DynamicShapes::selectKnown(
-    FamilyState& fs, const void* p, const std::string& config, const std::string& source,
-    const std::string& origin, bool capturing) {
-  // A vendor candidate loads nothing. A JIT config whose function is loaded already comes from the
-  // memo (no source hash, no store read: most of an unseen key's first call otherwise); outside a
-  // capture anything else is compiled or loaded by the engine.
-  const bool vendor = source != "jit" && source != "default";
-  if (vendor) {
-    KeyBuilder kb;
-    fs.f.key(p, kb);
-    const bool loaded = vendorLoaded(fs, kb.toString(), config);
-    if (capturing && !loaded) return refuseUnloaded(fs, kb.toString(), config);
-    auto sel = e_.selectConfig(fs, p, config, source, origin);
-    if (sel.ok() && loaded) (*sel)->loaded.store(true, std::memory_order_relaxed);
-    return sel;
-  }
-  auto sel = std::make_unique<Selected>();
-  KTUNE_ASSIGN_OR_RETURN(sel->config, Config::parse(config));
-  if (!recall(memoKey(fs.f, sel->config, p), &sel->code_object_key, &sel->fn)) {
-    if (!capturing) return e_.selectConfig(fs, p, config, source, origin);
-    return Status::Unsupported("family " + fs.f.name + ": config " + config +
-                               " is not loaded and a call inside a stream capture loads no "
-                               "module; call the family's prepare() (or run the key once) "
-                               "before capturing");
-  }
-  if (origin != "default") KTUNE_RETURN_IF_ERROR(checkOwnConfig(fs.f, sel->config, origin));
-  sel->config_str = config;
-  sel->source = "jit";
-  sel->origin = origin;
-  sel->launch_flags = e_.launchFlags(fs.f, sel->config);
-  if (fs.f.launch_per_key) {
-    sel->dims = fs.f.launch(sel->config, p, e_.deviceInfo());
-    sel->dims_cached = true;
-  }
-  return sel;
-}
-
 Expected<std::unique_ptr<Selected>> DynamicShapes::selectPredicted(FamilyState& fs, const void* p,
                                                                    const std::string& key,
                                                                    bool capturing) {

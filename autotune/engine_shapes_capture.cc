@@ -1,6 +1,7 @@
-// Vendor kernels inside a stream capture (autotune/engine_shapes.h). Under lazy loading
-// (Backend::lazyLoading, CUDA's default) a vendor library's kernel loads on its first run in the
-// process; a first run inside a capture would load a module there. So inside a capture a vendor
+// What a call may run inside a stream capture (autotune/engine_shapes.h): a known config only
+// from the memo of loaded functions (selectKnown), and vendor kernels only once loaded. Under lazy
+// loading (Backend::lazyLoading, CUDA's default) a vendor library's kernel loads on its first run in
+// the process; a first run inside a capture would load a module there. So inside a capture a vendor
 // config runs only if it has run in this engine outside one (any thread: the caller's launches,
 // the race, prepare(), the background thread's warm-up of its winner); otherwise the family's
 // loaded JIT default runs in its place, and with nothing loaded the call is refused naming prepare().
@@ -95,6 +96,44 @@ Status DynamicShapes::prepareVendor(FamilyState& fs, const Selected& sel, const 
   auto own = fs.f.make_problem(fs.f.args_json(p));
   if (!own.ok()) return own.status();
   return warmVendor(fs, sel, own->get(), s);
+}
+
+Expected<std::unique_ptr<Selected>> DynamicShapes::selectKnown(
+    FamilyState& fs, const void* p, const std::string& config, const std::string& source,
+    const std::string& origin, bool capturing) {
+  // A vendor candidate is selected without loading anything (its kernels load on its first run:
+  // inside a capture only one that has run here qualifies). A JIT config whose function is loaded
+  // already comes from the memo (no source hash, no store read: most of an unseen key's first call
+  // otherwise); outside a capture anything else is compiled or loaded by the engine.
+  const bool vendor = source != "jit" && source != "default";
+  if (vendor) {
+    KeyBuilder kb;
+    fs.f.key(p, kb);
+    const bool loaded = vendorLoaded(fs, kb.toString(), config);
+    if (capturing && !loaded) return refuseUnloaded(fs, kb.toString(), config);
+    auto sel = e_.selectConfig(fs, p, config, source, origin);
+    if (sel.ok() && loaded) (*sel)->loaded.store(true, std::memory_order_relaxed);
+    return sel;
+  }
+  auto sel = std::make_unique<Selected>();
+  KTUNE_ASSIGN_OR_RETURN(sel->config, Config::parse(config));
+  if (!recall(memoKey(fs.f, sel->config, p), &sel->code_object_key, &sel->fn)) {
+    if (!capturing) return e_.selectConfig(fs, p, config, source, origin);
+    return Status::Unsupported("family " + fs.f.name + ": config " + config +
+                               " is not loaded and a call inside a stream capture loads no "
+                               "module; call the family's prepare() (or run the key once) "
+                               "before capturing");
+  }
+  if (origin != "default") KTUNE_RETURN_IF_ERROR(checkOwnConfig(fs.f, sel->config, origin));
+  sel->config_str = config;
+  sel->source = "jit";
+  sel->origin = origin;
+  sel->launch_flags = e_.launchFlags(fs.f, sel->config);
+  if (fs.f.launch_per_key) {
+    sel->dims = fs.f.launch(sel->config, p, e_.deviceInfo());
+    sel->dims_cached = true;
+  }
+  return sel;
 }
 
 Expected<std::unique_ptr<Selected>> DynamicShapes::selectLoadedDefault(FamilyState& fs,
