@@ -13,15 +13,7 @@ import gzip
 import json
 import math
 import sys
-
-
-def p95(v):
-    v = sorted(v)
-    return v[min(len(v) - 1, math.ceil(0.95 * len(v)) - 1)]
-
-
-def gm(v):
-    return math.exp(sum(math.log(x) for x in v) / len(v))
+from shape_stats import gm, p95  # noqa: E402 (dev/ is the script's own dir)
 
 
 def ratios(r, max_rank):

@@ -26,27 +26,14 @@ import math
 import random
 import statistics as st
 import sys
+from shape_stats import corr, gm, p95, race_pairs, times  # noqa: E402 (dev/ is the script's own dir)
 
 LIM = 0.2  # predict::kRaceMaxMs
 RANKS = ("r1", "r2", "r3")
 
 
-def gm(v):
-    return math.exp(sum(math.log(x) for x in v) / len(v))
-
-
-def p95(v):
-    v = sorted(v)
-    return v[min(len(v) - 1, math.ceil(0.95 * len(v)) - 1)]
-
-
 def rows(d, s):
     return [json.loads(l) for l in gzip.open(f"{d}/heldout_seed{s}/heldout.jsonl.gz", "rt")]
-
-
-def times(r):
-    """label -> ms (the default is r0: the rows label vendor picks by rank, whatever their role)."""
-    return {lab: ms for _, lab, ms in r["times"]}
 
 
 def bare_label(r):
@@ -71,22 +58,8 @@ def race_vs_retime(d):
     print("|---|---|---|---|---|---|---|---|---|")
     for s in race_seeds(d):
         for lo, hi in ((0, LIM), (LIM, 1e9)):
-            xs, ys, bias = [], [], collections.defaultdict(list)
-            for r in rows(d, s):
-                race = dict(r.get("race", []))
-                if r["error"] or not race:
-                    continue
-                t = times(r)
-                if not lo < t["r0"] <= hi or race.get("r0", 0) <= 0:
-                    continue
-                for k in ("r0",) + RANKS:
-                    if k in t and race.get(k, 0) > 0:
-                        bias[k].append(math.log(race[k] / t[k]))
-                        if k != "r0":
-                            xs.append(math.log(race[k] / race["r0"]))
-                            ys.append(math.log(t[k] / t["r0"]))
-            mx, my = st.mean(xs), st.mean(ys)
-            c = sum((a - mx) * (b - my) for a, b in zip(xs, ys)) / len(xs) / st.pstdev(xs) / st.pstdev(ys)
+            xs, ys, bias = race_pairs([r for r in rows(d, s) if not r["error"]], lo, hi, RANKS)
+            c = corr(xs, ys)
             same = sum((a < 0) == (b < 0) for a, b in zip(xs, ys))
             band = f"<= {LIM}" if lo == 0 else f"> {LIM}"
             print(f"| {s} | {band} | {len(xs)} | {c:.2f} | {same}/{len(xs)} | "

@@ -16,17 +16,9 @@ import gzip
 import json
 import math
 import sys
+from shape_stats import gm, p95  # noqa: E402 (dev/ is the script's own dir)
 
 MARGIN, NEAR_BEST = 0.02, 0.97
-
-
-def gm(v):
-    return math.exp(sum(math.log(x) for x in v) / len(v)) if v else float("nan")
-
-
-def p95(v):
-    v = sorted(v)
-    return v[min(len(v) - 1, math.ceil(0.95 * len(v)) - 1)]
 
 
 def row_times(r):

@@ -19,15 +19,7 @@ import json
 import math
 import sys
 from collections import defaultdict
-
-
-def gm(v):
-    return math.exp(sum(math.log(x) for x in v) / len(v))
-
-
-def p95(v):
-    v = sorted(v)
-    return v[min(len(v) - 1, math.ceil(0.95 * len(v)) - 1)]
+from shape_stats import gm, p95  # noqa: E402 (dev/ is the script's own dir)
 
 
 def algo_of(cfg):

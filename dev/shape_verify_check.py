@@ -27,27 +27,15 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import shape_predict_port as port  # noqa: E402
+from shape_stats import corr, gm, p95, race_pairs, times  # noqa: E402 (dev/ is the script's own dir)
 
 LIM = 0.2  # predict::kRaceMaxMs
 RANKS = ("r1", "r2", "r3")
 BANDS = ((0, LIM), (LIM, 1e9))
 
 
-def gm(v):
-    return math.exp(sum(math.log(x) for x in v) / len(v))
-
-
-def p95(v):
-    v = sorted(v)
-    return v[min(len(v) - 1, math.ceil(0.95 * len(v)) - 1)]
-
-
 def load(path):
     return [r for r in (json.loads(x) for x in gzip.open(path, "rt")) if not r["error"]]
-
-
-def times(r):
-    return {lab: ms for _, lab, ms in r["times"]}
 
 
 def band(lo):
@@ -83,19 +71,8 @@ def replay(db, rs, mode):
 
 def race_bias(name, rs):
     for lo, hi in BANDS:
-        xs, ys, bias = [], [], collections.defaultdict(list)
-        for r in rs:
-            race, t = dict(r.get("race", [])), times(r)
-            if not race or not lo < t["r0"] <= hi or race.get("r0", 0) <= 0:
-                continue
-            for k in ("r0",) + RANKS:
-                if k in t and race.get(k, 0) > 0:
-                    bias[k].append(math.log(race[k] / t[k]))
-                    if k != "r0":
-                        xs.append(math.log(race[k] / race["r0"]))
-                        ys.append(math.log(t[k] / t["r0"]))
-        mx, my = st.mean(xs), st.mean(ys)
-        c = sum((a - mx) * (b - my) for a, b in zip(xs, ys)) / len(xs) / st.pstdev(xs) / st.pstdev(ys)
+        xs, ys, bias = race_pairs(rs, lo, hi, RANKS)
+        c = corr(xs, ys)
         same = sum((a < 0) == (b < 0) for a, b in zip(xs, ys))
         print(f"| {name} | {band(lo)} | {len(xs)} | {c:.2f} | {same} | "
               + " | ".join(f"{math.exp(st.mean(bias[k])):.3f}" for k in ("r0",) + RANKS) + " |")
