@@ -64,7 +64,7 @@ Status Engine::importDatabase(const std::string& family, const std::string& text
   if (!fs) return Status::NotFound("family '" + family + "' is not registered on this tuner");
   const detail::ErasedFamily& f = fs->f;
   auto check = [&f](const Validator&, const std::string& source, const std::string& config) {
-    if (source != "jit" && source != "default") {
+    if (isVendorSource(source)) {
       return f.vendor_launch ? Status::Ok()
                              : Status::InvalidArgument("family " + f.name + " has no " + source +
                                                        " candidates");

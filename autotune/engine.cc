@@ -138,7 +138,7 @@ Expected<std::unique_ptr<Selected>> TunerEngine::selectConfig(FamilyState& fs, c
   sel->config_str = config_str;
   sel->source = source;
   sel->origin = origin;
-  if (source != "jit" && source != "default") {
+  if (isVendorSource(source)) {
     if (!fs.f.vendor_launch) {
       return Status::Unsupported("family " + fs.f.name + " has no vendor_launch for " + source);
     }

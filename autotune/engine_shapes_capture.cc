@@ -85,7 +85,10 @@ Status DynamicShapes::warmVendor(FamilyState& fs, const Selected& sel, const voi
 Status DynamicShapes::prepareVendor(FamilyState& fs, const Selected& sel, const void* p,
                                     StreamHandle s) {
   if (!sel.vendor || sel.loaded.load(std::memory_order_acquire)) return Status::Ok();
-  if (vendorLoaded(fs, keyOf(fs, p), sel.config_str)) return warmVendor(fs, sel, p, s);
+  if (vendorLoaded(fs, keyOf(fs, p), sel.config_str)) {
+    sel.loaded.store(true, std::memory_order_release);
+    return Status::Ok();
+  }
   if (!fs.f.make_problem || !fs.f.args_json) {
     return Status::Unsupported("family " + fs.f.name + " cannot rebuild a problem (no make_problem"
                                "), so prepare() cannot load its vendor config " + sel.config_str +
@@ -105,12 +108,10 @@ Expected<std::unique_ptr<Selected>> DynamicShapes::selectKnown(
   // inside a capture only one that has run here qualifies). A JIT config whose function is loaded
   // already comes from the memo (no source hash, no store read: most of an unseen key's first call
   // otherwise); outside a capture anything else is compiled or loaded by the engine.
-  const bool vendor = source != "jit" && source != "default";
-  if (vendor) {
-    KeyBuilder kb;
-    fs.f.key(p, kb);
-    const bool loaded = vendorLoaded(fs, kb.toString(), config);
-    if (capturing && !loaded) return refuseUnloaded(fs, kb.toString(), config);
+  if (isVendorSource(source)) {
+    const std::string key = keyOf(fs, p);
+    const bool loaded = vendorLoaded(fs, key, config);
+    if (capturing && !loaded) return refuseUnloaded(fs, key, config);
     auto sel = e_.selectConfig(fs, p, config, source, origin);
     if (sel.ok() && loaded) (*sel)->loaded.store(true, std::memory_order_relaxed);
     return sel;

@@ -59,7 +59,7 @@ void DynamicShapes::raceOne(const Item& it, StreamHandle s) {
   const std::vector<double> ms = raceTimes(e_, fs.f.name, p, set, s, predict::kRaceMaxMs);
   (void)e_.runtime().synchronize(s);  // the problem's buffers are freed next
   for (size_t i = 0; i < set.size(); ++i)  // ran here: loaded, so a capture may run them
-    if (ms[i] > 0 && set[i].source != "jit" && set[i].source != "default")
+    if (ms[i] > 0 && isVendorSource(set[i].source))
       markVendorLoaded(fs, it.key, set[i].config);
   const size_t keep = size_t(std::find(set.begin(), set.end(), predict::RaceEntry{pr.config, pr.source}) - set.begin());
   const size_t pick = predict::racePick(ms, keep);

@@ -23,6 +23,12 @@
 
 namespace ktune {
 
+// Whether a winner's or candidate's source names a vendor library ("cublaslt", ...) rather than a
+// JIT config ("jit"; "default" for the family's default config).
+inline bool isVendorSource(const std::string& source) {
+  return source != "jit" && source != "default";
+}
+
 struct LaunchDims {
   Dim3 grid, block;
   size_t shared = 0;  // dynamic shared bytes

@@ -72,7 +72,7 @@ TuningDatabase::ImportCheck builtinImportCheck(const std::string& family) {
   if (family != "gemm" && !dt) return {};
   return [family, dt, rms](const Validator& v, const std::string& source,
                            const std::string& config) -> Status {
-    if (source != "jit" && source != "default") {
+    if (isVendorSource(source)) {
       if (family == "gemm" && (source == "cublaslt" || source == "hipblaslt")) return Status::Ok();
       return Status::InvalidArgument("family " + family + " has no " + source + " candidates");
     }

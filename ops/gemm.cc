@@ -342,7 +342,7 @@ Status GemmOp::prepare(const GemmCall& call, StreamHandle stream) {
   // What the selected config launches with, too: a split-K or stream-K config's scratch is sized
   // here, since a call inside a capture allocates nothing.
   KTUNE_ASSIGN_OR_RETURN(KeyReport r, st_->family.lookup(aligned));
-  if (r.winner_source != "jit" && r.winner_source != "default") return Status::Ok();
+  if (isVendorSource(r.winner_source)) return Status::Ok();
   KTUNE_ASSIGN_OR_RETURN(Config c, Config::parse(r.winner));
   return st_->sizeScratch(c, aligned.shape, stream);
 }
