@@ -31,7 +31,7 @@ if ! "$KB/ktune" --version > "$OUT/prebuilt.log" 2>&1; then
   cp /tmp/kb/tools/ktune /tmp/kb/tools/ktune-worker /tmp/kb/bench/shape_*_bench "$KB/"
   cp -L /tmp/kb/api/libktune.so.0.1 "$KB/"
 fi
-echo "binaries ready: $(el) s ($KB)"
+echo "binaries ready: $(el) s (${KB#$PWD/})"
 nvidia-smi --query-gpu=name,clocks.sm,power.draw,driver_version --format=csv,noheader
 
 # 1. First-call host cost (background mode, isolation worker), then in-process tuning.
