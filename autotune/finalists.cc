@@ -429,7 +429,8 @@ DefaultComparison soleDefault(double ms, double margin) {
 }  // namespace
 
 int runFinalists(FinalistRun& fr, DefaultComparison* cmp) {
-  const int k = fr.at_floor ? std::min(1, fr.e.options().finalists) : fr.e.options().finalists;
+  // At the launch floor the tie's two leaders (FinalistRun::at_floor), else options' finalists.
+  const int k = fr.at_floor ? std::min(2, fr.e.options().finalists) : fr.e.options().finalists;
   const double margin = fr.e.options().finalist_margin;
   std::vector<CandidateResult> results;
   for (const Cand& c : fr.cands) results.push_back(c.r);
@@ -442,8 +443,11 @@ int runFinalists(FinalistRun& fr, DefaultComparison* cmp) {
   // A single finalist has nothing to be compared with: one round re-verifies it. Otherwise the
   // rounds stop once the decision is settled.
   int rounds = fin.size() < 2 ? 1 : std::max(2, fr.e.engineOptions().finalist_rounds);
-  // Past the planned rounds only while a gain above the margin is still undecided.
-  const int extra = fin.size() < 2 || fr.at_floor ? 0 : kFinalistExtraRounds;
+  // Past the planned rounds only while a gain above the margin is still undecided, at the launch
+  // floor too: there the rounds cost microseconds of kernel each, and without them a few-µs key's
+  // 2-4% gain whose rounds spread ±2% was kept as "within noise" (rmsnorm 128x8192 in issue 34's
+  // regret run: 0.982 [0.960, 1.004] after its 6 rounds, the exhaustive search's winner 3.7% ahead).
+  const int extra = fin.size() < 2 ? 0 : kFinalistExtraRounds;
   const int b = base >= 0 ? 0 : -1;
   std::vector<std::vector<double>> times(fin.size());
   std::vector<BenchStats> stats(fin.size());

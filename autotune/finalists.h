@@ -119,7 +119,8 @@ struct FinalistRun {
   std::vector<Cand>& cands;
   bool isolated;  // candidates of this key were benchmarked in the worker: re-time them there
   // The guided race stopped at the launch floor (guided.h): the candidates in the leader's tie are
-  // a tie, so only the leader is re-timed against the default, for kMinFinalistRounds rounds.
+  // a tie, so only its two leaders are re-timed against the default (one alone was, until noise
+  // put a config of the tie ahead of a faster one); the rounds follow the same rules.
   bool at_floor = false;
 };
 

@@ -105,9 +105,13 @@ struct Rows {
 
 // A family whose simulated kernel takes NS nanoseconds whatever its grid (GRID blocks of 64
 // threads): `configs` in that order, the first the default; `race_each` as the family names it.
+// `noise`: the simulated device's launch-to-launch noise (SimOptions::noise), drawn from `seed`.
 Expected<TuneReport> tuneConfigs(const TmpDir& dir, std::vector<Config> configs,
-                                 std::vector<std::string> race_each = {}) {
+                                 std::vector<std::string> race_each = {}, double noise = 0,
+                                 uint64_t seed = 1) {
   SimOptions so;
+  so.noise = noise;
+  so.seed = seed;
   so.device.arch = "sm_90a";
   so.device.multiprocessors = 132;
   auto sim = std::make_shared<SimBackend>(so);
@@ -120,6 +124,10 @@ Expected<TuneReport> tuneConfigs(const TmpDir& dir, std::vector<Config> configs,
   eo.options.warmup_ms = 0.05;
   eo.options.rep_ms = 0.2;
   eo.options.compile_threads = 2;
+  if (noise > 0) {  // benchmark in candidate order: the noise draws are reproducible
+    eo.options.pipeline = false;
+    eo.options.compile_threads = 1;
+  }
   eo.compiler = std::make_shared<SimCompiler>();
   KTUNE_ASSIGN_OR_RETURN(auto t, Engine::create(sim, eo));
   testfamily::SpecFamily<Rows> fam;
@@ -169,8 +177,8 @@ TEST(LaunchFloor, ALaunchBoundKeyStopsRacingTies) {
   EXPECT_LE(rep->reached, 20) << rep->tree();
   EXPECT_GE(rep->reached, 8) << rep->tree();  // min_n: the floor does not skip the first ones
   EXPECT_EQ(rep->rounds.size(), 1u) << rep->tree();  // no later rounds for the tie
-  // The finalists: the default and the leader only (3 of the tie before), the minimum of rounds.
-  EXPECT_LE(rep->vs_default.finalists, 2) << rep->tree();
+  // The finalists: the default and the two leaders of the tie, the minimum of rounds.
+  EXPECT_LE(rep->vs_default.finalists, 3) << rep->tree();
   EXPECT_LE(rep->vs_default.rounds, kMinFinalistRounds) << rep->tree();
   EXPECT_NE(rep->tree().find("at the launch floor"), std::string::npos);
 }
@@ -185,6 +193,25 @@ TEST(LaunchFloor, AFasterConfigAtTheFloorStillWins) {
   ASSERT_TRUE(rep.ok()) << rep.status().toString();
   EXPECT_EQ(rep->winner, "GRID=129,NS=2910") << rep->tree();
   EXPECT_LT(rep->reached, 40) << rep->tree();
+}
+
+// At the launch floor an undecided gain above the margin gets the extra rounds too (issue 34's
+// regret run: rmsnorm 128x8192 kept its default "within noise", 0.982 [0.960, 1.004] after 6
+// rounds, where the exhaustive search's winner ran 3.7% faster), and the two leaders of the race
+// are re-timed, not one: noise can put a config of the tie ahead of the faster one. Config 12
+// runs 4% under the 3 µs tie, with 6% launch-to-launch noise: over six seeds it wins every time.
+// With the leader alone, seeds 2 and 5 re-timed a config of the tie and kept the default; without
+// the extra rounds, seeds 4 and 5 kept it "within noise" after their 6 rounds.
+TEST(LaunchFloor, AnUndecidedGainAtTheFloorGetsTheExtraRounds) {
+  int extra = 0;
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    TmpDir dir;
+    auto rep = tuneConfigs(dir, flatConfigs({{12, 2880}}), {}, 0.06, seed);
+    ASSERT_TRUE(rep.ok()) << rep.status().toString();
+    EXPECT_EQ(rep->winner, "GRID=129,NS=2880") << "seed " << seed << "\n" << rep->tree();
+    if (rep->vs_default.rounds > EngineOptions().finalist_rounds) ++extra;
+  }
+  EXPECT_GT(extra, 0);
 }
 
 // Regression (the stall rule, guided::kStallAfter): the default (a quarter wave, the lowest static
