@@ -15,7 +15,7 @@ namespace ktune {
 std::vector<size_t> finalistOrder(size_t n, int round) {
   std::vector<size_t> order(n);
   std::iota(order.begin(), order.end(), size_t{0});
-  if (round % 2 == 1) std::reverse(order.begin(), order.end());
+  if (n > 1) std::rotate(order.begin(), order.begin() + static_cast<long>(size_t(round) % n), order.end());
   return order;
 }
 

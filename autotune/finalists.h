@@ -24,7 +24,12 @@
 
 namespace ktune {
 
-// Order of the finalists in round `round` (0-based): 0..n-1 on even rounds, reversed on odd ones.
+// Order of the finalists in round `round` (0-based): 0..n-1 rotated left by `round`, so over n
+// rounds every finalist runs in every position once and, from three finalists on, never right
+// after itself across a round's boundary. (The earlier order, 0..n-1 then reversed, ran the two
+// ends, the default always among them, twice in a row in half their rounds and the middle ones
+// always after another kernel: an asymmetry between finalists that timed one cuBLASLt pair 2-4%
+// apart in two runs of one process; bench/NOTES.md, issue 34, eleventh session.)
 std::vector<size_t> finalistOrder(size_t n, int round);
 
 // Decision from the per-round medians. times[i][r]: finalist i's median in round r (ms; < 0 when

@@ -18,10 +18,30 @@ namespace {
 using tunertest::Env;
 using tunertest::Scale;
 
-TEST(Finalists, OrderAlternatesWhoGoesFirst) {
+// Rounds rotate the order: each finalist goes first, and runs in every position, once per n
+// rounds; from three finalists on none runs twice in a row across a round's boundary (the reversed
+// order ran the two ends, the default among them, after themselves in half their rounds). Two
+// finalists alternate as before.
+TEST(Finalists, OrderRotatesWhoGoesFirst) {
+  EXPECT_EQ(finalistOrder(2, 0), (std::vector<size_t>{0, 1}));
+  EXPECT_EQ(finalistOrder(2, 1), (std::vector<size_t>{1, 0}));
   EXPECT_EQ(finalistOrder(3, 0), (std::vector<size_t>{0, 1, 2}));
-  EXPECT_EQ(finalistOrder(3, 1), (std::vector<size_t>{2, 1, 0}));
-  EXPECT_EQ(finalistOrder(3, 2), (std::vector<size_t>{0, 1, 2}));
+  EXPECT_EQ(finalistOrder(3, 1), (std::vector<size_t>{1, 2, 0}));
+  EXPECT_EQ(finalistOrder(3, 2), (std::vector<size_t>{2, 0, 1}));
+  EXPECT_EQ(finalistOrder(3, 3), (std::vector<size_t>{0, 1, 2}));
+  EXPECT_EQ(finalistOrder(1, 5), (std::vector<size_t>{0}));
+  for (size_t n = 3; n <= 5; ++n) {
+    std::vector<std::vector<int>> at(n, std::vector<int>(n, 0));  // finalist x position
+    size_t last = n;  // the previous round's last finalist
+    for (int r = 0; r < static_cast<int>(2 * n); ++r) {
+      const auto o = finalistOrder(n, r);
+      EXPECT_NE(o.front(), last) << "n " << n << " round " << r;
+      for (size_t p = 0; p < n; ++p) ++at[o[p]][p];
+      last = o.back();
+    }
+    for (size_t f = 0; f < n; ++f)
+      for (size_t p = 0; p < n; ++p) EXPECT_EQ(at[f][p], 2) << "n " << n;
+  }
 }
 
 TEST(Finalists, ClearWinReplacesTheDefault) {
