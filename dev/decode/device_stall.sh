@@ -3,12 +3,12 @@
 # against cuBLASLt's best algorithm, and the probe configs beside the shipped list. Binaries from
 # pb/ (bash dev/decode/stage.sh), logs under $OUT; each step is skipped when the call's DEADLINE (s)
 # would be passed:
-#   1. the GemmGpu tests in parallel processes (TESTS: ';'-separated filters, TEST_S s) while ncu
+#   1. the GemmGpu tests in parallel processes (TESTS: ;-separated filters or none, TEST_S s) while ncu
 #      lists its metrics; then the device-to-device copy rate (dev/copy_rate.py);
 #   2. PROCS gemm_bench processes (--curated=$PROBE_FILE if set) over SHAPES, ROUNDS, BENCH_S s each;
 #   3. NCU=1: one ncu run (clocks left alone, caches flushed per pass) over gemm_bench --profile at
 #      NCU_SHAPES: NCU_ONLY plus process 1's fastest decode config per shape (flush, plain), the
-#      linear read of the same bytes, cuBLASLt #0 and process 1's fastest cuBLASLt algorithm:
+#      linear read of the same bytes, cuBLASLt #0 and process 1's fastest cuBLASLt algorithm (or NCU_LT):
 #      dev/ncu_table.py's metrics (durations, DRAM and L2 bytes and %, achieved occupancy, tensor
 #      pipe, stall reasons) plus L2->SM bytes, L2 fabric sectors and read requests; then the
 #      PC-sampled stalls per SASS instruction (dev/ncu_stalls.py: consumer waits on `full`, producer
@@ -28,10 +28,12 @@ CUR=(); [ -n "${PROBE_FILE:-}" ] && CUR=(--curated="$PROBE_FILE")
 ( timeout 25 ncu --query-metrics > /tmp/ncu_query.txt 2>&1 ) &
 QP=$!
 S=$(date +%s)
-start_gpu_tests "GemmGpu.DecodeTmaVsReference;GemmGpu.DecodeTmaPairVsReference" 45
-rcs=""; for p in "${PIDS[@]}"; do wait "$p"; rcs="$rcs $?"; done
-echo "tests rc:$rcs ($(( $(date +%s) - S ))s)"
-grep -hE "^\[ *(OK|FAILED|SKIPPED|PASSED) |Failure|bad," "$OUT"/test*.log | cut -c1-220 | head -30
+if [ "${TESTS:-}" != none ]; then
+  start_gpu_tests "GemmGpu.DecodeTmaVsReference;GemmGpu.DecodeTmaPairVsReference" 45
+  rcs=""; for p in "${PIDS[@]}"; do wait "$p"; rcs="$rcs $?"; done
+  echo "tests rc:$rcs ($(( $(date +%s) - S ))s)"
+  grep -hE "^\[ *(OK|FAILED|SKIPPED|PASSED) |Failure|bad," "$OUT"/test*.log | cut -c1-220 | head -30
+fi
 wait "$QP"
 fits 12 copy && timeout 20 python3 dev/copy_rate.py 2>&1 | tail -1
 n=0
@@ -44,9 +46,9 @@ for p in $(seq 1 "${PROCS:-1}"); do
   echo "bench $p rc=$? $(( $(date +%s) - S ))s (limit $lim)"; n=$p
 done
 NS=${NCU_SHAPES:-64x4096x4096,128x4096x4096}
-if [ "${NCU:-1}" = 1 ] && [ "$n" -ge 1 ] && fits "${NCU_S:-40}" ncu; then
-  ONLY="${NCU_ONLY:-}"; LT=""
-  for sh in ${NS//,/ }; do
+if [ "${NCU:-1}" = 1 ] && fits "${NCU_S:-40}" ncu; then
+  ONLY="${NCU_ONLY:-}"; LT="${NCU_LT:-}"
+  [ "$n" -ge 1 ] && for sh in ${NS//,/ }; do
     best=$(python3 dev/decode/prepass_top.py --best-decode "$sh" < "$OUT/bench1.err")
     [ -n "$best" ] && ONLY="$ONLY${ONLY:+;}$best@$sh"
     idx=$(grep -E "^cand (gemm_)?NT_$sh flush cublaslt " "$OUT/bench1.err" | sort -k6,6g | head -1 | sed 's/.*idx=\([0-9]*\).*/\1/')
@@ -60,7 +62,7 @@ if [ "${NCU:-1}" = 1 ] && [ "$n" -ge 1 ] && fits "${NCU_S:-40}" ncu; then
   echo "ncu --only=$ONLY --profile_lt=$LT"
   S=$(date +%s)
   timeout "${NCU_S:-40}" ncu --clock-control none -k 'regex:ktune_gemm_decode|ktune_read_bound|nvjet|sm90|gemm' \
-    --launch-count 24 --sampling-interval 0 --section WarpStateStats --section SourceCounters \
+    --launch-count 24 --section WarpStateStats --section SourceCounters \
     --metrics "$M" -f -o /tmp/stall "$B/bench/gemm_bench" --kinds=decode "${CUR[@]}" --profile \
     --only="$ONLY" --profile_lt="$LT" --shapes="$NS" > "$OUT/ncu_bench.txt" 2>&1
   echo "ncu rc=$? $(( $(date +%s) - S ))s"
