@@ -180,10 +180,7 @@ TEST(GemmGpu, DecodeTmaVsReference) {
   checkDecodeWgBody(2, {{4, 1, 2, 4, 1, 1}, {4, 1, 1, 4, 2, 1}, {4, 2, 1, 4, 1, 1}, {8, 1, 1, 2, 0, 1},
                         {4, 2, 2, 2, 3, 1}, {8, 2, 1, 2, 1, 1}, {4, 1, 4, 2, 0, 1}, {4, 1, 4, 2, 4, 1},
                         {4, 2, 4, 1, 5, 1}, {4, 1, 8, 1, 4, 1}, {8, 1, 2, 1, 4, 1}, {4, 1, 2, 2, 4, 1},
-                        {4, 1, 1, 2, 1, 1}, {4, 1, 4, 2, 6, 1}, {4, 2, 2, 2, 6, 1}, {8, 1, 8, 1, 6, 1},
-                        // DC_XR = 1: a stage's wgmmas in flight across the next wait (K split
-                        // pair, stream-K runs that cut tiles, one block per tile, a 12-stage ring).
-                        {4, 1, 2, 2, 4, 1, 1}, {4, 1, 1, 4, 1, 1, 1}, {8, 1, 2, 1, 0, 1, 1}, {4, 1, 1, 6, 4, 1, 1}});
+                        {4, 1, 1, 2, 1, 1}, {4, 1, 4, 2, 6, 1}, {4, 2, 2, 2, 6, 1}, {8, 1, 8, 1, 6, 1}});
 }
 
 // DC_GRID = 7 (a pair per tile splitting A's rows, the weight boxes multicast): one and two slabs
@@ -195,7 +192,7 @@ TEST(GemmGpu, DecodeTmaPairVsReference) {
   if (env().dev.arch != "sm_90a") GTEST_SKIP() << "DC_WG=2 needs sm_90a, device is " << env().dev.arch;
   const auto bf = ElemType::kBF16;
   checkDecodeWgBody(2, {{4, 1, 2, 2, 7, 1}, {4, 1, 1, 4, 7, 1}, {4, 2, 1, 4, 7, 1}, {4, 1, 4, 1, 7, 1},
-                        {8, 1, 2, 2, 7, 1}, {4, 2, 2, 2, 7, 1}, {4, 1, 2, 2, 7, 1, 1}},
+                        {8, 1, 2, 2, 7, 1}, {4, 2, 2, 2, 7, 1}},
                     {{65, 333, 1032, bf, false, Activation::kNone, 0.f},
                      {97, 4099, 520, bf, true, Activation::kNone, 0.f},
                      {127, 1001, 1000, ElemType::kF32, false, Activation::kNone, 1.f},

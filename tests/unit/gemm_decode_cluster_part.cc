@@ -1,7 +1,7 @@
 // The decode kind's cluster and producer variants for 33..128 rows (part of the gemm_decode_test
 // program: KTUNE_TEST_PARTS in tests/CMakeLists.txt): the cluster of four's reduce-scatter on
-// 128-row tiles, A's rows by cp.async beside the TMA weight boxes, the consumers' wgmma overlap
-// (DC_XR = 1), their spaces, launch rules and PTX.
+// 128-row tiles and A's rows by cp.async beside the TMA weight boxes, their spaces, launch rules
+// and PTX.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -78,36 +78,6 @@ TEST(GemmDecode, TmaFedBodyCopiesABesideTheWeightBoxes) {
                 if (ptx.find("cp.async.mbarrier.arrive.noinc") == std::string::npos)
                   return "PTX lacks the copies' arrival on the stage's barrier";
                 if (ptx.find("fence.proxy.async") == std::string::npos) return "PTX lacks the proxy fence";
-                return "";
-              });
-}
-
-// DC_XR = 1 on the TMA-fed body: the consumers keep a stage's wgmmas in flight (wait_group 1) and
-// release its slot one stage late; the cp.async body keeps DC_XR pinned to 0. The K split pair, the
-// row-split pair (a slot released in both blocks) and stream-K (a cut tile drains first) compile
-// without spills.
-TEST(GemmDecode, TmaFedBodyOverlapsAStagesWgmmasWithTheNextWait) {
-  const ConfigSpace& sp = configSpace(KernelKind::kDecode);
-  auto tma = [](int64_t mt, int64_t warps, int64_t nt_, int64_t u, int64_t depth, int64_t grid) {
-    Config c = wgConfig(mt, warps, nt_, u, depth, grid);
-    c.set("DC_WG", int64_t{2});
-    c.set("DC_XR", int64_t{1});
-    return c;
-  };
-  EXPECT_TRUE(sp.validate(tma(16, 4, 1, 2, 2, 4)).ok()) << sp.validate(tma(16, 4, 1, 2, 2, 4)).toString();
-  Config cp = tma(16, 4, 1, 2, 2, 4);
-  cp.set("DC_WG", int64_t{1});
-  cp.set("DC_GRID", int64_t{1});
-  EXPECT_FALSE(sp.validate(cp).ok());
-  auto cc = compilerForArch("sm_90a");
-  if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
-  GemmShape r = nt(100, 4099, 4104);
-  r.beta = 1.0f;
-  compileEach(**cc, {{tma(16, 4, 1, 2, 2, 4), nt(128, 4096, 4096)}, {tma(8, 4, 1, 2, 2, 7), r},
-                     {tma(8, 4, 1, 1, 6, 1), nt(64, 4096, 4096)}},
-              [](const Config&, const std::string& ptx) -> std::string {
-                if (ptx.find("wgmma.wait_group.sync.aligned 1;") == std::string::npos)
-                  return "PTX lacks wgmma.wait_group 1 (a stage's wgmmas in flight)";
                 return "";
               });
 }

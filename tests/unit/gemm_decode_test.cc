@@ -89,10 +89,7 @@ TEST(GemmDecode, WgmmaVariantSpaceAndLaunchRule) {
   for (const Config& c : e.accepted) {
     if (c.getInt("DC_WG") != 1 && c.getInt("DC_WG") != 2) continue;
     ++wgs;
-    // DC_XR: the TMA-fed body's wgmma overlap; pinned to 0 on the cp.async ring.
-    if (c.getInt("DC_WG") == 1) {
-      EXPECT_EQ(c.getInt("DC_XR"), 0) << c.toString();
-    }
+    EXPECT_EQ(c.getInt("DC_XR"), 0) << c.toString();
     EXPECT_GE(c.getInt("DC_PF"), 1) << c.toString();  // the producer width: a warp or a warpgroup
     EXPECT_LE(sharedBytes(KernelKind::kDecode, c), 227 * 1024) << c.toString();
   }

@@ -119,11 +119,10 @@ ConfigSpace buildSpace() {
                                    knob(c, "DC_WARPS") * knob(c, "DC_GRID") <= 24 &&
                                    fmaRegs(c) <= fmaRegBudget(c));
               });
-  // The wgmma body has no register ring and reads DC_PF as its producer width (1: a warp, 2: a
-  // warpgroup); DC_XR = 1 is the TMA-fed body's overlap (a stage's wgmmas in flight across the
-  // next stage's wait, its slot released one stage late), pinned to 0 with cp.async.
-  s.constrain("DC_WG == 0 || DC_WG == 3 || ((DC_XR == 0 || DC_WG == 2) && DC_PF >= 1)",
-              [](K c) { return !wg(c) || ((knob(c, "DC_XR") == 0 || tmaFed(c)) && knob(c, "DC_PF") >= 1); });
+  // The wgmma body has no register ring (DC_XR pinned) and reads DC_PF as its producer width
+  // (1: a warp, 2: a warpgroup).
+  s.constrain("DC_WG == 0 || DC_WG == 3 || (DC_XR == 0 && DC_PF >= 1)",
+              [](K c) { return !wg(c) || (knob(c, "DC_XR") == 0 && knob(c, "DC_PF") >= 1); });
   // The TMA-fed body (DC_WG = 2): DC_PF = 1, one producer warp (an elected thread issues every
   // box); DC_PF = 2, a producer warpgroup copying A's rows by cp.async beside the elected thread's
   // weight boxes (A's bytes bypass the TMA unit), not with the row-split pair (DC_GRID = 7).

@@ -1,7 +1,6 @@
 // The decode GEMM's TMA and cluster primitives (part of decode_wg.cuh, inside namespace kd, for
 // DC_WG = 2): the tensor-map argument type, expect_tx, the 2-D box load, and for DC_GRID = 4, 5, 7
-// the cluster barrier, rank and distributed-shared-memory store (7: the multicast load); for
-// every body, a consumer warp's release of a ring slot. tma.cuh has twins of some of them:
+// the cluster barrier, rank and distributed-shared-memory store (7: the multicast load). tma.cuh has twins of some of them:
 // each kernel folder keeps its own so that editing one kernel never changes another's sources.
 #if DC_TMA
 // The 128 bytes of a CUtensorMap, passed by value (__grid_constant__).
@@ -66,16 +65,3 @@ KTUNE_DEVICE void mbar_arrive_cluster(unsigned bar) {
 }
 #endif
 #endif
-
-// Every body of decode_wg.cuh: a consumer warp's release of ring slot `slot` once its wgmmas on it
-// completed (DC_MSPLIT: in both blocks of the pair, whose producers both refill it).
-KTUNE_DEVICE void release_slot(unsigned empty, int slot, int ctid, unsigned rank) {
-  __syncwarp();
-  if ((ctid & 31) != 0) return;
-  mbar_arrive(empty + 8 * slot);
-#if DC_MSPLIT
-  mbar_arrive_cluster(map_to_rank(empty + 8 * slot, rank ^ 1u));
-#else
-  (void)rank;
-#endif
-}

@@ -58,8 +58,8 @@
 //
 // Knobs here: DC_WARPS (4, 8: consumer warpgroups), DC_NT (64-row slabs per warpgroup), DC_MT
 // (wgmma N / 8), DC_U (k per stage / 64; 8 with TMA only), DC_DEPTH (stages / 2), DC_GRID, DC_PF
-// (1: one producer warp, 2: a producer warpgroup; with TMA: A by its cp.async); DC_XR (TMA: 1 keeps
-// a stage's wgmmas in flight, kOverlap; the space pins it to 0 with cp.async). Dynamic shared memory: 2*DC_DEPTH * (tile rows + 8*DC_MT) * 128*DC_U bytes +
+// (1: one producer warp, 2: a producer warpgroup; with TMA: A by its cp.async); DC_XR unused (the
+// space pins it to 0). Dynamic shared memory: 2*DC_DEPTH * (tile rows + 8*DC_MT) * 128*DC_U bytes +
 // 1024 (alignment) + the barriers (16 bytes per stage + 16); DC_WG = 2 also the gate/up hand-over,
 // 16*DC_WARPS * 4*DC_MT floats.
 #define DC_TMA (DC_WG == 2)
@@ -95,10 +95,6 @@ constexpr bool kPairs = DC_TMA && ACT == 3 && kNT == 2, kHalves = DC_TMA && ACT 
 // DC_MSPLIT: 32-row weight boxes, an even count per stage to share out between the pair.
 constexpr int kXBox = kBM < 64 ? kBM : 64, kWBox = DC_MSPLIT || kHalves ? 32 : 64;
 constexpr int kEmptyArrivals = (DC_MSPLIT ? 2 : 1) * kCWarps;  // consumer warps releasing a slot
-// DC_XR = 1 (TMA-fed only): the consumers keep a stage's wgmmas in flight while they wait for the
-// next stage and issue its wgmmas, releasing a slot one stage late (wgmma.wait_group 1, CUTLASS's
-// mainloop), so the tensor pipe does not drain between stages.
-constexpr bool kOverlap = DC_TMA && DC_XR == 1;
 
 using ktune::smem_addr;
 using ktune::make_desc_addr;
@@ -464,33 +460,22 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
     ktune::wgmma_fence();
     mma_stage(acc, w + (tid >> 7) * kNT * 64 * 128, w + kWBytes);
     ktune::wgmma_commit();
-    if (kOverlap) {  // the previous stage's group has finished reading its slot: hand that one back
-      ktune::wgmma_wait<1>();
-      if (s > 0) release_slot(empty, (s - 1) % kStages, tid, rank);
-    } else {
-      ktune::wgmma_wait<0>();
-      release_slot(empty, slot, tid, rank);
-    }
+    ktune::wgmma_wait<0>();
+    __syncwarp();
+    if ((tid & 31) == 0) mbar_arrive(empty + 8 * slot);
+#if DC_MSPLIT
+    if ((tid & 31) == 0) mbar_arrive_cluster(map_to_rank(empty + 8 * slot, rank ^ 1u));
+#endif
     ++run;
 #if !DC_CLUSTER && !DC_MSPLIT
     const long u = u0 + s;
     const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
     if (st == p.nsteps - 1 || s == S - 1) {
-      if (kOverlap) {
-        ktune::wgmma_wait<0>();
-        release_slot(empty, slot, tid, rank);
-      }
       flush(p, acc, tile * kBN, run, tid, flag);
       run = 0;
     }
 #endif
   }
-#if DC_CLUSTER || DC_MSPLIT
-  if (kOverlap && S > 0) {
-    ktune::wgmma_wait<0>();
-    release_slot(empty, (S - 1) % kStages, tid, rank);
-  }
-#endif
 #if DC_CLUSTER
   cluster_reduce(p, acc, base, reinterpret_cast<const float*>(smem_raw + (base - smem_addr(smem_raw))),
                  (int)(blockIdx.x / kCL) * kBN, rank, tid, flag);
