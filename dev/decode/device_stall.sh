@@ -5,7 +5,8 @@
 # would be passed:
 #   1. the GemmGpu tests in parallel processes (TESTS: ;-separated filters or none, TEST_S s) while ncu
 #      lists its metrics; then the device-to-device copy rate (dev/copy_rate.py);
-#   2. PROCS gemm_bench processes (--curated=$PROBE_FILE if set) over SHAPES, ROUNDS, BENCH_S s each;
+#   2. PROCS gemm_bench processes (--curated=$PROBE_FILE if set) over SHAPES, ROUNDS, BENCH_S s each,
+#      cycling over the binaries of pb/bench named in BINS (default gemm_bench; each its own cache);
 #   3. NCU=1: one ncu run (clocks left alone, caches flushed per pass) over gemm_bench --profile at
 #      NCU_SHAPES: NCU_ONLY plus process 1's fastest decode config per shape (flush, plain), the
 #      linear read of the same bytes, cuBLASLt #0 and process 1's fastest cuBLASLt algorithm (or NCU_LT):
@@ -40,10 +41,10 @@ n=0
 for p in $(seq 1 "${PROCS:-1}"); do
   fits 20 "bench $p" || break
   lim=${BENCH_S:-40}; [ "$(left)" -lt "$lim" ] && lim=$(( $(left) - 5 ))
-  S=$(date +%s)
-  timeout "$lim" "$B/bench/gemm_bench" --kinds=decode "${CUR[@]}" --shapes="${SHAPES:-64x4096x4096,128x4096x4096}" \
-    --rounds="${ROUNDS:-3}" > "$OUT/bench$p.log" 2> "$OUT/bench$p.err"
-  echo "bench $p rc=$? $(( $(date +%s) - S ))s (limit $lim)"; n=$p
+  S=$(date +%s); bins=(${BINS:-gemm_bench}); bin=${bins[$(( (p - 1) % ${#bins[@]} ))]}
+  KTUNE_CACHE_DIR=/tmp/kcache_$bin timeout "$lim" "$B/bench/$bin" --kinds=decode "${CUR[@]}" \
+    --shapes="${SHAPES:-64x4096x4096,128x4096x4096}" --rounds="${ROUNDS:-3}" > "$OUT/bench$p.log" 2> "$OUT/bench$p.err"
+  echo "bench $p $bin rc=$? $(( $(date +%s) - S ))s (limit $lim)"; n=$p
 done
 NS=${NCU_SHAPES:-64x4096x4096,128x4096x4096}
 if [ "${NCU:-1}" = 1 ] && fits "${NCU_S:-40}" ncu; then
