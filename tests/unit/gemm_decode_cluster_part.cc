@@ -1,7 +1,7 @@
 // The decode kind's cluster and producer variants for 33..128 rows (part of the gemm_decode_test
 // program: KTUNE_TEST_PARTS in tests/CMakeLists.txt): the cluster of four's reduce-scatter on
-// 128-row tiles and A's rows by cp.async beside the TMA weight boxes, their spaces, launch rules
-// and PTX.
+// 128-row tiles, A's rows by cp.async beside the TMA weight boxes, the start and reduction barriers,
+// their spaces, launch rules and PTX.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -80,6 +80,25 @@ TEST(GemmDecode, TmaFedBodyCopiesABesideTheWeightBoxes) {
                 if (ptx.find("fence.proxy.async") == std::string::npos) return "PTX lacks the proxy fence";
                 return "";
               });
+}
+
+// The TMA-fed body initialises its barriers before it prefetches the first weights (the init fence
+// is a memory barrier: behind the prefetches it waited for them and delayed the first copy), and a
+// cluster splitting K passes its first reduction barrier with a relaxed arrival (execution order
+// only; a release arrival is a GPU-scope memory barrier), the second with a release.
+TEST(GemmDecode, TmaFedBodyStartsItsCopiesWithoutWaitingOnMemoryBarriers) {
+  auto cc = compilerForArch("sm_90a");
+  if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
+  Config c = wgConfig(16, 4, 1, 2, 2, 4);
+  c.set("DC_WG", int64_t{2});
+  compileEach(**cc, {{c, nt(128, 4096, 4096)}}, [](const Config&, const std::string& ptx) -> std::string {
+    const size_t fence = ptx.find("fence.mbarrier_init"), pf = ptx.find("prefetch.global.L2");
+    if (fence == std::string::npos || pf == std::string::npos) return "PTX lacks the init fence or the prefetches";
+    if (fence > pf) return "the barriers' init fence comes after the first weight prefetch";
+    if (ptx.find("barrier.cluster.arrive.relaxed") == std::string::npos) return "PTX lacks the relaxed cluster arrival";
+    if (ptx.find("barrier.cluster.arrive.release") == std::string::npos) return "PTX lacks the release before the sums are read";
+    return "";
+  });
 }
 
 }  // namespace

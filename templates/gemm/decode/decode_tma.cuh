@@ -27,6 +27,11 @@ constexpr int kCL = DC_GRID == 5 ? 4 : 2;
 KTUNE_DEVICE void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
 }
+// The same barrier, ordering execution only (every block of the cluster is past its main loop,
+// whose shared-memory reads have completed): a release arrival is a GPU-scope memory barrier.
+KTUNE_DEVICE void cluster_sync_relaxed() {
+  asm volatile("barrier.cluster.arrive.relaxed;\nbarrier.cluster.wait;\n" ::: "memory");
+}
 KTUNE_DEVICE unsigned cluster_rank() {
   unsigned r;
   asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));

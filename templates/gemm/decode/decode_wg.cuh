@@ -326,10 +326,10 @@ KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorM
       asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(full + 8 * slot) : "memory");
     }
   }
-#if DC_CLUSTER
-  cluster_sync();
-#endif
-#if DC_CLUSTER || DC_MSPLIT  // the consumers' barrier after their main loop (and cluster_reduce's second)
+#if DC_CLUSTER  // cluster_reduce's two barriers: the producers write nothing the others read
+  cluster_sync_relaxed();
+  cluster_sync_relaxed();
+#elif DC_MSPLIT  // the consumers' barrier after their main loop
   cluster_sync();
 #endif
 }
@@ -406,12 +406,8 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   const long u0 = units * blockIdx.x / gridDim.x, u1 = units * (blockIdx.x + 1) / gridDim.x;
 #endif
   const int S = (int)(u1 - u0);
-  if (S > 0) {  // the first stage's weights into L2 before the wait (prefetch_weights, decode.cuh)
-    const int tile = (int)(u0 / p.nsteps), st = (int)(u0 - (long)tile * p.nsteps);
-    prefetch_weights(p, [&](int n) { return tile_row(p, tile * kBN, n); }, kBN, st * kBK, kBK, tid,
-                     kThreads);
-  }
-  KTUNE_PDL_WAIT(); KTUNE_PDL_LAUNCH_DEPENDENTS();  // prelude.cuh: no memory read above
+  // The barriers first (shared memory only, so before the wait too): the init fence is a memory
+  // barrier, and behind the weight prefetches below it waited for them, delaying the first copy.
   if (tid == 0) {
     for (int i = 0; i < kStages; ++i) {
       // DC_TMA: the producer's expect_tx (kXA: and every producer thread after its A copies
@@ -421,6 +417,12 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
+  if (S > 0) {  // the first stage's weights into L2 before the wait (prefetch_weights, decode.cuh)
+    const int tile = (int)(u0 / p.nsteps), st = (int)(u0 - (long)tile * p.nsteps);
+    prefetch_weights(p, [&](int n) { return tile_row(p, tile * kBN, n); }, kBN, st * kBK, kBK, tid,
+                     kThreads);
+  }
+  KTUNE_PDL_WAIT(); KTUNE_PDL_LAUNCH_DEPENDENTS();  // prelude.cuh: no memory read above
   __syncthreads();
 #if DC_MSPLIT
   cluster_sync();  // the peer's barriers are initialised before its first multicast or arrival

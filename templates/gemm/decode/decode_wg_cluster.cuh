@@ -13,7 +13,7 @@
 KTUNE_DEVICE void scatter_reduce(const Prob& p, float (&acc)[kNT][kAcc], unsigned base, const float* ring,
                                  int row0, unsigned rank, int ctid, volatile unsigned* flag) {
   constexpr int kH = kAcc / kCL, kRegion = kNT * kH * kConsumers;  // floats
-  cluster_sync();
+  cluster_sync_relaxed();  // every ring of the cluster is idle (cluster_sync_relaxed says why)
 #pragma unroll
   for (int q = 0; q < kCL; ++q) {
     if (q == (int)rank) continue;
@@ -57,7 +57,7 @@ KTUNE_DEVICE void cluster_reduce(const Prob& p, float (&acc)[kNT][kAcc], unsigne
   if constexpr (kBM >= 8 * kCL) {  // each block sums and stores kBM/kCL of the A rows (scatter_reduce)
     scatter_reduce(p, acc, base, ring, row0, rank, ctid, flag);
   } else {
-    cluster_sync();
+    cluster_sync_relaxed();
     if (rank > 0) {
       const unsigned dst = map_to_rank(base, 0) + (rank - 1) * kSlot * 4;
 #pragma unroll
