@@ -21,6 +21,7 @@
 #include "autotune/device_pool.h"
 #include "autotune/engine.h"
 #include "autotune/isolation.h"
+#include "autotune/tuning_run.h"
 #include "base/fs.h"
 #include "base/version.h"
 #include "compiler/store/store.h"
@@ -249,6 +250,13 @@ Expected<TuneReport> Engine::tune(detail::FamilyState* fs, const void* p, Stream
   // Unseen keys of this kind then run a loaded default on their first call (engine_shapes.h).
   if (impl_->options().background) impl_->dynamicShapes().preloadNow(*fs, p);
   return rep;
+}
+
+Expected<size_t> Engine::precompile(detail::FamilyState* fs, const void* p, int threads) {
+  KeyBuilder kb;
+  fs->f.key(p, kb);
+  if (kb.overflowed()) return Status::InvalidArgument("family " + fs->f.name + ": key too long");
+  return detail::precompileKey(*impl_, *fs, p, kb.toString(), threads);
 }
 
 Expected<KeyReport> Engine::lookup(detail::FamilyState* fs, const void* p) {

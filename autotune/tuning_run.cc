@@ -95,7 +95,7 @@ void TuningRun::select() {
     applyHistory(x, "jit|" + x.r.config);
     cands_.push_back(std::move(x));
   }
-  if (f_.vendor_candidates) {
+  if (f_.vendor_candidates && !precompiling_) {
     for (auto& v : f_.vendor_candidates(p_)) {
       Cand x;
       x.r.config = v.id;
@@ -276,6 +276,12 @@ Expected<TuneReport> runTuning(TunerEngine& e, FamilyState& fs, const void* p,
                                const std::string& key, StreamHandle s, WinnerBinary* winner) {
   TuningRun run(e, fs, p, key, s);
   return run.run(winner);
+}
+
+Expected<size_t> precompileKey(TunerEngine& e, FamilyState& fs, const void* p,
+                               const std::string& key, int threads) {
+  TuningRun run(e, fs, p, key, StreamHandle{});
+  return run.precompile(threads);
 }
 
 Expected<TuneReport> TunerEngine::tuneKey(FamilyState& fs, const void* p, const std::string& key,

@@ -144,6 +144,29 @@ std::vector<size_t> TuningRun::priorOrder() {
   return order;
 }
 
+size_t TuningRun::precompile(int threads) {
+  precompiling_ = true;
+  enumerate();
+  loadHistory();
+  select();
+  checkLaunchDims();
+  std::vector<size_t> live;
+  for (size_t i = 0; i < cands_.size(); ++i)
+    if (cands_[i].live && cands_[i].vendor_source.empty()) live.push_back(i);
+  if (e_.engineOptions().search->guided() && live.size() >= guided::kMinGuided) {
+    live = priorOrder();
+    const size_t n = live.size(), window = std::max<size_t>(kWindow, 2 * e_.options().devices.size());
+    const int pool = CompilePool::threadsFor(n, e_.options().compile_threads, true);
+    live.resize(std::min(n, guided::firstWave(n, guided::minExplore(n), window, pool)));
+  }
+  to_compile_ = live;
+  const int t = threads > 0 ? threads : CompilePool::threadsFor(live.size(), e_.options().compile_threads, true);
+  CompilePool::parallelFor(live.size(), t, [&](size_t j) { compileOne(j); });
+  size_t compiled = 0;
+  for (size_t i : live) compiled += !cands_[i].hit && cands_[i].live ? 1 : 0;
+  return compiled;
+}
+
 guided::Regret TuningRun::regretOf(const std::vector<size_t>& rest) const {
   std::vector<guided::Measured> measured;
   const int lead = leaderIndex();

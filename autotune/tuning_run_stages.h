@@ -31,6 +31,8 @@ class TuningRun {
     shared_limit_ = std::max(e.deviceInfo().shared_per_block_optin, e.deviceInfo().shared_per_block);
   }
   Expected<TuneReport> run(WinnerBinary* winner);
+  // precompileKey (tuning_run.h): the stages up to the prior's order, then the first wave's compiles.
+  size_t precompile(int threads);
 
  private:
   void enumerate();
@@ -74,6 +76,7 @@ class TuningRun {
   std::map<std::string, CandidateResult> known_, measured_;
   int total_ = 0;
   std::vector<size_t> to_compile_;
+  bool precompiling_ = false;  // precompile(): JIT configs only (select() asks no vendor library)
   CompilePool* pool_ = nullptr;
   double best_ = 0;
   bool has_vendor_ = false;

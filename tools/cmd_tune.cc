@@ -30,6 +30,7 @@
 #include "templates/rowwise.h"
 #include "tools/commands.h"
 #include "tools/sim_gpu.h"
+#include "tools/tune_lookahead.h"
 #include "tools/tune_output.h"
 #include "tools/tune_request.h"
 
@@ -303,7 +304,14 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
   noteProcessMs("op_ms", msSince(t0));
   int rc = kExitOk;
   SharedOperands operands(backend);  // filled as the keys need them
-  for (const auto& gc : t.gemm_cases) {
+  // The next keys' first kernels compile while a key tunes (not with a shared cache, whose keys
+  // may need nothing compiled here).
+  std::vector<gemm::GemmShape> shapes;
+  for (const auto& gc : t.gemm_cases) shapes.push_back(gc.shape);
+  GemmLookahead lookahead(**gop, shapes);
+  const bool look = !t.args.has("--no-lookahead") && !tuner->options().shared;
+  for (size_t i = 0; i < t.gemm_cases.size(); ++i) {
+    const auto& gc = t.gemm_cases[i];
     const auto& s = gc.shape;
     if (!t.json && !t.quiet)
       std::fprintf(stderr, "%s: M=%lld N=%lld K=%lld %s\n", gc.name.c_str(), (long long)s.m,
@@ -322,8 +330,10 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
       noteProcessMs("buffers_ms", msSince(b0));  // this key's random inputs
       rep = (*gop)->tune(*call);
     }
+    if (look) lookahead.start(i + 1);  // after the first key: its compiles took every core
     if (!rep.ok()) { rc = fail(rep.status()); continue; }
     noteWorkerTimes(*tuner);
+    if (look && shapes.size() > 1) noteProcessMs("lookahead_compiled", double(lookahead.compiled()));
     double vendor_ms = 0;
     for (const auto& cand : rep->candidates)
       if (cand.source != "jit" && cand.config.rfind(cand.source + ":idx=0:", 0) == 0 &&

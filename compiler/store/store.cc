@@ -345,14 +345,18 @@ Expected<CodeObject> CodeObjectStore::getOrCompile(Compiler& compiler, const Com
           (cached.status().code() == Code::kCorrupt ? " corrupt (" : " unreadable (") + reason +
           "), recompiled";
   }
-  auto obj = compiler.compile(with_dumps);
-  if (!obj.ok()) return obj;
-  Status s = put(key, *obj);
-  if (!s.ok()) {
-    if (!why.empty()) why += "; ";
-    why += "not cached: " + s.message();
-  }
-  if (note) *note = why;
+  bool joined = false;
+  auto obj = in_flight_.run(key + "/" + std::to_string(with_dumps.dumps), [&]() {
+    auto o = compiler.compile(with_dumps);
+    if (!o.ok()) return o;
+    Status s = put(key, *o);
+    if (!s.ok()) {
+      if (!why.empty()) why += "; ";
+      why += "not cached: " + s.message();
+    }
+    return o;
+  }, &joined);
+  if (note && obj.ok() && !joined) *note = why;
   return obj;
 }
 

@@ -214,6 +214,36 @@ TEST(Tuner, ParallelCompileUsesSeveralThreads) {
   EXPECT_GT(rep->compiled, 8);
 }
 
+// Family::precompile of one key beside the tuning run of another that needs the same objects
+// (`ktune tune` compiles a suite's next keys while one tunes): each object is compiled once (the
+// store runs one compile per object at a time), both succeed, the precompiled key's own tuning run
+// then compiles nothing, and precompiling records nothing. Under TSan (scripts/tsan.sh).
+TEST(Tuner, PrecompileBesideATuningRunCompilesEachObjectOnce) {
+  Env env;
+  env.compile_delay_ms = 5;  // compiles long enough to overlap
+  auto t = Engine::create(env.backend, env.options());
+  ASSERT_TRUE(t.ok()) << t.status().toString();
+  auto fam = addFamily(**t, env.family());
+  ASSERT_TRUE(fam.ok()) << fam.status().toString();
+  Expected<size_t> pre = Status::Internal("not run");
+  std::thread other([&] { pre = fam->precompile(env.problem(5000)); });
+  auto rep = fam->tune(env.problem(64));
+  other.join();
+  ASSERT_TRUE(rep.ok()) << rep.status().toString();
+  ASSERT_TRUE(pre.ok()) << pre.status().toString();
+  EXPECT_EQ(fam->lookup(env.problem(5000))->origin, "default");  // nothing recorded for it
+  auto store = CodeObjectStore::open(env.dir);
+  ASSERT_TRUE(store.ok());
+  auto entries = (*store)->list();
+  ASSERT_TRUE(entries.ok());
+  EXPECT_EQ(size_t(env.compiler->compileCount()), entries->size());
+  const int before = env.compiler->compileCount();
+  auto second = fam->tune(env.problem(5000));
+  ASSERT_TRUE(second.ok()) << second.status().toString();
+  EXPECT_EQ(second->compiled, 0) << second->tree();
+  EXPECT_EQ(env.compiler->compileCount(), before);
+}
+
 TEST(Tuner, DatabaseHitInAFreshTunerRecompilesNothing) {
   Env env;
   env.cost["BLOCK=512,VEC=2"] = 0.005;

@@ -1,12 +1,14 @@
 // The code-object store under concurrency (part of the store_test program: KTUNE_TEST_PARTS in
-// tests/CMakeLists.txt): writers from several processes and threads never tear an entry, and an
-// entry replaced with different bytes never reads as corrupt.
+// tests/CMakeLists.txt): writers from several processes and threads never tear an entry, an
+// entry replaced with different bytes never reads as corrupt, and threads asking for one missing
+// object share one compile.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <thread>
@@ -130,6 +132,57 @@ TEST_F(StoreTest, ReplacingAnEntryWithDifferentBytesNeverReadsAsCorrupt) {
   EXPECT_EQ(v.checked, 3);
   EXPECT_TRUE(v.corrupt.empty());
 }
+
+// A compiler that takes a while, counting its compiles from any thread.
+class SlowCompiler : public FakeCompiler {
+ public:
+  Expected<CodeObject> compile(const CompileRequest& req) override {
+    ++slow_compiles;
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    return FakeCompiler::compile(req);
+  }
+  std::atomic<int> slow_compiles{0};
+};
+
+// Threads of one process asking for the same missing object while its compile runs wait for that
+// compile instead of starting their own (InFlightCompiles): one compile, every caller the same
+// binary, none a hit; the next caller is a store hit. A tuning run and the look-ahead precompile of
+// the next key (Engine::precompile) meet like this on the kernels two keys share.
+TEST_F(StoreTest, OneCompilePerKeyWhileItRunsInThisProcess) {
+  auto store = openStore();
+  ASSERT_TRUE(store);
+  SlowCompiler sc;
+  const CompileRequest req = request("inflight", kDumpNone);
+  constexpr int kThreads = 4;
+  std::vector<std::thread> threads;
+  std::vector<std::string> bins(kThreads);
+  std::atomic<int> hits{0}, failed{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      bool hit = true;
+      auto o = store->getOrCompile(sc, req, &hit);
+      if (!o.ok()) ++failed;
+      else bins[t] = o->binary;
+      if (hit) ++hits;
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failed.load(), 0);
+  EXPECT_EQ(sc.slow_compiles.load(), 1);
+  EXPECT_EQ(hits.load(), 0);
+  for (const auto& b : bins) EXPECT_EQ(b, bins[0]);
+  bool hit = false;
+  ASSERT_TRUE(store->getOrCompile(sc, req, &hit).ok());
+  EXPECT_TRUE(hit);
+  EXPECT_EQ(sc.slow_compiles.load(), 1);
+  // A failed compile is not kept: the next caller compiles again.
+  CompileRequest bad = request("inflight_bad", kDumpNone);
+  bad.source += "\n#error x";
+  EXPECT_FALSE(store->getOrCompile(sc, bad).ok());
+  EXPECT_FALSE(store->getOrCompile(sc, bad).ok());
+  EXPECT_EQ(sc.slow_compiles.load(), 3);
+}
+
 
 }  // namespace
 }  // namespace ktune
