@@ -12,7 +12,6 @@
 set -uo pipefail
 BUDGET_DEFAULT=190
 . dev/fp8_device_common.sh
-Q4="BLOCK_N=192,$C2,WG_M=2,NUM_STAGES=4,GROUP_M=16,EPI_TMA=1,SPLIT_K=1,PINGPONG=1"
 # The tuning-off default everywhere; the other curated winners where they won before (P176,
 # CL2E2, Q4) or may (CL2E2 at the cubes).
 ONLY_NAMES=${ONLY_NAMES:-"D P176@1024x14336x4096 Q4@4096x6144x4096 Q4@8192x8192x8192 CL2E2@3000x5000x1000 CL2E2@4096x4096x4096"}
