@@ -16,11 +16,13 @@ B="BLOCK_N=256,$C2,WG_M=1,NUM_STAGES=4,GROUP_M=16,EPI_TMA=2,SPLIT_K=1,PINGPONG=0
 # D's schedule on 224- and 176-wide tiles (tile counts that fill whole rounds where 256 does not).
 W224="BLOCK_N=224,$C2,WG_M=1,NUM_STAGES=4,GROUP_M=16,EPI_TMA=2,SPLIT_K=2,PINGPONG=0"
 W176="BLOCK_N=176,$C2,WG_M=1,NUM_STAGES=4,GROUP_M=16,EPI_TMA=2,SPLIT_K=2,PINGPONG=0"
-# D with SPLIT_K 4, which shares any last round out stream-K style (SPLIT_K 2: tails of at most
-# 60% of a round): 4096^3's 116 of 132, 4096x6144x4096's 108 of 132; W224K4 on 128x224 tiles
-# (4096x28672x4096: 4096 tiles, a tail of 4). T2 / T2CL: cuBLASLt's 256x128 cooperative tile (two
-# 128 x 128 consumers) with the deferred epilogue, alone and as a cluster pair (B multicast).
+# D with SPLIT_K 4 (up to 4 ranges per tail tile; the eleventh session's probe built it to share
+# any last round, bench/NOTES.md) and W224K4 on 128x224 tiles (4096x28672x4096: 4096 tiles, a tail
+# of 4). T2 / T2CL: cuBLASLt's 256x128 cooperative tile (two 128 x 128 consumers) with the
+# deferred epilogue, alone and as a cluster pair (B multicast).
 D4="BLOCK_N=256,$C2,WG_M=1,NUM_STAGES=4,GROUP_M=16,EPI_TMA=2,SPLIT_K=4,PINGPONG=0"
+# D8: D walking its tiles in groups of 8 tile rows (GROUP_M 8) instead of 16.
+D8="BLOCK_N=256,$C2,WG_M=1,NUM_STAGES=4,GROUP_M=8,EPI_TMA=2,SPLIT_K=2,PINGPONG=0"
 W224K4="BLOCK_N=224,$C2,WG_M=1,NUM_STAGES=4,GROUP_M=16,EPI_TMA=2,SPLIT_K=4,PINGPONG=0"
 T2="BLOCK_N=128,$C2,WG_M=2,NUM_STAGES=4,GROUP_M=16,EPI_TMA=2,SPLIT_K=2,PINGPONG=0"
 T2CL="BLOCK_N=128,CONSUMERS=2,CLUSTER_M=2,WG_M=2,NUM_STAGES=4,GROUP_M=16,EPI_TMA=2,SPLIT_K=1,PINGPONG=0"

@@ -51,9 +51,9 @@
 // persistent grid (e.g. 448 tiles on 132 SMs: 3 full rounds + 52 tiles, so 80 SMs idle for a whole
 // tile's time), the k-tiles of that round's tiles are shared out stream-K style: cut into equal
 // contiguous ranges, one per block, each at most one tile's K long (tma_schedule.cuh; at most
-// SPLIT_K ranges per tile when that leaves SMs idle anyway; with SPLIT_K 2, tails of more than
-// 60% of a round stay whole, SPLIT_K 4 splits any tail). A range that ends a tile without starting
-// it (a contributor) writes its fp32 accumulators to its block's workspace slot in
+// SPLIT_K ranges per tile when that leaves SMs idle anyway; tails of more than 60% of a round stay
+// whole). A range that ends a tile without
+// starting it (a contributor) writes its fp32 accumulators to its block's workspace slot in
 // register order (thread-contiguous float4, so the writes are coalesced and need no layout change),
 // then increments its tile's counter (release); the range that starts the tile (the reducer)
 // finishes its own K range, waits for its contributors (acquire), adds the partials, zeroes the

@@ -19,10 +19,10 @@ KTUNE_DEVICE bool splitk_exchange(float (&acc)[kWgM][kAcc], const Unit& un, cons
         __stcg(dst + ((w * kAcc + i) / 4) * 128 + wt,
                make_float4(acc[w][i], acc[w][i + 1], acc[w][i + 2], acc[w][i + 3]));
     bar_named(1 + cw, 128);  // every thread's partials are written ...
-    // ... and visible device-wide before the count: a release reduction (cumulative over the
-    // warpgroup's writes ordered before it by the barrier), as CUTLASS's split-K barrier, instead of
-    // a full sequentially consistent fence and an atomic whose result nobody reads.
-    if (wt == 0) asm volatile("red.release.gpu.global.add.u32 [%0], 1;\n" ::"l"(ctr) : "memory");
+    if (wt == 0) {
+      __threadfence();  // ... and visible device-wide before the count (release)
+      atomicAdd(ctr, 1u);
+    }
     return false;  // the reducer stores the tile
   }
   const int nc = sched_contributors(sc, un.tail);
@@ -33,27 +33,16 @@ KTUNE_DEVICE bool splitk_exchange(float (&acc)[kWgM][kAcc], const Unit& un, cons
     *ctr = 0;  // nobody else touches it in this launch
   }
   bar_named(1 + cw, 128);
-  // The partials in chunks of kChunk float4 per thread, all loads of a chunk issued before its adds
-  // and its zeroing stores: one L2 round trip per chunk, not one per float4 (a load after a store
-  // to the same slot is not hoisted above it).
-  constexpr int kChunk = 16;
   for (int b = sc.first + 1; b <= sc.first + nc; ++b) {
     float4* src = reinterpret_cast<float4*>(workspace + (long)(b * kCons + cw) * kSlot);
 #pragma unroll
     for (int w = 0; w < kWgM; ++w)
 #pragma unroll
-      for (int c = 0; c < kAcc; c += 4 * kChunk) {
-        float4 v[kChunk];
-#pragma unroll
-        for (int u = 0; u < kChunk; ++u)
-          if (c + 4 * u < kAcc) v[u] = __ldcg(src + ((w * kAcc + c) / 4 + u) * 128 + wt);
-#pragma unroll
-        for (int u = 0; u < kChunk; ++u) {
-          const int i = c + 4 * u;
-          if (i >= kAcc) break;
-          acc[w][i] += v[u].x, acc[w][i + 1] += v[u].y, acc[w][i + 2] += v[u].z, acc[w][i + 3] += v[u].w;
-          __stcg(src + ((w * kAcc + c) / 4 + u) * 128 + wt, make_float4(0.f, 0.f, 0.f, 0.f));
-        }
+      for (int i = 0; i < kAcc; i += 4) {
+        float4* p = src + ((w * kAcc + i) / 4) * 128 + wt;
+        const float4 v = __ldcg(p);
+        acc[w][i] += v.x, acc[w][i + 1] += v.y, acc[w][i + 2] += v.z, acc[w][i + 3] += v.w;
+        __stcg(p, make_float4(0.f, 0.f, 0.f, 0.f));
       }
   }
   return true;
