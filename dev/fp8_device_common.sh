@@ -1,10 +1,10 @@
 # Sourced first by the issue-33 device scripts (dev/fp8_profile.sh, dev/fp8_pingpong_device.sh,
 # dev/fp8_pp2_device.sh, dev/fp8_final_device.sh, dev/fp8_ncu_device.sh): OUT, the clock T0,
 # left() (seconds of BUDGET left; the script's own default in BUDGET_DEFAULT) and at(), the
-# cooperative default D and its one-slice form B (and D's schedule on 224 / 176-wide tiles, W224 /
-# W176, ping-pong 128x176 tiles, P176, and the cluster pairs CL2, CL2E2); the GPU's clocks and
-# power into $OUT/gpu.txt, the prebuilt binaries of pb/ (their libbenchmark in pb/lib) checked to
-# run here, and one kernel cache for the call.
+# cooperative default D and its one-slice form B (D4, T2, T2CL, Q4 and D's schedule on 224- and
+# 176-wide tiles, W224 / W176, ping-pong 128x176 tiles, P176, and the cluster pairs CL2, CL2E2);
+# the GPU's clocks and power into $OUT/gpu.txt, the prebuilt binaries of pb/ (their libbenchmark
+# in pb/lib) checked to run here, and one kernel cache for the call.
 export PATH="$PATH:/usr/local/cuda/bin"
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 T0=$(date +%s)
@@ -16,6 +16,17 @@ B="BLOCK_N=256,$C2,WG_M=1,NUM_STAGES=4,GROUP_M=16,EPI_TMA=2,SPLIT_K=1,PINGPONG=0
 # D's schedule on 224- and 176-wide tiles (tile counts that fill whole rounds where 256 does not).
 W224="BLOCK_N=224,$C2,WG_M=1,NUM_STAGES=4,GROUP_M=16,EPI_TMA=2,SPLIT_K=2,PINGPONG=0"
 W176="BLOCK_N=176,$C2,WG_M=1,NUM_STAGES=4,GROUP_M=16,EPI_TMA=2,SPLIT_K=2,PINGPONG=0"
+# D with SPLIT_K 4 (up to 4 ranges per tail tile; the eleventh session's probe built it to share
+# any last round, bench/NOTES.md) and W224K4 on 128x224 tiles (4096x28672x4096: 4096 tiles, a tail
+# of 4). T2 / T2CL: cuBLASLt's 256x128 cooperative tile (two 128 x 128 consumers) with the
+# deferred epilogue, alone and as a cluster pair (B multicast).
+D4="BLOCK_N=256,$C2,WG_M=1,NUM_STAGES=4,GROUP_M=16,EPI_TMA=2,SPLIT_K=4,PINGPONG=0"
+# D8: D walking its tiles in groups of 8 tile rows (GROUP_M 8) instead of 16.
+D8="BLOCK_N=256,$C2,WG_M=1,NUM_STAGES=4,GROUP_M=8,EPI_TMA=2,SPLIT_K=2,PINGPONG=0"
+W224K4="BLOCK_N=224,$C2,WG_M=1,NUM_STAGES=4,GROUP_M=16,EPI_TMA=2,SPLIT_K=4,PINGPONG=0"
+T2="BLOCK_N=128,$C2,WG_M=2,NUM_STAGES=4,GROUP_M=16,EPI_TMA=2,SPLIT_K=2,PINGPONG=0"
+T2CL="BLOCK_N=128,CONSUMERS=2,CLUSTER_M=2,WG_M=2,NUM_STAGES=4,GROUP_M=16,EPI_TMA=2,SPLIT_K=1,PINGPONG=0"
+Q4="BLOCK_N=192,$C2,WG_M=2,NUM_STAGES=4,GROUP_M=16,EPI_TMA=1,SPLIT_K=1,PINGPONG=1"
 # Ping-pong with a 128x176 tile per consumer (4 and 5 stages).
 P176="BLOCK_N=176,$C2,WG_M=2,NUM_STAGES=4,GROUP_M=16,EPI_TMA=1,SPLIT_K=1,PINGPONG=1"
 P176S5="BLOCK_N=176,$C2,WG_M=2,NUM_STAGES=5,GROUP_M=16,EPI_TMA=1,SPLIT_K=1,PINGPONG=1"

@@ -13,7 +13,7 @@ command -v ncu > /dev/null || { echo "no ncu"; exit 1; }
 timeout 15 ncu --query-metrics > /tmp/ncu_query.txt 2>&1
 M=$(python3 dev/ncu_table.py --metrics /tmp/ncu_query.txt)
 at "metrics"
-timeout $(( $(left) - 3 )) ncu --clock-control none -k 'regex:^(ktune_gemm|[^k])' --launch-count 8 \
+timeout $(( $(left) - 3 )) ncu --clock-control none -k 'regex:^(ktune_gemm|[^k])' --launch-count ${NCU_LAUNCHES:-8} \
   --metrics "$M" --csv --page raw --log-file "$OUT/ncu.csv" \
   "$PB/bench/gemm_bench" --kinds=tma --profile --only="$ONLY" --profile_lt="${LT:-4@4096x4096x4096}" \
   --shapes="${SHAPES:-fp8}" > "$OUT/ncu_bench.txt" 2> "$OUT/ncu_bench.err"

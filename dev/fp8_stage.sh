@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # Dev machine: a clean export of HEAD for dev/fp8_device.sh, with this tree's Release binaries of
-# the issue-33 programs in pb/ (laid out like a build tree), so the device call compiles nothing.
+# the issue-33 programs in pb/ (laid out like a build tree; tools/ktune and its worker for the main
+# job), so the device call compiles nothing.
 #   bash dev/fp8_stage.sh [DEST]     (default .devwork/fp8 in the checkout; BUILD_DIR=build)
 set -euo pipefail
 DEST=${1:-$(git rev-parse --show-toplevel)/.devwork/fp8}
 B=${BUILD_DIR:-build}
 rm -rf "$DEST" && mkdir -p "$DEST" && git archive HEAD | tar -x -C "$DEST"
-for f in tests/gemm_gpu_test tests/gemm_fp8_gpu_test bench/gemm_bench; do
+for f in tests/gemm_gpu_test tests/gemm_fp8_gpu_test bench/gemm_bench tools/ktune tools/ktune-worker; do
   mkdir -p "$DEST/pb/$(dirname "$f")" && cp "$B/$f" "$DEST/pb/$f"
 done
 # gemm_bench links Google Benchmark as a shared library the GPU machine does not have.
 mkdir -p "$DEST/pb/lib"
 ldd "$B/bench/gemm_bench" | awk '/libbenchmark/ {print $3}' | xargs -r -I{} cp -L {} "$DEST/pb/lib/"
-strip "$DEST"/pb/tests/* "$DEST"/pb/bench/* 2>/dev/null || true
+strip "$DEST"/pb/tests/* "$DEST"/pb/bench/* "$DEST"/pb/tools/* 2>/dev/null || true
 du -sh "$DEST" "$DEST/pb"

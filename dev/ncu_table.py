@@ -34,6 +34,12 @@ WANTED = [
     ("lts__t_requests_srcunit_tex", [".sum"]),
     ("lts__t_sectors_srcunit_tex", [".sum"]),
     ("lts__t_sectors_srcunit_tex_op_write", [".sum"]),
+    # Shared memory: the LSU's wavefronts and bank conflicts (the epilogue's st.shared, the split
+    # tail's exchange); TMA and wgmma traffic is not LSU, so the SM's memory throughput too.
+    ("l1tex__data_pipe_lsu_wavefronts_mem_shared", [".sum", ".avg.pct_of_peak_sustained_elapsed"]),
+    ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared", [".sum"]),
+    ("sm__memory_throughput", [".avg.pct_of_peak_sustained_elapsed"]),
+    ("smsp__inst_executed", [".sum"]),
     ("launch__waves_per_multiprocessor", [""]),
     ("l1tex__throughput", [".avg.pct_of_peak_sustained_active"]),
     ("launch__registers_per_thread", [""]),
