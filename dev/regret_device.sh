@@ -18,7 +18,8 @@
 #      re-timing has RETIME_ROUNDS interleaved rounds (default 4) with the full budgets. --deadline
 #      keeps RESERVE seconds for steps 3-4; the shapes run in an order whose every prefix is spread
 #      over the set (GEMM_LIMIT / ROW_LIMIT > 0: that many spread shapes instead of all);
-#   3. the LLM suite (8 keys), guided, cold and then with the warm store (fresh database);
+#   3. the LLM suite (8 keys), guided, cold and then with the warm store (fresh database); NOLOOK=1
+#      then cold once more with --no-lookahead (the look-ahead compiles' A/B);
 #   4. the peers, each in its own process killed at its budget (bench/tuning_peers.py): Triton's
 #      tutorial autotuner (4096^3 and 16x4096x4096), then torch.compile(mode="max-autotune")
 #      with a cold Inductor cache (4096^3), in what is left (PEERS=0: not).
@@ -202,6 +203,11 @@ suite() {
   tuned suite "$SUITE" cold $(( $(left) - 15 ))
   rm -rf "$KTUNE_CACHE_DIR/db"
   [ "$(left)" -gt 15 ] && tuned suite "$SUITE" warm $(( $(left) - 5 ))
+  # NOLOOK=1: the cold suite again without the look-ahead compiles (its own empty cache and a
+  # fresh CUDA compute cache), the A/B of `--no-lookahead`.
+  if [ "${NOLOOK:-0}" = 1 ] && [ "$(left)" -gt 20 ]; then
+    rm -rf "$KTUNE_CACHE_DIR"; tuned suite "$SUITE --no-lookahead" cold_nolook $(( $(left) - 5 ))
+  fi
   unset KTUNE_CACHE_DIR
 }
 NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
