@@ -444,9 +444,7 @@ int runFinalists(FinalistRun& fr, DefaultComparison* cmp) {
   // rounds stop once the decision is settled.
   int rounds = fin.size() < 2 ? 1 : std::max(2, fr.e.engineOptions().finalist_rounds);
   // Past the planned rounds only while a gain above the margin is still undecided, at the launch
-  // floor too: there the rounds cost microseconds of kernel each, and without them a few-µs key's
-  // 2-4% gain whose rounds spread ±2% was kept as "within noise" (rmsnorm 128x8192 in issue 34's
-  // regret run: 0.982 [0.960, 1.004] after its 6 rounds, the exhaustive search's winner 3.7% ahead).
+  // floor too (a few-µs key's 2-4% gain was kept "within noise" without them: FinalistRun).
   const int extra = fin.size() < 2 ? 0 : kFinalistExtraRounds;
   const int b = base >= 0 ? 0 : -1;
   std::vector<std::vector<double>> times(fin.size());
