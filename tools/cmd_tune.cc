@@ -309,7 +309,7 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
   std::vector<gemm::GemmShape> shapes;
   for (const auto& gc : t.gemm_cases) shapes.push_back(gc.shape);
   GemmLookahead lookahead(**gop, shapes);
-  const bool look = !t.args.has("--no-lookahead") && !tuner->options().shared;
+  const bool look = !t.args.has("--no-lookahead") && tuner->options().options.remote_cache.empty();
   for (size_t i = 0; i < t.gemm_cases.size(); ++i) {
     const auto& gc = t.gemm_cases[i];
     const auto& s = gc.shape;

@@ -24,8 +24,9 @@ class GemmLookahead {
   GemmLookahead(const GemmLookahead&) = delete;
   GemmLookahead& operator=(const GemmLookahead&) = delete;
 
-  // Compiles the first kernels of keys [from, end) on a background thread, on all cores but one.
-  // Once only; no-op with fewer than one key left.
+  // Compiles the first kernels of keys [from, end) on a background thread, on all cores but one, at
+  // nice 10 (the benchmarks and the current key's own compiles come first). Once only; no-op with
+  // fewer than one key left.
   void start(size_t from);
   // Configs it compiled so far (store misses) and its wall time once done (ms; 0 while it runs).
   size_t compiled() const { return compiled_.load(); }
