@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "autotune/key.h"
+#include "autotune/results.h"
 #include "autotune/static_prune.h"
 #include "autotune/verifier.h"
 #include "base/config.h"
@@ -22,12 +23,6 @@
 #include "runtime/backend.h"
 
 namespace ktune {
-
-// Whether a winner's or candidate's source names a vendor library ("cublaslt", ...) rather than a
-// JIT config ("jit"; "default" for the family's default config).
-inline bool isVendorSource(const std::string& source) {
-  return source != "jit" && source != "default";
-}
 
 struct LaunchDims {
   Dim3 grid, block;

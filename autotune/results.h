@@ -10,6 +10,12 @@
 
 namespace ktune {
 
+// Whether a winner's or candidate's source names a vendor library ("cublaslt", ...) rather than a
+// JIT config ("jit"; "default" for the family's default config).
+inline bool isVendorSource(const std::string& source) {
+  return source != "jit" && source != "default";
+}
+
 // A candidate stopped early as slower than the best so far (early rejection): measured, not
 // failed. It is stored with Code::kTimeout and a reason starting "slower than best" (the
 // Benchmarker's status), which older databases hold too; tables and reports show it apart from

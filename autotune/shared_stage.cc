@@ -81,7 +81,7 @@ std::optional<DbEntry> TunerEngine::peekShared(FamilyState& fs, const std::strin
   note(*this, fs, key, why);
   if (!e) return std::nullopt;
   Status st;
-  if (e->winner_source == "jit" || e->winner_source == "default") {
+  if (!isVendorSource(e->winner_source)) {
     auto c = Config::parse(e->winner);
     st = c.ok() ? checkOwnConfig(fs.f, *c, "remote") : c.status();
   } else if (!fs.f.vendor_launch) {

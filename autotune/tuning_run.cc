@@ -242,10 +242,7 @@ Expected<TuneReport> TuningRun::run(WinnerBinary* winner) {
   select();
   checkLaunchDims();
   rep_.search = e_.engineOptions().search->name();
-  size_t live_jit = 0;
-  for (const Cand& c : cands_) live_jit += c.live && c.vendor_source.empty() ? 1 : 0;
-  // Spaces below kMinGuided are measured in full: racing them would save little.
-  if (e_.engineOptions().search->guided() && live_jit >= guided::kMinGuided) {
+  if (races()) {
     KTUNE_RETURN_IF_ERROR(compileAndRace());
   } else {
     if (e_.engineOptions().search->guided()) rep_.search = "exhaustive (guided: space below " +

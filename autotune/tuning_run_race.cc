@@ -144,6 +144,26 @@ std::vector<size_t> TuningRun::priorOrder() {
   return order;
 }
 
+bool TuningRun::races() const {
+  size_t live_jit = 0;
+  for (const Cand& c : cands_) live_jit += c.live && c.vendor_source.empty() ? 1 : 0;
+  // Spaces below kMinGuided are measured in full: racing them would save little.
+  return e_.engineOptions().search->guided() && live_jit >= guided::kMinGuided;
+}
+
+// The first min_n compile at once (the race takes them all), and with idle threads the next
+// `window` beside them (guided::firstWave); past them, compiles run only a small window ahead of
+// the race: the race may stop after any batch, and a compile that is running then must still end
+// (an NVRTC compile cannot be stopped), so its wait is bounded by the window. With several
+// devices the window keeps each busy.
+TuningRun::Waves TuningRun::waves(size_t n) const {
+  Waves w;
+  w.threads = CompilePool::threadsFor(n, e_.options().compile_threads, true);
+  w.window = std::max<size_t>(kWindow, 2 * e_.options().devices.size());
+  w.first = guided::firstWave(n, guided::minExplore(n), w.window, w.threads);
+  return w;
+}
+
 size_t TuningRun::precompile(int threads) {
   precompiling_ = true;
   enumerate();
@@ -151,13 +171,12 @@ size_t TuningRun::precompile(int threads) {
   select();
   checkLaunchDims();
   std::vector<size_t> live;
-  for (size_t i = 0; i < cands_.size(); ++i)
-    if (cands_[i].live && cands_[i].vendor_source.empty()) live.push_back(i);
-  if (e_.engineOptions().search->guided() && live.size() >= guided::kMinGuided) {
+  if (races()) {
     live = priorOrder();
-    const size_t n = live.size(), window = std::max<size_t>(kWindow, 2 * e_.options().devices.size());
-    const int pool = CompilePool::threadsFor(n, e_.options().compile_threads, true);
-    live.resize(std::min(n, guided::firstWave(n, guided::minExplore(n), window, pool)));
+    live.resize(std::min(live.size(), waves(live.size()).first));
+  } else {
+    for (size_t i = 0; i < cands_.size(); ++i)
+      if (cands_[i].live && cands_[i].vendor_source.empty()) live.push_back(i);
   }
   to_compile_ = live;
   const int t = threads > 0 ? threads : CompilePool::threadsFor(live.size(), e_.options().compile_threads, true);
@@ -250,20 +269,15 @@ Status TuningRun::compileAndRace() {
   TuneReport::SearchRound first{1, 0, 0, 0};
   const std::vector<size_t> vendor = raceVendors();
   const size_t n = order.size(), min_n = guided::minExplore(n);
-  const int threads = CompilePool::threadsFor(n, e_.options().compile_threads, true);
-  // The first min_n compile at once (the race takes them all), and with idle threads the next
-  // `window` beside them (guided::firstWave); past them, compiles run only a small window ahead
-  // of the race: the race may stop after any batch, and a compile that is running then must
-  // still end (an NVRTC compile cannot be stopped), so its wait is bounded by the window. With
-  // several devices the window keeps each busy.
-  const size_t window = std::max<size_t>(kWindow, 2 * e_.options().devices.size());
+  const Waves wv = waves(n);  // the pool's threads, window and first wave
+  const int threads = wv.threads;
   to_compile_ = order;
   CompilePool pool(n, threads, [&](size_t j) { compileOne(j); },
                    [&](size_t j, size_t finished) {
                      e_.progress({f_.name, key_, "compile", static_cast<int>(finished),
                                   static_cast<int>(n), cands_[to_compile_[j]].r.config});
                    });
-  pool.setWindow(window, guided::firstWave(n, min_n, window, threads));
+  pool.setWindow(wv.window, wv.first);
   pool.setCheap(storeHits(order, threads));
   pool_ = &pool;
   pool.start();
@@ -338,7 +352,7 @@ Status TuningRun::compileAndRace() {
   pool_ = nullptr;
   rep_.compile_wall_ms = pool.wallMs();
   const size_t started = pool.started();
-  noteCompileJobs(threads, guided::firstWave(n, min_n, window, threads));
+  noteCompileJobs(threads, wv.first);
   markNotReached(untaken(order, taken), explored);
   rep_.reached = static_cast<int>(explored);
   for (size_t j = 0; j < n; ++j)

@@ -44,6 +44,15 @@ class TuningRun {
   // The guided search (tuning_run_race.cc): prior order, lazy compiles, the race's rounds.
   Status compileAndRace();
   std::vector<size_t> priorOrder();
+  // Whether this run races (guided search, a space of at least kMinGuided live JIT configs).
+  bool races() const;
+  // The race's compile pacing for n candidates in the prior's order: the pool's threads, the
+  // window compiles run ahead of the race, and the first wave that starts at once.
+  struct Waves {
+    int threads = 1;
+    size_t window = 0, first = 0;
+  };
+  Waves waves(size_t n) const;
   std::vector<size_t> raceVendors();
   std::vector<char> storeHits(const std::vector<size_t>& order, int threads);
   Status raceRounds();

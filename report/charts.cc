@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "autotune/results.h"
 #include "base/config.h"
 #include "report/html.h"
 
@@ -76,7 +77,7 @@ std::vector<double> niceTicks(double lo, double hi, bool integer) {
 std::vector<std::pair<Config, const CandidateView*>> parsedConfigs(const KeyView& k) {
   std::vector<std::pair<Config, const CandidateView*>> out;
   for (const auto& c : k.candidates) {
-    if (c.result.source != "jit" && c.result.source != "default") continue;
+    if (isVendorSource(c.result.source)) continue;
     auto cfg = Config::parse(c.result.config);
     if (cfg.ok()) out.emplace_back(std::move(*cfg), &c);
   }
@@ -102,7 +103,7 @@ std::vector<std::pair<std::string, ParamValue>> sharedKnobs(const KeyView& k) {
 // A candidate's label: its config without the shared knobs, or source + id for a vendor one.
 std::string shortLabel(const CandidateResult& r,
                        const std::vector<std::pair<std::string, ParamValue>>& shared) {
-  if (shared.empty() || (r.source != "jit" && r.source != "default")) return label(r);
+  if (shared.empty() || isVendorSource(r.source)) return label(r);
   auto cfg = Config::parse(r.config);
   if (!cfg.ok()) return label(r);
   std::string out;

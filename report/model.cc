@@ -5,6 +5,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "autotune/results.h"
 #include "ops/gemm_configs.h"
 #include "base/fs.h"
 #include "base/json_bounded.h"
@@ -27,8 +28,7 @@ int vendorDefaultIndex(const std::vector<CandidateView>& cands) {
   int fallback = -1;
   for (size_t i = 0; i < cands.size(); ++i) {
     const auto& r = cands[i].result;
-    if (r.source != "jit" && r.source != "default" &&
-        r.config.rfind(r.source + ":idx=0:", 0) == 0)
+    if (isVendorSource(r.source) && r.config.rfind(r.source + ":idx=0:", 0) == 0)
       return int(i);
     if (r.source == "default" && fallback < 0) fallback = int(i);
   }

@@ -336,7 +336,7 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
     if (look && shapes.size() > 1) noteProcessMs("lookahead_compiled", double(lookahead.compiled()));
     double vendor_ms = 0;
     for (const auto& cand : rep->candidates)
-      if (cand.source != "jit" && cand.config.rfind(cand.source + ":idx=0:", 0) == 0 &&
+      if (isVendorSource(cand.source) && cand.config.rfind(cand.source + ":idx=0:", 0) == 0 &&
           cand.status == Code::kOk)
         vendor_ms = cand.stats.median_ms;
     Metric m{"TFLOP/s", 2.0 * double(s.m) * double(s.n) * double(s.k) / 1e12 * 1e3};

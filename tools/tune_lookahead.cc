@@ -1,7 +1,6 @@
 #include "tools/tune_lookahead.h"
 
 #include <algorithm>
-#include <chrono>
 #include <utility>
 
 #include <sys/resource.h>
@@ -32,13 +31,11 @@ void GemmLookahead::start(size_t from) {
     // few-µs kernel's time, and the key being tuned compiles first. The compile threads this thread
     // starts inherit its nice value (Linux: per thread). Best effort: an error leaves it at 0.
     (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), kNice);
-    const auto t0 = std::chrono::steady_clock::now();
     for (size_t i = from; i < shapes_.size() && !stop_; ++i) {
       // A key that cannot be compiled here fails again, with its reason, in its own tuning run.
       auto n = op_.precompile(shapes_[i], threads);
       if (n.ok()) compiled_ += *n;
     }
-    wall_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   });
 }
 

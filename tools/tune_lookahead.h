@@ -28,9 +28,8 @@ class GemmLookahead {
   // nice 10 (the benchmarks and the current key's own compiles come first). Once only; no-op with
   // fewer than one key left.
   void start(size_t from);
-  // Configs it compiled so far (store misses) and its wall time once done (ms; 0 while it runs).
+  // Configs it compiled so far (store misses).
   size_t compiled() const { return compiled_.load(); }
-  double wallMs() const { return wall_ms_.load(); }
 
  private:
   GemmOp& op_;
@@ -38,7 +37,6 @@ class GemmLookahead {
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::atomic<size_t> compiled_{0};
-  std::atomic<double> wall_ms_{0};
 };
 
 }  // namespace ktune::cli

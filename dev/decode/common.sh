@@ -33,6 +33,18 @@ start_gpu_tests() {
 # The call's deadline: T0 now, DL seconds (DEADLINE, else the script's default $1); left prints
 # the seconds left, fits N WHAT says whether N more seconds fit (else prints that WHAT is skipped).
 start_deadline() { T0=$(date +%s); DL=${DEADLINE:-$1}; }
+# device_preamble SECONDS: a device script's start: $OUT, the output tee'd into $OUT/summary.txt
+# (it survives a cut call), the deadline, the GPU's clocks, the staged binaries (B=pb and their
+# libraries) and the kernel cache.
+device_preamble() {
+  OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+  exec > >(tee "$OUT/summary.txt") 2>&1
+  start_deadline "$1"
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.draw --format=csv,noheader
+  B=$PWD/pb
+  export LD_LIBRARY_PATH="$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  export KTUNE_CACHE_DIR=/tmp/kcache
+}
 left() { echo $(( DL - ($(date +%s) - T0) )); }
 fits() { [ "$(left)" -gt "$1" ] || { echo "skipped $2: $(left) s left"; return 1; }; }
 

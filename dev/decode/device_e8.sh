@@ -12,13 +12,7 @@
 #   4. EXH="MxNxK ...": those keys tuned with --search exhaustive on a cold cache each (EXH_S s).
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-exec > >(tee "$OUT/summary.txt") 2>&1  # the summary survives a cut call
-start_deadline 170
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.draw --format=csv,noheader
-B=$PWD/pb
-export LD_LIBRARY_PATH="$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export KTUNE_CACHE_DIR=/tmp/kcache
+device_preamble 170
 S=$(date +%s)
 timeout "${TEST_S:-45}" "$B/tests/gemm_gpu_test" --gtest_filter="${TEST1:-GemmGpu.DecodeFma*:GemmGpu.DecodeOp*}" > "$OUT/test.log" 2>&1
 echo "tests ${TEST1:-GemmGpu.DecodeFma*:GemmGpu.DecodeOp*} rc=$? $(( $(date +%s) - S ))s"

@@ -12,13 +12,7 @@
 #      heuristic #0 (gemm_bench --profile) at NCU_SHAPES: duration, DRAM and L2 throughput.
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-exec > >(tee "$OUT/summary.txt") 2>&1
-start_deadline 110
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
-B=$PWD/pb
-export LD_LIBRARY_PATH="$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export KTUNE_CACHE_DIR=/tmp/kcache
+device_preamble 110
 start_gpu_tests "GemmGpu.DecodeTma*;GemmGpu.DecodeFused*;GemmGpu.DecodeWgmma*;GemmGpu.DecodeOp*;GemmGpu.DecodeVsReference:GemmGpu.DecodeFma*" 45
 rcs=""; for p in "${PIDS[@]}"; do wait "$p"; rcs="$rcs $?"; done
 echo "tests rc:$rcs ($(( $(date +%s) - T0 ))s)"

@@ -18,13 +18,7 @@
 #      decode_wg_cluster.cuh) alternating, RED_PROCS processes, --only=$RED_ONLY at RED_SHAPES.
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-exec > >(tee "$OUT/summary.txt") 2>&1
-start_deadline 150
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
-B=$PWD/pb
-export LD_LIBRARY_PATH="$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export KTUNE_CACHE_DIR=/tmp/kcache
+device_preamble 150
 CUR=(); [ -n "${PROBE_FILE:-}" ] && CUR=(--curated="$PROBE_FILE")
 ( timeout 25 ncu --query-metrics > /tmp/ncu_query.txt 2>&1 ) &
 QP=$!
