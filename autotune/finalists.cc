@@ -375,7 +375,8 @@ std::vector<size_t> pickFinalists(FinalistRun& fr, int k, int* base) {
   for (size_t i : order_by_time) {
     if (static_cast<int>(fin.size()) >= k + (*base >= 0 ? 1 : 0)) break;
     if (static_cast<int>(i) == *base) continue;
-    if (i != order_by_time.front() && !guided::canBeat(fr.cands[i].r.stats, lead, kRaceDrift))
+    if (i != order_by_time.front() &&
+        !guided::canBeat(fr.cands[i].r.stats, lead, std::max(kRaceDrift, fr.drift)))
       continue;
     fin.push_back(i);
   }
@@ -392,7 +393,7 @@ double raceSeparation(const FinalistRun& fr, const std::vector<size_t>& fin, int
   if (!passed(fr.cands[fin[0]]) || d.median_ms <= 0 || l.median_ms <= 0) return 0;
   const double hi = l.median_ms * (1 + guided::relHalfWidth(l)) /
                     (d.median_ms * (1 - guided::relHalfWidth(d)));
-  return hi < 1 - margin - kRaceClear ? hi : 0;
+  return hi < 1 - margin - kRaceClear - fr.drift ? hi : 0;
 }
 
 // One interleaved round confirmed the race's separation of the leader from the default: the

@@ -129,6 +129,9 @@ struct FinalistRun {
   // ones included: without them rmsnorm 128x8192 kept its default "within noise" at 0.982 [0.960,
   // 1.004] after 6 rounds where the exhaustive search's winner ran 3.7% faster (issue 34).
   bool at_floor = false;
+  // The race's drift (guided.h: drift; 0 without a race or without drift): the finalists' pick
+  // allows for it beside kRaceDrift, and the race's separation of the leader must exceed it.
+  double drift = 0;
 };
 
 // Runs the stage (engine options: options.finalists, options.finalist_margin, finalist_rounds) and

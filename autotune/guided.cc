@@ -296,4 +296,30 @@ bool newLeader(const BenchStats& c, const BenchStats& l) {
   return c.median_ms < l.median_ms && !canBeat(l, c);
 }
 
+double drift(const BenchStats& first, const BenchStats& again) {
+  if (first.runs <= 0 || again.runs <= 0 || first.median_ms <= 0 || again.median_ms <= 0) return 0;
+  const double apart = std::fabs(std::log(again.median_ms / first.median_ms));
+  return std::max(0.0, apart - relHalfWidth(first) - relHalfWidth(again));
+}
+
+BenchStats mergeStats(const BenchStats& a, const BenchStats& b) {
+  if (a.runs <= 0) return b;
+  if (b.runs <= 0) return a;
+  BenchStats m;
+  m.runs = a.runs + b.runs;
+  const double wa = double(a.runs) / m.runs, wb = double(b.runs) / m.runs;
+  m.median_ms = wa * a.median_ms + wb * b.median_ms;
+  m.p20_ms = std::min(a.p20_ms, b.p20_ms);
+  m.p80_ms = std::max(a.p80_ms, b.p80_ms);
+  m.min_ms = std::min(a.min_ms, b.min_ms);
+  m.max_ms = std::max(a.max_ms, b.max_ms);
+  m.mean_ms = wa * a.mean_ms + wb * b.mean_ms;
+  // Pooled: each part's variance about its own mean plus its mean's distance to the whole's.
+  const double da = a.mean_ms - m.mean_ms, db = b.mean_ms - m.mean_ms;
+  m.std_ms = std::sqrt(wa * (a.std_ms * a.std_ms + da * da) + wb * (b.std_ms * b.std_ms + db * db));
+  m.samples_ms = a.samples_ms;
+  m.samples_ms.insert(m.samples_ms.end(), b.samples_ms.begin(), b.samples_ms.end());
+  return m;
+}
+
 }  // namespace ktune::guided

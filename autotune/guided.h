@@ -175,6 +175,23 @@ double relHalfWidth(const BenchStats& s);
 // Whether a candidate with stats `c` can still beat the leader `l` (its interval reaches
 // the leader's, the leader's upper end widened by `slack`, a fraction).
 bool canBeat(const BenchStats& c, const BenchStats& l, double slack = 0);
+// Drift. A GPU's clock is not one constant over a tuning run: a heavy kernel timed right after an
+// idle stretch (compiles, the host's set-up) runs at its boost clock, and under a sustained load
+// the power limit moves the clock by several percent from one stretch of tens of milliseconds to
+// the next, each stretch's runs agreeing to within their interval (one cuBLASLt algorithm read
+// 1203 to 1403 µs in the first rounds of three runs of one key). Timings taken at different times
+// then differ by more than their intervals say, and the race put a candidate 3% faster than the
+// default (timed first, at the boost clock) out after round 1. The race probes for it: the first
+// candidate timed in round 1 is timed again at the round's end, and drift() is how far the two
+// medians lie apart beyond both intervals (0 when the intervals overlap). A drifting key widens
+// every later comparison by it (canBeat's slack, the finalists' pick) and merges each candidate's
+// timings across rounds (mergeStats), so the finalists' interleaved rounds, which pair the
+// timings per round, see every candidate the drift could have hidden.
+double drift(const BenchStats& first, const BenchStats& again);
+// Two timings of one binary on one problem taken at different times, as one: runs added; the
+// median the runs-weighted mean of both medians; p20 / p80 the lower / upper of both (the interval
+// spans both stretches); min, max, mean and the standard deviation over both; samples appended.
+BenchStats mergeStats(const BenchStats& a, const BenchStats& b);
 // Whether `c` is a new leader against the leader `l` that set the race's patience: faster by
 // more than both measurement intervals (l cannot beat c). At the launch floor a faster median
 // inside the intervals is a tie, and a tie does not restart the patience (a launch-bound key's

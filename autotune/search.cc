@@ -107,6 +107,7 @@ std::string TuneReport::tree() const {
     s += strprintf(", guided: %d raced, %d not reached, regret <= %.2f%%%s%s", reached, not_reached,
                    100.0 * regret_estimate, budget_hit ? ", budget hit" : "",
                    launch_floor ? ", at the launch floor" : "");
+    if (drift > 0) s += strprintf(", drift %.1f%%", 100.0 * drift);
   }
   s += "\n";
   for (size_t i = 0; i < candidates.size(); ++i) {

@@ -120,6 +120,9 @@ struct TuneReport : KeyReport {
   // The race stopped at the launch floor (guided.h: launchFloor): the candidates in the leader's
   // tie were not raced further.
   bool launch_floor = false;
+  // The drift probe's finding (guided.h: drift): how far the first candidate's two timings, at
+  // round 1's start and end, lay apart beyond their intervals (0.03 = 3%; 0: they agreed).
+  double drift = 0;
   int history_neighbours = 0;  // tuned keys of the family the prior used
 
   // TunableOp-like tree: family/key, then one line per candidate with its median or its reason,

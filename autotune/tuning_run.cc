@@ -181,7 +181,7 @@ void TuningRun::reviveResumed() {
 int TuningRun::choose() {
   const auto t0 = Clock::now();
   reviveResumed();
-  FinalistRun fr{e_, fs_, p_, key_, s_, cands_, iso_used_, rep_.launch_floor};
+  FinalistRun fr{e_, fs_, p_, key_, s_, cands_, iso_used_, rep_.launch_floor, rep_.drift};
   int w = runFinalists(fr, &rep_.vs_default);
   // A context lost during the run (TunerEngine::noteFault) leaves no winner: what was measured
   // before the fault cannot be run or verified now, and the rest was never measured.

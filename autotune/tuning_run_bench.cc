@@ -159,6 +159,8 @@ Status TuningRun::bench(std::vector<size_t> batch) {
   // after a few runs.
   std::stable_partition(batch.begin(), batch.end(),
                         [&](size_t i) { return !cands_[i].vendor_source.empty(); });
+  // The guided race's first timed candidate (its round options are set), for the drift probe.
+  if (round_bo_ && first_timed_ < 0) first_timed_ = static_cast<long>(batch.front());
   std::vector<size_t> iso_batch;
   for (size_t i : batch) {
     // IsolationOptions::vendor_in_process (off by default): trusted library code runs here; with

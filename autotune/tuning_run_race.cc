@@ -367,7 +367,37 @@ Status TuningRun::compileAndRace() {
     e_.log() << strprintf("ktune: %s [%s]: guided: round 1 %.0f ms (vendor candidates %.0f ms, "
                           "%zu raced, %zu compiled)\n",
                           f_.name.c_str(), key_.c_str(), msSince(t0), vendor_ms, explored, started);
+  KTUNE_RETURN_IF_ERROR(probeDrift());
   return raceRounds();
+}
+
+// The drift probe: round 1 took its candidates one after another over the compiles' time, so the
+// first one timed is timed again now (a short later-round budget) and the two timings merged.
+// A difference beyond both intervals is the key's drift (guided.h): the later rounds and the
+// finalists' pick then allow for it.
+Status TuningRun::probeDrift() {
+  if (first_timed_ < 0) return Status::Ok();
+  const size_t i = static_cast<size_t>(first_timed_);
+  Cand& c = cands_[i];
+  int timed = 0;
+  for (const Cand& x : cands_) timed += passedOriginal(x) ? 1 : 0;
+  if (!passedOriginal(c) || c.resumed || timed < 2) return Status::Ok();  // nothing to compare
+  const BenchStats before = c.r.stats;
+  const BenchOptions bo = laterRound(e_.engineOptions().bench, 1);
+  round_bo_ = &bo;
+  done_[i] = false;
+  const Status st = bench({i});
+  round_bo_ = nullptr;
+  KTUNE_RETURN_IF_ERROR(st);
+  if (!passedOriginal(c)) return Status::Ok();  // it failed its re-timing (recorded as such)
+  drift_ = guided::drift(before, c.r.stats);
+  rep_.drift = drift_;
+  if (e_.options().verbose)
+    e_.log() << strprintf("ktune: %s [%s]: guided: drift probe %.4g ms then %.4g ms: drift %.2f%%\n",
+                          f_.name.c_str(), key_.c_str(), before.median_ms, c.r.stats.median_ms,
+                          100 * drift_);
+  c.r.stats = guided::mergeStats(before, c.r.stats);
+  return Status::Ok();
 }
 
 // Rounds 2.. : the candidates whose interval still reaches the leader's, with more runs each.
@@ -382,18 +412,27 @@ Status TuningRun::raceRounds() {
     std::vector<size_t> alive;
     for (size_t i : in_round)
       if (passedOriginal(cands_[i]) && leader >= 0 &&
-          guided::canBeat(cands_[i].r.stats, cands_[leader].r.stats))
+          guided::canBeat(cands_[i].r.stats, cands_[leader].r.stats, drift_))
         alive.push_back(i);
     rep_.rounds.back().eliminated =
         rep_.rounds.back().benchmarked - static_cast<int>(alive.size());
     if (alive.size() <= 1 || r > 1 + kLaterRounds) return Status::Ok();
     const BenchOptions bo = laterRound(e_.engineOptions().bench, r);
     round_bo_ = &bo;
-    for (size_t i : alive) done_[i] = false;
+    std::vector<BenchStats> before;
+    for (size_t i : alive) {
+      done_[i] = false;
+      before.push_back(cands_[i].r.stats);
+    }
     rep_.rounds.push_back({r, static_cast<int>(alive.size()), 0, 0});
     const auto t_round = Clock::now();
     const Status st = bench(alive);
     round_bo_ = nullptr;
+    // A drifting key: each candidate's rounds as one timing, spanning the stretches it ran in.
+    if (drift_ > 0)
+      for (size_t k = 0; k < alive.size(); ++k)
+        if (passedOriginal(cands_[alive[k]]))
+          cands_[alive[k]].r.stats = guided::mergeStats(before[k], cands_[alive[k]].r.stats);
     if (e_.options().verbose)
       e_.log() << strprintf("ktune: %s [%s]: guided: round %d %.0f ms (%zu candidates)\n",
                             f_.name.c_str(), key_.c_str(), r, msSince(t_round), alive.size());

@@ -56,6 +56,8 @@ class TuningRun {
   std::vector<size_t> raceVendors();
   std::vector<char> storeHits(const std::vector<size_t>& order, int threads);
   Status raceRounds();
+  // The drift probe (guided.h: drift): the first candidate timed in round 1 timed again.
+  Status probeDrift();
   void markNotReached(const std::vector<size_t>& rest, size_t explored);
   guided::Regret regretOf(const std::vector<size_t>& rest) const;
   int leaderIndex() const;
@@ -99,6 +101,8 @@ class TuningRun {
   int bench_index_ = 0;
   const BenchOptions* round_bo_ = nullptr;  // a guided round's bench options (null: the engine's)
   std::vector<double> static_score_;        // guided: per candidate, its static prior
+  long first_timed_ = -1;  // guided: the candidate round 1 timed first (the drift probe's)
+  double drift_ = 0;       // guided: the drift the probe found (0: none)
   std::atomic<bool> write_reported_{false};  // a failed journal/database write was logged
 };
 

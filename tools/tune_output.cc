@@ -27,6 +27,7 @@ nlohmann::json searchJson(const TuneReport& r) {
   j["regret_estimate"] = r.regret_estimate;
   j["budget_hit"] = r.budget_hit;
   j["launch_floor"] = r.launch_floor;
+  j["drift"] = r.drift;
   j["history_neighbours"] = r.history_neighbours;
   j["rounds"] = nlohmann::json::array();
   for (const auto& rd : r.rounds)
