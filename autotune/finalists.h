@@ -107,6 +107,7 @@ bool finalistsWantAnotherRound(const std::vector<std::vector<double>>& times, in
 // pessimistic ends of both intervals put it more than kRaceClear beyond the margin: then one
 // interleaved round that agrees (its ratio below 1 - margin - kRaceClear / 2) decides.
 inline constexpr double kRaceDrift = 0.01;
+inline constexpr int kDriftFinalists = 8;
 inline constexpr double kRaceClear = 0.05;
 
 namespace detail {
@@ -131,6 +132,10 @@ struct FinalistRun {
   bool at_floor = false;
   // The race's drift (guided.h: drift; 0 without a race or without drift): the finalists' pick
   // allows for it beside kRaceDrift, and the race's separation of the leader must exceed it.
+  // Past kRaceDrift the race skips its later rounds and the pick takes every candidate whose
+  // interval, widened by the drift, reaches the leader's, up to kDriftFinalists besides the
+  // default: sequential timings cannot rank them, the interleaved rounds can, and the ones that
+  // cannot win leave after kMinFinalistRounds (finalistsLeaving).
   double drift = 0;
 };
 

@@ -183,10 +183,10 @@ bool canBeat(const BenchStats& c, const BenchStats& l, double slack = 0);
 // then differ by more than their intervals say, and the race put a candidate 3% faster than the
 // default (timed first, at the boost clock) out after round 1. The race probes for it: the first
 // candidate timed in round 1 is timed again at the round's end, and drift() is how far the two
-// medians lie apart beyond both intervals (0 when the intervals overlap). A drifting key widens
-// every later comparison by it (canBeat's slack, the finalists' pick) and merges each candidate's
-// timings across rounds (mergeStats), so the finalists' interleaved rounds, which pair the
-// timings per round, see every candidate the drift could have hidden.
+// medians lie apart beyond both intervals (0 when the intervals overlap); the two timings are
+// merged (mergeStats). A drifting key widens every later comparison by it (canBeat's slack, the
+// finalists' pick), and past finalists.h's kRaceDrift the finalists' interleaved rounds, which
+// pair the timings per round, take every candidate the drift could have hidden.
 double drift(const BenchStats& first, const BenchStats& again);
 // Two timings of one binary on one problem taken at different times, as one: runs added; the
 // median the runs-weighted mean of both medians; p20 / p80 the lower / upper of both (the interval

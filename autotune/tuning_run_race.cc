@@ -9,6 +9,7 @@
 
 #include "autotune/compile_pool.h"
 #include "autotune/device_pool.h"
+#include "autotune/finalists.h"
 #include "autotune/guided.h"
 #include "autotune/tuning_run_stages.h"
 #include "base/format.h"
@@ -374,7 +375,8 @@ Status TuningRun::compileAndRace() {
 // The drift probe: round 1 took its candidates one after another over the compiles' time, so the
 // first one timed is timed again now (a short later-round budget) and the two timings merged.
 // A difference beyond both intervals is the key's drift (guided.h): the later rounds and the
-// finalists' pick then allow for it.
+// finalists' pick then allow for it, and past kRaceDrift the later rounds give way to the
+// finalists.
 Status TuningRun::probeDrift() {
   if (first_timed_ < 0) return Status::Ok();
   const size_t i = static_cast<size_t>(first_timed_);
@@ -417,22 +419,17 @@ Status TuningRun::raceRounds() {
     rep_.rounds.back().eliminated =
         rep_.rounds.back().benchmarked - static_cast<int>(alive.size());
     if (alive.size() <= 1 || r > 1 + kLaterRounds) return Status::Ok();
+    // A drifting key: rounds timed one candidate after another cannot separate what the drift
+    // blurs (each candidate's round lands in its own stretch); the finalists' interleaved rounds,
+    // which take every candidate still alive here (FinalistRun::drift), decide.
+    if (drift_ > kRaceDrift) return Status::Ok();
     const BenchOptions bo = laterRound(e_.engineOptions().bench, r);
     round_bo_ = &bo;
-    std::vector<BenchStats> before;
-    for (size_t i : alive) {
-      done_[i] = false;
-      before.push_back(cands_[i].r.stats);
-    }
+    for (size_t i : alive) done_[i] = false;
     rep_.rounds.push_back({r, static_cast<int>(alive.size()), 0, 0});
     const auto t_round = Clock::now();
     const Status st = bench(alive);
     round_bo_ = nullptr;
-    // A drifting key: each candidate's rounds as one timing, spanning the stretches it ran in.
-    if (drift_ > 0)
-      for (size_t k = 0; k < alive.size(); ++k)
-        if (passedOriginal(cands_[alive[k]]))
-          cands_[alive[k]].r.stats = guided::mergeStats(before[k], cands_[alive[k]].r.stats);
     if (e_.options().verbose)
       e_.log() << strprintf("ktune: %s [%s]: guided: round %d %.0f ms (%zu candidates)\n",
                             f_.name.c_str(), key_.c_str(), r, msSince(t_round), alive.size());
