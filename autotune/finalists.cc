@@ -431,8 +431,7 @@ DefaultComparison soleDefault(double ms, double margin) {
 
 int runFinalists(FinalistRun& fr, DefaultComparison* cmp) {
   // At the launch floor the tie's two leaders (FinalistRun::at_floor), else options' finalists.
-  int k = fr.at_floor ? std::min(2, fr.e.options().finalists) : fr.e.options().finalists;
-  if (!fr.at_floor && k > 0 && fr.drift > kRaceDrift) k = std::max(k, kDriftFinalists);
+  const int k = fr.at_floor ? std::min(2, fr.e.options().finalists) : fr.e.options().finalists;
   const double margin = fr.e.options().finalist_margin;
   std::vector<CandidateResult> results;
   for (const Cand& c : fr.cands) results.push_back(c.r);

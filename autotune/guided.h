@@ -185,8 +185,8 @@ bool canBeat(const BenchStats& c, const BenchStats& l, double slack = 0);
 // candidate timed in round 1 is timed again at the round's end, and drift() is how far the two
 // medians lie apart beyond both intervals (0 when the intervals overlap); the two timings are
 // merged (mergeStats). A drifting key widens every later comparison by it (canBeat's slack, the
-// finalists' pick), and past finalists.h's kRaceDrift the finalists' interleaved rounds, which
-// pair the timings per round, take every candidate the drift could have hidden.
+// finalists' pick), and past finalists.h's kRaceDrift the race's later rounds give way to the
+// finalists' interleaved rounds, which pair the timings per round.
 double drift(const BenchStats& first, const BenchStats& again);
 // Two timings of one binary on one problem taken at different times, as one: runs added; the
 // median the runs-weighted mean of both medians; p20 / p80 the lower / upper of both (the interval

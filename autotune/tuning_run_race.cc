@@ -420,8 +420,8 @@ Status TuningRun::raceRounds() {
         rep_.rounds.back().benchmarked - static_cast<int>(alive.size());
     if (alive.size() <= 1 || r > 1 + kLaterRounds) return Status::Ok();
     // A drifting key: rounds timed one candidate after another cannot separate what the drift
-    // blurs (each candidate's round lands in its own stretch); the finalists' interleaved rounds,
-    // which take every candidate still alive here (FinalistRun::drift), decide.
+    // blurs (each candidate's round lands in its own stretch); the finalists' interleaved rounds
+    // decide (FinalistRun::drift).
     if (drift_ > kRaceDrift) return Status::Ok();
     const BenchOptions bo = laterRound(e_.engineOptions().bench, r);
     round_bo_ = &bo;
