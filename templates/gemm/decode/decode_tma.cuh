@@ -19,6 +19,13 @@ KTUNE_DEVICE void tma_load_2d(unsigned dst, const TensorMap* map, int c0, int r0
       "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(r0), "r"(bar)
       : "memory");
 }
+// The same box into L2 only (no shared memory, no barrier; a hint that reads no value).
+KTUNE_DEVICE void tma_prefetch_2d(const TensorMap* map, int c0, int r0) {
+  asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];\n" ::"l"(
+                   reinterpret_cast<unsigned long long>(map)),
+               "r"(c0), "r"(r0)
+               : "memory");
+}
 #if DC_CLUSTER || DC_MSPLIT
 // DC_CLUSTER: split K over a cluster: its kCL blocks stream one tile's K in kCL parts; the partial
 // sums meet in the first block's shared memory (distributed shared memory), never in global memory.

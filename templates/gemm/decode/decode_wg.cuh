@@ -73,6 +73,9 @@ constexpr int kProducers = DC_PF == 2 ? 128 : 32;  // a warp or a warpgroup
 // DC_TMA with DC_PF = 2: A's rows by cp.async from the producer warpgroup beside the weight boxes
 // (its elected thread's TMA), so A's bytes bypass the TMA unit (produce_x).
 constexpr bool kXA = DC_TMA && DC_PF == 2;
+// DC_TMA with one producer warp and no row split: the producer's elected thread initialises the
+// barriers and issues the ring's first stages itself, before the block barrier (early_issue).
+constexpr bool kEarly = DC_TMA && !kXA && !DC_MSPLIT;
 constexpr int kThreads = kConsumers + kProducers;
 constexpr int kNT = DC_NT;                        // 64-row slabs per warpgroup
 constexpr int kBN = 64 * kNT * (kCWarps / 4);     // weight rows per tile
@@ -118,6 +121,7 @@ KTUNE_DEVICE void mbar_wait(unsigned bar, unsigned parity) {
   } while (!done);
 }
 #include "decode_tma.cuh"
+#include "decode_wg_trace.cuh"
 KTUNE_DEVICE void consumers_sync() { asm volatile("bar.sync 1, %0;\n" ::"n"(kConsumers) : "memory"); }
 
 // 16 bytes global -> shared, zero-filled beyond `bytes` (0 or 16 here).
@@ -304,23 +308,28 @@ KTUNE_DEVICE void flush(const Prob& p, float (&acc)[kNT][kAcc], int row0, int st
 // rows (cp.async) and has the stage's `full` count its arrival when they land (.noinc: the
 // barrier's count includes the producer threads), never waiting on its own copies. Then (cluster
 // split) all pass cluster_reduce's two barriers.
+// s0: the stages early_issue already issued (kEarly).
 KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorMap* tmX, unsigned base,
-                              unsigned full, unsigned empty, long u0, int S, int pt, unsigned rank) {
+                              unsigned full, unsigned empty, long u0, int S, int pt, unsigned rank, int s0) {
   static_assert(!(kXA && DC_MSPLIT), "A by cp.async: not with the row-split pair");
   const bool lead = pt == 0;
   const int n = kXA || lead ? S : 0;
-  if (lead) {  // the descriptors' first use should not wait for their fetch
+  if (lead && !kEarly) {  // the descriptors' first use should not wait for their fetch
     asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(tmW)) : "memory");
     asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(tmX)) : "memory");
   }
 #pragma unroll 1
-  for (int s = 0; s < n; ++s) {
+  for (int s = s0; s < n; ++s) {
     const int slot = s % kStages;
     if (s >= kStages) mbar_wait(empty + 8 * slot, ((s / kStages) - 1) & 1);
     const long u = u0 + s;
     const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
     const unsigned w = base + slot * kStageBytes;
+    DC_TR(lead && s == kStages, kTrFirstEmpty);
+    DC_TR(lead && s == 0, kTrIssue0);
     if (lead) produce_tma(p, tmW, tmX, w, full + 8 * slot, tile * kBN, st * kBK, rank);
+    DC_TR(lead && s == (S < kStages ? S : kStages) - 1, kTrRingIssued);
+    DC_TR(lead && s == S - 1, kTrLastIssue);
     if constexpr (kXA) {  // the barrier tracks the copies: no wait here (the consumers fence)
       produce_x(p, w + kWBytes, st * kBK, pt);
       asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(full + 8 * slot) : "memory");
@@ -332,6 +341,42 @@ KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorM
 #elif DC_MSPLIT  // the consumers' barrier after their main loop
   cluster_sync();
 #endif
+}
+
+// kEarly, the producer's elected thread at the block's start: the barriers initialised (their
+// fence), the descriptors and the first stage's weight boxes prefetched (into L2, before the
+// programmatic-launch wait: reads no value), then after the wait the ring's first min(S, kStages)
+// stages issued, none of which waits on a slot; returns how many. The block barrier follows, so
+// no thread waits on a barrier before its initialisation. Where thread 0 initialised them and
+// every thread prefetched the first weight lines, the first copy waited for the whole block to
+// reach that barrier.
+KTUNE_DEVICE int early_issue(const Prob& p, const TensorMap* tmW, const TensorMap* tmX, unsigned base,
+                             unsigned full, unsigned empty, long u0, int S) {
+  for (int i = 0; i < kStages; ++i) {
+    mbar_init(full + 8 * i, 1);                // the producer's expect_tx
+    mbar_init(empty + 8 * i, kEmptyArrivals);  // one lane per consumer warp
+  }
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(tmW)) : "memory");
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(tmX)) : "memory");
+  const int n = S < kStages ? S : kStages;
+  if (n > 0) {
+    const int tile = (int)(u0 / p.nsteps), st = (int)(u0 - (long)tile * p.nsteps);
+#pragma unroll
+    for (int b = 0; b < kBN / kWBox; ++b)
+#pragma unroll
+      for (int u = 0; u < kU; ++u) tma_prefetch_2d(tmW, st * kBK + u * 64, box_row(p, tile * kBN, b));
+  }
+  KTUNE_PDL_WAIT();
+#pragma unroll 1
+  for (int s = 0; s < n; ++s) {
+    const long u = u0 + s;
+    const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
+    DC_TR(s == 0, kTrIssue0);
+    produce_tma(p, tmW, tmX, base + s * kStageBytes, full + 8 * s, tile * kBN, st * kBK, 0u);
+  }
+  DC_TR(n > 0, kTrRingIssued);
+  return n;
 }
 #else
 // The producer warp(s), thread pt: S units from u0 by cp.async, 2*DC_DEPTH - 1 stages in flight
@@ -373,7 +418,13 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
                       int N, int K, long lda, long ldb, long ldc, float alpha, float beta
 #if DC_TMA  // the TMA kernel's tail (gemm::tmaDescriptors, unread), then the decode boxes' maps
                       , const __grid_constant__ kd::TensorMap, const __grid_constant__ kd::TensorMap,
-                      const __grid_constant__ kd::TensorMap, int, const float*, const float*,
+                      const __grid_constant__ kd::TensorMap, int,
+#if DC_TRACE  // scale_a's buffer: the trace's output (decode_wg_trace.cuh)
+                      const float* dc_trace_out,
+#else
+                      const float*,
+#endif
+                      const float*,
                       const __grid_constant__ kd::TensorMap tmX,
                       const __grid_constant__ kd::TensorMap tmW64,
                       const __grid_constant__ kd::TensorMap tmW32
@@ -386,6 +437,9 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   volatile unsigned* flag = reinterpret_cast<volatile unsigned*>(
       smem_raw + (empty + 8 * kStages - smem_addr(smem_raw)));
   const int tid = threadIdx.x;
+#if DC_TRACE
+  if (tid == 0) tr_entry();
+#endif
   Prob p{A, B, reinterpret_cast<out_t*>(Cv), reinterpret_cast<const out_t*>(biasv), workspace,
          counters, M, N, K, (K + kBK - 1) / kBK, N / 2, lda, ldb, ldc, alpha, beta};
 #if DC_CLUSTER  // a cluster per tile, block `rank` takes part `rank` of its K steps
@@ -408,7 +462,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   const int S = (int)(u1 - u0);
   // The barriers first (shared memory only, so before the wait too): the init fence is a memory
   // barrier, and behind the weight prefetches below it waited for them, delaying the first copy.
-  if (tid == 0) {
+  if (!kEarly && tid == 0) {
     for (int i = 0; i < kStages; ++i) {
       // DC_TMA: the producer's expect_tx (kXA: and every producer thread after its A copies
       // landed); else every producer thread, after its copies landed.
@@ -417,13 +471,21 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
-  if (S > 0) {  // the first stage's weights into L2 before the wait (prefetch_weights, decode.cuh)
+  if (!kEarly && S > 0) {  // the first stage's weights into L2 before the wait (prefetch_weights, decode.cuh)
     const int tile = (int)(u0 / p.nsteps), st = (int)(u0 - (long)tile * p.nsteps);
     prefetch_weights(p, [&](int n) { return tile_row(p, tile * kBN, n); }, kBN, st * kBK, kBK, tid,
                      kThreads);
   }
-  KTUNE_PDL_WAIT(); KTUNE_PDL_LAUNCH_DEPENDENTS();  // prelude.cuh: no memory read above
+  [[maybe_unused]] int s0 = 0;  // stages the producer issued before the block barrier
+#if DC_TMA
+  if (kEarly && tid == kConsumers)
+    s0 = early_issue(p, kWBox == 32 ? &tmW32 : &tmW64, &tmX, base, full, empty, u0, S);
+  else
+#endif
+    KTUNE_PDL_WAIT();
+  KTUNE_PDL_LAUNCH_DEPENDENTS();  // prelude.cuh: no memory read above the wait
   __syncthreads();
+  DC_TR(tid == 0, kTrPrologue);
 #if DC_MSPLIT
   cluster_sync();  // the peer's barriers are initialised before its first multicast or arrival
 #elif !DC_CLUSTER
@@ -432,7 +494,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
 
   if (tid >= kConsumers) {  // the producer warp(s)
 #if DC_TMA
-    produce_all(p, kWBox == 32 ? &tmW32 : &tmW64, &tmX, base, full, empty, u0, S, tid - kConsumers, rank);
+    produce_all(p, kWBox == 32 ? &tmW32 : &tmW64, &tmX, base, full, empty, u0, S, tid - kConsumers, rank, s0);
 #else
     produce_all(p, base, full, empty, u0, S, tid - kConsumers);
 #endif
@@ -457,6 +519,9 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
                      tid, kConsumers, true);
     }
     mbar_wait(full + 8 * slot, (s / kStages) & 1);
+    DC_TR(tid == 0 && s == 0, kTrFull0);
+    DC_TR(tid == 0 && s == 1, kTrFull1);
+    DC_TR(tid == 0 && s == S - 1, kTrFullLast);
     if (kXA) ktune::fence_proxy_async();  // the producers' cp.async writes of A -> the async proxy
     const unsigned w = base + slot * kStageBytes;
     ktune::wgmma_fence();
@@ -478,11 +543,20 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
     }
 #endif
   }
+  DC_TR(tid == 0, kTrLoopEnd);
 #if DC_CLUSTER
   cluster_reduce(p, acc, base, reinterpret_cast<const float*>(smem_raw + (base - smem_addr(smem_raw))),
                  (int)(blockIdx.x / kCL) * kBN, rank, tid, flag);
 #elif DC_MSPLIT
   cluster_sync();  // no peer's copy or arrival reaches this block after it (the producers pass it too)
   flush(p, acc, (int)(blockIdx.x / 2) * kBN, S, tid, flag);
+#endif
+#if DC_TRACE
+  consumers_sync();
+#if DC_TMA
+  if (tid == 0) tr_exit(rank, dc_trace_out);
+#else
+  if (tid == 0) tr_exit(rank, nullptr);
+#endif
 #endif
 }
