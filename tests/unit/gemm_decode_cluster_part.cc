@@ -46,7 +46,8 @@ TEST(GemmDecode, ClusterOfFourReduceScattersA128RowTile) {
   m8.set("DC_WG", int64_t{2});
   compileEach(**cc, {{u2, r}, {m8, nt(64, 4096, 4096)}},
               [](const Config&, const std::string& ptx) -> std::string {
-                if (ptx.find("st.shared::cluster") == std::string::npos) return "PTX lacks the cluster reduction";
+                // The reduce-scatter hands a thread's sums over in 16-byte vectors.
+                if (ptx.find("st.shared::cluster.v4.f32") == std::string::npos) return "PTX lacks the vector cluster stores";
                 if (ptx.find("barrier.cluster.arrive") == std::string::npos) return "PTX lacks the cluster barrier";
                 return "";
               });
