@@ -46,8 +46,7 @@ TEST(GemmDecode, ClusterOfFourReduceScattersA128RowTile) {
   m8.set("DC_WG", int64_t{2});
   compileEach(**cc, {{u2, r}, {m8, nt(64, 4096, 4096)}},
               [](const Config&, const std::string& ptx) -> std::string {
-                // The reduce-scatter hands a thread's sums over in 16-byte vectors.
-                if (ptx.find("st.shared::cluster.v4.f32") == std::string::npos) return "PTX lacks the vector cluster stores";
+                if (ptx.find("st.shared::cluster") == std::string::npos) return "PTX lacks the cluster reduction";
                 if (ptx.find("barrier.cluster.arrive") == std::string::npos) return "PTX lacks the cluster barrier";
                 return "";
               });
@@ -83,9 +82,8 @@ TEST(GemmDecode, TmaFedBodyCopiesABesideTheWeightBoxes) {
               });
 }
 
-// The TMA-fed body's producer initialises the ring's barriers before it prefetches the first weights
-// (the init fence is a memory barrier: behind the prefetches it waited for them and delayed the
-// first copy) and issues the ring's first copies before the block barrier (early_issue), and a
+// The TMA-fed body initialises its barriers before it prefetches the first weights (the init fence
+// is a memory barrier: behind the prefetches it waited for them and delayed the first copy), and a
 // cluster splitting K passes its first reduction barrier with a relaxed arrival (execution order
 // only; a release arrival is a GPU-scope memory barrier), the second with a release.
 TEST(GemmDecode, TmaFedBodyStartsItsCopiesWithoutWaitingOnMemoryBarriers) {
@@ -94,15 +92,13 @@ TEST(GemmDecode, TmaFedBodyStartsItsCopiesWithoutWaitingOnMemoryBarriers) {
   Config c = wgConfig(16, 4, 1, 2, 2, 4);
   c.set("DC_WG", int64_t{2});
   compileEach(**cc, {{c, nt(128, 4096, 4096)}}, [](const Config&, const std::string& ptx) -> std::string {
-    const size_t fence = ptx.find("fence.mbarrier_init"), pf = ptx.find("cp.async.bulk.prefetch.tensor");
+    const size_t fence = ptx.find("fence.mbarrier_init"), pf = ptx.find("prefetch.global.L2");
     if (fence == std::string::npos || pf == std::string::npos) return "PTX lacks the init fence or the prefetches";
     if (fence > pf) return "the barriers' init fence comes after the first weight prefetch";
-    const size_t load = ptx.find("cp.async.bulk.tensor.2d"), block = ptx.find("bar.sync \t0;");
-    const size_t block2 = ptx.find("barrier.sync \t0;");
-    if (load == std::string::npos) return "PTX lacks the bulk tensor loads";
-    if (load > std::min(block, block2)) return "the first weight copy waits for the block barrier";
     if (ptx.find("barrier.cluster.arrive.relaxed") == std::string::npos) return "PTX lacks the relaxed cluster arrival";
     if (ptx.find("barrier.cluster.arrive.release") == std::string::npos) return "PTX lacks the release before the sums are read";
+    // The per-phase trace (decode_wg_trace.cuh) is a probe build's: never in a shipped kernel.
+    if (ptx.find("globaltimer") != std::string::npos) return "the shipped kernel carries the per-phase trace";
     return "";
   });
 }

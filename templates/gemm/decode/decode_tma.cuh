@@ -19,13 +19,6 @@ KTUNE_DEVICE void tma_load_2d(unsigned dst, const TensorMap* map, int c0, int r0
       "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(r0), "r"(bar)
       : "memory");
 }
-// The same box into L2 only (no shared memory, no barrier; a hint that reads no value).
-KTUNE_DEVICE void tma_prefetch_2d(const TensorMap* map, int c0, int r0) {
-  asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];\n" ::"l"(
-                   reinterpret_cast<unsigned long long>(map)),
-               "r"(c0), "r"(r0)
-               : "memory");
-}
 #if DC_CLUSTER || DC_MSPLIT
 // DC_CLUSTER: split K over a cluster: its kCL blocks stream one tile's K in kCL parts; the partial
 // sums meet in the first block's shared memory (distributed shared memory), never in global memory.
@@ -52,11 +45,6 @@ KTUNE_DEVICE unsigned map_to_rank(unsigned addr, unsigned rank) {
 }
 KTUNE_DEVICE void st_cluster(unsigned addr, float v) {
   asm volatile("st.shared::cluster.f32 [%0], %1;\n" ::"r"(addr), "f"(v) : "memory");
-}
-// Four floats at a 16-byte aligned shared::cluster address: a quarter of the remote stores.
-KTUNE_DEVICE void st_cluster4(unsigned addr, float a, float b, float c, float d) {
-  asm volatile("st.shared::cluster.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "f"(a), "f"(b), "f"(c), "f"(d)
-               : "memory");
 }
 #endif
 #if DC_MSPLIT

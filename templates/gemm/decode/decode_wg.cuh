@@ -61,7 +61,8 @@
 // (1: one producer warp, 2: a producer warpgroup; with TMA: A by its cp.async); DC_XR unused (the
 // space pins it to 0). Dynamic shared memory: 2*DC_DEPTH * (tile rows + 8*DC_MT) * 128*DC_U bytes +
 // 1024 (alignment) + the barriers (16 bytes per stage + 16); DC_WG = 2 also the gate/up hand-over,
-// 16*DC_WARPS * 4*DC_MT floats.
+// 16*DC_WARPS * 4*DC_MT floats. DC_TRACE (decode_wg_trace.cuh; not a knob, 0 in every shipped
+// kernel): a probe build's per-phase trace of the TMA-fed body.
 #define DC_TMA (DC_WG == 2)
 #define DC_CLUSTER (DC_TMA && (DC_GRID == 4 || DC_GRID == 5))
 #define DC_MSPLIT (DC_TMA && DC_GRID == 7)  // a pair per tile splitting A's rows (decode_tma.cuh)
@@ -73,9 +74,6 @@ constexpr int kProducers = DC_PF == 2 ? 128 : 32;  // a warp or a warpgroup
 // DC_TMA with DC_PF = 2: A's rows by cp.async from the producer warpgroup beside the weight boxes
 // (its elected thread's TMA), so A's bytes bypass the TMA unit (produce_x).
 constexpr bool kXA = DC_TMA && DC_PF == 2;
-// DC_TMA with one producer warp and no row split: the producer's elected thread initialises the
-// barriers and issues the ring's first stages itself, before the block barrier (early_issue).
-constexpr bool kEarly = DC_TMA && !kXA && !DC_MSPLIT;
 constexpr int kThreads = kConsumers + kProducers;
 constexpr int kNT = DC_NT;                        // 64-row slabs per warpgroup
 constexpr int kBN = 64 * kNT * (kCWarps / 4);     // weight rows per tile
@@ -308,18 +306,17 @@ KTUNE_DEVICE void flush(const Prob& p, float (&acc)[kNT][kAcc], int row0, int st
 // rows (cp.async) and has the stage's `full` count its arrival when they land (.noinc: the
 // barrier's count includes the producer threads), never waiting on its own copies. Then (cluster
 // split) all pass cluster_reduce's two barriers.
-// s0: the stages early_issue already issued (kEarly).
 KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorMap* tmX, unsigned base,
-                              unsigned full, unsigned empty, long u0, int S, int pt, unsigned rank, int s0) {
+                              unsigned full, unsigned empty, long u0, int S, int pt, unsigned rank) {
   static_assert(!(kXA && DC_MSPLIT), "A by cp.async: not with the row-split pair");
   const bool lead = pt == 0;
   const int n = kXA || lead ? S : 0;
-  if (lead && !kEarly) {  // the descriptors' first use should not wait for their fetch
+  if (lead) {  // the descriptors' first use should not wait for their fetch
     asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(tmW)) : "memory");
     asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(tmX)) : "memory");
   }
 #pragma unroll 1
-  for (int s = s0; s < n; ++s) {
+  for (int s = 0; s < n; ++s) {
     const int slot = s % kStages;
     if (s >= kStages) mbar_wait(empty + 8 * slot, ((s / kStages) - 1) & 1);
     const long u = u0 + s;
@@ -341,42 +338,6 @@ KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorM
 #elif DC_MSPLIT  // the consumers' barrier after their main loop
   cluster_sync();
 #endif
-}
-
-// kEarly, the producer's elected thread at the block's start: the barriers initialised (their
-// fence), the descriptors and the first stage's weight boxes prefetched (into L2, before the
-// programmatic-launch wait: reads no value), then after the wait the ring's first min(S, kStages)
-// stages issued, none of which waits on a slot; returns how many. The block barrier follows, so
-// no thread waits on a barrier before its initialisation. Where thread 0 initialised them and
-// every thread prefetched the first weight lines, the first copy waited for the whole block to
-// reach that barrier.
-KTUNE_DEVICE int early_issue(const Prob& p, const TensorMap* tmW, const TensorMap* tmX, unsigned base,
-                             unsigned full, unsigned empty, long u0, int S) {
-  for (int i = 0; i < kStages; ++i) {
-    mbar_init(full + 8 * i, 1);                // the producer's expect_tx
-    mbar_init(empty + 8 * i, kEmptyArrivals);  // one lane per consumer warp
-  }
-  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(tmW)) : "memory");
-  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(tmX)) : "memory");
-  const int n = S < kStages ? S : kStages;
-  if (n > 0) {
-    const int tile = (int)(u0 / p.nsteps), st = (int)(u0 - (long)tile * p.nsteps);
-#pragma unroll
-    for (int b = 0; b < kBN / kWBox; ++b)
-#pragma unroll
-      for (int u = 0; u < kU; ++u) tma_prefetch_2d(tmW, st * kBK + u * 64, box_row(p, tile * kBN, b));
-  }
-  KTUNE_PDL_WAIT();
-#pragma unroll 1
-  for (int s = 0; s < n; ++s) {
-    const long u = u0 + s;
-    const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
-    DC_TR(s == 0, kTrIssue0);
-    produce_tma(p, tmW, tmX, base + s * kStageBytes, full + 8 * s, tile * kBN, st * kBK, 0u);
-  }
-  DC_TR(n > 0, kTrRingIssued);
-  return n;
 }
 #else
 // The producer warp(s), thread pt: S units from u0 by cp.async, 2*DC_DEPTH - 1 stages in flight
@@ -462,7 +423,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   const int S = (int)(u1 - u0);
   // The barriers first (shared memory only, so before the wait too): the init fence is a memory
   // barrier, and behind the weight prefetches below it waited for them, delaying the first copy.
-  if (!kEarly && tid == 0) {
+  if (tid == 0) {
     for (int i = 0; i < kStages; ++i) {
       // DC_TMA: the producer's expect_tx (kXA: and every producer thread after its A copies
       // landed); else every producer thread, after its copies landed.
@@ -471,19 +432,12 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
-  if (!kEarly && S > 0) {  // the first stage's weights into L2 before the wait (prefetch_weights, decode.cuh)
+  if (S > 0) {  // the first stage's weights into L2 before the wait (prefetch_weights, decode.cuh)
     const int tile = (int)(u0 / p.nsteps), st = (int)(u0 - (long)tile * p.nsteps);
     prefetch_weights(p, [&](int n) { return tile_row(p, tile * kBN, n); }, kBN, st * kBK, kBK, tid,
                      kThreads);
   }
-  [[maybe_unused]] int s0 = 0;  // stages the producer issued before the block barrier
-#if DC_TMA
-  if (kEarly && tid == kConsumers)
-    s0 = early_issue(p, kWBox == 32 ? &tmW32 : &tmW64, &tmX, base, full, empty, u0, S);
-  else
-#endif
-    KTUNE_PDL_WAIT();
-  KTUNE_PDL_LAUNCH_DEPENDENTS();  // prelude.cuh: no memory read above the wait
+  KTUNE_PDL_WAIT(); KTUNE_PDL_LAUNCH_DEPENDENTS();  // prelude.cuh: no memory read above
   __syncthreads();
   DC_TR(tid == 0, kTrPrologue);
 #if DC_MSPLIT
@@ -494,7 +448,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
 
   if (tid >= kConsumers) {  // the producer warp(s)
 #if DC_TMA
-    produce_all(p, kWBox == 32 ? &tmW32 : &tmW64, &tmX, base, full, empty, u0, S, tid - kConsumers, rank, s0);
+    produce_all(p, kWBox == 32 ? &tmW32 : &tmW64, &tmX, base, full, empty, u0, S, tid - kConsumers, rank);
 #else
     produce_all(p, base, full, empty, u0, S, tid - kConsumers);
 #endif

@@ -9,17 +9,12 @@
 // took in (kCL - 1) x all the sums and ran the whole epilogue while the others waited (the
 // epilogue is the kernel's tail). Block r moves its part down to accumulators [0, kH) and stores
 // through C shifted by r*kBM/kCL rows. Accumulators are indexed at compile time only (a runtime
-// index would put them in local memory): the rank selects among the unrolled parts. A thread's four
-// consecutive accumulators of a part travel as one 16-byte vector (st.shared::cluster.v4, read back
-// as a float4): a quarter of the remote stores of one float each.
+// index would put them in local memory): the rank selects among the unrolled parts.
 KTUNE_DEVICE void scatter_reduce(const Prob& p, float (&acc)[kNT][kAcc], unsigned base, const float* ring,
                                  int row0, unsigned rank, int ctid, volatile unsigned* flag) {
   constexpr int kH = kAcc / kCL, kRegion = kNT * kH * kConsumers;  // floats
   cluster_sync_relaxed();  // every ring of the cluster is idle (cluster_sync_relaxed says why)
   DC_TR(ctid == 0, kTrRed1);
-  // kV consecutive accumulators of a part per store: 4 (one 16-byte vector) wherever a part has a
-  // multiple of 4; this function is compiled for the gather's tiers too (kH < 4), never called there.
-  constexpr int kV = kH % 4 == 0 ? 4 : 1;
 #pragma unroll
   for (int q = 0; q < kCL; ++q) {
     if (q == (int)rank) continue;
@@ -27,40 +22,21 @@ KTUNE_DEVICE void scatter_reduce(const Prob& p, float (&acc)[kNT][kAcc], unsigne
 #pragma unroll
     for (int t = 0; t < kNT; ++t)
 #pragma unroll
-      for (int i = 0; i < kH; i += kV) {
-        const unsigned a = dst + (((t * kH + i) / kV) * kConsumers + ctid) * kV * 4;
-        if constexpr (kV == 4)
-          st_cluster4(a, acc[t][q * kH + i], acc[t][q * kH + i + 1], acc[t][q * kH + i + 2], acc[t][q * kH + i + 3]);
-        else
-          st_cluster(a, acc[t][q * kH + i]);
-      }
+      for (int i = 0; i < kH; ++i) st_cluster(dst + ((t * kH + i) * kConsumers + ctid) * 4, acc[t][q * kH + i]);
   }
   cluster_sync();
   DC_TR(ctid == 0, kTrRed2);
 #pragma unroll
   for (int t = 0; t < kNT; ++t)
 #pragma unroll
-    for (int i = 0; i < kH; i += kV) {
-      float v[kV];
+    for (int i = 0; i < kH; ++i) {
+      float v = acc[t][i];
 #pragma unroll
-      for (int j = 0; j < kV; ++j) {
-        v[j] = acc[t][i + j];
+      for (int q = 1; q < kCL; ++q)
+        if (q == (int)rank) v = acc[t][q * kH + i];
 #pragma unroll
-        for (int q = 1; q < kCL; ++q)
-          if (q == (int)rank) v[j] = acc[t][q * kH + i + j];
-      }
-#pragma unroll
-      for (int g = 0; g < kCL - 1; ++g) {
-        const int at = g * (kRegion / kV) + ((t * kH + i) / kV) * kConsumers + ctid;  // in vectors
-        if constexpr (kV == 4) {
-          const float4 r = reinterpret_cast<const float4*>(ring)[at];
-          v[0] += r.x, v[1] += r.y, v[2] += r.z, v[3] += r.w;
-        } else {
-          v[0] += ring[at];
-        }
-      }
-#pragma unroll
-      for (int j = 0; j < kV; ++j) acc[t][i + j] = v[j];
+      for (int g = 0; g < kCL - 1; ++g) v += ring[g * kRegion + (t * kH + i) * kConsumers + ctid];
+      acc[t][i] = v;
     }
 #pragma unroll
   for (int t = 0; t < kNT; ++t)
