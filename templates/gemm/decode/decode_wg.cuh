@@ -379,13 +379,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
                       int N, int K, long lda, long ldb, long ldc, float alpha, float beta
 #if DC_TMA  // the TMA kernel's tail (gemm::tmaDescriptors, unread), then the decode boxes' maps
                       , const __grid_constant__ kd::TensorMap, const __grid_constant__ kd::TensorMap,
-                      const __grid_constant__ kd::TensorMap, int,
-#if DC_TRACE  // scale_a's buffer: the trace's output (decode_wg_trace.cuh)
-                      const float* dc_trace_out,
-#else
-                      const float*,
-#endif
-                      const float*,
+                      const __grid_constant__ kd::TensorMap, int, const float* DC_TR_OUT_PARAM, const float*,
                       const __grid_constant__ kd::TensorMap tmX,
                       const __grid_constant__ kd::TensorMap tmW64,
                       const __grid_constant__ kd::TensorMap tmW32
@@ -398,9 +392,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   volatile unsigned* flag = reinterpret_cast<volatile unsigned*>(
       smem_raw + (empty + 8 * kStages - smem_addr(smem_raw)));
   const int tid = threadIdx.x;
-#if DC_TRACE
-  if (tid == 0) tr_entry();
-#endif
+  DC_TR_ENTRY(tid == 0);
   Prob p{A, B, reinterpret_cast<out_t*>(Cv), reinterpret_cast<const out_t*>(biasv), workspace,
          counters, M, N, K, (K + kBK - 1) / kBK, N / 2, lda, ldb, ldc, alpha, beta};
 #if DC_CLUSTER  // a cluster per tile, block `rank` takes part `rank` of its K steps
@@ -505,12 +497,5 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   cluster_sync();  // no peer's copy or arrival reaches this block after it (the producers pass it too)
   flush(p, acc, (int)(blockIdx.x / 2) * kBN, S, tid, flag);
 #endif
-#if DC_TRACE
-  consumers_sync();
-#if DC_TMA
-  if (tid == 0) tr_exit(rank, dc_trace_out);
-#else
-  if (tid == 0) tr_exit(rank, nullptr);
-#endif
-#endif
+  DC_TR_EXIT(tid == 0, rank);
 }

@@ -74,6 +74,28 @@ KTUNE_DEVICE void tr_exit(unsigned rank, const float* out) {
   do {                 \
     if (cond) tr_put(e, tr_clock()); \
   } while (0)
+#define DC_TR_ENTRY(cond) \
+  do {                    \
+    if (cond) tr_entry(); \
+  } while (0)
+// The kernel's scale_a parameter (the TMA tail's first float pointer): the trace's output.
+#define DC_TR_OUT_PARAM dc_trace_out
+#if DC_TMA
+#define DC_TR_EXIT(cond, rank) \
+  do {                         \
+    consumers_sync();          \
+    if (cond) tr_exit(rank, dc_trace_out); \
+  } while (0)
+#else
+#define DC_TR_EXIT(cond, rank) \
+  do {                         \
+    consumers_sync();          \
+    if (cond) tr_exit(rank, nullptr); \
+  } while (0)
+#endif
 #else
 #define DC_TR(cond, e) ((void)0)
+#define DC_TR_ENTRY(cond) ((void)0)
+#define DC_TR_OUT_PARAM
+#define DC_TR_EXIT(cond, rank) ((void)0)
 #endif
