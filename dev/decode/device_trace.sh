@@ -27,15 +27,7 @@ for bin in ${TRACE_BINS:-gemm_bench_trace}; do
   echo "trace $bin rc=$? $(( $(date +%s) - S ))s, $(grep -c '^DCT' "$OUT/$bin.log") lines"
   python3 dev/decode/trace_table.py < "$OUT/$bin.log" | cut -c1-280
 done
-n=0
-for p in $(seq 1 "${PROCS:-0}"); do
-  fits 20 "bench $p" || break
-  lim=${BENCH_S:-30}; [ "$(left)" -lt "$lim" ] && lim=$(( $(left) - 5 ))
-  S=$(date +%s); bins=(${BINS:-gemm_bench}); bin=${bins[$(( (p - 1) % ${#bins[@]} ))]}
-  KTUNE_CACHE_DIR=/tmp/kcache_$bin timeout "$lim" "$B/bench/$bin" --kinds=decode \
-    --shapes="${SHAPES:-64x4096x4096,128x4096x4096}" --rounds="${ROUNDS:-3}" > "$OUT/bench$p.log" 2> "$OUT/bench$p.err"
-  echo "bench $p $bin rc=$? $(( $(date +%s) - S ))s (limit $lim)"; n=$p
-done
+bench_procs 0 30
 grep -h "^VERIFY" "$OUT"/bench*.log 2>/dev/null | grep -v " ok " | head -10
 print_bench_tables "$n" 250
 [ "$n" -ge 1 ] && { echo "== process 1 pre-pass: the ${TOP:-3} fastest per shape, mode and variant (us)";
