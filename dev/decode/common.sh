@@ -59,3 +59,22 @@ run_suite() {
   python3 dev/suite_winners.py "$OUT/suite.json"
   python3 dev/decode/suite_decode.py "$OUT/suite.json"
 }
+
+# bench_procs DEFAULT_PROCS DEFAULT_SECONDS [gemm_bench args...]: PROCS (else the default) gemm_bench
+# processes over SHAPES (ROUNDS), each cut at BENCH_S (else the default) or what the deadline
+# leaves, cycling over the binaries of pb/bench named in BINS (default gemm_bench; each its own
+# kernel cache: an A/B of kernel sources in alternating processes); logs $OUT/bench<p>.log/.err;
+# n: the processes that ran.
+bench_procs() {
+  local p lim S bins bin procs=${PROCS:-$1} secs=${BENCH_S:-$2}
+  shift 2
+  n=0
+  for p in $(seq 1 "$procs"); do
+    fits 20 "bench $p" || break
+    lim=$secs; [ "$(left)" -lt "$lim" ] && lim=$(( $(left) - 5 ))
+    S=$(date +%s); bins=(${BINS:-gemm_bench}); bin=${bins[$(( (p - 1) % ${#bins[@]} ))]}
+    KTUNE_CACHE_DIR=/tmp/kcache_$bin timeout "$lim" "$B/bench/$bin" --kinds=decode "$@" \
+      --shapes="${SHAPES:-64x4096x4096,128x4096x4096}" --rounds="${ROUNDS:-3}" > "$OUT/bench$p.log" 2> "$OUT/bench$p.err"
+    echo "bench $p $bin rc=$? $(( $(date +%s) - S ))s (limit $lim)"; n=$p
+  done
+}

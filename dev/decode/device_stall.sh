@@ -31,15 +31,7 @@ if [ "${TESTS:-}" != none ]; then
 fi
 wait "$QP"
 fits 12 copy && timeout 20 python3 dev/copy_rate.py 2>&1 | tail -1
-n=0
-for p in $(seq 1 "${PROCS:-1}"); do
-  fits 20 "bench $p" || break
-  lim=${BENCH_S:-40}; [ "$(left)" -lt "$lim" ] && lim=$(( $(left) - 5 ))
-  S=$(date +%s); bins=(${BINS:-gemm_bench}); bin=${bins[$(( (p - 1) % ${#bins[@]} ))]}
-  KTUNE_CACHE_DIR=/tmp/kcache_$bin timeout "$lim" "$B/bench/$bin" --kinds=decode "${CUR[@]}" \
-    --shapes="${SHAPES:-64x4096x4096,128x4096x4096}" --rounds="${ROUNDS:-3}" > "$OUT/bench$p.log" 2> "$OUT/bench$p.err"
-  echo "bench $p $bin rc=$? $(( $(date +%s) - S ))s (limit $lim)"; n=$p
-done
+bench_procs 1 40 "${CUR[@]}"
 NS=${NCU_SHAPES:-64x4096x4096,128x4096x4096}
 if [ "${NCU:-1}" = 1 ] && fits "${NCU_S:-40}" ncu; then
   ONLY="${NCU_ONLY:-}"; LT="${NCU_LT:-}"

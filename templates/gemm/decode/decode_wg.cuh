@@ -61,7 +61,8 @@
 // (1: one producer warp, 2: a producer warpgroup; with TMA: A by its cp.async); DC_XR unused (the
 // space pins it to 0). Dynamic shared memory: 2*DC_DEPTH * (tile rows + 8*DC_MT) * 128*DC_U bytes +
 // 1024 (alignment) + the barriers (16 bytes per stage + 16); DC_WG = 2 also the gate/up hand-over,
-// 16*DC_WARPS * 4*DC_MT floats.
+// 16*DC_WARPS * 4*DC_MT floats. DC_TRACE (decode_wg_trace.cuh; not a knob, 0 in every shipped
+// kernel): a probe build's per-phase trace of the TMA-fed body.
 #define DC_TMA (DC_WG == 2)
 #define DC_CLUSTER (DC_TMA && (DC_GRID == 4 || DC_GRID == 5))
 #define DC_MSPLIT (DC_TMA && DC_GRID == 7)  // a pair per tile splitting A's rows (decode_tma.cuh)
@@ -118,6 +119,7 @@ KTUNE_DEVICE void mbar_wait(unsigned bar, unsigned parity) {
   } while (!done);
 }
 #include "decode_tma.cuh"
+#include "decode_wg_trace.cuh"
 KTUNE_DEVICE void consumers_sync() { asm volatile("bar.sync 1, %0;\n" ::"n"(kConsumers) : "memory"); }
 
 // 16 bytes global -> shared, zero-filled beyond `bytes` (0 or 16 here).
@@ -320,7 +322,11 @@ KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorM
     const long u = u0 + s;
     const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
     const unsigned w = base + slot * kStageBytes;
+    DC_TR(lead && s == kStages, kTrFirstEmpty);
+    DC_TR(lead && s == 0, kTrIssue0);
     if (lead) produce_tma(p, tmW, tmX, w, full + 8 * slot, tile * kBN, st * kBK, rank);
+    DC_TR(lead && s == (S < kStages ? S : kStages) - 1, kTrRingIssued);
+    DC_TR(lead && s == S - 1, kTrLastIssue);
     if constexpr (kXA) {  // the barrier tracks the copies: no wait here (the consumers fence)
       produce_x(p, w + kWBytes, st * kBK, pt);
       asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(full + 8 * slot) : "memory");
@@ -373,7 +379,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
                       int N, int K, long lda, long ldb, long ldc, float alpha, float beta
 #if DC_TMA  // the TMA kernel's tail (gemm::tmaDescriptors, unread), then the decode boxes' maps
                       , const __grid_constant__ kd::TensorMap, const __grid_constant__ kd::TensorMap,
-                      const __grid_constant__ kd::TensorMap, int, const float*, const float*,
+                      const __grid_constant__ kd::TensorMap, int, const float* DC_TR_OUT_PARAM, const float*,
                       const __grid_constant__ kd::TensorMap tmX,
                       const __grid_constant__ kd::TensorMap tmW64,
                       const __grid_constant__ kd::TensorMap tmW32
@@ -386,6 +392,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   volatile unsigned* flag = reinterpret_cast<volatile unsigned*>(
       smem_raw + (empty + 8 * kStages - smem_addr(smem_raw)));
   const int tid = threadIdx.x;
+  DC_TR_ENTRY(tid == 0);
   Prob p{A, B, reinterpret_cast<out_t*>(Cv), reinterpret_cast<const out_t*>(biasv), workspace,
          counters, M, N, K, (K + kBK - 1) / kBK, N / 2, lda, ldb, ldc, alpha, beta};
 #if DC_CLUSTER  // a cluster per tile, block `rank` takes part `rank` of its K steps
@@ -424,6 +431,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   }
   KTUNE_PDL_WAIT(); KTUNE_PDL_LAUNCH_DEPENDENTS();  // prelude.cuh: no memory read above
   __syncthreads();
+  DC_TR(tid == 0, kTrPrologue);
 #if DC_MSPLIT
   cluster_sync();  // the peer's barriers are initialised before its first multicast or arrival
 #elif !DC_CLUSTER
@@ -457,6 +465,9 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
                      tid, kConsumers, true);
     }
     mbar_wait(full + 8 * slot, (s / kStages) & 1);
+    DC_TR(tid == 0 && s == 0, kTrFull0);
+    DC_TR(tid == 0 && s == 1, kTrFull1);
+    DC_TR(tid == 0 && s == S - 1, kTrFullLast);
     if (kXA) ktune::fence_proxy_async();  // the producers' cp.async writes of A -> the async proxy
     const unsigned w = base + slot * kStageBytes;
     ktune::wgmma_fence();
@@ -478,6 +489,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
     }
 #endif
   }
+  DC_TR(tid == 0, kTrLoopEnd);
 #if DC_CLUSTER
   cluster_reduce(p, acc, base, reinterpret_cast<const float*>(smem_raw + (base - smem_addr(smem_raw))),
                  (int)(blockIdx.x / kCL) * kBN, rank, tid, flag);
@@ -485,4 +497,5 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   cluster_sync();  // no peer's copy or arrival reaches this block after it (the producers pass it too)
   flush(p, acc, (int)(blockIdx.x / 2) * kBN, S, tid, flag);
 #endif
+  DC_TR_EXIT(tid == 0, rank);
 }

@@ -14,6 +14,7 @@ KTUNE_DEVICE void scatter_reduce(const Prob& p, float (&acc)[kNT][kAcc], unsigne
                                  int row0, unsigned rank, int ctid, volatile unsigned* flag) {
   constexpr int kH = kAcc / kCL, kRegion = kNT * kH * kConsumers;  // floats
   cluster_sync_relaxed();  // every ring of the cluster is idle (cluster_sync_relaxed says why)
+  DC_TR(ctid == 0, kTrRed1);
 #pragma unroll
   for (int q = 0; q < kCL; ++q) {
     if (q == (int)rank) continue;
@@ -24,6 +25,7 @@ KTUNE_DEVICE void scatter_reduce(const Prob& p, float (&acc)[kNT][kAcc], unsigne
       for (int i = 0; i < kH; ++i) st_cluster(dst + ((t * kH + i) * kConsumers + ctid) * 4, acc[t][q * kH + i]);
   }
   cluster_sync();
+  DC_TR(ctid == 0, kTrRed2);
 #pragma unroll
   for (int t = 0; t < kNT; ++t)
 #pragma unroll
@@ -43,6 +45,7 @@ KTUNE_DEVICE void scatter_reduce(const Prob& p, float (&acc)[kNT][kAcc], unsigne
   Prob q = p;
   q.C += (long)rank * (kBM / kCL) * p.ldc;
   q.M = min(p.M - (int)rank * (kBM / kCL), kBM / kCL);
+  DC_TR(ctid == 0, kTrStore0);
   flush(q, acc, row0, p.nsteps, ctid, flag);
 }
 
@@ -58,6 +61,7 @@ KTUNE_DEVICE void cluster_reduce(const Prob& p, float (&acc)[kNT][kAcc], unsigne
     scatter_reduce(p, acc, base, ring, row0, rank, ctid, flag);
   } else {
     cluster_sync_relaxed();
+    DC_TR(ctid == 0, kTrRed1);
     if (rank > 0) {
       const unsigned dst = map_to_rank(base, 0) + (rank - 1) * kSlot * 4;
 #pragma unroll
@@ -66,12 +70,14 @@ KTUNE_DEVICE void cluster_reduce(const Prob& p, float (&acc)[kNT][kAcc], unsigne
         for (int i = 0; i < kAcc; ++i) st_cluster(dst + ((t * kAcc + i) * kConsumers + ctid) * 4, acc[t][i]);
     }
     cluster_sync();
+    DC_TR(ctid == 0, kTrRed2);
     if (rank != 0) return;
     for (int r = 1; r < kCL; ++r)
 #pragma unroll
       for (int t = 0; t < kNT; ++t)
 #pragma unroll
         for (int i = 0; i < kAcc; ++i) acc[t][i] += ring[(r - 1) * kSlot + (t * kAcc + i) * kConsumers + ctid];
+    DC_TR(ctid == 0, kTrStore0);
     flush(p, acc, row0, p.nsteps, ctid, flag);
   }
 }

@@ -1,0 +1,101 @@
+// The decode GEMM's per-phase trace (part of decode_wg.cuh, inside namespace kd): a probe build's
+// instrument, off in every shipped kernel. With DC_TRACE = 1 (set here by a probe build of the tree,
+// dev/decode/trace_stage.sh) each block records %clock64 at its phases into a device array (one
+// row per block, rewritten every launch) and %globaltimer at its entry and exit; at its end the
+// block's first consumer thread copies its row into the buffer passed as scale_a (the TMA tail's
+// first float pointer, unread by this kernel; null: nothing copied), which gemm_bench --trace
+// reads back (bench/gemm_bench_modes.h; dev/decode/trace_table.py makes the phase split). No
+// printf: a call in the kernel serialises its wgmma pipeline (ptxas C7510). With DC_TRACE = 0,
+// DC_TR(...) is nothing.
+#ifndef DC_TRACE
+#define DC_TRACE 0
+#endif
+#if DC_TRACE
+// A block's row: clock64 stamps (a slot left 0 did not happen in this kernel), the two
+// globaltimers, its SM and cluster rank.
+enum TraceEvent : int {
+  kTrEntry,        // thread 0 at entry
+  kTrPrologue,     // thread 0 after the block barrier (barriers initialised, prefetches issued)
+  kTrIssue0,       // the producer's elected thread before its first stage's boxes
+  kTrRingIssued,   // ... after the ring's last first-round stage (every slot in flight)
+  kTrFirstEmpty,   // ... after its first wait on a released slot
+  kTrLastIssue,    // ... after its last stage's boxes
+  kTrFull0,        // thread 0 past the first stage's `full` (the first weights landed)
+  kTrFull1,        // ... past the second's
+  kTrFullLast,     // ... past the last's
+  kTrLoopEnd,      // ... after the last stage's wgmmas completed
+  kTrRed1,         // ... past the reduction's first cluster barrier
+  kTrRed2,         // ... past its second (the peers' sums are in)
+  kTrStore0,       // ... before the epilogue's stores
+  kTrDone,         // ... after every consumer thread's stores were issued (a consumer barrier)
+  kTrGEntry,       // %globaltimer at entry (ns)
+  kTrGExit,        // %globaltimer at kTrDone
+  kTrSm,           // the block's SM (%smid)
+  kTrRank,         // its rank in the cluster (0 without one)
+  kTrEvents        // 18: gemm_bench's kTraceEvents
+};
+constexpr int kTrBlocks = 4096;  // blocks traced (grids larger than this trace their first ones)
+__device__ unsigned long long dc_trace_buf[kTrBlocks][kTrEvents];
+KTUNE_DEVICE unsigned long long tr_clock() {
+  unsigned long long c;
+  asm volatile("mov.u64 %0, %%clock64;\n" : "=l"(c));
+  return c;
+}
+KTUNE_DEVICE unsigned long long tr_gtime() {
+  unsigned long long c;
+  asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(c));
+  return c;
+}
+KTUNE_DEVICE void tr_put(int e, unsigned long long v) {
+  if (blockIdx.x < kTrBlocks) dc_trace_buf[blockIdx.x][e] = v;
+}
+// Entry (thread 0): the block's row cleared, then its entry stamps.
+KTUNE_DEVICE void tr_entry() {
+  const unsigned long long g = tr_gtime(), c = tr_clock();
+  for (int e = 0; e < kTrEvents; ++e) tr_put(e, 0ull);
+  tr_put(kTrEntry, c);
+  tr_put(kTrGEntry, g);
+}
+// Exit (thread 0, after the consumers' barrier): the last stamps, the SM and cluster rank, and the
+// row into out[block][kTrEvents] (raw values; the reader takes the offsets).
+KTUNE_DEVICE void tr_exit(unsigned rank, const float* out) {
+  tr_put(kTrDone, tr_clock());
+  tr_put(kTrGExit, tr_gtime());
+  unsigned smid;
+  asm volatile("mov.u32 %0, %%smid;\n" : "=r"(smid));
+  tr_put(kTrSm, smid);
+  tr_put(kTrRank, rank);
+  if (out == nullptr || blockIdx.x >= kTrBlocks) return;
+  unsigned long long* o = reinterpret_cast<unsigned long long*>(const_cast<float*>(out)) + blockIdx.x * kTrEvents;
+  const volatile unsigned long long* b = dc_trace_buf[blockIdx.x];
+  for (int e = 0; e < kTrEvents; ++e) o[e] = b[e];
+}
+#define DC_TR(cond, e) \
+  do {                 \
+    if (cond) tr_put(e, tr_clock()); \
+  } while (0)
+#define DC_TR_ENTRY(cond) \
+  do {                    \
+    if (cond) tr_entry(); \
+  } while (0)
+// The kernel's scale_a parameter (the TMA tail's first float pointer): the trace's output.
+#define DC_TR_OUT_PARAM dc_trace_out
+#if DC_TMA
+#define DC_TR_EXIT(cond, rank) \
+  do {                         \
+    consumers_sync();          \
+    if (cond) tr_exit(rank, dc_trace_out); \
+  } while (0)
+#else
+#define DC_TR_EXIT(cond, rank) \
+  do {                         \
+    consumers_sync();          \
+    if (cond) tr_exit(rank, nullptr); \
+  } while (0)
+#endif
+#else
+#define DC_TR(cond, e) ((void)0)
+#define DC_TR_ENTRY(cond) ((void)0)
+#define DC_TR_OUT_PARAM
+#define DC_TR_EXIT(cond, rank) ((void)0)
+#endif
