@@ -21,13 +21,6 @@ W176="BLOCK_N=176,$C2,WG_M=1,NUM_STAGES=4,GROUP_M=16,EPI_TMA=2,SPLIT_K=2,PINGPON
 # of 4). T2 / T2CL: cuBLASLt's 256x128 cooperative tile (two 128 x 128 consumers) with the
 # deferred epilogue, alone and as a cluster pair (B multicast).
 D4="BLOCK_N=256,$C2,WG_M=1,NUM_STAGES=4,GROUP_M=16,EPI_TMA=2,SPLIT_K=4,PINGPONG=0"
-# The twelfth session's A/B of the block's last epilogue (probe values of EPI_TMA, tma.cuh): D / B
-# store the last tile through the idle ring (new), D3 / B3 as before (pieces in turn, tensor maps
-# prefetched by the producer), D4 the last tile directly, D5 = D3 with the early tensor-map prefetch.
-D3="BLOCK_N=256,$C2,WG_M=1,NUM_STAGES=4,GROUP_M=16,EPI_TMA=3,SPLIT_K=2,PINGPONG=0"
-D4E="BLOCK_N=256,$C2,WG_M=1,NUM_STAGES=4,GROUP_M=16,EPI_TMA=4,SPLIT_K=2,PINGPONG=0"
-D5="BLOCK_N=256,$C2,WG_M=1,NUM_STAGES=4,GROUP_M=16,EPI_TMA=5,SPLIT_K=2,PINGPONG=0"
-B3="BLOCK_N=256,$C2,WG_M=1,NUM_STAGES=4,GROUP_M=16,EPI_TMA=3,SPLIT_K=1,PINGPONG=0"
 # D8: D walking its tiles in groups of 8 tile rows (GROUP_M 8) instead of 16.
 D8="BLOCK_N=256,$C2,WG_M=1,NUM_STAGES=4,GROUP_M=8,EPI_TMA=2,SPLIT_K=2,PINGPONG=0"
 W224K4="BLOCK_N=224,$C2,WG_M=1,NUM_STAGES=4,GROUP_M=16,EPI_TMA=2,SPLIT_K=4,PINGPONG=0"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU machine, issue 33 (twelfth session): the block's last epilogue A/B in one call (binaries
+# GPU machine, issue 33: an A/B of kernel changes with the main job and ncu in one call (binaries
 # staged by dev/fp8_stage.sh into pb/; nothing is built here), steps in order against BUDGET:
 #   1. dev/fp8_final_device.sh without tests: the copy rate and PROCS gemm_bench processes (fair
 #      method; $ONLY_NAMES timed in each pre-pass, a name given twice twice) over $SHAPES;
@@ -25,7 +25,7 @@ python3 dev/suite_winners.py "$OUT/suite.json" >> "$OUT/suite.txt" 2>&1
 tail -3 /tmp/suite.err >> "$OUT/suite.txt"
 at "suite"
 if [ "$NCU_S" -gt 0 ]; then
-  BUDGET=$NCU_S ONLY_NAMES="${NCU_NAMES:-D@4096x4096x4096 D3@4096x4096x4096}" \
+  BUDGET=$NCU_S ONLY_NAMES="${NCU_NAMES:-D@4096x4096x4096 B@4096x4096x4096}" \
     LT="${LT:-0@4096x4096x4096}" SHAPES=4096x4096x4096 bash dev/fp8_ncu_device.sh > "$OUT/ncu_table.txt" 2>&1
   at "ncu"
 fi

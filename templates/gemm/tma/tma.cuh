@@ -190,13 +190,7 @@ static_assert(!kPP || (kCons == 2 && CLUSTER_M == 1 && SPLIT_K == 1 && EPI_TMA <
 constexpr int kEpiBoxes = kPP ? 1 : 2;
 constexpr int kEpiBytes = KT_EPI_TMA ? kEpiBoxes * 8192 : 0;
 // EPI_TMA = 2: the TMA-store epilogue deferred into the next tile's k-loop (tma_epilogue.cuh).
-// PROBE (not in the space; removed after the measurement): EPI_TMA 3 = 2 as it was (the last
-// tile's pieces in turn through the 16 KiB buffer, the tensor maps prefetched by the producer),
-// 4 = 2 with the last tile stored directly, 5 = 3 with the early tensor-map prefetch.
-#define KT_DEFER (KT_EPI_TMA && EPI_TMA >= 2)
-#define KT_END_RING (EPI_TMA == 2)
-#define KT_END_DIRECT (EPI_TMA == 4)
-#define KT_EARLY_MAPS (EPI_TMA != 3)
+#define KT_DEFER (KT_EPI_TMA && EPI_TMA == 2)
 constexpr int kCluster = CLUSTER_M;
 
 #include "tma_primitives.cuh"
@@ -294,10 +288,8 @@ KTUNE_DEVICE void release_slot(unsigned empty, unsigned empty_partner, unsigned 
 KTUNE_DEVICE void produce(const TensorMap* tmA, const TensorMap* tmB, unsigned sA, unsigned sB,
                           unsigned full, unsigned empty, const Sched& sc, int grid_m, int grid_n,
                           int rank) {
-#if !KT_EARLY_MAPS
-  prefetch_map(tmA);
-  prefetch_map(tmB);
-#endif
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(tmA)) : "memory");
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(tmB)) : "memory");
   unsigned it = 0;
   const int units = sched_units(sc);
   for (int j = 0; j < units; ++j) {
@@ -415,17 +407,6 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
   // Whole rounds, then the last round's tiles split along K (tma_schedule.cuh).
   const Sched sc = make_sched(grid_m * grid_n, (K + kBK - 1) / kBK, first_tile, tile_step, SPLIT_K);
 
-#if KT_EARLY_MAPS
-  // The tensor maps' first use waits for their fetch: start it before the barriers' set-up (a warp
-  // of its own, so the barrier initialisation does not wait for it).
-  if (tid == 32) {
-    prefetch_map(&tmA);
-    prefetch_map(&tmB);
-#if KT_EPI_TMA
-    if (c_tma_ok) prefetch_map(&tmC);
-#endif
-  }
-#endif
   init_barriers(full, empty, tid);
 
   if (wg == 0) {

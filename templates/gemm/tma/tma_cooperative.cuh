@@ -82,11 +82,7 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
     store_tile(acc, c_tma_ok ? tmC : nullptr, ebuf, C, bias, m0 + cw * kWgM * 64,
                n0, warp, g, q, tid & 127, 1 + cw, M, N, ldc, alpha, beta);
   }
-#if KT_DEFER && KT_END_RING
-  if (pend > 0) flush_last(pk, tmC, ebuf, sA, pm0, pn0, warp, g, q, tid & 127, cw);
-#elif KT_DEFER && KT_END_DIRECT
-  if (pend > 0) flush_last(pk, tmC, ebuf, sA, C, pm0, pn0, warp, g, q, M, N, ldc);
-#elif KT_DEFER
+#if KT_DEFER
   for (int p = 0; p < pend; ++p)
     flush_pieces(pk, p, tmC, ebuf, pm0, pn0, warp, g, q, tid & 127, 1 + cw);
 #endif

@@ -123,7 +123,7 @@ KTUNE_DEVICE void store_slab_tma(const float (&acc)[kAcc], const TensorMap* tmC,
 }
 #endif
 
-#if KT_DEFER
+#if KT_EPI_TMA && EPI_TMA == 2
 // The deferred TMA-store epilogue (EPI_TMA = 2): the tile's C values (alpha, beta, bias,
 // activation applied) are packed into registers, two 16-bit values per register, as soon as its
 // accumulators are final; the next tile's first MMAs are issued and, while the tensor cores run
@@ -185,13 +185,16 @@ KTUNE_DEVICE void pack_tile(const float (&acc)[kWgM][kAcc], unsigned (&pk)[kWgM]
     pack_values<false>(acc, pk, C, bias, slab_m0, n0, warp, g, q, M, N, ldc, alpha, beta);
 }
 
-// Piece kP of the packed tile (slab kP / kHalves, 128 columns starting at (kP % kHalves) * 128):
-// its values into `buf` (up to two 64 x 64 boxes, 128-byte swizzle) ...
+// Piece kP of the packed tile (slab kP / kHalves, 128 columns starting at (kP % kHalves) * 128)
+// through the warpgroup's buffer and TMA stores (the store of the previous piece must have read it).
 template <int kP>
-KTUNE_DEVICE void write_piece(const unsigned (&pk)[kWgM][kAcc / 2], unsigned buf, int warp, int g,
-                              int q) {
+KTUNE_DEVICE void flush_piece(const unsigned (&pk)[kWgM][kAcc / 2], const TensorMap* tmC,
+                              unsigned buf, int slab_m0, int n0, int warp, int g, int q, int wg_tid,
+                              int bar_id) {
   constexpr int w = kP / kHalves, half = kP % kHalves;
   constexpr int boxes = kFullBoxes - 2 * half < 2 ? kFullBoxes - 2 * half : 2;
+  if (wg_tid == 0) bulk_wait_read0();
+  bar_named(bar_id, 128);
 #pragma unroll
   for (int jj = 0; jj < 8 * boxes; ++jj)
 #pragma unroll
@@ -201,28 +204,11 @@ KTUNE_DEVICE void write_piece(const unsigned (&pk)[kWgM][kAcc / 2], unsigned buf
       asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(pk[w][(half * 16 + jj) * 2 + h])
                    : "memory");
     }
-}
-// ... and from `buf` to C by TMA stores (one thread; the caller commits the bulk group).
-template <int kP>
-KTUNE_DEVICE void store_piece(const TensorMap* tmC, unsigned buf, int slab_m0, int n0) {
-  constexpr int w = kP / kHalves, half = kP % kHalves;
-  constexpr int boxes = kFullBoxes - 2 * half < 2 ? kFullBoxes - 2 * half : 2;
-  tma_store_2d(tmC, buf, n0 + half * 128, slab_m0 + w * 64);
-  if (boxes == 2) tma_store_2d(tmC, buf + 8192, n0 + half * 128 + 64, slab_m0 + w * 64);
-}
-
-// Piece kP through the warpgroup's buffer (the store of the previous piece must have read it).
-template <int kP>
-KTUNE_DEVICE void flush_piece(const unsigned (&pk)[kWgM][kAcc / 2], const TensorMap* tmC,
-                              unsigned buf, int slab_m0, int n0, int warp, int g, int q, int wg_tid,
-                              int bar_id) {
-  if (wg_tid == 0) bulk_wait_read0();
-  bar_named(bar_id, 128);
-  write_piece<kP>(pk, buf, warp, g, q);
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
   bar_named(bar_id, 128);
   if (wg_tid == 0) {
-    store_piece<kP>(tmC, buf, slab_m0, n0);
+    tma_store_2d(tmC, buf, n0 + half * 128, slab_m0 + w * 64);
+    if (boxes == 2) tma_store_2d(tmC, buf + 8192, n0 + half * 128 + 64, slab_m0 + w * 64);
     bulk_commit();
   }
 }
@@ -235,57 +221,6 @@ KTUNE_DEVICE void flush_pieces(const unsigned (&pk)[kWgM][kAcc / 2], int p, cons
   if (kPieces > 1 && p == 1)
     flush_piece<(kPieces > 1 ? 1 : 0)>(pk, tmC, buf, slab_m0, n0, warp, g, q, wg_tid, bar_id);
 }
-
-#if KT_END_RING
-// The block's last tile: once every consumer's MMAs are done the stage ring is idle, so all its
-// pieces go through the ring at once (kRingPiece bytes each, a region per consumer): one barrier
-// pair and one bulk group, where the 16 KiB buffer made each piece wait for the copy engine to have
-// read the one before (the block's last epilogue is not under any MMA).
-constexpr unsigned kRingPiece = 16384;
-constexpr bool kEndRing =
-    CLUSTER_M == 1 && unsigned(kCons * kPieces) * kRingPiece <= unsigned(kStages) * kStageBytes;
-KTUNE_DEVICE void flush_last(const unsigned (&pk)[kWgM][kAcc / 2], const TensorMap* tmC,
-                             unsigned buf, unsigned ring, int slab_m0, int n0, int warp, int g,
-                             int q, int wg_tid, int cw) {
-  if (!kEndRing) {
-    for (int p = 0; p < kPieces; ++p)
-      flush_pieces(pk, p, tmC, buf, slab_m0, n0, warp, g, q, wg_tid, 1 + cw);
-    return;
-  }
-  const unsigned mine = ring + unsigned(cw * kPieces) * kRingPiece;
-  bar_named(5, 128 * kCons);  // every consumer's wgmma reads of the ring have completed
-  write_piece<0>(pk, mine, warp, g, q);
-  if (kPieces > 1) write_piece<(kPieces > 1 ? 1 : 0)>(pk, mine + kRingPiece, warp, g, q);
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-  bar_named(1 + cw, 128);
-  if (wg_tid == 0) {
-    store_piece<0>(tmC, mine, slab_m0, n0);
-    if (kPieces > 1) store_piece<(kPieces > 1 ? 1 : 0)>(tmC, mine + kRingPiece, slab_m0, n0);
-    bulk_commit();
-  }
-}
-#elif KT_END_DIRECT
-// PROBE: the block's last tile stored directly from the packed registers (no shared memory).
-KTUNE_DEVICE void flush_last(const unsigned (&pk)[kWgM][kAcc / 2], const TensorMap*, unsigned,
-                             unsigned, out_t* C, int slab_m0, int n0, int warp, int g, int q, int M,
-                             int N, long ldc) {
-#pragma unroll
-  for (int w = 0; w < kWgM; ++w)
-#pragma unroll
-    for (int j = 0; j < kFullBoxes * 8; ++j)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int r = slab_m0 + w * 64 + warp * 16 + g + h * 8, c = n0 + j * 8 + q * 2;
-        if (r >= M || c >= N) continue;
-        unsigned short* dst = reinterpret_cast<unsigned short*>(C + (long)r * ldc + c);
-        const unsigned v = pk[w][j * 2 + h];
-        if (c + 1 < N)
-          *reinterpret_cast<unsigned*>(dst) = v;
-        else
-          dst[0] = static_cast<unsigned short>(v & 0xffffu);
-      }
-}
-#endif
 #endif
 
 // This consumer's rows of the tile (slabs of 64 from slab_m0): through its shared buffer `buf` and

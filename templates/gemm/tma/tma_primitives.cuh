@@ -7,9 +7,6 @@ struct __align__(64) TensorMap {
 
 using ktune::smem_addr;
 
-KTUNE_DEVICE void prefetch_map(const TensorMap* m) {
-  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(m)) : "memory");
-}
 KTUNE_DEVICE void mbar_init(unsigned bar, unsigned count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
 }
