@@ -17,7 +17,7 @@
 //
 //   gemm_bench [--wgmma] [--sweep] [--rounds=N] [--shapes=large|small|decode|fp8|prefill|MxNxK,...]
 //              [--only=CONFIG;...] [--curated=FILE] [--profile] [--profile_lt=I,J,...]
-//              [--benchmark_filter=...]
+//              [--trace=N] [--benchmark_filter=...]
 // An MxNxK of --shapes that is not in the built-in list is added as a bf16 NT shape.
 //
 // FP8 (issue 33): e4m3 x e4m3 -> bf16 at 4096^3 and 8192^3 (NT, unit scales) on the tma kind's fp8
@@ -77,6 +77,10 @@ void runShape(const ShapeSpec& sp) {
 
   if (g_profile) {
     profileShape(name, s, buf);
+    return;
+  }
+  if (g_trace > 0) {
+    traceShape(name, s, sets);
     return;
   }
   // Pre-pass: every curated config of every applicable kernel; keep the fastest.
@@ -187,6 +191,7 @@ int main(int argc, char** argv) {
     if (std::string(argv[i]) == "--wgmma") gb::g_wgmma = true;
     else if (std::string(argv[i]) == "--sweep") gb::g_sweep = true;
     else if (std::string(argv[i]) == "--profile") gb::g_profile = true;
+    else if (std::string(argv[i]).rfind("--trace=", 0) == 0) gb::g_trace = std::max(1, std::atoi(argv[i] + 8));
     else if (std::string(argv[i]).rfind("--profile_lt=", 0) == 0) {
       gb::g_profile_lt.clear();
       std::string list = std::string(argv[i]).substr(13) + ",";

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
 #include <functional>
 #include <string>
@@ -143,6 +144,55 @@ inline void profileShape(const std::string& name, const gemm::GemmShape& s, cons
     std::printf("PROFILE %s cublaslt idx=%d %s\n", name.c_str(), idx, st.ok() ? "ok" : st.toString().c_str());
   }
   (void)g->be->synchronize();
+}
+
+// --trace=N (a probe build of the decode kernel with DC_TRACE = 1: dev/decode/trace_stage.sh):
+// every decode candidate launched N times after a read flush and N times as the last of 20
+// back-to-back launches over the rotating copies, its scale_a pointing at a buffer the kernel
+// writes each block's phase stamps into (templates/gemm/decode/decode_wg_trace.cuh); per launch,
+// device events around that launch alone, then one line per block that ran:
+//   DCT <shape> <config> <flush|rot> <i> <event us> <block> <kTraceEvents raw words>
+// (dev/decode/trace_table.py makes the phase split). No timing table.
+inline void traceShape(const std::string& name, const gemm::GemmShape& s, const std::vector<GemmBuffers>& sets) {
+  constexpr int kBlocks = 4096, kTraceEvents = 18;  // decode_wg_trace.cuh's kTrBlocks, kTrEvents
+  const size_t bytes = sizeof(uint64_t) * kBlocks * kTraceEvents;
+  auto tb = g->be->alloc(bytes);
+  if (!tb.ok() || !kindEnabled(gemm::KernelKind::kDecode)) return;
+  std::vector<uint64_t> host(static_cast<size_t>(kBlocks) * kTraceEvents);
+  const int copies = static_cast<int>(sets.size());
+  for (const Config& cfg : candidates(gemm::KernelKind::kDecode, s)) {
+    auto launch = [&](int i, bool traced) {
+      GemmBuffers u = sets[static_cast<size_t>(i % copies)];
+      if (traced) u.scale_a = *tb;
+      return g->runner->launch(gemm::KernelKind::kDecode, cfg, s, u);
+    };
+    for (int i = 0; i < 3; ++i) (void)launch(i, false);  // compile, load, warm
+    for (bool flush : {true, false})
+      for (int i = 0; i < g_trace; ++i) {
+        (void)g->be->memset8(*tb, 0, bytes);
+        if (flush) (void)g->peers->flushL2();
+        else
+          for (int j = 0; j < 19; ++j) (void)launch(j, false);
+        (void)g->be->recordEvent(g->e0);
+        const Status st = launch(flush ? 0 : 19, true);
+        (void)g->be->recordEvent(g->e1);
+        (void)g->be->synchronizeEvent(g->e1);
+        auto ms = g->be->elapsedMs(g->e0, g->e1);
+        if (!st.ok() || !ms.ok() || !g->be->copyToHost(host.data(), *tb, bytes).ok()) {
+          std::printf("DCT %s %s failed: %s\n", name.c_str(), cfg.toString().c_str(), st.toString().c_str());
+          break;
+        }
+        for (int b = 0; b < kBlocks; ++b) {
+          const uint64_t* r = host.data() + static_cast<size_t>(b) * kTraceEvents;
+          if (r[0] == 0) continue;  // the block did not run (or the build does not trace)
+          std::printf("DCT %s %s %s %d %.3f %d", name.c_str(), cfg.toString().c_str(), flush ? "flush" : "rot", i,
+                      1000.0 * *ms, b);
+          for (int e = 0; e < kTraceEvents; ++e) std::printf(" %llu", static_cast<unsigned long long>(r[e]));
+          std::printf("\n");
+        }
+      }
+  }
+  (void)g->be->free(*tb);
 }
 
 }  // namespace ktune::gemm_bench

@@ -57,6 +57,7 @@ inline bool g_sweep = false;  // --sweep: also time a spread of each kernel's sp
 // entry "I@MxNxK" for that shape only; --profile_lt= launches none).
 inline std::vector<std::string> g_only;
 inline bool g_profile = false;
+inline int g_trace = 0;  // --trace=N: traceShape (bench/gemm_bench_modes.h) instead of the timing
 inline std::vector<std::string> g_profile_lt = {"0"};
 
 // An --only or --profile_lt entry "X@MxNxK" applies to that shape only; "X" to every shape.
