@@ -72,8 +72,8 @@ def block(cfg, w):
         parts["epi"].append(tile(w, j, c, "epi") - tile(w, j, c, "retired"))
         parts["setup"].append(tile(w, j + 1, c, "start") - tile(w, j, c, "epi"))
         parts["issue"].append(tile(w, j + 1, c, "first") - tile(w, j + 1, c, "start"))
-    for k, v in parts.items():
-        p["sw_" + k] = st.median(v) if v else float("nan")
+    for k in ("drain", "epi", "setup", "issue"):
+        p["sw_" + k] = st.median(parts[k]) if parts[k] else float("nan")
     last = units - 1
     stored = [tile(w, last, c, "stored") for c in (0, 1) if tile(w, last, c, "stored")]
     p["end_store"] = (max(stored) - rets[-1]) if stored else float("nan")
