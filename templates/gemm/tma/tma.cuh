@@ -190,11 +190,7 @@ static_assert(!kPP || (kCons == 2 && CLUSTER_M == 1 && SPLIT_K == 1 && EPI_TMA <
 constexpr int kEpiBoxes = kPP ? 1 : 2;
 constexpr int kEpiBytes = KT_EPI_TMA ? kEpiBoxes * 8192 : 0;
 // EPI_TMA = 2: the TMA-store epilogue deferred into the next tile's k-loop (tma_epilogue.cuh).
-// PROBE (not in the space; removed after the measurement): EPI_TMA 3 = 2 with the tile switch as it
-// was, the next unit's schedule, coordinates and first-stage wait after the last wait_group 0
-// instead of before it (tma_cooperative.cuh).
-#define KT_DEFER (KT_EPI_TMA && EPI_TMA >= 2)
-#define KT_HOIST (EPI_TMA != 3)
+#define KT_DEFER (KT_EPI_TMA && EPI_TMA == 2)
 constexpr int kCluster = CLUSTER_M;
 
 #include "tma_primitives.cuh"
