@@ -146,53 +146,79 @@ inline void profileShape(const std::string& name, const gemm::GemmShape& s, cons
   (void)g->be->synchronize();
 }
 
-// --trace=N (a probe build of the decode kernel with DC_TRACE = 1: dev/decode/trace_stage.sh):
-// every decode candidate launched N times after a read flush and N times as the last of 20
-// back-to-back launches over the rotating copies, its scale_a pointing at a buffer the kernel
-// writes each block's phase stamps into (templates/gemm/decode/decode_wg_trace.cuh); per launch,
-// device events around that launch alone, then one line per block that ran:
-//   DCT <shape> <config> <flush|rot> <i> <event us> <block> <kTraceEvents raw words>
-// (dev/decode/trace_table.py makes the phase split). No timing table.
+// A traced kind's row per block: its words and its lines' tag (the kernel's trace header defines
+// the row: templates/gemm/decode/decode_wg_trace.cuh's kTrEvents, templates/gemm/tma/tma_trace.cuh's
+// kTrWords).
+struct TraceRow {
+  gemm::KernelKind kind;
+  int words;
+  const char* tag;
+};
+inline constexpr TraceRow kTraceRows[] = {{gemm::KernelKind::kDecode, 18, "DCT"},
+                                          {gemm::KernelKind::kTma, 106, "TMT"}};
+
+// --trace=N (a probe build with a kind's trace on: dev/decode/trace_stage.sh for the decode kernel,
+// dev/tma_trace_stage.sh for the tma kind): every candidate of a traced kind launched N times after a
+// read flush and N times as the last of 20 back-to-back launches over the rotating copies, its
+// scale_a pointing at a buffer the kernel writes each block's phase stamps into (the kind's trace
+// header; a traced kernel reads no scale through it); per launch, device events around that launch
+// alone, then one line per block that ran:
+//   <tag> <shape> <config> <flush|rot> <i> <event us> <block> <row's raw words>
+// and before it the same launch untraced, timed the same way (after its own flush or 19 launches):
+//   <tag>K <shape> <config> <flush|rot> <i> <event us>
+// (dev/decode/trace_table.py, dev/tma_trace_table.py make the phase split). No timing table.
 inline void traceShape(const std::string& name, const gemm::GemmShape& s, const std::vector<GemmBuffers>& sets) {
-  constexpr int kBlocks = 4096, kTraceEvents = 18;  // decode_wg_trace.cuh's kTrBlocks, kTrEvents
-  const size_t bytes = sizeof(uint64_t) * kBlocks * kTraceEvents;
-  auto tb = g->be->alloc(bytes);
-  if (!tb.ok() || !kindEnabled(gemm::KernelKind::kDecode)) return;
-  std::vector<uint64_t> host(static_cast<size_t>(kBlocks) * kTraceEvents);
-  const int copies = static_cast<int>(sets.size());
-  for (const Config& cfg : candidates(gemm::KernelKind::kDecode, s)) {
-    auto launch = [&](int i, bool traced) {
-      GemmBuffers u = sets[static_cast<size_t>(i % copies)];
-      if (traced) u.scale_a = *tb;
-      return g->runner->launch(gemm::KernelKind::kDecode, cfg, s, u);
-    };
-    for (int i = 0; i < 3; ++i) (void)launch(i, false);  // compile, load, warm
-    for (bool flush : {true, false})
-      for (int i = 0; i < g_trace; ++i) {
-        (void)g->be->memset8(*tb, 0, bytes);
+  constexpr int kBlocks = 4096;  // the trace headers' kTrBlocks
+  for (const TraceRow& tr : kTraceRows) {
+    if (!kindEnabled(tr.kind)) continue;
+    const size_t bytes = sizeof(uint64_t) * kBlocks * static_cast<size_t>(tr.words);
+    auto tb = g->be->alloc(bytes);
+    if (!tb.ok()) return;
+    std::vector<uint64_t> host(static_cast<size_t>(kBlocks) * tr.words);
+    const int copies = static_cast<int>(sets.size());
+    for (const Config& cfg : candidates(tr.kind, s)) {
+      auto launch = [&](int i, bool traced) {
+        GemmBuffers u = sets[static_cast<size_t>(i % copies)];
+        if (traced) u.scale_a = *tb;
+        return g->runner->launch(tr.kind, cfg, s, u);
+      };
+      // One launch after the mode's prelude, timed by device events: its status and microseconds.
+      auto timed = [&](bool flush, bool traced, double& us) {
         if (flush) (void)g->peers->flushL2();
         else
           for (int j = 0; j < 19; ++j) (void)launch(j, false);
         (void)g->be->recordEvent(g->e0);
-        const Status st = launch(flush ? 0 : 19, true);
+        const Status st = launch(flush ? 0 : 19, traced);
         (void)g->be->recordEvent(g->e1);
         (void)g->be->synchronizeEvent(g->e1);
         auto ms = g->be->elapsedMs(g->e0, g->e1);
-        if (!st.ok() || !ms.ok() || !g->be->copyToHost(host.data(), *tb, bytes).ok()) {
-          std::printf("DCT %s %s failed: %s\n", name.c_str(), cfg.toString().c_str(), st.toString().c_str());
-          break;
+        us = ms.ok() ? 1000.0 * *ms : 0.0;
+        return st.ok() && ms.ok() ? st : (st.ok() ? ms.status() : st);
+      };
+      for (int i = 0; i < 3; ++i) (void)launch(i, false);  // compile, load, warm
+      for (bool flush : {true, false})
+        for (int i = 0; i < g_trace; ++i) {
+          const char* mode = flush ? "flush" : "rot";
+          double plain = 0.0, us = 0.0;
+          Status st = timed(flush, false, plain);
+          if (st.ok()) st = g->be->memset8(*tb, 0, bytes);
+          if (st.ok()) st = timed(flush, true, us);
+          if (!st.ok() || !g->be->copyToHost(host.data(), *tb, bytes).ok()) {
+            std::printf("%s %s %s failed: %s\n", tr.tag, name.c_str(), cfg.toString().c_str(), st.toString().c_str());
+            break;
+          }
+          std::printf("%sK %s %s %s %d %.3f\n", tr.tag, name.c_str(), cfg.toString().c_str(), mode, i, plain);
+          for (int b = 0; b < kBlocks; ++b) {
+            const uint64_t* r = host.data() + static_cast<size_t>(b) * tr.words;
+            if (r[0] == 0) continue;  // the block did not run (or the build does not trace)
+            std::printf("%s %s %s %s %d %.3f %d", tr.tag, name.c_str(), cfg.toString().c_str(), mode, i, us, b);
+            for (int e = 0; e < tr.words; ++e) std::printf(" %llu", static_cast<unsigned long long>(r[e]));
+            std::printf("\n");
+          }
         }
-        for (int b = 0; b < kBlocks; ++b) {
-          const uint64_t* r = host.data() + static_cast<size_t>(b) * kTraceEvents;
-          if (r[0] == 0) continue;  // the block did not run (or the build does not trace)
-          std::printf("DCT %s %s %s %d %.3f %d", name.c_str(), cfg.toString().c_str(), flush ? "flush" : "rot", i,
-                      1000.0 * *ms, b);
-          for (int e = 0; e < kTraceEvents; ++e) std::printf(" %llu", static_cast<unsigned long long>(r[e]));
-          std::printf("\n");
-        }
-      }
+    }
+    (void)g->be->free(*tb);
   }
-  (void)g->be->free(*tb);
 }
 
 }  // namespace ktune::gemm_bench

@@ -194,6 +194,7 @@ constexpr int kEpiBytes = KT_EPI_TMA ? kEpiBoxes * 8192 : 0;
 constexpr int kCluster = CLUSTER_M;
 
 #include "tma_primitives.cuh"
+#include "tma_trace.cuh"
 #if BLOCK_N % 64 != 0
 #include "tma_wgmma_wide.cuh"
 #endif
@@ -300,6 +301,7 @@ KTUNE_DEVICE void produce(const TensorMap* tmA, const TensorMap* tmB, unsigned s
       const unsigned s = it % kStages, round = it / kStages;
       mbar_wait(empty + 8 * s, (round & 1u) ^ 1u);  // CTA scope in a cluster too (see mbar_wait)
       mbar_expect_tx(full + 8 * s, kStageBytes);
+      KT_TR(it == 0, kTrIssue0);
       int c0, r0;
 #pragma unroll
       for (int b = 0; b < kBM / 64; ++b) {
@@ -406,6 +408,7 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
 #endif
   // Whole rounds, then the last round's tiles split along K (tma_schedule.cuh).
   const Sched sc = make_sched(grid_m * grid_n, (K + kBK - 1) / kBK, first_tile, tile_step, SPLIT_K);
+  KT_TR_ENTRY(tid == 0, scale_a);
 
   init_barriers(full, empty, tid);
 
@@ -427,7 +430,9 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
   asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
 #endif
   const int cw = wg - 1;
-  alpha = scaled_alpha(alpha, scale_a, scale_b);
+  alpha = scaled_alpha(alpha, KT_TR_SCALE_A, scale_b);
+  KT_TR_VALUE(tid == 128, kTrUnits, sched_units(sc));
+  KT_TR_VALUE(tid == 128, kTrKtiles, sc.ktiles);
   out_t* C = reinterpret_cast<out_t*>(Cv);
   const out_t* bias = reinterpret_cast<const out_t*>(biasv);
 #if PINGPONG
@@ -446,6 +451,7 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
 #else
   (void)tmC, (void)c_tma_ok;
 #endif
+  KT_TR_END((tid & 127) == 0, cw);
 #if CLUSTER_M > 1
   cluster_sync();
 #endif

@@ -26,7 +26,10 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
 #endif
   unsigned it = 0;
   const int units = sched_units(sc);
+  const bool lead = (tid & 127) == 0;  // the warpgroup's stamping thread (tma_trace.cuh)
+  (void)lead;
   for (int j = 0; j < units; ++j) {
+    KT_TRT(lead, j, cw, kTtStart);
     const Unit un = sched_unit(sc, j);
     int m0, n0;
     tile_coords(un.tile, grid_m, grid_n, rank, m0, n0);
@@ -36,10 +39,13 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
     int kt = un.kb;
     if (kt < un.ke) {
       const unsigned s = it % kStages;
+      KT_TR_LANDED(j == 0 && tid == 128, full + 8 * s);
       mma_ktile<true>(acc, full + 8 * s, (it / kStages) & 1u, sA + s * kATile * kElem,
                       sB + s * kBTile * kElem, cw);
+      KT_TRT(lead, j, cw, kTtFirst);
 #if KT_DEFER
       if (pend > 0) flush_pieces(pk, 0, tmC, ebuf, pm0, pn0, warp, g, q, tid & 127, 1 + cw);
+      KT_TRT(lead && pend == 1, j - 1, cw, kTtStored);
 #endif
       ktune::wgmma_wait<1>();
       ++kt, ++it;
@@ -57,12 +63,15 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
       // One piece of the previous tile's C while this k-tile's MMAs run.
       if (kt - un.kb < pend)
         flush_pieces(pk, kt - un.kb, tmC, ebuf, pm0, pn0, warp, g, q, tid & 127, 1 + cw);
+      KT_TRT(lead && kt - un.kb == pend - 1, j - 1, cw, kTtStored);
 #endif
       ktune::wgmma_wait<1>();
       // The wgmma group of the previous k-tile has finished reading its slot: hand it back.
       if (lane == 0) release_slot(empty, empty_partner, (it - 1) % kStages);
     }
+    KT_TRT(lead, j, cw, kTtIssued);
     ktune::wgmma_wait<0>();
+    KT_TRT(lead, j, cw, kTtRetired);
     if (un.ke > un.kb && lane == 0) release_slot(empty, empty_partner, (it - 1) % kStages);
 #if KT_DEFER
     for (int p = un.ke - un.kb; p < pend; ++p)  // a unit shorter than the pieces
@@ -76,14 +85,17 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
     if (c_tma_ok) {
       pm0 = m0 + cw * kWgM * 64, pn0 = n0, pend = kPieces;
       pack_tile(acc, pk, C, bias, pm0, n0, warp, g, q, M, N, ldc, alpha, beta);
+      KT_TRT(lead, j, cw, kTtEpi);
       continue;
     }
 #endif
     store_tile(acc, c_tma_ok ? tmC : nullptr, ebuf, C, bias, m0 + cw * kWgM * 64,
                n0, warp, g, q, tid & 127, 1 + cw, M, N, ldc, alpha, beta);
+    KT_TRT(lead, j, cw, kTtEpi);
   }
 #if KT_DEFER
   for (int p = 0; p < pend; ++p)
     flush_pieces(pk, p, tmC, ebuf, pm0, pn0, warp, g, q, tid & 127, 1 + cw);
+  KT_TRT(lead && pend > 0, units - 1, cw, kTtStored);
 #endif
 }

@@ -123,7 +123,7 @@ KTUNE_DEVICE void store_slab_tma(const float (&acc)[kAcc], const TensorMap* tmC,
 }
 #endif
 
-#if KT_EPI_TMA && EPI_TMA == 2
+#if KT_DEFER
 // The deferred TMA-store epilogue (EPI_TMA = 2): the tile's C values (alpha, beta, bias,
 // activation applied) are packed into registers, two 16-bit values per register, as soon as its
 // accumulators are final; the next tile's first MMAs are issued and, while the tensor cores run

@@ -24,6 +24,8 @@ KTUNE_DEVICE void consume_pingpong(const Sched& sc, int grid_m, int grid_n, unsi
       it += un.ke - un.kb;
       continue;
     }
+    KT_TRT((tid & 127) == 0, j, cw, kTtStart);
+    KT_TR_LANDED(j == 0 && tid == 128, full);
     int m0, n0;
     tile_coords(un.tile, grid_m, grid_n, 0, m0, n0);
 #pragma unroll
@@ -35,15 +37,19 @@ KTUNE_DEVICE void consume_pingpong(const Sched& sc, int grid_m, int grid_n, unsi
       const unsigned s = it % kStages;
       mma_ktile(acc, full + 8 * s, (it / kStages) & 1u, sA + s * kATile * kElem,
                 sB + s * kBTile * kElem, cw);
+      KT_TRT((tid & 127) == 0 && kt == un.kb, j, cw, kTtFirst);
       ktune::wgmma_wait<1>();
       if (kt > un.kb && lane == 0) mbar_arrive(empty + 8 * ((it - 1) % kStages));
     }
     // Every MMA of this tile is issued: the other consumer's turn, while this one drains and
     // stores (the next unit, if any, is the other's).
     if (j + 1 < units) bar_arrive_named(3 + (cw ^ 1), 256);
+    KT_TRT((tid & 127) == 0, j, cw, kTtIssued);
     ktune::wgmma_wait<0>();
+    KT_TRT((tid & 127) == 0, j, cw, kTtRetired);
     if (un.ke > un.kb && lane == 0) mbar_arrive(empty + 8 * ((it - 1) % kStages));
     store_tile(acc, tmC, ebuf, C, bias, m0, n0, warp, g, q, tid & 127, 1 + cw, M, N, ldc, alpha,
                beta);
+    KT_TRT((tid & 127) == 0, j, cw, kTtEpi);
   }
 }
