@@ -41,3 +41,15 @@ export LD_LIBRARY_PATH="$PB/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 "$PB/bench/gemm_bench" --shapes=none > /dev/null 2> "$OUT/prebuilt.err" ||
   { echo "prebuilt gemm_bench does not run: $(tail -2 "$OUT/prebuilt.err")"; exit 1; }
 export KTUNE_CACHE_DIR=/tmp/kc-fp8
+# The main job's suite (`ktune tune gemm --suite llm`) in its own empty cache, at most $1 seconds:
+# $OUT/suite.json and its winners in $OUT/suite.txt (dev/suite_winners.py), the stderr's last lines.
+run_suite() {
+  local s sd=/tmp/kc-suite-fp8-$$
+  s=$(date +%s)
+  KTUNE_CACHE_DIR=$sd KTUNE_DB=$sd/db.json timeout "$1" \
+    "$PB/tools/ktune" tune gemm --suite llm --json > "$OUT/suite.json" 2> /tmp/suite.err
+  echo "suite: rc=$? wall $(( $(date +%s) - s )) s" > "$OUT/suite.txt"
+  python3 dev/suite_winners.py "$OUT/suite.json" >> "$OUT/suite.txt" 2>&1
+  tail -5 /tmp/suite.err >> "$OUT/suite.txt"
+  at "suite"
+}

@@ -17,13 +17,7 @@ NCU_S=${NCU_S:-35}; SUITE_S=${SUITE_S:-20}; TEST_S=${TEST_S:-55}
 BUDGET=$(( $(left) - SUITE_S - NCU_S - TEST_S )) TESTS=0 bash dev/fp8_final_device.sh > "$OUT/bench_tables.txt" 2>&1
 cp "$OUT/bench_tables.txt" /tmp/bench_tables.txt
 at "benches"
-SD=/tmp/kc-suite-fp8-$$
-KTUNE_CACHE_DIR=$SD KTUNE_DB=$SD/db.json timeout "$SUITE_S" \
-  "$PB/tools/ktune" tune gemm --suite llm --json > "$OUT/suite.json" 2> /tmp/suite.err
-echo "suite: rc=$?" > "$OUT/suite.txt"
-python3 dev/suite_winners.py "$OUT/suite.json" >> "$OUT/suite.txt" 2>&1
-tail -3 /tmp/suite.err >> "$OUT/suite.txt"
-at "suite"
+run_suite "$SUITE_S"
 if [ "$NCU_S" -gt 0 ]; then
   BUDGET=$NCU_S ONLY_NAMES="${NCU_NAMES:-D@4096x4096x4096 B@4096x4096x4096}" \
     LT="${LT:-0@4096x4096x4096}" SHAPES=4096x4096x4096 bash dev/fp8_ncu_device.sh > "$OUT/ncu_table.txt" 2>&1

@@ -13,14 +13,7 @@
 set -uo pipefail
 BUDGET_DEFAULT=110
 . dev/fp8_device_common.sh
-s=$(date +%s)
-SD=/tmp/kc-suite-fp8-$$
-KTUNE_CACHE_DIR=$SD KTUNE_DB=$SD/db.json timeout "${SUITE_S:-40}" \
-  "$PB/tools/ktune" tune gemm --suite llm --json > "$OUT/suite.json" 2> /tmp/suite.err
-echo "suite: rc=$? wall $(( $(date +%s) - s )) s" > "$OUT/suite.txt"
-python3 dev/suite_winners.py "$OUT/suite.json" >> "$OUT/suite.txt" 2>&1
-tail -5 /tmp/suite.err >> "$OUT/suite.txt"
-at "suite"
+run_suite "${SUITE_S:-40}"
 NCU_S=0
 [ -n "${NCU_CFG:-}" ] && NCU_S=14
 BUDGET=$(( $(left) - NCU_S )) TESTS=0 bash dev/fp8_final_device.sh
