@@ -103,5 +103,48 @@ TEST(GemmDecode, TmaFedBodyStartsItsCopiesWithoutWaitingOnMemoryBarriers) {
   });
 }
 
+// DC_XR on the cluster K split (decode_wg_cluster.cuh): bit 0 stores C as 16-byte vectors staged
+// through the ring, bit 1 hands the sums over by st.async counted on the receiver's barrier and
+// drops the second (release) cluster barrier; both on the reduce-scatter (pair and four) and on the
+// gather under 8*blocks rows, with bias and C +=; XR = 0 keeps the two barriers and plain stores.
+TEST(GemmDecode, ClusterEndStagesCAndCountsThePeersBytes) {
+  auto cc = compilerForArch("sm_90a");
+  if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
+  const ConfigSpace& sp = configSpace(KernelKind::kDecode);
+  GemmShape r = nt(61, 4099, 4104);
+  r.has_bias = true;
+  r.beta = 1.0f;
+  std::vector<std::pair<Config, GemmShape>> jobs;
+  for (int64_t xr : {0, 1, 2, 3}) {
+    Config c = wgConfig(8, 4, 1, 2, 2, 4);
+    c.set("DC_WG", int64_t{2});
+    c.set("DC_XR", xr);
+    ASSERT_TRUE(sp.validate(c).ok()) << sp.validate(c).toString();
+    jobs.push_back({c, xr == 1 ? r : nt(64, 4096, 4096)});
+  }
+  Config quad = wgConfig(16, 8, 1, 2, 1, 5), gather = wgConfig(1, 4, 1, 2, 2, 4);
+  for (Config* c : {&quad, &gather}) {
+    c->set("DC_WG", int64_t{2});
+    c->set("DC_XR", int64_t{3});
+    ASSERT_TRUE(sp.validate(*c).ok()) << sp.validate(*c).toString();
+  }
+  jobs.push_back({quad, nt(128, 4096, 4096)});
+  jobs.push_back({gather, nt(8, 4099, 1000)});
+  Config silu = jobs[1].first;
+  GemmShape gu = nt(64, 2 * 4096, 4096);
+  gu.act = Activation::kSiluMul;
+  EXPECT_FALSE(applicable(KernelKind::kDecode, silu, gu).ok());
+  compileEach(**cc, jobs, [](const Config& c, const std::string& ptx) -> std::string {
+    const int64_t xr = c.getInt("DC_XR");
+    const bool tx = ptx.find("st.async.shared::cluster.mbarrier::complete_tx") != std::string::npos;
+    const bool release = ptx.find("barrier.cluster.arrive.release") != std::string::npos;
+    const bool vec = ptx.find("st.global.wb.v4") != std::string::npos || ptx.find("st.global.v4") != std::string::npos;
+    if ((xr & 2) != 0 && (!tx || release)) return "DC_XR bit 1: st.async and no release cluster barrier expected";
+    if ((xr & 2) == 0 && (tx || !release)) return "DC_XR bit 1 clear: the two cluster barriers expected";
+    if ((xr & 1) != (vec ? 1 : 0)) return vec ? "16-byte C stores without DC_XR bit 0" : "DC_XR bit 0 without 16-byte C stores";
+    return "";
+  });
+}
+
 }  // namespace
 }  // namespace ktune::gemm
