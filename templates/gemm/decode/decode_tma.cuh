@@ -46,20 +46,6 @@ KTUNE_DEVICE unsigned map_to_rank(unsigned addr, unsigned rank) {
 KTUNE_DEVICE void st_cluster(unsigned addr, float v) {
   asm volatile("st.shared::cluster.f32 [%0], %1;\n" ::"r"(addr), "f"(v) : "memory");
 }
-// DC_XR bit 1 (DC_CLUSTER): stores into a peer's shared memory that count their bytes on the
-// peer's barrier `bar` (both shared::cluster addresses, map_to_rank), so the receiver waits on its
-// own barrier for exactly the bytes it takes in instead of a release/acquire cluster barrier.
-KTUNE_DEVICE void st_async(unsigned addr, float v, unsigned bar) {
-  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.f32 [%0], %1, [%2];\n" ::"r"(addr), "f"(v),
-               "r"(bar)
-               : "memory");
-}
-KTUNE_DEVICE void st_async4(unsigned addr, float a, float b, float c, float d, unsigned bar) {
-  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, [%5];\n" ::"r"(
-                   addr),
-               "f"(a), "f"(b), "f"(c), "f"(d), "r"(bar)
-               : "memory");
-}
 #endif
 #if DC_MSPLIT
 // DC_GRID = 7: a pair per tile splitting its A rows (block r: rows r*kBM ..), each over all of K,

@@ -156,7 +156,7 @@ KTUNE_DEVICE void store_acc(const Prob& p, float (&acc)[kNT][kAcc], int row0, in
 }
 
 #if ACT != 3
-// DC_XR bit 0 (the cluster K split, decode_wg_cluster.cuh): the block's kRows rows of C from acc
+// DC_XR = 1 (the cluster K split, decode_wg_cluster.cuh): the block's kRows rows of C from acc
 // (rows as in store_acc) through shared memory `stg` (kRows x (kBN + 4) floats of the idle ring:
 // the padding puts a warp's 32 writes on 32 banks, a row stays 16-byte aligned). Each thread writes
 // its sums (alpha, bias) there, then the consumers take whole 16-byte runs of a C row (8 columns of
