@@ -6,7 +6,7 @@
 #      none: skip), then the copy rate (dev/copy_rate.py);
 #   2. for each binary of TRACE_BINS: `--trace=$TRACE_N --only=$TRACE_ONLY` at TRACE_SHAPES, then
 #      dev/decode/trace_table.py over its DCT lines;
-#   3. PROCS gemm_bench processes over SHAPES (ROUNDS, BENCH_S s each), cycling over BINS (each its
+#   3. PROCS gemm_bench processes over SHAPES (ROUNDS, BENCH_S s each; ONLY: their --only), cycling over BINS (each its
 #      own kernel cache), their summaries and process 1's pre-pass.
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
@@ -27,7 +27,7 @@ for bin in ${TRACE_BINS:-gemm_bench_trace}; do
   echo "trace $bin rc=$? $(( $(date +%s) - S ))s, $(grep -c '^DCT' "$OUT/$bin.log") lines"
   python3 dev/decode/trace_table.py < "$OUT/$bin.log" | cut -c1-280
 done
-bench_procs 0 30
+bench_procs 0 30 ${ONLY:+"--only=$ONLY"}
 grep -h "^VERIFY" "$OUT"/bench*.log 2>/dev/null | grep -v " ok " | head -10
 print_bench_tables "$n" 250
 [ "$n" -ge 1 ] && { echo "== process 1 pre-pass: the ${TOP:-3} fastest per shape, mode and variant (us)";

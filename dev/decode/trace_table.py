@@ -46,14 +46,14 @@ def main():
     cols = ["event", "span", "pre", "ramp", "skew", "tail", "prol", "issue", "fill", "f0-f1", "stream", "last",
             "wait_peer", "xchg", "add", "store", "ring_out", "empty1", "GHz", "blocks"]
     print("ns, medians over launches (n) of each launch's median block; GHz: SM clock from the stamps")
-    print("%-14s %-5s %-36s %3s " % ("shape", "mode", "config", "n") + " ".join("%8s" % c for c in cols))
+    print("%-14s %-5s %-46s %3s " % ("shape", "mode", "config", "n") + " ".join("%8s" % c for c in cols))
     for (shape, cfg, mode), fs in sorted(groups.items()):
         short = ",".join(x.split("=")[0][3:] + x.split("=")[1] for x in cfg.split(",") if x.startswith("DC_"))
         vals = []
         for c in cols:
             v = [f[c] for f in fs if f[c] == f[c]]
             vals.append("%8.2f" % st.median(v) if c == "GHz" else "%8.0f" % st.median(v) if v else "%8s" % "-")
-        print("%-14s %-5s %-36s %3d " % (shape.replace("NT_", ""), mode, short[:36], len(fs)) + " ".join(vals))
+        print("%-14s %-5s %-46s %3d " % (shape.replace("NT_", ""), mode, short[:46], len(fs)) + " ".join(vals))
 
 
 if __name__ == "__main__":

@@ -222,6 +222,18 @@ TEST(GemmGpu, DecodeTmaQuadVsReference) {
                      {50, 2 * 4099, 264, bf, false, Activation::kSiluMul, 0.f}});
 }
 
+// DC_XR = 1 on the cluster K split (C staged through the ring, stored as 16-byte vectors) beside
+// DC_XR = 0: clusters of 2 and 4, the reduce-scatter and the gather, one and two warpgroups, both
+// producer widths, over the default cases (M = 1..128, odd N and ldc: the element-wise stores past
+// N and on unaligned rows, bias, C +=, f32 and f16 C; the gate/up pair with DC_XR = 0), against
+// float64 (twice each).
+TEST(GemmGpu, DecodeTmaClusterEndVsReference) {
+  REQUIRE_GPU();
+  if (env().dev.arch != "sm_90a") GTEST_SKIP() << "DC_WG=2 needs sm_90a, device is " << env().dev.arch;
+  checkDecodeWgBody(2, {{4, 1, 2, 2, 4, 1, 0}, {4, 1, 2, 2, 4, 1, 1}, {8, 1, 2, 1, 5, 1, 1}, {4, 1, 2, 2, 4, 2, 1},
+                        {8, 1, 2, 1, 4, 1, 1}});
+}
+
 // DC_WG = 2 with DC_PF = 2 (A's rows by the producer warpgroup's cp.async, the weight boxes by
 // TMA): its grid rules (stream-K with the workspace, one block per tile, clusters of 2 and 4,
 // persistent), one and two warpgroups and slabs, over the default cases (M = 1..128, odd N, K

@@ -103,5 +103,48 @@ TEST(GemmDecode, TmaFedBodyStartsItsCopiesWithoutWaitingOnMemoryBarriers) {
   });
 }
 
+// DC_XR = 1 on the cluster K split (decode_wg_cluster.cuh) stores C as 16-byte vectors staged
+// through the ring, on the reduce-scatter (pair and four) and on the gather under 8*blocks rows,
+// with bias and C +=; DC_XR = 0 keeps the element stores; both keep the two cluster barriers; not
+// with the gate/up pair (its epilogue is its own).
+TEST(GemmDecode, ClusterEndStagesCThroughTheRing) {
+  auto cc = compilerForArch("sm_90a");
+  if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
+  const ConfigSpace& sp = configSpace(KernelKind::kDecode);
+  GemmShape r = nt(61, 4099, 4104);
+  r.has_bias = true;
+  r.beta = 1.0f;
+  std::vector<std::pair<Config, GemmShape>> jobs;
+  for (int64_t xr : {0, 1}) {
+    Config c = wgConfig(8, 4, 1, 2, 2, 4);
+    c.set("DC_WG", int64_t{2});
+    c.set("DC_XR", xr);
+    ASSERT_TRUE(sp.validate(c).ok()) << sp.validate(c).toString();
+    jobs.push_back({c, xr == 1 ? r : nt(64, 4096, 4096)});
+  }
+  Config quad = wgConfig(16, 8, 1, 2, 1, 5), gather = wgConfig(1, 4, 1, 2, 2, 4);
+  for (Config* c : {&quad, &gather}) {
+    c->set("DC_WG", int64_t{2});
+    c->set("DC_XR", int64_t{1});
+    ASSERT_TRUE(sp.validate(*c).ok()) << sp.validate(*c).toString();
+  }
+  jobs.push_back({quad, nt(128, 4096, 4096)});
+  jobs.push_back({gather, nt(8, 4099, 1000)});
+  GemmShape gu = nt(64, 2 * 4096, 4096);
+  gu.act = Activation::kSiluMul;
+  EXPECT_FALSE(applicable(KernelKind::kDecode, jobs[1].first, gu).ok());
+  Config stream_k = wgConfig(8, 4, 1, 2, 2, 2);  // DC_XR = 1 is the cluster split's only
+  stream_k.set("DC_WG", int64_t{2});
+  stream_k.set("DC_XR", int64_t{1});
+  EXPECT_FALSE(sp.validate(stream_k).ok());
+  compileEach(**cc, jobs, [](const Config& c, const std::string& ptx) -> std::string {
+    const bool vec = ptx.find("st.global.wb.v4") != std::string::npos || ptx.find("st.global.v4") != std::string::npos;
+    if (ptx.find("barrier.cluster.arrive.release") == std::string::npos) return "PTX lacks the release before the sums are read";
+    if ((c.getInt("DC_XR") == 1) != vec) return vec ? "16-byte C stores with DC_XR = 0" : "DC_XR = 1 without 16-byte C stores";
+    if (ptx.find("__local_depot") != std::string::npos) return "the accumulators went to local memory";
+    return "";
+  });
+}
+
 }  // namespace
 }  // namespace ktune::gemm

@@ -58,8 +58,8 @@
 //
 // Knobs here: DC_WARPS (4, 8: consumer warpgroups), DC_NT (64-row slabs per warpgroup), DC_MT
 // (wgmma N / 8), DC_U (k per stage / 64; 8 with TMA only), DC_DEPTH (stages / 2), DC_GRID, DC_PF
-// (1: one producer warp, 2: a producer warpgroup; with TMA: A by its cp.async); DC_XR unused (the
-// space pins it to 0). Dynamic shared memory: 2*DC_DEPTH * (tile rows + 8*DC_MT) * 128*DC_U bytes +
+// (1: one producer warp, 2: a producer warpgroup; with TMA: A by its cp.async); DC_XR (0; 1 on the
+// cluster K split: C staged through the ring, decode_wg_cluster.cuh). Dynamic shared memory: 2*DC_DEPTH * (tile rows + 8*DC_MT) * 128*DC_U bytes +
 // 1024 (alignment) + the barriers (16 bytes per stage + 16); DC_WG = 2 also the gate/up hand-over,
 // 16*DC_WARPS * 4*DC_MT floats. DC_TRACE (decode_wg_trace.cuh; not a knob, 0 in every shipped
 // kernel): a probe build's per-phase trace of the TMA-fed body.
@@ -491,7 +491,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   }
   DC_TR(tid == 0, kTrLoopEnd);
 #if DC_CLUSTER
-  cluster_reduce(p, acc, base, reinterpret_cast<const float*>(smem_raw + (base - smem_addr(smem_raw))),
+  cluster_reduce(p, acc, base, reinterpret_cast<float*>(smem_raw + (base - smem_addr(smem_raw))),
                  (int)(blockIdx.x / kCL) * kBN, rank, tid, flag);
 #elif DC_MSPLIT
   cluster_sync();  // no peer's copy or arrival reaches this block after it (the producers pass it too)

@@ -1,6 +1,20 @@
 // The decode GEMM's cluster split of K (part of decode_wg.cuh, inside namespace kd, after flush;
 // DC_GRID = 4, 5): the partial sums of a tile's blocks meet in distributed shared memory.
 #if DC_CLUSTER
+// DC_XR = 1: the block's rows of C through its idle ring as 16-byte vectors (store_staged; not the
+// gate/up pair, which keeps its own epilogue).
+constexpr bool kStaged = DC_XR == 1 && ACT != 3;
+// The block's reduced sums (acc rows 0 .. kRows) into C: staged (kStaged) or by the epilogue.
+template <int kRows>
+KTUNE_DEVICE void reduce_store(const Prob& q, float (&acc)[kNT][kAcc], int row0, int ctid, float* stg,
+                               volatile unsigned* flag) {
+  DC_TR(ctid == 0, kTrStore0);
+#if ACT != 3
+  if constexpr (kStaged) return store_staged<kRows>(q, acc, row0, ctid, stg);
+#endif
+  flush(q, acc, row0, q.nsteps, ctid, flag);
+}
+
 // A reduce-scatter over the cluster's kCL blocks (kBM >= 8*kCL): accumulator a of a thread is A row
 // (a / 4) * 8 + ..., so its accumulators [q*kH, (q+1)*kH) hold the kBM/kCL rows of part q. Block r
 // owns part r: it hands every other part q to block q's ring (idle by then; region (r - q - 1) mod
@@ -10,7 +24,7 @@
 // epilogue is the kernel's tail). Block r moves its part down to accumulators [0, kH) and stores
 // through C shifted by r*kBM/kCL rows. Accumulators are indexed at compile time only (a runtime
 // index would put them in local memory): the rank selects among the unrolled parts.
-KTUNE_DEVICE void scatter_reduce(const Prob& p, float (&acc)[kNT][kAcc], unsigned base, const float* ring,
+KTUNE_DEVICE void scatter_reduce(const Prob& p, float (&acc)[kNT][kAcc], unsigned base, float* ring,
                                  int row0, unsigned rank, int ctid, volatile unsigned* flag) {
   constexpr int kH = kAcc / kCL, kRegion = kNT * kH * kConsumers;  // floats
   cluster_sync_relaxed();  // every ring of the cluster is idle (cluster_sync_relaxed says why)
@@ -45,17 +59,15 @@ KTUNE_DEVICE void scatter_reduce(const Prob& p, float (&acc)[kNT][kAcc], unsigne
   Prob q = p;
   q.C += (long)rank * (kBM / kCL) * p.ldc;
   q.M = min(p.M - (int)rank * (kBM / kCL), kBM / kCL);
-  DC_TR(ctid == 0, kTrStore0);
-  flush(q, acc, row0, p.nsteps, ctid, flag);
+  reduce_store<kBM / kCL>(q, acc, row0, ctid, ring + (kCL - 1) * kRegion, flag);
 }
 
 // After the main loop (every thread of the cluster, producer warps too, passes both barriers);
 // under 8*kCL A rows, the blocks of rank r > 0 write their sums into slot r - 1 of rank 0's ring
 // (idle by then; the space checks it holds kCL - 1 slots), rank 0 adds them and stores the tile
 // (whole: no workspace).
-KTUNE_DEVICE void cluster_reduce(const Prob& p, float (&acc)[kNT][kAcc], unsigned base,
-                                 const float* ring, int row0, unsigned rank, int ctid,
-                                 volatile unsigned* flag) {
+KTUNE_DEVICE void cluster_reduce(const Prob& p, float (&acc)[kNT][kAcc], unsigned base, float* ring,
+                                 int row0, unsigned rank, int ctid, volatile unsigned* flag) {
   constexpr int kSlot = kNT * kAcc * kConsumers;  // floats
   if constexpr (kBM >= 8 * kCL) {  // each block sums and stores kBM/kCL of the A rows (scatter_reduce)
     scatter_reduce(p, acc, base, ring, row0, rank, ctid, flag);
@@ -77,8 +89,7 @@ KTUNE_DEVICE void cluster_reduce(const Prob& p, float (&acc)[kNT][kAcc], unsigne
       for (int t = 0; t < kNT; ++t)
 #pragma unroll
         for (int i = 0; i < kAcc; ++i) acc[t][i] += ring[(r - 1) * kSlot + (t * kAcc + i) * kConsumers + ctid];
-    DC_TR(ctid == 0, kTrStore0);
-    flush(p, acc, row0, p.nsteps, ctid, flag);
+    reduce_store<kBM>(p, acc, row0, ctid, ring + (kCL - 1) * kSlot, flag);
   }
 }
 #endif

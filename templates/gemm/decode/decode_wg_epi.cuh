@@ -154,3 +154,64 @@ KTUNE_DEVICE void store_acc(const Prob& p, float (&acc)[kNT][kAcc], int row0, in
 #endif
   for_each_acc(acc, ctid, [](float& v, int, int) { v = 0.0f; });
 }
+
+#if ACT != 3
+// DC_XR = 1 (the cluster K split, decode_wg_cluster.cuh): the block's kRows rows of C from acc
+// (rows as in store_acc) through shared memory `stg` (kRows x (kBN + 4) floats of the idle ring:
+// the padding puts a warp's 32 writes on 32 banks, a row stays 16-byte aligned). Each thread writes
+// its sums (alpha, bias) there, then the consumers take whole 16-byte runs of a C row (8 columns of
+// bf16) and store each as one vector, the residual's C loaded as one: a warp's store instruction
+// covers 4 full 128-byte rows where store_acc's wrote 2 bytes a lane into 4 rows (16 bytes each).
+// A run past N or an unaligned C (its pointer or ldc) goes element by element. Leaves acc as is.
+template <int kRows>
+KTUNE_DEVICE void store_staged(const Prob& p, float (&acc)[kNT][kAcc], int row0, int ctid, float* stg) {
+  constexpr int kP = kBN + 4, kE = 16 / (int)sizeof(out_t), kRun = kBN / kE, kRuns = kRows * kRun;
+  const int wg = ctid >> 7, warp = (ctid >> 5) & 3, lane = ctid & 31;
+  const int nb = wg * kNT * 64 + warp * 16 + (lane >> 2), mb = (lane & 3) * 2;
+#pragma unroll
+  for (int j = 0; j < kRows / 8; ++j)
+#pragma unroll
+    for (int e1 = 0; e1 < 2; ++e1)
+#pragma unroll
+      for (int t = 0; t < kNT; ++t)
+#pragma unroll
+        for (int e2 = 0; e2 < 2; ++e2) {
+          const int n = nb + t * 64 + e2 * 8;
+          float v = acc[t][j * 4 + e2 * 2 + e1] * p.alpha;
+#if HAS_BIAS
+          if (row0 + n < p.N) v += out_to_float(p.bias[row0 + n]);
+#endif
+          stg[(mb + j * 8 + e1) * kP + n] = v;
+        }
+  consumers_sync();
+  const bool aligned = ((reinterpret_cast<unsigned long long>(p.C) | (unsigned long long)p.ldc * sizeof(out_t)) & 15) == 0;
+#pragma unroll
+  for (int i0 = 0; i0 < kRuns; i0 += kConsumers) {
+    const int i = i0 + ctid, m = i / kRun, c = (i % kRun) * kE, col = row0 + c;
+    if ((kRuns % kConsumers != 0 && i >= kRuns) || m >= p.M || col >= p.N) continue;
+    float v[kE];
+#pragma unroll
+    for (int e = 0; e < kE; e += 4) {
+      const float4 s = *reinterpret_cast<const float4*>(stg + m * kP + c + e);
+      v[e] = s.x, v[e + 1] = s.y, v[e + 2] = s.z, v[e + 3] = s.w;
+    }
+    out_t* dst = p.C + (long)m * p.ldc + col;
+    if (aligned && col + kE <= p.N) {
+      ktune::Vec<out_t, kE> o;
+      if (p.beta != 0.0f) {
+        const ktune::Vec<out_t, kE> r = ktune::load_vec<kE>(dst);
+#pragma unroll
+        for (int e = 0; e < kE; ++e) v[e] += p.beta * out_to_float(r[e]);
+      }
+#pragma unroll
+      for (int e = 0; e < kE; ++e) o[e] = out_from_float(activate(v[e]));
+      ktune::store_vec<kE>(dst, o);
+    } else {
+#pragma unroll
+      for (int e = 0; e < kE; ++e)
+        if (col + e < p.N)
+          dst[e] = out_from_float(activate(v[e] + (p.beta != 0.0f ? p.beta * out_to_float(dst[e]) : 0.0f)));
+    }
+  }
+}
+#endif
