@@ -51,8 +51,8 @@ KTUNE_DEVICE void group_tile(int pid, int grid_m, int grid_n, int group_m, int& 
 }
 
 #if KTUNE_NVIDIA
-// The per-phase traces' clocks (a probe build's only: tma/tma_trace.cuh; decode_wg_trace.cuh has
-// its own copies): the SM's cycle counter and the global nanosecond timer.
+// The per-phase traces' clocks (a probe build's only: tma/tma_trace.cuh, decode/decode_wg_trace.cuh):
+// the SM's cycle counter and the global nanosecond timer.
 KTUNE_DEVICE unsigned long long trace_clock() {
   unsigned long long c;
   asm volatile("mov.u64 %0, %%clock64;\n" : "=l"(c));

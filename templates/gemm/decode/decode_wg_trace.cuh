@@ -36,16 +36,9 @@ enum TraceEvent : int {
 };
 constexpr int kTrBlocks = 4096;  // blocks traced (grids larger than this trace their first ones)
 __device__ unsigned long long dc_trace_buf[kTrBlocks][kTrEvents];
-KTUNE_DEVICE unsigned long long tr_clock() {
-  unsigned long long c;
-  asm volatile("mov.u64 %0, %%clock64;\n" : "=l"(c));
-  return c;
-}
-KTUNE_DEVICE unsigned long long tr_gtime() {
-  unsigned long long c;
-  asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(c));
-  return c;
-}
+// The clocks: gemm_common.cuh's (the tma kind's trace reads the same two).
+KTUNE_DEVICE unsigned long long tr_clock() { return kgemm::trace_clock(); }
+KTUNE_DEVICE unsigned long long tr_gtime() { return kgemm::trace_gtime(); }
 KTUNE_DEVICE void tr_put(int e, unsigned long long v) {
   if (blockIdx.x < kTrBlocks) dc_trace_buf[blockIdx.x][e] = v;
 }
@@ -81,18 +74,15 @@ KTUNE_DEVICE void tr_exit(unsigned rank, const float* out) {
 // The kernel's scale_a parameter (the TMA tail's first float pointer): the trace's output.
 #define DC_TR_OUT_PARAM dc_trace_out
 #if DC_TMA
-#define DC_TR_EXIT(cond, rank) \
-  do {                         \
-    consumers_sync();          \
-    if (cond) tr_exit(rank, dc_trace_out); \
-  } while (0)
+#define DC_TR_OUT_PTR dc_trace_out
 #else
-#define DC_TR_EXIT(cond, rank) \
-  do {                         \
-    consumers_sync();          \
-    if (cond) tr_exit(rank, nullptr); \
-  } while (0)
+#define DC_TR_OUT_PTR nullptr
 #endif
+#define DC_TR_EXIT(cond, rank)                 \
+  do {                                         \
+    consumers_sync();                          \
+    if (cond) tr_exit(rank, DC_TR_OUT_PTR);    \
+  } while (0)
 #else
 #define DC_TR(cond, e) ((void)0)
 #define DC_TR_ENTRY(cond) ((void)0)
