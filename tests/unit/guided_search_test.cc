@@ -106,41 +106,6 @@ TEST(GuidedRace, RegretAndIntervals) {
   EXPECT_DOUBLE_EQ(medianRelHalfWidth({1, 2}), 1);
 }
 
-// Drift (guided.h): two timings of one binary apart by more than their intervals, and their merge.
-TEST(GuidedRace, DriftAndMergedTimings) {
-  BenchStats boost, sustained;
-  boost.runs = 10;
-  boost.median_ms = boost.p20_ms = boost.p80_ms = boost.min_ms = boost.max_ms = boost.mean_ms = 1.209;
-  sustained = boost;
-  sustained.runs = 4;
-  sustained.median_ms = sustained.p20_ms = sustained.p80_ms = 1.30;
-  sustained.min_ms = sustained.max_ms = sustained.mean_ms = 1.30;
-  // ln(1.30 / 1.209) less both intervals' floors (exact timings).
-  EXPECT_NEAR(guided::drift(boost, sustained), std::log(1.30 / 1.209) - 2 * guided::kIntervalFloor,
-              1e-12);
-  EXPECT_DOUBLE_EQ(guided::drift(boost, boost), 0);
-  // Within the intervals: no drift.
-  BenchStats near = boost;
-  near.median_ms = 1.209 * 1.003;
-  EXPECT_DOUBLE_EQ(guided::drift(boost, near), 0);
-  EXPECT_DOUBLE_EQ(guided::drift(boost, BenchStats{}), 0);
-  const BenchStats m = guided::mergeStats(boost, sustained);
-  EXPECT_EQ(m.runs, 14);
-  EXPECT_NEAR(m.median_ms, (10 * 1.209 + 4 * 1.30) / 14, 1e-12);
-  EXPECT_DOUBLE_EQ(m.p20_ms, 1.209);  // the interval spans both stretches
-  EXPECT_DOUBLE_EQ(m.p80_ms, 1.30);
-  EXPECT_DOUBLE_EQ(m.min_ms, 1.209);
-  EXPECT_DOUBLE_EQ(m.max_ms, 1.30);
-  EXPECT_GT(m.std_ms, 0.04);  // the stretches' means apart, though each was exact
-  // The merged default's interval now reaches a candidate 3% slower than its boosted timing:
-  // measured in a sustained stretch, it is no longer out (with the drift as the slack).
-  BenchStats c = sustained;
-  c.median_ms = c.p20_ms = c.p80_ms = 1.209 * 1.03;
-  EXPECT_FALSE(guided::canBeat(c, boost));
-  EXPECT_TRUE(guided::canBeat(c, m, guided::drift(boost, sustained)));
-  EXPECT_EQ(guided::mergeStats(BenchStats{}, boost).runs, 10);
-}
-
 // A first timed run far above the best ends the candidate at once: before, a config 10x slower
 // than the best ran the first call and the whole estimate (1 + 5 runs) before the first check.
 // The lazy pool's first wave: min_n at once, and on a machine with idle compile threads the

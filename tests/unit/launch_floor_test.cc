@@ -4,10 +4,13 @@
 // measurement intervals is not a new leader. On the simulated device: a launch-bound family (every
 // config 3 µs, grids from a quarter of the SMs to whole waves, the default the smallest grid)
 // raced every config before the rule (the static model kept promising that the high-score configs
-// left run several-fold faster), and stops after the first candidates with it.
+// left run several-fold faster), and stops after the first candidates with it. And the race's
+// drift probe (guided.h: drift, mergeStats): its rule, and a boosted first timing found on the
+// simulated device.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -88,6 +91,41 @@ TEST(LaunchFloor, ATieIsNotANewLeader) {
   EXPECT_TRUE(guided::newLeader(c, BenchStats{}));  // no leader yet
   c.median_ms = 0.0031;
   EXPECT_FALSE(guided::newLeader(c, l));  // slower
+}
+
+// Drift (guided.h): two timings of one binary apart by more than their intervals, and their merge.
+TEST(LaunchFloor, DriftAndMergedTimings) {
+  BenchStats boost, sustained;
+  boost.runs = 10;
+  boost.median_ms = boost.p20_ms = boost.p80_ms = boost.min_ms = boost.max_ms = boost.mean_ms = 1.209;
+  sustained = boost;
+  sustained.runs = 4;
+  sustained.median_ms = sustained.p20_ms = sustained.p80_ms = 1.30;
+  sustained.min_ms = sustained.max_ms = sustained.mean_ms = 1.30;
+  // ln(1.30 / 1.209) less both intervals' floors (exact timings).
+  EXPECT_NEAR(guided::drift(boost, sustained), std::log(1.30 / 1.209) - 2 * guided::kIntervalFloor,
+              1e-12);
+  EXPECT_DOUBLE_EQ(guided::drift(boost, boost), 0);
+  // Within the intervals: no drift.
+  BenchStats near = boost;
+  near.median_ms = 1.209 * 1.003;
+  EXPECT_DOUBLE_EQ(guided::drift(boost, near), 0);
+  EXPECT_DOUBLE_EQ(guided::drift(boost, BenchStats{}), 0);
+  const BenchStats m = guided::mergeStats(boost, sustained);
+  EXPECT_EQ(m.runs, 14);
+  EXPECT_NEAR(m.median_ms, (10 * 1.209 + 4 * 1.30) / 14, 1e-12);
+  EXPECT_DOUBLE_EQ(m.p20_ms, 1.209);  // the interval spans both stretches
+  EXPECT_DOUBLE_EQ(m.p80_ms, 1.30);
+  EXPECT_DOUBLE_EQ(m.min_ms, 1.209);
+  EXPECT_DOUBLE_EQ(m.max_ms, 1.30);
+  EXPECT_GT(m.std_ms, 0.04);  // the stretches' means apart, though each was exact
+  // The merged default's interval now reaches a candidate 3% slower than its boosted timing:
+  // measured in a sustained stretch, it is no longer out (with the drift as the slack).
+  BenchStats c = sustained;
+  c.median_ms = c.p20_ms = c.p80_ms = 1.209 * 1.03;
+  EXPECT_FALSE(guided::canBeat(c, boost));
+  EXPECT_TRUE(guided::canBeat(c, m, guided::drift(boost, sustained)));
+  EXPECT_EQ(guided::mergeStats(BenchStats{}, boost).runs, 10);
 }
 
 struct TmpDir {
