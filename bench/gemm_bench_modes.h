@@ -158,7 +158,7 @@ inline constexpr TraceRow kTraceRows[] = {{gemm::KernelKind::kDecode, 18, "DCT"}
                                           {gemm::KernelKind::kTma, 106, "TMT"}};
 
 // --trace=N (a probe build with a kind's trace on: dev/decode/trace_stage.sh for the decode kernel,
-// dev/tma_trace_stage.sh for the tma kind): every candidate of a traced kind launched N times after a
+// dev/trace_stage.sh with tma/tma_trace.cuh for the tma kind): every candidate of a traced kind launched N times after a
 // read flush and N times as the last of 20 back-to-back launches over the rotating copies, its
 // scale_a pointing at a buffer the kernel writes each block's phase stamps into (the kind's trace
 // header; a traced kernel reads no scale through it); per launch, device events around that launch

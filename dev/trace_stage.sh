@@ -4,7 +4,7 @@
 # for `NAME --trace=N` (bench/gemm_bench_modes.h). The header's `#define MACRO 0` is set to 1 for
 # the build and put back (the tree's binaries rebuilt as they were).
 #   bash dev/trace_stage.sh HEADER MACRO DEST [NAME]   (BUILD_DIR=build; NAME: gemm_bench_trace)
-#   e.g. bash dev/trace_stage.sh templates/gemm/tma/tma_trace.cuh KT_TRACE /work/main/.devwork/fp8
+#   e.g. bash dev/trace_stage.sh templates/gemm/tma/tma_trace.cuh KT_TRACE .devwork/fp8
 set -euo pipefail
 F=$1; MACRO=$2; DEST=$3; NAME=${4:-gemm_bench_trace}
 B=${BUILD_DIR:-build}

@@ -36,15 +36,12 @@ enum TraceEvent : int {
 };
 constexpr int kTrBlocks = 4096;  // blocks traced (grids larger than this trace their first ones)
 __device__ unsigned long long dc_trace_buf[kTrBlocks][kTrEvents];
-// The clocks: gemm_common.cuh's (the tma kind's trace reads the same two).
-KTUNE_DEVICE unsigned long long tr_clock() { return kgemm::trace_clock(); }
-KTUNE_DEVICE unsigned long long tr_gtime() { return kgemm::trace_gtime(); }
 KTUNE_DEVICE void tr_put(int e, unsigned long long v) {
   if (blockIdx.x < kTrBlocks) dc_trace_buf[blockIdx.x][e] = v;
 }
 // Entry (thread 0): the block's row cleared, then its entry stamps.
 KTUNE_DEVICE void tr_entry() {
-  const unsigned long long g = tr_gtime(), c = tr_clock();
+  const unsigned long long g = kgemm::trace_gtime(), c = kgemm::trace_clock();
   for (int e = 0; e < kTrEvents; ++e) tr_put(e, 0ull);
   tr_put(kTrEntry, c);
   tr_put(kTrGEntry, g);
@@ -52,8 +49,8 @@ KTUNE_DEVICE void tr_entry() {
 // Exit (thread 0, after the consumers' barrier): the last stamps, the SM and cluster rank, and the
 // row into out[block][kTrEvents] (raw values; the reader takes the offsets).
 KTUNE_DEVICE void tr_exit(unsigned rank, const float* out) {
-  tr_put(kTrDone, tr_clock());
-  tr_put(kTrGExit, tr_gtime());
+  tr_put(kTrDone, kgemm::trace_clock());
+  tr_put(kTrGExit, kgemm::trace_gtime());
   unsigned smid;
   asm volatile("mov.u32 %0, %%smid;\n" : "=r"(smid));
   tr_put(kTrSm, smid);
@@ -65,7 +62,7 @@ KTUNE_DEVICE void tr_exit(unsigned rank, const float* out) {
 }
 #define DC_TR(cond, e) \
   do {                 \
-    if (cond) tr_put(e, tr_clock()); \
+    if (cond) tr_put(e, kgemm::trace_clock()); \
   } while (0)
 #define DC_TR_ENTRY(cond) \
   do {                    \

@@ -1,6 +1,6 @@
 // The TMA GEMM's per-phase trace (part of tma.cuh, inside its namespace kt): a probe build's
 // instrument, off in every shipped kernel. With KT_TRACE = 1 (set here by a probe build of the tree,
-// dev/tma_trace_stage.sh) each block writes %clock64 stamps of its phases, per block and per unit
+// dev/trace_stage.sh) each block writes %clock64 stamps of its phases, per block and per unit
 // (tile) of its schedule, plus %globaltimer at its entry and at its first consumer's end, into its
 // row of the buffer passed as scale_a (the kernel then reads no scale through it; bf16 / f16 runs
 // only), which gemm_bench --trace reads back (bench/gemm_bench_modes.h; dev/tma_trace_table.py
