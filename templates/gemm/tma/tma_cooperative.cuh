@@ -28,11 +28,16 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
   const int units = sched_units(sc);
   const bool lead = (tid & 127) == 0;  // the warpgroup's stamping thread (tma_trace.cuh)
   (void)lead;
+  // The next unit's schedule and coordinates, worked out while the current unit's last MMAs run
+  // (below), so the tile switch is the drain, the packing and the first issue only (bench/NOTES.md:
+  // the per-phase trace put the switch at 1.5 K cycles with them after the drain, 1.0 K before).
+  Unit nun = units > 0 ? sched_unit(sc, 0) : Unit{};
+  int nm0 = 0, nn0 = 0;
+  if (units > 0) tile_coords(nun.tile, grid_m, grid_n, rank, nm0, nn0);
   for (int j = 0; j < units; ++j) {
     KT_TRT(lead, j, cw, kTtStart);
-    const Unit un = sched_unit(sc, j);
-    int m0, n0;
-    tile_coords(un.tile, grid_m, grid_n, rank, m0, n0);
+    const Unit un = nun;
+    const int m0 = nm0, n0 = nn0;
     // The unit's first k-tile, peeled: its first MMAs overwrite the accumulators (mma_ktile<true>),
     // so they are neither zeroed at the tile switch nor live beside the packed C before it; a unit
     // without k-tiles (K = 0) zeroes them.
@@ -70,6 +75,12 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
       if (lane == 0) release_slot(empty, empty_partner, (it - 1) % kStages);
     }
     KT_TRT(lead, j, cw, kTtIssued);
+    // The next unit's schedule, coordinates and first stage while this unit's last MMAs run.
+    if (j + 1 < units) {
+      nun = sched_unit(sc, j + 1);
+      tile_coords(nun.tile, grid_m, grid_n, rank, nm0, nn0);
+      if (nun.ke > nun.kb) mbar_wait(full + 8 * (it % kStages), (it / kStages) & 1u);
+    }
     ktune::wgmma_wait<0>();
     KT_TRT(lead, j, cw, kTtRetired);
     if (un.ke > un.kb && lane == 0) release_slot(empty, empty_partner, (it - 1) % kStages);
