@@ -54,6 +54,7 @@ BenchOptions laterRound(const BenchOptions& base, int r) {
   bo.target_ci = 0.0025;
   bo.verify = false;
   bo.abort_factor = 1e9;
+  bo.estimate_runs = 2;  // the first round measured its cost (as the finalists' later rounds)
   return bo;
 }
 

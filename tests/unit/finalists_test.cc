@@ -328,19 +328,27 @@ TEST(Finalists, MarginKeepsTheDefaultAcrossSeedsForSubMarginGaps) {
 // change: a steady 6% win with 0.2% noise is settled after the minimum of rounds (the slower JIT
 // config, clearly behind the leader in the race, is not re-timed at all); a 0.6% gap under 0.5%
 // noise, below the margin, keeps the default and stops at the minimum once the margin is out of
-// its reach (finalistsCanStillWin; before, such a near-tie ran every round).
+// its reach (finalistsCanStillWin; before, such a near-tie ran every round) on most seeds: over
+// 150 seeds 85-88% stop at the minimum, the others within three more rounds (the rate moved
+// from 88% to 85% when the later rounds' estimate runs went from 5 to 2, which changes only the
+// noise draws), so 12 seeds must give at least 9.
 TEST(Finalists, RoundsFollowTheUncertainty) {
   const std::map<std::string, double> steady = {{"BLOCK=256,VEC=2", 0.047}, {"BLOCK=128,VEC=1", 0.052}};
   const std::map<std::string, double> near = {{"BLOCK=256,VEC=2", 0.0497}, {"BLOCK=128,VEC=1", 0.052}};
-  for (uint64_t seed = 1; seed <= 3; ++seed) {
-    const TuneReport r = tuneNoisy(seed, steady, 0.002).rep;
-    EXPECT_EQ(r.winner, "BLOCK=256,VEC=2") << "seed " << seed << "\n" << r.tree();
-    EXPECT_EQ(r.vs_default.finalists, 2) << r.tree();
-    EXPECT_LE(r.vs_default.rounds, kMinFinalistRounds) << r.tree();
+  int near_at_min = 0;
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    if (seed <= 3) {
+      const TuneReport r = tuneNoisy(seed, steady, 0.002).rep;
+      EXPECT_EQ(r.winner, "BLOCK=256,VEC=2") << "seed " << seed << "\n" << r.tree();
+      EXPECT_EQ(r.vs_default.finalists, 2) << r.tree();
+      EXPECT_LE(r.vs_default.rounds, kMinFinalistRounds) << r.tree();
+    }
     const TuneReport n = tuneNoisy(seed, near, 0.005).rep;
     EXPECT_EQ(n.winner_source, "fakeblas") << "seed " << seed << "\n" << n.tree();
-    EXPECT_EQ(n.vs_default.rounds, kMinFinalistRounds) << "seed " << seed << "\n" << n.tree();
+    EXPECT_LE(n.vs_default.rounds, kMinFinalistRounds + 3) << "seed " << seed << "\n" << n.tree();
+    near_at_min += n.vs_default.rounds == kMinFinalistRounds ? 1 : 0;
   }
+  EXPECT_GE(near_at_min, 9);
 }
 
 // Vendor and JIT candidates are timed under the same conditions: with the pipeline on (compiles
