@@ -189,8 +189,9 @@ static_assert(!kPP || (kCons == 2 && CLUSTER_M == 1 && SPLIT_K == 1 && EPI_TMA <
 // a fifth stage of 128 x 192 tiles).
 constexpr int kEpiBoxes = kPP ? 1 : 2;
 constexpr int kEpiBytes = KT_EPI_TMA ? kEpiBoxes * 8192 : 0;
-// EPI_TMA = 2: the TMA-store epilogue deferred into the next tile's k-loop (tma_epilogue.cuh).
-#define KT_DEFER (KT_EPI_TMA && EPI_TMA == 2)
+// EPI_TMA = 2: the TMA-store epilogue deferred into the next tile's k-loop (tma_epilogue.cuh);
+// 3 and 4 (probe values, not in the space): the same in one-box pieces (tma_epilogue.cuh).
+#define KT_DEFER (KT_EPI_TMA && EPI_TMA >= 2)
 constexpr int kCluster = CLUSTER_M;
 
 #include "tma_primitives.cuh"

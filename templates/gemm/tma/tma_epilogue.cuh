@@ -130,8 +130,16 @@ KTUNE_DEVICE void store_slab_tma(const float (&acc)[kAcc], const TensorMap* tmC,
 // them, the packed values go through the shared buffer and TMA stores one piece (up to two 64 x 64
 // boxes) per k-tile. So the consumer's tensor cores idle only for the packing, not for the shared
 // memory round trip and the wait for the copy engine to have read the buffer.
-constexpr int kHalves = (kFullBoxes + 1) / 2;  // pieces per 64-row slab
-constexpr int kPieces = kWgM * kHalves;      // <= 2 (WG_M * BLOCK_N <= 256)
+// Probe values (not in the space): EPI_TMA 3 stores one 64 x 64 box per piece, one piece per
+// k-tile, EPI_TMA 4 one box every second k-tile; either way the pieces alternate between the
+// buffer's two boxes, so a piece waits only for the store before the previous one to have read its
+// box (half the shared-memory writes per k-tile, and no wait on the store just issued).
+constexpr int kPieceBoxes = EPI_TMA == 2 ? 2 : 1;   // 64 x 64 boxes per piece
+constexpr int kPieceStride = EPI_TMA == 4 ? 2 : 1;  // k-tiles per piece
+constexpr int kHalves = (kFullBoxes + kPieceBoxes - 1) / kPieceBoxes;  // pieces per 64-row slab
+constexpr int kPieces = kWgM * kHalves;  // <= 4 (WG_M * BLOCK_N <= 256)
+// One-box pieces in turn in the buffer's two boxes (an even count keeps the turn across tiles).
+constexpr bool kAltBox = kPieceBoxes == 1 && kPieces % 2 == 0;
 
 // Two C values (activation applied), v0 in the low half: one cvt of both for 16-bit C.
 KTUNE_DEVICE unsigned pack2(float v0, float v1) {
@@ -185,15 +193,23 @@ KTUNE_DEVICE void pack_tile(const float (&acc)[kWgM][kAcc], unsigned (&pk)[kWgM]
     pack_values<false>(acc, pk, C, bias, slab_m0, n0, warp, g, q, M, N, ldc, alpha, beta);
 }
 
-// Piece kP of the packed tile (slab kP / kHalves, 128 columns starting at (kP % kHalves) * 128)
-// through the warpgroup's buffer and TMA stores (the store of the previous piece must have read it).
+// Piece kP of the packed tile (slab kP / kHalves, kPieceBoxes * 64 columns from (kP % kHalves) *
+// kPieceBoxes * 64) through the warpgroup's buffer and TMA stores (the store that last used the
+// buffer's boxes must have read them).
 template <int kP>
 KTUNE_DEVICE void flush_piece(const unsigned (&pk)[kWgM][kAcc / 2], const TensorMap* tmC,
                               unsigned buf, int slab_m0, int n0, int warp, int g, int q, int wg_tid,
                               int bar_id) {
   constexpr int w = kP / kHalves, half = kP % kHalves;
-  constexpr int boxes = kFullBoxes - 2 * half < 2 ? kFullBoxes - 2 * half : 2;
-  if (wg_tid == 0) bulk_wait_read0();
+  constexpr int left = kFullBoxes - kPieceBoxes * half;
+  constexpr int boxes = left < kPieceBoxes ? left : kPieceBoxes;
+  constexpr int c0 = half * kPieceBoxes * 64;
+  if (kAltBox) {
+    buf += (kP & 1) * 8192;
+    if (wg_tid == 0) asm volatile("cp.async.bulk.wait_group.read 1;\n" ::: "memory");
+  } else if (wg_tid == 0) {
+    bulk_wait_read0();
+  }
   bar_named(bar_id, 128);
 #pragma unroll
   for (int jj = 0; jj < 8 * boxes; ++jj)
@@ -201,25 +217,26 @@ KTUNE_DEVICE void flush_piece(const unsigned (&pk)[kWgM][kAcc / 2], const Tensor
     for (int h = 0; h < 2; ++h) {
       const int row = warp * 16 + g + h * 8, box = jj >> 3, chunk = jj & 7;
       const unsigned addr = buf + box * 8192 + row * 128 + ((chunk ^ (row & 7)) << 4) + q * 4;
-      asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(pk[w][(half * 16 + jj) * 2 + h])
+      asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(pk[w][(c0 / 8 + jj) * 2 + h])
                    : "memory");
     }
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
   bar_named(bar_id, 128);
   if (wg_tid == 0) {
-    tma_store_2d(tmC, buf, n0 + half * 128, slab_m0 + w * 64);
-    if (boxes == 2) tma_store_2d(tmC, buf + 8192, n0 + half * 128 + 64, slab_m0 + w * 64);
+    tma_store_2d(tmC, buf, n0 + c0, slab_m0 + w * 64);
+    if (boxes == 2) tma_store_2d(tmC, buf + 8192, n0 + c0 + 64, slab_m0 + w * 64);
     bulk_commit();
   }
 }
 
 // Piece p (runtime) of the packed tile: the register indices stay compile-time constants.
+template <int kP = 0>
 KTUNE_DEVICE void flush_pieces(const unsigned (&pk)[kWgM][kAcc / 2], int p, const TensorMap* tmC,
                                unsigned buf, int slab_m0, int n0, int warp, int g, int q, int wg_tid,
                                int bar_id) {
-  if (p == 0) flush_piece<0>(pk, tmC, buf, slab_m0, n0, warp, g, q, wg_tid, bar_id);
-  if (kPieces > 1 && p == 1)
-    flush_piece<(kPieces > 1 ? 1 : 0)>(pk, tmC, buf, slab_m0, n0, warp, g, q, wg_tid, bar_id);
+  if (p == kP) flush_piece<kP>(pk, tmC, buf, slab_m0, n0, warp, g, q, wg_tid, bar_id);
+  if constexpr (kP + 1 < kPieces)
+    flush_pieces<kP + 1>(pk, p, tmC, buf, slab_m0, n0, warp, g, q, wg_tid, bar_id);
 }
 #endif
 
