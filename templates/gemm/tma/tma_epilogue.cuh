@@ -127,19 +127,18 @@ KTUNE_DEVICE void store_slab_tma(const float (&acc)[kAcc], const TensorMap* tmC,
 // The deferred TMA-store epilogue (EPI_TMA = 2): the tile's C values (alpha, beta, bias,
 // activation applied) are packed into registers, two 16-bit values per register, as soon as its
 // accumulators are final; the next tile's first MMAs are issued and, while the tensor cores run
-// them, the packed values go through the shared buffer and TMA stores one piece (up to two 64 x 64
-// boxes) per k-tile. So the consumer's tensor cores idle only for the packing, not for the shared
-// memory round trip and the wait for the copy engine to have read the buffer.
-// Probe values (not in the space): EPI_TMA 3 stores one 64 x 64 box per piece, one piece per
-// k-tile, EPI_TMA 4 one box every second k-tile; either way the pieces alternate between the
-// buffer's two boxes, so a piece waits only for the store before the previous one to have read its
-// box (half the shared-memory writes per k-tile, and no wait on the store just issued).
-constexpr int kPieceBoxes = EPI_TMA == 2 ? 2 : 1;   // 64 x 64 boxes per piece
-constexpr int kPieceStride = EPI_TMA == 4 ? 2 : 1;  // k-tiles per piece
-constexpr int kHalves = (kFullBoxes + kPieceBoxes - 1) / kPieceBoxes;  // pieces per 64-row slab
-constexpr int kPieces = kWgM * kHalves;  // <= 4 (WG_M * BLOCK_N <= 256)
-// One-box pieces in turn in the buffer's two boxes (an even count keeps the turn across tiles).
-constexpr bool kAltBox = kPieceBoxes == 1 && kPieces % 2 == 0;
+// them, the packed values go through the shared buffer and TMA stores one piece (one 64 x 64 box)
+// per k-tile. So the consumer's tensor cores idle only for the packing, not for the shared memory
+// round trip and the wait for the copy engine to have read the buffer. The pieces take the
+// buffer's two boxes in turn, so a piece waits only for the store before the previous one to have
+// read its box (bench/NOTES.md, issue 33: pieces of two boxes, each waiting for the store just
+// issued, ran 1.3-1.7% slower at bf16 4096^3).
+// EPI_TMA 3 (a probe value, not in the space): a piece every second k-tile.
+constexpr int kPieceStride = EPI_TMA == 3 ? 2 : 1;  // k-tiles per piece
+constexpr int kPieces = kWgM * kFullBoxes;          // pieces per tile, <= 4 (WG_M * BLOCK_N <= 256)
+// An even count keeps the boxes' turn across tiles; an odd one (192- and 224-wide tiles) uses the
+// first box only, each piece waiting for the previous store to have read it.
+constexpr bool kAltBox = kPieces % 2 == 0;
 
 // Two C values (activation applied), v0 in the low half: one cvt of both for 16-bit C.
 KTUNE_DEVICE unsigned pack2(float v0, float v1) {
@@ -193,17 +192,14 @@ KTUNE_DEVICE void pack_tile(const float (&acc)[kWgM][kAcc], unsigned (&pk)[kWgM]
     pack_values<false>(acc, pk, C, bias, slab_m0, n0, warp, g, q, M, N, ldc, alpha, beta);
 }
 
-// Piece kP of the packed tile (slab kP / kHalves, kPieceBoxes * 64 columns from (kP % kHalves) *
-// kPieceBoxes * 64) through the warpgroup's buffer and TMA stores (the store that last used the
-// buffer's boxes must have read them).
+// Piece kP of the packed tile (slab kP / kFullBoxes, the 64 columns from (kP % kFullBoxes) * 64)
+// through one box of the warpgroup's buffer and a TMA store (the store that last used that box
+// must have read it).
 template <int kP>
 KTUNE_DEVICE void flush_piece(const unsigned (&pk)[kWgM][kAcc / 2], const TensorMap* tmC,
                               unsigned buf, int slab_m0, int n0, int warp, int g, int q, int wg_tid,
                               int bar_id) {
-  constexpr int w = kP / kHalves, half = kP % kHalves;
-  constexpr int left = kFullBoxes - kPieceBoxes * half;
-  constexpr int boxes = left < kPieceBoxes ? left : kPieceBoxes;
-  constexpr int c0 = half * kPieceBoxes * 64;
+  constexpr int w = kP / kFullBoxes, box = kP % kFullBoxes;
   if (kAltBox) {
     buf += (kP & 1) * 8192;
     if (wg_tid == 0) asm volatile("cp.async.bulk.wait_group.read 1;\n" ::: "memory");
@@ -212,19 +208,18 @@ KTUNE_DEVICE void flush_piece(const unsigned (&pk)[kWgM][kAcc / 2], const Tensor
   }
   bar_named(bar_id, 128);
 #pragma unroll
-  for (int jj = 0; jj < 8 * boxes; ++jj)
+  for (int chunk = 0; chunk < 8; ++chunk)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const int row = warp * 16 + g + h * 8, box = jj >> 3, chunk = jj & 7;
-      const unsigned addr = buf + box * 8192 + row * 128 + ((chunk ^ (row & 7)) << 4) + q * 4;
-      asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(pk[w][(c0 / 8 + jj) * 2 + h])
+      const int row = warp * 16 + g + h * 8;
+      const unsigned addr = buf + row * 128 + ((chunk ^ (row & 7)) << 4) + q * 4;
+      asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(pk[w][(box * 8 + chunk) * 2 + h])
                    : "memory");
     }
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
   bar_named(bar_id, 128);
   if (wg_tid == 0) {
-    tma_store_2d(tmC, buf, n0 + c0, slab_m0 + w * 64);
-    if (boxes == 2) tma_store_2d(tmC, buf + 8192, n0 + c0 + 64, slab_m0 + w * 64);
+    tma_store_2d(tmC, buf, n0 + box * 64, slab_m0 + w * 64);
     bulk_commit();
   }
 }
