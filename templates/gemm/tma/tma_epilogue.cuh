@@ -12,6 +12,8 @@ KTUNE_DEVICE void tma_store_2d(const TensorMap* map, unsigned src, int c0, int r
 }
 KTUNE_DEVICE void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
 KTUNE_DEVICE void bulk_wait_read0() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
+// All but the newest bulk group have read their shared memory.
+KTUNE_DEVICE void bulk_wait_read1() { asm volatile("cp.async.bulk.wait_group.read 1;\n" ::: "memory"); }
 
 // Stores one 64-row slab of accumulators from column n0 + kJ0 * 8 on: element j*4 + e is row
 // r0 + (e/2)*8, column n0 + j*8 + 2q + (e%2); column pairs go out as one 4- or 8-byte store when C
@@ -202,7 +204,7 @@ KTUNE_DEVICE void flush_piece(const unsigned (&pk)[kWgM][kAcc / 2], const Tensor
   constexpr int w = kP / kFullBoxes, box = kP % kFullBoxes;
   if (kAltBox) {
     buf += (kP & 1) * 8192;
-    if (wg_tid == 0) asm volatile("cp.async.bulk.wait_group.read 1;\n" ::: "memory");
+    if (wg_tid == 0) bulk_wait_read1();
   } else if (wg_tid == 0) {
     bulk_wait_read0();
   }
