@@ -9,6 +9,7 @@
 #      ($GEMM_FILTER) and gemm_fp8_gpu_test ($FP8_FILTER) side by side, for what is left.
 # At most 8 files under $OUT (the return limit): gpu.txt (+ copy rate), bench_P.txt / .err,
 # tests.log. Tables last.   BUDGET (190) PROCS (3) ROUNDS (3) BENCH1_S (50) BENCH_S (36) TESTS (1)
+# COPY (1; 0: no copy rate, for a second pass that runs only the tests: PROCS=0)
 set -uo pipefail
 BUDGET_DEFAULT=190
 . dev/fp8_device_common.sh
@@ -18,8 +19,7 @@ ONLY_NAMES=${ONLY_NAMES:-"D P176@1024x14336x4096 Q4@4096x6144x4096 Q4@8192x8192x
 ONLY=""
 for n in $ONLY_NAMES; do v=${n%%@*}; ONLY="$ONLY${ONLY:+;}${!v}${n#"$v"}"; done
 SHAPES=${SHAPES:-fp8,4096x4096x4096,8192x8192x8192,4096x6144x4096,4096x4096x14336,1024x14336x4096,2048x28672x8192,3000x5000x1000,3000x5000x1000:NN}
-timeout 15 python3 dev/copy_rate.py >> "$OUT/gpu.txt" 2>&1
-at "copy rate"
+[ "${COPY:-1}" = 0 ] || { timeout 15 python3 dev/copy_rate.py >> "$OUT/gpu.txt" 2>&1; at "copy rate"; }
 for p in $(seq 1 "${PROCS:-3}"); do
   S=${BENCH_S:-36}
   [ "$p" = 1 ] && S=${BENCH1_S:-50}

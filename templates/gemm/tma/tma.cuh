@@ -31,9 +31,10 @@
 // distinct banks) and one thread issues TMA stores of the boxes (bulk async group), 128 columns
 // at a time; the next use of the buffer waits only for the copy engine to have READ it. The
 // consumers go on to the next tile's MMAs while C is written. EPI_TMA = 2 defers even the shared
-// memory writes: C is packed into registers and written one piece per k-tile of the next tile,
-// after that k-tile's MMAs are issued (tma_epilogue.cuh). When the host could not build a
-// tensor map for C (c_tma_ok == 0: fp32 C, unaligned C or ldc) the direct path is used.
+// memory writes: C is packed into registers and written one 64 x 64 box per k-tile of the next
+// tile, after that k-tile's MMAs are issued, the boxes in turn in the buffer's two halves
+// (tma_epilogue.cuh). When the host could not build a tensor map for C (c_tma_ok == 0: fp32 C,
+// unaligned C or ldc) the direct path is used.
 //
 // Clusters (CLUSTER_M = 2): two blocks on neighbouring SMs take vertically adjacent tiles (same B
 // columns); each loads its own A rows and half of the B tile, multicast into both blocks' shared
@@ -189,8 +190,9 @@ static_assert(!kPP || (kCons == 2 && CLUSTER_M == 1 && SPLIT_K == 1 && EPI_TMA <
 // a fifth stage of 128 x 192 tiles).
 constexpr int kEpiBoxes = kPP ? 1 : 2;
 constexpr int kEpiBytes = KT_EPI_TMA ? kEpiBoxes * 8192 : 0;
-// EPI_TMA = 2: the TMA-store epilogue deferred into the next tile's k-loop (tma_epilogue.cuh).
-#define KT_DEFER (KT_EPI_TMA && EPI_TMA == 2)
+// EPI_TMA = 2: the TMA-store epilogue deferred into the next tile's k-loop (tma_epilogue.cuh);
+// 3 (a probe value, not in the space): the same with a box every second k-tile.
+#define KT_DEFER (KT_EPI_TMA && EPI_TMA >= 2)
 constexpr int kCluster = CLUSTER_M;
 
 #include "tma_primitives.cuh"

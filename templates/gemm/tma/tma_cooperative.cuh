@@ -65,10 +65,11 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
       mma_ktile(acc, full + 8 * s, (it / kStages) & 1u, sA + s * kATile * kElem,
                 sB + s * kBTile * kElem, cw);
 #if KT_DEFER
-      // One piece of the previous tile's C while this k-tile's MMAs run.
-      if (kt - un.kb < pend)
-        flush_pieces(pk, kt - un.kb, tmC, ebuf, pm0, pn0, warp, g, q, tid & 127, 1 + cw);
-      KT_TRT(lead && kt - un.kb == pend - 1, j - 1, cw, kTtStored);
+      // One piece of the previous tile's C while this k-tile's MMAs run (every kPieceStride-th).
+      const int o = kt - un.kb;
+      if (o % kPieceStride == 0 && o / kPieceStride < pend)
+        flush_pieces(pk, o / kPieceStride, tmC, ebuf, pm0, pn0, warp, g, q, tid & 127, 1 + cw);
+      KT_TRT(lead && o == (pend - 1) * kPieceStride, j - 1, cw, kTtStored);
 #endif
       ktune::wgmma_wait<1>();
       // The wgmma group of the previous k-tile has finished reading its slot: hand it back.
@@ -85,7 +86,8 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
     KT_TRT(lead, j, cw, kTtRetired);
     if (un.ke > un.kb && lane == 0) release_slot(empty, empty_partner, (it - 1) % kStages);
 #if KT_DEFER
-    for (int p = un.ke - un.kb; p < pend; ++p)  // a unit shorter than the pieces
+    // A unit shorter than the pieces.
+    for (int p = (un.ke - un.kb + kPieceStride - 1) / kPieceStride; p < pend; ++p)
       flush_pieces(pk, p, tmC, ebuf, pm0, pn0, warp, g, q, tid & 127, 1 + cw);
     pend = 0;
 #endif

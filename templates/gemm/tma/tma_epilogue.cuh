@@ -12,6 +12,8 @@ KTUNE_DEVICE void tma_store_2d(const TensorMap* map, unsigned src, int c0, int r
 }
 KTUNE_DEVICE void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
 KTUNE_DEVICE void bulk_wait_read0() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
+// All but the newest bulk group have read their shared memory.
+KTUNE_DEVICE void bulk_wait_read1() { asm volatile("cp.async.bulk.wait_group.read 1;\n" ::: "memory"); }
 
 // Stores one 64-row slab of accumulators from column n0 + kJ0 * 8 on: element j*4 + e is row
 // r0 + (e/2)*8, column n0 + j*8 + 2q + (e%2); column pairs go out as one 4- or 8-byte store when C
@@ -127,11 +129,18 @@ KTUNE_DEVICE void store_slab_tma(const float (&acc)[kAcc], const TensorMap* tmC,
 // The deferred TMA-store epilogue (EPI_TMA = 2): the tile's C values (alpha, beta, bias,
 // activation applied) are packed into registers, two 16-bit values per register, as soon as its
 // accumulators are final; the next tile's first MMAs are issued and, while the tensor cores run
-// them, the packed values go through the shared buffer and TMA stores one piece (up to two 64 x 64
-// boxes) per k-tile. So the consumer's tensor cores idle only for the packing, not for the shared
-// memory round trip and the wait for the copy engine to have read the buffer.
-constexpr int kHalves = (kFullBoxes + 1) / 2;  // pieces per 64-row slab
-constexpr int kPieces = kWgM * kHalves;      // <= 2 (WG_M * BLOCK_N <= 256)
+// them, the packed values go through the shared buffer and TMA stores one piece (one 64 x 64 box)
+// per k-tile. So the consumer's tensor cores idle only for the packing, not for the shared memory
+// round trip and the wait for the copy engine to have read the buffer. The pieces take the
+// buffer's two boxes in turn, so a piece waits only for the store before the previous one to have
+// read its box (bench/NOTES.md, issue 33: pieces of two boxes, each waiting for the store just
+// issued, ran 1.3-1.7% slower at bf16 4096^3).
+// EPI_TMA 3 (a probe value, not in the space): a piece every second k-tile.
+constexpr int kPieceStride = EPI_TMA == 3 ? 2 : 1;  // k-tiles per piece
+constexpr int kPieces = kWgM * kFullBoxes;          // pieces per tile, <= 4 (WG_M * BLOCK_N <= 256)
+// An even count keeps the boxes' turn across tiles; an odd one (192- and 224-wide tiles) uses the
+// first box only, each piece waiting for the previous store to have read it.
+constexpr bool kAltBox = kPieces % 2 == 0;
 
 // Two C values (activation applied), v0 in the low half: one cvt of both for 16-bit C.
 KTUNE_DEVICE unsigned pack2(float v0, float v1) {
@@ -185,41 +194,46 @@ KTUNE_DEVICE void pack_tile(const float (&acc)[kWgM][kAcc], unsigned (&pk)[kWgM]
     pack_values<false>(acc, pk, C, bias, slab_m0, n0, warp, g, q, M, N, ldc, alpha, beta);
 }
 
-// Piece kP of the packed tile (slab kP / kHalves, 128 columns starting at (kP % kHalves) * 128)
-// through the warpgroup's buffer and TMA stores (the store of the previous piece must have read it).
+// Piece kP of the packed tile (slab kP / kFullBoxes, the 64 columns from (kP % kFullBoxes) * 64)
+// through one box of the warpgroup's buffer and a TMA store (the store that last used that box
+// must have read it).
 template <int kP>
 KTUNE_DEVICE void flush_piece(const unsigned (&pk)[kWgM][kAcc / 2], const TensorMap* tmC,
                               unsigned buf, int slab_m0, int n0, int warp, int g, int q, int wg_tid,
                               int bar_id) {
-  constexpr int w = kP / kHalves, half = kP % kHalves;
-  constexpr int boxes = kFullBoxes - 2 * half < 2 ? kFullBoxes - 2 * half : 2;
-  if (wg_tid == 0) bulk_wait_read0();
+  constexpr int w = kP / kFullBoxes, box = kP % kFullBoxes;
+  if (kAltBox) {
+    buf += (kP & 1) * 8192;
+    if (wg_tid == 0) bulk_wait_read1();
+  } else if (wg_tid == 0) {
+    bulk_wait_read0();
+  }
   bar_named(bar_id, 128);
 #pragma unroll
-  for (int jj = 0; jj < 8 * boxes; ++jj)
+  for (int chunk = 0; chunk < 8; ++chunk)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const int row = warp * 16 + g + h * 8, box = jj >> 3, chunk = jj & 7;
-      const unsigned addr = buf + box * 8192 + row * 128 + ((chunk ^ (row & 7)) << 4) + q * 4;
-      asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(pk[w][(half * 16 + jj) * 2 + h])
+      const int row = warp * 16 + g + h * 8;
+      const unsigned addr = buf + row * 128 + ((chunk ^ (row & 7)) << 4) + q * 4;
+      asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(pk[w][(box * 8 + chunk) * 2 + h])
                    : "memory");
     }
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
   bar_named(bar_id, 128);
   if (wg_tid == 0) {
-    tma_store_2d(tmC, buf, n0 + half * 128, slab_m0 + w * 64);
-    if (boxes == 2) tma_store_2d(tmC, buf + 8192, n0 + half * 128 + 64, slab_m0 + w * 64);
+    tma_store_2d(tmC, buf, n0 + box * 64, slab_m0 + w * 64);
     bulk_commit();
   }
 }
 
 // Piece p (runtime) of the packed tile: the register indices stay compile-time constants.
+template <int kP = 0>
 KTUNE_DEVICE void flush_pieces(const unsigned (&pk)[kWgM][kAcc / 2], int p, const TensorMap* tmC,
                                unsigned buf, int slab_m0, int n0, int warp, int g, int q, int wg_tid,
                                int bar_id) {
-  if (p == 0) flush_piece<0>(pk, tmC, buf, slab_m0, n0, warp, g, q, wg_tid, bar_id);
-  if (kPieces > 1 && p == 1)
-    flush_piece<(kPieces > 1 ? 1 : 0)>(pk, tmC, buf, slab_m0, n0, warp, g, q, wg_tid, bar_id);
+  if (p == kP) flush_piece<kP>(pk, tmC, buf, slab_m0, n0, warp, g, q, wg_tid, bar_id);
+  if constexpr (kP + 1 < kPieces)
+    flush_pieces<kP + 1>(pk, p, tmC, buf, slab_m0, n0, warp, g, q, wg_tid, bar_id);
 }
 #endif
 
