@@ -231,9 +231,9 @@ TEST(GemmGpu, DecodeTmaClusterEndVsReference) {
   REQUIRE_GPU();
   if (env().dev.arch != "sm_90a") GTEST_SKIP() << "DC_WG=2 needs sm_90a, device is " << env().dev.arch;
   // The gate/up pair keeps DC_XR = 0 (the space refuses 1 there): two rows of it, so every case
-  // still has two valid configs.
+  // still has two valid configs. DC_XR = 3: the probe (the reduce-scatter's counted hand-over).
   checkDecodeWgBody(2, {{4, 1, 2, 2, 4, 1, 0}, {4, 1, 2, 2, 4, 1, 1}, {8, 1, 2, 1, 5, 1, 1}, {4, 1, 2, 2, 4, 2, 1},
-                        {8, 1, 2, 1, 4, 1, 1}, {8, 1, 2, 1, 4, 1, 0}});
+                        {8, 1, 2, 1, 4, 1, 1}, {8, 1, 2, 1, 4, 1, 0}, {4, 1, 2, 2, 4, 1, 3}, {8, 1, 2, 1, 5, 1, 3}});
 }
 
 // DC_WG = 2 with DC_PF = 2 (A's rows by the producer warpgroup's cp.async, the weight boxes by

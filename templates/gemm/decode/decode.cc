@@ -86,11 +86,11 @@ int64_t clusterBlocks(K c) {
 // The sums a block of a cluster takes in (decode_wg_cluster.cuh): (blocks - 1) x consumer threads x
 // DC_NT x its part of the 4*DC_MT accumulators: 1/blocks of them in the reduce-scatter (DC_MT >=
 // blocks: every block owns 8*DC_MT/blocks rows of A), all of them in the first block otherwise.
-// DC_XR = 1 (the rows of C staged through the ring, store_staged): also the block's rows of A x
-// (tile rows + 4) floats after them.
+// DC_XR bit 0 (the rows of C staged through the ring, store_staged): also the block's rows of A x
+// (tile rows + 4) floats after them. (Bit 1, the probe value 3, moves the same sums.)
 int64_t clusterReduceBytes(K c) {
   const int64_t cl = clusterBlocks(c), mt = knob(c, "DC_MT"), part = mt >= cl ? mt / cl : mt;
-  const int64_t staged = knob(c, "DC_XR") == 1 ? 8 * part * (wgTileRows(c) + 4) * 4 : 0;
+  const int64_t staged = (knob(c, "DC_XR") & 1) ? 8 * part * (wgTileRows(c) + 4) * 4 : 0;
   return (cl - 1) * 32 * knob(c, "DC_WARPS") * knob(c, "DC_NT") * 4 * part * 4 + staged;
 }
 
@@ -191,9 +191,11 @@ Status applicable(K c, const GemmShape& s) {
     return Status::Unsupported("decode GEMM with DC_WG=2, silu_mul, DC_NT=1 and DC_MT=16 needs "
                                "DC_WARPS=4 (with 8 the gate/up epilogue spills registers)");
   // DC_XR = 1 stages the plain epilogue's rows; the gate/up pair keeps its own (a duplicate).
-  if (wg(c) && knob(c, "DC_XR") == 1 && s.act == Activation::kSiluMul)
-    return Status::Unsupported("decode GEMM with DC_XR=1 (C staged through the ring) does not apply to "
-                               "silu_mul (its gate/up epilogue is its own)");
+  // DC_XR = 3 (a probe value outside the space, decode_wg_cluster.cuh): 1 plus the counted hand-over.
+  if (wg(c) && (knob(c, "DC_XR") & 1) && s.act == Activation::kSiluMul)
+    return Status::Unsupported("decode GEMM with DC_XR=" + std::to_string(knob(c, "DC_XR")) +
+                               " (C staged through the ring) does not apply to silu_mul (its gate/up "
+                               "epilogue is its own)");
   // Its A boxes are the shape's (decodeABoxRows: 64 rows from M = 33 on) and must be a block's rows.
   if (mSplit(c) && (s.m <= 64 || s.m > 128))
     return Status::Unsupported("decode GEMM with DC_GRID=7 (A rows split over a pair) covers 65 <= M "
