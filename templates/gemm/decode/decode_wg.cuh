@@ -59,7 +59,7 @@
 // Knobs here: DC_WARPS (4, 8: consumer warpgroups), DC_NT (64-row slabs per warpgroup), DC_MT
 // (wgmma N / 8), DC_U (k per stage / 64; 8 with TMA only), DC_DEPTH (stages / 2), DC_GRID, DC_PF
 // (1: one producer warp, 2: a producer warpgroup; with TMA: A by its cp.async); DC_XR (0; 1 on the
-// cluster K split: C staged through the ring, decode_wg_cluster.cuh; 3 a probe value there). Dynamic shared memory: 2*DC_DEPTH * (tile rows + 8*DC_MT) * 128*DC_U bytes +
+// cluster K split: C staged through the ring, decode_wg_cluster.cuh; 3: also the counted hand-over). Dynamic shared memory: 2*DC_DEPTH * (tile rows + 8*DC_MT) * 128*DC_U bytes +
 // 1024 (alignment) + the barriers (16 bytes per stage + 16); DC_WG = 2 also the gate/up hand-over,
 // 16*DC_WARPS * 4*DC_MT floats. DC_TRACE (decode_wg_trace.cuh; not a knob, 0 in every shipped
 // kernel): a probe build's per-phase trace of the TMA-fed body.

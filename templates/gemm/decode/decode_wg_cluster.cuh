@@ -2,7 +2,7 @@
 // DC_GRID = 4, 5): the partial sums of a tile's blocks meet in distributed shared memory.
 #if DC_CLUSTER
 // DC_XR bit 0: the block's rows of C through its idle ring as 16-byte vectors (store_staged; not
-// the gate/up pair, which keeps its own epilogue). Bit 1 (a probe value, not in the space): the
+// the gate/up pair, which keeps its own epilogue). Bit 1 (DC_XR = 3, with bit 0): the
 // reduce-scatter's hand-over by st.async in 16-byte vectors, counted on the receiver's own barrier
 // `red` (its bytes expected from the start) in place of the second cluster barrier, and read back
 // as float4 (a warp's 512 contiguous bytes: no bank conflict).
