@@ -222,18 +222,20 @@ TEST(GemmGpu, DecodeTmaQuadVsReference) {
                      {50, 2 * 4099, 264, bf, false, Activation::kSiluMul, 0.f}});
 }
 
-// DC_XR = 1 on the cluster K split (C staged through the ring, stored as 16-byte vectors) beside
-// DC_XR = 0: clusters of 2 and 4, the reduce-scatter and the gather, one and two warpgroups, both
+// DC_XR = 1 on the cluster K split (C staged through the ring, stored as 16-byte vectors) and 3
+// (also the sums handed over counted on the receiver's barrier) beside DC_XR = 0: clusters of 2 and 4, the reduce-scatter and the gather, one and two warpgroups, both
 // producer widths, over the default cases (M = 1..128, odd N and ldc: the element-wise stores past
 // N and on unaligned rows, bias, C +=, f32 and f16 C; the gate/up pair with DC_XR = 0), against
 // float64 (twice each).
 TEST(GemmGpu, DecodeTmaClusterEndVsReference) {
   REQUIRE_GPU();
   if (env().dev.arch != "sm_90a") GTEST_SKIP() << "DC_WG=2 needs sm_90a, device is " << env().dev.arch;
-  // The gate/up pair keeps DC_XR = 0 (the space refuses 1 there): more rows of it, so every case
-  // still has two valid configs (8 warps are refused for the pair at 65..128 rows: a spill).
+  // The gate/up pair keeps DC_XR = 0 (the space refuses 1 and 3 there): three rows of it, so every
+  // case still has two valid configs (at 97 rows the DC_WARPS = 8 row refuses the pair: it spills).
+  // DC_XR = 3: the reduce-scatter's sums counted on the receiver's barrier.
   checkDecodeWgBody(2, {{4, 1, 2, 2, 4, 1, 0}, {4, 1, 2, 2, 4, 1, 1}, {8, 1, 2, 1, 5, 1, 1}, {4, 1, 2, 2, 4, 2, 1},
-                        {8, 1, 2, 1, 4, 1, 1}, {8, 1, 2, 1, 4, 1, 0}, {4, 1, 2, 1, 4, 1, 0}});
+                        {8, 1, 2, 1, 4, 1, 1}, {8, 1, 2, 1, 4, 1, 0}, {4, 1, 1, 4, 4, 1, 0}, {4, 1, 2, 2, 4, 1, 3},
+                        {8, 1, 2, 1, 5, 1, 3}});
 }
 
 // DC_WG = 2 with DC_PF = 2 (A's rows by the producer warpgroup's cp.async, the weight boxes by

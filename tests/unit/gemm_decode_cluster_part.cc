@@ -106,7 +106,7 @@ TEST(GemmDecode, TmaFedBodyStartsItsCopiesWithoutWaitingOnMemoryBarriers) {
 // DC_XR = 1 on the cluster K split (decode_wg_cluster.cuh) stores C as 16-byte vectors staged
 // through the ring, on the reduce-scatter (pair and four) and on the gather under 8*blocks rows,
 // with bias and C +=; DC_XR = 0 keeps the element stores; both keep the two cluster barriers; not
-// with the gate/up pair (its epilogue is its own).
+// with the gate/up pair (its epilogue is its own). DC_XR = 3 also hands the sums over by st.async.
 TEST(GemmDecode, ClusterEndStagesCThroughTheRing) {
   auto cc = compilerForArch("sm_90a");
   if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
@@ -133,14 +133,27 @@ TEST(GemmDecode, ClusterEndStagesCThroughTheRing) {
   GemmShape gu = nt(64, 2 * 4096, 4096);
   gu.act = Activation::kSiluMul;
   EXPECT_FALSE(applicable(KernelKind::kDecode, jobs[1].first, gu).ok());
+  // DC_XR = 3: the reduce-scatter's sums by st.async counted on the receiver's barrier, no release
+  // barrier; not under the reduce-scatter's rows (there it would be DC_XR = 1 again).
+  Config counted = jobs[1].first;
+  counted.set("DC_XR", int64_t{3});
+  ASSERT_TRUE(sp.validate(counted).ok()) << sp.validate(counted).toString();
+  jobs.push_back({counted, r});
+  Config counted_gather = gather;
+  counted_gather.set("DC_XR", int64_t{3});
+  EXPECT_FALSE(sp.validate(counted_gather).ok());
   Config stream_k = wgConfig(8, 4, 1, 2, 2, 2);  // DC_XR = 1 is the cluster split's only
   stream_k.set("DC_WG", int64_t{2});
   stream_k.set("DC_XR", int64_t{1});
   EXPECT_FALSE(sp.validate(stream_k).ok());
   compileEach(**cc, jobs, [](const Config& c, const std::string& ptx) -> std::string {
     const bool vec = ptx.find("st.global.wb.v4") != std::string::npos || ptx.find("st.global.v4") != std::string::npos;
-    if (ptx.find("barrier.cluster.arrive.release") == std::string::npos) return "PTX lacks the release before the sums are read";
-    if ((c.getInt("DC_XR") == 1) != vec) return vec ? "16-byte C stores with DC_XR = 0" : "DC_XR = 1 without 16-byte C stores";
+    const bool tx = c.getInt("DC_XR") == 3;
+    if ((ptx.find("barrier.cluster.arrive.release") == std::string::npos) != tx)
+      return tx ? "DC_XR = 3 keeps the release barrier" : "PTX lacks the release before the sums are read";
+    if (tx && ptx.find("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4") == std::string::npos)
+      return "DC_XR = 3 without the counted 16-byte hand-over";
+    if ((c.getInt("DC_XR") != 0) != vec) return vec ? "16-byte C stores with DC_XR = 0" : "DC_XR = 1 without 16-byte C stores";
     if (ptx.find("__local_depot") != std::string::npos) return "the accumulators went to local memory";
     return "";
   });

@@ -86,11 +86,11 @@ int64_t clusterBlocks(K c) {
 // The sums a block of a cluster takes in (decode_wg_cluster.cuh): (blocks - 1) x consumer threads x
 // DC_NT x its part of the 4*DC_MT accumulators: 1/blocks of them in the reduce-scatter (DC_MT >=
 // blocks: every block owns 8*DC_MT/blocks rows of A), all of them in the first block otherwise.
-// DC_XR = 1 (the rows of C staged through the ring, store_staged): also the block's rows of A x
-// (tile rows + 4) floats after them.
+// DC_XR bit 0 (the rows of C staged through the ring, store_staged): also the block's rows of A x
+// (tile rows + 4) floats after them. (Bit 1, DC_XR = 3, moves the same sums.)
 int64_t clusterReduceBytes(K c) {
   const int64_t cl = clusterBlocks(c), mt = knob(c, "DC_MT"), part = mt >= cl ? mt / cl : mt;
-  const int64_t staged = knob(c, "DC_XR") == 1 ? 8 * part * (wgTileRows(c) + 4) * 4 : 0;
+  const int64_t staged = (knob(c, "DC_XR") & 1) ? 8 * part * (wgTileRows(c) + 4) * 4 : 0;
   return (cl - 1) * 32 * knob(c, "DC_WARPS") * knob(c, "DC_NT") * 4 * part * 4 + staged;
 }
 
@@ -103,7 +103,7 @@ ConfigSpace buildSpace() {
       .addInts("DC_U", {1, 2, 4, 8}, "cuda")
       .addInts("DC_DEPTH", {2, 4}, "cuda")
       .addInts("DC_PF", {0, 1, 2}, "cuda")
-      .addInts("DC_XR", {0, 1}, "cuda")
+      .addInts("DC_XR", {0, 1, 3}, "cuda")
       .addInts("DC_GRID", {0, 1, 2, 3, 4, 5, 6, 7}, "cuda");
   // Plain weight loads (DC_PF = 0): the FMA body's (decode_fma.cuh says why).
   s.constrain("DC_PF >= 1 || DC_WG == 3", [](K c) { return knob(c, "DC_PF") >= 1 || fma(c); });
@@ -122,9 +122,13 @@ ConfigSpace buildSpace() {
                                    knob(c, "DC_WARPS") * knob(c, "DC_GRID") <= 24 &&
                                    fmaRegs(c) <= fmaRegBudget(c));
               });
+  // The register ring's DC_XR (DC_WG = 0, 3) is 0 or 1.
+  s.constrain("DC_WG == 1 || DC_WG == 2 || DC_XR <= 1", [](K c) { return wg(c) || knob(c, "DC_XR") <= 1; });
   // The wgmma body has no register ring and reads DC_PF as its producer width (1: a warp, 2: a
   // warpgroup). DC_XR = 0 there, except for the cluster K split (DC_WG = 2, DC_GRID = 4, 5), where
-  // DC_XR = 1 stages C through the ring and stores it in 16-byte vectors (decode_wg_cluster.cuh).
+  // DC_XR = 1 stages C through the ring and stores it in 16-byte vectors, and 3 also hands the
+  // reduce-scatter's sums over counted on the receiver's barrier (decode_wg_cluster.cuh): only
+  // where the reduce-scatter runs (DC_MT >= blocks; under it 3 would be 1 again).
   s.constrain("DC_WG == 0 || DC_WG == 3 || ((DC_XR == 0 || (DC_WG == 2 && (DC_GRID == 4 || DC_GRID == 5))) "
               "&& DC_PF >= 1)",
               [](K c) {
@@ -132,6 +136,8 @@ ConfigSpace buildSpace() {
                 return !wg(c) || ((knob(c, "DC_XR") == 0 || (tmaFed(c) && (g == 4 || g == 5))) &&
                                   knob(c, "DC_PF") >= 1);
               });
+  s.constrain("DC_XR != 3 || DC_MT >= cluster blocks",
+              [](K c) { return knob(c, "DC_XR") != 3 || knob(c, "DC_MT") >= clusterBlocks(c); });
   // The TMA-fed body (DC_WG = 2): DC_PF = 1, one producer warp (an elected thread issues every
   // box); DC_PF = 2, a producer warpgroup copying A's rows by cp.async beside the elected thread's
   // weight boxes (A's bytes bypass the TMA unit), not with the row-split pair (DC_GRID = 7).
@@ -191,9 +197,11 @@ Status applicable(K c, const GemmShape& s) {
     return Status::Unsupported("decode GEMM with DC_WG=2, silu_mul, DC_NT=1 and DC_MT=16 needs "
                                "DC_WARPS=4 (with 8 the gate/up epilogue spills registers)");
   // DC_XR = 1 stages the plain epilogue's rows; the gate/up pair keeps its own (a duplicate).
-  if (wg(c) && knob(c, "DC_XR") == 1 && s.act == Activation::kSiluMul)
-    return Status::Unsupported("decode GEMM with DC_XR=1 (C staged through the ring) does not apply to "
-                               "silu_mul (its gate/up epilogue is its own)");
+  // DC_XR = 3 (decode_wg_cluster.cuh): 1 plus the counted hand-over.
+  if (wg(c) && (knob(c, "DC_XR") & 1) && s.act == Activation::kSiluMul)
+    return Status::Unsupported("decode GEMM with DC_XR=" + std::to_string(knob(c, "DC_XR")) +
+                               " (C staged through the ring) does not apply to silu_mul (its gate/up "
+                               "epilogue is its own)");
   // Its A boxes are the shape's (decodeABoxRows: 64 rows from M = 33 on) and must be a block's rows.
   if (mSplit(c) && (s.m <= 64 || s.m > 128))
     return Status::Unsupported("decode GEMM with DC_GRID=7 (A rows split over a pair) covers 65 <= M "

@@ -46,6 +46,15 @@ KTUNE_DEVICE unsigned map_to_rank(unsigned addr, unsigned rank) {
 KTUNE_DEVICE void st_cluster(unsigned addr, float v) {
   asm volatile("st.shared::cluster.f32 [%0], %1;\n" ::"r"(addr), "f"(v) : "memory");
 }
+// DC_XR bit 1 (DC_CLUSTER): four floats into a peer's shared memory, their 16 bytes counted on
+// the peer's barrier `bar` (both shared::cluster addresses, map_to_rank), so the receiver waits on
+// its own barrier for exactly the bytes it takes in instead of a release/acquire cluster barrier.
+KTUNE_DEVICE void st_async4(unsigned addr, const float* v, unsigned bar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, [%5];\n" ::"r"(
+                   addr),
+               "f"(v[0]), "f"(v[1]), "f"(v[2]), "f"(v[3]), "r"(bar)
+               : "memory");
+}
 #endif
 #if DC_MSPLIT
 // DC_GRID = 7: a pair per tile splitting its A rows (block r: rows r*kBM ..), each over all of K,

@@ -59,7 +59,7 @@
 // Knobs here: DC_WARPS (4, 8: consumer warpgroups), DC_NT (64-row slabs per warpgroup), DC_MT
 // (wgmma N / 8), DC_U (k per stage / 64; 8 with TMA only), DC_DEPTH (stages / 2), DC_GRID, DC_PF
 // (1: one producer warp, 2: a producer warpgroup; with TMA: A by its cp.async); DC_XR (0; 1 on the
-// cluster K split: C staged through the ring, decode_wg_cluster.cuh). Dynamic shared memory: 2*DC_DEPTH * (tile rows + 8*DC_MT) * 128*DC_U bytes +
+// cluster K split: C staged through the ring, decode_wg_cluster.cuh; 3: also the counted hand-over). Dynamic shared memory: 2*DC_DEPTH * (tile rows + 8*DC_MT) * 128*DC_U bytes +
 // 1024 (alignment) + the barriers (16 bytes per stage + 16); DC_WG = 2 also the gate/up hand-over,
 // 16*DC_WARPS * 4*DC_MT floats. DC_TRACE (decode_wg_trace.cuh; not a knob, 0 in every shipped
 // kernel): a probe build's per-phase trace of the TMA-fed body.
@@ -332,9 +332,9 @@ KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorM
       asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(full + 8 * slot) : "memory");
     }
   }
-#if DC_CLUSTER  // cluster_reduce's two barriers: the producers write nothing the others read
+#if DC_CLUSTER  // cluster_reduce's barriers (one with kTxHand): the producers write nothing the others read
   cluster_sync_relaxed();
-  cluster_sync_relaxed();
+  if (!kTxHand) cluster_sync_relaxed();
 #elif DC_MSPLIT  // the consumers' barrier after their main loop
   cluster_sync();
 #endif
@@ -391,6 +391,9 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   const unsigned full = base + kStages * kStageBytes, empty = full + 8 * kStages;
   volatile unsigned* flag = reinterpret_cast<volatile unsigned*>(
       smem_raw + (empty + 8 * kStages - smem_addr(smem_raw)));
+  // DC_XR bit 1: the reduce-scatter's barrier, in the flag's 16 bytes (the gate/up hand-over's
+  // floats start at +16).
+  [[maybe_unused]] const unsigned red = empty + 8 * kStages + 8;
   const int tid = threadIdx.x;
   DC_TR_ENTRY(tid == 0);
   Prob p{A, B, reinterpret_cast<out_t*>(Cv), reinterpret_cast<const out_t*>(biasv), workspace,
@@ -422,7 +425,13 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
       mbar_init(full + 8 * i, DC_TMA ? 1 + (kXA ? kProducers : 0) : kProducers);
       mbar_init(empty + 8 * i, kEmptyArrivals);  // one lane per consumer warp (of the pair)
     }
+#if DC_CLUSTER
+    if (kTxHand) mbar_init(red, 1);  // the peers' sums (scatter_reduce)
+#endif
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#if DC_CLUSTER
+    if (kTxHand) mbar_expect_tx(red, kRedBytes);
+#endif
   }
   if (S > 0) {  // the first stage's weights into L2 before the wait (prefetch_weights, decode.cuh)
     const int tile = (int)(u0 / p.nsteps), st = (int)(u0 - (long)tile * p.nsteps);
@@ -492,7 +501,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   DC_TR(tid == 0, kTrLoopEnd);
 #if DC_CLUSTER
   cluster_reduce(p, acc, base, reinterpret_cast<float*>(smem_raw + (base - smem_addr(smem_raw))),
-                 (int)(blockIdx.x / kCL) * kBN, rank, tid, flag);
+                 (int)(blockIdx.x / kCL) * kBN, rank, tid, flag, red);
 #elif DC_MSPLIT
   cluster_sync();  // no peer's copy or arrival reaches this block after it (the producers pass it too)
   flush(p, acc, (int)(blockIdx.x / 2) * kBN, S, tid, flag);

@@ -1,9 +1,31 @@
 // The decode GEMM's cluster split of K (part of decode_wg.cuh, inside namespace kd, after flush;
 // DC_GRID = 4, 5): the partial sums of a tile's blocks meet in distributed shared memory.
 #if DC_CLUSTER
-// DC_XR = 1: the block's rows of C through its idle ring as 16-byte vectors (store_staged; not the
-// gate/up pair, which keeps its own epilogue).
-constexpr bool kStaged = DC_XR == 1 && ACT != 3;
+// DC_XR bit 0: the block's rows of C through its idle ring as 16-byte vectors (store_staged; not
+// the gate/up pair, which keeps its own epilogue). Bit 1 (DC_XR = 3, with bit 0): the
+// reduce-scatter's hand-over by st.async in 16-byte vectors, counted on the receiver's own barrier
+// `red` (its bytes expected from the start) in place of the second cluster barrier, and read back
+// as float4 (a warp's 512 contiguous bytes: no bank conflict).
+constexpr bool kStaged = (DC_XR & 1) != 0 && ACT != 3;
+constexpr bool kTxHand = (DC_XR & 2) != 0 && kBM >= 8 * kCL;
+constexpr int kV = kTxHand ? 4 : 1;  // floats per hand-over (the reduce-scatter's part: 4*DC_MT/kCL)
+// Bytes a block takes in from its peers in the reduce-scatter (kTxHand: the count on `red`).
+constexpr unsigned kRedBytes = (kCL - 1) * kNT * (kAcc / kCL) * kConsumers * 4;
+// kV floats v into a peer's ring at shared::cluster address a: a plain remote store, or counted on
+// the peer's barrier `bar`.
+KTUNE_DEVICE void hand_over(unsigned a, const float* v, unsigned bar) {
+  if constexpr (kTxHand) st_async4(a, v, bar);
+  else st_cluster(a, v[0]);
+}
+// v[0 .. kV) += the kV floats a peer handed over at `at` (one float4 read with kTxHand).
+KTUNE_DEVICE void add_handed(float* v, const float* at) {
+  if constexpr (kTxHand) {
+    const float4 r = *reinterpret_cast<const float4*>(at);
+    v[0] += r.x, v[1] += r.y, v[2] += r.z, v[3] += r.w;
+  } else {
+    v[0] += at[0];
+  }
+}
 // The block's reduced sums (acc rows 0 .. kRows) into C: staged (kStaged) or by the epilogue.
 template <int kRows>
 KTUNE_DEVICE void reduce_store(const Prob& q, float (&acc)[kNT][kAcc], int row0, int ctid, float* stg,
@@ -24,33 +46,43 @@ KTUNE_DEVICE void reduce_store(const Prob& q, float (&acc)[kNT][kAcc], int row0,
 // epilogue is the kernel's tail). Block r moves its part down to accumulators [0, kH) and stores
 // through C shifted by r*kBM/kCL rows. Accumulators are indexed at compile time only (a runtime
 // index would put them in local memory): the rank selects among the unrolled parts.
+// Hand-over j (kV floats) of a thread sits at floats (j * kConsumers + ctid) * kV of a region.
 KTUNE_DEVICE void scatter_reduce(const Prob& p, float (&acc)[kNT][kAcc], unsigned base, float* ring,
-                                 int row0, unsigned rank, int ctid, volatile unsigned* flag) {
+                                 int row0, unsigned rank, int ctid, volatile unsigned* flag, unsigned red) {
   constexpr int kH = kAcc / kCL, kRegion = kNT * kH * kConsumers;  // floats
+  static_assert(kH % kV == 0, "whole hand-overs");
   cluster_sync_relaxed();  // every ring of the cluster is idle (cluster_sync_relaxed says why)
   DC_TR(ctid == 0, kTrRed1);
 #pragma unroll
   for (int q = 0; q < kCL; ++q) {
     if (q == (int)rank) continue;
     const unsigned dst = map_to_rank(base, (unsigned)q) + ((rank - q - 1 + kCL) % kCL) * kRegion * 4;
+    const unsigned bar = kTxHand ? map_to_rank(red, (unsigned)q) : 0u;
 #pragma unroll
     for (int t = 0; t < kNT; ++t)
 #pragma unroll
-      for (int i = 0; i < kH; ++i) st_cluster(dst + ((t * kH + i) * kConsumers + ctid) * 4, acc[t][q * kH + i]);
+      for (int i = 0; i < kH; i += kV)
+        hand_over(dst + (((t * kH + i) / kV) * kConsumers + ctid) * kV * 4, &acc[t][q * kH + i], bar);
   }
-  cluster_sync();
+  if constexpr (kTxHand) mbar_wait(red, 0);
+  else cluster_sync();
   DC_TR(ctid == 0, kTrRed2);
 #pragma unroll
   for (int t = 0; t < kNT; ++t)
 #pragma unroll
-    for (int i = 0; i < kH; ++i) {
-      float v = acc[t][i];
+    for (int i = 0; i < kH; i += kV) {
+      float v[kV];
 #pragma unroll
-      for (int q = 1; q < kCL; ++q)
-        if (q == (int)rank) v = acc[t][q * kH + i];
+      for (int e = 0; e < kV; ++e) {
+        v[e] = acc[t][i + e];
 #pragma unroll
-      for (int g = 0; g < kCL - 1; ++g) v += ring[g * kRegion + (t * kH + i) * kConsumers + ctid];
-      acc[t][i] = v;
+        for (int q = 1; q < kCL; ++q)
+          if (q == (int)rank) v[e] = acc[t][q * kH + i + e];
+      }
+#pragma unroll
+      for (int g = 0; g < kCL - 1; ++g) add_handed(v, ring + g * kRegion + (((t * kH + i) / kV) * kConsumers + ctid) * kV);
+#pragma unroll
+      for (int e = 0; e < kV; ++e) acc[t][i + e] = v[e];
     }
 #pragma unroll
   for (int t = 0; t < kNT; ++t)
@@ -62,15 +94,16 @@ KTUNE_DEVICE void scatter_reduce(const Prob& p, float (&acc)[kNT][kAcc], unsigne
   reduce_store<kBM / kCL>(q, acc, row0, ctid, ring + (kCL - 1) * kRegion, flag);
 }
 
-// After the main loop (every thread of the cluster, producer warps too, passes both barriers);
+// After the main loop (every thread of the cluster, producer warps too, passes both barriers, or
+// the first alone with kTxHand);
 // under 8*kCL A rows, the blocks of rank r > 0 write their sums into slot r - 1 of rank 0's ring
 // (idle by then; the space checks it holds kCL - 1 slots), rank 0 adds them and stores the tile
 // (whole: no workspace).
 KTUNE_DEVICE void cluster_reduce(const Prob& p, float (&acc)[kNT][kAcc], unsigned base, float* ring,
-                                 int row0, unsigned rank, int ctid, volatile unsigned* flag) {
+                                 int row0, unsigned rank, int ctid, volatile unsigned* flag, unsigned red) {
   constexpr int kSlot = kNT * kAcc * kConsumers;  // floats
   if constexpr (kBM >= 8 * kCL) {  // each block sums and stores kBM/kCL of the A rows (scatter_reduce)
-    scatter_reduce(p, acc, base, ring, row0, rank, ctid, flag);
+    scatter_reduce(p, acc, base, ring, row0, rank, ctid, flag, red);
   } else {
     cluster_sync_relaxed();
     DC_TR(ctid == 0, kTrRed1);
