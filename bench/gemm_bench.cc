@@ -16,7 +16,7 @@
 // which dev/bench_table.py combines over repeated processes (dev/bench_device.sh).
 //
 //   gemm_bench [--wgmma] [--sweep] [--rounds=N] [--shapes=large|small|decode|fp8|prefill|MxNxK,...]
-//              [--only=CONFIG;...] [--curated=FILE] [--profile] [--profile_lt=I,J,...]
+//              [--only=CONFIG;...] [--twin=CONFIG;...] [--curated=FILE] [--profile] [--profile_lt=I,J,...]
 //              [--trace=N] [--benchmark_filter=...]
 // An MxNxK of --shapes that is not in the built-in list is added as a bf16 NT shape.
 //
@@ -123,12 +123,16 @@ void runShape(const ShapeSpec& sp) {
   }
   const ShapeRun run{name, sp, s, *lp, buf, sets, 2.0 * sp.m * sp.n * sp.k};
   verifyTimed(run, algos->front(), best, rbest);
-  // --only is a probe: every listed config that ran is checked, not only the fastest.
-  if (!g_only.empty())
-    for (const Config& cfg : candidates(best.k, s))
-      if (!(cfg == best.c) && !(cfg == rbest.c))
-        verifyOne(run, std::string(gemm::kernelKindName(best.k)) + ":" + cfg.toString(), algos->front(),
-                  [&](const GemmBuffers& u) { return g->runner->launch(best.k, cfg, s, u); });
+  // --only is a probe: every listed config that ran is checked, not only the fastest; so is every
+  // --twin timed beside the pick.
+  std::vector<Config> checked = g_only.empty() ? std::vector<Config>{} : candidates(best.k, s);
+  for (const Cand& pk : {best, rbest})
+    for (const Config& cfg : twins(pk.k, s, pk.c))
+      if (std::find(checked.begin(), checked.end(), cfg) == checked.end()) checked.push_back(cfg);
+  for (const Config& cfg : checked)
+    if (!(cfg == best.c) && !(cfg == rbest.c))
+      verifyOne(run, std::string(gemm::kernelKindName(best.k)) + ":" + cfg.toString(), algos->front(),
+                [&](const GemmBuffers& u) { return g->runner->launch(best.k, cfg, s, u); });
   for (bool flush : {true, false}) {
     if (!flush && !rotate) continue;
     const Cand bc = flush ? best : rbest;
@@ -165,7 +169,10 @@ void precompile(const std::vector<ShapeSpec>& shapes) {
     for (auto k : kNvidiaKinds) {
       if ((k == gemm::KernelKind::kSkinny || k == gemm::KernelKind::kDecode) && sp.m > 128) continue;
       if (!kindEnabled(k)) continue;
-      for (auto& c : candidates(k, s)) {
+      auto cs = candidates(k, s);
+      for (const Config& t : twins(k, s, Config()))
+        if (std::find(cs.begin(), cs.end(), t) == cs.end()) cs.push_back(t);
+      for (auto& c : cs) {
         jobs.push_back({k, {c, s}});
         if (k != gemm::KernelKind::kDecode || sp.n % 2) continue;
         jobs.push_back({k, {c, gatedShape(s)}});  // the gate/up variant timed beside the winner
@@ -202,6 +209,11 @@ int main(int argc, char** argv) {
       std::string list = std::string(argv[i]).substr(7) + ";";
       for (size_t p = 0, q; (q = list.find(';', p)) != std::string::npos; p = q + 1)
         if (q > p) gb::g_only.push_back(list.substr(p, q - p));
+    }
+    else if (std::string(argv[i]).rfind("--twin=", 0) == 0) {
+      std::string list = std::string(argv[i]).substr(7) + ";";
+      for (size_t p = 0, q; (q = list.find(';', p)) != std::string::npos; p = q + 1)
+        if (q > p) gb::g_twin.push_back(list.substr(p, q - p));
     }
     else if (std::string(argv[i]).rfind("--kinds=", 0) == 0) {
       std::string list = std::string(argv[i]).substr(8) + ",";

@@ -77,6 +77,21 @@ inline void registerMode(const ShapeRun& r, bool flush, gemm::KernelKind k, cons
       t.push_back(&row.resid);
       ratios.push_back(&row.resid_ratio);
     }
+    // --twin: other configs of the same kind in the same rounds (their ratios to ktune's pick).
+    const std::vector<Config> tw = twins(k, r.s, c);
+    std::vector<std::string> twin_names;
+    std::vector<fair::Interval> twin_t(tw.size()), twin_ratio(tw.size());
+    for (size_t j = 0; j < tw.size(); ++j) twin_names.push_back("twin" + std::to_string(j + 1));
+    for (size_t j = 0; j < tw.size(); ++j) {
+      fns.push_back([&, j](int i) {
+        return g->runner->launch(k, tw[j], r.s, flush ? r.buf : r.sets[size_t(i) % r.sets.size()]);
+      });
+      names.push_back(twin_names[j].c_str());
+      t.push_back(&twin_t[j]);
+      ratios.push_back(&twin_ratio[j]);
+      std::printf("TWIN gemm %s/%s %s %s:%s\n", r.name.c_str(), mode.c_str(), twin_names[j].c_str(),
+                  gemm::kernelKindName(k), tw[j].toString().c_str());
+    }
     for (auto& f : fns)
       for (int i = 0; i < 3; ++i) (void)f(i);  // warm-up
     const std::string before = clocksNow();

@@ -59,6 +59,10 @@ inline std::vector<std::string> g_only;
 inline bool g_profile = false;
 inline int g_trace = 0;  // --trace=N: traceShape (bench/gemm_bench_modes.h) instead of the timing
 inline std::vector<std::string> g_profile_lt = {"0"};
+// --twin=CONFIG;CONFIG...: configs of the winner's kind timed in the same interleaved rounds as
+// ktune's pick (RESULT twinN, RATIO twinN/ktune): an A/B of two JIT configs under one clock, which
+// the pre-pass (each config timed in turn) cannot give. An entry "X@MxNxK" for that shape only.
+inline std::vector<std::string> g_twin;
 
 // An --only or --profile_lt entry "X@MxNxK" applies to that shape only; "X" to every shape.
 inline bool forShape(const std::string& entry, const gemm::GemmShape& s) {
@@ -95,6 +99,22 @@ inline std::vector<Config> candidates(gemm::KernelKind k, const gemm::GemmShape&
       continue;
     if (k == gemm::KernelKind::kWgmma && c.getInt("SPLIT_K") > 1 && s.m * s.n > 1024 * 1024) continue;
     if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+  }
+  return out;
+}
+
+// The --twin configs that apply to kind k at shape s, other than `pick`.
+inline std::vector<Config> twins(gemm::KernelKind k, const gemm::GemmShape& s, const Config& pick) {
+  std::vector<Config> out;
+  for (const std::string& t : g_twin) {
+    if (!forShape(t, s)) continue;
+    auto c = Config::parse(t.substr(0, t.find('@')));
+    if (!c.ok() || *c == pick || !gemm::applicable(k, *c, s).ok()) {
+      std::fprintf(stderr, "--twin %s: %s\n", t.c_str(),
+                   !c.ok() ? c.status().toString().c_str() : "not applicable here (or the pick itself)");
+      continue;
+    }
+    out.push_back(*c);
   }
   return out;
 }
