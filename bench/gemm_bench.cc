@@ -127,7 +127,7 @@ void runShape(const ShapeSpec& sp) {
   // --twin timed beside the pick.
   std::vector<Config> checked = g_only.empty() ? std::vector<Config>{} : candidates(best.k, s);
   for (const Cand& pk : {best, rbest})
-    for (const Config& cfg : twins(pk.k, s, pk.c))
+    for (const Config& cfg : twins(pk.k, s, pk.c, /*why=*/false))
       if (std::find(checked.begin(), checked.end(), cfg) == checked.end()) checked.push_back(cfg);
   for (const Config& cfg : checked)
     if (!(cfg == best.c) && !(cfg == rbest.c))
@@ -170,7 +170,7 @@ void precompile(const std::vector<ShapeSpec>& shapes) {
       if ((k == gemm::KernelKind::kSkinny || k == gemm::KernelKind::kDecode) && sp.m > 128) continue;
       if (!kindEnabled(k)) continue;
       auto cs = candidates(k, s);
-      for (const Config& t : twins(k, s, Config()))
+      for (const Config& t : twins(k, s, Config(), /*why=*/false))
         if (std::find(cs.begin(), cs.end(), t) == cs.end()) cs.push_back(t);
       for (auto& c : cs) {
         jobs.push_back({k, {c, s}});

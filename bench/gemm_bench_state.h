@@ -103,15 +103,20 @@ inline std::vector<Config> candidates(gemm::KernelKind k, const gemm::GemmShape&
   return out;
 }
 
-// The --twin configs that apply to kind k at shape s, other than `pick`.
-inline std::vector<Config> twins(gemm::KernelKind k, const gemm::GemmShape& s, const Config& pick) {
+// The --twin configs that apply to kind k at shape s, other than `pick`; `why` says on stderr why
+// an entry for this shape is left out.
+inline std::vector<Config> twins(gemm::KernelKind k, const gemm::GemmShape& s, const Config& pick,
+                                 bool why = true) {
   std::vector<Config> out;
   for (const std::string& t : g_twin) {
     if (!forShape(t, s)) continue;
     auto c = Config::parse(t.substr(0, t.find('@')));
     if (!c.ok() || *c == pick || !gemm::applicable(k, *c, s).ok()) {
-      std::fprintf(stderr, "--twin %s: %s\n", t.c_str(),
-                   !c.ok() ? c.status().toString().c_str() : "not applicable here (or the pick itself)");
+      if (why)
+        std::fprintf(stderr, "--twin %s: %s\n", t.c_str(),
+                     !c.ok() ? c.status().toString().c_str()
+                             : (*c == pick ? "the pick itself"
+                                           : gemm::applicable(k, *c, s).toString().c_str()));
       continue;
     }
     out.push_back(*c);
