@@ -366,6 +366,23 @@ KTUNE_DEVICE void produce_all(const Prob& p, unsigned base, unsigned full, unsig
 }
 #endif
 
+// One thread: the ring's barriers and (DC_XR bit 1) the reduce-scatter's `red`, then the init fence.
+KTUNE_DEVICE void init_barriers(unsigned full, unsigned empty, [[maybe_unused]] unsigned red) {
+  for (int i = 0; i < kStages; ++i) {
+    // DC_TMA: the producer's expect_tx (kXA: and every producer thread after its A copies
+    // landed); else every producer thread, after its copies landed.
+    mbar_init(full + 8 * i, DC_TMA ? 1 + (kXA ? kProducers : 0) : kProducers);
+    mbar_init(empty + 8 * i, kEmptyArrivals);  // one lane per consumer warp (of the pair)
+  }
+#if DC_CLUSTER
+  if (kTxHand) mbar_init(red, 1);  // the peers' sums (scatter_reduce)
+#endif
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#if DC_CLUSTER
+  if (kTxHand) mbar_expect_tx(red, kRedBytes);
+#endif
+}
+
 }  // namespace kd
 
 #if DC_CLUSTER || DC_MSPLIT
@@ -418,21 +435,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   const int S = (int)(u1 - u0);
   // The barriers first (shared memory only, so before the wait too): the init fence is a memory
   // barrier, and behind the weight prefetches below it waited for them, delaying the first copy.
-  if (tid == 0) {
-    for (int i = 0; i < kStages; ++i) {
-      // DC_TMA: the producer's expect_tx (kXA: and every producer thread after its A copies
-      // landed); else every producer thread, after its copies landed.
-      mbar_init(full + 8 * i, DC_TMA ? 1 + (kXA ? kProducers : 0) : kProducers);
-      mbar_init(empty + 8 * i, kEmptyArrivals);  // one lane per consumer warp (of the pair)
-    }
-#if DC_CLUSTER
-    if (kTxHand) mbar_init(red, 1);  // the peers' sums (scatter_reduce)
-#endif
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-#if DC_CLUSTER
-    if (kTxHand) mbar_expect_tx(red, kRedBytes);
-#endif
-  }
+  if (tid == 0) init_barriers(full, empty, red);
   if (S > 0) {  // the first stage's weights into L2 before the wait (prefetch_weights, decode.cuh)
     const int tile = (int)(u0 / p.nsteps), st = (int)(u0 - (long)tile * p.nsteps);
     prefetch_weights(p, [&](int n) { return tile_row(p, tile * kBN, n); }, kBN, st * kBK, kBK, tid,
