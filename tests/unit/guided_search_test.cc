@@ -292,7 +292,10 @@ TEST(GuidedBenchStage, TheFirstWaveUsesTheIdleThreads) {
 // Family::precompile compiles the configs the key's tuning run compiles first (its first wave, 12
 // of 40 here) into the store and nothing else: nothing is recorded, a second precompile finds them
 // all there, and the tuning run then takes them as store hits (`ktune tune` runs it for a suite's
-// next keys while the current one tunes).
+// next keys while the current one tunes). Every candidate the race reaches up to the twelfth is a
+// hit; how many it reaches (11 or 12 here, at least its minimum of 8) depends on how the store
+// reads fall into its batches, which a loaded machine changes (one run under ASan beside another
+// test reached 11).
 TEST(GuidedBenchStage, PrecompileWarmsTheStoreWithTheFirstWave) {
   FinCost fc;
   fc.compile_threads = 16;
@@ -305,7 +308,8 @@ TEST(GuidedBenchStage, PrecompileWarmsTheStoreWithTheFirstWave) {
   EXPECT_EQ(fc.precompiled_again, 0u);
   EXPECT_FALSE(fc.tuned_after_precompile);
   EXPECT_EQ(rep->compile_jobs.first_wave, 12);
-  EXPECT_GE(rep->store_hits, 12) << rep->tree();
+  EXPECT_GE(rep->reached, 8) << rep->tree();
+  EXPECT_EQ(rep->store_hits, std::min(rep->reached, 12)) << rep->tree();
   EXPECT_EQ(rep->winner, "COST=20") << rep->tree();
 }
 
