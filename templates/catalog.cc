@@ -177,6 +177,16 @@ Status checkDefines(const TemplateInfo& t, const std::string& arch, const Define
                                    " B of LDS > the " + std::to_string(limit) + " of a " + arch +
                                    " workgroup" + hint);
   Status a = gemm::applicable(g->kind, c, s);
+  // The kernel's source does not depend on the rows (gemm::defines), only whether a config serves
+  // them does: a config of another row tier (the decode kind's DC_MT, DC_WG = 3's M <= 8) is
+  // checked at the first power-of-two M that it serves, so its code can be compiled and read too.
+  for (int64_t m = 1; !a.ok() && m <= 8192; m *= 2) {
+    gemm::GemmShape r = gemm::denseShape(s.layout, s.ab, s.c, m, s.n, s.k);
+    r.has_bias = s.has_bias;
+    r.act = s.act;
+    r.beta = s.beta;
+    if (gemm::applicable(g->kind, c, r).ok()) a = Status::Ok();
+  }
   if (!a.ok())
     return Status::InvalidArgument(t.name + ": config " + c.toString() + " does not apply to " +
                                    "layout " + gemm::layoutName(s.layout) + ": " + a.message() +

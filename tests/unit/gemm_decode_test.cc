@@ -12,6 +12,7 @@
 
 #include "compiler/compiler.h"
 #include "ops/gemm_configs.h"
+#include "templates/catalog.h"
 #include "templates/gemm.h"
 #include "tests/support/tools.h"
 #include "tests/unit/gemm_decode_test_util.h"
@@ -164,6 +165,36 @@ TEST(GemmDecode, RefusesWhatItCannotComputeWithAReason) {
   EXPECT_TRUE(applicable(KernelKind::kDecode, decodeConfig(16), nt(128, 64, 64)).ok());
   EXPECT_EQ(applicable(KernelKind::kDecode, decodeConfig(16), nt(129, 64, 64)).code(),
             Code::kUnsupported);
+}
+
+// `ktune compile gemm_decode -D ...` checks a pinned config against the template's example shape
+// (M = 1) before compiling; a config of a larger row tier is checked at the first power-of-two M it
+// serves (the source does not depend on M), so its code can be compiled and read; a config that no
+// M serves (layout NN: the decode kind reads B as [N][K]) is still refused with the reason.
+TEST(GemmDecode, CompileChecksAPinnedConfigAtARowCountItServes) {
+  auto t = templates::findTemplate("gemm_decode");
+  ASSERT_TRUE(t.ok()) << t.status().toString();
+  auto defs = templates::defaultDefines(*t, "sm_90a");
+  ASSERT_TRUE(defs.ok()) << defs.status().toString();
+  auto with = [&](std::vector<std::pair<std::string, std::string>> set) {
+    templates::DefineList d = *defs;
+    for (const auto& [k, v] : set) {
+      auto it = std::find_if(d.begin(), d.end(), [&](const auto& kv) { return kv.first == k; });
+      if (it == d.end()) d.emplace_back(k, v);
+      else it->second = v;
+    }
+    return templates::checkDefines(*t, "sm_90a", d);
+  };
+  EXPECT_TRUE(with({}).ok());
+  const std::vector<std::pair<std::string, std::string>> rows64 = {
+      {"DC_WG", "2"}, {"DC_WARPS", "4"}, {"DC_NT", "1"}, {"DC_MT", "8"}, {"DC_U", "2"},
+      {"DC_DEPTH", "2"}, {"DC_PF", "1"}, {"DC_XR", "3"}, {"DC_GRID", "4"}};
+  EXPECT_TRUE(with(rows64).ok()) << with(rows64).toString();
+  auto nn = rows64;
+  nn.emplace_back("LAYOUT", "0");
+  const Status s = with(nn);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("layout NT"), std::string::npos) << s.toString();
 }
 
 // The gate/up pair (act silu_mul): B = [gate; up], C gets N/2 columns; its checks, its key, the
