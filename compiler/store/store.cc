@@ -337,7 +337,8 @@ Expected<CodeObject> CodeObjectStore::getOrCompile(Compiler& compiler, const Com
     // new ones, and replace the entry (same key, same code).
     with_dumps.dumps = req.dumps | (kDumpAll & ~missingDumps(*cached, kDumpAll));
   }
-  if (cached.status().code() != Code::kNotFound) {
+  // A sound entry without the dumps asked for is no fault of the entry: only a failed read says why.
+  if (!cached.ok() && cached.status().code() != Code::kNotFound) {
     std::string reason = cached.status().message();
     const std::string prefix = "entry " + key + ": ";
     if (reason.compare(0, prefix.size(), prefix) == 0) reason.erase(0, prefix.size());
