@@ -125,6 +125,23 @@ bool pinnedConfig(const GemmExample& g, const DefineList& defines, Config* c, ge
   return true;
 }
 
+// The example shape, its rows changed to the first power of two that config `c` serves when it
+// does not serve the example's: the kernel's source does not depend on the rows (gemm::defines),
+// only whether a config serves them does, so a config of another row tier (the decode kind's
+// DC_MT, DC_WG = 3's M <= 8) is checked, compiled and launched (its shared memory, its occupancy)
+// at rows it serves. Unchanged when no M serves it (the check then names the example's reason).
+gemm::GemmShape servedRows(gemm::KernelKind k, const Config& c, const gemm::GemmShape& s) {
+  if (gemm::applicable(k, c, s).ok()) return s;
+  for (int64_t m = 1; m <= 8192; m *= 2) {
+    gemm::GemmShape r = gemm::denseShape(s.layout, s.ab, s.c, m, s.n, s.k);
+    r.has_bias = s.has_bias;
+    r.act = s.act;
+    r.beta = s.beta;
+    if (gemm::applicable(k, c, r).ok()) return r;
+  }
+  return s;
+}
+
 // LDS one workgroup may hold on an AMD arch (CDNA4 160 KiB, else 64 KiB); 0 on NVIDIA, where a
 // config's shared memory is checked against the device's opt-in limit at launch.
 int64_t sharedLimit(const std::string& arch, bool amd) {
@@ -176,17 +193,7 @@ Status checkDefines(const TemplateInfo& t, const std::string& arch, const Define
                                    std::to_string(gemm::sharedBytes(g->kind, c)) +
                                    " B of LDS > the " + std::to_string(limit) + " of a " + arch +
                                    " workgroup" + hint);
-  Status a = gemm::applicable(g->kind, c, s);
-  // The kernel's source does not depend on the rows (gemm::defines), only whether a config serves
-  // them does: a config of another row tier (the decode kind's DC_MT, DC_WG = 3's M <= 8) is
-  // checked at the first power-of-two M that it serves, so its code can be compiled and read too.
-  for (int64_t m = 1; !a.ok() && m <= 8192; m *= 2) {
-    gemm::GemmShape r = gemm::denseShape(s.layout, s.ab, s.c, m, s.n, s.k);
-    r.has_bias = s.has_bias;
-    r.act = s.act;
-    r.beta = s.beta;
-    if (gemm::applicable(g->kind, c, r).ok()) a = Status::Ok();
-  }
+  const Status a = gemm::applicable(g->kind, c, servedRows(g->kind, c, s));
   if (!a.ok())
     return Status::InvalidArgument(t.name + ": config " + c.toString() + " does not apply to " +
                                    "layout " + gemm::layoutName(s.layout) + ": " + a.message() +
@@ -217,7 +224,7 @@ Expected<gemm::LaunchPlan> exampleLaunch(const TemplateInfo& t, const std::strin
   gemm::GemmShape s;
   if (!pinnedConfig(g, defines, &c, &s))
     return Status::InvalidArgument("a knob of " + t.name + " is not an integer");
-  return gemm::launchPlan(g.kind, c, s, nominalDevice(arch, amd));
+  return gemm::launchPlan(g.kind, c, servedRows(g.kind, c, s), nominalDevice(arch, amd));
 }
 
 std::string_view sourceOf(const TemplateInfo& t) {

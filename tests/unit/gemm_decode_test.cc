@@ -176,20 +176,29 @@ TEST(GemmDecode, CompileChecksAPinnedConfigAtARowCountItServes) {
   ASSERT_TRUE(t.ok()) << t.status().toString();
   auto defs = templates::defaultDefines(*t, "sm_90a");
   ASSERT_TRUE(defs.ok()) << defs.status().toString();
-  auto with = [&](std::vector<std::pair<std::string, std::string>> set) {
+  auto definesWith = [&](const std::vector<std::pair<std::string, std::string>>& set) {
     templates::DefineList d = *defs;
     for (const auto& [k, v] : set) {
       auto it = std::find_if(d.begin(), d.end(), [&](const auto& kv) { return kv.first == k; });
       if (it == d.end()) d.emplace_back(k, v);
       else it->second = v;
     }
-    return templates::checkDefines(*t, "sm_90a", d);
+    return d;
+  };
+  auto with = [&](const std::vector<std::pair<std::string, std::string>>& set) {
+    return templates::checkDefines(*t, "sm_90a", definesWith(set));
   };
   EXPECT_TRUE(with({}).ok());
   const std::vector<std::pair<std::string, std::string>> rows64 = {
       {"DC_WG", "2"}, {"DC_WARPS", "4"}, {"DC_NT", "1"}, {"DC_MT", "8"}, {"DC_U", "2"},
       {"DC_DEPTH", "2"}, {"DC_PF", "1"}, {"DC_XR", "3"}, {"DC_GRID", "4"}};
   EXPECT_TRUE(with(rows64).ok()) << with(rows64).toString();
+  // Its launch (what `ktune explain` reports occupancy from) is the 64-row tier's: its ring in
+  // dynamic shared memory, the producer warp beside the consumer warpgroup (DC_WARPS = 4).
+  auto launch = templates::exampleLaunch(*t, "sm_90a", definesWith(rows64));
+  ASSERT_TRUE(launch.ok()) << launch.status().toString();
+  EXPECT_GT(launch->shared_bytes, 100 * 1024);
+  EXPECT_EQ(launch->block.x, 160u);
   auto nn = rows64;
   nn.emplace_back("LAYOUT", "0");
   const Status s = with(nn);
