@@ -35,6 +35,12 @@ namespace ktune {
 // The harness's options: the public do_bench settings (ktune/stats.hpp: budgets, run counts, the
 // flush and how it flushes) and what only the engine's candidates use. The budgets default to a
 // tuning candidate's (TunerOptions::warmup_ms / rep_ms), not to a standalone measurement's.
+// estimate_runs for a candidate whose cost an earlier timing of the same binary measured (the
+// guided race's later rounds, the finalists' rounds after the first): the estimate's runs are
+// discarded (they size the run counts), and two still time one warm run's host cost. Five were a
+// third of a 1 ms finalist's round (first call, 5 estimate runs, 1 warm-up, 3 measured).
+inline constexpr int kKnownCostEstimateRuns = 2;
+
 struct BenchOptions : BenchSettings {
   BenchOptions() {
     warmup_ms = 5.0;  // warm-up budget (device time)

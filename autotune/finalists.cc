@@ -292,11 +292,8 @@ BenchOptions roundOptions(const TunerEngine& e, bool check) {
   // last is not known in advance. A verification reads back the output (tens of ms for a wide
   // GEMM), which per round and finalist was most of the re-timing's cost.
   bo.verify = check;
-  // A round after the first times a kernel whose cost the first measured: the estimate's runs
-  // (discarded: they size the run counts) shrink to the minimum that still times one warm run's
-  // host cost. Five of them were a third of a 1 ms finalist's round (first call, 5 estimate runs,
-  // 1 warm-up, 3 measured).
-  if (!check) bo.estimate_runs = 2;
+  // A round after the first times a kernel whose cost the first measured.
+  if (!check) bo.estimate_runs = kKnownCostEstimateRuns;
   return bo;
 }
 

@@ -54,7 +54,7 @@ BenchOptions laterRound(const BenchOptions& base, int r) {
   bo.target_ci = 0.0025;
   bo.verify = false;
   bo.abort_factor = 1e9;
-  bo.estimate_runs = 2;  // the first round measured its cost (as the finalists' later rounds)
+  bo.estimate_runs = kKnownCostEstimateRuns;  // round 1 measured its cost
   return bo;
 }
 
@@ -393,12 +393,11 @@ Status TuningRun::probeDrift() {
   round_bo_ = nullptr;
   KTUNE_RETURN_IF_ERROR(st);
   if (!passedOriginal(c)) return Status::Ok();  // it failed its re-timing (recorded as such)
-  drift_ = guided::drift(before, c.r.stats);
-  rep_.drift = drift_;
+  rep_.drift = guided::drift(before, c.r.stats);
   if (e_.options().verbose)
     e_.log() << strprintf("ktune: %s [%s]: guided: drift probe %.4g ms then %.4g ms: drift %.2f%%\n",
                           f_.name.c_str(), key_.c_str(), before.median_ms, c.r.stats.median_ms,
-                          100 * drift_);
+                          100 * rep_.drift);
   c.r.stats = guided::mergeStats(before, c.r.stats);
   return Status::Ok();
 }
@@ -415,7 +414,7 @@ Status TuningRun::raceRounds() {
     std::vector<size_t> alive;
     for (size_t i : in_round)
       if (passedOriginal(cands_[i]) && leader >= 0 &&
-          guided::canBeat(cands_[i].r.stats, cands_[leader].r.stats, drift_))
+          guided::canBeat(cands_[i].r.stats, cands_[leader].r.stats, rep_.drift))
         alive.push_back(i);
     rep_.rounds.back().eliminated =
         rep_.rounds.back().benchmarked - static_cast<int>(alive.size());
@@ -423,7 +422,7 @@ Status TuningRun::raceRounds() {
     // A drifting key: rounds timed one candidate after another cannot separate what the drift
     // blurs (each candidate's round lands in its own stretch); the finalists' interleaved rounds
     // decide (FinalistRun::drift).
-    if (drift_ > kRaceDrift) return Status::Ok();
+    if (rep_.drift > kRaceDrift) return Status::Ok();
     const BenchOptions bo = laterRound(e_.engineOptions().bench, r);
     round_bo_ = &bo;
     for (size_t i : alive) done_[i] = false;

@@ -102,7 +102,6 @@ class TuningRun {
   const BenchOptions* round_bo_ = nullptr;  // a guided round's bench options (null: the engine's)
   std::vector<double> static_score_;        // guided: per candidate, its static prior
   long first_timed_ = -1;  // guided: the candidate round 1 timed first (the drift probe's)
-  double drift_ = 0;       // guided: the drift the probe found (0: none)
   std::atomic<bool> write_reported_{false};  // a failed journal/database write was logged
 };
 

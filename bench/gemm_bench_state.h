@@ -111,15 +111,10 @@ inline std::vector<Config> twins(gemm::KernelKind k, const gemm::GemmShape& s, c
   for (const std::string& t : g_twin) {
     if (!forShape(t, s)) continue;
     auto c = Config::parse(t.substr(0, t.find('@')));
-    if (!c.ok() || *c == pick || !gemm::applicable(k, *c, s).ok()) {
-      if (why)
-        std::fprintf(stderr, "--twin %s: %s\n", t.c_str(),
-                     !c.ok() ? c.status().toString().c_str()
-                             : (*c == pick ? "the pick itself"
-                                           : gemm::applicable(k, *c, s).toString().c_str()));
-      continue;
-    }
-    out.push_back(*c);
+    Status st = c.ok() ? gemm::applicable(k, *c, s) : c.status();
+    if (st.ok() && *c == pick) st = Status::InvalidArgument("the pick itself");
+    if (st.ok()) out.push_back(*c);
+    else if (why) std::fprintf(stderr, "--twin %s: %s\n", t.c_str(), st.toString().c_str());
   }
   return out;
 }
