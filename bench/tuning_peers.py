@@ -9,6 +9,14 @@ timed on, in the same device run.
 - Inductor: torch.compile(mm, mode="max-autotune", dynamic=False) of a matmul, timed from the
   first call (Dynamo trace, Inductor codegen, Triton template autotuning and cuBLAS comparison) to
   its result; torch._dynamo.reset() between shapes so each is compiled and tuned on its own.
+- ktune, measured the same way (the peers' definition, not the CLI's process wall): the first
+  ktune.ops.gemm call of a shape (the tuner's set-up with its isolation worker on the first shape,
+  the guided search, the winner's launch) to its result on the host, in a process whose torch has
+  the inputs on the GPU already. "ktune" runs with an empty ktune cache and a fresh CUDA compute
+  cache (cold: every candidate compiled); "ktune_warm" right after it on the same code-object
+  store with the tuning database removed (warm: nothing compiled, every shape tuned again).
+  Isolation on (KTUNE_ISOLATE=1), as `ktune tune` runs; the package must be importable (the
+  Llama call's /tmp/kpy).
 
 Each peer runs in a child process of its own, killed when it passes --budget seconds (a
 torch.compile call cannot be interrupted from inside: max-autotune may take minutes for one
@@ -17,16 +25,17 @@ with the time as a lower bound: "> S s". Inductor gets a fresh cache directory
 (TORCHINDUCTOR_CACHE_DIR) so its figure is a cold tuning, like ktune's cold one; Triton's cache is
 whatever the machine has (cold on a fresh device machine). Prints one line per shape and peer,
 then a summary.
-Usage: python3 bench/tuning_peers.py [--budget S] [--shapes MxNxK,...] [--peers triton,inductor]
+Usage: python3 bench/tuning_peers.py [--budget S] [--shapes MxNxK,...] [--peers triton,inductor,ktune,ktune_warm]
 """
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import time
 
-PEERS = ("triton", "inductor")
+PEERS = ("triton", "inductor", "ktune", "ktune_warm")
 
 
 def _parent():
@@ -40,6 +49,7 @@ def _parent():
         elif arg.startswith("--peers="):
             peers = [p for p in arg.split("=", 1)[1].split(",") if p in PEERS]
     summary = []
+    kcache = tempfile.mkdtemp(prefix="ktune-peer-")  # ktune's, then ktune_warm's with its db removed
     for peer in peers:
         cmd = [sys.executable, os.path.abspath(__file__), f"--child={peer}"]
         if shapes:
@@ -47,6 +57,13 @@ def _parent():
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         if peer == "inductor":
             env["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="inductor-cold-")
+        if peer.startswith("ktune"):
+            env.update(KTUNE_CACHE_DIR=kcache, KTUNE_ISOLATE="1")
+            if peer == "ktune":  # NVRTC keeps its results in the CUDA compute cache: a fresh one
+                shutil.rmtree(kcache, ignore_errors=True)
+                env["CUDA_CACHE_PATH"] = tempfile.mkdtemp(prefix="nvcache-cold-")
+            else:
+                shutil.rmtree(os.path.join(kcache, "db"), ignore_errors=True)
         t0 = time.perf_counter()
         # Its own process group: Inductor compiles in worker processes, which must go with it
         # (left running they would load the GPU machine during the next measurement).
@@ -180,6 +197,10 @@ def main():
     if peer == "triton":
         print(f"triton tutorial autotuner: {len(TUTORIAL_CONFIGS)} configs")
         name, first_call = "triton autotune", lambda a, b: triton_mm(a, b)
+    elif peer.startswith("ktune"):
+        import ktune  # noqa: PLC0415 (the package is optional for the other peers)
+        name = "ktune guided" + (" (warm store)" if peer == "ktune_warm" else " (cold)")
+        first_call = lambda a, b: ktune.ops.gemm(a, b)  # noqa: E731
     else:
         name, first_call = "inductor max-autotune", None
     rows = []

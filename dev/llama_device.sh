@@ -25,6 +25,11 @@
 #                           that would overrun it
 #   LLAMA_CXX_S=0           of it, what is kept for the C++ decoder (0: not run)
 #   LLAMA_HOST_COST=0       1: the host-cost table too (when 35 s are left)
+#   LLAMA_PEERS_S=0         > 0: after the harness, the tuning time of one GEMM's first call to
+#                           its result, ktune (cold, then warm store) beside Triton's autotuner
+#                           and Inductor's max-autotune, each peer in its own process
+#                           (bench/tuning_peers.py, LLAMA_PEERS_SHAPES, default 4096x4096x4096,
+#                           16x4096x4096), in that many seconds kept from the budget
 #   LLAMA_ARGS="--shapes d1,d32 --compile-shapes d1"   a shorter run (default: the four variants
 #                           of the table, ktune_fused (gate/up + SiLU·Mul fused up to 16 rows, on
 #                           the shapes of --fused-shapes, none by default) and ktune_nopdl (ktune with KTUNE_PDL off, d1 and d8), --rounds 5
@@ -103,7 +108,8 @@ export PYTHONPATH="/tmp/kpy${PYTHONPATH:+:$PYTHONPATH}" LLAMA_WAIT_FOR=/tmp/kpy.
 
 # 2. The harness: its log and JSON straight into $OUT, the repeat processes' JSON and TunableOp's
 # results file beside them.
-LEFT=$(( BUDGET - CXX_S - $(elapsed) ))
+PEERS_S=${LLAMA_PEERS_S:-0}
+LEFT=$(( BUDGET - CXX_S - PEERS_S - $(elapsed) ))
 echo "harness: $LEFT s of the budget left"
 PYTHONUNBUFFERED=1 timeout "$LEFT" $PY python/examples/llama.py --json "$OUT/llama.json" \
   --engine-log "$OUT/llama.log" --deadline-s $(( LEFT - 15 )) $ARGS > "$OUT/llama.log" 2>&1
@@ -128,6 +134,14 @@ if [ "${LLAMA_HOST_COST:-0}" != 0 ] && [ $(( BUDGET - CXX_S - $(elapsed) )) -ge 
   echo "host cost rc=$? at $(elapsed) s"
 else
   echo "host cost: skipped (budget)"
+fi
+
+# 3b. The first call's tuning time, ktune in-process beside the peers (the package is installed).
+if [ "$PEERS_S" -gt 0 ]; then
+  PB=$(( (PEERS_S - 10) / 4 ))
+  timeout "$PEERS_S" $PY bench/tuning_peers.py --peers=ktune,ktune_warm,triton,inductor --budget=$PB \
+    --shapes=${LLAMA_PEERS_SHAPES:-4096x4096x4096,16x4096x4096} > "$OUT/tuning_peers.log" 2>&1
+  echo "tuning peers rc=$? at $(elapsed) s"
 fi
 
 # 4. The C++ decoder.
@@ -164,6 +178,8 @@ fi
 # The tables last; the markdown table and the tuning totals once more at the very end.
 sed -n '/^== /,$p' "$OUT/llama.log" | grep -v "^     " | cut -c1-230
 grep -E "^==|^  [a-z_]+ +[0-9]" "$W/host_cost.log" 2>/dev/null | head -8
+[ -f "$OUT/tuning_peers.log" ] && { echo "== first call to result (bench/tuning_peers.py)"
+  grep -E "^summary|no shape finished|child process" "$OUT/tuning_peers.log"; }
 echo "== C++ decoder (examples/llama.cc, public API only)"
 cat "$W/cxx_check.log" "$W/llama_cxx.log" 2>/dev/null | tail -20
 sed -n '/^== table (markdown/,/^$/p' "$OUT/llama.log"
