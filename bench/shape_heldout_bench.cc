@@ -19,7 +19,7 @@
 // host-side compare), kept to compare the two.
 //   shape_heldout_bench [--nk 6144x4096,...] [--train 20] [--max-m 8192] [--heldout 26] [--rounds 3]
 //                       [--top 3] [--vendor 3] [--train-s S] [--deadline-s S] [--seed S]
-//                       [--race 1] [--reuse-db 0] [--verify-pass 1] [--out rows.jsonl]
+//                       [--race 1] [--reuse-db 0] [--verify-pass 1] [--padded 0] [--out rows.jsonl]
 // --race 1 (default): the "predicted" config is the race's pick (background mode times the default,
 // the prediction and the vendor's next picks for the key before tuning it: predict.h), timed by the
 // engine's own race apart from the re-timing; the bare prediction is re-timed too ("unraced").
@@ -62,6 +62,11 @@ struct Args {
   // are not tuned again: their recorded results are the training.
   bool reuse = false;
   bool verify_pass = true;  // verification in its own pass before the timed rounds (file comment)
+  // The padding probe: each key's list also holds the vendor heuristic's first pick for its M
+  // rounded up (padOf), run at the key's own M (role "padN", N = the multiple; "padP2": the next
+  // power of two), to see whether the library's pick for a rounder M is a better bare prediction
+  // where its pick for the exact M is slow.
+  bool padded = false;
   double train_s = 0, deadline_s = 0;  // 0: no limit
   std::string out;
 };
@@ -86,6 +91,7 @@ bool parseArgs(int argc, char** argv, Args* a) {
     else if (f == "--race") a->race = std::atoi(v.c_str()) != 0;
     else if (f == "--reuse-db") a->reuse = std::atoi(v.c_str()) != 0;
     else if (f == "--verify-pass") a->verify_pass = std::atoi(v.c_str()) != 0;
+    else if (f == "--padded") a->padded = std::atoi(v.c_str()) != 0;
     else if (f == "--rounds") a->rounds = std::max(1, std::atoi(v.c_str()));
     else if (f == "--top") a->top = std::atoi(v.c_str());
     else if (f == "--vendor") a->vendor = std::atoi(v.c_str());
@@ -182,6 +188,19 @@ struct Ctx {
   const Args* args;
 };
 
+// The padding probe's rounder M values of `m` (Args::padded), by role; those equal to m left out.
+std::vector<std::pair<std::string, int64_t>> padsOf(int64_t m) {
+  std::vector<std::pair<std::string, int64_t>> out;
+  for (int64_t q : {8, 16, 64, 128}) {
+    const int64_t mp = (m + q - 1) / q * q;
+    if (mp != m) out.push_back({"pad" + std::to_string(q), mp});
+  }
+  int64_t p2 = 1;
+  while (p2 < m) p2 *= 2;
+  if (p2 != m) out.push_back({"padP2", p2});
+  return out;
+}
+
 // The reduced list of one held-out key (see the file comment).
 std::vector<Cand> candidatesFor(Ctx& c, const GemmCall& call, const predict::Prediction& p,
                                 const KeyReport& def, const std::vector<std::string>& winners,
@@ -201,6 +220,10 @@ std::vector<Cand> candidatesFor(Ctx& c, const GemmCall& call, const predict::Pre
     if (auto e = db->lookup(n.key))
       for (const auto& cfg : topJit(*e, c.args->top)) addCand(v, cfg, "jit", "neighbour");
   for (const auto& w : winners) addCand(v, w, "jit", "neighbour");
+  if (c.args->padded && c.vendor)
+    for (const auto& [role, mp] : padsOf(call.shape.m))
+      for (const auto& vc : c.vendor->candidates(shapeOf(mp, call.shape.n, call.shape.k), 1))
+        addCand(v, vc.id, vc.source, role);
   return v;
 }
 
@@ -290,6 +313,7 @@ struct Row {
 // per shape), a JIT config as itself.
 std::string labelOf(const Cand& c) {
   if (c.source == "jit") return "jit:" + c.config;
+  if (c.role.rfind("pad", 0) == 0) return c.role;  // another shape's pick: its rank means nothing here
   const int r = predict::vendorRank(c.config);
   return r >= 0 ? "r" + std::to_string(r) : c.source + ":" + c.config;
 }
@@ -352,6 +376,9 @@ Row heldOutRow(Ctx& c, const Buffers& b, int64_t m, int64_t n, int64_t k,
     else if (!x.error.empty()) row.errors[labelOf(x)] = x.error.substr(0, 200);
   for (const Cand& x : v)
     if (x.source != "jit" && predict::vendorRank(x.config) >= 0) row.vendor_ids[labelOf(x)] = x.config;
+  if (c.args->padded && c.vendor)  // every pad's id, also where it equals an entry above (deduplicated)
+    for (const auto& [role, mp] : padsOf(m))
+      for (const auto& vc : c.vendor->candidates(shapeOf(mp, n, k), 1)) row.vendor_ids[role] = vc.id;
   row.winner = (win->source == "jit" ? "" : win->source + ":") + win->config;
   row.vs_winner = v[0].time() / win->time();
   row.vs_default = v[0].time() / d->time();
@@ -552,7 +579,7 @@ int main(int argc, char** argv) {
   if (!ktune::parseArgs(argc, argv, &a)) {
     std::fprintf(stderr, "usage: shape_heldout_bench [--nk NxK,...] [--train 20] [--max-m 8192] [--heldout 26] "
                          "[--rounds 3] [--top 3] [--vendor 3] [--train-s S] [--deadline-s S] [--seed S] [--race 1] [--reuse-db 0] "
-                         "[--verify-pass 1] [--out FILE]\n");
+                         "[--verify-pass 1] [--padded 0] [--out FILE]\n");
     return 2;
   }
   return ktune::run(a);

@@ -14,6 +14,7 @@
 #     VENDOR=3 (cuBLASLt ranks after #0 in the held-out keys' reduced lists; TRAIN_S=0: no limit)
 #     RACE=1 (the rows' "predicted" config is background mode's race pick; 0: the bare prediction)
 #     REUSE_DB=bench/data/heldout_seed4/heldout_db.json.gz (that run's training, not tuned again)
+#     PADDED=1 (the bench's padding probe: the vendor's pick for rounder M in each key's list)
 #     VERIFY_PASS=1 (the re-timing's verification in a pass of its own; 0: in round 0)
 #     AGAIN_S=45 (the same keys again, the other verification method, on this call's training)
 #   SHAPE_STAGE=first_call       step 1 only;  SHAPE_STAGE=heldout  step 3 only
@@ -82,7 +83,7 @@ heldout() {
     timeout $(( $2 + 15 )) "$KB/shape_heldout_bench" --heldout "${HELDOUT:-26}" \
     --train-s "${TRAIN_S:-55}" --deadline-s "$2" --seed "${SEED:-0}" \
     --rounds "${ROUNDS:-3}" --vendor "${VENDOR:-3}" --race "${RACE:-1}" --reuse-db "$3" \
-    --verify-pass "$4" --out "$OUT/$1.jsonl" > "$OUT/$1.log" 2>&1
+    --verify-pass "$4" --padded "${PADDED:-0}" --out "$OUT/$1.jsonl" > "$OUT/$1.log" 2>&1
   echo "$1 rc=$? ($(el) s):"; grep -vE "^ktune:" "$OUT/$1.log" | tail -12 | cut -c1-300
 }
 [ -n "${REUSE_DB:-}" ] && gzip -dc "$REUSE_DB" > /tmp/heldout_db.json
