@@ -35,6 +35,12 @@ P176S5="BLOCK_N=176,$C2,WG_M=2,NUM_STAGES=5,GROUP_M=16,EPI_TMA=1,SPLIT_K=1,PINGP
 # four-block clusters CL4 / CL4E2 of commit 8400acc's probe are not in the kernel: bench/NOTES.md.)
 CL2="BLOCK_N=256,CONSUMERS=2,CLUSTER_M=2,WG_M=1,NUM_STAGES=4,GROUP_M=8,EPI_TMA=1,SPLIT_K=1,PINGPONG=0"
 CL2E2="BLOCK_N=256,CONSUMERS=2,CLUSTER_M=2,WG_M=1,NUM_STAGES=4,GROUP_M=16,EPI_TMA=2,SPLIT_K=1,PINGPONG=0"
+# CL2E2S: CL2E2 with its split tail (a last round of at most two thirds of the pairs shared out
+# stream-K style); CL192: the pair on 192-wide tiles (two of B's three boxes from one block). E4:
+# D with a deferred-epilogue piece every second k-tile (EPI_TMA 3, a probe value outside the space).
+CL2E2S="BLOCK_N=256,CONSUMERS=2,CLUSTER_M=2,WG_M=1,NUM_STAGES=4,GROUP_M=16,EPI_TMA=2,SPLIT_K=2,PINGPONG=0"
+CL192="BLOCK_N=192,CONSUMERS=2,CLUSTER_M=2,WG_M=1,NUM_STAGES=4,GROUP_M=16,EPI_TMA=2,SPLIT_K=1,PINGPONG=0"
+E4="BLOCK_N=256,$C2,WG_M=1,NUM_STAGES=4,GROUP_M=16,EPI_TMA=3,SPLIT_K=2,PINGPONG=0"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv > "$OUT/gpu.txt" 2>&1
 PB=$PWD/pb
 export LD_LIBRARY_PATH="$PB/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
