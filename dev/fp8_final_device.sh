@@ -6,7 +6,8 @@
 #      and the best of 8 in the same process; ktune = the fastest --only config of the process's
 #      pre-pass) over $SHAPES; the first process compiles (BENCH1_S), the others hit its cache;
 #   3. the GPU tests after the figures (so a slow compile cannot cost them): gemm_gpu_test
-#      ($GEMM_FILTER) and gemm_fp8_gpu_test ($FP8_FILTER) side by side, for what is left.
+#      ($GEMM_FILTER, and $GEMM_FILTER2 in a second process) and gemm_fp8_gpu_test ($FP8_FILTER) side
+#      by side, for what is left.
 # At most 8 files under $OUT (the return limit): gpu.txt (+ copy rate), bench_P.txt / .err,
 # tests.log. Tables last.   BUDGET (190) PROCS (3) ROUNDS (3) BENCH1_S (50) BENCH_S (36) TESTS (1)
 # TWIN_NAMES (names timed beside the pick in its rounds)
@@ -37,11 +38,20 @@ TS=$(( $(left) - 3 ))
 if [ "${TESTS:-1}" != 0 ] && [ "$TS" -ge 15 ]; then
   timeout "$TS" stdbuf -oL "$PB/tests/gemm_fp8_gpu_test" --gtest_filter="${FP8_FILTER:-*JitKernel*:*LargeJit*}" > /tmp/fp8_test.log 2>&1 &
   F=$!
+  # GEMM_FILTER2: a second gemm_gpu_test process beside the first (its tests then do not wait for
+  # the first's in definition order).
+  : > /tmp/gemm_test2.log
+  if [ -n "${GEMM_FILTER2:-}" ]; then
+    timeout "$TS" stdbuf -oL "$PB/tests/gemm_gpu_test" --gtest_filter="$GEMM_FILTER2" > /tmp/gemm_test2.log 2>&1 &
+    G=$!
+  fi
   timeout "$TS" stdbuf -oL "$PB/tests/gemm_gpu_test" --gtest_filter="${GEMM_FILTER:-GemmGpu.TmaSplitTail*:GemmGpu.TmaEveryLayout*}" > /tmp/gemm_test.log 2>&1
   RB=$?
   wait $F; RF=$?
-  at "tests ($TS s): gemm_fp8_gpu_test rc=$RF, gemm_gpu_test rc=$RB"
-  cat /tmp/gemm_test.log /tmp/fp8_test.log > "$OUT/tests.log"
+  RB2=-
+  [ -n "${GEMM_FILTER2:-}" ] && { wait $G; RB2=$?; }
+  at "tests ($TS s): gemm_fp8_gpu_test rc=$RF, gemm_gpu_test rc=$RB (second: $RB2)"
+  cat /tmp/gemm_test.log /tmp/gemm_test2.log /tmp/fp8_test.log > "$OUT/tests.log"
   grep -hE "^\[ +(OK|FAILED|PASSED) |Failure" "$OUT/tests.log" | cut -c1-160 | head -12
 else
   echo "tests skipped: $(left) s left"
