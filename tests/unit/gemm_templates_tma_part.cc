@@ -58,27 +58,10 @@ TEST(GemmTma, LaunchRuleApplicabilityAndTensorMaps) {
   EXPECT_EQ(launchPlan(KernelKind::kTma, split, tiny, h)->grid.x, 2u);
   GemmShape few = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 640, 2560, 1000);
   EXPECT_EQ(launchPlan(KernelKind::kTma, split, few, h)->grid.x, 100u);  // 50 tiles x 2
-  // With clusters only as SPLIT_K 2 with the deferred epilogue (keeps the space small): whole pairs,
-  // up to SPLIT_K pairs per pair tile (640x2560: 3 x 10 pair tiles of 256 x 256, 60 pairs).
+  // Not with clusters, nor with the direct-store epilogue (keeps the space small).
   Config split_pair = split;
   split_pair.set("CLUSTER_M", int64_t{2});
   EXPECT_FALSE(configSpace(KernelKind::kTma).validate(split_pair).ok());
-  split_pair.set("EPI_TMA", int64_t{2});
-  ASSERT_TRUE(configSpace(KernelKind::kTma).validate(split_pair).ok());
-  auto psp = launchPlan(KernelKind::kTma, split_pair, wide, h);
-  ASSERT_TRUE(psp.ok()) << psp.status().toString();
-  EXPECT_EQ(psp->grid.x, 132u);
-  EXPECT_EQ(psp->workspace_bytes, int64_t{132} * 128 * 256 * 4);
-  EXPECT_EQ(launchPlan(KernelKind::kTma, split_pair, few, h)->grid.x, 120u);
-  EXPECT_EQ(launchPlan(KernelKind::kTma, split_pair, tiny, h)->grid.x, 4u);
-  split_pair.set("SPLIT_K", int64_t{4});
-  EXPECT_FALSE(configSpace(KernelKind::kTma).validate(split_pair).ok());
-  // A 192-wide pair (two of B's three boxes from one block), with the deferred epilogue only.
-  Config pair192 = pair;
-  pair192.set("BLOCK_N", int64_t{192});
-  EXPECT_FALSE(configSpace(KernelKind::kTma).validate(pair192).ok());
-  pair192.set("EPI_TMA", int64_t{2});
-  EXPECT_TRUE(configSpace(KernelKind::kTma).validate(pair192).ok());
   split.set("EPI_TMA", int64_t{0});
   EXPECT_FALSE(configSpace(KernelKind::kTma).validate(split).ok());
   // The deferred epilogue (EPI_TMA 2) uses the same C buffers as EPI_TMA 1: 4 stages still fit.

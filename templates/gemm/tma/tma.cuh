@@ -37,9 +37,8 @@
 // unaligned C or ldc) the direct path is used.
 //
 // Clusters (CLUSTER_M = 2): two blocks on neighbouring SMs take vertically adjacent tiles (same B
-// columns); each loads its own A rows and half of the B tile (a 192-wide tile: two boxes and one),
-// multicast into both blocks' shared memory, so L2 -> SM traffic per stage drops from (BM + BN) to
-// (BM + BN / 2) rows. Each block's
+// columns); each loads its own A rows and half of the B tile, multicast into both blocks' shared
+// memory, so L2 -> SM traffic per stage drops from (BM + BN) to (BM + BN / 2) rows. Each block's
 // `full` expects the whole stage; a slot is refilled only when the consumers of BOTH blocks have
 // released it (consumer warps arrive on the `empty` barrier of both blocks, count doubled). The
 // pair walks the same tiles in lockstep, so phases agree; a pair whose second tile lies below M
@@ -49,24 +48,21 @@
 // acquire on each k-tile's waits the variant was far slower; with them it runs level with the
 // same tile without a cluster, as L2 is not what bounds this kernel (bench/NOTES.md, issue 33).
 //
-// Split tail (SPLIT_K = 2 | 4): when the tiles do not fill the last round of the persistent grid
-// (e.g. 448 tiles on 132 SMs: 3 full rounds + 52 tiles, so 80 SMs idle for a whole tile's time),
-// the k-tiles of that round's tiles are shared out stream-K style: cut into equal contiguous
-// ranges, one per block, each at most one tile's K long (tma_schedule.cuh; at most SPLIT_K ranges
-// per tile when that leaves SMs idle anyway; tails of more than two thirds of a round stay whole).
-// A range that ends a tile without starting it (a contributor) writes its fp32 accumulators to its
-// block's workspace slot in register order (thread-contiguous float4, so the writes are coalesced
-// and need no layout change), then increments its tile's counter (release); the range that
-// starts the tile (the reducer) finishes its own K range, waits for its contributors (acquire),
-// adds the partials, zeroes the slots and the counter (the launch contract: workspace and counters
-// are left zero) and runs the epilogue. All blocks are resident at once (grid <= SMs, one block
-// per SM) and a reducer only waits for ranges its contributors run before any wait of their own,
-// so the wait cannot deadlock.
+// Split tail (SPLIT_K = 2 | 4, no clusters): when the tiles do not fill the last round of the
+// persistent grid (e.g. 448 tiles on 132 SMs: 3 full rounds + 52 tiles, so 80 SMs idle for a whole
+// tile's time), the k-tiles of that round's tiles are shared out stream-K style: cut into equal
+// contiguous ranges, one per block, each at most one tile's K long (tma_schedule.cuh; at most
+// SPLIT_K ranges per tile when that leaves SMs idle anyway; tails of more than 60% of a round stay
+// whole). A range that ends a tile without
+// starting it (a contributor) writes its fp32 accumulators to its block's workspace slot in
+// register order (thread-contiguous float4, so the writes are coalesced and need no layout change),
+// then increments its tile's counter (release); the range that starts the tile (the reducer)
+// finishes its own K range, waits for its contributors (acquire), adds the partials, zeroes the
+// slots and the counter (the launch contract: workspace and counters are left zero) and runs the
+// epilogue. All blocks are resident at once (grid <= SMs, one block per SM) and a reducer only
+// waits for ranges its contributors run before any wait of their own, so the wait cannot deadlock.
 // The same mechanism splits a single partial round (few tiles, e.g. M = 128): the host then
-// launches up to SPLIT_K x tiles blocks (at most one per SM). With clusters the schedule's units
-// are cluster tiles and its workers clusters: each block of a cluster exchanges its own rows with
-// the same rank of the other clusters (one slot and counter per block), so a pair stays in
-// lockstep; the grid's clusters must be resident at once too (ncu: 66 pairs of 66 on an H200).
+// launches up to SPLIT_K x tiles blocks (at most one per SM).
 //
 // FP8 (DTYPE_AB 8 = e4m3, 9 = e5m2; layout NT only): the same kernel with the m64nNk32 fp8 wgmma.
 // A k-tile is 128 elements (still 128 bytes per row, so boxes, swizzle, descriptors and shared
@@ -179,7 +175,9 @@ static_assert(kWgM == 1 || kWgM == 2, "WG_M must be 1 or 2");
 static_assert(kWgM * kBN <= (kPP ? 384 : 256), "WG_M * BLOCK_N <= 256 (384 with PINGPONG): accumulator registers");
 static_assert(kStages >= 2 && kStages <= 8, "NUM_STAGES must be in [2, 8]");
 static_assert(CLUSTER_M == 1 || CLUSTER_M == 2, "CLUSTER_M must be 1 or 2");
+static_assert(CLUSTER_M == 1 || kBN % 128 == 0, "clusters split the B tile in two 64-row-box halves");
 static_assert(SPLIT_K == 1 || SPLIT_K == 2 || SPLIT_K == 4, "SPLIT_K must be 1, 2 or 4");
+static_assert(SPLIT_K == 1 || CLUSTER_M == 1, "the split tail is not combined with clusters");
 static_assert(!kPP || (kCons == 2 && CLUSTER_M == 1 && SPLIT_K == 1 && EPI_TMA <= 1),
               "PINGPONG needs two consumers, no cluster, no split tail, EPI_TMA 0 or 1");
 #if EPI_TMA && DTYPE_C != 0
@@ -313,11 +311,9 @@ KTUNE_DEVICE void produce(const TensorMap* tmA, const TensorMap* tmB, unsigned s
         tma_load_2d(sA + (s * kATile + b * 64 * kBK) * kElem, tmA, c0, r0, full + 8 * s);
       }
 #if CLUSTER_M > 1
-      // This block's half of the B tile's boxes (the first block takes the odd one of a 192-wide
-      // tile), into both blocks.
-      constexpr int kHalf = (kBBoxes + 1) / 2;
+      // This block's half of the B tile, into both blocks.
 #pragma unroll
-      for (int b = rank * kHalf; b < min(kBBoxes, (rank + 1) * kHalf); ++b) {
+      for (int b = rank * (kBN / 128); b < (rank + 1) * (kBN / 128); ++b) {
         box_coords<KT_B_MN>(kt * kBK, n0 + b * 64, c0, r0);
         tma_load_2d_multicast(sB + (s * kBTile + b * 64 * kBK) * kElem, tmB, c0, r0, full + 8 * s,
                               (unsigned short)0x3);

@@ -92,7 +92,7 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
     pend = 0;
 #endif
 #if SPLIT_K > 1
-    if (un.tail >= 0 && !splitk_exchange(acc, un, sc, workspace, counters, rank, cw, tid)) continue;
+    if (un.tail >= 0 && !splitk_exchange(acc, un, sc, workspace, counters, cw, tid)) continue;
 #endif
 #if KT_DEFER
     if (c_tma_ok) {

@@ -16,7 +16,7 @@
 // tail * SPLIT_K <= step the ranges are exactly K / SPLIT_K (the plain split of a few tiles, e.g.
 // M = 128); otherwise every block gets the same share of the tail, and the last round takes
 // tail / step of a tile's time instead of a whole one (448 tiles on 132 SMs: 3.39 rounds instead
-// of 4). Tails of more than two thirds of a round stay whole (see make_sched).
+// of 4). Tails of more than 60% of a round stay whole (see make_sched).
 
 struct Unit {
   int tile, kb, ke;  // output tile, k-tile range [kb, ke)
@@ -44,11 +44,11 @@ KTUNE_DEVICE Sched make_sched(int ntiles, int ktiles, int first, int step, int s
   s.whole = ntiles, s.tail = 0, s.workers = 0, s.pieces = 0, s.lo = 0, s.hi = 0;
   const int rest = ntiles % step;
   const int per = split < ktiles ? split : ktiles;
-  // Only tails of at most two thirds of a round are split: measured on an H200 (bench/NOTES.md,
-  // issue 33), sharing a tail of 68 of 132 tiles (8192^3) out over every block gained about 1%,
-  // one of 116 of 132 (4096^3) lost 6%; a tail of 52 split in two gained 6% (1024x14336x4096);
-  // the 42 of 66 cluster pairs of 3000x5000x1000 (64%) are split.
-  if (split > 1 && rest > 0 && per > 1 && rest * 3 <= step * 2) {
+  // Only tails of at most 60% of a round are split: measured on an H200 (bench/NOTES.md, issue
+  // 33), sharing a tail of 68 of 132 tiles (8192^3) out over every block gained about 1%, one of
+  // 116 of 132 (4096^3) lost 6%, one of 84 (64%, 3000x5000x1000: 16 k-tiles a tile) lost 10%, and
+  // as much with cluster pairs (42 of 66); a tail of 52 split in two gained 6% (1024x14336x4096).
+  if (split > 1 && rest > 0 && per > 1 && rest * 5 <= step * 3) {
     s.whole = ntiles - rest;
     s.tail = rest;
     const long long w = static_cast<long long>(rest) * per;

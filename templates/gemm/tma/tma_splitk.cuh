@@ -3,17 +3,15 @@
 // A split tail piece (see tma_schedule.cuh): a contributor leaves this warpgroup's partial sums in
 // its block's workspace slot and counts them (false: nothing to store); the reducer waits for the
 // count of its contributors, adds their slots into acc (zeroing them for the next launch) and
-// stores the tile. In a cluster the schedule is the cluster's (sc.first counts clusters) and each
-// block (`rank`) exchanges its own rows of the cluster tile with the same rank of the others.
+// stores the tile.
 KTUNE_DEVICE bool splitk_exchange(float (&acc)[kWgM][kAcc], const Unit& un, const Sched& sc,
-                                  float* workspace, unsigned* counters, int rank, int cw, int tid) {
+                                  float* workspace, unsigned* counters, int cw, int tid) {
   // One slot per (block, consumer): a block contributes at most one partial tile per launch.
   constexpr int kSlot = kWgM * kAcc * 128;  // floats
   const int wt = tid & 127;
-  unsigned* ctr = counters + (un.tail * kCluster + rank) * kCons + cw;
+  unsigned* ctr = counters + un.tail * kCons + cw;
   if (un.split > 0) {
-    float4* dst = reinterpret_cast<float4*>(
-        workspace + (long)((sc.first * kCluster + rank) * kCons + cw) * kSlot);
+    float4* dst = reinterpret_cast<float4*>(workspace + (long)(sc.first * kCons + cw) * kSlot);
 #pragma unroll
     for (int w = 0; w < kWgM; ++w)
 #pragma unroll
@@ -36,8 +34,7 @@ KTUNE_DEVICE bool splitk_exchange(float (&acc)[kWgM][kAcc], const Unit& un, cons
   }
   bar_named(1 + cw, 128);
   for (int b = sc.first + 1; b <= sc.first + nc; ++b) {
-    float4* src =
-        reinterpret_cast<float4*>(workspace + (long)((b * kCluster + rank) * kCons + cw) * kSlot);
+    float4* src = reinterpret_cast<float4*>(workspace + (long)(b * kCons + cw) * kSlot);
 #pragma unroll
     for (int w = 0; w < kWgM; ++w)
 #pragma unroll
