@@ -174,8 +174,9 @@ static_assert(kWgM == 1 || kWgM == 2, "WG_M must be 1 or 2");
 // accumulators per thread under setmaxnreg's 232 registers); the cooperative kernel stays at 128.
 static_assert(kWgM * kBN <= (kPP ? 384 : 256), "WG_M * BLOCK_N <= 256 (384 with PINGPONG): accumulator registers");
 static_assert(kStages >= 2 && kStages <= 8, "NUM_STAGES must be in [2, 8]");
-static_assert(CLUSTER_M == 1 || CLUSTER_M == 2, "CLUSTER_M must be 1 or 2");
-static_assert(CLUSTER_M == 1 || kBN % 128 == 0, "clusters split the B tile in two 64-row-box halves");
+static_assert(CLUSTER_M == 1 || CLUSTER_M == 2 || CLUSTER_M == 4, "CLUSTER_M must be 1, 2 or 4 (a probe)");
+static_assert(CLUSTER_M == 1 || kBN % (64 * CLUSTER_M) == 0,
+              "clusters split the B tile into CLUSTER_M parts of whole 64-row boxes");
 static_assert(SPLIT_K == 1 || SPLIT_K == 2 || SPLIT_K == 4, "SPLIT_K must be 1, 2 or 4");
 static_assert(SPLIT_K == 1 || CLUSTER_M == 1, "the split tail is not combined with clusters");
 static_assert(!kPP || (kCons == 2 && CLUSTER_M == 1 && SPLIT_K == 1 && EPI_TMA <= 1),
@@ -275,14 +276,18 @@ KTUNE_DEVICE void init_barriers(unsigned full, unsigned empty, int tid) {
 #endif
 }
 
-// Hands stage `s` back to the producer; in a cluster to both blocks' producers (the partner
-// multicasts into the slot too).
-KTUNE_DEVICE void release_slot(unsigned empty, unsigned empty_partner, unsigned s) {
+// The other blocks of the cluster (their `empty` barriers: rank ^ r, r = 1 .. kCluster - 1).
+constexpr int kOthers = kCluster > 1 ? kCluster - 1 : 1;
+
+// Hands stage `s` back to the producer; in a cluster to every block's producer (each multicasts
+// its part of B into the slot too).
+KTUNE_DEVICE void release_slot(unsigned empty, const unsigned (&others)[kOthers], unsigned s) {
   mbar_arrive(empty + 8 * s);
 #if CLUSTER_M > 1
-  mbar_arrive_cluster(empty_partner + 8 * s);
+#pragma unroll
+  for (int r = 0; r < kCluster - 1; ++r) mbar_arrive_cluster(others[r] + 8 * s);
 #else
-  (void)empty_partner;
+  (void)others;
 #endif
 }
 
@@ -311,12 +316,13 @@ KTUNE_DEVICE void produce(const TensorMap* tmA, const TensorMap* tmB, unsigned s
         tma_load_2d(sA + (s * kATile + b * 64 * kBK) * kElem, tmA, c0, r0, full + 8 * s);
       }
 #if CLUSTER_M > 1
-      // This block's half of the B tile, into both blocks.
+      // This block's part of the B tile (1 / kCluster of its boxes), into every block.
+      constexpr int kPart = kBBoxes / kCluster;
 #pragma unroll
-      for (int b = rank * (kBN / 128); b < (rank + 1) * (kBN / 128); ++b) {
+      for (int b = rank * kPart; b < (rank + 1) * kPart; ++b) {
         box_coords<KT_B_MN>(kt * kBK, n0 + b * 64, c0, r0);
         tma_load_2d_multicast(sB + (s * kBTile + b * 64 * kBK) * kElem, tmB, c0, r0, full + 8 * s,
-                              (unsigned short)0x3);
+                              (unsigned short)((1u << kCluster) - 1u));
       }
 #else
 #pragma unroll
