@@ -147,9 +147,10 @@ Status plan(K c, const GemmShape& s, const DeviceInfo& dev, LaunchPlan& p) {
   // Persistent: one block per SM (the kernel's shared memory allows no second one).
   int64_t clusters =
       std::max<int64_t>(1, (dev.multiprocessors > 0 ? dev.multiprocessors : 1) / cluster);
-  // Probe (CLUSTER_M 4, outside the space): ncu put the resident four-block clusters of this
-  // kernel at 30 of 33 on an H200 (132 SMs); a persistent grid of more leaves the rest for a
-  // second round.
+  // Probe (CLUSTER_M 4, a pinned value outside the space): ncu counted 30 resident four-block
+  // clusters of this kernel on 132 SMs, so a grid of SMs / 4 leaves three for a second round; this
+  // rule fits that part only (the driver's cuOccupancyMaxActiveClusters is what a kept four-block
+  // config would size its grid by: bench/NOTES.md, issue 33).
   if (cluster == 4) clusters = std::max<int64_t>(1, clusters * 10 / 11);
   int64_t blocks = std::min(tiles, clusters) * cluster;
   p.block = Dim3{static_cast<unsigned>(128 * (knob(c, "CONSUMERS") + 1)), 1u, 1u};
