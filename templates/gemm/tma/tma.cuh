@@ -49,7 +49,7 @@
 // same tile without a cluster, as L2 is not what bounds this kernel (bench/NOTES.md, issue 33).
 // CLUSTER_M = 4 (a probe): four blocks, each loading a quarter of B (BLOCK_N 256) into all four,
 // every consumer warp arriving on all four `empty`s; it pays where the loads bound the kernel
-// (2000-byte rows at K = 1000: 3000x5000x1000 runs 4-8% faster than the pair, bench/NOTES.md).
+// (2000-byte rows at K = 1000: 3000x5000x1000 runs 3-8% faster than the pair, bench/NOTES.md).
 //
 // Split tail (SPLIT_K = 2 | 4, no clusters): when the tiles do not fill the last round of the
 // persistent grid (e.g. 448 tiles on 132 SMs: 3 full rounds + 52 tiles, so 80 SMs idle for a whole
