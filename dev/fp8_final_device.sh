@@ -18,8 +18,6 @@ BUDGET_DEFAULT=190
 # The tuning-off default everywhere; the other curated winners where they won before (P176,
 # CL2E2, Q4) or may (CL2E2 at the cubes), and the four-block cluster probe CL4E2 at short K.
 ONLY_NAMES=${ONLY_NAMES:-"D P176@1024x14336x4096 Q4@4096x6144x4096 Q4@8192x8192x8192 CL2E2@3000x5000x1000 CL4E2@3000x5000x1000 CL2E2@4096x4096x4096"}
-# NAME[@shape] lists into gemm_bench's CONFIG[@shape];... lists.
-configs() { local out="" n v; for n in $1; do v=${n%%@*}; out="$out${out:+;}${!v}${n#"$v"}"; done; echo "$out"; }
 ONLY=$(configs "$ONLY_NAMES")
 # TWIN_NAMES: configs timed in the same interleaved rounds as the pick (--twin), ratios to it.
 TWIN=$(configs "${TWIN_NAMES:-}")
