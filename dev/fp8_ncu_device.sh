@@ -7,8 +7,7 @@
 set -uo pipefail
 BUDGET_DEFAULT=40
 . dev/fp8_device_common.sh
-ONLY=""
-for n in ${ONLY_NAMES:-D@4096x4096x4096}; do v=${n%%@*}; ONLY="$ONLY${ONLY:+;}${!v}${n#"$v"}"; done
+ONLY=$(configs "${ONLY_NAMES:-D@4096x4096x4096}")
 command -v ncu > /dev/null || { echo "no ncu"; exit 1; }
 timeout 15 ncu --query-metrics > /tmp/ncu_query.txt 2>&1
 M=$(python3 dev/ncu_table.py --metrics /tmp/ncu_query.txt)

@@ -23,10 +23,7 @@ C192="BLOCK_N=192,$C2,WG_M=1,NUM_STAGES=4,GROUP_M=8,EPI_TMA=1,SPLIT_K=1,PINGPONG
 ONLY=${ONLY:-"$D;$B;$Q1;$Q2;$Q3;$Q4"}
 # ONLY_NAMES="D W224 Q4@8192x8192x8192 ...": the configs of those names (this file's and
 # dev/fp8_device_common.sh's), each for every shape or only at the @ shape.
-if [ -n "${ONLY_NAMES:-}" ]; then
-  ONLY=""
-  for n in $ONLY_NAMES; do v=${n%%@*}; ONLY="$ONLY${ONLY:+;}${!v}${n#"$v"}"; done
-fi
+[ -n "${ONLY_NAMES:-}" ] && ONLY=$(configs "$ONLY_NAMES")
 SHAPES=${SHAPES:-fp8,4096x4096x4096,8192x8192x8192,1024x14336x4096,4096x6144x4096,4096x4096x14336,2048x28672x8192}
 if [ "${TESTS:-0}" != 0 ]; then  # TESTS=fp8: the fp8 program only
   TS=${TEST_S:-40}

@@ -47,6 +47,9 @@
 // The barrier waits are CTA-scope like every other wait (see mbar_wait): with a cluster-scope
 // acquire on each k-tile's waits the variant was far slower; with them it runs level with the
 // same tile without a cluster, as L2 is not what bounds this kernel (bench/NOTES.md, issue 33).
+// CLUSTER_M = 4 (a probe): four blocks, each loading a quarter of B (BLOCK_N 256) into all four,
+// every consumer warp arriving on all four `empty`s; it pays where the loads bound the kernel
+// (2000-byte rows at K = 1000: 3000x5000x1000 runs 3-8% faster than the pair, bench/NOTES.md).
 //
 // Split tail (SPLIT_K = 2 | 4, no clusters): when the tiles do not fill the last round of the
 // persistent grid (e.g. 448 tiles on 132 SMs: 3 full rounds + 52 tiles, so 80 SMs idle for a whole
@@ -93,8 +96,8 @@
 //
 // Config: BLOCK_N (128 | 176 | 192 | 224 | 256), CONSUMERS (1 | 2), WG_M (1 | 2; BLOCK_M =
 // 64 * WG_M * CONSUMERS; WG_M * BLOCK_N <= 256 keeps the accumulators at <= 128 registers; 384 with
-// PINGPONG), NUM_STAGES (2..8), GROUP_M, CLUSTER_M (1 | 2), SPLIT_K (1 | 2 | 4), PINGPONG (0 | 1;
-// BLOCK_M = 64 * WG_M per consumer).
+// PINGPONG), NUM_STAGES (2..8), GROUP_M, CLUSTER_M (1 | 2; 4 a pinned probe value, its grid rule
+// in tma.cc), SPLIT_K (1 | 2 | 4), PINGPONG (0 | 1; BLOCK_M = 64 * WG_M per consumer).
 // Problem defines: DTYPE_AB (1 f16, 2 bf16), DTYPE_C (0 f32, 1 f16, 2 bf16), HAS_BIAS, ACT (0 none,
 // 1 SiLU, 2 GELU erf), LAYOUT (0 NN, 1 NT, 2 TN, 3 TT). Host requirements (launch rule): 16-byte
 // aligned A and B, lda % 8 == 0, ldb % 8 == 0; tmA / tmB = boxes of 64 x 64 over A and B as stored
@@ -174,8 +177,9 @@ static_assert(kWgM == 1 || kWgM == 2, "WG_M must be 1 or 2");
 // accumulators per thread under setmaxnreg's 232 registers); the cooperative kernel stays at 128.
 static_assert(kWgM * kBN <= (kPP ? 384 : 256), "WG_M * BLOCK_N <= 256 (384 with PINGPONG): accumulator registers");
 static_assert(kStages >= 2 && kStages <= 8, "NUM_STAGES must be in [2, 8]");
-static_assert(CLUSTER_M == 1 || CLUSTER_M == 2, "CLUSTER_M must be 1 or 2");
-static_assert(CLUSTER_M == 1 || kBN % 128 == 0, "clusters split the B tile in two 64-row-box halves");
+static_assert(CLUSTER_M == 1 || CLUSTER_M == 2 || CLUSTER_M == 4, "CLUSTER_M must be 1, 2 or 4");
+static_assert(CLUSTER_M == 1 || kBN % (64 * CLUSTER_M) == 0,
+              "clusters split the B tile into CLUSTER_M parts of whole 64-row boxes");
 static_assert(SPLIT_K == 1 || SPLIT_K == 2 || SPLIT_K == 4, "SPLIT_K must be 1, 2 or 4");
 static_assert(SPLIT_K == 1 || CLUSTER_M == 1, "the split tail is not combined with clusters");
 static_assert(!kPP || (kCons == 2 && CLUSTER_M == 1 && SPLIT_K == 1 && EPI_TMA <= 1),
@@ -275,14 +279,18 @@ KTUNE_DEVICE void init_barriers(unsigned full, unsigned empty, int tid) {
 #endif
 }
 
-// Hands stage `s` back to the producer; in a cluster to both blocks' producers (the partner
-// multicasts into the slot too).
-KTUNE_DEVICE void release_slot(unsigned empty, unsigned empty_partner, unsigned s) {
+// The other blocks of the cluster (their `empty` barriers: rank ^ r, r = 1 .. kCluster - 1).
+constexpr int kOthers = kCluster > 1 ? kCluster - 1 : 1;
+
+// Hands stage `s` back to the producer; in a cluster to every block's producer (each multicasts
+// its part of B into the slot too).
+KTUNE_DEVICE void release_slot(unsigned empty, const unsigned (&others)[kOthers], unsigned s) {
   mbar_arrive(empty + 8 * s);
 #if CLUSTER_M > 1
-  mbar_arrive_cluster(empty_partner + 8 * s);
+#pragma unroll
+  for (int r = 0; r < kCluster - 1; ++r) mbar_arrive_cluster(others[r] + 8 * s);
 #else
-  (void)empty_partner;
+  (void)others;
 #endif
 }
 
@@ -311,12 +319,13 @@ KTUNE_DEVICE void produce(const TensorMap* tmA, const TensorMap* tmB, unsigned s
         tma_load_2d(sA + (s * kATile + b * 64 * kBK) * kElem, tmA, c0, r0, full + 8 * s);
       }
 #if CLUSTER_M > 1
-      // This block's half of the B tile, into both blocks.
+      // This block's part of the B tile (1 / kCluster of its boxes), into every block.
+      constexpr int kPart = kBBoxes / kCluster;
 #pragma unroll
-      for (int b = rank * (kBN / 128); b < (rank + 1) * (kBN / 128); ++b) {
+      for (int b = rank * kPart; b < (rank + 1) * kPart; ++b) {
         box_coords<KT_B_MN>(kt * kBK, n0 + b * 64, c0, r0);
         tma_load_2d_multicast(sB + (s * kBTile + b * 64 * kBK) * kElem, tmB, c0, r0, full + 8 * s,
-                              (unsigned short)0x3);
+                              (unsigned short)((1u << kCluster) - 1u));
       }
 #else
 #pragma unroll

@@ -13,10 +13,11 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
 #endif
   const int lane = tid & 31, warp = (tid >> 5) & 3, g = lane >> 2, q = lane & 3;
   float acc[kWgM][kAcc];
+  unsigned others[kOthers] = {};
 #if CLUSTER_M > 1
-  const unsigned empty_partner = map_to_rank(empty, static_cast<unsigned>(rank ^ 1));
-#else
-  const unsigned empty_partner = 0;
+#pragma unroll
+  for (int r = 1; r < kCluster; ++r)
+    others[r - 1] = map_to_rank(empty, static_cast<unsigned>(rank ^ r));
 #endif
 #if KT_DEFER
   // The previous tile's packed C (tma_epilogue.cuh): `pend` pieces left, stored from the next
@@ -73,7 +74,7 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
 #endif
       ktune::wgmma_wait<1>();
       // The wgmma group of the previous k-tile has finished reading its slot: hand it back.
-      if (lane == 0) release_slot(empty, empty_partner, (it - 1) % kStages);
+      if (lane == 0) release_slot(empty, others, (it - 1) % kStages);
     }
     KT_TRT(lead, j, cw, kTtIssued);
     // The next unit's schedule, coordinates and first stage while this unit's last MMAs run.
@@ -84,7 +85,7 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
     }
     ktune::wgmma_wait<0>();
     KT_TRT(lead, j, cw, kTtRetired);
-    if (un.ke > un.kb && lane == 0) release_slot(empty, empty_partner, (it - 1) % kStages);
+    if (un.ke > un.kb && lane == 0) release_slot(empty, others, (it - 1) % kStages);
 #if KT_DEFER
     // A unit shorter than the pieces.
     for (int p = (un.ke - un.kb + kPieceStride - 1) / kPieceStride; p < pend; ++p)
