@@ -232,10 +232,13 @@ TEST(GemmGpu, DecodeTmaClusterEndVsReference) {
   if (env().dev.arch != "sm_90a") GTEST_SKIP() << "DC_WG=2 needs sm_90a, device is " << env().dev.arch;
   // The gate/up pair keeps DC_XR = 0 (the space refuses 1 and 3 there): three rows of it, so every
   // case still has two valid configs (at 97 rows the DC_WARPS = 8 row refuses the pair: it spills).
-  // DC_XR = 3: the reduce-scatter's sums counted on the receiver's barrier.
+  // DC_XR = 3: the reduce-scatter's sums counted on the receiver's barrier. 256-row tiles (two
+  // warpgroups of two slabs): DC_PF = 3 (setmaxnreg; 128 accumulators at 65..128 rows) on clusters
+  // of 2 and 4, plain and gate/up, and DC_PF = 1 where its 64 accumulators fit (up to 64 rows).
   checkDecodeWgBody(2, {{4, 1, 2, 2, 4, 1, 0}, {4, 1, 2, 2, 4, 1, 1}, {8, 1, 2, 1, 5, 1, 1}, {4, 1, 2, 2, 4, 2, 1},
                         {8, 1, 2, 1, 4, 1, 1}, {8, 1, 2, 1, 4, 1, 0}, {4, 1, 1, 4, 4, 1, 0}, {4, 1, 2, 2, 4, 1, 3},
-                        {8, 1, 2, 1, 5, 1, 3}});
+                        {8, 1, 2, 1, 5, 1, 3}, {8, 2, 1, 2, 4, 3, 3}, {8, 2, 1, 2, 4, 3, 0}, {8, 2, 1, 2, 5, 3, 3},
+                        {8, 2, 2, 1, 4, 1, 3}});
 }
 
 // DC_WG = 2 with DC_PF = 2 (A's rows by the producer warpgroup's cp.async, the weight boxes by
