@@ -4,6 +4,7 @@
 // their spaces, launch rules and PTX.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "compiler/compiler.h"
@@ -193,6 +194,17 @@ TEST(GemmDecode, RegisterSplitCarries256RowTilesAt128Rows) {
   gu.beta = 1.0f;
   gu.ldc = 4099;
   jobs.push_back({cfg(8, 2, 4, 3, 0), gu});
+  // Curated from N = 14336 on at 65..128 rows (plain and its gate/up twin), not at N = 4096.
+  auto has = [](const GemmShape& s, const Config& c) {
+    const auto cs = curatedConfigs(KernelKind::kDecode, s);
+    return std::find(cs.begin(), cs.end(), c) != cs.end();
+  };
+  EXPECT_TRUE(has(nt(128, 14336, 4096), cfg(8, 2, 4, 3, 3)));
+  GemmShape wide_gu = nt(128, 2 * 14336, 4096);
+  wide_gu.act = Activation::kSiluMul;
+  EXPECT_TRUE(has(wide_gu, cfg(8, 2, 4, 3, 0)));
+  EXPECT_FALSE(has(wide_gu, cfg(8, 2, 4, 3, 3)));  // DC_XR = 3 is not the pair's
+  EXPECT_FALSE(has(nt(128, 4096, 4096), cfg(8, 2, 4, 3, 3)));
   auto p = launchPlan(KernelKind::kDecode, jobs[0].first, nt(128, 14336, 4096), sm90aDevice());
   ASSERT_TRUE(p.ok()) << p.status().toString();
   EXPECT_EQ(p->grid.x, 112u);  // 56 tiles of 256 rows, a pair each

@@ -114,26 +114,18 @@ KTUNE_DEVICE void mbar_init(unsigned bar, unsigned count) {
 KTUNE_DEVICE void mbar_arrive(unsigned bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
+// kCluster: acquire at cluster scope, for a barrier that other blocks' writes complete (st.async
+// counted on it, decode_wg_cluster.cuh): the form paired with their cluster-scope release.
+template <bool kCluster = false>
 KTUNE_DEVICE void mbar_wait(unsigned bar, unsigned parity) {
   unsigned done = 0;
   do {
-    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-                 "selp.u32 %0, 1, 0, p;\n}\n"
-                 : "=r"(done)
-                 : "r"(bar), "r"(parity)
-                 : "memory");
-  } while (!done);
-}
-// The same wait with acquire at cluster scope: for a barrier that other blocks' writes complete
-// (st.async counted on it, decode_wg_cluster.cuh), the form paired with their cluster-scope release.
-KTUNE_DEVICE void mbar_wait_cluster(unsigned bar, unsigned parity) {
-  unsigned done = 0;
-  do {
-    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
-                 "selp.u32 %0, 1, 0, p;\n}\n"
-                 : "=r"(done)
-                 : "r"(bar), "r"(parity)
-                 : "memory");
+    if constexpr (kCluster)
+      asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+                   "selp.u32 %0, 1, 0, p;\n}\n" : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+    else
+      asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                   "selp.u32 %0, 1, 0, p;\n}\n" : "=r"(done) : "r"(bar), "r"(parity) : "memory");
   } while (!done);
 }
 #include "decode_tma.cuh"
