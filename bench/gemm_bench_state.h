@@ -71,6 +71,15 @@ inline bool forShape(const std::string& entry, const gemm::GemmShape& s) {
                                         std::to_string(s.n) + "x" + std::to_string(s.k);
 }
 
+// Whether every knob of `c` is one of kind k's (an --only list over several --kinds holds other
+// kinds' configs; a probe value outside the space is still allowed).
+inline bool ownKnobs(gemm::KernelKind k, const Config& c) {
+  const auto& ps = gemm::configSpace(k).params();
+  return std::all_of(c.params().begin(), c.params().end(), [&](const auto& kv) {
+    return std::any_of(ps.begin(), ps.end(), [&](const auto& p) { return p.name == kv.first; });
+  });
+}
+
 // The configs timed in the pre-pass: the curated set, plus with --sweep a spread of the space
 // (skinny: every accepted config with the problem's A tile; wgmma: every accepted config that
 // applies). Every candidate's time goes to stderr ("cand ..." lines) so a run documents them all.
@@ -81,7 +90,7 @@ inline std::vector<Config> candidates(gemm::KernelKind k, const gemm::GemmShape&
     for (const std::string& t : g_only) {
       if (!forShape(t, s)) continue;
       auto c = Config::parse(t.substr(0, t.find('@')));
-      if (c.ok() && gemm::applicable(k, *c, s).ok()) out.push_back(*c);
+      if (c.ok() && ownKnobs(k, *c) && gemm::applicable(k, *c, s).ok()) out.push_back(*c);
     }
     return out;
   }

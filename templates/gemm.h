@@ -113,7 +113,9 @@ std::vector<KernelKind> kernelsForArch(const std::string& arch);
 //         splitting K, 6 persistent whole tiles, 7 a pair splitting the rows of A, 65 <= M <= 128,
 //         DC_MT the tier of ceil(M/2)), DC_WG (0 mma.sync; 1 wgmma, sm_90a:
 //         DC_WARPS/4 consumer warpgroups of DC_NT 64-row slabs, 2*DC_DEPTH ring stages of 64*DC_U k,
-//         DC_PF 1|2: a producer warp or warpgroup; 2 the same ring fed by TMA; 3 a CUDA-core GEMV
+//         DC_PF 1|2: a producer warp or warpgroup; 2 the same ring fed by TMA (DC_PF 3: a producer
+//         warpgroup giving its registers to two consumer warpgroups, 256-row tiles at 128 rows
+//         on the cluster K split); 3 a CUDA-core GEMV
 //         for M <= 8, DC_MT then the power of two >= M, templates/gemm/decode/decode_fma.cuh).
 // mfma:   BLOCK_M/N (32..256), BLOCK_K (16..128), MATRIX_INSTR (16|32), NUM_WAVES (4|8),
 //         WAVES_PER_EU (0..4), NUM_STAGES (0|1|2, the guide's AMD meaning), GROUP_M (1|4|8),

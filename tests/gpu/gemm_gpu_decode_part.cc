@@ -48,6 +48,14 @@ TEST(GemmGpu, DecodeVsReference) {
   shapes.push_back(shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 128, 4099, 520));
   shapes.push_back(shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 1, 4096, 4096));
   shapes.push_back(shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 16, 14336, 4096));
+  // The wide-N entries (min_n 6144 .. 28672: 256-row tiles, DC_PF = 3 at 65..128 rows), K tails,
+  // and their gate/up twins.
+  for (int64_t m : {40, 64, 97, 128})
+    shapes.push_back(shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, m, m < 97 ? 28673 : 14337, 264));
+  GemmShape wide_gu = shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 120, 2 * 14337, 264);
+  wide_gu.act = Activation::kSiluMul;
+  wide_gu.has_bias = true;
+  shapes.push_back(wide_gu);
   GemmShape epi = shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kF32, 33, 1000, 4096);
   epi.has_bias = true;
   epi.act = Activation::kGelu;
@@ -180,7 +188,8 @@ TEST(GemmGpu, DecodeTmaVsReference) {
   checkDecodeWgBody(2, {{4, 1, 2, 4, 1, 1}, {4, 1, 1, 4, 2, 1}, {4, 2, 1, 4, 1, 1}, {8, 1, 1, 2, 0, 1},
                         {4, 2, 2, 2, 3, 1}, {8, 2, 1, 2, 1, 1}, {4, 1, 4, 2, 0, 1}, {4, 1, 4, 2, 4, 1},
                         {4, 2, 4, 1, 5, 1}, {4, 1, 8, 1, 4, 1}, {8, 1, 2, 1, 4, 1}, {4, 1, 2, 2, 4, 1},
-                        {4, 1, 1, 2, 1, 1}, {4, 1, 4, 2, 6, 1}, {4, 2, 2, 2, 6, 1}, {8, 1, 8, 1, 6, 1}});
+                        {4, 1, 1, 2, 1, 1}, {4, 1, 4, 2, 6, 1}, {4, 2, 2, 2, 6, 1}, {8, 1, 8, 1, 6, 1},
+                        {8, 2, 2, 1, 6, 1}});
 }
 
 // DC_GRID = 7 (a pair per tile splitting A's rows, the weight boxes multicast): one and two slabs
@@ -232,10 +241,13 @@ TEST(GemmGpu, DecodeTmaClusterEndVsReference) {
   if (env().dev.arch != "sm_90a") GTEST_SKIP() << "DC_WG=2 needs sm_90a, device is " << env().dev.arch;
   // The gate/up pair keeps DC_XR = 0 (the space refuses 1 and 3 there): three rows of it, so every
   // case still has two valid configs (at 97 rows the DC_WARPS = 8 row refuses the pair: it spills).
-  // DC_XR = 3: the reduce-scatter's sums counted on the receiver's barrier.
+  // DC_XR = 3: the reduce-scatter's sums counted on the receiver's barrier. 256-row tiles (two
+  // warpgroups of two slabs): DC_PF = 3 (setmaxnreg; 128 accumulators at 65..128 rows) on clusters
+  // of 2 and 4, plain and gate/up, and DC_PF = 1 where its 64 accumulators fit (up to 64 rows).
   checkDecodeWgBody(2, {{4, 1, 2, 2, 4, 1, 0}, {4, 1, 2, 2, 4, 1, 1}, {8, 1, 2, 1, 5, 1, 1}, {4, 1, 2, 2, 4, 2, 1},
                         {8, 1, 2, 1, 4, 1, 1}, {8, 1, 2, 1, 4, 1, 0}, {4, 1, 1, 4, 4, 1, 0}, {4, 1, 2, 2, 4, 1, 3},
-                        {8, 1, 2, 1, 5, 1, 3}});
+                        {8, 1, 2, 1, 5, 1, 3}, {8, 2, 1, 2, 4, 3, 3}, {8, 2, 1, 2, 4, 3, 0}, {8, 2, 1, 2, 5, 3, 3},
+                        {8, 2, 2, 1, 4, 1, 3}, {8, 2, 1, 2, 4, 1, 3}, {8, 2, 1, 2, 5, 1, 3}});
 }
 
 // DC_WG = 2 with DC_PF = 2 (A's rows by the producer warpgroup's cp.async, the weight boxes by

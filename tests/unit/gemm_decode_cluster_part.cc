@@ -4,6 +4,7 @@
 // their spaces, launch rules and PTX.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "compiler/compiler.h"
@@ -153,7 +154,65 @@ TEST(GemmDecode, ClusterEndStagesCThroughTheRing) {
       return tx ? "DC_XR = 3 keeps the release barrier" : "PTX lacks the release before the sums are read";
     if (tx && ptx.find("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4") == std::string::npos)
       return "DC_XR = 3 without the counted 16-byte hand-over";
+    // The receiver's wait pairs with the peers' cluster-scope completions.
+    if (tx != (ptx.find("mbarrier.try_wait.parity.acquire.cluster") != std::string::npos))
+      return tx ? "DC_XR = 3 waits for the hand-over without acquire at cluster scope"
+                : "a cluster-scope wait without the counted hand-over";
     if ((c.getInt("DC_XR") != 0) != vec) return vec ? "16-byte C stores with DC_XR = 0" : "DC_XR = 1 without 16-byte C stores";
+    if (ptx.find("__local_depot") != std::string::npos) return "the accumulators went to local memory";
+    return "";
+  });
+}
+
+// DC_PF = 3: a producer warpgroup that gives its registers to two consumer warpgroups
+// (setmaxnreg 40 / 232), so 256-row tiles at 128 rows (DC_NT 2 x DC_MT 16: 128 accumulators a
+// consumer thread) compile without spills on the cluster K split, plain and gate/up; the space
+// keeps 128 accumulators to DC_PF = 3 and DC_PF = 3 to two consumer warpgroups on DC_GRID 4, 5.
+TEST(GemmDecode, RegisterSplitCarries256RowTilesAt128Rows) {
+  auto cc = compilerForArch("sm_90a");
+  if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
+  const ConfigSpace& sp = configSpace(KernelKind::kDecode);
+  auto cfg = [](int64_t warps, int64_t nt_, int64_t grid, int64_t pf, int64_t xr) {
+    Config c = wgConfig(16, warps, nt_, 1, 2, grid, pf);
+    c.set("DC_WG", int64_t{2});
+    c.set("DC_XR", xr);
+    return c;
+  };
+  EXPECT_FALSE(sp.validate(cfg(8, 2, 4, 1, 0)).ok());  // 128 accumulators in 168 registers spill
+  EXPECT_FALSE(sp.validate(cfg(4, 2, 4, 3, 0)).ok());  // one consumer warpgroup: no split
+  EXPECT_FALSE(sp.validate(cfg(8, 2, 0, 3, 0)).ok());  // the whole-tile epilogue spills
+  std::vector<std::pair<Config, GemmShape>> jobs;
+  for (int64_t grid : {4, 5})
+    for (int64_t xr : {0, 3}) {
+      const Config c = cfg(8, 2, grid, 3, xr);
+      ASSERT_TRUE(sp.validate(c).ok()) << sp.validate(c).toString();
+      jobs.push_back({c, nt(128, 14336, 4096)});
+    }
+  GemmShape gu = nt(97, 2 * 4099, 1000);
+  gu.act = Activation::kSiluMul;
+  gu.has_bias = true;
+  gu.beta = 1.0f;
+  gu.ldc = 4099;
+  jobs.push_back({cfg(8, 2, 4, 3, 0), gu});
+  // Curated from N = 14336 on at 65..128 rows (plain and its gate/up twin), not at N = 4096.
+  auto has = [](const GemmShape& s, const Config& c) {
+    const auto cs = curatedConfigs(KernelKind::kDecode, s);
+    return std::find(cs.begin(), cs.end(), c) != cs.end();
+  };
+  EXPECT_TRUE(has(nt(128, 14336, 4096), cfg(8, 2, 4, 3, 3)));
+  GemmShape wide_gu = nt(128, 2 * 14336, 4096);
+  wide_gu.act = Activation::kSiluMul;
+  EXPECT_TRUE(has(wide_gu, cfg(8, 2, 4, 3, 0)));
+  EXPECT_FALSE(has(wide_gu, cfg(8, 2, 4, 3, 3)));  // DC_XR = 3 is not the pair's
+  EXPECT_FALSE(has(nt(128, 4096, 4096), cfg(8, 2, 4, 3, 3)));
+  auto p = launchPlan(KernelKind::kDecode, jobs[0].first, nt(128, 14336, 4096), sm90aDevice());
+  ASSERT_TRUE(p.ok()) << p.status().toString();
+  EXPECT_EQ(p->grid.x, 112u);  // 56 tiles of 256 rows, a pair each
+  EXPECT_EQ(p->block.x, 384u);
+  compileEach(**cc, jobs, [](const Config&, const std::string& ptx) -> std::string {
+    if (ptx.find("setmaxnreg.dec.sync.aligned.u32 40") == std::string::npos ||
+        ptx.find("setmaxnreg.inc.sync.aligned.u32 232") == std::string::npos)
+      return "PTX lacks the register split";
     if (ptx.find("__local_depot") != std::string::npos) return "the accumulators went to local memory";
     return "";
   });

@@ -102,7 +102,7 @@ ConfigSpace buildSpace() {
       .addInts("DC_MT", {1, 2, 4, 8, 16}, "cuda")
       .addInts("DC_U", {1, 2, 4, 8}, "cuda")
       .addInts("DC_DEPTH", {2, 4}, "cuda")
-      .addInts("DC_PF", {0, 1, 2}, "cuda")
+      .addInts("DC_PF", {0, 1, 2, 3}, "cuda")
       .addInts("DC_XR", {0, 1, 3}, "cuda")
       .addInts("DC_GRID", {0, 1, 2, 3, 4, 5, 6, 7}, "cuda");
   // Plain weight loads (DC_PF = 0): the FMA body's (decode_fma.cuh says why).
@@ -143,6 +143,14 @@ ConfigSpace buildSpace() {
   // weight boxes (A's bytes bypass the TMA unit), not with the row-split pair (DC_GRID = 7).
   s.constrain("DC_WG != 2 || DC_PF == 1 || DC_GRID != 7",
               [](K c) { return !tmaFed(c) || knob(c, "DC_PF") == 1 || knob(c, "DC_GRID") != 7; });
+  // DC_PF = 3 (TMA-fed only): a producer warpgroup issuing every box as DC_PF = 1 does, which hands
+  // its registers to two consumer warpgroups (setmaxnreg), for their 128 accumulators (below); on
+  // the cluster K split (DC_GRID = 4, 5), where each block stores a share of the rows: with 128
+  // accumulators the whole-tile epilogue of the other grids spills under ptxas (sm_90a).
+  s.constrain("DC_PF != 3 || (DC_WG == 2 && DC_WARPS == 8 && (DC_GRID == 4 || DC_GRID == 5))", [](K c) {
+    return knob(c, "DC_PF") != 3 ||
+           (tmaFed(c) && knob(c, "DC_WARPS") == 8 && (knob(c, "DC_GRID") == 4 || knob(c, "DC_GRID") == 5));
+  });
   // 1 KB of each weight row per stage: the TMA-fed body only (the probe measured longer runs per
   // row faster; the cp.async producer's pass must cover whole rows).
   s.constrain("DC_U < 8 || DC_WG == 2", [](K c) { return knob(c, "DC_U") < 8 || tmaFed(c); });
@@ -157,9 +165,11 @@ ConfigSpace buildSpace() {
               });
   s.constrain("DC_GRID != 7 || DC_MT == 8", [](K c) { return knob(c, "DC_GRID") != 7 || knob(c, "DC_MT") == 8; });
   // Accumulators: 4*DC_MT floats per 64-row slab and thread; 128 of them (two slabs at the widest
-  // tier) spill under ptxas (sm_90a), 64 do not.
-  s.constrain("DC_WG == 0 || DC_WG == 3 || DC_NT * DC_MT <= 16",
-              [](K c) { return !wg(c) || knob(c, "DC_NT") * knob(c, "DC_MT") <= 16; });
+  // tier) spill under ptxas (sm_90a) within the launch's 168 registers a thread, 64 do not; with
+  // DC_PF = 3 the consumers get 232 (setmaxnreg) and hold 128.
+  s.constrain("DC_WG == 0 || DC_WG == 3 || DC_NT * DC_MT <= (DC_PF == 3 ? 32 : 16)", [](K c) {
+    return !wg(c) || knob(c, "DC_NT") * knob(c, "DC_MT") <= (knob(c, "DC_PF") == 3 ? 32 : 16);
+  });
 
   s.sharedBytes([](K c) { return decodeKernel().shared_bytes(c); });
   return s;
@@ -258,7 +268,7 @@ Status plan(K c, const GemmShape& s, const DeviceInfo& dev, LaunchPlan& p) {
                        : g >= 4 ? tiles * clusterBlocks(c)
                                 : std::min(units, sms * g);
   p.grid = Dim3{static_cast<unsigned>(grid), 1u, 1u};
-  const int64_t producers = !wg(c) ? 0 : knob(c, "DC_PF") == 2 ? 128 : 32;
+  const int64_t producers = !wg(c) ? 0 : knob(c, "DC_PF") >= 2 ? 128 : 32;
   p.block = Dim3{static_cast<unsigned>(32 * warps + producers), 1u, 1u};
   if (g < 4 && steps > 1 && tiles % grid != 0) {  // else every range is whole tiles (grid divides tiles)
     p.counters = tiles;

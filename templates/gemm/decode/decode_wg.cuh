@@ -58,7 +58,8 @@
 //
 // Knobs here: DC_WARPS (4, 8: consumer warpgroups), DC_NT (64-row slabs per warpgroup), DC_MT
 // (wgmma N / 8), DC_U (k per stage / 64; 8 with TMA only), DC_DEPTH (stages / 2), DC_GRID, DC_PF
-// (1: one producer warp, 2: a producer warpgroup; with TMA: A by its cp.async); DC_XR (0; 1 on the
+// (1: one producer warp, 2: a producer warpgroup; with TMA: A by its cp.async; 3, TMA only: a
+// producer warpgroup giving its registers to two consumer warpgroups, kRegSplit); DC_XR (0; 1 on the
 // cluster K split: C staged through the ring, decode_wg_cluster.cuh; 3: also the counted hand-over). Dynamic shared memory: 2*DC_DEPTH * (tile rows + 8*DC_MT) * 128*DC_U bytes +
 // 1024 (alignment) + the barriers (16 bytes per stage + 16); DC_WG = 2 also the gate/up hand-over,
 // 16*DC_WARPS * 4*DC_MT floats. DC_TRACE (decode_wg_trace.cuh; not a knob, 0 in every shipped
@@ -70,7 +71,12 @@ namespace kd {
 
 constexpr int kCWarps = DC_WARPS;                 // consumer warps
 constexpr int kConsumers = 32 * kCWarps;          // consumer threads
-constexpr int kProducers = DC_PF == 2 ? 128 : 32;  // a warp or a warpgroup
+constexpr int kProducers = DC_PF >= 2 ? 128 : 32;  // a warp or a warpgroup
+// DC_TMA with DC_PF = 3: a producer warpgroup whose elected thread issues every box (as DC_PF = 1)
+// and which hands its registers to the consumers (setmaxnreg: 40 each, the consumers 232), so two
+// consumer warpgroups hold 128 accumulators each (DC_NT * DC_MT = 32: 256-row tiles at 128 rows).
+constexpr bool kRegSplit = DC_TMA && DC_PF == 3;
+static_assert(!kRegSplit || kCWarps == 8, "DC_PF = 3 (setmaxnreg) needs two consumer warpgroups");
 // DC_TMA with DC_PF = 2: A's rows by cp.async from the producer warpgroup beside the weight boxes
 // (its elected thread's TMA), so A's bytes bypass the TMA unit (produce_x).
 constexpr bool kXA = DC_TMA && DC_PF == 2;
@@ -108,14 +114,18 @@ KTUNE_DEVICE void mbar_init(unsigned bar, unsigned count) {
 KTUNE_DEVICE void mbar_arrive(unsigned bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
+// kCluster: acquire at cluster scope, for a barrier that other blocks' writes complete (st.async
+// counted on it, decode_wg_cluster.cuh): the form paired with their cluster-scope release.
+template <bool kCluster = false>
 KTUNE_DEVICE void mbar_wait(unsigned bar, unsigned parity) {
   unsigned done = 0;
   do {
-    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-                 "selp.u32 %0, 1, 0, p;\n}\n"
-                 : "=r"(done)
-                 : "r"(bar), "r"(parity)
-                 : "memory");
+    if constexpr (kCluster)
+      asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+                   "selp.u32 %0, 1, 0, p;\n}\n" : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+    else
+      asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                   "selp.u32 %0, 1, 0, p;\n}\n" : "=r"(done) : "r"(bar), "r"(parity) : "memory");
   } while (!done);
 }
 #include "decode_tma.cuh"
@@ -451,6 +461,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
 #endif
 
   if (tid >= kConsumers) {  // the producer warp(s)
+    if constexpr (kRegSplit) asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
 #if DC_TMA
     produce_all(p, kWBox == 32 ? &tmW32 : &tmW64, &tmX, base, full, empty, u0, S, tid - kConsumers, rank);
 #else
@@ -458,6 +469,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
 #endif
     return;
   }
+  if constexpr (kRegSplit) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
 
   if (S > 0)  // the epilogue's C and bias lines of this block's tiles into L2 (prefetch_out)
     for (int t = (int)(u0 / p.nsteps); t <= (int)((u1 - 1) / p.nsteps); ++t)
