@@ -12,6 +12,7 @@ run() { n=$1; shift; s=$(date +%s); timeout $T "$@" > "$OUT/$n.log" 2>&1; rc=$?;
 run decode $PB/tests/gemm_gpu_test --gtest_filter='*Decode*' &
 run tma_layout $PB/tests/gemm_gpu_test --gtest_filter='*TmaEveryLayout*' &
 run tma_rest $PB/tests/gemm_gpu_test --gtest_filter='*Tma*:-*TmaEveryLayout*' &
+run gemm_rest $PB/tests/gemm_gpu_test --gtest_filter='-*Decode*:*Tma*' &
 run fp8 $PB/tests/gemm_fp8_gpu_test &
 run shapes $PB/tests/shapes_gpu_test &
 run iso $PB/tests/isolation_gemm_gpu_test &
