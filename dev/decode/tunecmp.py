@@ -102,7 +102,7 @@ def table(out, keys):
                 continue
             b = [p.get((mode, cfg, kind)) for p in procs]
             t = got.get(cfg)
-            rows.append((t[0] if t else 1e9, cfg, kind, t, b))
+            rows.append((min([x for x in b if x] or [1e9]), cfg, kind, t, b))
         print(f"{'config':<44} {'tuner us (runs)':>16} {'bench flush us p1/p2..':>24} {'tuner/bench p1':>14}")
         for _, cfg, kind, t, b in sorted(rows)[:40]:
             bs = "/".join(f"{x:.2f}" if x else "-" for x in b)
