@@ -57,7 +57,7 @@ bool finalistsSettled(const std::vector<std::vector<double>>& times, int baselin
 
 // A gain the margin would take (the best challenger's paired ratio to the default below
 // 1 - margin) whose interval still reaches 1 after the planned rounds: on a GPU one disturbed round
-// (±2-3% per round at the H200's finalist budgets) is enough for that, and the default was then
+// (±2-3% per round at the finalist budgets measured) is enough for that, and the default was then
 // kept where another run of the same search, or the exhaustive one, recorded the challenger 2-4%
 // faster (bench/NOTES.md, issue 34). Such a key gets up to kFinalistExtraRounds more rounds, until
 // the decision settles; a near-tie (ratio above 1 - margin) never does, so its cost is unchanged.

@@ -44,7 +44,7 @@ Expected<std::unique_ptr<TunerEngine>> TunerEngine::create(std::shared_ptr<Backe
   e->device = devs[dev];
   // Background tuning on a GPU benchmarks in the isolation worker unless told otherwise: a faulting
   // candidate in this process would poison the caller's context (a sticky illegal-address error
-  // was seen on an H100 with in-process tuning, bench/NOTES.md), and the worker's allocations and
+  // was seen with in-process tuning, bench/NOTES.md), and the worker's allocations and
   // synchronisations cannot touch the caller's stream captures.
   if (opts.options.background && backend->vendor() != Vendor::kSimulated &&
       !opts.options.isolate_explicit && !opts.options.isolate) {

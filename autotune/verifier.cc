@@ -163,7 +163,7 @@ Expected<VerifyResult> compareDeviceRowsToTrusted(Backend& b, DevicePtr out, Dev
   std::vector<unsigned char> a(rows.size() * row_bytes), r(rows.size() * row_bytes);
   // Gather the sampled rows of both matrices into one device staging buffer with asynchronous
   // device-to-device copies, then copy it back once: one synchronisation per candidate instead of
-  // two per row (on the H100, 512 synchronous row copies made verification the largest part of a
+  // two per row (512 synchronous row copies made verification the largest part of a
   // GEMM tuning run). Falls back to row-by-row copies when the staging buffer cannot be allocated.
   const size_t half = rows.size() * row_bytes;
   auto stage = half > 0 ? b.alloc(2 * half) : Expected<DevicePtr>(Status::InvalidArgument("empty"));

@@ -107,8 +107,8 @@ class GemmOp {
  public:
   struct OpOptions {
     bool full_space = false;
-    // Also try the Hopper wgmma kernel on sm_90a devices (verified on an H100; every candidate
-    // is verified again during tuning).
+    // Also try the Hopper wgmma kernel on sm_90a devices (every candidate is verified again
+    // during tuning).
     bool wgmma = true;
     // Also try the TMA + warp-specialised persistent wgmma kernel (sm_90a).
     bool tma = true;

@@ -106,7 +106,7 @@ Status GemmOp::State::launchReference(const GemmCall& call, DevicePtr out, Strea
   GemmBuffers b = call.buf;
   b.c = out;
   // The vendor's heuristic choice can refuse pointers that are only element-aligned (seen with
-  // cuBLASLt on the H100 for an A at +2 bytes): the JIT default config, whose unaligned path
+  // cuBLASLt for an A at +2 bytes): the JIT default config, whose unaligned path
   // handles any address, is the reference then.
   if (vendor && vendor->run("", s, b, stream).ok()) return Status::Ok();
   if (isFp8(s.ab)) {  // one fp8 kernel (e5m2 x e5m2 has no cuBLASLt algorithm): its default

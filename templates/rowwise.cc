@@ -134,7 +134,7 @@ ConfigSpace rmsNormSpace(RowDType dtype, const RowwiseLimits& limits) {
 }
 
 Config rmsNormDefaultConfig(RowDType dtype, const RowwiseLimits& limits) {
-  // The shape of the H100 sweep's winners (bench/NOTES.md): 8 warps per row, one row per block.
+  // The shape of the NVIDIA sweep's winners (bench/NOTES.md): 8 warps per row, one row per block.
   return Config{{"VEC", int64_t(16 / sizeOf(dtype))},
                 {"THREADS", int64_t(std::min(256, limits.max_threads_per_block))},
                 {"ROWS_PER_BLOCK", int64_t(1)},
@@ -297,14 +297,14 @@ ConfigSpace siluMulSpace(RowDType dtype, const RowwiseLimits& limits) {
 
 Config siluMulDefaultConfig(RowDType dtype, const RowwiseLimits& limits) {
   // AMD: the MI300X guide's advice for memory-bound kernels is 16-byte accesses
-  // (global_load_dwordx4) and whole waves; no AMD sweep exists to say otherwise, so the H100
-  // winners' 8-byte accesses are not carried over. 4 waves of 64 lanes per block.
+  // (global_load_dwordx4) and whole waves; no AMD sweep exists to say otherwise, so the NVIDIA
+  // sweep's winners' 8-byte accesses are not carried over. 4 waves of 64 lanes per block.
   if (limits.backend == "hip")
     return Config{{"VEC", int64_t(16 / sizeOf(dtype))},
                   {"THREADS", int64_t(std::min(256, limits.max_threads_per_block))},
                   {"UNROLL", int64_t(1)},
                   {"ROWS_PER_BLOCK", int64_t(1)}};
-  // NVIDIA: 16-byte accesses in small blocks, plain loads: on the H100 this config is within
+  // NVIDIA: 16-byte accesses in small blocks, plain loads: in the NVIDIA sweep this config is within
   // 2% of the best at the small and the large shapes (bench/NOTES.md; before the stores were made
   // whole, 16-byte configs ran at half speed and 8-byte ones were the default).
   return Config{{"VEC", int64_t(16 / sizeOf(dtype))},

@@ -168,7 +168,7 @@ class NvrtcCompiler final : public Compiler {
     if (!parsePtxasReport(co.log, co.lowered_entry, &co.resources) &&
         !parsePtxasReport(co.log, "", &co.resources)) {
       // NVRTC 13 reuses the result of an identical earlier compile in this process and then
-      // prints no ptxas report (seen on the H100 machine: the same GEMM config compiled for two
+      // prints no ptxas report (seen on a GPU machine: the same GEMM config compiled for two
       // shapes reported 0 registers the second time). Identical programs give identical
       // cubins, so take the report remembered for this cubin.
       if (!rememberedResources(co.binary, &co.resources))

@@ -21,8 +21,8 @@ using namespace decode_test;  // NOLINT: the shared helpers (gemm_decode_test_ut
 // DC_GRID = 5 with 128-row tiles (two warpgroups) at 65..128 rows: a cluster of four splitting K,
 // reduce-scattered (each block takes in 3 x a quarter of the sums: 48 KB, where the first block
 // taking in all of them needed 192 KB, more than a 128 KB ring), so A is read once per 128 weight
-// rows on a 128-block grid at N = 4096 (measured 1.4-1.9x slower than the pair on an H200, where
-// 30 clusters of four are co-resident: bench/NOTES.md, tenth session).
+// rows on a 128-block grid at N = 4096 (measured 1.4-1.9x slower than the pair where 30 clusters of
+// four are co-resident: bench/NOTES.md, tenth session).
 TEST(GemmDecode, ClusterOfFourReduceScattersA128RowTile) {
   const ConfigSpace& sp = configSpace(KernelKind::kDecode);
   Config c = wgConfig(16, 8, 1, 1, 2, 5);

@@ -115,7 +115,7 @@ TEST(GemmTmaSchedule, StreamKTailOfTheLlmShapes) {
   EXPECT_EQ(s.workers, 0);
   EXPECT_EQ(kt::sched_units(s), 4);
   // 480 tiles (3000x5000x1000, 16 k-tiles each): a tail of 84 of 132 (64%) stays whole too; split,
-  // it ran 10% slower on an H200.
+  // it ran 10% slower (bench/NOTES.md, issue 33).
   s = kt::make_sched(480, 16, 7, 132, 2);
   EXPECT_EQ(s.workers, 0);
   EXPECT_EQ(kt::sched_units(s), 4);

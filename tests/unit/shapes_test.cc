@@ -155,7 +155,7 @@ struct ThreadCounts {
 
 // Regression: an unseen key's first call in background mode ran the prediction on the caller's
 // thread, and with a vendor library that meant the vendor's heuristic query for the new shape (the
-// ~260 us of cuBLASLt's on an H200) and possibly a module load. Now the caller runs the loaded
+// ~260 us of cuBLASLt's measured, bench/NOTES.md) and possibly a module load. Now the caller runs the loaded
 // default ("provisional") and the resolver thread queries, loads and publishes the prediction.
 TEST(Shapes, AnUnseenKeysFirstCallLeavesTheHeavyPartsToTheResolver) {
   Env env;

@@ -44,8 +44,8 @@ KTUNE_DEVICE Sched make_sched(int ntiles, int ktiles, int first, int step, int s
   s.whole = ntiles, s.tail = 0, s.workers = 0, s.pieces = 0, s.lo = 0, s.hi = 0;
   const int rest = ntiles % step;
   const int per = split < ktiles ? split : ktiles;
-  // Only tails of at most 60% of a round are split: measured on an H200 (bench/NOTES.md, issue
-  // 33), sharing a tail of 68 of 132 tiles (8192^3) out over every block gained about 1%, one of
+  // Only tails of at most 60% of a round are split: measured (bench/NOTES.md, issue 33),
+  // sharing a tail of 68 of 132 tiles (8192^3) out over every block gained about 1%, one of
   // 116 of 132 (4096^3) lost 6%, one of 84 (64%, 3000x5000x1000: 16 k-tiles a tile) lost 10% (19%
   // for cluster pairs, 42 of 66, in a probe); a tail of 52 split in two gained 6% (1024x14336x4096).
   if (split > 1 && rest > 0 && per > 1 && rest * 5 <= step * 3) {
