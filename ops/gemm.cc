@@ -122,6 +122,7 @@ Launch gemmLaunch(const Config& c, const GemmCall& call, const DeviceInfo& d) {
   dims.grid[0] = plan->grid.x, dims.grid[1] = plan->grid.y, dims.grid[2] = plan->grid.z;
   dims.block[0] = plan->block.x, dims.block[1] = plan->block.y, dims.block[2] = plan->block.z;
   dims.shared_bytes = static_cast<size_t>(plan->shared_bytes);
+  dims.persistent_cluster = static_cast<unsigned>(plan->persistent_cluster);
   return dims;
 }
 
