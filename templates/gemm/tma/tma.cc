@@ -139,10 +139,16 @@ Status applicable(K c, const GemmShape& s) {
   // A B tile of 176 or 224 columns is read K-major only: the MN-major descriptor steps whole
   // 64-column chunks (tma.cuh).
   const bool b_mn_major = s.layout == Layout::kNN || s.layout == Layout::kTN;
-  // Four-block clusters have run the 16-bit wgmma only (their GPU tests and benches).
+  // Four-block clusters: the 16-bit wgmma only (what their GPU tests and benches ran), and a
+  // cluster tile of 512 rows: below that M some of its blocks would have no rows at all.
   if (knob(c, "CLUSTER_M") == 4 && isFp8(s.ab))
     return Status::Unsupported("TMA GEMM CLUSTER_M 4 takes 16-bit A and B (f16, bf16), got " +
                                std::string(elemTypeName(s.ab)) + "; use CLUSTER_M 1 or 2");
+  if (knob(c, "CLUSTER_M") == 4 && s.m < 4 * tileRows(c))
+    return Status::Unsupported("TMA GEMM CLUSTER_M 4 needs M >= " +
+                               std::to_string(4 * tileRows(c)) + " (one cluster tile of 4 x " +
+                               std::to_string(tileRows(c)) + " rows), got M = " +
+                               std::to_string(s.m) + "; use CLUSTER_M 1 or 2");
   if (b_mn_major && knob(c, "BLOCK_N") % 64 != 0)
     return Status::Unsupported("TMA GEMM BLOCK_N " + std::to_string(knob(c, "BLOCK_N")) +
                                " needs a K-major B (layout NT or TT), got " + layoutName(s.layout));
