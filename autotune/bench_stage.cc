@@ -73,11 +73,12 @@ void TunerEngine::benchOne(const ErasedFamily& f, const void* p, Cand& c,
       return;
     }
     FunctionHandle fn = *h;
-    run = [&, fn] {
+    const Dim3 grid = launchGrid(fn, c.dims);
+    run = [&, fn, grid] {
       if (f.before_launch) KTUNE_RETURN_IF_ERROR(f.before_launch(c.config, p, s));
       KernelArgs args;
       f.args(p, args);
-      return backend->launch(fn, c.dims.grid, c.dims.block, c.dims.shared, args.data(), s);
+      return backend->launch(fn, grid, c.dims.block, c.dims.shared, args.data(), s);
     };
   } else {
     run = [&] { return f.vendor_launch(c.r.config, p, s); };

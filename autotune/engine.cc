@@ -35,6 +35,22 @@ Expected<FunctionHandle> TunerEngine::loadFunction(const std::string& co_key, co
   return fn;
 }
 
+Dim3 TunerEngine::launchGrid(FunctionHandle fn, const LaunchDims& d) {
+  if (d.persistent_cluster <= 1) return d.grid;
+  const unsigned threads = d.block.x * d.block.y * d.block.z;
+  const auto key = std::make_tuple(fn.p, threads, d.shared, d.persistent_cluster);
+  std::lock_guard<std::mutex> l(modules_mu);
+  auto it = resident_blocks.find(key);
+  if (it == resident_blocks.end()) {
+    const Dim3 most{~0u, 1, 1};  // no bound but the resident clusters'
+    const Dim3 g = residentClusterGrid(*backend, fn, most, d.block, d.shared, d.persistent_cluster);
+    it = resident_blocks.emplace(key, g.x).first;
+  }
+  Dim3 g = d.grid;
+  g.x = std::min(g.x, it->second);
+  return g;
+}
+
 Defines definesFor(const ErasedFamily& f, const Config& c, const void* p) {
   if (f.defines) return f.defines(c, p);
   Defines d;
@@ -208,7 +224,8 @@ Status TunerEngine::launchSelected(FamilyState& fs, const Selected& sel, const v
     if (sel.loaded.load(std::memory_order_acquire)) return fs.f.vendor_launch(sel.config_str, p, s);
     return shapes->launchVendorFirst(fs, sel, p, s);
   }
-  const LaunchDims d = sel.dims_cached ? sel.dims : fs.f.launch(sel.config, p, device);
+  LaunchDims d = sel.dims_cached ? sel.dims : fs.f.launch(sel.config, p, device);
+  if (__builtin_expect(d.persistent_cluster > 1, 0)) d.grid = launchGrid(sel.fn, d);
   if (fs.f.before_launch) {
     KTUNE_RETURN_IF_ERROR(fs.f.before_launch(sel.config, p, s));
   } else if (plan) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -15,6 +16,7 @@
 #include <set>
 #include <shared_mutex>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <unordered_map>
 #include <vector>
@@ -178,6 +180,9 @@ class TunerEngine {
   // The registered family called `name`, or null.
   FamilyState* findFamily(const std::string& name);
   Expected<FunctionHandle> loadFunction(const std::string& co_key, const CodeObject& co);
+  // d's grid as launched: a persistent cluster grid (LaunchDims::persistent_cluster) shrunk to
+  // the resident clusters of `fn` (residentClusterGrid, asked once per function and dims).
+  Dim3 launchGrid(FunctionHandle fn, const LaunchDims& d);
   // from_shared: before compiling, the shared cache may supply the object (only one its fleet
   // key authenticates; SharedTuning::fetchObject).
   Expected<CodeObject> compileConfig(FamilyState& fs, const Config& c, const void* p,
@@ -299,6 +304,8 @@ class TunerEngine {
   std::mutex modules_mu;
   std::unordered_map<std::string, FunctionHandle> functions;  // code-object key -> function
   std::vector<ModuleHandle> modules;
+  // launchGrid's answers: (function, block threads, shared, cluster) -> the most blocks.
+  std::map<std::tuple<void*, unsigned, size_t, unsigned>, unsigned> resident_blocks;
 
   std::mutex bench_mu;  // one benchmark at a time on the device: timings must not overlap
   std::unique_ptr<Benchmarker> bench;

@@ -108,6 +108,7 @@ void setCallRules(const ErasedKernelSpec& s, const DeviceInfo& dev, ErasedFamily
     d.grid = Dim3{l.grid[0], l.grid[1], l.grid[2]};
     d.block = Dim3{l.block[0], l.block[1], l.block[2]};
     d.shared = l.shared_bytes;
+    d.persistent_cluster = l.persistent_cluster;
     if (!l.refused.ok()) d.refused = std::make_shared<const Status>(std::move(l.refused));
     return d;
   };

@@ -27,6 +27,9 @@ namespace ktune {
 struct LaunchDims {
   Dim3 grid, block;
   size_t shared = 0;  // dynamic shared bytes
+  // A persistent grid of clusters of this many blocks along x (0 or 1: none; Launch's field):
+  // grid.x is an upper bound that the launch shrinks to the kernel's resident clusters.
+  unsigned persistent_cluster = 0;
   // Set by a launch rule that cannot run the config on this problem (e.g. a GEMM kind for
   // another layout): the candidate fails with this reason before it is compiled, instead of a
   // launch refused for its zero grid. Null (nothing to copy on the hot path) otherwise.

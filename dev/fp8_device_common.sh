@@ -35,8 +35,9 @@ P176S5="BLOCK_N=176,$C2,WG_M=2,NUM_STAGES=5,GROUP_M=16,EPI_TMA=1,SPLIT_K=1,PINGP
 # four-block clusters CL4 / CL4E2 of commit 8400acc's probe are not in the kernel: bench/NOTES.md.)
 CL2="BLOCK_N=256,CONSUMERS=2,CLUSTER_M=2,WG_M=1,NUM_STAGES=4,GROUP_M=8,EPI_TMA=1,SPLIT_K=1,PINGPONG=0"
 CL2E2="BLOCK_N=256,CONSUMERS=2,CLUSTER_M=2,WG_M=1,NUM_STAGES=4,GROUP_M=16,EPI_TMA=2,SPLIT_K=1,PINGPONG=0"
-# CL4E2 / CL4E1: four-block clusters (a quarter of B per block), the deferred / TMA-store
-# epilogue, on a grid of 30 clusters (probe values of CLUSTER_M outside the space).
+# CL4E2: four-block clusters (a quarter of B per block) with the deferred epilogue, a config of
+# the space on the grid of the kernel's resident clusters; CL4E1 (the TMA-store epilogue) is
+# outside the space (a pinned value).
 CL4E2="BLOCK_N=256,CONSUMERS=2,CLUSTER_M=4,WG_M=1,NUM_STAGES=4,GROUP_M=16,EPI_TMA=2,SPLIT_K=1,PINGPONG=0"
 CL4E1="BLOCK_N=256,CONSUMERS=2,CLUSTER_M=4,WG_M=1,NUM_STAGES=4,GROUP_M=16,EPI_TMA=1,SPLIT_K=1,PINGPONG=0"
 # E4: D with a deferred-epilogue piece every second k-tile (EPI_TMA 3, a probe value outside the

@@ -122,6 +122,7 @@ Launch gemmLaunch(const Config& c, const GemmCall& call, const DeviceInfo& d) {
   dims.grid[0] = plan->grid.x, dims.grid[1] = plan->grid.y, dims.grid[2] = plan->grid.z;
   dims.block[0] = plan->block.x, dims.block[1] = plan->block.y, dims.block[2] = plan->block.z;
   dims.shared_bytes = static_cast<size_t>(plan->shared_bytes);
+  dims.persistent_cluster = static_cast<unsigned>(plan->persistent_cluster);
   return dims;
 }
 
@@ -248,8 +249,11 @@ Expected<std::unique_ptr<GemmOp>> GemmOp::create(Engine& tuner, OpOptions option
   // The decode kind's body (DC_WG: mma.sync, wgmma, TMA-fed, CUDA-core FMA: four kernels under
   // one KIND) and its stream-K blocks per SM (DC_GRID: whole waves whatever the value) are what
   // the prior cannot rank, and they interact: the guided race times each (DC_WG, DC_GRID) pair
-  // before it stops (autotune/guided.h).
-  x.race_each = {"DC_WG", "DC_GRID"};
+  // before it stops (autotune/guided.h). So is the tma kind's CLUSTER_M: what a cluster saves is
+  // L2 load requests (B multicast), which the static score (tiles, waves) does not see; each
+  // value's best-ranked config is raced (a value the shape refuses, CLUSTER_M 4 below 512 rows,
+  // fails before it is compiled).
+  x.race_each = {"DC_WG", "DC_GRID", "CLUSTER_M"};
   f.key = [](const GemmCall& call, KeyFields& k) { gemmKey(call, EngineViews::key(k)); };
   f.launch = [dev](const Knobs& c, const GemmCall& call, const DeviceFacts&) {
     return gemmLaunch(EngineViews::config(c), call, dev);

@@ -76,6 +76,9 @@ class GemmRunner {
     CodeObject code;
     ModuleHandle module;
     FunctionHandle function;
+    // The most blocks of a persistent cluster grid that are resident at once (the launch plan's
+    // persistent_cluster > 1; residentClusterGrid), asked on the first launch; 0 = not asked.
+    unsigned resident_blocks = 0;
   };
   Expected<Loaded*> load(std::unique_lock<std::mutex>& lock, gemm::KernelKind kind,
                          const Config& config, const gemm::GemmShape& shape);

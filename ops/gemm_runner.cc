@@ -154,7 +154,15 @@ Status GemmRunner::launch(gemm::KernelKind kind, const Config& config, const gem
       args_.add(mx.a).add(mx.b).add(mx.c);
     }
   }
-  return backend_.launch(l->function, plan.grid, plan.block, static_cast<size_t>(plan.shared_bytes),
+  Dim3 grid = plan.grid;
+  if (plan.persistent_cluster > 1) {
+    if (l->resident_blocks == 0)
+      l->resident_blocks = residentClusterGrid(backend_, l->function, Dim3{~0u, 1, 1}, plan.block,
+                                               static_cast<size_t>(plan.shared_bytes),
+                                               static_cast<unsigned>(plan.persistent_cluster)).x;
+    grid.x = std::min(grid.x, l->resident_blocks);
+  }
+  return backend_.launch(l->function, grid, plan.block, static_cast<size_t>(plan.shared_bytes),
                          args_.data(), stream);
 }
 

@@ -96,4 +96,15 @@ Status launchConfigError(Dim3 grid, Dim3 block, size_t dynamic_shared, const Lau
   return Status::Internal("launch: checkLaunch failed but no limit is exceeded (ktune bug)");
 }
 
+Dim3 residentClusterGrid(Backend& b, FunctionHandle f, Dim3 grid, Dim3 block, size_t dynamic_shared,
+                         unsigned cluster) {
+  if (cluster <= 1) return grid;
+  const int threads = static_cast<int>(block.x * block.y * block.z);
+  const Expected<int> n = b.maxActiveClusters(f, Dim3{cluster, 1, 1}, threads, dynamic_shared);
+  if (!n.ok() || *n <= 0) return grid;
+  const uint64_t fit = static_cast<uint64_t>(*n) * cluster;
+  if (fit < grid.x) grid.x = static_cast<unsigned>(fit);
+  return grid;
+}
+
 }  // namespace ktune

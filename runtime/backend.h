@@ -155,6 +155,16 @@ class Backend {
   // Resident blocks per SM/CU for this function, block size and dynamic shared memory.
   virtual Expected<int> occupancyBlocksPerSm(FunctionHandle f, int block_threads,
                                              size_t dynamic_shared) = 0;
+  // Clusters of `cluster` blocks (x * y * z) of `f` that are resident on the device at once, for
+  // this block size and dynamic shared memory (cuOccupancyMaxActiveClusters): the most clusters a
+  // persistent kernel can launch without some of them waiting for others to finish. A kernel with
+  // compiled-in cluster dimensions takes its own (`cluster` must match them). Default:
+  // kUnsupported (no thread-block clusters on this backend).
+  virtual Expected<int> maxActiveClusters(FunctionHandle f, Dim3 cluster, int block_threads,
+                                          size_t dynamic_shared) {
+    (void)f, (void)cluster, (void)block_threads, (void)dynamic_shared;
+    return Status::Unsupported(name() + " backend has no thread-block clusters");
+  }
   // Last asynchronous error, if any (a faulted kernel poisons the context on CUDA).
   virtual Status checkError() = 0;
 
@@ -189,6 +199,13 @@ class Backend {
     return Status::Unsupported(name() + " backend has no tensor memory accelerator (TMA)");
   }
 };
+
+// A persistent grid of clusters of `cluster` blocks along x, shrunk to the clusters of `f` that
+// are resident at once: grid.x = min(grid.x, maxActiveClusters(f, ...) * cluster). The grid as
+// given for cluster <= 1, or where the backend has no answer (or answers 0: the launch then says
+// why the kernel does not fit).
+Dim3 residentClusterGrid(Backend& b, FunctionHandle f, Dim3 grid, Dim3 block, size_t dynamic_shared,
+                         unsigned cluster);
 
 // Factories. Each returns kUnavailable with the reason when the driver or device is missing.
 Expected<std::unique_ptr<Backend>> openCudaBackend();

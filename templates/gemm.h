@@ -122,7 +122,7 @@ std::vector<KernelKind> kernelsForArch(const std::string& arch);
 //         SPLIT_K (1|2|4).
 // wgmma:  BLOCK_N (128|256), WARPGROUPS (1|2), NUM_STAGES (3..6), GROUP_M, SPLIT_K.
 // tma:    BLOCK_N (128|192|256), CONSUMERS (1|2), WG_M (1|2), NUM_STAGES (2..8), GROUP_M, CLUSTER_M
-//         (1|2), EPI_TMA (0|1: C through shared memory and TMA stores; 2: the same, deferred into
+//         (1|2|4: 4 with BLOCK_N=256, CONSUMERS=2, WG_M=1, EPI_TMA=2, 16-bit A/B), EPI_TMA (0|1: C through shared memory and TMA stores; 2: the same, deferred into
 //         the next tile's k-loop; CONSUMERS=2, CLUSTER_M=1), SPLIT_K (1|2|4: share the last, partly idle round
 //         of the persistent grid out along K, stream-K style; with EPI_TMA>=1, CLUSTER_M=1),
 //         PINGPONG (0|1: each consumer warpgroup on a 64*WG_M-row tile of its own, one's epilogue
@@ -155,6 +155,9 @@ struct LaunchPlan {
   int64_t shared_bytes = 0;   // dynamic shared memory (0 for MFMA: its LDS is static)
   int64_t workspace_bytes = 0;
   int64_t counters = 0;
+  // A persistent grid of clusters of this many blocks (1: none): grid.x is an upper bound, and a
+  // launch runs the clusters of the loaded kernel resident at once (residentClusterGrid).
+  int64_t persistent_cluster = 1;
 };
 // kOutOfResources when the config's shared memory exceeds dev.shared_per_block_optin (or LDS on
 // AMD: shared_per_block); kUnsupported from applicable(); kInvalidArgument from validate().

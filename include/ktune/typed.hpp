@@ -101,6 +101,10 @@ struct Launch {
   unsigned grid[3] = {1, 1, 1};
   unsigned block[3] = {1, 1, 1};
   size_t shared_bytes = 0;
+  // A persistent grid of thread-block clusters of this many blocks along x (0 or 1: none): grid[0]
+  // is then an upper bound, and each launch runs the clusters of the compiled kernel that are
+  // resident on the device at once (Backend::maxActiveClusters), at most grid[0] / this many.
+  unsigned persistent_cluster = 0;
   // Set (not OK) when the config cannot run this problem (e.g. a tile kind for another layout):
   // the candidate fails with this reason before it is compiled, and no call launches it.
   Status refused;

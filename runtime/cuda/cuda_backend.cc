@@ -359,6 +359,28 @@ class CudaBackend final : public Backend {
     return blocks;
   }
 
+  Expected<int> maxActiveClusters(FunctionHandle f, Dim3 cluster, int block_threads,
+                                  size_t dynamic_shared) override {
+    auto* fn = static_cast<CudaFunction*>(f.p);
+    if (fn == nullptr) return Status::InvalidArgument("maxActiveClusters: null function");
+    if (api_.cuOccupancyMaxActiveClusters == nullptr)
+      return Status::Unsupported("maxActiveClusters: the CUDA driver has no "
+                                 "cuOccupancyMaxActiveClusters (drivers before 11.8)");
+    if (block_threads <= 0 || cluster.x * cluster.y * cluster.z == 0)
+      return Status::InvalidArgument("maxActiveClusters: empty block or cluster");
+    KTUNE_RETURN_IF_ERROR(bind(fn->ctx));
+    // The grid is one cluster: the driver only needs it to be a multiple of the cluster's shape.
+    CUlaunchAttribute attr{};
+    attr.id = kLaunchAttrClusterDimension;
+    attr.value.cluster_dim = {cluster.x, cluster.y, cluster.z};
+    CUlaunchConfig cfg{cluster.x, cluster.y, cluster.z, static_cast<unsigned>(block_threads), 1u,
+                       1u, static_cast<unsigned>(dynamic_shared), nullptr, &attr, 1};
+    int clusters = 0;
+    KTUNE_CU(api_.cuOccupancyMaxActiveClusters(&clusters, fn->fn, &cfg),
+             "cuOccupancyMaxActiveClusters");
+    return clusters;
+  }
+
   Status checkError() override {
     // Never synchronises: cuStreamQuery returns a sticky kernel fault if one has happened and
     // CUDA_ERROR_NOT_READY while work is still running.

@@ -131,6 +131,10 @@ Expected<std::unique_ptr<Driver>> loadDriver() {
   if (!resolve(L, gp2, gp1, want, "cuLaunchKernelEx", {"cuLaunchKernelEx"}, a.cuLaunchKernelEx)
            .ok())
     a.cuLaunchKernelEx = nullptr;
+  if (!resolve(L, gp2, gp1, want, "cuOccupancyMaxActiveClusters", {"cuOccupancyMaxActiveClusters"},
+               a.cuOccupancyMaxActiveClusters)
+           .ok())
+    a.cuOccupancyMaxActiveClusters = nullptr;
   if (!resolve(L, gp2, gp1, want, "cuTensorMapEncodeTiled", {"cuTensorMapEncodeTiled"},
                a.cuTensorMapEncodeTiled)
            .ok())

@@ -75,12 +75,16 @@ constexpr unsigned long long kProcAddressLegacyStream = 1;  // NOLINT
 constexpr int kHeaderCudaVersion = 13000;
 
 // cuLaunchKernelEx's arguments (cuda.h's CUlaunchAttribute / CUlaunchConfig layouts).
+constexpr int kLaunchAttrClusterDimension = 4;
 constexpr int kLaunchAttrProgrammaticStreamSerialization = 6;
 struct alignas(8) CUlaunchAttribute {
   int id;
   char pad[4];
   union {
     char bytes[64];
+    struct {
+      unsigned x, y, z;
+    } cluster_dim;
     int programmatic_stream_serialization_allowed;
   } value;
 };
@@ -141,6 +145,8 @@ struct CudaApi {
   CUresult (*cuModuleGetLoadingMode)(int*);
   // Optional (CUDA 11.8+ drivers): null when absent; launchWith then launches with cuLaunchKernel.
   CUresult (*cuLaunchKernelEx)(const CUlaunchConfig*, CUfunction, void**, void**);
+  // Optional (CUDA 11.8+ drivers): null when absent; maxActiveClusters then says so.
+  CUresult (*cuOccupancyMaxActiveClusters)(int*, CUfunction, const CUlaunchConfig*);
   // Optional (CUDA 12.0+ drivers): null when absent; encodeTensorMap2D then says so.
   CUresult (*cuTensorMapEncodeTiled)(void*, int, unsigned, void*, const unsigned long long*,
                                      const unsigned long long*, const unsigned*, const unsigned*,

@@ -530,6 +530,18 @@ Expected<int> SimBackend::occupancyBlocksPerSm(FunctionHandle fh, int block_thre
   return static_cast<int>(std::max<int64_t>(blocks, 0));
 }
 
+Expected<int> SimBackend::maxActiveClusters(FunctionHandle fh, Dim3 cluster, int block_threads,
+                                            size_t dynamic_shared) {
+  const int64_t size = int64_t(cluster.x) * cluster.y * cluster.z;
+  if (size <= 0) return Status::InvalidArgument("maxActiveClusters: empty cluster");
+  KTUNE_ASSIGN_OR_RETURN(const int per_sm, occupancyBlocksPerSm(fh, block_threads, dynamic_shared));
+  if (size > 8) return 0;
+  const int64_t sms = std::max(opts_.device.multiprocessors, 1);
+  const int64_t gpc = opts_.sms_per_gpc > 0 ? std::min<int64_t>(opts_.sms_per_gpc, sms) : sms;
+  const int64_t whole = sms / gpc, rest = sms % gpc;
+  return static_cast<int>(whole * (gpc * per_sm / size) + rest * per_sm / size);
+}
+
 Status SimBackend::checkError() {
   std::lock_guard<std::mutex> l(mu_);
   if (!lost_.ok()) return lost_;

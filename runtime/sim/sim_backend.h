@@ -78,6 +78,10 @@ struct SimOptions {
   // CUDA: checkError() no longer clears it and every later synchronize, launch, module load and
   // allocation fails with it. Off: the fault is reported once and cleared (a recoverable trap).
   bool faults_lose_context = false;
+  // SMs per GPC, the unit a thread-block cluster must fit in (maxActiveClusters): each GPC holds
+  // floor(its SMs x blocks per SM / cluster blocks) clusters, the last GPC the SMs left over.
+  // 0: one GPC of all SMs.
+  int sms_per_gpc = 0;
 };
 
 class SimBackend : public Backend {
@@ -156,6 +160,10 @@ class SimBackend : public Backend {
                     StreamHandle s, unsigned flags) override;
   Expected<int> occupancyBlocksPerSm(FunctionHandle f, int block_threads,
                                      size_t dynamic_shared) override;
+  // From occupancyBlocksPerSm and SimOptions::sms_per_gpc; clusters of more than 8 blocks (the
+  // portable limit) get 0.
+  Expected<int> maxActiveClusters(FunctionHandle f, Dim3 cluster, int block_threads,
+                                  size_t dynamic_shared) override;
   Status checkError() override;
 
  private:

@@ -168,6 +168,19 @@ CUresult fake_cuLaunchKernelEx(const FakeLaunchConfig* c, void* f, void** args, 
 CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int* n, void* f, int b, size_t s) {
   (void)f; (void)s; *n = 2048 / b; return 0;
 }
+/* Clusters: the cluster dimension attribute is required; 120 blocks of at most 256 threads
+   are resident, in whole clusters (a GPC-less model: what the test checks is the plumbing). */
+unsigned fake_cluster_query[5];  /* cluster x, y, z, block x, shared of the last query */
+CUresult cuOccupancyMaxActiveClusters(int* n, void* f, const FakeLaunchConfig* c) {
+  (void)f;
+  if (c->n != 1 || c->attrs[0].id != 4) return 1;
+  const unsigned* dim = (const unsigned*)c->attrs[0].v.b;
+  if (c->gx % dim[0] || c->gy % dim[1] || c->gz % dim[2]) return 1;
+  fake_cluster_query[0] = dim[0]; fake_cluster_query[1] = dim[1]; fake_cluster_query[2] = dim[2];
+  fake_cluster_query[3] = c->bx; fake_cluster_query[4] = c->shm;
+  *n = c->bx > 256 ? 0 : 120 / (int)(dim[0] * dim[1] * dim[2]);
+  return 0;
+}
 
 struct Entry { const char* name; void* fn; };
 #define E(x) { #x, (void*)x }
@@ -185,7 +198,7 @@ static const struct Entry kEntries[] = {
   E(cuEventRecord), E(cuEventSynchronize), E(cuEventElapsedTime), E(cuModuleLoadDataEx),
   E(cuModuleUnload), E(cuModuleGetFunction), E(cuFuncGetAttribute), E(cuFuncSetAttribute),
   E(cuLaunchKernel), E(cuOccupancyMaxActiveBlocksPerMultiprocessor),
-  {"cuLaunchKernelEx", (void*)fake_cuLaunchKernelEx},
+  {"cuLaunchKernelEx", (void*)fake_cuLaunchKernelEx}, E(cuOccupancyMaxActiveClusters),
 };
 CUresult cuGetProcAddress_v2(const char* sym, void** fn, int version, unsigned long long flags,
                              int* status) {

@@ -333,7 +333,7 @@ TEST_P(GemmNvrtcTmaPart, TmaSpaceCompilesForSm90a) {
         (space[i].getInt("EPI_TMA") == 0 ||
          (space[i].getInt("EPI_TMA") == 1 && space[i].getInt("NUM_STAGES") == 3) ||
          (space[i].getInt("EPI_TMA") == 2 && space[i].getInt("NUM_STAGES") == 4 &&
-          (space[i].getInt("SPLIT_K") == 2 || space[i].getInt("CLUSTER_M") == 2))))
+          (space[i].getInt("SPLIT_K") == 2 || space[i].getInt("CLUSTER_M") >= 2))))
       jobs.emplace_back(KernelKind::kTma, space[i], s);
   GemmShape f = denseShape(Layout::kNT, ElemType::kF16, ElemType::kF32, 1000, 33, 4097);
   f.lda = f.ldb = 4104;

@@ -43,6 +43,50 @@ TEST(GemmTma, LaunchRuleApplicabilityAndTensorMaps) {
   ASSERT_TRUE(pp.ok());
   EXPECT_EQ(pp->grid.x, 132u);
   EXPECT_EQ(launchPlan(KernelKind::kTma, pair, tiny, h)->grid.x, 2u);
+  EXPECT_EQ(pp->persistent_cluster, 2);
+  EXPECT_EQ(p->persistent_cluster, 1);
+  // Four-block clusters: 128 x 256 tiles, two consumers, the deferred epilogue only; an upper
+  // bound of SMs / 4 clusters that the launch shrinks to the kernel's resident ones; M >= 512
+  // and 16-bit A and B (the space and the shape refuse the rest, saying why).
+  Config four = big;
+  four.set("CLUSTER_M", int64_t{4});
+  four.set("GROUP_M", int64_t{16});
+  four.set("EPI_TMA", int64_t{2});
+  ASSERT_TRUE(configSpace(KernelKind::kTma).validate(four).ok());
+  const GemmShape k1000 = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 3000, 5000, 1000);
+  auto p4 = launchPlan(KernelKind::kTma, four, k1000, h);
+  ASSERT_TRUE(p4.ok()) << p4.status().toString();
+  EXPECT_EQ(p4->grid.x, 132u);  // 6 x 20 cluster tiles, 33 clusters at most
+  EXPECT_EQ(p4->persistent_cluster, 4);
+  EXPECT_EQ(p4->workspace_bytes, 0);
+  GemmShape two_rows = k1000;  // 2 x 3 cluster tiles of 512 x 256: 6 clusters
+  two_rows.m = 600, two_rows.n = 520;
+  EXPECT_EQ(launchPlan(KernelKind::kTma, four, two_rows, h)->grid.x, 24u);
+  for (auto [knob, v] : {std::pair<const char*, int64_t>{"BLOCK_N", 128}, {"CONSUMERS", 1},
+                         {"EPI_TMA", 1}, {"SPLIT_K", 2}, {"PINGPONG", 1}}) {
+    Config c = four;
+    c.set(knob, v);
+    const Status st = configSpace(KernelKind::kTma).validate(c);
+    ASSERT_FALSE(st.ok()) << knob;
+    const std::string why = st.message().substr(st.message().find(" violates "));
+    EXPECT_NE(why.find("CLUSTER_M"), std::string::npos) << st.message();
+  }
+  GemmShape short_m = k1000;
+  short_m.m = 511;
+  const Status sm = applicable(KernelKind::kTma, four, short_m);
+  EXPECT_EQ(sm.code(), Code::kUnsupported);
+  EXPECT_NE(sm.message().find("M >= 512"), std::string::npos) << sm.message();
+  EXPECT_TRUE(applicable(KernelKind::kTma, pair, short_m).ok());
+  GemmShape e4 = denseShape(Layout::kNT, ElemType::kF8E4M3, ElemType::kBF16, 4096, 4096, 4096);
+  const Status f8 = applicable(KernelKind::kTma, four, e4);
+  EXPECT_EQ(f8.code(), Code::kUnsupported);
+  EXPECT_NE(f8.message().find("16-bit"), std::string::npos) << f8.message();
+  for (Layout l : {Layout::kNN, Layout::kTN, Layout::kTT}) {
+    GemmShape o = k1000;
+    o.layout = l;
+    o.lda = storedColsA(o), o.ldb = storedColsB(o), o.ldc = o.n;
+    EXPECT_TRUE(applicable(KernelKind::kTma, four, o).ok()) << layoutName(l);
+  }
   // Split tail: still one block per SM at most, up to SPLIT_K blocks per tile when the tiles are
   // fewer than the SMs; one BLOCK_M x BLOCK_N fp32 slot and CONSUMERS counters per block.
   Config split = big;

@@ -3,13 +3,15 @@
 // declares its kernels wait (TypedKernelSpec::programmatic_wait, or FamilyExtras's per-config
 // rule) asks for it, on both the call path and a planned launch; a tuning run's candidate launches
 // never do (tuning times stay those of ordinary launches); a family that does not declare it never
-// gets it; TunerOptions::pdl = false (KTUNE_PDL=0) turns it off.
+// gets it; TunerOptions::pdl = false (KTUNE_PDL=0) turns it off. And the grid the engine launches
+// a persistent cluster grid with (Launch::persistent_cluster): the kernel's resident clusters.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "autotune/autotuner.h"
 #include "base/fs.h"
@@ -145,6 +147,54 @@ TEST(PdlEngine, PerConfigRuleFollowsTheSelectedConfig) {
     EXPECT_EQ(s->sim->launchCount("cfg_k"), 2);
     EXPECT_EQ(s->sim->programmaticLaunchCount("cfg_k"), 2 * w);
   }
+}
+
+// A persistent grid of four-block clusters (an upper bound of 33 clusters on 132 SMs) runs the
+// clusters resident at once by the simulated GPCs (7 of 18 SMs and one of 6: 29), on every path:
+// the tuning run's candidates, the call, and a planned relaunch.
+TEST(PdlEngine, PersistentClusterGridsRunTheResidentClusters) {
+  TmpDir dir;
+  SimOptions so;
+  so.device.arch = "sm_90a";
+  so.device.multiprocessors = 132;
+  so.device.shared_per_sm = 228 * 1024;
+  so.sms_per_gpc = 18;
+  auto sim = std::make_shared<SimBackend>(so);
+  std::vector<unsigned> grids;
+  sim->registerKernel("cl_k", SimKernel{[&grids](const SimLaunch& l) {
+                                          grids.push_back(l.grid.x);
+                                          return Status::Ok();
+                                        },
+                                        [](const SimLaunch& l) {
+                                          return double(l.define("NS")) * 1e-6;
+                                        },
+                                        nullptr});
+  EngineOptions eo;
+  eo.options.cache_dir = dir.path;
+  eo.options.database_path = dir.path + "/db.json";
+  eo.options.warmup_ms = 0.02;
+  eo.options.rep_ms = 0.1;
+  eo.options.compile_threads = 1;
+  eo.compiler = std::make_shared<SimCompiler>();
+  auto e = Engine::create(sim, eo);
+  ASSERT_TRUE(e.ok()) << e.status().toString();
+  auto fam = family("cl_k");
+  fam.spec.launch = [](const Knobs&, const Rows&, const DeviceFacts& d) {
+    Launch l = Launch::linear(d.multiprocessors / 4 * 4, 384);
+    l.shared_bytes = 200 * 1024;  // one block per SM
+    l.persistent_cluster = 4;
+    return l;
+  };
+  auto k = testfamily::addFamily(**e, std::move(fam));
+  ASSERT_TRUE(k.ok()) << k.status().toString();
+  ASSERT_TRUE((*k)(Rows{}).ok());  // tunes (every candidate launched), then the call's launch
+  LaunchPlan plan;
+  ASSERT_TRUE((*k)(Rows{}, {}, &plan).ok());
+  KernelArgs args;
+  args.add(int64_t(1));
+  ASSERT_TRUE(k->launchPlanned(plan, args.data()).ok());
+  ASSERT_GT(grids.size(), 5u);
+  for (unsigned g : grids) EXPECT_EQ(g, 29u * 4u);
 }
 
 }  // namespace

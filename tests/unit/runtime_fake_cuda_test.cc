@@ -235,6 +235,23 @@ TEST_F(FakeCudaTest, LaunchChecksAndDriverErrors) {
   auto occ = backend_->occupancyBlocksPerSm(f, 256, 0);
   ASSERT_TRUE(occ.ok());
   EXPECT_EQ(*occ, 8);
+  // Resident clusters: cuOccupancyMaxActiveClusters with the cluster as launch attribute and a
+  // grid of one cluster; a persistent grid of four-block clusters shrinks to them (120 blocks).
+  auto clusters = backend_->maxActiveClusters(f, {4, 1, 1}, 256, 100000);
+  ASSERT_TRUE(clusters.ok()) << clusters.status().toString();
+  EXPECT_EQ(*clusters, 30);
+  const unsigned* q = &fake<unsigned>("fake_cluster_query");
+  EXPECT_EQ(q[0], 4u);
+  EXPECT_EQ(q[1] * q[2], 1u);
+  EXPECT_EQ(q[3], 256u);
+  EXPECT_EQ(q[4], 100000u);
+  EXPECT_EQ(residentClusterGrid(*backend_, f, {132, 1, 1}, {256, 1, 1}, 100000, 4).x, 120u);
+  EXPECT_EQ(residentClusterGrid(*backend_, f, {8, 1, 1}, {256, 1, 1}, 100000, 4).x, 8u);
+  // No answer (0 clusters: the launch says why), no cluster, no function: the grid as given.
+  EXPECT_EQ(residentClusterGrid(*backend_, f, {132, 1, 1}, {384, 1, 1}, 0, 4).x, 132u);
+  EXPECT_EQ(residentClusterGrid(*backend_, f, {132, 1, 1}, {256, 1, 1}, 0, 1).x, 132u);
+  EXPECT_EQ(backend_->maxActiveClusters({}, {4, 1, 1}, 256, 0).status().code(),
+            Code::kInvalidArgument);
   fake<int>("fake_dyn_shared_attr") = 48 * 1024;
 }
 

@@ -145,10 +145,36 @@ TEST(SimBackend, LimitsAndFaultInjection) {
   auto occ = b.occupancyBlocksPerSm(f, 256, 100 * 1024);
   ASSERT_TRUE(occ.ok());
   EXPECT_EQ(*occ, 2);  // 228 KiB / 100 KiB
+  // Clusters: one GPC of all SMs here (sms_per_gpc 0): 2 blocks on each SM in clusters of 4.
+  const int sms = b.options().device.multiprocessors;
+  auto cl = b.maxActiveClusters(f, {4, 1, 1}, 256, 100 * 1024);
+  ASSERT_TRUE(cl.ok()) << cl.status().toString();
+  EXPECT_EQ(*cl, sms * 2 / 4);
+  EXPECT_EQ(*b.maxActiveClusters(f, {16, 1, 1}, 256, 0), 0);  // over the portable 8
+  EXPECT_EQ(b.maxActiveClusters(f, {0, 1, 1}, 256, 0).status().code(), Code::kInvalidArgument);
   auto ff = *b.getFunction(*b.loadModule(compileSim("k", {{"FAULT", "1"}}).binary), "k");
   EXPECT_EQ(b.launch(ff, {1}, {32}, 0, a.data()).code(), Code::kDeviceFault);
   EXPECT_EQ(b.checkError().code(), Code::kDeviceFault);
   EXPECT_TRUE(b.checkError().ok());
+}
+
+// The cluster model: a cluster's blocks share a GPC, so SMs left over in each GPC hold none.
+TEST(SimBackend, ResidentClustersFitInGpcs) {
+  SimOptions o;
+  o.device = h100Like();  // 132 SMs, 228 KiB shared each
+  o.sms_per_gpc = 18;     // 7 GPCs of 18 SMs and one of 6
+  SimBackend b(o);
+  b.registerKernel("k", SimKernel{});
+  auto f = *b.getFunction(*b.loadModule(compileSim("k").binary), "k");
+  const size_t big = 200 * 1024;  // one block per SM
+  EXPECT_EQ(*b.maxActiveClusters(f, {1, 1, 1}, 384, big), 132);
+  EXPECT_EQ(*b.maxActiveClusters(f, {2, 1, 1}, 384, big), 7 * 9 + 3);
+  EXPECT_EQ(*b.maxActiveClusters(f, {4, 1, 1}, 384, big), 7 * 4 + 1);
+  EXPECT_EQ(*b.maxActiveClusters(f, {2, 2, 1}, 384, big), 7 * 4 + 1);  // x * y * z blocks
+  // A persistent grid of 33 four-block clusters (SMs / 4) runs the 29 that fit at once.
+  EXPECT_EQ(residentClusterGrid(b, f, {132, 1, 1}, {384, 1, 1}, big, 4).x, 116u);
+  EXPECT_EQ(residentClusterGrid(b, f, {132, 1, 1}, {384, 1, 1}, big, 2).x, 132u);
+  EXPECT_EQ(residentClusterGrid(b, f, {40, 1, 1}, {384, 1, 1}, big, 4).x, 40u);
 }
 
 TEST(SimCompiler, DeterministicBinariesHookAndCounters) {

@@ -62,7 +62,7 @@ ConfigSpace buildSpace() {
       .addInts("WG_M", {1, 2}, "cuda")
       .addInts("NUM_STAGES", {2, 3, 4, 5, 6, 7, 8}, "cuda")
       .addInts("GROUP_M", {8, 16}, "cuda")
-      .addInts("CLUSTER_M", {1, 2}, "cuda")
+      .addInts("CLUSTER_M", {1, 2, 4}, "cuda")
       .addInts("EPI_TMA", {0, 1, 2}, "cuda")
       .addInts("SPLIT_K", {1, 2, 4}, "cuda")
       .addInts("PINGPONG", {0, 1}, "cuda");
@@ -81,6 +81,16 @@ ConfigSpace buildSpace() {
   });
   s.constrain("CLUSTER_M == 1 || BLOCK_N % 128 == 0",
               [](K c) { return knob(c, "CLUSTER_M") == 1 || knob(c, "BLOCK_N") % 128 == 0; });
+  // Four-block clusters (a quarter of B per block, multicast to all four: 25% fewer load requests
+  // per output than the pair) are offered as they were measured to win (3000x5000x1000, where the
+  // loads bound the kernel): 128 x 256 block tiles, two consumers, the deferred epilogue. Their
+  // grid is the kernel's resident clusters (Backend::maxActiveClusters), not SMs / 4.
+  s.constrain("CLUSTER_M < 4 || (BLOCK_N == 256 && CONSUMERS == 2 && WG_M == 1 && EPI_TMA == 2)",
+              [](K c) {
+                return knob(c, "CLUSTER_M") < 4 ||
+                       (knob(c, "BLOCK_N") == 256 && knob(c, "CONSUMERS") == 2 &&
+                        knob(c, "WG_M") == 1 && knob(c, "EPI_TMA") == 2);
+              });
   // The split tail (SPLIT_K > 1) is offered with the TMA-store epilogue and without clusters only:
   // that is the combination that wins large shapes, and it keeps the space (compiled whole in CI)
   // about 1.5x rather than 3x the size.
@@ -129,6 +139,16 @@ Status applicable(K c, const GemmShape& s) {
   // A B tile of 176 or 224 columns is read K-major only: the MN-major descriptor steps whole
   // 64-column chunks (tma.cuh).
   const bool b_mn_major = s.layout == Layout::kNN || s.layout == Layout::kTN;
+  // Four-block clusters: the 16-bit wgmma only (what their GPU tests and benches ran), and a
+  // cluster tile of 512 rows: below that M some of its blocks would have no rows at all.
+  if (knob(c, "CLUSTER_M") == 4 && isFp8(s.ab))
+    return Status::Unsupported("TMA GEMM CLUSTER_M 4 takes 16-bit A and B (f16, bf16), got " +
+                               std::string(elemTypeName(s.ab)) + "; use CLUSTER_M 1 or 2");
+  if (knob(c, "CLUSTER_M") == 4 && s.m < 4 * tileRows(c))
+    return Status::Unsupported("TMA GEMM CLUSTER_M 4 needs M >= " +
+                               std::to_string(4 * tileRows(c)) + " (one cluster tile of 4 x " +
+                               std::to_string(tileRows(c)) + " rows), got M = " +
+                               std::to_string(s.m) + "; use CLUSTER_M 1 or 2");
   if (b_mn_major && knob(c, "BLOCK_N") % 64 != 0)
     return Status::Unsupported("TMA GEMM BLOCK_N " + std::to_string(knob(c, "BLOCK_N")) +
                                " needs a K-major B (layout NT or TT), got " + layoutName(s.layout));
@@ -144,15 +164,15 @@ Status plan(K c, const GemmShape& s, const DeviceInfo& dev, LaunchPlan& p) {
   const int64_t tiles = ceilDiv(s.m, bm * cluster) * ceilDiv(s.n, knob(c, "BLOCK_N"));
   if (tiles > std::numeric_limits<int32_t>::max())
     return Status::Unsupported("too many tiles for the TMA GEMM's tile counter");
-  // Persistent: one block per SM (the kernel's shared memory allows no second one).
-  int64_t clusters =
+  // Persistent: one block per SM (the kernel's shared memory allows no second one). With
+  // clusters that is an upper bound: a cluster's blocks share a GPC, so fewer may be resident
+  // (30 four-block clusters on a 132-SM H200, by ncu); each launch runs the clusters of the loaded
+  // kernel resident at once (persistent_cluster: residentClusterGrid), and the tiles are walked
+  // with the launched grid's stride.
+  const int64_t clusters =
       std::max<int64_t>(1, (dev.multiprocessors > 0 ? dev.multiprocessors : 1) / cluster);
-  // Probe (CLUSTER_M 4, a pinned value outside the space): ncu counted 30 resident four-block
-  // clusters of this kernel on 132 SMs, so a grid of SMs / 4 leaves three for a second round; this
-  // rule fits that part only (the driver's cuOccupancyMaxActiveClusters is what a kept four-block
-  // config would size its grid by: bench/NOTES.md, issue 33).
-  if (cluster == 4) clusters = std::max<int64_t>(1, clusters * 10 / 11);
   int64_t blocks = std::min(tiles, clusters) * cluster;
+  p.persistent_cluster = cluster;
   p.block = Dim3{static_cast<unsigned>(128 * (knob(c, "CONSUMERS") + 1)), 1u, 1u};
   if (split > 1) {
     // The last round's tiles are split along K (see tma.cuh); with fewer tiles than SMs that

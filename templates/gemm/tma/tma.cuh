@@ -47,7 +47,7 @@
 // The barrier waits are CTA-scope like every other wait (see mbar_wait): with a cluster-scope
 // acquire on each k-tile's waits the variant was far slower; with them it runs level with the
 // same tile without a cluster, as L2 is not what bounds this kernel (bench/NOTES.md, issue 33).
-// CLUSTER_M = 4 (a probe): four blocks, each loading a quarter of B (BLOCK_N 256) into all four,
+// CLUSTER_M = 4: four blocks, each loading a quarter of B (BLOCK_N 256) into all four,
 // every consumer warp arriving on all four `empty`s; it pays where the loads bound the kernel
 // (2000-byte rows at K = 1000: 3000x5000x1000 runs 3-8% faster than the pair, bench/NOTES.md).
 //
@@ -96,8 +96,8 @@
 //
 // Config: BLOCK_N (128 | 176 | 192 | 224 | 256), CONSUMERS (1 | 2), WG_M (1 | 2; BLOCK_M =
 // 64 * WG_M * CONSUMERS; WG_M * BLOCK_N <= 256 keeps the accumulators at <= 128 registers; 384 with
-// PINGPONG), NUM_STAGES (2..8), GROUP_M, CLUSTER_M (1 | 2; 4 a pinned probe value, its grid rule
-// in tma.cc), SPLIT_K (1 | 2 | 4), PINGPONG (0 | 1; BLOCK_M = 64 * WG_M per consumer).
+// PINGPONG), NUM_STAGES (2..8), GROUP_M, CLUSTER_M (1 | 2 | 4; 4 with BLOCK_N 256, the grid of
+// resident clusters: tma.cc), SPLIT_K (1 | 2 | 4), PINGPONG (0 | 1; BLOCK_M = 64 * WG_M per consumer).
 // Problem defines: DTYPE_AB (1 f16, 2 bf16), DTYPE_C (0 f32, 1 f16, 2 bf16), HAS_BIAS, ACT (0 none,
 // 1 SiLU, 2 GELU erf), LAYOUT (0 NN, 1 NT, 2 TN, 3 TT). Host requirements (launch rule): 16-byte
 // aligned A and B, lda % 8 == 0, ldb % 8 == 0; tmA / tmB = boxes of 64 x 64 over A and B as stored
