@@ -1,0 +1,235 @@
+// The TMA kernel's GPU tests beyond the curated comparison (part of the gemm_gpu_test program:
+// KTUNE_TEST_PARTS in tests/CMakeLists.txt): every layout, tile shape, cluster size and epilogue
+// against the float64 reference, the grid of resident clusters, and the split tail.
+#include <gtest/gtest.h>
+#include <array>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <random>
+#include <thread>
+#include "autotune/autotuner.h"
+#include "base/dtype.h"
+#include "ops/gemm.h"
+#include "compiler/compiler.h"
+#include "runtime/backend.h"
+#include "ops/vendor/cublaslt.h"
+#include "templates/gemm.h"
+#include "tests/gpu/gemm_gpu_env.h"
+#include "tests/gpu/gemm_gpu_problem.h"
+
+namespace ktune {
+namespace {
+
+using namespace gemm_gpu;  // NOLINT: the shared helpers (gemm_gpu_problem.h)
+
+// The TMA kernel in every layout: MN-major A (TN, TT) and B (NN, TN) come in as TMA boxes of the
+// stored matrix and are read by wgmma with its transpose flags. Odd sizes and epilogues against the
+// float64 reference, tile shapes / consumers / clusters / split tail, then 2048^3 against cuBLASLt.
+TEST(GemmGpu, TmaEveryLayoutVsReference) {
+  REQUIRE_GPU();
+  if (env().dev.arch != "sm_90a") GTEST_SKIP() << "tma needs sm_90a, device is " << env().dev.arch;
+  auto tma = [](int64_t bn, int64_t cons, int64_t wgm, int64_t st, int64_t cl, int64_t epi,
+                int64_t split, int64_t pp = 0) {
+    return Config{{"BLOCK_N", bn},          {"CONSUMERS", cons}, {"WG_M", wgm},
+                  {"NUM_STAGES", st},      {"GROUP_M", int64_t{8}}, {"CLUSTER_M", cl},
+                  {"EPI_TMA", epi},        {"SPLIT_K", split},      {"PINGPONG", pp}};
+  };
+  // cfgs[kPairDefer]: a cluster pair with the deferred epilogue (the short-K winner, K = 1000; at
+  // the odd cases the pair's second block lies below M). The last three: ping-pong consumers
+  // (64x256, 128x128 and 128x192 tiles, one per consumer warpgroup; 192 accumulators per thread
+  // in the last).
+  constexpr size_t kPairDefer = 8;
+  const std::vector<Config> cfgs = {tma(256, 2, 1, 4, 1, 1, 1), tma(128, 1, 1, 8, 1, 0, 1),
+                                    tma(192, 2, 1, 4, 1, 1, 1), tma(128, 2, 2, 4, 1, 1, 1),
+                                    tma(256, 2, 1, 4, 2, 0, 1), tma(256, 2, 1, 4, 1, 1, 2),
+                                    tma(192, 2, 1, 4, 1, 2, 1), tma(128, 2, 2, 4, 1, 2, 2),
+                                    tma(256, 2, 1, 4, 2, 2, 1),
+                                    tma(256, 2, 1, 4, 1, 1, 1, 1), tma(128, 2, 2, 5, 1, 0, 1, 1),
+                                    tma(192, 2, 2, 5, 1, 1, 1, 1)};
+  // 224- and 176-wide tiles (the columns past the last whole 64-column box stored directly): a
+  // K-major B only, so NT and TT run them and NN and TN must refuse them. The last: ping-pong with
+  // a 128 x 176 tile per consumer warpgroup.
+  const std::vector<Config> wide = {tma(224, 2, 1, 4, 1, 2, 2), tma(176, 2, 1, 4, 1, 1, 1),
+                                    tma(224, 2, 1, 4, 1, 0, 1), tma(176, 2, 2, 4, 1, 1, 1, 1)};
+  // Four-block clusters (a quarter of B per block) on the grid of the kernel's resident clusters:
+  // M >= 512 only (the small cases must refuse them), so their own odd cases: 600 rows leave the
+  // second cluster tile one partial block and three below M; 1100 x 4097 runs 3 x 17 cluster tiles
+  // (more than the resident clusters: the grid-stride walk); K = 1000 and 264 end mid k-tile.
+  const Config four = tma(256, 2, 1, 4, 4, 2, 1);
+  auto kMajorB = [](Layout l) { return l == Layout::kNT || l == Layout::kTT; };
+  struct Case { int64_t m, n, k; ElemType ab, c; bool bias; Activation act; float beta; };
+  const Case four_cases[] = {
+      {600, 520, 1000, ElemType::kBF16, ElemType::kBF16, true, Activation::kSilu, 0.f},
+      {1100, 4097, 264, ElemType::kF16, ElemType::kF32, false, Activation::kNone, 0.5f},
+  };
+  const Case cases[] = {
+      {300, 520, 264, ElemType::kBF16, ElemType::kBF16, false, Activation::kNone, 0.f},
+      {130, 200, 1000, ElemType::kF16, ElemType::kF32, true, Activation::kGelu, 0.5f},
+      {33, 4097, 72, ElemType::kBF16, ElemType::kBF16, true, Activation::kSilu, 0.f},
+  };
+  std::vector<std::tuple<KernelKind, Config, GemmShape>> jobs;
+  std::vector<GemmShape> shapes, bigs, four_shapes;
+  auto caseShape = [](Layout l, const Case& cs) {
+    GemmShape s = shapeOf(l, cs.ab, cs.c, cs.m, cs.n, cs.k);
+    // Leading dimensions padded to 8 elements (TMA needs 16-byte row pitches); M, N, K stay odd.
+    s.lda = (gemm::storedColsA(s) + 7) / 8 * 8;
+    s.ldb = (gemm::storedColsB(s) + 7) / 8 * 8;
+    s.has_bias = cs.bias;
+    s.act = cs.act;
+    s.beta = cs.beta;
+    return s;
+  };
+  for (Layout l : kLayouts) {
+    for (const Case& cs : four_cases) {
+      four_shapes.push_back(caseShape(l, cs));
+      jobs.emplace_back(KernelKind::kTma, four, four_shapes.back());
+    }
+    for (const Case& cs : cases) {
+      const GemmShape s = caseShape(l, cs);
+      shapes.push_back(s);
+      for (const Config& c : cfgs) jobs.emplace_back(KernelKind::kTma, c, s);
+      if (kMajorB(l))
+        for (const Config& c : wide) jobs.emplace_back(KernelKind::kTma, c, s);
+    }
+    bigs.push_back(shapeOf(l, ElemType::kBF16, ElemType::kBF16, 2048, 2048, 2048));
+    for (size_t i : {size_t{0}, kPairDefer, cfgs.size() - 2, cfgs.size() - 1})
+      jobs.emplace_back(KernelKind::kTma, cfgs[i], bigs.back());
+    jobs.emplace_back(KernelKind::kTma, four, bigs.back());
+    if (kMajorB(l))
+      for (size_t i : {size_t{0}, wide.size() - 1})
+        jobs.emplace_back(KernelKind::kTma, wide[i], bigs.back());
+  }
+  precompile(jobs);
+  uint32_t seed = 4000;
+  for (const GemmShape& s : shapes) {
+    Problem p(s, seed++);
+    const auto ref = p.hostReference();
+    for (const Config& c : cfgs) expectMatches(KernelKind::kTma, c, p, ref);
+    EXPECT_EQ(gemm::applicable(KernelKind::kTma, four, s).code(), Code::kUnsupported)
+        << gemm::shapeKey(s);
+    for (const Config& c : wide) {
+      if (kMajorB(s.layout)) {
+        expectMatches(KernelKind::kTma, c, p, ref);
+        continue;
+      }
+      EXPECT_EQ(gemm::applicable(KernelKind::kTma, c, s).code(), Code::kUnsupported)
+          << c.toString() << " | " << gemm::shapeKey(s);
+    }
+  }
+  for (const GemmShape& s : four_shapes) {
+    Problem p(s, seed++);
+    expectMatches(KernelKind::kTma, four, p, p.hostReference());
+  }
+  if (!env().lt) GTEST_SKIP() << "cuBLASLt unavailable for the large check: " << env().lt_skip;
+  for (const GemmShape& s : bigs) {
+    Problem p(s, seed++);
+    const auto ref = p.cublasReference();
+    // Ping-pong at 2048^3: 256 tiles, two per block, one on each consumer; the pair with the
+    // deferred epilogue: 8 x 8 cluster tiles of 256 x 256 on 66 clusters; four-block clusters:
+    // 4 x 8 cluster tiles of 512 x 256 on the resident clusters.
+    for (size_t i : {size_t{0}, kPairDefer, cfgs.size() - 2, cfgs.size() - 1})
+      expectMatches(KernelKind::kTma, cfgs[i], p, ref);
+    expectMatches(KernelKind::kTma, four, p, ref);
+    // 16 x 10 tiles of 128 x 224 (132 + a split tail of 28); 16 x 12 of 128 x 176 in ping-pong.
+    if (kMajorB(s.layout))
+      for (size_t i : {size_t{0}, wide.size() - 1})
+        expectMatches(KernelKind::kTma, wide[i], p, ref);
+  }
+}
+
+// The persistent cluster grids are the resident clusters of the compiled kernel: the driver's
+// answer for the pair and the four-block clusters (one block per SM: at most SMs / size, fewer
+// where a GPC's SMs do not divide), printed for the bench notes.
+TEST(GemmGpu, TmaClusterGridIsTheResidentClusters) {
+  REQUIRE_GPU();
+  if (env().dev.arch != "sm_90a") GTEST_SKIP() << "tma needs sm_90a, device is " << env().dev.arch;
+  const GemmShape s = shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 3000, 5000, 1000);
+  for (int64_t cl : {2, 4}) {
+    const Config c{{"BLOCK_N", int64_t{256}}, {"CONSUMERS", int64_t{2}}, {"WG_M", int64_t{1}},
+                   {"NUM_STAGES", int64_t{4}}, {"GROUP_M", int64_t{16}}, {"CLUSTER_M", cl},
+                   {"EPI_TMA", int64_t{2}},    {"SPLIT_K", int64_t{1}},  {"PINGPONG", int64_t{0}}};
+    auto plan = gemm::launchPlan(KernelKind::kTma, c, s, env().dev);
+    ASSERT_TRUE(plan.ok()) << plan.status().toString();
+    auto code = env().runner->compile(KernelKind::kTma, c, s);
+    ASSERT_TRUE(code.ok()) << code.status().toString();
+    Backend& b = *env().backend;
+    auto mod = b.loadModule((*code)->binary);
+    ASSERT_TRUE(mod.ok()) << mod.status().toString();
+    auto fn = b.getFunction(*mod, (*code)->lowered_entry.empty() ? (*code)->entry
+                                                                 : (*code)->lowered_entry);
+    ASSERT_TRUE(fn.ok()) << fn.status().toString();
+    ASSERT_TRUE(b.setMaxDynamicShared(*fn, plan->shared_bytes).ok());
+    auto n = b.maxActiveClusters(*fn, Dim3{static_cast<unsigned>(cl), 1, 1}, plan->block.x,
+                                 static_cast<size_t>(plan->shared_bytes));
+    ASSERT_TRUE(n.ok()) << n.status().toString();
+    std::printf("resident clusters of %lld blocks: %d on %d SMs (plan's bound %u blocks)\n",
+                static_cast<long long>(cl), *n, env().dev.multiprocessors, plan->grid.x);
+    EXPECT_GE(*n, 1);
+    EXPECT_LE(*n, env().dev.multiprocessors / cl);
+    const Dim3 g = residentClusterGrid(b, *fn, plan->grid, plan->block,
+                                       static_cast<size_t>(plan->shared_bytes),
+                                       static_cast<unsigned>(cl));
+    EXPECT_EQ(g.x, std::min<unsigned>(plan->grid.x, static_cast<unsigned>(*n * cl)));
+    (void)b.unloadModule(*mod);
+  }
+}
+
+// The TMA kernel's split tail (SPLIT_K 2 | 4): the last round of the persistent grid shared out along
+// K (several rounds + a short one; a single partial round; uneven K splits; ranges that cross tile
+// boundaries; beta, bias, SiLU; the deferred epilogue), three
+// launches in a row (the counters must come back to zero), then the mma split-K kernel on the same
+// runner (the shared workspace must be left zero).
+TEST(GemmGpu, TmaSplitTailIsCorrectAndSelfCleaning) {
+  REQUIRE_GPU();
+  if (env().dev.arch != "sm_90a") GTEST_SKIP() << "tma needs sm_90a, device is " << env().dev.arch;
+  auto tma = [](int64_t bn, int64_t cons, int64_t wgm, int64_t split, int64_t epi = 1) {
+    return Config{{"BLOCK_N", bn},          {"CONSUMERS", cons},     {"WG_M", wgm},
+                  {"NUM_STAGES", int64_t{4}}, {"GROUP_M", int64_t{8}}, {"CLUSTER_M", int64_t{1}},
+                  {"EPI_TMA", epi},          {"SPLIT_K", split},      {"PINGPONG", int64_t{0}}};
+  };
+  // The last: a 224-wide tile (columns past its three whole boxes stored directly), the deferred
+  // epilogue; 1152x4096 is 9 x 19 = 171 tiles (132 + 39), 1280x5120 10 x 23 = 230 (132 + 98).
+  const std::vector<Config> cfgs = {tma(256, 2, 1, 2), tma(256, 2, 1, 4), tma(128, 2, 1, 4),
+                                    tma(128, 1, 2, 2), tma(256, 2, 1, 2, 2), tma(224, 2, 1, 2, 2)};
+  struct Case { int64_t m, n, k; bool bias; Activation act; float beta; };
+  const Case cases[] = {
+      {1152, 4096, 200, true, Activation::kSilu, 0.5f},  // 144 tiles of 128x256: 132 + 12
+      {640, 2560, 1000, false, Activation::kNone, 0.f},  // 50 tiles: one partial round
+      {1000, 3000, 520, true, Activation::kNone, 0.f},   // ragged edges, 9 k-tiles split 4 ways
+      // 200 tiles of 128x256 = 132 + 68: the tail's 340 k-tiles in 132 ranges of 2-3 that cross
+      // tile boundaries (stream-K: a block ends one tile and starts the next).
+      {1280, 5120, 264, false, Activation::kNone, 0.5f},
+  };
+  std::vector<std::tuple<KernelKind, Config, GemmShape>> jobs;
+  std::vector<GemmShape> shapes;
+  for (const Case& cs : cases) {
+    GemmShape s = shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, cs.m, cs.n, cs.k);
+    s.has_bias = cs.bias;
+    s.act = cs.act;
+    s.beta = cs.beta;
+    shapes.push_back(s);
+    for (const Config& c : cfgs) jobs.emplace_back(KernelKind::kTma, c, s);
+  }
+  GemmShape big = shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 1024, 14336, 4096);
+  for (const Config& c : cfgs) jobs.emplace_back(KernelKind::kTma, c, big);
+  const Config mma = mmaConfig(64, 128, 64, 2, 2, 4, 4);
+  jobs.emplace_back(KernelKind::kMma, mma, shapes[0]);
+  precompile(jobs);
+  uint32_t seed = 3000;
+  for (const GemmShape& s : shapes) {
+    Problem p(s, seed++);
+    const auto ref = p.hostReference();
+    for (const Config& c : cfgs) expectMatches(KernelKind::kTma, c, p, ref, 3);
+    if (&s == &shapes[0]) expectMatches(KernelKind::kMma, mma, p, ref, 2);
+  }
+  if (!env().lt) GTEST_SKIP() << "cuBLASLt unavailable for the large check: " << env().lt_skip;
+  Problem p(big, 3100);  // 448 tiles of 128x256 on 132 SMs: 3 rounds + 52 tiles split in two
+  const auto ref = p.cublasReference();
+  for (const Config& c : cfgs) expectMatches(KernelKind::kTma, c, p, ref, 2);
+}
+
+}  // namespace
+}  // namespace ktune
