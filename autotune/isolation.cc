@@ -82,6 +82,18 @@ std::string thisObjectDir() {
 }
 }  // namespace
 
+std::vector<std::string> workerCandidates(const std::string& exe_dir, const std::string& lib_dir) {
+  std::vector<std::string> cands;
+  if (!exe_dir.empty()) cands = {exe_dir + "/ktune-worker", exe_dir + "/../tools/ktune-worker"};
+  if (!lib_dir.empty()) {
+    cands.push_back(lib_dir + "/../bin/ktune-worker");
+    cands.push_back(lib_dir + "/../../bin/ktune-worker");  // a multiarch libdir (lib/x86_64-linux-gnu)
+    cands.push_back(lib_dir + "/../libexec/ktune/ktune-worker");
+    cands.push_back(lib_dir + "/bin/ktune-worker");  // the Python package: ktune/{libktune, bin/}
+  }
+  return cands;
+}
+
 Expected<std::string> findWorkerExecutable(const std::string& explicit_path) {
   if (!explicit_path.empty()) {
     if (::access(explicit_path.c_str(), X_OK) == 0) return explicit_path;
@@ -89,22 +101,15 @@ Expected<std::string> findWorkerExecutable(const std::string& explicit_path) {
                             "' is not an executable file (check KTUNE_WORKER / "
                             "TunerOptions::worker_path)");
   }
-  std::vector<std::string> cands;
+  std::string exe_dir;
   char self[4096];
   ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
   if (n > 0) {
     self[n] = '\0';
-    std::string dir = dirOf(self);
-    cands = {dir + "/ktune-worker", dir + "/../tools/ktune-worker"};
-  }
-  std::string lib = thisObjectDir();
-  if (!lib.empty()) {
-    cands.push_back(lib + "/../bin/ktune-worker");
-    cands.push_back(lib + "/../../bin/ktune-worker");  // a multiarch libdir (lib/x86_64-linux-gnu)
-    cands.push_back(lib + "/../libexec/ktune/ktune-worker");
+    exe_dir = dirOf(self);
   }
   std::string tried;
-  for (const std::string& cand : cands) {
+  for (const std::string& cand : workerCandidates(exe_dir, thisObjectDir())) {
     if (::access(cand.c_str(), X_OK) == 0) return cand;
     tried += cand + ", ";
   }

@@ -114,11 +114,17 @@ struct WorkerLaunch {
   std::vector<std::string> plugins;
 };
 
-// Resolves the worker executable: `explicit_path` if non-empty (must be executable), else
-// `ktune-worker` next to /proc/self/exe (or in ../tools in the build tree), else relative to the
-// library holding this code (the installed libktune.so: <prefix>/lib/../bin, ../libexec/ktune),
-// else on PATH. kNotFound naming every place looked at.
+// Resolves the worker executable: `explicit_path` if non-empty (must be executable), else the
+// first executable of workerCandidates(the directory of /proc/self/exe, the directory of the
+// library holding this code), else on PATH. kNotFound naming every place looked at.
 Expected<std::string> findWorkerExecutable(const std::string& explicit_path);
+// Where the worker is looked for, in order: `ktune-worker` next to the executable (or in
+// ../tools in the build tree), then relative to the library: an installed libktune.so
+// (<prefix>/lib/../bin, a multiarch lib/<triple>/../../bin, ../libexec/ktune) and the Python
+// package, whose libktune sits in ktune/ beside ktune/bin/ (without it, the package's isolation
+// worker was never found: `ktune.ops` with KTUNE_ISOLATE=1 failed with "not found"). An empty
+// directory contributes nothing.
+std::vector<std::string> workerCandidates(const std::string& exe_dir, const std::string& lib_dir);
 
 // The parent side: starts, feeds, watches and restarts one worker process.
 // Thread safety: one thread at a time (the tuner calls it under its benchmark lock).

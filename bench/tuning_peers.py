@@ -15,8 +15,8 @@ timed on, in the same device run.
   the inputs on the GPU already. "ktune" runs with an empty ktune cache and a fresh CUDA compute
   cache (cold: every candidate compiled); "ktune_warm" right after it on the same code-object
   store with the tuning database removed (warm: nothing compiled, every shape tuned again).
-  Isolation on (KTUNE_ISOLATE=1), as `ktune tune` runs; the package must be importable (the
-  Llama call's /tmp/kpy).
+  Isolation on (KTUNE_ISOLATE=1), as `ktune tune` runs (the package's bin/ktune-worker); the
+  package must be importable (the Llama call's /tmp/kpy).
 
 Each peer runs in a child process of its own, killed when it passes --budget seconds (a
 torch.compile call cannot be interrupted from inside: max-autotune may take minutes for one
@@ -223,7 +223,7 @@ def main():
                    f"next call {1e3 * t_again:.2f} ms, max |err| {err:.3g}"
             rows.append((name, m, n, k, t_tune))
         except Exception as e:  # a peer failing is a line, not the end of the run
-            line = f"{name} {m}x{n}x{k}: failed: {type(e).__name__}: {str(e)[:200]}"
+            line = f"{name} {m}x{n}x{k}: failed: {type(e).__name__}: {str(e)[:600]}"
         print(line, flush=True)
     for name, m, n, k, t in rows:
         print(f"summary {name:24s} {m}x{n}x{k}: {t:.2f} s")

@@ -117,6 +117,19 @@ TEST(IsolationProtocol, MissingWorkerIsAClearError) {
   EXPECT_NE(w.status().message().find("KTUNE_WORKER"), std::string::npos);
 }
 
+// The Python package ships libktune beside bin/ktune-worker (python/setup.py): the library's own
+// directory is searched for bin/ too, after the installed layouts.
+TEST(IsolationProtocol, WorkerIsLookedForInEveryShippedLayout) {
+  const auto c = workerCandidates("/opt/app/bin", "/site/ktune");
+  const std::vector<std::string> want = {
+      "/opt/app/bin/ktune-worker", "/opt/app/bin/../tools/ktune-worker",
+      "/site/ktune/../bin/ktune-worker", "/site/ktune/../../bin/ktune-worker",
+      "/site/ktune/../libexec/ktune/ktune-worker", "/site/ktune/bin/ktune-worker"};
+  EXPECT_EQ(c, want);
+  EXPECT_EQ(workerCandidates("", "").size(), 0u);
+  EXPECT_EQ(workerCandidates("", "/site/ktune").back(), "/site/ktune/bin/ktune-worker");
+}
+
 // A "prepare" request builds the problem ahead of the first bench request and answers nothing;
 // the bench request then reuses it (one construction in all).
 TEST(IsolationProtocol, PrepareBuildsTheProblemOnceAndAnswersNothing) {
