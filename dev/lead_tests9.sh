@@ -12,7 +12,7 @@ run() { n=$1; shift; case " ${ONLY:-$n} " in *" $n "*) ;; *) return 0 ;; esac; s
   echo "$n rc=$rc $(( $(date +%s)-s ))s $(grep -c '^\[       OK \]' "$OUT/$n.log") ok, failed: $(grep '^\[  FAILED  \].*(' "$OUT/$n.log" | tr '\n' ' ')"; }
 run decode $PB/tests/gemm_gpu_test --gtest_filter="${DECODE_FILTER:-*Decode*}" &
 run tma_layout $PB/tests/gemm_gpu_test --gtest_filter='*TmaEveryLayout*' &
-run tma_rest $PB/tests/gemm_gpu_test --gtest_filter='*Tma*:-*TmaEveryLayout*' &
+run tma_rest $PB/tests/gemm_gpu_test --gtest_filter='*Tma*:-*TmaEveryLayout*:*Decode*' &
 run gemm_rest $PB/tests/gemm_gpu_test --gtest_filter='-*Decode*:*Tma*' &
 run fp8 $PB/tests/gemm_fp8_gpu_test &
 run shapes $PB/tests/shapes_gpu_test &
