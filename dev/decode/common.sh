@@ -30,6 +30,17 @@ start_gpu_tests() {
   done
 }
 
+# start_gpu_tests FILTERS S, waited for: the exit codes, the wall time and the results (at most
+# GT_LINES lines, default 40).
+gpu_tests() {
+  local S q rcs=""
+  S=$(date +%s)
+  start_gpu_tests "$1" "$2"
+  for q in "${PIDS[@]}"; do wait "$q"; rcs="$rcs $?"; done
+  echo "tests rc:$rcs ($(( $(date +%s) - S ))s)"
+  grep -hE "^\[ *(OK|FAILED|PASSED) |Failure|bad," "$OUT"/test*.log | cut -c1-220 | head -"${GT_LINES:-40}"
+}
+
 # The call's deadline: T0 now, DL seconds (DEADLINE, else the script's default $1); left prints
 # the seconds left, fits N WHAT says whether N more seconds fit (else prints that WHAT is skipped).
 start_deadline() { T0=$(date +%s); DL=${DEADLINE:-$1}; }

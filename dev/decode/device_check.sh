@@ -7,11 +7,7 @@
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
 device_preamble "${DEADLINE:-80}"
-S=$(date +%s)
-start_gpu_tests "GemmGpu.DecodeVsReference;GemmGpu.DecodeTmaClusterEndVsReference;GemmGpu.DecodeTmaVsReference:GemmGpu.DecodeFusedEpilogues" 70
-rcs=""; for q in "${PIDS[@]}"; do wait "$q"; rcs="$rcs $?"; done
-echo "tests rc:$rcs ($(( $(date +%s) - S ))s)"
-grep -hE "^\[ *(OK|FAILED|PASSED) |Failure|bad," "$OUT"/test*.log | cut -c1-220 | head -40
+GT_LINES=40 gpu_tests "GemmGpu.DecodeVsReference;GemmGpu.DecodeTmaClusterEndVsReference;GemmGpu.DecodeTmaVsReference:GemmGpu.DecodeFusedEpilogues" 70
 fits 12 copy && timeout 20 python3 dev/copy_rate.py 2>&1 | tail -1
 echo "call wall $(( $(date +%s) - T0 ))s"
 (cd "$OUT" && tar czf logs.tgz ./*.log ./*.txt 2>/dev/null; rm -f ./test*.log)

@@ -17,11 +17,7 @@ source "$(dirname "$0")/common.sh"
 device_preamble "${DEADLINE:-100}"
 KEYS=${KEYS:-16x6144x4096 16x4096x4096 16x28672x4096 16x4096x14336}
 if [ "${TESTS:-}" != none ] && fits 30 tests; then
-  S=$(date +%s)
-  start_gpu_tests "GemmGpu.DecodeVsReference;GemmGpu.DecodeTmaVsReference;GemmGpu.DecodeTmaClusterEnd*" 48
-  rcs=""; for q in "${PIDS[@]}"; do wait "$q"; rcs="$rcs $?"; done
-  echo "tests rc:$rcs ($(( $(date +%s) - S ))s)"
-  grep -hE "^\[ *(OK|FAILED|PASSED) |Failure|bad," "$OUT"/test*.log | cut -c1-220 | head -30
+  GT_LINES=30 gpu_tests "GemmGpu.DecodeVsReference;GemmGpu.DecodeTmaVsReference;GemmGpu.DecodeTmaClusterEnd*" 48
 fi
 fits 12 copy && timeout 20 python3 dev/copy_rate.py 2>&1 | tail -1
 SH=$(echo $KEYS | tr ' ' ,)

@@ -22,11 +22,7 @@ for c in "8 2 16 1 2 3 3 4" "8 2 16 1 2 3 0 4" "8 2 16 1 2 3 3 5" "8 2 16 2 1 3 
 for c in "256 2 4 16 2 2" "256 2 4 16 2 1" "256 2 4 16 1 2" "256 2 4 16 2 4" "128 2 5 8 1 2" \
          "128 1 8 8 1 2" "128 1 8 8 1 4" "128 2 6 8 1 4" "256 1 4 8 1 1"; do L="$L;$(t $c)"; done
 if [ "${TESTS:-}" != none ] && fits 30 tests; then
-  S=$(date +%s)
-  start_gpu_tests "GemmGpu.DecodeTmaClusterEnd*;GemmGpu.DecodeTmaVsReference;GemmGpu.DecodeTmaPair*:GemmGpu.DecodeTmaQuad*;GemmGpu.DecodeTmaCpAsyncA*:GemmGpu.DecodeFused*:GemmGpu.DecodeOp*;GemmGpu.DecodeWgmma*:GemmGpu.DecodeVs*:GemmGpu.DecodeFma*" 75
-  rcs=""; for q in "${PIDS[@]}"; do wait "$q"; rcs="$rcs $?"; done
-  echo "tests rc:$rcs ($(( $(date +%s) - S ))s)"
-  grep -hE "^\[ *(OK|FAILED|PASSED) |Failure|bad," "$OUT"/test*.log | cut -c1-220 | head -40
+  GT_LINES=40 gpu_tests "GemmGpu.DecodeTmaClusterEnd*;GemmGpu.DecodeTmaVsReference;GemmGpu.DecodeTmaPair*:GemmGpu.DecodeTmaQuad*;GemmGpu.DecodeTmaCpAsyncA*:GemmGpu.DecodeFused*:GemmGpu.DecodeOp*;GemmGpu.DecodeWgmma*:GemmGpu.DecodeVs*:GemmGpu.DecodeFma*" 75
 fi
 fits 12 copy && timeout 20 python3 dev/copy_rate.py 2>&1 | tail -1
 SHAPES=${SHAPES:-64x6144x4096,128x6144x4096,64x14336x4096,128x14336x4096,64x28672x4096,128x28672x4096}
