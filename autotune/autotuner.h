@@ -189,10 +189,10 @@ class Engine : public CandidateBench {
   // isolation was never used). Thread-safe; waits for a tuning run in progress.
   IsolationStats isolationStats() const;
   // Starts the isolation worker process now, without waiting for it, so its start-up (process,
-  // device context, vendor library: about half a second on a GPU, bench/NOTES.md) overlaps the caller's own set-up before
-  // the first tuning run (the CLI calls it before building its problem). No-op when isolation is
-  // off or a worker already runs; a worker that cannot start is reported by the tuning run that
-  // needs it, exactly as without this call. Thread-safe.
+  // device context, vendor library: about half a second on a GPU, bench/NOTES.md) overlaps the
+  // caller's own set-up before the first tuning run (the CLI calls it before building its
+  // problem). No-op when isolation is off or a worker already runs; a worker that cannot start is
+  // reported by the tuning run that needs it, exactly as without this call. Thread-safe.
   void prestartWorker();
   // Sends a registered family's problem (its args_json) to the isolation worker now, without
   // waiting: the worker builds its inputs and reference while the caller makes its own, and the

@@ -87,7 +87,8 @@ std::vector<std::string> workerCandidates(const std::string& exe_dir, const std:
   if (!exe_dir.empty()) cands = {exe_dir + "/ktune-worker", exe_dir + "/../tools/ktune-worker"};
   if (!lib_dir.empty()) {
     cands.push_back(lib_dir + "/../bin/ktune-worker");
-    cands.push_back(lib_dir + "/../../bin/ktune-worker");  // a multiarch libdir (lib/x86_64-linux-gnu)
+    // A multiarch libdir (lib/x86_64-linux-gnu):
+    cands.push_back(lib_dir + "/../../bin/ktune-worker");
     cands.push_back(lib_dir + "/../libexec/ktune/ktune-worker");
     cands.push_back(lib_dir + "/bin/ktune-worker");  // the Python package: ktune/{libktune, bin/}
   }

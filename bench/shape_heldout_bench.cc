@@ -313,7 +313,8 @@ struct Row {
 // per shape), a JIT config as itself.
 std::string labelOf(const Cand& c) {
   if (c.source == "jit") return "jit:" + c.config;
-  if (c.role.rfind("pad", 0) == 0) return c.role;  // another shape's pick: its rank means nothing here
+  // Another shape's pick: its rank means nothing here.
+  if (c.role.rfind("pad", 0) == 0) return c.role;
   const int r = predict::vendorRank(c.config);
   return r >= 0 ? "r" + std::to_string(r) : c.source + ":" + c.config;
 }
@@ -376,9 +377,11 @@ Row heldOutRow(Ctx& c, const Buffers& b, int64_t m, int64_t n, int64_t k,
     else if (!x.error.empty()) row.errors[labelOf(x)] = x.error.substr(0, 200);
   for (const Cand& x : v)
     if (x.source != "jit" && predict::vendorRank(x.config) >= 0) row.vendor_ids[labelOf(x)] = x.config;
-  if (c.args->padded && c.vendor)  // every pad's id, also where it equals an entry above (deduplicated)
+  // Every pad's id, also where it equals an entry above (deduplicated there).
+  if (c.args->padded && c.vendor)
     for (const auto& [role, mp] : padsOf(m))
-      for (const auto& vc : c.vendor->candidates(shapeOf(mp, n, k), 1)) row.vendor_ids[role] = vc.id;
+      for (const auto& vc : c.vendor->candidates(shapeOf(mp, n, k), 1))
+        row.vendor_ids[role] = vc.id;
   row.winner = (win->source == "jit" ? "" : win->source + ":") + win->config;
   row.vs_winner = v[0].time() / win->time();
   row.vs_default = v[0].time() / d->time();

@@ -122,7 +122,8 @@ std::vector<KernelKind> kernelsForArch(const std::string& arch);
 //         SPLIT_K (1|2|4).
 // wgmma:  BLOCK_N (128|256), WARPGROUPS (1|2), NUM_STAGES (3..6), GROUP_M, SPLIT_K.
 // tma:    BLOCK_N (128|192|256), CONSUMERS (1|2), WG_M (1|2), NUM_STAGES (2..8), GROUP_M, CLUSTER_M
-//         (1|2|4: 4 with BLOCK_N=256, CONSUMERS=2, WG_M=1, EPI_TMA=2, 16-bit A/B), EPI_TMA (0|1: C through shared memory and TMA stores; 2: the same, deferred into
+//         (1|2|4: 4 with BLOCK_N=256, CONSUMERS=2, WG_M=1, EPI_TMA=2, 16-bit A/B), EPI_TMA (0|1:
+//         C through shared memory and TMA stores; 2: the same, deferred into
 //         the next tile's k-loop; CONSUMERS=2, CLUSTER_M=1), SPLIT_K (1|2|4: share the last, partly idle round
 //         of the persistent grid out along K, stream-K style; with EPI_TMA>=1, CLUSTER_M=1),
 //         PINGPONG (0|1: each consumer warpgroup on a 64*WG_M-row tile of its own, one's epilogue

@@ -166,7 +166,7 @@ Status plan(K c, const GemmShape& s, const DeviceInfo& dev, LaunchPlan& p) {
     return Status::Unsupported("too many tiles for the TMA GEMM's tile counter");
   // Persistent: one block per SM (the kernel's shared memory allows no second one). With
   // clusters that is an upper bound: a cluster's blocks share a GPC, so fewer may be resident
-  // (30 four-block clusters on a 132-SM H200, by ncu); each launch runs the clusters of the loaded
+  // (bench/NOTES.md, issue 33: four-block clusters); each launch runs the clusters of the loaded
   // kernel resident at once (persistent_cluster: residentClusterGrid), and the tiles are walked
   // with the launched grid's stride.
   const int64_t clusters =
