@@ -147,10 +147,12 @@ ConfigSpace buildSpace() {
   // its registers to two consumer warpgroups (setmaxnreg), for their 128 accumulators (below); on
   // the cluster K split (DC_GRID = 4, 5), where each block stores a share of the rows: with 128
   // accumulators the whole-tile epilogue of the other grids spills under ptxas (sm_90a).
-  s.constrain("DC_PF != 3 || (DC_WG == 2 && DC_WARPS == 8 && (DC_GRID == 4 || DC_GRID == 5))", [](K c) {
-    return knob(c, "DC_PF") != 3 ||
-           (tmaFed(c) && knob(c, "DC_WARPS") == 8 && (knob(c, "DC_GRID") == 4 || knob(c, "DC_GRID") == 5));
-  });
+  s.constrain("DC_PF != 3 || (DC_WG == 2 && DC_WARPS == 8 && (DC_GRID == 4 || DC_GRID == 5))",
+              [](K c) {
+                const int64_t g = knob(c, "DC_GRID");
+                return knob(c, "DC_PF") != 3 ||
+                       (tmaFed(c) && knob(c, "DC_WARPS") == 8 && (g == 4 || g == 5));
+              });
   // 1 KB of each weight row per stage: the TMA-fed body only (the probe measured longer runs per
   // row faster; the cp.async producer's pass must cover whole rows).
   s.constrain("DC_U < 8 || DC_WG == 2", [](K c) { return knob(c, "DC_U") < 8 || tmaFed(c); });
