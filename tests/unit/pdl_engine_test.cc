@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,14 +42,16 @@ struct Setup {
   std::unique_ptr<Engine> engine;
 };
 
-// An engine on the simulated device (tuning on unless `tuning` is false) with kernel `entry`.
-std::unique_ptr<Setup> makeSetup(bool pdl, bool tuning, const std::string& entry) {
+// An engine on the simulated device (tuning on unless `tuning` is false) with kernel `entry`;
+// `run` (if any) sees every launch, `so` describes the device (sm_90a with 132 SMs by default).
+std::unique_ptr<Setup> makeSetup(bool pdl, bool tuning, const std::string& entry,
+                                 std::function<Status(const SimLaunch&)> run = nullptr,
+                                 SimOptions so = {}) {
   auto s = std::make_unique<Setup>();
-  SimOptions so;
   so.device.arch = "sm_90a";
   so.device.multiprocessors = 132;
   s->sim = std::make_shared<SimBackend>(so);
-  s->sim->registerKernel(entry, SimKernel{nullptr, [](const SimLaunch& l) {
+  s->sim->registerKernel(entry, SimKernel{std::move(run), [](const SimLaunch& l) {
                                             return double(l.define("NS")) * 1e-6;
                                           }, nullptr});
   EngineOptions eo;
@@ -153,31 +156,17 @@ TEST(PdlEngine, PerConfigRuleFollowsTheSelectedConfig) {
 // clusters resident at once by the simulated GPCs (7 of 18 SMs and one of 6: 29), on every path:
 // the tuning run's candidates, the call, and a planned relaunch.
 TEST(PdlEngine, PersistentClusterGridsRunTheResidentClusters) {
-  TmpDir dir;
   SimOptions so;
-  so.device.arch = "sm_90a";
-  so.device.multiprocessors = 132;
   so.device.shared_per_sm = 228 * 1024;
   so.sms_per_gpc = 18;
-  auto sim = std::make_shared<SimBackend>(so);
   std::vector<unsigned> grids;
-  sim->registerKernel("cl_k", SimKernel{[&grids](const SimLaunch& l) {
-                                          grids.push_back(l.grid.x);
-                                          return Status::Ok();
-                                        },
-                                        [](const SimLaunch& l) {
-                                          return double(l.define("NS")) * 1e-6;
-                                        },
-                                        nullptr});
-  EngineOptions eo;
-  eo.options.cache_dir = dir.path;
-  eo.options.database_path = dir.path + "/db.json";
-  eo.options.warmup_ms = 0.02;
-  eo.options.rep_ms = 0.1;
-  eo.options.compile_threads = 1;
-  eo.compiler = std::make_shared<SimCompiler>();
-  auto e = Engine::create(sim, eo);
-  ASSERT_TRUE(e.ok()) << e.status().toString();
+  auto s = makeSetup(/*pdl=*/true, /*tuning=*/true, "cl_k",
+                     [&grids](const SimLaunch& l) {
+                       grids.push_back(l.grid.x);
+                       return Status::Ok();
+                     },
+                     so);
+  ASSERT_TRUE(s);
   auto fam = family("cl_k");
   fam.spec.launch = [](const Knobs&, const Rows&, const DeviceFacts& d) {
     Launch l = Launch::linear(d.multiprocessors / 4 * 4, 384);
@@ -185,7 +174,7 @@ TEST(PdlEngine, PersistentClusterGridsRunTheResidentClusters) {
     l.persistent_cluster = 4;
     return l;
   };
-  auto k = testfamily::addFamily(**e, std::move(fam));
+  auto k = testfamily::addFamily(*s->engine, std::move(fam));
   ASSERT_TRUE(k.ok()) << k.status().toString();
   ASSERT_TRUE((*k)(Rows{}).ok());  // tunes (every candidate launched), then the call's launch
   LaunchPlan plan;
