@@ -264,29 +264,7 @@ class CudaBackend final : public Backend {
     auto* fn = static_cast<CudaFunction*>(f.p);
     if (fn == nullptr) return Status::InvalidArgument("attributes: null function");
     KTUNE_RETURN_IF_ERROR(bind(fn->ctx));
-    FunctionAttributes a;
-    int v = 0;
-    KTUNE_CU(api_.cuFuncGetAttribute(&v, kFuncNumRegs, fn->fn), "cuFuncGetAttribute(NUM_REGS)");
-    a.num_regs = v;
-    KTUNE_CU(api_.cuFuncGetAttribute(&v, kFuncSharedSizeBytes, fn->fn),
-             "cuFuncGetAttribute(SHARED_SIZE_BYTES)");
-    a.static_shared_bytes = v;
-    KTUNE_CU(api_.cuFuncGetAttribute(&v, kFuncLocalSizeBytes, fn->fn),
-             "cuFuncGetAttribute(LOCAL_SIZE_BYTES)");
-    a.local_bytes = v;
-    KTUNE_CU(api_.cuFuncGetAttribute(&v, kFuncMaxThreadsPerBlock, fn->fn),
-             "cuFuncGetAttribute(MAX_THREADS_PER_BLOCK)");
-    a.max_threads_per_block = v;
-    KTUNE_CU(api_.cuFuncGetAttribute(&v, kFuncMaxDynamicSharedSizeBytes, fn->fn),
-             "cuFuncGetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
-    a.max_dynamic_shared_bytes = v;
-    KTUNE_CU(api_.cuFuncGetAttribute(&v, kFuncPtxVersion, fn->fn),
-             "cuFuncGetAttribute(PTX_VERSION)");
-    a.ptx_version = v;
-    KTUNE_CU(api_.cuFuncGetAttribute(&v, kFuncBinaryVersion, fn->fn),
-             "cuFuncGetAttribute(BINARY_VERSION)");
-    a.binary_version = v;
-    return a;
+    return readFunctionAttributes(api_, fn->fn);
   }
 
   Status setMaxDynamicShared(FunctionHandle f, int64_t bytes) override {
@@ -421,24 +399,7 @@ class CudaBackend final : public Backend {
   }
 
   Expected<TensorMap> encodeTensorMap2D(const TensorMap2DDesc& d) override {
-    if (api_.cuTensorMapEncodeTiled == nullptr)
-      return Status::Unsupported("this CUDA driver has no cuTensorMapEncodeTiled (needs 12.0+)");
-    KTUNE_RETURN_IF_ERROR(checkTensorMap2D(d));
-    // CUtensorMapDataType UINT8/UINT16/UINT32 (a copy engine: the bits are moved, not converted),
-    // CUtensorMapSwizzle NONE/32B/64B/128B = 0..3, L2 promotion 256B = 3, OOB fill zeros = 0.
-    const int dtype = d.elem_bytes == 1 ? 0 : d.elem_bytes == 2 ? 1 : 2;
-    const int swizzle = d.swizzle_bytes == 0 ? 0 : d.swizzle_bytes == 32 ? 1 : d.swizzle_bytes == 64 ? 2 : 3;
-    const unsigned long long dims[2] = {d.cols, d.rows};
-    const unsigned long long strides[1] = {d.row_stride_bytes};
-    const unsigned box[2] = {d.box_cols, d.box_rows};
-    const unsigned elem_strides[2] = {1, 1};
-    TensorMap m;
-    CUresult r = api_.cuTensorMapEncodeTiled(&m, dtype, 2, reinterpret_cast<void*>(d.base), dims,
-                                             strides, box, elem_strides, /*interleave*/ 0, swizzle,
-                                             /*l2 promotion 256B*/ 3, /*oob fill zeros*/ 0);
-    if (r != CUDA_SUCCESS)
-      return cuError(api_, r, "cuTensorMapEncodeTiled", Code::kInvalidArgument);
-    return m;
+    return encodeTiled2D(api_, d);
   }
 
  private:

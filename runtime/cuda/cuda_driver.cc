@@ -229,6 +229,51 @@ Expected<DeviceInfo> readDeviceInfo(const Driver& d, const DeviceSlot& slot) {
 // The process-wide driver connection (see the header for why it is never torn down).
 const Expected<Driver*>& driver() { return driver_common::loadOnce<Driver, loadDriver>(); }
 
+Expected<FunctionAttributes> readFunctionAttributes(const CudaApi& api, CUfunction fn) {
+  FunctionAttributes a;
+  const auto get = [&](int attr, const char* call, auto* field) -> Status {
+    int v = 0;
+    if (CUresult r = api.cuFuncGetAttribute(&v, attr, fn); r != CUDA_SUCCESS)
+      return cuError(api, r, call);
+    *field = v;
+    return Status::Ok();
+  };
+  KTUNE_RETURN_IF_ERROR(get(kFuncNumRegs, "cuFuncGetAttribute(NUM_REGS)", &a.num_regs));
+  KTUNE_RETURN_IF_ERROR(get(kFuncSharedSizeBytes, "cuFuncGetAttribute(SHARED_SIZE_BYTES)",
+                            &a.static_shared_bytes));
+  KTUNE_RETURN_IF_ERROR(get(kFuncLocalSizeBytes, "cuFuncGetAttribute(LOCAL_SIZE_BYTES)",
+                            &a.local_bytes));
+  KTUNE_RETURN_IF_ERROR(get(kFuncMaxThreadsPerBlock, "cuFuncGetAttribute(MAX_THREADS_PER_BLOCK)",
+                            &a.max_threads_per_block));
+  KTUNE_RETURN_IF_ERROR(get(kFuncMaxDynamicSharedSizeBytes,
+                            "cuFuncGetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)",
+                            &a.max_dynamic_shared_bytes));
+  KTUNE_RETURN_IF_ERROR(get(kFuncPtxVersion, "cuFuncGetAttribute(PTX_VERSION)", &a.ptx_version));
+  KTUNE_RETURN_IF_ERROR(get(kFuncBinaryVersion, "cuFuncGetAttribute(BINARY_VERSION)",
+                            &a.binary_version));
+  return a;
+}
+
+Expected<TensorMap> encodeTiled2D(const CudaApi& api, const TensorMap2DDesc& d) {
+  if (api.cuTensorMapEncodeTiled == nullptr)
+    return Status::Unsupported("this CUDA driver has no cuTensorMapEncodeTiled (needs 12.0+)");
+  KTUNE_RETURN_IF_ERROR(checkTensorMap2D(d));
+  // CUtensorMapDataType UINT8/UINT16/UINT32 (a copy engine: the bits are moved, not converted),
+  // CUtensorMapSwizzle NONE/32B/64B/128B = 0..3, L2 promotion 256B = 3, OOB fill zeros = 0.
+  const int dtype = d.elem_bytes == 1 ? 0 : d.elem_bytes == 2 ? 1 : 2;
+  const int swizzle = d.swizzle_bytes == 0 ? 0 : d.swizzle_bytes == 32 ? 1 : d.swizzle_bytes == 64 ? 2 : 3;
+  const unsigned long long dims[2] = {d.cols, d.rows};
+  const unsigned long long strides[1] = {d.row_stride_bytes};
+  const unsigned box[2] = {d.box_cols, d.box_rows};
+  const unsigned elem_strides[2] = {1, 1};
+  TensorMap m;
+  CUresult r = api.cuTensorMapEncodeTiled(&m, dtype, 2, reinterpret_cast<void*>(d.base), dims,
+                                          strides, box, elem_strides, /*interleave*/ 0, swizzle,
+                                          /*l2 promotion 256B*/ 3, /*oob fill zeros*/ 0);
+  if (r != CUDA_SUCCESS) return cuError(api, r, "cuTensorMapEncodeTiled", Code::kInvalidArgument);
+  return m;
+}
+
 }  // namespace cuda_detail
 
 std::string cudaArchName(int cc_major, int cc_minor) {
