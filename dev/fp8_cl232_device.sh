@@ -13,13 +13,14 @@
 # Files back (at most 8): gpu.txt (clocks, device, copy rate), suite.txt, bench_1..3.txt,
 # ncu_table.txt, tests.txt (results), raw.tgz (suite.json, ncu.csv, ncu_bench.txt, the benches'
 # stderr with the pre-pass lines, the test logs).
-# BUDGET (220) SUITE_S (20) PROCS (3) ROUNDS (3) BENCH1_S (45) BENCH_S (28) NCU_S (30) TESTS (1)
+# BUDGET (220) SUITE_S (20; 0: no main job) COPY (1) PROCS (3; 0: no bench) ROUNDS (3) BENCH1_S (45)
+# BENCH_S (28) NCU_S (30; 0: no ncu) TESTS (1) — a tests-only call: SUITE_S=0 COPY=0 PROCS=0 NCU_S=0.
 set -uo pipefail
 BUDGET_DEFAULT=220
 . dev/fp8_device_common.sh
 # The pair's 232-wide tile (BLOCK_N 232: 3000x5000 in 264 pair tiles = 4 rounds of 66 pairs).
 CL232="BLOCK_N=232,CONSUMERS=2,CLUSTER_M=2,WG_M=1,NUM_STAGES=4,GROUP_M=16,EPI_TMA=2,SPLIT_K=1,PINGPONG=0"
-ONLY=$(configs "$ONLY_NAMES")
+ONLY=$(configs "${ONLY_NAMES:-D}")
 TWIN=$(configs "${TWIN_NAMES:-}")
 bench() {  # bench P SECONDS
   [ "$(left)" -ge "$2" ] || { echo "bench $1 skipped: $(left) s left"; return; }
@@ -28,11 +29,10 @@ bench() {  # bench P SECONDS
   at "bench $1 rc=$?"
   grep -E "^VERIFY" "$OUT/bench_$1.txt" | grep -v " ok " | head -5
 }
-[ "$(left)" -gt $(( ${SUITE_S:-20} + 60 )) ] && run_suite "${SUITE_S:-20}"
-timeout 12 python3 dev/copy_rate.py >> "$OUT/gpu.txt" 2>&1
-at "copy rate"
-bench 1 "${BENCH1_S:-45}"
-if command -v ncu > /dev/null && [ "$(left)" -ge "${NCU_S:-30}" ]; then
+[ "${SUITE_S:-20}" -gt 0 ] && [ "$(left)" -gt $(( ${SUITE_S:-20} + 60 )) ] && run_suite "${SUITE_S:-20}"
+[ "${COPY:-1}" = 0 ] || { timeout 12 python3 dev/copy_rate.py >> "$OUT/gpu.txt" 2>&1; at "copy rate"; }
+[ "${PROCS:-3}" -ge 1 ] && bench 1 "${BENCH1_S:-45}"
+if [ "${NCU_S:-30}" -gt 0 ] && command -v ncu > /dev/null && [ "$(left)" -ge "${NCU_S:-30}" ]; then
   timeout 10 ncu --query-metrics > /tmp/ncu_query.txt 2>&1
   M=$(python3 dev/ncu_table.py --metrics /tmp/ncu_query.txt)
   at "ncu metrics"
