@@ -3,8 +3,8 @@
 # here), steps in order against a deadline of BUDGET seconds, each cut to what is left:
 #   1. the main job, `ktune tune gemm --suite llm --json` (empty cache and database; SUITE_S);
 #   2. the copy rate (torch), then gemm_bench process 1 (fair method: read flush, ROUNDS interleaved
-#      rounds, cuBLASLt #0 and the best of 8 in the same process; $ONLY_NAMES over $SHAPES, the
-#      $TWIN_NAMES timed in the pick's rounds; it compiles: BENCH1_S);
+#      rounds, cuBLASLt #0 and the best of 8 in the same process; $ONLY_NAMES over $SHAPES_A
+#      (BENCHA_S) and then $SHAPES, the $TWIN_NAMES timed in the pick's rounds; it compiles: BENCH1_S);
 #   3. ncu (clocks left alone, one launch each) of $NCU_NAMES and cuBLASLt's algorithms $NCU_LT at
 #      $NCU_SHAPE NT, with dev/ncu_table.py's metrics (grid, cluster, registers, shared memory,
 #      tensor pipe, busiest SM, L2, DRAM, stalls): ncu_table.txt;
@@ -22,11 +22,19 @@ BUDGET_DEFAULT=220
 CL232="BLOCK_N=232,CONSUMERS=2,CLUSTER_M=2,WG_M=1,NUM_STAGES=4,GROUP_M=16,EPI_TMA=2,SPLIT_K=1,PINGPONG=0"
 ONLY=$(configs "${ONLY_NAMES:-D}")
 TWIN=$(configs "${TWIN_NAMES:-}")
-bench() {  # bench P SECONDS
+# bench P SECONDS: process P (SHAPES_A first, in a gemm_bench of its own of at most SECONDS_A,
+# so that a cut cannot lose them; then $SHAPES), both into bench_P.txt / .err.
+bench() {
   [ "$(left)" -ge "$2" ] || { echo "bench $1 skipped: $(left) s left"; return; }
-  timeout "$2" stdbuf -oL "$PB/bench/gemm_bench" --kinds=tma --only="$ONLY" --shapes="$SHAPES" \
-    --rounds="${ROUNDS:-3}" ${TWIN:+--twin="$TWIN"} > "$OUT/bench_$1.txt" 2> "$OUT/bench_$1.err"
-  at "bench $1 rc=$?"
+  : > "$OUT/bench_$1.txt"; : > "$OUT/bench_$1.err"
+  local sh
+  for sh in ${SHAPES_A:+"$SHAPES_A"} "$SHAPES"; do
+    local s=$2
+    [ "$sh" = "${SHAPES_A:-}" ] && s=${BENCHA_S:-15}
+    timeout "$s" stdbuf -oL "$PB/bench/gemm_bench" --kinds=tma --only="$ONLY" --shapes="$sh" \
+      --rounds="${ROUNDS:-3}" ${TWIN:+--twin="$TWIN"} >> "$OUT/bench_$1.txt" 2>> "$OUT/bench_$1.err"
+    at "bench $1 ($sh) rc=$?"
+  done
   grep -E "^VERIFY" "$OUT/bench_$1.txt" | grep -v " ok " | head -5
 }
 [ "${SUITE_S:-20}" -gt 0 ] && [ "$(left)" -gt $(( ${SUITE_S:-20} + 60 )) ] && run_suite "${SUITE_S:-20}"
