@@ -87,37 +87,6 @@ TEST(GemmTma, LaunchRuleApplicabilityAndTensorMaps) {
     o.lda = storedColsA(o), o.ldb = storedColsB(o), o.ldc = o.n;
     EXPECT_TRUE(applicable(KernelKind::kTma, four, o).ok()) << layoutName(l);
   }
-  // The pair's 232-wide tile: 128 x 232 block tiles in pairs (two of B's four 64-row boxes per
-  // block), the deferred epilogue; 3000x5000x1000 is 12 x 22 = 264 pair tiles on at most 66 pairs;
-  // any layout, 16-bit A and B; not without the pair, nor in other shapes of the pair.
-  Config wide_pair = four;
-  wide_pair.set("CLUSTER_M", int64_t{2});
-  wide_pair.set("BLOCK_N", int64_t{232});
-  ASSERT_TRUE(configSpace(KernelKind::kTma).validate(wide_pair).ok());
-  auto pw = launchPlan(KernelKind::kTma, wide_pair, k1000, h);
-  ASSERT_TRUE(pw.ok()) << pw.status().toString();
-  EXPECT_EQ(pw->grid.x, 132u);
-  EXPECT_EQ(pw->persistent_cluster, 2);
-  EXPECT_EQ(pw->shared_bytes, 4 * (128 + 256) * 128 + 2 * 16384 + 1024 + 256);
-  EXPECT_EQ(launchPlan(KernelKind::kTma, wide_pair, two_rows, h)->grid.x, 18u);  // 3 x 3 pair tiles
-  for (auto [knob, v] : {std::pair<const char*, int64_t>{"CLUSTER_M", 1}, {"CLUSTER_M", 4},
-                         {"CONSUMERS", 1}, {"EPI_TMA", 1}}) {
-    Config c = wide_pair;
-    c.set(knob, v);
-    const Status st = configSpace(KernelKind::kTma).validate(c);
-    ASSERT_FALSE(st.ok()) << knob << "=" << v;
-    const std::string why = st.message().substr(st.message().find(" violates "));
-    EXPECT_NE(why.find("BLOCK_N != 232"), std::string::npos) << st.message();
-  }
-  for (Layout l : {Layout::kNN, Layout::kTN, Layout::kTT}) {
-    GemmShape o = k1000;
-    o.layout = l;
-    o.lda = storedColsA(o), o.ldb = storedColsB(o), o.ldc = o.n;
-    EXPECT_TRUE(applicable(KernelKind::kTma, wide_pair, o).ok()) << layoutName(l);
-  }
-  const Status w8 = applicable(KernelKind::kTma, wide_pair, e4);
-  EXPECT_EQ(w8.code(), Code::kUnsupported);
-  EXPECT_NE(w8.message().find("16-bit"), std::string::npos) << w8.message();
   // Split tail: still one block per SM at most, up to SPLIT_K blocks per tile when the tiles are
   // fewer than the SMs; one BLOCK_M x BLOCK_N fp32 slot and CONSUMERS counters per block.
   Config split = big;

@@ -57,7 +57,7 @@ using K = const Config&;
 
 ConfigSpace buildSpace() {
   ConfigSpace s;
-  s.addInts("BLOCK_N", {128, 176, 192, 224, 232, 256}, "cuda")
+  s.addInts("BLOCK_N", {128, 176, 192, 224, 256}, "cuda")
       .addInts("CONSUMERS", {1, 2}, "cuda")
       .addInts("WG_M", {1, 2}, "cuda")
       .addInts("NUM_STAGES", {2, 3, 4, 5, 6, 7, 8}, "cuda")
@@ -74,25 +74,13 @@ ConfigSpace buildSpace() {
     return acc <= 256 || (knob(c, "PINGPONG") == 1 && acc <= 384);
   });
   // 176 and 224 are there for the tile count (tma_wgmma_wide.cuh): two consumers (cooperative or
-  // ping-pong) without clusters only (what the tile count pays for; it keeps the space small);
-  // 232 for the pair's (below).
-  s.constrain("BLOCK_N % 64 == 0 || BLOCK_N == 232 || (CONSUMERS == 2 && CLUSTER_M == 1)",
-              [](K c) {
-                return knob(c, "BLOCK_N") % 64 == 0 || knob(c, "BLOCK_N") == 232 ||
-                       (knob(c, "CONSUMERS") == 2 && knob(c, "CLUSTER_M") == 1);
-              });
-  s.constrain("CLUSTER_M == 1 || BLOCK_N % 128 == 0 || BLOCK_N == 232", [](K c) {
-    return knob(c, "CLUSTER_M") == 1 || knob(c, "BLOCK_N") % 128 == 0 || knob(c, "BLOCK_N") == 232;
+  // ping-pong) without clusters only (what the tile count pays for; it keeps the space small).
+  s.constrain("BLOCK_N % 64 == 0 || (CONSUMERS == 2 && CLUSTER_M == 1)", [](K c) {
+    return knob(c, "BLOCK_N") % 64 == 0 ||
+           (knob(c, "CONSUMERS") == 2 && knob(c, "CLUSTER_M") == 1);
   });
-  // 232 is the cluster pair's wide tile (tma.cuh: a tile count that fills whole rounds of pairs
-  // where 256 leaves a short last one, 3000 x 5000 = 264 pair tiles = 4 rounds of 66), offered as
-  // the pair it is for: two consumers, 128 rows, the deferred epilogue.
-  s.constrain("BLOCK_N != 232 || (CLUSTER_M == 2 && CONSUMERS == 2 && WG_M == 1 && EPI_TMA == 2)",
-              [](K c) {
-                return knob(c, "BLOCK_N") != 232 ||
-                       (knob(c, "CLUSTER_M") == 2 && knob(c, "CONSUMERS") == 2 &&
-                        knob(c, "WG_M") == 1 && knob(c, "EPI_TMA") == 2);
-              });
+  s.constrain("CLUSTER_M == 1 || BLOCK_N % 128 == 0",
+              [](K c) { return knob(c, "CLUSTER_M") == 1 || knob(c, "BLOCK_N") % 128 == 0; });
   // Four-block clusters (a quarter of B per block, multicast to all four: 25% fewer load requests
   // per output than the pair) are offered as they were measured to win (3000x5000x1000, where the
   // loads bound the kernel): 128 x 256 block tiles, two consumers, the deferred epilogue. Their
@@ -130,7 +118,7 @@ ConfigSpace buildSpace() {
 
 // Tiles + 1 KiB alignment + the full/empty mbarriers (+ the C staging buffers with EPI_TMA: two
 // 64 x 64 boxes per consumer, one with ping-pong; tma.cuh's kEpiBytes).
-// B arrives in whole 64-row boxes: a 176-, 224- or 232-wide tile's stage holds 192 or 256 B rows.
+// B arrives in whole 64-row boxes, so a 176- or 224-wide tile's stage holds 192 or 256 B rows.
 int64_t sharedBytes(K c) {
   const int64_t epi = knob(c, "EPI_TMA") > 0 ? (knob(c, "PINGPONG") != 0 ? 8192 : 16384) : 0;
   const int64_t b_rows = ceilDiv(knob(c, "BLOCK_N"), 64) * 64;
@@ -148,23 +136,20 @@ Status applicable(K c, const GemmShape& s) {
     return Status::Unsupported(std::string("fp8 GEMM needs layout NT (A [M][K], B [N][K], both "
                                            "K-major as the fp8 wgmma reads them), got ") +
                                layoutName(s.layout) + "; store A or B transposed first");
-  // A B tile of 176 or 224 columns is read K-major only (tma.cuh); the pair's 232 reads either.
+  // A B tile of 176 or 224 columns is read K-major only: the MN-major descriptor steps whole
+  // 64-column chunks (tma.cuh).
   const bool b_mn_major = s.layout == Layout::kNN || s.layout == Layout::kTN;
   // Four-block clusters: the 16-bit wgmma only (what their GPU tests and benches ran), and a
   // cluster tile of 512 rows: below that M some of its blocks would have no rows at all.
   if (knob(c, "CLUSTER_M") == 4 && isFp8(s.ab))
     return Status::Unsupported("TMA GEMM CLUSTER_M 4 takes 16-bit A and B (f16, bf16), got " +
                                std::string(elemTypeName(s.ab)) + "; use CLUSTER_M 1 or 2");
-  // The pair's 232-wide tile likewise (measured and tested with 16-bit operands only).
-  if (knob(c, "BLOCK_N") == 232 && isFp8(s.ab))
-    return Status::Unsupported("TMA GEMM BLOCK_N 232 takes 16-bit A and B (f16, bf16), got " +
-                               std::string(elemTypeName(s.ab)) + "; use BLOCK_N 128, 192 or 256");
   if (knob(c, "CLUSTER_M") == 4 && s.m < 4 * tileRows(c))
     return Status::Unsupported("TMA GEMM CLUSTER_M 4 needs M >= " +
                                std::to_string(4 * tileRows(c)) + " (one cluster tile of 4 x " +
                                std::to_string(tileRows(c)) + " rows), got M = " +
                                std::to_string(s.m) + "; use CLUSTER_M 1 or 2");
-  if (b_mn_major && knob(c, "BLOCK_N") % 64 != 0 && knob(c, "BLOCK_N") != 232)
+  if (b_mn_major && knob(c, "BLOCK_N") % 64 != 0)
     return Status::Unsupported("TMA GEMM BLOCK_N " + std::to_string(knob(c, "BLOCK_N")) +
                                " needs a K-major B (layout NT or TT), got " + layoutName(s.layout));
   return needFastPath(s, "TMA");

@@ -93,11 +93,8 @@
 // tiles: 82 per row, 656 at M = 1024 = 4.97 rounds of 132 SMs). B still arrives in whole 64-row
 // boxes (192 | 256 rows per stage, the wgmma reads the first BLOCK_N), and C's columns past the
 // last whole 64-column box are stored directly (a box there would overwrite the next tile's).
-// BLOCK_N 232 is the cluster pair's wide tile (two consumers, the four B boxes two per block, any
-// layout): where 256-wide pair tiles leave a short last round and 232 fills whole ones (N = 5000:
-// 22 per row, 3000 x 5000 in 264 pair tiles = 4 rounds of 66 pairs).
 //
-// Config: BLOCK_N (128 | 176 | 192 | 224 | 232 | 256), CONSUMERS (1 | 2), WG_M (1 | 2; BLOCK_M =
+// Config: BLOCK_N (128 | 176 | 192 | 224 | 256), CONSUMERS (1 | 2), WG_M (1 | 2; BLOCK_M =
 // 64 * WG_M * CONSUMERS; WG_M * BLOCK_N <= 256 keeps the accumulators at <= 128 registers; 384 with
 // PINGPONG), NUM_STAGES (2..8), GROUP_M, CLUSTER_M (1 | 2 | 4; 4 with BLOCK_N 256, the grid of
 // resident clusters: tma.cc), SPLIT_K (1 | 2 | 4), PINGPONG (0 | 1; BLOCK_M = 64 * WG_M per consumer).
@@ -167,16 +164,13 @@ constexpr int kATile = kBM * kBK, kBTile = kBBoxes * 64 * kBK;  // elements per 
 constexpr unsigned kStageBytes = (kATile + kBTile) * kElem;
 constexpr int kAcc = kBN / 2;  // fp32 accumulators per thread per 64-row slab
 
-static_assert(kBN == 128 || kBN == 176 || kBN == 192 || kBN == 224 || kBN == 232 || kBN == 256,
-              "BLOCK_N must be 128, 176, 192, 224, 232 or 256");
-// A width that is not whole 64-column boxes: two consumers; 176 / 224 (cooperative or ping-pong)
-// without clusters and a K-major B only (the host refuses the other layouts); 232 in cluster
-// pairs (four boxes of B, two per block), whose MN-major B the descriptor reads in 64-wide chunks,
-// the last one in part.
-static_assert(kBN % 64 == 0 || (kCons == 2 && ((CLUSTER_M == 1 && !KT_B_MN && kBN != 232) ||
-                                               (CLUSTER_M == 2 && kBN == 232))),
-              "BLOCK_N 176 / 224: CONSUMERS 2, CLUSTER_M 1 and a K-major B (layout NT or TT); "
-              "232: CONSUMERS 2, CLUSTER_M 2");
+static_assert(kBN == 128 || kBN == 176 || kBN == 192 || kBN == 224 || kBN == 256,
+              "BLOCK_N must be 128, 176, 192, 224 or 256");
+// A width that is not whole 64-column boxes: two consumers (cooperative or ping-pong) without
+// clusters and a K-major B only (the MN-major descriptor steps whole 64-wide chunks; the host
+// refuses the other layouts).
+static_assert(kBN % 64 == 0 || (kCons == 2 && CLUSTER_M == 1 && !KT_B_MN),
+              "BLOCK_N 176 / 224: CONSUMERS 2, CLUSTER_M 1 and a K-major B (layout NT or TT)");
 static_assert(kCons == 1 || kCons == 2, "CONSUMERS must be 1 or 2");
 static_assert(kWgM == 1 || kWgM == 2, "WG_M must be 1 or 2");
 // Ping-pong's consumer owns one tile per warpgroup, so it may hold a 128 x 192 tile (192
@@ -184,8 +178,8 @@ static_assert(kWgM == 1 || kWgM == 2, "WG_M must be 1 or 2");
 static_assert(kWgM * kBN <= (kPP ? 384 : 256), "WG_M * BLOCK_N <= 256 (384 with PINGPONG): accumulator registers");
 static_assert(kStages >= 2 && kStages <= 8, "NUM_STAGES must be in [2, 8]");
 static_assert(CLUSTER_M == 1 || CLUSTER_M == 2 || CLUSTER_M == 4, "CLUSTER_M must be 1, 2 or 4");
-static_assert(CLUSTER_M == 1 || kBBoxes % CLUSTER_M == 0,
-              "clusters split the B tile's 64-row boxes into CLUSTER_M equal parts");
+static_assert(CLUSTER_M == 1 || kBN % (64 * CLUSTER_M) == 0,
+              "clusters split the B tile into CLUSTER_M parts of whole 64-row boxes");
 static_assert(SPLIT_K == 1 || SPLIT_K == 2 || SPLIT_K == 4, "SPLIT_K must be 1, 2 or 4");
 static_assert(SPLIT_K == 1 || CLUSTER_M == 1, "the split tail is not combined with clusters");
 static_assert(!kPP || (kCons == 2 && CLUSTER_M == 1 && SPLIT_K == 1 && EPI_TMA <= 1),
@@ -259,8 +253,6 @@ KTUNE_DEVICE void mma_step(float (&acc)[kAcc], unsigned long long da, unsigned l
   ktune::wgmma_n256(acc, da, db, 1);
 #elif BLOCK_N == 224
   wgmma_n224(acc, da, db, 1);
-#elif BLOCK_N == 232
-  wgmma_n232(acc, da, db, 1);
 #elif BLOCK_N == 192
   ktune::wgmma_n192(acc, da, db, 1);
 #elif BLOCK_N == 176
