@@ -9,6 +9,7 @@
 #include "autotune/guided.h"
 #include "autotune/search.h"
 #include "autotune/run_candidate.h"
+#include "base/format.h"
 
 namespace ktune {
 
@@ -419,6 +420,22 @@ int separatedWin(const std::vector<std::vector<double>>& times, double race_hi, 
   return 1;
 }
 
+// KTUNE_VERBOSE=1: each finalist's median per round (us; "-" where it had none), in the
+// finalists' order (the default first when there is one), so a run's log shows the paired times
+// the decision came from.
+void logRounds(const FinalistRun& fr, const std::vector<size_t>& fin,
+               const std::vector<std::vector<double>>& times) {
+  if (!fr.e.options().verbose) return;
+  for (size_t j = 0; j < fin.size(); ++j) {
+    const Cand& c = fr.cands[fin[j]];
+    std::string line = strprintf("ktune: %s [%s]: finalist %zu %s%s%s:", fr.fs.f.name.c_str(),
+                                 fr.key.c_str(), j, c.vendor_source.c_str(),
+                                 c.vendor_source.empty() ? "" : " ", c.r.config.c_str());
+    for (double t : times[j]) line += t >= 0 ? strprintf(" %.2f", 1e3 * t) : std::string(" -");
+    fr.e.log() << line << "\n";
+  }
+}
+
 DefaultComparison soleDefault(double ms, double margin) {
   DefaultComparison c;
   c.margin = margin;
@@ -478,6 +495,7 @@ int runFinalists(FinalistRun& fr, DefaultComparison* cmp) {
       if (!fr.cands[fin[j]].live) std::fill(times[j].begin(), times[j].end(), -1.0);
     if (r == 0 && race_hi > 0 && (w = separatedWin(times, race_hi, margin, cmp)) >= 0) break;
   }
+  logRounds(fr, fin, times);
   for (size_t j = 0; j < fin.size(); ++j) {
     Cand& c = fr.cands[fin[j]];
     if (c.live && c.r.status != Code::kOk) {  // the default, stopped early before: now measured

@@ -17,7 +17,7 @@
 //
 //   gemm_bench [--wgmma] [--sweep] [--rounds=N] [--shapes=large|small|decode|fp8|prefill|MxNxK,...]
 //              [--only=CONFIG;...] [--twin=CONFIG;...] [--curated=FILE] [--profile] [--profile_lt=I,J,...]
-//              [--trace=N] [--benchmark_filter=...]
+//              [--trace=N] [--tuner_method=R [--sustain_ms=T]] [--benchmark_filter=...]
 // An MxNxK of --shapes that is not in the built-in list is added as a bf16 NT shape.
 //
 // FP8 (issue 33): e4m3 x e4m3 -> bf16 at 4096^3 and 8192^3 (NT, unit scales) on the tma kind's fp8
@@ -40,6 +40,7 @@
 #include "bench/gemm_bench_modes.h"
 #include "bench/gemm_bench_state.h"
 #include "bench/gemm_bench_timing.h"
+#include "bench/gemm_bench_tuner.h"
 
 // The context, flags and rows: bench/gemm_bench_state.h; timing and verification:
 // bench/gemm_bench_timing.h; the interleaved rounds and --profile: bench/gemm_bench_modes.h.
@@ -133,6 +134,8 @@ void runShape(const ShapeSpec& sp) {
     if (!(cfg == best.c) && !(cfg == rbest.c))
       verifyOne(run, std::string(gemm::kernelKindName(best.k)) + ":" + cfg.toString(), algos->front(),
                 [&](const GemmBuffers& u) { return g->runner->launch(best.k, cfg, s, u); });
+  // --tuner_method: the tuner's do_bench beside gemm_bench's sampling (bench/gemm_bench_tuner.h).
+  if (g_tuner_method > 0) tunerMethod(run, best.k, candidates(best.k, s), *algos);
   for (bool flush : {true, false}) {
     if (!flush && !rotate) continue;
     const Cand bc = flush ? best : rbest;
@@ -222,6 +225,10 @@ int main(int argc, char** argv) {
           if (list.substr(p, q - p) == ktune::gemm::kernelKindName(k)) gb::g_kinds.push_back(k);
     } else if (std::string(argv[i]).rfind("--rounds=", 0) == 0) {
       gb::g_rounds_flag = std::max(3, std::atoi(argv[i] + 9));
+    } else if (std::string(argv[i]).rfind("--tuner_method=", 0) == 0) {
+      gb::g_tuner_method = std::max(1, std::atoi(argv[i] + 15));
+    } else if (std::string(argv[i]).rfind("--sustain_ms=", 0) == 0) {
+      gb::g_sustain_ms = std::atof(argv[i] + 13);
     } else if (std::string(argv[i]).rfind("--curated=", 0) == 0) {
       gb::g_curated = std::string(argv[i]).substr(10);
     } else if (std::string(argv[i]).rfind("--shapes=", 0) == 0) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Dev machine: a clean export of HEAD for dev/fp8_device.sh, with this tree's Release binaries of
-# the issue-33 programs in pb/ (laid out like a build tree; tools/ktune and its worker for the main
-# job), so the device call compiles nothing.
+# the issue-33 programs in pb/ (laid out like a build tree; tools/ktune and its worker, with the
+# worker's libktune.so in pb/lib, for the main job), so the device call compiles nothing.
 #   bash dev/fp8_stage.sh [DEST]     (default .devwork/fp8 in the checkout; BUILD_DIR=build)
 set -euo pipefail
 DEST=${1:-$(git rev-parse --show-toplevel)/.devwork/fp8}
@@ -13,5 +13,8 @@ done
 # gemm_bench links Google Benchmark as a shared library the GPU machine does not have.
 mkdir -p "$DEST/pb/lib"
 ldd "$B/bench/gemm_bench" | awk '/libbenchmark/ {print $3}' | xargs -r -I{} cp -L {} "$DEST/pb/lib/"
+# ktune-worker links libktune.so, which its build rpath finds on this machine only: without it
+# there the worker does not start and `ktune tune` benchmarks in its own process instead.
+cp -L "$B/api/libktune.so.0.1" "$DEST/pb/lib/"
 strip "$DEST"/pb/tests/* "$DEST"/pb/bench/* "$DEST"/pb/tools/* 2>/dev/null || true
 du -sh "$DEST" "$DEST/pb"

@@ -22,7 +22,7 @@ WANTED = [
                                                ".avg.pct_of_peak_sustained_elapsed"]),
     ("sm__inst_issued", [".avg.pct_of_peak_sustained_active"]),
     ("sm__warps_active", [".avg.pct_of_peak_sustained_active"]),
-    ("sm__cycles_active", [".avg"]),
+    ("sm__cycles_active", [".avg", ".max", ".min"]),
     ("dram__throughput", [".avg.pct_of_peak_sustained_elapsed"]),
     ("dram__bytes_read", [".sum"]),
     ("dram__bytes_write", [".sum"]),

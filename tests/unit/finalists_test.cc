@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "autotune/finalists.h"
@@ -424,6 +425,36 @@ TEST(Finalists, ComparisonIsRecordedInTheDatabaseAndTree) {
       found = true;
     }
   EXPECT_TRUE(found) << text;
+}
+
+// KTUNE_VERBOSE: one line per finalist with its median (us) in each interleaved round, the
+// default first (dev/fp8_tunecmp.py reads them beside gemm_bench's times of the same configs).
+TEST(Finalists, VerboseLogHasEachFinalistsRoundMedians) {
+  Env env;
+  auto f = env.family();
+  f.extras.configs = {*Config::parse("BLOCK=256,VEC=2"), *Config::parse("BLOCK=128,VEC=1")};
+  env.cost["BLOCK=256,VEC=2"] = 0.02;
+  env.cost["BLOCK=128,VEC=1"] = 0.05;
+  std::ostringstream log;
+  EngineOptions o = env.options();
+  o.options.verbose = true;
+  o.log = &log;
+  auto t = Engine::create(env.backend, o);
+  ASSERT_TRUE(t.ok()) << t.status().toString();
+  auto fam = addFamily(**t, std::move(f));
+  ASSERT_TRUE(fam.ok());
+  auto rep = fam->tune(env.problem(1024));
+  ASSERT_TRUE(rep.ok()) << rep.status().toString();
+  ASSERT_GE(rep->vs_default.rounds, 1);
+  const std::string text = log.str();
+  for (const char* head : {"]: finalist 0 BLOCK=128,VEC=1:", "]: finalist 1 BLOCK=256,VEC=2:"}) {
+    const size_t at = text.find(head);
+    ASSERT_NE(at, std::string::npos) << text;
+    const std::string line = text.substr(at, text.find('\n', at) - at);
+    std::string want;  // the default's 0.05 ms, the challenger's 0.02 ms, every round
+    for (int r = 0; r < rep->vs_default.rounds; ++r) want += head[12] == '0' ? " 50.00" : " 20.00";
+    EXPECT_EQ(line.substr(line.rfind(':') + 1), want) << line;
+  }
 }
 
 TEST(Finalists, WinnerWrongOnLaterLaunchesIsRejected) {
