@@ -448,9 +448,29 @@ DefaultComparison soleDefault(double ms, double margin) {
 
 }  // namespace
 
+// How many challengers (not the default) lie within kRaceDrift of the race's leader.
+int denseLead(const FinalistRun& fr) {
+  const int base = findBaseline(fr);
+  double lead = 0;
+  for (const Cand& c : fr.cands)
+    if (passed(c) && c.dup_of < 0 && (lead == 0 || c.r.stats.median_ms < lead)) lead = c.r.stats.median_ms;
+  int n = 0;
+  for (size_t i = 0; i < fr.cands.size(); ++i) {
+    const Cand& c = fr.cands[i];
+    if (static_cast<int>(i) != base && passed(c) && c.dup_of < 0 &&
+        c.r.stats.median_ms <= lead * (1 + kRaceDrift))
+      ++n;
+  }
+  return n;
+}
+
 int runFinalists(FinalistRun& fr, DefaultComparison* cmp) {
-  // At the launch floor the tie's two leaders (FinalistRun::at_floor), else options' finalists.
-  const int k = fr.at_floor ? std::min(2, fr.e.options().finalists) : fr.e.options().finalists;
+  // At the launch floor the tie's two leaders (FinalistRun::at_floor), else options' finalists,
+  // more for a dense lead (kDenseFinalists).
+  const int opt = fr.e.options().finalists;
+  const int k = fr.at_floor ? std::min(2, opt)
+                : opt <= 1  ? opt
+                            : std::max(opt, std::min(kDenseFinalists, denseLead(fr)));
   const double margin = fr.e.options().finalist_margin;
   std::vector<CandidateResult> results;
   for (const Cand& c : fr.cands) results.push_back(c.r);

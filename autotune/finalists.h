@@ -108,6 +108,14 @@ bool finalistsWantAnotherRound(const std::vector<std::vector<double>>& times, in
 // interleaved round that agrees (its ratio below 1 - margin - kRaceClear / 2) decides.
 inline constexpr double kRaceDrift = 0.01;
 inline constexpr double kRaceClear = 0.05;
+// A dense lead: when more candidates than options.finalists lie within kRaceDrift of the race's
+// leader, every one of them is a finalist, up to kDenseFinalists challengers. Sequential race
+// timings cannot rank such a cluster: a GPU at its power cap moves each timing by several percent
+// from one stretch of runs to the next, and a main job's 4096^3 race put five candidates within
+// 1.2% and re-timed only three of them, none the JIT config that was 2% faster than the default in
+// interleaved timing at the same clock (bench/NOTES.md, issue 33's tuner against gemm_bench).
+// Not at the launch floor (its tie keeps two) and not with options.finalists <= 1.
+inline constexpr int kDenseFinalists = 6;
 
 namespace detail {
 class TunerEngine;

@@ -352,6 +352,23 @@ TEST(Finalists, RoundsFollowTheUncertainty) {
   EXPECT_GE(near_at_min, 9);
 }
 
+// A dense lead (kDenseFinalists): five candidates within 1% of the race's leader are all
+// re-timed against the default, where options.finalists (3) would leave two of them out; two
+// candidates within 1% keep the usual count's room (both re-timed, nobody added).
+TEST(Finalists, ADenseLeadIsReTimedWhole) {
+  const std::map<std::string, double> dense = {
+      {"BLOCK=64,VEC=1", 0.0480}, {"BLOCK=128,VEC=1", 0.0481}, {"BLOCK=256,VEC=1", 0.0482},
+      {"BLOCK=512,VEC=1", 0.0483}, {"BLOCK=1024,VEC=1", 0.0484}, {"BLOCK=64,VEC=2", 0.0600}};
+  const TuneReport r = tuneNoisy(1, dense, 0.0005).rep;
+  EXPECT_EQ(r.vs_default.finalists, 6) << r.tree();  // the default and the five
+  EXPECT_EQ(r.winner, "BLOCK=64,VEC=1") << r.tree();
+  const std::map<std::string, double> sparse = {
+      {"BLOCK=64,VEC=1", 0.0400}, {"BLOCK=128,VEC=1", 0.0401}, {"BLOCK=256,VEC=1", 0.0450},
+      {"BLOCK=512,VEC=1", 0.0460}, {"BLOCK=1024,VEC=1", 0.0470}};
+  const TuneReport s = tuneNoisy(1, sparse, 0.0005).rep;
+  EXPECT_LE(s.vs_default.finalists, 4) << s.tree();  // options.finalists (3) and the default
+}
+
 // Vendor and JIT candidates are timed under the same conditions: with the pipeline on (compiles
 // overlapping the benchmarks), every launch of the vendor candidate comes after the last compile
 // finished (compiles take 40 ms each here, so a vendor candidate timed up front would overlap
