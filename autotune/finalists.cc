@@ -448,7 +448,7 @@ DefaultComparison soleDefault(double ms, double margin) {
 
 }  // namespace
 
-// How many challengers (not the default) lie within kRaceDrift of the race's leader.
+// How many challengers (not the default) lie within kRaceDrift (or the drift) of the race's leader.
 int denseLead(const FinalistRun& fr) {
   const int base = findBaseline(fr);
   double lead = 0;
@@ -458,7 +458,7 @@ int denseLead(const FinalistRun& fr) {
   for (size_t i = 0; i < fr.cands.size(); ++i) {
     const Cand& c = fr.cands[i];
     if (static_cast<int>(i) != base && passed(c) && c.dup_of < 0 &&
-        c.r.stats.median_ms <= lead * (1 + kRaceDrift))
+        c.r.stats.median_ms <= lead * (1 + std::max(kRaceDrift, fr.drift)))
       ++n;
   }
   return n;
