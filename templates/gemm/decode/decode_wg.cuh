@@ -355,10 +355,6 @@ KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorM
 #endif
 }
 #if DC_DYN
-// Each ring slot's tile (produce_dyn), after the flag's 16 bytes and the gate/up hand-over's floats.
-KTUNE_DEVICE volatile int* slot_tiles(volatile unsigned* flag) {
-  return reinterpret_cast<volatile int*>(const_cast<unsigned*>(flag) + 4 + kConsumers / 2 * kAcc);
-}
 // DC_GRID = 8: the next tile of a persistent block: the launch's counter (p.counters[0], zero
 // between launches) hands out tiles gridDim.x, gridDim.x + 1, .. in the order the blocks ask, so a
 // block on an SM that streams faster (a less crowded GPC) takes more tiles where DC_GRID = 6 gives
@@ -500,6 +496,9 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   // DC_XR bit 1: the reduce-scatter's barrier, in the flag's 16 bytes (the gate/up hand-over's
   // floats start at +16).
   [[maybe_unused]] const unsigned red = empty + 8 * kStages + 8;
+#if DC_DYN  // each ring slot's tile (produce_dyn), after the gate/up hand-over's floats
+  volatile int* tiles_of = reinterpret_cast<volatile int*>(const_cast<unsigned*>(flag) + 4 + kConsumers / 2 * kAcc);
+#endif
   const int tid = threadIdx.x;
   DC_TR_ENTRY(tid == 0);
   Prob p{A, B, reinterpret_cast<out_t*>(Cv), reinterpret_cast<const out_t*>(biasv), workspace,
@@ -544,7 +543,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   if (tid >= kConsumers) {  // the producer warp(s)
     if constexpr (kRegSplit) asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
 #if DC_DYN
-    produce_dyn(p, kWBox == 32 ? &tmW32 : &tmW64, &tmX, base, full, empty, slot_tiles(flag), tid - kConsumers);
+    produce_dyn(p, kWBox == 32 ? &tmW32 : &tmW64, &tmX, base, full, empty, tiles_of, tid - kConsumers);
 #elif DC_TMA
     produce_all(p, kWBox == 32 ? &tmW32 : &tmW64, &tmX, base, full, empty, u0, S, tid - kConsumers, rank);
 #else
@@ -561,7 +560,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   float acc[kNT][kAcc];
   for_each_acc(acc, tid, [](float& v, int, int) { v = 0.0f; });
 #if DC_DYN
-  consume_dyn(p, acc, base, full, empty, slot_tiles(flag), tid, flag);
+  consume_dyn(p, acc, base, full, empty, tiles_of, tid, flag);
 #else
   int run = 0;  // units of the current run (tile) so far
 #pragma unroll 1
