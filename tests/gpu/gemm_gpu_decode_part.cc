@@ -180,9 +180,8 @@ TEST(GemmGpu, DecodeWgmmaVsReference) {
 }
 
 // DC_WG = 2 (TMA-fed ring): the same cases over its grid rules (stream-K, one block per tile,
-// clusters of 2 and 4 splitting K, persistent with fixed tiles and with tiles from a counter), one
-// and two warpgroups and slabs, 1..8 x 64 k per stage and ring depths of 2..10 stages (6 and 10: up
-// to 216 KB in flight); A in boxes of its tier's rows, the gate/up halves in 32-row boxes.
+// clusters of 2 and 4 splitting K, persistent), one and two warpgroups and slabs, 1..8 x 64 k per
+// stage and ring depths of 2..10 stages (6 and 10: up to 216 KB in flight); A in boxes of its tier's rows, the gate/up halves in 32-row boxes.
 TEST(GemmGpu, DecodeTmaVsReference) {
   REQUIRE_GPU();
   if (env().dev.arch != "sm_90a") GTEST_SKIP() << "DC_WG=2 needs sm_90a, device is " << env().dev.arch;
@@ -190,9 +189,7 @@ TEST(GemmGpu, DecodeTmaVsReference) {
                         {4, 2, 2, 2, 3, 1}, {8, 2, 1, 2, 1, 1}, {4, 1, 4, 2, 0, 1}, {4, 1, 4, 2, 4, 1},
                         {4, 2, 4, 1, 5, 1}, {4, 1, 8, 1, 4, 1}, {8, 1, 2, 1, 4, 1}, {4, 1, 2, 2, 4, 1},
                         {4, 1, 1, 2, 1, 1}, {4, 1, 4, 2, 6, 1}, {4, 2, 2, 2, 6, 1}, {8, 1, 8, 1, 6, 1},
-                        {8, 2, 2, 1, 6, 1}, {4, 1, 2, 5, 4, 1}, {8, 2, 1, 3, 6, 1},
-                        // DC_GRID = 8: tiles from the counter (each case runs twice: its reset).
-                        {8, 1, 2, 2, 8, 1}, {4, 1, 4, 2, 8, 1}, {4, 2, 2, 2, 8, 1}});
+                        {8, 2, 2, 1, 6, 1}, {4, 1, 2, 5, 4, 1}, {8, 2, 1, 3, 6, 1}});
 }
 
 // DC_GRID = 7 (a pair per tile splitting A's rows, the weight boxes multicast): one and two slabs

@@ -218,53 +218,5 @@ TEST(GemmDecode, RegisterSplitCarries256RowTilesAt128Rows) {
   });
 }
 
-// DC_GRID = 8: DC_GRID = 6's persistent grid with each block's tiles taken from one counter (the
-// launch's only counter, no workspace; the block whose ask returns the last value puts it back to
-// zero), a word per ring stage for the stage's tile, its elected producer thread alone (DC_PF = 1).
-TEST(GemmDecode, PersistentGridTakesItsTilesFromACounter) {
-  const ConfigSpace& sp = configSpace(KernelKind::kDecode);
-  auto cfg = [](int64_t warps, int64_t grid, int64_t pf) {
-    Config c = wgConfig(2, warps, 1, 2, 2, grid, pf);
-    c.set("DC_WG", int64_t{2});
-    return c;
-  };
-  const Config dyn = cfg(8, 8, 1);
-  ASSERT_TRUE(sp.validate(dyn).ok()) << sp.validate(dyn).toString();
-  EXPECT_FALSE(sp.validate(cfg(8, 8, 2)).ok());  // A by the producer warpgroup's cp.async: not here
-  Config wg1 = dyn;
-  wg1.set("DC_WG", int64_t{1});
-  EXPECT_FALSE(sp.validate(wg1).ok());  // the TMA-fed body only
-  Config xr = dyn;
-  xr.set("DC_XR", int64_t{3});
-  EXPECT_FALSE(sp.validate(xr).ok());  // no cluster end
-  // A word per stage (4 stages) for its tile.
-  EXPECT_EQ(sharedBytes(KernelKind::kDecode, dyn), sharedBytes(KernelKind::kDecode, cfg(8, 6, 1)) + 4 * 4);
-  const DeviceInfo dev = sm90aDevice();
-  auto p = launchPlan(KernelKind::kDecode, dyn, nt(16, 28672, 4096), dev);
-  ASSERT_TRUE(p.ok()) << p.status().toString();
-  EXPECT_EQ(p->grid.x, 132u);  // 224 tiles of 128 rows on the SMs
-  EXPECT_EQ(p->block.x, 288u);
-  EXPECT_EQ(p->counters, 1);
-  EXPECT_EQ(p->workspace_bytes, 0);
-  p = launchPlan(KernelKind::kDecode, dyn, nt(16, 6144, 4096), dev);
-  ASSERT_TRUE(p.ok()) << p.status().toString();
-  EXPECT_EQ(p->grid.x, 48u);  // no more blocks than tiles
-  auto cc = compilerForArch("sm_90a");
-  if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
-  GemmShape gu = nt(13, 2 * 4099, 1000);
-  gu.act = Activation::kSiluMul;
-  gu.has_bias = true;
-  gu.beta = 1.0f;
-  gu.ldc = 4099;
-  compileEach(**cc, {{dyn, nt(16, 28672, 4096)}, {cfg(4, 8, 1), gu}},
-              [](const Config&, const std::string& ptx) -> std::string {
-                if (ptx.find("atom.global.add.u32") == std::string::npos &&
-                    ptx.find("atom.add.u32") == std::string::npos)
-                  return "PTX lacks the counter's atomic add";
-                if (ptx.find("exch") == std::string::npos) return "PTX lacks the counter's reset";
-                return "";
-              });
-}
-
 }  // namespace
 }  // namespace ktune::gemm

@@ -104,7 +104,7 @@ ConfigSpace buildSpace() {
       .addInts("DC_DEPTH", {2, 4}, "cuda")
       .addInts("DC_PF", {0, 1, 2, 3}, "cuda")
       .addInts("DC_XR", {0, 1, 3}, "cuda")
-      .addInts("DC_GRID", {0, 1, 2, 3, 4, 5, 6, 7, 8}, "cuda");
+      .addInts("DC_GRID", {0, 1, 2, 3, 4, 5, 6, 7}, "cuda");
   // Plain weight loads (DC_PF = 0): the FMA body's (decode_fma.cuh says why).
   s.constrain("DC_PF >= 1 || DC_WG == 3", [](K c) { return knob(c, "DC_PF") >= 1 || fma(c); });
   s.constrain("DC_WG >= 1 || register estimate DC_DEPTH*(8*DC_NT*DC_U + 4*DC_MT*DC_U*DC_XR) + "
@@ -158,8 +158,7 @@ ConfigSpace buildSpace() {
   s.constrain("DC_U < 8 || DC_WG == 2", [](K c) { return knob(c, "DC_U") < 8 || tmaFed(c); });
   // DC_GRID = 4, 5: K split over a cluster of 2 or 4 blocks per tile, reduced in the first block's
   // ring (the TMA-fed body only): the ring must hold the other blocks' sums.
-  // DC_GRID = 6: persistent, whole tiles per block (the TMA-fed body only; no reduction); 8: the
-  // same with each block's tiles taken from a counter.
+  // DC_GRID = 6: persistent, whole tiles per block (the TMA-fed body only; no reduction).
   // DC_GRID = 7: a pair per tile splitting the A rows, 64 each (DC_MT = 8; no reduction).
   s.constrain("DC_GRID < 4 || (DC_WG == 2 && (DC_GRID >= 6 || ring bytes >= cluster reduce bytes))",
               [](K c) {
@@ -167,9 +166,6 @@ ConfigSpace buildSpace() {
                        (tmaFed(c) && (knob(c, "DC_GRID") >= 6 || wgRingBytes(c) >= clusterReduceBytes(c)));
               });
   s.constrain("DC_GRID != 7 || DC_MT == 8", [](K c) { return knob(c, "DC_GRID") != 7 || knob(c, "DC_MT") == 8; });
-  // DC_GRID = 8: DC_GRID = 6 with the tiles taken from a counter (produce_dyn): its elected producer
-  // thread alone issues the boxes (DC_PF = 1).
-  s.constrain("DC_GRID != 8 || DC_PF == 1", [](K c) { return knob(c, "DC_GRID") != 8 || knob(c, "DC_PF") == 1; });
   // Accumulators: 4*DC_MT floats per 64-row slab and thread; 128 of them (two slabs at the widest
   // tier) spill under ptxas (sm_90a) within the launch's 168 registers a thread, 64 do not; with
   // DC_PF = 3 the consumers get 232 (setmaxnreg) and hold 128.
@@ -183,14 +179,12 @@ ConfigSpace buildSpace() {
 
 // The warps' sums of one tile: [DC_WARPS][16*DC_NT][8*DC_MT + 1] floats; DC_WG = 1: the ring,
 // 1024 bytes to align it for the swizzle, two mbarriers per stage and the last-block flag; DC_WG = 2
-// also the gate/up hand-over (half the consumer threads x 4*DC_MT floats) and with DC_GRID = 8 each
-// stage's tile (an int per stage).
+// also the gate/up hand-over (half the consumer threads x 4*DC_MT floats).
 int64_t sharedBytes(K c) {
   if (fma(c)) return 0;  // registers and warp shuffles only
   if (wg(c))
     return wgRingBytes(c) + 1024 + 16 * 2 * knob(c, "DC_DEPTH") + 16 +
-           (tmaFed(c) ? 16 * knob(c, "DC_WARPS") * 4 * knob(c, "DC_MT") * 4 : 0) +
-           (tmaFed(c) && knob(c, "DC_GRID") == 8 ? 4 * 2 * knob(c, "DC_DEPTH") : 0);
+           (tmaFed(c) ? 16 * knob(c, "DC_WARPS") * 4 * knob(c, "DC_MT") * 4 : 0);
   return knob(c, "DC_WARPS") * 16 * knob(c, "DC_NT") * (8 * knob(c, "DC_MT") + 1) * 4;
 }
 
@@ -249,7 +243,6 @@ Status applicable(K c, const GemmShape& s) {
 // 2 or 4 blocks per tile splitting its K, reduced in distributed shared memory (no workspace);
 // DC_GRID = 6: persistent, min(tiles, SMs) blocks each streaming a contiguous range of whole tiles;
 // DC_GRID = 7: a pair per tile splitting the rows of A, each over all of K (no workspace).
-// DC_GRID = 8: DC_GRID = 6's grid, each block's tiles taken from one counter (zero between calls).
 // A grid whose ranges cut no tile (DC_GRID = 0, 6, or one unit per tile) needs neither workspace
 // nor counters.
 Status plan(K c, const GemmShape& s, const DeviceInfo& dev, LaunchPlan& p) {
@@ -273,13 +266,12 @@ Status plan(K c, const GemmShape& s, const DeviceInfo& dev, LaunchPlan& p) {
   const int64_t sms = std::max(1, dev.multiprocessors);
   const int64_t g = knob(c, "DC_GRID");
   const int64_t grid = g == 0   ? tiles
-                       : g == 6 || g == 8 ? std::min(tiles, sms)
+                       : g == 6 ? std::min(tiles, sms)
                        : g >= 4 ? tiles * clusterBlocks(c)
                                 : std::min(units, sms * g);
   p.grid = Dim3{static_cast<unsigned>(grid), 1u, 1u};
   const int64_t producers = !wg(c) ? 0 : knob(c, "DC_PF") >= 2 ? 128 : 32;
   p.block = Dim3{static_cast<unsigned>(32 * warps + producers), 1u, 1u};
-  if (g == 8) p.counters = 1;
   if (g < 4 && steps > 1 && tiles % grid != 0) {  // else every range is whole tiles (grid divides tiles)
     p.counters = tiles;
     p.workspace_bytes = s.m * s.n * 4;

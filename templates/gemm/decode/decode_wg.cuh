@@ -46,10 +46,6 @@
 // and the next block's first copy where N makes several waves of tiles (28672 rows: 448 tiles of
 // 64 on 132 SMs).
 //
-// DC_GRID = 8 (TMA-fed only): DC_GRID = 6's grid with each block's tiles taken from a counter
-// (produce_dyn) instead of a fixed range: blocks on SMs that stream faster take more tiles (a
-// block's rate is a property of its SM: with one tile each, blocks end up to 25% apart).
-//
 // DC_GRID = 7 (TMA-fed only, 65..128 rows of A with DC_MT = 8): a cluster of two blocks per tile
 // splitting the A rows (64 each) instead of K, each over all of K: no reduction, half the
 // accumulators and half the epilogue per block, and the weight tile multicast to both (each block
@@ -71,7 +67,6 @@
 #define DC_TMA (DC_WG == 2)
 #define DC_CLUSTER (DC_TMA && (DC_GRID == 4 || DC_GRID == 5))
 #define DC_MSPLIT (DC_TMA && DC_GRID == 7)  // a pair per tile splitting A's rows (decode_tma.cuh)
-#define DC_DYN (DC_TMA && DC_GRID == 8)     // persistent, tiles taken from a counter (produce_dyn)
 namespace kd {
 
 constexpr int kCWarps = DC_WARPS;                 // consumer warps
@@ -354,76 +349,6 @@ KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorM
   cluster_sync();
 #endif
 }
-#if DC_DYN
-// DC_GRID = 8: the next tile of a persistent block: the launch's counter (p.counters[0], zero
-// between launches) hands out tiles gridDim.x, gridDim.x + 1, .. in the order the blocks ask, so a
-// block on an SM that streams faster (a less crowded GPC) takes more tiles where DC_GRID = 6 gives
-// every block the same share. Every block asks once more than it gets (tiles in all): the ask that
-// returns tiles - 1 is the launch's last and puts the counter back to zero.
-KTUNE_DEVICE int next_tile(const Prob& p, int tiles) {
-  const unsigned old = atomicAdd(p.counters, 1u);
-  if (old == (unsigned)tiles - 1u) atomicExch(p.counters, 0u);
-  return (int)(gridDim.x + old);
-}
-// The elected producer thread of DC_GRID = 8: tile blockIdx.x first, then next_tile's, each
-// tile's p.nsteps stages through the ring without draining it; a stage's tile goes into its slot's
-// word (`tiles_of`) before the stage's expect_tx (a release the consumers' wait on `full` acquires).
-// Past the last tile a plain arrival on the next slot carries -1. The next tile is asked for once
-// the current one's first stage is issued, so the atomic's round trip hides behind the tile.
-KTUNE_DEVICE void produce_dyn(const Prob& p, const TensorMap* tmW, const TensorMap* tmX, unsigned base,
-                              unsigned full, unsigned empty, volatile int* tiles_of, int pt) {
-  if (pt != 0) return;
-  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(tmW)) : "memory");
-  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(tmX)) : "memory");
-  const int tiles = (p.N + kBN - 1) / kBN;
-  int s = 0;
-#pragma unroll 1
-  for (int tile = (int)blockIdx.x, next = 0; ; tile = next) {
-    const bool done = tile >= tiles;
-#pragma unroll 1
-    for (int st = 0; st < (done ? 1 : p.nsteps); ++st, ++s) {
-      const int slot = s % kStages;
-      if (s >= kStages) mbar_wait(empty + 8 * slot, ((s / kStages) - 1) & 1);
-      tiles_of[slot] = done ? -1 : tile;
-      DC_TR(s == 0, kTrIssue0);
-      if (done) mbar_arrive(full + 8 * slot);
-      else produce_tma(p, tmW, tmX, base + slot * kStageBytes, full + 8 * slot, tile * kBN, st * kBK, 0);
-      if (st == 0 && !done) next = next_tile(p, tiles);
-    }
-    if (done) return;
-  }
-}
-// The consumers of DC_GRID = 8: each stage's tile from its slot's word until the -1; a tile's
-// p.nsteps stages accumulate, then flush stores it whole. Leaves acc zero.
-KTUNE_DEVICE void consume_dyn(const Prob& p, float (&acc)[kNT][kAcc], unsigned base, unsigned full,
-                              unsigned empty, const volatile int* tiles_of, int tid, volatile unsigned* flag) {
-  int run = 0;
-#pragma unroll 1
-  for (int s = 0; ; ++s) {
-    const int slot = s % kStages;
-    mbar_wait(full + 8 * slot, (s / kStages) & 1);
-    const int tile = tiles_of[slot];
-    if (tile < 0) return;
-    DC_TR(tid == 0 && s == 0, kTrFull0);
-    DC_TR(tid == 0 && s == 1, kTrFull1);
-    DC_TR(tid == 0, kTrFullLast);  // the last stage's stamp stays
-    if (p.beta != 0.0f && run == p.nsteps - 1)  // a residual's C lines into L1 before the stores
-      prefetch_out(p, ACT == 3 ? tile * kBN / 2 : tile * kBN, ACT == 3 ? (tile + 1) * kBN / 2 : (tile + 1) * kBN,
-                   tid, kConsumers, true);
-    const unsigned w = base + slot * kStageBytes;
-    ktune::wgmma_fence();
-    mma_stage(acc, w + (tid >> 7) * kNT * 64 * 128, w + kWBytes);
-    ktune::wgmma_commit();
-    ktune::wgmma_wait<0>();
-    __syncwarp();
-    if ((tid & 31) == 0) mbar_arrive(empty + 8 * slot);
-    if (++run == p.nsteps) {
-      flush(p, acc, tile * kBN, run, tid, flag);
-      run = 0;
-    }
-  }
-}
-#endif
 #else
 // The producer warp(s), thread pt: S units from u0 by cp.async, 2*DC_DEPTH - 1 stages in flight
 // behind the one just issued (each stage's `full` arrival once its copies landed).
@@ -496,9 +421,6 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   // DC_XR bit 1: the reduce-scatter's barrier, in the flag's 16 bytes (the gate/up hand-over's
   // floats start at +16).
   [[maybe_unused]] const unsigned red = empty + 8 * kStages + 8;
-#if DC_DYN  // each ring slot's tile (produce_dyn), after the gate/up hand-over's floats
-  volatile int* tiles_of = reinterpret_cast<volatile int*>(const_cast<unsigned*>(flag) + 4 + kConsumers / 2 * kAcc);
-#endif
   const int tid = threadIdx.x;
   DC_TR_ENTRY(tid == 0);
   Prob p{A, B, reinterpret_cast<out_t*>(Cv), reinterpret_cast<const out_t*>(biasv), workspace,
@@ -512,8 +434,6 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   const long u0 = (long)(blockIdx.x / 2) * p.nsteps, u1 = u0 + p.nsteps;
   p.C += (long)rank * kBM * ldc;
   p.M = min(M - (int)rank * kBM, kBM);
-#elif DC_DYN  // persistent, tile blockIdx.x first (the prologue's prefetches), then produce_dyn's
-  const long u0 = (long)blockIdx.x * p.nsteps, u1 = u0 + p.nsteps;
 #elif DC_GRID == 6  // persistent: block b streams whole tiles [tiles*b/grid, tiles*(b+1)/grid)
   const long tiles = (N + kBN - 1) / kBN;
   const long u0 = tiles * blockIdx.x / gridDim.x * p.nsteps;
@@ -542,9 +462,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
 
   if (tid >= kConsumers) {  // the producer warp(s)
     if constexpr (kRegSplit) asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
-#if DC_DYN
-    produce_dyn(p, kWBox == 32 ? &tmW32 : &tmW64, &tmX, base, full, empty, tiles_of, tid - kConsumers);
-#elif DC_TMA
+#if DC_TMA
     produce_all(p, kWBox == 32 ? &tmW32 : &tmW64, &tmX, base, full, empty, u0, S, tid - kConsumers, rank);
 #else
     produce_all(p, base, full, empty, u0, S, tid - kConsumers);
@@ -559,9 +477,6 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
                    kConsumers);
   float acc[kNT][kAcc];
   for_each_acc(acc, tid, [](float& v, int, int) { v = 0.0f; });
-#if DC_DYN
-  consume_dyn(p, acc, base, full, empty, tiles_of, tid, flag);
-#else
   int run = 0;  // units of the current run (tile) so far
 #pragma unroll 1
   for (int s = 0; s < S; ++s) {
@@ -598,7 +513,6 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
     }
 #endif
   }
-#endif
   DC_TR(tid == 0, kTrLoopEnd);
 #if DC_CLUSTER
   cluster_reduce(p, acc, base, reinterpret_cast<float*>(smem_raw + (base - smem_addr(smem_raw))),
