@@ -111,7 +111,7 @@ ConfigSpace buildSpace() {
       .addOptionalInts("DC_L2P", {0, 128, 256}, "cuda");
   // DC_L2P (a probe knob, not enumerated; absent: kDecodeL2Promotion): the weight maps' L2
   // promotion in bytes, so only the TMA-fed body's.
-  s.constrain("DC_L2P one of 0, 128, 256 (absent: 256), and 256 unless DC_WG == 2", [](K c) {
+  s.constrain("DC_L2P one of 0, 128, 256 (absent: 128), and 128 unless DC_WG == 2", [](K c) {
     const int64_t l2 = decodeL2Promotion(c);
     return (l2 == 0 || l2 == 128 || l2 == 256) && (l2 == kDecodeL2Promotion || tmaFed(c));
   });
