@@ -127,6 +127,13 @@ ConfigSpace& ConfigSpace::addInts(std::string name, std::vector<int64_t> values,
   return add(std::move(name), std::move(v), std::move(backend));
 }
 
+ConfigSpace& ConfigSpace::addOptionalInts(std::string name, std::vector<int64_t> values,
+                                          std::string backend) {
+  addInts(std::move(name), std::move(values), std::move(backend));
+  params_.back().optional = true;
+  return *this;
+}
+
 ConfigSpace& ConfigSpace::addStrings(std::string name, std::vector<std::string> values,
                                      std::string backend) {
   std::vector<ParamValue> v;
@@ -147,11 +154,15 @@ ConfigSpace& ConfigSpace::sharedBytes(ResourceFn fn) {
 static bool applies(const ParamSpec& p, std::string_view backend) {
   return p.backend.empty() || backend.empty() || p.backend == backend;
 }
+// What enumerate() and rawSize() iterate: the parameters every config has.
+static bool enumerated(const ParamSpec& p, std::string_view backend) {
+  return !p.optional && applies(p, backend);
+}
 
 size_t ConfigSpace::rawSize(std::string_view backend) const {
   size_t n = 1;
   for (const auto& p : params_) {
-    if (!applies(p, backend)) continue;
+    if (!enumerated(p, backend)) continue;
     if (p.values.empty()) return 0;
     // Saturate: a product that wrapped would report a huge space as tiny (2^64 points read as 0).
     if (__builtin_mul_overflow(n, p.values.size(), &n)) n = SIZE_MAX;
@@ -163,7 +174,7 @@ Enumeration ConfigSpace::enumerate(std::string_view backend, int64_t shared_limi
   Enumeration out;
   std::vector<const ParamSpec*> ps;
   for (const auto& p : params_) {
-    if (applies(p, backend)) ps.push_back(&p);
+    if (enumerated(p, backend)) ps.push_back(&p);
   }
   for (const auto* p : ps) {
     if (p->values.empty()) return out;
@@ -213,7 +224,7 @@ Status ConfigSpace::validate(const Config& c, std::string_view backend) const {
     }
   }
   for (const auto& p : params_) {
-    if (applies(p, backend) && !c.has(p.name)) {
+    if (enumerated(p, backend) && !c.has(p.name)) {
       return Status::InvalidArgument("config lacks parameter '" + p.name + "'");
     }
   }

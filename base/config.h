@@ -61,6 +61,7 @@ struct ParamSpec {
   std::string name;
   std::vector<ParamValue> values;
   std::string backend;  // "" = every backend, else "cuda" or "hip"
+  bool optional = false;  // addOptionalInts: may be absent, never enumerated
 };
 
 struct RejectedConfig {
@@ -82,6 +83,12 @@ class ConfigSpace {
   ConfigSpace& addInts(std::string name, std::vector<int64_t> values, std::string backend = "");
   ConfigSpace& addStrings(std::string name, std::vector<std::string> values,
                           std::string backend = "");
+  // A knob a config may leave out (the kernel's host code then reads its default): validate()
+  // accepts configs with or without it (constraints see it absent, so they must read the
+  // default), enumerate() and rawSize() leave it out, so it widens no tuning run; pinned and probe
+  // configs set it. `values` are the ones meant (validate() lets pinned values outside them pass).
+  ConfigSpace& addOptionalInts(std::string name, std::vector<int64_t> values,
+                               std::string backend = "");
   // A config is kept only if every constraint holds; `description` is the rejection reason.
   ConfigSpace& constrain(std::string description, Predicate pred);
   // Bytes of shared memory / LDS per block a config needs (static + dynamic).

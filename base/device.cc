@@ -40,6 +40,9 @@ Status checkTensorMap2D(const TensorMap2DDesc& d) {
   if (d.swizzle_bytes != 0 && box_row_bytes > static_cast<uint64_t>(d.swizzle_bytes))
     return bad("a box row (" + std::to_string(box_row_bytes) + " B) exceeds the " +
                std::to_string(d.swizzle_bytes) + "-byte swizzle span");
+  const int l2 = d.l2_promotion_bytes;
+  if (l2 != 0 && l2 != 64 && l2 != 128 && l2 != 256)
+    return bad("L2 promotion must be 0 (none), 64, 128 or 256 bytes, got " + std::to_string(l2));
   return Status::Ok();
 }
 

@@ -80,19 +80,22 @@ static_assert(sizeof(TensorMap) == 128, "CUtensorMap is 128 bytes");
 
 // A 2-D matrix of `rows` x `cols` elements of `elem_bytes` each, rows `row_stride_bytes` apart,
 // loaded in boxes of box_rows x box_cols elements into shared memory with a `swizzle_bytes`-byte
-// swizzle (0, 32, 64 or 128). Elements outside the matrix read as zero.
+// swizzle (0, 32, 64 or 128). Elements outside the matrix read as zero. `l2_promotion_bytes`
+// (0 = none, 64, 128 or 256): the span the L2 fetches around each of a box's requests
+// (CUtensorMapL2promotion).
 struct TensorMap2DDesc {
   DevicePtr base = 0;
   int elem_bytes = 2;
   uint64_t rows = 0, cols = 0, row_stride_bytes = 0;
   uint32_t box_rows = 64, box_cols = 64;
   int swizzle_bytes = 128;
+  int l2_promotion_bytes = 256;
 };
 
 // kInvalidArgument naming the defect unless `d` meets the TMA rules: base 16-byte aligned and
 // non-null, elem_bytes 1/2/4, 1 <= rows, cols <= 2^32, row stride a multiple of 16 bytes, at least
 // one row long and < 2^40, boxes 1..256 per side with box_cols * elem_bytes a multiple of 16 and,
-// when swizzled, at most the swizzle span. Pure; thread-safe.
+// when swizzled, at most the swizzle span, L2 promotion 0, 64, 128 or 256 bytes. Pure; thread-safe.
 Status checkTensorMap2D(const TensorMap2DDesc& d);
 
 }  // namespace ktune

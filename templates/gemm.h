@@ -189,11 +189,22 @@ TmaDescriptors tmaDescriptors(const GemmShape& s, DevicePtr a, DevicePtr b, Devi
 // min(8*DC_MT, 64) rows (a function of M alone: DC_MT is M's tier), then the weights [N][K] in
 // boxes of 64 rows, then the same in boxes of 32 rows (the gate/up pair when a warpgroup has one
 // slab: 32 gate rows, then the 32 up rows of the same columns). Other configs take no maps.
+// The weight maps' L2 promotion (TensorMap2DDesc::l2_promotion_bytes) is the config's DC_L2P, a
+// probe knob outside the tuning space (ConfigSpace::addOptionalInts: 0, 128 or 256, the TMA-fed
+// body only), kDecodeL2Promotion when absent. Only the runner (gemm_bench, the GPU tests) reads
+// it: the tuned op's maps are encoded per call, before a config is chosen, with the default.
+// 128 bytes (a box row: 64 k of 16-bit weights) rather than the 256 of the other maps: measured
+// 3-6% faster at the wide 16-row shapes, 0 level with 128 (bench/NOTES.md, issue 32). A's map
+// keeps 256.
 bool decodeTakesTensorMaps(KernelKind k, const Config& c);
+inline constexpr int kDecodeL2Promotion = 128;
+int decodeL2Promotion(const Config& c);
 int64_t decodeABoxRows(int64_t m);
 TensorMap2DDesc decodeAMap(const GemmShape& s, DevicePtr a);
-TensorMap2DDesc decodeBMap(const GemmShape& s, DevicePtr b, uint32_t box_rows);
-TmaDescriptors decodeDescriptors(const GemmShape& s, DevicePtr a, DevicePtr b);
+TensorMap2DDesc decodeBMap(const GemmShape& s, DevicePtr b, uint32_t box_rows,
+                           int l2_promotion = kDecodeL2Promotion);
+TmaDescriptors decodeDescriptors(const GemmShape& s, DevicePtr a, DevicePtr b,
+                                 int l2_promotion = kDecodeL2Promotion);
 
 // A small hand-picked list of good configs for this problem, best first (the default config when
 // tuning is off, the candidate set of the tuned op without a full space, the "small tuned set" of

@@ -259,17 +259,20 @@ Expected<TensorMap> encodeTiled2D(const CudaApi& api, const TensorMap2DDesc& d) 
     return Status::Unsupported("this CUDA driver has no cuTensorMapEncodeTiled (needs 12.0+)");
   KTUNE_RETURN_IF_ERROR(checkTensorMap2D(d));
   // CUtensorMapDataType UINT8/UINT16/UINT32 (a copy engine: the bits are moved, not converted),
-  // CUtensorMapSwizzle NONE/32B/64B/128B = 0..3, L2 promotion 256B = 3, OOB fill zeros = 0.
+  // CUtensorMapSwizzle NONE/32B/64B/128B = 0..3, CUtensorMapL2promotion NONE/64B/128B/256B =
+  // 0..3, OOB fill zeros = 0.
   const int dtype = d.elem_bytes == 1 ? 0 : d.elem_bytes == 2 ? 1 : 2;
   const int swizzle = d.swizzle_bytes == 0 ? 0 : d.swizzle_bytes == 32 ? 1 : d.swizzle_bytes == 64 ? 2 : 3;
+  const int l2 = d.l2_promotion_bytes == 0 ? 0 : d.l2_promotion_bytes == 64 ? 1
+               : d.l2_promotion_bytes == 128 ? 2 : 3;
   const unsigned long long dims[2] = {d.cols, d.rows};
   const unsigned long long strides[1] = {d.row_stride_bytes};
   const unsigned box[2] = {d.box_cols, d.box_rows};
   const unsigned elem_strides[2] = {1, 1};
   TensorMap m;
   CUresult r = api.cuTensorMapEncodeTiled(&m, dtype, 2, reinterpret_cast<void*>(d.base), dims,
-                                          strides, box, elem_strides, /*interleave*/ 0, swizzle,
-                                          /*l2 promotion 256B*/ 3, /*oob fill zeros*/ 0);
+                                          strides, box, elem_strides, /*interleave*/ 0, swizzle, l2,
+                                          /*oob fill zeros*/ 0);
   if (r != CUDA_SUCCESS) return cuError(api, r, "cuTensorMapEncodeTiled", Code::kInvalidArgument);
   return m;
 }

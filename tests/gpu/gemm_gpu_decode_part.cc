@@ -106,7 +106,8 @@ TEST(GemmGpu, DecodeFusedEpilogues) {
 // The decode kind's wgmma bodies (DC_WG = wg: 1 the cp.async ring, 2 the TMA-fed one) with the
 // knob rows given (DC_WARPS, DC_NT, DC_U, DC_DEPTH, DC_GRID, DC_PF[, DC_XR]), each where it is valid and
 // launchable, on odd N, K tails (K % 64 != 0), M not a power of two, the gate/up pair, bias, C +=
-// and f32 C, against float64 (twice each).
+// and f32 C, against float64 (twice each); l2p: the weight maps' L2 promotion (DC_L2P, set when
+// not the default).
 struct DecodeCase {
   int64_t m, n, k;
   ElemType c;
@@ -116,7 +117,7 @@ struct DecodeCase {
   ElemType ab = ElemType::kBF16;
 };
 void checkDecodeWgBody(int64_t wg, const std::vector<std::array<int64_t, 7>>& knobs,
-                       std::vector<DecodeCase> cases = {}) {
+                       std::vector<DecodeCase> cases = {}, int64_t l2p = gemm::kDecodeL2Promotion) {
   if (cases.empty()) cases = {
       {1, 333, 1032, ElemType::kBF16, false, Activation::kNone, 0.f},
       {13, 4099, 520, ElemType::kBF16, true, Activation::kNone, 0.f},
@@ -151,6 +152,7 @@ void checkDecodeWgBody(int64_t wg, const std::vector<std::array<int64_t, 7>>& kn
       Config c{{"DC_WG", wg},           {"DC_WARPS", k[0]}, {"DC_NT", k[1]}, {"DC_MT", mt},
                {"DC_U", k[2]},        {"DC_DEPTH", k[3]}, {"DC_PF", k[5]},
                {"DC_XR", k[6]}, {"DC_GRID", k[4]}};
+      if (l2p != gemm::kDecodeL2Promotion) c.set("DC_L2P", l2p);
       if (gemm::configSpace(KernelKind::kDecode).validate(c).ok() &&
           gemm::launchPlan(KernelKind::kDecode, c, s, env().dev).ok())
         out.push_back(c);
@@ -181,7 +183,8 @@ TEST(GemmGpu, DecodeWgmmaVsReference) {
 
 // DC_WG = 2 (TMA-fed ring): the same cases over its grid rules (stream-K, one block per tile,
 // clusters of 2 and 4 splitting K, persistent), one and two warpgroups and slabs, 1..8 x 64 k per
-// stage and ring depths of 2..10 stages (6 and 10: up to 216 KB in flight); A in boxes of its tier's rows, the gate/up halves in 32-row boxes.
+// stage and ring depths of 2..10 stages (6 and 10: up to 216 KB in flight); A in boxes of its tier's rows, the gate/up halves in 32-row boxes;
+// five of them again with the weight maps' L2 promotion off (DC_L2P = 0).
 TEST(GemmGpu, DecodeTmaVsReference) {
   REQUIRE_GPU();
   if (env().dev.arch != "sm_90a") GTEST_SKIP() << "DC_WG=2 needs sm_90a, device is " << env().dev.arch;
@@ -190,6 +193,11 @@ TEST(GemmGpu, DecodeTmaVsReference) {
                         {4, 2, 4, 1, 5, 1}, {4, 1, 8, 1, 4, 1}, {8, 1, 2, 1, 4, 1}, {4, 1, 2, 2, 4, 1},
                         {4, 1, 1, 2, 1, 1}, {4, 1, 4, 2, 6, 1}, {4, 2, 2, 2, 6, 1}, {8, 1, 8, 1, 6, 1},
                         {8, 2, 2, 1, 6, 1}, {4, 1, 2, 5, 4, 1}, {8, 2, 1, 3, 6, 1}});
+  // The weight maps without L2 promotion (DC_L2P = 0; the rows above run the default, 128): the
+  // persistent grid, the cluster split, XR3, stream-K (at least two rows apply to every case).
+  checkDecodeWgBody(2, {{8, 1, 2, 2, 6, 1}, {4, 1, 2, 2, 6, 1}, {4, 1, 2, 2, 4, 1}, {4, 2, 2, 2, 4, 1, 3},
+                        {4, 1, 1, 4, 2, 1}},
+                    {}, 0);
 }
 
 // DC_GRID = 7 (a pair per tile splitting A's rows, the weight boxes multicast): one and two slabs

@@ -125,6 +125,25 @@ TEST(ConfigSpace, EnumeratesConstrainsAndPrechecksShared) {
   EXPECT_FALSE(s.validate(Config{{"BLOCK_M", int64_t(64)}}, "cuda").ok());
 }
 
+// An optional parameter (a probe knob): never enumerated nor counted, not required, checked by the
+// constraints when present.
+TEST(ConfigSpace, OptionalParameterIsValidatedButNotEnumerated) {
+  ConfigSpace s;
+  s.addInts("BLOCK_M", {64, 128}).addOptionalInts("PROBE", {0, 1}).constrain(
+      "PROBE (absent: 0) is 0 or 1", [](const Config& c) { return c.getInt("PROBE", 0) <= 1; });
+  EXPECT_EQ(s.rawSize(), 2u);
+  const auto all = s.enumerate();
+  ASSERT_EQ(all.accepted.size(), 2u);
+  for (const Config& c : all.accepted) EXPECT_FALSE(c.has("PROBE"));
+  Config c{{"BLOCK_M", int64_t(64)}};
+  EXPECT_TRUE(s.validate(c).ok());
+  c.set("PROBE", int64_t(1));
+  EXPECT_TRUE(s.validate(c).ok());
+  c.set("PROBE", int64_t(2));
+  EXPECT_EQ(s.validate(c).code(), Code::kInvalidArgument);
+  EXPECT_FALSE(s.validate(Config{{"PROBE", int64_t(1)}}).ok());  // BLOCK_M is still required
+}
+
 TEST(Sha256, KnownVectors) {
   EXPECT_EQ(sha256Hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   EXPECT_EQ(sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");

@@ -182,6 +182,19 @@ CUresult cuOccupancyMaxActiveClusters(int* n, void* f, const FakeLaunchConfig* c
   return 0;
 }
 
+/* cuTensorMapEncodeTiled: the last call's swizzle and L2 promotion; the map's first word is the base. */
+int fake_tmap_swizzle = -1, fake_tmap_l2 = -1;
+CUresult cuTensorMapEncodeTiled(void* m, int dt, unsigned rank, void* base,
+                                const unsigned long long* dims, const unsigned long long* strides,
+                                const unsigned* box, const unsigned* es, int il, int sw, int l2,
+                                int oob) {
+  (void)dt; (void)dims; (void)strides; (void)box; (void)es; (void)il; (void)oob;
+  if (rank != 2 || sw < 0 || sw > 3 || l2 < 0 || l2 > 3) return 1;
+  fake_tmap_swizzle = sw; fake_tmap_l2 = l2;
+  memset(m, 0, 128); memcpy(m, &base, sizeof base);
+  return 0;
+}
+
 struct Entry { const char* name; void* fn; };
 #define E(x) { #x, (void*)x }
 static const struct Entry kEntries[] = {
@@ -199,6 +212,7 @@ static const struct Entry kEntries[] = {
   E(cuModuleUnload), E(cuModuleGetFunction), E(cuFuncGetAttribute), E(cuFuncSetAttribute),
   E(cuLaunchKernel), E(cuOccupancyMaxActiveBlocksPerMultiprocessor),
   {"cuLaunchKernelEx", (void*)fake_cuLaunchKernelEx}, E(cuOccupancyMaxActiveClusters),
+  E(cuTensorMapEncodeTiled),
 };
 CUresult cuGetProcAddress_v2(const char* sym, void** fn, int version, unsigned long long flags,
                              int* status) {

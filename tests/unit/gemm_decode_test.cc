@@ -48,6 +48,51 @@ TEST(GemmDecode, SpaceKeepsTheRegisterBudget) {
   EXPECT_FALSE(configSpace(KernelKind::kDecode).validate(big).ok());
 }
 
+// DC_L2P, the weight maps' L2 promotion: a probe knob outside the tuning space (never enumerated,
+// not required; absent = 128, the default), only on the TMA-fed body, and the maps carry it (A's
+// keeps the 256 of every other map).
+TEST(GemmDecode, WeightMapsL2PromotionIsAProbeKnob) {
+  const ConfigSpace& sp = configSpace(KernelKind::kDecode);
+  const auto e = sp.enumerate("cuda", 227 * 1024);
+  for (const Config& c : e.accepted) ASSERT_FALSE(c.has("DC_L2P")) << c.toString();
+  EXPECT_EQ(sp.rawSize("cuda"), 4u * 2 * 2 * 5 * 4 * 2 * 4 * 3 * 8);  // the tuned knobs only
+  Config tma = wgConfig(2, 8, 1, 2, 2, 6);
+  tma.set("DC_WG", int64_t{2});
+  ASSERT_TRUE(sp.validate(tma).ok()) << sp.validate(tma).toString();  // absent: the default
+  EXPECT_EQ(decodeL2Promotion(tma), 128);
+  EXPECT_EQ(kDecodeL2Promotion, 128);
+  for (int64_t v : {0, 128, 256}) {
+    tma.set("DC_L2P", v);
+    EXPECT_TRUE(sp.validate(tma).ok()) << sp.validate(tma).toString();
+    EXPECT_EQ(decodeL2Promotion(tma), v);
+  }
+  for (int64_t v : {64, 96, 512}) {  // 64 is a driver value, not one the knob offers
+    tma.set("DC_L2P", v);
+    EXPECT_EQ(sp.validate(tma).code(), Code::kInvalidArgument) << v;
+  }
+  Config wg = wgConfig(2, 8, 1, 2, 2, 2);  // the cp.async ring: no tensor maps
+  wg.set("DC_L2P", int64_t{256});
+  EXPECT_NE(sp.validate(wg).message().find("DC_L2P"), std::string::npos) << sp.validate(wg).toString();
+  wg.set("DC_L2P", int64_t{128});
+  EXPECT_TRUE(sp.validate(wg).ok());
+  const GemmShape s = nt(16, 28672, 4096);
+  for (int l2 : {0, 128, 256}) {
+    const TmaDescriptors d = decodeDescriptors(s, 4096, 8192, l2);
+    EXPECT_EQ(d.a.l2_promotion_bytes, 256);
+    EXPECT_EQ(d.b.l2_promotion_bytes, l2);
+    EXPECT_EQ(d.c.l2_promotion_bytes, l2);
+    EXPECT_TRUE(checkTensorMap2D(d.b).ok()) << checkTensorMap2D(d.b).toString();
+  }
+  const TmaDescriptors dflt = decodeDescriptors(s, 4096, 8192);
+  EXPECT_EQ(dflt.b.l2_promotion_bytes, 128);
+  EXPECT_EQ(dflt.c.l2_promotion_bytes, 128);
+  EXPECT_EQ(dflt.a.l2_promotion_bytes, 256);
+  TensorMap2DDesc bad = decodeBMap(s, 8192, 64, 96);
+  EXPECT_NE(checkTensorMap2D(bad).message().find("L2 promotion"), std::string::npos);
+  bad.l2_promotion_bytes = 64;
+  EXPECT_TRUE(checkTensorMap2D(bad).ok());
+}
+
 TEST(GemmDecode, LaunchRuleIsStreamKOverTheSms) {
   const DeviceInfo dev = sm90aDevice();
   auto p = launchPlan(KernelKind::kDecode, decodeConfig(1), nt(1, 4096, 4096), dev);

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "base/fs.h"
@@ -253,6 +254,32 @@ TEST_F(FakeCudaTest, LaunchChecksAndDriverErrors) {
   EXPECT_EQ(backend_->maxActiveClusters({}, {4, 1, 1}, 256, 0).status().code(),
             Code::kInvalidArgument);
   fake<int>("fake_dyn_shared_attr") = 48 * 1024;
+}
+
+// A tensor map's L2 promotion reaches the driver as CUtensorMapL2promotion (NONE/64B/128B/256B =
+// 0..3; 256 B unless the descriptor says otherwise); other sizes are refused before the driver.
+TEST_F(FakeCudaTest, TensorMapL2PromotionReachesTheDriver) {
+  TensorMap2DDesc d;
+  EXPECT_EQ(d.l2_promotion_bytes, 256);
+  d.base = 4096;
+  d.rows = 64;
+  d.cols = 128;
+  d.row_stride_bytes = 256;
+  const std::pair<int, int> cases[] = {{256, 3}, {128, 2}, {64, 1}, {0, 0}};
+  for (auto [bytes, code] : cases) {
+    d.l2_promotion_bytes = bytes;
+    auto m = backend_->encodeTensorMap2D(d);
+    ASSERT_TRUE(m.ok()) << m.status().toString();
+    EXPECT_EQ(fake<int>("fake_tmap_l2"), code) << bytes;
+    EXPECT_EQ(fake<int>("fake_tmap_swizzle"), 3);  // 128 B
+    EXPECT_EQ(m->opaque[0], 4096u);
+  }
+  fake<int>("fake_tmap_l2") = -1;
+  d.l2_promotion_bytes = 32;
+  auto bad = backend_->encodeTensorMap2D(d);
+  EXPECT_EQ(bad.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("L2 promotion"), std::string::npos) << bad.status().toString();
+  EXPECT_EQ(fake<int>("fake_tmap_l2"), -1);
 }
 
 TEST_F(FakeCudaTest, ModuleErrors) {

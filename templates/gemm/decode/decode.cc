@@ -24,17 +24,20 @@ TensorMap2DDesc decodeAMap(const GemmShape& s, DevicePtr a) {
   return t;
 }
 
-TensorMap2DDesc decodeBMap(const GemmShape& s, DevicePtr b, uint32_t box_rows) {
+TensorMap2DDesc decodeBMap(const GemmShape& s, DevicePtr b, uint32_t box_rows, int l2_promotion) {
   TensorMap2DDesc t = decodeAMap(s, b);
   t.rows = static_cast<uint64_t>(s.n);
   t.row_stride_bytes = static_cast<uint64_t>(s.ldb) * static_cast<uint64_t>(t.elem_bytes);
   t.box_rows = box_rows;
+  t.l2_promotion_bytes = l2_promotion;
   return t;
 }
 
-TmaDescriptors decodeDescriptors(const GemmShape& s, DevicePtr a, DevicePtr b) {
-  return {decodeAMap(s, a), decodeBMap(s, b, 64), decodeBMap(s, b, 32)};
+TmaDescriptors decodeDescriptors(const GemmShape& s, DevicePtr a, DevicePtr b, int l2_promotion) {
+  return {decodeAMap(s, a), decodeBMap(s, b, 64, l2_promotion), decodeBMap(s, b, 32, l2_promotion)};
 }
+
+int decodeL2Promotion(const Config& c) { return static_cast<int>(c.getInt("DC_L2P", kDecodeL2Promotion)); }
 
 namespace detail {
 namespace {
@@ -104,7 +107,14 @@ ConfigSpace buildSpace() {
       .addInts("DC_DEPTH", {2, 4}, "cuda")
       .addInts("DC_PF", {0, 1, 2, 3}, "cuda")
       .addInts("DC_XR", {0, 1, 3}, "cuda")
-      .addInts("DC_GRID", {0, 1, 2, 3, 4, 5, 6, 7}, "cuda");
+      .addInts("DC_GRID", {0, 1, 2, 3, 4, 5, 6, 7}, "cuda")
+      .addOptionalInts("DC_L2P", {0, 128, 256}, "cuda");
+  // DC_L2P (a probe knob, not enumerated; absent: kDecodeL2Promotion): the weight maps' L2
+  // promotion in bytes, so only the TMA-fed body's.
+  s.constrain("DC_L2P one of 0, 128, 256 (absent: 128), and 128 unless DC_WG == 2", [](K c) {
+    const int64_t l2 = decodeL2Promotion(c);
+    return (l2 == 0 || l2 == 128 || l2 == 256) && (l2 == kDecodeL2Promotion || tmaFed(c));
+  });
   // Plain weight loads (DC_PF = 0): the FMA body's (decode_fma.cuh says why).
   s.constrain("DC_PF >= 1 || DC_WG == 3", [](K c) { return knob(c, "DC_PF") >= 1 || fma(c); });
   s.constrain("DC_WG >= 1 || register estimate DC_DEPTH*(8*DC_NT*DC_U + 4*DC_MT*DC_U*DC_XR) + "
