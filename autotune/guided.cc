@@ -230,27 +230,95 @@ std::string groupOf(const Config& c) {
 
 std::vector<std::string> coverageClasses(const Config& c, const std::vector<std::string>& named) {
   std::vector<std::string> out{"group:" + groupOf(c)};
-  std::string values;  // one class for the combination of the named values the config has
-  for (const std::string& name : named)
-    if (c.has(name)) values += (values.empty() ? "" : ",") + name + "=" + c.getStr(name);
-  if (!values.empty()) out.push_back(values);
+  std::string combo;  // the combination of the named values the config has
+  int values = 0;
+  for (const std::string& name : named) {
+    if (!c.has(name)) continue;
+    const std::string v = name + "=" + c.getStr(name);
+    out.push_back("value:" + v);
+    combo += (combo.empty() ? "" : ",") + v;
+    ++values;
+  }
+  if (values >= 2) out.push_back("combo:" + combo);
   return out;
 }
 
-std::vector<size_t> uncovered(const std::vector<std::vector<std::string>>& classes,
-                              const std::vector<bool>& taken, bool with_groups) {
+namespace {
+
+constexpr const char* kCombo = "combo:";
+
+bool startsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+// "combo:A=x,B=y" -> {"A=x", "B=y"}.
+std::vector<std::string> comboValues(const std::string& combo) {
+  std::vector<std::string> out;
+  for (const auto& [name, v] : keyFields(combo.substr(std::string(kCombo).size())))
+    out.push_back(name + "=" + v);
+  return out;
+}
+
+// The fastest time among the taken positions with class `cls` (0 when none was timed).
+double bestOf(const Coverage& cv, const std::string& cls) {
+  double best = 0;
+  for (size_t p = 0; p < cv.classes.size(); ++p) {
+    if (p >= cv.taken.size() || !cv.taken[p] || p >= cv.ms.size() || cv.ms[p] <= 0) continue;
+    const auto& cs = cv.classes[p];
+    if (std::find(cs.begin(), cs.end(), cls) != cs.end())
+      best = best <= 0 ? cv.ms[p] : std::min(best, cv.ms[p]);
+  }
+  return best;
+}
+
+bool near(double ms, double leader_ms) { return ms > 0 && ms <= leader_ms * (1 + kCoverNear); }
+
+// The combination class of the fastest timed position that has one, "" when none is near the
+// leader.
+std::string leadingCombo(const Coverage& cv) {
+  std::string lead;
+  double best = 0;
+  for (size_t p = 0; p < cv.classes.size(); ++p) {
+    if (p >= cv.taken.size() || !cv.taken[p] || p >= cv.ms.size() || cv.ms[p] <= 0) continue;
+    for (const std::string& cls : cv.classes[p])
+      if (startsWith(cls, kCombo) && (best <= 0 || cv.ms[p] < best)) best = cv.ms[p], lead = cls;
+  }
+  return near(best, cv.leader_ms) ? lead : std::string();
+}
+
+}  // namespace
+
+bool comboDue(const Coverage& cv, const std::string& combo) {
+  if (cv.leader_ms <= 0 || !startsWith(combo, kCombo)) return false;
+  const std::vector<std::string> vs = comboValues(combo);
+  const std::string lead = leadingCombo(cv);
+  if (!lead.empty()) {
+    const std::vector<std::string> ls = comboValues(lead);
+    size_t same = 0;  // values shared with the leading combination, parameter by parameter
+    for (size_t i = 0; i < vs.size() && vs.size() == ls.size(); ++i) {
+      if (keyFields(vs[i]).front().first != keyFields(ls[i]).front().first) break;
+      same += vs[i] == ls[i] ? 1 : 0;
+    }
+    if (vs.size() == ls.size() && same + 1 == vs.size()) return true;
+  }
+  return std::all_of(vs.begin(), vs.end(), [&](const std::string& v) {
+    return near(bestOf(cv, "value:" + v), cv.leader_ms);
+  });
+}
+
+std::vector<size_t> uncovered(const Coverage& cv, bool with_groups) {
+  const auto& classes = cv.classes;
   std::map<std::string, long> first;  // class -> its first untaken position, -1 once covered
   for (size_t p = 0; p < classes.size(); ++p)
     for (const std::string& cls : classes[p]) {
-      if (!with_groups && cls.rfind("group:", 0) == 0) continue;
+      if (!with_groups && startsWith(cls, "group:")) continue;
       auto [it, fresh] = first.emplace(cls, -2);
       if (it->second == -1) continue;
-      if (p < taken.size() && taken[p]) it->second = -1;
+      if (p < cv.taken.size() && cv.taken[p]) it->second = -1;
       else if (it->second == -2) it->second = static_cast<long>(p);
     }
   std::vector<size_t> out;
   for (const auto& [cls, p] : first)
-    if (p >= 0) out.push_back(static_cast<size_t>(p));
+    if (p >= 0 && (!startsWith(cls, kCombo) || comboDue(cv, cls)))
+      out.push_back(static_cast<size_t>(p));
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
