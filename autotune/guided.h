@@ -137,9 +137,10 @@ inline constexpr size_t kStallAfter = 16;
 // Once a stop (the regret estimate's or the stall) has been reached, it holds: the race then ends
 // as soon as the coverage it waits for is raced, with the rest of the class of a coverage pick that
 // became the leader. Such a leader does not restart the count in the prior's order, which had
-// already stalled: on the H200 a 1-row GEMM's coverage picks brought two new leaders, 1.3% and
-// 0.9% ahead of the one before (the finalists re-timed the last two alike), and each restart of
-// the stall's 16 compiled its 16 configs of the prior's order again (68 compiled, 28 at the stall).
+// already stalled: on a GPU (bench/NOTES.md) a 1-row GEMM's coverage picks brought two new leaders,
+// 1.3% and 0.9% ahead of the one before (later rounds put the two fastest configs at the same 17.0
+// µs), and each restart of the stall's 16 compiled 16 configs of the prior's order again (68
+// compiled, 28 at the stall).
 
 // Coverage: classes of configs the prior cannot rank against each other, raced before the race
 // stops. A calibration group (groupOf: a different kernel, whose constant factor the static score
@@ -149,19 +150,19 @@ inline constexpr size_t kStallAfter = 16;
 // covered. The stall waits for both kinds of class; the regret estimate's stop waits for the named
 // values only (it predicts an unmeasured group from the measured ones' constants, but cannot tell
 // named values apart).
-// Combinations of named values interact (covering each value once let a 1-row GEMM race the
-// winning DC_GRID only with a slower body and the winning body only with another DC_GRID), but
-// covering every combination made a 1-row GEMM's race compile 65-68 configs where 37 had sufficed,
-// most of them combinations of bodies and grids 15-140% behind the leader. So a combination is
-// covered only while it is promising (comboDue): it is one named value away from the leading
-// combination (the fastest timed config's, when within kCoverNear of the leader: the body of the
-// leader with every grid, the grid of the leader with every body), or every one of its values
-// came within kCoverNear of the leader (the value's fastest raced config; two values that each
-// came close with other partners). kCoverNear: the spread of one value's configs at the H200's
-// 1-row keys (a body's grids 0-11%, one (body, grid) pair's configs 2-20%) is what a first pick
-// can miss its value's best by. A combination of values that are both clearly behind is not
-// compiled. A class counts as covered once one of its configs was raced (timed, rejected or
-// failed): one compile per class.
+// Combinations of named values interact (covering each value once let a 1-row GEMM race the winning
+// DC_GRID only with a slower body and the winning body only with another DC_GRID), but every
+// combination was covered before a stop: 14 pairs at a 1-row GEMM key, 10 of them 8-141% behind the
+// leader on a GPU (bench/NOTES.md; most compiles there came from the stop's restarts: kStallAfter
+// above, which a pick that leads no longer triggers). So a combination is covered only while it is
+// promising (comboDue): it is one named value away from the leading combination (the fastest timed
+// config's, when within kCoverNear of the leader: the body of the leader with every grid, the grid
+// of the leader with every body), or every one of its values came within kCoverNear of the leader
+// (the value's fastest raced config; two values that each came close with other partners).
+// kCoverNear: the spread of one value's configs at the GPU's 1-row keys (a body's grids 0-11%, one
+// (body, grid) pair's configs 2-20%) is what a first pick can miss its value's best by. A
+// combination of values that are both clearly behind is not compiled. A class counts as covered
+// once one of its configs was raced (timed, rejected or failed): one compile per class.
 // Per position of the prior's order, its classes: "group:<groupOf>", "value:A=x" per named
 // parameter the config has and, with two or more, "combo:A=x,B=y" (in the family's order).
 inline constexpr double kCoverNear = 0.10;

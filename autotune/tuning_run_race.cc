@@ -6,6 +6,8 @@
 // then later rounds for the candidates whose interval still reaches the leader's.
 #include <algorithm>
 #include <cmath>
+#include <ostream>
+#include <string>
 
 #include "autotune/compile_pool.h"
 #include "autotune/device_pool.h"
@@ -82,11 +84,10 @@ struct StopRule {
   bool stall_held = false, regret_held = false;
 };
 
-// Whether the race stops after this batch; `by_regret`: the estimate is below its bar. *promoted:
-// how many positions coverage moved ahead.
+// Whether the race stops after this batch; `by_regret`: the estimate is below its bar. `log`
+// (verbose): how many positions coverage moved ahead, after `what` (the family and key).
 bool stopsHere(StopRule& s, bool by_regret, size_t explored, size_t min_n, size_t since_leader,
-               CompilePool& pool, size_t* promoted) {
-  *promoted = 0;
+               CompilePool& pool, std::ostream* log, const std::string& what) {
   const bool patient = since_leader >= guided::patience(explored);
   const bool stall = patient && since_leader >= guided::kStallAfter;
   if (explored >= min_n && patient && (by_regret || stall)) {
@@ -97,7 +98,9 @@ bool stopsHere(StopRule& s, bool by_regret, size_t explored, size_t min_n, size_
   const std::vector<size_t> cover = guided::uncovered(s.cv, !by_regret);
   for (size_t j : cover) s.picked[j] = 1;
   pool.promote(cover);
-  *promoted = cover.size();
+  if (log && !cover.empty())
+    *log << strprintf("ktune: %s: guided: %zu more for classes not raced yet\n", what.c_str(),
+                      cover.size());
   return cover.empty() && patient;
 }
 
@@ -358,15 +361,11 @@ Status TuningRun::compileAndRace() {
     if (e_.options().budget_s > 0 && msSince(t0) > 1e3 * e_.options().budget_s) {
       rep_.budget_hit = explored < n;
       stopping = true;
-    } else {
-      size_t more = 0;
-      stopping = stopsHere(stop, rg.estimate < std::max(kRegretStop, rg.tie), explored, min_n,
-                           since_leader, pool, &more);
-      // At the launch floor the tied candidates are a tie: no later rounds (raceRounds).
-      if (stopping) rep_.launch_floor = rg.tie > 0;
-      if (e_.options().verbose && more > 0)
-        e_.log() << strprintf("ktune: %s [%s]: guided: %zu more for classes not raced yet\n",
-                              f_.name.c_str(), key_.c_str(), more);
+    } else if (stopsHere(stop, rg.estimate < std::max(kRegretStop, rg.tie), explored, min_n,
+                         since_leader, pool, e_.options().verbose ? &e_.log() : nullptr,
+                         f_.name + " [" + key_ + "]")) {
+      stopping = true;
+      rep_.launch_floor = rg.tie > 0;  // at the floor the tied are a tie: no later rounds
     }
     // No compile starts after this; the ones running are waited for anyway, so they are raced
     // too (a round of a compiled candidate costs far less than its compile).
