@@ -155,17 +155,23 @@ inline constexpr size_t kStallAfter = 16;
 // combination was covered before a stop: 14 pairs at a 1-row GEMM key, 10 of them 8-141% behind the
 // leader on a GPU (bench/NOTES.md; most compiles there came from the stop's restarts: kStallAfter
 // above, which a pick that leads no longer triggers). So a combination is covered only while it is
-// promising (comboDue): it is one named value away from the leading combination (the fastest timed
-// config's, when within kCoverNear of the leader: the body of the leader with every grid, the grid
-// of the leader with every body), or every one of its values came within kCoverNear of the leader
-// (the value's fastest raced config; two values that each came close with other partners).
-// kCoverNear: the spread of one value's configs at the GPU's 1-row keys (a body's grids 0-11%, one
-// (body, grid) pair's configs 2-20%) is what a first pick can miss its value's best by. A
-// combination of values that are both clearly behind is not compiled. A class counts as covered
-// once one of its configs was raced (timed, rejected or failed): one compile per class.
+// promising (comboDue): it is one named value away from a leading combination (the fastest timed
+// config's, when within kCoverNear of the leader, and any within kLeadTie of that one: the body of
+// the leader with every grid, the grid of the leader with every body), or every one of its values
+// came within kCoverNear of the leader (the value's fastest raced config; two values that each came
+// close with other partners). kCoverNear: the spread of one value's configs at the GPU's 1-row keys
+// (a body's grids 0-11%, one (body, grid) pair's configs 2-20%) is what a first pick can miss its
+// value's best by. A combination of values that are both clearly behind is not compiled. A value's
+// pick is its first config with the leading combination's other values when there is one (it then
+// covers a promising combination too), else its first. A class counts as covered once one of its
+// configs was raced (timed, rejected or failed): one compile per class.
 // Per position of the prior's order, its classes: "group:<groupOf>", "value:A=x" per named
 // parameter the config has and, with two or more, "combo:A=x,B=y" (in the family's order).
 inline constexpr double kCoverNear = 0.10;
+// kLeadTie: a first round's ties (which of them leads is chance, and each change of leader among
+// them started another wave of picks: the simulated SiLU·Mul key at its launch floor raced 32
+// configs instead of 24).
+inline constexpr double kLeadTie = 0.02;
 std::vector<std::string> coverageClasses(const Config& c, const std::vector<std::string>& named);
 // What the coverage rule reads of the race, per position of the prior's order.
 struct Coverage {
@@ -177,7 +183,8 @@ struct Coverage {
 // Whether the combination class `combo` ("combo:A=x,B=y") is promising (above).
 bool comboDue(const Coverage& cv, const std::string& combo);
 // Positions to race before the race may stop: for each class with no taken position, its first
-// untaken position in the prior's order (its best-ranked config); combinations only when due. The
+// untaken position in the prior's order (its best-ranked config; a value's with the leading
+// combination's partners when there is one); combinations only when due. The
 // calibration groups' classes count only when `with_groups` (a stop by the stall). Sorted.
 std::vector<size_t> uncovered(const Coverage& cv, bool with_groups);
 // The untaken positions with the classes of position `p`, in order. When a class's first raced

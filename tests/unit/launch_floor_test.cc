@@ -447,14 +447,21 @@ TEST(LaunchFloor, ACombinationIsDueNearTheLeadingOneOrWhenAllItsValuesCameClose)
   // two values away from the leading one (the saddle of EveryCombinationOfNamedValues...).
   cv.ms = {0.0030, 0.0029, 0.0031, 0.0031, 0, 0, 0};  // A=3 and B=3 came within 7%
   EXPECT_TRUE(guided::comboDue(cv, "combo:A=3,B=3"));
+  // A tie for the lead (within kLeadTie): one value away from either is due, here A=1,B=2 though
+  // B=2 came 24% behind.
+  cv.ms = {0.00291, 0.0029, 0.0036, 0.0036, 0, 0, 0};
+  EXPECT_TRUE(guided::comboDue(cv, "combo:A=1,B=2"));
+  cv.ms[0] = 0.0030;  // 3.4% behind: not a tie, A=1,B=2 two values away from A=2,B=1
+  EXPECT_FALSE(guided::comboDue(cv, "combo:A=1,B=2"));
   // No leader yet: nothing is due (values first).
   cv.leader_ms = 0;
   EXPECT_FALSE(guided::comboDue(cv, "combo:A=2,B=2"));
   // A value class with nothing raced is uncovered whatever the times.
   cv.leader_ms = 0.0029;
   cv.taken = {true, true, false, true, false, false, false};
-  const std::vector<size_t> u = guided::uncovered(cv, false);
-  EXPECT_NE(std::find(u.begin(), u.end(), 2u), u.end());  // value:A=3's and value:B=2's first
+  // value:A=3's pick is its first (no A=3,B=1 config); value:B=2's is A=2,B=2 (position 4), the
+  // leading combination's partner, ahead of its first (position 2); A=2,B=3 is due.
+  EXPECT_EQ(guided::uncovered(cv, false), (std::vector<size_t>{2, 4, 6}));
 }
 
 }  // namespace
