@@ -426,7 +426,7 @@ TEST(LaunchFloor, OnlyPromisingCombinationsAreRacedBeforeAStop) {
   EXPECT_LE(raced, 44) << rep->tree();  // 37-41: the tie's 29, the picks, A=2,B=2 and the window
 }
 
-// The rule itself (guided::comboDue, uncovered) on a race's state: positions 0-5 in the prior's
+// The rule itself (guided::comboDue, uncovered) on a race's state: positions 0-6 in the prior's
 // order, A x B classes. Raced: (1,1) 3.0 µs, (2,1) 2.9 (the leader), (3,2) 3.6, (1,3) 3.6.
 TEST(LaunchFloor, ACombinationIsDueNearTheLeadingOneOrWhenAllItsValuesCameClose) {
   guided::Coverage cv;
