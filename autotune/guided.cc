@@ -230,27 +230,134 @@ std::string groupOf(const Config& c) {
 
 std::vector<std::string> coverageClasses(const Config& c, const std::vector<std::string>& named) {
   std::vector<std::string> out{"group:" + groupOf(c)};
-  std::string values;  // one class for the combination of the named values the config has
-  for (const std::string& name : named)
-    if (c.has(name)) values += (values.empty() ? "" : ",") + name + "=" + c.getStr(name);
-  if (!values.empty()) out.push_back(values);
+  std::string combo;  // the combination of the named values the config has
+  int values = 0;
+  for (const std::string& name : named) {
+    if (!c.has(name)) continue;
+    const std::string v = name + "=" + c.getStr(name);
+    out.push_back("value:" + v);
+    combo += (combo.empty() ? "" : ",") + v;
+    ++values;
+  }
+  if (values >= 2) out.push_back("combo:" + combo);
   return out;
 }
 
-std::vector<size_t> uncovered(const std::vector<std::vector<std::string>>& classes,
-                              const std::vector<bool>& taken, bool with_groups) {
+namespace {
+
+constexpr const char* kCombo = "combo:";
+
+bool startsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+// "combo:A=x,B=y" -> {"A=x", "B=y"}.
+std::vector<std::string> comboValues(const std::string& combo) {
+  std::vector<std::string> out;
+  for (const auto& [name, v] : keyFields(combo.substr(std::string(kCombo).size())))
+    out.push_back(name + "=" + v);
+  return out;
+}
+
+// The fastest time among the taken positions with class `cls` (0 when none was timed).
+double bestOf(const Coverage& cv, const std::string& cls) {
+  double best = 0;
+  for (size_t p = 0; p < cv.classes.size(); ++p) {
+    if (p >= cv.taken.size() || !cv.taken[p] || p >= cv.ms.size() || cv.ms[p] <= 0) continue;
+    const auto& cs = cv.classes[p];
+    if (std::find(cs.begin(), cs.end(), cls) != cs.end())
+      best = best <= 0 ? cv.ms[p] : std::min(best, cv.ms[p]);
+  }
+  return best;
+}
+
+bool near(double ms, double leader_ms) { return ms > 0 && ms <= leader_ms * (1 + kCoverNear); }
+
+// The leading combinations: the combination classes whose fastest timed position is within
+// kLeadTie of the fastest one's (a first round's tie: which of them leads is chance), the fastest
+// first; none when the fastest is not near the leader.
+std::vector<std::string> leadingCombos(const Coverage& cv) {
+  std::map<std::string, double> best;  // combination -> its fastest time
+  for (size_t p = 0; p < cv.classes.size(); ++p) {
+    if (p >= cv.taken.size() || !cv.taken[p] || p >= cv.ms.size() || cv.ms[p] <= 0) continue;
+    for (const std::string& cls : cv.classes[p])
+      if (startsWith(cls, kCombo)) {
+        auto [it, fresh] = best.emplace(cls, cv.ms[p]);
+        if (!fresh) it->second = std::min(it->second, cv.ms[p]);
+      }
+  }
+  std::vector<std::pair<double, std::string>> lead;
+  for (const auto& [cls, ms] : best) lead.emplace_back(ms, cls);
+  std::sort(lead.begin(), lead.end());
+  std::vector<std::string> out;
+  if (lead.empty() || !near(lead.front().first, cv.leader_ms)) return out;
+  for (const auto& [ms, cls] : lead)
+    if (ms <= lead.front().first * (1 + kLeadTie)) out.push_back(cls);
+  return out;
+}
+
+// Whether combinations `a` and `b` name the same parameters and differ in exactly one value.
+bool oneAway(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  if (a.size() != b.size()) return false;
+  size_t differ = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (keyFields(a[i]).front().first != keyFields(b[i]).front().first) return false;
+    differ += a[i] != b[i] ? 1 : 0;
+  }
+  return differ == 1;
+}
+
+// The first untaken position of value class `value` ("value:A=x") whose other named values are
+// those of the leading combination `lead` (one value away from it: the pick then covers a
+// promising combination too), -1 when none has them or there is no leading combination.
+long withLeadingPartners(const Coverage& cv, const std::string& lead, const std::string& value) {
+  if (lead.empty()) return -1;
+  const auto [name, v] = keyFields(value.substr(std::string("value:").size())).front();
+  std::string want = kCombo;  // the leading combination with `name` set to v
+  for (const std::string& lv : comboValues(lead)) {
+    const auto field = keyFields(lv).front();
+    want += (want.size() > std::string(kCombo).size() ? "," : "") +
+            (field.first == name ? name + "=" + v : lv);
+  }
+  for (size_t p = 0; p < cv.classes.size(); ++p) {
+    if (p < cv.taken.size() && cv.taken[p]) continue;
+    const auto& cs = cv.classes[p];
+    if (std::find(cs.begin(), cs.end(), value) != cs.end() &&
+        std::find(cs.begin(), cs.end(), want) != cs.end())
+      return static_cast<long>(p);
+  }
+  return -1;
+}
+
+}  // namespace
+
+bool comboDue(const Coverage& cv, const std::string& combo) {
+  if (cv.leader_ms <= 0 || !startsWith(combo, kCombo)) return false;
+  const std::vector<std::string> vs = comboValues(combo);
+  for (const std::string& lead : leadingCombos(cv))
+    if (oneAway(vs, comboValues(lead))) return true;
+  return std::all_of(vs.begin(), vs.end(), [&](const std::string& v) {
+    return near(bestOf(cv, "value:" + v), cv.leader_ms);
+  });
+}
+
+std::vector<size_t> uncovered(const Coverage& cv, bool with_groups) {
+  const auto& classes = cv.classes;
   std::map<std::string, long> first;  // class -> its first untaken position, -1 once covered
   for (size_t p = 0; p < classes.size(); ++p)
     for (const std::string& cls : classes[p]) {
-      if (!with_groups && cls.rfind("group:", 0) == 0) continue;
+      if (!with_groups && startsWith(cls, "group:")) continue;
       auto [it, fresh] = first.emplace(cls, -2);
       if (it->second == -1) continue;
-      if (p < taken.size() && taken[p]) it->second = -1;
+      if (p < cv.taken.size() && cv.taken[p]) it->second = -1;
       else if (it->second == -2) it->second = static_cast<long>(p);
     }
+  const std::vector<std::string> leads = leadingCombos(cv);
+  const std::string lead = leads.empty() ? std::string() : leads.front();
   std::vector<size_t> out;
-  for (const auto& [cls, p] : first)
-    if (p >= 0) out.push_back(static_cast<size_t>(p));
+  for (const auto& [cls, p] : first) {
+    if (p < 0 || (startsWith(cls, kCombo) && !comboDue(cv, cls))) continue;
+    const long partner = startsWith(cls, "value:") ? withLeadingPartners(cv, lead, cls) : -1;
+    out.push_back(static_cast<size_t>(partner >= 0 ? partner : p));
+  }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;

@@ -134,27 +134,59 @@ size_t patience(size_t explored);
 // (coverage below): a kind the prior ranks after 16 non-improving configs of another kind (a
 // decode kernel, scored by its waves only, behind the tiled kernels) is raced at least once.
 inline constexpr size_t kStallAfter = 16;
+// Once a stop (the regret estimate's or the stall) has been reached, it holds: the race then ends
+// as soon as the coverage it waits for is raced, with the rest of the class of a coverage pick that
+// became the leader. Such a leader does not restart the count in the prior's order, which had
+// already stalled: on a GPU (bench/NOTES.md) a 1-row GEMM's coverage picks brought two new leaders,
+// 1.3% and 0.9% ahead of the one before (later rounds put the two fastest configs at the same 17.0
+// µs), and each restart of the stall's 16 compiled 16 configs of the prior's order again (68
+// compiled, 28 at the stall).
 
-// Coverage: classes of configs the prior cannot rank against each other, each of which the race
-// measures at least once before it stops. A class is a calibration group (groupOf: a different
-// kernel, whose constant factor the static score does not know) or one combination of the values
-// of the parameters the family names (ErasedFamily::race_each: a row-wise kernel's
-// ROWS_PER_BLOCK, which the static score does not separate: its grid's waves come out the same).
-// Combinations, not each value alone: the GEMM decode kind's body (DC_WG) and its blocks per SM
-// (DC_GRID) interact, and covering each value once let a 1-row key race the winning DC_GRID only
-// with a slower body and the winning body only with another DC_GRID. The stall waits for both
-// kinds of class; the regret estimate's stop waits for the named ones only (it already predicts
-// an unmeasured group from the measured ones' constants, but cannot tell named values apart).
-// A class counts as covered once one of its configs was raced (timed, rejected or failed): one
-// compile per class, so the stall's bound on compiles grows by the classes' count at most.
-// Per position of the prior's order, its classes: "group:<groupOf>" and, when the config has any
-// named parameter, "A=x,B=y" (the named parameters it has, in the family's order).
+// Coverage: classes of configs the prior cannot rank against each other, raced before the race
+// stops. A calibration group (groupOf: a different kernel, whose constant factor the static score
+// does not know) and each value of a parameter the family names (ErasedFamily::race_each: a
+// row-wise kernel's ROWS_PER_BLOCK, the GEMM decode kind's body DC_WG and blocks per SM DC_GRID,
+// which the static score does not separate: their grids' waves come out the same) are always
+// covered. The stall waits for both kinds of class; the regret estimate's stop waits for the named
+// values only (it predicts an unmeasured group from the measured ones' constants, but cannot tell
+// named values apart).
+// Combinations of named values interact (covering each value once let a 1-row GEMM race the winning
+// DC_GRID only with a slower body and the winning body only with another DC_GRID), but every
+// combination was covered before a stop: 14 pairs at a 1-row GEMM key, 10 of them 8-141% behind the
+// leader on a GPU (bench/NOTES.md; most compiles there came from the stop's restarts: kStallAfter
+// above, which a pick that leads no longer triggers). So a combination is covered only while it is
+// promising (comboDue): it is one named value away from a leading combination (the fastest timed
+// config's, when within kCoverNear of the leader, and any within kLeadTie of that one: the body of
+// the leader with every grid, the grid of the leader with every body), or every one of its values
+// came within kCoverNear of the leader (the value's fastest raced config; two values that each came
+// close with other partners). kCoverNear: the spread of one value's configs at the GPU's 1-row keys
+// (a body's grids 0-11%, one (body, grid) pair's configs 2-20%) is what a first pick can miss its
+// value's best by. A combination of values that are both clearly behind is not compiled. A value's
+// pick is its first config with the leading combination's other values when there is one (it then
+// covers a promising combination too), else its first. A class counts as covered once one of its
+// configs was raced (timed, rejected or failed): one compile per class.
+// Per position of the prior's order, its classes: "group:<groupOf>", "value:A=x" per named
+// parameter the config has and, with two or more, "combo:A=x,B=y" (in the family's order).
+inline constexpr double kCoverNear = 0.10;
+// kLeadTie: a first round's ties (which of them leads is chance, and each change of leader among
+// them started another wave of picks: the simulated SiLU·Mul key at its launch floor raced 32
+// configs instead of 24).
+inline constexpr double kLeadTie = 0.02;
 std::vector<std::string> coverageClasses(const Config& c, const std::vector<std::string>& named);
+// What the coverage rule reads of the race, per position of the prior's order.
+struct Coverage {
+  std::vector<std::vector<std::string>> classes;  // coverageClasses
+  std::vector<bool> taken;  // raced
+  std::vector<double> ms;  // its median when timed (early rejection too), else 0
+  double leader_ms = 0;  // the race's leader (any source), 0 when none
+};
+// Whether the combination class `combo` ("combo:A=x,B=y") is promising (above).
+bool comboDue(const Coverage& cv, const std::string& combo);
 // Positions to race before the race may stop: for each class with no taken position, its first
-// untaken position in the prior's order (its best-ranked config). The calibration groups' classes
-// count only when `with_groups` (a stop by the stall), the named values always. Sorted.
-std::vector<size_t> uncovered(const std::vector<std::vector<std::string>>& classes,
-                              const std::vector<bool>& taken, bool with_groups);
+// untaken position in the prior's order (its best-ranked config; a value's with the leading
+// combination's partners when there is one); combinations only when due. The
+// calibration groups' classes count only when `with_groups` (a stop by the stall). Sorted.
+std::vector<size_t> uncovered(const Coverage& cv, bool with_groups);
 // The untaken positions with the classes of position `p`, in order. When a class's first raced
 // config (a coverage pick) becomes the leader, the rest of its class is raced next: the prior
 // ranked the class after the others, so the race would otherwise go back to them.

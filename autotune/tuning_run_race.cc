@@ -6,6 +6,8 @@
 // then later rounds for the candidates whose interval still reaches the leader's.
 #include <algorithm>
 #include <cmath>
+#include <ostream>
+#include <string>
 
 #include "autotune/compile_pool.h"
 #include "autotune/device_pool.h"
@@ -70,19 +72,36 @@ bool passedOriginal(const Cand& c) {
   return c.live && c.dup_of < 0 && c.r.status == Code::kOk && c.r.stats.runs > 0;
 }
 
-using Classes = std::vector<std::vector<std::string>>;
+// The race's stop (guided.h: kStallAfter, the coverage rule). A stop reached holds: the stall's
+// once reached, the regret estimate's while the estimate stays below its bar. While one holds, the
+// race ends once the coverage that rule waits for is raced (guided::uncovered: those positions are
+// raced next, promoted and marked in `picked`) and `patience` candidates followed the last leader
+// (the rest of a coverage pick's class, when it led: a restart of the prior's order, whose count
+// had already stalled, is not waited for).
+struct StopRule {
+  guided::Coverage cv;
+  std::vector<char> picked;  // positions coverage moved ahead
+  bool stall_held = false, regret_held = false;
+};
 
-// Whether the race stops after a batch that met a stopping rule: the regret estimate's
-// (`by_regret`) or only the stall's. Not while a coverage class that rule waits for has no raced
-// config (guided::uncovered): those positions are then raced next (promoted, marked in `picked`);
-// *promoted says how many.
-bool stopsHere(bool by_regret, const Classes& classes, const std::vector<bool>& taken,
-               CompilePool& pool, std::vector<char>& picked, size_t* promoted) {
-  const std::vector<size_t> cover = guided::uncovered(classes, taken, !by_regret);
-  for (size_t j : cover) picked[j] = 1;
+// Whether the race stops after this batch; `by_regret`: the estimate is below its bar. `log`
+// (verbose): how many positions coverage moved ahead, after `what` (the family and key).
+bool stopsHere(StopRule& s, bool by_regret, size_t explored, size_t min_n, size_t since_leader,
+               CompilePool& pool, std::ostream* log, const std::string& what) {
+  const bool patient = since_leader >= guided::patience(explored);
+  const bool stall = patient && since_leader >= guided::kStallAfter;
+  if (explored >= min_n && patient && (by_regret || stall)) {
+    s.regret_held = s.regret_held || by_regret;
+    s.stall_held = s.stall_held || stall;
+  }
+  if (!s.stall_held && !(s.regret_held && by_regret)) return false;
+  const std::vector<size_t> cover = guided::uncovered(s.cv, !by_regret);
+  for (size_t j : cover) s.picked[j] = 1;
   pool.promote(cover);
-  *promoted = cover.size();
-  return cover.empty();
+  if (log && !cover.empty())
+    *log << strprintf("ktune: %s: guided: %zu more for classes not raced yet\n", what.c_str(),
+                      cover.size());
+  return cover.empty() && patient;
 }
 
 void sortBySlot(const CompilePool& pool, std::vector<size_t>& jobs) {
@@ -260,8 +279,10 @@ Status TuningRun::compileAndRace() {
   const auto t0 = Clock::now();
   rep_.search = "guided";
   const std::vector<size_t> order = priorOrder();
-  Classes classes;  // per position of `order`, its coverage classes
-  for (size_t i : order) classes.push_back(guided::coverageClasses(cands_[i].config, f_.race_each));
+  StopRule stop;  // per position of `order`: its coverage classes, whether raced, its time
+  for (size_t i : order)
+    stop.cv.classes.push_back(guided::coverageClasses(cands_[i].config, f_.race_each));
+  const auto& classes = stop.cv.classes;
   done_.assign(cands_.size(), false);
   iso_off_ = !e_.options().isolate;
   if (e_.options().isolate && f_.args_json && f_.make_problem)
@@ -287,7 +308,10 @@ Status TuningRun::compileAndRace() {
   const auto t_vendor = Clock::now();
   Status st = bench(vendor);
   const double vendor_ms = msSince(t_vendor);
-  std::vector<bool> taken(n, false);
+  std::vector<bool>& taken = stop.cv.taken;
+  taken.assign(n, false);
+  stop.cv.ms.assign(n, 0);
+  stop.picked.assign(n, 0);
   std::vector<long> pos_of(cands_.size(), -1);  // candidate -> its position in the prior's order
   for (size_t j = 0; j < n; ++j) pos_of[order[j]] = static_cast<long>(j);
   size_t explored = 0, since_leader = 0;
@@ -296,7 +320,6 @@ Status TuningRun::compileAndRace() {
   int anchor = leaderIndex();
   long leader_slot = -1;
   bool stopping = false;
-  std::vector<char> picked(n, 0);  // positions coverage moved ahead
   for (std::vector<size_t> got; st.ok() && !(got = pool.take()).empty();) {
     sortBySlot(pool, got);  // the start order within what finished together
     std::vector<size_t> batch;
@@ -307,6 +330,8 @@ Status TuningRun::compileAndRace() {
     explored += got.size();
     first.benchmarked += static_cast<int>(batch.size());
     st = bench(batch);
+    for (size_t j : got)  // early rejection keeps the runs it made
+      if (cands_[order[j]].r.stats.runs > 0) stop.cv.ms[j] = cands_[order[j]].r.stats.median_ms;
     if (!st.ok() || stopping) continue;  // stopping: the compiles that were running, raced too
     // Patience counts the candidates after the leader in the start order (the prior's, less what
     // coverage moved ahead), not the batches since it came: how the finished compiles happen to
@@ -321,10 +346,12 @@ Status TuningRun::compileAndRace() {
       const bool jit = pos_of[lead] >= 0 && taken[pos_of[lead]];
       leader_slot = long(pool.slotOf(jit ? size_t(pos_of[lead]) : got.back()));
       // A coverage pick leads: the rest of its class comes next (guided::sameClasses).
-      if (jit && picked[pos_of[lead]]) pool.promote(guided::sameClasses(classes, taken, pos_of[lead]));
+      if (jit && stop.picked[pos_of[lead]])
+        pool.promote(guided::sameClasses(classes, taken, pos_of[lead]));
     }
     since_leader = takenAfter(pool, taken, leader_slot);
     const double leader = lead >= 0 ? cands_[lead].r.stats.median_ms : 0;
+    stop.cv.leader_ms = leader;
     if (e_.options().verbose) {
       e_.log() << strprintf("ktune: %s [%s]: guided: %zu of %zu raced, leader %.4g ms, %zu since a "
                             "new leader, regret estimate %.2f%%%s\n",
@@ -334,16 +361,11 @@ Status TuningRun::compileAndRace() {
     if (e_.options().budget_s > 0 && msSince(t0) > 1e3 * e_.options().budget_s) {
       rep_.budget_hit = explored < n;
       stopping = true;
-    } else if (const bool by_regret = rg.estimate < std::max(kRegretStop, rg.tie);
-               explored >= min_n && since_leader >= guided::patience(explored) &&
-               (by_regret || since_leader >= guided::kStallAfter)) {
-      size_t more = 0;
-      stopping = stopsHere(by_regret, classes, taken, pool, picked, &more);
-      // At the launch floor the tied candidates are a tie: no later rounds (raceRounds).
-      if (stopping) rep_.launch_floor = rg.tie > 0;
-      if (e_.options().verbose && more > 0)
-        e_.log() << strprintf("ktune: %s [%s]: guided: %zu more for classes not raced yet\n",
-                              f_.name.c_str(), key_.c_str(), more);
+    } else if (stopsHere(stop, rg.estimate < std::max(kRegretStop, rg.tie), explored, min_n,
+                         since_leader, pool, e_.options().verbose ? &e_.log() : nullptr,
+                         f_.name + " [" + key_ + "]")) {
+      stopping = true;
+      rep_.launch_floor = rg.tie > 0;  // at the floor the tied are a tie: no later rounds
     }
     // No compile starts after this; the ones running are waited for anyway, so they are raced
     // too (a round of a compiled candidate costs far less than its compile).
