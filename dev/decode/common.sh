@@ -89,3 +89,35 @@ bench_procs() {
     echo "bench $p $bin rc=$? $(( $(date +%s) - S ))s (limit $lim)"; n=$p
   done
 }
+
+# `ktune tune gemm` at each key of $KEYS (NT, KTUNE_VERBOSE, one database per key, TUNE_S seconds
+# each, while the deadline allows), then dev/decode/tunecmp.py's table of the picks.
+tune_keys() {
+  mkdir -p /tmp/kc-tune
+  for key in $KEYS; do
+    fits 6 "tune $key" || break
+    IFS=x read -r m nn k <<< "$key"
+    S=$(date +%s)
+    KTUNE_VERBOSE=1 KTUNE_CACHE_DIR=/tmp/kc-tune KTUNE_DB=/tmp/kc-tune/db_$key.json \
+      timeout "${TUNE_S:-15}" "$B/tools/ktune" tune gemm --m "$m" --n "$nn" --k "$k" --layout NT --json \
+      > "$OUT/tune_$key.json" 2> "$OUT/tune_$key.err"
+    echo "tune $key rc=$? $(( $(date +%s) - S ))s"
+  done
+  python3 dev/decode/tunecmp.py table "$OUT" $KEYS 2>&1 | cut -c1-260
+}
+
+# The tables last: `bench_procs N`'s tables, each process's pre-pass top (TOP), then the probe run
+# $2 (its log and stderr in $OUT, under the title $3): its pre-pass and its RESULT lines; the
+# call's wall; the logs packed.
+final_tables() {
+  local n=$1 probe=$2 title=$3
+  print_bench_tables "$n" 250 | grep -v "^  ktune" | head -60
+  for p in $(seq 1 "$n"); do
+    echo "== process $p pre-pass: the ${TOP:-8} fastest per shape and mode (us)"
+    python3 dev/decode/prepass_top.py "${TOP:-8}" < "$OUT/bench$p.err" | cut -c1-900
+  done
+  echo "== $title pre-pass (us)"; python3 dev/decode/prepass_top.py 12 < "$OUT/$probe.err" 2>/dev/null | cut -c1-900
+  grep -E "^RESULT" "$OUT/$probe.log" 2>/dev/null | cut -c1-200 | head -12
+  echo "call wall $(( $(date +%s) - T0 ))s"
+  (cd "$OUT" && tar czf logs.tgz ./*.log ./*.err ./*.json 2>/dev/null; rm -f ./*.err ./tune_*.json)
+}

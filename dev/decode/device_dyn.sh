@@ -36,23 +36,5 @@ if fits 20 trace; then
 fi
 SHAPES=$(echo $KEYS | tr ' ' ,) bench_procs 3 "${BENCH_S:-14}"
 grep -h "^VERIFY" "$OUT"/bench*.log "$OUT/ab.log" 2>/dev/null | grep -v " ok " | head -10
-mkdir -p /tmp/kc-tune
-for key in $KEYS; do
-  fits 6 "tune $key" || break
-  IFS=x read -r m nn k <<< "$key"
-  S=$(date +%s)
-  KTUNE_VERBOSE=1 KTUNE_CACHE_DIR=/tmp/kc-tune KTUNE_DB=/tmp/kc-tune/db_$key.json \
-    timeout "${TUNE_S:-15}" "$B/tools/ktune" tune gemm --m "$m" --n "$nn" --k "$k" --layout NT --json \
-    > "$OUT/tune_$key.json" 2> "$OUT/tune_$key.err"
-  echo "tune $key rc=$? $(( $(date +%s) - S ))s"
-done
-python3 dev/decode/tunecmp.py table "$OUT" $KEYS 2>&1 | cut -c1-260
-print_bench_tables "$n" 250 | grep -v "^  ktune" | head -60
-for p in $(seq 1 "$n"); do
-  echo "== process $p pre-pass: the ${TOP:-8} fastest per shape and mode (us)"
-  python3 dev/decode/prepass_top.py "${TOP:-8}" < "$OUT/bench$p.err" | cut -c1-900
-done
-echo "== A/B pre-pass (us)"; python3 dev/decode/prepass_top.py 12 < "$OUT/ab.err" 2>/dev/null | cut -c1-900
-grep -E "^RESULT" "$OUT/ab.log" 2>/dev/null | cut -c1-200 | head -12
-echo "call wall $(( $(date +%s) - T0 ))s"
-(cd "$OUT" && tar czf logs.tgz ./*.log ./*.err ./*.json 2>/dev/null; rm -f ./*.err ./tune_*.json)
+tune_keys
+final_tables "$n" ab "A/B"
