@@ -126,8 +126,9 @@ bool roundInWorker(FinalistRun& fr, const std::vector<size_t>& fin, const std::v
 // The finalists (indices into cands): the default first when there is one (*base >= 0), then
 // up to k of the fastest passed originals whose race interval still reaches the leader's (the
 // leader itself always): a candidate the race already put clearly behind cannot win the
-// re-timing, so it is not re-timed.
-std::vector<size_t> pickFinalists(FinalistRun& fr, int k, int* base) {
+// re-timing, so it is not re-timed. With `dense`, k grows to the challengers within the race's
+// drift allowance of the leader, up to kDenseFinalists (a dense lead).
+std::vector<size_t> pickFinalists(FinalistRun& fr, int k, bool dense, int* base) {
   std::vector<size_t> order_by_time;
   for (size_t i = 0; i < fr.cands.size(); ++i)
     if (passed(fr.cands[i]) && fr.cands[i].dup_of < 0) order_by_time.push_back(i);
@@ -142,11 +143,19 @@ std::vector<size_t> pickFinalists(FinalistRun& fr, int k, int* base) {
   }
   if (order_by_time.empty()) return fin;
   const BenchStats& lead = fr.cands[order_by_time.front()].r.stats;
+  const double slack = std::max(kRaceDrift, fr.drift);
+  if (dense) {
+    const auto near = std::count_if(order_by_time.begin(), order_by_time.end(), [&](size_t i) {
+      return static_cast<int>(i) != *base &&
+             fr.cands[i].r.stats.median_ms <= lead.median_ms * (1 + slack);
+    });
+    k = std::max(k, std::min(kDenseFinalists, static_cast<int>(near)));
+  }
   for (size_t i : order_by_time) {
     if (static_cast<int>(fin.size()) >= k + (*base >= 0 ? 1 : 0)) break;
     if (static_cast<int>(i) == *base) continue;
     if (i != order_by_time.front() &&
-        !guided::canBeat(fr.cands[i].r.stats, lead, std::max(kRaceDrift, fr.drift)))
+        !guided::canBeat(fr.cands[i].r.stats, lead, slack))
       continue;
     fin.push_back(i);
   }
@@ -213,38 +222,21 @@ DefaultComparison soleDefault(double ms, double margin) {
   return c;
 }
 
-// How many challengers (not the default) lie within kRaceDrift (or the drift) of the race's leader.
-int denseLead(const FinalistRun& fr) {
-  const int base = findBaseline(fr);
-  double lead = 0;
-  for (const Cand& c : fr.cands)
-    if (passed(c) && c.dup_of < 0 && (lead == 0 || c.r.stats.median_ms < lead)) lead = c.r.stats.median_ms;
-  int n = 0;
-  for (size_t i = 0; i < fr.cands.size(); ++i) {
-    const Cand& c = fr.cands[i];
-    if (static_cast<int>(i) != base && passed(c) && c.dup_of < 0 &&
-        c.r.stats.median_ms <= lead * (1 + std::max(kRaceDrift, fr.drift)))
-      ++n;
-  }
-  return n;
-}
-
 }  // namespace
 
 int runFinalists(FinalistRun& fr, DefaultComparison* cmp) {
   // At the launch floor the tie's two leaders (FinalistRun::at_floor), else options' finalists,
   // more for a dense lead (kDenseFinalists).
   const int opt = fr.e.options().finalists;
-  const int k = fr.at_floor ? std::min(2, opt)
-                : opt <= 1  ? opt
-                            : std::max(opt, std::min(kDenseFinalists, denseLead(fr)));
+  const int k = fr.at_floor ? std::min(2, opt) : opt;
+  const bool dense = !fr.at_floor && opt > 1;
   const double margin = fr.e.options().finalist_margin;
   std::vector<CandidateResult> results;
   for (const Cand& c : fr.cands) results.push_back(c.r);
   const int fastest = chooseWinner(results);
   if (k <= 0 || fastest < 0) return fastest;
   int base = -1;
-  const std::vector<size_t> fin = pickFinalists(fr, k, &base);
+  const std::vector<size_t> fin = pickFinalists(fr, k, dense, &base);
   if (fin.empty()) return fastest;  // only results resumed from an interrupted run passed
   const double race_hi = raceSeparation(fr, fin, base, margin);
   // A single finalist has nothing to be compared with: one round re-verifies it. Otherwise the

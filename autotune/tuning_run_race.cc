@@ -320,6 +320,7 @@ Status TuningRun::compileAndRace() {
   int anchor = leaderIndex();
   long leader_slot = -1;
   bool stopping = false;
+  const std::string what = f_.name + " [" + key_ + "]";  // the verbose lines' label
   for (std::vector<size_t> got; st.ok() && !(got = pool.take()).empty();) {
     sortBySlot(pool, got);  // the start order within what finished together
     std::vector<size_t> batch;
@@ -362,8 +363,7 @@ Status TuningRun::compileAndRace() {
       rep_.budget_hit = explored < n;
       stopping = true;
     } else if (stopsHere(stop, rg.estimate < std::max(kRegretStop, rg.tie), explored, min_n,
-                         since_leader, pool, e_.options().verbose ? &e_.log() : nullptr,
-                         f_.name + " [" + key_ + "]")) {
+                         since_leader, pool, e_.options().verbose ? &e_.log() : nullptr, what)) {
       stopping = true;
       rep_.launch_floor = rg.tie > 0;  // at the floor the tied are a tie: no later rounds
     }

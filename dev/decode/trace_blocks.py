@@ -9,18 +9,11 @@ import statistics as st
 import sys
 from collections import defaultdict
 
-EV = ["entry", "prologue", "issue0", "ring", "empty1", "lastissue", "full0", "full1", "fulllast",
-      "loopend", "red1", "red2", "store0", "done", "gentry", "gexit", "sm", "rank"]
-I = {n: i for i, n in enumerate(EV)}
+from trace_table import I, read_launches
 
 
 def main():
-    launches = defaultdict(list)
-    for line in sys.stdin:
-        w = line.split()
-        if len(w) < 7 + len(EV) or w[0] != "DCT":
-            continue
-        launches[(w[1], w[2], w[3], int(w[4]))].append([int(x) for x in w[7:7 + len(EV)]])
+    launches = {k: [r[2] for r in rows] for k, rows in read_launches(sys.stdin).items()}
     per_sm = defaultdict(lambda: defaultdict(list))
     for (shape, cfg, mode, _), rows in launches.items():
         g0 = min(r[I["gentry"]] for r in rows)

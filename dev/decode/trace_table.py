@@ -20,14 +20,20 @@ PH = [("prol", "entry", "prologue"), ("issue", "entry", "issue0"), ("fill", "iss
       ("store", "store0", "done"), ("ring_out", "issue0", "ring"), ("empty1", "issue0", "empty1")]
 
 
-def main():
+def read_launches(lines):
+    """(shape, config, mode, launch) -> [(event us, block, [the EV clocks])] from the DCT lines."""
     launches = defaultdict(list)
-    for line in sys.stdin:
+    for line in lines:
         w = line.split()
         if len(w) < 7 + len(EV) or w[0] != "DCT":
             continue
         key = (w[1], w[2], w[3], int(w[4]))
         launches[key].append((float(w[5]), int(w[6]), [int(x) for x in w[7:7 + len(EV)]]))
+    return launches
+
+
+def main():
+    launches = read_launches(sys.stdin)
     groups = defaultdict(list)
     for (shape, cfg, mode, _), rows in launches.items():
         g0 = min(r[2][I["gentry"]] for r in rows)

@@ -29,9 +29,10 @@ def test_background_gemm_runs_at_once_and_its_measured_winner_lands_in_the_datab
     tuner = ops._tuner(a)
     assert tuner.options()["background"] is True and tuner.options()["isolate"] is True
     assert tuner.wait_background() >= 1  # the key was tuned in the background
-    keys = [k for k in _entries("gemm") if "M=37," in k and "N=1536," in k and "K=1024," in k]
+    entries = _entries("gemm")
+    keys = [k for k in entries if "M=37," in k and "N=1536," in k and "K=1024," in k]
     assert keys, "the background run did not record the key"
-    entry = _entries("gemm")[keys[0]]
+    entry = entries[keys[0]]
     assert entry["winner"] and entry["stats"]["runs"] > 0, entry
     again = ops.gemm(a, b.t())  # the measured winner now
     torch.testing.assert_close(again, ref, rtol=2e-2, atol=2e-1)
