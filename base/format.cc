@@ -83,4 +83,40 @@ std::string printable(std::string_view text, bool keep_lines) {
   return out;
 }
 
+namespace {
+
+void expandInto(std::string_view text,
+                const std::function<std::string_view(std::string_view)>& lookup, int depth,
+                int max_depth, std::string& out) {
+  constexpr std::string_view kInc = "#include \"";
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = text.substr(pos, end - pos);
+    std::string_view body;
+    if (depth < max_depth && line.substr(0, kInc.size()) == kInc &&
+        line.size() > kInc.size() + 1 && line.back() == '"')
+      body = lookup(line.substr(kInc.size(), line.size() - kInc.size() - 1));
+    if (!body.empty()) {
+      expandInto(body, lookup, depth + 1, max_depth, out);
+      if (out.empty() || out.back() != '\n') out += '\n';
+    } else {
+      out.append(line);
+      if (end < text.size()) out += '\n';
+    }
+    pos = end + 1;
+  }
+}
+
+}  // namespace
+
+std::string expandIncludes(std::string_view text,
+                           const std::function<std::string_view(std::string_view)>& lookup,
+                           int max_depth) {
+  std::string out;
+  expandInto(text, lookup, 0, max_depth, out);
+  return out;
+}
+
 }  // namespace ktune

@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "base/device.h"
+#include "base/format.h"
 #include "base/fs.h"
 #include "compiler/compiler_util.h"
 
@@ -54,7 +55,15 @@ const char* dumpName(Dump d) {
 
 namespace ktune::compiler_detail {
 
-std::string_view preludeSource() { return ktune::compiler_embedded::embeddedSource("prelude.cuh"); }
+// prelude.cuh with its parts (prelude_*.cuh, embedded beside it) expanded in place: one text,
+// built once.
+std::string_view preludeSource() {
+  static const std::string text = expandIncludes(
+      ktune::compiler_embedded::embeddedSource("prelude.cuh"), [](std::string_view name) {
+        return ktune::compiler_embedded::embeddedSource(std::string(name).c_str());
+      });
+  return text;
+}
 
 std::vector<std::string> defineFlags(const CompileRequest& req) {
   std::vector<std::string> out;

@@ -5,6 +5,7 @@
 #include <limits>
 #include <string_view>
 
+#include "base/format.h"
 #include "templates/embedded.h"
 #include "templates/gemm/kernel.h"
 
@@ -38,38 +39,16 @@ double activate(double v, Activation a) {
   }
 }
 
-// `text` with every line `#include "NAME"` replaced by the embedded file it names: NAME
+// The kernel's source with its `#include "NAME"` lines replaced by the embedded files they name:
 // "gemm_common.cuh" is templates/gemm/common.cuh, any other NAME a file of the kernel's own folder
-// `dir` (expanded recursively). Other includes (the compilers' prelude.cuh) stay as they are.
-void expandIncludes(std::string_view text, const std::string& dir, std::string& out, int depth) {
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = text.substr(pos, end - pos);
-    std::string_view body;
-    constexpr std::string_view kInc = "#include \"";
-    if (line.substr(0, kInc.size()) == kInc && line.size() > kInc.size() + 1 && line.back() == '"') {
-      const std::string name(line.substr(kInc.size(), line.size() - kInc.size() - 1));
-      const std::string file = name == "gemm_common.cuh" ? "gemm/common.cuh" : dir + name;
-      body = templates::embeddedSource(file.c_str());
-    }
-    if (!body.empty() && depth < 4) {
-      expandIncludes(body, dir, out, depth + 1);
-      if (out.empty() || out.back() != '\n') out += '\n';
-    } else {
-      out.append(line);
-      if (end < text.size()) out += '\n';
-    }
-    pos = end + 1;
-  }
-}
-
+// (expanded recursively). Other includes (the compilers' prelude.cuh) stay as they are.
 std::string buildKernelSource(KernelKind k) {
   const std::string main = desc(k).source;
-  std::string out;
-  expandIncludes(templates::embeddedSource(main.c_str()), main.substr(0, main.rfind('/') + 1), out, 0);
-  return out;
+  const std::string dir = main.substr(0, main.rfind('/') + 1);
+  return expandIncludes(templates::embeddedSource(main.c_str()), [&](std::string_view name) {
+    const std::string file = name == "gemm_common.cuh" ? "gemm/common.cuh" : dir + std::string(name);
+    return templates::embeddedSource(file.c_str());
+  });
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <map>
 #include <thread>
 
 #include "base/config.h"
@@ -265,6 +266,21 @@ TEST(Format, StrprintfNeverTruncates) {
   EXPECT_EQ(strprintf("%s", ""), "");
   const std::string big(1000, 'x');  // longer than the small buffer
   EXPECT_EQ(strprintf("<%s>", big.c_str()), "<" + big + ">");
+}
+
+TEST(Format, ExpandIncludesReplacesKnownNamesRecursivelyAndKeepsTheRest) {
+  const std::map<std::string, std::string> files = {
+      {"a.cuh", "int a;\n#include \"b.cuh\"\n"}, {"b.cuh", "int b;"}, {"self.cuh", "#include \"self.cuh\""}};
+  const auto lookup = [&](std::string_view name) -> std::string_view {
+    const auto it = files.find(std::string(name));
+    return it == files.end() ? std::string_view() : std::string_view(it->second);
+  };
+  // Known names expand (recursively, each part ending its line); unknown ones stay as written.
+  EXPECT_EQ(expandIncludes("x\n#include \"a.cuh\"\n#include \"prelude.cuh\"\ny", lookup),
+            "x\nint a;\nint b;\n#include \"prelude.cuh\"\ny");
+  // A cycle stops at the depth limit, the last line left as an include.
+  EXPECT_EQ(expandIncludes("#include \"self.cuh\"", lookup, 3), "#include \"self.cuh\"\n");
+  EXPECT_EQ(expandIncludes("", lookup), "");
 }
 
 struct TwoFields {
