@@ -67,7 +67,22 @@
 #define DC_TMA (DC_WG == 2)
 #define DC_CLUSTER (DC_TMA && (DC_GRID == 4 || DC_GRID == 5))
 #define DC_MSPLIT (DC_TMA && DC_GRID == 7)  // a pair per tile splitting A's rows (decode_tma.cuh)
+// DC_SKT (a probe knob outside the tuning space, DC_GRID = 6 only; absent: 0): 1 gives the
+// persistent grid's blocks floor(tiles / grid) whole tiles each and splits the tiles left over
+// (the last, partial wave) into equal shares of k steps, one per block, reduced through the
+// workspace by the last block of each tile (flush), so every SM streams the same bytes.
+#ifndef DC_SKT
+#define DC_SKT 0
+#endif
 namespace kd {
+
+// A block's units (tile * nsteps + k step) in stage order: na of them from a, then the rest from b
+// (DC_SKT: its whole tiles, then its share of the tail; every other grid: one range, na = S).
+struct Units {
+  long a, b;
+  int na, S;
+  KTUNE_DEVICE long at(int s) const { return s < na ? a + s : b + (s - na); }
+};
 
 constexpr int kCWarps = DC_WARPS;                 // consumer warps
 constexpr int kConsumers = 32 * kCWarps;          // consumer threads
@@ -164,80 +179,7 @@ KTUNE_DEVICE void mma_stage(float (&acc)[kNT][kAcc], unsigned w, unsigned x) {
     }
 }
 
-#if DC_TMA
-// The weight row of weight box b of the tile at row0 (N: past the end, a box of zeros).
-KTUNE_DEVICE int tile_row(const Prob& p, int row0, int n);
-KTUNE_DEVICE int box_row(const Prob& p, int row0, int b) {
-  const int r = tile_row(p, row0, b * kWBox);
-  return r < 0 ? p.N : r;
-}
-
-// One stage by the elected producer thread: its byte count on `bar`, then the boxes in the layout
-// of produce() below (a row's kU boxes back to back: one longer DRAM run per row).
-// DC_MSPLIT: block `rank` issues the weight boxes of its parity to both blocks and its own A rows.
-KTUNE_DEVICE void produce_tma(const Prob& p, const TensorMap* tmW, const TensorMap* tmA, unsigned w,
-                              unsigned bar, int row0, int k0, unsigned rank) {
-  mbar_expect_tx(bar, kXA ? kWBytes : kStageBytes);
-#pragma unroll
-  for (int b = 0; b < kBN / kWBox; ++b)
-#pragma unroll
-    for (int u = 0; u < kU; ++u) {
-      const unsigned dst = w + u * kBN * 128 + b * kWBox * 128;
-#if DC_MSPLIT
-      if (((b * kU + u) & 1) == (int)rank) tma_load_2d_pair(dst, tmW, k0 + u * 64, box_row(p, row0, b), bar);
-#else
-      tma_load_2d(dst, tmW, k0 + u * 64, box_row(p, row0, b), bar);
-#endif
-    }
-  if (kXA) return;  // A by produce_x
-#pragma unroll
-  for (int xb = 0; xb < kBM / kXBox; ++xb)
-#pragma unroll
-    for (int u = 0; u < kU; ++u)
-      tma_load_2d(w + kWBytes + u * kBM * 128 + xb * kXBox * 128, tmA, k0 + u * 64,
-                  (DC_MSPLIT ? (int)rank * kBM : 0) + xb * kXBox, bar);
-}
-// kXA: one stage's A rows by producer thread t (cp.async, 16 bytes, zero-filled past M and K) in
-// the layout of the A boxes (the 128-byte swizzle: chunk c of row r at c ^ (r % 8)); a row's 8*kU
-// chunks on consecutive threads, as in produce() below.
-KTUNE_DEVICE void produce_x(const Prob& p, unsigned x, int k0, int t) {
-  constexpr int kPer = 8 * kU, kStep = kProducers / kPer;  // chunks per row; rows per pass
-  static_assert(!kXA || kProducers % kPer == 0, "a pass must cover whole rows");
-  const int c = t & 7, u = (t >> 3) % kU, k = k0 + u * 64 + c * 8;
-  const bool kin = k < p.K;
-#pragma unroll 4
-  for (int r = t / kPer; r < kBM; r += kStep) {
-    const bool ok = kin && r < p.M;
-    cp16(x + u * kBM * 128 + r * 128 + ((c ^ (r & 7)) << 4), ok ? p.A + (long)r * p.lda + k : p.A,
-         ok ? 16 : 0);
-  }
-}
-#else
-// One stage's copies by producer thread t: the tile's weight rows (row r of the tile is weight row
-// weight_row(p, row0, r)) and the A rows, k0 .. k0+kBK. A row's 8*kU 16-byte chunks sit on
-// consecutive threads, so each thread keeps one chunk (c, u) and steps over rows: no index
-// division per copy (one producer warp is issue-bound on its address arithmetic, bench/NOTES.md).
-KTUNE_DEVICE void produce(const Prob& p, unsigned w, unsigned x, int row0, int k0, int t) {
-  constexpr int kPer = 8 * kU, kStep = kProducers / kPer;  // chunks per row; rows per pass
-  static_assert(kProducers % kPer == 0, "a pass must cover whole rows");
-  const int c = t & 7, u = (t >> 3) % kU, k = k0 + u * 64 + c * 8;
-  const bool kin = k < p.K;
-#pragma unroll 4
-  for (int r = t / kPer; r < kBN; r += kStep) {
-    const int n = weight_row(p, row0, r);
-    const bool ok = kin && n >= 0;
-    cp16(w + u * kBN * 128 + r * 128 + ((c ^ (r & 7)) << 4), ok ? p.B + (long)n * p.ldb + k : p.B,
-         ok ? 16 : 0);
-  }
-#pragma unroll 2
-  for (int r = t / kPer; r < kBM; r += kStep) {
-    const bool ok = kin && r < p.M;
-    cp16(x + u * kBM * 128 + r * 128 + ((c ^ (r & 7)) << 4), ok ? p.A + (long)r * p.lda + k : p.A,
-         ok ? 16 : 0);
-  }
-}
-
-#endif
+#include "decode_wg_produce.cuh"
 
 // The weight row behind row n of the tile at row0, or -1 (past N; with silu_mul a column past N/2).
 KTUNE_DEVICE int tile_row(const Prob& p, int row0, int n) {
@@ -268,7 +210,7 @@ KTUNE_DEVICE void for_each_acc(float (&acc)[kNT][kAcc], int ctid, F f) {
 
 #include "decode_wg_epi.cuh"
 
-// End of the block's run of `steps` units over the tile at row0// End of the block's run of `steps` units over the tile at row0 (uniform over the consumers):
+// End of the block's run of `steps` units over the tile at row0 (uniform over the consumers):
 // store, or add into the workspace and let the block that completes the tile's count store.
 // Leaves acc zero. `flag`: one shared word.
 KTUNE_DEVICE void flush(const Prob& p, float (&acc)[kNT][kAcc], int row0, int steps, int ctid,
@@ -311,13 +253,14 @@ KTUNE_DEVICE void flush(const Prob& p, float (&acc)[kNT][kAcc], int row0, int st
 #include "decode_wg_cluster.cuh"
 
 #if DC_TMA
-// The producer warp(s), thread pt: the elected thread (pt = 0) streams the block's S units from u0
+// The producer warp(s), thread pt: the elected thread (pt = 0) streams the block's units `us`
 // through the ring by TMA; with kXA every producer thread also copies its share of each stage's A
 // rows (cp.async) and has the stage's `full` count its arrival when they land (.noinc: the
 // barrier's count includes the producer threads), never waiting on its own copies. Then (cluster
 // split) all pass cluster_reduce's two barriers.
 KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorMap* tmX, unsigned base,
-                              unsigned full, unsigned empty, long u0, int S, int pt, unsigned rank) {
+                              unsigned full, unsigned empty, const Units& us, int pt, unsigned rank) {
+  const int S = us.S;
   static_assert(!(kXA && DC_MSPLIT), "A by cp.async: not with the row-split pair");
   const bool lead = pt == 0;
   const int n = kXA || lead ? S : 0;
@@ -329,7 +272,7 @@ KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorM
   for (int s = 0; s < n; ++s) {
     const int slot = s % kStages;
     if (s >= kStages) mbar_wait(empty + 8 * slot, ((s / kStages) - 1) & 1);
-    const long u = u0 + s;
+    const long u = us.at(s);
     const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
     const unsigned w = base + slot * kStageBytes;
     DC_TR(lead && s == kStages, kTrFirstEmpty);
@@ -350,16 +293,17 @@ KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorM
 #endif
 }
 #else
-// The producer warp(s), thread pt: S units from u0 by cp.async, 2*DC_DEPTH - 1 stages in flight
+// The producer warp(s), thread pt: the block's units `us` by cp.async, 2*DC_DEPTH - 1 stages in flight
 // behind the one just issued (each stage's `full` arrival once its copies landed).
-KTUNE_DEVICE void produce_all(const Prob& p, unsigned base, unsigned full, unsigned empty, long u0,
-                              int S, int pt) {
+KTUNE_DEVICE void produce_all(const Prob& p, unsigned base, unsigned full, unsigned empty,
+                              const Units& us, int pt) {
+  const int S = us.S;
   constexpr int kLag = kStages - 1;
 #pragma unroll 1
   for (int s = 0; s < S; ++s) {
     const int slot = s % kStages;
     if (s >= kStages) mbar_wait(empty + 8 * slot, ((s / kStages) - 1) & 1);
-    const long u = u0 + s;
+    const long u = us.at(s);
     const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
     const unsigned w = base + slot * kStageBytes;
     produce(p, w, w + kWBytes, tile * kBN, st * kBK, pt);
@@ -434,6 +378,11 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   const long u0 = (long)(blockIdx.x / 2) * p.nsteps, u1 = u0 + p.nsteps;
   p.C += (long)rank * kBM * ldc;
   p.M = min(M - (int)rank * kBM, kBM);
+#elif DC_GRID == 6 && DC_SKT  // whole tiles [w*b, w*(b+1)), then a share of the tail's units
+  const long tiles = (N + kBN - 1) / kBN, whole = tiles / gridDim.x;
+  const long tail = whole * gridDim.x * p.nsteps, rest = tiles * p.nsteps - tail;
+  const long b0 = tail + rest * blockIdx.x / gridDim.x, b1 = tail + rest * (blockIdx.x + 1) / gridDim.x;
+  const Units us{whole * blockIdx.x * p.nsteps, b0, (int)(whole * p.nsteps), (int)(whole * p.nsteps + b1 - b0)};
 #elif DC_GRID == 6  // persistent: block b streams whole tiles [tiles*b/grid, tiles*(b+1)/grid)
   const long tiles = (N + kBN - 1) / kBN;
   const long u0 = tiles * blockIdx.x / gridDim.x * p.nsteps;
@@ -442,12 +391,15 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   const long units = (long)((N + kBN - 1) / kBN) * p.nsteps;
   const long u0 = units * blockIdx.x / gridDim.x, u1 = units * (blockIdx.x + 1) / gridDim.x;
 #endif
-  const int S = (int)(u1 - u0);
+#if !(DC_GRID == 6 && DC_SKT)
+  const Units us{u0, u0, (int)(u1 - u0), (int)(u1 - u0)};
+#endif
+  const int S = us.S;
   // The barriers first (shared memory only, so before the wait too): the init fence is a memory
   // barrier, and behind the weight prefetches below it waited for them, delaying the first copy.
   if (tid == 0) init_barriers(full, empty, red);
   if (S > 0) {  // the first stage's weights into L2 before the wait (prefetch_weights, decode.cuh)
-    const int tile = (int)(u0 / p.nsteps), st = (int)(u0 - (long)tile * p.nsteps);
+    const int tile = (int)(us.a / p.nsteps), st = (int)(us.a - (long)tile * p.nsteps);
     prefetch_weights(p, [&](int n) { return tile_row(p, tile * kBN, n); }, kBN, st * kBK, kBK, tid,
                      kThreads);
   }
@@ -463,18 +415,20 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   if (tid >= kConsumers) {  // the producer warp(s)
     if constexpr (kRegSplit) asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
 #if DC_TMA
-    produce_all(p, kWBox == 32 ? &tmW32 : &tmW64, &tmX, base, full, empty, u0, S, tid - kConsumers, rank);
+    produce_all(p, kWBox == 32 ? &tmW32 : &tmW64, &tmX, base, full, empty, us, tid - kConsumers, rank);
 #else
-    produce_all(p, base, full, empty, u0, S, tid - kConsumers);
+    produce_all(p, base, full, empty, us, tid - kConsumers);
 #endif
     return;
   }
   if constexpr (kRegSplit) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
 
-  if (S > 0)  // the epilogue's C and bias lines of this block's tiles into L2 (prefetch_out)
-    for (int t = (int)(u0 / p.nsteps); t <= (int)((u1 - 1) / p.nsteps); ++t)
+  for (int r = 0; r < 2; ++r) {  // the epilogue's C and bias lines of this block's tiles into L2 (prefetch_out)
+    const long lo = r ? us.b : us.a, n = r ? us.S - us.na : us.na;
+    for (int t = (int)(lo / p.nsteps); n > 0 && t <= (int)((lo + n - 1) / p.nsteps); ++t)
       prefetch_out(p, ACT == 3 ? t * kBN / 2 : t * kBN, ACT == 3 ? (t + 1) * kBN / 2 : (t + 1) * kBN, tid,
                    kConsumers);
+  }
   float acc[kNT][kAcc];
   for_each_acc(acc, tid, [](float& v, int, int) { v = 0.0f; });
   int run = 0;  // units of the current run (tile) so far
@@ -482,7 +436,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   for (int s = 0; s < S; ++s) {
     const int slot = s % kStages;
     if (DC_TMA && p.beta != 0.0f) {  // a residual's C lines into L1 while the tile's last stage lands
-      const long u = u0 + s;
+      const long u = us.at(s);
       const int tile = (int)(u / p.nsteps);
       if (s == S - 1 || u - (long)tile * p.nsteps == p.nsteps - 1)
         prefetch_out(p, ACT == 3 ? tile * kBN / 2 : tile * kBN, ACT == 3 ? (tile + 1) * kBN / 2 : (tile + 1) * kBN,
@@ -505,9 +459,9 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
 #endif
     ++run;
 #if !DC_CLUSTER && !DC_MSPLIT
-    const long u = u0 + s;
+    const long u = us.at(s);
     const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
-    if (st == p.nsteps - 1 || s == S - 1) {
+    if (st == p.nsteps - 1 || s == S - 1 || s == us.na - 1) {
       flush(p, acc, tile * kBN, run, tid, flag);
       run = 0;
     }
