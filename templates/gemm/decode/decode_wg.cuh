@@ -399,7 +399,8 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   // barrier, and behind the weight prefetches below it waited for them, delaying the first copy.
   if (tid == 0) init_barriers(full, empty, red);
   if (S > 0) {  // the first stage's weights into L2 before the wait (prefetch_weights, decode.cuh)
-    const int tile = (int)(us.a / p.nsteps), st = (int)(us.a - (long)tile * p.nsteps);
+    const long u = us.at(0);
+    const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
     prefetch_weights(p, [&](int n) { return tile_row(p, tile * kBN, n); }, kBN, st * kBK, kBK, tid,
                      kThreads);
   }
