@@ -146,8 +146,7 @@ Status GemmRunner::launch(gemm::KernelKind kind, const Config& config, const gem
     args_.add(buf.scale_a).add(buf.scale_b);
     if (decode_maps) {  // then the maps in the decode kernel's boxes
       const gemm::TmaDescriptors x =
-          gemm::decodeDescriptors(s, buf.a, buf.b, gemm::decodeL2Promotion(config),
-                                  gemm::decodeAL2Promotion(config));
+          gemm::decodeDescriptors(s, buf.a, buf.b, gemm::decodeL2Promotion(config));
       const TensorMapCache::Maps mx = tma_maps_.get(x, encode);
       if (!mx.a_ok || !mx.b_ok || !mx.c_ok) {
         auto r = backend_.encodeTensorMap2D(!mx.a_ok ? x.a : !mx.b_ok ? x.b : x.c);

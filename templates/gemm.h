@@ -195,19 +195,16 @@ TmaDescriptors tmaDescriptors(const GemmShape& s, DevicePtr a, DevicePtr b, Devi
 // it: the tuned op's maps are encoded per call, before a config is chosen, with the default.
 // 128 bytes (a box row: 64 k of 16-bit weights) rather than the 256 of the other maps: measured
 // 3-6% faster at the wide 16-row shapes, 0 level with 128 (bench/NOTES.md, issue 32). A's map
-// keeps 256 (kDecodeAL2Promotion; DC_AL2P, the same kind of probe knob).
+// keeps 256.
 bool decodeTakesTensorMaps(KernelKind k, const Config& c);
 inline constexpr int kDecodeL2Promotion = 128;
-inline constexpr int kDecodeAL2Promotion = 256;
 int decodeL2Promotion(const Config& c);
-int decodeAL2Promotion(const Config& c);
 int64_t decodeABoxRows(int64_t m);
-TensorMap2DDesc decodeAMap(const GemmShape& s, DevicePtr a, int l2_promotion = kDecodeAL2Promotion);
+TensorMap2DDesc decodeAMap(const GemmShape& s, DevicePtr a);
 TensorMap2DDesc decodeBMap(const GemmShape& s, DevicePtr b, uint32_t box_rows,
                            int l2_promotion = kDecodeL2Promotion);
 TmaDescriptors decodeDescriptors(const GemmShape& s, DevicePtr a, DevicePtr b,
-                                 int l2_promotion = kDecodeL2Promotion,
-                                 int a_l2_promotion = kDecodeAL2Promotion);
+                                 int l2_promotion = kDecodeL2Promotion);
 
 // A small hand-picked list of good configs for this problem, best first (the default config when
 // tuning is off, the candidate set of the tuned op without a full space, the "small tuned set" of

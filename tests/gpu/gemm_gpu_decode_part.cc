@@ -106,8 +106,8 @@ TEST(GemmGpu, DecodeFusedEpilogues) {
 // The decode kind's wgmma bodies (DC_WG = wg: 1 the cp.async ring, 2 the TMA-fed one) with the
 // knob rows given (DC_WARPS, DC_NT, DC_U, DC_DEPTH, DC_GRID, DC_PF[, DC_XR]), each where it is valid and
 // launchable, on odd N, K tails (K % 64 != 0), M not a power of two, the gate/up pair, bias, C +=
-// and f32 C, against float64 (twice each); extra: probe knobs outside the space set on every
-// config (DC_L2P, DC_AL2P, DC_SKT).
+// and f32 C, against float64 (twice each); l2p: the weight maps' L2 promotion (DC_L2P, set when
+// not the default).
 struct DecodeCase {
   int64_t m, n, k;
   ElemType c;
@@ -117,8 +117,7 @@ struct DecodeCase {
   ElemType ab = ElemType::kBF16;
 };
 void checkDecodeWgBody(int64_t wg, const std::vector<std::array<int64_t, 7>>& knobs,
-                       std::vector<DecodeCase> cases = {},
-                       const std::vector<std::pair<std::string, int64_t>>& extra = {}) {
+                       std::vector<DecodeCase> cases = {}, int64_t l2p = gemm::kDecodeL2Promotion) {
   if (cases.empty()) cases = {
       {1, 333, 1032, ElemType::kBF16, false, Activation::kNone, 0.f},
       {13, 4099, 520, ElemType::kBF16, true, Activation::kNone, 0.f},
@@ -153,7 +152,7 @@ void checkDecodeWgBody(int64_t wg, const std::vector<std::array<int64_t, 7>>& kn
       Config c{{"DC_WG", wg},           {"DC_WARPS", k[0]}, {"DC_NT", k[1]}, {"DC_MT", mt},
                {"DC_U", k[2]},        {"DC_DEPTH", k[3]}, {"DC_PF", k[5]},
                {"DC_XR", k[6]}, {"DC_GRID", k[4]}};
-      for (const auto& [name, v] : extra) c.set(name, v);
+      if (l2p != gemm::kDecodeL2Promotion) c.set("DC_L2P", l2p);
       if (gemm::configSpace(KernelKind::kDecode).validate(c).ok() &&
           gemm::launchPlan(KernelKind::kDecode, c, s, env().dev).ok())
         out.push_back(c);
@@ -198,22 +197,7 @@ TEST(GemmGpu, DecodeTmaVsReference) {
   // persistent grid, the cluster split, XR3, stream-K (at least two rows apply to every case).
   checkDecodeWgBody(2, {{8, 1, 2, 2, 6, 1}, {4, 1, 2, 2, 6, 1}, {4, 1, 2, 2, 4, 1}, {4, 2, 2, 2, 4, 1, 3},
                         {4, 1, 1, 4, 2, 1}},
-                    {}, {{"DC_L2P", 0}});
-  // A's map at 128-byte promotion (DC_AL2P; the rows above keep 256).
-  checkDecodeWgBody(2, {{8, 1, 2, 2, 6, 1}, {4, 1, 2, 2, 6, 1}, {4, 1, 2, 2, 4, 1}, {4, 2, 2, 2, 4, 1, 3},
-                        {4, 1, 1, 4, 2, 1}},
-                    {}, {{"DC_AL2P", 128}});
-}
-
-// DC_SKT = 1: the persistent grid's blocks take their whole tiles, then an equal share of the
-// tail's k steps, the tail's tiles summed through the workspace by their last block (one and two
-// warpgroups and slabs, 1..4 x 64 k per stage; with fewer tiles than SMs every tile is split).
-TEST(GemmGpu, DecodeTmaTailSplitVsReference) {
-  REQUIRE_GPU();
-  if (env().dev.arch != "sm_90a") GTEST_SKIP() << "DC_WG=2 needs sm_90a, device is " << env().dev.arch;
-  checkDecodeWgBody(2, {{8, 1, 2, 2, 6, 1}, {4, 1, 2, 2, 6, 1}, {4, 1, 4, 2, 6, 1}, {8, 2, 1, 3, 6, 1},
-                        {4, 1, 1, 4, 6, 1}, {4, 1, 1, 2, 6, 1}},
-                    {}, {{"DC_SKT", 1}});
+                    {}, 0);
 }
 
 // DC_GRID = 7 (a pair per tile splitting A's rows, the weight boxes multicast): one and two slabs

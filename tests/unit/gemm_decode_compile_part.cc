@@ -371,14 +371,6 @@ TEST(GemmDecode, TmaFedBodyCompilesWithBulkTensorCopies) {
     }
     jobs.emplace_back(c, g);
   }
-  Config tail = wgConfig(2, 8, 1, 2, 2, 6);  // the persistent grid's tail split (DC_SKT), plain and gate/up
-  tail.set("DC_WG", int64_t{2});
-  tail.set("DC_SKT", int64_t{1});
-  GemmShape gu = nt(16, 28672, 4096);
-  gu.act = Activation::kSiluMul;
-  gu.ldc = 14336;
-  jobs.emplace_back(tail, nt(16, 28672, 4096));
-  jobs.emplace_back(tail, gu);
   compileEach(**cc, jobs, [](const Config& c, const std::string& ptx) -> std::string {
     if (ptx.find("cp.async.bulk.tensor.2d") == std::string::npos ||
         ptx.find("wgmma.mma_async") == std::string::npos)

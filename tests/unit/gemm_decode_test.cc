@@ -93,52 +93,6 @@ TEST(GemmDecode, WeightMapsL2PromotionIsAProbeKnob) {
   EXPECT_TRUE(checkTensorMap2D(bad).ok());
 }
 
-// DC_AL2P (A's map's L2 promotion) and DC_SKT (the persistent grid's tail split in k steps): probe
-// knobs outside the tuning space like DC_L2P. DC_SKT = 1 launches one block per SM (not one per
-// tile) and, when the tiles do not divide over them, the workspace and one counter per tile.
-TEST(GemmDecode, AMapPromotionAndTailSplitAreProbeKnobs) {
-  const ConfigSpace& sp = configSpace(KernelKind::kDecode);
-  for (const Config& c : sp.enumerate("cuda", 227 * 1024).accepted)
-    ASSERT_FALSE(c.has("DC_AL2P") || c.has("DC_SKT")) << c.toString();
-  Config tma = wgConfig(2, 8, 1, 2, 2, 6);
-  tma.set("DC_WG", int64_t{2});
-  EXPECT_EQ(decodeAL2Promotion(tma), 256);
-  const GemmShape s = nt(16, 28672, 4096);
-  for (int64_t v : {0, 128, 256}) {
-    tma.set("DC_AL2P", v);
-    EXPECT_TRUE(sp.validate(tma).ok()) << sp.validate(tma).toString();
-    const TmaDescriptors d = decodeDescriptors(s, 4096, 8192, 128, decodeAL2Promotion(tma));
-    EXPECT_EQ(d.a.l2_promotion_bytes, v);
-    EXPECT_EQ(d.b.l2_promotion_bytes, 128);
-  }
-  tma.set("DC_AL2P", int64_t{64});
-  EXPECT_EQ(sp.validate(tma).code(), Code::kInvalidArgument);
-  tma.set("DC_AL2P", int64_t{256});
-  const DeviceInfo dev = sm90aDevice();
-  auto whole = launchPlan(KernelKind::kDecode, tma, s, dev);  // 224 tiles of 128 rows
-  ASSERT_TRUE(whole.ok()) << whole.status().toString();
-  EXPECT_EQ(whole->grid.x, 132u);
-  EXPECT_EQ(whole->counters, 0);
-  tma.set("DC_SKT", int64_t{1});
-  ASSERT_TRUE(sp.validate(tma).ok()) << sp.validate(tma).toString();
-  auto tail = launchPlan(KernelKind::kDecode, tma, s, dev);
-  ASSERT_TRUE(tail.ok()) << tail.status().toString();
-  EXPECT_EQ(tail->grid.x, 132u);
-  EXPECT_EQ(tail->counters, 224);
-  EXPECT_EQ(tail->workspace_bytes, 16 * 28672 * 4);
-  auto few = launchPlan(KernelKind::kDecode, tma, nt(16, 6144, 4096), dev);  // 48 tiles: all split
-  ASSERT_TRUE(few.ok()) << few.status().toString();
-  EXPECT_EQ(few->grid.x, 132u);
-  EXPECT_EQ(few->counters, 48);
-  auto even = launchPlan(KernelKind::kDecode, tma, nt(16, 128 * 264, 4096), dev);  // 2 per block
-  ASSERT_TRUE(even.ok()) << even.status().toString();
-  EXPECT_EQ(even->counters, 0);
-  Config cluster = wgConfig(2, 4, 1, 2, 2, 4);
-  cluster.set("DC_WG", int64_t{2});
-  cluster.set("DC_SKT", int64_t{1});
-  EXPECT_NE(sp.validate(cluster).message().find("DC_SKT"), std::string::npos);
-}
-
 TEST(GemmDecode, LaunchRuleIsStreamKOverTheSms) {
   const DeviceInfo dev = sm90aDevice();
   auto p = launchPlan(KernelKind::kDecode, decodeConfig(1), nt(1, 4096, 4096), dev);

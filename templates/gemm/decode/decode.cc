@@ -11,9 +11,8 @@ int64_t decodeABoxRows(int64_t m) {
   return rows;
 }
 
-TensorMap2DDesc decodeAMap(const GemmShape& s, DevicePtr a, int l2_promotion) {
+TensorMap2DDesc decodeAMap(const GemmShape& s, DevicePtr a) {
   TensorMap2DDesc t;
-  t.l2_promotion_bytes = l2_promotion;
   t.base = a;
   t.elem_bytes = static_cast<int>(elemBytes(s.ab));
   t.rows = static_cast<uint64_t>(s.m);
@@ -26,23 +25,19 @@ TensorMap2DDesc decodeAMap(const GemmShape& s, DevicePtr a, int l2_promotion) {
 }
 
 TensorMap2DDesc decodeBMap(const GemmShape& s, DevicePtr b, uint32_t box_rows, int l2_promotion) {
-  TensorMap2DDesc t = decodeAMap(s, b, l2_promotion);
+  TensorMap2DDesc t = decodeAMap(s, b);
   t.rows = static_cast<uint64_t>(s.n);
   t.row_stride_bytes = static_cast<uint64_t>(s.ldb) * static_cast<uint64_t>(t.elem_bytes);
   t.box_rows = box_rows;
+  t.l2_promotion_bytes = l2_promotion;
   return t;
 }
 
-TmaDescriptors decodeDescriptors(const GemmShape& s, DevicePtr a, DevicePtr b, int l2_promotion,
-                                 int a_l2_promotion) {
-  return {decodeAMap(s, a, a_l2_promotion), decodeBMap(s, b, 64, l2_promotion),
-          decodeBMap(s, b, 32, l2_promotion)};
+TmaDescriptors decodeDescriptors(const GemmShape& s, DevicePtr a, DevicePtr b, int l2_promotion) {
+  return {decodeAMap(s, a), decodeBMap(s, b, 64, l2_promotion), decodeBMap(s, b, 32, l2_promotion)};
 }
 
 int decodeL2Promotion(const Config& c) { return static_cast<int>(c.getInt("DC_L2P", kDecodeL2Promotion)); }
-int decodeAL2Promotion(const Config& c) {
-  return static_cast<int>(c.getInt("DC_AL2P", kDecodeAL2Promotion));
-}
 
 namespace detail {
 namespace {
@@ -113,25 +108,12 @@ ConfigSpace buildSpace() {
       .addInts("DC_PF", {0, 1, 2, 3}, "cuda")
       .addInts("DC_XR", {0, 1, 3}, "cuda")
       .addInts("DC_GRID", {0, 1, 2, 3, 4, 5, 6, 7}, "cuda")
-      .addOptionalInts("DC_L2P", {0, 128, 256}, "cuda")
-      .addOptionalInts("DC_AL2P", {0, 128, 256}, "cuda")
-      .addOptionalInts("DC_SKT", {0, 1}, "cuda");
-  // DC_L2P, DC_AL2P (probe knobs, not enumerated; absent: kDecodeL2Promotion,
-  // kDecodeAL2Promotion): the weight maps' and A's map's L2 promotion in bytes, so only the TMA-fed
-  // body's.
+      .addOptionalInts("DC_L2P", {0, 128, 256}, "cuda");
+  // DC_L2P (a probe knob, not enumerated; absent: kDecodeL2Promotion): the weight maps' L2
+  // promotion in bytes, so only the TMA-fed body's.
   s.constrain("DC_L2P one of 0, 128, 256 (absent: 128), and 128 unless DC_WG == 2", [](K c) {
     const int64_t l2 = decodeL2Promotion(c);
     return (l2 == 0 || l2 == 128 || l2 == 256) && (l2 == kDecodeL2Promotion || tmaFed(c));
-  });
-  s.constrain("DC_AL2P one of 0, 128, 256 (absent: 256), and 256 unless DC_WG == 2", [](K c) {
-    const int64_t l2 = decodeAL2Promotion(c);
-    return (l2 == 0 || l2 == 128 || l2 == 256) && (l2 == kDecodeAL2Promotion || tmaFed(c));
-  });
-  // DC_SKT (a probe knob, absent: 0): the persistent grid's tail split over every block in k
-  // steps (decode_wg.cuh), so DC_GRID = 6 only.
-  s.constrain("DC_SKT 0 or 1 (absent: 0), and 0 unless DC_GRID == 6", [](K c) {
-    const int64_t t = c.getInt("DC_SKT", 0);
-    return t == 0 || (t == 1 && knob(c, "DC_GRID") == 6);
   });
   // Plain weight loads (DC_PF = 0): the FMA body's (decode_fma.cuh says why).
   s.constrain("DC_PF >= 1 || DC_WG == 3", [](K c) { return knob(c, "DC_PF") >= 1 || fma(c); });
@@ -269,8 +251,7 @@ Status applicable(K c, const GemmShape& s) {
 // DC_WG = 1, 2: tiles of 64*DC_NT*DC_WARPS/4 rows, units of 64*DC_U k, DC_WARPS consumer warps + the
 // producer warp (DC_WG = 1 with DC_PF = 2: warpgroup), sm_90a only; DC_GRID = 4, 5: a cluster of
 // 2 or 4 blocks per tile splitting its K, reduced in distributed shared memory (no workspace);
-// DC_GRID = 6: persistent, min(tiles, SMs) blocks each streaming a contiguous range of whole tiles
-// (DC_SKT = 1: min(units, SMs) blocks, whole tiles and then an equal share of the tail's k steps);
+// DC_GRID = 6: persistent, min(tiles, SMs) blocks each streaming a contiguous range of whole tiles;
 // DC_GRID = 7: a pair per tile splitting the rows of A, each over all of K (no workspace).
 // A grid whose ranges cut no tile (DC_GRID = 0, 6, or one unit per tile) needs neither workspace
 // nor counters.
@@ -294,16 +275,14 @@ Status plan(K c, const GemmShape& s, const DeviceInfo& dev, LaunchPlan& p) {
   const int64_t units = tiles * steps;
   const int64_t sms = std::max(1, dev.multiprocessors);
   const int64_t g = knob(c, "DC_GRID");
-  const bool skt = g == 6 && c.getInt("DC_SKT", 0) == 1;
   const int64_t grid = g == 0   ? tiles
-                       : skt    ? std::min(units, sms)
                        : g == 6 ? std::min(tiles, sms)
                        : g >= 4 ? tiles * clusterBlocks(c)
                                 : std::min(units, sms * g);
   p.grid = Dim3{static_cast<unsigned>(grid), 1u, 1u};
   const int64_t producers = !wg(c) ? 0 : knob(c, "DC_PF") >= 2 ? 128 : 32;
   p.block = Dim3{static_cast<unsigned>(32 * warps + producers), 1u, 1u};
-  if ((g < 4 || skt) && steps > 1 && tiles % grid != 0) {  // else every range is whole tiles (grid divides tiles)
+  if (g < 4 && steps > 1 && tiles % grid != 0) {  // else every range is whole tiles (grid divides tiles)
     p.counters = tiles;
     p.workspace_bytes = s.m * s.n * 4;
   }

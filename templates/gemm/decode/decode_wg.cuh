@@ -67,22 +67,7 @@
 #define DC_TMA (DC_WG == 2)
 #define DC_CLUSTER (DC_TMA && (DC_GRID == 4 || DC_GRID == 5))
 #define DC_MSPLIT (DC_TMA && DC_GRID == 7)  // a pair per tile splitting A's rows (decode_tma.cuh)
-// DC_SKT (a probe knob outside the tuning space, DC_GRID = 6 only; absent: 0): 1 gives the
-// persistent grid's blocks floor(tiles / grid) whole tiles each and splits the tiles left over
-// (the last, partial wave) into equal shares of k steps, one per block, reduced through the
-// workspace by the last block of each tile (flush), so every SM streams the same bytes.
-#ifndef DC_SKT
-#define DC_SKT 0
-#endif
 namespace kd {
-
-// A block's units (tile * nsteps + k step) in stage order: na of them from a, then the rest from b
-// (DC_SKT: its whole tiles, then its share of the tail; every other grid: one range, na = S).
-struct Units {
-  long a, b;
-  int na, S;
-  KTUNE_DEVICE long at(int s) const { return s < na ? a + s : b + (s - na); }
-};
 
 constexpr int kCWarps = DC_WARPS;                 // consumer warps
 constexpr int kConsumers = 32 * kCWarps;          // consumer threads
@@ -253,14 +238,13 @@ KTUNE_DEVICE void flush(const Prob& p, float (&acc)[kNT][kAcc], int row0, int st
 #include "decode_wg_cluster.cuh"
 
 #if DC_TMA
-// The producer warp(s), thread pt: the elected thread (pt = 0) streams the block's units `us`
+// The producer warp(s), thread pt: the elected thread (pt = 0) streams the block's S units from u0
 // through the ring by TMA; with kXA every producer thread also copies its share of each stage's A
 // rows (cp.async) and has the stage's `full` count its arrival when they land (.noinc: the
 // barrier's count includes the producer threads), never waiting on its own copies. Then (cluster
 // split) all pass cluster_reduce's two barriers.
 KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorMap* tmX, unsigned base,
-                              unsigned full, unsigned empty, const Units& us, int pt, unsigned rank) {
-  const int S = us.S;
+                              unsigned full, unsigned empty, long u0, int S, int pt, unsigned rank) {
   static_assert(!(kXA && DC_MSPLIT), "A by cp.async: not with the row-split pair");
   const bool lead = pt == 0;
   const int n = kXA || lead ? S : 0;
@@ -272,7 +256,7 @@ KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorM
   for (int s = 0; s < n; ++s) {
     const int slot = s % kStages;
     if (s >= kStages) mbar_wait(empty + 8 * slot, ((s / kStages) - 1) & 1);
-    const long u = us.at(s);
+    const long u = u0 + s;
     const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
     const unsigned w = base + slot * kStageBytes;
     DC_TR(lead && s == kStages, kTrFirstEmpty);
@@ -293,17 +277,16 @@ KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorM
 #endif
 }
 #else
-// The producer warp(s), thread pt: the block's units `us` by cp.async, 2*DC_DEPTH - 1 stages in flight
+// The producer warp(s), thread pt: S units from u0 by cp.async, 2*DC_DEPTH - 1 stages in flight
 // behind the one just issued (each stage's `full` arrival once its copies landed).
-KTUNE_DEVICE void produce_all(const Prob& p, unsigned base, unsigned full, unsigned empty,
-                              const Units& us, int pt) {
-  const int S = us.S;
+KTUNE_DEVICE void produce_all(const Prob& p, unsigned base, unsigned full, unsigned empty, long u0,
+                              int S, int pt) {
   constexpr int kLag = kStages - 1;
 #pragma unroll 1
   for (int s = 0; s < S; ++s) {
     const int slot = s % kStages;
     if (s >= kStages) mbar_wait(empty + 8 * slot, ((s / kStages) - 1) & 1);
-    const long u = us.at(s);
+    const long u = u0 + s;
     const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
     const unsigned w = base + slot * kStageBytes;
     produce(p, w, w + kWBytes, tile * kBN, st * kBK, pt);
@@ -378,11 +361,6 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   const long u0 = (long)(blockIdx.x / 2) * p.nsteps, u1 = u0 + p.nsteps;
   p.C += (long)rank * kBM * ldc;
   p.M = min(M - (int)rank * kBM, kBM);
-#elif DC_GRID == 6 && DC_SKT  // whole tiles [w*b, w*(b+1)), then a share of the tail's units
-  const long tiles = (N + kBN - 1) / kBN, whole = tiles / gridDim.x;
-  const long tail = whole * gridDim.x * p.nsteps, rest = tiles * p.nsteps - tail;
-  const long b0 = tail + rest * blockIdx.x / gridDim.x, b1 = tail + rest * (blockIdx.x + 1) / gridDim.x;
-  const Units us{whole * blockIdx.x * p.nsteps, b0, (int)(whole * p.nsteps), (int)(whole * p.nsteps + b1 - b0)};
 #elif DC_GRID == 6  // persistent: block b streams whole tiles [tiles*b/grid, tiles*(b+1)/grid)
   const long tiles = (N + kBN - 1) / kBN;
   const long u0 = tiles * blockIdx.x / gridDim.x * p.nsteps;
@@ -391,16 +369,12 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   const long units = (long)((N + kBN - 1) / kBN) * p.nsteps;
   const long u0 = units * blockIdx.x / gridDim.x, u1 = units * (blockIdx.x + 1) / gridDim.x;
 #endif
-#if !(DC_GRID == 6 && DC_SKT)
-  const Units us{u0, u0, (int)(u1 - u0), (int)(u1 - u0)};
-#endif
-  const int S = us.S;
+  const int S = (int)(u1 - u0);
   // The barriers first (shared memory only, so before the wait too): the init fence is a memory
   // barrier, and behind the weight prefetches below it waited for them, delaying the first copy.
   if (tid == 0) init_barriers(full, empty, red);
   if (S > 0) {  // the first stage's weights into L2 before the wait (prefetch_weights, decode.cuh)
-    const long u = us.at(0);
-    const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
+    const int tile = (int)(u0 / p.nsteps), st = (int)(u0 - (long)tile * p.nsteps);
     prefetch_weights(p, [&](int n) { return tile_row(p, tile * kBN, n); }, kBN, st * kBK, kBK, tid,
                      kThreads);
   }
@@ -416,20 +390,18 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   if (tid >= kConsumers) {  // the producer warp(s)
     if constexpr (kRegSplit) asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
 #if DC_TMA
-    produce_all(p, kWBox == 32 ? &tmW32 : &tmW64, &tmX, base, full, empty, us, tid - kConsumers, rank);
+    produce_all(p, kWBox == 32 ? &tmW32 : &tmW64, &tmX, base, full, empty, u0, S, tid - kConsumers, rank);
 #else
-    produce_all(p, base, full, empty, us, tid - kConsumers);
+    produce_all(p, base, full, empty, u0, S, tid - kConsumers);
 #endif
     return;
   }
   if constexpr (kRegSplit) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
 
-  for (int r = 0; r < 2; ++r) {  // the epilogue's C and bias lines of this block's tiles into L2 (prefetch_out)
-    const long lo = r ? us.b : us.a, n = r ? us.S - us.na : us.na;
-    for (int t = (int)(lo / p.nsteps); n > 0 && t <= (int)((lo + n - 1) / p.nsteps); ++t)
+  if (S > 0)  // the epilogue's C and bias lines of this block's tiles into L2 (prefetch_out)
+    for (int t = (int)(u0 / p.nsteps); t <= (int)((u1 - 1) / p.nsteps); ++t)
       prefetch_out(p, ACT == 3 ? t * kBN / 2 : t * kBN, ACT == 3 ? (t + 1) * kBN / 2 : (t + 1) * kBN, tid,
                    kConsumers);
-  }
   float acc[kNT][kAcc];
   for_each_acc(acc, tid, [](float& v, int, int) { v = 0.0f; });
   int run = 0;  // units of the current run (tile) so far
@@ -437,7 +409,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   for (int s = 0; s < S; ++s) {
     const int slot = s % kStages;
     if (DC_TMA && p.beta != 0.0f) {  // a residual's C lines into L1 while the tile's last stage lands
-      const long u = us.at(s);
+      const long u = u0 + s;
       const int tile = (int)(u / p.nsteps);
       if (s == S - 1 || u - (long)tile * p.nsteps == p.nsteps - 1)
         prefetch_out(p, ACT == 3 ? tile * kBN / 2 : tile * kBN, ACT == 3 ? (tile + 1) * kBN / 2 : (tile + 1) * kBN,
@@ -460,9 +432,9 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
 #endif
     ++run;
 #if !DC_CLUSTER && !DC_MSPLIT
-    const long u = us.at(s);
+    const long u = u0 + s;
     const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
-    if (st == p.nsteps - 1 || s == S - 1 || s == us.na - 1) {
+    if (st == p.nsteps - 1 || s == S - 1) {
       flush(p, acc, tile * kBN, run, tid, flag);
       run = 0;
     }
