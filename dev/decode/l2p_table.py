@@ -1,7 +1,8 @@
-"""The DC_L2P A/B (dev/decode/device_l2p.sh): per shape, mode and base config (the config without
-DC_L2P), the median µs of each weight-map L2 promotion (256 = the default, absent from the config)
-in each gemm_bench process's interleaved rounds (the pick and its --twin configs, cuBLASLt's best in
-the same rounds) and in its pre-pass ("cand" lines, 10 launches each), and X/256 per process.
+"""The probe knobs' A/B (dev/decode/device_l2p.sh, device_skt.sh): per shape, mode and base config
+(the config without the probe knobs DC_L2P, DC_AL2P, DC_SKT), the median µs of each variant (the
+probe knobs a config sets; "base" = none, the defaults) in each gemm_bench process's interleaved
+rounds (the pick and its --twin configs, cuBLASLt's best in the same rounds) and in its pre-pass
+("cand" lines, 10 launches each), and X/base per process (its median over the processes).
    python3 dev/decode/l2p_table.py OUT_DIR N_PROCESSES"""
 import os
 import re
@@ -11,15 +12,18 @@ import sys
 SHAPE = re.compile(r"(\d+x\d+x\d+)")
 
 
+PROBE = re.compile(r"(DC_L2P|DC_AL2P|DC_SKT)=(\d+),?")
+
+
 def base_and_l2p(cfg):
-    m = re.search(r"DC_L2P=(\d+),?", cfg)
-    l2p = int(m.group(1)) if m else 256
-    base = re.sub(r"DC_L2P=\d+,?", "", cfg).rstrip(",")
+    """(short base config, variant): the variant names the probe knobs set, e.g. "AL2P128 SKT1"."""
+    variant = " ".join(m.group(1)[3:] + m.group(2) for m in PROBE.finditer(cfg)) or "base"
+    base = PROBE.sub("", cfg).rstrip(",")
     for k, v in (("DC_WG=2,", ""), ("DC_WARPS=", "W"), ("DC_NT=", "NT"), ("DC_U=", "U"),
                  ("DC_DEPTH=", "D"), ("DC_GRID=", "G"), ("DC_PF=", "PF"), ("DC_XR=", "XR"),
                  (",", " ")):
         base = base.replace(k, v)
-    return re.sub(r"DC_MT=\d+ ?", "", base).strip(), l2p
+    return re.sub(r"DC_MT=\d+ ?", "", base).strip(), variant
 
 
 def parse_log(path):
@@ -83,7 +87,7 @@ def main():
     errs = [parse_err(os.path.join(out_dir, "bench%d.err" % p)) for p in range(1, n + 1)]
     keys = sorted({k for d in logs + errs for k in d}, key=lambda k: (int(k[0].split("x")[1]), k[1]))
     print("rounds (interleaved, pick + --twin, µs medians per process p1/p2/p3) and pre-pass (10 launches);"
-          " X/256 = median over processes of each process's X/256")
+          " X/base = median over processes of each process's X/base")
     for key in keys:
         dicts = [d.get(key, {}).get("rounds", {}) for d in logs] + [d.get(key, {}) for d in errs]
         bases = sorted({x[0] for d in dicts for x in d if isinstance(x, tuple)})
@@ -92,17 +96,19 @@ def main():
         print("== %s %s  cuBLASLt best: rounds %s | pre-pass %s" % (
             key[0], key[1], "/".join("%.2f" % x for x in lt_r), "/".join("%.2f" % x for x in lt_p)))
         for b in bases:
+            variants = sorted({x[1] for d in dicts for x in d if isinstance(x, tuple) and x[0] == b},
+                              key=lambda v: (v != "base", v))
             for src, data in (("rounds", [d.get(key, {}).get("rounds", {}) for d in logs]),
                               ("pre", [d.get(key, {}) for d in errs])):
                 cells, rel = [], {}
-                for l2p in (256, 128, 0):
-                    v = [d.get((b, l2p)) for d in data]
-                    cells.append("%d: %s" % (l2p, "/".join("%.2f" % x if x else "-" for x in v)))
-                    ratios = [x / y for x, y in zip(v, [d.get((b, 256)) for d in data]) if x and y]
-                    if l2p != 256 and ratios:
-                        rel[l2p] = statistics.median(ratios)
+                for var in variants:
+                    v = [d.get((b, var)) for d in data]
+                    cells.append("%s: %s" % (var, "/".join("%.2f" % x if x else "-" for x in v)))
+                    ratios = [x / y for x, y in zip(v, [d.get((b, "base")) for d in data]) if x and y]
+                    if var != "base" and ratios:
+                        rel[var] = statistics.median(ratios)
                 print("  %-26s %-6s %s  | %s" % (b, src, "  ".join(cells),
-                                                 "  ".join("%d/256 %.3f" % (k, v) for k, v in rel.items())))
+                                                 "  ".join("%s/base %.3f" % (k, v) for k, v in rel.items())))
 
 
 if __name__ == "__main__":

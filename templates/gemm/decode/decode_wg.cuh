@@ -164,80 +164,7 @@ KTUNE_DEVICE void mma_stage(float (&acc)[kNT][kAcc], unsigned w, unsigned x) {
     }
 }
 
-#if DC_TMA
-// The weight row of weight box b of the tile at row0 (N: past the end, a box of zeros).
-KTUNE_DEVICE int tile_row(const Prob& p, int row0, int n);
-KTUNE_DEVICE int box_row(const Prob& p, int row0, int b) {
-  const int r = tile_row(p, row0, b * kWBox);
-  return r < 0 ? p.N : r;
-}
-
-// One stage by the elected producer thread: its byte count on `bar`, then the boxes in the layout
-// of produce() below (a row's kU boxes back to back: one longer DRAM run per row).
-// DC_MSPLIT: block `rank` issues the weight boxes of its parity to both blocks and its own A rows.
-KTUNE_DEVICE void produce_tma(const Prob& p, const TensorMap* tmW, const TensorMap* tmA, unsigned w,
-                              unsigned bar, int row0, int k0, unsigned rank) {
-  mbar_expect_tx(bar, kXA ? kWBytes : kStageBytes);
-#pragma unroll
-  for (int b = 0; b < kBN / kWBox; ++b)
-#pragma unroll
-    for (int u = 0; u < kU; ++u) {
-      const unsigned dst = w + u * kBN * 128 + b * kWBox * 128;
-#if DC_MSPLIT
-      if (((b * kU + u) & 1) == (int)rank) tma_load_2d_pair(dst, tmW, k0 + u * 64, box_row(p, row0, b), bar);
-#else
-      tma_load_2d(dst, tmW, k0 + u * 64, box_row(p, row0, b), bar);
-#endif
-    }
-  if (kXA) return;  // A by produce_x
-#pragma unroll
-  for (int xb = 0; xb < kBM / kXBox; ++xb)
-#pragma unroll
-    for (int u = 0; u < kU; ++u)
-      tma_load_2d(w + kWBytes + u * kBM * 128 + xb * kXBox * 128, tmA, k0 + u * 64,
-                  (DC_MSPLIT ? (int)rank * kBM : 0) + xb * kXBox, bar);
-}
-// kXA: one stage's A rows by producer thread t (cp.async, 16 bytes, zero-filled past M and K) in
-// the layout of the A boxes (the 128-byte swizzle: chunk c of row r at c ^ (r % 8)); a row's 8*kU
-// chunks on consecutive threads, as in produce() below.
-KTUNE_DEVICE void produce_x(const Prob& p, unsigned x, int k0, int t) {
-  constexpr int kPer = 8 * kU, kStep = kProducers / kPer;  // chunks per row; rows per pass
-  static_assert(!kXA || kProducers % kPer == 0, "a pass must cover whole rows");
-  const int c = t & 7, u = (t >> 3) % kU, k = k0 + u * 64 + c * 8;
-  const bool kin = k < p.K;
-#pragma unroll 4
-  for (int r = t / kPer; r < kBM; r += kStep) {
-    const bool ok = kin && r < p.M;
-    cp16(x + u * kBM * 128 + r * 128 + ((c ^ (r & 7)) << 4), ok ? p.A + (long)r * p.lda + k : p.A,
-         ok ? 16 : 0);
-  }
-}
-#else
-// One stage's copies by producer thread t: the tile's weight rows (row r of the tile is weight row
-// weight_row(p, row0, r)) and the A rows, k0 .. k0+kBK. A row's 8*kU 16-byte chunks sit on
-// consecutive threads, so each thread keeps one chunk (c, u) and steps over rows: no index
-// division per copy (one producer warp is issue-bound on its address arithmetic, bench/NOTES.md).
-KTUNE_DEVICE void produce(const Prob& p, unsigned w, unsigned x, int row0, int k0, int t) {
-  constexpr int kPer = 8 * kU, kStep = kProducers / kPer;  // chunks per row; rows per pass
-  static_assert(kProducers % kPer == 0, "a pass must cover whole rows");
-  const int c = t & 7, u = (t >> 3) % kU, k = k0 + u * 64 + c * 8;
-  const bool kin = k < p.K;
-#pragma unroll 4
-  for (int r = t / kPer; r < kBN; r += kStep) {
-    const int n = weight_row(p, row0, r);
-    const bool ok = kin && n >= 0;
-    cp16(w + u * kBN * 128 + r * 128 + ((c ^ (r & 7)) << 4), ok ? p.B + (long)n * p.ldb + k : p.B,
-         ok ? 16 : 0);
-  }
-#pragma unroll 2
-  for (int r = t / kPer; r < kBM; r += kStep) {
-    const bool ok = kin && r < p.M;
-    cp16(x + u * kBM * 128 + r * 128 + ((c ^ (r & 7)) << 4), ok ? p.A + (long)r * p.lda + k : p.A,
-         ok ? 16 : 0);
-  }
-}
-
-#endif
+#include "decode_wg_produce.cuh"
 
 // The weight row behind row n of the tile at row0, or -1 (past N; with silu_mul a column past N/2).
 KTUNE_DEVICE int tile_row(const Prob& p, int row0, int n) {
@@ -268,7 +195,7 @@ KTUNE_DEVICE void for_each_acc(float (&acc)[kNT][kAcc], int ctid, F f) {
 
 #include "decode_wg_epi.cuh"
 
-// End of the block's run of `steps` units over the tile at row0// End of the block's run of `steps` units over the tile at row0 (uniform over the consumers):
+// End of the block's run of `steps` units over the tile at row0 (uniform over the consumers):
 // store, or add into the workspace and let the block that completes the tile's count store.
 // Leaves acc zero. `flag`: one shared word.
 KTUNE_DEVICE void flush(const Prob& p, float (&acc)[kNT][kAcc], int row0, int steps, int ctid,
