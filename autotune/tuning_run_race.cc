@@ -104,6 +104,23 @@ bool stopsHere(StopRule& s, bool by_regret, size_t explored, size_t min_n, size_
   return cover.empty() && patient;
 }
 
+// The slots of the pool's start order the race takes before it can stop, from its state after a
+// batch that did not stop it (stopsHere's rule): `patience` candidates after the leader's slot,
+// kStallAfter of them once min_n are raced while no stop holds and the regret estimate is above
+// its bar (only the stall can stop it then, unless the estimate falls below the bar), and every
+// coverage pick not raced yet. The pool starts those compiles as threads come free: past the first
+// wave its window alone paced a decode key's race (microsecond kernels, compiles 0.5-2 s) to
+// kWindow compiles at a time with the other threads idle (bench/NOTES.md, issue 34).
+size_t raceHorizon(const StopRule& s, bool by_regret, size_t explored, size_t min_n,
+                   long leader_slot, const CompilePool& pool) {
+  size_t need = guided::patience(explored);
+  if (explored >= min_n && !by_regret && !s.stall_held) need = std::max(need, guided::kStallAfter);
+  size_t horizon = size_t(leader_slot + 1) + need;
+  for (size_t j = 0; j < s.picked.size(); ++j)
+    if (s.picked[j] && !s.cv.taken[j]) horizon = std::max(horizon, pool.slotOf(j) + 1);
+  return horizon;
+}
+
 void sortBySlot(const CompilePool& pool, std::vector<size_t>& jobs) {
   std::sort(jobs.begin(), jobs.end(),
             [&](size_t a, size_t b) { return pool.slotOf(a) < pool.slotOf(b); });
@@ -340,6 +357,7 @@ Status TuningRun::compileAndRace() {
     // race stops.
     const guided::Regret rg = regretOf(untaken(order, taken));
     rep_.regret_estimate = rg.estimate;
+    const bool by_regret = rg.estimate < std::max(kRegretStop, rg.tie);
     const int lead = leaderIndex();
     if (lead >= 0 && lead != anchor &&
         (anchor < 0 || restartsPatience(cands_[lead], cands_[anchor], rg.tie > 0))) {
@@ -362,14 +380,15 @@ Status TuningRun::compileAndRace() {
     if (e_.options().budget_s > 0 && msSince(t0) > 1e3 * e_.options().budget_s) {
       rep_.budget_hit = explored < n;
       stopping = true;
-    } else if (stopsHere(stop, rg.estimate < std::max(kRegretStop, rg.tie), explored, min_n,
-                         since_leader, pool, e_.options().verbose ? &e_.log() : nullptr, what)) {
+    } else if (stopsHere(stop, by_regret, explored, min_n, since_leader, pool,
+                         e_.options().verbose ? &e_.log() : nullptr, what)) {
       stopping = true;
       rep_.launch_floor = rg.tie > 0;  // at the floor the tied are a tie: no later rounds
     }
     // No compile starts after this; the ones running are waited for anyway, so they are raced
     // too (a round of a compiled candidate costs far less than its compile).
     if (stopping) pool.cancel();
+    else pool.setHorizon(raceHorizon(stop, by_regret, explored, min_n, leader_slot, pool));
   }
   pool.cancel();
   for (std::vector<size_t> got; !(got = pool.take()).empty();) {}  // after an error only
