@@ -299,7 +299,6 @@ Status TuningRun::compileAndRace() {
   StopRule stop;  // per position of `order`: its coverage classes, whether raced, its time
   for (size_t i : order)
     stop.cv.classes.push_back(guided::coverageClasses(cands_[i].config, f_.race_each));
-  const auto& classes = stop.cv.classes;
   done_.assign(cands_.size(), false);
   iso_off_ = !e_.options().isolate;
   if (e_.options().isolate && f_.args_json && f_.make_problem)
@@ -310,15 +309,14 @@ Status TuningRun::compileAndRace() {
   const std::vector<size_t> vendor = raceVendors();
   const size_t n = order.size(), min_n = guided::minExplore(n);
   const Waves wv = waves(n);  // the pool's threads, window and first wave
-  const int threads = wv.threads;
   to_compile_ = order;
-  CompilePool pool(n, threads, [&](size_t j) { compileOne(j); },
+  CompilePool pool(n, wv.threads, [&](size_t j) { compileOne(j); },
                    [&](size_t j, size_t finished) {
                      e_.progress({f_.name, key_, "compile", static_cast<int>(finished),
                                   static_cast<int>(n), cands_[to_compile_[j]].r.config});
                    });
   pool.setWindow(wv.window, wv.first);
-  pool.setCheap(storeHits(order, threads));
+  pool.setCheap(storeHits(order, wv.threads));
   pool_ = &pool;
   pool.start();
   first.benchmarked += static_cast<int>(vendor.size());
@@ -366,7 +364,7 @@ Status TuningRun::compileAndRace() {
       leader_slot = long(pool.slotOf(jit ? size_t(pos_of[lead]) : got.back()));
       // A coverage pick leads: the rest of its class comes next (guided::sameClasses).
       if (jit && stop.picked[pos_of[lead]])
-        pool.promote(guided::sameClasses(classes, taken, pos_of[lead]));
+        pool.promote(guided::sameClasses(stop.cv.classes, taken, pos_of[lead]));
     }
     since_leader = takenAfter(pool, taken, leader_slot);
     const double leader = lead >= 0 ? cands_[lead].r.stats.median_ms : 0;
@@ -395,7 +393,7 @@ Status TuningRun::compileAndRace() {
   pool_ = nullptr;
   rep_.compile_wall_ms = pool.wallMs();
   const size_t started = pool.started();
-  noteCompileJobs(threads, wv.first);
+  noteCompileJobs(wv.threads, wv.first);
   markNotReached(untaken(order, taken), explored);
   rep_.reached = static_cast<int>(explored);
   for (size_t j = 0; j < n; ++j)

@@ -31,7 +31,7 @@ for who in base this; do
 done
 C=/tmp/kc-this-1; rm -rf "$C/db"; S=$(date +%s.%N)
 KTUNE_VERBOSE=1 KTUNE_CACHE_DIR=$C timeout 60 pb/tools/ktune tune gemm ${SUITE_ARGS:---suite llm} --json --quiet \
-  > "$W/verbose_warm.json" 2> "$W/verbose_warm.err"
+  > "$W/this_verbose_warm1.json" 2> "$W/this_verbose_warm1.err"
 echo "this verbose_warm 1 rc=$? wall $(awk -v a="$S" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2f", b-a}')" | tee -a "$W/walls.txt"
 tar czf "$OUT/ab.tgz" -C "$W" .
 python3 - "$W" <<'PY'
