@@ -60,6 +60,7 @@ print("\nper key (engine ms / compiled / raced / winner us / source)")
 for line in open(os.path.join(w, "walls.txt")):
     who, pas, p = line.split()[:3]
     for r in load(os.path.join(w, f"{who}_{pas}{p}.json")):
+        if "M=" not in r.get("key", ""): continue
         k = re.search(r"M=(\d+),N=(\d+),K=(\d+)", r["key"]).groups()
         v = r.get("vs_default") or {}
         print(f"{who:5} {pas:12} {p} {'x'.join(k):16} {r.get('total_wall_ms',0):6.0f} "
