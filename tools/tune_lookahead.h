@@ -35,10 +35,6 @@ class GemmLookahead {
   // The key being tuned now: the deeper passes leave it and the next one alone (its race compiles
   // its own; what the look-ahead still ran when the suite ends would be waited for).
   void at(size_t key) { current_ = key; }
-  // Waits for every pass to end (a caller with nothing else to run beside it: tests).
-  void finish() {
-    if (thread_.joinable()) thread_.join();
-  }
   // Configs it compiled so far (store misses).
   size_t compiled() const { return compiled_.load(); }
 

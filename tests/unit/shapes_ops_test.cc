@@ -2,8 +2,7 @@
 // callbacks point at the op's own state, and the tuner (shared) may outlive the op. Destroying the
 // op drops its keys still queued for background tuning and waits for the one in progress; before,
 // the tuning thread went on with the destroyed op's state (a use after free: the first-call bench
-// crashed at exit on the H100 with KTUNE_ISOLATE=0). And the suite's look-ahead over a GEMM op
-// (tools/tune_lookahead.h).
+// crashed at exit on the H100 with KTUNE_ISOLATE=0).
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -20,7 +19,6 @@
 #include "ops/gemm.h"
 #include "runtime/sim/sim_backend.h"
 #include "tools/sim_gpu.h"
-#include "tools/tune_lookahead.h"
 
 namespace ktune {
 namespace {
@@ -77,49 +75,6 @@ TEST_F(ShapesOps, DestroyingTheOpStopsBackgroundTuningOfItsKeys) {
   tuner->waitBackground();
   EXPECT_EQ(tuner->backgroundTuned(), at_destroy) << "a key of the destroyed op was tuned after it";
   EXPECT_LT(at_destroy, 5u) << "every key was tuned before the op went: the test proves nothing";
-}
-
-// `ktune tune gemm` over several keys: after the later keys' first waves the look-ahead compiles
-// deeper into the decode keys' race orders (their races go on to the stall after the leader; the
-// LLM suite's 16-row keys then compiled 55 configs one key after another), never for the key being
-// tuned nor the next. Four 16-row keys, key 0 tuned: keys 2 and 3 get the deeper passes.
-TEST(SuiteLookahead, GoesDeeperIntoTheDecodeKeysRaces) {
-  cli::SimGpu g = cli::openSimGpu(1);
-  auto compiled = [&](size_t keys, bool shallow) -> size_t {
-    char tmpl[] = "/tmp/ktune-lookahead-XXXXXX";
-    const std::string dir = ::mkdtemp(tmpl);
-    EngineOptions o;
-    o.compiler = g.compiler;
-    o.options.cache_dir = dir;
-    o.options.isolate = false;
-    auto t = Engine::create(g.backend, o);
-    EXPECT_TRUE(t.ok()) << t.status().toString();
-    if (!t.ok()) return 0;
-    std::shared_ptr<Engine> tuner(std::move(*t));
-    auto op = GemmOp::create(tuner);
-    EXPECT_TRUE(op.ok()) << op.status().toString();
-    if (!op.ok()) return 0;
-    std::vector<gemm::GemmShape> shapes;
-    for (int64_t n : {4096, 6144, 28672, 14336})
-      if (shapes.size() < keys)
-        shapes.push_back(gemm::denseShape(gemm::Layout::kNT, gemm::ElemType::kBF16,
-                                          gemm::ElemType::kBF16, 16, n, 4096));
-    size_t n = 0;
-    {
-      cli::GemmLookahead look(**op, shapes);
-      look.at(0);
-      look.start(1, shallow);
-      look.finish();
-      n = look.compiled();
-    }
-    (void)removeTree(dir);
-    return n;
-  };
-  const size_t first_waves = compiled(4, true), deep = compiled(4, false);
-  EXPECT_GT(first_waves, 0u);
-  EXPECT_GE(deep, first_waves + 8) << first_waves;
-  // Two keys: key 1 is the next one, left to its own race.
-  EXPECT_EQ(compiled(2, false), compiled(2, true));
 }
 
 double threadUs() {
