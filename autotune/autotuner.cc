@@ -252,12 +252,11 @@ Expected<TuneReport> Engine::tune(detail::FamilyState* fs, const void* p, Stream
   return rep;
 }
 
-Expected<size_t> Engine::precompile(detail::FamilyState* fs, const void* p, int threads,
-                                    size_t depth) {
+Expected<size_t> Engine::precompile(detail::FamilyState* fs, const void* p, int threads) {
   KeyBuilder kb;
   fs->f.key(p, kb);
   if (kb.overflowed()) return Status::InvalidArgument("family " + fs->f.name + ": key too long");
-  return detail::precompileKey(*impl_, *fs, p, kb.toString(), threads, depth);
+  return detail::precompileKey(*impl_, *fs, p, kb.toString(), threads);
 }
 
 Expected<KeyReport> Engine::lookup(detail::FamilyState* fs, const void* p) {

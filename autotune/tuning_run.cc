@@ -276,9 +276,9 @@ Expected<TuneReport> runTuning(TunerEngine& e, FamilyState& fs, const void* p,
 }
 
 Expected<size_t> precompileKey(TunerEngine& e, FamilyState& fs, const void* p,
-                               const std::string& key, int threads, size_t depth) {
+                               const std::string& key, int threads) {
   TuningRun run(e, fs, p, key, StreamHandle{});
-  return run.precompile(threads, depth);
+  return run.precompile(threads);
 }
 
 Expected<TuneReport> TunerEngine::tuneKey(FamilyState& fs, const void* p, const std::string& key,

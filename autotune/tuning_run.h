@@ -47,7 +47,7 @@ Expected<TuneReport> runTuning(TunerEngine& e, FamilyState& fs, const void* p,
 // Safe beside a tuning run of another key of the same family (the store runs one compile per
 // object at a time: compiler/store/in_flight.h).
 Expected<size_t> precompileKey(TunerEngine& e, FamilyState& fs, const void* p,
-                               const std::string& key, int threads, size_t depth = 0);
+                               const std::string& key, int threads);
 
 }  // namespace detail
 }  // namespace ktune

@@ -31,9 +31,8 @@ class TuningRun {
     shared_limit_ = std::max(e.deviceInfo().shared_per_block_optin, e.deviceInfo().shared_per_block);
   }
   Expected<TuneReport> run(WinnerBinary* winner);
-  // precompileKey (tuning_run.h): the stages up to the prior's order, then the first wave's compiles
-  // (depth > 0: the first `depth` of the prior's order).
-  size_t precompile(int threads, size_t depth = 0);
+  // precompileKey (tuning_run.h): the stages up to the prior's order, then the first wave's compiles.
+  size_t precompile(int threads);
 
  private:
   void enumerate();

@@ -325,11 +325,11 @@ std::optional<TuneReport> GemmOp::fetchShared(const gemm::GemmShape& shape) {
   return st_->family.fetchShared(GemmCall{s, GemmBuffers{}});
 }
 
-Expected<size_t> GemmOp::precompile(const gemm::GemmShape& shape, int threads, size_t depth) {
+Expected<size_t> GemmOp::precompile(const gemm::GemmShape& shape, int threads) {
   KTUNE_RETURN_IF_ERROR(gemm::validate(shape));
   gemm::GemmShape s = shape;
   s.aligned16 = true;  // what withAlignment finds for device allocations
-  return st_->family.precompile(GemmCall{s, GemmBuffers{}}, threads, depth);
+  return st_->family.precompile(GemmCall{s, GemmBuffers{}}, threads);
 }
 
 void GemmOp::prepareWorker(const gemm::GemmShape& shape) {

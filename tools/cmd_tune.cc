@@ -313,7 +313,6 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
   for (size_t i = 0; i < t.gemm_cases.size(); ++i) {
     const auto& gc = t.gemm_cases[i];
     const auto& s = gc.shape;
-    lookahead.at(i);
     if (!t.json && !t.quiet)
       std::fprintf(stderr, "%s: M=%lld N=%lld K=%lld %s\n", gc.name.c_str(), (long long)s.m,
                    (long long)s.n, (long long)s.k, gemm::layoutName(s.layout));
@@ -331,8 +330,7 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
       noteProcessMs("buffers_ms", msSince(b0));  // this key's random inputs
       rep = (*gop)->tune(*call);
     }
-    // After the first key: its compiles took every core.
-    if (look) lookahead.start(i + 1, t.args.has("--shallow-lookahead"));
+    if (look) lookahead.start(i + 1);  // after the first key: its compiles took every core
     if (!rep.ok()) { rc = fail(rep.status()); continue; }
     noteWorkerTimes(*tuner);
     if (look && shapes.size() > 1) noteProcessMs("lookahead_compiled", double(lookahead.compiled()));

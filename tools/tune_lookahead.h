@@ -3,11 +3,7 @@
 // one key after another, so a later key's tuning run finds them there. The first key's own compiles
 // take every core, so the look-ahead starts once it is tuned; a key the look-ahead is still
 // compiling when its tuning starts shares those compiles (the store runs one compile per object).
-// Then, for the later keys the decode kernel runs (a few rows), deeper into their race's order,
-// kDeepStep configs at a time: their races go on well past the first wave (the stall after the
-// leader: 33-54 of ~112 candidates raced at the LLM suite's 16-row keys), and their compiles then
-// waited until each key's turn, after the prefill keys' benchmarks had left the cores idle.
-// --no-lookahead turns it off; --shallow-lookahead keeps it to the first waves.
+// --no-lookahead turns it off.
 #pragma once
 
 #include <atomic>
@@ -29,12 +25,9 @@ class GemmLookahead {
   GemmLookahead& operator=(const GemmLookahead&) = delete;
 
   // Compiles the first kernels of keys [from, end) on a background thread, on all cores but one, at
-  // nice 10 (the benchmarks and the current key's own compiles come first), then the deeper
-  // passes (unless `shallow`). Once only; no-op with fewer than one key left.
-  void start(size_t from, bool shallow = false);
-  // The key being tuned now: the deeper passes leave it and the next one alone (its race compiles
-  // its own; what the look-ahead still ran when the suite ends would be waited for).
-  void at(size_t key) { current_ = key; }
+  // nice 10 (the benchmarks and the current key's own compiles come first). Once only; no-op with
+  // fewer than one key left.
+  void start(size_t from);
   // Configs it compiled so far (store misses).
   size_t compiled() const { return compiled_.load(); }
 
@@ -44,7 +37,6 @@ class GemmLookahead {
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::atomic<size_t> compiled_{0};
-  std::atomic<size_t> current_{0};
 };
 
 }  // namespace ktune::cli

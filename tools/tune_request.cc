@@ -25,8 +25,7 @@ const char* const kTuneUsage =
     "                       [--full-space]\n"
     "                       [--kinds mma,skinny,decode,wgmma,tma,mfma (only these kernels)]\n"
     "       ktune tune gemm --suite llm [--no-lookahead (do not compile the next keys' first\n"
-    "                       kernels while a key tunes)] [--shallow-lookahead (their first\n"
-    "                       kernels only, not deeper into the decode keys' races)]\n"
+    "                       kernels while a key tunes)]\n"
     "       ktune tune --from-file untuned.jsonl [--queue redis://host:port/db [--queue-name N]]\n"
     "  common: [--json] [--arch A (no-GPU analysis; default sm_90a)] [--no-gpu] [--quiet]\n"
     "          [--no-isolate (benchmark in this process, not in a ktune-worker; KTUNE_ISOLATE=0)]\n"
@@ -199,8 +198,7 @@ int parseTuneRequest(const std::vector<std::string>& argv, TuneRequest* t) {
                                {"--no-weight"}, {"--full-space"}, {"--no-gpu"}, {"--json"},
                                {"--quiet"}, {"--no-isolate"}, {"--kinds", true},
                                {"--queue", true}, {"--queue-name", true}, {"--devices", true},
-                               {"--search", true}, {"--budget", true}, {"--no-lookahead"},
-                               {"--shallow-lookahead"}});
+                               {"--search", true}, {"--budget", true}, {"--no-lookahead"}});
   if (!args.ok()) return usage(args.status().message(), kTuneUsage);
   if (args->help) return help(kTuneUsage);
   t->args = std::move(*args);

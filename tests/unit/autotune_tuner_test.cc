@@ -244,29 +244,6 @@ TEST(Tuner, PrecompileBesideATuningRunCompilesEachObjectOnce) {
   EXPECT_EQ(env.compiler->compileCount(), before);
 }
 
-// Family::precompile's depth: the first `depth` configs of the race's order rather than its first
-// wave (the suite's look-ahead goes deeper into the decode keys' races, tools/tune_lookahead.h);
-// a second call compiles only what the first left, and the key's tuning run then finds them.
-TEST(Tuner, PrecompileToADepthCompilesThatManyOfTheRaceOrder) {
-  Env env;
-  auto t = Engine::create(env.backend, env.options());
-  ASSERT_TRUE(t.ok()) << t.status().toString();
-  auto spec = env.family();
-  spec.spec.space = {{"BLOCK", {32, 64, 96, 128, 160, 192, 224, 256}}, {"VEC", {1, 2, 4}}};
-  auto fam = addFamily(**t, std::move(spec));  // 24 configs: the guided search races them
-  ASSERT_TRUE(fam.ok()) << fam.status().toString();
-  auto first = fam->precompile(env.problem(5000), 2);  // the first wave: 8-12 of them
-  ASSERT_TRUE(first.ok()) << first.status().toString();
-  EXPECT_LE(*first, 12u);
-  auto deep = fam->precompile(env.problem(5000), 2, 15);
-  ASSERT_TRUE(deep.ok()) << deep.status().toString();
-  EXPECT_EQ(*first + *deep, 15u);
-  EXPECT_EQ(env.compiler->compileCount(), 15);
-  auto rep = fam->tune(env.problem(5000));
-  ASSERT_TRUE(rep.ok()) << rep.status().toString();
-  EXPECT_GE(rep->store_hits, std::min(rep->reached, 15)) << rep->tree();
-}
-
 TEST(Tuner, DatabaseHitInAFreshTunerRecompilesNothing) {
   Env env;
   env.cost["BLOCK=512,VEC=2"] = 0.005;
