@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # GPU machine (carry .devwork/search, staged by `BASE=<other build> bash dev/regret_stage.sh`): the
 # LLM suite's tuning time, this tree's ktune against the base build's (pb/base), alternating per
-# pair: base cold, base warm, this cold, this warm, then this tree with --shallow-lookahead cold
-# (the race's compile horizon alone, without the deeper look-ahead). Cold: an empty ktune cache and
+# pair: base cold, base warm, this cold, this warm, and with SHAL=1 this tree with
+# --shallow-lookahead cold (a flag of 1e591b2 only: the deeper look-ahead it turned off was
+# reverted after the sixteenth session's call; bench/NOTES.md). Cold: an empty ktune cache and
 # a fresh CUDA compute cache; warm: the store the run's own cold pass filled, a fresh database. Then
 # one shape (4096^3 NT) cold and warm, base then this, and one verbose warm suite of this tree
 # (where the warm time goes, for the next session). JSON and stderr in $OUT/ab.tgz; tables last.
@@ -23,7 +24,7 @@ one() {  # who pass pair what...
 }
 for p in $(seq 1 "${PAIRS:-2}"); do
   for who in base this; do one $who cold $p ${SUITE_ARGS:---suite llm}; one $who warm $p ${SUITE_ARGS:---suite llm}; done
-  one shal cold $p ${SUITE_ARGS:---suite llm}
+  [ "${SHAL:-0}" = 1 ] && one shal cold $p ${SUITE_ARGS:---suite llm}
 done
 for who in base this; do
   one $who cold 9 ${SHAPE_ARGS:---m 4096 --n 4096 --k 4096 --layout NT}
