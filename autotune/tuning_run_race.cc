@@ -109,8 +109,9 @@ bool stopsHere(StopRule& s, bool by_regret, size_t explored, size_t min_n, size_
 // kStallAfter of them once min_n are raced while no stop holds and the regret estimate is above
 // its bar (only the stall can stop it then, unless the estimate falls below the bar), and every
 // coverage pick not raced yet. The pool starts those compiles as threads come free: past the first
-// wave its window alone paced a decode key's race (microsecond kernels, compiles 0.5-2 s) to
-// kWindow compiles at a time with the other threads idle (bench/NOTES.md, issue 34).
+// wave its window alone paced such a race to kWindow compiles at a time with the other threads
+// idle. (The GPU's 16-row GEMM keys gained about one busy thread: their races are chains of
+// coverage waves, each chosen from the last one's times; bench/NOTES.md, issue 34.)
 size_t raceHorizon(const StopRule& s, bool by_regret, size_t explored, size_t min_n,
                    long leader_slot, const CompilePool& pool) {
   size_t need = guided::patience(explored);
