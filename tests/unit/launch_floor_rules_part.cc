@@ -1,0 +1,115 @@
+// The launch-floor rule and the drift rule on their own (autotune/guided.h: launchFloor,
+// regretWithFloor, newLeader, drift, mergeStats), no device: part of launch_floor_test (the
+// simulated races are in launch_floor_test.cc).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "autotune/guided.h"
+
+namespace ktune {
+namespace {
+
+using guided::Measured;
+
+constexpr double kHw = guided::kIntervalFloor;  // exact timings: the interval's floor
+
+TEST(LaunchFloor, TiesAcrossScoresBoundTheGroup) {
+  // Three configs at 3 µs whose scores span 4x: at the floor. Without it the model (time ~
+  // 1 / score, calibrated on 3 µs x 0.25) promised 0.75 µs for an unmeasured score of 1.
+  const std::vector<Measured> flat = {{0.003, 0.25, "", kHw}, {0.003, 0.5, "", kHw},
+                                      {0.003, 1.0, "", kHw}};
+  double tie = 0;
+  const double fl = guided::launchFloor(flat, &tie);
+  EXPECT_NEAR(tie, 2 * kHw, 1e-12);
+  EXPECT_NEAR(fl, 0.003 * (1 - 2 * kHw / 3), 1e-12);
+  const guided::Regret rg = guided::regretWithFloor(flat, {{1.0, ""}, {0.8, ""}}, 0.003);
+  EXPECT_NEAR(rg.estimate, 0.003 / fl - 1, 1e-12);
+  EXPECT_LT(rg.estimate, rg.tie);  // within the tie: the race may stop
+  EXPECT_DOUBLE_EQ(rg.tie, tie);
+  // A faster config than the tied cluster (a better vector width at the floor): the group's best
+  // is the estimate, the regret 0.
+  std::vector<Measured> lead = flat;
+  lead.push_back({0.00292, 0.5, "", kHw});
+  EXPECT_DOUBLE_EQ(guided::launchFloor(lead, &tie), 0.00292);
+  EXPECT_DOUBLE_EQ(guided::regretWithFloor(lead, {{1.0, ""}}, 0.00292).estimate, 0);
+}
+
+TEST(LaunchFloor, ComputeBoundAndNarrowTiesAreNotAFloor) {
+  double tie = 1;
+  // Time ~ 1 / score (what the model describes): no tie, no floor; the model's estimate stands.
+  const std::vector<Measured> bound = {{4.0, 0.25, "", kHw}, {2.0, 0.5, "", kHw},
+                                       {1.0, 1.0, "", kHw}};
+  EXPECT_DOUBLE_EQ(guided::launchFloor(bound, &tie), 0);
+  EXPECT_DOUBLE_EQ(tie, 0);
+  const guided::Regret rg = guided::regretWithFloor(bound, {{2.0, ""}}, 1.0);
+  EXPECT_DOUBLE_EQ(rg.tie, 0);
+  EXPECT_NEAR(rg.estimate, 1.0, 1e-12);  // 2x the best score: 2x faster by the model
+  // Ties whose scores span less than kFloorSpread: the model may still be right about the rest.
+  EXPECT_DOUBLE_EQ(
+      guided::launchFloor({{1.0, 0.6, "", kHw}, {1.0, 0.8, "", kHw}, {1.0, 1.0, "", kHw}}), 0);
+  // Two ties are not kFloorTies.
+  EXPECT_DOUBLE_EQ(guided::launchFloor({{1.0, 0.25, "", kHw}, {1.0, 1.0, "", kHw}}), 0);
+  // A chance tie of slow configs far behind the group's best says nothing about the floor.
+  EXPECT_DOUBLE_EQ(guided::launchFloor({{0.5, 1.0, "", kHw}, {2.0, 0.25, "", kHw},
+                                        {2.0, 0.5, "", kHw}, {2.0, 1.0, "", kHw}}), 0);
+  // Per group: a floor in one kind does not stop the model's estimate for another.
+  const std::vector<Measured> two = {{0.003, 0.25, "KIND=a", kHw}, {0.003, 0.5, "KIND=a", kHw},
+                                     {0.003, 1.0, "KIND=a", kHw}, {0.004, 0.25, "KIND=b", kHw}};
+  const guided::Regret other = guided::regretWithFloor(two, {{1.0, "KIND=b"}}, 0.003);
+  EXPECT_DOUBLE_EQ(other.tie, 0);
+  EXPECT_NEAR(other.estimate, 0.003 / 0.001 - 1, 1e-9);
+}
+
+TEST(LaunchFloor, ATieIsNotANewLeader) {
+  BenchStats l;
+  l.runs = 100;
+  l.median_ms = l.p20_ms = l.p80_ms = 0.003;
+  BenchStats c = l;
+  c.median_ms = c.p20_ms = c.p80_ms = 0.003 * (1 - kHw);  // faster inside both intervals
+  EXPECT_FALSE(guided::newLeader(c, l));
+  c.median_ms = c.p20_ms = c.p80_ms = 0.003 * (1 - 3 * kHw);  // beyond them
+  EXPECT_TRUE(guided::newLeader(c, l));
+  EXPECT_TRUE(guided::newLeader(c, BenchStats{}));  // no leader yet
+  c.median_ms = 0.0031;
+  EXPECT_FALSE(guided::newLeader(c, l));  // slower
+}
+
+// Drift (guided.h): two timings of one binary apart by more than their intervals, and their merge.
+TEST(LaunchFloor, DriftAndMergedTimings) {
+  BenchStats boost, sustained;
+  boost.runs = 10;
+  boost.median_ms = boost.p20_ms = boost.p80_ms = boost.min_ms = boost.max_ms = boost.mean_ms = 1.209;
+  sustained = boost;
+  sustained.runs = 4;
+  sustained.median_ms = sustained.p20_ms = sustained.p80_ms = 1.30;
+  sustained.min_ms = sustained.max_ms = sustained.mean_ms = 1.30;
+  // ln(1.30 / 1.209) less both intervals' floors (exact timings).
+  EXPECT_NEAR(guided::drift(boost, sustained), std::log(1.30 / 1.209) - 2 * guided::kIntervalFloor,
+              1e-12);
+  EXPECT_DOUBLE_EQ(guided::drift(boost, boost), 0);
+  // Within the intervals: no drift.
+  BenchStats near = boost;
+  near.median_ms = 1.209 * 1.003;
+  EXPECT_DOUBLE_EQ(guided::drift(boost, near), 0);
+  EXPECT_DOUBLE_EQ(guided::drift(boost, BenchStats{}), 0);
+  const BenchStats m = guided::mergeStats(boost, sustained);
+  EXPECT_EQ(m.runs, 14);
+  EXPECT_NEAR(m.median_ms, (10 * 1.209 + 4 * 1.30) / 14, 1e-12);
+  EXPECT_DOUBLE_EQ(m.p20_ms, 1.209);  // the interval spans both stretches
+  EXPECT_DOUBLE_EQ(m.p80_ms, 1.30);
+  EXPECT_DOUBLE_EQ(m.min_ms, 1.209);
+  EXPECT_DOUBLE_EQ(m.max_ms, 1.30);
+  EXPECT_GT(m.std_ms, 0.04);  // the stretches' means apart, though each was exact
+  // The merged default's interval now reaches a candidate 3% slower than its boosted timing:
+  // measured in a sustained stretch, it is no longer out (with the drift as the slack).
+  BenchStats c = sustained;
+  c.median_ms = c.p20_ms = c.p80_ms = 1.209 * 1.03;
+  EXPECT_FALSE(guided::canBeat(c, boost));
+  EXPECT_TRUE(guided::canBeat(c, m, guided::drift(boost, sustained)));
+  EXPECT_EQ(guided::mergeStats(BenchStats{}, boost).runs, 10);
+}
+
+}  // namespace
+}  // namespace ktune
