@@ -177,14 +177,16 @@ size_t racePick(const std::vector<double>& ms, size_t keep);
 
 // The wide-tile rule: a vendor pick in place of the default where no tuned key chose anything
 // else, from the vendor's own list for the new key and its algorithms' output tiles alone (no
-// timing, no database). cuBLASLt's heuristic #0 for a GEMM of M >= kWideTileMinRows whose tile is
-// narrower than kWideTileCols along N (64 or 96 of the weight rows) ran 1.1-1.35x the best of
-// ranks 1-3 on most such held-out keys, the ranks with a 128-wide tile 0.77-0.98 of it. The pick:
+// timing, no database). On the held-out sets' latency-bound tail (M = 150-400) cuBLASLt's
+// heuristic #0 mostly had a tile only 64 or 96 wide across N (the weight rows) and ran 1.1-1.35x
+// the best, where ranks with a 128-wide tile ran 0.77-0.93 of it; below M ~ 96 the narrow #0 is
+// right. The pick:
 // the first of ranks 1..kRaceVendor whose tile is at least kWideTileCols along N, and only if its
 // tile along M pads M to no more rows than the default's does (a 128x64 tile at M = 229 pads to
 // 256 rows where #0's 64x120 pads to 240, and ran 1.034x #0). Chosen offline on the held-out sets
 // of seeds 9-11 (each seed's thresholds from the other two: the fewest substitutions that meet the
-// targets there; all three rotations chose these); bench/NOTES.md, issue 35 twelfth pass.
+// targets there; all three rotations chose these). On a fresh set it fired on 2 of 104 keys
+// (0.87 and 0.99 of the default): bench/NOTES.md, issue 35 twelfth pass.
 inline constexpr int64_t kWideTileMinRows = 192;
 inline constexpr int64_t kWideTileCols = 128;
 // An algorithm's output tile: rows along M and columns along N of the row-major problem; 0 when

@@ -158,7 +158,7 @@ TEST(ShapesVendorRank, TuningRecordsEveryRankAndAnUnseenKeyRunsTheDefault) {
 // that one pads M to no more rows than the default. Tiles are {rows along M, columns along N}.
 TEST(PredictWideTile, TheFirstWideRankReplacesANarrowDefaultThatPadsNoLess) {
   using T = predict::VendorTile;
-  // 215 x 4096 x 14336 on the H200: #0 64 x 112 (across x along M), #1 128 x 112 ran 0.77 of it.
+  // 215 x 4096 x 14336 (held-out rows): #0 64 across N x 112 along M; #1, 128 x 112, ran 0.77 of it.
   const std::vector<T> l215 = {{112, 64}, {112, 128}, {216, 64}, {72, 192}};
   EXPECT_EQ(predict::wideTilePick(215, l215), 1u);
   EXPECT_EQ(predict::wideTilePick(191, l215), 0u);  // under kWideTileMinRows
