@@ -189,11 +189,17 @@ Expected<std::unique_ptr<Selected>> TunerEngine::selectConfig(FamilyState& fs, c
   return sel;
 }
 
-std::pair<std::string, std::string> defaultOf(const ErasedFamily& f, const void* p) {
+std::pair<std::string, std::string> defaultOf(const ErasedFamily& f, const void* p,
+                                              std::pair<std::string, std::string>* vendor_pick) {
+  std::pair<std::string, std::string> def;
   if (f.vendor_candidates && f.vendor_launch) {
-    for (const auto& v : f.vendor_candidates(p))
-      if (v.is_default) return {v.id, v.source};
+    for (const auto& v : f.vendor_candidates(p)) {  // one heuristic query for both
+      if (v.is_default && def.second.empty()) def = {v.id, v.source};
+      if (v.predicted && vendor_pick && vendor_pick->second.empty()) *vendor_pick = {v.id, v.source};
+    }
   }
+  if (!def.second.empty()) return def;
+  if (vendor_pick) *vendor_pick = {};  // a pick replaces a vendor default only
   if (!f.jit()) return {"", ""};
   return {(f.default_for ? f.default_for(p) : f.default_config).toString(), "jit"};
 }

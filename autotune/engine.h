@@ -74,8 +74,11 @@ struct FamilyState {
 
 // What runs for `p` when it is not tuned: {vendor id, vendor source} of the family's vendor
 // default, else {JIT default config (default_for, else default_config), "jit"}; {"", ""} for a
-// vendor-only family without a vendor default.
-std::pair<std::string, std::string> defaultOf(const ErasedFamily& f, const void* p);
+// vendor-only family without a vendor default. `vendor_pick`, when given, gets the vendor's own
+// pick in place of its default (VendorCandidate::predicted; {"", ""} when none or no vendor
+// default), from the same list.
+std::pair<std::string, std::string> defaultOf(const ErasedFamily& f, const void* p,
+                                              std::pair<std::string, std::string>* vendor_pick = nullptr);
 
 // A recorded, pinned or shared winner must be one of the family's own configs: OK, or
 // kInvalidArgument naming what is not (a pin may use values outside the lists, never parameters

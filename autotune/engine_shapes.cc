@@ -112,7 +112,16 @@ predict::Prediction DynamicShapes::predictFor(FamilyState& fs, const void* p,
     return !f.launch || !f.launch(*c, p, e_.deviceInfo()).refused;  // the key's own rule: alignment, layout
   };
   predict::Prediction pr = predict::predict(*indexOf(fs), key, applicable);
-  if (pr.source == predict::kDefaultClass) std::tie(pr.config, pr.source) = defaultOf(f, p);
+  if (pr.source != predict::kDefaultClass) return pr;
+  // Where nothing tuned chose another config, the vendor's own pick for the key (the wide-tile
+  // rule over its list: predict.h) replaces its default.
+  std::pair<std::string, std::string> pick;
+  std::tie(pr.config, pr.source) = defaultOf(f, p, &pick);
+  if (!pick.second.empty() && pick.first != pr.config) {
+    std::tie(pr.config, pr.source) = pick;
+    pr.basis = predict::kVendorTilesBasis;
+    pr.rule = "wide tile";
+  }
   return pr;
 }
 
@@ -123,7 +132,7 @@ Expected<std::unique_ptr<Selected>> DynamicShapes::selectPredicted(FamilyState& 
   // below only if the predicted config cannot run (each resolution may be a vendor heuristic query,
   // the largest part of an unseen key's first call).
   const predict::Prediction pr = predictFor(fs, p, key);
-  const bool is_default = pr.basis != "neighbours";
+  const bool is_default = pr.basis != "neighbours" && pr.basis != predict::kVendorTilesBasis;
   if (!pr.config.empty()) {
     const char* origin = is_default ? "default" : "predicted";
     auto sel = capturing ? selectCaptured(fs, p, pr.config, pr.source, origin)

@@ -326,6 +326,19 @@ size_t racePick(const std::vector<double>& ms, size_t keep) {
   return ms[best] * (1.0 + kRaceMargin) < ms[0] ? best : 0;
 }
 
+size_t wideTilePick(int64_t m, const std::vector<VendorTile>& ranked) {
+  if (ranked.empty() || m < kWideTileMinRows) return 0;
+  const VendorTile& d = ranked.front();
+  if (d.rows <= 0 || d.cols <= 0 || d.cols >= kWideTileCols) return 0;
+  auto padded = [m](const VendorTile& t) { return (m + t.rows - 1) / t.rows * t.rows; };
+  for (size_t i = 1; i < ranked.size() && i <= kRaceVendor; ++i) {
+    const VendorTile& t = ranked[i];
+    if (t.rows <= 0 || t.cols < kWideTileCols) continue;
+    return padded(t) <= padded(d) ? i : 0;  // the first wide one only
+  }
+  return 0;
+}
+
 std::vector<int64_t> rangePoints(int64_t lo, int64_t hi, size_t max_n) {
   std::set<int64_t> pow2, mids;
   if (lo < 1) lo = 1;

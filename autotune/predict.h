@@ -121,7 +121,9 @@ struct Prediction {
   // neighbours where the predicted config was within 3% of the fastest.
   double confidence = 0;
   std::vector<Used> neighbours;
-  std::string basis;  // "neighbours", "no tuned neighbours", "default beats the rest"
+  // "neighbours", "no tuned neighbours", "default beats the rest", or kVendorTilesBasis (the
+  // caller's wide-tile pick replaced the default: DynamicShapes::predictFor)
+  std::string basis;
   // With basis "neighbours", which rule chose the config: "vote" (the neighbours' weighted vote),
   // "bracketing keys" or "upper key" (the rules above); empty for the default.
   std::string rule;
@@ -172,6 +174,31 @@ inline constexpr double kRaceMaxMs = 0.2;
 // 0 when it is the default) where the default took longer than kRaceMaxMs. Without a default time
 // the fastest; with no time at all, npos.
 size_t racePick(const std::vector<double>& ms, size_t keep);
+
+// The wide-tile rule: a vendor pick in place of the default where no tuned key chose anything
+// else, from the vendor's own list for the new key and its algorithms' output tiles alone (no
+// timing, no database). On the held-out sets' latency-bound tail (M = 150-400) cuBLASLt's
+// heuristic #0 mostly had a tile only 64 or 96 wide across N (the weight rows) and ran 1.1-1.35x
+// the best, where ranks with a 128-wide tile ran 0.77-0.93 of it; below M ~ 96 the narrow #0 is
+// right. The pick:
+// the first of ranks 1..kRaceVendor whose tile is at least kWideTileCols along N, and only if its
+// tile along M pads M to no more rows than the default's does (a 128x64 tile at M = 229 pads to
+// 256 rows where #0's 64x120 pads to 240, and ran 1.034x #0). Chosen offline on the held-out sets
+// of seeds 9-11 (each seed's thresholds from the other two: the fewest substitutions that meet the
+// targets there; all three rotations chose these). On a fresh set it fired on 2 of 104 keys
+// (0.87 and 0.99 of the default): bench/NOTES.md, issue 35 twelfth pass.
+inline constexpr int64_t kWideTileMinRows = 192;
+inline constexpr int64_t kWideTileCols = 128;
+// An algorithm's output tile: rows along M and columns along N of the row-major problem; 0 when
+// the library does not say.
+struct VendorTile {
+  int64_t rows = 0, cols = 0;
+};
+// The index (1..kRaceVendor) in `ranked` (the vendor's list for the new key, the default first)
+// of the wide-tile rule's pick for a problem of `m` rows; 0 to keep the default.
+size_t wideTilePick(int64_t m, const std::vector<VendorTile>& ranked);
+// A Prediction's basis and rule when the wide-tile rule chose a vendor pick.
+inline constexpr const char* kVendorTilesBasis = "vendor tiles";
 
 // Range pre-tuning: the M values to tune in [lo, hi]: the ends, the powers of two inside, and the
 // geometric midpoints between consecutive ones (x 1.5 after a power of two: 3, 6, 12, 24, ...,

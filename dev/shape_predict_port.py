@@ -4,8 +4,12 @@ and the upper-bracket rules), for replaying rules offline on a training database
 first-pass median only (the rule before issue 35's tenth pass); index(db, "finalists") also by the
 tuning's finalist comparison, as predict.cc does now. Every config counts as applicable (the
 held-out rows' recorded predictions are reproduced exactly on seed 9: dev/shape_verify_check.py
-checks it). Not a measurement: a replay of recorded times."""
+checks it). Not a measurement: a replay of recorded times.
+wide_tile_pick and row_tiles: predict.cc's wide-tile rule (wideTilePick) over a held-out row's cuBLASLt
+ids (dev/shape_tile_check.py)."""
 import math
+import os
+import re
 
 # predict.h / guided.h constants.
 CATEGORY_DISTANCE = 4.0   # guided::kCategoryDistance
@@ -221,3 +225,53 @@ def predict(idx, key, applicable=lambda cls: True):
 def key_of(m, n, k):
     """The database key of a held-out row (bf16 NT, aligned, the bench's shapes)."""
     return f"layout=NT,ab=bf16,c=bf16,M={m},N={n},K={k},lda={k},ldb={k},ldc={n},epi=16"
+
+
+# predict.h's wide-tile constants.
+WIDE_MIN_ROWS = 192       # kWideTileMinRows
+WIDE_COLS = 128           # kWideTileCols
+RACE_VENDOR = 3           # kRaceVendor
+
+
+def wide_tile_pick(m, tiles):
+    """predict::wideTilePick: tiles = [(rows along M, cols along N)] of ranks 0.. (0: unknown);
+    the index of the pick, 0 to keep the default."""
+    if not tiles or m < WIDE_MIN_ROWS:
+        return 0
+    r0, c0 = tiles[0]
+    if r0 <= 0 or c0 <= 0 or c0 >= WIDE_COLS:
+        return 0
+    pad = lambda rows: -(-m // rows) * rows  # noqa: E731
+    for i in range(1, min(len(tiles), RACE_VENDOR + 1)):
+        rows, cols = tiles[i]
+        if rows <= 0 or cols < WIDE_COLS:
+            continue
+        return i if pad(rows) <= pad(r0) else 0
+    return 0
+
+
+_TILES = None
+
+
+def lt_tiles():
+    """cublasLtMatmulTile_t id -> (m, n), from ops/vendor/cublaslt_tiles.cc (the library's table)."""
+    global _TILES
+    if _TILES is None:
+        src = os.path.join(os.path.dirname(__file__), "..", "ops", "vendor", "cublaslt_tiles.cc")
+        _TILES = {int(i): (int(a), int(b)) for i, a, b in re.findall(r"\{(\d+), (\d+), (\d+)\}", open(src).read())}
+    return _TILES
+
+
+def row_tiles(r):
+    """[(rows along M, cols along N)] of a held-out row's cuBLASLt ranks r0, r1, ... (its vendor_ids).
+    The algorithm's first 4 bytes, big-endian, are its CUBLASLT_ALGO_CONFIG_TILE_ID (read off the ids
+    offline: the library asks cublasLtMatmulAlgoConfigGetAttribute); the tile's m runs along N."""
+    out = []
+    ids = r.get("vendor_ids", {})
+    for i in range(RACE_VENDOR + 1):
+        vid = ids.get(f"r{i}")
+        if not vid:
+            break
+        m, n = lt_tiles().get(int(vid.split("algo=")[1][:8], 16), (0, 0))
+        out.append((n, m))
+    return out

@@ -3,6 +3,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "autotune/predict.h"
 #include "ops/vendor/cublaslt.h"
 #include "ops/vendor/hipblaslt.h"
 
@@ -12,6 +13,12 @@ namespace {
 // Every algorithm gets this much workspace (the one size everywhere, cuBLASLt's and hipBLASLt's):
 // the heuristics are asked for algorithms within it.
 constexpr int64_t kLtWorkspaceBytes = cublaslt::kWorkspaceBytes;
+
+// An algorithm's output tile in the row-major problem's terms (rows along M, columns along N):
+// cuBLASLt solves C^T, so its tile's m runs along N and its n along M. hipBLASLt's algorithms do
+// not say (the wide-tile rule then keeps the default).
+predict::VendorTile rowMajorTile(const cublaslt::LtAlgo& a) { return {a.tile_n, a.tile_m}; }
+predict::VendorTile rowMajorTile(const vendor::HipLtAlgo&) { return {}; }
 
 // One implementation for both libraries: Lib has heuristics() and run() over cublaslt::LtProblem,
 // Algo has id() and parse().
@@ -36,7 +43,15 @@ class LtVendor final : public GemmVendor {
     // Its choice can refuse pointers that are only element-aligned, so such a call has no vendor
     // default (the JIT default's unaligned path handles any address); the algorithms stay
     // candidates, verified like the rest.
-    for (const auto& a : *algos) out.push_back({a.id(), source_, a.index == 0 && s.aligned16});
+    std::vector<predict::VendorTile> tiles;
+    for (const auto& a : *algos) {
+      out.push_back({a.id(), source_, a.index == 0 && s.aligned16});
+      tiles.push_back(rowMajorTile(a));
+    }
+    // The wide-tile rule (autotune/predict.h) marks the pick an unseen key runs in place of #0;
+    // measured on bf16 GEMMs only, so only those.
+    if (s.ab != gemm::ElemType::kBF16 || !out.front().is_default) return out;
+    if (const size_t i = predict::wideTilePick(s.m, tiles); i > 0) out[i].predicted = true;
     return out;
   }
 

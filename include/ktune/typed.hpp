@@ -137,6 +137,11 @@ struct VendorCandidate {
   // The library's own default choice (e.g. cuBLASLt's heuristic #0): what runs with tuning off,
   // and the default a tuned winner must beat by more than the measured noise.
   bool is_default = false;
+  // The library's own pick in place of the default for a key nothing was tuned for (at most one
+  // per list; a static rule over the library's list, no timing): what an unseen key's prediction
+  // runs where no tuned key chose anything else. The GEMM op sets it by cuBLASLt's output tiles
+  // (autotune/predict.h, the wide-tile rule).
+  bool predicted = false;
 };
 
 // A named condition on a config's knobs; the name appears where a config is dropped for it.

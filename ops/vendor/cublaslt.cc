@@ -32,6 +32,7 @@ constexpr int kDescTransA = 3, kDescTransB = 4, kDescEpilogue = 7, kDescBiasPoin
 constexpr int kDescAScalePointer = 17, kDescBScalePointer = 18, kDescFastAccum = 25;
 constexpr uint32_t kEpilogueDefault = 1, kEpilogueBias = 4;
 constexpr int kPrefMaxWorkspace = 1;
+constexpr int kAlgoConfigTileId = 1;  // CUBLASLT_ALGO_CONFIG_TILE_ID (uint32_t)
 constexpr int kOpN = 0, kOpT = 1;
 
 int cudaType(LtType t) {
@@ -66,6 +67,8 @@ struct CublasLt::Api {
   LtStatus (*prefSet)(LtPref, int, const void*, size_t) = nullptr;
   LtStatus (*heuristic)(LtHandle, LtDesc, LtLayout, LtLayout, LtLayout, LtLayout, LtPref, int,
                         LtHeuristicResult*, int*) = nullptr;
+  // Optional (null when the library lacks it): an algorithm's config attribute.
+  LtStatus (*configGet)(const LtAlgoRaw*, int, void*, size_t, size_t*) = nullptr;
   LtStatus (*matmul)(LtHandle, LtDesc, const void*, const void*, LtLayout, const void*, LtLayout,
                      const void*, const void*, LtLayout, void*, LtLayout, const LtAlgoRaw*, void*,
                      size_t, void*) = nullptr;
@@ -275,6 +278,7 @@ Expected<std::unique_ptr<CublasLt>> CublasLt::open(const std::vector<std::string
   KTUNE_RETURN_IF_ERROR(lib.bind(a.prefSet, "cublasLtMatmulPreferenceSetAttribute"));
   KTUNE_RETURN_IF_ERROR(lib.bind(a.heuristic, "cublasLtMatmulAlgoGetHeuristic"));
   KTUNE_RETURN_IF_ERROR(lib.bind(a.matmul, "cublasLtMatmul"));
+  if (!lib.bind(a.configGet, "cublasLtMatmulAlgoConfigGetAttribute").ok()) a.configGet = nullptr;
   lt->version_ = a.getVersion();
   const LtStatus st = a.create(&lt->handle_);
   if (st != 0 || !lt->handle_)
@@ -321,6 +325,12 @@ Expected<std::vector<LtAlgo>> CublasLt::heuristics(const LtProblem& p, int max_a
     std::memcpy(a.bytes.data(), res[i].algo.data, sizeof(a.bytes));
     a.workspace_bytes = static_cast<int64_t>(res[i].workspaceSize);
     a.waves = res[i].wavesCount;
+    uint32_t tile = 0;
+    size_t written = 0;
+    if (api_->configGet &&
+        api_->configGet(&res[i].algo, kAlgoConfigTileId, &tile, sizeof(tile), &written) == 0 &&
+        written == sizeof(tile) && !ltTileShape(tile, &a.tile_m, &a.tile_n))
+      a.tile_m = a.tile_n = 0;
     out.push_back(a);
   }
   if (out.empty()) return Status::Unsupported("cuBLASLt proposes no algorithm for this GEMM");

@@ -59,6 +59,10 @@ struct LtAlgo {
   std::array<uint64_t, 8> bytes{};
   int64_t workspace_bytes = 0;
   float waves = 0;
+  // The output tile in cuBLASLt's column-major terms: tile_m along its m (the row-major problem's
+  // N), tile_n along its n (M); from CUBLASLT_ALGO_CONFIG_TILE_ID, 0 when unknown (an id()-parsed
+  // algorithm, a library without the attribute call, a tile id newer than ltTileShape's table).
+  int tile_m = 0, tile_n = 0;
   // "cublaslt:idx=3:algo=<128 hex digits>".
   std::string id() const;
   // Inverse of id(); kInvalidArgument naming the defect otherwise.
@@ -78,6 +82,10 @@ LtColumnMajor columnMajorView(const LtProblem& p);
 // kUnsupported for fp8 inputs in another layout than NT; kInvalidArgument for fp8 scale pointers
 // that are not 16-byte aligned.
 Status checkLtProblem(const LtProblem& p, const std::string& lib);
+// The shape (m x n, cuBLASLt's terms) of a cublasLtMatmulTile_t id; false for an unknown id
+// (ops/vendor/cublaslt_tiles.cc, generated from cublasLt.h by dev/gen_lt_tiles.py).
+bool ltTileShape(uint32_t id, int* m, int* n);
+
 // "<lib>:idx=<index>:algo=<2*n hex digits>" for an opaque algorithm of n bytes.
 std::string algoId(const std::string& lib, int index, const void* bytes, size_t n);
 // Inverse of algoId; kInvalidArgument naming the defect (wrong library, bad index, length, digit).

@@ -53,6 +53,23 @@ TEST(GemmOpMapping, ActivationsAreNotOfferedToCublasLt) {
   EXPECT_EQ(toLtProblem(s).status().code(), Code::kUnsupported);
 }
 
+// cuBLASLt's tile ids (cublasLtMatmulTile_t, from cublasLt.h) name their shapes: the wide-tile
+// rule reads an algorithm's output tile through them (autotune/predict.h).
+TEST(GemmOpMapping, CublasLtTileIdsNameTheirShapes) {
+  int m = 0, n = 0;
+  ASSERT_TRUE(cublaslt::ltTileShape(10, &m, &n));  // CUBLASLT_MATMUL_TILE_64x8
+  EXPECT_EQ(m, 64);
+  EXPECT_EQ(n, 8);
+  ASSERT_TRUE(cublaslt::ltTileShape(393, &m, &n));  // CUBLASLT_MATMUL_TILE_128x8
+  EXPECT_EQ(m, 128);
+  EXPECT_EQ(n, 8);
+  ASSERT_TRUE(cublaslt::ltTileShape(0x14c, &m, &n));  // CUBLASLT_MATMUL_TILE_64x216
+  EXPECT_EQ(m, 64);
+  EXPECT_EQ(n, 216);
+  EXPECT_FALSE(cublaslt::ltTileShape(0, &m, &n));  // CUBLASLT_MATMUL_TILE_UNDEFINED
+  EXPECT_FALSE(cublaslt::ltTileShape(60000, &m, &n));
+}
+
 TEST(GemmOpMapping, CublasLtOpenFailsCleanlyWithoutAGpu) {
   // Here (CI) either the library or the device is missing: a clear error, never a crash. On a GPU
   // machine it opens.

@@ -46,11 +46,16 @@ struct FakeVendors {
       : env(e), rank_ms(std::move(ms)), bytes_per_ms(bpm),
         scratch(*e.backend->alloc(size_t(0.3 * bpm) + 1)) {}
 
+  // Each rank's output tile (rows along the problem's n, columns across it), when set: the
+  // library marks the wide-tile rule's pick as GemmOp's cuBLASLt candidates do.
+  std::vector<predict::VendorTile> tiles;
+
   void addTo(testfamily::SpecFamily<Scale>& fam) {
-    fam.spec.vendor_candidates = [](const Scale& p) {
+    fam.spec.vendor_candidates = [this](const Scale& p) {
       std::vector<VendorCandidate> v;
       for (size_t r = 0; r < 3; ++r)
         v.push_back({"fake:idx=" + std::to_string(r) + ":n=" + std::to_string(p.n), "fakeblas", r == 0});
+      if (const size_t i = predict::wideTilePick(p.n, tiles); i > 0) v[i].predicted = true;
       return v;
     };
     fam.spec.vendor_launch = [this](const std::string& id, const Scale& p, StreamHandle s) -> Status {
@@ -145,6 +150,77 @@ TEST(ShapesVendorRank, TuningRecordsEveryRankAndAnUnseenKeyRunsTheDefault) {
   gate.open();
   t->waitBackground();
   EXPECT_EQ(f.lookup(p)->origin, "memory");
+  ASSERT_TRUE(env.backend->destroyStream(s).ok());
+}
+
+// The wide-tile rule (predict.h): from M >= kWideTileMinRows, a default whose tile is narrower
+// than kWideTileCols across N gives way to the first of ranks 1..kRaceVendor with a wide tile, if
+// that one pads M to no more rows than the default. Tiles are {rows along M, columns along N}.
+TEST(PredictWideTile, TheFirstWideRankReplacesANarrowDefaultThatPadsNoLess) {
+  using T = predict::VendorTile;
+  // 215 x 4096 x 14336 (held-out rows): #0 64 across N x 112 along M; #1, 128 x 112, ran 0.77 of it.
+  const std::vector<T> l215 = {{112, 64}, {112, 128}, {216, 64}, {72, 192}};
+  EXPECT_EQ(predict::wideTilePick(215, l215), 1u);
+  EXPECT_EQ(predict::wideTilePick(191, l215), 0u);  // under kWideTileMinRows
+  EXPECT_EQ(predict::wideTilePick(215, {{112, 128}, {112, 256}}), 0u);  // #0 wide already
+  EXPECT_EQ(predict::wideTilePick(300, {{152, 64}, {152, 96}, {152, 128}}), 2u);  // 96 is narrow
+  // 362 x 4096 x 4096: the first wide one (#2, 128 x 96) pads to 384 rows, #0 (64 x 184) to 368.
+  EXPECT_EQ(predict::wideTilePick(362, {{184, 64}, {128, 96}, {96, 128}, {184, 128}}), 0u);
+  // M = 229: #1 128 x 64 pads to 256 rows, #0 64 x 120 to 240; the rule keeps the default rather
+  // than looking further (#2 would pad to 240).
+  EXPECT_EQ(predict::wideTilePick(229, {{120, 64}, {64, 128}, {80, 128}}), 0u);
+  EXPECT_EQ(predict::wideTilePick(224, {{112, 64}, {56, 128}}), 1u);  // equal padding: 224 both
+  // Only ranks 1..kRaceVendor; unknown tiles (0) never count.
+  EXPECT_EQ(predict::wideTilePick(300, {{152, 64}, {152, 64}, {152, 96}, {152, 64}, {152, 128}}), 0u);
+  EXPECT_EQ(predict::wideTilePick(300, {{0, 0}, {152, 128}}), 0u);
+  EXPECT_EQ(predict::wideTilePick(300, {{152, 64}, {0, 0}, {152, 128}}), 2u);
+  EXPECT_EQ(predict::wideTilePick(300, {}), 0u);
+}
+
+// An unseen key whose vendor default has a narrow tile, with nothing tuned, runs the vendor's
+// wide-tile pick at once (inside a capture too), and its prediction says so; a key under
+// kWideTileMinRows keeps the default.
+TEST(ShapesVendorRank, AnUnseenKeyRunsTheWideTilePickInPlaceOfANarrowDefault) {
+  const double bytes_per_ms = 1e7;
+  Env env(/*noise=*/0, /*seed=*/1, bytes_per_ms);
+  env.costEvery(0.5);
+  FakeVendors vendors(env, {{0, 0.2}, {1, 0.1}, {2, 0.15}}, bytes_per_ms);
+  vendors.tiles = {{112, 64}, {112, 128}, {216, 64}};
+  EngineOptions o = env.options();
+  o.options.background_duty = 1;
+  auto t = Engine::create(env.backend, o).value();
+  testsupport::Gate gate;  // the keys' background work waits until the test has looked
+  testfamily::SpecFamily<Scale> fam = env.family();
+  vendors.addTo(fam);
+  auto make = fam.spec.make_problem;
+  fam.spec.make_problem = [&gate, make](const std::string& j) {
+    EXPECT_TRUE(gate.wait());
+    return make(j);
+  };
+  auto f = addFamily(*t, std::move(fam)).value();
+  Scale p = env.problem(2048), small = env.problem(128);
+  auto pred = f.predict(p).value();
+  EXPECT_EQ(pred.source, "fakeblas");
+  EXPECT_EQ(pred.config, "fake:idx=1:n=2048");
+  EXPECT_EQ(pred.basis, predict::kVendorTilesBasis);
+  EXPECT_EQ(pred.rule, "wide tile");
+  EXPECT_EQ(f.predict(small).value().config, "fake:idx=0:n=128");
+  StreamHandle s = env.backend->createStream().value();
+  env.backend->setCapturing(s, true);
+  ASSERT_TRUE(f(p, s).ok());
+  ASSERT_TRUE(f(small, s).ok());
+  env.backend->setCapturing(s, false);
+  EXPECT_EQ(f.lookup(p)->origin, "predicted");
+  EXPECT_EQ(f.lookup(p)->winner, "fake:idx=1:n=2048");
+  EXPECT_EQ(f.lookup(small)->origin, "default");
+  {
+    std::lock_guard<std::mutex> l(vendors.mu);
+    ASSERT_EQ(vendors.launched.size(), 2u);
+    EXPECT_EQ(vendors.launched[0], "fake:idx=1:n=2048");
+    EXPECT_EQ(vendors.launched[1], "fake:idx=0:n=128");
+  }
+  gate.open();
+  t->waitBackground();
   ASSERT_TRUE(env.backend->destroyStream(s).ok());
 }
 
