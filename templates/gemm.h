@@ -186,9 +186,12 @@ struct TmaDescriptors {
 // (ConfigSpace::addOptionalInts: 0, 128 or 256; never enumerated), kTmaL2Promotion when absent.
 // They are host-side only: not defines (gemm::defines leaves them out), so configs that differ in
 // them share one compiled kernel. Only the runner (gemm_bench, the GPU tests) reads them: the tuned
-// op's maps are encoded per call, before a config is chosen, with the defaults.
+// op's maps are encoded per call, before a config is chosen, with the defaults: A 128 bytes (a box
+// row of 16-bit A), B and C 256. A at 128 measured 0.4-1.2% faster at 3000x5000x1000 (NT and NN,
+// the four-block clusters) and level (within 0.15%) at 4096^3, 4096x6144x4096 and 4096x4096x14336;
+// B at 128 and both at 0 gained less (bench/NOTES.md, issue 33, sixteenth session).
 struct TmaL2Promotion {
-  int a = 256, b = 256, c = 256;
+  int a = 128, b = 256, c = 256;
 };
 inline constexpr TmaL2Promotion kTmaL2Promotion{};
 TmaL2Promotion tmaL2Promotion(const Config& c);

@@ -276,6 +276,10 @@ TEST(GemmTma, L2PromotionProbeKnobsAreHostSideOnly) {
   EXPECT_EQ(d0.a.l2_promotion_bytes, kTmaL2Promotion.a);
   EXPECT_EQ(d0.b.l2_promotion_bytes, kTmaL2Promotion.b);
   EXPECT_EQ(d0.c.l2_promotion_bytes, kTmaL2Promotion.c);
+  EXPECT_EQ(d0.a.l2_promotion_bytes, 128);  // the measured default (gemm.h)
+  EXPECT_EQ(d0.b.l2_promotion_bytes, 256);
+  // The tuned op's maps (no config): the same defaults.
+  EXPECT_EQ(tmaDescriptors(s, 0x10000, 0x20000, 0x30000).a.l2_promotion_bytes, 128);
   c.set("TMA_L2A", int64_t{0});
   c.set("TMA_L2B", int64_t{128});
   c.set("TMA_L2C", int64_t{256});
