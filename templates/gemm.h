@@ -188,8 +188,8 @@ struct TmaDescriptors {
 // them share one compiled kernel. Only the runner (gemm_bench, the GPU tests) reads them: the tuned
 // op's maps are encoded per call, before a config is chosen, with the defaults: A 128 bytes (a box
 // row of 16-bit A), B and C 256. A at 128 measured 0.4-1.2% faster at 3000x5000x1000 (NT and NN,
-// the four-block clusters) and level (within 0.15%) at 4096^3, 4096x6144x4096 and 4096x4096x14336;
-// B at 128 and both at 0 gained less (bench/NOTES.md, issue 33, sixteenth session).
+// the four-block clusters) and level (within 0.3%) at 4096^3, 4096x6144x4096 and 4096x4096x14336;
+// B at 128 and both at 0 gained less (bench/NOTES.md, issue 33: the tma maps' L2 promotion).
 struct TmaL2Promotion {
   int a = 128, b = 256, c = 256;
 };
