@@ -45,8 +45,20 @@ CL4E1="BLOCK_N=256,CONSUMERS=2,CLUSTER_M=4,WG_M=1,NUM_STAGES=4,GROUP_M=16,EPI_TM
 # are not in the kernel: bench/NOTES.md.)
 E4="BLOCK_N=256,$C2,WG_M=1,NUM_STAGES=4,GROUP_M=16,EPI_TMA=3,SPLIT_K=2,PINGPONG=0"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv > "$OUT/gpu.txt" 2>&1
-# A list of NAME[@shape] (names of the configs above) as gemm_bench's CONFIG[@shape];... list.
-configs() { local out="" n v; for n in $1; do v=${n%%@*}; out="$out${out:+;}${!v}${n#"$v"}"; done; echo "$out"; }
+# A list of NAME[+KNOB=V...][@shape] (names of the configs above, each +KNOB=V replacing or adding
+# one knob: B+GROUP_M=8, B+TMA_L2A=128+TMA_L2B=128) as gemm_bench's CONFIG[@shape];... list.
+configs() {
+  local out="" n v b x kv cfg
+  for n in $1; do
+    v=${n%%@*}; b=${v%%+*}; cfg=${!b}; x=${v#"$b"}
+    for kv in ${x//+/ }; do
+      if [[ ",$cfg," == *",${kv%%=*}="* ]]; then cfg=$(sed -E "s/(^|,)${kv%%=*}=[^,]*/\1$kv/" <<< "$cfg")
+      else cfg="$cfg,$kv"; fi
+    done
+    out="$out${out:+;}$cfg${n#"$v"}"
+  done
+  echo "$out"
+}
 PB=$PWD/pb
 export LD_LIBRARY_PATH="$PB/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 "$PB/bench/gemm_bench" --shapes=none > /dev/null 2> "$OUT/prebuilt.err" ||

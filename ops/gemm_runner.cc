@@ -134,7 +134,10 @@ Status GemmRunner::launch(gemm::KernelKind kind, const Config& config, const gem
   const bool decode_maps = gemm::decodeTakesTensorMaps(kind, config);
   if (kind == gemm::KernelKind::kTma || decode_maps) {
     const auto encode = [this](const TensorMap2DDesc& x) { return backend_.encodeTensorMap2D(x); };
-    const gemm::TmaDescriptors d = gemm::tmaDescriptors(s, buf.a, buf.b, buf.c);
+    // The config's L2 promotion probe knobs (TMA_L2A/B/C) on the kTma kind's own maps only.
+    const gemm::TmaDescriptors d = gemm::tmaDescriptors(
+        s, buf.a, buf.b, buf.c,
+        kind == gemm::KernelKind::kTma ? gemm::tmaL2Promotion(config) : gemm::kTmaL2Promotion);
     const TensorMapCache::Maps m = tma_maps_.get(d, encode);
     // A or B that cannot be encoded: encode again for the driver's reason (not cached).
     if (!m.a_ok || !m.b_ok) {

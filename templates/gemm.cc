@@ -286,7 +286,8 @@ Status applicable(KernelKind k, const Config& c, const GemmShape& s) {
 std::vector<std::pair<std::string, std::string>> defines(KernelKind k, const Config& c,
                                                          const GemmShape& s) {
   std::vector<std::pair<std::string, std::string>> d;
-  for (const auto& [name, value] : c.params()) d.emplace_back(name, paramValueToString(value));
+  for (const auto& [name, value] : c.params())
+    if (!isHostOnlyKnob(k, name)) d.emplace_back(name, paramValueToString(value));
   d.emplace_back("LAYOUT", std::to_string(static_cast<int>(s.layout)));
   d.emplace_back("DTYPE_AB", std::to_string(static_cast<int>(s.ab)));
   d.emplace_back("DTYPE_C", std::to_string(static_cast<int>(s.c)));

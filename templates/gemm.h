@@ -181,7 +181,23 @@ TmaSplitScratch tmaSplitScratch(const Config& c, int64_t blocks);
 struct TmaDescriptors {
   TensorMap2DDesc a, b, c;
 };
-TmaDescriptors tmaDescriptors(const GemmShape& s, DevicePtr a, DevicePtr b, DevicePtr c);
+// The maps' L2 promotion per operand (TensorMap2DDesc::l2_promotion_bytes). A kTma config may name
+// it per operand with TMA_L2A / TMA_L2B / TMA_L2C, probe knobs outside the tuning space
+// (ConfigSpace::addOptionalInts: 0, 128 or 256; never enumerated), kTmaL2Promotion when absent.
+// They are host-side only: not defines (gemm::defines leaves them out), so configs that differ in
+// them share one compiled kernel. Only the runner (gemm_bench, the GPU tests) reads them: the tuned
+// op's maps are encoded per call, before a config is chosen, with the defaults: A 128 bytes (a box
+// row of 16-bit A), B and C 256. A at 128 measured 0.4-1.2% faster at 3000x5000x1000 (NT and NN,
+// the four-block clusters) and level (within 0.3%) at 4096^3, 4096x6144x4096 and 4096x4096x14336;
+// B at 128 and both at 0 gained less (bench/NOTES.md, issue 33: the tma maps' L2 promotion).
+struct TmaL2Promotion {
+  int a = 128, b = 256, c = 256;
+};
+inline constexpr TmaL2Promotion kTmaL2Promotion{};
+TmaL2Promotion tmaL2Promotion(const Config& c);
+bool isHostOnlyKnob(KernelKind k, const std::string& name);
+TmaDescriptors tmaDescriptors(const GemmShape& s, DevicePtr a, DevicePtr b, DevicePtr c,
+                              TmaL2Promotion l2 = kTmaL2Promotion);
 
 // The decode kernel's TMA-fed body (DC_WG = 2) takes, after the common arguments, the kTma
 // launch's tail (tmaDescriptors' maps, c_ok, the two scale pointers; not read) and then the three

@@ -59,6 +59,12 @@ TEST(GemmGpu, TmaEveryLayoutVsReference) {
   // second cluster tile one partial block and three below M; 1100 x 4097 runs 3 x 17 cluster tiles
   // (more than the resident clusters: the grid-stride walk); K = 1000 and 264 end mid k-tile.
   const Config four = tma(256, 2, 1, 4, 4, 2, 1);
+  // The cluster pair with its maps' L2 promotion off or halved (TMA_L2A/B/C, host-side probe
+  // knobs: the same compiled kernel as cfgs[kPairDefer], other tensor maps).
+  Config l2p = tma(256, 2, 1, 4, 2, 2, 1);
+  l2p.set("TMA_L2A", int64_t{0});
+  l2p.set("TMA_L2B", int64_t{128});
+  l2p.set("TMA_L2C", int64_t{0});
   auto kMajorB = [](Layout l) { return l == Layout::kNT || l == Layout::kTT; };
   struct Case { int64_t m, n, k; ElemType ab, c; bool bias; Activation act; float beta; };
   const Case four_cases[] = {
@@ -108,6 +114,7 @@ TEST(GemmGpu, TmaEveryLayoutVsReference) {
     Problem p(s, seed++);
     const auto ref = p.hostReference();
     for (const Config& c : cfgs) expectMatches(KernelKind::kTma, c, p, ref);
+    expectMatches(KernelKind::kTma, l2p, p, ref);
     EXPECT_EQ(gemm::applicable(KernelKind::kTma, four, s).code(), Code::kUnsupported)
         << gemm::shapeKey(s);
     for (const Config& c : wide) {

@@ -260,6 +260,45 @@ TEST(GemmTma, WideTilesTheirSharedMemoryTileCountAndLayouts) {
                   .ok());
 }
 
+// TMA_L2A / B / C, the maps' L2 promotion per operand: probe knobs outside the space (never
+// enumerated, absent = kTmaL2Promotion), carried by the maps, and no defines (configs that differ
+// only in them share one compiled kernel).
+TEST(GemmTma, L2PromotionProbeKnobsAreHostSideOnly) {
+  const ConfigSpace& space = configSpace(KernelKind::kTma);
+  for (const Config& c : space.enumerate("cuda", 227 * 1024).accepted)
+    ASSERT_FALSE(c.has("TMA_L2A") || c.has("TMA_L2B") || c.has("TMA_L2C")) << c.toString();
+  Config c{{"BLOCK_N", int64_t{256}}, {"CONSUMERS", int64_t{2}}, {"WG_M", int64_t{1}},
+           {"NUM_STAGES", int64_t{4}}, {"GROUP_M", int64_t{16}}, {"CLUSTER_M", int64_t{1}},
+           {"EPI_TMA", int64_t{2}},    {"SPLIT_K", int64_t{1}},  {"PINGPONG", int64_t{0}}};
+  const GemmShape s = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 4096, 6144, 4096);
+  const auto plain = defines(KernelKind::kTma, c, s);
+  const TmaDescriptors d0 = tmaDescriptors(s, 0x10000, 0x20000, 0x30000, tmaL2Promotion(c));
+  EXPECT_EQ(d0.a.l2_promotion_bytes, kTmaL2Promotion.a);
+  EXPECT_EQ(d0.b.l2_promotion_bytes, kTmaL2Promotion.b);
+  EXPECT_EQ(d0.c.l2_promotion_bytes, kTmaL2Promotion.c);
+  EXPECT_EQ(d0.a.l2_promotion_bytes, 128);  // the measured default (gemm.h)
+  EXPECT_EQ(d0.b.l2_promotion_bytes, 256);
+  // The tuned op's maps (no config): the same defaults.
+  EXPECT_EQ(tmaDescriptors(s, 0x10000, 0x20000, 0x30000).a.l2_promotion_bytes, 128);
+  c.set("TMA_L2A", int64_t{0});
+  c.set("TMA_L2B", int64_t{128});
+  c.set("TMA_L2C", int64_t{256});
+  ASSERT_TRUE(space.validate(c).ok()) << space.validate(c).toString();
+  EXPECT_EQ(defines(KernelKind::kTma, c, s), plain);
+  const TmaDescriptors d = tmaDescriptors(s, 0x10000, 0x20000, 0x30000, tmaL2Promotion(c));
+  EXPECT_EQ(d.a.l2_promotion_bytes, 0);
+  EXPECT_EQ(d.b.l2_promotion_bytes, 128);
+  EXPECT_EQ(d.c.l2_promotion_bytes, 256);
+  for (const TensorMap2DDesc* m : {&d.a, &d.b, &d.c})
+    EXPECT_TRUE(checkTensorMap2D(*m).ok()) << checkTensorMap2D(*m).toString();
+  for (int64_t v : {64, 96, 512}) {  // 64 is a driver value, not one the knobs offer
+    Config bad = c;
+    bad.set("TMA_L2B", v);
+    EXPECT_EQ(space.validate(bad).code(), Code::kInvalidArgument) << v;
+  }
+  EXPECT_FALSE(isHostOnlyKnob(KernelKind::kDecode, "TMA_L2A"));
+}
+
 // AMD: every MFMA config compiling for gfx90a and gfx942, with occupancy and ISA checks, lives in
 // amd_spaces_test (one program for all AMD sweeps, so the compiles are shared).
 

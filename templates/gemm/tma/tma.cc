@@ -39,7 +39,8 @@ TensorMap2DDesc boxMap(DevicePtr p, int elem_bytes, int64_t rows, int64_t cols, 
 }
 }  // namespace
 
-TmaDescriptors tmaDescriptors(const GemmShape& s, DevicePtr a, DevicePtr b, DevicePtr c) {
+TmaDescriptors tmaDescriptors(const GemmShape& s, DevicePtr a, DevicePtr b, DevicePtr c,
+                              TmaL2Promotion l2) {
   TmaDescriptors d;
   const int eb = static_cast<int>(elemBytes(s.ab));
   // A and B as stored: [M][K] or [K][M], [N][K] or [K][N] (the kernel picks the coordinates).
@@ -47,7 +48,22 @@ TmaDescriptors tmaDescriptors(const GemmShape& s, DevicePtr a, DevicePtr b, Devi
   d.b = boxMap(b, eb, storedRowsB(s), storedColsB(s), s.ldb);
   // C: rows M, cols N, ldc, boxes of 64 x 64 16-bit elements (fp32 C keeps the direct stores).
   d.c = boxMap(c, static_cast<int>(elemBytes(s.c)), s.m, s.n, s.ldc);
+  d.a.l2_promotion_bytes = l2.a;
+  d.b.l2_promotion_bytes = l2.b;
+  d.c.l2_promotion_bytes = l2.c;
   return d;
+}
+
+TmaL2Promotion tmaL2Promotion(const Config& c) {
+  TmaL2Promotion l2;
+  l2.a = static_cast<int>(c.getInt("TMA_L2A", kTmaL2Promotion.a));
+  l2.b = static_cast<int>(c.getInt("TMA_L2B", kTmaL2Promotion.b));
+  l2.c = static_cast<int>(c.getInt("TMA_L2C", kTmaL2Promotion.c));
+  return l2;
+}
+
+bool isHostOnlyKnob(KernelKind k, const std::string& name) {
+  return k == KernelKind::kTma && (name == "TMA_L2A" || name == "TMA_L2B" || name == "TMA_L2C");
 }
 
 namespace detail {
@@ -65,7 +81,17 @@ ConfigSpace buildSpace() {
       .addInts("CLUSTER_M", {1, 2, 4}, "cuda")
       .addInts("EPI_TMA", {0, 1, 2}, "cuda")
       .addInts("SPLIT_K", {1, 2, 4}, "cuda")
-      .addInts("PINGPONG", {0, 1}, "cuda");
+      .addInts("PINGPONG", {0, 1}, "cuda")
+      .addOptionalInts("TMA_L2A", {0, 128, 256}, "cuda")
+      .addOptionalInts("TMA_L2B", {0, 128, 256}, "cuda")
+      .addOptionalInts("TMA_L2C", {0, 128, 256}, "cuda");
+  // TMA_L2A / B / C (probe knobs, not enumerated; absent: kTmaL2Promotion): the maps' L2
+  // promotion in bytes per operand (gemm.h's tmaL2Promotion).
+  s.constrain("TMA_L2A, TMA_L2B, TMA_L2C one of 0, 128, 256", [](K c) {
+    const TmaL2Promotion l2 = tmaL2Promotion(c);
+    const auto ok = [](int v) { return v == 0 || v == 128 || v == 256; };
+    return ok(l2.a) && ok(l2.b) && ok(l2.c);
+  });
   // Each consumer thread holds WG_M * BLOCK_N / 2 fp32 accumulators; 128 is the most that leaves
   // room for the cooperative kernel's addressing and deferred epilogue under setmaxnreg's
   // 232-register budget; a ping-pong consumer (one tile, no packed C) also takes 128 x 192 (192).
