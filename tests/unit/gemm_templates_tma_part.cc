@@ -274,7 +274,7 @@ TEST(GemmTma, GateUpPairTilesMapsAndRefusals) {
   ASSERT_TRUE(applicable(KernelKind::kTma, c, g).ok()) << applicable(KernelKind::kTma, c, g).toString();
   auto p = launchPlan(KernelKind::kTma, c, g, h);
   ASSERT_TRUE(p.ok()) << p.status().toString();
-  EXPECT_EQ(p->grid.x, 96u);  // 6144 / 64 pair tiles: the plain GEMM over 6144 rows has 48
+  EXPECT_EQ(p->grid.x, 96u);  // 12288 weight rows in tiles of 64 gate + 64 up rows: as the plain GEMM
   GemmShape odd = g;  // N / 2 = 333: ceil(333 / 128) tiles of 256 pair columns
   odd.m = 97, odd.n = 666, odd.ldc = 333;
   Config wide = c;
