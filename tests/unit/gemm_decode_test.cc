@@ -321,19 +321,25 @@ TEST(GemmDecode, CuratedConfigsCoverEveryDecodeM) {
 
 // The GEMM family's candidates are the curated configs of representative problems, not of the
 // key: every M of 1..128 must find a decode config of its own DC_MT tier among them. Keys of
-// 17..32 rows found none, so a gate/up pair there (silu_mul runs on the decode kernel only) had
-// no candidate and `ktune tune gemm --epilogue silu_mul` found no winner.
+// 17..32 rows found none, so a gate/up pair there (then on the decode kernel only) had no
+// candidate and `ktune tune gemm --epilogue silu_mul` found no winner. The tma kind's pair
+// (BLOCK_N 128 / 256, EPI_TMA 0 / 1) is among the candidates at every M too.
 TEST(GemmDecode, TheFamilysCandidatesCoverEveryDecodeM) {
-  auto family = gemm_ops::familyConfigs({KernelKind::kDecode}, "cuda", false, 227 * 1024,
-                                        sm90aDevice(), "");
+  auto family = gemm_ops::familyConfigs({KernelKind::kDecode, KernelKind::kTma}, "cuda", false,
+                                        227 * 1024, sm90aDevice(), "");
   ASSERT_TRUE(family.ok()) << family.status().toString();
   for (int64_t m = 1; m <= 128; ++m) {
     GemmShape s = nt(m, 4096, 4096);
     s.act = Activation::kSiluMul;
-    int applicable = 0;
-    for (const Config& c : *family)
-      applicable += gemm::applicable(KernelKind::kDecode, gemm_ops::knobsOf(c), s).ok();
-    EXPECT_GE(applicable, 2) << "M=" << m;
+    s.ldc = 2048;
+    int applicable[2] = {0, 0};
+    for (const Config& c : *family) {
+      auto k = gemm_ops::kindOf(c);
+      ASSERT_TRUE(k.ok());
+      applicable[*k == KernelKind::kTma] += gemm::applicable(*k, gemm_ops::knobsOf(c), s).ok();
+    }
+    EXPECT_GE(applicable[0], 2) << "decode, M=" << m;
+    EXPECT_GE(applicable[1], 8) << "tma, M=" << m;
   }
 }
 
