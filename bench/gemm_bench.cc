@@ -90,7 +90,8 @@ void runShape(const ShapeSpec& sp) {
     std::vector<Cand> cands;
     for (KernelKind k : kNvidiaKinds) {
       if ((k == KernelKind::kSkinny || k == KernelKind::kDecode) && sp.m > 128) continue;
-      if (!kindEnabled(k) || (shape.act == gemm::Activation::kSiluMul && k != KernelKind::kDecode))
+      if (!kindEnabled(k) || (shape.act == gemm::Activation::kSiluMul && k != KernelKind::kDecode &&
+                              k != KernelKind::kTma))
         continue;
       for (const Config& cfg : candidates(k, shape)) {
         const double us = timeUs([&](int i) {
@@ -111,8 +112,8 @@ void runShape(const ShapeSpec& sp) {
   const Cand best = pick(true, s);
   if (best.us < 0) return;
   const Cand rbest = rotate ? pick(false, s) : best;
-  const bool gate_up = kindEnabled(KernelKind::kDecode) && sp.m <= 128 && sp.n % 2 == 0 &&
-                       sp.layout == gemm::Layout::kNT;
+  const bool gate_up = (kindEnabled(KernelKind::kDecode) || kindEnabled(KernelKind::kTma)) &&
+                       sp.m <= 128 && sp.n % 2 == 0 && sp.layout == gemm::Layout::kNT;
   const Cand gbest = gate_up ? pick(true, gatedShape(s)) : Cand{KernelKind::kDecode, Config(), -1};
   const Cand grbest = gate_up && rotate ? pick(false, gatedShape(s)) : gbest;
   auto lp = toLtProblem(s);
@@ -159,7 +160,7 @@ void runShape(const ShapeSpec& sp) {
       rb = readBound(flush ? std::vector<DevicePtr>{buf.b} : bs, sp.n * sp.k * eb, flush);
     }
     const Cand& gc = flush ? gbest : grbest;
-    registerMode(run, flush, bc.k, bc.c, algos->front(), ltbest, rb, gc.us > 0 ? gc.c : Config());
+    registerMode(run, flush, bc.k, bc.c, algos->front(), ltbest, rb, gc.k, gc.us > 0 ? gc.c : Config());
   }
 }
 
@@ -177,8 +178,11 @@ void precompile(const std::vector<ShapeSpec>& shapes) {
         if (std::find(cs.begin(), cs.end(), t) == cs.end()) cs.push_back(t);
       for (auto& c : cs) {
         jobs.push_back({k, {c, s}});
-        if (k != gemm::KernelKind::kDecode || sp.n % 2) continue;
-        jobs.push_back({k, {c, gatedShape(s)}});  // the gate/up variant timed beside the winner
+        // The gate/up variant timed beside the winner (the decode and tma kinds' configs that take it).
+        if (sp.m > 128 || sp.n % 2 || sp.layout != gemm::Layout::kNT ||
+            !gemm::applicable(k, c, gatedShape(s)).ok())
+          continue;
+        jobs.push_back({k, {c, gatedShape(s)}});
       }
     }
   }
@@ -246,8 +250,8 @@ int main(int argc, char** argv) {
       {4096, 4096, 14336, Layout::kNT}, {4096, 6144, 4096, Layout::kNT},
   };
   // Decode (issue 32): M = 1..128 (powers of two) over the five LLM weight shapes; each row
-  // reports its weight-read bound (read/ktune) and, where the decode kernel wins, its gate/up
-  // epilogue (silu_mul/ktune). --shapes=small (M < 1024) or decode (M <= 128) selects them.
+  // reports its weight-read bound (read/ktune) and its gate/up epilogue (silu_mul/ktune: the
+  // fastest decode or tma config of the pair against the plain pick). --shapes=small (M < 1024) or decode (M <= 128) selects them.
   const std::pair<int64_t, int64_t> weights[] = {
       {4096, 4096}, {6144, 4096}, {14336, 4096}, {4096, 14336}, {28672, 4096}};
   for (const auto& [n, k] : weights)

@@ -32,10 +32,10 @@ inline gemm::GemmShape gatedShape(gemm::GemmShape s) {
 // Registers the interleaved measurement of one (shape, mode): ktune's config, cuBLASLt #0, the
 // best cuBLASLt algorithm and (when given) the weight-read bound, g->rounds rounds, each variant
 // first in turn; RESULT/RATIO/CLOCKS lines and a summary row.
-// `gated`: the fastest decode config of the gate/up variant (empty: none applies).
+// `gated`: the fastest config (of kind gk) of the gate/up variant (empty: none applies).
 inline void registerMode(const ShapeRun& r, bool flush, gemm::KernelKind k, const Config& c,
                   const cublaslt::LtAlgo& lt0, const cublaslt::LtAlgo& ltbest, const bench::ReadChoice& rb,
-                  const Config& gated) {
+                  gemm::KernelKind gk, const Config& gated) {
   const std::string mode = flush ? "flush" : "rot";
   benchmark::RegisterBenchmark((r.name + "/" + mode).c_str(), [=](benchmark::State& st) {
     std::vector<std::function<Status(int)>> fns = {
@@ -53,12 +53,12 @@ inline void registerMode(const ShapeRun& r, bool flush, gemm::KernelKind k, cons
       ratios.push_back(&row.read_ratio);
     }
     // The gate/up epilogue over the same weights (B = [gate; up], C gets N/2 columns) with its own
-    // fastest decode config: what fusing SiLU*Mul into the GEMM costs (issue 32: <= 1.03x the
+    // fastest decode or tma config: what fusing SiLU*Mul into the GEMM costs (issue 32: <= 1.03x the
     // plain GEMM's best).
     const gemm::GemmShape gs = gatedShape(r.s);
     if (!gated.empty()) {
       fns.push_back([&, gs](int i) {
-        return g->runner->launch(gemm::KernelKind::kDecode, gated, gs,
+        return g->runner->launch(gk, gated, gs,
                                  flush ? r.buf : r.sets[size_t(i) % r.sets.size()]);
       });
       names.push_back("silu_mul");
@@ -101,7 +101,8 @@ inline void registerMode(const ShapeRun& r, bool flush, gemm::KernelKind k, cons
     row.name = r.name;
     row.mode = mode;
     row.config = std::string(gemm::kernelKindName(k)) + ":" + c.toString() +
-                 (gated.empty() ? "" : "; silu_mul decode:" + gated.toString());
+                 (gated.empty() ? "" : "; silu_mul " + std::string(gemm::kernelKindName(gk)) + ":" +
+                                           gated.toString());
     row.lt_best = "idx=" + std::to_string(ltbest.index);
     row.flops = r.flops;
     for (size_t v = 0; v < fns.size(); ++v) {

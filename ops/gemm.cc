@@ -298,12 +298,14 @@ Status checkCall(const GemmCall& call) {
     return Status::Unsupported(std::string("fp8 GEMM needs layout NT (A [M][K], B [N][K]: both "
                                            "K-major, as fp8 wgmma and cuBLASLt FP8 read them), got ") +
                                gemm::layoutName(call.shape.layout));
-  // The gate/up pair has one kernel: say why it cannot run rather than fail every candidate.
+  // The gate/up pair's reference is the decode kernel's default (State::launchReference), so the
+  // op takes the pair within that kernel's scope (the tma kernel is raced beside it there): say
+  // why it cannot run rather than fail every candidate.
   if (call.shape.act == gemm::Activation::kSiluMul &&
       gemm::curatedConfigs(gemm::KernelKind::kDecode, withAlignment(call.shape, call.buf)).empty())
-    return Status::Unsupported("act silu_mul (gate/up pair) runs on the decode kernel only: layout "
-                               "NT, M <= 128, K % 8 == 0, lda and ldb % 8 == 0, 16-byte aligned A "
-                               "and B; got " + gemm::shapeKey(withAlignment(call.shape, call.buf)));
+    return Status::Unsupported("act silu_mul (gate/up pair) runs within the decode kernel's "
+                               "scope: layout NT, M <= 128, K % 8 == 0, lda and ldb % 8 == 0, "
+                               "16-byte aligned A and B; got " + gemm::shapeKey(withAlignment(call.shape, call.buf)));
   return Status::Ok();
 }
 }  // namespace

@@ -74,7 +74,8 @@ Config GemmOp::State::defaultFor(const GemmCall& call, const std::vector<gemm::K
                   gemm::KernelKind main_kind, const DeviceInfo& dev,
                   const std::string& curated_path) const {
   const gemm::GemmShape s = withAlignment(call.shape, call.buf);
-  // The gate/up pair (silu_mul) runs on the decode kernel only.
+  // The gate/up pair (silu_mul): the decode kernel's default first (the op's scope for the pair
+  // is the decode kernel's, whose default is its reference; the tma kernel is raced beside it).
   const bool gated = s.act == gemm::Activation::kSiluMul;
   for (gemm::KernelKind k : {gated ? gemm::KernelKind::kDecode : gemm::KernelKind::kTma,
                              gemm::KernelKind::kWgmma, main_kind}) {

@@ -272,9 +272,10 @@ int64_t launchSharedBytes(KernelKind k, const Config& c) {
 
 Status applicable(KernelKind k, const Config& c, const GemmShape& s) {
   KTUNE_RETURN_IF_ERROR(validate(s));
-  if (s.act == Activation::kSiluMul && k != KernelKind::kDecode)
+  if (s.act == Activation::kSiluMul && k != KernelKind::kDecode && k != KernelKind::kTma)
     return Status::Unsupported(std::string("act silu_mul (gate/up pair) runs on the decode kernel "
-                                           "only (layout NT, M <= 128), not on ") +
+                                           "(layout NT, M <= 128) and the tma kernel (K-major B) "
+                                           "only, not on ") +
                                kernelKindName(k));
   // FP8 inputs have one kernel: the TMA kernel with the fp8 wgmma (tma.cuh, KT_FP8).
   if (isFp8(s.ab) && k != KernelKind::kTma)

@@ -36,7 +36,8 @@ using ElemType = DType;
 // kSiluMul is the gated form of an MLP's gate/up pair: B holds the concatenated [gate; up] weight
 // (N rows: the first N/2 gate, the last N/2 up) and C gets N/2 columns,
 //   C[m][j] = silu(alpha*G[m][j] + bias[j]) * (alpha*U[m][j] + bias[N/2+j]) + beta*C[m][j]
-// with G, U the two halves of op(A)*op(B). Only the decode kernel (layout NT) computes it.
+// with G, U the two halves of op(A)*op(B). The decode kernel (layout NT) and the tma kernel
+// (K-major B: NT or TT; BLOCK_N 128 or 256, EPI_TMA 0 or 1) compute it.
 enum class Activation { kNone = 0, kSilu = 1, kGelu = 2, kSiluMul = 3 };
 // kWgmma: Hopper (sm_90a) warpgroup MMA fed by cp.async, layout NT only (split-K capable).
 // kTma: Hopper warpgroup MMA fed by TMA, warp-specialised, persistent grid; every layout (MN-major

@@ -147,6 +147,56 @@ TEST(GemmGpu, TmaEveryLayoutVsReference) {
   }
 }
 
+// The gate/up pair (act silu_mul, tma_gated.cuh): B = [gate; up], C gets N / 2 columns. Both
+// epilogues (direct and TMA store), one and two consumers, 128- and 256-wide tiles, the split
+// tail (few tiles: every block on part of K), a cluster pair and ping-pong, against float64 on
+// odd N / 2 (tails of both halves' boxes), K tails, M not a power of two, bias, C += and f32 C;
+// A stored [K][M] (TT) once. The configs the kernel does not take for the pair refuse it.
+TEST(GemmGpu, TmaGateUpPairVsReference) {
+  REQUIRE_GPU();
+  if (env().dev.arch != "sm_90a") GTEST_SKIP() << "tma needs sm_90a, device is " << env().dev.arch;
+  auto tma = [](int64_t bn, int64_t cons, int64_t wgm, int64_t st, int64_t cl, int64_t epi,
+                int64_t split, int64_t pp = 0) {
+    return Config{{"BLOCK_N", bn},     {"CONSUMERS", cons},     {"WG_M", wgm},
+                  {"NUM_STAGES", st},  {"GROUP_M", int64_t{8}}, {"CLUSTER_M", cl},
+                  {"EPI_TMA", epi},    {"SPLIT_K", split},      {"PINGPONG", pp}};
+  };
+  const std::vector<Config> cfgs = {tma(128, 1, 1, 8, 1, 0, 1), tma(128, 1, 1, 8, 1, 1, 1),
+                                    tma(256, 1, 1, 4, 1, 1, 1), tma(128, 2, 1, 5, 1, 1, 1),
+                                    tma(256, 2, 1, 4, 1, 1, 2), tma(128, 2, 2, 4, 1, 1, 1),
+                                    tma(128, 2, 1, 4, 2, 1, 1), tma(256, 2, 1, 4, 1, 1, 1, 1)};
+  struct Case { Layout l; int64_t m, n, k; ElemType c; bool bias; float beta; };
+  const Case cases[] = {
+      {Layout::kNT, 97, 2 * 333, 1032, ElemType::kF16, true, 0.f},
+      {Layout::kNT, 64, 2 * 4099, 520, ElemType::kBF16, false, 1.f},
+      {Layout::kNT, 3, 2 * 129, 4104, ElemType::kBF16, true, 0.f},
+      {Layout::kNT, 120, 2 * 2050, 1000, ElemType::kBF16, false, 0.f},
+      {Layout::kNT, 33, 2 * 333, 264, ElemType::kF32, true, 0.5f},
+      {Layout::kTT, 100, 2 * 161, 520, ElemType::kBF16, true, 0.f},
+  };
+  std::vector<GemmShape> shapes;
+  std::vector<std::tuple<KernelKind, Config, GemmShape>> jobs;
+  for (const Case& cs : cases) {
+    GemmShape s = shapeOf(cs.l, ElemType::kBF16, cs.c, cs.m, cs.n, cs.k);
+    s.lda = (gemm::storedColsA(s) + 7) / 8 * 8;  // TMA needs 16-byte row pitches
+    s.act = Activation::kSiluMul;
+    s.has_bias = cs.bias;
+    s.beta = cs.beta;
+    s.ldc = gemm::outCols(s);
+    shapes.push_back(s);
+    for (const Config& c : cfgs) jobs.emplace_back(KernelKind::kTma, c, s);
+  }
+  precompile(jobs);
+  uint32_t seed = 5000;
+  for (const GemmShape& s : shapes) {
+    Problem p(s, seed++);
+    const auto ref = p.hostReference();
+    for (const Config& c : cfgs) expectMatches(KernelKind::kTma, c, p, ref, 2);
+    for (const Config& c : {tma(192, 2, 1, 4, 1, 1, 1), tma(256, 2, 1, 4, 1, 2, 1)})
+      EXPECT_EQ(gemm::applicable(KernelKind::kTma, c, s).code(), Code::kUnsupported) << c.toString();
+  }
+}
+
 // The persistent cluster grids are the resident clusters of the compiled kernel: the driver's
 // answer for the pair and the four-block clusters (one block per SM: at most SMs / size, fewer
 // where a GPC's SMs do not divide), printed for the bench notes.

@@ -252,7 +252,8 @@ TEST(GemmDecode, CompileChecksAPinnedConfigAtARowCountItServes) {
 }
 
 // The gate/up pair (act silu_mul): B = [gate; up], C gets N/2 columns; its checks, its key, the
-// float64 reference against a hand computation, and only the decode kind computes it.
+// float64 reference against a hand computation, and only the decode and tma kinds compute it
+// (the tma kind's pair: gemm_templates_tma_part.cc).
 TEST(GemmDecode, SiluMulIsTheGateUpPairOnTheDecodeKernel) {
   auto a = parseActivation("silu_mul");
   ASSERT_TRUE(a.ok()) << a.status().toString();
@@ -296,12 +297,12 @@ TEST(GemmDecode, SiluMulIsTheGateUpPairOnTheDecodeKernel) {
   auto plan = launchPlan(KernelKind::kDecode, decodeConfig(1), s, sm90aDevice());
   ASSERT_TRUE(plan.ok()) << plan.status().toString();
   EXPECT_EQ(plan->counters, 0);  // one unit: the tile is never cut
-  for (KernelKind k : {KernelKind::kMma, KernelKind::kSkinny, KernelKind::kWgmma, KernelKind::kTma}) {
+  for (KernelKind k : {KernelKind::kMma, KernelKind::kSkinny, KernelKind::kWgmma}) {
     const auto cs = curatedConfigs(k, nt(2, 4096, 4096));
     if (cs.empty()) continue;
     Status st = applicable(k, cs.front(), s);
     EXPECT_EQ(st.code(), Code::kUnsupported) << kernelKindName(k);
-    EXPECT_NE(st.toString().find("decode kernel only"), std::string::npos) << st.toString();
+    EXPECT_NE(st.toString().find("the tma kernel (K-major B) only"), std::string::npos) << st.toString();
   }
 }
 
@@ -320,19 +321,25 @@ TEST(GemmDecode, CuratedConfigsCoverEveryDecodeM) {
 
 // The GEMM family's candidates are the curated configs of representative problems, not of the
 // key: every M of 1..128 must find a decode config of its own DC_MT tier among them. Keys of
-// 17..32 rows found none, so a gate/up pair there (silu_mul runs on the decode kernel only) had
-// no candidate and `ktune tune gemm --epilogue silu_mul` found no winner.
+// 17..32 rows found none, so a gate/up pair there (then on the decode kernel only) had no
+// candidate and `ktune tune gemm --epilogue silu_mul` found no winner. The tma kind's pair
+// (BLOCK_N 128 / 256, EPI_TMA 0 / 1) is among the candidates at every M too.
 TEST(GemmDecode, TheFamilysCandidatesCoverEveryDecodeM) {
-  auto family = gemm_ops::familyConfigs({KernelKind::kDecode}, "cuda", false, 227 * 1024,
-                                        sm90aDevice(), "");
+  auto family = gemm_ops::familyConfigs({KernelKind::kDecode, KernelKind::kTma}, "cuda", false,
+                                        227 * 1024, sm90aDevice(), "");
   ASSERT_TRUE(family.ok()) << family.status().toString();
   for (int64_t m = 1; m <= 128; ++m) {
     GemmShape s = nt(m, 4096, 4096);
     s.act = Activation::kSiluMul;
-    int applicable = 0;
-    for (const Config& c : *family)
-      applicable += gemm::applicable(KernelKind::kDecode, gemm_ops::knobsOf(c), s).ok();
-    EXPECT_GE(applicable, 2) << "M=" << m;
+    s.ldc = 2048;
+    int applicable[2] = {0, 0};
+    for (const Config& c : *family) {
+      auto k = gemm_ops::kindOf(c);
+      ASSERT_TRUE(k.ok());
+      applicable[*k == KernelKind::kTma] += gemm::applicable(*k, gemm_ops::knobsOf(c), s).ok();
+    }
+    EXPECT_GE(applicable[0], 2) << "decode, M=" << m;
+    EXPECT_GE(applicable[1], 8) << "tma, M=" << m;
   }
 }
 

@@ -351,6 +351,31 @@ TEST_P(GemmNvrtcTmaPart, TmaSpaceCompilesForSm90a) {
     for (size_t i = 0; i < cur.size(); i += quick ? 8 : 4) jobs.emplace_back(KernelKind::kTma, cur[i], g);
     jobs.emplace_back(KernelKind::kTma, cur.back(), g);
   }
+  // The gate/up pair (act silu_mul, tma_gated.cuh): both epilogues, the split tail, a cluster,
+  // ping-pong; bf16 C at a decode shape and fp32 C with bias and residual (A MN-major).
+  GemmShape gu = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 64, 2 * 4096, 4096);
+  gu.act = Activation::kSiluMul;
+  gu.ldc = 4096;
+  GemmShape gf = denseShape(Layout::kTT, ElemType::kF16, ElemType::kF32, 104, 666, 264);
+  gf.act = Activation::kSiluMul;
+  gf.ldc = 333;
+  gf.has_bias = true;
+  gf.beta = 1.0f;
+  // BLOCK_N, CONSUMERS, WG_M, NUM_STAGES, EPI_TMA, SPLIT_K, PINGPONG, CLUSTER_M, C.
+  for (const char* spec : {"128,1,1,8,0,1,0,1,bf", "128,1,1,8,1,1,0,1,bf", "256,2,1,4,1,2,0,1,bf",
+                           "256,2,1,4,1,1,1,1,bf", "128,2,1,4,1,1,0,2,bf", "128,2,2,4,1,1,0,1,f32"}) {
+    long v[8];
+    char t[4] = {};
+    ASSERT_EQ(std::sscanf(spec, "%ld,%ld,%ld,%ld,%ld,%ld,%ld,%ld,%3s", &v[0], &v[1], &v[2], &v[3],
+                          &v[4], &v[5], &v[6], &v[7], t), 9);
+    Config c{{"BLOCK_N", int64_t{v[0]}},    {"CONSUMERS", int64_t{v[1]}}, {"WG_M", int64_t{v[2]}},
+             {"NUM_STAGES", int64_t{v[3]}}, {"GROUP_M", int64_t{8}},      {"EPI_TMA", int64_t{v[4]}},
+             {"SPLIT_K", int64_t{v[5]}},    {"PINGPONG", int64_t{v[6]}},  {"CLUSTER_M", int64_t{v[7]}}};
+    const GemmShape& sh = t[0] == 'b' ? gu : gf;
+    ASSERT_TRUE(configSpace(KernelKind::kTma).validate(c).ok()) << spec;
+    ASSERT_TRUE(applicable(KernelKind::kTma, c, sh).ok()) << spec << ": " << applicable(KernelKind::kTma, c, sh).toString();
+    jobs.emplace_back(KernelKind::kTma, c, sh);
+  }
   ASSERT_GE(jobs.size(), 10u);
   const size_t part = GetParam();
   std::vector<std::tuple<KernelKind, Config, GemmShape>> mine;
@@ -375,6 +400,8 @@ TEST_P(GemmNvrtcTmaPart, TmaSpaceCompilesForSm90a) {
     if (c.getInt("SPLIT_K") > 1 && (ptx.find("ld.acquire.gpu") == std::string::npos ||
                                     ptx.find("atom.global.add") == std::string::npos))
       return "PTX lacks the split tail's acquire load / counter increment";
+    if (sh.act == Activation::kSiluMul && ptx.find("ex2.approx") == std::string::npos)
+      return "the gate/up pair's PTX lacks the SiLU's exp";
     // The per-phase trace (tma/tma_trace.cuh) is a probe build's: never in a shipped kernel.
     if (ptx.find("globaltimer") != std::string::npos) return "the shipped kernel carries the per-phase trace";
     return "";

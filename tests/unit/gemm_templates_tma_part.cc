@@ -299,6 +299,70 @@ TEST(GemmTma, L2PromotionProbeKnobsAreHostSideOnly) {
   EXPECT_FALSE(isHostOnlyKnob(KernelKind::kDecode, "TMA_L2A"));
 }
 
+// The gate/up pair (act silu_mul, tma_gated.cuh): tiles of BLOCK_N / 2 output columns over N / 2,
+// C's tensor map N / 2 wide; BLOCK_N 128 or 256, EPI_TMA 0 or 1, 16-bit A and a K-major B only,
+// each refusal saying why; the split tail, clusters and ping-pong take it as they are.
+TEST(GemmTma, GateUpPairTilesMapsAndRefusals) {
+  const DeviceInfo h = sm90aDevice();
+  Config c{{"BLOCK_N", int64_t{128}},  {"CONSUMERS", int64_t{1}}, {"WG_M", int64_t{1}},
+           {"NUM_STAGES", int64_t{8}}, {"GROUP_M", int64_t{8}},   {"CLUSTER_M", int64_t{1}},
+           {"EPI_TMA", int64_t{1}},    {"SPLIT_K", int64_t{1}},   {"PINGPONG", int64_t{0}}};
+  GemmShape g = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 64, 2 * 6144, 4096);
+  g.act = Activation::kSiluMul;
+  g.ldc = 6144;
+  ASSERT_TRUE(applicable(KernelKind::kTma, c, g).ok()) << applicable(KernelKind::kTma, c, g).toString();
+  auto p = launchPlan(KernelKind::kTma, c, g, h);
+  ASSERT_TRUE(p.ok()) << p.status().toString();
+  EXPECT_EQ(p->grid.x, 96u);  // 12288 weight rows in tiles of 64 gate + 64 up rows: as the plain GEMM
+  GemmShape odd = g;  // N / 2 = 333: ceil(333 / 128) tiles of 256 pair columns
+  odd.m = 97, odd.n = 666, odd.ldc = 333;
+  Config wide = c;
+  wide.set("BLOCK_N", int64_t{256});
+  wide.set("CONSUMERS", int64_t{2});
+  wide.set("NUM_STAGES", int64_t{4});
+  EXPECT_EQ(launchPlan(KernelKind::kTma, wide, odd, h)->grid.x, 3u);
+  const TmaDescriptors d = tmaDescriptors(odd, 0x10000, 0x20000, 0x30000);
+  EXPECT_EQ(d.c.cols, 333u);
+  EXPECT_EQ(d.c.row_stride_bytes, 333u * 2);
+  EXPECT_EQ(d.b.rows, 666u);
+  for (auto [knob, v] : {std::pair<const char*, int64_t>{"SPLIT_K", 4}, {"CLUSTER_M", 2}}) {
+    Config ok = wide;
+    ok.set(knob, v);
+    EXPECT_TRUE(applicable(KernelKind::kTma, ok, g).ok()) << knob;
+  }
+  Config pp = wide;
+  pp.set("PINGPONG", int64_t{1});
+  EXPECT_TRUE(applicable(KernelKind::kTma, pp, g).ok());
+  struct Refusal {
+    const char* knob;
+    int64_t v;
+    const char* why;
+  };
+  for (const Refusal& r : {Refusal{"BLOCK_N", 192, "BLOCK_N 128 or 256"},
+                           Refusal{"EPI_TMA", 2, "EPI_TMA 0 or 1"}}) {
+    Config bad = wide;
+    bad.set(r.knob, r.v);
+    const Status st = applicable(KernelKind::kTma, bad, g);
+    EXPECT_EQ(st.code(), Code::kUnsupported) << r.knob;
+    EXPECT_NE(st.message().find(r.why), std::string::npos) << st.toString();
+  }
+  GemmShape nn = denseShape(Layout::kNN, ElemType::kBF16, ElemType::kBF16, 64, 256, 256);
+  nn.act = Activation::kSiluMul;
+  nn.ldc = 128;
+  GemmShape e4 = denseShape(Layout::kNT, ElemType::kF8E4M3, ElemType::kBF16, 64, 256, 256);
+  e4.act = Activation::kSiluMul;
+  e4.ldc = 128;
+  for (const GemmShape& bad : {nn, e4}) {
+    const Status st = applicable(KernelKind::kTma, c, bad);
+    EXPECT_EQ(st.code(), Code::kUnsupported) << layoutName(bad.layout);
+    EXPECT_NE(st.message().find("K-major B"), std::string::npos) << st.toString();
+  }
+  GemmShape tt = denseShape(Layout::kTT, ElemType::kF16, ElemType::kF32, 104, 258, 264);
+  tt.act = Activation::kSiluMul;
+  tt.ldc = 129;
+  EXPECT_TRUE(applicable(KernelKind::kTma, c, tt).ok());
+}
+
 // AMD: every MFMA config compiling for gfx90a and gfx942, with occupancy and ISA checks, lives in
 // amd_spaces_test (one program for all AMD sweeps, so the compiles are shared).
 

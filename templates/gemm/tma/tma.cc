@@ -46,8 +46,9 @@ TmaDescriptors tmaDescriptors(const GemmShape& s, DevicePtr a, DevicePtr b, Devi
   // A and B as stored: [M][K] or [K][M], [N][K] or [K][N] (the kernel picks the coordinates).
   d.a = boxMap(a, eb, storedRowsA(s), storedColsA(s), s.lda);
   d.b = boxMap(b, eb, storedRowsB(s), storedColsB(s), s.ldb);
-  // C: rows M, cols N, ldc, boxes of 64 x 64 16-bit elements (fp32 C keeps the direct stores).
-  d.c = boxMap(c, static_cast<int>(elemBytes(s.c)), s.m, s.n, s.ldc);
+  // C: rows M, cols N (N / 2 for the gate/up pair), ldc, boxes of 64 x 64 16-bit elements (fp32 C
+  // keeps the direct stores).
+  d.c = boxMap(c, static_cast<int>(elemBytes(s.c)), s.m, outCols(s), s.ldc);
   d.a.l2_promotion_bytes = l2.a;
   d.b.l2_promotion_bytes = l2.b;
   d.c.l2_promotion_bytes = l2.c;
@@ -152,6 +153,23 @@ int64_t sharedBytes(K c) {
          knob(c, "CONSUMERS") * epi + 1024 + 256;
 }
 
+// The gate/up pair (Activation::kSiluMul, tma_gated.cuh): a tile's B stage is whole 64-row boxes
+// of gate rows and of up rows, stored from the tile's registers.
+Status gatedApplicable(K c, const GemmShape& s, bool b_mn_major) {
+  if (s.act != Activation::kSiluMul) return Status::Ok();
+  const std::string what = "TMA GEMM with act silu_mul (gate/up pair) ";
+  if (knob(c, "BLOCK_N") % 128 != 0)
+    return Status::Unsupported(what + "needs BLOCK_N 128 or 256 (whole 64-row boxes of gate and of "
+                               "up rows), got " + std::to_string(knob(c, "BLOCK_N")));
+  if (knob(c, "EPI_TMA") >= 2)
+    return Status::Unsupported(what + "stores from the tile's registers: EPI_TMA 0 or 1, got 2 (the "
+                               "deferred epilogue)");
+  if (isFp8(s.ab) || b_mn_major)
+    return Status::Unsupported(what + "takes 16-bit A and B and a K-major B (layout NT or TT), got " +
+                               std::string(elemTypeName(s.ab)) + " " + layoutName(s.layout));
+  return Status::Ok();
+}
+
 Status applicable(K c, const GemmShape& s) {
   if (s.ab == ElemType::kF32)
     return Status::Unsupported("TMA GEMM takes 16-bit or fp8 A and B (f16, bf16, f8e4m3, f8e5m2)");
@@ -175,6 +193,7 @@ Status applicable(K c, const GemmShape& s) {
                                std::to_string(4 * tileRows(c)) + " (one cluster tile of 4 x " +
                                std::to_string(tileRows(c)) + " rows), got M = " +
                                std::to_string(s.m) + "; use CLUSTER_M 1 or 2");
+  KTUNE_RETURN_IF_ERROR(gatedApplicable(c, s, b_mn_major));
   if (b_mn_major && knob(c, "BLOCK_N") % 64 != 0)
     return Status::Unsupported("TMA GEMM BLOCK_N " + std::to_string(knob(c, "BLOCK_N")) +
                                " needs a K-major B (layout NT or TT), got " + layoutName(s.layout));
@@ -187,7 +206,10 @@ Status plan(K c, const GemmShape& s, const DeviceInfo& dev, LaunchPlan& p) {
   const int64_t cluster = knob(c, "CLUSTER_M"), split = knob(c, "SPLIT_K");
   const int64_t bm = tileRows(c);
   // Tiles of a cluster (CLUSTER_M vertically adjacent block tiles) are walked together.
-  const int64_t tiles = ceilDiv(s.m, bm * cluster) * ceilDiv(s.n, knob(c, "BLOCK_N"));
+  // The gate/up pair: tiles of BLOCK_N / 2 output columns (N / 2 of them).
+  const int64_t bn = knob(c, "BLOCK_N");
+  const int64_t tiles = ceilDiv(s.m, bm * cluster) *
+                        (s.act == Activation::kSiluMul ? ceilDiv(s.n / 2, bn / 2) : ceilDiv(s.n, bn));
   if (tiles > std::numeric_limits<int32_t>::max())
     return Status::Unsupported("too many tiles for the TMA GEMM's tile counter");
   // Persistent: one block per SM (the kernel's shared memory allows no second one). With

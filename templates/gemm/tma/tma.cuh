@@ -99,9 +99,9 @@
 // PINGPONG), NUM_STAGES (2..8), GROUP_M, CLUSTER_M (1 | 2 | 4; 4 with BLOCK_N 256, the grid of
 // resident clusters: tma.cc), SPLIT_K (1 | 2 | 4), PINGPONG (0 | 1; BLOCK_M = 64 * WG_M per consumer).
 // Problem defines: DTYPE_AB (1 f16, 2 bf16), DTYPE_C (0 f32, 1 f16, 2 bf16), HAS_BIAS, ACT (0 none,
-// 1 SiLU, 2 GELU erf), LAYOUT (0 NN, 1 NT, 2 TN, 3 TT). Host requirements (launch rule): 16-byte
-// aligned A and B, lda % 8 == 0, ldb % 8 == 0; tmA / tmB = boxes of 64 x 64 over A and B as stored
-// (cols = the contiguous dimension).
+// 1 SiLU, 2 GELU erf, 3 the gate/up pair: tma_gated.cuh), LAYOUT (0 NN, 1 NT, 2 TN, 3 TT). Host
+// requirements (launch rule): 16-byte aligned A and B, lda % 8 == 0, ldb % 8 == 0; tmA / tmB =
+// boxes of 64 x 64 over A and B as stored (cols = the contiguous dimension).
 // Dynamic shared memory: NUM_STAGES * (BLOCK_M + BLOCK_N rounded up to 64) * 128
 // + (EPI_TMA > 0) * CONSUMERS * 16384
 // (8192 with PINGPONG) + 1024 (alignment) + 256 (barriers).
@@ -182,6 +182,10 @@ static_assert(CLUSTER_M == 1 || kBN % (64 * CLUSTER_M) == 0,
               "clusters split the B tile into CLUSTER_M parts of whole 64-row boxes");
 static_assert(SPLIT_K == 1 || SPLIT_K == 2 || SPLIT_K == 4, "SPLIT_K must be 1, 2 or 4");
 static_assert(SPLIT_K == 1 || CLUSTER_M == 1, "the split tail is not combined with clusters");
+// The gate/up pair (ACT 3): whole 64-row boxes of gate and of up rows per tile, and the epilogues
+// that store from the tile's registers (tma_gated.cuh; not the deferred one).
+static_assert(ACT != 3 || ((kBN == 128 || kBN == 256) && EPI_TMA <= 1 && !KT_FP8 && !KT_B_MN),
+              "ACT 3 (silu_mul): BLOCK_N 128 or 256, EPI_TMA 0 or 1, 16-bit A and K-major B");
 static_assert(!kPP || (kCons == 2 && CLUSTER_M == 1 && SPLIT_K == 1 && EPI_TMA <= 1),
               "PINGPONG needs two consumers, no cluster, no split tail, EPI_TMA 0 or 1");
 #if EPI_TMA && DTYPE_C != 0
@@ -222,6 +226,19 @@ KTUNE_DEVICE unsigned ld_acquire(const unsigned* p) {
   unsigned v;
   asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
   return v;
+}
+
+// ACT 3 (the gate/up pair, tma_gated.cuh): a tile of kBN B rows is kBN / 2 gate rows and the
+// kBN / 2 up rows N / 2 further on, so its columns n0 .. n0 + kBN of the pair grid are output
+// columns n0 / 2 .. n0 / 2 + kBN / 2. B row of box b of the tile at n0 (`half`: N / 2).
+KTUNE_DEVICE int b_box_row(int n0, int b, int half) {
+#if ACT == 3
+  constexpr int kHalfBoxes = kBBoxes / 2;
+  return n0 / 2 + (b < kHalfBoxes ? b * 64 : half + (b - kHalfBoxes) * 64);
+#else
+  (void)half;
+  return n0 + b * 64;
+#endif
 }
 
 // TMA coordinates (contiguous dimension first) of box `row0` (the tile's M or N offset) of k-tile
@@ -298,7 +315,7 @@ KTUNE_DEVICE void release_slot(unsigned empty, const unsigned (&others)[kOthers]
 // through TMA, each stage once the consumers (of both blocks of a cluster) released it.
 KTUNE_DEVICE void produce(const TensorMap* tmA, const TensorMap* tmB, unsigned sA, unsigned sB,
                           unsigned full, unsigned empty, const Sched& sc, int grid_m, int grid_n,
-                          int rank) {
+                          int rank, int half) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(tmA)) : "memory");
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(tmB)) : "memory");
   unsigned it = 0;
@@ -323,14 +340,14 @@ KTUNE_DEVICE void produce(const TensorMap* tmA, const TensorMap* tmB, unsigned s
       constexpr int kPart = kBBoxes / kCluster;
 #pragma unroll
       for (int b = rank * kPart; b < (rank + 1) * kPart; ++b) {
-        box_coords<KT_B_MN>(kt * kBK, n0 + b * 64, c0, r0);
+        box_coords<KT_B_MN>(kt * kBK, b_box_row(n0, b, half), c0, r0);
         tma_load_2d_multicast(sB + (s * kBTile + b * 64 * kBK) * kElem, tmB, c0, r0, full + 8 * s,
                               (unsigned short)((1u << kCluster) - 1u));
       }
 #else
 #pragma unroll
       for (int b = 0; b < kBBoxes; ++b) {
-        box_coords<KT_B_MN>(kt * kBK, n0 + b * 64, c0, r0);
+        box_coords<KT_B_MN>(kt * kBK, b_box_row(n0, b, half), c0, r0);
         tma_load_2d(sB + (s * kBTile + b * 64 * kBK) * kElem, tmB, c0, r0, full + 8 * s);
       }
 #endif
@@ -409,7 +426,9 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
   const unsigned empty = full + kStages * 8;
 
   const int tid = threadIdx.x, wg = tid >> 7;
-  const int grid_m = (M + kCluster * kBM - 1) / (kCluster * kBM), grid_n = (N + kBN - 1) / kBN;
+  const int grid_m = (M + kCluster * kBM - 1) / (kCluster * kBM);
+  // ACT 3: tiles of kBN / 2 output columns (gate/up pairs) over N / 2.
+  const int grid_n = ACT == 3 ? (N / 2 + kBN / 2 - 1) / (kBN / 2) : (N + kBN - 1) / kBN;
 #if CLUSTER_M > 1
   const int rank = static_cast<int>(cluster_rank());
   const int first_tile = blockIdx.x / kCluster, tile_step = gridDim.x / kCluster;
@@ -429,7 +448,7 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
 #endif
     if (tid == 0)
-      produce(&tmA, &tmB, sA, sB, full, empty, sc, grid_m, grid_n, rank);
+      produce(&tmA, &tmB, sA, sB, full, empty, sc, grid_m, grid_n, rank, N / 2);
 #if CLUSTER_M > 1
     cluster_sync();
 #endif

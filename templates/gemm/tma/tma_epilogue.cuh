@@ -237,11 +237,20 @@ KTUNE_DEVICE void flush_pieces(const unsigned (&pk)[kWgM][kAcc / 2], int p, cons
 }
 #endif
 
+#if ACT == 3
+#include "tma_gated.cuh"
+#endif
+
 // This consumer's rows of the tile (slabs of 64 from slab_m0): through its shared buffer `buf` and
 // TMA stores when tmC is given (a tensor map of C), else stored directly.
 KTUNE_DEVICE void store_tile(const float (&acc)[kWgM][kAcc], const TensorMap* tmC, unsigned buf,
                              out_t* C, const out_t* bias, int slab_m0, int n0, int warp, int g, int q,
                              int wg_tid, int bar_id, int M, int N, long ldc, float alpha, float beta) {
+#if ACT == 3
+  store_tile_gated(acc, tmC, buf, C, bias, slab_m0, n0, warp, g, q, wg_tid, bar_id, M, N, ldc, alpha,
+                   beta);
+  return;
+#endif
   const bool pair_ok = c_pairs_ok(C, ldc);
 #pragma unroll
   for (int w = 0; w < kWgM; ++w) {
