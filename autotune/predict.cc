@@ -326,15 +326,19 @@ size_t racePick(const std::vector<double>& ms, size_t keep) {
   return ms[best] * (1.0 + kRaceMargin) < ms[0] ? best : 0;
 }
 
-size_t wideTilePick(int64_t m, const std::vector<VendorTile>& ranked) {
-  if (ranked.empty() || m < kWideTileMinRows) return 0;
+size_t wideTilePick(int64_t m, int64_t n, int multiprocessors,
+                    const std::vector<VendorTile>& ranked) {
+  if (ranked.empty() || m < kWideTileMinRows || n <= 0 || multiprocessors <= 0) return 0;
   const VendorTile& d = ranked.front();
-  if (d.rows <= 0 || d.cols <= 0 || d.cols >= kWideTileCols) return 0;
+  if (d.rows <= 0 || d.cols <= 0 || d.cols >= kWideTileCols || d.split_k <= 0) return 0;
+  const int64_t ctas = (n + d.cols - 1) / d.cols * ((m + d.rows - 1) / d.rows) * d.split_k;
+  if (ctas * kWideTileFillDen < int64_t{multiprocessors} * kWideTileFillNum) return 0;
   auto padded = [m](const VendorTile& t) { return (m + t.rows - 1) / t.rows * t.rows; };
   for (size_t i = 1; i < ranked.size() && i <= kRaceVendor; ++i) {
     const VendorTile& t = ranked[i];
     if (t.rows <= 0 || t.cols < kWideTileCols) continue;
-    return padded(t) <= padded(d) ? i : 0;  // the first wide one only
+    // The first wide one only.
+    return padded(t) * 100 <= padded(d) * (100 + kWideTilePadSlackPct) ? i : 0;
   }
   return 0;
 }

@@ -518,8 +518,8 @@ int run(const Args& a) {
   std::shared_ptr<Engine> tuner(std::move(*t));
   auto op = GemmOp::create(tuner);
   if (!op.ok()) return std::fprintf(stderr, "%s\n", op.status().toString().c_str()), 1;
-  std::unique_ptr<GemmVendor> vendor;
-  if (auto v = openGemmVendor("cuda", *backend, {}); v.ok()) vendor = std::move(*v);
+  auto lt = openGemmVendor("cuda", *backend, tuner->device().multiprocessors, {});
+  std::unique_ptr<GemmVendor> vendor = lt.ok() ? std::move(*lt) : nullptr;
   Ctx c{tuner.get(), op->get(), vendor.get(), &a};
   const auto t0 = Clock::now();
   std::vector<Buffers> bufs;

@@ -228,25 +228,37 @@ def key_of(m, n, k):
 
 
 # predict.h's wide-tile constants.
-WIDE_MIN_ROWS = 192       # kWideTileMinRows
+WIDE_MIN_ROWS = 128       # kWideTileMinRows
 WIDE_COLS = 128           # kWideTileCols
+WIDE_PAD_SLACK_PCT = 5    # kWideTilePadSlackPct
+WIDE_FILL = 7 / 8         # kWideTileFillNum / kWideTileFillDen
 RACE_VENDOR = 3           # kRaceVendor
+SMS = 132                 # the held-out rows' device (H100 and H200 SXM both have 132 SMs)
 
 
-def wide_tile_pick(m, tiles):
-    """predict::wideTilePick: tiles = [(rows along M, cols along N)] of ranks 0.. (0: unknown);
-    the index of the pick, 0 to keep the default."""
-    if not tiles or m < WIDE_MIN_ROWS:
+def wide_tile_pick(m, n, sms, tiles, m0=WIDE_MIN_ROWS, slack_pct=WIDE_PAD_SLACK_PCT, fill=WIDE_FILL,
+                   deep=False):
+    """predict::wideTilePick: tiles = [(rows along M, cols along N, split-K count)] of ranks 0..
+    (rows 0: unknown); the index of the pick, 0 to keep the default. The other arguments are the
+    offline variants (dev/shape_tile_check.py --rotate): the defaults are the library's rule; deep:
+    look past the first wide rank."""
+    if not tiles or m < m0:
         return 0
-    r0, c0 = tiles[0]
-    if r0 <= 0 or c0 <= 0 or c0 >= WIDE_COLS:
+    r0, c0, s0 = tiles[0]
+    if r0 <= 0 or c0 <= 0 or c0 >= WIDE_COLS or s0 <= 0:
+        return 0
+    ctas = -(-n // c0) * -(-m // r0) * s0
+    if ctas < fill * sms:  # the integer form of predict.cc's ctas * den >= sms * num
         return 0
     pad = lambda rows: -(-m // rows) * rows  # noqa: E731
     for i in range(1, min(len(tiles), RACE_VENDOR + 1)):
-        rows, cols = tiles[i]
+        rows, cols, _ = tiles[i]
         if rows <= 0 or cols < WIDE_COLS:
             continue
-        return i if pad(rows) <= pad(r0) else 0
+        if pad(rows) * 100 <= pad(r0) * (100 + slack_pct):
+            return i
+        if not deep:
+            return 0
     return 0
 
 
@@ -263,15 +275,19 @@ def lt_tiles():
 
 
 def row_tiles(r):
-    """[(rows along M, cols along N)] of a held-out row's cuBLASLt ranks r0, r1, ... (its vendor_ids).
-    The algorithm's first 4 bytes, big-endian, are its CUBLASLT_ALGO_CONFIG_TILE_ID (read off the ids
-    offline: the library asks cublasLtMatmulAlgoConfigGetAttribute); the tile's m runs along N."""
+    """[(rows along M, cols along N, split-K count)] of a held-out row's cuBLASLt ranks r0, r1, ...
+    (its vendor_ids). The algorithm's 4-byte words, big-endian, hold its CUBLASLT_ALGO_CONFIG_TILE_ID
+    (word 0) and CUBLASLT_ALGO_CONFIG_SPLITK_NUM (word 2: 1, 2, 3, 4 or 6 on seeds 9-12, and above 1
+    exactly where word 5, the reduction scheme, is 2, CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE). Read
+    off the ids offline: the library asks cublasLtMatmulAlgoConfigGetAttribute. The tile's m runs
+    along N."""
     out = []
     ids = r.get("vendor_ids", {})
     for i in range(RACE_VENDOR + 1):
         vid = ids.get(f"r{i}")
         if not vid:
             break
-        m, n = lt_tiles().get(int(vid.split("algo=")[1][:8], 16), (0, 0))
-        out.append((n, m))
+        h = vid.split("algo=")[1]
+        m, n = lt_tiles().get(int(h[:8], 16), (0, 0))
+        out.append((n, m, int(h[16:24], 16)))
     return out

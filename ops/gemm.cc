@@ -176,7 +176,7 @@ void openVendor(GemmOp::State* S, const std::string& backend, bool sim,
   if (S->vendor_algos <= 0) return;
   const auto& paths = backend == "cuda" ? options.cublaslt_paths : options.hipblaslt_paths;
   if (sim && paths.empty()) return;
-  auto v = openGemmVendor(backend, S->tuner->backend(), paths);
+  auto v = openGemmVendor(backend, S->tuner->backend(), S->tuner->device().multiprocessors, paths);
   if (v.ok()) S->vendor = std::move(v).value();
 }
 

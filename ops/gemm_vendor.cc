@@ -14,10 +14,12 @@ namespace {
 // the heuristics are asked for algorithms within it.
 constexpr int64_t kLtWorkspaceBytes = cublaslt::kWorkspaceBytes;
 
-// An algorithm's output tile in the row-major problem's terms (rows along M, columns along N):
-// cuBLASLt solves C^T, so its tile's m runs along N and its n along M. hipBLASLt's algorithms do
-// not say (the wide-tile rule then keeps the default).
-predict::VendorTile rowMajorTile(const cublaslt::LtAlgo& a) { return {a.tile_n, a.tile_m}; }
+// An algorithm's output tile in the row-major problem's terms (rows along M, columns along N) and
+// its split-K count: cuBLASLt solves C^T, so its tile's m runs along N and its n along M.
+// hipBLASLt's algorithms do not say (the wide-tile rule then keeps the default).
+predict::VendorTile rowMajorTile(const cublaslt::LtAlgo& a) {
+  return {a.tile_n, a.tile_m, a.split_k};
+}
 predict::VendorTile rowMajorTile(const vendor::HipLtAlgo&) { return {}; }
 
 // One implementation for both libraries: Lib has heuristics() and run() over cublaslt::LtProblem,
@@ -25,8 +27,9 @@ predict::VendorTile rowMajorTile(const vendor::HipLtAlgo&) { return {}; }
 template <class Lib, class Algo>
 class LtVendor final : public GemmVendor {
  public:
-  LtVendor(const char* source, std::unique_ptr<Lib> lib, Backend& be, DevicePtr ws)
-      : source_(source), lib_(std::move(lib)), be_(be), workspace_(ws) {}
+  LtVendor(const char* source, std::unique_ptr<Lib> lib, Backend& be, DevicePtr ws,
+           int multiprocessors)
+      : source_(source), lib_(std::move(lib)), be_(be), workspace_(ws), sms_(multiprocessors) {}
   ~LtVendor() override {
     if (workspace_) (void)be_.free(workspace_);
   }
@@ -51,7 +54,8 @@ class LtVendor final : public GemmVendor {
     // The wide-tile rule (autotune/predict.h) marks the pick an unseen key runs in place of #0;
     // measured on bf16 GEMMs only, so only those.
     if (s.ab != gemm::ElemType::kBF16 || !out.front().is_default) return out;
-    if (const size_t i = predict::wideTilePick(s.m, tiles); i > 0) out[i].predicted = true;
+    const size_t pick = predict::wideTilePick(s.m, s.n, sms_, tiles);
+    if (pick > 0) out[pick].predicted = true;
     return out;
   }
 
@@ -83,24 +87,29 @@ class LtVendor final : public GemmVendor {
   std::unique_ptr<Lib> lib_;
   Backend& be_;
   DevicePtr workspace_;
+  int sms_;  // the device's multiprocessors (the wide-tile rule's grid condition)
   mutable std::mutex mu_;
   mutable std::unordered_map<std::string, Algo> parsed_;
 };
 
 template <class Lib, class Algo>
-Expected<std::unique_ptr<GemmVendor>> openLt(const char* source, Backend& be,
+Expected<std::unique_ptr<GemmVendor>> openLt(const char* source, Backend& be, int multiprocessors,
                                              const std::vector<std::string>& paths) {
   KTUNE_ASSIGN_OR_RETURN(std::unique_ptr<Lib> lib, Lib::open(paths));
   KTUNE_ASSIGN_OR_RETURN(DevicePtr ws, be.alloc(static_cast<size_t>(kLtWorkspaceBytes)));
-  return std::unique_ptr<GemmVendor>(new LtVendor<Lib, Algo>(source, std::move(lib), be, ws));
+  return std::unique_ptr<GemmVendor>(
+      new LtVendor<Lib, Algo>(source, std::move(lib), be, ws, multiprocessors));
 }
 
 }  // namespace
 
 Expected<std::unique_ptr<GemmVendor>> openGemmVendor(const std::string& backend, Backend& be,
+                                                     int multiprocessors,
                                                      const std::vector<std::string>& paths) {
-  if (backend == "cuda") return openLt<cublaslt::CublasLt, cublaslt::LtAlgo>("cublaslt", be, paths);
-  if (backend == "hip") return openLt<vendor::HipBlasLt, vendor::HipLtAlgo>("hipblaslt", be, paths);
+  using cublaslt::CublasLt, cublaslt::LtAlgo, vendor::HipBlasLt, vendor::HipLtAlgo;
+  if (backend == "cuda") return openLt<CublasLt, LtAlgo>("cublaslt", be, multiprocessors, paths);
+  if (backend == "hip")
+    return openLt<HipBlasLt, HipLtAlgo>("hipblaslt", be, multiprocessors, paths);
   return Status::Unsupported("no vendor GEMM library for backend '" + backend + "'");
 }
 

@@ -33,9 +33,11 @@ class GemmVendor {
 
 // Opens the vendor library of `backend` ("cuda": cuBLASLt, "hip": hipBLASLt; extra paths are
 // tried after the default names) and allocates its workspace on `be` (freed with the object; `be`
-// must outlive it). kUnavailable when the library or a device for it is missing: the op then
-// tunes JIT configs only.
+// must outlive it). `multiprocessors`: the device's (DeviceInfo), which the wide-tile rule's grid
+// condition reads (0: the rule never picks). kUnavailable when the library or a device for it is
+// missing: the op then tunes JIT configs only.
 Expected<std::unique_ptr<GemmVendor>> openGemmVendor(const std::string& backend, Backend& be,
+                                                     int multiprocessors,
                                                      const std::vector<std::string>& paths);
 
 }  // namespace ktune

@@ -32,7 +32,8 @@ constexpr int kDescTransA = 3, kDescTransB = 4, kDescEpilogue = 7, kDescBiasPoin
 constexpr int kDescAScalePointer = 17, kDescBScalePointer = 18, kDescFastAccum = 25;
 constexpr uint32_t kEpilogueDefault = 1, kEpilogueBias = 4;
 constexpr int kPrefMaxWorkspace = 1;
-constexpr int kAlgoConfigTileId = 1;  // CUBLASLT_ALGO_CONFIG_TILE_ID (uint32_t)
+constexpr int kAlgoConfigTileId = 1;    // CUBLASLT_ALGO_CONFIG_TILE_ID (uint32_t)
+constexpr int kAlgoConfigSplitKNum = 2;  // CUBLASLT_ALGO_CONFIG_SPLITK_NUM (int32_t)
 constexpr int kOpN = 0, kOpT = 1;
 
 int cudaType(LtType t) {
@@ -325,12 +326,18 @@ Expected<std::vector<LtAlgo>> CublasLt::heuristics(const LtProblem& p, int max_a
     std::memcpy(a.bytes.data(), res[i].algo.data, sizeof(a.bytes));
     a.workspace_bytes = static_cast<int64_t>(res[i].workspaceSize);
     a.waves = res[i].wavesCount;
+    // The tile and split-K count where the library says (the wide-tile rule, autotune/predict.h).
+    auto attr = [&](int which, auto* v) {
+      size_t written = 0;
+      return api_->configGet &&
+             api_->configGet(&res[i].algo, which, v, sizeof(*v), &written) == 0 &&
+             written == sizeof(*v);
+    };
     uint32_t tile = 0;
-    size_t written = 0;
-    if (api_->configGet &&
-        api_->configGet(&res[i].algo, kAlgoConfigTileId, &tile, sizeof(tile), &written) == 0 &&
-        written == sizeof(tile) && !ltTileShape(tile, &a.tile_m, &a.tile_n))
+    if (attr(kAlgoConfigTileId, &tile) && !ltTileShape(tile, &a.tile_m, &a.tile_n))
       a.tile_m = a.tile_n = 0;
+    int32_t split = 0;
+    a.split_k = attr(kAlgoConfigSplitKNum, &split) && split > 0 ? split : 0;
     out.push_back(a);
   }
   if (out.empty()) return Status::Unsupported("cuBLASLt proposes no algorithm for this GEMM");

@@ -63,6 +63,8 @@ struct LtAlgo {
   // N), tile_n along its n (M); from CUBLASLT_ALGO_CONFIG_TILE_ID, 0 when unknown (an id()-parsed
   // algorithm, a library without the attribute call, a tile id newer than ltTileShape's table).
   int tile_m = 0, tile_n = 0;
+  // CUBLASLT_ALGO_CONFIG_SPLITK_NUM (1: no split); 0 when unknown, as the tile.
+  int split_k = 0;
   // "cublaslt:idx=3:algo=<128 hex digits>".
   std::string id() const;
   // Inverse of id(); kInvalidArgument naming the defect otherwise.

@@ -46,16 +46,20 @@ struct FakeVendors {
       : env(e), rank_ms(std::move(ms)), bytes_per_ms(bpm),
         scratch(*e.backend->alloc(size_t(0.3 * bpm) + 1)) {}
 
-  // Each rank's output tile (rows along the problem's n, columns across it), when set: the
-  // library marks the wide-tile rule's pick as GemmOp's cuBLASLt candidates do.
+  // Each rank's output tile (rows along the problem's n, columns across `cols` output columns)
+  // and split-K count, when set: the library marks the wide-tile rule's pick as GemmOp's cuBLASLt
+  // candidates do, with the device's multiprocessor count.
   std::vector<predict::VendorTile> tiles;
+  int64_t cols = 4096;
 
   void addTo(testfamily::SpecFamily<Scale>& fam) {
     fam.spec.vendor_candidates = [this](const Scale& p) {
       std::vector<VendorCandidate> v;
       for (size_t r = 0; r < 3; ++r)
         v.push_back({"fake:idx=" + std::to_string(r) + ":n=" + std::to_string(p.n), "fakeblas", r == 0});
-      if (const size_t i = predict::wideTilePick(p.n, tiles); i > 0) v[i].predicted = true;
+      const int sms = env.backend->devices().value().front().multiprocessors;
+      const size_t i = predict::wideTilePick(p.n, cols, sms, tiles);
+      if (i > 0) v[i].predicted = true;
       return v;
     };
     fam.spec.vendor_launch = [this](const std::string& id, const Scale& p, StreamHandle s) -> Status {
@@ -154,32 +158,52 @@ TEST(ShapesVendorRank, TuningRecordsEveryRankAndAnUnseenKeyRunsTheDefault) {
 }
 
 // The wide-tile rule (predict.h): from M >= kWideTileMinRows, a default whose tile is narrower
-// than kWideTileCols across N gives way to the first of ranks 1..kRaceVendor with a wide tile, if
-// that one pads M to no more rows than the default. Tiles are {rows along M, columns along N}.
+// than kWideTileCols across N, and whose grid (tiles x split-K) fills 7/8 of the multiprocessors,
+// gives way to the first of ranks 1..kRaceVendor with a wide tile, if that one pads M to at most
+// 5% more rows than the default. Tiles are {rows along M, columns along N, split-K}; held-out
+// keys, 132 SMs.
 TEST(PredictWideTile, TheFirstWideRankReplacesANarrowDefaultThatPadsNoLess) {
   using T = predict::VendorTile;
-  // 215 x 4096 x 14336 (held-out rows): #0 64 across N x 112 along M; #1, 128 x 112, ran 0.77 of it.
-  const std::vector<T> l215 = {{112, 64}, {112, 128}, {216, 64}, {72, 192}};
-  EXPECT_EQ(predict::wideTilePick(215, l215), 1u);
-  EXPECT_EQ(predict::wideTilePick(191, l215), 0u);  // under kWideTileMinRows
-  EXPECT_EQ(predict::wideTilePick(215, {{112, 128}, {112, 256}}), 0u);  // #0 wide already
-  EXPECT_EQ(predict::wideTilePick(300, {{152, 64}, {152, 96}, {152, 128}}), 2u);  // 96 is narrow
-  // 362 x 4096 x 4096: the first wide one (#2, 128 x 96) pads to 384 rows, #0 (64 x 184) to 368.
-  EXPECT_EQ(predict::wideTilePick(362, {{184, 64}, {128, 96}, {96, 128}, {184, 128}}), 0u);
-  // M = 229: #1 128 x 64 pads to 256 rows, #0 64 x 120 to 240; the rule keeps the default rather
-  // than looking further (#2 would pad to 240).
-  EXPECT_EQ(predict::wideTilePick(229, {{120, 64}, {64, 128}, {80, 128}}), 0u);
-  EXPECT_EQ(predict::wideTilePick(224, {{112, 64}, {56, 128}}), 1u);  // equal padding: 224 both
-  // Only ranks 1..kRaceVendor; unknown tiles (0) never count.
-  EXPECT_EQ(predict::wideTilePick(300, {{152, 64}, {152, 64}, {152, 96}, {152, 64}, {152, 128}}), 0u);
-  EXPECT_EQ(predict::wideTilePick(300, {{0, 0}, {152, 128}}), 0u);
-  EXPECT_EQ(predict::wideTilePick(300, {{152, 64}, {0, 0}, {152, 128}}), 2u);
-  EXPECT_EQ(predict::wideTilePick(300, {}), 0u);
+  const int sms = 132;
+  auto pick = [sms](int64_t m, int64_t n, const std::vector<T>& l) {
+    return predict::wideTilePick(m, n, sms, l);
+  };
+  // 215 x 4096 x 14336: #0 64 across N x 112 along M (128 CTAs); #1, 128 x 112, ran 0.77 of it.
+  const std::vector<T> l215 = {{112, 64}, {112, 128, 2}, {216, 64, 2}, {72, 192, 2}};
+  EXPECT_EQ(pick(215, 4096, l215), 1u);
+  EXPECT_EQ(pick(127, 4096, l215), 0u);  // under kWideTileMinRows
+  EXPECT_EQ(pick(215, 4096, {{112, 128}, {112, 256}}), 0u);  // #0 wide already
+  EXPECT_EQ(pick(300, 4096, {{152, 64}, {152, 96}, {152, 128}}), 2u);  // 96 is narrow
+  // 160 x 4096 x 4096 (#2 ran 0.884 of #0): from M = 128 on, not 192.
+  EXPECT_EQ(pick(160, 4096, {{96, 64}, {64, 96}, {80, 128, 2}}), 2u);
+  // 361 x 4096 x 4096 (0.879): #2 (96 rows) pads to 384, #0 (184) to 368: 4.3% more, within 5%.
+  EXPECT_EQ(pick(361, 4096, {{184, 64}, {128, 96}, {96, 128}, {192, 64}}), 2u);
+  // M = 229: #1 (64 rows) pads to 256, #0 (120) to 240: 6.7% more; the rule keeps the default
+  // rather than looking further (#2 would pad to 240).
+  EXPECT_EQ(pick(229, 4096, {{120, 64}, {64, 128}, {80, 128}}), 0u);
+  EXPECT_EQ(pick(224, 4096, {{112, 64}, {56, 128}}), 1u);  // equal padding: 224 both
+  // 199 x 6144 x 4096: #0's 200 x 64 tiles make 96 CTAs, under 7/8 of 132 SMs (#1 ran 1.007-1.021x
+  // #0 at M = 197-199); on a device of 108 SMs they fill 7/8 of it.
+  const std::vector<T> l199 = {{200, 64}, {104, 128}, {128, 96}, {72, 192}};
+  EXPECT_EQ(pick(199, 6144, l199), 0u);
+  EXPECT_EQ(predict::wideTilePick(199, 6144, 108, l199), 1u);
+  // 164 x 4096 x 14336 (0.906): #0 splits K in two, 64 x 2 = 128 CTAs; unsplit it would be 64.
+  EXPECT_EQ(pick(164, 4096, {{168, 64, 2}, {88, 128, 2}}), 1u);
+  EXPECT_EQ(pick(164, 4096, {{168, 64, 1}, {88, 128, 2}}), 0u);
+  // Only ranks 1..kRaceVendor; unknown tiles, split-K counts or SM counts (0) never pick.
+  EXPECT_EQ(pick(300, 4096, {{152, 64}, {152, 64}, {152, 96}, {152, 64}, {152, 128}}), 0u);
+  EXPECT_EQ(pick(300, 4096, {{0, 0}, {152, 128}}), 0u);
+  EXPECT_EQ(pick(300, 4096, {{152, 64}, {0, 0}, {152, 128}}), 2u);
+  EXPECT_EQ(pick(300, 4096, {{152, 64, 0}, {152, 128}}), 0u);
+  EXPECT_EQ(predict::wideTilePick(300, 4096, 0, {{152, 64}, {152, 128}}), 0u);
+  EXPECT_EQ(pick(300, 4096, {}), 0u);
 }
 
 // An unseen key whose vendor default has a narrow tile, with nothing tuned, runs the vendor's
 // wide-tile pick at once (inside a capture too), and its prediction says so; a key under
-// kWideTileMinRows keeps the default.
+// kWideTileMinRows keeps the default, and so does one whose default's grid fills too few of the
+// device's multiprocessors. M = 160 (128 CTAs of 112 x 64 over 4096 columns, the held-out
+// 215 x 4096 x 14336's tiles) is picked only from M = 128 on.
 TEST(ShapesVendorRank, AnUnseenKeyRunsTheWideTilePickInPlaceOfANarrowDefault) {
   const double bytes_per_ms = 1e7;
   Env env(/*noise=*/0, /*seed=*/1, bytes_per_ms);
@@ -198,26 +222,29 @@ TEST(ShapesVendorRank, AnUnseenKeyRunsTheWideTilePickInPlaceOfANarrowDefault) {
     return make(j);
   };
   auto f = addFamily(*t, std::move(fam)).value();
-  Scale p = env.problem(2048), small = env.problem(128);
+  Scale p = env.problem(160), small = env.problem(127);
   auto pred = f.predict(p).value();
   EXPECT_EQ(pred.source, "fakeblas");
-  EXPECT_EQ(pred.config, "fake:idx=1:n=2048");
+  EXPECT_EQ(pred.config, "fake:idx=1:n=160");
   EXPECT_EQ(pred.basis, predict::kVendorTilesBasis);
   EXPECT_EQ(pred.rule, "wide tile");
-  EXPECT_EQ(f.predict(small).value().config, "fake:idx=0:n=128");
+  EXPECT_EQ(f.predict(small).value().config, "fake:idx=0:n=127");
+  vendors.cols = 1024;  // 16 x 2 CTAs on the simulated device's 132 SMs
+  EXPECT_EQ(f.predict(env.problem(161)).value().basis, "no tuned neighbours");
+  vendors.cols = 4096;
   StreamHandle s = env.backend->createStream().value();
   env.backend->setCapturing(s, true);
   ASSERT_TRUE(f(p, s).ok());
   ASSERT_TRUE(f(small, s).ok());
   env.backend->setCapturing(s, false);
   EXPECT_EQ(f.lookup(p)->origin, "predicted");
-  EXPECT_EQ(f.lookup(p)->winner, "fake:idx=1:n=2048");
+  EXPECT_EQ(f.lookup(p)->winner, "fake:idx=1:n=160");
   EXPECT_EQ(f.lookup(small)->origin, "default");
   {
     std::lock_guard<std::mutex> l(vendors.mu);
     ASSERT_EQ(vendors.launched.size(), 2u);
-    EXPECT_EQ(vendors.launched[0], "fake:idx=1:n=2048");
-    EXPECT_EQ(vendors.launched[1], "fake:idx=0:n=128");
+    EXPECT_EQ(vendors.launched[0], "fake:idx=1:n=160");
+    EXPECT_EQ(vendors.launched[1], "fake:idx=0:n=127");
   }
   gate.open();
   t->waitBackground();
