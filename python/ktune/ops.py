@@ -191,8 +191,8 @@ def gemm(a, b, bias=None, epilogue=None, residual=None, out=None, scale_a=None, 
     place). epilogue "silu_mul" is an MLP's gate/up pair in one GEMM: b's first N/2 columns are
     the gate, the last N/2 the up projection (w = cat([w_gate, w_up]) of shape [N, K], passed as
     w.t()); it returns silu(g) * u of shape [M, N/2] with g, u the two halves of a @ b + bias,
-    plus residual [M, N/2] after the product. It runs on the decode kernel (M <= 128, b from a
-    row-major [N, K] weight, K % 8 == 0).
+    plus residual [M, N/2] after the product. It is tuned over the decode and Hopper TMA kernels'
+    gate/up pairs (M <= 128, b from a row-major [N, K] weight, K % 8 == 0).
 
     FP8: a and b torch.float8_e4m3fn (or float8_e5m2), a row-major [M, K] and b the transpose view
     of a row-major [N, K] weight (w.t(): both K-major, as Hopper's fp8 wgmma reads them),
