@@ -82,7 +82,7 @@ void CompilePool::loop() {
 }
 
 bool CompilePool::mayStart(size_t slot) const {
-  if (window_ == 0 || slot < floor_ || slot < horizon_) return true;
+  if (window_ == 0 || slot < floor_) return true;
   if (slot >= taken_ + window_) return false;
   // Past the first wave only once the consumer has judged all of it: a run that stops there
   // (the common case: the first wave covers what the consumer takes anyway) waits for no
@@ -123,15 +123,6 @@ void CompilePool::setCheap(std::vector<char> cheap) {
   std::lock_guard<std::mutex> l(mu_);
   if (cheap.size() != jobs_) cheap.clear();
   cheap_ = std::move(cheap);
-}
-
-void CompilePool::setHorizon(size_t slots) {
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    if (slots <= horizon_) return;
-    horizon_ = slots;
-  }
-  room_.notify_all();
 }
 
 void CompilePool::setWindow(size_t window, size_t floor) {

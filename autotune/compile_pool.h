@@ -57,10 +57,6 @@ class CompilePool {
   // judged before an expensive one is started (a compile cannot be stopped once it runs). Call
   // before start(); cheap.size() == jobs (anything else: no job is cheap).
   void setCheap(std::vector<char> cheap);
-  // Lazy mode: the consumer will take every job in the first `slots` slots of the start order
-  // whatever the next ones say (a race that cannot stop before): those start as soon as a thread
-  // is free, past the window and the cheap rule. Only raises the horizon; callable any time.
-  void setHorizon(size_t slots);
   // No job starts after this; the ones running finish. take() then returns the finished ones not
   // taken yet, and empty once every started job is taken.
   void cancel();
@@ -96,7 +92,6 @@ class CompilePool {
   size_t next_ = 0, finished_ = 0, taken_ = 0;  // next_: the next slot to start
   std::vector<size_t> seq_, slot_;  // slot -> job (the start order), job -> slot
   size_t window_ = 0, floor_ = 0;  // window_ 0: no limit
-  size_t horizon_ = 0;              // setHorizon(): slots below it start past the window
   std::vector<char> cheap_;         // setCheap(); empty: no job is cheap
   std::vector<char> taken_flag_, asked_past_;  // per job: handed out; handed out before a take()
   bool mayStart(size_t slot) const;  // locked

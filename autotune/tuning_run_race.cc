@@ -104,24 +104,6 @@ bool stopsHere(StopRule& s, bool by_regret, size_t explored, size_t min_n, size_
   return cover.empty() && patient;
 }
 
-// The slots of the pool's start order the race takes before it can stop, from its state after a
-// batch that did not stop it (stopsHere's rule): `patience` candidates after the leader's slot,
-// kStallAfter of them once min_n are raced while no stop holds and the regret estimate is above
-// its bar (only the stall can stop it then, unless the estimate falls below the bar), and every
-// coverage pick not raced yet. The pool starts those compiles as threads come free: past the first
-// wave its window alone paced such a race to kWindow compiles at a time with the other threads
-// idle. (The GPU's 16-row GEMM keys gained about one busy thread: their races are chains of
-// coverage waves, each chosen from the last one's times; bench/NOTES.md, issue 34.)
-size_t raceHorizon(const StopRule& s, bool by_regret, size_t explored, size_t min_n,
-                   long leader_slot, const CompilePool& pool) {
-  size_t need = guided::patience(explored);
-  if (explored >= min_n && !by_regret && !s.stall_held) need = std::max(need, guided::kStallAfter);
-  size_t horizon = size_t(leader_slot + 1) + need;
-  for (size_t j = 0; j < s.picked.size(); ++j)
-    if (s.picked[j] && !s.cv.taken[j]) horizon = std::max(horizon, pool.slotOf(j) + 1);
-  return horizon;
-}
-
 void sortBySlot(const CompilePool& pool, std::vector<size_t>& jobs) {
   std::sort(jobs.begin(), jobs.end(),
             [&](size_t a, size_t b) { return pool.slotOf(a) < pool.slotOf(b); });
@@ -300,6 +282,7 @@ Status TuningRun::compileAndRace() {
   StopRule stop;  // per position of `order`: its coverage classes, whether raced, its time
   for (size_t i : order)
     stop.cv.classes.push_back(guided::coverageClasses(cands_[i].config, f_.race_each));
+  const auto& classes = stop.cv.classes;
   done_.assign(cands_.size(), false);
   iso_off_ = !e_.options().isolate;
   if (e_.options().isolate && f_.args_json && f_.make_problem)
@@ -310,14 +293,15 @@ Status TuningRun::compileAndRace() {
   const std::vector<size_t> vendor = raceVendors();
   const size_t n = order.size(), min_n = guided::minExplore(n);
   const Waves wv = waves(n);  // the pool's threads, window and first wave
+  const int threads = wv.threads;
   to_compile_ = order;
-  CompilePool pool(n, wv.threads, [&](size_t j) { compileOne(j); },
+  CompilePool pool(n, threads, [&](size_t j) { compileOne(j); },
                    [&](size_t j, size_t finished) {
                      e_.progress({f_.name, key_, "compile", static_cast<int>(finished),
                                   static_cast<int>(n), cands_[to_compile_[j]].r.config});
                    });
   pool.setWindow(wv.window, wv.first);
-  pool.setCheap(storeHits(order, wv.threads));
+  pool.setCheap(storeHits(order, threads));
   pool_ = &pool;
   pool.start();
   first.benchmarked += static_cast<int>(vendor.size());
@@ -356,7 +340,6 @@ Status TuningRun::compileAndRace() {
     // race stops.
     const guided::Regret rg = regretOf(untaken(order, taken));
     rep_.regret_estimate = rg.estimate;
-    const bool by_regret = rg.estimate < std::max(kRegretStop, rg.tie);
     const int lead = leaderIndex();
     if (lead >= 0 && lead != anchor &&
         (anchor < 0 || restartsPatience(cands_[lead], cands_[anchor], rg.tie > 0))) {
@@ -365,7 +348,7 @@ Status TuningRun::compileAndRace() {
       leader_slot = long(pool.slotOf(jit ? size_t(pos_of[lead]) : got.back()));
       // A coverage pick leads: the rest of its class comes next (guided::sameClasses).
       if (jit && stop.picked[pos_of[lead]])
-        pool.promote(guided::sameClasses(stop.cv.classes, taken, pos_of[lead]));
+        pool.promote(guided::sameClasses(classes, taken, pos_of[lead]));
     }
     since_leader = takenAfter(pool, taken, leader_slot);
     const double leader = lead >= 0 ? cands_[lead].r.stats.median_ms : 0;
@@ -379,22 +362,21 @@ Status TuningRun::compileAndRace() {
     if (e_.options().budget_s > 0 && msSince(t0) > 1e3 * e_.options().budget_s) {
       rep_.budget_hit = explored < n;
       stopping = true;
-    } else if (stopsHere(stop, by_regret, explored, min_n, since_leader, pool,
-                         e_.options().verbose ? &e_.log() : nullptr, what)) {
+    } else if (stopsHere(stop, rg.estimate < std::max(kRegretStop, rg.tie), explored, min_n,
+                         since_leader, pool, e_.options().verbose ? &e_.log() : nullptr, what)) {
       stopping = true;
       rep_.launch_floor = rg.tie > 0;  // at the floor the tied are a tie: no later rounds
     }
     // No compile starts after this; the ones running are waited for anyway, so they are raced
     // too (a round of a compiled candidate costs far less than its compile).
     if (stopping) pool.cancel();
-    else pool.setHorizon(raceHorizon(stop, by_regret, explored, min_n, leader_slot, pool));
   }
   pool.cancel();
   for (std::vector<size_t> got; !(got = pool.take()).empty();) {}  // after an error only
   pool_ = nullptr;
   rep_.compile_wall_ms = pool.wallMs();
   const size_t started = pool.started();
-  noteCompileJobs(wv.threads, wv.first);
+  noteCompileJobs(threads, wv.first);
   markNotReached(untaken(order, taken), explored);
   rep_.reached = static_cast<int>(explored);
   for (size_t j = 0; j < n; ++j)

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <set>
@@ -167,38 +166,6 @@ TEST(CompilePool, NothingPastTheFirstWaveStartsBeforeItIsJudged) {
   pool.cancel();
   EXPECT_TRUE(pool.take().empty());
   EXPECT_EQ(ran.load(), 3u);
-}
-
-// setHorizon(): jobs the consumer will take whatever comes (a race that cannot stop before them)
-// start as threads come free, past the window and before the first wave is judged; the window
-// still paces what lies beyond the horizon.
-TEST(CompilePool, JobsBelowTheHorizonStartPastTheWindow) {
-  std::mutex mu;
-  std::condition_variable cv;
-  size_t ran = 0;
-  CompilePool pool(30, 8, [&](size_t) {
-    std::lock_guard<std::mutex> l(mu);
-    ++ran;
-    cv.notify_all();
-  });
-  pool.setWindow(1, 2);
-  pool.start();
-  pool.setHorizon(10);
-  {
-    std::unique_lock<std::mutex> l(mu);  // no take() yet: the horizon's jobs run anyway
-    EXPECT_TRUE(cv.wait_for(l, std::chrono::seconds(10), [&] { return ran >= 10; })) << ran;
-  }
-  EXPECT_EQ(pool.started(), 10u);
-  pool.setHorizon(4);  // a lower horizon changes nothing
-  size_t taken = 0;
-  while (taken < 12) {
-    taken += pool.take().size();
-    EXPECT_LE(pool.started(), std::max<size_t>(10, taken + 1));
-  }
-  pool.cancel();
-  for (std::vector<size_t> got; !(got = pool.take()).empty();) taken += got.size();
-  EXPECT_EQ(taken, pool.started());
-  EXPECT_LT(pool.started(), 30u);
 }
 
 // promote(): the named jobs not started yet start next, ahead of the rest (the guided race's

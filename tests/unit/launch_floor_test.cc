@@ -6,14 +6,11 @@
 // raced every config before the rule (the static model kept promising that the high-score configs
 // left run several-fold faster), and stops after the first candidates with it. And the race's
 // drift probe (guided.h: drift, mergeStats): a boosted first timing found on the simulated device
-// (the rules alone: launch_floor_rules_part.cc). And the race's compile pacing past its first wave.
+// (the rules alone: launch_floor_rules_part.cc, part of this program).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
-#include <mutex>
-#include <thread>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -50,13 +47,9 @@ struct Rows {
 // `noise`: the simulated device's launch-to-launch noise (SimOptions::noise), drawn from `seed`.
 // `boosted` > 0: the device's first `boosted` launches take `boost` x their time (a GPU's boost
 // clock after an idle stretch, guided.h: drift).
-// `compiler`, `compile_threads`: a test's own simulated compiler and thread count (defaults: a
-// plain SimCompiler, 2 threads).
 Expected<TuneReport> tuneConfigs(const TmpDir& dir, std::vector<Config> configs,
                                  std::vector<std::string> race_each = {}, double noise = 0,
-                                 uint64_t seed = 1, int64_t boosted = 0, double boost = 1,
-                                 std::shared_ptr<SimCompiler> compiler = nullptr,
-                                 int compile_threads = 2) {
+                                 uint64_t seed = 1, int64_t boosted = 0, double boost = 1) {
   SimOptions so;
   so.noise = noise;
   so.seed = seed;
@@ -73,12 +66,12 @@ Expected<TuneReport> tuneConfigs(const TmpDir& dir, std::vector<Config> configs,
   eo.options.database_path = dir.path + "/db.json";
   eo.options.warmup_ms = 0.05;
   eo.options.rep_ms = 0.2;
-  eo.options.compile_threads = compile_threads;
+  eo.options.compile_threads = 2;
   if (noise > 0 || boosted > 0) {  // benchmark in candidate order: reproducible draws/launches
     eo.options.pipeline = false;
     eo.options.compile_threads = 1;
   }
-  eo.compiler = compiler ? compiler : std::make_shared<SimCompiler>();
+  eo.compiler = std::make_shared<SimCompiler>();
   KTUNE_ASSIGN_OR_RETURN(auto t, Engine::create(sim, eo));
   testfamily::SpecFamily<Rows> fam;
   auto& [f, x] = fam;
@@ -207,45 +200,6 @@ TEST(LaunchFloor, ARaceWithoutANewLeaderStalls) {
   EXPECT_FALSE(rep->launch_floor) << rep->tree();
   EXPECT_GE(rep->reached, int(guided::kStallAfter)) << rep->tree();
   EXPECT_LE(rep->reached, int(guided::kStallAfter) + 8) << rep->tree();
-}
-
-// Compiles that take long beside microsecond kernels (a GEMM decode key: NVRTC 0.5-2 s per config):
-// past its first wave the race ran at most kWindow (4) compiles ahead of what it had taken, so a
-// race that goes on for a known number of candidates (the stall's 16 after its leader while the
-// regret estimate stays high, here as in ARaceWithoutANewLeaderStalls) compiled 4 at a time with
-// 8 of its 12 threads idle. The compiles the race cannot stop before now start at once
-// (CompilePool::setHorizon): more than 4 compiles run together past the first wave, the race
-// reaches what it did and keeps its winner. Simulated compiles of 40 ms on 12 threads.
-TEST(LaunchFloor, CompilesTheRaceCannotStopBeforeStartAtOnce) {
-  struct Log {
-    std::mutex mu;
-    size_t started = 0;
-    int running = 0, most_past_wave = 0;
-  };
-  auto log = std::make_shared<Log>();
-  constexpr size_t kFirstWave = 12;  // guided::firstWave(40, 8, 4, 12)
-  auto compiler = std::make_shared<SimCompiler>([log](const CompileRequest&) {
-    {
-      std::lock_guard<std::mutex> l(log->mu);
-      ++log->running;
-      if (++log->started > kFirstWave) log->most_past_wave = std::max(log->most_past_wave, log->running);
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(40));
-    std::lock_guard<std::mutex> l(log->mu);
-    --log->running;
-    return SimCompileDecision{};
-  });
-  std::vector<std::pair<int, int64_t>> slow;
-  for (int i = 1; i < 40; ++i) slow.push_back({i, 3200 + 15 * i});
-  TmpDir dir;
-  auto rep = tuneConfigs(dir, flatConfigs(slow), {}, 0, 1, 0, 1, compiler, 12);
-  ASSERT_TRUE(rep.ok()) << rep.status().toString();
-  EXPECT_EQ(rep->winner, "GRID=33,NS=3000") << rep->tree();
-  EXPECT_GE(rep->reached, int(guided::kStallAfter)) << rep->tree();
-  EXPECT_LE(rep->reached, int(guided::kStallAfter) + 8) << rep->tree();
-  std::lock_guard<std::mutex> l(log->mu);
-  EXPECT_GT(log->started, kFirstWave) << rep->tree();
-  EXPECT_GT(log->most_past_wave, 4) << "compiled " << log->started << "\n" << rep->tree();
 }
 
 // Regression (coverage, guided.h): the stall stopped the race before a kind the prior ranks last
