@@ -25,43 +25,45 @@ namespace {
 
 using namespace gemm_gpu;  // NOLINT: the shared helpers (gemm_gpu_problem.h)
 
+// A kTma config with GROUP_M 8: the two tests below list theirs with it.
+Config tmaConfig(int64_t bn, int64_t cons, int64_t wgm, int64_t st, int64_t cl, int64_t epi,
+                 int64_t split, int64_t pp = 0) {
+  return Config{{"BLOCK_N", bn},     {"CONSUMERS", cons},     {"WG_M", wgm},
+                {"NUM_STAGES", st},  {"GROUP_M", int64_t{8}}, {"CLUSTER_M", cl},
+                {"EPI_TMA", epi},    {"SPLIT_K", split},      {"PINGPONG", pp}};
+}
+
 // The TMA kernel in every layout: MN-major A (TN, TT) and B (NN, TN) come in as TMA boxes of the
 // stored matrix and are read by wgmma with its transpose flags. Odd sizes and epilogues against the
 // float64 reference, tile shapes / consumers / clusters / split tail, then 2048^3 against cuBLASLt.
 TEST(GemmGpu, TmaEveryLayoutVsReference) {
   REQUIRE_GPU();
   if (env().dev.arch != "sm_90a") GTEST_SKIP() << "tma needs sm_90a, device is " << env().dev.arch;
-  auto tma = [](int64_t bn, int64_t cons, int64_t wgm, int64_t st, int64_t cl, int64_t epi,
-                int64_t split, int64_t pp = 0) {
-    return Config{{"BLOCK_N", bn},          {"CONSUMERS", cons}, {"WG_M", wgm},
-                  {"NUM_STAGES", st},      {"GROUP_M", int64_t{8}}, {"CLUSTER_M", cl},
-                  {"EPI_TMA", epi},        {"SPLIT_K", split},      {"PINGPONG", pp}};
-  };
   // cfgs[kPairDefer]: a cluster pair with the deferred epilogue (the short-K winner, K = 1000; at
   // the odd cases the pair's second block lies below M). The last three: ping-pong consumers
   // (64x256, 128x128 and 128x192 tiles, one per consumer warpgroup; 192 accumulators per thread
   // in the last).
   constexpr size_t kPairDefer = 8;
-  const std::vector<Config> cfgs = {tma(256, 2, 1, 4, 1, 1, 1), tma(128, 1, 1, 8, 1, 0, 1),
-                                    tma(192, 2, 1, 4, 1, 1, 1), tma(128, 2, 2, 4, 1, 1, 1),
-                                    tma(256, 2, 1, 4, 2, 0, 1), tma(256, 2, 1, 4, 1, 1, 2),
-                                    tma(192, 2, 1, 4, 1, 2, 1), tma(128, 2, 2, 4, 1, 2, 2),
-                                    tma(256, 2, 1, 4, 2, 2, 1),
-                                    tma(256, 2, 1, 4, 1, 1, 1, 1), tma(128, 2, 2, 5, 1, 0, 1, 1),
-                                    tma(192, 2, 2, 5, 1, 1, 1, 1)};
+  const std::vector<Config> cfgs = {tmaConfig(256, 2, 1, 4, 1, 1, 1), tmaConfig(128, 1, 1, 8, 1, 0, 1),
+                                    tmaConfig(192, 2, 1, 4, 1, 1, 1), tmaConfig(128, 2, 2, 4, 1, 1, 1),
+                                    tmaConfig(256, 2, 1, 4, 2, 0, 1), tmaConfig(256, 2, 1, 4, 1, 1, 2),
+                                    tmaConfig(192, 2, 1, 4, 1, 2, 1), tmaConfig(128, 2, 2, 4, 1, 2, 2),
+                                    tmaConfig(256, 2, 1, 4, 2, 2, 1),
+                                    tmaConfig(256, 2, 1, 4, 1, 1, 1, 1), tmaConfig(128, 2, 2, 5, 1, 0, 1, 1),
+                                    tmaConfig(192, 2, 2, 5, 1, 1, 1, 1)};
   // 224- and 176-wide tiles (the columns past the last whole 64-column box stored directly): a
   // K-major B only, so NT and TT run them and NN and TN must refuse them. The last: ping-pong with
   // a 128 x 176 tile per consumer warpgroup.
-  const std::vector<Config> wide = {tma(224, 2, 1, 4, 1, 2, 2), tma(176, 2, 1, 4, 1, 1, 1),
-                                    tma(224, 2, 1, 4, 1, 0, 1), tma(176, 2, 2, 4, 1, 1, 1, 1)};
+  const std::vector<Config> wide = {tmaConfig(224, 2, 1, 4, 1, 2, 2), tmaConfig(176, 2, 1, 4, 1, 1, 1),
+                                    tmaConfig(224, 2, 1, 4, 1, 0, 1), tmaConfig(176, 2, 2, 4, 1, 1, 1, 1)};
   // Four-block clusters (a quarter of B per block) on the grid of the kernel's resident clusters:
   // M >= 512 only (the small cases must refuse them), so their own odd cases: 600 rows leave the
   // second cluster tile one partial block and three below M; 1100 x 4097 runs 3 x 17 cluster tiles
   // (more than the resident clusters: the grid-stride walk); K = 1000 and 264 end mid k-tile.
-  const Config four = tma(256, 2, 1, 4, 4, 2, 1);
+  const Config four = tmaConfig(256, 2, 1, 4, 4, 2, 1);
   // The cluster pair with its maps' L2 promotion off or halved (TMA_L2A/B/C, host-side probe
   // knobs: the same compiled kernel as cfgs[kPairDefer], other tensor maps).
-  Config l2p = tma(256, 2, 1, 4, 2, 2, 1);
+  Config l2p = tmaConfig(256, 2, 1, 4, 2, 2, 1);
   l2p.set("TMA_L2A", int64_t{0});
   l2p.set("TMA_L2B", int64_t{128});
   l2p.set("TMA_L2C", int64_t{0});
@@ -155,16 +157,10 @@ TEST(GemmGpu, TmaEveryLayoutVsReference) {
 TEST(GemmGpu, TmaGateUpPairVsReference) {
   REQUIRE_GPU();
   if (env().dev.arch != "sm_90a") GTEST_SKIP() << "tma needs sm_90a, device is " << env().dev.arch;
-  auto tma = [](int64_t bn, int64_t cons, int64_t wgm, int64_t st, int64_t cl, int64_t epi,
-                int64_t split, int64_t pp = 0) {
-    return Config{{"BLOCK_N", bn},     {"CONSUMERS", cons},     {"WG_M", wgm},
-                  {"NUM_STAGES", st},  {"GROUP_M", int64_t{8}}, {"CLUSTER_M", cl},
-                  {"EPI_TMA", epi},    {"SPLIT_K", split},      {"PINGPONG", pp}};
-  };
-  const std::vector<Config> cfgs = {tma(128, 1, 1, 8, 1, 0, 1), tma(128, 1, 1, 8, 1, 1, 1),
-                                    tma(256, 1, 1, 4, 1, 1, 1), tma(128, 2, 1, 5, 1, 1, 1),
-                                    tma(256, 2, 1, 4, 1, 1, 2), tma(128, 2, 2, 4, 1, 1, 1),
-                                    tma(128, 2, 1, 4, 2, 1, 1), tma(256, 2, 1, 4, 1, 1, 1, 1)};
+  const std::vector<Config> cfgs = {tmaConfig(128, 1, 1, 8, 1, 0, 1), tmaConfig(128, 1, 1, 8, 1, 1, 1),
+                                    tmaConfig(256, 1, 1, 4, 1, 1, 1), tmaConfig(128, 2, 1, 5, 1, 1, 1),
+                                    tmaConfig(256, 2, 1, 4, 1, 1, 2), tmaConfig(128, 2, 2, 4, 1, 1, 1),
+                                    tmaConfig(128, 2, 1, 4, 2, 1, 1), tmaConfig(256, 2, 1, 4, 1, 1, 1, 1)};
   struct Case { Layout l; int64_t m, n, k; ElemType c; bool bias; float beta; };
   const Case cases[] = {
       {Layout::kNT, 97, 2 * 333, 1032, ElemType::kF16, true, 0.f},
@@ -192,7 +188,7 @@ TEST(GemmGpu, TmaGateUpPairVsReference) {
     Problem p(s, seed++);
     const auto ref = p.hostReference();
     for (const Config& c : cfgs) expectMatches(KernelKind::kTma, c, p, ref, 2);
-    for (const Config& c : {tma(192, 2, 1, 4, 1, 1, 1), tma(256, 2, 1, 4, 1, 2, 1)})
+    for (const Config& c : {tmaConfig(192, 2, 1, 4, 1, 1, 1), tmaConfig(256, 2, 1, 4, 1, 2, 1)})
       EXPECT_EQ(gemm::applicable(KernelKind::kTma, c, s).code(), Code::kUnsupported) << c.toString();
   }
 }
