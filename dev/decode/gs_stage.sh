@@ -21,5 +21,7 @@ for v in e:0 i:2; do
   restore
 done
 nice ninja -C "$B" gemm_bench > /dev/null
-cmp -s <(strip -o /dev/stdout "$B/bench/gemm_bench") "$DEST/pb/bench/gemm_bench" && echo "tree's gemm_bench restored"
+strip -o /tmp/gs_stage_gemm_bench "$B/bench/gemm_bench"
+cmp -s /tmp/gs_stage_gemm_bench "$DEST/pb/bench/gemm_bench" && echo "tree's gemm_bench restored"
+grep -ao "#define KT_GU_FORM [0-9]" "$DEST"/pb/bench/gemm_bench* | sort | uniq -c
 du -sh "$DEST"
