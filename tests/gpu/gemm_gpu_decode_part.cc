@@ -242,13 +242,13 @@ TEST(GemmGpu, DecodeTmaQuadVsReference) {
 // DC_XR = 1 on the cluster K split (C staged through the ring, stored as 16-byte vectors) and 3
 // (also the sums handed over counted on the receiver's barrier) beside DC_XR = 0: clusters of 2 and 4, the reduce-scatter and the gather, one and two warpgroups, both
 // producer widths, over the default cases (M = 1..128, odd N and ldc: the element-wise stores past
-// N and on unaligned rows, bias, C +=, f32 and f16 C; the gate/up pair with DC_XR = 0), against
-// float64 (twice each).
+// N and on unaligned rows, bias, C +=, f32 and f16 C; the gate/up pair staged too, in 32-row halves
+// and 64-row pairs), against float64 (twice each).
 TEST(GemmGpu, DecodeTmaClusterEndVsReference) {
   REQUIRE_GPU();
   if (env().dev.arch != "sm_90a") GTEST_SKIP() << "DC_WG=2 needs sm_90a, device is " << env().dev.arch;
-  // The gate/up pair keeps DC_XR = 0 (the space refuses 1 and 3 there): three rows of it, so every
-  // case still has two valid configs (at 97 rows the DC_WARPS = 8 row refuses the pair: it spills).
+  // The gate/up pair runs every row here, DC_XR 1 and 3 too (its runs staged from the gate and up
+  // sums), but the DC_WARPS = 8 one-slab rows at 97 rows (they spill; the kind refuses them).
   // DC_XR = 3: the reduce-scatter's sums counted on the receiver's barrier. 256-row tiles (two
   // warpgroups of two slabs): DC_PF = 3 (setmaxnreg; 128 accumulators at 65..128 rows) on clusters
   // of 2 and 4, plain and gate/up, and DC_PF = 1 where its 64 accumulators fit (up to 64 rows).

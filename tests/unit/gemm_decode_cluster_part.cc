@@ -106,8 +106,8 @@ TEST(GemmDecode, TmaFedBodyStartsItsCopiesWithoutWaitingOnMemoryBarriers) {
 
 // DC_XR = 1 on the cluster K split (decode_wg_cluster.cuh) stores C as 16-byte vectors staged
 // through the ring, on the reduce-scatter (pair and four) and on the gather under 8*blocks rows,
-// with bias and C +=; DC_XR = 0 keeps the element stores; both keep the two cluster barriers; not
-// with the gate/up pair (its epilogue is its own). DC_XR = 3 also hands the sums over by st.async.
+// with bias and C +=, the gate/up pair's runs too; DC_XR = 0 keeps the element stores; both keep the
+// two cluster barriers. DC_XR = 3 also hands the sums over by st.async.
 TEST(GemmDecode, ClusterEndStagesCThroughTheRing) {
   auto cc = compilerForArch("sm_90a");
   if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
@@ -131,15 +131,22 @@ TEST(GemmDecode, ClusterEndStagesCThroughTheRing) {
   }
   jobs.push_back({quad, nt(128, 4096, 4096)});
   jobs.push_back({gather, nt(8, 4099, 1000)});
-  GemmShape gu = nt(64, 2 * 4096, 4096);
+  // The gate/up pair staged the same way (one slab per warpgroup: 32 gate rows, then their up rows),
+  // with bias, C += and an odd ldc (the runs' element path).
+  GemmShape gu = nt(61, 2 * 4099, 4104);
   gu.act = Activation::kSiluMul;
-  EXPECT_FALSE(applicable(KernelKind::kDecode, jobs[1].first, gu).ok());
+  gu.has_bias = true;
+  gu.beta = 1.0f;
+  gu.ldc = 4099;
+  EXPECT_TRUE(applicable(KernelKind::kDecode, jobs[1].first, gu).ok());
+  jobs.push_back({jobs[1].first, gu});
   // DC_XR = 3: the reduce-scatter's sums by st.async counted on the receiver's barrier, no release
   // barrier; not under the reduce-scatter's rows (there it would be DC_XR = 1 again).
   Config counted = jobs[1].first;
   counted.set("DC_XR", int64_t{3});
   ASSERT_TRUE(sp.validate(counted).ok()) << sp.validate(counted).toString();
   jobs.push_back({counted, r});
+  jobs.push_back({counted, gu});
   Config counted_gather = gather;
   counted_gather.set("DC_XR", int64_t{3});
   EXPECT_FALSE(sp.validate(counted_gather).ok());
@@ -203,7 +210,8 @@ TEST(GemmDecode, RegisterSplitCarries256RowTilesAt128Rows) {
   GemmShape wide_gu = nt(128, 2 * 14336, 4096);
   wide_gu.act = Activation::kSiluMul;
   EXPECT_TRUE(has(wide_gu, cfg(8, 2, 4, 3, 0)));
-  EXPECT_FALSE(has(wide_gu, cfg(8, 2, 4, 3, 3)));  // DC_XR = 3 is not the pair's
+  EXPECT_TRUE(has(wide_gu, cfg(8, 2, 4, 3, 3)));  // the pair's staged runs (two slabs: kPairs)
+  jobs.push_back({cfg(8, 2, 4, 3, 3), gu});
   EXPECT_FALSE(has(nt(128, 4096, 4096), cfg(8, 2, 4, 3, 3)));
   auto p = launchPlan(KernelKind::kDecode, jobs[0].first, nt(128, 14336, 4096), sm90aDevice());
   ASSERT_TRUE(p.ok()) << p.status().toString();

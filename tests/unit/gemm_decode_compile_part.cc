@@ -387,7 +387,7 @@ TEST(GemmDecode, TmaFedBodyCompilesWithBulkTensorCopies) {
 // the approximate division: element by element each load of C waited its own L2 round trip and
 // each silu its own chain, which made the residual cost 1.3-1.7x and the gate/up 1.3x the plain
 // GEMM at 64..128 rows (bench/NOTES.md). In the PTX: 16-bit global loads before the first 16-bit
-// global store, exponentials before it, and no IEEE division.
+// global store, the SiLUs' tanh.approx (bf16 C) before it, and no IEEE division.
 TEST(GemmDecode, TmaEpilogueLoadsTheResidualAndComputesBeforeItStores) {
   auto cc = compilerForArch("sm_90a");
   if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
@@ -414,8 +414,9 @@ TEST(GemmDecode, TmaEpilogueLoadsTheResidualAndComputesBeforeItStores) {
         if (store == std::string::npos) return "PTX lacks a 16-bit global store";
         if (s.act == Activation::kSiluMul) {
           if (ptx.find("div.rn.f32") != std::string::npos) return "the gate/up epilogue divides IEEE";
-          const size_t ex = count_before(ptx, "ex2.approx", store);
-          return ex >= 16 ? "" : std::to_string(ex) + " exponentials before the first store (want >= 16)";
+          // bf16 C: the SiLU's one MUFU op is tanh.approx (decode.cuh's silu_mul_value).
+          const size_t ex = count_before(ptx, "tanh.approx.f32", store);
+          return ex >= 16 ? "" : std::to_string(ex) + " SiLUs (tanh.approx) before the first store (want >= 16)";
         }
         const size_t loads = count_before(ptx, "ld.global.u16", store);
         return loads >= 32 ? "" : std::to_string(loads) + " loads of C before the first store (want >= 32)";

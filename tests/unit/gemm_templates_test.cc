@@ -400,8 +400,10 @@ TEST_P(GemmNvrtcTmaPart, TmaSpaceCompilesForSm90a) {
     if (c.getInt("SPLIT_K") > 1 && (ptx.find("ld.acquire.gpu") == std::string::npos ||
                                     ptx.find("atom.global.add") == std::string::npos))
       return "PTX lacks the split tail's acquire load / counter increment";
-    if (sh.act == Activation::kSiluMul && ptx.find("ex2.approx") == std::string::npos)
-      return "the gate/up pair's PTX lacks the SiLU's exp";
+    // The SiLU: tanh.approx (one MUFU op) for bf16 C, ex2 + rcp for f16 and f32 C (tma_gated.cuh).
+    const char* silu = sh.c == ElemType::kBF16 ? "tanh.approx.f32" : "ex2.approx";
+    if (sh.act == Activation::kSiluMul && ptx.find(silu) == std::string::npos)
+      return std::string("the gate/up pair's PTX lacks the SiLU's ") + silu;
     // The per-phase trace (tma/tma_trace.cuh) is a probe build's: never in a shipped kernel.
     if (ptx.find("globaltimer") != std::string::npos) return "the shipped kernel carries the per-phase trace";
     return "";

@@ -218,12 +218,8 @@ Status applicable(K c, const GemmShape& s) {
       knob(c, "DC_WARPS") == 8 && knob(c, "DC_MT") == 16)
     return Status::Unsupported("decode GEMM with DC_WG=2, silu_mul, DC_NT=1 and DC_MT=16 needs "
                                "DC_WARPS=4 (with 8 the gate/up epilogue spills registers)");
-  // DC_XR = 1 stages the plain epilogue's rows; the gate/up pair keeps its own (a duplicate).
-  // DC_XR = 3 (decode_wg_cluster.cuh): 1 plus the counted hand-over.
-  if (wg(c) && (knob(c, "DC_XR") & 1) && s.act == Activation::kSiluMul)
-    return Status::Unsupported("decode GEMM with DC_XR=" + std::to_string(knob(c, "DC_XR")) +
-                               " (C staged through the ring) does not apply to silu_mul (its gate/up "
-                               "epilogue is its own)");
+  // DC_XR = 1 stages the epilogue's rows (the gate/up pair's too: store_staged in
+  // decode_wg_epi.cuh); DC_XR = 3 (decode_wg_cluster.cuh): 1 plus the counted hand-over.
   // Its A boxes are the shape's (decodeABoxRows: 64 rows from M = 33 on) and must be a block's rows.
   if (mSplit(c) && (s.m <= 64 || s.m > 128))
     return Status::Unsupported("decode GEMM with DC_GRID=7 (A rows split over a pair) covers 65 <= M "

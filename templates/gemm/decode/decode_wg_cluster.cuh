@@ -1,12 +1,12 @@
 // The decode GEMM's cluster split of K (part of decode_wg.cuh, inside namespace kd, after flush;
 // DC_GRID = 4, 5): the partial sums of a tile's blocks meet in distributed shared memory.
 #if DC_CLUSTER
-// DC_XR bit 0: the block's rows of C through its idle ring as 16-byte vectors (store_staged; not
-// the gate/up pair, which keeps its own epilogue). Bit 1 (DC_XR = 3, with bit 0): the
+// DC_XR bit 0: the block's rows of C through its idle ring as 16-byte vectors (store_staged; the
+// gate/up pair's runs from its staged gate and up sums). Bit 1 (DC_XR = 3, with bit 0): the
 // reduce-scatter's hand-over by st.async in 16-byte vectors, counted on the receiver's own barrier
 // `red` (its bytes expected from the start) in place of the second cluster barrier, and read back
 // as float4 (a warp's 512 contiguous bytes: no bank conflict).
-constexpr bool kStaged = (DC_XR & 1) != 0 && ACT != 3;
+constexpr bool kStaged = (DC_XR & 1) != 0;
 constexpr bool kTxHand = (DC_XR & 2) != 0 && kBM >= 8 * kCL;
 constexpr int kV = kTxHand ? 4 : 1;  // floats per hand-over (the reduce-scatter's part: 4*DC_MT/kCL)
 // Bytes a block takes in from its peers in the reduce-scatter (kTxHand: the count on `red`).
@@ -31,9 +31,7 @@ template <int kRows>
 KTUNE_DEVICE void reduce_store(const Prob& q, float (&acc)[kNT][kAcc], int row0, int ctid, float* stg,
                                volatile unsigned* flag) {
   DC_TR(ctid == 0, kTrStore0);
-#if ACT != 3
   if constexpr (kStaged) return store_staged<kRows>(q, acc, row0, ctid, stg);
-#endif
   flush(q, acc, row0, q.nsteps, ctid, flag);
 }
 

@@ -155,17 +155,17 @@ KTUNE_DEVICE void store_acc(const Prob& p, float (&acc)[kNT][kAcc], int row0, in
   for_each_acc(acc, ctid, [](float& v, int, int) { v = 0.0f; });
 }
 
-#if ACT != 3
 // DC_XR = 1 (the cluster K split, decode_wg_cluster.cuh): the block's kRows rows of C from acc
 // (rows as in store_acc) through shared memory `stg` (kRows x (kBN + 4) floats of the idle ring:
 // the padding puts a warp's 32 writes on 32 banks, a row stays 16-byte aligned). Each thread writes
-// its sums (alpha, bias) there, then the consumers take whole 16-byte runs of a C row (8 columns of
+// its sums there (stage_sums), then the consumers take whole 16-byte runs of a C row (8 columns of
 // bf16) and store each as one vector, the residual's C loaded as one: a warp's store instruction
 // covers 4 full 128-byte rows where store_acc's wrote 2 bytes a lane into 4 rows (16 bytes each).
 // A run past N or an unaligned C (its pointer or ldc) goes element by element. Leaves acc as is.
-template <int kRows>
-KTUNE_DEVICE void store_staged(const Prob& p, float (&acc)[kNT][kAcc], int row0, int ctid, float* stg) {
-  constexpr int kP = kBN + 4, kE = 16 / (int)sizeof(out_t), kRun = kBN / kE, kRuns = kRows * kRun;
+// stg[m * (kBN + 4) + n] = the sum of A row m and tile row n; kPlain: alpha and the bias applied.
+template <int kRows, bool kPlain>
+KTUNE_DEVICE void stage_sums(const Prob& p, float (&acc)[kNT][kAcc], int row0, int ctid, float* stg) {
+  constexpr int kP = kBN + 4;
   const int wg = ctid >> 7, warp = (ctid >> 5) & 3, lane = ctid & 31;
   const int nb = wg * kNT * 64 + warp * 16 + (lane >> 2), mb = (lane & 3) * 2;
 #pragma unroll
@@ -177,14 +177,30 @@ KTUNE_DEVICE void store_staged(const Prob& p, float (&acc)[kNT][kAcc], int row0,
 #pragma unroll
         for (int e2 = 0; e2 < 2; ++e2) {
           const int n = nb + t * 64 + e2 * 8;
-          float v = acc[t][j * 4 + e2 * 2 + e1] * p.alpha;
+          float v = acc[t][j * 4 + e2 * 2 + e1];
+          if (kPlain) {
+            v *= p.alpha;
 #if HAS_BIAS
-          if (row0 + n < p.N) v += out_to_float(p.bias[row0 + n]);
+            if (row0 + n < p.N) v += out_to_float(p.bias[row0 + n]);
 #endif
+          }
           stg[(mb + j * 8 + e1) * kP + n] = v;
         }
+  (void)row0;
+}
+
+// C's rows start 16-byte aligned (its pointer and ldc): the runs go out as vectors.
+KTUNE_DEVICE bool c_vectors_ok(const Prob& p) {
+  return ((reinterpret_cast<unsigned long long>(p.C) | (unsigned long long)p.ldc * sizeof(out_t)) & 15) == 0;
+}
+
+#if ACT != 3
+template <int kRows>
+KTUNE_DEVICE void store_staged(const Prob& p, float (&acc)[kNT][kAcc], int row0, int ctid, float* stg) {
+  constexpr int kP = kBN + 4, kE = 16 / (int)sizeof(out_t), kRun = kBN / kE, kRuns = kRows * kRun;
+  stage_sums<kRows, true>(p, acc, row0, ctid, stg);
   consumers_sync();
-  const bool aligned = ((reinterpret_cast<unsigned long long>(p.C) | (unsigned long long)p.ldc * sizeof(out_t)) & 15) == 0;
+  const bool aligned = c_vectors_ok(p);
 #pragma unroll
   for (int i0 = 0; i0 < kRuns; i0 += kConsumers) {
     const int i = i0 + ctid, m = i / kRun, c = (i % kRun) * kE, col = row0 + c;
@@ -211,6 +227,50 @@ KTUNE_DEVICE void store_staged(const Prob& p, float (&acc)[kNT][kAcc], int row0,
       for (int e = 0; e < kE; ++e)
         if (col + e < p.N)
           dst[e] = out_from_float(activate(v[e] + (p.beta != 0.0f ? p.beta * out_to_float(dst[e]) : 0.0f)));
+    }
+  }
+}
+#else
+// The gate/up pair's (ACT 3) runs: kBN / 2 output columns per C row. Output column c's gate sum is
+// tile row (c / kS2) * 2 * kS2 + c % kS2 and its up sum kS2 rows further (kS2 = 32 * DC_NT: a
+// warpgroup's gate rows come first, kPairs and kHalves in decode_wg.cuh), so a run's gate and up
+// sums are float4s of one staged row; gated_out applies alpha, the bias and the SiLU.
+template <int kRows>
+KTUNE_DEVICE void store_staged(const Prob& p, float (&acc)[kNT][kAcc], int row0, int ctid, float* stg) {
+  static_assert(kPairs || kHalves, "the staged gate/up pair needs the TMA-fed layout");
+  constexpr int kP = kBN + 4, kE = 16 / (int)sizeof(out_t), kRun = kBN / 2 / kE, kRuns = kRows * kRun;
+  constexpr int kS2 = 32 * kNT;
+  stage_sums<kRows, false>(p, acc, row0, ctid, stg);
+  consumers_sync();
+  const bool aligned = c_vectors_ok(p);
+#pragma unroll
+  for (int i0 = 0; i0 < kRuns; i0 += kConsumers) {
+    const int i = i0 + ctid, m = i / kRun, c = (i % kRun) * kE, col = row0 / 2 + c;
+    if ((kRuns % kConsumers != 0 && i >= kRuns) || m >= p.M || col >= p.half) continue;
+    const float* gs = stg + m * kP + (c / kS2) * 2 * kS2 + c % kS2;
+    float g[kE], u[kE];
+#pragma unroll
+    for (int e = 0; e < kE; e += 4) {
+      const float4 a = *reinterpret_cast<const float4*>(gs + e);
+      const float4 b = *reinterpret_cast<const float4*>(gs + kS2 + e);
+      g[e] = a.x, g[e + 1] = a.y, g[e + 2] = a.z, g[e + 3] = a.w;
+      u[e] = b.x, u[e + 1] = b.y, u[e + 2] = b.z, u[e + 3] = b.w;
+    }
+    out_t* dst = p.C + (long)m * p.ldc + col;
+    if (aligned && col + kE <= p.half) {
+      ktune::Vec<out_t, kE> o, r;
+      if (p.beta != 0.0f) r = ktune::load_vec<kE>(dst);
+#pragma unroll
+      for (int e = 0; e < kE; ++e)
+        o[e] = out_from_float(gated_out(p, col + e, g[e], u[e]) +
+                              (p.beta != 0.0f ? p.beta * out_to_float(r[e]) : 0.0f));
+      ktune::store_vec<kE>(dst, o);
+    } else {
+#pragma unroll
+      for (int e = 0; e < kE; ++e)
+        if (col + e < p.half)
+          dst[e] = out_from_float(gated_out(p, col + e, g[e], u[e]) +
+                                  (p.beta != 0.0f ? p.beta * out_to_float(dst[e]) : 0.0f));
     }
   }
 }
