@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Dev machine, after dev/decode/stage.sh DEST: gemm_bench rebuilt with the gate/up SiLU's other
-# build-time forms (KT_GU_FORM in templates/gemm/tma/tma_gated.cuh and decode/decode.cuh: 0 ex2 +
+# build-time forms (KT_GU_FORM in templates/gemm/common.cuh: 0 ex2 +
 # rcp -> pb/bench/gemm_bench_e, 2 the g + u probe -> pb/bench/gemm_bench_i), for
-# dev/decode/device_gs.sh; the two files are restored (git checkout) and gemm_bench rebuilt as the
-# tree's at the end. Needs a clean tree for those two files.
+# dev/decode/device_gs.sh; the file is restored (git checkout) and gemm_bench rebuilt as the
+# tree's at the end. Needs a clean tree for that file.
 #   bash dev/decode/gs_stage.sh DEST     (BUILD_DIR=build)
 set -euo pipefail
 DEST=$1
 B=${BUILD_DIR:-build}
-FILES=(templates/gemm/tma/tma_gated.cuh templates/gemm/decode/decode.cuh)
+FILES=(templates/gemm/common.cuh)
 git diff --quiet -- "${FILES[@]}" || { echo "gs_stage.sh: ${FILES[*]} have local changes" >&2; exit 1; }
 restore() { git checkout -- "${FILES[@]}"; }
 trap restore EXIT

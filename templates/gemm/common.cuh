@@ -64,6 +64,28 @@ KTUNE_DEVICE unsigned long long trace_gtime() {
   return c;
 }
 
+// silu(gate) * up, the gate/up pair's epilogue chain per output (the decode and tma kinds).
+// KT_GU_FORM is a build-time probe define, not a config knob: 1 (shipped) takes
+// 0.5 g (1 + tanh(g / 2)) with one MUFU op (tanh.approx) for bf16 C, whose rounding (2^-9) hides
+// tanh.approx's error (2^-11 absolute, 2^-12 |g| in the SiLU); f16 and f32 C, and 0 for every C,
+// take g / (1 + 2^(-g log2 e)) with the approximate division (ex2 + rcp; the IEEE division
+// branches to a slow path); 2 (a probe of the epilogue's share, wrong results) g + u.
+#ifndef KT_GU_FORM
+#define KT_GU_FORM 1
+#endif
+KTUNE_DEVICE float silu_mul_value(float gate, float up) {
+#if KT_GU_FORM == 2
+  return gate + up;
+#elif KT_GU_FORM == 1 && DTYPE_C == 2
+  float t;
+  asm("tanh.approx.f32 %0, %1;\n" : "=f"(t) : "f"(0.5f * gate));
+  const float h = 0.5f * gate;
+  return fmaf(h, t, h) * up;
+#else
+  return __fdividef(gate, 1.0f + __expf(-gate)) * up;
+#endif
+}
+
 #if DTYPE_AB == 2
 #define KTUNE_GEMM_MMA_T "bf16"
 #else

@@ -109,27 +109,6 @@ KTUNE_DEVICE void store_out(const Prob& p, int n, int m, float v) {
   *dst = out_from_float(activate(v));
 }
 
-// silu(gate) * up: the epilogue's chain per output. KT_GU_FORM (a build-time probe define, not a
-// config knob; as the tma kind's tma_gated.cuh): 1 (shipped) 0.5 g (1 + tanh(g / 2)) with one MUFU
-// op for bf16 C (its rounding hides tanh.approx's 2^-11), else and with 0 the approximate division
-// of g by 1 + exp(-g) (ex2 + rcp; the IEEE division branches to a slow path); 2 (a probe of the
-// epilogue's share, wrong results) g + u.
-#ifndef KT_GU_FORM
-#define KT_GU_FORM 1
-#endif
-KTUNE_DEVICE float silu_mul_value(float gate, float up) {
-#if KT_GU_FORM == 2
-  return gate + up;
-#elif KT_GU_FORM == 1 && DTYPE_C == 2
-  float t;
-  asm("tanh.approx.f32 %0, %1;\n" : "=f"(t) : "f"(0.5f * gate));
-  const float h = 0.5f * gate;
-  return fmaf(h, t, h) * up;
-#else
-  return __fdividef(gate, 1.0f + __expf(-gate)) * up;
-#endif
-}
-
 // ACT 3: output column j's value from its gate and up sums, before the residual.
 KTUNE_DEVICE float gated_out(const Prob& p, int j, float gate, float up) {
   gate *= p.alpha;

@@ -7,26 +7,6 @@
 // (column j*8 + 2q + e%2): every thread holds both halves of its outputs, no exchange is needed.
 constexpr int kGJ = kBN / 16;  // 8-column groups of output columns per tile row
 
-// The SiLU's form (KT_GU_FORM, a build-time probe define, not a config knob): 1 (shipped) takes
-// silu(g) = 0.5 g (1 + tanh(g / 2)) with one MUFU op (tanh.approx) for bf16 C, whose rounding
-// (2^-9) hides tanh.approx's error (2^-11 absolute, 2^-12 |g| in the SiLU); f16 and f32 C keep
-// g / (1 + 2^(-g log2 e)) (ex2 + rcp: two MUFU ops). 0: that form for every C. 2 (a probe of the
-// epilogue's share, wrong results): g + u, no MUFU op.
-#ifndef KT_GU_FORM
-#define KT_GU_FORM 1
-#endif
-KTUNE_DEVICE float gated_silu_mul(float gate, float up) {
-#if KT_GU_FORM == 2
-  return gate + up;
-#elif KT_GU_FORM == 1 && DTYPE_C == 2
-  float t;
-  asm("tanh.approx.f32 %0, %1;\n" : "=f"(t) : "f"(0.5f * gate));
-  const float h = 0.5f * gate;
-  return fmaf(h, t, h) * up;
-#else
-  return __fdividef(gate, 1.0f + __expf(-gate)) * up;
-#endif
-}
 
 // Output column c (< half) from its gate and up sums, before the residual (beta * C).
 KTUNE_DEVICE float gated_value(float gate, float up, const out_t* bias, int c, int half, float alpha) {
@@ -38,7 +18,7 @@ KTUNE_DEVICE float gated_value(float gate, float up, const out_t* bias, int c, i
 #else
   (void)bias, (void)c, (void)half;
 #endif
-  return gated_silu_mul(gate, up);
+  return silu_mul_value(gate, up);
 }
 
 // Output columns c and c + 1 of row r from group j, half h of a slab's accumulators (zero past
