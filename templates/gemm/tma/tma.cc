@@ -104,6 +104,10 @@ ConfigSpace buildSpace() {
   // kernel takes any multiple of 8 from 136 to 248, the space the ones that fill the rounds of the
   // LLM shapes: 152, 168, 176, 200, 224): two consumers (cooperative or ping-pong) without clusters
   // only (what the tile count pays for; it keeps the space small).
+  s.constrain("BLOCK_N == 128 || (BLOCK_N % 8 == 0 && BLOCK_N >= 136 && BLOCK_N <= 256)", [](K c) {
+    const int64_t bn = knob(c, "BLOCK_N");
+    return bn == 128 || (bn % 8 == 0 && bn >= 136 && bn <= 256);
+  });
   s.constrain("BLOCK_N % 64 == 0 || (CONSUMERS == 2 && CLUSTER_M == 1)", [](K c) {
     return knob(c, "BLOCK_N") % 64 == 0 ||
            (knob(c, "CONSUMERS") == 2 && knob(c, "CLUSTER_M") == 1);
