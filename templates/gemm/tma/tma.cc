@@ -108,17 +108,12 @@ ConfigSpace buildSpace() {
     const int64_t bn = knob(c, "BLOCK_N");
     return bn == 128 || (bn % 8 == 0 && bn >= 136 && bn <= 256);
   });
-  s.constrain("BLOCK_N % 64 == 0 || (CONSUMERS == 2 && CLUSTER_M <= 2)", [](K c) {
+  s.constrain("BLOCK_N % 64 == 0 || (CONSUMERS == 2 && CLUSTER_M == 1)", [](K c) {
     return knob(c, "BLOCK_N") % 64 == 0 ||
-           (knob(c, "CONSUMERS") == 2 && knob(c, "CLUSTER_M") <= 2);
+           (knob(c, "CONSUMERS") == 2 && knob(c, "CLUSTER_M") == 1);
   });
-  // A pair splits B's 64-row boxes between its blocks: whole halves (128 | 256), or a wide tile's
-  // three or four boxes every second one (2 + 1 | 2 + 2).
-  s.constrain("CLUSTER_M == 1 || BLOCK_N % 128 == 0 || (CLUSTER_M == 2 && BLOCK_N % 64 != 0)",
-              [](K c) {
-                return knob(c, "CLUSTER_M") == 1 || knob(c, "BLOCK_N") % 128 == 0 ||
-                       (knob(c, "CLUSTER_M") == 2 && knob(c, "BLOCK_N") % 64 != 0);
-              });
+  s.constrain("CLUSTER_M == 1 || BLOCK_N % 128 == 0",
+              [](K c) { return knob(c, "CLUSTER_M") == 1 || knob(c, "BLOCK_N") % 128 == 0; });
   // Four-block clusters (a quarter of B per block, multicast to all four: 25% fewer load requests
   // per output than the pair) are offered as they were measured to win (3000x5000x1000, where the
   // loads bound the kernel): 128 x 256 block tiles, two consumers, the deferred epilogue. Their

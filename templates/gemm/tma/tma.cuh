@@ -89,7 +89,7 @@
 // where its tile count fills the last round better (bench/NOTES.md, issue 33).
 //
 // Wide tiles (BLOCK_N a multiple of 8 from 136 to 248 that is not one of 64; two consumers, no
-// cluster or a pair — its blocks load B's boxes 2 + 1 or 2 + 2 — and a K-major B): tile counts that fill the persistent grid's rounds where 128 | 192 | 256
+// cluster, K-major B): tile counts that fill the persistent grid's rounds where 128 | 192 | 256
 // leave a short last one (N = 14336 in 128 x 176 tiles: 82 per row, 656 at M = 1024 = 4.97 rounds
 // of 132 SMs; N = 6144 in 128 x 168: 1184 tiles at M = 4096 = 8.97 rounds). B arrives in 64-row
 // boxes, the last one ending at the tile's last row (it overlaps the one before it: the rows in
@@ -174,8 +174,8 @@ static_assert(kBN == 128 || (kBN % 8 == 0 && kBN >= 136 && kBN <= 256),
 // A width that is not whole 64-column boxes: two consumers (cooperative or ping-pong) without
 // clusters and a K-major B only (the MN-major descriptor steps whole 64-wide chunks; the host
 // refuses the other layouts).
-static_assert(kBN % 64 == 0 || (kCons == 2 && CLUSTER_M <= 2 && !KT_B_MN),
-              "BLOCK_N not a multiple of 64: CONSUMERS 2, CLUSTER_M 1 or 2 and a K-major B (layout NT or TT)");
+static_assert(kBN % 64 == 0 || (kCons == 2 && CLUSTER_M == 1 && !KT_B_MN),
+              "BLOCK_N not a multiple of 64: CONSUMERS 2, CLUSTER_M 1 and a K-major B (layout NT or TT)");
 static_assert(kCons == 1 || kCons == 2, "CONSUMERS must be 1 or 2");
 static_assert(kWgM == 1 || kWgM == 2, "WG_M must be 1 or 2");
 // Ping-pong's consumer owns one tile per warpgroup, so it may hold a 128 x 192 tile (192
@@ -183,8 +183,8 @@ static_assert(kWgM == 1 || kWgM == 2, "WG_M must be 1 or 2");
 static_assert(kWgM * kBN <= (kPP ? 384 : 256), "WG_M * BLOCK_N <= 256 (384 with PINGPONG): accumulator registers");
 static_assert(kStages >= 2 && kStages <= 8, "NUM_STAGES must be in [2, 8]");
 static_assert(CLUSTER_M == 1 || CLUSTER_M == 2 || CLUSTER_M == 4, "CLUSTER_M must be 1, 2 or 4");
-static_assert(CLUSTER_M == 1 || kBN % (64 * CLUSTER_M) == 0 || (CLUSTER_M == 2 && kBN % 64 != 0),
-              "clusters split the B tile into CLUSTER_M parts of whole 64-row boxes (a wide pair: 2 + 1)");
+static_assert(CLUSTER_M == 1 || kBN % (64 * CLUSTER_M) == 0,
+              "clusters split the B tile into CLUSTER_M parts of whole 64-row boxes");
 static_assert(SPLIT_K == 1 || SPLIT_K == 2 || SPLIT_K == 4, "SPLIT_K must be 1, 2 or 4");
 static_assert(SPLIT_K == 1 || CLUSTER_M == 1, "the split tail is not combined with clusters");
 // The gate/up pair (ACT 3): whole 64-row boxes of gate and of up rows per tile, and the epilogues
@@ -343,17 +343,13 @@ KTUNE_DEVICE void produce(const TensorMap* tmA, const TensorMap* tmB, unsigned s
         tma_load_2d(sA + (s * kATile + b * 64 * kBK) * kElem, tmA, c0, r0, full + 8 * s);
       }
 #if CLUSTER_M > 1
-      // This block's part of the B tile (1 / kCluster of its boxes, contiguous; a wide tile's three
-      // boxes in a pair: every second one from `rank`), into every block.
-      constexpr bool kEven = kBBoxes % kCluster == 0;
+      // This block's part of the B tile (1 / kCluster of its boxes), into every block.
       constexpr int kPart = kBBoxes / kCluster;
 #pragma unroll
-      for (int i = 0; i < (kBBoxes + kCluster - 1) / kCluster; ++i) {
-        const int b = kEven ? rank * kPart + i : rank + i * kCluster;
-        if (b >= kBBoxes) break;
+      for (int b = rank * kPart; b < (rank + 1) * kPart; ++b) {
         box_coords<KT_B_MN>(kt * kBK, b_box_row(n0, b, half), c0, r0);
-        tma_load_2d_multicast(sB + (s * kBTile + box_row0(b) * kBK) * kElem, tmB, c0, r0,
-                              full + 8 * s, (unsigned short)((1u << kCluster) - 1u));
+        tma_load_2d_multicast(sB + (s * kBTile + b * 64 * kBK) * kElem, tmB, c0, r0, full + 8 * s,
+                              (unsigned short)((1u << kCluster) - 1u));
       }
 #else
 #pragma unroll
