@@ -231,7 +231,7 @@ TEST(GemmTma, WideTilesTheirSharedMemoryTileCountAndLayouts) {
   // 128 x 168 (cuBLASLt's fastest tile at 4096x6144x4096): 32 x 37 = 1184 tiles (8.97 rounds of
   // 132 SMs; 128 x 256 makes 768 = 5.82), five stages beside the C buffers; not enumerated (it lost
   // to 128 x 256 there: bench/NOTES.md), a probe's value as 152, 160 and 200; other widths are
-  // refused. B_WHOLE 1 (a probe value): B's whole boxes side by side, 192 rows a stage.
+  // refused.
   Config n168 = n176;
   n168.set("BLOCK_N", int64_t{168});
   n168.set("NUM_STAGES", int64_t{5});
@@ -257,16 +257,7 @@ TEST(GemmTma, WideTilesTheirSharedMemoryTileCountAndLayouts) {
   for (const Config& c : space.enumerate("cuda", 227 * 1024).accepted) {
     const int64_t bn = c.getInt("BLOCK_N");
     ASSERT_TRUE(bn % 64 == 0 || bn == 176 || bn == 224) << c.toString();
-    ASSERT_FALSE(c.has("B_WHOLE")) << c.toString();
   }
-  Config whole = n168;
-  whole.set("NUM_STAGES", int64_t{4});
-  whole.set("B_WHOLE", int64_t{1});
-  auto pw = launchPlan(KernelKind::kTma, whole, s6144, h);
-  ASSERT_TRUE(pw.ok()) << pw.status().toString();
-  EXPECT_EQ(pw->shared_bytes, 4 * (128 + 192) * 128 + 2 * 16384 + 1024 + 256);
-  EXPECT_EQ(defines(KernelKind::kTma, whole, s6144).size(),
-            defines(KernelKind::kTma, n168, s6144).size() + 1);  // B_WHOLE is a define
   for (auto [knob, v] :
        {std::pair<const char*, int64_t>{"CLUSTER_M", 2}, {"WG_M", 2}, {"CONSUMERS", 1}}) {
     Config bad = w;

@@ -83,7 +83,6 @@ ConfigSpace buildSpace() {
       .addInts("EPI_TMA", {0, 1, 2}, "cuda")
       .addInts("SPLIT_K", {1, 2, 4}, "cuda")
       .addInts("PINGPONG", {0, 1}, "cuda")
-      .addOptionalInts("B_WHOLE", {0, 1}, "cuda")
       .addOptionalInts("TMA_L2A", {0, 128, 256}, "cuda")
       .addOptionalInts("TMA_L2B", {0, 128, 256}, "cuda")
       .addOptionalInts("TMA_L2C", {0, 128, 256}, "cuda");
@@ -155,10 +154,7 @@ ConfigSpace buildSpace() {
 // A stage holds BLOCK_N B rows (a wide tile's last 64-row box overlaps the one before it).
 int64_t sharedBytes(K c) {
   const int64_t epi = knob(c, "EPI_TMA") > 0 ? (knob(c, "PINGPONG") != 0 ? 8192 : 16384) : 0;
-  // B_WHOLE 1 (a probe value, never enumerated): whole 64-row boxes side by side.
-  const int64_t b_rows = c.getInt("B_WHOLE", 0) != 0 ? ceilDiv(knob(c, "BLOCK_N"), 64) * 64
-                                                      : knob(c, "BLOCK_N");
-  return knob(c, "NUM_STAGES") * (tileRows(c) + b_rows) * 64 * 2 +
+  return knob(c, "NUM_STAGES") * (tileRows(c) + knob(c, "BLOCK_N")) * 64 * 2 +
          knob(c, "CONSUMERS") * epi + 1024 + 256;
 }
 

@@ -163,14 +163,10 @@ constexpr int kThreads = 128 * (kCons + 1);
 constexpr int kStages = NUM_STAGES;
 // B arrives in 64-row boxes; a wide tile's last box ends at its last row (box_row0), overlapping
 // the one before it, so a stage holds exactly kBN rows (8-row swizzle atoms: kBN % 8 == 0).
-// B_WHOLE = 1 (a probe value, not in the space): whole boxes side by side instead (kBBoxes * 64
-// rows a stage, the rows past kBN the next tile's or zero fill: the layout before the overlap).
-#ifndef B_WHOLE
-#define B_WHOLE 0
-#endif
+// (Whole boxes side by side, the rows past kBN loaded and unused, ran level with this: P176 at
+// 1024x14336x4096, 168 at 4096x6144x4096; bench/NOTES.md, issue 33.)
 constexpr int kBBoxes = (kBN + 63) / 64;
-constexpr int kBRows = B_WHOLE ? kBBoxes * 64 : kBN;
-constexpr int kATile = kBM * kBK, kBTile = kBRows * kBK;  // elements per stage
+constexpr int kATile = kBM * kBK, kBTile = kBN * kBK;  // elements per stage
 // The bytes the copies of a stage deliver: every B box whole (a wide tile's overlap twice).
 constexpr unsigned kStageBytes = (kATile + kBBoxes * 64 * kBK) * kElem;
 constexpr int kAcc = kBN / 2;  // fp32 accumulators per thread per 64-row slab
@@ -242,8 +238,6 @@ KTUNE_DEVICE unsigned ld_acquire(const unsigned* p) {
 // Row (of the tile's B rows / C columns) where 64-row box b starts: b * 64, the last one of a wide
 // tile at kBN - 64 (it overlaps the one before; see the header).
 KTUNE_DEVICE constexpr int box_row0(int b) { return b * 64 < kBN - 64 ? b * 64 : kBN - 64; }
-// The same for the B boxes a stage loads (B_WHOLE: side by side).
-KTUNE_DEVICE constexpr int b_load_row0(int b) { return B_WHOLE ? b * 64 : box_row0(b); }
 
 // ACT 3 (the gate/up pair, tma_gated.cuh): a tile of kBN B rows is kBN / 2 gate rows and the
 // kBN / 2 up rows N / 2 further on, so its columns n0 .. n0 + kBN of the pair grid are output
@@ -254,7 +248,7 @@ KTUNE_DEVICE int b_box_row(int n0, int b, int half) {
   return n0 / 2 + (b < kHalfBoxes ? b * 64 : half + (b - kHalfBoxes) * 64);
 #else
   (void)half;
-  return n0 + b_load_row0(b);
+  return n0 + box_row0(b);
 #endif
 }
 
@@ -363,7 +357,7 @@ KTUNE_DEVICE void produce(const TensorMap* tmA, const TensorMap* tmB, unsigned s
 #pragma unroll
       for (int b = 0; b < kBBoxes; ++b) {
         box_coords<KT_B_MN>(kt * kBK, b_box_row(n0, b, half), c0, r0);
-        tma_load_2d(sB + (s * kBTile + b_load_row0(b) * kBK) * kElem, tmB, c0, r0, full + 8 * s);
+        tma_load_2d(sB + (s * kBTile + box_row0(b) * kBK) * kElem, tmB, c0, r0, full + 8 * s);
       }
 #endif
     }
