@@ -51,11 +51,16 @@ TEST(GemmGpu, TmaEveryLayoutVsReference) {
                                     tmaConfig(256, 2, 1, 4, 2, 2, 1),
                                     tmaConfig(256, 2, 1, 4, 1, 1, 1, 1), tmaConfig(128, 2, 2, 5, 1, 0, 1, 1),
                                     tmaConfig(192, 2, 2, 5, 1, 1, 1, 1)};
-  // 224- and 176-wide tiles (the columns past the last whole 64-column box stored directly): a
-  // K-major B only, so NT and TT run them and NN and TN must refuse them. The last: ping-pong with
-  // a 128 x 176 tile per consumer warpgroup.
+  // Wide tiles (BLOCK_N not a multiple of 64: B's last 64-row box overlapping the one before it;
+  // the deferred epilogue's last C box too, EPI_TMA 0 / 1 storing the columns past the last whole
+  // box directly): a K-major B only, so NT and TT run them and NN and TN must refuse them.
+  // wide[kW168]: 128 x 168, five stages (cuBLASLt's fastest tile at 4096x6144x4096); 152 with the
+  // split tail, 200; the last: ping-pong with a 128 x 176 tile per consumer warpgroup.
+  constexpr size_t kW168 = 4;
   const std::vector<Config> wide = {tmaConfig(224, 2, 1, 4, 1, 2, 2), tmaConfig(176, 2, 1, 4, 1, 1, 1),
-                                    tmaConfig(224, 2, 1, 4, 1, 0, 1), tmaConfig(176, 2, 2, 4, 1, 1, 1, 1)};
+                                    tmaConfig(224, 2, 1, 4, 1, 0, 1), tmaConfig(168, 2, 1, 4, 1, 1, 1),
+                                    tmaConfig(168, 2, 1, 5, 1, 2, 1), tmaConfig(152, 2, 1, 4, 1, 2, 2),
+                                    tmaConfig(200, 2, 1, 4, 1, 2, 1), tmaConfig(176, 2, 2, 4, 1, 1, 1, 1)};
   // Four-block clusters (a quarter of B per block) on the grid of the kernel's resident clusters:
   // M >= 512 only (the small cases must refuse them), so their own odd cases: 600 rows leave the
   // second cluster tile one partial block and three below M; 1100 x 4097 runs 3 x 17 cluster tiles
@@ -78,8 +83,12 @@ TEST(GemmGpu, TmaEveryLayoutVsReference) {
       {130, 200, 1000, ElemType::kF16, ElemType::kF32, true, Activation::kGelu, 0.5f},
       {33, 4097, 72, ElemType::kBF16, ElemType::kBF16, true, Activation::kSilu, 0.f},
   };
+  // The wide tiles only (the first case's kernels): C += with a 16-bit C through the TMA stores
+  // (the deferred epilogue reads C for the whole tile before its overlapping boxes store it),
+  // N = 1000 ending mid-tile for every width, K = 200 mid k-tile.
+  const Case wide_case = {260, 1000, 200, ElemType::kBF16, ElemType::kBF16, false, Activation::kNone, 0.5f};
   std::vector<std::tuple<KernelKind, Config, GemmShape>> jobs;
-  std::vector<GemmShape> shapes, bigs, four_shapes;
+  std::vector<GemmShape> shapes, bigs, four_shapes, wide_shapes;
   auto caseShape = [](Layout l, const Case& cs) {
     GemmShape s = shapeOf(l, cs.ab, cs.c, cs.m, cs.n, cs.k);
     // Leading dimensions padded to 8 elements (TMA needs 16-byte row pitches); M, N, K stay odd.
@@ -102,12 +111,13 @@ TEST(GemmGpu, TmaEveryLayoutVsReference) {
       if (kMajorB(l))
         for (const Config& c : wide) jobs.emplace_back(KernelKind::kTma, c, s);
     }
+    if (kMajorB(l)) wide_shapes.push_back(caseShape(l, wide_case));
     bigs.push_back(shapeOf(l, ElemType::kBF16, ElemType::kBF16, 2048, 2048, 2048));
     for (size_t i : {size_t{0}, kPairDefer, cfgs.size() - 2, cfgs.size() - 1})
       jobs.emplace_back(KernelKind::kTma, cfgs[i], bigs.back());
     jobs.emplace_back(KernelKind::kTma, four, bigs.back());
     if (kMajorB(l))
-      for (size_t i : {size_t{0}, wide.size() - 1})
+      for (size_t i : {size_t{0}, kW168, wide.size() - 1})
         jobs.emplace_back(KernelKind::kTma, wide[i], bigs.back());
   }
   precompile(jobs);
@@ -132,6 +142,11 @@ TEST(GemmGpu, TmaEveryLayoutVsReference) {
     Problem p(s, seed++);
     expectMatches(KernelKind::kTma, four, p, p.hostReference());
   }
+  for (const GemmShape& s : wide_shapes) {
+    Problem p(s, seed++);
+    const auto ref = p.hostReference();
+    for (const Config& c : wide) expectMatches(KernelKind::kTma, c, p, ref);
+  }
   if (!env().lt) GTEST_SKIP() << "cuBLASLt unavailable for the large check: " << env().lt_skip;
   for (const GemmShape& s : bigs) {
     Problem p(s, seed++);
@@ -142,9 +157,10 @@ TEST(GemmGpu, TmaEveryLayoutVsReference) {
     for (size_t i : {size_t{0}, kPairDefer, cfgs.size() - 2, cfgs.size() - 1})
       expectMatches(KernelKind::kTma, cfgs[i], p, ref);
     expectMatches(KernelKind::kTma, four, p, ref);
-    // 16 x 10 tiles of 128 x 224 (132 + a split tail of 28); 16 x 12 of 128 x 176 in ping-pong.
+    // 16 x 10 tiles of 128 x 224 (132 + a split tail of 28); 16 x 13 of 128 x 168; 16 x 12 of
+    // 128 x 176 in ping-pong.
     if (kMajorB(s.layout))
-      for (size_t i : {size_t{0}, wide.size() - 1})
+      for (size_t i : {size_t{0}, kW168, wide.size() - 1})
         expectMatches(KernelKind::kTma, wide[i], p, ref);
   }
 }

@@ -100,8 +100,14 @@ ConfigSpace buildSpace() {
     const int64_t acc = knob(c, "WG_M") * knob(c, "BLOCK_N");
     return acc <= 256 || (knob(c, "PINGPONG") == 1 && acc <= 384);
   });
-  // 176 and 224 are there for the tile count (tma_wgmma_wide.cuh): two consumers (cooperative or
-  // ping-pong) without clusters only (what the tile count pays for; it keeps the space small).
+  // The widths that are not a multiple of 64 are there for the tile count (tma_wgmma_wide.cuh): the
+  // kernel takes any multiple of 8 from 136 to 248 (a probe's value), the space enumerates 176 and
+  // 224 (152, 168 and 200 lost 2-26% where their rounds are fuller: bench/NOTES.md, issue 33); two
+  // consumers (cooperative or ping-pong) without clusters only (what the tile count pays for).
+  s.constrain("BLOCK_N == 128 || (BLOCK_N % 8 == 0 && BLOCK_N >= 136 && BLOCK_N <= 256)", [](K c) {
+    const int64_t bn = knob(c, "BLOCK_N");
+    return bn == 128 || (bn % 8 == 0 && bn >= 136 && bn <= 256);
+  });
   s.constrain("BLOCK_N % 64 == 0 || (CONSUMERS == 2 && CLUSTER_M == 1)", [](K c) {
     return knob(c, "BLOCK_N") % 64 == 0 ||
            (knob(c, "CONSUMERS") == 2 && knob(c, "CLUSTER_M") == 1);
@@ -145,11 +151,10 @@ ConfigSpace buildSpace() {
 
 // Tiles + 1 KiB alignment + the full/empty mbarriers (+ the C staging buffers with EPI_TMA: two
 // 64 x 64 boxes per consumer, one with ping-pong; tma.cuh's kEpiBytes).
-// B arrives in whole 64-row boxes, so a 176- or 224-wide tile's stage holds 192 or 256 B rows.
+// A stage holds BLOCK_N B rows (a wide tile's last 64-row box overlaps the one before it).
 int64_t sharedBytes(K c) {
   const int64_t epi = knob(c, "EPI_TMA") > 0 ? (knob(c, "PINGPONG") != 0 ? 8192 : 16384) : 0;
-  const int64_t b_rows = ceilDiv(knob(c, "BLOCK_N"), 64) * 64;
-  return knob(c, "NUM_STAGES") * (tileRows(c) + b_rows) * 64 * 2 +
+  return knob(c, "NUM_STAGES") * (tileRows(c) + knob(c, "BLOCK_N")) * 64 * 2 +
          knob(c, "CONSUMERS") * epi + 1024 + 256;
 }
 
@@ -180,8 +185,8 @@ Status applicable(K c, const GemmShape& s) {
     return Status::Unsupported(std::string("fp8 GEMM needs layout NT (A [M][K], B [N][K], both "
                                            "K-major as the fp8 wgmma reads them), got ") +
                                layoutName(s.layout) + "; store A or B transposed first");
-  // A B tile of 176 or 224 columns is read K-major only: the MN-major descriptor steps whole
-  // 64-column chunks (tma.cuh).
+  // A B tile whose width is not a multiple of 64 is read K-major only: the MN-major descriptor
+  // steps whole 64-column chunks (tma.cuh).
   const bool b_mn_major = s.layout == Layout::kNN || s.layout == Layout::kTN;
   // Four-block clusters: the 16-bit wgmma only (what their GPU tests and benches ran), and a
   // cluster tile of 512 rows: below that M some of its blocks would have no rows at all.

@@ -88,13 +88,17 @@
 // Per tile it still runs a little below the cooperative kernel's tensor-pipe rate; it wins only
 // where its tile count fills the last round better (bench/NOTES.md, issue 33).
 //
-// Wide tiles (BLOCK_N 176 | 224; two consumers, no cluster, K-major B): tile counts that fill the
-// persistent grid's rounds where 128 | 192 | 256 leave a short last one (N = 14336 in 128 x 176
-// tiles: 82 per row, 656 at M = 1024 = 4.97 rounds of 132 SMs). B still arrives in whole 64-row
-// boxes (192 | 256 rows per stage, the wgmma reads the first BLOCK_N), and C's columns past the
-// last whole 64-column box are stored directly (a box there would overwrite the next tile's).
+// Wide tiles (BLOCK_N a multiple of 8 from 136 to 248 that is not one of 64; two consumers, no
+// cluster, K-major B): tile counts that fill the persistent grid's rounds where 128 | 192 | 256
+// leave a short last one (N = 14336 in 128 x 176 tiles: 82 per row, 656 at M = 1024 = 4.97 rounds
+// of 132 SMs; N = 6144 in 128 x 168: 1184 tiles at M = 4096 = 8.97 rounds). B arrives in 64-row
+// boxes, the last one ending at the tile's last row (it overlaps the one before it: the rows in
+// both are loaded twice, the same bytes), so a stage holds exactly BLOCK_N rows and no row of the
+// next tile is read. C leaves the deferred epilogue (EPI_TMA 2) the same way, the last 64-column
+// box ending at the tile's last column (the overlap stored twice with the same values: no box
+// crosses into the next tile); EPI_TMA 0 | 1 store the columns past the last whole box directly.
 //
-// Config: BLOCK_N (128 | 176 | 192 | 224 | 256), CONSUMERS (1 | 2), WG_M (1 | 2; BLOCK_M =
+// Config: BLOCK_N (128 | 192 | 256 | a wide width above), CONSUMERS (1 | 2), WG_M (1 | 2; BLOCK_M =
 // 64 * WG_M * CONSUMERS; WG_M * BLOCK_N <= 256 keeps the accumulators at <= 128 registers; 384 with
 // PINGPONG), NUM_STAGES (2..8), GROUP_M, CLUSTER_M (1 | 2 | 4; 4 with BLOCK_N 256, the grid of
 // resident clusters: tma.cc), SPLIT_K (1 | 2 | 4), PINGPONG (0 | 1; BLOCK_M = 64 * WG_M per consumer).
@@ -102,7 +106,7 @@
 // 1 SiLU, 2 GELU erf, 3 the gate/up pair: tma_gated.cuh), LAYOUT (0 NN, 1 NT, 2 TN, 3 TT). Host
 // requirements (launch rule): 16-byte aligned A and B, lda % 8 == 0, ldb % 8 == 0; tmA / tmB =
 // boxes of 64 x 64 over A and B as stored (cols = the contiguous dimension).
-// Dynamic shared memory: NUM_STAGES * (BLOCK_M + BLOCK_N rounded up to 64) * 128
+// Dynamic shared memory: NUM_STAGES * (BLOCK_M + BLOCK_N) * 128
 // + (EPI_TMA > 0) * CONSUMERS * 16384
 // (8192 with PINGPONG) + 1024 (alignment) + 256 (barriers).
 // Workspace (SPLIT_K > 1): gridDim.x * BLOCK_M * BLOCK_N floats and gridDim.x * CONSUMERS counters,
@@ -157,20 +161,23 @@ constexpr int kBM = 64 * kWgM * (kPP ? 1 : kCons);
 constexpr int kMmaWgs = kPP ? 1 : kCons;  // consumer warpgroups that read each stage
 constexpr int kThreads = 128 * (kCons + 1);
 constexpr int kStages = NUM_STAGES;
-// B arrives in whole 64-row boxes: a 176- or 224-wide tile loads 192 or 256 rows (the rows past
-// BLOCK_N are neighbours' or zero fill; the wgmma reads only BLOCK_N of them).
+// B arrives in 64-row boxes; a wide tile's last box ends at its last row (box_row0), overlapping
+// the one before it, so a stage holds exactly kBN rows (8-row swizzle atoms: kBN % 8 == 0).
+// (Whole boxes side by side, the rows past kBN loaded and unused, ran level with this: P176 at
+// 1024x14336x4096, 168 at 4096x6144x4096; bench/NOTES.md, issue 33.)
 constexpr int kBBoxes = (kBN + 63) / 64;
-constexpr int kATile = kBM * kBK, kBTile = kBBoxes * 64 * kBK;  // elements per stage
-constexpr unsigned kStageBytes = (kATile + kBTile) * kElem;
+constexpr int kATile = kBM * kBK, kBTile = kBN * kBK;  // elements per stage
+// The bytes the copies of a stage deliver: every B box whole (a wide tile's overlap twice).
+constexpr unsigned kStageBytes = (kATile + kBBoxes * 64 * kBK) * kElem;
 constexpr int kAcc = kBN / 2;  // fp32 accumulators per thread per 64-row slab
 
-static_assert(kBN == 128 || kBN == 176 || kBN == 192 || kBN == 224 || kBN == 256,
-              "BLOCK_N must be 128, 176, 192, 224 or 256");
+static_assert(kBN == 128 || (kBN % 8 == 0 && kBN >= 136 && kBN <= 256),
+              "BLOCK_N must be 128 or a multiple of 8 from 136 to 256");
 // A width that is not whole 64-column boxes: two consumers (cooperative or ping-pong) without
 // clusters and a K-major B only (the MN-major descriptor steps whole 64-wide chunks; the host
 // refuses the other layouts).
 static_assert(kBN % 64 == 0 || (kCons == 2 && CLUSTER_M == 1 && !KT_B_MN),
-              "BLOCK_N 176 / 224: CONSUMERS 2, CLUSTER_M 1 and a K-major B (layout NT or TT)");
+              "BLOCK_N not a multiple of 64: CONSUMERS 2, CLUSTER_M 1 and a K-major B (layout NT or TT)");
 static_assert(kCons == 1 || kCons == 2, "CONSUMERS must be 1 or 2");
 static_assert(kWgM == 1 || kWgM == 2, "WG_M must be 1 or 2");
 // Ping-pong's consumer owns one tile per warpgroup, so it may hold a 128 x 192 tile (192
@@ -228,6 +235,10 @@ KTUNE_DEVICE unsigned ld_acquire(const unsigned* p) {
   return v;
 }
 
+// Row (of the tile's B rows / C columns) where 64-row box b starts: b * 64, the last one of a wide
+// tile at kBN - 64 (it overlaps the one before; see the header).
+KTUNE_DEVICE constexpr int box_row0(int b) { return b * 64 < kBN - 64 ? b * 64 : kBN - 64; }
+
 // ACT 3 (the gate/up pair, tma_gated.cuh): a tile of kBN B rows is kBN / 2 gate rows and the
 // kBN / 2 up rows N / 2 further on, so its columns n0 .. n0 + kBN of the pair grid are output
 // columns n0 / 2 .. n0 / 2 + kBN / 2. B row of box b of the tile at n0 (`half`: N / 2).
@@ -237,7 +248,7 @@ KTUNE_DEVICE int b_box_row(int n0, int b, int half) {
   return n0 / 2 + (b < kHalfBoxes ? b * 64 : half + (b - kHalfBoxes) * 64);
 #else
   (void)half;
-  return n0 + b * 64;
+  return n0 + box_row0(b);
 #endif
 }
 
@@ -268,12 +279,10 @@ KTUNE_DEVICE void mma_step(float (&acc)[kAcc], unsigned long long da, unsigned l
   }
 #if BLOCK_N == 256
   ktune::wgmma_n256(acc, da, db, 1);
-#elif BLOCK_N == 224
-  wgmma_n224(acc, da, db, 1);
 #elif BLOCK_N == 192
   ktune::wgmma_n192(acc, da, db, 1);
-#elif BLOCK_N == 176
-  wgmma_n176(acc, da, db, 1);
+#elif BLOCK_N % 64 != 0
+  wgmma_wide(acc, da, db, 1);
 #else
   ktune::wgmma_n128(acc, da, db, 1);
 #endif
@@ -348,7 +357,7 @@ KTUNE_DEVICE void produce(const TensorMap* tmA, const TensorMap* tmB, unsigned s
 #pragma unroll
       for (int b = 0; b < kBBoxes; ++b) {
         box_coords<KT_B_MN>(kt * kBK, b_box_row(n0, b, half), c0, r0);
-        tma_load_2d(sB + (s * kBTile + b * 64 * kBK) * kElem, tmB, c0, r0, full + 8 * s);
+        tma_load_2d(sB + (s * kBTile + box_row0(b) * kBK) * kElem, tmB, c0, r0, full + 8 * s);
       }
 #endif
     }

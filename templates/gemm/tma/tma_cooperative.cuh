@@ -21,9 +21,9 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
 #endif
 #if KT_DEFER
   // The previous tile's packed C (tma_epilogue.cuh): `pend` pieces left, stored from the next
-  // k-loop.
+  // k-loop; ppar: the buffer box of its first piece (flush_piece), npar the next tile's.
   unsigned pk[kWgM][kAcc / 2];
-  int pend = 0, pm0 = 0, pn0 = 0;
+  int pend = 0, pm0 = 0, pn0 = 0, ppar = 0, npar = 0;
 #endif
   unsigned it = 0;
   const int units = sched_units(sc);
@@ -50,7 +50,7 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
                       sB + s * kBTile * kElem, cw);
       KT_TRT(lead, j, cw, kTtFirst);
 #if KT_DEFER
-      if (pend > 0) flush_pieces(pk, 0, tmC, ebuf, pm0, pn0, warp, g, q, tid & 127, 1 + cw);
+      if (pend > 0) flush_pieces(pk, 0, tmC, ebuf, pm0, pn0, warp, g, q, tid & 127, 1 + cw, ppar);
       KT_TRT(lead && pend == 1, j - 1, cw, kTtStored);
 #endif
       ktune::wgmma_wait<1>();
@@ -69,7 +69,7 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
       // One piece of the previous tile's C while this k-tile's MMAs run (every kPieceStride-th).
       const int o = kt - un.kb;
       if (o % kPieceStride == 0 && o / kPieceStride < pend)
-        flush_pieces(pk, o / kPieceStride, tmC, ebuf, pm0, pn0, warp, g, q, tid & 127, 1 + cw);
+        flush_pieces(pk, o / kPieceStride, tmC, ebuf, pm0, pn0, warp, g, q, tid & 127, 1 + cw, ppar);
       KT_TRT(lead && o == (pend - 1) * kPieceStride, j - 1, cw, kTtStored);
 #endif
       ktune::wgmma_wait<1>();
@@ -89,7 +89,7 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
 #if KT_DEFER
     // A unit shorter than the pieces.
     for (int p = (un.ke - un.kb + kPieceStride - 1) / kPieceStride; p < pend; ++p)
-      flush_pieces(pk, p, tmC, ebuf, pm0, pn0, warp, g, q, tid & 127, 1 + cw);
+      flush_pieces(pk, p, tmC, ebuf, pm0, pn0, warp, g, q, tid & 127, 1 + cw, ppar);
     pend = 0;
 #endif
 #if SPLIT_K > 1
@@ -97,7 +97,8 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
 #endif
 #if KT_DEFER
     if (c_tma_ok) {
-      pm0 = m0 + cw * kWgM * 64, pn0 = n0, pend = kPieces;
+      pm0 = m0 + cw * kWgM * 64, pn0 = n0, pend = kPieces, ppar = npar;
+      if (!kAltBox) npar ^= 1;
       pack_tile(acc, pk, C, bias, pm0, n0, warp, g, q, M, N, ldc, alpha, beta);
       KT_TRT(lead, j, cw, kTtEpi);
       continue;
@@ -109,7 +110,7 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
   }
 #if KT_DEFER
   for (int p = 0; p < pend; ++p)
-    flush_pieces(pk, p, tmC, ebuf, pm0, pn0, warp, g, q, tid & 127, 1 + cw);
+    flush_pieces(pk, p, tmC, ebuf, pm0, pn0, warp, g, q, tid & 127, 1 + cw, ppar);
   KT_TRT(lead && pend > 0, units - 1, cw, kTtStored);
 #endif
 }

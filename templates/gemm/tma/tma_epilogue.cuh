@@ -17,8 +17,8 @@ KTUNE_DEVICE void bulk_wait_read1() { asm volatile("cp.async.bulk.wait_group.rea
 
 // Stores one 64-row slab of accumulators from column n0 + kJ0 * 8 on: element j*4 + e is row
 // r0 + (e/2)*8, column n0 + j*8 + 2q + (e%2); column pairs go out as one 4- or 8-byte store when C
-// allows it. The TMA paths use kJ0 > 0 for the columns past the last whole 64-column box of a 176-
-// or 224-wide tile (a box store there would overwrite the next tile's columns).
+// allows it. The TMA-store path (EPI_TMA 1) uses kJ0 > 0 for the columns past the last whole
+// 64-column box of a wide tile (BLOCK_N not a multiple of 64).
 template <int kJ0 = 0>
 KTUNE_DEVICE void store_slab(const float (&acc)[kAcc], out_t* C, const out_t* bias, int r0, int n0,
                              int q, int M, int N, long ldc, float alpha, float beta, bool pair_ok) {
@@ -56,8 +56,9 @@ KTUNE_DEVICE void store_slab(const float (&acc)[kAcc], out_t* C, const out_t* bi
 KTUNE_DEVICE bool c_pairs_ok(const out_t* C, long ldc) {
   return (ldc & 1) == 0 && (reinterpret_cast<unsigned long long>(C) & (2 * sizeof(out_t) - 1)) == 0;
 }
-// Whole 64-column boxes of a tile row (TMA stores); the rest of a 176- or 224-wide tile is stored
-// directly (store_slab<kFullBoxes * 8>).
+// Whole 64-column boxes of a tile row (TMA stores of EPI_TMA 1); the rest of a wide tile is stored
+// directly there (store_slab<kFullBoxes * 8>). The deferred epilogue stores kBBoxes boxes instead,
+// the last ending at the tile's last column (box_row0).
 constexpr int kFullBoxes = kBN / 64;
 
 
@@ -137,9 +138,10 @@ KTUNE_DEVICE void store_slab_tma(const float (&acc)[kAcc], const TensorMap* tmC,
 // issued, ran 1.3-1.7% slower at bf16 4096^3).
 // EPI_TMA 3 (a probe value, not in the space): a piece every second k-tile.
 constexpr int kPieceStride = EPI_TMA == 3 ? 2 : 1;  // k-tiles per piece
-constexpr int kPieces = kWgM * kFullBoxes;          // pieces per tile, <= 4 (WG_M * BLOCK_N <= 256)
-// An even count keeps the boxes' turn across tiles; an odd one (192- and 224-wide tiles) uses the
-// first box only, each piece waiting for the previous store to have read it.
+constexpr int kPieces = kWgM * kBBoxes;             // pieces per tile, <= 4 (WG_M * BLOCK_N <= 256)
+// The pieces take the buffer's two boxes in turn across tiles: with an even count piece kP uses box
+// kP % 2; with an odd one (192 wide, and wide tiles of 3 boxes) the turn carries over from tile to
+// tile (`par`: the box of the tile's first piece, kept by the consumer).
 constexpr bool kAltBox = kPieces % 2 == 0;
 
 // Two C values (activation applied), v0 in the low half: one cvt of both for 16-bit C.
@@ -165,7 +167,7 @@ KTUNE_DEVICE void pack_values(const float (&acc)[kWgM][kAcc], unsigned (&pk)[kWg
 #pragma unroll
   for (int w = 0; w < kWgM; ++w)
 #pragma unroll
-    for (int j = 0; j < kFullBoxes * 8; ++j)
+    for (int j = 0; j < kBN / 8; ++j)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int r = slab_m0 + w * 64 + warp * 16 + g + h * 8, c = n0 + j * 8 + q * 2;
@@ -176,38 +178,27 @@ KTUNE_DEVICE void pack_values(const float (&acc)[kWgM][kAcc], unsigned (&pk)[kWg
       }
 }
 
-// The tile's C into pk (pack_values); the columns past the whole boxes (176 / 224 wide) are
-// stored directly here.
+// The tile's C into pk (pack_values): every column, C read (beta) before any piece is stored, so
+// a wide tile's overlapping last box stores the same values twice.
 KTUNE_DEVICE void pack_tile(const float (&acc)[kWgM][kAcc], unsigned (&pk)[kWgM][kAcc / 2],
                             out_t* C, const out_t* bias, int slab_m0, int n0, int warp, int g,
                             int q, int M, int N, long ldc, float alpha, float beta) {
-  if (kBN % 64 != 0) {
-    const bool pair_ok = c_pairs_ok(C, ldc);
-#pragma unroll
-    for (int w = 0; w < kWgM; ++w)
-      store_slab<kFullBoxes * 8>(acc[w], C, bias, slab_m0 + w * 64 + warp * 16 + g, n0, q, M, N,
-                                 ldc, alpha, beta, pair_ok);
-  }
   if (alpha == 1.0f && beta == 0.0f)
     pack_values<true>(acc, pk, C, bias, slab_m0, n0, warp, g, q, M, N, ldc, alpha, beta);
   else
     pack_values<false>(acc, pk, C, bias, slab_m0, n0, warp, g, q, M, N, ldc, alpha, beta);
 }
 
-// Piece kP of the packed tile (slab kP / kFullBoxes, the 64 columns from (kP % kFullBoxes) * 64)
-// through one box of the warpgroup's buffer and a TMA store (the store that last used that box
-// must have read it).
+// Piece kP of the packed tile (slab kP / kBBoxes, the 64 columns from box_row0(kP % kBBoxes))
+// through one box of the warpgroup's buffer and a TMA store (the store that last used that box,
+// the one before the previous piece's, must have read it). par: kAltBox's note.
 template <int kP>
 KTUNE_DEVICE void flush_piece(const unsigned (&pk)[kWgM][kAcc / 2], const TensorMap* tmC,
                               unsigned buf, int slab_m0, int n0, int warp, int g, int q, int wg_tid,
-                              int bar_id) {
-  constexpr int w = kP / kFullBoxes, box = kP % kFullBoxes;
-  if (kAltBox) {
-    buf += (kP & 1) * 8192;
-    if (wg_tid == 0) bulk_wait_read1();
-  } else if (wg_tid == 0) {
-    bulk_wait_read0();
-  }
+                              int bar_id, int par) {
+  constexpr int w = kP / kBBoxes, col0 = box_row0(kP % kBBoxes);
+  buf += ((kAltBox ? kP : kP + par) & 1) * 8192;
+  if (wg_tid == 0) bulk_wait_read1();
   bar_named(bar_id, 128);
 #pragma unroll
   for (int chunk = 0; chunk < 8; ++chunk)
@@ -215,13 +206,13 @@ KTUNE_DEVICE void flush_piece(const unsigned (&pk)[kWgM][kAcc / 2], const Tensor
     for (int h = 0; h < 2; ++h) {
       const int row = warp * 16 + g + h * 8;
       const unsigned addr = buf + row * 128 + ((chunk ^ (row & 7)) << 4) + q * 4;
-      asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(pk[w][(box * 8 + chunk) * 2 + h])
+      asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(pk[w][(col0 / 8 + chunk) * 2 + h])
                    : "memory");
     }
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
   bar_named(bar_id, 128);
   if (wg_tid == 0) {
-    tma_store_2d(tmC, buf, n0 + box * 64, slab_m0 + w * 64);
+    tma_store_2d(tmC, buf, n0 + col0, slab_m0 + w * 64);
     bulk_commit();
   }
 }
@@ -230,10 +221,10 @@ KTUNE_DEVICE void flush_piece(const unsigned (&pk)[kWgM][kAcc / 2], const Tensor
 template <int kP = 0>
 KTUNE_DEVICE void flush_pieces(const unsigned (&pk)[kWgM][kAcc / 2], int p, const TensorMap* tmC,
                                unsigned buf, int slab_m0, int n0, int warp, int g, int q, int wg_tid,
-                               int bar_id) {
-  if (p == kP) flush_piece<kP>(pk, tmC, buf, slab_m0, n0, warp, g, q, wg_tid, bar_id);
+                               int bar_id, int par) {
+  if (p == kP) flush_piece<kP>(pk, tmC, buf, slab_m0, n0, warp, g, q, wg_tid, bar_id, par);
   if constexpr (kP + 1 < kPieces)
-    flush_pieces<kP + 1>(pk, p, tmC, buf, slab_m0, n0, warp, g, q, wg_tid, bar_id);
+    flush_pieces<kP + 1>(pk, p, tmC, buf, slab_m0, n0, warp, g, q, wg_tid, bar_id, par);
 }
 #endif
 

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# GPU machine, issue 33 in one call (binaries staged by dev/fp8_stage.sh into pb/; nothing is built
+# here), steps in order against a deadline of BUDGET seconds, each cut to what is left:
+#   1. the main job, `ktune tune gemm --suite llm --json` (empty cache and database; SUITE_S);
+#   2. the copy rate (torch), then gemm_bench process 1 (fair method: read flush, ROUNDS interleaved
+#      rounds, cuBLASLt #0 and the best of 8 in the same process; $ONLY_NAMES over $SHAPES_A
+#      (BENCHA_S) and then $SHAPES, the $TWIN_NAMES timed in the pick's rounds; it compiles: BENCH1_S);
+#   3. ncu (clocks left alone, one launch each) of $NCU_NAMES and cuBLASLt's algorithms $NCU_LT at
+#      $NCU_SHAPE NT, with dev/ncu_table.py's metrics (grid, cluster, registers, shared memory,
+#      tensor pipe, busiest SM, L2, DRAM, stalls): ncu_table.txt;
+#   4. gemm_bench processes 2 .. PROCS (BENCH_S each, the kernel cache of process 1);
+#   5. the GPU tests: gemm_gpu_test $GEMM_FILTER and $GEMM_FILTER2 and gemm_fp8_gpu_test
+#      $FP8_FILTER in three processes.
+# (The wide-tile call of issue 33: W168 / W152 / W200 are the cooperative default without its split
+# tail, B, on 128 x 168 / 152 / 200 tiles, the last 64-row B box and 64-column C box overlapping
+# the one before; five stages fit beside the C buffers at 152 and 168.)
+# Files back (at most 8): gpu.txt (clocks, device, copy rate), suite.txt, bench_1..3.txt,
+# ncu_table.txt, tests.txt (results), raw.tgz (suite.json, ncu.csv, ncu_bench.txt, the benches'
+# stderr with the pre-pass lines, the test logs).
+# BUDGET (220) SUITE_S (20; 0: no main job) COPY (1) PROCS (3; 0: no bench) ROUNDS (3) BENCH1_S (45)
+# BENCH_S (28) NCU_S (30; 0: no ncu) TESTS (1) — a tests-only call: SUITE_S=0 COPY=0 PROCS=0 NCU_S=0.
+set -uo pipefail
+BUDGET_DEFAULT=220
+. dev/fp8_device_common.sh
+W168="BLOCK_N=168,$C2,WG_M=1,NUM_STAGES=5,GROUP_M=16,EPI_TMA=2,SPLIT_K=1,PINGPONG=0"
+W152="BLOCK_N=152,$C2,WG_M=1,NUM_STAGES=5,GROUP_M=16,EPI_TMA=2,SPLIT_K=1,PINGPONG=0"
+W200="BLOCK_N=200,$C2,WG_M=1,NUM_STAGES=4,GROUP_M=16,EPI_TMA=2,SPLIT_K=1,PINGPONG=0"
+ONLY=$(configs "${ONLY_NAMES:-D}")
+TWIN=$(configs "${TWIN_NAMES:-}")
+# bench P SECONDS: process P (SHAPES_A first, in a gemm_bench of its own of at most SECONDS_A,
+# so that a cut cannot lose them; then $SHAPES), both into bench_P.txt / .err.
+bench() {
+  [ "$(left)" -ge "$2" ] || { echo "bench $1 skipped: $(left) s left"; return; }
+  : > "$OUT/bench_$1.txt"; : > "$OUT/bench_$1.err"
+  local sh
+  for sh in ${SHAPES_A:+"$SHAPES_A"} "$SHAPES"; do
+    local s=$2
+    [ "$sh" = "${SHAPES_A:-}" ] && s=${BENCHA_S:-15}
+    timeout "$s" stdbuf -oL "$PB/bench/gemm_bench" --kinds=tma --only="$ONLY" --shapes="$sh" \
+      --rounds="${ROUNDS:-3}" ${TWIN:+--twin="$TWIN"} >> "$OUT/bench_$1.txt" 2>> "$OUT/bench_$1.err"
+    at "bench $1 ($sh) rc=$?"
+  done
+  grep -E "^VERIFY" "$OUT/bench_$1.txt" | grep -v " ok " | head -5
+}
+[ "${SUITE_S:-20}" -gt 0 ] && [ "$(left)" -gt $(( ${SUITE_S:-20} + 60 )) ] && run_suite "${SUITE_S:-20}"
+[ "${COPY:-1}" = 0 ] || { timeout 12 python3 dev/copy_rate.py >> "$OUT/gpu.txt" 2>&1; at "copy rate"; }
+[ "${PROCS:-3}" -ge 1 ] && bench 1 "${BENCH1_S:-45}"
+if [ "${NCU_S:-30}" -gt 0 ] && command -v ncu > /dev/null && [ "$(left)" -ge "${NCU_S:-30}" ]; then
+  timeout 10 ncu --query-metrics > /tmp/ncu_query.txt 2>&1
+  M=$(python3 dev/ncu_table.py --metrics /tmp/ncu_query.txt)
+  at "ncu metrics"
+  NO=$(configs "$NCU_NAMES")
+  timeout $(( ${NCU_S:-30} - 4 )) ncu --clock-control none -k 'regex:^(ktune_gemm|[^k])' \
+    --launch-count 12 --metrics "$M" --csv --page raw --log-file /tmp/ncu.csv \
+    "$PB/bench/gemm_bench" --kinds=tma --profile --only="$NO" --profile_lt="$NCU_LT@$NCU_SHAPE" \
+    --shapes="$NCU_SHAPE" > /tmp/ncu_bench.txt 2> /tmp/ncu_bench.err
+  at "ncu rc=$?"
+  python3 dev/ncu_table.py /tmp/ncu.csv /tmp/ncu_bench.txt > "$OUT/ncu_table.txt" 2>&1
+fi
+for p in $(seq 2 "${PROCS:-3}"); do bench "$p" "${BENCH_S:-28}"; done
+TS=$(( $(left) - 4 ))
+: > /tmp/gemm_test.log; : > /tmp/gemm_test2.log; : > /tmp/fp8_test.log
+if [ "${TESTS:-1}" != 0 ] && [ "$TS" -ge 15 ]; then
+  timeout "$TS" stdbuf -oL "$PB/tests/gemm_gpu_test" --gtest_filter="$GEMM_FILTER2" > /tmp/gemm_test2.log 2>&1 &
+  G=$!
+  timeout "$TS" stdbuf -oL "$PB/tests/gemm_fp8_gpu_test" --gtest_filter="${FP8_FILTER:-*}" > /tmp/fp8_test.log 2>&1 &
+  F=$!
+  timeout "$TS" stdbuf -oL "$PB/tests/gemm_gpu_test" --gtest_filter="$GEMM_FILTER" > /tmp/gemm_test.log 2>&1
+  RB=$?
+  wait $G; RG=$?; wait $F
+  at "tests ($TS s): gemm_gpu_test rc=$RB (second: $RG), gemm_fp8_gpu_test rc=$?"
+else
+  echo "tests skipped: $(left) s left"
+fi
+grep -hE "^\[ +(OK|FAILED|PASSED|SKIPPED) |Failure|resident clusters|rc=|worst error" /tmp/gemm_test.log /tmp/gemm_test2.log /tmp/fp8_test.log |
+  cut -c1-200 > "$OUT/tests.txt"
+cp /tmp/gemm_test.log /tmp/gemm_test2.log /tmp/fp8_test.log "$OUT/" 2>/dev/null
+cp /tmp/ncu.csv /tmp/ncu_bench.txt /tmp/ncu_bench.err "$OUT/" 2>/dev/null
+tar -czf "$OUT/raw.tgz" -C "$OUT" $(cd "$OUT" && ls suite.json ncu.csv ncu_bench.txt ncu_bench.err \
+  bench_*.err gemm_test.log gemm_test2.log fp8_test.log 2>/dev/null) 2>/dev/null &&
+  (cd "$OUT" && rm -f suite.json ncu.csv ncu_bench.txt ncu_bench.err bench_*.err gemm_test.log gemm_test2.log fp8_test.log)
+[ -s "$OUT/prebuilt.err" ] || rm -f "$OUT/prebuilt.err"
+cat "$OUT/gpu.txt" "$OUT/tests.txt"
+cat "$OUT/suite.txt" 2>/dev/null | head -14
+for p in $(seq 1 "${PROCS:-3}"); do
+  [ -f "$OUT/bench_$p.txt" ] || continue
+  echo "== process $p"
+  grep -E "^(RATIO|FP8|TWIN)" "$OUT/bench_$p.txt" | sed 's/ gemm / /; s/cublaslt/lt/g' | cut -c1-110
+done
+grep -A12 "^metric" "$OUT/ncu_table.txt" 2>/dev/null | head -14
+at total
