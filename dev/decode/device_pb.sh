@@ -9,6 +9,9 @@
 #      (PIN_S s each): the three decode-won keys (the pair staged, W4 NT1 U2 D2 XR3 G4) and a
 #      tma-won control (64x6144x4096, BN128 C1 S8);
 #   3. gs_table.py by binary.
+# The logs move to /tmp/pb_logs after each phase and are packed into $OUT/logs.tgz (a call returns
+# only a few files; a cut call keeps what was packed).
+# SKIP_TESTS=1: the A/B alone (step 1 without the tests).
 #   OUT=$OUT DEADLINE=150 bash dev/decode/device_pb.sh
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
@@ -18,19 +21,25 @@ d() { echo "DC_WG=2,DC_WARPS=4,DC_NT=1,DC_MT=$1,DC_U=2,DC_DEPTH=2,DC_PF=1,DC_XR=
 PIN="$(d 8)@64x4096x4096;$(d 8)@64x4096x14336;$(d 16)@128x4096x4096;$(t 128 1 8 0)@64x6144x4096"
 PSHAPES=64x4096x4096,64x4096x14336,128x4096x4096,64x6144x4096
 bins=(gemm_bench_o gemm_bench)
+L=/tmp/pb_logs; mkdir -p "$L"
+pack() { mv "$OUT"/*.log "$OUT"/*.err "$L"/ 2>/dev/null; tar czf "$OUT/logs.tgz" -C "$L" . 2>/dev/null; }
 S=$(date +%s)
-start_gpu_tests "GemmGpu.DecodeTmaVsReference;GemmGpu.DecodeTmaPairVsReference:GemmGpu.DecodeTmaQuadVsReference;GemmGpu.DecodeTmaClusterEndVsReference;GemmGpu.DecodeFusedEpilogues:GemmGpu.DecodeOpTunesTheGateUpPair" "${TEST_S:-50}"
-TPIDS=("${PIDS[@]}")
+TPIDS=()
+[ -n "${SKIP_TESTS:-}" ] || start_gpu_tests "GemmGpu.DecodeTmaVsReference;GemmGpu.DecodeTmaPairVsReference:GemmGpu.DecodeTmaQuadVsReference;GemmGpu.DecodeTmaClusterEndVsReference;GemmGpu.DecodeFusedEpilogues:GemmGpu.DecodeOpTunesTheGateUpPair" "${TEST_S:-50}"
+[ -n "${SKIP_TESTS:-}" ] || TPIDS=("${PIDS[@]}")
+WPIDS=()
 for bin in "${bins[@]}"; do
   KTUNE_CACHE_DIR=/tmp/kcache_$bin timeout "${C0_S:-40}" "$B/bench/$bin" --kinds=decode,tma --only="$PIN" \
     --shapes="$PSHAPES" --rounds=1 > "$OUT/w_$bin.log" 2> "$OUT/w_$bin.err" &
+  WPIDS+=($!)
 done
 rcs=""
 for q in "${TPIDS[@]}"; do wait "$q"; rcs="$rcs $?"; done
 echo "tests rc:$rcs ($(( $(date +%s) - S ))s)"
 grep -hE "^\[ *(FAILED|PASSED) |Failure|bad," "$OUT"/test*.log 2>/dev/null | cut -c1-240 | head -30
 grep -hcE "^\[ +OK " "$OUT"/test*.log | tr '\n' ' '; echo "tests ok per group"
-wait; echo "warm-up done $(( $(date +%s) - S ))s; compile failures: $(cat "$OUT"/w_*.err | grep -c 'compile failed')"
+for q in "${WPIDS[@]}"; do wait "$q"; done  # not a bare wait: it would wait for the summary's tee
+pack; echo "warm-up done $(( $(date +%s) - S ))s; compile failures: $(cat "$L"/w_*.err | grep -c 'compile failed')"
 np=0
 for p in $(seq 1 $(( 2 * ${PINNED:-3} ))); do
   fits 12 "pinned $p" || break
@@ -39,8 +48,9 @@ for p in $(seq 1 $(( 2 * ${PINNED:-3} ))); do
   KTUNE_CACHE_DIR=/tmp/kcache_$bin timeout "$lim" "$B/bench/$bin" --kinds=decode,tma --only="$PIN" \
     --shapes="$PSHAPES" --rounds="${ROUNDS:-5}" > "$OUT/pin$p.log" 2> "$OUT/pin$p.err"
   echo "pinned $p $bin rc=$? $(( $(date +%s) - S ))s (limit $lim)"; np=$p
+  pack
 done
-echo "VERIFY not ok: $(cat "$OUT"/pin*.log 2>/dev/null | grep '^VERIFY' | grep -vc ' ok ') of $(cat "$OUT"/pin*.log 2>/dev/null | grep -c '^VERIFY')"
-python3 dev/decode/gs_table.py "$OUT" "$np" "o: 2 x 32-row boxes" "n: 3-D pair box (tree)"
+echo "VERIFY not ok: $(cat "$L"/pin*.log 2>/dev/null | grep '^VERIFY' | grep -vc ' ok ') of $(cat "$L"/pin*.log 2>/dev/null | grep -c '^VERIFY')"
+python3 dev/decode/gs_table.py "$L" "$np" "o: 2 x 32-row boxes" "n: 3-D pair box (tree)"
 echo "call wall $(( $(date +%s) - T0 ))s"
-(cd "$OUT" && tar czf logs.tgz ./*.log ./*.err 2>/dev/null && rm -f ./*.err ./*.log)
+pack
