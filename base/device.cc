@@ -43,6 +43,14 @@ Status checkTensorMap2D(const TensorMap2DDesc& d) {
   const int l2 = d.l2_promotion_bytes;
   if (l2 != 0 && l2 != 64 && l2 != 128 && l2 != 256)
     return bad("L2 promotion must be 0 (none), 64, 128 or 256 bytes, got " + std::to_string(l2));
+  if (d.planes == 0 || d.planes > kMaxDim || d.box_planes < 1 || d.box_planes > 256 ||
+      d.box_planes > d.planes)
+    return bad("planes must be in [1, 2^32] and box planes in [1, min(planes, 256)], got " +
+               std::to_string(d.planes) + " and " + std::to_string(d.box_planes));
+  if (d.planes > 1 && (d.plane_stride_bytes % 16 != 0 || d.plane_stride_bytes >= (uint64_t{1} << 40) ||
+                       d.plane_stride_bytes < d.rows * d.row_stride_bytes))
+    return bad("plane stride " + std::to_string(d.plane_stride_bytes) +
+               " B must be a multiple of 16, at least the rows' span and < 2^40");
   return Status::Ok();
 }
 

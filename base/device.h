@@ -82,7 +82,10 @@ static_assert(sizeof(TensorMap) == 128, "CUtensorMap is 128 bytes");
 // loaded in boxes of box_rows x box_cols elements into shared memory with a `swizzle_bytes`-byte
 // swizzle (0, 32, 64 or 128). Elements outside the matrix read as zero. `l2_promotion_bytes`
 // (0 = none, 64, 128 or 256): the span the L2 fetches around each of a box's requests
-// (CUtensorMapL2promotion).
+// (CUtensorMapL2promotion). With `planes` > 1 the map is 3-D: `planes` such matrices
+// `plane_stride_bytes` apart, loaded in boxes of box_planes x box_rows x box_cols that land in
+// shared memory plane after plane (the decode gate/up pair: [2][N/2][K], a box of 32 gate rows
+// and their 32 up rows). planes = box_planes = 1 (the default): a 2-D map.
 struct TensorMap2DDesc {
   DevicePtr base = 0;
   int elem_bytes = 2;
@@ -90,12 +93,16 @@ struct TensorMap2DDesc {
   uint32_t box_rows = 64, box_cols = 64;
   int swizzle_bytes = 128;
   int l2_promotion_bytes = 256;
+  uint64_t planes = 1, plane_stride_bytes = 0;
+  uint32_t box_planes = 1;
 };
 
 // kInvalidArgument naming the defect unless `d` meets the TMA rules: base 16-byte aligned and
 // non-null, elem_bytes 1/2/4, 1 <= rows, cols <= 2^32, row stride a multiple of 16 bytes, at least
 // one row long and < 2^40, boxes 1..256 per side with box_cols * elem_bytes a multiple of 16 and,
-// when swizzled, at most the swizzle span, L2 promotion 0, 64, 128 or 256 bytes. Pure; thread-safe.
+// when swizzled, at most the swizzle span, L2 promotion 0, 64, 128 or 256 bytes; with planes > 1,
+// planes <= 2^32, a plane stride a multiple of 16 bytes, at least the rows' span and < 2^40, and
+// 1 <= box_planes <= min(planes, 256). Pure; thread-safe.
 Status checkTensorMap2D(const TensorMap2DDesc& d);
 
 }  // namespace ktune

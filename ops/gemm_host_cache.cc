@@ -11,7 +11,8 @@ bool sameDesc(const TensorMap2DDesc& x, const TensorMap2DDesc& y) {
   return x.base == y.base && x.elem_bytes == y.elem_bytes && x.rows == y.rows && x.cols == y.cols &&
          x.row_stride_bytes == y.row_stride_bytes && x.box_rows == y.box_rows &&
          x.box_cols == y.box_cols && x.swizzle_bytes == y.swizzle_bytes &&
-         x.l2_promotion_bytes == y.l2_promotion_bytes;
+         x.l2_promotion_bytes == y.l2_promotion_bytes && x.planes == y.planes &&
+         x.plane_stride_bytes == y.plane_stride_bytes && x.box_planes == y.box_planes;
 }
 
 size_t mix(size_t h, uint64_t v) { return h ^ (std::hash<uint64_t>()(v) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
@@ -23,6 +24,7 @@ size_t hashDesc(size_t h, const TensorMap2DDesc& d) {
   h = mix(h, d.row_stride_bytes);
   h = mix(h, (uint64_t(d.box_rows) << 32) | d.box_cols);
   h = mix(h, uint64_t(uint32_t(d.l2_promotion_bytes)));
+  h = mix(h, d.planes ^ (d.plane_stride_bytes << 8) ^ (uint64_t(d.box_planes) << 56));
   return mix(h, (uint64_t(uint32_t(d.elem_bytes)) << 32) | uint32_t(d.swizzle_bytes));
 }
 

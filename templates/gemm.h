@@ -204,8 +204,11 @@ TmaDescriptors tmaDescriptors(const GemmShape& s, DevicePtr a, DevicePtr b, Devi
 // launch's tail (tmaDescriptors' maps, c_ok, the two scale pointers; not read) and then the three
 // maps of decodeDescriptors (128-byte swizzle, boxes 64 k wide): A in boxes of decodeABoxRows(M) =
 // min(8*DC_MT, 64) rows (a function of M alone: DC_MT is M's tier), then the weights [N][K] in
-// boxes of 64 rows, then the same in boxes of 32 rows (the gate/up pair when a warpgroup has one
-// slab: 32 gate rows, then the 32 up rows of the same columns). Other configs take no maps.
+// boxes of 64 rows, then the same in boxes of 32 rows (the A-row split pair, DC_GRID = 7) or, for
+// the gate/up pair (Activation::kSiluMul), decodePairMap: the weights viewed as [2][N/2][K] in
+// boxes of 2 x 32 rows, so one request lands 32 gate rows and the 32 up rows of the same columns
+// as one 64-row box in the same swizzle (the pair when a warpgroup has one slab). Other configs
+// take no maps.
 // The weight maps' L2 promotion (TensorMap2DDesc::l2_promotion_bytes) is the config's DC_L2P, a
 // probe knob outside the tuning space (ConfigSpace::addOptionalInts: 0, 128 or 256, the TMA-fed
 // body only), kDecodeL2Promotion when absent. Only the runner (gemm_bench, the GPU tests) reads
@@ -220,6 +223,7 @@ int64_t decodeABoxRows(int64_t m);
 TensorMap2DDesc decodeAMap(const GemmShape& s, DevicePtr a);
 TensorMap2DDesc decodeBMap(const GemmShape& s, DevicePtr b, uint32_t box_rows,
                            int l2_promotion = kDecodeL2Promotion);
+TensorMap2DDesc decodePairMap(const GemmShape& s, DevicePtr b, int l2_promotion = kDecodeL2Promotion);
 TmaDescriptors decodeDescriptors(const GemmShape& s, DevicePtr a, DevicePtr b,
                                  int l2_promotion = kDecodeL2Promotion);
 

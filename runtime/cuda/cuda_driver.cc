@@ -265,12 +265,14 @@ Expected<TensorMap> encodeTiled2D(const CudaApi& api, const TensorMap2DDesc& d) 
   const int swizzle = d.swizzle_bytes == 0 ? 0 : d.swizzle_bytes == 32 ? 1 : d.swizzle_bytes == 64 ? 2 : 3;
   const int l2 = d.l2_promotion_bytes == 0 ? 0 : d.l2_promotion_bytes == 64 ? 1
                : d.l2_promotion_bytes == 128 ? 2 : 3;
-  const unsigned long long dims[2] = {d.cols, d.rows};
-  const unsigned long long strides[1] = {d.row_stride_bytes};
-  const unsigned box[2] = {d.box_cols, d.box_rows};
-  const unsigned elem_strides[2] = {1, 1};
+  // planes > 1: a third dimension (TensorMap2DDesc).
+  const unsigned rank = d.planes > 1 ? 3 : 2;
+  const unsigned long long dims[3] = {d.cols, d.rows, d.planes};
+  const unsigned long long strides[2] = {d.row_stride_bytes, d.plane_stride_bytes};
+  const unsigned box[3] = {d.box_cols, d.box_rows, d.box_planes};
+  const unsigned elem_strides[3] = {1, 1, 1};
   TensorMap m;
-  CUresult r = api.cuTensorMapEncodeTiled(&m, dtype, 2, reinterpret_cast<void*>(d.base), dims,
+  CUresult r = api.cuTensorMapEncodeTiled(&m, dtype, rank, reinterpret_cast<void*>(d.base), dims,
                                           strides, box, elem_strides, /*interleave*/ 0, swizzle, l2,
                                           /*oob fill zeros*/ 0);
   if (r != CUDA_SUCCESS) return cuError(api, r, "cuTensorMapEncodeTiled", Code::kInvalidArgument);

@@ -182,15 +182,20 @@ CUresult cuOccupancyMaxActiveClusters(int* n, void* f, const FakeLaunchConfig* c
   return 0;
 }
 
-/* cuTensorMapEncodeTiled: the last call's swizzle and L2 promotion; the map's first word is the base. */
-int fake_tmap_swizzle = -1, fake_tmap_l2 = -1;
+/* cuTensorMapEncodeTiled: the last call's swizzle, L2 promotion, rank and last dimension, stride
+   and box side; the map's first word is the base. */
+int fake_tmap_swizzle = -1, fake_tmap_l2 = -1, fake_tmap_rank = -1;
+unsigned long long fake_tmap_outer_dim = 0, fake_tmap_outer_stride = 0;
+unsigned fake_tmap_outer_box = 0;
 CUresult cuTensorMapEncodeTiled(void* m, int dt, unsigned rank, void* base,
                                 const unsigned long long* dims, const unsigned long long* strides,
                                 const unsigned* box, const unsigned* es, int il, int sw, int l2,
                                 int oob) {
-  (void)dt; (void)dims; (void)strides; (void)box; (void)es; (void)il; (void)oob;
-  if (rank != 2 || sw < 0 || sw > 3 || l2 < 0 || l2 > 3) return 1;
-  fake_tmap_swizzle = sw; fake_tmap_l2 = l2;
+  (void)dt; (void)es; (void)il; (void)oob;
+  if ((rank != 2 && rank != 3) || sw < 0 || sw > 3 || l2 < 0 || l2 > 3) return 1;
+  fake_tmap_swizzle = sw; fake_tmap_l2 = l2; fake_tmap_rank = (int)rank;
+  fake_tmap_outer_dim = dims[rank - 1]; fake_tmap_outer_stride = strides[rank - 2];
+  fake_tmap_outer_box = box[rank - 1];
   memset(m, 0, 128); memcpy(m, &base, sizeof base);
   return 0;
 }

@@ -302,22 +302,31 @@ TEST(GemmDecode, TmaFedBodySpaceLaunchRuleAndMaps) {
   EXPECT_FALSE(sp.validate(u8).ok());
   u8.set("DC_WG", int64_t{2});
   EXPECT_TRUE(sp.validate(u8).ok()) << sp.validate(u8).toString();
-  // The weights in boxes of 64 rows and of 32 (a slab's gate half and up half).
+  // The weights in boxes of 64 rows and of 32; the gate/up pair's third map is 3-D, [2][N/2][K] in
+  // boxes of 2 x 32 rows (a slab's 32 gate rows and their 32 up rows in one request).
   GemmShape g = nt(4, 8190, 1000);
   g.act = Activation::kSiluMul;
   g.ldb = 1008;
   EXPECT_TRUE(applicable(KernelKind::kDecode, c, g).ok()) << applicable(KernelKind::kDecode, c, g).toString();
-  const TmaDescriptors dd = decodeDescriptors(g, 4096, 8192);
-  for (const TensorMap2DDesc& w : {dd.b, dd.c}) {
+  GemmShape plain = g;
+  plain.act = Activation::kNone;
+  const TmaDescriptors dd = decodeDescriptors(g, 4096, 8192), dp = decodeDescriptors(plain, 4096, 8192);
+  const TensorMap2DDesc* maps[] = {&dd.b, &dd.c, &dp.b, &dp.c};
+  for (const TensorMap2DDesc* m : maps) {
+    const TensorMap2DDesc& w = *m;
     EXPECT_EQ(w.base, 8192u);
-    EXPECT_EQ(w.rows, 8190u);
+    EXPECT_EQ(w.rows, &w == &dd.c ? 4095u : 8190u);
     EXPECT_EQ(w.cols, 1000u);
     EXPECT_EQ(w.row_stride_bytes, 2016u);
     EXPECT_EQ(w.box_cols, 64u);
+    EXPECT_EQ(w.planes, &w == &dd.c ? 2u : 1u);
+    EXPECT_EQ(w.box_planes, &w == &dd.c ? 2u : 1u);
     EXPECT_TRUE(checkTensorMap2D(w).ok()) << checkTensorMap2D(w).toString();
   }
+  EXPECT_EQ(dd.c.plane_stride_bytes, 4095u * 2016u);  // the first up row
   EXPECT_EQ(dd.b.box_rows, 64u);
   EXPECT_EQ(dd.c.box_rows, 32u);
+  EXPECT_EQ(dp.c.box_rows, 32u);
   EXPECT_EQ(dd.a.base, 4096u);
   // The one-slab gate/up hand-over at the 128 tier fits 160 threads' registers, not 288's.
   GemmShape g128 = nt(128, 8192, 4096);
@@ -375,6 +384,11 @@ TEST(GemmDecode, TmaFedBodyCompilesWithBulkTensorCopies) {
     if (ptx.find("cp.async.bulk.tensor.2d") == std::string::npos ||
         ptx.find("wgmma.mma_async") == std::string::npos)
       return "PTX lacks bulk tensor copies or wgmma";
+    // The one-slab gate/up pair (the second and third cases: DC_NT 1, DC_MT > 1) loads its weights through
+    // the pair's 3-D map; every other body in 2-D boxes.
+    const bool pair3d = c.getInt("DC_NT") == 1 && c.getInt("DC_MT") > 1;
+    if (pair3d != (ptx.find("cp.async.bulk.tensor.3d") != std::string::npos))
+      return pair3d ? "PTX lacks the pair's 3-D weight boxes" : "PTX has 3-D boxes";
     const bool cluster = c.getInt("DC_GRID") == 4 || c.getInt("DC_GRID") == 5;
     if (cluster != (ptx.find("st.shared::cluster") != std::string::npos))
       return cluster ? "PTX lacks the cluster reduction" : "PTX has a cluster reduction";
@@ -475,6 +489,10 @@ TEST(GemmDecode, RowSplitPairMulticastsTheWeightsAndReducesNothing) {
   compileEach(**cc, {{c, nt(128, 4096, 4096)}, {c, g}, {two, g}},
               [](const Config&, const std::string& ptx) -> std::string {
                 if (ptx.find(".multicast::cluster") == std::string::npos) return "PTX lacks multicast copies";
+                // The gate/up pair's boxes are 64 rows (the 3-D pair map with one slab, else 2-D),
+                // so no 3-D copy goes without multicast.
+                if (ptx.find("tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [") != std::string::npos)
+                  return "PTX has a 3-D copy without multicast";
                 if (ptx.find("mbarrier.arrive.shared::cluster") == std::string::npos)
                   return "PTX lacks the release of the peer's ring slot";
                 // A cluster-scope release there is a memory barrier per stage (0.7-0.9 us each).

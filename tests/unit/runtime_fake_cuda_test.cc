@@ -282,6 +282,35 @@ TEST_F(FakeCudaTest, TensorMapL2PromotionReachesTheDriver) {
   EXPECT_EQ(fake<int>("fake_tmap_l2"), -1);
 }
 
+// planes > 1: a 3-D map (the decode gate/up pair's [2][N/2][K]), its plane stride and box planes
+// reaching the driver; a plane stride shorter than the rows' span is refused before it.
+TEST_F(FakeCudaTest, TensorMapPlanesMakeA3DMap) {
+  TensorMap2DDesc d;
+  d.base = 4096;
+  d.rows = 63;
+  d.cols = 100;
+  d.row_stride_bytes = 208;
+  ASSERT_TRUE(backend_->encodeTensorMap2D(d).ok());
+  EXPECT_EQ(fake<int>("fake_tmap_rank"), 2);
+  d.planes = 2;
+  d.box_planes = 2;
+  d.box_rows = 32;
+  d.plane_stride_bytes = 63 * 208;
+  auto m = backend_->encodeTensorMap2D(d);
+  ASSERT_TRUE(m.ok()) << m.status().toString();
+  EXPECT_EQ(fake<int>("fake_tmap_rank"), 3);
+  EXPECT_EQ(fake<unsigned long long>("fake_tmap_outer_dim"), 2u);
+  EXPECT_EQ(fake<unsigned long long>("fake_tmap_outer_stride"), 63u * 208u);
+  EXPECT_EQ(fake<unsigned>("fake_tmap_outer_box"), 2u);
+  d.plane_stride_bytes = 62 * 208;
+  auto bad = backend_->encodeTensorMap2D(d);
+  EXPECT_EQ(bad.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("plane stride"), std::string::npos) << bad.status().toString();
+  d.plane_stride_bytes = 63 * 208;
+  d.box_planes = 3;
+  EXPECT_EQ(backend_->encodeTensorMap2D(d).status().code(), Code::kInvalidArgument);
+}
+
 TEST_F(FakeCudaTest, ModuleErrors) {
   auto bad = backend_->loadModule(".version 8.0\nBROKEN\n");
   ASSERT_FALSE(bad.ok());

@@ -33,8 +33,19 @@ TensorMap2DDesc decodeBMap(const GemmShape& s, DevicePtr b, uint32_t box_rows, i
   return t;
 }
 
+TensorMap2DDesc decodePairMap(const GemmShape& s, DevicePtr b, int l2_promotion) {
+  TensorMap2DDesc t = decodeBMap(s, b, 32, l2_promotion);
+  t.rows = static_cast<uint64_t>(s.n / 2);
+  t.planes = 2;
+  t.plane_stride_bytes = t.rows * t.row_stride_bytes;
+  t.box_planes = 2;
+  return t;
+}
+
 TmaDescriptors decodeDescriptors(const GemmShape& s, DevicePtr a, DevicePtr b, int l2_promotion) {
-  return {decodeAMap(s, a), decodeBMap(s, b, 64, l2_promotion), decodeBMap(s, b, 32, l2_promotion)};
+  return {decodeAMap(s, a), decodeBMap(s, b, 64, l2_promotion),
+          s.act == Activation::kSiluMul ? decodePairMap(s, b, l2_promotion)
+                                        : decodeBMap(s, b, 32, l2_promotion)};
 }
 
 int decodeL2Promotion(const Config& c) { return static_cast<int>(c.getInt("DC_L2P", kDecodeL2Promotion)); }

@@ -1,5 +1,5 @@
 // The decode GEMM's TMA and cluster primitives (part of decode_wg.cuh, inside namespace kd, for
-// DC_WG = 2): the tensor-map argument type, expect_tx, the 2-D box load, and for DC_GRID = 4, 5, 7
+// DC_WG = 2): the tensor-map argument type, expect_tx, the 2-D box load, the gate/up pair's 3-D one, and for DC_GRID = 4, 5, 7
 // the cluster barrier, rank and distributed-shared-memory store (7: the multicast load). tma.cuh has twins of some of them:
 // each kernel folder keeps its own so that editing one kernel never changes another's sources.
 #if DC_TMA
@@ -18,6 +18,25 @@ KTUNE_DEVICE void tma_load_2d(unsigned dst, const TensorMap* map, int c0, int r0
       " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
       "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(r0), "r"(bar)
       : "memory");
+}
+// One box of the gate/up pair's 3-D map (gemm::decodePairMap, [2][N/2][K]) at (col c0, pair row j0,
+// half 0): 32 gate rows from j0, then the 32 up rows of the same columns, as one 64-row box.
+// mc: .multicast::cluster to both blocks of the row-split pair (DC_MSPLIT, below).
+template <bool mc = false>
+KTUNE_DEVICE void tma_load_pair(unsigned dst, const TensorMap* map, int c0, int j0, unsigned bar) {
+  if constexpr (mc)
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+        ".multicast::cluster [%0], [%1, {%2, %3, %4}], [%5], %6;\n" ::"r"(dst),
+        "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(j0), "r"(0), "r"(bar),
+        "h"((unsigned short)3)
+        : "memory");
+  else
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
+        "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(j0), "r"(0), "r"(bar)
+        : "memory");
 }
 #if DC_CLUSTER || DC_MSPLIT
 // DC_CLUSTER: split K over a cluster: its kCL blocks stream one tile's K in kCL parts; the partial

@@ -99,8 +99,12 @@ static_assert(kStageBytes % 1024 == 0, "stage size must keep the 1024-byte swizz
 // of the same 32 columns (kHalves: 32-row boxes; the epilogue hands the up sums to the gate rows'
 // threads through shared memory).
 constexpr bool kPairs = DC_TMA && ACT == 3 && kNT == 2, kHalves = DC_TMA && ACT == 3 && kNT == 1;
-// DC_MSPLIT: 32-row weight boxes, an even count per stage to share out between the pair.
-constexpr int kXBox = kBM < 64 ? kBM : 64, kWBox = DC_MSPLIT || kHalves ? 32 : 64;
+// kHalves loads a slab's 64 rows as one box of the pair's 3-D map (kPairBox: gemm::decodePairMap,
+// the kernel's third weight map with silu_mul), which lands them in this layout and swizzle.
+// DC_MSPLIT without silu_mul: 32-row weight boxes, an even count per stage to share out between
+// the pair (with silu_mul 64-row boxes: the third map is the pair's).
+constexpr bool kPairBox = kHalves;
+constexpr int kXBox = kBM < 64 ? kBM : 64, kWBox = DC_MSPLIT && ACT != 3 ? 32 : 64;
 constexpr int kEmptyArrivals = (DC_MSPLIT ? 2 : 1) * kCWarps;  // consumer warps releasing a slot
 
 using ktune::smem_addr;
@@ -336,7 +340,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
                       const __grid_constant__ kd::TensorMap, int, const float* DC_TR_OUT_PARAM, const float*,
                       const __grid_constant__ kd::TensorMap tmX,
                       const __grid_constant__ kd::TensorMap tmW64,
-                      const __grid_constant__ kd::TensorMap tmW32
+                      const __grid_constant__ kd::TensorMap tmW32  // silu_mul: the pair's 3-D map
 #endif
 ) {
   using namespace kd;
@@ -390,7 +394,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   if (tid >= kConsumers) {  // the producer warp(s)
     if constexpr (kRegSplit) asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
 #if DC_TMA
-    produce_all(p, kWBox == 32 ? &tmW32 : &tmW64, &tmX, base, full, empty, u0, S, tid - kConsumers, rank);
+    produce_all(p, kWBox == 32 || kPairBox ? &tmW32 : &tmW64, &tmX, base, full, empty, u0, S, tid - kConsumers, rank);
 #else
     produce_all(p, base, full, empty, u0, S, tid - kConsumers);
 #endif

@@ -10,7 +10,8 @@ KTUNE_DEVICE int box_row(const Prob& p, int row0, int b) {
 }
 
 // One stage by the elected producer thread: its byte count on `bar`, then the boxes in the layout
-// of produce() below (a row's kU boxes back to back: one longer DRAM run per row).
+// of produce() below (a row's kU boxes back to back: one longer DRAM run per row). kPairBox: box b
+// is the pair map's (32 gate rows from j0 and their up rows; past N/2 zeros).
 // DC_MSPLIT: block `rank` issues the weight boxes of its parity to both blocks and its own A rows.
 KTUNE_DEVICE void produce_tma(const Prob& p, const TensorMap* tmW, const TensorMap* tmA, unsigned w,
                               unsigned bar, int row0, int k0, unsigned rank) {
@@ -20,10 +21,15 @@ KTUNE_DEVICE void produce_tma(const Prob& p, const TensorMap* tmW, const TensorM
 #pragma unroll
     for (int u = 0; u < kU; ++u) {
       const unsigned dst = w + u * kBN * 128 + b * kWBox * 128;
+      const int c0 = k0 + u * 64, j0 = row0 / 2 + b * 32;  // j0: kPairBox's pair row (tile_row)
 #if DC_MSPLIT
-      if (((b * kU + u) & 1) == (int)rank) tma_load_2d_pair(dst, tmW, k0 + u * 64, box_row(p, row0, b), bar);
+      if (((b * kU + u) & 1) == (int)rank) {
+        if constexpr (kPairBox) tma_load_pair<true>(dst, tmW, c0, j0, bar);
+        else tma_load_2d_pair(dst, tmW, c0, box_row(p, row0, b), bar);
+      }
 #else
-      tma_load_2d(dst, tmW, k0 + u * 64, box_row(p, row0, b), bar);
+      if constexpr (kPairBox) tma_load_pair(dst, tmW, c0, j0, bar);
+      else tma_load_2d(dst, tmW, c0, box_row(p, row0, b), bar);
 #endif
     }
   if (kXA) return;  // A by produce_x
