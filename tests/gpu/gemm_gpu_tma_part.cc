@@ -165,61 +165,6 @@ TEST(GemmGpu, TmaEveryLayoutVsReference) {
   }
 }
 
-// K_BOXES 2 (a probe knob): two 128-byte boxes of K per operand row in each stage, one full/empty
-// pair per 128 k (16-bit). Every layout (MN-major A and B: the second sub-tile's descriptors), one
-// and two consumers, direct / TMA-store / deferred epilogues, the split tail, a cluster pair
-// (multicast) and ping-pong on 128 x 176 tiles (K-major B only) against float64: K = 264 leaves
-// the last stage one partial box and one wholly past K (zero-filled), K = 72 one partial box, K =
-// 1000 a partial second box; odd N (520, 200, 4097). Then 2048^3 against cuBLASLt.
-TEST(GemmGpu, TmaKBoxesVsReference) {
-  REQUIRE_GPU();
-  if (env().dev.arch != "sm_90a") GTEST_SKIP() << "tma needs sm_90a, device is " << env().dev.arch;
-  auto k2 = [](Config c) {
-    c.set("K_BOXES", int64_t{2});
-    return c;
-  };
-  const std::vector<Config> cfgs = {k2(tmaConfig(256, 2, 1, 2, 1, 2, 1)), k2(tmaConfig(128, 1, 1, 4, 1, 0, 1)),
-                                    k2(tmaConfig(128, 2, 2, 2, 1, 1, 2)), k2(tmaConfig(256, 2, 1, 2, 2, 2, 1))};
-  const Config pp = k2(tmaConfig(176, 2, 2, 2, 1, 1, 1, 1));
-  struct Case { int64_t m, n, k; ElemType ab, c; bool bias; Activation act; float beta; };
-  const Case cases[] = {
-      {300, 520, 264, ElemType::kBF16, ElemType::kBF16, false, Activation::kNone, 0.f},
-      {130, 200, 1000, ElemType::kF16, ElemType::kF32, true, Activation::kGelu, 0.5f},
-      {33, 4097, 72, ElemType::kBF16, ElemType::kBF16, true, Activation::kSilu, 0.f},
-  };
-  auto kMajorB = [](Layout l) { return l == Layout::kNT || l == Layout::kTT; };
-  std::vector<std::tuple<KernelKind, Config, GemmShape>> jobs;
-  std::vector<GemmShape> shapes, bigs;
-  for (Layout l : kLayouts) {
-    for (const Case& cs : cases) {
-      GemmShape s = shapeOf(l, cs.ab, cs.c, cs.m, cs.n, cs.k);
-      s.lda = (gemm::storedColsA(s) + 7) / 8 * 8;  // TMA needs 16-byte row pitches
-      s.ldb = (gemm::storedColsB(s) + 7) / 8 * 8;
-      s.has_bias = cs.bias;
-      s.act = cs.act;
-      s.beta = cs.beta;
-      shapes.push_back(s);
-      for (const Config& c : cfgs) jobs.emplace_back(KernelKind::kTma, c, s);
-      if (kMajorB(l)) jobs.emplace_back(KernelKind::kTma, pp, s);
-    }
-    bigs.push_back(shapeOf(l, ElemType::kBF16, ElemType::kBF16, 2048, 2048, 2048));
-    jobs.emplace_back(KernelKind::kTma, cfgs[0], bigs.back());
-  }
-  precompile(jobs);
-  uint32_t seed = 4500;
-  for (const GemmShape& s : shapes) {
-    Problem p(s, seed++);
-    const auto ref = p.hostReference();
-    for (const Config& c : cfgs) expectMatches(KernelKind::kTma, c, p, ref);
-    if (kMajorB(s.layout)) expectMatches(KernelKind::kTma, pp, p, ref);
-  }
-  if (!env().lt) GTEST_SKIP() << "cuBLASLt unavailable for the large check: " << env().lt_skip;
-  for (const GemmShape& s : bigs) {
-    Problem p(s, seed++);
-    expectMatches(KernelKind::kTma, cfgs[0], p, p.cublasReference());
-  }
-}
-
 // The gate/up pair (act silu_mul, tma_gated.cuh): B = [gate; up], C gets N / 2 columns. Both
 // epilogues (direct and TMA store), one and two consumers, 128- and 256-wide tiles, the split
 // tail (few tiles: every block on part of K), a cluster pair and ping-pong, against float64 on

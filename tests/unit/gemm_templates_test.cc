@@ -376,25 +376,6 @@ TEST_P(GemmNvrtcTmaPart, TmaSpaceCompilesForSm90a) {
     ASSERT_TRUE(applicable(KernelKind::kTma, c, sh).ok()) << spec << ": " << applicable(KernelKind::kTma, c, sh).toString();
     jobs.emplace_back(KernelKind::kTma, c, sh);
   }
-  // K_BOXES 2 (a probe knob, not enumerated): two boxes of K per stage, in every layout, with the
-  // deferred epilogue, the split tail, a cluster pair and ping-pong.
-  for (const char* spec : {"256,2,1,2,2,1,0,1,NT", "128,1,1,4,0,1,0,1,NN", "128,2,2,2,1,2,0,1,TN",
-                           "256,2,1,2,2,1,0,2,TT", "176,2,2,2,1,1,1,1,NT"}) {
-    long v[8];
-    char t[4] = {};
-    ASSERT_EQ(std::sscanf(spec, "%ld,%ld,%ld,%ld,%ld,%ld,%ld,%ld,%3s", &v[0], &v[1], &v[2], &v[3],
-                          &v[4], &v[5], &v[6], &v[7], t), 9);
-    Config c{{"BLOCK_N", int64_t{v[0]}},    {"CONSUMERS", int64_t{v[1]}}, {"WG_M", int64_t{v[2]}},
-             {"NUM_STAGES", int64_t{v[3]}}, {"GROUP_M", int64_t{8}},      {"EPI_TMA", int64_t{v[4]}},
-             {"SPLIT_K", int64_t{v[5]}},    {"PINGPONG", int64_t{v[6]}},  {"CLUSTER_M", int64_t{v[7]}},
-             {"K_BOXES", int64_t{2}}};
-    const Layout l = std::string(t) == "NN" ? Layout::kNN : std::string(t) == "TN" ? Layout::kTN
-                                                          : std::string(t) == "TT" ? Layout::kTT : Layout::kNT;
-    const GemmShape g = denseShape(l, ElemType::kBF16, ElemType::kBF16, 1000, 520, 264);
-    ASSERT_TRUE(configSpace(KernelKind::kTma).validate(c).ok()) << spec;
-    ASSERT_TRUE(applicable(KernelKind::kTma, c, g).ok()) << spec << ": " << applicable(KernelKind::kTma, c, g).toString();
-    jobs.emplace_back(KernelKind::kTma, c, g);
-  }
   ASSERT_GE(jobs.size(), 10u);
   const size_t part = GetParam();
   std::vector<std::tuple<KernelKind, Config, GemmShape>> mine;

@@ -334,41 +334,6 @@ TEST(GemmTma, L2PromotionProbeKnobsAreHostSideOnly) {
   EXPECT_FALSE(isHostOnlyKnob(KernelKind::kDecode, "TMA_L2A"));
 }
 
-// K_BOXES (probe knob, never enumerated; absent = 1): two 128-byte boxes of K per row in a stage
-// double its bytes (so half the stages fit: 128 x 256 with the C buffers takes two), and it is a
-// define (a kernel of its own); 3 is refused.
-TEST(GemmTma, KBoxesProbeKnobDoublesTheStage) {
-  const DeviceInfo h = sm90aDevice();
-  const ConfigSpace& space = configSpace(KernelKind::kTma);
-  for (const Config& c : space.enumerate("cuda", 227 * 1024).accepted)
-    ASSERT_FALSE(c.has("K_BOXES")) << c.toString();
-  Config c{{"BLOCK_N", int64_t{256}}, {"CONSUMERS", int64_t{2}}, {"WG_M", int64_t{1}},
-           {"NUM_STAGES", int64_t{2}}, {"GROUP_M", int64_t{16}}, {"CLUSTER_M", int64_t{1}},
-           {"EPI_TMA", int64_t{2}},    {"SPLIT_K", int64_t{1}},  {"PINGPONG", int64_t{0}}};
-  const GemmShape s = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 4096, 6144, 4096);
-  const auto plain = defines(KernelKind::kTma, c, s);
-  c.set("K_BOXES", int64_t{2});
-  ASSERT_TRUE(space.validate(c).ok()) << space.validate(c).toString();
-  EXPECT_NE(defines(KernelKind::kTma, c, s), plain);
-  auto p = launchPlan(KernelKind::kTma, c, s, h);
-  ASSERT_TRUE(p.ok()) << p.status().toString();
-  EXPECT_EQ(p->shared_bytes, 2 * (128 + 256) * 256 + 2 * 16384 + 1024 + 256);
-  c.set("NUM_STAGES", int64_t{3});
-  EXPECT_EQ(launchPlan(KernelKind::kTma, c, s, h).status().code(), Code::kOutOfResources);
-  // Ping-pong 128 x 176 per consumer: two stages of 76 KiB beside the one-box C buffers.
-  Config pp = c;
-  pp.set("BLOCK_N", int64_t{176});
-  pp.set("WG_M", int64_t{2});
-  pp.set("PINGPONG", int64_t{1});
-  pp.set("EPI_TMA", int64_t{1});
-  pp.set("NUM_STAGES", int64_t{2});
-  auto ppl = launchPlan(KernelKind::kTma, pp, s, h);
-  ASSERT_TRUE(ppl.ok()) << ppl.status().toString();
-  EXPECT_EQ(ppl->shared_bytes, 2 * (128 + 176) * 256 + 2 * 8192 + 1024 + 256);
-  c.set("K_BOXES", int64_t{3});
-  EXPECT_EQ(space.validate(c).code(), Code::kInvalidArgument);
-}
-
 // The gate/up pair (act silu_mul, tma_gated.cuh): tiles of BLOCK_N / 2 output columns over N / 2,
 // C's tensor map N / 2 wide; BLOCK_N 128 or 256, EPI_TMA 0 or 1, 16-bit A and a K-major B only,
 // each refusal saying why; the split tail, clusters and ping-pong take it as they are.

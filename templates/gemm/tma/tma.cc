@@ -83,7 +83,6 @@ ConfigSpace buildSpace() {
       .addInts("EPI_TMA", {0, 1, 2}, "cuda")
       .addInts("SPLIT_K", {1, 2, 4}, "cuda")
       .addInts("PINGPONG", {0, 1}, "cuda")
-      .addOptionalInts("K_BOXES", {1, 2}, "cuda")
       .addOptionalInts("TMA_L2A", {0, 128, 256}, "cuda")
       .addOptionalInts("TMA_L2B", {0, 128, 256}, "cuda")
       .addOptionalInts("TMA_L2C", {0, 128, 256}, "cuda");
@@ -93,11 +92,6 @@ ConfigSpace buildSpace() {
     const TmaL2Promotion l2 = tmaL2Promotion(c);
     const auto ok = [](int v) { return v == 0 || v == 128 || v == 256; };
     return ok(l2.a) && ok(l2.b) && ok(l2.c);
-  });
-  // K_BOXES (a probe knob, never enumerated; absent: 1): 128-byte boxes of K per row in a stage.
-  s.constrain("K_BOXES one of 1, 2", [](K c) {
-    const int64_t kb = c.getInt("K_BOXES", 1);
-    return kb == 1 || kb == 2;
   });
   // Each consumer thread holds WG_M * BLOCK_N / 2 fp32 accumulators; 128 is the most that leaves
   // room for the cooperative kernel's addressing and deferred epilogue under setmaxnreg's
@@ -157,11 +151,10 @@ ConfigSpace buildSpace() {
 
 // Tiles + 1 KiB alignment + the full/empty mbarriers (+ the C staging buffers with EPI_TMA: two
 // 64 x 64 boxes per consumer, one with ping-pong; tma.cuh's kEpiBytes).
-// A stage holds BLOCK_N B rows (a wide tile's last 64-row box overlaps the one before it), K_BOXES
-// boxes of 128 bytes of K each.
+// A stage holds BLOCK_N B rows (a wide tile's last 64-row box overlaps the one before it).
 int64_t sharedBytes(K c) {
   const int64_t epi = knob(c, "EPI_TMA") > 0 ? (knob(c, "PINGPONG") != 0 ? 8192 : 16384) : 0;
-  return knob(c, "NUM_STAGES") * (tileRows(c) + knob(c, "BLOCK_N")) * 128 * c.getInt("K_BOXES", 1) +
+  return knob(c, "NUM_STAGES") * (tileRows(c) + knob(c, "BLOCK_N")) * 64 * 2 +
          knob(c, "CONSUMERS") * epi + 1024 + 256;
 }
 

@@ -75,7 +75,18 @@
 // operands, so both must be K-major (the host refuses the other layouts).
 //
 // Ping-pong (PINGPONG = 1; two consumers, no clusters, no split tail, EPI_TMA 0 | 1): each consumer
-// warpgroup owns a whole tile of its own, its epilogue under the other's MMAs (tma_pingpong.cuh).
+// warpgroup owns a whole tile of its own (BLOCK_M = 64 * WG_M rows), the block's tiles alternating
+// between them; the producer fills the one stage ring with their k-tiles in tile order. A pair of
+// named barriers orders the mainloops: a consumer issues its tile's MMAs only once the other has
+// issued all of its own, then runs its epilogue while the other's MMAs keep the tensor pipe busy
+// (the cooperative schedule, both warpgroups on one tile, idles through the epilogue and the tile
+// switch). The order is also what keeps the shared ring's parity waits exact: a consumer waits on
+// a `full` phase only once the previous fill of that slot (the other's k-tile) has completed.
+// A consumer tile may be 128 x 192 (WG_M 2: 192 accumulators per thread under setmaxnreg's 232),
+// whose stage feeds 768 MMA cycles for 40 KiB (a 64 x 256 tile: 512 for 40 KiB), and the C staging
+// buffer is one 64 x 64 box per consumer (its stores run under the other's MMAs), so 5 stages fit.
+// Per tile it still runs a little below the cooperative kernel's tensor-pipe rate; it wins only
+// where its tile count fills the last round better (bench/NOTES.md, issue 33).
 //
 // Wide tiles (BLOCK_N a multiple of 8 from 136 to 248 that is not one of 64; two consumers, no
 // cluster, K-major B): tile counts that fill the persistent grid's rounds where 128 | 192 | 256
@@ -95,7 +106,7 @@
 // 1 SiLU, 2 GELU erf, 3 the gate/up pair: tma_gated.cuh), LAYOUT (0 NN, 1 NT, 2 TN, 3 TT). Host
 // requirements (launch rule): 16-byte aligned A and B, lda % 8 == 0, ldb % 8 == 0; tmA / tmB =
 // boxes of 64 x 64 over A and B as stored (cols = the contiguous dimension).
-// Dynamic shared memory: NUM_STAGES * (BLOCK_M + BLOCK_N) * 128 * K_BOXES
+// Dynamic shared memory: NUM_STAGES * (BLOCK_M + BLOCK_N) * 128
 // + (EPI_TMA > 0) * CONSUMERS * 16384
 // (8192 with PINGPONG) + 1024 (alignment) + 256 (barriers).
 // Workspace (SPLIT_K > 1): gridDim.x * BLOCK_M * BLOCK_N floats and gridDim.x * CONSUMERS counters,
@@ -141,14 +152,9 @@ namespace kt {
 
 using namespace kgemm;
 
-// kElem: bytes per A/B element; a box is 128 bytes of K (64 16-bit or 128 fp8 values), a k-tile
-// (one stage, one full/empty pair) K_BOXES of them side by side in K (1 | 2; a probe value, not in
-// the space): sub-tile j of a stage holds K kBoxK * j .. of every row, laid out as a 1-box stage.
-#ifndef K_BOXES
-#define K_BOXES 1
-#endif
-constexpr int kElem = KT_FP8 ? 1 : 2, kKBoxes = K_BOXES, kBoxK = 128 / kElem;
-constexpr int kBN = BLOCK_N, kBK = kBoxK * kKBoxes, kCons = CONSUMERS, kWgM = WG_M;
+// kElem: bytes per A/B element; a k-tile is always 128 bytes of K (64 16-bit or 128 fp8 values).
+constexpr int kElem = KT_FP8 ? 1 : 2;
+constexpr int kBN = BLOCK_N, kBK = 128 / kElem, kCons = CONSUMERS, kWgM = WG_M;
 // kPP: ping-pong; a block tile is then one consumer's (kBM rows), else the consumers' together.
 constexpr bool kPP = PINGPONG != 0;
 constexpr int kBM = 64 * kWgM * (kPP ? 1 : kCons);
@@ -178,7 +184,6 @@ static_assert(kWgM == 1 || kWgM == 2, "WG_M must be 1 or 2");
 // accumulators per thread under setmaxnreg's 232 registers); the cooperative kernel stays at 128.
 static_assert(kWgM * kBN <= (kPP ? 384 : 256), "WG_M * BLOCK_N <= 256 (384 with PINGPONG): accumulator registers");
 static_assert(kStages >= 2 && kStages <= 8, "NUM_STAGES must be in [2, 8]");
-static_assert(kKBoxes == 1 || kKBoxes == 2, "K_BOXES must be 1 or 2");
 static_assert(CLUSTER_M == 1 || CLUSTER_M == 2 || CLUSTER_M == 4, "CLUSTER_M must be 1, 2 or 4");
 static_assert(CLUSTER_M == 1 || kBN % (64 * CLUSTER_M) == 0,
               "clusters split the B tile into CLUSTER_M parts of whole 64-row boxes");
@@ -335,32 +340,26 @@ KTUNE_DEVICE void produce(const TensorMap* tmA, const TensorMap* tmB, unsigned s
       KT_TR(it == 0, kTrIssue0);
       int c0, r0;
 #pragma unroll
-      for (int j = 0; j < kKBoxes; ++j) {  // sub-tile j: K from kt * kBK + j * kBoxK
-        const int k0 = kt * kBK + j * kBoxK;
-        const unsigned a = sA + (s * kATile + j * kBM * kBoxK) * kElem;
-        const unsigned bs = sB + (s * kBTile + j * kBN * kBoxK) * kElem;
-#pragma unroll
-        for (int b = 0; b < kBM / 64; ++b) {
-          box_coords<KT_A_MN>(k0, m0 + b * 64, c0, r0);
-          tma_load_2d(a + b * 64 * kBoxK * kElem, tmA, c0, r0, full + 8 * s);
-        }
+      for (int b = 0; b < kBM / 64; ++b) {
+        box_coords<KT_A_MN>(kt * kBK, m0 + b * 64, c0, r0);
+        tma_load_2d(sA + (s * kATile + b * 64 * kBK) * kElem, tmA, c0, r0, full + 8 * s);
+      }
 #if CLUSTER_M > 1
-        // This block's part of the B tile (1 / kCluster of its boxes), into every block.
-        constexpr int kPart = kBBoxes / kCluster;
+      // This block's part of the B tile (1 / kCluster of its boxes), into every block.
+      constexpr int kPart = kBBoxes / kCluster;
 #pragma unroll
-        for (int b = rank * kPart; b < (rank + 1) * kPart; ++b) {
-          box_coords<KT_B_MN>(k0, b_box_row(n0, b, half), c0, r0);
-          tma_load_2d_multicast(bs + b * 64 * kBoxK * kElem, tmB, c0, r0, full + 8 * s,
-                                (unsigned short)((1u << kCluster) - 1u));
-        }
+      for (int b = rank * kPart; b < (rank + 1) * kPart; ++b) {
+        box_coords<KT_B_MN>(kt * kBK, b_box_row(n0, b, half), c0, r0);
+        tma_load_2d_multicast(sB + (s * kBTile + b * 64 * kBK) * kElem, tmB, c0, r0, full + 8 * s,
+                              (unsigned short)((1u << kCluster) - 1u));
+      }
 #else
 #pragma unroll
-        for (int b = 0; b < kBBoxes; ++b) {
-          box_coords<KT_B_MN>(k0, b_box_row(n0, b, half), c0, r0);
-          tma_load_2d(bs + box_row0(b) * kBoxK * kElem, tmB, c0, r0, full + 8 * s);
-        }
-#endif
+      for (int b = 0; b < kBBoxes; ++b) {
+        box_coords<KT_B_MN>(kt * kBK, b_box_row(n0, b, half), c0, r0);
+        tma_load_2d(sB + (s * kBTile + box_row0(b) * kBK) * kElem, tmB, c0, r0, full + 8 * s);
       }
+#endif
     }
   }
 }
@@ -380,8 +379,7 @@ KTUNE_DEVICE float scaled_alpha(float alpha, const float* scale_a, const float* 
 #endif
 
 // One k-tile of this consumer's MMAs, once the stage's `full` barrier (phase `parity`) completed:
-// 128 bytes of K per box in four wgmma steps per 64-row slab (K_BOXES boxes, the sub-tiles in
-// turn), committed as one group (not waited for).
+// 128 bytes of K in four wgmma steps per 64-row slab, committed as one group (not waited for).
 // kFirst: the unit's first k-tile, whose first step overwrites the accumulators (scale-d 0), so
 // the tile switch spends no instructions on zeroing them while the tensor pipe waits.
 template <bool kFirst = false>
@@ -390,18 +388,15 @@ KTUNE_DEVICE void mma_ktile(float (&acc)[kWgM][kAcc], unsigned full_bar, unsigne
   mbar_wait(full_bar, parity);  // in a cluster half the bytes come from the partner (see mbar_wait)
   ktune::wgmma_fence();
 #pragma unroll
-  for (int kk = 0; kk < 4 * kKBoxes; ++kk) {  // 128 bytes of K per box in steps of 32
-    const unsigned a = a_stage + ((kk / 4) * kBM * kBoxK + ((kPP ? 0 : cw) * kWgM) * 64 * kBoxK) * kElem;
-    const unsigned b = b_stage + (kk / 4) * kBN * kBoxK * kElem;
+  for (int kk = 0; kk < 4; ++kk)  // 128 bytes of K in steps of 32
 #pragma unroll
     for (int w = 0; w < kWgM; ++w)
       if (kk == 0)
-        mma_step<kFirst>(acc[w], operand_desc<KT_A_MN>(a + w * 64 * kBoxK * kElem, 0),
-                         operand_desc<KT_B_MN>(b, 0));
+        mma_step<kFirst>(acc[w], operand_desc<KT_A_MN>(a_stage + ((kPP ? 0 : cw) * kWgM + w) * 64 * kBK * kElem, 0),
+                         operand_desc<KT_B_MN>(b_stage, 0));
       else
-        mma_step<false>(acc[w], operand_desc<KT_A_MN>(a + w * 64 * kBoxK * kElem, kk % 4),
-                        operand_desc<KT_B_MN>(b, kk % 4));
-  }
+        mma_step<false>(acc[w], operand_desc<KT_A_MN>(a_stage + ((kPP ? 0 : cw) * kWgM + w) * 64 * kBK * kElem, kk),
+                        operand_desc<KT_B_MN>(b_stage, kk));
   ktune::wgmma_commit();
 }
 

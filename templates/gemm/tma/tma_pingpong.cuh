@@ -1,18 +1,5 @@
-// The TMA GEMM's ping-pong consumer, included by tma.cuh where its kernel needs it: it uses that
-// file's constants and helpers.
-// Ping-pong (PINGPONG = 1; two consumers, no clusters, no split tail, EPI_TMA 0 | 1): each consumer
-// warpgroup owns a whole tile of its own (BLOCK_M = 64 * WG_M rows), the block's tiles alternating
-// between them; the producer fills the one stage ring with their k-tiles in tile order. A pair of
-// named barriers orders the mainloops: a consumer issues its tile's MMAs only once the other has
-// issued all of its own, then runs its epilogue while the other's MMAs keep the tensor pipe busy
-// (the cooperative schedule, both warpgroups on one tile, idles through the epilogue and the tile
-// switch). The order is also what keeps the shared ring's parity waits exact: a consumer waits on
-// a `full` phase only once the previous fill of that slot (the other's k-tile) has completed.
-// A consumer tile may be 128 x 192 (WG_M 2: 192 accumulators per thread under setmaxnreg's 232),
-// whose stage feeds 768 MMA cycles for 40 KiB (a 64 x 256 tile: 512 for 40 KiB), and the C staging
-// buffer is one 64 x 64 box per consumer (its stores run under the other's MMAs), so 5 stages fit.
-// Per tile it still runs a little below the cooperative kernel's tensor-pipe rate; it wins only
-// where its tile count fills the last round better (bench/NOTES.md, issue 33).
+// The TMA GEMM's ping-pong consumer (PINGPONG = 1; what it does and why: tma.cuh's header),
+// included by tma.cuh where its kernel needs it: it uses that file's constants and helpers.
 KTUNE_DEVICE void bar_arrive_named(int id, int threads) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
