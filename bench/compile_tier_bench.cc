@@ -12,6 +12,9 @@
 //     --seq         each config alone, one after the other
 //     --rank        GPU: each config built twice, with the tuner's options and with --fast's extra
 //                   options, timed interleaved (L2 flushed before each launch), outputs compared
+//   --workers=PATH  with --threads: the compiles go through compile worker processes (PATH:
+//                   ktune-worker; the tuner's KTUNE_COMPILE_PROCESSES=1 path), started 1.5 s
+//                   before the timed compiles
 //   --fast=OPT;OPT  extra NVRTC options: the fast tier of --rank, and added to the compile modes
 //   --rounds=N      --rank's interleaved rounds (default 15)
 // Lines: JOB <mode> <index> <wall ms> <compiler ms> <start ms> <end ms> (from the mode's start;
@@ -29,6 +32,7 @@
 #include <vector>
 
 #include "autotune/compile_pool.h"
+#include "autotune/compile_workers.h"
 #include "bench/gemm_bench_state.h"
 #include "bench/gemm_bench_timing.h"
 #include "ops/gemm_configs.h"
@@ -40,7 +44,7 @@ using Clock = std::chrono::steady_clock;
 using gemm_bench::g;
 
 struct Args {
-  std::string configs, arch, layout = "NT";
+  std::string configs, arch, layout = "NT", workers;
   int64_t m = 4096, n = 4096, k = 4096;
   int threads = 0, one = -1, rounds = 15;
   bool seq = false, rank = false;
@@ -75,7 +79,8 @@ bool parseArgs(int argc, char** argv, Args* a) {
       return true;
     };
     std::string v;
-    if (val("--configs", &a->configs) || val("--arch", &a->arch) || val("--layout", &a->layout)) {
+    if (val("--configs", &a->configs) || val("--arch", &a->arch) || val("--layout", &a->layout) ||
+        val("--workers", &a->workers)) {
     } else if (val("--shape", &v)) {
       if (std::sscanf(v.c_str(), "%ldx%ldx%ld", &a->m, &a->n, &a->k) != 3) return false;
     } else if (val("--threads", &v)) {
@@ -176,10 +181,20 @@ void warmUp(Compiler& cc, const std::string& arch) {
               r.ok() ? "ok" : r.status().toString().c_str());
 }
 
-int compileModes(const Args& a, const std::vector<Item>& items, Compiler& cc, const std::string& arch) {
+int compileModes(const Args& a, const std::vector<Item>& items, Compiler& in_process,
+                 const std::string& arch) {
   const gemm::GemmShape s = shapeOf(a);
-  const char* mode = a.one >= 0 ? "proc" : a.seq ? "seq" : "thread";
-  warmUp(cc, arch);
+  const bool via_workers = !a.workers.empty() && a.threads > 0;
+  const char* mode = a.one >= 0 ? "proc" : a.seq ? "seq" : via_workers ? "worker" : "thread";
+  std::unique_ptr<ProcessCompiler> workers;
+  if (via_workers) {
+    workers = std::make_unique<ProcessCompiler>(
+        std::shared_ptr<Compiler>(&in_process, [](Compiler*) {}), a.workers, arch, a.threads);
+    workers->prestart(a.threads);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  }
+  Compiler& cc = workers ? static_cast<Compiler&>(*workers) : in_process;
+  if (!workers) warmUp(cc, arch);
   std::vector<size_t> todo;
   if (a.one >= 0) {
     if (size_t(a.one) >= items.size()) return 2;
@@ -209,6 +224,10 @@ int compileModes(const Args& a, const std::vector<Item>& items, Compiler& cc, co
   for (auto& l : lines) std::fputs(l.c_str(), stdout);
   std::printf("WALL %s %zu %.1f threads=%d\n", mode, todo.size(),
               std::chrono::duration<double, std::milli>(Clock::now() - t0).count(), threads);
+  if (workers)
+    std::printf("WORKERS started %d compiled %d in_process %d %s\n", workers->stats().started,
+                workers->stats().compiled, workers->stats().in_process,
+                workers->stats().last_failure.c_str());
   return 0;
 }
 

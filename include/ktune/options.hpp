@@ -64,6 +64,10 @@ struct KTUNE_API TunerOptions {
   // KTUNE_COMPILE_THREADS=N: parallel JIT compiles. 0 = all hardware threads (one fewer while
   // candidates are benchmarked during the compiles, see pipeline).
   int compile_threads = 0;
+  // KTUNE_COMPILE_PROCESSES=1: the parallel JIT compiles run in helper processes (ktune-worker
+  // --compile, one compile each at a time) instead of threads of this process; the code objects
+  // are the same. Default off (docs/search.md says what it measured).
+  bool compile_processes = false;
   // KTUNE_PIPELINE=0: compile every candidate before benchmarking any. Default on: candidates are
   // benchmarked as soon as they are compiled (vendor-library candidates first, while the first
   // compiles run), so cold tuning takes about max(compile, bench) instead of their sum.
