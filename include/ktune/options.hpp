@@ -66,7 +66,7 @@ struct KTUNE_API TunerOptions {
   int compile_threads = 0;
   // KTUNE_COMPILE_PROCESSES=1: the parallel JIT compiles run in helper processes (ktune-worker
   // --compile, one compile each at a time) instead of threads of this process; the code objects
-  // are the same. Default off (docs/search.md says what it measured).
+  // are the same. Library default off; `ktune tune` on a GPU turns it on (docs/search.md).
   bool compile_processes = false;
   // KTUNE_PIPELINE=0: compile every candidate before benchmarking any. Default on: candidates are
   // benchmarked as soon as they are compiled (vendor-library candidates first, while the first
