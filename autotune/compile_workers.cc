@@ -227,6 +227,7 @@ void ProcessCompiler::drop(std::unique_ptr<Proc> p, const std::string& why) {
   reap(p->pid, true);
   std::lock_guard<std::mutex> l(mu_);
   --live_;
+  if (p->answered == 0) disabled_ = true;  // it never worked: its replacements would not either
   stats_.last_failure = why;
   idle_cv_.notify_one();  // a waiting compile may start a replacement
 }
@@ -287,6 +288,7 @@ Expected<CodeObject> ProcessCompiler::compile(const CompileRequest& req) {
     here();
     return inner_->compile(req);
   }
+  ++p->answered;
   release(std::move(p));
   {
     std::lock_guard<std::mutex> l(mu_);

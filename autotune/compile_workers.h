@@ -14,7 +14,9 @@
 // compiler, or the simulated one for "sim") and compiles a small kernel at once, so the
 // compiler's own start-up is behind it before the first request.
 // A worker that fails (cannot start, dies, answers nonsense, or compiles with another compiler
-// version) is dropped and that request is compiled in this process: the results are the same.
+// version) is dropped and that request is compiled in this process: the results are the same. One
+// that fails before answering anything (an older ktune-worker without --compile, a compiler that
+// does not open there) turns the workers off: every later request compiles in this process.
 #pragma once
 
 #include <sys/types.h>
@@ -64,6 +66,7 @@ class ProcessCompiler final : public Compiler {
     pid_t pid = -1;
     int fd = -1;
     std::string buf;  // bytes read past the last frame
+    int answered = 0;  // requests it answered
   };
   std::unique_ptr<Proc> spawn();  // null when the worker cannot start (why in stats_)
   std::unique_ptr<Proc> acquire();

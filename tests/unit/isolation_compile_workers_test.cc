@@ -129,6 +129,21 @@ TEST(CompileWorkers, AMissingWorkerCompilesEverythingInProcess) {
   EXPECT_NE(pc.stats().last_failure.find("cannot start"), std::string::npos) << pc.stats().last_failure;
 }
 
+// A program that is not a compile worker (an older ktune-worker without --compile: it exits at
+// its arguments) fails its first request: the workers are turned off, not restarted per compile.
+TEST(CompileWorkers, AWorkerThatNeverAnswersTurnsTheWorkersOff) {
+  auto inner = std::make_shared<SimCompiler>();
+  ProcessCompiler pc(inner, "/bin/false", "sim_1", 4);
+  for (int i = 0; i < 5; ++i) {
+    auto r = pc.compile(request(i));
+    ASSERT_TRUE(r.ok()) << r.status().toString();
+    EXPECT_EQ(r->binary, inner->compile(request(i))->binary);
+  }
+  EXPECT_EQ(pc.stats().started, 1);
+  EXPECT_EQ(pc.stats().compiled, 0);
+  EXPECT_EQ(pc.stats().in_process, 5);
+}
+
 // A worker answering with another compiler version would store objects under this compiler's
 // keys: after the first such answer every compile stays here.
 TEST(CompileWorkers, AnotherCompilerVersionIsNotUsed) {
