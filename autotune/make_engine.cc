@@ -72,6 +72,9 @@ Expected<std::unique_ptr<TunerEngine>> TunerEngine::create(std::shared_ptr<Backe
     opts.isolation.fallback_in_process = true;
   }
   const double device_ms = msSince(t0);
+  // A worker opens the arch's own compiler (or a plain simulated one): a compiler the caller built
+  // (its own include path, a test hook) compiles in this process.
+  const bool worker_compiler = !opts.compiler || opts.compiler->name() == "sim";
   if (!opts.compiler) {
     const auto tc = std::chrono::steady_clock::now();
     auto c = compilerForArch(e->device.arch, opts.options.clang);
@@ -83,7 +86,7 @@ Expected<std::unique_ptr<TunerEngine>> TunerEngine::create(std::shared_ptr<Backe
     return Status::Unsupported("Engine::create: compiler " + opts.compiler->name() +
                                " cannot target " + e->device.arch);
   }
-  if (opts.options.compile_processes) useCompileWorkers(opts, e->device.arch);
+  if (opts.options.compile_processes && worker_compiler) useCompileWorkers(opts, e->device.arch);
   if (opts.options.cache_dir.empty()) opts.options.cache_dir = Options::defaultCacheDir();
   const auto ts = std::chrono::steady_clock::now();
   KTUNE_ASSIGN_OR_RETURN(e->store_, CodeObjectStore::open(opts.options.cache_dir));

@@ -66,7 +66,8 @@ struct KTUNE_API TunerOptions {
   int compile_threads = 0;
   // KTUNE_COMPILE_PROCESSES=1: the parallel JIT compiles run in helper processes (ktune-worker
   // --compile, one compile each at a time) instead of threads of this process; the code objects
-  // are the same. Library default off; `ktune tune` on a GPU turns it on (docs/search.md).
+  // are the same. Library default off; `ktune tune` on a GPU turns it on (docs/search.md). Not
+  // for a compiler the caller supplies (EngineOptions::compiler): a worker opens the arch's own.
   bool compile_processes = false;
   // KTUNE_PIPELINE=0: compile every candidate before benchmarking any. Default on: candidates are
   // benchmarked as soon as they are compiled (vendor-library candidates first, while the first
