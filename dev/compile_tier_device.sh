@@ -37,12 +37,17 @@ for n in ("p4096", "d16"):
 PY
 ) | tee -a "$W/log"
 N=${N:-15}
-run() { echo "== $*" >> "$W/bench.txt"; "$B" "$@" >> "$W/bench.txt" 2>&1; }
+# A fresh driver cache per run: NVRTC 13 answers a repeated compile from it (its first call,
+# without this, timed cache hits after the first pass; bench/NOTES.md, seventeenth session).
+run() { echo "== $*" >> "$W/bench.txt"; CUDA_CACHE_PATH=$(mktemp -d) "$B" "$@" >> "$W/bench.txt" 2>&1; }
 procs() {  # cfg fast...: N processes, each one config, started together
   local cfg=$1; shift; local at; at=$(python3 -c 'import time; print(int(time.time()*1000)+1500)')
   local cnt; cnt=$(grep -c . "$cfg"); local S; S=$(date +%s.%N)
   echo "== procs $cfg $*" >> "$W/bench.txt"
-  for i in $(seq 0 $((cnt < N ? cnt - 1 : N - 1))); do "$B" --configs="$cfg" --one=$i --at=$at "$@" > "$W/proc_$i.txt" 2>&1 & done
+  local d; d=$(mktemp -d)
+  for i in $(seq 0 $((cnt < N ? cnt - 1 : N - 1))); do
+    CUDA_CACHE_PATH=$d "$B" --configs="$cfg" --one=$i --at=$at "$@" > "$W/proc_$i.txt" 2>&1 &
+  done
   wait; cat "$W"/proc_*.txt | grep JOB >> "$W/bench.txt"; rm -f "$W"/proc_*.txt
   echo "WALL procs $cnt $(awk -v a="$at" -v b="$(date +%s%3N)" 'BEGIN{printf "%.1f", b-a}') (from --at)" >> "$W/bench.txt"
 }
