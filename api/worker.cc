@@ -121,9 +121,9 @@ int fail(const Status& st) {
   return 2;
 }
 
-// `ktune-worker --compile ARCH COMPILER`: a compile worker (autotune/compile_workers.h). It opens
-// no device: the compiler the parent names ("sim": the simulated one; else the arch's).
-int compileWorker(const std::string& arch, const std::string& compiler) {
+// `ktune-worker --compile ARCH COMPILER [NICE]`: a compile worker (autotune/compile_workers.h). It
+// opens no device: the compiler the parent names ("sim": the simulated one; else the arch's).
+int compileWorker(const std::string& arch, const std::string& compiler, int nice) {
   auto env = Options::fromEnv();
   if (!env.ok()) return fail(env.status());
   const std::string clang = env->clang;
@@ -132,7 +132,7 @@ int compileWorker(const std::string& arch, const std::string& compiler) {
     KTUNE_ASSIGN_OR_RETURN(auto c, compilerForArch(a, clang));
     return std::shared_ptr<Compiler>(std::move(c));
   };
-  Status st = serveCompiles(0, 1, arch, compiler, open);
+  Status st = serveCompiles(0, 1, arch, compiler, open, nice);
   return st.ok() ? 0 : fail(st);
 }
 
@@ -149,7 +149,8 @@ extern "C" int ktune_worker_main(int argc, char** argv) {
     startup_ms[what] =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_main).count();
   };
-  if (argc == 4 && std::string(argv[1]) == "--compile") return compileWorker(argv[2], argv[3]);
+  if ((argc == 4 || argc == 5) && std::string(argv[1]) == "--compile")
+    return compileWorker(argv[2], argv[3], argc == 5 ? std::atoi(argv[4]) : 0);
   auto args = parseArgs(argc, argv);
   if (!args.ok()) return fail(args.status());
   auto env = Options::fromEnv();

@@ -2,7 +2,9 @@
 
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -108,6 +110,13 @@ void warmUp(Compiler& cc, const std::string& arch) {
   (void)cc.compile(req);
 }
 
+// The calling thread's nice value (Linux keeps one per thread).
+int threadNice() {
+  errno = 0;
+  const int n = ::getpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)));
+  return errno == 0 ? n : 0;
+}
+
 void reap(pid_t pid, bool kill_first) {
   if (pid <= 0) return;
   if (kill_first) ::kill(pid, SIGKILL);
@@ -133,13 +142,15 @@ ProcessCompiler::~ProcessCompiler() {
   std::vector<std::unique_ptr<Proc>> procs;
   {
     std::lock_guard<std::mutex> l(mu_);
-    procs.swap(idle_);
+    for (auto& [nice, v] : idle_)
+      for (auto& p : v) procs.push_back(std::move(p));
+    idle_.clear();
   }
   for (auto& p : procs) ::close(p->fd);  // each worker sees EOF and exits
   for (auto& p : procs) reap(p->pid, false);
 }
 
-std::unique_ptr<ProcessCompiler::Proc> ProcessCompiler::spawn() {
+std::unique_ptr<ProcessCompiler::Proc> ProcessCompiler::spawn(int nice) {
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
     std::lock_guard<std::mutex> l(mu_);
@@ -150,7 +161,8 @@ std::unique_ptr<ProcessCompiler::Proc> ProcessCompiler::spawn() {
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, sv[1], 0);
   posix_spawn_file_actions_adddup2(&fa, sv[1], 1);
-  std::vector<std::string> argv = {executable_, "--compile", arch_, inner_->name()};
+  std::vector<std::string> argv = {executable_, "--compile", arch_, inner_->name(),
+                                   std::to_string(nice)};
   std::vector<char*> args;
   for (auto& a : argv) args.push_back(a.data());
   args.push_back(nullptr);
@@ -167,6 +179,7 @@ std::unique_ptr<ProcessCompiler::Proc> ProcessCompiler::spawn() {
   auto p = std::make_unique<Proc>();
   p->pid = pid;
   p->fd = sv[0];
+  p->nice = nice;
   std::lock_guard<std::mutex> l(mu_);
   ++stats_.started;
   stats_.pids.push_back(int(pid));
@@ -174,40 +187,42 @@ std::unique_ptr<ProcessCompiler::Proc> ProcessCompiler::spawn() {
 }
 
 void ProcessCompiler::prestart(int n) {
+  const int nice = threadNice();
   for (;;) {
     {
       std::lock_guard<std::mutex> l(mu_);
-      if (disabled_ || live_ >= std::min(n, max_)) return;
-      ++live_;
+      if (disabled_ || live_[nice] >= std::min(n, max_)) return;
+      ++live_[nice];
     }
-    auto p = spawn();
+    auto p = spawn(nice);
     std::lock_guard<std::mutex> l(mu_);
     if (!p) {
-      --live_;
+      --live_[nice];
       disabled_ = true;
       return;
     }
-    idle_.push_back(std::move(p));
-    idle_cv_.notify_one();
+    idle_[nice].push_back(std::move(p));
+    idle_cv_.notify_all();
   }
 }
 
-std::unique_ptr<ProcessCompiler::Proc> ProcessCompiler::acquire() {
+std::unique_ptr<ProcessCompiler::Proc> ProcessCompiler::acquire(int nice) {
   std::unique_lock<std::mutex> l(mu_);
   for (;;) {
     if (disabled_) return nullptr;
-    if (!idle_.empty()) {
-      auto p = std::move(idle_.back());
-      idle_.pop_back();
+    auto& idle = idle_[nice];
+    if (!idle.empty()) {
+      auto p = std::move(idle.back());
+      idle.pop_back();
       return p;
     }
-    if (live_ < max_) {
-      ++live_;
+    if (live_[nice] < max_) {
+      ++live_[nice];
       l.unlock();
-      auto p = spawn();
+      auto p = spawn(nice);
       if (p) return p;
       l.lock();
-      --live_;
+      --live_[nice];
       disabled_ = true;
       idle_cv_.notify_all();
       return nullptr;
@@ -218,18 +233,19 @@ std::unique_ptr<ProcessCompiler::Proc> ProcessCompiler::acquire() {
 
 void ProcessCompiler::release(std::unique_ptr<Proc> p) {
   std::lock_guard<std::mutex> l(mu_);
-  idle_.push_back(std::move(p));
-  idle_cv_.notify_one();
+  const int nice = p->nice;
+  idle_[nice].push_back(std::move(p));
+  idle_cv_.notify_all();  // waiters of several nice values share the condition
 }
 
 void ProcessCompiler::drop(std::unique_ptr<Proc> p, const std::string& why) {
   ::close(p->fd);
   reap(p->pid, true);
   std::lock_guard<std::mutex> l(mu_);
-  --live_;
+  --live_[p->nice];
   if (p->answered == 0) disabled_ = true;  // it never worked: its replacements would not either
   stats_.last_failure = why;
-  idle_cv_.notify_one();  // a waiting compile may start a replacement
+  idle_cv_.notify_all();  // a waiting compile may start a replacement
 }
 
 Expected<CodeObject> ProcessCompiler::viaWorker(Proc& p, const CompileRequest& req, bool* failed) {
@@ -276,7 +292,7 @@ Expected<CodeObject> ProcessCompiler::compile(const CompileRequest& req) {
     here();
     return inner_->compile(req);
   }
-  std::unique_ptr<Proc> p = acquire();
+  std::unique_ptr<Proc> p = acquire(threadNice());
   if (!p) {
     here();
     return inner_->compile(req);
@@ -303,7 +319,8 @@ ProcessCompiler::Stats ProcessCompiler::stats() const {
 }
 
 Status serveCompiles(int in_fd, int out_fd, const std::string& arch, const std::string& compiler,
-                     const OpenCompilerFn& open) {
+                     const OpenCompilerFn& open, int nice) {
+  if (nice > 0) (void)::setpriority(PRIO_PROCESS, 0, nice);  // best effort, as the caller's
   KTUNE_ASSIGN_OR_RETURN(std::shared_ptr<Compiler> cc, open(compiler, arch));
   if (compiler != "sim") warmUp(*cc, arch);
   std::string buf;

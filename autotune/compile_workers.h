@@ -13,6 +13,10 @@
 // The worker opens its compiler once (`ktune-worker --compile ARCH COMPILER`: the arch's
 // compiler, or the simulated one for "sim") and compiles a small kernel at once, so the
 // compiler's own start-up is behind it before the first request.
+// Priority: a request runs in a worker at the calling thread's nice value (Linux: per thread), so a
+// background compile (the CLI's look-ahead at nice 10) stays below the key being tuned and its
+// benchmarks as its threads did. Each nice value has its own workers (a worker cannot lower its
+// nice again), up to `processes` each.
 // A worker that fails (cannot start, dies, answers nonsense, or compiles with another compiler
 // version) is dropped and that request is compiled in this process: the results are the same. One
 // that fails before answering anything (an older ktune-worker without --compile, a compiler that
@@ -23,6 +27,7 @@
 
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -43,7 +48,8 @@ class ProcessCompiler final : public Compiler {
   ProcessCompiler(const ProcessCompiler&) = delete;
   ProcessCompiler& operator=(const ProcessCompiler&) = delete;
 
-  // Starts up to n workers now without waiting for them (their start-up overlaps the caller's).
+  // Starts up to n workers at the calling thread's nice value now, without waiting for them (their
+  // start-up overlaps the caller's).
   void prestart(int n);
 
   std::string name() const override { return inner_->name(); }
@@ -67,9 +73,10 @@ class ProcessCompiler final : public Compiler {
     int fd = -1;
     std::string buf;  // bytes read past the last frame
     int answered = 0;  // requests it answered
+    int nice = 0;
   };
-  std::unique_ptr<Proc> spawn();  // null when the worker cannot start (why in stats_)
-  std::unique_ptr<Proc> acquire();
+  std::unique_ptr<Proc> spawn(int nice);  // null when the worker cannot start (why in stats_)
+  std::unique_ptr<Proc> acquire(int nice);
   void release(std::unique_ptr<Proc> p);
   void drop(std::unique_ptr<Proc> p, const std::string& why);
   Expected<CodeObject> viaWorker(Proc& p, const CompileRequest& req, bool* worker_failed);
@@ -79,17 +86,18 @@ class ProcessCompiler final : public Compiler {
   int max_ = 1;
   mutable std::mutex mu_;
   std::condition_variable idle_cv_;
-  std::vector<std::unique_ptr<Proc>> idle_;
-  int live_ = 0;         // workers started and not dropped (idle or busy)
+  std::map<int, std::vector<std::unique_ptr<Proc>>> idle_;  // by nice value
+  std::map<int, int> live_;  // by nice value: workers started and not dropped (idle or busy)
   bool disabled_ = false;  // a worker could not start or compiled with another version
   Stats stats_;
 };
 
 // The worker side: serves compile frames from in_fd on out_fd until EOF, with the compiler
-// `open(compiler_name, arch)` returns (opened once, before the first request). OK on EOF.
+// `open(compiler_name, arch)` returns (opened once, before the first request), at `nice` (> 0:
+// lower than the worker was started with). OK on EOF.
 using OpenCompilerFn =
     std::function<Expected<std::shared_ptr<Compiler>>(const std::string& name, const std::string& arch)>;
 Status serveCompiles(int in_fd, int out_fd, const std::string& arch, const std::string& compiler,
-                     const OpenCompilerFn& open);
+                     const OpenCompilerFn& open, int nice = 0);
 
 }  // namespace ktune

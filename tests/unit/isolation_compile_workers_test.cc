@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <thread>
@@ -90,6 +93,32 @@ TEST(CompileWorkers, ParallelCompilesUseAtMostTheirWorkers) {
   EXPECT_LE(s.started, 3);
   EXPECT_EQ(s.compiled, 32);
   EXPECT_EQ(s.in_process, 0) << s.last_failure;
+}
+
+// A compile from a thread at a higher nice value (the CLI's look-ahead: 10) runs in a worker at that
+// value, one from the main thread in a worker at the main thread's: each nice value has its own workers, up to the maximum each, so
+// a background compile neither outranks the key being tuned nor holds the worker it needs.
+TEST(CompileWorkers, ARequestRunsAtItsThreadsNiceValue) {
+  errno = 0;
+  const int own = ::getpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)));
+  const int lower = std::min(own + 5, 19);
+  if (errno != 0 || lower == own) GTEST_SKIP() << "this thread's nice value cannot be raised";
+  auto inner = std::make_shared<SimCompiler>();
+  ProcessCompiler pc(inner, KTUNE_WORKER_PATH, "sim_1", 1);
+  ASSERT_TRUE(pc.compile(request(0)).ok());
+  std::thread background([&] {
+    ASSERT_EQ(::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), lower), 0);
+    ASSERT_TRUE(pc.compile(request(1)).ok());
+  });
+  background.join();
+  ASSERT_TRUE(pc.compile(request(2)).ok());
+  const auto s = pc.stats();
+  ASSERT_EQ(s.pids.size(), 2u) << "one worker per nice value";
+  EXPECT_EQ(s.compiled, 3);
+  errno = 0;
+  EXPECT_EQ(::getpriority(PRIO_PROCESS, static_cast<id_t>(s.pids[0])), own);
+  EXPECT_EQ(::getpriority(PRIO_PROCESS, static_cast<id_t>(s.pids[1])), lower);
+  EXPECT_EQ(errno, 0);
 }
 
 // Dumps need the compiler's views, other languages the IR tools: both stay in this process.
