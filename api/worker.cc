@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "api/internal.h"
+#include "autotune/compile_workers.h"
 #include "autotune/isolation.h"
 #include "base/dylib.h"
 #include "base/options.h"
@@ -120,6 +121,21 @@ int fail(const Status& st) {
   return 2;
 }
 
+// `ktune-worker --compile ARCH COMPILER [NICE]`: a compile worker (autotune/compile_workers.h). It
+// opens no device: the compiler the parent names ("sim": the simulated one; else the arch's).
+int compileWorker(const std::string& arch, const std::string& compiler, int nice) {
+  auto env = Options::fromEnv();
+  if (!env.ok()) return fail(env.status());
+  const std::string clang = env->clang;
+  auto open = [&](const std::string& name, const std::string& a) -> Expected<std::shared_ptr<Compiler>> {
+    if (name == "sim") return std::shared_ptr<Compiler>(std::make_shared<SimCompiler>());
+    KTUNE_ASSIGN_OR_RETURN(auto c, compilerForArch(a, clang));
+    return std::shared_ptr<Compiler>(std::move(c));
+  };
+  Status st = serveCompiles(0, 1, arch, compiler, open, nice);
+  return st.ok() ? 0 : fail(st);
+}
+
 }  // namespace
 }  // namespace ktune
 
@@ -133,6 +149,8 @@ extern "C" int ktune_worker_main(int argc, char** argv) {
     startup_ms[what] =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_main).count();
   };
+  if ((argc == 4 || argc == 5) && std::string(argv[1]) == "--compile")
+    return compileWorker(argv[2], argv[3], argc == 5 ? std::atoi(argv[4]) : 0);
   auto args = parseArgs(argc, argv);
   if (!args.ok()) return fail(args.status());
   auto env = Options::fromEnv();
@@ -141,6 +159,7 @@ extern "C" int ktune_worker_main(int argc, char** argv) {
   eo.options = *env;
   if (!args->cache_dir.empty()) eo.options.cache_dir = args->cache_dir;
   eo.options.isolate = false;  // the worker benchmarks in-process
+  eo.options.compile_processes = false;  // and compiles in-process (it compiles little)
   eo.options.tuning = true;
   eo.options.device = args->device;
   eo.log = &std::cerr;

@@ -1,10 +1,14 @@
 // The engine's set-up and the parts of it the facade reaches through methods: creating it from a
 // backend and options, registering a family, the isolation worker's start and counters.
 #include <atomic>
+#include <iostream>
 #include <memory>
 #include <utility>
 
+#include "autotune/compile_pool.h"
+#include "autotune/compile_workers.h"
 #include "autotune/device_pool.h"
+#include "autotune/isolation.h"
 #include "autotune/engine.h"
 #include "autotune/l2_flush_store.h"
 #include "base/clock.h"
@@ -18,6 +22,22 @@ namespace detail {
 namespace {
 // Unique in the process (an address can be reused by a later family): FamilyState::id.
 std::atomic<uint64_t> g_next_family_id{1};
+
+// Options::compile_processes: the compiler goes behind helper processes, started now so their
+// start-up overlaps the rest of the set-up. Without the worker executable: in-process, with a note.
+void useCompileWorkers(EngineOptions& opts, const std::string& arch) {
+  auto exe = findWorkerExecutable(opts.options.worker_path);
+  if (!exe.ok()) {
+    if (opts.options.verbose)
+      (opts.log ? *opts.log : std::cerr) << "ktune: compiling in this process: "
+                                         << exe.status().message() << "\n";
+    return;
+  }
+  const int n = CompilePool::threadsFor(size_t(1) << 16, opts.options.compile_threads, true);
+  auto pc = std::make_shared<ProcessCompiler>(opts.compiler, *exe, arch, n);
+  pc->prestart(n);
+  opts.compiler = std::move(pc);
+}
 }  // namespace
 
 Expected<std::unique_ptr<TunerEngine>> TunerEngine::create(std::shared_ptr<Backend> backend,
@@ -52,6 +72,9 @@ Expected<std::unique_ptr<TunerEngine>> TunerEngine::create(std::shared_ptr<Backe
     opts.isolation.fallback_in_process = true;
   }
   const double device_ms = msSince(t0);
+  // A worker opens the arch's own compiler (or a plain simulated one): a compiler the caller built
+  // (its own include path, a test hook) compiles in this process.
+  const bool worker_compiler = !opts.compiler || opts.compiler->name() == "sim";
   if (!opts.compiler) {
     const auto tc = std::chrono::steady_clock::now();
     auto c = compilerForArch(e->device.arch, opts.options.clang);
@@ -63,6 +86,7 @@ Expected<std::unique_ptr<TunerEngine>> TunerEngine::create(std::shared_ptr<Backe
     return Status::Unsupported("Engine::create: compiler " + opts.compiler->name() +
                                " cannot target " + e->device.arch);
   }
+  if (opts.options.compile_processes && worker_compiler) useCompileWorkers(opts, e->device.arch);
   if (opts.options.cache_dir.empty()) opts.options.cache_dir = Options::defaultCacheDir();
   const auto ts = std::chrono::steady_clock::now();
   KTUNE_ASSIGN_OR_RETURN(e->store_, CodeObjectStore::open(opts.options.cache_dir));

@@ -78,6 +78,9 @@ struct TuneReport : KeyReport {
   // one compile (or one slowed by contention) was the stage.
   struct CompileJobs {
     int jobs = 0, threads = 0, first_wave = 0;
+    // Compile worker processes this engine has started so far (Options::compile_processes; 0:
+    // every compile in this process), and compiles they answered.
+    int processes = 0, in_workers = 0;
     double job_ms_sum = 0, job_ms_max = 0, compiler_ms_sum = 0, compiler_ms_max = 0;
   };
   CompileJobs compile_jobs;

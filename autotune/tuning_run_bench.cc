@@ -4,6 +4,7 @@
 
 #include "autotune/bench_stage.h"
 #include "autotune/compile_pool.h"
+#include "autotune/compile_workers.h"
 #include "autotune/device_pool.h"
 #include "autotune/static_prune.h"
 #include "autotune/tuning_run_stages.h"
@@ -36,6 +37,11 @@ void TuningRun::noteCompileJobs(int threads, size_t first_wave) {
   TuneReport::CompileJobs& cj = rep_.compile_jobs;
   cj.threads = threads;
   cj.first_wave = static_cast<int>(first_wave);
+  if (auto* pc = dynamic_cast<ProcessCompiler*>(&e_.compiler())) {
+    const ProcessCompiler::Stats s = pc->stats();
+    cj.processes = s.started;
+    cj.in_workers = s.compiled;
+  }
   for (size_t i : to_compile_) {
     const Cand& c = cands_[i];
     if (c.hit || c.compile_job_ms <= 0) continue;

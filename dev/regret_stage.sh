@@ -23,6 +23,12 @@ if [ -n "${BASE:-}" ]; then
   cp "$BASE/tools/ktune" "$BASE/tools/ktune-worker" "$DEST/pb/base/tools/"
   cp -L "$BASE/api/libktune.so.0.1" "$DEST/pb/base/"
 fi
+# BENCH="a b": these bench programs too (pb/tools), with the Google Benchmark library they link
+# (pb/: the GPU machine lacks it; run them with LD_LIBRARY_PATH=pb).
+for b in ${BENCH:-}; do
+  cp "$B/bench/$b" "$DEST/pb/tools/"
+  ldd "$B/bench/$b" | awk '/libbenchmark/ {print $3}' | xargs -r -I{} cp -L {} "$DEST/pb/"
+done
 strip "$DEST"/pb/tools/* "$DEST"/pb/*.so* "$DEST"/pb/base/tools/* "$DEST"/pb/base/*.so* 2>/dev/null || true
 tar -cJf "$DEST/pb.tar.xz" -C "$DEST" pb && rm -rf "$DEST/pb"
 du -sh "$DEST" "$DEST/pb.tar.xz"

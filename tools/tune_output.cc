@@ -60,6 +60,10 @@ nlohmann::json reportJson(const TuneReport& r, const Metric& m) {
                        {"job_ms_sum", cj.job_ms_sum}, {"job_ms_max", cj.job_ms_max},
                        {"compiler_ms_sum", cj.compiler_ms_sum},
                        {"compiler_ms_max", cj.compiler_ms_max}};
+  if (cj.processes > 0) {
+    j["compile_jobs"]["processes"] = cj.processes;
+    j["compile_jobs"]["in_workers"] = cj.in_workers;
+  }
   if (!processTimes().empty()) j["process"] = processTimes();
   if (!r.devices.empty()) {
     j["devices"] = nlohmann::json::array();

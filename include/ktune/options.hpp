@@ -64,6 +64,11 @@ struct KTUNE_API TunerOptions {
   // KTUNE_COMPILE_THREADS=N: parallel JIT compiles. 0 = all hardware threads (one fewer while
   // candidates are benchmarked during the compiles, see pipeline).
   int compile_threads = 0;
+  // KTUNE_COMPILE_PROCESSES=1: the parallel JIT compiles run in helper processes (ktune-worker
+  // --compile, one compile each at a time) instead of threads of this process; the code objects
+  // are the same. Library default off; `ktune tune` on a GPU turns it on (docs/search.md). Not
+  // for a compiler the caller supplies (EngineOptions::compiler): a worker opens the arch's own.
+  bool compile_processes = false;
   // KTUNE_PIPELINE=0: compile every candidate before benchmarking any. Default on: candidates are
   // benchmarked as soon as they are compiled (vendor-library candidates first, while the first
   // compiles run), so cold tuning takes about max(compile, bench) instead of their sum.
