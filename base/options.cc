@@ -149,8 +149,10 @@ Expected<TunerOptions> TunerOptions::fromEnv() {
   }
   if (const char* v = env("KTUNE_COMPILE_THREADS"))
     KTUNE_RETURN_IF_ERROR(parseInt("KTUNE_COMPILE_THREADS", v, &o.compile_threads));
-  if (const char* v = env("KTUNE_COMPILE_PROCESSES"))
+  if (const char* v = env("KTUNE_COMPILE_PROCESSES")) {
     KTUNE_RETURN_IF_ERROR(parseBool("KTUNE_COMPILE_PROCESSES", v, &o.compile_processes));
+    o.compile_processes_explicit = true;
+  }
   if (const char* v = env("KTUNE_PIPELINE")) KTUNE_RETURN_IF_ERROR(parseBool("KTUNE_PIPELINE", v, &o.pipeline));
   if (const char* v = env("KTUNE_WARMUP_MS")) KTUNE_RETURN_IF_ERROR(parseDouble("KTUNE_WARMUP_MS", v, &o.warmup_ms));
   if (const char* v = env("KTUNE_REP_MS")) KTUNE_RETURN_IF_ERROR(parseDouble("KTUNE_REP_MS", v, &o.rep_ms));

@@ -122,7 +122,7 @@ Expected<std::shared_ptr<Engine>> makeTuner(const Gpu& gpu, const Options& opts,
   // On a GPU the CLI compiles in worker processes unless KTUNE_COMPILE_PROCESSES says otherwise:
   // 15 NVRTC compiles at once ran 15-25% faster there than as threads of one process
   // (bench/NOTES.md, issue 34). The simulated compiler stays in this process.
-  if (!gpu.sim && !std::getenv("KTUNE_COMPILE_PROCESSES")) topts.options.compile_processes = true;
+  if (!gpu.sim && !opts.compile_processes_explicit) topts.options.compile_processes = true;
   if (t.args.has("--search")) topts.options.search = t.args.get("--search");
   if (t.args.has("--budget")) topts.options.budget_s = t.budget_s;
   if (gpu.sim && topts.options.isolate)

@@ -69,6 +69,8 @@ struct KTUNE_API TunerOptions {
   // are the same. Library default off; `ktune tune` on a GPU turns it on (docs/search.md). Not
   // for a compiler the caller supplies (EngineOptions::compiler): a worker opens the arch's own.
   bool compile_processes = false;
+  // True when KTUNE_COMPILE_PROCESSES was set (the CLI then follows it instead of its own default).
+  bool compile_processes_explicit = false;
   // KTUNE_PIPELINE=0: compile every candidate before benchmarking any. Default on: candidates are
   // benchmarked as soon as they are compiled (vendor-library candidates first, while the first
   // compiles run), so cold tuning takes about max(compile, bench) instead of their sum.

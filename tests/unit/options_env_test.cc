@@ -86,7 +86,7 @@ const std::map<std::string, Case>& cases() {
       {"KTUNE_COMPILE_THREADS",
        {"3", [](const Options& o) { return o.compile_threads == 3; }, "-1"}},
       {"KTUNE_PIPELINE", {"0", [](const Options& o) { return !o.pipeline; }, "sometimes"}},
-      {"KTUNE_COMPILE_PROCESSES", {"1", [](const Options& o) { return o.compile_processes; }, "often"}},
+      {"KTUNE_COMPILE_PROCESSES", {"1", [](const Options& o) { return o.compile_processes && o.compile_processes_explicit; }, "often"}},
       {"KTUNE_WARMUP_MS", {"7.5", [](const Options& o) { return o.warmup_ms == 7.5; }, "abc"}},
       {"KTUNE_REP_MS", {"33", [](const Options& o) { return o.rep_ms == 33.0; }, "0"}},
       {"KTUNE_STATIC_PRUNE", {"0", [](const Options& o) { return !o.static_prune; }, "2"}},
