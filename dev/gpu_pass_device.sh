@@ -11,7 +11,8 @@
 # Staging on the dev machine: `GPU=1 bash dev/lead_stage.sh` (pb.tar.xz: tools, every GPU test,
 # benches, libktune, the isolation plugin and the build path compiled into the isolation tests).
 # Logs under $OUT (tarball), a short table last. Usage: DEADLINE=290 bash dev/gpu_pass_device.sh
-# (TUNE=1: one shape's cold/warm tuning time first; SUITE=1: the main job's winners per key.)
+# (TUNE=1: one shape's cold/warm tuning time first, TUNE_MODES the compile workers on/off; SUITE=1:
+# the main job's winners per key, then its warm wall with SUITE_WARM=1, the default.)
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; L=/tmp/gpu-pass-logs; rm -rf "$L"; mkdir -p "$L"
 T0=$(date +%s); DEADLINE=${DEADLINE:-290}; TEST_S=${TEST_S:-150}
@@ -36,13 +37,21 @@ export KTUNE_CACHE_DIR=/tmp/kc-gpu-pass
 
 # 0. TUNE=1: one GEMM shape tuned with an empty cache, then with the warm code-object store, before
 #    anything else runs on the machine (issue 34's tuning time; JSON per run, read on the dev box).
+#    TUNE_MODES (default "1"): KTUNE_COMPILE_PROCESSES per pair of runs, e.g. "1 0 1 0" alternates
+#    the compile workers with in-process compiles. Each cold run has a fresh store and a fresh
+#    CUDA_CACHE_PATH (NVRTC's compiles hit the driver's cache otherwise: bench/NOTES.md).
 if [ "${TUNE:-0}" = 1 ]; then
-  for run in cold warm; do
-    s=$(date +%s.%N)
-    KTUNE_CACHE_DIR=/tmp/kc-tune KTUNE_DB=/tmp/kc-tune/db.$run.json timeout 30 "$PB/tools/ktune" \
-      tune gemm --m 4096 --n 4096 --k 4096 --layout NT --json > "$L/tune_$run.json" 2> "$L/tune_$run.err"
-    echo "tune_$run: rc=$? wall $(awk -v a="$s" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2f", b-a}') s" \
-      | tee -a "$L/tune.txt"
+  i=0
+  for mode in ${TUNE_MODES:-1}; do
+    i=$((i + 1))
+    for run in cold warm; do
+      s=$(date +%s.%N); tag=${run}_p${mode}_$i
+      CUDA_CACHE_PATH=/tmp/cc-tune-$i KTUNE_COMPILE_PROCESSES=$mode KTUNE_CACHE_DIR=/tmp/kc-tune-$i \
+        KTUNE_DB=/tmp/kc-tune-$i/db.$run.json timeout 30 "$PB/tools/ktune" \
+        tune gemm --m 4096 --n 4096 --k 4096 --layout NT --json > "$L/tune_$tag.json" 2> "$L/tune_$tag.err"
+      echo "tune_$tag: rc=$? wall $(awk -v a="$s" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2f", b-a}') s" \
+        | tee -a "$L/tune.txt"
+    done
   done
   TEST_S=$(( TEST_S + $(date +%s) - T0 ))
 fi
@@ -50,10 +59,17 @@ fi
 #     per key, JIT or cuBLASLt (issues 32 and 33 count the JIT winners), before the tests too.
 if [ "${SUITE:-0}" = 1 ]; then
   s=$(date +%s)
-  KTUNE_CACHE_DIR=/tmp/kc-suite KTUNE_DB=/tmp/kc-suite/db.json timeout 90 "$PB/tools/ktune" \
+  CUDA_CACHE_PATH=/tmp/cc-suite KTUNE_CACHE_DIR=/tmp/kc-suite KTUNE_DB=/tmp/kc-suite/db.json \
+    timeout 90 "$PB/tools/ktune" \
     tune gemm --suite llm --json > "$L/suite.json" 2> "$L/suite.err"
   echo "suite: rc=$? wall $(( $(date +%s) - s )) s" > "$L/suite.txt"
   python3 dev/suite_winners.py "$L/suite.json" >> "$L/suite.txt" 2>&1
+  if [ "${SUITE_WARM:-1}" = 1 ]; then  # the same store, a fresh database: the warm suite's wall
+    w=$(date +%s.%N)
+    CUDA_CACHE_PATH=/tmp/cc-suite KTUNE_CACHE_DIR=/tmp/kc-suite KTUNE_DB=/tmp/kc-suite/db.warm.json \
+      timeout 60 "$PB/tools/ktune" tune gemm --suite llm --json > "$L/suite_warm.json" 2> "$L/suite_warm.err"
+    echo "suite warm: rc=$? wall $(awk -v a="$w" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2f", b-a}') s" >> "$L/suite.txt"
+  fi
   TEST_S=$(( TEST_S + $(date +%s) - s ))
 fi
 
