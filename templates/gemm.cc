@@ -40,13 +40,16 @@ double activate(double v, Activation a) {
 }
 
 // The kernel's source with its `#include "NAME"` lines replaced by the embedded files they name:
-// "gemm_common.cuh" is templates/gemm/common.cuh, any other NAME a file of the kernel's own folder
+// "gemm_common.cuh" is templates/gemm/common.cuh, "gemm_hopper.cuh" templates/gemm/hopper.cuh (the
+// sm_90 primitives of the tma and decode kinds), any other NAME a file of the kernel's own folder
 // (expanded recursively). Other includes (the compilers' prelude.cuh) stay as they are.
 std::string buildKernelSource(KernelKind k) {
   const std::string main = desc(k).source;
   const std::string dir = main.substr(0, main.rfind('/') + 1);
   return expandIncludes(templates::embeddedSource(main.c_str()), [&](std::string_view name) {
-    const std::string file = name == "gemm_common.cuh" ? "gemm/common.cuh" : dir + std::string(name);
+    const std::string file = name == "gemm_common.cuh"   ? "gemm/common.cuh"
+                             : name == "gemm_hopper.cuh" ? "gemm/hopper.cuh"
+                                                         : dir + std::string(name);
     return templates::embeddedSource(file.c_str());
   });
 }

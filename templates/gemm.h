@@ -2,7 +2,8 @@
 // kernels in templates/gemm/<kind>/ (mma: NVIDIA mma.sync; skinny: NVIDIA, small M, weight
 // streaming; wgmma and tma: Hopper; mfma: AMD MFMA). Each folder holds the kernel's source and its
 // host side (space, shared memory, applicability, launch rule, curated configs; see
-// templates/gemm/kernel.h); templates/gemm/common.cuh is what the kernels share.
+// templates/gemm/kernel.h); templates/gemm/common.cuh is what the kernels share (and
+// templates/gemm/hopper.cuh what the tma and decode kernels share).
 //
 //   C = act(alpha * op(A) * op(B) + beta * C + bias)
 //
@@ -98,7 +99,9 @@ const char* entryName(KernelKind k);
 // The complete source to compile for a kind: its main file with templates/gemm/common.cuh and its
 // own folder's parts in place of their #include lines (prelude.cuh stays an include; the
 // compilers provide it). Nothing of another kind's files, so editing one kernel changes only its
-// own sources and cache keys. Built once; the view stays valid for the process's lifetime.
+// own sources and cache keys; the one shared part beyond common.cuh is templates/gemm/hopper.cuh,
+// the sm_90 primitives of the tma and decode kinds. Built once; the view stays valid for the
+// process's lifetime.
 std::string_view kernelSource(KernelKind k);
 // Which kernels exist for a vendor ("cuda" -> mma, skinny; "hip" -> mfma). kWgmma is listed
 // separately (it needs arch sm_90a): kernelsForArch adds it there.

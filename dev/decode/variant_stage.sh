@@ -5,7 +5,7 @@
 # (dev/decode/device_wide.sh's gemm_bench_base: DC_XR = 3's wait at CTA scope).
 #   bash dev/decode/variant_stage.sh FILE EXPR DEST [NAME]   (BUILD_DIR=build; NAME: gemm_bench_base)
 #   e.g. bash dev/decode/variant_stage.sh templates/gemm/decode/decode_wg_cluster.cuh \
-#          's/mbar_wait<true>(red, 0)/mbar_wait(red, 0)/' $LEAD/.devwork/decode
+#          's/mbar_wait_acquire_cluster(red, 0)/mbar_wait(red, 0)/' $LEAD/.devwork/decode
 set -euo pipefail
 F=$1; EXPR=$2; DEST=$3; NAME=${4:-gemm_bench_base}
 B=${BUILD_DIR:-build}

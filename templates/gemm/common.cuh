@@ -1,7 +1,8 @@
 // What every ktune GEMM kernel shares: the problem defines, the C element type and its
 // conversions, and the epilogue's activation. A kernel writes `#include "gemm_common.cuh"` after
 // the prelude; gemm::kernelSource() puts this text in its place, so each kernel's compiled source
-// is this file plus its own folder's files and nothing of the other kernels.
+// is this file plus its own folder's files and nothing of the other kernels (the one exception:
+// the tma and decode kinds both include gemm/hopper.cuh, their shared sm_90 primitives).
 //
 // Problem defines (gemm::defines() sets them all; a missing one is an error, never a default):
 //   LAYOUT 0 NN, 1 NT, 2 TN, 3 TT;  DTYPE_AB 1 f16, 2 bf16, 8 f8e4m3, 9 f8e5m2 (tma only);  DTYPE_C 0 f32, 1 f16, 2 bf16 (ktune

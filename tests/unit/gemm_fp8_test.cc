@@ -17,6 +17,7 @@
 #include "ops/gemm.h"
 #include "templates/gemm.h"
 #include "tests/support/tools.h"
+#include "tests/unit/gemm_test_util.h"
 #include "tools/sim_gpu.h"
 
 namespace ktune::gemm {
@@ -218,6 +219,7 @@ TEST(GemmFp8Nvrtc, KernelCompilesForSm90a) {
         continue;
       }
       const std::string& ptx = r->dumps["ptx"];
+      testutil::keepPtx(KernelKind::kTma, c, s, ptx);
       if (r->resources.spills()) failures[j] = c.toString() + ": spills";
       else if (!has(ptx, want)) failures[j] = c.toString() + ": PTX lacks " + want;
       else if (!has(ptx, "cp.async.bulk.tensor.2d")) failures[j] = c.toString() + ": no TMA load";

@@ -1,6 +1,7 @@
 // One source per GEMM kernel (templates/gemm/<kind>/): each kind compiles from its own folder's
-// files plus the shared gemm/common.cuh, so editing one kernel (e.g. the MFMA one) changes neither
-// the source text nor the code-object keys of the others; every knob is required (a missing -D
+// files plus the shared gemm/common.cuh (the tma and decode kinds also gemm/hopper.cuh, their
+// sm_90 primitives), so editing one kernel (e.g. the MFMA one) changes neither the source text
+// nor the code-object keys of the others; every knob is required (a missing -D
 // is a compile error, never a silent default); curated configs are data with a fallback and an
 // overlay (templates/gemm/curated.json).
 #include <gtest/gtest.h>
@@ -83,6 +84,21 @@ TEST(GemmSources, EachKindIsItsOwnFilesPlusTheCommonPart) {
   }
   // The MFMA kernel is split into parts, each under 500 lines, and all of them are in its source.
   EXPECT_GE(filesOf(KernelKind::kMfma).size(), 3u);
+}
+
+// The sm_90 primitives are written once (gemm/hopper.cuh) and are in exactly the tma and decode
+// kinds' sources, expanded in place of their include line; no other kind has a line of them.
+TEST(GemmSources, HopperPrimitivesAreSharedByTheTmaAndDecodeKindsOnly) {
+  const std::string_view hopper = templates::embeddedSource("gemm/hopper.cuh");
+  ASSERT_FALSE(hopper.empty());
+  const std::string line = longestLine(hopper);
+  for (KernelKind k : kAll) {
+    const std::string_view src = kernelSource(k);
+    const bool shares = k == KernelKind::kTma || k == KernelKind::kDecode;
+    EXPECT_EQ(contains(src, hopper), shares) << kernelKindName(k);
+    EXPECT_EQ(contains(src, line), shares) << kernelKindName(k);
+    EXPECT_FALSE(contains(src, "\n#include \"gemm_hopper.cuh\"")) << kernelKindName(k);
+  }
 }
 
 // The cache key of an NVIDIA GEMM compile depends on its own source only: the same request built

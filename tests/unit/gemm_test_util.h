@@ -6,6 +6,8 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <string>
 #include <thread>
@@ -34,6 +36,18 @@ inline Config mmaConfig(int64_t bm, int64_t bn, int64_t bk, int64_t wm, int64_t 
   return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn},     {"BLOCK_K", bk},
                 {"WARPS_M", wm}, {"WARPS_N", wn},     {"NUM_STAGES", st},
                 {"GROUP_M", int64_t{8}}, {"SPLIT_K", split}, {"MIN_BLOCKS", int64_t{0}}};
+}
+
+// KTUNE_TEST_PTX_DIR=DIR: every compiled job's PTX is also written to DIR, one file per (kind,
+// config, problem), so a change meant to leave the generated code alone (moving a kernel's
+// primitives between files) can be checked by diffing two such folders.
+inline void keepPtx(KernelKind k, const Config& c, const GemmShape& s, const std::string& ptx) {
+  const char* dir = std::getenv("KTUNE_TEST_PTX_DIR");
+  if (!dir || !*dir) return;
+  std::string name = std::string(kernelKindName(k)) + "_" + c.toString() + "_" + shapeKey(s);
+  for (char& ch : name)
+    if (ch == '/' || ch == ' ' || ch == ':' || ch == '>') ch = '_';
+  std::ofstream(std::string(dir) + "/" + name + ".ptx") << ptx;
 }
 
 using CompileJob = std::tuple<KernelKind, Config, GemmShape>;
@@ -67,6 +81,7 @@ inline std::vector<std::string> compileJobs(Compiler& cc, const std::vector<Comp
         if (r->resources.spills())
           std::printf("note: %s with %s spills %lld bytes\n", c.toString().c_str(),
                       shapeKey(s).c_str(), static_cast<long long>(r->resources.spill_store_bytes));
+        keepPtx(k, c, s, r->dumps["ptx"]);
         why = check(c, s, r->dumps["ptx"]);
       }
       if (!why.empty()) failures[j] = c.toString() + ": " + why;

@@ -110,28 +110,9 @@ constexpr int kEmptyArrivals = (DC_MSPLIT ? 2 : 1) * kCWarps;  // consumer warps
 using ktune::smem_addr;
 using ktune::make_desc_addr;
 
-// mbarriers (shared::cta): the ring's full/empty handshakes. Each kernel folder carries its own
-// copy (tma.cuh has its twins) so that editing one kernel never changes another's sources or keys.
-KTUNE_DEVICE void mbar_init(unsigned bar, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-KTUNE_DEVICE void mbar_arrive(unsigned bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-// kCluster: acquire at cluster scope, for a barrier that other blocks' writes complete (st.async
-// counted on it, decode_wg_cluster.cuh): the form paired with their cluster-scope release.
-template <bool kCluster = false>
-KTUNE_DEVICE void mbar_wait(unsigned bar, unsigned parity) {
-  unsigned done = 0;
-  do {
-    if constexpr (kCluster)
-      asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
-                   "selp.u32 %0, 1, 0, p;\n}\n" : "=r"(done) : "r"(bar), "r"(parity) : "memory");
-    else
-      asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-                   "selp.u32 %0, 1, 0, p;\n}\n" : "=r"(done) : "r"(bar), "r"(parity) : "memory");
-  } while (!done);
-}
+// The sm_90 primitives (mbarriers, cluster barriers and ranks, TMA loads, setmaxnreg) the tma kind
+// shares: templates/gemm/hopper.cuh.
+#include "gemm_hopper.cuh"
 #include "decode_tma.cuh"
 #include "decode_wg_trace.cuh"
 KTUNE_DEVICE void consumers_sync() { asm volatile("bar.sync 1, %0;\n" ::"n"(kConsumers) : "memory"); }
@@ -253,8 +234,8 @@ KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorM
   const bool lead = pt == 0;
   const int n = kXA || lead ? S : 0;
   if (lead) {  // the descriptors' first use should not wait for their fetch
-    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(tmW)) : "memory");
-    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(tmX)) : "memory");
+    prefetch_tensormap(tmW);
+    prefetch_tensormap(tmX);
   }
 #pragma unroll 1
   for (int s = 0; s < n; ++s) {
@@ -318,7 +299,7 @@ KTUNE_DEVICE void init_barriers(unsigned full, unsigned empty, [[maybe_unused]] 
 #if DC_CLUSTER
   if (kTxHand) mbar_init(red, 1);  // the peers' sums (scatter_reduce)
 #endif
-  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  fence_mbarrier_init();
 #if DC_CLUSTER
   if (kTxHand) mbar_expect_tx(red, kRedBytes);
 #endif
@@ -392,7 +373,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
 #endif
 
   if (tid >= kConsumers) {  // the producer warp(s)
-    if constexpr (kRegSplit) asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+    if constexpr (kRegSplit) setmaxnreg_dec<40>();
 #if DC_TMA
     produce_all(p, kWBox == 32 || kPairBox ? &tmW32 : &tmW64, &tmX, base, full, empty, u0, S, tid - kConsumers, rank);
 #else
@@ -400,7 +381,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
 #endif
     return;
   }
-  if constexpr (kRegSplit) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+  if constexpr (kRegSplit) setmaxnreg_inc<232>();
 
   if (S > 0)  // the epilogue's C and bias lines of this block's tiles into L2 (prefetch_out)
     for (int t = (int)(u0 / p.nsteps); t <= (int)((u1 - 1) / p.nsteps); ++t)

@@ -62,7 +62,7 @@ KTUNE_DEVICE void scatter_reduce(const Prob& p, float (&acc)[kNT][kAcc], unsigne
       for (int i = 0; i < kH; i += kV)
         hand_over(dst + (((t * kH + i) / kV) * kConsumers + ctid) * kV * 4, &acc[t][q * kH + i], bar);
   }
-  if constexpr (kTxHand) mbar_wait<true>(red, 0);  // the peers' st.async: cluster scope
+  if constexpr (kTxHand) mbar_wait_acquire_cluster(red, 0);  // the peers' st.async: cluster scope
   else cluster_sync();
   DC_TR(ctid == 0, kTrRed2);
 #pragma unroll

@@ -210,7 +210,9 @@ constexpr int kEpiBytes = KT_EPI_TMA ? kEpiBoxes * 8192 : 0;
 #define KT_DEFER (KT_EPI_TMA && EPI_TMA >= 2)
 constexpr int kCluster = CLUSTER_M;
 
-#include "tma_primitives.cuh"
+using ktune::smem_addr;
+// The sm_90 primitives the decode kind shares: templates/gemm/hopper.cuh.
+#include "gemm_hopper.cuh"
 #include "tma_trace.cuh"
 #if BLOCK_N % 64 != 0
 #include "tma_wgmma_wide.cuh"
@@ -296,7 +298,7 @@ KTUNE_DEVICE void init_barriers(unsigned full, unsigned empty, int tid) {
       mbar_init(full + 8 * s, 1);
       mbar_init(empty + 8 * s, kCluster * kMmaWgs * 4);
     }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    fence_mbarrier_init();
   }
 #if CLUSTER_M > 1
   cluster_sync();  // the partner's barriers are initialised before anyone signals them
@@ -325,8 +327,8 @@ KTUNE_DEVICE void release_slot(unsigned empty, const unsigned (&others)[kOthers]
 KTUNE_DEVICE void produce(const TensorMap* tmA, const TensorMap* tmB, unsigned sA, unsigned sB,
                           unsigned full, unsigned empty, const Sched& sc, int grid_m, int grid_n,
                           int rank, int half) {
-  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(tmA)) : "memory");
-  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(tmB)) : "memory");
+  prefetch_tensormap(tmA);
+  prefetch_tensormap(tmB);
   unsigned it = 0;
   const int units = sched_units(sc);
   for (int j = 0; j < units; ++j) {
@@ -454,7 +456,7 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
   if (wg == 0) {
     // ---- producer warpgroup ----
 #if CONSUMERS == 2
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+    setmaxnreg_dec<40>();
 #endif
     if (tid == 0)
       produce(&tmA, &tmB, sA, sB, full, empty, sc, grid_m, grid_n, rank, N / 2);
@@ -466,7 +468,7 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
 
   // ---- consumer warpgroups ----
 #if CONSUMERS == 2
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+  setmaxnreg_inc<232>();
 #endif
   const int cw = wg - 1;
   alpha = scaled_alpha(alpha, KT_TR_SCALE_A, scale_b);
