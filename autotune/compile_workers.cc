@@ -117,18 +117,13 @@ int threadNice() {
   return errno == 0 ? n : 0;
 }
 
-void reap(pid_t pid, bool kill_first) {
-  if (pid <= 0) return;
-  if (kill_first) ::kill(pid, SIGKILL);
-  for (int i = 0; i < 200; ++i) {  // a worker exits on EOF at once; 2 s, then it is killed
-    int st;
-    const pid_t r = ::waitpid(pid, &st, WNOHANG);
-    if (r == pid || (r < 0 && errno != EINTR)) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  ::kill(pid, SIGKILL);
+// A worker holds nothing to save (the store is written by the parent), so it is killed, not
+// asked to finish: one may still be in its start-up compile, which it would end before it reads
+// EOF, and a caller (a warm run that compiled nothing, at exit) would wait for it.
+void reap(pid_t pid) {
   int st;
-  (void)::waitpid(pid, &st, 0);
+  while (pid > 0 && ::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
 }
 
 }  // namespace
@@ -146,8 +141,11 @@ ProcessCompiler::~ProcessCompiler() {
       for (auto& p : v) procs.push_back(std::move(p));
     idle_.clear();
   }
-  for (auto& p : procs) ::close(p->fd);  // each worker sees EOF and exits
-  for (auto& p : procs) reap(p->pid, false);
+  for (auto& p : procs) {  // all killed first, then reaped: their exits overlap
+    ::close(p->fd);
+    if (p->pid > 0) ::kill(p->pid, SIGKILL);
+  }
+  for (auto& p : procs) reap(p->pid);
 }
 
 std::unique_ptr<ProcessCompiler::Proc> ProcessCompiler::spawn(int nice) {
@@ -240,7 +238,8 @@ void ProcessCompiler::release(std::unique_ptr<Proc> p) {
 
 void ProcessCompiler::drop(std::unique_ptr<Proc> p, const std::string& why) {
   ::close(p->fd);
-  reap(p->pid, true);
+  if (p->pid > 0) ::kill(p->pid, SIGKILL);
+  reap(p->pid);
   std::lock_guard<std::mutex> l(mu_);
   --live_[p->nice];
   if (p->answered == 0) disabled_ = true;  // it never worked: its replacements would not either
