@@ -184,26 +184,6 @@ std::unique_ptr<ProcessCompiler::Proc> ProcessCompiler::spawn(int nice) {
   return p;
 }
 
-void ProcessCompiler::prestart(int n) {
-  const int nice = threadNice();
-  for (;;) {
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      if (disabled_ || live_[nice] >= std::min(n, max_)) return;
-      ++live_[nice];
-    }
-    auto p = spawn(nice);
-    std::lock_guard<std::mutex> l(mu_);
-    if (!p) {
-      --live_[nice];
-      disabled_ = true;
-      return;
-    }
-    idle_[nice].push_back(std::move(p));
-    idle_cv_.notify_all();
-  }
-}
-
 std::unique_ptr<ProcessCompiler::Proc> ProcessCompiler::acquire(int nice) {
   std::unique_lock<std::mutex> l(mu_);
   for (;;) {

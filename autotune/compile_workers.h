@@ -48,10 +48,6 @@ class ProcessCompiler final : public Compiler {
   ProcessCompiler(const ProcessCompiler&) = delete;
   ProcessCompiler& operator=(const ProcessCompiler&) = delete;
 
-  // Starts up to n workers at the calling thread's nice value now, without waiting for them (their
-  // start-up overlaps the caller's).
-  void prestart(int n);
-
   std::string name() const override { return inner_->name(); }
   std::string version() const override { return inner_->version(); }
   bool supportsArch(const std::string& arch) const override { return inner_->supportsArch(arch); }

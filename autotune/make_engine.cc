@@ -23,8 +23,11 @@ namespace {
 // Unique in the process (an address can be reused by a later family): FamilyState::id.
 std::atomic<uint64_t> g_next_family_id{1};
 
-// Options::compile_processes: the compiler goes behind helper processes, started now so their
-// start-up overlaps the rest of the set-up. Without the worker executable: in-process, with a note.
+// Options::compile_processes: the compiler goes behind helper processes. They start with the
+// first compile request, one per request while all are busy (up to one per compile thread), not
+// here: a run whose key is in the database or whose code objects are all in the store compiles
+// nothing, and 15 workers loading NVRTC beside the process's own set-up cost a warm 4096^3 tuning
+// 0.1-0.2 s on the GPU machine (bench/NOTES.md). Without the worker executable: in-process.
 void useCompileWorkers(EngineOptions& opts, const std::string& arch) {
   auto exe = findWorkerExecutable(opts.options.worker_path);
   if (!exe.ok()) {
@@ -34,9 +37,7 @@ void useCompileWorkers(EngineOptions& opts, const std::string& arch) {
     return;
   }
   const int n = CompilePool::threadsFor(size_t(1) << 16, opts.options.compile_threads, true);
-  auto pc = std::make_shared<ProcessCompiler>(opts.compiler, *exe, arch, n);
-  pc->prestart(n);
-  opts.compiler = std::move(pc);
+  opts.compiler = std::make_shared<ProcessCompiler>(opts.compiler, *exe, arch, n);
 }
 }  // namespace
 

@@ -190,8 +190,11 @@ int compileModes(const Args& a, const std::vector<Item>& items, Compiler& in_pro
   if (via_workers) {
     workers = std::make_unique<ProcessCompiler>(
         std::shared_ptr<Compiler>(&in_process, [](Compiler*) {}), a.workers, arch, a.threads);
-    workers->prestart(a.threads);
-    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    // The workers start with requests that find every worker busy: one small compile per thread
+    // at once starts them all, their start-up outside the timed compiles.
+    std::vector<std::thread> warm;
+    for (int i = 0; i < a.threads; ++i) warm.emplace_back([&] { warmUp(*workers, arch); });
+    for (auto& t : warm) t.join();
   }
   Compiler& cc = workers ? static_cast<Compiler&>(*workers) : in_process;
   if (!workers) warmUp(cc, arch);
