@@ -100,16 +100,6 @@ Json replyHeader(const Expected<CodeObject>& co) {
           {"log", co->log}};
 }
 
-// A small compile right after the worker's start: the compiler's own start-up (NVRTC's first
-// program) is then behind it when the first request comes.
-void warmUp(Compiler& cc, const std::string& arch) {
-  CompileRequest req;
-  req.source = "extern \"C\" __global__ void ktune_warm(float* p) { p[threadIdx.x] = 1.0f; }";
-  req.entry = "ktune_warm";
-  req.arch = arch;
-  (void)cc.compile(req);
-}
-
 // The calling thread's nice value (Linux keeps one per thread).
 int threadNice() {
   errno = 0;
@@ -118,8 +108,8 @@ int threadNice() {
 }
 
 // A worker holds nothing to save (the store is written by the parent), so it is killed, not
-// asked to finish: one may still be in its start-up compile, which it would end before it reads
-// EOF, and a caller (a warm run that compiled nothing, at exit) would wait for it.
+// asked to finish: the parent then waits for no worker's own exit (NVRTC's teardown), and a worker
+// still opening its compiler is not waited for either.
 void reap(pid_t pid) {
   int st;
   while (pid > 0 && ::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
@@ -301,7 +291,6 @@ Status serveCompiles(int in_fd, int out_fd, const std::string& arch, const std::
                      const OpenCompilerFn& open, int nice) {
   if (nice > 0) (void)::setpriority(PRIO_PROCESS, 0, nice);  // best effort, as the caller's
   KTUNE_ASSIGN_OR_RETURN(std::shared_ptr<Compiler> cc, open(compiler, arch));
-  if (compiler != "sim") warmUp(*cc, arch);
   std::string buf;
   for (;;) {
     Json h;

@@ -11,8 +11,9 @@
 //   worker -> {"ok":true,"facts":{...},"format","log","bytes"} + the binary
 //          or {"ok":false,"code":"compile_error",...,"message"}
 // The worker opens its compiler once (`ktune-worker --compile ARCH COMPILER`: the arch's
-// compiler, or the simulated one for "sim") and compiles a small kernel at once, so the
-// compiler's own start-up is behind it before the first request.
+// compiler, or the simulated one for "sim") and serves. Workers start when a request finds every
+// worker busy (never ahead: a run that compiles nothing starts none), so a request is already
+// waiting for a new worker and it does no warm-up compile of its own.
 // Priority: a request runs in a worker at the calling thread's nice value (Linux: per thread), so a
 // background compile (the CLI's look-ahead at nice 10) stays below the key being tuned and its
 // benchmarks as its threads did. Each nice value has its own workers (a worker cannot lower its
