@@ -78,3 +78,39 @@ run_suite() {
   tail -5 /tmp/suite.err >> "$OUT/suite.txt"
   at "suite"
 }
+# bench P SECONDS: process P (SHAPES_A first, in a gemm_bench of its own of at most SECONDS_A,
+# so that a cut cannot lose them; then $SHAPES), both into bench_P.txt / .err.
+bench() {
+  [ "$(left)" -ge "$2" ] || { echo "bench $1 skipped: $(left) s left"; return; }
+  : > "$OUT/bench_$1.txt"; : > "$OUT/bench_$1.err"
+  local sh
+  for sh in ${SHAPES_A:+"$SHAPES_A"} "$SHAPES"; do
+    local s=$2
+    [ "$sh" = "${SHAPES_A:-}" ] && s=${BENCHA_S:-15}
+    timeout "$s" stdbuf -oL "$PB/bench/gemm_bench" --kinds=tma --only="$ONLY" --shapes="$sh" \
+      --rounds="${ROUNDS:-3}" ${TWIN:+--twin="$TWIN"} >> "$OUT/bench_$1.txt" 2>> "$OUT/bench_$1.err"
+    at "bench $1 ($sh) rc=$?"
+  done
+  grep -E "^VERIFY" "$OUT/bench_$1.txt" | grep -v " ok " | head -5
+}
+# The measuring part of a probe call (ONLY and TWIN set by the caller): the main job (SUITE_S s; 0:
+# none), the copy rate (COPY), process 1 (BENCH1_S), the ncu table of NCU_NAMES at NCU_SHAPE beside
+# cuBLASLt's algorithm NCU_LT (NCU_S s; 0: none), then processes 2..PROCS (BENCH_S s each).
+measure_phase() {
+  [ "${SUITE_S:-20}" -gt 0 ] && [ "$(left)" -gt $(( ${SUITE_S:-20} + 60 )) ] && run_suite "${SUITE_S:-20}"
+  [ "${COPY:-1}" = 0 ] || { timeout 12 python3 dev/copy_rate.py >> "$OUT/gpu.txt" 2>&1; at "copy rate"; }
+  [ "${PROCS:-3}" -ge 1 ] && bench 1 "${BENCH1_S:-45}"
+  if [ "${NCU_S:-30}" -gt 0 ] && command -v ncu > /dev/null && [ "$(left)" -ge "${NCU_S:-30}" ]; then
+    timeout 10 ncu --query-metrics > /tmp/ncu_query.txt 2>&1
+    M=$(python3 dev/ncu_table.py --metrics /tmp/ncu_query.txt)
+    at "ncu metrics"
+    NO=$(configs "$NCU_NAMES")
+    timeout $(( ${NCU_S:-30} - 4 )) ncu --clock-control none -k 'regex:^(ktune_gemm|[^k])' \
+      --launch-count 12 --metrics "$M" --csv --page raw --log-file /tmp/ncu.csv \
+      "$PB/bench/gemm_bench" --kinds=tma --profile --only="$NO" --profile_lt="$NCU_LT@$NCU_SHAPE" \
+      --shapes="$NCU_SHAPE" > /tmp/ncu_bench.txt 2> /tmp/ncu_bench.err
+    at "ncu rc=$?"
+    python3 dev/ncu_table.py /tmp/ncu.csv /tmp/ncu_bench.txt > "$OUT/ncu_table.txt" 2>&1
+  fi
+  for p in $(seq 2 "${PROCS:-3}"); do bench "$p" "${BENCH_S:-28}"; done
+}
