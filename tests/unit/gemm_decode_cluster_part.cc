@@ -226,5 +226,68 @@ TEST(GemmDecode, RegisterSplitCarries256RowTilesAt128Rows) {
   });
 }
 
+// DC_GRID = 7: a pair of blocks per tile splitting the rows of A (64 each, DC_MT = 8, at 65..128
+// rows), each over all of K, the weight boxes multicast to both: the TMA-fed body only, no
+// workspace or counters, two blocks per tile; in the PTX (plain, and the gate/up in 32-row halves
+// and in 64-row pairs with bias and C +=) multicast bulk copies and the release of a ring slot in
+// the peer block (CTA scope: no fence), and no cluster reduction. No spills.
+TEST(GemmDecode, RowSplitPairMulticastsTheWeightsAndReducesNothing) {
+  const ConfigSpace& sp = configSpace(KernelKind::kDecode);
+  Config c = wgConfig(8, 4, 1, 2, 2, 7);
+  c.set("DC_WG", int64_t{2});
+  ASSERT_TRUE(sp.validate(c).ok()) << sp.validate(c).toString();
+  Config cp = c, mt16 = c;
+  cp.set("DC_WG", int64_t{1});
+  mt16.set("DC_MT", int64_t{16});
+  EXPECT_FALSE(sp.validate(cp).ok());
+  EXPECT_FALSE(sp.validate(mt16).ok());
+  const DeviceInfo dev = sm90aDevice();
+  for (int64_t m : {65, 100, 128}) {
+    auto p = launchPlan(KernelKind::kDecode, c, nt(m, 4099, 4104), dev);
+    ASSERT_TRUE(p.ok()) << m << ": " << p.status().toString();
+    EXPECT_EQ(p->grid.x, 2u * 65u);
+    EXPECT_EQ(p->workspace_bytes, 0);
+    EXPECT_EQ(p->counters, 0);
+  }
+  const Status st = applicable(KernelKind::kDecode, c, nt(64, 4096, 4096));
+  EXPECT_EQ(st.code(), Code::kUnsupported);
+  EXPECT_NE(st.toString().find("65 <= M"), std::string::npos) << st.toString();
+  // Curated from 65 rows on (the gate/up pair's fastest at 128 rows of N = 6144, 14336), its DC_MT
+  // "auto" the tier of a block's half of the rows.
+  for (int64_t m : {64, 100, 128}) {
+    size_t pairs = 0;
+    for (const Config& k : curatedConfigs(KernelKind::kDecode, nt(m, 6144, 4096)))
+      if (k.getInt("DC_GRID") == 7) {
+        ++pairs;
+        EXPECT_EQ(k.getInt("DC_MT"), 8) << k.toString();
+      }
+    EXPECT_EQ(pairs > 0, m > 64) << m;
+  }
+  auto cc = compilerForArch("sm_90a");
+  if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
+  GemmShape g = nt(120, 8192, 4096);
+  g.act = Activation::kSiluMul;
+  g.has_bias = true;
+  g.beta = 1.0f;
+  g.ldc = 4096;
+  Config two = c;
+  two.set("DC_NT", int64_t{2});
+  compileEach(**cc, {{c, nt(128, 4096, 4096)}, {c, g}, {two, g}},
+              [](const Config&, const std::string& ptx) -> std::string {
+                if (ptx.find(".multicast::cluster") == std::string::npos) return "PTX lacks multicast copies";
+                // The gate/up pair's boxes are 64 rows (the 3-D pair map with one slab, else 2-D),
+                // so no 3-D copy goes without multicast.
+                if (ptx.find("tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [") != std::string::npos)
+                  return "PTX has a 3-D copy without multicast";
+                if (ptx.find("mbarrier.arrive.shared::cluster") == std::string::npos)
+                  return "PTX lacks the release of the peer's ring slot";
+                // A cluster-scope release there is a memory barrier per stage (0.7-0.9 us each).
+                if (ptx.find("arrive.release.cluster") != std::string::npos)
+                  return "PTX releases the peer's slot with a cluster-scope fence";
+                if (ptx.find("st.shared::cluster") != std::string::npos) return "PTX has a cluster reduction";
+                return "";
+              });
+}
+
 }  // namespace
 }  // namespace ktune::gemm
