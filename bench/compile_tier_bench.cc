@@ -33,6 +33,7 @@
 
 #include "autotune/compile_pool.h"
 #include "autotune/compile_workers.h"
+#include "base/dtype.h"
 #include "bench/gemm_bench_state.h"
 #include "bench/gemm_bench_timing.h"
 #include "ops/gemm_configs.h"
@@ -232,13 +233,6 @@ int compileModes(const Args& a, const std::vector<Item>& items, Compiler& in_pro
                 workers->stats().compiled, workers->stats().in_process,
                 workers->stats().last_failure.c_str());
   return 0;
-}
-
-double bf16ToFloat(uint16_t h) {
-  uint32_t bits = uint32_t(h) << 16;
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
 }
 
 // max |fast - full| / max |full| over C after one launch of each build on the same inputs.

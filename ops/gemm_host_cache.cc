@@ -24,7 +24,9 @@ size_t hashDesc(size_t h, const TensorMap2DDesc& d) {
   h = mix(h, d.row_stride_bytes);
   h = mix(h, (uint64_t(d.box_rows) << 32) | d.box_cols);
   h = mix(h, uint64_t(uint32_t(d.l2_promotion_bytes)));
-  h = mix(h, d.planes ^ (d.plane_stride_bytes << 8) ^ (uint64_t(d.box_planes) << 56));
+  h = mix(h, d.planes);
+  h = mix(h, d.plane_stride_bytes);
+  h = mix(h, d.box_planes);
   return mix(h, (uint64_t(uint32_t(d.elem_bytes)) << 32) | uint32_t(d.swizzle_bytes));
 }
 

@@ -197,8 +197,8 @@ Expected<DeviceInfo> readDeviceInfo(const Driver& d, const DeviceSlot& slot);
 // A loaded function's attributes (registers, static / local / max dynamic shared bytes, max
 // threads per block, PTX and binary versions); its context must be current.
 Expected<FunctionAttributes> readFunctionAttributes(const CudaApi& api, CUfunction fn);
-// A 2D tiled TMA descriptor, 3-D with planes > 1 (cuTensorMapEncodeTiled), after checkTensorMap2D; Unsupported when the
-// driver has no cuTensorMapEncodeTiled (before 12.0).
+// A 2D tiled TMA descriptor, 3-D with planes > 1 (cuTensorMapEncodeTiled), after
+// checkTensorMap2D; Unsupported when the driver has no cuTensorMapEncodeTiled (before 12.0).
 Expected<TensorMap> encodeTiled2D(const CudaApi& api, const TensorMap2DDesc& d);
 // The process-wide driver connection: loaded on first use, never torn down. Thread-safe.
 const Expected<Driver*>& driver();
