@@ -114,3 +114,17 @@ measure_phase() {
   fi
   for p in $(seq 2 "${PROCS:-3}"); do bench "$p" "${BENCH_S:-28}"; done
 }
+# The call's short table: clocks, tests, the main job's winners, each process's ratio lines, the ncu
+# table, the total time.
+print_summary() {
+  [ -s "$OUT/prebuilt.err" ] || rm -f "$OUT/prebuilt.err"
+  cat "$OUT/gpu.txt" "$OUT/tests.txt"
+  cat "$OUT/suite.txt" 2>/dev/null | head -14
+  for p in $(seq 1 "${PROCS:-3}"); do
+    [ -f "$OUT/bench_$p.txt" ] || continue
+    echo "== process $p"
+    grep -E "^(RATIO|FP8|TWIN)" "$OUT/bench_$p.txt" | sed 's/ gemm / /; s/cublaslt/lt/g' | cut -c1-110
+  done
+  grep -A12 "^metric" "$OUT/ncu_table.txt" 2>/dev/null | head -14
+  at total
+}

@@ -49,13 +49,4 @@ cp /tmp/ncu.csv /tmp/ncu_bench.txt /tmp/ncu_bench.err "$OUT/" 2>/dev/null
 tar -czf "$OUT/raw.tgz" -C "$OUT" $(cd "$OUT" && ls suite.json ncu.csv ncu_bench.txt ncu_bench.err \
   bench_*.err gemm_test.log gemm_test2.log fp8_test.log 2>/dev/null) 2>/dev/null &&
   (cd "$OUT" && rm -f suite.json ncu.csv ncu_bench.txt ncu_bench.err bench_*.err gemm_test.log gemm_test2.log fp8_test.log)
-[ -s "$OUT/prebuilt.err" ] || rm -f "$OUT/prebuilt.err"
-cat "$OUT/gpu.txt" "$OUT/tests.txt"
-cat "$OUT/suite.txt" 2>/dev/null | head -14
-for p in $(seq 1 "${PROCS:-3}"); do
-  [ -f "$OUT/bench_$p.txt" ] || continue
-  echo "== process $p"
-  grep -E "^(RATIO|FP8|TWIN)" "$OUT/bench_$p.txt" | sed 's/ gemm / /; s/cublaslt/lt/g' | cut -c1-110
-done
-grep -A12 "^metric" "$OUT/ncu_table.txt" 2>/dev/null | head -14
-at total
+print_summary
