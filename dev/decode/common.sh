@@ -121,3 +121,20 @@ final_tables() {
   echo "call wall $(( $(date +%s) - T0 ))s"
   (cd "$OUT" && tar czf logs.tgz ./*.log ./*.err ./*.json 2>/dev/null; rm -f ./*.err ./tune_*.json)
 }
+
+# PINNED x NB processes cycling the binaries in `bins` (pb/bench/), each `--only=$PIN` over
+# $PSHAPES for ROUNDS rounds, at most PIN_S s (default DEF), into $OUT/pinP.log/.err, each started
+# only if FIT s are left; AFTER (a command, default none) runs after each. Sets np, the last one run.
+run_pinned() {  # NB FIT DEF [AFTER]
+  local nb=$1 fit=$2 def=$3 after=${4:-:} p bin lim s
+  np=0
+  for p in $(seq 1 $(( nb * ${PINNED:-3} ))); do
+    fits "$fit" "pinned $p" || break
+    bin=${bins[$(( (p - 1) % nb ))]}; lim=${PIN_S:-$def}; [ "$(left)" -lt "$lim" ] && lim=$(( $(left) - 3 ))
+    s=$(date +%s)
+    KTUNE_CACHE_DIR=/tmp/kcache_$bin timeout "$lim" "$B/bench/$bin" --kinds=decode,tma --only="$PIN" \
+      --shapes="$PSHAPES" --rounds="${ROUNDS:-5}" > "$OUT/pin$p.log" 2> "$OUT/pin$p.err"
+    echo "pinned $p $bin rc=$? $(( $(date +%s) - s ))s (limit $lim)"; np=$p
+    $after
+  done
+}

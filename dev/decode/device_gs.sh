@@ -37,15 +37,7 @@ grep -hE "^\[ *(OK|FAILED|PASSED) |Failure|bad," "$OUT"/test*.log 2>/dev/null | 
 wait $C0; echo "full 0 (compiles) rc=$? $(( $(date +%s) - S ))s; compile failures: $(grep -c 'compile failed' "$OUT/full0.err")"
 grep -m3 "compile failed" "$OUT/full0.err" | cut -c1-300
 bins=(gemm_bench_e gemm_bench gemm_bench_i)
-np=0
-for p in $(seq 1 $(( 3 * ${PINNED:-3} ))); do
-  fits 16 "pinned $p" || break
-  bin=${bins[$(( (p - 1) % 3 ))]}; lim=${PIN_S:-22}; [ "$(left)" -lt "$lim" ] && lim=$(( $(left) - 3 ))
-  S=$(date +%s)
-  KTUNE_CACHE_DIR=/tmp/kcache_$bin timeout "$lim" "$B/bench/$bin" --kinds=decode,tma --only="$PIN" \
-    --shapes="$PSHAPES" --rounds="${ROUNDS:-5}" > "$OUT/pin$p.log" 2> "$OUT/pin$p.err"
-  echo "pinned $p $bin rc=$? $(( $(date +%s) - S ))s (limit $lim)"; np=$p
-done
+run_pinned 3 16 22
 n=0
 for p in $(seq 1 "${FULL:-3}"); do
   fits 24 "full $p" || break

@@ -40,16 +40,7 @@ grep -hE "^\[ *(FAILED|PASSED) |Failure|bad," "$OUT"/test*.log 2>/dev/null | cut
 grep -hcE "^\[ +OK " "$OUT"/test*.log | tr '\n' ' '; echo "tests ok per group"
 for q in "${WPIDS[@]}"; do wait "$q"; done  # not a bare wait: it would wait for the summary's tee
 pack; echo "warm-up done $(( $(date +%s) - S ))s; compile failures: $(cat "$L"/w_*.err | grep -c 'compile failed')"
-np=0
-for p in $(seq 1 $(( 2 * ${PINNED:-3} ))); do
-  fits 12 "pinned $p" || break
-  bin=${bins[$(( (p - 1) % 2 ))]}; lim=${PIN_S:-14}; [ "$(left)" -lt "$lim" ] && lim=$(( $(left) - 3 ))
-  S=$(date +%s)
-  KTUNE_CACHE_DIR=/tmp/kcache_$bin timeout "$lim" "$B/bench/$bin" --kinds=decode,tma --only="$PIN" \
-    --shapes="$PSHAPES" --rounds="${ROUNDS:-5}" > "$OUT/pin$p.log" 2> "$OUT/pin$p.err"
-  echo "pinned $p $bin rc=$? $(( $(date +%s) - S ))s (limit $lim)"; np=$p
-  pack
-done
+run_pinned 2 12 14 pack
 echo "VERIFY not ok: $(cat "$L"/pin*.log 2>/dev/null | grep '^VERIFY' | grep -vc ' ok ') of $(cat "$L"/pin*.log 2>/dev/null | grep -c '^VERIFY')"
 python3 dev/decode/gs_table.py "$L" "$np" "o: 2 x 32-row boxes" "n: 3-D pair box (tree)"
 echo "call wall $(( $(date +%s) - T0 ))s"
