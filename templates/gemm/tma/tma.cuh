@@ -331,15 +331,14 @@ KTUNE_DEVICE void produce(const TensorMap* tmA, const TensorMap* tmB, unsigned s
                           int rank, int half) {
   prefetch_tensormap(tmA);
   prefetch_tensormap(tmB);
-  unsigned it = 0;
+  unsigned it = 0, s = 0, ph = 0;  // ring position, its slot and phase (stepped, not divided)
   const int units = sched_units(sc);
   for (int j = 0; j < units; ++j) {
     const Unit un = sched_unit(sc, j);
     int m0, n0;
     tile_coords(un.tile, grid_m, grid_n, rank, m0, n0);
     for (int kt = un.kb; kt < un.ke; ++kt, ++it) {
-      const unsigned s = it % kStages, round = it / kStages;
-      mbar_wait(empty + 8 * s, (round & 1u) ^ 1u);  // CTA scope in a cluster too (see mbar_wait)
+      mbar_wait(empty + 8 * s, ph ^ 1u);  // CTA scope in a cluster too (see mbar_wait)
       mbar_expect_tx(full + 8 * s, kStageBytes);
       KT_TR(it == 0, kTrIssue0);
       int c0, r0;
@@ -368,6 +367,7 @@ KTUNE_DEVICE void produce(const TensorMap* tmA, const TensorMap* tmB, unsigned s
         tma_load_2d(sB + (s * kBTile + box_row0(b) * kBK) * kElem, tmB, c0, r0, full + 8 * s);
       }
 #endif
+      if (++s == kStages) s = 0, ph ^= 1u;
     }
   }
 }

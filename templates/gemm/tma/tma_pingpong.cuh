@@ -41,21 +41,25 @@ KTUNE_DEVICE void consume_pingpong(const Sched& sc, int grid_m, int grid_n, int 
 #pragma unroll
       for (int i = 0; i < kAcc; ++i) acc[w][i] = 0.0f;
     bar_named(3 + cw, 256);  // the other consumer's MMAs are all issued: the pipe is ours
-    for (int kt = un.kb; kt < un.ke; ++kt, ++it) {
-      const unsigned s = it % kStages;
-      mma_ktile(acc, full + 8 * s, (it / kStages) & 1u, sA + s * kATile * kElem,
-                sB + s * kBTile * kElem, cw);
+    // The ring slot and its phase, stepped per k-tile (one division per tile, not per k-tile:
+    // five stages are not a power of two).
+    unsigned s = it % kStages, ph = (it / kStages) & 1u, prev = 0;
+    for (int kt = un.kb; kt < un.ke; ++kt) {
+      mma_ktile(acc, full + 8 * s, ph, sA + s * kATile * kElem, sB + s * kBTile * kElem, cw);
       KT_TRT((tid & 127) == 0 && kt == un.kb, j, cw, kTtFirst);
       ktune::wgmma_wait<1>();
-      if (kt > un.kb && lane == 0) release_slot(empty, others, (it - 1) % kStages);
+      if (kt > un.kb && lane == 0) release_slot(empty, others, prev);
+      prev = s;
+      if (++s == kStages) s = 0, ph ^= 1u;
     }
+    it += un.ke - un.kb;
     // Every MMA of this tile is issued: the other consumer's turn, while this one drains and
     // stores (the next unit, if any, is the other's).
     if (j + 1 < units) bar_arrive_named(3 + (cw ^ 1), 256);
     KT_TRT((tid & 127) == 0, j, cw, kTtIssued);
     ktune::wgmma_wait<0>();
     KT_TRT((tid & 127) == 0, j, cw, kTtRetired);
-    if (un.ke > un.kb && lane == 0) release_slot(empty, others, (it - 1) % kStages);
+    if (un.ke > un.kb && lane == 0) release_slot(empty, others, prev);
     store_tile(acc, tmC, ebuf, C, bias, m0, n0, warp, g, q, tid & 127, 1 + cw, M, N, ldc, alpha,
                beta);
     KT_TRT((tid & 127) == 0, j, cw, kTtEpi);
