@@ -165,64 +165,6 @@ TEST(GemmGpu, TmaEveryLayoutVsReference) {
   }
 }
 
-// Ping-pong pairs (PINGPONG 1, CLUSTER_M 2: vertically adjacent tiles in lockstep, each block loading
-// every second B box, multicast; cuBLASLt's 1x2 ping-pong kernels): the 176-wide tile (three boxes,
-// 2 + 1, the last overlapping) with five and four stages and both epilogues, 64 x 256 and 128 x 192
-// per consumer (whole halves / 2 + 1 of whole boxes, every layout), against float64 at odd shapes
-// where the pair's second block lies below M (300 rows: the second 256-row cluster tile has 44),
-// K and N ending mid-tile, C += and bias; then 2048^3 against cuBLASLt.
-TEST(GemmGpu, TmaPingPongPairVsReference) {
-  REQUIRE_GPU();
-  if (env().dev.arch != "sm_90a") GTEST_SKIP() << "tma needs sm_90a, device is " << env().dev.arch;
-  const std::vector<Config> any = {tmaConfig(256, 2, 1, 4, 2, 1, 1, 1), tmaConfig(192, 2, 2, 4, 2, 0, 1, 1)};
-  const std::vector<Config> kmaj = {tmaConfig(176, 2, 2, 5, 2, 1, 1, 1), tmaConfig(176, 2, 2, 4, 2, 0, 1, 1),
-                                    tmaConfig(168, 2, 2, 5, 2, 1, 1, 1)};
-  struct Case { Layout l; int64_t m, n, k; ElemType c; bool bias; float beta; };
-  const Case cases[] = {
-      {Layout::kNT, 300, 1000, 264, ElemType::kBF16, false, 0.f},
-      {Layout::kNT, 130, 4097, 1000, ElemType::kF16, true, 0.5f},
-      {Layout::kTT, 300, 520, 200, ElemType::kBF16, true, 0.f},
-      {Layout::kNN, 257, 520, 72, ElemType::kBF16, false, 0.5f},
-      {Layout::kTN, 64, 200, 136, ElemType::kF32, true, 0.f},
-  };
-  auto kMajorB = [](Layout l) { return l == Layout::kNT || l == Layout::kTT; };
-  std::vector<std::tuple<KernelKind, Config, GemmShape>> jobs;
-  std::vector<GemmShape> shapes;
-  for (const Case& cs : cases) {
-    GemmShape s = shapeOf(cs.l, ElemType::kBF16, cs.c, cs.m, cs.n, cs.k);
-    s.lda = (gemm::storedColsA(s) + 7) / 8 * 8;  // TMA needs 16-byte row pitches
-    s.ldb = (gemm::storedColsB(s) + 7) / 8 * 8;
-    s.has_bias = cs.bias;
-    s.beta = cs.beta;
-    shapes.push_back(s);
-    for (const Config& c : any) jobs.emplace_back(KernelKind::kTma, c, s);
-    if (kMajorB(cs.l))
-      for (const Config& c : kmaj) jobs.emplace_back(KernelKind::kTma, c, s);
-  }
-  const GemmShape big = shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 2048, 2048, 2048);
-  for (const Config& c : any) jobs.emplace_back(KernelKind::kTma, c, big);
-  for (const Config& c : kmaj) jobs.emplace_back(KernelKind::kTma, c, big);
-  precompile(jobs);
-  uint32_t seed = 4500;
-  for (const GemmShape& s : shapes) {
-    Problem p(s, seed++);
-    const auto ref = p.hostReference();
-    for (const Config& c : any) expectMatches(KernelKind::kTma, c, p, ref);
-    for (const Config& c : kmaj) {
-      if (kMajorB(s.layout)) {
-        expectMatches(KernelKind::kTma, c, p, ref);
-        continue;
-      }
-      EXPECT_EQ(gemm::applicable(KernelKind::kTma, c, s).code(), Code::kUnsupported) << c.toString();
-    }
-  }
-  if (!env().lt) GTEST_SKIP() << "cuBLASLt unavailable for the large check: " << env().lt_skip;
-  Problem p(big, seed);
-  const auto ref = p.cublasReference();
-  for (const Config& c : any) expectMatches(KernelKind::kTma, c, p, ref);
-  for (const Config& c : kmaj) expectMatches(KernelKind::kTma, c, p, ref);
-}
-
 // The gate/up pair (act silu_mul, tma_gated.cuh): B = [gate; up], C gets N / 2 columns. Both
 // epilogues (direct and TMA store), one and two consumers, 128- and 256-wide tiles, the split
 // tail (few tiles: every block on part of K), a cluster pair and ping-pong, against float64 on

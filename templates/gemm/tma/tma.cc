@@ -108,19 +108,12 @@ ConfigSpace buildSpace() {
     const int64_t bn = knob(c, "BLOCK_N");
     return bn == 128 || (bn % 8 == 0 && bn >= 136 && bn <= 256);
   });
-  s.constrain("BLOCK_N % 64 == 0 || (CONSUMERS == 2 && (CLUSTER_M == 1 || (PINGPONG == 1 && CLUSTER_M == 2)))",
-              [](K c) {
-                return knob(c, "BLOCK_N") % 64 == 0 ||
-                       (knob(c, "CONSUMERS") == 2 &&
-                        (knob(c, "CLUSTER_M") == 1 ||
-                         (knob(c, "PINGPONG") == 1 && knob(c, "CLUSTER_M") == 2)));
-              });
-  // A cluster splits B's 64-row boxes between its blocks: whole halves (128 | 256), or in a
-  // ping-pong pair every second box (a 176-wide tile's three: 2 + 1).
-  s.constrain("CLUSTER_M == 1 || BLOCK_N % 128 == 0 || (PINGPONG == 1 && CLUSTER_M == 2)", [](K c) {
-    return knob(c, "CLUSTER_M") == 1 || knob(c, "BLOCK_N") % 128 == 0 ||
-           (knob(c, "PINGPONG") == 1 && knob(c, "CLUSTER_M") == 2);
+  s.constrain("BLOCK_N % 64 == 0 || (CONSUMERS == 2 && CLUSTER_M == 1)", [](K c) {
+    return knob(c, "BLOCK_N") % 64 == 0 ||
+           (knob(c, "CONSUMERS") == 2 && knob(c, "CLUSTER_M") == 1);
   });
+  s.constrain("CLUSTER_M == 1 || BLOCK_N % 128 == 0",
+              [](K c) { return knob(c, "CLUSTER_M") == 1 || knob(c, "BLOCK_N") % 128 == 0; });
   // Four-block clusters (a quarter of B per block, multicast to all four: 25% fewer load requests
   // per output than the pair) are offered as they were measured to win (3000x5000x1000, where the
   // loads bound the kernel): 128 x 256 block tiles, two consumers, the deferred epilogue. Their
@@ -144,12 +137,12 @@ ConfigSpace buildSpace() {
     return knob(c, "EPI_TMA") < 2 || knob(c, "CONSUMERS") == 2;
   });
   // Ping-pong (each consumer on a tile of its own, one's epilogue under the other's MMAs): two
-  // consumers, the plain schedule (no split tail; alone or as a pair with B multicast) and an
-  // epilogue that needs no next tile of its own warpgroup (EPI_TMA 0 or 1).
-  s.constrain("PINGPONG == 0 || (CONSUMERS == 2 && CLUSTER_M <= 2 && SPLIT_K == 1 && EPI_TMA <= 1)",
+  // consumers, the plain schedule (no cluster, no split tail) and an epilogue that needs no
+  // next tile of its own warpgroup (EPI_TMA 0 or 1).
+  s.constrain("PINGPONG == 0 || (CONSUMERS == 2 && CLUSTER_M == 1 && SPLIT_K == 1 && EPI_TMA <= 1)",
               [](K c) {
                 return knob(c, "PINGPONG") == 0 ||
-                       (knob(c, "CONSUMERS") == 2 && knob(c, "CLUSTER_M") <= 2 &&
+                       (knob(c, "CONSUMERS") == 2 && knob(c, "CLUSTER_M") == 1 &&
                         knob(c, "SPLIT_K") == 1 && knob(c, "EPI_TMA") <= 1);
               });
   s.sharedBytes([](K c) { return tmaKernel().shared_bytes(c); });

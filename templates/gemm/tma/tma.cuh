@@ -74,9 +74,7 @@
 // epilogue: C = act(alpha * sa * sb * A * B + beta * C + bias). wgmma has no transpose for 8-bit
 // operands, so both must be K-major (the host refuses the other layouts).
 //
-// Ping-pong (PINGPONG = 1; two consumers, no split tail, EPI_TMA 0 | 1; alone or as a pair, CLUSTER_M
-// 2, whose blocks walk vertically adjacent tiles in lockstep and load every second B box each,
-// multicast: cuBLASLt's 1x2 ping-pong kernels, 128 x 176 at 1024x14336x4096): each consumer
+// Ping-pong (PINGPONG = 1; two consumers, no clusters, no split tail, EPI_TMA 0 | 1): each consumer
 // warpgroup owns a whole tile of its own (BLOCK_M = 64 * WG_M rows), the block's tiles alternating
 // between them; the producer fills the one stage ring with their k-tiles in tile order. A pair of
 // named barriers orders the mainloops: a consumer issues its tile's MMAs only once the other has
@@ -178,8 +176,8 @@ static_assert(kBN == 128 || (kBN % 8 == 0 && kBN >= 136 && kBN <= 256),
 // A width that is not whole 64-column boxes: two consumers (cooperative or ping-pong) without
 // clusters and a K-major B only (the MN-major descriptor steps whole 64-wide chunks; the host
 // refuses the other layouts).
-static_assert(kBN % 64 == 0 || (kCons == 2 && (CLUSTER_M == 1 || (kPP && CLUSTER_M == 2)) && !KT_B_MN),
-              "BLOCK_N not a multiple of 64: CONSUMERS 2, CLUSTER_M 1 (2 with PINGPONG) and a K-major B (layout NT or TT)");
+static_assert(kBN % 64 == 0 || (kCons == 2 && CLUSTER_M == 1 && !KT_B_MN),
+              "BLOCK_N not a multiple of 64: CONSUMERS 2, CLUSTER_M 1 and a K-major B (layout NT or TT)");
 static_assert(kCons == 1 || kCons == 2, "CONSUMERS must be 1 or 2");
 static_assert(kWgM == 1 || kWgM == 2, "WG_M must be 1 or 2");
 // Ping-pong's consumer owns one tile per warpgroup, so it may hold a 128 x 192 tile (192
@@ -187,16 +185,16 @@ static_assert(kWgM == 1 || kWgM == 2, "WG_M must be 1 or 2");
 static_assert(kWgM * kBN <= (kPP ? 384 : 256), "WG_M * BLOCK_N <= 256 (384 with PINGPONG): accumulator registers");
 static_assert(kStages >= 2 && kStages <= 8, "NUM_STAGES must be in [2, 8]");
 static_assert(CLUSTER_M == 1 || CLUSTER_M == 2 || CLUSTER_M == 4, "CLUSTER_M must be 1, 2 or 4");
-static_assert(CLUSTER_M == 1 || kBN % (64 * CLUSTER_M) == 0 || (kPP && CLUSTER_M == 2),
-              "clusters split the B tile into CLUSTER_M parts of whole 64-row boxes (a ping-pong pair: every second box)");
+static_assert(CLUSTER_M == 1 || kBN % (64 * CLUSTER_M) == 0,
+              "clusters split the B tile into CLUSTER_M parts of whole 64-row boxes");
 static_assert(SPLIT_K == 1 || SPLIT_K == 2 || SPLIT_K == 4, "SPLIT_K must be 1, 2 or 4");
 static_assert(SPLIT_K == 1 || CLUSTER_M == 1, "the split tail is not combined with clusters");
 // The gate/up pair (ACT 3): whole 64-row boxes of gate and of up rows per tile, and the epilogues
 // that store from the tile's registers (tma_gated.cuh; not the deferred one).
 static_assert(ACT != 3 || ((kBN == 128 || kBN == 256) && EPI_TMA <= 1 && !KT_FP8 && !KT_B_MN),
               "ACT 3 (silu_mul): BLOCK_N 128 or 256, EPI_TMA 0 or 1, 16-bit A and K-major B");
-static_assert(!kPP || (kCons == 2 && CLUSTER_M <= 2 && SPLIT_K == 1 && EPI_TMA <= 1),
-              "PINGPONG needs two consumers, no cluster or a pair, no split tail, EPI_TMA 0 or 1");
+static_assert(!kPP || (kCons == 2 && CLUSTER_M == 1 && SPLIT_K == 1 && EPI_TMA <= 1),
+              "PINGPONG needs two consumers, no cluster, no split tail, EPI_TMA 0 or 1");
 #if EPI_TMA && DTYPE_C != 0
 #define KT_EPI_TMA 1
 #else
@@ -348,17 +346,13 @@ KTUNE_DEVICE void produce(const TensorMap* tmA, const TensorMap* tmB, unsigned s
         tma_load_2d(sA + (s * kATile + b * 64 * kBK) * kElem, tmA, c0, r0, full + 8 * s);
       }
 #if CLUSTER_M > 1
-      // This block's part of the B tile (1 / kCluster of its boxes, contiguous; a ping-pong pair
-      // with an odd box count: every second box from `rank`, 2 + 1), into every block.
-      constexpr bool kEven = kBBoxes % kCluster == 0;
+      // This block's part of the B tile (1 / kCluster of its boxes), into every block.
       constexpr int kPart = kBBoxes / kCluster;
 #pragma unroll
-      for (int i = 0; i < (kBBoxes + kCluster - 1) / kCluster; ++i) {
-        const int b = kEven ? rank * kPart + i : rank + i * kCluster;
-        if (b >= kBBoxes) break;
+      for (int b = rank * kPart; b < (rank + 1) * kPart; ++b) {
         box_coords<KT_B_MN>(kt * kBK, b_box_row(n0, b, half), c0, r0);
-        tma_load_2d_multicast(sB + (s * kBTile + box_row0(b) * kBK) * kElem, tmB, c0, r0,
-                              full + 8 * s, (unsigned short)((1u << kCluster) - 1u));
+        tma_load_2d_multicast(sB + (s * kBTile + b * 64 * kBK) * kElem, tmB, c0, r0, full + 8 * s,
+                              (unsigned short)((1u << kCluster) - 1u));
       }
 #else
 #pragma unroll
@@ -483,7 +477,7 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
   out_t* C = reinterpret_cast<out_t*>(Cv);
   const out_t* bias = reinterpret_cast<const out_t*>(biasv);
 #if PINGPONG
-  consume_pingpong(sc, grid_m, grid_n, rank, sA, sB, full, empty, c_tma_ok ? &tmC : nullptr,
+  consume_pingpong(sc, grid_m, grid_n, sA, sB, full, empty, c_tma_ok ? &tmC : nullptr,
                    epi + cw * kEpiBytes, C, bias, M, N, ldc, alpha, beta, cw, tid);
 #else
   consume_cooperative(sc, grid_m, grid_n, rank, sA, sB, full, empty, &tmC, c_tma_ok != 0,

@@ -9,21 +9,13 @@ KTUNE_DEVICE void bar_arrive_named(int id, int threads) {
 // consumer's included. Named barrier 3 + cw completes when the other consumer has issued all MMAs
 // of the previous unit (its 128 arrivals + this warpgroup's 128); consumer 1's arrival at the start
 // stands for a unit -1, so arrivals and waits pair up exactly for any unit count.
-KTUNE_DEVICE void consume_pingpong(const Sched& sc, int grid_m, int grid_n, int rank, unsigned sA,
-                                   unsigned sB, unsigned full, unsigned empty, const TensorMap* tmC,
+KTUNE_DEVICE void consume_pingpong(const Sched& sc, int grid_m, int grid_n, unsigned sA, unsigned sB,
+                                   unsigned full, unsigned empty, const TensorMap* tmC,
                                    unsigned ebuf, out_t* C, const out_t* bias, int M, int N,
                                    long ldc, float alpha, float beta, int cw, int tid) {
   const int lane = tid & 31, warp = (tid >> 5) & 3, g = lane >> 2, q = lane & 3;
   const int units = sched_units(sc);
   float acc[kWgM][kAcc];
-  // A pair (CLUSTER_M 2): both blocks walk the same units, so the same consumer of each reads a
-  // slot's fill; each releases it in both blocks (release_slot), as the cooperative consumers do.
-  unsigned others[kOthers] = {};
-#if CLUSTER_M > 1
-  others[0] = map_to_rank(empty, static_cast<unsigned>(rank ^ 1));
-#else
-  (void)rank;
-#endif
   if (cw == 1 && units > 0) bar_arrive_named(3, 256);
   unsigned it = 0;
   for (int j = 0; j < units; ++j) {
@@ -35,7 +27,7 @@ KTUNE_DEVICE void consume_pingpong(const Sched& sc, int grid_m, int grid_n, int 
     KT_TRT((tid & 127) == 0, j, cw, kTtStart);
     KT_TR_LANDED(j == 0 && tid == 128, full);
     int m0, n0;
-    tile_coords(un.tile, grid_m, grid_n, rank, m0, n0);
+    tile_coords(un.tile, grid_m, grid_n, 0, m0, n0);
 #pragma unroll
     for (int w = 0; w < kWgM; ++w)
 #pragma unroll
@@ -48,7 +40,7 @@ KTUNE_DEVICE void consume_pingpong(const Sched& sc, int grid_m, int grid_n, int 
       mma_ktile(acc, full + 8 * s, ph, sA + s * kATile * kElem, sB + s * kBTile * kElem, cw);
       KT_TRT((tid & 127) == 0 && kt == un.kb, j, cw, kTtFirst);
       ktune::wgmma_wait<1>();
-      if (kt > un.kb && lane == 0) release_slot(empty, others, prev);
+      if (kt > un.kb && lane == 0) mbar_arrive(empty + 8 * prev);
       prev = s;
       if (++s == kStages) s = 0, ph ^= 1u;
     }
@@ -59,7 +51,7 @@ KTUNE_DEVICE void consume_pingpong(const Sched& sc, int grid_m, int grid_n, int 
     KT_TRT((tid & 127) == 0, j, cw, kTtIssued);
     ktune::wgmma_wait<0>();
     KT_TRT((tid & 127) == 0, j, cw, kTtRetired);
-    if (un.ke > un.kb && lane == 0) release_slot(empty, others, prev);
+    if (un.ke > un.kb && lane == 0) mbar_arrive(empty + 8 * prev);
     store_tile(acc, tmC, ebuf, C, bias, m0, n0, warp, g, q, tid & 127, 1 + cw, M, N, ldc, alpha,
                beta);
     KT_TRT((tid & 127) == 0, j, cw, kTtEpi);
