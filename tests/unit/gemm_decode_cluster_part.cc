@@ -289,5 +289,54 @@ TEST(GemmDecode, RowSplitPairMulticastsTheWeightsAndReducesNothing) {
               });
 }
 
+// DC_GRID = 9: persistent pairs (clusters of two), min(tiles, SMs / 2) of them, each over a range of
+// whole tiles split in k steps between its blocks; the one tile cut between them reduced on chip
+// (block 1's sums counted into block 0's buffer by st.async, which sharedBytes holds): the TMA-fed
+// body only, DC_XR = 0, no workspace or counters. PTX (plain; gate/up with bias and C +=): st.async,
+// the start's split cluster barrier, no spills.
+TEST(GemmDecode, PersistentPairsReduceTheirCutTileOnChip) {
+  const ConfigSpace& sp = configSpace(KernelKind::kDecode);
+  Config c = wgConfig(2, 4, 1, 4, 2, 9);
+  c.set("DC_WG", int64_t{2});
+  ASSERT_TRUE(sp.validate(c).ok()) << sp.validate(c).toString();
+  Config cp = c, xr = c, g6 = c;
+  cp.set("DC_WG", int64_t{1});
+  xr.set("DC_XR", int64_t{3});
+  g6.set("DC_GRID", int64_t{6});
+  EXPECT_FALSE(sp.validate(cp).ok());
+  EXPECT_FALSE(sp.validate(xr).ok());
+  // 128 consumer threads x 8 floats of the peer's sums beside the persistent grid's layout.
+  EXPECT_EQ(sp.sharedBytesOf(c) - sp.sharedBytesOf(g6), 128 * 8 * 4);
+  const DeviceInfo dev = sm90aDevice();
+  const int64_t sms = dev.multiprocessors;
+  for (int64_t n : {28672, 4096, 100}) {  // 448, 64 and 2 tiles of 64 rows
+    auto p = launchPlan(KernelKind::kDecode, c, nt(16, n, 4096), dev);
+    ASSERT_TRUE(p.ok()) << n << ": " << p.status().toString();
+    EXPECT_EQ(p->grid.x, static_cast<unsigned>(2 * std::min<int64_t>((n + 63) / 64, sms / 2))) << n;
+    EXPECT_EQ(p->block.x, 160u);
+    EXPECT_EQ(p->workspace_bytes, 0);
+    EXPECT_EQ(p->counters, 0);
+  }
+  auto cc = compilerForArch("sm_90a");
+  if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
+  GemmShape g = nt(16, 8192, 4096);
+  g.act = Activation::kSiluMul;
+  g.has_bias = true;
+  g.beta = 1.0f;
+  g.ldc = 4096;
+  Config w8 = c;
+  w8.set("DC_WARPS", int64_t{8});
+  w8.set("DC_U", int64_t{2});
+  compileEach(**cc, {{c, nt(16, 28672, 4096)}, {w8, nt(16, 28672, 4096)}, {c, g}},
+              [](const Config&, const std::string& ptx) -> std::string {
+                if (ptx.find("st.async.shared::cluster") == std::string::npos) return "PTX lacks the hand-over";
+                if (ptx.find("barrier.cluster.arrive.relaxed") == std::string::npos)
+                  return "PTX lacks the start's cluster arrival";
+                if (ptx.find("atom.global") != std::string::npos || ptx.find("red.global") != std::string::npos)
+                  return "PTX reduces through global memory";
+                return "";
+              });
+}
+
 }  // namespace
 }  // namespace ktune::gemm

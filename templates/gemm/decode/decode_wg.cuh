@@ -56,6 +56,10 @@
 // (fewer blocks than the K split's: one wave or two instead of two or four; bench/NOTES.md,
 // ninth session).
 //
+// DC_GRID = 9 (TMA-fed only): persistent pairs, min(tiles, SMs / 2) clusters of two, each over a
+// contiguous range of whole tiles, split in (tile, k step) units between its two blocks; the one
+// tile the split cuts is reduced on chip (pair_end, decode_wg_cluster.cuh), the others stored whole.
+//
 // Knobs here: DC_WARPS (4, 8: consumer warpgroups), DC_NT (64-row slabs per warpgroup), DC_MT
 // (wgmma N / 8), DC_U (k per stage / 64; 8 with TMA only), DC_DEPTH (stages / 2), DC_GRID, DC_PF
 // (1: one producer warp, 2: a producer warpgroup; with TMA: A by its cp.async; 3, TMA only: a
@@ -67,6 +71,7 @@
 #define DC_TMA (DC_WG == 2)
 #define DC_CLUSTER (DC_TMA && (DC_GRID == 4 || DC_GRID == 5))
 #define DC_MSPLIT (DC_TMA && DC_GRID == 7)  // a pair per tile splitting A's rows (decode_tma.cuh)
+#define DC_PAIRS (DC_TMA && DC_GRID == 9)  // a persistent pair per range of tiles (decode_wg_cluster.cuh)
 namespace kd {
 
 constexpr int kCWarps = DC_WARPS;                 // consumer warps
@@ -180,12 +185,21 @@ KTUNE_DEVICE void for_each_acc(float (&acc)[kNT][kAcc], int ctid, F f) {
 
 #include "decode_wg_epi.cuh"
 
+// A residual's C lines into L1 while the last stage of unit u's tile lands (the run's last unit,
+// or the tile's last k step).
+KTUNE_DEVICE void prefetch_residual(const Prob& p, long u, bool last, int ctid) {
+  const int tile = (int)(u / p.nsteps);
+  if (last || u - (long)tile * p.nsteps == p.nsteps - 1)
+    prefetch_out(p, ACT == 3 ? tile * kBN / 2 : tile * kBN, ACT == 3 ? (tile + 1) * kBN / 2 : (tile + 1) * kBN,
+                 ctid, kConsumers, true);
+}
+
 // End of the block's run of `steps` units over the tile at row0 (uniform over the consumers):
 // store, or add into the workspace and let the block that completes the tile's count store.
 // Leaves acc zero. `flag`: one shared word.
 KTUNE_DEVICE void flush(const Prob& p, float (&acc)[kNT][kAcc], int row0, int steps, int ctid,
                         volatile unsigned* flag) {
-  const bool whole = steps == p.nsteps;
+  const bool whole = DC_PAIRS || steps == p.nsteps;  // DC_PAIRS: its cut tile ends in pair_end
   if (!whole) {
     for_each_acc(acc, ctid, [&](float& v, int n, int m) {
       const int row = tile_row(p, row0, n);
@@ -259,6 +273,8 @@ KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorM
   if (!kTxHand) cluster_sync_relaxed();
 #elif DC_MSPLIT  // the consumers' barrier after their main loop
   cluster_sync();
+#elif DC_PAIRS  // the start's barrier (every thread waits once)
+  cluster_wait();
 #endif
 }
 #else
@@ -289,7 +305,9 @@ KTUNE_DEVICE void produce_all(const Prob& p, unsigned base, unsigned full, unsig
 #endif
 
 // One thread: the ring's barriers and (DC_XR bit 1) the reduce-scatter's `red`, then the init fence.
-KTUNE_DEVICE void init_barriers(unsigned full, unsigned empty, [[maybe_unused]] unsigned red) {
+// DC_PAIRS: `recv` (block 0 of a pair whose range cuts a tile) initialises `red` for the peer's sums.
+KTUNE_DEVICE void init_barriers(unsigned full, unsigned empty, [[maybe_unused]] unsigned red,
+                                [[maybe_unused]] bool recv = false) {
   for (int i = 0; i < kStages; ++i) {
     // DC_TMA: the producer's expect_tx (kXA: and every producer thread after its A copies
     // landed); else every producer thread, after its copies landed.
@@ -298,16 +316,20 @@ KTUNE_DEVICE void init_barriers(unsigned full, unsigned empty, [[maybe_unused]] 
   }
 #if DC_CLUSTER
   if (kTxHand) mbar_init(red, 1);  // the peers' sums (scatter_reduce)
+#elif DC_PAIRS
+  if (recv) mbar_init(red, 1);  // the peer's sums of the cut tile (pair_end)
 #endif
   fence_mbarrier_init();
 #if DC_CLUSTER
   if (kTxHand) mbar_expect_tx(red, kRedBytes);
+#elif DC_PAIRS
+  if (recv) mbar_expect_tx(red, kPairBytes);
 #endif
 }
 
 }  // namespace kd
 
-#if DC_CLUSTER || DC_MSPLIT
+#if DC_CLUSTER || DC_MSPLIT || DC_PAIRS
 #define KTUNE_DC_CLUSTER __cluster_dims__(kd::kCL, 1, 1)
 #else
 #define KTUNE_DC_CLUSTER
@@ -334,6 +356,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   // floats start at +16).
   [[maybe_unused]] const unsigned red = empty + 8 * kStages + 8;
   const int tid = threadIdx.x;
+  [[maybe_unused]] bool recv = false;  // DC_PAIRS: block 0 of a pair whose range cuts a tile
   DC_TR_ENTRY(tid == 0);
   Prob p{A, B, reinterpret_cast<out_t*>(Cv), reinterpret_cast<const out_t*>(biasv), workspace,
          counters, M, N, K, (K + kBK - 1) / kBK, N / 2, lda, ldb, ldc, alpha, beta};
@@ -346,6 +369,10 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   const long u0 = (long)(blockIdx.x / 2) * p.nsteps, u1 = u0 + p.nsteps;
   p.C += (long)rank * kBM * ldc;
   p.M = min(M - (int)rank * kBM, kBM);
+#elif DC_PAIRS  // a range of tiles per pair, half its units per block (pair_range)
+  const unsigned rank = cluster_rank();
+  long u0, u1;
+  recv = pair_range(p, rank, u0, u1);
 #elif DC_GRID == 6  // persistent: block b streams whole tiles [tiles*b/grid, tiles*(b+1)/grid)
   const long tiles = (N + kBN - 1) / kBN;
   const long u0 = tiles * blockIdx.x / gridDim.x * p.nsteps;
@@ -357,7 +384,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   const int S = (int)(u1 - u0);
   // The barriers first (shared memory only, so before the wait too): the init fence is a memory
   // barrier, and behind the weight prefetches below it waited for them, delaying the first copy.
-  if (tid == 0) init_barriers(full, empty, red);
+  if (tid == 0) init_barriers(full, empty, red, recv);
   if (S > 0) {  // the first stage's weights into L2 before the wait (prefetch_weights, decode.cuh)
     const int tile = (int)(u0 / p.nsteps), st = (int)(u0 - (long)tile * p.nsteps);
     prefetch_weights(p, [&](int n) { return tile_row(p, tile * kBN, n); }, kBN, st * kBK, kBK, tid,
@@ -368,6 +395,8 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   DC_TR(tid == 0, kTrPrologue);
 #if DC_MSPLIT
   cluster_sync();  // the peer's barriers are initialised before its first multicast or arrival
+#elif DC_PAIRS
+  cluster_arrive_relaxed();  // waited for before the first hand-over (the consumers) or at the end
 #elif !DC_CLUSTER
   [[maybe_unused]] const unsigned rank = 0;
 #endif
@@ -389,17 +418,14 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
                    kConsumers);
   float acc[kNT][kAcc];
   for_each_acc(acc, tid, [](float& v, int, int) { v = 0.0f; });
+#if DC_PAIRS
+  cluster_wait();  // the peer's `red` is initialised (its first stage is microseconds away)
+#endif
   int run = 0;  // units of the current run (tile) so far
 #pragma unroll 1
   for (int s = 0; s < S; ++s) {
     const int slot = s % kStages;
-    if (DC_TMA && p.beta != 0.0f) {  // a residual's C lines into L1 while the tile's last stage lands
-      const long u = u0 + s;
-      const int tile = (int)(u / p.nsteps);
-      if (s == S - 1 || u - (long)tile * p.nsteps == p.nsteps - 1)
-        prefetch_out(p, ACT == 3 ? tile * kBN / 2 : tile * kBN, ACT == 3 ? (tile + 1) * kBN / 2 : (tile + 1) * kBN,
-                     tid, kConsumers, true);
-    }
+    if (DC_TMA && p.beta != 0.0f) prefetch_residual(p, u0 + s, s == S - 1, tid);
     mbar_wait(full + 8 * slot, (s / kStages) & 1);
     DC_TR(tid == 0 && s == 0, kTrFull0);
     DC_TR(tid == 0 && s == 1, kTrFull1);
@@ -420,6 +446,9 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
     const long u = u0 + s;
     const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
     if (st == p.nsteps - 1 || s == S - 1) {
+#if DC_PAIRS  // a run short of all K is the cut tile: block 1's first, block 0's last
+      if (run < p.nsteps) pair_end(p, acc, tile * kBN, rank, tid, flag, red); else
+#endif
       flush(p, acc, tile * kBN, run, tid, flag);
       run = 0;
     }

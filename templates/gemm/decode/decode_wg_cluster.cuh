@@ -1,5 +1,6 @@
 // The decode GEMM's cluster split of K (part of decode_wg.cuh, inside namespace kd, after flush;
-// DC_GRID = 4, 5): the partial sums of a tile's blocks meet in distributed shared memory.
+// DC_GRID = 4, 5; and the persistent pair's cut tile, DC_GRID = 9): the partial sums of a tile's
+// blocks meet in distributed shared memory.
 #if DC_CLUSTER
 // DC_XR bit 0: the block's rows of C through its idle ring as 16-byte vectors (store_staged; the
 // gate/up pair's runs from its staged gate and up sums). Bit 1 (DC_XR = 3, with bit 0): the
@@ -122,5 +123,55 @@ KTUNE_DEVICE void cluster_reduce(const Prob& p, float (&acc)[kNT][kAcc], unsigne
         for (int i = 0; i < kAcc; ++i) acc[t][i] += ring[(r - 1) * kSlot + (t * kAcc + i) * kConsumers + ctid];
     reduce_store<kBM>(p, acc, row0, ctid, ring + (kCL - 1) * kSlot, flag);
   }
+}
+#endif
+
+#if DC_PAIRS
+// DC_GRID = 9: a persistent pair (a cluster of two) per contiguous range of whole tiles; block 0
+// streams the first half of the range's (tile, k step) units, block 1 the rest, so at most one tile
+// is cut between them, and each block streams half its pair's bytes (with 64-row tiles: 28672 rows,
+// 448 tiles on 66 pairs, at most 3.5 tiles a block where whole tiles per block (DC_GRID = 6) give 4).
+// The cut tile is block 1's first run and block 0's last: block 1 hands its partial sums over early
+// (st.async into block 0's buffer `rbuf`, counted on block 0's barrier `red`), block 0 adds them
+// after its last stage and stores the tile. No workspace, and no wait at the kernel's end but a
+// barrier whose bytes landed long before.
+constexpr unsigned kPairBytes = kNT * kAcc * kConsumers * 4;  // block 0's buffer (sharedBytes)
+// After the flag word and the gate/up hand-over (floats): the buffer.
+constexpr int kHandFloats = 16 * kCWarps * 4 * DC_MT;
+// Block `rank`'s units [u0, u1) of pair blockIdx.x / 2's tiles [t0, t1): block 0 the first h, block 1
+// the rest. True for block 0 when the tile t0 + h / nsteps is split between the two (it receives).
+KTUNE_DEVICE bool pair_range(const Prob& p, unsigned rank, long& u0, long& u1) {
+  const long tiles = (p.N + kBN - 1) / kBN, pairs = gridDim.x / 2, pc = blockIdx.x / 2;
+  const long t0 = tiles * pc / pairs, t1 = tiles * (pc + 1) / pairs;
+  const long h = ((t1 - t0) * p.nsteps + 1) / 2;
+  u0 = t0 * p.nsteps + (rank ? h : 0);
+  u1 = rank ? t1 * p.nsteps : t0 * p.nsteps + h;
+  return rank == 0 && h % p.nsteps != 0;
+}
+// The end of a run over the cut tile (run < nsteps): block 1 hands its sums to block 0 and zeroes
+// them; block 0 waits for them, adds them and stores the tile. Hand-over j (4 floats) of a thread
+// sits at floats (j * kConsumers + ctid) * 4 of the buffer (a warp's 512 contiguous bytes). `flag` and
+// `red`: the shared word and the barrier 8 bytes after it.
+KTUNE_DEVICE void pair_end(const Prob& p, float (&acc)[kNT][kAcc], int row0, unsigned rank, int ctid,
+                           volatile unsigned* flag, unsigned red) {
+  if (rank != 0) {
+    const unsigned dst = map_to_rank(red + 8 + kHandFloats * 4, 0), bar = map_to_rank(red, 0);
+#pragma unroll
+    for (int t = 0; t < kNT; ++t)
+#pragma unroll
+      for (int i = 0; i < kAcc; i += 4) st_async4(dst + (((t * kAcc + i) / 4) * kConsumers + ctid) * 16, &acc[t][i], bar);
+    for_each_acc(acc, ctid, [](float& v, int, int) { v = 0.0f; });
+    return;
+  }
+  mbar_wait_acquire_cluster(red, 0);  // the peer's st.async: cluster scope
+  const float* in = reinterpret_cast<const float*>(const_cast<unsigned*>(flag) + 4) + kHandFloats;
+#pragma unroll
+  for (int t = 0; t < kNT; ++t)
+#pragma unroll
+    for (int i = 0; i < kAcc; i += 4) {
+      const float4 r = *reinterpret_cast<const float4*>(in + (((t * kAcc + i) / 4) * kConsumers + ctid) * 4);
+      acc[t][i] += r.x, acc[t][i + 1] += r.y, acc[t][i + 2] += r.z, acc[t][i + 3] += r.w;
+    }
+  flush(p, acc, row0, p.nsteps, ctid, flag);
 }
 #endif
