@@ -289,8 +289,9 @@ TEST(GemmDecode, RowSplitPairMulticastsTheWeightsAndReducesNothing) {
               });
 }
 
-// DC_GRID = 9: persistent pairs (clusters of two), min(tiles, SMs / 2) of them, each over a range of
-// whole tiles split in k steps between its blocks; the one tile cut between them reduced on chip
+// DC_GRID = 9: persistent pairs (clusters of two), min(64-row slabs, SMs / 2) of them (the gate/up
+// pair: tiles), each over a range of
+// 64-row slabs split in k steps between its blocks; the one tile cut between them reduced on chip
 // (block 1's sums counted into block 0's buffer by st.async, which sharedBytes holds): the TMA-fed
 // body only, DC_XR = 0, no workspace or counters. PTX (plain; gate/up with bias and C +=): st.async,
 // the start's split cluster barrier, no spills.
@@ -317,6 +318,17 @@ TEST(GemmDecode, PersistentPairsReduceTheirCutTileOnChip) {
     EXPECT_EQ(p->workspace_bytes, 0);
     EXPECT_EQ(p->counters, 0);
   }
+  Config w8 = c;  // 128-row tiles: the pairs' ranges are still in 64-row slabs (the gate/up pair's in tiles)
+  w8.set("DC_WARPS", int64_t{8});
+  w8.set("DC_U", int64_t{2});
+  GemmShape gu = nt(16, 2 * 96, 4096);
+  gu.act = Activation::kSiluMul;
+  for (const auto& [shape, blocks] : {std::pair{nt(16, 6144, 4096), 132u}, std::pair{nt(16, 192, 4096), 6u},
+                                      std::pair{gu, 4u}}) {
+    auto p = launchPlan(KernelKind::kDecode, w8, shape, dev);
+    ASSERT_TRUE(p.ok()) << p.status().toString();
+    EXPECT_EQ(p->grid.x, blocks) << shapeKey(shape);
+  }
   auto cc = compilerForArch("sm_90a");
   if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
   GemmShape g = nt(16, 8192, 4096);
@@ -324,9 +336,6 @@ TEST(GemmDecode, PersistentPairsReduceTheirCutTileOnChip) {
   g.has_bias = true;
   g.beta = 1.0f;
   g.ldc = 4096;
-  Config w8 = c;
-  w8.set("DC_WARPS", int64_t{8});
-  w8.set("DC_U", int64_t{2});
   compileEach(**cc, {{c, nt(16, 28672, 4096)}, {w8, nt(16, 28672, 4096)}, {c, g}},
               [](const Config&, const std::string& ptx) -> std::string {
                 if (ptx.find("st.async.shared::cluster") == std::string::npos) return "PTX lacks the hand-over";

@@ -98,6 +98,11 @@ int64_t clusterBlocks(K c) {
   const int64_t g = knob(c, "DC_GRID");
   return g == 4 || g == 7 || g == 9 ? 2 : g == 5 ? 4 : 1;
 }
+// DC_GRID = 9: the units a pair's range is cut in (decode_wg_cluster.cuh, pair_range): 64-row slabs,
+// the gate/up pair's whole tiles.
+int64_t pairSlabs(K c, const GemmShape& s) {
+  return ceilDiv(s.n, s.act == Activation::kSiluMul ? wgTileRows(c) : int64_t{64});
+}
 // DC_GRID = 9: block 0's buffer for its peer's sums of the cut tile (decode_wg_cluster.cuh,
 // pair_end): consumer threads x DC_NT x 4*DC_MT floats.
 int64_t pairBytes(K c) {
@@ -268,7 +273,7 @@ Status applicable(K c, const GemmShape& s) {
 // 2 or 4 blocks per tile splitting its K, reduced in distributed shared memory (no workspace);
 // DC_GRID = 6: persistent, min(tiles, SMs) blocks each streaming a contiguous range of whole tiles;
 // DC_GRID = 7: a pair per tile splitting the rows of A, each over all of K (no workspace);
-// DC_GRID = 9: min(tiles, SMs / 2) pairs, each over a contiguous range of whole tiles split in k steps
+// DC_GRID = 9: min(slabs, SMs / 2) pairs, each over a contiguous range of 64-row slabs split in k steps
 // between its two blocks, the one tile cut between them reduced on chip (no workspace).
 // A grid whose ranges cut no tile (DC_GRID = 0, 6, or one unit per tile) needs neither workspace
 // nor counters.
@@ -294,7 +299,7 @@ Status plan(K c, const GemmShape& s, const DeviceInfo& dev, LaunchPlan& p) {
   const int64_t g = knob(c, "DC_GRID");
   const int64_t grid = g == 0   ? tiles
                        : g == 6 ? std::min(tiles, sms)
-                       : g == 9 ? 2 * std::min(tiles, std::max<int64_t>(1, sms / 2))
+                       : g == 9 ? 2 * std::min(pairSlabs(c, s), std::max<int64_t>(1, sms / 2))
                        : g >= 4 ? tiles * clusterBlocks(c)
                                 : std::min(units, sms * g);
   p.grid = Dim3{static_cast<unsigned>(grid), 1u, 1u};

@@ -56,9 +56,10 @@
 // (fewer blocks than the K split's: one wave or two instead of two or four; bench/NOTES.md,
 // ninth session).
 //
-// DC_GRID = 9 (TMA-fed only): persistent pairs, min(tiles, SMs / 2) clusters of two, each over a
-// contiguous range of whole tiles, split in (tile, k step) units between its two blocks; the one
-// tile the split cuts is reduced on chip (pair_end, decode_wg_cluster.cuh), the others stored whole.
+// DC_GRID = 9 (TMA-fed only): persistent pairs, min(slabs, SMs / 2) clusters of two, each over a
+// contiguous range of 64-row slabs (the gate/up pair: whole tiles) in tiles from its first row, split
+// in (tile, k step) units between its two blocks by bytes; the one tile the split cuts is reduced on
+// chip (pair_range, pair_end: decode_wg_cluster.cuh), the others stored whole.
 //
 // Knobs here: DC_WARPS (4, 8: consumer warpgroups), DC_NT (64-row slabs per warpgroup), DC_MT
 // (wgmma N / 8), DC_U (k per stage / 64; 8 with TMA only), DC_DEPTH (stages / 2), DC_GRID, DC_PF
@@ -185,13 +186,15 @@ KTUNE_DEVICE void for_each_acc(float (&acc)[kNT][kAcc], int ctid, F f) {
 
 #include "decode_wg_epi.cuh"
 
+// The first weight row (tile row 0) of tile `tile` of the block's range (DC_GRID = 9: of its pair's).
+KTUNE_DEVICE int tile_row0(const Prob& p, int tile) { return p.r0 + tile * kBN; }
+
 // A residual's C lines into L1 while the last stage of unit u's tile lands (the run's last unit,
 // or the tile's last k step).
 KTUNE_DEVICE void prefetch_residual(const Prob& p, long u, bool last, int ctid) {
-  const int tile = (int)(u / p.nsteps);
+  const int tile = (int)(u / p.nsteps), r = tile_row0(p, tile);
   if (last || u - (long)tile * p.nsteps == p.nsteps - 1)
-    prefetch_out(p, ACT == 3 ? tile * kBN / 2 : tile * kBN, ACT == 3 ? (tile + 1) * kBN / 2 : (tile + 1) * kBN,
-                 ctid, kConsumers, true);
+    prefetch_out(p, ACT == 3 ? r / 2 : r, ACT == 3 ? (r + kBN) / 2 : r + kBN, ctid, kConsumers, true);
 }
 
 // End of the block's run of `steps` units over the tile at row0 (uniform over the consumers):
@@ -260,7 +263,7 @@ KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorM
     const unsigned w = base + slot * kStageBytes;
     DC_TR(lead && s == kStages, kTrFirstEmpty);
     DC_TR(lead && s == 0, kTrIssue0);
-    if (lead) produce_tma(p, tmW, tmX, w, full + 8 * slot, tile * kBN, st * kBK, rank);
+    if (lead) produce_tma(p, tmW, tmX, w, full + 8 * slot, tile_row0(p, tile), st * kBK, rank);
     DC_TR(lead && s == (S < kStages ? S : kStages) - 1, kTrRingIssued);
     DC_TR(lead && s == S - 1, kTrLastIssue);
     if constexpr (kXA) {  // the barrier tracks the copies: no wait here (the consumers fence)
@@ -372,7 +375,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
 #elif DC_PAIRS  // a range of tiles per pair, half its units per block (pair_range)
   const unsigned rank = cluster_rank();
   long u0, u1;
-  recv = pair_range(p, rank, u0, u1);
+  recv = pair_range(p, rank, u0, u1);  // units of the pair's tiles, from p.r0
 #elif DC_GRID == 6  // persistent: block b streams whole tiles [tiles*b/grid, tiles*(b+1)/grid)
   const long tiles = (N + kBN - 1) / kBN;
   const long u0 = tiles * blockIdx.x / gridDim.x * p.nsteps;
@@ -387,7 +390,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   if (tid == 0) init_barriers(full, empty, red, recv);
   if (S > 0) {  // the first stage's weights into L2 before the wait (prefetch_weights, decode.cuh)
     const int tile = (int)(u0 / p.nsteps), st = (int)(u0 - (long)tile * p.nsteps);
-    prefetch_weights(p, [&](int n) { return tile_row(p, tile * kBN, n); }, kBN, st * kBK, kBK, tid,
+    prefetch_weights(p, [&](int n) { return tile_row(p, tile_row0(p, tile), n); }, kBN, st * kBK, kBK, tid,
                      kThreads);
   }
   KTUNE_PDL_WAIT(); KTUNE_PDL_LAUNCH_DEPENDENTS();  // prelude.cuh: no memory read above
@@ -414,8 +417,8 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
 
   if (S > 0)  // the epilogue's C and bias lines of this block's tiles into L2 (prefetch_out)
     for (int t = (int)(u0 / p.nsteps); t <= (int)((u1 - 1) / p.nsteps); ++t)
-      prefetch_out(p, ACT == 3 ? t * kBN / 2 : t * kBN, ACT == 3 ? (t + 1) * kBN / 2 : (t + 1) * kBN, tid,
-                   kConsumers);
+      prefetch_out(p, (ACT == 3 ? tile_row0(p, t) / 2 : tile_row0(p, t)),
+                   ACT == 3 ? (tile_row0(p, t) + kBN) / 2 : tile_row0(p, t) + kBN, tid, kConsumers);
   float acc[kNT][kAcc];
   for_each_acc(acc, tid, [](float& v, int, int) { v = 0.0f; });
 #if DC_PAIRS
@@ -447,9 +450,9 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
     const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
     if (st == p.nsteps - 1 || s == S - 1) {
 #if DC_PAIRS  // a run short of all K is the cut tile: block 1's first, block 0's last
-      if (run < p.nsteps) pair_end(p, acc, tile * kBN, rank, tid, flag, red); else
+      if (run < p.nsteps) pair_end(p, acc, tile_row0(p, tile), rank, tid, flag, red); else
 #endif
-      flush(p, acc, tile * kBN, run, tid, flag);
+      flush(p, acc, tile_row0(p, tile), run, tid, flag);
       run = 0;
     }
 #endif

@@ -127,26 +127,32 @@ KTUNE_DEVICE void cluster_reduce(const Prob& p, float (&acc)[kNT][kAcc], unsigne
 #endif
 
 #if DC_PAIRS
-// DC_GRID = 9: a persistent pair (a cluster of two) per contiguous range of whole tiles; block 0
-// streams the first half of the range's (tile, k step) units, block 1 the rest, so at most one tile
-// is cut between them, and each block streams half its pair's bytes (with 64-row tiles: 28672 rows,
-// 448 tiles on 66 pairs, at most 3.5 tiles a block where whole tiles per block (DC_GRID = 6) give 4).
-// The cut tile is block 1's first run and block 0's last: block 1 hands its partial sums over early
-// (st.async into block 0's buffer `rbuf`, counted on block 0's barrier `red`), block 0 adds them
+// DC_GRID = 9: a persistent pair (a cluster of two) per contiguous range of 64-row slabs; block 0
+// streams the first half of the range's bytes, block 1 the rest, so at most one tile is cut between
+// them (28672 rows: 448 slabs on 66 pairs, at most 3.5 slabs a block where whole 128-row tiles per
+// block (DC_GRID = 6) give 4). The cut tile is block 1's first run and block 0's last: block 1 hands
+// its partial sums over early (st.async into block 0's buffer, counted on its barrier `red`), block 0 adds them
 // after its last stage and stores the tile. No workspace, and no wait at the kernel's end but a
 // barrier whose bytes landed long before.
 constexpr unsigned kPairBytes = kNT * kAcc * kConsumers * 4;  // block 0's buffer (sharedBytes)
 // After the flag word and the gate/up hand-over (floats): the buffer.
 constexpr int kHandFloats = 16 * kCWarps * 4 * DC_MT;
-// Block `rank`'s units [u0, u1) of pair blockIdx.x / 2's tiles [t0, t1): block 0 the first h, block 1
-// the rest. True for block 0 when the tile t0 + h / nsteps is split between the two (it receives).
-KTUNE_DEVICE bool pair_range(const Prob& p, unsigned rank, long& u0, long& u1) {
-  const long tiles = (p.N + kBN - 1) / kBN, pairs = gridDim.x / 2, pc = blockIdx.x / 2;
-  const long t0 = tiles * pc / pairs, t1 = tiles * (pc + 1) / pairs;
-  const long h = ((t1 - t0) * p.nsteps + 1) / 2;
-  u0 = t0 * p.nsteps + (rank ? h : 0);
-  u1 = rank ? t1 * p.nsteps : t0 * p.nsteps + h;
-  return rank == 0 && h % p.nsteps != 0;
+// Pair blockIdx.x / 2's rows: its share [p.r0, p.rlim) of the weight rows in slabs of kG rows (64: a
+// tile of two or four slabs may end past rlim, whose boxes are zeros and rows not stored; the gate/up
+// pair's in whole tiles), in tiles of kBN rows from p.r0. Block `rank`'s units (tile, k step) of
+// them: [u0, u1), block 0 the first c, which hold half the pair's slab steps (a unit of the last
+// tile holds `last` of them, the others kS). True for block 0 when unit c cuts a tile (it receives).
+KTUNE_DEVICE bool pair_range(Prob& p, unsigned rank, long& u0, long& u1) {
+  constexpr int kG = ACT == 3 ? kBN : 64, kS = kBN / kG;  // rows of a slab; slabs of a tile
+  const long slabs = (p.N + kG - 1) / kG, pairs = gridDim.x / 2, pc = blockIdx.x / 2;
+  const long s0 = slabs * pc / pairs, s1 = slabs * (pc + 1) / pairs, R = s1 - s0, ns = p.nsteps;
+  p.r0 = (int)(s0 * kG);
+  p.rlim = (int)min((long)p.N, s1 * kG);
+  const long nt = (R + kS - 1) / kS, last = R - (nt - 1) * kS, half = (R * ns + 1) / 2, full = (nt - 1) * kS * ns;
+  const long c = half <= full ? (half + kS - 1) / kS : (nt - 1) * ns + (half - full + last - 1) / last;
+  u0 = rank ? c : 0;
+  u1 = rank ? nt * ns : c;
+  return rank == 0 && c % ns != 0;
 }
 // The end of a run over the cut tile (run < nsteps): block 1 hands its sums to block 0 and zeroes
 // them; block 0 waits for them, adds them and stores the tile. Hand-over j (4 floats) of a thread
