@@ -11,6 +11,7 @@
 #      list reversed in even processes), then dev/decode/pp_table.py;
 #   3. FULL gemm_bench processes over the ten 64/128-row keys (--kinds=decode,tma, the curated
 #      lists), gu_table.py, and the pre-pass's DC_GRID = 7 lines (plain and gate/up) at 65+ rows.
+# LIST=2: the second call's list (the pairs' ranges in 64-row slabs on 128-row tiles; run with FULL=0).
 #   OUT=$OUT DEADLINE=255 bash dev/decode/device_pp.sh
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
@@ -21,6 +22,11 @@ X62=$(d 4 2 2 2 3 4)   # G4 W4 NT2 U2 D2 XR3: at 16x6144x4096
 G6=$(d 8 1 2 2 0 6)    # G6 W8 NT1 U2 D2: at 16x28672x4096
 G6S=$(d 4 1 4 2 0 6)   # G6 W4 NT1 U4 D2: 64-row tiles, whole tiles per block (the pairs' tile)
 P4=$(d 4 1 4 2 0 9); P2=$(d 4 1 2 4 0 9); P8=$(d 8 1 2 2 0 9)  # the pairs: 64-row tiles; 128-row
+Q=$(d 4 2 2 2 0 9)     # the pairs on 128-row tiles of one warpgroup (the 6144 best's tile)
+if [ "${LIST:-1}" = 2 ]; then  # the second call: the pairs' ranges in 64-row slabs on 128-row tiles
+  KEYS_AB="16x28672x4096:$G6:$P8:$P4:$Q 16x14336x4096:$G6:$P8:$Q 16x6144x4096:$X62:$P8:$Q"
+  SHAPES=16x28672x4096,16x14336x4096,16x6144x4096
+fi
 KEYS_AB=${KEYS_AB:-"16x28672x4096:$G6:$G6S:$P4:$P2:$P8 16x14336x4096:$G6:$X62:$P4:$P2:$P8
 16x6144x4096:$X62:$P4:$P2:$P8 16x4096x4096:$X44:$P4:$P2 16x4096x14336:$X44:$P4:$P2"}
 list() {  # list [rev]: the --only/--twin entries (reversed per key with rev)
@@ -33,7 +39,7 @@ list() {  # list [rev]: the --only/--twin entries (reversed per key with rev)
   done
   echo "${out#;}"
 }
-SHAPES=16x28672x4096,16x14336x4096,16x6144x4096,16x4096x4096,16x4096x14336
+SHAPES=${SHAPES:-16x28672x4096,16x14336x4096,16x6144x4096,16x4096x4096,16x4096x14336}
 TEN=64x4096x4096,64x6144x4096,64x14336x4096,64x4096x14336,64x28672x4096,128x4096x4096,128x6144x4096,128x14336x4096,128x4096x14336,128x28672x4096
 fits 10 copy && timeout 12 python3 dev/copy_rate.py 2>&1 | tail -1
 S=$(date +%s)
