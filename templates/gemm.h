@@ -115,8 +115,7 @@ std::vector<KernelKind> kernelsForArch(const std::string& arch);
 //         (1|2|4), DC_DEPTH (2|4), DC_PF (1|2), DC_XR (0|1), DC_GRID (1|2|3 blocks per SM,
 //         stream-K; 0: one block per tile, no split of K; DC_WG 2 only: 4, 5 a cluster of 2, 4
 //         splitting K, 6 persistent whole tiles, 7 a pair splitting the rows of A, 65 <= M <= 128,
-//         DC_MT the tier of ceil(M/2), 9 persistent pairs each over a range of 64-row slabs
-//         split in k steps, the one cut tile reduced on chip), DC_WG (0 mma.sync; 1 wgmma, sm_90a:
+//         DC_MT the tier of ceil(M/2)), DC_WG (0 mma.sync; 1 wgmma, sm_90a:
 //         DC_WARPS/4 consumer warpgroups of DC_NT 64-row slabs, 2*DC_DEPTH ring stages of 64*DC_U k,
 //         DC_PF 1|2: a producer warp or warpgroup; 2 the same ring fed by TMA (DC_PF 3: a producer
 //         warpgroup giving its registers to two consumer warpgroups, 256-row tiles at 128 rows

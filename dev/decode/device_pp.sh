@@ -1,7 +1,8 @@
 #!/bin/bash
 # GPU machine, one call (issue 32, eighteenth session): DC_GRID = 9, persistent pairs whose one cut
-# tile is reduced on chip, against each key's best shipped config and cuBLASLt's best at the 16-row
-# keys; then the ten 64/128-row keys with the curated lists (the pick, its gate/up pair, the
+# tile is reduced on chip (a probe, refuted and reverted: it needs the tree of 21dffae, the slab
+# ranges; d03d1c4, whole tiles), against each key's best shipped config and cuBLASLt's best at the
+# 16-row keys; then the ten 64/128-row keys with the curated lists (the pick, its gate/up pair, the
 # row-split pair DC_GRID = 7 in the pre-pass). Binaries from pb/ (dev/decode/stage.sh); logs under
 # $OUT:
 #   1. the copy rate; then at once: the GPU tests (TESTS), process 0 of the A/B and process 0 of the

@@ -220,25 +220,6 @@ TEST(GemmGpu, DecodeTmaPairVsReference) {
                      {126, 2 * 4099, 264, bf, false, Activation::kSiluMul, 0.f}});
 }
 
-// DC_GRID = 9 (persistent pairs, the one tile cut between a pair's blocks reduced on chip): one and
-// two warpgroups and slabs, 1..4 x 64 k per stage, both producer widths, over the default cases
-// (pairs of one tile split in K, M = 1..128, odd N, K tails, the gate/up pair, bias, C +=, f32 and
-// f16 C) and ranges of 6 and 7 tiles (28672 rows: some pairs' split cuts a tile, some falls between
-// two), with the gate/up pair and a residual, against float64 (twice each).
-TEST(GemmGpu, DecodeTmaPersistentPairsVsReference) {
-  REQUIRE_GPU();
-  if (env().dev.arch != "sm_90a") GTEST_SKIP() << "DC_WG=2 needs sm_90a, device is " << env().dev.arch;
-  const auto bf = ElemType::kBF16;
-  const std::vector<std::array<int64_t, 7>> rows = {{4, 1, 4, 2, 9, 1}, {4, 1, 2, 4, 9, 1}, {8, 1, 2, 2, 9, 1},
-                                                    {4, 2, 2, 2, 9, 1}, {4, 1, 2, 2, 9, 2}, {4, 1, 1, 2, 9, 1},
-                                                    {4, 1, 1, 2, 9, 2}, {8, 1, 1, 2, 9, 1}};
-  checkDecodeWgBody(2, rows);
-  checkDecodeWgBody(2, rows,
-                    {{16, 28672, 520, bf, false, Activation::kNone, 0.f},
-                     {16, 2 * 14336, 264, bf, true, Activation::kSiluMul, 1.f},
-                     {5, 9001, 4104, ElemType::kF32, true, Activation::kNone, 0.f}});
-}
-
 // DC_GRID = 5 with 128-row tiles (two warpgroups of one slab, or one of two): a cluster of four
 // splitting K, reduce-scattered (each block sums and stores a quarter of A's rows: at 33 and 65 rows
 // the last blocks own one row or none), at 33..128 rows, odd N, K tails, bias, C +=, f32 C, the

@@ -55,7 +55,7 @@ TEST(GemmDecode, WeightMapsL2PromotionIsAProbeKnob) {
   const ConfigSpace& sp = configSpace(KernelKind::kDecode);
   const auto e = sp.enumerate("cuda", 227 * 1024);
   for (const Config& c : e.accepted) ASSERT_FALSE(c.has("DC_L2P")) << c.toString();
-  EXPECT_EQ(sp.rawSize("cuda"), 4u * 2 * 2 * 5 * 4 * 2 * 4 * 3 * 9);  // the tuned knobs only
+  EXPECT_EQ(sp.rawSize("cuda"), 4u * 2 * 2 * 5 * 4 * 2 * 4 * 3 * 8);  // the tuned knobs only
   Config tma = wgConfig(2, 8, 1, 2, 2, 6);
   tma.set("DC_WG", int64_t{2});
   ASSERT_TRUE(sp.validate(tma).ok()) << sp.validate(tma).toString();  // absent: the default

@@ -92,21 +92,10 @@ int64_t wgRingBytes(K c) {
   return 2 * knob(c, "DC_DEPTH") * (wgTileRows(c) + 8 * knob(c, "DC_MT")) * 128 * knob(c, "DC_U");
 }
 
-// DC_GRID = 4, 5, 7: blocks per cluster (one cluster per tile), 9: a pair per range of tiles; 1
-// otherwise.
+// DC_GRID = 4, 5, 7: blocks per cluster (one cluster per tile), 1 otherwise.
 int64_t clusterBlocks(K c) {
   const int64_t g = knob(c, "DC_GRID");
-  return g == 4 || g == 7 || g == 9 ? 2 : g == 5 ? 4 : 1;
-}
-// DC_GRID = 9: the units a pair's range is cut in (decode_wg_cluster.cuh, pair_range): 64-row slabs,
-// the gate/up pair's whole tiles.
-int64_t pairSlabs(K c, const GemmShape& s) {
-  return ceilDiv(s.n, s.act == Activation::kSiluMul ? wgTileRows(c) : int64_t{64});
-}
-// DC_GRID = 9: block 0's buffer for its peer's sums of the cut tile (decode_wg_cluster.cuh,
-// pair_end): consumer threads x DC_NT x 4*DC_MT floats.
-int64_t pairBytes(K c) {
-  return knob(c, "DC_GRID") == 9 ? 32 * knob(c, "DC_WARPS") * knob(c, "DC_NT") * 4 * knob(c, "DC_MT") * 4 : 0;
+  return g == 4 || g == 7 ? 2 : g == 5 ? 4 : 1;
 }
 // The sums a block of a cluster takes in (decode_wg_cluster.cuh): (blocks - 1) x consumer threads x
 // DC_NT x its part of the 4*DC_MT accumulators: 1/blocks of them in the reduce-scatter (DC_MT >=
@@ -129,7 +118,7 @@ ConfigSpace buildSpace() {
       .addInts("DC_DEPTH", {2, 4}, "cuda")
       .addInts("DC_PF", {0, 1, 2, 3}, "cuda")
       .addInts("DC_XR", {0, 1, 3}, "cuda")
-      .addInts("DC_GRID", {0, 1, 2, 3, 4, 5, 6, 7, 9}, "cuda")
+      .addInts("DC_GRID", {0, 1, 2, 3, 4, 5, 6, 7}, "cuda")
       .addOptionalInts("DC_L2P", {0, 128, 256}, "cuda");
   // DC_L2P (a probe knob, not enumerated; absent: kDecodeL2Promotion): the weight maps' L2
   // promotion in bytes, so only the TMA-fed body's.
@@ -192,7 +181,6 @@ ConfigSpace buildSpace() {
   // ring (the TMA-fed body only): the ring must hold the other blocks' sums.
   // DC_GRID = 6: persistent, whole tiles per block (the TMA-fed body only; no reduction).
   // DC_GRID = 7: a pair per tile splitting the A rows, 64 each (DC_MT = 8; no reduction).
-  // DC_GRID = 9: persistent pairs, the cut tile reduced in a buffer of its own (pairBytes).
   s.constrain("DC_GRID < 4 || (DC_WG == 2 && (DC_GRID >= 6 || ring bytes >= cluster reduce bytes))",
               [](K c) {
                 return knob(c, "DC_GRID") < 4 ||
@@ -212,13 +200,12 @@ ConfigSpace buildSpace() {
 
 // The warps' sums of one tile: [DC_WARPS][16*DC_NT][8*DC_MT + 1] floats; DC_WG = 1: the ring,
 // 1024 bytes to align it for the swizzle, two mbarriers per stage and the last-block flag; DC_WG = 2
-// also the gate/up hand-over (half the consumer threads x 4*DC_MT floats) and with DC_GRID = 9 the
-// peer's sums (pairBytes).
+// also the gate/up hand-over (half the consumer threads x 4*DC_MT floats).
 int64_t sharedBytes(K c) {
   if (fma(c)) return 0;  // registers and warp shuffles only
   if (wg(c))
     return wgRingBytes(c) + 1024 + 16 * 2 * knob(c, "DC_DEPTH") + 16 +
-           (tmaFed(c) ? 16 * knob(c, "DC_WARPS") * 4 * knob(c, "DC_MT") * 4 + pairBytes(c) : 0);
+           (tmaFed(c) ? 16 * knob(c, "DC_WARPS") * 4 * knob(c, "DC_MT") * 4 : 0);
   return knob(c, "DC_WARPS") * 16 * knob(c, "DC_NT") * (8 * knob(c, "DC_MT") + 1) * 4;
 }
 
@@ -272,9 +259,7 @@ Status applicable(K c, const GemmShape& s) {
 // producer warp (DC_WG = 1 with DC_PF = 2: warpgroup), sm_90a only; DC_GRID = 4, 5: a cluster of
 // 2 or 4 blocks per tile splitting its K, reduced in distributed shared memory (no workspace);
 // DC_GRID = 6: persistent, min(tiles, SMs) blocks each streaming a contiguous range of whole tiles;
-// DC_GRID = 7: a pair per tile splitting the rows of A, each over all of K (no workspace);
-// DC_GRID = 9: min(slabs, SMs / 2) pairs, each over a contiguous range of 64-row slabs split in k steps
-// between its two blocks, the one tile cut between them reduced on chip (no workspace).
+// DC_GRID = 7: a pair per tile splitting the rows of A, each over all of K (no workspace).
 // A grid whose ranges cut no tile (DC_GRID = 0, 6, or one unit per tile) needs neither workspace
 // nor counters.
 Status plan(K c, const GemmShape& s, const DeviceInfo& dev, LaunchPlan& p) {
@@ -299,7 +284,6 @@ Status plan(K c, const GemmShape& s, const DeviceInfo& dev, LaunchPlan& p) {
   const int64_t g = knob(c, "DC_GRID");
   const int64_t grid = g == 0   ? tiles
                        : g == 6 ? std::min(tiles, sms)
-                       : g == 9 ? 2 * std::min(pairSlabs(c, s), std::max<int64_t>(1, sms / 2))
                        : g >= 4 ? tiles * clusterBlocks(c)
                                 : std::min(units, sms * g);
   p.grid = Dim3{static_cast<unsigned>(grid), 1u, 1u};

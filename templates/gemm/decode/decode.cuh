@@ -85,9 +85,6 @@ struct Prob {
   int half;             // ACT 3: N/2, the first up row
   long lda, ldb, ldc;
   float alpha, beta;
-  // DC_GRID = 9 (decode_wg_cluster.cuh, pair_range): the pair's first weight row (its tiles start
-  // there) and the row its range ends at.
-  int r0 = 0, rlim = 0;
 };
 
 // The weight row behind row n of the tile at row0 (tile rows run over N; with ACT 3 over the
@@ -96,8 +93,6 @@ KTUNE_DEVICE int weight_row(const Prob& p, int row0, int n) {
 #if ACT == 3
   const int j = (row0 + (n & ~15)) / 2 + (n & 7);
   return j < p.half ? j + ((n >> 3) & 1) * p.half : -1;
-#elif DC_WG == 2 && DC_GRID == 9  // a persistent pair's rows end at rlim
-  return row0 + n < p.rlim ? row0 + n : -1;
 #else
   return row0 + n < p.N ? row0 + n : -1;
 #endif

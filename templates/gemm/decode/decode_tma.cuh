@@ -23,17 +23,11 @@ KTUNE_DEVICE void tma_load_pair(unsigned dst, const TensorMap* map, int c0, int 
         "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(j0), "r"(0), "r"(bar)
         : "memory");
 }
-#if DC_CLUSTER || DC_MSPLIT || DC_PAIRS
+#if DC_CLUSTER || DC_MSPLIT
 // DC_CLUSTER: split K over a cluster: its kCL blocks stream one tile's K in kCL parts; the partial
 // sums meet in the first block's shared memory (distributed shared memory), never in global memory.
-// DC_MSPLIT: a pair splits the tile's A rows instead (below). DC_PAIRS: a persistent pair splits a
-// range of tiles (decode_wg_cluster.cuh).
+// DC_MSPLIT: a pair splits the tile's A rows instead (below).
 constexpr int kCL = DC_GRID == 5 ? 4 : 2;
-// The cluster barrier in two halves (DC_PAIRS): every thread arrives once its block's barriers are
-// initialised (fence_mbarrier_init before it orders them) and waits only where it next needs the
-// peer's, so the start's first copies do not wait for the peer block.
-KTUNE_DEVICE void cluster_arrive_relaxed() { asm volatile("barrier.cluster.arrive.relaxed;\n" ::: "memory"); }
-KTUNE_DEVICE void cluster_wait() { asm volatile("barrier.cluster.wait;\n" ::: "memory"); }
 KTUNE_DEVICE void st_cluster(unsigned addr, float v) {
   asm volatile("st.shared::cluster.f32 [%0], %1;\n" ::"r"(addr), "f"(v) : "memory");
 }

@@ -56,11 +56,6 @@
 // (fewer blocks than the K split's: one wave or two instead of two or four; bench/NOTES.md,
 // ninth session).
 //
-// DC_GRID = 9 (TMA-fed only): persistent pairs, min(slabs, SMs / 2) clusters of two, each over a
-// contiguous range of 64-row slabs (the gate/up pair: whole tiles) in tiles from its first row, split
-// in (tile, k step) units between its two blocks by bytes; the one tile the split cuts is reduced on
-// chip (pair_range, pair_end: decode_wg_cluster.cuh), the others stored whole.
-//
 // Knobs here: DC_WARPS (4, 8: consumer warpgroups), DC_NT (64-row slabs per warpgroup), DC_MT
 // (wgmma N / 8), DC_U (k per stage / 64; 8 with TMA only), DC_DEPTH (stages / 2), DC_GRID, DC_PF
 // (1: one producer warp, 2: a producer warpgroup; with TMA: A by its cp.async; 3, TMA only: a
@@ -72,7 +67,6 @@
 #define DC_TMA (DC_WG == 2)
 #define DC_CLUSTER (DC_TMA && (DC_GRID == 4 || DC_GRID == 5))
 #define DC_MSPLIT (DC_TMA && DC_GRID == 7)  // a pair per tile splitting A's rows (decode_tma.cuh)
-#define DC_PAIRS (DC_TMA && DC_GRID == 9)  // a persistent pair per range of tiles (decode_wg_cluster.cuh)
 namespace kd {
 
 constexpr int kCWarps = DC_WARPS;                 // consumer warps
@@ -186,23 +180,12 @@ KTUNE_DEVICE void for_each_acc(float (&acc)[kNT][kAcc], int ctid, F f) {
 
 #include "decode_wg_epi.cuh"
 
-// The first weight row (tile row 0) of tile `tile` of the block's range (DC_GRID = 9: of its pair's).
-KTUNE_DEVICE int tile_row0(const Prob& p, int tile) { return p.r0 + tile * kBN; }
-
-// A residual's C lines into L1 while the last stage of unit u's tile lands (the run's last unit,
-// or the tile's last k step).
-KTUNE_DEVICE void prefetch_residual(const Prob& p, long u, bool last, int ctid) {
-  const int tile = (int)(u / p.nsteps), r = tile_row0(p, tile);
-  if (last || u - (long)tile * p.nsteps == p.nsteps - 1)
-    prefetch_out(p, ACT == 3 ? r / 2 : r, ACT == 3 ? (r + kBN) / 2 : r + kBN, ctid, kConsumers, true);
-}
-
 // End of the block's run of `steps` units over the tile at row0 (uniform over the consumers):
 // store, or add into the workspace and let the block that completes the tile's count store.
 // Leaves acc zero. `flag`: one shared word.
 KTUNE_DEVICE void flush(const Prob& p, float (&acc)[kNT][kAcc], int row0, int steps, int ctid,
                         volatile unsigned* flag) {
-  const bool whole = DC_PAIRS || steps == p.nsteps;  // DC_PAIRS: its cut tile ends in pair_end
+  const bool whole = steps == p.nsteps;
   if (!whole) {
     for_each_acc(acc, ctid, [&](float& v, int n, int m) {
       const int row = tile_row(p, row0, n);
@@ -263,7 +246,7 @@ KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorM
     const unsigned w = base + slot * kStageBytes;
     DC_TR(lead && s == kStages, kTrFirstEmpty);
     DC_TR(lead && s == 0, kTrIssue0);
-    if (lead) produce_tma(p, tmW, tmX, w, full + 8 * slot, tile_row0(p, tile), st * kBK, rank);
+    if (lead) produce_tma(p, tmW, tmX, w, full + 8 * slot, tile * kBN, st * kBK, rank);
     DC_TR(lead && s == (S < kStages ? S : kStages) - 1, kTrRingIssued);
     DC_TR(lead && s == S - 1, kTrLastIssue);
     if constexpr (kXA) {  // the barrier tracks the copies: no wait here (the consumers fence)
@@ -276,8 +259,6 @@ KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorM
   if (!kTxHand) cluster_sync_relaxed();
 #elif DC_MSPLIT  // the consumers' barrier after their main loop
   cluster_sync();
-#elif DC_PAIRS  // the start's barrier (every thread waits once)
-  cluster_wait();
 #endif
 }
 #else
@@ -308,9 +289,7 @@ KTUNE_DEVICE void produce_all(const Prob& p, unsigned base, unsigned full, unsig
 #endif
 
 // One thread: the ring's barriers and (DC_XR bit 1) the reduce-scatter's `red`, then the init fence.
-// DC_PAIRS: `recv` (block 0 of a pair whose range cuts a tile) initialises `red` for the peer's sums.
-KTUNE_DEVICE void init_barriers(unsigned full, unsigned empty, [[maybe_unused]] unsigned red,
-                                [[maybe_unused]] bool recv = false) {
+KTUNE_DEVICE void init_barriers(unsigned full, unsigned empty, [[maybe_unused]] unsigned red) {
   for (int i = 0; i < kStages; ++i) {
     // DC_TMA: the producer's expect_tx (kXA: and every producer thread after its A copies
     // landed); else every producer thread, after its copies landed.
@@ -319,20 +298,16 @@ KTUNE_DEVICE void init_barriers(unsigned full, unsigned empty, [[maybe_unused]] 
   }
 #if DC_CLUSTER
   if (kTxHand) mbar_init(red, 1);  // the peers' sums (scatter_reduce)
-#elif DC_PAIRS
-  if (recv) mbar_init(red, 1);  // the peer's sums of the cut tile (pair_end)
 #endif
   fence_mbarrier_init();
 #if DC_CLUSTER
   if (kTxHand) mbar_expect_tx(red, kRedBytes);
-#elif DC_PAIRS
-  if (recv) mbar_expect_tx(red, kPairBytes);
 #endif
 }
 
 }  // namespace kd
 
-#if DC_CLUSTER || DC_MSPLIT || DC_PAIRS
+#if DC_CLUSTER || DC_MSPLIT
 #define KTUNE_DC_CLUSTER __cluster_dims__(kd::kCL, 1, 1)
 #else
 #define KTUNE_DC_CLUSTER
@@ -359,7 +334,6 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   // floats start at +16).
   [[maybe_unused]] const unsigned red = empty + 8 * kStages + 8;
   const int tid = threadIdx.x;
-  [[maybe_unused]] bool recv = false;  // DC_PAIRS: block 0 of a pair whose range cuts a tile
   DC_TR_ENTRY(tid == 0);
   Prob p{A, B, reinterpret_cast<out_t*>(Cv), reinterpret_cast<const out_t*>(biasv), workspace,
          counters, M, N, K, (K + kBK - 1) / kBK, N / 2, lda, ldb, ldc, alpha, beta};
@@ -372,10 +346,6 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   const long u0 = (long)(blockIdx.x / 2) * p.nsteps, u1 = u0 + p.nsteps;
   p.C += (long)rank * kBM * ldc;
   p.M = min(M - (int)rank * kBM, kBM);
-#elif DC_PAIRS  // a range of tiles per pair, half its units per block (pair_range)
-  const unsigned rank = cluster_rank();
-  long u0, u1;
-  recv = pair_range(p, rank, u0, u1);  // units of the pair's tiles, from p.r0
 #elif DC_GRID == 6  // persistent: block b streams whole tiles [tiles*b/grid, tiles*(b+1)/grid)
   const long tiles = (N + kBN - 1) / kBN;
   const long u0 = tiles * blockIdx.x / gridDim.x * p.nsteps;
@@ -387,10 +357,10 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   const int S = (int)(u1 - u0);
   // The barriers first (shared memory only, so before the wait too): the init fence is a memory
   // barrier, and behind the weight prefetches below it waited for them, delaying the first copy.
-  if (tid == 0) init_barriers(full, empty, red, recv);
+  if (tid == 0) init_barriers(full, empty, red);
   if (S > 0) {  // the first stage's weights into L2 before the wait (prefetch_weights, decode.cuh)
     const int tile = (int)(u0 / p.nsteps), st = (int)(u0 - (long)tile * p.nsteps);
-    prefetch_weights(p, [&](int n) { return tile_row(p, tile_row0(p, tile), n); }, kBN, st * kBK, kBK, tid,
+    prefetch_weights(p, [&](int n) { return tile_row(p, tile * kBN, n); }, kBN, st * kBK, kBK, tid,
                      kThreads);
   }
   KTUNE_PDL_WAIT(); KTUNE_PDL_LAUNCH_DEPENDENTS();  // prelude.cuh: no memory read above
@@ -398,8 +368,6 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   DC_TR(tid == 0, kTrPrologue);
 #if DC_MSPLIT
   cluster_sync();  // the peer's barriers are initialised before its first multicast or arrival
-#elif DC_PAIRS
-  cluster_arrive_relaxed();  // waited for before the first hand-over (the consumers) or at the end
 #elif !DC_CLUSTER
   [[maybe_unused]] const unsigned rank = 0;
 #endif
@@ -417,18 +385,21 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
 
   if (S > 0)  // the epilogue's C and bias lines of this block's tiles into L2 (prefetch_out)
     for (int t = (int)(u0 / p.nsteps); t <= (int)((u1 - 1) / p.nsteps); ++t)
-      prefetch_out(p, (ACT == 3 ? tile_row0(p, t) / 2 : tile_row0(p, t)),
-                   ACT == 3 ? (tile_row0(p, t) + kBN) / 2 : tile_row0(p, t) + kBN, tid, kConsumers);
+      prefetch_out(p, ACT == 3 ? t * kBN / 2 : t * kBN, ACT == 3 ? (t + 1) * kBN / 2 : (t + 1) * kBN, tid,
+                   kConsumers);
   float acc[kNT][kAcc];
   for_each_acc(acc, tid, [](float& v, int, int) { v = 0.0f; });
-#if DC_PAIRS
-  cluster_wait();  // the peer's `red` is initialised (its first stage is microseconds away)
-#endif
   int run = 0;  // units of the current run (tile) so far
 #pragma unroll 1
   for (int s = 0; s < S; ++s) {
     const int slot = s % kStages;
-    if (DC_TMA && p.beta != 0.0f) prefetch_residual(p, u0 + s, s == S - 1, tid);
+    if (DC_TMA && p.beta != 0.0f) {  // a residual's C lines into L1 while the tile's last stage lands
+      const long u = u0 + s;
+      const int tile = (int)(u / p.nsteps);
+      if (s == S - 1 || u - (long)tile * p.nsteps == p.nsteps - 1)
+        prefetch_out(p, ACT == 3 ? tile * kBN / 2 : tile * kBN, ACT == 3 ? (tile + 1) * kBN / 2 : (tile + 1) * kBN,
+                     tid, kConsumers, true);
+    }
     mbar_wait(full + 8 * slot, (s / kStages) & 1);
     DC_TR(tid == 0 && s == 0, kTrFull0);
     DC_TR(tid == 0 && s == 1, kTrFull1);
@@ -449,10 +420,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
     const long u = u0 + s;
     const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
     if (st == p.nsteps - 1 || s == S - 1) {
-#if DC_PAIRS  // a run short of all K is the cut tile: block 1's first, block 0's last
-      if (run < p.nsteps) pair_end(p, acc, tile_row0(p, tile), rank, tid, flag, red); else
-#endif
-      flush(p, acc, tile_row0(p, tile), run, tid, flag);
+      flush(p, acc, tile * kBN, run, tid, flag);
       run = 0;
     }
 #endif

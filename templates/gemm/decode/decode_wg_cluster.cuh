@@ -1,6 +1,5 @@
 // The decode GEMM's cluster split of K (part of decode_wg.cuh, inside namespace kd, after flush;
-// DC_GRID = 4, 5; and the persistent pair's cut tile, DC_GRID = 9): the partial sums of a tile's
-// blocks meet in distributed shared memory.
+// DC_GRID = 4, 5): the partial sums of a tile's blocks meet in distributed shared memory.
 #if DC_CLUSTER
 // DC_XR bit 0: the block's rows of C through its idle ring as 16-byte vectors (store_staged; the
 // gate/up pair's runs from its staged gate and up sums). Bit 1 (DC_XR = 3, with bit 0): the
@@ -123,61 +122,5 @@ KTUNE_DEVICE void cluster_reduce(const Prob& p, float (&acc)[kNT][kAcc], unsigne
         for (int i = 0; i < kAcc; ++i) acc[t][i] += ring[(r - 1) * kSlot + (t * kAcc + i) * kConsumers + ctid];
     reduce_store<kBM>(p, acc, row0, ctid, ring + (kCL - 1) * kSlot, flag);
   }
-}
-#endif
-
-#if DC_PAIRS
-// DC_GRID = 9: a persistent pair (a cluster of two) per contiguous range of 64-row slabs; block 0
-// streams the first half of the range's bytes, block 1 the rest, so at most one tile is cut between
-// them (28672 rows: 448 slabs on 66 pairs, at most 3.5 slabs a block where whole 128-row tiles per
-// block (DC_GRID = 6) give 4). The cut tile is block 1's first run and block 0's last: block 1 hands
-// its partial sums over early (st.async into block 0's buffer, counted on its barrier `red`), block 0 adds them
-// after its last stage and stores the tile. No workspace, and no wait at the kernel's end but a
-// barrier whose bytes landed long before.
-constexpr unsigned kPairBytes = kNT * kAcc * kConsumers * 4;  // block 0's buffer (sharedBytes)
-// After the flag word and the gate/up hand-over (floats): the buffer.
-constexpr int kHandFloats = 16 * kCWarps * 4 * DC_MT;
-// Pair blockIdx.x / 2's rows: its share [p.r0, p.rlim) of the weight rows in slabs of kG rows (64: a
-// tile of two or four slabs may end past rlim, whose boxes are zeros and rows not stored; the gate/up
-// pair's in whole tiles), in tiles of kBN rows from p.r0. Block `rank`'s units (tile, k step) of
-// them: [u0, u1), block 0 the first c, which hold half the pair's slab steps (a unit of the last
-// tile holds `last` of them, the others kS). True for block 0 when unit c cuts a tile (it receives).
-KTUNE_DEVICE bool pair_range(Prob& p, unsigned rank, long& u0, long& u1) {
-  constexpr int kG = ACT == 3 ? kBN : 64, kS = kBN / kG;  // rows of a slab; slabs of a tile
-  const long slabs = (p.N + kG - 1) / kG, pairs = gridDim.x / 2, pc = blockIdx.x / 2;
-  const long s0 = slabs * pc / pairs, s1 = slabs * (pc + 1) / pairs, R = s1 - s0, ns = p.nsteps;
-  p.r0 = (int)(s0 * kG);
-  p.rlim = (int)min((long)p.N, s1 * kG);
-  const long nt = (R + kS - 1) / kS, last = R - (nt - 1) * kS, half = (R * ns + 1) / 2, full = (nt - 1) * kS * ns;
-  const long c = half <= full ? (half + kS - 1) / kS : (nt - 1) * ns + (half - full + last - 1) / last;
-  u0 = rank ? c : 0;
-  u1 = rank ? nt * ns : c;
-  return rank == 0 && c % ns != 0;
-}
-// The end of a run over the cut tile (run < nsteps): block 1 hands its sums to block 0 and zeroes
-// them; block 0 waits for them, adds them and stores the tile. Hand-over j (4 floats) of a thread
-// sits at floats (j * kConsumers + ctid) * 4 of the buffer (a warp's 512 contiguous bytes). `flag` and
-// `red`: the shared word and the barrier 8 bytes after it.
-KTUNE_DEVICE void pair_end(const Prob& p, float (&acc)[kNT][kAcc], int row0, unsigned rank, int ctid,
-                           volatile unsigned* flag, unsigned red) {
-  if (rank != 0) {
-    const unsigned dst = map_to_rank(red + 8 + kHandFloats * 4, 0), bar = map_to_rank(red, 0);
-#pragma unroll
-    for (int t = 0; t < kNT; ++t)
-#pragma unroll
-      for (int i = 0; i < kAcc; i += 4) st_async4(dst + (((t * kAcc + i) / 4) * kConsumers + ctid) * 16, &acc[t][i], bar);
-    for_each_acc(acc, ctid, [](float& v, int, int) { v = 0.0f; });
-    return;
-  }
-  mbar_wait_acquire_cluster(red, 0);  // the peer's st.async: cluster scope
-  const float* in = reinterpret_cast<const float*>(const_cast<unsigned*>(flag) + 4) + kHandFloats;
-#pragma unroll
-  for (int t = 0; t < kNT; ++t)
-#pragma unroll
-    for (int i = 0; i < kAcc; i += 4) {
-      const float4 r = *reinterpret_cast<const float4*>(in + (((t * kAcc + i) / 4) * kConsumers + ctid) * 4);
-      acc[t][i] += r.x, acc[t][i + 1] += r.y, acc[t][i + 2] += r.z, acc[t][i + 3] += r.w;
-    }
-  flush(p, acc, row0, p.nsteps, ctid, flag);
 }
 #endif

@@ -123,7 +123,7 @@ KTUNE_DEVICE void store_acc(const Prob& p, float (&acc)[kNT][kAcc], int row0, in
 #pragma unroll
           for (int e2 = 0; e2 < 2; ++e2) {
             const int col = cb + t * 64 + e2 * 8;
-            if (col < (DC_PAIRS ? p.rlim : p.N)) f(t, j * 4 + e2 * 2 + e1, row, col);  // a pair's rows end at rlim
+            if (col < p.N) f(t, j * 4 + e2 * 2 + e1, row, col);
           }
       }
   };

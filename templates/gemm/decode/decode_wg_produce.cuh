@@ -13,17 +13,13 @@ KTUNE_DEVICE int box_row(const Prob& p, int row0, int b) {
 // of produce() below (a row's kU boxes back to back: one longer DRAM run per row). kPairBox: box b
 // is the pair map's (32 gate rows from j0 and their up rows; past N/2 zeros).
 // DC_MSPLIT: block `rank` issues the weight boxes of its parity to both blocks and its own A rows.
-// DC_PAIRS: the boxes from the pair's row limit on are not issued (their slab's sums are never stored).
 KTUNE_DEVICE void produce_tma(const Prob& p, const TensorMap* tmW, const TensorMap* tmA, unsigned w,
                               unsigned bar, int row0, int k0, unsigned rank) {
-  constexpr int kBoxes = kBN / kWBox;
-  const int nb = DC_PAIRS ? min(kBoxes, (p.rlim - row0 + kWBox - 1) / kWBox) : kBoxes;
-  mbar_expect_tx(bar, (kXA ? kWBytes : kStageBytes) - (kBoxes - nb) * kU * kWBox * 128);
+  mbar_expect_tx(bar, kXA ? kWBytes : kStageBytes);
 #pragma unroll
-  for (int b = 0; b < kBoxes; ++b)
+  for (int b = 0; b < kBN / kWBox; ++b)
 #pragma unroll
     for (int u = 0; u < kU; ++u) {
-      if (DC_PAIRS && b >= nb) continue;
       const unsigned dst = w + u * kBN * 128 + b * kWBox * 128;
       const int c0 = k0 + u * 64, j0 = row0 / 2 + b * 32;  // j0: kPairBox's pair row (tile_row)
 #if DC_MSPLIT
