@@ -191,6 +191,7 @@ size_t TuningRun::precompile(int threads) {
   loadHistory();
   select();
   checkLaunchDims();
+  leaveOutDominated();
   std::vector<size_t> live;
   if (races()) {
     live = priorOrder();

@@ -40,6 +40,9 @@ class TuningRun {
   void applyHistory(Cand& x, const std::string& id);
   void select();
   void checkLaunchDims();
+  // The guided search only: the configs the family's guided_leave_out names are not live (never
+  // compiled nor timed; their reason says why), when the race keeps kMinGuided others.
+  void leaveOutDominated();
   Status compileAndBench();
   // The guided search (tuning_run_race.cc): prior order, lazy compiles, the race's rounds.
   Status compileAndRace();

@@ -13,6 +13,7 @@
 //      syntax  the front end alone (-fdevice-syntax-only)
 //      link    DIR/I.ptx -> cubin through nvJitLink (the back end NVRTC runs inside)
 //      ptxas   DIR/I.ptx -> cubin through the ptxas program
+//   --cold     no warm-up compile: the first timed compile pays NVRTC's start in this process.
 //   --repeat=N compiles it N times in this process (with --extra=--pch: the first creates the
 //   precompiled header, the later ones may use it). Every compile waits for --at (epoch ms) first;
 //   NVRTC is loaded and warmed up before that, so a process's start is not a config's cost.
@@ -68,6 +69,7 @@ struct Args {
   std::vector<std::string> extra;
   int64_t m = 4096, n = 4096, k = 4096;
   int index = -1, repeat = 1;
+  bool warm = true;
   double at_ms = 0;
 };
 
@@ -92,6 +94,7 @@ bool parse(int argc, char** argv, Args* a) {
     else if (k == "--index") a->index = std::atoi(v.c_str());
     else if (k == "--repeat") a->repeat = std::max(1, std::atoi(v.c_str()));
     else if (k == "--at") a->at_ms = std::atof(v.c_str());
+    else if (k == "--cold") a->warm = false;
     else if (k == "--shape") {
       if (std::sscanf(v.c_str(), "%ldx%ldx%ld", &a->m, &a->n, &a->k) != 3) return false;
     } else if (k == "--extra") {
@@ -212,7 +215,7 @@ int run(const Args& a) {
   std::string warm_ptx;
   Args wa = a;
   wa.extra.clear();
-  (void)nvrtcCompile(api, wa, warm, "ptx", "warm", &warm_ptx);
+  if (a.warm) (void)nvrtcCompile(api, wa, warm, "ptx", "warm", &warm_ptx);
   if (linking && !warm_ptx.empty()) (void)jitLink(jl, a.arch, warm_ptx);
   std::string ptx;
   const std::string ptx_path = a.dir + "/" + std::to_string(a.index) + ".ptx";
