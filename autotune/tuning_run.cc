@@ -145,6 +145,7 @@ void TuningRun::leaveOutDominated() {
     c.r.status = Code::kOk;  // not a failure: never compiled nor timed (stats.runs == 0)
     c.r.reason = "not reached: left out by the guided search: " + why[j];
     ++rep_.not_reached;
+    ++left_out_;
   }
 }
 

@@ -2,7 +2,8 @@
 // (gemm_ops::dominatedKinds, FamilyExtras::guided_leave_out): the rule alone, and a cold tuning
 // of 4096^3 on the simulated H100-like device (sm_90a, deterministic costs), guided against
 // exhaustive: the same winner, no mma or skinny config compiled by the guided search (they were 6
-// of its 14 compiles before), and the exhaustive search still measures them.
+// of its 14 compiles before), the first wave no larger than the smaller space needs on 7 threads
+// and as large as before on 15, and the exhaustive search still measures them.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -63,31 +64,44 @@ std::string kindOf(const json& c) {
 }
 
 TEST_F(Cli, TheGuidedSearchCompilesNoDominatedKindAt4096Cubed) {
-  const std::vector<std::string> shape = {"tune", "gemm", "--m", "4096", "--n", "4096", "--k",
-                                          "4096", "--layout", "NT", "--json"};
-  const std::vector<std::string> sim = {"KTUNE_BACKEND=sim"};
-  std::vector<std::string> exh = shape;
-  exh.insert(exh.end(), {"--search", "exhaustive"});
-  CliRun g = ktune(shape, root_ + "/guided", sim);
-  CliRun e = ktune(exh, root_ + "/exhaustive", sim);
-  ASSERT_EQ(g.code, 0) << g.err;
-  ASSERT_EQ(e.code, 0) << e.err;
-  const json jg = tuneJson(g), je = tuneJson(e);
-  EXPECT_EQ(jg["winner"], je["winner"]);
-  int left_out = 0, mma_measured = 0;
-  for (const auto& c : jg["candidates"]) {
-    const std::string k = kindOf(c), reason = c.value("reason", "");
-    if (k != "mma" && k != "skinny") continue;
-    EXPECT_EQ(c.value("runs", 0), 0) << c.dump();
-    EXPECT_NE(reason.find("left out by the guided search"), std::string::npos) << c.dump();
-    ++left_out;
-  }
-  for (const auto& c : je["candidates"])
+  // 4096^3 NT on the simulated device with `threads` compile threads.
+  auto tune4096 = [&](const std::string& dir, int threads, bool exhaustive) {
+    std::vector<std::string> args = {"tune", "gemm", "--m", "4096", "--n", "4096", "--k", "4096",
+                                     "--layout", "NT", "--json"};
+    if (exhaustive) args.insert(args.end(), {"--search", "exhaustive"});
+    CliRun r = ktune(args, dir, {"KTUNE_BACKEND=sim", "KTUNE_COMPILE_THREADS=" + std::to_string(threads)});
+    EXPECT_EQ(r.code, 0) << r.err;
+    return tuneJson(r);
+  };
+  const json e = tune4096(root_ + "/exhaustive", 7, true);
+  int mma_measured = 0;
+  for (const auto& c : e["candidates"])
     mma_measured += kindOf(c) == "mma" && c.value("runs", 0) > 0 ? 1 : 0;
-  EXPECT_GE(left_out, 12);   // every mma and skinny config of the space
   EXPECT_GE(mma_measured, 1);  // the exhaustive search still times them
-  EXPECT_LT(jg["compiled"].get<int>(), 14);  // 14 before: 8 tma and 6 mma
-  EXPECT_LT(jg["compiled"].get<int>(), je["compiled"].get<int>());
+  for (int threads : {7, 15}) {
+    const json g = tune4096(root_ + "/guided" + std::to_string(threads), threads, false);
+    EXPECT_EQ(g["winner"], e["winner"]) << threads;
+    int left_out = 0;
+    for (const auto& c : g["candidates"]) {
+      const std::string k = kindOf(c), reason = c.value("reason", "");
+      if (k != "mma" && k != "skinny") continue;
+      EXPECT_EQ(c.value("runs", 0), 0) << c.dump();
+      EXPECT_NE(reason.find("left out by the guided search"), std::string::npos) << c.dump();
+      ++left_out;
+    }
+    EXPECT_GE(left_out, 12) << threads;  // every mma and skinny config of the space
+    const int first = g["compile_jobs"]["first_wave"].get<int>();
+    if (threads == 7) {
+      // 7 threads: the first wave is min_n of the smaller space (8), not 14 (of which 6 were mma):
+      // fewer compiles than a second round of 7 would take.
+      EXPECT_EQ(first, 8);
+      EXPECT_LT(g["compiled"].get<int>(), 14);
+    } else {
+      // 15 threads: the wave keeps the size the whole space had (15), of the kinds that can win.
+      EXPECT_EQ(first, 15);
+    }
+    EXPECT_LT(g["compiled"].get<int>(), e["compiled"].get<int>());
+  }
 }
 
 }  // namespace
