@@ -140,6 +140,7 @@ void setRunHooks(ErasedKernelSpec& s, FamilyExtras& x, ErasedFamily& f) {
   f.default_for = std::move(x.default_for);
   f.prune = std::move(x.prune);
   f.race_each = std::move(x.race_each);
+  f.guided_leave_out = std::move(x.guided_leave_out);
   f.vendor_candidates = std::move(s.vendor_candidates);
   f.vendor_launch = std::move(s.vendor_launch);
   f.args_json = std::move(s.args_json);

@@ -85,6 +85,12 @@ struct FamilyExtras {
   // at least once before it stops: those whose effect the prior (the grid's waves, a tile's
   // intensity) cannot rank, e.g. a row-wise kernel's rows per block (autotune/guided.h, coverage).
   std::vector<std::string> race_each;
+  // The guided search's kinds that cannot win at a key: given the key's live JIT configs (in
+  // order) and the problem, a reason per config to leave it out of the guided search ("" keeps
+  // it), e.g. a GEMM's mma.sync kernels where the TMA kernel fills the device many times over.
+  // Left out means never compiled nor timed, as a config the race does not reach; the exhaustive
+  // search measures every config.
+  std::function<std::vector<std::string>(const std::vector<Config>&, const void*)> guided_leave_out;
 };
 
 namespace detail {
@@ -117,6 +123,8 @@ struct ErasedFamily {
       prune;
   std::function<std::vector<VendorCandidate>(const void*)> vendor_candidates;
   std::vector<std::string> race_each;  // FamilyExtras::race_each
+  std::function<std::vector<std::string>(const std::vector<Config>&, const void*)>
+      guided_leave_out;  // FamilyExtras::guided_leave_out
   // JIT configs to compile: a C++ source or a per-config source callback.
   bool jit() const { return !source.empty() || static_cast<bool>(source_fn); }
   std::function<Status(const std::string&, const void*, StreamHandle)> vendor_launch;

@@ -127,6 +127,28 @@ void TuningRun::checkLaunchDims() {
   }
 }
 
+void TuningRun::leaveOutDominated() {
+  if (!f_.guided_leave_out || !e_.engineOptions().search->guided()) return;
+  std::vector<size_t> live;
+  std::vector<Config> configs;
+  for (size_t i = 0; i < cands_.size(); ++i)
+    if (cands_[i].live && cands_[i].vendor_source.empty())
+      live.push_back(i), configs.push_back(cands_[i].config);
+  const std::vector<std::string> why = f_.guided_leave_out(configs, p_);
+  size_t out = 0;
+  for (size_t j = 0; j < live.size() && j < why.size(); ++j) out += why[j].empty() ? 0 : 1;
+  if (out == 0 || live.size() - out < guided::kMinGuided) return;
+  for (size_t j = 0; j < live.size() && j < why.size(); ++j) {
+    if (why[j].empty()) continue;
+    Cand& c = cands_[live[j]];
+    c.live = false;
+    c.r.status = Code::kOk;  // not a failure: never compiled nor timed (stats.runs == 0)
+    c.r.reason = "not reached: left out by the guided search: " + why[j];
+    ++rep_.not_reached;
+    ++left_out_;
+  }
+}
+
 // Stage "revive": a resumed candidate (measured by a run that was killed, or by another process
 // tuning the same key) has a result but no binary in this process. The ones that can be
 // finalists (the k fastest that passed, and the default) get their code object back from the
@@ -241,6 +263,7 @@ Expected<TuneReport> TuningRun::run(WinnerBinary* winner) {
   loadHistory();
   select();
   checkLaunchDims();
+  leaveOutDominated();
   rep_.search = e_.engineOptions().search->name();
   if (races()) {
     KTUNE_RETURN_IF_ERROR(compileAndRace());

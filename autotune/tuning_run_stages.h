@@ -40,6 +40,9 @@ class TuningRun {
   void applyHistory(Cand& x, const std::string& id);
   void select();
   void checkLaunchDims();
+  // The guided search only: the configs the family's guided_leave_out names are not live (never
+  // compiled nor timed; their reason says why), when the race keeps kMinGuided others.
+  void leaveOutDominated();
   Status compileAndBench();
   // The guided search (tuning_run_race.cc): prior order, lazy compiles, the race's rounds.
   Status compileAndRace();
@@ -87,7 +90,8 @@ class TuningRun {
   std::map<std::string, CandidateResult> known_, measured_;
   int total_ = 0;
   std::vector<size_t> to_compile_;
-  bool precompiling_ = false;  // precompile(): JIT configs only (select() asks no vendor library)
+  bool precompiling_ = false;
+  size_t left_out_ = 0;  // JIT configs leaveOutDominated() took out of the guided search  // precompile(): JIT configs only (select() asks no vendor library)
   CompilePool* pool_ = nullptr;
   double best_ = 0;
   bool has_vendor_ = false;

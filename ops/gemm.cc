@@ -254,6 +254,10 @@ Expected<std::unique_ptr<GemmOp>> GemmOp::create(Engine& tuner, OpOptions option
   // value's best-ranked config is raced (a value the shape refuses, CLUSTER_M 4 below 512 rows,
   // fails before it is compiled).
   x.race_each = {"DC_WG", "DC_GRID", "CLUSTER_M"};
+  // Large prefill shapes on sm_90a: mma.sync and the small-M kernel cannot beat the tma kind.
+  x.guided_leave_out = [sms = dev.multiprocessors](const std::vector<Config>& cs, const void* p) {
+    return gemm_ops::dominatedKinds(cs, callOf(p).shape.m, callOf(p).shape.n, sms);
+  };
   f.key = [](const GemmCall& call, KeyFields& k) { gemmKey(call, EngineViews::key(k)); };
   f.launch = [dev](const Knobs& c, const GemmCall& call, const DeviceFacts&) {
     return gemmLaunch(EngineViews::config(c), call, dev);

@@ -88,4 +88,27 @@ Expected<std::vector<Config>> familyConfigs(const std::vector<gemm::KernelKind>&
   return out;
 }
 
+std::vector<std::string> dominatedKinds(const std::vector<Config>& configs, int64_t m, int64_t n,
+                                        int sms) {
+  std::vector<std::string> why(configs.size());
+  auto kind = [](const Config& c) {
+    auto k = kindOf(c);
+    return k.ok() ? int(*k) : -1;
+  };
+  const bool tma = std::any_of(configs.begin(), configs.end(), [&](const Config& c) {
+    return kind(c) == int(gemm::KernelKind::kTma);
+  });
+  const int64_t tiles = ((m + 127) / 128) * ((n + 127) / 128);
+  if (!tma || sms <= 0 || tiles < int64_t(kDominatedWaves) * sms) return why;
+  const std::string reason = "the tma kind's 128 x 128 tiles fill the device's " +
+                             std::to_string(sms) + " SMs " + std::to_string(tiles / sms) +
+                             " times over at " + std::to_string(m) + " x " + std::to_string(n);
+  for (size_t i = 0; i < configs.size(); ++i) {
+    const int k = kind(configs[i]);
+    if (k == int(gemm::KernelKind::kMma) || k == int(gemm::KernelKind::kSkinny))
+      why[i] = std::string(gemm::kernelKindName(gemm::KernelKind(k))) + " kind: " + reason;
+  }
+  return why;
+}
+
 }  // namespace ktune::gemm_ops

@@ -34,4 +34,15 @@ Expected<std::vector<Config>> familyConfigs(const std::vector<gemm::KernelKind>&
                                             int64_t shared_limit, const DeviceInfo& dev,
                                             const std::string& curated_path);
 
+// The guided search's GEMM kinds that cannot win (FamilyExtras::guided_leave_out): where the tma
+// kind (sm_90a: TMA-fed warpgroup MMA) has a config among `configs` and a grid of 128 x 128 tiles
+// over the m x n output fills the device's `sms` at least kDominatedWaves times, the mma kind
+// (mma.sync) and the skinny kind (a few rows of A) are left out. There the tma kind's waves are
+// nearly full, so the smaller tiles of another kind gain little on quantisation, while mma.sync
+// runs at a fraction of warpgroup MMA's rate (at 4096^3 on an H200 the best mma config took 2.2x
+// the tma winner's time; bench/NOTES.md). A reason per config ("" keeps it).
+inline constexpr int kDominatedWaves = 4;
+std::vector<std::string> dominatedKinds(const std::vector<Config>& configs, int64_t m, int64_t n,
+                                        int sms);
+
 }  // namespace ktune::gemm_ops
