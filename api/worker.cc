@@ -22,7 +22,9 @@
 #include "autotune/compile_workers.h"
 #include "autotune/isolation.h"
 #include "base/dylib.h"
+#include "base/format.h"
 #include "base/options.h"
+#include "base/timeline.h"
 #include "compiler/sim/sim_compiler.h"
 #include "ktune/plugin.hpp"
 #include "ops/buffers.h"
@@ -148,7 +150,9 @@ extern "C" int ktune_worker_main(int argc, char** argv) {
   auto mark = [&](const char* what) {
     startup_ms[what] =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_main).count();
+    timelineMark((std::string("worker_") + what).c_str());
   };
+  timelineMark("worker_main", strprintf("age %.1f ms", processAgeMs()));
   if ((argc == 4 || argc == 5) && std::string(argv[1]) == "--compile")
     return compileWorker(argv[2], argv[3], argc == 5 ? std::atoi(argv[4]) : 0);
   auto args = parseArgs(argc, argv);

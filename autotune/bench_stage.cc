@@ -6,7 +6,10 @@
 
 #include "autotune/device_pool.h"
 #include "autotune/worker_prestart.h"
+#include "base/clock.h"
+#include "base/format.h"
 #include "base/fs.h"
+#include "base/timeline.h"
 #include "compiler/store/store.h"
 
 namespace ktune {
@@ -59,11 +62,30 @@ void TunerEngine::benchOne(const ErasedFamily& f, const void* p, Cand& c,
   std::function<Status()> run;
   using PhaseClock = std::chrono::steady_clock;
   auto t_phase = PhaseClock::now();
+  double laps[3] = {0, 0, 0};  // load, verify, measure (KTUNE_TIMELINE)
   auto lap = [&](double TuneReport::*field) {
     const auto now = PhaseClock::now();
-    if (rep) rep->*field += std::chrono::duration<double, std::milli>(now - t_phase).count();
+    const double ms = std::chrono::duration<double, std::milli>(now - t_phase).count();
+    if (rep) rep->*field += ms;
+    laps[field == &TuneReport::load_ms ? 0 : field == &TuneReport::verify_ms ? 1 : 2] += ms;
     t_phase = now;
   };
+  struct MarkAtEnd {  // one timeline line per candidate timed, however it ends
+    const Cand& c;
+    const double* laps;
+    const Benchmarker& b;
+    const BenchOptions& bo;
+    ~MarkAtEnd() {
+      if (!timelineOn()) return;
+      const Benchmarker::Counts n = b.lastCounts();
+      timelineMark("bench", strprintf("load %.2f verify %.2f measure %.2f | est %d warm %d planned "
+                                      "%d timed %d run %.4f host %.4f | verify %d reverify %d "
+                                      "median %.4f status %d | %s", laps[0], laps[1], laps[2],
+                                      n.estimate, n.warm, n.planned, n.timed, n.est_ms, n.host_ms,
+                                      int(bo.verify), int(bo.reverify), c.r.stats.median_ms,
+                                      int(c.r.status), c.r.config.substr(0, 60).c_str()));
+    }
+  } mark_at_end{c, laps, *bench, bo_in};
   if (c.vendor_source.empty()) {
     auto h = loadFunction(c.r.code_object_key, c.co);
     lap(&TuneReport::load_ms);
@@ -283,8 +305,11 @@ CandidateResult TunerEngine::benchCandidate(const std::string& family, const voi
       return c.r;
     }
     // The parent compiled it into the shared store; recompile only if the entry vanished.
+    const auto t_get = std::chrono::steady_clock::now();
     auto co = wc.code_object_key.empty() ? Expected<CodeObject>(Status::NotFound("no key"))
                                          : store_->get(wc.code_object_key);
+    if (timelineOn())
+      timelineMark("co_get", strprintf("%.2f ms %s", msSince(t_get), co.ok() ? "hit" : "miss"));
     if (!co.ok()) {
       std::string k, note;
       bool hit = false;

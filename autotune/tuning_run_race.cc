@@ -15,6 +15,7 @@
 #include "autotune/guided.h"
 #include "autotune/tuning_run_stages.h"
 #include "base/format.h"
+#include "base/timeline.h"
 
 namespace ktune {
 namespace detail {
@@ -306,8 +307,10 @@ Status TuningRun::compileAndRace() {
   pool.start();
   first.benchmarked += static_cast<int>(vendor.size());
   const auto t_vendor = Clock::now();
+  timelineMark("race_vendor", std::to_string(vendor.size()));
   Status st = bench(vendor);
   const double vendor_ms = msSince(t_vendor);
+  timelineMark("race_vendor_done", strprintf("%.1f ms", vendor_ms));
   std::vector<bool>& taken = stop.cv.taken;
   taken.assign(n, false);
   stop.cv.ms.assign(n, 0);
@@ -330,6 +333,7 @@ Status TuningRun::compileAndRace() {
     }
     explored += got.size();
     first.benchmarked += static_cast<int>(batch.size());
+    timelineMark("race_batch", std::to_string(batch.size()));
     st = bench(batch);
     for (size_t j : got)  // early rejection keeps the runs it made
       if (cands_[order[j]].r.stats.runs > 0) stop.cv.ms[j] = cands_[order[j]].r.stats.median_ms;
@@ -391,7 +395,9 @@ Status TuningRun::compileAndRace() {
     e_.log() << strprintf("ktune: %s [%s]: guided: round 1 %.0f ms (vendor candidates %.0f ms, "
                           "%zu raced, %zu compiled)\n",
                           f_.name.c_str(), key_.c_str(), msSince(t0), vendor_ms, explored, started);
+  timelineMark("race_round1_done");
   KTUNE_RETURN_IF_ERROR(probeDrift());
+  timelineMark("race_drift_done", strprintf("drift %.4f", rep_.drift));
   return raceRounds();
 }
 
@@ -450,6 +456,7 @@ Status TuningRun::raceRounds() {
     for (size_t i : alive) done_[i] = false;
     rep_.rounds.push_back({r, static_cast<int>(alive.size()), 0, 0});
     const auto t_round = Clock::now();
+    timelineMark("race_round", strprintf("%d: %zu candidates", r, alive.size()));
     const Status st = bench(alive);
     round_bo_ = nullptr;
     if (e_.options().verbose)

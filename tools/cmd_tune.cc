@@ -26,6 +26,7 @@
 #include "ops/rowwise.h"
 #include "base/format.h"
 #include "base/fs.h"
+#include "base/timeline.h"
 #include "runtime/backend.h"
 #include "templates/rowwise.h"
 #include "tools/commands.h"
@@ -306,6 +307,7 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
   auto gop = GemmOp::create(tuner, gopts);  // opens the vendor library
   if (!gop.ok()) return fail(gop.status());
   noteProcessMs("op_ms", msSince(t0));
+  timelineMark("gemm_op");
   int rc = kExitOk;
   SharedOperands operands(backend);  // filled as the keys need them
   // The next keys' first kernels compile while a key tunes (not with a shared cache, whose keys
@@ -332,7 +334,9 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
       auto call = operands.call(s);
       if (!call.ok()) return fail(call.status());
       noteProcessMs("buffers_ms", msSince(b0));  // this key's random inputs
+      timelineMark("buffers", gc.name);
       rep = (*gop)->tune(*call);
+      timelineMark("tuned", gc.name);
     }
     if (look) lookahead.start(i + 1);  // after the first key: its compiles took every core
     if (!rep.ok()) { rc = fail(rep.status()); continue; }
@@ -345,6 +349,7 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
         vendor_ms = cand.stats.median_ms;
     Metric m{"TFLOP/s", 2.0 * double(s.m) * double(s.n) * double(s.k) / 1e12 * 1e3};
     printTuneReport(*rep, m, t.json, vendor_ms);
+    timelineMark("printed", gc.name);
     if (rep->winner.empty()) rc = kExitFailed;
   }
   if (t.m_hi > 0 && rc == kExitOk) rc = reportRange(**gop, t);
@@ -354,22 +359,6 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
 }  // namespace
 
 namespace {
-
-// Milliseconds since this process started (exec, dynamic loading and static set-up included),
-// from the kernel's start time; 0 where /proc cannot say.
-double processAgeMs() {
-  std::string stat, up;
-  if (auto s = readFile("/proc/self/stat"); s.ok()) stat = *s;
-  if (auto u = readFile("/proc/uptime"); u.ok()) up = *u;
-  const size_t paren = stat.rfind(')');
-  if (paren == std::string::npos || up.empty()) return 0;
-  std::istringstream in(stat.substr(paren + 2));
-  std::string field;
-  for (int i = 3; i <= 22 && (in >> field); ++i) {}  // field 22: start time in clock ticks
-  const double ticks = std::atof(field.c_str()), hz = double(::sysconf(_SC_CLK_TCK));
-  if (ticks <= 0 || hz <= 0) return 0;
-  return std::max(0.0, 1e3 * (std::atof(up.c_str()) - ticks / hz));
-}
 
 // Starts the isolation worker before this process opens its GPU, so the two start-ups (driver
 // context, vendor library, tuner) overlap (worker_prestart.h); the tuner made below takes it.
@@ -396,6 +385,7 @@ void prestartWorkerIfIsolating(const Options& opts, const TuneRequest& t) {
 // device (nothing to gain, and the sanitizer builds check its teardown).
 [[noreturn]] void leaveWithoutTeardown(int rc) {
   std::fflush(nullptr);
+  timelineMark("exit");
   std::_Exit(rc);
 }
 
@@ -403,6 +393,7 @@ void prestartWorkerIfIsolating(const Options& opts, const TuneRequest& t) {
 
 int cmdTune(const std::vector<std::string>& argv) {
   noteProcessMs("start_ms", processAgeMs());
+  timelineMark("main", strprintf("age %.1f ms", processAgeMs()));
   TuneRequest t;
   if (int rc = parseTuneRequest(argv, &t); rc >= 0) return rc;
   auto opts = Options::fromEnv();
@@ -413,6 +404,7 @@ int cmdTune(const std::vector<std::string>& argv) {
   // An exclusive-process GPU admits one context, which the early worker may have taken.
   if (!gpu.backend && stopEarlyWorker()) gpu = openGpu(*opts, t.args.has("--no-gpu"));
   noteProcessMs("open_gpu_ms", msSince(t0));
+  timelineMark("open_gpu");
   if (!gpu.backend) {
     if (!t.from_file.empty())
       return fail(Status::Unavailable("offline tuning needs a GPU: " + gpu.why_none),
@@ -425,6 +417,7 @@ int cmdTune(const std::vector<std::string>& argv) {
   if (!tuner.ok() && stopEarlyWorker()) tuner = makeTuner(gpu, *opts, t, &progress);  // as above
   if (!tuner.ok()) return fail(tuner.status());
   noteProcessMs("tuner_ms", msSince(t0));
+  timelineMark("tuner");
   t0 = std::chrono::steady_clock::now();
   (*tuner)->prestartWorker();  // its start-up overlaps the problem set-up below
   noteProcessMs("worker_prestart_ms", msSince(t0));
