@@ -271,6 +271,15 @@ std::vector<size_t> TuningRun::raceVendors() {
   return vendor;
 }
 
+Status TuningRun::benchVendors(const std::vector<size_t>& vendor, double* ms) {
+  const auto t0 = Clock::now();
+  timelineMark("race_vendor", std::to_string(vendor.size()));
+  Status st = bench(vendor);
+  *ms = msSince(t0);
+  timelineMark("race_vendor_done", strprintf("%.1f ms", *ms));
+  return st;
+}
+
 // Round 1 with lazy compiles: one pool over the prior order, paced by a window (compiles run at
 // most `window` candidates ahead of the race, so a config the race never asks for is never
 // compiled), each finished batch admitted and timed while the next compiles run. Exploration
@@ -306,11 +315,8 @@ Status TuningRun::compileAndRace() {
   pool_ = &pool;
   pool.start();
   first.benchmarked += static_cast<int>(vendor.size());
-  const auto t_vendor = Clock::now();
-  timelineMark("race_vendor", std::to_string(vendor.size()));
-  Status st = bench(vendor);
-  const double vendor_ms = msSince(t_vendor);
-  timelineMark("race_vendor_done", strprintf("%.1f ms", vendor_ms));
+  double vendor_ms = 0;
+  Status st = benchVendors(vendor, &vendor_ms);
   std::vector<bool>& taken = stop.cv.taken;
   taken.assign(n, false);
   stop.cv.ms.assign(n, 0);
@@ -333,7 +339,6 @@ Status TuningRun::compileAndRace() {
     }
     explored += got.size();
     first.benchmarked += static_cast<int>(batch.size());
-    timelineMark("race_batch", std::to_string(batch.size()));
     st = bench(batch);
     for (size_t j : got)  // early rejection keeps the runs it made
       if (cands_[order[j]].r.stats.runs > 0) stop.cv.ms[j] = cands_[order[j]].r.stats.median_ms;
@@ -397,7 +402,6 @@ Status TuningRun::compileAndRace() {
                           f_.name.c_str(), key_.c_str(), msSince(t0), vendor_ms, explored, started);
   timelineMark("race_round1_done");
   KTUNE_RETURN_IF_ERROR(probeDrift());
-  timelineMark("race_drift_done", strprintf("drift %.4f", rep_.drift));
   return raceRounds();
 }
 
