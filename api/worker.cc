@@ -29,6 +29,7 @@
 #include "ktune/plugin.hpp"
 #include "ops/buffers.h"
 #include "ops/builtin.h"
+#include "ops/vendor/cublaslt.h"
 #include "runtime/backend.h"
 
 namespace ktune {
@@ -157,6 +158,8 @@ extern "C" int ktune_worker_main(int argc, char** argv) {
     return compileWorker(argv[2], argv[3], argc == 5 ? std::atoi(argv[4]) : 0);
   auto args = parseArgs(argc, argv);
   if (!args.ok()) return fail(args.status());
+  // The GEMM op (registered below) opens cuBLASLt after the device: its loading starts now.
+  if (args->backend == "cuda") cublaslt::preloadLibrary();
   auto env = Options::fromEnv();
   if (!env.ok()) return fail(env.status());
   EngineOptions eo;

@@ -1,10 +1,14 @@
 #include "ops/vendor/cublaslt.h"
 
+#include <dlfcn.h>
+
 #include <chrono>
 
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
 
 #include "base/clock.h"
@@ -265,8 +269,25 @@ int64_t CublasLt::descriptorBuilds() const {
   return cache_->builds;
 }
 
+namespace {
+const char* const kLibraryNames[] = {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"};
+}  // namespace
+
+void preloadLibrary() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // Both handles stay open for the process's life (open()'s dlopen takes another reference).
+    (void)::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    std::thread([] {
+      for (const char* n : kLibraryNames)
+        if (::dlopen(n, RTLD_NOW | RTLD_LOCAL) != nullptr) break;
+      timelineMark("cublaslt_preloaded");
+    }).detach();
+  });
+}
+
 Expected<std::unique_ptr<CublasLt>> CublasLt::open(const std::vector<std::string>& extra_paths) {
-  std::vector<std::string> names = {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"};
+  std::vector<std::string> names(std::begin(kLibraryNames), std::end(kLibraryNames));
   names.insert(names.end(), extra_paths.begin(), extra_paths.end());
   const auto t0 = std::chrono::steady_clock::now();
   KTUNE_ASSIGN_OR_RETURN(DynLib lib, DynLib::open(names, "cuBLASLt (libcublasLt)"));
