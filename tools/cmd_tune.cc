@@ -33,6 +33,7 @@
 #include "tools/commands.h"
 #include "tools/sim_gpu.h"
 #include "tools/tune_lookahead.h"
+#include "tools/tune_detach.h"
 #include "tools/tune_output.h"
 #include "tools/tune_request.h"
 
@@ -387,6 +388,7 @@ void prestartWorkerIfIsolating(const Options& opts, const TuneRequest& t) {
 [[noreturn]] void leaveWithoutTeardown(int rc) {
   std::fflush(nullptr);
   timelineMark("exit");
+  reportExitStatus(rc);  // the caller's wall ends here, not after the teardown (tune_detach.h)
   std::_Exit(rc);
 }
 
@@ -399,6 +401,10 @@ int cmdTune(const std::vector<std::string>& argv) {
   if (int rc = parseTuneRequest(argv, &t); rc >= 0) return rc;
   auto opts = Options::fromEnv();
   if (!opts.ok()) return fail(opts.status());
+  // Where the run will end in leaveWithoutTeardown: the GPU's teardown off the caller's wall.
+  if (opts->backend != "sim" && !t.args.has("--no-gpu") && opts->remote_cache.empty() &&
+      (pathExists("/dev/nvidiactl") || pathExists("/dev/kfd")))
+    detachTeardown();
   prestartWorkerIfIsolating(*opts, t);
   // A GEMM run opens cuBLASLt after the GPU: its loading starts now, beside the driver's start.
   if (t.op == "gemm" && opts->backend != "sim" && !t.args.has("--no-gpu") && opts->vendor_algos > 0)
