@@ -117,3 +117,40 @@ for name, S, E, ms, mp, wp in details:
         print(f"{name:28} {key:22} {d(t0, tv0)} {d(tv0, tv1)} {d(tv1, tr1)} {d(tr1, trc)} "
               f"{d(trc, tch)} {d(tch, tre):>4} | {tot[0]:3d} {tot[1]:5.0f} {tot[2]:6.0f} {tot[3]:7.0f} "
               f"{tot[4]:5d}  {per}")
+
+# The A/B: each build's walls (the shell's) and engine ms (the JSON reports' total_wall_ms).
+import json
+
+
+def reports(path):
+    if not os.path.exists(path):
+        return []
+    t, dec, out, i = open(path).read(), json.JSONDecoder(), [], 0
+    i = t.find("{")
+    while i >= 0:
+        try:
+            o, end = dec.raw_decode(t[i:])
+        except ValueError:
+            break
+        out += o if isinstance(o, list) else [o]
+        i = t.find("{", i + end)
+    return out
+
+
+groups = defaultdict(list)
+for name, rc, s, e in rows:
+    who, kind, pas, tag = name.split("_", 3)
+    r = reports(os.path.join(W, name + ".json"))
+    eng = sum(x.get("total_wall_ms", 0) or 0 for x in r)
+    fin = sum(x.get("finalists_ms", 0) or 0 for x in r)
+    jit = sum(1 for x in r if x.get("winner_source") == "jit")
+    groups[(kind, pas, tag.isdigit(), who)].append((float(e) - float(s), eng / 1e3, fin / 1e3, jit, len(r), rc))
+print("\n== walls (s) per build: runs in order; mean; engine s and finalists s from the reports")
+for (kind, pas, plain, who), v in sorted(groups.items()):
+    if not plain:
+        continue
+    walls = " ".join(f"{x[0]:.2f}" for x in v)
+    mean = sum(x[0] for x in v) / len(v)
+    print(f"{kind:6} {pas:5} {who:5} walls {walls:30} mean {mean:.2f} | engine "
+          + " ".join(f"{x[1]:.2f}" for x in v) + " | finalists " + " ".join(f"{x[2]:.2f}" for x in v)
+          + " | jit winners " + " ".join(f"{x[3]}/{x[4]}" for x in v) + " | rc " + " ".join(x[5] for x in v))
