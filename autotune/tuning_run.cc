@@ -226,7 +226,9 @@ void TuningRun::record(int w) {
   e.candidates = rep_.candidates;
   e.vs_default = rep_.vs_default;
   e.date = isoUtcNow();
+  const auto t_db = Clock::now();
   Status st = fs_.db->record(e);
+  if (timelineOn()) timelineMark("db_recorded", strprintf("%.1f ms", msSince(t_db)));
   if (!st.ok()) {
     writeFailed(e_, f_.name, key_, "the tuning database", st, &write_reported_);
     return;  // the journal keeps the key's results

@@ -396,7 +396,7 @@ void prestartWorkerIfIsolating(const Options& opts, const TuneRequest& t) {
 
 int cmdTune(const std::vector<std::string>& argv) {
   noteProcessMs("start_ms", processAgeMs());
-  timelineMark("main", strprintf("age %.1f ms", processAgeMs()));
+  const double age_ms = processAgeMs();
   TuneRequest t;
   if (int rc = parseTuneRequest(argv, &t); rc >= 0) return rc;
   auto opts = Options::fromEnv();
@@ -405,6 +405,7 @@ int cmdTune(const std::vector<std::string>& argv) {
   if (opts->backend != "sim" && !t.args.has("--no-gpu") && opts->remote_cache.empty() &&
       (pathExists("/dev/nvidiactl") || pathExists("/dev/kfd")))
     detachTeardown();
+  timelineMark("main", strprintf("age %.1f ms", age_ms));  // the tuning process from here
   prestartWorkerIfIsolating(*opts, t);
   // A GEMM run opens cuBLASLt after the GPU: its loading starts now, beside the driver's start.
   if (t.op == "gemm" && opts->backend != "sim" && !t.args.has("--no-gpu") && opts->vendor_algos > 0)
