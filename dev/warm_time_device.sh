@@ -6,7 +6,7 @@
 # warm suites (the cold run's store, a fresh database), interleaved across builds, each with
 # KTUNE_TIMELINE (base/timeline.h: marks from the tuner and its worker, one file per run) and the
 # shell's own start and end (epoch). EXTRA=1: one warm 4096^3 in process (KTUNE_ISOLATE=0) and one
-# verbose warm 4096^3 and suite of the first build. Logs in $OUT/warm.tgz; tables last
+# verbose warm 4096^3 and suite of the first build. PREP=1: see below. Logs in $OUT/warm.tgz; tables last
 # (dev/warm_timeline.py).
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; W=/tmp/warmt; rm -rf "$W"; mkdir -p "$W"
@@ -32,6 +32,9 @@ one() {  # who pass tag env... -- args...
 }
 for who in $WHOS; do one $who cold 0 -- "${SHAPE[@]}"; done
 for who in $WHOS; do one $who cold 0 -- --suite llm; done
+# PREP=1: one unmeasured warm suite per build first: a warm race can reach configs its cold run
+# did not (it then compiles them: bench/NOTES.md); after it the store holds them.
+if [ "${PREP:-0}" = 1 ]; then for who in $WHOS; do one $who warm prep -- --suite llm; done; fi
 for i in $(seq 1 "$N"); do for who in $WHOS; do one $who warm $i -- "${SHAPE[@]}"; done; done
 for i in $(seq 1 "$NS"); do for who in $WHOS; do one $who warm $i -- --suite llm; done; done
 if [ "${EXTRA:-0}" = 1 ]; then

@@ -144,7 +144,8 @@ for name, rc, s, e in rows:
     eng = sum(x.get("total_wall_ms", 0) or 0 for x in r)
     fin = sum(x.get("finalists_ms", 0) or 0 for x in r)
     jit = sum(1 for x in r if x.get("winner_source") == "jit")
-    groups[(kind, pas, tag.isdigit(), who)].append((float(e) - float(s), eng / 1e3, fin / 1e3, jit, len(r), rc))
+    comp = sum(x.get("compiled", 0) or 0 for x in r)
+    groups[(kind, pas, tag.isdigit(), who)].append((float(e) - float(s), eng / 1e3, fin / 1e3, jit, len(r), rc, comp))
 print("\n== walls (s) per build: runs in order; mean; engine s and finalists s from the reports")
 for (kind, pas, plain, who), v in sorted(groups.items()):
     if not plain:
@@ -153,4 +154,5 @@ for (kind, pas, plain, who), v in sorted(groups.items()):
     mean = sum(x[0] for x in v) / len(v)
     print(f"{kind:6} {pas:5} {who:5} walls {walls:30} mean {mean:.2f} | engine "
           + " ".join(f"{x[1]:.2f}" for x in v) + " | finalists " + " ".join(f"{x[2]:.2f}" for x in v)
-          + " | jit winners " + " ".join(f"{x[3]}/{x[4]}" for x in v) + " | rc " + " ".join(x[5] for x in v))
+          + " | jit winners " + " ".join(f"{x[3]}/{x[4]}" for x in v) + " | compiled "
+          + " ".join(str(x[6]) for x in v) + " | rc " + " ".join(x[5] for x in v))
