@@ -23,6 +23,7 @@
 #include "autotune/isolation.h"
 #include "base/dylib.h"
 #include "base/format.h"
+#include "base/fs.h"
 #include "base/options.h"
 #include "base/timeline.h"
 #include "compiler/sim/sim_compiler.h"
@@ -158,8 +159,10 @@ extern "C" int ktune_worker_main(int argc, char** argv) {
     return compileWorker(argv[2], argv[3], argc == 5 ? std::atoi(argv[4]) : 0);
   auto args = parseArgs(argc, argv);
   if (!args.ok()) return fail(args.status());
-  // The GEMM op (registered below) opens cuBLASLt after the device: its loading starts now.
-  if (args->backend == "cuda") cublaslt::preloadLibrary();
+  // The GEMM op (registered below) opens cuBLASLt after the device: its loading starts now. A
+  // worker started before its tuner opened the GPU is told "auto" (worker_prestart.h).
+  if (args->backend == "cuda" || (args->backend == "auto" && pathExists("/dev/nvidiactl")))
+    cublaslt::preloadLibrary();
   auto env = Options::fromEnv();
   if (!env.ok()) return fail(env.status());
   EngineOptions eo;
