@@ -156,3 +156,54 @@ for (kind, pas, plain, who), v in sorted(groups.items()):
           + " ".join(f"{x[1]:.2f}" for x in v) + " | finalists " + " ".join(f"{x[2]:.2f}" for x in v)
           + " | jit winners " + " ".join(f"{x[3]}/{x[4]}" for x in v) + " | compiled "
           + " ".join(str(x[6]) for x in v) + " | rc " + " ".join(x[5] for x in v))
+
+# Where each build's warm runs spend their wall, phase by phase (ms, mean over the plain warm runs;
+# suites: the keys' phases summed). Phases end at the tuner's marks (base/timeline.h).
+PH = [("exec", None, "main"), ("cuInit", "main", "open_gpu"), ("context+engine", "open_gpu", "tuner"),
+      ("vendor lib", "tuner", "gemm_op"), ("inputs 1st", "gemm_op", "buffers"),
+      ("select 1st", "buffers", "selected")]
+KEYPH = [("vendor round", "selected", "race_vendor_done"), ("JIT round 1", "race_vendor_done", "race_round1_done"),
+         ("later rounds", "race_round1_done", "raced"), ("finalists", "raced", "chosen"),
+         ("record", "chosen", "recorded"), ("between keys", None, None)]
+acc = defaultdict(lambda: defaultdict(list))
+for name, S, E, ms, mp, wp in details:
+    who, kind, pas, tag = name.split("_", 3)
+    if pas != "warm" or not tag.isdigit():
+        continue
+    g = acc[(kind, who)]
+    t = lambda l: first(ms, l, None)[0]
+    prev = S
+    for lab, a, b in PH:
+        ta = S if a is None else t(a)
+        tb = t(b)
+        g[lab].append((tb - ta) if ta is not None and tb is not None else float("nan"))
+    starts = [i for i, m in enumerate(ms) if m[2] == "run_start"]
+    sums = defaultdict(float)
+    last_rec = None
+    for k, i0 in enumerate(starts):
+        i1 = starts[k + 1] if k + 1 < len(starts) else len(ms)
+        seg = ms[i0:i1]
+        f = lambda l: first(seg, l)[0]
+        if k == 0:
+            sel = f("selected")
+        else:
+            sums["between keys"] += f("selected") - last_rec
+        for lab, a, b in KEYPH[:-1]:
+            if f(a) is not None and f(b) is not None:
+                sums[lab] += f(b) - f(a)
+        last_rec = f("recorded")
+    for lab, _, _ in KEYPH:
+        g[lab].append(sums[lab])
+    g["after last key"].append(last(ms, "exit")[0] - last_rec if last_rec else float("nan"))
+    g["teardown (exit to end)"].append(E - last(ms, "exit")[0])
+    g["wall"].append(E - S)
+print("\n== phases of the warm runs, ms (mean of the runs; suites: summed over keys)")
+cols = sorted(acc)
+print(f"{'phase':24}" + "".join(f"{k + ' ' + w:>14}" for k, w in cols))
+labels = [p[0] for p in PH] + [p[0] for p in KEYPH] + ["after last key", "teardown (exit to end)", "wall"]
+for lab in labels:
+    row = f"{lab:24}"
+    for c in cols:
+        v = acc[c][lab]
+        row += f"{sum(v) / len(v):14.0f}" if v else f"{'-':>14}"
+    print(row)
