@@ -31,11 +31,13 @@ one() {  # who pass tag env... -- args...
   echo "$name rc=$rc wall $(awk -v a="$S" -v b="$E" 'BEGIN{printf "%.3f", b-a}')"
 }
 for who in $WHOS; do one $who cold 0 -- "${SHAPE[@]}"; done
-for who in $WHOS; do one $who cold 0 -- --suite llm; done
+# SUITE=0: the single shape only.
+[ "${SUITE:-1}" = 1 ] && for who in $WHOS; do one $who cold 0 -- --suite llm; done
 # PREP=1: one unmeasured warm suite per build first: a warm race can reach configs its cold run
 # did not (it then compiles them: bench/NOTES.md); after it the store holds them.
-if [ "${PREP:-0}" = 1 ]; then for who in $WHOS; do one $who warm prep -- --suite llm; done; fi
+if [ "${PREP:-0}" = 1 ] && [ "${SUITE:-1}" = 1 ]; then for who in $WHOS; do one $who warm prep -- --suite llm; done; fi
 for i in $(seq 1 "$N"); do for who in $WHOS; do one $who warm $i -- "${SHAPE[@]}"; done; done
+[ "${SUITE:-1}" = 1 ] || NS=0
 for i in $(seq 1 "$NS"); do for who in $WHOS; do one $who warm $i -- --suite llm; done; done
 if [ "${EXTRA:-0}" = 1 ]; then
   who=${WHOS%% *}
