@@ -3,7 +3,6 @@
 #include <dlfcn.h>
 
 #include <chrono>
-
 #include <cstdio>
 #include <cstring>
 #include <iterator>
