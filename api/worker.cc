@@ -22,11 +22,15 @@
 #include "autotune/compile_workers.h"
 #include "autotune/isolation.h"
 #include "base/dylib.h"
+#include "base/format.h"
+#include "base/fs.h"
 #include "base/options.h"
+#include "base/timeline.h"
 #include "compiler/sim/sim_compiler.h"
 #include "ktune/plugin.hpp"
 #include "ops/buffers.h"
 #include "ops/builtin.h"
+#include "ops/vendor/cublaslt.h"
 #include "runtime/backend.h"
 
 namespace ktune {
@@ -148,11 +152,17 @@ extern "C" int ktune_worker_main(int argc, char** argv) {
   auto mark = [&](const char* what) {
     startup_ms[what] =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_main).count();
+    timelineMark((std::string("worker_") + what).c_str());
   };
+  timelineMark("worker_main", strprintf("age %.1f ms", processAgeMs()));
   if ((argc == 4 || argc == 5) && std::string(argv[1]) == "--compile")
     return compileWorker(argv[2], argv[3], argc == 5 ? std::atoi(argv[4]) : 0);
   auto args = parseArgs(argc, argv);
   if (!args.ok()) return fail(args.status());
+  // The GEMM op (registered below) opens cuBLASLt after the device: its loading starts now. A
+  // worker started before its tuner opened the GPU is told "auto" (worker_prestart.h).
+  if (args->backend == "cuda" || (args->backend == "auto" && pathExists("/dev/nvidiactl")))
+    cublaslt::preloadLibrary();
   auto env = Options::fromEnv();
   if (!env.ok()) return fail(env.status());
   EngineOptions eo;

@@ -6,7 +6,10 @@
 
 #include "autotune/device_pool.h"
 #include "autotune/worker_prestart.h"
+#include "base/clock.h"
+#include "base/format.h"
 #include "base/fs.h"
+#include "base/timeline.h"
 #include "compiler/store/store.h"
 
 namespace ktune {
@@ -28,6 +31,24 @@ Status TunerEngine::verifyOutput(const ErasedFamily& f, const void* p, Cand& c, 
   if (v->ok) return Status::Ok();
   Status bad = v->toStatus();
   return when.empty() ? bad : Status(bad.code(), "wrong" + when + ": " + bad.message());
+}
+
+std::string TunerEngine::verifiedId(const ErasedFamily& f, const void* p, const Cand& c) const {
+  if (!f.args_json || !f.verify) return {};
+  return f.name + "|" + f.args_json(p) + "|" + c.vendor_source + "|" + c.r.config + "|" +
+         c.r.code_object_key;
+}
+
+bool TunerEngine::verifiedBefore(const std::string& id) {
+  if (id.empty()) return false;
+  std::lock_guard<std::mutex> l(verified_mu);
+  return verified_here.count(id) > 0;
+}
+
+void TunerEngine::noteVerified(const std::string& id) {
+  if (id.empty()) return;
+  std::lock_guard<std::mutex> l(verified_mu);
+  verified_here.insert(id);
 }
 
 void TunerEngine::noteFault(const Cand& c) {
@@ -59,11 +80,30 @@ void TunerEngine::benchOne(const ErasedFamily& f, const void* p, Cand& c,
   std::function<Status()> run;
   using PhaseClock = std::chrono::steady_clock;
   auto t_phase = PhaseClock::now();
+  double laps[3] = {0, 0, 0};  // load, verify, measure (KTUNE_TIMELINE)
   auto lap = [&](double TuneReport::*field) {
     const auto now = PhaseClock::now();
-    if (rep) rep->*field += std::chrono::duration<double, std::milli>(now - t_phase).count();
+    const double ms = std::chrono::duration<double, std::milli>(now - t_phase).count();
+    if (rep) rep->*field += ms;
+    laps[field == &TuneReport::load_ms ? 0 : field == &TuneReport::verify_ms ? 1 : 2] += ms;
     t_phase = now;
   };
+  struct MarkAtEnd {  // one timeline line per candidate timed, however it ends
+    const Cand& c;
+    const double* laps;
+    const Benchmarker& b;
+    const BenchOptions& bo;
+    ~MarkAtEnd() {
+      if (!timelineOn()) return;
+      const Benchmarker::Counts n = b.lastCounts();
+      timelineMark("bench", strprintf("load %.2f verify %.2f measure %.2f | est %d warm %d planned "
+                                      "%d timed %d run %.4f host %.4f | verify %d reverify %d "
+                                      "median %.4f status %d | %s", laps[0], laps[1], laps[2],
+                                      n.estimate, n.warm, n.planned, n.timed, n.est_ms, n.host_ms,
+                                      int(bo.verify), int(bo.reverify), c.r.stats.median_ms,
+                                      int(c.r.status), c.r.config.substr(0, 60).c_str()));
+    }
+  } mark_at_end{c, laps, *bench, bo_in};
   if (c.vendor_source.empty()) {
     auto h = loadFunction(c.r.code_object_key, c.co);
     lap(&TuneReport::load_ms);
@@ -83,13 +123,22 @@ void TunerEngine::benchOne(const ErasedFamily& f, const void* p, Cand& c,
   } else {
     run = [&] { return f.vendor_launch(c.r.config, p, s); };
   }
+  // A re-check (bo.verify with bo.reverify: the finalists' first round) of a binary this process
+  // already read back right on the same problem keeps only its check after the last timed run:
+  // the checks before its runs and after run 2 repeat what this process saw (each a read-back of
+  // the output, 20-30 ms for a 4096x28672 GEMM). A binary not checked here gets all three.
+  const std::string vid = verifiedId(f, p, c);
+  const bool seen = bo_in.verify && bo_in.reverify && verifiedBefore(vid);
   // Verify first: it is also the smoke test (faults, launch errors) before any timing.
   if (f.verify) {
     Status st = f.pre_run ? f.pre_run(p, s) : Status::Ok();
     if (st.ok()) st = run();
     // Without bo.verify (a binary verified earlier in this run) the launch stays as a warm-up
     // and only the read-back and comparison are skipped: those were the cost.
-    if (st.ok() && bo_in.verify) st = verifyOutput(f, p, c, s, "");
+    if (st.ok() && bo_in.verify && !seen) {
+      st = verifyOutput(f, p, c, s, "");
+      if (st.ok()) noteVerified(vid);
+    }
     if (!st.ok()) {
       (void)backend->checkError();  // clear a sticky error (a failed launch) for the next one
       fail(c, st);
@@ -104,7 +153,8 @@ void TunerEngine::benchOne(const ErasedFamily& f, const void* p, Cand& c,
   const bool reverify = bo.reverify && f.verify;
   std::function<Status(int)> before = [&](int i) -> Status {
     // Run index 2 starts once timed runs 0 and 1 are done: the second run's output is checked.
-    if (reverify && i == 2) KTUNE_RETURN_IF_ERROR(verifyOutput(f, p, c, s, " after timed run 2"));
+    if (reverify && i == 2 && !seen)
+      KTUNE_RETURN_IF_ERROR(verifyOutput(f, p, c, s, " after timed run 2"));
     if (f.pre_timed_run) return f.pre_timed_run(p, s);
     if (f.pre_run) return f.pre_run(p, s);
     return Status::Ok();
@@ -117,6 +167,7 @@ void TunerEngine::benchOne(const ErasedFamily& f, const void* p, Cand& c,
   if (stats.ok() && (reverify || late_verify)) {
     Status st = verifyOutput(f, p, c, s, " after the last timed run");
     if (!st.ok()) stats = st;
+    else noteVerified(vid);
   }
   lap(&TuneReport::measure_ms);
   if (!stats.ok()) {
@@ -283,8 +334,11 @@ CandidateResult TunerEngine::benchCandidate(const std::string& family, const voi
       return c.r;
     }
     // The parent compiled it into the shared store; recompile only if the entry vanished.
+    const auto t_get = std::chrono::steady_clock::now();
     auto co = wc.code_object_key.empty() ? Expected<CodeObject>(Status::NotFound("no key"))
                                          : store_->get(wc.code_object_key);
+    if (timelineOn())
+      timelineMark("co_get", strprintf("%.2f ms %s", msSince(t_get), co.ok() ? "hit" : "miss"));
     if (!co.ok()) {
       std::string k, note;
       bool hit = false;

@@ -168,6 +168,7 @@ Expected<BenchStats> Benchmarker::measure(StreamHandle stream, const std::functi
   // No flush with rotated inputs, or when the L2 size is unknown.
   const bool flush = opts.flush_l2 && opts.rotate_buffers <= 0 && flush_bytes > 0;
   last_flush_.reset();
+  counts_ = Counts{};
   if (flush) prepare(opts);  // before anything runs
 
   std::vector<double> samples;
@@ -230,6 +231,7 @@ Expected<BenchStats> Benchmarker::measure(StreamHandle stream, const std::functi
   est /= static_cast<double>(samples.size());
   est = std::max(est, 1e-6);
   const auto [n_warm, n_rep] = runCounts(opts, est, host_per_run);
+  counts_ = {est_runs, n_warm, n_rep, 0, est, host_per_run};
 
   const int warm_chunk = pacer.perChunk(est);
   for (int i = 0; i < n_warm; ++i) {
@@ -259,6 +261,7 @@ Expected<BenchStats> Benchmarker::measure(StreamHandle stream, const std::functi
     }
   }
   pacer.before(std::numeric_limits<double>::infinity());  // the last stretch's pause, too
+  counts_.timed = static_cast<int>(samples.size());
   BenchStats s = computeStats(samples);
   if (partial) *partial = s;
   if (samples_out) *samples_out = std::move(samples);

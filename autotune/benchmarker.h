@@ -117,6 +117,13 @@ class Benchmarker {
   void prepare(const BenchOptions& opts);
   // The flush the last timed run was preceded by (nullopt: none yet, or flushing was off).
   std::optional<FlushKind> lastFlush() const { return last_flush_; }
+  // The last measure()'s run counts (for KTUNE_TIMELINE): estimate runs, warm-ups, timed runs
+  // planned and made, the estimate (device ms a run) and a timed run's host wall ms.
+  struct Counts {
+    int estimate = 0, warm = 0, planned = 0, timed = 0;
+    double est_ms = 0, host_ms = 0;
+  };
+  Counts lastCounts() const { return counts_; }
 
   // Times fn on `stream`. before_run(i), if given, runs before the flush of run i (untimed; e.g.
   // reset an accumulator or pick rotated inputs). Returns the statistics, or the first failing
@@ -136,6 +143,7 @@ class Benchmarker {
   DeviceInfo device_;
   L2Flush flush_;
   std::optional<FlushKind> last_flush_;
+  Counts counts_;
   std::vector<EventHandle> events_;  // start/end pairs
 };
 

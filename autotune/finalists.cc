@@ -10,6 +10,7 @@
 #include "autotune/search.h"
 #include "autotune/run_candidate.h"
 #include "base/format.h"
+#include "base/timeline.h"
 
 namespace ktune {
 namespace detail {
@@ -259,6 +260,7 @@ int runFinalists(FinalistRun& fr, DefaultComparison* cmp) {
     order.erase(std::remove_if(order.begin(), order.end(), [&](size_t j) { return out[j] != 0; }),
                 order.end());
     std::string why;
+    if (timelineOn()) timelineMark("finalists_round", strprintf("%d: %zu finalists", r, order.size()));
     if (fr.isolated) {
       if (!roundInWorker(fr, fin, order, r == 0, times, r, stats, &why)) {
         fr.e.log() << "ktune: " << fr.fs.f.name << " [" << fr.key

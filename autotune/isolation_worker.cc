@@ -11,7 +11,9 @@
 #include "autotune/isolation.h"
 #include "autotune/isolation_wire.h"
 #include "base/clock.h"
+#include "base/format.h"
 #include "base/json_bounded.h"
+#include "base/timeline.h"
 
 namespace ktune {
 
@@ -140,6 +142,7 @@ Status serveWorker(CandidateBench& tuner, int in_fd, int out_fd,
         const auto t0 = std::chrono::steady_clock::now();
         auto p = tuner.makeProblem(family, args);
         problem_ms = msSince(t0);
+        timelineMark("worker_problem", strprintf("%.1f ms (prepare)", problem_ms));
         if (p.ok()) {
           problem = std::move(p).value();
           cached_family = family;
@@ -162,6 +165,7 @@ Status serveWorker(CandidateBench& tuner, int in_fd, int out_fd,
       const auto t0 = std::chrono::steady_clock::now();
       auto p = tuner.makeProblem(family, args);
       problem_ms = msSince(t0);
+      timelineMark("worker_problem", strprintf("%.1f ms (request)", problem_ms));
       if (!p.ok()) {
         KTUNE_RETURN_IF_ERROR(send(Json{{"event", "error"},
                                         {"code", codeName(p.status().code())},
@@ -178,6 +182,8 @@ Status serveWorker(CandidateBench& tuner, int in_fd, int out_fd,
     const auto t_prep = std::chrono::steady_clock::now();
     tuner.prepareBench(bench);
     const double prepare_ms = msSince(t_prep);
+    timelineMark("worker_request", strprintf("%zu candidates, bench prepare %.1f ms",
+                                             req["candidates"].size(), prepare_ms));
     KTUNE_RETURN_IF_ERROR(send(Json{{"event", "problem"}, {"problem_ms", problem_ms},
                                     {"bench_prepare_ms", prepare_ms}}));
     double best = req.value("best_ms", 0.0);
@@ -200,6 +206,7 @@ Status serveWorker(CandidateBench& tuner, int in_fd, int out_fd,
       }
     }
     KTUNE_RETURN_IF_ERROR(send(Json{{"event", "done"}}));
+    timelineMark("worker_request_done");
   }
 }
 

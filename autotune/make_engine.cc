@@ -14,6 +14,7 @@
 #include "base/clock.h"
 #include "base/format.h"
 #include "base/fs.h"
+#include "base/timeline.h"
 #include "base/version.h"
 #include "compiler/store/store.h"
 
@@ -61,6 +62,7 @@ Expected<std::unique_ptr<TunerEngine>> TunerEngine::create(std::shared_ptr<Backe
     return Status::InvalidArgument("Engine::create: spreading candidates over several GPUs needs "
                                    "isolation, one worker per GPU (options.isolate / KTUNE_ISOLATE=1)");
   }
+  const double devices_ms = msSince(t0);
   KTUNE_RETURN_IF_ERROR(backend->setDevice(dev));
   e->device = devs[dev];
   // Background tuning on a GPU benchmarks in the isolation worker unless told otherwise: a faulting
@@ -139,6 +141,10 @@ Expected<std::unique_ptr<TunerEngine>> TunerEngine::create(std::shared_ptr<Backe
     e->log() << strprintf("ktune: engine set-up %.0f ms: device %.0f, compiler %.0f, store %.0f, "
                           "benchmarker %.0f ms\n", msSince(t0), device_ms, compiler_ms, store_ms,
                           bench_ms);
+  if (timelineOn())
+    timelineMark("engine_created", strprintf("devices %.1f context %.1f compiler %.1f store %.1f "
+                                             "benchmarker %.1f", devices_ms, device_ms - devices_ms,
+                                             compiler_ms, store_ms, bench_ms));
   return e;
 }
 

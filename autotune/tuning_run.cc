@@ -10,6 +10,7 @@
 #include "autotune/tuning_run_stages.h"
 #include "base/format.h"
 #include "base/fs.h"
+#include "base/timeline.h"
 
 namespace ktune {
 namespace detail {
@@ -247,7 +248,9 @@ void TuningRun::record(int w) {
   e.candidates = rep_.candidates;
   e.vs_default = rep_.vs_default;
   e.date = isoUtcNow();
+  const auto t_db = Clock::now();
   Status st = fs_.db->record(e);
+  if (timelineOn()) timelineMark("db_recorded", strprintf("%.1f ms", msSince(t_db)));
   if (!st.ok()) {
     writeFailed(e_, f_.name, key_, "the tuning database", st, &write_reported_);
     return;  // the journal keeps the key's results
@@ -259,11 +262,13 @@ void TuningRun::record(int w) {
 Expected<TuneReport> TuningRun::run(WinnerBinary* winner) {
   const auto t_start = Clock::now();
   e_.progress({f_.name, key_, "enumerate", 0, 0, ""});
+  timelineMark("run_start", key_.substr(0, 60));
   enumerate();
   loadHistory();
   select();
   checkLaunchDims();
   leaveOutDominated();
+  timelineMark("selected", std::to_string(cands_.size()) + " candidates");
   rep_.search = e_.engineOptions().search->name();
   if (races()) {
     KTUNE_RETURN_IF_ERROR(compileAndRace());
@@ -272,10 +277,14 @@ Expected<TuneReport> TuningRun::run(WinnerBinary* winner) {
                                                 std::to_string(guided::kMinGuided) + ")";
     KTUNE_RETURN_IF_ERROR(compileAndBench());
   }
+  timelineMark("raced");
   int w = choose();
+  timelineMark("chosen", strprintf("%d finalists %d rounds", rep_.vs_default.finalists,
+                                   rep_.vs_default.rounds));
   rep_.bench_wall_ms = bench_ms_;
   rep_.bench_overlap_ms = overlap_ms_;
   record(w);
+  timelineMark("recorded");
   if (winner && w >= 0 && cands_[w].vendor_source.empty() && !cands_[w].co.binary.empty()) {
     winner->code_object_key = cands_[w].r.code_object_key;
     winner->co = std::move(cands_[w].co);

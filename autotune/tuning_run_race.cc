@@ -15,6 +15,7 @@
 #include "autotune/guided.h"
 #include "autotune/tuning_run_stages.h"
 #include "base/format.h"
+#include "base/timeline.h"
 
 namespace ktune {
 namespace detail {
@@ -279,6 +280,15 @@ std::vector<size_t> TuningRun::raceVendors() {
   return vendor;
 }
 
+Status TuningRun::benchVendors(const std::vector<size_t>& vendor, double* ms) {
+  const auto t0 = Clock::now();
+  timelineMark("race_vendor", std::to_string(vendor.size()));
+  Status st = bench(vendor);
+  *ms = msSince(t0);
+  timelineMark("race_vendor_done", strprintf("%.1f ms", *ms));
+  return st;
+}
+
 // Round 1 with lazy compiles: one pool over the prior order, paced by a window (compiles run at
 // most `window` candidates ahead of the race, so a config the race never asks for is never
 // compiled), each finished batch admitted and timed while the next compiles run. Exploration
@@ -314,9 +324,8 @@ Status TuningRun::compileAndRace() {
   pool_ = &pool;
   pool.start();
   first.benchmarked += static_cast<int>(vendor.size());
-  const auto t_vendor = Clock::now();
-  Status st = bench(vendor);
-  const double vendor_ms = msSince(t_vendor);
+  double vendor_ms = 0;
+  Status st = benchVendors(vendor, &vendor_ms);
   std::vector<bool>& taken = stop.cv.taken;
   taken.assign(n, false);
   stop.cv.ms.assign(n, 0);
@@ -400,6 +409,7 @@ Status TuningRun::compileAndRace() {
     e_.log() << strprintf("ktune: %s [%s]: guided: round 1 %.0f ms (vendor candidates %.0f ms, "
                           "%zu raced, %zu compiled)\n",
                           f_.name.c_str(), key_.c_str(), msSince(t0), vendor_ms, explored, started);
+  timelineMark("race_round1_done");
   KTUNE_RETURN_IF_ERROR(probeDrift());
   return raceRounds();
 }
@@ -459,6 +469,7 @@ Status TuningRun::raceRounds() {
     for (size_t i : alive) done_[i] = false;
     rep_.rounds.push_back({r, static_cast<int>(alive.size()), 0, 0});
     const auto t_round = Clock::now();
+    timelineMark("race_round", strprintf("%d: %zu candidates", r, alive.size()));
     const Status st = bench(alive);
     round_bo_ = nullptr;
     if (e_.options().verbose)

@@ -57,6 +57,8 @@ class TuningRun {
   };
   Waves waves(size_t n) const;
   std::vector<size_t> raceVendors();
+  // Round 1 of the vendor candidates; *ms: its wall time.
+  Status benchVendors(const std::vector<size_t>& vendor, double* ms);
   std::vector<char> storeHits(const std::vector<size_t>& order, int threads);
   Status raceRounds();
   // The drift probe (guided.h: drift): the first candidate timed in round 1 timed again.

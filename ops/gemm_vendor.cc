@@ -1,6 +1,8 @@
 #include "ops/gemm_vendor.h"
 
+#include <atomic>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
 
 #include "autotune/predict.h"
@@ -31,13 +33,28 @@ class LtVendor final : public GemmVendor {
            int multiprocessors)
       : source_(source), lib_(std::move(lib)), be_(be), workspace_(ws), sms_(multiprocessors) {}
   ~LtVendor() override {
+    {
+      std::lock_guard<std::mutex> lock(warm_mu_);
+      if (warm_.joinable()) warm_.join();
+    }
     if (workspace_) (void)be_.free(workspace_);
+  }
+  void startWarmUp(int ordinal) override {
+    std::lock_guard<std::mutex> lock(warm_mu_);
+    if (warm_done_.load() || warm_.joinable()) return;
+    warm_ = std::thread([this, ordinal] {
+      if (!be_.setDevice(ordinal).ok()) return;
+      auto lp = toLtProblem(gemm::denseShape(gemm::Layout::kNT, gemm::ElemType::kBF16,
+                                             gemm::ElemType::kBF16, 1024, 1024, 1024));
+      if (lp.ok()) (void)lib_->heuristics(*lp, 1, kLtWorkspaceBytes);
+    });
   }
   const char* source() const override { return source_; }
   std::string version() const override { return lib_->version(); }
 
   std::vector<VendorCandidate> candidates(const gemm::GemmShape& s, int max_algos) const override {
     std::vector<VendorCandidate> out;
+    waitWarm();
     auto lp = toLtProblem(s);
     if (!lp.ok() || max_algos <= 0) return out;
     auto algos = lib_->heuristics(*lp, max_algos, kLtWorkspaceBytes);
@@ -61,6 +78,7 @@ class LtVendor final : public GemmVendor {
 
   Status run(const std::string& id, const gemm::GemmShape& s, const GemmBuffers& buf,
              StreamHandle stream) const override {
+    waitWarm();
     KTUNE_ASSIGN_OR_RETURN(auto lp, toLtProblem(s));
     lp.scale_a = buf.scale_a, lp.scale_b = buf.scale_b;  // fp8 dequantisation, per call
     if (id.empty())
@@ -83,6 +101,14 @@ class LtVendor final : public GemmVendor {
     return algo;
   }
 
+  // The warm-up thread (startWarmUp), joined before the library is used from elsewhere.
+  void waitWarm() const {
+    if (warm_done_.load(std::memory_order_acquire)) return;
+    std::lock_guard<std::mutex> lock(warm_mu_);
+    if (warm_.joinable()) warm_.join();
+    warm_done_.store(true, std::memory_order_release);
+  }
+
   const char* source_;
   std::unique_ptr<Lib> lib_;
   Backend& be_;
@@ -90,6 +116,9 @@ class LtVendor final : public GemmVendor {
   int sms_;  // the device's multiprocessors (the wide-tile rule's grid condition)
   mutable std::mutex mu_;
   mutable std::unordered_map<std::string, Algo> parsed_;
+  mutable std::mutex warm_mu_;
+  mutable std::thread warm_;
+  mutable std::atomic<bool> warm_done_{false};
 };
 
 template <class Lib, class Algo>

@@ -29,6 +29,10 @@ class GemmVendor {
   // malformed id; the library's errors otherwise.
   virtual Status run(const std::string& id, const gemm::GemmShape& s, const GemmBuffers& buf,
                      StreamHandle stream) const = 0;
+  // Starts the library's first heuristic query (tens of ms of one-time set-up inside the
+  // library) on a thread bound to device `ordinal`, so that it overlaps what the caller does next
+  // (a tuning run's random inputs); candidates() and run() wait for it. Optional.
+  virtual void startWarmUp(int ordinal) { (void)ordinal; }
 };
 
 // Opens the vendor library of `backend` ("cuda": cuBLASLt, "hip": hipBLASLt; extra paths are

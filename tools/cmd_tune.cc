@@ -20,17 +20,20 @@
 #include "base/clock.h"
 #include "ops/buffers.h"
 #include "ops/gemm.h"
+#include "ops/vendor/cublaslt.h"
 #include "bench/fair/peers.h"
 #include "ops/tune_args.h"
 #include "remote/shared.h"
 #include "ops/rowwise.h"
 #include "base/format.h"
 #include "base/fs.h"
+#include "base/timeline.h"
 #include "runtime/backend.h"
 #include "templates/rowwise.h"
 #include "tools/commands.h"
 #include "tools/sim_gpu.h"
 #include "tools/tune_lookahead.h"
+#include "tools/tune_detach.h"
 #include "tools/tune_output.h"
 #include "tools/tune_request.h"
 
@@ -306,6 +309,7 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
   auto gop = GemmOp::create(tuner, gopts);  // opens the vendor library
   if (!gop.ok()) return fail(gop.status());
   noteProcessMs("op_ms", msSince(t0));
+  timelineMark("gemm_op");
   int rc = kExitOk;
   SharedOperands operands(backend);  // filled as the keys need them
   // The next keys' first kernels compile while a key tunes (not with a shared cache, whose keys
@@ -332,7 +336,9 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
       auto call = operands.call(s);
       if (!call.ok()) return fail(call.status());
       noteProcessMs("buffers_ms", msSince(b0));  // this key's random inputs
+      timelineMark("buffers", gc.name);
       rep = (*gop)->tune(*call);
+      timelineMark("tuned", gc.name);
     }
     if (look) lookahead.start(i + 1);  // after the first key: its compiles took every core
     if (!rep.ok()) { rc = fail(rep.status()); continue; }
@@ -345,6 +351,7 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
         vendor_ms = cand.stats.median_ms;
     Metric m{"TFLOP/s", 2.0 * double(s.m) * double(s.n) * double(s.k) / 1e12 * 1e3};
     printTuneReport(*rep, m, t.json, vendor_ms);
+    timelineMark("printed", gc.name);
     if (rep->winner.empty()) rc = kExitFailed;
   }
   if (t.m_hi > 0 && rc == kExitOk) rc = reportRange(**gop, t);
@@ -354,22 +361,6 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
 }  // namespace
 
 namespace {
-
-// Milliseconds since this process started (exec, dynamic loading and static set-up included),
-// from the kernel's start time; 0 where /proc cannot say.
-double processAgeMs() {
-  std::string stat, up;
-  if (auto s = readFile("/proc/self/stat"); s.ok()) stat = *s;
-  if (auto u = readFile("/proc/uptime"); u.ok()) up = *u;
-  const size_t paren = stat.rfind(')');
-  if (paren == std::string::npos || up.empty()) return 0;
-  std::istringstream in(stat.substr(paren + 2));
-  std::string field;
-  for (int i = 3; i <= 22 && (in >> field); ++i) {}  // field 22: start time in clock ticks
-  const double ticks = std::atof(field.c_str()), hz = double(::sysconf(_SC_CLK_TCK));
-  if (ticks <= 0 || hz <= 0) return 0;
-  return std::max(0.0, 1e3 * (std::atof(up.c_str()) - ticks / hz));
-}
 
 // Starts the isolation worker before this process opens its GPU, so the two start-ups (driver
 // context, vendor library, tuner) overlap (worker_prestart.h); the tuner made below takes it.
@@ -396,6 +387,8 @@ void prestartWorkerIfIsolating(const Options& opts, const TuneRequest& t) {
 // device (nothing to gain, and the sanitizer builds check its teardown).
 [[noreturn]] void leaveWithoutTeardown(int rc) {
   std::fflush(nullptr);
+  timelineMark("exit");
+  reportExitStatus(rc);  // the caller's wall ends here, not after the teardown (tune_detach.h)
   std::_Exit(rc);
 }
 
@@ -403,16 +396,26 @@ void prestartWorkerIfIsolating(const Options& opts, const TuneRequest& t) {
 
 int cmdTune(const std::vector<std::string>& argv) {
   noteProcessMs("start_ms", processAgeMs());
+  const double age_ms = processAgeMs();
   TuneRequest t;
   if (int rc = parseTuneRequest(argv, &t); rc >= 0) return rc;
   auto opts = Options::fromEnv();
   if (!opts.ok()) return fail(opts.status());
+  // Where the run will end in leaveWithoutTeardown: the GPU's teardown off the caller's wall.
+  if (opts->backend != "sim" && !t.args.has("--no-gpu") && opts->remote_cache.empty() &&
+      (pathExists("/dev/nvidiactl") || pathExists("/dev/kfd")))
+    detachTeardown();
+  timelineMark("main", strprintf("age %.1f ms", age_ms));  // the tuning process from here
   prestartWorkerIfIsolating(*opts, t);
+  // A GEMM run opens cuBLASLt after the GPU: its loading starts now, beside the driver's start.
+  if (t.op == "gemm" && opts->backend != "sim" && !t.args.has("--no-gpu") && opts->vendor_algos > 0)
+    cublaslt::preloadLibrary();
   auto t0 = std::chrono::steady_clock::now();
   Gpu gpu = openGpu(*opts, t.args.has("--no-gpu"));
   // An exclusive-process GPU admits one context, which the early worker may have taken.
   if (!gpu.backend && stopEarlyWorker()) gpu = openGpu(*opts, t.args.has("--no-gpu"));
   noteProcessMs("open_gpu_ms", msSince(t0));
+  timelineMark("open_gpu");
   if (!gpu.backend) {
     if (!t.from_file.empty())
       return fail(Status::Unavailable("offline tuning needs a GPU: " + gpu.why_none),
@@ -425,6 +428,7 @@ int cmdTune(const std::vector<std::string>& argv) {
   if (!tuner.ok() && stopEarlyWorker()) tuner = makeTuner(gpu, *opts, t, &progress);  // as above
   if (!tuner.ok()) return fail(tuner.status());
   noteProcessMs("tuner_ms", msSince(t0));
+  timelineMark("tuner");
   t0 = std::chrono::steady_clock::now();
   (*tuner)->prestartWorker();  // its start-up overlaps the problem set-up below
   noteProcessMs("worker_prestart_ms", msSince(t0));

@@ -1,9 +1,18 @@
 #include "ops/vendor/cublaslt.h"
 
+#include <dlfcn.h>
+
+#include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
+
+#include "base/clock.h"
+#include "base/format.h"
+#include "base/timeline.h"
 
 namespace ktune::cublaslt {
 
@@ -259,10 +268,29 @@ int64_t CublasLt::descriptorBuilds() const {
   return cache_->builds;
 }
 
+namespace {
+const char* const kLibraryNames[] = {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"};
+}  // namespace
+
+void preloadLibrary() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // Both handles stay open for the process's life (open()'s dlopen takes another reference).
+    (void)::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    std::thread([] {
+      for (const char* n : kLibraryNames)
+        if (::dlopen(n, RTLD_NOW | RTLD_LOCAL) != nullptr) break;
+      timelineMark("cublaslt_preloaded");
+    }).detach();
+  });
+}
+
 Expected<std::unique_ptr<CublasLt>> CublasLt::open(const std::vector<std::string>& extra_paths) {
-  std::vector<std::string> names = {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"};
+  std::vector<std::string> names(std::begin(kLibraryNames), std::end(kLibraryNames));
   names.insert(names.end(), extra_paths.begin(), extra_paths.end());
+  const auto t0 = std::chrono::steady_clock::now();
   KTUNE_ASSIGN_OR_RETURN(DynLib lib, DynLib::open(names, "cuBLASLt (libcublasLt)"));
+  const double dlopen_ms = msSince(t0);
   std::unique_ptr<CublasLt> lt(new CublasLt());
   lt->api_ = std::make_unique<Api>();
   Api& a = *lt->api_;
@@ -287,6 +315,8 @@ Expected<std::unique_ptr<CublasLt>> CublasLt::open(const std::vector<std::string
                                " (is a CUDA device present and its context current?)");
   g_live_handles.fetch_add(1);
   lt->lib_ = std::move(lib);
+  if (timelineOn())
+    timelineMark("cublaslt_open", strprintf("dlopen %.1f create %.1f", dlopen_ms, msSince(t0) - dlopen_ms));
   return lt;
 }
 
@@ -314,9 +344,11 @@ Expected<std::vector<LtAlgo>> CublasLt::heuristics(const LtProblem& p, int max_a
   api_->prefSet(pref, kPrefMaxWorkspace, &ws, sizeof(ws));
   std::vector<LtHeuristicResult> res(static_cast<size_t>(max_algos));
   int found = 0;
+  const auto t_h = std::chrono::steady_clock::now();
   st = api_->heuristic(handle_, d.op, d.a, d.b, d.c, d.c, pref, max_algos, res.data(), &found);
   api_->prefDestroy(pref);
   api_->release(d);
+  if (timelineOn()) timelineMark("cublaslt_heuristic", strprintf("%.1f ms %d found", msSince(t_h), found));
   if (st) return ltError("MatmulAlgoGetHeuristic", st);
   std::vector<LtAlgo> out;
   for (int i = 0; i < found; ++i) {

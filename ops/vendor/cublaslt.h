@@ -93,6 +93,13 @@ std::string algoId(const std::string& lib, int index, const void* bytes, size_t 
 // Inverse of algoId; kInvalidArgument naming the defect (wrong library, bad index, length, digit).
 Status parseAlgoId(const std::string& id, const std::string& lib, int* index, void* bytes, size_t n);
 
+// Starts loading libcublasLt (the names open() tries first) on a thread of its own, once per
+// process, after loading the CUDA driver's library on the calling thread (a dlopen waits for
+// another thread's: cuInit's must not queue behind cuBLASLt's). A tuning process calls it before
+// it opens the GPU, so the library's 50-70 ms of loading overlap the driver's and the context's
+// start instead of following them; open() then finds it loaded. Without the library, nothing.
+void preloadLibrary();
+
 class CublasLt {
  public:
   ~CublasLt();

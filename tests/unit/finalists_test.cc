@@ -310,6 +310,37 @@ TEST(Finalists, WinnerWrongOnLaterLaunchesIsRejected) {
   EXPECT_NE(bad->reason.find("finalist re-timing"), std::string::npos) << bad->reason;
 }
 
+// A finalist whose output this process already read back right on the same problem (in its first
+// measurement) is checked once more in the finalists' first round, after its last timed run,
+// instead of before its runs, after run 2 and after the last (each check a read-back of the
+// output); one never checked in this process still gets all three.
+TEST(Finalists, AFinalistCheckedBeforeIsCheckedAgainOnlyAfterItsRuns) {
+  Env env;
+  auto f = env.family();
+  f.extras.configs = {*Config::parse("BLOCK=256,VEC=2"), *Config::parse("BLOCK=128,VEC=1")};
+  env.cost["BLOCK=256,VEC=2"] = 0.02;
+  env.cost["BLOCK=128,VEC=1"] = 0.05;
+  std::map<std::string, int> checks;  // config -> verifications
+  auto inner = f.extras.verify;
+  f.extras.verify = [&env, &checks, inner](const void* vp, StreamHandle s) {
+    ++checks[env.last_launched];
+    return inner(vp, s);
+  };
+  EngineOptions o = env.options();
+  o.options.finalists = 2;
+  auto t = Engine::create(env.backend, o);
+  ASSERT_TRUE(t.ok()) << t.status().toString();
+  auto fam = addFamily(**t, std::move(f));
+  ASSERT_TRUE(fam.ok()) << fam.status().toString();
+  auto rep = fam->tune(env.problem(1024));
+  ASSERT_TRUE(rep.ok()) << rep.status().toString();
+  EXPECT_EQ(rep->winner, "BLOCK=256,VEC=2") << rep->tree();
+  ASSERT_GE(rep->vs_default.finalists, 2) << rep->tree();
+  // First measurement: one check (verify first); finalists' first round: one, after the runs.
+  EXPECT_EQ(checks["BLOCK=256,VEC=2"], 2) << rep->tree();
+  EXPECT_EQ(checks["BLOCK=128,VEC=1"], 2) << rep->tree();
+}
+
 TEST(Finalists, TuningOffRunsTheVendorDefault) {
   Env env;
   auto f = env.family();

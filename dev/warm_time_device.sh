@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# GPU machine (carry .devwork/warm, staged by `[BASE=<other build>] bash dev/regret_stage.sh
+# /work/main/.devwork/warm`): where a warm tuning run's wall time goes (issue 34's warm path).
+# Per build (WHOS: "this" = pb/tools, "base" = pb/base/tools): one cold 4096^3 NT and one cold LLM
+# suite fill their own stores (empty cache, fresh CUDA_CACHE_PATH); then N warm 4096^3 runs and NS
+# warm suites (the cold run's store, a fresh database), interleaved across builds, each with
+# KTUNE_TIMELINE (base/timeline.h: marks from the tuner and its worker, one file per run) and the
+# shell's own start and end (epoch). EXTRA=1: one warm 4096^3 in process (KTUNE_ISOLATE=0) and one
+# verbose warm 4096^3 and suite of the first build. PREP=1: see below. Logs in $OUT/warm.tgz; tables last
+# (dev/warm_timeline.py).
+set -uo pipefail
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; W=/tmp/warmt; rm -rf "$W"; mkdir -p "$W"
+[ -d pb ] || tar -xJf pb.tar.xz
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw --format=csv,noheader | tee "$W/gpu.txt"
+WHOS=${WHOS:-this}; N=${N:-3}; NS=${NS:-2}
+SHAPE=(--m 4096 --n 4096 --k 4096 --layout NT)
+one() {  # who pass tag env... -- args...
+  local who=$1 pass=$2 tag=$3; shift 3
+  local envs=(); while [ "$1" != -- ]; do envs+=("$1"); shift; done; shift
+  local K=pb/tools/ktune; [ "$who" = base ] && K=pb/base/tools/ktune
+  local kind=shape; [ "$1" = --suite ] && kind=suite
+  local C=/tmp/kc-$who-$kind S E rc
+  [ "$pass" = cold ] && rm -rf "$C"; rm -rf "$C/db"
+  local name=${who}_${kind}_${pass}_$tag
+  S=$(date +%s.%N)
+  env "${envs[@]}" KTUNE_TIMELINE="$W/$name.tl" KTUNE_CACHE_DIR=$C \
+    CUDA_CACHE_PATH=$( [ "$pass" = cold ] && mktemp -d || echo /tmp/nvc-unused ) \
+    timeout 90 "$K" tune gemm "$@" --json --quiet > "$W/$name.json" 2> "$W/$name.err"
+  rc=$?; E=$(date +%s.%N)
+  echo "$name $rc $S $E" >> "$W/walls.txt"
+  echo "$name rc=$rc wall $(awk -v a="$S" -v b="$E" 'BEGIN{printf "%.3f", b-a}')"
+}
+for who in $WHOS; do one $who cold 0 -- "${SHAPE[@]}"; done
+# SUITE=0: the single shape only.
+[ "${SUITE:-1}" = 1 ] && for who in $WHOS; do one $who cold 0 -- --suite llm; done
+# PREP=1: one unmeasured warm suite per build first: a warm race can reach configs its cold run
+# did not (it then compiles them: bench/NOTES.md); after it the store holds them.
+if [ "${PREP:-0}" = 1 ] && [ "${SUITE:-1}" = 1 ]; then for who in $WHOS; do one $who warm prep -- --suite llm; done; fi
+for i in $(seq 1 "$N"); do for who in $WHOS; do one $who warm $i -- "${SHAPE[@]}"; done; done
+[ "${SUITE:-1}" = 1 ] || NS=0
+for i in $(seq 1 "$NS"); do for who in $WHOS; do one $who warm $i -- --suite llm; done; done
+if [ "${EXTRA:-0}" = 1 ]; then
+  who=${WHOS%% *}
+  one $who warm noiso KTUNE_ISOLATE=0 -- "${SHAPE[@]}"
+  one $who warm verbose KTUNE_VERBOSE=1 -- "${SHAPE[@]}"
+  one $who warm verbose KTUNE_VERBOSE=1 -- --suite llm
+fi
+tar czf "$OUT/warm.tgz" -C "$W" .
+python3 dev/warm_timeline.py "$W"
