@@ -92,8 +92,8 @@ class TuningRun {
   std::map<std::string, CandidateResult> known_, measured_;
   int total_ = 0;
   std::vector<size_t> to_compile_;
-  bool precompiling_ = false;
-  size_t left_out_ = 0;  // JIT configs leaveOutDominated() took out of the guided search  // precompile(): JIT configs only (select() asks no vendor library)
+  bool precompiling_ = false;  // precompile(): JIT configs only (select() asks no vendor library)
+  size_t left_out_ = 0;        // JIT configs leaveOutDominated() took out of the guided search
   CompilePool* pool_ = nullptr;
   double best_ = 0;
   bool has_vendor_ = false;

@@ -208,6 +208,11 @@ Expected<TunerOptions> TunerOptions::fromEnv() {
   return o;
 }
 
+std::string timelinePathFromEnv() {
+  const char* v = env("KTUNE_TIMELINE");
+  return v ? v : "";
+}
+
 Expected<TestSettings> testSettingsFromEnv() {
   TestSettings t;
   if (const char* v = env("KTUNE_REQUIRE_TOOLS"))

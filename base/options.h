@@ -23,6 +23,10 @@ struct TestSettings {
 // Defaults overlaid with the environment; kInvalidArgument naming the variable for a bad value.
 Expected<TestSettings> testSettingsFromEnv();
 
+// KTUNE_TIMELINE=FILE: where base/timeline.h's marks go (a measuring aid for where a tuning
+// run's wall time goes, outside TunerOptions: it reaches the workers too); "" when unset.
+std::string timelinePathFromEnv();
+
 // A Redis location, parsed from redis://[user:password@]host:port/db (port default 6379, db
 // default 0). Only the parser in options.cc builds one.
 struct RemoteUrl {

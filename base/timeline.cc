@@ -10,14 +10,15 @@
 #include <sstream>
 
 #include "base/fs.h"
+#include "base/options.h"
 
 namespace ktune {
 
 namespace {
 int openTimeline() {
-  const char* path = std::getenv("KTUNE_TIMELINE");
-  if (!path || !*path) return -1;
-  return ::open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  const std::string path = timelinePathFromEnv();
+  if (path.empty()) return -1;
+  return ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 }
 int timelineFd() {
   static const int fd = openTimeline();

@@ -170,9 +170,10 @@ TEST(OptionsFromEnv, EveryDocumentedVariableReachesItsField) {
     if (name == "KTUNE_TEST_ENOSPC_DIR" || name.rfind("KTUNE_WITH_", 0) == 0 ||
         name.rfind("KTUNE_BUILD_", 0) == 0 || name == "KTUNE_SANITIZE" ||
         name == "KTUNE_REQUIRE_TOOLS" || name == "KTUNE_TEST_QUICK" ||
-        name == "KTUNE_PLUGIN_EXPORT")
-      continue;  // CMake options, the test suite's settings (TestSettingsFromEnv below) and the
-                 // plugin entry's export macro (<ktune/plugin.hpp>)
+        name == "KTUNE_PLUGIN_EXPORT" || name == "KTUNE_TIMELINE")
+      continue;  // CMake options, the test suite's settings (TestSettingsFromEnv below), the
+                 // plugin entry's export macro (<ktune/plugin.hpp>) and the timeline's file
+                 // (timelinePathFromEnv, below)
     EXPECT_TRUE(cases().count(name)) << name << " is documented in README.md but not tested here";
   }
 }
@@ -250,6 +251,16 @@ TEST(OptionsFromEnv, CacheDirFallsBackToXdgThenHome) {
   env.set("KTUNE_CACHE_DIR", "/tmp/explicit");  // wins over both
   env.set("XDG_CACHE_HOME", "/tmp/xdg");
   EXPECT_EQ(Options::fromEnv()->cache_dir, "/tmp/explicit");
+}
+
+TEST(TimelinePathFromEnv, ReadsTheVariableAndNothingWhenUnsetOrEmpty) {
+  ScopedEnv env;
+  env.unset("KTUNE_TIMELINE");
+  EXPECT_EQ(timelinePathFromEnv(), "");
+  env.set("KTUNE_TIMELINE", "");
+  EXPECT_EQ(timelinePathFromEnv(), "");
+  env.set("KTUNE_TIMELINE", "/tmp/ktune-timeline.txt");
+  EXPECT_EQ(timelinePathFromEnv(), "/tmp/ktune-timeline.txt");
 }
 
 }  // namespace
