@@ -123,7 +123,7 @@ Expected<std::shared_ptr<Engine>> makeTuner(const Gpu& gpu, const Options& opts,
                                            Progress* progress) {
   EngineOptions topts;
   topts.options = opts;
-  topts.context_later = gemmKeys(t);
+  topts.context_later = gemmKeys(t) && !t.args.has("--devices");  // not over a pool of devices
   // Tuning through the CLI benchmarks in a supervised worker unless told otherwise; the
   // simulated device lives in this process only, so it is benchmarked here.
   if (!opts.isolate_explicit) topts.options.isolate = topts.isolation.fallback_in_process = !gpu.sim;
