@@ -183,7 +183,7 @@ void addVendorCandidates(TypedKernelSpec<GemmCall>& f, GemmOp::State* S) {
 // leaves JIT candidates only; on the simulated device a library is opened only from paths the
 // caller names (the tests' fake hipBLASLt), never from the system.
 void openVendorLibrary(GemmOp::State* S, const std::string& backend, bool sim,
-                const GemmOp::OpOptions& options) {
+                       const GemmOp::OpOptions& options) {
   if (S->vendor_algos <= 0) return;
   const auto& paths = backend == "cuda" ? options.cublaslt_paths : options.hipblaslt_paths;
   if (sim && paths.empty()) return;

@@ -326,12 +326,14 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
   const bool look = !t.args.has("--no-lookahead") && tuner->options().options.remote_cache.empty();
   if (look) lookahead.startFirst();
   timelineMark("first_wave_started", look ? "" : "off");
+  const double create_ms = msSince(t0);
   const auto tc = std::chrono::steady_clock::now();
   if (Status st = tuner->awaitDevice(); !st.ok()) return fail(st);
   noteProcessMs("context_wait_ms", msSince(tc));
   timelineMark("context");
+  const auto tv = std::chrono::steady_clock::now();
   (*gop)->openVendor();
-  noteProcessMs("op_ms", msSince(t0));
+  noteProcessMs("op_ms", create_ms + msSince(tv));  // the op and its vendor library, no wait
   timelineMark("vendor_open");
   int rc = kExitOk;
   SharedOperands operands(backend);  // filled as the keys need them
