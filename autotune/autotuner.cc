@@ -225,6 +225,7 @@ std::optional<TuneReport> Engine::fetchShared(detail::FamilyState* fs, const voi
 }
 
 Expected<TuneReport> Engine::tune(detail::FamilyState* fs, const void* p, StreamHandle s) {
+  KTUNE_RETURN_IF_ERROR(impl_->awaitContext());  // EngineOptions::context_later
   if (impl_->engineOptions().tune_reads_shared) {
     if (auto r = fetchShared(fs, p)) return std::move(*r);
   }
@@ -291,6 +292,7 @@ Expected<KeyReport> Engine::lookup(detail::FamilyState* fs, const void* p) {
 // ---------------------------------------------------------------- isolation (worker side)
 
 void Engine::prestartWorker() { impl_->prestartWorker(); }
+Status Engine::awaitDevice() { return impl_->awaitContext(); }
 void Engine::prepareWorker(const std::string& family, const std::string& args_json) {
   impl_->prepareWorkerEarly(family, args_json);
 }

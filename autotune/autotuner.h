@@ -173,6 +173,9 @@ class Engine : public CandidateBench {
   Expected<OfflineTuneReport> tuneFromFile(const std::string& path, StreamHandle stream = {});
 
   const DeviceInfo& device() const;
+  // With EngineOptions::context_later: waits for the device's context create() started and makes
+  // it current on the calling thread; its error, if making it failed. Ok at once without it.
+  Status awaitDevice();
   Backend& backend();
   Compiler& compiler();
   CodeObjectStore& store();

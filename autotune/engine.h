@@ -160,6 +160,9 @@ class TunerEngine {
   }
 
   // ---- The facade's interface (Engine; autotune/autotuner.h documents each).
+  // EngineOptions::context_later: waits for the context create() started and makes it current on
+  // the calling thread (Engine::awaitDevice). Ok at once without context_later.
+  Status awaitContext();
   // Registers a checked family and opens its database (the facade checked its fields).
   Expected<FamilyState*> addFamily(ErasedFamily f);
   // The database of a registered family; nullptr if unknown.
@@ -299,6 +302,10 @@ class TunerEngine {
 
   std::shared_ptr<Backend> backend;
   EngineOptions opts;
+  // EngineOptions::context_later: the thread making the device's context, and what it returned.
+  std::mutex context_mu;
+  std::thread context_thread;
+  Status context_status;
   DeviceInfo device;
   std::shared_ptr<Compiler> compiler_;
   std::shared_ptr<CodeObjectStore> store_;

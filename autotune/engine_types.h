@@ -54,6 +54,13 @@ struct EngineOptions {
   // Engine::fetchShared) instead of tuning it again. Off by default; `ktune tune` turns it on, so a
   // warm remote makes it compile and benchmark nothing.
   bool tune_reads_shared = false;
+  // Engine::create returns once the host side is ready (compiler, store): the device's context
+  // (a CUDA primary context: ~0.2 s) is made on a thread of its own meanwhile, so what the caller
+  // does next without the device (registering families, Family::precompile of its first key)
+  // overlaps it. The caller then calls Engine::awaitDevice() before it uses the backend or calls
+  // a family on any thread; Family::tune awaits it itself. Off: create() makes the context and
+  // makes it current on the calling thread, as before. `ktune tune gemm` turns it on.
+  bool context_later = false;
 };
 
 // What one call launched, for a caller that can tell when a later problem would launch the same

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <iostream>
 #include <memory>
+#include <thread>
 #include <utility>
 
 #include "autotune/compile_pool.h"
@@ -63,7 +64,17 @@ Expected<std::unique_ptr<TunerEngine>> TunerEngine::create(std::shared_ptr<Backe
                                    "isolation, one worker per GPU (options.isolate / KTUNE_ISOLATE=1)");
   }
   const double devices_ms = msSince(t0);
-  KTUNE_RETURN_IF_ERROR(backend->setDevice(dev));
+  if (opts.context_later) {
+    // EngineOptions::context_later: the context on a thread of its own; the compiler and the
+    // store below, and what the caller does before awaitDevice(), overlap it.
+    e->context_thread = std::thread([b = backend, dev, self = e.get()] {
+      const auto tc = std::chrono::steady_clock::now();
+      self->context_status = b->setDevice(dev);
+      if (timelineOn()) timelineMark("context_ready", strprintf("%.1f ms", msSince(tc)));
+    });
+  } else {
+    KTUNE_RETURN_IF_ERROR(backend->setDevice(dev));
+  }
   e->device = devs[dev];
   // Background tuning on a GPU benchmarks in the isolation worker unless told otherwise: a faulting
   // candidate in this process would poison the caller's context (a sticky illegal-address error
@@ -148,7 +159,21 @@ Expected<std::unique_ptr<TunerEngine>> TunerEngine::create(std::shared_ptr<Backe
   return e;
 }
 
+Status TunerEngine::awaitContext() {
+  if (!opts.context_later) return Status::Ok();
+  {
+    std::lock_guard<std::mutex> l(context_mu);
+    if (context_thread.joinable()) context_thread.join();
+  }
+  KTUNE_RETURN_IF_ERROR(context_status);
+  return backend->setDevice(opts.options.device);  // current on this thread too
+}
+
 TunerEngine::~TunerEngine() {
+  {
+    std::lock_guard<std::mutex> l(context_mu);
+    if (context_thread.joinable()) context_thread.join();
+  }
   shapes->stop();  // the background thread stops before the modules go
   for (ModuleHandle m : modules) (void)backend->unloadModule(m);
 }

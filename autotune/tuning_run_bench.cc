@@ -10,6 +10,7 @@
 #include "autotune/tuning_run_stages.h"
 #include "compiler/analysis/occupancy.h"
 #include "base/sha256.h"
+#include "base/timeline.h"
 
 namespace ktune {
 namespace detail {
@@ -19,6 +20,8 @@ namespace detail {
 void TuningRun::compileOne(size_t j) {
   Cand& c = cands_[to_compile_[j]];
   std::string note;
+  if (timelineOn() && !compile_issued_.exchange(true))  // the run's first request to the store
+    timelineMark("compile_issued", (precompiling_ ? "precompile " : "run ") + c.r.config);
   const auto t0 = Clock::now();
   auto co = e_.compileConfig(fs_, c.config, p_, &c.r.code_object_key, &c.hit, &note);
   c.compile_job_ms = msSince(t0);

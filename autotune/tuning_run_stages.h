@@ -109,6 +109,7 @@ class TuningRun {
   std::vector<double> static_score_;        // guided: per candidate, its static prior
   long first_timed_ = -1;  // guided: the candidate round 1 timed first (the drift probe's)
   std::atomic<bool> write_reported_{false};  // a failed journal/database write was logged
+  std::atomic<bool> compile_issued_{false};  // compileOne's timeline mark was made
 };
 
 }  // namespace detail

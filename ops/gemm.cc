@@ -53,6 +53,13 @@ GemmOp::~GemmOp() {
   if (st_) st_->family.cancelBackground();
 }
 
+void GemmOp::openVendor() {
+  if (!st_->open_vendor) return;
+  auto open = std::move(st_->open_vendor);
+  st_->open_vendor = nullptr;
+  open();
+}
+
 bool GemmOp::hasCublasLt() const { return vendorLibrary() == "cublaslt"; }
 std::string GemmOp::vendorLibrary() const { return st_->vendor ? st_->vendor->source() : ""; }
 
@@ -157,13 +164,17 @@ void addRunHooks(TypedKernelSpec<GemmCall>& f, FamilyExtras& x, GemmOp::State* S
 }
 
 // The vendor library's algorithms as candidates (when it was opened).
+// With OpOptions::vendor_later the library is opened after the family is registered: its
+// candidates are asked for at each call (none while it is not open, or could not be).
 void addVendorCandidates(TypedKernelSpec<GemmCall>& f, GemmOp::State* S) {
-  if (!S->vendor) return;
+  if (!S->vendor && !S->open_vendor) return;
   f.vendor_candidates = [S](const GemmCall& call) {
+    if (!S->vendor) return std::vector<VendorCandidate>{};
     return S->vendor->candidates(withAlignment(call.shape, call.buf), S->vendor_algos);
   };
   f.vendor_launch = [S](const std::string& id, const GemmCall& call, StreamHandle stream) -> Status {
     if (id.empty()) return Status::InvalidArgument("empty vendor algorithm id");
+    if (!S->vendor) return Status::Unavailable("the vendor library is not open");
     return S->vendor->run(id, call.shape, call.buf, stream);
   };
 }
@@ -171,8 +182,8 @@ void addVendorCandidates(TypedKernelSpec<GemmCall>& f, GemmOp::State* S) {
 // cuBLASLt on NVIDIA, hipBLASLt on AMD, when vendor algorithms are wanted. A missing library
 // leaves JIT candidates only; on the simulated device a library is opened only from paths the
 // caller names (the tests' fake hipBLASLt), never from the system.
-void openVendor(GemmOp::State* S, const std::string& backend, bool sim,
-                const GemmOp::OpOptions& options) {
+void openVendorLibrary(GemmOp::State* S, const std::string& backend, bool sim,
+                       const GemmOp::OpOptions& options) {
   if (S->vendor_algos <= 0) return;
   const auto& paths = backend == "cuda" ? options.cublaslt_paths : options.hipblaslt_paths;
   if (sim && paths.empty()) return;
@@ -205,7 +216,9 @@ Expected<std::unique_ptr<GemmOp>> GemmOp::create(Engine& tuner, OpOptions option
   State* S = st.get();
   S->tuner = &tuner;
   S->vendor_algos = tuner.options().options.vendor_algos;
-  openVendor(S, backend, sim, options);
+  if (!options.vendor_later) openVendorLibrary(S, backend, sim, options);
+  else if (S->vendor_algos > 0)
+    S->open_vendor = [S, backend, sim, options] { openVendorLibrary(S, backend, sim, options); };
   const gemm::KernelKind main_kind = backend == "cuda" ? gemm::KernelKind::kMma : gemm::KernelKind::kMfma;
   const auto big = gemm::denseShape(gemm::Layout::kNT, gemm::ElemType::kBF16, gemm::ElemType::kBF16,
                                     4096, 4096, 4096);

@@ -123,6 +123,10 @@ class GemmOp {
     // Extra library paths for libhipblaslt (AMD). On the simulated device (KTUNE_BACKEND=sim) the
     // vendor library is opened only from these paths (tests pass a fake one).
     std::vector<std::string> hipblaslt_paths;
+    // The vendor library is opened by openVendor(), not by create(): with a tuner made with
+    // EngineOptions::context_later, create() then needs no device context, and the family can
+    // precompile its first key while the context is made (`ktune tune gemm` does).
+    bool vendor_later = false;
   };
   // Registers the family "gemm" on `tuner`, which must outlive the op (as with Family<P>; this
   // takes what Engine::create returns: GemmOp::create(**tuner)). Fails when the tuner's device
@@ -160,6 +164,9 @@ class GemmOp {
   // buffers are not launched on; a cuBLASLt selection runs once on buffers of its own (CUDA loads
   // its kernel lazily, on first use), and the kind's JIT default is loaded too.
   Status prepare(const GemmCall& call, StreamHandle stream = {});
+  // OpOptions::vendor_later: opens the vendor library now (after Engine::awaitDevice); before it,
+  // tuning runs have JIT candidates only. No-op without vendor_later or when already called.
+  void openVendor();
   bool hasCublasLt() const;
   // "cublaslt" or "hipblaslt" when the vendor library was opened (its algorithms are candidates
   // and its first heuristic choice the vendor default), "" otherwise.

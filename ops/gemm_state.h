@@ -2,6 +2,7 @@
 // verification buffers (C snapshot, trusted reference), the split-K scratch and the TMA maps.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -24,6 +25,7 @@ struct GemmOp::State {
   Config default_config;
   gemm::KernelKind default_kind = gemm::KernelKind::kMma;
   int vendor_algos = 0;
+  std::function<void()> open_vendor;  // OpOptions::vendor_later: GemmOp::openVendor's work
   // Verification checks both sides of every multiple of this many rows: the smallest BLOCK_M of
   // the family's configs (skinny kernels, for small M, see every row anyway).
   int64_t verify_tile = 64;

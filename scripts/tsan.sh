@@ -15,7 +15,8 @@ export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}  # ccache hits across clones (CMak
 BUILD=${TSAN_BUILD_DIR:-build-tsan}
 JOBS=${SANITIZE_JOBS:-$(nproc)}
 TESTS=(autotune_tuner_test autotune_pipeline_test isolation_worker_test isolation_pipeline_test shapes_test
-       shapes_ops_test shapes_vendor_rank_test compile_pool_test isolation_compile_workers_test)
+       shapes_ops_test shapes_vendor_rank_test compile_pool_test isolation_compile_workers_test
+       context_later_test)
 bash scripts/configure.sh "$BUILD" -S . -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKTUNE_BUILD_BENCH=OFF -DKTUNE_BUILD_EXAMPLES=OFF \
   -DCMAKE_CXX_FLAGS="-fsanitize=thread -g" -DCMAKE_C_FLAGS="-fsanitize=thread -g" \
   -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=thread" \

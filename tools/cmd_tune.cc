@@ -114,10 +114,16 @@ Gpu openGpu(const Options& opts, bool no_gpu) {
   return g;
 }
 
+// Whether this command tunes GEMM keys from the command line (runGemm): its tuner returns before
+// the device's context exists, so the first key's compiles start beside it (EngineOptions::
+// context_later, GemmLookahead::startFirst).
+bool gemmKeys(const TuneRequest& t) { return t.op == "gemm" && t.from_file.empty(); }
+
 Expected<std::shared_ptr<Engine>> makeTuner(const Gpu& gpu, const Options& opts, const TuneRequest& t,
                                            Progress* progress) {
   EngineOptions topts;
   topts.options = opts;
+  topts.context_later = gemmKeys(t) && !t.args.has("--devices");  // not over a pool of devices
   // Tuning through the CLI benchmarks in a supervised worker unless told otherwise; the
   // simulated device lives in this process only, so it is benchmarked here.
   if (!opts.isolate_explicit) topts.options.isolate = topts.isolation.fallback_in_process = !gpu.sim;
@@ -305,19 +311,32 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
   GemmOp::OpOptions gopts;
   gopts.full_space = t.args.has("--full-space");
   gopts.kinds = t.kinds;
+  gopts.vendor_later = true;  // opened once the context exists (below)
   const auto t0 = std::chrono::steady_clock::now();
-  auto gop = GemmOp::create(tuner, gopts);  // opens the vendor library
+  auto gop = GemmOp::create(tuner, gopts);
   if (!gop.ok()) return fail(gop.status());
-  noteProcessMs("op_ms", msSince(t0));
   timelineMark("gemm_op");
-  int rc = kExitOk;
-  SharedOperands operands(backend);  // filled as the keys need them
-  // The next keys' first kernels compile while a key tunes (not with a shared cache, whose keys
-  // may need nothing compiled here).
+  // The first key's first wave compiles from here, while the device's context (made since the
+  // tuner's creation), the vendor library, the worker and the inputs are made; the next keys'
+  // first kernels compile while a key tunes (neither with a shared cache, whose keys may need
+  // nothing compiled here).
   std::vector<gemm::GemmShape> shapes;
   for (const auto& gc : t.gemm_cases) shapes.push_back(gc.shape);
   GemmLookahead lookahead(**gop, shapes);
   const bool look = !t.args.has("--no-lookahead") && tuner->options().options.remote_cache.empty();
+  if (look) lookahead.startFirst();
+  timelineMark("first_wave_started", look ? "" : "off");
+  const double create_ms = msSince(t0);
+  const auto tc = std::chrono::steady_clock::now();
+  if (Status st = tuner->awaitDevice(); !st.ok()) return fail(st);
+  noteProcessMs("context_wait_ms", msSince(tc));
+  timelineMark("context");
+  const auto tv = std::chrono::steady_clock::now();
+  (*gop)->openVendor();
+  noteProcessMs("op_ms", create_ms + msSince(tv));  // the op and its vendor library, no wait
+  timelineMark("vendor_open");
+  int rc = kExitOk;
+  SharedOperands operands(backend);  // filled as the keys need them
   for (size_t i = 0; i < t.gemm_cases.size(); ++i) {
     const auto& gc = t.gemm_cases[i];
     const auto& s = gc.shape;
@@ -344,6 +363,7 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
     if (!rep.ok()) { rc = fail(rep.status()); continue; }
     noteWorkerTimes(*tuner);
     if (look && shapes.size() > 1) noteProcessMs("lookahead_compiled", double(lookahead.compiled()));
+    if (look && i == 0) noteProcessMs("first_wave_precompiled", double(lookahead.firstCompiled()));
     double vendor_ms = 0;
     for (const auto& cand : rep->candidates)
       if (isVendorSource(cand.source) && cand.config.rfind(cand.source + ":idx=0:", 0) == 0 &&

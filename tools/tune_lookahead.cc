@@ -21,6 +21,16 @@ GemmLookahead::GemmLookahead(GemmOp& op, std::vector<gemm::GemmShape> shapes)
 GemmLookahead::~GemmLookahead() {
   stop_ = true;
   if (thread_.joinable()) thread_.join();
+  if (first_.joinable()) first_.join();
+}
+
+void GemmLookahead::startFirst() {
+  if (first_.joinable() || shapes_.empty()) return;
+  first_ = std::thread([this] {
+    // An error (a shape no config compiles for) is the tuning run's to report.
+    auto n = op_.precompile(shapes_[0]);
+    if (n.ok()) first_compiled_ = *n;
+  });
 }
 
 void GemmLookahead::start(size_t from) {

@@ -3,7 +3,8 @@
 // one key after another, so a later key's tuning run finds them there. The first key's own compiles
 // take every core, so the look-ahead starts once it is tuned; a key the look-ahead is still
 // compiling when its tuning starts shares those compiles (the store runs one compile per object).
-// --no-lookahead turns it off.
+// The first key's own first wave starts before the device's context (startFirst). --no-lookahead
+// turns both off.
 #pragma once
 
 #include <atomic>
@@ -28,15 +29,23 @@ class GemmLookahead {
   // nice 10 (the benchmarks and the current key's own compiles come first). Once only; no-op with
   // fewer than one key left.
   void start(size_t from);
+  // Compiles the first key's first wave (GemmOp::precompile) now, on a thread of its own at this
+  // process's priority, with the tuning run's threads: called before the device's context exists
+  // (EngineOptions::context_later), so the compiles run while the context, the vendor library and
+  // the inputs are made, and the first key's tuning run finds them running or done (the store
+  // runs one compile per object and hands its result to every caller). Once only.
+  void startFirst();
   // Configs it compiled so far (store misses).
   size_t compiled() const { return compiled_.load(); }
+  // Configs startFirst() compiled (store misses; 0 until it has finished).
+  size_t firstCompiled() const { return first_compiled_.load(); }
 
  private:
   GemmOp& op_;
   std::vector<gemm::GemmShape> shapes_;
-  std::thread thread_;
+  std::thread thread_, first_;
   std::atomic<bool> stop_{false};
-  std::atomic<size_t> compiled_{0};
+  std::atomic<size_t> compiled_{0}, first_compiled_{0};
 };
 
 }  // namespace ktune::cli

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -95,6 +96,59 @@ TEST_F(Cli, TuneGemmOnTheSimulatedDevice) {
   r = ktune({"tune", "gemm", "--m", "32", "--n", "48", "--k", "64", "--kinds", "mfma", "--no-gpu"});
   EXPECT_EQ(r.code, 2) << r.out << r.err;
   EXPECT_HAS(r.err, "none of the --kinds runs on sm_90a");
+}
+
+// The timeline's labels (KTUNE_TIMELINE: "EPOCH_MS PID LABEL DETAIL" lines), in file order.
+std::vector<std::string> timelineLabels(const std::string& path) {
+  std::vector<std::string> labels;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream f(line);
+    std::string ms, pid, label, detail;
+    f >> ms >> pid >> label >> detail;
+    labels.push_back(label == "compile_issued" ? label + " " + detail : label);
+  }
+  return labels;
+}
+
+long indexOf(const std::vector<std::string>& v, const std::string& s) {
+  auto it = std::find(v.begin(), v.end(), s);
+  return it == v.end() ? -1 : long(it - v.begin());
+}
+
+// The first key's first wave is asked for before the device's context is awaited (on a GPU the
+// compiles then run beside the context, the vendor library and the inputs: GemmLookahead::
+// startFirst); --no-lookahead does without it, and the candidates come out the same either way.
+TEST_F(Cli, TuneGemmStartsTheFirstWaveBeforeTheContext) {
+  const std::vector<std::string> args = {"tune", "gemm", "--m", "32", "--n", "48", "--k", "64",
+                                         "--kinds", "mma", "--layout", "NT", "--json"};
+  std::vector<json> reports;
+  for (const bool early : {true, false}) {
+    const std::string tl = root_ + (early ? "/early.tl" : "/late.tl");
+    std::vector<std::string> a = args;
+    if (!early) a.push_back("--no-lookahead");
+    CliRun r = ktune(a, root_ + (early ? "/early" : "/late"), {"KTUNE_BACKEND=sim", "KTUNE_TIMELINE=" + tl});
+    ASSERT_EQ(r.code, 0) << r.err;
+    reports.push_back(json::parse(r.out, nullptr, false));
+    ASSERT_TRUE(reports.back().is_object()) << r.out;
+    const auto labels = timelineLabels(tl);
+    const long started = indexOf(labels, "first_wave_started"), context = indexOf(labels, "context"),
+               buffers = indexOf(labels, "buffers"), pre = indexOf(labels, "compile_issued precompile");
+    ASSERT_GE(started, 0);
+    EXPECT_LT(started, context);
+    EXPECT_LT(context, buffers);
+    EXPECT_GE(indexOf(labels, "compile_issued run"), 0);
+    if (early) {
+      EXPECT_GE(pre, 0);
+      EXPECT_GT(reports.back()["process"].value("first_wave_precompiled", 0.0), 0.0);
+    } else {
+      EXPECT_EQ(pre, -1);
+    }
+  }
+  EXPECT_EQ(reports[0]["winner"], reports[1]["winner"]);
+  ASSERT_EQ(reports[0]["candidates"].size(), reports[1]["candidates"].size());
+  for (size_t i = 0; i < reports[0]["candidates"].size(); ++i)
+    EXPECT_EQ(reports[0]["candidates"][i]["status"], reports[1]["candidates"][i]["status"]) << i;
 }
 
 // --epilogue: the gate/up pair with bias and a residual add ('+'-joined) tunes over the two kernels

@@ -38,6 +38,20 @@ inline DeviceInfo h100Like() {
   return d;
 }
 
+// A SimBackend whose setDevice first calls a hook: a test holds the device's context back there.
+class HookedSimBackend : public SimBackend {
+ public:
+  HookedSimBackend(SimOptions o, std::function<void(int)> hook)
+      : SimBackend(std::move(o)), hook_(std::move(hook)) {}
+  Status setDevice(int ordinal) override {
+    hook_(ordinal);
+    return SimBackend::setDevice(ordinal);
+  }
+
+ private:
+  std::function<void(int)> hook_;
+};
+
 // y = 2 * x over n floats. Config: BLOCK (threads), VEC. The simulated cost favours
 // BLOCK=256,VEC=2; hooks inject the failures each test needs.
 struct Scale {
@@ -61,6 +75,9 @@ struct Env {
   // Called in the compiling thread at the start of every (simulated) compile, with the config:
   // tests block here on a gate (tests/support/gate.h) to fix the order of compiles and benches.
   std::function<void(const std::string& cfg)> on_compile;
+  // Called at the start of every Backend::setDevice, in the calling thread (set it before the
+  // engine is created).
+  std::function<void(int ordinal)> on_set_device;
   std::mutex mu;
   std::string last_launched;            // defines of the last launch, as a config string
   std::map<std::string, int> launches;  // config string -> launches of the simulated kernel
@@ -85,7 +102,9 @@ struct Env {
     o.memory_bytes_per_ms = memory_bytes_per_ms;
     o.device = h100Like();
     o.faults_lose_context = faults_lose_context;
-    backend = std::make_shared<SimBackend>(o);
+    backend = std::make_shared<HookedSimBackend>(o, [this](int d) {
+      if (on_set_device) on_set_device(d);
+    });
     compiler = std::make_shared<SimCompiler>([this](const CompileRequest& r) {
       SimCompileDecision d;
       std::string cfg = cfgOf(r.defines);
