@@ -4,14 +4,15 @@
 # config the flush-mode median per process and build, and new / base per process pair
 # (dev/fp8_compile_ab_device.sh).
 import re, sys, statistics as st
-only = sys.argv[1].split(';')
+norm = lambda c: ','.join(sorted(kv for kv in c.split(',') if not kv.startswith('KIND=')))
+only = [norm(c) for c in sys.argv[1].split(';')]
 short = lambda c: ('P' if 'PINGPONG=1' in c else 'C') + re.search(r'BLOCK_N=(\d+)', c).group(1) + \
     '_E' + re.search(r'EPI_TMA=(\d)', c).group(1) + '_K' + re.search(r'SPLIT_K=(\d)', c).group(1)
 t = {}  # (build, process) -> {config: us}
 for f in sys.argv[2:]:
     m = re.search(r'ab_(\w+?)_(\d+)\.txt$', f)
     txt = open(f).read()
-    twins = dict(re.findall(r'^TWIN gemm \S+/flush (twin\d+) tma:(\S+)', txt, re.M))
+    twins = {n: norm(c) for n, c in re.findall(r'^TWIN gemm \S+/flush (twin\d+) tma:(\S+)', txt, re.M)}
     pick = [c for c in only if c not in twins.values()]
     row = {}
     for name, us in re.findall(r'^RESULT gemm \S+/flush (\S+) ([\d.]+)', txt, re.M):

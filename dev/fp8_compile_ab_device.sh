@@ -7,7 +7,7 @@
 #   2. the fallback's correctness: this build's gemm_bench at two shapes whose C has no tensor map
 #      (1000x1001x520: odd ldc, single stores; 333x4100x1000: ldc * 2 not a multiple of 16, pair
 #      stores), every --only config verified against cuBLASLt #0 (VERIFY lines);
-#   3. GemmGpu.TmaGateUpPairVsReference (this build): the gate/up epilogue against float64, whose
+#   3. (last, TEST_S seconds kept for it) GemmGpu.TmaGateUpPairVsReference (this build): the gate/up epilogue against float64, whose
 #      odd and unaligned output widths (333, 4099 with C += C, 2050, 129) take the copy too;
 #   4. the main path's speed: gemm_bench processes base / new alternately at 4096^3 (the four
 #      configs timed in one process's interleaved rounds: --only + --twin), while BUDGET lasts.
@@ -31,17 +31,17 @@ echo "sass at $(( $(date +%s) - T0 )) s"
 KTUNE_CACHE_DIR=/tmp/kc-new timeout 40 new/gemm_bench --kinds=tma --only="$ONLY" \
   --shapes=1000x1001x520,333x4100x1000 --rounds=1 > "$OUT/verify.txt" 2> "$OUT/verify.err"
 echo "verify rc=$? at $(( $(date +%s) - T0 )) s"
-KTUNE_CACHE_DIR=/tmp/kc-new timeout 30 new/gemm_gpu_test --gtest_filter=GemmGpu.TmaGateUpPairVsReference \
-  > "$OUT/gated_test.txt" 2>&1
-echo "gated test rc=$? at $(( $(date +%s) - T0 )) s"
 for p in 1 2 3 4; do
   for b in base new; do
-    [ "$(left)" -gt 8 ] || break 2
+    [ "$(left)" -gt $(( ${TEST_S:-20} + 6 )) ] || break 2
     KTUNE_CACHE_DIR=/tmp/kc-$b timeout "$(left)" $b/gemm_bench --kinds=tma --only="$ONLY" \
       --twin="$ONLY" --shapes=4096x4096x4096 --rounds=3 > "$OUT/ab_${b}_$p.txt" 2>> "$OUT/ab.err"
     echo "$b $p rc=$? at $(( $(date +%s) - T0 )) s"
   done
 done
+KTUNE_CACHE_DIR=/tmp/kc-new timeout "$(left)" new/gemm_gpu_test --gtest_filter=GemmGpu.TmaGateUpPairVsReference \
+  > "$OUT/gated_test.txt" 2>&1
+echo "gated test rc=$? at $(( $(date +%s) - T0 )) s"
 tar -czf "$OUT/ab.tgz" -C "$OUT" $(cd "$OUT" && ls ab_*.txt) ab.err && rm -f "$OUT"/ab_*.txt
 cat "$OUT/gpu.txt"
 grep -h "^VERIFY" "$OUT/verify.txt"
