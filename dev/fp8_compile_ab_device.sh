@@ -28,7 +28,7 @@ mkdir -p /tmp/sass
 for f in sass/*.cubin; do cuobjdump -sass "$f" > "/tmp/sass/$(basename "$f" .cubin).sass" 2>&1; done
 tar -czf "$OUT/sass.tgz" -C /tmp sass
 echo "sass at $(( $(date +%s) - T0 )) s"
-KTUNE_CACHE_DIR=/tmp/kc-new timeout 40 new/gemm_bench --kinds=tma --only="$ONLY" \
+KTUNE_CACHE_DIR=/tmp/kc-new timeout 25 new/gemm_bench --kinds=tma --only="$ONLY" \
   --shapes=1000x1001x520,333x4100x1000 --rounds=1 > "$OUT/verify.txt" 2> "$OUT/verify.err"
 echo "verify rc=$? at $(( $(date +%s) - T0 )) s"
 for p in 1 2 3 4; do
