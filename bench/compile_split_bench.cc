@@ -13,6 +13,9 @@
 //      syntax  the front end alone (-fdevice-syntax-only)
 //      link    DIR/I.ptx -> cubin through nvJitLink (the back end NVRTC runs inside)
 //      ptxas   DIR/I.ptx -> cubin through the ptxas program
+//      dump    writes the kernel's source (as the tuner compiles it, includes expanded but
+//              "prelude.cuh") to DIR/I.cu, the prelude to DIR/prelude.cuh and the options to DIR/I.opt
+//   --source=FILE compiles FILE instead of the kind's source (a probe: an edited DIR/I.cu).
 //   --cold     no warm-up compile: the first timed compile pays NVRTC's start in this process.
 //   --repeat=N compiles it N times in this process (with --extra=--pch: the first creates the
 //   precompiled header, the later ones may use it). Every compile waits for --at (epoch ms) first;
@@ -65,7 +68,7 @@ struct JitLink {
 
 struct Args {
   std::string configs, phase, dir = ".", arch = "sm_90a", layout = "NT", label = "x";
-  std::string include = "/usr/local/cuda/include";
+  std::string include = "/usr/local/cuda/include", source;
   std::vector<std::string> extra;
   int64_t m = 4096, n = 4096, k = 4096;
   int index = -1, repeat = 1;
@@ -88,6 +91,7 @@ bool parse(int argc, char** argv, Args* a) {
     else if (k == "--phase") a->phase = v;
     else if (k == "--dir") a->dir = v;
     else if (k == "--label") a->label = v;
+    else if (k == "--source") a->source = v;
     else if (k == "--arch") a->arch = v;
     else if (k == "--layout") a->layout = v;
     else if (k == "--include") a->include = v;
@@ -126,6 +130,9 @@ Expected<CompileRequest> requestFor(const Args& a, gemm::KernelKind* kind) {
     s.aligned16 = true;
     CompileRequest req;
     req.source = std::string(gemm::kernelSource(*kind));
+    if (!a.source.empty()) {
+      KTUNE_ASSIGN_OR_RETURN(req.source, readFile(a.source));
+    }
     req.source_name = "gemm_family.cu";
     req.entry = gemm::entryName(*kind);
     req.defines = gemm::defines(*kind, gemm_ops::knobsOf(c), s);
@@ -197,6 +204,16 @@ int run(const Args& a) {
   gemm::KernelKind kind{};
   auto req = requestFor(a, &kind);
   if (!req.ok()) return std::fprintf(stderr, "%s\n", req.status().toString().c_str()), 2;
+  if (a.phase == "dump") {
+    const std::string stem = a.dir + "/" + std::to_string(a.index);
+    std::string opts;
+    for (const auto& o : compiler_detail::requestFlags(*req, {})) opts += o + "\n";
+    const bool ok = writeFileAtomic(stem + ".cu", req->source).ok() &&
+                    writeFileAtomic(a.dir + "/prelude.cuh", std::string(compiler_detail::preludeSource())).ok() &&
+                    writeFileAtomic(stem + ".opt", opts).ok();
+    std::printf("DUMP %s.cu %s\n", stem.c_str(), ok ? "ok" : "error");
+    return ok ? 0 : 1;
+  }
   Nvrtc api;
   JitLink jl;
   auto lib = DynLib::open({"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"}, "NVRTC");

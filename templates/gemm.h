@@ -180,8 +180,8 @@ TmaSplitScratch tmaSplitScratch(const Config& c, int64_t blocks);
 // or K x N by layout; C: rows M, cols N; 64 x 64 boxes, 128-byte swizzle), for
 // Backend::encodeTensorMap2D. A and B are only meaningful with the 16-byte path (applicable()
 // checks that first); C only for 16-bit C with a
-// 16-byte aligned base and ldc (checkTensorMap2D refuses the others: the kernel then stores C
-// directly, see gemm/tma/tma.cuh's c_tma_ok).
+// 16-byte aligned base and ldc (checkTensorMap2D refuses the others: the kernel's threads then
+// copy the staged C themselves, or store an fp32 C from registers; see gemm/tma/tma.cuh's c_tma_ok).
 struct TmaDescriptors {
   TensorMap2DDesc a, b, c;
 };

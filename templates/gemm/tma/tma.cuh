@@ -33,8 +33,8 @@
 // consumers go on to the next tile's MMAs while C is written. EPI_TMA = 2 defers even the shared
 // memory writes: C is packed into registers and written one 64 x 64 box per k-tile of the next
 // tile, after that k-tile's MMAs are issued, the boxes in turn in the buffer's two halves
-// (tma_epilogue.cuh). When the host could not build a tensor map for C (c_tma_ok == 0: fp32 C,
-// unaligned C or ldc) the direct path is used.
+// (tma_epilogue.cuh). Without a tensor map for C (c_tma_ok == 0: unaligned C or ldc) the threads
+// copy each box from the buffer to C instead (store_boxes); fp32 C is stored from registers.
 //
 // Clusters (CLUSTER_M = 2): two blocks on neighbouring SMs take vertically adjacent tiles (same B
 // columns); each loads its own A rows and half of the B tile, multicast into both blocks' shared

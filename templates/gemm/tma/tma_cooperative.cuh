@@ -1,7 +1,8 @@
 // The TMA GEMM's cooperative consumer (PINGPONG = 0: both consumer warpgroups on one tile, each on
 // its WG_M x 64 rows; what it does and why: tma.cuh's header), included by tma.cuh where its kernel
 // needs it: it uses that file's constants and helpers. tmC is the kernel's tensor map of C, used
-// where c_tma_ok; ebuf is this warpgroup's C staging buffer.
+// where c_tma_ok (else the warpgroup copies its staged boxes: store_boxes); ebuf is this
+// warpgroup's C staging buffer.
 KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, int rank,
                                       unsigned sA, unsigned sB, unsigned full, unsigned empty,
                                       const TensorMap* tmC, bool c_tma_ok, unsigned ebuf, out_t* C,
@@ -12,6 +13,8 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
   (void)workspace, (void)counters;
 #endif
   const int lane = tid & 31, warp = (tid >> 5) & 3, g = lane >> 2, q = lane & 3;
+  // Without a tensor map of C the warpgroup copies its staged boxes itself (store_boxes).
+  const TensorMap* tmc = c_tma_ok ? tmC : nullptr;
   float acc[kWgM][kAcc];
   unsigned others[kOthers] = {};
 #if CLUSTER_M > 1
@@ -50,7 +53,8 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
                       sB + s * kBTile * kElem, cw);
       KT_TRT(lead, j, cw, kTtFirst);
 #if KT_DEFER
-      if (pend > 0) flush_pieces(pk, 0, tmC, ebuf, pm0, pn0, warp, g, q, tid & 127, 1 + cw, ppar);
+      if (pend > 0)
+        flush_pieces(pk, 0, tmc, ebuf, C, pm0, pn0, M, N, ldc, warp, g, q, tid & 127, 1 + cw, ppar);
       KT_TRT(lead && pend == 1, j - 1, cw, kTtStored);
 #endif
       ktune::wgmma_wait<1>();
@@ -69,7 +73,8 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
       // One piece of the previous tile's C while this k-tile's MMAs run (every kPieceStride-th).
       const int o = kt - un.kb;
       if (o % kPieceStride == 0 && o / kPieceStride < pend)
-        flush_pieces(pk, o / kPieceStride, tmC, ebuf, pm0, pn0, warp, g, q, tid & 127, 1 + cw, ppar);
+        flush_pieces(pk, o / kPieceStride, tmc, ebuf, C, pm0, pn0, M, N, ldc, warp, g, q, tid & 127,
+                     1 + cw, ppar);
       KT_TRT(lead && o == (pend - 1) * kPieceStride, j - 1, cw, kTtStored);
 #endif
       ktune::wgmma_wait<1>();
@@ -89,28 +94,25 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
 #if KT_DEFER
     // A unit shorter than the pieces.
     for (int p = (un.ke - un.kb + kPieceStride - 1) / kPieceStride; p < pend; ++p)
-      flush_pieces(pk, p, tmC, ebuf, pm0, pn0, warp, g, q, tid & 127, 1 + cw, ppar);
+      flush_pieces(pk, p, tmc, ebuf, C, pm0, pn0, M, N, ldc, warp, g, q, tid & 127, 1 + cw, ppar);
     pend = 0;
 #endif
 #if SPLIT_K > 1
     if (un.tail >= 0 && !splitk_exchange(acc, un, sc, workspace, counters, cw, tid)) continue;
 #endif
 #if KT_DEFER
-    if (c_tma_ok) {
-      pm0 = m0 + cw * kWgM * 64, pn0 = n0, pend = kPieces, ppar = npar;
-      if (!kAltBox) npar ^= 1;
-      pack_tile(acc, pk, C, bias, pm0, n0, warp, g, q, M, N, ldc, alpha, beta);
-      KT_TRT(lead, j, cw, kTtEpi);
-      continue;
-    }
+    pm0 = m0 + cw * kWgM * 64, pn0 = n0, pend = kPieces, ppar = npar;
+    if (!kAltBox) npar ^= 1;
+    pack_tile(acc, pk, C, bias, pm0, n0, warp, g, q, M, N, ldc, alpha, beta);
+#else
+    store_tile(acc, tmc, ebuf, C, bias, m0 + cw * kWgM * 64, n0, warp, g, q, tid & 127, 1 + cw, M,
+               N, ldc, alpha, beta);
 #endif
-    store_tile(acc, c_tma_ok ? tmC : nullptr, ebuf, C, bias, m0 + cw * kWgM * 64,
-               n0, warp, g, q, tid & 127, 1 + cw, M, N, ldc, alpha, beta);
     KT_TRT(lead, j, cw, kTtEpi);
   }
 #if KT_DEFER
   for (int p = 0; p < pend; ++p)
-    flush_pieces(pk, p, tmC, ebuf, pm0, pn0, warp, g, q, tid & 127, 1 + cw, ppar);
+    flush_pieces(pk, p, tmc, ebuf, C, pm0, pn0, M, N, ldc, warp, g, q, tid & 127, 1 + cw, ppar);
   KT_TRT(lead && pend > 0, units - 1, cw, kTtStored);
 #endif
 }

@@ -78,7 +78,52 @@ KTUNE_DEVICE void add_beta_bias(float& v0, float& v1, const out_t* C, const out_
 #endif
 }
 
-// One 64-row slab through the warpgroup's shared buffer `buf` and TMA stores (see the header).
+// Where C has no tensor map (c_tma_ok == 0: an unaligned C or ldc, a rare case), the warpgroup's
+// 128 threads copy `boxes` (1 | 2) 64 x 64 boxes of the buffer at shared address `box` (the second
+// at box + 8192, 64 columns further on; laid out as the TMA store reads them: 128-byte rows,
+// 16-byte chunks swizzled by row & 7) to C at row r0, column c0, two values per step, nothing
+// outside M x N. The kernels used to store C directly from the accumulators in that case, a second
+// copy of the epilogue unrolled over every accumulator: about 60% of a 128 x 256 kernel's compile
+// time (NVVM and ptxas; bench/NOTES.md, issue 34). One loop per call site: no unrolled copies.
+KTUNE_DEVICE void box_to_global(unsigned box, int boxes, out_t* C, int r0, int c0, int M, int N,
+                                long ldc, int wg_tid) {
+  const bool pairs = c_pairs_ok(C, ldc);
+#pragma unroll 1
+  for (int i = wg_tid; i < boxes * 64 * 32; i += 128) {
+    const int b = i >> 11, row = (i >> 5) & 63, word = i & 31;
+    const int r = r0 + row, c = c0 + b * 64 + word * 2;
+    if (r >= M || c >= N) continue;
+    unsigned v;
+    asm volatile("ld.shared.u32 %0, [%1];\n"
+                 : "=r"(v)
+                 : "r"(box + b * 8192 + row * 128 + (((word >> 2) ^ (row & 7)) << 4) + (word & 3) * 4)
+                 : "memory");
+    unsigned short* dst = reinterpret_cast<unsigned short*>(C + (long)r * ldc + c);
+    if (c + 1 < N && pairs) {
+      *reinterpret_cast<unsigned*>(dst) = v;
+    } else {
+      dst[0] = static_cast<unsigned short>(v);
+      if (c + 1 < N) dst[1] = static_cast<unsigned short>(v >> 16);
+    }
+  }
+}
+
+// Stores `boxes` (1 | 2) boxes of the buffer at `buf` to C at row r0, column c0 (box_to_global's
+// layout), once the warpgroup has written them and met: one thread's TMA stores (a bulk group)
+// through tmC, or without a tensor map (tmC null) the warpgroup's copy.
+KTUNE_DEVICE void store_boxes(const TensorMap* tmC, unsigned buf, int boxes, out_t* C, int r0,
+                              int c0, int M, int N, long ldc, int wg_tid) {
+  if (!tmC) {
+    box_to_global(buf, boxes, C, r0, c0, M, N, ldc, wg_tid);
+  } else if (wg_tid == 0) {
+    tma_store_2d(tmC, buf, c0, r0);
+    if (boxes == 2) tma_store_2d(tmC, buf + 8192, c0 + 64, r0);
+    bulk_commit();
+  }
+}
+
+// One 64-row slab through the warpgroup's shared buffer `buf` and TMA stores (see the header), or
+// the warpgroup's copy where tmC is null (store_boxes).
 // Row of accumulator j*4 + e: slab row warp*16 + g + (e/2)*8, column n0 + j*8 + 2q + (e%2).
 KTUNE_DEVICE void store_slab_tma(const float (&acc)[kAcc], const TensorMap* tmC, unsigned buf,
                                  out_t* C, const out_t* bias, int slab_m0, int n0, int warp,
@@ -117,11 +162,7 @@ KTUNE_DEVICE void store_slab_tma(const float (&acc)[kAcc], const TensorMap* tmC,
     }
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
     bar_named(bar_id, 128);
-    if (wg_tid == 0) {
-      tma_store_2d(tmC, buf, n0 + half * 64 * kEpiBoxes, slab_m0);
-      if (boxes == 2) tma_store_2d(tmC, buf + 8192, n0 + half * 64 * kEpiBoxes + 64, slab_m0);
-      bulk_commit();
-    }
+    store_boxes(tmC, buf, boxes, C, slab_m0, n0 + half * 64 * kEpiBoxes, M, N, ldc, wg_tid);
   }
 }
 #endif
@@ -211,20 +252,26 @@ KTUNE_DEVICE void flush_piece(const unsigned (&pk)[kWgM][kAcc / 2], const Tensor
     }
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
   bar_named(bar_id, 128);
-  if (wg_tid == 0) {
+  if (tmC && wg_tid == 0) {
     tma_store_2d(tmC, buf, n0 + col0, slab_m0 + w * 64);
     bulk_commit();
   }
 }
 
-// Piece p (runtime) of the packed tile: the register indices stay compile-time constants.
+// Piece p (runtime) of the packed tile: the register indices stay compile-time constants. Without
+// a tensor map (tmC null) the warpgroup then copies the piece's box (box_to_global), once per call
+// (kP 0) with the piece's box, rows and columns worked out at run time.
 template <int kP = 0>
 KTUNE_DEVICE void flush_pieces(const unsigned (&pk)[kWgM][kAcc / 2], int p, const TensorMap* tmC,
-                               unsigned buf, int slab_m0, int n0, int warp, int g, int q, int wg_tid,
-                               int bar_id, int par) {
+                               unsigned buf, out_t* C, int slab_m0, int n0, int M, int N, long ldc,
+                               int warp, int g, int q, int wg_tid, int bar_id, int par) {
   if (p == kP) flush_piece<kP>(pk, tmC, buf, slab_m0, n0, warp, g, q, wg_tid, bar_id, par);
   if constexpr (kP + 1 < kPieces)
-    flush_pieces<kP + 1>(pk, p, tmC, buf, slab_m0, n0, warp, g, q, wg_tid, bar_id, par);
+    flush_pieces<kP + 1>(pk, p, tmC, buf, C, slab_m0, n0, M, N, ldc, warp, g, q, wg_tid, bar_id,
+                         par);
+  if (kP == 0 && !tmC)
+    box_to_global(buf + ((kAltBox ? p : p + par) & 1) * 8192, 1, C, slab_m0 + p / kBBoxes * 64,
+                  n0 + box_row0(p % kBBoxes), M, N, ldc, wg_tid);
 }
 #endif
 
@@ -232,8 +279,9 @@ KTUNE_DEVICE void flush_pieces(const unsigned (&pk)[kWgM][kAcc / 2], int p, cons
 #include "tma_gated.cuh"
 #endif
 
-// This consumer's rows of the tile (slabs of 64 from slab_m0): through its shared buffer `buf` and
-// TMA stores when tmC is given (a tensor map of C), else stored directly.
+// This consumer's rows of the tile (slabs of 64 from slab_m0): with a 16-bit C (KT_EPI_TMA) through
+// its shared buffer `buf` and TMA stores when tmC is given (a tensor map of C), else the
+// warpgroup's copy of the buffer (store_boxes); stored directly otherwise.
 KTUNE_DEVICE void store_tile(const float (&acc)[kWgM][kAcc], const TensorMap* tmC, unsigned buf,
                              out_t* C, const out_t* bias, int slab_m0, int n0, int warp, int g, int q,
                              int wg_tid, int bar_id, int M, int N, long ldc, float alpha, float beta) {
@@ -242,19 +290,17 @@ KTUNE_DEVICE void store_tile(const float (&acc)[kWgM][kAcc], const TensorMap* tm
                    beta);
   return;
 #endif
+#if KT_EPI_TMA
+#pragma unroll
+  for (int w = 0; w < kWgM; ++w)
+    store_slab_tma(acc[w], tmC, buf, C, bias, slab_m0 + w * 64, n0, warp, g, q, wg_tid, bar_id, M,
+                   N, ldc, alpha, beta);
+#else
+  (void)tmC, (void)buf, (void)wg_tid, (void)bar_id;
   const bool pair_ok = c_pairs_ok(C, ldc);
 #pragma unroll
-  for (int w = 0; w < kWgM; ++w) {
-#if KT_EPI_TMA
-    if (tmC) {
-      store_slab_tma(acc[w], tmC, buf, C, bias, slab_m0 + w * 64, n0, warp, g, q, wg_tid, bar_id, M,
-                     N, ldc, alpha, beta);
-      continue;
-    }
-#else
-    (void)tmC, (void)buf, (void)wg_tid, (void)bar_id;
-#endif
+  for (int w = 0; w < kWgM; ++w)
     store_slab(acc[w], C, bias, slab_m0 + w * 64 + warp * 16 + g, n0, q, M, N, ldc, alpha, beta,
                pair_ok);
-  }
+#endif
 }

@@ -61,9 +61,10 @@ KTUNE_DEVICE void store_slab_gated(const float (&acc)[kAcc], out_t* C, const out
 
 #if KT_EPI_TMA
 // One 64-row slab's kBN / 2 output columns (one or two 64-column boxes) through the warpgroup's
-// shared buffer and TMA stores, as store_slab_tma (the map of C clips rows and columns past it).
+// shared buffer and TMA stores, as store_slab_tma (the map of C clips rows and columns past it;
+// without one, tmC null, the warpgroup copies the boxes: store_boxes).
 KTUNE_DEVICE void store_slab_gated_tma(const float (&acc)[kAcc], const TensorMap* tmC, unsigned buf,
-                                       const out_t* C, const out_t* bias, int slab_m0, int c0,
+                                       out_t* C, const out_t* bias, int slab_m0, int c0,
                                        int warp, int g, int q, int wg_tid, int bar_id, int M,
                                        int half, long ldc, float alpha, float beta) {
   constexpr int kBoxes = kBN / 128;
@@ -91,11 +92,7 @@ KTUNE_DEVICE void store_slab_gated_tma(const float (&acc)[kAcc], const TensorMap
     }
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
     bar_named(bar_id, 128);
-    if (wg_tid == 0) {
-      tma_store_2d(tmC, buf, c0 + part * 64 * kEpiBoxes, slab_m0);
-      if (boxes == 2) tma_store_2d(tmC, buf + 8192, c0 + part * 64 * kEpiBoxes + 64, slab_m0);
-      bulk_commit();
-    }
+    store_boxes(tmC, buf, boxes, C, slab_m0, c0 + part * 64 * kEpiBoxes, M, half, ldc, wg_tid);
   }
 }
 #endif
@@ -105,20 +102,18 @@ KTUNE_DEVICE void store_tile_gated(const float (&acc)[kWgM][kAcc], const TensorM
                                    unsigned buf, out_t* C, const out_t* bias, int slab_m0, int n0,
                                    int warp, int g, int q, int wg_tid, int bar_id, int M, int N,
                                    long ldc, float alpha, float beta) {
-  const bool pair_ok = c_pairs_ok(C, ldc);
   const int half = N / 2, c0 = n0 / 2;
-#pragma unroll
-  for (int w = 0; w < kWgM; ++w) {
 #if KT_EPI_TMA
-    if (tmC) {
-      store_slab_gated_tma(acc[w], tmC, buf, C, bias, slab_m0 + w * 64, c0, warp, g, q, wg_tid,
-                           bar_id, M, half, ldc, alpha, beta);
-      continue;
-    }
+#pragma unroll
+  for (int w = 0; w < kWgM; ++w)
+    store_slab_gated_tma(acc[w], tmC, buf, C, bias, slab_m0 + w * 64, c0, warp, g, q, wg_tid,
+                         bar_id, M, half, ldc, alpha, beta);
 #else
-    (void)tmC, (void)buf, (void)wg_tid, (void)bar_id;
-#endif
+  (void)tmC, (void)buf, (void)wg_tid, (void)bar_id;
+  const bool pair_ok = c_pairs_ok(C, ldc);
+#pragma unroll
+  for (int w = 0; w < kWgM; ++w)
     store_slab_gated(acc[w], C, bias, slab_m0 + w * 64 + warp * 16 + g, c0, q, M, half, ldc, alpha,
                      beta, pair_ok);
-  }
+#endif
 }
