@@ -33,6 +33,11 @@ void GemmLookahead::startFirst() {
   });
 }
 
+size_t GemmLookahead::awaitFirstCompiled() {
+  if (first_.joinable()) first_.join();
+  return first_compiled_.load();
+}
+
 void GemmLookahead::start(size_t from) {
   if (thread_.joinable() || from >= shapes_.size()) return;
   const int threads = std::max(1, CompilePool::usableCores() - 1);

@@ -39,6 +39,9 @@ class GemmLookahead {
   size_t compiled() const { return compiled_.load(); }
   // Configs startFirst() compiled (store misses; 0 until it has finished).
   size_t firstCompiled() const { return first_compiled_.load(); }
+  // Waits for startFirst()'s compiles to end, then firstCompiled(): the first key's tuning run
+  // found them in the store, so they are that run's own compiles, not earlier hits.
+  size_t awaitFirstCompiled();
 
  private:
   GemmOp& op_;
