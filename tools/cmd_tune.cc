@@ -367,11 +367,16 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
       // The run took the early wave's compiles as store hits: the report counts them as compiled.
       const size_t early = lookahead.awaitFirstCompiled();
       noteProcessMs("first_wave_precompiled", double(early));
+      // Those it found done were store hits to it (one it joined running is its own compile
+      // already); the cap by its hits can only over-count where an earlier run's entries and a
+      // joined compile meet.
+      int taken = 0;
       if (!hit) {
-        const int n = static_cast<int>(std::min<size_t>(early, size_t(rep->store_hits)));
-        rep->compiled += n;
-        rep->store_hits -= n;
+        taken = static_cast<int>(std::min<size_t>(early, size_t(rep->store_hits)));
+        rep->compiled += taken;
+        rep->store_hits -= taken;
       }
+      noteProcessMs("first_wave_taken", double(taken));
     }
     double vendor_ms = 0;
     for (const auto& cand : rep->candidates)
