@@ -474,26 +474,6 @@ Status TuningDatabase::importJson(const std::string& text, const ImportCheck& ch
   });
 }
 
-Status appendUntunedKey(const std::string& path, const std::string& family,
-                        const std::string& key, const std::string& args_json) {
-  json line = json::object();
-  if (!args_json.empty()) {
-    json args = parseJsonOrDiscarded(args_json);
-    if (args.is_discarded() || !args.is_object()) {
-      return Status::InvalidArgument("appendUntunedKey: args_json must be a JSON object, got '" +
-                                     args_json.substr(0, 80) + "'");
-    }
-    line = std::move(args);
-  }
-  line["family"] = family;
-  line["key"] = key;
-  line["date"] = isoUtcNow();
-  const std::string text = dumpText(line, -1) + "\n";
-  Status s = makeDirs(parentDir(path), 0700);
-  if (!s.ok()) return s.withContext("cannot append to untuned-keys file '" + path + "'");
-  return appendLocked(path, text, "untuned-keys file", kLockTimeoutMs);
-}
-
 KeyReport reportOf(const std::string& family, DbEntry e, const std::string& origin) {
   KeyReport r;
   r.family = family;

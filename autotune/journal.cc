@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "autotune/candidate_json.h"
+#include "autotune/database_json.h"
 #include "base/fs.h"
 #include "base/json_bounded.h"
 
@@ -97,6 +98,27 @@ Status TuningJournal::compact(const std::string& key) {
   if (kept.size() == text->size()) return Status::Ok();
   if (kept.empty()) return removeFile(path_);
   return writeFileAtomic(path_, kept, 0600, /*durable=*/false);
+}
+
+// database.h: one JSON line per key, appended under the lock as the journal's lines are.
+Status appendUntunedKey(const std::string& path, const std::string& family,
+                        const std::string& key, const std::string& args_json) {
+  nlohmann::json line = nlohmann::json::object();
+  if (!args_json.empty()) {
+    nlohmann::json args = parseJsonOrDiscarded(args_json);
+    if (args.is_discarded() || !args.is_object()) {
+      return Status::InvalidArgument("appendUntunedKey: args_json must be a JSON object, got '" +
+                                     args_json.substr(0, 80) + "'");
+    }
+    line = std::move(args);
+  }
+  line["family"] = family;
+  line["key"] = key;
+  line["date"] = isoUtcNow();
+  const std::string text = dbjson::dumpText(line, -1) + "\n";
+  Status s = makeDirs(parentDir(path), 0700);
+  if (!s.ok()) return s.withContext("cannot append to untuned-keys file '" + path + "'");
+  return appendLocked(path, text, "untuned-keys file", kLockTimeoutMs);
 }
 
 }  // namespace ktune
