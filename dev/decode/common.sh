@@ -90,6 +90,23 @@ bench_procs() {
   done
 }
 
+# PROCS A/B processes of gemm_bench over the caller's `list` (its configs, each timed beside its
+# twin), the list reversed in every second process; DEF_S seconds each unless BENCH_S. Sets n.
+twin_procs() {  # DEF_S
+  local p lim S rev
+  n=0
+  for p in $(seq 1 "${PROCS:-3}"); do
+    fits 15 "bench $p" || break
+    lim=${BENCH_S:-$1}; [ "$(left)" -lt "$lim" ] && lim=$(( $(left) - 3 ))
+    rev=""; [ $((p % 2)) = 0 ] && rev=rev
+    S=$(date +%s)
+    KTUNE_CACHE_DIR=/tmp/kcache_gemm_bench timeout "$lim" "$B/bench/gemm_bench" --kinds=decode \
+      --only="$(list $rev)" --twin="$(list $rev)" --shapes="$SHAPES" --rounds="${ROUNDS:-5}" \
+      > "$OUT/bench$p.log" 2> "$OUT/bench$p.err"
+    echo "bench $p rc=$? $(( $(date +%s) - S ))s (limit $lim${rev:+, reversed})"; n=$p
+  done
+}
+
 # `ktune tune gemm` at each key of $KEYS (NT, KTUNE_VERBOSE, one database per key, TUNE_S seconds
 # each, while the deadline allows), then dev/decode/tunecmp.py's table of the picks.
 tune_keys() {

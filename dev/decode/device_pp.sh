@@ -64,17 +64,7 @@ grep -hE "^\[ *(OK|FAILED|PASSED) |Failure|bad," "$OUT"/test*.log 2>/dev/null | 
 wait $C1; echo "ab 0 (compiles) rc=$? $(( $(date +%s) - S ))s; compile failures: $(grep -c 'compile failed' "$OUT/ab0.err")"
 grep -m3 "compile failed" "$OUT/ab0.err" | cut -c1-300
 [ -n "$C2" ] && { wait $C2; echo "full 0 (compiles) rc=$? $(( $(date +%s) - S ))s"; }
-n=0
-for p in $(seq 1 "${PROCS:-3}"); do
-  fits 15 "bench $p" || break
-  lim=${BENCH_S:-28}; [ "$(left)" -lt "$lim" ] && lim=$(( $(left) - 3 ))
-  rev=""; [ $((p % 2)) = 0 ] && rev=rev
-  S=$(date +%s)
-  KTUNE_CACHE_DIR=/tmp/kcache_gemm_bench timeout "$lim" "$B/bench/gemm_bench" --kinds=decode \
-    --only="$(list $rev)" --twin="$(list $rev)" --shapes="$SHAPES" --rounds="${ROUNDS:-5}" \
-    > "$OUT/bench$p.log" 2> "$OUT/bench$p.err"
-  echo "bench $p rc=$? $(( $(date +%s) - S ))s (limit $lim${rev:+, reversed})"; n=$p
-done
+twin_procs 28
 echo "VERIFY not ok: $(cat "$OUT"/bench*.log 2>/dev/null | grep '^VERIFY' | grep -vc ' ok ') of $(cat "$OUT"/bench*.log 2>/dev/null | grep -c '^VERIFY')"
 python3 dev/decode/pp_table.py "$OUT" "$n" 2>&1 | cut -c1-300
 mkdir -p /tmp/pp && cp "$OUT"/bench*.log "$OUT"/bench*.err /tmp/pp/ 2>/dev/null

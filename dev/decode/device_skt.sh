@@ -54,17 +54,7 @@ echo "tests rc:$rcs ($(( $(date +%s) - S ))s)"
 grep -hE "^\[ *(OK|FAILED|PASSED) |Failure|bad," "$OUT"/test*.log 2>/dev/null | cut -c1-220 | head -24
 wait $C1; echo "ab 0 (compiles) rc=$? $(( $(date +%s) - S ))s"
 wait $C2; echo "wide 0 (compiles) rc=$? $(( $(date +%s) - S ))s"
-n=0
-for p in $(seq 1 "${PROCS:-3}"); do
-  fits 15 "bench $p" || break
-  lim=${BENCH_S:-25}; [ "$(left)" -lt "$lim" ] && lim=$(( $(left) - 3 ))
-  rev=""; [ $((p % 2)) = 0 ] && rev=rev
-  S=$(date +%s)
-  KTUNE_CACHE_DIR=/tmp/kcache_gemm_bench timeout "$lim" "$B/bench/gemm_bench" --kinds=decode \
-    --only="$(list $rev)" --twin="$(list $rev)" --shapes="$SHAPES" --rounds="${ROUNDS:-5}" \
-    > "$OUT/bench$p.log" 2> "$OUT/bench$p.err"
-  echo "bench $p rc=$? $(( $(date +%s) - S ))s (limit $lim${rev:+, reversed})"; n=$p
-done
+twin_procs 25
 w=0
 for p in $(seq 1 "${WIDE_PROCS:-2}"); do
   fits 20 "wide $p" || break
