@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # GPU machine (carry .devwork/warm, staged by `[BASE=<other build>] bash dev/regret_stage.sh
-# /work/main/.devwork/warm`): where a warm tuning run's wall time goes (issue 34's warm path).
+# .devwork/warm` from the checkout's root): where a warm tuning run's wall time goes (issue 34's warm path).
 # Per build (WHOS: "this" = pb/tools, "base" = pb/base/tools): one cold 4096^3 NT and one cold LLM
 # suite fill their own stores (empty cache, fresh CUDA_CACHE_PATH); then N warm 4096^3 runs and NS
 # warm suites (the cold run's store, a fresh database), interleaved across builds, each with

@@ -429,8 +429,8 @@ void prestartWorkerIfIsolating(const Options& opts, const TuneRequest& t) {
 }  // namespace
 
 int cmdTune(const std::vector<std::string>& argv) {
-  noteProcessMs("start_ms", processAgeMs());
   const double age_ms = processAgeMs();
+  noteProcessMs("start_ms", age_ms);
   TuneRequest t;
   if (int rc = parseTuneRequest(argv, &t); rc >= 0) return rc;
   auto opts = Options::fromEnv();

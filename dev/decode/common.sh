@@ -33,12 +33,33 @@ start_gpu_tests() {
 # start_gpu_tests FILTERS S, waited for: the exit codes, the wall time and the results (at most
 # GT_LINES lines, default 40).
 gpu_tests() {
-  local S q rcs=""
+  local S
   S=$(date +%s)
   start_gpu_tests "$1" "$2"
-  for q in "${PIDS[@]}"; do wait "$q"; rcs="$rcs $?"; done
-  echo "tests rc:$rcs ($(( $(date +%s) - S ))s)"
-  grep -hE "^\[ *(OK|FAILED|PASSED) |Failure|bad," "$OUT"/test*.log | cut -c1-220 | head -"${GT_LINES:-40}"
+  wait_gpu_tests "$S" "${GT_LINES:-40}" 220 "${PIDS[@]}"
+}
+
+# Waits for start_gpu_tests' PIDS (started at epoch START) and prints their exit codes, the wall
+# time since START and at most LINES result lines, COLS columns wide.
+wait_gpu_tests() {  # START LINES COLS PID...
+  local start=$1 lines=$2 cols=$3 q rcs=""
+  shift 3
+  for q in "$@"; do wait "$q"; rcs="$rcs $?"; done
+  echo "tests rc:$rcs ($(( $(date +%s) - start ))s)"
+  grep -hE "^\[ *(OK|FAILED|PASSED) |Failure|bad," "$OUT"/test*.log 2>/dev/null | cut -c1-"$cols" | head -"$lines"
+}
+
+# The --only/--twin entries of $KEYS_AB ("SHAPE:CFG:CFG..." per key): every CFG@SHAPE, each key's
+# configs in reverse order with `rev`.
+list() {  # [rev]
+  local key out="" cfgs c idx
+  for key in $KEYS_AB; do
+    IFS=: read -ra cfgs <<< "$key"
+    idx=$(seq 1 $(( ${#cfgs[@]} - 1 )))
+    [ "${1:-}" = rev ] && idx=$(seq $(( ${#cfgs[@]} - 1 )) -1 1)
+    for c in $idx; do out="$out;${cfgs[$c]}@${cfgs[0]}"; done
+  done
+  echo "${out#;}"
 }
 
 # The call's deadline: T0 now, DL seconds (DEADLINE, else the script's default $1); left prints

@@ -30,10 +30,7 @@ TPIDS=("${PIDS[@]}")
 KTUNE_CACHE_DIR=/tmp/kcache_gemm_bench timeout "${C0_S:-60}" "$B/bench/gemm_bench" --kinds=decode,tma \
   --shapes="$TEN" --rounds=3 > "$OUT/full0.log" 2> "$OUT/full0.err" &
 C0=$!
-rcs=""
-for q in "${TPIDS[@]}"; do wait "$q"; rcs="$rcs $?"; done
-echo "tests rc:$rcs ($(( $(date +%s) - S ))s)"
-grep -hE "^\[ *(OK|FAILED|PASSED) |Failure|bad," "$OUT"/test*.log 2>/dev/null | cut -c1-240 | head -30
+wait_gpu_tests "$S" 30 240 "${TPIDS[@]}"
 wait $C0; echo "full 0 (compiles) rc=$? $(( $(date +%s) - S ))s; compile failures: $(grep -c 'compile failed' "$OUT/full0.err")"
 grep -m3 "compile failed" "$OUT/full0.err" | cut -c1-300
 bins=(gemm_bench_e gemm_bench gemm_bench_i)

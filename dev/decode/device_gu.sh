@@ -19,10 +19,7 @@ TPIDS=("${PIDS[@]}")
 KTUNE_CACHE_DIR=/tmp/kcache_gemm_bench timeout "${C0_S:-60}" "$B/bench/gemm_bench" --kinds=decode,tma \
   --shapes="$WIDE" --rounds=1 > "$OUT/bench0.log" 2> "$OUT/bench0.err" &
 C0=$!
-rcs=""
-for q in "${TPIDS[@]}"; do wait "$q"; rcs="$rcs $?"; done
-echo "tests rc:$rcs ($(( $(date +%s) - S ))s)"
-grep -hE "^\[ *(OK|FAILED|PASSED) |Failure|bad," "$OUT"/test*.log 2>/dev/null | cut -c1-240 | head -24
+wait_gpu_tests "$S" 24 240 "${TPIDS[@]}"
 wait $C0; echo "bench 0 (compiles) rc=$? $(( $(date +%s) - S ))s"
 grep -c "compile failed" "$OUT/bench0.err"
 grep -m3 "compile failed" "$OUT/bench0.err" | cut -c1-240

@@ -30,16 +30,6 @@ if [ "${LIST:-1}" = 2 ]; then  # the second call: the pairs' ranges in 64-row sl
 fi
 KEYS_AB=${KEYS_AB:-"16x28672x4096:$G6:$G6S:$P4:$P2:$P8 16x14336x4096:$G6:$X62:$P4:$P2:$P8
 16x6144x4096:$X62:$P4:$P2:$P8 16x4096x4096:$X44:$P4:$P2 16x4096x14336:$X44:$P4:$P2"}
-list() {  # list [rev]: the --only/--twin entries (reversed per key with rev)
-  local key out="" cfgs c idx
-  for key in $KEYS_AB; do
-    IFS=: read -ra cfgs <<< "$key"
-    idx=$(seq 1 $(( ${#cfgs[@]} - 1 )))
-    [ "${1:-}" = rev ] && idx=$(seq $(( ${#cfgs[@]} - 1 )) -1 1)
-    for c in $idx; do out="$out;${cfgs[$c]}@${cfgs[0]}"; done
-  done
-  echo "${out#;}"
-}
 SHAPES=${SHAPES:-16x28672x4096,16x14336x4096,16x6144x4096,16x4096x4096,16x4096x14336}
 TEN=64x4096x4096,64x6144x4096,64x14336x4096,64x4096x14336,64x28672x4096,128x4096x4096,128x6144x4096,128x14336x4096,128x4096x14336,128x28672x4096
 fits 10 copy && timeout 12 python3 dev/copy_rate.py 2>&1 | tail -1
@@ -57,10 +47,7 @@ if [ "${FULL:-3}" -gt 0 ]; then
     --shapes="$TEN" --rounds=1 > "$OUT/full0.log" 2> "$OUT/full0.err" &
   C2=$!
 fi
-rcs=""
-for q in "${TPIDS[@]}"; do wait "$q"; rcs="$rcs $?"; done
-echo "tests rc:$rcs ($(( $(date +%s) - S ))s)"
-grep -hE "^\[ *(OK|FAILED|PASSED) |Failure|bad," "$OUT"/test*.log 2>/dev/null | cut -c1-220 | head -24
+wait_gpu_tests "$S" 24 220 "${TPIDS[@]}"
 wait $C1; echo "ab 0 (compiles) rc=$? $(( $(date +%s) - S ))s; compile failures: $(grep -c 'compile failed' "$OUT/ab0.err")"
 grep -m3 "compile failed" "$OUT/ab0.err" | cut -c1-300
 [ -n "$C2" ] && { wait $C2; echo "full 0 (compiles) rc=$? $(( $(date +%s) - S ))s"; }

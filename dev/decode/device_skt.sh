@@ -24,16 +24,6 @@ XC=$(d 4 1 4 2 3 4)       # G4 W4 NT1 U4 D2 XR3: at 16x4096x14336
 A1=",DC_AL2P=128"; A0=",DC_AL2P=0"; T=",DC_SKT=1"
 KEYS_AB="16x28672x4096:$G6:$G6$T:$G6$A1:$G6$A0:$G6B:$G6B$T 16x6144x4096:$XB:$XB$A1:$XB$A0:$G6$T
 16x4096x14336:$XC:$XC$A1:$XC$A0:$G6$T"
-list() {  # list [rev]: the --only/--twin entries (reversed per key with rev)
-  local key out="" cfgs c
-  for key in $KEYS_AB; do
-    IFS=: read -ra cfgs <<< "$key"
-    local idx=$(seq 1 $(( ${#cfgs[@]} - 1 )))
-    [ "${1:-}" = rev ] && idx=$(seq $(( ${#cfgs[@]} - 1 )) -1 1)
-    for c in $idx; do out="$out;${cfgs[$c]}@${cfgs[0]}"; done
-  done
-  echo "${out#;}"
-}
 SHAPES=16x28672x4096,16x6144x4096,16x4096x14336
 WIDE=${WIDE:-64x4096x4096,64x6144x4096,64x14336x4096,64x4096x14336,64x28672x4096,128x4096x4096,128x6144x4096,128x14336x4096,128x4096x14336,128x28672x4096}
 fits 10 copy && timeout 12 python3 dev/copy_rate.py 2>&1 | tail -1
@@ -48,10 +38,7 @@ C1=$!
 KTUNE_CACHE_DIR=/tmp/kcache_gemm_bench timeout "${W0_S:-110}" "$B/bench/gemm_bench" --kinds=decode,tma \
   --shapes="$WIDE" --rounds=3 > "$OUT/wide0.log" 2> "$OUT/wide0.err" &
 C2=$!
-rcs=""
-for q in "${TPIDS[@]}"; do wait "$q"; rcs="$rcs $?"; done
-echo "tests rc:$rcs ($(( $(date +%s) - S ))s)"
-grep -hE "^\[ *(OK|FAILED|PASSED) |Failure|bad," "$OUT"/test*.log 2>/dev/null | cut -c1-220 | head -24
+wait_gpu_tests "$S" 24 220 "${TPIDS[@]}"
 wait $C1; echo "ab 0 (compiles) rc=$? $(( $(date +%s) - S ))s"
 wait $C2; echo "wide 0 (compiles) rc=$? $(( $(date +%s) - S ))s"
 twin_procs 25

@@ -316,7 +316,8 @@ Expected<std::unique_ptr<CublasLt>> CublasLt::open(const std::vector<std::string
   g_live_handles.fetch_add(1);
   lt->lib_ = std::move(lib);
   if (timelineOn())
-    timelineMark("cublaslt_open", strprintf("dlopen %.1f create %.1f", dlopen_ms, msSince(t0) - dlopen_ms));
+    timelineMark("cublaslt_open",
+                 strprintf("dlopen %.1f create %.1f", dlopen_ms, msSince(t0) - dlopen_ms));
   return lt;
 }
 
@@ -348,7 +349,8 @@ Expected<std::vector<LtAlgo>> CublasLt::heuristics(const LtProblem& p, int max_a
   st = api_->heuristic(handle_, d.op, d.a, d.b, d.c, d.c, pref, max_algos, res.data(), &found);
   api_->prefDestroy(pref);
   api_->release(d);
-  if (timelineOn()) timelineMark("cublaslt_heuristic", strprintf("%.1f ms %d found", msSince(t_h), found));
+  if (timelineOn())
+    timelineMark("cublaslt_heuristic", strprintf("%.1f ms %d found", msSince(t_h), found));
   if (st) return ltError("MatmulAlgoGetHeuristic", st);
   std::vector<LtAlgo> out;
   for (int i = 0; i < found; ++i) {
