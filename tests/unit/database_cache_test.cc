@@ -10,6 +10,7 @@
 
 #include "autotune/database.h"
 #include "base/fs.h"
+#include "tests/unit/db_entry_util.h"
 
 namespace ktune {
 namespace {
@@ -18,19 +19,6 @@ namespace fs = std::filesystem;
 
 Validator h100() {
   return {"0.1.0", "cuda", "13.0", "nvrtc", "13.0", "NVIDIA H100 80GB HBM3", "sm_90a"};
-}
-
-DbEntry entry(const std::string& key, const std::string& winner) {
-  DbEntry e;
-  e.key = key;
-  e.winner = winner;
-  e.winner_stats.median_ms = 0.5;
-  e.winner_stats.runs = 10;
-  CandidateResult ok;
-  ok.config = winner;
-  ok.stats = e.winner_stats;
-  e.candidates = {ok};
-  return e;
 }
 
 class DatabaseCacheTest : public ::testing::Test {
@@ -53,8 +41,8 @@ class DatabaseCacheTest : public ::testing::Test {
 TEST_F(DatabaseCacheTest, TwoObjectsOnOneFileAlternatingLoseNothing) {
   auto a = open(), b = open();
   for (int i = 0; i < 4; ++i) {
-    ASSERT_TRUE(a->record(entry("a" + std::to_string(i), "X=1")).ok());
-    ASSERT_TRUE(b->record(entry("b" + std::to_string(i), "X=2")).ok());
+    ASSERT_TRUE(a->record(winnerEntry("a" + std::to_string(i), "X=1")).ok());
+    ASSERT_TRUE(b->record(winnerEntry("b" + std::to_string(i), "X=2")).ok());
   }
   auto c = open();
   EXPECT_EQ(c->entries().size(), 8u);
@@ -66,7 +54,7 @@ TEST_F(DatabaseCacheTest, TwoObjectsOnOneFileAlternatingLoseNothing) {
 
 TEST_F(DatabaseCacheTest, AFileChangedBetweenTwoWritesIsReadAgain) {
   auto a = open();
-  ASSERT_TRUE(a->record(entry("k1", "X=1")).ok());
+  ASSERT_TRUE(a->record(winnerEntry("k1", "X=1")).ok());
   // Another writer's version of the file: k1's winner changed, k9 added (same size is not
   // needed: the rename gives the file another inode).
   auto text = readFile(path_);
@@ -76,7 +64,7 @@ TEST_F(DatabaseCacheTest, AFileChangedBetweenTwoWritesIsReadAgain) {
   entries["k9"] = entries["k1"];
   entries["k1"]["winner"] = "X=7";
   ASSERT_TRUE(writeFileAtomic(path_, j.dump(2), 0600, false).ok());
-  ASSERT_TRUE(a->record(entry("k2", "X=2")).ok());
+  ASSERT_TRUE(a->record(winnerEntry("k2", "X=2")).ok());
   auto c = open();
   ASSERT_TRUE(c->lookup("k9").has_value());
   ASSERT_TRUE(c->lookup("k1").has_value());
@@ -86,7 +74,8 @@ TEST_F(DatabaseCacheTest, AFileChangedBetweenTwoWritesIsReadAgain) {
 
 TEST_F(DatabaseCacheTest, RepeatedWritesOfOneObjectKeepEveryEntry) {
   auto a = open();
-  for (int i = 0; i < 6; ++i) ASSERT_TRUE(a->record(entry("k" + std::to_string(i), "X=1")).ok());
+  for (int i = 0; i < 6; ++i)
+    ASSERT_TRUE(a->record(winnerEntry("k" + std::to_string(i), "X=1")).ok());
   ASSERT_TRUE(a->remove("k3").ok());
   auto c = open();
   EXPECT_EQ(c->entries().size(), 5u);

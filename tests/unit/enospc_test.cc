@@ -23,6 +23,7 @@
 
 #include "autotune/database.h"
 #include "base/fs.h"
+#include "tests/unit/db_entry_util.h"
 #include "base/sha256.h"
 #include "base/subprocess.h"
 #include "compiler/store/store.h"
@@ -221,19 +222,6 @@ TEST_F(EnospcChild, DISABLED_LateFailureAtFsync) {
   EXPECT_EQ(slurp(path), "new content\n");
 }
 
-DbEntry entry(const std::string& key, const std::string& winner) {
-  DbEntry e;
-  e.key = key;
-  e.winner = winner;
-  e.winner_stats.median_ms = 0.5;
-  e.winner_stats.runs = 10;
-  CandidateResult c;
-  c.config = winner;
-  c.stats = e.winner_stats;
-  e.candidates.push_back(c);
-  return e;
-}
-
 Validator validator() {
   Validator v;
   v.ktune_version = "0.1.0";
@@ -250,15 +238,15 @@ TEST_F(EnospcChild, DISABLED_TuningDatabase) {
   const std::string path = dir_ + "/db/rmsnorm.json";
   auto db = TuningDatabase::open(path, validator(), "rmsnorm");
   ASSERT_TRUE(db.ok()) << db.status().toString();
-  ASSERT_TRUE((*db)->record(entry("m=1", "BLOCK=128")).ok());
-  ASSERT_TRUE((*db)->record(entry("m=2", "BLOCK=256")).ok());
+  ASSERT_TRUE((*db)->record(winnerEntry("m=1", "BLOCK=128")).ok());
+  ASSERT_TRUE((*db)->record(winnerEntry("m=2", "BLOCK=256")).ok());
   const std::string before = slurp(path);
   const long long size = (long long)before.size();
 
   for (long long budget : {0LL, 1LL, size / 2, size, size + 100}) {
     SCOPED_TRACE("budget " + std::to_string(budget) + ", file " + std::to_string(size));
     shim_.set_budget(budget);
-    Status s = (*db)->record(entry("m=3", "BLOCK=512"));
+    Status s = (*db)->record(winnerEntry("m=3", "BLOCK=512"));
     // A key of its own per round: recordCandidate reports a write failure once per key.
     Status c = (*db)->recordCandidate("m=4," + std::to_string(budget), CandidateResult{});
     shim_.set_budget(-1);
@@ -277,7 +265,7 @@ TEST_F(EnospcChild, DISABLED_TuningDatabase) {
   EXPECT_TRUE((*fresh)->warnings().empty()) << (*fresh)->warnings()[0];
   EXPECT_EQ((*fresh)->entries().size(), 2u);
 
-  ASSERT_TRUE((*db)->record(entry("m=3", "BLOCK=512")).ok());
+  ASSERT_TRUE((*db)->record(winnerEntry("m=3", "BLOCK=512")).ok());
   fresh = TuningDatabase::open(path, validator(), "rmsnorm");
   ASSERT_TRUE(fresh.ok());
   ASSERT_EQ((*fresh)->entries().size(), 3u);
@@ -301,7 +289,7 @@ TEST_F(EnospcChild, DISABLED_FinalEntryIsFsyncedPartialResultsAreNot) {
   }
   EXPECT_EQ(shim_.syncs(), start) << "a partial result was fsync'd";
   EXPECT_EQ((*db)->candidatesFor("m=1").size(), 3u);
-  ASSERT_TRUE((*db)->record(entry("m=1", "BLOCK=128")).ok());
+  ASSERT_TRUE((*db)->record(winnerEntry("m=1", "BLOCK=128")).ok());
   EXPECT_GE(shim_.syncs(), start + 1) << "the final entry was not fsync'd";
 }
 
@@ -418,7 +406,7 @@ class Enospc : public ::testing::Test {
     const std::string path = root_ + "/" + name;
     auto db = TuningDatabase::open(path, validator(), "rmsnorm");
     EXPECT_TRUE(db.ok());
-    for (const auto& k : keys) EXPECT_TRUE((*db)->record(entry(k, "BLOCK=64")).ok());
+    for (const auto& k : keys) EXPECT_TRUE((*db)->record(winnerEntry(k, "BLOCK=64")).ok());
     return path;
   }
 
