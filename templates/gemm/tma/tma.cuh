@@ -24,7 +24,10 @@
 //   order (GROUP_M tile rows share their B columns in L2).
 // Pipeline phases: iteration `it` (counted over all the block's k-tiles) uses slot it % STAGES;
 // `full` completes once per fill (parity (it / STAGES) & 1), `empty` once per release; the
-// producer's first wait on each `empty` passes at once (parity 1 of a fresh barrier).
+// producer's first wait on each `empty` passes at once (parity 1 of a fresh barrier). Producer and
+// consumers step slot and parity per k-tile (no division), the consumers their wgmma descriptors
+// too, from ones built once (tma_mma.cuh), in uniform registers: the warpgroup index is broadcast
+// from lane 0 so the compiler knows it is warp-uniform.
 //
 // Epilogue (EPI_TMA = 1 | 2, 16-bit C): each consumer warpgroup converts its accumulators into a
 // 16 KiB shared buffer (two 64 x 64 boxes, 128-byte swizzle, so the quad's 4-byte writes hit 32
@@ -264,31 +267,6 @@ KTUNE_DEVICE void box_coords(int k0, int row0, int& c0, int& r0) {
     c0 = k0, r0 = row0;
   }
 }
-// wgmma descriptor of k step `kk` (32 bytes of K: k16 16-bit or k32 fp8) of a stage's operand starting at `addr`: K-major steps 32 bytes
-// inside the swizzled rows; MN-major steps two 8-row atoms (2048 bytes), 64-wide chunks 8192 apart.
-template <bool kMnMajor>
-KTUNE_DEVICE unsigned long long operand_desc(unsigned addr, int kk) {
-  if (kMnMajor) return ktune::make_desc_mn(addr + kk * 2048u, 8192u, 1024u);
-  return ktune::make_desc_addr(addr) + 2ull * kk;
-}
-
-// acc += A * B; kFirst: acc = A * B (wgmma_first: the old accumulators are neither read nor live).
-template <bool kFirst>
-KTUNE_DEVICE void mma_step(float (&acc)[kAcc], unsigned long long da, unsigned long long db) {
-  if (kFirst) {
-    wgmma_first(acc, da, db);
-    return;
-  }
-#if BLOCK_N == 256
-  ktune::wgmma_n256(acc, da, db, 1);
-#elif BLOCK_N == 192
-  ktune::wgmma_n192(acc, da, db, 1);
-#elif BLOCK_N % 64 != 0
-  wgmma_wide(acc, da, db, 1);
-#else
-  ktune::wgmma_n128(acc, da, db, 1);
-#endif
-}
 
 // The stage ring's barriers: `full` (one arrival: the producer's, plus the TMA bytes) and `empty`
 // (every consumer warp of the cluster), initialised before any block of the cluster uses them.
@@ -380,27 +358,7 @@ KTUNE_DEVICE float scaled_alpha(float alpha, const float* scale_a, const float* 
 #include "tma_splitk.cuh"
 #endif
 
-// One k-tile of this consumer's MMAs, once the stage's `full` barrier (phase `parity`) completed:
-// 128 bytes of K in four wgmma steps per 64-row slab, committed as one group (not waited for).
-// kFirst: the unit's first k-tile, whose first step overwrites the accumulators (scale-d 0), so
-// the tile switch spends no instructions on zeroing them while the tensor pipe waits.
-template <bool kFirst = false>
-KTUNE_DEVICE void mma_ktile(float (&acc)[kWgM][kAcc], unsigned full_bar, unsigned parity,
-                            unsigned a_stage, unsigned b_stage, int cw) {
-  mbar_wait(full_bar, parity);  // in a cluster half the bytes come from the partner (see mbar_wait)
-  ktune::wgmma_fence();
-#pragma unroll
-  for (int kk = 0; kk < 4; ++kk)  // 128 bytes of K in steps of 32
-#pragma unroll
-    for (int w = 0; w < kWgM; ++w)
-      if (kk == 0)
-        mma_step<kFirst>(acc[w], operand_desc<KT_A_MN>(a_stage + ((kPP ? 0 : cw) * kWgM + w) * 64 * kBK * kElem, 0),
-                         operand_desc<KT_B_MN>(b_stage, 0));
-      else
-        mma_step<false>(acc[w], operand_desc<KT_A_MN>(a_stage + ((kPP ? 0 : cw) * kWgM + w) * 64 * kBK * kElem, kk),
-                        operand_desc<KT_B_MN>(b_stage, kk));
-  ktune::wgmma_commit();
-}
+#include "tma_mma.cuh"
 
 #if PINGPONG
 #include "tma_pingpong.cuh"
@@ -436,7 +394,9 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
   const unsigned full = epi + kCons * kEpiBytes;    // kStages barriers of 8 bytes
   const unsigned empty = full + kStages * 8;
 
-  const int tid = threadIdx.x, wg = tid >> 7;
+  // The warpgroup index broadcast from lane 0: the compiler then knows it is warp-uniform, so the
+  // consumers' ring position and wgmma descriptors live in uniform registers (no R2UR per wgmma).
+  const int tid = threadIdx.x, wg = __shfl_sync(0xffffffffu, tid >> 7, 0);
   const int grid_m = (M + kCluster * kBM - 1) / (kCluster * kBM);
   // ACT 3: tiles of kBN / 2 output columns (gate/up pairs) over N / 2.
   const int grid_n = ACT == 3 ? (N / 2 + kBN / 2 - 1) / (kBN / 2) : (N + kBN - 1) / kBN;

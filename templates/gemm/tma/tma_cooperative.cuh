@@ -28,8 +28,12 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
   unsigned pk[kWgM][kAcc / 2];
   int pend = 0, pm0 = 0, pn0 = 0, ppar = 0, npar = 0;
 #endif
-  unsigned it = 0;
   const int units = sched_units(sc);
+  // The stage ring's position (slot, phase, descriptors; stepped per k-tile) and the slot of the
+  // previous k-tile (released once its wgmma group has finished).
+  const Descs d0 = stage_descs(sA, sB, cw);
+  Ring r = ring_at(d0, 0);
+  unsigned prev = 0;
   const bool lead = (tid & 127) == 0;  // the warpgroup's stamping thread (tma_trace.cuh)
   (void)lead;
   // The next unit's schedule and coordinates, worked out while the current unit's last MMAs run
@@ -47,10 +51,8 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
     // without k-tiles (K = 0) zeroes them.
     int kt = un.kb;
     if (kt < un.ke) {
-      const unsigned s = it % kStages;
-      KT_TR_LANDED(j == 0 && tid == 128, full + 8 * s);
-      mma_ktile<true>(acc, full + 8 * s, (it / kStages) & 1u, sA + s * kATile * kElem,
-                      sB + s * kBTile * kElem, cw);
+      KT_TR_LANDED(j == 0 && tid == 128, full + 8 * r.s);
+      mma_ktile<true>(acc, full + 8 * r.s, r.ph, r.d.a, r.d.b);
       KT_TRT(lead, j, cw, kTtFirst);
 #if KT_DEFER
       if (pend > 0)
@@ -58,17 +60,16 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
       KT_TRT(lead && pend == 1, j - 1, cw, kTtStored);
 #endif
       ktune::wgmma_wait<1>();
-      ++kt, ++it;
+      ++kt, prev = r.s;
+      ring_step(r, d0);
     } else {
 #pragma unroll
       for (int w = 0; w < kWgM; ++w)
 #pragma unroll
         for (int i = 0; i < kAcc; ++i) acc[w][i] = 0.0f;
     }
-    for (; kt < un.ke; ++kt, ++it) {
-      const unsigned s = it % kStages;
-      mma_ktile(acc, full + 8 * s, (it / kStages) & 1u, sA + s * kATile * kElem,
-                sB + s * kBTile * kElem, cw);
+    for (; kt < un.ke; ++kt) {
+      mma_ktile(acc, full + 8 * r.s, r.ph, r.d.a, r.d.b);
 #if KT_DEFER
       // One piece of the previous tile's C while this k-tile's MMAs run (every kPieceStride-th).
       const int o = kt - un.kb;
@@ -79,18 +80,20 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
 #endif
       ktune::wgmma_wait<1>();
       // The wgmma group of the previous k-tile has finished reading its slot: hand it back.
-      if (lane == 0) release_slot(empty, others, (it - 1) % kStages);
+      if (lane == 0) release_slot(empty, others, prev);
+      prev = r.s;
+      ring_step(r, d0);
     }
     KT_TRT(lead, j, cw, kTtIssued);
     // The next unit's schedule, coordinates and first stage while this unit's last MMAs run.
     if (j + 1 < units) {
       nun = sched_unit(sc, j + 1);
       tile_coords(nun.tile, grid_m, grid_n, rank, nm0, nn0);
-      if (nun.ke > nun.kb) mbar_wait(full + 8 * (it % kStages), (it / kStages) & 1u);
+      if (nun.ke > nun.kb) mbar_wait(full + 8 * r.s, r.ph);
     }
     ktune::wgmma_wait<0>();
     KT_TRT(lead, j, cw, kTtRetired);
-    if (un.ke > un.kb && lane == 0) release_slot(empty, others, (it - 1) % kStages);
+    if (un.ke > un.kb && lane == 0) release_slot(empty, others, prev);
 #if KT_DEFER
     // A unit shorter than the pieces.
     for (int p = (un.ke - un.kb + kPieceStride - 1) / kPieceStride; p < pend; ++p)

@@ -18,6 +18,7 @@ KTUNE_DEVICE void consume_pingpong(const Sched& sc, int grid_m, int grid_n, unsi
   float acc[kWgM][kAcc];
   if (cw == 1 && units > 0) bar_arrive_named(3, 256);
   unsigned it = 0;
+  const Descs d0 = stage_descs(sA, sB, cw);
   for (int j = 0; j < units; ++j) {
     const Unit un = sched_unit(sc, j);
     if ((j & 1) != cw) {  // the other consumer's tile: skip its k-tiles in the ring
@@ -33,16 +34,16 @@ KTUNE_DEVICE void consume_pingpong(const Sched& sc, int grid_m, int grid_n, unsi
 #pragma unroll
       for (int i = 0; i < kAcc; ++i) acc[w][i] = 0.0f;
     bar_named(3 + cw, 256);  // the other consumer's MMAs are all issued: the pipe is ours
-    // The ring slot and its phase, stepped per k-tile (one division per tile, not per k-tile:
-    // five stages are not a power of two).
-    unsigned s = it % kStages, ph = (it / kStages) & 1u, prev = 0;
+    // The ring's slot, phase and descriptors, stepped per k-tile (ring_at divides once per tile).
+    Ring r = ring_at(d0, it);
+    unsigned prev = 0;
     for (int kt = un.kb; kt < un.ke; ++kt) {
-      mma_ktile(acc, full + 8 * s, ph, sA + s * kATile * kElem, sB + s * kBTile * kElem, cw);
+      mma_ktile(acc, full + 8 * r.s, r.ph, r.d.a, r.d.b);
       KT_TRT((tid & 127) == 0 && kt == un.kb, j, cw, kTtFirst);
       ktune::wgmma_wait<1>();
       if (kt > un.kb && lane == 0) mbar_arrive(empty + 8 * prev);
-      prev = s;
-      if (++s == kStages) s = 0, ph ^= 1u;
+      prev = r.s;
+      ring_step(r, d0);
     }
     it += un.ke - un.kb;
     // Every MMA of this tile is issued: the other consumer's turn, while this one drains and
