@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # GPU machine, issue 33: a kernel change of the tma kind against the base build in one call
 # (staged by `BASE_BENCH=<base gemm_bench> bash dev/fp8_stage.sh DEST`: this tree's binaries in pb/,
-# the base build's gemm_bench in base/; nothing is built here), steps in order against a deadline
+# the base build's gemm_bench in basebin/; nothing is built here), steps in order against a deadline
 # of BUDGET seconds:
 #   1. ncu (clocks left alone, one launch each) of $NCU_NAMES at $NCU_SHAPE NT with the base build
 #      and with this one (cuBLASLt's algorithm $NCU_LT beside the latter): ncu_table.txt
@@ -18,7 +18,7 @@
 set -uo pipefail
 BUDGET_DEFAULT=200
 . dev/fp8_device_common.sh
-BASE=$PWD/base/gemm_bench
+BASE=$PWD/basebin/gemm_bench
 ONLY=$(configs "${ONLY_NAMES:-P176@1024x14336x4096 B}")
 NO=$(configs "${NCU_NAMES:-P176}")
 NCU_SHAPE=${NCU_SHAPE:-1024x14336x4096}
