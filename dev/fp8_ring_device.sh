@@ -9,7 +9,7 @@
 #   2. PAIRS pairs of gemm_bench processes, base and this build alternately (which runs first
 #      alternates too), each the fair method over the same configs ($ONLY_NAMES, one per shape) at
 #      $SHAPES_A (BENCHA_S) then $SHAPES, ROUNDS interleaved rounds with cuBLASLt #0 and the best of
-#      8 in the same process: ab_<build>_<pair>.txt;
+#      8 in the same process, the $TWIN_NAMES timed in the pick's rounds: ab_<build>_<pair>.txt;
 #   3. the GPU tests of this build (TEST_S seconds kept for them): gemm_gpu_test $GEMM_FILTER and
 #      $GEMM_FILTER2, gemm_fp8_gpu_test $FP8_FILTER, three processes at once.
 # Tables last (dev/fp8_ring_table.py: per shape and pair, cuBLASLt best / ktune of each build and
@@ -20,6 +20,7 @@ BUDGET_DEFAULT=200
 . dev/fp8_device_common.sh
 BASE=$PWD/basebin/gemm_bench
 ONLY=$(configs "${ONLY_NAMES:-P176@1024x14336x4096 B}")
+TWIN=$(configs "${TWIN_NAMES:-}")
 NO=$(configs "${NCU_NAMES:-P176}")
 NCU_SHAPE=${NCU_SHAPE:-1024x14336x4096}
 if [ "${NCU:-1}" = 1 ] && command -v ncu > /dev/null; then
@@ -47,7 +48,7 @@ ab() {
     [ "$sh" = "${SHAPES_A:-}" ] && s=${BENCHA_S:-15}
     [ "$(left)" -ge $(( s + ${TEST_S:-60} )) ] || { echo "ab $1 $2 ($sh) skipped: $(left) s left"; continue; }
     timeout "$s" stdbuf -oL "$bin" --kinds=tma --only="$ONLY" --shapes="$sh" --rounds="${ROUNDS:-3}" \
-      >> "$f" 2>> "$OUT/ab_$1_$2.err"
+      ${TWIN:+--twin="$TWIN"} >> "$f" 2>> "$OUT/ab_$1_$2.err"
     at "ab $1 $2 ($sh) rc=$?"
   done
   grep -E "^VERIFY" "$f" | grep -v " ok " | head -5

@@ -20,7 +20,22 @@ def read(path):
     for shape, m, lo, hi in re.findall(
             r"^RATIO gemm (\S+)/flush cublaslt_best/ktune ([\d.]+) ([\d.]+) ([\d.]+)", txt, re.M):
         out.setdefault(shape, {})["best"] = (float(m), float(lo), float(hi))
+    for shape, name, cfg in re.findall(r"^TWIN gemm (\S+)/flush (twin\d+) tma:(\S+)", txt, re.M):
+        out.setdefault(shape, {}).setdefault("twins", {})[name] = [short(cfg)]
+    for shape, name, m, lo, hi in re.findall(
+            r"^RATIO gemm (\S+)/flush (twin\d+)/ktune ([\d.]+) ([\d.]+) ([\d.]+)", txt, re.M):
+        out.setdefault(shape, {}).setdefault("twins", {}).setdefault(name, ["?"]).append(
+            "%.3f [%.3f, %.3f]" % (float(m), float(lo), float(hi)))
     return out
+
+
+def short(cfg):
+    """BLOCK_N, ping-pong, stages, split tail and cluster of a tma config, e.g. P176S4 or C256S4K2."""
+    k = dict(kv.split("=") for kv in cfg.split(",") if "=" in kv)
+    return "%s%s%sS%s%s%s" % ("P" if k.get("PINGPONG") == "1" else "C", k.get("BLOCK_N"),
+                              "x2" if k.get("WG_M") == "2" else "", k.get("NUM_STAGES"),
+                              "K" + k["SPLIT_K"] if k.get("SPLIT_K", "1") != "1" else "",
+                              "CL" + k["CLUSTER_M"] if k.get("CLUSTER_M", "1") != "1" else "")
 
 
 def main(paths):
@@ -49,6 +64,10 @@ def main(paths):
                 tr.append(nd["us"] / bd["us"])
             if "best" in bd and "best" in nd:
                 nr.append(nd["best"][0] / bd["best"][0])
+        for b in ("base", "new"):
+            for p in pairs:
+                for name, v in sorted(runs.get((b, p), {}).get(s, {}).get("twins", {}).items()):
+                    print("%s | %s p%d | %s / pick: %s" % (s, b, p, v[0], " ".join(v[1:])))
         if tr:
             print("%s | new/base time per pair %s (median %.4f); normalised (lt/ktune new / base) %s"
                   % (s, " ".join("%.4f" % x for x in tr), st.median(tr),
