@@ -11,6 +11,7 @@
 #   3. one ncu run over gemm_bench --profile at PROF_SHAPES: PROF_ONLY, the read of the same bytes,
 #      cuBLASLt's ranks PROF_LT: duration, DRAM / L2 bytes and %, SM active cycles min / max, the
 #      occupancy limits, every kernel's name, grid and block.
+# LIST=2: the second call's lists (below). TRACE_SHAPES: the trace's shapes (those of TRACE_ONLY); NCU=0 skips step 3.
 #   OUT=$OUT DEADLINE=120 bash dev/decode/device_p14.sh
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
@@ -21,6 +22,14 @@ d() { echo "DC_WG=2,DC_WARPS=$1,DC_NT=$2,DC_MT=2,DC_U=$3,DC_DEPTH=$4,DC_PF=1,DC_
 R=$(d 8 1 2 2 0 6)      # shipped best at 16x14336x4096 and 16x28672x4096 (G6 W8 NT1 U2 D2)
 X44=$(d 4 1 4 2 3 4)    # the best at 16x4096x14336 (G4 W4 NT1 U4 D2 XR3)
 S=16x14336x4096
+if [ "${LIST:-}" = 2 ]; then  # the second call: two blocks per SM on 74-82 KB rings, every SM busy
+  X62=$(d 4 2 2 2 3 4)  # the best at 16x6144x4096: 96 blocks (36 SMs idle)
+  KEYS_AB="16x6144x4096:$X62:$(d 4 1 2 2 3 4):$(d 4 1 1 4 3 4):$(d 4 1 4 1 3 4):$(d 4 2 1 2 1 5):$(d 4 2 2 1 1 5):$(d 4 2 1 2 0 5)
+16x4096x4096:$X44:$(d 4 1 2 2 1 5):$(d 4 1 2 2 3 4) 16x4096x14336:$X44:$(d 4 1 2 2 1 5) $S:$R:$(d 8 1 4 1 0 6)"
+  SHAPES=16x6144x4096,16x4096x4096,16x4096x14336,$S
+  TRACE_ONLY="$X62@16x6144x4096;$(d 4 1 2 2 3 4)@16x6144x4096;$(d 4 2 1 2 1 5)@16x6144x4096"
+  TRACE_SHAPES=16x6144x4096
+fi
 KEYS_AB=${KEYS_AB:-"$S:$R:$(d 8 1 4 1 0 6):$(d 8 1 1 4 0 6):$(d 4 2 4 1 0 6):$(d 4 1 4 2 0 6):$(d 4 1 8 1 0 6):$(d 4 1 4 1 0 0):$(d 4 1 2 2 0 0):$(d 4 2 1 2 3 4):$(d 8 2 1 2 3 4):$(d 8 2 1 1 0 5)"}
 SHAPES=${SHAPES:-$S}
 TRACE_ONLY=${TRACE_ONLY:-"$R@$S;$(d 8 1 4 1 0 6)@$S;$(d 4 1 4 1 0 0)@$S;$X44@16x4096x14336"}
@@ -31,7 +40,7 @@ C1=$!
 if fits 20 trace; then
   T=$(date +%s)
   KTUNE_CACHE_DIR=/tmp/kcache_trace timeout "${TRACE_S:-30}" "$B/bench/gemm_bench_trace" --kinds=decode \
-    --trace="${TRACE_N:-4}" --only="$TRACE_ONLY" --shapes="$S,16x4096x14336" > "$OUT/trace.log" 2> "$OUT/trace.err"
+    --trace="${TRACE_N:-4}" --only="$TRACE_ONLY" --shapes="${TRACE_SHAPES:-$S,16x4096x14336}" > "$OUT/trace.log" 2> "$OUT/trace.err"
   echo "trace rc=$? $(( $(date +%s) - T ))s, $(grep -c '^DCT' "$OUT/trace.log") lines"
   python3 dev/decode/trace_table.py < "$OUT/trace.log" | cut -c1-300
   python3 dev/decode/trace_blocks.py < "$OUT/trace.log" | cut -c1-300
@@ -42,7 +51,7 @@ twin_procs "${BENCH_S:-30}"
 echo "VERIFY not ok: $(cat "$OUT"/bench*.log 2>/dev/null | grep '^VERIFY' | grep -vc ' ok ') of $(cat "$OUT"/bench*.log 2>/dev/null | grep -c '^VERIFY')"
 python3 dev/decode/pp_table.py "$OUT" "$n" 2>&1 | cut -c1-300
 wait "$QP"
-if fits 25 ncu; then
+if [ "${NCU:-1}" = 1 ] && fits 25 ncu; then
   PS=${PROF_SHAPES:-$S,16x4096x14336}
   ONLY=${PROF_ONLY:-"$R@$S;$(d 8 1 4 1 0 6)@$S;$(d 4 1 4 1 0 0)@$S;$(d 4 2 1 2 3 4)@$S;$X44@16x4096x14336"}
   M=$(python3 dev/ncu_table.py --metrics /tmp/ncu_query.txt)
