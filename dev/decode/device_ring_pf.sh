@@ -69,4 +69,4 @@ done
 echo "VERIFY not ok: $(cat "$OUT"/bench_*.log 2>/dev/null | grep '^VERIFY' | grep -vc ' ok ') of $(cat "$OUT"/bench_*.log 2>/dev/null | grep -c '^VERIFY')"
 python3 dev/decode/ab_table.py "$OUT" "$n" $BINS 2>&1 | cut -c1-300
 echo "call wall $(( $(date +%s) - T0 ))s"
-(cd "$OUT" && tar czf logs.tgz ./*.log ./*.err 2>/dev/null; rm -f ./*.err ./c0_*.log)
+(cd "$OUT" && tar czf logs.tgz ./*.log ./*.err 2>/dev/null && rm -f ./*.err ./*.log)  # the machine returns 8 files
