@@ -6,6 +6,7 @@
 // then later rounds for the candidates whose interval still reaches the leader's.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <ostream>
 #include <string>
 
@@ -191,6 +192,9 @@ TuningRun::Waves TuningRun::waves(size_t n) const {
     const size_t before = guided::firstWave(all, guided::minExplore(all), w.window, w.threads);
     w.first = std::max(w.first, std::min({n, before, size_t(std::max(1, w.threads))}));
   }
+  w.ahead = guided::raceAhead(w.window, w.threads);
+  if (const char* e = std::getenv("KTUNE_RACE_AHEAD"); e && *e)  // A/B probe only
+    w.ahead = std::max<size_t>(1, std::strtoul(e, nullptr, 10));
   return w;
 }
 
@@ -319,7 +323,7 @@ Status TuningRun::compileAndRace() {
                      e_.progress({f_.name, key_, "compile", static_cast<int>(finished),
                                   static_cast<int>(n), cands_[to_compile_[j]].r.config});
                    });
-  pool.setWindow(wv.window, wv.first);
+  pool.setWindow(wv.ahead, wv.first);
   pool.setCheap(storeHits(order, threads));
   pool_ = &pool;
   pool.start();

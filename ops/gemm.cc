@@ -269,7 +269,8 @@ Expected<std::unique_ptr<GemmOp>> GemmOp::create(Engine& tuner, OpOptions option
   // value's best-ranked config is raced (a value the shape refuses, CLUSTER_M 4 below 512 rows,
   // fails before it is compiled).
   x.race_each = {"DC_WG", "DC_GRID", "CLUSTER_M"};
-  // Large prefill shapes on sm_90a: mma.sync and the small-M kernel cannot beat the tma kind.
+  // Large prefill shapes on sm_90a: mma.sync and the small-M kernel cannot beat the tma kind; at
+  // decode rows (M <= 16) the kinds of 64- and 128-row tiles cannot beat the decode kind.
   x.guided_leave_out = [sms = dev.multiprocessors](const std::vector<Config>& cs, const void* p) {
     return gemm_ops::dominatedKinds(cs, callOf(p).shape.m, callOf(p).shape.n, sms);
   };
