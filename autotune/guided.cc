@@ -384,10 +384,6 @@ size_t firstWave(size_t n, size_t min_n, size_t window, int threads) {
   return std::min(n, std::max(min_n, std::min(idle, min_n + window)));
 }
 
-size_t raceAhead(size_t window, int threads) {
-  return std::max(window, static_cast<size_t>(std::max(1, threads)));
-}
-
 double relHalfWidth(const BenchStats& s) {
   if (s.runs <= 0 || s.median_ms <= 0) return 1;
   // For a normal sample p80 - p20 = 1.68 sigma, and the median's standard error is 1.25 sigma /

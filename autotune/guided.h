@@ -199,13 +199,6 @@ std::vector<size_t> sameClasses(const std::vector<std::vector<std::string>>& cla
 // wave that costs a whole compile time (a Hopper GEMM config is ~0.5-1 s of NVRTC) after the
 // first. With threads <= min_n it is min_n (the pacing of a small machine is unchanged).
 size_t firstWave(size_t n, size_t min_n, size_t window, int threads);
-// Past the first wave, compiles run at most this many candidates ahead of the race: every
-// compile thread (at least `window`). A race past its first wave is compile-bound (its
-// candidates' rounds take milliseconds, their compiles 0.2-2 s), and with only `window` compiles
-// running the rest of the threads idled: the LLM suite's 16-row keys on an H200 compiled 13-23
-// configs 1-3 at a time, 2.2-3.9 s a key. A race that stops waits for the compiles running, as
-// before: started together, they end together, so a wider window costs CPU, not the stop's wait.
-size_t raceAhead(size_t window, int threads);
 
 // 95% half-width of a candidate's median from its stats (p20/p80 spread, runs), relative, with
 // a floor (rounds run at different times: drift the spread does not show).

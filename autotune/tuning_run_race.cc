@@ -6,7 +6,6 @@
 // then later rounds for the candidates whose interval still reaches the leader's.
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <ostream>
 #include <string>
 
@@ -27,7 +26,10 @@ namespace {
 constexpr double kRegretStop = 0.005;
 // Candidates whose first-round interval reaches the leader's get at most this many more rounds.
 constexpr int kLaterRounds = 2;
-// Compiles past the first min_n run at most this many candidates ahead of the race.
+// Compiles past the first min_n run at most this many candidates ahead of the race. A window of
+// every compile thread shortened compile-bound races but raced other candidates: the batches that
+// finished together filled the stall's count before a leading coverage pick's class (promoted)
+// was reached, and a suite's 16x6144 key lost its winner in 3 runs of 3 (bench/NOTES.md).
 constexpr size_t kWindow = 4;
 // A first-round candidate is verified when its median is within this factor of the best so far:
 // when it would set a new bar. One that comes close without leading is not read back here: if it
@@ -192,9 +194,6 @@ TuningRun::Waves TuningRun::waves(size_t n) const {
     const size_t before = guided::firstWave(all, guided::minExplore(all), w.window, w.threads);
     w.first = std::max(w.first, std::min({n, before, size_t(std::max(1, w.threads))}));
   }
-  w.ahead = guided::raceAhead(w.window, w.threads);
-  if (const char* e = std::getenv("KTUNE_RACE_AHEAD"); e && *e)  // A/B probe only
-    w.ahead = std::max<size_t>(1, std::strtoul(e, nullptr, 10));
   return w;
 }
 
@@ -323,7 +322,7 @@ Status TuningRun::compileAndRace() {
                      e_.progress({f_.name, key_, "compile", static_cast<int>(finished),
                                   static_cast<int>(n), cands_[to_compile_[j]].r.config});
                    });
-  pool.setWindow(wv.ahead, wv.first);
+  pool.setWindow(wv.window, wv.first);
   pool.setCheap(storeHits(order, threads));
   pool_ = &pool;
   pool.start();

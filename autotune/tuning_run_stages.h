@@ -54,7 +54,6 @@ class TuningRun {
   struct Waves {
     int threads = 1;
     size_t window = 0, first = 0;
-    size_t ahead = 0;  // past the first wave: compiles at most this many ahead of the race
   };
   Waves waves(size_t n) const;
   std::vector<size_t> raceVendors();
