@@ -197,7 +197,7 @@ TuningRun::Waves TuningRun::waves(size_t n) const {
   return w;
 }
 
-size_t TuningRun::precompile(int threads) {
+size_t TuningRun::precompile(int threads, size_t depth) {
   precompiling_ = true;
   enumerate();
   loadHistory();
@@ -207,7 +207,7 @@ size_t TuningRun::precompile(int threads) {
   std::vector<size_t> live;
   if (races()) {
     live = priorOrder();
-    live.resize(std::min(live.size(), waves(live.size()).first));
+    live.resize(std::min(live.size(), depth > 0 ? depth : waves(live.size()).first));
   } else {
     for (size_t i = 0; i < cands_.size(); ++i)
       if (cands_[i].live && cands_[i].vendor_source.empty()) live.push_back(i);

@@ -89,7 +89,7 @@ Expected<std::vector<Config>> familyConfigs(const std::vector<gemm::KernelKind>&
 }
 
 std::vector<std::string> dominatedKinds(const std::vector<Config>& configs, int64_t m, int64_t n,
-                                        int sms) {
+                                        int sms, bool gated) {
   std::vector<std::string> why(configs.size());
   auto kind = [](const Config& c) {
     auto k = kindOf(c);
@@ -102,7 +102,7 @@ std::vector<std::string> dominatedKinds(const std::vector<Config>& configs, int6
   const bool decode = std::any_of(configs.begin(), configs.end(), [&](const Config& c) {
     return kind(c) == int(gemm::KernelKind::kDecode);
   });
-  if (decode && m <= kDecodeRows) {
+  if (decode && !gated && m <= kDecodeRows) {
     const std::string reason = "the decode kind covers " + std::to_string(m) +
                                " rows, where 64- and 128-row tiles are at most a quarter full";
     for (size_t i = 0; i < configs.size(); ++i) {

@@ -45,10 +45,11 @@ Expected<std::vector<Config>> familyConfigs(const std::vector<gemm::KernelKind>&
 // one, the kinds of 64- and 128-row tiles (tma, wgmma, mma) are left out: their tiles are at most a
 // quarter full, and at the LLM suite's 16-row keys on an H200 the best of them took 1.14-3x the
 // decode winner's time while their compiles (0.5-1.9 s each) were most of those keys' cold tuning.
-// A reason per config ("" keeps it).
+// Not for the gate/up pair (`gated`: only the decode and tma kinds compute it; not measured). A
+// reason per config ("" keeps it).
 inline constexpr int kDominatedWaves = 4;
 inline constexpr int64_t kDecodeRows = 16;
 std::vector<std::string> dominatedKinds(const std::vector<Config>& configs, int64_t m, int64_t n,
-                                        int sms);
+                                        int sms, bool gated = false);
 
 }  // namespace ktune::gemm_ops

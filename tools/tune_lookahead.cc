@@ -51,6 +51,11 @@ void GemmLookahead::start(size_t from) {
       auto n = op_.precompile(shapes_[i], threads);
       if (n.ok()) compiled_ += *n;
     }
+    for (size_t i = from; i < shapes_.size() && !stop_; ++i) {
+      if (shapes_[i].m > kDeepRows) continue;
+      auto n = op_.precompile(shapes_[i], threads, kDeepConfigs);
+      if (n.ok()) compiled_ += *n;
+    }
   });
 }
 
