@@ -2,13 +2,14 @@
 # GPU machine (carry .devwork/search, staged by `BASE=<main's build dir> bash dev/regret_stage.sh
 # DEST`): where the cold LLM suite's wall goes per key, and this tree against the base, cold
 # (`ktune tune gemm --suite llm`: empty KTUNE_CACHE_DIR, fresh CUDA_CACHE_PATH, its own
-# KTUNE_TIMELINE; compile workers on, isolation on), interleaved per pair: base, this, and this
-# with KTUNE_RACE_AHEAD=4 (the race's old compile window: `this` less the window change). Then the
+# KTUNE_TIMELINE; compile workers on, isolation on), interleaved per pair (VARIANTS: base, this;
+# `ahead4` ran this with KTUNE_RACE_AHEAD=4, a probe of a reverted commit: bench/NOTES.md). Then the
 # GPU regret at the keys where this tree compiles other configs (REGRET_ONLY, `ktune regret --only`,
 # exhaustive side at EXH_BUDGET x budgets), then more pairs while DEADLINE allows, then one cold
 # 4096^3 pair (ONE=1). Tables last (dev/suite_timeline.py per run). VARIANTS: the order within a
-# pair (default "base this ahead4"); REGRET=0 skips the regret; RUN_MIN: seconds a suite run needs
-# left before DEADLINE to start (default 22). Every run's files are written under $OUT/cs at once.
+# pair (default "base this"); REGRET=0 skips the regret; RUN_MIN: seconds a suite run needs
+# left before DEADLINE to start (default 22). Every run's files are written under $OUT/cs at once,
+# packed into $OUT/cs.tgz at the end (the device tool returns a limited number of files).
 #   OUT=$OUT PAIRS=3 DEADLINE=180 bash dev/cold_suite_device.sh
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; W=$OUT/cs; rm -rf "$W"; mkdir -p "$W"
@@ -30,7 +31,7 @@ run() {  # variant tag args...: one cold run
   rm -rf "/tmp/cswork/kc-$tag" "/tmp/cswork/cc-$tag"
 }
 pair() {  # i
-  for v in ${VARIANTS:-base this ahead4}; do
+  for v in ${VARIANTS:-base this}; do
     [ "$(left)" -gt "${RUN_MIN:-22}" ] || return 1
     run "$v" "suite_${v}_$1" --suite llm
   done
@@ -59,3 +60,5 @@ done | cut -c1-160
 echo "== regret"; grep -v "^$" "$W/regret.txt" 2>/dev/null | cut -c1-200
 echo "== walls"; cat "$W/walls.txt"
 echo "total $(( $(date +%s) - T0 )) s"
+# One archive back (the device tool returns a limited number of files); loose files only when cut.
+tar -czf "$OUT/cs.tgz" -C "$W" . && rm -rf "$W"
