@@ -253,11 +253,12 @@ Expected<TuneReport> Engine::tune(detail::FamilyState* fs, const void* p, Stream
   return rep;
 }
 
-Expected<size_t> Engine::precompile(detail::FamilyState* fs, const void* p, int threads) {
+Expected<size_t> Engine::precompile(detail::FamilyState* fs, const void* p, int threads,
+                                    size_t depth) {
   KeyBuilder kb;
   fs->f.key(p, kb);
   if (kb.overflowed()) return Status::InvalidArgument("family " + fs->f.name + ": key too long");
-  return detail::precompileKey(*impl_, *fs, p, kb.toString(), threads);
+  return detail::precompileKey(*impl_, *fs, p, kb.toString(), threads, depth);
 }
 
 Expected<KeyReport> Engine::lookup(detail::FamilyState* fs, const void* p) {

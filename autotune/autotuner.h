@@ -87,8 +87,10 @@ class Family {
   // (the guided search's first wave), and nothing else: no benchmark, no record, no vendor query,
   // p's buffers never touched. Returns how many were compiled (store misses). A caller that knows
   // its next keys runs it beside the current key's tuning (`ktune tune` over a suite does), on
-  // `threads` compile threads (0: the compile pool's rule). Thread-safe.
-  Expected<size_t> precompile(const P& p, int threads = 0) const;
+  // `threads` compile threads (0: the compile pool's rule). `depth` > 0: the first `depth` configs
+  // of the guided search's order instead (every live one when the space has fewer), for a key
+  // whose race reaches most of its space (a suite's few-row GEMM keys). Thread-safe.
+  Expected<size_t> precompile(const P& p, int threads = 0, size_t depth = 0) const;
   // Which config would run for p and where it comes from (KeyReport::origin; no candidates),
   // without compiling, tuning or launching.
   Expected<KeyReport> lookup(const P& p) const;
@@ -229,7 +231,7 @@ class Engine : public CandidateBench {
   static bool planCurrent(detail::FamilyState* f, const LaunchPlan& plan);
   Status launchPlanned(const LaunchPlan& plan, void** args, StreamHandle s);
   Expected<TuneReport> tune(detail::FamilyState* f, const void* p, StreamHandle s);
-  Expected<size_t> precompile(detail::FamilyState* f, const void* p, int threads);
+  Expected<size_t> precompile(detail::FamilyState* f, const void* p, int threads, size_t depth);
   Expected<KeyReport> lookup(detail::FamilyState* f, const void* p);
   Status prepare(detail::FamilyState* f, const void* p, StreamHandle s);
   predict::Prediction predict(detail::FamilyState* f, const void* p);
@@ -285,9 +287,9 @@ Status Family<P>::prepare(const P& p, StreamHandle stream) const {
   return tuner_->prepare(state_, &p, stream);
 }
 template <class P>
-Expected<size_t> Family<P>::precompile(const P& p, int threads) const {
+Expected<size_t> Family<P>::precompile(const P& p, int threads, size_t depth) const {
   if (!state_) return Status::InvalidArgument("precompile() on an empty ktune::Family");
-  return tuner_->precompile(state_, &p, threads);
+  return tuner_->precompile(state_, &p, threads, depth);
 }
 template <class P>
 Expected<predict::Prediction> Family<P>::predict(const P& p) const {

@@ -308,9 +308,9 @@ Expected<TuneReport> runTuning(TunerEngine& e, FamilyState& fs, const void* p,
 }
 
 Expected<size_t> precompileKey(TunerEngine& e, FamilyState& fs, const void* p,
-                               const std::string& key, int threads) {
+                               const std::string& key, int threads, size_t depth) {
   TuningRun run(e, fs, p, key, StreamHandle{});
-  return run.precompile(threads);
+  return run.precompile(threads, depth);
 }
 
 Expected<TuneReport> TunerEngine::tuneKey(FamilyState& fs, const void* p, const std::string& key,

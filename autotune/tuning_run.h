@@ -40,14 +40,15 @@ Expected<TuneReport> runTuning(TunerEngine& e, FamilyState& fs, const void* p,
 // Compiles into the code-object store, and nothing else (no vendor query, no load, no benchmark,
 // no record), the JIT configs a tuning run of `key` would compile first: the guided search's first
 // wave in the prior's order, every live config for the exhaustive search or a space below
-// kMinGuided. On `threads` threads (0: the compile pool's rule). Returns how many were compiled
+// kMinGuided; with `depth` > 0 the first `depth` of the guided order instead of its first wave.
+// On `threads` threads (0: the compile pool's rule). Returns how many were compiled
 // (store misses; a compile another thread of the process was running counts as a miss too). For a
 // caller that knows its next keys (`ktune tune` over a suite or a file): their compiles run while
 // the current key's benchmarks hold the GPU, and their tuning runs then find the store warm.
 // Safe beside a tuning run of another key of the same family (the store runs one compile per
 // object at a time: compiler/store/in_flight.h).
 Expected<size_t> precompileKey(TunerEngine& e, FamilyState& fs, const void* p,
-                               const std::string& key, int threads);
+                               const std::string& key, int threads, size_t depth = 0);
 
 }  // namespace detail
 }  // namespace ktune

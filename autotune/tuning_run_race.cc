@@ -26,7 +26,10 @@ namespace {
 constexpr double kRegretStop = 0.005;
 // Candidates whose first-round interval reaches the leader's get at most this many more rounds.
 constexpr int kLaterRounds = 2;
-// Compiles past the first min_n run at most this many candidates ahead of the race.
+// Compiles past the first min_n run at most this many candidates ahead of the race. A window of
+// every compile thread shortened compile-bound races but raced other candidates: the batches that
+// finished together filled the stall's count before a leading coverage pick's class (promoted)
+// was reached, and a suite's 16x6144 key lost its winner in 3 runs of 3 (bench/NOTES.md).
 constexpr size_t kWindow = 4;
 // A first-round candidate is verified when its median is within this factor of the best so far:
 // when it would set a new bar. One that comes close without leading is not read back here: if it
@@ -194,7 +197,7 @@ TuningRun::Waves TuningRun::waves(size_t n) const {
   return w;
 }
 
-size_t TuningRun::precompile(int threads) {
+size_t TuningRun::precompile(int threads, size_t depth) {
   precompiling_ = true;
   enumerate();
   loadHistory();
@@ -204,7 +207,7 @@ size_t TuningRun::precompile(int threads) {
   std::vector<size_t> live;
   if (races()) {
     live = priorOrder();
-    live.resize(std::min(live.size(), waves(live.size()).first));
+    live.resize(std::min(live.size(), depth > 0 ? depth : waves(live.size()).first));
   } else {
     for (size_t i = 0; i < cands_.size(); ++i)
       if (cands_[i].live && cands_[i].vendor_source.empty()) live.push_back(i);

@@ -31,8 +31,9 @@ class TuningRun {
     shared_limit_ = std::max(e.deviceInfo().shared_per_block_optin, e.deviceInfo().shared_per_block);
   }
   Expected<TuneReport> run(WinnerBinary* winner);
-  // precompileKey (tuning_run.h): the stages up to the prior's order, then the first wave's compiles.
-  size_t precompile(int threads);
+  // precompileKey (tuning_run.h): the stages up to the prior's order, then the first wave's compiles
+  // (depth 0) or the first `depth` of the order.
+  size_t precompile(int threads, size_t depth);
 
  private:
   void enumerate();

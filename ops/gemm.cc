@@ -269,9 +269,11 @@ Expected<std::unique_ptr<GemmOp>> GemmOp::create(Engine& tuner, OpOptions option
   // value's best-ranked config is raced (a value the shape refuses, CLUSTER_M 4 below 512 rows,
   // fails before it is compiled).
   x.race_each = {"DC_WG", "DC_GRID", "CLUSTER_M"};
-  // Large prefill shapes on sm_90a: mma.sync and the small-M kernel cannot beat the tma kind.
+  // Large prefill shapes on sm_90a: mma.sync and the small-M kernel cannot beat the tma kind; at
+  // decode rows (M <= 16) the kinds of 64- and 128-row tiles cannot beat the decode kind.
   x.guided_leave_out = [sms = dev.multiprocessors](const std::vector<Config>& cs, const void* p) {
-    return gemm_ops::dominatedKinds(cs, callOf(p).shape.m, callOf(p).shape.n, sms);
+    const gemm::GemmShape& s = callOf(p).shape;
+    return gemm_ops::dominatedKinds(cs, s.m, s.n, sms, s.act == gemm::Activation::kSiluMul);
   };
   f.key = [](const GemmCall& call, KeyFields& k) { gemmKey(call, EngineViews::key(k)); };
   f.launch = [dev](const Knobs& c, const GemmCall& call, const DeviceFacts&) {
@@ -346,11 +348,11 @@ std::optional<TuneReport> GemmOp::fetchShared(const gemm::GemmShape& shape) {
   return st_->family.fetchShared(GemmCall{s, GemmBuffers{}});
 }
 
-Expected<size_t> GemmOp::precompile(const gemm::GemmShape& shape, int threads) {
+Expected<size_t> GemmOp::precompile(const gemm::GemmShape& shape, int threads, size_t depth) {
   KTUNE_RETURN_IF_ERROR(gemm::validate(shape));
   gemm::GemmShape s = shape;
   s.aligned16 = true;  // what withAlignment finds for device allocations
-  return st_->family.precompile(GemmCall{s, GemmBuffers{}}, threads);
+  return st_->family.precompile(GemmCall{s, GemmBuffers{}}, threads, depth);
 }
 
 void GemmOp::prepareWorker(const gemm::GemmShape& shape) {

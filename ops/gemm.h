@@ -152,7 +152,8 @@ class GemmOp {
   // Compiles into the store the configs a tuning run of this shape would compile first
   // (Family::precompile), for A and B on 16-byte boundaries as device allocations are; no buffers.
   // Returns how many were compiled. `ktune tune gemm` runs it for the next keys of a suite.
-  Expected<size_t> precompile(const gemm::GemmShape& shape, int threads = 0);
+  // `depth` > 0: the first `depth` configs of the guided order (Family::precompile).
+  Expected<size_t> precompile(const gemm::GemmShape& shape, int threads = 0, size_t depth = 0);
   // Has the isolation worker build this shape's problem now (Engine::prepareWorker), for A and B
   // on 16-byte boundaries as device allocations are: the CLI calls it before filling its own
   // inputs, which the worker's then overlap. No-op for an invalid shape or without isolation.

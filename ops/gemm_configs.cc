@@ -89,7 +89,7 @@ Expected<std::vector<Config>> familyConfigs(const std::vector<gemm::KernelKind>&
 }
 
 std::vector<std::string> dominatedKinds(const std::vector<Config>& configs, int64_t m, int64_t n,
-                                        int sms) {
+                                        int sms, bool gated) {
   std::vector<std::string> why(configs.size());
   auto kind = [](const Config& c) {
     auto k = kindOf(c);
@@ -98,8 +98,23 @@ std::vector<std::string> dominatedKinds(const std::vector<Config>& configs, int6
   const bool tma = std::any_of(configs.begin(), configs.end(), [&](const Config& c) {
     return kind(c) == int(gemm::KernelKind::kTma);
   });
+  if (!tma) return why;
+  const bool decode = std::any_of(configs.begin(), configs.end(), [&](const Config& c) {
+    return kind(c) == int(gemm::KernelKind::kDecode);
+  });
+  if (decode && !gated && m <= kDecodeRows) {
+    const std::string reason = "the decode kind covers " + std::to_string(m) +
+                               " rows, where 64- and 128-row tiles are at most a quarter full";
+    for (size_t i = 0; i < configs.size(); ++i) {
+      const int k = kind(configs[i]);
+      if (k == int(gemm::KernelKind::kTma) || k == int(gemm::KernelKind::kWgmma) ||
+          k == int(gemm::KernelKind::kMma))
+        why[i] = std::string(gemm::kernelKindName(gemm::KernelKind(k))) + " kind: " + reason;
+    }
+    return why;
+  }
   const int64_t tiles = ((m + 127) / 128) * ((n + 127) / 128);
-  if (!tma || sms <= 0 || tiles < int64_t(kDominatedWaves) * sms) return why;
+  if (sms <= 0 || tiles < int64_t(kDominatedWaves) * sms) return why;
   const std::string reason = "the tma kind's 128 x 128 tiles fill the device's " +
                              std::to_string(sms) + " SMs " + std::to_string(tiles / sms) +
                              " times over at " + std::to_string(m) + " x " + std::to_string(n);

@@ -40,9 +40,16 @@ Expected<std::vector<Config>> familyConfigs(const std::vector<gemm::KernelKind>&
 // (mma.sync) and the skinny kind (a few rows of A) are left out. There the tma kind's waves are
 // nearly full, so the smaller tiles of another kind gain little on quantisation, while mma.sync
 // runs at a fraction of warpgroup MMA's rate (at 4096^3 on an H200 the best mma config took 2.2x
-// the tma winner's time; bench/NOTES.md). A reason per config ("" keeps it).
+// the tma winner's time; bench/NOTES.md). Decode rows: where m <= kDecodeRows and the decode
+// kind (the few-row kernel with mma.sync, wgmma, TMA-fed and FMA bodies) has a config beside a tma
+// one, the kinds of 64- and 128-row tiles (tma, wgmma, mma) are left out: their tiles are at most a
+// quarter full, and at the LLM suite's 16-row keys on an H200 the best of them took 1.14-3x the
+// decode winner's time while their compiles (0.5-1.9 s each) were most of those keys' cold tuning.
+// Not for the gate/up pair (`gated`: only the decode and tma kinds compute it; not measured). A
+// reason per config ("" keeps it).
 inline constexpr int kDominatedWaves = 4;
+inline constexpr int64_t kDecodeRows = 16;
 std::vector<std::string> dominatedKinds(const std::vector<Config>& configs, int64_t m, int64_t n,
-                                        int sms);
+                                        int sms, bool gated = false);
 
 }  // namespace ktune::gemm_ops

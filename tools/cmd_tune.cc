@@ -356,6 +356,7 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
       if (!call.ok()) return fail(call.status());
       noteProcessMs("buffers_ms", msSince(b0));  // this key's random inputs
       timelineMark("buffers", gc.name);
+      lookahead.tuning(i);
       rep = (*gop)->tune(*call);
       timelineMark("tuned", gc.name);
     }

@@ -33,6 +33,10 @@ void GemmLookahead::startFirst() {
   });
 }
 
+void GemmLookahead::finish() {
+  if (thread_.joinable()) thread_.join();
+}
+
 size_t GemmLookahead::awaitFirstCompiled() {
   if (first_.joinable()) first_.join();
   return first_compiled_.load();
@@ -50,6 +54,14 @@ void GemmLookahead::start(size_t from) {
       // A key that cannot be compiled here fails again, with its reason, in its own tuning run.
       auto n = op_.precompile(shapes_[i], threads);
       if (n.ok()) compiled_ += *n;
+    }
+    for (size_t i = from; i < shapes_.size() && !stop_; ++i) {
+      if (shapes_[i].m > kDeepRows) continue;
+      for (size_t d = kDeepStep; d <= kDeepConfigs && !stop_ && tuning_ < i; d += kDeepStep) {
+        auto n = op_.precompile(shapes_[i], threads, d);
+        if (!n.ok()) break;
+        compiled_ += *n;
+      }
     }
   });
 }

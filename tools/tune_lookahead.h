@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <thread>
 #include <vector>
 
@@ -26,15 +27,31 @@ class GemmLookahead {
   GemmLookahead& operator=(const GemmLookahead&) = delete;
 
   // Compiles the first kernels of keys [from, end) on a background thread, on all cores but one, at
-  // nice 10 (the benchmarks and the current key's own compiles come first). Once only; no-op with
-  // fewer than one key left.
+  // nice 10 (the benchmarks and the current key's own compiles come first); then, for the keys of
+  // at most kDeepRows rows, the first kDeepConfigs of their guided order (below). Once only; no-op
+  // with fewer than one key left.
   void start(size_t from);
+  // Few-row keys: at M <= 16 on sm_90a the guided search races the decode and skinny kinds only
+  // (51 configs at 16 rows), and on an H200 a cold suite's 16-row keys raced 35-51 of them, the
+  // first of those keys compiling 16-18 past its first wave (1.9-2.2 s, compile-bound) while the
+  // cores idled through the prefill keys' benchmarks before it. Their code objects do not depend
+  // on N or K: one pass serves every such key of one row count.
+  // The pass goes kDeepStep configs at a time (each step finds the ones before in the store) and
+  // stops between steps once the key's own tuning run has started (tuning()) or the command ends,
+  // so it never waits longer than a first wave's compiles.
+  static constexpr int64_t kDeepRows = 16;
+  static constexpr size_t kDeepConfigs = 64, kDeepStep = 16;
+  // Key i's tuning run starts now (keys in order): the deeper pass leaves it and the keys before.
+  void tuning(size_t i) { tuning_ = i; }
   // Compiles the first key's first wave (GemmOp::precompile) now, on a thread of its own at this
   // process's priority, with the tuning run's threads: called before the device's context exists
   // (EngineOptions::context_later), so the compiles run while the context, the vendor library and
   // the inputs are made, and the first key's tuning run finds them running or done (the store
   // runs one compile per object and hands its result to every caller). Once only.
   void startFirst();
+  // Waits for start()'s thread to end on its own (every key's passes done; the destructor stops it
+  // after the key being compiled instead).
+  void finish();
   // Configs it compiled so far (store misses).
   size_t compiled() const { return compiled_.load(); }
   // Configs startFirst() compiled (store misses; 0 until it has finished).
@@ -48,7 +65,7 @@ class GemmLookahead {
   std::vector<gemm::GemmShape> shapes_;
   std::thread thread_, first_;
   std::atomic<bool> stop_{false};
-  std::atomic<size_t> compiled_{0}, first_compiled_{0};
+  std::atomic<size_t> compiled_{0}, first_compiled_{0}, tuning_{0};
 };
 
 }  // namespace ktune::cli

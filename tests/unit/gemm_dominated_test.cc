@@ -3,7 +3,8 @@
 // of 4096^3 on the simulated H100-like device (sm_90a, deterministic costs), guided against
 // exhaustive: the same winner, no mma or skinny config compiled by the guided search (they were 6
 // of its 14 compiles before), the first wave no larger than the smaller space needs on 7 threads
-// and as large as before on 15, and the exhaustive search still measures them.
+// and as large as before on 15, and the exhaustive search still measures them. At decode rows
+// (M <= 16, a decode config live) the tma, wgmma and mma kinds are left out instead.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -43,12 +44,37 @@ TEST(GemmDominatedKinds, MmaAndSkinnyLeftOutWhereTheTmaKindFillsTheDevice) {
   EXPECT_NE(why[1].find("mma kind"), std::string::npos) << why[1];
   EXPECT_NE(why[2].find("skinny kind"), std::string::npos) << why[2];
   EXPECT_EQ(why[3], "");  // wgmma stays
-  // 2048 x 2048: 256 tiles, under 4 waves: every kind stays. So at decode rows (M = 16).
+  // 2048 x 2048: 256 tiles, under 4 waves: every kind stays. So at decode rows (M = 16) without a
+  // decode config among the live ones.
   for (auto [m, n] : {std::pair<int64_t, int64_t>{2048, 2048}, {16, 28672}, {512, 512}})
     for (const std::string& w : gemm_ops::dominatedKinds(cs, m, n, 132)) EXPECT_EQ(w, "") << m;
   // No tma config among the live ones (another arch, or a call the tma kind refuses): none.
   const std::vector<Config> no_tma(cs.begin() + 1, cs.end());
   for (const std::string& w : gemm_ops::dominatedKinds(no_tma, 4096, 4096, 132)) EXPECT_EQ(w, "");
+}
+
+TEST(GemmDominatedKinds, LargeTileKindsLeftOutAtDecodeRows) {
+  std::vector<Config> cs = someConfigs();
+  auto dc = Config::parse("DC_DEPTH=2,DC_GRID=4,DC_MT=2,DC_NT=2,DC_PF=1,DC_U=2,DC_WARPS=4,DC_WG=2,"
+                          "DC_XR=0,KIND=decode");
+  ASSERT_TRUE(dc.ok());
+  cs.push_back(*dc);
+  // 16 and 1 rows: tma, mma and wgmma out; skinny and decode stay.
+  for (int64_t m : {16, 1}) {
+    auto why = gemm_ops::dominatedKinds(cs, m, 28672, 132);
+    ASSERT_EQ(why.size(), cs.size());
+    EXPECT_NE(why[0].find("tma kind: the decode kind covers"), std::string::npos) << why[0];
+    EXPECT_NE(why[1].find("mma kind"), std::string::npos) << why[1];
+    EXPECT_EQ(why[2], "") << m;  // skinny
+    EXPECT_NE(why[3].find("wgmma kind"), std::string::npos) << why[3];
+    EXPECT_EQ(why[4], "") << m;  // decode
+  }
+  // 32 rows (the tma kind wins some 64- and 128-row keys), the gate/up pair, no tma config (another
+  // arch): every kind stays.
+  for (const std::string& w : gemm_ops::dominatedKinds(cs, 32, 28672, 132)) EXPECT_EQ(w, "");
+  for (const std::string& w : gemm_ops::dominatedKinds(cs, 16, 28672, 132, true)) EXPECT_EQ(w, "");
+  const std::vector<Config> no_tma(cs.begin() + 1, cs.end());
+  for (const std::string& w : gemm_ops::dominatedKinds(no_tma, 16, 28672, 132)) EXPECT_EQ(w, "");
 }
 
 json tuneJson(const CliRun& r) {
@@ -102,6 +128,48 @@ TEST_F(Cli, TheGuidedSearchCompilesNoDominatedKindAt4096Cubed) {
     }
     EXPECT_LT(g["compiled"].get<int>(), e["compiled"].get<int>());
   }
+}
+
+}  // namespace
+}  // namespace ktune
+
+namespace ktune {
+namespace {
+
+// A 16-row key on the simulated H100-like device: the guided search compiles no tma, wgmma or mma
+// config (left out with their reason, no runs), the exhaustive search still times them, and the
+// guided winner is as fast (the simulated device's cost model is bound by the weights' bytes there:
+// every kind ties, and which of the tied wins is the order's).
+TEST_F(Cli, TheGuidedSearchCompilesOnlyFewRowKindsAtDecodeRows) {
+  auto tune = [&](const std::string& dir, bool exhaustive) {
+    std::vector<std::string> args = {"tune", "gemm", "--m", "16", "--n", "28672", "--k", "4096",
+                                     "--layout", "NT", "--json"};
+    if (exhaustive) args.insert(args.end(), {"--search", "exhaustive"});
+    CliRun r = ktune(args, dir, {"KTUNE_BACKEND=sim"});
+    EXPECT_EQ(r.code, 0) << r.err;
+    return tuneJson(r);
+  };
+  const json e = tune(root_ + "/exhaustive", true), g = tune(root_ + "/guided", false);
+  EXPECT_LE(g["winner_median_ms"].get<double>(), 1.01 * e["winner_median_ms"].get<double>());
+  int large_timed = 0, left_out = 0, few_row = 0;
+  for (const auto& c : e["candidates"]) {
+    const std::string k = kindOf(c);
+    large_timed += (k == "tma" || k == "mma" || k == "wgmma") && c.value("runs", 0) > 0 ? 1 : 0;
+  }
+  EXPECT_GE(large_timed, 1);
+  for (const auto& c : g["candidates"]) {
+    const std::string k = kindOf(c);
+    if (k == "decode" || k == "skinny") few_row += c.value("runs", 0) > 0 ? 1 : 0;
+    if (k != "tma" && k != "mma" && k != "wgmma") continue;
+    if (c.value("status", "") != "ok") continue;  // a config the shape refuses (CLUSTER_M 4)
+    EXPECT_EQ(c.value("runs", 0), 0) << c.dump();
+    EXPECT_NE(c.value("reason", "").find("left out by the guided search"), std::string::npos)
+        << c.dump();
+    ++left_out;
+  }
+  EXPECT_GE(left_out, 40);
+  EXPECT_GE(few_row, 8);
+  EXPECT_LT(g["compiled"].get<int>(), e["compiled"].get<int>());
 }
 
 }  // namespace

@@ -54,6 +54,7 @@ struct FinCost {
   std::string db;           // options.database_path (empty: the default)
   bool precompile_first = false;  // Family::precompile twice before the tuning run
   size_t precompiled = 0, precompiled_again = 0;
+  size_t precompile_depth = 0;  // Family::precompile's depth (0: the first wave)
   bool tuned_after_precompile = true;  // lookup() before the tuning run found the key tuned
   Expected<TuneReport> tune(const std::vector<int64_t>& costs) {
     SimOptions so;
@@ -87,8 +88,8 @@ struct FinCost {
     };
     KTUNE_ASSIGN_OR_RETURN(auto added, addFamily(*t, std::move(fam)));
     if (precompile_first) {
-      KTUNE_ASSIGN_OR_RETURN(precompiled, added.precompile(Nothing{}));
-      KTUNE_ASSIGN_OR_RETURN(precompiled_again, added.precompile(Nothing{}));
+      KTUNE_ASSIGN_OR_RETURN(precompiled, added.precompile(Nothing{}, 0, precompile_depth));
+      KTUNE_ASSIGN_OR_RETURN(precompiled_again, added.precompile(Nothing{}, 0, precompile_depth));
       KTUNE_ASSIGN_OR_RETURN(auto before, added.lookup(Nothing{}));
       tuned_after_precompile = before.origin == "memory" || before.origin == "database";
     }
@@ -196,6 +197,31 @@ TEST(GuidedBenchStage, PrecompileWarmsTheStoreWithTheFirstWave) {
   EXPECT_GE(rep->reached, 8) << rep->tree();
   EXPECT_EQ(rep->store_hits, std::min(rep->reached, 12)) << rep->tree();
   EXPECT_EQ(rep->winner, "COST=20") << rep->tree();
+}
+
+// With a depth, Family::precompile compiles the first `depth` configs of the guided order instead
+// of the first wave (every live one when the space has fewer): the look-ahead's pass over a suite's
+// few-row keys, whose races reach most of their space. The tuning run then compiles nothing it
+// reaches within that depth.
+TEST(GuidedBenchStage, PrecompileToADepth) {
+  for (size_t depth : {30u, 64u}) {
+    FinCost fc;
+    fc.compile_threads = 16;
+    fc.precompile_first = true;
+    fc.precompile_depth = depth;
+    std::vector<int64_t> costs;
+    for (int64_t c = 20; c < 60; ++c) costs.push_back(c);
+    auto rep = fc.tune(costs);
+    ASSERT_TRUE(rep.ok()) << rep.status().toString();
+    EXPECT_EQ(fc.precompiled, std::min<size_t>(depth, 40)) << depth;
+    EXPECT_EQ(fc.precompiled_again, 0u) << depth;
+    EXPECT_FALSE(fc.tuned_after_precompile);
+    EXPECT_GE(rep->reached, 8) << rep->tree();
+    EXPECT_LE(rep->reached, int(std::min<size_t>(depth, 40))) << rep->tree();
+    EXPECT_EQ(rep->compiled, 0) << rep->tree();
+    EXPECT_EQ(rep->store_hits, rep->reached) << rep->tree();
+    EXPECT_EQ(rep->winner, "COST=20") << rep->tree();
+  }
 }
 
 TEST(GuidedBenchStage, FinalistsRunUntilTheDecisionIsSettled) {
