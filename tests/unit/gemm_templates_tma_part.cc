@@ -203,7 +203,7 @@ TEST(GemmTma, LaunchRuleApplicabilityAndTensorMaps) {
 
 // Wide tiles (BLOCK_N not a multiple of 64: 176 and 224 in the space, any multiple of 8 from 136 to
 // 248 as a probe's value): a stage holds
-// exactly BLOCK_N B rows (the last 64-row box overlaps the one before it), the tile count is what
+// exactly BLOCK_N B rows (one box of them: tmaBoxRows), the tile count is what
 // they are for, and only two consumers without clusters, on a K-major B, take them.
 TEST(GemmTma, WideTilesTheirSharedMemoryTileCountAndLayouts) {
   const DeviceInfo h = sm90aDevice();

@@ -163,7 +163,7 @@ ConfigSpace buildSpace() {
 
 // Tiles + 1 KiB alignment + the full/empty mbarriers (+ the C staging buffers with EPI_TMA: two
 // 64 x 64 boxes per consumer, one with ping-pong; tma.cuh's kEpiBytes).
-// A stage holds BLOCK_N B rows (a wide tile's last 64-row box overlaps the one before it).
+// A stage holds BLOCK_N B rows (one box of them, K-major B only: gemm::tmaBoxRows).
 int64_t sharedBytes(K c) {
   const int64_t epi = knob(c, "EPI_TMA") > 0 ? (knob(c, "PINGPONG") != 0 ? 8192 : 16384) : 0;
   return knob(c, "NUM_STAGES") * (tileRows(c) + knob(c, "BLOCK_N")) * 64 * 2 +
