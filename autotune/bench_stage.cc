@@ -117,7 +117,7 @@ void TunerEngine::benchOne(const ErasedFamily& f, const void* p, Cand& c,
     run = [&, fn, grid] {
       if (f.before_launch) KTUNE_RETURN_IF_ERROR(f.before_launch(c.config, p, s));
       KernelArgs args;
-      f.args(p, args);
+      f.launchArgs(c.config, p, args);
       return backend->launch(fn, grid, c.dims.block, c.dims.shared, args.data(), s);
     };
   } else {

@@ -242,7 +242,7 @@ Status TunerEngine::launchSelected(FamilyState& fs, const Selected& sel, const v
   }
   thread_local KernelArgs args;  // reused: no allocation once warm
   args.clear();
-  fs.f.args(p, args);
+  fs.f.launchArgs(sel.config, p, args);
   return backend->launchWith(sel.fn, d.grid, d.block, d.shared, args.data(), s, sel.launch_flags);
 }
 

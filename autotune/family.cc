@@ -126,6 +126,7 @@ void setRunHooks(ErasedKernelSpec& s, FamilyExtras& x, ErasedFamily& f) {
       return g(Knobs(&c), p, st);
     };
   if (x.programmatic_wait) f.programmatic_wait = std::move(x.programmatic_wait);
+  if (x.config_args) f.config_args = std::move(x.config_args);
   f.pre_run = std::move(s.before_run);
   f.pre_timed_run = std::move(s.before_timed_run);
   if (x.verify) {

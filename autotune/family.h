@@ -81,6 +81,9 @@ struct FamilyExtras {
   // Per config, replaces the spec's programmatic_wait: whether this config's kernel waits
   // (KTUNE_PDL_WAIT) before touching memory (a family of several kernel kinds, not all waiting).
   std::function<bool(const Config&)> programmatic_wait;
+  // Per config, replaces the spec's args at every launch of a JIT config: arguments that depend on
+  // the config as well as the problem (the GEMM's TMA maps, whose boxes are the config's tiles).
+  std::function<void(const Config&, const void*, KernelArgs&)> config_args;
   // Parameters whose every combination of values (among the candidates) the guided search races
   // at least once before it stops: those whose effect the prior (the grid's waves, a tile's
   // intensity) cannot rank, e.g. a row-wise kernel's rows per block (autotune/guided.h, coverage).
@@ -111,6 +114,15 @@ struct ErasedFamily {
   // TypedKernelSpec::programmatic_wait.
   std::function<bool(const Config&)> programmatic_wait;
   std::function<void(const void*, KernelArgs&)> args;
+  // FamilyExtras::config_args (null: args serves every config); see launchArgs.
+  std::function<void(const Config&, const void*, KernelArgs&)> config_args;
+  void launchArgs(const Config& c, const void* p, KernelArgs& a) const {
+    if (config_args) {
+      config_args(c, p, a);
+    } else {
+      args(p, a);
+    }
+  }
   std::function<Status(const Config&, const void*, StreamHandle)> before_launch;
   std::function<Status(const void*, StreamHandle)> pre_run;
   std::function<Status(const void*, StreamHandle)> pre_timed_run;

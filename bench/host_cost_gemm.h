@@ -101,7 +101,8 @@ inline Status addRawWinner(Bench& B, std::vector<Variant>& v, GemmOp& op,
     g.mnk[0] = int32_t(s.m), g.mnk[1] = int32_t(s.n), g.mnk[2] = int32_t(s.k);
     g.ld[0] = s.lda, g.ld[1] = s.ldb, g.ld[2] = s.ldc;
     g.ab[0] = s.alpha, g.ab[1] = s.beta;
-    const gemm::TmaDescriptors d = gemm::tmaDescriptors(s, u.a, u.b, u.c);
+    const gemm::TmaDescriptors d =
+        gemm::tmaDescriptors(s, u.a, u.b, u.c, gemm::kTmaL2Promotion, gemm::tmaBoxRows(knobs, s));
     KTUNE_ASSIGN_OR_RETURN(g.maps[0], B.be->encodeTensorMap2D(d.a));
     KTUNE_ASSIGN_OR_RETURN(g.maps[1], B.be->encodeTensorMap2D(d.b));
     auto mc = B.be->encodeTensorMap2D(d.c);

@@ -137,17 +137,28 @@ const GemmCall& callOf(const void* p) { return *static_cast<const GemmCall*>(p);
 
 // The run-time hooks of the family: arguments, split-K workspace, C restore, verification.
 void addRunHooks(TypedKernelSpec<GemmCall>& f, FamilyExtras& x, GemmOp::State* S) {
-  f.args = [S](const GemmCall& call, ArgPack& pack) {
-    KernelArgs& a = EngineViews::args(pack);
+  // Per config: a kTma config's A and B maps are in boxes of its tiles (gemm::tmaBoxRows); every
+  // other kind's in the default boxes (the decode kind's kTma tail is not read).
+  const auto args = [S](const Config* c, const GemmCall& call, KernelArgs& a) {
     const auto& s = call.shape;
     a.add(call.buf.a).add(call.buf.b).add(call.buf.c).add(call.buf.bias);
     a.add(S->scratch.workspace).add(S->scratch.counters);
     a.add(static_cast<int32_t>(s.m)).add(static_cast<int32_t>(s.n)).add(static_cast<int32_t>(s.k));
     a.add(static_cast<int64_t>(s.lda)).add(static_cast<int64_t>(s.ldb)).add(static_cast<int64_t>(s.ldc));
     a.add(s.alpha).add(s.beta);
-    if (S->tma || S->decode_maps) S->addTensorMaps(call, a);
+    if (!S->tma && !S->decode_maps) return;
+    gemm::TmaBoxRows boxes = gemm::kTmaBoxRows;
+    if (c && S->tma) {
+      auto k = kindOf(*c);
+      if (k.ok() && *k == gemm::KernelKind::kTma) boxes = gemm::tmaBoxRows(*c, s);
+    }
+    S->addTensorMaps(call, a, boxes);
     if (S->decode_maps) S->addDecodeMaps(call, a);
   };
+  f.args = [args](const GemmCall& call, ArgPack& pack) {
+    args(nullptr, call, EngineViews::args(pack));
+  };
+  x.config_args = [args](const Config& c, const void* p, KernelArgs& a) { args(&c, callOf(p), a); };
   f.before_launch = [S](const Knobs& knobs, const GemmCall& call, StreamHandle stream) -> Status {
     // The config's own launch rule says what it reduces through (split-K slices, stream-K ranges
     // that cut a tile, the TMA kernel's split tail), cached per (config, problem).

@@ -135,9 +135,11 @@ Status GemmRunner::launch(gemm::KernelKind kind, const Config& config, const gem
   if (kind == gemm::KernelKind::kTma || decode_maps) {
     const auto encode = [this](const TensorMap2DDesc& x) { return backend_.encodeTensorMap2D(x); };
     // The config's L2 promotion probe knobs (TMA_L2A/B/C) on the kTma kind's own maps only.
+    // The kTma kind's own maps in boxes of the config's tiles (the decode kind's tail: defaults).
+    const bool own = kind == gemm::KernelKind::kTma;
     const gemm::TmaDescriptors d = gemm::tmaDescriptors(
-        s, buf.a, buf.b, buf.c,
-        kind == gemm::KernelKind::kTma ? gemm::tmaL2Promotion(config) : gemm::kTmaL2Promotion);
+        s, buf.a, buf.b, buf.c, own ? gemm::tmaL2Promotion(config) : gemm::kTmaL2Promotion,
+        own ? gemm::tmaBoxRows(config, s) : gemm::kTmaBoxRows);
     const TensorMapCache::Maps m = tma_maps_.get(d, encode);
     // A or B that cannot be encoded: encode again for the driver's reason (not cached).
     if (!m.a_ok || !m.b_ok) {

@@ -13,10 +13,11 @@ using gemm_ops::kindOf;
 using gemm_ops::knobsOf;
 using gemm_ops::withKind;
 
-void GemmOp::State::addTensorMaps(const GemmCall& call, KernelArgs& args) {
-  const TensorMapCache::Maps m =
-      tma_maps.get(gemm::tmaDescriptors(call.shape, call.buf.a, call.buf.b, call.buf.c),
-                   [this](const TensorMap2DDesc& d) { return tuner->backend().encodeTensorMap2D(d); });
+void GemmOp::State::addTensorMaps(const GemmCall& call, KernelArgs& args, gemm::TmaBoxRows boxes) {
+  const TensorMapCache::Maps m = tma_maps.get(
+      gemm::tmaDescriptors(call.shape, call.buf.a, call.buf.b, call.buf.c, gemm::kTmaL2Promotion,
+                           boxes),
+      [this](const TensorMap2DDesc& d) { return tuner->backend().encodeTensorMap2D(d); });
   const bool c_ok = m.c_ok && call.shape.c != gemm::ElemType::kF32;
   args.add(m.a).add(m.b).add(m.c).add(static_cast<int32_t>(c_ok));
   args.add(call.buf.scale_a).add(call.buf.scale_b);

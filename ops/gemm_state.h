@@ -47,9 +47,10 @@ struct GemmOp::State {
   bool decode_maps = false;
   TensorMapCache tma_maps;
 
-  // Appends the A, B and C tensor maps for `call` (zeroed maps when they cannot be encoded: then
-  // no kTma config is applicable to the call and none is launched).
-  void addTensorMaps(const GemmCall& call, KernelArgs& args);
+  // Appends the A, B and C tensor maps for `call`, A and B in boxes of `boxes` rows (the launched
+  // kTma config's gemm::tmaBoxRows; zeroed maps when they cannot be encoded: then no kTma config is
+  // applicable to the call and none is launched).
+  void addTensorMaps(const GemmCall& call, KernelArgs& args, gemm::TmaBoxRows boxes);
   // Then the decode kernel's own maps (gemm::decodeDescriptors; zeroed when they cannot be
   // encoded: then no TMA-fed decode config is applicable to the call).
   void addDecodeMaps(const GemmCall& call, KernelArgs& args);

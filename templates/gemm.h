@@ -177,7 +177,8 @@ struct TmaSplitScratch {
 TmaSplitScratch tmaSplitScratch(const Config& c, int64_t blocks);
 
 // The TMA tensor maps a kTma launch needs (A and B as stored — rows x cols = M x K or K x M, N x K
-// or K x N by layout; C: rows M, cols N; 64 x 64 boxes, 128-byte swizzle), for
+// or K x N by layout; C: rows M, cols N; boxes 128 bytes wide with the 128-byte swizzle, 64 rows
+// unless a TmaBoxRows says otherwise, C always 64 x 64), for
 // Backend::encodeTensorMap2D. A and B are only meaningful with the 16-byte path (applicable()
 // checks that first); C only for 16-bit C with a
 // 16-byte aligned base and ldc (checkTensorMap2D refuses the others: the kernel's threads then
@@ -190,7 +191,7 @@ struct TmaDescriptors {
 // (ConfigSpace::addOptionalInts: 0, 128 or 256; never enumerated), kTmaL2Promotion when absent.
 // They are host-side only: not defines (gemm::defines leaves them out), so configs that differ in
 // them share one compiled kernel. Only the runner (gemm_bench, the GPU tests) reads them: the tuned
-// op's maps are encoded per call, before a config is chosen, with the defaults: A 128 bytes (a box
+// op's maps take the defaults (their boxes follow the config: tmaBoxRows): A 128 bytes (a box
 // row of 16-bit A), B and C 256. A at 128 measured 0.4-1.2% faster at 3000x5000x1000 (NT and NN,
 // the four-block clusters) and level (within 0.3%) at 4096^3, 4096x6144x4096 and 4096x4096x14336;
 // B at 128 and both at 0 gained less (bench/NOTES.md, issue 33: the tma maps' L2 promotion).
@@ -200,8 +201,20 @@ struct TmaL2Promotion {
 inline constexpr TmaL2Promotion kTmaL2Promotion{};
 TmaL2Promotion tmaL2Promotion(const Config& c);
 bool isHostOnlyKnob(KernelKind k, const std::string& name);
+// Rows of the A and B maps' boxes. A kTma config loads a K-major operand in one box per stage: A's
+// whole block tile (BLOCK_M <= 256 rows, the TMA box limit) and B's whole tile (BLOCK_N rows, or
+// its 1 / CLUSTER_M part each block of a cluster multicasts), so a 176-wide tile receives exactly
+// 176 rows; an MN-major operand (64 k rows x 64 columns) and the gate/up pair's B (64-row boxes of
+// gate, then of up rows) keep 64. The kernel issues its copies for exactly these boxes (tma.cuh's
+// kABoxRows / kBBoxRows) and waits for their bytes: every kTma launch must pass the maps of
+// tmaBoxRows(config, shape). The other kinds (the decode kind's unread kTma tail) take kTmaBoxRows.
+struct TmaBoxRows {
+  uint32_t a = 64, b = 64;
+};
+inline constexpr TmaBoxRows kTmaBoxRows{};
+TmaBoxRows tmaBoxRows(const Config& c, const GemmShape& s);
 TmaDescriptors tmaDescriptors(const GemmShape& s, DevicePtr a, DevicePtr b, DevicePtr c,
-                              TmaL2Promotion l2 = kTmaL2Promotion);
+                              TmaL2Promotion l2 = kTmaL2Promotion, TmaBoxRows boxes = kTmaBoxRows);
 
 // The decode kernel's TMA-fed body (DC_WG = 2) takes, after the common arguments, the kTma
 // launch's tail (tmaDescriptors' maps, c_ok, the two scale pointers; not read) and then the three
@@ -215,7 +228,7 @@ TmaDescriptors tmaDescriptors(const GemmShape& s, DevicePtr a, DevicePtr b, Devi
 // The weight maps' L2 promotion (TensorMap2DDesc::l2_promotion_bytes) is the config's DC_L2P, a
 // probe knob outside the tuning space (ConfigSpace::addOptionalInts: 0, 128 or 256, the TMA-fed
 // body only), kDecodeL2Promotion when absent. Only the runner (gemm_bench, the GPU tests) reads
-// it: the tuned op's maps are encoded per call, before a config is chosen, with the default.
+// it: the tuned op's maps take the default.
 // 128 bytes (a box row: 64 k of 16-bit weights) rather than the 256 of the other maps: measured
 // 3-6% faster at the wide 16-row shapes, 0 level with 128 (bench/NOTES.md, issue 32). A's map
 // keeps 256.

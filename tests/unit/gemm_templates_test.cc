@@ -415,6 +415,18 @@ TEST_P(GemmNvrtcTmaPart, TmaSpaceCompilesForSm90a) {
     const char* silu = sh.c == ElemType::kBF16 ? "tanh.approx.f32" : "ex2.approx";
     if (sh.act == Activation::kSiluMul && ptx.find(silu) == std::string::npos)
       return std::string("the gate/up pair's PTX lacks the SiLU's ") + silu;
+    // A K-major operand's tile in one copy per stage (gemm::tmaBoxRows: the host's maps have
+    // these boxes): NT and TT without clusters or the gate/up pair, one copy of A and one of B.
+    if (!tb && c.getInt("CLUSTER_M") == 1 && sh.act != Activation::kSiluMul) {
+      int64_t loads = 0;
+      const std::string ld = "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier";
+      for (size_t at = ptx.find(ld); at != std::string::npos; at = ptx.find(ld, at + 1)) ++loads;
+      const int64_t a_boxes = c.getInt("WG_M") * (c.getInt("PINGPONG") ? 1 : c.getInt("CONSUMERS"));
+      const int64_t want = (ta ? a_boxes : 1) + 1;  // an MN-major A: 64-wide boxes
+      if (loads != want)
+        return "PTX has " + std::to_string(loads) + " tensor loads, not " + std::to_string(want) +
+               " (K-major operands in one box each)";
+    }
     // The per-phase trace (tma/tma_trace.cuh) is a probe build's: never in a shipped kernel.
     if (ptx.find("globaltimer") != std::string::npos) return "the shipped kernel carries the per-phase trace";
     return "";

@@ -203,7 +203,7 @@ TEST(GemmTma, LaunchRuleApplicabilityAndTensorMaps) {
 
 // Wide tiles (BLOCK_N not a multiple of 64: 176 and 224 in the space, any multiple of 8 from 136 to
 // 248 as a probe's value): a stage holds
-// exactly BLOCK_N B rows (the last 64-row box overlaps the one before it), the tile count is what
+// exactly BLOCK_N B rows (one box of them: tmaBoxRows), the tile count is what
 // they are for, and only two consumers without clusters, on a K-major B, take them.
 TEST(GemmTma, WideTilesTheirSharedMemoryTileCountAndLayouts) {
   const DeviceInfo h = sm90aDevice();
@@ -332,6 +332,73 @@ TEST(GemmTma, L2PromotionProbeKnobsAreHostSideOnly) {
     EXPECT_EQ(space.validate(bad).code(), Code::kInvalidArgument) << v;
   }
   EXPECT_FALSE(isHostOnlyKnob(KernelKind::kDecode, "TMA_L2A"));
+}
+
+// The A and B maps' boxes follow the config (tmaBoxRows): a K-major operand's whole tile in one
+// box (A: BLOCK_M rows; B: BLOCK_N rows, 1 / CLUSTER_M of them per block of a cluster), an
+// MN-major operand and the gate/up pair's B in 64-row boxes; every box passes the TMA rules (at
+// most 256 rows) and the tuned op's default (no config) stays 64.
+TEST(GemmTma, TensorMapBoxesAreTheConfigsTiles) {
+  const auto cfg = [](int64_t bn, int64_t cons, int64_t wgm, int64_t cl, int64_t pp) {
+    return Config{{"BLOCK_N", bn},           {"CONSUMERS", cons},     {"WG_M", wgm},
+                  {"NUM_STAGES", int64_t{4}}, {"GROUP_M", int64_t{16}}, {"CLUSTER_M", cl},
+                  {"EPI_TMA", int64_t{pp ? 1 : 2}}, {"SPLIT_K", int64_t{1}}, {"PINGPONG", pp}};
+  };
+  const GemmShape nt = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 1024, 14336, 4096);
+  struct Case {
+    Config c;
+    Layout layout;
+    uint32_t a, b;
+  };
+  const Case cases[] = {
+      {cfg(176, 2, 2, 1, 1), Layout::kNT, 128, 176},  // P176: 16 KiB of A + 22 KiB of B, two copies
+      {cfg(256, 2, 1, 1, 0), Layout::kNT, 128, 256},  // B: the box limit
+      {cfg(168, 2, 2, 1, 1), Layout::kNT, 128, 168},
+      {cfg(128, 2, 2, 1, 0), Layout::kNT, 256, 128},  // two 128-row slabs: A's 256 rows in one box
+      {cfg(128, 1, 1, 1, 0), Layout::kNT, 64, 128},
+      {cfg(256, 2, 1, 2, 0), Layout::kNT, 128, 128},  // a pair: each block multicasts its half
+      {cfg(256, 2, 1, 4, 0), Layout::kNT, 128, 64},
+      {cfg(176, 2, 2, 1, 1), Layout::kTT, 64, 176},   // A MN-major
+      {cfg(256, 2, 1, 1, 0), Layout::kNN, 128, 64},   // B MN-major
+      {cfg(256, 2, 1, 1, 0), Layout::kTN, 64, 64},
+  };
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.c.toString() + " " + layoutName(k.layout));
+    GemmShape s = denseShape(k.layout, ElemType::kBF16, ElemType::kBF16, nt.m, nt.n, nt.k);
+    const TmaBoxRows r = tmaBoxRows(k.c, s);
+    EXPECT_EQ(r.a, k.a);
+    EXPECT_EQ(r.b, k.b);
+    const TmaDescriptors d = tmaDescriptors(s, 0x10000, 0x20000, 0x30000, kTmaL2Promotion, r);
+    EXPECT_EQ(d.a.box_rows, k.a);
+    EXPECT_EQ(d.b.box_rows, k.b);
+    EXPECT_EQ(d.c.box_rows, 64u);  // C's boxes are the epilogues' 64 x 64
+    EXPECT_EQ(d.a.box_cols, 64u);
+    EXPECT_EQ(d.b.box_cols, 64u);
+    for (const TensorMap2DDesc* m : {&d.a, &d.b, &d.c})
+      EXPECT_TRUE(checkTensorMap2D(*m).ok()) << checkTensorMap2D(*m).toString();
+  }
+  // fp8 (NT only): 128-element box rows, the same box heights.
+  GemmShape f8 = nt;
+  f8.ab = ElemType::kF8E4M3;
+  const TmaDescriptors d8 = tmaDescriptors(f8, 0x10000, 0x20000, 0x30000, kTmaL2Promotion,
+                                           tmaBoxRows(cfg(256, 2, 1, 1, 0), f8));
+  EXPECT_EQ(d8.b.box_rows, 256u);
+  EXPECT_EQ(d8.b.box_cols, 128u);
+  EXPECT_TRUE(checkTensorMap2D(d8.b).ok());
+  // The gate/up pair's B: 64-row boxes of gate rows, then of up rows.
+  GemmShape g = nt;
+  g.act = Activation::kSiluMul;
+  g.ldc = nt.n / 2;
+  EXPECT_EQ(tmaBoxRows(cfg(256, 2, 1, 1, 0), g).b, 64u);
+  EXPECT_EQ(tmaBoxRows(cfg(256, 2, 1, 1, 0), g).a, 128u);
+  // No config (the decode kind's unread tail): the default boxes.
+  const TmaDescriptors d0 = tmaDescriptors(nt, 0x10000, 0x20000, 0x30000);
+  EXPECT_EQ(d0.a.box_rows, 64u);
+  EXPECT_EQ(d0.b.box_rows, 64u);
+  // Past the TMA's 256-row box limit, the encoder's check says so.
+  TensorMap2DDesc big = d0.b;
+  big.box_rows = 264;
+  EXPECT_FALSE(checkTensorMap2D(big).ok());
 }
 
 // The gate/up pair (act silu_mul, tma_gated.cuh): tiles of BLOCK_N / 2 output columns over N / 2,

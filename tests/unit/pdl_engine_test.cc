@@ -3,7 +3,8 @@
 // declares its kernels wait (TypedKernelSpec::programmatic_wait, or FamilyExtras's per-config
 // rule) asks for it, on both the call path and a planned launch; a tuning run's candidate launches
 // never do (tuning times stay those of ordinary launches); a family that does not declare it never
-// gets it; TunerOptions::pdl = false (KTUNE_PDL=0) turns it off. And the grid the engine launches
+// gets it; TunerOptions::pdl = false (KTUNE_PDL=0) turns it off. Per-config arguments
+// (FamilyExtras::config_args) on every launch. And the grid the engine launches
 // a persistent cluster grid with (Launch::persistent_cluster): the kernel's resident clusters.
 #include <gtest/gtest.h>
 
@@ -150,6 +151,27 @@ TEST(PdlEngine, PerConfigRuleFollowsTheSelectedConfig) {
     EXPECT_EQ(s->sim->launchCount("cfg_k"), 2);
     EXPECT_EQ(s->sim->programmaticLaunchCount("cfg_k"), 2 * w);
   }
+}
+
+// FamilyExtras::config_args builds every launch's arguments from the launched config (the GEMM's
+// TMA maps in boxes of its tiles): each tuning candidate and the call get their own config's.
+TEST(PdlEngine, PerConfigArgumentsFollowTheLaunchedConfig) {
+  int64_t launches = 0, mismatches = 0;
+  auto s = makeSetup(/*pdl=*/true, /*tuning=*/true, "args_k", [&](const SimLaunch& l) {
+    ++launches;
+    if (l.arg<int64_t>(0) != l.define("NS") || l.arg<int64_t>(1) != 7) ++mismatches;
+    return Status::Ok();
+  });
+  ASSERT_NE(s, nullptr);
+  auto fam = family("args_k");
+  fam.extras.config_args = [](const Config& c, const void* p, KernelArgs& a) {
+    a.add(c.getInt("NS")).add(static_cast<const Rows*>(p)->n);
+  };
+  auto k = testfamily::addFamily(*s->engine, std::move(fam));
+  ASSERT_TRUE(k.ok()) << k.status().toString();
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE((*k)(Rows{7}).ok());  // tunes, then calls
+  EXPECT_GT(launches, 5);
+  EXPECT_EQ(mismatches, 0);
 }
 
 // A persistent grid of four-block clusters (an upper bound of 33 clusters on 132 SMs) runs the

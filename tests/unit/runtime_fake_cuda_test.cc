@@ -20,6 +20,7 @@
 #include "base/fs.h"
 #include "base/subprocess.h"
 #include "runtime/backend.h"
+#include "templates/gemm.h"
 #include "tests/support/tools.h"
 #include "tests/unit/fake_cuda_driver.h"
 
@@ -280,6 +281,32 @@ TEST_F(FakeCudaTest, TensorMapL2PromotionReachesTheDriver) {
   EXPECT_EQ(bad.status().code(), Code::kInvalidArgument);
   EXPECT_NE(bad.status().message().find("L2 promotion"), std::string::npos) << bad.status().toString();
   EXPECT_EQ(fake<int>("fake_tmap_l2"), -1);
+}
+
+// A kTma config's maps reach the driver in boxes of its tiles (gemm::tmaBoxRows): the ping-pong
+// 128 x 176 tile's B in one box of 176 rows, its A in one of 128, C in 64; 256 rows (the TMA's
+// box limit) encode too.
+TEST_F(FakeCudaTest, TmaConfigBoxesReachTheDriver) {
+  using namespace gemm;
+  const GemmShape s = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 1024, 14336, 4096);
+  Config p176{{"BLOCK_N", int64_t{176}},  {"CONSUMERS", int64_t{2}}, {"WG_M", int64_t{2}},
+              {"NUM_STAGES", int64_t{4}}, {"GROUP_M", int64_t{16}},  {"CLUSTER_M", int64_t{1}},
+              {"EPI_TMA", int64_t{1}},    {"SPLIT_K", int64_t{1}},   {"PINGPONG", int64_t{1}}};
+  TmaDescriptors d = tmaDescriptors(s, 0x10000, 0x20000, 0x30000, kTmaL2Promotion, tmaBoxRows(p176, s));
+  const std::pair<const TensorMap2DDesc*, unsigned> cases[] = {{&d.a, 128u}, {&d.b, 176u}, {&d.c, 64u}};
+  for (auto [m, box] : cases) {
+    ASSERT_TRUE(backend_->encodeTensorMap2D(*m).ok());
+    EXPECT_EQ(fake<int>("fake_tmap_rank"), 2);
+    EXPECT_EQ(fake<unsigned>("fake_tmap_outer_box"), box);
+  }
+  p176.set("BLOCK_N", int64_t{256});
+  p176.set("WG_M", int64_t{1});
+  d = tmaDescriptors(s, 0x10000, 0x20000, 0x30000, kTmaL2Promotion, tmaBoxRows(p176, s));
+  ASSERT_TRUE(backend_->encodeTensorMap2D(d.b).ok());
+  EXPECT_EQ(fake<unsigned>("fake_tmap_outer_box"), 256u);
+  d.b.box_rows = 264;  // past the limit: refused before the driver
+  EXPECT_EQ(backend_->encodeTensorMap2D(d.b).status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(fake<unsigned>("fake_tmap_outer_box"), 256u);
 }
 
 // planes > 1: a 3-D map (the decode gate/up pair's [2][N/2][K]), its plane stride and box planes

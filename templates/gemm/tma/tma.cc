@@ -23,29 +23,41 @@ TmaSplitScratch tmaSplitScratch(const Config& c, int64_t blocks) {
 }
 
 namespace {
-// A 2-D tensor map of 64-row boxes, 128 bytes wide (64 16-bit or 128 8-bit elements), with the
-// 128-byte swizzle over a matrix as stored.
-TensorMap2DDesc boxMap(DevicePtr p, int elem_bytes, int64_t rows, int64_t cols, int64_t ld) {
+// A 2-D tensor map of boxes of `box_rows` rows, 128 bytes wide (64 16-bit or 128 8-bit elements),
+// with the 128-byte swizzle over a matrix as stored.
+TensorMap2DDesc boxMap(DevicePtr p, int elem_bytes, int64_t rows, int64_t cols, int64_t ld,
+                       uint32_t box_rows = 64) {
   TensorMap2DDesc t;
   t.base = p;
   t.elem_bytes = elem_bytes;
   t.rows = static_cast<uint64_t>(rows);
   t.cols = static_cast<uint64_t>(cols);
   t.row_stride_bytes = static_cast<uint64_t>(ld) * static_cast<uint64_t>(elem_bytes);
-  t.box_rows = 64;
+  t.box_rows = box_rows;
   t.box_cols = static_cast<uint32_t>(128 / elem_bytes);
   t.swizzle_bytes = 128;
   return t;
 }
 }  // namespace
 
+TmaBoxRows tmaBoxRows(const Config& c, const GemmShape& s) {
+  // As tma.cuh's KT_A_MN / KT_B_MN and kABoxRows / kBBoxRows.
+  const bool a_mn = s.layout == Layout::kTN || s.layout == Layout::kTT;
+  const bool b_mn = s.layout == Layout::kNN || s.layout == Layout::kTN;
+  TmaBoxRows r;
+  if (!a_mn) r.a = static_cast<uint32_t>(tileRows(c));
+  if (!b_mn && s.act != Activation::kSiluMul)
+    r.b = static_cast<uint32_t>(c.getInt("BLOCK_N", 256) / std::max<int64_t>(1, c.getInt("CLUSTER_M", 1)));
+  return r;
+}
+
 TmaDescriptors tmaDescriptors(const GemmShape& s, DevicePtr a, DevicePtr b, DevicePtr c,
-                              TmaL2Promotion l2) {
+                              TmaL2Promotion l2, TmaBoxRows boxes) {
   TmaDescriptors d;
   const int eb = static_cast<int>(elemBytes(s.ab));
   // A and B as stored: [M][K] or [K][M], [N][K] or [K][N] (the kernel picks the coordinates).
-  d.a = boxMap(a, eb, storedRowsA(s), storedColsA(s), s.lda);
-  d.b = boxMap(b, eb, storedRowsB(s), storedColsB(s), s.ldb);
+  d.a = boxMap(a, eb, storedRowsA(s), storedColsA(s), s.lda, boxes.a);
+  d.b = boxMap(b, eb, storedRowsB(s), storedColsB(s), s.ldb, boxes.b);
   // C: rows M, cols N (N / 2 for the gate/up pair), ldc, boxes of 64 x 64 16-bit elements (fp32 C
   // keeps the direct stores).
   d.c = boxMap(c, static_cast<int>(elemBytes(s.c)), s.m, outCols(s), s.ldc);
@@ -151,7 +163,7 @@ ConfigSpace buildSpace() {
 
 // Tiles + 1 KiB alignment + the full/empty mbarriers (+ the C staging buffers with EPI_TMA: two
 // 64 x 64 boxes per consumer, one with ping-pong; tma.cuh's kEpiBytes).
-// A stage holds BLOCK_N B rows (a wide tile's last 64-row box overlaps the one before it).
+// A stage holds BLOCK_N B rows (one box of them, K-major B only: gemm::tmaBoxRows).
 int64_t sharedBytes(K c) {
   const int64_t epi = knob(c, "EPI_TMA") > 0 ? (knob(c, "PINGPONG") != 0 ? 8192 : 16384) : 0;
   return knob(c, "NUM_STAGES") * (tileRows(c) + knob(c, "BLOCK_N")) * 64 * 2 +

@@ -11,7 +11,8 @@
 // Block = 1 producer warpgroup + CONSUMERS consumer warpgroups (128 threads each).
 // - Producer: one thread walks the block's tiles and, per 64-wide k-tile, waits until the stage's
 //   slot is free (mbarrier `empty`), announces the bytes on `full` and issues cp.async.bulk.tensor
-//   copies of 64 x 64 boxes (the tensor maps tmA/tmB are built by the host per matrix, with the
+//   copies (a K-major operand's tile in one box, an MN-major one in 64 x 64 boxes: kABoxRows,
+//   kBBoxRows; the tensor maps tmA/tmB are built by the host per matrix and config, with the
 //   128-byte swizzle, so the shared-memory image is exactly what the wgmma descriptors read). Boxes
 //   outside the matrix are zero-filled by the copy engine, so edges need no predication.
 //   setmaxnreg gives its registers to the consumers.
@@ -94,10 +95,8 @@
 // Wide tiles (BLOCK_N a multiple of 8 from 136 to 248 that is not one of 64; two consumers, no
 // cluster, K-major B): tile counts that fill the persistent grid's rounds where 128 | 192 | 256
 // leave a short last one (N = 14336 in 128 x 176 tiles: 82 per row, 656 at M = 1024 = 4.97 rounds
-// of 132 SMs; N = 6144 in 128 x 168: 1184 tiles at M = 4096 = 8.97 rounds). B arrives in 64-row
-// boxes, the last one ending at the tile's last row (it overlaps the one before it: the rows in
-// both are loaded twice, the same bytes), so a stage holds exactly BLOCK_N rows and no row of the
-// next tile is read. C leaves the deferred epilogue (EPI_TMA 2) the same way, the last 64-column
+// of 132 SMs; N = 6144 in 128 x 168: 1184 tiles at M = 4096 = 8.97 rounds). B arrives in one box
+// of BLOCK_N rows, so a stage holds exactly BLOCK_N rows and no row of the next tile is read. C leaves the deferred epilogue (EPI_TMA 2) the same way, the last 64-column
 // box ending at the tile's last column (the overlap stored twice with the same values: no box
 // crosses into the next tile); EPI_TMA 0 | 1 store the columns past the last whole box directly.
 //
@@ -108,7 +107,8 @@
 // Problem defines: DTYPE_AB (1 f16, 2 bf16), DTYPE_C (0 f32, 1 f16, 2 bf16), HAS_BIAS, ACT (0 none,
 // 1 SiLU, 2 GELU erf, 3 the gate/up pair: tma_gated.cuh), LAYOUT (0 NN, 1 NT, 2 TN, 3 TT). Host
 // requirements (launch rule): 16-byte aligned A and B, lda % 8 == 0, ldb % 8 == 0; tmA / tmB =
-// boxes of 64 x 64 over A and B as stored (cols = the contiguous dimension).
+// boxes 128 bytes wide over A and B as stored (cols = the contiguous dimension), of
+// gemm::tmaBoxRows' rows (kABoxRows, kBBoxRows).
 // Dynamic shared memory: NUM_STAGES * (BLOCK_M + BLOCK_N) * 128
 // + (EPI_TMA > 0) * CONSUMERS * 16384
 // (8192 with PINGPONG) + 1024 (alignment) + 256 (barriers).
@@ -164,14 +164,21 @@ constexpr int kBM = 64 * kWgM * (kPP ? 1 : kCons);
 constexpr int kMmaWgs = kPP ? 1 : kCons;  // consumer warpgroups that read each stage
 constexpr int kThreads = 128 * (kCons + 1);
 constexpr int kStages = NUM_STAGES;
-// B arrives in 64-row boxes; a wide tile's last box ends at its last row (box_row0), overlapping
-// the one before it, so a stage holds exactly kBN rows (8-row swizzle atoms: kBN % 8 == 0).
-// (Whole boxes side by side, the rows past kBN loaded and unused, ran level with this: P176 at
-// 1024x14336x4096, 168 at 4096x6144x4096; bench/NOTES.md, issue 33.)
+// 64-column boxes of a tile's C (the epilogues); a wide tile's last one ends at its last column
+// (box_row0), overlapping the one before it.
 constexpr int kBBoxes = (kBN + 63) / 64;
 constexpr int kATile = kBM * kBK, kBTile = kBN * kBK;  // elements per stage
-// The bytes the copies of a stage deliver: every B box whole (a wide tile's overlap twice).
-constexpr unsigned kStageBytes = (kATile + kBBoxes * 64 * kBK) * kElem;
+// The boxes the producer copies per stage (the host's maps: gemm::tmaBoxRows). A K-major operand
+// arrives in one box of its tile's rows (B: this block's 1 / CLUSTER_M part), so a stage receives
+// exactly kBM + kBN rows in two copies. An MN-major operand (64 k rows x 64 columns) and the
+// gate/up pair's B (64 gate rows, then 64 up rows) arrive in 64-wide boxes; a wide tile's last B box
+// then ends at its last row (b_box_row), overlapping the one before it (its rows loaded twice).
+constexpr int kABoxRows = KT_A_MN ? 64 : kBM;
+constexpr bool kBOneBox = !KT_B_MN && ACT != 3;
+constexpr int kBBoxRows = kBOneBox ? kBN / CLUSTER_M : 64;
+constexpr int kBLoads = kBOneBox ? CLUSTER_M : kBBoxes;  // B boxes per stage, the cluster's together
+// The bytes the copies of a stage deliver: every box whole (a 64-wide box's overlap twice).
+constexpr unsigned kStageBytes = (kATile + kBLoads * kBBoxRows * kBK) * kElem;
 constexpr int kAcc = kBN / 2;  // fp32 accumulators per thread per 64-row slab
 
 static_assert(kBN == 128 || (kBN % 8 == 0 && kBN >= 136 && kBN <= 256),
@@ -243,6 +250,8 @@ KTUNE_DEVICE unsigned ld_acquire(const unsigned* p) {
 // Row (of the tile's B rows / C columns) where 64-row box b starts: b * 64, the last one of a wide
 // tile at kBN - 64 (it overlaps the one before; see the header).
 KTUNE_DEVICE constexpr int box_row0(int b) { return b * 64 < kBN - 64 ? b * 64 : kBN - 64; }
+// Row of the tile's B where the producer's box b starts (its row in the stage too).
+KTUNE_DEVICE constexpr int b_row0(int b) { return kBOneBox ? b * kBBoxRows : box_row0(b); }
 
 // ACT 3 (the gate/up pair, tma_gated.cuh): a tile of kBN B rows is kBN / 2 gate rows and the
 // kBN / 2 up rows N / 2 further on, so its columns n0 .. n0 + kBN of the pair grid are output
@@ -253,7 +262,7 @@ KTUNE_DEVICE int b_box_row(int n0, int b, int half) {
   return n0 / 2 + (b < kHalfBoxes ? b * 64 : half + (b - kHalfBoxes) * 64);
 #else
   (void)half;
-  return n0 + box_row0(b);
+  return n0 + b_row0(b);
 #endif
 }
 
@@ -319,24 +328,24 @@ KTUNE_DEVICE void produce(const TensorMap* tmA, const TensorMap* tmB, unsigned s
       KT_TR(it == 0, kTrIssue0);
       int c0, r0;
 #pragma unroll
-      for (int b = 0; b < kBM / 64; ++b) {
-        box_coords<KT_A_MN>(kt * kBK, m0 + b * 64, c0, r0);
-        tma_load_2d(sA + (s * kATile + b * 64 * kBK) * kElem, tmA, c0, r0, full + 8 * s);
+      for (int b = 0; b < kBM / kABoxRows; ++b) {
+        box_coords<KT_A_MN>(kt * kBK, m0 + b * kABoxRows, c0, r0);
+        tma_load_2d(sA + (s * kATile + b * kABoxRows * kBK) * kElem, tmA, c0, r0, full + 8 * s);
       }
 #if CLUSTER_M > 1
       // This block's part of the B tile (1 / kCluster of its boxes), into every block.
-      constexpr int kPart = kBBoxes / kCluster;
+      constexpr int kPart = kBLoads / kCluster;
 #pragma unroll
       for (int b = rank * kPart; b < (rank + 1) * kPart; ++b) {
         box_coords<KT_B_MN>(kt * kBK, b_box_row(n0, b, half), c0, r0);
-        tma_load_2d_multicast(sB + (s * kBTile + b * 64 * kBK) * kElem, tmB, c0, r0, full + 8 * s,
+        tma_load_2d_multicast(sB + (s * kBTile + b_row0(b) * kBK) * kElem, tmB, c0, r0, full + 8 * s,
                               (unsigned short)((1u << kCluster) - 1u));
       }
 #else
 #pragma unroll
-      for (int b = 0; b < kBBoxes; ++b) {
+      for (int b = 0; b < kBLoads; ++b) {
         box_coords<KT_B_MN>(kt * kBK, b_box_row(n0, b, half), c0, r0);
-        tma_load_2d(sB + (s * kBTile + box_row0(b) * kBK) * kElem, tmB, c0, r0, full + 8 * s);
+        tma_load_2d(sB + (s * kBTile + b_row0(b) * kBK) * kElem, tmB, c0, r0, full + 8 * s);
       }
 #endif
       if (++s == kStages) s = 0, ph ^= 1u;
