@@ -19,6 +19,7 @@
 #include "autotune/worker_prestart.h"
 #include "base/clock.h"
 #include "ops/buffers.h"
+#include "ops/device_fill.h"
 #include "ops/gemm.h"
 #include "ops/vendor/cublaslt.h"
 #include "bench/fair/peers.h"
@@ -336,6 +337,11 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
   noteProcessMs("op_ms", create_ms + msSince(tv));  // the op and its vendor library, no wait
   timelineMark("vendor_open");
   int rc = kExitOk;
+  // The keys' random inputs are generated on the device (ops/device_fill.h), the same values.
+  enableDeviceFill(backend, tuner->compiler(), &tuner->store(), tuner->device());
+  struct FillOff {
+    ~FillOff() { disableDeviceFill(); }  // after the operands' last fill; waits for its compile
+  } fill_off;
   SharedOperands operands(backend);  // filled as the keys need them
   for (size_t i = 0; i < t.gemm_cases.size(); ++i) {
     const auto& gc = t.gemm_cases[i];
