@@ -163,7 +163,7 @@ extern "C" int ktune_worker_main(int argc, char** argv) {
   // The GEMM op (registered below) opens cuBLASLt after the device: its loading starts now. A
   // worker started before its tuner opened the GPU is told "auto" (worker_prestart.h).
   if (args->backend == "cuda" || (args->backend == "auto" && pathExists("/dev/nvidiactl")))
-    cublaslt::preloadLibrary(args->device);
+    cublaslt::preloadLibrary();
   auto env = Options::fromEnv();
   if (!env.ok()) return fail(env.status());
   EngineOptions eo;

@@ -449,7 +449,7 @@ int cmdTune(const std::vector<std::string>& argv) {
   prestartWorkerIfIsolating(*opts, t);
   // A GEMM run opens cuBLASLt after the GPU: its loading starts now, beside the driver's start.
   if (t.op == "gemm" && opts->backend != "sim" && !t.args.has("--no-gpu") && opts->vendor_algos > 0)
-    cublaslt::preloadLibrary(t.args.has("--devices") ? -1 : opts->device);
+    cublaslt::preloadLibrary();
   auto t0 = std::chrono::steady_clock::now();
   Gpu gpu = openGpu(*opts, t.args.has("--no-gpu"));
   // An exclusive-process GPU admits one context, which the early worker may have taken.

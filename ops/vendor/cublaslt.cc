@@ -272,38 +272,15 @@ namespace {
 const char* const kLibraryNames[] = {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"};
 }  // namespace
 
-namespace {
-// The library's first heuristic query (preloadLibrary's warm_device 0): a handle of its own and
-// a 1024-cubed bf16 NT problem, as GemmVendor's warm-up asks.
-void earlyWarmUp() {
-  const auto t0 = std::chrono::steady_clock::now();
-  auto lt = CublasLt::open({});
-  Status st = lt.status();
-  if (lt.ok()) {
-    LtProblem p;
-    p.trans_b = true;
-    p.m = p.n = p.k = p.lda = p.ldb = p.ldc = 1024;
-    st = (*lt)->heuristics(p, 1, kWorkspaceBytes).status();
-  }
-  timelineMark("cublaslt_early_warm",
-               strprintf("%.1f ms %s", msSince(t0), st.ok() ? "ok" : st.toString().c_str()));
-}
-}  // namespace
-
-void preloadLibrary(int warm_device) {
+void preloadLibrary() {
   static std::once_flag once;
-  std::call_once(once, [warm_device] {
+  std::call_once(once, [] {
     // Both handles stay open for the process's life (open()'s dlopen takes another reference).
     (void)::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    std::thread([warm_device] {
-      bool loaded = false;
+    std::thread([] {
       for (const char* n : kLibraryNames)
-        if (::dlopen(n, RTLD_NOW | RTLD_LOCAL) != nullptr) {
-          loaded = true;
-          break;
-        }
+        if (::dlopen(n, RTLD_NOW | RTLD_LOCAL) != nullptr) break;
       timelineMark("cublaslt_preloaded");
-      if (loaded && warm_device == 0) earlyWarmUp();
     }).detach();
   });
 }

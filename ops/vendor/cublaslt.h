@@ -98,11 +98,7 @@ Status parseAlgoId(const std::string& id, const std::string& lib, int* index, vo
 // another thread's: cuInit's must not queue behind cuBLASLt's). A tuning process calls it before
 // it opens the GPU, so the library's 50-70 ms of loading overlap the driver's and the context's
 // start instead of following them; open() then finds it loaded. Without the library, nothing.
-// warm_device 0: then, on the same thread, the library's first heuristic query (its one-time
-// set-up, ~100 ms after the context on an H200, on every tuning process's critical path) runs
-// without waiting for the caller's context: the library's runtime takes the current device's
-// primary context, device 0's (the one the caller's backend retains too), so only for device 0.
-void preloadLibrary(int warm_device = -1);
+void preloadLibrary();
 
 class CublasLt {
  public:
