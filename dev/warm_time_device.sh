@@ -14,7 +14,7 @@ OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; W=/tmp/warmt; rm -rf "$W"; mkdir -p "$W"
 [ -d pb ] || tar -xJf pb.tar.xz
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw --format=csv,noheader | tee "$W/gpu.txt"
 WHOS=${WHOS:-this}; N=${N:-3}; NS=${NS:-2}
-SHAPE=(--m 4096 --n 4096 --k 4096 --layout NT)
+SHAPE=(--m "${SM:-4096}" --n "${SN:-4096}" --k "${SK:-4096}" --layout NT)  # SM/SN/SK: another shape
 one() {  # who pass tag env... -- args...
   local who=$1 pass=$2 tag=$3; shift 3
   local envs=(); while [ "$1" != -- ]; do envs+=("$1"); shift; done; shift
