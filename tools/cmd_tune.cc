@@ -337,11 +337,14 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
   noteProcessMs("op_ms", create_ms + msSince(tv));  // the op and its vendor library, no wait
   timelineMark("vendor_open");
   int rc = kExitOk;
-  // The keys' random inputs are generated on the device (ops/device_fill.h), the same values.
-  enableDeviceFill(backend, tuner->compiler(), &tuner->store(), tuner->device());
+  // The keys' random inputs are generated on the device (ops/device_fill.h), the same values; on
+  // from the first key that needs inputs (a run the shared cache answers compiles no fill kernel).
   struct FillOff {
-    ~FillOff() { disableDeviceFill(); }  // after the operands' last fill; waits for its compile
-  } fill_off;
+    bool on = false;
+    ~FillOff() {
+      if (on) disableDeviceFill();  // after the operands' last fill; waits for its compile
+    }
+  } fill;
   SharedOperands operands(backend);  // filled as the keys need them
   for (size_t i = 0; i < t.gemm_cases.size(); ++i) {
     const auto& gc = t.gemm_cases[i];
@@ -357,6 +360,8 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
       rep = std::move(*hit);
     } else {
       (*gop)->prepareWorker(s);  // the worker builds its inputs while this process fills its own
+      if (!fill.on) enableDeviceFill(backend, tuner->compiler(), &tuner->store(), tuner->device());
+      fill.on = true;
       const auto b0 = std::chrono::steady_clock::now();
       auto call = operands.call(s);
       if (!call.ok()) return fail(call.status());
