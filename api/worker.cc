@@ -29,6 +29,7 @@
 #include "compiler/sim/sim_compiler.h"
 #include "ktune/plugin.hpp"
 #include "ops/buffers.h"
+#include "ops/device_fill.h"
 #include "ops/builtin.h"
 #include "ops/vendor/cublaslt.h"
 #include "runtime/backend.h"
@@ -198,7 +199,10 @@ extern "C" int ktune_worker_main(int argc, char** argv) {
   // operand stays on the device, so the next key's random inputs are a device copy of its prefix
   // (ops/buffers.h); the LLM suite's keys share their N x K. For the worker's life.
   keepRandomFills(&engine->backend());
+  // ...generated on the device (ops/device_fill.h): the same values as the tuner's.
+  enableDeviceFill(engine->backend(), engine->compiler(), &engine->store(), engine->device());
   Status st = serveWorker(*engine, 0, 1, startup_ms);
+  disableDeviceFill();
   if (st.code() == Code::kDeviceFault) {
     std::fprintf(stderr, "ktune-worker: %s\n", st.toString().c_str());
     std::fflush(stderr);

@@ -33,24 +33,6 @@ Status TunerEngine::verifyOutput(const ErasedFamily& f, const void* p, Cand& c, 
   return when.empty() ? bad : Status(bad.code(), "wrong" + when + ": " + bad.message());
 }
 
-std::string TunerEngine::verifiedId(const ErasedFamily& f, const void* p, const Cand& c) const {
-  if (!f.args_json || !f.verify) return {};
-  return f.name + "|" + f.args_json(p) + "|" + c.vendor_source + "|" + c.r.config + "|" +
-         c.r.code_object_key;
-}
-
-bool TunerEngine::verifiedBefore(const std::string& id) {
-  if (id.empty()) return false;
-  std::lock_guard<std::mutex> l(verified_mu);
-  return verified_here.count(id) > 0;
-}
-
-void TunerEngine::noteVerified(const std::string& id) {
-  if (id.empty()) return;
-  std::lock_guard<std::mutex> l(verified_mu);
-  verified_here.insert(id);
-}
-
 void TunerEngine::noteFault(const Cand& c) {
   if (c.r.status != Code::kDeviceFault) return;
   Status probe = backend->synchronize();
@@ -123,22 +105,13 @@ void TunerEngine::benchOne(const ErasedFamily& f, const void* p, Cand& c,
   } else {
     run = [&] { return f.vendor_launch(c.r.config, p, s); };
   }
-  // A re-check (bo.verify with bo.reverify: the finalists' first round) of a binary this process
-  // already read back right on the same problem keeps only its check after the last timed run:
-  // the checks before its runs and after run 2 repeat what this process saw (each a read-back of
-  // the output, 20-30 ms for a 4096x28672 GEMM). A binary not checked here gets all three.
-  const std::string vid = verifiedId(f, p, c);
-  const bool seen = bo_in.verify && bo_in.reverify && verifiedBefore(vid);
   // Verify first: it is also the smoke test (faults, launch errors) before any timing.
   if (f.verify) {
     Status st = f.pre_run ? f.pre_run(p, s) : Status::Ok();
     if (st.ok()) st = run();
     // Without bo.verify (a binary verified earlier in this run) the launch stays as a warm-up
     // and only the read-back and comparison are skipped: those were the cost.
-    if (st.ok() && bo_in.verify && !seen) {
-      st = verifyOutput(f, p, c, s, "");
-      if (st.ok()) noteVerified(vid);
-    }
+    if (st.ok() && bo_in.verify) st = verifyOutput(f, p, c, s, "");
     if (!st.ok()) {
       (void)backend->checkError();  // clear a sticky error (a failed launch) for the next one
       fail(c, st);
@@ -153,8 +126,7 @@ void TunerEngine::benchOne(const ErasedFamily& f, const void* p, Cand& c,
   const bool reverify = bo.reverify && f.verify;
   std::function<Status(int)> before = [&](int i) -> Status {
     // Run index 2 starts once timed runs 0 and 1 are done: the second run's output is checked.
-    if (reverify && i == 2 && !seen)
-      KTUNE_RETURN_IF_ERROR(verifyOutput(f, p, c, s, " after timed run 2"));
+    if (reverify && i == 2) KTUNE_RETURN_IF_ERROR(verifyOutput(f, p, c, s, " after timed run 2"));
     if (f.pre_timed_run) return f.pre_timed_run(p, s);
     if (f.pre_run) return f.pre_run(p, s);
     return Status::Ok();
@@ -167,7 +139,6 @@ void TunerEngine::benchOne(const ErasedFamily& f, const void* p, Cand& c,
   if (stats.ok() && (reverify || late_verify)) {
     Status st = verifyOutput(f, p, c, s, " after the last timed run");
     if (!st.ok()) stats = st;
-    else noteVerified(vid);
   }
   lap(&TuneReport::measure_ms);
   if (!stats.ok()) {

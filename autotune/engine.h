@@ -267,12 +267,6 @@ class TunerEngine {
   // 2") goes into a mismatch's reason. Raises c.r.max_error.
   Status verifyOutput(const ErasedFamily& f, const void* p, Cand& c, StreamHandle s,
                       const std::string& when);
-  // The identity benchOne's re-verification rule keys on: the family, the problem's arguments
-  // (f.args_json: the shape, from which a worker rebuilds the same inputs), the source, config
-  // and code object. Empty (no rule) for a family without args_json.
-  std::string verifiedId(const ErasedFamily& f, const void* p, const Cand& c) const;
-  bool verifiedBefore(const std::string& id);
-  void noteVerified(const std::string& id);
   // Creates the worker supervisor (not the process) once; false with *why when no worker
   // executable is found.
   bool makeWorker(std::string* why);
@@ -340,10 +334,6 @@ class TunerEngine {
   std::atomic<bool> shared_warned{false};  // see warnShared
   std::mutex lost_mu;
   std::string context_lost_by;  // empty while the context is usable (noteFault)
-  // Candidates whose output this process read back and found right (verifiedId), for benchOne's
-  // re-verification rule. Only this process's own checks: nothing read from a store or a file.
-  std::mutex verified_mu;
-  std::set<std::string> verified_here;
 
   // Predictions, background tuning and capture-safe selection (autotune/engine_shapes.h). Last: its
   // thread stops before anything it uses is torn down (~TunerEngine stops it first).

@@ -6,20 +6,22 @@
 # warm suites (the cold run's store, a fresh database), interleaved across builds, each with
 # KTUNE_TIMELINE (base/timeline.h: marks from the tuner and its worker, one file per run) and the
 # shell's own start and end (epoch). EXTRA=1: one warm 4096^3 in process (KTUNE_ISOLATE=0) and one
-# verbose warm 4096^3 and suite of the first build. PREP=1: see below. Logs in $OUT/warm.tgz; tables last
+# verbose warm 4096^3 and suite of the first build. PREP=1, SHARE=1, GPUTEST: see below. Logs in
+# $OUT/warm.tgz; tables last
 # (dev/warm_timeline.py).
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; W=/tmp/warmt; rm -rf "$W"; mkdir -p "$W"
 [ -d pb ] || tar -xJf pb.tar.xz
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw --format=csv,noheader | tee "$W/gpu.txt"
 WHOS=${WHOS:-this}; N=${N:-3}; NS=${NS:-2}
-SHAPE=(--m 4096 --n 4096 --k 4096 --layout NT)
+SHAPE=(--m "${SM:-4096}" --n "${SN:-4096}" --k "${SK:-4096}" --layout NT)  # SM/SN/SK: another shape
 one() {  # who pass tag env... -- args...
   local who=$1 pass=$2 tag=$3; shift 3
   local envs=(); while [ "$1" != -- ]; do envs+=("$1"); shift; done; shift
   local K=pb/tools/ktune; [ "$who" = base ] && K=pb/base/tools/ktune
   local kind=shape; [ "$1" = --suite ] && kind=suite
   local C=/tmp/kc-$who-$kind S E rc
+  [ "${SHARE:-0}" = 1 ] && C=/tmp/kc-$kind  # SHARE=1: one store for every build (same kernels)
   [ "$pass" = cold ] && rm -rf "$C"; rm -rf "$C/db"
   local name=${who}_${kind}_${pass}_$tag
   S=$(date +%s.%N)
@@ -30,9 +32,15 @@ one() {  # who pass tag env... -- args...
   echo "$name $rc $S $E" >> "$W/walls.txt"
   echo "$name rc=$rc wall $(awk -v a="$S" -v b="$E" 'BEGIN{printf "%.3f", b-a}')"
 }
-for who in $WHOS; do one $who cold 0 -- "${SHAPE[@]}"; done
+# SHARE=1: the first build's cold runs fill the one store; the kernels' sources must be the same.
+COLDS=$WHOS; [ "${SHARE:-0}" = 1 ] && COLDS=${WHOS%% *}
+# GPUTEST=prog: a GPU test program staged beside pb.tar.xz, run first (its log in $OUT).
+if [ -n "${GPUTEST:-}" ]; then
+  "./$GPUTEST" > "$OUT/$GPUTEST.txt" 2>&1; echo "$GPUTEST rc=$?"; tail -3 "$OUT/$GPUTEST.txt"
+fi
+for who in $COLDS; do one $who cold 0 -- "${SHAPE[@]}"; done
 # SUITE=0: the single shape only.
-[ "${SUITE:-1}" = 1 ] && for who in $WHOS; do one $who cold 0 -- --suite llm; done
+[ "${SUITE:-1}" = 1 ] && for who in $COLDS; do one $who cold 0 -- --suite llm; done
 # PREP=1: one unmeasured warm suite per build first: a warm race can reach configs its cold run
 # did not (it then compiles them: bench/NOTES.md); after it the store holds them.
 if [ "${PREP:-0}" = 1 ] && [ "${SUITE:-1}" = 1 ]; then for who in $WHOS; do one $who warm prep -- --suite llm; done; fi

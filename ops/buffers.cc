@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "autotune/compile_pool.h"
+#include "ops/device_fill.h"
 
 namespace ktune {
 
@@ -135,6 +136,8 @@ namespace {
 
 Status generate(Backend& b, DevicePtr dst, DType t, int64_t count, uint64_t seed, double lo,
                 double hi) {
+  // On the device when it can (ops/device_fill.h: the same values, bit for bit).
+  if (Status st; deviceFillRandom(b, dst, t, count, seed, lo, hi - lo, &st)) return st;
   constexpr int64_t kChunk = int64_t(1) << 20;
   constexpr int kMaxThreads = 8;
   const size_t es = sizeOf(t);

@@ -19,6 +19,7 @@
 #include "autotune/worker_prestart.h"
 #include "base/clock.h"
 #include "ops/buffers.h"
+#include "ops/device_fill.h"
 #include "ops/gemm.h"
 #include "ops/vendor/cublaslt.h"
 #include "bench/fair/peers.h"
@@ -336,6 +337,14 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
   noteProcessMs("op_ms", create_ms + msSince(tv));  // the op and its vendor library, no wait
   timelineMark("vendor_open");
   int rc = kExitOk;
+  // The keys' random inputs are generated on the device (ops/device_fill.h), the same values; on
+  // from the first key that needs inputs (a run the shared cache answers compiles no fill kernel).
+  struct FillOff {
+    bool on = false;
+    ~FillOff() {
+      if (on) disableDeviceFill();  // after the operands' last fill; waits for its compile
+    }
+  } fill;
   SharedOperands operands(backend);  // filled as the keys need them
   for (size_t i = 0; i < t.gemm_cases.size(); ++i) {
     const auto& gc = t.gemm_cases[i];
@@ -351,6 +360,8 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
       rep = std::move(*hit);
     } else {
       (*gop)->prepareWorker(s);  // the worker builds its inputs while this process fills its own
+      if (!fill.on) enableDeviceFill(backend, tuner->compiler(), &tuner->store(), tuner->device());
+      fill.on = true;
       const auto b0 = std::chrono::steady_clock::now();
       auto call = operands.call(s);
       if (!call.ok()) return fail(call.status());

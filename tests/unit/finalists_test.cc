@@ -310,11 +310,12 @@ TEST(Finalists, WinnerWrongOnLaterLaunchesIsRejected) {
   EXPECT_NE(bad->reason.find("finalist re-timing"), std::string::npos) << bad->reason;
 }
 
-// A finalist whose output this process already read back right on the same problem (in its first
-// measurement) is checked once more in the finalists' first round, after its last timed run,
-// instead of before its runs, after run 2 and after the last (each check a read-back of the
-// output); one never checked in this process still gets all three.
-TEST(Finalists, AFinalistCheckedBeforeIsCheckedAgainOnlyAfterItsRuns) {
+// Every finalist is checked alike in the finalists' first round (before its runs, after run 2,
+// after the last), whether or not this process read it back before: skipping the checks of the
+// ones already read back (the default, mostly) timed them without the read-backs' pauses, and on
+// a GPU at its power cap the paused ones ran cooler: every challenger read 0.84-0.89 of the
+// default in that round at 4096x28672x4096, in 9 of 9 warm LLM suites (bench/NOTES.md, issue 34).
+TEST(Finalists, EveryFinalistIsCheckedAlikeInTheFirstRound) {
   Env env;
   auto f = env.family();
   f.extras.configs = {*Config::parse("BLOCK=256,VEC=2"), *Config::parse("BLOCK=128,VEC=1")};
@@ -336,9 +337,9 @@ TEST(Finalists, AFinalistCheckedBeforeIsCheckedAgainOnlyAfterItsRuns) {
   ASSERT_TRUE(rep.ok()) << rep.status().toString();
   EXPECT_EQ(rep->winner, "BLOCK=256,VEC=2") << rep->tree();
   ASSERT_GE(rep->vs_default.finalists, 2) << rep->tree();
-  // First measurement: one check (verify first); finalists' first round: one, after the runs.
-  EXPECT_EQ(checks["BLOCK=256,VEC=2"], 2) << rep->tree();
-  EXPECT_EQ(checks["BLOCK=128,VEC=1"], 2) << rep->tree();
+  // First measurement: one check (verify first); finalists' first round: three.
+  EXPECT_EQ(checks["BLOCK=256,VEC=2"], 4) << rep->tree();
+  EXPECT_EQ(checks["BLOCK=128,VEC=1"], 4) << rep->tree();
 }
 
 TEST(Finalists, TuningOffRunsTheVendorDefault) {
