@@ -14,8 +14,14 @@
 #      (about 3.8 s a pair);
 #   4. the GPU regret, guided against exhaustive (EXH_BUDGET x budgets, default 0.2) at REGRET_ONLY's
 #      keys (`ktune regret --only`; default the 1- and 2-row and 16x4096x14336 decode keys).
+# Expected walls (the eighteenth session's lead pass and this session's first cold-suite call, H200):
+# untar ~4 s, tests ~230 s, 3 suite pairs ~76 s, warm ~11 s, 4096^3 pairs ~12 s, regret ~25 s (3
+# keys): about 360 s in all; at DEADLINE=330 the 4096^3 pairs and the regret are dropped. Give the
+# device call timeout_s = DEADLINE + 15. ONE_PAIRS=1 leaves the regret ~8 s more.
 # Every log goes into ONE archive, $OUT/final19.tgz (re-packed after each part, so a call killed
 # late still returns the parts done), the table also into $OUT/table.txt and last on stdout.
+#   (dev machine, in the checkout, its build/ current: BASE=/work/main/.devwork/base19 bash
+#    dev/final19_stage.sh .devwork/lead; then carry [".devwork/lead"] and run)
 #   cd .devwork/lead && OUT=$OUT DEADLINE=330 bash dev/final19_device.sh
 # Dry run on the dev machine (simulated device; the GPU tests skip or are cut):
 #   KTUNE_BACKEND=sim DEADLINE=90 TEST_S=15 REGRET_SET=ci REGRET_ONLY="ci 16x4096x4096" \
@@ -31,7 +37,7 @@ drop() { echo "$*" | tee -a "$W/dropped.txt"; }
 pack() { tar -czf "$OUT/final19.tgz.part" -C "$W" . && mv "$OUT/final19.tgz.part" "$OUT/final19.tgz"; }
 [ -d pb ] || tar -xJf pb.tar.xz
 PB=$PWD/pb
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw --format=csv,noheader > "$W/gpu.txt" 2>&1
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw --format=csv,noheader > "$W/gpu.txt" 2>/dev/null || echo "no nvidia-smi" > "$W/gpu.txt"
 # The base's worker finds its own libktune.so at $ORIGIN/.. (pb/base): LD_LIBRARY_PATH would put
 # this tree's first, so it stays empty for the base; this tree's lives in pb/api (lead_stage's layout).
 bin() { [ "$1" = base ] && echo "$PB/base/tools/ktune" || echo "$PB/tools/ktune"; }
