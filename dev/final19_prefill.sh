@@ -15,7 +15,8 @@
 # PROCS_MAX run while the time left holds one more. Skipped or cut parts are named on stdout. Logs
 # (run.log, gpu.txt, p<P>_<part>.txt/.err, table.txt) in $OUT/prefill/; the table on stdout last.
 # Exit 0 with the table; 1-3 without (gemm_bench does not start, nothing staged, no GPU).
-# BUDGET (90) PROCS (3) PROCS_MAX (5) ROUNDS (5) FP8 (1) RESERVE_S (3) ONLY_NAMES (below)
+# BUDGET (90) PROCS (3) PROCS_MAX (5) ROUNDS (5) FP8 (1) RESERVE_S (3) PREFILL_CACHE (/tmp/kc-prefill)
+# ONLY_NAMES (below)
 set -uo pipefail
 T_START=$(date +%s)
 BUDGET=${BUDGET:-90} BUDGET_DEFAULT=90
@@ -33,7 +34,7 @@ export LD_LIBRARY_PATH="$PWD/pb/api${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # Clocks into gpu.txt, gemm_bench checked to start (exit 1 if it does not), configs(), left(), at().
 . dev/fp8_device_common.sh
 T0=$T_START
-export KTUNE_CACHE_DIR=/tmp/kc-prefill
+export KTUNE_CACHE_DIR=${PREFILL_CACHE:-/tmp/kc-prefill}  # another part's cache may be named
 if grep -q "gemm_bench: skipped" "$OUT/gpu.txt"; then
   say "SKIPPED bf16 part (8 shapes) and FP8 part (e4m3 4096^3, 8192^3): $(grep -m1 'gemm_bench: skipped' "$OUT/gpu.txt" | cut -c1-160)"
   exit 3
@@ -46,26 +47,37 @@ ONLY=$(configs "${ONLY_NAMES:-B@4096x4096x4096 D@8192x8192x8192 B@4096x6144x4096
 SH_BF16=1024x14336x4096,4096x6144x4096,4096x4096x14336,2048x28672x8192,3000x5000x1000,3000x5000x1000:NN
 SH_SQ=4096x4096x4096,8192x8192x8192
 # Each part's cap is what the budget leaves after the reserve R and the estimated time of the
-# required parts still to come (EST_*: guesses until a part of the kind has run, then 1.3x its
-# last wall), so a slow cold first process cannot starve the others, and nothing is cut early.
-EST_bf16=12 EST_sq=6
-[ "$FP8" = 1 ] && { SH_SQ=fp8,$SH_SQ; EST_sq=9; }
+# required parts still to come (EST_*: until a part of the kind has run, a guess of a warm one, 12
+# and 9 s (6 without FP8), or its share of PROCS + 0.5 processes in the time left if smaller; then
+# 1.3x its last wall), so a slow cold first process cannot starve the others.
 PROCS=${PROCS:-3} PROCS_MAX=${PROCS_MAX:-5} R=${RESERVE_S:-3}
+WB=7 WS=3 GS=6  # shares of a process (shapes + 1 for its start), the sq part's guess
+[ "$FP8" = 1 ] && { SH_SQ=fp8,$SH_SQ; WS=5; GS=9; }
+SHARE=$(( ($(left) - R - 2) * 10 / (PROCS * 10 + 5) ))
+EST_bf16=$(( SHARE * WB / (WB + WS) )) EST_sq=$(( SHARE * WS / (WB + WS) ))
+[ "$EST_bf16" -gt 12 ] && EST_bf16=12
+[ "$EST_sq" -gt "$GS" ] && EST_sq=$GS
+MAX_bf16=$BUDGET MAX_sq=$BUDGET  # caps once measured
 Nb=$PROCS Ns=$PROCS  # required parts of each kind (bf16, sq) not yet started
 say "BUDGET $BUDGET s, FP8=$FP8, $PROCS processes (up to $PROCS_MAX while the time holds one more), ROUNDS ${ROUNDS:-5}"
 # part P KIND SHAPES: one gemm_bench process, cut at what the budget leaves after the reserves.
 part() {
-  local rsv s0 rc s
+  local rsv s0 rc s m
   [ "$1" -le "$PROCS" ] && eval "N${2:0:1}=\$(( N${2:0:1} - 1 ))"
   [ "$2" = bf16 ] && [ "$1" -gt "$PROCS" ] && rsv=$EST_sq || rsv=0
   rsv=$(( rsv + Nb * EST_bf16 + Ns * EST_sq ))
   s=$(( $(left) - R - 2 - rsv ))
+  # Once a part of the kind has run, at most 2x its estimate + 10 s (a hung process cannot take
+  # the later processes' time).
+  eval "m=\$MAX_$2"
+  [ "$s" -gt "$m" ] && s=$m
   if [ "$s" -lt 5 ]; then say "process $1 part $2 skipped: $(left) s left, $rsv s kept for the parts after it"; return 1; fi
   s0=$(date +%s)
   timeout -k 2 "$s" "$PB/bench/gemm_bench" --kinds=tma --only="$ONLY" --shapes="$3" \
     --rounds="${ROUNDS:-5}" > "$OUT/p$1_$2.txt" 2> "$OUT/p$1_$2.err"
   rc=$?
   eval "EST_$2=\$(( ($(date +%s) - s0) * 13 / 10 + 1 ))"
+  eval "MAX_$2=\$(( 2 * EST_$2 + 10 ))"
   say "$(at "process $1 part $2 (cap $s s) rc=$rc")$([ "$rc" = 124 ] && echo ' CUT: its shapes are lost')"
   grep -m1 "gemm_bench: skipped" "$OUT/p$1_$2.err" | sed "s/^/prefill: process $1 part $2 SKIPPED: /"
   return 0
