@@ -62,16 +62,19 @@ Nb=$PROCS Ns=$PROCS  # required parts of each kind (bf16, sq) not yet started
 say "BUDGET $BUDGET s, FP8=$FP8, $PROCS processes (up to $PROCS_MAX while the time holds one more), ROUNDS ${ROUNDS:-5}"
 # part P KIND SHAPES: one gemm_bench process, cut at what the budget leaves after the reserves.
 part() {
-  local rsv s0 rc s m
+  local rsv s0 rc s m f l
   [ "$1" -le "$PROCS" ] && eval "N${2:0:1}=\$(( N${2:0:1} - 1 ))"
   [ "$2" = bf16 ] && [ "$1" -gt "$PROCS" ] && rsv=$EST_sq || rsv=0
   rsv=$(( rsv + Nb * EST_bf16 + Ns * EST_sq ))
-  s=$(( $(left) - R - 2 - rsv ))
-  # Once a part of the kind has run, at most 2x its estimate + 10 s (a hung process cannot take
-  # the later processes' time).
-  eval "m=\$MAX_$2"
+  l=$(( $(left) - R - 2 )) s=$(( $(left) - R - 2 - rsv ))
+  # Never below the part's own estimate (or 5 s) while the budget holds it: the processes run in
+  # order and the last ones go short; once a part of the kind has run, at most 2x its estimate +
+  # 10 s (a hung process cannot take the later processes' time).
+  eval "f=\$EST_$2 m=\$MAX_$2"
+  [ "$f" -lt 5 ] && f=5
+  [ "$s" -lt "$f" ] && s=$(( f < l ? f : l ))
   [ "$s" -gt "$m" ] && s=$m
-  if [ "$s" -lt 5 ]; then say "process $1 part $2 skipped: $(left) s left, $rsv s kept for the parts after it"; return 1; fi
+  if [ "$s" -lt 5 ]; then say "process $1 part $2 skipped: $(left) s left"; return 1; fi
   s0=$(date +%s)
   timeout -k 2 "$s" "$PB/bench/gemm_bench" --kinds=tma --only="$ONLY" --shapes="$3" \
     --rounds="${ROUNDS:-5}" > "$OUT/p$1_$2.txt" 2> "$OUT/p$1_$2.err"
