@@ -44,7 +44,7 @@ CL4E1="BLOCK_N=256,CONSUMERS=2,CLUSTER_M=4,WG_M=1,NUM_STAGES=4,GROUP_M=16,EPI_TM
 # space). (The split-tail pair CL2E2S and the 192-wide pair CL192 of the fourteenth session's probe
 # are not in the kernel: bench/NOTES.md.)
 E4="BLOCK_N=256,$C2,WG_M=1,NUM_STAGES=4,GROUP_M=16,EPI_TMA=3,SPLIT_K=2,PINGPONG=0"
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv > "$OUT/gpu.txt" 2>&1
+timeout 15 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv > "$OUT/gpu.txt" 2>&1
 # A list of NAME[+KNOB=V...][@shape] (names of the configs above, each +KNOB=V replacing or adding
 # one knob: B+GROUP_M=8, B+TMA_L2A=128+TMA_L2B=128) as gemm_bench's CONFIG[@shape];... list.
 configs() {
@@ -61,7 +61,7 @@ configs() {
 }
 PB=$PWD/pb
 export LD_LIBRARY_PATH="$PB/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-"$PB/bench/gemm_bench" --shapes=none > /dev/null 2> "$OUT/prebuilt.err" ||
+timeout -k 2 30 "$PB/bench/gemm_bench" --shapes=none > /dev/null 2> "$OUT/prebuilt.err" ||
   { echo "prebuilt gemm_bench does not run: $(tail -2 "$OUT/prebuilt.err")"; exit 1; }
 # Its device line goes with the clocks; the file itself would take one of the 8 returned files.
 head -1 "$OUT/prebuilt.err" >> "$OUT/gpu.txt" && rm -f "$OUT/prebuilt.err"
