@@ -6,6 +6,8 @@
 #   1. every GPU test program, run by dev/gpu_pass_device.sh as the eighteenth session's lead pass
 #      ran them (JOBS=8, GEMM_SHARDS=4, PROGRAMS=none; cut at TEST_S, default min(280, DEADLINE -
 #      TAIL_S - 10)); about 230 s there. Its TUNE and SUITE parts run here instead (2 and 3);
+#   1b. issue 33's prefill list against cuBLASLt (dev/final19_prefill.sh, PREFILL_S seconds, default
+#      62: 3 processes; PREFILL_S=0 skips it; its table appended to this one's);
 #   2. the cold LLM suite (`ktune tune gemm --suite llm --json`: empty store, fresh CUDA_CACHE_PATH
 #      and database, compile workers on, isolation on), base against this tree, PAIRS pairs
 #      (default 3) interleaved, the order alternating per pair (about 16 s base, 9 s this); then one
@@ -56,6 +58,13 @@ OUT=$W/gpu_pass DEADLINE=1 TEST_S=$TEST_S JOBS=${JOBS:-8} GEMM_SHARDS=${GEMM_SHA
 cp /tmp/gpu-pass-logs/tests.txt "$W/tests.txt" 2>/dev/null
 grep -q "not started\|cut by the budget" "$W/tests.txt" 2>/dev/null && drop "GPU tests: some cut or not started at TEST_S=$TEST_S"
 echo "tests done at $(( $(date +%s) - T0 )) s"; pack
+
+# 1b. Issue 33's prefill list, fair method (dev/final19_prefill.sh; its logs in $W/prefill).
+if [ "${PREFILL_S:-62}" -gt 0 ] && fits "${PREFILL_MIN:-40}"; then
+  OUT=$W BUDGET=$(cap "${PREFILL_S:-62}") PROCS_MAX=${PREFILL_PROCS:-3} bash dev/final19_prefill.sh \
+    > "$W/prefill.log" 2>&1; rc=$?
+  echo "prefill done at $(( $(date +%s) - T0 )) s (rc=$rc)"; pack
+else drop "prefill list ($(left) s left)"; fi
 
 # One ktune run: kt variant timeout tag args...; E (an array) holds its environment.
 kt() {
@@ -115,6 +124,7 @@ else drop "regret ($(left) s left)"; fi
 rm -rf "$WK"
 
 python3 dev/final19_table.py "$W" > "$W/table.txt" 2>&1
+[ -f "$W/prefill/table.txt" ] && { echo; echo "prefill (issue 33)"; cat "$W/prefill/table.txt"; } >> "$W/table.txt"
 echo "total $(( $(date +%s) - T0 )) s of DEADLINE=$DEADLINE" >> "$W/table.txt"
 pack; cp "$W/table.txt" "$OUT/table.txt"
 echo; cat "$W/table.txt"
