@@ -12,7 +12,9 @@ title, device and date (YYYY-MM-DD) are required; note="..." (how it was measure
 is printed under the title; order="N" (default 50) places the block in the README (then NOTES.md's
 order). When several blocks share a name, the latest date wins (then the
 later one in the file): a newer measurement of the same thing replaces the older one in the
-README by carrying the same name. The README section lies between `<!-- readme-perf:begin -->`
+README by carrying the same name. replaces="a,b" (optional) retires other names too: a chosen
+block drops the chosen blocks of those names that are not newer than itself (one table that
+now covers what several older ones measured). The README section lies between `<!-- readme-perf:begin -->`
 and `<!-- readme-perf:end -->`; each block becomes a subsection "title — device, date" with the
 NOTES.md heading it sits under.
 
@@ -94,12 +96,18 @@ def parse_blocks(notes_text):
 
 
 def latest(blocks):
-    """One block per name: the latest date, then the later one in the file."""
+    """One block per name: the latest date, then the later one in the file; then the names a
+    chosen block replaces (no newer than it) are dropped."""
     chosen = {}
     for b in blocks:
         old = chosen.get(b["name"])
         if old is None or (b["attrs"]["date"], b["line"]) >= (old["attrs"]["date"], old["line"]):
             chosen[b["name"]] = b
+    for b in list(chosen.values()):
+        for name in filter(None, (x.strip() for x in b["attrs"].get("replaces", "").split(","))):
+            old = chosen.get(name)
+            if old is not None and old is not b and old["attrs"]["date"] <= b["attrs"]["date"]:
+                del chosen[name]
     return sorted(chosen.values(), key=lambda b: (b["attrs"]["order"], b["line"]))
 
 
@@ -158,7 +166,13 @@ def self_test():
              "<!-- readme:t title=\"T\" device=\"GPU A\" date=\"2026-01-01\" -->\n"
              "| a | 1 |\n<!-- /readme:t -->\n## New run\n"
              "<!-- readme:t title=\"T\" device=\"GPU B\" date=\"2026-02-01\" -->\n| a | 2 |\n"
-             "<!-- /readme:t -->\n")
+             "<!-- /readme:t -->\n"
+             "<!-- readme:u title=\"U\" device=\"GPU A\" date=\"2026-01-01\" -->\n| u | 1 |\n"
+             "<!-- /readme:u -->\n"
+             "<!-- readme:w title=\"W\" device=\"GPU A\" date=\"2026-03-01\" -->\n| w | 1 |\n"
+             "<!-- /readme:w -->\n"
+             "<!-- readme:v title=\"V\" device=\"GPU B\" date=\"2026-02-01\" replaces=\"u,w\" -->\n"
+             "| v | 1 |\n<!-- /readme:v -->\n")
     with tempfile.TemporaryDirectory() as root, open(os.devnull, "w") as quiet:
         os.makedirs(os.path.join(root, "bench"))
         with open(os.path.join(root, "bench", "NOTES.md"), "w") as f:
@@ -172,6 +186,8 @@ def self_test():
             text = f.read()
         checks.append(("| a | 2 |" in text and "| a | 1 |" not in text, True,
                        "the latest block wins"))
+        checks.append(("| v | 1 |" in text and "| u | 1 |" not in text and "| w | 1 |" in text,
+                       True, "replaces drops an older name, never a newer one"))
         checks.append(("GPU B, 2026-02-01" in text and text.endswith("tail\n"), True,
                        "device and date named, the rest of the README kept"))
         for bad in ('<!-- readme:x title="X" date="2026-01-01" -->\n|1|\n<!-- /readme:x -->\n',
