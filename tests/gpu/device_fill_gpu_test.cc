@@ -15,23 +15,10 @@
 #include "ops/buffers.h"
 #include "ops/device_fill.h"
 #include "runtime/backend.h"
+#include "tests/unit/fill_reference.h"
 
 namespace ktune {
 namespace {
-
-// The documented sequence on the host (tests/unit/buffers_test.cc's reference).
-std::vector<unsigned char> hostValues(DType t, int64_t count, uint64_t seed, double lo, double hi) {
-  std::vector<unsigned char> out(static_cast<size_t>(count) * sizeOf(t));
-  uint64_t state = seed;
-  for (int64_t i = 0; i < count; ++i) {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    storeFromDouble(out.data(), t, i, lo + (hi - lo) * (static_cast<double>(z >> 11) * 0x1p-53));
-  }
-  return out;
-}
 
 TEST(DeviceFillGpu, SameBitsAsTheHostAndFoundInTheStoreNextTime) {
   auto b = openBackend("auto");
@@ -71,7 +58,7 @@ TEST(DeviceFillGpu, SameBitsAsTheHostAndFoundInTheStoreNextTime) {
     ASSERT_TRUE(st.ok()) << st.toString();
     std::vector<unsigned char> got(bytes);
     ASSERT_TRUE(backend->copyToHost(got.data(), *p, bytes).ok());
-    const std::vector<unsigned char> want = hostValues(t, count, seed, lo, hi);
+    const std::vector<unsigned char> want = serialFillReference(t, count, seed, lo, hi);
     size_t first_diff = bytes;
     for (size_t i = 0; i < bytes && first_diff == bytes; ++i)
       if (got[i] != want[i]) first_diff = i;

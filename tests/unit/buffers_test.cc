@@ -11,24 +11,10 @@
 #include "ops/buffers.h"
 #include "base/dtype.h"
 #include "runtime/sim/sim_backend.h"
+#include "tests/unit/fill_reference.h"
 
 namespace ktune {
 namespace {
-
-// The generator of the documented sequence, drawn one element after the other.
-std::vector<unsigned char> serialReference(DType t, int64_t count, uint64_t seed, double lo,
-                                           double hi) {
-  std::vector<unsigned char> out(static_cast<size_t>(count) * sizeOf(t));
-  uint64_t state = seed;
-  for (int64_t i = 0; i < count; ++i) {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    storeFromDouble(out.data(), t, i, lo + (hi - lo) * (static_cast<double>(z >> 11) * 0x1p-53));
-  }
-  return out;
-}
 
 TEST(FillRandom, SameValuesAsOneSerialSequenceAcrossChunksAndThreads) {
   SimBackend sim;
@@ -44,7 +30,7 @@ TEST(FillRandom, SameValuesAsOneSerialSequenceAcrossChunksAndThreads) {
     auto p = sim.alloc(bytes);
     ASSERT_TRUE(p.ok()) << p.status().toString();
     ASSERT_TRUE(fillRandom(sim, *p, t, count, 42, -2.0, 3.0).ok());
-    const auto want = serialReference(t, count, 42, -2.0, 3.0);
+    const auto want = serialFillReference(t, count, 42, -2.0, 3.0);
     EXPECT_EQ(std::memcmp(sim.hostPtr(*p), want.data(), bytes), 0);
     ASSERT_TRUE(sim.free(*p).ok());
   }
@@ -77,7 +63,7 @@ TEST(FillRandom, KeptFillsGiveTheSameValues) {
     auto p = sim.alloc(size_t(count) * 2);
     ASSERT_TRUE(p.ok());
     ASSERT_TRUE(fillRandom(sim, *p, DType::kBF16, count, 7).ok());
-    const auto want = serialReference(DType::kBF16, count, 7, -1.0, 1.0);
+    const auto want = serialFillReference(DType::kBF16, count, 7, -1.0, 1.0);
     EXPECT_EQ(std::memcmp(sim.hostPtr(*p), want.data(), size_t(count) * 2), 0);
     ASSERT_TRUE(sim.free(*p).ok());
   }
