@@ -165,6 +165,59 @@ TEST(GemmGpu, TmaEveryLayoutVsReference) {
   }
 }
 
+// The box probe knobs (TMA_ABOX / TMA_BBOX = 64, gemm::configSource): A and / or B in 64-row
+// boxes as before the one-box copies, the maps' boxes from tmaBoxRows of the same config (a map
+// that disagreed with the kernel's copies would hang or corrupt here): ping-pong 128 x 176 (B's
+// last box overlapping the one before it), the cooperative 128 x 256, the four-block clusters,
+// in NT, TT and NN against float64, then at 3000x5000x1000 NT and NN against cuBLASLt.
+TEST(GemmGpu, TmaBoxProbeKnobsVsReference) {
+  REQUIRE_GPU();
+  if (env().dev.arch != "sm_90a") GTEST_SKIP() << "tma needs sm_90a, device is " << env().dev.arch;
+  auto box = [](Config c, bool a, bool b) {
+    if (a) c.set("TMA_ABOX", int64_t{64});
+    if (b) c.set("TMA_BBOX", int64_t{64});
+    return c;
+  };
+  const Config p176 = tmaConfig(176, 2, 2, 4, 1, 1, 1, 1), b = tmaConfig(256, 2, 1, 4, 1, 2, 1);
+  const Config cl4 = tmaConfig(256, 2, 1, 4, 4, 2, 1), cl2 = tmaConfig(256, 2, 1, 4, 2, 2, 1);
+  const std::vector<Config> cfgs = {box(p176, true, true), box(p176, false, true), box(b, true, false),
+                                    box(b, true, true),    box(cl4, true, true),   box(cl4, true, false),
+                                    box(cl2, false, true)};
+  std::vector<std::tuple<KernelKind, Config, GemmShape>> jobs;
+  std::vector<GemmShape> shapes, bigs;
+  for (Layout l : {Layout::kNT, Layout::kTT, Layout::kNN}) {
+    GemmShape s = shapeOf(l, ElemType::kBF16, ElemType::kBF16, 600, 520, 1000);
+    s.lda = (gemm::storedColsA(s) + 7) / 8 * 8;  // TMA needs 16-byte row pitches
+    s.ldb = (gemm::storedColsB(s) + 7) / 8 * 8;
+    s.has_bias = true;
+    s.beta = 0.5f;
+    shapes.push_back(s);
+    if (l != Layout::kTT) bigs.push_back(shapeOf(l, ElemType::kBF16, ElemType::kBF16, 3000, 5000, 1000));
+  }
+  for (const GemmShape& s : shapes)
+    for (const Config& c : cfgs)
+      if (gemm::applicable(KernelKind::kTma, c, s).ok()) jobs.emplace_back(KernelKind::kTma, c, s);
+  for (const GemmShape& s : bigs)
+    for (const Config& c : cfgs)
+      if (gemm::applicable(KernelKind::kTma, c, s).ok()) jobs.emplace_back(KernelKind::kTma, c, s);
+  ASSERT_GE(jobs.size(), 12u);
+  precompile(jobs);
+  uint32_t seed = 6000;
+  for (const GemmShape& s : shapes) {
+    Problem p(s, seed++);
+    const auto ref = p.hostReference();
+    for (const Config& c : cfgs)
+      if (gemm::applicable(KernelKind::kTma, c, s).ok()) expectMatches(KernelKind::kTma, c, p, ref);
+  }
+  if (!env().lt) GTEST_SKIP() << "cuBLASLt unavailable for the large check: " << env().lt_skip;
+  for (const GemmShape& s : bigs) {
+    Problem p(s, seed++);
+    const auto ref = p.cublasReference();
+    for (const Config& c : cfgs)
+      if (gemm::applicable(KernelKind::kTma, c, s).ok()) expectMatches(KernelKind::kTma, c, p, ref);
+  }
+}
+
 // The gate/up pair (act silu_mul, tma_gated.cuh): B = [gate; up], C gets N / 2 columns. Both
 // epilogues (direct and TMA store), one and two consumers, 128- and 256-wide tiles, the split
 // tail (few tiles: every block on part of K), a cluster pair and ping-pong, against float64 on

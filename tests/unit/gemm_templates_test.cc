@@ -351,6 +351,21 @@ TEST_P(GemmNvrtcTmaPart, TmaSpaceCompilesForSm90a) {
     for (size_t i = 0; i < cur.size(); i += quick ? 8 : 4) jobs.emplace_back(KernelKind::kTma, cur[i], g);
     jobs.emplace_back(KernelKind::kTma, cur.back(), g);
   }
+  // The box probe knobs (TMA_ABOX / TMA_BBOX = 64, configSource's kernel): P176 with both, B with
+  // A's only, the four-block cluster with both (NT).
+  for (const char* spec : {"176,2,2,4,1,1,1,1,ab", "256,2,1,4,2,1,0,1,a", "256,2,1,4,2,1,0,4,ab"}) {
+    long v[8];
+    char t[4] = {};
+    ASSERT_EQ(std::sscanf(spec, "%ld,%ld,%ld,%ld,%ld,%ld,%ld,%ld,%3s", &v[0], &v[1], &v[2], &v[3],
+                          &v[4], &v[5], &v[6], &v[7], t), 9);
+    Config c{{"BLOCK_N", int64_t{v[0]}},    {"CONSUMERS", int64_t{v[1]}}, {"WG_M", int64_t{v[2]}},
+             {"NUM_STAGES", int64_t{v[3]}}, {"GROUP_M", int64_t{8}},      {"EPI_TMA", int64_t{v[4]}},
+             {"SPLIT_K", int64_t{v[5]}},    {"PINGPONG", int64_t{v[6]}},  {"CLUSTER_M", int64_t{v[7]}},
+             {"TMA_ABOX", int64_t{64}}};
+    if (t[1] == 'b') c.set("TMA_BBOX", int64_t{64});
+    ASSERT_TRUE(configSpace(KernelKind::kTma).validate(c).ok()) << spec;
+    jobs.emplace_back(KernelKind::kTma, c, s);
+  }
   // The gate/up pair (act silu_mul, tma_gated.cuh): both epilogues, the split tail, a cluster,
   // ping-pong; bf16 C at a decode shape and fp32 C with bias and residual (A MN-major).
   GemmShape gu = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 64, 2 * 4096, 4096);
@@ -422,10 +437,12 @@ TEST_P(GemmNvrtcTmaPart, TmaSpaceCompilesForSm90a) {
       const std::string ld = "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier";
       for (size_t at = ptx.find(ld); at != std::string::npos; at = ptx.find(ld, at + 1)) ++loads;
       const int64_t a_boxes = c.getInt("WG_M") * (c.getInt("PINGPONG") ? 1 : c.getInt("CONSUMERS"));
-      const int64_t want = (ta ? a_boxes : 1) + 1;  // an MN-major A: 64-wide boxes
+      // An MN-major A and the box probe knobs (TMA_ABOX / TMA_BBOX): 64-row boxes.
+      const int64_t want = (ta || c.has("TMA_ABOX") ? a_boxes : 1) +
+                           (c.has("TMA_BBOX") ? (c.getInt("BLOCK_N") + 63) / 64 : 1);
       if (loads != want)
         return "PTX has " + std::to_string(loads) + " tensor loads, not " + std::to_string(want) +
-               " (K-major operands in one box each)";
+               " (K-major operands in one box each, or 64-row boxes with the box knobs)";
     }
     // The per-phase trace (tma/tma_trace.cuh) is a probe build's: never in a shipped kernel.
     if (ptx.find("globaltimer") != std::string::npos) return "the shipped kernel carries the per-phase trace";

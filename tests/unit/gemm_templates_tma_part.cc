@@ -391,6 +391,18 @@ TEST(GemmTma, TensorMapBoxesAreTheConfigsTiles) {
   g.ldc = nt.n / 2;
   EXPECT_EQ(tmaBoxRows(cfg(256, 2, 1, 1, 0), g).b, 64u);
   EXPECT_EQ(tmaBoxRows(cfg(256, 2, 1, 1, 0), g).a, 128u);
+  // The box probe knobs (TMA_ABOX / TMA_BBOX = 64): that operand in 64-row boxes (configSource's
+  // kernel copies those); an MN-major one keeps 64 anyway.
+  for (Layout l : {Layout::kNT, Layout::kTT, Layout::kNN}) {
+    Config a64 = cfg(176, 2, 2, 1, 1), b64 = cfg(256, 2, 1, 4, 0);
+    a64.set("TMA_ABOX", int64_t{64});
+    b64.set("TMA_BBOX", int64_t{64});
+    const GemmShape s = denseShape(l, ElemType::kBF16, ElemType::kBF16, nt.m, nt.n, nt.k);
+    EXPECT_EQ(tmaBoxRows(a64, s).a, 64u);
+    EXPECT_EQ(tmaBoxRows(a64, s).b, l == Layout::kNN ? 64u : 176u);
+    EXPECT_EQ(tmaBoxRows(b64, s).a, l == Layout::kTT ? 64u : 128u);
+    EXPECT_EQ(tmaBoxRows(b64, s).b, 64u);
+  }
   // No config (the decode kind's unread tail): the default boxes.
   const TmaDescriptors d0 = tmaDescriptors(nt, 0x10000, 0x20000, 0x30000);
   EXPECT_EQ(d0.a.box_rows, 64u);

@@ -285,7 +285,7 @@ TEST_F(FakeCudaTest, TensorMapL2PromotionReachesTheDriver) {
 
 // A kTma config's maps reach the driver in boxes of its tiles (gemm::tmaBoxRows): the ping-pong
 // 128 x 176 tile's B in one box of 176 rows, its A in one of 128, C in 64; 256 rows (the TMA's
-// box limit) encode too.
+// box limit) encode too; with the box probe knobs TMA_ABOX / TMA_BBOX = 64, 64.
 TEST_F(FakeCudaTest, TmaConfigBoxesReachTheDriver) {
   using namespace gemm;
   const GemmShape s = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 1024, 14336, 4096);
@@ -307,6 +307,14 @@ TEST_F(FakeCudaTest, TmaConfigBoxesReachTheDriver) {
   d.b.box_rows = 264;  // past the limit: refused before the driver
   EXPECT_EQ(backend_->encodeTensorMap2D(d.b).status().code(), Code::kInvalidArgument);
   EXPECT_EQ(fake<unsigned>("fake_tmap_outer_box"), 256u);
+  // The box probe knobs: A and B in 64-row boxes again (the kernel's copies follow: configSource).
+  p176.set("TMA_ABOX", int64_t{64});
+  p176.set("TMA_BBOX", int64_t{64});
+  d = tmaDescriptors(s, 0x10000, 0x20000, 0x30000, kTmaL2Promotion, tmaBoxRows(p176, s));
+  for (const TensorMap2DDesc* m : {&d.a, &d.b}) {
+    ASSERT_TRUE(backend_->encodeTensorMap2D(*m).ok());
+    EXPECT_EQ(fake<unsigned>("fake_tmap_outer_box"), 64u);
+  }
 }
 
 // planes > 1: a 3-D map (the decode gate/up pair's [2][N/2][K]), its plane stride and box planes
