@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # GPU machine, issue 33: the one-box copies (a K-major operand's tile in one TMA box per stage)
 # against 64-row boxes, in ONE call and in the same rounds: ktune's pick of each shape and its
-# twins with the box probe knobs (TMA_ABOX / TMA_BBOX = 64, gemm.h's configSource: A and B in
+# twins with the box probe knobs (TMA_ABOX / TMA_BBOX = 64, defines tma.cuh reads: A and B in
 # 64-row boxes as before the one-box change; A's only; B's only) timed in the same interleaved
 # rounds of each gemm_bench process against cuBLASLt (#0 and the best of its first 8).
 # Staging (dev machine, in this tree, build/ current for gemm_bench, gemm_gpu_test,

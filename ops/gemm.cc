@@ -252,7 +252,7 @@ Expected<std::unique_ptr<GemmOp>> GemmOp::create(Engine& tuner, OpOptions option
   x.source_fn = [](const Config& c, const void*) -> Expected<ConfigModule> {
     ConfigModule m;
     auto k = kindOf(c);
-    KTUNE_ASSIGN_OR_RETURN(m.text, gemm::configSource(k.ok() ? *k : gemm::KernelKind::kMma, c));
+    m.text = std::string(gemm::kernelSource(k.ok() ? *k : gemm::KernelKind::kMma));
     return m;
   };
   x.source_name = "gemm_family.cu";

@@ -65,12 +65,12 @@ Expected<GemmRunner::Loaded*> GemmRunner::load(std::unique_lock<std::mutex>& loc
   const std::string key = variantKey(gemm::kernelKindName(kind), defs);
   auto it = kernels_.find(key);
   if (it != kernels_.end()) return it->second.get();
-  if (gemm::kernelSource(kind).empty())
+  const std::string_view src = gemm::kernelSource(kind);
+  if (src.empty())
     return Status::NotFound(std::string("kernel source ") + gemm::sourceFile(kind) +
                             " is not embedded in this build");
   CompileRequest req;
-  // The config's source: the kind's, or the tma kind's with the box probe (gemm::configSource).
-  KTUNE_ASSIGN_OR_RETURN(req.source, gemm::configSource(kind, config));
+  req.source = std::string(src);
   req.source_name = gemm::sourceFile(kind);
   req.entry = gemm::entryName(kind);
   req.defines = std::move(defs);

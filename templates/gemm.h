@@ -210,19 +210,13 @@ bool isHostOnlyKnob(KernelKind k, const std::string& name);
 // tmaBoxRows(config, shape). The other kinds (the decode kind's unread kTma tail) take kTmaBoxRows.
 // TMA_ABOX / TMA_BBOX = 64, probe knobs outside the tuning space (ConfigSpace::addOptionalInts,
 // never enumerated), load A / B in 64-row boxes as before the one-box copies (for A/B runs of the
-// two). They are defines read by configSource's kernel (the kind's source with the two lines
-// that set kABoxRows / kBOneBox made to read them), and tmaBoxRows reads the same knobs, so the
-// maps and the copies agree; a config without them compiles kernelSource unchanged (its defines,
-// source and code-object key are what they were before the knobs existed).
+// two). They are defines the kernel reads (tma.cuh's kABoxRows / kBOneBox) and tmaBoxRows reads
+// the same knobs, so the maps and the copies agree; a config without them has no such define.
 struct TmaBoxRows {
   uint32_t a = 64, b = 64;
 };
 inline constexpr TmaBoxRows kTmaBoxRows{};
 TmaBoxRows tmaBoxRows(const Config& c, const GemmShape& s);
-// The source a config of kind k compiles: kernelSource(k), but for a kTma config with TMA_ABOX or
-// TMA_BBOX the tma source with the box probe's lines (an Internal error if the tma source no
-// longer has them). Every request that may carry those knobs takes its source here.
-Expected<std::string> configSource(KernelKind k, const Config& c);
 TmaDescriptors tmaDescriptors(const GemmShape& s, DevicePtr a, DevicePtr b, DevicePtr c,
                               TmaL2Promotion l2 = kTmaL2Promotion, TmaBoxRows boxes = kTmaBoxRows);
 

@@ -165,7 +165,7 @@ TEST(GemmGpu, TmaEveryLayoutVsReference) {
   }
 }
 
-// The box probe knobs (TMA_ABOX / TMA_BBOX = 64, gemm::configSource): A and / or B in 64-row
+// The box probe knobs (TMA_ABOX / TMA_BBOX = 64, defines the kernel reads): A and / or B in 64-row
 // boxes as before the one-box copies, the maps' boxes from tmaBoxRows of the same config (a map
 // that disagreed with the kernel's copies would hang or corrupt here): ping-pong 128 x 176 (B's
 // last box overlapping the one before it), the cooperative 128 x 256, the four-block clusters,

@@ -351,7 +351,7 @@ TEST_P(GemmNvrtcTmaPart, TmaSpaceCompilesForSm90a) {
     for (size_t i = 0; i < cur.size(); i += quick ? 8 : 4) jobs.emplace_back(KernelKind::kTma, cur[i], g);
     jobs.emplace_back(KernelKind::kTma, cur.back(), g);
   }
-  // The box probe knobs (TMA_ABOX / TMA_BBOX = 64, configSource's kernel): P176 with both, B with
+  // The box probe knobs (TMA_ABOX / TMA_BBOX = 64, defines the kernel reads): P176 with both, B with
   // A's only, the four-block cluster with both (NT).
   for (const char* spec : {"176,2,2,4,1,1,1,1,ab", "256,2,1,4,2,1,0,1,a", "256,2,1,4,2,1,0,4,ab"}) {
     long v[8];

@@ -391,8 +391,8 @@ TEST(GemmTma, TensorMapBoxesAreTheConfigsTiles) {
   g.ldc = nt.n / 2;
   EXPECT_EQ(tmaBoxRows(cfg(256, 2, 1, 1, 0), g).b, 64u);
   EXPECT_EQ(tmaBoxRows(cfg(256, 2, 1, 1, 0), g).a, 128u);
-  // The box probe knobs (TMA_ABOX / TMA_BBOX = 64): that operand in 64-row boxes (configSource's
-  // kernel copies those); an MN-major one keeps 64 anyway.
+  // The box probe knobs (TMA_ABOX / TMA_BBOX = 64): that operand in 64-row boxes (the kernel
+  // copies those); an MN-major one keeps 64 anyway.
   for (Layout l : {Layout::kNT, Layout::kTT, Layout::kNN}) {
     Config a64 = cfg(176, 2, 2, 1, 1), b64 = cfg(256, 2, 1, 4, 0);
     a64.set("TMA_ABOX", int64_t{64});

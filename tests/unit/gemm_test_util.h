@@ -65,12 +65,7 @@ inline std::vector<std::string> compileJobs(Compiler& cc, const std::vector<Comp
     for (size_t j; (j = next++) < jobs.size();) {
       const auto& [k, c, s] = jobs[j];
       CompileRequest req;
-      auto src = configSource(k, c);  // the kind's source, or the tma box probe's
-      if (!src.ok()) {
-        failures[j] = c.toString() + ": " + src.status().toString();
-        continue;
-      }
-      req.source = std::move(src).value();
+      req.source = std::string(kernelSource(k));
       req.source_name = sourceFile(k);
       req.entry = entryName(k);
       req.defines = defines(k, c, s);

@@ -307,7 +307,7 @@ TEST_F(FakeCudaTest, TmaConfigBoxesReachTheDriver) {
   d.b.box_rows = 264;  // past the limit: refused before the driver
   EXPECT_EQ(backend_->encodeTensorMap2D(d.b).status().code(), Code::kInvalidArgument);
   EXPECT_EQ(fake<unsigned>("fake_tmap_outer_box"), 256u);
-  // The box probe knobs: A and B in 64-row boxes again (the kernel's copies follow: configSource).
+  // The box probe knobs: A and B in 64-row boxes again (the kernel's copies follow the same knobs).
   p176.set("TMA_ABOX", int64_t{64});
   p176.set("TMA_BBOX", int64_t{64});
   d = tmaDescriptors(s, 0x10000, 0x20000, 0x30000, kTmaL2Promotion, tmaBoxRows(p176, s));

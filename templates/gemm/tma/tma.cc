@@ -2,8 +2,6 @@
 // space, persistent launch rule with the split tail's scratch, tensor maps.
 #include <algorithm>
 #include <limits>
-#include <string>
-#include <string_view>
 
 #include "templates/gemm/kernel.h"
 
@@ -46,43 +44,12 @@ TmaBoxRows tmaBoxRows(const Config& c, const GemmShape& s) {
   // As tma.cuh's KT_A_MN / KT_B_MN and kABoxRows / kBBoxRows.
   const bool a_mn = s.layout == Layout::kTN || s.layout == Layout::kTT;
   const bool b_mn = s.layout == Layout::kNN || s.layout == Layout::kTN;
-  // The box probe knobs (TMA_ABOX / TMA_BBOX = 64: configSource's kernel) keep 64-row boxes.
+  // The box probe knobs (TMA_ABOX / TMA_BBOX = 64, defines the kernel reads) keep 64-row boxes.
   TmaBoxRows r;
   if (!a_mn && !c.has("TMA_ABOX")) r.a = static_cast<uint32_t>(tileRows(c));
   if (!b_mn && s.act != Activation::kSiluMul && !c.has("TMA_BBOX"))
     r.b = static_cast<uint32_t>(c.getInt("BLOCK_N", 256) / std::max<int64_t>(1, c.getInt("CLUSTER_M", 1)));
   return r;
-}
-
-namespace {
-// configSource's edits of the tma kind's source: each line exactly once in it, and its
-// replacement, which reads the knob's define (a compile error when the define is missing).
-struct BoxProbeEdit {
-  const char* knob;
-  const char* line;
-  const char* probe;
-};
-constexpr BoxProbeEdit kBoxProbeEdits[] = {
-    {"TMA_ABOX", "constexpr int kABoxRows = KT_A_MN ? 64 : kBM;",
-     "constexpr int kABoxRows = KT_A_MN ? 64 : TMA_ABOX;  // the box probe (gemm::configSource)"},
-    {"TMA_BBOX", "constexpr bool kBOneBox = !KT_B_MN && ACT != 3;",
-     "constexpr bool kBOneBox = !KT_B_MN && ACT != 3 && TMA_BBOX != 64;  // the box probe"},
-};
-}  // namespace
-
-Expected<std::string> configSource(KernelKind k, const Config& c) {
-  std::string src(kernelSource(k));
-  if (k != KernelKind::kTma) return src;
-  for (const BoxProbeEdit& e : kBoxProbeEdits) {
-    if (!c.has(e.knob)) continue;
-    const size_t at = src.find(e.line);
-    if (at == std::string::npos || src.find(e.line, at + 1) != std::string::npos)
-      return Status::Internal(std::string("probe knob ") + e.knob + ": the tma kernel's source has " +
-                              (at == std::string::npos ? "no" : "more than one") + " line '" +
-                              e.line + "' to replace (templates/gemm/tma/tma.cc, kBoxProbeEdits)");
-    src.replace(at, std::string_view(e.line).size(), e.probe);
-  }
-  return src;
 }
 
 TmaDescriptors tmaDescriptors(const GemmShape& s, DevicePtr a, DevicePtr b, DevicePtr c,
@@ -135,7 +102,7 @@ ConfigSpace buildSpace() {
       .addOptionalInts("TMA_ABOX", {64}, "cuda")
       .addOptionalInts("TMA_BBOX", {64}, "cuda");
   // TMA_ABOX / TMA_BBOX (probe knobs, not enumerated; absent: a K-major operand's tile in one
-  // box): 64 loads A / B in 64-row boxes, as before the one-box copies (gemm.h's configSource).
+  // box): 64 loads A / B in 64-row boxes, as before the one-box copies (tma.cuh's kABoxRows / kBOneBox).
   s.constrain("TMA_ABOX, TMA_BBOX 64 when present", [](K c) {
     return c.getInt("TMA_ABOX", 64) == 64 && c.getInt("TMA_BBOX", 64) == 64;
   });

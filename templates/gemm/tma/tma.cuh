@@ -173,8 +173,16 @@ constexpr int kATile = kBM * kBK, kBTile = kBN * kBK;  // elements per stage
 // exactly kBM + kBN rows in two copies. An MN-major operand (64 k rows x 64 columns) and the
 // gate/up pair's B (64 gate rows, then 64 up rows) arrive in 64-wide boxes; a wide tile's last B box
 // then ends at its last row (b_box_row), overlapping the one before it (its rows loaded twice).
-constexpr int kABoxRows = KT_A_MN ? 64 : kBM;
-constexpr bool kBOneBox = !KT_B_MN && ACT != 3;
+// TMA_ABOX / TMA_BBOX = 64 (probe defines outside the tuning space, gemm::tmaBoxRows reads the
+// same knobs): A / B in 64-row boxes again, as before the one-box copies, for A/B runs of the two.
+#ifndef TMA_ABOX
+#define TMA_ABOX 0
+#endif
+#ifndef TMA_BBOX
+#define TMA_BBOX 0
+#endif
+constexpr int kABoxRows = (KT_A_MN || TMA_ABOX == 64) ? 64 : kBM;
+constexpr bool kBOneBox = !KT_B_MN && ACT != 3 && TMA_BBOX != 64;
 constexpr int kBBoxRows = kBOneBox ? kBN / CLUSTER_M : 64;
 constexpr int kBLoads = kBOneBox ? CLUSTER_M : kBBoxes;  // B boxes per stage, the cluster's together
 // The bytes the copies of a stage deliver: every box whole (a 64-wide box's overlap twice).
