@@ -316,6 +316,21 @@ TEST_F(GemmNvrtc, WgmmaCuratedConfigsCompileForSm90a) {
 // each compiling every kTmaParts-th job, so that ctest's shards of this program (tests/CMakeLists.txt)
 // share it out evenly. Together the parts compile every job once.
 constexpr size_t kTmaParts = 4;
+// A tma config from "BLOCK_N,CONSUMERS,WG_M,NUM_STAGES,EPI_TMA,SPLIT_K,PINGPONG,CLUSTER_M,tag"
+// (GROUP_M 8); *tag gets the trailing word, empty when the spec does not parse.
+Config tmaSpecConfig(const char* spec, std::string* tag) {
+  long v[8];
+  char t[4] = {};
+  tag->clear();
+  if (std::sscanf(spec, "%ld,%ld,%ld,%ld,%ld,%ld,%ld,%ld,%3s", &v[0], &v[1], &v[2], &v[3], &v[4],
+                  &v[5], &v[6], &v[7], t) != 9)
+    return Config{};
+  *tag = t;
+  return Config{{"BLOCK_N", int64_t{v[0]}},    {"CONSUMERS", int64_t{v[1]}}, {"WG_M", int64_t{v[2]}},
+                {"NUM_STAGES", int64_t{v[3]}}, {"GROUP_M", int64_t{8}},      {"EPI_TMA", int64_t{v[4]}},
+                {"SPLIT_K", int64_t{v[5]}},    {"PINGPONG", int64_t{v[6]}},  {"CLUSTER_M", int64_t{v[7]}}};
+}
+
 class GemmNvrtcTmaPart : public GemmNvrtc, public ::testing::WithParamInterface<size_t> {};
 
 TEST_P(GemmNvrtcTmaPart, TmaSpaceCompilesForSm90a) {
@@ -354,15 +369,11 @@ TEST_P(GemmNvrtcTmaPart, TmaSpaceCompilesForSm90a) {
   // The box probe knobs (TMA_ABOX / TMA_BBOX = 64, defines the kernel reads): P176 with both, B with
   // A's only, the four-block cluster with both (NT).
   for (const char* spec : {"176,2,2,4,1,1,1,1,ab", "256,2,1,4,2,1,0,1,a", "256,2,1,4,2,1,0,4,ab"}) {
-    long v[8];
-    char t[4] = {};
-    ASSERT_EQ(std::sscanf(spec, "%ld,%ld,%ld,%ld,%ld,%ld,%ld,%ld,%3s", &v[0], &v[1], &v[2], &v[3],
-                          &v[4], &v[5], &v[6], &v[7], t), 9);
-    Config c{{"BLOCK_N", int64_t{v[0]}},    {"CONSUMERS", int64_t{v[1]}}, {"WG_M", int64_t{v[2]}},
-             {"NUM_STAGES", int64_t{v[3]}}, {"GROUP_M", int64_t{8}},      {"EPI_TMA", int64_t{v[4]}},
-             {"SPLIT_K", int64_t{v[5]}},    {"PINGPONG", int64_t{v[6]}},  {"CLUSTER_M", int64_t{v[7]}},
-             {"TMA_ABOX", int64_t{64}}};
-    if (t[1] == 'b') c.set("TMA_BBOX", int64_t{64});
+    std::string t;
+    Config c = tmaSpecConfig(spec, &t);
+    ASSERT_FALSE(t.empty()) << spec;
+    c.set("TMA_ABOX", int64_t{64});
+    if (t == "ab") c.set("TMA_BBOX", int64_t{64});
     ASSERT_TRUE(configSpace(KernelKind::kTma).validate(c).ok()) << spec;
     jobs.emplace_back(KernelKind::kTma, c, s);
   }
@@ -379,13 +390,9 @@ TEST_P(GemmNvrtcTmaPart, TmaSpaceCompilesForSm90a) {
   // BLOCK_N, CONSUMERS, WG_M, NUM_STAGES, EPI_TMA, SPLIT_K, PINGPONG, CLUSTER_M, C.
   for (const char* spec : {"128,1,1,8,0,1,0,1,bf", "128,1,1,8,1,1,0,1,bf", "256,2,1,4,1,2,0,1,bf",
                            "256,2,1,4,1,1,1,1,bf", "128,2,1,4,1,1,0,2,bf", "128,2,2,4,1,1,0,1,f32"}) {
-    long v[8];
-    char t[4] = {};
-    ASSERT_EQ(std::sscanf(spec, "%ld,%ld,%ld,%ld,%ld,%ld,%ld,%ld,%3s", &v[0], &v[1], &v[2], &v[3],
-                          &v[4], &v[5], &v[6], &v[7], t), 9);
-    Config c{{"BLOCK_N", int64_t{v[0]}},    {"CONSUMERS", int64_t{v[1]}}, {"WG_M", int64_t{v[2]}},
-             {"NUM_STAGES", int64_t{v[3]}}, {"GROUP_M", int64_t{8}},      {"EPI_TMA", int64_t{v[4]}},
-             {"SPLIT_K", int64_t{v[5]}},    {"PINGPONG", int64_t{v[6]}},  {"CLUSTER_M", int64_t{v[7]}}};
+    std::string t;
+    const Config c = tmaSpecConfig(spec, &t);
+    ASSERT_FALSE(t.empty()) << spec;
     const GemmShape& sh = t[0] == 'b' ? gu : gf;
     ASSERT_TRUE(configSpace(KernelKind::kTma).validate(c).ok()) << spec;
     ASSERT_TRUE(applicable(KernelKind::kTma, c, sh).ok()) << spec << ": " << applicable(KernelKind::kTma, c, sh).toString();
