@@ -43,8 +43,9 @@ Expected<std::vector<Config>> familyConfigs(const std::vector<gemm::KernelKind>&
 // the tma winner's time; bench/NOTES.md). Decode rows: where m <= kDecodeRows and the decode
 // kind (the few-row kernel with mma.sync, wgmma, TMA-fed and FMA bodies) has a config beside a tma
 // one, the kinds of 64- and 128-row tiles (tma, wgmma, mma) are left out: their tiles are at most a
-// quarter full, and at the LLM suite's 16-row keys on an H200 the best of them took 1.14-3x the
-// decode winner's time while their compiles (0.5-1.9 s each) were most of those keys' cold tuning.
+// quarter full, and at the LLM suite's 16-row keys on the GPU the best of them took 1.14-3x the
+// decode winner's time while their compiles (0.5-1.9 s each) were most of those keys' cold tuning
+// (bench/NOTES.md, issue 34).
 // Not for the gate/up pair (`gated`: only the decode and tma kinds compute it; not measured). A
 // reason per config ("" keeps it).
 inline constexpr int kDominatedWaves = 4;

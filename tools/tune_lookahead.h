@@ -32,10 +32,10 @@ class GemmLookahead {
   // with fewer than one key left.
   void start(size_t from);
   // Few-row keys: at M <= 16 on sm_90a the guided search races the decode and skinny kinds only
-  // (51 configs at 16 rows), and on an H200 a cold suite's 16-row keys raced 35-51 of them, the
+  // (51 configs at 16 rows), and on the GPU a cold suite's 16-row keys raced 35-51 of them, the
   // first of those keys compiling 16-18 past its first wave (1.9-2.2 s, compile-bound) while the
   // cores idled through the prefill keys' benchmarks before it. Their code objects do not depend
-  // on N or K: one pass serves every such key of one row count.
+  // on N or K: one pass serves every such key of one row count (bench/NOTES.md, issue 34).
   // The pass goes kDeepStep configs at a time (each step finds the ones before in the store) and
   // stops between steps once the key's own tuning run has started (tuning()) or the command ends,
   // so it never waits longer than a first wave's compiles.
