@@ -22,7 +22,7 @@
 # device call timeout_s = DEADLINE + 15. ONE_PAIRS=1 leaves the regret ~8 s more.
 # Every log goes into ONE archive, $OUT/final19.tgz (re-packed after each part, so a call killed
 # late still returns the parts done), the table also into $OUT/table.txt and last on stdout.
-#   (dev machine, in the checkout, its build/ current: BASE=/work/main/.devwork/base19 bash
+#   (dev machine, in the checkout, its build/ current: BASE=<the base's build dir> bash
 #    dev/final19_stage.sh .devwork/lead; then carry [".devwork/lead"] and run)
 #   cd .devwork/lead && OUT=$OUT DEADLINE=330 bash dev/final19_device.sh
 # Dry run on the dev machine (simulated device; the GPU tests skip or are cut):

@@ -5,12 +5,12 @@
 # `ktune-worker` and libktune.so in pb/base (the worker finds the library at $ORIGIN/..), one
 # pb.tar.xz in all (the carry limit is 64 MiB). BASE: a build directory of the base commit
 # (tools/ktune, tools/ktune-worker, api/libktune.so.0.1; COMMIT: its commit, when present).
-#   BUILD_DIR=build BASE=/work/main/.devwork/base19 bash dev/final19_stage.sh DEST
+#   BUILD_DIR=build BASE=<the base's build dir> bash dev/final19_stage.sh DEST
 # then carry DEST (relative to the checkout) and run `cd DEST && OUT=$OUT DEADLINE=330 bash
 # dev/final19_device.sh`.
 set -euo pipefail
 DEST=${1:?usage: BASE=dir bash dev/final19_stage.sh DEST}
-BASE=${BASE:-/work/main/.devwork/base19}
+BASE=${BASE:?BASE: the build directory of the base commit (tools/ktune, tools/ktune-worker, api/libktune.so.0.1)}
 B=${BUILD_DIR:-build}
 for f in "$BASE/tools/ktune" "$BASE/tools/ktune-worker" "$BASE/api/libktune.so.0.1" \
          "$B/tools/ktune" "$B/tests/gemm_vs_default_gpu_test"; do

@@ -6,7 +6,7 @@
 # rounds of each gemm_bench process against cuBLASLt (#0 and the best of its first 8).
 # Staging (dev machine, in this tree, build/ current for gemm_bench, gemm_gpu_test,
 # gemm_fp8_gpu_test, ktune, ktune-worker; a clean export of HEAD, so commit first):
-#   bash dev/fp8_stage.sh /work/main/.devwork/fp8     (then carry [".devwork/fp8"])
+#   bash dev/fp8_stage.sh <checkout>/.devwork/fp8     (then carry [".devwork/fp8"])
 # Run (timeout_s = BUDGET + 30):
 #   cd .devwork/fp8 && OUT=$OUT BUDGET=300 bash dev/fp8_box_ab_device.sh
 # Steps, against a deadline of BUDGET seconds (300):

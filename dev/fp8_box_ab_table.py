@@ -8,9 +8,12 @@ twin's cuBLASLt best / twin (the process's lt/pick over its twin/pick).
 
   python3 dev/fp8_box_ab_table.py p1.txt p2.txt ...
 """
-import re
+import os
 import statistics as st
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fp8_ring_table import read as ring_read  # noqa: E402
 
 
 def knobs(cfg):
@@ -21,20 +24,7 @@ def knobs(cfg):
 
 
 def read(path):
-    out = {}  # shape -> {"best": (m, lo, hi), "us": float, "pick": cfg, "twins": {name: [...]}}
-    txt = open(path, errors="replace").read()
-    for shape, us in re.findall(r"^RESULT gemm (\S+)/flush ktune ([\d.]+)", txt, re.M):
-        out.setdefault(shape, {})["us"] = float(us)
-    for shape, m, lo, hi in re.findall(
-            r"^RATIO gemm (\S+)/flush cublaslt_best/ktune ([\d.]+) ([\d.]+) ([\d.]+)", txt, re.M):
-        out.setdefault(shape, {})["best"] = (float(m), float(lo), float(hi))
-    for shape, name, cfg in re.findall(r"^TWIN gemm (\S+)/flush (twin\d+) tma:(\S+)", txt, re.M):
-        out.setdefault(shape, {}).setdefault("twins", {})[name] = {"knobs": knobs(cfg)}
-    for shape, name, m, lo, hi in re.findall(
-            r"^RATIO gemm (\S+)/flush (twin\d+)/ktune ([\d.]+) ([\d.]+) ([\d.]+)", txt, re.M):
-        out.setdefault(shape, {}).setdefault("twins", {}).setdefault(name, {"knobs": name})[
-            "ratio"] = (float(m), float(lo), float(hi))
-    return out
+    return ring_read(path, knobs)
 
 
 def cell(t):
@@ -55,7 +45,7 @@ def main(paths):
         for n in names:
             tw = [(d.get("best"), d["twins"][n]) for d in ds if n in d.get("twins", {})]
             rat = [t["ratio"] for _, t in tw if "ratio" in t]
-            label = next((t["knobs"] for _, t in tw), n)
+            label = next((t["label"] for _, t in tw), n)
             if not rat:
                 print("%s | %s / pick | no ratio (cut?)" % (s, label))
                 continue

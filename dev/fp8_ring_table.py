@@ -12,8 +12,11 @@ import statistics as st
 import sys
 
 
-def read(path):
-    out = {}  # shape -> {"us": ktune median, "best": (median, lo, hi), "cfg": config}
+def read(path, label=None):
+    """shape -> {"us": ktune median, "best": (median, lo, hi), "twins": {name: {"label":
+    label(config) (short() by default), "ratio": (median, lo, hi) of twin / pick}}}."""
+    label = label or short
+    out = {}
     txt = open(path, errors="replace").read()
     for shape, us in re.findall(r"^RESULT gemm (\S+)/flush ktune ([\d.]+)", txt, re.M):
         out.setdefault(shape, {})["us"] = float(us)
@@ -21,11 +24,11 @@ def read(path):
             r"^RATIO gemm (\S+)/flush cublaslt_best/ktune ([\d.]+) ([\d.]+) ([\d.]+)", txt, re.M):
         out.setdefault(shape, {})["best"] = (float(m), float(lo), float(hi))
     for shape, name, cfg in re.findall(r"^TWIN gemm (\S+)/flush (twin\d+) tma:(\S+)", txt, re.M):
-        out.setdefault(shape, {}).setdefault("twins", {})[name] = [short(cfg)]
+        out.setdefault(shape, {}).setdefault("twins", {})[name] = {"label": label(cfg)}
     for shape, name, m, lo, hi in re.findall(
             r"^RATIO gemm (\S+)/flush (twin\d+)/ktune ([\d.]+) ([\d.]+) ([\d.]+)", txt, re.M):
-        out.setdefault(shape, {}).setdefault("twins", {}).setdefault(name, ["?"]).append(
-            "%.3f [%.3f, %.3f]" % (float(m), float(lo), float(hi)))
+        out.setdefault(shape, {}).setdefault("twins", {}).setdefault(name, {"label": name})[
+            "ratio"] = (float(m), float(lo), float(hi))
     return out
 
 
@@ -67,7 +70,8 @@ def main(paths):
         for b in ("base", "new"):
             for p in pairs:
                 for name, v in sorted(runs.get((b, p), {}).get(s, {}).get("twins", {}).items()):
-                    print("%s | %s p%d | %s / pick: %s" % (s, b, p, v[0], " ".join(v[1:])))
+                    r = "%.3f [%.3f, %.3f]" % v["ratio"] if "ratio" in v else "?"
+                    print("%s | %s p%d | %s / pick: %s" % (s, b, p, v["label"], r))
         if tr:
             print("%s | new/base time per pair %s (median %.4f); normalised (lt/ktune new / base) %s"
                   % (s, " ".join("%.4f" % x for x in tr), st.median(tr),

@@ -44,13 +44,18 @@ size_t storeEntries(const std::string& dir) {
   return entries.ok() ? entries->size() : 0;
 }
 
+// Engine::create with context_later: returns while its context is still being made.
+Expected<std::unique_ptr<Engine>> laterEngine(Env& env) {
+  EngineOptions o = env.options();
+  o.context_later = true;
+  return Engine::create(env.backend, o);
+}
+
 TEST(ContextLater, FirstWaveCompilesBeforeTheContextAndTheRunCompilesNoneAgain) {
   Env env;
   env.cost["BLOCK=256,VEC=2"] = 0.01;
   HeldContext held(env);
-  EngineOptions o = env.options();
-  o.context_later = true;
-  auto t = Engine::create(env.backend, o);
+  auto t = laterEngine(env);
   ASSERT_TRUE(t.ok()) << t.status().toString();
   auto fam = addFamily(**t, env.family());
   ASSERT_TRUE(fam.ok()) << fam.status().toString();
@@ -82,9 +87,7 @@ TEST(ContextLater, TuningRunBesideTheRunningFirstWaveCompilesEachConfigOnce) {
   env.cost["BLOCK=256,VEC=2"] = 0.01;
   env.compile_delay_ms = 20;  // compiles still running when the run asks for them
   HeldContext held(env);
-  EngineOptions o = env.options();
-  o.context_later = true;
-  auto t = Engine::create(env.backend, o);
+  auto t = laterEngine(env);
   ASSERT_TRUE(t.ok()) << t.status().toString();
   auto fam = addFamily(**t, env.family());
   ASSERT_TRUE(fam.ok()) << fam.status().toString();

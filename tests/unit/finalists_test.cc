@@ -234,14 +234,24 @@ TEST(Finalists, VendorCandidatesAreTimedAfterEveryCompile) {
 
 // Tunes a fast BLOCK=256,VEC=2 (0.02 ms) against the family's default_config BLOCK=128,VEC=1
 // (0.05 ms), on exact timings.
-Expected<TuneReport> tuneFastVsDefault(Env& env) {
+// The default (BLOCK=128,VEC=1, 0.05 ms) and a faster challenger (BLOCK=256,VEC=2, 0.02 ms).
+testfamily::SpecFamily<Scale> fastVsDefaultFamily(Env& env) {
   auto f = env.family();
   f.extras.configs = {*Config::parse("BLOCK=256,VEC=2"), *Config::parse("BLOCK=128,VEC=1")};
   env.cost["BLOCK=256,VEC=2"] = 0.02;
   env.cost["BLOCK=128,VEC=1"] = 0.05;
-  KTUNE_ASSIGN_OR_RETURN(auto t, Engine::create(env.backend, env.options()));
+  return f;
+}
+
+// Tunes key 1024 of `f` (fastVsDefaultFamily or a variant) on an engine made with `o`.
+Expected<TuneReport> tuneFastVsDefault(Env& env, const EngineOptions& o,
+                                       testfamily::SpecFamily<Scale> f) {
+  KTUNE_ASSIGN_OR_RETURN(auto t, Engine::create(env.backend, o));
   KTUNE_ASSIGN_OR_RETURN(auto fam, addFamily(*t, std::move(f)));
   return fam.tune(env.problem(1024));
+}
+Expected<TuneReport> tuneFastVsDefault(Env& env) {
+  return tuneFastVsDefault(env, env.options(), fastVsDefaultFamily(env));
 }
 
 TEST(Finalists, ComparisonIsRecordedInTheDatabaseAndTree) {
@@ -271,19 +281,11 @@ TEST(Finalists, ComparisonIsRecordedInTheDatabaseAndTree) {
 // default first (dev/fp8_tunecmp.py reads them beside gemm_bench's times of the same configs).
 TEST(Finalists, VerboseLogHasEachFinalistsRoundMedians) {
   Env env;
-  auto f = env.family();
-  f.extras.configs = {*Config::parse("BLOCK=256,VEC=2"), *Config::parse("BLOCK=128,VEC=1")};
-  env.cost["BLOCK=256,VEC=2"] = 0.02;
-  env.cost["BLOCK=128,VEC=1"] = 0.05;
   std::ostringstream log;
   EngineOptions o = env.options();
   o.options.verbose = true;
   o.log = &log;
-  auto t = Engine::create(env.backend, o);
-  ASSERT_TRUE(t.ok()) << t.status().toString();
-  auto fam = addFamily(**t, std::move(f));
-  ASSERT_TRUE(fam.ok());
-  auto rep = fam->tune(env.problem(1024));
+  auto rep = tuneFastVsDefault(env, o, fastVsDefaultFamily(env));
   ASSERT_TRUE(rep.ok()) << rep.status().toString();
   ASSERT_GE(rep->vs_default.rounds, 1);
   const std::string text = log.str();
@@ -317,10 +319,7 @@ TEST(Finalists, WinnerWrongOnLaterLaunchesIsRejected) {
 // default in that round at 4096x28672x4096, in 9 of 9 warm LLM suites (bench/NOTES.md, issue 34).
 TEST(Finalists, EveryFinalistIsCheckedAlikeInTheFirstRound) {
   Env env;
-  auto f = env.family();
-  f.extras.configs = {*Config::parse("BLOCK=256,VEC=2"), *Config::parse("BLOCK=128,VEC=1")};
-  env.cost["BLOCK=256,VEC=2"] = 0.02;
-  env.cost["BLOCK=128,VEC=1"] = 0.05;
+  auto f = fastVsDefaultFamily(env);
   std::map<std::string, int> checks;  // config -> verifications
   auto inner = f.extras.verify;
   f.extras.verify = [&env, &checks, inner](const void* vp, StreamHandle s) {
@@ -329,11 +328,7 @@ TEST(Finalists, EveryFinalistIsCheckedAlikeInTheFirstRound) {
   };
   EngineOptions o = env.options();
   o.options.finalists = 2;
-  auto t = Engine::create(env.backend, o);
-  ASSERT_TRUE(t.ok()) << t.status().toString();
-  auto fam = addFamily(**t, std::move(f));
-  ASSERT_TRUE(fam.ok()) << fam.status().toString();
-  auto rep = fam->tune(env.problem(1024));
+  auto rep = tuneFastVsDefault(env, o, std::move(f));
   ASSERT_TRUE(rep.ok()) << rep.status().toString();
   EXPECT_EQ(rep->winner, "BLOCK=256,VEC=2") << rep->tree();
   ASSERT_GE(rep->vs_default.finalists, 2) << rep->tree();
