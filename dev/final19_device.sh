@@ -16,6 +16,7 @@
 #      (about 3.8 s a pair);
 #   4. the GPU regret, guided against exhaustive (EXH_BUDGET x budgets, default 0.2) at REGRET_ONLY's
 #      keys (`ktune regret --only`; default the 1- and 2-row and 16x4096x14336 decode keys).
+# TESTS=0 skips part 1, PREFILL_S=0 part 1b, REGRET=0 part 4.
 # Expected walls (the eighteenth session's lead pass and this session's first cold-suite call, H200):
 # untar ~4 s, tests ~230 s, 3 suite pairs ~76 s, warm ~11 s, 4096^3 pairs ~12 s, regret ~25 s (3
 # keys): about 360 s in all; at DEADLINE=330 the 4096^3 pairs and the regret are dropped. Give the
@@ -52,12 +53,15 @@ done > "$W/versions.txt"
 cat "$W/gpu.txt" "$W/versions.txt"
 
 # 1. The GPU test programs (dev/gpu_pass_device.sh; DEADLINE=1 there skips its fair benches).
-TEST_S=${TEST_S:-$(( DEADLINE - TAIL_S - 10 < 280 ? DEADLINE - TAIL_S - 10 : 280 ))}
-OUT=$W/gpu_pass DEADLINE=1 TEST_S=$TEST_S JOBS=${JOBS:-8} GEMM_SHARDS=${GEMM_SHARDS:-4} PROGRAMS=none \
-  TUNE=0 SUITE=0 bash dev/gpu_pass_device.sh > "$W/gpu_pass.log" 2>&1
-cp /tmp/gpu-pass-logs/tests.txt "$W/tests.txt" 2>/dev/null
-grep -q "not started\|cut by the budget" "$W/tests.txt" 2>/dev/null && drop "GPU tests: some cut or not started at TEST_S=$TEST_S"
-echo "tests done at $(( $(date +%s) - T0 )) s"; pack
+# TESTS=0: not (a caller that runs them elsewhere, e.g. on another GPU: dev/final20_device.sh).
+if [ "${TESTS:-1}" = 1 ]; then
+  TEST_S=${TEST_S:-$(( DEADLINE - TAIL_S - 10 < 280 ? DEADLINE - TAIL_S - 10 : 280 ))}
+  OUT=$W/gpu_pass DEADLINE=1 TEST_S=$TEST_S JOBS=${JOBS:-8} GEMM_SHARDS=${GEMM_SHARDS:-4} PROGRAMS=none \
+    TUNE=0 SUITE=0 bash dev/gpu_pass_device.sh > "$W/gpu_pass.log" 2>&1
+  cp /tmp/gpu-pass-logs/tests.txt "$W/tests.txt" 2>/dev/null
+  grep -q "not started\|cut by the budget" "$W/tests.txt" 2>/dev/null && drop "GPU tests: some cut or not started at TEST_S=$TEST_S"
+  echo "tests done at $(( $(date +%s) - T0 )) s"; pack
+fi
 
 # 1b. Issue 33's prefill list, fair method (dev/final19_prefill.sh; its logs in $W/prefill).
 if [ "${PREFILL_S:-62}" -gt 0 ] && fits "${PREFILL_MIN:-40}"; then
@@ -111,7 +115,7 @@ done
 pack
 
 # 4. The GPU regret (in-process; rows printed as each key ends; no key starts after --deadline).
-if fits "${REGRET_MIN:-20}"; then
+if [ "${REGRET:-1}" = 1 ] && fits "${REGRET_MIN:-20}"; then
   l=$(( $(left) - TAIL_S ))
   CUDA_CACHE_PATH=$WK/cc-regret LD_LIBRARY_PATH="$(libs this)" timeout "$l" "$PB/tools/ktune" regret \
     --set "${REGRET_SET:-gpu}" --ops gemm --rounds 4 --exhaustive-budget "${EXH_BUDGET:-0.2}" \
