@@ -68,7 +68,7 @@ if [ "${PREFILL_S:-62}" -gt 0 ] && fits "${PREFILL_MIN:-40}"; then
   OUT=$W BUDGET=$(cap "${PREFILL_S:-62}") PROCS_MAX=${PREFILL_PROCS:-3} bash dev/final19_prefill.sh \
     > "$W/prefill.log" 2>&1; rc=$?
   echo "prefill done at $(( $(date +%s) - T0 )) s (rc=$rc)"; pack
-else drop "prefill list ($(left) s left)"; fi
+elif [ "${PREFILL_S:-62}" -gt 0 ]; then drop "prefill list ($(left) s left)"; fi
 
 # One ktune run: kt variant timeout tag args...; E (an array) holds its environment.
 kt() {
@@ -124,7 +124,7 @@ if [ "${REGRET:-1}" = 1 ] && fits "${REGRET_MIN:-20}"; then
     > "$W/regret.txt" 2> "$W/regret.err"
   rc=$?; echo "regret rc=$rc" >> "$W/regret.txt"
   [ "$rc" = 124 ] && drop "regret cut at ${l} s (rows above it done)"
-else drop "regret ($(left) s left)"; fi
+elif [ "${REGRET:-1}" = 1 ]; then drop "regret ($(left) s left)"; fi
 rm -rf "$WK"
 
 python3 dev/final19_table.py "$W" > "$W/table.txt" 2>&1
