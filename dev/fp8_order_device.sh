@@ -8,6 +8,9 @@
 # final19_prefill's), ROUNDS rounds, read flush. Then ncu (clocks left alone, one launch each) of B at
 # 4096x6144x4096 beside cuBLASLt #0 and the list's best there, and of P176 at 1024x14336x4096 beside
 # cuBLASLt #0 (NCU_S seconds for both; 0: none).
+# ORDERS="NAME=SHAPES ..." replaces the two kinds of process (each NAME a word; gemm_bench runs a
+# process's shapes in its built-in order, 3000x5000x1000 after every other built-in shape), all run
+# in each pair, the order rotating; PAIRS (3), ROUNDS (5), NCU_S (30), ONLY_NAMES.
 # Staging as dev/fp8_box_final_device.sh (bash dev/fp8_stage.sh <checkout>/.devwork/fp8). Run
 # (timeout_s = BUDGET + 15):
 #   cd .devwork/fp8 && OUT=$OUT BUDGET=110 bash dev/fp8_order_device.sh
@@ -25,19 +28,20 @@ ALONE=3000x5000x1000,3000x5000x1000:NN
 LIST=1024x14336x4096,4096x6144x4096,4096x4096x14336,2048x28672x8192,$ALONE
 NCU_S=${NCU_S:-30}
 # Compiles first (one launch each), so no timed process compiles.
-timeout -k 2 60 "$PB/bench/gemm_bench" --kinds=tma --profile --only="$ONLY" --shapes="$LIST" \
+ALL=$LIST; for k in ${ORDERS:-}; do ALL=$ALL,${k#*=}; done
+timeout -k 2 60 "$PB/bench/gemm_bench" --kinds=tma --profile --only="$ONLY" --shapes="$ALL" \
   > "$OUT/compile.txt" 2> "$OUT/compile.err"
 say "$(at "compiles rc=$?")"
-run() {  # which pair seconds
-  local sh=$ALONE; [ "$1" = list ] && sh=$LIST
-  timeout -k 2 "$3" "$PB/bench/gemm_bench" --kinds=tma --only="$ONLY" --shapes="$sh" \
-    --rounds="${ROUNDS:-5}" > "$OUT/$1_$2.txt" 2> "$OUT/$1_$2.err"
-  say "$(at "$1 $2 (cap $3 s) rc=$?")"
+read -r -a KINDS <<< "${ORDERS:-alone=$ALONE list=$LIST}"
+run() {  # name=shapes pair seconds
+  timeout -k 2 "$3" "$PB/bench/gemm_bench" --kinds=tma --only="$ONLY" --shapes="${1#*=}" \
+    --rounds="${ROUNDS:-5}" > "$OUT/${1%%=*}_$2.txt" 2> "$OUT/${1%%=*}_$2.err"
+  say "$(at "${1%%=*} $2 (cap $3 s) rc=$?")"
 }
 for p in $(seq 1 "${PAIRS:-3}"); do
   [ "$(left)" -lt $(( NCU_S + 25 )) ] && { say "pair $p skipped: $(left) s left"; break; }
-  if [ $(( p % 2 )) = 1 ]; then run alone "$p" 15; run list "$p" 30
-  else run list "$p" 30; run alone "$p" 15; fi
+  n=${#KINDS[@]}
+  for i in $(seq 0 $(( n - 1 ))); do run "${KINDS[$(( (i + p - 1) % n ))]}" "$p" 30; done
   pack
 done
 ncu_one() {  # config-name shape lt-list tag
@@ -50,7 +54,7 @@ ncu_one() {  # config-name shape lt-list tag
   python3 dev/ncu_table.py "/tmp/ncu_$4.csv" "$OUT/ncu_bench_$4.txt" > "$OUT/ncu_$4.txt" 2>&1
 }
 if [ "$NCU_S" -gt 0 ] && command -v ncu > /dev/null && [ "$(left)" -ge 15 ]; then
-  LT=$(python3 -c "import re,sys; m=re.search(r'^NT_4096x6144x4096\s+flush .*\n  ktune \w+:\S+, best cuBLASLt idx=(\d+)', open(sys.argv[1]).read(), re.M); print(m.group(1) if m else '4')" "$OUT/list_1.txt" 2>/dev/null)
+  LT=$(python3 -c "import re,sys; m=re.search(r'^NT_4096x6144x4096\s+flush .*\n  ktune \w+:\S+, best cuBLASLt idx=(\d+)', open(sys.argv[1]).read(), re.M); print(m.group(1) if m else '4')" "$OUT/list_1.txt" 2>/dev/null || echo 4)
   LT=$( [ -n "$LT" ] && [ "$LT" != 0 ] && echo "0,$LT" || echo 0)
   timeout 10 ncu --query-metrics > /tmp/ncu_query.txt 2>&1
   M=$(python3 dev/ncu_table.py --metrics /tmp/ncu_query.txt)
