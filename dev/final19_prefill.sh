@@ -16,7 +16,8 @@
 # (run.log, gpu.txt, p<P>_<part>.txt/.err, table.txt) in $OUT/prefill/; the table on stdout last.
 # Exit 0 with the table; 1-3 without (gemm_bench does not start, nothing staged, no GPU).
 # BUDGET (90) PROCS (3) PROCS_MAX (5) ROUNDS (5) FP8 (1) RESERVE_S (3) PREFILL_CACHE (/tmp/kc-prefill)
-# ONLY_NAMES (below)
+# ONLY_NAMES (below); TWIN (gemm_bench's --twin list, CONFIG@shape;...: timed beside the picks in the
+# bf16 part's rounds, none by default)
 set -uo pipefail
 T_START=$(date +%s)
 BUDGET=${BUDGET:-90} BUDGET_DEFAULT=90
@@ -75,9 +76,11 @@ part() {
   [ "$s" -lt "$f" ] && s=$(( f < l ? f : l ))
   [ "$s" -gt "$m" ] && s=$m
   if [ "$s" -lt 5 ]; then say "process $1 part $2 skipped: $(left) s left"; return 1; fi
+  local tw=()
+  [ "$2" = bf16 ] && [ -n "${TWIN:-}" ] && tw=(--twin="$TWIN")
   s0=$(date +%s)
   timeout -k 2 "$s" "$PB/bench/gemm_bench" --kinds=tma --only="$ONLY" --shapes="$3" \
-    --rounds="${ROUNDS:-5}" > "$OUT/p$1_$2.txt" 2> "$OUT/p$1_$2.err"
+    --rounds="${ROUNDS:-5}" "${tw[@]}" > "$OUT/p$1_$2.txt" 2> "$OUT/p$1_$2.err"
   rc=$?
   eval "EST_$2=\$(( ($(date +%s) - s0) * 13 / 10 + 1 ))"
   eval "MAX_$2=\$(( 2 * EST_$2 + 10 ))"

@@ -103,6 +103,10 @@ ConfigSpace buildSpace() {
       .addOptionalInts("TMA_BBOX", {64}, "cuda");
   // TMA_ABOX / TMA_BBOX (probe knobs, not enumerated; absent: a K-major operand's tile in one
   // box): 64 loads A / B in 64-row boxes, as before the one-box copies (tma.cuh's kABoxRows / kBOneBox).
+  // Timed beside the one-box copies in the same rounds they were level or slower (the four-block
+  // clusters at 3000x5000x1000 NT and NN, the cooperative 128x256 at 4096x6144x4096; the 128x176
+  // ping-pong at 1024x14336x4096 within 0.2%), so no family's default takes them (bench/NOTES.md,
+  // issue 33: the box probe's A/B).
   s.constrain("TMA_ABOX, TMA_BBOX 64 when present", [](K c) {
     return c.getInt("TMA_ABOX", 64) == 64 && c.getInt("TMA_BBOX", 64) == 64;
   });
