@@ -39,6 +39,7 @@ bench() {  # P PART KINDS SHAPES LIMIT [ONLY]
 bench 1 s $KS "$SMALL" "${P1S_S:-80}"
 bench 1 l $KL "$LARGE" "${P1L_S:-80}"
 ONLY=$(python3 dev/decode/table_picks.py "${TOP:-3}" "$OUT/b1s.err" "$OUT/b1l.err")
+[ ${#ONLY} -gt 120000 ] && ONLY=$(python3 dev/decode/table_picks.py 2 "$OUT/b1s.err" "$OUT/b1l.err")  # one argument's limit
 echo "the later processes' --only: $(echo "$ONLY" | tr ';' '\n' | grep -c @) entries"
 for p in $(seq 2 "${PROCS:-3}"); do
   bench "$p" s $KS "$SMALL" "${PS_S:-45}" "$ONLY"
