@@ -222,26 +222,6 @@ KTUNE_DEVICE void flush(const Prob& p, float (&acc)[kNT][kAcc], int row0, int st
 
 #include "decode_wg_cluster.cuh"
 
-#ifndef DC_KROT
-#define DC_KROT 0  // a probe, not a knob: 0 in every shipped kernel (kstep below)
-#endif
-// The k step a block streams as its unit (tile, st): st itself, or with DC_KROT = 1 the steps of
-// each tile segment [lo, hi) the block covers rotated by the block's (pair's) index, so blocks
-// streaming at once read different k columns of their weight rows. Each segment's steps are still
-// each taken once; only their order (the sums' order) changes.
-KTUNE_DEVICE int kstep([[maybe_unused]] const Prob& p, [[maybe_unused]] long u0,
-                       [[maybe_unused]] long u1, [[maybe_unused]] int tile, int st) {
-#if DC_KROT
-  const long t0 = (long)tile * p.nsteps;
-  const int lo = (int)((u0 > t0 ? u0 : t0) - t0);
-  const int hi = (int)((u1 < t0 + p.nsteps ? u1 : t0 + p.nsteps) - t0);
-  const int r = (int)((blockIdx.x / (DC_MSPLIT ? 2u : 1u)) % (unsigned)(hi - lo));
-  return lo + (st - lo + r) % (hi - lo);
-#else
-  return st;
-#endif
-}
-
 #if DC_TMA
 // The producer warp(s), thread pt: the elected thread (pt = 0) streams the block's S units from u0
 // through the ring by TMA; with kXA every producer thread also copies its share of each stage's A
@@ -266,12 +246,11 @@ KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorM
     const unsigned w = base + slot * kStageBytes;
     DC_TR(lead && s == kStages, kTrFirstEmpty);
     DC_TR(lead && s == 0, kTrIssue0);
-    const int k0 = kstep(p, u0, u0 + S, tile, st) * kBK;
-    if (lead) produce_tma(p, tmW, tmX, w, full + 8 * slot, tile * kBN, k0, rank);
+    if (lead) produce_tma(p, tmW, tmX, w, full + 8 * slot, tile * kBN, st * kBK, rank);
     DC_TR(lead && s == (S < kStages ? S : kStages) - 1, kTrRingIssued);
     DC_TR(lead && s == S - 1, kTrLastIssue);
     if constexpr (kXA) {  // the barrier tracks the copies: no wait here (the consumers fence)
-      produce_x(p, w + kWBytes, k0, pt);
+      produce_x(p, w + kWBytes, st * kBK, pt);
       asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(full + 8 * slot) : "memory");
     }
   }
@@ -381,8 +360,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   if (tid == 0) init_barriers(full, empty, red);
   if (S > 0) {  // the first stage's weights into L2 before the wait (prefetch_weights, decode.cuh)
     const int tile = (int)(u0 / p.nsteps), st = (int)(u0 - (long)tile * p.nsteps);
-    const int k0 = (DC_TMA ? kstep(p, u0, u1, tile, st) : st) * kBK;  // the first stage the producer issues
-    prefetch_weights(p, [&](int n) { return tile_row(p, tile * kBN, n); }, kBN, k0, kBK, tid,
+    prefetch_weights(p, [&](int n) { return tile_row(p, tile * kBN, n); }, kBN, st * kBK, kBK, tid,
                      kThreads);
   }
   KTUNE_PDL_WAIT(); KTUNE_PDL_LAUNCH_DEPENDENTS();  // prelude.cuh: no memory read above
