@@ -4,6 +4,7 @@
 # pb/bench/gemm_bench) at the five 16-row keys, each key's two fastest configs of the table's call
 # (--only and --twin the same list, reversed in even rounds), PROCS rounds of processes alternating
 # the binaries; dev/decode/device_ring_pf.sh does the work (no tests, no trace), ab_table.py the table.
+# DC_KROT was refuted and reverted: run it on 26a8c75's tree.
 #   OUT=$OUT DEADLINE=85 bash dev/decode/device_krot.sh
 d() {  # MT WARPS NT U DEPTH XR GRID
   echo "DC_WG=2,DC_WARPS=$2,DC_NT=$3,DC_MT=$1,DC_U=$4,DC_DEPTH=$5,DC_PF=1,DC_XR=$6,DC_GRID=$7"

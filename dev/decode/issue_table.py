@@ -6,7 +6,8 @@ their intervals; "k of n" counts the process-modes whose median meets the target
 median of the processes' medians. Targets (issue 32, set for an H100): read / JIT >= 0.95 at M <= 16
 and >= 0.92 at 32..128; cuBLASLt best / JIT >= 1.10 at N x K = 4096x4096 and 6144x4096, >= 1.04 at
 the others; gate/up (silu_mul) / plain <= 1.03.
-   python3 dev/decode/issue_table.py [--detail] LOG_GROUP [LOG_GROUP ...]
+   python3 dev/decode/issue_table.py [--fit] [--summary] [--detail] LOG_GROUP [LOG_GROUP ...]
+--fit: per M, the fixed cost and streaming rate fitted over the four N at K = 4096 (fit()).
 LOG_GROUP: one process's logs, comma-separated (e.g. OUT/b1s.log,OUT/b1l.log)."""
 import re
 import statistics
@@ -114,7 +115,7 @@ def row(procs, key):
     mr = met(procs, kms, "read_bound", lambda v: v >= tr)
     mb = met(procs, kms, "cublaslt_best", lambda v: v >= tb)
     mg = met(procs, kms, "silu_mul", lambda v: v <= 1.03)
-    return (f"| {key} | {'; '.join(picks[:3])}{' (+%d)' % (len(picks) - 3) if len(picks) > 3 else ''} | "
+    return (f"| {key} | {'; '.join(picks[:2])}{' (+%d)' % (len(picks) - 2) if len(picks) > 2 else ''} | "
             f"{us('ktune')} | {us('read_bound')} | {rat('read_bound')} | ≥ {tr:.2f}: {mr[0]} of {mr[1]} | "
             f"{us('cublaslt0')} | {us('cublaslt_best')} | {rat('cublaslt_best')} | ≥ {tb:.2f}: {mb[0]} of {mb[1]} | "
             f"{rat('silu_mul')} | {mg[0]} of {mg[1]} |")
@@ -134,8 +135,55 @@ def detail(procs, keys):
             print(f"| {key} | {md} | {us} | {rt('read_bound')} | {rt('cublaslt_best')} | {rt('silu_mul')} | {pk} |")
 
 
+def summary(procs, keys):
+    """Per target: process-modes meeting it, of how many, over the keys it applies to."""
+    groups = {}
+    for key in keys:
+        m, n, k = (int(x) for x in key.split("x"))
+        kms = [(key, md) for md in MODES]
+        tr, tb = target_read(m), target_best(n, k)
+        for name, var, ok in ((f"read / JIT >= {tr:.2f} ({'M <= 16' if m <= 16 else 'M = 32..128'})", "read_bound",
+                               lambda v, t=tr: v >= t),
+                              (f"cuBLASLt best / JIT >= {tb:.2f} (N x K = {n}x{k}, M <= 16)" if m <= 16 else
+                               f"cuBLASLt best / JIT >= {tb:.2f} (N x K = {n}x{k}, M = 32..128)", "cublaslt_best",
+                               lambda v, t=tb: v >= t),
+                              ("gate/up / plain <= 1.03", "silu_mul", lambda v: v <= 1.03)):
+            got, of = met(procs, kms, var, ok)
+            g = groups.setdefault(name, [0, 0, []])
+            g[0] += got
+            g[1] += of
+            if got * 2 < of:
+                g[2].append(key)
+    for name in sorted(groups):
+        got, of, miss = groups[name]
+        print(f"- {name}: {got} of {of} process-modes; keys met in fewer than half: {len(miss)}"
+              + (f" ({', '.join(miss)})" if 0 < len(miss) <= 12 else ""))
+
+
+def fit(procs):
+    """Per M and timing: t = a + MB / rate fitted (least squares) over N = 4096, 6144, 14336, 28672 at
+    K = 4096 (the median µs of the processes), for the JIT pick, the read and cuBLASLt's best: a is
+    the fixed cost (launch, start, end), rate the streaming rate in TB/s (its spread's drain in it)."""
+    mbs = {n: n * 4096 * 2 / 1e6 for n in (4096, 6144, 14336, 28672)}
+    print("| M | timing | JIT: fixed µs, TB/s | read: fixed µs, TB/s | cuBLASLt best: fixed µs, TB/s |")
+    print("|---|---|---|---|---|")
+    for m in (1, 2, 4, 8, 16, 32, 64, 128):
+        for md in MODES:
+            cells = []
+            for var in ("ktune", "read_bound", "cublaslt_best"):
+                pts = [(mb, cell(procs, (f"{m}x{n}x4096", md), var, "us")) for n, mb in mbs.items()]
+                pts = [(x, c[0]) for x, c in pts if c]
+                if len(pts) < 2:
+                    cells.append("-")
+                    continue
+                mx, my = statistics.mean(x for x, _ in pts), statistics.mean(y for _, y in pts)
+                b = sum((x - mx) * (y - my) for x, y in pts) / sum((x - mx) ** 2 for x, _ in pts)
+                cells.append("%.2f, %.2f" % (my - b * mx, 1 / b))
+            print(f"| {m} | {md} | " + " | ".join(cells) + " |")
+
+
 def main():
-    args = [a for a in sys.argv[1:] if a != "--detail"]
+    args = [a for a in sys.argv[1:] if a not in ("--detail", "--summary", "--fit")]
     if not args:
         sys.exit(__doc__)
     procs = [parse(g.split(",")) for g in args]
@@ -146,6 +194,12 @@ def main():
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for key in keys:
         print(row(procs, key))
+    if "--fit" in sys.argv:
+        print()
+        fit(procs)
+    if "--summary" in sys.argv:
+        print()
+        summary(procs, keys)
     if "--detail" in sys.argv:
         print()
         detail(procs, keys)
