@@ -17,7 +17,7 @@
 //
 //   gemm_bench [--wgmma] [--sweep] [--rounds=N] [--shapes=large|small|decode|fp8|prefill|MxNxK,...]
 //              [--only=CONFIG;...] [--twin=CONFIG;...] [--curated=FILE] [--profile] [--profile_lt=I,J,...]
-//              [--trace=N] [--tuner_method=R [--sustain_ms=T]] [--benchmark_filter=...]
+//              [--trace=N] [--tuner_method=R [--sustain_ms=T]] [--compile_only] [--benchmark_filter=...]
 // An MxNxK of --shapes that is not in the built-in list is added as a bf16 NT shape.
 //
 // FP8 (issue 33): e4m3 x e4m3 -> bf16 at 4096^3 and 8192^3 (NT, unit scales) on the tma kind's fp8
@@ -201,10 +201,12 @@ int main(int argc, char** argv) {
   using ktune::gemm::Layout;
   namespace gb = ktune::gemm_bench;
   int kept = 1;
+  bool compile_only = false;  // --compile_only: the kernels of the chosen shapes into the cache, no timing
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--wgmma") gb::g_wgmma = true;
     else if (std::string(argv[i]) == "--sweep") gb::g_sweep = true;
     else if (std::string(argv[i]) == "--profile") gb::g_profile = true;
+    else if (std::string(argv[i]) == "--compile_only") compile_only = true;
     else if (std::string(argv[i]).rfind("--trace=", 0) == 0) gb::g_trace = std::max(1, std::atoi(argv[i] + 8));
     else if (std::string(argv[i]).rfind("--profile_lt=", 0) == 0) {
       gb::g_profile_lt.clear();
@@ -298,6 +300,7 @@ int main(int argc, char** argv) {
       chosen.push_back(s);
   }
   gb::precompile(chosen);
+  if (compile_only) return 0;
   gb::g_read = ktune::bench::buildReadKernels(*gb::g->be, *gb::g->cc, gb::g->dev);
   for (const auto& s : chosen) gb::runShape(s);
   benchmark::RunSpecifiedBenchmarks();
