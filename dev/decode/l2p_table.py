@@ -1,5 +1,5 @@
-"""The probe knobs' A/B (dev/decode/device_l2p.sh, device_skt.sh): per shape, mode and base config
-(the config without the probe knobs DC_L2P, DC_AL2P, DC_SKT), the median µs of each variant (the
+"""The probe knobs' A/B (dev/decode/device_l2p.sh, device_skt.sh, device_run.sh): per shape, mode and base config
+(the config without the probe knobs DC_L2P, DC_AL2P, DC_SKT, DC_RUN), the median µs of each variant (the
 probe knobs a config sets; "base" = none, the defaults) in each gemm_bench process's interleaved
 rounds (the pick and its --twin configs, cuBLASLt's best in the same rounds) and in its pre-pass
 ("cand" lines, 10 launches each), and X/base per process (its median over the processes).
@@ -12,7 +12,7 @@ import sys
 SHAPE = re.compile(r"(\d+x\d+x\d+)")
 
 
-PROBE = re.compile(r"(DC_L2P|DC_AL2P|DC_SKT)=(\d+),?")
+PROBE = re.compile(r"(DC_L2P|DC_AL2P|DC_SKT|DC_RUN)=(\d+),?")
 
 
 def base_and_l2p(cfg):
@@ -106,9 +106,11 @@ def main():
                     cells.append("%s: %s" % (var, "/".join("%.2f" % x if x else "-" for x in v)))
                     ratios = [x / y for x, y in zip(v, [d.get((b, "base")) for d in data]) if x and y]
                     if var != "base" and ratios:
-                        rel[var] = statistics.median(ratios)
-                print("  %-26s %-6s %s  | %s" % (b, src, "  ".join(cells),
-                                                 "  ".join("%s/base %.3f" % (k, v) for k, v in rel.items())))
+                        rel[var] = ratios
+                print("  %-26s %-6s %s  | %s" % (b, src, "  ".join(cells), "  ".join(
+                    "%s/base %.3f [%.3f, %.3f] (%d of %d < 1)" % (k, statistics.median(v), min(v), max(v),
+                                                                 sum(x < 1 for x in v), len(v))
+                    for k, v in rel.items())))
 
 
 if __name__ == "__main__":
