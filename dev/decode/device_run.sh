@@ -12,6 +12,7 @@
 #      runs beside it without a twin;
 #   3. dev/decode/l2p_table.py: per key, mode and config, both µs and RUN2/base per process.
 #   OUT=$OUT DEADLINE=55 bash dev/decode/device_run.sh
+# DC_RUN was refuted and reverted (bench/NOTES.md): run it on 2015e12's tree.
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
 device_preamble "${DEADLINE:-55}"

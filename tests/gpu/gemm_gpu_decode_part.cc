@@ -117,8 +117,7 @@ struct DecodeCase {
   ElemType ab = ElemType::kBF16;
 };
 void checkDecodeWgBody(int64_t wg, const std::vector<std::array<int64_t, 7>>& knobs,
-                       std::vector<DecodeCase> cases = {}, int64_t l2p = gemm::kDecodeL2Promotion,
-                       int64_t run = 1) {
+                       std::vector<DecodeCase> cases = {}, int64_t l2p = gemm::kDecodeL2Promotion) {
   if (cases.empty()) cases = {
       {1, 333, 1032, ElemType::kBF16, false, Activation::kNone, 0.f},
       {13, 4099, 520, ElemType::kBF16, true, Activation::kNone, 0.f},
@@ -154,7 +153,6 @@ void checkDecodeWgBody(int64_t wg, const std::vector<std::array<int64_t, 7>>& kn
                {"DC_U", k[2]},        {"DC_DEPTH", k[3]}, {"DC_PF", k[5]},
                {"DC_XR", k[6]}, {"DC_GRID", k[4]}};
       if (l2p != gemm::kDecodeL2Promotion) c.set("DC_L2P", l2p);
-      if (run != 1) c.set("DC_RUN", run);
       if (gemm::configSpace(KernelKind::kDecode).validate(c).ok() &&
           gemm::launchPlan(KernelKind::kDecode, c, s, env().dev).ok())
         out.push_back(c);
@@ -200,25 +198,6 @@ TEST(GemmGpu, DecodeTmaVsReference) {
   checkDecodeWgBody(2, {{8, 1, 2, 2, 6, 1}, {4, 1, 2, 2, 6, 1}, {4, 1, 2, 2, 4, 1}, {4, 2, 2, 2, 4, 1, 3},
                         {4, 1, 1, 4, 2, 1}},
                     {}, 0);
-}
-
-// DC_RUN = 2 (the probe knob: a unit's two stages over half the tile's rows each): two warpgroups
-// (persistent, stream-K cutting tiles, one block per tile, the cluster split) and one warpgroup of
-// two slabs (one block per tile, the cluster split with XR3, stream-K) on odd N, K tails (a unit of
-// 256..1024 k), M not a power of two, bias, C += and f32 C, against float64 (twice each).
-TEST(GemmGpu, DecodeTmaRunVsReference) {
-  REQUIRE_GPU();
-  if (env().dev.arch != "sm_90a") GTEST_SKIP() << "DC_WG=2 needs sm_90a, device is " << env().dev.arch;
-  const auto bf = ElemType::kBF16;
-  checkDecodeWgBody(2, {{8, 1, 4, 1, 6, 1}, {8, 1, 2, 2, 1, 1}, {8, 1, 1, 2, 0, 1}, {4, 2, 4, 1, 0, 1},
-                        {4, 2, 2, 2, 4, 1, 3}, {4, 2, 1, 2, 1, 1}, {8, 1, 2, 2, 4, 1}},
-                    {{1, 333, 1032, bf, false, Activation::kNone, 0.f},
-                     {13, 4099, 520, bf, true, Activation::kNone, 0.f},
-                     {16, 6144, 4096, bf, false, Activation::kNone, 0.f},
-                     {31, 1001, 1000, ElemType::kF32, false, Activation::kNone, 1.f},
-                     {64, 77, 4104, bf, true, Activation::kNone, 1.f},
-                     {6, 18000, 520, bf, true, Activation::kNone, 0.f}},
-                    gemm::kDecodeL2Promotion, 2);
 }
 
 // DC_GRID = 7 (a pair per tile splitting A's rows, the weight boxes multicast): one and two slabs

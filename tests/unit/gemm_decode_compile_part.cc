@@ -396,29 +396,6 @@ TEST(GemmDecode, TmaFedBodyCompilesWithBulkTensorCopies) {
   });
 }
 
-// DC_RUN = 2 (the probe knob: two stages of half the tile's rows per unit) compiles for sm_90a on
-// two warpgroups (persistent, stream-K) and one warpgroup of two slabs (one block per tile, the
-// cluster split with XR3): bulk tensor copies and wgmma, no spills.
-TEST(GemmDecode, TmaFedRunStagesCompile) {
-  auto cc = compilerForArch("sm_90a");
-  if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
-  std::vector<std::pair<Config, GemmShape>> jobs;
-  // (DC_WARPS, DC_NT, DC_U, DC_DEPTH, DC_GRID, DC_XR)
-  for (const auto& k : std::vector<std::array<int64_t, 6>>{
-           {8, 1, 4, 1, 6, 0}, {8, 1, 2, 2, 1, 0}, {4, 2, 4, 1, 0, 0}, {4, 2, 2, 2, 4, 3}}) {
-    Config c = wgConfig(2, k[0], k[1], k[2], k[3], k[4]);
-    c.set("DC_WG", int64_t{2});
-    c.set("DC_XR", k[5]);
-    c.set("DC_RUN", int64_t{2});
-    jobs.emplace_back(c, nt(16, 8192, 4096));
-  }
-  compileEach(**cc, jobs, [](const Config&, const std::string& ptx) -> std::string {
-    return ptx.find("cp.async.bulk.tensor.2d") == std::string::npos || ptx.find("wgmma.mma_async") == std::string::npos
-               ? "PTX lacks bulk tensor copies or wgmma"
-               : "";
-  });
-}
-
 // The TMA-fed body's epilogue at 128 rows loads every value of C a residual add (beta = 1) reads
 // before it stores the first output, and computes the gate/up outputs in straight-line code with
 // the approximate division: element by element each load of C waited its own L2 round trip and

@@ -93,53 +93,6 @@ TEST(GemmDecode, WeightMapsL2PromotionIsAProbeKnob) {
   EXPECT_TRUE(checkTensorMap2D(bad).ok());
 }
 
-// DC_RUN = 2, a probe knob outside the tuning space (never enumerated, absent = 1): two stages per
-// unit over half the tile's rows and twice the k each, so the units are twice as long in k, the
-// ring's weight bytes stay and A's double; only the TMA-fed body with two slab groups and a
-// producer warp, not the row-split pair, not the gate/up pair.
-TEST(GemmDecode, RunStagesIsAProbeKnob) {
-  const ConfigSpace& sp = configSpace(KernelKind::kDecode);
-  for (const Config& c : sp.enumerate("cuda", 227 * 1024).accepted) ASSERT_FALSE(c.has("DC_RUN")) << c.toString();
-  const DeviceInfo dev = sm90aDevice();
-  const GemmShape s = nt(16, 28672, 4096);
-  Config base = wgConfig(2, 8, 1, 4, 1, 6);
-  base.set("DC_WG", int64_t{2});
-  Config run = base;
-  run.set("DC_RUN", int64_t{2});
-  ASSERT_TRUE(sp.validate(run).ok()) << sp.validate(run).toString();
-  EXPECT_EQ(sharedBytes(KernelKind::kDecode, run) - sharedBytes(KernelKind::kDecode, base),
-            2 * 16 * 128 * 4);  // two stages' A boxes of 16 rows x 4 x 128 bytes more
-  auto pb = launchPlan(KernelKind::kDecode, base, s, dev), pr = launchPlan(KernelKind::kDecode, run, s, dev);
-  ASSERT_TRUE(pb.ok() && pr.ok());
-  EXPECT_EQ(pr->grid.x, pb->grid.x);  // whole tiles per block either way
-  // Stream-K: units of 256 k instead of 128, so half as many (2 tiles x 16) and as many blocks.
-  Config sk = wgConfig(2, 4, 2, 2, 2, 1);
-  sk.set("DC_WG", int64_t{2});
-  sk.set("DC_RUN", int64_t{2});
-  ASSERT_TRUE(sp.validate(sk).ok()) << sp.validate(sk).toString();
-  auto ps = launchPlan(KernelKind::kDecode, sk, nt(16, 256, 4096), dev);
-  ASSERT_TRUE(ps.ok());
-  EXPECT_EQ(ps->grid.x, 2u * 16u);
-  for (auto [warps, nt_, grid, pf, wgk, v] : std::vector<std::array<int64_t, 6>>{
-           {4, 1, 6, 1, 2, 2},    // one slab: nothing to split
-           {8, 1, 6, 2, 2, 2},    // A by cp.async
-           {8, 1, 2, 1, 1, 2},    // the cp.async ring
-           {4, 2, 0, 1, 2, 3}}) {  // only 2
-    Config c = wgConfig(8, warps, nt_, 2, 2, grid, pf);
-    c.set("DC_WG", wgk);
-    c.set("DC_RUN", v);
-    EXPECT_NE(sp.validate(c).message().find("DC_RUN"), std::string::npos) << c.toString();
-  }
-  Config pair = wgConfig(8, 4, 2, 2, 2, 7);
-  pair.set("DC_WG", int64_t{2});
-  pair.set("DC_RUN", int64_t{2});
-  EXPECT_FALSE(sp.validate(pair).ok());
-  GemmShape gu = nt(16, 2 * 4096, 4096);
-  gu.act = Activation::kSiluMul;
-  gu.ldc = 4096;
-  EXPECT_EQ(launchPlan(KernelKind::kDecode, run, gu, dev).status().code(), Code::kUnsupported);
-}
-
 TEST(GemmDecode, LaunchRuleIsStreamKOverTheSms) {
   const DeviceInfo dev = sm90aDevice();
   auto p = launchPlan(KernelKind::kDecode, decodeConfig(1), nt(1, 4096, 4096), dev);

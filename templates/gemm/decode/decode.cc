@@ -88,13 +88,8 @@ int64_t fmaRegBudget(K c) {
 // DC_WG = 1, 2 (decode_wg.cuh): weight rows per tile and shared-memory ring bytes (the same
 // layout whether the ring is filled by cp.async or by TMA).
 int64_t wgTileRows(K c) { return 64 * knob(c, "DC_NT") * (knob(c, "DC_WARPS") / 4); }
-// DC_RUN (a probe knob outside the space, absent: 1): a unit's stages (decode_wg.cuh's kRun), each
-// of 1/DC_RUN of the tile's rows over DC_RUN*64*DC_U k, so the weight bytes per stage are the same
-// and A's are DC_RUN times as many.
-int64_t runStages(K c) { return c.getInt("DC_RUN", 1); }
 int64_t wgRingBytes(K c) {
-  return 2 * knob(c, "DC_DEPTH") * (wgTileRows(c) + 8 * knob(c, "DC_MT") * runStages(c)) * 128 *
-         knob(c, "DC_U");
+  return 2 * knob(c, "DC_DEPTH") * (wgTileRows(c) + 8 * knob(c, "DC_MT")) * 128 * knob(c, "DC_U");
 }
 
 // DC_GRID = 4, 5, 7: blocks per cluster (one cluster per tile), 1 otherwise.
@@ -124,17 +119,7 @@ ConfigSpace buildSpace() {
       .addInts("DC_PF", {0, 1, 2, 3}, "cuda")
       .addInts("DC_XR", {0, 1, 3}, "cuda")
       .addInts("DC_GRID", {0, 1, 2, 3, 4, 5, 6, 7}, "cuda")
-      .addOptionalInts("DC_L2P", {0, 128, 256}, "cuda")
-      .addOptionalInts("DC_RUN", {2}, "cuda");
-  // DC_RUN = 2 (a probe knob, not enumerated; absent: 1): two stages per unit, each over half the
-  // tile's rows (warpgroup h's slabs, or slab h of one warpgroup's two) and twice the k: the
-  // TMA-fed body with a producer warp (DC_PF 1 or 3), not the row-split pair (decode_wg.cuh).
-  s.constrain("DC_RUN 2 when present: DC_WG == 2, DC_PF != 2, DC_GRID != 7, DC_WARPS == 8 || DC_NT == 2",
-              [](K c) {
-                return runStages(c) == 1 ||
-                       (runStages(c) == 2 && tmaFed(c) && knob(c, "DC_PF") != 2 && !mSplit(c) &&
-                        (knob(c, "DC_WARPS") == 8 || knob(c, "DC_NT") == 2));
-              });
+      .addOptionalInts("DC_L2P", {0, 128, 256}, "cuda");
   // DC_L2P (a probe knob, not enumerated; absent: kDecodeL2Promotion): the weight maps' L2
   // promotion in bytes, so only the TMA-fed body's.
   s.constrain("DC_L2P one of 0, 128, 256 (absent: 128), and 128 unless DC_WG == 2", [](K c) {
@@ -250,8 +235,6 @@ Status applicable(K c, const GemmShape& s) {
   if (mSplit(c) && (s.m <= 64 || s.m > 128))
     return Status::Unsupported("decode GEMM with DC_GRID=7 (A rows split over a pair) covers 65 <= M "
                                "<= 128, got M=" + std::to_string(s.m));
-  if (runStages(c) != 1 && s.act == Activation::kSiluMul)
-    return Status::Unsupported("decode GEMM with DC_RUN=2 does not take the gate/up pair (silu_mul)");
   if (fma(c) && s.m > 8)
     return Status::Unsupported("decode GEMM with DC_WG=3 (CUDA-core FMA) covers M <= 8, got M=" +
                                std::to_string(s.m));
@@ -294,7 +277,7 @@ Status plan(K c, const GemmShape& s, const DeviceInfo& dev, LaunchPlan& p) {
   }
   const int64_t rows = wg(c) ? wgTileRows(c) : 16 * nt;
   const int64_t tiles = ceilDiv(s.n, rows);
-  const int64_t steps = wg(c) ? ceilDiv(s.k, 64 * knob(c, "DC_U") * runStages(c))
+  const int64_t steps = wg(c) ? ceilDiv(s.k, 64 * knob(c, "DC_U"))
                               : ceilDiv(s.k, 32 * knob(c, "DC_U") * warps);
   const int64_t units = tiles * steps;
   const int64_t sms = std::max(1, dev.multiprocessors);

@@ -84,26 +84,14 @@ constexpr int kThreads = kConsumers + kProducers;
 constexpr int kNT = DC_NT;                        // 64-row slabs per warpgroup
 constexpr int kBN = 64 * kNT * (kCWarps / 4);     // weight rows per tile
 constexpr int kBM = 8 * DC_MT;                    // wgmma N: A rows per tile
-#ifndef DC_RUN
-#define DC_RUN 1  // a probe knob outside the tuning space (decode.cc): absent in every curated config
-#endif
-// DC_RUN = 2 (TMA-fed, tiles of two slab groups): a unit is two stages of half the tile's rows
-// each (warpgroup h's slabs, or slab h of one warpgroup's two) over twice the k, so each weight row
-// is read in runs of 2*128*DC_U bytes per stage in the same ring bytes (A's boxes twice per unit).
-constexpr int kRun = DC_RUN;
-constexpr int kU = DC_U, kSU = kU * kRun;         // 64-k boxes of a row per stage
-constexpr int kBK = 64 * kSU;                     // k per unit
-constexpr int kSRows = kBN / kRun;                // weight rows per stage
+constexpr int kU = DC_U, kBK = 64 * kU;           // k per stage (unit)
 constexpr int kStages = 2 * DC_DEPTH;
-constexpr int kWBytes = kSRows * kBK * 2, kXBytes = kBM * kBK * 2;
+constexpr int kWBytes = kBN * kBK * 2, kXBytes = kBM * kBK * 2;
 constexpr int kStageBytes = kWBytes + kXBytes;    // a multiple of 1024: swizzle groups stay aligned
 constexpr int kAcc = kBM / 2;                     // fp32 accumulators per thread per slab
 static_assert(kCWarps == 4 || kCWarps == 8, "DC_WARPS must be 4 or 8 with DC_WG");
 static_assert(kBM == 8 || kBM == 16 || kBM == 32 || kBM == 64 || kBM == 128, "DC_MT: 1..16");
 static_assert(kStageBytes % 1024 == 0, "stage size must keep the 1024-byte swizzle alignment");
-static_assert(kRun == 1 || (kRun == 2 && DC_TMA && DC_PF != 2 && DC_GRID != 7 && ACT != 3 &&
-                            (kCWarps == 8 || kNT == 2)),
-              "DC_RUN = 2: TMA-fed, DC_PF 1 or 3, not the row-split pair nor silu_mul, two slab groups");
 // DC_TMA: rows of an A box and of a weight box (gemm::decodeABoxRows / decodeBMap).
 // With silu_mul and two slabs per warpgroup the slabs pair up as (64 gate rows, the 64 up rows of
 // the same columns): whole 64-row boxes, and gate and up of a column meet in one thread
@@ -117,8 +105,7 @@ constexpr bool kPairs = DC_TMA && ACT == 3 && kNT == 2, kHalves = DC_TMA && ACT 
 // the pair (with silu_mul 64-row boxes: the third map is the pair's).
 constexpr bool kPairBox = kHalves;
 constexpr int kXBox = kBM < 64 ? kBM : 64, kWBox = DC_MSPLIT && ACT != 3 ? 32 : 64;
-// Consumer warps releasing a slot (DC_RUN = 2: one warpgroup's).
-constexpr int kEmptyArrivals = (DC_MSPLIT ? 2 : 1) * (kRun == 2 ? 4 : kCWarps);
+constexpr int kEmptyArrivals = (DC_MSPLIT ? 2 : 1) * kCWarps;  // consumer warps releasing a slot
 
 using ktune::smem_addr;
 using ktune::make_desc_addr;
@@ -138,18 +125,15 @@ KTUNE_DEVICE void cp16(unsigned dst, const void* src, int bytes) {
 
 #include "decode_wg_mma.cuh"
 
-// A stage's wgmmas into slabs T0 .. T0+NS-1 (their rows from w: rows of a stage at kSRows*128-byte
-// steps per 64-k box).
-template <int T0 = 0, int NS = kNT>
 KTUNE_DEVICE void mma_stage(float (&acc)[kNT][kAcc], unsigned w, unsigned x) {
 #pragma unroll
-  for (int u = 0; u < kSU; ++u)
+  for (int u = 0; u < kU; ++u)
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) {
       const unsigned long long db = make_desc_addr(x + u * kBM * 128 + kk * 32);
 #pragma unroll
-      for (int t = T0; t < T0 + NS; ++t) {
-        const unsigned long long da = make_desc_addr(w + u * kSRows * 128 + (t - T0) * 64 * 128 + kk * 32);
+      for (int t = 0; t < kNT; ++t) {
+        const unsigned long long da = make_desc_addr(w + u * kBN * 128 + t * 64 * 128 + kk * 32);
 #if DC_MT == 1
         wgmma_n8(acc[t], da, db, 1);
 #elif DC_MT == 2
@@ -238,29 +222,6 @@ KTUNE_DEVICE void flush(const Prob& p, float (&acc)[kNT][kAcc], int row0, int st
 
 #include "decode_wg_cluster.cuh"
 
-// Consumer thread tid's stage q of the block's Q: wait for it, its wgmmas into slabs T0 .. T0+NS-1
-// (their rows at w_off in the stage), release the slot (to the pair too with DC_MSPLIT).
-template <int T0, int NS>
-KTUNE_DEVICE void consume(float (&acc)[kNT][kAcc], unsigned base, unsigned full, unsigned empty, int q,
-                          [[maybe_unused]] int Q, int tid, [[maybe_unused]] unsigned rank, unsigned w_off) {
-  const int slot = q % kStages;
-  mbar_wait(full + 8 * slot, (q / kStages) & 1);
-  DC_TR(tid == 0 && q == 0, kTrFull0);
-  DC_TR(tid == 0 && q == 1, kTrFull1);
-  DC_TR(tid == 0 && q == Q - 1, kTrFullLast);
-  if (kXA) ktune::fence_proxy_async();  // the producers' cp.async writes of A -> the async proxy
-  const unsigned w = base + slot * kStageBytes;
-  ktune::wgmma_fence();
-  mma_stage<T0, NS>(acc, w + w_off, w + kWBytes);
-  ktune::wgmma_commit();
-  ktune::wgmma_wait<0>();
-  __syncwarp();
-  if ((tid & 31) == 0) mbar_arrive(empty + 8 * slot);
-#if DC_MSPLIT
-  if ((tid & 31) == 0) mbar_arrive_cluster(map_to_rank(empty + 8 * slot, rank ^ 1u));
-#endif
-}
-
 #if DC_TMA
 // The producer warp(s), thread pt: the elected thread (pt = 0) streams the block's S units from u0
 // through the ring by TMA; with kXA every producer thread also copies its share of each stage's A
@@ -277,17 +238,17 @@ KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorM
     prefetch_tensormap(tmX);
   }
 #pragma unroll 1
-  for (int q = 0; q < n * kRun; ++q) {  // stage q: unit q / kRun, its rows' part q % kRun
-    const int s = q / kRun, slot = q % kStages;
-    if (q >= kStages) mbar_wait(empty + 8 * slot, ((q / kStages) - 1) & 1);
+  for (int s = 0; s < n; ++s) {
+    const int slot = s % kStages;
+    if (s >= kStages) mbar_wait(empty + 8 * slot, ((s / kStages) - 1) & 1);
     const long u = u0 + s;
     const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
     const unsigned w = base + slot * kStageBytes;
-    DC_TR(lead && q == kStages, kTrFirstEmpty);
-    DC_TR(lead && q == 0, kTrIssue0);
-    if (lead) produce_tma(p, tmW, tmX, w, full + 8 * slot, tile * kBN + (q % kRun) * kSRows, st * kBK, rank);
-    DC_TR(lead && q == (S * kRun < kStages ? S * kRun : kStages) - 1, kTrRingIssued);
-    DC_TR(lead && q == S * kRun - 1, kTrLastIssue);
+    DC_TR(lead && s == kStages, kTrFirstEmpty);
+    DC_TR(lead && s == 0, kTrIssue0);
+    if (lead) produce_tma(p, tmW, tmX, w, full + 8 * slot, tile * kBN, st * kBK, rank);
+    DC_TR(lead && s == (S < kStages ? S : kStages) - 1, kTrRingIssued);
+    DC_TR(lead && s == S - 1, kTrLastIssue);
     if constexpr (kXA) {  // the barrier tracks the copies: no wait here (the consumers fence)
       produce_x(p, w + kWBytes, st * kBK, pt);
       asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(full + 8 * slot) : "memory");
@@ -399,7 +360,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   if (tid == 0) init_barriers(full, empty, red);
   if (S > 0) {  // the first stage's weights into L2 before the wait (prefetch_weights, decode.cuh)
     const int tile = (int)(u0 / p.nsteps), st = (int)(u0 - (long)tile * p.nsteps);
-    prefetch_weights(p, [&](int n) { return tile_row(p, tile * kBN, n); }, kSRows, st * kBK, kBK, tid,
+    prefetch_weights(p, [&](int n) { return tile_row(p, tile * kBN, n); }, kBN, st * kBK, kBK, tid,
                      kThreads);
   }
   KTUNE_PDL_WAIT(); KTUNE_PDL_LAUNCH_DEPENDENTS();  // prelude.cuh: no memory read above
@@ -431,6 +392,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   int run = 0;  // units of the current run (tile) so far
 #pragma unroll 1
   for (int s = 0; s < S; ++s) {
+    const int slot = s % kStages;
     if (DC_TMA && p.beta != 0.0f) {  // a residual's C lines into L1 while the tile's last stage lands
       const long u = u0 + s;
       const int tile = (int)(u / p.nsteps);
@@ -438,14 +400,21 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
         prefetch_out(p, ACT == 3 ? tile * kBN / 2 : tile * kBN, ACT == 3 ? (tile + 1) * kBN / 2 : (tile + 1) * kBN,
                      tid, kConsumers, true);
     }
-    if constexpr (kRun == 1) {
-      consume<0, kNT>(acc, base, full, empty, s, S, tid, rank, (tid >> 7) * kNT * 64 * 128);
-    } else if constexpr (kCWarps == 8) {  // warpgroup h: stage 2s + h, its slabs
-      consume<0, kNT>(acc, base, full, empty, 2 * s + (tid >> 7), 2 * S, tid, rank, 0);
-    } else {  // one warpgroup of two slabs: slab h from stage 2s + h
-      consume<0, 1>(acc, base, full, empty, 2 * s, 2 * S, tid, rank, 0);
-      consume<1, 1>(acc, base, full, empty, 2 * s + 1, 2 * S, tid, rank, 0);
-    }
+    mbar_wait(full + 8 * slot, (s / kStages) & 1);
+    DC_TR(tid == 0 && s == 0, kTrFull0);
+    DC_TR(tid == 0 && s == 1, kTrFull1);
+    DC_TR(tid == 0 && s == S - 1, kTrFullLast);
+    if (kXA) ktune::fence_proxy_async();  // the producers' cp.async writes of A -> the async proxy
+    const unsigned w = base + slot * kStageBytes;
+    ktune::wgmma_fence();
+    mma_stage(acc, w + (tid >> 7) * kNT * 64 * 128, w + kWBytes);
+    ktune::wgmma_commit();
+    ktune::wgmma_wait<0>();
+    __syncwarp();
+    if ((tid & 31) == 0) mbar_arrive(empty + 8 * slot);
+#if DC_MSPLIT
+    if ((tid & 31) == 0) mbar_arrive_cluster(map_to_rank(empty + 8 * slot, rank ^ 1u));
+#endif
     ++run;
 #if !DC_CLUSTER && !DC_MSPLIT
     const long u = u0 + s;

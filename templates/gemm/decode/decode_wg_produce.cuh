@@ -10,21 +10,20 @@ KTUNE_DEVICE int box_row(const Prob& p, int row0, int b) {
 }
 
 // One stage by the elected producer thread: its byte count on `bar`, then the boxes in the layout
-// of produce() below (a row's kSU boxes back to back: one longer DRAM run per row; row0: the
-// stage's first row, kSRows of them). kPairBox: box b
+// of produce() below (a row's kU boxes back to back: one longer DRAM run per row). kPairBox: box b
 // is the pair map's (32 gate rows from j0 and their up rows; past N/2 zeros).
 // DC_MSPLIT: block `rank` issues the weight boxes of its parity to both blocks and its own A rows.
 KTUNE_DEVICE void produce_tma(const Prob& p, const TensorMap* tmW, const TensorMap* tmA, unsigned w,
                               unsigned bar, int row0, int k0, unsigned rank) {
   mbar_expect_tx(bar, kXA ? kWBytes : kStageBytes);
 #pragma unroll
-  for (int b = 0; b < kSRows / kWBox; ++b)
+  for (int b = 0; b < kBN / kWBox; ++b)
 #pragma unroll
-    for (int u = 0; u < kSU; ++u) {
-      const unsigned dst = w + u * kSRows * 128 + b * kWBox * 128;
+    for (int u = 0; u < kU; ++u) {
+      const unsigned dst = w + u * kBN * 128 + b * kWBox * 128;
       const int c0 = k0 + u * 64, j0 = row0 / 2 + b * 32;  // j0: kPairBox's pair row (tile_row)
 #if DC_MSPLIT
-      if (((b * kSU + u) & 1) == (int)rank) {
+      if (((b * kU + u) & 1) == (int)rank) {
         if constexpr (kPairBox) tma_load_pair<true>(dst, tmW, c0, j0, bar);
         else tma_load_2d_pair(dst, tmW, c0, box_row(p, row0, b), bar);
       }
@@ -37,7 +36,7 @@ KTUNE_DEVICE void produce_tma(const Prob& p, const TensorMap* tmW, const TensorM
 #pragma unroll
   for (int xb = 0; xb < kBM / kXBox; ++xb)
 #pragma unroll
-    for (int u = 0; u < kSU; ++u)
+    for (int u = 0; u < kU; ++u)
       tma_load_2d(w + kWBytes + u * kBM * 128 + xb * kXBox * 128, tmA, k0 + u * 64,
                   (DC_MSPLIT ? (int)rank * kBM : 0) + xb * kXBox, bar);
 }
