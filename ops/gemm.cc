@@ -281,10 +281,11 @@ Expected<std::unique_ptr<GemmOp>> GemmOp::create(Engine& tuner, OpOptions option
   // fails before it is compiled).
   x.race_each = {"DC_WG", "DC_GRID", "CLUSTER_M"};
   // Large prefill shapes on sm_90a: mma.sync and the small-M kernel cannot beat the tma kind; at
-  // decode rows (M <= 16) the kinds of 64- and 128-row tiles cannot beat the decode kind.
-  x.guided_leave_out = [sms = dev.multiprocessors](const std::vector<Config>& cs, const void* p) {
-    const gemm::GemmShape& s = callOf(p).shape;
-    return gemm_ops::dominatedKinds(cs, s.m, s.n, sms, s.act == gemm::Activation::kSiluMul);
+  // decode rows (M <= 16) the kinds of 64- and 128-row tiles cannot beat the decode kind; a split
+  // tail that splits nothing at the key is its SPLIT_K 1 twin's schedule (gemm_configs.h).
+  x.guided_leave_out = [dev](const std::vector<Config>& cs, const void* p) {
+    const GemmCall& call = callOf(p);
+    return gemm_ops::guidedLeaveOut(cs, withAlignment(call.shape, call.buf), dev);
   };
   f.key = [](const GemmCall& call, KeyFields& k) { gemmKey(call, EngineViews::key(k)); };
   f.launch = [dev](const Knobs& c, const GemmCall& call, const DeviceFacts&) {
