@@ -268,9 +268,10 @@ Expected<std::unique_ptr<GemmOp>> GemmOp::create(Engine& tuner, OpOptions option
                              std::max(dev.shared_per_block_optin, dev.shared_per_block), dev,
                              curated_path));
   S->verify_tile = gemm_ops::verifyTile(x.configs);
-  x.default_for = [S, kinds, main_kind, dev, curated_path](const void* p) {
-    return S->defaultFor(callOf(p), kinds, main_kind, dev, curated_path);
+  S->key_default = [S, kinds, main_kind, dev, curated_path](const GemmCall& call) {
+    return S->defaultFor(call, kinds, main_kind, dev, curated_path);
   };
+  x.default_for = [S](const void* p) { return S->key_default(callOf(p)); };
   x.defines = [](const Config& c, const void* p) { return gemmDefines(c, callOf(p)); };
   // The decode kind's body (DC_WG: mma.sync, wgmma, TMA-fed, CUDA-core FMA: four kernels under
   // one KIND) and its stream-K blocks per SM (DC_GRID: whole waves whatever the value) are what
@@ -365,6 +366,13 @@ Expected<size_t> GemmOp::precompile(const gemm::GemmShape& shape, int threads, s
   gemm::GemmShape s = shape;
   s.aligned16 = true;  // what withAlignment finds for device allocations
   return st_->family.precompile(GemmCall{s, GemmBuffers{}}, threads, depth);
+}
+
+Expected<Config> GemmOp::defaultConfig(const gemm::GemmShape& shape) const {
+  KTUNE_RETURN_IF_ERROR(gemm::validate(shape));
+  gemm::GemmShape s = shape;
+  s.aligned16 = true;  // what withAlignment finds for device allocations
+  return st_->key_default(GemmCall{s, GemmBuffers{}});
 }
 
 void GemmOp::prepareWorker(const gemm::GemmShape& shape) {
