@@ -57,7 +57,7 @@ std::vector<std::string> dominatedKinds(const std::vector<Config>& configs, int6
 // persistent schedule splits nothing, e.g. 4096^3's last round of 116 of 132 tiles) as its
 // SPLIT_K = 1 twin, the same schedule without the exchange code; any other config as it is. The
 // twin measured 0.2-0.5% faster than the split default at 4096^3 and 4096x4096x14336 in each of 3
-// H200 processes, and compiles in about 0.8x the time (the 4096^3 default was a cold run's
+// processes, and compiles in about 0.8x the time (the 4096^3 default was a cold run's
 // slowest compile; bench/NOTES.md, issue 34).
 Config idleSplitTwin(const Config& c, const gemm::GemmShape& s, const DeviceInfo& dev);
 // The guided search's leave-outs for a key (FamilyExtras::guided_leave_out): dominatedKinds, then
