@@ -30,8 +30,10 @@ run() {  # variant tag args...: one cold run
     | tee -a "$W/walls.txt"
   rm -rf "/tmp/cswork/kc-$tag" "/tmp/cswork/cc-$tag"
 }
-pair() {  # i
-  for v in ${VARIANTS:-base this}; do
+pair() {  # i (ALT=1: the order of VARIANTS reversed in the even pairs)
+  local order="${VARIANTS:-base this}"
+  [ "${ALT:-0}" = 1 ] && [ $(( $1 % 2 )) = 0 ] && order=$(echo "$order" | tr ' ' '\n' | tac | tr '\n' ' ')
+  for v in $order; do
     [ "$(left)" -gt "${RUN_MIN:-22}" ] || return 1
     run "$v" "suite_${v}_$1" --suite llm
   done

@@ -2,7 +2,7 @@
 # GPU machine (carry .devwork/search, staged by `BASE=<main's build dir> bash dev/regret_stage.sh
 # DEST`): the first key's first wave started before the device's context (this tree, pb/tools)
 # against the base (pb/base): `ktune tune gemm --m 4096 --n 4096 --k 4096 --layout NT` cold, PAIRS
-# pairs (default 4), interleaved base/this, every run an empty store, a fresh CUDA_CACHE_PATH and
+# pairs (default 4), interleaved base/this (ALT=1: this first in the even pairs), every run an empty store, a fresh CUDA_CACHE_PATH and
 # its own KTUNE_TIMELINE; pairs stop starting DEADLINE seconds (default 45) after the start.
 # Compile workers on (KTUNE_COMPILE_PROCESSES=1, the CLI's GPU default). Table last: wall, the
 # engine's total_wall_ms, compiles, and from the timeline (ms after the tuner's `main` mark) the
@@ -25,7 +25,9 @@ tune() {  # build tag: one cold run
 }
 for i in $(seq 1 "${PAIRS:-4}"); do
   [ $(( $(date +%s) - T0 )) -lt "$DEADLINE" ] || break
-  for b in base this; do tune $b "${b}_$i"; done
+  order="base this"  # ALT=1: this first in the even pairs
+  [ "${ALT:-0}" = 1 ] && [ $(( i % 2 )) = 0 ] && order="this base"
+  for b in $order; do tune $b "${b}_$i"; done
 done
 tar -czf "$OUT/ew.tgz" -C "$W" --exclude='kc-*' --exclude='cc-*' .
 python3 dev/early_wave_table.py "$W"

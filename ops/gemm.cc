@@ -268,9 +268,10 @@ Expected<std::unique_ptr<GemmOp>> GemmOp::create(Engine& tuner, OpOptions option
                              std::max(dev.shared_per_block_optin, dev.shared_per_block), dev,
                              curated_path));
   S->verify_tile = gemm_ops::verifyTile(x.configs);
-  x.default_for = [S, kinds, main_kind, dev, curated_path](const void* p) {
-    return S->defaultFor(callOf(p), kinds, main_kind, dev, curated_path);
+  S->key_default = [S, kinds, main_kind, dev, curated_path](const GemmCall& call) {
+    return S->defaultFor(call, kinds, main_kind, dev, curated_path);
   };
+  x.default_for = [S](const void* p) { return S->key_default(callOf(p)); };
   x.defines = [](const Config& c, const void* p) { return gemmDefines(c, callOf(p)); };
   // The decode kind's body (DC_WG: mma.sync, wgmma, TMA-fed, CUDA-core FMA: four kernels under
   // one KIND) and its stream-K blocks per SM (DC_GRID: whole waves whatever the value) are what
@@ -281,10 +282,11 @@ Expected<std::unique_ptr<GemmOp>> GemmOp::create(Engine& tuner, OpOptions option
   // fails before it is compiled).
   x.race_each = {"DC_WG", "DC_GRID", "CLUSTER_M"};
   // Large prefill shapes on sm_90a: mma.sync and the small-M kernel cannot beat the tma kind; at
-  // decode rows (M <= 16) the kinds of 64- and 128-row tiles cannot beat the decode kind.
-  x.guided_leave_out = [sms = dev.multiprocessors](const std::vector<Config>& cs, const void* p) {
-    const gemm::GemmShape& s = callOf(p).shape;
-    return gemm_ops::dominatedKinds(cs, s.m, s.n, sms, s.act == gemm::Activation::kSiluMul);
+  // decode rows (M <= 16) the kinds of 64- and 128-row tiles cannot beat the decode kind; a split
+  // tail that splits nothing at the key is its SPLIT_K 1 twin's schedule (gemm_configs.h).
+  x.guided_leave_out = [dev](const std::vector<Config>& cs, const void* p) {
+    const GemmCall& call = callOf(p);
+    return gemm_ops::guidedLeaveOut(cs, withAlignment(call.shape, call.buf), dev);
   };
   f.key = [](const GemmCall& call, KeyFields& k) { gemmKey(call, EngineViews::key(k)); };
   f.launch = [dev](const Knobs& c, const GemmCall& call, const DeviceFacts&) {
@@ -364,6 +366,13 @@ Expected<size_t> GemmOp::precompile(const gemm::GemmShape& shape, int threads, s
   gemm::GemmShape s = shape;
   s.aligned16 = true;  // what withAlignment finds for device allocations
   return st_->family.precompile(GemmCall{s, GemmBuffers{}}, threads, depth);
+}
+
+Expected<Config> GemmOp::defaultConfig(const gemm::GemmShape& shape) const {
+  KTUNE_RETURN_IF_ERROR(gemm::validate(shape));
+  gemm::GemmShape s = shape;
+  s.aligned16 = true;  // what withAlignment finds for device allocations
+  return st_->key_default(GemmCall{s, GemmBuffers{}});
 }
 
 void GemmOp::prepareWorker(const gemm::GemmShape& shape) {

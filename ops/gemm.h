@@ -154,6 +154,10 @@ class GemmOp {
   // Returns how many were compiled. `ktune tune gemm` runs it for the next keys of a suite.
   // `depth` > 0: the first `depth` configs of the guided order (Family::precompile).
   Expected<size_t> precompile(const gemm::GemmShape& shape, int threads = 0, size_t depth = 0);
+  // The JIT config a tuning run of this shape takes as the family's default (timed at every key,
+  // first in the guided order), for A and B on 16-byte boundaries as device allocations are.
+  // kInvalidArgument for an invalid shape.
+  Expected<Config> defaultConfig(const gemm::GemmShape& shape) const;
   // Has the isolation worker build this shape's problem now (Engine::prepareWorker), for A and B
   // on 16-byte boundaries as device allocations are: the CLI calls it before filling its own
   // inputs, which the worker's then overlap. No-op for an invalid shape or without isolation.

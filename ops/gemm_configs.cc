@@ -126,4 +126,33 @@ std::vector<std::string> dominatedKinds(const std::vector<Config>& configs, int6
   return why;
 }
 
+Config idleSplitTwin(const Config& c, const gemm::GemmShape& s, const DeviceInfo& dev) {
+  auto k = kindOf(c);
+  if (!k.ok() || *k != gemm::KernelKind::kTma || !gemm::tmaSplitTailIdle(knobsOf(c), s, dev))
+    return c;
+  Config twin = c;
+  twin.set("SPLIT_K", int64_t{1});
+  return twin;
+}
+
+std::vector<std::string> guidedLeaveOut(const std::vector<Config>& configs,
+                                        const gemm::GemmShape& s, const DeviceInfo& dev) {
+  std::vector<std::string> why = dominatedKinds(configs, s.m, s.n, dev.multiprocessors,
+                                                s.act == gemm::Activation::kSiluMul);
+  std::vector<size_t> kept;
+  for (size_t i = 0; i < configs.size(); ++i)
+    if (why[i].empty()) kept.push_back(i);
+  for (size_t i : kept) {
+    const Config twin = idleSplitTwin(configs[i], s, dev);
+    if (twin == configs[i]) continue;
+    const bool raced = std::any_of(kept.begin(), kept.end(), [&](size_t j) {
+      return configs[j] == twin;
+    });
+    if (raced)
+      why[i] = "its split tail (SPLIT_K " + std::to_string(configs[i].getInt("SPLIT_K", 1)) +
+               ") splits nothing at this shape: the same schedule as its SPLIT_K 1 twin, which is raced";
+  }
+  return why;
+}
+
 }  // namespace ktune::gemm_ops

@@ -53,4 +53,17 @@ inline constexpr int64_t kDecodeRows = 16;
 std::vector<std::string> dominatedKinds(const std::vector<Config>& configs, int64_t m, int64_t n,
                                         int sms, bool gated = false);
 
+// A tma config (with KIND) whose split tail is idle for `s` on `dev` (gemm::tmaSplitTailIdle: its
+// persistent schedule splits nothing, e.g. 4096^3's last round of 116 of 132 tiles) as its
+// SPLIT_K = 1 twin, the same schedule without the exchange code; any other config as it is. The
+// twin measured 0.2-0.5% faster than the split default at 4096^3 and 4096x4096x14336 in each of 3
+// processes, and compiles in about 0.8x the time (the 4096^3 default was a cold run's
+// slowest compile; bench/NOTES.md, issue 34).
+Config idleSplitTwin(const Config& c, const gemm::GemmShape& s, const DeviceInfo& dev);
+// The guided search's leave-outs for a key (FamilyExtras::guided_leave_out): dominatedKinds, then
+// every tma config of those kept whose split tail is idle at `s` and whose SPLIT_K = 1 twin is
+// kept among `configs` (that twin is raced in its place). A reason per config ("" keeps it).
+std::vector<std::string> guidedLeaveOut(const std::vector<Config>& configs,
+                                        const gemm::GemmShape& s, const DeviceInfo& dev);
+
 }  // namespace ktune::gemm_ops

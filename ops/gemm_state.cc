@@ -11,6 +11,7 @@ namespace ktune {
 
 using gemm_ops::kindOf;
 using gemm_ops::knobsOf;
+using gemm_ops::idleSplitTwin;
 using gemm_ops::withKind;
 
 void GemmOp::State::addTensorMaps(const GemmCall& call, KernelArgs& args, gemm::TmaBoxRows boxes) {
@@ -82,7 +83,8 @@ Config GemmOp::State::defaultFor(const GemmCall& call, const std::vector<gemm::K
                              gemm::KernelKind::kWgmma, main_kind}) {
     if (std::find(kinds.begin(), kinds.end(), k) == kinds.end()) continue;
     auto c = gemm::curatedConfigs(k, s, dev, curated_path);
-    if (c.ok() && !c->empty()) return withKind(c->front(), k);
+    // A split tail that splits nothing at this shape: its SPLIT_K 1 twin, the same schedule.
+    if (c.ok() && !c->empty()) return idleSplitTwin(withKind(c->front(), k), s, dev);
   }
   return withKind(default_config, main_kind);
 }

@@ -26,6 +26,7 @@ struct GemmOp::State {
   gemm::KernelKind default_kind = gemm::KernelKind::kMma;
   int vendor_algos = 0;
   std::function<void()> open_vendor;  // OpOptions::vendor_later: GemmOp::openVendor's work
+  std::function<Config(const GemmCall&)> key_default;  // the family's default_for (defaultFor)
   // Verification checks both sides of every multiple of this many rows: the smallest BLOCK_M of
   // the family's configs (skinny kernels, for small M, see every row anyway).
   int64_t verify_tile = 64;

@@ -175,6 +175,13 @@ struct TmaSplitScratch {
   int64_t workspace_bytes = 0, counters = 0;
 };
 TmaSplitScratch tmaSplitScratch(const Config& c, int64_t blocks);
+// Whether a kTma config's split tail (SPLIT_K > 1; `c` its knobs, no KIND) shares nothing out for
+// shape `s` on `dev`: the kernel's own schedule (tma_schedule.cuh's make_sched on the grid
+// launchPlan gives it) then takes every tile whole, as its SPLIT_K = 1 twin does, e.g. a last round
+// of more than 60% of the SMs (4096^3 on 132 SMs: 116 of 132 tiles). Only the exchange code the
+// kernel never runs and the scratch differ. False for SPLIT_K = 1 or a config the shape or device
+// refuses.
+bool tmaSplitTailIdle(const Config& c, const GemmShape& s, const DeviceInfo& dev);
 
 // The TMA tensor maps a kTma launch needs (A and B as stored — rows x cols = M x K or K x M, N x K
 // or K x N by layout; C: rows M, cols N; boxes 128 bytes wide with the 128-byte swizzle, 64 rows

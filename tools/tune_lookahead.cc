@@ -22,6 +22,7 @@ GemmLookahead::~GemmLookahead() {
   stop_ = true;
   if (thread_.joinable()) thread_.join();
   if (first_.joinable()) first_.join();
+  if (defaults_.joinable()) defaults_.join();
 }
 
 void GemmLookahead::startFirst() {
@@ -31,10 +32,40 @@ void GemmLookahead::startFirst() {
     auto n = op_.precompile(shapes_[0]);
     if (n.ok()) first_compiled_ = *n;
   });
+  if (shapes_.size() < 2) return;
+  defaults_ = std::thread([this] {
+    (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), kNice);
+    // The later keys with a default of their own: not the first key's (its wave compiles that one
+    // at nice 0; a request from here could come first and run it at nice 10) nor an earlier
+    // later key's.
+    const std::vector<size_t> keys = distinctDefaults();
+    // One thread per key, depth 1: the guided order's first config is the key's default whatever
+    // the history (guided.h).
+    CompilePool::parallelFor(keys.size(), static_cast<int>(std::min(keys.size(), kDefaultThreads)),
+                             [this, &keys](size_t j) {
+                               const size_t i = keys[j];
+                               if (stop_ || tuning_ >= i) return;
+                               auto n = op_.precompile(shapes_[i], 1, 1);
+                               if (n.ok()) compiled_ += *n;
+                             });
+  });
+}
+
+std::vector<size_t> GemmLookahead::distinctDefaults() const {
+  std::vector<Config> seen;
+  std::vector<size_t> keys;
+  for (size_t i = 0; i < shapes_.size(); ++i) {
+    auto d = op_.defaultConfig(shapes_[i]);
+    if (!d.ok() || std::find(seen.begin(), seen.end(), *d) != seen.end()) continue;
+    seen.push_back(*d);
+    if (i > 0) keys.push_back(i);
+  }
+  return keys;
 }
 
 void GemmLookahead::finish() {
   if (thread_.joinable()) thread_.join();
+  if (defaults_.joinable()) defaults_.join();
 }
 
 size_t GemmLookahead::awaitFirstCompiled() {

@@ -48,9 +48,17 @@ class GemmLookahead {
   // (EngineOptions::context_later), so the compiles run while the context, the vendor library and
   // the inputs are made, and the first key's tuning run finds them running or done (the store
   // runs one compile per object and hands its result to every caller). Once only.
+  // With later keys it also compiles their defaults (the first config of each key's guided order,
+  // timed at every key) at nice 10, beside the first wave: a default no earlier key shares (the
+  // split tail's at 4096x28672x4096 in the LLM suite, whose other prefill keys take its SPLIT_K 1
+  // twin) was a 2 s compile its key waited for when the look-ahead reached it only after the first
+  // key (bench/NOTES.md, issue 34). A key whose tuning has started is skipped.
   void startFirst();
-  // Waits for start()'s thread to end on its own (every key's passes done; the destructor stops it
-  // after the key being compiled instead).
+  static constexpr size_t kDefaultThreads = 8;
+  // The later keys (index > 0) whose default no key before them has, in order.
+  std::vector<size_t> distinctDefaults() const;
+  // Waits for start()'s thread and startFirst()'s later defaults to end on their own (every key's
+  // passes done; the destructor stops them after the key being compiled instead).
   void finish();
   // Configs it compiled so far (store misses).
   size_t compiled() const { return compiled_.load(); }
@@ -63,7 +71,7 @@ class GemmLookahead {
  private:
   GemmOp& op_;
   std::vector<gemm::GemmShape> shapes_;
-  std::thread thread_, first_;
+  std::thread thread_, first_, defaults_;
   std::atomic<bool> stop_{false};
   std::atomic<size_t> compiled_{0}, first_compiled_{0}, tuning_{0};
 };

@@ -1,7 +1,9 @@
 // The suite look-ahead (tools/tune_lookahead.h) on the simulated H100-like device: after the next
 // keys' first waves it compiles the whole guided space the decode-rows rule leaves for the later
 // keys of at most 16 rows (one pass serves every such key of one row count: their code objects do
-// not depend on N or K), and it leaves a key whose own tuning run has started.
+// not depend on N or K), and it leaves a key whose own tuning run has started. Beside the first
+// key's first wave it compiles the later keys' defaults that the first key does not share (the
+// split default at 4096x28672x4096, whose last round is split, where 4096^3 takes its twin).
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -84,6 +86,31 @@ TEST(GemmLookaheadDeep, LeavesAKeyWhoseTuningStarted) {
   ASSERT_TRUE(rest.ok()) << rest.status().toString();
   EXPECT_GT(*rest, 0u);
   EXPECT_GE(first + *rest, 40u);
+}
+
+TEST(GemmLookaheadDefaults, CompilesTheLaterKeysOwnDefaultsBesideTheFirstWave) {
+  SimOp s;
+  ASSERT_NE(s.op, nullptr);
+  const std::vector<gemm::GemmShape> shapes = {nt(4096, 4096, 4096), nt(4096, 28672, 4096),
+                                               nt(4096, 6144, 4096), nt(16, 6144, 4096),
+                                               nt(16, 4096, 4096)};
+  auto d0 = s.op->defaultConfig(shapes[0]), d1 = s.op->defaultConfig(shapes[1]);
+  ASSERT_TRUE(d0.ok() && d1.ok());
+  EXPECT_EQ(d0->getInt("SPLIT_K", 0), 1);  // the idle split tail's twin
+  EXPECT_EQ(d1->getInt("SPLIT_K", 0), 2);  // a last round of 20 of 132 tiles: split
+  EXPECT_FALSE(s.op->defaultConfig(nt(0, 4096, 4096)).ok());
+  cli::GemmLookahead la(*s.op, shapes);
+  // 4096x6144x4096 shares 4096^3's default, 16x4096x4096 the 16-row one of 16x6144x4096.
+  EXPECT_EQ(la.distinctDefaults(), (std::vector<size_t>{1, 3}));
+  la.startFirst();
+  la.awaitFirstCompiled();
+  la.finish();
+  EXPECT_GE(la.compiled(), 2u);
+  for (size_t i : {1u, 3u}) {
+    auto again = s.op->precompile(shapes[i], 1, 1);
+    ASSERT_TRUE(again.ok()) << again.status().toString();
+    EXPECT_EQ(*again, 0u) << i;  // the default is in the store
+  }
 }
 
 }  // namespace

@@ -5,6 +5,14 @@
 
 #include "templates/gemm/kernel.h"
 
+// The kernel's persistent schedule (plain C++, namespace kt), for tmaSplitTailIdle: the host asks
+// the kernel's own make_sched whether a split tail shares anything out.
+#define KTUNE_DEVICE inline
+namespace kt_host {
+#include "templates/gemm/tma/tma_schedule.cuh"
+}  // namespace kt_host
+#undef KTUNE_DEVICE
+
 namespace ktune::gemm {
 
 namespace {
@@ -229,16 +237,19 @@ Status applicable(K c, const GemmShape& s) {
   return needFastPath(s, "TMA");
 }
 
+// Output tiles of the persistent schedule: tiles of a cluster (CLUSTER_M vertically adjacent block
+// tiles) are walked together; the gate/up pair has tiles of BLOCK_N / 2 output columns (N / 2).
+int64_t tmaTiles(K c, const GemmShape& s) {
+  const int64_t bm = tileRows(c), cluster = knob(c, "CLUSTER_M"), bn = knob(c, "BLOCK_N");
+  return ceilDiv(s.m, bm * cluster) *
+         (s.act == Activation::kSiluMul ? ceilDiv(s.n / 2, bn / 2) : ceilDiv(s.n, bn));
+}
+
 Status plan(K c, const GemmShape& s, const DeviceInfo& dev, LaunchPlan& p) {
   if (dev.arch != "sm_90a")
     return Status::Unsupported("TMA GEMM needs arch sm_90a, device is " + dev.arch);
   const int64_t cluster = knob(c, "CLUSTER_M"), split = knob(c, "SPLIT_K");
-  const int64_t bm = tileRows(c);
-  // Tiles of a cluster (CLUSTER_M vertically adjacent block tiles) are walked together.
-  // The gate/up pair: tiles of BLOCK_N / 2 output columns (N / 2 of them).
-  const int64_t bn = knob(c, "BLOCK_N");
-  const int64_t tiles = ceilDiv(s.m, bm * cluster) *
-                        (s.act == Activation::kSiluMul ? ceilDiv(s.n / 2, bn / 2) : ceilDiv(s.n, bn));
+  const int64_t tiles = tmaTiles(c, s);
   if (tiles > std::numeric_limits<int32_t>::max())
     return Status::Unsupported("too many tiles for the TMA GEMM's tile counter");
   // Persistent: one block per SM (the kernel's shared memory allows no second one). With
@@ -274,4 +285,18 @@ const KernelDesc& tmaKernel() {
 }
 
 }  // namespace detail
+
+bool tmaSplitTailIdle(const Config& c, const GemmShape& s, const DeviceInfo& dev) {
+  const int64_t split = c.getInt("SPLIT_K", 1);
+  if (split <= 1) return false;
+  auto p = launchPlan(KernelKind::kTma, c, s, dev);
+  if (!p.ok()) return false;
+  const int64_t tiles = detail::tmaTiles(c, s);
+  const int64_t ktiles = detail::ceilDiv(s.k, 128 / elemBytes(s.ab));  // a k-tile is 128 bytes of a row
+  const kt_host::Sched sc = kt_host::make_sched(static_cast<int>(tiles), static_cast<int>(ktiles),
+                                                0, static_cast<int>(p->grid.x),
+                                                static_cast<int>(split));
+  return sc.tail == 0;
+}
+
 }  // namespace ktune::gemm
