@@ -20,8 +20,14 @@ def tl(tag):
 
 
 def reports(tag):
-    d = json.load(open(f"{w}/{tag}.json"))
-    return d if isinstance(d, list) else [d]
+    text, out, i, dec = open(f"{w}/{tag}.json").read(), [], 0, json.JSONDecoder()
+    while True:  # a suite prints one document per key
+        while i < len(text) and text[i].isspace():
+            i += 1
+        if i >= len(text):
+            return out
+        d, i = dec.raw_decode(text, i)
+        out += d if isinstance(d, list) else [d]
 
 
 def short(r):
