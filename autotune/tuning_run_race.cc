@@ -6,7 +6,6 @@
 // then later rounds for the candidates whose interval still reaches the leader's.
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <ostream>
 #include <string>
 
@@ -195,9 +194,6 @@ TuningRun::Waves TuningRun::waves(size_t n) const {
     const size_t before = guided::firstWave(all, guided::minExplore(all), w.window, w.threads);
     w.first = std::max(w.first, std::min({n, before, size_t(std::max(1, w.threads))}));
   }
-  // Experiment (issue 34): the first wave's width forced; the race still explores min_n.
-  if (const char* v = std::getenv("KTUNE_FIRST_WAVE_TRY"); v && std::atoi(v) > 0)
-    w.first = std::min(n, size_t(std::atoi(v)));
   return w;
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # GPU machine (carry .devwork/search, staged by `bash dev/regret_stage.sh DEST`): issue 34, the
 # first wave's width against the host's contention. One build (pb/tools/ktune); the variants set
-# KTUNE_FIRST_WAVE_TRY (w8: a wave of 8; w0: the rule's wave) or KTUNE_COMPILE_THREADS (t8), cold
+# KTUNE_FIRST_WAVE_TRY (w8: a wave of 8; w0: the rule's wave; read only by commit 4b6e540's build,
+# reverted: bench/NOTES.md) or KTUNE_COMPILE_THREADS (t8), cold
 # (empty KTUNE_CACHE_DIR, fresh CUDA_CACHE_PATH, own KTUNE_TIMELINE, compile workers on).
 # 1. `ktune tune gemm --m 4096 --n 4096 --k 4096 --layout NT`: ROUNDS (3) rounds of V1 (the order
 #    rotated per round). 2. 4096x6144x4096 NT: ROUNDS2 (2) rounds of V2. 3. The cold LLM suite,
