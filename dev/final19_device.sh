@@ -71,8 +71,10 @@ if [ "${PREFILL_S:-62}" -gt 0 ] && fits "${PREFILL_MIN:-40}"; then
 elif [ "${PREFILL_S:-62}" -gt 0 ]; then drop "prefill list ($(left) s left)"; fi
 
 # One ktune run: kt variant timeout tag args...; E (an array) holds its environment.
+# GAP_S (default 0.6) seconds before each run: a process started right after another's exit waits in
+# cuInit behind the previous one's GPU-context teardown (248-465 ms against 59-98 ms), which no lone run pays.
 kt() {
-  local v=$1 s=$2 tag=$3 t; shift 3; t=$(date +%s.%N)
+  local v=$1 s=$2 tag=$3 t; shift 3; sleep "${GAP_S:-0.6}"; t=$(date +%s.%N)
   env "${E[@]}" LD_LIBRARY_PATH="$(libs "$v")" KTUNE_COMPILE_PROCESSES=1 timeout "$s" "$(bin "$v")" "$@" \
     > "$W/$tag.json" 2> "$W/$tag.err"
   echo "$tag $v rc=$? wall $(awk -v a="$t" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2f", b-a}')" | tee -a "$W/walls.txt"
