@@ -43,8 +43,9 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
   int nm0 = 0, nn0 = 0;
   if (units > 0) tile_coords(nun.tile, grid_m, grid_n, rank, nm0, nn0);
   // With the deferred epilogue one more pass (j == units, no k-tiles) stores the last tile's pieces
-  // through the same code as a short unit's (below): one copy of the pieces' stores, not two.
-  constexpr int kDrain = KT_DEFER ? 1 : 0;
+  // through the same code as a short unit's (below): one copy of the pieces' stores, not two. Not
+  // with the split tail: there the longer loop made a 128 x 128 WG_M 2 config spill.
+  constexpr int kDrain = KT_DEFER && SPLIT_K == 1 ? 1 : 0;
   for (int j = 0; j < units + kDrain; ++j) {
     KT_TRT(lead && j < units, j, cw, kTtStart);
     const Unit un = nun;
@@ -96,7 +97,7 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
       tile_coords(nun.tile, grid_m, grid_n, rank, nm0, nn0);
       if (nun.ke > nun.kb) mbar_wait(full + 8 * r.s, r.ph);
     }
-#if KT_DEFER
+#if KT_DEFER && SPLIT_K == 1
     else {
       nun.ke = nun.kb;  // the drain pass (kDrain): no k-tiles
     }
@@ -110,7 +111,7 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
       flush_pieces(pk, p, tmc, ebuf, C, pm0, pn0, M, N, ldc, warp, g, q, tid & 127, 1 + cw, ppar);
     KT_TRT(lead && j == units && pend > 0, j - 1, cw, kTtStored);
     pend = 0;
-    if (j == units) break;
+    if (kDrain && j == units) break;
 #endif
 #if SPLIT_K > 1
     if (un.tail >= 0 && !splitk_exchange(acc, un, sc, workspace, counters, cw, tid)) continue;
@@ -125,4 +126,9 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
 #endif
     KT_TRT(lead, j, cw, kTtEpi);
   }
+#if KT_DEFER && SPLIT_K > 1
+  for (int p = 0; p < pend; ++p)
+    flush_pieces(pk, p, tmc, ebuf, C, pm0, pn0, M, N, ldc, warp, g, q, tid & 127, 1 + cw, ppar);
+  KT_TRT(lead && pend > 0, units - 1, cw, kTtStored);
+#endif
 }
