@@ -42,12 +42,8 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
   Unit nun = units > 0 ? sched_unit(sc, 0) : Unit{};
   int nm0 = 0, nn0 = 0;
   if (units > 0) tile_coords(nun.tile, grid_m, grid_n, rank, nm0, nn0);
-  // With the deferred epilogue one more pass (j == units, no k-tiles) stores the last tile's pieces
-  // through the same code as a short unit's (below): one copy of the pieces' stores, not two. Not
-  // with the split tail: there the longer loop made a 128 x 128 WG_M 2 config spill.
-  constexpr int kDrain = KT_DEFER && SPLIT_K == 1 ? 1 : 0;
-  for (int j = 0; j < units + kDrain; ++j) {
-    KT_TRT(lead && j < units, j, cw, kTtStart);
+  for (int j = 0; j < units; ++j) {
+    KT_TRT(lead, j, cw, kTtStart);
     const Unit un = nun;
     const int m0 = nm0, n0 = nn0;
     // The unit's first k-tile, peeled: its first MMAs overwrite the accumulators (mma_ktile<true>),
@@ -76,12 +72,11 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
     for (; kt < un.ke; ++kt) {
       mma_ktile(acc, full + 8 * r.s, r.ph, r.d.a, r.d.b);
 #if KT_DEFER
-      // One piece of the previous tile's C while this k-tile's MMAs run (every kPieceStride-th;
-      // piece 0 went with the peeled k-tile, so o >= 1 here).
+      // One piece of the previous tile's C while this k-tile's MMAs run (every kPieceStride-th).
       const int o = kt - un.kb;
       if (o % kPieceStride == 0 && o / kPieceStride < pend)
-        flush_pieces<1>(pk, o / kPieceStride, tmc, ebuf, C, pm0, pn0, M, N, ldc, warp, g, q,
-                        tid & 127, 1 + cw, ppar);
+        flush_pieces(pk, o / kPieceStride, tmc, ebuf, C, pm0, pn0, M, N, ldc, warp, g, q, tid & 127,
+                     1 + cw, ppar);
       KT_TRT(lead && o == (pend - 1) * kPieceStride, j - 1, cw, kTtStored);
 #endif
       ktune::wgmma_wait<1>();
@@ -90,28 +85,21 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
       prev = r.s;
       ring_step(r, d0);
     }
-    KT_TRT(lead && j < units, j, cw, kTtIssued);
+    KT_TRT(lead, j, cw, kTtIssued);
     // The next unit's schedule, coordinates and first stage while this unit's last MMAs run.
     if (j + 1 < units) {
       nun = sched_unit(sc, j + 1);
       tile_coords(nun.tile, grid_m, grid_n, rank, nm0, nn0);
       if (nun.ke > nun.kb) mbar_wait(full + 8 * r.s, r.ph);
     }
-#if KT_DEFER && SPLIT_K == 1
-    else {
-      nun.ke = nun.kb;  // the drain pass (kDrain): no k-tiles
-    }
-#endif
     ktune::wgmma_wait<0>();
-    KT_TRT(lead && j < units, j, cw, kTtRetired);
+    KT_TRT(lead, j, cw, kTtRetired);
     if (un.ke > un.kb && lane == 0) release_slot(empty, others, prev);
 #if KT_DEFER
-    // A unit shorter than the pieces, or the drain pass: every piece not yet stored.
+    // A unit shorter than the pieces.
     for (int p = (un.ke - un.kb + kPieceStride - 1) / kPieceStride; p < pend; ++p)
       flush_pieces(pk, p, tmc, ebuf, C, pm0, pn0, M, N, ldc, warp, g, q, tid & 127, 1 + cw, ppar);
-    KT_TRT(lead && j == units && pend > 0, j - 1, cw, kTtStored);
     pend = 0;
-    if (kDrain && j == units) break;
 #endif
 #if SPLIT_K > 1
     if (un.tail >= 0 && !splitk_exchange(acc, un, sc, workspace, counters, cw, tid)) continue;
@@ -126,7 +114,7 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
 #endif
     KT_TRT(lead, j, cw, kTtEpi);
   }
-#if KT_DEFER && SPLIT_K > 1
+#if KT_DEFER
   for (int p = 0; p < pend; ++p)
     flush_pieces(pk, p, tmc, ebuf, C, pm0, pn0, M, N, ldc, warp, g, q, tid & 127, 1 + cw, ppar);
   KT_TRT(lead && pend > 0, units - 1, cw, kTtStored);

@@ -15,31 +15,6 @@ KTUNE_DEVICE void bulk_wait_read0() { asm volatile("cp.async.bulk.wait_group.rea
 // All but the newest bulk group have read their shared memory.
 KTUNE_DEVICE void bulk_wait_read1() { asm volatile("cp.async.bulk.wait_group.read 1;\n" ::: "memory"); }
 
-// dst[0] = o0 and, where `two`, dst[1] = o1: one 4- or 8-byte store where `pair_ok` too. With a
-// 16-bit C the three stores are predicated in one asm block, not branches: store_slab's 128
-// unrolled pair-or-single branches were about a third of an EPI_TMA 0 128 x 256 config's compile
-// (NVVM and ptxas; bench/NOTES.md, issue 34).
-KTUNE_DEVICE void store_pair(out_t* dst, out_t o0, out_t o1, bool two, bool pair_ok) {
-#if DTYPE_C != 0
-  const unsigned v = static_cast<unsigned>(*reinterpret_cast<const unsigned short*>(&o0)) |
-                     (static_cast<unsigned>(*reinterpret_cast<const unsigned short*>(&o1)) << 16);
-  asm volatile(
-      "{\n.reg .pred t, pp, p1;\n.reg .b16 lo, hi;\nmov.b32 {lo, hi}, %1;\n"
-      "setp.ne.u32 t, %2, 0;\nsetp.ne.and.u32 pp, %3, 0, t;\nsetp.eq.and.u32 p1, %3, 0, t;\n"
-      "@pp st.global.b32 [%0], %1;\n@!pp st.global.b16 [%0], lo;\n@p1 st.global.b16 [%0+2], hi;\n}\n"
-      ::"l"(dst), "r"(v), "r"(static_cast<unsigned>(two)), "r"(static_cast<unsigned>(pair_ok))
-      : "memory");
-#else
-  if (two && pair_ok) {
-    struct __align__(2 * sizeof(out_t)) Pair { out_t a, b; };
-    *reinterpret_cast<Pair*>(dst) = Pair{o0, o1};
-  } else {
-    dst[0] = o0;
-    if (two) dst[1] = o1;
-  }
-#endif
-}
-
 // Stores one 64-row slab of accumulators from column n0 + kJ0 * 8 on: element j*4 + e is row
 // r0 + (e/2)*8, column n0 + j*8 + 2q + (e%2); column pairs go out as one 4- or 8-byte store when C
 // allows it. The TMA-store path (EPI_TMA 1) uses kJ0 > 0 for the columns past the last whole
@@ -68,7 +43,13 @@ KTUNE_DEVICE void store_slab(const float (&acc)[kAcc], out_t* C, const out_t* bi
 #endif
       const out_t o0 = ktune::from_float<out_t>(activate(v0));
       const out_t o1 = ktune::from_float<out_t>(activate(v1));
-      store_pair(dst, o0, o1, two, pair_ok);
+      if (two && pair_ok) {
+        struct __align__(2 * sizeof(out_t)) Pair { out_t a, b; };
+        *reinterpret_cast<Pair*>(dst) = Pair{o0, o1};
+      } else {
+        dst[0] = o0;
+        if (two) dst[1] = o1;
+      }
     }
 }
 
@@ -279,7 +260,7 @@ KTUNE_DEVICE void flush_piece(const unsigned (&pk)[kWgM][kAcc / 2], const Tensor
 
 // Piece p (runtime, in kFirst .. kLast) of the packed tile: the register indices stay compile-time
 // constants, one flush_piece per piece the call site can reach (the peeled first k-tile's site
-// only piece 0, the k-loop's from 1 on: each unreachable copy was compiled for nothing). Without a
+// only piece 0: the copies it cannot reach were compiled and folded away for nothing). Without a
 // tensor map (tmC null) the warpgroup then copies the piece's box (box_to_global), with the
 // piece's box, rows and columns worked out at run time.
 template <int kP, int kLast>
