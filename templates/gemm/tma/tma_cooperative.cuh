@@ -56,8 +56,7 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
       KT_TRT(lead, j, cw, kTtFirst);
 #if KT_DEFER
       if (pend > 0)
-        flush_pieces<0, 0>(pk, 0, tmc, ebuf, C, pm0, pn0, M, N, ldc, warp, g, q, tid & 127, 1 + cw,
-                           ppar);
+        flush_pieces(pk, 0, tmc, ebuf, C, pm0, pn0, M, N, ldc, warp, g, q, tid & 127, 1 + cw, ppar);
       KT_TRT(lead && pend == 1, j - 1, cw, kTtStored);
 #endif
       ktune::wgmma_wait<1>();

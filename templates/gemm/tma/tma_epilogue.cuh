@@ -258,25 +258,18 @@ KTUNE_DEVICE void flush_piece(const unsigned (&pk)[kWgM][kAcc / 2], const Tensor
   }
 }
 
-// Piece p (runtime, in kFirst .. kLast) of the packed tile: the register indices stay compile-time
-// constants, one flush_piece per piece the call site can reach (the peeled first k-tile's site
-// only piece 0: the copies it cannot reach were compiled and folded away for nothing). Without a
-// tensor map (tmC null) the warpgroup then copies the piece's box (box_to_global), with the
-// piece's box, rows and columns worked out at run time.
-template <int kP, int kLast>
-KTUNE_DEVICE void flush_chain(const unsigned (&pk)[kWgM][kAcc / 2], int p, const TensorMap* tmC,
-                              unsigned buf, int slab_m0, int n0, int warp, int g, int q,
-                              int wg_tid, int bar_id, int par) {
-  if (p == kP) flush_piece<kP>(pk, tmC, buf, slab_m0, n0, warp, g, q, wg_tid, bar_id, par);
-  if constexpr (kP < kLast)
-    flush_chain<kP + 1, kLast>(pk, p, tmC, buf, slab_m0, n0, warp, g, q, wg_tid, bar_id, par);
-}
-template <int kFirst = 0, int kLast = kPieces - 1>
+// Piece p (runtime) of the packed tile: the register indices stay compile-time constants. Without
+// a tensor map (tmC null) the warpgroup then copies the piece's box (box_to_global), once per call
+// (kP 0) with the piece's box, rows and columns worked out at run time.
+template <int kP = 0>
 KTUNE_DEVICE void flush_pieces(const unsigned (&pk)[kWgM][kAcc / 2], int p, const TensorMap* tmC,
                                unsigned buf, out_t* C, int slab_m0, int n0, int M, int N, long ldc,
                                int warp, int g, int q, int wg_tid, int bar_id, int par) {
-  flush_chain<kFirst, kLast>(pk, p, tmC, buf, slab_m0, n0, warp, g, q, wg_tid, bar_id, par);
-  if (!tmC)
+  if (p == kP) flush_piece<kP>(pk, tmC, buf, slab_m0, n0, warp, g, q, wg_tid, bar_id, par);
+  if constexpr (kP + 1 < kPieces)
+    flush_pieces<kP + 1>(pk, p, tmC, buf, C, slab_m0, n0, M, N, ldc, warp, g, q, wg_tid, bar_id,
+                         par);
+  if (kP == 0 && !tmC)
     box_to_global(buf + ((kAltBox ? p : p + par) & 1) * 8192, 1, C, slab_m0 + p / kBBoxes * 64,
                   n0 + box_row0(p % kBBoxes), M, N, ldc, wg_tid);
 }
