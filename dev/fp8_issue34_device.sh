@@ -11,7 +11,8 @@
 #      lasts, TEST_S seconds kept for
 #   4. GemmGpu.Tma* (this build's gemm_gpu_test).
 # Tables last; logs in $OUT. One gemm_bench process (5 configs cold, both shapes, cuBLASLt's
-# algorithms) took more than 13 s (bench/NOTES.md, issue 34): BUDGET 100 (3 pairs, TEST_S 20) needs ~135 s held.
+# algorithms) took more than 13 s (bench/NOTES.md, issue 34): BUDGET 100 (3 pairs, TEST_S 20)
+# needs ~135 s held.
 set -uo pipefail
 export PATH="$PATH:/usr/local/cuda/bin"
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
