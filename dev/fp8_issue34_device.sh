@@ -28,7 +28,9 @@ ONLY="$ONLY;BLOCK_N=256,$C,CLUSTER_M=2,WG_M=1,EPI_TMA=2,SPLIT_K=1,PINGPONG=0"
 ONLY="$ONLY;BLOCK_N=256,$C,CLUSTER_M=1,WG_M=1,EPI_TMA=0,SPLIT_K=1,PINGPONG=0"
 ONLY="$ONLY;BLOCK_N=176,$C,CLUSTER_M=1,WG_M=2,EPI_TMA=1,SPLIT_K=1,PINGPONG=1"
 mkdir -p /tmp/sass
-for f in sass/*.cubin; do [ -f "$f" ] && cuobjdump -sass "$f" > "/tmp/sass/$(basename "$f" .cubin).sass" 2>&1; done
+for f in sass/*.cubin; do
+  [ -f "$f" ] && cuobjdump -sass "$f" > "/tmp/sass/$(basename "$f" .cubin).sass" 2>&1
+done
 tar -czf "$OUT/sass.tgz" -C /tmp sass
 KTUNE_CACHE_DIR=/tmp/kc-new timeout 15 new/gemm_bench --kinds=tma --only="$ONLY" \
   --shapes=1000x1001x520,333x4100x1000 --rounds=1 > "$OUT/verify.txt" 2> "$OUT/verify.err"
@@ -37,7 +39,8 @@ for p in 1 2 3 4; do
   for b in base new; do
     [ "$(left)" -gt $(( TEST_S + 6 )) ] || break 2
     KTUNE_CACHE_DIR=/tmp/kc-$b timeout "$(( $(left) - TEST_S ))" $b/gemm_bench --kinds=tma \
-      --only="$ONLY" --twin="$ONLY" --shapes="${SHAPES:-4096x4096x4096,4096x28672x4096}" --rounds=3 \
+      --only="$ONLY" --twin="$ONLY" --rounds=3 \
+      --shapes="${SHAPES:-4096x4096x4096,4096x28672x4096}" \
       > "$OUT/ab_${b}_$p.txt" 2>> "$OUT/ab.err"
     echo "$b $p rc=$? at $(( $(date +%s) - T0 )) s"
   done

@@ -27,7 +27,8 @@ for f in sys.argv[2:]:
 for s in sorted({k[0] for k in t}):
     procs = sorted({p for ss, _, p in t if ss == s})
     print(f'== {s} (flush medians us)')
-    print('config        ' + '  '.join(f'base p{p} / new p{p}' for p in procs) + '   new/base per pair')
+    print('config        ' + '  '.join(f'base p{p} / new p{p}' for p in procs) +
+          '   new/base per pair')
     for c in sorted({k for (ss, _, _), r in t.items() if ss == s for k in r}):
         cells, ratios = [], []
         for p in procs:
