@@ -46,6 +46,10 @@ struct VerifyResult {
 // Host buffer `out` (n elements of type t) vs reference values.
 VerifyResult compareHost(const void* out, DType t, const double* ref, int64_t n, Tolerance tol);
 VerifyResult compareHost(const void* out, DType t, const float* ref, int64_t n, Tolerance tol);
+// Host buffer `out` vs host buffer `trusted`, both n elements of type t: compareHost with the
+// trusted values as the reference (the same result), without a per-element type switch.
+VerifyResult compareHostTrusted(const void* out, const void* trusted, DType t, int64_t n,
+                                Tolerance tol);
 // Device buffer vs host reference (copies to host). Errors: copy failures (bad pointer, size).
 Expected<VerifyResult> compareDevice(Backend& b, DevicePtr out, DType t,
                                      const std::vector<double>& ref, Tolerance tol);
