@@ -207,3 +207,25 @@ for lab in labels:
         v = acc[c][lab]
         row += f"{sum(v) / len(v):14.0f}" if v else f"{'-':>14}"
     print(row)
+
+# Winners per key and build (the plain warm runs): source and config of each run, its recorded
+# median (us); the ratio of the builds' medians of those (not an interleaved re-timing).
+win = defaultdict(lambda: defaultdict(list))
+for name, rc, s, e in rows:
+    who, kind, pas, tag = name.split("_", 3)
+    if pas != "warm" or not tag.isdigit():
+        continue
+    for x in reports(os.path.join(W, name + ".json")):
+        key = re.sub(r".*M=(\d+),N=(\d+),K=(\d+).*", r"\1x\2x\3", x.get("key", "?"))
+        cfg = (x.get("winner_source", "") + ":" + str(x.get("winner", ""))[:40])
+        win[key][who].append((cfg, 1e3 * (x.get("winner_median_ms") or 0)))
+print("\n== winners per key (warm runs): build: config (us) per run | median ratio of the builds")
+for key in sorted(win):
+    ws = win[key]
+    meds = {}
+    for who, v in sorted(ws.items()):
+        us = sorted(u for _, u in v)
+        meds[who] = us[len(us) // 2] if us else 0
+        print(f"  {key:22} {who:5} " + " | ".join(f"{c} ({u:.1f})" for c, u in v))
+    if "base" in meds and "this" in meds and meds["base"] > 0:
+        print(f"  {key:22} this/base median winner time {meds['this'] / meds['base']:.4f}")
