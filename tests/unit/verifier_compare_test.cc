@@ -1,6 +1,7 @@
 // compareHostTrusted (the typed comparison the GEMM checks read back through) gives exactly what
 // compareHost gives with the trusted values as doubles: counts, maxima, the first mismatch, for
-// every element type, special values included, and for large arrays compared in pieces.
+// every element type, special values included, and for large arrays compared in pieces. The
+// sampled-row check gathers runs of consecutive rows in one copy and uses a caller's staging buffer.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,6 +11,7 @@
 
 #include "autotune/verifier.h"
 #include "base/dtype.h"
+#include "runtime/sim/sim_backend.h"
 
 namespace ktune {
 namespace {
@@ -120,6 +122,50 @@ TEST(CompareHostTrusted, PiecesMergeToTheSinglePassResult) {
     expectSame(late, viaDoubles(eo, er, t, n, tol), std::string(dtypeName(t)) + " late");
     EXPECT_GE(late.first_bad, n * 3 / 4);
     EXPECT_FALSE(late.ok);
+  }
+}
+
+// Rows gathered on the simulated device: with and without the caller's staging buffer, rows
+// unpadded (runs of consecutive rows coalesced) and padded (row by row), the same result as the
+// host comparison of the same rows, a wrong element inside a coalesced run found where it is.
+TEST(CompareDeviceRows, CoalescedRunsAndAStagingBufferGiveTheSameResult) {
+  SimBackend b;
+  const int64_t rows = 300, cols = 40;
+  const std::vector<int64_t> pick = {0, 1, 2, 63, 64, 65, 127, 128, 200, 298, 299};
+  for (int64_t ld : {cols, cols + 8}) {
+    std::vector<double> o(size_t(rows * ld)), r(size_t(rows * ld));
+    for (int64_t i = 0; i < rows * ld; ++i) r[size_t(i)] = std::cos(double(i)) * 4, o[size_t(i)] = r[size_t(i)];
+    o[size_t(64 * ld + 7)] += 1;  // inside the run 63..65
+    o[size_t(299 * ld + 39)] = std::nan("");
+    const auto eo = encode(o, DType::kBF16), er = encode(r, DType::kBF16);
+    auto po = b.alloc(eo.size()), pr = b.alloc(er.size());
+    ASSERT_TRUE(po.ok() && pr.ok());
+    ASSERT_TRUE(b.copyToDevice(*po, eo.data(), eo.size()).ok());
+    ASSERT_TRUE(b.copyToDevice(*pr, er.data(), er.size()).ok());
+    // The host comparison of the picked rows' real columns.
+    std::vector<double> ho, hr;
+    for (int64_t row : pick)
+      for (int64_t c = 0; c < cols; ++c) {
+        ho.push_back(loadAsDouble(eo.data(), DType::kBF16, row * ld + c));
+        hr.push_back(loadAsDouble(er.data(), DType::kBF16, row * ld + c));
+      }
+    const Tolerance tol = toleranceFor(DType::kBF16, 64);
+    const auto ref = viaDoubles(encode(ho, DType::kBF16), encode(hr, DType::kBF16), DType::kBF16,
+                                int64_t(ho.size()), tol);
+    ASSERT_FALSE(ref.ok);
+    EXPECT_EQ(ref.first_bad, 4 * cols + 7);  // row 64 is the 5th picked
+    const size_t need = verifyStageBytes(DType::kBF16, cols, pick.size());
+    auto stage = b.alloc(need);
+    ASSERT_TRUE(stage.ok());
+    for (size_t given : {size_t(0), need, need - 1}) {
+      auto v = compareDeviceRowsToTrusted(b, *po, *pr, DType::kBF16, cols, ld, pick, tol,
+                                          given ? *stage : 0, given);
+      ASSERT_TRUE(v.ok()) << v.status().toString();
+      expectSame(*v, ref, "ld " + std::to_string(ld) + " stage " + std::to_string(given));
+    }
+    (void)b.free(*stage);
+    (void)b.free(*po);
+    (void)b.free(*pr);
   }
 }
 
