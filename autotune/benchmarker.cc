@@ -102,13 +102,6 @@ class RunPacer {
 };
 }  // namespace
 
-int estimateRuns(int asked, double first_ms) {
-  asked = std::max(1, asked);
-  if (asked <= kKnownCostEstimateRuns || !(first_ms > 0)) return asked;
-  const double fit = std::ceil(kEstimateBudgetMs / first_ms);
-  return fit >= asked ? asked : std::max(kKnownCostEstimateRuns, static_cast<int>(fit));
-}
-
 double medianRelHalfWidth(const std::vector<double>& v) {
   const size_t n = v.size();
   if (n < 3) return 1;
@@ -212,13 +205,13 @@ Expected<BenchStats> Benchmarker::measure(StreamHandle stream, const std::functi
   KTUNE_RETURN_IF_ERROR(backend_.synchronize(stream));
   KTUNE_RETURN_IF_ERROR(backend_.checkError());
 
+  const int est_runs = std::max(1, opts.estimate_runs);
   // Host wall time of the last estimate batch, per run: what one timed run really costs (a
   // budget, not a figure: the figures stay device time).
   auto host_t0 = std::chrono::steady_clock::now();
   int host_runs = 1;
   KTUNE_RETURN_IF_ERROR(timed(1));
   KTUNE_RETURN_IF_ERROR(quickReject());
-  const int est_runs = estimateRuns(opts.estimate_runs, samples.front());
   const double first_ms = msSince(host_t0);
   if (est_runs > 1) {
     const int chunk = pacer.perChunk(first_ms);

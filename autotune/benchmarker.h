@@ -40,15 +40,6 @@ namespace ktune {
 // discarded (they size the run counts), and two still time one warm run's host cost. Five were a
 // third of a 1 ms finalist's round (first call, 5 estimate runs, 1 warm-up, 3 measured).
 inline constexpr int kKnownCostEstimateRuns = 2;
-// The estimate's runs follow the kernel's own time: as many as cover kEstimateBudgetMs of device
-// time at the first timed run's time, that run included (at least kKnownCostEstimateRuns, at most
-// what was asked; an `asked` of kKnownCostEstimateRuns or fewer is kept), so a
-// 1.2 ms kernel's estimate takes 2 runs instead of 5 (3.6 ms less a candidate: ~0.1 s of a
-// 28672-wide GEMM key's race) while a 0.2 ms one keeps its 5. The run counts of a kernel that long
-// sit at their minimums anyway (one warm-up, min_runs timed), so the estimate's precision decides
-// nothing there. Every candidate of a round gets about the same device time of estimate runs.
-inline constexpr double kEstimateBudgetMs = 1.0;
-int estimateRuns(int asked, double first_ms);
 
 struct BenchOptions : BenchSettings {
   BenchOptions() {

@@ -13,7 +13,6 @@
 #include <sstream>
 #include <string>
 #include <thread>
-#include <tuple>
 #include <vector>
 
 #include <unistd.h>
@@ -118,52 +117,6 @@ TEST(Benchmarker, RunCountFollowsTheWallCostOfARun) {
   EXPECT_LE(wall->runs, 4);  // 4 ms / (>= 1 ms per run)
   EXPECT_GE(wall->runs, 2);
   EXPECT_NEAR(wall->median_ms, 0.02, 1e-6);  // the figure stays device time
-}
-
-// The estimate's runs follow the kernel's time (kEstimateBudgetMs): a 1.2 ms kernel's estimate
-// takes 2 runs, a 0.02 ms one the 5 asked; an ask of 2 or fewer is kept as it is.
-TEST(Benchmarker, EstimateRunsFollowTheKernelsTime) {
-  EXPECT_EQ(estimateRuns(5, 0.02), 5);
-  EXPECT_EQ(estimateRuns(5, 0.2), 5);
-  EXPECT_EQ(estimateRuns(5, 0.26), 4);
-  EXPECT_EQ(estimateRuns(5, 0.4), 3);
-  EXPECT_EQ(estimateRuns(5, 1.2), 2);
-  EXPECT_EQ(estimateRuns(5, 50.0), 2);
-  EXPECT_EQ(estimateRuns(2, 0.01), 2);
-  EXPECT_EQ(estimateRuns(1, 5.0), 1);
-  EXPECT_EQ(estimateRuns(0, 5.0), 1);
-  EXPECT_EQ(estimateRuns(5, 0.0), 5);
-
-  SimOptions o;
-  o.device.arch = "sm_90a";
-  o.device.l2_bytes = 1 << 20;
-  o.memory_bytes_per_ms = 1e9;
-  auto b = std::make_shared<SimBackend>(o);
-  b->registerKernel("long", SimKernel{nullptr, [](const SimLaunch&) { return 1.2; }, nullptr});
-  CompileRequest r;
-  r.entry = "long";
-  r.arch = "sm_90a";
-  auto co = SimCompiler().compile(r);
-  ASSERT_TRUE(co.ok());
-  auto m = b->loadModule(co->binary);
-  ASSERT_TRUE(m.ok());
-  auto fl = b->getFunction(*m, "long");
-  auto fk = loadFixedKernel(*b);
-  ASSERT_TRUE(fl.ok() && fk.ok());
-  KernelArgs a;
-  BenchOptions bo;
-  bo.warmup_ms = 1;
-  bo.rep_ms = 5;
-  bo.min_runs = 5;
-  Benchmarker bench(*b, o.device);
-  for (auto [fn, est, name] : {std::tuple{*fl, 2, "long"}, std::tuple{*fk, 5, "k"}}) {
-    const int before = b->launchCount(name);
-    auto s = bench.measure({}, [&, fn = fn] { return b->launch(fn, {1}, {32}, 0, a.data()); }, bo);
-    ASSERT_TRUE(s.ok()) << s.status().toString();
-    EXPECT_EQ(bench.lastCounts().estimate, est) << name;
-    // The first call, the estimate, the warm-ups and the timed runs.
-    EXPECT_EQ(b->launchCount(name) - before, 1 + est + bench.lastCounts().warm + s->runs) << name;
-  }
 }
 
 // Pacing per run (background tuning, issue 35): the runs go in stretches of at most the slice
