@@ -46,6 +46,10 @@ struct VerifyResult {
 // Host buffer `out` (n elements of type t) vs reference values.
 VerifyResult compareHost(const void* out, DType t, const double* ref, int64_t n, Tolerance tol);
 VerifyResult compareHost(const void* out, DType t, const float* ref, int64_t n, Tolerance tol);
+// Host buffer `out` vs host buffer `trusted`, both n elements of type t: compareHost with the
+// trusted values as the reference (the same result), without a per-element type switch.
+VerifyResult compareHostTrusted(const void* out, const void* trusted, DType t, int64_t n,
+                                Tolerance tol);
 // Device buffer vs host reference (copies to host). Errors: copy failures (bad pointer, size).
 Expected<VerifyResult> compareDevice(Backend& b, DevicePtr out, DType t,
                                      const std::vector<double>& ref, Tolerance tol);
@@ -66,9 +70,16 @@ std::vector<int64_t> tileBoundaryRows(int64_t rows, int64_t tile, int64_t random
 // Like compareDeviceToTrusted, on the listed rows only (each row: cols elements from row*ld).
 // For large outputs the sampled check costs a few milliseconds instead of a full device->host
 // copy and comparison per candidate.
+// `stage` / `stage_bytes`: a device buffer of at least verifyStageBytes(t, cols, rows.size())
+// the rows are gathered in (the caller's, kept between checks); without one (0), or a smaller
+// one, the check allocates and frees its own.
 Expected<VerifyResult> compareDeviceRowsToTrusted(Backend& b, DevicePtr out, DevicePtr trusted,
                                                   DType t, int64_t cols, int64_t ld,
-                                                  const std::vector<int64_t>& rows, Tolerance tol);
+                                                  const std::vector<int64_t>& rows, Tolerance tol,
+                                                  DevicePtr stage = 0, size_t stage_bytes = 0);
+inline size_t verifyStageBytes(DType t, int64_t cols, size_t rows) {
+  return 2 * rows * static_cast<size_t>(cols) * sizeOf(t);
+}
 
 // Fills `count` elements of type t (kF32, kF16, kBF16, kF64) at `p` with a quiet NaN on `stream`.
 // kUnsupported for integer types.

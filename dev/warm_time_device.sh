@@ -5,7 +5,7 @@
 # suite fill their own stores (empty cache, fresh CUDA_CACHE_PATH); then N warm 4096^3 runs and NS
 # warm suites (the cold run's store, a fresh database), interleaved across builds, each with
 # KTUNE_TIMELINE (base/timeline.h: marks from the tuner and its worker, one file per run) and the
-# shell's own start and end (epoch). EXTRA=1: one warm 4096^3 in process (KTUNE_ISOLATE=0) and one
+# shell's own start and end (epoch). ALT=1: see below. EXTRA=1: one warm 4096^3 in process (KTUNE_ISOLATE=0) and one
 # verbose warm 4096^3 and suite of the first build. PREP=1, SHARE=1, GPUTEST: see below. Logs in
 # $OUT/warm.tgz; tables last
 # (dev/warm_timeline.py).
@@ -44,9 +44,11 @@ for who in $COLDS; do one $who cold 0 -- "${SHAPE[@]}"; done
 # PREP=1: one unmeasured warm suite per build first: a warm race can reach configs its cold run
 # did not (it then compiles them: bench/NOTES.md); after it the store holds them.
 if [ "${PREP:-0}" = 1 ] && [ "${SUITE:-1}" = 1 ]; then for who in $WHOS; do one $who warm prep -- --suite llm; done; fi
-for i in $(seq 1 "$N"); do for who in $WHOS; do one $who warm $i -- "${SHAPE[@]}"; done; done
+# ALT=1: the builds' order alternates from one pair to the next (pair 1 as WHOS, pair 2 reversed).
+order() { if [ "${ALT:-0}" = 1 ] && [ $(( $1 % 2 )) = 0 ]; then echo "$WHOS" | awk '{for(i=NF;i>0;i--) printf "%s ", $i}'; else echo "$WHOS"; fi; }
+for i in $(seq 1 "$N"); do for who in $(order $i); do one $who warm $i -- "${SHAPE[@]}"; done; done
 [ "${SUITE:-1}" = 1 ] || NS=0
-for i in $(seq 1 "$NS"); do for who in $WHOS; do one $who warm $i -- --suite llm; done; done
+for i in $(seq 1 "$NS"); do for who in $(order $i); do one $who warm $i -- --suite llm; done; done
 if [ "${EXTRA:-0}" = 1 ]; then
   who=${WHOS%% *}
   one $who warm noiso KTUNE_ISOLATE=0 -- "${SHAPE[@]}"

@@ -207,3 +207,63 @@ for lab in labels:
         v = acc[c][lab]
         row += f"{sum(v) / len(v):14.0f}" if v else f"{'-':>14}"
     print(row)
+
+# Winners per key and build (the plain warm runs): source and config of each run, its recorded
+# median (us); the ratio of the builds' medians of those (not an interleaved re-timing).
+win = defaultdict(lambda: defaultdict(list))
+for name, rc, s, e in rows:
+    who, kind, pas, tag = name.split("_", 3)
+    if pas != "warm" or not tag.isdigit():
+        continue
+    for x in reports(os.path.join(W, name + ".json")):
+        key = re.sub(r".*M=(\d+),N=(\d+),K=(\d+).*", r"\1x\2x\3", x.get("key", "?"))
+        cfg = (x.get("winner_source", "") + ":" + str(x.get("winner", ""))[:40])
+        win[key][who].append((cfg, 1e3 * (x.get("winner_median_ms") or 0)))
+print("\n== winners per key (warm runs): build: config (us) per run | median ratio of the builds")
+for key in sorted(win):
+    ws = win[key]
+    meds = {}
+    for who, v in sorted(ws.items()):
+        us = sorted(u for _, u in v)
+        meds[who] = us[len(us) // 2] if us else 0
+        print(f"  {key:22} {who:5} " + " | ".join(f"{c} ({u:.1f})" for c, u in v))
+    if "base" in meds and "this" in meds and meds["base"] > 0:
+        print(f"  {key:22} this/base median winner time {meds['this'] / meds['base']:.4f}")
+
+# The finalists' rounds per run and key (the plain warm runs): each round's median ratio of the
+# challengers to the default (cuBLASLt #0) and the default's position in it ("r0:p0:0.95"), from
+# the bench lines between finalists_round marks: a round timed under other conditions than the
+# rest (round 0 after the race) shows as a ratio apart from the later rounds'.
+import statistics
+print("\n== finalists' rounds: r<round>:p<default's position>:<median challenger/default>")
+for name, S, E, ms, mp, wp in details:
+    if "_warm_" not in name or not name.rsplit("_", 1)[1].isdigit():
+        continue
+    key, rnd, rounds = None, None, defaultdict(list)
+
+    def show():
+        if not key or not rounds or not key.startswith("4096"):
+            return
+        d = next((c for c, _ in rounds.get(0, []) if c.startswith("cublaslt:idx=0:")), None)
+        if not d:
+            return
+        out = []
+        for r in sorted(rounds):
+            t = dict(rounds[r])
+            rs = [t[c] / t[d] for c in t if c != d and d in t and t[d] > 0]
+            if rs:
+                out.append(f"r{r}:p{[c for c, _ in rounds[r]].index(d)}:{statistics.median(rs):.3f}")
+        print(f"  {name:22} {key:18} " + " ".join(out))
+    for t, p, l, dd in ms:
+        if l == "run_start":
+            show()
+            key, rnd, rounds = re.sub(r".*M=(\d+),N=(\d+),K=(\d+).*", r"\1x\2x\3", dd), None, defaultdict(list)
+        elif l == "finalists_round":
+            rnd = int(dd.split(":")[0])
+        elif l == "chosen":
+            rnd = None
+        elif l == "bench" and rnd is not None:
+            m = re.search(r"median ([\d.]+) status 0 \| (.*)$", dd)
+            if m:
+                rounds[rnd].append((m.group(2), float(m.group(1))))
+    show()

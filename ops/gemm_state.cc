@@ -36,6 +36,7 @@ GemmOp::State::~State() {
   for (auto& [k, b] : per_key) {
     if (b.c_snapshot) (void)be.free(b.c_snapshot);
     if (b.reference) (void)be.free(b.reference);
+    if (b.verify_stage) (void)be.free(b.verify_stage);
   }
   scratch.release(be);
 }
@@ -164,11 +165,12 @@ Expected<VerifyResult> GemmOp::State::verify(const GemmCall& call, StreamHandle 
   Backend& be = tuner->backend();
   const auto& s = call.shape;
   DevicePtr ref = 0;
+  KeyBuffers* kbp = nullptr;
   {
     std::lock_guard<std::mutex> lock(mu);
-    auto& kb = per_key[gemm::shapeKey(s)];
-    KTUNE_RETURN_IF_ERROR(ensureReference(kb, call, stream));
-    ref = kb.reference;
+    kbp = &per_key[gemm::shapeKey(s)];
+    KTUNE_RETURN_IF_ERROR(ensureReference(*kbp, call, stream));
+    ref = kbp->reference;
   }
   Tolerance tol = toleranceFor(dtypeOf(s.c), s.k);
   tol.atol *= std::max(1.0, std::sqrt(static_cast<double>(s.k)) / 4);
@@ -181,7 +183,19 @@ Expected<VerifyResult> GemmOp::State::verify(const GemmCall& call, StreamHandle 
   if (s.m * cols > (int64_t(1) << 20) || s.ldc != cols) {
     const auto rows = s.m * cols > (int64_t(1) << 20) ? tileBoundaryRows(s.m, verifyTileFor(s), 32)
                                                        : sampleRows(s.m, s.m);
-    return compareDeviceRowsToTrusted(be, call.buf.c, ref, dtypeOf(s.c), cols, s.ldc, rows, tol);
+    std::lock_guard<std::mutex> vl(verify_mu);
+    const size_t need = verifyStageBytes(dtypeOf(s.c), cols, rows.size());
+    if (kbp->verify_stage_bytes < need) {  // unordered_map nodes stay put: kbp is stable
+      if (kbp->verify_stage) (void)be.free(kbp->verify_stage);
+      kbp->verify_stage = 0;
+      kbp->verify_stage_bytes = 0;
+      if (auto st = be.alloc(need); st.ok()) {
+        kbp->verify_stage = *st;
+        kbp->verify_stage_bytes = need;
+      }  // else the check allocates its own, or copies row by row
+    }
+    return compareDeviceRowsToTrusted(be, call.buf.c, ref, dtypeOf(s.c), cols, s.ldc, rows, tol,
+                                      kbp->verify_stage, kbp->verify_stage_bytes);
   }
   return compareDeviceToTrusted(be, call.buf.c, ref, dtypeOf(s.c), s.m * cols, tol);
 }

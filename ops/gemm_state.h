@@ -31,12 +31,17 @@ struct GemmOp::State {
   // the family's configs (skinny kernels, for small M, see every row anyway).
   int64_t verify_tile = 64;
 
+  std::mutex verify_mu;  // one check at a time uses a key's verify_stage
   std::mutex mu;  // guards everything below
   SplitKScratch scratch;
   struct KeyBuffers {
     DevicePtr c_snapshot = 0;  // original C (beta != 0), restored before every tuning run
     DevicePtr reference = 0;   // trusted result for verification
     bool have_reference = false;
+    // The sampled rows of a check are gathered here (verifyStageBytes), kept between checks: an
+    // allocation and a free per check were a part of every read-back.
+    DevicePtr verify_stage = 0;
+    size_t verify_stage_bytes = 0;
   };
   std::unordered_map<std::string, KeyBuffers> per_key;
 
