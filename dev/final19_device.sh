@@ -107,11 +107,17 @@ done
 rm -rf "$WK"/suite_*; pack
 
 # 3. 4096^3 NT, cold (empty store, fresh CUDA cache) then warm (that store, a fresh database).
+# ONE_BASE=1: the base too, each pair's order alternating (tags tune_<run>_<i> this, tune_<run>_<i>_base).
 for i in $(seq 1 "${ONE_PAIRS:-3}"); do
   fits "${ONE_MIN:-8}" || { drop "4096^3 pairs $i..${ONE_PAIRS:-3} ($(left) s left)"; break; }
-  for run in cold warm; do
-    E=(CUDA_CACHE_PATH="$WK/cc-tune-$i" KTUNE_CACHE_DIR="$WK/kc-tune-$i" KTUNE_DB="$WK/kc-tune-$i/db.$run.json")
-    kt this "$(cap 30)" "tune_${run}_$i" tune gemm --m 4096 --n 4096 --k 4096 --layout NT --json
+  vs="this"; [ "${ONE_BASE:-0}" = 1 ] && { vs="this base"; [ $(( i % 2 )) = 0 ] && vs="base this"; }
+  for v in $vs; do
+    sfx=""; [ "$v" = base ] && sfx=_base
+    for run in cold warm; do
+      d=$WK/kc-tune-$i$sfx
+      E=(CUDA_CACHE_PATH="$WK/cc-tune-$i$sfx" KTUNE_CACHE_DIR="$d" KTUNE_DB="$d/db.$run.json")
+      kt "$v" "$(cap 30)" "tune_${run}_$i$sfx" tune gemm --m 4096 --n 4096 --k 4096 --layout NT --json
+    done
   done
 done
 pack
