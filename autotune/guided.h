@@ -137,10 +137,10 @@ inline constexpr size_t kStallAfter = 16;
 // Once a stop (the regret estimate's or the stall) has been reached, it holds: the race then ends
 // as soon as the coverage it waits for is raced, with the rest of the class of a coverage pick that
 // became the leader or tied it (sameClasses). Such a leader does not restart the count in the
-// prior's order, which had already stalled: on a GPU (bench/NOTES.md) a 1-row GEMM's coverage
-// picks brought two new leaders, 1.3% and 0.9% ahead of the one before (later rounds put the two
-// fastest configs at the same 17.0 µs), and each restart of the stall's 16 compiled 16 configs of
-// the prior's order again (68 compiled, 28 at the stall).
+// prior's order, which had already stalled: on a GPU (bench/NOTES.md) a 1-row GEMM's coverage picks brought two new leaders,
+// 1.3% and 0.9% ahead of the one before (later rounds put the two fastest configs at the same 17.0
+// µs), and each restart of the stall's 16 compiled 16 configs of the prior's order again (68
+// compiled, 28 at the stall).
 
 // Coverage: classes of configs the prior cannot rank against each other, raced before the race
 // stops. A calibration group (groupOf: a different kernel, whose constant factor the static score
@@ -196,11 +196,11 @@ std::vector<size_t> uncovered(const Coverage& cv, bool with_groups);
 // a vendor leader in round 1 of some GPU runs, and the class went unraced; 2% ahead in others,
 // and the stop came once the patience after it was filled, by the candidates the window had
 // already running as often as by the class (bench/NOTES.md, issue 34).
-std::vector<size_t> sameClasses(const std::vector<std::vector<std::string>>& classes,
-                                const std::vector<bool>& taken, size_t p);
 // Whether a time `ms` (> 0) is within kLeadTie of the leader's, `leader_ms` (> 0): a first round's
 // tie, or the leader itself.
 bool tiesLeader(double ms, double leader_ms);
+std::vector<size_t> sameClasses(const std::vector<std::vector<std::string>>& classes,
+                                const std::vector<bool>& taken, size_t p);
 
 // Compiles started at once, of n (the lazy pool's floor): the min_n the race takes anyway, and
 // while compile threads would otherwise idle, up to `window` more: those are the ones the pool
