@@ -372,10 +372,6 @@ std::vector<size_t> sameClasses(const std::vector<std::vector<std::string>>& cla
   return out;
 }
 
-bool tiesLeader(double ms, double leader_ms) {
-  return ms > 0 && leader_ms > 0 && ms <= leader_ms * (1 + kLeadTie);
-}
-
 size_t minExplore(size_t n) {
   if (n < kMinGuided) return n;
   return std::min(n, std::max<size_t>(8, n / 6));

@@ -188,17 +188,13 @@ bool comboDue(const Coverage& cv, const std::string& combo);
 // calibration groups' classes count only when `with_groups` (a stop by the stall). Sorted.
 std::vector<size_t> uncovered(const Coverage& cv, bool with_groups);
 // The untaken positions with the classes of position `p`, in order. When a class's first raced
-// config (a coverage pick) leads, or comes within kLeadTie of the leader (tiesLeader: a first
-// round's tie, which of them leads is chance; not at the launch floor, where the tied are a tie
-// and every pick would qualify), the rest of its class is raced next and a stop waits for all
+// config (a coverage pick) leads, or comes within kLeadTie of the leader (a first round's tie:
+// which of them leads is chance), the rest of its class is raced next and a stop waits for all
 // of it: the prior ranked the class after the others, so the race would otherwise go back to
 // them. A GEMM decode key's pick for its winner's class (8 configs, the winner last) ran 1% behind
 // a vendor leader in round 1 of some GPU runs, and the class went unraced; 2% ahead in others,
 // and the stop came once the patience after it was filled, by the candidates the window had
 // already running as often as by the class (bench/NOTES.md, issue 34).
-// Whether a time `ms` (> 0) is within kLeadTie of the leader's, `leader_ms` (> 0): a first round's
-// tie, or the leader itself.
-bool tiesLeader(double ms, double leader_ms);
 std::vector<size_t> sameClasses(const std::vector<std::vector<std::string>>& classes,
                                 const std::vector<bool>& taken, size_t p);
 

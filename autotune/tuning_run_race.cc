@@ -381,8 +381,9 @@ Status TuningRun::compileAndRace() {
       if (jit && stop.picked[pos_of[lead]]) oweClass(stop, pos_of[lead], pool);
     }
     const double leader = lead >= 0 ? cands_[lead].r.stats.median_ms : 0;
-    for (size_t j : got)  // a pick that ties the leader off the launch floor (oweClass)
-      if (stop.picked[j] && rg.tie <= 0 && guided::tiesLeader(stop.cv.ms[j], leader))
+    for (size_t j : got)  // a pick that ties the leader (oweClass)
+      if (stop.picked[j] && rg.tie <= 0 && stop.cv.ms[j] > 0 &&
+          stop.cv.ms[j] <= leader * (1 + guided::kLeadTie))
         oweClass(stop, j, pool);
     since_leader = takenAfter(pool, taken, leader_slot);
     stop.cv.leader_ms = leader;
