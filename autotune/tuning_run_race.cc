@@ -88,13 +88,17 @@ struct StopRule {
   bool stall_held = false, regret_held = false;
 };
 
-// The rest of position j's class (guided.h: sameClasses) is owed: raced next, and the stop waits
-// for all of it. Owed by a coverage pick that leads, or ties the leader (guided::kLeadTie) off the
-// launch floor (at the floor the tied are a tie: every pick there would owe its class).
-void oweClass(StopRule& s, size_t j, CompilePool& pool) {
-  const std::vector<size_t> rest = guided::sameClasses(s.cv.classes, s.cv.taken, j);
-  for (size_t q : rest) s.owed[q] = 1;
-  pool.promote(rest);
+// A coverage pick that leads or ties the leader owes the rest of its class (guided.h: sameClasses):
+// raced next, and the stop waits for all of it. `got`: the positions just raced.
+void owePickClasses(StopRule& s, const std::vector<size_t>& got, double leader_ms,
+                    CompilePool& pool) {
+  for (size_t j : got) {
+    const double ms = s.cv.ms[j];
+    if (!s.picked[j] || ms <= 0 || ms > leader_ms * (1 + guided::kLeadTie)) continue;
+    const std::vector<size_t> rest = guided::sameClasses(s.cv.classes, s.cv.taken, j);
+    for (size_t q : rest) s.owed[q] = 1;
+    pool.promote(rest);
+  }
 }
 
 // Whether the race stops after this batch; `by_regret`: the estimate is below its bar. `log`
@@ -378,13 +382,9 @@ Status TuningRun::compileAndRace() {
       anchor = lead;
       const bool jit = pos_of[lead] >= 0 && taken[pos_of[lead]];
       leader_slot = long(pool.slotOf(jit ? size_t(pos_of[lead]) : got.back()));
-      if (jit && stop.picked[pos_of[lead]]) oweClass(stop, pos_of[lead], pool);
     }
     const double leader = lead >= 0 ? cands_[lead].r.stats.median_ms : 0;
-    for (size_t j : got)  // a pick that ties the leader (oweClass)
-      if (stop.picked[j] && rg.tie <= 0 && stop.cv.ms[j] > 0 &&
-          stop.cv.ms[j] <= leader * (1 + guided::kLeadTie))
-        oweClass(stop, j, pool);
+    owePickClasses(stop, got, leader, pool);
     since_leader = takenAfter(pool, taken, leader_slot);
     stop.cv.leader_ms = leader;
     if (e_.options().verbose) {
