@@ -136,8 +136,8 @@ size_t patience(size_t explored);
 inline constexpr size_t kStallAfter = 16;
 // Once a stop (the regret estimate's or the stall) has been reached, it holds: the race then ends
 // as soon as the coverage it waits for is raced, with the rest of the class of a coverage pick that
-// became the leader or tied it (sameClasses). Such a leader does not restart the count in the
-// prior's order, which had already stalled: on a GPU (bench/NOTES.md) a 1-row GEMM's coverage picks brought two new leaders,
+// became the leader. Such a leader does not restart the count in the prior's order, which had
+// already stalled: on a GPU (bench/NOTES.md) a 1-row GEMM's coverage picks brought two new leaders,
 // 1.3% and 0.9% ahead of the one before (later rounds put the two fastest configs at the same 17.0
 // µs), and each restart of the stall's 16 compiled 16 configs of the prior's order again (68
 // compiled, 28 at the stall).
@@ -188,13 +188,8 @@ bool comboDue(const Coverage& cv, const std::string& combo);
 // calibration groups' classes count only when `with_groups` (a stop by the stall). Sorted.
 std::vector<size_t> uncovered(const Coverage& cv, bool with_groups);
 // The untaken positions with the classes of position `p`, in order. When a class's first raced
-// config (a coverage pick) leads, or comes within kLeadTie of the leader (a first round's tie:
-// which of them leads is chance), the rest of its class is raced next and a stop waits for all
-// of it: the prior ranked the class after the others, so the race would otherwise go back to
-// them. A GEMM decode key's pick for its winner's class (8 configs, the winner last) ran 1% behind
-// a vendor leader in round 1 of some GPU runs, and the class went unraced; 2% ahead in others,
-// and the stop came once the patience after it was filled, by the candidates the window had
-// already running as often as by the class (bench/NOTES.md, issue 34).
+// config (a coverage pick) becomes the leader, the rest of its class is raced next: the prior
+// ranked the class after the others, so the race would otherwise go back to them.
 std::vector<size_t> sameClasses(const std::vector<std::vector<std::string>>& classes,
                                 const std::vector<bool>& taken, size_t p);
 

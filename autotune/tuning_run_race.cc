@@ -79,27 +79,14 @@ bool passedOriginal(const Cand& c) {
 // The race's stop (guided.h: kStallAfter, the coverage rule). A stop reached holds: the stall's
 // once reached, the regret estimate's while the estimate stays below its bar. While one holds, the
 // race ends once the coverage that rule waits for is raced (guided::uncovered: those positions are
-// raced next, promoted and marked in `picked`) with the rest of the class of each pick that led or
-// tied the leader (`owed`), and `patience` candidates followed the last leader.
+// raced next, promoted and marked in `picked`) and `patience` candidates followed the last leader
+// (the rest of a coverage pick's class, when it led: a restart of the prior's order, whose count
+// had already stalled, is not waited for).
 struct StopRule {
   guided::Coverage cv;
   std::vector<char> picked;  // positions coverage moved ahead
-  std::vector<char> owed;    // the rest of a class whose pick led or tied the leader
   bool stall_held = false, regret_held = false;
 };
-
-// A coverage pick that leads or ties the leader owes the rest of its class (guided.h: sameClasses):
-// raced next, and the stop waits for all of it. `got`: the positions just raced.
-void owePickClasses(StopRule& s, const std::vector<size_t>& got, double leader_ms,
-                    CompilePool& pool) {
-  for (size_t j : got) {
-    const double ms = s.cv.ms[j];
-    if (!s.picked[j] || ms <= 0 || ms > leader_ms * (1 + guided::kLeadTie)) continue;
-    const std::vector<size_t> rest = guided::sameClasses(s.cv.classes, s.cv.taken, j);
-    for (size_t q : rest) s.owed[q] = 1;
-    pool.promote(rest);
-  }
-}
 
 // Whether the race stops after this batch; `by_regret`: the estimate is below its bar. `log`
 // (verbose): how many positions coverage moved ahead, after `what` (the family and key).
@@ -118,8 +105,6 @@ bool stopsHere(StopRule& s, bool by_regret, size_t explored, size_t min_n, size_
   if (log && !cover.empty())
     *log << strprintf("ktune: %s: guided: %zu more for classes not raced yet\n", what.c_str(),
                       cover.size());
-  for (size_t j = 0; j < s.owed.size(); ++j)
-    if (s.owed[j] && !s.cv.taken[j]) return false;
   return cover.empty() && patient;
 }
 
@@ -319,6 +304,7 @@ Status TuningRun::compileAndRace() {
   StopRule stop;  // per position of `order`: its coverage classes, whether raced, its time
   for (size_t i : order)
     stop.cv.classes.push_back(guided::coverageClasses(cands_[i].config, f_.race_each));
+  const auto& classes = stop.cv.classes;
   done_.assign(cands_.size(), false);
   iso_off_ = !e_.options().isolate;
   if (e_.options().isolate && f_.args_json && f_.make_problem)
@@ -347,7 +333,6 @@ Status TuningRun::compileAndRace() {
   taken.assign(n, false);
   stop.cv.ms.assign(n, 0);
   stop.picked.assign(n, 0);
-  stop.owed.assign(n, 0);
   std::vector<long> pos_of(cands_.size(), -1);  // candidate -> its position in the prior's order
   for (size_t j = 0; j < n; ++j) pos_of[order[j]] = static_cast<long>(j);
   size_t explored = 0, since_leader = 0;
@@ -382,10 +367,12 @@ Status TuningRun::compileAndRace() {
       anchor = lead;
       const bool jit = pos_of[lead] >= 0 && taken[pos_of[lead]];
       leader_slot = long(pool.slotOf(jit ? size_t(pos_of[lead]) : got.back()));
+      // A coverage pick leads: the rest of its class comes next (guided::sameClasses).
+      if (jit && stop.picked[pos_of[lead]])
+        pool.promote(guided::sameClasses(classes, taken, pos_of[lead]));
     }
-    const double leader = lead >= 0 ? cands_[lead].r.stats.median_ms : 0;
-    owePickClasses(stop, got, leader, pool);
     since_leader = takenAfter(pool, taken, leader_slot);
+    const double leader = lead >= 0 ? cands_[lead].r.stats.median_ms : 0;
     stop.cv.leader_ms = leader;
     if (e_.options().verbose) {
       e_.log() << strprintf("ktune: %s [%s]: guided: %zu of %zu raced, leader %.4g ms, %zu since a "

@@ -326,54 +326,6 @@ TEST(LaunchFloor, OnlyPromisingCombinationsAreRacedBeforeAStop) {
   EXPECT_LE(raced, 38) << rep->tree();  // 33-34: the tie's 29, the picks, A=2,B=2's class
 }
 
-// A stall's coverage pick decides whether its class is raced (guided.h: sameClasses): a GEMM decode
-// key's pick for DC_GRID=4 (the class of the winner, ranked last in it) ran 1% behind the vendor's
-// leader in round 1 of some runs and 2% ahead in others; behind, the race stopped without the
-// class; ahead, the stop came once `patience` candidates followed it, before the class's last.
-// Here the default (3 us) leads and the B=1 configs after it are slower (the stall fires); B=2
-// (grids 9-18, ranked last) has its pick, GRID 18, at `pick_ns`, seven configs at 3.1 us and the
-// winner, GRID 9, at 2.8 us. A pick that ties the leader (within kLeadTie) or leads owes its class:
-// the race stops only once the whole class is raced.
-Expected<TuneReport> tunePickClass(const TmpDir& dir, int64_t pick_ns) {
-  std::vector<Config> configs;
-  for (const Config& c : flatConfigs({})) {
-    const int64_t g = c.getInt("GRID");
-    configs.push_back(Config{{"B", int64_t(1)}, {"GRID", g},
-                             {"NS", int64_t(g == 33 ? 3000 : 3200 + 2 * (g - 33))}});
-  }
-  for (int g = 9; g <= 18; ++g)
-    configs.push_back(Config{{"B", int64_t(2)}, {"GRID", int64_t(g)},
-                             {"NS", g == 18 ? pick_ns : g == 9 ? 2800 : 3100}});
-  return tuneConfigs(dir, configs, {"B"}, 1e-9);  // noise > 0: compiled and timed in order
-}
-
-TEST(LaunchFloor, APickThatTiesTheLeaderRacesItsWholeClass) {
-  TmpDir dir;
-  auto rep = tunePickClass(dir, 3040);  // 1.3% behind the leader: a first round's tie
-  ASSERT_TRUE(rep.ok()) << rep.status().toString();
-  EXPECT_EQ(rep->winner, "B=2,GRID=9,NS=2800") << rep->tree();  // before: the default, 19 raced
-  // 37 of 50: the stall's 16, the pick, its class's 9, the patience after GRID 9 led, the window.
-  EXPECT_LE(rep->reached, 40) << rep->tree();
-}
-
-TEST(LaunchFloor, APickThatLeadsRacesItsWholeClassPastThePatience) {
-  TmpDir dir;
-  auto rep = tunePickClass(dir, 2990);  // leads by 0.3%
-  ASSERT_TRUE(rep.ok()) << rep.status().toString();
-  // Before: the pick's patience filled at 25 raced, GRID 9 not among them.
-  EXPECT_EQ(rep->winner, "B=2,GRID=9,NS=2800") << rep->tree();
-  EXPECT_LE(rep->reached, 40) << rep->tree();  // 37
-}
-
-// A pick clearly behind (5%) owes nothing: its class is not raced past the pick.
-TEST(LaunchFloor, APickClearlyBehindOwesNothing) {
-  TmpDir dir;
-  auto rep = tunePickClass(dir, 3150);
-  ASSERT_TRUE(rep.ok()) << rep.status().toString();
-  EXPECT_EQ(rep->winner, "B=1,GRID=33,NS=3000") << rep->tree();
-  EXPECT_LE(rep->reached, 20) << rep->tree();  // 19: the stall's 16, the pick, the window
-}
-
 // The rule itself (guided::comboDue, uncovered) on a race's state: positions 0-6 in the prior's
 // order, A x B classes. Raced: (1,1) 3.0 µs, (2,1) 2.9 (the leader), (3,2) 3.6, (1,3) 3.6.
 TEST(LaunchFloor, ACombinationIsDueNearTheLeadingOneOrWhenAllItsValuesCameClose) {
