@@ -14,6 +14,7 @@
 
 #include "ops/gemm_configs.h"
 #include "tests/unit/cli_fixture.h"
+#include "tests/unit/gemm_test_util.h"
 
 namespace ktune {
 namespace {
@@ -32,14 +33,9 @@ Config parsed(const std::string& s) {
   return c.ok() ? *c : Config{};
 }
 
-DeviceInfo h100Like() {
-  DeviceInfo d;
-  d.name = "132-SM sm_90a";
-  d.arch = "sm_90a";
-  d.multiprocessors = 132;
+DeviceInfo h100Like() {  // the shared test device, with the launch limits the schedule reads
+  DeviceInfo d = gemm::testutil::sm90aDevice();
   d.warp_size = 32;
-  d.shared_per_block = 48 * 1024;
-  d.shared_per_block_optin = 227 * 1024;
   d.max_threads_per_block = 1024;
   return d;
 }
