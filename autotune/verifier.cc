@@ -273,68 +273,90 @@ std::vector<int64_t> tileBoundaryRows(int64_t rows, int64_t tile, int64_t random
   return out;
 }
 
+namespace {
+// The listed rows of `out` and `trusted` (row_bytes each, `ld` elements apart) gathered into
+// `stage` (the outputs' rows, then the trusted ones) with asynchronous device-to-device copies,
+// then read back into `a` and `r` in one copy each: one synchronisation per check instead of two
+// per row (512 synchronous row copies made verification the largest part of a GEMM tuning run).
+// Runs of consecutive rows are one copy each where rows are not padded (ld == cols): a 4096-wide
+// GEMM's check gathered 162 rows, most of them tile-boundary pairs, in 324 copies. `copies` counts
+// them; `gathered` is when the last one was issued (the timeline's split).
+Status gatherRows(Backend& b, DevicePtr stage, DevicePtr out, DevicePtr trusted, DType t,
+                  int64_t cols, int64_t ld, const std::vector<int64_t>& rows, unsigned char* a,
+                  unsigned char* r, int& copies, std::chrono::steady_clock::time_point& gathered) {
+  const size_t row_bytes = static_cast<size_t>(cols) * sizeOf(t), half = rows.size() * row_bytes;
+  Status st = Status::Ok();
+  for (size_t i = 0; i < rows.size() && st.ok();) {
+    size_t j = i + 1;
+    while (ld == cols && j < rows.size() && rows[j] == rows[j - 1] + 1) ++j;
+    const DevicePtr off = static_cast<DevicePtr>(rows[i]) * static_cast<DevicePtr>(ld) * sizeOf(t);
+    const size_t bytes = (j - i) * row_bytes;
+    st = b.copyDeviceToDevice(stage + i * row_bytes, out + off, bytes);
+    if (st.ok()) st = b.copyDeviceToDevice(stage + half + i * row_bytes, trusted + off, bytes);
+    copies += 2;
+    i = j;
+  }
+  gathered = std::chrono::steady_clock::now();
+  if (st.ok()) st = b.copyToHost(a, stage, half);
+  if (st.ok()) st = b.copyToHost(r, stage + half, half);
+  return st.withContext("verifier: gathering sampled rows");
+}
+
+// The fallback without a staging buffer: each listed row copied back on its own.
+Status copyRowsBack(Backend& b, DevicePtr out, DevicePtr trusted, DType t, int64_t cols,
+                    int64_t ld, const std::vector<int64_t>& rows, unsigned char* a,
+                    unsigned char* r) {
+  const size_t row_bytes = static_cast<size_t>(cols) * sizeOf(t);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const DevicePtr off = static_cast<DevicePtr>(rows[i]) * static_cast<DevicePtr>(ld) * sizeOf(t);
+    KTUNE_RETURN_IF_ERROR(b.copyToHost(a + i * row_bytes, out + off, row_bytes)
+                              .withContext("verifier: output row " + std::to_string(rows[i])));
+    KTUNE_RETURN_IF_ERROR(b.copyToHost(r + i * row_bytes, trusted + off, row_bytes)
+                              .withContext("verifier: trusted row " + std::to_string(rows[i])));
+  }
+  return Status::Ok();
+}
+}  // namespace
+
 Expected<VerifyResult> compareDeviceRowsToTrusted(Backend& b, DevicePtr out, DevicePtr trusted,
                                                   DType t, int64_t cols, int64_t ld,
                                                   const std::vector<int64_t>& rows, Tolerance tol,
                                                   DevicePtr stage_buf, size_t stage_bytes) {
   if (cols < 0 || ld < cols) return Status::InvalidArgument("verifier: bad cols/ld");
-  const size_t row_bytes = static_cast<size_t>(cols) * sizeOf(t);
   const size_t n = rows.size() * static_cast<size_t>(cols);
-  Scratch sa = hostScratch(0, rows.size() * row_bytes), sr = hostScratch(1, rows.size() * row_bytes);
+  const size_t need = verifyStageBytes(t, cols, rows.size()), half = need / 2;
+  Scratch sa = hostScratch(0, half), sr = hostScratch(1, half);
   unsigned char *a = sa.p, *r = sr.p;
-  // Gather the sampled rows of both matrices into one device staging buffer with asynchronous
-  // device-to-device copies, then copy it back once: one synchronisation per candidate instead of
-  // two per row (512 synchronous row copies made verification the largest part of a
-  // GEMM tuning run). Falls back to row-by-row copies when the staging buffer cannot be allocated.
-  const size_t half = rows.size() * row_bytes;
-  const auto t0 = std::chrono::steady_clock::now();
-  const bool own = half > 0 && stage_bytes < 2 * half;
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  // The caller's staging buffer, or one of this check's own (row by row when none can be had).
+  const bool own = half > 0 && stage_bytes < need;
   auto stage = half == 0 ? Expected<DevicePtr>(Status::InvalidArgument("empty"))
-               : own     ? b.alloc(2 * half)
+               : own     ? b.alloc(need)
                          : Expected<DevicePtr>(stage_buf);
-  if (stage.ok()) {
-    const auto t1 = std::chrono::steady_clock::now();
-    Status st = Status::Ok();
-    // Runs of consecutive rows are one copy each where rows are not padded (ld == cols): a
-    // 4096-wide GEMM's check gathered 162 rows, most of them tile-boundary pairs, in 324 copies.
-    int copies = 0;
-    for (size_t i = 0; i < rows.size() && st.ok();) {
-      size_t j = i + 1;
-      while (ld == cols && j < rows.size() && rows[j] == rows[j - 1] + 1) ++j;
-      const DevicePtr off = static_cast<DevicePtr>(rows[i]) * static_cast<DevicePtr>(ld) * sizeOf(t);
-      const size_t bytes = (j - i) * row_bytes;
-      st = b.copyDeviceToDevice(*stage + i * row_bytes, out + off, bytes);
-      if (st.ok()) st = b.copyDeviceToDevice(*stage + half + i * row_bytes, trusted + off, bytes);
-      copies += 2;
-      i = j;
-    }
-    const auto t2 = std::chrono::steady_clock::now();
-    if (st.ok()) st = b.copyToHost(a, *stage, half);
-    if (st.ok()) st = b.copyToHost(r, *stage + half, half);
-    const auto t3 = std::chrono::steady_clock::now();
-    if (own) (void)b.free(*stage);
-    KTUNE_RETURN_IF_ERROR(st.withContext("verifier: gathering sampled rows"));
-    const auto t4 = std::chrono::steady_clock::now();
-    VerifyResult v = compareHostTrusted(a, r, t, static_cast<int64_t>(n), tol);
-    if (timelineOn()) {
-      auto ms = [](auto x, auto y) { return std::chrono::duration<double, std::milli>(y - x).count(); };
-      timelineMark("verify_rows", strprintf("alloc %.2f gather %.2f (%d copies) read %.2f free %.2f "
-                                            "compare %.2f | %zu rows x %lld", ms(t0, t1), ms(t1, t2),
-                                            copies, ms(t2, t3), ms(t3, t4),
-                                            ms(t4, std::chrono::steady_clock::now()), rows.size(),
-                                            static_cast<long long>(cols)));
-    }
-    return v;
-  } else {
-    for (size_t i = 0; i < rows.size(); ++i) {
-      const DevicePtr off = static_cast<DevicePtr>(rows[i]) * static_cast<DevicePtr>(ld) * sizeOf(t);
-      KTUNE_RETURN_IF_ERROR(b.copyToHost(a + i * row_bytes, out + off, row_bytes)
-                                .withContext("verifier: output row " + std::to_string(rows[i])));
-      KTUNE_RETURN_IF_ERROR(b.copyToHost(r + i * row_bytes, trusted + off, row_bytes)
-                                .withContext("verifier: trusted row " + std::to_string(rows[i])));
-    }
+  if (!stage.ok()) {
+    KTUNE_RETURN_IF_ERROR(copyRowsBack(b, out, trusted, t, cols, ld, rows, a, r));
+    return compareHostTrusted(a, r, t, static_cast<int64_t>(n), tol);
   }
-  return compareHostTrusted(a, r, t, static_cast<int64_t>(n), tol);
+  const auto t1 = Clock::now();
+  int copies = 0;
+  Clock::time_point t2;
+  Status st = gatherRows(b, *stage, out, trusted, t, cols, ld, rows, a, r, copies, t2);
+  const auto t3 = Clock::now();
+  if (own) (void)b.free(*stage);
+  KTUNE_RETURN_IF_ERROR(st);
+  const auto t4 = Clock::now();
+  VerifyResult v = compareHostTrusted(a, r, t, static_cast<int64_t>(n), tol);
+  if (timelineOn()) {
+    auto ms = [](auto x, auto y) {
+      return std::chrono::duration<double, std::milli>(y - x).count();
+    };
+    timelineMark("verify_rows", strprintf("alloc %.2f gather %.2f (%d copies) read %.2f free %.2f "
+                                          "compare %.2f | %zu rows x %lld", ms(t0, t1), ms(t1, t2),
+                                          copies, ms(t2, t3), ms(t3, t4), ms(t4, Clock::now()),
+                                          rows.size(), static_cast<long long>(cols)));
+  }
+  return v;
 }
 
 Status poisonNaN(Backend& b, DevicePtr p, DType t, int64_t count, StreamHandle s) {

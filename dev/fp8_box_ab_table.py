@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""The box probe's A/B (dev/fp8_box_ab_device.sh's p<P>.txt, gemm_bench with --twin): per shape,
-ktune's pick (one box per K-major operand) and its twins (the same config with TMA_ABOX /
-TMA_BBOX = 64: 64-row boxes) in the same interleaved rounds of each process. Per process: cuBLASLt
-best / pick (> 1: the pick faster) and each twin's time over the pick's (median [interval] of the
-per-round ratios; > 1: the one-box pick faster); then the medians over the processes and each
-twin's cuBLASLt best / twin (the process's lt/pick over its twin/pick).
+"""The box probe's A/B (dev/fp8_box_final_device.sh's prefill/p<P>_bf16.txt, gemm_bench with
+--twin): per shape, ktune's pick (one box per K-major operand) and its twins (the same config
+with TMA_ABOX / TMA_BBOX = 64: 64-row boxes) in the same interleaved rounds of each process. Per
+process: cuBLASLt best / pick (> 1: the pick faster) and each twin's time over the pick's (median
+[interval] of the per-round ratios; > 1: the one-box pick faster); then the medians over the
+processes and each twin's cuBLASLt best / twin (the process's lt/pick over its twin/pick).
 
   python3 dev/fp8_box_ab_table.py p1.txt p2.txt ...
 """
