@@ -20,6 +20,7 @@
 
 #include "api/internal.h"
 #include "autotune/compile_workers.h"
+#include "autotune/device_compare.h"
 #include "autotune/isolation.h"
 #include "base/dylib.h"
 #include "base/format.h"
@@ -201,7 +202,11 @@ extern "C" int ktune_worker_main(int argc, char** argv) {
   keepRandomFills(&engine->backend());
   // ...generated on the device (ops/device_fill.h): the same values as the tuner's.
   enableDeviceFill(engine->backend(), engine->compiler(), &engine->store(), engine->device());
+  // The candidates' checks compare with this process's trusted outputs on the device
+  // (autotune/device_compare.h): a few bytes read back instead of the sampled rows.
+  enableDeviceCompare(engine->backend(), engine->compiler(), &engine->store(), engine->device());
   Status st = serveWorker(*engine, 0, 1, startup_ms);
+  disableDeviceCompare();
   disableDeviceFill();
   if (st.code() == Code::kDeviceFault) {
     std::fprintf(stderr, "ktune-worker: %s\n", st.toString().c_str());

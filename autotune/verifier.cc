@@ -9,8 +9,10 @@
 #include <thread>
 #include <vector>
 
+#include "autotune/device_compare.h"
 #include "base/format.h"
 #include "base/timeline.h"
+#include "templates/kernels/verify_compare.cuh"
 
 namespace ktune {
 
@@ -28,45 +30,28 @@ double unitRoundoff(DType t) {
 
 std::string fmt(double v) { return strprintf("%.3g", v); }
 
-// The comparison of n elements: out(i) against ref(i), both as doubles.
-template <class Out, class Ref>
-VerifyResult compareLoop(int64_t n, Tolerance tol, Out out, Ref ref) {
+// The comparison of n elements: out(i) against ref(i), both as doubles, by the rule the device
+// comparison shares (templates/kernels/verify_compare.cuh).
+VerifyResult toResult(const verify_rule::Acc& a, int64_t n, Tolerance tol) {
   VerifyResult r;
   r.tol = tol;
   r.checked = n;
-  for (int64_t i = 0; i < n; ++i) {
-    double o = out(i);
-    double e = ref(i);
-    bool bad = false;
-    if (std::isfinite(e) && std::isfinite(o)) {
-      const double ae = std::fabs(e), abs_err = std::fabs(o - e);
-      if (abs_err > r.max_abs_error) r.max_abs_error = abs_err;
-      // The division only where the relative error can be a new maximum (the product test is a
-      // superset of it: the quotient decides, as before).
-      if (ae > tol.atol && abs_err >= r.max_rel_error * ae * (1 - 1e-9)) {
-        const double rel_err = abs_err / std::max(ae, 1e-30);
-        if (rel_err > r.max_rel_error) r.max_rel_error = rel_err;
-      }
-      bad = abs_err > tol.atol + tol.rtol * ae;
-    } else if (std::isnan(e)) {
-      bad = !std::isnan(o);
-    } else if (!std::isfinite(o) && std::isfinite(e)) {
-      bad = true;
-      ++r.nans;
-    } else {  // e is infinite
-      bad = o != e;
-    }
-    if (bad) {
-      if (r.first_bad < 0) {
-        r.first_bad = i;
-        r.first_bad_out = o;
-        r.first_bad_ref = e;
-      }
-      ++r.mismatches;
-    }
-  }
+  r.mismatches = a.mismatches;
+  r.nans = a.nans;
+  r.max_abs_error = a.max_abs;
+  r.max_rel_error = a.max_rel;
+  r.first_bad = a.first_bad;
+  r.first_bad_out = a.first_out;
+  r.first_bad_ref = a.first_ref;
   r.ok = r.mismatches == 0;
   return r;
+}
+template <class Out, class Ref>
+VerifyResult compareLoop(int64_t n, Tolerance tol, Out out, Ref ref) {
+  verify_rule::Acc a;
+  verify_rule::init(a);
+  for (int64_t i = 0; i < n; ++i) verify_rule::element(a, out(i), ref(i), tol.atol, tol.rtol, i);
+  return toResult(a, n, tol);
 }
 
 template <class Ref>
@@ -228,6 +213,8 @@ Expected<VerifyResult> compareDevice(Backend& b, DevicePtr out, DType t,
 Expected<VerifyResult> compareDeviceToTrusted(Backend& b, DevicePtr out, DevicePtr trusted,
                                               DType t, int64_t n, Tolerance tol) {
   if (n < 0) return Status::InvalidArgument("verifier: negative element count");
+  Expected<VerifyResult> dv = Status::Internal("verifier: not compared");
+  if (deviceCompareToTrusted(b, out, trusted, t, 1, n, n, tol, &dv)) return dv;  // when on
   size_t bytes = static_cast<size_t>(n) * sizeOf(t);
   Scratch sa = hostScratch(0, bytes), sr = hostScratch(1, bytes);
   unsigned char *a = sa.p, *r = sr.p;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "autotune/device_compare.h"
 #include "base/dtype.h"
 #include "ops/buffers.h"
 #include "ops/gemm_configs.h"
@@ -180,6 +181,11 @@ Expected<VerifyResult> GemmOp::State::verify(const GemmCall& call, StreamHandle 
   // plus 32 seeded random rows; whole rows, so every N-tile boundary is checked too. Staged
   // copies keep that to a few milliseconds per candidate.
   const int64_t cols = gemm::outCols(s);
+  // On the device (autotune/device_compare.h, when on): the whole output's N real columns, every
+  // row, against the trusted output, a few bytes read back.
+  Expected<VerifyResult> dv = Status::Internal("verifier: not compared");
+  if (deviceCompareToTrusted(be, call.buf.c, ref, dtypeOf(s.c), s.m, cols, s.ldc, tol, &dv, stream))
+    return dv;
   if (s.m * cols > (int64_t(1) << 20) || s.ldc != cols) {
     const auto rows = s.m * cols > (int64_t(1) << 20) ? tileBoundaryRows(s.m, verifyTileFor(s), 32)
                                                        : sampleRows(s.m, s.m);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "autotune/autotuner.h"
+#include "autotune/device_compare.h"
 #include "autotune/device_pool.h"
 #include "autotune/worker_prestart.h"
 #include "base/clock.h"
@@ -343,6 +344,7 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
     bool on = false;
     ~FillOff() {
       if (on) disableDeviceFill();  // after the operands' last fill; waits for its compile
+      if (on) disableDeviceCompare();
     }
   } fill;
   SharedOperands operands(backend);  // filled as the keys need them
@@ -360,7 +362,11 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
       rep = std::move(*hit);
     } else {
       (*gop)->prepareWorker(s);  // the worker builds its inputs while this process fills its own
-      if (!fill.on) enableDeviceFill(backend, tuner->compiler(), &tuner->store(), tuner->device());
+      if (!fill.on) {
+        enableDeviceFill(backend, tuner->compiler(), &tuner->store(), tuner->device());
+        // ...and the checks of the candidates run here (no worker) compare on the device.
+        enableDeviceCompare(backend, tuner->compiler(), &tuner->store(), tuner->device());
+      }
       fill.on = true;
       const auto b0 = std::chrono::steady_clock::now();
       auto call = operands.call(s);
