@@ -4,7 +4,7 @@
 # x86-64 only; the GPU libraries are opened at run time.
 #   bash dev/regret_stage.sh [DEST]   (default .devwork/search in this checkout; BUILD_DIR=build;
 #   NOFLOOR=path: also a build without the launch-floor rule, as pb/tools/ktune-nofloor;
-#   BASE=dir: another build's binaries in pb/base)
+#   BASE=dir: another build's binaries in pb/base; EXTRA="name=dir ...": more in pb/<name>)
 set -euo pipefail
 DEST=${1:-$(git rev-parse --show-toplevel)/.devwork/search}
 B=${BUILD_DIR:-build}
@@ -23,12 +23,20 @@ if [ -n "${BASE:-}" ]; then
   cp "$BASE/tools/ktune" "$BASE/tools/ktune-worker" "$DEST/pb/base/tools/"
   cp -L "$BASE/api/libktune.so.0.1" "$DEST/pb/base/"
 fi
+# EXTRA="name=dir ...": more builds' binaries in pb/<name> (pb/<name>/tools/ktune, ...), timed
+# beside the others by dev/warm_time_device.sh (WHOS).
+for x in ${EXTRA:-}; do
+  n=${x%%=*} d=${x#*=}
+  mkdir -p "$DEST/pb/$n/tools"
+  cp "$d/tools/ktune" "$d/tools/ktune-worker" "$DEST/pb/$n/tools/"
+  cp -L "$d/api/libktune.so.0.1" "$DEST/pb/$n/"
+done
 # BENCH="a b": these bench programs too (pb/tools), with the Google Benchmark library they link
 # (pb/: the GPU machine lacks it; run them with LD_LIBRARY_PATH=pb).
 for b in ${BENCH:-}; do
   cp "$B/bench/$b" "$DEST/pb/tools/"
   ldd "$B/bench/$b" | awk '/libbenchmark/ {print $3}' | xargs -r -I{} cp -L {} "$DEST/pb/"
 done
-strip "$DEST"/pb/tools/* "$DEST"/pb/*.so* "$DEST"/pb/base/tools/* "$DEST"/pb/base/*.so* 2>/dev/null || true
+strip "$DEST"/pb/tools/* "$DEST"/pb/*.so* "$DEST"/pb/*/tools/* "$DEST"/pb/*/*.so* 2>/dev/null || true
 tar -cJf "$DEST/pb.tar.xz" -C "$DEST" pb && rm -rf "$DEST/pb"
 du -sh "$DEST" "$DEST/pb.tar.xz"

@@ -5,7 +5,8 @@
 # suite fill their own stores (empty cache, fresh CUDA_CACHE_PATH); then N warm 4096^3 runs and NS
 # warm suites (the cold run's store, a fresh database), interleaved across builds, each with
 # KTUNE_TIMELINE (base/timeline.h: marks from the tuner and its worker, one file per run) and the
-# shell's own start and end (epoch). ALT=1: see below. EXTRA=1: one warm 4096^3 in process (KTUNE_ISOLATE=0) and one
+# shell's own start and end (epoch); a build other than base and this runs pb/<who>/tools/ktune.
+# ALT=1: see below. DEADLINE: see one(). EXTRA=1: one warm 4096^3 in process (KTUNE_ISOLATE=0) and one
 # verbose warm 4096^3 and suite of the first build. PREP=1, SHARE=1, GPUTEST: see below. Logs in
 # $OUT/warm.tgz; tables last
 # (dev/warm_timeline.py).
@@ -18,7 +19,10 @@ SHAPE=(--m "${SM:-4096}" --n "${SN:-4096}" --k "${SK:-4096}" --layout NT)  # SM/
 one() {  # who pass tag env... -- args...
   local who=$1 pass=$2 tag=$3; shift 3
   local envs=(); while [ "$1" != -- ]; do envs+=("$1"); shift; done; shift
-  local K=pb/tools/ktune; [ "$who" = base ] && K=pb/base/tools/ktune
+  # DEADLINE=s: no run starts after s seconds of this script (the device call's grant).
+  if [ -n "${DEADLINE:-}" ] && [ "$SECONDS" -ge "$DEADLINE" ]; then echo "skip $who $pass $tag (deadline)"; return; fi
+  # A build other than this and base: pb/<who>/tools (staged by STAGE_EXTRA, dev/regret_stage.sh).
+  local K=pb/tools/ktune; [ "$who" != this ] && K=pb/$who/tools/ktune
   local kind=shape; [ "$1" = --suite ] && kind=suite
   local C=/tmp/kc-$who-$kind S E rc
   [ "${SHARE:-0}" = 1 ] && C=/tmp/kc-$kind  # SHARE=1: one store for every build (same kernels)
@@ -34,10 +38,10 @@ one() {  # who pass tag env... -- args...
 }
 # SHARE=1: the first build's cold runs fill the one store; the kernels' sources must be the same.
 COLDS=$WHOS; [ "${SHARE:-0}" = 1 ] && COLDS=${WHOS%% *}
-# GPUTEST=prog: a GPU test program staged beside pb.tar.xz, run first (its log in $OUT).
-if [ -n "${GPUTEST:-}" ]; then
-  "./$GPUTEST" > "$OUT/$GPUTEST.txt" 2>&1; echo "$GPUTEST rc=$?"; tail -3 "$OUT/$GPUTEST.txt"
-fi
+# GPUTEST="prog ...": GPU test programs staged beside pb.tar.xz, run first (their logs in $OUT).
+for g in ${GPUTEST:-}; do
+  timeout 120 "./$g" > "$OUT/$g.txt" 2>&1; echo "$g rc=$?"; tail -3 "$OUT/$g.txt"
+done
 for who in $COLDS; do one $who cold 0 -- "${SHAPE[@]}"; done
 # SUITE=0: the single shape only.
 [ "${SUITE:-1}" = 1 ] && for who in $COLDS; do one $who cold 0 -- --suite llm; done

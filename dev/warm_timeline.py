@@ -227,8 +227,9 @@ for key in sorted(win):
         us = sorted(u for _, u in v)
         meds[who] = us[len(us) // 2] if us else 0
         print(f"  {key:22} {who:5} " + " | ".join(f"{c} ({u:.1f})" for c, u in v))
-    if "base" in meds and "this" in meds and meds["base"] > 0:
-        print(f"  {key:22} this/base median winner time {meds['this'] / meds['base']:.4f}")
+    for other in sorted(meds):
+        if other != "this" and "this" in meds and meds[other] > 0:
+            print(f"  {key:22} this/{other} median winner time {meds['this'] / meds[other]:.4f}")
 
 # The finalists' rounds per run and key (the plain warm runs): each round's median ratio of the
 # challengers to the default (cuBLASLt #0) and the default's position in it ("r0:p0:0.95"), from
@@ -236,6 +237,7 @@ for key in sorted(win):
 # rest (round 0 after the race) shows as a ratio apart from the later rounds'.
 import statistics
 print("\n== finalists' rounds: r<round>:p<default's position>:<median challenger/default>")
+r0s = defaultdict(lambda: ([], [], []))  # (build, key): round-0 ratios, later rounds', round counts
 for name, S, E, ms, mp, wp in details:
     if "_warm_" not in name or not name.rsplit("_", 1)[1].isdigit():
         continue
@@ -244,6 +246,7 @@ for name, S, E, ms, mp, wp in details:
     def show():
         if not key or not rounds or not key.startswith("4096"):
             return
+        who = name.split("_", 1)[0]
         d = next((c for c, _ in rounds.get(0, []) if c.startswith("cublaslt:idx=0:")), None)
         if not d:
             return
@@ -253,6 +256,8 @@ for name, S, E, ms, mp, wp in details:
             rs = [t[c] / t[d] for c in t if c != d and d in t and t[d] > 0]
             if rs:
                 out.append(f"r{r}:p{[c for c, _ in rounds[r]].index(d)}:{statistics.median(rs):.3f}")
+                r0s[(who, key)][0 if r == 0 else 1].append(statistics.median(rs))
+        r0s[(who, key)][2].append(len(rounds))
         print(f"  {name:22} {key:18} " + " ".join(out))
     for t, p, l, dd in ms:
         if l == "run_start":
@@ -267,3 +272,33 @@ for name, S, E, ms, mp, wp in details:
             if m:
                 rounds[rnd].append((m.group(2), float(m.group(1))))
     show()
+
+# Per build and key: round 0's ratios against the later rounds' (medians over the runs), and the
+# round counts. A first round in line with the later ones reads the same here.
+print("\n== round 0 against the later rounds, per build and key: median [range] (runs), rounds per run")
+for (who, key), (a, b, n) in sorted(r0s.items()):
+    f = lambda v: f"{statistics.median(v):.3f} [{min(v):.3f}, {max(v):.3f}] ({len(v)})" if v else "-"
+    print(f"  {who:7} {key:18} r0 {f(a):28} later {f(b):28} rounds {' '.join(map(str, n))}")
+
+# The checks (verification) per build, warm plain runs: device comparisons (verify_device marks)
+# and host ones (verify_rows marks: the sampled rows' gather, read-back and host compare), count
+# and mean ms per run; the bench lines' verify laps summed per run (a first-round finalist's lap
+# holds its three checks).
+print("\n== checks per run: device n x mean ms | host rows n x mean ms | verify laps ms (sum)")
+chk = defaultdict(list)
+for name, S, E, ms, mp, wp in details:
+    who, kind, pas, tag = name.split("_", 3)
+    if pas != "warm" or not tag.isdigit():
+        continue
+    dev = [float(d.split()[0]) for t, p, l, d in ms if l == "verify_device"]
+    host = []
+    for t, p, l, d in ms:
+        if l == "verify_rows":
+            m = re.findall(r"[\d.]+", d.split("|")[0])
+            host.append(sum(float(x) for x in m[:2] + m[3:6]) if len(m) >= 6 else 0)
+    laps = sum(float(m.group(1)) for t, p, l, d in ms if l == "bench"
+               for m in [re.search(r"verify ([\d.]+)", d)] if m)
+    chk[(kind, who)].append((len(dev), sum(dev) / len(dev) if dev else 0, len(host),
+                             sum(host) / len(host) if host else 0, laps))
+for (kind, who), v in sorted(chk.items()):
+    print(f"  {kind:6} {who:7} " + " | ".join(f"{a} x {b:.2f} / {c} x {d:.2f} / {e:.0f}" for a, b, c, d, e in v))
