@@ -364,8 +364,10 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
       (*gop)->prepareWorker(s);  // the worker builds its inputs while this process fills its own
       if (!fill.on) {
         enableDeviceFill(backend, tuner->compiler(), &tuner->store(), tuner->device());
-        // ...and the checks of the candidates run here (no worker) compare on the device.
-        enableDeviceCompare(backend, tuner->compiler(), &tuner->store(), tuner->device());
+        // ...and where the candidates run here (no worker), their checks compare on the device
+        // (with a worker, the worker's do: a cold run compiles that kernel there only).
+        if (!tuner->options().options.isolate)
+          enableDeviceCompare(backend, tuner->compiler(), &tuner->store(), tuner->device());
       }
       fill.on = true;
       const auto b0 = std::chrono::steady_clock::now();
