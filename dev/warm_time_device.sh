@@ -48,6 +48,9 @@ for who in $COLDS; do one $who cold 0 -- "${SHAPE[@]}"; done
 # PREP=1: one unmeasured warm suite per build first: a warm race can reach configs its cold run
 # did not (it then compiles them: bench/NOTES.md); after it the store holds them.
 if [ "${PREP:-0}" = 1 ] && [ "${SUITE:-1}" = 1 ]; then for who in $WHOS; do one $who warm prep -- --suite llm; done; fi
+# ...and one unmeasured warm single shape per build (a kernel of the build's own, such as the
+# device comparison's, is compiled into the shared store by its first run).
+if [ "${PREP:-0}" = 1 ]; then for who in $WHOS; do one $who warm prep -- "${SHAPE[@]}"; done; fi
 # ALT=1: the builds' order alternates from one pair to the next (pair 1 as WHOS, pair 2 reversed).
 order() { if [ "${ALT:-0}" = 1 ] && [ $(( $1 % 2 )) = 0 ]; then echo "$WHOS" | awk '{for(i=NF;i>0;i--) printf "%s ", $i}'; else echo "$WHOS"; fi; }
 for i in $(seq 1 "$N"); do for who in $(order $i); do one $who warm $i -- "${SHAPE[@]}"; done; done
