@@ -40,7 +40,7 @@ one() {  # who pass tag env... -- args...
 COLDS=$WHOS; [ "${SHARE:-0}" = 1 ] && COLDS=${WHOS%% *}
 # GPUTEST="prog ...": GPU test programs staged beside pb.tar.xz, run first (their logs in $OUT).
 for g in ${GPUTEST:-}; do
-  timeout 120 "./$g" > "$OUT/$g.txt" 2>&1; echo "$g rc=$?"; tail -3 "$OUT/$g.txt"
+  timeout "${GPUTEST_S:-120}" "./$g" > "$OUT/$g.txt" 2>&1; echo "$g rc=$?"; tail -3 "$OUT/$g.txt"
 done
 for who in $COLDS; do one $who cold 0 -- "${SHAPE[@]}"; done
 # SUITE=0: the single shape only.
