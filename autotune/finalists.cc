@@ -72,16 +72,11 @@ void failFinalist(Cand& c, const CandidateResult& r) {
   fail(c, st);
 }
 
-// One round in this process: each finalist verified and timed in `order`; first, with `lead_in`,
-// the last of them once more, its measurement dropped (leadIn).
+// One round in this process: each finalist verified and timed in `order`.
 void roundInProcess(FinalistRun& fr, const std::vector<size_t>& fin, const std::vector<size_t>& order,
                     bool check, std::vector<std::vector<double>>& times, int round,
-                    std::vector<BenchStats>& stats, bool lead_in) {
+                    std::vector<BenchStats>& stats) {
   const BenchOptions bo = roundOptions(fr.e, check);
-  if (lead_in && !order.empty() && fr.cands[fin[order.back()]].live) {
-    Cand t = fr.cands[fin[order.back()]];
-    fr.e.benchOne(fr.fs.f, fr.p, t, bo, 0, fr.s);  // its result is not a round's time
-  }
   for (size_t j : order) {
     Cand& c = fr.cands[fin[j]];
     if (!c.live) continue;
@@ -96,32 +91,27 @@ void roundInProcess(FinalistRun& fr, const std::vector<size_t>& fin, const std::
   }
 }
 
-// One round through the worker (with `lead_in`, as roundInProcess); false when the worker could
-// not run it.
+// One round through the worker; false when the worker could not run it.
 bool roundInWorker(FinalistRun& fr, const std::vector<size_t>& fin, const std::vector<size_t>& order,
                    bool check, std::vector<std::vector<double>>& times, int round,
-                   std::vector<BenchStats>& stats, bool lead_in, std::string* why) {
+                   std::vector<BenchStats>& stats, std::string* why) {
   WorkerBatch b;
   b.family = fr.fs.f.name;
   b.key = fr.key;
   b.args_json = fr.fs.f.args_json(fr.p);
   b.bench = roundOptions(fr.e, check);
-  constexpr size_t kLeadIn = static_cast<size_t>(-1);
   std::vector<size_t> sent;
-  auto add = [&](size_t j, size_t tag) {
+  for (size_t j : order) {
     const Cand& c = fr.cands[fin[j]];
-    if (!c.live) return;
+    if (!c.live) continue;
     WorkerCandidate wc;
     wc.config = c.r.config;
     wc.source = c.vendor_source.empty() ? "jit" : c.vendor_source;
     wc.code_object_key = c.r.code_object_key;
     b.candidates.push_back(std::move(wc));
-    sent.push_back(tag);
-  };
-  if (lead_in && !order.empty()) add(order.back(), kLeadIn);
-  for (size_t j : order) add(j, j);
+    sent.push_back(j);
+  }
   Status st = fr.e.runInWorker(b, [&](size_t k, const CandidateResult& r) {
-    if (sent[k] == kLeadIn) return;  // not a round's time; its own slot judges it
     const size_t j = sent[k];
     if (r.status == Code::kOk) {
       times[j][round] = r.stats.median_ms;
@@ -271,10 +261,8 @@ int runFinalists(FinalistRun& fr, DefaultComparison* cmp) {
                 order.end());
     std::string why;
     if (timelineOn()) timelineMark("finalists_round", strprintf("%d: %zu finalists", r, order.size()));
-    // The first round starts with a lead-in (finalists.h).
-    const bool lead_in = r == 0 && order.size() >= 2;
     if (fr.isolated) {
-      if (!roundInWorker(fr, fin, order, r == 0, times, r, stats, lead_in, &why)) {
+      if (!roundInWorker(fr, fin, order, r == 0, times, r, stats, &why)) {
         fr.e.log() << "ktune: " << fr.fs.f.name << " [" << fr.key
                    << "]: re-timing the finalists in the worker failed (" << why
                    << "); keeping the first measurements\n";
@@ -282,7 +270,7 @@ int runFinalists(FinalistRun& fr, DefaultComparison* cmp) {
         return fastest;
       }
     } else {
-      roundInProcess(fr, fin, order, r == 0, times, r, stats, lead_in);
+      roundInProcess(fr, fin, order, r == 0, times, r, stats);
     }
     for (size_t j = 0; j < fin.size(); ++j)
       if (!fr.cands[fin[j]].live) std::fill(times[j].begin(), times[j].end(), -1.0);

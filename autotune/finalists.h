@@ -29,16 +29,11 @@ namespace ktune {
 // after itself across a round's boundary. (The earlier order, 0..n-1 then reversed, ran the two
 // ends, the default always among them, twice in a row in half their rounds and the middle ones
 // always after another kernel: an asymmetry between finalists that timed one cuBLASLt pair 2-4%
-// apart in two runs of one process; bench/NOTES.md, issue 34, eleventh session.)
+// apart in two runs of one process; bench/NOTES.md, issue 34, eleventh session.) The first round
+// has no lead-in (its last finalist timed once before it and dropped): measured, it left the first
+// round's shift against the later rounds where the checks were host read-backs and was not needed
+// once they compare on the device (bench/NOTES.md, issue 34, twenty-first session).
 std::vector<size_t> finalistOrder(size_t n, int round);
-
-// The first round (the default first in it) starts with a lead-in: the round's last finalist is
-// verified and timed once more before the default, and that measurement is dropped. Every later
-// round's first finalist follows the round before it; the first round's followed the race's end,
-// and on a GPU the default timed there read slower than in its later rounds: every challenger
-// 0.92-0.98 of the default in that round at 4096^3 and 4096x6144x4096 against ~0.99-1.00 after it
-// (bench/NOTES.md, issue 34, twentieth session), a shift of ~1% of a six-round paired mean toward
-// the challengers. With the lead-in every finalist of that round follows another's runs and checks.
 
 // Decision from the per-round medians. times[i][r]: finalist i's median in round r (ms; < 0 when
 // it has no valid time in that round, which drops it); baseline: the default's index in `times`,
