@@ -169,7 +169,7 @@ static Status mutateLocked(const std::string& path, const std::string& family, j
     l.family = family;
     l.existed = true;
     l.file = std::move(cache.file);
-    l.doc = familyDoc(l.file, family);
+    l.doc = takeFamilyDoc(l.file, family);  // set again below before the file is written or kept
     loaded = std::move(l);
   } else {
     loaded = loadFile(path, family);
@@ -201,7 +201,9 @@ static Status mutateLocked(const std::string& path, const std::string& family, j
     return Status::Internal(ctx + ": " + e.what());
   }
   // Only this family's part changes; every other family's is written back as it was read.
-  loaded->file["families"][family] = json{{"devices", doc["devices"]}};
+  json section = json::object();
+  section["devices"] = doc["devices"];  // one copy (an initializer list made two)
+  loaded->file["families"][family] = std::move(section);
   if (changed || !loaded->problem.ok() || !loaded->existed) {
     s = writeFileAtomic(path, serialize(loaded->file), 0600, durable);
     if (!s.ok()) return s.withContext(ctx);

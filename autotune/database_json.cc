@@ -3,8 +3,10 @@
 
 #include <array>
 #include <exception>
+#include <memory>
 #include <stdexcept>
 #include <tuple>
+#include <vector>
 
 #include "autotune/candidate_json.h"
 #include "base/json_fields.h"
@@ -254,18 +256,43 @@ json familyDoc(const json& file, const std::string& family) {
   return doc;
 }
 
+json takeFamilyDoc(json& file, const std::string& family) {
+  json doc = emptyDoc(family);
+  auto it = file.at("families").find(family);
+  if (it != file.at("families").end()) doc["devices"] = std::move(it->at("devices"));
+  return doc;
+}
+
+namespace {
+// Moves `from` into `to` now and back when it goes (also on an exception).
+struct Lent {
+  json& from;
+  json& to;
+  Lent(json& f, json& t) : from(f), to(t) { to = std::move(from); }
+  ~Lent() { from = std::move(to); }
+};
+}  // namespace
+
 // The text written for a normalized file: schema 1 while one family holds entries, else schema 2.
-std::string serialize(const json& file) {
-  json fams = json::object();
-  for (const auto& [name, sec] : file.at("families").items())
-    if (!sec.at("devices").empty()) fams[name] = sec;
-  if (fams.size() <= 1) {
-    std::string name = fams.empty() ? std::string() : fams.begin().key();
-    json doc = emptyDoc(name);
-    if (!fams.empty()) doc["devices"] = fams.begin()->at("devices");
+// The sections are lent to the written document, not copied: two copies of a suite's few-MB tree
+// were most of each key's database write.
+std::string serialize(json& file) {
+  json& all = file.at("families");
+  std::vector<std::string> names;
+  for (const auto& [name, sec] : all.items())
+    if (!sec.at("devices").empty()) names.push_back(name);
+  if (names.size() <= 1) {
+    json doc = emptyDoc(names.empty() ? std::string() : names.front());
+    if (names.empty()) return dumpText(doc, 2) + "\n";
+    Lent lent(all[names.front()]["devices"], doc["devices"]);
     return dumpText(doc, 2) + "\n";
   }
-  return dumpText(json{{"schema", kSchema}, {"families", fams}}, 2) + "\n";
+  json doc = json::object();
+  doc["schema"] = kSchema;
+  json& fams = doc["families"] = json::object();
+  std::vector<std::unique_ptr<Lent>> lent;  // object members stay put as others are added
+  for (const auto& n : names) lent.push_back(std::make_unique<Lent>(all[n], fams[n]));
+  return dumpText(doc, 2) + "\n";
 }
 
 }  // namespace dbjson

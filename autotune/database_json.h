@@ -56,7 +56,11 @@ Status normalize(const json& doc, const std::string& family, json* file,
                  std::vector<std::string>* warnings);
 // `family`'s part of a normalized file as a schema-1 document.
 json familyDoc(const json& file, const std::string& family);
+// familyDoc moving the family's devices out of `file` (left null there; set them again before
+// the file is used).
+json takeFamilyDoc(json& file, const std::string& family);
 // The text written for a normalized file: schema 1 while one family holds entries, else schema 2.
-std::string serialize(const json& file);
+// `file` is the same on return (its sections are lent to the written document, not copied).
+std::string serialize(json& file);
 
 }  // namespace ktune::dbjson

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "autotune/database.h"
+#include "autotune/database_json.h"
 #include "base/fs.h"
 #include "tests/unit/db_entry_util.h"
 
@@ -80,6 +81,54 @@ TEST_F(DatabaseCacheTest, RepeatedWritesOfOneObjectKeepEveryEntry) {
   auto c = open();
   EXPECT_EQ(c->entries().size(), 5u);
   EXPECT_FALSE(c->lookup("k3").has_value());
+}
+
+TEST_F(DatabaseCacheTest, TwoFamiliesInOneFileKeepEachOthersEntries) {
+  auto g = open();
+  auto r = TuningDatabase::open(path_, h100(), "rmsnorm_bf16");
+  ASSERT_TRUE(r.ok()) << r.status().toString();
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(g->record(winnerEntry("g" + std::to_string(i), "X=1")).ok());
+    ASSERT_TRUE((*r)->record(winnerEntry("r" + std::to_string(i), "Y=2")).ok());
+  }
+  ASSERT_TRUE(g->record(winnerEntry("g9", "X=9")).ok());  // its cached parse is stale: re-read
+  auto text = readFile(path_);
+  ASSERT_TRUE(text.ok());
+  const auto j = nlohmann::json::parse(*text);
+  EXPECT_EQ(j["schema"], 2);
+  auto g2 = open();
+  auto r2 = TuningDatabase::open(path_, h100(), "rmsnorm_bf16");
+  ASSERT_TRUE(r2.ok());
+  EXPECT_EQ(g2->entries().size(), 4u);
+  EXPECT_EQ((*r2)->entries().size(), 3u);
+  EXPECT_EQ(g2->lookup("g9")->winner, "X=9");
+}
+
+// serialize() lends the sections to the written document: the text is what a copy gives, and the
+// file is the same afterwards (one family: schema 1; two: schema 2).
+TEST(DatabaseSerialize, LendsTheSectionsAndLeavesTheFileAsItWas) {
+  using nlohmann::json;
+  const json dev = json::array({json{{"validator", json{{"arch", "sm_90a"}}},
+                                     {"entries", json{{"k", json{{"winner", "X=1"}}}}}}});
+  json one{{"families", json{{"gemm", json{{"devices", dev}}}, {"empty", json{{"devices", json::array()}}}}}};
+  json two = one;
+  two["families"]["rms"] = json{{"devices", dev}};
+  for (json* f : {&one, &two}) {
+    const json before = *f;
+    json copy = *f;
+    std::string want;
+    json fams = json::object();
+    for (const auto& [n, sec] : copy["families"].items())
+      if (!sec["devices"].empty()) fams[n] = sec;
+    if (fams.size() == 1) {
+      json doc{{"schema", 1}, {"family", fams.begin().key()}, {"devices", fams.begin()->at("devices")}};
+      want = doc.dump(2) + "\n";
+    } else {
+      want = json{{"schema", 2}, {"families", fams}}.dump(2) + "\n";
+    }
+    EXPECT_EQ(dbjson::serialize(*f), want);
+    EXPECT_EQ(*f, before);
+  }
 }
 
 }  // namespace
