@@ -156,9 +156,8 @@ KTUNE_VR_FN double load(const void* p, long long i) {
 }
 
 // Thread `thread` of `threads` in block `block` of `blocks`: its part of the [rows x cols]
-// comparison (contiguous: a grid-stride loop over one index space, four steps a trip; padded: rows
-// by block, columns by thread), gathered into `a`; a thread's indices rise, so its first mismatch
-// is its lowest. The kernel runs it once per thread; a host test runs every
+// comparison (contiguous: a grid-stride loop over one index space; padded: rows by block, columns
+// by thread), gathered into `a`. The kernel runs it once per thread; a host test runs every
 // thread's part and merges them.
 template <int kKind>
 KTUNE_VR_FN void pass(Acc& a, const void* out, const void* ref, long long rows, long long cols,
@@ -166,18 +165,8 @@ KTUNE_VR_FN void pass(Acc& a, const void* out, const void* ref, long long rows, 
                       long long thread, long long threads) {
   if (ld == cols) {
     const long long n = rows * cols, step = blocks * threads;
-    long long i = block * threads + thread;
-    // Four elements' loads before their checks: the loads of a trip are in flight together (one
-    // at a time, a thread waited out a memory latency per element).
-    for (; i + 3 * step < n; i += 4 * step) {
-      double o[4], e[4];
-      for (int u = 0; u < 4; ++u) {
-        o[u] = load<kKind>(out, i + u * step);
-        e[u] = load<kKind>(ref, i + u * step);
-      }
-      for (int u = 0; u < 4; ++u) element(a, o[u], e[u], atol, rtol, i + u * step);
-    }
-    for (; i < n; i += step) element(a, load<kKind>(out, i), load<kKind>(ref, i), atol, rtol, i);
+    for (long long i = block * threads + thread; i < n; i += step)
+      element(a, load<kKind>(out, i), load<kKind>(ref, i), atol, rtol, i);
     return;
   }
   for (long long r = block; r < rows; r += blocks)
