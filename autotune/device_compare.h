@@ -9,6 +9,7 @@
 // first use in a process the kernel must give the host comparison's results on planted cases
 // (every type, NaN and infinities, padded rows); a kernel that does not is never used.
 // The trusted output stays what the caller computed in this process: only the comparison moves.
+// Callers try it first and fall back to verifier.h's host comparisons (GemmOp::State::verify).
 #pragma once
 
 #include <cstdint>

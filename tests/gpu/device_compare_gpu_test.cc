@@ -93,7 +93,7 @@ TEST(DeviceCompareGpu, SameResultAsTheHostAndFoundInTheStoreNextTime) {
       EXPECT_EQ(dv->first_bad_out == hv.first_bad_out ||
                     (std::isnan(dv->first_bad_out) && std::isnan(hv.first_bad_out)), true);
     }
-    if (k.ld == k.cols) {  // the verifier's device path: the same result
+    if (k.ld == k.cols) {  // the host path's copy-back (the fallback): the same result
       auto via = compareDeviceToTrusted(*backend, *po, *pr, k.t, k.rows * k.cols, tol);
       ASSERT_TRUE(via.ok());
       expectSame(*via, hv, what + " (compareDeviceToTrusted)");
