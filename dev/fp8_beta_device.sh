@@ -15,11 +15,11 @@
 #      single stores; 333x4100x1000: pairs), every ONLY config verified (VERIFY lines);
 #   5. kernel time: gemm_bench processes base / new alternately at the four keys (the ONLY configs
 #      in one process's interleaved rounds: --only + --twin, cuBLASLt #0 the peer, 3 rounds), pairs
-#      while BUDGET (190) lasts, at most AB_MAX (5).
+#      while BUDGET (175) lasts, at most AB_MAX (5).
 # Logs in $OUT/beta.tgz; tables last.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; W=/tmp/beta; rm -rf "$W"; mkdir -p "$W"
-T0=$(date +%s); BUDGET=${BUDGET:-190}
+T0=$(date +%s); BUDGET=${BUDGET:-175}
 left() { echo $(( BUDGET - ($(date +%s) - T0) )); }
 at() { echo "$1 at $(( $(date +%s) - T0 )) s" | tee -a "$W/run.log"; }
 pack() { tar -czf "$OUT/beta.tgz" -C "$W" --exclude='kc-*' --exclude='cc-*' --exclude='cs' . ; }
@@ -32,7 +32,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,te
 # 1. the wave's compiles, all at once.
 export CUDA_CACHE_DISABLE=1
 for r in $(seq 1 "${CROUNDS:-2}"); do for v in base new; do
-  a=$(( $(date +%s%3N) + 2500 )); mkdir -p "$W/cs"
+  a=$(( $(date +%s%3N) + 1500 )); mkdir -p "$W/cs"
   for i in $(seq 0 14); do
     pb/$v/bench/compile_split_bench --configs=fp8_wave4096.cfg --index=$i --phase=full --at=$a \
       --dir="$W/cs" --label="$v$r" > "$W/cs_${v}_${r}_$i.txt" 2>&1 &
