@@ -3,9 +3,7 @@
 config's flush median divided by a peer's in the same process (cuBLASLt #0 and the best cuBLASLt
 algorithm, timed in the same interleaved rounds), then new / base per process pair: a process-wide
 shift (every kernel of a process 5-20% slower, seen on the lent H200) cancels out. Issue 34."""
-import re, statistics as st, sys, importlib.util, os
-here = os.path.dirname(os.path.abspath(__file__))
-spec = importlib.util.spec_from_file_location("t34", os.path.join(here, "fp8_issue34_table.py"))
+import re, statistics as st, sys
 only = sys.argv[1]
 t = {}
 for f in sys.argv[2:]:
