@@ -245,9 +245,16 @@ TEST(GemmGpu, CublasLtAlgosRoundTripThroughIds) {
 // dtypes) and vs cuBLASLt on a large problem.
 void hopperKindVsReference(KernelKind kind) {
   if (env().dev.arch != "sm_90a") GTEST_SKIP() << gemm::kernelKindName(kind) << " needs sm_90a, device is " << env().dev.arch;
-  struct Case { int64_t m, n, k; ElemType ab, c; bool bias; Activation act; float beta; };
+  struct Case {
+    int64_t m, n, k;
+    ElemType ab, c;
+    bool bias;
+    Activation act;
+    float beta, alpha = 1.f;
+  };
   const Case cases[] = {
-      {300, 520, 264, ElemType::kBF16, ElemType::kBF16, false, Activation::kNone, 0.f},
+      // alpha != 1 without beta (the tma kind's HAS_BETA 0 kernels scale the accumulators).
+      {300, 520, 264, ElemType::kBF16, ElemType::kBF16, false, Activation::kNone, 0.f, 0.75f},
       {130, 200, 72, ElemType::kBF16, ElemType::kBF16, true, Activation::kSilu, 0.5f},
       {257, 384, 1000, ElemType::kF16, ElemType::kF32, true, Activation::kGelu, 0.f},
       {64, 128, 64, ElemType::kBF16, ElemType::kBF16, false, Activation::kNone, 0.f},
@@ -264,6 +271,7 @@ void hopperKindVsReference(KernelKind kind) {
     s.has_bias = cs.bias;
     s.act = cs.act;
     s.beta = cs.beta;
+    s.alpha = cs.alpha;
     shapes.push_back(s);
     for (auto& c : gemm::curatedConfigs(kind, s)) jobs.emplace_back(kind, c, s);
   }

@@ -1,5 +1,5 @@
 // The tma kind's box probe knobs TMA_ABOX / TMA_BBOX (templates/gemm.h): outside the space,
-// defines of their own, and no define for a config without them
+// defines of their own, and no define for a config without them; its HAS_BETA problem define
 // (part of the gemm_templates_test program: KTUNE_TEST_PARTS in tests/CMakeLists.txt).
 #include <gtest/gtest.h>
 
@@ -52,6 +52,24 @@ TEST(GemmTma, BoxProbeKnobsAreDefinesOutsideTheSpace) {
   p176.set("TMA_BBOX", int64_t{64});
   EXPECT_EQ(tmaBoxRows(p176, s).b, 64u);
   EXPECT_EQ(tmaBoxRows(p176, s).a, 128u);
+}
+
+// HAS_BETA: the problem's beta == 0 as a define of the tma kind (its key has beta != 0 too), so a
+// kernel for beta == 0 compiles without the beta * C code; other kinds do not get it.
+TEST(GemmTma, HasBetaDefineFollowsTheShape) {
+  GemmShape s = denseShape(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 4096, 4096, 4096);
+  auto value = [](KernelKind k, const Config& c, const GemmShape& sh) {
+    for (const auto& [name, v] : defines(k, c, sh))
+      if (name == "HAS_BETA") return v;
+    return std::string("absent");
+  };
+  EXPECT_EQ(value(KernelKind::kTma, cl4e2(), s), "0");
+  s.alpha = 0.5f;  // alpha stays a run-time argument
+  EXPECT_EQ(value(KernelKind::kTma, cl4e2(), s), "0");
+  s.beta = 0.5f;
+  EXPECT_EQ(value(KernelKind::kTma, cl4e2(), s), "1");
+  const Config mma = curatedConfigs(KernelKind::kMma, s).front();
+  EXPECT_EQ(value(KernelKind::kMma, mma, s), "absent");
 }
 
 }  // namespace

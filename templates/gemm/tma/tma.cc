@@ -275,11 +275,18 @@ Status plan(K c, const GemmShape& s, const DeviceInfo& dev, LaunchPlan& p) {
   return Status::Ok();
 }
 
+// HAS_BETA 0 (beta == 0, part of the problem key): the kernel never reads C, and its epilogue
+// variants that add beta * C are not compiled (about a third of a 128 x 256 config's compile:
+// bench/NOTES.md, issue 34).
+void extraDefines(const Config&, const GemmShape& s, DefineList& d) {
+  d.emplace_back("HAS_BETA", s.beta != 0.0f ? "1" : "0");
+}
+
 }  // namespace
 
 const KernelDesc& tmaKernel() {
   static const KernelDesc d{KernelKind::kTma, "tma", "gemm/tma/tma.cuh", "ktune_gemm_tma", "cuda",
-                            /*needs_sm90a=*/true, buildSpace, sharedBytes, applicable, nullptr,
+                            /*needs_sm90a=*/true, buildSpace, sharedBytes, applicable, extraDefines,
                             plan};
   return d;
 }

@@ -104,7 +104,8 @@
 // 64 * WG_M * CONSUMERS; WG_M * BLOCK_N <= 256 keeps the accumulators at <= 128 registers; 384 with
 // PINGPONG), NUM_STAGES (2..8), GROUP_M, CLUSTER_M (1 | 2 | 4; 4 with BLOCK_N 256, the grid of
 // resident clusters: tma.cc), SPLIT_K (1 | 2 | 4), PINGPONG (0 | 1; BLOCK_M = 64 * WG_M per consumer).
-// Problem defines: DTYPE_AB (1 f16, 2 bf16), DTYPE_C (0 f32, 1 f16, 2 bf16), HAS_BIAS, ACT (0 none,
+// Problem defines: DTYPE_AB (1 f16, 2 bf16), DTYPE_C (0 f32, 1 f16, 2 bf16), HAS_BIAS, HAS_BETA (0:
+// beta is 0, C is never read and the epilogues' beta * C code is not compiled; absent: 1), ACT (0 none,
 // 1 SiLU, 2 GELU erf, 3 the gate/up pair: tma_gated.cuh), LAYOUT (0 NN, 1 NT, 2 TN, 3 TT). Host
 // requirements (launch rule): 16-byte aligned A and B, lda % 8 == 0, ldb % 8 == 0; tmA / tmB =
 // boxes 128 bytes wide over A and B as stored (cols = the contiguous dimension), of
@@ -175,6 +176,9 @@ constexpr int kATile = kBM * kBK, kBTile = kBN * kBK;  // elements per stage
 // then ends at its last row (b_box_row), overlapping the one before it (its rows loaded twice).
 // TMA_ABOX / TMA_BBOX = 64 (probe defines outside the tuning space, gemm::tmaBoxRows reads the
 // same knobs): A / B in 64-row boxes again, as before the one-box copies, for A/B runs of the two.
+#ifndef HAS_BETA
+#define HAS_BETA 1
+#endif
 #ifndef TMA_ABOX
 #define TMA_ABOX 0
 #endif
@@ -449,6 +453,9 @@ KTUNE_KERNEL void KTUNE_TMA_CLUSTER __launch_bounds__(kt::kThreads, 1)
 #endif
   const int cw = wg - 1;
   alpha = scaled_alpha(alpha, KT_TR_SCALE_A, scale_b);
+#if !HAS_BETA
+  beta = 0.0f;  // the host's promise (beta == 0): no epilogue reads C
+#endif
   KT_TR_VALUE(tid == 128, kTrUnits, sched_units(sc));
   KT_TR_VALUE(tid == 128, kTrKtiles, sc.ktiles);
   out_t* C = reinterpret_cast<out_t*>(Cv);

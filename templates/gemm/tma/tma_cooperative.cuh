@@ -97,7 +97,7 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
 #if KT_DEFER
     // A unit shorter than the pieces.
     for (int p = (un.ke - un.kb + kPieceStride - 1) / kPieceStride; p < pend; ++p)
-      flush_pieces(pk, p, tmc, ebuf, C, pm0, pn0, M, N, ldc, warp, g, q, tid & 127, 1 + cw, ppar);
+      flush_piece_at(pk, p, tmc, ebuf, C, pm0, pn0, M, N, ldc, warp, g, q, tid & 127, 1 + cw, ppar);
     pend = 0;
 #endif
 #if SPLIT_K > 1
@@ -115,7 +115,7 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
   }
 #if KT_DEFER
   for (int p = 0; p < pend; ++p)
-    flush_pieces(pk, p, tmc, ebuf, C, pm0, pn0, M, N, ldc, warp, g, q, tid & 127, 1 + cw, ppar);
+    flush_piece_at(pk, p, tmc, ebuf, C, pm0, pn0, M, N, ldc, warp, g, q, tid & 127, 1 + cw, ppar);
   KT_TRT(lead && pend > 0, units - 1, cw, kTtStored);
 #endif
 }

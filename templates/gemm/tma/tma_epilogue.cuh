@@ -15,6 +15,31 @@ KTUNE_DEVICE void bulk_wait_read0() { asm volatile("cp.async.bulk.wait_group.rea
 // All but the newest bulk group have read their shared memory.
 KTUNE_DEVICE void bulk_wait_read1() { asm volatile("cp.async.bulk.wait_group.read 1;\n" ::: "memory"); }
 
+// dst[0] = o0 and, where `two`, dst[1] = o1: one 4- or 8-byte store where `pair_ok` too. With a
+// 16-bit C the three stores are predicated in one asm block, not branches: store_slab's 128
+// unrolled pair-or-single branches were about a third of an EPI_TMA 0 128 x 256 config's compile
+// (NVVM and ptxas; bench/NOTES.md, issue 34).
+KTUNE_DEVICE void store_pair(out_t* dst, out_t o0, out_t o1, bool two, bool pair_ok) {
+#if DTYPE_C != 0
+  const unsigned v = static_cast<unsigned>(*reinterpret_cast<const unsigned short*>(&o0)) |
+                     (static_cast<unsigned>(*reinterpret_cast<const unsigned short*>(&o1)) << 16);
+  asm volatile(
+      "{\n.reg .pred t, pp, p1;\n.reg .b16 lo, hi;\nmov.b32 {lo, hi}, %1;\n"
+      "setp.ne.u32 t, %2, 0;\nsetp.ne.and.u32 pp, %3, 0, t;\nsetp.eq.and.u32 p1, %3, 0, t;\n"
+      "@pp st.global.b32 [%0], %1;\n@!pp st.global.b16 [%0], lo;\n@p1 st.global.b16 [%0+2], hi;\n}\n"
+      ::"l"(dst), "r"(v), "r"(static_cast<unsigned>(two)), "r"(static_cast<unsigned>(pair_ok))
+      : "memory");
+#else
+  if (two && pair_ok) {
+    struct __align__(2 * sizeof(out_t)) Pair { out_t a, b; };
+    *reinterpret_cast<Pair*>(dst) = Pair{o0, o1};
+  } else {
+    dst[0] = o0;
+    if (two) dst[1] = o1;
+  }
+#endif
+}
+
 // Stores one 64-row slab of accumulators from column n0 + kJ0 * 8 on: element j*4 + e is row
 // r0 + (e/2)*8, column n0 + j*8 + 2q + (e%2); column pairs go out as one 4- or 8-byte store when C
 // allows it. The TMA-store path (EPI_TMA 1) uses kJ0 > 0 for the columns past the last whole
@@ -43,13 +68,7 @@ KTUNE_DEVICE void store_slab(const float (&acc)[kAcc], out_t* C, const out_t* bi
 #endif
       const out_t o0 = ktune::from_float<out_t>(activate(v0));
       const out_t o1 = ktune::from_float<out_t>(activate(v1));
-      if (two && pair_ok) {
-        struct __align__(2 * sizeof(out_t)) Pair { out_t a, b; };
-        *reinterpret_cast<Pair*>(dst) = Pair{o0, o1};
-      } else {
-        dst[0] = o0;
-        if (two) dst[1] = o1;
-      }
+      store_pair(dst, o0, o1, two, pair_ok);
     }
 }
 
@@ -220,14 +239,26 @@ KTUNE_DEVICE void pack_values(const float (&acc)[kWgM][kAcc], unsigned (&pk)[kWg
 }
 
 // The tile's C into pk (pack_values): every column, C read (beta) before any piece is stored, so
-// a wide tile's overlapping last box stores the same values twice.
-KTUNE_DEVICE void pack_tile(const float (&acc)[kWgM][kAcc], unsigned (&pk)[kWgM][kAcc / 2],
+// a wide tile's overlapping last box stores the same values twice. With HAS_BETA 0 (no C read) a
+// scale other than 1 goes into the accumulators (the next unit's first MMAs overwrite them) and
+// one packing serves both: a second unrolled packing cost ~10% of a 128 x 256 compile.
+KTUNE_DEVICE void pack_tile(float (&acc)[kWgM][kAcc], unsigned (&pk)[kWgM][kAcc / 2],
                             out_t* C, const out_t* bias, int slab_m0, int n0, int warp, int g,
                             int q, int M, int N, long ldc, float alpha, float beta) {
+#if !HAS_BETA
+  if (alpha != 1.0f) {
+#pragma unroll
+    for (int w = 0; w < kWgM; ++w)
+#pragma unroll
+      for (int i = 0; i < kAcc; ++i) acc[w][i] *= alpha;
+  }
+  pack_values<true>(acc, pk, C, bias, slab_m0, n0, warp, g, q, M, N, ldc, alpha, beta);
+#else
   if (alpha == 1.0f && beta == 0.0f)
     pack_values<true>(acc, pk, C, bias, slab_m0, n0, warp, g, q, M, N, ldc, alpha, beta);
   else
     pack_values<false>(acc, pk, C, bias, slab_m0, n0, warp, g, q, M, N, ldc, alpha, beta);
+#endif
 }
 
 // Piece kP of the packed tile (slab kP / kBBoxes, the 64 columns from box_row0(kP % kBBoxes))
@@ -272,6 +303,44 @@ KTUNE_DEVICE void flush_pieces(const unsigned (&pk)[kWgM][kAcc / 2], int p, cons
   if (kP == 0 && !tmC)
     box_to_global(buf + ((kAltBox ? p : p + par) & 1) * 8192, 1, C, slab_m0 + p / kBBoxes * 64,
                   n0 + box_row0(p % kBBoxes), M, N, ldc, wg_tid);
+}
+
+// Piece p (runtime) of the packed tile as ONE copy of flush_piece's code, its 16 values picked from
+// the registers by p (selects), for the sites off the k-loop (a unit shorter than the pieces, the
+// last tile's pieces after the unit loop): flush_pieces' copy per piece there was ~15% of a
+// 128 x 256 config's compile (bench/NOTES.md, issue 34). Without a tensor map (tmC null) the
+// warpgroup then copies the piece's box (box_to_global).
+KTUNE_DEVICE void flush_piece_at(const unsigned (&pk)[kWgM][kAcc / 2], int p, const TensorMap* tmC,
+                                 unsigned buf, out_t* C, int slab_m0, int n0, int M, int N,
+                                 long ldc, int warp, int g, int q, int wg_tid, int bar_id, int par) {
+  unsigned v[16];  // v[chunk * 2 + h] = flush_piece<p>'s pk[w][(col0 / 8 + chunk) * 2 + h]
+#pragma unroll
+  for (int i = 0; i < 16; ++i) v[i] = pk[0][i];
+#pragma unroll
+  for (int kP = 1; kP < kPieces; ++kP)
+#pragma unroll
+    for (int i = 0; i < 16; ++i)
+      v[i] = p == kP ? pk[kP / kBBoxes][box_row0(kP % kBBoxes) / 4 + i] : v[i];
+  const int w = p / kBBoxes, col0 = box_row0(p % kBBoxes);
+  buf += ((kAltBox ? p : p + par) & 1) * 8192;
+  if (wg_tid == 0) bulk_wait_read1();
+  bar_named(bar_id, 128);
+#pragma unroll
+  for (int chunk = 0; chunk < 8; ++chunk)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = warp * 16 + g + h * 8;
+      const unsigned addr = buf + row * 128 + ((chunk ^ (row & 7)) << 4) + q * 4;
+      asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(v[chunk * 2 + h]) : "memory");
+    }
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  bar_named(bar_id, 128);
+  if (!tmC) {
+    box_to_global(buf, 1, C, slab_m0 + w * 64, n0 + col0, M, N, ldc, wg_tid);
+  } else if (wg_tid == 0) {
+    tma_store_2d(tmC, buf, n0 + col0, slab_m0 + w * 64);
+    bulk_commit();
+  }
 }
 #endif
 
