@@ -46,15 +46,21 @@ struct Rows {
 // threads): `configs` in that order, the first the default; `race_each` as the family names it.
 // `noise`: the simulated device's launch-to-launch noise (SimOptions::noise), drawn from `seed`.
 // `boosted` > 0: the device's first `boosted` launches take `boost` x their time (a GPU's boost
-// clock after an idle stretch, guided.h: drift).
+// clock after an idle stretch, guided.h: drift). `vendor_ns` > 0: a vendor candidate that takes
+// that long (a memset at the simulated device's 1 GB/ms), timed before the JIT configs.
 Expected<TuneReport> tuneConfigs(const TmpDir& dir, std::vector<Config> configs,
                                  std::vector<std::string> race_each = {}, double noise = 0,
-                                 uint64_t seed = 1, int64_t boosted = 0, double boost = 1) {
+                                 uint64_t seed = 1, int64_t boosted = 0, double boost = 1,
+                                 int64_t vendor_ns = 0) {
   SimOptions so;
   so.noise = noise;
   so.seed = seed;
   so.device.arch = "sm_90a";
   so.device.multiprocessors = 132;
+  if (vendor_ns > 0) {  // memsets take time: the flush buffer's too (small here)
+    so.memory_bytes_per_ms = 1e9;
+    so.device.l2_bytes = 1 << 20;
+  }
   auto sim = std::make_shared<SimBackend>(so);
   auto launches = std::make_shared<std::atomic<int64_t>>(0);
   sim->registerKernel("floor_k", SimKernel{nullptr, [=](const SimLaunch& l) {
@@ -87,6 +93,16 @@ Expected<TuneReport> tuneConfigs(const TmpDir& dir, std::vector<Config> configs,
   };
   f.args = [](const Rows& p, ArgPack& a) { a.add(p.n); };
   x.verify = [](const void*, StreamHandle) -> Expected<VerifyResult> { return VerifyResult{}; };
+  if (vendor_ns > 0) {
+    const size_t bytes = static_cast<size_t>(vendor_ns) * 1000;  // 1 GB/ms: 1000 B per ns
+    KTUNE_ASSIGN_OR_RETURN(DevicePtr buf, sim->alloc(bytes));
+    f.vendor_candidates = [](const Rows&) {
+      return std::vector<VendorCandidate>{{"fake:algo=1", "fakeblas"}};
+    };
+    f.vendor_launch = [sim, buf, bytes](const std::string&, const Rows&, StreamHandle s) {
+      return sim->memset8(buf, 0, bytes, s);
+    };
+  }
   KTUNE_ASSIGN_OR_RETURN(auto added, addFamily(*t, std::move(fam)));
   return added.tune(Rows{});
 }
@@ -328,6 +344,84 @@ TEST(LaunchFloor, OnlyPromisingCombinationsAreRacedBeforeAStop) {
   }
   EXPECT_EQ(losing, 0) << rep->tree();
   EXPECT_LE(raced, 38) << rep->tree();  // 33-34: the tie's 29, the picks, A=2,B=2's class
+}
+
+// A stall's coverage pick at a vendor leader's edge owes its class (guided::owesClass): a GEMM
+// decode key's pick for its winner's class (8 configs, the winner last) ran 1% behind cuBLASLt's
+// leader in round 1 of some GPU runs, the prior's own configs 16% or more behind, and the class
+// went unraced. Here a vendor candidate (3 us) leads; the B=1 configs (the prior's order) run
+// `b1_ns` and slower (the stall fires); B=2 (grids 9-18, ranked last) has its pick, GRID 18, at
+// `pick_ns`, seven configs at 3.1 us and the winner, GRID 9, at 2.8 us.
+Expected<TuneReport> tuneVendorEdge(const TmpDir& dir, int64_t b1_ns, int64_t pick_ns,
+                                    int64_t vendor_ns = 3000) {
+  std::vector<Config> configs;
+  for (const Config& c : flatConfigs({})) {
+    const int64_t g = c.getInt("GRID");
+    configs.push_back(
+        Config{{"B", int64_t(1)}, {"GRID", g}, {"NS", int64_t(g == 33 ? b1_ns : 3600 + 2 * (g - 33))}});
+  }
+  for (int g = 9; g <= 18; ++g)
+    configs.push_back(Config{{"B", int64_t(2)}, {"GRID", int64_t(g)},
+                             {"NS", g == 18 ? pick_ns : g == 9 ? 2800 : 3100}});
+  // noise > 0: compiled and timed in order
+  return tuneConfigs(dir, configs, {"B"}, 1e-9, 1, 0, 1, vendor_ns);
+}
+
+int racedCount(const TuneReport& rep) {
+  int raced = 0;
+  for (const CandidateResult& c : rep.candidates)
+    raced += c.source == "jit" && c.reason.rfind("not reached", 0) != 0 ? 1 : 0;
+  return raced;
+}
+
+// The 16-row decode key's case: the prior's configs 17% behind the vendor, the pick 1.3% behind
+// it (a tie): the class is raced and its last config wins.
+TEST(LaunchFloor, APickAtAVendorLeadersEdgeRacesItsClass) {
+  TmpDir dir;
+  auto rep = tuneVendorEdge(dir, 3500, 3040);
+  ASSERT_TRUE(rep.ok()) << rep.status().toString();
+  EXPECT_EQ(rep->winner, "B=2,GRID=9,NS=2800") << rep->tree();
+  EXPECT_LE(racedCount(*rep), 40) << rep->tree();
+}
+
+// The same with a pick that leads the vendor by 0.3%: the class is raced past the patience.
+TEST(LaunchFloor, APickThatLeadsAVendorRacesItsClass) {
+  TmpDir dir;
+  auto rep = tuneVendorEdge(dir, 3500, 2990);
+  ASSERT_TRUE(rep.ok()) << rep.status().toString();
+  EXPECT_EQ(rep->winner, "B=2,GRID=9,NS=2800") << rep->tree();
+  EXPECT_LE(racedCount(*rep), 40) << rep->tree();
+}
+
+// A prefill key's case: a config of the prior's order ties the vendor (0.7% behind), so a tying
+// pick is one more tie, not the first config at the vendor's edge: it owes nothing and the race
+// does not widen (the reverted rule made a cold 4096^3 race compile 26-28 configs instead of 18).
+TEST(LaunchFloor, APickThatTiesWhereThePriorsConfigsTieOwesNothing) {
+  TmpDir dir;
+  auto rep = tuneVendorEdge(dir, 3020, 3040);
+  ASSERT_TRUE(rep.ok()) << rep.status().toString();
+  EXPECT_NE(rep->winner, "B=2,GRID=9,NS=2800") << rep->tree();
+  EXPECT_LE(racedCount(*rep), 20) << rep->tree();
+}
+
+// No vendor: a pick that ties a JIT leader owes nothing (the race as before the rule).
+TEST(LaunchFloor, APickThatTiesAJitLeaderOwesNothing) {
+  TmpDir dir;
+  auto rep = tuneVendorEdge(dir, 3000, 3040, 0);
+  ASSERT_TRUE(rep.ok()) << rep.status().toString();
+  EXPECT_EQ(rep->winner, "B=1,GRID=33,NS=3000") << rep->tree();
+  EXPECT_LE(racedCount(*rep), 20) << rep->tree();
+}
+
+TEST(LaunchFloor, OwesClassOnlyAtAVendorLeadersEdge) {
+  EXPECT_TRUE(guided::owesClass(0.00304, 0.003, 0.0035, 0.003));   // ties, the prior 17% behind
+  EXPECT_TRUE(guided::owesClass(0.00299, 0.003, 0.0035, 0.00299));  // leads
+  EXPECT_TRUE(guided::owesClass(0.00304, 0.003, 0, 0.003));        // nothing of the prior timed
+  EXPECT_FALSE(guided::owesClass(0.00304, 0.003, 0.00302, 0.003));  // the prior ties the vendor
+  EXPECT_FALSE(guided::owesClass(0.00315, 0.003, 0.0035, 0.003));   // 5% behind
+  EXPECT_FALSE(guided::owesClass(0.00304, 0, 0.0035, 0.003));       // no vendor
+  EXPECT_FALSE(guided::owesClass(0.00304, 0.003, 0.0035, 0.0028));  // 8.6% behind a JIT leader
+  EXPECT_FALSE(guided::owesClass(0, 0.003, 0.0035, 0.003));         // not timed
 }
 
 // The rule itself (guided::comboDue, uncovered) on a race's state: positions 0-6 in the prior's

@@ -1,0 +1,40 @@
+// The guided race's stop rule (autotune/guided.h has the rules, docs/search.md the story): when a
+// stop holds, what the race still waits for (coverage picks, owed classes, the patience).
+#pragma once
+
+#include <cstddef>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "autotune/compile_pool.h"
+#include "autotune/guided.h"
+
+namespace ktune::detail {
+
+// The race's stop (guided.h: kStallAfter, the coverage rule). A stop reached holds: the stall's
+// once reached, the regret estimate's while the estimate stays below its bar. While one holds, the
+// race ends once the coverage that rule waits for is raced (guided::uncovered: those positions are
+// raced next, promoted and marked in `picked`) with the rest of the class of each pick that owes
+// it (`owed`: guided::owesClass, a pick at a vendor leader's edge), and `patience` candidates
+// followed the last leader (the rest of a coverage pick's class, when it led: a restart of the
+// prior's order, whose count had already stalled, is not waited for).
+struct StopRule {
+  guided::Coverage cv;
+  std::vector<char> picked;  // positions coverage moved ahead
+  std::vector<char> owed;    // the rest of a class whose pick owes it (guided::owesClass)
+  bool stall_held = false, regret_held = false;
+};
+
+// The picks just raced (`got`) that owe their class (guided::owesClass) mark its rest owed and
+// promote it (a timeline mark says how many, after `explored` raced). `vendor_ms`: the fastest
+// vendor candidate's time (0: none).
+void owePickClasses(StopRule& s, const std::vector<size_t>& got, double leader_ms,
+                    double vendor_ms, size_t explored, CompilePool& pool);
+
+// Whether the race stops after this batch; `by_regret`: the estimate is below its bar. `log`
+// (verbose): how many positions coverage moved ahead, after `what` (the family and key).
+bool stopsHere(StopRule& s, bool by_regret, size_t explored, size_t min_n, size_t since_leader,
+               CompilePool& pool, std::ostream* log, const std::string& what);
+
+}  // namespace ktune::detail
