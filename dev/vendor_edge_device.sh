@@ -4,9 +4,12 @@
 # and the cold 4096^3 critical path, this tree (pb/tools) against the base (pb/base), cold (empty
 # KTUNE_CACHE_DIR, fresh CUDA_CACHE_PATH, its own KTUNE_TIMELINE, compile workers on), GAP seconds
 # (default 0.6) between processes (cuInit otherwise waits behind the last process's teardown).
+# 0. PROBE_ROUNDS (default 0) rounds of dev/init_lt_probe.c's three modes (init_lt_probe, built on
+#    the dev machine and copied beside this script's tree): cuInit alone, beside a cuBLASLt load.
 # 1. `ktune tune gemm --m 4096 --n 4096 --k 4096 --layout NT`: PAIRS pairs (default 5), the order
-#    alternating (base first in odd pairs).
-# 2. `ktune tune gemm --suite llm`: SUITE_PAIRS pairs (default 2), alternating, while DEADLINE
+#    alternating (the first of SQ_BUILDS first in odd pairs; default "base this"; "after" = this
+#    tree with KTUNE_LT_PRELOAD=after, cuBLASLt's preload after the driver's start).
+# 2. `ktune tune gemm --suite llm`: SUITE_PAIRS pairs (default 2) of SU_BUILDS (default "base this"), alternating, while DEADLINE
 #    (seconds, default 90) leaves SUITE_S (default 16) per run.
 #    Then one more cold run of this tree with KTUNE_VERBOSE=1 (VERBOSE_RUN=0 skips it).
 # 3. The 4096^3 default's twin compiled alone on the host, COMPILES times (default 2).
@@ -22,31 +25,35 @@ left() { echo $(( DEADLINE - ($(date +%s) - T0) )); }
 bin() { [ "$1" = base ] && echo "$PWD/pb/base/tools/ktune" || echo "$PWD/pb/tools/ktune"; }
 run() {  # build tag args...: one cold run
   local b=$1 tag=$2; shift 2; sleep "$GAP"; local S; S=$(date +%s.%N)
-  KTUNE_COMPILE_PROCESSES=1 KTUNE_CACHE_DIR=$W/kc CUDA_CACHE_PATH=$W/cc \
+  local lt=before; [ "$b" = after ] && lt=after
+  KTUNE_LT_PRELOAD=$lt KTUNE_COMPILE_PROCESSES=1 KTUNE_CACHE_DIR=$W/kc CUDA_CACHE_PATH=$W/cc \
     KTUNE_TIMELINE=$W/$tag.tl timeout 40 "$(bin "$b")" tune gemm "$@" --json --quiet \
     > "$W/$tag.json" 2> "$W/$tag.err"
   echo "RUN $b $tag rc=$? wall $(awk -v a="$S" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2f", b-a}')" \
     | tee -a "$W/walls.txt"
   rm -rf "$W/kc" "$W/cc"
 }
-pairs() {  # prefix n need_s args...
-  local p=$1 n=$2 need=$3; shift 3
+pairs() {  # prefix n need_s "b1 b2" args...
+  local p=$1 n=$2 need=$3; local -a bs=($4); shift 4
   for i in $(seq 1 "$n"); do
-    local order="base this"; [ $(( i % 2 )) = 0 ] && order="this base"
+    local order="${bs[0]} ${bs[1]}"; [ $(( i % 2 )) = 0 ] && order="${bs[1]} ${bs[0]}"
     for b in $order; do
       [ "$(left)" -gt "$need" ] || return 0
       run "$b" "${p}_${b}_$i" "$@"
     done
   done
 }
-echo "== 4096^3"; pairs sq "${PAIRS:-5}" 4 --m 4096 --n 4096 --k 4096 --layout NT
+for i in $(seq 1 "${PROBE_ROUNDS:-0}"); do
+  for m in init init_lt lt_init; do sleep "$GAP"; ./init_lt_probe $m | tee -a "$W/probe.txt"; done
+done
+echo "== 4096^3"; pairs sq "${PAIRS:-5}" 4 "${SQ_BUILDS:-base this}" --m 4096 --n 4096 --k 4096 --layout NT
 if [ "${VERBOSE_RUN:-1}" = 1 ] && [ "$(left)" -gt 8 ]; then  # the race's decisions, this tree
   sleep "$GAP"; KTUNE_VERBOSE=1 KTUNE_COMPILE_PROCESSES=1 KTUNE_CACHE_DIR=$W/kc CUDA_CACHE_PATH=$W/cc \
     KTUNE_TIMELINE=$W/verbose.tl timeout 40 pb/tools/ktune tune gemm --m 4096 --n 4096 --k 4096 \
     --layout NT --json --quiet > "$W/verbose.json" 2> "$W/verbose.err"; rm -rf "$W/kc" "$W/cc"
   grep -E "guided|race" "$W/verbose.err" | tail -30
 fi
-echo "== suite"; pairs su "${SUITE_PAIRS:-2}" "${SUITE_S:-16}" --suite llm
+echo "== suite"; pairs su "${SUITE_PAIRS:-2}" "${SUITE_S:-16}" "${SU_BUILDS:-base this}" --suite llm
 echo "== one compile alone"
 for i in $(seq 1 "${COMPILES:-2}"); do
   [ "$(left)" -gt 3 ] || break

@@ -47,11 +47,12 @@ def single(tag):
     t0, pid = main[0], main[1]
     at = lambda lab: next((m[0] - t0 for m in ms if m[2] == lab and m[1] == pid), float("nan"))
     r1 = at("race_round1_done")
+    cuinit = at("cuinit")
     arr = [m[0] - t0 for m in ms if m[2] == "bench" and "cublaslt" not in m[3] and m[0] - t0 <= r1]
     stop = next((m for m in ms if m[2] == "race_stop" and m[1] == pid), None)
     d = reports(f"{w}/{tag}.json")[0]
     return dict(engine=d.get("total_wall_ms", 0) / 1e3, compiled=d.get("compiled", 0),
-                open=at("open_gpu"), wave=at("compile_issued"), first=min(arr, default=float("nan")),
+                open=at("open_gpu"), cuinit=cuinit, wave=at("compile_issued"), first=min(arr, default=float("nan")),
                 last=max(arr, default=float("nan")), stop=(stop[0] - t0) if stop else float("nan"),
                 stop_what=stop[3] if stop else "-", r1=r1, chosen=at("chosen"), exit=at("exit"),
                 fin=d.get("finalists_ms", 0), cmax=d.get("compile_jobs", {}).get("compiler_ms_max", 0),
@@ -77,7 +78,7 @@ def suite(tag):
 
 
 rows = {}
-print("4096^3 cold     wall  engine comp  open  wave first  last  cmax  stop(raced,started)      r1 chosen  exit  fin  winner us")
+print("4096^3 cold     wall  engine comp cuinit open  wave first  last  cmax  stop(raced,started)      r1 chosen  exit  fin  winner us")
 sq, su = [], []
 for line in open(f"{w}/walls.txt"):
     f = line.split()
@@ -90,7 +91,7 @@ for line in open(f"{w}/walls.txt"):
     r.update(wall=wall, build=b, tag=tag)
     (sq if tag.startswith("sq") else su).append(r)
 for r in sq:
-    print(f"{r['tag']:14} {r['wall']:5.2f} {r['engine']:7.2f} {r['compiled']:4} {r['open']:5.0f} {r['wave']:5.0f}"
+    print(f"{r['tag']:14} {r['wall']:5.2f} {r['engine']:7.2f} {r['compiled']:4} {r['cuinit']:6.0f} {r['open']:5.0f} {r['wave']:5.0f}"
           f" {r['first']:5.0f} {r['last']:5.0f} {r['cmax']:5.0f} {r['stop']:5.0f} {r['stop_what'][:20]:20} {r['r1']:5.0f}"
           f" {r['chosen']:6.0f} {r['exit']:5.0f} {r['fin']:4.0f}  {r['win']}")
 print(f"\nsuite cold      wall  engine  JIT wins | {KEY}: raced comp hits owed(n at raced)  winner us  config")
@@ -98,14 +99,16 @@ for r in su:
     print(f"{r['tag']:14} {r['wall']:5.2f} {r['engine']:7.2f} {r['jit']:8} | {r['reached']:21} {r['compiled']:4}"
           f" {r['hits']:4} {r['owed'][:18]:18} {r['win']:>10}  {r['cfg']}")
 for name, rs in (("4096^3", sq), ("suite", su)):
-    for b in ("base", "this"):
+    for b in ("base", "this", "after"):
         x = [r for r in rs if r["build"] == b]
         if x:
             med = lambda k: statistics.median(r[k] for r in x)
-            extra = f", last arrival {med('last'):.0f}, exit {med('exit'):.0f} ms" if name == "4096^3" else ""
+            extra = (f", cuinit {med('cuinit'):.0f}, open {med('open'):.0f}, last arrival {med('last'):.0f},"
+                     f" exit {med('exit'):.0f} ms") if name == "4096^3" else ""
             print(f"{name} {b} median ({len(x)}): wall {med('wall'):.2f} [{min(r['wall'] for r in x):.2f},"
                   f" {max(r['wall'] for r in x):.2f}] s, engine {med('engine'):.2f} s{extra}")
-try:
-    print("".join(open(f"{w}/compile.txt").readlines()))
-except OSError:
+for f in ("compile.txt", "probe.txt"):
+  try:
+    print("".join(open(f"{w}/{f}").readlines()))
+  except OSError:
     pass
