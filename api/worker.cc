@@ -162,9 +162,8 @@ extern "C" int ktune_worker_main(int argc, char** argv) {
   if (!args.ok()) return fail(args.status());
   // The GEMM op (registered below) opens cuBLASLt after the device: its loading starts now. A
   // worker started before its tuner opened the GPU is told "auto" (worker_prestart.h).
-  const bool lt_after = std::getenv("KTUNE_LT_PRELOAD") && std::string(std::getenv("KTUNE_LT_PRELOAD")) == "after";
-  const bool lt = args->backend == "cuda" || (args->backend == "auto" && pathExists("/dev/nvidiactl"));
-  if (lt && !lt_after) cublaslt::preloadLibrary();
+  if (args->backend == "cuda" || (args->backend == "auto" && pathExists("/dev/nvidiactl")))
+    cublaslt::preloadLibrary();
   auto env = Options::fromEnv();
   if (!env.ok()) return fail(env.status());
   EngineOptions eo;
@@ -180,7 +179,6 @@ extern "C" int ktune_worker_main(int argc, char** argv) {
   auto impl = std::make_unique<Autotuner::Impl>();
   if (Status st = openPlugins(*args, &libs, impl.get(), &eo); !st.ok()) return fail(st);
   mark("backend");
-  if (lt && lt_after) cublaslt::preloadLibrary();
   auto created = Engine::create(impl->backend, eo);
   if (!created.ok()) return fail(created.status());
   impl->tuner = std::shared_ptr<Engine>(std::move(created).value());

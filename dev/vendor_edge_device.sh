@@ -8,7 +8,8 @@
 #    the dev machine and copied beside this script's tree): cuInit alone, beside a cuBLASLt load.
 # 1. `ktune tune gemm --m 4096 --n 4096 --k 4096 --layout NT`: PAIRS pairs (default 5), the order
 #    alternating (the first of SQ_BUILDS first in odd pairs; default "base this"; "after" = this
-#    tree with KTUNE_LT_PRELOAD=after, cuBLASLt's preload after the driver's start).
+#    tree with KTUNE_LT_PRELOAD=after, cuBLASLt's preload after the driver's start: read only by
+#    c882004's build, refuted and reverted, bench/NOTES.md).
 # 2. `ktune tune gemm --suite llm`: SUITE_PAIRS pairs (default 2) of SU_BUILDS (default "base this"), alternating, while DEADLINE
 #    (seconds, default 90) leaves SUITE_S (default 16) per run.
 #    Then one more cold run of this tree with KTUNE_VERBOSE=1 (VERBOSE_RUN=0 skips it).

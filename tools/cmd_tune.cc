@@ -454,13 +454,10 @@ int cmdTune(const std::vector<std::string>& argv) {
   timelineMark("main", strprintf("age %.1f ms", age_ms));  // the tuning process from here
   prestartWorkerIfIsolating(*opts, t);
   // A GEMM run opens cuBLASLt after the GPU: its loading starts now, beside the driver's start.
-  const bool lt_after = std::getenv("KTUNE_LT_PRELOAD") && std::string(std::getenv("KTUNE_LT_PRELOAD")) == "after";
-  if (t.op == "gemm" && opts->backend != "sim" && !t.args.has("--no-gpu") && opts->vendor_algos > 0 && !lt_after)
+  if (t.op == "gemm" && opts->backend != "sim" && !t.args.has("--no-gpu") && opts->vendor_algos > 0)
     cublaslt::preloadLibrary();
   auto t0 = std::chrono::steady_clock::now();
   Gpu gpu = openGpu(*opts, t.args.has("--no-gpu"));
-  if (t.op == "gemm" && opts->backend != "sim" && !t.args.has("--no-gpu") && opts->vendor_algos > 0 && lt_after)
-    cublaslt::preloadLibrary();
   // An exclusive-process GPU admits one context, which the early worker may have taken.
   if (!gpu.backend && stopEarlyWorker()) gpu = openGpu(*opts, t.args.has("--no-gpu"));
   noteProcessMs("open_gpu_ms", msSince(t0));
