@@ -6,16 +6,37 @@
 
 namespace ktune::detail {
 
-void owePickClasses(StopRule& s, const std::vector<size_t>& got, double leader_ms,
-                    double vendor_ms, size_t explored, CompilePool& pool) {
-  double prior_best = 0;  // the fastest config raced in the prior's order
+namespace {
+
+bool hasNamedValue(const std::vector<std::string>& classes) {
+  for (const std::string& c : classes)
+    if (c.rfind("value:", 0) == 0) return true;
+  return false;
+}
+
+// The fastest time of the prior's order raced so far (not picks, not owed, not a trigger), other
+// than position `except`'s; 0 when none was timed.
+double priorBest(const StopRule& s, size_t except) {
+  double best = 0;
   for (size_t j = 0; j < s.cv.ms.size(); ++j)
-    if (s.cv.taken[j] && !s.picked[j] && !s.owed[j] && s.cv.ms[j] > 0 &&
-        (prior_best <= 0 || s.cv.ms[j] < prior_best))
-      prior_best = s.cv.ms[j];
+    if (j != except && s.cv.taken[j] && !s.picked[j] && !s.owed[j] && !s.trigger[j] &&
+        s.cv.ms[j] > 0 && (best <= 0 || s.cv.ms[j] < best))
+      best = s.cv.ms[j];
+  return best;
+}
+
+}  // namespace
+
+bool owePickClasses(StopRule& s, const std::vector<size_t>& got, double leader_ms,
+                    double vendor_ms, size_t explored, CompilePool& pool) {
+  std::vector<size_t> owing;
+  for (size_t j : got)
+    if (!s.owed[j] && (s.picked[j] || s.stall_held) && hasNamedValue(s.cv.classes[j]) &&
+        guided::owesClass(s.cv.ms[j], vendor_ms, priorBest(s, j), leader_ms))
+      owing.push_back(j);
   size_t owed = 0;
-  for (size_t j : got) {
-    if (!s.picked[j] || !guided::owesClass(s.cv.ms[j], vendor_ms, prior_best, leader_ms)) continue;
+  for (size_t j : owing) {
+    s.trigger[j] = 1;
     const std::vector<size_t> rest = guided::sameClasses(s.cv.classes, s.cv.taken, j);
     for (size_t q : rest) {
       owed += s.owed[q] ? 0 : 1;
@@ -24,6 +45,7 @@ void owePickClasses(StopRule& s, const std::vector<size_t>& got, double leader_m
     pool.promote(rest);
   }
   if (owed > 0) timelineMark("race_owed", strprintf("%zu at %zu raced", owed, explored));
+  return owed > 0;
 }
 
 bool stopsHere(StopRule& s, bool by_regret, size_t explored, size_t min_n, size_t since_leader,

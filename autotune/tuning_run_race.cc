@@ -315,11 +315,8 @@ Status TuningRun::compileAndRace() {
   first.benchmarked += static_cast<int>(vendor.size());
   double vendor_ms = 0;
   Status st = benchVendors(vendor, &vendor_ms);
+  stop.reset(n);
   std::vector<bool>& taken = stop.cv.taken;
-  taken.assign(n, false);
-  stop.cv.ms.assign(n, 0);
-  stop.picked.assign(n, 0);
-  stop.owed.assign(n, 0);
   const double vendor_best = fastestOf(cands_, vendor);
   std::vector<long> pos_of(cands_.size(), -1);  // candidate -> its position in the prior's order
   for (size_t j = 0; j < n; ++j) pos_of[order[j]] = static_cast<long>(j);
@@ -328,7 +325,7 @@ Status TuningRun::compileAndRace() {
   // its slot in the pool's start order (-1: vendor or resumed).
   int anchor = leaderIndex();
   long leader_slot = -1;
-  bool stopping = false;
+  bool stopping = false, by_budget = false;
   const std::string what = f_.name + " [" + key_ + "]";  // the verbose lines' label
   for (std::vector<size_t> got; st.ok() && !(got = pool.take()).empty();) {
     sortBySlot(pool, got);  // the start order within what finished together
@@ -342,14 +339,19 @@ Status TuningRun::compileAndRace() {
     st = bench(batch);
     for (size_t j : got)  // early rejection keeps the runs it made
       if (cands_[order[j]].r.stats.runs > 0) stop.cv.ms[j] = cands_[order[j]].r.stats.median_ms;
-    if (!st.ok() || stopping) continue;  // stopping: the compiles that were running, raced too
+    if (!st.ok()) continue;
+    const guided::Regret rg = regretOf(untaken(order, taken));
+    const int lead = leaderIndex();
+    const double leader = lead >= 0 ? cands_[lead].r.stats.median_ms : 0;
+    const bool owes = rg.tie <= 0 && owePickClasses(stop, got, leader, vendor_best, explored, pool);
+    if (stopping && (by_budget || !owes)) continue;  // the compiles that were running, raced too
+    if (stopping) pool.resume();  // one of them owes its class: the race goes on
+    stopping = false;
     // Patience counts the candidates after the leader in the start order (the prior's, less what
     // coverage moved ahead), not the batches since it came: how the finished compiles happen to
     // be batched (one by one when cold, all at once from a warm store) must not change when the
     // race stops.
-    const guided::Regret rg = regretOf(untaken(order, taken));
     rep_.regret_estimate = rg.estimate;
-    const int lead = leaderIndex();
     if (lead >= 0 && lead != anchor &&
         (anchor < 0 || restartsPatience(cands_[lead], cands_[anchor], rg.tie > 0))) {
       anchor = lead;
@@ -359,15 +361,13 @@ Status TuningRun::compileAndRace() {
       if (jit && stop.picked[pos_of[lead]])
         pool.promote(guided::sameClasses(classes, taken, pos_of[lead]));
     }
-    const double leader = lead >= 0 ? cands_[lead].r.stats.median_ms : 0;
-    if (rg.tie <= 0) owePickClasses(stop, got, leader, vendor_best, explored, pool);
     since_leader = takenAfter(pool, taken, leader_slot);
     stop.cv.leader_ms = leader;
     if (e_.options().verbose)
       logBatch(e_.log(), what, explored, n, leader, since_leader, rg);
     if (e_.options().budget_s > 0 && msSince(t0) > 1e3 * e_.options().budget_s) {
       rep_.budget_hit = explored < n;
-      stopping = true;
+      stopping = by_budget = true;
     } else if (stopsHere(stop, rg.estimate < std::max(kRegretStop, rg.tie), explored, min_n,
                          since_leader, pool, e_.options().verbose ? &e_.log() : nullptr, what)) {
       stopping = true;

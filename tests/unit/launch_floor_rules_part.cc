@@ -1,12 +1,15 @@
 // The launch-floor rule and the drift rule on their own (autotune/guided.h: launchFloor,
-// regretWithFloor, newLeader, drift, mergeStats), no device: part of launch_floor_test (the
-// simulated races are in launch_floor_test.cc).
+// regretWithFloor, newLeader, drift, mergeStats), and which raced configs owe their class
+// (race_stop.h: owePickClasses), no device: part of launch_floor_test (the simulated races are in
+// launch_floor_test.cc).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
 
+#include "autotune/compile_pool.h"
 #include "autotune/guided.h"
+#include "autotune/race_stop.h"
 
 namespace ktune {
 namespace {
@@ -109,6 +112,61 @@ TEST(LaunchFloor, DriftAndMergedTimings) {
   EXPECT_FALSE(guided::canBeat(c, boost));
   EXPECT_TRUE(guided::canBeat(c, m, guided::drift(boost, sustained)));
   EXPECT_EQ(guided::mergeStats(BenchStats{}, boost).runs, 10);
+}
+
+// owePickClasses on a race's state: positions 0-2 of class B=1 (raced at 3.6 us), 3-5 of B=2,
+// 6-7 of a calibration group alone (no named value); a vendor leads at 3.0 us.
+detail::StopRule vendorLedRace() {
+  detail::StopRule s;
+  for (int b : {1, 1, 1, 2, 2, 2})
+    s.cv.classes.push_back(guided::coverageClasses(
+        Config{{"B", int64_t(b)}, {"GRID", int64_t(1)}, {"KIND", std::string("k")}}, {"B"}));
+  for (int k = 0; k < 2; ++k)
+    s.cv.classes.push_back(guided::coverageClasses(Config{{"KIND", std::string("g")}}, {"B"}));
+  s.reset(8);
+  for (size_t j = 0; j < 3; ++j) {
+    s.cv.taken[j] = true;
+    s.cv.ms[j] = 0.0036;
+  }
+  return s;
+}
+
+bool owes(detail::StopRule& s, size_t j, double ms) {
+  s.cv.taken[j] = true;
+  s.cv.ms[j] = ms;
+  CompilePool pool(8, 1, [](size_t) {});  // not started: promote() only reorders
+  return detail::owePickClasses(s, {j}, std::min(ms, 0.003), 0.003, 4, pool);
+}
+
+// Once the stall holds, the first config of the prior's order at the vendor's edge owes its class
+// (a config still compiling when the stop came, on the GPU); before it, only a coverage pick.
+TEST(LaunchFloor, TheFirstConfigAtAVendorsEdgeAfterTheStallOwesItsClass) {
+  detail::StopRule s = vendorLedRace();
+  EXPECT_FALSE(owes(s, 3, 0.00304));  // no stall yet, not a pick
+  s = vendorLedRace();
+  s.picked[3] = 1;
+  EXPECT_TRUE(owes(s, 3, 0.00304));  // a pick
+  EXPECT_TRUE(s.owed[4] && s.owed[5] && !s.owed[0]);
+  s = vendorLedRace();
+  s.stall_held = true;
+  EXPECT_TRUE(owes(s, 3, 0.00299));  // after the stall: the first at the edge, leading
+  EXPECT_TRUE(s.owed[4] && s.owed[5] && s.trigger[3]);
+  EXPECT_FALSE(owes(s, 4, 0.00301));  // already owed
+}
+
+TEST(LaunchFloor, NoClassIsOwedWhereThePriorsOrderReachedTheVendorOrWithoutANamedValue) {
+  detail::StopRule s = vendorLedRace();
+  s.stall_held = true;
+  s.cv.ms[1] = 0.00302;  // a config of the prior's order tied the vendor before
+  EXPECT_FALSE(owes(s, 3, 0.00299));
+  s = vendorLedRace();
+  s.stall_held = true;
+  s.picked[6] = 1;
+  EXPECT_FALSE(owes(s, 6, 0.00299));  // a calibration group alone: could be most of the space
+  EXPECT_FALSE(s.owed[7]);
+  s = vendorLedRace();
+  s.stall_held = true;
+  EXPECT_FALSE(owes(s, 3, 0.00320));  // 6.7% behind the vendor
 }
 
 }  // namespace
