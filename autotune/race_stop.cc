@@ -25,13 +25,22 @@ double priorBest(const StopRule& s, size_t except) {
   return best;
 }
 
+// How many of the prior's order were raced (timed, rejected or failed), other than `except`.
+size_t priorRaced(const StopRule& s, size_t except) {
+  size_t k = 0;
+  for (size_t j = 0; j < s.cv.taken.size(); ++j)
+    k += j != except && s.cv.taken[j] && !s.picked[j] && !s.owed[j] && !s.trigger[j] ? 1 : 0;
+  return k;
+}
+
 }  // namespace
 
 bool owePickClasses(StopRule& s, const std::vector<size_t>& got, double leader_ms,
                     double vendor_ms, size_t explored, CompilePool& pool) {
   std::vector<size_t> owing;
   for (size_t j : got)
-    if (!s.owed[j] && (s.picked[j] || s.stall_held) && hasNamedValue(s.cv.classes[j]) &&
+    if (!s.owed[j] && (s.picked[j] || priorRaced(s, j) >= guided::kStallAfter) &&
+        hasNamedValue(s.cv.classes[j]) &&
         guided::owesClass(s.cv.ms[j], vendor_ms, priorBest(s, j), leader_ms))
       owing.push_back(j);
   size_t owed = 0;

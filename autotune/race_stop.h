@@ -38,10 +38,11 @@ struct StopRule {
 // The configs just raced (`got`) that owe their class mark its rest owed and promote it (a
 // timeline mark says how many, after `explored` raced); returns whether any class became owed.
 // A config owes its class (guided::owesClass: at a vendor leader's edge, where none of the
-// prior's order came) when it is a coverage pick, or, once the stall holds, any config that is
-// the first of the prior's order to reach that edge: at a GEMM decode key on the GPU the two
-// configs of the winner's class that reached cuBLASLt's edge first were compiles still running
-// when the stop came (bench/NOTES.md, issue 34). Only a class of named values (the family's
+// prior's order came) when it is a coverage pick, or any config that is the first of the prior's
+// order to reach that edge after a stall's worth (guided::kStallAfter) of it did not: at a GEMM
+// decode key on the GPU the two configs of the winner's class that reached cuBLASLt's edge first
+// were compiles still running when the stop came (bench/NOTES.md, issue 34). At a prefill key
+// the first wave's configs reach it among the first few. Only a class of named values (the family's
 // race_each: values the prior cannot rank) is owed, never a calibration group alone: it can be
 // most of the space. `vendor_ms`: the fastest vendor candidate's time (0: none).
 bool owePickClasses(StopRule& s, const std::vector<size_t>& got, double leader_ms,

@@ -114,17 +114,29 @@ TEST(LaunchFloor, DriftAndMergedTimings) {
   EXPECT_EQ(guided::mergeStats(BenchStats{}, boost).runs, 10);
 }
 
-// owePickClasses on a race's state: positions 0-2 of class B=1 (raced at 3.6 us), 3-5 of B=2,
-// 6-7 of a calibration group alone (no named value); a vendor leads at 3.0 us.
-detail::StopRule vendorLedRace() {
+TEST(LaunchFloor, OwesClassOnlyAtAVendorLeadersEdge) {
+  EXPECT_TRUE(guided::owesClass(0.00304, 0.003, 0.0035, 0.003));   // ties, the prior 17% behind
+  EXPECT_TRUE(guided::owesClass(0.00299, 0.003, 0.0035, 0.00299));  // leads
+  EXPECT_TRUE(guided::owesClass(0.00304, 0.003, 0, 0.003));        // nothing of the prior timed
+  EXPECT_FALSE(guided::owesClass(0.00304, 0.003, 0.00302, 0.003));  // the prior ties the vendor
+  EXPECT_FALSE(guided::owesClass(0.00315, 0.003, 0.0035, 0.003));   // 5% behind
+  EXPECT_FALSE(guided::owesClass(0.00304, 0, 0.0035, 0.003));       // no vendor
+  EXPECT_FALSE(guided::owesClass(0.00304, 0.003, 0.0035, 0.0028));  // 8.6% behind a JIT leader
+  EXPECT_FALSE(guided::owesClass(0, 0.003, 0.0035, 0.003));         // not timed
+}
+
+// owePickClasses on a race's state: positions 0-17 of class B=1 (0 to `raced` - 1 raced at 3.6
+// us), 18-20 of B=2, 21-22 of a calibration group alone (no named value); a vendor leads at 3.0 us.
+detail::StopRule vendorLedRace(size_t raced) {
   detail::StopRule s;
-  for (int b : {1, 1, 1, 2, 2, 2})
+  for (int k = 0; k < 21; ++k)
     s.cv.classes.push_back(guided::coverageClasses(
-        Config{{"B", int64_t(b)}, {"GRID", int64_t(1)}, {"KIND", std::string("k")}}, {"B"}));
+        Config{{"B", int64_t(k < 18 ? 1 : 2)}, {"GRID", int64_t(1)}, {"KIND", std::string("k")}},
+        {"B"}));
   for (int k = 0; k < 2; ++k)
     s.cv.classes.push_back(guided::coverageClasses(Config{{"KIND", std::string("g")}}, {"B"}));
-  s.reset(8);
-  for (size_t j = 0; j < 3; ++j) {
+  s.reset(23);
+  for (size_t j = 0; j < raced; ++j) {
     s.cv.taken[j] = true;
     s.cv.ms[j] = 0.0036;
   }
@@ -134,39 +146,36 @@ detail::StopRule vendorLedRace() {
 bool owes(detail::StopRule& s, size_t j, double ms) {
   s.cv.taken[j] = true;
   s.cv.ms[j] = ms;
-  CompilePool pool(8, 1, [](size_t) {});  // not started: promote() only reorders
-  return detail::owePickClasses(s, {j}, std::min(ms, 0.003), 0.003, 4, pool);
+  CompilePool pool(23, 1, [](size_t) {});  // not started: promote() only reorders
+  return detail::owePickClasses(s, {j}, std::min(ms, 0.003), 0.003, 17, pool);
 }
 
-// Once the stall holds, the first config of the prior's order at the vendor's edge owes its class
-// (a config still compiling when the stop came, on the GPU); before it, only a coverage pick.
+// After a stall's worth (16) of the prior's order behind the vendor's edge, the first config to
+// reach it owes its class (a config still compiling when the stop came, on the GPU); before, only
+// a coverage pick does.
 TEST(LaunchFloor, TheFirstConfigAtAVendorsEdgeAfterTheStallOwesItsClass) {
-  detail::StopRule s = vendorLedRace();
-  EXPECT_FALSE(owes(s, 3, 0.00304));  // no stall yet, not a pick
-  s = vendorLedRace();
-  s.picked[3] = 1;
-  EXPECT_TRUE(owes(s, 3, 0.00304));  // a pick
-  EXPECT_TRUE(s.owed[4] && s.owed[5] && !s.owed[0]);
-  s = vendorLedRace();
-  s.stall_held = true;
-  EXPECT_TRUE(owes(s, 3, 0.00299));  // after the stall: the first at the edge, leading
-  EXPECT_TRUE(s.owed[4] && s.owed[5] && s.trigger[3]);
-  EXPECT_FALSE(owes(s, 4, 0.00301));  // already owed
+  detail::StopRule s = vendorLedRace(15);
+  EXPECT_FALSE(owes(s, 18, 0.00304));  // 15 before it: not yet, not a pick
+  s = vendorLedRace(3);
+  s.picked[18] = 1;
+  EXPECT_TRUE(owes(s, 18, 0.00304));  // a pick
+  EXPECT_TRUE(s.owed[19] && s.owed[20] && !s.owed[17]);
+  s = vendorLedRace(16);
+  EXPECT_TRUE(owes(s, 18, 0.00299));  // 16 before it: the first at the edge, leading
+  EXPECT_TRUE(s.owed[19] && s.owed[20] && s.trigger[18]);
+  EXPECT_FALSE(owes(s, 19, 0.00301));  // already owed
 }
 
 TEST(LaunchFloor, NoClassIsOwedWhereThePriorsOrderReachedTheVendorOrWithoutANamedValue) {
-  detail::StopRule s = vendorLedRace();
-  s.stall_held = true;
+  detail::StopRule s = vendorLedRace(16);
   s.cv.ms[1] = 0.00302;  // a config of the prior's order tied the vendor before
-  EXPECT_FALSE(owes(s, 3, 0.00299));
-  s = vendorLedRace();
-  s.stall_held = true;
-  s.picked[6] = 1;
-  EXPECT_FALSE(owes(s, 6, 0.00299));  // a calibration group alone: could be most of the space
-  EXPECT_FALSE(s.owed[7]);
-  s = vendorLedRace();
-  s.stall_held = true;
-  EXPECT_FALSE(owes(s, 3, 0.00320));  // 6.7% behind the vendor
+  EXPECT_FALSE(owes(s, 18, 0.00299));
+  s = vendorLedRace(16);
+  s.picked[21] = 1;
+  EXPECT_FALSE(owes(s, 21, 0.00299));  // a calibration group alone: could be most of the space
+  EXPECT_FALSE(s.owed[22]);
+  s = vendorLedRace(16);
+  EXPECT_FALSE(owes(s, 18, 0.00320));  // 6.7% behind the vendor
 }
 
 }  // namespace
