@@ -65,7 +65,10 @@ void CompilePool::loop() {
     {
       std::unique_lock<std::mutex> l(mu_);
       room_.wait(l, [&] { return cancelled_ || next_ >= jobs_ || mayStart(next_); });
-      if (cancelled_ || next_ >= jobs_) return;
+      if (cancelled_ || next_ >= jobs_) {
+        --live_;
+        return;
+      }
       i = seq_[next_++];
     }
     job_(i);
@@ -153,11 +156,27 @@ size_t CompilePool::started() const {
 
 void CompilePool::start() {
   t0_ = std::chrono::steady_clock::now();
+  live_ = threads_;
   for (int t = 0; t < threads_; ++t) pool_.emplace_back([this] { loop(); });
+}
+
+void CompilePool::resume() {
+  int more = 0;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (!cancelled_) return;
+    cancelled_ = false;
+    wall_ms_ = 0;
+    more = threads_ - live_;
+    live_ = threads_;
+  }
+  for (int t = 0; t < more; ++t) pool_.emplace_back([this] { loop(); });
+  room_.notify_all();
 }
 
 void CompilePool::runAll() {
   t0_ = std::chrono::steady_clock::now();
+  live_ = threads_;
   for (int t = 1; t < threads_; ++t) pool_.emplace_back([this] { loop(); });
   loop();
   join();

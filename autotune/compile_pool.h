@@ -60,6 +60,10 @@ class CompilePool {
   // No job starts after this; the ones running finish. take() then returns the finished ones not
   // taken yet, and empty once every started job is taken.
   void cancel();
+  // Undoes cancel(): the jobs not started may start again, under the same rules (a consumer that
+  // stopped, then learnt from a job that was still running that it wants more). Threads that
+  // returned after cancel() are replaced.
+  void resume();
   // Lazy mode: the given jobs not started yet start next, in the given order, ahead of the other
   // jobs not started (a consumer that learnt which jobs it wants first; the window and the cheap
   // rule then apply to the new order). Jobs started already are left as they are.
@@ -96,6 +100,7 @@ class CompilePool {
   std::vector<char> taken_flag_, asked_past_;  // per job: handed out; handed out before a take()
   bool mayStart(size_t slot) const;  // locked
   bool cancelled_ = false;
+  int live_ = 0;  // threads in loop() (locked)
   size_t limit() const { return cancelled_ ? next_ : jobs_; }  // jobs that will finish (locked)
   std::chrono::steady_clock::time_point t0_;
   double wall_ms_ = 0;

@@ -372,6 +372,12 @@ std::vector<size_t> sameClasses(const std::vector<std::vector<std::string>>& cla
   return out;
 }
 
+bool owesClass(double ms, double vendor_ms, double prior_best_ms, double leader_ms) {
+  const double edge = vendor_ms * (1 + kLeadTie);
+  if (ms <= 0 || vendor_ms <= 0 || ms > edge || ms > leader_ms * (1 + kLeadTie)) return false;
+  return prior_best_ms <= 0 || prior_best_ms > edge;
+}
+
 size_t minExplore(size_t n) {
   if (n < kMinGuided) return n;
   return std::min(n, std::max<size_t>(8, n / 6));

@@ -192,6 +192,18 @@ std::vector<size_t> uncovered(const Coverage& cv, bool with_groups);
 // ranked the class after the others, so the race would otherwise go back to them.
 std::vector<size_t> sameClasses(const std::vector<std::vector<std::string>>& classes,
                                 const std::vector<bool>& taken, size_t p);
+// Whether a coverage pick timed at `ms` owes the rest of its class (raced next, and the stop waits
+// for all of it): where a vendor kernel leads and the pick comes within kLeadTie of it, the first
+// JIT config to reach the vendor's edge, while none of the configs the prior's own order raced
+// did. A GEMM decode key's pick for its winner's class (8 configs, the winner last) ran 1% behind
+// cuBLASLt's leader in round 1 of some GPU runs and 2% ahead in others, its prior-order configs
+// all 16% or more behind; the class went unraced or was cut by the patience (bench/NOTES.md, issue
+// 34). Any pick that tied the leader owing its class was measured and reverted: at a prefill key
+// many configs of the prior's order tie cuBLASLt, and a tying pick's class made a cold race compile
+// 26-28 configs instead of 18. `vendor_ms`: the fastest vendor candidate's time (0: none);
+// `prior_best_ms`: the fastest time of the configs raced in the prior's order (not picks, not
+// owed; 0: none timed); `leader_ms`: the race's leader. Not used at the launch floor.
+bool owesClass(double ms, double vendor_ms, double prior_best_ms, double leader_ms);
 
 // Compiles started at once, of n (the lazy pool's floor): the min_n the race takes anyway, and
 // while compile threads would otherwise idle, up to `window` more: those are the ones the pool

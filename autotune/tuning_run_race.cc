@@ -13,6 +13,7 @@
 #include "autotune/device_pool.h"
 #include "autotune/finalists.h"
 #include "autotune/guided.h"
+#include "autotune/race_stop.h"
 #include "autotune/tuning_run_stages.h"
 #include "base/format.h"
 #include "base/timeline.h"
@@ -76,36 +77,21 @@ bool passedOriginal(const Cand& c) {
   return c.live && c.dup_of < 0 && c.r.status == Code::kOk && c.r.stats.runs > 0;
 }
 
-// The race's stop (guided.h: kStallAfter, the coverage rule). A stop reached holds: the stall's
-// once reached, the regret estimate's while the estimate stays below its bar. While one holds, the
-// race ends once the coverage that rule waits for is raced (guided::uncovered: those positions are
-// raced next, promoted and marked in `picked`) and `patience` candidates followed the last leader
-// (the rest of a coverage pick's class, when it led: a restart of the prior's order, whose count
-// had already stalled, is not waited for).
-struct StopRule {
-  guided::Coverage cv;
-  std::vector<char> picked;  // positions coverage moved ahead
-  bool stall_held = false, regret_held = false;
-};
+// The fastest of the `vendor` candidates that passed, ms (0: none).
+double fastestOf(const std::vector<Cand>& cands, const std::vector<size_t>& vendor) {
+  double best = 0;
+  for (size_t i : vendor)
+    if (passedOriginal(cands[i]) && (best <= 0 || cands[i].r.stats.median_ms < best))
+      best = cands[i].r.stats.median_ms;
+  return best;
+}
 
-// Whether the race stops after this batch; `by_regret`: the estimate is below its bar. `log`
-// (verbose): how many positions coverage moved ahead, after `what` (the family and key).
-bool stopsHere(StopRule& s, bool by_regret, size_t explored, size_t min_n, size_t since_leader,
-               CompilePool& pool, std::ostream* log, const std::string& what) {
-  const bool patient = since_leader >= guided::patience(explored);
-  const bool stall = patient && since_leader >= guided::kStallAfter;
-  if (explored >= min_n && patient && (by_regret || stall)) {
-    s.regret_held = s.regret_held || by_regret;
-    s.stall_held = s.stall_held || stall;
-  }
-  if (!s.stall_held && !(s.regret_held && by_regret)) return false;
-  const std::vector<size_t> cover = guided::uncovered(s.cv, !by_regret);
-  for (size_t j : cover) s.picked[j] = 1;
-  pool.promote(cover);
-  if (log && !cover.empty())
-    *log << strprintf("ktune: %s: guided: %zu more for classes not raced yet\n", what.c_str(),
-                      cover.size());
-  return cover.empty() && patient;
+void logBatch(std::ostream& log, const std::string& what, size_t explored, size_t n, double leader,
+              size_t since_leader, const guided::Regret& rg) {
+  log << strprintf("ktune: %s: guided: %zu of %zu raced, leader %.4g ms, %zu since a new leader, "
+                   "regret estimate %.2f%%%s\n",
+                   what.c_str(), explored, n, leader, since_leader, 100 * rg.estimate,
+                   rg.tie > 0 ? " (launch floor)" : "");
 }
 
 void sortBySlot(const CompilePool& pool, std::vector<size_t>& jobs) {
@@ -329,10 +315,9 @@ Status TuningRun::compileAndRace() {
   first.benchmarked += static_cast<int>(vendor.size());
   double vendor_ms = 0;
   Status st = benchVendors(vendor, &vendor_ms);
+  stop.reset(n);
   std::vector<bool>& taken = stop.cv.taken;
-  taken.assign(n, false);
-  stop.cv.ms.assign(n, 0);
-  stop.picked.assign(n, 0);
+  const double vendor_best = fastestOf(cands_, vendor);
   std::vector<long> pos_of(cands_.size(), -1);  // candidate -> its position in the prior's order
   for (size_t j = 0; j < n; ++j) pos_of[order[j]] = static_cast<long>(j);
   size_t explored = 0, since_leader = 0;
@@ -340,7 +325,7 @@ Status TuningRun::compileAndRace() {
   // its slot in the pool's start order (-1: vendor or resumed).
   int anchor = leaderIndex();
   long leader_slot = -1;
-  bool stopping = false;
+  bool stopping = false, by_budget = false;
   const std::string what = f_.name + " [" + key_ + "]";  // the verbose lines' label
   for (std::vector<size_t> got; st.ok() && !(got = pool.take()).empty();) {
     sortBySlot(pool, got);  // the start order within what finished together
@@ -354,14 +339,19 @@ Status TuningRun::compileAndRace() {
     st = bench(batch);
     for (size_t j : got)  // early rejection keeps the runs it made
       if (cands_[order[j]].r.stats.runs > 0) stop.cv.ms[j] = cands_[order[j]].r.stats.median_ms;
-    if (!st.ok() || stopping) continue;  // stopping: the compiles that were running, raced too
+    if (!st.ok()) continue;
+    const guided::Regret rg = regretOf(untaken(order, taken));
+    const int lead = leaderIndex();
+    const double leader = lead >= 0 ? cands_[lead].r.stats.median_ms : 0;
+    const bool owes = rg.tie <= 0 && owePickClasses(stop, got, leader, vendor_best, explored, pool);
+    if (stopping && (by_budget || !owes)) continue;  // the compiles that were running, raced too
+    if (stopping) pool.resume();  // one of them owes its class: the race goes on
+    stopping = false;
     // Patience counts the candidates after the leader in the start order (the prior's, less what
     // coverage moved ahead), not the batches since it came: how the finished compiles happen to
     // be batched (one by one when cold, all at once from a warm store) must not change when the
     // race stops.
-    const guided::Regret rg = regretOf(untaken(order, taken));
     rep_.regret_estimate = rg.estimate;
-    const int lead = leaderIndex();
     if (lead >= 0 && lead != anchor &&
         (anchor < 0 || restartsPatience(cands_[lead], cands_[anchor], rg.tie > 0))) {
       anchor = lead;
@@ -372,21 +362,17 @@ Status TuningRun::compileAndRace() {
         pool.promote(guided::sameClasses(classes, taken, pos_of[lead]));
     }
     since_leader = takenAfter(pool, taken, leader_slot);
-    const double leader = lead >= 0 ? cands_[lead].r.stats.median_ms : 0;
     stop.cv.leader_ms = leader;
-    if (e_.options().verbose) {
-      e_.log() << strprintf("ktune: %s [%s]: guided: %zu of %zu raced, leader %.4g ms, %zu since a "
-                            "new leader, regret estimate %.2f%%%s\n",
-                            f_.name.c_str(), key_.c_str(), explored, n, leader, since_leader,
-                            100 * rg.estimate, rg.tie > 0 ? " (launch floor)" : "");
-    }
+    if (e_.options().verbose)
+      logBatch(e_.log(), what, explored, n, leader, since_leader, rg);
     if (e_.options().budget_s > 0 && msSince(t0) > 1e3 * e_.options().budget_s) {
       rep_.budget_hit = explored < n;
-      stopping = true;
+      stopping = by_budget = true;
     } else if (stopsHere(stop, rg.estimate < std::max(kRegretStop, rg.tie), explored, min_n,
                          since_leader, pool, e_.options().verbose ? &e_.log() : nullptr, what)) {
       stopping = true;
       rep_.launch_floor = rg.tie > 0;  // at the floor the tied are a tie: no later rounds
+      timelineMark("race_stop", strprintf("%zu raced, %zu started", explored, pool.started()));
     }
     // No compile starts after this; the ones running are waited for anyway, so they are raced
     // too (a round of a compiled candidate costs far less than its compile).

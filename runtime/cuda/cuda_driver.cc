@@ -6,6 +6,7 @@
 
 #include "runtime/cuda/cuda_backend.h"
 #include "runtime/driver_common.h"
+#include "base/timeline.h"
 
 namespace ktune {
 namespace cuda_detail {
@@ -142,6 +143,7 @@ Expected<std::unique_ptr<Driver>> loadDriver() {
 #undef KTUNE_RESOLVE
 
   CUresult r = a.cuInit(0);
+  timelineMark("cuinit");  // what of a tuning run's open_gpu is the driver's own start
   if (r != CUDA_SUCCESS) {
     return Status::Unavailable("CUDA driver found but no CUDA device (cuInit: " +
                                errorText(a, r) + ")");

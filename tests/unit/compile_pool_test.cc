@@ -86,6 +86,42 @@ TEST(CompilePool, WindowPacesJobsAndCancelDropsTheRest) {
   EXPECT_LT(pool.started(), kJobs);  // the rest never ran
 }
 
+// resume() undoes cancel() (a race that stopped, then learnt from a compile still running that it
+// wants more): the jobs not started run again under the window, each once, and the threads that
+// returned after cancel() are replaced; one job is held at a gate across cancel and resume.
+TEST(CompilePool, ResumeAfterCancelRunsTheRestOnce) {
+  constexpr size_t kJobs = 30, kWindow = 4;
+  std::vector<std::atomic<int>> runs(kJobs);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool open = false;
+  CompilePool pool(kJobs, 2, [&](size_t i) {
+    ++runs[i];
+    if (i != 3) return;
+    std::unique_lock<std::mutex> l(mu);
+    cv.wait(l, [&] { return open; });
+  });
+  pool.setWindow(kWindow);
+  pool.start();
+  size_t taken = 0;
+  while (taken < 2) taken += pool.take().size();
+  pool.cancel();
+  const size_t started = pool.started();
+  while (taken + 1 < started) taken += pool.take().size();  // all but the held job 3
+  pool.resume();
+  {
+    std::lock_guard<std::mutex> l(mu);
+    open = true;
+  }
+  cv.notify_all();
+  for (std::vector<size_t> got; !(got = pool.take()).empty();) taken += got.size();
+  EXPECT_EQ(taken, kJobs);
+  EXPECT_TRUE(pool.finished());
+  for (size_t i = 0; i < kJobs; ++i) EXPECT_EQ(runs[i].load(), 1) << i;
+  pool.resume();  // not cancelled: nothing to do
+  EXPECT_TRUE(pool.take().empty());
+}
+
 // With a floor, the first `floor` jobs start at once, the rest only `window` ahead of take().
 TEST(CompilePool, FloorStartsTheFirstJobsAtOnce) {
   constexpr size_t kFloor = 6, kWindow = 1;

@@ -1,12 +1,15 @@
 // The launch-floor rule and the drift rule on their own (autotune/guided.h: launchFloor,
-// regretWithFloor, newLeader, drift, mergeStats), no device: part of launch_floor_test (the
-// simulated races are in launch_floor_test.cc).
+// regretWithFloor, newLeader, drift, mergeStats), and which raced configs owe their class
+// (race_stop.h: owePickClasses), no device: part of launch_floor_test (the simulated races are in
+// launch_floor_test.cc).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
 
+#include "autotune/compile_pool.h"
 #include "autotune/guided.h"
+#include "autotune/race_stop.h"
 
 namespace ktune {
 namespace {
@@ -109,6 +112,70 @@ TEST(LaunchFloor, DriftAndMergedTimings) {
   EXPECT_FALSE(guided::canBeat(c, boost));
   EXPECT_TRUE(guided::canBeat(c, m, guided::drift(boost, sustained)));
   EXPECT_EQ(guided::mergeStats(BenchStats{}, boost).runs, 10);
+}
+
+TEST(LaunchFloor, OwesClassOnlyAtAVendorLeadersEdge) {
+  EXPECT_TRUE(guided::owesClass(0.00304, 0.003, 0.0035, 0.003));   // ties, the prior 17% behind
+  EXPECT_TRUE(guided::owesClass(0.00299, 0.003, 0.0035, 0.00299));  // leads
+  EXPECT_TRUE(guided::owesClass(0.00304, 0.003, 0, 0.003));        // nothing of the prior timed
+  EXPECT_FALSE(guided::owesClass(0.00304, 0.003, 0.00302, 0.003));  // the prior ties the vendor
+  EXPECT_FALSE(guided::owesClass(0.00315, 0.003, 0.0035, 0.003));   // 5% behind
+  EXPECT_FALSE(guided::owesClass(0.00304, 0, 0.0035, 0.003));       // no vendor
+  EXPECT_FALSE(guided::owesClass(0.00304, 0.003, 0.0035, 0.0028));  // 8.6% behind a JIT leader
+  EXPECT_FALSE(guided::owesClass(0, 0.003, 0.0035, 0.003));         // not timed
+}
+
+// owePickClasses on a race's state: positions 0-17 of class B=1 (0 to `raced` - 1 raced at 3.6
+// us), 18-20 of B=2, 21-22 of a calibration group alone (no named value); a vendor leads at 3.0 us.
+detail::StopRule vendorLedRace(size_t raced) {
+  detail::StopRule s;
+  for (int k = 0; k < 21; ++k)
+    s.cv.classes.push_back(guided::coverageClasses(
+        Config{{"B", int64_t(k < 18 ? 1 : 2)}, {"GRID", int64_t(1)}, {"KIND", std::string("k")}},
+        {"B"}));
+  for (int k = 0; k < 2; ++k)
+    s.cv.classes.push_back(guided::coverageClasses(Config{{"KIND", std::string("g")}}, {"B"}));
+  s.reset(23);
+  for (size_t j = 0; j < raced; ++j) {
+    s.cv.taken[j] = true;
+    s.cv.ms[j] = 0.0036;
+  }
+  return s;
+}
+
+bool owes(detail::StopRule& s, size_t j, double ms) {
+  s.cv.taken[j] = true;
+  s.cv.ms[j] = ms;
+  CompilePool pool(23, 1, [](size_t) {});  // not started: promote() only reorders
+  return detail::owePickClasses(s, {j}, std::min(ms, 0.003), 0.003, 17, pool);
+}
+
+// After a stall's worth (16) of the prior's order behind the vendor's edge, the first config to
+// reach it owes its class (a config still compiling when the stop came, on the GPU); before, only
+// a coverage pick does.
+TEST(LaunchFloor, TheFirstConfigAtAVendorsEdgeAfterTheStallOwesItsClass) {
+  detail::StopRule s = vendorLedRace(15);
+  EXPECT_FALSE(owes(s, 18, 0.00304));  // 15 before it: not yet, not a pick
+  s = vendorLedRace(3);
+  s.picked[18] = 1;
+  EXPECT_TRUE(owes(s, 18, 0.00304));  // a pick
+  EXPECT_TRUE(s.owed[19] && s.owed[20] && !s.owed[17]);
+  s = vendorLedRace(16);
+  EXPECT_TRUE(owes(s, 18, 0.00299));  // 16 before it: the first at the edge, leading
+  EXPECT_TRUE(s.owed[19] && s.owed[20] && s.trigger[18]);
+  EXPECT_FALSE(owes(s, 19, 0.00301));  // already owed
+}
+
+TEST(LaunchFloor, NoClassIsOwedWhereThePriorsOrderReachedTheVendorOrWithoutANamedValue) {
+  detail::StopRule s = vendorLedRace(16);
+  s.cv.ms[1] = 0.00302;  // a config of the prior's order tied the vendor before
+  EXPECT_FALSE(owes(s, 18, 0.00299));
+  s = vendorLedRace(16);
+  s.picked[21] = 1;
+  EXPECT_FALSE(owes(s, 21, 0.00299));  // a calibration group alone: could be most of the space
+  EXPECT_FALSE(s.owed[22]);
+  s = vendorLedRace(16);
+  EXPECT_FALSE(owes(s, 18, 0.00320));  // 6.7% behind the vendor
 }
 
 }  // namespace

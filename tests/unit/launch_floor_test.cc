@@ -12,7 +12,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <condition_variable>
+#include <cstdlib>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -46,18 +50,37 @@ struct Rows {
 // threads): `configs` in that order, the first the default; `race_each` as the family names it.
 // `noise`: the simulated device's launch-to-launch noise (SimOptions::noise), drawn from `seed`.
 // `boosted` > 0: the device's first `boosted` launches take `boost` x their time (a GPU's boost
-// clock after an idle stretch, guided.h: drift).
+// clock after an idle stretch, guided.h: drift). `vendor_ns` > 0: a vendor candidate that takes
+// that long (a memset at the simulated device's 1 GB/ms), timed before the JIT configs. A config
+// with a GATE=n define compiles only once n other grids were launched (a compile still running
+// while the race goes on: no clock involved).
 Expected<TuneReport> tuneConfigs(const TmpDir& dir, std::vector<Config> configs,
                                  std::vector<std::string> race_each = {}, double noise = 0,
-                                 uint64_t seed = 1, int64_t boosted = 0, double boost = 1) {
+                                 uint64_t seed = 1, int64_t boosted = 0, double boost = 1,
+                                 int64_t vendor_ns = 0) {
   SimOptions so;
   so.noise = noise;
   so.seed = seed;
   so.device.arch = "sm_90a";
   so.device.multiprocessors = 132;
+  if (vendor_ns > 0) {  // memsets take time: the flush buffer's too (small here)
+    so.memory_bytes_per_ms = 1e9;
+    so.device.l2_bytes = 1 << 20;
+  }
   auto sim = std::make_shared<SimBackend>(so);
   auto launches = std::make_shared<std::atomic<int64_t>>(0);
+  struct Grids {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::set<int64_t> launched;
+  };
+  auto grids = std::make_shared<Grids>();
   sim->registerKernel("floor_k", SimKernel{nullptr, [=](const SimLaunch& l) {
+                                             {
+                                               std::lock_guard<std::mutex> g(grids->mu);
+                                               grids->launched.insert(l.define("GRID"));
+                                             }
+                                             grids->cv.notify_all();
                                              const double ms = double(l.define("NS")) * 1e-6;
                                              return launches->fetch_add(1) < boosted ? ms * boost : ms;
                                            }, nullptr});
@@ -71,7 +94,15 @@ Expected<TuneReport> tuneConfigs(const TmpDir& dir, std::vector<Config> configs,
     eo.options.pipeline = false;
     eo.options.compile_threads = 1;
   }
-  eo.compiler = std::make_shared<SimCompiler>();
+  eo.compiler = std::make_shared<SimCompiler>([grids](const CompileRequest& r) {
+    for (const auto& [name, value] : r.defines) {
+      if (name != "GATE") continue;
+      std::unique_lock<std::mutex> g(grids->mu);
+      const size_t n = static_cast<size_t>(std::atoi(value.c_str()));
+      grids->cv.wait(g, [&] { return grids->launched.size() >= n; });
+    }
+    return SimCompileDecision{};
+  });
   KTUNE_ASSIGN_OR_RETURN(auto t, Engine::create(sim, eo));
   testfamily::SpecFamily<Rows> fam;
   auto& [f, x] = fam;
@@ -87,6 +118,16 @@ Expected<TuneReport> tuneConfigs(const TmpDir& dir, std::vector<Config> configs,
   };
   f.args = [](const Rows& p, ArgPack& a) { a.add(p.n); };
   x.verify = [](const void*, StreamHandle) -> Expected<VerifyResult> { return VerifyResult{}; };
+  if (vendor_ns > 0) {
+    const size_t bytes = static_cast<size_t>(vendor_ns) * 1000;  // 1 GB/ms: 1000 B per ns
+    KTUNE_ASSIGN_OR_RETURN(DevicePtr buf, sim->alloc(bytes));
+    f.vendor_candidates = [](const Rows&) {
+      return std::vector<VendorCandidate>{{"fake:algo=1", "fakeblas"}};
+    };
+    f.vendor_launch = [sim, buf, bytes](const std::string&, const Rows&, StreamHandle s) {
+      return sim->memset8(buf, 0, bytes, s);
+    };
+  }
   KTUNE_ASSIGN_OR_RETURN(auto added, addFamily(*t, std::move(fam)));
   return added.tune(Rows{});
 }
@@ -328,6 +369,93 @@ TEST(LaunchFloor, OnlyPromisingCombinationsAreRacedBeforeAStop) {
   }
   EXPECT_EQ(losing, 0) << rep->tree();
   EXPECT_LE(raced, 38) << rep->tree();  // 33-34: the tie's 29, the picks, A=2,B=2's class
+}
+
+// A stall's coverage pick at a vendor leader's edge owes its class (guided::owesClass): a GEMM
+// decode key's pick for its winner's class (8 configs, the winner last) ran 1% behind cuBLASLt's
+// leader in round 1 of some GPU runs, the prior's own configs 16% or more behind, and the class
+// went unraced. Here a vendor candidate (3 us) leads; the B=1 configs (the prior's order) run
+// `b1_ns` and slower (the stall fires); B=2 (grids 9-18, ranked last) has its pick, GRID 18, at
+// `pick_ns`, seven configs at 3.1 us and the winner, GRID 9, at 2.8 us.
+Expected<TuneReport> tuneVendorEdge(const TmpDir& dir, int64_t b1_ns, int64_t pick_ns,
+                                    int64_t vendor_ns = 3000) {
+  std::vector<Config> configs;
+  for (const Config& c : flatConfigs({})) {
+    const int64_t g = c.getInt("GRID");
+    configs.push_back(
+        Config{{"B", int64_t(1)}, {"GRID", g}, {"NS", int64_t(g == 33 ? b1_ns : 3600 + 2 * (g - 33))}});
+  }
+  for (int g = 9; g <= 18; ++g)
+    configs.push_back(Config{{"B", int64_t(2)}, {"GRID", int64_t(g)},
+                             {"NS", g == 18 ? pick_ns : g == 9 ? 2800 : 3100}});
+  // noise > 0: compiled and timed in order
+  return tuneConfigs(dir, configs, {"B"}, 1e-9, 1, 0, 1, vendor_ns);
+}
+
+int racedCount(const TuneReport& rep) {
+  int raced = 0;
+  for (const CandidateResult& c : rep.candidates)
+    raced += c.source == "jit" && c.reason.rfind("not reached", 0) != 0 ? 1 : 0;
+  return raced;
+}
+
+// The 16-row decode key's case: the prior's configs 17% behind the vendor, the pick 1.3% behind it
+// (a tie) or 0.3% ahead: the class is raced (past the patience) and its last config wins.
+TEST(LaunchFloor, APickAtAVendorLeadersEdgeRacesItsClass) {
+  for (int64_t pick_ns : {3040, 2990}) {
+    TmpDir dir;
+    auto rep = tuneVendorEdge(dir, 3500, pick_ns);
+    ASSERT_TRUE(rep.ok()) << rep.status().toString();
+    EXPECT_EQ(rep->winner, "B=2,GRID=9,NS=2800") << pick_ns << rep->tree();
+    EXPECT_LE(racedCount(*rep), 40) << rep->tree();
+  }
+}
+
+// A prefill key's case: a config of the prior's order ties the vendor (0.7% behind), so a tying
+// pick is one more tie, not the first config at the vendor's edge: it owes nothing and the race
+// does not widen (the reverted rule made a cold 4096^3 race compile 26-28 configs instead of 18).
+TEST(LaunchFloor, APickThatTiesWhereThePriorsConfigsTieOwesNothing) {
+  TmpDir dir;
+  auto rep = tuneVendorEdge(dir, 3020, 3040);
+  ASSERT_TRUE(rep.ok()) << rep.status().toString();
+  EXPECT_NE(rep->winner, "B=2,GRID=9,NS=2800") << rep->tree();
+  EXPECT_LE(racedCount(*rep), 20) << rep->tree();
+}
+
+// No vendor: a pick that ties a JIT leader owes nothing (the race as before the rule).
+TEST(LaunchFloor, APickThatTiesAJitLeaderOwesNothing) {
+  TmpDir dir;
+  auto rep = tuneVendorEdge(dir, 3000, 3040, 0);
+  ASSERT_TRUE(rep.ok()) << rep.status().toString();
+  EXPECT_EQ(rep->winner, "B=1,GRID=33,NS=3000") << rep->tree();
+  EXPECT_LE(racedCount(*rep), 20) << rep->tree();
+}
+
+// Once the stall holds, the first config of the prior's order at the vendor's edge owes its class,
+// pick or not, and a compile still running at the stop may take it back (race_stop.h:
+// owePickClasses): B=2's value is covered early by GRID 132 (ranked first, 3.6 us); GRID 333
+// (ranked 12th, its compile held until 17 others were timed: it arrives when the race has
+// stalled or stopped) ties the vendor at 3.04 us; the rest of B=2 (grids 9-16) is ranked last,
+// the winner GRID 9 at 2.8 us.
+TEST(LaunchFloor, TheFirstConfigAtAVendorsEdgeAfterTheStallRacesItsClass) {
+  std::vector<Config> configs;
+  for (const Config& c : flatConfigs({})) {
+    const int64_t g = c.getInt("GRID");
+    configs.push_back(
+        Config{{"B", int64_t(1)}, {"GRID", g}, {"NS", int64_t(g == 33 ? 3500 : 3600 + 2 * (g - 33))}});
+  }
+  configs.push_back(Config{{"B", int64_t(2)}, {"GRID", int64_t(132)}, {"NS", int64_t(3600)}});
+  configs.push_back(Config{{"B", int64_t(2)}, {"GATE", int64_t(17)}, {"GRID", int64_t(333)},
+                           {"NS", int64_t(3040)}});  // compiles after 17 others were timed
+  for (int g = 9; g <= 16; ++g)
+    configs.push_back(Config{{"B", int64_t(2)}, {"GRID", int64_t(g)}, {"NS", int64_t(g == 9 ? 2800 : 3100)}});
+  // B=3, ranked last, is the stall's coverage pick; GRID 306 compiles beside it (the window).
+  configs.push_back(Config{{"B", int64_t(3)}, {"GRID", int64_t(5)}, {"NS", int64_t(3700)}});
+  TmpDir dir;
+  auto rep = tuneConfigs(dir, configs, {"B"}, 0, 1, 0, 1, 3000);  // compiles beside the race
+  ASSERT_TRUE(rep.ok()) << rep.status().toString();
+  EXPECT_EQ(rep->winner, "B=2,GRID=9,NS=2800") << rep->tree();
+  EXPECT_LE(racedCount(*rep), 42) << rep->tree();
 }
 
 // The rule itself (guided::comboDue, uncovered) on a race's state: positions 0-6 in the prior's
