@@ -35,6 +35,11 @@ Expected<FunctionHandle> TunerEngine::loadFunction(const std::string& co_key, co
   return fn;
 }
 
+bool TunerEngine::functionLoaded(const std::string& co_key) {
+  std::lock_guard<std::mutex> l(modules_mu);
+  return functions.count(co_key) != 0;
+}
+
 Dim3 TunerEngine::launchGrid(FunctionHandle fn, const LaunchDims& d) {
   if (d.persistent_cluster <= 1) return d.grid;
   const unsigned threads = d.block.x * d.block.y * d.block.z;

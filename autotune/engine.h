@@ -186,6 +186,8 @@ class TunerEngine {
   // The registered family called `name`, or null.
   FamilyState* findFamily(const std::string& name);
   Expected<FunctionHandle> loadFunction(const std::string& co_key, const CodeObject& co);
+  // Whether loadFunction has loaded the object `co_key` in this process (it then needs no binary).
+  bool functionLoaded(const std::string& co_key);
   // d's grid as launched: a persistent cluster grid (LaunchDims::persistent_cluster) shrunk to
   // the resident clusters of `fn` (residentClusterGrid, asked once per function and dims).
   Dim3 launchGrid(FunctionHandle fn, const LaunchDims& d);

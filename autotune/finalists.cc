@@ -45,7 +45,15 @@ int findBaseline(const FinalistRun& fr) {
   return -1;
 }
 
-// One round's bench budget: a slice of the run's, at least a few runs each.
+// One round's bench budget: a slice of the run's, at least a few runs each. Every round times its
+// finalists alike and without checks: the checks (a read-back, or the device comparison's kernel,
+// with the stream synchronised around it) changed the GPU's power state in the round they were
+// in, and the first round, which held them, read the finalists in its first positions (the
+// default's, every time) 1-4% faster or slower than the later rounds did, by the check's length
+// (bench/NOTES.md, issue 34, twenty-first session). The winner is checked after the rounds
+// (checkOptions); `check`: a sole finalist's one round, which has nothing to be compared with, checks
+// it (before its runs, after the second, after the last). Every finalist's cost is known from the
+// race: two estimate runs.
 BenchOptions roundOptions(const TunerEngine& e, bool check) {
   BenchOptions bo = e.engineOptions().bench;
   const int rounds = std::max(1, e.engineOptions().finalist_rounds);
@@ -54,15 +62,21 @@ BenchOptions roundOptions(const TunerEngine& e, bool check) {
   bo.min_runs = std::max(3, bo.min_runs / 2);
   bo.best_ms = 0;  // no early rejection: every finalist is timed in full (the worker keeps its
   bo.abort_factor = 1e9;  // own best across a batch, so the factor turns it off there too)
+  bo.verify = check;  // without it the launch before the runs stays, as a warm-up
   bo.reverify = check;
-  // Every finalist passed verification when it was first measured: the first round checks it
-  // again (before, during and after its runs), the rounds after only time it. The first, because
-  // the rounds stop as soon as the decision is settled (finalistsSettled): which round is the
-  // last is not known in advance. A verification reads back the output (tens of ms for a wide
-  // GEMM), which per round and finalist was most of the re-timing's cost.
-  bo.verify = check;
-  // A round after the first times a kernel whose cost the first measured.
-  if (!check) bo.estimate_runs = kKnownCostEstimateRuns;
+  bo.estimate_runs = kKnownCostEstimateRuns;
+  return bo;
+}
+
+// The winner's check after the rounds: its output verified before its runs, after the second and
+// after the last (a kernel wrong only on later launches fails), in as few runs as the harness
+// makes; the time is not used.
+BenchOptions checkOptions(const TunerEngine& e) {
+  BenchOptions bo = roundOptions(e, true);
+  bo.warmup_ms = 0;
+  bo.rep_ms = 0;
+  bo.min_runs = 3;
+  bo.target_ci = 0;
   return bo;
 }
 
@@ -74,9 +88,8 @@ void failFinalist(Cand& c, const CandidateResult& r) {
 
 // One round in this process: each finalist verified and timed in `order`.
 void roundInProcess(FinalistRun& fr, const std::vector<size_t>& fin, const std::vector<size_t>& order,
-                    bool check, std::vector<std::vector<double>>& times, int round,
+                    const BenchOptions& bo, std::vector<std::vector<double>>& times, int round,
                     std::vector<BenchStats>& stats) {
-  const BenchOptions bo = roundOptions(fr.e, check);
   for (size_t j : order) {
     Cand& c = fr.cands[fin[j]];
     if (!c.live) continue;
@@ -93,13 +106,13 @@ void roundInProcess(FinalistRun& fr, const std::vector<size_t>& fin, const std::
 
 // One round through the worker; false when the worker could not run it.
 bool roundInWorker(FinalistRun& fr, const std::vector<size_t>& fin, const std::vector<size_t>& order,
-                   bool check, std::vector<std::vector<double>>& times, int round,
+                   const BenchOptions& bo, std::vector<std::vector<double>>& times, int round,
                    std::vector<BenchStats>& stats, std::string* why) {
   WorkerBatch b;
   b.family = fr.fs.f.name;
   b.key = fr.key;
   b.args_json = fr.fs.f.args_json(fr.p);
-  b.bench = roundOptions(fr.e, check);
+  b.bench = bo;
   std::vector<size_t> sent;
   for (size_t j : order) {
     const Cand& c = fr.cands[fin[j]];
@@ -223,6 +236,34 @@ DefaultComparison soleDefault(double ms, double margin) {
   return c;
 }
 
+// One round, in the worker or in this process; false (with *why) when the worker could not run it.
+bool runRound(FinalistRun& fr, const std::vector<size_t>& fin, const std::vector<size_t>& order,
+              const BenchOptions& bo, std::vector<std::vector<double>>& times, int round,
+              std::vector<BenchStats>& stats, std::string* why) {
+  if (fr.isolated) return roundInWorker(fr, fin, order, bo, times, round, stats, why);
+  roundInProcess(fr, fin, order, bo, times, round, stats);
+  return true;
+}
+
+// The winner fin[w] checked after the rounds (checkOptions); one that fails is marked failed, its
+// times dropped and the decision made again among the rest (checked in turn). Returns the checked
+// winner's index into fin (-1: none left); false from *ok when the worker could not run a check.
+int checkedWinner(FinalistRun& fr, const std::vector<size_t>& fin, int b, double margin, int w,
+                  std::vector<std::vector<double>>& times, DefaultComparison* cmp, bool* ok,
+                  std::string* why) {
+  const BenchOptions bo = checkOptions(fr.e);
+  while (w >= 0) {
+    std::vector<std::vector<double>> t(fin.size(), std::vector<double>(1, -1.0));
+    std::vector<BenchStats> st(fin.size());
+    if (timelineOn()) timelineMark("finalists_check", strprintf("%d", w));
+    if (!(*ok = runRound(fr, fin, {static_cast<size_t>(w)}, bo, t, 0, st, why))) return -1;
+    if (fr.cands[fin[w]].live) return w;
+    std::fill(times[w].begin(), times[w].end(), -1.0);
+    w = decideFinalists(times, b, margin, cmp);
+  }
+  return w;
+}
+
 }  // namespace
 
 int runFinalists(FinalistRun& fr, DefaultComparison* cmp) {
@@ -241,16 +282,26 @@ int runFinalists(FinalistRun& fr, DefaultComparison* cmp) {
   if (fin.empty()) return fastest;  // only results resumed from an interrupted run passed
   const double race_hi = raceSeparation(fr, fin, base, margin);
   // A single finalist has nothing to be compared with: one round re-verifies it. Otherwise the
-  // rounds stop once the decision is settled.
-  int rounds = fin.size() < 2 ? 1 : std::max(2, fr.e.engineOptions().finalist_rounds);
+  // rounds stop once the decision is settled, and the winner is checked after them.
+  const bool sole = fin.size() < 2;
+  int rounds = sole ? 1 : std::max(2, fr.e.engineOptions().finalist_rounds);
   // Past the planned rounds only while a gain above the margin is still undecided, at the launch
   // floor too (a few-µs key's 2-4% gain was kept "within noise" without them: FinalistRun).
-  const int extra = fin.size() < 2 ? 0 : kFinalistExtraRounds;
+  const int extra = sole ? 0 : kFinalistExtraRounds;
   const int b = base >= 0 ? 0 : -1;
+  const BenchOptions bo = roundOptions(fr.e, sole);
   std::vector<std::vector<double>> times(fin.size());
   std::vector<BenchStats> stats(fin.size());
   std::vector<char> out(fin.size(), 0);  // left the rounds (finalistsLeaving): no time after
   int w = -1;
+  std::string why;
+  auto failed = [&] {
+    fr.e.log() << "ktune: " << fr.fs.f.name << " [" << fr.key
+               << "]: re-timing the finalists in the worker failed (" << why
+               << "); keeping the first measurements\n";
+    cmp->decision = "re-timing failed: " + why;
+    return fastest;
+  };
   for (int r = 0; finalistsWantAnotherRound(times, b, margin, rounds, extra); ++r) {
     // Past the planned rounds the horizon is the extra ones' end.
     const int horizon = r < rounds ? rounds : rounds + extra;
@@ -259,19 +310,8 @@ int runFinalists(FinalistRun& fr, DefaultComparison* cmp) {
     auto order = finalistOrder(fin.size(), r);
     order.erase(std::remove_if(order.begin(), order.end(), [&](size_t j) { return out[j] != 0; }),
                 order.end());
-    std::string why;
     if (timelineOn()) timelineMark("finalists_round", strprintf("%d: %zu finalists", r, order.size()));
-    if (fr.isolated) {
-      if (!roundInWorker(fr, fin, order, r == 0, times, r, stats, &why)) {
-        fr.e.log() << "ktune: " << fr.fs.f.name << " [" << fr.key
-                   << "]: re-timing the finalists in the worker failed (" << why
-                   << "); keeping the first measurements\n";
-        cmp->decision = "re-timing failed: " + why;
-        return fastest;
-      }
-    } else {
-      roundInProcess(fr, fin, order, r == 0, times, r, stats);
-    }
+    if (!runRound(fr, fin, order, bo, times, r, stats, &why)) return failed();
     for (size_t j = 0; j < fin.size(); ++j)
       if (!fr.cands[fin[j]].live) std::fill(times[j].begin(), times[j].end(), -1.0);
     if (r == 0 && race_hi > 0 && (w = separatedWin(times, race_hi, margin, cmp)) >= 0) break;
@@ -285,12 +325,15 @@ int runFinalists(FinalistRun& fr, DefaultComparison* cmp) {
       c.r.stats = stats[j];
     }
   }
-  if (fin.size() < 2) {
+  if (sole) {
     w = fr.cands[fin[0]].live ? 0 : -1;
     // The default alone: the race put every other candidate clearly behind it.
     if (w == 0 && base >= 0) *cmp = soleDefault(times[0][0], margin);
-  } else if (w < 0) {
-    w = decideFinalists(times, b, margin, cmp);
+  } else {
+    if (w < 0) w = decideFinalists(times, b, margin, cmp);
+    bool ok = true;
+    w = checkedWinner(fr, fin, b, margin, w, times, cmp, &ok, &why);
+    if (!ok) return failed();
   }
   if (w >= 0 && base >= 0) {
     cmp->baseline = fr.cands[base].r.config;

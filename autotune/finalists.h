@@ -1,12 +1,13 @@
 // Stage "finalists" of a tuning run (internal): the candidates that came out fastest, and the
 // family's default, are timed again after every compile has finished, interleaved in one process
-// on the same buffers (round r times them in order, round r+1 in reverse order, so each goes
-// first as often as last), with the output verified again after the last round's second and last
-// timed runs. A candidate replaces the default only when the 95% interval of its paired
-// time ratio to the default (per round, same conditions) lies below 1 and the ratio itself is
-// below 1 - margin (options.finalist_margin, 1% by default): a tuned key never records a winner
-// that the measurements cannot tell apart from the default, nor one whose gain is below the
-// margin (such near-ties would otherwise flip between runs).
+// on the same buffers (finalistOrder), every round timed alike and without checks; the winner's
+// output is verified again after the rounds (before, after the second and after the last run of a
+// short run of its own; one that fails is dropped and the decision made again among the rest). A
+// candidate replaces the default only when the 95% interval of its paired time ratio to the
+// default (per round, same conditions) lies below 1 and the ratio itself is below 1 - margin
+// (options.finalist_margin, 1% by default): a tuned key never records a winner that the
+// measurements cannot tell apart from the default, nor one whose gain is below the margin (such
+// near-ties would otherwise flip between runs).
 //
 // The default is the family's vendor default (a VendorCandidate with is_default, e.g. cuBLASLt's
 // heuristic #0) when it passed, else the family's default_config when it was a candidate and

@@ -265,7 +265,7 @@ for name, S, E, ms, mp, wp in details:
             key, rnd, rounds = re.sub(r".*M=(\d+),N=(\d+),K=(\d+).*", r"\1x\2x\3", dd), None, defaultdict(list)
         elif l == "finalists_round":
             rnd = int(dd.split(":")[0])
-        elif l == "chosen":
+        elif l in ("chosen", "finalists_check"):  # the winner's check after the rounds: no round's
             rnd = None
         elif l == "bench" and rnd is not None:
             m = re.search(r"median ([\d.]+) status 0 \| (.*)$", dd)

@@ -1,6 +1,9 @@
-// A SIGKILLed tuner resumes from its partial results, isolated and in process (part of the
-// isolation_worker_test program: KTUNE_TEST_PARTS in tests/CMakeLists.txt).
+// A SIGKILLed tuner resumes from its partial results, isolated and in process; a worker does not
+// read a binary it has loaded from the store again (part of the isolation_worker_test program:
+// KTUNE_TEST_PARTS in tests/CMakeLists.txt).
 #include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -11,6 +14,9 @@
 #include <thread>
 
 #include "autotune/autotuner.h"
+#include "autotune/isolation.h"
+#include "base/fs.h"
+#include "compiler/sim/sim_compiler.h"
 #include "tests/unit/isolation_families.h"
 #include "tests/unit/isolation_test_env.h"
 
@@ -98,6 +104,72 @@ void killAndResume(bool isolate) {
 
 TEST(Isolation, SigkilledIsolatedTunerResumes) { killAndResume(true); }
 TEST(Isolation, SigkilledInProcessTunerResumes) { killAndResume(false); }
+
+
+// Serves one bench request for iso_good's BLOCK=256,MODE=0 (with code-object key `key`) through
+// serveWorker in this process; returns the result.
+CandidateResult serveOne(Engine& tu, const std::string& key) {
+  int in[2], out[2];
+  EXPECT_EQ(::pipe(in), 0);
+  EXPECT_EQ(::pipe(out), 0);
+  nlohmann::json cand{{"config", "BLOCK=256,MODE=0"}, {"source", "jit"}};
+  if (!key.empty()) cand["code_object_key"] = key;
+  nlohmann::json bench{{"op", "bench"}, {"family", "iso_good"}, {"key", "k"},
+                       {"args", "{\"n\":1000}"}, {"best_ms", 0.0},
+                       {"candidates", nlohmann::json::array({cand})}};
+  const std::string req = bench.dump() + "\n";
+  EXPECT_EQ(::write(in[1], req.data(), req.size()), static_cast<ssize_t>(req.size()));
+  ::close(in[1]);
+  std::thread th([&] {
+    (void)serveWorker(tu, in[0], out[1]);
+    ::close(out[1]);
+  });
+  std::string all;
+  char buf[4096];
+  for (ssize_t k; (k = ::read(out[0], buf, sizeof(buf))) > 0;) all.append(buf, size_t(k));
+  th.join();
+  ::close(in[0]);
+  ::close(out[0]);
+  std::istringstream ls(all);
+  for (std::string line; std::getline(ls, line);) {
+    auto j = nlohmann::json::parse(line);
+    if (j.value("event", "") != "result") continue;
+    auto r = candidateResultFromJson(j["result"].dump());
+    EXPECT_TRUE(r.ok()) << line;
+    if (r.ok()) return *r;
+  }
+  ADD_FAILURE() << "no result: " << all;
+  return {};
+}
+
+// A binary the worker loaded before (a later race round, the finalists' rounds) is benchmarked
+// without reading it from the store again: that read left the GPU idle before every JIT
+// candidate's runs and before no vendor one's. Here the store is emptied between two requests: the
+// second is benchmarked from the loaded binary, with no compile.
+TEST(IsolationProtocol, ALoadedBinaryIsNotReadFromTheStoreAgain) {
+  IsoEnv env;
+  std::atomic<int> compiles{0};
+  EngineOptions o = env.options(false);
+  o.compiler = std::make_shared<SimCompiler>([&compiles](const CompileRequest&) {
+    ++compiles;
+    return SimCompileDecision{};
+  });
+  o.ir_compiler = o.compiler;
+  auto tu = Engine::create(env.backend, o);
+  ASSERT_TRUE(tu.ok()) << tu.status().toString();
+  ASSERT_TRUE(addFamily(**tu, isotest::isoFamily(env.backend.get(), "iso_good",
+                                                 isotest::isoFamilies()[2].second)).ok());
+  const CandidateResult first = serveOne(**tu, "");
+  ASSERT_EQ(first.status, Code::kOk) << first.reason;
+  ASSERT_FALSE(first.code_object_key.empty());
+  EXPECT_EQ(compiles.load(), 1);
+  ASSERT_TRUE(removeTree(env.dir).ok());
+  ASSERT_TRUE(makeDirs(env.dir).ok());
+  const CandidateResult again = serveOne(**tu, first.code_object_key);
+  EXPECT_EQ(again.status, Code::kOk) << again.reason;
+  EXPECT_GT(again.stats.runs, 0);
+  EXPECT_EQ(compiles.load(), 1);
+}
 
 }  // namespace
 }  // namespace ktune
