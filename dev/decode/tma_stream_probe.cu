@@ -148,6 +148,77 @@ __global__ void __launch_bounds__(160, 1) tstream(const __grid_constant__ CUtens
   if (tid == 0) rec[blockIdx.x] = {ts, st_issue0, st_full0, gtime()};
 }
 
+// The same stream with the issue path at compile time (as the decode kernel's: unrolled boxes, no
+// division per box or stage): tile, step, slot and phase kept incrementally. ISSUE 0: the elected
+// thread issues the stage's boxes in turn; 1: lane i % 32 issues box i.
+template <int TR, int U, int BOXR, int ISSUE, int AON>
+__global__ void __launch_bounds__(160, 1) tsx(const __grid_constant__ CUtensorMap mw,
+                                              const __grid_constant__ CUtensorMap mx, const P p, Rec* rec,
+                                              float* sink) {
+  constexpr int kWB = TR * U * 128, kSB = kWB + (AON ? 16 * U * 128 : 0), kNBW = TR / BOXR * U;
+  constexpr int kNB = kNBW + (AON ? U : 0);
+  extern __shared__ __align__(1024) unsigned char sm[];
+  const unsigned long long ts = gtime();
+  const unsigned base = (saddr(sm) + 1023u) & ~1023u;
+  const unsigned full = base + p.S * kSB, empty = full + 8 * p.S;
+  const int tid = threadIdx.x;
+  __shared__ unsigned long long st_issue0, st_full0;
+  if (tid == 128) {
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&mw)) : "memory");
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&mx)) : "memory");
+  }
+  if (tid == 0) {
+    for (int i = 0; i < p.S; ++i) {
+      mbar_init(full + 8 * i, 1);
+      mbar_init(empty + 8 * i, 4);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+  const long long u0 = p.units * blockIdx.x / gridDim.x, u1 = p.units * (blockIdx.x + 1) / gridDim.x;
+  const int n = (int)(u1 - u0);
+  int tile = (int)(u0 / p.steps), stp = (int)(u0 - (long long)tile * p.steps), slot = 0, ph = 0;
+  if (tid >= 128) {
+    const int lane = tid - 128;
+    for (int s = 0; s < n; ++s) {
+      if (s >= p.S) mbar_wait(empty + 8 * slot, ph ^ 1);
+      const unsigned w = base + slot * kSB, bar = full + 8 * slot;
+      const int row0 = tile * TR, k0 = stp * U * 64;
+      if (s == 0 && lane == 0) st_issue0 = gtime();
+      if (lane == 0) mbar_expect_tx(bar, kSB);
+      if (ISSUE == 1) __syncwarp();
+      if (ISSUE == 1 || lane == 0) {
+#pragma unroll
+        for (int i = 0; i < kNB; ++i) {
+          if (ISSUE == 1 && i % 32 != lane) continue;
+          if (i < kNBW) {
+            const int b = i / U, u = i % U;
+            tma2d(w + u * TR * 128 + b * BOXR * 128, &mw, k0 + u * 64, row0 + b * BOXR, bar);
+          } else {
+            const int u = i - kNBW;
+            tma2d(w + kWB + u * 16 * 128, &mx, k0 + u * 64, 0, bar);
+          }
+        }
+      }
+      __syncwarp();
+      if (++stp == p.steps) stp = 0, ++tile;
+      if (++slot == p.S) slot = 0, ph ^= 1;
+    }
+  } else {
+    for (int s = 0; s < n; ++s) {
+      mbar_wait(full + 8 * slot, ph);
+      if (s == 0 && tid == 0) st_full0 = gtime();
+      __syncwarp();
+      if ((tid & 31) == 0) mbar_arrive(empty + 8 * slot);
+      if (++slot == p.S) slot = 0, ph ^= 1;
+    }
+  }
+  __syncthreads();
+  if (tid == 0) rec[blockIdx.x] = {ts, st_issue0, st_full0, gtime()};
+  if (n < 0) sink[0] = 0;
+}
+using XFn = void (*)(const CUtensorMap, const CUtensorMap, const P, Rec*, float*);
+
 __global__ void empty_k(Rec* rec) {
   const unsigned long long ts = gtime();
   __syncthreads();
@@ -181,12 +252,14 @@ __global__ void flush_read(const uint4* __restrict__ p, long long n, unsigned* o
   if (acc == 0x9e3779b9u) out[threadIdx.x] = acc;
 }
 
-// A variant: kind 0 read, 1 empty (smem bytes in S), 2 the TMA stream. grid rule: 0 = 132 * bps
+// A variant: kind 0 read, 1 empty (smem bytes in S), 2 the TMA stream (runtime issue path), 3 the
+// same with the issue path at compile time (tsx). grid rule: 0 = 132 * bps
 // blocks (units split evenly, stream-K-like), 1 = 2 blocks per tile (the cluster K split's
 // partition, no cluster), 2 = min(tiles, 132) blocks of whole tiles (DC_GRID = 6).
 struct V {
   std::string name;
   int kind, TR, U, S, boxr, a_on, issue, bloat, rule, bps;
+  XFn xk = nullptr;  // kind 3: tsx<TR, U, boxr, issue, a_on>
 };
 
 static CUtensorMap make_map(void* base, int rows, int K, int box_rows) {
@@ -228,6 +301,23 @@ static std::vector<V> variants() {
   v.push_back({"T128 U2 S4 x132 box64 u-outer", 2, 128, 2, 4, 64, 1, 2, 0, 0, 1});
   v.push_back({"T256 U1 S4 x132 box256", 2, 256, 1, 4, 256, 1, 0, 0, 0, 1});
   v.push_back({"T64 U4 S4 x132 + 8 KB prologue code", 2, 64, 4, 4, 64, 1, 0, 64, 0, 1});
+  // name, kind, TR, U, S, boxr, a_on, issue, bloat, rule, bps, kernel: the compile-time issue path
+  v.push_back({"X T64 U4 S4 2/tile (G4 U4 D2)", 3, 64, 4, 4, 64, 1, 0, 0, 1, 1, tsx<64, 4, 64, 0, 1>});
+  v.push_back({"X T64 U4 S4 2/tile lanes", 3, 64, 4, 4, 64, 1, 1, 0, 1, 1, tsx<64, 4, 64, 1, 1>});
+  v.push_back({"X T64 U2 S10 2/tile (G4 U2 D5)", 3, 64, 2, 10, 64, 1, 0, 0, 1, 1, tsx<64, 2, 64, 0, 1>});
+  v.push_back({"X T64 U2 S10 2/tile lanes", 3, 64, 2, 10, 64, 1, 1, 0, 1, 1, tsx<64, 2, 64, 1, 1>});
+  v.push_back({"X T128 U2 S4 whole tiles (G6 U2 D2)", 3, 128, 2, 4, 64, 1, 0, 0, 2, 1, tsx<128, 2, 64, 0, 1>});
+  v.push_back({"X T128 U2 S4 whole tiles lanes", 3, 128, 2, 4, 64, 1, 1, 0, 2, 1, tsx<128, 2, 64, 1, 1>});
+  v.push_back({"X T64 U4 S4 x132", 3, 64, 4, 4, 64, 1, 0, 0, 0, 1, tsx<64, 4, 64, 0, 1>});
+  v.push_back({"X T64 U4 S4 x132 lanes", 3, 64, 4, 4, 64, 1, 1, 0, 0, 1, tsx<64, 4, 64, 1, 1>});
+  v.push_back({"X T64 U4 S4 x132 no A", 3, 64, 4, 4, 64, 0, 0, 0, 0, 1, tsx<64, 4, 64, 0, 0>});
+  v.push_back({"X T64 U4 S2 x132", 3, 64, 4, 2, 64, 1, 0, 0, 0, 1, tsx<64, 4, 64, 0, 1>});
+  v.push_back({"X T64 U4 S5 x132", 3, 64, 4, 5, 64, 1, 0, 0, 0, 1, tsx<64, 4, 64, 0, 1>});
+  v.push_back({"X T64 U1 S16 x132", 3, 64, 1, 16, 64, 1, 0, 0, 0, 1, tsx<64, 1, 64, 0, 1>});
+  v.push_back({"X T64 U8 S2 x132", 3, 64, 8, 2, 64, 1, 0, 0, 0, 1, tsx<64, 8, 64, 0, 1>});
+  v.push_back({"X T128 U2 S4 x132 box64", 3, 128, 2, 4, 64, 1, 0, 0, 0, 1, tsx<128, 2, 64, 0, 1>});
+  v.push_back({"X T128 U2 S4 x132 box128", 3, 128, 2, 4, 128, 1, 0, 0, 0, 1, tsx<128, 2, 128, 0, 1>});
+  v.push_back({"X T64 U4 S2 x264 (2 per SM)", 3, 64, 4, 2, 64, 1, 0, 0, 0, 2, tsx<64, 4, 64, 0, 1>});
   return v;
 }
 
@@ -249,9 +339,11 @@ int main(int argc, char** argv) {
   cudaMemset(w, 1, max_rows * K * 2);
   cudaMemset(x, 1, 16 * K * 2);
   cudaMemset(fl, 2, fl_n * 16);
-  cudaFuncSetAttribute(tstream<0>, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 << 10);
-  cudaFuncSetAttribute(tstream<64>, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 << 10);
-  cudaFuncSetAttribute(empty_k, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 << 10);
+  cudaFuncSetAttribute(tstream<0>, cudaFuncAttributeMaxDynamicSharedMemorySize, 210 << 10);
+  cudaFuncSetAttribute(tstream<64>, cudaFuncAttributeMaxDynamicSharedMemorySize, 210 << 10);
+  for (const V& a : variants())
+    if (a.xk) cudaFuncSetAttribute((const void*)a.xk, cudaFuncAttributeMaxDynamicSharedMemorySize, 210 << 10);
+  cudaFuncSetAttribute(empty_k, cudaFuncAttributeMaxDynamicSharedMemorySize, 210 << 10);
   const CUtensorMap mx = make_map(x, 16, K, 16);
   const std::vector<V> vs = variants();
   struct Job {
@@ -266,7 +358,7 @@ int main(int argc, char** argv) {
       const V& a = vs[v];
       Job j{v, si, 0, 0, {}, {}};
       const int rows = sizes[si];
-      if (a.kind == 2) {
+      if (a.kind >= 2) {
         const int tiles = rows / a.TR, steps = K / (64 * a.U);
         j.p = {rows, K, a.TR, a.U, a.S, a.boxr, a.a_on, a.issue, (long long)tiles * steps, steps};
         j.grid = a.rule == 0 ? 132 * a.bps : a.rule == 1 ? 2 * tiles : std::min(tiles, 132);
@@ -284,6 +376,9 @@ int main(int argc, char** argv) {
       lin4<<<264, 512>>>((const uint4*)w, (long long)sizes[j.size] * K * 2 / 16, out, rec);
     } else if (a.kind == 1) {
       empty_k<<<132, 160, j.smem>>>(rec);
+    } else if (a.kind == 3) {
+      void* args[] = {(void*)&j.mw, (void*)&mx, (void*)&j.p, (void*)&rec, (void*)&sink};
+      cudaLaunchKernel((const void*)a.xk, dim3(j.grid), dim3(160), args, j.smem, 0);
     } else if (a.bloat) {
       tstream<64><<<j.grid, 160, j.smem>>>(j.mw, mx, j.p, rec, sink);
     } else {
@@ -291,7 +386,13 @@ int main(int argc, char** argv) {
     }
   };
   for (auto& j : jobs)
-    for (int i = 0; i < 2; ++i) launch(j);
+    for (int i = 0; i < 2; ++i) {
+      launch(j);
+      const cudaError_t e = cudaGetLastError();
+      if (e != cudaSuccess)
+        std::printf("launch failed: %s N=%d grid %d smem %zu: %s\n", vs[j.v].name.c_str(), sizes[j.size], j.grid,
+                    j.smem, cudaGetErrorString(e));
+    }
   if (cudaDeviceSynchronize() != cudaSuccess) {
     std::printf("CUDA error (warm-up): %s\n", cudaGetErrorString(cudaGetLastError()));
     return 1;
@@ -315,10 +416,7 @@ int main(int argc, char** argv) {
       last[q].resize(jobs[q].grid);
       cudaMemcpy(last[q].data(), rec, jobs[q].grid * sizeof(Rec), cudaMemcpyDeviceToHost);
     }
-  if (cudaGetLastError() != cudaSuccess) {
-    std::printf("CUDA error: %s\n", cudaGetErrorString(cudaGetLastError()));
-    return 1;
-  }
+  if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) std::printf("CUDA error: %s\n", cudaGetErrorString(e));
   auto med = [](std::vector<double> x) {
     std::sort(x.begin(), x.end());
     return x.empty() ? 0.0 : x[x.size() / 2];
