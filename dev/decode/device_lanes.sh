@@ -11,6 +11,7 @@
 #      (the --only order reversed in even processes);
 #   3. dev/decode/l2p_table.py: per key, mode and config, both µs and LANES1/base per process.
 #   OUT=$OUT DEADLINE=110 bash dev/decode/device_lanes.sh
+# DC_LANES was refuted and reverted (bench/NOTES.md, twenty-first session): run it on 41740a3's tree.
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
 device_preamble "${DEADLINE:-110}"

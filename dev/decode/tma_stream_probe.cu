@@ -260,6 +260,7 @@ struct V {
   std::string name;
   int kind, TR, U, S, boxr, a_on, issue, bloat, rule, bps;
   XFn xk = nullptr;  // kind 3: tsx<TR, U, boxr, issue, a_on>
+  int cluster = 1;   // kind 3: launched in clusters of this many blocks (no shared memory across them)
 };
 
 static CUtensorMap make_map(void* base, int rows, int K, int box_rows) {
@@ -318,6 +319,9 @@ static std::vector<V> variants() {
   v.push_back({"X T128 U2 S4 x132 box64", 3, 128, 2, 4, 64, 1, 0, 0, 0, 1, tsx<128, 2, 64, 0, 1>});
   v.push_back({"X T128 U2 S4 x132 box128", 3, 128, 2, 4, 128, 1, 0, 0, 0, 1, tsx<128, 2, 128, 0, 1>});
   v.push_back({"X T64 U4 S2 x264 (2 per SM)", 3, 64, 4, 2, 64, 1, 0, 0, 0, 2, tsx<64, 4, 64, 0, 1>});
+  v.push_back({"X T64 U4 S4 2/tile cluster 2 (G4 U4 D2)", 3, 64, 4, 4, 64, 1, 0, 0, 1, 1, tsx<64, 4, 64, 0, 1>, 2});
+  v.push_back({"X T128 U2 S4 2/tile (G4 NT2 U2 D2)", 3, 128, 2, 4, 64, 1, 0, 0, 1, 1, tsx<128, 2, 64, 0, 1>});
+  v.push_back({"X T128 U2 S4 2/tile cluster 2", 3, 128, 2, 4, 64, 1, 0, 0, 1, 1, tsx<128, 2, 64, 0, 1>, 2});
   return v;
 }
 
@@ -378,7 +382,16 @@ int main(int argc, char** argv) {
       empty_k<<<132, 160, j.smem>>>(rec);
     } else if (a.kind == 3) {
       void* args[] = {(void*)&j.mw, (void*)&mx, (void*)&j.p, (void*)&rec, (void*)&sink};
-      cudaLaunchKernel((const void*)a.xk, dim3(j.grid), dim3(160), args, j.smem, 0);
+      cudaLaunchConfig_t lc = {};
+      cudaLaunchAttribute at[1];
+      lc.gridDim = dim3(j.grid);
+      lc.blockDim = dim3(160);
+      lc.dynamicSmemBytes = j.smem;
+      at[0].id = cudaLaunchAttributeClusterDimension;
+      at[0].val.clusterDim.x = a.cluster, at[0].val.clusterDim.y = 1, at[0].val.clusterDim.z = 1;
+      lc.attrs = at;
+      lc.numAttrs = a.cluster > 1 ? 1 : 0;
+      cudaLaunchKernelExC(&lc, (const void*)a.xk, args);
     } else if (a.bloat) {
       tstream<64><<<j.grid, 160, j.smem>>>(j.mw, mx, j.p, rec, sink);
     } else {

@@ -396,29 +396,6 @@ TEST(GemmDecode, TmaFedBodyCompilesWithBulkTensorCopies) {
   });
 }
 
-// DC_LANES = 1 (the probe knob: the boxes issued by the producer warp's lanes) compiles for sm_90a
-// on the shipped 16-row picks' bodies (the cluster split with XR3, persistent, one block per tile)
-// and the register-split warpgroup: bulk tensor copies and wgmma.
-TEST(GemmDecode, TmaFedLanesIssueCompiles) {
-  auto cc = compilerForArch("sm_90a");
-  if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
-  std::vector<std::pair<Config, GemmShape>> jobs;
-  // (DC_WARPS, DC_NT, DC_U, DC_DEPTH, DC_GRID, DC_XR, DC_PF)
-  for (const auto& k : std::vector<std::array<int64_t, 7>>{
-           {4, 1, 4, 2, 4, 3, 1}, {8, 1, 2, 2, 6, 0, 1}, {4, 2, 4, 1, 0, 0, 1}, {8, 2, 2, 1, 4, 0, 3}}) {
-    Config c = wgConfig(2, k[0], k[1], k[2], k[3], k[4], k[6]);
-    c.set("DC_WG", int64_t{2});
-    c.set("DC_XR", k[5]);
-    c.set("DC_LANES", int64_t{1});
-    jobs.emplace_back(c, nt(16, 8192, 4096));
-  }
-  compileEach(**cc, jobs, [](const Config&, const std::string& ptx) -> std::string {
-    return ptx.find("cp.async.bulk.tensor.2d") == std::string::npos || ptx.find("wgmma.mma_async") == std::string::npos
-               ? "PTX lacks bulk tensor copies or wgmma"
-               : "";
-  });
-}
-
 // The TMA-fed body's epilogue at 128 rows loads every value of C a residual add (beta = 1) reads
 // before it stores the first output, and computes the gate/up outputs in straight-line code with
 // the approximate division: element by element each load of C waited its own L2 round trip and

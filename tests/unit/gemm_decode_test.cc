@@ -93,41 +93,6 @@ TEST(GemmDecode, WeightMapsL2PromotionIsAProbeKnob) {
   EXPECT_TRUE(checkTensorMap2D(bad).ok());
 }
 
-// DC_LANES = 1, a probe knob outside the tuning space (never enumerated, absent = 0): a stage's
-// boxes issued by the producer warp's lanes; the TMA-fed body with a producer warp or the
-// register-split warpgroup (DC_PF 1, 3), not A by cp.async, not the row-split pair, not the
-// cp.async ring. It changes no shared memory and no launch.
-TEST(GemmDecode, LanesIssueIsAProbeKnob) {
-  const ConfigSpace& sp = configSpace(KernelKind::kDecode);
-  for (const Config& c : sp.enumerate("cuda", 227 * 1024).accepted) ASSERT_FALSE(c.has("DC_LANES")) << c.toString();
-  const DeviceInfo dev = sm90aDevice();
-  const GemmShape s = nt(16, 4096, 4096);
-  Config base = wgConfig(2, 4, 1, 4, 2, 4);
-  base.set("DC_WG", int64_t{2});
-  Config lanes = base;
-  lanes.set("DC_LANES", int64_t{1});
-  ASSERT_TRUE(sp.validate(lanes).ok()) << sp.validate(lanes).toString();
-  EXPECT_EQ(sharedBytes(KernelKind::kDecode, lanes), sharedBytes(KernelKind::kDecode, base));
-  auto pb = launchPlan(KernelKind::kDecode, base, s, dev), pl = launchPlan(KernelKind::kDecode, lanes, s, dev);
-  ASSERT_TRUE(pb.ok() && pl.ok());
-  EXPECT_EQ(pl->grid.x, pb->grid.x);
-  EXPECT_EQ(pl->block.x, pb->block.x);
-  Config pf3 = wgConfig(2, 8, 1, 2, 2, 4, 3);
-  pf3.set("DC_WG", int64_t{2});
-  pf3.set("DC_LANES", int64_t{1});
-  EXPECT_TRUE(sp.validate(pf3).ok()) << sp.validate(pf3).toString();
-  for (auto [warps, grid, pf, wgk, v] : std::vector<std::array<int64_t, 5>>{
-           {8, 6, 2, 2, 1},    // A by cp.async
-           {8, 2, 1, 1, 1},    // the cp.async ring
-           {4, 7, 1, 2, 1},    // the row-split pair
-           {4, 4, 1, 2, 2}}) {  // only 1
-    Config c = wgConfig(8, warps, 1, 2, 2, grid, pf);
-    c.set("DC_WG", wgk);
-    c.set("DC_LANES", v);
-    EXPECT_NE(sp.validate(c).message().find("DC_LANES"), std::string::npos) << c.toString();
-  }
-}
-
 TEST(GemmDecode, LaunchRuleIsStreamKOverTheSms) {
   const DeviceInfo dev = sm90aDevice();
   auto p = launchPlan(KernelKind::kDecode, decodeConfig(1), nt(1, 4096, 4096), dev);

@@ -119,15 +119,7 @@ ConfigSpace buildSpace() {
       .addInts("DC_PF", {0, 1, 2, 3}, "cuda")
       .addInts("DC_XR", {0, 1, 3}, "cuda")
       .addInts("DC_GRID", {0, 1, 2, 3, 4, 5, 6, 7}, "cuda")
-      .addOptionalInts("DC_L2P", {0, 128, 256}, "cuda")
-      .addOptionalInts("DC_LANES", {1}, "cuda");
-  // DC_LANES = 1 (a probe knob, not enumerated; absent: 0): a stage's boxes issued by the producer
-  // warp's lanes, one box per lane, instead of by the elected thread (decode_wg_produce.cuh): the
-  // TMA-fed body with a producer warp (DC_PF 1 or 3), not the row-split pair.
-  s.constrain("DC_LANES 1 when present: DC_WG == 2, DC_PF != 2, DC_GRID != 7", [](K c) {
-    return !c.has("DC_LANES") ||
-           (c.getInt("DC_LANES", 0) == 1 && tmaFed(c) && knob(c, "DC_PF") != 2 && !mSplit(c));
-  });
+      .addOptionalInts("DC_L2P", {0, 128, 256}, "cuda");
   // DC_L2P (a probe knob, not enumerated; absent: kDecodeL2Promotion): the weight maps' L2
   // promotion in bytes, so only the TMA-fed body's.
   s.constrain("DC_L2P one of 0, 128, 256 (absent: 128), and 128 unless DC_WG == 2", [](K c) {

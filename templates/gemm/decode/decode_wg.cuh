@@ -85,15 +85,6 @@ constexpr int kNT = DC_NT;                        // 64-row slabs per warpgroup
 constexpr int kBN = 64 * kNT * (kCWarps / 4);     // weight rows per tile
 constexpr int kBM = 8 * DC_MT;                    // wgmma N: A rows per tile
 constexpr int kU = DC_U, kBK = 64 * kU;           // k per stage (unit)
-#ifndef DC_LANES
-#define DC_LANES 0  // a probe knob outside the tuning space (decode.cc): absent in every curated config
-#endif
-// DC_LANES = 1 (TMA-fed, a producer warp's elected issue): a stage's boxes issued by the producer
-// warp's lanes, box i by lane i % 32, after lane 0 posted the stage's bytes (produce_tma), instead
-// of one thread issuing them all in turn.
-constexpr bool kLanes = DC_LANES == 1;
-static_assert(DC_LANES == 0 || (kLanes && DC_TMA && DC_PF != 2 && DC_GRID != 7),
-              "DC_LANES = 1: TMA-fed, DC_PF 1 or 3, not the row-split pair");
 constexpr int kStages = 2 * DC_DEPTH;
 constexpr int kWBytes = kBN * kBK * 2, kXBytes = kBM * kBK * 2;
 constexpr int kStageBytes = kWBytes + kXBytes;    // a multiple of 1024: swizzle groups stay aligned
@@ -240,8 +231,8 @@ KTUNE_DEVICE void flush(const Prob& p, float (&acc)[kNT][kAcc], int row0, int st
 KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorMap* tmX, unsigned base,
                               unsigned full, unsigned empty, long u0, int S, int pt, unsigned rank) {
   static_assert(!(kXA && DC_MSPLIT), "A by cp.async: not with the row-split pair");
-  const bool lead = pt == 0, issuer = kLanes ? pt < 32 : lead;
-  const int n = kXA || issuer ? S : 0;
+  const bool lead = pt == 0;
+  const int n = kXA || lead ? S : 0;
   if (lead) {  // the descriptors' first use should not wait for their fetch
     prefetch_tensormap(tmW);
     prefetch_tensormap(tmX);
@@ -255,7 +246,7 @@ KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorM
     const unsigned w = base + slot * kStageBytes;
     DC_TR(lead && s == kStages, kTrFirstEmpty);
     DC_TR(lead && s == 0, kTrIssue0);
-    if (issuer) produce_tma(p, tmW, tmX, w, full + 8 * slot, tile * kBN, st * kBK, rank, pt);
+    if (lead) produce_tma(p, tmW, tmX, w, full + 8 * slot, tile * kBN, st * kBK, rank);
     DC_TR(lead && s == (S < kStages ? S : kStages) - 1, kTrRingIssued);
     DC_TR(lead && s == S - 1, kTrLastIssue);
     if constexpr (kXA) {  // the barrier tracks the copies: no wait here (the consumers fence)

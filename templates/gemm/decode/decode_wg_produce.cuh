@@ -13,18 +13,13 @@ KTUNE_DEVICE int box_row(const Prob& p, int row0, int b) {
 // of produce() below (a row's kU boxes back to back: one longer DRAM run per row). kPairBox: box b
 // is the pair map's (32 gate rows from j0 and their up rows; past N/2 zeros).
 // DC_MSPLIT: block `rank` issues the weight boxes of its parity to both blocks and its own A rows.
-// kLanes: every lane of the producer warp calls it; lane 0 posts the bytes, lane i % 32 issues box i
-// (the weight boxes in this order, then A's). Else only the elected thread (lane 0) calls it.
 KTUNE_DEVICE void produce_tma(const Prob& p, const TensorMap* tmW, const TensorMap* tmA, unsigned w,
-                              unsigned bar, int row0, int k0, unsigned rank, int lane) {
-  constexpr int kWBoxes = kBN / kWBox * kU;
-  if (lane == 0) mbar_expect_tx(bar, kXA ? kWBytes : kStageBytes);
-  if (kLanes) __syncwarp();
+                              unsigned bar, int row0, int k0, unsigned rank) {
+  mbar_expect_tx(bar, kXA ? kWBytes : kStageBytes);
 #pragma unroll
   for (int b = 0; b < kBN / kWBox; ++b)
 #pragma unroll
     for (int u = 0; u < kU; ++u) {
-      if (kLanes && (b * kU + u) % 32 != lane) continue;
       const unsigned dst = w + u * kBN * 128 + b * kWBox * 128;
       const int c0 = k0 + u * 64, j0 = row0 / 2 + b * 32;  // j0: kPairBox's pair row (tile_row)
 #if DC_MSPLIT
@@ -42,9 +37,8 @@ KTUNE_DEVICE void produce_tma(const Prob& p, const TensorMap* tmW, const TensorM
   for (int xb = 0; xb < kBM / kXBox; ++xb)
 #pragma unroll
     for (int u = 0; u < kU; ++u)
-      if (!kLanes || (kWBoxes + xb * kU + u) % 32 == lane)
-        tma_load_2d(w + kWBytes + u * kBM * 128 + xb * kXBox * 128, tmA, k0 + u * 64,
-                    (DC_MSPLIT ? (int)rank * kBM : 0) + xb * kXBox, bar);
+      tma_load_2d(w + kWBytes + u * kBM * 128 + xb * kXBox * 128, tmA, k0 + u * 64,
+                  (DC_MSPLIT ? (int)rank * kBM : 0) + xb * kXBox, bar);
 }
 // kXA: one stage's A rows by producer thread t (cp.async, 16 bytes, zero-filled past M and K) in
 // the layout of the A boxes (the 128-byte swizzle: chunk c of row r at c ^ (r % 8)); a row's 8*kU
