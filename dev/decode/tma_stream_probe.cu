@@ -260,7 +260,7 @@ struct V {
   std::string name;
   int kind, TR, U, S, boxr, a_on, issue, bloat, rule, bps;
   XFn xk = nullptr;  // kind 3: tsx<TR, U, boxr, issue, a_on>
-  int cluster = 1;   // kind 3: launched in clusters of this many blocks (no shared memory across them)
+  int cluster = 1;   // kind 3: launched in clusters of |cluster| blocks (< 0: the spread scheduling policy)
 };
 
 static CUtensorMap make_map(void* base, int rows, int K, int box_rows) {
@@ -322,6 +322,8 @@ static std::vector<V> variants() {
   v.push_back({"X T64 U4 S4 2/tile cluster 2 (G4 U4 D2)", 3, 64, 4, 4, 64, 1, 0, 0, 1, 1, tsx<64, 4, 64, 0, 1>, 2});
   v.push_back({"X T128 U2 S4 2/tile (G4 NT2 U2 D2)", 3, 128, 2, 4, 64, 1, 0, 0, 1, 1, tsx<128, 2, 64, 0, 1>});
   v.push_back({"X T128 U2 S4 2/tile cluster 2", 3, 128, 2, 4, 64, 1, 0, 0, 1, 1, tsx<128, 2, 64, 0, 1>, 2});
+  v.push_back({"X T128 U2 S4 2/tile cluster 2 spread", 3, 128, 2, 4, 64, 1, 0, 0, 1, 1, tsx<128, 2, 64, 0, 1>, -2});
+  v.push_back({"X T64 U4 S4 2/tile cluster 2 spread", 3, 64, 4, 4, 64, 1, 0, 0, 1, 1, tsx<64, 4, 64, 0, 1>, -2});
   return v;
 }
 
@@ -383,14 +385,16 @@ int main(int argc, char** argv) {
     } else if (a.kind == 3) {
       void* args[] = {(void*)&j.mw, (void*)&mx, (void*)&j.p, (void*)&rec, (void*)&sink};
       cudaLaunchConfig_t lc = {};
-      cudaLaunchAttribute at[1];
+      cudaLaunchAttribute at[2];
       lc.gridDim = dim3(j.grid);
       lc.blockDim = dim3(160);
       lc.dynamicSmemBytes = j.smem;
       at[0].id = cudaLaunchAttributeClusterDimension;
-      at[0].val.clusterDim.x = a.cluster, at[0].val.clusterDim.y = 1, at[0].val.clusterDim.z = 1;
+      at[0].val.clusterDim.x = std::abs(a.cluster), at[0].val.clusterDim.y = 1, at[0].val.clusterDim.z = 1;
+      at[1].id = cudaLaunchAttributeClusterSchedulingPolicyPreference;
+      at[1].val.clusterSchedulingPolicyPreference = cudaClusterSchedulingPolicySpread;
       lc.attrs = at;
-      lc.numAttrs = a.cluster > 1 ? 1 : 0;
+      lc.numAttrs = a.cluster > 1 ? 1 : a.cluster < -1 ? 2 : 0;
       cudaLaunchKernelExC(&lc, (const void*)a.xk, args);
     } else if (a.bloat) {
       tstream<64><<<j.grid, 160, j.smem>>>(j.mw, mx, j.p, rec, sink);
