@@ -168,8 +168,8 @@ Status GemmRunner::launch(gemm::KernelKind kind, const Config& config, const gem
                                                static_cast<unsigned>(plan.persistent_cluster)).x;
     grid.x = std::min(grid.x, l->resident_blocks);
   }
-  return backend_.launchWith(l->function, grid, plan.block, static_cast<size_t>(plan.shared_bytes),
-                             args_.data(), stream, plan.cluster_spread ? kLaunchClusterSpread : 0u);
+  return backend_.launch(l->function, grid, plan.block, static_cast<size_t>(plan.shared_bytes),
+                         args_.data(), stream);
 }
 
 }  // namespace ktune

@@ -101,10 +101,6 @@ enum LaunchFlag : unsigned {
   // dependent launch on CUDA devices of compute capability 9.0+ whose driver has cuLaunchKernelEx.
   // Elsewhere (older devices or drivers, other backends) the launch is an ordinary one.
   kLaunchProgrammaticWait = 1u << 0,
-  // A kernel launched in thread-block clusters asks the driver to spread them
-  // (CU_CLUSTER_SCHEDULING_POLICY_SPREAD) where it has cuLaunchKernelEx; elsewhere, and for a
-  // kernel without clusters, the launch is an ordinary one.
-  kLaunchClusterSpread = 1u << 1,
 };
 
 class Backend {

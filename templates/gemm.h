@@ -163,9 +163,6 @@ struct LaunchPlan {
   // A persistent grid of clusters of this many blocks (1: none): grid.x is an upper bound, and a
   // launch runs the clusters of the loaded kernel resident at once (residentClusterGrid).
   int64_t persistent_cluster = 1;
-  // Launch the kernel's thread-block clusters with the driver's spread scheduling policy (the
-  // runtime's kLaunchClusterSpread; the decode kind's probe knob DC_SPREAD).
-  bool cluster_spread = false;
 };
 // kOutOfResources when the config's shared memory exceeds dev.shared_per_block_optin (or LDS on
 // AMD: shared_per_block); kUnsupported from applicable(); kInvalidArgument from validate().

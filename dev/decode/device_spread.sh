@@ -11,6 +11,7 @@
 #      (the --only order reversed in even processes);
 #   3. dev/decode/l2p_table.py: per key, mode and config, both µs and SPREAD1/base per process.
 #   OUT=$OUT DEADLINE=110 bash dev/decode/device_spread.sh
+# DC_SPREAD was refuted and reverted (bench/NOTES.md, twenty-first session): run it on f1a13eb's tree.
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
 device_preamble "${DEADLINE:-110}"

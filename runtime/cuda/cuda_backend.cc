@@ -304,21 +304,12 @@ class CudaBackend final : public Backend {
     if (__builtin_expect(!st.ok(), 0)) return st;
     if (__builtin_expect(t_current_ctx != fn->ctx, 0)) KTUNE_RETURN_IF_ERROR(bind(fn->ctx));
     CUresult r;
-    const bool pdl = (flags & kLaunchProgrammaticWait) && fn->programmatic;
-    const bool spread = (flags & kLaunchClusterSpread) && api_.cuLaunchKernelEx != nullptr;
-    if (pdl || spread) {
-      CUlaunchAttribute attr[2]{};
-      unsigned n = 0;
-      if (pdl) {
-        attr[n].id = kLaunchAttrProgrammaticStreamSerialization;
-        attr[n++].value.programmatic_stream_serialization_allowed = 1;
-      }
-      if (spread) {
-        attr[n].id = kLaunchAttrClusterSchedulingPolicy;
-        attr[n++].value.cluster_scheduling_policy = kClusterSchedulingPolicySpread;
-      }
+    if ((flags & kLaunchProgrammaticWait) && fn->programmatic) {
+      CUlaunchAttribute attr{};
+      attr.id = kLaunchAttrProgrammaticStreamSerialization;
+      attr.value.programmatic_stream_serialization_allowed = 1;
       CUlaunchConfig cfg{grid.x, grid.y, grid.z, block.x, block.y, block.z,
-                         static_cast<unsigned>(dynamic_shared), stream(s), attr, n};
+                         static_cast<unsigned>(dynamic_shared), stream(s), &attr, 1};
       r = api_.cuLaunchKernelEx(&cfg, fn->fn, args, nullptr);
     } else {
       r = api_.cuLaunchKernel(fn->fn, grid.x, grid.y, grid.z, block.x, block.y, block.z,

@@ -76,9 +76,7 @@ constexpr int kHeaderCudaVersion = 13000;
 
 // cuLaunchKernelEx's arguments (cuda.h's CUlaunchAttribute / CUlaunchConfig layouts).
 constexpr int kLaunchAttrClusterDimension = 4;
-constexpr int kLaunchAttrClusterSchedulingPolicy = 5;
 constexpr int kLaunchAttrProgrammaticStreamSerialization = 6;
-constexpr int kClusterSchedulingPolicySpread = 1;
 struct alignas(8) CUlaunchAttribute {
   int id;
   char pad[4];
@@ -88,7 +86,6 @@ struct alignas(8) CUlaunchAttribute {
       unsigned x, y, z;
     } cluster_dim;
     int programmatic_stream_serialization_allowed;
-    int cluster_scheduling_policy;
   } value;
 };
 static_assert(sizeof(CUlaunchAttribute) == 72, "CUlaunchAttribute must match cuda.h");

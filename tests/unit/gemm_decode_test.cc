@@ -93,36 +93,6 @@ TEST(GemmDecode, WeightMapsL2PromotionIsAProbeKnob) {
   EXPECT_TRUE(checkTensorMap2D(bad).ok());
 }
 
-// DC_SPREAD = 1, a probe knob outside the tuning space (never enumerated, absent = 0): the cluster
-// grids (DC_GRID 4, 5, 7) launched with the driver's spread scheduling policy. Only the plan's
-// flag changes: the grid, block and shared memory are the same.
-TEST(GemmDecode, ClusterSpreadIsAProbeKnob) {
-  const ConfigSpace& sp = configSpace(KernelKind::kDecode);
-  for (const Config& c : sp.enumerate("cuda", 227 * 1024).accepted) ASSERT_FALSE(c.has("DC_SPREAD")) << c.toString();
-  const DeviceInfo dev = sm90aDevice();
-  const GemmShape s = nt(16, 6144, 4096);
-  for (int64_t g : {4, 5}) {
-    Config base = wgConfig(2, 4, 2, 2, 2, g);
-    base.set("DC_WG", int64_t{2});
-    Config spread = base;
-    spread.set("DC_SPREAD", int64_t{1});
-    ASSERT_TRUE(sp.validate(spread).ok()) << sp.validate(spread).toString();
-    auto pb = launchPlan(KernelKind::kDecode, base, s, dev), ps = launchPlan(KernelKind::kDecode, spread, s, dev);
-    ASSERT_TRUE(pb.ok() && ps.ok());
-    EXPECT_FALSE(pb->cluster_spread);
-    EXPECT_TRUE(ps->cluster_spread);
-    EXPECT_EQ(ps->grid.x, pb->grid.x);
-    EXPECT_EQ(ps->block.x, pb->block.x);
-    EXPECT_EQ(sharedBytes(KernelKind::kDecode, spread), sharedBytes(KernelKind::kDecode, base));
-  }
-  for (auto [grid, v] : std::vector<std::array<int64_t, 2>>{{6, 1}, {0, 1}, {1, 1}, {4, 2}}) {
-    Config c = wgConfig(2, 4, 2, 2, 2, grid);
-    c.set("DC_WG", int64_t{2});
-    c.set("DC_SPREAD", v);
-    EXPECT_NE(sp.validate(c).message().find("DC_SPREAD"), std::string::npos) << c.toString();
-  }
-}
-
 TEST(GemmDecode, LaunchRuleIsStreamKOverTheSms) {
   const DeviceInfo dev = sm90aDevice();
   auto p = launchPlan(KernelKind::kDecode, decodeConfig(1), nt(1, 4096, 4096), dev);

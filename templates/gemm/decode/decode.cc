@@ -119,14 +119,7 @@ ConfigSpace buildSpace() {
       .addInts("DC_PF", {0, 1, 2, 3}, "cuda")
       .addInts("DC_XR", {0, 1, 3}, "cuda")
       .addInts("DC_GRID", {0, 1, 2, 3, 4, 5, 6, 7}, "cuda")
-      .addOptionalInts("DC_L2P", {0, 128, 256}, "cuda")
-      .addOptionalInts("DC_SPREAD", {1}, "cuda");
-  // DC_SPREAD = 1 (a probe knob, not enumerated; absent: 0): the clusters of the cluster grids
-  // (DC_GRID 4, 5, 7) launched with the driver's spread scheduling policy (LaunchPlan::cluster_spread).
-  s.constrain("DC_SPREAD 1 when present: DC_GRID 4, 5 or 7", [](K c) {
-    const int64_t g = knob(c, "DC_GRID");
-    return !c.has("DC_SPREAD") || (c.getInt("DC_SPREAD", 0) == 1 && (g == 4 || g == 5 || g == 7));
-  });
+      .addOptionalInts("DC_L2P", {0, 128, 256}, "cuda");
   // DC_L2P (a probe knob, not enumerated; absent: kDecodeL2Promotion): the weight maps' L2
   // promotion in bytes, so only the TMA-fed body's.
   s.constrain("DC_L2P one of 0, 128, 256 (absent: 128), and 128 unless DC_WG == 2", [](K c) {
@@ -296,7 +289,6 @@ Status plan(K c, const GemmShape& s, const DeviceInfo& dev, LaunchPlan& p) {
   p.grid = Dim3{static_cast<unsigned>(grid), 1u, 1u};
   const int64_t producers = !wg(c) ? 0 : knob(c, "DC_PF") >= 2 ? 128 : 32;
   p.block = Dim3{static_cast<unsigned>(32 * warps + producers), 1u, 1u};
-  p.cluster_spread = c.getInt("DC_SPREAD", 0) == 1;
   if (g < 4 && steps > 1 && tiles % grid != 0) {  // else every range is whole tiles (grid divides tiles)
     p.counters = tiles;
     p.workspace_bytes = s.m * s.n * 4;
