@@ -22,6 +22,7 @@
 
 struct Rec {
   unsigned long long t0, issue0, full0, t1;
+  unsigned smid, pad;
 };
 struct P {
   int rows, K, TR, U, S, boxr, a_on, issue;
@@ -33,6 +34,11 @@ __device__ __forceinline__ unsigned long long gtime() {
   unsigned long long t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
+}
+__device__ __forceinline__ unsigned smid() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(r));
+  return r;
 }
 __device__ __forceinline__ unsigned saddr(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
@@ -145,7 +151,7 @@ __global__ void __launch_bounds__(160, 1) tstream(const __grid_constant__ CUtens
     }
   }
   __syncthreads();
-  if (tid == 0) rec[blockIdx.x] = {ts, st_issue0, st_full0, gtime()};
+  if (tid == 0) rec[blockIdx.x] = {ts, st_issue0, st_full0, gtime(), smid(), 0};
 }
 
 // The same stream with the issue path at compile time (as the decode kernel's: unrolled boxes, no
@@ -214,7 +220,7 @@ __global__ void __launch_bounds__(160, 1) tsx(const __grid_constant__ CUtensorMa
     }
   }
   __syncthreads();
-  if (tid == 0) rec[blockIdx.x] = {ts, st_issue0, st_full0, gtime()};
+  if (tid == 0) rec[blockIdx.x] = {ts, st_issue0, st_full0, gtime(), smid(), 0};
   if (n < 0) sink[0] = 0;
 }
 using XFn = void (*)(const CUtensorMap, const CUtensorMap, const P, Rec*, float*);
@@ -222,7 +228,7 @@ using XFn = void (*)(const CUtensorMap, const CUtensorMap, const P, Rec*, float*
 __global__ void empty_k(Rec* rec) {
   const unsigned long long ts = gtime();
   __syncthreads();
-  if (threadIdx.x == 0) rec[blockIdx.x] = {ts, ts, ts, gtime()};
+  if (threadIdx.x == 0) rec[blockIdx.x] = {ts, ts, ts, gtime(), smid(), 0};
 }
 
 __device__ __forceinline__ unsigned fold(uint4 v) { return v.x ^ v.y ^ v.z ^ v.w; }
@@ -242,7 +248,7 @@ __global__ void lin4(const uint4* __restrict__ p, long long n, unsigned* out, Re
     for (int u = 0; u < 4; ++u) acc ^= fold(v[u]);
   }
   __syncthreads();
-  if (threadIdx.x == 0) rec[blockIdx.x] = {ts, ts, ts, gtime()};
+  if (threadIdx.x == 0) rec[blockIdx.x] = {ts, ts, ts, gtime(), smid(), 0};
   if (acc == 0x9e3779b9u) out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
 }
 __global__ void flush_read(const uint4* __restrict__ p, long long n, unsigned* out) {
@@ -323,6 +329,7 @@ static std::vector<V> variants() {
   v.push_back({"X T128 U2 S4 2/tile (G4 NT2 U2 D2)", 3, 128, 2, 4, 64, 1, 0, 0, 1, 1, tsx<128, 2, 64, 0, 1>});
   v.push_back({"X T128 U2 S4 2/tile cluster 2", 3, 128, 2, 4, 64, 1, 0, 0, 1, 1, tsx<128, 2, 64, 0, 1>, 2});
   v.push_back({"X T128 U2 S4 2/tile cluster 2 spread", 3, 128, 2, 4, 64, 1, 0, 0, 1, 1, tsx<128, 2, 64, 0, 1>, -2});
+  v.push_back({"X T128 U2 S4 2/tile cluster 8 (SMs by cluster)", 3, 128, 2, 4, 64, 1, 0, 0, 1, 1, tsx<128, 2, 64, 0, 1>, 8});
   v.push_back({"X T64 U4 S4 2/tile cluster 2 spread", 3, 64, 4, 4, 64, 1, 0, 0, 1, 1, tsx<64, 4, 64, 0, 1>, -2});
   return v;
 }
@@ -465,6 +472,15 @@ int main(int argc, char** argv) {
         extra += buf;
       }
     }
+    if (vs[v].name.find("2/tile") != std::string::npos && vs[v].TR == 128)
+      for (int si = 0; si < 2; ++si) {  // the blocks' SMs of the last launch (N = 4096, 6144)
+        std::vector<unsigned> ids;
+        for (auto& b : last[v * 4 + si]) ids.push_back(b.smid);
+        if (vs[v].cluster <= 2) std::sort(ids.begin(), ids.end());  // clusters of 8: block order
+        std::printf("SMID %s N=%d:", vs[v].name.c_str(), sizes[si]);
+        for (unsigned id : ids) std::printf(" %u", id);
+        std::printf("\n");
+      }
     const double slope = (4 * sxy - sx * sy) / (4 * sxx - sx * sx), fixed = (sy - slope * sx) / 4;
     std::printf("TS %-40s | %7.2f %7.2f %7.2f %7.2f | %5.2f, %5.3f%s\n", vs[v].name.c_str(), us[0], us[1], us[2],
                 us[3], fixed, slope > 0 ? 1.0 / slope : 0.0, extra.c_str());
