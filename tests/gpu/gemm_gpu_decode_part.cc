@@ -107,7 +107,7 @@ TEST(GemmGpu, DecodeFusedEpilogues) {
 // knob rows given (DC_WARPS, DC_NT, DC_U, DC_DEPTH, DC_GRID, DC_PF[, DC_XR]), each where it is valid and
 // launchable, on odd N, K tails (K % 64 != 0), M not a power of two, the gate/up pair, bias, C +=
 // and f32 C, against float64 (twice each); l2p: the weight maps' L2 promotion (DC_L2P, set when
-// not the default); ks: DC_KS (blocks per tile splitting K with DC_GRID = 0), set when > 1.
+// not the default).
 struct DecodeCase {
   int64_t m, n, k;
   ElemType c;
@@ -117,8 +117,7 @@ struct DecodeCase {
   ElemType ab = ElemType::kBF16;
 };
 void checkDecodeWgBody(int64_t wg, const std::vector<std::array<int64_t, 7>>& knobs,
-                       std::vector<DecodeCase> cases = {}, int64_t l2p = gemm::kDecodeL2Promotion,
-                       int64_t ks = 1) {
+                       std::vector<DecodeCase> cases = {}, int64_t l2p = gemm::kDecodeL2Promotion) {
   if (cases.empty()) cases = {
       {1, 333, 1032, ElemType::kBF16, false, Activation::kNone, 0.f},
       {13, 4099, 520, ElemType::kBF16, true, Activation::kNone, 0.f},
@@ -154,7 +153,6 @@ void checkDecodeWgBody(int64_t wg, const std::vector<std::array<int64_t, 7>>& kn
                {"DC_U", k[2]},        {"DC_DEPTH", k[3]}, {"DC_PF", k[5]},
                {"DC_XR", k[6]}, {"DC_GRID", k[4]}};
       if (l2p != gemm::kDecodeL2Promotion) c.set("DC_L2P", l2p);
-      if (ks > 1) c.set("DC_KS", ks);
       if (gemm::configSpace(KernelKind::kDecode).validate(c).ok() &&
           gemm::launchPlan(KernelKind::kDecode, c, s, env().dev).ok())
         out.push_back(c);
@@ -200,18 +198,6 @@ TEST(GemmGpu, DecodeTmaVsReference) {
   checkDecodeWgBody(2, {{8, 1, 2, 2, 6, 1}, {4, 1, 2, 2, 6, 1}, {4, 1, 2, 2, 4, 1}, {4, 2, 2, 2, 4, 1, 3},
                         {4, 1, 1, 4, 2, 1}},
                     {}, 0);
-}
-
-// DC_KS (the probe knob: DC_GRID = 0 with 2..4 blocks per tile splitting its K, reduced through the
-// workspace by the last block): one and two slabs and warpgroups, A by cp.async, on the default cases (odd N, K tails, the gate/up pair, bias, C +=, f32 C; twice
-// each: the workspace and counters must be clean for the second) against float64.
-TEST(GemmGpu, DecodeTmaPlainKSplitVsReference) {
-  REQUIRE_GPU();
-  if (env().dev.arch != "sm_90a") GTEST_SKIP() << "DC_WG=2 needs sm_90a, device is " << env().dev.arch;
-  checkDecodeWgBody(2, {{4, 2, 2, 2, 0, 1}, {4, 1, 4, 2, 0, 1}, {4, 1, 2, 2, 0, 1}, {8, 1, 2, 2, 0, 2},
-                        {4, 1, 1, 2, 0, 1}},
-                    {}, gemm::kDecodeL2Promotion, 2);
-  checkDecodeWgBody(2, {{4, 2, 2, 2, 0, 1}, {4, 1, 1, 2, 0, 1}}, {}, gemm::kDecodeL2Promotion, 3);
 }
 
 // DC_GRID = 7 (a pair per tile splitting A's rows, the weight boxes multicast): one and two slabs

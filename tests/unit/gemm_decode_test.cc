@@ -93,38 +93,6 @@ TEST(GemmDecode, WeightMapsL2PromotionIsAProbeKnob) {
   EXPECT_TRUE(checkTensorMap2D(bad).ok());
 }
 
-// DC_KS (2..4), a probe knob outside the tuning space (never enumerated, absent = 1): with
-// DC_GRID = 0 and the TMA-fed body, DC_KS blocks per tile splitting its K, reduced through the
-// workspace (stream-K's last-block protocol), so the plan asks for the workspace and a counter
-// per tile; elsewhere it is refused.
-TEST(GemmDecode, PlainKSplitIsAProbeKnob) {
-  const ConfigSpace& sp = configSpace(KernelKind::kDecode);
-  for (const Config& c : sp.enumerate("cuda", 227 * 1024).accepted) ASSERT_FALSE(c.has("DC_KS")) << c.toString();
-  const DeviceInfo dev = sm90aDevice();
-  const GemmShape s = nt(16, 6144, 4096);
-  Config base = wgConfig(2, 4, 2, 2, 2, 0);
-  base.set("DC_WG", int64_t{2});
-  for (int64_t ks : {2, 3, 4}) {
-    Config c = base;
-    c.set("DC_KS", ks);
-    ASSERT_TRUE(sp.validate(c).ok()) << sp.validate(c).toString();
-    auto pb = launchPlan(KernelKind::kDecode, base, s, dev), pk = launchPlan(KernelKind::kDecode, c, s, dev);
-    ASSERT_TRUE(pb.ok() && pk.ok());
-    EXPECT_EQ(pb->grid.x, 48u);
-    EXPECT_EQ(pk->grid.x, 48u * ks);
-    EXPECT_EQ(pb->counters, 0);
-    EXPECT_EQ(pk->counters, 48);
-    EXPECT_EQ(pk->workspace_bytes, 16 * 6144 * 4);
-    EXPECT_EQ(sharedBytes(KernelKind::kDecode, c), sharedBytes(KernelKind::kDecode, base));
-  }
-  for (auto [grid, wg, v] : std::vector<std::array<int64_t, 3>>{{4, 2, 2}, {1, 2, 2}, {0, 1, 2}, {0, 2, 1}, {0, 2, 5}}) {
-    Config c = wgConfig(2, 4, 2, 2, 2, grid);
-    c.set("DC_WG", wg);
-    c.set("DC_KS", v);
-    EXPECT_NE(sp.validate(c).message().find("DC_KS"), std::string::npos) << c.toString();
-  }
-}
-
 TEST(GemmDecode, LaunchRuleIsStreamKOverTheSms) {
   const DeviceInfo dev = sm90aDevice();
   auto p = launchPlan(KernelKind::kDecode, decodeConfig(1), nt(1, 4096, 4096), dev);

@@ -119,17 +119,7 @@ ConfigSpace buildSpace() {
       .addInts("DC_PF", {0, 1, 2, 3}, "cuda")
       .addInts("DC_XR", {0, 1, 3}, "cuda")
       .addInts("DC_GRID", {0, 1, 2, 3, 4, 5, 6, 7}, "cuda")
-      .addOptionalInts("DC_L2P", {0, 128, 256}, "cuda")
-      .addOptionalInts("DC_KS", {2, 3, 4}, "cuda");
-  // DC_KS (a probe knob, not enumerated; absent: 1): with DC_GRID = 0, DC_KS blocks per tile, each
-  // streaming its share of K, so the K split of the cluster grids needs no cluster launch (the
-  // plain launch's placement): the partial sums meet in the workspace by stream-K's last-block
-  // protocol (flush in decode_wg.cuh: the block that completes the tile's counter reads the sums
-  // back, zeroes them and the counter, and stores the tile).
-  s.constrain("DC_KS 2..4 when present: DC_GRID 0 and DC_WG 2", [](K c) {
-    return !c.has("DC_KS") || (c.getInt("DC_KS", 0) >= 2 && c.getInt("DC_KS", 0) <= 4 &&
-                                knob(c, "DC_GRID") == 0 && tmaFed(c));
-  });
+      .addOptionalInts("DC_L2P", {0, 128, 256}, "cuda");
   // DC_L2P (a probe knob, not enumerated; absent: kDecodeL2Promotion): the weight maps' L2
   // promotion in bytes, so only the TMA-fed body's.
   s.constrain("DC_L2P one of 0, 128, 256 (absent: 128), and 128 unless DC_WG == 2", [](K c) {
@@ -270,8 +260,6 @@ Status applicable(K c, const GemmShape& s) {
 // 2 or 4 blocks per tile splitting its K, reduced in distributed shared memory (no workspace);
 // DC_GRID = 6: persistent, min(tiles, SMs) blocks each streaming a contiguous range of whole tiles;
 // DC_GRID = 7: a pair per tile splitting the rows of A, each over all of K (no workspace).
-// DC_KS (with DC_GRID = 0): DC_KS blocks per tile, block b taking part b % DC_KS of tile b / DC_KS's
-// K steps (stream-K's even cut of tiles x DC_KS blocks), reduced through the workspace.
 // A grid whose ranges cut no tile (DC_GRID = 0, 6, or one unit per tile) needs neither workspace
 // nor counters.
 Status plan(K c, const GemmShape& s, const DeviceInfo& dev, LaunchPlan& p) {
@@ -294,7 +282,7 @@ Status plan(K c, const GemmShape& s, const DeviceInfo& dev, LaunchPlan& p) {
   const int64_t units = tiles * steps;
   const int64_t sms = std::max(1, dev.multiprocessors);
   const int64_t g = knob(c, "DC_GRID");
-  const int64_t grid = g == 0   ? tiles * c.getInt("DC_KS", 1)
+  const int64_t grid = g == 0   ? tiles
                        : g == 6 ? std::min(tiles, sms)
                        : g >= 4 ? tiles * clusterBlocks(c)
                                 : std::min(units, sms * g);
