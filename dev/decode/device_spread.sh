@@ -1,0 +1,70 @@
+#!/bin/bash
+# GPU machine, one call (issue 32, twenty-first session): the probe knob DC_SPREAD = 1 (the cluster
+# grids launched with the driver's spread scheduling policy) against the same configs without it, at
+# the keys whose picks are cluster K splits (DC_GRID = 4). Binaries from pb/ (dev/decode/stage.sh; pb/bin/ts: the TMA
+# stream probe, dev/decode/tma_stream_probe.cu); logs under $OUT:
+#   0. the TMA stream probe, TS_PROCS processes (the GPU to itself; its cluster variants printed);
+#   1. GemmGpu.DecodeTmaSpreadVsReference in the background beside process 0 of gemm_bench (it
+#      compiles every config; its times are not used);
+#   2. PROCS gemm_bench processes, --only each key's configs with and without the knob and --twin
+#      the same, so both are timed in the same interleaved rounds with cuBLASLt's best and the read
+#      (the --only order reversed in even processes);
+#   3. dev/decode/l2p_table.py: per key, mode and config, both µs and SPREAD1/base per process.
+#   OUT=$OUT DEADLINE=110 bash dev/decode/device_spread.sh
+# DC_SPREAD was refuted and reverted (bench/NOTES.md, twenty-first session): run it on f1a13eb's tree.
+set -uo pipefail
+source "$(dirname "$0")/common.sh"
+device_preamble "${DEADLINE:-110}"
+for p in $(seq 1 "${TS_PROCS:-1}"); do
+  timeout 30 "$PWD/pb/bin/ts" "${TS_ROUNDS:-25}" > "$OUT/ts$p.txt" 2>&1; echo "ts $p rc=$?"
+done
+d() {  # MT WARPS NT U DEPTH XR GRID
+  echo "DC_WG=2,DC_WARPS=$2,DC_NT=$3,DC_MT=$1,DC_U=$4,DC_DEPTH=$5,DC_PF=1,DC_XR=$6,DC_GRID=$7"
+}
+KEYS="16x4096x4096:$(d 2 4 1 4 2 3 4):$(d 2 4 1 2 5 3 4)
+16x6144x4096:$(d 2 4 2 2 2 3 4):$(d 2 4 2 2 2 0 4)
+16x4096x14336:$(d 2 4 1 4 2 0 4):$(d 2 4 1 2 5 0 4)
+32x4096x4096:$(d 4 4 1 2 2 0 4)
+32x6144x4096:$(d 4 4 1 4 1 0 4):$(d 4 4 1 2 2 0 4)
+64x4096x4096:$(d 8 4 1 2 2 3 4)
+128x4096x4096:$(d 16 4 1 2 2 1 4)"
+KNOB=${KNOB:-DC_SPREAD=1}
+list() {  # list [rev]: the --only/--twin entries, each config with and without the knob
+  local key cfg out="" cfgs i
+  for key in $KEYS; do
+    IFS=: read -ra cfgs <<< "$key"
+    for i in $(seq 1 $(( ${#cfgs[@]} - 1 ))); do
+      cfg=${cfgs[$i]}
+      if [ "${1:-}" = rev ]; then out="$out;$cfg,$KNOB@${cfgs[0]};$cfg@${cfgs[0]}"
+      else out="$out;$cfg@${cfgs[0]};$cfg,$KNOB@${cfgs[0]}"; fi
+    done
+  done
+  echo "${out#;}"
+}
+SHAPES=${SHAPES:-16x4096x4096,16x6144x4096,16x4096x14336,32x4096x4096,32x6144x4096,64x4096x4096,128x4096x4096}
+S=$(date +%s)
+PIDS=()
+[ "${TESTS:-}" != none ] && start_gpu_tests "GemmGpu.DecodeTmaSpreadVsReference" "${TEST_S:-40}"
+KTUNE_CACHE_DIR=/tmp/kcache_gemm_bench timeout "${C0_S:-30}" "$B/bench/gemm_bench" --kinds=decode \
+  --only="$(list)" --twin="$(list)" --shapes="$SHAPES" --rounds=1 > "$OUT/bench0.log" 2> "$OUT/bench0.err"
+echo "bench 0 (compiles; beside the tests) rc=$? $(( $(date +%s) - S ))s"
+[ "${#PIDS[@]}" -gt 0 ] && wait_gpu_tests "$S" 12 200 "${PIDS[@]}"
+n=0
+for p in $(seq 1 "${PROCS:-4}"); do
+  fits 10 "bench $p" || break
+  lim=${BENCH_S:-14}; [ "$(left)" -lt "$lim" ] && lim=$(( $(left) - 2 ))
+  rev=""; [ $((p % 2)) = 0 ] && rev=rev
+  T=$(date +%s)
+  KTUNE_CACHE_DIR=/tmp/kcache_gemm_bench timeout "$lim" "$B/bench/gemm_bench" --kinds=decode \
+    --only="$(list $rev)" --twin="$(list $rev)" --shapes="$SHAPES" --rounds="${ROUNDS:-5}" \
+    > "$OUT/bench$p.log" 2> "$OUT/bench$p.err"
+  echo "bench $p rc=$? $(( $(date +%s) - T ))s (limit $lim${rev:+, reversed})"; n=$p
+done
+grep -h "^VERIFY" "$OUT"/bench*.log 2>/dev/null | grep -v " ok " | cut -c1-200 | head -6
+grep -hE "failed|error" "$OUT"/bench*.err 2>/dev/null | head -5
+echo "VERIFY ok: $(grep -h '^VERIFY' "$OUT"/bench*.log 2>/dev/null | grep -c ' ok ') of $(grep -h '^VERIFY' "$OUT"/bench*.log 2>/dev/null | wc -l)"
+python3 dev/decode/l2p_table.py "$OUT" "$n" 2>&1 | grep -v " pre " | cut -c1-260 > "$OUT/ab.txt"
+cat "$OUT/ab.txt"
+for p in $(seq 1 "${TS_PROCS:-1}"); do echo "== ts process $p"; grep -E "^TS (read|X T64 U4 S4 2/tile|X T128 U2 S4 2/tile)|failed|error" "$OUT/ts$p.txt" | cut -c1-200; done
+echo "call wall $(( $(date +%s) - T0 ))s"
+(cd "$OUT" && tar czf logs.tgz ./*.log ./*.err 2>/dev/null; rm -f ./*.err ./*.log)
