@@ -24,7 +24,7 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
 #endif
 #if KT_DEFER
   // The previous tile's packed C (tma_epilogue.cuh): `pend` pieces left, stored from the next
-  // k-loop; ppar: the buffer box of its first piece (flush_piece), npar the next tile's.
+  // k-loop; ppar: the buffer box of its first piece (flush_piece_at), npar the next tile's.
   unsigned pk[kWgM][kAcc / 2];
   int pend = 0, pm0 = 0, pn0 = 0, ppar = 0, npar = 0;
 #endif
@@ -56,7 +56,8 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
       KT_TRT(lead, j, cw, kTtFirst);
 #if KT_DEFER
       if (pend > 0)
-        flush_pieces(pk, 0, tmc, ebuf, C, pm0, pn0, M, N, ldc, warp, g, q, tid & 127, 1 + cw, ppar);
+        flush_piece_at(pk, 0, tmc, ebuf, C, pm0, pn0, M, N, ldc, warp, g, q, tid & 127, 1 + cw,
+                       ppar);
       KT_TRT(lead && pend == 1, j - 1, cw, kTtStored);
 #endif
       ktune::wgmma_wait<1>();
@@ -74,8 +75,8 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
       // One piece of the previous tile's C while this k-tile's MMAs run (every kPieceStride-th).
       const int o = kt - un.kb;
       if (o % kPieceStride == 0 && o / kPieceStride < pend)
-        flush_pieces(pk, o / kPieceStride, tmc, ebuf, C, pm0, pn0, M, N, ldc, warp, g, q, tid & 127,
-                     1 + cw, ppar);
+        flush_piece_at(pk, o / kPieceStride, tmc, ebuf, C, pm0, pn0, M, N, ldc, warp, g, q,
+                       tid & 127, 1 + cw, ppar);
       KT_TRT(lead && o == (pend - 1) * kPieceStride, j - 1, cw, kTtStored);
 #endif
       ktune::wgmma_wait<1>();

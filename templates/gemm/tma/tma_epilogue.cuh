@@ -47,13 +47,21 @@ KTUNE_DEVICE void store_pair(out_t* dst, out_t o0, out_t o1, bool two, bool pair
 template <int kJ0 = 0>
 KTUNE_DEVICE void store_slab(const float (&acc)[kAcc], out_t* C, const out_t* bias, int r0, int n0,
                              int q, int M, int N, long ldc, float alpha, float beta, bool pair_ok) {
+  // The two rows' pointers once: a 64-bit multiply and address per pair (NVVM keeps them apart
+  // behind the bounds checks) were ~10% of an EPI_TMA 0 128 x 256 config's compile (issue 34). Not
+  // with the split tail: its state beside the two pointers made ptxas spill (4 bytes).
+  out_t* rowp[2];
+  bool rok[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h)
+    rok[h] = r0 + h * 8 < M, rowp[h] = C + (long)(r0 + h * 8) * ldc + n0 + q * 2;
 #pragma unroll
   for (int j = kJ0; j < kBN / 8; ++j)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const int r = r0 + h * 8, c = n0 + j * 8 + q * 2;
-      if (r >= M || c >= N) continue;
-      out_t* dst = C + (long)r * ldc + c;
+      const int c = n0 + j * 8 + q * 2;
+      if (!rok[h] || c >= N) continue;
+      out_t* dst = SPLIT_K == 1 ? rowp[h] + j * 8 : C + (long)(r0 + h * 8) * ldc + c;
       float v0 = alpha * acc[j * 4 + h * 2], v1 = alpha * acc[j * 4 + h * 2 + 1];
       const bool two = c + 1 < N;
       if (beta != 0.0f) {
@@ -103,7 +111,9 @@ KTUNE_DEVICE void add_beta_bias(float& v0, float& v1, const out_t* C, const out_
 // 16-byte chunks swizzled by row & 7) to C at row r0, column c0, two values per step, nothing
 // outside M x N. The kernels used to store C directly from the accumulators in that case, a second
 // copy of the epilogue unrolled over every accumulator: about 60% of a 128 x 256 kernel's compile
-// time (NVVM and ptxas; bench/NOTES.md, issue 34). One loop per call site: no unrolled copies.
+// time (NVVM and ptxas; bench/NOTES.md, issue 34). One loop per call site: no unrolled copies (not
+// inlined, one body for all sites, it compiled ~2-4% faster but the call spilled registers in the
+// split tail's configs).
 KTUNE_DEVICE void box_to_global(unsigned box, int boxes, out_t* C, int r0, int c0, int M, int N,
                                 long ldc, int wg_tid) {
   const bool pairs = c_pairs_ok(C, ldc);
@@ -261,59 +271,18 @@ KTUNE_DEVICE void pack_tile(float (&acc)[kWgM][kAcc], unsigned (&pk)[kWgM][kAcc 
 #endif
 }
 
-// Piece kP of the packed tile (slab kP / kBBoxes, the 64 columns from box_row0(kP % kBBoxes))
-// through one box of the warpgroup's buffer and a TMA store (the store that last used that box,
-// the one before the previous piece's, must have read it). par: kAltBox's note.
-template <int kP>
-KTUNE_DEVICE void flush_piece(const unsigned (&pk)[kWgM][kAcc / 2], const TensorMap* tmC,
-                              unsigned buf, int slab_m0, int n0, int warp, int g, int q, int wg_tid,
-                              int bar_id, int par) {
-  constexpr int w = kP / kBBoxes, col0 = box_row0(kP % kBBoxes);
-  buf += ((kAltBox ? kP : kP + par) & 1) * 8192;
-  if (wg_tid == 0) bulk_wait_read1();
-  bar_named(bar_id, 128);
-#pragma unroll
-  for (int chunk = 0; chunk < 8; ++chunk)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int row = warp * 16 + g + h * 8;
-      const unsigned addr = buf + row * 128 + ((chunk ^ (row & 7)) << 4) + q * 4;
-      asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(pk[w][(col0 / 8 + chunk) * 2 + h])
-                   : "memory");
-    }
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-  bar_named(bar_id, 128);
-  if (tmC && wg_tid == 0) {
-    tma_store_2d(tmC, buf, n0 + col0, slab_m0 + w * 64);
-    bulk_commit();
-  }
-}
-
-// Piece p (runtime) of the packed tile: the register indices stay compile-time constants. Without
-// a tensor map (tmC null) the warpgroup then copies the piece's box (box_to_global), once per call
-// (kP 0) with the piece's box, rows and columns worked out at run time.
-template <int kP = 0>
-KTUNE_DEVICE void flush_pieces(const unsigned (&pk)[kWgM][kAcc / 2], int p, const TensorMap* tmC,
-                               unsigned buf, out_t* C, int slab_m0, int n0, int M, int N, long ldc,
-                               int warp, int g, int q, int wg_tid, int bar_id, int par) {
-  if (p == kP) flush_piece<kP>(pk, tmC, buf, slab_m0, n0, warp, g, q, wg_tid, bar_id, par);
-  if constexpr (kP + 1 < kPieces)
-    flush_pieces<kP + 1>(pk, p, tmC, buf, C, slab_m0, n0, M, N, ldc, warp, g, q, wg_tid, bar_id,
-                         par);
-  if (kP == 0 && !tmC)
-    box_to_global(buf + ((kAltBox ? p : p + par) & 1) * 8192, 1, C, slab_m0 + p / kBBoxes * 64,
-                  n0 + box_row0(p % kBBoxes), M, N, ldc, wg_tid);
-}
-
-// Piece p (runtime) of the packed tile as ONE copy of flush_piece's code, its 16 values picked from
-// the registers by p (selects), for the sites off the k-loop (a unit shorter than the pieces, the
-// last tile's pieces after the unit loop): flush_pieces' copy per piece there was ~15% of a
-// 128 x 256 config's compile (bench/NOTES.md, issue 34). Without a tensor map (tmC null) the
-// warpgroup then copies the piece's box (box_to_global).
+// Piece p (runtime) of the packed tile (slab p / kBBoxes, the 64 columns from box_row0(p %
+// kBBoxes)) through one box of the warpgroup's buffer and a TMA store (the store that last used
+// that box, the one before the previous piece's, must have read it; par: kAltBox's note). ONE copy
+// of the code for every piece, its 16 values picked from the registers by p (selects), at every
+// site (the peeled first k-tile, the k-loop, a unit shorter than the pieces, the last tile's pieces
+// after the unit loop): a copy per piece (compile-time register indices) at each site was ~15% (the
+// cold sites) and ~9% (the k-loop's) of a 128 x 256 config's compile (bench/NOTES.md, issue 34).
+// Without a tensor map (tmC null) the warpgroup then copies the piece's box (box_to_global).
 KTUNE_DEVICE void flush_piece_at(const unsigned (&pk)[kWgM][kAcc / 2], int p, const TensorMap* tmC,
                                  unsigned buf, out_t* C, int slab_m0, int n0, int M, int N,
                                  long ldc, int warp, int g, int q, int wg_tid, int bar_id, int par) {
-  unsigned v[16];  // v[chunk * 2 + h] = flush_piece<p>'s pk[w][(col0 / 8 + chunk) * 2 + h]
+  unsigned v[16];  // v[chunk * 2 + h] = pk[w][(col0 / 8 + chunk) * 2 + h]
 #pragma unroll
   for (int i = 0; i < 16; ++i) v[i] = pk[0][i];
 #pragma unroll
