@@ -111,9 +111,8 @@ KTUNE_DEVICE void add_beta_bias(float& v0, float& v1, const out_t* C, const out_
 // 16-byte chunks swizzled by row & 7) to C at row r0, column c0, two values per step, nothing
 // outside M x N. The kernels used to store C directly from the accumulators in that case, a second
 // copy of the epilogue unrolled over every accumulator: about 60% of a 128 x 256 kernel's compile
-// time (NVVM and ptxas; bench/NOTES.md, issue 34). One loop per call site: no unrolled copies (not
-// inlined, one body for all sites, it compiled ~2-4% faster but the call spilled registers in the
-// split tail's configs).
+// time (NVVM and ptxas; bench/NOTES.md, issue 34). One loop per call site: no unrolled copies (as
+// one __noinline__ body for all sites a 128 x 256 config compiled only 2-4% faster).
 KTUNE_DEVICE void box_to_global(unsigned box, int boxes, out_t* C, int r0, int c0, int M, int N,
                                 long ldc, int wg_tid) {
   const bool pairs = c_pairs_ok(C, ldc);
@@ -275,9 +274,10 @@ KTUNE_DEVICE void pack_tile(float (&acc)[kWgM][kAcc], unsigned (&pk)[kWgM][kAcc 
 // kBBoxes)) through one box of the warpgroup's buffer and a TMA store (the store that last used
 // that box, the one before the previous piece's, must have read it; par: kAltBox's note). ONE copy
 // of the code for every piece, its 16 values picked from the registers by p (selects), at every
-// site (the peeled first k-tile, the k-loop, a unit shorter than the pieces, the last tile's pieces
-// after the unit loop): a copy per piece (compile-time register indices) at each site was ~15% (the
-// cold sites) and ~9% (the k-loop's) of a 128 x 256 config's compile (bench/NOTES.md, issue 34).
+// site (the peeled first k-tile, the k-loop, and after the unit's MMAs the pieces the k-loop did not
+// store: tma_cooperative.cuh): a copy per piece (compile-time register indices) at each site was
+// ~15% (the sites after the k-loop) and ~9% (the k-loop's) of a 128 x 256 config's compile
+// (bench/NOTES.md, issue 34).
 // Without a tensor map (tmC null) the warpgroup then copies the piece's box (box_to_global).
 KTUNE_DEVICE void flush_piece_at(const unsigned (&pk)[kWgM][kAcc / 2], int p, const TensorMap* tmC,
                                  unsigned buf, out_t* C, int slab_m0, int n0, int M, int N,
