@@ -24,7 +24,7 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
 #endif
 #if KT_DEFER
   // The previous tile's packed C (tma_epilogue.cuh): `pend` pieces left, stored from the next
-  // k-loop; ppar: the buffer box of its first piece (flush_piece_at), npar the next tile's.
+  // k-loop; ppar: the buffer box of its first piece (flush_piece), npar the next tile's.
   unsigned pk[kWgM][kAcc / 2];
   int pend = 0, pm0 = 0, pn0 = 0, ppar = 0, npar = 0;
 #endif
@@ -42,70 +42,63 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
   Unit nun = units > 0 ? sched_unit(sc, 0) : Unit{};
   int nm0 = 0, nn0 = 0;
   if (units > 0) tile_coords(nun.tile, grid_m, grid_n, rank, nm0, nn0);
-  // With the deferred epilogue, one pass more (j == units) only stores the last tile's pieces: one
-  // flush_piece_at site for them and for a unit shorter than the pieces (bench/NOTES.md, issue 34).
-  for (int j = 0; j < units + KT_DEFER; ++j) {
+  for (int j = 0; j < units; ++j) {
+    KT_TRT(lead, j, cw, kTtStart);
     const Unit un = nun;
     const int m0 = nm0, n0 = nn0;
-    if (j < units) {
-      KT_TRT(lead, j, cw, kTtStart);
-      // The unit's first k-tile, peeled: its first MMAs overwrite the accumulators
-      // (mma_ktile<true>), so they are neither zeroed at the tile switch nor live beside the packed
-      // C before it; a unit without k-tiles (K = 0) zeroes them.
-      int kt = un.kb;
-      if (kt < un.ke) {
-        KT_TR_LANDED(j == 0 && tid == 128, full + 8 * r.s);
-        mma_ktile<true>(acc, full + 8 * r.s, r.ph, r.d.a, r.d.b);
-        KT_TRT(lead, j, cw, kTtFirst);
+    // The unit's first k-tile, peeled: its first MMAs overwrite the accumulators (mma_ktile<true>),
+    // so they are neither zeroed at the tile switch nor live beside the packed C before it; a unit
+    // without k-tiles (K = 0) zeroes them.
+    int kt = un.kb;
+    if (kt < un.ke) {
+      KT_TR_LANDED(j == 0 && tid == 128, full + 8 * r.s);
+      mma_ktile<true>(acc, full + 8 * r.s, r.ph, r.d.a, r.d.b);
+      KT_TRT(lead, j, cw, kTtFirst);
 #if KT_DEFER
-        if (pend > 0)
-          flush_piece_at(pk, 0, tmc, ebuf, C, pm0, pn0, M, N, ldc, warp, g, q, tid & 127, 1 + cw,
-                         ppar);
-        KT_TRT(lead && pend == 1, j - 1, cw, kTtStored);
+      if (pend > 0)
+        flush_pieces(pk, 0, tmc, ebuf, C, pm0, pn0, M, N, ldc, warp, g, q, tid & 127, 1 + cw, ppar);
+      KT_TRT(lead && pend == 1, j - 1, cw, kTtStored);
 #endif
-        ktune::wgmma_wait<1>();
-        ++kt, prev = r.s;
-        ring_step(r, d0);
-      } else {
+      ktune::wgmma_wait<1>();
+      ++kt, prev = r.s;
+      ring_step(r, d0);
+    } else {
 #pragma unroll
-        for (int w = 0; w < kWgM; ++w)
+      for (int w = 0; w < kWgM; ++w)
 #pragma unroll
-          for (int i = 0; i < kAcc; ++i) acc[w][i] = 0.0f;
-      }
-      for (; kt < un.ke; ++kt) {
-        mma_ktile(acc, full + 8 * r.s, r.ph, r.d.a, r.d.b);
-#if KT_DEFER
-        // One piece of the previous tile's C while this k-tile's MMAs run (every kPieceStride-th).
-        const int o = kt - un.kb;
-        if (o % kPieceStride == 0 && o / kPieceStride < pend)
-          flush_piece_at(pk, o / kPieceStride, tmc, ebuf, C, pm0, pn0, M, N, ldc, warp, g, q,
-                         tid & 127, 1 + cw, ppar);
-        KT_TRT(lead && o == (pend - 1) * kPieceStride, j - 1, cw, kTtStored);
-#endif
-        ktune::wgmma_wait<1>();
-        // The wgmma group of the previous k-tile has finished reading its slot: hand it back.
-        if (lane == 0) release_slot(empty, others, prev);
-        prev = r.s;
-        ring_step(r, d0);
-      }
-      KT_TRT(lead, j, cw, kTtIssued);
-      // The next unit's schedule, coordinates and first stage while this unit's last MMAs run.
-      if (j + 1 < units) {
-        nun = sched_unit(sc, j + 1);
-        tile_coords(nun.tile, grid_m, grid_n, rank, nm0, nn0);
-        if (nun.ke > nun.kb) mbar_wait(full + 8 * r.s, r.ph);
-      }
-      ktune::wgmma_wait<0>();
-      KT_TRT(lead, j, cw, kTtRetired);
-      if (un.ke > un.kb && lane == 0) release_slot(empty, others, prev);
+        for (int i = 0; i < kAcc; ++i) acc[w][i] = 0.0f;
     }
+    for (; kt < un.ke; ++kt) {
+      mma_ktile(acc, full + 8 * r.s, r.ph, r.d.a, r.d.b);
 #if KT_DEFER
-    // The pieces the k-loop did not store: a unit shorter than the pieces, or the extra pass.
-    for (int p = j < units ? (un.ke - un.kb + kPieceStride - 1) / kPieceStride : 0; p < pend; ++p)
+      // One piece of the previous tile's C while this k-tile's MMAs run (every kPieceStride-th).
+      const int o = kt - un.kb;
+      if (o % kPieceStride == 0 && o / kPieceStride < pend)
+        flush_pieces(pk, o / kPieceStride, tmc, ebuf, C, pm0, pn0, M, N, ldc, warp, g, q, tid & 127,
+                     1 + cw, ppar);
+      KT_TRT(lead && o == (pend - 1) * kPieceStride, j - 1, cw, kTtStored);
+#endif
+      ktune::wgmma_wait<1>();
+      // The wgmma group of the previous k-tile has finished reading its slot: hand it back.
+      if (lane == 0) release_slot(empty, others, prev);
+      prev = r.s;
+      ring_step(r, d0);
+    }
+    KT_TRT(lead, j, cw, kTtIssued);
+    // The next unit's schedule, coordinates and first stage while this unit's last MMAs run.
+    if (j + 1 < units) {
+      nun = sched_unit(sc, j + 1);
+      tile_coords(nun.tile, grid_m, grid_n, rank, nm0, nn0);
+      if (nun.ke > nun.kb) mbar_wait(full + 8 * r.s, r.ph);
+    }
+    ktune::wgmma_wait<0>();
+    KT_TRT(lead, j, cw, kTtRetired);
+    if (un.ke > un.kb && lane == 0) release_slot(empty, others, prev);
+#if KT_DEFER
+    // A unit shorter than the pieces.
+    for (int p = (un.ke - un.kb + kPieceStride - 1) / kPieceStride; p < pend; ++p)
       flush_piece_at(pk, p, tmc, ebuf, C, pm0, pn0, M, N, ldc, warp, g, q, tid & 127, 1 + cw, ppar);
-    KT_TRT(lead && j == units && pend > 0, units - 1, cw, kTtStored);
     pend = 0;
-    if (j == units) break;
 #endif
 #if SPLIT_K > 1
     if (un.tail >= 0 && !splitk_exchange(acc, un, sc, workspace, counters, cw, tid)) continue;
@@ -120,4 +113,9 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
 #endif
     KT_TRT(lead, j, cw, kTtEpi);
   }
+#if KT_DEFER
+  for (int p = 0; p < pend; ++p)
+    flush_piece_at(pk, p, tmc, ebuf, C, pm0, pn0, M, N, ldc, warp, g, q, tid & 127, 1 + cw, ppar);
+  KT_TRT(lead && pend > 0, units - 1, cw, kTtStored);
+#endif
 }

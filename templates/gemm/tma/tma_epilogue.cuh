@@ -270,19 +270,61 @@ KTUNE_DEVICE void pack_tile(float (&acc)[kWgM][kAcc], unsigned (&pk)[kWgM][kAcc 
 #endif
 }
 
-// Piece p (runtime) of the packed tile (slab p / kBBoxes, the 64 columns from box_row0(p %
-// kBBoxes)) through one box of the warpgroup's buffer and a TMA store (the store that last used
-// that box, the one before the previous piece's, must have read it; par: kAltBox's note). ONE copy
-// of the code for every piece, its 16 values picked from the registers by p (selects), at every
-// site (the peeled first k-tile, the k-loop, and after the unit's MMAs the pieces the k-loop did not
-// store: tma_cooperative.cuh): a copy per piece (compile-time register indices) at each site was
-// ~15% (the sites after the k-loop) and ~9% (the k-loop's) of a 128 x 256 config's compile
-// (bench/NOTES.md, issue 34).
-// Without a tensor map (tmC null) the warpgroup then copies the piece's box (box_to_global).
+// Piece kP of the packed tile (slab kP / kBBoxes, the 64 columns from box_row0(kP % kBBoxes))
+// through one box of the warpgroup's buffer and a TMA store (the store that last used that box,
+// the one before the previous piece's, must have read it). par: kAltBox's note.
+template <int kP>
+KTUNE_DEVICE void flush_piece(const unsigned (&pk)[kWgM][kAcc / 2], const TensorMap* tmC,
+                              unsigned buf, int slab_m0, int n0, int warp, int g, int q, int wg_tid,
+                              int bar_id, int par) {
+  constexpr int w = kP / kBBoxes, col0 = box_row0(kP % kBBoxes);
+  buf += ((kAltBox ? kP : kP + par) & 1) * 8192;
+  if (wg_tid == 0) bulk_wait_read1();
+  bar_named(bar_id, 128);
+#pragma unroll
+  for (int chunk = 0; chunk < 8; ++chunk)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = warp * 16 + g + h * 8;
+      const unsigned addr = buf + row * 128 + ((chunk ^ (row & 7)) << 4) + q * 4;
+      asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(pk[w][(col0 / 8 + chunk) * 2 + h])
+                   : "memory");
+    }
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  bar_named(bar_id, 128);
+  if (tmC && wg_tid == 0) {
+    tma_store_2d(tmC, buf, n0 + col0, slab_m0 + w * 64);
+    bulk_commit();
+  }
+}
+
+// Piece p (runtime) of the packed tile: the register indices stay compile-time constants. Without
+// a tensor map (tmC null) the warpgroup then copies the piece's box (box_to_global), once per call
+// (kP 0) with the piece's box, rows and columns worked out at run time.
+template <int kP = 0>
+KTUNE_DEVICE void flush_pieces(const unsigned (&pk)[kWgM][kAcc / 2], int p, const TensorMap* tmC,
+                               unsigned buf, out_t* C, int slab_m0, int n0, int M, int N, long ldc,
+                               int warp, int g, int q, int wg_tid, int bar_id, int par) {
+  if (p == kP) flush_piece<kP>(pk, tmC, buf, slab_m0, n0, warp, g, q, wg_tid, bar_id, par);
+  if constexpr (kP + 1 < kPieces)
+    flush_pieces<kP + 1>(pk, p, tmC, buf, C, slab_m0, n0, M, N, ldc, warp, g, q, wg_tid, bar_id,
+                         par);
+  if (kP == 0 && !tmC)
+    box_to_global(buf + ((kAltBox ? p : p + par) & 1) * 8192, 1, C, slab_m0 + p / kBBoxes * 64,
+                  n0 + box_row0(p % kBBoxes), M, N, ldc, wg_tid);
+}
+
+// Piece p (runtime) of the packed tile as ONE copy of flush_piece's code, its 16 values picked from
+// the registers by p (selects), for the sites off the k-loop (a unit shorter than the pieces, the
+// last tile's pieces after the unit loop): flush_pieces' copy per piece there was ~15% of a
+// 128 x 256 config's compile (bench/NOTES.md, issue 34). Without a tensor map (tmC null) the
+// warpgroup then copies the piece's box (box_to_global). In the k-loop too (one copy at every site,
+// and one site after the k-loop for a short unit's and the last tile's pieces) it cut another ~10%
+// of that compile, but the 4096^3 winner ran 0.4-0.6% slower on the GPU: not kept.
 KTUNE_DEVICE void flush_piece_at(const unsigned (&pk)[kWgM][kAcc / 2], int p, const TensorMap* tmC,
                                  unsigned buf, out_t* C, int slab_m0, int n0, int M, int N,
                                  long ldc, int warp, int g, int q, int wg_tid, int bar_id, int par) {
-  unsigned v[16];  // v[chunk * 2 + h] = pk[w][(col0 / 8 + chunk) * 2 + h]
+  unsigned v[16];  // v[chunk * 2 + h] = flush_piece<p>'s pk[w][(col0 / 8 + chunk) * 2 + h]
 #pragma unroll
   for (int i = 0; i < 16; ++i) v[i] = pk[0][i];
 #pragma unroll
