@@ -47,13 +47,21 @@ KTUNE_DEVICE void store_pair(out_t* dst, out_t o0, out_t o1, bool two, bool pair
 template <int kJ0 = 0>
 KTUNE_DEVICE void store_slab(const float (&acc)[kAcc], out_t* C, const out_t* bias, int r0, int n0,
                              int q, int M, int N, long ldc, float alpha, float beta, bool pair_ok) {
+  // The two rows' pointers once: a 64-bit multiply and address per pair (NVVM keeps them apart
+  // behind the bounds checks) were ~10% of an EPI_TMA 0 128 x 256 config's compile (issue 34). Not
+  // with the split tail: its state beside the two pointers made ptxas spill (4 bytes).
+  out_t* rowp[2];
+  bool rok[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h)
+    rok[h] = r0 + h * 8 < M, rowp[h] = C + (long)(r0 + h * 8) * ldc + n0 + q * 2;
 #pragma unroll
   for (int j = kJ0; j < kBN / 8; ++j)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const int r = r0 + h * 8, c = n0 + j * 8 + q * 2;
-      if (r >= M || c >= N) continue;
-      out_t* dst = C + (long)r * ldc + c;
+      const int c = n0 + j * 8 + q * 2;
+      if (!rok[h] || c >= N) continue;
+      out_t* dst = SPLIT_K == 1 ? rowp[h] + j * 8 : C + (long)(r0 + h * 8) * ldc + c;
       float v0 = alpha * acc[j * 4 + h * 2], v1 = alpha * acc[j * 4 + h * 2 + 1];
       const bool two = c + 1 < N;
       if (beta != 0.0f) {
@@ -103,7 +111,8 @@ KTUNE_DEVICE void add_beta_bias(float& v0, float& v1, const out_t* C, const out_
 // 16-byte chunks swizzled by row & 7) to C at row r0, column c0, two values per step, nothing
 // outside M x N. The kernels used to store C directly from the accumulators in that case, a second
 // copy of the epilogue unrolled over every accumulator: about 60% of a 128 x 256 kernel's compile
-// time (NVVM and ptxas; bench/NOTES.md, issue 34). One loop per call site: no unrolled copies.
+// time (NVVM and ptxas; bench/NOTES.md, issue 34). One loop per call site: no unrolled copies (as
+// one __noinline__ body for all sites a 128 x 256 config compiled only 2-4% faster).
 KTUNE_DEVICE void box_to_global(unsigned box, int boxes, out_t* C, int r0, int c0, int M, int N,
                                 long ldc, int wg_tid) {
   const bool pairs = c_pairs_ok(C, ldc);
@@ -309,7 +318,9 @@ KTUNE_DEVICE void flush_pieces(const unsigned (&pk)[kWgM][kAcc / 2], int p, cons
 // the registers by p (selects), for the sites off the k-loop (a unit shorter than the pieces, the
 // last tile's pieces after the unit loop): flush_pieces' copy per piece there was ~15% of a
 // 128 x 256 config's compile (bench/NOTES.md, issue 34). Without a tensor map (tmC null) the
-// warpgroup then copies the piece's box (box_to_global).
+// warpgroup then copies the piece's box (box_to_global). In the k-loop too (one copy at every site,
+// and one site after the k-loop for a short unit's and the last tile's pieces) it cut another ~10%
+// of that compile, but the 4096^3 winner ran 0.4-0.6% slower on the GPU: not kept.
 KTUNE_DEVICE void flush_piece_at(const unsigned (&pk)[kWgM][kAcc / 2], int p, const TensorMap* tmC,
                                  unsigned buf, out_t* C, int slab_m0, int n0, int M, int N,
                                  long ldc, int warp, int g, int q, int wg_tid, int bar_id, int par) {
