@@ -5,16 +5,13 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <memory>
 #include <mutex>
 #include <random>
-#include <thread>
 #include <vector>
 
+#include "autotune/side_kernel.h"
 #include "base/format.h"
 #include "base/timeline.h"
-#include "compiler/compiler.h"
-#include "compiler/store/store.h"
 #include "templates/embedded.h"
 
 namespace ktune {
@@ -36,16 +33,9 @@ int kindOf(DType t) {
 }
 
 struct Cmp {
-  std::mutex mu;
-  Backend* b = nullptr;
-  DeviceInfo dev;
-  std::thread compiling;                 // a store miss's compile
-  std::shared_ptr<const CodeObject> co;  // set once compiled or read
-  ModuleHandle module{};
-  FunctionHandle fn{};
+  SideKernel k;          // the kernel; k.mu guards the rest too
   DevicePtr result = 0;  // the kernel's five words
-  bool failed = false;   // not compiled, not loaded, or wrong on its planted cases: the host compares
-  bool checked = false;  // passed its planted cases
+  bool checked = false;  // passed its planted cases (k.failed: did not)
 };
 Cmp& cmp() {
   static Cmp c;
@@ -62,12 +52,13 @@ CompileRequest request(const std::string& arch) {
   return r;
 }
 
-// One comparison on the device (c.mu held, the kernel loaded).
+// One comparison on the device (c.k.mu held, the kernel loaded).
 Expected<VerifyResult> runLocked(Cmp& c, DevicePtr out, DevicePtr trusted, DType t, int64_t rows,
                                  int64_t cols, int64_t ld, Tolerance tol, StreamHandle stream) {
-  Backend& b = *c.b;
-  const int per_sm = c.dev.max_threads_per_sm > 0 ? std::max(1, c.dev.max_threads_per_sm / kThreads) : 4;
-  const int64_t cap = int64_t(std::max(1, c.dev.multiprocessors)) * per_sm;
+  Backend& b = *c.k.b;
+  const DeviceInfo& dev = c.k.dev;
+  const int per_sm = dev.max_threads_per_sm > 0 ? std::max(1, dev.max_threads_per_sm / kThreads) : 4;
+  const int64_t cap = int64_t(std::max(1, dev.multiprocessors)) * per_sm;
   const int64_t blocks = std::max<int64_t>(
       1, std::min(cap, ld == cols ? (rows * cols + kThreads - 1) / kThreads : rows));
   KTUNE_RETURN_IF_ERROR(b.memset8(c.result, 0, 4 * sizeof(unsigned long long), stream));
@@ -76,8 +67,8 @@ Expected<VerifyResult> runLocked(Cmp& c, DevicePtr out, DevicePtr trusted, DType
   KernelArgs a;
   a.add(out).add(trusted).add(static_cast<long long>(rows)).add(static_cast<long long>(cols))
       .add(static_cast<long long>(ld)).add(kindOf(t)).add(tol.atol).add(tol.rtol).add(c.result);
-  KTUNE_RETURN_IF_ERROR(b.launch(c.fn, Dim3{unsigned(blocks), 1, 1}, Dim3{unsigned(kThreads), 1, 1},
-                                 0, a.data(), stream)
+  KTUNE_RETURN_IF_ERROR(b.launch(c.k.fn, Dim3{unsigned(blocks), 1, 1},
+                                 Dim3{unsigned(kThreads), 1, 1}, 0, a.data(), stream)
                             .withContext("verifier: the device comparison"));
   KTUNE_RETURN_IF_ERROR(b.synchronize(stream).withContext("verifier: the device comparison"));
   unsigned long long w[5];
@@ -112,10 +103,10 @@ bool sameResult(const VerifyResult& a, const VerifyResult& b) {
          a.summary() == b.summary();
 }
 
-// The planted cases (c.mu held, the kernel loaded): every type contiguous, and bf16 in padded rows,
-// against the host comparison of the same elements. An error when any differs.
+// The planted cases (c.k.mu held, the kernel loaded): every type contiguous, and bf16 in padded
+// rows, against the host comparison of the same elements. An error when any differs.
 Status checkLocked(Cmp& c) {
-  Backend& b = *c.b;
+  Backend& b = *c.k.b;
   struct Case { DType t; int64_t rows, cols, ld; bool specials; };
   const Case cases[] = {{DType::kF32, 1, 3001, 3001, true}, {DType::kF16, 3, 1000, 1000, true},
                         {DType::kBF16, 7, 513, 513, true},  {DType::kF64, 1, 2049, 2049, true},
@@ -155,23 +146,18 @@ Status checkLocked(Cmp& c) {
   return Status::Ok();
 }
 
-// Loads and checks the kernel once (c.mu held): false when not ready or failed.
+// Loads and checks the kernel once (c.k.mu held): false when not ready or failed.
 bool loadLocked(Cmp& c) {
   if (c.checked) return true;
-  if (c.failed || !c.co) return false;
+  if (c.k.failed || !c.k.co) return false;
   auto fail = [&c](const Status& st) {
-    c.failed = true;
+    c.k.failed = true;
     timelineMark("device_compare_checked", st.toString());
     return false;
   };
-  auto m = c.b->loadModule(c.co->binary);
-  if (!m.ok()) return fail(m.status());
-  c.module = *m;
-  const std::string entry = c.co->lowered_entry.empty() ? kEntry : c.co->lowered_entry;
-  auto fn = c.b->getFunction(*m, entry);
-  if (!fn.ok()) return fail(fn.status());
-  c.fn = *fn;
-  auto res = c.b->alloc(kResultBytes);
+  Status why = Status::Ok();
+  if (!c.k.loadLocked(kEntry, &why)) return fail(why);
+  auto res = c.k.b->alloc(kResultBytes);
   if (!res.ok()) return fail(res.status());
   c.result = *res;
   if (Status st = checkLocked(c); !st.ok()) return fail(st);
@@ -180,24 +166,12 @@ bool loadLocked(Cmp& c) {
   return true;
 }
 
-void joinAndReset(Cmp& c, std::unique_lock<std::mutex>& l) {
-  if (c.compiling.joinable()) {
-    std::thread t = std::move(c.compiling);
-    l.unlock();  // the compile thread takes the lock to publish its result
-    t.join();
-    l.lock();
-  }
-  if (c.b) {
-    if (c.result) (void)c.b->free(c.result);
-    if (c.module.p) (void)c.b->unloadModule(c.module);
-  }
+void resetLocked(Cmp& c, std::unique_lock<std::mutex>& l) {
+  c.k.joinLocked(l);
+  if (c.k.b && c.result) (void)c.k.b->free(c.result);
   c.result = 0;
-  c.module = {};
-  c.fn = {};
-  c.co.reset();
-  c.failed = false;
   c.checked = false;
-  c.b = nullptr;
+  c.k.resetLocked(l);
 }
 
 }  // namespace
@@ -209,53 +183,32 @@ std::string deviceCompareSource() {
 void enableDeviceCompare(Backend& b, Compiler& compiler, CodeObjectStore* store,
                          const DeviceInfo& device) {
   Cmp& c = cmp();
-  std::unique_lock<std::mutex> l(c.mu);
-  joinAndReset(c, l);
-  if (b.vendor() != Vendor::kNvidia || device.arch.empty()) return;
-  c.b = &b;
-  c.dev = device;
-  const CompileRequest req = request(device.arch);
-  if (store) {
-    auto got = store->get(codeObjectKey(req, compiler.name(), compiler.version()));
-    if (got.ok()) {
-      c.co = std::make_shared<const CodeObject>(std::move(got).value());
-      return;
-    }
-  }
-  // Not in the store: compiled beside the run (its comparisons until then are the host's).
-  c.compiling = std::thread([&c, &compiler, store, req] {
-    auto co = store ? store->getOrCompile(compiler, req) : compiler.compile(req);
-    std::lock_guard<std::mutex> g(c.mu);
-    if (co.ok()) c.co = std::make_shared<const CodeObject>(std::move(co).value());
-    else c.failed = true;
-    timelineMark("device_compare_compiled", co.ok() ? "ok" : co.status().toString());
-  });
+  std::unique_lock<std::mutex> l(c.k.mu);
+  resetLocked(c, l);
+  c.k.enableLocked(l, b, compiler, store, device, request(device.arch), "device_compare_compiled");
 }
 
 void disableDeviceCompare() {
   Cmp& c = cmp();
-  std::unique_lock<std::mutex> l(c.mu);
-  joinAndReset(c, l);
+  std::unique_lock<std::mutex> l(c.k.mu);
+  resetLocked(c, l);
 }
 
 void awaitDeviceCompare() {
   Cmp& c = cmp();
-  std::unique_lock<std::mutex> l(c.mu);
-  if (!c.compiling.joinable()) return;
-  std::thread t = std::move(c.compiling);
-  l.unlock();
-  t.join();
+  std::unique_lock<std::mutex> l(c.k.mu);
+  c.k.joinLocked(l);
 }
 
 bool deviceCompareReady() {
   Cmp& c = cmp();
-  std::lock_guard<std::mutex> l(c.mu);
-  return c.checked || (c.co && !c.failed);
+  std::lock_guard<std::mutex> l(c.k.mu);
+  return c.checked || (c.k.co && !c.k.failed);
 }
 
 bool deviceCompareChecked() {
   Cmp& c = cmp();
-  std::lock_guard<std::mutex> l(c.mu);
+  std::lock_guard<std::mutex> l(c.k.mu);
   return c.checked;
 }
 
@@ -264,8 +217,8 @@ bool deviceCompareToTrusted(Backend& b, DevicePtr out, DevicePtr trusted, DType 
                             StreamHandle stream) {
   if (kindOf(t) < 0 || rows <= 0 || cols <= 0 || ld < cols) return false;
   Cmp& c = cmp();
-  std::lock_guard<std::mutex> l(c.mu);
-  if (c.b != &b || !loadLocked(c)) return false;
+  std::lock_guard<std::mutex> l(c.k.mu);
+  if (c.k.b != &b || !loadLocked(c)) return false;
   const auto t0 = std::chrono::steady_clock::now();
   *res = runLocked(c, out, trusted, t, rows, cols, ld, tol, stream);
   if (timelineOn())

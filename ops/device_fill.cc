@@ -1,13 +1,9 @@
 #include "ops/device_fill.h"
 
 #include <algorithm>
-#include <memory>
 #include <mutex>
-#include <thread>
 
-#include "base/timeline.h"
-#include "compiler/compiler.h"
-#include "compiler/store/store.h"
+#include "autotune/side_kernel.h"
 
 namespace ktune {
 
@@ -73,18 +69,8 @@ int kindOf(DType t) {
   }
 }
 
-struct Fill {
-  std::mutex mu;
-  Backend* b = nullptr;
-  DeviceInfo dev;
-  std::thread compiling;                  // a store miss's compile
-  std::shared_ptr<const CodeObject> co;   // set once compiled or read
-  ModuleHandle module{};
-  FunctionHandle fn{};
-  bool failed = false;  // the kernel could not be compiled or loaded: the host fills
-};
-Fill& fill() {
-  static Fill f;
+SideKernel& fill() {
+  static SideKernel f;
   return f;
 }
 
@@ -98,89 +84,31 @@ CompileRequest request(const std::string& arch) {
   return r;
 }
 
-// Loads the kernel (f.mu held, on a thread bound to the device): false when not ready or failed.
-bool loadLocked(Fill& f) {
-  if (f.fn.p) return true;
-  if (f.failed || !f.co) return false;
-  auto m = f.b->loadModule(f.co->binary);
-  if (!m.ok()) {
-    f.failed = true;
-    return false;
-  }
-  const std::string entry = f.co->lowered_entry.empty() ? kFillEntry : f.co->lowered_entry;
-  auto fn = f.b->getFunction(*m, entry);
-  if (!fn.ok()) {
-    (void)f.b->unloadModule(*m);
-    f.failed = true;
-    return false;
-  }
-  f.module = *m;
-  f.fn = *fn;
-  return true;
-}
-
-void joinAndReset(Fill& f, std::unique_lock<std::mutex>& l) {
-  if (f.compiling.joinable()) {
-    std::thread t = std::move(f.compiling);
-    l.unlock();  // the compile thread takes the lock to publish its result
-    t.join();
-    l.lock();
-  }
-  if (f.module.p && f.b) (void)f.b->unloadModule(f.module);
-  f.module = {};
-  f.fn = {};
-  f.co.reset();
-  f.failed = false;
-  f.b = nullptr;
-}
-
 }  // namespace
 
 const char* deviceFillSource() { return kFillSource; }
 
 void enableDeviceFill(Backend& b, Compiler& compiler, CodeObjectStore* store,
                       const DeviceInfo& device) {
-  Fill& f = fill();
+  SideKernel& f = fill();
   std::unique_lock<std::mutex> l(f.mu);
-  joinAndReset(f, l);
-  if (b.vendor() != Vendor::kNvidia || device.arch.empty()) return;
-  f.b = &b;
-  f.dev = device;
-  const CompileRequest req = request(device.arch);
-  if (store) {
-    auto got = store->get(codeObjectKey(req, compiler.name(), compiler.version()));
-    if (got.ok()) {
-      f.co = std::make_shared<const CodeObject>(std::move(got).value());
-      return;
-    }
-  }
-  // Not in the store: compiled beside the run (its fills until then are the host's).
-  f.compiling = std::thread([&f, &compiler, store, req] {
-    auto co = store ? store->getOrCompile(compiler, req) : compiler.compile(req);
-    std::lock_guard<std::mutex> g(f.mu);
-    if (co.ok()) f.co = std::make_shared<const CodeObject>(std::move(co).value());
-    else f.failed = true;
-    timelineMark("device_fill_compiled", co.ok() ? "ok" : co.status().toString());
-  });
+  f.enableLocked(l, b, compiler, store, device, request(device.arch), "device_fill_compiled");
 }
 
 void disableDeviceFill() {
-  Fill& f = fill();
+  SideKernel& f = fill();
   std::unique_lock<std::mutex> l(f.mu);
-  joinAndReset(f, l);
+  f.resetLocked(l);
 }
 
 void awaitDeviceFill() {
-  Fill& f = fill();
+  SideKernel& f = fill();
   std::unique_lock<std::mutex> l(f.mu);
-  if (!f.compiling.joinable()) return;
-  std::thread t = std::move(f.compiling);
-  l.unlock();
-  t.join();
+  f.joinLocked(l);
 }
 
 bool deviceFillReady() {
-  Fill& f = fill();
+  SideKernel& f = fill();
   std::lock_guard<std::mutex> l(f.mu);
   return f.fn.p || (f.co && !f.failed);
 }
@@ -189,9 +117,9 @@ bool deviceFillRandom(Backend& b, DevicePtr dst, DType t, int64_t count, uint64_
                       double span, Status* st) {
   const int kind = kindOf(t);
   if (kind < 0 || count <= 0) return false;
-  Fill& f = fill();
+  SideKernel& f = fill();
   std::lock_guard<std::mutex> l(f.mu);
-  if (f.b != &b || !loadLocked(f)) return false;
+  if (f.b != &b || !f.loadLocked(kFillEntry)) return false;
   const int per_sm = f.dev.max_threads_per_sm > 0 ? std::max(1, f.dev.max_threads_per_sm / kFillThreads) : 4;
   const int64_t blocks = std::min<int64_t>((count + kFillThreads - 1) / kFillThreads,
                                            int64_t(std::max(1, f.dev.multiprocessors)) * per_sm);
