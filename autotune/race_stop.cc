@@ -45,8 +45,9 @@ bool owePickClasses(StopRule& s, const std::vector<size_t>& got, double leader_m
       owing.push_back(j);
   size_t owed = 0;
   for (size_t j : owing) {
-    s.trigger[j] = 1;
     const std::vector<size_t> rest = guided::sameClasses(s.cv.classes, s.cv.taken, j);
+    if (rest.size() > guided::kStallAfter) continue;  // more than a stall's worth: not owed
+    s.trigger[j] = 1;
     for (size_t q : rest) {
       owed += s.owed[q] ? 0 : 1;
       s.owed[q] = 1;

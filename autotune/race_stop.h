@@ -44,7 +44,10 @@ struct StopRule {
 // were compiles still running when the stop came (bench/NOTES.md, issue 34). At a prefill key
 // the first wave's configs reach it among the first few. Only a class of named values (the family's
 // race_each: values the prior cannot rank) is owed, never a calibration group alone: it can be
-// most of the space. `vendor_ms`: the fastest vendor candidate's time (0: none).
+// most of the space; nor a class whose rest is more than a stall's worth (guided::kStallAfter):
+// a named value such as the GEMM's CLUSTER_M spans most of the tma space at a prefill key, where
+// the decode winner's class that the rule is for had 8 configs and the owed rests on the GPU were
+// 3-7. `vendor_ms`: the fastest vendor candidate's time (0: none).
 bool owePickClasses(StopRule& s, const std::vector<size_t>& got, double leader_ms,
                     double vendor_ms, size_t explored, CompilePool& pool);
 

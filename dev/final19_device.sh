@@ -100,7 +100,8 @@ for v in base this; do
   d=${LAST[$v]:-}
   [ -n "$d" ] || continue
   fits "${WARM_MIN:-9}" || { drop "warm suite $v ($(left) s left)"; continue; }
-  E=(KTUNE_CACHE_DIR="$d/kc" CUDA_CACHE_PATH="$d/cc" KTUNE_DB="$d/kc/db.warm.json")
+  E=(KTUNE_CACHE_DIR="$d/kc" CUDA_CACHE_PATH="$d/cc" KTUNE_DB="$d/kc/db.warm.json" \
+     KTUNE_TIMELINE="$W/suite_warm_$v.tl")
   kt "$v" "$(cap 40)" "suite_warm_$v" tune gemm --suite llm --json
   python3 dev/suite_winners.py "$W/suite_warm_$v.json" > "$W/winners_suite_warm_$v.txt" 2>&1
 done

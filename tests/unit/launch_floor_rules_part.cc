@@ -178,5 +178,20 @@ TEST(LaunchFloor, NoClassIsOwedWhereThePriorsOrderReachedTheVendorOrWithoutAName
   EXPECT_FALSE(owes(s, 18, 0.00320));  // 6.7% behind the vendor
 }
 
+// A class whose rest is more than a stall's worth is not owed: B=1's 18 configs, a pick at
+// position 0 with the other 17 untaken; with one of them raced, the rest of 16 is.
+TEST(LaunchFloor, NoClassLargerThanAStallIsOwed) {
+  detail::StopRule s = vendorLedRace(0);
+  s.picked[0] = 1;
+  EXPECT_FALSE(owes(s, 0, 0.00304));
+  EXPECT_FALSE(s.owed[1] || s.trigger[0]);
+  s = vendorLedRace(0);
+  s.cv.taken[17] = true;
+  s.cv.ms[17] = 0.0036;
+  s.picked[0] = 1;
+  EXPECT_TRUE(owes(s, 0, 0.00304));
+  EXPECT_TRUE(s.owed[1] && s.owed[16] && !s.owed[18]);
+}
+
 }  // namespace
 }  // namespace ktune
