@@ -176,3 +176,36 @@ run_pinned() {  # NB FIT DEF [AFTER]
     $after
   done
 }
+
+# The paired A/B of a probe knob (the scripts' list() gives each config with and without it):
+# gemm_bench process 0 compiles beside the knob's GPU test TEST (unless TESTS=none; TEST_DEF s),
+# then PROCS (default 4) processes of ROUNDS (default 5) interleaved rounds, every even one with
+# the pairs reversed, each while FIT_S seconds are left, capped at BENCH_S (default BENCH_DEF);
+# then the VERIFY summary. Sets n: the processes run. Uses $B, $OUT, $SHAPES.
+#   knob_ab TEST TEST_DEF C0_DEF FIT_S BENCH_DEF
+knob_ab() {
+  local test=$1 test_def=$2 c0_def=$3 fit_s=$4 bench_def=$5 S T p lim rev
+  S=$(date +%s)
+  PIDS=()
+  [ "${TESTS:-}" != none ] && start_gpu_tests "$test" "${TEST_S:-$test_def}"
+  KTUNE_CACHE_DIR=/tmp/kcache_gemm_bench timeout "${C0_S:-$c0_def}" "$B/bench/gemm_bench" \
+    --kinds=decode --only="$(list)" --twin="$(list)" --shapes="$SHAPES" --rounds=1 \
+    > "$OUT/bench0.log" 2> "$OUT/bench0.err"
+  echo "bench 0 (compiles; beside the tests) rc=$? $(( $(date +%s) - S ))s"
+  [ "${#PIDS[@]}" -gt 0 ] && wait_gpu_tests "$S" 12 200 "${PIDS[@]}"
+  n=0
+  for p in $(seq 1 "${PROCS:-4}"); do
+    fits "$fit_s" "bench $p" || break
+    lim=${BENCH_S:-$bench_def}; [ "$(left)" -lt "$lim" ] && lim=$(( $(left) - 2 ))
+    rev=""; [ $((p % 2)) = 0 ] && rev=rev
+    T=$(date +%s)
+    KTUNE_CACHE_DIR=/tmp/kcache_gemm_bench timeout "$lim" "$B/bench/gemm_bench" --kinds=decode \
+      --only="$(list $rev)" --twin="$(list $rev)" --shapes="$SHAPES" --rounds="${ROUNDS:-5}" \
+      > "$OUT/bench$p.log" 2> "$OUT/bench$p.err"
+    echo "bench $p rc=$? $(( $(date +%s) - T ))s (limit $lim${rev:+, reversed})"; n=$p
+  done
+  grep -h "^VERIFY" "$OUT"/bench*.log 2>/dev/null | grep -v " ok " | cut -c1-200 | head -6
+  grep -hE "failed|error" "$OUT"/bench*.err 2>/dev/null | head -5
+  echo "VERIFY ok: $(grep -h '^VERIFY' "$OUT"/bench*.log 2>/dev/null | grep -c ' ok ') of" \
+    "$(grep -h '^VERIFY' "$OUT"/bench*.log 2>/dev/null | wc -l)"
+}

@@ -42,27 +42,7 @@ list() {  # list [rev]: the --only/--twin entries, each config with and without 
   echo "${out#;}"
 }
 SHAPES=${SHAPES:-16x4096x4096,16x6144x4096,16x4096x14336,32x4096x4096,32x6144x4096,64x4096x4096,128x4096x4096}
-S=$(date +%s)
-PIDS=()
-[ "${TESTS:-}" != none ] && start_gpu_tests "GemmGpu.DecodeTmaSpreadVsReference" "${TEST_S:-40}"
-KTUNE_CACHE_DIR=/tmp/kcache_gemm_bench timeout "${C0_S:-30}" "$B/bench/gemm_bench" --kinds=decode \
-  --only="$(list)" --twin="$(list)" --shapes="$SHAPES" --rounds=1 > "$OUT/bench0.log" 2> "$OUT/bench0.err"
-echo "bench 0 (compiles; beside the tests) rc=$? $(( $(date +%s) - S ))s"
-[ "${#PIDS[@]}" -gt 0 ] && wait_gpu_tests "$S" 12 200 "${PIDS[@]}"
-n=0
-for p in $(seq 1 "${PROCS:-4}"); do
-  fits 10 "bench $p" || break
-  lim=${BENCH_S:-14}; [ "$(left)" -lt "$lim" ] && lim=$(( $(left) - 2 ))
-  rev=""; [ $((p % 2)) = 0 ] && rev=rev
-  T=$(date +%s)
-  KTUNE_CACHE_DIR=/tmp/kcache_gemm_bench timeout "$lim" "$B/bench/gemm_bench" --kinds=decode \
-    --only="$(list $rev)" --twin="$(list $rev)" --shapes="$SHAPES" --rounds="${ROUNDS:-5}" \
-    > "$OUT/bench$p.log" 2> "$OUT/bench$p.err"
-  echo "bench $p rc=$? $(( $(date +%s) - T ))s (limit $lim${rev:+, reversed})"; n=$p
-done
-grep -h "^VERIFY" "$OUT"/bench*.log 2>/dev/null | grep -v " ok " | cut -c1-200 | head -6
-grep -hE "failed|error" "$OUT"/bench*.err 2>/dev/null | head -5
-echo "VERIFY ok: $(grep -h '^VERIFY' "$OUT"/bench*.log 2>/dev/null | grep -c ' ok ') of $(grep -h '^VERIFY' "$OUT"/bench*.log 2>/dev/null | wc -l)"
+knob_ab "GemmGpu.DecodeTmaSpreadVsReference" 40 30 10 14
 python3 dev/decode/l2p_table.py "$OUT" "$n" 2>&1 | grep -v " pre " | cut -c1-260 > "$OUT/ab.txt"
 cat "$OUT/ab.txt"
 for p in $(seq 1 "${TS_PROCS:-1}"); do echo "== ts process $p"; grep -E "^TS (read|X T64 U4 S4 2/tile|X T128 U2 S4 2/tile)|failed|error" "$OUT/ts$p.txt" | cut -c1-200; done
