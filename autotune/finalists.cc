@@ -50,7 +50,7 @@ int findBaseline(const FinalistRun& fr) {
 // with the stream synchronised around it) changed the GPU's power state in the round they were
 // in, and the first round, which held them, read the finalists in its first positions (the
 // default's, every time) 1-4% faster or slower than the later rounds did, by the check's length
-// (bench/NOTES.md, issue 34, twenty-first session). The winner is checked after the rounds
+// (bench/NOTES.md, issue 34). The winner is checked after the rounds
 // (checkOptions); `check`: a sole finalist's one round, which has nothing to be compared with, checks
 // it (before its runs, after the second, after the last). Every finalist's cost is known from the
 // race: two estimate runs.

@@ -30,10 +30,10 @@ namespace ktune {
 // after itself across a round's boundary. (The earlier order, 0..n-1 then reversed, ran the two
 // ends, the default always among them, twice in a row in half their rounds and the middle ones
 // always after another kernel: an asymmetry between finalists that timed one cuBLASLt pair 2-4%
-// apart in two runs of one process; bench/NOTES.md, issue 34, eleventh session.) The first round
+// apart in two runs of one process; bench/NOTES.md, issue 34.) The first round
 // has no lead-in (its last finalist timed once before it and dropped): measured, it left the first
 // round's shift against the later rounds where the checks were host read-backs and was not needed
-// once they compare on the device (bench/NOTES.md, issue 34, twenty-first session).
+// once they compare on the device (bench/NOTES.md, issue 34).
 std::vector<size_t> finalistOrder(size_t n, int round);
 
 // Decision from the per-round medians. times[i][r]: finalist i's median in round r (ms; < 0 when
