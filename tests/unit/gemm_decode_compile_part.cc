@@ -399,7 +399,8 @@ TEST(GemmDecode, TmaFedBodyCompilesWithBulkTensorCopies) {
 
 // DC_C8 = 1 (the probe knob: the cluster K split's pairs in clusters of 8) compiles for sm_90a on
 // the 8/16/32-row picks' bodies of the K split at N = 6144 and 4096 (XR 0 and 3, one and two slabs),
-// the gate/up pair, and an odd N of 47 tiles (the fallback): clusters of 8 in the PTX where the
+// the gate/up pair, 128 and 1 rows at odd N (XR 3 and 1: the GPU test's widest and staged bodies),
+// and an odd N of 47 tiles (the fallback): clusters of 8 in the PTX where the
 // tiles are a multiple of 4, of 2 at 47 tiles; the reduction through distributed shared memory; no
 // spills.
 TEST(GemmDecode, TmaFedClustersOfEightCompile) {
@@ -412,6 +413,8 @@ TEST(GemmDecode, TmaFedClustersOfEightCompile) {
                                                            {32, 6144, 4, 1, 4, 1, 0, 0},
                                                            {16, 4096, 2, 1, 4, 2, 3, 0},
                                                            {13, 2 * 4096, 2, 2, 2, 2, 3, 1},
+                                                           {128, 2047, 16, 1, 2, 2, 3, 0},
+                                                           {1, 1023, 1, 1, 2, 2, 1, 0},
                                                            {16, 6015, 2, 2, 2, 2, 3, 0}}) {
     Config c = wgConfig(k[2], 4, k[3], k[4], k[5], 4);
     c.set("DC_WG", int64_t{2});
@@ -427,7 +430,7 @@ TEST(GemmDecode, TmaFedClustersOfEightCompile) {
   }
   std::vector<bool> eight;
   for (const auto& [c, g] : jobs) eight.push_back(decodeClusterBlocks(c, g) == 8);
-  ASSERT_EQ(std::count(eight.begin(), eight.end(), true), 5);
+  ASSERT_EQ(std::count(eight.begin(), eight.end(), true), 7);
   compileEach(**cc, jobs, [](const Config&, const std::string& ptx) -> std::string {
     if (ptx.find("cp.async.bulk.tensor") == std::string::npos || ptx.find("wgmma.mma_async") == std::string::npos ||
         ptx.find("mapa.shared::cluster") == std::string::npos)
