@@ -250,8 +250,8 @@ int decodeL2Promotion(const Config& c);
 // split (DC_WG = 2, DC_GRID = 4: a pair of blocks per tile, each over half of K, the halves meeting
 // in distributed shared memory) launched in clusters of 8 blocks, the pairs of 4 consecutive tiles,
 // instead of a cluster per pair: clusters of 8 fill whole GPCs where those of 2 fill the SMs in
-// order (bench/NOTES.md, issue 32). Blocks per cluster of config c's launch at shape s: 8 with DC_C8
-// where the tile count is a multiple of 4; else the pair's 2 (the fallback: the kernel built
+// order (bench/NOTES.md, issue 32). Blocks per cluster of config c's launch at shape s: 8 with
+// DC_C8 where the tile count is a multiple of 4; else the pair's 2 (the fallback: the kernel built
 // without the knob's cluster define, so no idle pairs); 4 with DC_GRID = 5; 2 with DC_GRID = 7;
 // 1 otherwise. The kernel's cluster dimensions are compiled in (DC_CLUSTER8, an extra define).
 int64_t decodeClusterBlocks(const Config& c, const GemmShape& s);

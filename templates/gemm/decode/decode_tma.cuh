@@ -33,7 +33,7 @@ constexpr int kCL = DC_GRID == 5 ? 4 : 2;
 // r % 2 (gemm::decodeClusterSlot). The pairs still reduce within themselves (tile_rank below); the
 // cluster barriers span the 8 blocks, which all pass the same ones.
 constexpr int kClusterDims = DC_CLUSTER8 ? 8 : kCL;
-static_assert(!DC_CLUSTER8 || DC_GRID == 4, "DC_CLUSTER8: the cluster K split's pairs (DC_GRID = 4)");
+static_assert(!DC_CLUSTER8 || DC_GRID == 4, "DC_CLUSTER8: the K split's pairs (DC_GRID = 4)");
 // The cluster rank of block q (0 .. kCL) of this block's tile: q, or in a cluster of 8 the pair's.
 KTUNE_DEVICE unsigned tile_rank(unsigned q) {
   if constexpr (kClusterDims == kCL) return q;

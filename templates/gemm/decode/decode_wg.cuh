@@ -342,7 +342,9 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   DC_TR_ENTRY(tid == 0);
   Prob p{A, B, reinterpret_cast<out_t*>(Cv), reinterpret_cast<const out_t*>(biasv), workspace,
          counters, M, N, K, (K + kBK - 1) / kBK, N / 2, lda, ldb, ldc, alpha, beta};
-#if DC_CLUSTER  // a cluster per tile (or per 4 tiles' pairs), block `rank` takes part `rank` of its K steps
+#if DC_CLUSTER
+  // A cluster per tile (DC_CLUSTER8: per 4 tiles' pairs); block `rank` of the tile's blocks takes
+  // part `rank` of its K steps.
   const unsigned rank = kClusterDims == kCL ? cluster_rank() : cluster_rank() % kCL;
   const long t0 = (long)(blockIdx.x / kCL) * p.nsteps;
   const long u0 = t0 + p.nsteps * (long)rank / kCL, u1 = t0 + p.nsteps * (long)(rank + 1) / kCL;

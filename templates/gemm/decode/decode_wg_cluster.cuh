@@ -54,7 +54,8 @@ KTUNE_DEVICE void scatter_reduce(const Prob& p, float (&acc)[kNT][kAcc], unsigne
 #pragma unroll
   for (int q = 0; q < kCL; ++q) {
     if (q == (int)rank) continue;
-    const unsigned dst = map_to_rank(base, tile_rank((unsigned)q)) + ((rank - q - 1 + kCL) % kCL) * kRegion * 4;
+    const unsigned dst =
+        map_to_rank(base, tile_rank((unsigned)q)) + ((rank - q - 1 + kCL) % kCL) * kRegion * 4;
     const unsigned bar = kTxHand ? map_to_rank(red, tile_rank((unsigned)q)) : 0u;
 #pragma unroll
     for (int t = 0; t < kNT; ++t)
