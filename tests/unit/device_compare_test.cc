@@ -19,19 +19,13 @@
 #include "runtime/sim/sim_backend.h"
 #include "templates/kernels/verify_compare.cuh"
 #include "tests/support/tools.h"
+#include "tests/support/verify_expect.h"
 
 namespace ktune {
 namespace {
 
 void expectSame(const VerifyResult& a, const VerifyResult& b, const std::string& what) {
-  EXPECT_EQ(a.ok, b.ok) << what;
-  EXPECT_EQ(a.checked, b.checked) << what;
-  EXPECT_EQ(a.mismatches, b.mismatches) << what;
-  EXPECT_EQ(a.nans, b.nans) << what;
-  EXPECT_EQ(a.max_abs_error, b.max_abs_error) << what;
-  EXPECT_EQ(a.max_rel_error, b.max_rel_error) << what;
-  EXPECT_EQ(a.first_bad, b.first_bad) << what;
-  EXPECT_EQ(a.summary(), b.summary()) << what;
+  testsupport::expectSameVerifyResult(a, b, what);
 }
 
 int kindOf(DType t) {

@@ -12,6 +12,7 @@
 #include "autotune/verifier.h"
 #include "base/dtype.h"
 #include "runtime/sim/sim_backend.h"
+#include "tests/support/verify_expect.h"
 
 namespace ktune {
 namespace {
@@ -23,20 +24,7 @@ std::vector<unsigned char> encode(const std::vector<double>& v, DType t) {
 }
 
 void expectSame(const VerifyResult& a, const VerifyResult& b, const std::string& what) {
-  EXPECT_EQ(a.ok, b.ok) << what;
-  EXPECT_EQ(a.checked, b.checked) << what;
-  EXPECT_EQ(a.mismatches, b.mismatches) << what;
-  EXPECT_EQ(a.nans, b.nans) << what;
-  EXPECT_EQ(a.max_abs_error, b.max_abs_error) << what;
-  EXPECT_EQ(a.max_rel_error, b.max_rel_error) << what;
-  EXPECT_EQ(a.first_bad, b.first_bad) << what;
-  if (a.first_bad >= 0 && b.first_bad >= 0) {
-    EXPECT_TRUE(a.first_bad_out == b.first_bad_out ||
-                (std::isnan(a.first_bad_out) && std::isnan(b.first_bad_out))) << what;
-    EXPECT_TRUE(a.first_bad_ref == b.first_bad_ref ||
-                (std::isnan(a.first_bad_ref) && std::isnan(b.first_bad_ref))) << what;
-  }
-  EXPECT_EQ(a.summary(), b.summary()) << what;
+  testsupport::expectSameVerifyResult(a, b, what);
 }
 
 // The reference path: the trusted values converted to doubles, then compareHost.
