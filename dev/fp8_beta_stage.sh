@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Dev machine: stages dev/fp8_beta_device.sh's call (issue 34, the tma kind's compile cut) into
-# DEST: this tree's and a base build's (BASE, default main's /work/main/build) ktune, ktune-worker,
+# DEST: this tree's and a base build's (BASE: the base commit's build directory) ktune, ktune-worker,
 # libktune.so, gemm_bench and compile_split_bench, this tree's gemm_gpu_test and gemm_fp8_gpu_test,
 # the Google Benchmark library, the scripts and the 4096^3 wave's configs, packed in pb.tar.xz.
-#   bash dev/fp8_beta_stage.sh DEST     (BUILD_DIR=build, BASE=/work/main/build)
+#   BASE=<base build dir> bash dev/fp8_beta_stage.sh DEST     (BUILD_DIR=build)
 set -euo pipefail
-DEST=$1 B=${BUILD_DIR:-build} BASE=${BASE:-/work/main/build}
+DEST=$1 B=${BUILD_DIR:-build} BASE=${BASE:?the base commit build directory}
 rm -rf "$DEST" && mkdir -p "$DEST/pb/lib"
 for v in new base; do
   d=$B; [ $v = base ] && d=$BASE

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Dev machine: stages dev/fp8_margin_device.sh's call (issue 34, the tma kind's compile cut, second
-# round) into DEST: main's build (MAIN, default /work/main/build: ktune, ktune-worker, libktune.so
+# round) into DEST: main's build (MAIN: its build directory; ktune, ktune-worker, libktune.so
 # for the cold walls), this tree's build (the same plus gemm_bench and gemm_fp8_gpu_test) and the
 # base of the kernel A/B (HEAD_BENCH: a gemm_bench of the branch before this round's changes), the
 # Google Benchmark library and the scripts, packed in pb.tar.xz.
-#   HEAD_BENCH=/path/gemm_bench bash dev/fp8_margin_stage.sh DEST     (BUILD_DIR=build)
+#   MAIN=<main's build dir> HEAD_BENCH=<gemm_bench> bash dev/fp8_margin_stage.sh DEST  (BUILD_DIR=build)
 set -euo pipefail
-DEST=$1 B=${BUILD_DIR:-build} MAIN=${MAIN:-/work/main/build} HB=${HEAD_BENCH:?gemm_bench of the base}
+DEST=$1 B=${BUILD_DIR:-build} MAIN=${MAIN:?the main build directory} HB=${HEAD_BENCH:?gemm_bench of the base}
 rm -rf "$DEST" && mkdir -p "$DEST/pb/lib" "$DEST/pb/head/bench"
 for v in main new; do
   d=$B; [ $v = main ] && d=$MAIN

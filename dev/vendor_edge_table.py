@@ -9,22 +9,16 @@ decision (`race_stop`, with what it had raced / started), round 1's end, the fin
 (`chosen`), exit; the winner.
 Suites (su_*): wall, engine (the reports' total_wall_ms summed), and at 16x6144x4096: raced
 (reached), compiled, store hits, the `race_owed` marks, the winner's source, time and config."""
-import json, re, statistics, sys
+import re, statistics, sys
+
+from suite_winners import reports as suite_reports
 
 w = sys.argv[1]
 KEY = "M=16,N=6144,K=4096"
 
 
 def reports(path):
-    text, dec, i, out = open(path).read(), json.JSONDecoder(), 0, []
-    while i < len(text):
-        while i < len(text) and text[i].isspace():
-            i += 1
-        if i >= len(text):
-            break
-        obj, i = dec.raw_decode(text, i)
-        out.extend(obj if isinstance(obj, list) else [obj])
-    return out
+    return suite_reports(open(path).read())
 
 
 def marks(path):

@@ -62,6 +62,21 @@ list() {  # [rev]
   echo "${out#;}"
 }
 
+# The --only/--twin entries of $KEYS ("SHAPE:CFG:CFG..." per key): every CFG@SHAPE beside the same
+# config with $KNOB added, the pair's order swapped with `rev`.
+knob_list() {  # [rev]
+  local key cfg out="" cfgs i
+  for key in $KEYS; do
+    IFS=: read -ra cfgs <<< "$key"
+    for i in $(seq 1 $(( ${#cfgs[@]} - 1 ))); do
+      cfg=${cfgs[$i]}
+      if [ "${1:-}" = rev ]; then out="$out;$cfg,$KNOB@${cfgs[0]};$cfg@${cfgs[0]}"
+      else out="$out;$cfg@${cfgs[0]};$cfg,$KNOB@${cfgs[0]}"; fi
+    done
+  done
+  echo "${out#;}"
+}
+
 # The call's deadline: T0 now, DL seconds (DEADLINE, else the script's default $1); left prints
 # the seconds left, fits N WHAT says whether N more seconds fit (else prints that WHAT is skipped).
 start_deadline() { T0=$(date +%s); DL=${DEADLINE:-$1}; }

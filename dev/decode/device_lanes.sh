@@ -30,18 +30,7 @@ KEYS="16x4096x4096:$(d 2 4 1 4 2 3 4):$(d 2 4 1 2 5 3 4)
 64x4096x4096:$(d 8 4 1 2 2 3 4)
 128x4096x4096:$(d 16 4 1 2 2 1 4)"
 KNOB=${KNOB:-DC_LANES=1}
-list() {  # list [rev]: the --only/--twin entries, each config with and without the knob
-  local key cfg out="" cfgs i
-  for key in $KEYS; do
-    IFS=: read -ra cfgs <<< "$key"
-    for i in $(seq 1 $(( ${#cfgs[@]} - 1 ))); do
-      cfg=${cfgs[$i]}
-      if [ "${1:-}" = rev ]; then out="$out;$cfg,$KNOB@${cfgs[0]};$cfg@${cfgs[0]}"
-      else out="$out;$cfg@${cfgs[0]};$cfg,$KNOB@${cfgs[0]}"; fi
-    done
-  done
-  echo "${out#;}"
-}
+list() { knob_list "$@"; }  # each config with and without $KNOB
 SHAPES=${SHAPES:-16x4096x4096,16x6144x4096,16x14336x4096,16x4096x14336,16x28672x4096,32x4096x4096,64x4096x4096,128x4096x4096}
 knob_ab "GemmGpu.DecodeTmaLanesVsReference" 40 30 10 14
 python3 dev/decode/l2p_table.py "$OUT" "$n" 2>&1 | grep -v " pre " | cut -c1-260 > "$OUT/ab.txt"
