@@ -10,8 +10,8 @@
 #      62: 3 processes; PREFILL_S=0 skips it; its table appended to this one's);
 #   2. the cold LLM suite (`ktune tune gemm --suite llm --json`: empty store, fresh CUDA_CACHE_PATH
 #      and database, compile workers on, isolation on), base against this tree, PAIRS pairs
-#      (default 3) interleaved, the order alternating per pair (about 16 s base, 9 s this); then one
-#      warm suite of each (the last pair's store, a fresh database; about 6 and 5 s);
+#      (default 3) interleaved, the order alternating per pair (about 16 s base, 9 s this); then
+#      WARM_RUNS warm suites of each (the last pair's store, a fresh database; about 6 and 5 s each);
 #   3. ONE_PAIRS (default 3) cold/warm pairs of 4096^3 NT, this tree, as gpu_pass's TUNE=1 runs them
 #      (about 3.8 s a pair);
 #   4. the GPU regret, guided against exhaustive (EXH_BUDGET x budgets, default 0.2) at REGRET_ONLY's
@@ -96,14 +96,18 @@ for i in $(seq 1 "${PAIRS:-3}"); do
   fits $(( $(need base) + $(need this) )) || { drop "suite pairs $i..${PAIRS:-3} ($(left) s left)"; break; }
   for v in $order; do suite_cold "$v" "$i"; done
 done
-for v in base this; do
-  d=${LAST[$v]:-}
-  [ -n "$d" ] || continue
-  fits "${WARM_MIN:-9}" || { drop "warm suite $v ($(left) s left)"; continue; }
-  E=(KTUNE_CACHE_DIR="$d/kc" CUDA_CACHE_PATH="$d/cc" KTUNE_DB="$d/kc/db.warm.json" \
-     KTUNE_TIMELINE="$W/suite_warm_$v.tl")
-  kt "$v" "$(cap 40)" "suite_warm_$v" tune gemm --suite llm --json
-  python3 dev/suite_winners.py "$W/suite_warm_$v.json" > "$W/winners_suite_warm_$v.txt" 2>&1
+# WARM_RUNS (default 2) warm runs of each, interleaved; each on a fresh database, so a later run's
+# store holds what the earlier warm races compiled (a store as a user's second day sees it).
+for r in $(seq 1 "${WARM_RUNS:-2}"); do
+  for v in base this; do
+    d=${LAST[$v]:-}
+    [ -n "$d" ] || continue
+    fits "${WARM_MIN:-9}" || { drop "warm suite $v run $r ($(left) s left)"; continue; }
+    E=(KTUNE_CACHE_DIR="$d/kc" CUDA_CACHE_PATH="$d/cc" KTUNE_DB="$d/kc/db.warm$r.json" \
+       KTUNE_TIMELINE="$W/suite_warm_${v}_$r.tl")
+    kt "$v" "$(cap 40)" "suite_warm_${v}_$r" tune gemm --suite llm --json
+    python3 dev/suite_winners.py "$W/suite_warm_${v}_$r.json" > "$W/winners_suite_warm_${v}_$r.txt" 2>&1
+  done
 done
 rm -rf "$WK"/suite_*; pack
 
