@@ -25,21 +25,27 @@ double priorBest(const StopRule& s, size_t except) {
   return best;
 }
 
-// How many of the prior's order were raced (timed, rejected or failed), other than `except`.
-size_t priorRaced(const StopRule& s, size_t except) {
+// How many of the prior's order were raced (timed, rejected or failed) before this batch (`got`:
+// what finished together is not raced before one another: a warm store hands out a whole wave in
+// one batch, whose configs a cold run times one by one as their compiles end).
+size_t priorRacedBefore(const StopRule& s, const std::vector<size_t>& got) {
+  std::vector<char> now(s.cv.taken.size(), 0);
+  for (size_t j : got) now[j] = 1;
   size_t k = 0;
   for (size_t j = 0; j < s.cv.taken.size(); ++j)
-    k += j != except && s.cv.taken[j] && !s.picked[j] && !s.owed[j] && !s.trigger[j] ? 1 : 0;
+    k += !now[j] && s.cv.taken[j] && !s.picked[j] && !s.owed[j] && !s.trigger[j] ? 1 : 0;
   return k;
 }
 
 }  // namespace
 
 bool owePickClasses(StopRule& s, const std::vector<size_t>& got, double leader_ms,
-                    double vendor_ms, size_t explored, CompilePool& pool) {
+                    double vendor_ms, size_t explored, CompilePool& pool,
+                    std::vector<size_t>* triggers) {
   std::vector<size_t> owing;
+  const size_t before = priorRacedBefore(s, got);
   for (size_t j : got)
-    if (!s.owed[j] && (s.picked[j] || priorRaced(s, j) >= guided::kStallAfter) &&
+    if (!s.owed[j] && (s.picked[j] || before >= guided::kStallAfter) &&
         hasNamedValue(s.cv.classes[j]) &&
         guided::owesClass(s.cv.ms[j], vendor_ms, priorBest(s, j), leader_ms))
       owing.push_back(j);
@@ -48,6 +54,7 @@ bool owePickClasses(StopRule& s, const std::vector<size_t>& got, double leader_m
     const std::vector<size_t> rest = guided::sameClasses(s.cv.classes, s.cv.taken, j);
     if (rest.size() > guided::kStallAfter) continue;  // more than a stall's worth: not owed
     s.trigger[j] = 1;
+    if (triggers) triggers->push_back(j);
     for (size_t q : rest) {
       owed += s.owed[q] ? 0 : 1;
       s.owed[q] = 1;
@@ -70,6 +77,9 @@ bool stopsHere(StopRule& s, bool by_regret, size_t explored, size_t min_n, size_
   const std::vector<size_t> cover = guided::uncovered(s.cv, !by_regret);
   for (size_t j : cover) s.picked[j] = 1;
   pool.promote(cover);
+  if (!cover.empty())
+    timelineMark("race_cover", strprintf("%zu at %zu raced (%s)", cover.size(), explored,
+                                         by_regret ? "values" : "values and groups"));
   if (log && !cover.empty())
     *log << strprintf("ktune: %s: guided: %zu more for classes not raced yet\n", what.c_str(),
                       cover.size());

@@ -39,7 +39,10 @@ struct StopRule {
 // timeline mark says how many, after `explored` raced); returns whether any class became owed.
 // A config owes its class (guided::owesClass: at a vendor leader's edge, where none of the
 // prior's order came) when it is a coverage pick, or any config that is the first of the prior's
-// order to reach that edge after a stall's worth (guided::kStallAfter) of it did not: at a GEMM
+// order to reach that edge after a stall's worth (guided::kStallAfter) of it did not, raced in
+// batches before its own (a warm store hands a whole first wave out as one batch: counting its
+// batchmates owed a prefill key's class that no cold run of the tree owed, and its warm race
+// compiled 21 configs its cold store lacked, bench/NOTES.md, issue 34): at a GEMM
 // decode key on the GPU the two configs of the winner's class that reached cuBLASLt's edge first
 // were compiles still running when the stop came (bench/NOTES.md, issue 34). At a prefill key
 // the first wave's configs reach it among the first few. Only a class of named values (the family's
@@ -47,9 +50,11 @@ struct StopRule {
 // most of the space; nor a class whose rest is more than a stall's worth (guided::kStallAfter):
 // a named value such as the GEMM's CLUSTER_M spans most of the tma space at a prefill key, where
 // the decode winner's class that the rule is for had 8 configs and the owed rests on the GPU were
-// 3-7. `vendor_ms`: the fastest vendor candidate's time (0: none).
+// 3-7. `vendor_ms`: the fastest vendor candidate's time (0: none). `triggers`, when given: the
+// positions whose class became owed are appended.
 bool owePickClasses(StopRule& s, const std::vector<size_t>& got, double leader_ms,
-                    double vendor_ms, size_t explored, CompilePool& pool);
+                    double vendor_ms, size_t explored, CompilePool& pool,
+                    std::vector<size_t>* triggers = nullptr);
 
 // Whether the race stops after this batch; `by_regret`: the estimate is below its bar. `log`
 // (verbose): how many positions coverage moved ahead, after `what` (the family and key).

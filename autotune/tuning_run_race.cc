@@ -86,6 +86,19 @@ double fastestOf(const std::vector<Cand>& cands, const std::vector<size_t>& vend
   return best;
 }
 
+// owePickClasses, with a timeline mark naming each config (a position of `order`) whose class
+// became owed, its time and the vendor's.
+bool oweAndMark(StopRule& s, const std::vector<size_t>& got, double leader_ms, double vendor_ms,
+                size_t explored, CompilePool& pool, const std::vector<Cand>& cands,
+                const std::vector<size_t>& order) {
+  std::vector<size_t> by;
+  const bool owes = owePickClasses(s, got, leader_ms, vendor_ms, explored, pool, &by);
+  for (size_t j : by)
+    timelineMark("race_owed_by", strprintf("%.4g ms (vendor %.4g) %s", s.cv.ms[j], vendor_ms,
+                                           cands[order[j]].r.config.c_str()));
+  return owes;
+}
+
 void logBatch(std::ostream& log, const std::string& what, size_t explored, size_t n, double leader,
               size_t since_leader, const guided::Regret& rg) {
   log << strprintf("ktune: %s: guided: %zu of %zu raced, leader %.4g ms, %zu since a new leader, "
@@ -343,7 +356,8 @@ Status TuningRun::compileAndRace() {
     const guided::Regret rg = regretOf(untaken(order, taken));
     const int lead = leaderIndex();
     const double leader = lead >= 0 ? cands_[lead].r.stats.median_ms : 0;
-    const bool owes = rg.tie <= 0 && owePickClasses(stop, got, leader, vendor_best, explored, pool);
+    const bool owes = rg.tie <= 0 && oweAndMark(stop, got, leader, vendor_best, explored, pool,
+                                                cands_, order);
     if (stopping && (by_budget || !owes)) continue;  // the compiles that were running, raced too
     if (stopping) pool.resume();  // one of them owes its class: the race goes on
     stopping = false;

@@ -42,15 +42,22 @@ COLDS=$WHOS; [ "${SHARE:-0}" = 1 ] && COLDS=${WHOS%% *}
 for g in ${GPUTEST:-}; do
   timeout "${GPUTEST_S:-120}" "./$g" > "$OUT/$g.txt" 2>&1; echo "$g rc=$?"; tail -3 "$OUT/$g.txt"
 done
-for who in $COLDS; do one $who cold 0 -- "${SHAPE[@]}"; done
+# SHAPE_RUNS=0: no single-shape runs (cold, prep or warm): the suite only.
+[ "${SHAPE_RUNS:-1}" = 1 ] || N=0
+[ "${SHAPE_RUNS:-1}" = 1 ] && for who in $COLDS; do one $who cold 0 -- "${SHAPE[@]}"; done
 # SUITE=0: the single shape only.
 [ "${SUITE:-1}" = 1 ] && for who in $COLDS; do one $who cold 0 -- --suite llm; done
 # PREP=1: one unmeasured warm suite per build first: a warm race can reach configs its cold run
 # did not (it then compiles them: bench/NOTES.md); after it the store holds them.
-if [ "${PREP:-0}" = 1 ] && [ "${SUITE:-1}" = 1 ]; then for who in $WHOS; do one $who warm prep -- --suite llm; done; fi
+# PREP_ENV="K=V ...": the environment of those runs (KTUNE_VERBOSE=1: the race's batches in .err).
+if [ "${PREP:-0}" = 1 ] && [ "${SUITE:-1}" = 1 ]; then
+  for who in $WHOS; do one $who warm prep ${PREP_ENV:-} -- --suite llm; done
+fi
 # ...and one unmeasured warm single shape per build (a kernel of the build's own, such as the
 # device comparison's, is compiled into the shared store by its first run).
-if [ "${PREP:-0}" = 1 ]; then for who in $WHOS; do one $who warm prep -- "${SHAPE[@]}"; done; fi
+if [ "${PREP:-0}" = 1 ] && [ "${SHAPE_RUNS:-1}" = 1 ]; then
+  for who in $WHOS; do one $who warm prep -- "${SHAPE[@]}"; done
+fi
 # ALT=1: the builds' order alternates from one pair to the next (pair 1 as WHOS, pair 2 reversed).
 order() { if [ "${ALT:-0}" = 1 ] && [ $(( $1 % 2 )) = 0 ]; then echo "$WHOS" | awk '{for(i=NF;i>0;i--) printf "%s ", $i}'; else echo "$WHOS"; fi; }
 for i in $(seq 1 "$N"); do for who in $(order $i); do one $who warm $i -- "${SHAPE[@]}"; done; done
@@ -64,3 +71,6 @@ if [ "${EXTRA:-0}" = 1 ]; then
 fi
 tar czf "$OUT/warm.tgz" -C "$W" .
 python3 dev/warm_timeline.py "$W"
+# REACH=1: per suite run, what each key's race reached and compiled, and the race's owed classes
+# and coverage picks (dev/warm_reach_table.py).
+[ "${REACH:-0}" = 1 ] && python3 dev/warm_reach_table.py "$W" | tee "$OUT/reach.txt"

@@ -166,6 +166,23 @@ TEST(LaunchFloor, TheFirstConfigAtAVendorsEdgeAfterTheStallOwesItsClass) {
   EXPECT_FALSE(owes(s, 19, 0.00301));  // already owed
 }
 
+// What finished together is not raced before one another: a warm store's whole first wave in
+// one batch (17 of B=1 at 3.6 us and B=2's config at the vendor's edge) owes nothing; the same
+// config one batch after 16 others does.
+TEST(LaunchFloor, ABatchsConfigsAreNotCountedBeforeOneAnother) {
+  detail::StopRule s = vendorLedRace(17);
+  std::vector<size_t> got;
+  for (size_t j = 0; j < 17; ++j) got.push_back(j);
+  got.push_back(18);
+  s.cv.taken[18] = true;
+  s.cv.ms[18] = 0.00304;
+  CompilePool pool(23, 1, [](size_t) {});
+  EXPECT_FALSE(detail::owePickClasses(s, got, 0.003, 0.003, 18, pool));
+  EXPECT_FALSE(s.owed[19] || s.trigger[18]);
+  s = vendorLedRace(16);
+  EXPECT_TRUE(owes(s, 18, 0.00304));
+}
+
 TEST(LaunchFloor, NoClassIsOwedWhereThePriorsOrderReachedTheVendorOrWithoutANamedValue) {
   detail::StopRule s = vendorLedRace(16);
   s.cv.ms[1] = 0.00302;  // a config of the prior's order tied the vendor before

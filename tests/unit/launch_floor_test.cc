@@ -9,128 +9,20 @@
 // (the rules alone: launch_floor_rules_part.cc, part of this program).
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <condition_variable>
-#include <cstdlib>
-#include <memory>
-#include <mutex>
-#include <set>
 #include <string>
 #include <vector>
 
-#include <unistd.h>
-
-#include "autotune/autotuner.h"
 #include "autotune/finalists.h"
 #include "autotune/guided.h"
-#include "base/fs.h"
-#include "compiler/sim/sim_compiler.h"
-#include "runtime/sim/sim_backend.h"
-#include "tests/unit/spec_family.h"
+#include "tests/unit/launch_floor_harness.h"
 
 namespace ktune {
 namespace {
 
-struct TmpDir {
-  std::string path;
-  TmpDir() {
-    char t[] = "/tmp/ktune-floor-XXXXXX";
-    path = ::mkdtemp(t);
-  }
-  ~TmpDir() { (void)removeTree(path); }
-};
-
-struct Rows {
-  int64_t n = 1;
-};
-
-// A family whose simulated kernel takes NS nanoseconds whatever its grid (GRID blocks of 64
-// threads): `configs` in that order, the first the default; `race_each` as the family names it.
-// `noise`: the simulated device's launch-to-launch noise (SimOptions::noise), drawn from `seed`.
-// `boosted` > 0: the device's first `boosted` launches take `boost` x their time (a GPU's boost
-// clock after an idle stretch, guided.h: drift). `vendor_ns` > 0: a vendor candidate that takes
-// that long (a memset at the simulated device's 1 GB/ms), timed before the JIT configs. A config
-// with a GATE=n define compiles only once n other grids were launched (a compile still running
-// while the race goes on: no clock involved).
-Expected<TuneReport> tuneConfigs(const TmpDir& dir, std::vector<Config> configs,
-                                 std::vector<std::string> race_each = {}, double noise = 0,
-                                 uint64_t seed = 1, int64_t boosted = 0, double boost = 1,
-                                 int64_t vendor_ns = 0) {
-  SimOptions so;
-  so.noise = noise;
-  so.seed = seed;
-  so.device.arch = "sm_90a";
-  so.device.multiprocessors = 132;
-  if (vendor_ns > 0) {  // memsets take time: the flush buffer's too (small here)
-    so.memory_bytes_per_ms = 1e9;
-    so.device.l2_bytes = 1 << 20;
-  }
-  auto sim = std::make_shared<SimBackend>(so);
-  auto launches = std::make_shared<std::atomic<int64_t>>(0);
-  struct Grids {
-    std::mutex mu;
-    std::condition_variable cv;
-    std::set<int64_t> launched;
-  };
-  auto grids = std::make_shared<Grids>();
-  sim->registerKernel("floor_k", SimKernel{nullptr, [=](const SimLaunch& l) {
-                                             {
-                                               std::lock_guard<std::mutex> g(grids->mu);
-                                               grids->launched.insert(l.define("GRID"));
-                                             }
-                                             grids->cv.notify_all();
-                                             const double ms = double(l.define("NS")) * 1e-6;
-                                             return launches->fetch_add(1) < boosted ? ms * boost : ms;
-                                           }, nullptr});
-  EngineOptions eo;
-  eo.options.cache_dir = dir.path;
-  eo.options.database_path = dir.path + "/db.json";
-  eo.options.warmup_ms = 0.05;
-  eo.options.rep_ms = 0.2;
-  eo.options.compile_threads = 2;
-  if (noise > 0 || boosted > 0) {  // benchmark in candidate order: reproducible draws/launches
-    eo.options.pipeline = false;
-    eo.options.compile_threads = 1;
-  }
-  eo.compiler = std::make_shared<SimCompiler>([grids](const CompileRequest& r) {
-    for (const auto& [name, value] : r.defines) {
-      if (name != "GATE") continue;
-      std::unique_lock<std::mutex> g(grids->mu);
-      const size_t n = static_cast<size_t>(std::atoi(value.c_str()));
-      grids->cv.wait(g, [&] { return grids->launched.size() >= n; });
-    }
-    return SimCompileDecision{};
-  });
-  KTUNE_ASSIGN_OR_RETURN(auto t, Engine::create(sim, eo));
-  testfamily::SpecFamily<Rows> fam;
-  auto& [f, x] = fam;
-  f.name = "floor_k";
-  f.source = "// simulated";
-  f.entry = "floor_k";
-  x.configs = std::move(configs);
-  x.default_config = x.configs.front();
-  x.race_each = std::move(race_each);
-  f.key = [](const Rows& p, KeyFields& k) { k.add("rows", p.n); };
-  f.launch = [](const Knobs& k, const Rows&, const DeviceFacts&) {
-    return Launch::linear(k["GRID"], 64);
-  };
-  f.args = [](const Rows& p, ArgPack& a) { a.add(p.n); };
-  x.verify = [](const void*, StreamHandle) -> Expected<VerifyResult> { return VerifyResult{}; };
-  if (vendor_ns > 0) {
-    const size_t bytes = static_cast<size_t>(vendor_ns) * 1000;  // 1 GB/ms: 1000 B per ns
-    KTUNE_ASSIGN_OR_RETURN(DevicePtr buf, sim->alloc(bytes));
-    f.vendor_candidates = [](const Rows&) {
-      return std::vector<VendorCandidate>{{"fake:algo=1", "fakeblas"}};
-    };
-    f.vendor_launch = [sim, buf, bytes](const std::string&, const Rows&, StreamHandle s) {
-      return sim->memset8(buf, 0, bytes, s);
-    };
-  }
-  KTUNE_ASSIGN_OR_RETURN(auto added, addFamily(*t, std::move(fam)));
-  return added.tune(Rows{});
-}
+using floor_test::Rows;
+using floor_test::TmpDir;
+using floor_test::tuneConfigs;
 
 // A launch-bound family: 40 configs, GRID blocks each (33 = a quarter of the 132 SMs, the
 // default, then grids whose wave efficiency rises to whole waves), every one 3 µs except where
