@@ -38,6 +38,7 @@
 #include "tools/tune_detach.h"
 #include "tools/tune_output.h"
 #include "tools/tune_request.h"
+#include "tools/tune_worker_start.h"
 
 namespace ktune::cli {
 
@@ -333,6 +334,8 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
   if (Status st = tuner->awaitDevice(); !st.ok()) return fail(st);
   noteProcessMs("context_wait_ms", msSince(tc));
   timelineMark("context");
+  if (auto ws = workerStartFromEnv(); ws.ok() && *ws == WorkerStart::kContext)
+    tuner->prestartWorker();
   const auto tv = std::chrono::steady_clock::now();
   (*gop)->openVendor();
   noteProcessMs("op_ms", create_ms + msSince(tv));  // the op and its vendor library, no wait
@@ -416,20 +419,6 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
 
 namespace {
 
-// Starts the isolation worker before this process opens its GPU, so the two start-ups (driver
-// context, vendor library, tuner) overlap (worker_prestart.h); the tuner made below takes it.
-// Only where the tuner will isolate on one real GPU and a GPU device node exists (a CPU-only
-// machine analyses without a GPU: no worker to start).
-void prestartWorkerIfIsolating(const Options& opts, const TuneRequest& t) {
-  const bool isolate = opts.isolate_explicit ? opts.isolate : !t.args.has("--no-isolate");
-  if (!isolate || opts.backend == "sim" || t.args.has("--no-gpu") || t.args.has("--devices")) return;
-  if (!pathExists("/dev/nvidiactl") && !pathExists("/dev/kfd")) return;
-  const auto t0 = std::chrono::steady_clock::now();
-  auto wl = earlyWorkerLaunch(opts);
-  if (wl.ok()) (void)prestartWorkerEarly(std::move(*wl), IsolationOptions{});
-  noteProcessMs("worker_spawn_ms", msSince(t0));
-}
-
 // Ends the command once its report is out, without tearing the GPU side down by hand. On a real
 // GPU the teardown is the isolation worker's polite exit (waited for: its buffers, modules,
 // cuBLASLt handle and context), then this process's module unloads, frees, cuBLASLt handle and
@@ -460,7 +449,9 @@ int cmdTune(const std::vector<std::string>& argv) {
       (pathExists("/dev/nvidiactl") || pathExists("/dev/kfd")))
     detachTeardown();
   timelineMark("main", strprintf("age %.1f ms", age_ms));  // the tuning process from here
-  prestartWorkerIfIsolating(*opts, t);
+  auto start = workerStartFromEnv();
+  if (!start.ok()) return fail(start.status());
+  if (*start == WorkerStart::kEarly) prestartWorkerIfIsolating(*opts, t);
   // A GEMM run opens cuBLASLt after the GPU: its loading starts now, beside the driver's start.
   if (t.op == "gemm" && opts->backend != "sim" && !t.args.has("--no-gpu") && opts->vendor_algos > 0)
     cublaslt::preloadLibrary();
@@ -484,7 +475,9 @@ int cmdTune(const std::vector<std::string>& argv) {
   noteProcessMs("tuner_ms", msSince(t0));
   timelineMark("tuner");
   t0 = std::chrono::steady_clock::now();
-  (*tuner)->prestartWorker();  // its start-up overlaps the problem set-up below
+  // Its start-up overlaps the problem set-up below (a GEMM run's waits for its context there).
+  if (*start != WorkerStart::kContext || t.op != "gemm" || !t.from_file.empty())
+    (*tuner)->prestartWorker();
   noteProcessMs("worker_prestart_ms", msSince(t0));
   const DeviceInfo& dev = (*tuner)->device();
   if (!t.json && !t.quiet)
