@@ -154,6 +154,58 @@ TEST_F(Cli, TuneGemmStartsTheFirstWaveBeforeTheContext) {
     EXPECT_EQ(reports[0]["candidates"][i]["status"], reports[1]["candidates"][i]["status"]) << i;
 }
 
+// A key the database holds is reported from it by a plain `ktune tune gemm`: the same winner and
+// candidates, from = "database", nothing compiled, no context awaited, no inputs, no tuning run;
+// --retune, or an option that shapes the search (--kinds), measures it again; another key tunes.
+TEST_F(Cli, TuneGemmReportsARecordedKeyFromTheDatabase) {
+  const std::vector<std::string> args = {"tune", "gemm", "--m", "32", "--n", "48", "--k", "64",
+                                         "--layout", "NT", "--json"};
+  auto from = [&](std::vector<std::string> a, const std::vector<std::string>& env = kSim) {
+    CliRun r = ktune(a, "", env);
+    EXPECT_EQ(r.code, 0) << r.err;
+    json j = json::parse(r.out, nullptr, false);
+    EXPECT_TRUE(j.is_object()) << r.out;
+    return j.is_object() ? j : json::object();
+  };
+  const json first = from(args);
+  EXPECT_EQ(first.value("from", ""), "tuned");
+  ASSERT_FALSE(first.value("winner", "").empty());
+  const std::string tl = root_ + "/again.tl";
+  const json again = from(args, {"KTUNE_BACKEND=sim", "KTUNE_TIMELINE=" + tl});
+  EXPECT_EQ(again.value("from", ""), "database");
+  EXPECT_TRUE(again.value("from_database", false));
+  EXPECT_EQ(again["winner"], first["winner"]);
+  EXPECT_EQ(again["candidates"].size(), first["candidates"].size());
+  EXPECT_EQ(again.value("compiled", -1), 0);
+  const auto labels = timelineLabels(tl);
+  EXPECT_GE(indexOf(labels, "gemm_op"), 0);
+  for (const char* none : {"context", "buffers", "run_start", "compile_issued precompile"})
+    EXPECT_EQ(indexOf(labels, none), -1) << none;
+  std::vector<std::string> retune = args, kinds = args;
+  retune.push_back("--retune");
+  kinds.insert(kinds.end(), {"--kinds", "mma"});
+  EXPECT_EQ(from(retune).value("from", ""), "tuned");
+  EXPECT_EQ(from(kinds).value("from", ""), "tuned");
+  std::vector<std::string> other = args;
+  other[3] = "33";
+  EXPECT_EQ(from(other).value("from", ""), "tuned");
+  CliRun text = ktune({"tune", "gemm", "--m", "32", "--n", "48", "--k", "64", "--layout", "NT"}, "", kSim);
+  EXPECT_EQ(text.code, 0) << text.err;
+  EXPECT_HAS(text.out, "(from the tuning database; --retune measures again)");
+}
+
+// KTUNE_WORKER_START (when the isolation worker starts; a measurement knob): a value other than
+// early, tuner or context is refused with the three named.
+TEST_F(Cli, WorkerStartKnobRefusesAnUnknownValue) {
+  CliRun r = ktune({"tune", "gemm", "--m", "32", "--n", "48", "--k", "64"}, "",
+                   {"KTUNE_BACKEND=sim", "KTUNE_WORKER_START=soon"});
+  EXPECT_NE(r.code, 0);
+  EXPECT_HAS(r.err, "KTUNE_WORKER_START='soon': expected early, tuner or context");
+  r = ktune({"tune", "gemm", "--m", "32", "--n", "48", "--k", "64", "--json"}, "",
+            {"KTUNE_BACKEND=sim", "KTUNE_WORKER_START=context"});
+  EXPECT_EQ(r.code, 0) << r.err;
+}
+
 // --epilogue: the gate/up pair with bias and a residual add ('+'-joined) tunes over the two kernels
 // that compute it, decode and tma (the sim computes C from the float64 reference; verification
 // reads N/2 columns).
