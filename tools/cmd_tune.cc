@@ -273,8 +273,6 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
     if (Status st = tuner->awaitDevice(); !st.ok()) return fail(st);
     noteProcessMs("context_wait_ms", msSince(tc));
     timelineMark("context");
-    if (auto ws = workerStartFromEnv(); ws.ok() && *ws == WorkerStart::kContext)
-      tuner->prestartWorker();
     const auto tv = std::chrono::steady_clock::now();
     (*gop)->openVendor();
     noteProcessMs("op_ms", create_ms + msSince(tv));  // the op and its vendor library, no wait
@@ -389,9 +387,8 @@ int cmdTune(const std::vector<std::string>& argv) {
       (pathExists("/dev/nvidiactl") || pathExists("/dev/kfd")))
     detachTeardown();
   timelineMark("main", strprintf("age %.1f ms", age_ms));  // the tuning process from here
-  auto start = workerStartFromEnv();
-  if (!start.ok()) return fail(start.status());
-  if (*start == WorkerStart::kEarly) prestartWorkerIfIsolating(*opts, t);
+  prestartWorkerIfIsolating(*opts, t);
+  if (Status st = limitTunerConnections(); !st.ok()) return fail(st);
   // A GEMM run opens cuBLASLt after the GPU: its loading starts now, beside the driver's start.
   if (t.op == "gemm" && opts->backend != "sim" && !t.args.has("--no-gpu") && opts->vendor_algos > 0)
     cublaslt::preloadLibrary();
@@ -415,9 +412,7 @@ int cmdTune(const std::vector<std::string>& argv) {
   noteProcessMs("tuner_ms", msSince(t0));
   timelineMark("tuner");
   t0 = std::chrono::steady_clock::now();
-  // Its start-up overlaps the problem set-up below (a GEMM run's waits for its context there).
-  if (*start != WorkerStart::kContext || t.op != "gemm" || !t.from_file.empty())
-    (*tuner)->prestartWorker();
+  (*tuner)->prestartWorker();  // its start-up overlaps the problem set-up below
   noteProcessMs("worker_prestart_ms", msSince(t0));
   const DeviceInfo& dev = (*tuner)->device();
   if (!t.json && !t.quiet)

@@ -12,14 +12,16 @@
 
 namespace ktune::cli {
 
-Expected<WorkerStart> workerStartFromEnv() {
-  const char* v = std::getenv("KTUNE_WORKER_START");
-  const std::string s = v ? v : "";
-  if (s.empty() || s == "early") return WorkerStart::kEarly;
-  if (s == "tuner") return WorkerStart::kTuner;
-  if (s == "context") return WorkerStart::kContext;
-  return Status::InvalidArgument("KTUNE_WORKER_START='" + s +
-                                 "': expected early, tuner or context");
+Status limitTunerConnections() {
+  const char* v = std::getenv("KTUNE_TUNER_CONNECTIONS");
+  if (!v) return Status::Ok();
+  const std::string s = v;
+  char* end = nullptr;
+  const long n = std::strtol(s.c_str(), &end, 10);
+  if (s.empty() || *end != '\0' || n < 1 || n > 32)
+    return Status::InvalidArgument("KTUNE_TUNER_CONNECTIONS='" + s + "': expected 1 to 32");
+  ::setenv("CUDA_DEVICE_MAX_CONNECTIONS", s.c_str(), 1);
+  return Status::Ok();
 }
 
 void prestartWorkerIfIsolating(const Options& opts, const TuneRequest& t) {

@@ -194,15 +194,17 @@ TEST_F(Cli, TuneGemmReportsARecordedKeyFromTheDatabase) {
   EXPECT_HAS(text.out, "(from the tuning database; --retune measures again)");
 }
 
-// KTUNE_WORKER_START (when the isolation worker starts; a measurement knob): a value other than
-// early, tuner or context is refused with the three named.
-TEST_F(Cli, WorkerStartKnobRefusesAnUnknownValue) {
-  CliRun r = ktune({"tune", "gemm", "--m", "32", "--n", "48", "--k", "64"}, "",
-                   {"KTUNE_BACKEND=sim", "KTUNE_WORKER_START=soon"});
-  EXPECT_NE(r.code, 0);
-  EXPECT_HAS(r.err, "KTUNE_WORKER_START='soon': expected early, tuner or context");
-  r = ktune({"tune", "gemm", "--m", "32", "--n", "48", "--k", "64", "--json"}, "",
-            {"KTUNE_BACKEND=sim", "KTUNE_WORKER_START=context"});
+// KTUNE_TUNER_CONNECTIONS (the tuning process's CUDA_DEVICE_MAX_CONNECTIONS; a measurement knob):
+// a value other than 1 to 32 is refused with the range named.
+TEST_F(Cli, TunerConnectionsKnobRefusesABadValue) {
+  for (const char* bad : {"0", "33", "two", ""}) {
+    CliRun r = ktune({"tune", "gemm", "--m", "32", "--n", "48", "--k", "64"}, "",
+                     {"KTUNE_BACKEND=sim", std::string("KTUNE_TUNER_CONNECTIONS=") + bad});
+    EXPECT_NE(r.code, 0) << bad;
+    EXPECT_HAS(r.err, std::string("KTUNE_TUNER_CONNECTIONS='") + bad + "': expected 1 to 32");
+  }
+  CliRun r = ktune({"tune", "gemm", "--m", "32", "--n", "48", "--k", "64", "--json"}, "",
+                   {"KTUNE_BACKEND=sim", "KTUNE_TUNER_CONNECTIONS=1"});
   EXPECT_EQ(r.code, 0) << r.err;
 }
 
