@@ -163,8 +163,10 @@ extern "C" int ktune_worker_main(int argc, char** argv) {
   if (!args.ok()) return fail(args.status());
   // The GEMM op (registered below) opens cuBLASLt after the device: its loading starts now. A
   // worker started before its tuner opened the GPU is told "auto" (worker_prestart.h).
-  if (args->backend == "cuda" || (args->backend == "auto" && pathExists("/dev/nvidiactl")))
-    cublaslt::preloadLibrary();
+  const bool lt = args->backend == "cuda" || (args->backend == "auto" && pathExists("/dev/nvidiactl"));
+  auto lt_plan = cublaslt::preloadPlanFromEnv();  // measurement knobs (ops/vendor/cublaslt.h)
+  if (!lt_plan.ok()) return fail(lt_plan.status());
+  if (lt && !lt_plan->after_driver) cublaslt::preloadLibrary(lt_plan->prewarm);
   auto env = Options::fromEnv();
   if (!env.ok()) return fail(env.status());
   EngineOptions eo;
@@ -180,6 +182,7 @@ extern "C" int ktune_worker_main(int argc, char** argv) {
   auto impl = std::make_unique<Autotuner::Impl>();
   if (Status st = openPlugins(*args, &libs, impl.get(), &eo); !st.ok()) return fail(st);
   mark("backend");
+  if (lt && lt_plan->after_driver) cublaslt::preloadLibrary(lt_plan->prewarm);
   auto created = Engine::create(impl->backend, eo);
   if (!created.ok()) return fail(created.status());
   impl->tuner = std::shared_ptr<Engine>(std::move(created).value());

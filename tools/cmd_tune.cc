@@ -390,14 +390,18 @@ int cmdTune(const std::vector<std::string>& argv) {
   prestartWorkerIfIsolating(*opts, t);
   if (Status st = limitTunerConnections(); !st.ok()) return fail(st);
   // A GEMM run opens cuBLASLt after the GPU: its loading starts now, beside the driver's start.
-  if (t.op == "gemm" && opts->backend != "sim" && !t.args.has("--no-gpu") && opts->vendor_algos > 0)
-    cublaslt::preloadLibrary();
+  auto lt_plan = cublaslt::preloadPlanFromEnv();
+  if (!lt_plan.ok()) return fail(lt_plan.status());
+  const bool lt = t.op == "gemm" && opts->backend != "sim" && !t.args.has("--no-gpu") &&
+                  opts->vendor_algos > 0;
+  if (lt && !lt_plan->after_driver) cublaslt::preloadLibrary(lt_plan->prewarm);
   auto t0 = std::chrono::steady_clock::now();
   Gpu gpu = openGpu(*opts, t.args.has("--no-gpu"));
   // An exclusive-process GPU admits one context, which the early worker may have taken.
   if (!gpu.backend && stopEarlyWorker()) gpu = openGpu(*opts, t.args.has("--no-gpu"));
   noteProcessMs("open_gpu_ms", msSince(t0));
   timelineMark("open_gpu");
+  if (lt && lt_plan->after_driver && gpu.backend) cublaslt::preloadLibrary(lt_plan->prewarm);
   if (!gpu.backend) {
     if (!t.from_file.empty())
       return fail(Status::Unavailable("offline tuning needs a GPU: " + gpu.why_none),

@@ -98,7 +98,16 @@ Status parseAlgoId(const std::string& id, const std::string& lib, int* index, vo
 // another thread's: cuInit's must not queue behind cuBLASLt's). A tuning process calls it before
 // it opens the GPU, so the library's 50-70 ms of loading overlap the driver's and the context's
 // start instead of following them; open() then finds it loaded. Without the library, nothing.
-void preloadLibrary();
+// prewarm_too: the same thread then runs the library's first heuristic query (its one-time set-up)
+// on a handle of its own, before or beside the context (a measurement knob, KTUNE_LT_PREWARM).
+void preloadLibrary(bool prewarm_too = false);
+// Measurement knobs for a tuning process and its worker: KTUNE_LT_PRELOAD=early (the default: the
+// preload before the driver starts) or after (once cuInit is done); KTUNE_LT_PREWARM=1 (the
+// preload's thread also runs the first heuristic query). kInvalidArgument for other values.
+struct PreloadPlan {
+  bool after_driver = false, prewarm = false;
+};
+Expected<PreloadPlan> preloadPlanFromEnv();
 
 class CublasLt {
  public:
