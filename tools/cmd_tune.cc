@@ -388,20 +388,19 @@ int cmdTune(const std::vector<std::string>& argv) {
     detachTeardown();
   timelineMark("main", strprintf("age %.1f ms", age_ms));  // the tuning process from here
   prestartWorkerIfIsolating(*opts, t);
-  if (Status st = limitTunerConnections(); !st.ok()) return fail(st);
-  // A GEMM run opens cuBLASLt after the GPU: its loading starts now, beside the driver's start.
-  auto lt_plan = cublaslt::preloadPlanFromEnv();
-  if (!lt_plan.ok()) return fail(lt_plan.status());
+  if (Status st = limitTunerConnections(*opts, t); !st.ok()) return fail(st);
+  // A GEMM run opens cuBLASLt after the GPU: its loading starts beside the driver's start.
+  auto lt_after = cublaslt::preloadAfterDriver();
+  if (!lt_after.ok()) return fail(lt_after.status());
   const bool lt = t.op == "gemm" && opts->backend != "sim" && !t.args.has("--no-gpu") &&
                   opts->vendor_algos > 0;
-  if (lt && !lt_plan->after_driver) cublaslt::preloadLibrary(lt_plan->prewarm);
+  if (lt && !*lt_after) cublaslt::preloadLibrary();
   auto t0 = std::chrono::steady_clock::now();
   Gpu gpu = openGpu(*opts, t.args.has("--no-gpu"));
   // An exclusive-process GPU admits one context, which the early worker may have taken.
   if (!gpu.backend && stopEarlyWorker()) gpu = openGpu(*opts, t.args.has("--no-gpu"));
   noteProcessMs("open_gpu_ms", msSince(t0));
   timelineMark("open_gpu");
-  if (lt && lt_plan->after_driver && gpu.backend) cublaslt::preloadLibrary(lt_plan->prewarm);
   if (!gpu.backend) {
     if (!t.from_file.empty())
       return fail(Status::Unavailable("offline tuning needs a GPU: " + gpu.why_none),
@@ -415,6 +414,9 @@ int cmdTune(const std::vector<std::string>& argv) {
   if (!tuner.ok()) return fail(tuner.status());
   noteProcessMs("tuner_ms", msSince(t0));
   timelineMark("tuner");
+  // Once the tuner exists (its NVRTC load, a dlopen, does not queue behind the library's), beside
+  // its context's creation.
+  if (lt && *lt_after) cublaslt::preloadLibrary();
   t0 = std::chrono::steady_clock::now();
   (*tuner)->prestartWorker();  // its start-up overlaps the problem set-up below
   noteProcessMs("worker_prestart_ms", msSince(t0));

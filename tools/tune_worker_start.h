@@ -13,10 +13,14 @@ namespace ktune::cli {
 // real GPU and a GPU device node exists (a CPU-only machine analyses without a GPU: no worker).
 void prestartWorkerIfIsolating(const Options& opts, const TuneRequest& t);
 
-// KTUNE_TUNER_CONNECTIONS=N (1..32; a measurement knob): this process's CUDA_DEVICE_MAX_CONNECTIONS
-// (the hardware work queues its context creates), set after the early worker was started (which
-// keeps the environment's) and before the driver starts. Unset: nothing changes. Any other value
-// is an error.
-Status limitTunerConnections();
+// This process's CUDA_DEVICE_MAX_CONNECTIONS (the hardware work queues its context is made with),
+// set after the early worker was started (which keeps the environment's) and before the driver
+// starts: 1 where the worker times the candidates (this process isolates on a real GPU, as
+// prestartWorkerIfIsolating decides) and the environment sets none — its context then took ~100
+// ms less to make beside the worker's, and the worker's ~50 ms less beside it (bench/NOTES.md,
+// issue 34); workers this process starts later inherit it (they time on one stream).
+// KTUNE_TUNER_CONNECTIONS=N (1..32) sets N in any case, 0 leaves the environment's; any other
+// value is an error.
+Status limitTunerConnections(const Options& opts, const TuneRequest& t);
 
 }  // namespace ktune::cli

@@ -273,49 +273,23 @@ namespace {
 const char* const kLibraryNames[] = {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"};
 }  // namespace
 
-Expected<PreloadPlan> preloadPlanFromEnv() {
-  PreloadPlan plan;
-  const char* when = std::getenv("KTUNE_LT_PRELOAD");
-  const std::string w = when ? when : "";
-  if (w == "after") plan.after_driver = true;
-  else if (!w.empty() && w != "early")
-    return Status::InvalidArgument("KTUNE_LT_PRELOAD='" + w + "': expected early or after");
-  const char* pw = std::getenv("KTUNE_LT_PREWARM");
-  const std::string p = pw ? pw : "";
-  if (p == "1") plan.prewarm = true;
-  else if (!p.empty() && p != "0")
-    return Status::InvalidArgument("KTUNE_LT_PREWARM='" + p + "': expected 0 or 1");
-  return plan;
+Expected<bool> preloadAfterDriver() {
+  const char* v = std::getenv("KTUNE_LT_PRELOAD");
+  const std::string w = v ? v : "";
+  if (w.empty() || w == "after") return true;
+  if (w == "early") return false;
+  return Status::InvalidArgument("KTUNE_LT_PRELOAD='" + w + "': expected after or early");
 }
 
-namespace {
-// The library's first heuristic query (its one-time set-up, ~80-100 ms on the GPU machine) on a
-// handle of its own, kept for the process's life (a detached thread may outlive main's return).
-void prewarm() {
-  const auto t0 = std::chrono::steady_clock::now();
-  auto lt = CublasLt::open();
-  if (!lt.ok()) return;
-  LtProblem p;  // a 1024^3 bf16 NT problem, as GemmVendor::startWarmUp asks
-  p.trans_b = true;
-  p.m = p.n = p.k = 1024;
-  p.lda = p.ldb = p.ldc = 1024;
-  auto got = (*lt)->heuristics(p, 1, kWorkspaceBytes);
-  timelineMark("cublaslt_prewarmed", strprintf("%.1f ms %s", msSince(t0),
-                                               got.ok() ? "ok" : got.status().toString().c_str()));
-  (void)lt->release();
-}
-}  // namespace
-
-void preloadLibrary(bool prewarm_too) {
+void preloadLibrary() {
   static std::once_flag once;
-  std::call_once(once, [prewarm_too] {
+  std::call_once(once, [] {
     // Both handles stay open for the process's life (open()'s dlopen takes another reference).
     (void)::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    std::thread([prewarm_too] {
+    std::thread([] {
       for (const char* n : kLibraryNames)
         if (::dlopen(n, RTLD_NOW | RTLD_LOCAL) != nullptr) break;
       timelineMark("cublaslt_preloaded");
-      if (prewarm_too) prewarm();
     }).detach();
   });
 }

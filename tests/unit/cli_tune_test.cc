@@ -194,18 +194,23 @@ TEST_F(Cli, TuneGemmReportsARecordedKeyFromTheDatabase) {
   EXPECT_HAS(text.out, "(from the tuning database; --retune measures again)");
 }
 
-// KTUNE_TUNER_CONNECTIONS (the tuning process's CUDA_DEVICE_MAX_CONNECTIONS; a measurement knob):
-// a value other than 1 to 32 is refused with the range named.
-TEST_F(Cli, TunerConnectionsKnobRefusesABadValue) {
-  for (const char* bad : {"0", "33", "two", ""}) {
-    CliRun r = ktune({"tune", "gemm", "--m", "32", "--n", "48", "--k", "64"}, "",
-                     {"KTUNE_BACKEND=sim", std::string("KTUNE_TUNER_CONNECTIONS=") + bad});
+// KTUNE_TUNER_CONNECTIONS (the tuning process's CUDA_DEVICE_MAX_CONNECTIONS) and KTUNE_LT_PRELOAD
+// (when cuBLASLt loads): a value outside their range is refused with it named; good ones run.
+TEST_F(Cli, StartKnobsRefuseABadValue) {
+  const std::vector<std::string> args = {"tune", "gemm", "--m", "32", "--n", "48", "--k", "64"};
+  for (const char* bad : {"-1", "33", "two", ""}) {
+    CliRun r = ktune(args, "", {"KTUNE_BACKEND=sim", std::string("KTUNE_TUNER_CONNECTIONS=") + bad});
     EXPECT_NE(r.code, 0) << bad;
-    EXPECT_HAS(r.err, std::string("KTUNE_TUNER_CONNECTIONS='") + bad + "': expected 1 to 32");
+    EXPECT_HAS(r.err, std::string("KTUNE_TUNER_CONNECTIONS='") + bad + "': expected 0 to 32");
   }
-  CliRun r = ktune({"tune", "gemm", "--m", "32", "--n", "48", "--k", "64", "--json"}, "",
-                   {"KTUNE_BACKEND=sim", "KTUNE_TUNER_CONNECTIONS=1"});
-  EXPECT_EQ(r.code, 0) << r.err;
+  CliRun r = ktune(args, "", {"KTUNE_BACKEND=sim", "KTUNE_LT_PRELOAD=later"});
+  EXPECT_NE(r.code, 0);
+  EXPECT_HAS(r.err, "KTUNE_LT_PRELOAD='later': expected after or early");
+  for (const char* ok : {"KTUNE_TUNER_CONNECTIONS=0", "KTUNE_TUNER_CONNECTIONS=1",
+                         "KTUNE_LT_PRELOAD=early", "KTUNE_LT_PRELOAD=after"}) {
+    r = ktune(args, "", {"KTUNE_BACKEND=sim", ok});
+    EXPECT_EQ(r.code, 0) << ok << "\n" << r.err;
+  }
 }
 
 // --epilogue: the gate/up pair with bias and a residual add ('+'-joined) tunes over the two kernels
