@@ -254,21 +254,23 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
   // A key this device's database holds is reported from it (--retune measures it again); with
   // every key so, no context, vendor library, inputs or compile are waited for.
   std::vector<std::optional<TuneReport>> recorded = recordedReports(**gop, t);
-  const bool all_recorded = std::all_of(recorded.begin(), recorded.end(),
-                                        [](const auto& r) { return r.has_value(); });
-  // The first key's first wave compiles from here, while the device's context (made since the
-  // tuner's creation), the vendor library, the worker and the inputs are made; the next keys'
-  // first kernels compile while a key tunes (neither with a shared cache, whose keys may need
-  // nothing compiled here).
+  std::vector<char> was_recorded;
+  // The first key to tune has its first wave compiled from here, while the device's context (made
+  // since the tuner's creation), the vendor library, the worker and the inputs are made; the next
+  // keys' first kernels compile while a key tunes (neither with a shared cache, whose keys may need
+  // nothing compiled here). The look-ahead's keys are those to tune.
   std::vector<gemm::GemmShape> shapes;
-  for (const auto& gc : t.gemm_cases) shapes.push_back(gc.shape);
+  for (size_t i = 0; i < recorded.size(); ++i) {
+    was_recorded.push_back(recorded[i].has_value());
+    if (!recorded[i]) shapes.push_back(t.gemm_cases[i].shape);
+  }
   GemmLookahead lookahead(**gop, shapes);
   const bool look = !t.args.has("--no-lookahead") && tuner->options().options.remote_cache.empty() &&
-                    !all_recorded;
+                    !shapes.empty();
   if (look) lookahead.startFirst();
   timelineMark("first_wave_started", look ? "" : "off");
   const double create_ms = msSince(t0);
-  if (!all_recorded) {
+  if (!shapes.empty() || t.m_hi > 0) {  // a range's report predicts with the vendor's tiles
     const auto tc = std::chrono::steady_clock::now();
     if (Status st = tuner->awaitDevice(); !st.ok()) return fail(st);
     noteProcessMs("context_wait_ms", msSince(tc));
@@ -289,7 +291,9 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
     }
   } fill;
   SharedOperands operands(backend);  // filled as the keys need them
-  for (size_t i = 0; i < t.gemm_cases.size(); ++i) {
+  for (size_t i = 0, next = 0; i < t.gemm_cases.size(); ++i) {
+    const size_t j = next;  // this key's index among those to tune (the look-ahead's)
+    next += was_recorded[i] ? 0 : 1;
     const auto& gc = t.gemm_cases[i];
     const auto& s = gc.shape;
     if (!t.json && !t.quiet)
@@ -297,7 +301,7 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
                    (long long)s.n, (long long)s.k, gemm::layoutName(s.layout));
     // A key the shared cache holds needs no buffers at all (their random fill alone takes seconds
     // for the LLM suite): nothing is allocated, compiled or benchmarked for it.
-    std::optional<TuneReport> hit = recorded[i] ? std::move(recorded[i]) : (*gop)->fetchShared(s);
+    std::optional<TuneReport> hit = was_recorded[i] ? std::move(recorded[i]) : (*gop)->fetchShared(s);
     Expected<TuneReport> rep = Status::Internal("no report");
     if (hit) {
       rep = std::move(*hit);
@@ -316,15 +320,16 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
       if (!call.ok()) return fail(call.status());
       noteProcessMs("buffers_ms", msSince(b0));  // this key's random inputs
       timelineMark("buffers", gc.name);
-      lookahead.tuning(i);
+      lookahead.tuning(j);
       rep = (*gop)->tune(*call);
       timelineMark("tuned", gc.name);
     }
-    if (look) lookahead.start(i + 1);  // after the first key: its compiles took every core
+    // After the first key tuned: its compiles took every core.
+    if (look && !was_recorded[i]) lookahead.start(j + 1);
     if (!rep.ok()) { rc = fail(rep.status()); continue; }
     noteWorkerTimes(*tuner);
     if (look && shapes.size() > 1) noteProcessMs("lookahead_compiled", double(lookahead.compiled()));
-    if (look && i == 0) {
+    if (look && !was_recorded[i] && j == 0) {
       // The run took the early wave's compiles as store hits: the report counts them as compiled.
       const size_t early = lookahead.awaitFirstCompiled();
       noteProcessMs("first_wave_precompiled", double(early));

@@ -194,6 +194,27 @@ TEST_F(Cli, TuneGemmReportsARecordedKeyFromTheDatabase) {
   EXPECT_HAS(text.out, "(from the tuning database; --retune measures again)");
 }
 
+// Several keys (a range of M), one of them recorded: that one is reported from the database in
+// its place, the others are tuned (the look-ahead compiles for those only); run again, every key
+// comes from the database.
+TEST_F(Cli, TuneGemmRangeTunesOnlyTheKeysNotRecorded) {
+  auto froms = [&](const std::string& m) {
+    CliRun r = ktune({"tune", "gemm", "--m", m, "--n", "48", "--k", "64", "--layout", "NT", "--json",
+                      "--quiet"}, "", kSim);
+    EXPECT_EQ(r.code, 0) << r.err;
+    std::vector<std::string> out;
+    std::istringstream in(r.out);
+    for (json j; (in >> std::ws).peek() != EOF;) {
+      in >> j;
+      if (j.contains("from")) out.push_back(j["from"].get<std::string>());
+    }
+    return out;
+  };
+  EXPECT_EQ(froms("32"), std::vector<std::string>({"tuned"}));
+  EXPECT_EQ(froms("32..64"), std::vector<std::string>({"database", "tuned", "tuned"}));
+  EXPECT_EQ(froms("32..64"), std::vector<std::string>({"database", "database", "database"}));
+}
+
 // KTUNE_TUNER_CONNECTIONS (the tuning process's CUDA_DEVICE_MAX_CONNECTIONS) and KTUNE_LT_PRELOAD
 // (when cuBLASLt loads): a value outside their range is refused with it named; good ones run.
 TEST_F(Cli, StartKnobsRefuseABadValue) {
