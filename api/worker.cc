@@ -161,10 +161,13 @@ extern "C" int ktune_worker_main(int argc, char** argv) {
     return compileWorker(argv[2], argv[3], argc == 5 ? std::atoi(argv[4]) : 0);
   auto args = parseArgs(argc, argv);
   if (!args.ok()) return fail(args.status());
-  // The GEMM op (registered below) opens cuBLASLt after the device: its loading starts now. A
-  // worker started before its tuner opened the GPU is told "auto" (worker_prestart.h).
-  if (args->backend == "cuda" || (args->backend == "auto" && pathExists("/dev/nvidiactl")))
-    cublaslt::preloadLibrary();
+  // The GEMM op (registered below) opens cuBLASLt after the device: its loading starts once the
+  // driver has (below). A worker started before its tuner opened the GPU is told "auto"
+  // (worker_prestart.h).
+  const bool lt = args->backend == "cuda" || (args->backend == "auto" && pathExists("/dev/nvidiactl"));
+  auto lt_after = cublaslt::preloadAfterDriver();
+  if (!lt_after.ok()) return fail(lt_after.status());
+  if (lt && !*lt_after) cublaslt::preloadLibrary();
   auto env = Options::fromEnv();
   if (!env.ok()) return fail(env.status());
   EngineOptions eo;
@@ -180,6 +183,8 @@ extern "C" int ktune_worker_main(int argc, char** argv) {
   auto impl = std::make_unique<Autotuner::Impl>();
   if (Status st = openPlugins(*args, &libs, impl.get(), &eo); !st.ok()) return fail(st);
   mark("backend");
+  // Once the driver has started (cuInit): beside the context's creation (Engine::create).
+  if (lt && *lt_after) cublaslt::preloadLibrary();
   auto created = Engine::create(impl->backend, eo);
   if (!created.ok()) return fail(created.status());
   impl->tuner = std::shared_ptr<Engine>(std::move(created).value());

@@ -6,7 +6,7 @@
 // the shell's start (argv[1]: its epoch in ns, `date +%s%N`); the exit's cost is the shell's end
 // minus the last mark. No CUDA library is linked: each is opened when its step starts.
 // Build (dev machine): g++ -O2 -I/usr/local/cuda/include -o warm_floor_probe
-//   dev/warm_floor_probe.cc -ldl
+//   dev/warm_floor_probe.cc -ldl -lpthread
 #include <cublasLt.h>
 #include <cuda.h>
 #include <dlfcn.h>
@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <thread>
 
 namespace {
 
@@ -50,6 +51,45 @@ int main(int argc, char** argv) {
     std::printf("FLOOR cuInit failed: %d\n", int(ir));
     return 1;
   }
+  // PROBE_EARLY_LT=1: cuBLASLt's load, handle and first heuristic query on a thread started right
+  // after cuInit, beside the context and the inputs (is the query's set-up context-free?).
+  void* lt = nullptr;
+  cublasLtHandle_t h;
+  cublasLtMatmulDesc_t op;
+  cublasLtMatrixLayout_t la, lb, lc;
+  cublasLtMatmulHeuristicResult_t res[8];
+  int got = 0;
+  cublasStatus_t hs = CUBLAS_STATUS_NOT_INITIALIZED;
+  const size_t n = 4096, bytes = n * n * 2, ws_bytes = 32u << 20;
+  auto lt_steps = [&] {
+    lt = dlopen("libcublasLt.so.13", RTLD_NOW | RTLD_LOCAL);
+    if (!lt) lt = dlopen("libcublasLt.so.12", RTLD_NOW | RTLD_LOCAL);
+    if (!lt) lt = dlopen("libcublasLt.so", RTLD_NOW | RTLD_LOCAL);
+    mark("cublasLt loaded");
+    SYM(lt, cublasLtCreate, "cublasLtCreate")(&h);
+    mark("cublasLt handle");
+    SYM(lt, cublasLtMatmulDescCreate, "cublasLtMatmulDescCreate")(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+    cublasOperation_t tr = CUBLAS_OP_T;  // the NT layout's A, as ktune's 4096^3 NT
+    SYM(lt, cublasLtMatmulDescSetAttribute, "cublasLtMatmulDescSetAttribute")(
+        op, CUBLASLT_MATMUL_DESC_TRANSA, &tr, sizeof(tr));
+    auto layout = SYM(lt, cublasLtMatrixLayoutCreate, "cublasLtMatrixLayoutCreate");
+    layout(&la, CUDA_R_16BF, n, n, n);
+    layout(&lb, CUDA_R_16BF, n, n, n);
+    layout(&lc, CUDA_R_16BF, n, n, n);
+    cublasLtMatmulPreference_t pref;
+    SYM(lt, cublasLtMatmulPreferenceCreate, "cublasLtMatmulPreferenceCreate")(&pref);
+    uint64_t ws_max = ws_bytes;
+    SYM(lt, cublasLtMatmulPreferenceSetAttribute, "cublasLtMatmulPreferenceSetAttribute")(
+        pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_max, sizeof(ws_max));
+    hs =
+        SYM(lt, cublasLtMatmulAlgoGetHeuristic, "cublasLtMatmulAlgoGetHeuristic")(
+            h, op, la, lb, lc, lc, pref, 8, res, &got);
+    mark("first heuristic query");
+  };
+  const char* early_env = std::getenv("PROBE_EARLY_LT");
+  const bool early = early_env && early_env[0] == '1';
+  std::thread lt_thread;
+  if (early) lt_thread = std::thread(lt_steps);
   CUdevice dev;
   CUcontext ctx;
   SYM(cu, cuDeviceGet, "cuDeviceGet")(&dev, 0);
@@ -58,7 +98,6 @@ int main(int argc, char** argv) {
   CUstream s;
   SYM(cu, cuStreamCreate, "cuStreamCreate")(&s, CU_STREAM_NON_BLOCKING);
   mark("primary context");
-  const size_t n = 4096, bytes = n * n * 2, ws_bytes = 32u << 20;
   CUdeviceptr a, b, c, ws;
   auto alloc = SYM(cu, cuMemAlloc, "cuMemAlloc_v2");
   alloc(&a, bytes);
@@ -71,34 +110,8 @@ int main(int argc, char** argv) {
   auto sync = SYM(cu, cuCtxSynchronize, "cuCtxSynchronize");
   sync();
   mark("inputs");
-  void* lt = dlopen("libcublasLt.so.13", RTLD_NOW | RTLD_LOCAL);
-  if (!lt) lt = dlopen("libcublasLt.so.12", RTLD_NOW | RTLD_LOCAL);
-  if (!lt) lt = dlopen("libcublasLt.so", RTLD_NOW | RTLD_LOCAL);
-  mark("cublasLt loaded");
-  cublasLtHandle_t h;
-  SYM(lt, cublasLtCreate, "cublasLtCreate")(&h);
-  mark("cublasLt handle");
-  cublasLtMatmulDesc_t op;
-  SYM(lt, cublasLtMatmulDescCreate, "cublasLtMatmulDescCreate")(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F);
-  cublasOperation_t tr = CUBLAS_OP_T;  // the NT layout's A, as ktune's 4096^3 NT
-  SYM(lt, cublasLtMatmulDescSetAttribute, "cublasLtMatmulDescSetAttribute")(
-      op, CUBLASLT_MATMUL_DESC_TRANSA, &tr, sizeof(tr));
-  cublasLtMatrixLayout_t la, lb, lc;
-  auto layout = SYM(lt, cublasLtMatrixLayoutCreate, "cublasLtMatrixLayoutCreate");
-  layout(&la, CUDA_R_16BF, n, n, n);
-  layout(&lb, CUDA_R_16BF, n, n, n);
-  layout(&lc, CUDA_R_16BF, n, n, n);
-  cublasLtMatmulPreference_t pref;
-  SYM(lt, cublasLtMatmulPreferenceCreate, "cublasLtMatmulPreferenceCreate")(&pref);
-  uint64_t ws_max = ws_bytes;
-  SYM(lt, cublasLtMatmulPreferenceSetAttribute, "cublasLtMatmulPreferenceSetAttribute")(
-      pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_max, sizeof(ws_max));
-  cublasLtMatmulHeuristicResult_t res[8];
-  int got = 0;
-  const cublasStatus_t hs =
-      SYM(lt, cublasLtMatmulAlgoGetHeuristic, "cublasLtMatmulAlgoGetHeuristic")(
-          h, op, la, lb, lc, lc, pref, 8, res, &got);
-  mark("first heuristic query");
+  if (early) lt_thread.join();
+  else lt_steps();
   if (hs != CUBLAS_STATUS_SUCCESS || got == 0) {
     std::printf("FLOOR heuristic failed: status %d, %d algos\n", int(hs), got);
     return 1;

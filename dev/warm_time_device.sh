@@ -22,12 +22,20 @@ one() {  # who pass tag env... -- args...
   # DEADLINE=s: no run starts after s seconds of this script (the device call's grant).
   if [ -n "${DEADLINE:-}" ] && [ "$SECONDS" -ge "$DEADLINE" ]; then echo "skip $who $pass $tag (deadline)"; return; fi
   # A build other than this and base: pb/<who>/tools (staged by STAGE_EXTRA, dev/regret_stage.sh).
-  local K=pb/tools/ktune; [ "$who" != this ] && K=pb/$who/tools/ktune
+  # BUILD_<who>=b: who runs build b's binaries (this, base, ...); ENV_<who>="V=x ...": with these
+  # variables too (a knob's variant of a build timed beside it).
+  local bv=BUILD_$who ev=ENV_$who b=$who xenv=(); [ -n "${!bv:-}" ] && b=${!bv}
+  [ -n "${!ev:-}" ] && read -r -a xenv <<< "${!ev}" && envs+=("${xenv[@]}")
+  local K=pb/tools/ktune; [ "$b" != this ] && K=pb/$b/tools/ktune
   local kind=shape; [ "$1" = --suite ] && kind=suite
   local C=/tmp/kc-$who-$kind S E rc
   [ "${SHARE:-0}" = 1 ] && C=/tmp/kc-$kind  # SHARE=1: one store for every build (same kernels)
-  [ "$pass" = cold ] && rm -rf "$C"; rm -rf "$C/db"
+  # KEEPDB=1: the database the last run left (a key tuned again, as an operator's second run).
+  [ "$pass" = cold ] && rm -rf "$C"; [ "${KEEPDB:-0}" = 1 ] || rm -rf "$C/db"
   local name=${who}_${kind}_${pass}_$tag
+  # GAP=s: a pause before each run, so no run starts inside the last one's driver teardown (an
+  # operator's single command; back to back, the next cuInit queues behind it).
+  [ -n "${GAP:-}" ] && sleep "$GAP"
   S=$(date +%s.%N)
   env "${envs[@]}" KTUNE_TIMELINE="$W/$name.tl" KTUNE_CACHE_DIR=$C \
     CUDA_CACHE_PATH=$( [ "$pass" = cold ] && mktemp -d || echo /tmp/nvc-unused ) \
@@ -61,6 +69,9 @@ fi
 # ALT=1: the builds' order alternates from one pair to the next (pair 1 as WHOS, pair 2 reversed).
 order() { if [ "${ALT:-0}" = 1 ] && [ $(( $1 % 2 )) = 0 ]; then echo "$WHOS" | awk '{for(i=NF;i>0;i--) printf "%s ", $i}'; else echo "$WHOS"; fi; }
 for i in $(seq 1 "$N"); do for who in $(order $i); do one $who warm $i -- "${SHAPE[@]}"; done; done
+# SECOND=n: then n rounds of each build tuning the single shape again on the database the last
+# run left, which holds the key (KEEPDB: the operator's second `ktune tune` of a tuned key).
+for i in $(seq 1 "${SECOND:-0}"); do for who in $(order $i); do KEEPDB=1 one $who warm second$i -- "${SHAPE[@]}"; done; done
 [ "${SUITE:-1}" = 1 ] || NS=0
 for i in $(seq 1 "$NS"); do for who in $(order $i); do one $who warm $i -- --suite llm; done; done
 if [ "${EXTRA:-0}" = 1 ]; then

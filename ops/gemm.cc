@@ -361,6 +361,21 @@ std::optional<TuneReport> GemmOp::fetchShared(const gemm::GemmShape& shape) {
   return st_->family.fetchShared(GemmCall{s, GemmBuffers{}});
 }
 
+std::optional<TuneReport> GemmOp::fetchRecorded(const gemm::GemmShape& shape) {
+  if (!gemm::validate(shape).ok()) return std::nullopt;
+  gemm::GemmShape s = shape;
+  s.aligned16 = true;  // what withAlignment finds for device allocations
+  TuningDatabase* db = st_->tuner->database(st_->family.name());
+  if (!db) return std::nullopt;
+  std::optional<DbEntry> e = db->lookup(st_->family.key(GemmCall{s, GemmBuffers{}}));
+  if (!e || e->winner.empty() || e->predicted || e->unverified) return std::nullopt;
+  TuneReport r;
+  r.vs_default = e->vs_default;
+  const std::string origin = e->pinned ? "pinned" : "database";
+  static_cast<KeyReport&>(r) = reportOf(st_->family.name(), std::move(*e), origin);
+  return r;
+}
+
 Expected<size_t> GemmOp::precompile(const gemm::GemmShape& shape, int threads, size_t depth) {
   KTUNE_RETURN_IF_ERROR(gemm::validate(shape));
   gemm::GemmShape s = shape;

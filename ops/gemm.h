@@ -149,6 +149,11 @@ class GemmOp {
   // (Engine::fetchShared), for A and B on 16-byte boundaries as device allocations are; nullopt on a
   // miss, without a shared cache, or for an invalid shape.
   std::optional<TuneReport> fetchShared(const gemm::GemmShape& shape);
+  // The shape's result from this tuner's database (this device, driver, compiler and ktune), for
+  // A and B on 16-byte boundaries as device allocations are, without buffers, compiling or
+  // benchmarking: from = "database" ("pinned" for a pin). nullopt when the database holds no
+  // measured winner for the key (none, a predicted or an unverified one) or the shape is invalid.
+  std::optional<TuneReport> fetchRecorded(const gemm::GemmShape& shape);
   // Compiles into the store the configs a tuning run of this shape would compile first
   // (Family::precompile), for A and B on 16-byte boundaries as device allocations are; no buffers.
   // Returns how many were compiled. `ktune tune gemm` runs it for the next keys of a suite.

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include <unistd.h>
@@ -36,23 +37,14 @@
 #include "tools/sim_gpu.h"
 #include "tools/tune_lookahead.h"
 #include "tools/tune_detach.h"
+#include "tools/tune_operands.h"
 #include "tools/tune_output.h"
 #include "tools/tune_request.h"
+#include "tools/tune_worker_start.h"
 
 namespace ktune::cli {
 
 namespace {
-
-// Random device buffer of `count` elements of `t`, values in [-1, 1).
-Expected<DevicePtr> randomBuffer(Backend& b, DType t, int64_t count, uint64_t seed) {
-  KTUNE_ASSIGN_OR_RETURN(DevicePtr p, b.alloc(size_t(count) * sizeOf(t)));
-  Status s = fillRandom(b, p, t, count, seed);
-  if (!s.ok()) {
-    (void)b.free(p);
-    return s;
-  }
-  return p;
-}
 
 // Owns device buffers for the lifetime of a command.
 struct Buffers {
@@ -237,76 +229,17 @@ int runRowwise(Engine& tuner, Backend& backend, const TuneRequest& t) {
   return rep->winner.empty() ? kExitFailed : kExitOk;
 }
 
-// The random operands of a GEMM key: (dtype, element count, seed) of A, B, C and the bias.
-struct GemmOperand {
-  DType t;
-  int64_t count;
-  uint64_t seed;
-};
-std::vector<GemmOperand> gemmOperands(const gemm::GemmShape& s) {
-  const DType ab = s.ab == gemm::ElemType::kF16 ? DType::kF16 : DType::kBF16;
-  const DType cd = s.c == gemm::ElemType::kF32 ? DType::kF32
-                   : s.c == gemm::ElemType::kF16 ? DType::kF16 : DType::kBF16;
-  std::vector<GemmOperand> o = {{ab, gemm::storedRowsA(s) * s.lda, 11},
-                                {ab, gemm::storedRowsB(s) * s.ldb, 12},
-                                {cd, s.m * s.ldc, 13}};
-  if (s.has_bias) o.push_back({cd, s.n, 14});
-  return o;
+// Each key's report from the tuning database (GemmOp::fetchRecorded), where it holds one; nullopt
+// for the keys to tune. A plain run only: --retune or an option that shapes the search (--kinds,
+// --full-space, --search, --budget, KTUNE_SEARCH, KTUNE_BUDGET) tunes every key.
+std::vector<std::optional<TuneReport>> recordedReports(GemmOp& op, const TuneRequest& t) {
+  std::vector<std::optional<TuneReport>> r(t.gemm_cases.size());
+  for (const char* f : {"--retune", "--kinds", "--full-space", "--search", "--budget"})
+    if (t.args.has(f)) return r;
+  if (std::getenv("KTUNE_SEARCH") || std::getenv("KTUNE_BUDGET")) return r;
+  for (size_t i = 0; i < r.size(); ++i) r[i] = op.fetchRecorded(t.gemm_cases[i].shape);
+  return r;
 }
-
-// The GEMM operands of a command's keys, shared by them: an operand is filled again only when a
-// key needs more of it than the fill so far holds (then at that key's count). fillRandom's element
-// i does not depend on the count, so the first n elements of a larger fill are a fill of n, bit
-// for bit, and a key sees the inputs it would have had alone. Key by key, the LLM suite filled its
-// 28672-wide operands twice and every operand of every key; growing as the keys need it keeps each
-// key's fill no larger than the isolation worker's for the same key (its kept fills grow the same
-// way, ops/buffers.h), which runs at the same time. C is filled again for a key that reads it
-// (beta != 0): the keys before wrote it.
-class SharedOperands {
- public:
-  explicit SharedOperands(Backend& b) : b_(&b) {}
-  ~SharedOperands() {
-    for (const Slot& s : slots_) (void)b_->free(s.p);
-  }
-  SharedOperands(const SharedOperands&) = delete;
-  SharedOperands& operator=(const SharedOperands&) = delete;
-
-  Expected<GemmCall> call(const gemm::GemmShape& s) {
-    GemmCall call;
-    call.shape = s;
-    const auto ops = gemmOperands(s);
-    DevicePtr* dst[] = {&call.buf.a, &call.buf.b, &call.buf.c, &call.buf.bias};
-    for (size_t i = 0; i < ops.size(); ++i) {
-      KTUNE_ASSIGN_OR_RETURN(*dst[i], get(ops[i], /*refill=*/i == 2 && s.beta != 0.0f));
-    }
-    return call;
-  }
-
- private:
-  struct Slot {
-    DType t;
-    uint64_t seed;
-    int64_t count;
-    DevicePtr p;
-  };
-  Expected<DevicePtr> get(const GemmOperand& o, bool refill) {
-    for (auto it = slots_.begin(); it != slots_.end(); ++it) {
-      if (int(it->t) != int(o.t) || it->seed != o.seed) continue;
-      if (it->count >= o.count) {
-        if (refill) KTUNE_RETURN_IF_ERROR(fillRandom(*b_, it->p, o.t, o.count, o.seed));
-        return it->p;
-      }
-      (void)b_->free(it->p);
-      slots_.erase(it);
-      break;
-    }
-    KTUNE_ASSIGN_OR_RETURN(DevicePtr p, randomBuffer(*b_, o.t, o.count, o.seed));
-    slots_.push_back({o.t, o.seed, o.count, p});
-    return p;
-  }
-  Backend* b_;
-  std::vector<Slot> slots_;
-};
 
 int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRequest& t) {
   if (int rc = checkKindsForArch(t, tuner->device().arch); rc >= 0) return rc;
@@ -318,25 +251,35 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
   auto gop = GemmOp::create(tuner, gopts);
   if (!gop.ok()) return fail(gop.status());
   timelineMark("gemm_op");
-  // The first key's first wave compiles from here, while the device's context (made since the
-  // tuner's creation), the vendor library, the worker and the inputs are made; the next keys'
-  // first kernels compile while a key tunes (neither with a shared cache, whose keys may need
-  // nothing compiled here).
+  // A key this device's database holds is reported from it (--retune measures it again); with
+  // every key so, no context, vendor library, inputs or compile are waited for.
+  std::vector<std::optional<TuneReport>> recorded = recordedReports(**gop, t);
+  std::vector<char> was_recorded;
+  // The first key to tune has its first wave compiled from here, while the device's context (made
+  // since the tuner's creation), the vendor library, the worker and the inputs are made; the next
+  // keys' first kernels compile while a key tunes (neither with a shared cache, whose keys may need
+  // nothing compiled here). The look-ahead's keys are those to tune.
   std::vector<gemm::GemmShape> shapes;
-  for (const auto& gc : t.gemm_cases) shapes.push_back(gc.shape);
+  for (size_t i = 0; i < recorded.size(); ++i) {
+    was_recorded.push_back(recorded[i].has_value());
+    if (!recorded[i]) shapes.push_back(t.gemm_cases[i].shape);
+  }
   GemmLookahead lookahead(**gop, shapes);
-  const bool look = !t.args.has("--no-lookahead") && tuner->options().options.remote_cache.empty();
+  const bool look = !t.args.has("--no-lookahead") && tuner->options().options.remote_cache.empty() &&
+                    !shapes.empty();
   if (look) lookahead.startFirst();
   timelineMark("first_wave_started", look ? "" : "off");
   const double create_ms = msSince(t0);
-  const auto tc = std::chrono::steady_clock::now();
-  if (Status st = tuner->awaitDevice(); !st.ok()) return fail(st);
-  noteProcessMs("context_wait_ms", msSince(tc));
-  timelineMark("context");
-  const auto tv = std::chrono::steady_clock::now();
-  (*gop)->openVendor();
-  noteProcessMs("op_ms", create_ms + msSince(tv));  // the op and its vendor library, no wait
-  timelineMark("vendor_open");
+  if (!shapes.empty() || t.m_hi > 0) {  // a range's report predicts with the vendor's tiles
+    const auto tc = std::chrono::steady_clock::now();
+    if (Status st = tuner->awaitDevice(); !st.ok()) return fail(st);
+    noteProcessMs("context_wait_ms", msSince(tc));
+    timelineMark("context");
+    const auto tv = std::chrono::steady_clock::now();
+    (*gop)->openVendor();
+    noteProcessMs("op_ms", create_ms + msSince(tv));  // the op and its vendor library, no wait
+    timelineMark("vendor_open");
+  }
   int rc = kExitOk;
   // The keys' random inputs are generated on the device (ops/device_fill.h), the same values; on
   // from the first key that needs inputs (a run the shared cache answers compiles no fill kernel).
@@ -348,7 +291,9 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
     }
   } fill;
   SharedOperands operands(backend);  // filled as the keys need them
-  for (size_t i = 0; i < t.gemm_cases.size(); ++i) {
+  for (size_t i = 0, next = 0; i < t.gemm_cases.size(); ++i) {
+    const size_t j = next;  // this key's index among those to tune (the look-ahead's)
+    next += was_recorded[i] ? 0 : 1;
     const auto& gc = t.gemm_cases[i];
     const auto& s = gc.shape;
     if (!t.json && !t.quiet)
@@ -356,7 +301,7 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
                    (long long)s.n, (long long)s.k, gemm::layoutName(s.layout));
     // A key the shared cache holds needs no buffers at all (their random fill alone takes seconds
     // for the LLM suite): nothing is allocated, compiled or benchmarked for it.
-    std::optional<TuneReport> hit = (*gop)->fetchShared(s);
+    std::optional<TuneReport> hit = was_recorded[i] ? std::move(recorded[i]) : (*gop)->fetchShared(s);
     Expected<TuneReport> rep = Status::Internal("no report");
     if (hit) {
       rep = std::move(*hit);
@@ -375,15 +320,16 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
       if (!call.ok()) return fail(call.status());
       noteProcessMs("buffers_ms", msSince(b0));  // this key's random inputs
       timelineMark("buffers", gc.name);
-      lookahead.tuning(i);
+      lookahead.tuning(j);
       rep = (*gop)->tune(*call);
       timelineMark("tuned", gc.name);
     }
-    if (look) lookahead.start(i + 1);  // after the first key: its compiles took every core
+    // After the first key tuned: its compiles took every core.
+    if (look && !was_recorded[i]) lookahead.start(j + 1);
     if (!rep.ok()) { rc = fail(rep.status()); continue; }
     noteWorkerTimes(*tuner);
     if (look && shapes.size() > 1) noteProcessMs("lookahead_compiled", double(lookahead.compiled()));
-    if (look && i == 0) {
+    if (look && !was_recorded[i] && j == 0) {
       // The run took the early wave's compiles as store hits: the report counts them as compiled.
       const size_t early = lookahead.awaitFirstCompiled();
       noteProcessMs("first_wave_precompiled", double(early));
@@ -416,20 +362,6 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
 
 namespace {
 
-// Starts the isolation worker before this process opens its GPU, so the two start-ups (driver
-// context, vendor library, tuner) overlap (worker_prestart.h); the tuner made below takes it.
-// Only where the tuner will isolate on one real GPU and a GPU device node exists (a CPU-only
-// machine analyses without a GPU: no worker to start).
-void prestartWorkerIfIsolating(const Options& opts, const TuneRequest& t) {
-  const bool isolate = opts.isolate_explicit ? opts.isolate : !t.args.has("--no-isolate");
-  if (!isolate || opts.backend == "sim" || t.args.has("--no-gpu") || t.args.has("--devices")) return;
-  if (!pathExists("/dev/nvidiactl") && !pathExists("/dev/kfd")) return;
-  const auto t0 = std::chrono::steady_clock::now();
-  auto wl = earlyWorkerLaunch(opts);
-  if (wl.ok()) (void)prestartWorkerEarly(std::move(*wl), IsolationOptions{});
-  noteProcessMs("worker_spawn_ms", msSince(t0));
-}
-
 // Ends the command once its report is out, without tearing the GPU side down by hand. On a real
 // GPU the teardown is the isolation worker's polite exit (waited for: its buffers, modules,
 // cuBLASLt handle and context), then this process's module unloads, frees, cuBLASLt handle and
@@ -461,9 +393,13 @@ int cmdTune(const std::vector<std::string>& argv) {
     detachTeardown();
   timelineMark("main", strprintf("age %.1f ms", age_ms));  // the tuning process from here
   prestartWorkerIfIsolating(*opts, t);
-  // A GEMM run opens cuBLASLt after the GPU: its loading starts now, beside the driver's start.
-  if (t.op == "gemm" && opts->backend != "sim" && !t.args.has("--no-gpu") && opts->vendor_algos > 0)
-    cublaslt::preloadLibrary();
+  if (Status st = limitTunerConnections(*opts, t); !st.ok()) return fail(st);
+  // A GEMM run opens cuBLASLt after the GPU: its loading starts beside the driver's start.
+  auto lt_after = cublaslt::preloadAfterDriver();
+  if (!lt_after.ok()) return fail(lt_after.status());
+  const bool lt = t.op == "gemm" && opts->backend != "sim" && !t.args.has("--no-gpu") &&
+                  opts->vendor_algos > 0;
+  if (lt && !*lt_after) cublaslt::preloadLibrary();
   auto t0 = std::chrono::steady_clock::now();
   Gpu gpu = openGpu(*opts, t.args.has("--no-gpu"));
   // An exclusive-process GPU admits one context, which the early worker may have taken.
@@ -483,6 +419,9 @@ int cmdTune(const std::vector<std::string>& argv) {
   if (!tuner.ok()) return fail(tuner.status());
   noteProcessMs("tuner_ms", msSince(t0));
   timelineMark("tuner");
+  // Once the tuner exists (its NVRTC load, a dlopen, does not queue behind the library's), beside
+  // its context's creation.
+  if (lt && *lt_after) cublaslt::preloadLibrary();
   t0 = std::chrono::steady_clock::now();
   (*tuner)->prestartWorker();  // its start-up overlaps the problem set-up below
   noteProcessMs("worker_prestart_ms", msSince(t0));

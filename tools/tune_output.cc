@@ -154,7 +154,10 @@ void printTuneReport(const TuneReport& r, const Metric& m, bool json, double ven
               "bench %.2f s (%.2f s of it while compiling), total %.2f s%s\n",
               r.compiled, r.store_hits, r.duplicates, r.pruned, r.compile_wall_ms / 1e3,
               r.bench_wall_ms / 1e3, r.bench_overlap_ms / 1e3, r.total_wall_ms / 1e3,
-              r.origin == "remote" ? " (from the shared cache)" : "");
+              r.origin == "remote"     ? " (from the shared cache)"
+              : r.origin == "database" ? " (from the tuning database; --retune measures again)"
+              : r.origin == "pinned"   ? " (pinned in the tuning database)"
+                                       : "");
   if (r.load_ms + r.verify_ms + r.measure_ms + r.record_ms > 0)
     std::printf("  bench in this process: load %.2f s, verify %.2f s, measure %.2f s, record %.2f s\n",
                 r.load_ms / 1e3, r.verify_ms / 1e3, r.measure_ms / 1e3, r.record_ms / 1e3);

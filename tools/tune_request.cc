@@ -26,6 +26,8 @@ const char* const kTuneUsage =
     "                       [--kinds mma,skinny,decode,wgmma,tma,mfma (only these kernels)]\n"
     "       ktune tune gemm --suite llm [--no-lookahead (do not compile the next keys' first\n"
     "                       kernels while a key tunes)]\n"
+    "       gemm: a key the tuning database holds (this GPU, driver, compiler) is reported from it\n"
+    "             without measuring, unless [--retune] or --kinds, --full-space, --search, --budget\n"
     "       ktune tune --from-file untuned.jsonl [--queue redis://host:port/db [--queue-name N]]\n"
     "  common: [--json] [--arch A (no-GPU analysis; default sm_90a)] [--no-gpu] [--quiet]\n"
     "          [--no-isolate (benchmark in this process, not in a ktune-worker; KTUNE_ISOLATE=0)]\n"
@@ -198,7 +200,8 @@ int parseTuneRequest(const std::vector<std::string>& argv, TuneRequest* t) {
                                {"--no-weight"}, {"--full-space"}, {"--no-gpu"}, {"--json"},
                                {"--quiet"}, {"--no-isolate"}, {"--kinds", true},
                                {"--queue", true}, {"--queue-name", true}, {"--devices", true},
-                               {"--search", true}, {"--budget", true}, {"--no-lookahead"}});
+                               {"--search", true}, {"--budget", true}, {"--no-lookahead"},
+                               {"--retune"}});
   if (!args.ok()) return usage(args.status().message(), kTuneUsage);
   if (args->help) return help(kTuneUsage);
   t->args = std::move(*args);

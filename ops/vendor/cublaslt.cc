@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iterator>
 #include <mutex>
@@ -271,6 +272,14 @@ int64_t CublasLt::descriptorBuilds() const {
 namespace {
 const char* const kLibraryNames[] = {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"};
 }  // namespace
+
+Expected<bool> preloadAfterDriver() {
+  const char* v = std::getenv("KTUNE_LT_PRELOAD");
+  const std::string w = v ? v : "";
+  if (w.empty() || w == "after") return true;
+  if (w == "early") return false;
+  return Status::InvalidArgument("KTUNE_LT_PRELOAD='" + w + "': expected after or early");
+}
 
 void preloadLibrary() {
   static std::once_flag once;

@@ -1,0 +1,48 @@
+#include "tools/tune_worker_start.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <string>
+
+#include "autotune/isolation.h"
+#include "autotune/worker_prestart.h"
+#include "base/clock.h"
+#include "base/fs.h"
+#include "tools/tune_output.h"
+
+namespace ktune::cli {
+
+namespace {
+bool isolatesOnGpu(const Options& opts, const TuneRequest& t) {
+  const bool isolate = opts.isolate_explicit ? opts.isolate : !t.args.has("--no-isolate");
+  if (!isolate || opts.backend == "sim" || t.args.has("--no-gpu") || t.args.has("--devices"))
+    return false;
+  return pathExists("/dev/nvidiactl") || pathExists("/dev/kfd");
+}
+}  // namespace
+
+Status limitTunerConnections(const Options& opts, const TuneRequest& t) {
+  const char* v = std::getenv("KTUNE_TUNER_CONNECTIONS");
+  if (!v) {
+    if (isolatesOnGpu(opts, t) && !std::getenv("CUDA_DEVICE_MAX_CONNECTIONS"))
+      ::setenv("CUDA_DEVICE_MAX_CONNECTIONS", "1", 1);
+    return Status::Ok();
+  }
+  const std::string s = v;
+  char* end = nullptr;
+  const long n = std::strtol(s.c_str(), &end, 10);
+  if (s.empty() || *end != '\0' || n < 0 || n > 32)
+    return Status::InvalidArgument("KTUNE_TUNER_CONNECTIONS='" + s + "': expected 0 to 32");
+  if (n > 0) ::setenv("CUDA_DEVICE_MAX_CONNECTIONS", s.c_str(), 1);
+  return Status::Ok();
+}
+
+void prestartWorkerIfIsolating(const Options& opts, const TuneRequest& t) {
+  if (!isolatesOnGpu(opts, t)) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto wl = earlyWorkerLaunch(opts);
+  if (wl.ok()) (void)prestartWorkerEarly(std::move(*wl), IsolationOptions{});
+  noteProcessMs("worker_spawn_ms", msSince(t0));
+}
+
+}  // namespace ktune::cli

@@ -1,0 +1,26 @@
+#pragma once
+// `ktune tune`'s isolation worker start and the tuning process's own driver start (internal to the
+// CLI). The worker and this process each start the driver (cuInit, the primary context), cuBLASLt
+// and a tuner; on one GPU the two contexts' creation contends (bench/NOTES.md, issue 34).
+#include "base/options.h"
+#include "base/status.h"
+#include "tools/tune_request.h"
+
+namespace ktune::cli {
+
+// Starts the isolation worker before this process opens its GPU, so the two start-ups overlap
+// (worker_prestart.h); the tuner made later takes it. Only where the tuner will isolate on one
+// real GPU and a GPU device node exists (a CPU-only machine analyses without a GPU: no worker).
+void prestartWorkerIfIsolating(const Options& opts, const TuneRequest& t);
+
+// This process's CUDA_DEVICE_MAX_CONNECTIONS (the hardware work queues its context is made with),
+// set after the early worker was started (which keeps the environment's) and before the driver
+// starts: 1 where the worker times the candidates (this process isolates on a real GPU, as
+// prestartWorkerIfIsolating decides) and the environment sets none — its context then took ~100
+// ms less to make beside the worker's, and the worker's ~50 ms less beside it (bench/NOTES.md,
+// issue 34); workers this process starts later inherit it (they time on one stream).
+// KTUNE_TUNER_CONNECTIONS=N (1..32) sets N in any case, 0 leaves the environment's; any other
+// value is an error.
+Status limitTunerConnections(const Options& opts, const TuneRequest& t);
+
+}  // namespace ktune::cli
