@@ -3,6 +3,9 @@
 // needs it: it uses that file's constants and helpers. tmC is the kernel's tensor map of C, used
 // where c_tma_ok (else the warpgroup copies its staged boxes: store_boxes); ebuf is this
 // warpgroup's C staging buffer.
+// The deferred epilogue's pass after the last unit (the loop below); not with the split tail, whose
+// state beside it made ptxas spill (BLOCK_N 224, SPLIT_K 2: 32 bytes; issue 34).
+#define KT_LAST_PASS (KT_DEFER && SPLIT_K == 1)
 KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, int rank,
                                       unsigned sA, unsigned sB, unsigned full, unsigned empty,
                                       const TensorMap* tmC, bool c_tma_ok, unsigned ebuf, out_t* C,
@@ -42,7 +45,7 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
   Unit nun = units > 0 ? sched_unit(sc, 0) : Unit{};
   int nm0 = 0, nn0 = 0;
   if (units > 0) tile_coords(nun.tile, grid_m, grid_n, rank, nm0, nn0);
-#if KT_DEFER
+#if KT_LAST_PASS
   // A pass after the last unit (j == units, no k-tiles) stores the last tile's pieces at the short
   // unit's site: one copy of flush_piece_at, not two (~7% of a 128 x 256 config's compile).
   for (int j = 0; j <= units; ++j) {
@@ -97,7 +100,7 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
       tile_coords(nun.tile, grid_m, grid_n, rank, nm0, nn0);
       if (nun.ke > nun.kb) mbar_wait(full + 8 * r.s, r.ph);
     }
-#if KT_DEFER
+#if KT_LAST_PASS
     else {
       nun = Unit{};  // the pass after the last unit: no k-tiles
     }
@@ -113,7 +116,9 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
       flush_piece_at(pk, p, tmc, ebuf, C, pm0, pn0, M, N, ldc, warp, g, q, tid & 127, 1 + cw, ppar);
     KT_TRT(lead && stored < pend, j - 1, cw, kTtStored);
     pend = 0;
+#if KT_LAST_PASS
     if (j == units) break;
+#endif
 #endif
 #if SPLIT_K > 1
     if (un.tail >= 0 && !splitk_exchange(acc, un, sc, workspace, counters, cw, tid)) continue;
@@ -128,4 +133,9 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
 #endif
     KT_TRT(lead, j, cw, kTtEpi);
   }
+#if KT_DEFER && !KT_LAST_PASS
+  for (int p = 0; p < pend; ++p)
+    flush_piece_at(pk, p, tmc, ebuf, C, pm0, pn0, M, N, ldc, warp, g, q, tid & 127, 1 + cw, ppar);
+  KT_TRT(lead && pend > 0, units - 1, cw, kTtStored);
+#endif
 }
