@@ -317,12 +317,13 @@ KTUNE_DEVICE void flush_pieces(const unsigned (&pk)[kWgM][kAcc / 2], int p, cons
 }
 
 // Piece p (runtime) of the packed tile as ONE copy of flush_piece's code, its 16 values picked from
-// the registers by p (selects), for the one site off the k-loop (a unit shorter than the pieces;
-// the last tile's pieces in the consumer's pass after its last unit): flush_pieces' copy per piece
-// there was ~15% of a 128 x 256 config's compile, and a second site ~7% (bench/NOTES.md, issue 34). Without a tensor map (tmC null) the
-// warpgroup then copies the piece's box (box_to_global). In the k-loop too (one copy at every site,
-// and one site after the k-loop for a short unit's and the last tile's pieces) it cut another ~10%
-// of that compile, but the 4096^3 winner ran 0.4-0.6% slower on the GPU: not kept.
+// the registers by p (selects), for the sites off the k-loop: a unit shorter than the pieces and
+// the last tile's pieces, one site in the consumer's pass after its last unit (KT_LAST_PASS; two
+// sites with the split tail). flush_pieces' copy per piece there was ~15% of a 128 x 256 config's
+// compile, the second site ~7% (bench/NOTES.md, issue 34). Without a tensor map (tmC null) the
+// warpgroup then copies the piece's box (box_to_global). In the k-loop too (one copy at every
+// site) it cut another ~10% of that compile, but the 4096^3 winner ran 0.4-0.6% slower on the GPU:
+// not kept.
 KTUNE_DEVICE void flush_piece_at(const unsigned (&pk)[kWgM][kAcc / 2], int p, const TensorMap* tmC,
                                  unsigned buf, out_t* C, int slab_m0, int n0, int M, int N,
                                  long ldc, int warp, int g, int q, int wg_tid, int bar_id, int par) {
