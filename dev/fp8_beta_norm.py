@@ -14,7 +14,9 @@ for f in sys.argv[2:]:
     twins = {(s, n): norm(c) for s, n, c in re.findall(r'^TWIN gemm (\S+)/flush (twin\d+) tma:(\S+)', txt, re.M)}
     def short(c):
         g = lambda k: re.search(k + r'=(\d+)', c).group(1)
-        return ('P' if g('PINGPONG') == '1' else 'C') + g('BLOCK_N') + '_E' + g('EPI_TMA') + '_K' + g('SPLIT_K')
+        cl = re.search(r'CLUSTER_M=(\d+)', c)  # CLUSTER_M twins must not share a name
+        return (('P' if g('PINGPONG') == '1' else 'C') + g('BLOCK_N') + '_E' + g('EPI_TMA') + '_K' +
+                g('SPLIT_K') + ('_CL' + cl.group(1) if cl and cl.group(1) != '1' else ''))
     for s, name, us in re.findall(r'^RESULT gemm (\S+)/flush (\S+) ([\d.]+)', txt, re.M):
         tw = {n: c for (ss, n), c in twins.items() if ss == s}
         pick = [c for c in cfgs if c not in tw.values()]
