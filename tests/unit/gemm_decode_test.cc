@@ -5,12 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <cmath>
 #include <functional>
 #include <thread>
-#include <vector>
 
 #include "compiler/compiler.h"
 #include "ops/gemm_configs.h"
@@ -93,72 +91,6 @@ TEST(GemmDecode, WeightMapsL2PromotionIsAProbeKnob) {
   EXPECT_NE(checkTensorMap2D(bad).message().find("L2 promotion"), std::string::npos);
   bad.l2_promotion_bytes = 64;
   EXPECT_TRUE(checkTensorMap2D(bad).ok());
-}
-
-// DC_C8 = 1, a probe knob outside the tuning space (never enumerated, absent = 0): the cluster K
-// split (TMA-fed, DC_GRID = 4) launched in clusters of 8, the pairs of 4 consecutive tiles, where
-// the tile count is a multiple of 4 (the extra define DC_CLUSTER8 compiles the cluster dimensions
-// in); elsewhere the fallback, the pair's clusters of 2 (the knob's defines less DC_CLUSTER8: the
-// split's kernel), never idle pairs. Grid, block, shared memory and scratch stay the split's.
-TEST(GemmDecode, ClustersOfEightAreAProbeKnob) {
-  const ConfigSpace& sp = configSpace(KernelKind::kDecode);
-  for (const Config& c : sp.enumerate("cuda", 227 * 1024).accepted) ASSERT_FALSE(c.has("DC_C8")) << c.toString();
-  const DeviceInfo dev = sm90aDevice();
-  auto hasC8 = [](const Config& c, const GemmShape& s) {
-    for (const auto& [name, value] : defines(KernelKind::kDecode, c, s))
-      if (name == "DC_CLUSTER8") return value == "1";
-    return false;
-  };
-  // (DC_NT, N, tiles, blocks per cluster): 128-row tiles at 6144 (the 16x6144x4096 pick's), 47 and
-  // 12 tiles (odd N), 64-row tiles at odd N (65: fallback; 32: clusters of 8).
-  for (auto [ntk, n, tiles, cl] : std::vector<std::array<int64_t, 4>>{
-           {2, 6144, 48, 8}, {2, 6015, 47, 2}, {2, 1535, 12, 8}, {1, 4099, 65, 2}, {1, 2047, 32, 8}}) {
-    Config base = wgConfig(2, 4, ntk, 2, 2, 4);
-    base.set("DC_WG", int64_t{2});
-    base.set("DC_XR", int64_t{3});
-    Config c8 = base;
-    c8.set("DC_C8", int64_t{1});
-    ASSERT_TRUE(sp.validate(c8).ok()) << sp.validate(c8).toString();
-    const GemmShape s = nt(16, n, 4096);
-    auto pb = launchPlan(KernelKind::kDecode, base, s, dev), pc = launchPlan(KernelKind::kDecode, c8, s, dev);
-    ASSERT_TRUE(pb.ok() && pc.ok()) << n;
-    EXPECT_EQ(pc->grid.x, static_cast<unsigned>(2 * tiles)) << n;
-    EXPECT_EQ(pc->grid.x, pb->grid.x);
-    EXPECT_EQ(pc->block.x, pb->block.x);
-    EXPECT_EQ(pc->workspace_bytes + pc->counters, 0);
-    EXPECT_EQ(sharedBytes(KernelKind::kDecode, c8), sharedBytes(KernelKind::kDecode, base));
-    EXPECT_EQ(decodeClusterBlocks(base, s), 2) << n;
-    EXPECT_EQ(decodeClusterBlocks(c8, s), cl) << n;
-    EXPECT_FALSE(hasC8(base, s));
-    EXPECT_EQ(hasC8(c8, s), cl == 8) << n;
-    EXPECT_EQ(pc->grid.x % cl, 0u) << n;
-    // Every (tile, half) exactly once; a block's tile is its index / 2, its peer in its own cluster.
-    std::vector<int> seen(2 * tiles, 0);
-    for (int64_t cluster = 0; cluster < 2 * tiles / cl; ++cluster)
-      for (int64_t r = 0; r < cl; ++r) {
-        const DecodeClusterSlot sl = decodeClusterSlot(cl, cluster, r);
-        EXPECT_EQ(sl.tile, (cluster * cl + r) / 2);
-        EXPECT_EQ(sl.half, r % 2);
-        EXPECT_TRUE(sl.peer >= 0 && sl.peer < cl && sl.peer / 2 == r / 2 && sl.peer != r);
-        ASSERT_LT(sl.tile, tiles);
-        ++seen[2 * sl.tile + sl.half];
-      }
-    EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), 2 * tiles) << n;
-  }
-  // 48 tiles: 12 clusters of 8; cluster 5's rank 3 is tile 21's second half, its peer rank 2.
-  const DecodeClusterSlot sl = decodeClusterSlot(8, 5, 3);
-  EXPECT_EQ(sl.tile, 21);
-  EXPECT_EQ(sl.half, 1);
-  EXPECT_EQ(sl.peer, 2);
-  // Only the TMA-fed K split of pairs: not the quad, the row-split pair, the other grids, the
-  // cp.async ring; only 1.
-  for (auto [grid, wgk, v] : std::vector<std::array<int64_t, 3>>{
-           {5, 2, 1}, {7, 2, 1}, {6, 2, 1}, {0, 2, 1}, {2, 2, 1}, {4, 1, 1}, {4, 2, 2}, {4, 2, 8}}) {
-    Config c = wgConfig(2, 4, 2, 2, 2, grid);
-    c.set("DC_WG", wgk);
-    c.set("DC_C8", v);
-    EXPECT_NE(sp.validate(c).message().find("DC_C8"), std::string::npos) << c.toString();
-  }
 }
 
 TEST(GemmDecode, LaunchRuleIsStreamKOverTheSms) {

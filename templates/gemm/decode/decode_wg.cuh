@@ -67,11 +67,6 @@
 #define DC_TMA (DC_WG == 2)
 #define DC_CLUSTER (DC_TMA && (DC_GRID == 4 || DC_GRID == 5))
 #define DC_MSPLIT (DC_TMA && DC_GRID == 7)  // a pair per tile splitting A's rows (decode_tma.cuh)
-// The cluster K split's pairs launched in clusters of 8 (4 tiles' pairs; decode_tma.cuh): an extra
-// define, set where the knob DC_C8 is and the tile count is a multiple of 4 (decodeClusterBlocks).
-#ifndef DC_CLUSTER8
-#define DC_CLUSTER8 0
-#endif
 namespace kd {
 
 constexpr int kCWarps = DC_WARPS;                 // consumer warps
@@ -313,7 +308,7 @@ KTUNE_DEVICE void init_barriers(unsigned full, unsigned empty, [[maybe_unused]] 
 }  // namespace kd
 
 #if DC_CLUSTER || DC_MSPLIT
-#define KTUNE_DC_CLUSTER __cluster_dims__(kd::kClusterDims, 1, 1)
+#define KTUNE_DC_CLUSTER __cluster_dims__(kd::kCL, 1, 1)
 #else
 #define KTUNE_DC_CLUSTER
 #endif
@@ -342,10 +337,8 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   DC_TR_ENTRY(tid == 0);
   Prob p{A, B, reinterpret_cast<out_t*>(Cv), reinterpret_cast<const out_t*>(biasv), workspace,
          counters, M, N, K, (K + kBK - 1) / kBK, N / 2, lda, ldb, ldc, alpha, beta};
-#if DC_CLUSTER
-  // A cluster per tile (DC_CLUSTER8: per 4 tiles' pairs); block `rank` of the tile's blocks takes
-  // part `rank` of its K steps.
-  const unsigned rank = kClusterDims == kCL ? cluster_rank() : cluster_rank() % kCL;
+#if DC_CLUSTER  // a cluster per tile, block `rank` takes part `rank` of its K steps
+  const unsigned rank = cluster_rank();
   const long t0 = (long)(blockIdx.x / kCL) * p.nsteps;
   const long u0 = t0 + p.nsteps * (long)rank / kCL, u1 = t0 + p.nsteps * (long)(rank + 1) / kCL;
 #elif DC_MSPLIT  // a pair per tile, all of K; block `rank` stores A rows rank*kBM ..
