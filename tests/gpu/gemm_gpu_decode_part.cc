@@ -107,7 +107,7 @@ TEST(GemmGpu, DecodeFusedEpilogues) {
 // knob rows given (DC_WARPS, DC_NT, DC_U, DC_DEPTH, DC_GRID, DC_PF[, DC_XR]), each where it is valid and
 // launchable, on odd N, K tails (K % 64 != 0), M not a power of two, the gate/up pair, bias, C +=
 // and f32 C, against float64 (twice each); l2p: the weight maps' L2 promotion (DC_L2P, set when
-// not the default).
+// not the default); wp: DC_WP (the consumers' wgmmas kept in flight a stage), set when 1.
 struct DecodeCase {
   int64_t m, n, k;
   ElemType c;
@@ -117,7 +117,8 @@ struct DecodeCase {
   ElemType ab = ElemType::kBF16;
 };
 void checkDecodeWgBody(int64_t wg, const std::vector<std::array<int64_t, 7>>& knobs,
-                       std::vector<DecodeCase> cases = {}, int64_t l2p = gemm::kDecodeL2Promotion) {
+                       std::vector<DecodeCase> cases = {}, int64_t l2p = gemm::kDecodeL2Promotion,
+                       int64_t wp = 0) {
   if (cases.empty()) cases = {
       {1, 333, 1032, ElemType::kBF16, false, Activation::kNone, 0.f},
       {13, 4099, 520, ElemType::kBF16, true, Activation::kNone, 0.f},
@@ -153,6 +154,7 @@ void checkDecodeWgBody(int64_t wg, const std::vector<std::array<int64_t, 7>>& kn
                {"DC_U", k[2]},        {"DC_DEPTH", k[3]}, {"DC_PF", k[5]},
                {"DC_XR", k[6]}, {"DC_GRID", k[4]}};
       if (l2p != gemm::kDecodeL2Promotion) c.set("DC_L2P", l2p);
+      if (wp != 0) c.set("DC_WP", wp);
       if (gemm::configSpace(KernelKind::kDecode).validate(c).ok() &&
           gemm::launchPlan(KernelKind::kDecode, c, s, env().dev).ok())
         out.push_back(c);
@@ -198,6 +200,21 @@ TEST(GemmGpu, DecodeTmaVsReference) {
   checkDecodeWgBody(2, {{8, 1, 2, 2, 6, 1}, {4, 1, 2, 2, 6, 1}, {4, 1, 2, 2, 4, 1}, {4, 2, 2, 2, 4, 1, 3},
                         {4, 1, 1, 4, 2, 1}},
                     {}, 0);
+}
+
+// DC_WP = 1 (the probe knob: the consumers keep a stage's wgmmas in flight and release its slot a
+// stage later) over the TMA-fed grids (stream-K cutting tiles, one block per tile, the clusters of 2
+// and 4 splitting K with XR 0, 1, 3, persistent over several tiles, the row-split pair at 65..128
+// rows), 1..8 x 64 k per stage, ring depths of 2..10 stages: the default cases (odd N, K tails, M
+// not a power of two, the gate/up pair, bias, C +=, f32 C), against float64, twice each.
+TEST(GemmGpu, DecodeTmaPipelinedVsReference) {
+  REQUIRE_GPU();
+  if (env().dev.arch != "sm_90a") GTEST_SKIP() << "DC_WG=2 needs sm_90a, device is " << env().dev.arch;
+  checkDecodeWgBody(2, {{4, 1, 2, 4, 1, 1}, {4, 1, 1, 4, 2, 1}, {8, 1, 1, 2, 0, 1}, {4, 2, 2, 2, 3, 1},
+                        {4, 1, 2, 2, 4, 1}, {4, 1, 2, 2, 4, 1, 1}, {4, 2, 2, 2, 4, 1, 3}, {4, 1, 4, 2, 4, 1, 3},
+                        {4, 2, 4, 1, 5, 1}, {4, 1, 2, 5, 4, 1, 3}, {8, 1, 2, 1, 6, 1}, {4, 1, 4, 2, 6, 1},
+                        {8, 2, 1, 3, 6, 1}, {4, 1, 2, 2, 7, 1}, {4, 2, 2, 2, 7, 1}},
+                    {}, gemm::kDecodeL2Promotion, 1);
 }
 
 // DC_GRID = 7 (a pair per tile splitting A's rows, the weight boxes multicast): one and two slabs

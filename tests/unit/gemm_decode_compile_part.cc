@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <string>
@@ -439,5 +440,49 @@ TEST(GemmDecode, TmaEpilogueLoadsTheResidualAndComputesBeforeItStores) {
     if (!f.empty()) ADD_FAILURE() << f;
 }
 
+// DC_WP = 1 (the probe knob: a stage's wgmmas kept in flight, its slot released a stage later)
+// compiles for sm_90a on the 16/32/64/128-row picks of the cluster K split (XR 3, 0, 3, 1), the
+// persistent grid (G6: the flush inside the loop), stream-K (G0: the workspace), the row-split pair
+// (G7: the peer's release) and the gate/up pair: wgmma_wait 1 in the PTX, no spills.
+TEST(GemmDecode, TmaFedPipelinedConsumersCompile) {
+  auto cc = compilerForArch("sm_90a");
+  if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
+  std::vector<std::pair<Config, GemmShape>> jobs;
+  // (M, N, DC_MT, DC_WARPS, DC_U, DC_DEPTH, DC_XR, DC_GRID, gate/up)
+  for (const auto& k : std::vector<std::array<int64_t, 9>>{{16, 4096, 2, 4, 4, 2, 3, 4, 0},
+                                                           {32, 4096, 4, 4, 2, 2, 0, 4, 0},
+                                                           {64, 4096, 8, 4, 2, 2, 3, 4, 0},
+                                                           {128, 4096, 16, 4, 2, 2, 1, 4, 0},
+                                                           {16, 28672, 2, 8, 4, 1, 0, 6, 0},
+                                                           {16, 4096, 2, 4, 4, 1, 0, 0, 0},
+                                                           {128, 6144, 8, 4, 2, 2, 0, 7, 0},
+                                                           {13, 2 * 4096, 2, 4, 2, 2, 3, 4, 1}}) {
+    Config c = wgConfig(k[2], k[3], 1, k[4], k[5], k[7]);
+    c.set("DC_WG", int64_t{2});
+    c.set("DC_XR", k[6]);
+    c.set("DC_WP", int64_t{1});
+    GemmShape g = nt(k[0], k[1], 4096);
+    if (k[8]) {
+      g.act = Activation::kSiluMul;
+      g.has_bias = true;
+      g.ldc = k[1] / 2;
+    }
+    jobs.emplace_back(c, g);
+  }
+  // No accumulator defined between the loop's wgmma_wait<1> and the last wgmmas' wait<0>: the
+  // zeroing before the loop, once sunk there (onto the path around the loop), made ptxas serialise
+  // every wgmma (C7518, a note NVRTC's log does not carry; acc_fence pins it).
+  compileEach(**cc, jobs, [](const Config&, const std::string& ptx) -> std::string {
+    if (ptx.find("cp.async.bulk.tensor") == std::string::npos || ptx.find("wgmma.mma_async") == std::string::npos)
+      return "PTX lacks bulk tensor copies or wgmma";
+    const size_t w1 = ptx.find("wgmma.wait_group.sync.aligned 1;");
+    if (w1 == std::string::npos) return "no wgmma_wait<1> in the PTX";
+    const size_t w0 = ptx.find("wgmma.wait_group.sync.aligned 0;", w1);
+    if (w0 == std::string::npos) return "no wgmma_wait<0> after the loop";
+    return ptx.substr(w1, w0 - w1).find("0f00000000") == std::string::npos ? "" : "accumulators zeroed beside the last wait";
+  });
+}
+
 }  // namespace
 }  // namespace ktune::gemm
+

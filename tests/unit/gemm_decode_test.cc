@@ -5,10 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <functional>
 #include <thread>
+#include <vector>
 
 #include "compiler/compiler.h"
 #include "ops/gemm_configs.h"
@@ -91,6 +93,39 @@ TEST(GemmDecode, WeightMapsL2PromotionIsAProbeKnob) {
   EXPECT_NE(checkTensorMap2D(bad).message().find("L2 promotion"), std::string::npos);
   bad.l2_promotion_bytes = 64;
   EXPECT_TRUE(checkTensorMap2D(bad).ok());
+}
+
+// DC_WP = 1, a probe knob outside the tuning space (never enumerated, absent = 0): the TMA-fed
+// consumers keep a stage's wgmmas in flight and release its slot a stage later. Only with DC_WG 2
+// (every grid), only 1; the launch (grid, block, shared memory, scratch) stays the config's, and
+// the kernel gets the define.
+TEST(GemmDecode, PipelinedConsumersAreAProbeKnob) {
+  const ConfigSpace& sp = configSpace(KernelKind::kDecode);
+  for (const Config& c : sp.enumerate("cuda", 227 * 1024).accepted) ASSERT_FALSE(c.has("DC_WP")) << c.toString();
+  const DeviceInfo dev = sm90aDevice();
+  for (int64_t grid : {0, 4, 6, 7}) {
+    Config base = wgConfig(grid == 7 ? 8 : 16, 4, 1, 2, 2, grid);
+    base.set("DC_WG", int64_t{2});
+    Config wp = base;
+    wp.set("DC_WP", int64_t{1});
+    ASSERT_TRUE(sp.validate(wp).ok()) << grid << ": " << sp.validate(wp).toString();
+    const GemmShape s = nt(128, 4096, 4096);
+    auto pb = launchPlan(KernelKind::kDecode, base, s, dev), pw = launchPlan(KernelKind::kDecode, wp, s, dev);
+    ASSERT_TRUE(pb.ok() && pw.ok()) << grid;
+    EXPECT_EQ(pw->grid.x, pb->grid.x);
+    EXPECT_EQ(pw->block.x, pb->block.x);
+    EXPECT_EQ(pw->workspace_bytes, pb->workspace_bytes);
+    EXPECT_EQ(sharedBytes(KernelKind::kDecode, wp), sharedBytes(KernelKind::kDecode, base));
+    bool has = false;
+    for (const auto& [name, value] : defines(KernelKind::kDecode, wp, s)) has = has || (name == "DC_WP" && value == "1");
+    EXPECT_TRUE(has) << grid;
+  }
+  for (auto [wgk, v] : std::vector<std::array<int64_t, 2>>{{1, 1}, {2, 2}, {2, 0}}) {
+    Config c = wgConfig(2, 4, 1, 2, 2, 4);
+    c.set("DC_WG", wgk);
+    c.set("DC_WP", v);
+    EXPECT_NE(sp.validate(c).message().find("DC_WP"), std::string::npos) << c.toString();
+  }
 }
 
 TEST(GemmDecode, LaunchRuleIsStreamKOverTheSms) {

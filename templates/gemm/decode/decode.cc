@@ -119,7 +119,13 @@ ConfigSpace buildSpace() {
       .addInts("DC_PF", {0, 1, 2, 3}, "cuda")
       .addInts("DC_XR", {0, 1, 3}, "cuda")
       .addInts("DC_GRID", {0, 1, 2, 3, 4, 5, 6, 7}, "cuda")
-      .addOptionalInts("DC_L2P", {0, 128, 256}, "cuda");
+      .addOptionalInts("DC_L2P", {0, 128, 256}, "cuda")
+      .addOptionalInts("DC_WP", {1}, "cuda");
+  // DC_WP = 1 (a probe knob, not enumerated; absent: 0): the TMA-fed consumers keep one stage's
+  // wgmmas in flight and release its slot a stage later (decode_wg.cuh).
+  s.constrain("DC_WP 1 when present, with DC_WG 2", [](K c) {
+    return !c.has("DC_WP") || (c.getInt("DC_WP", 0) == 1 && tmaFed(c));
+  });
   // DC_L2P (a probe knob, not enumerated; absent: kDecodeL2Promotion): the weight maps' L2
   // promotion in bytes, so only the TMA-fed body's.
   s.constrain("DC_L2P one of 0, 128, 256 (absent: 128), and 128 unless DC_WG == 2", [](K c) {
