@@ -128,6 +128,29 @@ TEST(GemmDecode, PipelinedConsumersAreAProbeKnob) {
   }
 }
 
+// DC_WP = 1 is curated where it won (bench/NOTES.md, twenty-second session): as the twin right
+// after its base config, only at <= 16 rows and only on rings of 4+ stages (it starves 2-stage
+// rings); so the tuner races both at 8x4096x4096, 16x4096x4096 and 16x14336x4096, none at 32..128
+// rows.
+TEST(GemmDecode, PipelinedConsumersAreCuratedAsTwinsAtFewRows) {
+  for (const GemmShape& s : {nt(8, 4096, 4096), nt(16, 4096, 4096), nt(16, 14336, 4096), nt(32, 4096, 4096),
+                             nt(128, 4096, 4096), nt(128, 28672, 4096)}) {
+    const std::vector<Config> cs = curatedConfigs(KernelKind::kDecode, s);
+    int twins = 0;
+    for (size_t i = 0; i < cs.size(); ++i) {
+      if (cs[i].getInt("DC_WP", 0) != 1) continue;
+      ++twins;
+      EXPECT_LE(s.m, 16) << cs[i].toString();
+      EXPECT_GE(cs[i].getInt("DC_DEPTH"), 2) << cs[i].toString();
+      ASSERT_GT(i, 0u);
+      std::string base = cs[i].toString();
+      base.erase(base.find(",DC_WP=1"), 8);
+      EXPECT_EQ(cs[i - 1].toString(), base) << "the twin follows its base config";
+    }
+    EXPECT_EQ(twins > 0, s.m <= 16) << shapeKey(s);
+  }
+}
+
 TEST(GemmDecode, LaunchRuleIsStreamKOverTheSms) {
   const DeviceInfo dev = sm90aDevice();
   auto p = launchPlan(KernelKind::kDecode, decodeConfig(1), nt(1, 4096, 4096), dev);
