@@ -246,22 +246,6 @@ TmaDescriptors tmaDescriptors(const GemmShape& s, DevicePtr a, DevicePtr b, Devi
 bool decodeTakesTensorMaps(KernelKind k, const Config& c);
 inline constexpr int kDecodeL2Promotion = 128;
 int decodeL2Promotion(const Config& c);
-// DC_C8 = 1, a probe knob outside the tuning space (never enumerated, absent = 0): the cluster K
-// split (DC_WG = 2, DC_GRID = 4: a pair of blocks per tile, each over half of K, the halves meeting
-// in distributed shared memory) launched in clusters of 8 blocks, the pairs of 4 consecutive tiles,
-// instead of a cluster per pair: clusters of 8 fill whole GPCs where those of 2 fill the SMs in
-// order (bench/NOTES.md, issue 32). Blocks per cluster of config c's launch at shape s: 8 with
-// DC_C8 where the tile count is a multiple of 4; else the pair's 2 (the fallback: the kernel built
-// without the knob's cluster define, so no idle pairs); 4 with DC_GRID = 5; 2 with DC_GRID = 7;
-// 1 otherwise. The kernel's cluster dimensions are compiled in (DC_CLUSTER8, an extra define).
-int64_t decodeClusterBlocks(const Config& c, const GemmShape& s);
-// Block `rank` of cluster `cluster` of the cluster K split's pairs (`blocks` per cluster: 2 or 8)
-// takes tile cluster * blocks / 2 + rank / 2 (= its block index / 2) and K half rank % 2; its
-// pair's other block is rank `peer` = rank ^ 1 (the distributed shared memory it hands sums to).
-struct DecodeClusterSlot {
-  int64_t tile, half, peer;
-};
-DecodeClusterSlot decodeClusterSlot(int64_t blocks, int64_t cluster, int64_t rank);
 int64_t decodeABoxRows(int64_t m);
 TensorMap2DDesc decodeAMap(const GemmShape& s, DevicePtr a);
 TensorMap2DDesc decodeBMap(const GemmShape& s, DevicePtr b, uint32_t box_rows,

@@ -107,7 +107,7 @@ TEST(GemmGpu, DecodeFusedEpilogues) {
 // knob rows given (DC_WARPS, DC_NT, DC_U, DC_DEPTH, DC_GRID, DC_PF[, DC_XR]), each where it is valid and
 // launchable, on odd N, K tails (K % 64 != 0), M not a power of two, the gate/up pair, bias, C +=
 // and f32 C, against float64 (twice each); l2p: the weight maps' L2 promotion (DC_L2P, set when
-// not the default); c8: DC_C8 (the cluster K split's pairs in clusters of 8), set when 1.
+// not the default); wp: DC_WP (the consumers' wgmmas kept in flight a stage), set when 1.
 struct DecodeCase {
   int64_t m, n, k;
   ElemType c;
@@ -118,7 +118,7 @@ struct DecodeCase {
 };
 void checkDecodeWgBody(int64_t wg, const std::vector<std::array<int64_t, 7>>& knobs,
                        std::vector<DecodeCase> cases = {}, int64_t l2p = gemm::kDecodeL2Promotion,
-                       int64_t c8 = 0) {
+                       int64_t wp = 0) {
   if (cases.empty()) cases = {
       {1, 333, 1032, ElemType::kBF16, false, Activation::kNone, 0.f},
       {13, 4099, 520, ElemType::kBF16, true, Activation::kNone, 0.f},
@@ -154,7 +154,7 @@ void checkDecodeWgBody(int64_t wg, const std::vector<std::array<int64_t, 7>>& kn
                {"DC_U", k[2]},        {"DC_DEPTH", k[3]}, {"DC_PF", k[5]},
                {"DC_XR", k[6]}, {"DC_GRID", k[4]}};
       if (l2p != gemm::kDecodeL2Promotion) c.set("DC_L2P", l2p);
-      if (c8 != 0) c.set("DC_C8", c8);
+      if (wp != 0) c.set("DC_WP", wp);
       if (gemm::configSpace(KernelKind::kDecode).validate(c).ok() &&
           gemm::launchPlan(KernelKind::kDecode, c, s, env().dev).ok())
         out.push_back(c);
@@ -202,39 +202,19 @@ TEST(GemmGpu, DecodeTmaVsReference) {
                     {}, 0);
 }
 
-// DC_C8 = 1 (the probe knob: the cluster K split's pairs launched in clusters of 8, 4 tiles each,
-// where the tile count is a multiple of 4): one and two slabs and warpgroups, XR 0, 1 and 3, at
-// 1..128 rows (M not a power of two), odd N of 16..96 tiles of 64 rows (8..48 of 128), K tails,
-// the gate/up pair (bias, C +=), f32 and f16 C, 16x6144x4096 itself, and 4099 rows (65 / 33 tiles:
-// the fallback to clusters of 2), against float64, twice each.
-TEST(GemmGpu, DecodeTmaCluster8VsReference) {
-  const auto bf = ElemType::kBF16;
-  const std::vector<DecodeCase> cases = {
-      {1, 1023, 1032, bf, false, Activation::kNone, 0.f},
-      {13, 2047, 520, bf, true, Activation::kNone, 0.f},
-      {31, 6143, 1000, ElemType::kF32, false, Activation::kNone, 1.f},
-      {24, 1023, 4104, bf, false, Activation::kNone, 0.f},
-      {97, 2 * 1023, 1032, ElemType::kF16, true, Activation::kSiluMul, 0.f},
-      {3, 2 * 2047, 1000, bf, true, Activation::kSiluMul, 1.f},
-      {50, 2 * 1023, 4104, bf, false, Activation::kSiluMul, 0.f},
-      {128, 2047, 1032, bf, false, Activation::kNone, 0.f},
-      {16, 6144, 4096, bf, false, Activation::kNone, 0.f},
-      {13, 4099, 520, bf, true, Activation::kNone, 0.f},  // the fallback
-  };
-  // Every case but the last launches clusters of 8 with 64- and 128-row tiles, the last of 2.
-  for (const DecodeCase& cs : cases)
-    for (int64_t ntk : {1, 2}) {
-      Config c{{"DC_WG", int64_t{2}}, {"DC_WARPS", int64_t{4}}, {"DC_NT", ntk}, {"DC_MT", int64_t{1}},
-               {"DC_U", int64_t{2}},  {"DC_DEPTH", int64_t{2}}, {"DC_PF", int64_t{1}}, {"DC_XR", int64_t{0}},
-               {"DC_GRID", int64_t{4}}, {"DC_C8", int64_t{1}}};
-      EXPECT_EQ(gemm::decodeClusterBlocks(c, shapeOf(Layout::kNT, bf, cs.c, cs.m, cs.n, cs.k)),
-                cs.n == 4099 ? 2 : 8) << cs.n;
-    }
+// DC_WP = 1 (the probe knob: the consumers keep a stage's wgmmas in flight and release its slot a
+// stage later) over the TMA-fed grids (stream-K cutting tiles, one block per tile, the clusters of 2
+// and 4 splitting K with XR 0, 1, 3, persistent over several tiles, the row-split pair at 65..128
+// rows), 1..8 x 64 k per stage, ring depths of 2..10 stages: the default cases (odd N, K tails, M
+// not a power of two, the gate/up pair, bias, C +=, f32 C), against float64, twice each.
+TEST(GemmGpu, DecodeTmaPipelinedVsReference) {
   REQUIRE_GPU();
   if (env().dev.arch != "sm_90a") GTEST_SKIP() << "DC_WG=2 needs sm_90a, device is " << env().dev.arch;
-  checkDecodeWgBody(2, {{4, 2, 2, 2, 4, 1, 3}, {4, 2, 2, 2, 4, 1}, {4, 1, 4, 1, 4, 1}, {4, 1, 4, 2, 4, 1, 3},
-                        {8, 1, 2, 2, 4, 1, 3}, {4, 1, 2, 2, 4, 1, 1}, {4, 1, 2, 2, 4, 1, 3}, {4, 1, 1, 4, 4, 1}},
-                    cases, gemm::kDecodeL2Promotion, 1);
+  checkDecodeWgBody(2, {{4, 1, 2, 4, 1, 1}, {4, 1, 1, 4, 2, 1}, {8, 1, 1, 2, 0, 1}, {4, 2, 2, 2, 3, 1},
+                        {4, 1, 2, 2, 4, 1}, {4, 1, 2, 2, 4, 1, 1}, {4, 2, 2, 2, 4, 1, 3}, {4, 1, 4, 2, 4, 1, 3},
+                        {4, 2, 4, 1, 5, 1}, {4, 1, 2, 5, 4, 1, 3}, {8, 1, 2, 1, 6, 1}, {4, 1, 4, 2, 6, 1},
+                        {8, 2, 1, 3, 6, 1}, {4, 1, 2, 2, 7, 1}, {4, 2, 2, 2, 7, 1}},
+                    {}, gemm::kDecodeL2Promotion, 1);
 }
 
 // DC_GRID = 7 (a pair per tile splitting A's rows, the weight boxes multicast): one and two slabs

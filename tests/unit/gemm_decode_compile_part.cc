@@ -397,58 +397,6 @@ TEST(GemmDecode, TmaFedBodyCompilesWithBulkTensorCopies) {
   });
 }
 
-// DC_C8 = 1 (the probe knob: the cluster K split's pairs in clusters of 8) compiles for sm_90a on
-// the 8/16/32-row picks' bodies of the K split at N = 6144 and 4096 (XR 0 and 3, one and two slabs),
-// the gate/up pair, 128 and 1 rows at odd N (XR 3 and 1: the GPU test's widest and staged bodies),
-// and an odd N of 47 tiles (the fallback): clusters of 8 in the PTX where the
-// tiles are a multiple of 4, of 2 at 47 tiles; the reduction through distributed shared memory; no
-// spills.
-TEST(GemmDecode, TmaFedClustersOfEightCompile) {
-  auto cc = compilerForArch("sm_90a");
-  if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
-  std::vector<std::pair<Config, GemmShape>> jobs;
-  // (M, N, DC_MT, DC_NT, DC_U, DC_DEPTH, DC_XR, gate/up)
-  for (const auto& k : std::vector<std::array<int64_t, 8>>{{16, 6144, 2, 2, 2, 2, 3, 0},
-                                                           {8, 6144, 1, 2, 2, 2, 0, 0},
-                                                           {32, 6144, 4, 1, 4, 1, 0, 0},
-                                                           {16, 4096, 2, 1, 4, 2, 3, 0},
-                                                           {13, 2 * 4096, 2, 2, 2, 2, 3, 1},
-                                                           {128, 2047, 16, 1, 2, 2, 3, 0},
-                                                           {1, 1023, 1, 1, 2, 2, 1, 0},
-                                                           {16, 6015, 2, 2, 2, 2, 3, 0}}) {
-    Config c = wgConfig(k[2], 4, k[3], k[4], k[5], 4);
-    c.set("DC_WG", int64_t{2});
-    c.set("DC_XR", k[6]);
-    c.set("DC_C8", int64_t{1});
-    GemmShape g = nt(k[0], k[1], 4096);
-    if (k[7]) {
-      g.act = Activation::kSiluMul;
-      g.has_bias = true;
-      g.ldc = k[1] / 2;
-    }
-    jobs.emplace_back(c, g);
-  }
-  std::vector<bool> eight;
-  for (const auto& [c, g] : jobs) eight.push_back(decodeClusterBlocks(c, g) == 8);
-  ASSERT_EQ(std::count(eight.begin(), eight.end(), true), 7);
-  compileEach(**cc, jobs, [](const Config&, const std::string& ptx) -> std::string {
-    if (ptx.find("cp.async.bulk.tensor") == std::string::npos || ptx.find("wgmma.mma_async") == std::string::npos ||
-        ptx.find("mapa.shared::cluster") == std::string::npos)
-      return "PTX lacks bulk tensor copies, wgmma or the cluster reduction";
-    const bool c8 = ptx.find(".reqnctapercluster 8, 1, 1") != std::string::npos;
-    const bool c2 = ptx.find(".reqnctapercluster 2, 1, 1") != std::string::npos;
-    return c8 != c2 ? "" : "PTX has no (or two) cluster sizes";
-  });
-  // Which job had which size: compiled again one by one would double the test's time, so the
-  // defines say it (DC_CLUSTER8 is what sets the size; GemmDecode.ClustersOfEightAreAProbeKnob).
-  for (size_t i = 0; i < jobs.size(); ++i) {
-    bool has = false;
-    for (const auto& [name, value] : defines(KernelKind::kDecode, jobs[i].first, jobs[i].second))
-      has = has || (name == "DC_CLUSTER8" && value == "1");
-    EXPECT_EQ(has, eight[i]) << jobs[i].first.toString();
-  }
-}
-
 // The TMA-fed body's epilogue at 128 rows loads every value of C a residual add (beta = 1) reads
 // before it stores the first output, and computes the gate/up outputs in straight-line code with
 // the approximate division: element by element each load of C waited its own L2 round trip and
@@ -492,5 +440,49 @@ TEST(GemmDecode, TmaEpilogueLoadsTheResidualAndComputesBeforeItStores) {
     if (!f.empty()) ADD_FAILURE() << f;
 }
 
+// DC_WP = 1 (the probe knob: a stage's wgmmas kept in flight, its slot released a stage later)
+// compiles for sm_90a on the 16/32/64/128-row picks of the cluster K split (XR 3, 0, 3, 1), the
+// persistent grid (G6: the flush inside the loop), stream-K (G0: the workspace), the row-split pair
+// (G7: the peer's release) and the gate/up pair: wgmma_wait 1 in the PTX, no spills.
+TEST(GemmDecode, TmaFedPipelinedConsumersCompile) {
+  auto cc = compilerForArch("sm_90a");
+  if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
+  std::vector<std::pair<Config, GemmShape>> jobs;
+  // (M, N, DC_MT, DC_WARPS, DC_U, DC_DEPTH, DC_XR, DC_GRID, gate/up)
+  for (const auto& k : std::vector<std::array<int64_t, 9>>{{16, 4096, 2, 4, 4, 2, 3, 4, 0},
+                                                           {32, 4096, 4, 4, 2, 2, 0, 4, 0},
+                                                           {64, 4096, 8, 4, 2, 2, 3, 4, 0},
+                                                           {128, 4096, 16, 4, 2, 2, 1, 4, 0},
+                                                           {16, 28672, 2, 8, 4, 1, 0, 6, 0},
+                                                           {16, 4096, 2, 4, 4, 1, 0, 0, 0},
+                                                           {128, 6144, 8, 4, 2, 2, 0, 7, 0},
+                                                           {13, 2 * 4096, 2, 4, 2, 2, 3, 4, 1}}) {
+    Config c = wgConfig(k[2], k[3], 1, k[4], k[5], k[7]);
+    c.set("DC_WG", int64_t{2});
+    c.set("DC_XR", k[6]);
+    c.set("DC_WP", int64_t{1});
+    GemmShape g = nt(k[0], k[1], 4096);
+    if (k[8]) {
+      g.act = Activation::kSiluMul;
+      g.has_bias = true;
+      g.ldc = k[1] / 2;
+    }
+    jobs.emplace_back(c, g);
+  }
+  // No accumulator defined between the loop's wgmma_wait<1> and the last wgmmas' wait<0>: the
+  // zeroing before the loop, once sunk there (onto the path around the loop), made ptxas serialise
+  // every wgmma (C7518, a note NVRTC's log does not carry; acc_fence pins it).
+  compileEach(**cc, jobs, [](const Config&, const std::string& ptx) -> std::string {
+    if (ptx.find("cp.async.bulk.tensor") == std::string::npos || ptx.find("wgmma.mma_async") == std::string::npos)
+      return "PTX lacks bulk tensor copies or wgmma";
+    const size_t w1 = ptx.find("wgmma.wait_group.sync.aligned 1;");
+    if (w1 == std::string::npos) return "no wgmma_wait<1> in the PTX";
+    const size_t w0 = ptx.find("wgmma.wait_group.sync.aligned 0;", w1);
+    if (w0 == std::string::npos) return "no wgmma_wait<0> after the loop";
+    return ptx.substr(w1, w0 - w1).find("0f00000000") == std::string::npos ? "" : "accumulators zeroed beside the last wait";
+  });
+}
+
 }  // namespace
 }  // namespace ktune::gemm
+

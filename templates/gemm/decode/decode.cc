@@ -92,8 +92,7 @@ int64_t wgRingBytes(K c) {
   return 2 * knob(c, "DC_DEPTH") * (wgTileRows(c) + 8 * knob(c, "DC_MT")) * 128 * knob(c, "DC_U");
 }
 
-// DC_GRID = 4, 5, 7: a tile's blocks (a cluster of its own, or with DC_C8 a pair within a cluster
-// of 8: gemm::decodeClusterBlocks), 1 otherwise.
+// DC_GRID = 4, 5, 7: blocks per cluster (one cluster per tile), 1 otherwise.
 int64_t clusterBlocks(K c) {
   const int64_t g = knob(c, "DC_GRID");
   return g == 4 || g == 7 ? 2 : g == 5 ? 4 : 1;
@@ -121,11 +120,11 @@ ConfigSpace buildSpace() {
       .addInts("DC_XR", {0, 1, 3}, "cuda")
       .addInts("DC_GRID", {0, 1, 2, 3, 4, 5, 6, 7}, "cuda")
       .addOptionalInts("DC_L2P", {0, 128, 256}, "cuda")
-      .addOptionalInts("DC_C8", {1}, "cuda");
-  // DC_C8 = 1 (a probe knob, not enumerated; absent: 0): the cluster K split's pairs launched in
-  // clusters of 8 (gemm::decodeClusterBlocks), so only with the TMA-fed DC_GRID = 4.
-  s.constrain("DC_C8 1 when present: DC_GRID 4 and DC_WG 2", [](K c) {
-    return !c.has("DC_C8") || (c.getInt("DC_C8", 0) == 1 && knob(c, "DC_GRID") == 4 && tmaFed(c));
+      .addOptionalInts("DC_WP", {1}, "cuda");
+  // DC_WP = 1 (a probe knob, not enumerated; absent: 0): the TMA-fed consumers keep one stage's
+  // wgmmas in flight and release its slot a stage later (decode_wg.cuh).
+  s.constrain("DC_WP 1 when present, with DC_WG 2", [](K c) {
+    return !c.has("DC_WP") || (c.getInt("DC_WP", 0) == 1 && tmaFed(c));
   });
   // DC_L2P (a probe knob, not enumerated; absent: kDecodeL2Promotion): the weight maps' L2
   // promotion in bytes, so only the TMA-fed body's.
@@ -267,7 +266,6 @@ Status applicable(K c, const GemmShape& s) {
 // 2 or 4 blocks per tile splitting its K, reduced in distributed shared memory (no workspace);
 // DC_GRID = 6: persistent, min(tiles, SMs) blocks each streaming a contiguous range of whole tiles;
 // DC_GRID = 7: a pair per tile splitting the rows of A, each over all of K (no workspace).
-// DC_C8 (DC_GRID = 4): the same grid, in clusters of 8 where the tiles are a multiple of 4.
 // A grid whose ranges cut no tile (DC_GRID = 0, 6, or one unit per tile) needs neither workspace
 // nor counters.
 Status plan(K c, const GemmShape& s, const DeviceInfo& dev, LaunchPlan& p) {
@@ -304,31 +302,16 @@ Status plan(K c, const GemmShape& s, const DeviceInfo& dev, LaunchPlan& p) {
   return Status::Ok();
 }
 
-// DC_C8 where the tiles allow it (gemm::decodeClusterBlocks): the kernel's clusters of 8.
-void extraDefines(K c, const GemmShape& s, DefineList& d) {
-  if (gemm::decodeClusterBlocks(c, s) == 8) d.emplace_back("DC_CLUSTER8", "1");
-}
-
 }  // namespace
 
 const KernelDesc& decodeKernel() {
   static const KernelDesc d{KernelKind::kDecode, "decode", "gemm/decode/decode.cuh",
                             "ktune_gemm_decode", "cuda", false, buildSpace, sharedBytes,
-                            applicable, extraDefines, plan};
+                            applicable, nullptr, plan};
   return d;
 }
 
 }  // namespace detail
-
-int64_t decodeClusterBlocks(const Config& c, const GemmShape& s) {
-  const int64_t pair = detail::clusterBlocks(c);
-  if (c.getInt("DC_C8", 0) != 1 || c.getInt("DC_GRID", 0) != 4 || !detail::tmaFed(c)) return pair;
-  return detail::ceilDiv(s.n, detail::wgTileRows(c)) % 4 == 0 ? 8 : pair;
-}
-
-DecodeClusterSlot decodeClusterSlot(int64_t blocks, int64_t cluster, int64_t rank) {
-  return DecodeClusterSlot{cluster * blocks / 2 + rank / 2, rank % 2, rank ^ 1};
-}
 
 bool decodeTakesTensorMaps(KernelKind k, const Config& c) {
   return k == KernelKind::kDecode && c.getInt("DC_WG", 0) == 2;

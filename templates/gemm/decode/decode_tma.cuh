@@ -28,17 +28,6 @@ KTUNE_DEVICE void tma_load_pair(unsigned dst, const TensorMap* map, int c0, int 
 // sums meet in the first block's shared memory (distributed shared memory), never in global memory.
 // DC_MSPLIT: a pair splits the tile's A rows instead (below).
 constexpr int kCL = DC_GRID == 5 ? 4 : 2;
-// Blocks per launched cluster: a tile's kCL, or with DC_CLUSTER8 (DC_GRID = 4 only) 8, the pairs of
-// 4 consecutive tiles: cluster rank r holds tile blockIdx.x / 2 (r / 2 of the cluster's) and K half
-// r % 2 (gemm::decodeClusterSlot). The pairs still reduce within themselves (tile_rank below); the
-// cluster barriers span the 8 blocks, which all pass the same ones.
-constexpr int kClusterDims = DC_CLUSTER8 ? 8 : kCL;
-static_assert(!DC_CLUSTER8 || DC_GRID == 4, "DC_CLUSTER8: the K split's pairs (DC_GRID = 4)");
-// The cluster rank of block q (0 .. kCL) of this block's tile: q, or in a cluster of 8 the pair's.
-KTUNE_DEVICE unsigned tile_rank(unsigned q) {
-  if constexpr (kClusterDims == kCL) return q;
-  else return (cluster_rank() & ~(unsigned)(kCL - 1)) | q;
-}
 KTUNE_DEVICE void st_cluster(unsigned addr, float v) {
   asm volatile("st.shared::cluster.f32 [%0], %1;\n" ::"r"(addr), "f"(v) : "memory");
 }

@@ -67,10 +67,8 @@
 #define DC_TMA (DC_WG == 2)
 #define DC_CLUSTER (DC_TMA && (DC_GRID == 4 || DC_GRID == 5))
 #define DC_MSPLIT (DC_TMA && DC_GRID == 7)  // a pair per tile splitting A's rows (decode_tma.cuh)
-// The cluster K split's pairs launched in clusters of 8 (4 tiles' pairs; decode_tma.cuh): an extra
-// define, set where the knob DC_C8 is and the tile count is a multiple of 4 (decodeClusterBlocks).
-#ifndef DC_CLUSTER8
-#define DC_CLUSTER8 0
+#ifndef DC_WP
+#define DC_WP 0
 #endif
 namespace kd {
 
@@ -85,6 +83,11 @@ static_assert(!kRegSplit || kCWarps == 8, "DC_PF = 3 (setmaxnreg) needs two cons
 // DC_TMA with DC_PF = 2: A's rows by cp.async from the producer warpgroup beside the weight boxes
 // (its elected thread's TMA), so A's bytes bypass the TMA unit (produce_x).
 constexpr bool kXA = DC_TMA && DC_PF == 2;
+// DC_WP = 1 (TMA-fed): the consumers keep a stage's wgmmas in flight while they wait for the next
+// stage and issue its wgmmas (wgmma_wait<1>), releasing a slot one stage later, where DC_WP = 0
+// drains each stage's wgmmas (wgmma_wait<0>) before the next wait: at 64..128 rows a stage's
+// drain and wait cost ~0.25 us each beside its wgmmas (bench/NOTES.md, twenty-second session).
+constexpr bool kWP = DC_TMA && DC_WP == 1;
 constexpr int kThreads = kConsumers + kProducers;
 constexpr int kNT = DC_NT;                        // 64-row slabs per warpgroup
 constexpr int kBN = 64 * kNT * (kCWarps / 4);     // weight rows per tile
@@ -227,6 +230,60 @@ KTUNE_DEVICE void flush(const Prob& p, float (&acc)[kNT][kAcc], int row0, int st
 
 #include "decode_wg_cluster.cuh"
 
+// Pins the accumulators' registers here (CUTLASS's warpgroup_fence_operand): with DC_WP the zeroing
+// before the main loop would otherwise be sunk onto the path around it, beside the last wgmmas'
+// wait, and ptxas then serialises every wgmma (C7518).
+KTUNE_DEVICE void acc_fence(float (&acc)[kNT][kAcc]) {
+#pragma unroll
+  for (int t = 0; t < kNT; ++t)
+#pragma unroll
+    for (int a = 0; a < kAcc; ++a) asm volatile("" : "+f"(acc[t][a])::"memory");
+}
+
+// A consumer warp's release of ring slot `slot` once its wgmmas on it completed (lane 0 arrives on
+// `empty`; the row-split pair also on the peer's, whose multicast writes the slot too), if `go`.
+// Predicated arrivals, no branch: with DC_WP a stage's wgmmas are in flight here, and a divergent
+// path makes ptxas serialise them (C7518).
+KTUNE_DEVICE void release_slot(unsigned empty, int slot, int tid, [[maybe_unused]] unsigned rank, bool go = true) {
+  __syncwarp();
+  if constexpr (!kWP) {  // the stage's wgmmas are done: a branch is free
+    if ((tid & 31) == 0) mbar_arrive(empty + 8 * slot);
+#if DC_MSPLIT
+    if ((tid & 31) == 0) mbar_arrive_cluster(map_to_rank(empty + 8 * slot, rank ^ 1u));
+#endif
+    return;
+  }
+  const unsigned on = go && (tid & 31) == 0;
+  asm volatile("{\n.reg .pred p;\nsetp.ne.u32 p, %1, 0;\n@p mbarrier.arrive.shared::cta.b64 _, [%0];\n}\n"
+               ::"r"(empty + 8 * slot), "r"(on) : "memory");
+#if DC_MSPLIT
+  asm volatile("{\n.reg .pred p;\nsetp.ne.u32 p, %1, 0;\n@p mbarrier.arrive.shared::cluster.b64 _, [%0];\n}\n"
+               ::"r"(map_to_rank(empty + 8 * slot, rank ^ 1u)), "r"(on) : "memory");
+#endif
+}
+
+// After a stage's wgmmas were committed on ring slot `slot`: DC_WP = 0 waits for them and releases
+// the slot; DC_WP = 1 waits for the previous stage's only (this one's run on) and releases that
+// slot (`held`: the slot still in use, -1 for none), the arrival predicated (release_slot).
+KTUNE_DEVICE void stage_issued(unsigned empty, int slot, int& held, int tid, unsigned rank) {
+  if constexpr (kWP) {
+    ktune::wgmma_wait<1>();
+    release_slot(empty, held < 0 ? 0 : held, tid, rank, held >= 0);
+    held = slot;
+  } else {
+    ktune::wgmma_wait<0>();
+    release_slot(empty, slot, tid, rank);
+  }
+}
+// DC_WP = 1: every wgmma done, the held slot released (none held after), the sums readable; no
+// branch around the wait (ptxas would serialise the wgmmas).
+KTUNE_DEVICE void drain(float (&acc)[kNT][kAcc], unsigned empty, int& held, int tid, unsigned rank) {
+  ktune::wgmma_wait<0>();
+  acc_fence(acc);
+  release_slot(empty, held < 0 ? 0 : held, tid, rank, held >= 0);
+  held = -1;
+}
+
 #if DC_TMA
 // The producer warp(s), thread pt: the elected thread (pt = 0) streams the block's S units from u0
 // through the ring by TMA; with kXA every producer thread also copies its share of each stage's A
@@ -313,7 +370,7 @@ KTUNE_DEVICE void init_barriers(unsigned full, unsigned empty, [[maybe_unused]] 
 }  // namespace kd
 
 #if DC_CLUSTER || DC_MSPLIT
-#define KTUNE_DC_CLUSTER __cluster_dims__(kd::kClusterDims, 1, 1)
+#define KTUNE_DC_CLUSTER __cluster_dims__(kd::kCL, 1, 1)
 #else
 #define KTUNE_DC_CLUSTER
 #endif
@@ -342,10 +399,8 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   DC_TR_ENTRY(tid == 0);
   Prob p{A, B, reinterpret_cast<out_t*>(Cv), reinterpret_cast<const out_t*>(biasv), workspace,
          counters, M, N, K, (K + kBK - 1) / kBK, N / 2, lda, ldb, ldc, alpha, beta};
-#if DC_CLUSTER
-  // A cluster per tile (DC_CLUSTER8: per 4 tiles' pairs); block `rank` of the tile's blocks takes
-  // part `rank` of its K steps.
-  const unsigned rank = kClusterDims == kCL ? cluster_rank() : cluster_rank() % kCL;
+#if DC_CLUSTER  // a cluster per tile, block `rank` takes part `rank` of its K steps
+  const unsigned rank = cluster_rank();
   const long t0 = (long)(blockIdx.x / kCL) * p.nsteps;
   const long u0 = t0 + p.nsteps * (long)rank / kCL, u1 = t0 + p.nsteps * (long)(rank + 1) / kCL;
 #elif DC_MSPLIT  // a pair per tile, all of K; block `rank` stores A rows rank*kBM ..
@@ -396,7 +451,9 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
                    kConsumers);
   float acc[kNT][kAcc];
   for_each_acc(acc, tid, [](float& v, int, int) { v = 0.0f; });
+  if constexpr (kWP) acc_fence(acc);
   int run = 0;  // units of the current run (tile) so far
+  [[maybe_unused]] int held = -1;  // DC_WP: the slot whose wgmmas may still run, released a stage later
 #pragma unroll 1
   for (int s = 0; s < S; ++s) {
     const int slot = s % kStages;
@@ -416,22 +473,19 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
     ktune::wgmma_fence();
     mma_stage(acc, w + (tid >> 7) * kNT * 64 * 128, w + kWBytes);
     ktune::wgmma_commit();
-    ktune::wgmma_wait<0>();
-    __syncwarp();
-    if ((tid & 31) == 0) mbar_arrive(empty + 8 * slot);
-#if DC_MSPLIT
-    if ((tid & 31) == 0) mbar_arrive_cluster(map_to_rank(empty + 8 * slot, rank ^ 1u));
-#endif
+    stage_issued(empty, slot, held, tid, rank);
     ++run;
 #if !DC_CLUSTER && !DC_MSPLIT
     const long u = u0 + s;
     const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
     if (st == p.nsteps - 1 || s == S - 1) {
+      if constexpr (kWP) drain(acc, empty, held, tid, rank);  // flush reads the sums
       flush(p, acc, tile * kBN, run, tid, flag);
       run = 0;
     }
 #endif
   }
+  if constexpr (kWP) drain(acc, empty, held, tid, rank);  // the last stage's, before the sums are read
   DC_TR(tid == 0, kTrLoopEnd);
 #if DC_CLUSTER
   cluster_reduce(p, acc, base, reinterpret_cast<float*>(smem_raw + (base - smem_addr(smem_raw))),

@@ -54,9 +54,8 @@ KTUNE_DEVICE void scatter_reduce(const Prob& p, float (&acc)[kNT][kAcc], unsigne
 #pragma unroll
   for (int q = 0; q < kCL; ++q) {
     if (q == (int)rank) continue;
-    const unsigned dst =
-        map_to_rank(base, tile_rank((unsigned)q)) + ((rank - q - 1 + kCL) % kCL) * kRegion * 4;
-    const unsigned bar = kTxHand ? map_to_rank(red, tile_rank((unsigned)q)) : 0u;
+    const unsigned dst = map_to_rank(base, (unsigned)q) + ((rank - q - 1 + kCL) % kCL) * kRegion * 4;
+    const unsigned bar = kTxHand ? map_to_rank(red, (unsigned)q) : 0u;
 #pragma unroll
     for (int t = 0; t < kNT; ++t)
 #pragma unroll
@@ -107,7 +106,7 @@ KTUNE_DEVICE void cluster_reduce(const Prob& p, float (&acc)[kNT][kAcc], unsigne
     cluster_sync_relaxed();
     DC_TR(ctid == 0, kTrRed1);
     if (rank > 0) {
-      const unsigned dst = map_to_rank(base, tile_rank(0)) + (rank - 1) * kSlot * 4;
+      const unsigned dst = map_to_rank(base, 0) + (rank - 1) * kSlot * 4;
 #pragma unroll
       for (int t = 0; t < kNT; ++t)
 #pragma unroll
