@@ -3,9 +3,6 @@
 // needs it: it uses that file's constants and helpers. tmC is the kernel's tensor map of C, used
 // where c_tma_ok (else the warpgroup copies its staged boxes: store_boxes); ebuf is this
 // warpgroup's C staging buffer.
-// The deferred epilogue's pass after the last unit (the loop below); not with the split tail, whose
-// state beside it made ptxas spill (BLOCK_N 224, SPLIT_K 2: 32 bytes; issue 34).
-#define KT_LAST_PASS (KT_DEFER && SPLIT_K == 1)
 KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, int rank,
                                       unsigned sA, unsigned sB, unsigned full, unsigned empty,
                                       const TensorMap* tmC, bool c_tma_ok, unsigned ebuf, out_t* C,
@@ -45,14 +42,8 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
   Unit nun = units > 0 ? sched_unit(sc, 0) : Unit{};
   int nm0 = 0, nn0 = 0;
   if (units > 0) tile_coords(nun.tile, grid_m, grid_n, rank, nm0, nn0);
-#if KT_LAST_PASS
-  // A pass after the last unit (j == units, no k-tiles) stores the last tile's pieces at the short
-  // unit's site: one copy of flush_piece_at, not two (~7% of a 128 x 256 config's compile).
-  for (int j = 0; j <= units; ++j) {
-#else
   for (int j = 0; j < units; ++j) {
-#endif
-    KT_TRT(lead && j < units, j, cw, kTtStart);
+    KT_TRT(lead, j, cw, kTtStart);
     const Unit un = nun;
     const int m0 = nm0, n0 = nn0;
     // The unit's first k-tile, peeled: its first MMAs overwrite the accumulators (mma_ktile<true>),
@@ -83,8 +74,8 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
       // One piece of the previous tile's C while this k-tile's MMAs run (every kPieceStride-th).
       const int o = kt - un.kb;
       if (o % kPieceStride == 0 && o / kPieceStride < pend)
-        flush_pieces<1>(pk, o / kPieceStride, tmc, ebuf, C, pm0, pn0, M, N, ldc, warp, g, q,
-                        tid & 127, 1 + cw, ppar);
+        flush_pieces(pk, o / kPieceStride, tmc, ebuf, C, pm0, pn0, M, N, ldc, warp, g, q, tid & 127,
+                     1 + cw, ppar);
       KT_TRT(lead && o == (pend - 1) * kPieceStride, j - 1, cw, kTtStored);
 #endif
       ktune::wgmma_wait<1>();
@@ -93,32 +84,21 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
       prev = r.s;
       ring_step(r, d0);
     }
-    KT_TRT(lead && j < units, j, cw, kTtIssued);
+    KT_TRT(lead, j, cw, kTtIssued);
     // The next unit's schedule, coordinates and first stage while this unit's last MMAs run.
     if (j + 1 < units) {
       nun = sched_unit(sc, j + 1);
       tile_coords(nun.tile, grid_m, grid_n, rank, nm0, nn0);
       if (nun.ke > nun.kb) mbar_wait(full + 8 * r.s, r.ph);
     }
-#if KT_LAST_PASS
-    else {
-      nun = Unit{};  // the pass after the last unit: no k-tiles
-    }
-#endif
     ktune::wgmma_wait<0>();
-    KT_TRT(lead && j < units, j, cw, kTtRetired);
+    KT_TRT(lead, j, cw, kTtRetired);
     if (un.ke > un.kb && lane == 0) release_slot(empty, others, prev);
 #if KT_DEFER
-    // The previous tile's pieces this unit's k-loop did not store (a unit shorter than the pieces;
-    // every piece in the pass after the last unit).
-    const int stored = (un.ke - un.kb + kPieceStride - 1) / kPieceStride;
-    for (int p = stored; p < pend; ++p)
+    // A unit shorter than the pieces.
+    for (int p = (un.ke - un.kb + kPieceStride - 1) / kPieceStride; p < pend; ++p)
       flush_piece_at(pk, p, tmc, ebuf, C, pm0, pn0, M, N, ldc, warp, g, q, tid & 127, 1 + cw, ppar);
-    KT_TRT(lead && stored < pend, j - 1, cw, kTtStored);
     pend = 0;
-#if KT_LAST_PASS
-    if (j == units) break;
-#endif
 #endif
 #if SPLIT_K > 1
     if (un.tail >= 0 && !splitk_exchange(acc, un, sc, workspace, counters, cw, tid)) continue;
@@ -133,7 +113,7 @@ KTUNE_DEVICE void consume_cooperative(const Sched& sc, int grid_m, int grid_n, i
 #endif
     KT_TRT(lead, j, cw, kTtEpi);
   }
-#if KT_DEFER && !KT_LAST_PASS
+#if KT_DEFER
   for (int p = 0; p < pend; ++p)
     flush_piece_at(pk, p, tmc, ebuf, C, pm0, pn0, M, N, ldc, warp, g, q, tid & 127, 1 + cw, ppar);
   KT_TRT(lead && pend > 0, units - 1, cw, kTtStored);

@@ -298,32 +298,29 @@ KTUNE_DEVICE void flush_piece(const unsigned (&pk)[kWgM][kAcc / 2], const Tensor
   }
 }
 
-// Piece p (runtime, kP <= p < kPieces) of the packed tile: the register indices stay compile-time
-// constants. Without a tensor map (tmC null) the warpgroup then copies the piece's box
-// (box_to_global), once per call (kP == kTop) with the piece's box, rows and columns worked out at
-// run time. The k-loop's call starts at piece 1 (piece 0 is stored at the peeled first k-tile): a
-// copy for piece 0 there was dead code, ~3% of a 128 x 256 config's compile (issue 34).
-template <int kP = 0, int kTop = kP>
+// Piece p (runtime) of the packed tile: the register indices stay compile-time constants. Without
+// a tensor map (tmC null) the warpgroup then copies the piece's box (box_to_global), once per call
+// (kP 0) with the piece's box, rows and columns worked out at run time.
+template <int kP = 0>
 KTUNE_DEVICE void flush_pieces(const unsigned (&pk)[kWgM][kAcc / 2], int p, const TensorMap* tmC,
                                unsigned buf, out_t* C, int slab_m0, int n0, int M, int N, long ldc,
                                int warp, int g, int q, int wg_tid, int bar_id, int par) {
   if (p == kP) flush_piece<kP>(pk, tmC, buf, slab_m0, n0, warp, g, q, wg_tid, bar_id, par);
   if constexpr (kP + 1 < kPieces)
-    flush_pieces<kP + 1, kTop>(pk, p, tmC, buf, C, slab_m0, n0, M, N, ldc, warp, g, q, wg_tid,
-                               bar_id, par);
-  if (kP == kTop && !tmC)
+    flush_pieces<kP + 1>(pk, p, tmC, buf, C, slab_m0, n0, M, N, ldc, warp, g, q, wg_tid, bar_id,
+                         par);
+  if (kP == 0 && !tmC)
     box_to_global(buf + ((kAltBox ? p : p + par) & 1) * 8192, 1, C, slab_m0 + p / kBBoxes * 64,
                   n0 + box_row0(p % kBBoxes), M, N, ldc, wg_tid);
 }
 
 // Piece p (runtime) of the packed tile as ONE copy of flush_piece's code, its 16 values picked from
-// the registers by p (selects), for the sites off the k-loop: a unit shorter than the pieces and
-// the last tile's pieces, one site in the consumer's pass after its last unit (KT_LAST_PASS; two
-// sites with the split tail). flush_pieces' copy per piece there was ~15% of a 128 x 256 config's
-// compile, the second site ~7% (bench/NOTES.md, issue 34). Without a tensor map (tmC null) the
-// warpgroup then copies the piece's box (box_to_global). In the k-loop too (one copy at every
-// site) it cut another ~10% of that compile, but the 4096^3 winner ran 0.4-0.6% slower on the GPU:
-// not kept.
+// the registers by p (selects), for the sites off the k-loop (a unit shorter than the pieces, the
+// last tile's pieces after the unit loop): flush_pieces' copy per piece there was ~15% of a
+// 128 x 256 config's compile (bench/NOTES.md, issue 34). Without a tensor map (tmC null) the
+// warpgroup then copies the piece's box (box_to_global). In the k-loop too (one copy at every site,
+// and one site after the k-loop for a short unit's and the last tile's pieces) it cut another ~10%
+// of that compile, but the 4096^3 winner ran 0.4-0.6% slower on the GPU: not kept.
 KTUNE_DEVICE void flush_piece_at(const unsigned (&pk)[kWgM][kAcc / 2], int p, const TensorMap* tmC,
                                  unsigned buf, out_t* C, int slab_m0, int n0, int M, int N,
                                  long ldc, int warp, int g, int q, int wg_tid, int bar_id, int par) {
