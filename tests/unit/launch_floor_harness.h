@@ -63,12 +63,17 @@ inline Expected<TuneReport> tuneConfigs(const TmpDir& dir, std::vector<Config> c
     std::mutex mu;
     std::condition_variable cv;
     std::set<int64_t> launched;
+    std::set<std::string> configs;  // the configs launched (their defines)
+    size_t compiled = 0;            // compiles ended (lockstep below)
   };
   auto grids = std::make_shared<Grids>();
   sim->registerKernel("floor_k", SimKernel{nullptr, [=](const SimLaunch& l) {
                                              {
                                                std::lock_guard<std::mutex> g(grids->mu);
                                                grids->launched.insert(l.define("GRID"));
+                                               std::string c;
+                                               for (const auto& [n, v] : *l.defines) c += n + "=" + v + ",";
+                                               grids->configs.insert(c);
                                              }
                                              grids->cv.notify_all();
                                              const double ms = double(l.define("NS")) * 1e-6;
@@ -85,13 +90,19 @@ inline Expected<TuneReport> tuneConfigs(const TmpDir& dir, std::vector<Config> c
     eo.options.compile_threads = 1;
   }
   if (threads > 0) eo.options.compile_threads = threads;
+  // Lockstep: a compile ends only once every config compiled before it was launched, one at a
+  // time, as on a GPU where a compile takes far longer than a race round: the race takes one
+  // config per batch whatever the host's load (an instant compile let the pool run ahead by as
+  // much as the scheduler allowed, and the raced count varied by up to 9 between runs).
   eo.compiler = std::make_shared<SimCompiler>([grids](const CompileRequest& r) {
+    std::unique_lock<std::mutex> g(grids->mu);
     for (const auto& [name, value] : r.defines) {
       if (name != "GATE") continue;
-      std::unique_lock<std::mutex> g(grids->mu);
       const size_t n = static_cast<size_t>(std::atoi(value.c_str()));
       grids->cv.wait(g, [&] { return grids->launched.size() >= n; });
     }
+    grids->cv.wait(g, [&] { return grids->configs.size() >= grids->compiled; });
+    ++grids->compiled;
     return SimCompileDecision{};
   });
   KTUNE_ASSIGN_OR_RETURN(auto t, Engine::create(sim, eo));
