@@ -302,15 +302,14 @@ KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorM
 #pragma unroll 1
   for (int s = 0; s < n; ++s) {
     const int slot = s % kStages;
+    DC_TS(lead, s, kTsTop);
     if (s >= kStages) mbar_wait(empty + 8 * slot, ((s / kStages) - 1) & 1);
     const long u = u0 + s;
     const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
     const unsigned w = base + slot * kStageBytes;
-    DC_TR(lead && s == kStages, kTrFirstEmpty);
-    DC_TR(lead && s == 0, kTrIssue0);
+    DC_TR_GO(lead, s);
     if (lead) produce_tma(p, tmW, tmX, w, full + 8 * slot, tile * kBN, st * kBK, rank);
-    DC_TR(lead && s == (S < kStages ? S : kStages) - 1, kTrRingIssued);
-    DC_TR(lead && s == S - 1, kTrLastIssue);
+    DC_TR_ISSUED(lead, s, S);
     if constexpr (kXA) {  // the barrier tracks the copies: no wait here (the consumers fence)
       produce_x(p, w + kWBytes, st * kBK, pt);
       asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(full + 8 * slot) : "memory");
@@ -464,16 +463,17 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
         prefetch_out(p, ACT == 3 ? tile * kBN / 2 : tile * kBN, ACT == 3 ? (tile + 1) * kBN / 2 : (tile + 1) * kBN,
                      tid, kConsumers, true);
     }
+    DC_TS(tid == 0, s, kTsWait);
     mbar_wait(full + 8 * slot, (s / kStages) & 1);
-    DC_TR(tid == 0 && s == 0, kTrFull0);
-    DC_TR(tid == 0 && s == 1, kTrFull1);
-    DC_TR(tid == 0 && s == S - 1, kTrFullLast);
+    DC_TR_FULL(tid == 0, s, S);
     if (kXA) ktune::fence_proxy_async();  // the producers' cp.async writes of A -> the async proxy
     const unsigned w = base + slot * kStageBytes;
     ktune::wgmma_fence();
     mma_stage(acc, w + (tid >> 7) * kNT * 64 * 128, w + kWBytes);
     ktune::wgmma_commit();
+    DC_TS(tid == 0, s, kTsCommit);
     stage_issued(empty, slot, held, tid, rank);
+    DC_TR_RELEASED(tid, s);
     ++run;
 #if !DC_CLUSTER && !DC_MSPLIT
     const long u = u0 + s;
