@@ -217,15 +217,15 @@ TEST(GemmGpu, DecodeTmaPipelinedVsReference) {
                     {}, gemm::kDecodeL2Promotion, Config{{"DC_WP", int64_t{1}}});
 }
 
-// DC_PW = 1 and 2 (the probe knob: the TMA producer's tile and k step stepped, not divided; 2: the
-// whole producer warp in its loop, one elected lane issuing) over the TMA-fed grids with one
-// producer warp (stream-K cutting tiles, one block per tile, the clusters of 2 and 4 with XR 0, 1,
-// 3, persistent over several tiles, the row-split pair), 1..8 x 64 k per stage, 2..10 stages: the
-// default cases, against float64, twice each.
+// DC_PW = 0 and 1 (the probe knob: the TMA producer's elected thread alone, dividing the unit
+// index per stage or stepping it; absent, the shipped path: the whole producer warp, one elected
+// lane issuing) over the TMA-fed grids with one producer warp (stream-K cutting tiles, one block
+// per tile, the clusters of 2 and 4 with XR 0, 1, 3, persistent over several tiles, the row-split
+// pair), 1..8 x 64 k per stage, 2..10 stages: the default cases, against float64, twice each.
 TEST(GemmGpu, DecodeTmaProducerPathVsReference) {
   REQUIRE_GPU();
   if (env().dev.arch != "sm_90a") GTEST_SKIP() << "DC_WG=2 needs sm_90a, device is " << env().dev.arch;
-  for (int64_t pw : {1, 2})
+  for (int64_t pw : {0, 1})
     checkDecodeWgBody(2, {{4, 1, 2, 4, 1, 1}, {4, 1, 1, 4, 2, 1}, {8, 1, 1, 2, 0, 1}, {4, 2, 2, 2, 3, 1},
                           {4, 1, 2, 2, 4, 1}, {4, 1, 2, 2, 4, 1, 1}, {4, 1, 4, 2, 4, 1, 3}, {4, 2, 4, 1, 5, 1},
                           {8, 1, 2, 1, 6, 1}, {4, 1, 4, 2, 6, 1}, {4, 1, 2, 2, 7, 1}, {4, 1, 1, 5, 4, 1, 3}},

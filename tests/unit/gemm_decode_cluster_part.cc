@@ -325,10 +325,12 @@ TEST(GemmDecode, StageTraceCompiles) {
   }
 }
 
-// DC_PW = 1 and 2 (the probe knob: the TMA producer's per-stage path) compile for sm_90a on the
-// 16/64/128-row picks of the cluster K split, the persistent grid, stream-K and the row-split pair,
-// no spills: no division between the producer's wait on a slot and its first box (the tile and k
-// step stepped), and with 2 the boxes issued by an elected lane.
+// The TMA producer's per-stage path (decode_wg.cuh's kPW) compiles for sm_90a on the 16/64/128-row
+// picks of the cluster K split, the persistent grid, stream-K and the row-split pair, no spills: by
+// default (one producer warp) no division between the producer's wait on a slot and its first box
+// and the boxes issued by an elected lane (elect.sync); DC_PW = 1 no division and no election;
+// DC_PW = 0 the division (the path before); a producer warpgroup (DC_PF = 2) elects no lane (four
+// warps would each issue the stage).
 TEST(GemmDecode, ProducerPathCompiles) {
   auto cc = compilerForArch("sm_90a");
   if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
@@ -337,21 +339,26 @@ TEST(GemmDecode, ProducerPathCompiles) {
   for (const auto& k : std::vector<std::array<int64_t, 7>>{{16, 2, 4, 4, 2, 3, 4}, {64, 8, 4, 2, 2, 3, 4},
                                                            {128, 16, 4, 2, 2, 1, 4}, {16, 2, 8, 4, 1, 0, 6},
                                                            {16, 2, 4, 4, 1, 0, 0}, {128, 8, 4, 2, 2, 0, 7}})
-    for (int64_t pw : {1, 2}) {
+    for (int64_t pw : {2, 1, 0}) {
       Config c = wgConfig(k[1], k[2], 1, k[3], k[4], k[6]);
       c.set("DC_WG", int64_t{2});
       c.set("DC_XR", k[5]);
-      c.set("DC_PW", pw);
+      if (pw != 2) c.set("DC_PW", pw);
       jobs.emplace_back(c, nt(k[0], 4096, 4096));
     }
+  Config xa = wgConfig(8, 4, 1, 2, 2, 4, 2);
+  xa.set("DC_WG", int64_t{2});
+  jobs.emplace_back(xa, nt(64, 4096, 4096));
   compileEach(**cc, jobs, [](const Config& c, const std::string& ptx) -> std::string {
     const size_t box = ptx.find("cp.async.bulk.tensor");
     if (box == std::string::npos) return "PTX lacks the bulk tensor copies";
     const size_t wait = ptx.rfind("mbarrier.try_wait", box);
     if (wait == std::string::npos) return "no wait on a slot before the first box";
-    if (ptx.substr(wait, box - wait).find("div.") != std::string::npos) return "a division in the producer's stage";
-    if (c.getInt("DC_PW") == 2 && ptx.find("elect.sync") == std::string::npos) return "PTX lacks elect.sync";
-    return "";
+    const int64_t pw = c.getInt("DC_PF") == 1 ? c.getInt("DC_PW", 2) : 0;
+    const bool div = ptx.substr(wait, box - wait).find("div.") != std::string::npos;
+    if (div != (pw == 0)) return div ? "a division in the producer's stage" : "no division with DC_PW = 0";
+    const bool elect = ptx.find("elect.sync") != std::string::npos;
+    return elect == (pw == 2) ? "" : elect ? "elect.sync without one converged producer warp" : "PTX lacks elect.sync";
   });
 }
 

@@ -71,7 +71,7 @@
 #define DC_WP 0
 #endif
 #ifndef DC_PW
-#define DC_PW 0
+#define DC_PW 2
 #endif
 namespace kd {
 
@@ -91,11 +91,12 @@ constexpr bool kXA = DC_TMA && DC_PF == 2;
 // drains each stage's wgmmas (wgmma_wait<0>) before the next wait: at 64..128 rows a stage's
 // drain and wait cost ~0.25 us each beside its wgmmas (bench/NOTES.md, twenty-second session).
 constexpr bool kWP = DC_TMA && DC_WP == 1;
-// DC_PW (TMA-fed, one producer warp): the producer's per-stage path, which bounds the 64/128-row
-// ring (bench/NOTES.md, twenty-second session's stage trace): 1 steps the unit's tile and k step
-// (no division per stage), 2 also runs the whole warp through the loop (its values warp-uniform)
-// with one elected lane issuing each stage's boxes.
-constexpr int kPW = DC_TMA ? DC_PW : 0;
+// The TMA producer's per-stage path with one producer warp (DC_PF = 1; DC_PW, absent: 2): the whole
+// warp runs the loop (its values warp-uniform) and one elected lane issues each stage's boxes, the
+// unit's tile and k step stepped, not divided. The elected thread alone dividing per stage (DC_PW =
+// 0; 1: stepped) bounded the 64/128-row ring: ~0.5 us of serial work a stage, the ring two stages
+// deep (bench/NOTES.md, twenty-second session's stage trace). DC_PF = 2, 3: the path before.
+constexpr int kPW = DC_TMA && DC_PF == 1 ? DC_PW : 0;
 constexpr int kThreads = kConsumers + kProducers;
 constexpr int kNT = DC_NT;                        // 64-row slabs per warpgroup
 constexpr int kBN = 64 * kNT * (kCWarps / 4);     // weight rows per tile
@@ -293,7 +294,7 @@ KTUNE_DEVICE void drain(float (&acc)[kNT][kAcc], unsigned empty, int& held, int 
 }
 
 #if DC_TMA
-// The producer warp(s), thread pt: the elected thread (pt = 0; DC_PW 2: the warp, one lane
+// The producer warp(s), thread pt: the elected thread (pt = 0; kPW 2: the warp, one lane
 // elected per stage) streams the block's S units from u0 through the ring by TMA; with kXA every producer thread also copies its share of each stage's A
 // rows (cp.async) and has the stage's `full` count its arrival when they land (.noinc: the
 // barrier's count includes the producer threads), never waiting on its own copies. Then (cluster
@@ -307,7 +308,7 @@ KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorM
     prefetch_tensormap(tmW);
     prefetch_tensormap(tmX);
   }
-  int tile = (int)(u0 / p.nsteps), st = (int)(u0 - (long)tile * p.nsteps);  // DC_PW: stepped
+  int tile = (int)(u0 / p.nsteps), st = (int)(u0 - (long)tile * p.nsteps);  // kPW: stepped
 #pragma unroll 1
   for (int s = 0; s < n; ++s) {
     const int slot = s % kStages;
