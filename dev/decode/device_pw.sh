@@ -8,6 +8,9 @@
 # interleaved rounds (flush and rotation, cuBLASLt's best), every even process reversed (knob_ab,
 # common.sh; dev/decode/l2p_table.py: PW1/base, PW2/base). First the SASS of the cubins staged in
 # sass/ (nvdisasm; built here by ktune compile + ptxas).
+# Call 2 ran it on b679b1f with OLD=1's list: each config absent (then the old path), DC_PW=1 and
+# DC_PW=2 (the warp-converged producer). Since 8dafa41 that producer is the default, so without OLD
+# the list is each config absent (the default), DC_PW=1 and DC_PW=0 (the old path).
 #   OUT=$OUT DEADLINE=85 bash dev/decode/device_pw.sh
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
@@ -15,7 +18,10 @@ device_preamble "${DEADLINE:-85}"
 d() {  # MT WARPS NT U DEPTH XR GRID
   echo "DC_WG=2,DC_WARPS=$2,DC_NT=$3,DC_MT=$1,DC_U=$4,DC_DEPTH=$5,DC_PF=1,DC_XR=$6,DC_GRID=$7"
 }
-p() { echo "$1:$1,DC_PW=1:$1,DC_PW=2"; }  # a config and the same with each knob value
+p() {  # a config and the same with each knob value
+  if [ "${OLD:-0}" = 1 ]; then echo "$1:$1,DC_PW=1:$1,DC_PW=2"; else echo "$1:$1,DC_PW=1:$1,DC_PW=0"; fi
+}
+PWX=2; [ "${OLD:-0}" = 1 ] || PWX=0  # the trace's other producer path
 P128=$(d 16 4 1 2 2 1 4); P64=$(d 8 4 1 2 2 3 4); P16=$(d 2 4 1 4 2 3 4)
 KEYS_AB="128x4096x4096:$(p "$P128"):$(p "$(d 16 4 1 1 4 1 4)")
 128x4096x14336:$(p "$P128")
@@ -26,7 +32,7 @@ KEYS_AB="128x4096x4096:$(p "$P128"):$(p "$(d 16 4 1 1 4 1 4)")
 SHAPES=${SHAPES:-128x4096x4096,128x4096x14336,64x4096x4096,32x4096x4096,16x4096x4096,16x28672x4096}
 if [ -d sass ] && command -v nvdisasm > /dev/null; then
   for f in sass/*.cubin; do
-    nvdisasm -c -fun ktune_gemm_decode "$f" > "/tmp/$(basename "$f" .cubin).sass" 2>&1
+    nvdisasm -c "$f" > "/tmp/$(basename "$f" .cubin).sass" 2>&1
     echo "$(basename "$f"): $(grep -c '^ */\*[0-9a-f]*\*/' "/tmp/$(basename "$f" .cubin).sass") instructions," \
       "UTMALDG $(grep -c UTMALDG "/tmp/$(basename "$f" .cubin).sass"), R2UR $(grep -c R2UR "/tmp/$(basename "$f" .cubin).sass")," \
       "ELECT $(grep -c ELECT "/tmp/$(basename "$f" .cubin).sass"), CALL $(grep -c 'CALL' "/tmp/$(basename "$f" .cubin).sass")"
@@ -34,8 +40,8 @@ if [ -d sass ] && command -v nvdisasm > /dev/null; then
   (cd /tmp && tar czf "$OUT/sass.tgz" ./*.sass)
 fi
 if fits 8 trace; then
-  TO="$P128@128x4096x4096;$P128,DC_PW=1@128x4096x4096;$P128,DC_PW=2@128x4096x4096;$P64@64x4096x4096"
-  TO="$TO;$P64,DC_PW=2@64x4096x4096;$P16@16x4096x4096;$P16,DC_PW=2@16x4096x4096"
+  TO="$P128@128x4096x4096;$P128,DC_PW=1@128x4096x4096;$P128,DC_PW=$PWX@128x4096x4096;$P64@64x4096x4096"
+  TO="$TO;$P64,DC_PW=$PWX@64x4096x4096;$P16@16x4096x4096;$P16,DC_PW=$PWX@16x4096x4096"
   lim=$(( $(left) - 3 )); [ "$lim" -gt "${TRACE_S:-25}" ] && lim=${TRACE_S:-25}
   KTUNE_CACHE_DIR=/tmp/kcache_stage timeout "$lim" "$B/bench/gemm_bench_stage" --kinds=decode --trace=4 \
     --only="$TO" --shapes=16x4096x4096,64x4096x4096,128x4096x4096 > "$OUT/stage.log" 2> "$OUT/stage.err"
