@@ -162,16 +162,18 @@ inline void profileShape(const std::string& name, const gemm::GemmShape& s, cons
   (void)g->be->synchronize();
 }
 
-// A traced kind's row per block: its words and its lines' tag (the kernel's trace header defines
-// the row: templates/gemm/decode/decode_wg_trace.cuh's kTrEvents, templates/gemm/tma/tma_trace.cuh's
-// kTrWords).
+// A traced kind's row per block: its words, its lines' tag and the words always printed (the
+// kernel's trace header defines the row: templates/gemm/decode/decode_wg_trace.cuh's kTrRow, its
+// kTrEvents phase words then the per-stage words, printed up to the last nonzero one;
+// templates/gemm/tma/tma_trace.cuh's kTrWords).
 struct TraceRow {
   gemm::KernelKind kind;
   int words;
   const char* tag;
+  int head;
 };
-inline constexpr TraceRow kTraceRows[] = {{gemm::KernelKind::kDecode, 18, "DCT"},
-                                          {gemm::KernelKind::kTma, 106, "TMT"}};
+inline constexpr TraceRow kTraceRows[] = {{gemm::KernelKind::kDecode, 274, "DCT", 18},
+                                          {gemm::KernelKind::kTma, 106, "TMT", 106}};
 
 // --trace=N (a probe build with a kind's trace on: dev/decode/trace_stage.sh for the decode kernel,
 // dev/trace_stage.sh with tma/tma_trace.cuh for the tma kind): every candidate of a traced kind launched N times after a
@@ -228,7 +230,9 @@ inline void traceShape(const std::string& name, const gemm::GemmShape& s, const 
             const uint64_t* r = host.data() + static_cast<size_t>(b) * tr.words;
             if (r[0] == 0) continue;  // the block did not run (or the build does not trace)
             std::printf("%s %s %s %s %d %.3f %d", tr.tag, name.c_str(), cfg.toString().c_str(), mode, i, us, b);
-            for (int e = 0; e < tr.words; ++e) std::printf(" %llu", static_cast<unsigned long long>(r[e]));
+            int end = tr.words;
+            while (end > tr.head && r[end - 1] == 0) --end;
+            for (int e = 0; e < end; ++e) std::printf(" %llu", static_cast<unsigned long long>(r[e]));
             std::printf("\n");
           }
         }

@@ -60,6 +60,13 @@ KTUNE_DEVICE void mbar_wait_acquire_cluster(unsigned bar, unsigned parity) {
   } while (!done);
 }
 
+// One lane of the converged warp (elect.sync over all 32): true there, false on the others.
+KTUNE_DEVICE bool elect_one() {
+  unsigned e;
+  asm volatile("{\n.reg .pred p;\n.reg .b32 r;\nelect.sync r|p, 0xffffffff;\nselp.u32 %0, 1, 0, p;\n}\n" : "=r"(e));
+  return e != 0u;
+}
+
 // Clusters.
 KTUNE_DEVICE unsigned cluster_rank() {
   unsigned r;

@@ -118,7 +118,7 @@ struct DecodeCase {
 };
 void checkDecodeWgBody(int64_t wg, const std::vector<std::array<int64_t, 7>>& knobs,
                        std::vector<DecodeCase> cases = {}, int64_t l2p = gemm::kDecodeL2Promotion,
-                       int64_t wp = 0) {
+                       const Config& probe = {}) {
   if (cases.empty()) cases = {
       {1, 333, 1032, ElemType::kBF16, false, Activation::kNone, 0.f},
       {13, 4099, 520, ElemType::kBF16, true, Activation::kNone, 0.f},
@@ -154,7 +154,7 @@ void checkDecodeWgBody(int64_t wg, const std::vector<std::array<int64_t, 7>>& kn
                {"DC_U", k[2]},        {"DC_DEPTH", k[3]}, {"DC_PF", k[5]},
                {"DC_XR", k[6]}, {"DC_GRID", k[4]}};
       if (l2p != gemm::kDecodeL2Promotion) c.set("DC_L2P", l2p);
-      if (wp != 0) c.set("DC_WP", wp);
+      for (const auto& [name, value] : probe.params()) c.set(name, value);  // probe knobs (DC_WP, DC_PW)
       if (gemm::configSpace(KernelKind::kDecode).validate(c).ok() &&
           gemm::launchPlan(KernelKind::kDecode, c, s, env().dev).ok())
         out.push_back(c);
@@ -214,7 +214,22 @@ TEST(GemmGpu, DecodeTmaPipelinedVsReference) {
                         {4, 1, 2, 2, 4, 1}, {4, 1, 2, 2, 4, 1, 1}, {4, 2, 2, 2, 4, 1, 3}, {4, 1, 4, 2, 4, 1, 3},
                         {4, 2, 4, 1, 5, 1}, {4, 1, 2, 5, 4, 1, 3}, {8, 1, 2, 1, 6, 1}, {4, 1, 4, 2, 6, 1},
                         {8, 2, 1, 3, 6, 1}, {4, 1, 2, 2, 7, 1}, {4, 2, 2, 2, 7, 1}},
-                    {}, gemm::kDecodeL2Promotion, 1);
+                    {}, gemm::kDecodeL2Promotion, Config{{"DC_WP", int64_t{1}}});
+}
+
+// DC_PW = 0 and 1 (the probe knob: the TMA producer's elected thread alone, dividing the unit
+// index per stage or stepping it; absent, the shipped path: the whole producer warp, one elected
+// lane issuing) over the TMA-fed grids with one producer warp (stream-K cutting tiles, one block
+// per tile, the clusters of 2 and 4 with XR 0, 1, 3, persistent over several tiles, the row-split
+// pair), 1..8 x 64 k per stage, 2..10 stages: the default cases, against float64, twice each.
+TEST(GemmGpu, DecodeTmaProducerPathVsReference) {
+  REQUIRE_GPU();
+  if (env().dev.arch != "sm_90a") GTEST_SKIP() << "DC_WG=2 needs sm_90a, device is " << env().dev.arch;
+  for (int64_t pw : {0, 1})
+    checkDecodeWgBody(2, {{4, 1, 2, 4, 1, 1}, {4, 1, 1, 4, 2, 1}, {8, 1, 1, 2, 0, 1}, {4, 2, 2, 2, 3, 1},
+                          {4, 1, 2, 2, 4, 1}, {4, 1, 2, 2, 4, 1, 1}, {4, 1, 4, 2, 4, 1, 3}, {4, 2, 4, 1, 5, 1},
+                          {8, 1, 2, 1, 6, 1}, {4, 1, 4, 2, 6, 1}, {4, 1, 2, 2, 7, 1}, {4, 1, 1, 5, 4, 1, 3}},
+                      {}, gemm::kDecodeL2Promotion, Config{{"DC_PW", pw}});
 }
 
 // DC_GRID = 7 (a pair per tile splitting A's rows, the weight boxes multicast): one and two slabs

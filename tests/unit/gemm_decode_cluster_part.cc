@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <string>
+#include <vector>
 
 #include "compiler/compiler.h"
 #include "templates/gemm.h"
@@ -287,6 +289,77 @@ TEST(GemmDecode, RowSplitPairMulticastsTheWeightsAndReducesNothing) {
                 if (ptx.find("st.shared::cluster") != std::string::npos) return "PTX has a cluster reduction";
                 return "";
               });
+}
+
+// DC_TRACE = 2 (decode_wg_trace.cuh: a probe build's per-stage trace, not a knob: a define the
+// shipped kernels never get, 0 there) compiles for sm_90a on the 16/64/128-row picks of the
+// cluster K split (XR 3, 3, 1), the persistent grid and stream-K: the stage stamps (clock64) and the
+// phase trace (globaltimer) in the PTX, no spills.
+TEST(GemmDecode, StageTraceCompiles) {
+  auto cc = compilerForArch("sm_90a");
+  if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
+  // (M, DC_MT, DC_WARPS, DC_U, DC_DEPTH, DC_XR, DC_GRID)
+  for (const auto& k : std::vector<std::array<int64_t, 7>>{{16, 2, 4, 4, 2, 3, 4}, {64, 8, 4, 2, 2, 3, 4},
+                                                           {128, 16, 4, 2, 2, 1, 4}, {16, 2, 8, 4, 1, 0, 6},
+                                                           {16, 2, 4, 4, 1, 0, 0}}) {
+    Config c = wgConfig(k[1], k[2], 1, k[3], k[4], k[6]);
+    c.set("DC_WG", int64_t{2});
+    c.set("DC_XR", k[5]);
+    const GemmShape s = nt(k[0], 4096, 4096);
+    CompileRequest req;
+    req.source = std::string(kernelSource(KernelKind::kDecode));
+    req.source_name = sourceFile(KernelKind::kDecode);
+    req.entry = entryName(KernelKind::kDecode);
+    req.defines = defines(KernelKind::kDecode, c, s);
+    for (const auto& [name, value] : req.defines) ASSERT_NE(name, "DC_TRACE");  // never a config's define
+    req.defines.emplace_back("DC_TRACE", "2");
+    req.arch = "sm_90a";
+    req.dumps = kDumpPtx;
+    auto r = (*cc)->compile(req);
+    ASSERT_TRUE(r.ok()) << c.toString() << ": " << r.status().toString().substr(0, 2000);
+    EXPECT_FALSE(r->resources.spills()) << c.toString() << ": " << r->log;
+    const std::string& ptx = r->dumps["ptx"];
+    EXPECT_NE(ptx.find("%clock64"), std::string::npos) << c.toString();
+    EXPECT_NE(ptx.find("%globaltimer"), std::string::npos) << c.toString();
+    EXPECT_NE(ptx.find("wgmma.mma_async"), std::string::npos) << c.toString();
+  }
+}
+
+// The TMA producer's per-stage path (decode_wg.cuh's kPW) compiles for sm_90a on the 16/64/128-row
+// picks of the cluster K split, the persistent grid, stream-K and the row-split pair, no spills: by
+// default (one producer warp) no division between the producer's wait on a slot and its first box
+// and the boxes issued by an elected lane (elect.sync); DC_PW = 1 no division and no election;
+// DC_PW = 0 the division (the path before); a producer warpgroup (DC_PF = 2) elects no lane (four
+// warps would each issue the stage).
+TEST(GemmDecode, ProducerPathCompiles) {
+  auto cc = compilerForArch("sm_90a");
+  if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
+  std::vector<std::pair<Config, GemmShape>> jobs;
+  // (M, DC_MT, DC_WARPS, DC_U, DC_DEPTH, DC_XR, DC_GRID)
+  for (const auto& k : std::vector<std::array<int64_t, 7>>{{16, 2, 4, 4, 2, 3, 4}, {64, 8, 4, 2, 2, 3, 4},
+                                                           {128, 16, 4, 2, 2, 1, 4}, {16, 2, 8, 4, 1, 0, 6},
+                                                           {16, 2, 4, 4, 1, 0, 0}, {128, 8, 4, 2, 2, 0, 7}})
+    for (int64_t pw : {2, 1, 0}) {
+      Config c = wgConfig(k[1], k[2], 1, k[3], k[4], k[6]);
+      c.set("DC_WG", int64_t{2});
+      c.set("DC_XR", k[5]);
+      if (pw != 2) c.set("DC_PW", pw);
+      jobs.emplace_back(c, nt(k[0], 4096, 4096));
+    }
+  Config xa = wgConfig(8, 4, 1, 2, 2, 4, 2);
+  xa.set("DC_WG", int64_t{2});
+  jobs.emplace_back(xa, nt(64, 4096, 4096));
+  compileEach(**cc, jobs, [](const Config& c, const std::string& ptx) -> std::string {
+    const size_t box = ptx.find("cp.async.bulk.tensor");
+    if (box == std::string::npos) return "PTX lacks the bulk tensor copies";
+    const size_t wait = ptx.rfind("mbarrier.try_wait", box);
+    if (wait == std::string::npos) return "no wait on a slot before the first box";
+    const int64_t pw = c.getInt("DC_PF") == 1 ? c.getInt("DC_PW", 2) : 0;
+    const bool div = ptx.substr(wait, box - wait).find("div.") != std::string::npos;
+    if (div != (pw == 0)) return div ? "a division in the producer's stage" : "no division with DC_PW = 0";
+    const bool elect = ptx.find("elect.sync") != std::string::npos;
+    return elect == (pw == 2) ? "" : elect ? "elect.sync without one converged producer warp" : "PTX lacks elect.sync";
+  });
 }
 
 }  // namespace

@@ -128,6 +128,41 @@ TEST(GemmDecode, PipelinedConsumersAreAProbeKnob) {
   }
 }
 
+// DC_PW = 0, 1, a probe knob outside the tuning space (never enumerated; absent: 2, the shipped
+// producer path: the whole producer warp in the loop, one elected lane issuing, the tile and k step
+// stepped): 0 the elected thread alone dividing the unit index per stage (the path before), 1 the
+// same stepped. Only with DC_WG 2 and one producer warp (DC_PF 1); the launch stays the config's,
+// and the kernel gets the define.
+TEST(GemmDecode, ProducerPathIsAProbeKnob) {
+  const ConfigSpace& sp = configSpace(KernelKind::kDecode);
+  for (const Config& c : sp.enumerate("cuda", 227 * 1024).accepted) ASSERT_FALSE(c.has("DC_PW")) << c.toString();
+  const DeviceInfo dev = sm90aDevice();
+  for (int64_t grid : {0, 4, 6, 7})
+    for (int64_t pw : {0, 1}) {
+      Config base = wgConfig(grid == 7 ? 8 : 16, 4, 1, 2, 2, grid);
+      base.set("DC_WG", int64_t{2});
+      Config c = base;
+      c.set("DC_PW", pw);
+      ASSERT_TRUE(sp.validate(c).ok()) << grid << ": " << sp.validate(c).toString();
+      const GemmShape s = nt(128, 4096, 4096);
+      auto pb = launchPlan(KernelKind::kDecode, base, s, dev), pc = launchPlan(KernelKind::kDecode, c, s, dev);
+      ASSERT_TRUE(pb.ok() && pc.ok()) << grid;
+      EXPECT_EQ(pc->grid.x, pb->grid.x);
+      EXPECT_EQ(pc->block.x, pb->block.x);
+      EXPECT_EQ(sharedBytes(KernelKind::kDecode, c), sharedBytes(KernelKind::kDecode, base));
+      bool has = false;
+      for (const auto& [name, value] : defines(KernelKind::kDecode, c, s))
+        has = has || (name == "DC_PW" && value == std::to_string(pw));
+      EXPECT_TRUE(has) << grid;
+    }
+  for (auto [wgk, pf, v] : std::vector<std::array<int64_t, 3>>{{1, 1, 0}, {2, 2, 1}, {2, 3, 0}, {2, 1, 2}, {2, 1, 3}}) {
+    Config c = wgConfig(2, 4, 1, 2, 2, 4, pf);
+    c.set("DC_WG", wgk);
+    c.set("DC_PW", v);
+    EXPECT_NE(sp.validate(c).message().find("DC_PW"), std::string::npos) << c.toString();
+  }
+}
+
 // DC_WP = 1 is curated where it won (bench/NOTES.md, twenty-second session): as the twin right
 // after its base config, only at <= 16 rows and only on rings of 4+ stages (it starves 2-stage
 // rings); so the tuner races both at 8x4096x4096, 16x4096x4096 and 16x14336x4096, none at 32..128

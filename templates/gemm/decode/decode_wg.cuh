@@ -70,6 +70,9 @@
 #ifndef DC_WP
 #define DC_WP 0
 #endif
+#ifndef DC_PW
+#define DC_PW 2
+#endif
 namespace kd {
 
 constexpr int kCWarps = DC_WARPS;                 // consumer warps
@@ -88,6 +91,12 @@ constexpr bool kXA = DC_TMA && DC_PF == 2;
 // drains each stage's wgmmas (wgmma_wait<0>) before the next wait: at 64..128 rows a stage's
 // drain and wait cost ~0.25 us each beside its wgmmas (bench/NOTES.md, twenty-second session).
 constexpr bool kWP = DC_TMA && DC_WP == 1;
+// The TMA producer's per-stage path with one producer warp (DC_PF = 1; DC_PW, absent: 2): the whole
+// warp runs the loop (its values warp-uniform) and one elected lane issues each stage's boxes, the
+// unit's tile and k step stepped, not divided. The elected thread alone dividing per stage (DC_PW =
+// 0; 1: stepped) bounded the 64/128-row ring: ~0.5 us of serial work a stage, the ring two stages
+// deep (bench/NOTES.md, twenty-second session's stage trace). DC_PF = 2, 3: the path before.
+constexpr int kPW = DC_TMA && DC_PF == 1 ? DC_PW : 0;
 constexpr int kThreads = kConsumers + kProducers;
 constexpr int kNT = DC_NT;                        // 64-row slabs per warpgroup
 constexpr int kBN = 64 * kNT * (kCWarps / 4);     // weight rows per tile
@@ -285,8 +294,8 @@ KTUNE_DEVICE void drain(float (&acc)[kNT][kAcc], unsigned empty, int& held, int 
 }
 
 #if DC_TMA
-// The producer warp(s), thread pt: the elected thread (pt = 0) streams the block's S units from u0
-// through the ring by TMA; with kXA every producer thread also copies its share of each stage's A
+// The producer warp(s), thread pt: the elected thread (pt = 0; kPW 2: the warp, one lane
+// elected per stage) streams the block's S units from u0 through the ring by TMA; with kXA every producer thread also copies its share of each stage's A
 // rows (cp.async) and has the stage's `full` count its arrival when they land (.noinc: the
 // barrier's count includes the producer threads), never waiting on its own copies. Then (cluster
 // split) all pass cluster_reduce's two barriers.
@@ -294,27 +303,30 @@ KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorM
                               unsigned full, unsigned empty, long u0, int S, int pt, unsigned rank) {
   static_assert(!(kXA && DC_MSPLIT), "A by cp.async: not with the row-split pair");
   const bool lead = pt == 0;
-  const int n = kXA || lead ? S : 0;
+  const int n = kXA || lead || kPW == 2 ? S : 0;
   if (lead) {  // the descriptors' first use should not wait for their fetch
     prefetch_tensormap(tmW);
     prefetch_tensormap(tmX);
   }
+  int tile = (int)(u0 / p.nsteps), st = (int)(u0 - (long)tile * p.nsteps);  // kPW: stepped
 #pragma unroll 1
   for (int s = 0; s < n; ++s) {
     const int slot = s % kStages;
+    DC_TS(lead, s, kTsTop);
     if (s >= kStages) mbar_wait(empty + 8 * slot, ((s / kStages) - 1) & 1);
-    const long u = u0 + s;
-    const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
+    if (kPW == 0) {
+      const long u = u0 + s;
+      tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
+    }
     const unsigned w = base + slot * kStageBytes;
-    DC_TR(lead && s == kStages, kTrFirstEmpty);
-    DC_TR(lead && s == 0, kTrIssue0);
-    if (lead) produce_tma(p, tmW, tmX, w, full + 8 * slot, tile * kBN, st * kBK, rank);
-    DC_TR(lead && s == (S < kStages ? S : kStages) - 1, kTrRingIssued);
-    DC_TR(lead && s == S - 1, kTrLastIssue);
+    DC_TR_GO(lead, s);
+    if (kPW == 2 ? elect_one() : lead) produce_tma(p, tmW, tmX, w, full + 8 * slot, tile * kBN, st * kBK, rank);
+    DC_TR_ISSUED(lead, s, S);
     if constexpr (kXA) {  // the barrier tracks the copies: no wait here (the consumers fence)
       produce_x(p, w + kWBytes, st * kBK, pt);
       asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(full + 8 * slot) : "memory");
     }
+    if (kPW != 0 && ++st == p.nsteps) st = 0, ++tile;
   }
 #if DC_CLUSTER  // cluster_reduce's barriers (one with kTxHand): the producers write nothing the others read
   cluster_sync_relaxed();
@@ -322,31 +334,6 @@ KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorM
 #elif DC_MSPLIT  // the consumers' barrier after their main loop
   cluster_sync();
 #endif
-}
-#else
-// The producer warp(s), thread pt: S units from u0 by cp.async, 2*DC_DEPTH - 1 stages in flight
-// behind the one just issued (each stage's `full` arrival once its copies landed).
-KTUNE_DEVICE void produce_all(const Prob& p, unsigned base, unsigned full, unsigned empty, long u0,
-                              int S, int pt) {
-  constexpr int kLag = kStages - 1;
-#pragma unroll 1
-  for (int s = 0; s < S; ++s) {
-    const int slot = s % kStages;
-    if (s >= kStages) mbar_wait(empty + 8 * slot, ((s / kStages) - 1) & 1);
-    const long u = u0 + s;
-    const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
-    const unsigned w = base + slot * kStageBytes;
-    produce(p, w, w + kWBytes, tile * kBN, st * kBK, pt);
-    ktune::cp_async_commit();
-    if (s >= kLag) {
-      ktune::cp_async_wait<kLag>();
-      ktune::fence_proxy_async();
-      mbar_arrive(full + 8 * ((s - kLag) % kStages));
-    }
-  }
-  ktune::cp_async_wait<0>();
-  ktune::fence_proxy_async();
-  for (int s = S > kLag ? S - kLag : 0; s < S; ++s) mbar_arrive(full + 8 * (s % kStages));
 }
 #endif
 
@@ -464,16 +451,17 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
         prefetch_out(p, ACT == 3 ? tile * kBN / 2 : tile * kBN, ACT == 3 ? (tile + 1) * kBN / 2 : (tile + 1) * kBN,
                      tid, kConsumers, true);
     }
+    DC_TS(tid == 0, s, kTsWait);
     mbar_wait(full + 8 * slot, (s / kStages) & 1);
-    DC_TR(tid == 0 && s == 0, kTrFull0);
-    DC_TR(tid == 0 && s == 1, kTrFull1);
-    DC_TR(tid == 0 && s == S - 1, kTrFullLast);
+    DC_TR_FULL(tid == 0, s, S);
     if (kXA) ktune::fence_proxy_async();  // the producers' cp.async writes of A -> the async proxy
     const unsigned w = base + slot * kStageBytes;
     ktune::wgmma_fence();
     mma_stage(acc, w + (tid >> 7) * kNT * 64 * 128, w + kWBytes);
     ktune::wgmma_commit();
+    DC_TS(tid == 0, s, kTsCommit);
     stage_issued(empty, slot, held, tid, rank);
+    DC_TR_RELEASED(tid, s);
     ++run;
 #if !DC_CLUSTER && !DC_MSPLIT
     const long u = u0 + s;

@@ -1,6 +1,6 @@
 // The decode GEMM's producers' per-stage copies (part of decode_wg.cuh, inside namespace kd): the
 // TMA-fed body's boxes (DC_WG = 2: produce_tma, and with DC_PF = 2 produce_x's cp.async A rows),
-// or the cp.async ring's copies (DC_WG = 1: produce).
+// or the cp.async ring's copies and its producer loop (DC_WG = 1: produce, produce_all).
 #if DC_TMA
 // The weight row of weight box b of the tile at row0 (N: past the end, a box of zeros).
 KTUNE_DEVICE int tile_row(const Prob& p, int row0, int n);
@@ -80,4 +80,28 @@ KTUNE_DEVICE void produce(const Prob& p, unsigned w, unsigned x, int row0, int k
   }
 }
 
+// The producer warp(s), thread pt: S units from u0 by cp.async, 2*DC_DEPTH - 1 stages in flight
+// behind the one just issued (each stage's `full` arrival once its copies landed).
+KTUNE_DEVICE void produce_all(const Prob& p, unsigned base, unsigned full, unsigned empty, long u0,
+                              int S, int pt) {
+  constexpr int kLag = kStages - 1;
+#pragma unroll 1
+  for (int s = 0; s < S; ++s) {
+    const int slot = s % kStages;
+    if (s >= kStages) mbar_wait(empty + 8 * slot, ((s / kStages) - 1) & 1);
+    const long u = u0 + s;
+    const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
+    const unsigned w = base + slot * kStageBytes;
+    produce(p, w, w + kWBytes, tile * kBN, st * kBK, pt);
+    ktune::cp_async_commit();
+    if (s >= kLag) {
+      ktune::cp_async_wait<kLag>();
+      ktune::fence_proxy_async();
+      mbar_arrive(full + 8 * ((s - kLag) % kStages));
+    }
+  }
+  ktune::cp_async_wait<0>();
+  ktune::fence_proxy_async();
+  for (int s = S > kLag ? S - kLag : 0; s < S; ++s) mbar_arrive(full + 8 * (s % kStages));
+}
 #endif

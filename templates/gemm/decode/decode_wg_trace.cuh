@@ -6,7 +6,11 @@
 // first float pointer, unread by this kernel; null: nothing copied), which gemm_bench --trace
 // reads back (bench/gemm_bench_modes.h; dev/decode/trace_table.py makes the phase split). No
 // printf: a call in the kernel serialises its wgmma pipeline (ptxas C7510). With DC_TRACE = 0,
-// DC_TR(...) is nothing.
+// DC_TR(...) is nothing. DC_TRACE = 2 (dev/decode/trace_stage.sh VALUE=2) also stamps the ring's
+// first kTsStages stages of each block (the producer's empty wait and issue, consumer thread 0's
+// full wait, wgmma issue and completion, the last consumer warp's release: StageEvent) into the
+// row's stage words, which dev/decode/trace_stages.py turns into per-stage latencies and the ring's
+// occupancy; at 1 those words stay 0.
 #ifndef DC_TRACE
 #define DC_TRACE 0
 #endif
@@ -34,10 +38,40 @@ enum TraceEvent : int {
   kTrRank,         // its rank in the cluster (0 without one)
   kTrEvents        // 18: gemm_bench's kTraceEvents
 };
+// A stage's words (DC_TRACE = 2; clock64, 0: not stamped).
+enum StageEvent : int {
+  kTsTop,     // the producer's elected thread at the stage's top (before its wait on `empty`)
+  kTsGo,      // ... past that wait (the slot released), before the stage's expect_tx and boxes
+  kTsIssued,  // ... after its boxes were issued
+  kTsWait,    // consumer thread 0 before its wait on the stage's `full`
+  kTsFull,    // ... past it (the stage's bytes landed)
+  kTsCommit,  // ... after the stage's wgmmas were issued and committed
+  kTsDone,    // ... after its wgmma wait and its warp's release of the slot
+  kTsRel,     // the last consumer warp's lane 0 after its release (the slot's last arrival)
+  kTsWords    // 8
+};
+constexpr int kTsStages = 32;  // stages stamped per block (the row's words for them whatever DC_TRACE)
+constexpr int kTrRow = kTrEvents + kTsStages * kTsWords;  // 274: gemm_bench's decode row
 constexpr int kTrBlocks = 4096;  // blocks traced (grids larger than this trace their first ones)
-__device__ unsigned long long dc_trace_buf[kTrBlocks][kTrEvents];
+__device__ unsigned long long dc_trace_buf[kTrBlocks][kTrRow];
 KTUNE_DEVICE void tr_put(int e, unsigned long long v) {
   if (blockIdx.x < kTrBlocks) dc_trace_buf[blockIdx.x][e] = v;
+}
+KTUNE_DEVICE void ts_put(int s, int e) {
+  if (blockIdx.x < kTrBlocks) dc_trace_buf[blockIdx.x][kTrEvents + s * kTsWords + e] = kgemm::trace_clock();
+}
+// Every thread at entry: its share of the block's stage words cleared (before the block barrier).
+KTUNE_DEVICE void ts_clear() {
+  if (DC_TRACE < 2 || blockIdx.x >= kTrBlocks) return;
+  for (int i = threadIdx.x; i < kTsStages * kTsWords; i += blockDim.x) dc_trace_buf[blockIdx.x][kTrEvents + i] = 0ull;
+}
+// Every consumer thread at exit (after the consumers' barrier): its share of the stage words into
+// out's row.
+KTUNE_DEVICE void ts_out(const float* out) {
+  if (DC_TRACE < 2 || out == nullptr || blockIdx.x >= kTrBlocks) return;
+  unsigned long long* o = reinterpret_cast<unsigned long long*>(const_cast<float*>(out)) + blockIdx.x * kTrRow;
+  for (int i = threadIdx.x; i < kTsStages * kTsWords; i += kConsumers)
+    o[kTrEvents + i] = *(const volatile unsigned long long*)&dc_trace_buf[blockIdx.x][kTrEvents + i];
 }
 // Entry (thread 0): the block's row cleared, then its entry stamps.
 KTUNE_DEVICE void tr_entry() {
@@ -56,7 +90,7 @@ KTUNE_DEVICE void tr_exit(unsigned rank, const float* out) {
   tr_put(kTrSm, smid);
   tr_put(kTrRank, rank);
   if (out == nullptr || blockIdx.x >= kTrBlocks) return;
-  unsigned long long* o = reinterpret_cast<unsigned long long*>(const_cast<float*>(out)) + blockIdx.x * kTrEvents;
+  unsigned long long* o = reinterpret_cast<unsigned long long*>(const_cast<float*>(out)) + blockIdx.x * kTrRow;
   const volatile unsigned long long* b = dc_trace_buf[blockIdx.x];
   for (int e = 0; e < kTrEvents; ++e) o[e] = b[e];
 }
@@ -66,7 +100,13 @@ KTUNE_DEVICE void tr_exit(unsigned rank, const float* out) {
   } while (0)
 #define DC_TR_ENTRY(cond) \
   do {                    \
+    ts_clear();           \
     if (cond) tr_entry(); \
+  } while (0)
+// DC_TRACE = 2: stage s's event e (StageEvent) when `cond`, for the first kTsStages stages.
+#define DC_TS(cond, s, e)                                  \
+  do {                                                     \
+    if (DC_TRACE >= 2 && (cond) && (s) < kTsStages) ts_put(s, e); \
   } while (0)
 // The kernel's scale_a parameter (the TMA tail's first float pointer): the trace's output.
 #define DC_TR_OUT_PARAM dc_trace_out
@@ -78,11 +118,39 @@ KTUNE_DEVICE void tr_exit(unsigned rank, const float* out) {
 #define DC_TR_EXIT(cond, rank)                 \
   do {                                         \
     consumers_sync();                          \
+    ts_out(DC_TR_OUT_PTR);                     \
     if (cond) tr_exit(rank, DC_TR_OUT_PTR);    \
   } while (0)
 #else
 #define DC_TR(cond, e) ((void)0)
+#define DC_TS(cond, s, e) ((void)0)
 #define DC_TR_ENTRY(cond) ((void)0)
 #define DC_TR_OUT_PARAM
 #define DC_TR_EXIT(cond, rank) ((void)0)
 #endif
+// The kernel's stamp sites: the producer past its `empty` wait (`lead`: the elected thread) and
+// after its boxes, consumer thread 0 past `full`, the consumers after a stage's release.
+#define DC_TR_GO(lead, s)                            \
+  do {                                               \
+    DC_TR((lead) && (s) == kStages, kTrFirstEmpty);  \
+    DC_TR((lead) && (s) == 0, kTrIssue0);            \
+    DC_TS(lead, s, kTsGo);                           \
+  } while (0)
+#define DC_TR_ISSUED(lead, s, S)                                               \
+  do {                                                                         \
+    DC_TS(lead, s, kTsIssued);                                                 \
+    DC_TR((lead) && (s) == ((S) < kStages ? (S) : kStages) - 1, kTrRingIssued); \
+    DC_TR((lead) && (s) == (S) - 1, kTrLastIssue);                             \
+  } while (0)
+#define DC_TR_FULL(t0, s, S)                  \
+  do {                                        \
+    DC_TS(t0, s, kTsFull);                    \
+    DC_TR((t0) && (s) == 0, kTrFull0);        \
+    DC_TR((t0) && (s) == 1, kTrFull1);        \
+    DC_TR((t0) && (s) == (S) - 1, kTrFullLast); \
+  } while (0)
+#define DC_TR_RELEASED(tid, s)                   \
+  do {                                           \
+    DC_TS((tid) == 0, s, kTsDone);               \
+    DC_TS((tid) == kConsumers - 32, s, kTsRel);  \
+  } while (0)
