@@ -326,9 +326,10 @@ TEST(GemmDecode, StageTraceCompiles) {
 }
 
 // The TMA producer's per-stage path (decode_wg.cuh's kPW) compiles for sm_90a on the 16/64/128-row
-// picks of the cluster K split, the persistent grid, stream-K and the row-split pair, no spills: by
-// default (one producer warp) no division between the producer's wait on a slot and its first box
-// and the boxes issued by an elected lane (elect.sync); DC_PW = 1 no division and no election;
+// picks of the cluster K split, the persistent grid, stream-K and the row-split pair, no spills: with
+// DC_PW = 2 (the default with one producer warp at 64 rows or more; 0 below) no division between
+// the producer's wait on a slot and its first box and the boxes issued by an elected lane
+// (elect.sync); DC_PW = 1 no division and no election;
 // DC_PW = 0 the division (the path before); a producer warpgroup (DC_PF = 2) elects no lane (four
 // warps would each issue the stage).
 TEST(GemmDecode, ProducerPathCompiles) {
@@ -339,11 +340,11 @@ TEST(GemmDecode, ProducerPathCompiles) {
   for (const auto& k : std::vector<std::array<int64_t, 7>>{{16, 2, 4, 4, 2, 3, 4}, {64, 8, 4, 2, 2, 3, 4},
                                                            {128, 16, 4, 2, 2, 1, 4}, {16, 2, 8, 4, 1, 0, 6},
                                                            {16, 2, 4, 4, 1, 0, 0}, {128, 8, 4, 2, 2, 0, 7}})
-    for (int64_t pw : {2, 1, 0}) {
+    for (int64_t pw : {-1, 2, 1, 0}) {  // -1: absent (2 at 64 rows or more, 0 below)
       Config c = wgConfig(k[1], k[2], 1, k[3], k[4], k[6]);
       c.set("DC_WG", int64_t{2});
       c.set("DC_XR", k[5]);
-      if (pw != 2) c.set("DC_PW", pw);
+      if (pw >= 0) c.set("DC_PW", pw);
       jobs.emplace_back(c, nt(k[0], 4096, 4096));
     }
   Config xa = wgConfig(8, 4, 1, 2, 2, 4, 2);
@@ -354,7 +355,7 @@ TEST(GemmDecode, ProducerPathCompiles) {
     if (box == std::string::npos) return "PTX lacks the bulk tensor copies";
     const size_t wait = ptx.rfind("mbarrier.try_wait", box);
     if (wait == std::string::npos) return "no wait on a slot before the first box";
-    const int64_t pw = c.getInt("DC_PF") == 1 ? c.getInt("DC_PW", 2) : 0;
+    const int64_t pw = c.getInt("DC_PF") == 1 ? c.getInt("DC_PW", c.getInt("DC_MT") >= 8 ? 2 : 0) : 0;
     const bool div = ptx.substr(wait, box - wait).find("div.") != std::string::npos;
     if (div != (pw == 0)) return div ? "a division in the producer's stage" : "no division with DC_PW = 0";
     const bool elect = ptx.find("elect.sync") != std::string::npos;

@@ -128,17 +128,17 @@ TEST(GemmDecode, PipelinedConsumersAreAProbeKnob) {
   }
 }
 
-// DC_PW = 0, 1, a probe knob outside the tuning space (never enumerated; absent: 2, the shipped
-// producer path: the whole producer warp in the loop, one elected lane issuing, the tile and k step
-// stepped): 0 the elected thread alone dividing the unit index per stage (the path before), 1 the
-// same stepped. Only with DC_WG 2 and one producer warp (DC_PF 1); the launch stays the config's,
+// DC_PW = 0, 1, 2, a probe knob outside the tuning space (never enumerated; absent: 2 for tiles of
+// 64 rows or more, 0 below): 2 the whole producer warp in the loop, one elected lane issuing, the
+// tile and k step stepped; 0 the elected thread alone dividing the unit index per stage, 1 the same
+// stepped. Only with DC_WG 2 and one producer warp (DC_PF 1); the launch stays the config's,
 // and the kernel gets the define.
 TEST(GemmDecode, ProducerPathIsAProbeKnob) {
   const ConfigSpace& sp = configSpace(KernelKind::kDecode);
   for (const Config& c : sp.enumerate("cuda", 227 * 1024).accepted) ASSERT_FALSE(c.has("DC_PW")) << c.toString();
   const DeviceInfo dev = sm90aDevice();
   for (int64_t grid : {0, 4, 6, 7})
-    for (int64_t pw : {0, 1}) {
+    for (int64_t pw : {0, 1, 2}) {
       Config base = wgConfig(grid == 7 ? 8 : 16, 4, 1, 2, 2, grid);
       base.set("DC_WG", int64_t{2});
       Config c = base;
@@ -155,7 +155,7 @@ TEST(GemmDecode, ProducerPathIsAProbeKnob) {
         has = has || (name == "DC_PW" && value == std::to_string(pw));
       EXPECT_TRUE(has) << grid;
     }
-  for (auto [wgk, pf, v] : std::vector<std::array<int64_t, 3>>{{1, 1, 0}, {2, 2, 1}, {2, 3, 0}, {2, 1, 2}, {2, 1, 3}}) {
+  for (auto [wgk, pf, v] : std::vector<std::array<int64_t, 3>>{{1, 1, 0}, {2, 2, 1}, {2, 3, 0}, {2, 1, 3}, {2, 1, -1}}) {
     Config c = wgConfig(2, 4, 1, 2, 2, 4, pf);
     c.set("DC_WG", wgk);
     c.set("DC_PW", v);

@@ -121,14 +121,15 @@ ConfigSpace buildSpace() {
       .addInts("DC_GRID", {0, 1, 2, 3, 4, 5, 6, 7}, "cuda")
       .addOptionalInts("DC_L2P", {0, 128, 256}, "cuda")
       .addOptionalInts("DC_WP", {1}, "cuda")
-      .addOptionalInts("DC_PW", {0, 1}, "cuda");
-  // DC_PW (a probe knob, not enumerated; absent: 2, the shipped producer): the TMA producer's
-  // per-stage path with one producer warp (decode_wg.cuh), 0: the elected thread alone dividing the
-  // unit index per stage (the path before; it bounded the 64/128-row ring), 1: the tile and k step
-  // stepped, the elected thread alone.
-  s.constrain("DC_PW 0 or 1 when present, with DC_WG 2 and DC_PF 1", [](K c) {
-    return !c.has("DC_PW") || ((c.getInt("DC_PW", 2) == 0 || c.getInt("DC_PW", 2) == 1) && tmaFed(c) &&
-                               knob(c, "DC_PF") == 1);
+      .addOptionalInts("DC_PW", {0, 1, 2}, "cuda");
+  // DC_PW (a probe knob, not enumerated; absent: 2 for tiles of 64 rows or more, 0 below, the
+  // shipped producer paths): the TMA producer's per-stage path with one producer warp
+  // (decode_wg.cuh), 0: the elected thread alone dividing the unit index per stage (it bounded the
+  // 64/128-row ring), 1: the tile and k step stepped, the elected thread alone, 2: the whole warp
+  // in the loop, one elected lane issuing.
+  s.constrain("DC_PW 0, 1 or 2 when present, with DC_WG 2 and DC_PF 1", [](K c) {
+    const int64_t pw = c.getInt("DC_PW", 0);
+    return !c.has("DC_PW") || (pw >= 0 && pw <= 2 && tmaFed(c) && knob(c, "DC_PF") == 1);
   });
   // DC_WP = 1 (a probe knob, not enumerated; absent: 0): the TMA-fed consumers keep one stage's
   // wgmmas in flight and release its slot a stage later (decode_wg.cuh).

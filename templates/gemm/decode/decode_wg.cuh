@@ -71,7 +71,7 @@
 #define DC_WP 0
 #endif
 #ifndef DC_PW
-#define DC_PW 2
+#define DC_PW (DC_MT >= 8 ? 2 : 0)
 #endif
 namespace kd {
 
@@ -91,11 +91,12 @@ constexpr bool kXA = DC_TMA && DC_PF == 2;
 // drains each stage's wgmmas (wgmma_wait<0>) before the next wait: at 64..128 rows a stage's
 // drain and wait cost ~0.25 us each beside its wgmmas (bench/NOTES.md, twenty-second session).
 constexpr bool kWP = DC_TMA && DC_WP == 1;
-// The TMA producer's per-stage path with one producer warp (DC_PF = 1; DC_PW, absent: 2): the whole
-// warp runs the loop (its values warp-uniform) and one elected lane issues each stage's boxes, the
-// unit's tile and k step stepped, not divided. The elected thread alone dividing per stage (DC_PW =
-// 0; 1: stepped) bounded the 64/128-row ring: ~0.5 us of serial work a stage, the ring two stages
-// deep (bench/NOTES.md, twenty-second session's stage trace). DC_PF = 2, 3: the path before.
+// The TMA producer's per-stage path with one producer warp (DC_PF = 1; DC_PW, absent: 2 for tiles of
+// 64 rows or more, 0 below): 2, the whole warp runs the loop (its values warp-uniform) and one
+// elected lane issues each stage's boxes, the unit's tile and k step stepped, not divided; 0, the
+// elected thread alone dividing per stage (1: stepped). Path 0 bounded the 64/128-row ring (~0.5 us
+// of serial work a stage, the ring two stages deep: bench/NOTES.md's stage trace), while at 16 rows
+// path 2 was level or slower (the 16x6144x4096 cluster split ~3%). DC_PF = 2, 3: path 0.
 constexpr int kPW = DC_TMA && DC_PF == 1 ? DC_PW : 0;
 constexpr int kThreads = kConsumers + kProducers;
 constexpr int kNT = DC_NT;                        // 64-row slabs per warpgroup
