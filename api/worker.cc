@@ -164,12 +164,11 @@ extern "C" int ktune_worker_main(int argc, char** argv) {
   // The GEMM op (registered below) opens cuBLASLt after the device: its loading starts once the
   // driver has (below). A worker started before its tuner opened the GPU is told "auto"
   // (worker_prestart.h).
-  const bool lt = args->backend == "cuda" || (args->backend == "auto" && pathExists("/dev/nvidiactl"));
-  auto lt_after = cublaslt::preloadAfterDriver();
-  if (!lt_after.ok()) return fail(lt_after.status());
-  if (lt && !*lt_after) cublaslt::preloadLibrary();
   auto env = Options::fromEnv();
   if (!env.ok()) return fail(env.status());
+  const bool lt = args->backend == "cuda" || (args->backend == "auto" && pathExists("/dev/nvidiactl"));
+  const bool lt_after = env->lt_preload != "early";  // KTUNE_LT_PRELOAD
+  if (lt && !lt_after) cublaslt::preloadLibrary();
   EngineOptions eo;
   eo.options = *env;
   if (!args->cache_dir.empty()) eo.options.cache_dir = args->cache_dir;
@@ -184,7 +183,7 @@ extern "C" int ktune_worker_main(int argc, char** argv) {
   if (Status st = openPlugins(*args, &libs, impl.get(), &eo); !st.ok()) return fail(st);
   mark("backend");
   // Once the driver has started (cuInit): beside the context's creation (Engine::create).
-  if (lt && *lt_after) cublaslt::preloadLibrary();
+  if (lt && lt_after) cublaslt::preloadLibrary();
   auto created = Engine::create(impl->backend, eo);
   if (!created.ok()) return fail(created.status());
   impl->tuner = std::shared_ptr<Engine>(std::move(created).value());

@@ -156,6 +156,20 @@ Expected<TunerOptions> TunerOptions::fromEnv() {
   if (const char* v = env("KTUNE_PIPELINE")) KTUNE_RETURN_IF_ERROR(parseBool("KTUNE_PIPELINE", v, &o.pipeline));
   if (const char* v = env("KTUNE_WARMUP_MS")) KTUNE_RETURN_IF_ERROR(parseDouble("KTUNE_WARMUP_MS", v, &o.warmup_ms));
   if (const char* v = env("KTUNE_REP_MS")) KTUNE_RETURN_IF_ERROR(parseDouble("KTUNE_REP_MS", v, &o.rep_ms));
+  o.search_explicit = env("KTUNE_SEARCH") != nullptr || env("KTUNE_BUDGET") != nullptr;
+  if (const char* v = env("KTUNE_LT_PRELOAD")) {
+    o.lt_preload = v;
+    if (o.lt_preload != "after" && o.lt_preload != "early")
+      return Status::InvalidArgument(std::string("KTUNE_LT_PRELOAD='") + v + "': expected after or early");
+  }
+  if (const char* v = env("KTUNE_TUNER_CONNECTIONS")) {
+    const std::string s = v;
+    char* end = nullptr;
+    const long n = std::strtol(s.c_str(), &end, 10);
+    if (s.empty() || *end != '\0' || n < 0 || n > 32)
+      return Status::InvalidArgument("KTUNE_TUNER_CONNECTIONS='" + s + "': expected 0 to 32");
+    o.tuner_connections = static_cast<int>(n);
+  }
   if (const char* v = env("KTUNE_SEARCH")) {
     o.search = v;
     if (o.search != "guided" && o.search != "exhaustive")

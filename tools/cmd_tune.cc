@@ -232,11 +232,12 @@ int runRowwise(Engine& tuner, Backend& backend, const TuneRequest& t) {
 // Each key's report from the tuning database (GemmOp::fetchRecorded), where it holds one; nullopt
 // for the keys to tune. A plain run only: --retune or an option that shapes the search (--kinds,
 // --full-space, --search, --budget, KTUNE_SEARCH, KTUNE_BUDGET) tunes every key.
-std::vector<std::optional<TuneReport>> recordedReports(GemmOp& op, const TuneRequest& t) {
+std::vector<std::optional<TuneReport>> recordedReports(GemmOp& op, const TuneRequest& t,
+                                                       bool search_explicit) {
   std::vector<std::optional<TuneReport>> r(t.gemm_cases.size());
   for (const char* f : {"--retune", "--kinds", "--full-space", "--search", "--budget"})
     if (t.args.has(f)) return r;
-  if (std::getenv("KTUNE_SEARCH") || std::getenv("KTUNE_BUDGET")) return r;
+  if (search_explicit) return r;
   for (size_t i = 0; i < r.size(); ++i) r[i] = op.fetchRecorded(t.gemm_cases[i].shape);
   return r;
 }
@@ -253,7 +254,8 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
   timelineMark("gemm_op");
   // A key this device's database holds is reported from it (--retune measures it again); with
   // every key so, no context, vendor library, inputs or compile are waited for.
-  std::vector<std::optional<TuneReport>> recorded = recordedReports(**gop, t);
+  std::vector<std::optional<TuneReport>> recorded =
+      recordedReports(**gop, t, tuner->options().options.search_explicit);
   std::vector<char> was_recorded;
   // The first key to tune has its first wave compiled from here, while the device's context (made
   // since the tuner's creation), the vendor library, the worker and the inputs are made; the next
@@ -393,13 +395,13 @@ int cmdTune(const std::vector<std::string>& argv) {
     detachTeardown();
   timelineMark("main", strprintf("age %.1f ms", age_ms));  // the tuning process from here
   prestartWorkerIfIsolating(*opts, t);
-  if (Status st = limitTunerConnections(*opts, t); !st.ok()) return fail(st);
-  // A GEMM run opens cuBLASLt after the GPU: its loading starts beside the driver's start.
-  auto lt_after = cublaslt::preloadAfterDriver();
-  if (!lt_after.ok()) return fail(lt_after.status());
+  limitTunerConnections(*opts, t);
+  // A GEMM run opens cuBLASLt after the GPU: its loading starts on a thread of its own, before the
+  // driver starts (KTUNE_LT_PRELOAD=early) or once the tuner exists (the default).
+  const bool lt_after = opts->lt_preload != "early";
   const bool lt = t.op == "gemm" && opts->backend != "sim" && !t.args.has("--no-gpu") &&
                   opts->vendor_algos > 0;
-  if (lt && !*lt_after) cublaslt::preloadLibrary();
+  if (lt && !lt_after) cublaslt::preloadLibrary();
   auto t0 = std::chrono::steady_clock::now();
   Gpu gpu = openGpu(*opts, t.args.has("--no-gpu"));
   // An exclusive-process GPU admits one context, which the early worker may have taken.
@@ -421,7 +423,7 @@ int cmdTune(const std::vector<std::string>& argv) {
   timelineMark("tuner");
   // Once the tuner exists (its NVRTC load, a dlopen, does not queue behind the library's), beside
   // its context's creation.
-  if (lt && *lt_after) cublaslt::preloadLibrary();
+  if (lt && lt_after) cublaslt::preloadLibrary();
   t0 = std::chrono::steady_clock::now();
   (*tuner)->prestartWorker();  // its start-up overlaps the problem set-up below
   noteProcessMs("worker_prestart_ms", msSince(t0));

@@ -21,20 +21,13 @@ bool isolatesOnGpu(const Options& opts, const TuneRequest& t) {
 }
 }  // namespace
 
-Status limitTunerConnections(const Options& opts, const TuneRequest& t) {
-  const char* v = std::getenv("KTUNE_TUNER_CONNECTIONS");
-  if (!v) {
-    if (isolatesOnGpu(opts, t) && !std::getenv("CUDA_DEVICE_MAX_CONNECTIONS"))
-      ::setenv("CUDA_DEVICE_MAX_CONNECTIONS", "1", 1);
-    return Status::Ok();
+void limitTunerConnections(const Options& opts, const TuneRequest& t) {
+  if (opts.tuner_connections > 0) {
+    ::setenv("CUDA_DEVICE_MAX_CONNECTIONS", std::to_string(opts.tuner_connections).c_str(), 1);
+  } else if (opts.tuner_connections < 0 && isolatesOnGpu(opts, t) &&
+             !std::getenv("CUDA_DEVICE_MAX_CONNECTIONS")) {
+    ::setenv("CUDA_DEVICE_MAX_CONNECTIONS", "1", 1);
   }
-  const std::string s = v;
-  char* end = nullptr;
-  const long n = std::strtol(s.c_str(), &end, 10);
-  if (s.empty() || *end != '\0' || n < 0 || n > 32)
-    return Status::InvalidArgument("KTUNE_TUNER_CONNECTIONS='" + s + "': expected 0 to 32");
-  if (n > 0) ::setenv("CUDA_DEVICE_MAX_CONNECTIONS", s.c_str(), 1);
-  return Status::Ok();
 }
 
 void prestartWorkerIfIsolating(const Options& opts, const TuneRequest& t) {

@@ -19,8 +19,8 @@ void prestartWorkerIfIsolating(const Options& opts, const TuneRequest& t);
 // prestartWorkerIfIsolating decides) and the environment sets none — its context then took ~100
 // ms less to make beside the worker's, and the worker's ~50 ms less beside it (bench/NOTES.md,
 // issue 34); workers this process starts later inherit it (they time on one stream).
-// KTUNE_TUNER_CONNECTIONS=N (1..32) sets N in any case, 0 leaves the environment's; any other
-// value is an error.
-Status limitTunerConnections(const Options& opts, const TuneRequest& t);
+// Options::tuner_connections (KTUNE_TUNER_CONNECTIONS) = N > 0 sets N in any case, 0 leaves the
+// environment's.
+void limitTunerConnections(const Options& opts, const TuneRequest& t);
 
 }  // namespace ktune::cli

@@ -92,6 +92,18 @@ struct KTUNE_API TunerOptions {
   // host wall time has passed (the first round's candidates, the default and the finalists are
   // always measured). 0 (default) = no time limit; exhaustive runs ignore it.
   double budget_s = 0;
+  // True when KTUNE_SEARCH or KTUNE_BUDGET was set: `ktune tune` then measures a key its database
+  // already holds instead of answering from it (as --search / --budget do).
+  bool search_explicit = false;
+  // KTUNE_LT_PRELOAD=after|early: when a tuning process and its isolation worker start loading
+  // cuBLASLt on a thread of its own. "after" (default): once the driver has started (cuInit),
+  // beside the context's creation; "early": before the driver starts, where the load held cuInit
+  // back by 50-60 ms in both processes of a warm run (bench/NOTES.md, issue 34).
+  std::string lt_preload = "after";
+  // KTUNE_TUNER_CONNECTIONS=N (0..32): `ktune tune`'s own CUDA_DEVICE_MAX_CONNECTIONS (its
+  // context's hardware work queues) where its isolation worker does the timing. -1 (unset): 1,
+  // unless the environment sets CUDA_DEVICE_MAX_CONNECTIONS; 0: the environment's.
+  int tuner_connections = -1;
   // KTUNE_STATIC_PRUNE=0 turns off pruning by resource reports: the one switch for every rule
   // (spills, occupancy, a missing matrix instruction), in the engine and in the built-in ops.
   bool static_prune = true;

@@ -4,7 +4,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <iterator>
 #include <mutex>
@@ -272,14 +271,6 @@ int64_t CublasLt::descriptorBuilds() const {
 namespace {
 const char* const kLibraryNames[] = {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"};
 }  // namespace
-
-Expected<bool> preloadAfterDriver() {
-  const char* v = std::getenv("KTUNE_LT_PRELOAD");
-  const std::string w = v ? v : "";
-  if (w.empty() || w == "after") return true;
-  if (w == "early") return false;
-  return Status::InvalidArgument("KTUNE_LT_PRELOAD='" + w + "': expected after or early");
-}
 
 void preloadLibrary() {
   static std::once_flag once;

@@ -95,15 +95,11 @@ Status parseAlgoId(const std::string& id, const std::string& lib, int* index, vo
 
 // Starts loading libcublasLt (the names open() tries first) on a thread of its own, once per
 // process, after loading the CUDA driver's library on the calling thread (a dlopen waits for
-// another thread's). A tuning process and its worker call it once the driver has started (see
-// preloadAfterDriver), so the library's 50-70 ms of loading overlap the context's creation
-// instead of following it; open() then finds it loaded. Without the library, nothing.
+// another thread's). A tuning process and its worker call it once the driver has started
+// (Options::lt_preload, KTUNE_LT_PRELOAD: beside cuInit the load held cuInit back by 50-60 ms),
+// so the library's 50-70 ms of loading overlap the context's creation instead of following it;
+// open() then finds it loaded. Without the library, nothing.
 void preloadLibrary();
-// When: true (the default, or KTUNE_LT_PRELOAD=after) once cuInit is done — beside cuInit, the
-// load (the dynamic loader's lock, the address space's) held cuInit back by 50-60 ms in both
-// processes of a warm tuning run (bench/NOTES.md, issue 34); KTUNE_LT_PRELOAD=early: before the
-// driver starts, as before. kInvalidArgument for another value.
-Expected<bool> preloadAfterDriver();
 
 class CublasLt {
  public:
