@@ -9,7 +9,11 @@ verify, timed runs) and `wait` the rest (waiting for compiles, mostly), `rounds`
 database write and the report), `gap` (to the next key's run_start: its inputs); from the JSON the
 engine's total, its compile wall, compile jobs (store misses) and the candidates raced."""
 import json
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from suite_winners import reports as winner_reports  # noqa: E402
 
 
 def marks(path):
@@ -22,15 +26,7 @@ def marks(path):
 
 
 def reports(path):
-    s, dec, i, out = open(path).read(), json.JSONDecoder(), 0, []
-    while i < len(s):
-        while i < len(s) and s[i].isspace():
-            i += 1
-        if i >= len(s):
-            break
-        o, i = dec.raw_decode(s, i)
-        out.append(o)
-    return out
+    return winner_reports(open(path).read())
 
 
 def bench_ms(detail):

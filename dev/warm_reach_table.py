@@ -4,30 +4,29 @@ race reached, compiled and took from the store; the race's owed classes (race_ow
 and coverage picks (race_cover) from its timeline; and the configs a warm run reached at a key that
 its build's cold run did not (the warm race past its cold store, bench/NOTES.md, issue 34).
 Usage: warm_reach_table.py DIR"""
-import json
 import os
 import re
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from suite_winners import reports  # noqa: E402
+from suite_timeline import marks  # noqa: E402
 
 W = sys.argv[1]
 
 
 def docs(path):
-    """The JSON reports of one `ktune tune --json` run (one document per key)."""
+    """The JSON reports of one `ktune tune --json` run (one document per key); a cut run's last,
+    unfinished document is left out."""
     if not os.path.exists(path):
         return []
-    s, dec, i, out = open(path).read(), json.JSONDecoder(), 0, []
-    while i < len(s):
-        while i < len(s) and s[i].isspace():
-            i += 1
-        if i >= len(s):
-            break
+    text = open(path).read()
+    while text:
         try:
-            d, i = dec.raw_decode(s, i)
+            return reports(text)
         except ValueError:
-            break
-        out.append(d)
-    return out
+            text = text[:text.rfind("{")]  # drop the unfinished document
+    return []
 
 
 def short(key):
@@ -44,13 +43,7 @@ def reached(d):
 def race_marks(path):
     """(key, label, detail) of the race's marks, each under the key whose run_start came last."""
     out, key = [], "?"
-    if not os.path.exists(path):
-        return out
-    for line in open(path):
-        p = line.rstrip("\n").split(" ", 3)
-        if len(p) < 3:
-            continue
-        label, det = p[2], p[3] if len(p) > 3 else ""
+    for _, _, label, det in (marks(path) if os.path.exists(path) else []):
         if label == "run_start":
             m = re.search(r"M=(\d+),N=(\d+),K=(\d+)", det)
             key = "%sx%sx%s" % m.groups() if m else det[:30]
