@@ -163,7 +163,7 @@ TEST(GemmDecode, ProducerPathIsAProbeKnob) {
   }
 }
 
-// DC_WP = 1 is curated where it won (bench/NOTES.md, twenty-second session): as the twin right
+// DC_WP = 1 is curated where it won (bench/NOTES.md, issue 32): as the twin right
 // after its base config, only at <= 16 rows and only on rings of 4+ stages (it starves 2-stage
 // rings); so the tuner races both at 8x4096x4096, 16x4096x4096 and 16x14336x4096, none at 32..128
 // rows.

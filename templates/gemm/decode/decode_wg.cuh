@@ -89,7 +89,7 @@ constexpr bool kXA = DC_TMA && DC_PF == 2;
 // DC_WP = 1 (TMA-fed): the consumers keep a stage's wgmmas in flight while they wait for the next
 // stage and issue its wgmmas (wgmma_wait<1>), releasing a slot one stage later, where DC_WP = 0
 // drains each stage's wgmmas (wgmma_wait<0>) before the next wait: at 64..128 rows a stage's
-// drain and wait cost ~0.25 us each beside its wgmmas (bench/NOTES.md, twenty-second session).
+// drain and wait cost ~0.25 us each beside its wgmmas (bench/NOTES.md, issue 32).
 constexpr bool kWP = DC_TMA && DC_WP == 1;
 // The TMA producer's per-stage path with one producer warp (DC_PF = 1; DC_PW, absent: 2 for tiles of
 // 64 rows or more, 0 below): 2, the whole warp runs the loop (its values warp-uniform) and one
