@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "base/dtype.h"
+#include "ops/recorded.h"
 #include "autotune/static_prune.h"
 #include "ops/tune_args.h"
 #include "autotune/verifier.h"
@@ -365,15 +366,7 @@ std::optional<TuneReport> GemmOp::fetchRecorded(const gemm::GemmShape& shape) {
   if (!gemm::validate(shape).ok()) return std::nullopt;
   gemm::GemmShape s = shape;
   s.aligned16 = true;  // what withAlignment finds for device allocations
-  TuningDatabase* db = st_->tuner->database(st_->family.name());
-  if (!db) return std::nullopt;
-  std::optional<DbEntry> e = db->lookup(st_->family.key(GemmCall{s, GemmBuffers{}}));
-  if (!e || e->winner.empty() || e->predicted || e->unverified) return std::nullopt;
-  TuneReport r;
-  r.vs_default = e->vs_default;
-  const std::string origin = e->pinned ? "pinned" : "database";
-  static_cast<KeyReport&>(r) = reportOf(st_->family.name(), std::move(*e), origin);
-  return r;
+  return recordedReport(*st_->tuner, st_->family.name(), st_->family.key(GemmCall{s, GemmBuffers{}}));
 }
 
 Expected<size_t> GemmOp::precompile(const gemm::GemmShape& shape, int threads, size_t depth) {

@@ -18,6 +18,7 @@
 #include "autotune/autotuner.h"
 #include "autotune/device_compare.h"
 #include "autotune/device_pool.h"
+#include "ops/recorded.h"
 #include "autotune/worker_prestart.h"
 #include "base/clock.h"
 #include "ops/buffers.h"
@@ -215,10 +216,49 @@ void noteWorkerTimes(Engine& tuner) {
     noteProcessMs("worker_" + what + "_ms", ms);
 }
 
+// Whether a key the database holds is measured again: --retune, or an option that shapes the
+// search (--kinds, --full-space, --search, --budget, KTUNE_SEARCH, KTUNE_BUDGET). Otherwise a
+// plain run reports it from the database.
+bool measuresAgain(const Engine& tuner, const TuneRequest& t) {
+  for (const char* f : {"--retune", "--kinds", "--full-space", "--search", "--budget"})
+    if (t.args.has(f)) return true;
+  return tuner.options().options.search_explicit;
+}
+
+// The row-wise key's report from the database (recordedReport), or nullopt to tune it. The key is
+// computed on 16-byte-aligned placeholder addresses, as device allocations are: nothing is
+// allocated or touched.
+std::optional<TuneReport> recordedRowwise(Engine& tuner, const TuneRequest& t, int64_t* bytes) {
+  if (measuresAgain(tuner, t)) return std::nullopt;
+  constexpr DevicePtr kAt = 256;  // any 16-byte-aligned non-null address: the key sees alignment
+  Expected<KeyReport> k = Status::Internal("no key");
+  if (t.op == "rmsnorm") {
+    RmsNormArgs a;
+    a.dtype = t.dtype; a.rows = t.rows; a.cols = t.cols; a.x = kAt; a.y = 2 * kAt;
+    if (!t.args.has("--no-weight")) { a.weight = 3 * kAt; a.weight_dtype = t.dtype; }
+    if (t.args.has("--residual")) { a.residual = 4 * kAt; a.residual_out = 5 * kAt; }
+    if (!validate(a).ok()) return std::nullopt;
+    *bytes = rowwise::rmsNormBytes(toProblem(a));
+    k = lookupRmsnorm(tuner, a);
+  } else {
+    SiluMulArgs a;
+    a.dtype = t.dtype; a.rows = t.rows; a.d = t.cols; a.x = kAt; a.out = 2 * kAt;
+    if (!validate(a).ok()) return std::nullopt;
+    *bytes = rowwise::siluMulBytes(toProblem(a));
+    k = lookupSiluMul(tuner, a);
+  }
+  if (!k.ok()) return std::nullopt;
+  return recordedReport(tuner, k->family, k->key);
+}
+
 int runRowwise(Engine& tuner, Backend& backend, const TuneRequest& t) {
+  int64_t bytes = 0;
+  if (std::optional<TuneReport> held = recordedRowwise(tuner, t, &bytes)) {
+    printTuneReport(*held, Metric{"GB/s", double(bytes) / 1e9 * 1e3}, t.json, 0);
+    return kExitOk;  // as the GEMM keys the database holds: nothing measured, no copy peer
+  }
   Buffers bufs;
   bufs.b = &backend;
-  int64_t bytes = 0;
   auto rep = t.op == "rmsnorm" ? tuneRmsnormOp(tuner, bufs, t, &bytes)
                                : tuneSiluMulOp(tuner, bufs, t, &bytes);
   if (!rep.ok()) return fail(rep.status());
@@ -229,15 +269,12 @@ int runRowwise(Engine& tuner, Backend& backend, const TuneRequest& t) {
   return rep->winner.empty() ? kExitFailed : kExitOk;
 }
 
-// Each key's report from the tuning database (GemmOp::fetchRecorded), where it holds one; nullopt
-// for the keys to tune. A plain run only: --retune or an option that shapes the search (--kinds,
-// --full-space, --search, --budget, KTUNE_SEARCH, KTUNE_BUDGET) tunes every key.
-std::vector<std::optional<TuneReport>> recordedReports(GemmOp& op, const TuneRequest& t,
-                                                       bool search_explicit) {
+// Each key's report from the tuning database (GemmOp::fetchRecorded), where it holds one and the
+// run does not measure again (measuresAgain); nullopt for the keys to tune.
+std::vector<std::optional<TuneReport>> recordedReports(GemmOp& op, const Engine& tuner,
+                                                       const TuneRequest& t) {
   std::vector<std::optional<TuneReport>> r(t.gemm_cases.size());
-  for (const char* f : {"--retune", "--kinds", "--full-space", "--search", "--budget"})
-    if (t.args.has(f)) return r;
-  if (search_explicit) return r;
+  if (measuresAgain(tuner, t)) return r;
   for (size_t i = 0; i < r.size(); ++i) r[i] = op.fetchRecorded(t.gemm_cases[i].shape);
   return r;
 }
@@ -254,8 +291,7 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
   timelineMark("gemm_op");
   // A key this device's database holds is reported from it (--retune measures it again); with
   // every key so, no context, vendor library, inputs or compile are waited for.
-  std::vector<std::optional<TuneReport>> recorded =
-      recordedReports(**gop, t, tuner->options().options.search_explicit);
+  std::vector<std::optional<TuneReport>> recorded = recordedReports(**gop, *tuner, t);
   std::vector<char> was_recorded;
   // The first key to tune has its first wave compiled from here, while the device's context (made
   // since the tuner's creation), the vendor library, the worker and the inputs are made; the next

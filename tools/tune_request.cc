@@ -26,7 +26,7 @@ const char* const kTuneUsage =
     "                       [--kinds mma,skinny,decode,wgmma,tma,mfma (only these kernels)]\n"
     "       ktune tune gemm --suite llm [--no-lookahead (do not compile the next keys' first\n"
     "                       kernels while a key tunes)]\n"
-    "       gemm: a key the tuning database holds (this GPU, driver, compiler) is reported from it\n"
+    "       a key the tuning database holds (this GPU, driver, compiler) is reported from it\n"
     "             without measuring, unless [--retune] or --kinds, --full-space, --search, --budget\n"
     "       ktune tune --from-file untuned.jsonl [--queue redis://host:port/db [--queue-name N]]\n"
     "  common: [--json] [--arch A (no-GPU analysis; default sm_90a)] [--no-gpu] [--quiet]\n"

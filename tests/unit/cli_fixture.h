@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <fstream>
+#include <sstream>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -78,5 +81,23 @@ class Cli : public ::testing::Test {
 
   std::string root_, cache_;
 };
+
+// The timeline's labels (KTUNE_TIMELINE: "EPOCH_MS PID LABEL DETAIL" lines), in file order.
+inline std::vector<std::string> timelineLabels(const std::string& path) {
+  std::vector<std::string> labels;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream f(line);
+    std::string ms, pid, label, detail;
+    f >> ms >> pid >> label >> detail;
+    labels.push_back(label == "compile_issued" ? label + " " + detail : label);
+  }
+  return labels;
+}
+
+inline long indexOf(const std::vector<std::string>& v, const std::string& s) {
+  auto it = std::find(v.begin(), v.end(), s);
+  return it == v.end() ? -1 : long(it - v.begin());
+}
 
 }  // namespace ktune

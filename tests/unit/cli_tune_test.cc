@@ -101,24 +101,6 @@ TEST_F(Cli, TuneGemmOnTheSimulatedDevice) {
   EXPECT_HAS(r.err, "none of the --kinds runs on sm_90a");
 }
 
-// The timeline's labels (KTUNE_TIMELINE: "EPOCH_MS PID LABEL DETAIL" lines), in file order.
-std::vector<std::string> timelineLabels(const std::string& path) {
-  std::vector<std::string> labels;
-  std::ifstream in(path);
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream f(line);
-    std::string ms, pid, label, detail;
-    f >> ms >> pid >> label >> detail;
-    labels.push_back(label == "compile_issued" ? label + " " + detail : label);
-  }
-  return labels;
-}
-
-long indexOf(const std::vector<std::string>& v, const std::string& s) {
-  auto it = std::find(v.begin(), v.end(), s);
-  return it == v.end() ? -1 : long(it - v.begin());
-}
-
 // The first key's first wave is asked for before the device's context is awaited (on a GPU the
 // compiles then run beside the context, the vendor library and the inputs: GemmLookahead::
 // startFirst); --no-lookahead does without it, and the candidates come out the same either way.
@@ -152,87 +134,6 @@ TEST_F(Cli, TuneGemmStartsTheFirstWaveBeforeTheContext) {
   ASSERT_EQ(reports[0]["candidates"].size(), reports[1]["candidates"].size());
   for (size_t i = 0; i < reports[0]["candidates"].size(); ++i)
     EXPECT_EQ(reports[0]["candidates"][i]["status"], reports[1]["candidates"][i]["status"]) << i;
-}
-
-// A key the database holds is reported from it by a plain `ktune tune gemm`: the same winner and
-// candidates, from = "database", nothing compiled, no context awaited, no inputs, no tuning run;
-// --retune, or an option that shapes the search (--kinds), measures it again; another key tunes.
-TEST_F(Cli, TuneGemmReportsARecordedKeyFromTheDatabase) {
-  const std::vector<std::string> args = {"tune", "gemm", "--m", "32", "--n", "48", "--k", "64",
-                                         "--layout", "NT", "--json"};
-  auto from = [&](std::vector<std::string> a, const std::vector<std::string>& env = kSim) {
-    CliRun r = ktune(a, "", env);
-    EXPECT_EQ(r.code, 0) << r.err;
-    json j = json::parse(r.out, nullptr, false);
-    EXPECT_TRUE(j.is_object()) << r.out;
-    return j.is_object() ? j : json::object();
-  };
-  const json first = from(args);
-  EXPECT_EQ(first.value("from", ""), "tuned");
-  ASSERT_FALSE(first.value("winner", "").empty());
-  const std::string tl = root_ + "/again.tl";
-  const json again = from(args, {"KTUNE_BACKEND=sim", "KTUNE_TIMELINE=" + tl});
-  EXPECT_EQ(again.value("from", ""), "database");
-  EXPECT_TRUE(again.value("from_database", false));
-  EXPECT_EQ(again["winner"], first["winner"]);
-  EXPECT_EQ(again["candidates"].size(), first["candidates"].size());
-  EXPECT_EQ(again.value("compiled", -1), 0);
-  const auto labels = timelineLabels(tl);
-  EXPECT_GE(indexOf(labels, "gemm_op"), 0);
-  for (const char* none : {"context", "buffers", "run_start", "compile_issued precompile"})
-    EXPECT_EQ(indexOf(labels, none), -1) << none;
-  std::vector<std::string> retune = args, kinds = args;
-  retune.push_back("--retune");
-  kinds.insert(kinds.end(), {"--kinds", "mma"});
-  EXPECT_EQ(from(retune).value("from", ""), "tuned");
-  EXPECT_EQ(from(kinds).value("from", ""), "tuned");
-  std::vector<std::string> other = args;
-  other[3] = "33";
-  EXPECT_EQ(from(other).value("from", ""), "tuned");
-  CliRun text = ktune({"tune", "gemm", "--m", "32", "--n", "48", "--k", "64", "--layout", "NT"}, "", kSim);
-  EXPECT_EQ(text.code, 0) << text.err;
-  EXPECT_HAS(text.out, "(from the tuning database; --retune measures again)");
-}
-
-// Several keys (a range of M), one of them recorded: that one is reported from the database in
-// its place, the others are tuned (the look-ahead compiles for those only); run again, every key
-// comes from the database.
-TEST_F(Cli, TuneGemmRangeTunesOnlyTheKeysNotRecorded) {
-  auto froms = [&](const std::string& m) {
-    CliRun r = ktune({"tune", "gemm", "--m", m, "--n", "48", "--k", "64", "--layout", "NT", "--json",
-                      "--quiet"}, "", kSim);
-    EXPECT_EQ(r.code, 0) << r.err;
-    std::vector<std::string> out;
-    std::istringstream in(r.out);
-    for (json j; (in >> std::ws).peek() != EOF;) {
-      in >> j;
-      if (j.contains("from")) out.push_back(j["from"].get<std::string>());
-    }
-    return out;
-  };
-  EXPECT_EQ(froms("32"), std::vector<std::string>({"tuned"}));
-  EXPECT_EQ(froms("32..64"), std::vector<std::string>({"database", "tuned", "tuned"}));
-  EXPECT_EQ(froms("32..64"), std::vector<std::string>({"database", "database", "database"}));
-}
-
-// KTUNE_TUNER_CONNECTIONS (the tuning process's CUDA_DEVICE_MAX_CONNECTIONS) and KTUNE_LT_PRELOAD
-// (when cuBLASLt loads), read by Options::fromEnv: a value outside their range is refused with it
-// named; good ones run (an empty value is unset, as for every variable).
-TEST_F(Cli, StartKnobsRefuseABadValue) {
-  const std::vector<std::string> args = {"tune", "gemm", "--m", "32", "--n", "48", "--k", "64"};
-  for (const char* bad : {"-1", "33", "two", "3x"}) {
-    CliRun r = ktune(args, "", {"KTUNE_BACKEND=sim", std::string("KTUNE_TUNER_CONNECTIONS=") + bad});
-    EXPECT_NE(r.code, 0) << bad;
-    EXPECT_HAS(r.err, std::string("KTUNE_TUNER_CONNECTIONS='") + bad + "': expected 0 to 32");
-  }
-  CliRun r = ktune(args, "", {"KTUNE_BACKEND=sim", "KTUNE_LT_PRELOAD=later"});
-  EXPECT_NE(r.code, 0);
-  EXPECT_HAS(r.err, "KTUNE_LT_PRELOAD='later': expected after or early");
-  for (const char* ok : {"KTUNE_TUNER_CONNECTIONS=0", "KTUNE_TUNER_CONNECTIONS=1", "KTUNE_TUNER_CONNECTIONS=",
-                         "KTUNE_LT_PRELOAD=early", "KTUNE_LT_PRELOAD=after"}) {
-    r = ktune(args, "", {"KTUNE_BACKEND=sim", ok});
-    EXPECT_EQ(r.code, 0) << ok << "\n" << r.err;
-  }
 }
 
 // --epilogue: the gate/up pair with bias and a residual add ('+'-joined) tunes over the two kernels
