@@ -47,25 +47,12 @@ namespace ktune::cli {
 
 namespace {
 
-// Owns device buffers for the lifetime of a command.
-struct Buffers {
-  Backend* b = nullptr;
-  std::vector<DevicePtr> ptrs;
-  ~Buffers() {
-    for (auto p : ptrs) (void)b->free(p);
-  }
-  Expected<DevicePtr> random(DType t, int64_t count, uint64_t seed) {
-    auto p = randomBuffer(*b, t, count, seed);
-    if (p.ok()) ptrs.push_back(*p);
-    return p;
-  }
-  Expected<DevicePtr> zeros(int64_t bytes) {
-    KTUNE_ASSIGN_OR_RETURN(DevicePtr p, b->alloc(size_t(bytes)));
-    ptrs.push_back(p);
-    KTUNE_RETURN_IF_ERROR(b->memset8(p, 0, size_t(bytes)));
-    return p;
-  }
-};
+// `bytes` of zeroed device memory, owned by `bufs`.
+Expected<DevicePtr> zeroed(DeviceBuffers& bufs, int64_t bytes) {
+  KTUNE_ASSIGN_OR_RETURN(DevicePtr p, bufs.alloc(size_t(bytes)));
+  KTUNE_RETURN_IF_ERROR(bufs.backend().memset8(p, 0, size_t(bytes)));
+  return p;
+}
 
 // Same-run copy bandwidth (bytes read + written per second) for `bytes` moved in total: the
 // benches' copy peer (bench/fair/peers.h: best ktune_copy config or the driver copy, L2 flushed
@@ -182,29 +169,45 @@ int runFromFile(Engine& tuner, const std::shared_ptr<Engine>& shared, const Tune
   return r->skipped > 0 ? kExitFailed : kExitOk;
 }
 
-Expected<TuneReport> tuneRmsnormOp(Engine& tuner, Buffers& bufs, const TuneRequest& t, int64_t* bytes) {
+// The request's args on distinct placeholder addresses (16-byte aligned and non-null, as device
+// allocations are): enough for the key (recordedRowwise); tuneRmsnormOp / tuneSiluMulOp put a
+// buffer at each.
+constexpr DevicePtr kPlaceholder = 256;
+RmsNormArgs rmsnormArgs(const TuneRequest& t) {
   RmsNormArgs a;
-  a.dtype = t.dtype; a.rows = t.rows; a.cols = t.cols;
+  a.dtype = t.dtype; a.rows = t.rows; a.cols = t.cols; a.x = kPlaceholder; a.y = 2 * kPlaceholder;
+  if (!t.args.has("--no-weight")) { a.weight = 3 * kPlaceholder; a.weight_dtype = t.dtype; }
+  if (t.args.has("--residual")) { a.residual = 4 * kPlaceholder; a.residual_out = 5 * kPlaceholder; }
+  return a;
+}
+SiluMulArgs siluMulArgs(const TuneRequest& t) {
+  SiluMulArgs a;
+  a.dtype = t.dtype; a.rows = t.rows; a.d = t.cols; a.x = kPlaceholder; a.out = 2 * kPlaceholder;
+  return a;
+}
+
+Expected<TuneReport> tuneRmsnormOp(Engine& tuner, DeviceBuffers& bufs, const TuneRequest& t,
+                                   int64_t* bytes) {
+  RmsNormArgs a = rmsnormArgs(t);
   const int64_t elem_bytes = int64_t(sizeOf(t.dtype));
   KTUNE_ASSIGN_OR_RETURN(a.x, bufs.random(t.dtype, t.rows * t.cols, 1));
-  KTUNE_ASSIGN_OR_RETURN(a.y, bufs.zeros(t.rows * t.cols * elem_bytes));
-  if (!t.args.has("--no-weight")) {
+  KTUNE_ASSIGN_OR_RETURN(a.y, zeroed(bufs, t.rows * t.cols * elem_bytes));
+  if (a.weight) {
     KTUNE_ASSIGN_OR_RETURN(a.weight, bufs.random(t.dtype, t.cols, 2));
-    a.weight_dtype = t.dtype;
   }
-  if (t.args.has("--residual")) {
+  if (a.residual) {
     KTUNE_ASSIGN_OR_RETURN(a.residual, bufs.random(t.dtype, t.rows * t.cols, 3));
-    KTUNE_ASSIGN_OR_RETURN(a.residual_out, bufs.zeros(t.rows * t.cols * elem_bytes));
+    KTUNE_ASSIGN_OR_RETURN(a.residual_out, zeroed(bufs, t.rows * t.cols * elem_bytes));
   }
   *bytes = rowwise::rmsNormBytes(toProblem(a));
   return tuneRmsnorm(tuner, a);
 }
 
-Expected<TuneReport> tuneSiluMulOp(Engine& tuner, Buffers& bufs, const TuneRequest& t, int64_t* bytes) {
-  SiluMulArgs a;
-  a.dtype = t.dtype; a.rows = t.rows; a.d = t.cols;
+Expected<TuneReport> tuneSiluMulOp(Engine& tuner, DeviceBuffers& bufs, const TuneRequest& t,
+                                   int64_t* bytes) {
+  SiluMulArgs a = siluMulArgs(t);
   KTUNE_ASSIGN_OR_RETURN(a.x, bufs.random(t.dtype, t.rows * 2 * t.cols, 1));
-  KTUNE_ASSIGN_OR_RETURN(a.out, bufs.zeros(t.rows * t.cols * int64_t(sizeOf(t.dtype))));
+  KTUNE_ASSIGN_OR_RETURN(a.out, zeroed(bufs, t.rows * t.cols * int64_t(sizeOf(t.dtype))));
   *bytes = rowwise::siluMulBytes(toProblem(a));
   return tuneSiluMul(tuner, a);
 }
@@ -225,24 +228,18 @@ bool measuresAgain(const Engine& tuner, const TuneRequest& t) {
   return tuner.options().options.search_explicit;
 }
 
-// The row-wise key's report from the database (recordedReport), or nullopt to tune it. The key is
-// computed on 16-byte-aligned placeholder addresses, as device allocations are: nothing is
-// allocated or touched.
+// The row-wise key's report from the database (recordedReport), or nullopt to tune it: the key
+// of the request's args on placeholder addresses (rmsnormArgs), nothing allocated or touched.
 std::optional<TuneReport> recordedRowwise(Engine& tuner, const TuneRequest& t, int64_t* bytes) {
   if (measuresAgain(tuner, t)) return std::nullopt;
-  constexpr DevicePtr kAt = 256;  // any 16-byte-aligned non-null address: the key sees alignment
   Expected<KeyReport> k = Status::Internal("no key");
   if (t.op == "rmsnorm") {
-    RmsNormArgs a;
-    a.dtype = t.dtype; a.rows = t.rows; a.cols = t.cols; a.x = kAt; a.y = 2 * kAt;
-    if (!t.args.has("--no-weight")) { a.weight = 3 * kAt; a.weight_dtype = t.dtype; }
-    if (t.args.has("--residual")) { a.residual = 4 * kAt; a.residual_out = 5 * kAt; }
+    const RmsNormArgs a = rmsnormArgs(t);
     if (!validate(a).ok()) return std::nullopt;
     *bytes = rowwise::rmsNormBytes(toProblem(a));
     k = lookupRmsnorm(tuner, a);
   } else {
-    SiluMulArgs a;
-    a.dtype = t.dtype; a.rows = t.rows; a.d = t.cols; a.x = kAt; a.out = 2 * kAt;
+    const SiluMulArgs a = siluMulArgs(t);
     if (!validate(a).ok()) return std::nullopt;
     *bytes = rowwise::siluMulBytes(toProblem(a));
     k = lookupSiluMul(tuner, a);
@@ -257,8 +254,7 @@ int runRowwise(Engine& tuner, Backend& backend, const TuneRequest& t) {
     printTuneReport(*held, Metric{"GB/s", double(bytes) / 1e9 * 1e3}, t.json, 0);
     return kExitOk;  // as the GEMM keys the database holds: nothing measured, no copy peer
   }
-  Buffers bufs;
-  bufs.b = &backend;
+  DeviceBuffers bufs(backend);
   auto rep = t.op == "rmsnorm" ? tuneRmsnormOp(tuner, bufs, t, &bytes)
                                : tuneSiluMulOp(tuner, bufs, t, &bytes);
   if (!rep.ok()) return fail(rep.status());
@@ -292,14 +288,12 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
   // A key this device's database holds is reported from it (--retune measures it again); with
   // every key so, no context, vendor library, inputs or compile are waited for.
   std::vector<std::optional<TuneReport>> recorded = recordedReports(**gop, *tuner, t);
-  std::vector<char> was_recorded;
   // The first key to tune has its first wave compiled from here, while the device's context (made
   // since the tuner's creation), the vendor library, the worker and the inputs are made; the next
   // keys' first kernels compile while a key tunes (neither with a shared cache, whose keys may need
   // nothing compiled here). The look-ahead's keys are those to tune.
   std::vector<gemm::GemmShape> shapes;
   for (size_t i = 0; i < recorded.size(); ++i) {
-    was_recorded.push_back(recorded[i].has_value());
     if (!recorded[i]) shapes.push_back(t.gemm_cases[i].shape);
   }
   GemmLookahead lookahead(**gop, shapes);
@@ -331,7 +325,8 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
   SharedOperands operands(backend);  // filled as the keys need them
   for (size_t i = 0, next = 0; i < t.gemm_cases.size(); ++i) {
     const size_t j = next;  // this key's index among those to tune (the look-ahead's)
-    next += was_recorded[i] ? 0 : 1;
+    const bool held = recorded[i].has_value();  // answered from the database
+    next += held ? 0 : 1;
     const auto& gc = t.gemm_cases[i];
     const auto& s = gc.shape;
     if (!t.json && !t.quiet)
@@ -339,7 +334,7 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
                    (long long)s.n, (long long)s.k, gemm::layoutName(s.layout));
     // A key the shared cache holds needs no buffers at all (their random fill alone takes seconds
     // for the LLM suite): nothing is allocated, compiled or benchmarked for it.
-    std::optional<TuneReport> hit = was_recorded[i] ? std::move(recorded[i]) : (*gop)->fetchShared(s);
+    std::optional<TuneReport> hit = held ? std::move(recorded[i]) : (*gop)->fetchShared(s);
     Expected<TuneReport> rep = Status::Internal("no report");
     if (hit) {
       rep = std::move(*hit);
@@ -363,11 +358,11 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
       timelineMark("tuned", gc.name);
     }
     // After the first key tuned: its compiles took every core.
-    if (look && !was_recorded[i]) lookahead.start(j + 1);
+    if (look && !held) lookahead.start(j + 1);
     if (!rep.ok()) { rc = fail(rep.status()); continue; }
     noteWorkerTimes(*tuner);
     if (look && shapes.size() > 1) noteProcessMs("lookahead_compiled", double(lookahead.compiled()));
-    if (look && !was_recorded[i] && j == 0) {
+    if (look && !held && j == 0) {
       // The run took the early wave's compiles as store hits: the report counts them as compiled.
       const size_t early = lookahead.awaitFirstCompiled();
       noteProcessMs("first_wave_precompiled", double(early));
