@@ -15,6 +15,8 @@ namespace ktune {
 
 namespace {
 constexpr const char* kSlowerPrefix = "slower than best";
+// Runs that confirm a first run far beyond the best before it rejects the candidate.
+constexpr int kQuickConfirmRuns = 2;
 
 double quantile(const std::vector<double>& sorted, double q) {
   if (sorted.empty()) return 0;
@@ -57,17 +59,22 @@ Status tooSlowStatus(const std::vector<double>& samples, const BenchOptions& opt
                          std::to_string(s.runs) + " runs");
 }
 
-// One run far beyond the best ends it (see the header): the factor leaves room for a first run
-// that is slow for reasons of its own (a cold instruction cache, a lazy module load).
+// Runs far beyond the best end it (see the header): the fastest of the runs so far is compared,
+// so a run that is slow for reasons of its own (a cold instruction cache, a lazy module load, the
+// host descheduled between the start event and the launch while compiles load every core) is
+// not the one that decides; the factor leaves room for the rest.
 Status quickRejectStatus(const std::vector<double>& samples, const BenchOptions& opts,
                          BenchStats* partial) {
   if (opts.best_ms <= 0 || samples.empty()) return Status::Ok();
   const double k = std::max(3.0, 2.0 * (opts.abort_factor > 0 ? opts.abort_factor : 1.5));
-  if (samples.front() <= k * opts.best_ms) return Status::Ok();
+  const double fastest = *std::min_element(samples.begin(), samples.end());
+  if (fastest <= k * opts.best_ms) return Status::Ok();
   if (partial) *partial = computeStats(samples);
-  return Status::Timeout(std::string(kSlowerPrefix) + ": first run " + fmtMs(samples.front()) +
-                         " > " + strprintf("%.2f", k) + " x best " + fmtMs(opts.best_ms) +
-                         " after 1 run");
+  const size_t n = samples.size();
+  return Status::Timeout(std::string(kSlowerPrefix) + ": " + (n == 1 ? "first run " : "fastest run ") +
+                         fmtMs(fastest) + " > " + strprintf("%.2f", k) + " x best " +
+                         fmtMs(opts.best_ms) + " after " + std::to_string(n) +
+                         (n == 1 ? " run" : " runs"));
 }
 
 
@@ -211,14 +218,23 @@ Expected<BenchStats> Benchmarker::measure(StreamHandle stream, const std::functi
   auto host_t0 = std::chrono::steady_clock::now();
   int host_runs = 1;
   KTUNE_RETURN_IF_ERROR(timed(1));
-  KTUNE_RETURN_IF_ERROR(quickReject());
-  const double first_ms = msSince(host_t0);
-  if (est_runs > 1) {
+  int est_done = 1;
+  if (!quickReject().ok()) {
+    // Confirmed by kQuickConfirmRuns more before it rejects; a first run they disown is left out
+    // of the estimate (it sizes the run counts).
+    KTUNE_RETURN_IF_ERROR(timed(kQuickConfirmRuns));
+    KTUNE_RETURN_IF_ERROR(quickReject());
+    samples.erase(samples.begin());
+    est_done += kQuickConfirmRuns;
+    host_runs = est_done;
+  }
+  const double first_ms = msSince(host_t0) / est_done;
+  if (est_runs > est_done) {
     const int chunk = pacer.perChunk(first_ms);
     host_t0 = std::chrono::steady_clock::now();
-    host_runs = est_runs - 1;
-    for (int done = 0; done < est_runs - 1;) {
-      const int n = std::min(chunk, est_runs - 1 - done);
+    host_runs = est_runs - est_done;
+    for (int done = 0; done < est_runs - est_done;) {
+      const int n = std::min(chunk, est_runs - est_done - done);
       host_t0 += pacer.before(n * first_ms);  // the pause is not a run's cost
       KTUNE_RETURN_IF_ERROR(timed(n));
       done += n;

@@ -11,8 +11,10 @@
 // Early rejection: with best_ms > 0, a candidate whose running median exceeds k x best_ms stops
 // early with isSlowerThanBest(status) == true; k comes from abort_factor or, when 0, from the
 // measured spread (1.15 for tight timings up to 1.5 for noisy ones). A first timed run above
-// max(3, 2k) x best_ms stops it at once: a config many times slower than the best (a decode tile
-// on a prefill shape) would otherwise run the whole estimate before the first check.
+// max(3, 2k) x best_ms is timed twice more, and the candidate stops at once when the fastest of
+// the three is still above: a config many times slower than the best (a decode tile on a prefill
+// shape) would otherwise run the whole estimate before the first check, while one slow first run
+// (a launch delayed by a loaded host, a cold start) must not drop a config that is not slow.
 // Thread safety: a Benchmarker is used by one thread at a time; different Benchmarkers are
 // independent. Host clocks are never used for the figures.
 #pragma once

@@ -86,6 +86,43 @@ TEST(Benchmarker, StatsAndEarlyRejection) {
   EXPECT_EQ(failing.status().code(), Code::kLaunchError);
 }
 
+// The quick rejection (a first timed run above 3x the best) is confirmed by two more runs: a
+// config whose first timed run alone is slow (6x here, as a launch delayed by a host busy with
+// compiles reads on the device's events) is timed in full and its outlier is not in the figures
+// (a config slow on every run still stops within those three runs: guided_prior_part.cc).
+TEST(Benchmarker, AFirstRunOutlierIsTimedAgainBeforeItRejects) {
+  SimOptions o;
+  o.device.arch = "sm_90a";
+  o.device.l2_bytes = 1 << 20;
+  auto b = std::make_shared<SimBackend>(o);
+  int launches = 0;  // launch 0: the untimed first call; launch 1: the first timed run
+  b->registerKernel("spiky", SimKernel{nullptr, [&launches](const SimLaunch&) {
+                                         return launches++ == 1 ? 0.12 : 0.02;
+                                       }, nullptr});
+  CompileRequest r;
+  r.entry = "spiky";
+  r.arch = "sm_90a";
+  auto co = SimCompiler().compile(r);
+  ASSERT_TRUE(co.ok()) << co.status().toString();
+  auto m = b->loadModule(co->binary);
+  ASSERT_TRUE(m.ok()) << m.status().toString();
+  auto f = b->getFunction(*m, "spiky");
+  ASSERT_TRUE(f.ok()) << f.status().toString();
+  KernelArgs a;
+  const FunctionHandle fh = *f;
+  auto fn = [&] { return b->launch(fh, {1}, {32}, 0, a.data()); };
+  BenchOptions bo;
+  bo.warmup_ms = 0.1;
+  bo.rep_ms = 1.0;
+  bo.best_ms = 0.02;
+  Benchmarker bench(*b, o.device);
+  auto s = bench.measure({}, fn, bo);
+  ASSERT_TRUE(s.ok()) << s.status().toString();
+  EXPECT_NEAR(s->median_ms, 0.02, 1e-6);
+  EXPECT_NEAR(s->max_ms, 0.02, 1e-6) << "the outlier is not among the measured runs";
+  EXPECT_EQ(bench.lastCounts().estimate, bo.estimate_runs);
+}
+
 // count_overhead: the run count follows the wall cost of a timed run, not only the kernel's
 // device time. A 20 us kernel whose every run costs >= 1 ms of host time gets about rep_ms / 1 ms
 // runs (clamped to min_runs), where device time alone would give it rep_ms / 20 us.
