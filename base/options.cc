@@ -184,6 +184,11 @@ Expected<TunerOptions> TunerOptions::fromEnv() {
   }
   if (const char* v = env("KTUNE_STATIC_PRUNE"))
     KTUNE_RETURN_IF_ERROR(parseBool("KTUNE_STATIC_PRUNE", v, &o.static_prune));
+  if (const char* v = env("KTUNE_WORKER_CONTEXT")) {
+    o.worker_context = v;
+    if (o.worker_context != "beside" && o.worker_context != "first")
+      return Status::InvalidArgument(std::string("KTUNE_WORKER_CONTEXT='") + v + "': expected beside or first");
+  }
   if (const char* v = env("KTUNE_VENDOR_ANSWERS"))
     KTUNE_RETURN_IF_ERROR(parseBool("KTUNE_VENDOR_ANSWERS", v, &o.vendor_answers));
   if (const char* v = env("KTUNE_VENDOR_ALGOS"))

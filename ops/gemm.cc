@@ -20,6 +20,7 @@
 #include "autotune/verifier.h"
 #include "base/json_bounded.h"
 #include "base/json_fields.h"
+#include "base/timeline.h"
 
 namespace ktune {
 // ---------------------------------------------------------------------------------------------
@@ -319,7 +320,9 @@ Expected<std::unique_ptr<GemmOp>> GemmOp::create(Engine& tuner, OpOptions option
     S->warmUpFor(shape);  // beside the inputs' fill, where the reference will ask the library
     KTUNE_ASSIGN_OR_RETURN(std::shared_ptr<GemmCall> call,
                            makeGemmProblem(S->tuner->backend(), S->tuner->device(), shape, 1));
+    timelineMark("problem_inputs");
     S->prepareReference(*call);
+    timelineMark("problem_reference");
     return call;
   };
   KTUNE_ASSIGN_OR_RETURN(S->family, tuner.add(std::move(f), std::move(x)));

@@ -112,6 +112,10 @@ struct KTUNE_API TunerOptions {
   // problem's candidate list in every process, instead of keeping the answers in the cache
   // directory (<cache_dir>/vendor, ops/vendor_answers.h) for the next process.
   bool vendor_answers = true;
+  // KTUNE_WORKER_CONTEXT=beside|first: the isolation worker makes its device context on a thread
+  // beside its compiler's load and its ops' registration ("beside", the default; not with worker
+  // plugins, which may use the device when they register), or before them ("first").
+  std::string worker_context = "beside";
   // KTUNE_STATIC_PRUNE=0 turns off pruning by resource reports: the one switch for every rule
   // (spills, occupancy, a missing matrix instruction), in the engine and in the built-in ops.
   bool static_prune = true;

@@ -127,9 +127,12 @@ TEST_F(Cli, StartKnobsRefuseABadValue) {
   CliRun r = ktune(args, "", {"KTUNE_BACKEND=sim", "KTUNE_LT_PRELOAD=later"});
   EXPECT_NE(r.code, 0);
   EXPECT_HAS(r.err, "KTUNE_LT_PRELOAD='later': expected after or early");
+  r = ktune(args, "", {"KTUNE_BACKEND=sim", "KTUNE_WORKER_CONTEXT=late"});
+  EXPECT_NE(r.code, 0);
+  EXPECT_HAS(r.err, "KTUNE_WORKER_CONTEXT='late': expected beside or first");
   for (const char* ok : {"KTUNE_TUNER_CONNECTIONS=0", "KTUNE_TUNER_CONNECTIONS=1", "KTUNE_TUNER_CONNECTIONS=",
                          "KTUNE_WORKER_CONNECTIONS=0", "KTUNE_WORKER_CONNECTIONS=2",
-                         "KTUNE_LT_PRELOAD=early", "KTUNE_LT_PRELOAD=after"}) {
+                         "KTUNE_LT_PRELOAD=early", "KTUNE_LT_PRELOAD=after", "KTUNE_WORKER_CONTEXT=first"}) {
     r = ktune(args, "", {"KTUNE_BACKEND=sim", ok});
     EXPECT_EQ(r.code, 0) << ok << "\n" << r.err;
   }

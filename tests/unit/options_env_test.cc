@@ -100,6 +100,8 @@ const std::map<std::string, Case>& cases() {
       {"KTUNE_WORKER_CONNECTIONS",
        {"4", [](const Options& o) { return o.worker_connections == 4; }, "-2"}},
       {"KTUNE_VENDOR_ANSWERS", {"0", [](const Options& o) { return !o.vendor_answers; }, "kept"}},
+      {"KTUNE_WORKER_CONTEXT",
+       {"first", [](const Options& o) { return o.worker_context == "first"; }, "later"}},
       {"KTUNE_VENDOR_ALGOS", {"3", [](const Options& o) { return o.vendor_algos == 3; }, "x"}},
       {"KTUNE_FINALISTS", {"2", [](const Options& o) { return o.finalists == 2; }, "-1"}},
       {"KTUNE_FINALIST_MARGIN",
