@@ -177,6 +177,11 @@ extern "C" int ktune_worker_main(int argc, char** argv) {
   eo.options.tuning = true;
   eo.options.device = args->device;
   eo.log = &std::cerr;
+  // The context on a thread while NVRTC loads and the ops register (neither needs it); the GEMM
+  // op's vendor library opens once it exists (KTUNE_WORKER_CONTEXT). Not with plugins: they may
+  // use the device when they register.
+  const bool beside = args->plugins.empty() && env->worker_context == "beside";
+  eo.context_later = beside;
 
   std::vector<DynLib> libs;  // declared first: unloaded after everything that may call into them
   auto impl = std::make_unique<Autotuner::Impl>();
@@ -189,13 +194,24 @@ extern "C" int ktune_worker_main(int argc, char** argv) {
   impl->tuner = std::shared_ptr<Engine>(std::move(created).value());
   std::shared_ptr<Engine> engine = impl->tuner;
   std::unique_ptr<Autotuner> tuner = AutotunerAccess::wrap(std::move(impl));
-  mark("engine");
+  if (!beside) mark("engine");
   if (Status st = registerPlugins(*args, libs, *tuner); !st.ok()) return fail(st);
   // The built-in ops (row-wise and GEMM) can be rebuilt from their args JSON, so the worker serves
   // them too (on a device they cannot use, e.g. a simulated one, they are not registered). `ops`
   // is declared after `tuner`, so the GEMM op goes first.
-  auto ops = registerBuiltinOps(engine);
+  // The GEMM op's cuBLASLt warm-up (its first heuristic query) starts with a problem whose
+  // answers are not kept (ops/vendor_answers.h): on a warm cache the reference runs the kept
+  // default and nothing waits for the library's one-time set-up.
+  GemmOp::OpOptions gemm_opts;
+  gemm_opts.warm_up_later = true;
+  gemm_opts.vendor_later = beside;
+  auto ops = registerBuiltinOps(engine, gemm_opts);
   if (!ops.ok()) return fail(ops.status());
+  if (beside) {
+    if (Status st = engine->awaitDevice(); !st.ok()) return fail(st);
+    mark("engine");  // the device's context made, as without `beside`
+    if (ops->gemm) ops->gemm->openVendor();
+  }
   if (engine->backend().vendor() != Vendor::kSimulated) {
     for (const auto& n : ops->notes) std::fprintf(stderr, "ktune-worker: %s\n", n.c_str());
   }

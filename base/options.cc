@@ -162,13 +162,16 @@ Expected<TunerOptions> TunerOptions::fromEnv() {
     if (o.lt_preload != "after" && o.lt_preload != "early")
       return Status::InvalidArgument(std::string("KTUNE_LT_PRELOAD='") + v + "': expected after or early");
   }
-  if (const char* v = env("KTUNE_TUNER_CONNECTIONS")) {
+  for (auto [name, field] : {std::pair{"KTUNE_TUNER_CONNECTIONS", &o.tuner_connections},
+                              std::pair{"KTUNE_WORKER_CONNECTIONS", &o.worker_connections}}) {
+    const char* v = env(name);
+    if (!v) continue;
     const std::string s = v;
     char* end = nullptr;
     const long n = std::strtol(s.c_str(), &end, 10);
     if (s.empty() || *end != '\0' || n < 0 || n > 32)
-      return Status::InvalidArgument("KTUNE_TUNER_CONNECTIONS='" + s + "': expected 0 to 32");
-    o.tuner_connections = static_cast<int>(n);
+      return Status::InvalidArgument(std::string(name) + "='" + s + "': expected 0 to 32");
+    *field = static_cast<int>(n);
   }
   if (const char* v = env("KTUNE_SEARCH")) {
     o.search = v;
@@ -181,6 +184,13 @@ Expected<TunerOptions> TunerOptions::fromEnv() {
   }
   if (const char* v = env("KTUNE_STATIC_PRUNE"))
     KTUNE_RETURN_IF_ERROR(parseBool("KTUNE_STATIC_PRUNE", v, &o.static_prune));
+  if (const char* v = env("KTUNE_WORKER_CONTEXT")) {
+    o.worker_context = v;
+    if (o.worker_context != "beside" && o.worker_context != "first")
+      return Status::InvalidArgument(std::string("KTUNE_WORKER_CONTEXT='") + v + "': expected beside or first");
+  }
+  if (const char* v = env("KTUNE_VENDOR_ANSWERS"))
+    KTUNE_RETURN_IF_ERROR(parseBool("KTUNE_VENDOR_ANSWERS", v, &o.vendor_answers));
   if (const char* v = env("KTUNE_VENDOR_ALGOS"))
     KTUNE_RETURN_IF_ERROR(parseInt("KTUNE_VENDOR_ALGOS", v, &o.vendor_algos));
   if (const char* v = env("KTUNE_FINALISTS")) {

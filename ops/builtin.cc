@@ -10,7 +10,7 @@
 
 namespace ktune {
 
-Expected<BuiltinOps> registerBuiltinOps(std::shared_ptr<Engine> tuner) {
+Expected<BuiltinOps> registerBuiltinOps(std::shared_ptr<Engine> tuner, GemmOp::OpOptions gemm) {
   if (!tuner) return Status::InvalidArgument("registerBuiltinOps needs a Engine");
   BuiltinOps out;
   if (tuner->device().vendor == Vendor::kSimulated) {
@@ -24,7 +24,7 @@ Expected<BuiltinOps> registerBuiltinOps(std::shared_ptr<Engine> tuner) {
   } else {
     out.notes.push_back("row-wise ops not served: " + rs.toString());
   }
-  auto g = GemmOp::create(tuner);
+  auto g = GemmOp::create(tuner, std::move(gemm));
   if (g.ok()) {
     out.gemm = std::move(g).value();
   } else {

@@ -28,7 +28,10 @@ struct BuiltinOps {
 // kernels need a real GPU backend) and a note says so. An op that cannot be registered is left
 // out with a note; only a null tuner is an error (kInvalidArgument). Call it once per tuner,
 // before serving or tuneFromFile; not concurrently with other registrations on the same tuner.
-Expected<BuiltinOps> registerBuiltinOps(std::shared_ptr<Engine> tuner);
+// `gemm`: the GEMM op's options (the isolation worker defers the vendor's warm-up:
+// OpOptions::warm_up_later).
+Expected<BuiltinOps> registerBuiltinOps(std::shared_ptr<Engine> tuner,
+                                        GemmOp::OpOptions gemm = {});
 
 }  // namespace ktune
 

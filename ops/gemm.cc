@@ -4,6 +4,7 @@
 #include "ops/buffers.h"
 #include "ops/gemm_configs.h"
 #include "ops/gemm_vendor.h"
+#include "ops/vendor_answers.h"
 
 #include <algorithm>
 #include <cmath>
@@ -19,6 +20,7 @@
 #include "autotune/verifier.h"
 #include "base/json_bounded.h"
 #include "base/json_fields.h"
+#include "base/timeline.h"
 
 namespace ktune {
 // ---------------------------------------------------------------------------------------------
@@ -182,7 +184,8 @@ void addVendorCandidates(TypedKernelSpec<GemmCall>& f, GemmOp::State* S) {
   if (!S->vendor && !S->open_vendor) return;
   f.vendor_candidates = [S](const GemmCall& call) {
     if (!S->vendor) return std::vector<VendorCandidate>{};
-    return S->vendor->candidates(withAlignment(call.shape, call.buf), S->vendor_algos);
+    return vendor_answers::candidates(*S->vendor, S->answers_dir, S->tuner->device(),
+                                      withAlignment(call.shape, call.buf), S->vendor_algos);
   };
   f.vendor_launch = [S](const std::string& id, const GemmCall& call, StreamHandle stream) -> Status {
     if (id.empty()) return Status::InvalidArgument("empty vendor algorithm id");
@@ -202,7 +205,7 @@ void openVendorLibrary(GemmOp::State* S, const std::string& backend, bool sim,
   auto v = openGemmVendor(backend, S->tuner->backend(), S->tuner->device().multiprocessors, paths);
   if (v.ok()) S->vendor = std::move(v).value();
   // Its one-time set-up overlaps the caller's next steps (a warm tuning run's inputs).
-  if (S->vendor && !sim) S->vendor->startWarmUp(S->tuner->device().ordinal);
+  if (S->vendor && !sim && !options.warm_up_later) S->vendor->startWarmUp(S->tuner->device().ordinal);
 }
 
 }  // namespace
@@ -228,6 +231,8 @@ Expected<std::unique_ptr<GemmOp>> GemmOp::create(Engine& tuner, OpOptions option
   State* S = st.get();
   S->tuner = &tuner;
   S->vendor_algos = tuner.options().options.vendor_algos;
+  if (tuner.options().options.vendor_answers) S->answers_dir = tuner.options().options.cache_dir;
+  S->warm_up_later = options.warm_up_later;
   if (!options.vendor_later) openVendorLibrary(S, backend, sim, options);
   else if (S->vendor_algos > 0)
     S->open_vendor = [S, backend, sim, options] { openVendorLibrary(S, backend, sim, options); };
@@ -312,9 +317,12 @@ Expected<std::unique_ptr<GemmOp>> GemmOp::create(Engine& tuner, OpOptions option
     // Typed fields and the memory the problem needs, before allocating (checkBuiltinTuneArgs).
     KTUNE_RETURN_IF_ERROR(checkBuiltinTuneArgs("gemm", parseJsonOrDiscarded(text)));
     KTUNE_ASSIGN_OR_RETURN(gemm::GemmShape shape, gemmShapeFromJson(text));
+    S->warmUpFor(shape);  // beside the inputs' fill, where the reference will ask the library
     KTUNE_ASSIGN_OR_RETURN(std::shared_ptr<GemmCall> call,
                            makeGemmProblem(S->tuner->backend(), S->tuner->device(), shape, 1));
+    timelineMark("problem_inputs");
     S->prepareReference(*call);
+    timelineMark("problem_reference");
     return call;
   };
   KTUNE_ASSIGN_OR_RETURN(S->family, tuner.add(std::move(f), std::move(x)));

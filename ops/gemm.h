@@ -127,6 +127,11 @@ class GemmOp {
     // EngineOptions::context_later, create() then needs no device context, and the family can
     // precompile its first key while the context is made (`ktune tune gemm` does).
     bool vendor_later = false;
+    // The vendor library's first heuristic query (its one-time set-up, GemmVendor::startWarmUp)
+    // is not started when the library opens, only for a problem whose candidate list is not kept
+    // (ops/vendor_answers.h): a process that needs no answer from the library (the isolating
+    // `ktune tune` and its worker on a warm cache) pays nothing for it.
+    bool warm_up_later = false;
   };
   // Registers the family "gemm" on `tuner`, which must outlive the op (as with Family<P>; this
   // takes what Engine::create returns: GemmOp::create(**tuner)). Fails when the tuner's device

@@ -1,4 +1,5 @@
 #include "ops/gemm_state.h"
+#include "ops/vendor_answers.h"
 
 #include <algorithm>
 #include <cmath>
@@ -107,6 +108,13 @@ Status GemmOp::State::preRun(const GemmCall& call, StreamHandle stream) {
   return poisonNaN(be, call.buf.c, dtypeOf(s.c), s.m * s.ldc, stream);
 }
 
+void GemmOp::State::warmUpFor(const gemm::GemmShape& s) {
+  if (!warm_up_later || !vendor || tuner->device().vendor == Vendor::kSimulated) return;
+  // The problem's A is placed by s.aligned16 (makeGemmProblem): the reference's shape key.
+  if (vendor_answers::keptDefault(*vendor, answers_dir, tuner->device(), s, vendor_algos).empty())
+    vendor->startWarmUp(tuner->device().ordinal);
+}
+
 Status GemmOp::State::launchReference(const GemmCall& call, DevicePtr out, StreamHandle stream) {
   const auto& s = call.shape;
   GemmBuffers b = call.buf;
@@ -114,7 +122,12 @@ Status GemmOp::State::launchReference(const GemmCall& call, DevicePtr out, Strea
   // The vendor's heuristic choice can refuse pointers that are only element-aligned (seen with
   // cuBLASLt for an A at +2 bytes): the JIT default config, whose unaligned path
   // handles any address, is the reference then.
-  if (vendor && vendor->run("", s, b, stream).ok()) return Status::Ok();
+  // The library's own choice: the kept answer's default (ops/vendor_answers.h), else asked now.
+  if (vendor && vendor->run(vendor_answers::keptDefault(*vendor, answers_dir, tuner->device(),
+                                                        withAlignment(s, b), vendor_algos),
+                            s, b, stream)
+                    .ok())
+    return Status::Ok();
   if (isFp8(s.ab)) {  // one fp8 kernel (e5m2 x e5m2 has no cuBLASLt algorithm): its default
     const auto c = gemm::curatedConfigs(gemm::KernelKind::kTma, s);
     if (c.empty())

@@ -25,6 +25,12 @@ struct GemmOp::State {
   Config default_config;
   gemm::KernelKind default_kind = gemm::KernelKind::kMma;
   int vendor_algos = 0;
+  // Where the vendor's answers are kept (ops/vendor_answers.h): the cache directory, or empty
+  // (Options::vendor_answers off).
+  std::string answers_dir;
+  bool warm_up_later = false;  // OpOptions::warm_up_later
+  // The vendor's warm-up for `s`, where the op defers it (warm_up_later) and no answer is kept.
+  void warmUpFor(const gemm::GemmShape& s);
   std::function<void()> open_vendor;  // OpOptions::vendor_later: GemmOp::openVendor's work
   std::function<Config(const GemmCall&)> key_default;  // the family's default_for (defaultFor)
   // Verification checks both sides of every multiple of this many rows: the smallest BLOCK_M of

@@ -281,6 +281,9 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
   gopts.full_space = t.args.has("--full-space");
   gopts.kinds = t.kinds;
   gopts.vendor_later = true;  // opened once the context exists (below)
+  // Where the worker times, this process asks the vendor library only for the candidate lists it
+  // has not kept (ops/vendor_answers.h): no warm-up query beside them.
+  gopts.warm_up_later = tuner->options().options.isolate;
   const auto t0 = std::chrono::steady_clock::now();
   auto gop = GemmOp::create(tuner, gopts);
   if (!gop.ok()) return fail(gop.status());

@@ -30,11 +30,44 @@ void limitTunerConnections(const Options& opts, const TuneRequest& t) {
   }
 }
 
+namespace {
+// The early worker's CUDA_DEVICE_MAX_CONNECTIONS (Options::worker_connections), set in this
+// process's environment for its spawn and restored after it; limitTunerConnections then sets
+// this process's own. Nothing else runs yet: no thread reads the environment meanwhile.
+class WorkerConnections {
+ public:
+  explicit WorkerConnections(const Options& opts) {
+    const char* cur = std::getenv(kVar);
+    if (cur) saved_ = cur;
+    had_ = cur != nullptr;
+    if (opts.worker_connections > 0) set(std::to_string(opts.worker_connections));
+    else if (opts.worker_connections < 0 && !had_) set("1");
+  }
+  ~WorkerConnections() {
+    if (!changed_) return;
+    if (had_) ::setenv(kVar, saved_.c_str(), 1);
+    else ::unsetenv(kVar);
+  }
+
+ private:
+  void set(const std::string& v) {
+    ::setenv(kVar, v.c_str(), 1);
+    changed_ = true;
+  }
+  static constexpr const char* kVar = "CUDA_DEVICE_MAX_CONNECTIONS";
+  std::string saved_;
+  bool had_ = false, changed_ = false;
+};
+}  // namespace
+
 void prestartWorkerIfIsolating(const Options& opts, const TuneRequest& t) {
   if (!isolatesOnGpu(opts, t)) return;
   const auto t0 = std::chrono::steady_clock::now();
   auto wl = earlyWorkerLaunch(opts);
-  if (wl.ok()) (void)prestartWorkerEarly(std::move(*wl), IsolationOptions{});
+  if (wl.ok()) {
+    WorkerConnections connections(opts);  // for the spawn only
+    (void)prestartWorkerEarly(std::move(*wl), IsolationOptions{});
+  }
   noteProcessMs("worker_spawn_ms", msSince(t0));
 }
 

@@ -11,6 +11,10 @@ namespace ktune::cli {
 // Starts the isolation worker before this process opens its GPU, so the two start-ups overlap
 // (worker_prestart.h); the tuner made later takes it. Only where the tuner will isolate on one
 // real GPU and a GPU device node exists (a CPU-only machine analyses without a GPU: no worker).
+// The worker is spawned with CUDA_DEVICE_MAX_CONNECTIONS=1 (one hardware work queue: it times on
+// one stream) unless the environment sets that variable; Options::worker_connections
+// (KTUNE_WORKER_CONNECTIONS) = N > 0 sets N, 0 leaves the environment's. This process's own
+// environment is as before once it has spawned.
 void prestartWorkerIfIsolating(const Options& opts, const TuneRequest& t);
 
 // This process's CUDA_DEVICE_MAX_CONNECTIONS (the hardware work queues its context is made with),

@@ -104,6 +104,18 @@ struct KTUNE_API TunerOptions {
   // context's hardware work queues) where its isolation worker does the timing. -1 (unset): 1,
   // unless the environment sets CUDA_DEVICE_MAX_CONNECTIONS; 0: the environment's.
   int tuner_connections = -1;
+  // KTUNE_WORKER_CONNECTIONS=N (0..32): the CUDA_DEVICE_MAX_CONNECTIONS of the isolation worker
+  // `ktune tune` starts before its own driver (the worker times on one stream). -1 (unset): 1,
+  // unless the environment sets CUDA_DEVICE_MAX_CONNECTIONS; 0: the environment's.
+  int worker_connections = -1;
+  // KTUNE_VENDOR_ANSWERS=0: the GEMM op asks its vendor library (cuBLASLt, hipBLASLt) for every
+  // problem's candidate list in every process, instead of keeping the answers in the cache
+  // directory (<cache_dir>/vendor, ops/vendor_answers.h) for the next process.
+  bool vendor_answers = true;
+  // KTUNE_WORKER_CONTEXT=beside|first: the isolation worker makes its device context on a thread
+  // beside its compiler's load and its ops' registration ("beside", the default; not with worker
+  // plugins, which may use the device when they register), or before them ("first").
+  std::string worker_context = "beside";
   // KTUNE_STATIC_PRUNE=0 turns off pruning by resource reports: the one switch for every rule
   // (spills, occupancy, a missing matrix instruction), in the engine and in the built-in ops.
   bool static_prune = true;

@@ -111,21 +111,28 @@ TEST_F(Cli, TuneGemmRangeTunesOnlyTheKeysNotRecorded) {
   EXPECT_EQ(froms("32..64"), std::vector<std::string>({"database", "database", "database"}));
 }
 
-// KTUNE_TUNER_CONNECTIONS (the tuning process's CUDA_DEVICE_MAX_CONNECTIONS) and KTUNE_LT_PRELOAD
+// KTUNE_TUNER_CONNECTIONS / KTUNE_WORKER_CONNECTIONS (the tuning process's and its early worker's
+// CUDA_DEVICE_MAX_CONNECTIONS) and KTUNE_LT_PRELOAD
 // (when cuBLASLt loads), read by Options::fromEnv: a value outside their range is refused with it
 // named; good ones run (an empty value is unset, as for every variable).
 TEST_F(Cli, StartKnobsRefuseABadValue) {
   const std::vector<std::string> args = {"tune", "gemm", "--m", "32", "--n", "48", "--k", "64"};
-  for (const char* bad : {"-1", "33", "two", "3x"}) {
-    CliRun r = ktune(args, "", {"KTUNE_BACKEND=sim", std::string("KTUNE_TUNER_CONNECTIONS=") + bad});
-    EXPECT_NE(r.code, 0) << bad;
-    EXPECT_HAS(r.err, std::string("KTUNE_TUNER_CONNECTIONS='") + bad + "': expected 0 to 32");
+  for (const std::string var : {"KTUNE_TUNER_CONNECTIONS", "KTUNE_WORKER_CONNECTIONS"}) {
+    for (const char* bad : {"-1", "33", "two", "3x"}) {
+      CliRun r = ktune(args, "", {"KTUNE_BACKEND=sim", var + "=" + bad});
+      EXPECT_NE(r.code, 0) << var << bad;
+      EXPECT_HAS(r.err, var + "='" + bad + "': expected 0 to 32");
+    }
   }
   CliRun r = ktune(args, "", {"KTUNE_BACKEND=sim", "KTUNE_LT_PRELOAD=later"});
   EXPECT_NE(r.code, 0);
   EXPECT_HAS(r.err, "KTUNE_LT_PRELOAD='later': expected after or early");
+  r = ktune(args, "", {"KTUNE_BACKEND=sim", "KTUNE_WORKER_CONTEXT=late"});
+  EXPECT_NE(r.code, 0);
+  EXPECT_HAS(r.err, "KTUNE_WORKER_CONTEXT='late': expected beside or first");
   for (const char* ok : {"KTUNE_TUNER_CONNECTIONS=0", "KTUNE_TUNER_CONNECTIONS=1", "KTUNE_TUNER_CONNECTIONS=",
-                         "KTUNE_LT_PRELOAD=early", "KTUNE_LT_PRELOAD=after"}) {
+                         "KTUNE_WORKER_CONNECTIONS=0", "KTUNE_WORKER_CONNECTIONS=2",
+                         "KTUNE_LT_PRELOAD=early", "KTUNE_LT_PRELOAD=after", "KTUNE_WORKER_CONTEXT=first"}) {
     r = ktune(args, "", {"KTUNE_BACKEND=sim", ok});
     EXPECT_EQ(r.code, 0) << ok << "\n" << r.err;
   }

@@ -16,6 +16,7 @@
 #include "autotune/autotuner.h"
 #include "autotune/isolation.h"
 #include "base/fs.h"
+#include "base/subprocess.h"
 #include "compiler/sim/sim_compiler.h"
 #include "tests/unit/isolation_families.h"
 #include "tests/unit/isolation_test_env.h"
@@ -169,6 +170,35 @@ TEST(IsolationProtocol, ALoadedBinaryIsNotReadFromTheStoreAgain) {
   EXPECT_EQ(again.status, Code::kOk) << again.reason;
   EXPECT_GT(again.stats.runs, 0);
   EXPECT_EQ(compiles.load(), 1);
+}
+
+// Without plugins the worker makes its context on a thread beside its compiler's load and its
+// ops' registration (KTUNE_WORKER_CONTEXT=beside, the default), before them with "first": either
+// way it says hello with its start-up split (the engine's mark after the context) and serves
+// until EOF.
+TEST(IsolationProtocol, WorkerWithoutPluginsStartsWithItsContextBesideOrFirst) {
+  auto exe = findWorkerExecutable("");
+  ASSERT_TRUE(exe.ok()) << exe.status().toString();
+  IsoEnv env;  // its directory is the worker's cache
+  const std::string& dir = env.dir;
+  for (const char* mode : {"beside", "first"}) {
+    SCOPED_TRACE(mode);
+    ASSERT_EQ(::setenv("KTUNE_WORKER_CONTEXT", mode, 1), 0);
+    auto r = runProcess({*exe, "--cache-dir", dir, "--backend", "sim"}, "", 60000);
+    ::unsetenv("KTUNE_WORKER_CONTEXT");
+    ASSERT_TRUE(r.ok()) << r.status().toString();
+    EXPECT_EQ(r->exit_code, 0) << r->err;
+    const auto nl = r->out.find('\n');
+    ASSERT_NE(nl, std::string::npos) << r->out;
+    auto hello = nlohmann::json::parse(r->out.substr(0, nl), nullptr, false);
+    ASSERT_TRUE(hello.is_object()) << r->out;
+    EXPECT_EQ(hello.value("event", ""), "hello");
+    ASSERT_TRUE(hello.contains("startup_ms") && hello["startup_ms"].is_object()) << r->out;
+    const auto& ms = hello["startup_ms"];
+    ASSERT_TRUE(ms.contains("backend") && ms.contains("engine") && ms.contains("ops")) << r->out;
+    EXPECT_LE(ms["backend"].get<double>(), ms["engine"].get<double>());
+    EXPECT_LE(ms["engine"].get<double>(), ms["ops"].get<double>());
+  }
 }
 
 }  // namespace

@@ -45,6 +45,7 @@ typedef struct { int type; uint64_t rows, cols; int64_t ld; } Layout;
 typedef int (*Hook)(const uint8_t* algo, const void* a, const void* b, void* d, void* stream);
 
 int fake_live = 0, fake_handles = 0, fake_requested = 0, fake_matmuls = 0, fake_algos = 3;
+int fake_heuristics = 0;
 int fake_matmul_status = 0;
 Desc fake_desc;
 Layout fake_layout[3];
@@ -92,7 +93,7 @@ int hipblasLtMatmulAlgoGetHeuristic(void* h, Desc* d, Layout* a, Layout* b, Layo
                                     uint64_t* pref, int requested, Result* res, int* found) {
   (void)h; (void)dd;
   fake_desc = *d; fake_layout[0] = *a; fake_layout[1] = *b; fake_layout[2] = *c;
-  fake_pref_workspace = *pref; fake_requested = requested;
+  fake_pref_workspace = *pref; fake_requested = requested; ++fake_heuristics;
   int n = requested < fake_algos ? requested : fake_algos;
   for (int i = 0; i < n; ++i) {
     memset(&res[i], 0, sizeof(Result));
@@ -364,9 +365,11 @@ TEST(HipBlasLtGemmOp, AlgorithmsAreCandidatesOnASimulatedGfx942AndTheFastestIsRe
   g_sim.fn = *fn;
   fake.var<Hook>("fake_matmul_hook") = matmulHook;
 
+  bool answers = true;  // Options::vendor_answers
   auto run = [&](bool tuning, std::string* winner, std::string* source, std::vector<CandidateResult>* cands) {
     EngineOptions o;
     o.options.cache_dir = dir;
+    o.options.vendor_answers = answers;
     o.options.tuning = tuning;
     o.options.warmup_ms = 0.1;
     o.options.rep_ms = 0.5;
@@ -414,6 +417,34 @@ TEST(HipBlasLtGemmOp, AlgorithmsAreCandidatesOnASimulatedGfx942AndTheFastestIsRe
   std::string recalled, unused;
   run(false, &recalled, &unused, &cands);
   EXPECT_EQ(recalled, "idx1");
+  // The library's answers were kept beside the code objects (ops/vendor_answers.h): a next
+  // process tuning the key with a fresh database asks the heuristic nothing (not for the
+  // candidates, not for the reference, which runs the kept default) and races the same three.
+  auto kept = listDir(dir + "/vendor");
+  ASSERT_TRUE(kept.ok() && !kept->empty());
+  auto fresh = [&](int* asked) {
+    ASSERT_EQ(std::system(("rm -rf '" + dir + "/db'").c_str()), 0);
+    const int h0 = fake.var<int>("fake_heuristics");
+    run(true, &winner, &source, &cands);
+    *asked = fake.var<int>("fake_heuristics") - h0;
+    EXPECT_EQ(winner.rfind("hipblaslt:idx=1:", 0), 0u) << winner;
+    int n = 0;
+    for (const auto& c : cands) n += c.source == "hipblaslt" && c.status == Code::kOk ? 1 : 0;
+    EXPECT_EQ(n, 3);
+  };
+  int asked = -1;
+  fresh(&asked);
+  EXPECT_EQ(asked, 0) << "the kept answers were not used";
+  answers = false;  // KTUNE_VENDOR_ANSWERS=0: the library is asked again
+  fresh(&asked);
+  EXPECT_GE(asked, 2) << "candidates and reference";
+  answers = true;  // a kept file that is not this key's answer is a miss, and is replaced
+  for (const auto& f : *kept)
+    ASSERT_TRUE(writeFileAtomic(dir + "/vendor/" + f, "{\"key\":\"other\",\"candidates\":[]}").ok());
+  fresh(&asked);
+  EXPECT_GE(asked, 1);
+  fresh(&asked);
+  EXPECT_EQ(asked, 0);
   fake.var<Hook>("fake_matmul_hook") = nullptr;
   EXPECT_EQ(fake.var<int>("fake_live"), 0) << "descriptors leaked";
 }
