@@ -17,24 +17,25 @@ def short(cfg):
     return re.sub(r"DC_MT=\d+ ?", "", s).strip()
 
 
+def canon(cfg):
+    """A config string with its knobs sorted (gemm_bench prints them sorted)."""
+    return ",".join(sorted(cfg.split(",")))
+
+
 def parse_log(path):
     """(shape, mode) -> {config or 'read_bound'/'cublaslt_best': us}"""
-    out, pick, twin, last = {}, {}, {}, None
+    out, pick, twin = {}, {}, {}
     if not os.path.exists(path):
         return out
     raw = {}
     for line in open(path, errors="replace"):
-        m = re.match(r"^NT_(\S+)\s+(flush|rot)\s", line)
+        m = re.match(r"^NT_(\d+x\d+x\d+)/(flush|rot)/iter.*? decode:([^;\s]+)", line)
         if m:
-            last = (m.group(1), m.group(2))
-            continue
-        m = re.match(r"^\s+ktune decode:([^;\s]+)", line)
-        if m and last:
-            pick[last] = m.group(1)
+            pick[(m.group(1), m.group(2))] = canon(m.group(3))
             continue
         m = re.match(r"^TWIN gemm \S*?(\d+x\d+x\d+)/(flush|rot) (twin\d+) decode:(\S+)", line)
         if m:
-            twin[(m.group(1), m.group(2), m.group(3))] = m.group(4)
+            twin[(m.group(1), m.group(2), m.group(3))] = canon(m.group(4))
             continue
         m = re.match(r"^RESULT gemm \S*?(\d+x\d+x\d+)/(flush|rot) (\S+) ([\d.]+)", line)
         if m:
@@ -62,7 +63,7 @@ def main():
         parts = line.strip().split(":")
         if len(parts) < 2:
             continue
-        shape, cfgs = parts[0], parts[1:]
+        shape, cfgs = parts[0], [canon(c) for c in parts[1:]]
         for mode in ("flush", "rot"):
             ds = [d.get((shape, mode), {}) for d in logs]
             rd = [d.get("read_bound") for d in ds]

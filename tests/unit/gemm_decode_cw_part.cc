@@ -86,6 +86,7 @@ TEST(GemmDecode, TwoConsumerWarpgroupsOverARowsCompile) {
                                                            {64, 4096, 8, 1, 2, 2, 3, 4, 0},
                                                            {32, 4096, 4, 1, 2, 2, 0, 4, 0},
                                                            {16, 4096, 2, 1, 4, 2, 0, 4, 0},
+                                                           {9, 4096, 2, 1, 2, 2, 1, 4, 0},
                                                            {128, 4096, 16, 1, 4, 1, 3, 5, 0},
                                                            {128, 28672, 16, 1, 2, 2, 0, 6, 0},
                                                            {128, 4096, 16, 1, 2, 2, 0, 0, 0},
@@ -112,6 +113,27 @@ TEST(GemmDecode, TwoConsumerWarpgroupsOverARowsCompile) {
       return "PTX has the one-warpgroup wgmma";
     return "";
   });
+}
+
+// DC_CW = 2 is curated where it won (bench/NOTES.md, issue 32): at 65..128 rows, each entry right
+// after its one-warpgroup base (DC_WARPS 4 -> 8, the same tile and ring), so the tuner races both
+// at 128x4096x4096 and 128x4096x14336; none at 64 rows or fewer (1.02-1.04x slower there).
+TEST(GemmDecode, TwoConsumerWarpgroupsAreCuratedAsTwinsAt128Rows) {
+  for (const GemmShape& s : {nt(128, 4096, 4096), nt(128, 4096, 14336), nt(100, 4096, 4096), nt(64, 4096, 4096),
+                             nt(32, 4096, 4096), nt(16, 4096, 4096)}) {
+    const std::vector<Config> cs = curatedConfigs(KernelKind::kDecode, s);
+    int twins = 0;
+    for (size_t i = 0; i < cs.size(); ++i) {
+      if (cs[i].getInt("DC_CW", 1) != 2) continue;
+      ++twins;
+      ASSERT_GT(i, 0u);
+      Config base;
+      for (const auto& [name, value] : cs[i].params())
+        if (name != "DC_CW") base.set(name, name == "DC_WARPS" ? ParamValue{int64_t{4}} : value);
+      EXPECT_EQ(cs[i - 1].toString(), base.toString()) << "the twin follows its base config";
+    }
+    EXPECT_EQ(twins, s.m > 64 ? 2 : 0) << shapeKey(s);
+  }
 }
 
 }  // namespace

@@ -168,7 +168,8 @@ KTUNE_DEVICE void stage_sums(const Prob& p, float (&acc)[kNT][kAcc], int row0, i
   constexpr int kP = kBN + 4;
   const int warp = (ctid >> 5) & 3, lane = ctid & 31;
   const int nb = wg_slab(ctid) * 64 + warp * 16 + (lane >> 2), mb = (lane & 3) * 2;
-  static_assert(kRows % (8 * kCW) == 0, "whole row groups per warpgroup");
+  // (kRows: a multiple of 8*kCW wherever this runs; a cluster's reduce-scatter branch under 8*kCW
+  // rows a block is compiled, never run: cluster_reduce.)
 #pragma unroll
   for (int j = 0; j < kRows / (8 * kCW); ++j)
 #pragma unroll
