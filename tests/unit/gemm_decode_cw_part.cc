@@ -115,6 +115,60 @@ TEST(GemmDecode, TwoConsumerWarpgroupsOverARowsCompile) {
   });
 }
 
+// DC_PP = 1 (DC_CW = 2's warpgroups on alternate stages over all of A's rows, the sums traded after
+// the loop): not enumerated, only with DC_CW 2 on the cluster K split, <= 64 loop accumulators,
+// not with DC_WP; the launch is DC_CW = 2's; its PTX has the one-warpgroup wgmma (n = 8*DC_MT), not
+// DC_CW's, and no spills.
+TEST(GemmDecode, PingPongWarpgroupsAreAKnobAndCompile) {
+  const ConfigSpace& sp = configSpace(KernelKind::kDecode);
+  for (const Config& c : sp.enumerate("cuda", 227 * 1024).accepted) ASSERT_FALSE(c.has("DC_PP")) << c.toString();
+  const DeviceInfo dev = sm90aDevice();
+  std::vector<std::pair<Config, GemmShape>> jobs;
+  // (M, DC_MT, DC_U, DC_DEPTH, DC_XR, DC_GRID, gate/up with bias and C +=)
+  for (const auto& k : std::vector<std::array<int64_t, 7>>{{128, 16, 2, 2, 1, 4, 0}, {128, 16, 2, 2, 3, 4, 0},
+                                                           {64, 8, 2, 2, 3, 4, 0}, {32, 4, 2, 2, 0, 4, 0},
+                                                           {9, 2, 2, 2, 1, 4, 0}, {128, 16, 1, 4, 3, 5, 0},
+                                                           {100, 16, 2, 2, 0, 4, 1}}) {
+    Config c = tmaConfig(k[1], 8, 1, k[2], k[3], k[5], k[4]);
+    c.set("DC_CW", int64_t{2});
+    const Config cw = c;
+    c.set("DC_PP", int64_t{1});
+    ASSERT_TRUE(sp.validate(c).ok()) << c.toString() << ": " << sp.validate(c).toString();
+    GemmShape g = nt(k[0], 4096, 4096);
+    if (k[6]) {
+      g.act = Activation::kSiluMul;
+      g.has_bias = true;
+      g.beta = 1.0f;
+      g.n = 2 * 4096;
+      g.ldc = 4096;
+    }
+    auto p1 = launchPlan(KernelKind::kDecode, cw, g, dev), p2 = launchPlan(KernelKind::kDecode, c, g, dev);
+    ASSERT_TRUE(p1.ok() && p2.ok()) << c.toString();
+    EXPECT_EQ(p2->grid.x, p1->grid.x);
+    EXPECT_EQ(p2->block.x, p1->block.x);
+    EXPECT_EQ(sharedBytes(KernelKind::kDecode, c), sharedBytes(KernelKind::kDecode, cw));
+    jobs.emplace_back(c, g);
+  }
+  for (int64_t grid : {0, 1, 6}) {  // not outside the cluster K split, nor without DC_CW 2
+    Config c = tmaConfig(16, 8, 1, 2, 2, grid, 0);
+    c.set("DC_CW", int64_t{2});
+    c.set("DC_PP", int64_t{1});
+    EXPECT_NE(sp.validate(c).message().find("DC_PP"), std::string::npos) << c.toString();
+  }
+  Config nocw = tmaConfig(16, 8, 1, 2, 2, 4, 1);
+  nocw.set("DC_PP", int64_t{1});
+  EXPECT_FALSE(sp.validate(nocw).ok());
+  auto cc = compilerForArch("sm_90a");
+  if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
+  compileEach(**cc, jobs, [](const Config& c, const std::string& ptx) -> std::string {
+    const std::string n = "wgmma.mma_async.sync.aligned.m64n" + std::to_string(8 * c.getInt("DC_MT")) + "k16";
+    if (ptx.find(n) == std::string::npos) return "PTX lacks " + n;
+    if (ptx.find("wgmma.mma_async.sync.aligned.m64n" + std::to_string(4 * c.getInt("DC_MT")) + "k16") != std::string::npos)
+      return "PTX has DC_CW's half-width wgmma";
+    return "";
+  });
+}
+
 // DC_CW = 2 is curated where it won (bench/NOTES.md, issue 32): at 65..128 rows, each entry right
 // after its one-warpgroup base (DC_WARPS 4 -> 8, the same tile and ring), so the tuner races both
 // at 128x4096x4096 and 128x4096x14336; none at 64 rows or fewer (1.02-1.04x slower there).

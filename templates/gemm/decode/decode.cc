@@ -125,7 +125,8 @@ ConfigSpace buildSpace() {
       .addOptionalInts("DC_L2P", {0, 128, 256}, "cuda")
       .addOptionalInts("DC_WP", {1}, "cuda")
       .addOptionalInts("DC_PW", {0, 1, 2}, "cuda")
-      .addOptionalInts("DC_CW", {2}, "cuda");
+      .addOptionalInts("DC_CW", {2}, "cuda")
+      .addOptionalInts("DC_PP", {1}, "cuda");
   // DC_CW = 2 (not enumerated; absent: 1; curated where it won): the TMA-fed body's two consumer
   // warpgroups on the same weight slabs, each over half of A's rows (wgmma N = 4*DC_MT, at least 8),
   // one producer warp; not with the row-split pair (DC_GRID 7: its blocks already split A's rows).
@@ -184,6 +185,14 @@ ConfigSpace buildSpace() {
                 return !wg(c) || ((knob(c, "DC_XR") == 0 || (tmaFed(c) && (g == 4 || g == 5))) &&
                                   knob(c, "DC_PF") >= 1);
               });
+  // DC_PP = 1 (not enumerated; absent: 0): DC_CW = 2's warpgroups on alternate stages, each over all
+  // of A's rows (its loop holds 4*DC_MT accumulators a slab, as one warpgroup does), the sums traded
+  // after the loop; the cluster K split only (no flush inside the loop), not with DC_WP.
+  s.constrain("DC_PP 1 when present, with DC_CW 2, DC_GRID 4 or 5, DC_NT * DC_MT <= 16, no DC_WP", [](K c) {
+    const int64_t g = knob(c, "DC_GRID");
+    return !c.has("DC_PP") || (c.getInt("DC_PP", 0) == 1 && cw(c) == 2 && (g == 4 || g == 5) &&
+                               knob(c, "DC_NT") * knob(c, "DC_MT") <= 16 && !c.has("DC_WP"));
+  });
   s.constrain("DC_XR != 3 || DC_MT / DC_CW >= cluster blocks",
               [](K c) { return knob(c, "DC_XR") != 3 || knob(c, "DC_MT") / cw(c) >= clusterBlocks(c); });
   // The TMA-fed body (DC_WG = 2): DC_PF = 1, one producer warp (an elected thread issues every

@@ -80,6 +80,9 @@
 #else
 #define DC_WMT DC_MT
 #endif
+#ifndef DC_PP
+#define DC_PP 0
+#endif
 namespace kd {
 
 constexpr int kCWarps = DC_WARPS;                 // consumer warps
@@ -98,6 +101,11 @@ constexpr bool kXA = DC_TMA && DC_PF == 2;
 // drains each stage's wgmmas (wgmma_wait<0>) before the next wait: at 64..128 rows a stage's
 // drain and wait cost ~0.25 us each beside its wgmmas (bench/NOTES.md, issue 32).
 constexpr bool kWP = DC_TMA && DC_WP == 1;
+// DC_PP = 1 (with DC_CW = 2, the cluster K split): the two consumer warpgroups take alternate stages,
+// each over all of A's rows (wgmma n = 8*DC_MT), so one's wait, release and loop run beside the
+// other's wgmmas; after the loop they trade halves of their sums through the idle ring into
+// DC_CW = 2's layout (consume_pp). One warpgroup's warps release a slot.
+constexpr bool kPP = DC_TMA && DC_PP == 1;
 // The TMA producer's per-stage path with one producer warp (DC_PF = 1; DC_PW, absent: 2 for tiles of
 // 64 rows or more, 0 below): 2, the whole warp runs the loop (its values warp-uniform) and one
 // elected lane issues each stage's boxes, the unit's tile and k step stepped, not divided; 0, the
@@ -137,7 +145,8 @@ constexpr bool kPairs = DC_TMA && ACT == 3 && kNT == 2, kHalves = DC_TMA && ACT 
 // the pair (with silu_mul 64-row boxes: the third map is the pair's).
 constexpr bool kPairBox = kHalves;
 constexpr int kXBox = kBM < 64 ? kBM : 64, kWBox = DC_MSPLIT && ACT != 3 ? 32 : 64;
-constexpr int kEmptyArrivals = (DC_MSPLIT ? 2 : 1) * kCWarps;  // consumer warps releasing a slot
+constexpr int kEmptyArrivals = (DC_MSPLIT ? 2 : 1) * kCWarps / (kPP ? 2 : 1);  // consumer warps releasing a slot
+static_assert(!kPP || (kCW == 2 && DC_CLUSTER && !kWP), "DC_PP = 1: DC_CW 2 on the cluster K split, no DC_WP");
 
 using ktune::smem_addr;
 using ktune::make_desc_addr;
@@ -285,6 +294,8 @@ KTUNE_DEVICE void drain(float (&acc)[kNT][kAcc], unsigned empty, int& held, int 
 }
 
 #if DC_TMA
+#include "decode_wg_pp.cuh"
+
 // The producer warp(s), thread pt: the elected thread (pt = 0; kPW 2: the warp, one lane
 // elected per stage) streams the block's S units from u0 through the ring by TMA; with kXA every producer thread also copies its share of each stage's A
 // rows (cp.async) and has the stage's `full` count its arrival when they land (.noinc: the
@@ -428,6 +439,9 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
       prefetch_out(p, ACT == 3 ? t * kBN / 2 : t * kBN, ACT == 3 ? (t + 1) * kBN / 2 : (t + 1) * kBN, tid,
                    kConsumers);
   float acc[kNT][kAcc];
+#if DC_PP
+  consume_pp(acc, base, full, empty, S, tid, rank, reinterpret_cast<float*>(smem_raw + (base - smem_addr(smem_raw))));
+#else
   for_each_acc(acc, tid, [](float& v, int, int) { v = 0.0f; });
   if constexpr (kWP) acc_fence(acc);
   int run = 0;  // units of the current run (tile) so far
@@ -448,7 +462,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
     if (kXA) ktune::fence_proxy_async();  // the producers' cp.async writes of A -> the async proxy
     const unsigned w = base + slot * kStageBytes;
     ktune::wgmma_fence();
-    mma_stage(acc, w + wg_slab(tid) * 64 * 128, w + kWBytes + wg_group(tid) * 1024);
+    mma_stage<kAcc>(acc, w + wg_slab(tid) * 64 * 128, w + kWBytes + wg_group(tid) * 1024);
     ktune::wgmma_commit();
     DC_TS(tid == 0, s, kTsCommit);
     stage_issued(empty, slot, held, tid, rank);
@@ -465,6 +479,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
 #endif
   }
   if constexpr (kWP) drain(acc, empty, held, tid, rank);  // the last stage's, before the sums are read
+#endif
   DC_TR(tid == 0, kTrLoopEnd);
 #if DC_CLUSTER
   cluster_reduce(p, acc, base, reinterpret_cast<float*>(smem_raw + (base - smem_addr(smem_raw))),
