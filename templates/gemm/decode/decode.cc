@@ -111,6 +111,30 @@ int64_t clusterReduceBytes(K c) {
   return (cl - 1) * 32 * knob(c, "DC_WARPS") * knob(c, "DC_NT") * 4 * part * 4 + staged;
 }
 
+// The knobs outside the enumerated space (probe knobs, and the curated DC_CW / DC_PP) and their rules.
+void constrainProbeKnobs(ConfigSpace& s) {
+  // DC_PW (a probe knob, not enumerated; absent: 2 for tiles of 64 rows or more, 0 below, the
+  // shipped producer paths): the TMA producer's per-stage path with one producer warp
+  // (decode_wg.cuh), 0: the elected thread alone dividing the unit index per stage (it bounded the
+  // 64/128-row ring), 1: the tile and k step stepped, the elected thread alone, 2: the whole warp
+  // in the loop, one elected lane issuing.
+  s.constrain("DC_PW 0, 1 or 2 when present, with DC_WG 2 and DC_PF 1", [](K c) {
+    const int64_t pw = c.getInt("DC_PW", 0);
+    return !c.has("DC_PW") || (pw >= 0 && pw <= 2 && tmaFed(c) && knob(c, "DC_PF") == 1);
+  });
+  // DC_WP = 1 (a probe knob, not enumerated; absent: 0): the TMA-fed consumers keep one stage's
+  // wgmmas in flight and release its slot a stage later (decode_wg.cuh).
+  s.constrain("DC_WP 1 when present, with DC_WG 2", [](K c) {
+    return !c.has("DC_WP") || (c.getInt("DC_WP", 0) == 1 && tmaFed(c));
+  });
+  // DC_L2P (a probe knob, not enumerated; absent: kDecodeL2Promotion): the weight maps' L2
+  // promotion in bytes, so only the TMA-fed body's.
+  s.constrain("DC_L2P one of 0, 128, 256 (absent: 128), and 128 unless DC_WG == 2", [](K c) {
+    const int64_t l2 = decodeL2Promotion(c);
+    return (l2 == 0 || l2 == 128 || l2 == 256) && (l2 == kDecodeL2Promotion || tmaFed(c));
+  });
+}
+
 ConfigSpace buildSpace() {
   ConfigSpace s;
   s.addInts("DC_WG", {0, 1, 2, 3}, "cuda")
@@ -134,26 +158,7 @@ ConfigSpace buildSpace() {
     return !c.has("DC_CW") || (cw(c) == 2 && tmaFed(c) && knob(c, "DC_WARPS") == 8 && knob(c, "DC_MT") >= 2 &&
                                knob(c, "DC_PF") == 1 && knob(c, "DC_GRID") != 7);
   });
-  // DC_PW (a probe knob, not enumerated; absent: 2 for tiles of 64 rows or more, 0 below, the
-  // shipped producer paths): the TMA producer's per-stage path with one producer warp
-  // (decode_wg.cuh), 0: the elected thread alone dividing the unit index per stage (it bounded the
-  // 64/128-row ring), 1: the tile and k step stepped, the elected thread alone, 2: the whole warp
-  // in the loop, one elected lane issuing.
-  s.constrain("DC_PW 0, 1 or 2 when present, with DC_WG 2 and DC_PF 1", [](K c) {
-    const int64_t pw = c.getInt("DC_PW", 0);
-    return !c.has("DC_PW") || (pw >= 0 && pw <= 2 && tmaFed(c) && knob(c, "DC_PF") == 1);
-  });
-  // DC_WP = 1 (a probe knob, not enumerated; absent: 0): the TMA-fed consumers keep one stage's
-  // wgmmas in flight and release its slot a stage later (decode_wg.cuh).
-  s.constrain("DC_WP 1 when present, with DC_WG 2", [](K c) {
-    return !c.has("DC_WP") || (c.getInt("DC_WP", 0) == 1 && tmaFed(c));
-  });
-  // DC_L2P (a probe knob, not enumerated; absent: kDecodeL2Promotion): the weight maps' L2
-  // promotion in bytes, so only the TMA-fed body's.
-  s.constrain("DC_L2P one of 0, 128, 256 (absent: 128), and 128 unless DC_WG == 2", [](K c) {
-    const int64_t l2 = decodeL2Promotion(c);
-    return (l2 == 0 || l2 == 128 || l2 == 256) && (l2 == kDecodeL2Promotion || tmaFed(c));
-  });
+  constrainProbeKnobs(s);
   // Plain weight loads (DC_PF = 0): the FMA body's (decode_fma.cuh says why).
   s.constrain("DC_PF >= 1 || DC_WG == 3", [](K c) { return knob(c, "DC_PF") >= 1 || fma(c); });
   s.constrain("DC_WG >= 1 || register estimate DC_DEPTH*(8*DC_NT*DC_U + 4*DC_MT*DC_U*DC_XR) + "
