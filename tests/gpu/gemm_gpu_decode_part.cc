@@ -232,6 +232,47 @@ TEST(GemmGpu, DecodeTmaProducerPathVsReference) {
                       {}, gemm::kDecodeL2Promotion, Config{{"DC_PW", pw}});
 }
 
+// DC_CW = 2 (two consumer warpgroups on the same weight slabs, each over every second 8-row group of
+// A's rows) over the TMA-fed grids (the cluster K split with XR 0, 1, 3 on clusters of 2 and 4,
+// persistent over several tiles, one block per tile, stream-K cutting tiles), one and two slabs,
+// 1..4 x 64 k per stage, 4..8 stages, at 9..128 rows (wgmma n8..n64 a warpgroup; M not a power of
+// two), odd N, K tails, bias, C +=, f32 and f16 C, the gate/up pair in halves and in pairs, against
+// float64 (twice each); then DC_PP = 1 on the cluster K split.
+TEST(GemmGpu, DecodeTmaTwoConsumersVsReference) {
+  REQUIRE_GPU();
+  if (env().dev.arch != "sm_90a") GTEST_SKIP() << "DC_WG=2 needs sm_90a, device is " << env().dev.arch;
+  const auto bf = ElemType::kBF16;
+  const auto none = Activation::kNone, gu = Activation::kSiluMul;
+  checkDecodeWgBody(2, {{8, 1, 2, 2, 4, 1, 0}, {8, 1, 2, 2, 4, 1, 1}, {8, 1, 2, 2, 4, 1, 3}, {8, 1, 4, 1, 5, 1, 3},
+                        {8, 1, 2, 2, 6, 1, 0}, {8, 1, 2, 2, 0, 1, 0}, {8, 1, 2, 2, 1, 1, 0}, {8, 2, 1, 2, 4, 1, 1},
+                        {8, 2, 2, 1, 6, 1, 0}, {8, 1, 1, 4, 4, 1, 1}},
+                    {{9, 333, 1032, bf, false, none, 0.f},
+                     {13, 4099, 520, bf, true, none, 0.f},
+                     {31, 1001, 1000, ElemType::kF32, false, none, 1.f},
+                     {64, 77, 4104, bf, false, none, 0.f},
+                     {97, 2 * 333, 1032, ElemType::kF16, true, gu, 0.f},
+                     {128, 4096, 4096, bf, false, none, 0.f},
+                     {40, 2 * 129, 4104, bf, false, gu, 0.f},
+                     {100, 18000, 520, bf, true, none, 1.f},
+                     {57, 2 * 4099, 1000, bf, true, gu, 1.f},
+                     {128, 2 * 9001, 264, bf, false, gu, 0.f},
+                     {127, 1001, 4104, bf, true, none, 1.f}},
+                    gemm::kDecodeL2Promotion, Config{{"DC_CW", int64_t{2}}});
+  // DC_PP = 1 (the warpgroups on alternate stages, the sums traded after the loop): the cluster K
+  // split's rows (one stage per block, several, odd counts).
+  checkDecodeWgBody(2, {{8, 1, 2, 2, 4, 1, 0}, {8, 1, 2, 2, 4, 1, 1}, {8, 1, 2, 2, 4, 1, 3}, {8, 1, 4, 1, 5, 1, 3},
+                        {8, 1, 1, 4, 4, 1, 1}, {8, 1, 1, 2, 5, 1, 0}},
+                    {{9, 333, 1032, bf, false, none, 0.f},
+                     {13, 4099, 520, bf, true, none, 0.f},
+                     {31, 1001, 1000, ElemType::kF32, false, none, 1.f},
+                     {64, 77, 4104, bf, false, none, 0.f},
+                     {97, 2 * 333, 1032, ElemType::kF16, true, gu, 0.f},
+                     {128, 4096, 4096, bf, false, none, 0.f},
+                     {57, 2 * 4099, 1000, bf, true, gu, 1.f},
+                     {127, 1001, 4104, bf, true, none, 1.f}},
+                    gemm::kDecodeL2Promotion, Config{{"DC_CW", int64_t{2}}, {"DC_PP", int64_t{1}}});
+}
+
 // DC_GRID = 7 (a pair per tile splitting A's rows, the weight boxes multicast): one and two slabs
 // and warpgroups, 1..4 x 64 k per stage, at 65..128 rows (block 1 with 1 row, 33, 63 and 64), odd
 // N, K tails, the gate/up pair in 32-row halves and in 64-row pairs (bias, C +=), a residual, f32

@@ -1,4 +1,5 @@
-// What gemm_decode_test.cc and its parts (gemm_decode_compile_part.cc, gemm_decode_cluster_part.cc)
+// What gemm_decode_test.cc and its parts (gemm_decode_compile_part.cc, gemm_decode_cluster_part.cc,
+// gemm_decode_cw_part.cc)
 // share (one program): a nominal sm_90a device, the base and wgmma-body decode configs, the NT bf16
 // shape shorthand and the NVRTC compile check.
 #pragma once

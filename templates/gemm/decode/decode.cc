@@ -85,9 +85,11 @@ int64_t fmaRegBudget(K c) {
   const int64_t w = knob(c, "DC_WARPS"), g = knob(c, "DC_GRID");
   return std::min<int64_t>(255, 2048 / (w * (g ? g : 16 / w))) - 24;
 }
+// DC_CW (absent: 1; 2: the two consumer warpgroups split A's rows, not the tile's weight rows).
+int64_t cw(K c) { return c.getInt("DC_CW", 1); }
 // DC_WG = 1, 2 (decode_wg.cuh): weight rows per tile and shared-memory ring bytes (the same
 // layout whether the ring is filled by cp.async or by TMA).
-int64_t wgTileRows(K c) { return 64 * knob(c, "DC_NT") * (knob(c, "DC_WARPS") / 4); }
+int64_t wgTileRows(K c) { return 64 * knob(c, "DC_NT") * (knob(c, "DC_WARPS") / 4) / cw(c); }
 int64_t wgRingBytes(K c) {
   return 2 * knob(c, "DC_DEPTH") * (wgTileRows(c) + 8 * knob(c, "DC_MT")) * 128 * knob(c, "DC_U");
 }
@@ -98,30 +100,19 @@ int64_t clusterBlocks(K c) {
   return g == 4 || g == 7 ? 2 : g == 5 ? 4 : 1;
 }
 // The sums a block of a cluster takes in (decode_wg_cluster.cuh): (blocks - 1) x consumer threads x
-// DC_NT x its part of the 4*DC_MT accumulators: 1/blocks of them in the reduce-scatter (DC_MT >=
-// blocks: every block owns 8*DC_MT/blocks rows of A), all of them in the first block otherwise.
+// DC_NT x its part of the 4*DC_MT/DC_CW accumulators: 1/blocks of them in the reduce-scatter
+// (DC_MT/DC_CW >= blocks: every block owns 8*DC_MT/blocks rows of A), all of them in the first block otherwise.
 // DC_XR bit 0 (the rows of C staged through the ring, store_staged): also the block's rows of A x
 // (tile rows + 4) floats after them. (Bit 1, DC_XR = 3, moves the same sums.)
 int64_t clusterReduceBytes(K c) {
-  const int64_t cl = clusterBlocks(c), mt = knob(c, "DC_MT"), part = mt >= cl ? mt / cl : mt;
-  const int64_t staged = (knob(c, "DC_XR") & 1) ? 8 * part * (wgTileRows(c) + 4) * 4 : 0;
+  const int64_t cl = clusterBlocks(c), mt = knob(c, "DC_MT"), wmt = mt / cw(c);  // wgmma N / 8
+  const int64_t part = wmt >= cl ? wmt / cl : wmt;  // a thread's accumulators / 4 taken in per peer
+  const int64_t staged = (knob(c, "DC_XR") & 1) ? 8 * (wmt >= cl ? mt / cl : mt) * (wgTileRows(c) + 4) * 4 : 0;
   return (cl - 1) * 32 * knob(c, "DC_WARPS") * knob(c, "DC_NT") * 4 * part * 4 + staged;
 }
 
-ConfigSpace buildSpace() {
-  ConfigSpace s;
-  s.addInts("DC_WG", {0, 1, 2, 3}, "cuda")
-      .addInts("DC_WARPS", {4, 8}, "cuda")
-      .addInts("DC_NT", {1, 2}, "cuda")
-      .addInts("DC_MT", {1, 2, 4, 8, 16}, "cuda")
-      .addInts("DC_U", {1, 2, 4, 8}, "cuda")
-      .addInts("DC_DEPTH", {2, 4}, "cuda")
-      .addInts("DC_PF", {0, 1, 2, 3}, "cuda")
-      .addInts("DC_XR", {0, 1, 3}, "cuda")
-      .addInts("DC_GRID", {0, 1, 2, 3, 4, 5, 6, 7}, "cuda")
-      .addOptionalInts("DC_L2P", {0, 128, 256}, "cuda")
-      .addOptionalInts("DC_WP", {1}, "cuda")
-      .addOptionalInts("DC_PW", {0, 1, 2}, "cuda");
+// The knobs outside the enumerated space (probe knobs, and the curated DC_CW / DC_PP) and their rules.
+void constrainProbeKnobs(ConfigSpace& s) {
   // DC_PW (a probe knob, not enumerated; absent: 2 for tiles of 64 rows or more, 0 below, the
   // shipped producer paths): the TMA producer's per-stage path with one producer warp
   // (decode_wg.cuh), 0: the elected thread alone dividing the unit index per stage (it bounded the
@@ -142,6 +133,32 @@ ConfigSpace buildSpace() {
     const int64_t l2 = decodeL2Promotion(c);
     return (l2 == 0 || l2 == 128 || l2 == 256) && (l2 == kDecodeL2Promotion || tmaFed(c));
   });
+}
+
+ConfigSpace buildSpace() {
+  ConfigSpace s;
+  s.addInts("DC_WG", {0, 1, 2, 3}, "cuda")
+      .addInts("DC_WARPS", {4, 8}, "cuda")
+      .addInts("DC_NT", {1, 2}, "cuda")
+      .addInts("DC_MT", {1, 2, 4, 8, 16}, "cuda")
+      .addInts("DC_U", {1, 2, 4, 8}, "cuda")
+      .addInts("DC_DEPTH", {2, 4}, "cuda")
+      .addInts("DC_PF", {0, 1, 2, 3}, "cuda")
+      .addInts("DC_XR", {0, 1, 3}, "cuda")
+      .addInts("DC_GRID", {0, 1, 2, 3, 4, 5, 6, 7}, "cuda")
+      .addOptionalInts("DC_L2P", {0, 128, 256}, "cuda")
+      .addOptionalInts("DC_WP", {1}, "cuda")
+      .addOptionalInts("DC_PW", {0, 1, 2}, "cuda")
+      .addOptionalInts("DC_CW", {2}, "cuda")
+      .addOptionalInts("DC_PP", {1}, "cuda");
+  // DC_CW = 2 (not enumerated; absent: 1; curated where it won): the TMA-fed body's two consumer
+  // warpgroups on the same weight slabs, each over half of A's rows (wgmma N = 4*DC_MT, at least 8),
+  // one producer warp; not with the row-split pair (DC_GRID 7: its blocks already split A's rows).
+  s.constrain("DC_CW 2 when present, with DC_WG 2, DC_WARPS 8, DC_MT >= 2, DC_PF 1 and DC_GRID != 7", [](K c) {
+    return !c.has("DC_CW") || (cw(c) == 2 && tmaFed(c) && knob(c, "DC_WARPS") == 8 && knob(c, "DC_MT") >= 2 &&
+                               knob(c, "DC_PF") == 1 && knob(c, "DC_GRID") != 7);
+  });
+  constrainProbeKnobs(s);
   // Plain weight loads (DC_PF = 0): the FMA body's (decode_fma.cuh says why).
   s.constrain("DC_PF >= 1 || DC_WG == 3", [](K c) { return knob(c, "DC_PF") >= 1 || fma(c); });
   s.constrain("DC_WG >= 1 || register estimate DC_DEPTH*(8*DC_NT*DC_U + 4*DC_MT*DC_U*DC_XR) + "
@@ -173,8 +190,16 @@ ConfigSpace buildSpace() {
                 return !wg(c) || ((knob(c, "DC_XR") == 0 || (tmaFed(c) && (g == 4 || g == 5))) &&
                                   knob(c, "DC_PF") >= 1);
               });
-  s.constrain("DC_XR != 3 || DC_MT >= cluster blocks",
-              [](K c) { return knob(c, "DC_XR") != 3 || knob(c, "DC_MT") >= clusterBlocks(c); });
+  // DC_PP = 1 (not enumerated; absent: 0): DC_CW = 2's warpgroups on alternate stages, each over all
+  // of A's rows (its loop holds 4*DC_MT accumulators a slab, as one warpgroup does), the sums traded
+  // after the loop; the cluster K split only (no flush inside the loop), not with DC_WP.
+  s.constrain("DC_PP 1 when present, with DC_CW 2, DC_GRID 4 or 5, DC_NT * DC_MT <= 16, no DC_WP", [](K c) {
+    const int64_t g = knob(c, "DC_GRID");
+    return !c.has("DC_PP") || (c.getInt("DC_PP", 0) == 1 && cw(c) == 2 && (g == 4 || g == 5) &&
+                               knob(c, "DC_NT") * knob(c, "DC_MT") <= 16 && !c.has("DC_WP"));
+  });
+  s.constrain("DC_XR != 3 || DC_MT / DC_CW >= cluster blocks",
+              [](K c) { return knob(c, "DC_XR") != 3 || knob(c, "DC_MT") / cw(c) >= clusterBlocks(c); });
   // The TMA-fed body (DC_WG = 2): DC_PF = 1, one producer warp (an elected thread issues every
   // box); DC_PF = 2, a producer warpgroup copying A's rows by cp.async beside the elected thread's
   // weight boxes (A's bytes bypass the TMA unit), not with the row-split pair (DC_GRID = 7).
@@ -203,11 +228,11 @@ ConfigSpace buildSpace() {
                        (tmaFed(c) && (knob(c, "DC_GRID") >= 6 || wgRingBytes(c) >= clusterReduceBytes(c)));
               });
   s.constrain("DC_GRID != 7 || DC_MT == 8", [](K c) { return knob(c, "DC_GRID") != 7 || knob(c, "DC_MT") == 8; });
-  // Accumulators: 4*DC_MT floats per 64-row slab and thread; 128 of them (two slabs at the widest
+  // Accumulators: 4*DC_MT/DC_CW floats per 64-row slab and thread; 128 of them (two slabs at the widest
   // tier) spill under ptxas (sm_90a) within the launch's 168 registers a thread, 64 do not; with
   // DC_PF = 3 the consumers get 232 (setmaxnreg) and hold 128.
-  s.constrain("DC_WG == 0 || DC_WG == 3 || DC_NT * DC_MT <= (DC_PF == 3 ? 32 : 16)", [](K c) {
-    return !wg(c) || knob(c, "DC_NT") * knob(c, "DC_MT") <= (knob(c, "DC_PF") == 3 ? 32 : 16);
+  s.constrain("DC_WG == 0 || DC_WG == 3 || DC_NT * DC_MT / DC_CW <= (DC_PF == 3 ? 32 : 16)", [](K c) {
+    return !wg(c) || knob(c, "DC_NT") * knob(c, "DC_MT") / cw(c) <= (knob(c, "DC_PF") == 3 ? 32 : 16);
   });
 
   s.sharedBytes([](K c) { return decodeKernel().shared_bytes(c); });
@@ -242,7 +267,7 @@ Status applicable(K c, const GemmShape& s) {
   // The gate/up hand-over of a one-slab warpgroup (decode_wg.cuh, kHalves) on top of 64
   // accumulators spills under ptxas (sm_90a) at 288 threads' register budget; at 160 it does not.
   if (tmaFed(c) && s.act == Activation::kSiluMul && knob(c, "DC_NT") == 1 &&
-      knob(c, "DC_WARPS") == 8 && knob(c, "DC_MT") == 16)
+      knob(c, "DC_WARPS") == 8 && knob(c, "DC_MT") == 16 && cw(c) == 1)
     return Status::Unsupported("decode GEMM with DC_WG=2, silu_mul, DC_NT=1 and DC_MT=16 needs "
                                "DC_WARPS=4 (with 8 the gate/up epilogue spills registers)");
   // DC_XR = 1 stages the epilogue's rows (the gate/up pair's too: store_staged in

@@ -57,7 +57,7 @@
 // ninth session).
 //
 // Knobs here: DC_WARPS (4, 8: consumer warpgroups), DC_NT (64-row slabs per warpgroup), DC_MT
-// (wgmma N / 8), DC_U (k per stage / 64; 8 with TMA only), DC_DEPTH (stages / 2), DC_GRID, DC_PF
+// (A rows / 8: the wgmma N, or twice it with DC_CW = 2: the warpgroups split A's rows, kCW), DC_U (k per stage / 64; 8 with TMA only), DC_DEPTH (stages / 2), DC_GRID, DC_PF
 // (1: one producer warp, 2: a producer warpgroup; with TMA: A by its cp.async; 3, TMA only: a
 // producer warpgroup giving its registers to two consumer warpgroups, kRegSplit); DC_XR (0; 1 on the
 // cluster K split: C staged through the ring, decode_wg_cluster.cuh; 3: also the counted hand-over). Dynamic shared memory: 2*DC_DEPTH * (tile rows + 8*DC_MT) * 128*DC_U bytes +
@@ -72,6 +72,16 @@
 #endif
 #ifndef DC_PW
 #define DC_PW (DC_MT >= 8 ? 2 : 0)
+#endif
+// DC_CW = 2 (TMA-fed, two consumer warpgroups): both warpgroups on the same weight slabs, each over
+// half of A's rows (wgmma N = 4*DC_MT each; DC_WMT: the warpgroup's N / 8).
+#if DC_TMA && defined(DC_CW) && DC_CW == 2
+#define DC_WMT (DC_MT / 2)
+#else
+#define DC_WMT DC_MT
+#endif
+#ifndef DC_PP
+#define DC_PP 0
 #endif
 namespace kd {
 
@@ -91,6 +101,11 @@ constexpr bool kXA = DC_TMA && DC_PF == 2;
 // drains each stage's wgmmas (wgmma_wait<0>) before the next wait: at 64..128 rows a stage's
 // drain and wait cost ~0.25 us each beside its wgmmas (bench/NOTES.md, issue 32).
 constexpr bool kWP = DC_TMA && DC_WP == 1;
+// DC_PP = 1 (with DC_CW = 2, the cluster K split): the two consumer warpgroups take alternate stages,
+// each over all of A's rows (wgmma n = 8*DC_MT), so one's wait, release and loop run beside the
+// other's wgmmas; after the loop they trade halves of their sums through the idle ring into
+// DC_CW = 2's layout (consume_pp). One warpgroup's warps release a slot.
+constexpr bool kPP = DC_TMA && DC_PP == 1;
 // The TMA producer's per-stage path with one producer warp (DC_PF = 1; DC_PW, absent: 2 for tiles of
 // 64 rows or more, 0 below): 2, the whole warp runs the loop (its values warp-uniform) and one
 // elected lane issues each stage's boxes, the unit's tile and k step stepped, not divided; 0, the
@@ -100,13 +115,20 @@ constexpr bool kWP = DC_TMA && DC_WP == 1;
 constexpr int kPW = DC_TMA && DC_PF == 1 ? DC_PW : 0;
 constexpr int kThreads = kConsumers + kProducers;
 constexpr int kNT = DC_NT;                        // 64-row slabs per warpgroup
-constexpr int kBN = 64 * kNT * (kCWarps / 4);     // weight rows per tile
-constexpr int kBM = 8 * DC_MT;                    // wgmma N: A rows per tile
+// DC_CW = 2: the consumer warpgroups split a stage's A rows (each wgmma n = kWM on the same weight
+// slabs) instead of the tile's weight rows. Warpgroup g's wgmma column group j (8 A rows) is A
+// row group j*kCW + g: its B descriptor starts at group g, the groups 1024*kCW bytes apart (x_desc),
+// so a cluster's reduce-scatter part (accumulator groups) is still a contiguous run of A rows.
+constexpr int kCW = DC_MT / DC_WMT;
+static_assert(kCW == 1 || (kCWarps == 8 && DC_MT >= 2 && !DC_MSPLIT), "DC_CW = 2: DC_WARPS 8, DC_MT >= 2, not DC_GRID 7");
+constexpr int kBN = 64 * kNT * (kCWarps / 4) / kCW;  // weight rows per tile
+constexpr int kBM = 8 * DC_MT;                    // A rows per tile (a stage's A box rows)
+constexpr int kWM = kBM / kCW;                    // wgmma N: A rows per warpgroup
 constexpr int kU = DC_U, kBK = 64 * kU;           // k per stage (unit)
 constexpr int kStages = 2 * DC_DEPTH;
 constexpr int kWBytes = kBN * kBK * 2, kXBytes = kBM * kBK * 2;
 constexpr int kStageBytes = kWBytes + kXBytes;    // a multiple of 1024: swizzle groups stay aligned
-constexpr int kAcc = kBM / 2;                     // fp32 accumulators per thread per slab
+constexpr int kAcc = kWM / 2;                     // fp32 accumulators per thread per slab
 static_assert(kCWarps == 4 || kCWarps == 8, "DC_WARPS must be 4 or 8 with DC_WG");
 static_assert(kBM == 8 || kBM == 16 || kBM == 32 || kBM == 64 || kBM == 128, "DC_MT: 1..16");
 static_assert(kStageBytes % 1024 == 0, "stage size must keep the 1024-byte swizzle alignment");
@@ -123,7 +145,8 @@ constexpr bool kPairs = DC_TMA && ACT == 3 && kNT == 2, kHalves = DC_TMA && ACT 
 // the pair (with silu_mul 64-row boxes: the third map is the pair's).
 constexpr bool kPairBox = kHalves;
 constexpr int kXBox = kBM < 64 ? kBM : 64, kWBox = DC_MSPLIT && ACT != 3 ? 32 : 64;
-constexpr int kEmptyArrivals = (DC_MSPLIT ? 2 : 1) * kCWarps;  // consumer warps releasing a slot
+constexpr int kEmptyArrivals = (DC_MSPLIT ? 2 : 1) * kCWarps / (kPP ? 2 : 1);  // consumer warps releasing a slot
+static_assert(!kPP || (kCW == 2 && DC_CLUSTER && !kWP), "DC_PP = 1: DC_CW 2 on the cluster K split, no DC_WP");
 
 using ktune::smem_addr;
 using ktune::make_desc_addr;
@@ -143,30 +166,6 @@ KTUNE_DEVICE void cp16(unsigned dst, const void* src, int bytes) {
 
 #include "decode_wg_mma.cuh"
 
-KTUNE_DEVICE void mma_stage(float (&acc)[kNT][kAcc], unsigned w, unsigned x) {
-#pragma unroll
-  for (int u = 0; u < kU; ++u)
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk) {
-      const unsigned long long db = make_desc_addr(x + u * kBM * 128 + kk * 32);
-#pragma unroll
-      for (int t = 0; t < kNT; ++t) {
-        const unsigned long long da = make_desc_addr(w + u * kBN * 128 + t * 64 * 128 + kk * 32);
-#if DC_MT == 1
-        wgmma_n8(acc[t], da, db, 1);
-#elif DC_MT == 2
-        wgmma_n16(acc[t], da, db, 1);
-#elif DC_MT == 4
-        wgmma_n32(acc[t], da, db, 1);
-#elif DC_MT == 8
-        wgmma_n64(acc[t], da, db, 1);
-#else
-        ktune::wgmma_n128(acc[t], da, db, 1);
-#endif
-      }
-    }
-}
-
 #include "decode_wg_produce.cuh"
 
 // The weight row behind row n of the tile at row0, or -1 (past N; with silu_mul a column past N/2).
@@ -182,18 +181,18 @@ KTUNE_DEVICE int tile_row(const Prob& p, int row0, int n) {
 
 // Calls f(v, n, m) for accumulator v of slab t: n the tile row (weight row via weight_row), m the
 // A row. Accumulator j*4 + e: row warp*16 + lane/4 + (e/2)*8 of the slab, column j*8 + 2*(lane%4)
-// + e%2.
+// + e%2 of the warpgroup's wgmma N (A row acc_row(j) + 2*(lane%4) + e%2).
 template <class F>
 KTUNE_DEVICE void for_each_acc(float (&acc)[kNT][kAcc], int ctid, F f) {
-  const int wg = ctid >> 7, warp = (ctid >> 5) & 3, lane = ctid & 31;
+  const int warp = (ctid >> 5) & 3, lane = ctid & 31;
 #pragma unroll
   for (int t = 0; t < kNT; ++t)
 #pragma unroll
-    for (int j = 0; j < kBM / 8; ++j)
+    for (int j = 0; j < kWM / 8; ++j)
 #pragma unroll
       for (int e = 0; e < 4; ++e)
-        f(acc[t][j * 4 + e], (wg * kNT + t) * 64 + warp * 16 + (lane >> 2) + (e >> 1) * 8,
-          j * 8 + (lane & 3) * 2 + (e & 1));
+        f(acc[t][j * 4 + e], (wg_slab(ctid) + t) * 64 + warp * 16 + (lane >> 2) + (e >> 1) * 8,
+          acc_row(j, ctid) + (lane & 3) * 2 + (e & 1));
 }
 
 #include "decode_wg_epi.cuh"
@@ -295,6 +294,8 @@ KTUNE_DEVICE void drain(float (&acc)[kNT][kAcc], unsigned empty, int& held, int 
 }
 
 #if DC_TMA
+#include "decode_wg_pp.cuh"
+
 // The producer warp(s), thread pt: the elected thread (pt = 0; kPW 2: the warp, one lane
 // elected per stage) streams the block's S units from u0 through the ring by TMA; with kXA every producer thread also copies its share of each stage's A
 // rows (cp.async) and has the stage's `full` count its arrival when they land (.noinc: the
@@ -438,6 +439,9 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
       prefetch_out(p, ACT == 3 ? t * kBN / 2 : t * kBN, ACT == 3 ? (t + 1) * kBN / 2 : (t + 1) * kBN, tid,
                    kConsumers);
   float acc[kNT][kAcc];
+#if DC_PP
+  consume_pp(acc, base, full, empty, S, tid, rank, reinterpret_cast<float*>(smem_raw + (base - smem_addr(smem_raw))));
+#else
   for_each_acc(acc, tid, [](float& v, int, int) { v = 0.0f; });
   if constexpr (kWP) acc_fence(acc);
   int run = 0;  // units of the current run (tile) so far
@@ -458,7 +462,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
     if (kXA) ktune::fence_proxy_async();  // the producers' cp.async writes of A -> the async proxy
     const unsigned w = base + slot * kStageBytes;
     ktune::wgmma_fence();
-    mma_stage(acc, w + (tid >> 7) * kNT * 64 * 128, w + kWBytes);
+    mma_stage<kAcc>(acc, w + wg_slab(tid) * 64 * 128, w + kWBytes + wg_group(tid) * 1024);
     ktune::wgmma_commit();
     DC_TS(tid == 0, s, kTsCommit);
     stage_issued(empty, slot, held, tid, rank);
@@ -475,6 +479,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
 #endif
   }
   if constexpr (kWP) drain(acc, empty, held, tid, rank);  // the last stage's, before the sums are read
+#endif
   DC_TR(tid == 0, kTrLoopEnd);
 #if DC_CLUSTER
   cluster_reduce(p, acc, base, reinterpret_cast<float*>(smem_raw + (base - smem_addr(smem_raw))),

@@ -7,7 +7,7 @@
 // `red` (its bytes expected from the start) in place of the second cluster barrier, and read back
 // as float4 (a warp's 512 contiguous bytes: no bank conflict).
 constexpr bool kStaged = (DC_XR & 1) != 0;
-constexpr bool kTxHand = (DC_XR & 2) != 0 && kBM >= 8 * kCL;
+constexpr bool kTxHand = (DC_XR & 2) != 0 && kWM >= 8 * kCL;
 constexpr int kV = kTxHand ? 4 : 1;  // floats per hand-over (the reduce-scatter's part: 4*DC_MT/kCL)
 // Bytes a block takes in from its peers in the reduce-scatter (kTxHand: the count on `red`).
 constexpr unsigned kRedBytes = (kCL - 1) * kNT * (kAcc / kCL) * kConsumers * 4;
@@ -35,8 +35,9 @@ KTUNE_DEVICE void reduce_store(const Prob& q, float (&acc)[kNT][kAcc], int row0,
   flush(q, acc, row0, q.nsteps, ctid, flag);
 }
 
-// A reduce-scatter over the cluster's kCL blocks (kBM >= 8*kCL): accumulator a of a thread is A row
-// (a / 4) * 8 + ..., so its accumulators [q*kH, (q+1)*kH) hold the kBM/kCL rows of part q. Block r
+// A reduce-scatter over the cluster's kCL blocks (kWM >= 8*kCL): accumulator a of a thread is A row
+// acc_row(a / 4) + ..., so its accumulators [q*kH, (q+1)*kH) hold the kBM/kCL rows of part q (with
+// DC_CW = 2 each warpgroup's every second 8-row group of them). Block r
 // owns part r: it hands every other part q to block q's ring (idle by then; region (r - q - 1) mod
 // kCL of kCL - 1, which the space checks the ring holds), adds the kCL - 1 parts it got to its own
 // and stores them: every block runs the epilogue on kBM/kCL rows, where a single summing block
@@ -100,7 +101,7 @@ KTUNE_DEVICE void scatter_reduce(const Prob& p, float (&acc)[kNT][kAcc], unsigne
 KTUNE_DEVICE void cluster_reduce(const Prob& p, float (&acc)[kNT][kAcc], unsigned base, float* ring,
                                  int row0, unsigned rank, int ctid, volatile unsigned* flag, unsigned red) {
   constexpr int kSlot = kNT * kAcc * kConsumers;  // floats
-  if constexpr (kBM >= 8 * kCL) {  // each block sums and stores kBM/kCL of the A rows (scatter_reduce)
+  if constexpr (kWM >= 8 * kCL) {  // each block sums and stores kBM/kCL of the A rows (scatter_reduce)
     scatter_reduce(p, acc, base, ring, row0, rank, ctid, flag, red);
   } else {
     cluster_sync_relaxed();

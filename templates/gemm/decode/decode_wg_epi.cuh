@@ -52,8 +52,8 @@ KTUNE_DEVICE void store_acc(const Prob& p, float (&acc)[kNT][kAcc], int row0, in
     store_tile<kAcc>(
         p,
         [&](int i, int& col, int& m) {
-          col = row0 / 2 + wg * 64 + warp * 16 + (lane >> 2) + ((i & 3) >> 1) * 8;
-          m = (i >> 2) * 8 + (lane & 3) * 2 + (i & 1);
+          col = row0 / 2 + wg_slab(ctid) * 32 + warp * 16 + (lane >> 2) + ((i & 3) >> 1) * 8;
+          m = acc_row(i >> 2, ctid) + (lane & 3) * 2 + (i & 1);
           if (col >= p.half) col = -1;
         },
         [&](int i, int col, float r) { return gated_out(p, col, acc[0][i], acc[kNT - 1][i]) + r; });
@@ -72,13 +72,13 @@ KTUNE_DEVICE void store_acc(const Prob& p, float (&acc)[kNT][kAcc], int row0, in
     // Element i: accumulator a = (i/2)*4 + i%2 (+2 for the up warps): one output column per thread
     // (+8 for the up warps), A row (i/2)*8 + ...; a select keeps both accumulator indices constant
     // (a runtime index would put acc in local memory).
-    const int c0 = row0 / 2 + wg * 32 + (warp & 1) * 16 + (lane >> 2) + (up ? 8 : 0);
+    const int c0 = row0 / 2 + wg_slab(ctid) * 32 + (warp & 1) * 16 + (lane >> 2) + (up ? 8 : 0);
     const float* xo = x + (up ? 2 : 0) * (kConsumers / 2);
     store_tile<kAcc / 2>(
         p,
         [&](int i, int& col, int& m) {
           col = c0 < p.half ? c0 : -1;
-          m = (i >> 1) * 8 + (lane & 3) * 2 + (i & 1);
+          m = acc_row(i >> 1, ctid) + (lane & 3) * 2 + (i & 1);
         },
         [&](int i, int col, float r) {
           const int a = (i >> 1) * 4 + (i & 1);
@@ -96,8 +96,8 @@ KTUNE_DEVICE void store_acc(const Prob& p, float (&acc)[kNT][kAcc], int row0, in
         p,
         [&](int i, int& col, int& m) {
           const int t = i / kH, j = (i % kH) >> 1, e = i & 1;
-          col = weight_row(p, row0, (wg * kNT + t) * 64 + warp * 16 + (lane >> 2));
-          m = j * 8 + (lane & 3) * 2 + e;
+          col = weight_row(p, row0, (wg_slab(ctid) + t) * 64 + warp * 16 + (lane >> 2));
+          m = acc_row(j, ctid) + (lane & 3) * 2 + e;
         },
         [&](int i, int col, float r) {
           const int t = i / kH, j = (i % kH) >> 1, e = i & 1;
@@ -108,14 +108,14 @@ KTUNE_DEVICE void store_acc(const Prob& p, float (&acc)[kNT][kAcc], int row0, in
   // Accumulator j*4 + e of slab t: output row m = mb + j*8 + e%2, column col = cb + t*64 + (e/2)*8.
   // Loops over rows (one pointer each) and a thread's 2*kNT columns keep the index arithmetic to an
   // add per element; a residual loads all of C before the first store (store_tile says why).
-  const int wg = ctid >> 7, warp = (ctid >> 5) & 3, lane = ctid & 31;
-  const int cb = row0 + wg * kNT * 64 + warp * 16 + (lane >> 2), mb = (lane & 3) * 2;
+  const int warp = (ctid >> 5) & 3, lane = ctid & 31;
+  const int cb = row0 + wg_slab(ctid) * 64 + warp * 16 + (lane >> 2), mb = (lane & 3) * 2;
   auto each = [&](auto f) {  // f(t, a, row pointer, col): the in-bounds elements
 #pragma unroll
-    for (int j = 0; j < kBM / 8; ++j)
+    for (int j = 0; j < kWM / 8; ++j)
 #pragma unroll
       for (int e1 = 0; e1 < 2; ++e1) {
-        const int m = mb + j * 8 + e1;
+        const int m = mb + acc_row(j, ctid) + e1;
         if (m >= p.M) continue;
         out_t* row = p.C + (long)m * p.ldc;
 #pragma unroll
@@ -166,10 +166,12 @@ KTUNE_DEVICE void store_acc(const Prob& p, float (&acc)[kNT][kAcc], int row0, in
 template <int kRows, bool kPlain>
 KTUNE_DEVICE void stage_sums(const Prob& p, float (&acc)[kNT][kAcc], int row0, int ctid, float* stg) {
   constexpr int kP = kBN + 4;
-  const int wg = ctid >> 7, warp = (ctid >> 5) & 3, lane = ctid & 31;
-  const int nb = wg * kNT * 64 + warp * 16 + (lane >> 2), mb = (lane & 3) * 2;
+  const int warp = (ctid >> 5) & 3, lane = ctid & 31;
+  const int nb = wg_slab(ctid) * 64 + warp * 16 + (lane >> 2), mb = (lane & 3) * 2;
+  // (kRows: a multiple of 8*kCW wherever this runs; a cluster's reduce-scatter branch under 8*kCW
+  // rows a block is compiled, never run: cluster_reduce.)
 #pragma unroll
-  for (int j = 0; j < kRows / 8; ++j)
+  for (int j = 0; j < kRows / (8 * kCW); ++j)
 #pragma unroll
     for (int e1 = 0; e1 < 2; ++e1)
 #pragma unroll
@@ -184,7 +186,7 @@ KTUNE_DEVICE void stage_sums(const Prob& p, float (&acc)[kNT][kAcc], int row0, i
             if (row0 + n < p.N) v += out_to_float(p.bias[row0 + n]);
 #endif
           }
-          stg[(mb + j * 8 + e1) * kP + n] = v;
+          stg[(mb + acc_row(j, ctid) + e1) * kP + n] = v;
         }
   (void)row0;
 }
