@@ -44,6 +44,8 @@ def marks(tl):
         for k in ("open_gpu", "race_round1_done", "exit", "first_wave_started"):
             if p[2] == k and k not in m: m[k] = t - t0
         if p[2] == "compile_issued" and "compile" not in m: m["compile"] = t - t0
+        if p[2] == "early_wave_started" and "early" not in m: m["early"] = t - t0
+        if p[2] == "early_wave_device": m["dev"] = "_".join(p[3:])
     return m
 
 
@@ -62,7 +64,7 @@ for line in open(os.path.join(d, "walls.txt")):
         extra = "no json"
     print(f"RUN {run} wall {wall:.2f} open {m.get('open_gpu', -1):.0f} compile "
           f"{m.get('compile', -1):.0f} round1 {m.get('race_round1_done', -1):.0f} exit "
-          f"{m.get('exit', -1):.0f} {extra}")
+          f"{m.get('exit', -1):.0f} early {m.get('early', -1):.0f} {m.get('dev', '-')} {extra}")
     rows.setdefault(tag, []).append((wall, m.get("compile", 0), m.get("race_round1_done", 0)))
 for tag, v in rows.items():
     w = sorted(x[0] for x in v)
