@@ -4,6 +4,7 @@
 
 #include "autotune/autotuner.h"
 #include "base/dylib.h"
+#include "base/fs.h"
 #include "base/format.h"
 #include "base/timeline.h"
 #include "runtime/cuda/cuda_backend.h"
@@ -140,13 +141,23 @@ void EarlyWave::start(const Options& opts, const DeviceInfo& device, const gemm:
 void EarlyWave::startFromNvml(const Options& opts, const gemm::GemmShape& shape,
                               GemmOp::OpOptions gopts, bool skip_recorded) {
   if (started()) return;
-  thread_ = std::thread([=, this] {
-    std::vector<NvmlGpu> gpus = nvmlGpus();
-    std::optional<DeviceInfo> d = predictDevice(gpus, opts.device);
-    timelineMark("nvml", d ? d->name + " " + d->arch
-                           : strprintf("no prediction (%zu GPUs)", gpus.size()));
-    if (d) run(opts, *d, shape, gopts, skip_recorded, nullptr);
-  });
+  // Before the driver starts, on this thread: NVML waits for a cuInit running beside it (the
+  // tuner's or its worker's), so it answered only after them on the GPU host (bench/NOTES.md).
+  std::vector<NvmlGpu> gpus = nvmlGpus();
+  std::optional<DeviceInfo> d = predictDevice(gpus, opts.device);
+  timelineMark("nvml", d ? d->name + " " + d->arch
+                         : strprintf("no prediction (%zu GPUs)", gpus.size()));
+  if (d) start(opts, *d, shape, std::move(gopts), skip_recorded);
+}
+
+bool storeHoldsObjects(const std::string& dir) {
+  auto shards = listDir(joinPath(dir, "objects"));
+  if (!shards.ok()) return false;
+  for (const std::string& s : *shards) {
+    auto entries = listDir(joinPath(joinPath(dir, "objects"), s));
+    if (s.size() == 2 && entries.ok() && !entries->empty()) return true;
+  }
+  return false;
 }
 
 void EarlyWave::run(const Options& opts, const DeviceInfo& device, const gemm::GemmShape& shape,
@@ -207,6 +218,9 @@ void startEarlyWave(EarlyWave& wave, const Options& opts, const TuneRequest& t) 
     return;
   for (const char* f : {"--no-gpu", "--no-lookahead", "--devices"})
     if (t.args.has(f)) return;
+  // Cold stores only: with code objects in the store the first wave is mostly store hits, and a
+  // warm run would only pay NVML's ~20 ms before the driver.
+  if (storeHoldsObjects(opts.cache_dir.empty() ? Options::defaultCacheDir() : opts.cache_dir)) return;
   // The tuner's options as makeTuner sets them (cmd_tune.cc), and its GemmOp's (runGemm).
   Options o = opts;
   if (!o.compile_processes_explicit) o.compile_processes = true;

@@ -1,16 +1,18 @@
 // `ktune tune gemm`'s early first wave: the first key's first compiles started before the driver
 // has started. The wave's configs follow from the device's arch, limits and SM count, which the
-// tuner reads after cuInit (~100 ms alone on a 1-GPU H200 host, 370-500 ms on a 2-GPU one), while
-// NVML answers the compute capability, the CUDA core count and the name in ~20 ms. So a thread
-// predicts the device from NVML (the arch's fixed limits, the SMs from the cores), builds an
-// engine of its own over that prediction (a device that runs nothing) on the tuner's code-object
-// store, and compiles the first key's first wave there (GemmOp::precompile). The tuner's own first
-// wave (GemmLookahead::startFirst) then finds those objects in the store or joins their compiles
-// (the store runs one compile per object in the process, over every store on its directory).
-// The prediction only chooses what to compile early: the tuning run itself uses the driver's
-// device, so a wrong prediction (another GPU, a MIG slice) costs compiles, never a result; the
-// timeline says whether it held (bench/NOTES.md, issue 34). Options::early_wave
-// (KTUNE_EARLY_WAVE=0) turns it off.
+// tuner reads after cuInit (100-190 ms on a 1-GPU H200 host, 370-500 ms on a 2-GPU one), while
+// NVML answers the compute capability, the CUDA core count and the name in ~20 ms — when no cuInit
+// runs beside it: NVML waits for one (on the 1-GPU host it answered 9 ms after the tuner's cuInit
+// ended), so it is asked first, on the caller's thread, before the worker and the tuner start the
+// driver. A thread then builds an engine of its own over the predicted device (the arch's fixed
+// limits, the SMs from the cores; a device that runs nothing) on the tuner's code-object store and
+// compiles the first key's first wave there (GemmOp::precompile). The tuner's own first wave
+// (GemmLookahead::startFirst) finds those objects in the store or joins their compiles (the store
+// runs one compile per object in the process, over every store on its directory). The prediction
+// only chooses what to compile early: the tuning run uses the driver's device, so a wrong
+// prediction (another GPU, a MIG slice) costs compiles, never a result; the timeline says whether
+// it held. Only into an empty store (a cold run). Off by default (Options::early_wave,
+// KTUNE_EARLY_WAVE=1): not yet measured in this order on the GPU (bench/NOTES.md, issue 34).
 #pragma once
 
 #include <atomic>
@@ -61,7 +63,8 @@ class EarlyWave {
   // the engine's compiler (null: the arch's own, as the tuner's). Once only.
   void start(const Options& opts, const DeviceInfo& device, const gemm::GemmShape& shape,
              GemmOp::OpOptions gopts, bool skip_recorded, std::shared_ptr<Compiler> compiler = {});
-  // Predicts the device from NVML and start()s, or does nothing where there is no prediction.
+  // Predicts the device from NVML (on this thread, ~20 ms: call it before the driver starts) and
+  // start()s, or does nothing where there is no prediction.
   void startFromNvml(const Options& opts, const gemm::GemmShape& shape, GemmOp::OpOptions gopts,
                      bool skip_recorded);
   bool started() const { return thread_.joinable() || done_; }
@@ -83,10 +86,14 @@ class EarlyWave {
   std::shared_ptr<void> keep_;  // the wave's GemmOp and engine: its compile workers stay up
 };
 
+// Whether the code-object store at `dir` holds any object (a shard directory with entries).
+bool storeHoldsObjects(const std::string& dir);
+
 struct TuneRequest;
 // `ktune tune gemm`'s early wave for the request's first key, with the tuner's options, where the
 // request tunes GEMM keys on a GPU of this process (not the simulated device, a remote cache,
-// --no-gpu, --no-lookahead or --devices) and Options::early_wave is on.
+// --no-gpu, --no-lookahead or --devices) into an empty store and Options::early_wave is on. Call
+// it before the driver starts (NVML on the caller's thread, then the wave on its own).
 void startEarlyWave(EarlyWave& wave, const Options& opts, const TuneRequest& t);
 
 }  // namespace ktune::cli

@@ -104,10 +104,10 @@ struct KTUNE_API TunerOptions {
   // context's hardware work queues) where its isolation worker does the timing. -1 (unset): 1,
   // unless the environment sets CUDA_DEVICE_MAX_CONNECTIONS; 0: the environment's.
   int tuner_connections = -1;
-  // KTUNE_EARLY_WAVE=0|1: `ktune tune gemm` compiles its first key's first wave from a device NVML
-  // predicts, before the driver has started (tools/tune_early_wave.h); the tuning itself uses the
-  // driver's device. Default on; 0 waits for the driver as before.
-  bool early_wave = true;
+  // KTUNE_EARLY_WAVE=0|1: `ktune tune gemm` into an empty store compiles its first key's first
+  // wave from a device NVML predicts, before the driver has started (tools/tune_early_wave.h);
+  // the tuning itself uses the driver's device. Off by default (not yet measured on a GPU).
+  bool early_wave = false;
   // KTUNE_STATIC_PRUNE=0 turns off pruning by resource reports: the one switch for every rule
   // (spills, occupancy, a missing matrix instruction), in the engine and in the built-in ops.
   bool static_prune = true;

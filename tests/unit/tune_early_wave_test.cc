@@ -1,6 +1,7 @@
 // `ktune tune gemm`'s early first wave (tools/tune_early_wave.h): the device predicted from NVML's
 // facts (Hopper only, every GPU alike), the fields a first wave depends on, and, on the simulated
-// device, that the wave compiled through an engine of its own leaves the tuner's own first wave
+// device, that the wave compiled through an engine of its own (into an empty store: the only case
+// it runs in) leaves the tuner's own first wave
 // nothing to compile (each object compiled once, the tuner's look-ahead finding it in the store
 // or joining its compile), while a wrong prediction only compiles more.
 #include <gtest/gtest.h>
@@ -121,10 +122,12 @@ TEST(EarlyWave, TheTunersFirstWaveFindsItCompiled) {
   ASSERT_TRUE(devs.ok());
   Options opts;
   opts.cache_dir = dir.path;
+  EXPECT_FALSE(cli::storeHoldsObjects(dir.path));  // a cold run: the early wave's case
   cli::EarlyWave wave;
   wave.start(opts, devs->front(), big(), GemmOp::OpOptions{}, false, counting);
   const size_t early = wave.awaitCompiled();
   EXPECT_GE(early, 8u);  // a first wave
+  EXPECT_TRUE(cli::storeHoldsObjects(dir.path));  // the next run's store is warm: no early wave
   EXPECT_EQ(counting->n.load(), static_cast<int>(early));
   Tuner t(gpu, counting, dir.path);
   ASSERT_NE(t.op, nullptr);
