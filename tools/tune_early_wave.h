@@ -1,6 +1,6 @@
 // `ktune tune gemm`'s early first wave: the first key's first compiles started before the driver
 // has started. The wave's configs follow from the device's arch, limits and SM count, which the
-// tuner reads after cuInit (100-190 ms on a 1-GPU H200 host, 370-500 ms on a 2-GPU one), while
+// tuner reads after cuInit (100-190 ms on a host with one GPU, 370-500 ms with two: bench/NOTES.md), while
 // NVML answers the compute capability, the CUDA core count and the name in ~20 ms — when no cuInit
 // runs beside it: NVML waits for one (on the 1-GPU host it answered 9 ms after the tuner's cuInit
 // ended), so it is asked first, on the caller's thread, before the worker and the tuner start the

@@ -36,7 +36,7 @@ TEST(EarlyWavePrediction, HopperFromNvmlFacts) {
   EXPECT_EQ(d->shared_per_sm, 233472);
   EXPECT_EQ(d->max_threads_per_sm, 2048);
   EXPECT_EQ(d->name, "NVIDIA H200");
-  // An H100 PCIe: 114 SMs; the second of two alike.
+  // A 114-SM part; the second of two alike.
   auto p = cli::predictDevice({{"NVIDIA H100 PCIe", 9, 0, 14592}, {"NVIDIA H100 PCIe", 9, 0, 14592}}, 1);
   ASSERT_TRUE(p);
   EXPECT_EQ(p->multiprocessors, 114);
