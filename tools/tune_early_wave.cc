@@ -4,8 +4,8 @@
 
 #include "autotune/autotuner.h"
 #include "base/dylib.h"
-#include "base/fs.h"
 #include "base/format.h"
+#include "base/fs.h"
 #include "base/timeline.h"
 #include "runtime/cuda/cuda_backend.h"
 #include "runtime/sim/sim_backend.h"
@@ -118,8 +118,8 @@ std::string predictionMiss(const DeviceInfo& p, const DeviceInfo& r) {
   if (p.arch != r.arch || p.cc_major != r.cc_major || p.cc_minor != r.cc_minor) return "arch";
   if (p.multiprocessors != r.multiprocessors) return "multiprocessors";
   if (p.warp_size != r.warp_size) return "warp_size";
-  if (p.shared_per_block != r.shared_per_block || p.shared_per_block_optin != r.shared_per_block_optin ||
-      p.shared_per_sm != r.shared_per_sm)
+  if (p.shared_per_block != r.shared_per_block ||
+      p.shared_per_block_optin != r.shared_per_block_optin || p.shared_per_sm != r.shared_per_sm)
     return "shared memory";
   if (p.regs_per_block != r.regs_per_block || p.regs_per_sm != r.regs_per_sm) return "registers";
   if (p.max_threads_per_block != r.max_threads_per_block ||
@@ -133,7 +133,8 @@ EarlyWave::~EarlyWave() {
 }
 
 void EarlyWave::start(const Options& opts, const DeviceInfo& device, const gemm::GemmShape& shape,
-                      GemmOp::OpOptions gopts, bool skip_recorded, std::shared_ptr<Compiler> compiler) {
+                      GemmOp::OpOptions gopts, bool skip_recorded,
+                      std::shared_ptr<Compiler> compiler) {
   if (started()) return;
   thread_ = std::thread([=, this] { run(opts, device, shape, gopts, skip_recorded, compiler); });
 }
@@ -145,8 +146,8 @@ void EarlyWave::startFromNvml(const Options& opts, const gemm::GemmShape& shape,
   // tuner's or its worker's), so it answered only after them on the GPU host (bench/NOTES.md).
   std::vector<NvmlGpu> gpus = nvmlGpus();
   std::optional<DeviceInfo> d = predictDevice(gpus, opts.device);
-  timelineMark("nvml", d ? d->name + " " + d->arch
-                         : strprintf("no prediction (%zu GPUs)", gpus.size()));
+  timelineMark("nvml",
+               d ? d->name + " " + d->arch : strprintf("no prediction (%zu GPUs)", gpus.size()));
   if (d) start(opts, *d, shape, std::move(gopts), skip_recorded);
 }
 
@@ -220,7 +221,8 @@ void startEarlyWave(EarlyWave& wave, const Options& opts, const TuneRequest& t) 
     if (t.args.has(f)) return;
   // Cold stores only: with code objects in the store the first wave is mostly store hits, and a
   // warm run would only pay NVML's ~20 ms before the driver.
-  if (storeHoldsObjects(opts.cache_dir.empty() ? Options::defaultCacheDir() : opts.cache_dir)) return;
+  if (storeHoldsObjects(opts.cache_dir.empty() ? Options::defaultCacheDir() : opts.cache_dir))
+    return;
   // The tuner's options as makeTuner sets them (cmd_tune.cc), and its GemmOp's (runGemm).
   Options o = opts;
   if (!o.compile_processes_explicit) o.compile_processes = true;

@@ -1,18 +1,19 @@
 // `ktune tune gemm`'s early first wave: the first key's first compiles started before the driver
 // has started. The wave's configs follow from the device's arch, limits and SM count, which the
-// tuner reads after cuInit (100-190 ms on a host with one GPU, 370-500 ms with two: bench/NOTES.md), while
-// NVML answers the compute capability, the CUDA core count and the name in ~20 ms — when no cuInit
-// runs beside it: NVML waits for one (on the 1-GPU host it answered 9 ms after the tuner's cuInit
-// ended), so it is asked first, on the caller's thread, before the worker and the tuner start the
-// driver. A thread then builds an engine of its own over the predicted device (the arch's fixed
-// limits, the SMs from the cores; a device that runs nothing) on the tuner's code-object store and
-// compiles the first key's first wave there (GemmOp::precompile). The tuner's own first wave
-// (GemmLookahead::startFirst) finds those objects in the store or joins their compiles (the store
-// runs one compile per object in the process, over every store on its directory). The prediction
-// only chooses what to compile early: the tuning run uses the driver's device, so a wrong
-// prediction (another GPU, a MIG slice) costs compiles, never a result; the timeline says whether
-// it held. Only into an empty store (a cold run). Off by default (Options::early_wave,
-// KTUNE_EARLY_WAVE=1): not yet measured in this order on the GPU (bench/NOTES.md, issue 34).
+// tuner reads after cuInit (100-190 ms on a host with one GPU, 370-500 ms with two:
+// bench/NOTES.md), while NVML answers the compute capability, the CUDA core count and the name in
+// ~20 ms — when no cuInit runs beside it: NVML waits for one (on a one-GPU host it answered 9 ms
+// after the tuner's cuInit ended), so it is asked first, on the caller's thread, before the worker
+// and the tuner start the driver. A thread then builds an engine of its own over the predicted
+// device (the arch's fixed limits, the SMs from the cores; a device that runs nothing) on the
+// tuner's code-object store and compiles the first key's first wave there (GemmOp::precompile). The
+// tuner's own first wave (GemmLookahead::startFirst) finds those objects in the store or joins
+// their compiles (the store runs one compile per object in the process, over every store on its
+// directory). The prediction only chooses what to compile early: the tuning run uses the driver's
+// device, so a wrong prediction (another GPU, a MIG slice) costs compiles, never a result; the
+// timeline says whether it held. Only into an empty store (a cold run). Off by default
+// (Options::early_wave, KTUNE_EARLY_WAVE=1): not yet measured in this order on the GPU
+// (bench/NOTES.md, issue 34).
 #pragma once
 
 #include <atomic>

@@ -37,18 +37,19 @@ TEST(EarlyWavePrediction, HopperFromNvmlFacts) {
   EXPECT_EQ(d->max_threads_per_sm, 2048);
   EXPECT_EQ(d->name, "NVIDIA H200");
   // A 114-SM part; the second of two alike.
-  auto p = cli::predictDevice({{"NVIDIA H100 PCIe", 9, 0, 14592}, {"NVIDIA H100 PCIe", 9, 0, 14592}}, 1);
+  auto p =
+      cli::predictDevice({{"NVIDIA H100 PCIe", 9, 0, 14592}, {"NVIDIA H100 PCIe", 9, 0, 14592}}, 1);
   ASSERT_TRUE(p);
   EXPECT_EQ(p->multiprocessors, 114);
   EXPECT_EQ(p->ordinal, 1);
 }
 
 TEST(EarlyWavePrediction, NoneWhereTheDriversDeviceIsNotCertain) {
-  EXPECT_FALSE(cli::predictDevice({}, 0));                                   // no NVML
-  EXPECT_FALSE(cli::predictDevice({h200()}, 1));                             // no such ordinal
+  EXPECT_FALSE(cli::predictDevice({}, 0));                                      // no NVML
+  EXPECT_FALSE(cli::predictDevice({h200()}, 1));                                // no such ordinal
   EXPECT_FALSE(cli::predictDevice({h200(), {"NVIDIA H100", 9, 0, 16896}}, 0));  // GPUs differ
-  EXPECT_FALSE(cli::predictDevice({{"NVIDIA A100", 8, 0, 6912}}, 0));        // limits not tabled
-  EXPECT_FALSE(cli::predictDevice({{"odd", 9, 0, 1000}}, 0));                // cores not SMs x 128
+  EXPECT_FALSE(cli::predictDevice({{"NVIDIA A100", 8, 0, 6912}}, 0));           // limits not tabled
+  EXPECT_FALSE(cli::predictDevice({{"odd", 9, 0, 1000}}, 0));  // cores not SMs x 128
 }
 
 TEST(EarlyWavePrediction, MissNamesTheFirstFieldThatDiffers) {
@@ -126,7 +127,7 @@ TEST(EarlyWave, TheTunersFirstWaveFindsItCompiled) {
   cli::EarlyWave wave;
   wave.start(opts, devs->front(), big(), GemmOp::OpOptions{}, false, counting);
   const size_t early = wave.awaitCompiled();
-  EXPECT_GE(early, 8u);  // a first wave
+  EXPECT_GE(early, 8u);                           // a first wave
   EXPECT_TRUE(cli::storeHoldsObjects(dir.path));  // the next run's store is warm: no early wave
   EXPECT_EQ(counting->n.load(), static_cast<int>(early));
   Tuner t(gpu, counting, dir.path);
