@@ -162,6 +162,8 @@ Expected<TunerOptions> TunerOptions::fromEnv() {
     if (o.lt_preload != "after" && o.lt_preload != "early")
       return Status::InvalidArgument(std::string("KTUNE_LT_PRELOAD='") + v + "': expected after or early");
   }
+  if (const char* v = env("KTUNE_EARLY_WAVE"))
+    KTUNE_RETURN_IF_ERROR(parseBool("KTUNE_EARLY_WAVE", v, &o.early_wave));
   for (auto [name, field] : {std::pair{"KTUNE_TUNER_CONNECTIONS", &o.tuner_connections},
                               std::pair{"KTUNE_WORKER_CONNECTIONS", &o.worker_connections}}) {
     const char* v = env(name);

@@ -36,6 +36,7 @@
 #include "templates/rowwise.h"
 #include "tools/commands.h"
 #include "tools/sim_gpu.h"
+#include "tools/tune_early_wave.h"
 #include "tools/tune_lookahead.h"
 #include "tools/tune_detach.h"
 #include "tools/tune_operands.h"
@@ -275,7 +276,8 @@ std::vector<std::optional<TuneReport>> recordedReports(GemmOp& op, const Engine&
   return r;
 }
 
-int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRequest& t) {
+int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRequest& t,
+            EarlyWave& early_wave) {
   if (int rc = checkKindsForArch(t, tuner->device().arch); rc >= 0) return rc;
   GemmOp::OpOptions gopts;
   gopts.full_space = t.args.has("--full-space");
@@ -288,6 +290,7 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
   auto gop = GemmOp::create(tuner, gopts);
   if (!gop.ok()) return fail(gop.status());
   timelineMark("gemm_op");
+  early_wave.check(tuner->device());
   // A key this device's database holds is reported from it (--retune measures it again); with
   // every key so, no context, vendor library, inputs or compile are waited for.
   std::vector<std::optional<TuneReport>> recorded = recordedReports(**gop, *tuner, t);
@@ -367,7 +370,9 @@ int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRe
     if (look && shapes.size() > 1) noteProcessMs("lookahead_compiled", double(lookahead.compiled()));
     if (look && !held && j == 0) {
       // The run took the early wave's compiles as store hits: the report counts them as compiled.
-      const size_t early = lookahead.awaitFirstCompiled();
+      // With the early wave (tune_early_wave.h) the look-ahead's wave joined or hit its compiles:
+      // the two overlap, so the larger count.
+      const size_t early = std::max(lookahead.awaitFirstCompiled(), early_wave.awaitCompiled());
       noteProcessMs("first_wave_precompiled", double(early));
       // Those it found done were store hits to it (one it joined running is its own compile
       // already); the cap by its hits can only over-count where an earlier run's entries and a
@@ -428,6 +433,9 @@ int cmdTune(const std::vector<std::string>& argv) {
       (pathExists("/dev/nvidiactl") || pathExists("/dev/kfd")))
     detachTeardown();
   timelineMark("main", strprintf("age %.1f ms", age_ms));  // the tuning process from here
+  // KTUNE_EARLY_WAVE=1: the first key's first wave from NVML's device, before the driver starts.
+  EarlyWave early;
+  startEarlyWave(early, *opts, t);
   prestartWorkerIfIsolating(*opts, t);
   limitTunerConnections(*opts, t);
   // A GEMM run opens cuBLASLt after the GPU: its loading starts on a thread of its own, before the
@@ -466,7 +474,7 @@ int cmdTune(const std::vector<std::string>& argv) {
     std::fprintf(stderr, "device: %s (%s), cache %s\n", dev.name.c_str(), dev.arch.c_str(),
                  opts->cache_dir.c_str());
   int rc = !t.from_file.empty() ? runFromFile(**tuner, *tuner, t)
-           : t.op == "gemm"      ? runGemm(*tuner, *gpu.backend, t)
+           : t.op == "gemm"      ? runGemm(*tuner, *gpu.backend, t, early)
                                  : runRowwise(**tuner, *gpu.backend, t);
   if (!gpu.sim && opts->remote_cache.empty()) leaveWithoutTeardown(rc);
   return rc;

@@ -1,4 +1,5 @@
-// One compile per code-object key at a time in a process. A caller asking for a key whose compile
+// One compile per code-object key at a time in a process (one instance serves every store of the
+// process: CodeObjectStore::getOrCompile). A caller asking for a key whose compile
 // another thread is running waits for that compile and takes its result instead of compiling the
 // same object again: a tuning run and a look-ahead precompile of the next key (Engine::precompile)
 // often want the same kernels, and an NVRTC compile of a Hopper GEMM is seconds of one core.

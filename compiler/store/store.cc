@@ -14,6 +14,7 @@
 
 #include "base/json_fields.h"
 #include "compiler/resources_json.h"
+#include "compiler/store/in_flight.h"
 #include "base/fs.h"
 #include "base/json_bounded.h"
 #include "base/sha256.h"
@@ -27,6 +28,14 @@ using nlohmann::json;
 // Bumped when the metadata layout changes; an entry of another format reads as corrupt (and is
 // recompiled by getOrCompile), never misinterpreted.
 constexpr int kMetadataFormat = 1;
+
+// One compile per object at a time in this process, over every store opened on the same directory
+// (CodeObjectStore::getOrCompile): `ktune tune`'s early first wave compiles through an engine of its
+// own (tools/tune_early_wave.h), whose store is another instance on the tuner's directory.
+InFlightCompiles& processCompiles() {
+  static InFlightCompiles* const c = new InFlightCompiles();  // never destroyed: used at exit
+  return *c;
+}
 
 std::string isoNow() {
   std::time_t t = std::time(nullptr);
@@ -347,7 +356,7 @@ Expected<CodeObject> CodeObjectStore::getOrCompile(Compiler& compiler, const Com
           "), recompiled";
   }
   bool joined = false;
-  auto obj = in_flight_.run(key + "/" + std::to_string(with_dumps.dumps), [&]() {
+  auto obj = processCompiles().run(dir_ + "|" + key + "/" + std::to_string(with_dumps.dumps), [&]() {
     auto o = compiler.compile(with_dumps);
     if (!o.ok()) return o;
     Status s = put(key, *o);

@@ -28,7 +28,6 @@
 
 #include "base/status.h"
 #include "compiler/compiler.h"
-#include "compiler/store/in_flight.h"
 
 namespace ktune {
 
@@ -92,8 +91,9 @@ class CodeObjectStore {
   // replaced. A failed put (disk full, read-only) still returns the compiled object, with the
   // reason in *note. A compile error is returned as is (nothing stored). An entry that lacks a
   // requested dump is compiled again with its dumps plus the new ones and replaced (not a hit).
-  // A miss whose compile another thread of this process is running waits for that compile and
-  // returns its object (not a hit) instead of compiling it again.
+  // A miss whose compile another thread of this process is running, through this store or another
+  // one opened on the same directory, waits for that compile and returns its object (not a hit)
+  // instead of compiling it again.
   Expected<CodeObject> getOrCompile(Compiler& compiler, const CompileRequest& req,
                                     bool* hit = nullptr, std::string* note = nullptr);
 
@@ -127,7 +127,6 @@ class CodeObjectStore {
   std::string entryPath(const std::string& key, const std::string& suffix) const;
 
   std::string dir_;
-  InFlightCompiles in_flight_;  // getOrCompile: one compile per key at a time in this process
 };
 
 }  // namespace ktune

@@ -184,5 +184,33 @@ TEST_F(StoreTest, OneCompilePerKeyWhileItRunsInThisProcess) {
 }
 
 
+// Two stores opened on one directory in one process (`ktune tune`'s early first wave compiles
+// through an engine of its own beside the tuner's) share the wait: one compile, the other caller
+// joins it (not a hit), and the next caller of either store is a hit. A store on another
+// directory compiles its own.
+TEST_F(StoreTest, OneCompilePerKeyAcrossStoresOnOneDirectory) {
+  auto a = openStore(), b = openStore();
+  ASSERT_TRUE(a && b);
+  SlowCompiler sc;
+  const CompileRequest req = request("inflight_two", kDumpNone);
+  bool hit_a = true, hit_b = true;
+  std::thread ta([&] { EXPECT_TRUE(a->getOrCompile(sc, req, &hit_a).ok()); });
+  std::thread tb([&] { EXPECT_TRUE(b->getOrCompile(sc, req, &hit_b).ok()); });
+  ta.join();
+  tb.join();
+  EXPECT_EQ(sc.slow_compiles.load(), 1);
+  EXPECT_FALSE(hit_a);
+  EXPECT_FALSE(hit_b);
+  bool hit = false;
+  ASSERT_TRUE(b->getOrCompile(sc, req, &hit).ok());
+  EXPECT_TRUE(hit);
+  auto other = CodeObjectStore::open(dir_ + "_other");
+  ASSERT_TRUE(other.ok());
+  ASSERT_TRUE((*other)->getOrCompile(sc, req, &hit).ok());
+  EXPECT_FALSE(hit);
+  EXPECT_EQ(sc.slow_compiles.load(), 2);
+}
+
+
 }  // namespace
 }  // namespace ktune
