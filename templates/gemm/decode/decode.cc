@@ -121,7 +121,20 @@ ConfigSpace buildSpace() {
       .addInts("DC_GRID", {0, 1, 2, 3, 4, 5, 6, 7}, "cuda")
       .addOptionalInts("DC_L2P", {0, 128, 256}, "cuda")
       .addOptionalInts("DC_WP", {1}, "cuda")
-      .addOptionalInts("DC_PW", {0, 1, 2}, "cuda");
+      .addOptionalInts("DC_PW", {0, 1, 2}, "cuda")
+      .addOptionalInts("DC_XH", {1}, "cuda")
+      .addOptionalInts("DC_ST", {1, 2}, "cuda");
+  // DC_XH, DC_ST (probe knobs, not enumerated; decode_wg.cuh): the cluster K split's sums handed
+  // over without a cluster barrier after the main loop; the start path's prefetches (1: the tensor
+  // maps at entry, 2: also no L2 line prefetches of the first stage). Few-row tiles only.
+  s.constrain("DC_XH 1 when present, with DC_WG 2, DC_GRID 4, DC_PF 1, DC_MT <= 4", [](K c) {
+    return !c.has("DC_XH") || (c.getInt("DC_XH", 0) == 1 && tmaFed(c) && knob(c, "DC_GRID") == 4 &&
+                               knob(c, "DC_PF") == 1 && knob(c, "DC_MT") <= 4);
+  });
+  s.constrain("DC_ST 1 or 2 when present, with DC_WG 2, DC_MT <= 4", [](K c) {
+    const int64_t st = c.getInt("DC_ST", 0);
+    return !c.has("DC_ST") || ((st == 1 || st == 2) && tmaFed(c) && knob(c, "DC_MT") <= 4);
+  });
   // DC_PW (a probe knob, not enumerated; absent: 2 for tiles of 64 rows or more, 0 below, the
   // shipped producer paths): the TMA producer's per-stage path with one producer warp
   // (decode_wg.cuh), 0: the elected thread alone dividing the unit index per stage (it bounded the
@@ -216,12 +229,15 @@ ConfigSpace buildSpace() {
 
 // The warps' sums of one tile: [DC_WARPS][16*DC_NT][8*DC_MT + 1] floats; DC_WG = 1: the ring,
 // 1024 bytes to align it for the swizzle, two mbarriers per stage and the last-block flag; DC_WG = 2
-// also the gate/up hand-over (half the consumer threads x 4*DC_MT floats).
+// also the gate/up hand-over (half the consumer threads x 4*DC_MT floats) and with DC_XH the
+// peer's sums (xh_reduce: a thread's part of them, 4*DC_MT/2 floats, all 4*DC_MT at DC_MT = 1).
 int64_t sharedBytes(K c) {
   if (fma(c)) return 0;  // registers and warp shuffles only
+  const int64_t mt = knob(c, "DC_MT");
+  const int64_t xh = c.has("DC_XH") ? 32 * knob(c, "DC_WARPS") * knob(c, "DC_NT") * 4 * (mt >= 2 ? mt / 2 : mt) * 4 : 0;
   if (wg(c))
     return wgRingBytes(c) + 1024 + 16 * 2 * knob(c, "DC_DEPTH") + 16 +
-           (tmaFed(c) ? 16 * knob(c, "DC_WARPS") * 4 * knob(c, "DC_MT") * 4 : 0);
+           (tmaFed(c) ? 16 * knob(c, "DC_WARPS") * 4 * mt * 4 : 0) + xh;
   return knob(c, "DC_WARPS") * 16 * knob(c, "DC_NT") * (8 * knob(c, "DC_MT") + 1) * 4;
 }
 
