@@ -33,8 +33,8 @@ bool hasDefine(const Config& c, const GemmShape& s, const std::string& name, con
 
 // Neither knob is enumerated; DC_XH only on the TMA-fed cluster split of 2 (DC_GRID 4) with one
 // producer warp at DC_MT <= 4, its shared memory the config's plus the peer's sums (a thread's half
-// of its 4*DC_MT accumulators, all of them at DC_MT = 1); DC_ST 1 or 2 on the TMA-fed body at
-// DC_MT <= 4, the launch unchanged.
+// of its 4*DC_MT accumulators, all of them at DC_MT = 1); DC_ST 1..3 on the TMA-fed body at
+// DC_MT <= 4 (3: one producer warp on its old path, DC_PW 0), the launch unchanged.
 TEST(GemmDecode, FewRowStartAndHandOverAreProbeKnobs) {
   const ConfigSpace& sp = configSpace(KernelKind::kDecode);
   for (const Config& c : sp.enumerate("cuda", 227 * 1024).accepted)
@@ -56,7 +56,7 @@ TEST(GemmDecode, FewRowStartAndHandOverAreProbeKnobs) {
     EXPECT_EQ(sharedBytes(KernelKind::kDecode, xh),
               sharedBytes(KernelKind::kDecode, base) + 32 * k[2] * k[7] * 4);
     EXPECT_TRUE(hasDefine(xh, s, "DC_XH", "1"));
-    for (int64_t st : {1, 2}) {
+    for (int64_t st : {1, 2, 3}) {
       Config c = base;
       c.set("DC_ST", st);
       ASSERT_TRUE(sp.validate(c).ok()) << sp.validate(c).toString();
@@ -79,7 +79,7 @@ TEST(GemmDecode, FewRowStartAndHandOverAreProbeKnobs) {
   Config two = tmaConfig(2, 4, 1, 4, 2, 4, 3);
   two.set("DC_XH", int64_t{2});
   bad.push_back({two, "DC_XH"});
-  for (int64_t st : {0, 3}) {
+  for (int64_t st : {0, 4}) {
     Config c = tmaConfig(2, 4, 1, 4, 2, 4, 3);
     c.set("DC_ST", st);
     bad.push_back({c, "DC_ST"});
@@ -88,6 +88,13 @@ TEST(GemmDecode, FewRowStartAndHandOverAreProbeKnobs) {
   st64.set("DC_ST", int64_t{1});
   stwg.set("DC_ST", int64_t{1});
   bad.push_back({st64, "DC_ST"});
+  Config pf2 = tmaConfig(2, 4, 1, 4, 2, 4, 3), pw1 = pf2;
+  pf2.set("DC_PF", int64_t{2});
+  pf2.set("DC_ST", int64_t{3});
+  pw1.set("DC_PW", int64_t{1});
+  pw1.set("DC_ST", int64_t{3});
+  bad.push_back({pf2, "DC_ST"});
+  bad.push_back({pw1, "DC_ST"});
   bad.push_back({stwg, "DC_ST"});
   for (const Bad& b : bad) EXPECT_NE(sp.validate(b.c).message().find(b.knob), std::string::npos) << b.c.toString();
 }
@@ -95,8 +102,9 @@ TEST(GemmDecode, FewRowStartAndHandOverAreProbeKnobs) {
 // The PTX: with DC_XH the cluster barrier is arrived at once before the main loop (relaxed) and
 // waited for before the hand-over, which goes by st.async counted on the peer's barrier; no
 // barrier.cluster.arrive after the first wgmma. DC_ST: the tensor maps prefetched before the first
-// mbarrier.init; 2: no prefetch.global.L2 before the programmatic-launch wait. No spills
-// (compileEach), gate/up too.
+// mbarrier.init; 2: no prefetch.global.L2 before the programmatic-launch wait; 3: the first boxes
+// before the block barrier (after the programmatic-launch wait: A may be the last kernel's
+// output). No spills (compileEach), gate/up too.
 TEST(GemmDecode, FewRowStartAndHandOverCompile) {
   auto cc = compilerForArch("sm_90a");
   if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
@@ -105,15 +113,17 @@ TEST(GemmDecode, FewRowStartAndHandOverCompile) {
   for (const auto& k : std::vector<std::array<int64_t, 7>>{{16, 2, 4, 1, 4, 2, 3}, {5, 1, 4, 1, 2, 5, 0},
                                                            {13, 2, 4, 2, 2, 2, 3}, {27, 4, 4, 1, 2, 2, 0},
                                                            {16, 2, 4, 1, 4, 2, 1}})
-    for (const auto& [xh, st] : std::vector<std::array<int64_t, 2>>{{1, 0}, {0, 1}, {1, 2}}) {
+    for (const auto& [xh, st] : std::vector<std::array<int64_t, 2>>{{1, 0}, {0, 1}, {1, 2}, {0, 3}, {1, 3}}) {
       Config c = tmaConfig(k[1], k[2], k[3], k[4], k[5], 4, k[6]);
       if (xh) c.set("DC_XH", xh);
       if (st) c.set("DC_ST", st);
       jobs.emplace_back(c, nt(k[0], 4096, 4096));
     }
-  Config g6 = tmaConfig(2, 8, 1, 4, 1, 6, 0);
-  g6.set("DC_ST", int64_t{2});
-  jobs.emplace_back(g6, nt(16, 28672, 4096));
+  for (int64_t st : {2, 3}) {
+    Config g6 = tmaConfig(2, 8, 1, 4, 1, 6, 0);
+    g6.set("DC_ST", st);
+    jobs.emplace_back(g6, nt(16, 28672, 4096));
+  }
   Config gu = tmaConfig(2, 4, 1, 4, 2, 4, 3);
   gu.set("DC_XH", int64_t{1});
   GemmShape sgu = nt(16, 8192, 4096);
@@ -132,8 +142,10 @@ TEST(GemmDecode, FewRowStartAndHandOverCompile) {
     const size_t tm = ptx.find("prefetch.tensormap"), init = ptx.find("mbarrier.init");
     if (tm == std::string::npos || init == std::string::npos) return "PTX lacks the prefetch or the init";
     if ((st > 0) != (tm < init)) return st ? "the tensor maps prefetched after the init" : "an early prefetch";
-    const size_t wait = ptx.find("griddepcontrol.wait");
+    const size_t wait = ptx.find("griddepcontrol.wait"), box = ptx.find("cp.async.bulk.tensor");
     if (wait == std::string::npos) return "PTX lacks the programmatic-launch wait";
+    if (box < wait) return "a box issued before the programmatic-launch wait";
+    if ((st == 3) != (box < ptx.find("bar.sync"))) return st == 3 ? "no box before the block barrier" : "an early box";
     const bool lines = ptx.find("prefetch.global.L2 ") < wait;  // the first stage's, before the wait
     return lines == (st < 2) ? "" : lines ? "line prefetches with DC_ST = 2" : "no line prefetches";
   });

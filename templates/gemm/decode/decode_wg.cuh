@@ -107,11 +107,13 @@ constexpr int kPW = DC_TMA && DC_PF == 1 ? DC_PW : 0;
 // DC_XH = 1 (the cluster K split of 2, <= 32 A rows): the partial sums handed over into a region of
 // their own (xh_reduce, decode_wg_cluster.cuh), so no cluster barrier after the main loop. DC_ST
 // (TMA-fed, <= 32 rows): 1, the tensor maps prefetched at entry (not before the first box); 2, also
-// no L2 line prefetches of the first stage's weights (bench/NOTES.md, issue 32: the start path).
+// no L2 line prefetches of the first stage's weights; 3, also the ring's first round issued by the
+// producer's elected thread before the block barrier (bench/NOTES.md, issue 32: the start path).
 constexpr bool kXH = DC_CLUSTER && DC_XH == 1;
 constexpr int kST = DC_TMA ? DC_ST : 0;
 static_assert(!kXH || (DC_GRID == 4 && DC_MT <= 4 && DC_PF == 1), "DC_XH: DC_GRID 4, DC_MT <= 4, DC_PF 1");
-static_assert(kST == 0 || (DC_MT <= 4 && DC_ST <= 2), "DC_ST: 1 or 2, DC_MT <= 4");
+static_assert(kST == 0 || (DC_MT <= 4 && DC_ST <= 3 && (DC_ST < 3 || (DC_PF == 1 && kPW == 0))),
+              "DC_ST: 1..3 at DC_MT <= 4 (3: DC_PF 1, DC_PW 0)");
 constexpr int kThreads = kConsumers + kProducers;
 constexpr int kNT = DC_NT;                        // 64-row slabs per warpgroup
 constexpr int kBN = 64 * kNT * (kCWarps / 4);     // weight rows per tile
@@ -315,7 +317,7 @@ KTUNE_DEVICE void drain(float (&acc)[kNT][kAcc], unsigned empty, int& held, int 
 // barrier's count includes the producer threads), never waiting on its own copies. Then (cluster
 // split) all pass cluster_reduce's two barriers.
 KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorMap* tmX, unsigned base,
-                              unsigned full, unsigned empty, long u0, int S, int pt, unsigned rank) {
+                              unsigned full, unsigned empty, long u0, int S, int pt, unsigned rank, int s0) {
   static_assert(!(kXA && DC_MSPLIT), "A by cp.async: not with the row-split pair");
   const bool lead = pt == 0;
   const int n = kXA || lead || kPW == 2 ? S : 0;
@@ -325,7 +327,7 @@ KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorM
   }
   int tile = (int)(u0 / p.nsteps), st = (int)(u0 - (long)tile * p.nsteps);  // kPW: stepped
 #pragma unroll 1
-  for (int s = 0; s < n; ++s) {
+  for (int s = s0; s < n; ++s) {
     const int slot = s % kStages;
     DC_TS(lead, s, kTsTop);
     if (s >= kStages) mbar_wait(empty + 8 * slot, ((s / kStages) - 1) & 1);
@@ -383,12 +385,6 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   [[maybe_unused]] const unsigned red = empty + 8 * kStages + 8;
   const int tid = threadIdx.x;
   DC_TR_ENTRY(tid == 0);
-#if DC_TMA
-  if (kST != 0 && tid == kConsumers) {  // DC_ST: the descriptors fetched while the prologue runs
-    prefetch_tensormap(kWBox == 32 || kPairBox ? &tmW32 : &tmW64);
-    prefetch_tensormap(&tmX);
-  }
-#endif
   Prob p{A, B, reinterpret_cast<out_t*>(Cv), reinterpret_cast<const out_t*>(biasv), workspace,
          counters, M, N, K, (K + kBK - 1) / kBK, N / 2, lda, ldb, ldc, alpha, beta};
 #if DC_CLUSTER  // a cluster per tile, block `rank` takes part `rank` of its K steps
@@ -414,7 +410,14 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
 #if !DC_CLUSTER && !DC_MSPLIT
   [[maybe_unused]] const unsigned rank = 0;
 #endif
-  if (tid == 0) init_barriers(full, empty, red, rank);
+  [[maybe_unused]] int s0 = 0;  // DC_ST = 3: the stages the producer issued before the block barrier
+#if DC_TMA
+  if (kST != 0 && tid == kConsumers) {  // DC_ST: the descriptors fetched while the prologue runs
+    prefetch_tensormap(kWBox == 32 || kPairBox ? &tmW32 : &tmW64), prefetch_tensormap(&tmX);
+    if (kST == 3) s0 = produce_first(p, kWBox == 32 || kPairBox ? &tmW32 : &tmW64, &tmX, base, full, empty, red, u0, S, rank);
+  }
+#endif
+  if (tid == 0 && kST != 3) init_barriers(full, empty, red, rank);
   if (S > 0 && kST < 2) {  // the first stage's weights into L2 before the wait (prefetch_weights, decode.cuh)
     const int tile = (int)(u0 / p.nsteps), st = (int)(u0 - (long)tile * p.nsteps);
     prefetch_weights(p, [&](int n) { return tile_row(p, tile * kBN, n); }, kBN, st * kBK, kBK, tid,
@@ -432,7 +435,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   if (tid >= kConsumers) {  // the producer warp(s)
     if constexpr (kRegSplit) setmaxnreg_dec<40>();
 #if DC_TMA
-    produce_all(p, kWBox == 32 || kPairBox ? &tmW32 : &tmW64, &tmX, base, full, empty, u0, S, tid - kConsumers, rank);
+    produce_all(p, kWBox == 32 || kPairBox ? &tmW32 : &tmW64, &tmX, base, full, empty, u0, S, tid - kConsumers, rank, s0);
 #else
     produce_all(p, base, full, empty, u0, S, tid - kConsumers);
 #endif
