@@ -40,15 +40,16 @@ KTUNE_DEVICE void produce_tma(const Prob& p, const TensorMap* tmW, const TensorM
       tma_load_2d(w + kWBytes + u * kBM * 128 + xb * kXBox * 128, tmA, k0 + u * 64,
                   (DC_MSPLIT ? (int)rank * kBM : 0) + xb * kXBox, bar);
 }
-// DC_ST = 3: the elected producer thread initialises the barriers and issues the ring's first round
-// (every slot free) before the block barrier, after the programmatic-launch wait (A may be the last
-// kernel's output); produce_all goes on from there (returned: the stages issued).
+// DC_ST = 3: the elected producer thread initialises the barriers and issues the ring's first stages
+// (at most 4: a deeper ring's first round, issued by one thread, kept the consumers at the block
+// barrier after the first stage landed) before the block barrier, after the programmatic-launch wait
+// (A may be the last kernel's output); produce_all goes on from there (returned: the stages issued).
 KTUNE_DEVICE void init_barriers(unsigned full, unsigned empty, unsigned red, unsigned rank);
 KTUNE_DEVICE int produce_first(const Prob& p, const TensorMap* tmW, const TensorMap* tmX, unsigned base,
                                unsigned full, unsigned empty, unsigned red, long u0, int S, unsigned rank) {
   init_barriers(full, empty, red, rank);
   KTUNE_PDL_WAIT();
-  const int n = S < kStages ? S : kStages;
+  const int n = min(S, min(kStages, 4));
 #pragma unroll 1
   for (int s = 0; s < n; ++s) {
     const long u = u0 + s;
