@@ -123,19 +123,18 @@ ConfigSpace buildSpace() {
       .addOptionalInts("DC_WP", {1}, "cuda")
       .addOptionalInts("DC_PW", {0, 1, 2}, "cuda")
       .addOptionalInts("DC_XH", {1}, "cuda")
-      .addOptionalInts("DC_ST", {1, 2, 3}, "cuda");
+      .addOptionalInts("DC_ST", {1}, "cuda");
   // DC_XH, DC_ST (probe knobs, not enumerated; decode_wg.cuh): the cluster K split's sums handed
-  // over without a cluster barrier after the main loop; the start path (1: the tensor maps
-  // prefetched at entry, 2: also no L2 line prefetches of the first stage, 3: also the ring's first
-  // round issued before the block barrier, by one producer warp on its old path). Few-row tiles only.
+  // over without a cluster barrier after the main loop; the start path cut (the tensor maps at entry,
+  // no first-stage line prefetches, the first stages issued before the block barrier by one producer
+  // warp on its old path). Few-row tiles only; curated as twins where they won (bench/NOTES.md).
   s.constrain("DC_XH 1 when present, with DC_WG 2, DC_GRID 4, DC_PF 1, DC_MT <= 4", [](K c) {
     return !c.has("DC_XH") || (c.getInt("DC_XH", 0) == 1 && tmaFed(c) && knob(c, "DC_GRID") == 4 &&
                                knob(c, "DC_PF") == 1 && knob(c, "DC_MT") <= 4);
   });
-  s.constrain("DC_ST 1, 2 or 3 when present, with DC_WG 2, DC_MT <= 4 (3: DC_PF 1, DC_PW 0)", [](K c) {
-    const int64_t st = c.getInt("DC_ST", 0);
-    return !c.has("DC_ST") || (st >= 1 && st <= 3 && tmaFed(c) && knob(c, "DC_MT") <= 4 &&
-                               (st < 3 || (knob(c, "DC_PF") == 1 && c.getInt("DC_PW", 0) == 0)));
+  s.constrain("DC_ST 1 when present, with DC_WG 2, DC_MT <= 4, DC_PF 1, DC_PW 0", [](K c) {
+    return !c.has("DC_ST") || (c.getInt("DC_ST", 0) == 1 && tmaFed(c) && knob(c, "DC_MT") <= 4 &&
+                               knob(c, "DC_PF") == 1 && c.getInt("DC_PW", 0) == 0);
   });
   // DC_PW (a probe knob, not enumerated; absent: 2 for tiles of 64 rows or more, 0 below, the
   // shipped producer paths): the TMA producer's per-stage path with one producer warp

@@ -105,15 +105,14 @@ constexpr bool kWP = DC_TMA && DC_WP == 1;
 // path 2 was level or slower (the 16x6144x4096 cluster split ~3%). DC_PF = 2, 3: path 0.
 constexpr int kPW = DC_TMA && DC_PF == 1 ? DC_PW : 0;
 // DC_XH = 1 (the cluster K split of 2, <= 32 A rows): the partial sums handed over into a region of
-// their own (xh_reduce, decode_wg_cluster.cuh), so no cluster barrier after the main loop. DC_ST
-// (TMA-fed, <= 32 rows): 1, the tensor maps prefetched at entry (not before the first box); 2, also
-// no L2 line prefetches of the first stage's weights; 3, also the ring's first round issued by the
-// producer's elected thread before the block barrier (bench/NOTES.md, issue 32: the start path).
+// their own (xh_reduce, decode_wg_cluster.cuh), so no cluster barrier after the main loop. DC_ST = 1
+// (TMA-fed, <= 32 rows): the start path cut: the tensor maps prefetched at entry, no L2 line
+// prefetches of the first stage, and the producer's elected thread initialises the barriers and
+// issues the first stages before the block barrier (produce_first; bench/NOTES.md, issue 32).
 constexpr bool kXH = DC_CLUSTER && DC_XH == 1;
 constexpr int kST = DC_TMA ? DC_ST : 0;
 static_assert(!kXH || (DC_GRID == 4 && DC_MT <= 4 && DC_PF == 1), "DC_XH: DC_GRID 4, DC_MT <= 4, DC_PF 1");
-static_assert(kST == 0 || (DC_MT <= 4 && DC_ST <= 3 && (DC_ST < 3 || (DC_PF == 1 && kPW == 0))),
-              "DC_ST: 1..3 at DC_MT <= 4 (3: DC_PF 1, DC_PW 0)");
+static_assert(kST == 0 || (DC_MT <= 4 && DC_ST == 1 && DC_PF == 1 && kPW == 0), "DC_ST: 1, DC_MT <= 4, DC_PF 1, DC_PW 0");
 constexpr int kThreads = kConsumers + kProducers;
 constexpr int kNT = DC_NT;                        // 64-row slabs per warpgroup
 constexpr int kBN = 64 * kNT * (kCWarps / 4);     // weight rows per tile
@@ -410,15 +409,15 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
 #if !DC_CLUSTER && !DC_MSPLIT
   [[maybe_unused]] const unsigned rank = 0;
 #endif
-  [[maybe_unused]] int s0 = 0;  // DC_ST = 3: the stages the producer issued before the block barrier
+  [[maybe_unused]] int s0 = 0;  // DC_ST: the stages the producer issued before the block barrier
 #if DC_TMA
-  if (kST != 0 && tid == kConsumers) {  // DC_ST: the descriptors fetched while the prologue runs
+  if (kST != 0 && tid == kConsumers) {  // DC_ST: the descriptors fetched at once, the first stages issued
     prefetch_tensormap(kWBox == 32 || kPairBox ? &tmW32 : &tmW64), prefetch_tensormap(&tmX);
-    if (kST == 3) s0 = produce_first(p, kWBox == 32 || kPairBox ? &tmW32 : &tmW64, &tmX, base, full, empty, red, u0, S, rank);
+    s0 = produce_first(p, kWBox == 32 || kPairBox ? &tmW32 : &tmW64, &tmX, base, full, empty, red, u0, S, rank);
   }
 #endif
-  if (tid == 0 && kST != 3) init_barriers(full, empty, red, rank);
-  if (S > 0 && kST < 2) {  // the first stage's weights into L2 before the wait (prefetch_weights, decode.cuh)
+  if (tid == 0 && kST == 0) init_barriers(full, empty, red, rank);
+  if (S > 0 && kST == 0) {  // the first stage's weights into L2 before the wait (prefetch_weights, decode.cuh)
     const int tile = (int)(u0 / p.nsteps), st = (int)(u0 - (long)tile * p.nsteps);
     prefetch_weights(p, [&](int n) { return tile_row(p, tile * kBN, n); }, kBN, st * kBK, kBK, tid,
                      kThreads);

@@ -40,7 +40,7 @@ KTUNE_DEVICE void produce_tma(const Prob& p, const TensorMap* tmW, const TensorM
       tma_load_2d(w + kWBytes + u * kBM * 128 + xb * kXBox * 128, tmA, k0 + u * 64,
                   (DC_MSPLIT ? (int)rank * kBM : 0) + xb * kXBox, bar);
 }
-// DC_ST = 3: the elected producer thread initialises the barriers and issues the ring's first stages
+// DC_ST = 1: the elected producer thread initialises the barriers and issues the ring's first stages
 // (at most 4: a deeper ring's first round, issued by one thread, kept the consumers at the block
 // barrier after the first stage landed) before the block barrier, after the programmatic-launch wait
 // (A may be the last kernel's output); produce_all goes on from there (returned: the stages issued).
