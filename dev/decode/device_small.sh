@@ -8,7 +8,8 @@
 # compiles beside GemmGpu.DecodeTmaFewRowKnobsVsReference, then PROCS processes of the KEYS_AB list
 # (each key's pick and its knob variants in the same interleaved rounds with the read and cuBLASLt's
 # best, every second process reversed); l2p_table.py's X/base.
-#   OUT=$OUT DEADLINE=200 bash dev/decode/device_small.sh
+#   OUT=$OUT DEADLINE=200 bash dev/decode/device_small.sh     (needs 657f067's tree: DC_ST 1, 2 and 3 were the
+#   probe's values then; its DC_ST 3 is today's DC_ST 1)
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
 device_preamble "${DEADLINE:-200}"
