@@ -176,5 +176,80 @@ TEST(GemmDecode, FewRowKnobsAreCuratedAsTwins) {
   }
 }
 
+// DC_TAIL (not enumerated; decode_wg_tail.cuh): only on the TMA-fed persistent grid (DC_GRID 6) with
+// one producer warp on its dividing path (DC_PF 1, DC_PW 0, DC_MT <= 4), not with DC_ST. It launches
+// min(units, SMs) blocks with the workspace and one counter per tile where the grid does not divide
+// the tiles (28672 rows: 224 tiles of 128 on 132 SMs; 14336: 112 tiles, so 132 blocks where the
+// plain grid has 112), nothing more where it does, the same shared memory. The PTX: the workspace's
+// fp32 atomics and the counter, no spills (compileEach), plain and gate/up, M = 5 and 13.
+TEST(GemmDecode, PersistentTailSplitIsAProbeKnob) {
+  const ConfigSpace& sp = configSpace(KernelKind::kDecode);
+  for (const Config& c : sp.enumerate("cuda", 227 * 1024).accepted) ASSERT_FALSE(c.has("DC_TAIL")) << c.toString();
+  DeviceInfo dev = sm90aDevice();
+  dev.multiprocessors = 132;
+  for (const auto& k : std::vector<std::array<int64_t, 5>>{{2, 8, 1, 4, 1}, {2, 8, 1, 2, 2}, {1, 4, 1, 2, 2}}) {
+    const Config base = tmaConfig(k[0], k[1], k[2], k[3], k[4], 6, 0);
+    Config tail = base;
+    tail.set("DC_TAIL", int64_t{1});
+    ASSERT_TRUE(sp.validate(tail).ok()) << sp.validate(tail).toString();
+    EXPECT_EQ(sharedBytes(KernelKind::kDecode, tail), sharedBytes(KernelKind::kDecode, base));
+    EXPECT_TRUE(hasDefine(tail, nt(16, 28672, 4096), "DC_TAIL", "1"));
+    const int64_t rows = 64 * k[2] * k[1] / 4;
+    for (int64_t n : {28672, 14336, 16896}) {
+      const GemmShape s = nt(8 * k[0], n, 4096);
+      auto pb = launchPlan(KernelKind::kDecode, base, s, dev), pt = launchPlan(KernelKind::kDecode, tail, s, dev);
+      ASSERT_TRUE(pb.ok() && pt.ok());
+      const int64_t tiles = n / rows;
+      EXPECT_EQ(pb->grid.x, static_cast<unsigned>(std::min<int64_t>(tiles, 132)));
+      EXPECT_EQ(pt->grid.x, 132u) << n;
+      EXPECT_EQ(pb->workspace_bytes, 0);
+      EXPECT_EQ(pt->counters, tiles % 132 != 0 ? tiles : 0) << n;
+      EXPECT_EQ(pt->workspace_bytes, tiles % 132 != 0 ? 8 * k[0] * n * 4 : 0) << n;
+      EXPECT_EQ(pt->block.x, pb->block.x);
+    }
+  }
+  auto few = launchPlan(KernelKind::kDecode, [&] {  // fewer units than SMs: one unit a block
+    Config c = tmaConfig(1, 4, 1, 4, 2, 6, 0);
+    c.set("DC_TAIL", int64_t{1});
+    return c;
+  }(), nt(1, 333, 1032), dev);
+  ASSERT_TRUE(few.ok());
+  EXPECT_EQ(few->grid.x, 30u);  // 6 tiles x 5 steps
+  std::vector<Config> bad;
+  for (int64_t grid : {0, 1, 4}) bad.push_back(tmaConfig(2, 4, 1, 4, 2, grid, grid == 4 ? 3 : 0));
+  bad.push_back(tmaConfig(8, 8, 1, 2, 2, 6, 0));  // 64 rows of A
+  bad.push_back(wgConfig(2, 8, 1, 2, 2, 6));      // the cp.async ring
+  Config pf2 = tmaConfig(2, 8, 1, 2, 2, 6, 0), pw = pf2, st = pf2, two = pf2;
+  pf2.set("DC_PF", int64_t{2});
+  pw.set("DC_PW", int64_t{2});
+  st.set("DC_ST", int64_t{1});
+  for (Config* c : {&pf2, &pw, &st}) bad.push_back(*c);
+  for (Config& c : bad) c.set("DC_TAIL", int64_t{1});
+  two.set("DC_TAIL", int64_t{2});
+  bad.push_back(two);
+  for (const Config& c : bad) EXPECT_NE(sp.validate(c).message().find("DC_TAIL"), std::string::npos) << c.toString();
+}
+
+TEST(GemmDecode, PersistentTailSplitCompiles) {
+  auto cc = compilerForArch("sm_90a");
+  if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
+  std::vector<std::pair<Config, GemmShape>> jobs;
+  for (const auto& k : std::vector<std::array<int64_t, 5>>{{2, 8, 1, 4, 1}, {1, 4, 1, 2, 2}}) {
+    Config c = tmaConfig(k[0], k[1], k[2], k[3], k[4], 6, 0);
+    c.set("DC_TAIL", int64_t{1});
+    jobs.emplace_back(c, nt(k[0] == 2 ? 13 : 5, 28672, 4096));
+    GemmShape gu = nt(k[0] == 2 ? 16 : 8, 2 * 14336, 4096);
+    gu.act = Activation::kSiluMul;
+    gu.has_bias = true;
+    jobs.emplace_back(c, gu);
+  }
+  compileEach(**cc, jobs, [](const Config&, const std::string& ptx) -> std::string {
+    if (ptx.find("wgmma.mma_async") == std::string::npos) return "PTX lacks wgmma";
+    if (ptx.find("red.global.add.f32") == std::string::npos && ptx.find("atom.global.add.f32") == std::string::npos)
+      return "PTX lacks the workspace's fp32 atomics";
+    return ptx.find("atom.global.add.u32") == std::string::npos ? "PTX lacks the tile counter" : "";
+  });
+}
+
 }  // namespace
 }  // namespace ktune::gemm
