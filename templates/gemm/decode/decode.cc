@@ -108,23 +108,8 @@ int64_t clusterReduceBytes(K c) {
   return (cl - 1) * 32 * knob(c, "DC_WARPS") * knob(c, "DC_NT") * 4 * part * 4 + staged;
 }
 
-ConfigSpace buildSpace() {
-  ConfigSpace s;
-  s.addInts("DC_WG", {0, 1, 2, 3}, "cuda")
-      .addInts("DC_WARPS", {4, 8}, "cuda")
-      .addInts("DC_NT", {1, 2}, "cuda")
-      .addInts("DC_MT", {1, 2, 4, 8, 16}, "cuda")
-      .addInts("DC_U", {1, 2, 4, 8}, "cuda")
-      .addInts("DC_DEPTH", {2, 4}, "cuda")
-      .addInts("DC_PF", {0, 1, 2, 3}, "cuda")
-      .addInts("DC_XR", {0, 1, 3}, "cuda")
-      .addInts("DC_GRID", {0, 1, 2, 3, 4, 5, 6, 7}, "cuda")
-      .addOptionalInts("DC_L2P", {0, 128, 256}, "cuda")
-      .addOptionalInts("DC_WP", {1}, "cuda")
-      .addOptionalInts("DC_PW", {0, 1, 2}, "cuda")
-      .addOptionalInts("DC_XH", {1}, "cuda")
-      .addOptionalInts("DC_ST", {1}, "cuda")
-      .addOptionalInts("DC_TAIL", {1}, "cuda");
+// The few-row probe knobs' rules (not enumerated; curated only as twins where they won).
+void constrainFewRowProbes(ConfigSpace& s) {
   // DC_XH, DC_ST (probe knobs, not enumerated; decode_wg.cuh): the cluster K split's sums handed
   // over without a cluster barrier after the main loop; the start path cut (the tensor maps at entry,
   // no first-stage line prefetches, the first stages issued before the block barrier by one producer
@@ -144,6 +129,26 @@ ConfigSpace buildSpace() {
                                  knob(c, "DC_PF") == 1 && knob(c, "DC_MT") <= 4 && c.getInt("DC_PW", 0) == 0 &&
                                  !c.has("DC_ST"));
   });
+}
+
+ConfigSpace buildSpace() {
+  ConfigSpace s;
+  s.addInts("DC_WG", {0, 1, 2, 3}, "cuda")
+      .addInts("DC_WARPS", {4, 8}, "cuda")
+      .addInts("DC_NT", {1, 2}, "cuda")
+      .addInts("DC_MT", {1, 2, 4, 8, 16}, "cuda")
+      .addInts("DC_U", {1, 2, 4, 8}, "cuda")
+      .addInts("DC_DEPTH", {2, 4}, "cuda")
+      .addInts("DC_PF", {0, 1, 2, 3}, "cuda")
+      .addInts("DC_XR", {0, 1, 3}, "cuda")
+      .addInts("DC_GRID", {0, 1, 2, 3, 4, 5, 6, 7}, "cuda")
+      .addOptionalInts("DC_L2P", {0, 128, 256}, "cuda")
+      .addOptionalInts("DC_WP", {1}, "cuda")
+      .addOptionalInts("DC_PW", {0, 1, 2}, "cuda")
+      .addOptionalInts("DC_XH", {1}, "cuda")
+      .addOptionalInts("DC_ST", {1}, "cuda")
+      .addOptionalInts("DC_TAIL", {1}, "cuda");
+  constrainFewRowProbes(s);
   // DC_PW (a probe knob, not enumerated; absent: 2 for tiles of 64 rows or more, 0 below, the
   // shipped producer paths): the TMA producer's per-stage path with one producer warp
   // (decode_wg.cuh), 0: the elected thread alone dividing the unit index per stage (it bounded the

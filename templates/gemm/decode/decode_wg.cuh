@@ -445,11 +445,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   }
   if constexpr (kRegSplit) setmaxnreg_inc<232>();
 
-  if (S > 0 && (!kTail || tr.whole > 0))  // the C and bias lines of the block's (whole) tiles into L2 (prefetch_out)
-    for (int t = (int)((kTail ? tr.a1 : u0) / p.nsteps);
-         t <= (int)(((kTail ? tr.a1 + tr.whole * p.nsteps : u1) - 1) / p.nsteps); ++t)
-      prefetch_out(p, ACT == 3 ? t * kBN / 2 : t * kBN, ACT == 3 ? (t + 1) * kBN / 2 : (t + 1) * kBN, tid,
-                   kConsumers);
+  if (S > 0) prefetch_block_out(p, tr, u0, u1, tid);  // the epilogue's C and bias lines into L2
   float acc[kNT][kAcc];
   for_each_acc(acc, tid, [](float& v, int, int) { v = 0.0f; });
   if constexpr (kWP) acc_fence(acc);

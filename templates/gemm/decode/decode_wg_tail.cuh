@@ -33,3 +33,11 @@ KTUNE_DEVICE long unit_at([[maybe_unused]] const TailRange& r, long u0, int s) {
   if constexpr (!kTail) return u0 + s;
   return s < r.n0 ? r.a0 + s : r.a1 + (s - r.n0);
 }
+
+// The C and bias lines of the block's tiles [u0, u1) into L2 (prefetch_out; DC_TAIL: its whole tiles).
+KTUNE_DEVICE void prefetch_block_out(const Prob& p, [[maybe_unused]] const TailRange& r, long u0, long u1, int tid) {
+  if constexpr (kTail) u0 = r.a1, u1 = r.a1 + r.whole * p.nsteps;
+  if (kTail && u1 <= u0) return;
+  for (int t = (int)(u0 / p.nsteps); t <= (int)((u1 - 1) / p.nsteps); ++t)
+    prefetch_out(p, ACT == 3 ? t * kBN / 2 : t * kBN, ACT == 3 ? (t + 1) * kBN / 2 : (t + 1) * kBN, tid, kConsumers);
+}
