@@ -5,7 +5,7 @@
 # streamed first, reduced through the workspace) against the picks at 1/4/16 rows x 28672x4096
 # and 14336x4096, PROCS (default 4) processes x 5 interleaved rounds, read flush and rotation, the
 # read and cuBLASLt's best in the same rounds, every second process reversed; l2p_table.py's X/base.
-#   OUT=$OUT DEADLINE=72 bash dev/decode/device_tail.sh
+#   OUT=$OUT DEADLINE=72 bash dev/decode/device_tail.sh   (needs c3854da, the DC_TAIL tree: the knob is reverted)
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
 device_preamble "${DEADLINE:-72}"

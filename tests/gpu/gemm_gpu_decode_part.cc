@@ -260,30 +260,6 @@ TEST(GemmGpu, DecodeTmaFewRowKnobsVsReference) {
     checkDecodeWgBody(2, rows, cases, gemm::kDecodeL2Promotion, probe);
 }
 
-// DC_TAIL (the persistent grid's leftover tiles cut in k steps over every block, streamed first,
-// reduced through the workspace): 64- and 128-row tiles, 1..4 x 64 k per stage, at M <= 32 (not a
-// power of two), more tiles than SMs (a ragged last wave: 18000 and 28672 rows, 28672 x a K tail),
-// fewer (every tile cut: stream-K) and fewer units than SMs, odd N, K tails, the gate/up pair, bias,
-// C +=, f32 and f16 C, against float64 (twice each: the workspace and counters clean themselves).
-TEST(GemmGpu, DecodeTmaPersistentTailVsReference) {
-  REQUIRE_GPU();
-  if (env().dev.arch != "sm_90a") GTEST_SKIP() << "DC_WG=2 needs sm_90a, device is " << env().dev.arch;
-  const auto bf = ElemType::kBF16;
-  checkDecodeWgBody(2, {{8, 1, 4, 1, 6, 1, 0}, {8, 1, 2, 2, 6, 1, 0}, {4, 1, 2, 2, 6, 1, 0}, {4, 1, 1, 4, 6, 1, 0},
-                        {4, 2, 2, 2, 6, 1, 0}},
-                    {{1, 333, 1032, bf, false, Activation::kNone, 0.f},
-                     {5, 4099, 520, bf, true, Activation::kNone, 0.f},
-                     {13, 1001, 1000, ElemType::kF32, false, Activation::kNone, 1.f},
-                     {16, 28672, 520, bf, false, Activation::kNone, 0.f},
-                     {7, 28672, 4104, bf, true, Activation::kNone, 1.f},
-                     {27, 18000, 520, bf, true, Activation::kNone, 0.f},
-                     {6, 18001, 1032, bf, false, Activation::kNone, 1.f},
-                     {31, 2 * 333, 1032, ElemType::kF16, true, Activation::kSiluMul, 0.f},
-                     {3, 2 * 4099, 1000, bf, true, Activation::kSiluMul, 1.f},
-                     {9, 2 * 9001, 264, bf, false, Activation::kSiluMul, 0.f}},
-                    gemm::kDecodeL2Promotion, Config{{"DC_TAIL", int64_t{1}}});
-}
-
 // DC_GRID = 7 (a pair per tile splitting A's rows, the weight boxes multicast): one and two slabs
 // and warpgroups, 1..4 x 64 k per stage, at 65..128 rows (block 1 with 1 row, 33, 63 and 64), odd
 // N, K tails, the gate/up pair in 32-row halves and in 64-row pairs (bias, C +=), a residual, f32

@@ -108,29 +108,6 @@ int64_t clusterReduceBytes(K c) {
   return (cl - 1) * 32 * knob(c, "DC_WARPS") * knob(c, "DC_NT") * 4 * part * 4 + staged;
 }
 
-// The few-row probe knobs' rules (not enumerated; curated only as twins where they won).
-void constrainFewRowProbes(ConfigSpace& s) {
-  // DC_XH, DC_ST (probe knobs, not enumerated; decode_wg.cuh): the cluster K split's sums handed
-  // over without a cluster barrier after the main loop; the start path cut (the tensor maps at entry,
-  // no first-stage line prefetches, the first stages issued before the block barrier by one producer
-  // warp on its old path). Few-row tiles only; curated as twins where they won (bench/NOTES.md).
-  s.constrain("DC_XH 1 when present, with DC_WG 2, DC_GRID 4, DC_PF 1, DC_MT <= 4", [](K c) {
-    return !c.has("DC_XH") || (c.getInt("DC_XH", 0) == 1 && tmaFed(c) && knob(c, "DC_GRID") == 4 &&
-                               knob(c, "DC_PF") == 1 && knob(c, "DC_MT") <= 4);
-  });
-  s.constrain("DC_ST 1 when present, with DC_WG 2, DC_MT <= 4, DC_PF 1, DC_PW 0", [](K c) {
-    return !c.has("DC_ST") || (c.getInt("DC_ST", 0) == 1 && tmaFed(c) && knob(c, "DC_MT") <= 4 &&
-                               knob(c, "DC_PF") == 1 && c.getInt("DC_PW", 0) == 0);
-  });
-  // DC_TAIL (a probe knob, not enumerated; decode_wg_tail.cuh): the persistent grid's leftover tiles
-  // split in k steps over every block and streamed first, reduced through the workspace.
-  s.constrain("DC_TAIL 1 when present, with DC_WG 2, DC_GRID 6, DC_PF 1, DC_MT <= 4, DC_PW 0, no DC_ST", [](K c) {
-    return !c.has("DC_TAIL") || (c.getInt("DC_TAIL", 0) == 1 && tmaFed(c) && knob(c, "DC_GRID") == 6 &&
-                                 knob(c, "DC_PF") == 1 && knob(c, "DC_MT") <= 4 && c.getInt("DC_PW", 0) == 0 &&
-                                 !c.has("DC_ST"));
-  });
-}
-
 ConfigSpace buildSpace() {
   ConfigSpace s;
   s.addInts("DC_WG", {0, 1, 2, 3}, "cuda")
@@ -146,9 +123,19 @@ ConfigSpace buildSpace() {
       .addOptionalInts("DC_WP", {1}, "cuda")
       .addOptionalInts("DC_PW", {0, 1, 2}, "cuda")
       .addOptionalInts("DC_XH", {1}, "cuda")
-      .addOptionalInts("DC_ST", {1}, "cuda")
-      .addOptionalInts("DC_TAIL", {1}, "cuda");
-  constrainFewRowProbes(s);
+      .addOptionalInts("DC_ST", {1}, "cuda");
+  // DC_XH, DC_ST (probe knobs, not enumerated; decode_wg.cuh): the cluster K split's sums handed
+  // over without a cluster barrier after the main loop; the start path cut (the tensor maps at entry,
+  // no first-stage line prefetches, the first stages issued before the block barrier by one producer
+  // warp on its old path). Few-row tiles only; curated as twins where they won (bench/NOTES.md).
+  s.constrain("DC_XH 1 when present, with DC_WG 2, DC_GRID 4, DC_PF 1, DC_MT <= 4", [](K c) {
+    return !c.has("DC_XH") || (c.getInt("DC_XH", 0) == 1 && tmaFed(c) && knob(c, "DC_GRID") == 4 &&
+                               knob(c, "DC_PF") == 1 && knob(c, "DC_MT") <= 4);
+  });
+  s.constrain("DC_ST 1 when present, with DC_WG 2, DC_MT <= 4, DC_PF 1, DC_PW 0", [](K c) {
+    return !c.has("DC_ST") || (c.getInt("DC_ST", 0) == 1 && tmaFed(c) && knob(c, "DC_MT") <= 4 &&
+                               knob(c, "DC_PF") == 1 && c.getInt("DC_PW", 0) == 0);
+  });
   // DC_PW (a probe knob, not enumerated; absent: 2 for tiles of 64 rows or more, 0 below, the
   // shipped producer paths): the TMA producer's per-stage path with one producer warp
   // (decode_wg.cuh), 0: the elected thread alone dividing the unit index per stage (it bounded the
@@ -304,8 +291,7 @@ Status applicable(K c, const GemmShape& s) {
 // DC_WG = 1, 2: tiles of 64*DC_NT*DC_WARPS/4 rows, units of 64*DC_U k, DC_WARPS consumer warps + the
 // producer warp (DC_WG = 1 with DC_PF = 2: warpgroup), sm_90a only; DC_GRID = 4, 5: a cluster of
 // 2 or 4 blocks per tile splitting its K, reduced in distributed shared memory (no workspace);
-// DC_GRID = 6: persistent, min(tiles, SMs) blocks each streaming a contiguous range of whole tiles
-// (DC_TAIL: min(units, SMs) blocks, the leftover tiles cut in k steps: the workspace and counters);
+// DC_GRID = 6: persistent, min(tiles, SMs) blocks each streaming a contiguous range of whole tiles;
 // DC_GRID = 7: a pair per tile splitting the rows of A, each over all of K (no workspace).
 // A grid whose ranges cut no tile (DC_GRID = 0, 6, or one unit per tile) needs neither workspace
 // nor counters.
@@ -329,15 +315,14 @@ Status plan(K c, const GemmShape& s, const DeviceInfo& dev, LaunchPlan& p) {
   const int64_t units = tiles * steps;
   const int64_t sms = std::max(1, dev.multiprocessors);
   const int64_t g = knob(c, "DC_GRID");
-  const bool tail = c.getInt("DC_TAIL", 0) == 1;  // DC_GRID = 6's leftover tiles split over every SM
   const int64_t grid = g == 0   ? tiles
-                       : g == 6 ? std::min(tail ? units : tiles, sms)
+                       : g == 6 ? std::min(tiles, sms)
                        : g >= 4 ? tiles * clusterBlocks(c)
                                 : std::min(units, sms * g);
   p.grid = Dim3{static_cast<unsigned>(grid), 1u, 1u};
   const int64_t producers = !wg(c) ? 0 : knob(c, "DC_PF") >= 2 ? 128 : 32;
   p.block = Dim3{static_cast<unsigned>(32 * warps + producers), 1u, 1u};
-  if ((g < 4 || tail) && steps > 1 && tiles % grid != 0) {  // else every range is whole tiles (grid divides tiles)
+  if (g < 4 && steps > 1 && tiles % grid != 0) {  // else every range is whole tiles (grid divides tiles)
     p.counters = tiles;
     p.workspace_bytes = s.m * s.n * 4;
   }

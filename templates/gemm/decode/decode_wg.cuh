@@ -183,7 +183,6 @@ KTUNE_DEVICE void mma_stage(float (&acc)[kNT][kAcc], unsigned w, unsigned x) {
 }
 
 #include "decode_wg_produce.cuh"
-#include "decode_wg_tail.cuh"
 
 // The weight row behind row n of the tile at row0, or -1 (past N; with silu_mul a column past N/2).
 KTUNE_DEVICE int tile_row(const Prob& p, int row0, int n) {
@@ -326,14 +325,13 @@ KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorM
     prefetch_tensormap(tmX);
   }
   int tile = (int)(u0 / p.nsteps), st = (int)(u0 - (long)tile * p.nsteps);  // kPW: stepped
-  [[maybe_unused]] const TailRange tr = kTail ? tail_range(p) : TailRange{};
 #pragma unroll 1
   for (int s = s0; s < n; ++s) {
     const int slot = s % kStages;
     DC_TS(lead, s, kTsTop);
     if (s >= kStages) mbar_wait(empty + 8 * slot, ((s / kStages) - 1) & 1);
     if (kPW == 0) {
-      const long u = unit_at(tr, u0, s);
+      const long u = u0 + s;
       tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
     }
     const unsigned w = base + slot * kStageBytes;
@@ -388,7 +386,6 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   DC_TR_ENTRY(tid == 0);
   Prob p{A, B, reinterpret_cast<out_t*>(Cv), reinterpret_cast<const out_t*>(biasv), workspace,
          counters, M, N, K, (K + kBK - 1) / kBK, N / 2, lda, ldb, ldc, alpha, beta};
-  [[maybe_unused]] const TailRange tr = kTail ? tail_range(p) : TailRange{};
 #if DC_CLUSTER  // a cluster per tile, block `rank` takes part `rank` of its K steps
   const unsigned rank = cluster_rank();
   const long t0 = (long)(blockIdx.x / kCL) * p.nsteps;
@@ -399,9 +396,9 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   p.C += (long)rank * kBM * ldc;
   p.M = min(M - (int)rank * kBM, kBM);
 #elif DC_GRID == 6  // persistent: block b streams whole tiles [tiles*b/grid, tiles*(b+1)/grid)
-  const long tiles = (N + kBN - 1) / kBN;  // DC_TAIL: its tail units first (u0 the first), then tr.whole
-  const long u0 = kTail ? (tr.n0 > 0 ? tr.a0 : tr.a1) : tiles * blockIdx.x / gridDim.x * p.nsteps;
-  const long u1 = kTail ? u0 + tr.n0 + tr.whole * p.nsteps : tiles * (blockIdx.x + 1) / gridDim.x * p.nsteps;
+  const long tiles = (N + kBN - 1) / kBN;
+  const long u0 = tiles * blockIdx.x / gridDim.x * p.nsteps;
+  const long u1 = tiles * (blockIdx.x + 1) / gridDim.x * p.nsteps;
 #else
   const long units = (long)((N + kBN - 1) / kBN) * p.nsteps;
   const long u0 = units * blockIdx.x / gridDim.x, u1 = units * (blockIdx.x + 1) / gridDim.x;
@@ -445,7 +442,10 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   }
   if constexpr (kRegSplit) setmaxnreg_inc<232>();
 
-  if (S > 0) prefetch_block_out(p, tr, u0, u1, tid);  // the epilogue's C and bias lines into L2
+  if (S > 0)  // the epilogue's C and bias lines of this block's tiles into L2 (prefetch_out)
+    for (int t = (int)(u0 / p.nsteps); t <= (int)((u1 - 1) / p.nsteps); ++t)
+      prefetch_out(p, ACT == 3 ? t * kBN / 2 : t * kBN, ACT == 3 ? (t + 1) * kBN / 2 : (t + 1) * kBN, tid,
+                   kConsumers);
   float acc[kNT][kAcc];
   for_each_acc(acc, tid, [](float& v, int, int) { v = 0.0f; });
   if constexpr (kWP) acc_fence(acc);
@@ -455,7 +455,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   for (int s = 0; s < S; ++s) {
     const int slot = s % kStages;
     if (DC_TMA && p.beta != 0.0f) {  // a residual's C lines into L1 while the tile's last stage lands
-      const long u = unit_at(tr, u0, s);
+      const long u = u0 + s;
       const int tile = (int)(u / p.nsteps);
       if (s == S - 1 || u - (long)tile * p.nsteps == p.nsteps - 1)
         prefetch_out(p, ACT == 3 ? tile * kBN / 2 : tile * kBN, ACT == 3 ? (tile + 1) * kBN / 2 : (tile + 1) * kBN,
@@ -474,9 +474,9 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
     DC_TR_RELEASED(tid, s);
     ++run;
 #if !DC_CLUSTER && !DC_MSPLIT
-    const long u = unit_at(tr, u0, s);
+    const long u = u0 + s;
     const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
-    if (st == p.nsteps - 1 || s == S - 1 || (kTail && s == tr.n0 - 1)) {
+    if (st == p.nsteps - 1 || s == S - 1) {
       if constexpr (kWP) drain(acc, empty, held, tid, rank);  // flush reads the sums
       flush(p, acc, tile * kBN, run, tid, flag);
       run = 0;
