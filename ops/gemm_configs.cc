@@ -74,10 +74,11 @@ Expected<std::vector<Config>> familyConfigs(const std::vector<gemm::KernelKind>&
     // candidates include the curated configs of its own tier. Keys of 2..8 rows had no FMA
     // candidate (its DC_MT counts rows, and only M = 1 was represented) and keys with N >= 8192
     // none of the wide-N decode configs, so the tuned op could not pick what gemm_bench, which
-    // takes each shape's own curated list, measured fastest.
+    // takes each shape's own curated list, measured fastest. N = 6144: the decode twin curated at
+    // that N alone (min_n = max_n = 6144, 9..16 rows).
     std::vector<std::tuple<int64_t, int64_t, int64_t>> reps = {{4096, 4096, 4096}};
     for (int64_t m : {1, 2, 4, 8, 16, 32, 64, 128})
-      for (int64_t n : {4096, 28672}) reps.emplace_back(m, n, 4096);
+      for (int64_t n : {4096, 6144, 28672}) reps.emplace_back(m, n, 4096);
     for (auto [m, n, kk] : reps) {
       const auto s = gemm::denseShape(gemm::Layout::kNT, gemm::ElemType::kBF16,
                                       gemm::ElemType::kBF16, m, n, kk);

@@ -1,4 +1,4 @@
-"""The probe knobs' A/B (dev/decode/device_l2p.sh, device_skt.sh, device_run.sh, device_lanes.sh, device_spread.sh, device_c8.sh): per shape, mode and base config
+"""The probe knobs' A/B (dev/decode/device_l2p.sh, device_skt.sh, device_run.sh, device_lanes.sh, device_spread.sh, device_c8.sh, device_small*.sh, device_tail.sh): per shape, mode and base config
 (the config without the probe knobs DC_L2P, DC_AL2P, DC_SKT, DC_RUN, DC_LANES, DC_SPREAD, DC_C8, DC_WP, DC_PW), the median µs of each variant (the
 probe knobs a config sets; "base" = none, the defaults) in each gemm_bench process's interleaved
 rounds (the pick and its --twin configs, cuBLASLt's best in the same rounds) and in its pre-pass
@@ -12,7 +12,7 @@ import sys
 SHAPE = re.compile(r"(\d+x\d+x\d+)")
 
 
-PROBE = re.compile(r"(DC_L2P|DC_AL2P|DC_SKT|DC_RUN|DC_LANES|DC_SPREAD|DC_KS|DC_C8|DC_WP|DC_PW)=(\d+),?")
+PROBE = re.compile(r"(DC_L2P|DC_AL2P|DC_SKT|DC_RUN|DC_LANES|DC_SPREAD|DC_KS|DC_C8|DC_WP|DC_PW|DC_XH|DC_ST|DC_TAIL)=(\d+),?")
 
 
 def base_and_l2p(cfg):

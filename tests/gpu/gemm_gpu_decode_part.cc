@@ -273,6 +273,34 @@ TEST(GemmGpu, DecodeTmaTwoConsumersVsReference) {
                     gemm::kDecodeL2Promotion, Config{{"DC_CW", int64_t{2}}, {"DC_PP", int64_t{1}}});
 }
 
+// The few-row probe knobs at M <= 32: DC_XH (the cluster split's sums handed over into a region of
+// their own: the reduce-scatter from 9 rows, block 1's whole sums to block 0 below), DC_ST (the
+// tensor maps at entry, no first-stage line prefetches, the first stages issued before the block
+// barrier) and both, over the cluster of 2 (XR 0, 1, 3; one and two slabs and warpgroups),
+// one block per tile, stream-K cutting tiles and the persistent grid: odd N, K tails, M not a power
+// of two, the gate/up pair, bias, C +=, f32 and f16 C, against float64 (twice each).
+TEST(GemmGpu, DecodeTmaFewRowKnobsVsReference) {
+  REQUIRE_GPU();
+  if (env().dev.arch != "sm_90a") GTEST_SKIP() << "DC_WG=2 needs sm_90a, device is " << env().dev.arch;
+  const auto bf = ElemType::kBF16;
+  const std::vector<DecodeCase> cases = {{1, 333, 1032, bf, false, Activation::kNone, 0.f},
+                                         {5, 4099, 520, bf, true, Activation::kNone, 0.f},
+                                         {13, 1001, 1000, ElemType::kF32, false, Activation::kNone, 1.f},
+                                         {16, 4096, 4096, bf, false, Activation::kNone, 0.f},
+                                         {27, 77, 4104, bf, true, Activation::kNone, 1.f},
+                                         {31, 2 * 333, 1032, ElemType::kF16, true, Activation::kSiluMul, 0.f},
+                                         {3, 2 * 4099, 1000, bf, true, Activation::kSiluMul, 1.f},
+                                         {9, 2 * 129, 4104, bf, false, Activation::kSiluMul, 0.f},
+                                         {6, 18000, 520, bf, true, Activation::kNone, 0.f}};
+  const std::vector<std::array<int64_t, 7>> rows = {
+      {4, 1, 4, 2, 4, 1, 3}, {4, 1, 2, 5, 4, 1, 0}, {4, 2, 2, 2, 4, 1, 3}, {4, 1, 2, 2, 4, 1, 1},
+      {8, 1, 2, 2, 4, 1, 0}, {4, 1, 1, 4, 4, 1, 3}, {4, 1, 2, 2, 0, 1, 0}, {8, 1, 4, 1, 6, 1, 0},
+      {4, 1, 2, 2, 1, 1, 0}};
+  for (const Config& probe : {Config{{"DC_XH", int64_t{1}}}, Config{{"DC_ST", int64_t{1}}},
+                              Config{{"DC_XH", int64_t{1}}, {"DC_ST", int64_t{1}}}})
+    checkDecodeWgBody(2, rows, cases, gemm::kDecodeL2Promotion, probe);
+}
+
 // DC_GRID = 7 (a pair per tile splitting A's rows, the weight boxes multicast): one and two slabs
 // and warpgroups, 1..4 x 64 k per stage, at 65..128 rows (block 1 with 1 row, 33, 63 and 64), odd
 // N, K tails, the gate/up pair in 32-row halves and in 64-row pairs (bias, C +=), a residual, f32

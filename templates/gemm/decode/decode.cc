@@ -113,6 +113,18 @@ int64_t clusterReduceBytes(K c) {
 
 // The knobs outside the enumerated space (probe knobs, and the curated DC_CW / DC_PP) and their rules.
 void constrainProbeKnobs(ConfigSpace& s) {
+  // DC_XH, DC_ST (probe knobs, not enumerated; decode_wg.cuh): the cluster K split's sums handed
+  // over without a cluster barrier after the main loop; the start path cut (the tensor maps at entry,
+  // no first-stage line prefetches, the first stages issued before the block barrier by one producer
+  // warp on its old path). Few-row tiles only; curated as twins where they won (bench/NOTES.md).
+  s.constrain("DC_XH 1 when present, with DC_WG 2, DC_GRID 4, DC_PF 1, DC_MT <= 4, not DC_CW", [](K c) {
+    return !c.has("DC_XH") || (c.getInt("DC_XH", 0) == 1 && tmaFed(c) && knob(c, "DC_GRID") == 4 &&
+                               knob(c, "DC_PF") == 1 && knob(c, "DC_MT") <= 4 && !c.has("DC_CW"));
+  });
+  s.constrain("DC_ST 1 when present, with DC_WG 2, DC_MT <= 4, DC_PF 1, DC_PW 0, not DC_CW", [](K c) {
+    return !c.has("DC_ST") || (c.getInt("DC_ST", 0) == 1 && tmaFed(c) && knob(c, "DC_MT") <= 4 &&
+                               knob(c, "DC_PF") == 1 && c.getInt("DC_PW", 0) == 0 && !c.has("DC_CW"));
+  });
   // DC_PW (a probe knob, not enumerated; absent: 2 for tiles of 64 rows or more, 0 below, the
   // shipped producer paths): the TMA producer's per-stage path with one producer warp
   // (decode_wg.cuh), 0: the elected thread alone dividing the unit index per stage (it bounded the
@@ -150,7 +162,9 @@ ConfigSpace buildSpace() {
       .addOptionalInts("DC_WP", {1}, "cuda")
       .addOptionalInts("DC_PW", {0, 1, 2}, "cuda")
       .addOptionalInts("DC_CW", {2}, "cuda")
-      .addOptionalInts("DC_PP", {1}, "cuda");
+      .addOptionalInts("DC_PP", {1}, "cuda")
+      .addOptionalInts("DC_XH", {1}, "cuda")
+      .addOptionalInts("DC_ST", {1}, "cuda");
   // DC_CW = 2 (not enumerated; absent: 1; curated where it won): the TMA-fed body's two consumer
   // warpgroups on the same weight slabs, each over half of A's rows (wgmma N = 4*DC_MT, at least 8),
   // one producer warp; not with the row-split pair (DC_GRID 7: its blocks already split A's rows).
@@ -241,12 +255,15 @@ ConfigSpace buildSpace() {
 
 // The warps' sums of one tile: [DC_WARPS][16*DC_NT][8*DC_MT + 1] floats; DC_WG = 1: the ring,
 // 1024 bytes to align it for the swizzle, two mbarriers per stage and the last-block flag; DC_WG = 2
-// also the gate/up hand-over (half the consumer threads x 4*DC_MT floats).
+// also the gate/up hand-over (half the consumer threads x 4*DC_MT floats) and with DC_XH the
+// peer's sums (xh_reduce: a thread's part of them, 4*DC_MT/2 floats, all 4*DC_MT at DC_MT = 1).
 int64_t sharedBytes(K c) {
   if (fma(c)) return 0;  // registers and warp shuffles only
+  const int64_t mt = knob(c, "DC_MT");
+  const int64_t xh = c.has("DC_XH") ? 32 * knob(c, "DC_WARPS") * knob(c, "DC_NT") * 4 * (mt >= 2 ? mt / 2 : mt) * 4 : 0;
   if (wg(c))
     return wgRingBytes(c) + 1024 + 16 * 2 * knob(c, "DC_DEPTH") + 16 +
-           (tmaFed(c) ? 16 * knob(c, "DC_WARPS") * 4 * knob(c, "DC_MT") * 4 : 0);
+           (tmaFed(c) ? 16 * knob(c, "DC_WARPS") * 4 * mt * 4 : 0) + xh;
   return knob(c, "DC_WARPS") * 16 * knob(c, "DC_NT") * (8 * knob(c, "DC_MT") + 1) * 4;
 }
 

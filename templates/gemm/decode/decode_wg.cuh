@@ -83,6 +83,12 @@
 #ifndef DC_PP
 #define DC_PP 0
 #endif
+#ifndef DC_XH  // probe knobs of the few-row paths (kXH, kST below)
+#define DC_XH 0
+#endif
+#ifndef DC_ST
+#define DC_ST 0
+#endif
 namespace kd {
 
 constexpr int kCWarps = DC_WARPS;                 // consumer warps
@@ -113,6 +119,15 @@ constexpr bool kPP = DC_TMA && DC_PP == 1;
 // of serial work a stage, the ring two stages deep: bench/NOTES.md's stage trace), while at 16 rows
 // path 2 was level or slower (the 16x6144x4096 cluster split ~3%). DC_PF = 2, 3: path 0.
 constexpr int kPW = DC_TMA && DC_PF == 1 ? DC_PW : 0;
+// DC_XH = 1 (the cluster K split of 2, <= 32 A rows): the partial sums handed over into a region of
+// their own (xh_reduce, decode_wg_cluster.cuh), so no cluster barrier after the main loop. DC_ST = 1
+// (TMA-fed, <= 32 rows): the start path cut: the tensor maps prefetched at entry, no L2 line
+// prefetches of the first stage, and the producer's elected thread initialises the barriers and
+// issues the first stages before the block barrier (produce_first; bench/NOTES.md, issue 32).
+constexpr bool kXH = DC_CLUSTER && DC_XH == 1;
+constexpr int kST = DC_TMA ? DC_ST : 0;
+static_assert(!kXH || (DC_GRID == 4 && DC_MT <= 4 && DC_PF == 1), "DC_XH: DC_GRID 4, DC_MT <= 4, DC_PF 1");
+static_assert(kST == 0 || (DC_MT <= 4 && DC_ST == 1 && DC_PF == 1 && kPW == 0), "DC_ST: 1, DC_MT <= 4, DC_PF 1, DC_PW 0");
 constexpr int kThreads = kConsumers + kProducers;
 constexpr int kNT = DC_NT;                        // 64-row slabs per warpgroup
 // DC_CW = 2: the consumer warpgroups split a stage's A rows (each wgmma n = kWM on the same weight
@@ -121,6 +136,7 @@ constexpr int kNT = DC_NT;                        // 64-row slabs per warpgroup
 // so a cluster's reduce-scatter part (accumulator groups) is still a contiguous run of A rows.
 constexpr int kCW = DC_MT / DC_WMT;
 static_assert(kCW == 1 || (kCWarps == 8 && DC_MT >= 2 && !DC_MSPLIT), "DC_CW = 2: DC_WARPS 8, DC_MT >= 2, not DC_GRID 7");
+static_assert(kCW == 1 || (!kXH && kST == 0), "DC_CW = 2: not with DC_XH or DC_ST (few-row paths)");
 constexpr int kBN = 64 * kNT * (kCWarps / 4) / kCW;  // weight rows per tile
 constexpr int kBM = 8 * DC_MT;                    // A rows per tile (a stage's A box rows)
 constexpr int kWM = kBM / kCW;                    // wgmma N: A rows per warpgroup
@@ -302,17 +318,17 @@ KTUNE_DEVICE void drain(float (&acc)[kNT][kAcc], unsigned empty, int& held, int 
 // barrier's count includes the producer threads), never waiting on its own copies. Then (cluster
 // split) all pass cluster_reduce's two barriers.
 KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorMap* tmX, unsigned base,
-                              unsigned full, unsigned empty, long u0, int S, int pt, unsigned rank) {
+                              unsigned full, unsigned empty, long u0, int S, int pt, unsigned rank, int s0) {
   static_assert(!(kXA && DC_MSPLIT), "A by cp.async: not with the row-split pair");
   const bool lead = pt == 0;
   const int n = kXA || lead || kPW == 2 ? S : 0;
-  if (lead) {  // the descriptors' first use should not wait for their fetch
+  if (lead && kST == 0) {  // the descriptors' first use should not wait for their fetch
     prefetch_tensormap(tmW);
     prefetch_tensormap(tmX);
   }
   int tile = (int)(u0 / p.nsteps), st = (int)(u0 - (long)tile * p.nsteps);  // kPW: stepped
 #pragma unroll 1
-  for (int s = 0; s < n; ++s) {
+  for (int s = s0; s < n; ++s) {
     const int slot = s % kStages;
     DC_TS(lead, s, kTsTop);
     if (s >= kStages) mbar_wait(empty + 8 * slot, ((s / kStages) - 1) & 1);
@@ -331,30 +347,14 @@ KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorM
     if (kPW != 0 && ++st == p.nsteps) st = 0, ++tile;
   }
 #if DC_CLUSTER  // cluster_reduce's barriers (one with kTxHand): the producers write nothing the others read
-  cluster_sync_relaxed();
-  if (!kTxHand) cluster_sync_relaxed();
+  if (kXH) asm volatile("barrier.cluster.wait;\n" ::: "memory");  // the arrival after the block barrier
+  if (!kXH) cluster_sync_relaxed();
+  if (!kTxHand && !kXH) cluster_sync_relaxed();
 #elif DC_MSPLIT  // the consumers' barrier after their main loop
   cluster_sync();
 #endif
 }
 #endif
-
-// One thread: the ring's barriers and (DC_XR bit 1) the reduce-scatter's `red`, then the init fence.
-KTUNE_DEVICE void init_barriers(unsigned full, unsigned empty, [[maybe_unused]] unsigned red) {
-  for (int i = 0; i < kStages; ++i) {
-    // DC_TMA: the producer's expect_tx (kXA: and every producer thread after its A copies
-    // landed); else every producer thread, after its copies landed.
-    mbar_init(full + 8 * i, DC_TMA ? 1 + (kXA ? kProducers : 0) : kProducers);
-    mbar_init(empty + 8 * i, kEmptyArrivals);  // one lane per consumer warp (of the pair)
-  }
-#if DC_CLUSTER
-  if (kTxHand) mbar_init(red, 1);  // the peers' sums (scatter_reduce)
-#endif
-  fence_mbarrier_init();
-#if DC_CLUSTER
-  if (kTxHand) mbar_expect_tx(red, kRedBytes);
-#endif
-}
 
 }  // namespace kd
 
@@ -408,8 +408,18 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   const int S = (int)(u1 - u0);
   // The barriers first (shared memory only, so before the wait too): the init fence is a memory
   // barrier, and behind the weight prefetches below it waited for them, delaying the first copy.
-  if (tid == 0) init_barriers(full, empty, red);
-  if (S > 0) {  // the first stage's weights into L2 before the wait (prefetch_weights, decode.cuh)
+#if !DC_CLUSTER && !DC_MSPLIT
+  [[maybe_unused]] const unsigned rank = 0;
+#endif
+  [[maybe_unused]] int s0 = 0;  // DC_ST: the stages the producer issued before the block barrier
+#if DC_TMA
+  if (kST != 0 && tid == kConsumers) {  // DC_ST: the descriptors fetched at once, the first stages issued
+    prefetch_tensormap(kWBox == 32 || kPairBox ? &tmW32 : &tmW64), prefetch_tensormap(&tmX);
+    s0 = produce_first(p, kWBox == 32 || kPairBox ? &tmW32 : &tmW64, &tmX, base, full, empty, red, u0, S, rank);
+  }
+#endif
+  if (tid == 0 && kST == 0) init_barriers(full, empty, red, rank);
+  if (S > 0 && kST == 0) {  // the first stage's weights into L2 before the wait (prefetch_weights, decode.cuh)
     const int tile = (int)(u0 / p.nsteps), st = (int)(u0 - (long)tile * p.nsteps);
     prefetch_weights(p, [&](int n) { return tile_row(p, tile * kBN, n); }, kBN, st * kBK, kBK, tid,
                      kThreads);
@@ -419,14 +429,14 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   DC_TR(tid == 0, kTrPrologue);
 #if DC_MSPLIT
   cluster_sync();  // the peer's barriers are initialised before its first multicast or arrival
-#elif !DC_CLUSTER
-  [[maybe_unused]] const unsigned rank = 0;
+#elif DC_CLUSTER
+  if (kXH) asm volatile("barrier.cluster.arrive.relaxed;\n" ::: "memory");  // waited for in xh_reduce
 #endif
 
   if (tid >= kConsumers) {  // the producer warp(s)
     if constexpr (kRegSplit) setmaxnreg_dec<40>();
 #if DC_TMA
-    produce_all(p, kWBox == 32 || kPairBox ? &tmW32 : &tmW64, &tmX, base, full, empty, u0, S, tid - kConsumers, rank);
+    produce_all(p, kWBox == 32 || kPairBox ? &tmW32 : &tmW64, &tmX, base, full, empty, u0, S, tid - kConsumers, rank, s0);
 #else
     produce_all(p, base, full, empty, u0, S, tid - kConsumers);
 #endif

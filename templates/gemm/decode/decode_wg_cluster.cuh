@@ -93,6 +93,59 @@ KTUNE_DEVICE void scatter_reduce(const Prob& p, float (&acc)[kNT][kAcc], unsigne
   reduce_store<kBM / kCL>(q, acc, row0, ctid, ring + (kCL - 1) * kRegion, flag);
 }
 
+// DC_XH = 1 (kXH: a cluster of 2, <= 32 A rows): each block hands the sums its peer stores over
+// into the peer's region of its own (`xin`, after the gate/up hand-over: the ring may still be read
+// there), counted on the peer's `red` (st.async), and waits on its own `red` for the sums it takes
+// in: no cluster barrier after the main loop, where scatter_reduce's first one waits for both
+// blocks' loops and its round trip. The barrier's wait below pairs with the arrival every thread made
+// after the block barrier (the peer's `red` initialised). Under 16 A rows (no reduce-scatter) block
+// 1 hands all its sums to block 0 and leaves.
+constexpr bool kXhScatter = kBM >= 8 * kCL;
+constexpr int kXhFloats = kNT * (kXhScatter ? kAcc / kCL : kAcc);  // a thread's hand-over
+constexpr unsigned kXhBytes = kXhFloats * kConsumers * 4;
+KTUNE_DEVICE void xh_reduce(const Prob& p, float (&acc)[kNT][kAcc], float* ring, unsigned xin, const float* in,
+                            int row0, unsigned rank, int ctid, volatile unsigned* flag, unsigned red) {
+  constexpr int kH = kAcc / kCL, kOff = kXhScatter ? kH : 0;  // kOff: the peer's part in rank 0
+  static_assert(kXhFloats % (4 * kNT) == 0 && (!kXhScatter || kH % 4 == 0), "whole float4 hand-overs");
+  asm volatile("barrier.cluster.wait;\n" ::: "memory");
+  DC_TR(ctid == 0, kTrRed1);
+  const unsigned dst = map_to_rank(xin, rank ^ 1u), bar = map_to_rank(red, rank ^ 1u);
+  if (kXhScatter || rank != 0) {
+#pragma unroll
+    for (int t = 0; t < kNT; ++t)
+#pragma unroll
+      for (int i = 0; i < kXhFloats / kNT; i += 4) {
+        float v[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) v[e] = rank == 0 ? acc[t][kOff + i + e] : acc[t][i + e];
+        st_async4(dst + ((t * kXhFloats / kNT + i) / 4 * kConsumers + ctid) * 16, v, bar);
+      }
+  }
+  if (!kXhScatter && rank != 0) return;
+  mbar_wait_acquire_cluster(red, 0);
+  DC_TR(ctid == 0, kTrRed2);
+#pragma unroll
+  for (int t = 0; t < kNT; ++t)
+#pragma unroll
+    for (int i = 0; i < kXhFloats / kNT; i += 4) {
+      const float4 r = *reinterpret_cast<const float4*>(in + ((t * kXhFloats / kNT + i) / 4 * kConsumers + ctid) * 4);
+      const float x[4] = {r.x, r.y, r.z, r.w};
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[t][i + e] = (kXhScatter && rank != 0 ? acc[t][kH + i + e] : acc[t][i + e]) + x[e];
+    }
+  Prob q = p;
+  if constexpr (kXhScatter) {
+#pragma unroll
+    for (int t = 0; t < kNT; ++t)
+#pragma unroll
+      for (int i = kH; i < kAcc; ++i) acc[t][i] = 0.0f;
+    q.C += (long)rank * (kBM / kCL) * p.ldc;
+    q.M = min(p.M - (int)rank * (kBM / kCL), kBM / kCL);
+  }
+  consumers_sync();  // every consumer warp past its last stage before the ring is rewritten
+  reduce_store<kXhScatter ? kBM / kCL : kBM>(q, acc, row0, ctid, ring, flag);
+}
+
 // After the main loop (every thread of the cluster, producer warps too, passes both barriers, or
 // the first alone with kTxHand);
 // under 8*kCL A rows, the blocks of rank r > 0 write their sums into slot r - 1 of rank 0's ring
@@ -101,7 +154,10 @@ KTUNE_DEVICE void scatter_reduce(const Prob& p, float (&acc)[kNT][kAcc], unsigne
 KTUNE_DEVICE void cluster_reduce(const Prob& p, float (&acc)[kNT][kAcc], unsigned base, float* ring,
                                  int row0, unsigned rank, int ctid, volatile unsigned* flag, unsigned red) {
   constexpr int kSlot = kNT * kAcc * kConsumers;  // floats
-  if constexpr (kWM >= 8 * kCL) {  // each block sums and stores kBM/kCL of the A rows (scatter_reduce)
+  if constexpr (kXH) {
+    const unsigned xin = red + 8 + 16 * kCWarps * 4 * DC_MT * 4;  // after the gate/up hand-over
+    xh_reduce(p, acc, ring, xin, ring + (xin - base) / 4, row0, rank, ctid, flag, red);
+  } else if constexpr (kWM >= 8 * kCL) {  // each block sums and stores kBM/kCL of the A rows (scatter_reduce)
     scatter_reduce(p, acc, base, ring, row0, rank, ctid, flag, red);
   } else {
     cluster_sync_relaxed();
@@ -125,3 +181,22 @@ KTUNE_DEVICE void cluster_reduce(const Prob& p, float (&acc)[kNT][kAcc], unsigne
   }
 }
 #endif
+
+// One thread: the ring's barriers and (DC_XR bit 1) the reduce-scatter's `red`, then the init fence.
+KTUNE_DEVICE void init_barriers(unsigned full, unsigned empty, [[maybe_unused]] unsigned red,
+                               [[maybe_unused]] unsigned rank) {
+  for (int i = 0; i < kStages; ++i) {
+    // DC_TMA: the producer's expect_tx (kXA: and every producer thread after its A copies
+    // landed); else every producer thread, after its copies landed.
+    mbar_init(full + 8 * i, DC_TMA ? 1 + (kXA ? kProducers : 0) : kProducers);
+    mbar_init(empty + 8 * i, kEmptyArrivals);  // one lane per consumer warp (of the pair)
+  }
+#if DC_CLUSTER
+  if (kTxHand || kXH) mbar_init(red, 1);  // the peers' sums (scatter_reduce, xh_reduce)
+#endif
+  fence_mbarrier_init();
+#if DC_CLUSTER
+  if (kXH && (kXhScatter || rank == 0)) mbar_expect_tx(red, kXhBytes);
+  else if (kTxHand && !kXH) mbar_expect_tx(red, kRedBytes);
+#endif
+}

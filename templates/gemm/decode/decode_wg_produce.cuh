@@ -40,6 +40,25 @@ KTUNE_DEVICE void produce_tma(const Prob& p, const TensorMap* tmW, const TensorM
       tma_load_2d(w + kWBytes + u * kBM * 128 + xb * kXBox * 128, tmA, k0 + u * 64,
                   (DC_MSPLIT ? (int)rank * kBM : 0) + xb * kXBox, bar);
 }
+// DC_ST = 1: the elected producer thread initialises the barriers and issues the ring's first stages
+// (at most 4: a deeper ring's first round, issued by one thread, kept the consumers at the block
+// barrier after the first stage landed) before the block barrier, after the programmatic-launch wait
+// (A may be the last kernel's output); produce_all goes on from there (returned: the stages issued).
+KTUNE_DEVICE void init_barriers(unsigned full, unsigned empty, unsigned red, unsigned rank);
+KTUNE_DEVICE int produce_first(const Prob& p, const TensorMap* tmW, const TensorMap* tmX, unsigned base,
+                               unsigned full, unsigned empty, unsigned red, long u0, int S, unsigned rank) {
+  init_barriers(full, empty, red, rank);
+  KTUNE_PDL_WAIT();
+  const int n = min(S, min(kStages, 4));
+#pragma unroll 1
+  for (int s = 0; s < n; ++s) {
+    const long u = u0 + s;
+    const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
+    DC_TR(s == 0, kTrIssue0);
+    produce_tma(p, tmW, tmX, base + s * kStageBytes, full + 8 * s, tile * kBN, st * kBK, rank);
+  }
+  return n;
+}
 // kXA: one stage's A rows by producer thread t (cp.async, 16 bytes, zero-filled past M and K) in
 // the layout of the A boxes (the 128-byte swizzle: chunk c of row r at c ^ (r % 8)); a row's 8*kU
 // chunks on consecutive threads, as in produce() below.
