@@ -122,12 +122,15 @@ Status GemmOp::State::launchReference(const GemmCall& call, DevicePtr out, Strea
   // The vendor's heuristic choice can refuse pointers that are only element-aligned (seen with
   // cuBLASLt for an A at +2 bytes): the JIT default config, whose unaligned path
   // handles any address, is the reference then.
-  // The library's own choice: the kept answer's default (ops/vendor_answers.h), else asked now.
-  if (vendor && vendor->run(vendor_answers::keptDefault(*vendor, answers_dir, tuner->device(),
-                                                        withAlignment(s, b), vendor_algos),
-                            s, b, stream)
-                    .ok())
-    return Status::Ok();
+  // The library's own choice: the kept answer's default (ops/vendor_answers.h), else asked now;
+  // a kept id the library refuses (another process wrote the file, or it was altered) is not
+  // the reference: the library is asked.
+  if (vendor) {
+    const std::string kept = vendor_answers::keptDefault(*vendor, answers_dir, tuner->device(),
+                                                         withAlignment(s, b), vendor_algos);
+    if (vendor->run(kept, s, b, stream).ok()) return Status::Ok();
+    if (!kept.empty() && vendor->run("", s, b, stream).ok()) return Status::Ok();
+  }
   if (isFp8(s.ab)) {  // one fp8 kernel (e5m2 x e5m2 has no cuBLASLt algorithm): its default
     const auto c = gemm::curatedConfigs(gemm::KernelKind::kTma, s);
     if (c.empty())

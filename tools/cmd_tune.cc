@@ -276,18 +276,23 @@ std::vector<std::optional<TuneReport>> recordedReports(GemmOp& op, const Engine&
   return r;
 }
 
-int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRequest& t,
-            EarlyWave& early_wave) {
-  if (int rc = checkKindsForArch(t, tuner->device().arch); rc >= 0) return rc;
+// The GEMM op's options for `ktune tune gemm`.
+GemmOp::OpOptions tuneOpOptions(const Engine& tuner, const TuneRequest& t) {
   GemmOp::OpOptions gopts;
   gopts.full_space = t.args.has("--full-space");
   gopts.kinds = t.kinds;
-  gopts.vendor_later = true;  // opened once the context exists (below)
+  gopts.vendor_later = true;  // opened once the context exists (runGemm)
   // Where the worker times, this process asks the vendor library only for the candidate lists it
   // has not kept (ops/vendor_answers.h): no warm-up query beside them.
-  gopts.warm_up_later = tuner->options().options.isolate;
+  gopts.warm_up_later = tuner.options().options.isolate;
+  return gopts;
+}
+
+int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRequest& t,
+            EarlyWave& early_wave) {
+  if (int rc = checkKindsForArch(t, tuner->device().arch); rc >= 0) return rc;
   const auto t0 = std::chrono::steady_clock::now();
-  auto gop = GemmOp::create(tuner, gopts);
+  auto gop = GemmOp::create(tuner, tuneOpOptions(*tuner, t));
   if (!gop.ok()) return fail(gop.status());
   timelineMark("gemm_op");
   early_wave.check(tuner->device());

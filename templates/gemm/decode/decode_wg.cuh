@@ -6,9 +6,8 @@
 //
 // Warp roles: DC_WARPS/4 consumer warpgroups, each owning DC_NT slabs of 64 weight rows of the
 // tile (a tile: 64*DC_NT*DC_WARPS/4 rows), and a producer warp (DC_PF = 2: a warpgroup) that
-// streams every (tile, k step) unit of the block's range through a ring of 2*DC_DEPTH
-// shared-memory stages: per stage the tile's
-// weight rows x 64*DC_U k and the A rows x the same k (A is re-read from L2 by every tile; the
+// streams every (tile, k step) unit of the block's range through a ring of 2*DC_DEPTH shared-memory
+// stages: per stage the tile's weight rows x 64*DC_U k and the A rows x the same k (A is re-read from L2 by every tile; the
 // weight bytes come from DRAM once). The producer writes with cp.async (16-byte, zero-filled past
 // N, M and K: no tensor map, so the launch needs nothing beyond the common arguments) and keeps
 // 2*DC_DEPTH - 1 stages in flight: after issuing stage s it waits for its copies of stage
@@ -24,8 +23,7 @@
 // gemm::decodeAMap / decodeBMap): one elected producer thread posts each stage's byte count on
 // its `full` barrier (expect_tx) and issues one cp.async.bulk.tensor per weight box (64 rows x 64
 // k; with silu_mul and one slab per warpgroup 32 rows: gate rows, then the up rows of the same
-// columns, see kHalves) and per A
-// box (min(8*DC_MT, 64) rows x 64 k). The copies complete the barrier themselves (zero-filled
+// columns, see kHalves) and per A box (min(8*DC_MT, 64) rows x 64 k). The copies complete the barrier themselves (zero-filled
 // past N, M and K), so the producer never waits for its own copies and every stage of the ring
 // can be in flight; it issues a few instructions per 8 KB where the cp.async producer issued one
 // warp instruction per 512 bytes plus its address arithmetic.
@@ -33,7 +31,7 @@
 // producer thread copies a share of each stage's A rows by cp.async, its arrival on `full` made by
 // the copies' completion (cp.async.mbarrier.arrive.noinc; each consumer thread fences the proxy
 // after its wait), so A's bytes (two thirds of a block's at 128 rows) do not go through the TMA
-// unit (bench/NOTES.md, tenth session).
+// unit (bench/NOTES.md).
 //
 // DC_GRID = 4, 5 (TMA-fed only): one cluster of 2 or 4 blocks per tile, each streaming its part
 // of K; the partial sums meet in the first block's ring over distributed shared memory (two
@@ -53,8 +51,7 @@
 // at 128 rows 1.3x the K split: each block's ring still takes in the whole weight tile (1 MB per
 // block where the K split's take 768 KB) and the ring's fill rate per SM (~48 GB/s, the same in
 // every grid) is the bound there; with 128-row tiles the fastest gate/up at N = 6144 and 14336
-// (fewer blocks than the K split's: one wave or two instead of two or four; bench/NOTES.md,
-// ninth session).
+// (fewer blocks than the K split's: one wave or two instead of two or four; bench/NOTES.md).
 //
 // Knobs here: DC_WARPS (4, 8: consumer warpgroups), DC_NT (64-row slabs per warpgroup), DC_MT
 // (A rows / 8: the wgmma N, or twice it with DC_CW = 2: the warpgroups split A's rows, kCW), DC_U (k per stage / 64; 8 with TMA only), DC_DEPTH (stages / 2), DC_GRID, DC_PF
@@ -406,24 +403,18 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   const long u0 = units * blockIdx.x / gridDim.x, u1 = units * (blockIdx.x + 1) / gridDim.x;
 #endif
   const int S = (int)(u1 - u0);
-  // The barriers first (shared memory only, so before the wait too): the init fence is a memory
-  // barrier, and behind the weight prefetches below it waited for them, delaying the first copy.
 #if !DC_CLUSTER && !DC_MSPLIT
   [[maybe_unused]] const unsigned rank = 0;
 #endif
   [[maybe_unused]] int s0 = 0;  // DC_ST: the stages the producer issued before the block barrier
 #if DC_TMA
+  const TensorMap* tmW = kWBox == 32 || kPairBox ? &tmW32 : &tmW64;
   if (kST != 0 && tid == kConsumers) {  // DC_ST: the descriptors fetched at once, the first stages issued
-    prefetch_tensormap(kWBox == 32 || kPairBox ? &tmW32 : &tmW64), prefetch_tensormap(&tmX);
-    s0 = produce_first(p, kWBox == 32 || kPairBox ? &tmW32 : &tmW64, &tmX, base, full, empty, red, u0, S, rank);
+    prefetch_tensormap(tmW), prefetch_tensormap(&tmX);
+    s0 = produce_first(p, tmW, &tmX, base, full, empty, red, u0, S, rank);
   }
 #endif
-  if (tid == 0 && kST == 0) init_barriers(full, empty, red, rank);
-  if (S > 0 && kST == 0) {  // the first stage's weights into L2 before the wait (prefetch_weights, decode.cuh)
-    const int tile = (int)(u0 / p.nsteps), st = (int)(u0 - (long)tile * p.nsteps);
-    prefetch_weights(p, [&](int n) { return tile_row(p, tile * kBN, n); }, kBN, st * kBK, kBK, tid,
-                     kThreads);
-  }
+  start_block(p, full, empty, red, u0, S, rank, tid);
   KTUNE_PDL_WAIT(); KTUNE_PDL_LAUNCH_DEPENDENTS();  // prelude.cuh: no memory read above
   __syncthreads();
   DC_TR(tid == 0, kTrPrologue);
@@ -436,7 +427,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   if (tid >= kConsumers) {  // the producer warp(s)
     if constexpr (kRegSplit) setmaxnreg_dec<40>();
 #if DC_TMA
-    produce_all(p, kWBox == 32 || kPairBox ? &tmW32 : &tmW64, &tmX, base, full, empty, u0, S, tid - kConsumers, rank, s0);
+    produce_all(p, tmW, &tmX, base, full, empty, u0, S, tid - kConsumers, rank, s0);
 #else
     produce_all(p, base, full, empty, u0, S, tid - kConsumers);
 #endif

@@ -200,3 +200,18 @@ KTUNE_DEVICE void init_barriers(unsigned full, unsigned empty, [[maybe_unused]] 
   else if (kTxHand && !kXH) mbar_expect_tx(red, kRedBytes);
 #endif
 }
+
+// The block's start without DC_ST (with it the producer thread does both: produce_first): thread 0
+// initialises the barriers (shared memory only, so before the PDL wait too: the init fence is a
+// memory barrier, and behind the weight prefetches it waited for them, delaying the first copy),
+// then the first stage's weights go into L2 before the wait (prefetch_weights, decode.cuh).
+KTUNE_DEVICE void start_block(const Prob& p, unsigned full, unsigned empty, unsigned red, long u0,
+                              int S, unsigned rank, int tid) {
+  if (kST != 0) return;
+  if (tid == 0) init_barriers(full, empty, red, rank);
+  if (S > 0) {
+    const int tile = (int)(u0 / p.nsteps), st = (int)(u0 - (long)tile * p.nsteps);
+    prefetch_weights(p, [&](int n) { return tile_row(p, tile * kBN, n); }, kBN, st * kBK, kBK, tid,
+                     kThreads);
+  }
+}

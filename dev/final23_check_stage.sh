@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Dev machine: stages dev/final23_check_device.sh into DEST: dec/ (dev/decode/stage.sh: this tree's
+# gemm_bench, ktune, ktune-worker, libktune) and cold/ (dev/cold_probe_stage.sh: BASE's and this
+# tree's ktune), then the device script itself.
+#   BASE=<the session start's build dir> BUILD_DIR=build bash dev/final23_check_stage.sh DEST
+set -euo pipefail
+DEST=${1:?usage: BASE=dir bash dev/final23_check_stage.sh DEST}
+: "${BASE:?the session start's build directory}"
+rm -rf "$DEST" && mkdir -p "$DEST"
+FILES="bench/gemm_bench tools/ktune tools/ktune-worker" bash dev/decode/stage.sh "$DEST/dec"
+bash dev/cold_probe_stage.sh "$DEST/cold"
+mkdir -p "$DEST/dev" && cp dev/final23_check_device.sh "$DEST/dev/"
+du -sh "$DEST"
