@@ -5,7 +5,7 @@
 #   BASE=<the session start's build dir> BUILD_DIR=build bash dev/final23_check_stage.sh DEST
 set -euo pipefail
 DEST=${1:?usage: BASE=dir bash dev/final23_check_stage.sh DEST}
-: "${BASE:?the session start's build directory}"
+: "${BASE:?BASE: the build directory of the session start}"
 rm -rf "$DEST" && mkdir -p "$DEST"
 FILES="bench/gemm_bench tools/ktune tools/ktune-worker" bash dev/decode/stage.sh "$DEST/dec"
 bash dev/cold_probe_stage.sh "$DEST/cold"

@@ -11,9 +11,8 @@
 // their compiles (the store runs one compile per object in the process, over every store on its
 // directory). The prediction only chooses what to compile early: the tuning run uses the driver's
 // device, so a wrong prediction (another GPU, a MIG slice) costs compiles, never a result; the
-// timeline says whether it held. Only into an empty store (a cold run). Off by default
-// (Options::early_wave, KTUNE_EARLY_WAVE=1): not yet measured in this order on the GPU
-// (bench/NOTES.md, issue 34).
+// timeline says whether it held. Only into an empty store (a cold run). On by default
+// (Options::early_wave; KTUNE_EARLY_WAVE=0 turns it off; bench/NOTES.md, issue 34).
 #pragma once
 
 #include <atomic>

@@ -118,8 +118,8 @@ struct KTUNE_API TunerOptions {
   std::string worker_context = "beside";
   // KTUNE_EARLY_WAVE=0|1: `ktune tune gemm` into an empty store compiles its first key's first
   // wave from a device NVML predicts, before the driver has started (tools/tune_early_wave.h);
-  // the tuning itself uses the driver's device. Off by default (not yet measured on a GPU).
-  bool early_wave = false;
+  // the tuning itself uses the driver's device. On by default; 0 waits for the driver's device.
+  bool early_wave = true;
   // KTUNE_STATIC_PRUNE=0 turns off pruning by resource reports: the one switch for every rule
   // (spills, occupancy, a missing matrix instruction), in the engine and in the built-in ops.
   bool static_prune = true;

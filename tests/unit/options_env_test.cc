@@ -95,7 +95,7 @@ const std::map<std::string, Case>& cases() {
        {"0.5", [](const Options& o) { return o.background_duty == 0.5; }, "0"}},
       {"KTUNE_BUDGET", {"1.5", [](const Options& o) { return o.budget_s == 1.5 && o.search_explicit; }, "-1"}},
       {"KTUNE_LT_PRELOAD", {"early", [](const Options& o) { return o.lt_preload == "early"; }, "later"}},
-      {"KTUNE_EARLY_WAVE", {"1", [](const Options& o) { return o.early_wave; }, "soon"}},
+      {"KTUNE_EARLY_WAVE", {"0", [](const Options& o) { return !o.early_wave; }, "soon"}},
       {"KTUNE_TUNER_CONNECTIONS",
        {"0", [](const Options& o) { return o.tuner_connections == 0; }, "33"}},
       {"KTUNE_WORKER_CONNECTIONS",
