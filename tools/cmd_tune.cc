@@ -439,6 +439,7 @@ int cmdTune(const std::vector<std::string>& argv) {
     detachTeardown();
   timelineMark("main", strprintf("age %.1f ms", age_ms));  // the tuning process from here
   // KTUNE_EARLY_WAVE=1: the first key's first wave from NVML's device, before the driver starts.
+  limitVisibleDevices(*opts, t);
   EarlyWave early;
   startEarlyWave(early, *opts, t);
   prestartWorkerIfIsolating(*opts, t);

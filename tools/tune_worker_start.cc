@@ -30,6 +30,17 @@ void limitTunerConnections(const Options& opts, const TuneRequest& t) {
   }
 }
 
+bool showsOneGpu(const Options& opts, const TuneRequest& t, bool env_sets_visible, bool cuda_host) {
+  return cuda_host && !env_sets_visible && opts.device == 0 && opts.backend != "sim" &&
+         opts.backend != "hip" && !t.args.has("--no-gpu") && !t.args.has("--devices");
+}
+
+void limitVisibleDevices(const Options& opts, const TuneRequest& t) {
+  if (showsOneGpu(opts, t, std::getenv("CUDA_VISIBLE_DEVICES") != nullptr,
+                  pathExists("/dev/nvidiactl")))
+    ::setenv("CUDA_VISIBLE_DEVICES", "0", 1);
+}
+
 namespace {
 // The early worker's CUDA_DEVICE_MAX_CONNECTIONS (Options::worker_connections), set in this
 // process's environment for its spawn and restored after it; limitTunerConnections then sets

@@ -27,4 +27,14 @@ void prestartWorkerIfIsolating(const Options& opts, const TuneRequest& t);
 // environment's.
 void limitTunerConnections(const Options& opts, const TuneRequest& t);
 
+// Whether `ktune tune` shows the driver device 0 alone (CUDA_VISIBLE_DEVICES=0, for this process
+// and the workers it spawns), set before the driver starts: a run on one GPU (device 0, no
+// --devices, --no-gpu, simulated or HIP backend) of a CUDA host whose environment sets no
+// CUDA_VISIBLE_DEVICES. cuInit then opens one GPU instead of every GPU of the host: 0.44 s over
+// two, 0.22 s with one visible, on the critical path of a cold and of a warm run
+// (bench/NOTES.md, issue 34). Device 0 stays device 0 (the variable's indices follow the
+// driver's order); another device is left as it is (its ordinal would change).
+bool showsOneGpu(const Options& opts, const TuneRequest& t, bool env_sets_visible, bool cuda_host);
+void limitVisibleDevices(const Options& opts, const TuneRequest& t);
+
 }  // namespace ktune::cli

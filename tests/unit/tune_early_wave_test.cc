@@ -18,6 +18,8 @@
 #include "ops/gemm.h"
 #include "tools/sim_gpu.h"
 #include "tools/tune_early_wave.h"
+#include "tools/tune_request.h"
+#include "tools/tune_worker_start.h"
 
 namespace ktune {
 namespace {
@@ -165,3 +167,35 @@ TEST(EarlyWave, AWrongPredictionOnlyCompilesMore) {
 
 }  // namespace
 }  // namespace ktune
+
+namespace ktune::cli {
+namespace {
+
+// `ktune tune`'s other start-up step before the driver: CUDA_VISIBLE_DEVICES=0 where the run uses
+// device 0 of a CUDA host alone and the environment chose nothing (tools/tune_worker_start.h).
+TEST(TuneStart, ShowsOneGpuOnlyForDeviceZeroAloneOnACudaHost) {
+  auto request = [](std::vector<std::string> argv) {
+    TuneRequest t;
+    argv.insert(argv.begin(), {"gemm", "--m", "64", "--n", "64", "--k", "64"});
+    EXPECT_LT(parseTuneRequest(argv, &t), 0);
+    return t;
+  };
+  Options o;
+  const TuneRequest plain = request({});
+  EXPECT_TRUE(showsOneGpu(o, plain, false, true));
+  EXPECT_FALSE(showsOneGpu(o, plain, true, true)) << "the environment's choice stays";
+  EXPECT_FALSE(showsOneGpu(o, plain, false, false)) << "not a CUDA host";
+  EXPECT_FALSE(showsOneGpu(o, request({"--devices", "0,1"}), false, true));
+  EXPECT_FALSE(showsOneGpu(o, request({"--no-gpu"}), false, true));
+  Options other = o;
+  other.device = 1;  // its ordinal would become 0
+  EXPECT_FALSE(showsOneGpu(other, plain, false, true));
+  for (const char* b : {"sim", "hip"}) {
+    Options ob = o;
+    ob.backend = b;
+    EXPECT_FALSE(showsOneGpu(ob, plain, false, true)) << b;
+  }
+}
+
+}  // namespace
+}  // namespace ktune::cli
