@@ -106,7 +106,7 @@ constexpr unsigned kXhBytes = kXhFloats * kConsumers * 4;
 KTUNE_DEVICE void xh_reduce(const Prob& p, float (&acc)[kNT][kAcc], float* ring, unsigned xin, const float* in,
                             int row0, unsigned rank, int ctid, volatile unsigned* flag, unsigned red) {
   constexpr int kH = kAcc / kCL, kOff = kXhScatter ? kH : 0;  // kOff: the peer's part in rank 0
-  static_assert(kXhFloats % (4 * kNT) == 0 && (!kXhScatter || kH % 4 == 0), "whole float4 hand-overs");
+  static_assert(!kXH || (kXhFloats % (4 * kNT) == 0 && (!kXhScatter || kH % 4 == 0)), "whole float4 hand-overs");
   asm volatile("barrier.cluster.wait;\n" ::: "memory");
   DC_TR(ctid == 0, kTrRed1);
   const unsigned dst = map_to_rank(xin, rank ^ 1u), bar = map_to_rank(red, rank ^ 1u);
