@@ -220,19 +220,10 @@ void noteWorkerTimes(Engine& tuner) {
     noteProcessMs("worker_" + what + "_ms", ms);
 }
 
-// Whether a key the database holds is measured again: --retune, or an option that shapes the
-// search (--kinds, --full-space, --search, --budget, KTUNE_SEARCH, KTUNE_BUDGET). Otherwise a
-// plain run reports it from the database.
-bool measuresAgain(const Engine& tuner, const TuneRequest& t) {
-  for (const char* f : {"--retune", "--kinds", "--full-space", "--search", "--budget"})
-    if (t.args.has(f)) return true;
-  return tuner.options().options.search_explicit;
-}
-
 // The row-wise key's report from the database (recordedReport), or nullopt to tune it: the key
 // of the request's args on placeholder addresses (rmsnormArgs), nothing allocated or touched.
 std::optional<TuneReport> recordedRowwise(Engine& tuner, const TuneRequest& t, int64_t* bytes) {
-  if (measuresAgain(tuner, t)) return std::nullopt;
+  if (measuresAgain(tuner.options().options, t)) return std::nullopt;
   Expected<KeyReport> k = Status::Internal("no key");
   if (t.op == "rmsnorm") {
     const RmsNormArgs a = rmsnormArgs(t);
@@ -271,28 +262,16 @@ int runRowwise(Engine& tuner, Backend& backend, const TuneRequest& t) {
 std::vector<std::optional<TuneReport>> recordedReports(GemmOp& op, const Engine& tuner,
                                                        const TuneRequest& t) {
   std::vector<std::optional<TuneReport>> r(t.gemm_cases.size());
-  if (measuresAgain(tuner, t)) return r;
+  if (measuresAgain(tuner.options().options, t)) return r;
   for (size_t i = 0; i < r.size(); ++i) r[i] = op.fetchRecorded(t.gemm_cases[i].shape);
   return r;
-}
-
-// The GEMM op's options for `ktune tune gemm`.
-GemmOp::OpOptions tuneOpOptions(const Engine& tuner, const TuneRequest& t) {
-  GemmOp::OpOptions gopts;
-  gopts.full_space = t.args.has("--full-space");
-  gopts.kinds = t.kinds;
-  gopts.vendor_later = true;  // opened once the context exists (runGemm)
-  // Where the worker times, this process asks the vendor library only for the candidate lists it
-  // has not kept (ops/vendor_answers.h): no warm-up query beside them.
-  gopts.warm_up_later = tuner.options().options.isolate;
-  return gopts;
 }
 
 int runGemm(const std::shared_ptr<Engine>& tuner, Backend& backend, const TuneRequest& t,
             EarlyWave& early_wave) {
   if (int rc = checkKindsForArch(t, tuner->device().arch); rc >= 0) return rc;
   const auto t0 = std::chrono::steady_clock::now();
-  auto gop = GemmOp::create(tuner, tuneOpOptions(*tuner, t));
+  auto gop = GemmOp::create(tuner, tuneOpOptions(tuner->options().options, t));
   if (!gop.ok()) return fail(gop.status());
   timelineMark("gemm_op");
   early_wave.check(tuner->device());

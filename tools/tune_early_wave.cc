@@ -228,14 +228,7 @@ void startEarlyWave(EarlyWave& wave, const Options& opts, const TuneRequest& t) 
   if (!o.compile_processes_explicit) o.compile_processes = true;
   if (t.args.has("--search")) o.search = t.args.get("--search");
   if (t.args.has("--budget")) o.budget_s = t.budget_s;
-  GemmOp::OpOptions g;
-  g.full_space = t.args.has("--full-space");
-  g.kinds = t.kinds;
-  g.vendor_later = true;
-  bool again = o.search_explicit;  // measuresAgain (cmd_tune.cc): the database is not the answer
-  for (const char* f : {"--retune", "--kinds", "--full-space", "--search", "--budget"})
-    again = again || t.args.has(f);
-  wave.startFromNvml(o, t.gemm_cases.front().shape, g, !again);
+  wave.startFromNvml(o, t.gemm_cases.front().shape, tuneOpOptions(o, t), !measuresAgain(o, t));
 }
 
 }  // namespace ktune::cli

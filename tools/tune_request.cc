@@ -265,4 +265,21 @@ int checkKindsForArch(const TuneRequest& t, const std::string& arch) {
                arch.c_str(), arch.c_str(), have.c_str());
   return kExitUsage;
 }
+bool measuresAgain(const Options& tuner_opts, const TuneRequest& t) {
+  for (const char* f : {"--retune", "--kinds", "--full-space", "--search", "--budget"})
+    if (t.args.has(f)) return true;
+  return tuner_opts.search_explicit;
+}
+
+GemmOp::OpOptions tuneOpOptions(const Options& tuner_opts, const TuneRequest& t) {
+  GemmOp::OpOptions gopts;
+  gopts.full_space = t.args.has("--full-space");
+  gopts.kinds = t.kinds;
+  gopts.vendor_later = true;  // opened once the context exists (runGemm)
+  // Where the worker times, this process asks the vendor library only for the candidate lists it
+  // has not kept (ops/vendor_answers.h): no warm-up query beside them.
+  gopts.warm_up_later = tuner_opts.isolate;
+  return gopts;
+}
+
 }  // namespace ktune::cli

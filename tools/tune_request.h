@@ -11,9 +11,7 @@
 #include "templates/gemm.h"
 #include "tools/args.h"
 
-namespace ktune {
-class GemmOp;
-}
+#include "ops/gemm.h"
 
 namespace ktune::cli {
 
@@ -43,6 +41,14 @@ int parseTuneRequest(const std::vector<std::string>& argv, TuneRequest* t);
 
 // Usage error when --kinds names no kernel that exists for `arch` (it would tune nothing).
 int checkKindsForArch(const TuneRequest& t, const std::string& arch);
+
+// Whether a key the database holds is measured again: --retune, or an option that shapes the
+// search (--kinds, --full-space, --search, --budget; `tuner_opts.search_explicit`: KTUNE_SEARCH,
+// KTUNE_BUDGET). Otherwise a plain run reports it from the database.
+bool measuresAgain(const Options& tuner_opts, const TuneRequest& t);
+// The GEMM op's options for `ktune tune gemm` under the tuner's options (the tuning run's op and
+// the early wave's, tune_early_wave.h).
+GemmOp::OpOptions tuneOpOptions(const Options& tuner_opts, const TuneRequest& t);
 
 // The no-GPU path: compile (through the code-object store) and analyse the request's configs for
 // --arch (default sm_90a), and say why timing needs a GPU.
