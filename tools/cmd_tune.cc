@@ -417,12 +417,14 @@ int cmdTune(const std::vector<std::string>& argv) {
       (pathExists("/dev/nvidiactl") || pathExists("/dev/kfd")))
     detachTeardown();
   timelineMark("main", strprintf("age %.1f ms", age_ms));  // the tuning process from here
-  // KTUNE_EARLY_WAVE=1: the first key's first wave from NVML's device, before the driver starts.
   limitVisibleDevices(*opts, t);
+  // The early wave (KTUNE_EARLY_WAVE): the first key's first wave from NVML's device, before the
+  // driver starts.
   EarlyWave early;
   startEarlyWave(early, *opts, t);
   prestartWorkerIfIsolating(*opts, t);
   limitTunerConnections(*opts, t);
+  early.go();  // the environment is final: the wave's thread may read it
   // A GEMM run opens cuBLASLt after the GPU: its loading starts on a thread of its own, before the
   // driver starts (KTUNE_LT_PRELOAD=early) or once the tuner exists (the default).
   const bool lt_after = opts->lt_preload != "early";

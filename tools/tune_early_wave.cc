@@ -139,8 +139,8 @@ void EarlyWave::start(const Options& opts, const DeviceInfo& device, const gemm:
   thread_ = std::thread([=, this] { run(opts, device, shape, gopts, skip_recorded, compiler); });
 }
 
-void EarlyWave::startFromNvml(const Options& opts, const gemm::GemmShape& shape,
-                              GemmOp::OpOptions gopts, bool skip_recorded) {
+void EarlyWave::predictFromNvml(const Options& opts, const gemm::GemmShape& shape,
+                                GemmOp::OpOptions gopts, bool skip_recorded) {
   if (started()) return;
   // Before the driver starts, on this thread: NVML waits for a cuInit running beside it (the
   // tuner's or its worker's), so it answered only after them on the GPU host (bench/NOTES.md).
@@ -148,7 +148,11 @@ void EarlyWave::startFromNvml(const Options& opts, const gemm::GemmShape& shape,
   std::optional<DeviceInfo> d = predictDevice(gpus, opts.device);
   timelineMark("nvml",
                d ? d->name + " " + d->arch : strprintf("no prediction (%zu GPUs)", gpus.size()));
-  if (d) start(opts, *d, shape, std::move(gopts), skip_recorded);
+  if (d) pending_ = [=, this] { start(opts, *d, shape, gopts, skip_recorded); };
+}
+
+void EarlyWave::go() {
+  if (pending_) std::exchange(pending_, nullptr)();
 }
 
 bool storeHoldsObjects(const std::string& dir) {
@@ -228,7 +232,7 @@ void startEarlyWave(EarlyWave& wave, const Options& opts, const TuneRequest& t) 
   if (!o.compile_processes_explicit) o.compile_processes = true;
   if (t.args.has("--search")) o.search = t.args.get("--search");
   if (t.args.has("--budget")) o.budget_s = t.budget_s;
-  wave.startFromNvml(o, t.gemm_cases.front().shape, tuneOpOptions(o, t), !measuresAgain(o, t));
+  wave.predictFromNvml(o, t.gemm_cases.front().shape, tuneOpOptions(o, t), !measuresAgain(o, t));
 }
 
 }  // namespace ktune::cli

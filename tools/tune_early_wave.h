@@ -17,6 +17,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -63,10 +64,13 @@ class EarlyWave {
   // the engine's compiler (null: the arch's own, as the tuner's). Once only.
   void start(const Options& opts, const DeviceInfo& device, const gemm::GemmShape& shape,
              GemmOp::OpOptions gopts, bool skip_recorded, std::shared_ptr<Compiler> compiler = {});
-  // Predicts the device from NVML (on this thread, ~20 ms: call it before the driver starts) and
-  // start()s, or does nothing where there is no prediction.
-  void startFromNvml(const Options& opts, const gemm::GemmShape& shape, GemmOp::OpOptions gopts,
-                     bool skip_recorded);
+  // Predicts the device from NVML (on this thread, ~20 ms: call it before the driver starts); go()
+  // then start()s the wave, or does nothing where there is no prediction. Between the two the
+  // caller sets its environment (the worker's spawn, CUDA_DEVICE_MAX_CONNECTIONS,
+  // tune_worker_start.h): no thread of the wave reads the environment while it changes.
+  void predictFromNvml(const Options& opts, const gemm::GemmShape& shape, GemmOp::OpOptions gopts,
+                       bool skip_recorded);
+  void go();
   bool started() const { return thread_.joinable() || done_; }
   // Waits for the wave; the code objects it compiled (store misses; 0 if it failed or skipped).
   size_t awaitCompiled();
@@ -82,6 +86,7 @@ class EarlyWave {
   bool done_ = false;
   mutable std::mutex mu_;
   std::optional<DeviceInfo> predicted_;  // under mu_
+  std::function<void()> pending_;         // predictFromNvml's start, for go()
   std::atomic<size_t> compiled_{0};
   std::shared_ptr<void> keep_;  // the wave's GemmOp and engine: its compile workers stay up
 };
@@ -93,7 +98,8 @@ struct TuneRequest;
 // `ktune tune gemm`'s early wave for the request's first key, with the tuner's options, where the
 // request tunes GEMM keys on a GPU of this process (not the simulated device, a remote cache,
 // --no-gpu, --no-lookahead or --devices) into an empty store and Options::early_wave is on. Call
-// it before the driver starts (NVML on the caller's thread, then the wave on its own).
+// it before the driver starts (NVML on the caller's thread); the wave starts on its own thread
+// at wave.go(), once the caller's environment is set.
 void startEarlyWave(EarlyWave& wave, const Options& opts, const TuneRequest& t);
 
 }  // namespace ktune::cli

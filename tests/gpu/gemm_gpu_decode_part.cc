@@ -243,34 +243,29 @@ TEST(GemmGpu, DecodeTmaTwoConsumersVsReference) {
   if (env().dev.arch != "sm_90a") GTEST_SKIP() << "DC_WG=2 needs sm_90a, device is " << env().dev.arch;
   const auto bf = ElemType::kBF16;
   const auto none = Activation::kNone, gu = Activation::kSiluMul;
+  // Both knobs' cases: 9..128 rows (M not a power of two), odd N, K tails, bias, C +=, f32 / f16 C,
+  // the gate/up pair; DC_CW = 2 three more (40 and 128 rows of gate/up, 18000 columns).
+  std::vector<DecodeCase> cases = {{9, 333, 1032, bf, false, none, 0.f},
+                                   {13, 4099, 520, bf, true, none, 0.f},
+                                   {31, 1001, 1000, ElemType::kF32, false, none, 1.f},
+                                   {64, 77, 4104, bf, false, none, 0.f},
+                                   {97, 2 * 333, 1032, ElemType::kF16, true, gu, 0.f},
+                                   {128, 4096, 4096, bf, false, none, 0.f},
+                                   {57, 2 * 4099, 1000, bf, true, gu, 1.f},
+                                   {127, 1001, 4104, bf, true, none, 1.f}};
+  std::vector<DecodeCase> cw_cases = cases;
+  cw_cases.insert(cw_cases.end(), {{40, 2 * 129, 4104, bf, false, gu, 0.f},
+                                   {100, 18000, 520, bf, true, none, 1.f},
+                                   {128, 2 * 9001, 264, bf, false, gu, 0.f}});
   checkDecodeWgBody(2, {{8, 1, 2, 2, 4, 1, 0}, {8, 1, 2, 2, 4, 1, 1}, {8, 1, 2, 2, 4, 1, 3}, {8, 1, 4, 1, 5, 1, 3},
                         {8, 1, 2, 2, 6, 1, 0}, {8, 1, 2, 2, 0, 1, 0}, {8, 1, 2, 2, 1, 1, 0}, {8, 2, 1, 2, 4, 1, 1},
                         {8, 2, 2, 1, 6, 1, 0}, {8, 1, 1, 4, 4, 1, 1}},
-                    {{9, 333, 1032, bf, false, none, 0.f},
-                     {13, 4099, 520, bf, true, none, 0.f},
-                     {31, 1001, 1000, ElemType::kF32, false, none, 1.f},
-                     {64, 77, 4104, bf, false, none, 0.f},
-                     {97, 2 * 333, 1032, ElemType::kF16, true, gu, 0.f},
-                     {128, 4096, 4096, bf, false, none, 0.f},
-                     {40, 2 * 129, 4104, bf, false, gu, 0.f},
-                     {100, 18000, 520, bf, true, none, 1.f},
-                     {57, 2 * 4099, 1000, bf, true, gu, 1.f},
-                     {128, 2 * 9001, 264, bf, false, gu, 0.f},
-                     {127, 1001, 4104, bf, true, none, 1.f}},
-                    gemm::kDecodeL2Promotion, Config{{"DC_CW", int64_t{2}}});
+                    cw_cases, gemm::kDecodeL2Promotion, Config{{"DC_CW", int64_t{2}}});
   // DC_PP = 1 (the warpgroups on alternate stages, the sums traded after the loop): the cluster K
   // split's rows (one stage per block, several, odd counts).
   checkDecodeWgBody(2, {{8, 1, 2, 2, 4, 1, 0}, {8, 1, 2, 2, 4, 1, 1}, {8, 1, 2, 2, 4, 1, 3}, {8, 1, 4, 1, 5, 1, 3},
                         {8, 1, 1, 4, 4, 1, 1}, {8, 1, 1, 2, 5, 1, 0}},
-                    {{9, 333, 1032, bf, false, none, 0.f},
-                     {13, 4099, 520, bf, true, none, 0.f},
-                     {31, 1001, 1000, ElemType::kF32, false, none, 1.f},
-                     {64, 77, 4104, bf, false, none, 0.f},
-                     {97, 2 * 333, 1032, ElemType::kF16, true, gu, 0.f},
-                     {128, 4096, 4096, bf, false, none, 0.f},
-                     {57, 2 * 4099, 1000, bf, true, gu, 1.f},
-                     {127, 1001, 4104, bf, true, none, 1.f}},
-                    gemm::kDecodeL2Promotion, Config{{"DC_CW", int64_t{2}}, {"DC_PP", int64_t{1}}});
+                    cases, gemm::kDecodeL2Promotion, Config{{"DC_CW", int64_t{2}}, {"DC_PP", int64_t{1}}});
 }
 
 // The few-row probe knobs at M <= 32: DC_XH (the cluster split's sums handed over into a region of

@@ -19,14 +19,6 @@ namespace {
 
 using namespace decode_test;  // NOLINT: the shared helpers (gemm_decode_test_util.h)
 
-// The TMA-fed body (DC_WG = 2) with its knobs and DC_XR.
-Config tmaConfig(int64_t mt, int64_t warps, int64_t nt_, int64_t u, int64_t depth, int64_t grid, int64_t xr) {
-  Config c = wgConfig(mt, warps, nt_, u, depth, grid);
-  c.set("DC_WG", int64_t{2});
-  c.set("DC_XR", xr);
-  return c;
-}
-
 // DC_CW = 2 is never enumerated (absent: 1, the shipped kernels); it validates with DC_WG 2, two
 // consumer warpgroups, one producer warp, DC_MT >= 2, every grid but the row-split pair; the tile
 // is the one-warpgroup config's (64 rows per slab: the same grid), the block 288 threads, the

@@ -21,12 +21,6 @@ namespace {
 
 using namespace decode_test;  // NOLINT: the shared helpers (gemm_decode_test_util.h)
 
-Config tmaConfig(int64_t mt, int64_t warps, int64_t nt_, int64_t u, int64_t depth, int64_t grid, int64_t xr) {
-  Config c = wgConfig(mt, warps, nt_, u, depth, grid);
-  c.set("DC_WG", int64_t{2});
-  c.set("DC_XR", xr);
-  return c;
-}
 
 bool hasDefine(const Config& c, const GemmShape& s, const std::string& name, const std::string& value) {
   for (const auto& [n, v] : defines(KernelKind::kDecode, c, s))

@@ -39,6 +39,15 @@ inline Config wgConfig(int64_t mt, int64_t warps, int64_t nt_, int64_t u, int64_
                 {"DC_PF", pf},         {"DC_XR", int64_t{0}}, {"DC_GRID", grid}};
 }
 
+// The TMA-fed body (DC_WG = 2) with its knobs and DC_XR.
+inline Config tmaConfig(int64_t mt, int64_t warps, int64_t nt_, int64_t u, int64_t depth, int64_t grid,
+                        int64_t xr) {
+  Config c = wgConfig(mt, warps, nt_, u, depth, grid);
+  c.set("DC_WG", int64_t{2});
+  c.set("DC_XR", xr);
+  return c;
+}
+
 // Compiles each (config, shape) of the decode kind for sm_90a (testutil::compileJobs): a failure
 // for every job that does not compile, spills, or whose PTX `check` refuses.
 inline void compileEach(Compiler& cc, const std::vector<std::pair<Config, GemmShape>>& jobs,
