@@ -35,6 +35,6 @@ done
 left=$(( DL - ($(date +%s) - T0) - 5 ))
 OUT=$OUT/table DEADLINE=$left bash dev/decode/device_table.sh
 echo "call wall $(( $(date +%s) - T0 ))s"
-# One archive: the device tool returns only a few files by count (the twenty-third session's call
-# lost table.md and the table's logs that way).
+# One archive: the device tool returns only a few files by count (a call lost table.md and the
+# table's logs that way: bench/NOTES.md).
 (cd "$OUT" && tar -czf ../check.tgz . && rm -rf ./* && mv ../check.tgz .)
