@@ -53,16 +53,11 @@ for n in ${NS:-1 4 8 15 31}; do
   wait
 done
 unset CUDA_CACHE_DISABLE
-tune() {  # tag build env
-  local S e=() tag=$1 t=pb/$2/tools/ktune
+source "$(dirname "$0")/cold_tune.sh"
+tune() {  # tag build env run-tag
+  local e=()
   IFS=, read -ra e <<< "$3"
-  S=$(date +%s.%N)
-  env "${e[@]}" KTUNE_COMPILE_PROCESSES=1 KTUNE_CACHE_DIR=$W/kc-$4 CUDA_CACHE_PATH=$W/cc-$4 \
-    KTUNE_TIMELINE=$W/$4.tl timeout 20 "$t" tune gemm --m 4096 --n 4096 --k 4096 --layout NT \
-    --json --quiet > "$W/$4.json" 2> "$W/$4.err"
-  echo "TUNE $tag $4 rc=$? wall $(awk -v a="$S" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2f", b-a}')" \
-    | tee -a "$W/walls.txt"
-  sleep "${GAP:-0.6}"
+  cold_tune "pb/$2/tools/ktune" "$1" "$4" "${e[@]}"
 }
 read -ra vars <<< "${VARIANTS:-base:base: new:new:}"
 nv=${#vars[@]}

@@ -42,15 +42,10 @@ done; done
 unset CUDA_CACHE_DISABLE
 at "compile waves done"
 # 2. cold 4096^3 walls.
+source "$(dirname "$0")/cold_tune.sh"
 tune() {  # build tag
-  local b=$1 tag=$2 t=pb/new/tools/ktune S; [ "$1" = base ] && t=pb/base/tools/ktune
-  S=$(date +%s.%N)
-  KTUNE_COMPILE_PROCESSES=1 KTUNE_CACHE_DIR=$W/kc-$tag CUDA_CACHE_PATH=$W/cc-$tag \
-    KTUNE_TIMELINE=$W/$tag.tl timeout 40 "$t" tune gemm --m 4096 --n 4096 --k 4096 --layout NT \
-    --json --quiet > "$W/$tag.json" 2> "$W/$tag.err"
-  echo "TUNE $b $tag rc=$? wall $(awk -v a="$S" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2f", b-a}')" \
-    | tee -a "$W/walls.txt"
-  sleep "${GAP:-0.6}"
+  local t=pb/new/tools/ktune; [ "$1" = base ] && t=pb/base/tools/ktune
+  COLD_LIMIT=40 cold_tune "$t" "$1" "$2"
 }
 # The call's first CUDA context pays ~0.7 s more (bench/NOTES.md): not on a timed run.
 timeout 20 pb/new/tools/ktune info > "$W/info.txt" 2>&1

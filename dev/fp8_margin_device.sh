@@ -24,15 +24,10 @@ trap pack EXIT
 export LD_LIBRARY_PATH="$PWD/pb/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,temperature.gpu \
   --format=csv > "$W/gpu.txt" 2>&1; nproc >> "$W/gpu.txt"
+source "$(dirname "$0")/cold_tune.sh"
 tune() {  # build tag
-  local t=pb/new/tools/ktune S; [ "$1" = base ] && t=pb/main/tools/ktune
-  S=$(date +%s.%N)
-  KTUNE_COMPILE_PROCESSES=1 KTUNE_CACHE_DIR=$W/kc-$2 CUDA_CACHE_PATH=$W/cc-$2 \
-    KTUNE_TIMELINE=$W/$2.tl timeout 20 "$t" tune gemm --m 4096 --n 4096 --k 4096 --layout NT \
-    --json --quiet > "$W/$2.json" 2> "$W/$2.err"
-  echo "TUNE $1 $2 rc=$? wall $(awk -v a="$S" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2f", b-a}')" \
-    | tee -a "$W/walls.txt"
-  sleep "${GAP:-0.6}"
+  local t=pb/new/tools/ktune; [ "$1" = base ] && t=pb/main/tools/ktune
+  cold_tune "$t" "$1" "$2"
 }
 timeout 20 pb/new/tools/ktune info > "$W/info.txt" 2>&1  # the call's first context: not timed
 for i in $(seq 1 "${PAIRS:-3}"); do

@@ -18,7 +18,7 @@ cp "$B/bench/gemm_bench" "$B/tests/gemm_fp8_gpu_test" "$DEST/pb/new/bench/"
 cp "$HB" "$DEST/pb/head/bench/gemm_bench"
 ldd "$B/bench/gemm_bench" | awk '/libbenchmark/ {print $3}' | xargs -r -I{} cp -L {} "$DEST/pb/lib/"
 strip "$DEST"/pb/*/tools/* "$DEST"/pb/*/bench/* "$DEST"/pb/*/*.so* 2>/dev/null || true
-cp dev/fp8_margin_device.sh dev/fp8_beta_norm.py dev/fp8_beta_table.py dev/early_wave_table.py \
+cp dev/cold_tune.sh dev/fp8_margin_device.sh dev/fp8_beta_norm.py dev/fp8_beta_table.py dev/early_wave_table.py \
   dev/fp8_wave4096.cfg "$DEST/"
 tar -cJf "$DEST/pb.tar.xz" -C "$DEST" pb && rm -rf "$DEST/pb"
 du -sh "$DEST" "$DEST/pb.tar.xz"

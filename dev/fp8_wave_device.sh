@@ -42,15 +42,10 @@ for r in $(seq 1 "${CROUNDS:-1}"); do for v in base new; do
 done; done
 unset CUDA_CACHE_DISABLE
 at "compile waves done"
+source "$(dirname "$0")/cold_tune.sh"
 tune() {  # build tag
-  local t=pb/new/tools/ktune S; [ "$1" = base ] && t=pb/base/tools/ktune
-  S=$(date +%s.%N)
-  KTUNE_COMPILE_PROCESSES=1 KTUNE_CACHE_DIR=$W/kc-$2 CUDA_CACHE_PATH=$W/cc-$2 \
-    KTUNE_TIMELINE=$W/$2.tl timeout 20 "$t" tune gemm --m 4096 --n 4096 --k 4096 --layout NT \
-    --json --quiet > "$W/$2.json" 2> "$W/$2.err"
-  echo "TUNE $1 $2 rc=$? wall $(awk -v a="$S" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2f", b-a}')" \
-    | tee -a "$W/walls.txt"
-  sleep "${GAP:-0.6}"
+  local t=pb/new/tools/ktune; [ "$1" = base ] && t=pb/base/tools/ktune
+  cold_tune "$t" "$1" "$2"
 }
 for i in $(seq 1 "${PAIRS:-4}"); do
   order="base this"; [ $(( i % 2 )) = 0 ] && order="this base"

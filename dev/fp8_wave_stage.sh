@@ -1,24 +1,9 @@
 #!/usr/bin/env bash
 # Dev machine: stages dev/fp8_wave_device.sh's call (issue 34, the tma kind's compile, third cut) into
-# DEST: this tree's and a base build's (BASE: the base commit's build directory) ktune, ktune-worker,
-# libktune.so, gemm_bench and compile_split_bench, this tree's gemm_gpu_test,
-# the Google Benchmark library, the scripts and the 4096^3 wave's configs, packed in pb.tar.xz.
+# DEST: dev/fp8_beta_stage.sh's staging (both builds' ktune, ktune-worker, libktune.so, gemm_bench and
+# compile_split_bench, the Google Benchmark library), with this tree's gemm_gpu_test and this call's
+# scripts.
 #   BASE=<base build dir> bash dev/fp8_wave_stage.sh DEST     (BUILD_DIR=build)
 set -euo pipefail
-DEST=$1 B=${BUILD_DIR:-build} BASE=${BASE:?the base commit build directory}
-rm -rf "$DEST" && mkdir -p "$DEST/pb/lib"
-for v in new base; do
-  d=$B; [ $v = base ] && d=$BASE
-  mkdir -p "$DEST/pb/$v/tools" "$DEST/pb/$v/bench"
-  cp "$d/tools/ktune" "$d/tools/ktune-worker" "$DEST/pb/$v/tools/"
-  # ktune-worker finds libktune.so at $ORIGIN/.. (its run path).
-  cp -L "$d/api/libktune.so.0.1" "$DEST/pb/$v/"
-  cp "$d/bench/gemm_bench" "$d/bench/compile_split_bench" "$DEST/pb/$v/bench/"
-done
-cp "$B/tests/gemm_gpu_test" "$DEST/pb/new/bench/"
-ldd "$B/bench/gemm_bench" | awk '/libbenchmark/ {print $3}' | xargs -r -I{} cp -L {} "$DEST/pb/lib/"
-strip "$DEST"/pb/*/tools/* "$DEST"/pb/*/bench/* "$DEST"/pb/*/*.so* 2>/dev/null || true
-cp dev/fp8_wave_device.sh dev/fp8_beta_table.py dev/fp8_beta_norm.py dev/early_wave_table.py \
-  dev/fp8_wave4096.cfg "$DEST/"
-tar -cJf "$DEST/pb.tar.xz" -C "$DEST" pb && rm -rf "$DEST/pb"
-du -sh "$DEST" "$DEST/pb.tar.xz"
+TESTS=gemm_gpu_test SCRIPTS="dev/fp8_wave_device.sh dev/fp8_beta_table.py dev/fp8_beta_norm.py" \
+  exec bash "$(dirname "$0")/fp8_beta_stage.sh" "$@"

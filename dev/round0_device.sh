@@ -20,21 +20,4 @@ floor "${FLOOR_BEFORE:-2}" before
 GPUTEST="" bash dev/warm_time_device.sh
 floor "${FLOOR_AFTER:-3}" after
 echo "== floor probe: ms from the shell's start, per process (before*, after*)"
-python3 - "$OUT/floor.txt" <<'PY'
-import sys
-from collections import defaultdict
-rows, order = defaultdict(dict), []
-for line in open(sys.argv[1]):
-    p = line.split()
-    if len(p) < 4 or p[1] != "FLOOR":
-        print(line.rstrip()); continue
-    step, v = " ".join(p[2:-1]), p[-1]
-    try: v = float(v)
-    except ValueError: continue
-    if step not in order: order.append(step)
-    rows[p[0]][step] = v
-runs = list(rows)
-print(f"{'step':26}" + "".join(f"{r:>9}" for r in runs))
-for s in order:
-    print(f"{s:26}" + "".join(f"{rows[r].get(s, float('nan')):9.1f}" for r in runs))
-PY
+python3 dev/floor_table.py "$OUT/floor.txt"

@@ -224,3 +224,30 @@ knob_ab() {
   echo "VERIFY ok: $(grep -h '^VERIFY' "$OUT"/bench*.log 2>/dev/null | grep -c ' ok ') of" \
     "$(grep -h '^VERIFY' "$OUT"/bench*.log 2>/dev/null | wc -l)"
 }
+
+# stage_trace LIMIT ONLY SHAPES: the per-stage trace (pb/bench/gemm_bench_stage, a DC_TRACE = 2
+# build: dev/decode/trace_stage.sh) of the --only configs, at most LIMIT s (TRACE_S) and what the
+# deadline leaves; its tables in $OUT/stages.txt, their event / steady-state lines printed.
+stage_trace() {
+  local lim=${TRACE_S:-$1} S
+  [ "$lim" -gt $(( $(left) - 3 )) ] && lim=$(( $(left) - 3 ))
+  S=$(date +%s)
+  KTUNE_CACHE_DIR=/tmp/kcache_stage timeout "$lim" "$B/bench/gemm_bench_stage" --kinds=decode --trace=4 \
+    --only="$2" --shapes="$3" > "$OUT/stage.log" 2> "$OUT/stage.err"
+  echo "trace rc=$? $(( $(date +%s) - S ))s, $(grep -c '^DCT ' "$OUT/stage.log") block lines"
+  python3 dev/decode/trace_stages.py < "$OUT/stage.log" > "$OUT/stages.txt" 2>&1
+  grep -E "^(event|==|steady)" "$OUT/stages.txt" | cut -c1-220 | sed 's/DC_WG=2,//; s/DC_PF=1,//'
+  gzip -f "$OUT/stage.log"
+}
+
+# d MT WARPS NT U DEPTH XR GRID: a TMA-fed decode config (DC_WG 2, one producer warp) as gemm_bench's
+# --only takes it.
+d() {  # MT WARPS NT U DEPTH XR GRID
+  echo "DC_WG=2,DC_WARPS=$2,DC_NT=$3,DC_MT=$1,DC_U=$4,DC_DEPTH=$5,DC_PF=1,DC_XR=$6,DC_GRID=$7"
+}
+# v CFG KNOBS...: the config, then the config with each knob set (a key's A/B list entry).
+v() {  # CFG KNOBS...: the config, then the config with each knob set
+  local c=$1 out=$1 k; shift
+  for k in "$@"; do out="$out:$c,$k"; done
+  echo "$out"
+}

@@ -34,13 +34,7 @@ echo "$KEYS_AB" > "$OUT/keys.txt"
 SHAPES=$(echo "$KEYS_AB" | cut -d: -f1 | paste -sd,)
 if [ -x "$B/bench/gemm_bench_stage" ] && fits 60 trace; then
   TO="$A16@128x4096x4096;$A16C@128x4096x4096;$P64@64x4096x4096;$P64C@64x4096x4096"
-  S=$(date +%s)
-  KTUNE_CACHE_DIR=/tmp/kcache_stage timeout "${TRACE_S:-30}" "$B/bench/gemm_bench_stage" --kinds=decode --trace=4 \
-    --only="$TO" --shapes=64x4096x4096,128x4096x4096 > "$OUT/stage.log" 2> "$OUT/stage.err"
-  echo "trace rc=$? $(( $(date +%s) - S ))s, $(grep -c '^DCT ' "$OUT/stage.log") block lines"
-  python3 dev/decode/trace_stages.py < "$OUT/stage.log" > "$OUT/stages.txt" 2>&1
-  grep -E "^(event|==|steady)" "$OUT/stages.txt" | cut -c1-220 | sed 's/DC_WG=2,//; s/DC_PF=1,//'  # tables: stages.txt
-  gzip -f "$OUT/stage.log"
+  stage_trace 30 "$TO" 64x4096x4096,128x4096x4096
 fi
 knob_ab "GemmGpu.DecodeTmaTwoConsumersVsReference" 90 60 14 "${AB_S:-30}"
 python3 dev/decode/cw_table.py "$OUT" "$n" "$OUT/keys.txt" 2>&1 | cut -c1-260 > "$OUT/ab.txt"

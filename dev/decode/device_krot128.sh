@@ -8,9 +8,6 @@
 # binaries (device_ring_pf.sh, ab_table.py); then one cold `ktune tune gemm --suite llm` (the
 # tuned op's picks at the decode keys, with the DC_WP twins curated) if SUITE_S seconds are left.
 #   OUT=$OUT DEADLINE=75 SUITE_S=30 bash dev/decode/device_krot128.sh
-d() {  # MT WARPS NT U DEPTH XR GRID
-  echo "DC_WG=2,DC_WARPS=$2,DC_NT=$3,DC_MT=$1,DC_U=$4,DC_DEPTH=$5,DC_PF=1,DC_XR=$6,DC_GRID=$7"
-}
 export KEYS_AB="128x4096x4096:$(d 16 4 1 2 2 1 4):$(d 16 4 1 1 4 1 4)
 128x4096x14336:$(d 16 4 1 2 2 1 4):$(d 16 4 1 1 4 1 4)
 64x4096x4096:$(d 8 4 1 2 2 3 4)

@@ -15,9 +15,6 @@
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
 device_preamble "${DEADLINE:-85}"
-d() {  # MT WARPS NT U DEPTH XR GRID
-  echo "DC_WG=2,DC_WARPS=$2,DC_NT=$3,DC_MT=$1,DC_U=$4,DC_DEPTH=$5,DC_PF=1,DC_XR=$6,DC_GRID=$7"
-}
 p() {  # a config and the same with each knob value
   if [ "${OLD:-0}" = 1 ]; then echo "$1:$1,DC_PW=1:$1,DC_PW=2"; else echo "$1:$1,DC_PW=1:$1,DC_PW=0"; fi
 }
@@ -42,13 +39,7 @@ fi
 if fits 8 trace; then
   TO="$P128@128x4096x4096;$P128,DC_PW=1@128x4096x4096;$P128,DC_PW=$PWX@128x4096x4096;$P64@64x4096x4096"
   TO="$TO;$P64,DC_PW=$PWX@64x4096x4096;$P16@16x4096x4096;$P16,DC_PW=$PWX@16x4096x4096"
-  lim=$(( $(left) - 3 )); [ "$lim" -gt "${TRACE_S:-25}" ] && lim=${TRACE_S:-25}
-  KTUNE_CACHE_DIR=/tmp/kcache_stage timeout "$lim" "$B/bench/gemm_bench_stage" --kinds=decode --trace=4 \
-    --only="$TO" --shapes=16x4096x4096,64x4096x4096,128x4096x4096 > "$OUT/stage.log" 2> "$OUT/stage.err"
-  echo "trace rc=$?"
-  python3 dev/decode/trace_stages.py < "$OUT/stage.log" > "$OUT/stages.txt" 2>&1
-  grep -E "^(event|==|steady)" "$OUT/stages.txt" | cut -c1-200 | sed 's/DC_WG=2,//; s/DC_PF=1,//'  # tables: stages.txt
-  gzip -f "$OUT/stage.log"
+  stage_trace 25 "$TO" 16x4096x4096,64x4096x4096,128x4096x4096
 fi
 knob_ab "GemmGpu.DecodeTmaProducerPathVsReference" 60 35 12 "${AB_S:-16}"
 python3 dev/decode/l2p_table.py "$OUT" "$n" 2>&1 | grep -v " pre " | cut -c1-260 > "$OUT/ab.txt"

@@ -15,9 +15,6 @@
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
 device_preamble "${DEADLINE:-170}"
-d() {  # MT WARPS NT U DEPTH XR GRID
-  echo "DC_WG=2,DC_WARPS=$2,DC_NT=$3,DC_MT=$1,DC_U=$4,DC_DEPTH=$5,DC_PF=1,DC_XR=$6,DC_GRID=$7"
-}
 F1="DC_WG=3,DC_WARPS=8,DC_NT=1,DC_MT=1,DC_U=2,DC_DEPTH=2,DC_PF=0,DC_XR=1,DC_GRID=2"  # M = 1: the FMA body
 KEYS_AB=${KEYS_AB:-"16x4096x4096:$(d 2 4 1 4 2 3 4):$(d 2 4 1 2 5 3 4)
 16x6144x4096:$(d 2 4 2 2 2 3 4)

@@ -21,14 +21,7 @@ for f in sass/*.bin; do
 done
 python3 dev/decode/sass_paths.py "$OUT"/s/*.sass > "$OUT/sass.txt" 2>&1; cut -c1-220 "$OUT/sass.txt"
 [ "${TS:-1}" = 1 ] && { timeout 30 "$PWD/pb/bin/ts" "${TS_ROUNDS:-15}" > "$OUT/ts.txt" 2>&1; echo "ts rc=$?"; }
-d() {  # MT WARPS NT U DEPTH XR GRID
-  echo "DC_WG=2,DC_WARPS=$2,DC_NT=$3,DC_MT=$1,DC_U=$4,DC_DEPTH=$5,DC_PF=1,DC_XR=$6,DC_GRID=$7"
-}
-v() {  # CFG KNOBS...: the config, then the config with each knob set ("DC_XH=1,DC_ST=3" one entry)
-  local c=$1 out=$1 k; shift
-  for k in "$@"; do out="$out:$c,$k"; done
-  echo "$out"
-}
+# v (common.sh): a knob list "DC_XH=1,DC_ST=3" is one entry.
 P16=$(d 2 4 1 4 2 3 4); Q16=$(d 2 4 2 2 2 3 4); R16=$(d 2 8 1 4 1 0 6); R16b=$(d 2 8 1 2 2 0 6)
 ALL="DC_XH=1 DC_ST=1 DC_ST=2 DC_ST=3 DC_XH=1,DC_ST=3"
 TRACE_ONLY="$P16@16x4096x4096;$P16,DC_XH=1@16x4096x4096;$P16,DC_ST=3@16x4096x4096;$P16,DC_XH=1,DC_ST=3@16x4096x4096"

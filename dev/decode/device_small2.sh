@@ -10,14 +10,6 @@
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
 device_preamble "${DEADLINE:-95}"
-d() {  # MT WARPS NT U DEPTH XR GRID
-  echo "DC_WG=2,DC_WARPS=$2,DC_NT=$3,DC_MT=$1,DC_U=$4,DC_DEPTH=$5,DC_PF=1,DC_XR=$6,DC_GRID=$7"
-}
-v() {  # CFG KNOBS...: the config, then the config with each knob set
-  local c=$1 out=$1 k; shift
-  for k in "$@"; do out="$out:$c,$k"; done
-  echo "$out"
-}
 M1=$(d 1 4 1 4 2 0 4); M1W="$M1,DC_WP=1"; M1D5=$(d 1 4 1 2 5 0 4)
 P16=$(d 2 4 1 4 2 3 4); P16W="$P16,DC_WP=1"; P16D5=$(d 2 4 1 2 5 3 4); Q16=$(d 2 4 2 2 2 3 4)
 G6M1=$(d 1 8 1 4 1 0 6); G6M2=$(d 2 8 1 4 1 0 6); G0M1=$(d 1 4 2 4 1 0 0); G0M2=$(d 2 4 2 4 1 0 0)

@@ -18,9 +18,6 @@ device_preamble "${DEADLINE:-110}"
 for p in $(seq 1 "${TS_PROCS:-1}"); do
   timeout 30 "$PWD/pb/bin/ts" "${TS_ROUNDS:-25}" > "$OUT/ts$p.txt" 2>&1; echo "ts $p rc=$?"
 done
-d() {  # MT WARPS NT U DEPTH XR GRID
-  echo "DC_WG=2,DC_WARPS=$2,DC_NT=$3,DC_MT=$1,DC_U=$4,DC_DEPTH=$5,DC_PF=1,DC_XR=$6,DC_GRID=$7"
-}
 KEYS="16x4096x4096:$(d 2 4 1 4 2 3 4):$(d 2 4 1 2 5 3 4)
 16x6144x4096:$(d 2 4 2 2 2 3 4):$(d 2 4 2 2 2 0 4)
 16x4096x14336:$(d 2 4 1 4 2 0 4):$(d 2 4 1 2 5 0 4)

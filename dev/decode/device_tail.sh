@@ -9,14 +9,6 @@
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
 device_preamble "${DEADLINE:-72}"
-d() {  # MT WARPS NT U DEPTH XR GRID
-  echo "DC_WG=2,DC_WARPS=$2,DC_NT=$3,DC_MT=$1,DC_U=$4,DC_DEPTH=$5,DC_PF=1,DC_XR=$6,DC_GRID=$7"
-}
-v() {  # CFG KNOBS...: the config, then the config with each knob set
-  local c=$1 out=$1 k; shift
-  for k in "$@"; do out="$out:$c,$k"; done
-  echo "$out"
-}
 G6M1=$(d 1 8 1 4 1 0 6); G6M2=$(d 2 8 1 4 1 0 6); G6M2U2=$(d 2 8 1 2 2 0 6)
 G0M1=$(d 1 4 2 4 1 0 0); G0M2=$(d 2 4 2 4 1 0 0)
 KEYS_AB="1x28672x4096:$(v "$G6M1" DC_TAIL=1)

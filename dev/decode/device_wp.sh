@@ -12,9 +12,6 @@
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
 device_preamble "${DEADLINE:-130}"
-d() {  # MT WARPS NT U DEPTH XR GRID
-  echo "DC_WG=2,DC_WARPS=$2,DC_NT=$3,DC_MT=$1,DC_U=$4,DC_DEPTH=$5,DC_PF=1,DC_XR=$6,DC_GRID=$7"
-}
 p() { echo "$1:$1,DC_WP=1"; }  # a config and the same with the knob
 KEYS_AB="128x4096x4096:$(p "$(d 16 4 1 2 2 1 4)"):$(p "$(d 16 4 1 1 4 1 4)")
 128x4096x14336:$(p "$(d 16 4 1 2 2 1 4)")

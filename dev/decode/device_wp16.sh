@@ -9,9 +9,6 @@ set -uo pipefail
 source "$(dirname "$0")/common.sh"
 device_preamble "${DEADLINE:-80}"
 export TESTS=${TESTS:-none}
-d() {  # MT WARPS NT U DEPTH XR GRID
-  echo "DC_WG=2,DC_WARPS=$2,DC_NT=$3,DC_MT=$1,DC_U=$4,DC_DEPTH=$5,DC_PF=1,DC_XR=$6,DC_GRID=$7"
-}
 p() { echo "$1:$1,DC_WP=1"; }  # a config and the same with the knob
 KEYS_AB="16x4096x4096:$(p "$(d 2 4 1 4 2 3 4)"):$(p "$(d 2 4 1 2 5 3 4)")
 8x4096x4096:$(p "$(d 1 4 1 4 2 0 4)")

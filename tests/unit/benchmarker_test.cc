@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -28,15 +29,21 @@
 namespace ktune {
 namespace {
 
-// Registers a kernel "k" of 0.02 ms on the simulated backend and loads it.
-Expected<FunctionHandle> loadFixedKernel(SimBackend& b) {
-  b.registerKernel("k", SimKernel{nullptr, [](const SimLaunch&) { return 0.02; }, nullptr});
+// Registers a kernel `name` whose launches cost `cost` ms on the simulated backend and loads it.
+Expected<FunctionHandle> loadKernel(SimBackend& b, const std::string& name,
+                                    std::function<double(const SimLaunch&)> cost) {
+  b.registerKernel(name, SimKernel{nullptr, std::move(cost), nullptr});
   CompileRequest r;
-  r.entry = "k";
+  r.entry = name;
   r.arch = "sm_90a";
   KTUNE_ASSIGN_OR_RETURN(auto co, SimCompiler().compile(r));
   KTUNE_ASSIGN_OR_RETURN(auto m, b.loadModule(co.binary));
-  return b.getFunction(m, "k");
+  return b.getFunction(m, name);
+}
+
+// A kernel "k" of 0.02 ms.
+Expected<FunctionHandle> loadFixedKernel(SimBackend& b) {
+  return loadKernel(b, "k", [](const SimLaunch&) { return 0.02; });
 }
 
 TEST(Benchmarker, StatsAndEarlyRejection) {
@@ -96,17 +103,8 @@ TEST(Benchmarker, AFirstRunOutlierIsTimedAgainBeforeItRejects) {
   o.device.l2_bytes = 1 << 20;
   auto b = std::make_shared<SimBackend>(o);
   int launches = 0;  // launch 0: the untimed first call; launch 1: the first timed run
-  b->registerKernel("spiky", SimKernel{nullptr, [&launches](const SimLaunch&) {
-                                         return launches++ == 1 ? 0.12 : 0.02;
-                                       }, nullptr});
-  CompileRequest r;
-  r.entry = "spiky";
-  r.arch = "sm_90a";
-  auto co = SimCompiler().compile(r);
-  ASSERT_TRUE(co.ok()) << co.status().toString();
-  auto m = b->loadModule(co->binary);
-  ASSERT_TRUE(m.ok()) << m.status().toString();
-  auto f = b->getFunction(*m, "spiky");
+  auto f = loadKernel(*b, "spiky",
+                      [&launches](const SimLaunch&) { return launches++ == 1 ? 0.12 : 0.02; });
   ASSERT_TRUE(f.ok()) << f.status().toString();
   KernelArgs a;
   const FunctionHandle fh = *f;
