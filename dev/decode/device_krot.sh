@@ -6,6 +6,7 @@
 # the binaries; dev/decode/device_ring_pf.sh does the work (no tests, no trace), ab_table.py the table.
 # DC_KROT was refuted and reverted: run it on 26a8c75's tree.
 #   OUT=$OUT DEADLINE=85 bash dev/decode/device_krot.sh
+source "$(dirname "$0")/common.sh"  # d
 export KEYS_AB="16x4096x4096:$(d 2 4 1 2 5 3 4):$(d 2 4 1 4 2 3 4)
 16x6144x4096:$(d 2 4 2 2 2 3 4):$(d 2 4 2 2 2 0 4)
 16x14336x4096:$(d 2 4 2 4 1 0 0):$(d 2 8 1 4 1 0 6)
