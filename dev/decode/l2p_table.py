@@ -12,7 +12,7 @@ import sys
 SHAPE = re.compile(r"(\d+x\d+x\d+)")
 
 
-PROBE = re.compile(r"(DC_L2P|DC_AL2P|DC_SKT|DC_RUN|DC_LANES|DC_SPREAD|DC_KS|DC_C8|DC_WP|DC_PW|DC_XH|DC_ST|DC_TAIL)=(\d+),?")
+PROBE = re.compile(r"(DC_L2P|DC_AL2P|DC_SKT|DC_RUN|DC_LANES|DC_SPREAD|DC_KS|DC_C8|DC_WP|DC_PW|DC_XH|DC_ST|DC_TAIL|DC_EF)=(\d+),?")
 
 
 def base_and_l2p(cfg):
@@ -98,17 +98,19 @@ def main():
         for b in bases:
             variants = sorted({x[1] for d in dicts for x in d if isinstance(x, tuple) and x[0] == b},
                               key=lambda v: (v != "base", v))
+            # the reference: "base" (no probe knob), else the variant with the fewest (a curated twin's)
+            ref = "base" if "base" in variants else min(variants, key=lambda v: (len(v.split()), v))
             for src, data in (("rounds", [d.get(key, {}).get("rounds", {}) for d in logs]),
                               ("pre", [d.get(key, {}) for d in errs])):
                 cells, rel = [], {}
                 for var in variants:
                     v = [d.get((b, var)) for d in data]
                     cells.append("%s: %s" % (var, "/".join("%.2f" % x if x else "-" for x in v)))
-                    ratios = [x / y for x, y in zip(v, [d.get((b, "base")) for d in data]) if x and y]
-                    if var != "base" and ratios:
+                    ratios = [x / y for x, y in zip(v, [d.get((b, ref)) for d in data]) if x and y]
+                    if var != ref and ratios:
                         rel[var] = ratios
                 print("  %-26s %-6s %s  | %s" % (b, src, "  ".join(cells), "  ".join(
-                    "%s/base %.3f [%.3f, %.3f] (%d of %d < 1)" % (k, statistics.median(v), min(v), max(v),
+                    "%s/%s %.3f [%.3f, %.3f] (%d of %d < 1)" % (k, ref, statistics.median(v), min(v), max(v),
                                                                  sum(x < 1 for x in v), len(v))
                     for k, v in rel.items())))
 

@@ -296,6 +296,18 @@ TEST(GemmGpu, DecodeTmaFewRowKnobsVsReference) {
     checkDecodeWgBody(2, rows, cases, gemm::kDecodeL2Promotion, probe);
 }
 
+// DC_EF (the TMA boxes' L2 eviction priority: 1 the weight boxes evict-first, 2 also A's boxes
+// evict-last) over the persistent grid, the cluster split (XR 0, 3), stream-K and one block per tile
+// at M = 1..128, odd N, K tails, the gate/up pair, bias, C +=, f32 and f16 C, against float64.
+TEST(GemmGpu, DecodeTmaCacheHintVsReference) {
+  REQUIRE_GPU();
+  if (env().dev.arch != "sm_90a") GTEST_SKIP() << "DC_WG=2 needs sm_90a, device is " << env().dev.arch;
+  const std::vector<std::array<int64_t, 7>> rows = {
+      {8, 1, 2, 2, 6, 1}, {4, 1, 2, 2, 6, 1}, {4, 1, 2, 2, 4, 1}, {4, 2, 2, 2, 4, 1, 3}, {4, 1, 1, 4, 2, 1},
+      {4, 2, 4, 1, 0, 1}};
+  for (int64_t ef : {1, 2}) checkDecodeWgBody(2, rows, {}, gemm::kDecodeL2Promotion, Config{{"DC_EF", ef}});
+}
+
 // DC_GRID = 7 (a pair per tile splitting A's rows, the weight boxes multicast): one and two slabs
 // and warpgroups, 1..4 x 64 k per stage, at 65..128 rows (block 1 with 1 row, 33, 63 and 64), odd
 // N, K tails, the gate/up pair in 32-row halves and in 64-row pairs (bias, C +=), a residual, f32

@@ -4,6 +4,33 @@
 // uses too (the tensor-map type, mbarriers, expect_tx, the 2-D box loads, cluster barriers, rank and
 // mapa) are in templates/gemm/hopper.cuh, included before this file.
 #if DC_TMA
+// DC_EF (a probe knob, absent: 0): the L2 eviction priority of the TMA boxes. 1: the weight boxes
+// evict-first (streamed once, as the read bound's ld.global.cs loads); 2: also A's boxes evict-last
+// (every tile re-reads them). The gate/up pair's 3-D boxes and the row-split pair's keep the default.
+#ifndef DC_EF
+#define DC_EF 0
+#endif
+constexpr int kEF = DC_EF;
+// The policies (not volatile: one createpolicy per function, hoisted out of the box loops).
+KTUNE_DEVICE unsigned long long l2_evict_first() {
+  unsigned long long pol;
+  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(pol));
+  return pol;
+}
+KTUNE_DEVICE unsigned long long l2_evict_last() {
+  unsigned long long pol;
+  asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(pol));
+  return pol;
+}
+// tma_load_2d (hopper.cuh) with an L2 cache-hint policy.
+KTUNE_DEVICE void tma_load_2d_hint(unsigned dst, const TensorMap* map, int c0, int r0, unsigned bar,
+                                   unsigned long long pol) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
+      " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(r0), "r"(bar), "l"(pol)
+      : "memory");
+}
 // One box of the gate/up pair's 3-D map (gemm::decodePairMap, [2][N/2][K]) at (col c0, pair row j0,
 // half 0): 32 gate rows from j0, then the 32 up rows of the same columns, as one 64-row box.
 // mc: .multicast::cluster to both blocks of the row-split pair (DC_MSPLIT, below).

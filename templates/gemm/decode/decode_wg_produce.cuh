@@ -16,6 +16,8 @@ KTUNE_DEVICE int box_row(const Prob& p, int row0, int b) {
 KTUNE_DEVICE void produce_tma(const Prob& p, const TensorMap* tmW, const TensorMap* tmA, unsigned w,
                               unsigned bar, int row0, int k0, unsigned rank) {
   mbar_expect_tx(bar, kXA ? kWBytes : kStageBytes);
+  const unsigned long long wpol = kEF ? l2_evict_first() : 0, xpol = kEF == 2 ? l2_evict_last() : 0;
+  (void)wpol, (void)xpol;
 #pragma unroll
   for (int b = 0; b < kBN / kWBox; ++b)
 #pragma unroll
@@ -29,6 +31,7 @@ KTUNE_DEVICE void produce_tma(const Prob& p, const TensorMap* tmW, const TensorM
       }
 #else
       if constexpr (kPairBox) tma_load_pair(dst, tmW, c0, j0, bar);
+      else if constexpr (kEF > 0) tma_load_2d_hint(dst, tmW, c0, box_row(p, row0, b), bar, wpol);
       else tma_load_2d(dst, tmW, c0, box_row(p, row0, b), bar);
 #endif
     }
@@ -36,9 +39,12 @@ KTUNE_DEVICE void produce_tma(const Prob& p, const TensorMap* tmW, const TensorM
 #pragma unroll
   for (int xb = 0; xb < kBM / kXBox; ++xb)
 #pragma unroll
-    for (int u = 0; u < kU; ++u)
-      tma_load_2d(w + kWBytes + u * kBM * 128 + xb * kXBox * 128, tmA, k0 + u * 64,
-                  (DC_MSPLIT ? (int)rank * kBM : 0) + xb * kXBox, bar);
+    for (int u = 0; u < kU; ++u) {
+      const unsigned dst = w + kWBytes + u * kBM * 128 + xb * kXBox * 128;
+      const int r0 = (DC_MSPLIT ? (int)rank * kBM : 0) + xb * kXBox;
+      if constexpr (kEF == 2) tma_load_2d_hint(dst, tmA, k0 + u * 64, r0, bar, xpol);
+      else tma_load_2d(dst, tmA, k0 + u * 64, r0, bar);
+    }
 }
 // DC_ST = 1: the elected producer thread initialises the barriers and issues the ring's first stages
 // (at most 4: a deeper ring's first round, issued by one thread, kept the consumers at the block
