@@ -24,15 +24,23 @@ using namespace gemm_gpu;  // NOLINT: the shared helpers (gemm_gpu_problem.h)
 
 // Every curated config of `kind` for each shape (compiled on every core first) against the
 // float64 host reference, twice; each shape must have curated configs. Seeds from `seed` on.
-void curatedVsHostReference(KernelKind kind, const std::vector<GemmShape>& shapes, uint32_t seed) {
+// `only` (when set): the curated configs that have this knob.
+void curatedVsHostReference(KernelKind kind, const std::vector<GemmShape>& shapes, uint32_t seed,
+                            const std::string& only = "") {
+  auto curated = [&](const GemmShape& s) {
+    std::vector<Config> out;
+    for (auto& c : gemm::curatedConfigs(kind, s))
+      if (only.empty() || c.has(only)) out.push_back(c);
+    return out;
+  };
   std::vector<std::tuple<KernelKind, Config, GemmShape>> jobs;
   for (const GemmShape& s : shapes)
-    for (auto& c : gemm::curatedConfigs(kind, s)) jobs.emplace_back(kind, c, s);
+    for (auto& c : curated(s)) jobs.emplace_back(kind, c, s);
   precompile(jobs);
   for (const GemmShape& s : shapes) {
     Problem p(s, seed++);
     const auto ref = p.hostReference();
-    const auto configs = gemm::curatedConfigs(kind, s);
+    const auto configs = curated(s);
     EXPECT_FALSE(configs.empty()) << gemm::shapeKey(s);
     for (const Config& c : configs) expectMatches(kind, c, p, ref, 2);
   }
@@ -306,6 +314,23 @@ TEST(GemmGpu, DecodeTmaCacheHintVsReference) {
       {8, 1, 2, 2, 6, 1}, {4, 1, 2, 2, 6, 1}, {4, 1, 2, 2, 4, 1}, {4, 2, 2, 2, 4, 1, 3}, {4, 1, 1, 4, 2, 1},
       {4, 2, 4, 1, 0, 1}};
   for (int64_t ef : {1, 2}) checkDecodeWgBody(2, rows, {}, gemm::kDecodeL2Promotion, Config{{"DC_EF", ef}});
+}
+
+// The curated DC_EF twins alone (GemmGpu.DecodeVsReference runs them among every curated config):
+// 1..16 rows, odd N and K, N = 6144 at 9..16 rows, the persistent grid's N from 8192, gate/up.
+TEST(GemmGpu, DecodeCacheHintTwinsVsReference) {
+  REQUIRE_GPU();
+  if (env().dev.arch != "sm_90a") GTEST_SKIP() << "DC_WG=2 needs sm_90a, device is " << env().dev.arch;
+  std::vector<GemmShape> shapes;
+  for (const auto& [m, n, k] : std::vector<std::array<int64_t, 3>>{
+           {1, 333, 1032}, {5, 4099, 520}, {8, 777, 1000}, {13, 6144, 1032}, {16, 4096, 4104}, {3, 8193, 520},
+           {16, 14337, 264}})
+    shapes.push_back(shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, m, n, k));
+  GemmShape gu = shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 9, 2 * 8193, 264);
+  gu.act = Activation::kSiluMul;
+  gu.has_bias = true;
+  shapes.push_back(gu);
+  curatedVsHostReference(KernelKind::kDecode, shapes, 970, "DC_EF");
 }
 
 // DC_GRID = 7 (a pair per tile splitting A's rows, the weight boxes multicast): one and two slabs

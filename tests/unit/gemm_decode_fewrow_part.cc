@@ -154,7 +154,7 @@ TEST(GemmDecode, FewRowKnobsAreCuratedAsTwins) {
     const std::vector<Config> cs = curatedConfigs(KernelKind::kDecode, s);
     int twins = 0;
     for (size_t i = 0; i < cs.size(); ++i) {
-      if (!cs[i].has("DC_XH") && !cs[i].has("DC_ST")) continue;
+      if ((!cs[i].has("DC_XH") && !cs[i].has("DC_ST")) || cs[i].has("DC_EF")) continue;
       ++twins;
       EXPECT_EQ(cs[i].getInt("DC_XH", 0), 1) << cs[i].toString();
       EXPECT_EQ(cs[i].has("DC_ST"), s.m > 8) << cs[i].toString();
@@ -233,6 +233,31 @@ TEST(GemmDecode, TmaCacheHintCompiles) {
     const bool pair = c.getInt("DC_NT", 1) == 1 && ptx.find("tensor.3d") != std::string::npos;
     return first == (ef > 0 && !pair) ? "" : "the weight boxes' evict-first policy";
   });
+}
+
+// DC_EF = 1 is curated as the twin of six few-row picks (bench/NOTES.md, issue 32): each follows
+// its base config (the same without DC_EF) within three entries, at 1..16 rows only.
+TEST(GemmDecode, CacheHintIsCuratedAsTwins) {
+  for (const GemmShape& s : {nt(1, 4096, 4096), nt(8, 4096, 4096), nt(16, 4096, 4096),
+                             nt(16, 6144, 4096), nt(4, 14336, 4096), nt(16, 28672, 4096),
+                             nt(17, 4096, 4096), nt(64, 28672, 4096), nt(128, 4096, 4096)}) {
+    const std::vector<Config> cs = curatedConfigs(KernelKind::kDecode, s);
+    int twins = 0;
+    for (size_t i = 0; i < cs.size(); ++i) {
+      if (!cs[i].has("DC_EF")) continue;
+      ++twins;
+      EXPECT_EQ(cs[i].getInt("DC_EF", 0), 1) << cs[i].toString();
+      std::string base = cs[i].toString();
+      base.erase(base.find(",DC_EF=1"), 8);
+      bool follows = false;
+      for (size_t j = i >= 3 ? i - 3 : 0; j < i; ++j) follows = follows || cs[j].toString() == base;
+      EXPECT_TRUE(follows) << "the twin follows its base config: " << cs[i].toString();
+    }
+    // G0 NT2 at 1..16 rows, the XH twin at 1..8 / XR3 at 9..16, G6 U4 D1 and U2 D2 from N = 8192,
+    // the 6144 twin at 9..16 rows
+    const int want = s.m > 16 ? 0 : 2 + (s.n >= 8192 ? 2 : 0) + (s.m > 8 && s.n == 6144 ? 1 : 0);
+    EXPECT_EQ(twins, want) << shapeKey(s);
+  }
 }
 
 }  // namespace
