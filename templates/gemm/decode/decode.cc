@@ -125,12 +125,10 @@ void constrainProbeKnobs(ConfigSpace& s) {
     return !c.has("DC_ST") || (c.getInt("DC_ST", 0) == 1 && tmaFed(c) && knob(c, "DC_MT") <= 4 &&
                                knob(c, "DC_PF") == 1 && c.getInt("DC_PW", 0) == 0 && !c.has("DC_CW"));
   });
-  // DC_EF (a probe knob, not enumerated; absent: 0): the TMA boxes' L2 eviction priority (1: the
-  // weight boxes evict-first; 2: also A's boxes evict-last; decode_tma.cuh), not on the row-split pair.
-  s.constrain("DC_EF 1 or 2 when present, with DC_WG 2, not DC_GRID 7; 2 not with DC_PF 2", [](K c) {
-    const int64_t ef = c.getInt("DC_EF", 0);
-    return !c.has("DC_EF") || ((ef == 1 || ef == 2) && tmaFed(c) && knob(c, "DC_GRID") != 7 &&
-                               (ef == 1 || knob(c, "DC_PF") != 2));
+  // DC_EF = 1 (a probe knob, not enumerated; absent: 0; curated as twins): the weight boxes evict-first
+  // in L2 (decode_tma.cuh), not on the row-split pair.
+  s.constrain("DC_EF 1 when present, with DC_WG 2, not DC_GRID 7", [](K c) {
+    return !c.has("DC_EF") || (c.getInt("DC_EF", 0) == 1 && tmaFed(c) && knob(c, "DC_GRID") != 7);
   });
   // DC_PW (a probe knob, not enumerated; absent: 2 for tiles of 64 rows or more, 0 below, the
   // shipped producer paths): the TMA producer's per-stage path with one producer warp
@@ -172,7 +170,7 @@ ConfigSpace buildSpace() {
       .addOptionalInts("DC_PP", {1}, "cuda")
       .addOptionalInts("DC_XH", {1}, "cuda")
       .addOptionalInts("DC_ST", {1}, "cuda")
-      .addOptionalInts("DC_EF", {1, 2}, "cuda");
+      .addOptionalInts("DC_EF", {1}, "cuda");
   // DC_CW = 2 (not enumerated; absent: 1; curated where it won): the TMA-fed body's two consumer
   // warpgroups on the same weight slabs, each over half of A's rows (wgmma N = 4*DC_MT, at least 8),
   // one producer warp; not with the row-split pair (DC_GRID 7: its blocks already split A's rows).

@@ -16,8 +16,8 @@ KTUNE_DEVICE int box_row(const Prob& p, int row0, int b) {
 KTUNE_DEVICE void produce_tma(const Prob& p, const TensorMap* tmW, const TensorMap* tmA, unsigned w,
                               unsigned bar, int row0, int k0, unsigned rank) {
   mbar_expect_tx(bar, kXA ? kWBytes : kStageBytes);
-  const unsigned long long wpol = kEF ? l2_evict_first() : 0, xpol = kEF == 2 ? l2_evict_last() : 0;
-  (void)wpol, (void)xpol;
+  const unsigned long long wpol = kEF ? l2_evict_first() : 0;
+  (void)wpol;
 #pragma unroll
   for (int b = 0; b < kBN / kWBox; ++b)
 #pragma unroll
@@ -39,12 +39,9 @@ KTUNE_DEVICE void produce_tma(const Prob& p, const TensorMap* tmW, const TensorM
 #pragma unroll
   for (int xb = 0; xb < kBM / kXBox; ++xb)
 #pragma unroll
-    for (int u = 0; u < kU; ++u) {
-      const unsigned dst = w + kWBytes + u * kBM * 128 + xb * kXBox * 128;
-      const int r0 = (DC_MSPLIT ? (int)rank * kBM : 0) + xb * kXBox;
-      if constexpr (kEF == 2) tma_load_2d_hint(dst, tmA, k0 + u * 64, r0, bar, xpol);
-      else tma_load_2d(dst, tmA, k0 + u * 64, r0, bar);
-    }
+    for (int u = 0; u < kU; ++u)
+      tma_load_2d(w + kWBytes + u * kBM * 128 + xb * kXBox * 128, tmA, k0 + u * 64,
+                  (DC_MSPLIT ? (int)rank * kBM : 0) + xb * kXBox, bar);
 }
 // DC_ST = 1: the elected producer thread initialises the barriers and issues the ring's first stages
 // (at most 4: a deeper ring's first round, issued by one thread, kept the consumers at the block
