@@ -4,7 +4,8 @@
 # boxes evict-last) beside today's picks at 1..16 rows over the issue's N x K: knob_ab beside
 # GemmGpu.DecodeTmaCacheHintVsReference, PROCS (default 4) processes, l2p_table.py's X/base and
 # cfg_ratios.py's read / X and cuBLASLt best / X.
-#   OUT=$OUT DEADLINE=110 bash dev/decode/device_ef.sh
+#   OUT=$OUT DEADLINE=110 bash dev/decode/device_ef.sh   (DC_EF = 2 was removed after the call: run it
+#   on 816b04d's tree)
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
 device_preamble "${DEADLINE:-110}"
