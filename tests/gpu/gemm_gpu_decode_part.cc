@@ -296,6 +296,33 @@ TEST(GemmGpu, DecodeTmaFewRowKnobsVsReference) {
     checkDecodeWgBody(2, rows, cases, gemm::kDecodeL2Promotion, probe);
 }
 
+// DC_ST at 33..128 rows (DC_MT 8 and 16 on the warp-converged producer path, and 4 on the few-row
+// one): the first stages issued before the block barrier, the producer's warp going on after them;
+// the cluster K split (XR 0, 1, 3; one and two consumer warpgroups, DC_PP; a 6-stage ring), one
+// block per tile, stream-K and the persistent grid: odd N, K tails, M not a power of two, the gate/up
+// pair, bias, C +=, f32 and f16 C, against float64 (twice each).
+TEST(GemmGpu, DecodeTmaWideStartVsReference) {
+  REQUIRE_GPU();
+  if (env().dev.arch != "sm_90a") GTEST_SKIP() << "DC_WG=2 needs sm_90a, device is " << env().dev.arch;
+  const auto bf = ElemType::kBF16;
+  const std::vector<DecodeCase> cases = {{40, 333, 1032, bf, false, Activation::kNone, 0.f},
+                                         {65, 4099, 520, bf, true, Activation::kNone, 0.f},
+                                         {127, 1001, 1000, ElemType::kF32, false, Activation::kNone, 1.f},
+                                         {128, 4096, 4096, bf, false, Activation::kNone, 0.f},
+                                         {64, 77, 4104, bf, true, Activation::kNone, 1.f},
+                                         {100, 2 * 333, 1032, ElemType::kF16, true, Activation::kSiluMul, 0.f},
+                                         {97, 2 * 129, 4104, bf, false, Activation::kSiluMul, 0.f},
+                                         {120, 18000, 520, bf, true, Activation::kNone, 0.f}};
+  const std::vector<std::array<int64_t, 7>> rows = {
+      {4, 1, 2, 2, 4, 1, 3}, {4, 1, 2, 2, 4, 1, 1}, {4, 1, 2, 3, 4, 1, 3}, {4, 1, 2, 2, 4, 1, 0},
+      {4, 1, 2, 2, 0, 1, 0}, {4, 1, 2, 2, 1, 1, 0}, {8, 1, 2, 2, 6, 1, 0}};
+  checkDecodeWgBody(2, rows, cases, gemm::kDecodeL2Promotion, Config{{"DC_ST", int64_t{1}}});
+  checkDecodeWgBody(2, {{8, 1, 2, 2, 4, 1, 3}, {8, 1, 2, 2, 4, 1, 1}, {8, 2, 1, 2, 5, 1, 3}}, cases,
+                    gemm::kDecodeL2Promotion, Config{{"DC_CW", int64_t{2}}, {"DC_ST", int64_t{1}}});
+  checkDecodeWgBody(2, {{8, 1, 2, 2, 4, 1, 3}, {8, 1, 2, 2, 4, 1, 0}}, cases, gemm::kDecodeL2Promotion,
+                    Config{{"DC_CW", int64_t{2}}, {"DC_PP", int64_t{1}}, {"DC_ST", int64_t{1}}});
+}
+
 // DC_GRID = 7 (a pair per tile splitting A's rows, the weight boxes multicast): one and two slabs
 // and warpgroups, 1..4 x 64 k per stage, at 65..128 rows (block 1 with 1 row, 33, 63 and 64), odd
 // N, K tails, the gate/up pair in 32-row halves and in 64-row pairs (bias, C +=), a residual, f32

@@ -121,9 +121,13 @@ void constrainProbeKnobs(ConfigSpace& s) {
     return !c.has("DC_XH") || (c.getInt("DC_XH", 0) == 1 && tmaFed(c) && knob(c, "DC_GRID") == 4 &&
                                knob(c, "DC_PF") == 1 && knob(c, "DC_MT") <= 4 && !c.has("DC_CW"));
   });
-  s.constrain("DC_ST 1 when present, with DC_WG 2, DC_MT <= 4, DC_PF 1, DC_PW 0, not DC_CW", [](K c) {
-    return !c.has("DC_ST") || (c.getInt("DC_ST", 0) == 1 && tmaFed(c) && knob(c, "DC_MT") <= 4 &&
-                               knob(c, "DC_PF") == 1 && c.getInt("DC_PW", 0) == 0 && !c.has("DC_CW"));
+  // From 64 rows (DC_MT >= 8) DC_ST runs on the shipped warp-converged producer path (no DC_PW), DC_CW
+  // too, not on the row-split pair (DC_GRID 7: the peer's barriers are ready only after the block's).
+  s.constrain("DC_ST 1 when present, with DC_WG 2, DC_PF 1, and DC_MT <= 4, DC_PW 0, not DC_CW, or DC_MT >= 8, "
+              "no DC_PW, DC_GRID != 7", [](K c) {
+    const bool few = knob(c, "DC_MT") <= 4 && c.getInt("DC_PW", 0) == 0 && !c.has("DC_CW");
+    const bool wide = knob(c, "DC_MT") >= 8 && !c.has("DC_PW") && knob(c, "DC_GRID") != 7;
+    return !c.has("DC_ST") || (c.getInt("DC_ST", 0) == 1 && tmaFed(c) && knob(c, "DC_PF") == 1 && (few || wide));
   });
   // DC_PW (a probe knob, not enumerated; absent: 2 for tiles of 64 rows or more, 0 below, the
   // shipped producer paths): the TMA producer's per-stage path with one producer warp
