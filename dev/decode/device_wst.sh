@@ -1,0 +1,46 @@
+#!/bin/bash
+# GPU machine, one call (issue 32, twenty-fourth session): DC_ST (the start path cut: tensor maps at
+# entry, no first-stage line prefetches, the producer's first stages issued before the block barrier)
+# at 32..128 rows against today's picks, and DC_XH at 32 rows. First the per-phase trace
+# (pb/bench/gemm_bench_trace, DC_TRACE 1: first box, first / last stage landed, the end) of the
+# 128x4096x4096 pick with and without DC_ST; then GemmGpu.DecodeTmaWideStartVsReference beside
+# gemm_bench process 0 (it compiles), then PROCS gemm_bench processes, every key's configs as
+# --only/--twin in the same interleaved rounds (flush and rotation, the read bound and cuBLASLt's best),
+# every even process reversed (knob_ab, common.sh); cw_table.py: X/ref (ref: the key's first config, the
+# pick), read/X and cuBLASLt best/X per process.
+#   OUT=$OUT DEADLINE=170 bash dev/decode/device_wst.sh
+set -uo pipefail
+source "$(dirname "$0")/common.sh"
+device_preamble "${DEADLINE:-170}"
+d() {  # MT WARPS NT U DEPTH XR GRID [PF]
+  echo "DC_WG=2,DC_WARPS=$2,DC_NT=$3,DC_MT=$1,DC_U=$4,DC_DEPTH=$5,DC_PF=${8:-1},DC_XR=$6,DC_GRID=$7"
+}
+S="DC_ST=1"
+C3="$(d 16 8 1 2 2 3 4),DC_CW=2"; C1="$(d 16 8 1 2 2 1 4),DC_CW=2"; PP="$C3,DC_PP=1"
+P64=$(d 8 4 1 2 2 3 4); P64X1=$(d 8 4 1 2 2 1 4); Q64=$(d 8 4 1 2 3 3 4); E64=$(d 8 8 2 1 2 3 5)
+P32=$(d 4 4 1 2 2 0 4); P32U4=$(d 4 4 1 4 1 0 4)
+KEYS_AB=${KEYS_AB:-"128x4096x4096:$C3:$C3,$S:$C1:$C1,$S
+128x4096x14336:$C3:$C3,$S
+128x6144x4096:$PP:$PP,$S
+64x4096x4096:$P64X1:$P64X1,$S:$P64:$P64,$S
+64x4096x14336:$P64X1:$P64X1,$S:$Q64:$Q64,$S
+64x6144x4096:$E64:$E64,$S
+32x4096x4096:$P32:$P32,$S:$P32,DC_XH=1:$P32,DC_XH=1,$S
+32x4096x14336:$P32:$P32,$S:$P32,DC_XH=1:$P32,DC_XH=1,$S
+32x6144x4096:$P32:$P32,$S:$P32U4:$P32U4,$S"}
+echo "$KEYS_AB" > "$OUT/keys.txt"
+SHAPES=$(echo "$KEYS_AB" | cut -d: -f1 | paste -sd,)
+if [ -x "$B/bench/gemm_bench_trace" ] && fits 90 trace; then
+  T=$(date +%s)
+  KTUNE_CACHE_DIR=/tmp/kcache_trace timeout "${TRACE_S:-30}" "$B/bench/gemm_bench_trace" --kinds=decode --trace=5 \
+    --only="$C3@128x4096x4096;$C3,$S@128x4096x4096;$P64X1@64x4096x4096;$P64X1,$S@64x4096x4096" \
+    --shapes=64x4096x4096,128x4096x4096 > "$OUT/trace.log" 2> "$OUT/trace.err"
+  echo "trace rc=$? $(( $(date +%s) - T ))s, $(grep -c '^DCT' "$OUT/trace.log") lines"
+  python3 dev/decode/trace_table.py < "$OUT/trace.log" 2>&1 | cut -c1-280 | tee "$OUT/trace.txt"
+  gzip -f "$OUT/trace.log"
+fi
+knob_ab "GemmGpu.DecodeTmaWideStartVsReference" 90 60 14 "${AB_S:-24}"
+python3 dev/decode/cw_table.py "$OUT" "$n" "$OUT/keys.txt" 2>&1 | cut -c1-260 > "$OUT/ab.txt"
+cat "$OUT/ab.txt"
+echo "call wall $(( $(date +%s) - T0 ))s"
+(cd "$OUT" && tar czf logs.tgz ./*.log ./*.err ./*.gz 2>/dev/null; rm -f ./*.err ./*.log ./*.gz)
