@@ -1,7 +1,8 @@
 #!/bin/bash
 # GPU machine, one call (issue 32, twenty-fourth session): DC_ST (the start path cut: tensor maps at
 # entry, no first-stage line prefetches, the producer's first stages issued before the block barrier)
-# at 32..128 rows against today's picks, and DC_XH at 32 rows. First the per-phase trace
+# at 32..128 rows against today's picks, DC_XH at 32 rows, the weight maps' L2 promotion (DC_L2P 256, 0)
+# at 64/128 x 4096x4096. First the per-phase trace
 # (pb/bench/gemm_bench_trace, DC_TRACE 1: first box, first / last stage landed, the end) of the
 # 128x4096x4096 pick with and without DC_ST; then GemmGpu.DecodeTmaWideStartVsReference beside
 # gemm_bench process 0 (it compiles), then PROCS gemm_bench processes, every key's configs as
@@ -19,10 +20,10 @@ S="DC_ST=1"
 C3="$(d 16 8 1 2 2 3 4),DC_CW=2"; C1="$(d 16 8 1 2 2 1 4),DC_CW=2"; PP="$C3,DC_PP=1"
 P64=$(d 8 4 1 2 2 3 4); P64X1=$(d 8 4 1 2 2 1 4); Q64=$(d 8 4 1 2 3 3 4); E64=$(d 8 8 2 1 2 3 5)
 P32=$(d 4 4 1 2 2 0 4); P32U4=$(d 4 4 1 4 1 0 4)
-KEYS_AB=${KEYS_AB:-"128x4096x4096:$C3:$C3,$S:$C1:$C1,$S
+KEYS_AB=${KEYS_AB:-"128x4096x4096:$C3:$C3,$S:$C1:$C1,$S:$C3,DC_L2P=256:$C3,DC_L2P=0
 128x4096x14336:$C3:$C3,$S
 128x6144x4096:$PP:$PP,$S
-64x4096x4096:$P64X1:$P64X1,$S:$P64:$P64,$S
+64x4096x4096:$P64X1:$P64X1,$S:$P64:$P64,$S:$P64X1,DC_L2P=256
 64x4096x14336:$P64X1:$P64X1,$S:$Q64:$Q64,$S
 64x6144x4096:$E64:$E64,$S
 32x4096x4096:$P32:$P32,$S:$P32,DC_XH=1:$P32,DC_XH=1,$S
