@@ -157,6 +157,7 @@ TEST(GemmDecode, FewRowKnobsAreCuratedAsTwins) {
     int twins = 0;
     for (size_t i = 0; i < cs.size(); ++i) {
       if (!cs[i].has("DC_XH") && !cs[i].has("DC_ST")) continue;
+      if (cs[i].getInt("DC_MT") >= 4) continue;  // the 17..32-row twin: gemm_decode_widestart_part.cc
       ++twins;
       EXPECT_EQ(cs[i].getInt("DC_XH", 0), 1) << cs[i].toString();
       EXPECT_EQ(cs[i].has("DC_ST"), s.m > 8) << cs[i].toString();

@@ -1,14 +1,17 @@
-// The decode kind's start path cut (DC_ST) at 64/128 rows (part of the gemm_decode_test program:
-// KTUNE_TEST_PARTS in tests/CMakeLists.txt): from DC_MT 8 the knob runs on the warp-converged
-// producer path (DC_PW absent), with DC_CW 2 and DC_PP 1 too, on every TMA-fed grid but the row-split
-// pair; its space, launch rule, shared memory and PTX.
+// The decode kind's probe knobs at 17..128 rows (part of the gemm_decode_test program:
+// KTUNE_TEST_PARTS in tests/CMakeLists.txt): the start path cut (DC_ST) from DC_MT 8 on the
+// warp-converged producer path (DC_PW absent), with DC_CW 2 and DC_PP 1 too, on every TMA-fed grid but
+// the row-split pair (its space, launch rule, shared memory and PTX), and DC_XH's curated twin at
+// 17..32 rows.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <string>
 #include <vector>
 
 #include "compiler/compiler.h"
+#include "ops/gemm_configs.h"
 #include "templates/gemm.h"
 #include "tests/support/tools.h"
 #include "tests/unit/gemm_decode_test_util.h"
@@ -89,6 +92,32 @@ TEST(GemmDecode, WideStartCompiles) {
     }
     return "";
   });
+}
+
+// DC_XH = 1 is curated at 17..32 rows as the twin right after the cluster split G4 W4 NT1 U2 D2 XR0
+// (the 32-row pick; bench/NOTES.md, issue 32): one twin at every N there, valid, none from 33 rows
+// (DC_XH needs DC_MT <= 4); the tuned op's candidates hold it (its family's 32-row representative).
+TEST(GemmDecode, HandOverTwinIsCuratedAt17To32Rows) {
+  const Config base = tmaConfig(4, 4, 1, 2, 2, 4, 0);
+  auto family = gemm_ops::familyConfigs({KernelKind::kDecode}, "cuda", false, 227 * 1024, sm90aDevice(), "");
+  ASSERT_TRUE(family.ok()) << family.status().toString();
+  for (int64_t m : {17, 24, 32, 33, 64})
+    for (int64_t n : {4096, 6144, 14336, 28672}) {
+      const std::vector<Config> cs = curatedConfigs(KernelKind::kDecode, nt(m, n, 4096));
+      int twins = 0;
+      for (size_t i = 0; i < cs.size(); ++i) {
+        if (!cs[i].has("DC_XH") || cs[i].getInt("DC_MT") < 4) continue;
+        ++twins;
+        EXPECT_TRUE(configSpace(KernelKind::kDecode).validate(cs[i]).ok()) << cs[i].toString();
+        EXPECT_FALSE(cs[i].has("DC_ST")) << cs[i].toString();
+        ASSERT_GT(i, 0u);
+        EXPECT_EQ(cs[i - 1].toString(), base.toString()) << "the twin follows its base config";
+        EXPECT_EQ(with(cs[i - 1], {{"DC_XH", 1}}).toString(), cs[i].toString());
+        const Config kc = gemm_ops::withKind(cs[i], KernelKind::kDecode);
+        EXPECT_NE(std::find(family->begin(), family->end(), kc), family->end()) << kc.toString();
+      }
+      EXPECT_EQ(twins, m <= 32 ? 1 : 0) << m << "x" << n;
+    }
 }
 
 }  // namespace
