@@ -47,13 +47,15 @@ if [ "${TRACE:-0}" = 1 ] && [ -x "$B/bench/gemm_bench_trace" ] && fits 90 trace;
 fi
 # The kernels first: one gemm_bench --compile_only process per key at once (the first call lost its
 # A/B to compiles beside the GPU test), into the A/B's kernel cache.
-T=$(date +%s)
+# (Their pids waited for: a bare `wait` would also wait for the preamble's tee.)
+T=$(date +%s); CP=()
 for key in $KEYS_AB; do
   sh=${key%%:*}; one=$(KEYS_AB=$key list)
   KTUNE_CACHE_DIR=/tmp/kcache_gemm_bench timeout "${COMPILE_S:-45}" "$B/bench/gemm_bench" --kinds=decode --compile_only \
     --only="$one" --twin="$one" --shapes="$sh" > "$OUT/compile_$sh.log" 2>&1 &
+  CP+=($!)
 done
-wait
+for q in "${CP[@]}"; do wait "$q"; done
 echo "compiles $(( $(date +%s) - T ))s"
 TESTS=none C0_S=${C0_S:-1} knob_ab "" 0 1 14 "${AB_S:-45}"
 python3 dev/decode/cw_table.py "$OUT" "$n" "$OUT/keys.txt" 2>&1 | cut -c1-260 > "$OUT/ab.txt"
@@ -61,7 +63,7 @@ cat "$OUT/ab.txt"
 # The GPU test last (its own kernel cache; ~60-90 s of compiles on the 16-core host), while time is left.
 if [ "${TESTS:-}" != none ] && fits 40 test; then
   lim=$(( $(left) - 5 )); [ "$lim" -gt "${TEST_S:-120}" ] && lim=${TEST_S:-120}
-  TEST_S=$lim gpu_tests "GemmGpu.DecodeTmaWideStartVsReference:GemmGpu.DecodeTmaFewRowKnobsVsReference" "$lim"
+  TEST_S=$lim gpu_tests "GemmGpu.DecodeTmaWideStartVsReference;GemmGpu.DecodeTmaFewRowKnobsVsReference" "$lim"
 fi
 echo "call wall $(( $(date +%s) - T0 ))s"
 (cd "$OUT" && tar czf logs.tgz ./*.log ./*.err ./*.gz 2>/dev/null; rm -f ./*.err ./*.log ./*.gz)
