@@ -63,7 +63,8 @@ TEST(GemmDecode, WideStartIsAProbeKnob) {
 // The PTX at 64/128 rows: the tensor maps prefetched before the first mbarrier.init, the first
 // boxes after the programmatic-launch wait and before the block barrier, no first-stage line
 // prefetch before that wait, no 64-bit division between the first box and the block barrier (the
-// early stages' units stepped); no spills (compileEach), the gate/up pair too.
+// early stages' units stepped), the early stages' count broadcast to the producer warp after the
+// barrier (a lane starting from stage 0 would issue them again); no spills (compileEach), gate/up too.
 TEST(GemmDecode, WideStartCompiles) {
   auto cc = compilerForArch("sm_90a");
   if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
@@ -86,6 +87,8 @@ TEST(GemmDecode, WideStartCompiles) {
     if (box < wait) return "a box issued before the programmatic-launch wait";
     if (box > bar) return "no box before the block barrier";
     if (ptx.find("prefetch.global.L2 ") < wait) return "a first-stage line prefetch";
+    // The producer warp's lanes all go on after produce_first's stages: its count from lane 0.
+    if (ptx.find("shfl.sync.idx", bar) == std::string::npos) return "no broadcast of the early stages' count";
     for (const char* div : {"div.s64", "div.u64", "rem.s64", "rem.u64"}) {
       const size_t d = ptx.find(div, box);
       if (d < bar) return std::string("a 64-bit division among the early stages: ") + div;

@@ -324,6 +324,7 @@ KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorM
     prefetch_tensormap(tmW);
     prefetch_tensormap(tmX);
   }
+  if constexpr (kST != 0 && kPW == 2) s0 = __shfl_sync(0xffffffffu, s0, 0);  // produce_first's count: lane 0's
   const long ub = kST != 0 ? u0 + s0 : u0;  // DC_ST: after the stages produce_first issued
   int tile = (int)(ub / p.nsteps), st = (int)(ub - (long)tile * p.nsteps);  // kPW: stepped
 #pragma unroll 1
