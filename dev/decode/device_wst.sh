@@ -9,6 +9,7 @@
 # every even process reversed (knob_ab, common.sh); cw_table.py: X/ref (ref: the key's first config, the
 # pick), read/X and cuBLASLt best/X per process; last, while time is left, the GPU tests of DC_ST / DC_XH.
 #   OUT=$OUT DEADLINE=230 bash dev/decode/device_wst.sh      (PROCS, default 4; AB_S, default 45; TESTS=none)
+#   OUT=$OUT DEADLINE=150 SET=wide AB_S=35 TESTS=GemmGpu.DecodeTmaThreeSlabsVsReference bash dev/decode/device_wst.sh
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
 device_preamble "${DEADLINE:-170}"
@@ -25,6 +26,11 @@ P32=$(d 4 4 1 2 2 0 4); P32U4=$(d 4 4 1 4 1 0 4)
 KEYS_AB=${KEYS_AB:-"128x4096x4096:$C3:$C3,$S
 64x4096x4096:$P64X1:$P64X1,$S
 32x4096x4096:$P32:$P32,DC_XH=1"}
+# SET=wide: 192-row tiles (DC_NT 3) at N = 6144, a cluster of four per tile: 128 blocks, one wave, against
+# the keys' decode picks (96 and 192 blocks).
+N3="$(d 8 8 3 1 3 3 5),DC_CW=2"; N3X1="$(d 8 8 3 1 3 1 5),DC_CW=2"; N3M4=$(d 4 4 3 1 3 3 5)
+[ "${SET:-}" = wide ] && KEYS_AB="64x6144x4096:$E64:$N3:$N3X1
+32x6144x4096:$P32:$N3M4"
 [ "${ALL:-0}" = 1 ] && KEYS_AB="128x4096x4096:$C3:$C3,$S:$C1:$C1,$S:$C3,DC_L2P=256:$C3,DC_L2P=0
 128x4096x14336:$C3:$C3,$S
 128x6144x4096:$PP:$PP,$S
@@ -63,7 +69,7 @@ cat "$OUT/ab.txt"
 # The GPU test last (its own kernel cache; ~60-90 s of compiles on the 16-core host), while time is left.
 if [ "${TESTS:-}" != none ] && fits 40 test; then
   lim=$(( $(left) - 5 )); [ "$lim" -gt "${TEST_S:-120}" ] && lim=${TEST_S:-120}
-  TEST_S=$lim gpu_tests "GemmGpu.DecodeTmaWideStartVsReference;GemmGpu.DecodeTmaFewRowKnobsVsReference" "$lim"
+  TEST_S=$lim gpu_tests "${TESTS:-GemmGpu.DecodeTmaWideStartVsReference;GemmGpu.DecodeTmaFewRowKnobsVsReference}" "$lim"
 fi
 echo "call wall $(( $(date +%s) - T0 ))s"
 (cd "$OUT" && tar czf logs.tgz ./*.log ./*.err ./*.gz 2>/dev/null; rm -f ./*.err ./*.log ./*.gz)

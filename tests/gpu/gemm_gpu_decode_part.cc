@@ -322,6 +322,24 @@ TEST(GemmGpu, DecodeTmaWideStartVsReference) {
                     Config{{"DC_CW", int64_t{2}}, {"DC_PP", int64_t{1}}, {"DC_ST", int64_t{1}}});
 }
 
+// Three slabs a tile (DC_NT = 3, 192-row tiles, the plain GEMM only): two consumer warpgroups over A's
+// rows on clusters of 4 and 2 (XR 1, 3) from 33 rows, one warpgroup at <= 32 rows; odd N, K tails, M not
+// a power of two, bias, C +=, f32 C, against float64 (twice each).
+TEST(GemmGpu, DecodeTmaThreeSlabsVsReference) {
+  REQUIRE_GPU();
+  if (env().dev.arch != "sm_90a") GTEST_SKIP() << "DC_WG=2 needs sm_90a, device is " << env().dev.arch;
+  const auto bf = ElemType::kBF16;
+  const std::vector<DecodeCase> cases = {{27, 6144, 4096, bf, false, Activation::kNone, 0.f},
+                                         {40, 4099, 520, bf, true, Activation::kNone, 0.f},
+                                         {57, 1001, 1000, ElemType::kF32, false, Activation::kNone, 1.f},
+                                         {64, 6144, 4096, bf, false, Activation::kNone, 0.f},
+                                         {64, 77, 4104, bf, true, Activation::kNone, 1.f},
+                                         {17, 18000, 520, bf, true, Activation::kNone, 0.f}};
+  checkDecodeWgBody(2, {{8, 3, 1, 3, 5, 1, 3}, {8, 3, 1, 3, 5, 1, 1}, {8, 3, 1, 3, 4, 1, 3}}, cases,
+                    gemm::kDecodeL2Promotion, Config{{"DC_CW", int64_t{2}}});
+  checkDecodeWgBody(2, {{4, 3, 1, 3, 5, 1, 3}, {4, 3, 1, 3, 5, 1, 1}}, {cases[0], cases[5]});
+}
+
 // DC_GRID = 7 (a pair per tile splitting A's rows, the weight boxes multicast): one and two slabs
 // and warpgroups, 1..4 x 64 k per stage, at 65..128 rows (block 1 with 1 row, 33, 63 and 64), odd
 // N, K tails, the gate/up pair in 32-row halves and in 64-row pairs (bias, C +=), a residual, f32

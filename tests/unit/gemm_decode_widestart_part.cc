@@ -123,5 +123,34 @@ TEST(GemmDecode, HandOverTwinIsCuratedAt17To32Rows) {
     }
 }
 
+// Three slabs a tile (DC_NT = 3, 192-row tiles; not enumerated, a probe config): at N = 6144 a cluster of
+// four per tile is 128 blocks, one wave (the two-slab tiles' 96, the one-slab tiles' 192). Valid with two
+// consumer warpgroups over A's rows at 33..64 rows (12 accumulator groups) and with one warpgroup at <= 32
+// rows; the plain GEMM only (the gate/up layouts hold one or two slabs); compiles without spills.
+TEST(GemmDecode, ThreeSlabTilesArePlainOnly) {
+  const ConfigSpace& sp = configSpace(KernelKind::kDecode);
+  const Config w64 = with(tmaConfig(8, 8, 3, 1, 3, 5, 3), {{"DC_CW", 2}});
+  const Config w32 = tmaConfig(4, 4, 3, 1, 3, 5, 3);
+  for (const Config& c : {w64, w32}) {
+    ASSERT_TRUE(sp.validate(c).ok()) << c.toString() << ": " << sp.validate(c).toString();
+    const GemmShape s = nt(8 * c.getInt("DC_MT"), 6144, 4096);
+    auto plan = launchPlan(KernelKind::kDecode, c, s, sm90aDevice());
+    ASSERT_TRUE(plan.ok()) << plan.status().toString();
+    EXPECT_EQ(plan->grid.x, 128u) << c.toString();
+    EXPECT_TRUE(applicable(KernelKind::kDecode, c, s).ok());
+    GemmShape gu = s;
+    gu.act = Activation::kSiluMul;
+    EXPECT_FALSE(applicable(KernelKind::kDecode, c, gu).ok()) << c.toString();
+  }
+  EXPECT_FALSE(sp.validate(tmaConfig(8, 4, 3, 1, 3, 5, 3)).ok());  // 24 accumulator groups a warpgroup
+  auto cc = compilerForArch("sm_90a");
+  if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
+  compileEach(**cc, {{w64, nt(64, 6144, 4096)}, {w32, nt(32, 6144, 4096)},
+                     {with(tmaConfig(8, 8, 3, 1, 3, 4, 1), {{"DC_CW", 2}}), nt(40, 4099, 520)}},
+              [](const Config&, const std::string& ptx) -> std::string {
+                return ptx.find("wgmma.mma_async") == std::string::npos ? "PTX lacks wgmma" : "";
+              });
+}
+
 }  // namespace
 }  // namespace ktune::gemm

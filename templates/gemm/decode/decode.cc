@@ -291,6 +291,12 @@ Status applicable(K c, const GemmShape& s) {
       knob(c, "DC_WARPS") == 8 && knob(c, "DC_MT") == 16 && cw(c) == 1)
     return Status::Unsupported("decode GEMM with DC_WG=2, silu_mul, DC_NT=1 and DC_MT=16 needs "
                                "DC_WARPS=4 (with 8 the gate/up epilogue spills registers)");
+  // The TMA-fed gate/up pair's layouts hold one slab (32-row halves) or two (64-row pairs) a
+  // warpgroup; three slabs (192-row tiles, DC_NT = 3: a cluster of four per tile fills 128 SMs at N =
+  // 6144) serve the plain GEMM only.
+  if (tmaFed(c) && s.act == Activation::kSiluMul && knob(c, "DC_NT") > 2)
+    return Status::Unsupported("decode GEMM with DC_WG=2 and silu_mul needs DC_NT 1 or 2 (the gate/up "
+                               "halves or pairs), got DC_NT=" + std::to_string(knob(c, "DC_NT")));
   // DC_XR = 1 stages the epilogue's rows (the gate/up pair's too: store_staged in
   // decode_wg_epi.cuh); DC_XR = 3 (decode_wg_cluster.cuh): 1 plus the counted hand-over.
   // Its A boxes are the shape's (decodeABoxRows: 64 rows from M = 33 on) and must be a block's rows.
