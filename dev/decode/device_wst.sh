@@ -20,9 +20,9 @@ S="DC_ST=1"
 C3="$(d 16 8 1 2 2 3 4),DC_CW=2"; C1="$(d 16 8 1 2 2 1 4),DC_CW=2"; PP="$C3,DC_PP=1"
 P64=$(d 8 4 1 2 2 3 4); P64X1=$(d 8 4 1 2 2 1 4); Q64=$(d 8 4 1 2 3 3 4); E64=$(d 8 8 2 1 2 3 5)
 P32=$(d 4 4 1 2 2 0 4); P32U4=$(d 4 4 1 4 1 0 4)
-# The default list fits one call of ~210 s (a gemm_bench process spends ~10-15 s a key on its pre-pass
-# and checks before the rounds: 4 processes x ~45 s after ~45 s of compiles); ALL=1: the
-# twenty-fourth session's first list (nine keys: ~2 min a process, cut in both of its calls).
+# The default list: three keys (the first call's nine, ALL=1, lost every round: its processes were cut
+# inside their pre-passes, which all run before the first round; a one-key process with its compiles took
+# 3.2 s in the third call); DEADLINE bounds the call.
 KEYS_AB=${KEYS_AB:-"128x4096x4096:$C3:$C3,$S
 64x4096x4096:$P64X1:$P64X1,$S
 32x4096x4096:$P32:$P32,DC_XH=1"}
