@@ -8,7 +8,7 @@
 # --only/--twin in the same interleaved rounds (flush and rotation, the read bound and cuBLASLt's best),
 # every even process reversed (knob_ab, common.sh); cw_table.py: X/ref (ref: the key's first config, the
 # pick), read/X and cuBLASLt best/X per process; last, while time is left, the GPU tests of DC_ST / DC_XH.
-#   OUT=$OUT DEADLINE=230 bash dev/decode/device_wst.sh      (PROCS, default 4; AB_S, default 45; TESTS=none)
+#   OUT=$OUT DEADLINE=180 bash dev/decode/device_wst.sh      (PROCS, default 4; AB_S, default 45; TESTS=none)
 #   OUT=$OUT DEADLINE=150 SET=wide AB_S=35 TESTS=GemmGpu.DecodeTmaThreeSlabsVsReference bash dev/decode/device_wst.sh
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
