@@ -14,19 +14,16 @@
 #include "autotune/results.h"
 #include "ops/gemm.h"
 #include "templates/gemm.h"
+#include "tests/gpu/gemm_gpu_decode.h"
 #include "tests/gpu/gemm_gpu_env.h"
 #include "tests/gpu/gemm_gpu_problem.h"
 
 namespace ktune {
-namespace {
+namespace gemm_gpu {
 
-using namespace gemm_gpu;  // NOLINT: the shared helpers (gemm_gpu_problem.h)
-
-// Every curated config of `kind` for each shape (compiled on every core first) against the
-// float64 host reference, twice; each shape must have curated configs. Seeds from `seed` on.
-// `only` (when set): the curated configs that have this knob.
+// Declared (and explained) in gemm_gpu_decode.h.
 void curatedVsHostReference(KernelKind kind, const std::vector<GemmShape>& shapes, uint32_t seed,
-                            const std::string& only = "") {
+                            const std::string& only) {
   auto curated = [&](const GemmShape& s) {
     std::vector<Config> out;
     for (auto& c : gemm::curatedConfigs(kind, s))
@@ -45,6 +42,71 @@ void curatedVsHostReference(KernelKind kind, const std::vector<GemmShape>& shape
     for (const Config& c : configs) expectMatches(kind, c, p, ref, 2);
   }
 }
+
+void checkDecodeWgBody(int64_t wg, const std::vector<std::array<int64_t, 7>>& knobs,
+                       std::vector<DecodeCase> cases, int64_t l2p,
+                       const Config& probe) {
+  if (cases.empty()) cases = {
+      {1, 333, 1032, ElemType::kBF16, false, Activation::kNone, 0.f},
+      {13, 4099, 520, ElemType::kBF16, true, Activation::kNone, 0.f},
+      {31, 1001, 1000, ElemType::kF32, false, Activation::kNone, 1.f},
+      {64, 77, 4104, ElemType::kBF16, false, Activation::kNone, 0.f},
+      {97, 2 * 333, 1032, ElemType::kF16, true, Activation::kSiluMul, 0.f},
+      {128, 4096, 4096, ElemType::kBF16, false, Activation::kNone, 0.f},
+      {3, 2 * 4099, 1000, ElemType::kBF16, true, Activation::kSiluMul, 1.f},
+      {40, 2 * 129, 4104, ElemType::kBF16, false, Activation::kSiluMul, 0.f},
+      // More tiles than SMs: a persistent block (DC_GRID = 6) streams several whole tiles.
+      {6, 18000, 520, ElemType::kBF16, true, Activation::kNone, 0.f},
+      {9, 2 * 9001, 264, ElemType::kBF16, false, Activation::kSiluMul, 0.f},
+  };
+  std::vector<std::tuple<KernelKind, Config, GemmShape>> jobs;
+  std::vector<GemmShape> shapes;
+  for (const DecodeCase& cs : cases) {
+    GemmShape s = shapeOf(Layout::kNT, cs.ab, cs.c, cs.m, cs.n, cs.k);
+    s.has_bias = cs.bias;
+    s.act = cs.act;
+    s.beta = cs.beta;
+    s.ldc = gemm::outCols(s);
+    shapes.push_back(s);
+  }
+  auto configsFor = [&](const GemmShape& s) {
+    std::vector<Config> out;
+    for (const auto& k : knobs) {
+      // The tier: rows of A / 8 (DC_GRID = 7: a block's half of them), for the FMA body (DC_WG = 3)
+      // rows of A.
+      const int64_t rows = k[4] == 7 ? (s.m + 1) / 2 : s.m;
+      int64_t mt = 1;
+      while (mt < 16 && (wg == 3 ? 1 : 8) * mt < rows) mt *= 2;
+      Config c{{"DC_WG", wg},           {"DC_WARPS", k[0]}, {"DC_NT", k[1]}, {"DC_MT", mt},
+               {"DC_U", k[2]},        {"DC_DEPTH", k[3]}, {"DC_PF", k[5]},
+               {"DC_XR", k[6]}, {"DC_GRID", k[4]}};
+      if (l2p != gemm::kDecodeL2Promotion) c.set("DC_L2P", l2p);
+      for (const auto& [name, value] : probe.params()) c.set(name, value);  // probe knobs (DC_WP, DC_PW)
+      if (gemm::configSpace(KernelKind::kDecode).validate(c).ok() &&
+          gemm::launchPlan(KernelKind::kDecode, c, s, env().dev).ok())
+        out.push_back(c);
+    }
+    return out;
+  };
+  for (const GemmShape& s : shapes)
+    for (const Config& c : configsFor(s)) jobs.emplace_back(KernelKind::kDecode, c, s);
+  precompile(jobs);
+  uint32_t seed = 990;
+  for (const GemmShape& s : shapes) {
+    Problem p(s, seed++);
+    const auto ref = p.hostReference();
+    const auto configs = configsFor(s);
+    EXPECT_GE(configs.size(), 2u) << gemm::shapeKey(s);
+    for (const Config& c : configs) expectMatches(KernelKind::kDecode, c, p, ref, 2);
+  }
+}
+
+}  // namespace gemm_gpu
+
+namespace {
+
+using namespace gemm_gpu;  // NOLINT: the shared helpers (gemm_gpu_problem.h)
+
 
 TEST(GemmGpu, DecodeVsReference) {
   REQUIRE_GPU();
@@ -111,76 +173,6 @@ TEST(GemmGpu, DecodeFusedEpilogues) {
   EXPECT_EQ(st.code(), Code::kUnsupported) << st.toString();
 }
 
-// The decode kind's wgmma bodies (DC_WG = wg: 1 the cp.async ring, 2 the TMA-fed one) with the
-// knob rows given (DC_WARPS, DC_NT, DC_U, DC_DEPTH, DC_GRID, DC_PF[, DC_XR]), each where it is valid and
-// launchable, on odd N, K tails (K % 64 != 0), M not a power of two, the gate/up pair, bias, C +=
-// and f32 C, against float64 (twice each); l2p: the weight maps' L2 promotion (DC_L2P, set when
-// not the default); wp: DC_WP (the consumers' wgmmas kept in flight a stage), set when 1.
-struct DecodeCase {
-  int64_t m, n, k;
-  ElemType c;
-  bool bias;
-  Activation act;
-  float beta;
-  ElemType ab = ElemType::kBF16;
-};
-void checkDecodeWgBody(int64_t wg, const std::vector<std::array<int64_t, 7>>& knobs,
-                       std::vector<DecodeCase> cases = {}, int64_t l2p = gemm::kDecodeL2Promotion,
-                       const Config& probe = {}) {
-  if (cases.empty()) cases = {
-      {1, 333, 1032, ElemType::kBF16, false, Activation::kNone, 0.f},
-      {13, 4099, 520, ElemType::kBF16, true, Activation::kNone, 0.f},
-      {31, 1001, 1000, ElemType::kF32, false, Activation::kNone, 1.f},
-      {64, 77, 4104, ElemType::kBF16, false, Activation::kNone, 0.f},
-      {97, 2 * 333, 1032, ElemType::kF16, true, Activation::kSiluMul, 0.f},
-      {128, 4096, 4096, ElemType::kBF16, false, Activation::kNone, 0.f},
-      {3, 2 * 4099, 1000, ElemType::kBF16, true, Activation::kSiluMul, 1.f},
-      {40, 2 * 129, 4104, ElemType::kBF16, false, Activation::kSiluMul, 0.f},
-      // More tiles than SMs: a persistent block (DC_GRID = 6) streams several whole tiles.
-      {6, 18000, 520, ElemType::kBF16, true, Activation::kNone, 0.f},
-      {9, 2 * 9001, 264, ElemType::kBF16, false, Activation::kSiluMul, 0.f},
-  };
-  std::vector<std::tuple<KernelKind, Config, GemmShape>> jobs;
-  std::vector<GemmShape> shapes;
-  for (const DecodeCase& cs : cases) {
-    GemmShape s = shapeOf(Layout::kNT, cs.ab, cs.c, cs.m, cs.n, cs.k);
-    s.has_bias = cs.bias;
-    s.act = cs.act;
-    s.beta = cs.beta;
-    s.ldc = gemm::outCols(s);
-    shapes.push_back(s);
-  }
-  auto configsFor = [&](const GemmShape& s) {
-    std::vector<Config> out;
-    for (const auto& k : knobs) {
-      // The tier: rows of A / 8 (DC_GRID = 7: a block's half of them), for the FMA body (DC_WG = 3)
-      // rows of A.
-      const int64_t rows = k[4] == 7 ? (s.m + 1) / 2 : s.m;
-      int64_t mt = 1;
-      while (mt < 16 && (wg == 3 ? 1 : 8) * mt < rows) mt *= 2;
-      Config c{{"DC_WG", wg},           {"DC_WARPS", k[0]}, {"DC_NT", k[1]}, {"DC_MT", mt},
-               {"DC_U", k[2]},        {"DC_DEPTH", k[3]}, {"DC_PF", k[5]},
-               {"DC_XR", k[6]}, {"DC_GRID", k[4]}};
-      if (l2p != gemm::kDecodeL2Promotion) c.set("DC_L2P", l2p);
-      for (const auto& [name, value] : probe.params()) c.set(name, value);  // probe knobs (DC_WP, DC_PW)
-      if (gemm::configSpace(KernelKind::kDecode).validate(c).ok() &&
-          gemm::launchPlan(KernelKind::kDecode, c, s, env().dev).ok())
-        out.push_back(c);
-    }
-    return out;
-  };
-  for (const GemmShape& s : shapes)
-    for (const Config& c : configsFor(s)) jobs.emplace_back(KernelKind::kDecode, c, s);
-  precompile(jobs);
-  uint32_t seed = 990;
-  for (const GemmShape& s : shapes) {
-    Problem p(s, seed++);
-    const auto ref = p.hostReference();
-    const auto configs = configsFor(s);
-    EXPECT_GE(configs.size(), 2u) << gemm::shapeKey(s);
-    for (const Config& c : configs) expectMatches(KernelKind::kDecode, c, p, ref, 2);
-  }
-}
 
 // DC_WG = 1: every M tier, both warpgroup counts and slab counts, every grid rule (stream-K ranges
 // that cut tiles, and DC_GRID=0), ring depths and k per stage, both producer widths.
@@ -274,62 +266,6 @@ TEST(GemmGpu, DecodeTmaTwoConsumersVsReference) {
   checkDecodeWgBody(2, {{8, 1, 2, 2, 4, 1, 0}, {8, 1, 2, 2, 4, 1, 1}, {8, 1, 2, 2, 4, 1, 3}, {8, 1, 4, 1, 5, 1, 3},
                         {8, 1, 1, 4, 4, 1, 1}, {8, 1, 1, 2, 5, 1, 0}},
                     cases, gemm::kDecodeL2Promotion, Config{{"DC_CW", int64_t{2}}, {"DC_PP", int64_t{1}}});
-}
-
-// The few-row probe knobs at M <= 32: DC_XH (the cluster split's sums handed over into a region of
-// their own: the reduce-scatter from 9 rows, block 1's whole sums to block 0 below), DC_ST (the
-// tensor maps at entry, no first-stage line prefetches, the first stages issued before the block
-// barrier) and both, over the cluster of 2 (XR 0, 1, 3; one and two slabs and warpgroups),
-// one block per tile, stream-K cutting tiles and the persistent grid: odd N, K tails, M not a power
-// of two, the gate/up pair, bias, C +=, f32 and f16 C, against float64 (twice each).
-TEST(GemmGpu, DecodeTmaFewRowKnobsVsReference) {
-  REQUIRE_GPU();
-  if (env().dev.arch != "sm_90a") GTEST_SKIP() << "DC_WG=2 needs sm_90a, device is " << env().dev.arch;
-  const auto bf = ElemType::kBF16;
-  const std::vector<DecodeCase> cases = {{1, 333, 1032, bf, false, Activation::kNone, 0.f},
-                                         {5, 4099, 520, bf, true, Activation::kNone, 0.f},
-                                         {13, 1001, 1000, ElemType::kF32, false, Activation::kNone, 1.f},
-                                         {16, 4096, 4096, bf, false, Activation::kNone, 0.f},
-                                         {27, 77, 4104, bf, true, Activation::kNone, 1.f},
-                                         {31, 2 * 333, 1032, ElemType::kF16, true, Activation::kSiluMul, 0.f},
-                                         {3, 2 * 4099, 1000, bf, true, Activation::kSiluMul, 1.f},
-                                         {9, 2 * 129, 4104, bf, false, Activation::kSiluMul, 0.f},
-                                         {6, 18000, 520, bf, true, Activation::kNone, 0.f}};
-  const std::vector<std::array<int64_t, 7>> rows = {
-      {4, 1, 4, 2, 4, 1, 3}, {4, 1, 2, 5, 4, 1, 0}, {4, 2, 2, 2, 4, 1, 3}, {4, 1, 2, 2, 4, 1, 1},
-      {8, 1, 2, 2, 4, 1, 0}, {4, 1, 1, 4, 4, 1, 3}, {4, 1, 2, 2, 0, 1, 0}, {8, 1, 4, 1, 6, 1, 0},
-      {4, 1, 2, 2, 1, 1, 0}};
-  for (const Config& probe : {Config{{"DC_XH", int64_t{1}}}, Config{{"DC_ST", int64_t{1}}},
-                              Config{{"DC_XH", int64_t{1}}, {"DC_ST", int64_t{1}}}})
-    checkDecodeWgBody(2, rows, cases, gemm::kDecodeL2Promotion, probe);
-}
-
-// DC_EF = 1 (the weight boxes evict-first in L2) over the persistent grid, the cluster split (XR 0, 3), stream-K and one block per tile
-// at M = 1..128, odd N, K tails, the gate/up pair, bias, C +=, f32 and f16 C, against float64.
-TEST(GemmGpu, DecodeTmaCacheHintVsReference) {
-  REQUIRE_GPU();
-  if (env().dev.arch != "sm_90a") GTEST_SKIP() << "DC_WG=2 needs sm_90a, device is " << env().dev.arch;
-  const std::vector<std::array<int64_t, 7>> rows = {
-      {8, 1, 2, 2, 6, 1}, {4, 1, 2, 2, 6, 1}, {4, 1, 2, 2, 4, 1}, {4, 2, 2, 2, 4, 1, 3}, {4, 1, 1, 4, 2, 1},
-      {4, 2, 4, 1, 0, 1}};
-  checkDecodeWgBody(2, rows, {}, gemm::kDecodeL2Promotion, Config{{"DC_EF", int64_t{1}}});
-}
-
-// The curated DC_EF twins alone (GemmGpu.DecodeVsReference runs them among every curated config):
-// 1..16 rows, odd N and K, N = 6144 at 9..16 rows, the persistent grid's N from 8192, gate/up.
-TEST(GemmGpu, DecodeCacheHintTwinsVsReference) {
-  REQUIRE_GPU();
-  if (env().dev.arch != "sm_90a") GTEST_SKIP() << "DC_WG=2 needs sm_90a, device is " << env().dev.arch;
-  std::vector<GemmShape> shapes;
-  for (const auto& [m, n, k] : std::vector<std::array<int64_t, 3>>{
-           {1, 333, 1032}, {5, 4099, 520}, {8, 777, 1000}, {13, 6144, 1032}, {16, 4096, 4104}, {3, 8193, 520},
-           {16, 14337, 264}})
-    shapes.push_back(shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, m, n, k));
-  GemmShape gu = shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 9, 2 * 8193, 264);
-  gu.act = Activation::kSiluMul;
-  gu.has_bias = true;
-  shapes.push_back(gu);
-  curatedVsHostReference(KernelKind::kDecode, shapes, 970, "DC_EF");
 }
 
 // DC_GRID = 7 (a pair per tile splitting A's rows, the weight boxes multicast): one and two slabs

@@ -121,9 +121,13 @@ void constrainProbeKnobs(ConfigSpace& s) {
     return !c.has("DC_XH") || (c.getInt("DC_XH", 0) == 1 && tmaFed(c) && knob(c, "DC_GRID") == 4 &&
                                knob(c, "DC_PF") == 1 && knob(c, "DC_MT") <= 4 && !c.has("DC_CW"));
   });
-  s.constrain("DC_ST 1 when present, with DC_WG 2, DC_MT <= 4, DC_PF 1, DC_PW 0, not DC_CW", [](K c) {
-    return !c.has("DC_ST") || (c.getInt("DC_ST", 0) == 1 && tmaFed(c) && knob(c, "DC_MT") <= 4 &&
-                               knob(c, "DC_PF") == 1 && c.getInt("DC_PW", 0) == 0 && !c.has("DC_CW"));
+  // From 64 rows (DC_MT >= 8) DC_ST runs on the shipped warp-converged producer path (no DC_PW), DC_CW
+  // too, not on the row-split pair (DC_GRID 7: the peer's barriers are ready only after the block's).
+  s.constrain("DC_ST 1 when present, with DC_WG 2, DC_PF 1, and DC_MT <= 4, DC_PW 0, not DC_CW, or DC_MT >= 8, "
+              "no DC_PW, DC_GRID != 7", [](K c) {
+    const bool few = knob(c, "DC_MT") <= 4 && c.getInt("DC_PW", 0) == 0 && !c.has("DC_CW");
+    const bool wide = knob(c, "DC_MT") >= 8 && !c.has("DC_PW") && knob(c, "DC_GRID") != 7;
+    return !c.has("DC_ST") || (c.getInt("DC_ST", 0) == 1 && tmaFed(c) && knob(c, "DC_PF") == 1 && (few || wide));
   });
   // DC_EF = 1 (a probe knob, not enumerated; absent: 0; curated as twins): the weight boxes evict-first
   // in L2 (decode_tma.cuh), not on the row-split pair.
@@ -293,6 +297,12 @@ Status applicable(K c, const GemmShape& s) {
       knob(c, "DC_WARPS") == 8 && knob(c, "DC_MT") == 16 && cw(c) == 1)
     return Status::Unsupported("decode GEMM with DC_WG=2, silu_mul, DC_NT=1 and DC_MT=16 needs "
                                "DC_WARPS=4 (with 8 the gate/up epilogue spills registers)");
+  // The TMA-fed gate/up pair's layouts hold one slab (32-row halves) or two (64-row pairs) a
+  // warpgroup; three slabs (192-row tiles, DC_NT = 3: a cluster of four per tile fills 128 SMs at N =
+  // 6144) serve the plain GEMM only.
+  if (tmaFed(c) && s.act == Activation::kSiluMul && knob(c, "DC_NT") > 2)
+    return Status::Unsupported("decode GEMM with DC_WG=2 and silu_mul needs DC_NT 1 or 2 (the gate/up "
+                               "halves or pairs), got DC_NT=" + std::to_string(knob(c, "DC_NT")));
   // DC_XR = 1 stages the epilogue's rows (the gate/up pair's too: store_staged in
   // decode_wg_epi.cuh); DC_XR = 3 (decode_wg_cluster.cuh): 1 plus the counted hand-over.
   // Its A boxes are the shape's (decodeABoxRows: 64 rows from M = 33 on) and must be a block's rows.

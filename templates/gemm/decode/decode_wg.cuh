@@ -124,7 +124,8 @@ constexpr int kPW = DC_TMA && DC_PF == 1 ? DC_PW : 0;
 constexpr bool kXH = DC_CLUSTER && DC_XH == 1;
 constexpr int kST = DC_TMA ? DC_ST : 0;
 static_assert(!kXH || (DC_GRID == 4 && DC_MT <= 4 && DC_PF == 1), "DC_XH: DC_GRID 4, DC_MT <= 4, DC_PF 1");
-static_assert(kST == 0 || (DC_MT <= 4 && DC_ST == 1 && DC_PF == 1 && kPW == 0), "DC_ST: 1, DC_MT <= 4, DC_PF 1, DC_PW 0");
+static_assert(kST == 0 || (DC_ST == 1 && DC_PF == 1 && (DC_MT <= 4 ? kPW == 0 : kPW == 2 && !DC_MSPLIT)),
+              "DC_ST: 1, DC_PF 1, DC_MT <= 4 with DC_PW 0 or DC_MT >= 8 with DC_PW 2, not DC_GRID 7");
 constexpr int kThreads = kConsumers + kProducers;
 constexpr int kNT = DC_NT;                        // 64-row slabs per warpgroup
 // DC_CW = 2: the consumer warpgroups split a stage's A rows (each wgmma n = kWM on the same weight
@@ -133,7 +134,7 @@ constexpr int kNT = DC_NT;                        // 64-row slabs per warpgroup
 // so a cluster's reduce-scatter part (accumulator groups) is still a contiguous run of A rows.
 constexpr int kCW = DC_MT / DC_WMT;
 static_assert(kCW == 1 || (kCWarps == 8 && DC_MT >= 2 && !DC_MSPLIT), "DC_CW = 2: DC_WARPS 8, DC_MT >= 2, not DC_GRID 7");
-static_assert(kCW == 1 || (!kXH && kST == 0), "DC_CW = 2: not with DC_XH or DC_ST (few-row paths)");
+static_assert(kCW == 1 || (!kXH && (kST == 0 || DC_MT >= 8)), "DC_CW = 2: not with DC_XH, nor DC_ST under 64 rows");
 constexpr int kBN = 64 * kNT * (kCWarps / 4) / kCW;  // weight rows per tile
 constexpr int kBM = 8 * DC_MT;                    // A rows per tile (a stage's A box rows)
 constexpr int kWM = kBM / kCW;                    // wgmma N: A rows per warpgroup
@@ -323,7 +324,9 @@ KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorM
     prefetch_tensormap(tmW);
     prefetch_tensormap(tmX);
   }
-  int tile = (int)(u0 / p.nsteps), st = (int)(u0 - (long)tile * p.nsteps);  // kPW: stepped
+  if constexpr (kST != 0 && kPW == 2) s0 = __shfl_sync(0xffffffffu, s0, 0);  // produce_first's count: lane 0's
+  const long ub = kST != 0 ? u0 + s0 : u0;  // DC_ST: after the stages produce_first issued
+  int tile = (int)(ub / p.nsteps), st = (int)(ub - (long)tile * p.nsteps);  // kPW: stepped
 #pragma unroll 1
   for (int s = s0; s < n; ++s) {
     const int slot = s % kStages;

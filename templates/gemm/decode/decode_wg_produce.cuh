@@ -47,18 +47,25 @@ KTUNE_DEVICE void produce_tma(const Prob& p, const TensorMap* tmW, const TensorM
 // (at most 4: a deeper ring's first round, issued by one thread, kept the consumers at the block
 // barrier after the first stage landed) before the block barrier, after the programmatic-launch wait
 // (A may be the last kernel's output); produce_all goes on from there (returned: the stages issued).
+// At 64/128 rows (DC_MT >= 8, the warp-converged path kPW 2; DC_CW 2 too) the units are stepped: a
+// lone thread's 64-bit division per stage (~0.1 us) would hold back each later stage's boxes; not
+// with the row-split pair (its first multicast needs the peer's barriers: its cluster barrier).
 KTUNE_DEVICE void init_barriers(unsigned full, unsigned empty, unsigned red, unsigned rank);
 KTUNE_DEVICE int produce_first(const Prob& p, const TensorMap* tmW, const TensorMap* tmX, unsigned base,
                                unsigned full, unsigned empty, unsigned red, long u0, int S, unsigned rank) {
   init_barriers(full, empty, red, rank);
   KTUNE_PDL_WAIT();
   const int n = min(S, min(kStages, 4));
+  int tile = (int)(u0 / p.nsteps), st = (int)(u0 - (long)tile * p.nsteps);  // kPW 2: stepped
 #pragma unroll 1
   for (int s = 0; s < n; ++s) {
-    const long u = u0 + s;
-    const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
+    if (kPW == 0) {
+      const long u = u0 + s;
+      tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
+    }
     DC_TR(s == 0, kTrIssue0);
     produce_tma(p, tmW, tmX, base + s * kStageBytes, full + 8 * s, tile * kBN, st * kBK, rank);
+    if (kPW != 0 && ++st == p.nsteps) st = 0, ++tile;
   }
   return n;
 }
