@@ -45,6 +45,13 @@ int findBaseline(const FinalistRun& fr) {
   return -1;
 }
 
+// A round's measurement budget is rep_ms / (kRoundRepShare x rounds): the decision rests on the
+// paired ratios from round to round, which at 4096^3 on an H200 spread ~1% a round (the clock
+// under the power cap moves between the finalists' blocks), against ~0.2-0.3% for the median of a
+// block's runs (p20-p80 ~1% of the median) at 14 runs or 7: half the runs move a round's ratio
+// by a few percent of its spread and make each round ~1/3 shorter (bench/NOTES.md, issue 34).
+constexpr double kRoundRepShare = 2;
+
 // One round's bench budget: a slice of the run's, at least a few runs each. Every round times its
 // finalists alike and without checks: the checks (a read-back, or the device comparison's kernel,
 // with the stream synchronised around it) changed the GPU's power state in the round they were
@@ -58,7 +65,7 @@ BenchOptions roundOptions(const TunerEngine& e, bool check) {
   BenchOptions bo = e.engineOptions().bench;
   const int rounds = std::max(1, e.engineOptions().finalist_rounds);
   bo.warmup_ms = std::max(bo.warmup_ms / rounds, 0.0);
-  bo.rep_ms = std::max(bo.rep_ms / rounds, 0.0);
+  bo.rep_ms = std::max(bo.rep_ms / (kRoundRepShare * rounds), 0.0);
   bo.min_runs = std::max(3, bo.min_runs / 2);
   bo.best_ms = 0;  // no early rejection: every finalist is timed in full (the worker keeps its
   bo.abort_factor = 1e9;  // own best across a batch, so the factor turns it off there too)
