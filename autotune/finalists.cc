@@ -47,7 +47,7 @@ int findBaseline(const FinalistRun& fr) {
 
 // A round's measurement budget is rep_ms / (kRoundRepShare x rounds) when every finalist's race
 // median is at least kLongRunMs: the decision rests on the paired ratios from round to round,
-// which at 4096^3 on an H200 spread ~1% a round (the clock under the power cap moves between the
+// which at 4096^3 spread ~1% a round (the clock under the power cap moves between the
 // finalists' blocks), against ~0.2-0.3% for the median of a block's runs (p20-p80 ~1% of the
 // median) at 14 runs or 7: half the runs move a round's ratio by a few percent of its spread and
 // make each round ~1/3 shorter. Shorter kernels keep rep_ms / rounds: their rounds' spread is the

@@ -251,7 +251,8 @@ std::vector<size_t> finalistsLeaving(const std::vector<std::vector<double>>& tim
   // Clearly slower than the best challenger still in: it cannot be the winner whichever way the
   // default's comparison goes (a challenger wins only as the best by its ratio).
   for (size_t i = 0; i < times.size(); ++i) {
-    if (static_cast<int>(i) == baseline || static_cast<int>(i) == ref || !in(i) || ref < 0) continue;
+    if (ref < 0 || static_cast<int>(i) == baseline || static_cast<int>(i) == ref || !in(i))
+      continue;
     if (std::find(leaving.begin(), leaving.end(), i) != leaving.end()) continue;
     if (paired(times[i], times[ref]).lo > 1) leaving.push_back(i);
   }
@@ -263,7 +264,8 @@ bool finalistsWantAnotherRound(const std::vector<std::vector<double>>& times, in
                                double margin, int planned, int extra) {
   const int done = times.empty() ? 0 : static_cast<int>(times.front().size());
   if (done == 0) return !times.empty();
-  if (finalistsSettled(times, baseline, margin) || finalistsDecided(times, baseline, margin, planned))
+  if (finalistsSettled(times, baseline, margin) ||
+      finalistsDecided(times, baseline, margin, planned))
     return false;
   if (done < planned)
     return done < kMinFinalistRounds || finalistsCanStillWin(times, baseline, margin, planned);

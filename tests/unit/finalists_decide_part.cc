@@ -213,7 +213,8 @@ TEST(Finalists, ADecidedNearTieStopsAndAnUndecidedOneGoesOn) {
   const std::vector<std::vector<double>> two = {{1.0, 1.0}, {0.980, 0.978}, {0.979, 0.981}};
   EXPECT_FALSE(finalistsDecided(two, 0, 0.01, 6));
   EXPECT_FALSE(finalistsDecided(decided, -1, 0.01, 6));
-  const std::vector<std::vector<double>> kept = {base, {0.996, 0.995, 0.997}, {0.997, 0.996, 0.995}};
+  const std::vector<std::vector<double>> kept = {
+      base, {0.996, 0.995, 0.997}, {0.997, 0.996, 0.995}};
   EXPECT_FALSE(finalistsDecided(kept, 0, 0.01, 6));
   // One challenger just past the margin, its rounds spread: the interval is below 1 (the decision
   // would replace the default now) but 3 more rounds may well end it above 1 - margin.
