@@ -3,7 +3,8 @@
 // Method (Triton's do_bench, with TunableOp's early rejection): run once (errors surface here),
 // time a few calls to estimate the cost of one run (count_overhead: the host wall time of a timed
 // run when larger), derive warm-up and measured run counts from the budgets,
-// warm up, then for each measured run: optional per-run hook, L2 flush of a buffer of 2x the
+// warm up (the estimate's runs count toward the warm-up budget; at least one launch remains), then
+// for each measured run: optional per-run hook, L2 flush of a buffer of 2x the
 // device's L2 unless told otherwise (autotune/l2_flush.h: by default a read kernel, which leaves
 // clean lines; a memset where no kernel can run, or when asked), event record, fn, event record.
 // Statistics are over the per-run device times: median, p20, p80 (linear interpolation), min,

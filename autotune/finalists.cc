@@ -45,6 +45,17 @@ int findBaseline(const FinalistRun& fr) {
   return -1;
 }
 
+// A round's measurement budget is rep_ms / (kRoundRepShare x rounds) when every finalist's race
+// median is at least kLongRunMs: the decision rests on the paired ratios from round to round,
+// which at 4096^3 spread ~1% a round (the clock under the power cap moves between the
+// finalists' blocks), against ~0.2-0.3% for the median of a block's runs (p20-p80 ~1% of the
+// median) at 14 runs or 7: half the runs move a round's ratio by a few percent of its spread and
+// make each round ~1/3 shorter. Shorter kernels keep rep_ms / rounds: their rounds' spread is the
+// runs' own (a few-us kernel's runs move ±3%), and halved there the row-wise regret set kept 22 of
+// 24 keys within 1% against the base's 24 in the same call (bench/NOTES.md, issue 34).
+constexpr double kRoundRepShare = 2;
+constexpr double kLongRunMs = 0.1;
+
 // One round's bench budget: a slice of the run's, at least a few runs each. Every round times its
 // finalists alike and without checks: the checks (a read-back, or the device comparison's kernel,
 // with the stream synchronised around it) changed the GPU's power state in the round they were
@@ -54,11 +65,11 @@ int findBaseline(const FinalistRun& fr) {
 // (checkOptions); `check`: a sole finalist's one round, which has nothing to be compared with, checks
 // it (before its runs, after the second, after the last). Every finalist's cost is known from the
 // race: two estimate runs.
-BenchOptions roundOptions(const TunerEngine& e, bool check) {
+BenchOptions roundOptions(const TunerEngine& e, bool check, bool long_runs = false) {
   BenchOptions bo = e.engineOptions().bench;
   const int rounds = std::max(1, e.engineOptions().finalist_rounds);
   bo.warmup_ms = std::max(bo.warmup_ms / rounds, 0.0);
-  bo.rep_ms = std::max(bo.rep_ms / rounds, 0.0);
+  bo.rep_ms = std::max(bo.rep_ms / ((long_runs ? kRoundRepShare : 1) * rounds), 0.0);
   bo.min_runs = std::max(3, bo.min_runs / 2);
   bo.best_ms = 0;  // no early rejection: every finalist is timed in full (the worker keeps its
   bo.abort_factor = 1e9;  // own best across a batch, so the factor turns it off there too)
@@ -289,7 +300,10 @@ int runFinalists(FinalistRun& fr, DefaultComparison* cmp) {
   // floor too (a few-µs key's 2-4% gain was kept "within noise" without them: FinalistRun).
   const int extra = sole ? 0 : kFinalistExtraRounds;
   const int b = base >= 0 ? 0 : -1;
-  const BenchOptions bo = roundOptions(fr.e, sole);
+  const bool long_runs = std::all_of(fin.begin(), fin.end(), [&](size_t i) {
+    return fr.cands[i].r.stats.median_ms >= kLongRunMs;
+  });
+  const BenchOptions bo = roundOptions(fr.e, sole, long_runs);
   std::vector<std::vector<double>> times(fin.size());
   std::vector<BenchStats> stats(fin.size());
   std::vector<char> out(fin.size(), 0);  // left the rounds (finalistsLeaving): no time after

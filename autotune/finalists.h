@@ -59,6 +59,22 @@ inline constexpr double kFinalistTie = 0.005;
 // the fastest. Fewer than kMinFinalistRounds rounds: never settled.
 bool finalistsSettled(const std::vector<std::vector<double>>& times, int baseline, double margin);
 
+// Decided to within the tolerance (the stage stops, finalistsWantAnotherRound): from
+// kMinFinalistRounds on, the rounds so far replace the default (decideFinalists: the best
+// challenger's ratio below 1 - margin, its interval below 1), the rounds left to `planned`, their
+// trend continued, leave its ratio below 1 - margin with at least 1 - kFinalistWinChance, and
+// keeping that challenger over any other still timed costs at most kFinalistLoss in expectation
+// (its paired rounds' mean and standard error, normal, the error widened by the t quantile for few
+// rounds). A near-tie among challengers that all beat the default need not be resolved to the last
+// tenth of a percent: at 4096^3 the JIT 128x256 config and cuBLASLt #4 lie 0-1% apart, and the
+// rule "no other could be kFinalistTie faster at 95%" ran all 6 rounds of 5-7 finalists there
+// (0.14-0.18 s of a 0.65 s warm run). Replayed on 42 recorded stages (dev/finalists_replay.py),
+// this and the leaving rule cut the finalist-rounds 12% with the same winners (bench/NOTES.md,
+// issue 34). False without a baseline or before kMinFinalistRounds rounds.
+inline constexpr double kFinalistLoss = 0.002;
+bool finalistsDecided(const std::vector<std::vector<double>>& times, int baseline, double margin,
+                      int planned);
+
 // A gain the margin would take (the best challenger's paired ratio to the default below
 // 1 - margin) whose interval still reaches 1 after the planned rounds: on a GPU one disturbed round
 // (±2-3% per round at the finalist budgets measured) is enough for that, and the default was then
@@ -89,19 +105,21 @@ bool finalistsCanStillWin(const std::vector<std::vector<double>>& times, int bas
 // so far; true while the baseline has not.
 bool finalistCanStillWin(const std::vector<std::vector<double>>& times, int baseline, size_t i,
                          double margin, int planned);
-// The challengers that leave the re-timing after the rounds in `times`: from kMinFinalistRounds
-// on, those that can no longer win (finalistCanStillWin) while another still can (otherwise the
-// stage stops there anyway). A challenger's later rounds bought nothing: the rounds went on for the
-// one gain still undecided (up to 10 rounds of 4 finalists for one LLM-suite key, ~0.35 s), each
-// round timing every finalist. Without a baseline, none leaves. `out`: those already gone (same
-// size as times, or empty); returns the indices leaving now. `planned`: the rounds the stage may
-// still reach (past its planned rounds, their end with the extra ones).
+// The challengers that leave the re-timing after the rounds in `times`: from kMinFinalistRounds on,
+// those that can no longer win (finalistCanStillWin) and those whose paired interval against the
+// best challenger that stays (by its ratio to the default) lies wholly above 1 (a challenger wins
+// only as the best, so one clearly slower than another cannot), while another still can win
+// (otherwise the stage stops there anyway). A challenger's later rounds bought nothing: the rounds
+// went on for the one gain still undecided (up to 10 rounds of 4 finalists for one LLM-suite key,
+// ~0.35 s), each round timing every finalist. Without a baseline, none leaves. `out`: those already
+// gone (same size as times, or empty); returns the indices leaving now. `planned`: the rounds the
+// stage may still reach (past its planned rounds, their end with the extra ones).
 std::vector<size_t> finalistsLeaving(const std::vector<std::vector<double>>& times, int baseline,
                                      double margin, int planned, const std::vector<char>& out);
 // The stage's loop rule: whether another round runs after times.front().size() rounds: not once
-// settled (finalistsSettled), nor from kMinFinalistRounds on when no challenger can still win
-// (finalistsCanStillWin); up to `planned`, then while finalistsWorthMoreRounds, up to
-// `planned + extra`.
+// settled (finalistsSettled) or decided (finalistsDecided), nor from kMinFinalistRounds on when no
+// challenger can still win (finalistsCanStillWin); up to `planned`, then while
+// finalistsWorthMoreRounds, up to `planned + extra`.
 bool finalistsWantAnotherRound(const std::vector<std::vector<double>>& times, int baseline,
                                double margin, int planned, int extra);
 

@@ -189,5 +189,53 @@ TEST(Finalists, AChallengerThatCannotWinLeavesTheLaterRounds) {
   EXPECT_TRUE(finalistsLeaving(ties, 0, 0.01, 6, {}).empty());
 }
 
+// Decided to within the tolerance (finalistsDecided): the default and two challengers ~2% faster
+// than it, 0-0.3% apart from round to round. The old rule (finalistsSettled: no other challenger
+// may be kFinalistTie faster at 95%) cannot separate the two after 3 rounds and would run all 6;
+// whichever of them wins costs at most kFinalistLoss in expectation, so the stage stops. With the
+// two 1-2% apart by turns (an undecided near-tie) it goes on, and so does a single challenger
+// whose gain is past the margin by a few rounds that need not hold (holdChance).
+TEST(Finalists, ADecidedNearTieStopsAndAnUndecidedOneGoesOn) {
+  const std::vector<double> base = {1.0, 1.0, 1.0};
+  const std::vector<double> a = {0.980, 0.978, 0.981};
+  const std::vector<std::vector<double>> decided = {base, a, {0.979, 0.981, 0.978}};
+  EXPECT_FALSE(finalistsSettled(decided, 0, 0.01));
+  EXPECT_TRUE(finalistsDecided(decided, 0, 0.01, 6));
+  EXPECT_FALSE(finalistsWantAnotherRound(decided, 0, 0.01, 6, kFinalistExtraRounds));
+  DefaultComparison c;
+  EXPECT_NE(decideFinalists(decided, 0, 0.01, &c), 0);
+  EXPECT_EQ(c.decision, "faster than the default");
+  const std::vector<std::vector<double>> undecided = {base, a, {0.972, 0.988, 0.975}};
+  EXPECT_FALSE(finalistsSettled(undecided, 0, 0.01));
+  EXPECT_FALSE(finalistsDecided(undecided, 0, 0.01, 6));
+  EXPECT_TRUE(finalistsWantAnotherRound(undecided, 0, 0.01, 6, kFinalistExtraRounds));
+  // Not before kMinFinalistRounds, not without a default, not when the default stays.
+  const std::vector<std::vector<double>> two = {{1.0, 1.0}, {0.980, 0.978}, {0.979, 0.981}};
+  EXPECT_FALSE(finalistsDecided(two, 0, 0.01, 6));
+  EXPECT_FALSE(finalistsDecided(decided, -1, 0.01, 6));
+  const std::vector<std::vector<double>> kept = {
+      base, {0.996, 0.995, 0.997}, {0.997, 0.996, 0.995}};
+  EXPECT_FALSE(finalistsDecided(kept, 0, 0.01, 6));
+  // One challenger just past the margin, its rounds spread: the interval is below 1 (the decision
+  // would replace the default now) but 3 more rounds may well end it above 1 - margin.
+  const std::vector<std::vector<double>> edge = {base, {0.9841, 0.9920, 0.9881}};
+  EXPECT_EQ(decideFinalists(edge, 0, 0.01, &c), 1);
+  EXPECT_FALSE(finalistsDecided(edge, 0, 0.01, 6));
+  EXPECT_TRUE(finalistsDecided(edge, 0, 0.01, 3)) << "no rounds left to change it";
+}
+
+// A challenger clearly slower than the best one (their paired interval above 1) leaves the later
+// rounds although its own gain over the default is still open: it can win only as the best.
+TEST(Finalists, AChallengerClearlySlowerThanAnotherLeaves) {
+  const std::vector<std::vector<double>> times = {
+      {1.0, 1.0, 1.0}, {0.980, 0.978, 0.981}, {0.988, 0.989, 0.987}, {0.979, 0.984, 0.985}};
+  EXPECT_TRUE(finalistCanStillWin(times, 0, 2, 0.01, 6));
+  EXPECT_EQ(finalistsLeaving(times, 0, 0.01, 6, {}), (std::vector<size_t>{2}));
+  EXPECT_TRUE(finalistsLeaving(times, 0, 0.01, 6, {0, 0, 1, 0}).empty()) << "already out";
+  // The best that stays decides: with finalist 1 out, 2 is compared with 3, which it is not
+  // clearly slower than.
+  EXPECT_TRUE(finalistsLeaving(times, 0, 0.01, 6, {0, 1, 0, 0}).empty());
+}
+
 }  // namespace
 }  // namespace ktune

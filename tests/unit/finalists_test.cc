@@ -161,13 +161,14 @@ TEST(Finalists, MarginKeepsTheDefaultAcrossSeedsForSubMarginGaps) {
 // noise, below the margin, keeps the default and stops at the minimum once the margin is out of
 // its reach (finalistsCanStillWin; before, such a near-tie ran every round) on most seeds: over
 // 150 seeds 85-88% stop at the minimum, the others within three more rounds (the rate moved
-// from 88% to 85% when the later rounds' estimate runs went from 5 to 2, which changes only the
-// noise draws), so 12 seeds must give at least 9.
+// from 88% to 85% when the later rounds' estimate runs went from 5 to 2, and was 85% (127) when
+// a finalists' round's timed runs were halved and the estimate's runs counted as warm-up: changes
+// of the noise draws only), so 20 seeds must give at least 15 (seeds 1-12 alone gave 8 then).
 TEST(Finalists, RoundsFollowTheUncertainty) {
   const std::map<std::string, double> steady = {{"BLOCK=256,VEC=2", 0.047}, {"BLOCK=128,VEC=1", 0.052}};
   const std::map<std::string, double> near = {{"BLOCK=256,VEC=2", 0.0497}, {"BLOCK=128,VEC=1", 0.052}};
   int near_at_min = 0;
-  for (uint64_t seed = 1; seed <= 12; ++seed) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
     if (seed <= 3) {
       const TuneReport r = tuneNoisy(seed, steady, 0.002).rep;
       EXPECT_EQ(r.winner, "BLOCK=256,VEC=2") << "seed " << seed << "\n" << r.tree();
@@ -179,7 +180,7 @@ TEST(Finalists, RoundsFollowTheUncertainty) {
     EXPECT_LE(n.vs_default.rounds, kMinFinalistRounds + 3) << "seed " << seed << "\n" << n.tree();
     near_at_min += n.vs_default.rounds == kMinFinalistRounds ? 1 : 0;
   }
-  EXPECT_GE(near_at_min, 9);
+  EXPECT_GE(near_at_min, 15);
 }
 
 // A dense lead (kDenseFinalists): five candidates within 1% of the race's leader are all
