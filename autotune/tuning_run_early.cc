@@ -2,11 +2,14 @@
 // (every config of the first wave in the code-object store) the isolation worker can time JIT
 // configs as soon as its inputs exist, while its vendor library sets up (the library's first use
 // costs ~0.1 s, the GPU idle meanwhile: bench/NOTES.md, issue 34). The wave is timed without the
-// checks round 1 makes (they read the library's reference); once the vendor round has run, the
-// candidates round 1 would have checked (each one that set a new bar, from the vendor round's
-// best, in the order they were timed) are checked, and one that fails is failed as round 1 would
-// have failed it. What the race then reads (the batch, its times, the vendor round's) is what it
-// read before; only the early rejection inside the wave had the wave's own best as its bar.
+// checks round 1 makes (they read the library's reference). Then, before the vendor round, every
+// candidate of the wave that set a new bar in the order it was timed is checked: a superset of
+// what round 1 reads back (it starts from the vendor round's best, a lower bar), and one that
+// fails is failed as round 1 would have failed it. The reference is made by the first of these
+// checks, so the vendor round runs as it did first (the default's kernel loaded, its reference
+// there: timed after the reference's own run and lazy load, the default read 1-4% slower).
+// What the race then reads (the batch, its times, the vendor round's) is what it read before;
+// only the early rejection inside the wave had the wave's own best as its bar.
 #include <algorithm>
 #include <utility>
 
@@ -60,16 +63,27 @@ Status TuningRun::raceEarlyThenVendors(CompilePool& pool, size_t first,
   round_bo_ = r1;
   best_ = before;
   timelineMark("race_early_done");
-  if (!st.ok()) return st;
+  KTUNE_RETURN_IF_ERROR(st);
+  KTUNE_RETURN_IF_ERROR(checkEarly(*r1));
+  double early_best = 0;
+  for (size_t i : early_.batch) {
+    const Cand& c = cands_[i];
+    if (c.r.status == Code::kOk && c.r.stats.runs > 0 &&
+        (early_best <= 0 || c.r.stats.median_ms < early_best))
+      early_best = c.r.stats.median_ms;
+  }
+  best_ = before;  // the vendor round starts from the bar it always had
   KTUNE_RETURN_IF_ERROR(benchVendors(vendor, vendor_ms));
-  return checkEarly(*r1);
+  if (early_best > 0 && (best_ <= 0 || early_best < best_)) best_ = early_best;
+  return Status::Ok();
 }
 
 // Round 1 reads back a candidate whose median is within r1.verify_within of the best so far (it
-// would set the bar), the vendor round's best first: the same candidates, in the order they were
-// timed, checked now (the worker's checkOptions-like pass: before its runs, after the second and
-// after the last). A check's own runs are not its time: the early timing is kept. A failure moves
-// the bar, so the walk is made again until nothing new is to be checked.
+// would set the bar). Here the bar starts from the resumed results' best (best_), not the vendor
+// round's: the candidates that set a new bar in the order they were timed are checked (before
+// their runs, after the second and after the last), a superset of round 1's. A check's own runs
+// are not its time: the early timing is kept. A failure moves the bar, so the walk is made again
+// until nothing new is to be checked. best_ is left as it was.
 Status TuningRun::checkEarly(const BenchOptions& r1) {
   BenchOptions ck = r1;
   ck.verify = true;
@@ -82,9 +96,9 @@ Status TuningRun::checkEarly(const BenchOptions& r1) {
   ck.abort_factor = 1e9;
   ck.estimate_runs = kKnownCostEstimateRuns;
   std::vector<size_t> checked;
-  const double vendor_best = best_;
+  const double start = best_;
   for (;;) {
-    double bar = vendor_best;
+    double bar = start;
     std::vector<size_t> want;
     for (size_t i : early_.batch) {
       const Cand& c = cands_[i];
@@ -112,17 +126,12 @@ Status TuningRun::checkEarly(const BenchOptions& r1) {
     }
     timelineMark("race_early_checked", strprintf("%zu", want.size()));
   }
-  for (size_t i : early_.batch) {
-    const Cand& c = cands_[i];
-    if (c.r.status == Code::kOk && c.r.stats.runs > 0 && (best_ <= 0 || c.r.stats.median_ms < best_))
-      best_ = c.r.stats.median_ms;
-  }
   return retimeRejected(checked, r1);
 }
 
 // A candidate of the wave that failed its check had been the wave's bar for early rejection,
 // which round 1 would never have let it be: the ones it stopped as slower are timed again under
-// round 1's own rules, from the bar the checked candidates set.
+// round 1's own rules, from the bar the checked candidates set. best_ is left as it was.
 Status TuningRun::retimeRejected(const std::vector<size_t>& checked, const BenchOptions& r1) {
   const bool any_failed = std::any_of(checked.begin(), checked.end(), [&](size_t i) {
     return cands_[i].r.status != Code::kOk;
@@ -140,10 +149,17 @@ Status TuningRun::retimeRejected(const std::vector<size_t>& checked, const Bench
   }
   if (again.empty()) return Status::Ok();
   timelineMark("race_early_again", std::to_string(again.size()));
+  const double before = best_;
+  for (size_t i : checked) {  // the bar the checked candidates set
+    const Cand& c = cands_[i];
+    if (c.r.status == Code::kOk && c.r.stats.runs > 0 && (best_ <= 0 || c.r.stats.median_ms < best_))
+      best_ = c.r.stats.median_ms;
+  }
   const BenchOptions* prev = round_bo_;
   round_bo_ = &r1;
   Status st = bench(again);
   round_bo_ = prev;
+  best_ = before;
   return st;
 }
 

@@ -63,8 +63,9 @@ class TuningRun {
   std::vector<char> storeHits(const std::vector<size_t>& order, int threads);
   // Options::early_jit (tuning_run_early.cc): whether the first `first` positions of the order
   // (hits_) are all store hits and the run isolates with vendor candidates; then the first wave
-  // is taken from the pool and timed unchecked (early_), the vendor round after it, and the
-  // candidates round 1 would have read back are checked (checkEarly). Otherwise the vendor round.
+  // is taken from the pool and timed unchecked (early_), its candidates that set a new bar are
+  // checked (checkEarly: a superset of round 1's read-backs), then the vendor round. Otherwise
+  // the vendor round alone.
   bool earlyJit(const std::vector<size_t>& vendor, size_t first) const;
   Status raceEarlyThenVendors(CompilePool& pool, size_t first, const std::vector<size_t>& order,
                               const std::vector<size_t>& vendor, double* vendor_ms);

@@ -11,8 +11,9 @@ set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 D=${DEADLINE:-170}
 left() { echo $(( D - SECONDS )); }
-echo "== warm 4096^3: base / this / this with KTUNE_EARLY_JIT=0, ${N:-6} rounds"
-OUT=$OUT/w WHOS="base this noearly" BUILD_noearly=this ENV_noearly="KTUNE_EARLY_JIT=0" SHARE=1 \
+# WARM_WHOS: the warm part's builds (default "base this noearly").
+echo "== warm 4096^3: ${WARM_WHOS:-base this noearly}, ${N:-6} rounds"
+OUT=$OUT/w WHOS="${WARM_WHOS:-base this noearly}" BUILD_noearly=this ENV_noearly="KTUNE_EARLY_JIT=0" SHARE=1 \
   PREP=1 ALT=1 N=${N:-6} GAP=0.6 SUITE=0 DEADLINE=$(( $(left) < ${W_S:-50} ? $(left) : ${W_S:-50} )) \
   bash dev/warm_time_device.sh 2>&1 | tail -${TAIL:-60}
 if [ "$(left)" -gt 25 ] && [ "${NS:-2}" -gt 0 ]; then
