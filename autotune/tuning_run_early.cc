@@ -25,7 +25,11 @@ namespace ktune {
 namespace detail {
 
 bool TuningRun::earlyJit(const std::vector<size_t>& vendor, size_t first) const {
+  // Only while the worker's vendor library has not been used (its set-up is what the wave hides):
+  // a later key of the process times the vendor candidates first, as before (a suite's large keys
+  // timed their wave without the vendor's bar for early rejection, for nothing).
   if (!e_.options().early_jit || iso_off_ || vendor.empty() || e_.devicePool() ||
+      e_.workerVendorWarm() ||
       e_.engineOptions().isolation.vendor_in_process || first == 0 || hits_.size() < first)
     return false;
   return std::all_of(hits_.begin(), hits_.begin() + static_cast<long>(first),
@@ -41,7 +45,11 @@ Status TuningRun::raceEarlyThenVendors(CompilePool& pool, size_t first,
                                        const std::vector<size_t>& order,
                                        const std::vector<size_t>& vendor, double* vendor_ms) {
   early_ = Early{};
-  if (!earlyJit(vendor, std::min(first, order.size()))) return benchVendors(vendor, vendor_ms);
+  if (!earlyJit(vendor, std::min(first, order.size()))) {
+    KTUNE_RETURN_IF_ERROR(benchVendors(vendor, vendor_ms));
+    if (!iso_off_ && !vendor.empty()) e_.noteWorkerVendorWarm();
+    return Status::Ok();
+  }
   const size_t want = std::min(first, order.size());
   while (early_.got.size() < want) {  // store hits: each a few ms at most
     std::vector<size_t> got = pool.take();
@@ -74,6 +82,7 @@ Status TuningRun::raceEarlyThenVendors(CompilePool& pool, size_t first,
   }
   best_ = before;  // the vendor round starts from the bar it always had
   KTUNE_RETURN_IF_ERROR(benchVendors(vendor, vendor_ms));
+  e_.noteWorkerVendorWarm();
   if (early_best > 0 && (best_ <= 0 || early_best < best_)) best_ = early_best;
   return Status::Ok();
 }

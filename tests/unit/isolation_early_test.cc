@@ -4,6 +4,7 @@
 // beside one vendor candidate. A warm run (its first wave in the store) sends the wave before the
 // vendor candidate, unchecked; the checks (a superset of round 1's) come before the vendor round,
 // so the wrong config fails as it did before and never wins, with finalists off (no later check).
+// A second key of the same process times the vendor candidate first again (nothing to hide).
 #include <gtest/gtest.h>
 
 #include <stdlib.h>
@@ -58,6 +59,10 @@ TEST(IsolationEarlyWave, AWarmRaceTimesItsFirstWaveBeforeTheVendorAndAWrongConfi
     auto p = isotest::makeIsoProblem(env.backend.get(), 4096);
     auto rep = t.fam.tune(*p);
     EXPECT_TRUE(rep.ok()) << rep.status().toString() << "\n" << env.log.str();
+    // A second key in the same process: its worker's vendor library is set up already.
+    auto p2 = isotest::makeIsoProblem(env.backend.get(), 8192);
+    auto rep2 = t.fam.tune(*p2);
+    EXPECT_TRUE(rep2.ok()) << rep2.status().toString();
     *lines = timelineFrom(tl, seen);
     seen += lines->size();
     return rep.ok() ? *rep : TuneReport{};
@@ -85,6 +90,9 @@ TEST(IsolationEarlyWave, AWarmRaceTimesItsFirstWaveBeforeTheVendorAndAWrongConfi
   checkReport(tune(true, &lines), "warm");
   const long early = firstIndex(lines, "race_early"), vendor = firstIndex(lines, "race_vendor");
   ASSERT_GE(early, 0) << "the warm run did not time its first wave early";
+  long early_runs = 0;
+  for (const auto& l : lines) early_runs += hasLabel(l, "race_early") ? 1 : 0;
+  EXPECT_EQ(early_runs, 1) << "the second key timed its wave early too";
   ASSERT_GT(vendor, early);
   // The checks before the vendor round (its default then runs as when it came first).
   const long checked = firstIndex(lines, "race_early_checked");
