@@ -205,6 +205,9 @@ extern "C" int ktune_worker_main(int argc, char** argv) {
   GemmOp::OpOptions gemm_opts;
   gemm_opts.warm_up_later = true;
   gemm_opts.vendor_later = beside;
+  // The reference of a kept default left to the first check (KTUNE_EARLY_JIT): a warm race's
+  // early wave is timed while the library sets up.
+  gemm_opts.defer_reference = env->early_jit;
   auto ops = registerBuiltinOps(engine, gemm_opts);
   if (!ops.ok()) return fail(ops.status());
   if (beside) {

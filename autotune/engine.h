@@ -146,6 +146,10 @@ class TunerEngine {
   DynamicShapes& dynamicShapes() { return *shapes; }
   // Several devices (Options::devices): the pool; null on one device.
   DevicePool* devicePool() const { return devices.get(); }
+  // The worker has timed vendor candidates: its vendor library's one-time set-up is done, so a
+  // later key's race has nothing to hide behind an early wave (tuning_run_early.cc).
+  bool workerVendorWarm() const { return worker_vendor_warm.load(); }
+  void noteWorkerVendorWarm() { worker_vendor_warm.store(true); }
   // Starts building a family's problem in every worker now (the pool's, else the engine's own
   // worker, started if needed), so it overlaps the compiles. The caller holds bench_mu.
   void prepareWorkers(const std::string& family, const std::string& args_json);
@@ -326,6 +330,7 @@ class TunerEngine {
   std::unique_ptr<WorkerSupervisor> worker;
   IsolationStats iso_fallback;  // counters kept when no supervisor exists
   std::set<std::string> iso_warned;  // fallback warnings already printed
+  std::atomic<bool> worker_vendor_warm{false};  // workerVendorWarm()
 
   // Options::devices with more than one device: the candidates are spread over them
   // (autotune/device_pool.h). Null on one device. Declared after the members it uses, so it goes

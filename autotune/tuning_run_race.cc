@@ -322,12 +322,12 @@ Status TuningRun::compileAndRace() {
                                   static_cast<int>(n), cands_[to_compile_[j]].r.config});
                    });
   pool.setWindow(wv.window, wv.first);
-  pool.setCheap(storeHits(order, threads));
+  pool.setCheap(hits_ = storeHits(order, threads));
   pool_ = &pool;
   pool.start();
-  first.benchmarked += static_cast<int>(vendor.size());
   double vendor_ms = 0;
-  Status st = benchVendors(vendor, &vendor_ms);
+  Status st = raceEarlyThenVendors(pool, wv.first, order, vendor, &vendor_ms);
+  first.benchmarked += static_cast<int>(vendor.size() + early_.batch.size());
   stop.reset(n);
   std::vector<bool>& taken = stop.cv.taken;
   const double vendor_best = fastestOf(cands_, vendor);
@@ -340,12 +340,12 @@ Status TuningRun::compileAndRace() {
   long leader_slot = -1;
   bool stopping = false, by_budget = false;
   const std::string what = f_.name + " [" + key_ + "]";  // the verbose lines' label
-  for (std::vector<size_t> got; st.ok() && !(got = pool.take()).empty();) {
+  for (std::vector<size_t> got; st.ok() && !(got = nextBatch(pool)).empty();) {
     sortBySlot(pool, got);  // the start order within what finished together
     std::vector<size_t> batch;
     for (size_t j : got) {
       taken[j] = true;
-      admit(order[j], batch);
+      if (!early_.timed) admit(order[j], batch);  // the early wave's were, and timed
     }
     explored += got.size();
     first.benchmarked += static_cast<int>(batch.size());

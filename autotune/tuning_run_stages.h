@@ -61,6 +61,19 @@ class TuningRun {
   // Round 1 of the vendor candidates; *ms: its wall time.
   Status benchVendors(const std::vector<size_t>& vendor, double* ms);
   std::vector<char> storeHits(const std::vector<size_t>& order, int threads);
+  // Options::early_jit (tuning_run_early.cc): whether the first `first` positions of the order
+  // (hits_) are all store hits and the run isolates with vendor candidates; then the first wave
+  // is taken from the pool and timed unchecked (early_), its candidates that set a new bar are
+  // checked (checkEarly: a superset of round 1's read-backs), then the vendor round. Otherwise
+  // the vendor round alone.
+  bool earlyJit(const std::vector<size_t>& vendor, size_t first) const;
+  Status raceEarlyThenVendors(CompilePool& pool, size_t first, const std::vector<size_t>& order,
+                              const std::vector<size_t>& vendor, double* vendor_ms);
+  Status checkEarly(const BenchOptions& r1);
+  Status retimeRejected(const std::vector<size_t>& checked, const BenchOptions& r1);
+  // The race's next batch of positions: the early wave first (early_.timed set: admitted and
+  // timed already), then the pool's.
+  std::vector<size_t> nextBatch(CompilePool& pool);
   Status raceRounds();
   // The drift probe (guided.h: drift): the first candidate timed in round 1 timed again.
   Status probeDrift();
@@ -108,6 +121,12 @@ class TuningRun {
   int bench_index_ = 0;
   const BenchOptions* round_bo_ = nullptr;  // a guided round's bench options (null: the engine's)
   std::vector<double> static_score_;        // guided: per candidate, its static prior
+  std::vector<char> hits_;  // guided: per position of the prior's order, a store hit
+  struct Early {
+    std::vector<size_t> got;    // positions of the first wave taken before the vendor round
+    std::vector<size_t> batch;  // their candidates admitted and timed
+    bool timed = false;         // nextBatch() handed the early wave out: not timed again
+  } early_;
   long first_timed_ = -1;  // guided: the candidate round 1 timed first (the drift probe's)
   std::atomic<bool> write_reported_{false};  // a failed journal/database write was logged
   std::atomic<bool> compile_issued_{false};  // compileOne's timeline mark was made

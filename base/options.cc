@@ -191,8 +191,9 @@ Expected<TunerOptions> TunerOptions::fromEnv() {
     if (o.worker_context != "beside" && o.worker_context != "first")
       return Status::InvalidArgument(std::string("KTUNE_WORKER_CONTEXT='") + v + "': expected beside or first");
   }
-  if (const char* v = env("KTUNE_VENDOR_ANSWERS"))
-    KTUNE_RETURN_IF_ERROR(parseBool("KTUNE_VENDOR_ANSWERS", v, &o.vendor_answers));
+  for (auto [name, field] : {std::pair{"KTUNE_EARLY_JIT", &o.early_jit},
+                              std::pair{"KTUNE_VENDOR_ANSWERS", &o.vendor_answers}})
+    if (const char* v = env(name)) KTUNE_RETURN_IF_ERROR(parseBool(name, v, field));
   if (const char* v = env("KTUNE_VENDOR_ALGOS"))
     KTUNE_RETURN_IF_ERROR(parseInt("KTUNE_VENDOR_ALGOS", v, &o.vendor_algos));
   if (const char* v = env("KTUNE_FINALISTS")) {

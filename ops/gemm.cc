@@ -233,6 +233,7 @@ Expected<std::unique_ptr<GemmOp>> GemmOp::create(Engine& tuner, OpOptions option
   S->vendor_algos = tuner.options().options.vendor_algos;
   if (tuner.options().options.vendor_answers) S->answers_dir = tuner.options().options.cache_dir;
   S->warm_up_later = options.warm_up_later;
+  S->defer_reference = options.defer_reference;
   if (!options.vendor_later) openVendorLibrary(S, backend, sim, options);
   else if (S->vendor_algos > 0)
     S->open_vendor = [S, backend, sim, options] { openVendorLibrary(S, backend, sim, options); };
@@ -317,10 +318,12 @@ Expected<std::unique_ptr<GemmOp>> GemmOp::create(Engine& tuner, OpOptions option
     // Typed fields and the memory the problem needs, before allocating (checkBuiltinTuneArgs).
     KTUNE_RETURN_IF_ERROR(checkBuiltinTuneArgs("gemm", parseJsonOrDiscarded(text)));
     KTUNE_ASSIGN_OR_RETURN(gemm::GemmShape shape, gemmShapeFromJson(text));
-    S->warmUpFor(shape);  // beside the inputs' fill, where the reference will ask the library
+    // Beside the inputs' fill, where the reference will ask the library (or the first check).
+    const bool later = S->warmUpFor(shape);
     KTUNE_ASSIGN_OR_RETURN(std::shared_ptr<GemmCall> call,
                            makeGemmProblem(S->tuner->backend(), S->tuner->device(), shape, 1));
     timelineMark("problem_inputs");
+    if (later) return call;  // OpOptions::defer_reference
     S->prepareReference(*call);
     timelineMark("problem_reference");
     return call;

@@ -132,6 +132,12 @@ class GemmOp {
     // (ops/vendor_answers.h): a process that needs no answer from the library (the isolating
     // `ktune tune` and its worker on a warm cache) pays nothing for it.
     bool warm_up_later = false;
+    // A rebuilt problem (make_problem: the isolation worker's) whose reference the vendor library
+    // computes from a kept default leaves it to the first check, with the library's set-up
+    // started on its thread: the problem is ready once its inputs are, and candidates timed
+    // without a check (a warm race's early wave, Options::early_jit) run while the library sets
+    // up. A reference that is a JIT kernel (no kept default, fp8, unaligned A) is made at once.
+    bool defer_reference = false;
   };
   // Registers the family "gemm" on `tuner`, which must outlive the op (as with Family<P>; this
   // takes what Engine::create returns: GemmOp::create(**tuner)). Fails when the tuner's device

@@ -108,11 +108,19 @@ Status GemmOp::State::preRun(const GemmCall& call, StreamHandle stream) {
   return poisonNaN(be, call.buf.c, dtypeOf(s.c), s.m * s.ldc, stream);
 }
 
-void GemmOp::State::warmUpFor(const gemm::GemmShape& s) {
-  if (!warm_up_later || !vendor || tuner->device().vendor == Vendor::kSimulated) return;
+bool GemmOp::State::referenceLater(const gemm::GemmShape& s) const {
   // The problem's A is placed by s.aligned16 (makeGemmProblem): the reference's shape key.
-  if (vendor_answers::keptDefault(*vendor, answers_dir, tuner->device(), s, vendor_algos).empty())
+  return defer_reference && vendor && s.aligned16 && !isFp8(s.ab) &&
+         s.act == gemm::Activation::kNone &&
+         !vendor_answers::keptDefault(*vendor, answers_dir, tuner->device(), s, vendor_algos).empty();
+}
+
+bool GemmOp::State::warmUpFor(const gemm::GemmShape& s) {
+  const bool later = referenceLater(s);
+  if (!warm_up_later || !vendor || tuner->device().vendor == Vendor::kSimulated) return later;
+  if (later || vendor_answers::keptDefault(*vendor, answers_dir, tuner->device(), s, vendor_algos).empty())
     vendor->startWarmUp(tuner->device().ordinal);
+  return later;
 }
 
 Status GemmOp::State::launchReference(const GemmCall& call, DevicePtr out, StreamHandle stream) {

@@ -29,8 +29,13 @@ struct GemmOp::State {
   // (Options::vendor_answers off).
   std::string answers_dir;
   bool warm_up_later = false;  // OpOptions::warm_up_later
-  // The vendor's warm-up for `s`, where the op defers it (warm_up_later) and no answer is kept.
-  void warmUpFor(const gemm::GemmShape& s);
+  bool defer_reference = false;  // OpOptions::defer_reference
+  // The vendor's warm-up for `s`, where the op defers it (warm_up_later) and no answer is kept,
+  // or the reference is left to the first check (referenceLater). Returns referenceLater(s).
+  bool warmUpFor(const gemm::GemmShape& s);
+  // Whether a rebuilt problem of shape `s` leaves its reference to the first check
+  // (defer_reference, and the reference is the vendor's kept default: no compile waits there).
+  bool referenceLater(const gemm::GemmShape& s) const;
   std::function<void()> open_vendor;  // OpOptions::vendor_later: GemmOp::openVendor's work
   std::function<Config(const GemmCall&)> key_default;  // the family's default_for (defaultFor)
   // Verification checks both sides of every multiple of this many rows: the smallest BLOCK_M of

@@ -7,7 +7,8 @@
 # race while its threads start jobs) and isolation (worker supervisor, prepare requests; the
 # compile workers handed out to several threads), the suite's look-ahead thread beside the tuning
 # (tune_lookahead_test), the early first wave's engine compiling into the tuner's store beside it
-# (tune_early_wave_test), the device fill's side compile (device_fill_test) and the output check's
+# (tune_early_wave_test), a warm race's early wave beside the worker's library set-up
+# (isolation_early_test), the device fill's side compile (device_fill_test) and the output check's
 # compare split over threads (verifier_compare_test).
 # Any race report fails the stage (halt_on_error=1). The isolation tests' worker raises SIGSEGV /
 # SIGABRT on purpose, so TSan must not handle those signals (handle_segv=0, handle_abort=0).
@@ -19,7 +20,8 @@ BUILD=${TSAN_BUILD_DIR:-build-tsan}
 JOBS=${SANITIZE_JOBS:-$(nproc)}
 TESTS=(autotune_tuner_test autotune_pipeline_test isolation_worker_test isolation_pipeline_test shapes_test
        shapes_ops_test shapes_vendor_rank_test compile_pool_test isolation_compile_workers_test
-       context_later_test tune_lookahead_test device_fill_test verifier_compare_test tune_early_wave_test)
+       context_later_test tune_lookahead_test device_fill_test verifier_compare_test tune_early_wave_test
+       isolation_early_test)
 bash scripts/configure.sh "$BUILD" -S . -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKTUNE_BUILD_BENCH=OFF -DKTUNE_BUILD_EXAMPLES=OFF \
   -DCMAKE_CXX_FLAGS="-fsanitize=thread -g" -DCMAKE_C_FLAGS="-fsanitize=thread -g" \
   -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=thread" \

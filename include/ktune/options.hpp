@@ -116,6 +116,12 @@ struct KTUNE_API TunerOptions {
   // beside its compiler's load and its ops' registration ("beside", the default; not with worker
   // plugins, which may use the device when they register), or before them ("first").
   std::string worker_context = "beside";
+  // KTUNE_EARLY_JIT=0|1: an isolated guided race whose first wave the code-object store holds
+  // times that wave before the vendor library's candidates, unchecked, while the worker's vendor
+  // library sets up (its first use costs ~0.1 s before any of its GEMMs runs); the ones that set a
+  // new bar in the wave are checked before the vendor round (autotune/tuning_run_early.cc).
+  // On by default; 0 times the vendor candidates first.
+  bool early_jit = true;
   // KTUNE_EARLY_WAVE=0|1: `ktune tune gemm` into an empty store compiles its first key's first
   // wave from a device NVML predicts, before the driver has started (tools/tune_early_wave.h);
   // the tuning itself uses the driver's device. On by default; 0 waits for the driver's device.

@@ -3,7 +3,8 @@
 // The kernel's behaviour is chosen by the MODE define, so both processes agree on it:
 //   0 good, 1 returns kDeviceFault, 2 raise(SIGSEGV), 3 hangs forever, 4 abort(),
 //   5 good but sleeps 2 ms of wall time per launch (to kill a tuner mid-run),
-//   6 good once two devices run it at the same time (overlapGate: multi-device workers).
+//   6 good once two devices run it at the same time (overlapGate: multi-device workers),
+//   7 wrong (3x instead of 2x) and the fastest of all (a wrong kernel that must never win).
 #pragma once
 
 #include <fcntl.h>
@@ -105,10 +106,12 @@ inline void registerIsoKernels(SimBackend& b,
                   auto n = L.arg<int64_t>(0);
                   auto* x = static_cast<float*>(L.backend->hostPtr(L.arg<DevicePtr>(1)));
                   auto* y = static_cast<float*>(L.backend->hostPtr(L.arg<DevicePtr>(2)));
-                  for (int64_t i = 0; i < n; ++i) y[i] = 2.f * x[i];
+                  const float k = L.define("MODE") == 7 ? 3.f : 2.f;
+                  for (int64_t i = 0; i < n; ++i) y[i] = k * x[i];
                   return Status::Ok();
                 },
                 [](const SimLaunch& L) {
+                  if (L.define("MODE") == 7) return 0.01;
                   // Fastest at BLOCK=256.
                   double b = double(L.define("BLOCK", 256));
                   return 0.02 + 0.01 * std::fabs(std::log2(b / 256.0));
@@ -145,6 +148,30 @@ inline void useGeneratedModules(testfamily::SpecFamily<IsoProblem>& f) {
   };
 }
 
+// Family "iso_early": one vendor candidate ("fakeblas", the default), iso_scale at BLOCK=200
+// (a little slower than the JIT BLOCK=256), in both processes.
+inline void addFakeVendor(testfamily::SpecFamily<IsoProblem>& f, Backend* b) {
+  f.spec.vendor_candidates = [](const IsoProblem&) {
+    return std::vector<VendorCandidate>{{"fake:algo=0", "fakeblas", true}};
+  };
+  auto fn = std::make_shared<FunctionHandle>();
+  f.spec.vendor_launch = [b, fn](const std::string&, const IsoProblem& p, StreamHandle s) -> Status {
+    if (!fn->p) {
+      CompileRequest req;
+      req.source = "// fakeblas";
+      req.entry = "iso_scale";
+      req.arch = isoDevice().arch;
+      req.defines = {{"BLOCK", "200"}, {"MODE", "0"}};
+      KTUNE_ASSIGN_OR_RETURN(CodeObject co, SimCompiler().compile(req));
+      KTUNE_ASSIGN_OR_RETURN(ModuleHandle m, b->loadModule(co.binary));
+      KTUNE_ASSIGN_OR_RETURN(*fn, b->getFunction(m, "iso_scale"));
+    }
+    KernelArgs a;
+    a.add(p.n).add(p.x).add(p.y);
+    return b->launch(*fn, Dim3{unsigned(ceilDiv(p.n, 200)), 1, 1}, Dim3{200, 1, 1}, 0, a.data(), s);
+  };
+}
+
 inline testfamily::SpecFamily<IsoProblem> isoFamily(Backend* b, const std::string& name,
                                                     std::vector<Config> configs,
                                                     bool offline = true) {
@@ -174,6 +201,7 @@ inline testfamily::SpecFamily<IsoProblem> isoFamily(Backend* b, const std::strin
   };
   x.default_config = x.configs.front();
   if (name == "iso_generated") useGeneratedModules(fam);
+  if (name == "iso_early") addFakeVendor(fam, b);
   if (offline) {
     f.args_json = [](const IsoProblem& p) { return "{\"n\":" + std::to_string(p.n) + "}"; };
     f.make_problem = [b](const std::string& j) -> Expected<std::shared_ptr<IsoProblem>> {
@@ -200,6 +228,12 @@ inline std::vector<std::pair<std::string, std::vector<Config>>> isoFamilies() {
       {"iso_generated", {cfg(64, 0), cfg(128, 1), cfg(256, 0), cfg(512, 0)}},
       {"iso_overlap",
        {cfg(64, 6), cfg(128, 6), cfg(256, 6), cfg(512, 6), cfg(1024, 6), cfg(32, 6)}},
+      // A guided race (16 configs or more), the wrong one and the winner in its first wave (the
+      // prior takes the smaller blocks first on the simulated device).
+      {"iso_early",
+       {cfg(256, 7), cfg(128, 0), cfg(256, 0), cfg(512, 0), cfg(192, 0), cfg(320, 0), cfg(224, 0),
+        cfg(384, 0), cfg(240, 0), cfg(448, 0), cfg(576, 0), cfg(640, 0), cfg(704, 0), cfg(768, 0),
+        cfg(832, 0), cfg(896, 0), cfg(960, 0), cfg(1024, 0)}},
   };
 }
 

@@ -100,6 +100,7 @@ const std::map<std::string, Case>& cases() {
        {"0", [](const Options& o) { return o.tuner_connections == 0; }, "33"}},
       {"KTUNE_WORKER_CONNECTIONS",
        {"4", [](const Options& o) { return o.worker_connections == 4; }, "-2"}},
+      {"KTUNE_EARLY_JIT", {"0", [](const Options& o) { return !o.early_jit; }, "first"}},
       {"KTUNE_VENDOR_ANSWERS", {"0", [](const Options& o) { return !o.vendor_answers; }, "kept"}},
       {"KTUNE_WORKER_CONTEXT",
        {"first", [](const Options& o) { return o.worker_context == "first"; }, "later"}},
