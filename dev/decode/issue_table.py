@@ -21,13 +21,16 @@ MODES = ("flush", "rot")
 
 
 def short(kind, cfg):
-    """A config in a few letters: decode G<grid> W NT U D (XR, PF, FMA), tma BN C S SK E, skinny."""
+    """A config in a few letters: decode G<grid> W NT U D (XR, PF, FMA, the probe knobs), tma BN C S SK E, skinny."""
     kv = dict(x.split("=", 1) for x in cfg.split(",") if "=" in x)
     g = lambda k, d="": kv.get(k, d)
     if kind == "decode":
         s = f"G{g('DC_GRID')} W{g('DC_WARPS')} NT{g('DC_NT')} U{g('DC_U')} D{g('DC_DEPTH')}"
         s += f" XR{g('DC_XR')}" if g("DC_XR", "0") != "0" else ""
         s += f" PF{g('DC_PF')}" if g("DC_PF", "1") not in ("0", "1") else ""
+        # The probe knobs of the curated twins (two consumer warpgroups, alternate stages, the
+        # hand-over, the start path, the wgmmas in flight, the weights evict-first).
+        s += "".join(f" {k[3:]}{g(k)}" for k in ("DC_CW", "DC_PP", "DC_XH", "DC_ST", "DC_WP", "DC_EF") if g(k))
         return ("decode FMA " if g("DC_WG") == "3" else "decode ") + s
     if kind == "tma":
         s = f"tma BN{g('BLOCK_N')} C{g('CONSUMERS')} S{g('NUM_STAGES')} SK{g('SPLIT_K')} E{g('EPI_TMA')}"
