@@ -42,25 +42,43 @@ bool complete(const std::vector<double>& t) {
 // A time for the log ratio: a zero time (a call that does no device work) is a tiny one.
 double positive(double ms) { return std::max(ms, 1e-9); }
 
+// The per-round log ratios of `a`'s times to `b`'s (the rounds both have).
+std::vector<double> logRatios(const std::vector<double>& a, const std::vector<double>& b) {
+  std::vector<double> l;
+  for (size_t r = 0; r < a.size() && r < b.size(); ++r)
+    l.push_back(std::log(positive(a[r]) / positive(b[r])));
+  return l;
+}
+
+// Their mean and sample standard deviation (0 with fewer than two).
+struct MeanSd {
+  double mean = 0, sd = 0;
+};
+MeanSd meanSd(const std::vector<double>& l) {
+  MeanSd m;
+  if (l.empty()) return m;
+  const double n = static_cast<double>(l.size());
+  m.mean = std::accumulate(l.begin(), l.end(), 0.0) / n;
+  double ss = 0;
+  for (double x : l) ss += (x - m.mean) * (x - m.mean);
+  m.sd = l.size() < 2 ? 0 : std::sqrt(ss / (n - 1));
+  return m;
+}
+
 // Paired comparison of finalist `a` with the baseline `b`: the geometric mean of the per-round
 // time ratios and its 95% t interval (log scale, so the interval is symmetric in ratio terms).
 struct Paired {
   double ratio = 1, lo = 1, hi = 1;
 };
 Paired paired(const std::vector<double>& a, const std::vector<double>& b) {
-  std::vector<double> l;
-  for (size_t r = 0; r < a.size() && r < b.size(); ++r)
-    l.push_back(std::log(positive(a[r]) / positive(b[r])));
+  const std::vector<double> l = logRatios(a, b);
   Paired p;
   if (l.empty()) return p;
-  const double n = static_cast<double>(l.size());
-  const double mean = std::accumulate(l.begin(), l.end(), 0.0) / n;
-  double ss = 0;
-  for (double x : l) ss += (x - mean) * (x - mean);
+  const auto [mean, sd] = meanSd(l);
   // One round gives no spread: the interval is unbounded then (never a confident win).
   const double half = l.size() < 2 ? HUGE_VAL
-                                   : studentT95(static_cast<int>(l.size()) - 1) *
-                                         std::sqrt(ss / (n - 1)) / std::sqrt(n);
+                                   : studentT95(static_cast<int>(l.size()) - 1) * sd /
+                                         std::sqrt(static_cast<double>(l.size()));
   p.ratio = std::exp(mean);
   p.lo = std::exp(mean - half);
   p.hi = std::exp(mean + half);
@@ -71,26 +89,15 @@ Paired paired(const std::vector<double>& a, const std::vector<double>& b) {
 // X = log(a / w) taken as normal around the rounds' mean, its standard error widened by the t
 // quantile's excess over the normal's for few rounds.
 double expectedLoss(const std::vector<double>& a, const std::vector<double>& w) {
-  std::vector<double> l;
-  for (size_t r = 0; r < a.size() && r < w.size(); ++r)
-    l.push_back(std::log(positive(a[r]) / positive(w[r])));
+  const std::vector<double> l = logRatios(a, w);
   if (l.size() < 2) return HUGE_VAL;
-  const double n = static_cast<double>(l.size());
-  const double mean = std::accumulate(l.begin(), l.end(), 0.0) / n;
-  double ss = 0;
-  for (double x : l) ss += (x - mean) * (x - mean);
-  const double se = std::sqrt(ss / (n - 1) / n) * studentT95(static_cast<int>(n) - 1) / 1.96;
+  const int n = static_cast<int>(l.size());
+  const auto [mean, sd] = meanSd(l);
+  const double se = sd / std::sqrt(static_cast<double>(n)) * studentT95(n - 1) / 1.96;
   if (se <= 0) return std::max(0.0, -mean);
   const double z = mean / se;
   const double pdf = 0.3989422804014327 * std::exp(-0.5 * z * z);  // 1 / sqrt(2 pi)
   return se * pdf - mean * 0.5 * std::erfc(z / std::sqrt(2.0));
-}
-
-std::vector<double> logRatios(const std::vector<double>& a, const std::vector<double>& b) {
-  std::vector<double> l;
-  for (size_t r = 0; r < a.size() && r < b.size(); ++r)
-    l.push_back(std::log(positive(a[r]) / positive(b[r])));
-  return l;
 }
 
 // Chance that per-round log ratios `l` (a challenger's to the default) still put its mean below
@@ -99,12 +106,11 @@ std::vector<double> logRatios(const std::vector<double>& a, const std::vector<do
 double holdChance(const std::vector<double>& l, double margin, int planned) {
   const int n = static_cast<int>(l.size()), left = planned - n;
   if (n < 2 || left <= 0) return 1;
-  const double mean = std::accumulate(l.begin(), l.end(), 0.0) / n;
-  double ss = 0;
-  for (double x : l) ss += (x - mean) * (x - mean);
+  const MeanSd m = meanSd(l);
+  const double mean = m.mean;
   // The spread of a few rounds is itself uncertain: widened by the t quantile's excess, as in
   // expectedLoss (unwidened, 2 of 150 simulated sub-margin near-ties stopped on a win at round 3).
-  const double sd = std::sqrt(ss / (n - 1)) * studentT95(n - 1) / 1.96;
+  const double sd = m.sd * studentT95(n - 1) / 1.96;
   const double rest = (planned * std::log(1 - margin) - n * mean) / left;  // the mean left to stay
   if (sd <= 0) return mean < rest ? 1 : 0;
   const double z = (rest - mean) / (sd / std::sqrt(double(left)));
@@ -185,10 +191,7 @@ namespace {
 double winChance(const std::vector<double>& l, double margin, int planned) {
   const int n = static_cast<int>(l.size()), left = planned - n;
   if (n < 2 || left <= 0) return 1;
-  const double mean = std::accumulate(l.begin(), l.end(), 0.0) / n;
-  double ss = 0;
-  for (double x : l) ss += (x - mean) * (x - mean);
-  const double sd = std::sqrt(ss / (n - 1));
+  const auto [mean, sd] = meanSd(l);
   // The final mean must be below both log(1 - margin) and minus the final interval's half-width.
   const double need = std::min(std::log(1 - margin),
                                -studentT95(planned - 1) * sd / std::sqrt(double(planned)));
@@ -204,12 +207,10 @@ bool finalistCanStillWin(const std::vector<std::vector<double>>& times, int base
   if (baseline < 0 || baseline >= static_cast<int>(times.size()) || !complete(times[baseline]))
     return true;
   if (static_cast<int>(i) == baseline || i >= times.size() || !complete(times[i])) return false;
-  std::vector<double> l;
-  for (size_t r = 0; r < times[i].size() && r < times[baseline].size(); ++r)
-    l.push_back(std::log(positive(times[i][r]) / positive(times[baseline][r])));
+  const std::vector<double> l = logRatios(times[i], times[baseline]);
   // A gain above the margin by the mean or the median of its rounds (one disturbed round moves
   // the mean only) is never given up: finalistsWorthMoreRounds may give it more rounds instead.
-  const double mean = l.empty() ? 0 : std::accumulate(l.begin(), l.end(), 0.0) / double(l.size());
+  const double mean = meanSd(l).mean;
   const double bar = std::log(1 - margin);
   // Rounds too spread out to say anything (kFinalistUninformed) give nobody up either.
   const Paired p = paired(times[i], times[baseline]);
