@@ -70,6 +70,8 @@ void printRow(const RegretRow& r) {
                   r.exhaustive_why.c_str(), r.guided_why.c_str());
       std::printf("%-34s   exhaustive %s\n%-34s   guided     %s\n", "", r.exhaustive_winner.c_str(),
                   "", r.guided_winner.c_str());
+      std::printf("%-34s   the exhaustive winner in the guided run: %s\n", "",
+                  r.exhaustive_winner_in_guided.c_str());
     }
   }
   std::fflush(stdout);
@@ -95,7 +97,8 @@ nlohmann::json rowsJson(const std::vector<RegretRow>& rows) {
                  {"candidates", r.candidates}, {"exhaustive_compiled", r.exhaustive_compiled},
                  {"guided_compiled", r.guided_compiled}, {"guided_reached", r.guided_reached},
                  {"regret_estimate", r.regret_estimate}, {"exhaustive_why", r.exhaustive_why},
-                 {"guided_why", r.guided_why}, {"error", r.error}});
+                 {"guided_why", r.guided_why},
+                 {"exhaustive_winner_in_guided", r.exhaustive_winner_in_guided}, {"error", r.error}});
   const RegretSummary s = summarize(rows);
   return {{"rows", a},
           {"summary", {{"keys", s.keys}, {"within_1pct", s.within_1pct}, {"geomean", s.geomean},

@@ -224,12 +224,25 @@ RegretRow oneShape(Side& ex, Side& gd, const RegretShape& s, const RegretOptions
   const CandidateResult *a = winnerOf(*re), *b = winnerOf(*rg);
   if (!a || !b) return row.error = "a side recorded no winner", row;
   if (a->config == b->config && a->source == b->source) return row;
+  row.exhaustive_winner_in_guided = fateIn(*rg, *a, *b);
   Status st = retime(*ex.tuner, re->family, *p, *a, *b, o, gd.tuner->options().bench, &row);
   if (!st.ok()) row.error = st.toString();
   return row;
 }
 
 }  // namespace
+
+std::string fateIn(const TuneReport& r, const CandidateResult& x, const CandidateResult& w) {
+  for (const CandidateResult& c : r.candidates) {
+    if (c.config != x.config || c.source != x.source) continue;
+    if (c.status != Code::kOk) return "stopped: " + c.reason;
+    if (c.stats.runs == 0) break;
+    const double wm = std::max(w.stats.median_ms, 1e-9);
+    return strprintf("raced %.4g ms, %.4fx the winner's %.4g ms", c.stats.median_ms,
+                     c.stats.median_ms / wm, wm);
+  }
+  return "not raced";
+}
 
 void retimeRatio(const std::vector<double>& logs, double* ratio, double* lo, double* hi) {
   double mean = 0, ss = 0;

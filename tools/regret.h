@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "autotune/search.h"
 #include "base/options.h"
 #include "compiler/compiler.h"
 #include "runtime/backend.h"
@@ -40,6 +41,8 @@ struct RegretRow {
   // Each side's finalist decision ("within noise 0.971 [0.941, 1.002] 2x6"): where the winners
   // differ, whether a side kept the default over a gain its rounds could not separate.
   std::string exhaustive_why, guided_why;
+  // Where the winners differ: what the guided run made of the exhaustive winner (fateIn).
+  std::string exhaustive_winner_in_guided;
   std::string error;           // non-empty: this shape failed (the others still ran)
 };
 
@@ -91,6 +94,12 @@ void retimeRatio(const std::vector<double>& logs, double* ratio, double* lo, dou
 // (each winner first as often as last), then once the interval lies on one side of
 // kRegretWithin or `max_rounds` are done.
 bool retimeDecided(const std::vector<double>& logs, int min_rounds, int max_rounds);
+
+// What run `r` made of candidate `x` (another run's winner), against r's own winner `w`: "not
+// raced" (never timed: not reached, or left out), "stopped: <reason>" (its race status, e.g. slower
+// than the best so far, or a failed check), or "raced 1.234 ms, 1.0123x the winner's 1.219 ms" (its
+// race median; the finalists' re-timing may have judged it apart from that).
+std::string fateIn(const TuneReport& r, const CandidateResult& x, const CandidateResult& w);
 
 // Runs the harness; a shape that fails is a row with `error`. Errors: a tuner cannot be made.
 Expected<std::vector<RegretRow>> runRegret(std::shared_ptr<Backend> backend, const Options& base,

@@ -384,6 +384,34 @@ TEST(GuidedRegret, RetimingRunsUntilTheOnePercentQuestionIsDecided) {
   EXPECT_TRUE(cli::retimeDecided({miss, miss + 0.001, miss - 0.001, miss}, 4, 12));
 }
 
+// Where the winners differ, the harness says what the guided run made of the exhaustive winner:
+// stopped in the race (with its reason), raced (its median against the guided winner's), or never
+// raced.
+TEST(GuidedRegret, SaysWhatTheGuidedRunMadeOfTheExhaustiveWinner) {
+  auto cand = [](const std::string& cfg, const std::string& src, Code st, double ms) {
+    CandidateResult c;
+    c.config = cfg;
+    c.source = src;
+    c.status = st;
+    c.stats.median_ms = ms;
+    c.stats.runs = ms > 0 ? 10 : 0;
+    return c;
+  };
+  const CandidateResult w = cand("BLOCK_N=128", "jit", Code::kOk, 1.0);
+  TuneReport r;
+  r.candidates = {w, cand("idx=5", "cublaslt", Code::kOk, 1.05)};
+  EXPECT_EQ(cli::fateIn(r, cand("idx=5", "cublaslt", Code::kOk, 0.95), w),
+            "raced 1.05 ms, 1.0500x the winner's 1 ms");
+  r.candidates[1].status = Code::kTimeout;
+  r.candidates[1].reason = "slower than best (3 runs)";
+  EXPECT_EQ(cli::fateIn(r, cand("idx=5", "cublaslt", Code::kOk, 0.95), w),
+            "stopped: slower than best (3 runs)");
+  // The same config from another source, or one the run never timed, was not raced.
+  EXPECT_EQ(cli::fateIn(r, cand("idx=5", "jit", Code::kOk, 0.95), w), "not raced");
+  r.candidates.push_back(cand("BLOCK_N=64", "jit", Code::kOk, 0));
+  EXPECT_EQ(cli::fateIn(r, cand("BLOCK_N=64", "jit", Code::kOk, 0.9), w), "not raced");
+}
+
 // The regret harness on the simulated device: every key's guided winner within 1% of the
 // exhaustive winner (the cost model is exact, so the re-timing ratio is exact too), and the guided
 // search compiles fewer configs than the exhaustive one.
