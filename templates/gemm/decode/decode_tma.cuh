@@ -5,9 +5,9 @@
 // mapa) are in templates/gemm/hopper.cuh, included before this file.
 #if DC_TMA
 // DC_EF = 1 (a probe knob, absent: 0; curated as twins): the weight boxes' L2 eviction priority
-// evict-first (streamed once, as the read bound's ld.global.cs loads). The gate/up pair's 3-D boxes,
-// the row-split pair's and A's boxes keep the default (A evict-last too measured level:
-// bench/NOTES.md, issue 32).
+// evict-first (streamed once, as the read bound's ld.global.cs loads), the gate/up pair's 3-D boxes
+// too. The row-split pair's multicast boxes and A's boxes keep the default (A evict-last too
+// measured level: bench/NOTES.md, issue 32).
 #ifndef DC_EF
 #define DC_EF 0
 #endif
@@ -30,8 +30,11 @@ KTUNE_DEVICE void tma_load_2d_hint(unsigned dst, const TensorMap* map, int c0, i
 // One box of the gate/up pair's 3-D map (gemm::decodePairMap, [2][N/2][K]) at (col c0, pair row j0,
 // half 0): 32 gate rows from j0, then the 32 up rows of the same columns, as one 64-row box.
 // mc: .multicast::cluster to both blocks of the row-split pair (DC_MSPLIT, below).
-template <bool mc = false>
-KTUNE_DEVICE void tma_load_pair(unsigned dst, const TensorMap* map, int c0, int j0, unsigned bar) {
+// hint: the box with an L2 cache-hint policy `pol` (DC_EF; not with mc).
+template <bool mc = false, bool hint = false>
+KTUNE_DEVICE void tma_load_pair(unsigned dst, const TensorMap* map, int c0, int j0, unsigned bar,
+                                unsigned long long pol = 0) {
+  static_assert(!(mc && hint), "the row-split pair's multicast boxes take no cache hint");
   if constexpr (mc)
     asm volatile(
         "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
@@ -39,12 +42,19 @@ KTUNE_DEVICE void tma_load_pair(unsigned dst, const TensorMap* map, int c0, int 
         "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(j0), "r"(0), "r"(bar),
         "h"((unsigned short)3)
         : "memory");
+  else if constexpr (hint)
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
+        " [%0], [%1, {%2, %3, %4}], [%5], %6;\n" ::"r"(dst),
+        "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(j0), "r"(0), "r"(bar), "l"(pol)
+        : "memory");
   else
     asm volatile(
         "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
         " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
         "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(j0), "r"(0), "r"(bar)
         : "memory");
+  (void)pol;
 }
 #if DC_CLUSTER || DC_MSPLIT
 // DC_CLUSTER: split K over a cluster: its kCL blocks stream one tile's K in kCL parts; the partial

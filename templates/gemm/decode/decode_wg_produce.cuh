@@ -30,7 +30,7 @@ KTUNE_DEVICE void produce_tma(const Prob& p, const TensorMap* tmW, const TensorM
         else tma_load_2d_pair(dst, tmW, c0, box_row(p, row0, b), bar);
       }
 #else
-      if constexpr (kPairBox) tma_load_pair(dst, tmW, c0, j0, bar);
+      if constexpr (kPairBox) tma_load_pair<false, (kEF > 0)>(dst, tmW, c0, j0, bar, wpol);
       else if constexpr (kEF > 0) tma_load_2d_hint(dst, tmW, c0, box_row(p, row0, b), bar, wpol);
       else tma_load_2d(dst, tmW, c0, box_row(p, row0, b), bar);
 #endif
