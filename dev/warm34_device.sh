@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # GPU machine (carry .devwork/warm, staged by `BASE=<base build> bash dev/regret_stage.sh
-# /work/main/.devwork/warm` from this checkout): issue 34's warm 4096^3 with the early wave
+# .devwork/warm` from the checkout's root): issue 34's warm 4096^3 with the early wave
 # (KTUNE_EARLY_JIT, autotune/tuning_run_early.cc) against the base build and against this build
 # with KTUNE_EARLY_JIT=0, in alternating order (one shared store filled by one cold run, fresh
 # databases, 0.6 s before each run); then the warm LLM suite (NS runs each); then the cold 4096^3

@@ -175,6 +175,13 @@ final_tables() {
   (cd "$OUT" && tar czf logs.tgz ./*.log ./*.err ./*.json 2>/dev/null; rm -f ./*.err ./tune_*.json)
 }
 
+# The call's wall time, then its logs (*.log, *.err) packed into $OUT/logs.tgz (the device tool
+# returns only a few files by count).
+end_call() {
+  echo "call wall $(( $(date +%s) - T0 ))s"
+  (cd "$OUT" && tar czf logs.tgz ./*.log ./*.err 2>/dev/null; rm -f ./*.err ./*.log)
+}
+
 # PINNED x NB processes cycling the binaries in `bins` (pb/bench/), each `--only=$PIN` over
 # $PSHAPES for ROUNDS rounds, at most PIN_S s (default DEF), into $OUT/pinP.log/.err, each started
 # only if FIT s are left; AFTER (a command, default none) runs after each. Sets np, the last one run.

@@ -26,5 +26,4 @@ SHAPES=${SHAPES:-8x6144x4096,16x6144x4096,32x6144x4096,16x4096x4096,16x14336x409
 knob_ab "GemmGpu.DecodeTmaCluster8VsReference" 60 35 10 18
 python3 dev/decode/l2p_table.py "$OUT" "$n" 2>&1 | grep -v " pre " | cut -c1-260 > "$OUT/ab.txt"
 cat "$OUT/ab.txt"
-echo "call wall $(( $(date +%s) - T0 ))s"
-(cd "$OUT" && tar czf logs.tgz ./*.log ./*.err 2>/dev/null; rm -f ./*.err ./*.log)
+end_call

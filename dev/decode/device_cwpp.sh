@@ -33,5 +33,4 @@ fi
 knob_ab "GemmGpu.DecodeTmaTwoConsumersVsReference" 40 30 10 "${AB_S:-12}"
 python3 dev/decode/cw_table.py "$OUT" "$n" "$OUT/keys.txt" 2>&1 | cut -c1-260 > "$OUT/ab.txt"
 cat "$OUT/ab.txt"
-echo "call wall $(( $(date +%s) - T0 ))s"
-(cd "$OUT" && tar czf logs.tgz ./*.log ./*.err 2>/dev/null; rm -f ./*.err ./*.log)
+end_call

@@ -26,5 +26,4 @@ python3 dev/decode/l2p_table.py "$OUT" "$n" 2>&1 | grep -v " pre " > "$OUT/ab.tx
 python3 dev/decode/cfg_ratios.py "$OUT" "$n" > "$OUT/cfg.txt" 2>&1
 cut -c1-230 "$OUT/ab.txt"
 cut -c1-200 "$OUT/cfg.txt" | head -60
-echo "call wall $(( $(date +%s) - T0 ))s"
-(cd "$OUT" && tar czf logs.tgz ./*.log ./*.err 2>/dev/null; rm -f ./*.err ./*.log)
+end_call

@@ -31,5 +31,4 @@ PROCS=${PROCS:-2} twin_procs "${BENCH_S:-22}"
 grep -h "^VERIFY" "$OUT"/bench*.log | grep -vc " ok " | sed 's/^/VERIFY not ok: /'
 python3 dev/decode/l2p_table.py "$OUT" "$n" 2>&1 | grep -v " pre " | cut -c1-200 > "$OUT/ab.txt"
 cat "$OUT/ab.txt"
-echo "call wall $(( $(date +%s) - T0 ))s"
-(cd "$OUT" && tar czf logs.tgz ./*.log ./*.err 2>/dev/null; rm -f ./*.err ./*.log)
+end_call

@@ -41,5 +41,4 @@ list() {  # list [rev]: the --only/--twin entries (a config marked - runs withou
 SHAPES=${SHAPES:-16x4096x4096,16x6144x4096,16x14336x4096,16x4096x14336,16x28672x4096}
 knob_ab "GemmGpu.DecodeTmaRunVsReference" 30 25 9 12
 python3 dev/decode/l2p_table.py "$OUT" "$n" 2>&1 | grep -v " pre " | cut -c1-260
-echo "call wall $(( $(date +%s) - T0 ))s"
-(cd "$OUT" && tar czf logs.tgz ./*.log ./*.err 2>/dev/null; rm -f ./*.err ./*.log)
+end_call

@@ -36,5 +36,4 @@ SHAPES=$(echo "$KEYS_AB" | cut -d: -f1 | paste -sd,)
 PROCS=${PROCS:-6} knob_ab "GemmGpu.DecodeTmaFewRowKnobsVsReference" "${TEST_DEF:-60}" 45 12 "${BENCH_DEF:-14}"
 python3 dev/decode/l2p_table.py "$OUT" "$n" 2>&1 | grep -v " pre " > "$OUT/ab.txt"
 cut -c1-230 "$OUT/ab.txt"
-echo "call wall $(( $(date +%s) - T0 ))s"
-(cd "$OUT" && tar czf logs.tgz ./*.log ./*.err 2>/dev/null; rm -f ./*.err ./*.log)
+end_call

@@ -32,5 +32,4 @@ knob_ab "GemmGpu.DecodeTmaSpreadVsReference" 40 30 10 14
 python3 dev/decode/l2p_table.py "$OUT" "$n" 2>&1 | grep -v " pre " | cut -c1-260 > "$OUT/ab.txt"
 cat "$OUT/ab.txt"
 for p in $(seq 1 "${TS_PROCS:-1}"); do echo "== ts process $p"; grep -E "^TS (read|X T64 U4 S4 2/tile|X T128 U2 S4 2/tile)|failed|error" "$OUT/ts$p.txt" | cut -c1-200; done
-echo "call wall $(( $(date +%s) - T0 ))s"
-(cd "$OUT" && tar czf logs.tgz ./*.log ./*.err 2>/dev/null; rm -f ./*.err ./*.log)
+end_call

@@ -21,5 +21,4 @@ SHAPES=$(echo "$KEYS_AB" | cut -d: -f1 | paste -sd,)
 PROCS=${PROCS:-4} knob_ab "GemmGpu.DecodeTmaPersistentTailVsReference" "${TEST_DEF:-45}" 35 8 "${BENCH_DEF:-10}"
 python3 dev/decode/l2p_table.py "$OUT" "$n" 2>&1 | grep -v " pre " > "$OUT/ab.txt"
 cut -c1-230 "$OUT/ab.txt"
-echo "call wall $(( $(date +%s) - T0 ))s"
-(cd "$OUT" && tar czf logs.tgz ./*.log ./*.err 2>/dev/null; rm -f ./*.err ./*.log)
+end_call

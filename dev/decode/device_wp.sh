@@ -24,5 +24,4 @@ SHAPES=${SHAPES:-128x4096x4096,128x4096x14336,64x4096x4096,32x4096x4096,32x6144x
 knob_ab "GemmGpu.DecodeTmaPipelinedVsReference" 70 40 12 25
 python3 dev/decode/l2p_table.py "$OUT" "$n" 2>&1 | grep -v " pre " | cut -c1-230 > "$OUT/ab.txt"
 cat "$OUT/ab.txt"
-echo "call wall $(( $(date +%s) - T0 ))s"
-(cd "$OUT" && tar czf logs.tgz ./*.log ./*.err 2>/dev/null; rm -f ./*.err ./*.log)
+end_call

@@ -20,5 +20,4 @@ SHAPES=${SHAPES:-16x4096x4096,8x4096x4096,4x4096x4096,16x6144x4096,16x4096x14336
 knob_ab "GemmGpu.DecodeTmaPipelinedVsReference" 70 30 10 20
 python3 dev/decode/l2p_table.py "$OUT" "$n" 2>&1 | grep -v " pre " | cut -c1-230 > "$OUT/ab.txt"
 cat "$OUT/ab.txt"
-echo "call wall $(( $(date +%s) - T0 ))s"
-(cd "$OUT" && tar czf logs.tgz ./*.log ./*.err 2>/dev/null; rm -f ./*.err ./*.log)
+end_call
