@@ -415,6 +415,23 @@ double drift(const BenchStats& first, const BenchStats& again) {
   return std::max(0.0, apart - relHalfWidth(first) - relHalfWidth(again));
 }
 
+double anchorFactor(const BenchStats& first, const BenchStats& again) {
+  if (drift(first, again) <= 0) return 1;
+  return again.median_ms / first.median_ms;
+}
+
+double interpolateFactor(double f0, double f1, size_t k, size_t m) {
+  if (m == 0) return f1;
+  return f0 + (f1 - f0) * (double(k) + 0.5) / double(m);
+}
+
+void scaleStats(BenchStats& s, double f) {
+  if (f <= 0 || f == 1) return;
+  for (double* x : {&s.median_ms, &s.p20_ms, &s.p80_ms, &s.min_ms, &s.max_ms, &s.mean_ms, &s.std_ms})
+    *x /= f;
+  for (double& x : s.samples_ms) x /= f;
+}
+
 BenchStats mergeStats(const BenchStats& a, const BenchStats& b) {
   if (a.runs <= 0) return b;
   if (b.runs <= 0) return a;

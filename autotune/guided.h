@@ -232,6 +232,23 @@ bool canBeat(const BenchStats& c, const BenchStats& l, double slack = 0);
 // finalists' pick), and past finalists.h's kRaceDrift the race's later rounds give way to the
 // finalists' interleaved rounds, which pair the timings per round.
 double drift(const BenchStats& first, const BenchStats& again);
+// Drift tracking (the anchor). Widening by the probe's drift was not enough where a heavy key
+// heats the GPU through the race: the probe saw 5.6% where a candidate timed first read 18% slower
+// at the end, and round 1's early rejection (1.15x the best, the best timed cool) stopped the
+// exhaustive winner as slower. So on a key whose first timed kernel runs at least
+// kAnchorMs, the race times that candidate (the anchor) again after every kAnchorChunk candidates
+// and expresses each candidate's times at the anchor's first timing's clock: divided by the
+// anchor's factor at its turn (interpolated between the two re-timings around it), the bar for
+// early rejection multiplied by the current factor (tuning_run_anchor.cc).
+inline constexpr double kAnchorMs = 0.5;
+inline constexpr size_t kAnchorChunk = 4;
+// The anchor's factor from its first timing and a later one: their ratio where the medians lie
+// apart beyond both intervals (as drift()), else 1 (noise is not drift).
+double anchorFactor(const BenchStats& first, const BenchStats& again);
+// The factor at the k-th of m candidates timed between re-timings that read f0 and f1.
+double interpolateFactor(double f0, double f1, size_t k, size_t m);
+// Every time of `s` divided by f (the samples too).
+void scaleStats(BenchStats& s, double f);
 // Two timings of one binary on one problem taken at different times, as one: runs added; the
 // median the runs-weighted mean of both medians; p20 / p80 the lower / upper of both (the interval
 // spans both stretches); min, max, mean and the standard deviation over both; samples appended.

@@ -285,7 +285,7 @@ std::vector<size_t> TuningRun::raceVendors() {
 Status TuningRun::benchVendors(const std::vector<size_t>& vendor, double* ms) {
   const auto t0 = Clock::now();
   timelineMark("race_vendor", std::to_string(vendor.size()));
-  Status st = bench(vendor);
+  Status st = benchTracked(vendor);
   *ms = msSince(t0);
   timelineMark("race_vendor_done", strprintf("%.1f ms", *ms));
   return st;
@@ -349,7 +349,7 @@ Status TuningRun::compileAndRace() {
     }
     explored += got.size();
     first.benchmarked += static_cast<int>(batch.size());
-    st = bench(batch);
+    st = benchTracked(batch);
     for (size_t j : got)  // early rejection keeps the runs it made
       if (cands_[order[j]].r.stats.runs > 0) stop.cv.ms[j] = cands_[order[j]].r.stats.median_ms;
     if (!st.ok()) continue;
@@ -423,6 +423,10 @@ Status TuningRun::compileAndRace() {
 // finalists' pick then allow for it, and past kRaceDrift the later rounds give way to the
 // finalists.
 Status TuningRun::probeDrift() {
+  if (anchor_.i >= 0 && !anchor_.off) {  // tracked: every time is at the anchor's first clock
+    logAnchor();
+    return Status::Ok();
+  }
   if (first_timed_ < 0) return Status::Ok();
   const size_t i = static_cast<size_t>(first_timed_);
   Cand& c = cands_[i];
@@ -473,7 +477,7 @@ Status TuningRun::raceRounds() {
     rep_.rounds.push_back({r, static_cast<int>(alive.size()), 0, 0});
     const auto t_round = Clock::now();
     timelineMark("race_round", strprintf("%d: %zu candidates", r, alive.size()));
-    const Status st = bench(alive);
+    const Status st = benchTracked(alive);
     round_bo_ = nullptr;
     if (e_.options().verbose)
       e_.log() << strprintf("ktune: %s [%s]: guided: round %d %.0f ms (%zu candidates)\n",

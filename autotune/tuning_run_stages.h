@@ -77,6 +77,13 @@ class TuningRun {
   Status raceRounds();
   // The drift probe (guided.h: drift): the first candidate timed in round 1 timed again.
   Status probeDrift();
+  // Drift tracking (guided.h: kAnchorMs; tuning_run_anchor.cc): the vendor round, round 1's
+  // batches and the later rounds are timed through benchTracked; the probe is not needed then.
+  Status benchTracked(std::vector<size_t> batch);
+  Status pickAnchor(const std::vector<size_t>& batch, size_t* from);
+  Status retimeAnchor(double* f);
+  std::vector<size_t> reviveRejected(const std::vector<size_t>& chunk);
+  void logAnchor() const;
   void markNotReached(const std::vector<size_t>& rest, size_t explored);
   guided::Regret regretOf(const std::vector<size_t>& rest) const;
   int leaderIndex() const;
@@ -127,6 +134,15 @@ class TuningRun {
     std::vector<size_t> batch;  // their candidates admitted and timed
     bool timed = false;         // nextBatch() handed the early wave out: not timed again
   } early_;
+  struct Anchor {
+    long i = -1;       // the candidate timed again between chunks (-1: none yet)
+    BenchStats first;  // its first timing: the clock every tracked time is expressed at
+    double f = 1;      // its latest factor (guided::anchorFactor)
+    bool off = false;  // not tracked: a short kernel, several devices, or the anchor failed
+    int retimes = 0;
+    double min_f = 1, max_f = 1;
+    std::vector<size_t> revived;  // stopped as slower, not at the first clock: timed again once
+  } anchor_;
   long first_timed_ = -1;  // guided: the candidate round 1 timed first (the drift probe's)
   std::atomic<bool> write_reported_{false};  // a failed journal/database write was logged
   std::atomic<bool> compile_issued_{false};  // compileOne's timeline mark was made

@@ -43,11 +43,14 @@ struct Rows {
 // that long (a memset at the simulated device's 1 GB/ms), timed before the JIT configs. A config
 // with a GATE=n define compiles only once n other grids were launched (a compile still running
 // while the race goes on: no clock involved; a store hit is not compiled). `threads` > 0: compile
-// threads (a wider first wave: guided::firstWave).
+// threads (a wider first wave: guided::firstWave). `heat` > 0: from launch `heat_launches` the
+// launches slow, linearly to (1 + heat) x their time at twice that (a GPU heating under a
+// sustained heavy load, guided.h: kAnchorMs).
 inline Expected<TuneReport> tuneConfigs(const TmpDir& dir, std::vector<Config> configs,
                                         std::vector<std::string> race_each = {},
                                         double noise = 0, uint64_t seed = 1, int64_t boosted = 0,
-                                        double boost = 1, int64_t vendor_ns = 0, int threads = 0) {
+                                        double boost = 1, int64_t vendor_ns = 0, int threads = 0,
+                                        double heat = 0, int64_t heat_launches = 1) {
   SimOptions so;
   so.noise = noise;
   so.seed = seed;
@@ -77,7 +80,11 @@ inline Expected<TuneReport> tuneConfigs(const TmpDir& dir, std::vector<Config> c
                                              }
                                              grids->cv.notify_all();
                                              const double ms = double(l.define("NS")) * 1e-6;
-                                             return launches->fetch_add(1) < boosted ? ms * boost : ms;
+                                             const int64_t n = launches->fetch_add(1);
+                                             const double warm =
+                                                 1 + heat * std::clamp(double(n - heat_launches) /
+                                                                           double(heat_launches), 0.0, 1.0);
+                                             return (n < boosted ? ms * boost : ms) * warm;
                                            }, nullptr});
   EngineOptions eo;
   eo.options.cache_dir = dir.path;
@@ -85,7 +92,7 @@ inline Expected<TuneReport> tuneConfigs(const TmpDir& dir, std::vector<Config> c
   eo.options.warmup_ms = 0.05;
   eo.options.rep_ms = 0.2;
   eo.options.compile_threads = 2;
-  if (noise > 0 || boosted > 0) {  // benchmark in candidate order: reproducible draws/launches
+  if (noise > 0 || boosted > 0 || heat > 0) {  // benchmark in candidate order: reproducible draws/launches
     eo.options.pipeline = false;
     eo.options.compile_threads = 1;
   }

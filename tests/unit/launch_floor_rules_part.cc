@@ -210,5 +210,29 @@ TEST(LaunchFloor, NoClassLargerThanAStallIsOwed) {
   EXPECT_TRUE(s.owed[1] && s.owed[16] && !s.owed[18]);
 }
 
+// Drift tracking (guided.h: anchorFactor, interpolateFactor, scaleStats).
+TEST(LaunchFloor, AnchorFactorsAndScaledTimings) {
+  BenchStats first;
+  first.runs = 10;
+  first.median_ms = first.p20_ms = first.p80_ms = first.min_ms = first.max_ms = first.mean_ms = 1.213;
+  BenchStats hot = first;
+  hot.median_ms = hot.p20_ms = hot.p80_ms = 1.46;
+  EXPECT_DOUBLE_EQ(guided::anchorFactor(first, hot), 1.46 / 1.213);
+  BenchStats near = first;
+  near.median_ms = 1.213 * 1.002;  // within both intervals: noise, not drift
+  EXPECT_DOUBLE_EQ(guided::anchorFactor(first, near), 1);
+  EXPECT_DOUBLE_EQ(guided::anchorFactor(first, BenchStats{}), 1);
+  EXPECT_DOUBLE_EQ(guided::interpolateFactor(1.0, 1.2, 0, 4), 1.025);
+  EXPECT_DOUBLE_EQ(guided::interpolateFactor(1.0, 1.2, 3, 4), 1.175);
+  EXPECT_DOUBLE_EQ(guided::interpolateFactor(1.0, 1.2, 0, 0), 1.2);
+  BenchStats s = hot;
+  s.samples_ms = {1.46, 1.50};
+  guided::scaleStats(s, 1.25);
+  EXPECT_DOUBLE_EQ(s.median_ms, 1.46 / 1.25);
+  EXPECT_DOUBLE_EQ(s.max_ms, 1.213 / 1.25);
+  EXPECT_DOUBLE_EQ(s.samples_ms[1], 1.50 / 1.25);
+  EXPECT_EQ(s.runs, 10);
+}
+
 }  // namespace
 }  // namespace ktune

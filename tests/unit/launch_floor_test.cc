@@ -118,6 +118,31 @@ TEST(LaunchFloor, ABoostedFirstTimingIsFoundByTheDriftProbe) {
   EXPECT_EQ(steady->winner, "GRID=129,NS=97000") << steady->tree();
 }
 
+// Drift tracking in the race: a heavy key (1.15-1.45 ms kernels) on a GPU whose launches slow by
+// up to 40% as it heats over the first 40 launches (the default, timed first, at the boost
+// clock). Config 12 is truly the fastest (1.15 ms against the default's 1.25); raced hot, its
+// time (~1.6 ms) lay beyond round 1's early-rejection bar (1.15 x the default's cool time) and it
+// was stopped as slower, and the probe's drift could not bring back a candidate already out.
+// Tracked, the default is timed again after every few candidates, config 12 is compared at the
+// default's first clock, leads, and wins the finalists' interleaved rounds.
+TEST(LaunchFloor, AHeatingGpuIsTrackedByTheAnchor) {
+  std::vector<std::pair<int, int64_t>> ns;
+  for (int i = 1; i < 40; ++i) ns.push_back({i, i == 26 ? 1150000 : 1400000 + 1000 * i});
+  std::vector<Config> configs = flatConfigs(ns);
+  configs.front().set("NS", int64_t(1250000));  // the default
+  TmpDir dir;
+  auto rep = tuneConfigs(dir, configs, {}, 0, 1, 0, 1, 0, 0, 0.5, 20);
+  ASSERT_TRUE(rep.ok()) << rep.status().toString();
+  EXPECT_EQ(rep->winner, "GRID=241,NS=1150000") << rep->tree();
+  EXPECT_EQ(rep->vs_default.decision, "faster than the default") << rep->tree();
+  EXPECT_EQ(rep->drift, 0) << rep->tree();  // tracked: nothing left for the probe
+  // Config 12's race time is at the default's first clock: near its true 1.15 ms, not ~1.6.
+  for (const CandidateResult& c : rep->candidates) {
+    if (c.config != "GRID=241,NS=1150000") continue;
+    EXPECT_LT(c.stats.median_ms, 1.25) << rep->tree();
+  }
+}
+
 // Regression (the stall rule, guided::kStallAfter): the default (a quarter wave, the lowest static
 // score) is fastest and every other config is 7-20% slower, in distinct steps (no tie, so no
 // launch floor). The model, calibrated on the default's time x its low score, promised the
