@@ -239,7 +239,8 @@ double drift(const BenchStats& first, const BenchStats& again);
 // kAnchorMs, the race times that candidate (the anchor) again after every kAnchorChunk candidates
 // and expresses each candidate's times at the anchor's first timing's clock: divided by the
 // anchor's factor at its turn (interpolated between the two re-timings around it), the bar for
-// early rejection multiplied by the current factor (tuning_run_anchor.cc).
+// early rejection multiplied by the current factor; the factor's largest step between two
+// re-timings is the key's drift (tuning_run_anchor.cc).
 inline constexpr double kAnchorMs = 0.5;
 inline constexpr size_t kAnchorChunk = 4;
 // The anchor's factor from its first timing and a later one: their ratio where the medians lie

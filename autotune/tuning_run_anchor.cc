@@ -3,8 +3,12 @@
 // kAnchorChunk candidates it is timed again, and the candidates timed in between get their times
 // divided by the anchor's factor at their turn, so a candidate timed while the GPU ran hot is
 // compared at the clock the race started with. The bar for early rejection follows the clock the
-// other way (the best so far times the current factor). The anchor keeps its first timing.
+// other way (the best so far times the current factor). The anchor keeps its first timing. The
+// clock under a power cap moves both ways within tens of ms (one key's factors read 0.94..1.19),
+// so the interpolation is not exact: its largest step is the key's drift, which widens the
+// finalists' pick (a normalized time alone once put a config 8% ahead that the rounds found level).
 #include <algorithm>
+#include <cmath>
 #include <ostream>
 
 #include "autotune/benchmarker.h"
@@ -83,7 +87,9 @@ Status TuningRun::retimeAnchor(double* f) {
     anchor_.off = true;
     return Status::Ok();
   }
+  const double f0 = *f;
   *f = guided::anchorFactor(anchor_.first, again);
+  anchor_.step = std::max(anchor_.step, std::fabs(std::log(*f / f0)));
   ++anchor_.retimes;
   anchor_.max_f = std::max(anchor_.max_f, *f);
   anchor_.min_f = std::min(anchor_.min_f, *f);
@@ -143,15 +149,17 @@ std::vector<size_t> TuningRun::reviveRejected(const std::vector<size_t>& chunk) 
   return again;
 }
 
-// KTUNE_VERBOSE=1: the tracked drift, in place of the probe's line.
+// KTUNE_VERBOSE=1: the tracked drift, in place of the probe's line. The largest step of the
+// factor from one re-timing to the next is what the interpolation can be off by at a candidate:
+// the key's drift (the finalists' pick allows for it, FinalistRun::drift).
 void TuningRun::logAnchor() const {
   if (!e_.options().verbose || anchor_.i < 0) return;
   e_.log() << strprintf("ktune: %s [%s]: guided: drift tracked by %s (%.4g ms): %d re-timings, "
-                        "factor %.3f..%.3f, last %.3f\n",
+                        "factor %.3f..%.3f, last %.3f, largest step %.2f%%\n",
                         f_.name.c_str(), key_.c_str(),
                         cands_[static_cast<size_t>(anchor_.i)].r.config.c_str(),
                         anchor_.first.median_ms, anchor_.retimes, anchor_.min_f, anchor_.max_f,
-                        anchor_.f);
+                        anchor_.f, 100 * anchor_.step);
 }
 
 }  // namespace detail

@@ -424,6 +424,7 @@ Status TuningRun::compileAndRace() {
 // finalists.
 Status TuningRun::probeDrift() {
   if (anchor_.i >= 0 && !anchor_.off) {  // tracked: every time is at the anchor's first clock
+    rep_.drift = anchor_.step;
     logAnchor();
     return Status::Ok();
   }

@@ -141,6 +141,7 @@ class TuningRun {
     bool off = false;  // not tracked: a short kernel, several devices, or the anchor failed
     int retimes = 0;
     double min_f = 1, max_f = 1;
+    double step = 0;  // the factor's largest step between re-timings (log): the key's drift
     std::vector<size_t> revived;  // stopped as slower, not at the first clock: timed again once
   } anchor_;
   long first_timed_ = -1;  // guided: the candidate round 1 timed first (the drift probe's)

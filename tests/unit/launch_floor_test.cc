@@ -135,7 +135,10 @@ TEST(LaunchFloor, AHeatingGpuIsTrackedByTheAnchor) {
   ASSERT_TRUE(rep.ok()) << rep.status().toString();
   EXPECT_EQ(rep->winner, "GRID=241,NS=1150000") << rep->tree();
   EXPECT_EQ(rep->vs_default.decision, "faster than the default") << rep->tree();
-  EXPECT_EQ(rep->drift, 0) << rep->tree();  // tracked: nothing left for the probe
+  // Tracked: the drift is the factor's largest step between two re-timings (the heat's ramp
+  // reached +50% in a few candidates), not the probe's.
+  EXPECT_GT(rep->drift, 0.02) << rep->tree();
+  EXPECT_LT(rep->drift, std::log(1.5)) << rep->tree();
   // Config 12's race time is at the default's first clock: near its true 1.15 ms, not ~1.6.
   for (const CandidateResult& c : rep->candidates) {
     if (c.config != "GRID=241,NS=1150000") continue;
