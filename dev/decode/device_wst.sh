@@ -10,6 +10,7 @@
 # pick), read/X and cuBLASLt best/X per process; last, while time is left, the GPU tests of DC_ST / DC_XH.
 #   OUT=$OUT DEADLINE=180 bash dev/decode/device_wst.sh      (PROCS, default 4; AB_S, default 45; TESTS=none)
 #   OUT=$OUT DEADLINE=150 SET=wide AB_S=35 TESTS=GemmGpu.DecodeTmaThreeSlabsVsReference bash dev/decode/device_wst.sh
+#   SET=both: the three keys and the two wide ones in the same processes
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
 device_preamble "${DEADLINE:-170}"
@@ -29,8 +30,11 @@ KEYS_AB=${KEYS_AB:-"128x4096x4096:$C3:$C3,$S
 # SET=wide: 192-row tiles (DC_NT 3) at N = 6144, a cluster of four per tile: 128 blocks, one wave, against
 # the keys' decode picks (96 and 192 blocks).
 N3="$(d 8 8 3 1 3 3 5),DC_CW=2"; N3X1="$(d 8 8 3 1 3 1 5),DC_CW=2"; N3M4=$(d 4 4 3 1 3 3 5)
-[ "${SET:-}" = wide ] && KEYS_AB="64x6144x4096:$E64:$N3:$N3X1
+WIDE="64x6144x4096:$E64:$N3:$N3X1
 32x6144x4096:$P32:$N3M4"
+[ "${SET:-}" = wide ] && KEYS_AB=$WIDE
+[ "${SET:-}" = both ] && KEYS_AB="$KEYS_AB
+$WIDE"
 [ "${ALL:-0}" = 1 ] && KEYS_AB="128x4096x4096:$C3:$C3,$S:$C1:$C1,$S:$C3,DC_L2P=256:$C3,DC_L2P=0
 128x4096x14336:$C3:$C3,$S
 128x6144x4096:$PP:$PP,$S
