@@ -123,6 +123,32 @@ TEST(GemmDecode, HandOverTwinIsCuratedAt17To32Rows) {
     }
 }
 
+// DC_ST = 1 is curated from 33 rows at N <= 4096 (where it was measured) as the twin right after two
+// bases: the 64-row cluster split G4 W4 NT1 U2 D2 XR3 (33..64 rows) and its 128-row two-warpgroup twin
+// (DC_CW 2, W8, 65..128 rows); valid, in the tuned op's candidates (the 64- and 128-row representatives).
+TEST(GemmDecode, StartTwinsAreCuratedFrom33Rows) {
+  auto family = gemm_ops::familyConfigs({KernelKind::kDecode}, "cuda", false, 227 * 1024, sm90aDevice(), "");
+  ASSERT_TRUE(family.ok()) << family.status().toString();
+  for (int64_t m : {32, 33, 64, 65, 100, 128})
+    for (int64_t n : {4096, 6144, 14336}) {
+      const std::vector<Config> cs = curatedConfigs(KernelKind::kDecode, nt(m, n, 4096));
+      int twins = 0;
+      for (size_t i = 0; i < cs.size(); ++i) {
+        if (!cs[i].has("DC_ST") || cs[i].getInt("DC_MT") < 8) continue;
+        ++twins;
+        EXPECT_TRUE(configSpace(KernelKind::kDecode).validate(cs[i]).ok()) << cs[i].toString();
+        ASSERT_GT(i, 0u);
+        const Config base = m <= 64 ? tmaConfig(8, 4, 1, 2, 2, 4, 3) : with(tmaConfig(16, 8, 1, 2, 2, 4, 3), {{"DC_CW", 2}});
+        EXPECT_EQ(cs[i - 1].toString(), base.toString()) << "the twin follows its base config";
+        EXPECT_EQ(with(base, {{"DC_ST", 1}}).toString(), cs[i].toString());
+        EXPECT_FALSE(cs[i].has("DC_XH")) << cs[i].toString();
+        const Config kc = gemm_ops::withKind(cs[i], KernelKind::kDecode);
+        EXPECT_NE(std::find(family->begin(), family->end(), kc), family->end()) << kc.toString();
+      }
+      EXPECT_EQ(twins, m > 32 && n <= 4096 ? 1 : 0) << m << "x" << n;
+    }
+}
+
 // Three slabs a tile (DC_NT = 3, 192-row tiles) are refused on the TMA-fed body: measured 1.27-1.52x
 // slower than the picks at 32/64 x 6144 x 4096 (bench/NOTES.md, issue 32), so not kept as a probe config.
 TEST(GemmDecode, ThreeSlabTilesAreRefused) {
