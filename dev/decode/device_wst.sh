@@ -33,6 +33,12 @@ KEYS_AB=${KEYS_AB:-"128x4096x4096:$C3:$C3,$S
 128x4096x14336:$C3:$C3,$S:$C3,DC_XH=1:$C3,DC_XH=1,$S
 64x4096x4096:$P64X1:$P64:$P64,$S:$P64,DC_XH=1:$P64,DC_XH=1,$S
 64x4096x14336:$P64:$P64,$S:$P64X1,$S:$P64,DC_XH=1:$P64,DC_XH=1,$S"
+# SET=ef: the weight boxes evict-first in L2 (DC_EF 1, the 1..16-row twins' knob) on the 64/128-row DC_ST twins
+# (A's boxes, re-read from L2 by every tile, are two thirds of a 128-row stage's bytes).
+[ "${SET:-}" = ef ] && KEYS_AB="128x4096x4096:$C3,$S:$C3,$S,DC_EF=1:$C3:$C3,DC_EF=1
+128x4096x14336:$C3,$S:$C3,$S,DC_EF=1
+64x4096x4096:$P64,$S:$P64,$S,DC_EF=1
+64x4096x14336:$P64,$S:$P64,$S,DC_EF=1"
 [ "${ALL:-0}" = 1 ] && KEYS_AB="128x4096x4096:$C3:$C3,$S:$C1:$C1,$S:$C3,DC_L2P=256:$C3,DC_L2P=0
 128x4096x14336:$C3:$C3,$S
 128x6144x4096:$PP:$PP,$S
