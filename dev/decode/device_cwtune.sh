@@ -4,6 +4,7 @@
 # cache, a fresh database per key, TUNE_S s each) at KEYS (tune_keys, common.sh), then
 # dev/decode/tunecmp.py's table (every config the race timed, its winner against cuBLASLt) and each
 # report's winner.   OUT=$OUT DEADLINE=80 bash dev/decode/device_cwtune.sh   (stage.sh's binaries)
+# (twenty-fifth session: KEYS="64x4096x4096 128x4096x4096 128x4096x14336", the DC_ST twins curated)
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
 device_preamble "${DEADLINE:-80}"
@@ -24,6 +25,8 @@ for x in c[:6]:
     print("   %8.2f us  %s" % (x["median_us"], x.get("config", "").replace("DC_WG=2,", "")[:150]))
 cw = [x for x in c if "DC_CW" in x.get("config", "")]
 print("   DC_CW/DC_PP timed:", len(cw), " ".join("%.2f" % x["median_us"] for x in cw))
+st = [x for x in c if "DC_ST" in x.get("config", "") or "DC_XH" in x.get("config", "")]
+print("   DC_ST/DC_XH timed:", len(st), " ".join("%.2f" % x["median_us"] for x in st))
 PY
 done
 echo "call wall $(( $(date +%s) - T0 ))s"

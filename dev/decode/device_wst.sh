@@ -9,7 +9,8 @@
 # every even process reversed (knob_ab, common.sh); cw_table.py: X/ref (ref: the key's first config, the
 # pick), read/X and cuBLASLt best/X per process; last, while time is left, the GPU tests of DC_ST / DC_XH.
 #   OUT=$OUT DEADLINE=180 bash dev/decode/device_wst.sh      (PROCS, default 4; AB_S, default 45; TESTS=none)
-#   OUT=$OUT DEADLINE=150 SET=wide AB_S=35 TESTS=GemmGpu.DecodeTmaThreeSlabsVsReference bash dev/decode/device_wst.sh
+#   OUT=$OUT DEADLINE=120 SET=xh PROCS=6 AB_S=25 TESTS=GemmGpu.DecodeTmaWideHandOverVsReference bash dev/decode/device_wst.sh
+# (SET=wide / both, the 192-row tiles at N = 6144, ran in the twenty-fifth session and were refuted: gone.)
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
 device_preamble "${DEADLINE:-170}"
@@ -26,11 +27,18 @@ P32=$(d 4 4 1 2 2 0 4); P32U4=$(d 4 4 1 4 1 0 4)
 KEYS_AB=${KEYS_AB:-"128x4096x4096:$C3:$C3,$S
 64x4096x4096:$P64X1:$P64X1,$S
 32x4096x4096:$P32:$P32,DC_XH=1"}
-# SET=wide: 192-row tiles (DC_NT 3) at N = 6144, a cluster of four per tile: 128 blocks, one wave, against
-# the keys' decode picks (96 and 192 blocks).
-N3="$(d 8 8 3 1 3 3 5),DC_CW=2"; N3X1="$(d 8 8 3 1 3 1 5),DC_CW=2"; N3M4=$(d 4 4 3 1 3 3 5)
-[ "${SET:-}" = wide ] && KEYS_AB="64x6144x4096:$E64:$N3:$N3X1
-32x6144x4096:$P32:$N3M4"
+# SET=xh: DC_XH from 64 rows (the hand-over into the gate/up region, no cluster barrier after the main
+# loop), with and without DC_ST, against the 64/128-row picks and their DC_ST twins.
+[ "${SET:-}" = xh ] && KEYS_AB="128x4096x4096:$C3:$C3,$S:$C3,DC_XH=1:$C3,DC_XH=1,$S
+128x4096x14336:$C3:$C3,$S:$C3,DC_XH=1:$C3,DC_XH=1,$S
+64x4096x4096:$P64X1:$P64:$P64,$S:$P64,DC_XH=1:$P64,DC_XH=1,$S
+64x4096x14336:$P64:$P64,$S:$P64X1,$S:$P64,DC_XH=1:$P64,DC_XH=1,$S"
+# SET=ef: the weight boxes evict-first in L2 (DC_EF 1, the 1..16-row twins' knob) on the 64/128-row DC_ST twins
+# (A's boxes, re-read from L2 by every tile, are two thirds of a 128-row stage's bytes).
+[ "${SET:-}" = ef ] && KEYS_AB="128x4096x4096:$C3,$S:$C3,$S,DC_EF=1:$C3:$C3,DC_EF=1
+128x4096x14336:$C3,$S:$C3,$S,DC_EF=1
+64x4096x4096:$P64,$S:$P64,$S,DC_EF=1
+64x4096x14336:$P64,$S:$P64,$S,DC_EF=1"
 [ "${ALL:-0}" = 1 ] && KEYS_AB="128x4096x4096:$C3:$C3,$S:$C1:$C1,$S:$C3,DC_L2P=256:$C3,DC_L2P=0
 128x4096x14336:$C3:$C3,$S
 128x6144x4096:$PP:$PP,$S

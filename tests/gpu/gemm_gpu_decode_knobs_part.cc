@@ -1,6 +1,6 @@
 // The decode kernel's probe-knob GPU tests (part of the gemm_gpu_test program: KTUNE_TEST_PARTS in
 // tests/CMakeLists.txt): the few-row start and hand-over knobs, the weight boxes' L2 hint, the wide
-// start path and three slabs a tile, each against the float64 reference.
+// start path and the hand-over from 64 rows, each against the float64 reference.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -97,22 +97,30 @@ TEST(GemmGpu, DecodeTmaWideStartVsReference) {
                     Config{{"DC_CW", int64_t{2}}, {"DC_PP", int64_t{1}}, {"DC_ST", int64_t{1}}});
 }
 
-// Three slabs a tile (DC_NT = 3, 192-row tiles, the plain GEMM only): two consumer warpgroups over A's
-// rows on clusters of 4 and 2 (XR 1, 3) from 33 rows, one warpgroup at <= 32 rows; odd N, K tails, M not
-// a power of two, bias, C +=, f32 C, against float64 (twice each).
-TEST(GemmGpu, DecodeTmaThreeSlabsVsReference) {
+// DC_XH from 64 rows (DC_MT 8 and 16): the cluster K split of 2's sums handed over into the gate/up
+// hand-over's region without a cluster barrier after the main loop; one consumer warpgroup (XR 0, 1, 3;
+// one and two slabs) and two (DC_CW 2), with and without DC_ST: odd N, K tails, M not a power of two,
+// the gate/up pair (whose epilogue rewrites that region), bias, C +=, f32 and f16 C, against float64.
+TEST(GemmGpu, DecodeTmaWideHandOverVsReference) {
   REQUIRE_GPU();
   if (env().dev.arch != "sm_90a") GTEST_SKIP() << "DC_WG=2 needs sm_90a, device is " << env().dev.arch;
   const auto bf = ElemType::kBF16;
-  const std::vector<DecodeCase> cases = {{27, 6144, 4096, bf, false, Activation::kNone, 0.f},
-                                         {40, 4099, 520, bf, true, Activation::kNone, 0.f},
-                                         {57, 1001, 1000, ElemType::kF32, false, Activation::kNone, 1.f},
-                                         {64, 6144, 4096, bf, false, Activation::kNone, 0.f},
+  const std::vector<DecodeCase> cases = {{40, 333, 1032, bf, false, Activation::kNone, 0.f},
+                                         {65, 4099, 520, bf, true, Activation::kNone, 0.f},
+                                         {127, 1001, 1000, ElemType::kF32, false, Activation::kNone, 1.f},
+                                         {128, 4096, 4096, bf, false, Activation::kNone, 0.f},
                                          {64, 77, 4104, bf, true, Activation::kNone, 1.f},
-                                         {17, 18000, 520, bf, true, Activation::kNone, 0.f}};
-  checkDecodeWgBody(2, {{8, 3, 1, 3, 5, 1, 3}, {8, 3, 1, 3, 5, 1, 1}, {8, 3, 1, 3, 4, 1, 3}}, cases,
-                    gemm::kDecodeL2Promotion, Config{{"DC_CW", int64_t{2}}});
-  checkDecodeWgBody(2, {{4, 3, 1, 3, 5, 1, 3}, {4, 3, 1, 3, 5, 1, 1}}, {cases[0], cases[5]});
+                                         {100, 2 * 333, 1032, ElemType::kF16, true, Activation::kSiluMul, 0.f},
+                                         {57, 2 * 4099, 1000, bf, false, Activation::kSiluMul, 1.f}};
+  const std::vector<std::array<int64_t, 7>> one = {{4, 1, 2, 2, 4, 1, 3}, {4, 1, 2, 2, 4, 1, 1}, {4, 1, 2, 2, 4, 1, 0},
+                                                   {4, 2, 1, 2, 4, 1, 3}};
+  const std::vector<std::array<int64_t, 7>> two = {{8, 1, 2, 2, 4, 1, 3}, {8, 1, 2, 2, 4, 1, 1}, {8, 1, 2, 2, 4, 1, 0}};
+  checkDecodeWgBody(2, one, cases, gemm::kDecodeL2Promotion, Config{{"DC_XH", int64_t{1}}});
+  checkDecodeWgBody(2, {one[0], one[1]}, cases, gemm::kDecodeL2Promotion,
+                    Config{{"DC_XH", int64_t{1}}, {"DC_ST", int64_t{1}}});
+  checkDecodeWgBody(2, two, cases, gemm::kDecodeL2Promotion, Config{{"DC_CW", int64_t{2}}, {"DC_XH", int64_t{1}}});
+  checkDecodeWgBody(2, {two[0], two[1]}, cases, gemm::kDecodeL2Promotion,
+                    Config{{"DC_CW", int64_t{2}}, {"DC_XH", int64_t{1}}, {"DC_ST", int64_t{1}}});
 }
 
 }  // namespace

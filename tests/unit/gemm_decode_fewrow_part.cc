@@ -29,7 +29,7 @@ bool hasDefine(const Config& c, const GemmShape& s, const std::string& name, con
 }
 
 // Neither knob is enumerated; DC_XH only on the TMA-fed cluster split of 2 (DC_GRID 4) with one
-// producer warp at DC_MT <= 4, its shared memory the config's plus the peer's sums (a thread's half
+// producer warp (from DC_MT 8: gemm_decode_widestart_part.cc), at DC_MT <= 4 its shared memory the config's plus the peer's sums (a thread's half
 // of its 4*DC_MT accumulators, all of them at DC_MT = 1); DC_ST 1 on the TMA-fed body at DC_MT <= 4
 // with one producer warp on its old path (DC_PF 1, DC_PW 0), the launch unchanged.
 TEST(GemmDecode, FewRowStartAndHandOverAreProbeKnobs) {
@@ -68,7 +68,11 @@ TEST(GemmDecode, FewRowStartAndHandOverAreProbeKnobs) {
   };
   std::vector<Bad> bad;
   for (int64_t grid : {0, 5, 6, 7}) bad.push_back({tmaConfig(grid == 7 ? 8 : 2, 4, 1, 2, 2, grid, 0), "DC_XH"});
-  bad.push_back({tmaConfig(8, 4, 1, 2, 2, 4, 3), "DC_XH"});  // 64 rows
+  bad.push_back({tmaConfig(2, 8, 1, 2, 2, 4, 3), "DC_XH"});  // under 64 rows: not with DC_CW
+  bad.back().c.set("DC_CW", int64_t{2});
+  bad.push_back({tmaConfig(16, 8, 1, 2, 2, 4, 3), "DC_XH"});  // from 64 rows: not with DC_PP
+  bad.back().c.set("DC_CW", int64_t{2});
+  bad.back().c.set("DC_PP", int64_t{1});
   bad.push_back({wgConfig(2, 4, 1, 2, 2, 4), "DC_XH"});      // the cp.async ring
   for (Bad& b : bad) b.c.set("DC_XH", int64_t{1});
   Config two = tmaConfig(2, 4, 1, 4, 2, 4, 3);

@@ -116,10 +116,13 @@ void constrainProbeKnobs(ConfigSpace& s) {
   // DC_XH, DC_ST (probe knobs, not enumerated; decode_wg.cuh): the cluster K split's sums handed
   // over without a cluster barrier after the main loop; the start path cut (the tensor maps at entry,
   // no first-stage line prefetches, the first stages issued before the block barrier by one producer
-  // warp on its old path). Few-row tiles only; curated as twins where they won (bench/NOTES.md).
-  s.constrain("DC_XH 1 when present, with DC_WG 2, DC_GRID 4, DC_PF 1, DC_MT <= 4, not DC_CW", [](K c) {
+  // warp on its old path). Curated as twins where they won (bench/NOTES.md). DC_XH from 64 rows
+  // (DC_MT >= 8): one or two consumer warpgroups (DC_CW), not DC_PP.
+  s.constrain("DC_XH 1 when present, with DC_WG 2, DC_GRID 4, DC_PF 1, and DC_MT <= 4, not DC_CW, or DC_MT >= 8, "
+              "not DC_PP", [](K c) {
+    const bool few = knob(c, "DC_MT") <= 4 && !c.has("DC_CW"), wide = knob(c, "DC_MT") >= 8 && !c.has("DC_PP");
     return !c.has("DC_XH") || (c.getInt("DC_XH", 0) == 1 && tmaFed(c) && knob(c, "DC_GRID") == 4 &&
-                               knob(c, "DC_PF") == 1 && knob(c, "DC_MT") <= 4 && !c.has("DC_CW"));
+                               knob(c, "DC_PF") == 1 && (few || wide));
   });
   // From 64 rows (DC_MT >= 8) DC_ST runs on the shipped warp-converged producer path (no DC_PW), DC_CW
   // too, not on the row-split pair (DC_GRID 7: the peer's barriers are ready only after the block's).
@@ -258,6 +261,9 @@ ConfigSpace buildSpace() {
   s.constrain("DC_WG == 0 || DC_WG == 3 || DC_NT * DC_MT / DC_CW <= (DC_PF == 3 ? 32 : 16)", [](K c) {
     return !wg(c) || knob(c, "DC_NT") * knob(c, "DC_MT") / cw(c) <= (knob(c, "DC_PF") == 3 ? 32 : 16);
   });
+  // Three slabs a tile (192-row tiles, pinned only) were 1.27-1.52x slower than the picks at
+  // 32/64 x 6144 x 4096 (bench/NOTES.md, issue 32); the gate/up layouts hold one or two slabs.
+  s.constrain("DC_NT 1 or 2 with DC_WG 2", [](K c) { return !tmaFed(c) || knob(c, "DC_NT") <= 2; });
 
   s.sharedBytes([](K c) { return decodeKernel().shared_bytes(c); });
   return s;
@@ -266,14 +272,16 @@ ConfigSpace buildSpace() {
 // The warps' sums of one tile: [DC_WARPS][16*DC_NT][8*DC_MT + 1] floats; DC_WG = 1: the ring,
 // 1024 bytes to align it for the swizzle, two mbarriers per stage and the last-block flag; DC_WG = 2
 // also the gate/up hand-over (half the consumer threads x 4*DC_MT floats) and with DC_XH the
-// peer's sums (xh_reduce: a thread's part of them, 4*DC_MT/2 floats, all 4*DC_MT at DC_MT = 1).
+// peer's sums (xh_reduce: a thread's part of them, 4*DC_MT/DC_CW/2 floats, all 4*DC_MT at DC_MT = 1;
+// from DC_MT = 8 in the gate/up hand-over's region: the larger of the two).
 int64_t sharedBytes(K c) {
   if (fma(c)) return 0;  // registers and warp shuffles only
   const int64_t mt = knob(c, "DC_MT");
-  const int64_t xh = c.has("DC_XH") ? 32 * knob(c, "DC_WARPS") * knob(c, "DC_NT") * 4 * (mt >= 2 ? mt / 2 : mt) * 4 : 0;
+  const int64_t xh_floats = 4 * (mt >= 2 ? mt / 2 : mt) / (mt >= 8 ? cw(c) : 1);  // a thread's, per slab
+  const int64_t xh = c.has("DC_XH") ? 32 * knob(c, "DC_WARPS") * knob(c, "DC_NT") * xh_floats * 4 : 0;
+  const int64_t gu = tmaFed(c) ? 16 * knob(c, "DC_WARPS") * 4 * mt * 4 : 0;
   if (wg(c))
-    return wgRingBytes(c) + 1024 + 16 * 2 * knob(c, "DC_DEPTH") + 16 +
-           (tmaFed(c) ? 16 * knob(c, "DC_WARPS") * 4 * mt * 4 : 0) + xh;
+    return wgRingBytes(c) + 1024 + 16 * 2 * knob(c, "DC_DEPTH") + 16 + (mt >= 8 ? std::max(gu, xh) : gu + xh);
   return knob(c, "DC_WARPS") * 16 * knob(c, "DC_NT") * (8 * knob(c, "DC_MT") + 1) * 4;
 }
 
@@ -297,12 +305,6 @@ Status applicable(K c, const GemmShape& s) {
       knob(c, "DC_WARPS") == 8 && knob(c, "DC_MT") == 16 && cw(c) == 1)
     return Status::Unsupported("decode GEMM with DC_WG=2, silu_mul, DC_NT=1 and DC_MT=16 needs "
                                "DC_WARPS=4 (with 8 the gate/up epilogue spills registers)");
-  // The TMA-fed gate/up pair's layouts hold one slab (32-row halves) or two (64-row pairs) a
-  // warpgroup; three slabs (192-row tiles, DC_NT = 3: a cluster of four per tile fills 128 SMs at N =
-  // 6144) serve the plain GEMM only.
-  if (tmaFed(c) && s.act == Activation::kSiluMul && knob(c, "DC_NT") > 2)
-    return Status::Unsupported("decode GEMM with DC_WG=2 and silu_mul needs DC_NT 1 or 2 (the gate/up "
-                               "halves or pairs), got DC_NT=" + std::to_string(knob(c, "DC_NT")));
   // DC_XR = 1 stages the epilogue's rows (the gate/up pair's too: store_staged in
   // decode_wg_epi.cuh); DC_XR = 3 (decode_wg_cluster.cuh): 1 plus the counted hand-over.
   // Its A boxes are the shape's (decodeABoxRows: 64 rows from M = 33 on) and must be a block's rows.

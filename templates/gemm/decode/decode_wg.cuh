@@ -116,14 +116,16 @@ constexpr bool kPP = DC_TMA && DC_PP == 1;
 // of serial work a stage, the ring two stages deep: bench/NOTES.md's stage trace), while at 16 rows
 // path 2 was level or slower (the 16x6144x4096 cluster split ~3%). DC_PF = 2, 3: path 0.
 constexpr int kPW = DC_TMA && DC_PF == 1 ? DC_PW : 0;
-// DC_XH = 1 (the cluster K split of 2, <= 32 A rows): the partial sums handed over into a region of
-// their own (xh_reduce, decode_wg_cluster.cuh), so no cluster barrier after the main loop. DC_ST = 1
+// DC_XH = 1 (the cluster K split of 2): the partial sums handed over into a region of their own
+// (xh_reduce, decode_wg_cluster.cuh), so no cluster barrier after the main loop; from 64 A rows
+// (DC_MT >= 8, one or two consumer warpgroups, not DC_PP) that region is the gate/up hand-over's,
+// read before the epilogue writes it (the ring's 4 stages and both regions would not fit). DC_ST = 1
 // (TMA-fed, <= 32 rows): the start path cut: the tensor maps prefetched at entry, no L2 line
 // prefetches of the first stage, and the producer's elected thread initialises the barriers and
 // issues the first stages before the block barrier (produce_first; bench/NOTES.md, issue 32).
 constexpr bool kXH = DC_CLUSTER && DC_XH == 1;
 constexpr int kST = DC_TMA ? DC_ST : 0;
-static_assert(!kXH || (DC_GRID == 4 && DC_MT <= 4 && DC_PF == 1), "DC_XH: DC_GRID 4, DC_MT <= 4, DC_PF 1");
+static_assert(!kXH || (DC_GRID == 4 && DC_PF == 1 && !kPP), "DC_XH: DC_GRID 4, DC_PF 1, not DC_PP");
 static_assert(kST == 0 || (DC_ST == 1 && DC_PF == 1 && (DC_MT <= 4 ? kPW == 0 : kPW == 2 && !DC_MSPLIT)),
               "DC_ST: 1, DC_PF 1, DC_MT <= 4 with DC_PW 0 or DC_MT >= 8 with DC_PW 2, not DC_GRID 7");
 constexpr int kThreads = kConsumers + kProducers;
@@ -134,7 +136,7 @@ constexpr int kNT = DC_NT;                        // 64-row slabs per warpgroup
 // so a cluster's reduce-scatter part (accumulator groups) is still a contiguous run of A rows.
 constexpr int kCW = DC_MT / DC_WMT;
 static_assert(kCW == 1 || (kCWarps == 8 && DC_MT >= 2 && !DC_MSPLIT), "DC_CW = 2: DC_WARPS 8, DC_MT >= 2, not DC_GRID 7");
-static_assert(kCW == 1 || (!kXH && (kST == 0 || DC_MT >= 8)), "DC_CW = 2: not with DC_XH, nor DC_ST under 64 rows");
+static_assert(kCW == 1 || DC_MT >= 8 || (!kXH && kST == 0), "DC_CW = 2: not with DC_XH nor DC_ST under 64 rows");
 constexpr int kBN = 64 * kNT * (kCWarps / 4) / kCW;  // weight rows per tile
 constexpr int kBM = 8 * DC_MT;                    // A rows per tile (a stage's A box rows)
 constexpr int kWM = kBM / kCW;                    // wgmma N: A rows per warpgroup

@@ -93,9 +93,9 @@ KTUNE_DEVICE void scatter_reduce(const Prob& p, float (&acc)[kNT][kAcc], unsigne
   reduce_store<kBM / kCL>(q, acc, row0, ctid, ring + (kCL - 1) * kRegion, flag);
 }
 
-// DC_XH = 1 (kXH: a cluster of 2, <= 32 A rows): each block hands the sums its peer stores over
-// into the peer's region of its own (`xin`, after the gate/up hand-over: the ring may still be read
-// there), counted on the peer's `red` (st.async), and waits on its own `red` for the sums it takes
+// DC_XH = 1 (kXH: a cluster of 2): each block hands the sums its peer stores over into the peer's
+// region of its own (`xin`, after the gate/up hand-over, or from 64 rows in it: the ring may still be
+// read there), counted on the peer's `red` (st.async), and waits on its own `red` for the sums it takes
 // in: no cluster barrier after the main loop, where scatter_reduce's first one waits for both
 // blocks' loops and its round trip. The barrier's wait below pairs with the arrival every thread made
 // after the block barrier (the peer's `red` initialised). Under 16 A rows (no reduce-scatter) block
@@ -155,7 +155,8 @@ KTUNE_DEVICE void cluster_reduce(const Prob& p, float (&acc)[kNT][kAcc], unsigne
                                  int row0, unsigned rank, int ctid, volatile unsigned* flag, unsigned red) {
   constexpr int kSlot = kNT * kAcc * kConsumers;  // floats
   if constexpr (kXH) {
-    const unsigned xin = red + 8 + 16 * kCWarps * 4 * DC_MT * 4;  // after the gate/up hand-over
+    // After the gate/up hand-over; from 64 rows in it (xh_reduce reads it before the epilogue).
+    const unsigned xin = red + 8 + (DC_MT >= 8 ? 0 : 16 * kCWarps * 4 * DC_MT * 4);
     xh_reduce(p, acc, ring, xin, ring + (xin - base) / 4, row0, rank, ctid, flag, red);
   } else if constexpr (kWM >= 8 * kCL) {  // each block sums and stores kBM/kCL of the A rows (scatter_reduce)
     scatter_reduce(p, acc, base, ring, row0, rank, ctid, flag, red);
