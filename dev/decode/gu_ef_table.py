@@ -88,8 +88,8 @@ def main():
     out, n = sys.argv[1], int(sys.argv[2])
     procs = [parse(f"{out}/bench{p}.log") for p in range(1, n + 1)]
     keys = sorted({k for pr in procs for k in pr}, key=lambda k: (tuple(int(x) for x in k[0].split("x")), k[1]))
-    print("| key | mode | side | X (base: X without the knob) | X/base per process [rounds' interval] | median | X faster |")
-    print("|---|---|---|---|---|---|---|")
+    print("| key | mode | side | knob | X (base: X without the knob) | X/base per process [rounds' interval] | median | X faster |")
+    print("|---|---|---|---|---|---|---|---|")
     for k in keys:
         for side in ("plain", "pair"):
             cfgs = sorted({c for pr in procs if k in pr for c in sides(pr[k])[side]})
@@ -102,7 +102,7 @@ def main():
                     if not vals:
                         continue
                     cell = " / ".join(("%.3f [%.3f, %.3f]" % g[1] if g[1] else "%.3f" % g[0]) if g else "-" for g in got)
-                    print(f"| {k[0]} | {k[1]} | {side} | {short(cfg)} | {cell} | "
+                    print(f"| {k[0]} | {k[1]} | {side} | {knob[3:5]} | {short(cfg)} | {cell} | "
                           f"{statistics.median(v[0] for v in vals):.3f} | {sum(v[0] < 1 for v in vals)} of {len(vals)} |")
         best = []
         for pr in procs:
@@ -114,7 +114,7 @@ def main():
                              min(u for _, u in s["plain"].values()), min(u for _, u in s["pair"].values())))
         if best:
             cell = " / ".join("%.3f (%.2f / %.2f us)" % b for b in best)
-            print(f"| {k[0]} | {k[1]} | fastest pair / fastest plain | | {cell} | "
+            print(f"| {k[0]} | {k[1]} | fastest pair / fastest plain | | | {cell} | "
                   f"{statistics.median(b[0] for b in best):.3f} | <= 1.03: {sum(b[0] <= 1.03 for b in best)} of {len(best)} |")
 
 

@@ -134,14 +134,6 @@ void constrainProbeKnobs(ConfigSpace& s) {
   s.constrain("DC_EF 1 when present, with DC_WG 2, not DC_GRID 7", [](K c) {
     return !c.has("DC_EF") || (c.getInt("DC_EF", 0) == 1 && tmaFed(c) && knob(c, "DC_GRID") != 7);
   });
-  // DC_BB = 1 (a probe knob, not enumerated; absent: 0): one `full` barrier per 64-k box column of a
-  // stage, the consumers' wgmmas column by column (decode_wg.cuh); few-row tiles, one producer warp.
-  s.constrain("DC_BB 1 when present, with DC_WG 2, DC_PF 1, DC_MT <= 4, DC_U >= 2, not DC_GRID 7, DC_CW, DC_PP",
-              [](K c) {
-                return !c.has("DC_BB") ||
-                       (c.getInt("DC_BB", 0) == 1 && tmaFed(c) && knob(c, "DC_PF") == 1 && knob(c, "DC_MT") <= 4 &&
-                        knob(c, "DC_U") >= 2 && knob(c, "DC_GRID") != 7 && !c.has("DC_CW") && !c.has("DC_PP"));
-              });
   // DC_PW (a probe knob, not enumerated; absent: 2 for tiles of 64 rows or more, 0 below, the
   // shipped producer paths): the TMA producer's per-stage path with one producer warp
   // (decode_wg.cuh), 0: the elected thread alone dividing the unit index per stage (it bounded the
@@ -182,8 +174,7 @@ ConfigSpace buildSpace() {
       .addOptionalInts("DC_PP", {1}, "cuda")
       .addOptionalInts("DC_XH", {1}, "cuda")
       .addOptionalInts("DC_ST", {1}, "cuda")
-      .addOptionalInts("DC_EF", {1}, "cuda")
-      .addOptionalInts("DC_BB", {1}, "cuda");
+      .addOptionalInts("DC_EF", {1}, "cuda");
   // DC_CW = 2 (not enumerated; absent: 1; curated where it won): the TMA-fed body's two consumer
   // warpgroups on the same weight slabs, each over half of A's rows (wgmma N = 4*DC_MT, at least 8),
   // one producer warp; not with the row-split pair (DC_GRID 7: its blocks already split A's rows).
@@ -282,7 +273,6 @@ int64_t sharedBytes(K c) {
   const int64_t xh = c.has("DC_XH") ? 32 * knob(c, "DC_WARPS") * knob(c, "DC_NT") * 4 * (mt >= 2 ? mt / 2 : mt) * 4 : 0;
   if (wg(c))
     return wgRingBytes(c) + 1024 + 16 * 2 * knob(c, "DC_DEPTH") + 16 +
-           (c.has("DC_BB") ? 8 * 2 * knob(c, "DC_DEPTH") * (knob(c, "DC_U") - 1) : 0) +
            (tmaFed(c) ? 16 * knob(c, "DC_WARPS") * 4 * mt * 4 : 0) + xh;
   return knob(c, "DC_WARPS") * 16 * knob(c, "DC_NT") * (8 * knob(c, "DC_MT") + 1) * 4;
 }

@@ -86,9 +86,6 @@
 #ifndef DC_ST
 #define DC_ST 0
 #endif
-#ifndef DC_BB
-#define DC_BB 0
-#endif
 namespace kd {
 
 constexpr int kCWarps = DC_WARPS;                 // consumer warps
@@ -164,14 +161,6 @@ constexpr bool kPairBox = kHalves;
 constexpr int kXBox = kBM < 64 ? kBM : 64, kWBox = DC_MSPLIT && ACT != 3 ? 32 : 64;
 constexpr int kEmptyArrivals = (DC_MSPLIT ? 2 : 1) * kCWarps / (kPP ? 2 : 1);  // consumer warps releasing a slot
 static_assert(!kPP || (kCW == 2 && DC_CLUSTER && !kWP), "DC_PP = 1: DC_CW 2 on the cluster K split, no DC_WP");
-// DC_BB = 1 (TMA-fed, one producer warp, <= 32 A rows, DC_U >= 2): one `full` barrier per 64-k box
-// column of a stage (kFB per stage), so the consumers run a column's wgmmas as soon as its boxes
-// landed instead of after the whole stage: after the block's last stage lands only its last
-// column's wgmmas are left (the end path's ~0.33 us of wgmmas at 16 rows, bench/NOTES.md).
-constexpr bool kBB = DC_TMA && DC_BB == 1;
-constexpr int kFB = kBB ? kU : 1;  // `full` barriers per stage
-static_assert(!kBB || (DC_PF == 1 && DC_MT <= 4 && kU >= 2 && !kPP && !DC_MSPLIT && kCW == 1),
-              "DC_BB: DC_PF 1, DC_MT <= 4, DC_U >= 2, not DC_PP, DC_CW or DC_GRID 7");
 
 using ktune::smem_addr;
 using ktune::make_desc_addr;
@@ -349,7 +338,7 @@ KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorM
     }
     const unsigned w = base + slot * kStageBytes;
     DC_TR_GO(lead, s);
-    if (kPW == 2 ? elect_one() : lead) produce_tma(p, tmW, tmX, w, full + 8 * kFB * slot, tile * kBN, st * kBK, rank);
+    if (kPW == 2 ? elect_one() : lead) produce_tma(p, tmW, tmX, w, full + 8 * slot, tile * kBN, st * kBK, rank);
     DC_TR_ISSUED(lead, s, S);
     if constexpr (kXA) {  // the barrier tracks the copies: no wait here (the consumers fence)
       produce_x(p, w + kWBytes, st * kBK, pt);
@@ -389,7 +378,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   using namespace kd;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const unsigned base = (smem_addr(smem_raw) + 1023u) & ~1023u;
-  const unsigned full = base + kStages * kStageBytes, empty = full + 8 * kFB * kStages;
+  const unsigned full = base + kStages * kStageBytes, empty = full + 8 * kStages;
   volatile unsigned* flag = reinterpret_cast<volatile unsigned*>(
       smem_raw + (empty + 8 * kStages - smem_addr(smem_raw)));
   // DC_XR bit 1: the reduce-scatter's barrier, in the flag's 16 bytes (the gate/up hand-over's
@@ -472,22 +461,12 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
                      tid, kConsumers, true);
     }
     DC_TS(tid == 0, s, kTsWait);
+    mbar_wait(full + 8 * slot, (s / kStages) & 1);
+    DC_TR_FULL(tid == 0, s, S);
+    if (kXA) ktune::fence_proxy_async();  // the producers' cp.async writes of A -> the async proxy
     const unsigned w = base + slot * kStageBytes;
-    if constexpr (kBB) {  // each column's wgmmas once its boxes landed
-#pragma unroll
-      for (int u = 0; u < kU; ++u) {
-        mbar_wait(full + 8 * (kFB * slot + u), (s / kStages) & 1);
-        ktune::wgmma_fence();
-        mma_box<kAcc>(acc, w + wg_slab(tid) * 64 * 128, w + kWBytes + wg_group(tid) * 1024, u);
-      }
-      DC_TR_FULL(tid == 0, s, S);
-    } else {
-      mbar_wait(full + 8 * slot, (s / kStages) & 1);
-      DC_TR_FULL(tid == 0, s, S);
-      if (kXA) ktune::fence_proxy_async();  // the producers' cp.async writes of A -> the async proxy
-      ktune::wgmma_fence();
-      mma_stage<kAcc>(acc, w + wg_slab(tid) * 64 * 128, w + kWBytes + wg_group(tid) * 1024);
-    }
+    ktune::wgmma_fence();
+    mma_stage<kAcc>(acc, w + wg_slab(tid) * 64 * 128, w + kWBytes + wg_group(tid) * 1024);
     ktune::wgmma_commit();
     DC_TS(tid == 0, s, kTsCommit);
     stage_issued(empty, slot, held, tid, rank);

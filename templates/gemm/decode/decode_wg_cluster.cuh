@@ -187,8 +187,8 @@ KTUNE_DEVICE void init_barriers(unsigned full, unsigned empty, [[maybe_unused]] 
                                [[maybe_unused]] unsigned rank) {
   for (int i = 0; i < kStages; ++i) {
     // DC_TMA: the producer's expect_tx (kXA: and every producer thread after its A copies
-    // landed); else every producer thread, after its copies landed. kBB: kFB per stage.
-    for (int u = 0; u < kFB; ++u) mbar_init(full + 8 * (kFB * i + u), DC_TMA ? 1 + (kXA ? kProducers : 0) : kProducers);
+    // landed); else every producer thread, after its copies landed.
+    mbar_init(full + 8 * i, DC_TMA ? 1 + (kXA ? kProducers : 0) : kProducers);
     mbar_init(empty + 8 * i, kEmptyArrivals);  // one lane per consumer warp (of the pair)
   }
 #if DC_CLUSTER

@@ -47,29 +47,25 @@ KTUNE_DEVICE unsigned long long x_desc(unsigned addr) {
   return make_desc_addr(addr) + ((unsigned long long)(1024 * (kCW - 1) >> 4) << 32);
 }
 
-// The wgmmas of a stage's 64-k box column u (mma_stage below; DC_BB runs them column by column).
-template <int A, bool kAll = false>
-KTUNE_DEVICE void mma_box(float (&acc)[kNT][A], unsigned w, unsigned x, int u) {
-#pragma unroll
-  for (int kk = 0; kk < 4; ++kk) {
-    const unsigned xa = x + u * kBM * 128 + kk * 32;
-    const unsigned long long db = kAll ? make_desc_addr(xa) : x_desc(xa);
-#pragma unroll
-    for (int t = 0; t < kNT; ++t) {
-      const unsigned long long da = make_desc_addr(w + u * kBN * 128 + t * 64 * 128 + kk * 32);
-      if constexpr (A == 4) wgmma_n8(acc[t], da, db, 1);
-      else if constexpr (A == 8) wgmma_n16(acc[t], da, db, 1);
-      else if constexpr (A == 16) wgmma_n32(acc[t], da, db, 1);
-      else if constexpr (A == 32) wgmma_n64(acc[t], da, db, 1);
-      else ktune::wgmma_n128(acc[t], da, db, 1);
-    }
-  }
-}
 // One stage's wgmmas of a consumer warpgroup into its A accumulators per slab (wgmma n = 2*A): w its
 // first weight slab, x its first A row group (kAll: every row of the stage's A, 8-row groups 1024
 // bytes apart: DC_PP's warpgroups; else x_desc's stride).
 template <int A, bool kAll = false>
 KTUNE_DEVICE void mma_stage(float (&acc)[kNT][A], unsigned w, unsigned x) {
 #pragma unroll
-  for (int u = 0; u < kU; ++u) mma_box<A, kAll>(acc, w, x, u);
+  for (int u = 0; u < kU; ++u)
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+      const unsigned xa = x + u * kBM * 128 + kk * 32;
+      const unsigned long long db = kAll ? make_desc_addr(xa) : x_desc(xa);
+#pragma unroll
+      for (int t = 0; t < kNT; ++t) {
+        const unsigned long long da = make_desc_addr(w + u * kBN * 128 + t * 64 * 128 + kk * 32);
+        if constexpr (A == 4) wgmma_n8(acc[t], da, db, 1);
+        else if constexpr (A == 8) wgmma_n16(acc[t], da, db, 1);
+        else if constexpr (A == 16) wgmma_n32(acc[t], da, db, 1);
+        else if constexpr (A == 32) wgmma_n64(acc[t], da, db, 1);
+        else ktune::wgmma_n128(acc[t], da, db, 1);
+      }
+    }
 }

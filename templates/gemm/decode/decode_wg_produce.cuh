@@ -13,31 +13,11 @@ KTUNE_DEVICE int box_row(const Prob& p, int row0, int b) {
 // of produce() below (a row's kU boxes back to back: one longer DRAM run per row). kPairBox: box b
 // is the pair map's (32 gate rows from j0 and their up rows; past N/2 zeros).
 // DC_MSPLIT: block `rank` issues the weight boxes of its parity to both blocks and its own A rows.
-// kBB: column u's weight and A boxes on the stage's barrier u (bar + 8*u), column by column.
 KTUNE_DEVICE void produce_tma(const Prob& p, const TensorMap* tmW, const TensorMap* tmA, unsigned w,
                               unsigned bar, int row0, int k0, unsigned rank) {
+  mbar_expect_tx(bar, kXA ? kWBytes : kStageBytes);
   const unsigned long long wpol = kEF ? l2_evict_first() : 0;
   (void)wpol;
-  if constexpr (kBB) {
-#pragma unroll
-    for (int u = 0; u < kU; ++u) {
-      const unsigned bu = bar + 8 * u;
-      mbar_expect_tx(bu, kStageBytes / kU);
-#pragma unroll
-      for (int b = 0; b < kBN / kWBox; ++b) {
-        const unsigned dst = w + u * kBN * 128 + b * kWBox * 128;
-        const int c0 = k0 + u * 64, j0 = row0 / 2 + b * 32;
-        if constexpr (kPairBox) tma_load_pair<false, (kEF > 0)>(dst, tmW, c0, j0, bu, wpol);
-        else if constexpr (kEF > 0) tma_load_2d_hint(dst, tmW, c0, box_row(p, row0, b), bu, wpol);
-        else tma_load_2d(dst, tmW, c0, box_row(p, row0, b), bu);
-      }
-#pragma unroll
-      for (int xb = 0; xb < kBM / kXBox; ++xb)
-        tma_load_2d(w + kWBytes + u * kBM * 128 + xb * kXBox * 128, tmA, k0 + u * 64, xb * kXBox, bu);
-    }
-    return;
-  }
-  mbar_expect_tx(bar, kXA ? kWBytes : kStageBytes);
 #pragma unroll
   for (int b = 0; b < kBN / kWBox; ++b)
 #pragma unroll
@@ -84,7 +64,7 @@ KTUNE_DEVICE int produce_first(const Prob& p, const TensorMap* tmW, const Tensor
       tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
     }
     DC_TR(s == 0, kTrIssue0);
-    produce_tma(p, tmW, tmX, base + s * kStageBytes, full + 8 * kFB * s, tile * kBN, st * kBK, rank);
+    produce_tma(p, tmW, tmX, base + s * kStageBytes, full + 8 * s, tile * kBN, st * kBK, rank);
     if (kPW != 0 && ++st == p.nsteps) st = 0, ++tile;
   }
   return n;
