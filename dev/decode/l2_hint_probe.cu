@@ -1,0 +1,215 @@
+// Issue 32, the weight stream's L2 policy (DC_EF): is a stream slower because of its own policy, or
+// because of what the launch before it left in L2? Four weight streams X over one [N][4096] bf16 weight
+// copy — the read bound's kernel with evict-first loads (ld.global.cs) and with default loads, the TMA
+// stream of the 16x4096x4096 pick's partition (64-row tiles, 4 x 64 k a stage, a 4-stage ring, two
+// blocks per tile over half of K each, A's 16 rows beside; no math) with the default policy and with
+// every weight box evict-first (.L2::cache_hint) — each timed (device events around X alone) after a
+// state Y of the L2: the read flush (2x L2 of default loads, gemm_bench's and the tuner's), or three
+// launches of a stream Y over other copies of the weights (the L2 then holds only Y's lines: the
+// rotated timing's state when Y = X). Interleaved rounds, median; per X: after-Y / after-flush.
+//   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a dev/decode/l2_hint_probe.cu
+//        -L/usr/local/cuda/lib64/stubs -lcuda -o l2h;   ./l2h [rounds]
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+struct P {
+  int TR, S, steps;
+  long long units;
+};
+
+__device__ __forceinline__ unsigned saddr(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void mbar_init(unsigned b, unsigned n) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(b), "r"(n) : "memory");
+}
+__device__ __forceinline__ void mbar_expect_tx(unsigned b, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(b), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(unsigned b) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(b) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(unsigned b, unsigned parity) {
+  unsigned done;
+  do {
+    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                 "selp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done)
+                 : "r"(b), "r"(parity)
+                 : "memory");
+  } while (!done);
+}
+template <bool EF>
+__device__ __forceinline__ void tma2d(unsigned dst, const CUtensorMap* m, int c0, int r0, unsigned bar,
+                                      unsigned long long pol) {
+  if (EF)
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
+        " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
+        "l"(reinterpret_cast<unsigned long long>(m)), "r"(c0), "r"(r0), "r"(bar), "l"(pol)
+        : "memory");
+  else
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
+        "l"(reinterpret_cast<unsigned long long>(m)), "r"(c0), "r"(r0), "r"(bar)
+        : "memory");
+}
+
+// The TMA stream (64-row tiles, U = 4 boxes of 64 k a stage, S stages; A's 16 rows per 64 k beside).
+template <bool EF>
+__global__ void __launch_bounds__(160, 1) tstream(const __grid_constant__ CUtensorMap mw,
+                                                  const __grid_constant__ CUtensorMap mx, const P p) {
+  constexpr int U = 4, TR = 64, kWB = TR * U * 128, kSB = kWB + 16 * U * 128;
+  extern __shared__ __align__(1024) unsigned char sm[];
+  const unsigned base = (saddr(sm) + 1023u) & ~1023u;
+  const unsigned full = base + p.S * kSB, empty = full + 8 * p.S;
+  const int tid = threadIdx.x;
+  if (tid == 0) {
+    for (int i = 0; i < p.S; ++i) mbar_init(full + 8 * i, 1), mbar_init(empty + 8 * i, 4);
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+  const long long u0 = p.units * blockIdx.x / gridDim.x, u1 = p.units * (blockIdx.x + 1) / gridDim.x;
+  const int n = (int)(u1 - u0);
+  int tile = (int)(u0 / p.steps), stp = (int)(u0 - (long long)tile * p.steps), slot = 0, ph = 0;
+  if (tid == 128) {
+    unsigned long long pol = 0;
+    if (EF) asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(pol));
+    for (int s = 0; s < n; ++s) {
+      if (s >= p.S) mbar_wait(empty + 8 * slot, ph ^ 1);
+      const unsigned w = base + slot * kSB, bar = full + 8 * slot;
+      const int k0 = stp * U * 64;
+      mbar_expect_tx(bar, kSB);
+#pragma unroll
+      for (int u = 0; u < U; ++u) tma2d<EF>(w + u * TR * 128, &mw, k0 + u * 64, tile * TR, bar, pol);
+#pragma unroll
+      for (int u = 0; u < U; ++u) tma2d<false>(w + kWB + u * 16 * 128, &mx, k0 + u * 64, 0, bar, 0);
+      if (++stp == p.steps) stp = 0, ++tile;
+      if (++slot == p.S) slot = 0, ph ^= 1;
+    }
+  } else if (tid < 128) {
+    for (int s = 0; s < n; ++s) {
+      mbar_wait(full + 8 * slot, ph);
+      __syncwarp();
+      if ((tid & 31) == 0) mbar_arrive(empty + 8 * slot);
+      if (++slot == p.S) slot = 0, ph ^= 1;
+    }
+  }
+}
+
+__device__ __forceinline__ unsigned fold(uint4 v) { return v.x ^ v.y ^ v.z ^ v.w; }
+// The read bound's kernel (bench/gemm_read_bound.h): grid-stride, 4 loads of 16 bytes in flight per
+// thread; CS: ld.global.cs (evict-first), else default loads.
+template <bool CS>
+__global__ void rd(const uint4* __restrict__ p, long long n, unsigned* out) {
+  unsigned acc = 0;
+  const long long stride = (long long)gridDim.x * blockDim.x * 4;
+  for (long long b = (long long)blockIdx.x * blockDim.x * 4 + threadIdx.x; b < n; b += stride) {
+    uint4 v[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      const long long i = b + (long long)u * blockDim.x;
+      v[u] = i < n ? (CS ? __ldcs(p + i) : p[i]) : make_uint4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (int u = 0; u < 4; ++u) acc ^= fold(v[u]);
+  }
+  if (acc == 0x9e3779b9u) out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
+}
+
+static CUtensorMap make_map(void* base, int rows, int K, int box_rows) {
+  CUtensorMap m;
+  const cuuint64_t dims[2] = {(cuuint64_t)K, (cuuint64_t)rows};
+  const cuuint64_t strides[1] = {(cuuint64_t)K * 2};
+  const cuuint32_t boxd[2] = {64, (cuuint32_t)box_rows}, es[2] = {1, 1};
+  if (cuTensorMapEncodeTiled(&m, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, base, dims, strides, boxd, es,
+                             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS) {
+    std::printf("cuTensorMapEncodeTiled failed rows %d\n", rows);
+    std::exit(1);
+  }
+  return m;
+}
+
+int main(int argc, char** argv) {
+  const int rounds = argc > 1 ? std::atoi(argv[1]) : 30;
+  const int K = 4096, S = 4, sizes[2] = {4096, 14336}, kCopies = 5;
+  const char* xname[4] = {"read .cs", "read default", "TMA default", "TMA evict-first"};
+  const char* yname[5] = {"flush", "read .cs x3", "read default x3", "TMA default x3", "TMA evict-first x3"};
+  const long long fl_n = (128ll << 20) / 16;  // 2x a 50-60 MB L2 (the read flush's size rule)
+  cuInit(0);
+  std::vector<void*> w(kCopies);
+  void* x = nullptr;
+  uint4* fl = nullptr;
+  unsigned* out = nullptr;
+  for (auto& c : w)
+    if (cudaMalloc(&c, (size_t)sizes[1] * K * 2)) return std::printf("no GPU memory\n"), 1;
+  if (cudaMalloc(&x, 16 * K * 2) || cudaMalloc(&fl, fl_n * 16) || cudaMalloc(&out, 64 << 20))
+    return std::printf("no GPU memory\n"), 1;
+  for (auto& c : w) cudaMemset(c, 1, (size_t)sizes[1] * K * 2);
+  cudaMemset(x, 1, 16 * K * 2);
+  cudaMemset(fl, 2, fl_n * 16);
+  const size_t smem = 1024 + (size_t)S * (64 * 4 * 128 + 16 * 4 * 128) + 16 * S;
+  cudaFuncSetAttribute(tstream<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+  cudaFuncSetAttribute(tstream<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+  const CUtensorMap mx = make_map(x, 16, K, 16);
+  cudaEvent_t e0, e1;
+  cudaEventCreate(&e0);
+  cudaEventCreate(&e1);
+  for (int si = 0; si < 2; ++si) {
+    const int rows = sizes[si];
+    std::vector<CUtensorMap> mw;
+    for (auto& c : w) mw.push_back(make_map(c, rows, K, 64));
+    const P p{64, S, K / 256, (long long)(rows / 64) * (K / 256)};
+    const long long nv = (long long)rows * K * 2 / 16;
+    auto launch = [&](int kind, int copy) {  // 0 read .cs, 1 read default, 2 TMA default, 3 TMA EF
+      if (kind == 0) rd<true><<<264, 512>>>((const uint4*)w[copy], nv, out);
+      else if (kind == 1) rd<false><<<264, 512>>>((const uint4*)w[copy], nv, out);
+      else if (kind == 2) tstream<false><<<2 * rows / 64, 160, smem>>>(mw[copy], mx, p);
+      else tstream<true><<<2 * rows / 64, 160, smem>>>(mw[copy], mx, p);
+    };
+    for (int k = 0; k < 4; ++k)
+      for (int c = 0; c < kCopies; ++c) launch(k, c);  // warm-up
+    if (cudaDeviceSynchronize() != cudaSuccess)
+      return std::printf("CUDA error (warm-up): %s\n", cudaGetErrorString(cudaGetLastError())), 1;
+    std::vector<float> t[4][5];
+    for (int r = 0; r < rounds; ++r)
+      for (int i = 0; i < 20; ++i) {
+        const int cell = (i * 7 + r * 3) % 20, xk = cell % 4, y = cell / 4;
+        if (y == 0) rd<false><<<264, 512>>>(fl, fl_n, out);
+        else
+          for (int c = 1; c < 4; ++c) launch(y - 1, c);
+        cudaEventRecord(e0);
+        launch(xk, 0);
+        cudaEventRecord(e1);
+        cudaEventSynchronize(e1);
+        float ms = 0;
+        cudaEventElapsedTime(&ms, e0, e1);
+        t[xk][y].push_back(ms * 1e3f);
+      }
+    if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess)
+      return std::printf("CUDA error: %s\n", cudaGetErrorString(e)), 1;
+    auto med = [](std::vector<float> v) {
+      std::sort(v.begin(), v.end());
+      return v.empty() ? 0.0 : (double)v[v.size() / 2];
+    };
+    std::printf("L2H N=%d (%.1f MB), %d rounds: X after Y, median us [after Y / after flush]\n", rows,
+                rows * (double)K * 2 / 1e6, rounds);
+    std::printf("L2H %-16s", "X \\ Y");
+    for (int y = 0; y < 5; ++y) std::printf(" | %-22s", yname[y]);
+    std::printf("\n");
+    for (int xk = 0; xk < 4; ++xk) {
+      std::printf("L2H %-16s", xname[xk]);
+      const double f = med(t[xk][0]);
+      for (int y = 0; y < 5; ++y) std::printf(" | %7.2f [%.3f]        ", med(t[xk][y]), med(t[xk][y]) / f);
+      std::printf("\n");
+    }
+  }
+  return 0;
+}
