@@ -3,10 +3,12 @@
 // copy — the read bound's kernel with evict-first loads (ld.global.cs) and with default loads, the TMA
 // stream of the 16x4096x4096 pick's partition (64-row tiles, 4 x 64 k a stage, a 4-stage ring, two
 // blocks per tile over half of K each, A's 16 rows beside; no math) with the default policy and with
-// every weight box evict-first (.L2::cache_hint) — each timed (device events around X alone) after a
-// state Y of the L2: the read flush (2x L2 of default loads, gemm_bench's and the tuner's), or three
-// launches of a stream Y over other copies of the weights (the L2 then holds only Y's lines: the
-// rotated timing's state when Y = X). Interleaved rounds, median; per X: after-Y / after-flush.
+// every weight box evict-first (.L2::cache_hint) — each timed (device events around X alone) on copy 0
+// after an L2 state: every cell starts with a reset (5x L2 of default loads: copy 0 evicted), then
+// (a) nothing (the read flush's state: L2 full of unrelated default lines), (b) three launches of a
+// stream Y over copies 1..3 (what Y leaves: the rotated timing's state when Y = X), or (c, N = 4096)
+// a default read of copy 0 first, then Y x3 (does Y evict copy 0's default lines? a neighbour
+// variant's lines in gemm_bench's rotated rounds). Interleaved rounds, median; per X: / after (a).
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a dev/decode/l2_hint_probe.cu
 //        -L/usr/local/cuda/lib64/stubs -lcuda -o l2h;   ./l2h [rounds]
 #include <cuda.h>
@@ -15,6 +17,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 struct P {
@@ -139,11 +142,12 @@ static CUtensorMap make_map(void* base, int rows, int K, int box_rows) {
 
 int main(int argc, char** argv) {
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 30;
-  const int K = 4096, S = 4, sizes[2] = {4096, 14336}, kCopies = 5;
+  const int K = 4096, S = 4, sizes[2] = {4096, 14336}, kCopies = 4;
   const char* xname[4] = {"read .cs", "read default", "TMA default", "TMA evict-first"};
-  const char* yname[5] = {"flush", "read .cs x3", "read default x3", "TMA default x3", "TMA evict-first x3"};
-  const long long fl_n = (128ll << 20) / 16;  // 2x a 50-60 MB L2 (the read flush's size rule)
   cuInit(0);
+  int l2 = 0;
+  cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0);
+  const long long fl_n = 5ll * l2 / 16;  // the reset: 5x L2 of default loads
   std::vector<void*> w(kCopies);
   void* x = nullptr;
   uint4* fl = nullptr;
@@ -162,6 +166,7 @@ int main(int argc, char** argv) {
   cudaEvent_t e0, e1;
   cudaEventCreate(&e0);
   cudaEventCreate(&e1);
+  std::printf("L2H L2 %d bytes; reset: %lld MB of default loads before every cell\n", l2, fl_n * 16 >> 20);
   for (int si = 0; si < 2; ++si) {
     const int rows = sizes[si];
     std::vector<CUtensorMap> mw;
@@ -178,20 +183,24 @@ int main(int argc, char** argv) {
       for (int c = 0; c < kCopies; ++c) launch(k, c);  // warm-up
     if (cudaDeviceSynchronize() != cudaSuccess)
       return std::printf("CUDA error (warm-up): %s\n", cudaGetErrorString(cudaGetLastError())), 1;
-    std::vector<float> t[4][5];
+    // Cell (x, st): st 0 reset -> X; 1..4: reset -> Y = st - 1 three times over copies 1..3 -> X;
+    // 5..8 (N = 4096, copy 0 fits in L2): reset -> a default read of copy 0 -> Y x3 -> X.
+    const int states = si == 0 ? 9 : 5, cells = 4 * states;
+    std::vector<std::vector<float>> t(cells);
     for (int r = 0; r < rounds; ++r)
-      for (int i = 0; i < 20; ++i) {
-        const int cell = (i * 7 + r * 3) % 20, xk = cell % 4, y = cell / 4;
-        if (y == 0) rd<false><<<264, 512>>>(fl, fl_n, out);
-        else
-          for (int c = 1; c < 4; ++c) launch(y - 1, c);
+      for (int i = 0; i < cells; ++i) {
+        const int cell = (i * 7 + r * 5) % cells, xk = cell % 4, st = cell / 4;
+        rd<false><<<264, 512>>>(fl, fl_n, out);
+        if (st >= 5) launch(1, 0);
+        if (st >= 1)
+          for (int c = 1; c < 4; ++c) launch((st - 1) % 4, c);
         cudaEventRecord(e0);
         launch(xk, 0);
         cudaEventRecord(e1);
         cudaEventSynchronize(e1);
         float ms = 0;
         cudaEventElapsedTime(&ms, e0, e1);
-        t[xk][y].push_back(ms * 1e3f);
+        t[cell].push_back(ms * 1e3f);
       }
     if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess)
       return std::printf("CUDA error: %s\n", cudaGetErrorString(e)), 1;
@@ -199,15 +208,16 @@ int main(int argc, char** argv) {
       std::sort(v.begin(), v.end());
       return v.empty() ? 0.0 : (double)v[v.size() / 2];
     };
-    std::printf("L2H N=%d (%.1f MB), %d rounds: X after Y, median us [after Y / after flush]\n", rows,
-                rows * (double)K * 2 / 1e6, rounds);
-    std::printf("L2H %-16s", "X \\ Y");
-    for (int y = 0; y < 5; ++y) std::printf(" | %-22s", yname[y]);
+    std::printf("L2H N=%d (%.1f MB), %d rounds: X (copy 0) after the state, median us [/ after the reset alone]\n",
+                rows, rows * (double)K * 2 / 1e6, rounds);
+    std::printf("L2H %-16s | %-15s", "X \\ state", "reset");
+    for (int st = 1; st < states; ++st)
+      std::printf(" | %s%-14s", st >= 5 ? "c0 + " : "", (std::string(xname[(st - 1) % 4]) + " x3").c_str());
     std::printf("\n");
     for (int xk = 0; xk < 4; ++xk) {
-      std::printf("L2H %-16s", xname[xk]);
-      const double f = med(t[xk][0]);
-      for (int y = 0; y < 5; ++y) std::printf(" | %7.2f [%.3f]        ", med(t[xk][y]), med(t[xk][y]) / f);
+      const double f = med(t[xk]);
+      std::printf("L2H %-16s | %6.2f         ", xname[xk], f);
+      for (int st = 1; st < states; ++st) std::printf(" | %6.2f [%.3f]", med(t[st * 4 + xk]), med(t[st * 4 + xk]) / f);
       std::printf("\n");
     }
   }
