@@ -9,6 +9,8 @@
 // stream Y over copies 1..3 (what Y leaves: the rotated timing's state when Y = X), or (c, N = 4096)
 // a default read of copy 0 first, then Y x3 (does Y evict copy 0's default lines? a neighbour
 // variant's lines in gemm_bench's rotated rounds). Interleaved rounds, median; per X: / after (a).
+// Then each X 20 times back to back over 4 copies after the reset (gemm_bench's rotated batch), and
+// the same launches each synchronised and timed alone.
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a dev/decode/l2_hint_probe.cu
 //        -L/usr/local/cuda/lib64/stubs -lcuda -o l2h;   ./l2h [rounds]
 #include <cuda.h>
@@ -202,6 +204,34 @@ int main(int argc, char** argv) {
         cudaEventElapsedTime(&ms, e0, e1);
         t[cell].push_back(ms * 1e3f);
       }
+    // Back to back: after the reset, 20 launches of X over copies 0..3 in turn, timed together / 20
+    // (gemm_bench's rotated batch), and the same 20 with a stream synchronisation after each
+    // launch, timed launch by launch (the sum / 20: no overlap of one launch's tail with the next).
+    std::vector<float> b2b[4][2];
+    for (int r = 0; r < rounds; ++r)
+      for (int i = 0; i < 8; ++i) {
+        const int xk = (i + r) % 4, sync = ((i + r) / 4) % 2;
+        rd<false><<<264, 512>>>(fl, fl_n, out);
+        float sum = 0;
+        if (!sync) cudaEventRecord(e0);
+        for (int j = 0; j < 20; ++j) {
+          if (sync) cudaEventRecord(e0);
+          launch(xk, j % kCopies);
+          if (sync) {
+            cudaEventRecord(e1);
+            cudaEventSynchronize(e1);
+            float ms = 0;
+            cudaEventElapsedTime(&ms, e0, e1);
+            sum += ms;
+          }
+        }
+        if (!sync) {
+          cudaEventRecord(e1);
+          cudaEventSynchronize(e1);
+          cudaEventElapsedTime(&sum, e0, e1);
+        }
+        b2b[xk][sync].push_back(sum * 1e3f / 20);
+      }
     if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess)
       return std::printf("CUDA error: %s\n", cudaGetErrorString(e)), 1;
     auto med = [](std::vector<float> v) {
@@ -220,6 +250,9 @@ int main(int argc, char** argv) {
       for (int st = 1; st < states; ++st) std::printf(" | %6.2f [%.3f]", med(t[st * 4 + xk]), med(t[st * 4 + xk]) / f);
       std::printf("\n");
     }
+    for (int xk = 0; xk < 4; ++xk)
+      std::printf("L2H B2B N=%d %-16s | 20 back to back over 4 copies: %6.2f us a launch | each synchronised: %6.2f\n",
+                  rows, xname[xk], med(b2b[xk][0]), med(b2b[xk][1]));
   }
   return 0;
 }
