@@ -9,8 +9,9 @@
 // stream Y over copies 1..3 (what Y leaves: the rotated timing's state when Y = X), or (c, N = 4096)
 // a default read of copy 0 first, then Y x3 (does Y evict copy 0's default lines? a neighbour
 // variant's lines in gemm_bench's rotated rounds). Interleaved rounds, median; per X: / after (a).
-// Then each X 20 times back to back over 4 copies after the reset (gemm_bench's rotated batch), and
-// the same launches each synchronised and timed alone.
+// Then each X 20 times back to back over 4 copies after the reset (gemm_bench's rotated batch), the
+// same launches each synchronised and timed alone, and back to back with an empty kernel or a 1 MB
+// read of other memory between two launches.
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a dev/decode/l2_hint_probe.cu
 //        -L/usr/local/cuda/lib64/stubs -lcuda -o l2h;   ./l2h [rounds]
 #include <cuda.h>
@@ -106,6 +107,10 @@ __global__ void __launch_bounds__(160, 1) tstream(const __grid_constant__ CUtens
       if (++slot == p.S) slot = 0, ph ^= 1;
     }
   }
+}
+
+__global__ void empty_k(unsigned* out) {
+  if (threadIdx.x == 1000) out[0] = 0;
 }
 
 __device__ __forceinline__ unsigned fold(uint4 v) { return v.x ^ v.y ^ v.z ^ v.w; }
@@ -207,15 +212,19 @@ int main(int argc, char** argv) {
     // Back to back: after the reset, 20 launches of X over copies 0..3 in turn, timed together / 20
     // (gemm_bench's rotated batch), and the same 20 with a stream synchronisation after each
     // launch, timed launch by launch (the sum / 20: no overlap of one launch's tail with the next).
-    std::vector<float> b2b[4][2];
+    // Modes 2, 3: back to back with an empty kernel, or a 1 MB default read of other memory (a
+    // row-wise op's activations), launched between two streams (timed together / 20 with them).
+    std::vector<float> b2b[4][4];
     for (int r = 0; r < rounds; ++r)
-      for (int i = 0; i < 8; ++i) {
-        const int xk = (i + r) % 4, sync = ((i + r) / 4) % 2;
+      for (int i = 0; i < 16; ++i) {
+        const int xk = (i + r) % 4, mode = ((i + r) / 4) % 4, sync = mode == 1;
         rd<false><<<264, 512>>>(fl, fl_n, out);
         float sum = 0;
         if (!sync) cudaEventRecord(e0);
         for (int j = 0; j < 20; ++j) {
           if (sync) cudaEventRecord(e0);
+          if (j > 0 && mode == 2) empty_k<<<1, 32>>>(out);
+          if (j > 0 && mode == 3) rd<false><<<64, 256>>>(fl, (1 << 20) / 16, out);
           launch(xk, j % kCopies);
           if (sync) {
             cudaEventRecord(e1);
@@ -230,7 +239,7 @@ int main(int argc, char** argv) {
           cudaEventSynchronize(e1);
           cudaEventElapsedTime(&sum, e0, e1);
         }
-        b2b[xk][sync].push_back(sum * 1e3f / 20);
+        b2b[xk][mode].push_back(sum * 1e3f / 20);
       }
     if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess)
       return std::printf("CUDA error: %s\n", cudaGetErrorString(e)), 1;
@@ -251,8 +260,9 @@ int main(int argc, char** argv) {
       std::printf("\n");
     }
     for (int xk = 0; xk < 4; ++xk)
-      std::printf("L2H B2B N=%d %-16s | 20 back to back over 4 copies: %6.2f us a launch | each synchronised: %6.2f\n",
-                  rows, xname[xk], med(b2b[xk][0]), med(b2b[xk][1]));
+      std::printf("L2H B2B N=%d %-16s | 20 back to back over 4 copies: %6.2f us a launch | each synchronised: %6.2f"
+                  " | an empty kernel between: %6.2f | a 1 MB read between: %6.2f\n",
+                  rows, xname[xk], med(b2b[xk][0]), med(b2b[xk][1]), med(b2b[xk][2]), med(b2b[xk][3]));
   }
   return 0;
 }
