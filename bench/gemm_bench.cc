@@ -5,8 +5,9 @@
 //   flush: the L2 evicted before every timed run by a read of 2x L2 (clean lines, nothing to
 //          write back inside the timed region; bench/fair/peers.h);
 //   rot:   (M <= 128, decode; the primary figure there) 20 back-to-back launches over rotating
-//          input copies whose total exceeds 2x L2, no flush, divided by 20; the weight-read
-//          bound (a pure read of B, same rotation) is a variant of the same rounds.
+//          input copies whose total exceeds 2x L2, divided by 20, after a read flush outside the
+//          timed region (--rot_reset=0: none, the figures before the twenty-fifth session); the
+//          weight-read bound (a pure read of B, same rotation) is a variant of the same rounds.
 // Every timed config (and the best cuBLASLt algorithm) is verified against cuBLASLt #0 on the
 // timed shape in the same run. Per shape and mode it prints machine-readable lines,
 //   RESULT gemm <shape>/<mode> <variant> <median_us> <lo> <hi> <n>
@@ -17,7 +18,8 @@
 //
 //   gemm_bench [--wgmma] [--sweep] [--rounds=N] [--shapes=large|small|decode|fp8|prefill|MxNxK,...]
 //              [--only=CONFIG;...] [--twin=CONFIG;...] [--curated=FILE] [--profile] [--profile_lt=I,J,...]
-//              [--trace=N] [--tuner_method=R [--sustain_ms=T]] [--compile_only] [--benchmark_filter=...]
+//              [--trace=N] [--tuner_method=R [--sustain_ms=T]] [--compile_only] [--rot_reset=0|1]
+//              [--benchmark_filter=...]
 // An MxNxK of --shapes that is not in the built-in list is added as a bf16 NT shape.
 //
 // FP8 (issue 33): e4m3 x e4m3 -> bf16 at 4096^3 and 8192^3 (NT, unit scales) on the tma kind's fp8
@@ -208,6 +210,7 @@ int main(int argc, char** argv) {
     else if (std::string(argv[i]) == "--profile") gb::g_profile = true;
     else if (std::string(argv[i]) == "--compile_only") compile_only = true;
     else if (std::string(argv[i]).rfind("--trace=", 0) == 0) gb::g_trace = std::max(1, std::atoi(argv[i] + 8));
+    else if (std::string(argv[i]).rfind("--rot_reset=", 0) == 0) gb::g_rot_reset = std::atoi(argv[i] + 12) != 0;
     else if (std::string(argv[i]).rfind("--profile_lt=", 0) == 0) {
       gb::g_profile_lt.clear();
       std::string list = std::string(argv[i]).substr(13) + ",";

@@ -56,6 +56,7 @@ inline void registerMode(const ShapeRun& r, bool flush, gemm::KernelKind k, cons
     // fastest decode or tma config: what fusing SiLU*Mul into the GEMM costs (issue 32: <= 1.03x the
     // plain GEMM's best).
     const gemm::GemmShape gs = gatedShape(r.s);
+    const size_t silu = fns.size();  // the silu_mul variant's index (when gated is given)
     if (!gated.empty()) {
       fns.push_back([&, gs](int i) {
         return g->runner->launch(gk, gated, gs,
@@ -92,6 +93,23 @@ inline void registerMode(const ShapeRun& r, bool flush, gemm::KernelKind k, cons
       std::printf("TWIN gemm %s/%s %s %s:%s\n", r.name.c_str(), mode.c_str(), twin_names[j].c_str(),
                   gemm::kernelKindName(k), tw[j].toString().c_str());
     }
+    // The --twin configs that apply to the gate/up variant, timed on it in the same rounds (gtwinN;
+    // RATIO gtwinN/silu_mul below): an A/B of the pair's knobs beside the plain GEMM.
+    const std::vector<Config> gtw = gated.empty() ? std::vector<Config>{} : twins(gk, gs, gated, false);
+    const size_t g0 = fns.size();
+    std::vector<std::string> gtwin_names;
+    std::vector<fair::Interval> gtwin_t(gtw.size()), gtwin_ratio(gtw.size());
+    for (size_t j = 0; j < gtw.size(); ++j) gtwin_names.push_back("gtwin" + std::to_string(j + 1));
+    for (size_t j = 0; j < gtw.size(); ++j) {
+      fns.push_back([&, j, gs](int i) {
+        return g->runner->launch(gk, gtw[j], gs, flush ? r.buf : r.sets[size_t(i) % r.sets.size()]);
+      });
+      names.push_back(gtwin_names[j].c_str());
+      t.push_back(&gtwin_t[j]);
+      ratios.push_back(&gtwin_ratio[j]);
+      std::printf("TWIN gemm %s/%s %s %s:%s\n", r.name.c_str(), mode.c_str(), gtwin_names[j].c_str(),
+                  gemm::kernelKindName(gk), gtw[j].toString().c_str());
+    }
     for (auto& f : fns)
       for (int i = 0; i < 3; ++i) (void)f(i);  // warm-up
     const std::string before = clocksNow();
@@ -114,6 +132,11 @@ inline void registerMode(const ShapeRun& r, bool flush, gemm::KernelKind k, cons
       *ratios[v - 1] = fair::ratioInterval(samples[v], samples[0]);
       std::printf("RATIO gemm %s/%s %s/ktune %.4f %.4f %.4f %d\n", r.name.c_str(), mode.c_str(),
                   names[v], ratios[v - 1]->median, ratios[v - 1]->lo, ratios[v - 1]->hi, ratios[v - 1]->n);
+    }
+    for (size_t j = 0; j < gtw.size(); ++j) {
+      const fair::Interval x = fair::ratioInterval(samples[g0 + j], samples[silu]);
+      std::printf("RATIO gemm %s/%s %s/silu_mul %.4f %.4f %.4f %d\n", r.name.c_str(), mode.c_str(),
+                  gtwin_names[j].c_str(), x.median, x.lo, x.hi, x.n);
     }
     row.clocks = before + " | " + clocksNow();
     std::printf("CLOCKS gemm %s/%s %s\n", r.name.c_str(), mode.c_str(), row.clocks.c_str());

@@ -50,6 +50,7 @@ inline constexpr gemm::KernelKind kNvidiaKinds[] = {gemm::KernelKind::kMma, gemm
                                              gemm::KernelKind::kWgmma, gemm::KernelKind::kTma,
                                              gemm::KernelKind::kDecode};
 inline int g_rounds_flag = 0;  // --rounds=N (>= 3)
+inline bool g_rot_reset = true;  // --rot_reset=0: rotated batches without the read flush before them
 inline bool g_sweep = false;  // --sweep: also time a spread of each kernel's space (printed per config)
 // --only=CONFIG;CONFIG...: the JIT candidates are exactly these configs (where they apply);
 // --profile: launch each candidate and cuBLASLt #0 once per shape, no timing (for ncu);

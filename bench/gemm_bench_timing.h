@@ -20,11 +20,15 @@ namespace ktune::gemm_bench {
 
 // One sample (us) of fn: with flush, the L2 evicted by reads, then one timed launch fn(i);
 // otherwise 20 back-to-back launches fn(i * 20 + j) over rotating copies, divided by 20 (the
-// decode pattern: no dirty L2, no host launch gap inside the timed region). -1 on failure.
+// decode pattern: no dirty L2, no host launch gap inside the timed region), after the same read
+// flush outside the timed region (g_rot_reset, --rot_reset=0 to leave it out): without it a batch
+// found the rotating copies' lines left by the variant before it in the round, and evict-first
+// streams (the read bound's ld.global.cs, DC_EF) do not displace default lines, so they hit on them
+// (bench/NOTES.md, issue 32, twenty-fifth session). -1 on failure.
 template <class F>
 double sampleUs(F&& fn, int i, bool flush) {
   constexpr int kBatch = 20;
-  if (flush && !g->peers->flushL2().ok()) return -1;
+  if ((flush || g_rot_reset) && !g->peers->flushL2().ok()) return -1;
   (void)g->be->recordEvent(g->e0);
   Status s = Status::Ok();
   if (flush) s = fn(i);

@@ -12,7 +12,7 @@ import sys
 SHAPE = re.compile(r"(\d+x\d+x\d+)")
 
 
-PROBE = re.compile(r"(DC_L2P|DC_AL2P|DC_SKT|DC_RUN|DC_LANES|DC_SPREAD|DC_KS|DC_C8|DC_WP|DC_PW|DC_XH|DC_ST|DC_TAIL|DC_EF)=(\d+),?")
+PROBE = re.compile(r"(DC_L2P|DC_AL2P|DC_SKT|DC_RUN|DC_LANES|DC_SPREAD|DC_KS|DC_C8|DC_WP|DC_PW|DC_XH|DC_ST|DC_TAIL|DC_EF|DC_BB)=(\d+),?")
 
 
 def base_and_l2p(cfg):

@@ -50,24 +50,27 @@ TEST(GemmGpu, DecodeTmaCacheHintVsReference) {
   if (env().dev.arch != "sm_90a") GTEST_SKIP() << "DC_WG=2 needs sm_90a, device is " << env().dev.arch;
   const std::vector<std::array<int64_t, 7>> rows = {
       {8, 1, 2, 2, 6, 1}, {4, 1, 2, 2, 6, 1}, {4, 1, 2, 2, 4, 1}, {4, 2, 2, 2, 4, 1, 3}, {4, 1, 1, 4, 2, 1},
-      {4, 2, 4, 1, 0, 1}};
+      {4, 2, 4, 1, 0, 1}, {4, 2, 2, 2, 4, 1, 0}, {4, 2, 4, 1, 4, 1, 0}};
   checkDecodeWgBody(2, rows, {}, gemm::kDecodeL2Promotion, Config{{"DC_EF", int64_t{1}}});
 }
 
 // The curated DC_EF twins alone (GemmGpu.DecodeVsReference runs them among every curated config):
-// 1..16 rows, odd N and K, N = 6144 at 9..16 rows, the persistent grid's N from 8192, gate/up.
+// 1..16 rows, odd N and K, N = 6144 at 1..16 rows (odd K, M not a power of two), the persistent
+// grid's N from 8192, gate/up (N = 6144 too).
 TEST(GemmGpu, DecodeCacheHintTwinsVsReference) {
   REQUIRE_GPU();
   if (env().dev.arch != "sm_90a") GTEST_SKIP() << "DC_WG=2 needs sm_90a, device is " << env().dev.arch;
   std::vector<GemmShape> shapes;
   for (const auto& [m, n, k] : std::vector<std::array<int64_t, 3>>{
            {1, 333, 1032}, {5, 4099, 520}, {8, 777, 1000}, {13, 6144, 1032}, {16, 4096, 4104}, {3, 8193, 520},
-           {16, 14337, 264}})
+           {16, 14337, 264}, {3, 6144, 520}, {7, 6144, 4104}})
     shapes.push_back(shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, m, n, k));
-  GemmShape gu = shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, 9, 2 * 8193, 264);
-  gu.act = Activation::kSiluMul;
-  gu.has_bias = true;
-  shapes.push_back(gu);
+  for (const auto& [m, n, k] : std::vector<std::array<int64_t, 3>>{{9, 2 * 8193, 264}, {5, 6144, 1032}}) {
+    GemmShape gu = shapeOf(Layout::kNT, ElemType::kBF16, ElemType::kBF16, m, n, k);
+    gu.act = Activation::kSiluMul;
+    gu.has_bias = true;
+    shapes.push_back(gu);
+  }
   curatedVsHostReference(KernelKind::kDecode, shapes, 970, "DC_EF");
 }
 

@@ -242,7 +242,7 @@ TEST(GemmDecode, TmaCacheHintCompiles) {
 // DC_EF = 1 is curated as the twin of six few-row picks (bench/NOTES.md, issue 32): each follows
 // its base config (the same without DC_EF) within three entries, at 1..16 rows only.
 TEST(GemmDecode, CacheHintIsCuratedAsTwins) {
-  for (const GemmShape& s : {nt(1, 4096, 4096), nt(8, 4096, 4096), nt(16, 4096, 4096),
+  for (const GemmShape& s : {nt(1, 4096, 4096), nt(8, 4096, 4096), nt(16, 4096, 4096), nt(4, 6144, 4096),
                              nt(16, 6144, 4096), nt(4, 14336, 4096), nt(16, 28672, 4096),
                              nt(17, 4096, 4096), nt(64, 28672, 4096), nt(128, 4096, 4096)}) {
     const std::vector<Config> cs = curatedConfigs(KernelKind::kDecode, s);
@@ -258,8 +258,8 @@ TEST(GemmDecode, CacheHintIsCuratedAsTwins) {
       EXPECT_TRUE(follows) << "the twin follows its base config: " << cs[i].toString();
     }
     // G0 NT2 at 1..16 rows, the XH twin at 1..8 / XR3 at 9..16, G6 U4 D1 and U2 D2 from N = 8192,
-    // the 6144 twin at 9..16 rows
-    const int want = s.m > 16 ? 0 : 2 + (s.n >= 8192 ? 2 : 0) + (s.m > 8 && s.n == 6144 ? 1 : 0);
+    // the 6144 twin at 9..16 rows, the two NT2 XR0 twins at 1..8 rows of N = 6144
+    const int want = s.m > 16 ? 0 : 2 + (s.n >= 8192 ? 2 : 0) + (s.n == 6144 ? (s.m > 8 ? 1 : 2) : 0);
     EXPECT_EQ(twins, want) << shapeKey(s);
   }
 }
