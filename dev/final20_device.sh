@@ -12,7 +12,8 @@
 #      default 300); GPU 0 the GEMM regret set (`ktune regret --set gpu --ops gemm`: 62 keys, guided
 #      against exhaustive at EXH_BUDGET x budgets, default 0.2, winners re-timed over 4 interleaved
 #      rounds), then the row-wise set (24 keys) in what is left. Rows are written as keys end, and no
-#      key starts after --deadline, so a cut keeps every finished key.
+#      key starts after --deadline, so a cut keeps every finished key. TESTS=0: no GPU tests (on a
+#      one-GPU host, where they would share the GPU with the regret's timings).
 # Every log goes into $OUT/final20.tgz (re-packed after each phase); the table last on stdout.
 #   (dev machine: BASE=<base build> bash dev/final19_stage.sh .devwork/lead; carry .devwork/lead)
 #   cd .devwork/lead && OUT=$OUT DEADLINE=500 bash dev/final20_device.sh     (timeout_s DEADLINE + 20)
@@ -45,7 +46,7 @@ pack
 B_S=$(( $(left) - 8 ))
 NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 T1=1; [ "$NGPU" -ge 2 ] || T1=0  # one GPU (a dry run): both on it
-( export CUDA_VISIBLE_DEVICES=$T1
+[ "${TESTS:-1}" = 0 ] || ( export CUDA_VISIBLE_DEVICES=$T1
   TS=${TEST_S:-$(( B_S < 300 ? B_S : 300 ))}
   OUT=$W/gpu_pass DEADLINE=1 TEST_S=$TS JOBS=${JOBS:-8} GEMM_SHARDS=${GEMM_SHARDS:-4} PROGRAMS=none \
     TUNE=0 SUITE=0 bash dev/gpu_pass_device.sh > "$W/gpu_pass.log" 2>&1
