@@ -373,9 +373,10 @@ std::vector<size_t> sameClasses(const std::vector<std::vector<std::string>>& cla
 }
 
 bool owesClass(double ms, double vendor_ms, double prior_best_ms, double leader_ms) {
-  const double edge = vendor_ms * (1 + kLeadTie);
-  if (ms <= 0 || vendor_ms <= 0 || ms > edge || ms > leader_ms * (1 + kLeadTie)) return false;
-  return prior_best_ms <= 0 || prior_best_ms > edge;
+  if (ms <= 0 || vendor_ms <= 0 || ms > vendor_ms * (1 + kOweNear) ||
+      ms > leader_ms * (1 + kOweNear))
+    return false;
+  return prior_best_ms <= 0 || prior_best_ms > vendor_ms * (1 + kLeadTie);
 }
 
 size_t minExplore(size_t n) {

@@ -13,7 +13,8 @@
 #      against exhaustive at EXH_BUDGET x budgets, default 0.2, winners re-timed over 4 interleaved
 #      rounds), then the row-wise set (24 keys) in what is left. Rows are written as keys end, and no
 #      key starts after --deadline, so a cut keeps every finished key. TESTS=0: no GPU tests (on a
-#      one-GPU host, where they would share the GPU with the regret's timings).
+#      one-GPU host, where they would share the GPU with the regret's timings); ROWS=0: the GEMM
+#      regret set alone.
 # Every log goes into $OUT/final20.tgz (re-packed after each phase); the table last on stdout.
 #   (dev machine: BASE=<base build> bash dev/final19_stage.sh .devwork/lead; carry .devwork/lead)
 #   cd .devwork/lead && OUT=$OUT DEADLINE=500 bash dev/final20_device.sh     (timeout_s DEADLINE + 20)
@@ -62,7 +63,7 @@ regret() {  # ops name seconds: one `ktune regret` run (in-process) of at most t
 }
 ( export CUDA_VISIBLE_DEVICES=0
   regret gemm gemm $(( B_S - ${ROWS_S:-75} ))
-  l=$(( $(left) - 8 )); [ "$l" -gt 30 ] && regret rmsnorm,silu_mul rows "$l" ) &
+  l=$(( $(left) - 8 )); [ "${ROWS:-1}" = 1 ] && [ "$l" -gt 30 ] && regret rmsnorm,silu_mul rows "$l" ) &
 wait
 pack
 

@@ -119,7 +119,9 @@ TEST(LaunchFloor, OwesClassOnlyAtAVendorLeadersEdge) {
   EXPECT_TRUE(guided::owesClass(0.00299, 0.003, 0.0035, 0.00299));  // leads
   EXPECT_TRUE(guided::owesClass(0.00304, 0.003, 0, 0.003));        // nothing of the prior timed
   EXPECT_FALSE(guided::owesClass(0.00304, 0.003, 0.00302, 0.003));  // the prior ties the vendor
-  EXPECT_FALSE(guided::owesClass(0.00315, 0.003, 0.0035, 0.003));   // 5% behind
+  EXPECT_TRUE(guided::owesClass(0.003114, 0.003, 0.0035, 0.003));   // 3.8% behind (kOweNear)
+  EXPECT_FALSE(guided::owesClass(0.00304, 0.003, 0.00305, 0.003));  // the prior within kLeadTie
+  EXPECT_FALSE(guided::owesClass(0.00318, 0.003, 0.0035, 0.003));   // 6% behind
   EXPECT_FALSE(guided::owesClass(0.00304, 0, 0.0035, 0.003));       // no vendor
   EXPECT_FALSE(guided::owesClass(0.00304, 0.003, 0.0035, 0.0028));  // 8.6% behind a JIT leader
   EXPECT_FALSE(guided::owesClass(0, 0.003, 0.0035, 0.003));         // not timed
