@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "probe_mbar.cuh"
+
 struct Rec {
   unsigned long long t0, issue0, full0, t1;
   unsigned smid, pad;
@@ -39,28 +41,6 @@ __device__ __forceinline__ unsigned smid() {
   unsigned r;
   asm volatile("mov.u32 %0, %%smid;" : "=r"(r));
   return r;
-}
-__device__ __forceinline__ unsigned saddr(const void* p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-__device__ __forceinline__ void mbar_init(unsigned b, unsigned n) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(b), "r"(n) : "memory");
-}
-__device__ __forceinline__ void mbar_expect_tx(unsigned b, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(b), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void mbar_arrive(unsigned b) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(b) : "memory");
-}
-__device__ __forceinline__ void mbar_wait(unsigned b, unsigned parity) {
-  unsigned done;
-  do {
-    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-                 "selp.u32 %0, 1, 0, p;\n}\n"
-                 : "=r"(done)
-                 : "r"(b), "r"(parity)
-                 : "memory");
-  } while (!done);
 }
 __device__ __forceinline__ void tma2d(unsigned dst, const CUtensorMap* m, int c0, int r0, unsigned bar) {
   asm volatile(
