@@ -124,7 +124,8 @@ struct TuneReport : KeyReport {
   // tie were not raced further.
   bool launch_floor = false;
   // The drift probe's finding (guided.h: drift): how far the first candidate's two timings, at
-  // round 1's start and end, lay apart beyond their intervals (0.03 = 3%; 0: they agreed).
+  // round 1's start and end, lay apart beyond their intervals (0.03 = 3%; 0: they agreed); on a
+  // key tracked by an anchor (guided.h: kAnchorMs) the anchor's largest factor step instead.
   double drift = 0;
   int history_neighbours = 0;  // tuned keys of the family the prior used
 
