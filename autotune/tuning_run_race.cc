@@ -423,7 +423,7 @@ Status TuningRun::compileAndRace() {
 // finalists' pick then allow for it, and past kRaceDrift the later rounds give way to the
 // finalists.
 Status TuningRun::probeDrift() {
-  if (anchor_.i >= 0 && !anchor_.off) {  // tracked: every time is at the anchor's first clock
+  if (anchor_.i >= 0) {  // tracked (until the anchor failed, if it did): the anchor's largest step
     rep_.drift = anchor_.step;
     logAnchor();
     return Status::Ok();
