@@ -256,6 +256,45 @@ bool runRound(FinalistRun& fr, const std::vector<size_t>& fin, const std::vector
   return true;
 }
 
+// One block of an adjacent round: finalist j alone; its time (-1: none, the finalist failed).
+double timeBlock(FinalistRun& fr, const std::vector<size_t>& fin, size_t j, const BenchOptions& bo,
+                 std::vector<BenchStats>& stats, bool* ok, std::string* why) {
+  std::vector<std::vector<double>> t(fin.size(), std::vector<double>(1, -1.0));
+  std::vector<BenchStats> st(fin.size());
+  if (!(*ok = runRound(fr, fin, {j}, bo, t, 0, st, why))) return -1;
+  if (t[j][0] >= 0) stats[j] = st[j];
+  return t[j][0];
+}
+
+// A round with the default's block beside every challenger's (Options::finalist_pairing): b c1 b
+// c2 ... ck b in `order`'s challenger order, each block its own batch, the times at the round's
+// default clock (adjacentTimes). Without the default in `order`, a plain round.
+bool adjacentRound(FinalistRun& fr, const std::vector<size_t>& fin, const std::vector<size_t>& order,
+                   const BenchOptions& bo, std::vector<std::vector<double>>& times, int round,
+                   std::vector<BenchStats>& stats, std::string* why) {
+  std::vector<size_t> ch;
+  for (size_t j : order)
+    if (j != 0) ch.push_back(j);
+  if (ch.size() == order.size()) return runRound(fr, fin, order, bo, times, round, stats, why);
+  bool ok = true;
+  std::vector<double> b{timeBlock(fr, fin, 0, bo, stats, &ok, why)}, t;
+  for (size_t j : ch) {
+    if (ok) t.push_back(timeBlock(fr, fin, j, bo, stats, &ok, why));
+    if (ok) b.push_back(timeBlock(fr, fin, 0, bo, stats, &ok, why));
+  }
+  if (!ok) return false;
+  const std::vector<double> at = adjacentTimes(b, t);
+  times[0][round] = at[0];
+  for (size_t i = 0; i < ch.size(); ++i) times[ch[i]][round] = at[i + 1];
+  return true;
+}
+
+// Whether this key's rounds pair each challenger with the default beside it.
+bool pairsAdjacent(const FinalistRun& fr, bool long_runs) {
+  const std::string& p = fr.e.options().finalist_pairing;
+  return p == "adjacent" || (p == "drift" && long_runs && fr.drift > kRaceDrift);
+}
+
 // The winner fin[w] checked after the rounds (checkOptions); one that fails is marked failed, its
 // times dropped and the decision made again among the rest (checked in turn). Returns the checked
 // winner's index into fin (-1: none left); false from *ok when the worker could not run a check.
@@ -304,6 +343,7 @@ int runFinalists(FinalistRun& fr, DefaultComparison* cmp) {
     return fr.cands[i].r.stats.median_ms >= kLongRunMs;
   });
   const BenchOptions bo = roundOptions(fr.e, sole, long_runs);
+  const bool adjacent = !sole && pairsAdjacent(fr, long_runs);
   std::vector<std::vector<double>> times(fin.size());
   std::vector<BenchStats> stats(fin.size());
   std::vector<char> out(fin.size(), 0);  // left the rounds (finalistsLeaving): no time after
@@ -325,7 +365,8 @@ int runFinalists(FinalistRun& fr, DefaultComparison* cmp) {
     order.erase(std::remove_if(order.begin(), order.end(), [&](size_t j) { return out[j] != 0; }),
                 order.end());
     if (timelineOn()) timelineMark("finalists_round", strprintf("%d: %zu finalists", r, order.size()));
-    if (!runRound(fr, fin, order, bo, times, r, stats, &why)) return failed();
+    if (!(adjacent && b == 0 ? adjacentRound : runRound)(fr, fin, order, bo, times, r, stats, &why))
+      return failed();
     for (size_t j = 0; j < fin.size(); ++j)
       if (!fr.cands[fin[j]].live) std::fill(times[j].begin(), times[j].end(), -1.0);
     if (r == 0 && race_hi > 0 && (w = separatedWin(times, race_hi, margin, cmp)) >= 0) break;

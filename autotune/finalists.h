@@ -46,6 +46,14 @@ int decideFinalists(const std::vector<std::vector<double>>& times, int baseline,
 // Two-sided 95% Student t quantile for `dof` degrees of freedom (1.96 beyond the table).
 double studentT95(int dof);
 
+// Adjacent pairing (Options::finalist_pairing): a round timed as b0 c1 b1 c2 ... ck bk, the
+// default's blocks `b` (k + 1 of them) around the challengers' `t` (k). Returns the round's times
+// with the default first: the geometric mean B of its blocks, then each challenger's time at that
+// clock, t_i x B / sqrt(b_{i-1} x b_i) (one neighbour when the other has no time). A negative
+// time is no time (a failed block) and stays negative; no default time leaves the challengers'
+// as measured.
+std::vector<double> adjacentTimes(const std::vector<double>& b, const std::vector<double>& t);
+
 // The re-timing stops as soon as more rounds could not change the decision (at least
 // kMinFinalistRounds rounds, at most options' finalist_rounds, plus kFinalistExtraRounds for an
 // undecided gain above the margin: finalistsWorthMoreRounds below): every challenger's interval

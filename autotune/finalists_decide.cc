@@ -26,6 +26,22 @@ double studentT95(int dof) {
   return 1.96;
 }
 
+std::vector<double> adjacentTimes(const std::vector<double>& b, const std::vector<double>& t) {
+  double logs = 0;
+  int n = 0;
+  for (double x : b)
+    if (x > 0) logs += std::log(x), ++n;
+  std::vector<double> out{n > 0 ? std::exp(logs / n) : -1.0};
+  for (size_t i = 0; i < t.size(); ++i) {
+    const double before = i < b.size() ? b[i] : -1, after = i + 1 < b.size() ? b[i + 1] : -1;
+    double near = -1;
+    if (before > 0 && after > 0) near = std::sqrt(before * after);
+    else if (before > 0 || after > 0) near = std::max(before, after);
+    out.push_back(t[i] >= 0 && near > 0 && n > 0 ? t[i] * out[0] / near : t[i]);
+  }
+  return out;
+}
+
 namespace {
 
 double medianOf(std::vector<double> v) {

@@ -206,6 +206,13 @@ Expected<TunerOptions> TunerOptions::fromEnv() {
       return Status::InvalidArgument(std::string("KTUNE_FINALIST_MARGIN='") + v +
                                      "' must be in [0, 0.5)");
   }
+  if (const char* v = env("KTUNE_FINALIST_PAIRING")) {
+    o.finalist_pairing = v;
+    if (o.finalist_pairing != "rotated" && o.finalist_pairing != "adjacent" &&
+        o.finalist_pairing != "drift")
+      return Status::InvalidArgument(std::string("KTUNE_FINALIST_PAIRING='") + v +
+                                     "': expected rotated, adjacent or drift");
+  }
   if (const char* v = env("KTUNE_BACKEND")) {
     std::string b = v;
     if (b != "auto" && b != "cuda" && b != "hip" && b != "sim")

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -43,14 +44,15 @@ struct Rows {
 // that long (a memset at the simulated device's 1 GB/ms), timed before the JIT configs. A config
 // with a GATE=n define compiles only once n other grids were launched (a compile still running
 // while the race goes on: no clock involved; a store hit is not compiled). `threads` > 0: compile
-// threads (a wider first wave: guided::firstWave). `heat` > 0: from launch `heat_launches` the
-// launches slow, linearly to (1 + heat) x their time at twice that (a GPU heating under a
-// sustained heavy load, guided.h: kAnchorMs).
+// threads (a wider first wave: guided::firstWave). `clock`: launch n takes clock(n) x its time
+// (a GPU heating under a sustained heavy load, guided.h: kAnchorMs; heating below). `pairing`:
+// Options::finalist_pairing (empty: the default).
 inline Expected<TuneReport> tuneConfigs(const TmpDir& dir, std::vector<Config> configs,
                                         std::vector<std::string> race_each = {},
                                         double noise = 0, uint64_t seed = 1, int64_t boosted = 0,
                                         double boost = 1, int64_t vendor_ns = 0, int threads = 0,
-                                        double heat = 0, int64_t heat_launches = 1) {
+                                        std::function<double(int64_t)> clock = nullptr,
+                                        const std::string& pairing = "") {
   SimOptions so;
   so.noise = noise;
   so.seed = seed;
@@ -81,10 +83,7 @@ inline Expected<TuneReport> tuneConfigs(const TmpDir& dir, std::vector<Config> c
                                              grids->cv.notify_all();
                                              const double ms = double(l.define("NS")) * 1e-6;
                                              const int64_t n = launches->fetch_add(1);
-                                             const double warm =
-                                                 1 + heat * std::clamp(double(n - heat_launches) /
-                                                                           double(heat_launches), 0.0, 1.0);
-                                             return (n < boosted ? ms * boost : ms) * warm;
+                                             return (n < boosted ? ms * boost : ms) * (clock ? clock(n) : 1.0);
                                            }, nullptr});
   EngineOptions eo;
   eo.options.cache_dir = dir.path;
@@ -92,11 +91,12 @@ inline Expected<TuneReport> tuneConfigs(const TmpDir& dir, std::vector<Config> c
   eo.options.warmup_ms = 0.05;
   eo.options.rep_ms = 0.2;
   eo.options.compile_threads = 2;
-  if (noise > 0 || boosted > 0 || heat > 0) {  // benchmark in candidate order: reproducible draws/launches
+  if (noise > 0 || boosted > 0 || clock) {  // benchmark in candidate order: reproducible draws/launches
     eo.options.pipeline = false;
     eo.options.compile_threads = 1;
   }
   if (threads > 0) eo.options.compile_threads = threads;
+  if (!pairing.empty()) eo.options.finalist_pairing = pairing;
   // Lockstep: a compile ends only once every config compiled before it was launched, one at a
   // time, as on a GPU where a compile takes far longer than a race round: the race takes one
   // config per batch whatever the host's load (an instant compile let the pool run ahead by as
@@ -139,6 +139,12 @@ inline Expected<TuneReport> tuneConfigs(const TmpDir& dir, std::vector<Config> c
   }
   KTUNE_ASSIGN_OR_RETURN(auto added, addFamily(*t, std::move(fam)));
   return added.tune(Rows{});
+}
+
+// A GPU heating under load: from launch `from` the launches slow, linearly to (1 + by) x their
+// time at launch 2 x `from`.
+inline std::function<double(int64_t)> heating(double by, int64_t from) {
+  return [=](int64_t n) { return 1 + by * std::clamp(double(n - from) / double(from), 0.0, 1.0); };
 }
 
 }  // namespace ktune::floor_test

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "autotune/compile_pool.h"
+#include "autotune/finalists.h"
 #include "autotune/guided.h"
 #include "autotune/race_stop.h"
 
@@ -210,6 +211,23 @@ TEST(LaunchFloor, NoClassLargerThanAStallIsOwed) {
   s.picked[0] = 1;
   EXPECT_TRUE(owes(s, 0, 0.00304));
   EXPECT_TRUE(s.owed[1] && s.owed[16] && !s.owed[18]);
+}
+
+// Adjacent pairing (finalists.h: adjacentTimes): b0 c1 b1 c2 b2, the default's clock rising.
+TEST(LaunchFloor, AdjacentTimesAreAtTheRoundsDefaultClock) {
+  const std::vector<double> at = adjacentTimes({1.0, 1.1, 1.21}, {1.05, 1.155});
+  const double b = std::cbrt(1.0 * 1.1 * 1.21);
+  ASSERT_EQ(at.size(), 3u);
+  EXPECT_DOUBLE_EQ(at[0], b);
+  EXPECT_NEAR(at[1], 1.05 * b / std::sqrt(1.1), 1e-12);  // 1.05 at the clock of sqrt(1.0 x 1.1)
+  EXPECT_NEAR(at[2], 1.155 * b / std::sqrt(1.1 * 1.21), 1e-12);
+  EXPECT_NEAR(at[1] / at[0], 1.05 / std::sqrt(1.1), 1e-12);
+  // A failed default block: the other neighbour alone; a failed challenger stays failed.
+  const std::vector<double> gap = adjacentTimes({1.0, -1, 1.2}, {1.0, -1});
+  EXPECT_NEAR(gap[1], 1.0 * std::sqrt(1.2) / 1.0, 1e-12);
+  EXPECT_LT(gap[2], 0);
+  // No default time: the challengers as measured.
+  EXPECT_DOUBLE_EQ(adjacentTimes({-1, -1}, {0.9})[1], 0.9);
 }
 
 // Drift tracking (guided.h: anchorFactor, interpolateFactor, scaleStats).

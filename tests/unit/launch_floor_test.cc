@@ -23,6 +23,7 @@ namespace {
 using floor_test::Rows;
 using floor_test::TmpDir;
 using floor_test::tuneConfigs;
+using floor_test::heating;
 
 // A launch-bound family: 40 configs, GRID blocks each (33 = a quarter of the 132 SMs, the
 // default, then grids whose wave efficiency rises to whole waves), every one 3 µs except where
@@ -131,7 +132,7 @@ TEST(LaunchFloor, AHeatingGpuIsTrackedByTheAnchor) {
   std::vector<Config> configs = flatConfigs(ns);
   configs.front().set("NS", int64_t(1250000));  // the default
   TmpDir dir;
-  auto rep = tuneConfigs(dir, configs, {}, 0, 1, 0, 1, 0, 0, 0.5, 20);
+  auto rep = tuneConfigs(dir, configs, {}, 0, 1, 0, 1, 0, 0, heating(0.5, 20));
   ASSERT_TRUE(rep.ok()) << rep.status().toString();
   EXPECT_EQ(rep->winner, "GRID=241,NS=1150000") << rep->tree();
   EXPECT_EQ(rep->vs_default.decision, "faster than the default") << rep->tree();
@@ -144,6 +145,35 @@ TEST(LaunchFloor, AHeatingGpuIsTrackedByTheAnchor) {
     if (c.config != "GRID=241,NS=1150000") continue;
     EXPECT_LT(c.stats.median_ms, 1.25) << rep->tree();
   }
+}
+
+// Adjacent pairing (Options::finalist_pairing): a heavy key whose clock swings ±10% over 80
+// launches (a power cap's slow cycle); configs 2-3% faster than the default (1.25 ms), the
+// fastest 4%. Rotated rounds time each finalist once, so a challenger's block and the default's
+// lie up to a round apart on the cycle; adjacent rounds time the default beside every challenger.
+// Same simulated clock, no noise: the rounds' ratio of the winner to the default (its true ratio
+// is its NS over the default's) is within 3% of the truth with adjacent pairing and farther off
+// with rotated rounds (0.960 against a true 0.978; rotated 0.895 against 0.977).
+TEST(LaunchFloor, AdjacentPairingTimesTheWinnerAtTheDefaultsClock) {
+  std::vector<std::pair<int, int64_t>> ns;
+  for (int i = 1; i < 40; ++i)
+    ns.push_back({i, i == 26 ? 1200000 : i >= 20 && i < 32 ? 1215000 + 2000 * (i % 6) : 1400000});
+  std::vector<Config> configs = flatConfigs(ns);
+  configs.front().set("NS", int64_t(1250000));  // the default
+  auto swing = [](int64_t n) { return 1 + 0.1 * std::sin(2 * 3.14159265358979 * double(n) / 80); };
+  auto offTruth = [](const TuneReport& r) {  // |log(measured ratio / true ratio)|
+    const double ns = std::stod(r.winner.substr(r.winner.find("NS=") + 3));
+    return std::fabs(std::log(r.vs_default.ratio / (ns / 1250000.0)));
+  };
+  TmpDir a, r;
+  auto adjacent = tuneConfigs(a, configs, {}, 0, 1, 0, 1, 0, 0, swing, "adjacent");
+  auto rotated = tuneConfigs(r, configs, {}, 0, 1, 0, 1, 0, 0, swing, "rotated");
+  ASSERT_TRUE(adjacent.ok()) << adjacent.status().toString();
+  ASSERT_TRUE(rotated.ok()) << rotated.status().toString();
+  ASSERT_EQ(adjacent->vs_default.decision, "faster than the default") << adjacent->tree();
+  ASSERT_EQ(rotated->vs_default.decision, "faster than the default") << rotated->tree();
+  EXPECT_LT(offTruth(*adjacent), 0.03) << adjacent->tree();
+  EXPECT_LT(offTruth(*adjacent), offTruth(*rotated)) << adjacent->tree() << rotated->tree();
 }
 
 // Regression (the stall rule, guided::kStallAfter): the default (a quarter wave, the lowest static
