@@ -68,6 +68,28 @@ Status readRemoteKey(std::string* out) {
   return Status::Ok();
 }
 
+// KTUNE_FINALISTS, KTUNE_FINALIST_MARGIN, KTUNE_FINALIST_PAIRING (TunerOptions::fromEnv's part).
+Status finalistsFromEnv(Options& o) {
+  if (const char* v = env("KTUNE_FINALISTS")) {
+    KTUNE_RETURN_IF_ERROR(parseInt("KTUNE_FINALISTS", v, &o.finalists));
+    if (o.finalists < 0) return Status::InvalidArgument("KTUNE_FINALISTS must be >= 0");
+  }
+  if (const char* v = env("KTUNE_FINALIST_MARGIN")) {
+    KTUNE_RETURN_IF_ERROR(parseDouble("KTUNE_FINALIST_MARGIN", v, &o.finalist_margin));
+    if (!(o.finalist_margin >= 0 && o.finalist_margin < 0.5))
+      return Status::InvalidArgument(std::string("KTUNE_FINALIST_MARGIN='") + v +
+                                     "' must be in [0, 0.5)");
+  }
+  if (const char* v = env("KTUNE_FINALIST_PAIRING")) {
+    o.finalist_pairing = v;
+    if (o.finalist_pairing != "rotated" && o.finalist_pairing != "adjacent" &&
+        o.finalist_pairing != "drift")
+      return Status::InvalidArgument(std::string("KTUNE_FINALIST_PAIRING='") + v +
+                                     "': expected rotated, adjacent or drift");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::string RemoteUrl::display() const {
@@ -196,23 +218,7 @@ Expected<TunerOptions> TunerOptions::fromEnv() {
     if (const char* v = env(name)) KTUNE_RETURN_IF_ERROR(parseBool(name, v, field));
   if (const char* v = env("KTUNE_VENDOR_ALGOS"))
     KTUNE_RETURN_IF_ERROR(parseInt("KTUNE_VENDOR_ALGOS", v, &o.vendor_algos));
-  if (const char* v = env("KTUNE_FINALISTS")) {
-    KTUNE_RETURN_IF_ERROR(parseInt("KTUNE_FINALISTS", v, &o.finalists));
-    if (o.finalists < 0) return Status::InvalidArgument("KTUNE_FINALISTS must be >= 0");
-  }
-  if (const char* v = env("KTUNE_FINALIST_MARGIN")) {
-    KTUNE_RETURN_IF_ERROR(parseDouble("KTUNE_FINALIST_MARGIN", v, &o.finalist_margin));
-    if (!(o.finalist_margin >= 0 && o.finalist_margin < 0.5))
-      return Status::InvalidArgument(std::string("KTUNE_FINALIST_MARGIN='") + v +
-                                     "' must be in [0, 0.5)");
-  }
-  if (const char* v = env("KTUNE_FINALIST_PAIRING")) {
-    o.finalist_pairing = v;
-    if (o.finalist_pairing != "rotated" && o.finalist_pairing != "adjacent" &&
-        o.finalist_pairing != "drift")
-      return Status::InvalidArgument(std::string("KTUNE_FINALIST_PAIRING='") + v +
-                                     "': expected rotated, adjacent or drift");
-  }
+  KTUNE_RETURN_IF_ERROR(finalistsFromEnv(o));
   if (const char* v = env("KTUNE_BACKEND")) {
     std::string b = v;
     if (b != "auto" && b != "cuda" && b != "hip" && b != "sim")
