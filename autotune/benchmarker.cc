@@ -53,7 +53,7 @@ Status tooSlowStatus(const std::vector<double>& samples, const BenchOptions& opt
   double k = opts.abort_factor;
   if (k <= 0) {
     double spread = s.median_ms > 0 ? (s.p80_ms - s.p20_ms) / s.median_ms : 0;
-    k = std::clamp(1.15 + 2.0 * spread, 1.15, 1.5);
+    k = std::clamp(kMinAbortFactor + 2.0 * spread, kMinAbortFactor, 1.5);
   }
   if (s.median_ms <= k * opts.best_ms) return Status::Ok();
   if (partial) *partial = s;

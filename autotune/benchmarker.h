@@ -55,7 +55,8 @@ struct BenchOptions : BenchSettings {
   int64_t l2_flush_bytes = 0;  // 0 = 2 x DeviceInfo.l2_bytes (no flush if that is unknown)
   // >0: the caller rotates this many input copies in its per-run hook; no L2 flush then.
   int rotate_buffers = 0;
-  // Early rejection: best median so far (0 = none) and the factor k (0 = from the spread).
+  // Early rejection: best median so far (0 = none) and the factor k (0 = from the spread, at
+  // least kMinAbortFactor).
   double best_ms = 0;
   double abort_factor = 0;
   int check_every = 10;  // runs between early-rejection checks
@@ -92,6 +93,22 @@ struct BenchOptions : BenchSettings {
   double pace_duty = 1;
   double pace_slice_ms = 0;
 };
+
+// Early rejection's least factor: a candidate whose median passes this multiple of the best so far
+// is stopped as slower (with abort_factor 0, wider for a noisy timing).
+inline constexpr double kMinAbortFactor = 1.15;
+
+// A few timed runs of a binary whose cost is known: `runs` runs, no time budget or precision
+// target, no early rejection (the checks after a race, the drift anchor's re-timing). The caller
+// sets the warm-up and the checks.
+inline BenchOptions fewRuns(BenchOptions bo, int runs) {
+  bo.rep_ms = 0;
+  bo.min_runs = runs;
+  bo.target_ci = 0;
+  bo.abort_factor = 1e9;
+  bo.estimate_runs = kKnownCostEstimateRuns;
+  return bo;
+}
 
 // Half-width of the 95% interval of the median of `sorted` (ascending) from order statistics,
 // relative to the median; 1 when fewer than 3 samples or a zero median.

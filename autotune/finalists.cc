@@ -83,11 +83,8 @@ BenchOptions roundOptions(const TunerEngine& e, bool check, bool long_runs = fal
 // after the last (a kernel wrong only on later launches fails), in as few runs as the harness
 // makes; the time is not used.
 BenchOptions checkOptions(const TunerEngine& e) {
-  BenchOptions bo = roundOptions(e, true);
+  BenchOptions bo = fewRuns(roundOptions(e, true), 3);
   bo.warmup_ms = 0;
-  bo.rep_ms = 0;
-  bo.min_runs = 3;
-  bo.target_ci = 0;
   return bo;
 }
 

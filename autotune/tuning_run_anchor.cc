@@ -23,24 +23,13 @@ namespace detail {
 
 namespace {
 
-bool passed(const Cand& c) { return c.r.status == Code::kOk && c.r.stats.runs > 0; }
-
-// Early rejection's least factor (benchmarker.cc): below it at the anchor's first clock, a
-// candidate stopped as slower is timed again.
-constexpr double kRevive = 1.15;
-
 // The anchor's re-timing: a few runs, no checks (it passed them), no early rejection.
 BenchOptions anchorOptions(const BenchOptions& base) {
-  BenchOptions bo = base;
+  BenchOptions bo = fewRuns(base, 3);
   bo.warmup_ms = base.warmup_ms / 5;
-  bo.rep_ms = 0;
-  bo.min_runs = 3;
-  bo.target_ci = 0;
   bo.verify = false;
   bo.reverify = false;
   bo.verify_within = 0;
-  bo.abort_factor = 1e9;
-  bo.estimate_runs = kKnownCostEstimateRuns;
   return bo;
 }
 
@@ -56,7 +45,7 @@ Status TuningRun::pickAnchor(const std::vector<size_t>& batch, size_t* from) {
     const size_t i = batch[(*from)++];
     KTUNE_RETURN_IF_ERROR(bench({i}));
     const Cand& c = cands_[i];
-    if (!passed(c)) continue;
+    if (!passedOriginal(c)) continue;
     if (c.r.stats.median_ms < guided::kAnchorMs) {
       anchor_.off = true;
     } else {
@@ -79,7 +68,7 @@ Status TuningRun::retimeAnchor(double* f) {
   round_bo_ = prev;
   best_ = bar;
   const BenchStats again = c.r.stats;
-  const bool ok = passed(c);
+  const bool ok = passedOriginal(c);
   c.r = kept;
   done_[static_cast<size_t>(anchor_.i)] = true;
   KTUNE_RETURN_IF_ERROR(st);
@@ -120,11 +109,12 @@ Status TuningRun::benchTracked(std::vector<size_t> batch) {
       Cand& c = cands_[chunk[k]];
       if (c.r.stats.runs <= 0) continue;
       guided::scaleStats(c.r.stats, guided::interpolateFactor(f0, f1, k, chunk.size()));
-      if (passed(c) && (best_ <= 0 || c.r.stats.median_ms < best_)) best_ = c.r.stats.median_ms;
+      if (passedOriginal(c) && (best_ <= 0 || c.r.stats.median_ms < best_))
+        best_ = c.r.stats.median_ms;
     }
     anchor_.f = f1;
-    // The chunk ran at a clock only known after it: one it stopped as slower that is not, at the
-    // anchor's first clock, is timed again (once) with the next chunk.
+    // The chunk ran at a clock only known after it: one it stopped as slower that is not (within
+    // kMinAbortFactor of the best at the anchor's first clock) is timed again, once, next chunk.
     const std::vector<size_t> again = reviveRejected(chunk);
     batch.insert(batch.begin() + static_cast<long>(at), again.begin(), again.end());
   }
@@ -135,7 +125,7 @@ std::vector<size_t> TuningRun::reviveRejected(const std::vector<size_t>& chunk) 
   std::vector<size_t> again;
   for (size_t i : chunk) {
     Cand& c = cands_[i];
-    if (!rejectedAsSlower(c.r) || best_ <= 0 || c.r.stats.median_ms > kRevive * best_ ||
+    if (!rejectedAsSlower(c.r) || best_ <= 0 || c.r.stats.median_ms > kMinAbortFactor * best_ ||
         std::find(anchor_.revived.begin(), anchor_.revived.end(), i) != anchor_.revived.end())
       continue;
     anchor_.revived.push_back(i);

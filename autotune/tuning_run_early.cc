@@ -94,16 +94,11 @@ Status TuningRun::raceEarlyThenVendors(CompilePool& pool, size_t first,
 // are not its time: the early timing is kept. A failure moves the bar, so the walk is made again
 // until nothing new is to be checked. best_ is left as it was.
 Status TuningRun::checkEarly(const BenchOptions& r1) {
-  BenchOptions ck = r1;
+  BenchOptions ck = fewRuns(r1, 3);
   ck.verify = true;
   ck.reverify = true;
   ck.verify_within = 0;
   ck.warmup_ms = 0;
-  ck.rep_ms = 0;
-  ck.min_runs = 3;
-  ck.target_ci = 0;
-  ck.abort_factor = 1e9;
-  ck.estimate_runs = kKnownCostEstimateRuns;
   std::vector<size_t> checked;
   const double start = best_;
   for (;;) {

@@ -73,10 +73,6 @@ bool restartsPatience(const Cand& lead, const Cand& anchor, bool at_floor) {
   return lead.r.stats.median_ms < anchor.r.stats.median_ms * (1 - 1e-9);
 }
 
-bool passedOriginal(const Cand& c) {
-  return c.live && c.dup_of < 0 && c.r.status == Code::kOk && c.r.stats.runs > 0;
-}
-
 // The fastest of the `vendor` candidates that passed, ms (0: none).
 double fastestOf(const std::vector<Cand>& cands, const std::vector<size_t>& vendor) {
   double best = 0;

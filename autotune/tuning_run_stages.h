@@ -21,6 +21,11 @@ namespace detail {
 
 using Clock = std::chrono::steady_clock;
 
+// A live original (not a duplicate's copy) whose timing passed: the race's and the anchor's test.
+inline bool passedOriginal(const Cand& c) {
+  return c.live && c.dup_of < 0 && c.r.status == Code::kOk && c.r.stats.runs > 0;
+}
+
 // The stages of one run (see tuning_run.h); members are the run's state.
 class TuningRun {
  public:
