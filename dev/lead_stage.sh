@@ -8,8 +8,9 @@ set -euo pipefail
 DEST=${1:-$(git rev-parse --show-toplevel)/.devwork/lead}
 B=${BUILD_DIR:-build}
 rm -rf "$DEST" && mkdir -p "$DEST" && git archive HEAD | tar -x -C "$DEST"
-for f in tools/ktune tools/ktune-worker tests/gemm_gpu_test tests/gemm_fp8_gpu_test \
-         tests/shapes_gpu_test bench/gemm_bench bench/rowwise_bench bench/shape_first_call_bench; do
+# FILES: the build outputs to stage (default: the tools, three GPU test programs and three benches).
+for f in ${FILES:-tools/ktune tools/ktune-worker tests/gemm_gpu_test tests/gemm_fp8_gpu_test \
+         tests/shapes_gpu_test bench/gemm_bench bench/rowwise_bench bench/shape_first_call_bench}; do
   mkdir -p "$DEST/pb/$(dirname "$f")" && cp "$B/$f" "$DEST/pb/$f"
 done
 mkdir -p "$DEST/pb/api" && cp -L "$B/api/libktune.so.0.1" "$DEST/pb/api/"
