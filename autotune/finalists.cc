@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "autotune/bench_stage.h"
@@ -286,12 +287,6 @@ bool adjacentRound(FinalistRun& fr, const std::vector<size_t>& fin, const std::v
   return true;
 }
 
-// Whether this key's rounds pair each challenger with the default beside it.
-bool pairsAdjacent(const FinalistRun& fr, bool long_runs) {
-  const std::string& p = fr.e.options().finalist_pairing;
-  return p == "adjacent" || (p == "drift" && long_runs && fr.drift > kRaceDrift);
-}
-
 // The winner fin[w] checked after the rounds (checkOptions); one that fails is marked failed, its
 // times dropped and the decision made again among the rest (checked in turn). Returns the checked
 // winner's index into fin (-1: none left); false from *ok when the worker could not run a check.
@@ -340,7 +335,9 @@ int runFinalists(FinalistRun& fr, DefaultComparison* cmp) {
     return fr.cands[i].r.stats.median_ms >= kLongRunMs;
   });
   const BenchOptions bo = roundOptions(fr.e, sole, long_runs);
-  const bool adjacent = !sole && pairsAdjacent(fr, long_runs);
+  const int adjacent_from = sole || b != 0 ? std::numeric_limits<int>::max()
+                                           : firstAdjacentRound(fr.e.options().finalist_pairing,
+                                                                long_runs, fr.drift, rounds);
   std::vector<std::vector<double>> times(fin.size());
   std::vector<BenchStats> stats(fin.size());
   std::vector<char> out(fin.size(), 0);  // left the rounds (finalistsLeaving): no time after
@@ -362,7 +359,7 @@ int runFinalists(FinalistRun& fr, DefaultComparison* cmp) {
     order.erase(std::remove_if(order.begin(), order.end(), [&](size_t j) { return out[j] != 0; }),
                 order.end());
     if (timelineOn()) timelineMark("finalists_round", strprintf("%d: %zu finalists", r, order.size()));
-    if (!(adjacent && b == 0 ? adjacentRound : runRound)(fr, fin, order, bo, times, r, stats, &why))
+    if (!(r >= adjacent_from ? adjacentRound : runRound)(fr, fin, order, bo, times, r, stats, &why))
       return failed();
     for (size_t j = 0; j < fin.size(); ++j)
       if (!fr.cands[fin[j]].live) std::fill(times[j].begin(), times[j].end(), -1.0);

@@ -54,6 +54,12 @@ double studentT95(int dof);
 // as measured.
 std::vector<double> adjacentTimes(const std::vector<double>& b, const std::vector<double>& t);
 
+// The first round whose blocks are paired that way, for Options::finalist_pairing `pairing`: 0 for
+// "adjacent"; for "drift" on a key whose race found drift (every finalist's time >= kLongRunMs:
+// `long_runs`, and the race's `drift` above kRaceDrift), `planned`, the first extra round an
+// undecided gain gets (finalistsWorthMoreRounds); else never (INT_MAX).
+int firstAdjacentRound(const std::string& pairing, bool long_runs, double drift, int planned);
+
 // The re-timing stops as soon as more rounds could not change the decision (at least
 // kMinFinalistRounds rounds, at most options' finalist_rounds, plus kFinalistExtraRounds for an
 // undecided gain above the margin: finalistsWorthMoreRounds below): every challenger's interval

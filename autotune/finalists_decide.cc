@@ -3,6 +3,7 @@
 // functions of the times; the stage that runs the rounds is finalists.cc.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "autotune/finalists.h"
@@ -40,6 +41,12 @@ std::vector<double> adjacentTimes(const std::vector<double>& b, const std::vecto
     out.push_back(t[i] >= 0 && near > 0 && n > 0 ? t[i] * out[0] / near : t[i]);
   }
   return out;
+}
+
+int firstAdjacentRound(const std::string& pairing, bool long_runs, double drift, int planned) {
+  if (pairing == "adjacent") return 0;
+  if (pairing == "drift" && long_runs && drift > kRaceDrift) return planned;
+  return std::numeric_limits<int>::max();
 }
 
 namespace {

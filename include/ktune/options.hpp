@@ -141,12 +141,13 @@ struct KTUNE_API TunerOptions {
   // candidates from one run to the next. 0.01 (1%) by default; 0 = the interval alone decides.
   double finalist_margin = 0.01;
   // KTUNE_FINALIST_PAIRING=rotated|adjacent|drift: how a finalists' round orders its blocks.
-  // rotated (the default): each finalist once, the order rotated from round to round. adjacent: the
-  // default's block before the first challenger and after each one (b c1 b c2 ... b), each
-  // challenger's time taken at the round's default clock from the two default blocks beside it
+  // rotated: each finalist once, the order rotated from round to round. adjacent: the default's
+  // block before the first challenger and after each one (b c1 b c2 ... b), each challenger's time
+  // taken at the round's default clock from the two default blocks beside it
   // (autotune/finalists.h), for a GPU whose clock moves between blocks; about twice a round's
-  // blocks. drift: adjacent on a key whose race found drift (a heavy key, guided.h), else rotated.
-  std::string finalist_pairing = "rotated";
+  // blocks. drift (the default): rotated, but on a key whose race found drift (a heavy key,
+  // guided.h) the extra rounds an undecided gain gets are adjacent ones.
+  std::string finalist_pairing = "drift";
   // KTUNE_BACKEND=auto|cuda|hip|sim: the backend a tuner opens. "auto" (default) = the first GPU
   // backend with a device; "sim" = the simulated CPU backend (deterministic costs, for tests).
   std::string backend = "auto";

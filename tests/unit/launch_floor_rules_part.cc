@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "autotune/compile_pool.h"
@@ -228,6 +229,19 @@ TEST(LaunchFloor, AdjacentTimesAreAtTheRoundsDefaultClock) {
   EXPECT_LT(gap[2], 0);
   // No default time: the challengers as measured.
   EXPECT_DOUBLE_EQ(adjacentTimes({-1, -1}, {0.9})[1], 0.9);
+}
+
+// Which rounds are adjacent (finalists.h: firstAdjacentRound): every one for "adjacent"; for
+// "drift", the default, only the extra rounds of a key whose race found drift and whose finalists
+// all run long; never for "rotated".
+TEST(LaunchFloor, DriftPairsOnlyTheExtraRoundsOfADriftKey) {
+  constexpr int kNever = std::numeric_limits<int>::max();
+  EXPECT_EQ(firstAdjacentRound("adjacent", false, 0, 6), 0);
+  EXPECT_EQ(firstAdjacentRound("drift", true, 0.05, 6), 6);
+  EXPECT_EQ(firstAdjacentRound("drift", true, kRaceDrift, 6), kNever);  // no drift past 1%
+  EXPECT_EQ(firstAdjacentRound("drift", false, 0.05, 6), kNever);      // a short finalist
+  EXPECT_EQ(firstAdjacentRound("rotated", true, 0.05, 6), kNever);
+  EXPECT_EQ(Options().finalist_pairing, "drift");
 }
 
 // Drift tracking (guided.h: anchorFactor, interpolateFactor, scaleStats).

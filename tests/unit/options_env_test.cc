@@ -109,7 +109,7 @@ const std::map<std::string, Case>& cases() {
       {"KTUNE_FINALIST_MARGIN",
        {"0.02", [](const Options& o) { return o.finalist_margin == 0.02; }, "0.7"}},
       {"KTUNE_FINALIST_PAIRING",
-       {"drift", [](const Options& o) { return o.finalist_pairing == "drift"; }, "paired"}},
+       {"adjacent", [](const Options& o) { return o.finalist_pairing == "adjacent"; }, "paired"}},
       {"KTUNE_BACKEND", {"sim", [](const Options& o) { return o.backend == "sim"; }, "opencl"}},
       {"KTUNE_SIM_DEVICES", {"4", [](const Options& o) { return o.sim_devices == 4; }, "65"}},
       {"KTUNE_CLANG", {"/opt/clang", [](const Options& o) { return o.clang == "/opt/clang"; }, ""}},
