@@ -132,6 +132,14 @@ void constrainProbeKnobs(ConfigSpace& s) {
     const bool wide = knob(c, "DC_MT") >= 8 && !c.has("DC_PW") && knob(c, "DC_GRID") != 7;
     return !c.has("DC_ST") || (c.getInt("DC_ST", 0) == 1 && tmaFed(c) && knob(c, "DC_PF") == 1 && (few || wide));
   });
+  // DC_DK = 1 (a probe knob, not enumerated; decode_wg_loop.cuh): the cluster K split's k steps taken
+  // from a counter in the cluster as the blocks' rings free up; one producer warp, not with DC_XH,
+  // DC_PP or DC_WP.
+  s.constrain("DC_DK 1 when present, with DC_WG 2, DC_GRID 4 or 5, DC_PF 1, not DC_XH, DC_PP, DC_WP", [](K c) {
+    const int64_t g = knob(c, "DC_GRID");
+    return !c.has("DC_DK") || (c.getInt("DC_DK", 0) == 1 && tmaFed(c) && (g == 4 || g == 5) &&
+                               knob(c, "DC_PF") == 1 && !c.has("DC_XH") && !c.has("DC_PP") && !c.has("DC_WP"));
+  });
   // DC_EF = 1 (a probe knob, not enumerated; absent: 0; curated as twins): the weight boxes evict-first
   // in L2 (decode_tma.cuh), not on the row-split pair.
   s.constrain("DC_EF 1 when present, with DC_WG 2, not DC_GRID 7", [](K c) {
@@ -177,7 +185,8 @@ ConfigSpace buildSpace() {
       .addOptionalInts("DC_PP", {1}, "cuda")
       .addOptionalInts("DC_XH", {1}, "cuda")
       .addOptionalInts("DC_ST", {1}, "cuda")
-      .addOptionalInts("DC_EF", {1}, "cuda");
+      .addOptionalInts("DC_EF", {1}, "cuda")
+      .addOptionalInts("DC_DK", {1}, "cuda");
   // DC_CW = 2 (not enumerated; absent: 1; curated where it won): the TMA-fed body's two consumer
   // warpgroups on the same weight slabs, each over half of A's rows (wgmma N = 4*DC_MT, at least 8),
   // one producer warp; not with the row-split pair (DC_GRID 7: its blocks already split A's rows).

@@ -197,6 +197,10 @@ KTUNE_DEVICE void init_barriers(unsigned full, unsigned empty, [[maybe_unused]] 
 #endif
   fence_mbarrier_init();
 #if DC_CLUSTER
+  if (kDK) {  // decode_wg_loop.cuh's words: the next step after the fixed ones, no count yet
+    asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(empty + 8 * kStages), "r"(kCL * kStages) : "memory");
+    asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(empty + 8 * kStages + 4), "r"(0x7fffffff) : "memory");
+  }
   if (kXH && (kXhScatter || rank == 0)) mbar_expect_tx(red, kXhBytes);
   else if (kTxHand && !kXH) mbar_expect_tx(red, kRedBytes);
 #endif
@@ -211,7 +215,7 @@ KTUNE_DEVICE void start_block(const Prob& p, unsigned full, unsigned empty, unsi
   if (kST != 0) return;
   if (tid == 0) init_barriers(full, empty, red, rank);
   if (S > 0) {
-    const int tile = (int)(u0 / p.nsteps), st = (int)(u0 - (long)tile * p.nsteps);
+    const int tile = (int)(u0 / p.nsteps), st = kDK ? (int)rank : (int)(u0 - (long)tile * p.nsteps);
     prefetch_weights(p, [&](int n) { return tile_row(p, tile * kBN, n); }, kBN, st * kBK, kBK, tid,
                      kThreads);
   }
