@@ -43,6 +43,7 @@ KEYS_AB=${KEYS_AB:-"128x4096x4096:$C3:$C3,$S
 # SET=dk (twenty-sixth session): DC_DK 1 (the cluster K split's k steps taken from a counter in the cluster
 # as the rings free up, so the blocks' loops end together) on the cluster-split picks and twins, 16..128 rows.
 P16=$(d 2 4 1 4 2 3 4); Q16=$(d 2 4 2 2 2 3 4); K="DC_DK=1"
+[ "${SET:-}" = dk ] && TRACE_ONLY=${TRACE_ONLY:-"$C3,$S@128x4096x4096;$C3,$S,$K@128x4096x4096;$P64,$S@64x4096x4096;$P64,$S,$K@64x4096x4096"}
 [ "${SET:-}" = dk ] && KEYS_AB="128x4096x4096:$C3,$S:$C3,$S,$K:$C3:$C3,$K
 64x4096x4096:$P64,$S:$P64,$S,$K:$P64:$P64,$K
 128x4096x14336:$C3,$S:$C3,$S,$K
@@ -66,8 +67,8 @@ SHAPES=$(echo "$KEYS_AB" | cut -d: -f1 | paste -sd,)
 if [ "${TRACE:-0}" = 1 ] && [ -x "$B/bench/gemm_bench_trace" ] && fits 90 trace; then
   T=$(date +%s)
   KTUNE_CACHE_DIR=/tmp/kcache_trace timeout "${TRACE_S:-30}" "$B/bench/gemm_bench_trace" --kinds=decode --trace=5 \
-    --only="$C3@128x4096x4096;$C3,$S@128x4096x4096;$P64X1@64x4096x4096;$P64X1,$S@64x4096x4096" \
-    --shapes=64x4096x4096,128x4096x4096 > "$OUT/trace.log" 2> "$OUT/trace.err"
+    --only="${TRACE_ONLY:-$C3@128x4096x4096;$C3,$S@128x4096x4096;$P64X1@64x4096x4096;$P64X1,$S@64x4096x4096}" \
+    --shapes="${TRACE_SHAPES:-64x4096x4096,128x4096x4096}" > "$OUT/trace.log" 2> "$OUT/trace.err"
   echo "trace rc=$? $(( $(date +%s) - T ))s, $(grep -c '^DCT' "$OUT/trace.log") lines"
   python3 dev/decode/trace_table.py < "$OUT/trace.log" 2>&1 | cut -c1-280 | tee "$OUT/trace.txt"
   gzip -f "$OUT/trace.log"
