@@ -53,6 +53,15 @@ P16=$(d 2 4 1 4 2 3 4); Q16=$(d 2 4 2 2 2 3 4); K="DC_DK=1"
 16x6144x4096:$Q16,DC_XH=1,$S,DC_EF=1:$Q16:$Q16,$K:$Q16,$K,$S,DC_EF=1
 64x6144x4096:$E64:$E64,$K
 128x6144x4096:$C3:$C3,$K"
+# SET=skew: DC_SKEW (with DC_XH from 64 rows: block 0 of the pair takes d more k steps, block 1 hands all
+# its sums over while block 0 streams its last stages) against the 64/128-row DC_ST twins and DC_XH.
+X="DC_XH=1"
+[ "${SET:-}" = skew ] && TRACE_ONLY=${TRACE_ONLY:-"$C3,$S@128x4096x4096;$C3,$X,$S,DC_SKEW=2@128x4096x4096;$C3,$X,$S,DC_SKEW=4@128x4096x4096"} \
+  && TRACE_SHAPES=${TRACE_SHAPES:-128x4096x4096}
+[ "${SET:-}" = skew ] && KEYS_AB="128x4096x4096:$C3,$S:$C3,$X,$S:$C3,$X,$S,DC_SKEW=1:$C3,$X,$S,DC_SKEW=2:$C3,$X,$S,DC_SKEW=4
+64x4096x4096:$P64,$S:$P64,$X,$S:$P64,$X,$S,DC_SKEW=2:$P64,$X,$S,DC_SKEW=4
+128x4096x14336:$C3,$S:$C3,$X,$S:$C3,$X,$S,DC_SKEW=2:$C3,$X,$S,DC_SKEW=4
+64x4096x14336:$P64:$P64,$X,$S:$P64,$X,$S,DC_SKEW=2:$P64,$X,$S,DC_SKEW=4"
 [ "${ALL:-0}" = 1 ] && KEYS_AB="128x4096x4096:$C3:$C3,$S:$C1:$C1,$S:$C3,DC_L2P=256:$C3,DC_L2P=0
 128x4096x14336:$C3:$C3,$S
 128x6144x4096:$PP:$PP,$S

@@ -127,6 +127,32 @@ TEST(GemmGpu, DecodeTmaWideHandOverVsReference) {
                     Config{{"DC_CW", int64_t{2}}, {"DC_XH", int64_t{1}}, {"DC_ST", int64_t{1}}});
 }
 
+// DC_SKEW (with DC_XH from 64 rows): block 0 of the pair takes 1..4 more k steps, block 1 hands all its
+// sums into block 0's gate/up region; one warpgroup (XR 0, 1, 3) and two (DC_CW 2), with DC_ST; K tails
+// short enough that block 1 has one step or none (K = 264, 520), odd N, M not a power of two, the gate/up
+// pair (its epilogue rewrites that region), bias, C +=, f32 and f16 C, against float64 (twice each).
+TEST(GemmGpu, DecodeTmaSkewedHandOverVsReference) {
+  REQUIRE_GPU();
+  if (env().dev.arch != "sm_90a") GTEST_SKIP() << "DC_WG=2 needs sm_90a, device is " << env().dev.arch;
+  const auto bf = ElemType::kBF16;
+  const std::vector<DecodeCase> cases = {{40, 333, 264, bf, false, Activation::kNone, 0.f},
+                                         {65, 4099, 520, bf, true, Activation::kNone, 0.f},
+                                         {127, 1001, 1000, ElemType::kF32, false, Activation::kNone, 1.f},
+                                         {128, 4096, 4096, bf, false, Activation::kNone, 0.f},
+                                         {64, 77, 4104, bf, true, Activation::kNone, 1.f},
+                                         {100, 2 * 333, 1032, ElemType::kF16, true, Activation::kSiluMul, 0.f},
+                                         {57, 2 * 4099, 1000, bf, false, Activation::kSiluMul, 1.f}};
+  const std::vector<std::array<int64_t, 7>> one = {{4, 1, 2, 2, 4, 1, 3}, {4, 1, 2, 2, 4, 1, 1}, {4, 1, 2, 2, 4, 1, 0}};
+  const std::vector<std::array<int64_t, 7>> two = {{8, 1, 2, 2, 4, 1, 3}, {8, 1, 2, 2, 4, 1, 1}};
+  for (int64_t d : {1, 3}) {
+    checkDecodeWgBody(2, one, cases, gemm::kDecodeL2Promotion, Config{{"DC_XH", int64_t{1}}, {"DC_SKEW", d}});
+    checkDecodeWgBody(2, {one[0], one[1]}, cases, gemm::kDecodeL2Promotion,
+                      Config{{"DC_XH", int64_t{1}}, {"DC_ST", int64_t{1}}, {"DC_SKEW", d}});
+    checkDecodeWgBody(2, two, cases, gemm::kDecodeL2Promotion,
+                      Config{{"DC_CW", int64_t{2}}, {"DC_XH", int64_t{1}}, {"DC_ST", int64_t{1}}, {"DC_SKEW", d}});
+  }
+}
+
 // DC_DK = 1 (the cluster K split's k steps from a counter in the cluster): clusters of 2 (XR 0, 1, 3;
 // one and two slabs, U 2 and 4) and 4, two consumer warpgroups, with DC_ST on both producer paths; K
 // tails short enough that a block's fixed first stages run past the tile's steps (K = 264, 520: blocks

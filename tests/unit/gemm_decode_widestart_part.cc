@@ -2,8 +2,8 @@
 // KTUNE_TEST_PARTS in tests/CMakeLists.txt): the start path cut (DC_ST) from DC_MT 8 on the
 // warp-converged producer path (DC_PW absent), with DC_CW 2 and DC_PP 1 too, on every TMA-fed grid but
 // the row-split pair (its space, launch rule, shared memory and PTX), DC_XH's curated twin at
-// 17..32 rows, DC_XH from 64 rows, three slabs a tile refused, and the cluster K split's k steps taken
-// as the rings free up (DC_DK).
+// 17..32 rows, DC_XH from 64 rows (and its skewed K split, DC_SKEW), three slabs a tile refused, and the
+// cluster K split's k steps taken as the rings free up (DC_DK).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -219,6 +219,65 @@ TEST(GemmDecode, WideHandOverCompiles) {
     if (ptx.find("barrier.cluster.arrive", arrive + 1) != std::string::npos) return "a second cluster arrival";
     if (ptx.find("st.async") == std::string::npos) return "PTX lacks st.async";
     if (c.has("DC_ST") && ptx.find("cp.async.bulk.tensor") > ptx.find("bar.sync")) return "no box before the block barrier";
+    return "";
+  });
+}
+
+// DC_SKEW = d (with DC_XH from 64 rows): the launch the base config's, block 1 handing all its sums over
+// (a thread's 4*DC_MT/DC_CW floats a slab in the gate/up hand-over's region: shared memory the larger of
+// the two), the define set; refused without DC_XH, under 64 rows and out of 1..4.
+TEST(GemmDecode, SkewedHandOverIsAProbeKnob) {
+  const ConfigSpace& sp = configSpace(KernelKind::kDecode);
+  const DeviceInfo dev = sm90aDevice();
+  struct Row {
+    Config base;
+    int64_t extra;  // shared bytes beyond the DC_XH config's
+  };
+  const std::vector<Row> rows = {
+      {with(tmaConfig(16, 8, 1, 2, 2, 4, 3), {{"DC_CW", 2}, {"DC_XH", 1}}), 0},
+      {with(tmaConfig(16, 8, 1, 2, 2, 4, 3), {{"DC_CW", 2}, {"DC_XH", 1}, {"DC_ST", 1}}), 0},
+      {with(tmaConfig(8, 4, 1, 2, 2, 4, 3), {{"DC_XH", 1}, {"DC_ST", 1}}), 128 * 32 * 4 - 16 * 4 * 4 * 8 * 4},
+      {with(tmaConfig(16, 4, 1, 2, 2, 4, 1), {{"DC_XH", 1}}), 128 * 64 * 4 - 16 * 4 * 4 * 16 * 4}};
+  for (const Row& r : rows) {
+    ASSERT_TRUE(sp.validate(r.base).ok()) << r.base.toString() << ": " << sp.validate(r.base).toString();
+    for (int64_t d : {1, 4}) {
+      const Config sk = with(r.base, {{"DC_SKEW", d}});
+      ASSERT_TRUE(sp.validate(sk).ok()) << sk.toString() << ": " << sp.validate(sk).toString();
+      const GemmShape s = nt(8 * r.base.getInt("DC_MT"), 4096, 4096);
+      auto pb = launchPlan(KernelKind::kDecode, r.base, s, dev), pk = launchPlan(KernelKind::kDecode, sk, s, dev);
+      ASSERT_TRUE(pb.ok() && pk.ok()) << sk.toString();
+      EXPECT_EQ(pk->grid.x, pb->grid.x);
+      EXPECT_EQ(pk->block.x, pb->block.x);
+      EXPECT_EQ(sharedBytes(KernelKind::kDecode, sk), sharedBytes(KernelKind::kDecode, r.base) + r.extra) << sk.toString();
+      EXPECT_LE(sharedBytes(KernelKind::kDecode, sk), 227 * 1024) << sk.toString();
+      bool set = false;
+      for (const auto& [n, v] : defines(KernelKind::kDecode, sk, s)) set = set || (n == "DC_SKEW" && v == std::to_string(d));
+      EXPECT_TRUE(set) << sk.toString();
+    }
+  }
+  for (const Config& bad : {with(tmaConfig(16, 8, 1, 2, 2, 4, 3), {{"DC_CW", 2}, {"DC_SKEW", 2}}),
+                            with(tmaConfig(4, 4, 1, 2, 2, 4, 0), {{"DC_XH", 1}, {"DC_SKEW", 2}}),
+                            with(tmaConfig(8, 4, 1, 2, 2, 4, 3), {{"DC_XH", 1}, {"DC_SKEW", 5}})})
+    EXPECT_NE(sp.validate(bad).message().find("DC_SKEW"), std::string::npos) << bad.toString();
+}
+
+// The PTX with DC_SKEW: st.async hand-overs, one relaxed cluster arrival before the main loop and none
+// after; one and two consumer warpgroups, with DC_ST, the gate/up pair, odd shapes; no spills.
+TEST(GemmDecode, SkewedHandOverCompiles) {
+  auto cc = compilerForArch("sm_90a");
+  if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
+  std::vector<std::pair<Config, GemmShape>> jobs;
+  jobs.emplace_back(with(tmaConfig(16, 8, 1, 2, 2, 4, 3), {{"DC_CW", 2}, {"DC_XH", 1}, {"DC_ST", 1}, {"DC_SKEW", 2}}),
+                    nt(128, 4096, 4096));
+  jobs.emplace_back(with(tmaConfig(8, 4, 1, 2, 2, 4, 3), {{"DC_XH", 1}, {"DC_SKEW", 4}}), nt(57, 4099, 1000));
+  GemmShape gu = nt(100, 8192, 4096);
+  gu.act = Activation::kSiluMul;
+  jobs.emplace_back(with(tmaConfig(16, 8, 1, 2, 2, 4, 1), {{"DC_CW", 2}, {"DC_XH", 1}, {"DC_SKEW", 3}}), gu);
+  compileEach(**cc, jobs, [](const Config&, const std::string& ptx) -> std::string {
+    const size_t mma = ptx.find("wgmma.mma_async"), arrive = ptx.find("barrier.cluster.arrive.relaxed");
+    if (mma == std::string::npos || ptx.find("st.async") == std::string::npos) return "PTX lacks wgmma or st.async";
+    if (arrive == std::string::npos || arrive > mma) return "no cluster arrival before the main loop";
+    if (ptx.find("barrier.cluster.arrive", arrive + 1) != std::string::npos) return "a second cluster arrival";
     return "";
   });
 }

@@ -124,6 +124,12 @@ constexpr int kPW = DC_TMA && DC_PF == 1 ? DC_PW : 0;
 // prefetches of the first stage, and the producer's elected thread initialises the barriers and
 // issues the first stages before the block barrier (produce_first; bench/NOTES.md, issue 32).
 constexpr bool kXH = DC_CLUSTER && DC_XH == 1;
+// DC_SKEW = d (with DC_XH from 64 rows): block 0 takes d more of the tile's k steps than its peer, which
+// hands all its sums over while block 0 streams its last stages (xh_reduce, kXhScatter false).
+#ifndef DC_SKEW
+#define DC_SKEW 0
+#endif
+constexpr int kSkew = kXH ? DC_SKEW : 0;
 constexpr int kST = DC_TMA ? DC_ST : 0;
 static_assert(!kXH || (DC_GRID == 4 && DC_PF == 1 && !kPP), "DC_XH: DC_GRID 4, DC_PF 1, not DC_PP");
 static_assert(kST == 0 || (DC_ST == 1 && DC_PF == 1 && (DC_MT <= 4 ? kPW == 0 : kPW == 2 && !DC_MSPLIT)),
@@ -402,7 +408,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
 #if DC_CLUSTER  // a cluster per tile, block `rank` takes part `rank` of its K steps
   const unsigned rank = cluster_rank();
   const long t0 = (long)(blockIdx.x / kCL) * p.nsteps;
-  const long u0 = t0 + p.nsteps * (long)rank / kCL, u1 = t0 + p.nsteps * (long)(rank + 1) / kCL;
+  const long u0 = t0 + k_part(p.nsteps, rank), u1 = t0 + k_part(p.nsteps, rank + 1);
 #elif DC_MSPLIT  // a pair per tile, all of K; block `rank` stores A rows rank*kBM ..
   const unsigned rank = cluster_rank();
   const long u0 = (long)(blockIdx.x / 2) * p.nsteps, u1 = u0 + p.nsteps;

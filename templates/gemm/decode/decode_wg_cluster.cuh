@@ -1,6 +1,12 @@
 // The decode GEMM's cluster split of K (part of decode_wg.cuh, inside namespace kd, after flush;
 // DC_GRID = 4, 5): the partial sums of a tile's blocks meet in distributed shared memory.
 #if DC_CLUSTER
+// The first of block `rank`'s k steps of its tile (rank kCL: all of them): equal parts, or with
+// DC_SKEW the first block's part kSkew steps longer.
+KTUNE_DEVICE long k_part(int nsteps, unsigned rank) {
+  const long even = (long)nsteps * rank / kCL;
+  return rank == 0 || (int)rank == kCL ? even : min((long)nsteps, even + kSkew);
+}
 // DC_XR bit 0: the block's rows of C through its idle ring as 16-byte vectors (store_staged; the
 // gate/up pair's runs from its staged gate and up sums). Bit 1 (DC_XR = 3, with bit 0): the
 // reduce-scatter's hand-over by st.async in 16-byte vectors, counted on the receiver's own barrier
@@ -98,9 +104,9 @@ KTUNE_DEVICE void scatter_reduce(const Prob& p, float (&acc)[kNT][kAcc], unsigne
 // read there), counted on the peer's `red` (st.async), and waits on its own `red` for the sums it takes
 // in: no cluster barrier after the main loop, where scatter_reduce's first one waits for both
 // blocks' loops and its round trip. The barrier's wait below pairs with the arrival every thread made
-// after the block barrier (the peer's `red` initialised). Under 16 A rows (no reduce-scatter) block
-// 1 hands all its sums to block 0 and leaves.
-constexpr bool kXhScatter = kBM >= 8 * kCL;
+// after the block barrier (the peer's `red` initialised). Under 16 A rows (no reduce-scatter), and with
+// DC_SKEW (block 1's part of K the shorter), block 1 hands all its sums to block 0 and leaves.
+constexpr bool kXhScatter = kBM >= 8 * kCL && kSkew == 0;
 constexpr int kXhFloats = kNT * (kXhScatter ? kAcc / kCL : kAcc);  // a thread's hand-over
 constexpr unsigned kXhBytes = kXhFloats * kConsumers * 4;
 KTUNE_DEVICE void xh_reduce(const Prob& p, float (&acc)[kNT][kAcc], float* ring, unsigned xin, const float* in,
