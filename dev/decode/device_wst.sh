@@ -40,7 +40,9 @@ KEYS_AB=${KEYS_AB:-"128x4096x4096:$C3:$C3,$S
 128x4096x14336:$C3,$S:$C3,$S,DC_EF=1
 64x4096x4096:$P64,$S:$P64,$S,DC_EF=1
 64x4096x14336:$P64,$S:$P64,$S,DC_EF=1"
-# SET=dk (twenty-sixth session): DC_DK 1 (the cluster K split's k steps taken from a counter in the cluster
+# SET=dk and SET=skew (twenty-sixth session) measured two probe knobs that were refuted and reverted: run them on
+# 95e4c8a's tree (DC_DK) and 0de7a08's (DC_SKEW, DC_DK too).
+# SET=dk: DC_DK 1 (the cluster K split's k steps taken from a counter in the cluster
 # as the rings free up, so the blocks' loops end together) on the cluster-split picks and twins, 16..128 rows.
 P16=$(d 2 4 1 4 2 3 4); Q16=$(d 2 4 2 2 2 3 4); K="DC_DK=1"
 [ "${SET:-}" = dk ] && TRACE_ONLY=${TRACE_ONLY:-"$C3,$S@128x4096x4096;$C3,$S,$K@128x4096x4096;$P64,$S@64x4096x4096;$P64,$S,$K@64x4096x4096"}

@@ -1,7 +1,6 @@
 // The decode kernel's probe-knob GPU tests (part of the gemm_gpu_test program: KTUNE_TEST_PARTS in
 // tests/CMakeLists.txt): the few-row start and hand-over knobs, the weight boxes' L2 hint, the wide
-// start path, the hand-over from 64 rows and the cluster K split's steps taken as the rings free up
-// (DC_DK), each against the float64 reference.
+// start path and the hand-over from 64 rows, each against the float64 reference.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -125,65 +124,6 @@ TEST(GemmGpu, DecodeTmaWideHandOverVsReference) {
   checkDecodeWgBody(2, two, cases, gemm::kDecodeL2Promotion, Config{{"DC_CW", int64_t{2}}, {"DC_XH", int64_t{1}}});
   checkDecodeWgBody(2, {two[0], two[1]}, cases, gemm::kDecodeL2Promotion,
                     Config{{"DC_CW", int64_t{2}}, {"DC_XH", int64_t{1}}, {"DC_ST", int64_t{1}}});
-}
-
-// DC_SKEW (with DC_XH from 64 rows): block 0 of the pair takes 1..4 more k steps, block 1 hands all its
-// sums into block 0's gate/up region; one warpgroup (XR 0, 1, 3) and two (DC_CW 2), with DC_ST; K tails
-// short enough that block 1 has one step or none (K = 264, 520), odd N, M not a power of two, the gate/up
-// pair (its epilogue rewrites that region), bias, C +=, f32 and f16 C, against float64 (twice each).
-TEST(GemmGpu, DecodeTmaSkewedHandOverVsReference) {
-  REQUIRE_GPU();
-  if (env().dev.arch != "sm_90a") GTEST_SKIP() << "DC_WG=2 needs sm_90a, device is " << env().dev.arch;
-  const auto bf = ElemType::kBF16;
-  const std::vector<DecodeCase> cases = {{40, 333, 264, bf, false, Activation::kNone, 0.f},
-                                         {65, 4099, 520, bf, true, Activation::kNone, 0.f},
-                                         {127, 1001, 1000, ElemType::kF32, false, Activation::kNone, 1.f},
-                                         {128, 4096, 4096, bf, false, Activation::kNone, 0.f},
-                                         {64, 77, 4104, bf, true, Activation::kNone, 1.f},
-                                         {100, 2 * 333, 1032, ElemType::kF16, true, Activation::kSiluMul, 0.f},
-                                         {57, 2 * 4099, 1000, bf, false, Activation::kSiluMul, 1.f}};
-  const std::vector<std::array<int64_t, 7>> one = {{4, 1, 2, 2, 4, 1, 3}, {4, 1, 2, 2, 4, 1, 1}, {4, 1, 2, 2, 4, 1, 0}};
-  const std::vector<std::array<int64_t, 7>> two = {{8, 1, 2, 2, 4, 1, 3}, {8, 1, 2, 2, 4, 1, 1}};
-  for (int64_t d : {1, 3}) {
-    checkDecodeWgBody(2, one, cases, gemm::kDecodeL2Promotion, Config{{"DC_XH", int64_t{1}}, {"DC_SKEW", d}});
-    checkDecodeWgBody(2, {one[0], one[1]}, cases, gemm::kDecodeL2Promotion,
-                      Config{{"DC_XH", int64_t{1}}, {"DC_ST", int64_t{1}}, {"DC_SKEW", d}});
-    checkDecodeWgBody(2, two, cases, gemm::kDecodeL2Promotion,
-                      Config{{"DC_CW", int64_t{2}}, {"DC_XH", int64_t{1}}, {"DC_ST", int64_t{1}}, {"DC_SKEW", d}});
-  }
-}
-
-// DC_DK = 1 (the cluster K split's k steps from a counter in the cluster): clusters of 2 (XR 0, 1, 3;
-// one and two slabs, U 2 and 4) and 4, two consumer warpgroups, with DC_ST on both producer paths; K
-// tails short enough that a block's fixed first stages run past the tile's steps (K = 264, 520: blocks
-// with one step or none), odd N, M not a power of two, the gate/up pair, bias, C +=, f32 and f16 C,
-// against float64 (twice each).
-TEST(GemmGpu, DecodeTmaDynamicKSplitVsReference) {
-  REQUIRE_GPU();
-  if (env().dev.arch != "sm_90a") GTEST_SKIP() << "DC_WG=2 needs sm_90a, device is " << env().dev.arch;
-  const auto bf = ElemType::kBF16;
-  const std::vector<DecodeCase> cases = {{1, 333, 1032, bf, false, Activation::kNone, 0.f},
-                                         {13, 4099, 520, bf, true, Activation::kNone, 0.f},
-                                         {31, 1001, 1000, ElemType::kF32, false, Activation::kNone, 1.f},
-                                         {40, 77, 264, bf, true, Activation::kNone, 0.f},
-                                         {64, 77, 4104, bf, true, Activation::kNone, 1.f},
-                                         {100, 2 * 333, 1032, ElemType::kF16, true, Activation::kSiluMul, 0.f},
-                                         {57, 2 * 4099, 1000, bf, false, Activation::kSiluMul, 1.f},
-                                         {128, 4096, 4096, bf, false, Activation::kNone, 0.f},
-                                         {9, 6144, 264, bf, false, Activation::kNone, 0.f}};
-  const std::vector<std::array<int64_t, 7>> one = {{4, 1, 2, 2, 4, 1, 3}, {4, 1, 2, 2, 4, 1, 1}, {4, 1, 2, 2, 4, 1, 0},
-                                                   {4, 2, 2, 2, 4, 1, 3}, {4, 1, 4, 2, 4, 1, 0}, {4, 2, 4, 1, 5, 1, 0},
-                                                   {8, 2, 1, 2, 5, 1, 3}};
-  checkDecodeWgBody(2, one, cases, gemm::kDecodeL2Promotion, Config{{"DC_DK", int64_t{1}}});
-  checkDecodeWgBody(2, {one[0], one[1], one[2], one[5]}, cases, gemm::kDecodeL2Promotion,
-                    Config{{"DC_DK", int64_t{1}}, {"DC_ST", int64_t{1}}});
-  // Two consumer warpgroups (DC_CW 2; with DC_ST from 64 rows): 57..128 rows.
-  const std::vector<DecodeCase> wide = {cases[4], cases[5], cases[6], cases[7],
-                                        {120, 6144, 264, bf, true, Activation::kNone, 0.f}};
-  const std::vector<std::array<int64_t, 7>> two = {{8, 1, 2, 2, 4, 1, 3}, {8, 1, 2, 2, 4, 1, 1}, {8, 2, 1, 2, 5, 1, 3}};
-  checkDecodeWgBody(2, two, wide, gemm::kDecodeL2Promotion, Config{{"DC_CW", int64_t{2}}, {"DC_DK", int64_t{1}}});
-  checkDecodeWgBody(2, {two[0], two[1]}, wide, gemm::kDecodeL2Promotion,
-                    Config{{"DC_CW", int64_t{2}}, {"DC_DK", int64_t{1}}, {"DC_ST", int64_t{1}}});
 }
 
 }  // namespace

@@ -2,8 +2,7 @@
 // KTUNE_TEST_PARTS in tests/CMakeLists.txt): the start path cut (DC_ST) from DC_MT 8 on the
 // warp-converged producer path (DC_PW absent), with DC_CW 2 and DC_PP 1 too, on every TMA-fed grid but
 // the row-split pair (its space, launch rule, shared memory and PTX), DC_XH's curated twin at
-// 17..32 rows, DC_XH from 64 rows (and its skewed K split, DC_SKEW), three slabs a tile refused, and the
-// cluster K split's k steps taken as the rings free up (DC_DK).
+// 17..32 rows, DC_XH from 64 rows, and three slabs a tile refused.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -219,132 +218,6 @@ TEST(GemmDecode, WideHandOverCompiles) {
     if (ptx.find("barrier.cluster.arrive", arrive + 1) != std::string::npos) return "a second cluster arrival";
     if (ptx.find("st.async") == std::string::npos) return "PTX lacks st.async";
     if (c.has("DC_ST") && ptx.find("cp.async.bulk.tensor") > ptx.find("bar.sync")) return "no box before the block barrier";
-    return "";
-  });
-}
-
-// DC_SKEW = d (with DC_XH from 64 rows): the launch the base config's, block 1 handing all its sums over
-// (a thread's 4*DC_MT/DC_CW floats a slab in the gate/up hand-over's region: shared memory the larger of
-// the two), the define set; refused without DC_XH, under 64 rows and out of 1..4.
-TEST(GemmDecode, SkewedHandOverIsAProbeKnob) {
-  const ConfigSpace& sp = configSpace(KernelKind::kDecode);
-  const DeviceInfo dev = sm90aDevice();
-  struct Row {
-    Config base;
-    int64_t extra;  // shared bytes beyond the DC_XH config's
-  };
-  const std::vector<Row> rows = {
-      {with(tmaConfig(16, 8, 1, 2, 2, 4, 3), {{"DC_CW", 2}, {"DC_XH", 1}}), 0},
-      {with(tmaConfig(16, 8, 1, 2, 2, 4, 3), {{"DC_CW", 2}, {"DC_XH", 1}, {"DC_ST", 1}}), 0},
-      {with(tmaConfig(8, 4, 1, 2, 2, 4, 3), {{"DC_XH", 1}, {"DC_ST", 1}}), 128 * 32 * 4 - 16 * 4 * 4 * 8 * 4},
-      {with(tmaConfig(16, 4, 1, 2, 2, 4, 1), {{"DC_XH", 1}}), 128 * 64 * 4 - 16 * 4 * 4 * 16 * 4}};
-  for (const Row& r : rows) {
-    ASSERT_TRUE(sp.validate(r.base).ok()) << r.base.toString() << ": " << sp.validate(r.base).toString();
-    for (int64_t d : {1, 4}) {
-      const Config sk = with(r.base, {{"DC_SKEW", d}});
-      ASSERT_TRUE(sp.validate(sk).ok()) << sk.toString() << ": " << sp.validate(sk).toString();
-      const GemmShape s = nt(8 * r.base.getInt("DC_MT"), 4096, 4096);
-      auto pb = launchPlan(KernelKind::kDecode, r.base, s, dev), pk = launchPlan(KernelKind::kDecode, sk, s, dev);
-      ASSERT_TRUE(pb.ok() && pk.ok()) << sk.toString();
-      EXPECT_EQ(pk->grid.x, pb->grid.x);
-      EXPECT_EQ(pk->block.x, pb->block.x);
-      EXPECT_EQ(sharedBytes(KernelKind::kDecode, sk), sharedBytes(KernelKind::kDecode, r.base) + r.extra) << sk.toString();
-      EXPECT_LE(sharedBytes(KernelKind::kDecode, sk), 227 * 1024) << sk.toString();
-      bool set = false;
-      for (const auto& [n, v] : defines(KernelKind::kDecode, sk, s)) set = set || (n == "DC_SKEW" && v == std::to_string(d));
-      EXPECT_TRUE(set) << sk.toString();
-    }
-  }
-  for (const Config& bad : {with(tmaConfig(16, 8, 1, 2, 2, 4, 3), {{"DC_CW", 2}, {"DC_SKEW", 2}}),
-                            with(tmaConfig(4, 4, 1, 2, 2, 4, 0), {{"DC_XH", 1}, {"DC_SKEW", 2}}),
-                            with(tmaConfig(8, 4, 1, 2, 2, 4, 3), {{"DC_XH", 1}, {"DC_SKEW", 5}})})
-    EXPECT_NE(sp.validate(bad).message().find("DC_SKEW"), std::string::npos) << bad.toString();
-}
-
-// The PTX with DC_SKEW: st.async hand-overs, one relaxed cluster arrival before the main loop and none
-// after; one and two consumer warpgroups, with DC_ST, the gate/up pair, odd shapes; no spills.
-TEST(GemmDecode, SkewedHandOverCompiles) {
-  auto cc = compilerForArch("sm_90a");
-  if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
-  std::vector<std::pair<Config, GemmShape>> jobs;
-  jobs.emplace_back(with(tmaConfig(16, 8, 1, 2, 2, 4, 3), {{"DC_CW", 2}, {"DC_XH", 1}, {"DC_ST", 1}, {"DC_SKEW", 2}}),
-                    nt(128, 4096, 4096));
-  jobs.emplace_back(with(tmaConfig(8, 4, 1, 2, 2, 4, 3), {{"DC_XH", 1}, {"DC_SKEW", 4}}), nt(57, 4099, 1000));
-  GemmShape gu = nt(100, 8192, 4096);
-  gu.act = Activation::kSiluMul;
-  jobs.emplace_back(with(tmaConfig(16, 8, 1, 2, 2, 4, 1), {{"DC_CW", 2}, {"DC_XH", 1}, {"DC_SKEW", 3}}), gu);
-  compileEach(**cc, jobs, [](const Config&, const std::string& ptx) -> std::string {
-    const size_t mma = ptx.find("wgmma.mma_async"), arrive = ptx.find("barrier.cluster.arrive.relaxed");
-    if (mma == std::string::npos || ptx.find("st.async") == std::string::npos) return "PTX lacks wgmma or st.async";
-    if (arrive == std::string::npos || arrive > mma) return "no cluster arrival before the main loop";
-    if (ptx.find("barrier.cluster.arrive", arrive + 1) != std::string::npos) return "a second cluster arrival";
-    return "";
-  });
-}
-
-// DC_DK = 1 (the cluster K split's steps from a counter in the cluster): valid on clusters of 2 and 4,
-// XR 0/1/3, one and two consumer warpgroups, with DC_ST and DC_EF, at 16..128 rows; the launch and
-// shared memory the base config's (its words are the cluster grids' unused flag word and the one
-// after it), the define set. Refused: the grids without a cluster, DC_XH, DC_PP, DC_WP, DC_PF 2 and 3.
-TEST(GemmDecode, DynamicKSplitIsAProbeKnob) {
-  const ConfigSpace& sp = configSpace(KernelKind::kDecode);
-  const DeviceInfo dev = sm90aDevice();
-  const std::vector<Config> bases = {tmaConfig(16, 4, 1, 2, 2, 4, 3), tmaConfig(8, 4, 1, 2, 2, 4, 1),
-                                     tmaConfig(2, 4, 1, 4, 2, 4, 3), tmaConfig(4, 4, 1, 2, 2, 4, 0),
-                                     tmaConfig(8, 8, 2, 1, 2, 5, 3), tmaConfig(4, 4, 2, 4, 1, 5, 0),
-                                     with(tmaConfig(16, 8, 1, 2, 2, 4, 3), {{"DC_CW", 2}}),
-                                     with(tmaConfig(16, 8, 1, 2, 2, 4, 3), {{"DC_CW", 2}, {"DC_ST", 1}}),
-                                     with(tmaConfig(8, 4, 1, 2, 2, 4, 3), {{"DC_ST", 1}, {"DC_EF", 1}}),
-                                     with(tmaConfig(4, 4, 1, 2, 2, 4, 0), {{"DC_ST", 1}})};
-  for (const Config& base : bases) {
-    ASSERT_TRUE(sp.validate(base).ok()) << base.toString() << ": " << sp.validate(base).toString();
-    const Config dk = with(base, {{"DC_DK", 1}});
-    ASSERT_TRUE(sp.validate(dk).ok()) << dk.toString() << ": " << sp.validate(dk).toString();
-    const GemmShape s = nt(8 * base.getInt("DC_MT"), 4096, 4096);
-    auto pb = launchPlan(KernelKind::kDecode, base, s, dev), pd = launchPlan(KernelKind::kDecode, dk, s, dev);
-    ASSERT_TRUE(pb.ok() && pd.ok()) << dk.toString();
-    EXPECT_EQ(pd->grid.x, pb->grid.x);
-    EXPECT_EQ(pd->block.x, pb->block.x);
-    EXPECT_EQ(pd->workspace_bytes, 0);
-    EXPECT_EQ(sharedBytes(KernelKind::kDecode, dk), sharedBytes(KernelKind::kDecode, base));
-    bool set = false;
-    for (const auto& [n, v] : defines(KernelKind::kDecode, dk, s)) set = set || (n == "DC_DK" && v == "1");
-    EXPECT_TRUE(set) << dk.toString();
-  }
-  std::vector<Config> bad;
-  for (int64_t g : {0, 1, 6}) bad.push_back(with(tmaConfig(8, 4, 1, 2, 2, g, 0), {{"DC_DK", 1}}));
-  bad.push_back(with(tmaConfig(4, 4, 1, 2, 2, 4, 0), {{"DC_XH", 1}, {"DC_DK", 1}}));
-  bad.push_back(with(tmaConfig(16, 8, 1, 2, 2, 4, 3), {{"DC_CW", 2}, {"DC_PP", 1}, {"DC_DK", 1}}));
-  bad.push_back(with(tmaConfig(4, 4, 1, 2, 2, 4, 0), {{"DC_WP", 1}, {"DC_DK", 1}}));
-  bad.push_back(with(tmaConfig(8, 8, 2, 1, 2, 5, 3), {{"DC_PF", 3}, {"DC_DK", 1}}));
-  bad.push_back(with(tmaConfig(8, 4, 1, 2, 1, 4, 0), {{"DC_PF", 2}, {"DC_DK", 1}}));
-  for (const Config& c : bad) EXPECT_NE(sp.validate(c).message().find("DC_DK"), std::string::npos) << c.toString();
-}
-
-// The PTX: the cluster arrival that publishes the counter after the block barrier, its wait before the
-// first claim (atom.shared::cluster on the first block's counter), the main loop's exit on the count;
-// one and two consumer warpgroups, clusters of 2 and 4, with DC_ST (the fixed first stages before the
-// block barrier) on both producer paths, the gate/up pair, odd shapes; no spills (compileEach).
-TEST(GemmDecode, DynamicKSplitCompiles) {
-  auto cc = compilerForArch("sm_90a");
-  if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
-  std::vector<std::pair<Config, GemmShape>> jobs;
-  jobs.emplace_back(with(tmaConfig(16, 8, 1, 2, 2, 4, 3), {{"DC_CW", 2}, {"DC_DK", 1}}), nt(128, 4096, 4096));
-  jobs.emplace_back(with(tmaConfig(16, 8, 1, 2, 2, 4, 3), {{"DC_CW", 2}, {"DC_ST", 1}, {"DC_DK", 1}}),
-                    nt(128, 4096, 14336));
-  jobs.emplace_back(with(tmaConfig(8, 4, 1, 2, 2, 4, 3), {{"DC_ST", 1}, {"DC_DK", 1}}), nt(57, 4099, 1000));
-  jobs.emplace_back(with(tmaConfig(4, 4, 1, 2, 2, 4, 0), {{"DC_ST", 1}, {"DC_DK", 1}}), nt(32, 4096, 4096));
-  jobs.emplace_back(with(tmaConfig(8, 8, 2, 1, 2, 5, 3), {{"DC_DK", 1}}), nt(64, 6144, 4096));
-  GemmShape gu = nt(100, 8192, 4096);
-  gu.act = Activation::kSiluMul;
-  jobs.emplace_back(with(tmaConfig(16, 4, 1, 2, 2, 4, 1), {{"DC_DK", 1}}), gu);
-  compileEach(**cc, jobs, [](const Config&, const std::string& ptx) -> std::string {
-    const size_t bar = ptx.find("bar.sync"), arrive = ptx.find("barrier.cluster.arrive.release");
-    const size_t wait = ptx.find("barrier.cluster.wait.acquire"), claim = ptx.find("atom.shared::cluster.add.u32");
-    if (bar == std::string::npos || arrive == std::string::npos || arrive < bar) return "no cluster arrival after the block barrier";
-    if (claim == std::string::npos) return "no claim on the cluster's counter";
-    if (wait == std::string::npos || wait > claim) return "no cluster wait before the first claim";
-    if (ptx.find("ld.volatile") == std::string::npos) return "the consumers never read the count";
     return "";
   });
 }

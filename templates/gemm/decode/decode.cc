@@ -132,20 +132,6 @@ void constrainProbeKnobs(ConfigSpace& s) {
     const bool wide = knob(c, "DC_MT") >= 8 && !c.has("DC_PW") && knob(c, "DC_GRID") != 7;
     return !c.has("DC_ST") || (c.getInt("DC_ST", 0) == 1 && tmaFed(c) && knob(c, "DC_PF") == 1 && (few || wide));
   });
-  // DC_SKEW = d (a probe knob, not enumerated; decode_wg_cluster.cuh): with DC_XH from 64 rows, the first
-  // block of the pair takes d more k steps and its peer hands all its sums over (no reduce-scatter).
-  s.constrain("DC_SKEW 1..4 when present, with DC_XH 1 and DC_MT >= 8", [](K c) {
-    const int64_t d = c.getInt("DC_SKEW", 0);
-    return !c.has("DC_SKEW") || (d >= 1 && d <= 4 && c.has("DC_XH") && knob(c, "DC_MT") >= 8);
-  });
-  // DC_DK = 1 (a probe knob, not enumerated; decode_wg_loop.cuh): the cluster K split's k steps taken
-  // from a counter in the cluster as the blocks' rings free up; one producer warp, not with DC_XH,
-  // DC_PP or DC_WP.
-  s.constrain("DC_DK 1 when present, with DC_WG 2, DC_GRID 4 or 5, DC_PF 1, not DC_XH, DC_PP, DC_WP", [](K c) {
-    const int64_t g = knob(c, "DC_GRID");
-    return !c.has("DC_DK") || (c.getInt("DC_DK", 0) == 1 && tmaFed(c) && (g == 4 || g == 5) &&
-                               knob(c, "DC_PF") == 1 && !c.has("DC_XH") && !c.has("DC_PP") && !c.has("DC_WP"));
-  });
   // DC_EF = 1 (a probe knob, not enumerated; absent: 0; curated as twins): the weight boxes evict-first
   // in L2 (decode_tma.cuh), not on the row-split pair.
   s.constrain("DC_EF 1 when present, with DC_WG 2, not DC_GRID 7", [](K c) {
@@ -191,9 +177,7 @@ ConfigSpace buildSpace() {
       .addOptionalInts("DC_PP", {1}, "cuda")
       .addOptionalInts("DC_XH", {1}, "cuda")
       .addOptionalInts("DC_ST", {1}, "cuda")
-      .addOptionalInts("DC_EF", {1}, "cuda")
-      .addOptionalInts("DC_DK", {1}, "cuda")
-      .addOptionalInts("DC_SKEW", {1, 2, 3, 4}, "cuda");
+      .addOptionalInts("DC_EF", {1}, "cuda");
   // DC_CW = 2 (not enumerated; absent: 1; curated where it won): the TMA-fed body's two consumer
   // warpgroups on the same weight slabs, each over half of A's rows (wgmma N = 4*DC_MT, at least 8),
   // one producer warp; not with the row-split pair (DC_GRID 7: its blocks already split A's rows).
@@ -293,8 +277,7 @@ ConfigSpace buildSpace() {
 int64_t sharedBytes(K c) {
   if (fma(c)) return 0;  // registers and warp shuffles only
   const int64_t mt = knob(c, "DC_MT");
-  // a thread's, per slab (DC_SKEW: all its sums, 4*DC_MT/DC_CW)
-  const int64_t xh_floats = (c.has("DC_SKEW") ? 4 * mt : 4 * (mt >= 2 ? mt / 2 : mt)) / (mt >= 8 ? cw(c) : 1);
+  const int64_t xh_floats = 4 * (mt >= 2 ? mt / 2 : mt) / (mt >= 8 ? cw(c) : 1);  // a thread's, per slab
   const int64_t xh = c.has("DC_XH") ? 32 * knob(c, "DC_WARPS") * knob(c, "DC_NT") * xh_floats * 4 : 0;
   const int64_t gu = tmaFed(c) ? 16 * knob(c, "DC_WARPS") * 4 * mt * 4 : 0;
   if (wg(c))

@@ -124,23 +124,10 @@ constexpr int kPW = DC_TMA && DC_PF == 1 ? DC_PW : 0;
 // prefetches of the first stage, and the producer's elected thread initialises the barriers and
 // issues the first stages before the block barrier (produce_first; bench/NOTES.md, issue 32).
 constexpr bool kXH = DC_CLUSTER && DC_XH == 1;
-// DC_SKEW = d (with DC_XH from 64 rows): block 0 takes d more of the tile's k steps than its peer, which
-// hands all its sums over while block 0 streams its last stages (xh_reduce, kXhScatter false).
-#ifndef DC_SKEW
-#define DC_SKEW 0
-#endif
-constexpr int kSkew = kXH ? DC_SKEW : 0;
 constexpr int kST = DC_TMA ? DC_ST : 0;
 static_assert(!kXH || (DC_GRID == 4 && DC_PF == 1 && !kPP), "DC_XH: DC_GRID 4, DC_PF 1, not DC_PP");
 static_assert(kST == 0 || (DC_ST == 1 && DC_PF == 1 && (DC_MT <= 4 ? kPW == 0 : kPW == 2 && !DC_MSPLIT)),
               "DC_ST: 1, DC_PF 1, DC_MT <= 4 with DC_PW 0 or DC_MT >= 8 with DC_PW 2, not DC_GRID 7");
-// DC_DK = 1 (the cluster K split): the tile's k steps taken as the blocks' rings free up (decode_wg_loop.cuh).
-#ifndef DC_DK
-#define DC_DK 0
-#endif
-constexpr bool kDK = DC_CLUSTER && DC_DK == 1;
-constexpr int kDkCL = DC_GRID == 5 ? 4 : 2;  // its cluster's blocks (kCL where that exists)
-static_assert(!kDK || (!kXH && !kPP && !kWP && DC_PF == 1), "DC_DK: DC_PF 1, not DC_XH, DC_PP, DC_WP");
 constexpr int kThreads = kConsumers + kProducers;
 constexpr int kNT = DC_NT;                        // 64-row slabs per warpgroup
 // DC_CW = 2: the consumer warpgroups split a stage's A rows (each wgmma n = kWM on the same weight
@@ -322,7 +309,6 @@ KTUNE_DEVICE void drain(float (&acc)[kNT][kAcc], unsigned empty, int& held, int 
   held = -1;
 }
 
-#include "decode_wg_loop.cuh"
 #if DC_TMA
 #include "decode_wg_pp.cuh"
 
@@ -343,9 +329,8 @@ KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorM
   if constexpr (kST != 0 && kPW == 2) s0 = __shfl_sync(0xffffffffu, s0, 0);  // produce_first's count: lane 0's
   const long ub = kST != 0 ? u0 + s0 : u0;  // DC_ST: after the stages produce_first issued
   int tile = (int)(ub / p.nsteps), st = (int)(ub - (long)tile * p.nsteps);  // kPW: stepped
-  if constexpr (kDK) produce_dyn(p, tmW, tmX, base, full, empty, empty + 8 * kStages, (int)(u0 / p.nsteps), pt, rank, s0);
 #pragma unroll 1
-  for (int s = kDK ? n : s0; s < n; ++s) {
+  for (int s = s0; s < n; ++s) {
     const int slot = s % kStages;
     DC_TS(lead, s, kTsTop);
     if (s >= kStages) mbar_wait(empty + 8 * slot, ((s / kStages) - 1) & 1);
@@ -408,7 +393,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
 #if DC_CLUSTER  // a cluster per tile, block `rank` takes part `rank` of its K steps
   const unsigned rank = cluster_rank();
   const long t0 = (long)(blockIdx.x / kCL) * p.nsteps;
-  const long u0 = t0 + k_part(p.nsteps, rank), u1 = t0 + k_part(p.nsteps, rank + 1);
+  const long u0 = t0 + p.nsteps * (long)rank / kCL, u1 = t0 + p.nsteps * (long)(rank + 1) / kCL;
 #elif DC_MSPLIT  // a pair per tile, all of K; block `rank` stores A rows rank*kBM ..
   const unsigned rank = cluster_rank();
   const long u0 = (long)(blockIdx.x / 2) * p.nsteps, u1 = u0 + p.nsteps;
@@ -442,7 +427,6 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   cluster_sync();  // the peer's barriers are initialised before its first multicast or arrival
 #elif DC_CLUSTER
   if (kXH) asm volatile("barrier.cluster.arrive.relaxed;\n" ::: "memory");  // waited for in xh_reduce
-  dk_arrive();  // DC_DK: rank 0's counter published (dk_join)
 #endif
 
   if (tid >= kConsumers) {  // the producer warp(s)
@@ -464,7 +448,43 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
 #if DC_PP
   consume_pp(acc, base, full, empty, S, tid, rank, reinterpret_cast<float*>(smem_raw + (base - smem_addr(smem_raw))));
 #else
-  consume_all(p, acc, base, full, empty, u0, S, tid, rank, flag);
+  for_each_acc(acc, tid, [](float& v, int, int) { v = 0.0f; });
+  if constexpr (kWP) acc_fence(acc);
+  int run = 0;  // units of the current run (tile) so far
+  [[maybe_unused]] int held = -1;  // DC_WP: the slot whose wgmmas may still run, released a stage later
+#pragma unroll 1
+  for (int s = 0; s < S; ++s) {
+    const int slot = s % kStages;
+    if (DC_TMA && p.beta != 0.0f) {  // a residual's C lines into L1 while the tile's last stage lands
+      const long u = u0 + s;
+      const int tile = (int)(u / p.nsteps);
+      if (s == S - 1 || u - (long)tile * p.nsteps == p.nsteps - 1)
+        prefetch_out(p, ACT == 3 ? tile * kBN / 2 : tile * kBN, ACT == 3 ? (tile + 1) * kBN / 2 : (tile + 1) * kBN,
+                     tid, kConsumers, true);
+    }
+    DC_TS(tid == 0, s, kTsWait);
+    mbar_wait(full + 8 * slot, (s / kStages) & 1);
+    DC_TR_FULL(tid == 0, s, S);
+    if (kXA) ktune::fence_proxy_async();  // the producers' cp.async writes of A -> the async proxy
+    const unsigned w = base + slot * kStageBytes;
+    ktune::wgmma_fence();
+    mma_stage<kAcc>(acc, w + wg_slab(tid) * 64 * 128, w + kWBytes + wg_group(tid) * 1024);
+    ktune::wgmma_commit();
+    DC_TS(tid == 0, s, kTsCommit);
+    stage_issued(empty, slot, held, tid, rank);
+    DC_TR_RELEASED(tid, s);
+    ++run;
+#if !DC_CLUSTER && !DC_MSPLIT
+    const long u = u0 + s;
+    const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
+    if (st == p.nsteps - 1 || s == S - 1) {
+      if constexpr (kWP) drain(acc, empty, held, tid, rank);  // flush reads the sums
+      flush(p, acc, tile * kBN, run, tid, flag);
+      run = 0;
+    }
+#endif
+  }
+  if constexpr (kWP) drain(acc, empty, held, tid, rank);  // the last stage's, before the sums are read
 #endif
   DC_TR(tid == 0, kTrLoopEnd);
 #if DC_CLUSTER

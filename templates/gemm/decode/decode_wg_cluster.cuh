@@ -1,12 +1,6 @@
 // The decode GEMM's cluster split of K (part of decode_wg.cuh, inside namespace kd, after flush;
 // DC_GRID = 4, 5): the partial sums of a tile's blocks meet in distributed shared memory.
 #if DC_CLUSTER
-// The first of block `rank`'s k steps of its tile (rank kCL: all of them): equal parts, or with
-// DC_SKEW the first block's part kSkew steps longer.
-KTUNE_DEVICE long k_part(int nsteps, unsigned rank) {
-  const long even = (long)nsteps * rank / kCL;
-  return rank == 0 || (int)rank == kCL ? even : min((long)nsteps, even + kSkew);
-}
 // DC_XR bit 0: the block's rows of C through its idle ring as 16-byte vectors (store_staged; the
 // gate/up pair's runs from its staged gate and up sums). Bit 1 (DC_XR = 3, with bit 0): the
 // reduce-scatter's hand-over by st.async in 16-byte vectors, counted on the receiver's own barrier
@@ -104,9 +98,9 @@ KTUNE_DEVICE void scatter_reduce(const Prob& p, float (&acc)[kNT][kAcc], unsigne
 // read there), counted on the peer's `red` (st.async), and waits on its own `red` for the sums it takes
 // in: no cluster barrier after the main loop, where scatter_reduce's first one waits for both
 // blocks' loops and its round trip. The barrier's wait below pairs with the arrival every thread made
-// after the block barrier (the peer's `red` initialised). Under 16 A rows (no reduce-scatter), and with
-// DC_SKEW (block 1's part of K the shorter), block 1 hands all its sums to block 0 and leaves.
-constexpr bool kXhScatter = kBM >= 8 * kCL && kSkew == 0;
+// after the block barrier (the peer's `red` initialised). Under 16 A rows (no reduce-scatter) block
+// 1 hands all its sums to block 0 and leaves.
+constexpr bool kXhScatter = kBM >= 8 * kCL;
 constexpr int kXhFloats = kNT * (kXhScatter ? kAcc / kCL : kAcc);  // a thread's hand-over
 constexpr unsigned kXhBytes = kXhFloats * kConsumers * 4;
 KTUNE_DEVICE void xh_reduce(const Prob& p, float (&acc)[kNT][kAcc], float* ring, unsigned xin, const float* in,
@@ -203,10 +197,6 @@ KTUNE_DEVICE void init_barriers(unsigned full, unsigned empty, [[maybe_unused]] 
 #endif
   fence_mbarrier_init();
 #if DC_CLUSTER
-  if (kDK) {  // decode_wg_loop.cuh's words: the next step after the fixed ones, no count yet
-    asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(empty + 8 * kStages), "r"(kCL * kStages) : "memory");
-    asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(empty + 8 * kStages + 4), "r"(0x7fffffff) : "memory");
-  }
   if (kXH && (kXhScatter || rank == 0)) mbar_expect_tx(red, kXhBytes);
   else if (kTxHand && !kXH) mbar_expect_tx(red, kRedBytes);
 #endif
@@ -221,7 +211,7 @@ KTUNE_DEVICE void start_block(const Prob& p, unsigned full, unsigned empty, unsi
   if (kST != 0) return;
   if (tid == 0) init_barriers(full, empty, red, rank);
   if (S > 0) {
-    const int tile = (int)(u0 / p.nsteps), st = kDK ? (int)rank : (int)(u0 - (long)tile * p.nsteps);
+    const int tile = (int)(u0 / p.nsteps), st = (int)(u0 - (long)tile * p.nsteps);
     prefetch_weights(p, [&](int n) { return tile_row(p, tile * kBN, n); }, kBN, st * kBK, kBK, tid,
                      kThreads);
   }

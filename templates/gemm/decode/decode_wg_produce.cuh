@@ -55,20 +55,17 @@ KTUNE_DEVICE int produce_first(const Prob& p, const TensorMap* tmW, const Tensor
                                unsigned full, unsigned empty, unsigned red, long u0, int S, unsigned rank) {
   init_barriers(full, empty, red, rank);
   KTUNE_PDL_WAIT();
-  const int n = kDK ? min(kStages, 4) : min(S, min(kStages, 4));
+  const int n = min(S, min(kStages, 4));
   int tile = (int)(u0 / p.nsteps), st = (int)(u0 - (long)tile * p.nsteps);  // kPW 2: stepped
 #pragma unroll 1
   for (int s = 0; s < n; ++s) {
-    if (kDK) {  // the fixed stages of the dynamic split (decode_wg_loop.cuh): steps rank, rank + kCL, ..
-      st = (int)rank + s * kDkCL;
-      if (st >= p.nsteps) return s;
-    } else if (kPW == 0) {
+    if (kPW == 0) {
       const long u = u0 + s;
       tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
     }
     DC_TR(s == 0, kTrIssue0);
     produce_tma(p, tmW, tmX, base + s * kStageBytes, full + 8 * s, tile * kBN, st * kBK, rank);
-    if (!kDK && kPW != 0 && ++st == p.nsteps) st = 0, ++tile;
+    if (kPW != 0 && ++st == p.nsteps) st = 0, ++tile;
   }
   return n;
 }
