@@ -10,6 +10,7 @@
 # pick), read/X and cuBLASLt best/X per process; last, while time is left, the GPU tests of DC_ST / DC_XH.
 #   OUT=$OUT DEADLINE=180 bash dev/decode/device_wst.sh      (PROCS, default 4; AB_S, default 45; TESTS=none)
 #   OUT=$OUT DEADLINE=120 SET=xh PROCS=6 AB_S=25 TESTS=GemmGpu.DecodeTmaWideHandOverVsReference bash dev/decode/device_wst.sh
+#   OUT=$OUT DEADLINE=200 SET=dk AB_S=25 TESTS="GemmGpu.DecodeTmaDynamicKSplitVsReference;GemmGpu.DecodeVsReference" bash dev/decode/device_wst.sh
 # (SET=wide / both, the 192-row tiles at N = 6144, ran in the twenty-fifth session and were refuted: gone.)
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
@@ -39,6 +40,30 @@ KEYS_AB=${KEYS_AB:-"128x4096x4096:$C3:$C3,$S
 128x4096x14336:$C3,$S:$C3,$S,DC_EF=1
 64x4096x4096:$P64,$S:$P64,$S,DC_EF=1
 64x4096x14336:$P64,$S:$P64,$S,DC_EF=1"
+# SET=dk and SET=skew (twenty-sixth session) measured two probe knobs that were refuted and reverted: run them on
+# 95e4c8a's tree (DC_DK) and 0de7a08's (DC_SKEW, DC_DK too).
+# SET=dk: DC_DK 1 (the cluster K split's k steps taken from a counter in the cluster
+# as the rings free up, so the blocks' loops end together) on the cluster-split picks and twins, 16..128 rows.
+P16=$(d 2 4 1 4 2 3 4); Q16=$(d 2 4 2 2 2 3 4); K="DC_DK=1"
+[ "${SET:-}" = dk ] && TRACE_ONLY=${TRACE_ONLY:-"$C3,$S@128x4096x4096;$C3,$S,$K@128x4096x4096;$P64,$S@64x4096x4096;$P64,$S,$K@64x4096x4096"}
+[ "${SET:-}" = dk ] && KEYS_AB="128x4096x4096:$C3,$S:$C3,$S,$K:$C3:$C3,$K
+64x4096x4096:$P64,$S:$P64,$S,$K:$P64:$P64,$K
+128x4096x14336:$C3,$S:$C3,$S,$K
+64x4096x14336:$P64:$P64,$K:$P64,$S,$K
+32x4096x4096:$P32,DC_XH=1:$P32:$P32,$K
+16x4096x4096:$P16:$P16,$K
+16x6144x4096:$Q16,DC_XH=1,$S,DC_EF=1:$Q16:$Q16,$K:$Q16,$K,$S,DC_EF=1
+64x6144x4096:$E64:$E64,$K
+128x6144x4096:$C3:$C3,$K"
+# SET=skew: DC_SKEW (with DC_XH from 64 rows: block 0 of the pair takes d more k steps, block 1 hands all
+# its sums over while block 0 streams its last stages) against the 64/128-row DC_ST twins and DC_XH.
+X="DC_XH=1"
+[ "${SET:-}" = skew ] && TRACE_ONLY=${TRACE_ONLY:-"$C3,$S@128x4096x4096;$C3,$X,$S,DC_SKEW=2@128x4096x4096;$C3,$X,$S,DC_SKEW=4@128x4096x4096"} \
+  && TRACE_SHAPES=${TRACE_SHAPES:-128x4096x4096}
+[ "${SET:-}" = skew ] && KEYS_AB="128x4096x4096:$C3,$S:$C3,$X,$S:$C3,$X,$S,DC_SKEW=1:$C3,$X,$S,DC_SKEW=2:$C3,$X,$S,DC_SKEW=4
+64x4096x4096:$P64,$S:$P64,$X,$S:$P64,$X,$S,DC_SKEW=2:$P64,$X,$S,DC_SKEW=4
+128x4096x14336:$C3,$S:$C3,$X,$S:$C3,$X,$S,DC_SKEW=2:$C3,$X,$S,DC_SKEW=4
+64x4096x14336:$P64:$P64,$X,$S:$P64,$X,$S,DC_SKEW=2:$P64,$X,$S,DC_SKEW=4"
 [ "${ALL:-0}" = 1 ] && KEYS_AB="128x4096x4096:$C3:$C3,$S:$C1:$C1,$S:$C3,DC_L2P=256:$C3,DC_L2P=0
 128x4096x14336:$C3:$C3,$S
 128x6144x4096:$PP:$PP,$S
@@ -53,8 +78,8 @@ SHAPES=$(echo "$KEYS_AB" | cut -d: -f1 | paste -sd,)
 if [ "${TRACE:-0}" = 1 ] && [ -x "$B/bench/gemm_bench_trace" ] && fits 90 trace; then
   T=$(date +%s)
   KTUNE_CACHE_DIR=/tmp/kcache_trace timeout "${TRACE_S:-30}" "$B/bench/gemm_bench_trace" --kinds=decode --trace=5 \
-    --only="$C3@128x4096x4096;$C3,$S@128x4096x4096;$P64X1@64x4096x4096;$P64X1,$S@64x4096x4096" \
-    --shapes=64x4096x4096,128x4096x4096 > "$OUT/trace.log" 2> "$OUT/trace.err"
+    --only="${TRACE_ONLY:-$C3@128x4096x4096;$C3,$S@128x4096x4096;$P64X1@64x4096x4096;$P64X1,$S@64x4096x4096}" \
+    --shapes="${TRACE_SHAPES:-64x4096x4096,128x4096x4096}" > "$OUT/trace.log" 2> "$OUT/trace.err"
   echo "trace rc=$? $(( $(date +%s) - T ))s, $(grep -c '^DCT' "$OUT/trace.log") lines"
   python3 dev/decode/trace_table.py < "$OUT/trace.log" 2>&1 | cut -c1-280 | tee "$OUT/trace.txt"
   gzip -f "$OUT/trace.log"
