@@ -231,8 +231,7 @@ TmaDescriptors tmaDescriptors(const GemmShape& s, DevicePtr a, DevicePtr b, Devi
 // launch's tail (tmaDescriptors' maps, c_ok, the two scale pointers; not read) and then the three
 // maps of decodeDescriptors (128-byte swizzle, boxes 64 k wide): A in boxes of decodeABoxRows(M) =
 // min(8*DC_MT, 64) rows (a function of M alone: DC_MT is M's tier), then the weights [N][K] in
-// boxes of 64 rows, then the same in boxes of decodeThirdBoxRows(M) rows (32 for the A-row split pair,
-// DC_GRID = 7, at 65..128 rows; 48 up to 64 rows, DC_SR's one-slab tiles) or, for
+// boxes of 64 rows, then the same in boxes of 32 rows (the A-row split pair, DC_GRID = 7) or, for
 // the gate/up pair (Activation::kSiluMul), decodePairMap: the weights viewed as [2][N/2][K] in
 // boxes of 2 x 32 rows, so one request lands 32 gate rows and the 32 up rows of the same columns
 // as one 64-row box in the same swizzle (the pair when a warpgroup has one slab). Other configs

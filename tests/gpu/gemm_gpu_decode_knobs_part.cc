@@ -1,6 +1,6 @@
 // The decode kernel's probe-knob GPU tests (part of the gemm_gpu_test program: KTUNE_TEST_PARTS in
 // tests/CMakeLists.txt): the few-row start and hand-over knobs, the weight boxes' L2 hint, the wide
-// start path and the hand-over from 64 rows, 48-row tiles (DC_SR), each against the float64 reference.
+// start path and the hand-over from 64 rows, each against the float64 reference.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -124,28 +124,6 @@ TEST(GemmGpu, DecodeTmaWideHandOverVsReference) {
   checkDecodeWgBody(2, two, cases, gemm::kDecodeL2Promotion, Config{{"DC_CW", int64_t{2}}, {"DC_XH", int64_t{1}}});
   checkDecodeWgBody(2, {two[0], two[1]}, cases, gemm::kDecodeL2Promotion,
                     Config{{"DC_CW", int64_t{2}}, {"DC_XH", int64_t{1}}, {"DC_ST", int64_t{1}}});
-}
-
-// DC_SR = 48 (a tile of one slab's first 48 weight rows, one block per tile or persistent; the
-// slab's other 16 rows stale shared memory whose sums are never stored), alone and with DC_ST /
-// DC_EF: N = 6144 and odd N (a partial last tile), K tails, M not a power of two up to 64, bias,
-// C +=, f32 and f16 C, against float64 (twice each).
-TEST(GemmGpu, DecodeTmaSlabRowsVsReference) {
-  REQUIRE_GPU();
-  if (env().dev.arch != "sm_90a") GTEST_SKIP() << "DC_WG=2 needs sm_90a, device is " << env().dev.arch;
-  const auto bf = ElemType::kBF16;
-  const std::vector<DecodeCase> cases = {{1, 6144, 4096, bf, false, Activation::kNone, 0.f},
-                                         {5, 4099, 520, bf, true, Activation::kNone, 0.f},
-                                         {13, 1001, 1000, ElemType::kF32, false, Activation::kNone, 1.f},
-                                         {16, 6151, 4104, bf, true, Activation::kNone, 0.f},
-                                         {27, 77, 4104, bf, true, Activation::kNone, 1.f},
-                                         {3, 18000, 520, bf, false, Activation::kNone, 0.f},
-                                         {61, 333, 1032, ElemType::kF16, true, Activation::kNone, 0.f}};
-  const std::vector<std::array<int64_t, 7>> rows = {
-      {4, 1, 4, 2, 0, 1, 0}, {4, 1, 2, 3, 0, 1, 0}, {4, 1, 4, 1, 6, 1, 0}, {4, 1, 2, 2, 6, 1, 0}};
-  for (const Config& probe : {Config{{"DC_SR", int64_t{48}}}, Config{{"DC_SR", int64_t{48}}, {"DC_ST", int64_t{1}}},
-                              Config{{"DC_SR", int64_t{48}}, {"DC_EF", int64_t{1}}}})
-    checkDecodeWgBody(2, rows, cases, gemm::kDecodeL2Promotion, probe);
 }
 
 }  // namespace

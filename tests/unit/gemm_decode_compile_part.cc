@@ -327,7 +327,7 @@ TEST(GemmDecode, TmaFedBodySpaceLaunchRuleAndMaps) {
   EXPECT_EQ(dd.c.plane_stride_bytes, 4095u * 2016u);  // the first up row
   EXPECT_EQ(dd.b.box_rows, 64u);
   EXPECT_EQ(dd.c.box_rows, 32u);
-  EXPECT_EQ(dp.c.box_rows, 48u);  // M <= 64: DC_SR's boxes (from 65 rows 32: the row-split pair's)
+  EXPECT_EQ(dp.c.box_rows, 32u);
   EXPECT_EQ(dd.a.base, 4096u);
   // The one-slab gate/up hand-over at the 128 tier fits 160 threads' registers, not 288's.
   GemmShape g128 = nt(128, 8192, 4096);

@@ -1,7 +1,7 @@
 // The decode kind's few-row probe knobs (part of the gemm_decode_test program: KTUNE_TEST_PARTS in
 // tests/CMakeLists.txt): DC_XH (the cluster K split's sums handed over without a cluster barrier
-// after the main loop), DC_ST (the start path cut), DC_EF (the TMA boxes' L2 eviction priority) and
-// DC_SR (tiles of 48 weight rows, one block each), their spaces, launch rules, PTX and curated twins.
+// after the main loop), DC_ST (the start path cut) and DC_EF (the TMA boxes' L2 eviction priority),
+// their spaces, launch rules, PTX and curated twins.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -262,80 +262,6 @@ TEST(GemmDecode, CacheHintIsCuratedAsTwins) {
     const int want = s.m > 16 ? 0 : 2 + (s.n >= 8192 ? 2 : 0) + (s.n == 6144 ? (s.m > 8 ? 1 : 2) : 0);
     EXPECT_EQ(twins, want) << shapeKey(s);
   }
-}
-
-// DC_SR = 48 (a tile of one slab's first 48 weight rows, one block per tile or persistent) is not
-// enumerated; only on the TMA-fed body with one 64-row slab a tile (DC_WARPS 4, DC_NT 1, no DC_CW),
-// DC_PF 1, DC_GRID 0 or 6; its shared memory the base's; its grid counts 48-row tiles (128 blocks at
-// N = 6144, no workspace); up to M = 64 without silu_mul, where the third weight map's boxes are 48
-// rows (32 from 65 rows: the row-split pair's).
-TEST(GemmDecode, SlabRowsIsAProbeKnob) {
-  const ConfigSpace& sp = configSpace(KernelKind::kDecode);
-  for (const Config& c : sp.enumerate("cuda", 227 * 1024).accepted) ASSERT_FALSE(c.has("DC_SR")) << c.toString();
-  const DeviceInfo dev = sm90aDevice();
-  // (DC_MT, DC_U, DC_DEPTH, DC_GRID, M, N, blocks)
-  for (const auto& k : std::vector<std::array<int64_t, 7>>{{2, 4, 2, 0, 16, 6144, 128}, {1, 4, 2, 0, 5, 6144, 128},
-                                                           {1, 2, 3, 0, 1, 4096, 86}, {2, 4, 1, 6, 13, 28672, 132},
-                                                           {8, 2, 2, 0, 64, 6151, 129}}) {
-    const Config base = tmaConfig(k[0], 4, 1, k[1], k[2], k[3], 0);
-    for (const char* extra : {"", "DC_ST", "DC_EF"}) {
-      Config c = base;
-      c.set("DC_SR", int64_t{48});
-      if (*extra) c.set(extra, int64_t{1});
-      ASSERT_TRUE(sp.validate(c).ok()) << sp.validate(c).toString();
-      const GemmShape s = nt(k[4], k[5], 4096);
-      ASSERT_TRUE(applicable(KernelKind::kDecode, c, s).ok()) << applicable(KernelKind::kDecode, c, s).toString();
-      auto pc = launchPlan(KernelKind::kDecode, c, s, dev);
-      ASSERT_TRUE(pc.ok()) << pc.status().toString();
-      EXPECT_EQ(pc->grid.x, static_cast<unsigned>(k[6])) << c.toString();
-      EXPECT_EQ(pc->workspace_bytes, 0);
-      EXPECT_EQ(pc->counters, 0);
-      EXPECT_EQ(sharedBytes(KernelKind::kDecode, c), sharedBytes(KernelKind::kDecode, base));
-      EXPECT_TRUE(hasDefine(c, s, "DC_SR", "48"));
-    }
-  }
-  Config c = tmaConfig(16, 4, 1, 2, 2, 0, 0);
-  c.set("DC_SR", int64_t{48});
-  EXPECT_NE(applicable(KernelKind::kDecode, c, nt(100, 6144, 4096)).message().find("DC_SR"), std::string::npos);
-  GemmShape gu = nt(16, 6144, 4096);
-  gu.act = Activation::kSiluMul;
-  Config c2 = tmaConfig(2, 4, 1, 2, 2, 0, 0);
-  c2.set("DC_SR", int64_t{48});
-  EXPECT_NE(applicable(KernelKind::kDecode, c2, gu).message().find("DC_SR"), std::string::npos);
-  EXPECT_EQ(decodeDescriptors(nt(64, 6144, 4096), 0, 4096).c.box_rows, 48u);
-  EXPECT_EQ(decodeDescriptors(nt(65, 6144, 4096), 0, 4096).c.box_rows, 32u);
-  EXPECT_EQ(decodeDescriptors(gu, 0, 4096).c.box_rows, 32u);  // the gate/up pair's 2 x 32
-  std::vector<Config> bad = {tmaConfig(2, 8, 1, 2, 2, 0, 0), tmaConfig(2, 4, 2, 2, 2, 0, 0),
-                             tmaConfig(2, 4, 1, 4, 2, 4, 3), tmaConfig(2, 4, 1, 2, 2, 1, 0),
-                             wgConfig(2, 4, 1, 2, 2, 0), tmaConfig(2, 4, 1, 2, 2, 0, 0), tmaConfig(2, 4, 1, 2, 2, 0, 0)};
-  bad[5].set("DC_PF", int64_t{2});
-  for (Config& b : bad) b.set("DC_SR", int64_t{48});
-  bad[6].set("DC_SR", int64_t{32});
-  for (const Config& b : bad)
-    EXPECT_NE(sp.validate(b).message().find("DC_SR"), std::string::npos) << b.toString();
-}
-
-// DC_SR compiles without spills at M = 1, 5, 13, 16, 27 (one block per tile and persistent, with
-// DC_ST and DC_EF, bias), its boxes bulk tensor copies.
-TEST(GemmDecode, SlabRowsCompiles) {
-  auto cc = compilerForArch("sm_90a");
-  if (!cc.ok()) KTUNE_SKIP_WITHOUT_TOOL("NVRTC unavailable: " << cc.status().toString());
-  std::vector<std::pair<Config, GemmShape>> jobs;
-  // (M, DC_MT, DC_U, DC_DEPTH, DC_GRID)
-  for (const auto& k : std::vector<std::array<int64_t, 5>>{
-           {1, 1, 4, 2, 0}, {5, 1, 4, 2, 0}, {13, 2, 4, 2, 0}, {16, 2, 2, 3, 6}, {27, 4, 2, 2, 0}})
-    for (const char* extra : {"", "DC_ST", "DC_EF"}) {
-      Config c = tmaConfig(k[1], 4, 1, k[2], k[3], k[4], 0);
-      c.set("DC_SR", int64_t{48});
-      if (*extra) c.set(extra, int64_t{1});
-      GemmShape s = nt(k[0], 6144, 4096);
-      s.has_bias = k[0] == 13;
-      jobs.emplace_back(c, s);
-    }
-  compileEach(**cc, jobs, [](const Config&, const std::string& ptx) -> std::string {
-    if (ptx.find("wgmma.mma_async") == std::string::npos) return "PTX lacks wgmma";
-    return ptx.find("cp.async.bulk.tensor") == std::string::npos ? "PTX lacks the bulk tensor copies" : "";
-  });
 }
 
 }  // namespace

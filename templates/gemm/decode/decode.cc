@@ -42,17 +42,10 @@ TensorMap2DDesc decodePairMap(const GemmShape& s, DevicePtr b, int l2_promotion)
   return t;
 }
 
-// The third weight map's box rows without silu_mul: 32 for the row-split pair (DC_GRID 7, 65..128
-// rows of A), DC_SR's 48 below (a function of the shape alone: the tuned op's maps know no config).
-namespace {
-int64_t decodeThirdBoxRows(int64_t m) { return m <= 64 ? 48 : 32; }
-}  // namespace
-
 TmaDescriptors decodeDescriptors(const GemmShape& s, DevicePtr a, DevicePtr b, int l2_promotion) {
   return {decodeAMap(s, a), decodeBMap(s, b, 64, l2_promotion),
-          s.act == Activation::kSiluMul
-              ? decodePairMap(s, b, l2_promotion)
-              : decodeBMap(s, b, static_cast<uint32_t>(decodeThirdBoxRows(s.m)), l2_promotion)};
+          s.act == Activation::kSiluMul ? decodePairMap(s, b, l2_promotion)
+                                        : decodeBMap(s, b, 32, l2_promotion)};
 }
 
 int decodeL2Promotion(const Config& c) { return static_cast<int>(c.getInt("DC_L2P", kDecodeL2Promotion)); }
@@ -97,10 +90,6 @@ int64_t cw(K c) { return c.getInt("DC_CW", 1); }
 // DC_WG = 1, 2 (decode_wg.cuh): weight rows per tile and shared-memory ring bytes (the same
 // layout whether the ring is filled by cp.async or by TMA).
 int64_t wgTileRows(K c) { return 64 * knob(c, "DC_NT") * (knob(c, "DC_WARPS") / 4) / cw(c); }
-// DC_SR (absent: 64): weight rows of N per 64-row slab, so a tile covers wgTileRows / 64 * DC_SR
-// rows of N (its shared memory stays wgTileRows').
-int64_t slabRows(K c) { return c.getInt("DC_SR", 64); }
-int64_t tileRowsN(K c) { return wgTileRows(c) / 64 * slabRows(c); }
 int64_t wgRingBytes(K c) {
   return 2 * knob(c, "DC_DEPTH") * (wgTileRows(c) + 8 * knob(c, "DC_MT")) * 128 * knob(c, "DC_U");
 }
@@ -148,15 +137,6 @@ void constrainProbeKnobs(ConfigSpace& s) {
   s.constrain("DC_EF 1 when present, with DC_WG 2, not DC_GRID 7", [](K c) {
     return !c.has("DC_EF") || (c.getInt("DC_EF", 0) == 1 && tmaFed(c) && knob(c, "DC_GRID") != 7);
   });
-  // DC_SR = 48 (a probe knob, not enumerated; absent: 64): a tile of one slab's first 48 weight rows
-  // (decode_wg.cuh), one block per tile (DC_GRID 0) or persistent (6): no K split, no cluster.
-  s.constrain("DC_SR 48 when present, with DC_WG 2, DC_WARPS 4, DC_NT 1, DC_PF 1, DC_GRID 0 or 6, no DC_CW",
-              [](K c) {
-                const int64_t g = knob(c, "DC_GRID");
-                return !c.has("DC_SR") || (slabRows(c) == 48 && tmaFed(c) && knob(c, "DC_WARPS") == 4 &&
-                                           knob(c, "DC_NT") == 1 && knob(c, "DC_PF") == 1 && (g == 0 || g == 6) &&
-                                           !c.has("DC_CW"));
-              });
   // DC_PW (a probe knob, not enumerated; absent: 2 for tiles of 64 rows or more, 0 below, the
   // shipped producer paths): the TMA producer's per-stage path with one producer warp
   // (decode_wg.cuh), 0: the elected thread alone dividing the unit index per stage (it bounded the
@@ -197,8 +177,7 @@ ConfigSpace buildSpace() {
       .addOptionalInts("DC_PP", {1}, "cuda")
       .addOptionalInts("DC_XH", {1}, "cuda")
       .addOptionalInts("DC_ST", {1}, "cuda")
-      .addOptionalInts("DC_EF", {1}, "cuda")
-      .addOptionalInts("DC_SR", {48}, "cuda");
+      .addOptionalInts("DC_EF", {1}, "cuda");
   // DC_CW = 2 (not enumerated; absent: 1; curated where it won): the TMA-fed body's two consumer
   // warpgroups on the same weight slabs, each over half of A's rows (wgmma N = 4*DC_MT, at least 8),
   // one producer warp; not with the row-split pair (DC_GRID 7: its blocks already split A's rows).
@@ -329,10 +308,6 @@ Status applicable(K c, const GemmShape& s) {
   // DC_XR = 1 stages the epilogue's rows (the gate/up pair's too: store_staged in
   // decode_wg_epi.cuh); DC_XR = 3 (decode_wg_cluster.cuh): 1 plus the counted hand-over.
   // Its A boxes are the shape's (decodeABoxRows: 64 rows from M = 33 on) and must be a block's rows.
-  // DC_SR's boxes are the third weight map's (decodeThirdBoxRows: 48 rows up to M = 64).
-  if (c.has("DC_SR") && (s.act == Activation::kSiluMul || decodeThirdBoxRows(s.m) != slabRows(c)))
-    return Status::Unsupported("decode GEMM with DC_SR=48 covers M <= 64 without silu_mul (its weight boxes "
-                               "are the third map's), got M=" + std::to_string(s.m));
   if (mSplit(c) && (s.m <= 64 || s.m > 128))
     return Status::Unsupported("decode GEMM with DC_GRID=7 (A rows split over a pair) covers 65 <= M "
                                "<= 128, got M=" + std::to_string(s.m));
@@ -376,7 +351,7 @@ Status plan(K c, const GemmShape& s, const DeviceInfo& dev, LaunchPlan& p) {
     p.block = Dim3{static_cast<unsigned>(32 * warps), 1u, 1u};
     return Status::Ok();
   }
-  const int64_t rows = wg(c) ? tileRowsN(c) : 16 * nt;
+  const int64_t rows = wg(c) ? wgTileRows(c) : 16 * nt;
   const int64_t tiles = ceilDiv(s.n, rows);
   const int64_t steps = wg(c) ? ceilDiv(s.k, 64 * knob(c, "DC_U"))
                               : ceilDiv(s.k, 32 * knob(c, "DC_U") * warps);

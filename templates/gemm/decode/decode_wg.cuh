@@ -86,9 +86,6 @@
 #ifndef DC_ST
 #define DC_ST 0
 #endif
-#ifndef DC_SR  // weight rows per 64-row slab (kSR below)
-#define DC_SR 64
-#endif
 namespace kd {
 
 constexpr int kCWarps = DC_WARPS;                 // consumer warps
@@ -140,18 +137,13 @@ constexpr int kNT = DC_NT;                        // 64-row slabs per warpgroup
 constexpr int kCW = DC_MT / DC_WMT;
 static_assert(kCW == 1 || (kCWarps == 8 && DC_MT >= 2 && !DC_MSPLIT), "DC_CW = 2: DC_WARPS 8, DC_MT >= 2, not DC_GRID 7");
 static_assert(kCW == 1 || DC_MT >= 8 || (!kXH && kST == 0), "DC_CW = 2: not with DC_XH nor DC_ST under 64 rows");
-constexpr int kBN = 64 * kNT * (kCWarps / 4) / kCW;  // weight rows per tile (shared memory)
-// DC_SR = 48: a tile is a slab's first kSR rows (one kSR-row box, the third weight map's); wgmma
-// reads all 64, rows kSR.. (stale shared memory) give sums never stored. No K split, no cluster.
-constexpr int kSR = DC_TMA ? DC_SR : 64;
-constexpr int kTN = kBN / 64 * kSR;               // weight rows per tile (over N)
+constexpr int kBN = 64 * kNT * (kCWarps / 4) / kCW;  // weight rows per tile
 constexpr int kBM = 8 * DC_MT;                    // A rows per tile (a stage's A box rows)
 constexpr int kWM = kBM / kCW;                    // wgmma N: A rows per warpgroup
 constexpr int kU = DC_U, kBK = 64 * kU;           // k per stage (unit)
 constexpr int kStages = 2 * DC_DEPTH;
 constexpr int kWBytes = kBN * kBK * 2, kXBytes = kBM * kBK * 2;
 constexpr int kStageBytes = kWBytes + kXBytes;    // a multiple of 1024: swizzle groups stay aligned
-constexpr int kWLoad = kWBytes / 64 * kSR;        // the weight bytes a stage's boxes land
 constexpr int kAcc = kWM / 2;                     // fp32 accumulators per thread per slab
 static_assert(kCWarps == 4 || kCWarps == 8, "DC_WARPS must be 4 or 8 with DC_WG");
 static_assert(kBM == 8 || kBM == 16 || kBM == 32 || kBM == 64 || kBM == 128, "DC_MT: 1..16");
@@ -171,9 +163,6 @@ constexpr bool kPairBox = kHalves;
 constexpr int kXBox = kBM < 64 ? kBM : 64, kWBox = DC_MSPLIT && ACT != 3 ? 32 : 64;
 constexpr int kEmptyArrivals = (DC_MSPLIT ? 2 : 1) * kCWarps / (kPP ? 2 : 1);  // consumer warps releasing a slot
 static_assert(!kPP || (kCW == 2 && DC_CLUSTER && !kWP), "DC_PP = 1: DC_CW 2 on the cluster K split, no DC_WP");
-static_assert(kSR == 64 || (kSR == 48 && kBN == 64 && kCW == 1 && ACT != 3 && (DC_GRID == 0 || DC_GRID == 6) &&
-                            DC_PF == 1),
-              "DC_SR = 48: one 64-row slab a tile, DC_GRID 0 or 6, DC_PF 1, not the gate/up pair");
 
 using ktune::smem_addr;
 using ktune::make_desc_addr;
@@ -197,10 +186,6 @@ KTUNE_DEVICE void cp16(unsigned dst, const void* src, int bytes) {
 
 // The weight row behind row n of the tile at row0, or -1 (past N; with silu_mul a column past N/2).
 KTUNE_DEVICE int tile_row(const Prob& p, int row0, int n) {
-  if (kSR < 64) {  // slab row n % 64 of slab n / 64; rows kSR.. are no weight row's
-    const int r = n & 63, row = row0 + (n >> 6) * kSR + r;
-    return r < kSR && row < p.N ? row : -1;
-  }
   if (kHalves) {
     const int j = row0 / 2 + (n >> 6) * 32 + (n & 31);
     return j < p.half ? j + ((n >> 5) & 1) * p.half : -1;
@@ -242,7 +227,7 @@ KTUNE_DEVICE void flush(const Prob& p, float (&acc)[kNT][kAcc], int row0, int st
     __threadfence();
     consumers_sync();
     if (ctid == 0) {
-      unsigned* cnt = p.counters + row0 / kTN;
+      unsigned* cnt = p.counters + row0 / kBN;
       const unsigned last = atomicAdd(cnt, (unsigned)steps) + (unsigned)steps == (unsigned)p.nsteps;
       if (last) *cnt = 0u;
       *flag = last ? 1u : 0u;
@@ -355,7 +340,7 @@ KTUNE_DEVICE void produce_all(const Prob& p, const TensorMap* tmW, const TensorM
     }
     const unsigned w = base + slot * kStageBytes;
     DC_TR_GO(lead, s);
-    if (kPW == 2 ? elect_one() : lead) produce_tma(p, tmW, tmX, w, full + 8 * slot, tile * kTN, st * kBK, rank);
+    if (kPW == 2 ? elect_one() : lead) produce_tma(p, tmW, tmX, w, full + 8 * slot, tile * kBN, st * kBK, rank);
     DC_TR_ISSUED(lead, s, S);
     if constexpr (kXA) {  // the barrier tracks the copies: no wait here (the consumers fence)
       produce_x(p, w + kWBytes, st * kBK, pt);
@@ -415,11 +400,11 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
   p.C += (long)rank * kBM * ldc;
   p.M = min(M - (int)rank * kBM, kBM);
 #elif DC_GRID == 6  // persistent: block b streams whole tiles [tiles*b/grid, tiles*(b+1)/grid)
-  const long tiles = (N + kTN - 1) / kTN;
+  const long tiles = (N + kBN - 1) / kBN;
   const long u0 = tiles * blockIdx.x / gridDim.x * p.nsteps;
   const long u1 = tiles * (blockIdx.x + 1) / gridDim.x * p.nsteps;
 #else
-  const long units = (long)((N + kTN - 1) / kTN) * p.nsteps;
+  const long units = (long)((N + kBN - 1) / kBN) * p.nsteps;
   const long u0 = units * blockIdx.x / gridDim.x, u1 = units * (blockIdx.x + 1) / gridDim.x;
 #endif
   const int S = (int)(u1 - u0);
@@ -428,7 +413,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
 #endif
   [[maybe_unused]] int s0 = 0;  // DC_ST: the stages the producer issued before the block barrier
 #if DC_TMA
-  const TensorMap* tmW = kWBox == 32 || kPairBox || kSR < 64 ? &tmW32 : &tmW64;  // DC_SR: kSR-row boxes
+  const TensorMap* tmW = kWBox == 32 || kPairBox ? &tmW32 : &tmW64;
   if (kST != 0 && tid == kConsumers) {  // DC_ST: the descriptors fetched at once, the first stages issued
     prefetch_tensormap(tmW), prefetch_tensormap(&tmX);
     s0 = produce_first(p, tmW, &tmX, base, full, empty, red, u0, S, rank);
@@ -457,7 +442,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
 
   if (S > 0)  // the epilogue's C and bias lines of this block's tiles into L2 (prefetch_out)
     for (int t = (int)(u0 / p.nsteps); t <= (int)((u1 - 1) / p.nsteps); ++t)
-      prefetch_out(p, ACT == 3 ? t * kBN / 2 : t * kTN, ACT == 3 ? (t + 1) * kBN / 2 : (t + 1) * kTN, tid,
+      prefetch_out(p, ACT == 3 ? t * kBN / 2 : t * kBN, ACT == 3 ? (t + 1) * kBN / 2 : (t + 1) * kBN, tid,
                    kConsumers);
   float acc[kNT][kAcc];
 #if DC_PP
@@ -474,7 +459,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
       const long u = u0 + s;
       const int tile = (int)(u / p.nsteps);
       if (s == S - 1 || u - (long)tile * p.nsteps == p.nsteps - 1)
-        prefetch_out(p, ACT == 3 ? tile * kBN / 2 : tile * kTN, ACT == 3 ? (tile + 1) * kBN / 2 : (tile + 1) * kTN,
+        prefetch_out(p, ACT == 3 ? tile * kBN / 2 : tile * kBN, ACT == 3 ? (tile + 1) * kBN / 2 : (tile + 1) * kBN,
                      tid, kConsumers, true);
     }
     DC_TS(tid == 0, s, kTsWait);
@@ -494,7 +479,7 @@ KTUNE_KERNEL void KTUNE_DC_CLUSTER KTUNE_LAUNCH_BOUNDS(kd::kThreads, 1)
     const int tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
     if (st == p.nsteps - 1 || s == S - 1) {
       if constexpr (kWP) drain(acc, empty, held, tid, rank);  // flush reads the sums
-      flush(p, acc, tile * kTN, run, tid, flag);
+      flush(p, acc, tile * kBN, run, tid, flag);
       run = 0;
     }
 #endif

@@ -212,7 +212,7 @@ KTUNE_DEVICE void start_block(const Prob& p, unsigned full, unsigned empty, unsi
   if (tid == 0) init_barriers(full, empty, red, rank);
   if (S > 0) {
     const int tile = (int)(u0 / p.nsteps), st = (int)(u0 - (long)tile * p.nsteps);
-    prefetch_weights(p, [&](int n) { return tile_row(p, tile * kTN, n); }, kBN, st * kBK, kBK, tid,
+    prefetch_weights(p, [&](int n) { return tile_row(p, tile * kBN, n); }, kBN, st * kBK, kBK, tid,
                      kThreads);
   }
 }

@@ -108,9 +108,8 @@ KTUNE_DEVICE void store_acc(const Prob& p, float (&acc)[kNT][kAcc], int row0, in
   // Accumulator j*4 + e of slab t: output row m = mb + j*8 + e%2, column col = cb + t*64 + (e/2)*8.
   // Loops over rows (one pointer each) and a thread's 2*kNT columns keep the index arithmetic to an
   // add per element; a residual loads all of C before the first store (store_tile says why).
-  // DC_SR (kSR < 64): a slab's rows from kSR on are no output column's (decode_wg.cuh).
   const int warp = (ctid >> 5) & 3, lane = ctid & 31;
-  const int cb = row0 + wg_slab(ctid) * kSR + warp * 16 + (lane >> 2), mb = (lane & 3) * 2;
+  const int cb = row0 + wg_slab(ctid) * 64 + warp * 16 + (lane >> 2), mb = (lane & 3) * 2;
   auto each = [&](auto f) {  // f(t, a, row pointer, col): the in-bounds elements
 #pragma unroll
     for (int j = 0; j < kWM / 8; ++j)
@@ -123,8 +122,8 @@ KTUNE_DEVICE void store_acc(const Prob& p, float (&acc)[kNT][kAcc], int row0, in
         for (int t = 0; t < kNT; ++t)
 #pragma unroll
           for (int e2 = 0; e2 < 2; ++e2) {
-            const int col = cb + t * kSR + e2 * 8;
-            if (col < p.N && (kSR == 64 || warp * 16 + (lane >> 2) + e2 * 8 < kSR)) f(t, j * 4 + e2 * 2 + e1, row, col);
+            const int col = cb + t * 64 + e2 * 8;
+            if (col < p.N) f(t, j * 4 + e2 * 2 + e1, row, col);
           }
       }
   };

@@ -15,7 +15,7 @@ KTUNE_DEVICE int box_row(const Prob& p, int row0, int b) {
 // DC_MSPLIT: block `rank` issues the weight boxes of its parity to both blocks and its own A rows.
 KTUNE_DEVICE void produce_tma(const Prob& p, const TensorMap* tmW, const TensorMap* tmA, unsigned w,
                               unsigned bar, int row0, int k0, unsigned rank) {
-  mbar_expect_tx(bar, kXA ? kWLoad : kWLoad + kXBytes);  // DC_SR: kSR of a slab's 64 rows
+  mbar_expect_tx(bar, kXA ? kWBytes : kStageBytes);
   const unsigned long long wpol = kEF ? l2_evict_first() : 0;
   (void)wpol;
 #pragma unroll
@@ -64,7 +64,7 @@ KTUNE_DEVICE int produce_first(const Prob& p, const TensorMap* tmW, const Tensor
       tile = (int)(u / p.nsteps), st = (int)(u - (long)tile * p.nsteps);
     }
     DC_TR(s == 0, kTrIssue0);
-    produce_tma(p, tmW, tmX, base + s * kStageBytes, full + 8 * s, tile * kTN, st * kBK, rank);
+    produce_tma(p, tmW, tmX, base + s * kStageBytes, full + 8 * s, tile * kBN, st * kBK, rank);
     if (kPW != 0 && ++st == p.nsteps) st = 0, ++tile;
   }
   return n;
