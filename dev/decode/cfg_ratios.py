@@ -11,7 +11,7 @@ import sys
 def short(cfg):
     kv = dict(x.split("=") for x in cfg.split(","))
     s = f"G{kv['DC_GRID']} W{kv['DC_WARPS']} NT{kv['DC_NT']} U{kv['DC_U']} D{kv['DC_DEPTH']}"
-    return s + "".join(f" {k[3:]}{v}" for k, v in kv.items() if k in ("DC_TAIL", "DC_XH", "DC_ST", "DC_WP", "DC_EF"))
+    return s + "".join(f" {k[3:]}{v}" for k, v in kv.items() if k in ("DC_TAIL", "DC_XH", "DC_ST", "DC_WP", "DC_EF", "DC_SR"))
 
 
 def main(out, n):

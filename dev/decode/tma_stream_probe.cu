@@ -311,6 +311,14 @@ static std::vector<V> variants() {
   v.push_back({"X T128 U2 S4 2/tile cluster 2 spread", 3, 128, 2, 4, 64, 1, 0, 0, 1, 1, tsx<128, 2, 64, 0, 1>, -2});
   v.push_back({"X T128 U2 S4 2/tile cluster 8 (SMs by cluster)", 3, 128, 2, 4, 64, 1, 0, 0, 1, 1, tsx<128, 2, 64, 0, 1>, 8});
   v.push_back({"X T64 U4 S4 2/tile cluster 2 spread", 3, 64, 4, 4, 64, 1, 0, 0, 1, 1, tsx<64, 4, 64, 0, 1>, -2});
+  // One block per tile of fewer than 64 rows (a TR-row box into a 64-row slab; no K split, no
+  // cluster, no reduction): 128 blocks at 4096 (T32) and at 6144 (T48).
+  v.push_back({"X T32 U4 S4 tile/block (4096: 128)", 3, 32, 4, 4, 32, 1, 0, 0, 2, 1, tsx<32, 4, 32, 0, 1>});
+  v.push_back({"X T32 U8 S2 tile/block", 3, 32, 8, 2, 32, 1, 0, 0, 2, 1, tsx<32, 8, 32, 0, 1>});
+  v.push_back({"X T32 U2 S8 tile/block", 3, 32, 2, 8, 32, 1, 0, 0, 2, 1, tsx<32, 2, 32, 0, 1>});
+  v.push_back({"X T48 U4 S4 tile/block (6144: 128)", 3, 48, 4, 4, 48, 1, 0, 0, 2, 1, tsx<48, 4, 48, 0, 1>});
+  v.push_back({"X T48 U2 S6 tile/block", 3, 48, 2, 6, 48, 1, 0, 0, 2, 1, tsx<48, 2, 48, 0, 1>});
+  v.push_back({"X T64 U4 S4 tile/block (G0)", 3, 64, 4, 4, 64, 1, 0, 0, 2, 1, tsx<64, 4, 64, 0, 1>});
   return v;
 }
 

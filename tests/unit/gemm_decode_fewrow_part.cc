@@ -240,7 +240,8 @@ TEST(GemmDecode, TmaCacheHintCompiles) {
 }
 
 // DC_EF = 1 is curated as the twin of six few-row picks (bench/NOTES.md, issue 32): each follows
-// its base config (the same without DC_EF) within three entries, at 1..16 rows only.
+// its base config (the same without DC_EF) within three entries, at 1..16 rows only; at 1..8 x 6144
+// also the NT2 U2 D2 XR0 EF twin with DC_XH and DC_ST, right after it.
 TEST(GemmDecode, CacheHintIsCuratedAsTwins) {
   for (const GemmShape& s : {nt(1, 4096, 4096), nt(8, 4096, 4096), nt(16, 4096, 4096), nt(4, 6144, 4096),
                              nt(16, 6144, 4096), nt(4, 14336, 4096), nt(16, 28672, 4096),
@@ -251,15 +252,20 @@ TEST(GemmDecode, CacheHintIsCuratedAsTwins) {
       if (!cs[i].has("DC_EF")) continue;
       ++twins;
       EXPECT_EQ(cs[i].getInt("DC_EF", 0), 1) << cs[i].toString();
-      std::string base = cs[i].toString();
+      // Its base: the same without DC_EF, or (N = 6144's XR0 XH ST twin at 1..8 rows) the EF twin it
+      // extends by DC_XH and DC_ST.
+      std::string base = cs[i].toString(), ef = base;
       base.erase(base.find(",DC_EF=1"), 8);
+      for (const char* k : {",DC_XH=1", ",DC_ST=1"})
+        if (ef.find(k) != std::string::npos && cs[i].getInt("DC_XR") == 0) ef.erase(ef.find(k), 8);
       bool follows = false;
-      for (size_t j = i >= 3 ? i - 3 : 0; j < i; ++j) follows = follows || cs[j].toString() == base;
+      for (size_t j = i >= 3 ? i - 3 : 0; j < i; ++j)
+        follows = follows || cs[j].toString() == base || (ef != cs[i].toString() && cs[j].toString() == ef);
       EXPECT_TRUE(follows) << "the twin follows its base config: " << cs[i].toString();
     }
     // G0 NT2 at 1..16 rows, the XH twin at 1..8 / XR3 at 9..16, G6 U4 D1 and U2 D2 from N = 8192,
-    // the 6144 twin at 9..16 rows, the two NT2 XR0 twins at 1..8 rows of N = 6144
-    const int want = s.m > 16 ? 0 : 2 + (s.n >= 8192 ? 2 : 0) + (s.n == 6144 ? (s.m > 8 ? 1 : 2) : 0);
+    // the 6144 twin at 9..16 rows, the two NT2 XR0 twins and the XR0 XH ST one at 1..8 rows of N = 6144
+    const int want = s.m > 16 ? 0 : 2 + (s.n >= 8192 ? 2 : 0) + (s.n == 6144 ? (s.m > 8 ? 1 : 3) : 0);
     EXPECT_EQ(twins, want) << shapeKey(s);
   }
 }
