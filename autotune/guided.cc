@@ -372,6 +372,13 @@ std::vector<size_t> sameClasses(const std::vector<std::vector<std::string>>& cla
   return out;
 }
 
+bool isTwinOf(const Config& twin, const Config& base) {
+  const auto& t = twin.params();
+  const auto& b = base.params();
+  if (t.size() <= b.size() || t.size() > b.size() + kTwinKnobs) return false;
+  return std::includes(t.begin(), t.end(), b.begin(), b.end());  // both sorted by name
+}
+
 bool owesClass(double ms, double vendor_ms, double prior_best_ms, double leader_ms) {
   if (ms <= 0 || vendor_ms <= 0 || ms > vendor_ms * (1 + kOweNear) ||
       ms > leader_ms * (1 + kOweNear))

@@ -192,6 +192,14 @@ std::vector<size_t> uncovered(const Coverage& cv, bool with_groups);
 // ranked the class after the others, so the race would otherwise go back to them.
 std::vector<size_t> sameClasses(const std::vector<std::vector<std::string>>& classes,
                                 const std::vector<bool>& taken, size_t p);
+// A leader's twins: the configs that hold every parameter of the leader with its value and at
+// most kTwinKnobs more (a curated twin adds probe knobs to a base config: the GEMM decode kind's
+// DC_EF, DC_XH, DC_ST). When a JIT config becomes the leader its untaken twins are raced next:
+// the prior ranks a twin by its own static features, and at decode 8x6144x4096 on the GPU the race
+// stopped with the base leading and its twin, 3% faster (the exhaustive winner), not reached
+// (bench/NOTES.md, issue 34). A family whose configs all name the same parameters has no twins.
+inline constexpr size_t kTwinKnobs = 3;
+bool isTwinOf(const Config& twin, const Config& base);
 // Whether a coverage pick timed at `ms` owes the rest of its class (raced next, and the stop waits
 // for all of it): where a vendor kernel leads and the pick comes within kOweNear of it, the first
 // JIT config to reach the vendor's edge, while none of the configs the prior's own order raced

@@ -116,6 +116,19 @@ std::vector<size_t> untaken(const std::vector<size_t>& order, const std::vector<
   return rest;
 }
 
+// A JIT candidate `lead` at position `pos` became the leader: its untaken twins start next
+// (guided::isTwinOf), and when it is a coverage pick the rest of its class after them
+// (guided::sameClasses).
+void promoteAfterLeader(CompilePool& pool, const StopRule& stop, const std::vector<Cand>& cands,
+                        const std::vector<size_t>& order, size_t pos, int lead) {
+  const std::vector<bool>& taken = stop.cv.taken;
+  if (stop.picked[pos]) pool.promote(guided::sameClasses(stop.cv.classes, taken, pos));
+  std::vector<size_t> twins;
+  for (size_t j = 0; j < order.size(); ++j)
+    if (!taken[j] && guided::isTwinOf(cands[order[j]].config, cands[lead].config)) twins.push_back(j);
+  pool.promote(twins);
+}
+
 // Candidates taken after the one in slot `leader_slot` of the pool's start order (the prior's
 // order, less what coverage moved ahead): the race's patience and its stall count these.
 size_t takenAfter(const CompilePool& pool, const std::vector<bool>& taken, long leader_slot) {
@@ -299,7 +312,6 @@ Status TuningRun::compileAndRace() {
   StopRule stop;  // per position of `order`: its coverage classes, whether raced, its time
   for (size_t i : order)
     stop.cv.classes.push_back(guided::coverageClasses(cands_[i].config, f_.race_each));
-  const auto& classes = stop.cv.classes;
   done_.assign(cands_.size(), false);
   iso_off_ = !e_.options().isolate;
   if (e_.options().isolate && f_.args_json && f_.make_problem)
@@ -367,9 +379,7 @@ Status TuningRun::compileAndRace() {
       anchor = lead;
       const bool jit = pos_of[lead] >= 0 && taken[pos_of[lead]];
       leader_slot = long(pool.slotOf(jit ? size_t(pos_of[lead]) : got.back()));
-      // A coverage pick leads: the rest of its class comes next (guided::sameClasses).
-      if (jit && stop.picked[pos_of[lead]])
-        pool.promote(guided::sameClasses(classes, taken, pos_of[lead]));
+      if (jit) promoteAfterLeader(pool, stop, cands_, order, size_t(pos_of[lead]), lead);
     }
     since_leader = takenAfter(pool, taken, leader_slot);
     stop.cv.leader_ms = leader;

@@ -45,7 +45,8 @@ struct Rows {
 // with a GATE=n define compiles only once n other grids were launched (a compile still running
 // while the race goes on: no clock involved; a store hit is not compiled). `threads` > 0: compile
 // threads (a wider first wave: guided::firstWave). `clock`: launch n takes clock(n) x its time
-// (a GPU heating under a sustained heavy load, guided.h: kAnchorMs; heating below). `pairing`:
+// (a GPU heating under a sustained heavy load, guided.h: kAnchorMs; heating below). A config's
+// PCT define, when it has one, scales its NS to that percentage. `pairing`:
 // Options::finalist_pairing (empty: the default).
 inline Expected<TuneReport> tuneConfigs(const TmpDir& dir, std::vector<Config> configs,
                                         std::vector<std::string> race_each = {},
@@ -81,7 +82,8 @@ inline Expected<TuneReport> tuneConfigs(const TmpDir& dir, std::vector<Config> c
                                                grids->configs.insert(c);
                                              }
                                              grids->cv.notify_all();
-                                             const double ms = double(l.define("NS")) * 1e-6;
+                                             const double ms = double(l.define("NS")) * 1e-6 *
+                                                               double(l.define("PCT", 100)) / 100;
                                              const int64_t n = launches->fetch_add(1);
                                              return (n < boosted ? ms * boost : ms) * (clock ? clock(n) : 1.0);
                                            }, nullptr});

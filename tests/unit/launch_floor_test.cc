@@ -218,6 +218,33 @@ TEST(LaunchFloor, TheStallWaitsForEveryKind) {
   EXPECT_LE(rep->reached, 36) << rep->tree();
 }
 
+// A leader's twins are raced next (guided::isTwinOf): 21 configs share the whole-wave grid the
+// prior ranks first, the first of them (V=1, 3 µs) leads and the others are slower; a twin of the
+// leader (its parameters plus PCT=96: 4% faster), last in the candidate list, ties with them in
+// the prior's order and came after the stall without the rule (the GPU case: decode 8x6144x4096,
+// whose curated DC_EF + DC_XH + DC_ST twin the race stopped before). It is raced and wins.
+TEST(LaunchFloor, ALeadersTwinIsRacedNext) {
+  std::vector<Config> configs{Config{{"GRID", int64_t(33)}, {"NS", int64_t(3300)}, {"V", int64_t(0)}}};
+  for (int v = 1; v <= 20; ++v)
+    configs.push_back(Config{{"GRID", int64_t(132)}, {"NS", int64_t(v == 1 ? 3000 : 3200 + 15 * v)},
+                             {"V", int64_t(v)}});
+  for (int g = 1; g < 12; ++g)
+    configs.push_back(Config{{"GRID", int64_t(33 + 8 * g)}, {"NS", int64_t(3400)}, {"V", int64_t(0)}});
+  Config twin = configs[1];
+  configs.push_back(twin.set("PCT", int64_t(96)));
+  TmpDir dir;
+  auto rep = tuneConfigs(dir, configs, {}, 1e-9);  // noise > 0: compiled and timed in order
+  ASSERT_TRUE(rep.ok()) << rep.status().toString();
+  EXPECT_EQ(rep->winner, "GRID=132,NS=3000,PCT=96,V=1") << rep->tree();
+  EXPECT_LT(rep->reached, int(configs.size())) << rep->tree();  // the race still stopped early
+  EXPECT_TRUE(guided::isTwinOf(configs.back(), configs[1]));
+  EXPECT_FALSE(guided::isTwinOf(configs[1], configs.back()));  // a twin has more parameters
+  EXPECT_FALSE(guided::isTwinOf(configs[2], configs[1]));      // the same parameters, other values
+  Config far = configs[1];
+  far.set("A", int64_t(1)).set("B", int64_t(1)).set("C", int64_t(1)).set("D", int64_t(1));
+  EXPECT_FALSE(guided::isTwinOf(far, configs[1]));  // more than kTwinKnobs added
+}
+
 // Coverage of a named parameter (FamilyExtras::race_each; the row-wise families name
 // ROWS_PER_BLOCK): a launch-bound key whose R=1 configs tie at 3 µs stops at the launch floor
 // with a regret estimate of 0, before any R=2 config (the smallest grids: last in the prior's
