@@ -116,16 +116,17 @@ std::vector<size_t> untaken(const std::vector<size_t>& order, const std::vector<
   return rest;
 }
 
-// A JIT candidate `lead` at position `pos` became the leader: its untaken twins start next
+// The JIT candidate at position `pos` of `order` became the leader: its untaken twins start next
 // (guided::isTwinOf), and when it is a coverage pick the rest of its class after them
 // (guided::sameClasses).
 void promoteAfterLeader(CompilePool& pool, const StopRule& stop, const std::vector<Cand>& cands,
-                        const std::vector<size_t>& order, size_t pos, int lead) {
+                        const std::vector<size_t>& order, size_t pos) {
   const std::vector<bool>& taken = stop.cv.taken;
   if (stop.picked[pos]) pool.promote(guided::sameClasses(stop.cv.classes, taken, pos));
+  const Config& leader = cands[order[pos]].config;
   std::vector<size_t> twins;
   for (size_t j = 0; j < order.size(); ++j)
-    if (!taken[j] && guided::isTwinOf(cands[order[j]].config, cands[lead].config)) twins.push_back(j);
+    if (!taken[j] && guided::isTwinOf(cands[order[j]].config, leader)) twins.push_back(j);
   pool.promote(twins);
 }
 
@@ -379,7 +380,7 @@ Status TuningRun::compileAndRace() {
       anchor = lead;
       const bool jit = pos_of[lead] >= 0 && taken[pos_of[lead]];
       leader_slot = long(pool.slotOf(jit ? size_t(pos_of[lead]) : got.back()));
-      if (jit) promoteAfterLeader(pool, stop, cands_, order, size_t(pos_of[lead]), lead);
+      if (jit) promoteAfterLeader(pool, stop, cands_, order, size_t(pos_of[lead]));
     }
     since_leader = takenAfter(pool, taken, leader_slot);
     stop.cv.leader_ms = leader;
